@@ -206,6 +206,7 @@ pub(crate) struct SectionFrame {
     bend_squared: NodeId,
     /// d(shape)/dq per coordinate.
     gradient: Vec<[NodeId; 3]>,
+    zero: NodeId,
 }
 
 /// A point along a section with the frame of the slice there.
@@ -228,6 +229,9 @@ pub(crate) struct Station {
 pub(crate) struct LocalStation {
     pub rotation: Mat3,
     pub position: Vec3,
+    /// Per shape variable the section's coordinates move (`SectionFrame::moved_shape`), its
+    /// Plücker column: each coordinate's column is their sum weighted by the shape's gradient.
+    pub generators: Vec<Motion>,
     pub columns: Vec<Motion>,
     pub relative: Motion,
     pub column_rates: Vec<Motion>,
@@ -236,7 +240,7 @@ pub(crate) struct LocalStation {
 
 /// A slice: a rigid thin disc, in the world with its columns and their rates (for the
 /// Christoffel C and the diagnostics), and in the section's base frame (`local`: its body
-/// about the base origin and its columns there, for M, C qd and G).
+/// about the base origin and its shape variables' columns there, for M, C qd and G).
 pub(crate) struct Slice {
     /// The slice's frame in the world: pose, velocity and bias acceleration.
     pub frame: Frame,
@@ -244,7 +248,8 @@ pub(crate) struct Slice {
     pub columns: Vec<Motion>,
     pub column_rates: Vec<Motion>,
     pub local: BodyState,
-    pub local_columns: Vec<Motion>,
+    /// The columns of the shape variables the section's coordinates move, in the base frame.
+    pub local_generators: Vec<Motion>,
 }
 
 /// What the rest of the algorithms need of a section.
@@ -340,7 +345,8 @@ impl SectionFrame {
         let squares = vec![dag.powi(shape[1], 2), dag.powi(shape[2], 2)];
         let bend_squared = dag.add(squares);
         let bend_squared = dag.pin_named(bend_squared, format!("{name}_bend_squared"));
-        Ok(SectionFrame { name, base, coordinates: section.coordinates.clone(), shape, shape_rate, bend_squared, gradient })
+        let zero = dag.number(0.0);
+        Ok(SectionFrame { name, base, coordinates: section.coordinates.clone(), shape, shape_rate, bend_squared, gradient, zero })
     }
 
     /// A vector of local pieces at `xi`: each group's polynomial built and pinned once per
@@ -406,17 +412,19 @@ impl SectionFrame {
             generators.push(Motion { w, v });
         }
         // Each coordinate's column: sum_x d(shape_x)/dq_j G_x.
+        // Pinned before use: the relative velocity and every kernel then read a column whole
+        // (a cache field) instead of flattening its products into theirs.
         let mut columns = Vec::new();
         for (a, g) in self.gradient.iter().enumerate() {
-            // Pinned before use: the relative velocity and every kernel then read the column
-            // whole (a cache field) instead of flattening its products into theirs.
             let column = combine(dag, &generators, g);
             columns.push(dag.pin_motion(column, &format!("{label}_local_subspace{a}")));
         }
+        let shape_columns: Vec<Motion> =
+            self.moved_shape().into_iter().map(|x| dag.pin_motion(generators[x], &format!("{label}_local_{}_column", SHAPE[x]))).collect();
+        // The velocity relative to the base: sum_a S_a qd_a = sum_x G_x x'.
         let mut relative = dag.zero_motion();
-        for (column, &c) in columns.iter().zip(&self.coordinates) {
-            let rate = dag.input(Input::Qd(c));
-            let part = dag.scale_motion(column, rate);
+        for (column, x) in shape_columns.iter().zip(self.moved_shape()) {
+            let part = dag.scale_motion(column, self.shape_rate[x]);
             relative = dag.add_motion(&relative, &part);
         }
         let mut column_rates = Vec::new();
@@ -462,7 +470,16 @@ impl SectionFrame {
             let linear = dag.sub3(&linear, &second);
             bias = Some(Motion { w: spin_rate, v: linear });
         }
-        Ok(LocalStation { rotation, position, columns, relative, column_rates, bias })
+        Ok(LocalStation { rotation, position, generators: shape_columns, columns, relative, column_rates, bias })
+    }
+
+    /// The shape variables (length, bend_y, bend_z) that some coordinate of the section moves,
+    /// in order: an extensible section all three, an inextensible one the two bends, a planar
+    /// one its bend. Each coordinate's column is a constant-weighted sum of their columns,
+    /// so the slices' sums for M, C qd and G are taken per shape variable and weighted once
+    /// per section instead of once per slice.
+    pub fn moved_shape(&self) -> Vec<usize> {
+        (0..3).filter(|&x| self.gradient.iter().any(|g| g[x] != self.zero)).collect()
     }
 
     /// The station at `xi` in the world, named `label`; column rates and bias only
@@ -560,7 +577,6 @@ pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces,
         let bias = dag.add_motion(&base_bias, &carried);
         let own = local.bias.ok_or("a slice without its rates")?;
         let bias = dag.add_motion(&bias, &own);
-        let columns: Vec<Motion> = local.columns.iter().enumerate().map(|(a, c)| dag.pin_motion(*c, &format!("{label}_local_subspace{a}"))).collect();
         let in_base = Frame { rotation: local.rotation, position: local.position, velocity, bias };
         let local_body = body_state(dag, &format!("{label}_local"), slice_mass, &[zero, zero, zero], &local_inertia, &in_base);
         inertia_sum = Some(match inertia_sum {
@@ -568,7 +584,7 @@ pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces,
             Some(sum) => dag.add_inertia(&sum, &local_body.inertia),
         });
         force_sum = dag.add_force(&force_sum, &local_body.force);
-        slices.push(Slice { frame: at, body, columns: station.columns, column_rates: station.column_rates, local: local_body, local_columns: columns });
+        slices.push(Slice { frame: at, body, columns: station.columns, column_rates: station.column_rates, local: local_body, local_generators: local.generators });
     }
     let inertia_sum = inertia_sum.ok_or("a section without slices")?;
     let inertia_sum = dag.pin_inertia(inertia_sum, &format!("{name}_slices_local_inertia"));
@@ -628,29 +644,57 @@ pub(crate) fn section_rows(
     let count = coordinates.len();
     let zero_force = dag.zero_force();
     let base = &state.frame.base;
-    // Per coordinate a: P_ak = I_k S_a^k per slice (base frame) and P_a^E = E S_a^tip (world).
+    // The slices' sums are taken per shape variable x the coordinates move, with its column
+    // G_x^k at slice k, and weighted by the gradient d(shape_x)/dq_a once per section: a
+    // coordinate's column is S_a^k = sum_x g_ax G_x^k with g constant. Per x: P_xk = I_k G_x^k
+    // (base frame), F_x = sum_k P_xk carried to the world, M_xy = sum_k P_xk . G_y^k and the
+    // Newton-Euler forces' sum_k f_k . G_x^k. Per coordinate, the subtree beyond the tip:
+    // P_a^E = E S_a^tip (world).
+    let moved = state.frame.moved_shape();
+    let weights: Vec<Vec<NodeId>> = state.frame.gradient.iter().map(|g| moved.iter().map(|&x| g[x]).collect()).collect();
     let mut projected: Vec<Vec<Force>> = Vec::new();
-    let mut projected_beyond: Vec<Force> = Vec::new();
-    for a in 0..count {
+    let mut shape_totals: Vec<Force> = Vec::new();
+    for m in 0..moved.len() {
         let per_slice: Vec<Force> =
-            state.slices.iter().map(|slice| dag.inertia_times(&slice.local.inertia, &slice.local_columns[a])).collect();
+            state.slices.iter().map(|slice| dag.inertia_times(&slice.local.inertia, &slice.local_generators[m])).collect();
+        let mut sum = zero_force;
+        for p in &per_slice {
+            sum = dag.add_force(&sum, p);
+        }
+        shape_totals.push(dag.force_to_world(&base.rotation, &base.position, &sum));
         projected.push(per_slice);
-        projected_beyond.push(match beyond {
+    }
+    let mut shape_mass = vec![vec![0; moved.len()]; moved.len()];
+    for m in 0..moved.len() {
+        for n in 0..=m {
+            let terms: Vec<NodeId> =
+                state.slices.iter().enumerate().map(|(k, slice)| dag.force_dot_motion(&projected[m][k], &slice.local_generators[n])).collect();
+            shape_mass[m][n] = dag.add(terms);
+            shape_mass[n][m] = shape_mass[m][n];
+        }
+    }
+    let shape_coriolis: Vec<NodeId> = (0..moved.len())
+        .map(|m| {
+            let terms: Vec<NodeId> = state.slices.iter().map(|slice| dag.force_dot_motion(&slice.local.force, &slice.local_generators[m])).collect();
+            dag.add(terms)
+        })
+        .collect();
+    let projected_beyond: Vec<Force> = (0..count)
+        .map(|a| match beyond {
             Some(e) => dag.inertia_times(&e.inertia, &state.tip.columns[a]),
             None => zero_force,
-        });
-    }
+        })
+        .collect();
     let mut totals = Vec::new();
     for a in 0..count {
         let i = coordinates[a];
         // F_a, the momentum a unit rate of coordinate a gives everything it moves: the
-        // slices' part summed in the base frame, carried to the world once.
-        let mut slices = zero_force;
-        for p in &projected[a] {
-            slices = dag.add_force(&slices, p);
+        // slices' part from the shape variables' sums, and the subtree beyond the tip.
+        let mut total = projected_beyond[a];
+        for (m, shape_total) in shape_totals.iter().enumerate() {
+            let part = dag.scale_force(shape_total, weights[a][m]);
+            total = dag.add_force(&total, &part);
         }
-        let slices = dag.force_to_world(&base.rotation, &base.position, &slices);
-        let total = dag.add_force(&slices, &projected_beyond[a]);
         let total = dag.pin_force(total, &format!("{name}_subspace{a}_projected_inertia"));
         totals.push(total);
         for &(j, s_j, _) in above {
@@ -660,8 +704,10 @@ pub(crate) fn section_rows(
         }
         for b in 0..=a {
             let mut terms = vec![dag.force_dot_motion(&projected_beyond[a], &state.tip.columns[b])];
-            for (k, slice) in state.slices.iter().enumerate() {
-                terms.push(dag.force_dot_motion(&projected[a][k], &slice.local_columns[b]));
+            for m in 0..moved.len() {
+                for n in 0..moved.len() {
+                    terms.push(dag.mul(vec![weights[a][m], weights[b][n], shape_mass[m][n]]));
+                }
             }
             let entry = dag.add(terms);
             rows.mass_matrix[i][coordinates[b]] = entry;
@@ -675,8 +721,8 @@ pub(crate) fn section_rows(
         if let Some(e) = beyond {
             coriolis_terms.push(dag.force_dot_motion(&e.force, &state.tip.columns[a]));
         }
-        for slice in &state.slices {
-            coriolis_terms.push(dag.force_dot_motion(&slice.local.force, &slice.local_columns[a]));
+        for m in 0..moved.len() {
+            coriolis_terms.push(dag.mul2(weights[a][m], shape_coriolis[m]));
         }
         rows.coriolis[i] = dag.add(coriolis_terms);
         let weight = dag.force_dot_motion(&total, up);

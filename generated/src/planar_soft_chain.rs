@@ -283,14 +283,15 @@ pub struct Cache {
     pub segment1_position_y: f64,
     pub segment1_slice0_local_com_x: f64,
     pub segment1_slice0_local_com_y: f64,
-    pub segment1_slice0_local_subspace0_w_z: f64,
-    pub segment1_slice0_local_subspace0_v_x: f64,
-    pub segment1_slice0_local_subspace0_v_y: f64,
+    pub segment1_slice0_local_bend_y_column_v_x: f64,
+    pub segment1_slice0_local_bend_y_column_v_y: f64,
     pub segment1_slice0_mass: f64,
     pub segment1_slice0_local_inertia_h_x: f64,
     pub segment1_slice0_local_inertia_h_y: f64,
     pub segment1_slice1_local_com_x: f64,
     pub segment1_slice1_local_com_y: f64,
+    pub segment1_slice1_local_bend_y_column_v_x: f64,
+    pub segment1_slice1_local_bend_y_column_v_y: f64,
     pub segment1_slice1_local_subspace0_w_z: f64,
     pub segment1_slice1_local_subspace0_v_x: f64,
     pub segment1_slice1_local_subspace0_v_y: f64,
@@ -303,9 +304,8 @@ pub struct Cache {
     pub segment1_slice1_local_inertia_h_y: f64,
     pub segment1_slice2_local_com_x: f64,
     pub segment1_slice2_local_com_y: f64,
-    pub segment1_slice2_local_subspace0_w_z: f64,
-    pub segment1_slice2_local_subspace0_v_x: f64,
-    pub segment1_slice2_local_subspace0_v_y: f64,
+    pub segment1_slice2_local_bend_y_column_v_x: f64,
+    pub segment1_slice2_local_bend_y_column_v_y: f64,
     pub segment1_slice2_local_inertia_h_x: f64,
     pub segment1_slice2_local_inertia_h_y: f64,
     pub segment1_slices_local_inertia_m: f64,
@@ -313,6 +313,8 @@ pub struct Cache {
     pub segment1_slices_local_inertia_h_y: f64,
     pub segment1_slices_inertia_h_x: f64,
     pub segment1_slices_inertia_h_y: f64,
+    pub segment1_tip_local_bend_y_column_v_x: f64,
+    pub segment1_tip_local_bend_y_column_v_y: f64,
     pub segment1_tip_local_subspace0_v_x: f64,
     pub segment1_tip_local_subspace0_v_y: f64,
     pub segment1_tip_rotation_00: f64,
@@ -331,26 +333,28 @@ pub struct Cache {
     pub segment2_position_y: f64,
     pub segment2_slice0_local_com_x: f64,
     pub segment2_slice0_local_com_y: f64,
-    pub segment2_slice0_local_subspace0_v_x: f64,
-    pub segment2_slice0_local_subspace0_v_y: f64,
+    pub segment2_slice0_local_bend_y_column_v_x: f64,
+    pub segment2_slice0_local_bend_y_column_v_y: f64,
     pub segment2_slice0_local_inertia_h_x: f64,
     pub segment2_slice0_local_inertia_h_y: f64,
     pub segment2_slice1_local_com_x: f64,
     pub segment2_slice1_local_com_y: f64,
-    pub segment2_slice1_local_subspace0_v_x: f64,
-    pub segment2_slice1_local_subspace0_v_y: f64,
+    pub segment2_slice1_local_bend_y_column_v_x: f64,
+    pub segment2_slice1_local_bend_y_column_v_y: f64,
     pub segment2_slice1_local_inertia_h_x: f64,
     pub segment2_slice1_local_inertia_h_y: f64,
     pub segment2_slice2_local_com_x: f64,
     pub segment2_slice2_local_com_y: f64,
-    pub segment2_slice2_local_subspace0_v_x: f64,
-    pub segment2_slice2_local_subspace0_v_y: f64,
+    pub segment2_slice2_local_bend_y_column_v_x: f64,
+    pub segment2_slice2_local_bend_y_column_v_y: f64,
     pub segment2_slice2_local_inertia_h_x: f64,
     pub segment2_slice2_local_inertia_h_y: f64,
     pub segment2_slices_local_inertia_h_x: f64,
     pub segment2_slices_local_inertia_h_y: f64,
     pub segment2_slices_inertia_h_x: f64,
     pub segment2_slices_inertia_h_y: f64,
+    pub segment2_tip_local_bend_y_column_v_x: f64,
+    pub segment2_tip_local_bend_y_column_v_y: f64,
     pub segment2_tip_local_subspace0_v_x: f64,
     pub segment2_tip_local_subspace0_v_y: f64,
     pub segment2_tip_rotation_00: f64,
@@ -476,18 +480,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t0 = p.segment_length * segment1_bend_y;
     let segment1_slice0_local_com_y = 0.012701665379258308 * t0
         * segment1_slice0_bend_c2;
-    let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
-    let segment1_slice0_local_subspace0_v_x = p.segment_length
-        * ((0.0014314988413324798 * t0 * segment1_slice0_bend_c3
-            - 0.0014314988413324798 * t0 * segment1_slice0_bend_c2)
-            + 0.1127016653792583 * segment1_slice0_local_com_y);
+    let segment1_slice0_local_bend_y_column_v_x = (0.0014314988413324798 * t0
+        * segment1_slice0_bend_c3 - 0.0014314988413324798 * t0 * segment1_slice0_bend_c2)
+        + 0.1127016653792583 * segment1_slice0_local_com_y;
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
     let t1 = p.segment_length * segment1_bend_squared;
-    let segment1_slice0_local_subspace0_v_y = p.segment_length
-        * ((0.0003226646068132982 * segment1_slice0_bend_c4 * t1
-            + 0.012701665379258308 * p.segment_length * segment1_slice0_bend_c2
-            - 0.0001613323034066491 * t1 * segment1_slice0_bend_c3)
-            - 0.1127016653792583 * segment1_slice0_local_com_x);
+    let segment1_slice0_local_bend_y_column_v_y = (0.0003226646068132982
+        * segment1_slice0_bend_c4 * t1
+        + 0.012701665379258308 * p.segment_length * segment1_slice0_bend_c2
+        - 0.0001613323034066491 * t1 * segment1_slice0_bend_c3)
+        - 0.1127016653792583 * segment1_slice0_local_com_x;
     let segment1_slice0_mass = 0.2777777777777776 * p.segment_mass;
     let segment1_slice0_local_inertia_h_x = segment1_slice0_local_com_x
         * segment1_slice0_mass;
@@ -495,13 +497,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_slice0_mass;
     let segment1_slice1_local_com_x = 0.5 * p.segment_length * segment1_slice1_bend_c1;
     let segment1_slice1_local_com_y = 0.25 * t0 * segment1_slice1_bend_c2;
-    let segment1_slice1_local_subspace0_w_z = 0.5 * p.segment_length;
-    let segment1_slice1_local_subspace0_v_x = (0.5 * segment1_slice1_local_com_y
-        + (0.125 * segment1_slice1_bend_c3 * t0 - 0.125 * t0 * segment1_slice1_bend_c2))
-        * p.segment_length;
-    let segment1_slice1_local_subspace0_v_y = ((0.125 * t1 * segment1_slice1_bend_c4
+    let segment1_slice1_local_bend_y_column_v_x = 0.5 * segment1_slice1_local_com_y
+        + (0.125 * segment1_slice1_bend_c3 * t0 - 0.125 * t0 * segment1_slice1_bend_c2);
+    let segment1_slice1_local_bend_y_column_v_y = (0.125 * t1 * segment1_slice1_bend_c4
         + 0.25 * p.segment_length * segment1_slice1_bend_c2
-        - 0.0625 * segment1_slice1_bend_c3 * t1) - 0.5 * segment1_slice1_local_com_x)
+        - 0.0625 * segment1_slice1_bend_c3 * t1) - 0.5 * segment1_slice1_local_com_x;
+    let segment1_slice1_local_subspace0_w_z = 0.5 * p.segment_length;
+    let segment1_slice1_local_subspace0_v_x = segment1_slice1_local_bend_y_column_v_x
+        * p.segment_length;
+    let segment1_slice1_local_subspace0_v_y = segment1_slice1_local_bend_y_column_v_y
         * p.segment_length;
     let segment1_slice1_position_x = base_angle_rotation_01 * segment1_slice1_local_com_y
         + segment1_position_x + cos_q2 * segment1_slice1_local_com_x;
@@ -522,14 +526,13 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slice2_local_com_x = 0.8872983346207417 * p.segment_length
         * segment1_slice2_bend_c1;
     let segment1_slice2_local_com_y = 0.7872983346207417 * t0 * segment1_slice2_bend_c2;
-    let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
-    let segment1_slice2_local_subspace0_v_x = ((0.6985685011586675 * t0
+    let segment1_slice2_local_bend_y_column_v_x = (0.6985685011586675 * t0
         * segment1_slice2_bend_c3 - 0.6985685011586675 * t0 * segment1_slice2_bend_c2)
-        + 0.8872983346207417 * segment1_slice2_local_com_y) * p.segment_length;
-    let segment1_slice2_local_subspace0_v_y = ((0.7872983346207417 * p.segment_length
+        + 0.8872983346207417 * segment1_slice2_local_com_y;
+    let segment1_slice2_local_bend_y_column_v_y = (0.7872983346207417 * p.segment_length
         * segment1_slice2_bend_c2 + 1.239677335393187 * t1 * segment1_slice2_bend_c4
         - 0.6198386676965935 * t1 * segment1_slice2_bend_c3)
-        - 0.8872983346207417 * segment1_slice2_local_com_x) * p.segment_length;
+        - 0.8872983346207417 * segment1_slice2_local_com_x;
     let segment1_slice2_local_inertia_h_x = segment1_slice2_local_com_x
         * segment1_slice0_mass;
     let segment1_slice2_local_inertia_h_y = segment1_slice2_local_com_y
@@ -548,12 +551,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_slices_local_inertia_m + sin_q2 * segment1_slices_local_inertia_h_x
         + cos_q2 * segment1_slices_local_inertia_h_y;
     let t2 = t0 * segment1_bend_squared_c2;
-    let segment1_tip_local_subspace0_v_x = p.segment_length
-        * (t2 + (segment1_bend_squared_c3 * t0 - t0 * segment1_bend_squared_c2));
+    let segment1_tip_local_bend_y_column_v_x = t2
+        + (segment1_bend_squared_c3 * t0 - t0 * segment1_bend_squared_c2);
     let t3 = segment1_bend_squared_c1 * p.segment_length;
+    let segment1_tip_local_bend_y_column_v_y = (p.segment_length
+        * segment1_bend_squared_c2 + 2.0 * segment1_bend_squared_c4 * t1
+        - segment1_bend_squared_c3 * t1) - t3;
+    let segment1_tip_local_subspace0_v_x = p.segment_length
+        * segment1_tip_local_bend_y_column_v_x;
     let segment1_tip_local_subspace0_v_y = p.segment_length
-        * ((p.segment_length * segment1_bend_squared_c2
-            + 2.0 * segment1_bend_squared_c4 * t1 - segment1_bend_squared_c3 * t1) - t3);
+        * segment1_tip_local_bend_y_column_v_y;
     let t4 = segment1_bend_squared_c1 * segment1_bend_y;
     let t5 = 1.0 - segment1_bend_squared * segment1_bend_squared_c2;
     let t6 = cos_q2 * t5;
@@ -587,30 +594,28 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t8 = segment2_bend_y * p.segment_length;
     let segment2_slice0_local_com_y = 0.012701665379258308 * t8
         * segment2_slice0_bend_c2;
-    let segment2_slice0_local_subspace0_v_x = p.segment_length
-        * ((0.0014314988413324798 * segment2_slice0_bend_c3 * t8
-            - 0.0014314988413324798 * t8 * segment2_slice0_bend_c2)
-            + 0.1127016653792583 * segment2_slice0_local_com_y);
+    let segment2_slice0_local_bend_y_column_v_x = (0.0014314988413324798
+        * segment2_slice0_bend_c3 * t8
+        - 0.0014314988413324798 * t8 * segment2_slice0_bend_c2)
+        + 0.1127016653792583 * segment2_slice0_local_com_y;
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
     let t9 = p.segment_length * segment2_bend_squared;
-    let segment2_slice0_local_subspace0_v_y = ((0.0003226646068132982
+    let segment2_slice0_local_bend_y_column_v_y = (0.0003226646068132982
         * segment2_slice0_bend_c4 * t9
         + 0.012701665379258308 * p.segment_length * segment2_slice0_bend_c2
         - 0.0001613323034066491 * segment2_slice0_bend_c3 * t9)
-        - 0.1127016653792583 * segment2_slice0_local_com_x) * p.segment_length;
+        - 0.1127016653792583 * segment2_slice0_local_com_x;
     let segment2_slice0_local_inertia_h_x = segment2_slice0_local_com_x
         * segment1_slice0_mass;
     let segment2_slice0_local_inertia_h_y = segment2_slice0_local_com_y
         * segment1_slice0_mass;
     let segment2_slice1_local_com_x = 0.5 * segment2_slice1_bend_c1 * p.segment_length;
     let segment2_slice1_local_com_y = 0.25 * segment2_slice1_bend_c2 * t8;
-    let segment2_slice1_local_subspace0_v_x = ((0.125 * segment2_slice1_bend_c3 * t8
-        - 0.125 * segment2_slice1_bend_c2 * t8) + 0.5 * segment2_slice1_local_com_y)
-        * p.segment_length;
-    let segment2_slice1_local_subspace0_v_y = ((0.25 * p.segment_length
+    let segment2_slice1_local_bend_y_column_v_x = (0.125 * segment2_slice1_bend_c3 * t8
+        - 0.125 * segment2_slice1_bend_c2 * t8) + 0.5 * segment2_slice1_local_com_y;
+    let segment2_slice1_local_bend_y_column_v_y = (0.25 * p.segment_length
         * segment2_slice1_bend_c2 + 0.125 * t9 * segment2_slice1_bend_c4
-        - 0.0625 * t9 * segment2_slice1_bend_c3) - 0.5 * segment2_slice1_local_com_x)
-        * p.segment_length;
+        - 0.0625 * t9 * segment2_slice1_bend_c3) - 0.5 * segment2_slice1_local_com_x;
     let segment2_slice1_local_inertia_h_x = segment1_slice1_mass
         * segment2_slice1_local_com_x;
     let segment2_slice1_local_inertia_h_y = segment2_slice1_local_com_y
@@ -618,15 +623,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment2_slice2_local_com_x = 0.8872983346207417 * segment2_slice2_bend_c1
         * p.segment_length;
     let segment2_slice2_local_com_y = 0.7872983346207417 * segment2_slice2_bend_c2 * t8;
-    let segment2_slice2_local_subspace0_v_x = p.segment_length
-        * ((0.6985685011586675 * segment2_slice2_bend_c3 * t8
-            - 0.6985685011586675 * segment2_slice2_bend_c2 * t8)
-            + 0.8872983346207417 * segment2_slice2_local_com_y);
-    let segment2_slice2_local_subspace0_v_y = ((1.239677335393187 * t9
+    let segment2_slice2_local_bend_y_column_v_x = (0.6985685011586675
+        * segment2_slice2_bend_c3 * t8
+        - 0.6985685011586675 * segment2_slice2_bend_c2 * t8)
+        + 0.8872983346207417 * segment2_slice2_local_com_y;
+    let segment2_slice2_local_bend_y_column_v_y = (1.239677335393187 * t9
         * segment2_slice2_bend_c4
         + 0.7872983346207417 * segment2_slice2_bend_c2 * p.segment_length
         - 0.6198386676965935 * t9 * segment2_slice2_bend_c3)
-        - 0.8872983346207417 * segment2_slice2_local_com_x) * p.segment_length;
+        - 0.8872983346207417 * segment2_slice2_local_com_x;
     let segment2_slice2_local_inertia_h_x = segment1_slice0_mass
         * segment2_slice2_local_com_x;
     let segment2_slice2_local_inertia_h_y = segment1_slice0_mass
@@ -644,13 +649,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment1_tip_rotation_10 * segment2_slices_local_inertia_h_x
         + segment2_position_y * segment1_slices_local_inertia_m;
     let t10 = segment2_bend_squared_c2 * t8;
-    let segment2_tip_local_subspace0_v_x = p.segment_length
-        * ((segment2_bend_squared_c3 * t8 - segment2_bend_squared_c2 * t8) + t10);
+    let segment2_tip_local_bend_y_column_v_x = (segment2_bend_squared_c3 * t8
+        - segment2_bend_squared_c2 * t8) + t10;
     let t11 = p.segment_length * segment2_bend_squared_c1;
+    let segment2_tip_local_bend_y_column_v_y = (2.0 * t9 * segment2_bend_squared_c4
+        + segment2_bend_squared_c2 * p.segment_length - segment2_bend_squared_c3 * t9)
+        - t11;
+    let segment2_tip_local_subspace0_v_x = p.segment_length
+        * segment2_tip_local_bend_y_column_v_x;
     let segment2_tip_local_subspace0_v_y = p.segment_length
-        * ((2.0 * t9 * segment2_bend_squared_c4
-            + segment2_bend_squared_c2 * p.segment_length
-            - segment2_bend_squared_c3 * t9) - t11);
+        * segment2_tip_local_bend_y_column_v_y;
     let t12 = 1.0 - segment2_bend_squared_c2 * segment2_bend_squared;
     let t13 = segment2_bend_y * segment2_bend_squared_c1;
     let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t12
@@ -697,42 +705,44 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + q[1] * tail_composite_inertia_m;
     let base_angle_projected_inertia_f_y = tail_composite_inertia_h_x
         + base_angle_subspace_v_y * tail_composite_inertia_m;
-    let t14 = segment1_slice0_mass * segment1_slice0_local_subspace0_v_x
-        + segment1_slice1_mass * segment1_slice1_local_subspace0_v_x
-        + segment1_slice2_local_subspace0_v_x * segment1_slice0_mass
-        - segment1_slice2_local_inertia_h_y * segment1_slice2_local_subspace0_w_z
-        - segment1_slice1_local_inertia_h_y * segment1_slice1_local_subspace0_w_z
-        - segment1_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z;
-    let t15 = segment1_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z
-        + segment1_slice0_local_subspace0_w_z * segment1_slice0_local_inertia_h_x
-        + segment1_slice2_local_inertia_h_x * segment1_slice2_local_subspace0_w_z
-        + segment1_slice1_local_subspace0_v_y * segment1_slice1_mass
-        + segment1_slice0_mass * segment1_slice2_local_subspace0_v_y
-        + segment1_slice0_local_subspace0_v_y * segment1_slice0_mass;
+    let t14 = 0.8872983346207417 * segment1_slice2_local_inertia_h_x
+        + segment1_slice0_mass * segment1_slice0_local_bend_y_column_v_y
+        + 0.5 * segment1_slice1_local_inertia_h_x
+        + segment1_slice2_local_bend_y_column_v_y * segment1_slice0_mass
+        + segment1_slice1_local_bend_y_column_v_y * segment1_slice1_mass
+        + 0.1127016653792583 * segment1_slice0_local_inertia_h_x;
+    let t15 = segment1_slice0_mass * segment1_slice0_local_bend_y_column_v_x
+        + segment1_slice1_local_bend_y_column_v_x * segment1_slice1_mass
+        + segment1_slice2_local_bend_y_column_v_x * segment1_slice0_mass
+        - 0.1127016653792583 * segment1_slice0_local_inertia_h_y
+        - 0.8872983346207417 * segment1_slice2_local_inertia_h_y
+        - 0.5 * segment1_slice1_local_inertia_h_y;
     let segment1_subspace0_projected_inertia_f_x = segment1_tip_subspace0_v_x
-        * middle_composite_inertia_m + cos_q2 * t14 + base_angle_rotation_01 * t15
+        * middle_composite_inertia_m
+        + p.segment_length * (t14 * base_angle_rotation_01 + cos_q2 * t15)
         - p.segment_length * middle_composite_inertia_h_y;
     let segment1_subspace0_projected_inertia_f_y = segment1_tip_subspace0_v_y
         * middle_composite_inertia_m + middle_composite_inertia_h_x * p.segment_length
-        + sin_q2 * t14 + cos_q2 * t15;
-    let t16 = segment1_slice0_mass * segment2_slice2_local_subspace0_v_y
-        + segment2_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z
-        + segment2_slice0_local_subspace0_v_y * segment1_slice0_mass
-        + segment2_slice1_local_subspace0_v_y * segment1_slice1_mass
-        + segment2_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z
-        + segment2_slice2_local_inertia_h_x * segment1_slice2_local_subspace0_w_z;
-    let t17 = segment2_slice1_local_subspace0_v_x * segment1_slice1_mass
-        + segment2_slice2_local_subspace0_v_x * segment1_slice0_mass
-        + segment2_slice0_local_subspace0_v_x * segment1_slice0_mass
-        - segment2_slice1_local_inertia_h_y * segment1_slice1_local_subspace0_w_z
-        - segment2_slice2_local_inertia_h_y * segment1_slice2_local_subspace0_w_z
-        - segment2_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z;
-    let segment2_subspace0_projected_inertia_f_x = p.link_mass
-        * segment2_tip_subspace0_v_x + segment1_tip_rotation_01 * t16
-        + segment1_tip_rotation_00 * t17 - p.segment_length * head_inertia_h_y;
+        + p.segment_length * (sin_q2 * t15 + t14 * cos_q2);
+    let t16 = 0.1127016653792583 * segment2_slice0_local_inertia_h_x
+        + segment2_slice2_local_bend_y_column_v_y * segment1_slice0_mass
+        + 0.5 * segment2_slice1_local_inertia_h_x
+        + 0.8872983346207417 * segment2_slice2_local_inertia_h_x
+        + segment2_slice1_local_bend_y_column_v_y * segment1_slice1_mass
+        + segment2_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
+    let t17 = segment2_slice1_local_bend_y_column_v_x * segment1_slice1_mass
+        + segment2_slice2_local_bend_y_column_v_x * segment1_slice0_mass
+        + segment1_slice0_mass * segment2_slice0_local_bend_y_column_v_x
+        - 0.5 * segment2_slice1_local_inertia_h_y
+        - 0.8872983346207417 * segment2_slice2_local_inertia_h_y
+        - 0.1127016653792583 * segment2_slice0_local_inertia_h_y;
+    let segment2_subspace0_projected_inertia_f_x = p.segment_length
+        * (t16 * segment1_tip_rotation_01 + t17 * segment1_tip_rotation_00)
+        + p.link_mass * segment2_tip_subspace0_v_x - p.segment_length * head_inertia_h_y;
     let segment2_subspace0_projected_inertia_f_y = p.segment_length * head_inertia_h_x
-        + p.link_mass * segment2_tip_subspace0_v_y + segment1_tip_rotation_11 * t16
-        + segment1_tip_rotation_10 * t17;
+        + p.segment_length
+            * (t17 * segment1_tip_rotation_10 + segment1_tip_rotation_11 * t16)
+        + p.link_mass * segment2_tip_subspace0_v_y;
     Cache {
         segment1_bend_squared_c1,
         segment1_bend_squared_c2,
@@ -794,14 +804,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment1_position_y,
         segment1_slice0_local_com_x,
         segment1_slice0_local_com_y,
-        segment1_slice0_local_subspace0_w_z,
-        segment1_slice0_local_subspace0_v_x,
-        segment1_slice0_local_subspace0_v_y,
+        segment1_slice0_local_bend_y_column_v_x,
+        segment1_slice0_local_bend_y_column_v_y,
         segment1_slice0_mass,
         segment1_slice0_local_inertia_h_x,
         segment1_slice0_local_inertia_h_y,
         segment1_slice1_local_com_x,
         segment1_slice1_local_com_y,
+        segment1_slice1_local_bend_y_column_v_x,
+        segment1_slice1_local_bend_y_column_v_y,
         segment1_slice1_local_subspace0_w_z,
         segment1_slice1_local_subspace0_v_x,
         segment1_slice1_local_subspace0_v_y,
@@ -814,9 +825,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment1_slice1_local_inertia_h_y,
         segment1_slice2_local_com_x,
         segment1_slice2_local_com_y,
-        segment1_slice2_local_subspace0_w_z,
-        segment1_slice2_local_subspace0_v_x,
-        segment1_slice2_local_subspace0_v_y,
+        segment1_slice2_local_bend_y_column_v_x,
+        segment1_slice2_local_bend_y_column_v_y,
         segment1_slice2_local_inertia_h_x,
         segment1_slice2_local_inertia_h_y,
         segment1_slices_local_inertia_m,
@@ -824,6 +834,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment1_slices_local_inertia_h_y,
         segment1_slices_inertia_h_x,
         segment1_slices_inertia_h_y,
+        segment1_tip_local_bend_y_column_v_x,
+        segment1_tip_local_bend_y_column_v_y,
         segment1_tip_local_subspace0_v_x,
         segment1_tip_local_subspace0_v_y,
         segment1_tip_rotation_00,
@@ -842,26 +854,28 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment2_position_y,
         segment2_slice0_local_com_x,
         segment2_slice0_local_com_y,
-        segment2_slice0_local_subspace0_v_x,
-        segment2_slice0_local_subspace0_v_y,
+        segment2_slice0_local_bend_y_column_v_x,
+        segment2_slice0_local_bend_y_column_v_y,
         segment2_slice0_local_inertia_h_x,
         segment2_slice0_local_inertia_h_y,
         segment2_slice1_local_com_x,
         segment2_slice1_local_com_y,
-        segment2_slice1_local_subspace0_v_x,
-        segment2_slice1_local_subspace0_v_y,
+        segment2_slice1_local_bend_y_column_v_x,
+        segment2_slice1_local_bend_y_column_v_y,
         segment2_slice1_local_inertia_h_x,
         segment2_slice1_local_inertia_h_y,
         segment2_slice2_local_com_x,
         segment2_slice2_local_com_y,
-        segment2_slice2_local_subspace0_v_x,
-        segment2_slice2_local_subspace0_v_y,
+        segment2_slice2_local_bend_y_column_v_x,
+        segment2_slice2_local_bend_y_column_v_y,
         segment2_slice2_local_inertia_h_x,
         segment2_slice2_local_inertia_h_y,
         segment2_slices_local_inertia_h_x,
         segment2_slices_local_inertia_h_y,
         segment2_slices_inertia_h_x,
         segment2_slices_inertia_h_y,
+        segment2_tip_local_bend_y_column_v_x,
+        segment2_tip_local_bend_y_column_v_y,
         segment2_tip_local_subspace0_v_x,
         segment2_tip_local_subspace0_v_y,
         segment2_tip_rotation_00,
@@ -986,113 +1000,97 @@ pub fn mass_matrix_into(
     let base_angle_projected_inertia_n_z = tail_composite_inertia_i_22
         + cache.tail_composite_inertia_h_x * cache.base_angle_subspace_v_y
         - q[1] * cache.tail_composite_inertia_h_y;
-    let t2 = segment1_slice1_local_inertia_i_22
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t3 = -(cache.segment1_slice2_local_inertia_h_y
-        * cache.segment1_slice2_local_subspace0_w_z);
-    let t4 = -(cache.segment1_slice1_local_inertia_h_y
-        * cache.segment1_slice1_local_subspace0_w_z);
-    let t5 = -(cache.segment1_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_subspace0_w_z);
-    let t6 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_x;
-    let t7 = cache.segment1_slice1_mass * cache.segment1_slice1_local_subspace0_v_x;
-    let t8 = cache.segment1_slice2_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t9 = t3 + t4 + t5 + t6 + t7 + t8;
-    let t10 = cache.segment1_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t11 = cache.segment1_slice0_local_subspace0_w_z
+    let t2 = -(cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_h_y);
+    let t3 = p.segment_length * middle_composite_inertia_i_22;
+    let t4 = cache.middle_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
+    let t5 = cache.segment1_slice0_local_bend_y_column_v_y
         * cache.segment1_slice0_local_inertia_h_x;
-    let t12 = cache.segment1_slice2_local_inertia_h_x
-        * cache.segment1_slice2_local_subspace0_w_z;
-    let t13 = cache.segment1_slice1_local_subspace0_v_y * cache.segment1_slice1_mass;
-    let t14 = cache.segment1_slice0_mass * cache.segment1_slice2_local_subspace0_v_y;
-    let t15 = cache.segment1_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t16 = t10 + t11 + t12 + t13 + t14 + t15;
-    let t17 = segment1_slice0_local_inertia_i_22
-        * cache.segment1_slice0_local_subspace0_w_z;
-    let t18 = -(cache.segment1_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_subspace0_v_x);
-    let t19 = cache.segment1_slice2_local_inertia_h_x
-        * cache.segment1_slice2_local_subspace0_v_y;
-    let t20 = -(cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_h_y);
-    let t21 = p.segment_length * middle_composite_inertia_i_22;
-    let t22 = segment1_slice2_local_inertia_i_22
-        * cache.segment1_slice2_local_subspace0_w_z;
-    let t23 = cache.segment1_slice0_local_subspace0_v_y
-        * cache.segment1_slice0_local_inertia_h_x;
-    let t24 = -(cache.segment1_slice1_local_inertia_h_y
-        * cache.segment1_slice1_local_subspace0_v_x);
-    let t25 = cache.segment1_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_v_y;
-    let t26 = cache.middle_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
-    let t27 = -(cache.segment1_slice2_local_subspace0_v_x
+    let t6 = -(cache.segment1_slice0_local_inertia_h_y
+        * cache.segment1_slice0_local_bend_y_column_v_x);
+    let t7 = -(0.1127016653792583 * cache.segment1_slice0_local_inertia_h_y);
+    let t8 = cache.segment1_slice0_mass * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t9 = -(0.8872983346207417 * cache.segment1_slice2_local_inertia_h_y);
+    let t10 = cache.segment1_slice1_local_bend_y_column_v_x * cache.segment1_slice1_mass;
+    let t11 = cache.segment1_slice2_local_bend_y_column_v_x * cache.segment1_slice0_mass;
+    let t12 = -(0.5 * cache.segment1_slice1_local_inertia_h_y);
+    let t13 = t7 + t8 + t9 + t10 + t11 + t12;
+    let t14 = 0.8872983346207417 * cache.segment1_slice2_local_inertia_h_x;
+    let t15 = cache.segment1_slice0_mass * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t16 = 0.5 * cache.segment1_slice1_local_inertia_h_x;
+    let t17 = cache.segment1_slice2_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t18 = cache.segment1_slice1_local_bend_y_column_v_y * cache.segment1_slice1_mass;
+    let t19 = 0.1127016653792583 * cache.segment1_slice0_local_inertia_h_x;
+    let t20 = t14 + t15 + t16 + t17 + t18 + t19;
+    let t21 = -(cache.segment1_slice1_local_bend_y_column_v_x
+        * cache.segment1_slice1_local_inertia_h_y);
+    let t22 = 0.5 * segment1_slice1_local_inertia_i_22;
+    let t23 = 0.8872983346207417 * segment1_slice2_local_inertia_i_22;
+    let t24 = cache.segment1_slice1_local_inertia_h_x
+        * cache.segment1_slice1_local_bend_y_column_v_y;
+    let t25 = cache.segment1_slice2_local_bend_y_column_v_y
+        * cache.segment1_slice2_local_inertia_h_x;
+    let t26 = -(cache.segment1_slice2_local_bend_y_column_v_x
         * cache.segment1_slice2_local_inertia_h_y);
-    let segment1_subspace0_projected_inertia_n_z = t2 + t17 + t18 + t19 + t20
-        + cache.segment1_position_x * (cache.sin_q2 * t9 + cache.cos_q2 * t16) + t21
-        + t22 + t23 + t24 + t25 + t26 + t27
-        - (cache.cos_q2 * t9 + cache.base_angle_rotation_01 * t16)
-            * cache.segment1_position_y;
-    let t28 = cache.segment1_subspace0_projected_inertia_f_y
-        * cache.base_angle_subspace_v_y
-        + q[1] * cache.segment1_subspace0_projected_inertia_f_x
+    let t27 = 0.1127016653792583 * segment1_slice0_local_inertia_i_22;
+    let segment1_subspace0_projected_inertia_n_z = t2 + t3 + t4
+        + p.segment_length
+            * (t5 + t6
+                + cache.segment1_position_x * (cache.sin_q2 * t13 + t20 * cache.cos_q2)
+                + t21 + t22 + t23 + t24 + t25 + t26 + t27
+                - cache.segment1_position_y
+                    * (t20 * cache.base_angle_rotation_01 + cache.cos_q2 * t13));
+    let t28 = cache.segment1_subspace0_projected_inertia_f_x * q[1]
+        + cache.base_angle_subspace_v_y * cache.segment1_subspace0_projected_inertia_f_y
         + segment1_subspace0_projected_inertia_n_z;
-    let t29 = -(cache.segment2_slice1_local_inertia_h_y
-        * cache.segment2_slice1_local_subspace0_v_x);
-    let t30 = -(cache.segment2_slice2_local_subspace0_v_x
+    let t29 = -(cache.head_inertia_h_y * cache.segment2_tip_subspace0_v_x);
+    let t30 = -(cache.segment2_slice2_local_bend_y_column_v_x
         * cache.segment2_slice2_local_inertia_h_y);
-    let t31 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment2_slice1_local_subspace0_v_y;
-    let t32 = segment2_slice1_local_inertia_i_22
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t33 = segment2_slice2_local_inertia_i_22
-        * cache.segment1_slice2_local_subspace0_w_z;
-    let t34 = -(cache.head_inertia_h_y * cache.segment2_tip_subspace0_v_x);
-    let t35 = cache.segment2_slice0_local_subspace0_v_y
+    let t31 = 0.8872983346207417 * segment2_slice2_local_inertia_i_22;
+    let t32 = cache.segment2_slice2_local_bend_y_column_v_y
+        * cache.segment2_slice2_local_inertia_h_x;
+    let t33 = cache.segment2_slice1_local_inertia_h_x
+        * cache.segment2_slice1_local_bend_y_column_v_y;
+    let t34 = -(cache.segment2_slice0_local_inertia_h_y
+        * cache.segment2_slice0_local_bend_y_column_v_x);
+    let t35 = 0.1127016653792583 * cache.segment2_slice0_local_inertia_h_x;
+    let t36 = cache.segment2_slice2_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t37 = 0.5 * cache.segment2_slice1_local_inertia_h_x;
+    let t38 = 0.8872983346207417 * cache.segment2_slice2_local_inertia_h_x;
+    let t39 = cache.segment2_slice1_local_bend_y_column_v_y * cache.segment1_slice1_mass;
+    let t40 = cache.segment2_slice0_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t41 = t35 + t36 + t37 + t38 + t39 + t40;
+    let t42 = cache.segment2_slice1_local_bend_y_column_v_x * cache.segment1_slice1_mass;
+    let t43 = -(0.5 * cache.segment2_slice1_local_inertia_h_y);
+    let t44 = -(0.8872983346207417 * cache.segment2_slice2_local_inertia_h_y);
+    let t45 = cache.segment2_slice2_local_bend_y_column_v_x * cache.segment1_slice0_mass;
+    let t46 = cache.segment1_slice0_mass * cache.segment2_slice0_local_bend_y_column_v_x;
+    let t47 = -(0.1127016653792583 * cache.segment2_slice0_local_inertia_h_y);
+    let t48 = t42 + t43 + t44 + t45 + t46 + t47;
+    let t49 = -(cache.segment2_slice1_local_inertia_h_y
+        * cache.segment2_slice1_local_bend_y_column_v_x);
+    let t50 = 0.5 * segment2_slice1_local_inertia_i_22;
+    let t51 = 0.1127016653792583 * segment2_slice0_local_inertia_i_22;
+    let t52 = cache.segment2_slice0_local_bend_y_column_v_y
         * cache.segment2_slice0_local_inertia_h_x;
-    let t36 = segment2_slice0_local_inertia_i_22
-        * cache.segment1_slice0_local_subspace0_w_z;
-    let t37 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment2_slice0_local_subspace0_v_x);
-    let t38 = cache.segment1_slice0_mass * cache.segment2_slice2_local_subspace0_v_y;
-    let t39 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t40 = cache.segment2_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t41 = cache.segment2_slice1_local_subspace0_v_y * cache.segment1_slice1_mass;
-    let t42 = cache.segment2_slice0_local_inertia_h_x
-        * cache.segment1_slice0_local_subspace0_w_z;
-    let t43 = cache.segment2_slice2_local_inertia_h_x
-        * cache.segment1_slice2_local_subspace0_w_z;
-    let t44 = t38 + t39 + t40 + t41 + t42 + t43;
-    let t45 = -(cache.segment2_slice1_local_inertia_h_y
-        * cache.segment1_slice1_local_subspace0_w_z);
-    let t46 = cache.segment2_slice1_local_subspace0_v_x * cache.segment1_slice1_mass;
-    let t47 = -(cache.segment2_slice2_local_inertia_h_y
-        * cache.segment1_slice2_local_subspace0_w_z);
-    let t48 = cache.segment2_slice2_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t49 = cache.segment2_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t50 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_subspace0_w_z);
-    let t51 = t45 + t46 + t47 + t48 + t49 + t50;
-    let t52 = cache.segment2_tip_subspace0_v_y * cache.head_inertia_h_x;
-    let t53 = p.segment_length * head_inertia_i_22;
-    let t54 = cache.segment2_slice2_local_inertia_h_x
-        * cache.segment2_slice2_local_subspace0_v_y;
-    let segment2_subspace0_projected_inertia_n_z = t29 + t30 + t31 + t32 + t33 + t34
-        + t35 + t36 + t37
-        + (cache.segment1_tip_rotation_11 * t44 + cache.segment1_tip_rotation_10 * t51)
-            * cache.segment2_position_x + t52 + t53 + t54
-        - cache.segment2_position_y
-            * (cache.segment1_tip_rotation_01 * t44
-                + cache.segment1_tip_rotation_00 * t51);
-    let t55 = cache.base_angle_subspace_v_y
-        * cache.segment2_subspace0_projected_inertia_f_y
-        + segment2_subspace0_projected_inertia_n_z
+    let t53 = cache.segment2_tip_subspace0_v_y * cache.head_inertia_h_x;
+    let t54 = p.segment_length * head_inertia_i_22;
+    let segment2_subspace0_projected_inertia_n_z = t29
+        + (t30 + t31 + t32 + t33 + t34 + t49 + t50 + t51
+            + cache.segment2_position_x
+                * (t48 * cache.segment1_tip_rotation_10
+                    + cache.segment1_tip_rotation_11 * t41) + t52
+            - cache.segment2_position_y
+                * (t41 * cache.segment1_tip_rotation_01
+                    + t48 * cache.segment1_tip_rotation_00)) * p.segment_length + t53
+        + t54;
+    let t55 = segment2_subspace0_projected_inertia_n_z
+        + cache.segment2_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + q[1] * cache.segment2_subspace0_projected_inertia_f_x;
     let t56 = cache.segment1_tip_subspace0_v_x
         * cache.segment2_subspace0_projected_inertia_f_x
-        + p.segment_length * segment2_subspace0_projected_inertia_n_z
-        + cache.segment1_tip_subspace0_v_y
-            * cache.segment2_subspace0_projected_inertia_f_y;
+        + cache.segment2_subspace0_projected_inertia_f_y
+            * cache.segment1_tip_subspace0_v_y
+        + segment2_subspace0_projected_inertia_n_z * p.segment_length;
     out[(0, 0)] = cache.tail_composite_inertia_m;
     out[(0, 2)] = cache.base_angle_projected_inertia_f_x;
     out[(2, 0)] = cache.base_angle_projected_inertia_f_x;
@@ -1114,40 +1112,40 @@ pub fn mass_matrix_into(
     out[(3, 2)] = t28;
     out[(2, 4)] = t55;
     out[(4, 2)] = t55;
-    out[(3, 3)] = (t12 + t14) * cache.segment1_slice2_local_subspace0_v_y
-        + (t5 + t6) * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice2_local_subspace0_v_x * (t3 + t8)
-        + (t10 + t13) * cache.segment1_slice1_local_subspace0_v_y
-        + (t19 + t22 + t27) * cache.segment1_slice2_local_subspace0_w_z
-        + p.segment_length * (t20 + t21 + t26)
+    out[(3, 3)] = ((t7 + t8) * cache.segment1_slice0_local_bend_y_column_v_x
+        + cache.segment1_slice1_local_bend_y_column_v_y * (t16 + t18)
+        + (t9 + t11) * cache.segment1_slice2_local_bend_y_column_v_x
+        + 0.8872983346207417 * (t23 + t25 + t26)
+        + (t14 + t17) * cache.segment1_slice2_local_bend_y_column_v_y
+        + cache.segment1_slice1_local_bend_y_column_v_x * (t10 + t12)
+        + (t15 + t19) * cache.segment1_slice0_local_bend_y_column_v_y
+        + 0.5 * (t21 + t22 + t24) + 0.1127016653792583 * (t5 + t6 + t27))
+        * p.segment_length * p.segment_length + p.segment_length * (t2 + t3 + t4)
         + cache.segment1_tip_subspace0_v_y
             * (cache.segment1_tip_subspace0_v_y * cache.middle_composite_inertia_m
                 + cache.middle_composite_inertia_h_x * p.segment_length)
         + (cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_m
             - p.segment_length * cache.middle_composite_inertia_h_y)
-            * cache.segment1_tip_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_v_y * (t11 + t15)
-        + (t2 + t24 + t25) * cache.segment1_slice1_local_subspace0_w_z
-        + (t4 + t7) * cache.segment1_slice1_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_w_z * (t17 + t18 + t23);
+            * cache.segment1_tip_subspace0_v_x;
     out[(3, 4)] = t56;
     out[(4, 3)] = t56;
-    out[(4, 4)] = (t34 + t52 + t53) * p.segment_length
-        + (t49 + t50) * cache.segment2_slice0_local_subspace0_v_x
-        + (t35 + t36 + t37) * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment2_slice1_local_subspace0_v_y * (t39 + t41)
+    out[(4, 4)] = (t29 + t53 + t54) * p.segment_length
         + cache.segment2_tip_subspace0_v_y
             * (p.segment_length * cache.head_inertia_h_x
                 + p.link_mass * cache.segment2_tip_subspace0_v_y)
-        + (t29 + t31 + t32) * cache.segment1_slice1_local_subspace0_w_z
         + (p.link_mass * cache.segment2_tip_subspace0_v_x
             - p.segment_length * cache.head_inertia_h_y)
             * cache.segment2_tip_subspace0_v_x
-        + (t30 + t33 + t54) * cache.segment1_slice2_local_subspace0_w_z
-        + (t45 + t46) * cache.segment2_slice1_local_subspace0_v_x
-        + (t38 + t43) * cache.segment2_slice2_local_subspace0_v_y
-        + cache.segment2_slice0_local_subspace0_v_y * (t40 + t42)
-        + cache.segment2_slice2_local_subspace0_v_x * (t47 + t48);
+        + (0.1127016653792583 * (t34 + t51 + t52)
+            + (t46 + t47) * cache.segment2_slice0_local_bend_y_column_v_x
+            + 0.5 * (t33 + t49 + t50)
+            + (t44 + t45) * cache.segment2_slice2_local_bend_y_column_v_x
+            + cache.segment2_slice1_local_bend_y_column_v_x * (t42 + t43)
+            + 0.8872983346207417 * (t30 + t31 + t32)
+            + cache.segment2_slice0_local_bend_y_column_v_y * (t35 + t40)
+            + cache.segment2_slice1_local_bend_y_column_v_y * (t37 + t39)
+            + cache.segment2_slice2_local_bend_y_column_v_y * (t36 + t38))
+            * p.segment_length * p.segment_length;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -1160,446 +1158,447 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
-        + qd[2];
-    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t0 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
-    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let t1 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
-    let segment1_base_velocity_v_y = t0 * cache.base_angle_rotation_01
-        + t1 * cache.cos_q2;
-    let t2 = cache.segment1_slice2_local_subspace0_v_y * qd[3]
-        + segment1_base_velocity_v_y;
-    let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
-        * segment1_slice2_velocity_w_z + t2 * cache.segment1_slice0_mass;
-    let t3 = -(segment1_slice2_local_momentum_f_y * segment1_slice2_velocity_w_z);
-    let t4 = segment1_base_velocity_v_y
-        + cache.segment1_slice1_local_subspace0_v_y * qd[3];
-    let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
-        + qd[2];
-    let segment1_slice1_local_momentum_f_y = cache.segment1_slice1_mass * t4
-        + cache.segment1_slice1_local_inertia_h_x * segment1_slice1_velocity_w_z;
-    let t5 = -(segment1_slice1_local_momentum_f_y * segment1_slice1_velocity_w_z);
+    let base_angle_bias_v_x = qd[2] * qd[1];
     let segment1_bend_y_rate = p.segment_length * qd[3];
-    let t6 = segment1_bend_y_rate * segment1_bend_y_rate;
+    let t0 = segment1_bend_y_rate * segment1_bend_y_rate;
     let segment1_bend_y = p.segment_length * q[3];
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t7 = t6 * p.segment_length * segment1_bend_squared;
-    let t8 = t6 * p.segment_length;
-    let t9 = p.segment_length * segment1_bend_squared;
+    let t1 = t0 * p.segment_length * segment1_bend_squared;
+    let t2 = t0 * p.segment_length;
+    let t3 = p.segment_length * segment1_bend_squared;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
-    let base_angle_bias_v_x = qd[2] * qd[1];
     let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
         + cache.cos_q2 * base_angle_bias_v_x;
-    let t10 = (0.09375 * cache.segment1_slice1_bend_c5 * t7
-        + 0.125 * cache.segment1_slice1_bend_c3 * t8
-        + 0.03125 * cache.segment1_slice1_bend_c3 * t7
-        - 0.125 * t8 * cache.segment1_slice1_bend_c2
-        - 0.09375 * t7 * cache.segment1_slice1_bend_c4)
-        + segment1_base_velocity_v_y * qd[3] * cache.segment1_slice1_local_subspace0_w_z
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let t4 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let t5 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
+    let segment1_base_velocity_v_y = t4 * cache.base_angle_rotation_01
+        + t5 * cache.cos_q2;
+    let t6 = (0.09375 * cache.segment1_slice1_bend_c5 * t1
+        + 0.125 * cache.segment1_slice1_bend_c3 * t2
+        + 0.03125 * cache.segment1_slice1_bend_c3 * t1
+        - 0.125 * t2 * cache.segment1_slice1_bend_c2
+        - 0.09375 * t1 * cache.segment1_slice1_bend_c4)
         + 0.5 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.125 * t9 * cache.segment1_slice1_bend_c4
+            * (0.125 * t3 * cache.segment1_slice1_bend_c4
                 + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-                - 0.0625 * cache.segment1_slice1_bend_c3 * t9) + segment1_base_bias_v_x
-        - cache.segment1_slice1_local_subspace0_v_y * qd[2] * qd[3];
-    let t11 = t10 * cache.segment1_slice1_mass;
-    let segment1_slice0_velocity_w_z = qd[2]
-        + cache.segment1_slice0_local_subspace0_w_z * qd[3];
-    let t12 = segment1_base_velocity_v_y
-        + cache.segment1_slice0_local_subspace0_v_y * qd[3];
-    let segment1_slice0_local_momentum_f_y = segment1_slice0_velocity_w_z
-        * cache.segment1_slice0_local_inertia_h_x + t12 * cache.segment1_slice0_mass;
-    let t13 = -(segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_y);
-    let t14 = (0.0014314988413324798 * t8 * cache.segment1_slice0_bend_c3
-        + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t7
-        + 0.00001818241927340114 * t7 * cache.segment1_slice0_bend_c3
-        - 0.0014314988413324798 * t8 * cache.segment1_slice0_bend_c2
-        - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t7)
-        + segment1_base_bias_v_x
-        + segment1_base_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z * qd[3]
-        + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t9
-                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
-                - 0.0001613323034066491 * t9 * cache.segment1_slice0_bend_c3)
-        - cache.segment1_slice0_local_subspace0_v_y * qd[2] * qd[3];
-    let t15 = t14 * cache.segment1_slice0_mass;
-    let t16 = segment1_base_velocity_v_y * qd[3]
-        * cache.segment1_slice2_local_subspace0_w_z + segment1_base_bias_v_x
+                - 0.0625 * cache.segment1_slice1_bend_c3 * t3) + segment1_base_bias_v_x
+        + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        - cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
+    let t7 = t6 * cache.segment1_slice1_mass;
+    let t8 = segment1_base_bias_v_x
         + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate
             * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-                + 1.239677335393187 * t9 * cache.segment1_slice2_bend_c4
-                - 0.6198386676965935 * t9 * cache.segment1_slice2_bend_c3)
-        + (0.5499818175807267 * t7 * cache.segment1_slice2_bend_c3
-            + 1.6499454527421802 * t7 * cache.segment1_slice2_bend_c5
-            + 0.6985685011586675 * t8 * cache.segment1_slice2_bend_c3
-            - 1.6499454527421802 * t7 * cache.segment1_slice2_bend_c4
-            - 0.6985685011586675 * t8 * cache.segment1_slice2_bend_c2)
-        - qd[2] * cache.segment1_slice2_local_subspace0_v_y * qd[3];
+                + 1.239677335393187 * t3 * cache.segment1_slice2_bend_c4
+                - 0.6198386676965935 * t3 * cache.segment1_slice2_bend_c3)
+        + (0.5499818175807267 * t1 * cache.segment1_slice2_bend_c3
+            + 1.6499454527421802 * t1 * cache.segment1_slice2_bend_c5
+            + 0.6985685011586675 * t2 * cache.segment1_slice2_bend_c3
+            - 1.6499454527421802 * t1 * cache.segment1_slice2_bend_c4
+            - 0.6985685011586675 * t2 * cache.segment1_slice2_bend_c2)
+        + 0.8872983346207417 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        - cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
+    let t9 = t8 * cache.segment1_slice0_mass;
+    let t10 = 0.1127016653792583 * segment1_bend_y_rate + qd[2];
+    let t11 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t10
+        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t11;
+    let t12 = -(segment1_slice0_local_momentum_f_y * t10);
+    let t13 = 0.5 * segment1_bend_y_rate + qd[2];
+    let t14 = cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate
+        + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t14 * cache.segment1_slice1_mass
+        + cache.segment1_slice1_local_inertia_h_x * t13;
+    let t15 = -(t13 * segment1_slice1_local_momentum_f_y);
+    let t16 = (0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c3
+        + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t1
+        + 0.00001818241927340114 * t1 * cache.segment1_slice0_bend_c3
+        - 0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c2
+        - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t1)
+        + segment1_base_bias_v_x
+        + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t3
+                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
+                - 0.0001613323034066491 * t3 * cache.segment1_slice0_bend_c3)
+        + 0.1127016653792583 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
     let t17 = t16 * cache.segment1_slice0_mass;
-    let t18 = t3 + t5 + t11 + t13 + t15 + t17;
-    let t19 = cache.cos_q2 * t18;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t1 + t0 * cache.cos_q2;
-    let t20 = segment1_base_velocity_v_x
-        + qd[3] * cache.segment1_slice0_local_subspace0_v_x;
-    let segment1_slice0_local_momentum_f_x = t20 * cache.segment1_slice0_mass
-        - cache.segment1_slice0_local_inertia_h_y * segment1_slice0_velocity_w_z;
-    let t21 = segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_x;
+    let t18 = 0.8872983346207417 * segment1_bend_y_rate + qd[2];
+    let t19 = cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
+        + segment1_base_velocity_v_y;
+    let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
+        * t18 + cache.segment1_slice0_mass * t19;
+    let t20 = -(segment1_slice2_local_momentum_f_y * t18);
+    let t21 = t7 + t9 + t12 + t15 + t17 + t20;
+    let t22 = t21 * cache.cos_q2;
     let segment1_base_bias_v_y = cache.base_angle_rotation_01 * base_angle_bias_v_x
         + cache.cos_q2 * base_angle_bias_v_y;
-    let t22 = p.segment_length * segment1_bend_y;
-    let t23 = t6 * p.segment_length * segment1_bend_y;
-    let t24 = t6 * p.segment_length * segment1_bend_y.powi(3);
-    let t25 = segment1_base_bias_v_y
-        + cache.segment1_slice2_local_subspace0_v_x * qd[2] * qd[3]
-        + (3.7190320061795608 * t23 * cache.segment1_slice2_bend_c4
-            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * t24
-            + 0.4879979508110674 * t24 * cache.segment1_slice2_bend_c4
-            - 1.8595160030897804 * t23 * cache.segment1_slice2_bend_c3
-            - 2.439989754055337 * t24 * cache.segment1_slice2_bend_c5)
+    let t23 = p.segment_length * segment1_bend_y;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t5 + t4 * cache.cos_q2;
+    let t24 = t0 * p.segment_length * segment1_bend_y;
+    let t25 = t0 * p.segment_length * segment1_bend_y.powi(3);
+    let t26 = segment1_base_bias_v_y
+        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
+        + (3.7190320061795608 * t24 * cache.segment1_slice2_bend_c4
+            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * t25
+            + 0.4879979508110674 * t25 * cache.segment1_slice2_bend_c4
+            - 1.8595160030897804 * t24 * cache.segment1_slice2_bend_c3
+            - 2.439989754055337 * t25 * cache.segment1_slice2_bend_c5)
         - 0.8872983346207417
-            * (0.6985685011586675 * t22 * cache.segment1_slice2_bend_c3
-                - 0.6985685011586675 * t22 * cache.segment1_slice2_bend_c2)
+            * (0.6985685011586675 * t23 * cache.segment1_slice2_bend_c3
+                - 0.6985685011586675 * t23 * cache.segment1_slice2_bend_c2)
             * segment1_bend_y_rate * segment1_bend_y_rate
-        - segment1_base_velocity_v_x * qd[3] * cache.segment1_slice2_local_subspace0_w_z;
-    let t26 = t25 * cache.segment1_slice0_mass;
-    let t27 = segment1_base_velocity_v_x
-        + cache.segment1_slice2_local_subspace0_v_x * qd[3];
-    let segment1_slice2_local_momentum_f_x = t27 * cache.segment1_slice0_mass
-        - segment1_slice2_velocity_w_z * cache.segment1_slice2_local_inertia_h_y;
-    let t28 = segment1_slice2_local_momentum_f_x * segment1_slice2_velocity_w_z;
-    let t29 = segment1_base_velocity_v_x
-        + qd[3] * cache.segment1_slice1_local_subspace0_v_x;
-    let segment1_slice1_local_momentum_f_x = t29 * cache.segment1_slice1_mass
-        - cache.segment1_slice1_local_inertia_h_y * segment1_slice1_velocity_w_z;
-    let t30 = segment1_slice1_local_momentum_f_x * segment1_slice1_velocity_w_z;
-    let t31 = segment1_base_bias_v_y
-        + (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t24
-            + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t23
-            + 0.000016393511461889856 * cache.segment1_slice0_bend_c6 * t24
-            - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t24
-            - 0.00048399691021994726 * t23 * cache.segment1_slice0_bend_c3)
-        + qd[2] * qd[3] * cache.segment1_slice0_local_subspace0_v_x
+        - 0.8872983346207417 * segment1_base_velocity_v_x * segment1_bend_y_rate;
+    let t27 = cache.segment1_slice0_mass * t26;
+    let t28 = segment1_base_bias_v_y
+        + (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t25
+            + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t24
+            + 0.000016393511461889856 * cache.segment1_slice0_bend_c6 * t25
+            - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t25
+            - 0.00048399691021994726 * t24 * cache.segment1_slice0_bend_c3)
+        + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
         - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.0014314988413324798 * t22 * cache.segment1_slice0_bend_c3
-                - 0.0014314988413324798 * t22 * cache.segment1_slice0_bend_c2)
-        - segment1_base_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z * qd[3];
-    let t32 = t31 * cache.segment1_slice0_mass;
-    let t33 = segment1_base_bias_v_y
-        + (0.125 * cache.segment1_slice1_bend_c6 * t24
-            + 0.375 * t23 * cache.segment1_slice1_bend_c4
-            + 0.015625 * t24 * cache.segment1_slice1_bend_c4
-            - 0.078125 * cache.segment1_slice1_bend_c5 * t24
-            - 0.1875 * t23 * cache.segment1_slice1_bend_c3)
-        + qd[2] * qd[3] * cache.segment1_slice1_local_subspace0_v_x
+            * (0.0014314988413324798 * t23 * cache.segment1_slice0_bend_c3
+                - 0.0014314988413324798 * t23 * cache.segment1_slice0_bend_c2)
+        - 0.1127016653792583 * segment1_base_velocity_v_x * segment1_bend_y_rate;
+    let t29 = cache.segment1_slice0_mass * t28;
+    let t30 = cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate
+        + segment1_base_velocity_v_x;
+    let segment1_slice1_local_momentum_f_x = t30 * cache.segment1_slice1_mass
+        - t13 * cache.segment1_slice1_local_inertia_h_y;
+    let t31 = t13 * segment1_slice1_local_momentum_f_x;
+    let t32 = segment1_base_velocity_v_x
+        + segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_local_momentum_f_x = t32 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * t10;
+    let t33 = t10 * segment1_slice0_local_momentum_f_x;
+    let t34 = segment1_base_bias_v_y
+        + cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
+        + (0.125 * cache.segment1_slice1_bend_c6 * t25
+            + 0.375 * t24 * cache.segment1_slice1_bend_c4
+            + 0.015625 * t25 * cache.segment1_slice1_bend_c4
+            - 0.078125 * cache.segment1_slice1_bend_c5 * t25
+            - 0.1875 * t24 * cache.segment1_slice1_bend_c3)
+        - 0.5 * segment1_base_velocity_v_x * segment1_bend_y_rate
         - 0.5
-            * (0.125 * cache.segment1_slice1_bend_c3 * t22
-                - 0.125 * t22 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
-            * segment1_bend_y_rate
-        - segment1_base_velocity_v_x * qd[3] * cache.segment1_slice1_local_subspace0_w_z;
-    let t34 = t33 * cache.segment1_slice1_mass;
-    let t35 = t21 + t26 + t28 + t30 + t32 + t34;
-    let t36 = cache.base_angle_rotation_01 * t35;
+            * (0.125 * cache.segment1_slice1_bend_c3 * t23
+                - 0.125 * t23 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
+            * segment1_bend_y_rate;
+    let t35 = t34 * cache.segment1_slice1_mass;
+    let t36 = segment1_base_velocity_v_x
+        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate;
+    let segment1_slice2_local_momentum_f_x = t36 * cache.segment1_slice0_mass
+        - cache.segment1_slice2_local_inertia_h_y * t18;
+    let t37 = segment1_slice2_local_momentum_f_x * t18;
+    let t38 = t27 + t29 + t31 + t33 + t35 + t37;
+    let t39 = cache.base_angle_rotation_01 * t38;
+    let segment2_bend_y = p.segment_length * q[4];
+    let t40 = segment2_bend_y * p.segment_length;
+    let segment2_bend_y_rate = qd[4] * p.segment_length;
+    let t41 = segment2_bend_y_rate * segment2_bend_y_rate;
+    let t42 = segment2_bend_y * p.segment_length * t41;
+    let t43 = p.segment_length * segment2_bend_y.powi(3) * t41;
+    let t44 = (8.0 * cache.segment1_bend_squared_c6 * t25
+        + 6.0 * t24 * cache.segment1_bend_squared_c4
+        + cache.segment1_bend_squared_c4 * t25
+        - 5.0 * cache.segment1_bend_squared_c5 * t25
+        - 3.0 * t24 * cache.segment1_bend_squared_c3)
+        - segment1_bend_y_rate * segment1_bend_y_rate
+            * (cache.segment1_bend_squared_c3 * t23
+                - t23 * cache.segment1_bend_squared_c2);
+    let t45 = (cache.segment1_bend_squared_c3 * t2
+        + 3.0 * cache.segment1_bend_squared_c5 * t1 + cache.segment1_bend_squared_c3 * t1
+        - 3.0 * cache.segment1_bend_squared_c4 * t1
+        - t2 * cache.segment1_bend_squared_c2)
+        + segment1_bend_y_rate * segment1_bend_y_rate
+            * (p.segment_length * cache.segment1_bend_squared_c2
+                + 2.0 * cache.segment1_bend_squared_c4 * t3
+                - cache.segment1_bend_squared_c3 * t3);
+    let segment1_tip_bias_v_x = t44 * cache.base_angle_rotation_01
+        + segment1_bend_y_rate * base_angle_velocity_v_y + cache.cos_q2 * t45
+        + base_angle_bias_v_x - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
+    let segment1_tip_bias_v_y = t44 * cache.cos_q2 + cache.sin_q2 * t45
+        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + base_angle_bias_v_y
+        - segment1_bend_y_rate * base_angle_velocity_v_x;
+    let segment2_base_bias_v_y = cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x
+        + cache.segment1_tip_rotation_11 * segment1_tip_bias_v_y;
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
-        + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
-    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let t37 = segment1_tip_velocity_v_y
+    let t46 = segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.segment2_position_x;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t38 = segment1_tip_velocity_v_x
+    let t47 = segment1_tip_velocity_v_x
         - cache.segment2_position_y * segment1_tip_velocity_w_z;
-    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t37
-        + cache.segment1_tip_rotation_01 * t38;
-    let t39 = cache.segment2_slice0_local_subspace0_v_y * qd[4]
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t46
+        + t47 * cache.segment1_tip_rotation_00;
+    let t48 = (3.7190320061795608 * t42 * cache.segment2_slice2_bend_c4
+        + 3.903983606488539 * t43 * cache.segment2_slice2_bend_c6
+        + 0.4879979508110674 * t43 * cache.segment2_slice2_bend_c4
+        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t42
+        - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t43)
+        + segment2_base_bias_v_y
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * cache.segment2_slice2_local_bend_y_column_v_x
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t40
+                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t40)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        - 0.8872983346207417 * segment2_bend_y_rate * segment2_base_velocity_v_x;
+    let t49 = cache.segment1_slice0_mass * t48;
+    let t50 = 0.1127016653792583 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let t51 = segment2_base_velocity_v_x
+        + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice0_local_momentum_f_x = t51 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t50;
+    let t52 = t50 * segment2_slice0_local_momentum_f_x;
+    let t53 = segment1_tip_velocity_w_z + 0.5 * segment2_bend_y_rate;
+    let t54 = segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x;
+    let segment2_slice1_local_momentum_f_x = t54 * cache.segment1_slice1_mass
+        - cache.segment2_slice1_local_inertia_h_y * t53;
+    let t55 = t53 * segment2_slice1_local_momentum_f_x;
+    let t56 = segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x;
+    let t57 = segment1_tip_velocity_w_z + 0.8872983346207417 * segment2_bend_y_rate;
+    let segment2_slice2_local_momentum_f_x = t56 * cache.segment1_slice0_mass
+        - t57 * cache.segment2_slice2_local_inertia_h_y;
+    let t58 = segment2_slice2_local_momentum_f_x * t57;
+    let t59 = segment2_base_bias_v_y
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * cache.segment2_slice0_local_bend_y_column_v_x
+        + (0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t43
+            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t43
+            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t42
+            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t42
+            - 0.00001024594466368116 * t43 * cache.segment2_slice0_bend_c5)
+        - 0.1127016653792583 * segment2_bend_y_rate * segment2_base_velocity_v_x
+        - 0.1127016653792583
+            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t40
+                - 0.0014314988413324798 * t40 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let t60 = t59 * cache.segment1_slice0_mass;
+    let t61 = segment2_base_bias_v_y
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * cache.segment2_slice1_local_bend_y_column_v_x
+        + (0.125 * cache.segment2_slice1_bend_c6 * t43
+            + 0.375 * cache.segment2_slice1_bend_c4 * t42
+            + 0.015625 * cache.segment2_slice1_bend_c4 * t43
+            - 0.078125 * cache.segment2_slice1_bend_c5 * t43
+            - 0.1875 * cache.segment2_slice1_bend_c3 * t42)
+        - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x
+        - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.125 * cache.segment2_slice1_bend_c3 * t40
+                - 0.125 * cache.segment2_slice1_bend_c2 * t40);
+    let t62 = t61 * cache.segment1_slice1_mass;
+    let t63 = t49 + t52 + t55 + t58 + t60 + t62;
+    let t64 = cache.segment1_tip_rotation_01 * t63;
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t46
+        + cache.segment1_tip_rotation_01 * t47;
+    let t65 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
         + segment2_base_velocity_v_y;
-    let segment2_slice0_local_momentum_f_y = cache.segment2_slice0_local_inertia_h_x
-        * segment2_slice0_velocity_w_z + t39 * cache.segment1_slice0_mass;
-    let t40 = -(segment2_slice0_velocity_w_z * segment2_slice0_local_momentum_f_y);
-    let t41 = cache.segment2_slice1_local_subspace0_v_y * qd[4]
-        + segment2_base_velocity_v_y;
-    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
-    let segment2_slice1_local_momentum_f_y = t41 * cache.segment1_slice1_mass
-        + cache.segment2_slice1_local_inertia_h_x * segment2_slice1_velocity_w_z;
-    let t42 = -(segment2_slice1_local_momentum_f_y * segment2_slice1_velocity_w_z);
-    let t43 = (8.0 * cache.segment1_bend_squared_c6 * t24
-        + 6.0 * t23 * cache.segment1_bend_squared_c4
-        + cache.segment1_bend_squared_c4 * t24
-        - 5.0 * cache.segment1_bend_squared_c5 * t24
-        - 3.0 * t23 * cache.segment1_bend_squared_c3)
-        - segment1_bend_y_rate * segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c3 * t22
-                - t22 * cache.segment1_bend_squared_c2);
-    let t44 = (cache.segment1_bend_squared_c3 * t8
-        + 3.0 * cache.segment1_bend_squared_c5 * t7 + cache.segment1_bend_squared_c3 * t7
-        - 3.0 * cache.segment1_bend_squared_c4 * t7
-        - t8 * cache.segment1_bend_squared_c2)
-        + segment1_bend_y_rate * segment1_bend_y_rate
-            * (p.segment_length * cache.segment1_bend_squared_c2
-                + 2.0 * cache.segment1_bend_squared_c4 * t9
-                - cache.segment1_bend_squared_c3 * t9);
-    let segment1_tip_bias_v_x = t43 * cache.base_angle_rotation_01
-        + segment1_bend_y_rate * base_angle_velocity_v_y + cache.cos_q2 * t44
-        + base_angle_bias_v_x - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
-    let segment1_tip_bias_v_y = t43 * cache.cos_q2 + cache.sin_q2 * t44
-        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + base_angle_bias_v_y
-        - segment1_bend_y_rate * base_angle_velocity_v_x;
+    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t65
+        + t50 * cache.segment2_slice0_local_inertia_h_x;
+    let t66 = -(segment2_slice0_local_momentum_f_y * t50);
     let segment2_base_bias_v_x = cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x
         + cache.segment1_tip_rotation_10 * segment1_tip_bias_v_y;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
-    let segment2_bend_y = p.segment_length * q[4];
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t45 = p.segment_length * segment2_bend_squared;
-    let t46 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t47 = p.segment_length * segment2_bend_squared * t46;
-    let t48 = p.segment_length * t46;
-    let t49 = segment2_base_bias_v_x
-        + segment2_base_velocity_v_y * qd[4] * cache.segment1_slice0_local_subspace0_w_z
-        + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t45
-                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t45)
-        + (0.000054547257820203424 * t47 * cache.segment2_slice0_bend_c5
-            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t48
-            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t47
-            - 0.000054547257820203424 * t47 * cache.segment2_slice0_bend_c4
-            - 0.0014314988413324798 * cache.segment2_slice0_bend_c2 * t48)
-        - cache.segment2_slice0_local_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
-    let t50 = t49 * cache.segment1_slice0_mass;
-    let t51 = 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
-        * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-            + 0.125 * t45 * cache.segment2_slice1_bend_c4
-            - 0.0625 * t45 * cache.segment2_slice1_bend_c3) + segment2_base_bias_v_x
-        + segment2_base_velocity_v_y * qd[4] * cache.segment1_slice1_local_subspace0_w_z
-        + (0.03125 * t47 * cache.segment2_slice1_bend_c3
-            + 0.125 * cache.segment2_slice1_bend_c3 * t48
-            + 0.09375 * t47 * cache.segment2_slice1_bend_c5
-            - 0.125 * cache.segment2_slice1_bend_c2 * t48
-            - 0.09375 * t47 * cache.segment2_slice1_bend_c4)
-        - segment1_tip_velocity_w_z * cache.segment2_slice1_local_subspace0_v_y * qd[4];
-    let t52 = t51 * cache.segment1_slice1_mass;
-    let t53 = segment2_base_velocity_v_y * qd[4]
-        * cache.segment1_slice2_local_subspace0_w_z
-        + 0.8872983346207417
-            * (1.239677335393187 * t45 * cache.segment2_slice2_bend_c4
-                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-                - 0.6198386676965935 * t45 * cache.segment2_slice2_bend_c3)
-            * segment2_bend_y_rate * segment2_bend_y_rate
-        + (1.6499454527421802 * t47 * cache.segment2_slice2_bend_c5
-            + 0.5499818175807267 * t47 * cache.segment2_slice2_bend_c3
-            + 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t48
-            - 1.6499454527421802 * t47 * cache.segment2_slice2_bend_c4
-            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t48)
+    let t67 = p.segment_length * segment2_bend_squared;
+    let t68 = p.segment_length * segment2_bend_squared * t41;
+    let t69 = p.segment_length * t41;
+    let t70 = 0.1127016653792583 * segment2_base_velocity_v_y * segment2_bend_y_rate
         + segment2_base_bias_v_x
-        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice2_local_subspace0_v_y;
-    let t54 = cache.segment1_slice0_mass * t53;
-    let t55 = segment2_base_velocity_v_y
-        + qd[4] * cache.segment2_slice2_local_subspace0_v_y;
-    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_local_momentum_f_y = t55 * cache.segment1_slice0_mass
-        + segment2_slice2_velocity_w_z * cache.segment2_slice2_local_inertia_h_x;
-    let t56 = -(segment2_slice2_local_momentum_f_y * segment2_slice2_velocity_w_z);
-    let t57 = t40 + t42 + t50 + t52 + t54 + t56;
-    let t58 = t57 * cache.segment1_tip_rotation_00;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t37
-        + t38 * cache.segment1_tip_rotation_00;
-    let t59 = cache.segment2_slice2_local_subspace0_v_x * qd[4]
-        + segment2_base_velocity_v_x;
-    let segment2_slice2_local_momentum_f_x = cache.segment1_slice0_mass * t59
-        - segment2_slice2_velocity_w_z * cache.segment2_slice2_local_inertia_h_y;
-    let t60 = segment2_slice2_velocity_w_z * segment2_slice2_local_momentum_f_x;
-    let t61 = qd[4] * cache.segment2_slice1_local_subspace0_v_x
-        + segment2_base_velocity_v_x;
-    let segment2_slice1_local_momentum_f_x = t61 * cache.segment1_slice1_mass
-        - cache.segment2_slice1_local_inertia_h_y * segment2_slice1_velocity_w_z;
-    let t62 = segment2_slice1_local_momentum_f_x * segment2_slice1_velocity_w_z;
-    let t63 = qd[4] * cache.segment2_slice0_local_subspace0_v_x
-        + segment2_base_velocity_v_x;
-    let segment2_slice0_local_momentum_f_x = t63 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * segment2_slice0_velocity_w_z;
-    let t64 = segment2_slice0_velocity_w_z * segment2_slice0_local_momentum_f_x;
-    let segment2_base_bias_v_y = cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x
-        + cache.segment1_tip_rotation_11 * segment1_tip_bias_v_y;
-    let t65 = p.segment_length * segment2_bend_y.powi(3) * t46;
-    let t66 = segment2_bend_y * p.segment_length * t46;
-    let t67 = segment2_bend_y * p.segment_length;
-    let t68 = segment2_base_bias_v_y
-        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice1_local_subspace0_v_x
-        + (0.125 * cache.segment2_slice1_bend_c6 * t65
-            + 0.375 * cache.segment2_slice1_bend_c4 * t66
-            + 0.015625 * cache.segment2_slice1_bend_c4 * t65
-            - 0.078125 * cache.segment2_slice1_bend_c5 * t65
-            - 0.1875 * cache.segment2_slice1_bend_c3 * t66)
-        - qd[4] * cache.segment1_slice1_local_subspace0_w_z * segment2_base_velocity_v_x
-        - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.125 * cache.segment2_slice1_bend_c3 * t67
-                - 0.125 * cache.segment2_slice1_bend_c2 * t67);
-    let t69 = t68 * cache.segment1_slice1_mass;
-    let t70 = segment1_tip_velocity_w_z * qd[4]
-        * cache.segment2_slice0_local_subspace0_v_x + segment2_base_bias_v_y
-        + (0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t65
-            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t65
-            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t66
-            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t66
-            - 0.00001024594466368116 * t65 * cache.segment2_slice0_bend_c5)
-        - 0.1127016653792583
-            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t67
-                - 0.0014314988413324798 * t67 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate
-        - qd[4] * cache.segment1_slice0_local_subspace0_w_z * segment2_base_velocity_v_x;
+        + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t67
+                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
+                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t67)
+        + (0.000054547257820203424 * t68 * cache.segment2_slice0_bend_c5
+            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t69
+            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t68
+            - 0.000054547257820203424 * t68 * cache.segment2_slice0_bend_c4
+            - 0.0014314988413324798 * cache.segment2_slice0_bend_c2 * t69)
+        - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate;
     let t71 = t70 * cache.segment1_slice0_mass;
-    let t72 = (3.7190320061795608 * t66 * cache.segment2_slice2_bend_c4
-        + 3.903983606488539 * t65 * cache.segment2_slice2_bend_c6
-        + 0.4879979508110674 * t65 * cache.segment2_slice2_bend_c4
-        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t66
-        - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t65)
-        + segment2_base_bias_v_y
-        + cache.segment2_slice2_local_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
-        - 0.8872983346207417
-            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t67
-                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t67)
+    let t72 = 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
+        * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
+            + 0.125 * t67 * cache.segment2_slice1_bend_c4
+            - 0.0625 * t67 * cache.segment2_slice1_bend_c3)
+        + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate
+        + segment2_base_bias_v_x
+        + (0.03125 * t68 * cache.segment2_slice1_bend_c3
+            + 0.125 * cache.segment2_slice1_bend_c3 * t69
+            + 0.09375 * t68 * cache.segment2_slice1_bend_c5
+            - 0.125 * cache.segment2_slice1_bend_c2 * t69
+            - 0.09375 * t68 * cache.segment2_slice1_bend_c4)
+        - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
+            * segment2_bend_y_rate;
+    let t73 = cache.segment1_slice1_mass * t72;
+    let t74 = segment2_base_velocity_v_y
+        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate;
+    let segment2_slice2_local_momentum_f_y = t74 * cache.segment1_slice0_mass
+        + cache.segment2_slice2_local_inertia_h_x * t57;
+    let t75 = -(segment2_slice2_local_momentum_f_y * t57);
+    let t76 = 0.8872983346207417 * segment2_base_velocity_v_y * segment2_bend_y_rate
+        + 0.8872983346207417
+            * (1.239677335393187 * t67 * cache.segment2_slice2_bend_c4
+                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
+                - 0.6198386676965935 * t67 * cache.segment2_slice2_bend_c3)
             * segment2_bend_y_rate * segment2_bend_y_rate
-        - qd[4] * segment2_base_velocity_v_x * cache.segment1_slice2_local_subspace0_w_z;
-    let t73 = cache.segment1_slice0_mass * t72;
-    let t74 = t60 + t62 + t64 + t69 + t71 + t73;
-    let t75 = t74 * cache.segment1_tip_rotation_01;
+        + (1.6499454527421802 * t68 * cache.segment2_slice2_bend_c5
+            + 0.5499818175807267 * t68 * cache.segment2_slice2_bend_c3
+            + 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t69
+            - 1.6499454527421802 * t68 * cache.segment2_slice2_bend_c4
+            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t69)
+        + segment2_base_bias_v_x
+        - cache.segment2_slice2_local_bend_y_column_v_y * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate;
+    let t77 = cache.segment1_slice0_mass * t76;
+    let t78 = segment2_base_velocity_v_y
+        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate;
+    let segment2_slice1_local_momentum_f_y = t78 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * t53;
+    let t79 = -(t53 * segment2_slice1_local_momentum_f_y);
+    let t80 = t66 + t71 + t73 + t75 + t77 + t79;
+    let t81 = cache.segment1_tip_rotation_00 * t80;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
         + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
-    let t76 = segment2_bend_y_rate * segment2_bend_y_rate
-        * (2.0 * t45 * cache.segment2_bend_squared_c4
+    let t82 = segment2_bend_y_rate * segment2_bend_y_rate
+        * (2.0 * t67 * cache.segment2_bend_squared_c4
             + cache.segment2_bend_squared_c2 * p.segment_length
-            - cache.segment2_bend_squared_c3 * t45)
-        + (cache.segment2_bend_squared_c3 * t47
-            + 3.0 * cache.segment2_bend_squared_c5 * t47
-            + cache.segment2_bend_squared_c3 * t48 - cache.segment2_bend_squared_c2 * t48
-            - 3.0 * t47 * cache.segment2_bend_squared_c4);
-    let t77 = (8.0 * cache.segment2_bend_squared_c6 * t65
-        + 6.0 * cache.segment2_bend_squared_c4 * t66
-        + cache.segment2_bend_squared_c4 * t65
-        - 5.0 * cache.segment2_bend_squared_c5 * t65
-        - 3.0 * cache.segment2_bend_squared_c3 * t66)
-        - (cache.segment2_bend_squared_c3 * t67 - cache.segment2_bend_squared_c2 * t67)
+            - cache.segment2_bend_squared_c3 * t67)
+        + (cache.segment2_bend_squared_c3 * t68
+            + 3.0 * cache.segment2_bend_squared_c5 * t68
+            + cache.segment2_bend_squared_c3 * t69 - cache.segment2_bend_squared_c2 * t69
+            - 3.0 * t68 * cache.segment2_bend_squared_c4);
+    let t83 = (8.0 * cache.segment2_bend_squared_c6 * t43
+        + 6.0 * cache.segment2_bend_squared_c4 * t42
+        + cache.segment2_bend_squared_c4 * t43
+        - 5.0 * cache.segment2_bend_squared_c5 * t43
+        - 3.0 * cache.segment2_bend_squared_c3 * t42)
+        - (cache.segment2_bend_squared_c3 * t40 - cache.segment2_bend_squared_c2 * t40)
             * segment2_bend_y_rate * segment2_bend_y_rate;
-    let segment2_tip_bias_v_x = cache.segment1_tip_rotation_00 * t76
-        + t77 * cache.segment1_tip_rotation_01
+    let segment2_tip_bias_v_x = cache.segment1_tip_rotation_00 * t82
+        + t83 * cache.segment1_tip_rotation_01
         + segment1_tip_velocity_v_y * segment2_bend_y_rate + segment1_tip_bias_v_x
         - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y * qd[4];
     let head_composite_force_f_x = p.link_mass * segment2_tip_bias_v_x
         - head_momentum_f_y * segment2_tip_velocity_w_z;
-    let segment2_composite_force_f_x = t58 + t75 + head_composite_force_f_x;
+    let segment2_composite_force_f_x = t64 + t81 + head_composite_force_f_x;
+    let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
     let middle_composite_force_f_x = segment2_composite_force_f_x
         + p.link_mass * segment1_tip_bias_v_x
         - segment1_tip_velocity_w_z * middle_momentum_f_y;
-    let segment1_composite_force_f_x = t19 + t36 + middle_composite_force_f_x;
+    let segment1_composite_force_f_x = t22 + t39 + middle_composite_force_f_x;
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
-    let tail_composite_force_f_x = segment1_composite_force_f_x
-        + p.link_mass * base_angle_bias_v_x - tail_momentum_f_y * qd[2];
-    let t78 = cache.sin_q2 * t18;
-    let t79 = cache.cos_q2 * t35;
+    let tail_composite_force_f_x = p.link_mass * base_angle_bias_v_x
+        + segment1_composite_force_f_x - tail_momentum_f_y * qd[2];
+    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.tail_inertia_h_y * qd[2];
+    let t84 = cache.cos_q2 * t38;
     let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
+    let t85 = cache.segment1_tip_rotation_10 * t80;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + qd[4] * cache.segment2_tip_subspace0_v_x;
     let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
     let segment2_tip_bias_v_y = segment1_tip_velocity_w_z * qd[4]
-        * cache.segment2_tip_subspace0_v_x + cache.segment1_tip_rotation_10 * t76
-        + segment1_tip_bias_v_y + t77 * cache.segment1_tip_rotation_11
+        * cache.segment2_tip_subspace0_v_x + cache.segment1_tip_rotation_10 * t82
+        + segment1_tip_bias_v_y + t83 * cache.segment1_tip_rotation_11
         - segment2_bend_y_rate * segment1_tip_velocity_v_x;
     let head_composite_force_f_y = head_momentum_f_x * segment2_tip_velocity_w_z
         + p.link_mass * segment2_tip_bias_v_y;
-    let t80 = t74 * cache.segment1_tip_rotation_11;
-    let t81 = cache.segment1_tip_rotation_10 * t57;
-    let segment2_composite_force_f_y = head_composite_force_f_y + t80 + t81;
+    let t86 = cache.segment1_tip_rotation_11 * t63;
+    let segment2_composite_force_f_y = t85 + head_composite_force_f_y + t86;
     let middle_composite_force_f_y = segment1_tip_velocity_w_z * middle_momentum_f_x
         + segment2_composite_force_f_y + p.link_mass * segment1_tip_bias_v_y;
-    let segment1_composite_force_f_y = t78 + t79 + middle_composite_force_f_y;
-    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.tail_inertia_h_y * qd[2];
-    let tail_composite_force_f_y = segment1_composite_force_f_y
-        + p.link_mass * base_angle_bias_v_y + qd[2] * tail_momentum_f_x;
-    let t82 = -(segment1_slice2_local_momentum_f_x * t2);
-    let t83 = t31 * cache.segment1_slice0_local_inertia_h_x;
-    let t84 = t20 * segment1_slice0_local_momentum_f_y;
-    let t85 = segment1_slice2_local_momentum_f_y * t27;
-    let t86 = -(t53 * cache.segment2_slice2_local_inertia_h_y);
-    let t87 = t63 * segment2_slice0_local_momentum_f_y;
-    let t88 = -(t55 * segment2_slice2_local_momentum_f_x);
-    let t89 = segment2_slice1_local_momentum_f_y * t61;
-    let t90 = cache.segment2_slice1_local_inertia_h_x * t68;
-    let t91 = -(segment2_slice1_local_momentum_f_x * t41);
-    let t92 = -(cache.segment2_slice0_local_inertia_h_y * t49);
+    let t87 = cache.sin_q2 * t21;
+    let segment1_composite_force_f_y = t84 + middle_composite_force_f_y + t87;
+    let tail_composite_force_f_y = p.link_mass * base_angle_bias_v_y
+        + qd[2] * tail_momentum_f_x + segment1_composite_force_f_y;
+    let t88 = t30 * segment1_slice1_local_momentum_f_y;
+    let t89 = -(segment1_slice0_local_momentum_f_x * t11);
+    let t90 = t54 * segment2_slice1_local_momentum_f_y;
+    let t91 = -(t70 * cache.segment2_slice0_local_inertia_h_y);
+    let t92 = t59 * cache.segment2_slice0_local_inertia_h_x;
+    let t93 = -(t76 * cache.segment2_slice2_local_inertia_h_y);
+    let t94 = t56 * segment2_slice2_local_momentum_f_y;
     let head_composite_force_n_z = cache.head_inertia_h_x * segment2_tip_bias_v_y
         + segment2_tip_velocity_v_x * head_momentum_f_y
         - segment2_tip_bias_v_x * cache.head_inertia_h_y
         - segment2_tip_velocity_v_y * head_momentum_f_x;
-    let t93 = segment2_slice2_local_momentum_f_y * t59;
-    let t94 = -(t51 * cache.segment2_slice1_local_inertia_h_y);
-    let t95 = t70 * cache.segment2_slice0_local_inertia_h_x;
-    let t96 = -(t39 * segment2_slice0_local_momentum_f_x);
-    let t97 = cache.segment2_slice2_local_inertia_h_x * t72;
-    let segment2_composite_force_n_z = t86 + t87
-        + (t80 + t81) * cache.segment2_position_x + t88 + t89 + t90 + t91 + t92
-        + head_composite_force_n_z + t93 + t94 + t95 + t96 + t97
-        - cache.segment2_position_y * (t58 + t75);
+    let t95 = t51 * segment2_slice0_local_momentum_f_y;
+    let t96 = -(segment2_slice2_local_momentum_f_x * t74);
+    let t97 = cache.segment2_slice2_local_inertia_h_x * t48;
+    let t98 = cache.segment2_slice1_local_inertia_h_x * t61;
+    let t99 = -(t78 * segment2_slice1_local_momentum_f_x);
+    let t100 = -(segment2_slice0_local_momentum_f_x * t65);
+    let t101 = -(cache.segment2_slice1_local_inertia_h_y * t72);
+    let segment2_composite_force_n_z = t90 + t91 + t92
+        + (t85 + t86) * cache.segment2_position_x + t93 + t94 + head_composite_force_n_z
+        + t95 + t96 + t97 + t98 + t99 + t100 + t101
+        - (t64 + t81) * cache.segment2_position_y;
     let middle_composite_force_n_z = segment2_composite_force_n_z
         + middle_momentum_f_y * segment1_tip_velocity_v_x
         + cache.middle_inertia_h_x * segment1_tip_bias_v_y
         - segment1_tip_velocity_v_y * middle_momentum_f_x
         - cache.middle_inertia_h_y * segment1_tip_bias_v_x;
-    let t98 = -(t16 * cache.segment1_slice2_local_inertia_h_y);
-    let t99 = t29 * segment1_slice1_local_momentum_f_y;
-    let t100 = -(t10 * cache.segment1_slice1_local_inertia_h_y);
-    let t101 = t25 * cache.segment1_slice2_local_inertia_h_x;
-    let t102 = cache.segment1_slice1_local_inertia_h_x * t33;
-    let t103 = -(t12 * segment1_slice0_local_momentum_f_x);
-    let t104 = -(segment1_slice1_local_momentum_f_x * t4);
-    let t105 = -(cache.segment1_slice0_local_inertia_h_y * t14);
-    let segment1_composite_force_n_z = t82 + t83 + t84 + t85 + middle_composite_force_n_z
-        + t98 + t99 + t100 + t101 + t102 + (t78 + t79) * cache.segment1_position_x + t103
-        + t104 + t105 - (t19 + t36) * cache.segment1_position_y;
+    let t102 = cache.segment1_slice2_local_inertia_h_x * t26;
+    let t103 = -(cache.segment1_slice0_local_inertia_h_y * t16);
+    let t104 = cache.segment1_slice0_local_inertia_h_x * t28;
+    let t105 = -(segment1_slice1_local_momentum_f_x * t14);
+    let t106 = -(t8 * cache.segment1_slice2_local_inertia_h_y);
+    let t107 = -(cache.segment1_slice1_local_inertia_h_y * t6);
+    let t108 = cache.segment1_slice1_local_inertia_h_x * t34;
+    let t109 = t36 * segment1_slice2_local_momentum_f_y;
+    let t110 = t32 * segment1_slice0_local_momentum_f_y;
+    let t111 = -(segment1_slice2_local_momentum_f_x * t19);
+    let segment1_composite_force_n_z = t88 + t89 + middle_composite_force_n_z + t102
+        + t103 + t104 + t105 + t106 + t107 + t108 + t109 + t110 + t111
+        + cache.segment1_position_x * (t84 + t87)
+        - cache.segment1_position_y * (t22 + t39);
     let tail_composite_force_n_z = cache.tail_inertia_h_x * base_angle_bias_v_y
         + segment1_composite_force_n_z + tail_momentum_f_y * base_angle_velocity_v_x
         - base_angle_velocity_v_y * tail_momentum_f_x
         - cache.tail_inertia_h_y * base_angle_bias_v_x;
     out[0] = tail_composite_force_f_x;
     out[1] = tail_composite_force_f_y;
-    out[2] = q[1] * tail_composite_force_f_x
-        + tail_composite_force_f_y * cache.base_angle_subspace_v_y
-        + tail_composite_force_n_z;
-    out[3] = cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y
-        + cache.segment1_slice0_local_subspace0_v_y * (t21 + t32)
-        + (t99 + t100 + t102 + t104) * cache.segment1_slice1_local_subspace0_w_z
-        + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x
-        + (t3 + t17) * cache.segment1_slice2_local_subspace0_v_x
-        + (t5 + t11) * cache.segment1_slice1_local_subspace0_v_x
-        + middle_composite_force_n_z * p.segment_length
-        + cache.segment1_slice0_local_subspace0_w_z * (t83 + t84 + t103 + t105)
-        + cache.segment1_slice1_local_subspace0_v_y * (t30 + t34)
-        + (t13 + t15) * cache.segment1_slice0_local_subspace0_v_x
-        + (t26 + t28) * cache.segment1_slice2_local_subspace0_v_y
-        + (t82 + t85 + t98 + t101) * cache.segment1_slice2_local_subspace0_w_z;
-    out[4] = cache.segment1_slice0_local_subspace0_w_z * (t87 + t92 + t95 + t96)
-        + cache.segment2_slice1_local_subspace0_v_y * (t62 + t69)
-        + head_composite_force_f_x * cache.segment2_tip_subspace0_v_x
-        + cache.segment2_slice1_local_subspace0_v_x * (t42 + t52)
-        + (t60 + t73) * cache.segment2_slice2_local_subspace0_v_y
+    out[2] = q[1] * tail_composite_force_f_x + tail_composite_force_n_z
+        + tail_composite_force_f_y * cache.base_angle_subspace_v_y;
+    out[3] = middle_composite_force_n_z * p.segment_length
+        + ((t29 + t33) * cache.segment1_slice0_local_bend_y_column_v_y
+            + (t31 + t35) * cache.segment1_slice1_local_bend_y_column_v_y
+            + 0.5 * (t88 + t105 + t107 + t108)
+            + (t12 + t17) * cache.segment1_slice0_local_bend_y_column_v_x
+            + cache.segment1_slice2_local_bend_y_column_v_x * (t9 + t20)
+            + cache.segment1_slice2_local_bend_y_column_v_y * (t27 + t37)
+            + 0.1127016653792583 * (t89 + t103 + t104 + t110)
+            + cache.segment1_slice1_local_bend_y_column_v_x * (t7 + t15)
+            + 0.8872983346207417 * (t102 + t106 + t109 + t111)) * p.segment_length
+        + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y
+        + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x;
+    out[4] = head_composite_force_f_x * cache.segment2_tip_subspace0_v_x
         + cache.segment2_tip_subspace0_v_y * head_composite_force_f_y
-        + (t89 + t90 + t91 + t94) * cache.segment1_slice1_local_subspace0_w_z
-        + cache.segment2_slice2_local_subspace0_v_x * (t54 + t56)
-        + cache.segment2_slice0_local_subspace0_v_y * (t64 + t71)
-        + (t40 + t50) * cache.segment2_slice0_local_subspace0_v_x
-        + (t86 + t88 + t93 + t97) * cache.segment1_slice2_local_subspace0_w_z
+        + p.segment_length
+            * (0.5 * (t90 + t98 + t99 + t101)
+                + 0.1127016653792583 * (t91 + t92 + t95 + t100)
+                + 0.8872983346207417 * (t93 + t94 + t96 + t97)
+                + cache.segment2_slice0_local_bend_y_column_v_y * (t52 + t60)
+                + cache.segment2_slice2_local_bend_y_column_v_y * (t49 + t58)
+                + cache.segment2_slice1_local_bend_y_column_v_x * (t73 + t79)
+                + (t55 + t62) * cache.segment2_slice1_local_bend_y_column_v_y
+                + (t66 + t71) * cache.segment2_slice0_local_bend_y_column_v_x
+                + cache.segment2_slice2_local_bend_y_column_v_x * (t75 + t77))
         + p.segment_length * head_composite_force_n_z;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
@@ -1630,12 +1629,17 @@ pub fn coriolis_matrix_into(
         * cache.segment1_tip_rotation_00
         + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
         + cache.segment2_position_x;
-    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
+    let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
+    let segment2_slice0_velocity_w_z = qd[4] * segment1_slice0_local_subspace0_w_z
         + segment1_tip_velocity_w_z;
+    let segment2_slice0_local_subspace0_v_x = p.segment_length
+        * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
     let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_10
-        * cache.segment2_slice0_local_subspace0_v_x
-        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
+        * segment2_slice0_local_subspace0_v_x
+        + segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
     let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
         + qd[4] * segment2_slice0_subspace0_v_y;
     let t3 = segment2_slice0_position_x * segment2_slice0_velocity_w_z
@@ -1646,17 +1650,22 @@ pub fn coriolis_matrix_into(
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let t4 = segment2_tip_velocity_v_y + cache.head_com_x * segment2_tip_velocity_w_z;
     let head_composite_rate_hd_y = p.link_mass * t4;
+    let segment2_slice2_local_subspace0_v_y = cache
+        .segment2_slice2_local_bend_y_column_v_y * p.segment_length;
+    let segment2_slice2_local_subspace0_v_x = p.segment_length
+        * cache.segment2_slice2_local_bend_y_column_v_x;
+    let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
     let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_11
-        * cache.segment2_slice2_local_subspace0_v_y
-        + cache.segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
-        - cache.segment2_position_x * cache.segment1_slice2_local_subspace0_w_z;
+        * segment2_slice2_local_subspace0_v_y
+        + segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
+        - cache.segment2_position_x * segment1_slice2_local_subspace0_w_z;
     let segment2_slice2_velocity_v_y = segment1_tip_velocity_v_y
         + qd[4] * segment2_slice2_subspace0_v_y;
     let segment2_slice2_position_x = cache.segment2_position_x
         + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_com_y
         + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
     let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
+        + qd[4] * segment1_slice2_local_subspace0_w_z;
     let t5 = segment2_slice2_velocity_v_y
         + segment2_slice2_position_x * segment2_slice2_velocity_w_z;
     let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
@@ -1665,9 +1674,13 @@ pub fn coriolis_matrix_into(
         * cache.segment2_slice1_local_com_y
         + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
         + cache.segment2_position_x;
+    let segment2_slice1_local_subspace0_v_x = cache
+        .segment2_slice1_local_bend_y_column_v_x * p.segment_length;
+    let segment2_slice1_local_subspace0_v_y = cache
+        .segment2_slice1_local_bend_y_column_v_y * p.segment_length;
     let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
-        * cache.segment2_slice1_local_subspace0_v_x
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        * segment2_slice1_local_subspace0_v_x
+        + segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
         - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
     let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
         + segment1_tip_velocity_v_y;
@@ -1681,25 +1694,33 @@ pub fn coriolis_matrix_into(
         * cache.base_angle_rotation_01 + cache.cos_q2 * cache.segment1_slice0_local_com_x
         + cache.segment1_position_x;
     let segment1_slice0_velocity_w_z = qd[2]
-        + cache.segment1_slice0_local_subspace0_w_z * qd[3];
+        + segment1_slice0_local_subspace0_w_z * qd[3];
+    let segment1_slice0_local_subspace0_v_x = p.segment_length
+        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_local_subspace0_v_y = p.segment_length
+        * cache.segment1_slice0_local_bend_y_column_v_y;
     let segment1_slice0_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_v_y * cache.cos_q2
-        - cache.segment1_position_x * cache.segment1_slice0_local_subspace0_w_z;
+        * segment1_slice0_local_subspace0_v_x
+        + segment1_slice0_local_subspace0_v_y * cache.cos_q2
+        - cache.segment1_position_x * segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = qd[3] * segment1_slice0_subspace0_v_y
         + base_angle_velocity_v_y;
     let t7 = segment1_slice0_position_x * segment1_slice0_velocity_w_z
         + segment1_slice0_velocity_v_y;
+    let segment1_slice2_local_subspace0_v_x = cache
+        .segment1_slice2_local_bend_y_column_v_x * p.segment_length;
+    let segment1_slice2_local_subspace0_v_y = cache
+        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
     let segment1_slice2_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice2_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_y
-        - cache.segment1_position_x * cache.segment1_slice2_local_subspace0_w_z;
+        * segment1_slice2_local_subspace0_v_x
+        + cache.cos_q2 * segment1_slice2_local_subspace0_v_y
+        - cache.segment1_position_x * segment1_slice2_local_subspace0_w_z;
     let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice2_subspace0_v_y * qd[3];
     let segment1_slice2_position_x = cache.segment1_slice2_local_com_y
         * cache.base_angle_rotation_01 + cache.segment1_position_x
         + cache.segment1_slice2_local_com_x * cache.cos_q2;
-    let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
+    let segment1_slice2_velocity_w_z = qd[3] * segment1_slice2_local_subspace0_w_z
         + qd[2];
     let t8 = segment1_slice2_velocity_v_y
         + segment1_slice2_position_x * segment1_slice2_velocity_w_z;
@@ -1811,20 +1832,16 @@ pub fn coriolis_matrix_into(
             * (0.0014314988413324798 * t14 * cache.segment1_slice0_bend_c3
                 - 0.0014314988413324798 * t14 * cache.segment1_slice0_bend_c2);
     let segment1_slice0_subspace0_rate_v_x = cache.cos_q2 * p.segment_length * t18
-        + cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_y
+        + segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_y
         + p.segment_length * cache.base_angle_rotation_01 * t19
         - qd[2] * segment1_slice0_subspace0_v_y;
     let t20 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_x;
-    let t21 = -(t8 * cache.segment1_slice0_mass
-        * cache.segment1_slice2_local_subspace0_w_z);
+    let t21 = -(t8 * cache.segment1_slice0_mass * segment1_slice2_local_subspace0_w_z);
     let t22 = 0.5
-        * (t21
-            - segment1_slice2_momentum_f_y * cache.segment1_slice2_local_subspace0_w_z);
-    let t23 = -(t7 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass);
+        * (t21 - segment1_slice2_momentum_f_y * segment1_slice2_local_subspace0_w_z);
+    let t23 = -(t7 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass);
     let t24 = 0.5
-        * (t23
-            - cache.segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y);
+        * (t23 - segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y);
     let t25 = segment1_bend_y_rate
         * (3.903983606488539 * t15 * cache.segment1_slice2_bend_c6
             + 0.4879979508110674 * t15 * cache.segment1_slice2_bend_c4
@@ -1846,7 +1863,7 @@ pub fn coriolis_matrix_into(
                 + 1.239677335393187 * t12 * cache.segment1_slice2_bend_c4
                 - 0.6198386676965935 * t12 * cache.segment1_slice2_bend_c3);
     let segment1_slice2_subspace0_rate_v_x = base_angle_velocity_v_y
-        * cache.segment1_slice2_local_subspace0_w_z
+        * segment1_slice2_local_subspace0_w_z
         + p.segment_length * cache.base_angle_rotation_01 * t25
         + cache.cos_q2 * p.segment_length * t26 - qd[2] * segment1_slice2_subspace0_v_y;
     let t27 = segment1_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
@@ -1929,7 +1946,7 @@ pub fn coriolis_matrix_into(
                 - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t36);
     let segment2_slice0_subspace0_rate_v_x = cache.segment1_tip_rotation_01
         * p.segment_length * t39
-        + segment1_tip_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
+        + segment1_tip_velocity_v_y * segment1_slice0_local_subspace0_w_z
         + p.segment_length * t40 * cache.segment1_tip_rotation_00
         - segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_y;
     let t41 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
@@ -1940,11 +1957,9 @@ pub fn coriolis_matrix_into(
     let t45 = 0.5
         * (t44
             - segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
-    let t46 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t3);
+    let t46 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t3);
     let t47 = 0.5
-        * (t46
-            - segment2_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
+        * (t46 - segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let t48 = segment2_bend_y_rate
         * (0.125 * cache.segment2_slice1_bend_c6 * t34
             + 0.015625 * cache.segment2_slice1_bend_c4 * t34
@@ -1970,11 +1985,9 @@ pub fn coriolis_matrix_into(
         + p.segment_length * cache.segment1_tip_rotation_00 * t49
         - segment1_tip_velocity_w_z * segment2_slice1_subspace0_v_y;
     let t50 = cache.segment1_slice1_mass * segment2_slice1_subspace0_rate_v_x;
-    let t51 = -(t5 * cache.segment1_slice0_mass
-        * cache.segment1_slice2_local_subspace0_w_z);
+    let t51 = -(t5 * cache.segment1_slice0_mass * segment1_slice2_local_subspace0_w_z);
     let t52 = 0.5
-        * (t51
-            - cache.segment1_slice2_local_subspace0_w_z * segment2_slice2_momentum_f_y);
+        * (t51 - segment1_slice2_local_subspace0_w_z * segment2_slice2_momentum_f_y);
     let t53 = segment2_bend_y_rate
         * (0.4879979508110674 * t34 * cache.segment2_slice2_bend_c4
             + 3.7190320061795608 * t33 * cache.segment2_slice2_bend_c4
@@ -1997,7 +2010,7 @@ pub fn coriolis_matrix_into(
                 - 0.6198386676965935 * t36 * cache.segment2_slice2_bend_c3)
             * segment2_bend_y_rate;
     let segment2_slice2_subspace0_rate_v_x = segment1_tip_velocity_v_y
-        * cache.segment1_slice2_local_subspace0_w_z
+        * segment1_slice2_local_subspace0_w_z
         + cache.segment1_tip_rotation_01 * t53 * p.segment_length
         + p.segment_length * cache.segment1_tip_rotation_00 * t54
         - segment1_tip_velocity_w_z * segment2_slice2_subspace0_v_y;
@@ -2009,9 +2022,9 @@ pub fn coriolis_matrix_into(
     let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.tail_inertia_h_y * qd[2];
     let segment1_slice2_subspace0_v_x = cache.segment1_position_y
-        * cache.segment1_slice2_local_subspace0_w_z
-        + cache.base_angle_rotation_01 * cache.segment1_slice2_local_subspace0_v_y
-        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_x;
+        * segment1_slice2_local_subspace0_w_z
+        + cache.base_angle_rotation_01 * segment1_slice2_local_subspace0_v_y
+        + cache.cos_q2 * segment1_slice2_local_subspace0_v_x;
     let segment1_slice2_velocity_v_x = qd[3] * segment1_slice2_subspace0_v_x
         + base_angle_velocity_v_x;
     let segment1_slice2_position_y = cache.sin_q2 * cache.segment1_slice2_local_com_x
@@ -2033,10 +2046,10 @@ pub fn coriolis_matrix_into(
         + cache.sin_q2 * cache.segment1_slice0_local_com_x;
     let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice0_position_y;
-    let segment1_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_v_y
+    let segment1_slice0_subspace0_v_x = segment1_slice0_local_subspace0_v_y
         * cache.base_angle_rotation_01
-        + cache.segment1_position_y * cache.segment1_slice0_local_subspace0_w_z
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
+        + cache.segment1_position_y * segment1_slice0_local_subspace0_w_z
+        + cache.cos_q2 * segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice0_momentum_f_x = segment1_slice0_velocity_v_x
@@ -2044,9 +2057,9 @@ pub fn coriolis_matrix_into(
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_y
+    let segment2_slice1_subspace0_v_x = segment2_slice1_local_subspace0_v_y
         * cache.segment1_tip_rotation_01
-        + cache.segment2_slice1_local_subspace0_v_x * cache.segment1_tip_rotation_00
+        + segment2_slice1_local_subspace0_v_x * cache.segment1_tip_rotation_00
         + cache.segment2_position_y * cache.segment1_slice1_local_subspace0_w_z;
     let segment2_slice1_velocity_v_x = segment1_tip_velocity_v_x
         + segment2_slice1_subspace0_v_x * qd[4];
@@ -2062,10 +2075,10 @@ pub fn coriolis_matrix_into(
         + qd[4] * cache.segment2_tip_subspace0_v_x;
     let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
-    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
+    let segment2_slice0_subspace0_v_x = segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
-        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
-        + cache.segment2_position_y * cache.segment1_slice0_local_subspace0_w_z;
+        + segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
+        + cache.segment2_position_y * segment1_slice0_local_subspace0_w_z;
     let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment2_slice0_position_y = cache.segment2_slice0_local_com_y
@@ -2076,10 +2089,10 @@ pub fn coriolis_matrix_into(
     let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
-    let segment2_slice2_subspace0_v_x = cache.segment2_slice2_local_subspace0_v_x
+    let segment2_slice2_subspace0_v_x = segment2_slice2_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
-        + cache.segment2_position_y * cache.segment1_slice2_local_subspace0_w_z
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_subspace0_v_y;
+        + cache.segment2_position_y * segment1_slice2_local_subspace0_w_z
+        + cache.segment1_tip_rotation_01 * segment2_slice2_local_subspace0_v_y;
     let segment2_slice2_velocity_v_x = qd[4] * segment2_slice2_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment2_slice2_position_y = cache.segment2_position_y
@@ -2130,24 +2143,20 @@ pub fn coriolis_matrix_into(
         * (tail_composite_momentum_f_x + tail_composite_rate_hd_x);
     let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
         * cache.tail_composite_inertia_m + base_y_coriolis_row_n_z;
-    let t65 = cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t62;
+    let t65 = segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t62;
     let t66 = 0.5
-        * (t65
-            + cache.segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x);
+        * (t65 + segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x);
     let segment1_slice2_subspace0_rate_v_y = qd[2] * segment1_slice2_subspace0_v_x
         + cache.cos_q2 * p.segment_length * t25 + cache.sin_q2 * p.segment_length * t26
-        - base_angle_velocity_v_x * cache.segment1_slice2_local_subspace0_w_z;
+        - base_angle_velocity_v_x * segment1_slice2_local_subspace0_w_z;
     let t67 = cache.segment1_slice0_mass * segment1_slice2_subspace0_rate_v_y;
     let segment1_slice0_subspace0_rate_v_y = cache.sin_q2 * p.segment_length * t18
         + segment1_slice0_subspace0_v_x * qd[2] + cache.cos_q2 * p.segment_length * t19
-        - cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
+        - segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
     let t68 = segment1_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t69 = cache.segment1_slice0_mass * t63
-        * cache.segment1_slice2_local_subspace0_w_z;
+    let t69 = cache.segment1_slice0_mass * t63 * segment1_slice2_local_subspace0_w_z;
     let t70 = 0.5
-        * (segment1_slice2_momentum_f_x * cache.segment1_slice2_local_subspace0_w_z
-            + t69);
+        * (segment1_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z + t69);
     let t71 = middle_composite_rate_hd_x * p.segment_length;
     let t72 = 0.5 * (t71 + p.segment_length * middle_composite_momentum_f_x);
     let segment1_slice1_subspace0_rate_v_y = cache.segment1_slice1_subspace0_v_x * qd[2]
@@ -2169,7 +2178,7 @@ pub fn coriolis_matrix_into(
         * p.segment_length * t40
         + cache.segment1_tip_rotation_11 * p.segment_length * t39
         + segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_x
-        - segment1_tip_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z;
+        - segment1_tip_velocity_v_x * segment1_slice0_local_subspace0_w_z;
     let t77 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
     let t78 = t60 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass;
@@ -2178,11 +2187,9 @@ pub fn coriolis_matrix_into(
             + segment2_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z);
     let t80 = p.segment_length * head_composite_rate_hd_x;
     let t81 = 0.5 * (t80 + head_momentum_f_x * p.segment_length);
-    let t82 = t59 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass;
+    let t82 = t59 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass;
     let t83 = 0.5
-        * (t82
-            + segment2_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z);
+        * (t82 + segment2_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z);
     let segment2_tip_subspace0_rate_v_y = cache.segment1_tip_rotation_10
         * p.segment_length * t37
         + segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_x
@@ -2193,13 +2200,11 @@ pub fn coriolis_matrix_into(
         * segment2_slice2_subspace0_v_x
         + cache.segment1_tip_rotation_11 * t53 * p.segment_length
         + cache.segment1_tip_rotation_10 * p.segment_length * t54
-        - segment1_tip_velocity_v_x * cache.segment1_slice2_local_subspace0_w_z;
+        - segment1_tip_velocity_v_x * segment1_slice2_local_subspace0_w_z;
     let t85 = cache.segment1_slice0_mass * segment2_slice2_subspace0_rate_v_y;
-    let t86 = cache.segment1_slice0_mass * t58
-        * cache.segment1_slice2_local_subspace0_w_z;
+    let t86 = cache.segment1_slice0_mass * t58 * segment1_slice2_local_subspace0_w_z;
     let t87 = 0.5
-        * (t86
-            + segment2_slice2_momentum_f_x * cache.segment1_slice2_local_subspace0_w_z);
+        * (t86 + segment2_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z);
     let segment2_slice1_subspace0_rate_v_y = segment1_tip_velocity_w_z
         * segment2_slice1_subspace0_v_x
         + cache.segment1_tip_rotation_11 * p.segment_length * t48
@@ -2248,7 +2253,7 @@ pub fn coriolis_matrix_into(
     let t103 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
     let t104 = segment1_slice1_inertia_h_x * segment1_slice1_subspace0_rate_v_y;
     let t105 = 2.0 * t90 * cache.segment1_slice0_mass
-        * cache.segment1_slice2_local_subspace0_w_z;
+        * segment1_slice2_local_subspace0_w_z;
     let t106 = segment1_slice2_momentum_f_y * segment1_slice2_subspace0_v_x;
     let t107 = segment1_slice2_subspace0_v_y * cache.segment1_slice0_mass * t63;
     let t108 = -(segment1_slice2_momentum_f_x * segment1_slice2_subspace0_v_y);
@@ -2256,7 +2261,7 @@ pub fn coriolis_matrix_into(
     let t110 = 0.5 * (t105 + t106 + t107 + t108 + t109);
     let t111 = -(segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_h_y);
     let t112 = segment1_slice2_inertia_h_x * segment1_slice2_subspace0_rate_v_y;
-    let t113 = 2.0 * t94 * cache.segment1_slice0_local_subspace0_w_z
+    let t113 = 2.0 * t94 * segment1_slice0_local_subspace0_w_z
         * cache.segment1_slice0_mass;
     let t114 = segment1_slice0_subspace0_v_x * segment1_slice0_momentum_f_y;
     let t115 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
@@ -2280,7 +2285,7 @@ pub fn coriolis_matrix_into(
     let t130 = -(segment2_slice0_inertia_h_y * segment2_slice0_subspace0_rate_v_x);
     let t131 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
     let t132 = segment2_slice1_inertia_h_x * segment2_slice1_subspace0_rate_v_y;
-    let t133 = 2.0 * t91 * cache.segment1_slice0_local_subspace0_w_z
+    let t133 = 2.0 * t91 * segment1_slice0_local_subspace0_w_z
         * cache.segment1_slice0_mass;
     let t134 = -(segment2_slice0_momentum_f_x * segment2_slice0_subspace0_v_y);
     let t135 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
@@ -2297,7 +2302,7 @@ pub fn coriolis_matrix_into(
     let t146 = segment2_slice2_subspace0_v_x * segment2_slice2_momentum_f_y;
     let t147 = -(segment2_slice2_subspace0_v_y * segment2_slice2_momentum_f_x);
     let t148 = 2.0 * t92 * cache.segment1_slice0_mass
-        * cache.segment1_slice2_local_subspace0_w_z;
+        * segment1_slice2_local_subspace0_w_z;
     let t149 = segment2_slice2_subspace0_v_y * cache.segment1_slice0_mass * t58;
     let t150 = 0.5 * (t145 + t146 + t147 + t148 + t149);
     let t151 = segment2_slice1_subspace0_v_x * segment2_slice1_momentum_f_y;
@@ -2312,26 +2317,21 @@ pub fn coriolis_matrix_into(
     let segment2_subspace0_coriolis_column_n_z = t127 + t128 + t129 + t130 + t131 + t132
         + t138 + t144 + t150 + t156 + t157 + t158;
     let segment1_subspace0_coriolis_row_f_x = 0.5
-        * (cache.segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y
-            + t23)
+        * (segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y + t23)
         + 0.5
             * (segment1_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
                 + t10) + 0.5 * (p.segment_length * middle_composite_momentum_f_y + t28)
         + 0.5
-            * (segment1_slice2_momentum_f_y * cache.segment1_slice2_local_subspace0_w_z
-                + t21);
+            * (segment1_slice2_momentum_f_y * segment1_slice2_local_subspace0_w_z + t21);
     let segment1_subspace0_coriolis_row_f_y = 0.5
-        * (t65
-            - cache.segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x)
+        * (t65 - segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x)
         + 0.5
             * (t74
                 - segment1_slice1_momentum_f_x
                     * cache.segment1_slice1_local_subspace0_w_z)
         + 0.5 * (t71 - p.segment_length * middle_composite_momentum_f_x)
         + 0.5
-            * (t69
-                - segment1_slice2_momentum_f_x
-                    * cache.segment1_slice2_local_subspace0_w_z);
+            * (t69 - segment1_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z);
     let segment1_subspace0_coriolis_row_n_z = 0.5 * (t97 + t98 + t99 - (t96 + t100))
         + 0.5 * (t105 + t107 + t109 - (t106 + t108))
         + 0.5 * (t120 + t121 + t122 - (t123 + t124))
@@ -2340,26 +2340,19 @@ pub fn coriolis_matrix_into(
         * (t44
             + segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z)
         + 0.5
-            * (t51
-                + cache.segment1_slice2_local_subspace0_w_z
-                    * segment2_slice2_momentum_f_y)
+            * (t51 + segment1_slice2_local_subspace0_w_z * segment2_slice2_momentum_f_y)
         + 0.5 * (p.segment_length * head_momentum_f_y + t42)
         + 0.5
-            * (t46
-                + segment2_slice0_momentum_f_y
-                    * cache.segment1_slice0_local_subspace0_w_z);
+            * (t46 + segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let segment2_subspace0_coriolis_row_f_y = 0.5
-        * (t82
-            - segment2_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z)
+        * (t82 - segment2_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z)
         + 0.5 * (t80 - head_momentum_f_x * p.segment_length)
         + 0.5
             * (t78
                 - segment2_slice1_momentum_f_x
                     * cache.segment1_slice1_local_subspace0_w_z)
         + 0.5
-            * (t86
-                - segment2_slice2_momentum_f_x
-                    * cache.segment1_slice2_local_subspace0_w_z);
+            * (t86 - segment2_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z);
     let segment2_subspace0_coriolis_row_n_z = 0.5 * (t152 + t153 + t155 - (t151 + t154))
         + 0.5 * (t145 + t148 + t149 - (t146 + t147))
         + 0.5 * (t133 + t136 + t137 - (t134 + t135))
@@ -2385,13 +2378,13 @@ pub fn coriolis_matrix_into(
         + segment2_subspace0_coriolis_column_f_y * cache.base_angle_subspace_v_y;
     out[(3, 0)] = segment1_subspace0_coriolis_row_f_x;
     out[(3, 1)] = segment1_subspace0_coriolis_row_f_y;
-    out[(3, 2)] = cache.segment1_subspace0_projected_inertia_f_y
-        * base_angle_subspace_rate_v_y + segment1_subspace0_coriolis_row_n_z
+    out[(3, 2)] = segment1_subspace0_coriolis_row_n_z
         + q[1] * segment1_subspace0_coriolis_row_f_x
+        + segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
         + cache.segment1_subspace0_projected_inertia_f_x * qd[1]
-        + segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y;
+        + base_angle_subspace_rate_v_y * cache.segment1_subspace0_projected_inertia_f_y;
     out[(3, 3)] = (t22 + t27) * segment1_slice2_subspace0_v_x
-        + (t102 + t110 + t112) * cache.segment1_slice2_local_subspace0_w_z
+        + (t102 + t110 + t112) * segment1_slice2_local_subspace0_w_z
         + segment1_slice0_subspace0_v_x * (t20 + t24)
         + (t11 + t32) * cache.segment1_slice1_subspace0_v_x
         + (t66 + t68) * segment1_slice0_subspace0_v_y
@@ -2399,7 +2392,7 @@ pub fn coriolis_matrix_into(
         + (t17 + t29) * cache.segment1_tip_subspace0_v_x
         + (t67 + t70) * segment1_slice2_subspace0_v_y
         + p.segment_length * (t101 + t111 + t126)
-        + (t103 + t118 + t119) * cache.segment1_slice0_local_subspace0_w_z
+        + (t103 + t118 + t119) * segment1_slice0_local_subspace0_w_z
         + cache.segment1_slice1_local_subspace0_w_z * (t95 + t104 + t125)
         + (t72 + t76) * cache.segment1_tip_subspace0_v_y;
     out[(3, 4)] = cache.segment1_tip_subspace0_v_y
@@ -2408,11 +2401,11 @@ pub fn coriolis_matrix_into(
         + p.segment_length * segment2_subspace0_coriolis_column_n_z;
     out[(4, 0)] = segment2_subspace0_coriolis_row_f_x;
     out[(4, 1)] = segment2_subspace0_coriolis_row_f_y;
-    out[(4, 2)] = segment2_subspace0_coriolis_row_n_z
-        + base_angle_subspace_rate_v_y * cache.segment2_subspace0_projected_inertia_f_y
+    out[(4, 2)] = qd[1] * cache.segment2_subspace0_projected_inertia_f_x
+        + segment2_subspace0_coriolis_row_n_z
         + q[1] * segment2_subspace0_coriolis_row_f_x
-        + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
-        + cache.segment2_subspace0_projected_inertia_f_x * qd[1];
+        + cache.segment2_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y;
     out[(4, 3)] = cache.segment1_tip_subspace0_v_y * segment2_subspace0_coriolis_row_f_y
         + cache.segment2_subspace0_projected_inertia_f_y
             * segment1_tip_subspace0_rate_v_y
@@ -2422,8 +2415,8 @@ pub fn coriolis_matrix_into(
             * cache.segment2_subspace0_projected_inertia_f_x;
     out[(4, 4)] = (t41 + t47) * segment2_slice0_subspace0_v_x
         + (t52 + t55) * segment2_slice2_subspace0_v_x
-        + (t130 + t138 + t157) * cache.segment1_slice0_local_subspace0_w_z
-        + (t127 + t150 + t158) * cache.segment1_slice2_local_subspace0_w_z
+        + (t130 + t138 + t157) * segment1_slice0_local_subspace0_w_z
+        + (t127 + t150 + t158) * segment1_slice2_local_subspace0_w_z
         + segment2_slice1_subspace0_v_x * (t45 + t50)
         + (t77 + t83) * segment2_slice0_subspace0_v_y
         + (t81 + t84) * cache.segment2_tip_subspace0_v_y
@@ -3100,17 +3093,22 @@ pub fn linear_momentum(
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.tail_inertia_h_y * qd[2];
+    let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
+    let segment1_slice2_local_subspace0_v_y = cache
+        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
+    let segment1_slice2_local_subspace0_v_x = cache
+        .segment1_slice2_local_bend_y_column_v_x * p.segment_length;
     let segment1_slice2_subspace0_v_x = cache.segment1_position_y
-        * cache.segment1_slice2_local_subspace0_w_z
-        + cache.base_angle_rotation_01 * cache.segment1_slice2_local_subspace0_v_y
-        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_x;
+        * segment1_slice2_local_subspace0_w_z
+        + cache.base_angle_rotation_01 * segment1_slice2_local_subspace0_v_y
+        + cache.cos_q2 * segment1_slice2_local_subspace0_v_x;
     let segment1_slice2_velocity_v_x = qd[3] * segment1_slice2_subspace0_v_x
         + base_angle_velocity_v_x;
     let segment1_slice2_position_y = cache.sin_q2 * cache.segment1_slice2_local_com_x
         + cache.segment1_position_y + cache.segment1_slice2_local_com_y * cache.cos_q2;
     let segment1_slice2_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice2_position_y;
-    let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
+    let segment1_slice2_velocity_w_z = qd[3] * segment1_slice2_local_subspace0_w_z
         + qd[2];
     let segment1_slice2_momentum_f_x = cache.segment1_slice0_mass
         * segment1_slice2_velocity_v_x
@@ -3129,12 +3127,17 @@ pub fn linear_momentum(
         + cache.sin_q2 * cache.segment1_slice0_local_com_x;
     let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice0_position_y;
+    let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
     let segment1_slice0_velocity_w_z = qd[2]
-        + cache.segment1_slice0_local_subspace0_w_z * qd[3];
-    let segment1_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_v_y
+        + segment1_slice0_local_subspace0_w_z * qd[3];
+    let segment1_slice0_local_subspace0_v_y = p.segment_length
+        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let segment1_slice0_local_subspace0_v_x = p.segment_length
+        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_subspace0_v_x = segment1_slice0_local_subspace0_v_y
         * cache.base_angle_rotation_01
-        + cache.segment1_position_y * cache.segment1_slice0_local_subspace0_w_z
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
+        + cache.segment1_position_y * segment1_slice0_local_subspace0_w_z
+        + cache.cos_q2 * segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice0_momentum_f_x = segment1_slice0_velocity_v_x
@@ -3142,9 +3145,13 @@ pub fn linear_momentum(
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_y
+    let segment2_slice1_local_subspace0_v_y = cache
+        .segment2_slice1_local_bend_y_column_v_y * p.segment_length;
+    let segment2_slice1_local_subspace0_v_x = cache
+        .segment2_slice1_local_bend_y_column_v_x * p.segment_length;
+    let segment2_slice1_subspace0_v_x = segment2_slice1_local_subspace0_v_y
         * cache.segment1_tip_rotation_01
-        + cache.segment2_slice1_local_subspace0_v_x * cache.segment1_tip_rotation_00
+        + segment2_slice1_local_subspace0_v_x * cache.segment1_tip_rotation_00
         + cache.segment2_position_y * cache.segment1_slice1_local_subspace0_w_z;
     let segment2_slice1_velocity_v_x = segment1_tip_velocity_v_x
         + segment2_slice1_subspace0_v_x * qd[4];
@@ -3166,10 +3173,14 @@ pub fn linear_momentum(
         + qd[4] * cache.segment2_tip_subspace0_v_x;
     let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
-    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
+    let segment2_slice0_local_subspace0_v_x = p.segment_length
+        * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
+    let segment2_slice0_subspace0_v_x = segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
-        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
-        + cache.segment2_position_y * cache.segment1_slice0_local_subspace0_w_z;
+        + segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
+        + cache.segment2_position_y * segment1_slice0_local_subspace0_w_z;
     let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment2_slice0_position_y = cache.segment2_slice0_local_com_y
@@ -3177,19 +3188,23 @@ pub fn linear_momentum(
         + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
     let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment2_slice0_position_y;
-    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
+    let segment2_slice0_velocity_w_z = qd[4] * segment1_slice0_local_subspace0_w_z
         + segment1_tip_velocity_w_z;
     let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
-    let segment2_slice2_subspace0_v_x = cache.segment2_slice2_local_subspace0_v_x
+    let segment2_slice2_local_subspace0_v_x = p.segment_length
+        * cache.segment2_slice2_local_bend_y_column_v_x;
+    let segment2_slice2_local_subspace0_v_y = cache
+        .segment2_slice2_local_bend_y_column_v_y * p.segment_length;
+    let segment2_slice2_subspace0_v_x = segment2_slice2_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
-        + cache.segment2_position_y * cache.segment1_slice2_local_subspace0_w_z
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_subspace0_v_y;
+        + cache.segment2_position_y * segment1_slice2_local_subspace0_w_z
+        + cache.segment1_tip_rotation_01 * segment2_slice2_local_subspace0_v_y;
     let segment2_slice2_velocity_v_x = qd[4] * segment2_slice2_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
+        + qd[4] * segment1_slice2_local_subspace0_w_z;
     let segment2_slice2_position_y = cache.segment2_position_y
         + cache.segment1_tip_rotation_11 * cache.segment2_slice2_local_com_y
         + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x;
@@ -3214,9 +3229,9 @@ pub fn linear_momentum(
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
     let segment1_slice0_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_v_y * cache.cos_q2
-        - cache.segment1_position_x * cache.segment1_slice0_local_subspace0_w_z;
+        * segment1_slice0_local_subspace0_v_x
+        + segment1_slice0_local_subspace0_v_y * cache.cos_q2
+        - cache.segment1_position_x * segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = qd[3] * segment1_slice0_subspace0_v_y
         + base_angle_velocity_v_y;
     let segment1_slice0_position_x = cache.segment1_slice0_local_com_y
@@ -3232,9 +3247,9 @@ pub fn linear_momentum(
     let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
     let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_10
-        * cache.segment2_slice0_local_subspace0_v_x
-        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
+        * segment2_slice0_local_subspace0_v_x
+        + segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
     let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
         + qd[4] * segment2_slice0_subspace0_v_y;
     let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
@@ -3253,8 +3268,8 @@ pub fn linear_momentum(
     let segment2_slice1_inertia_h_x = cache.segment1_slice1_mass
         * segment2_slice1_position_x;
     let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
-        * cache.segment2_slice1_local_subspace0_v_x
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        * segment2_slice1_local_subspace0_v_x
+        + segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
         - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
     let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
         + segment1_tip_velocity_v_y;
@@ -3266,9 +3281,9 @@ pub fn linear_momentum(
     let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
         + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
     let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_11
-        * cache.segment2_slice2_local_subspace0_v_y
-        + cache.segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
-        - cache.segment2_position_x * cache.segment1_slice2_local_subspace0_w_z;
+        * segment2_slice2_local_subspace0_v_y
+        + segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
+        - cache.segment2_position_x * segment1_slice2_local_subspace0_w_z;
     let segment2_slice2_velocity_v_y = segment1_tip_velocity_v_y
         + qd[4] * segment2_slice2_subspace0_v_y;
     let segment2_slice2_position_x = cache.segment2_position_x
@@ -3292,9 +3307,9 @@ pub fn linear_momentum(
         * cache.segment1_slice1_mass
         + segment1_slice1_inertia_h_x * segment1_slice1_velocity_w_z;
     let segment1_slice2_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice2_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_y
-        - cache.segment1_position_x * cache.segment1_slice2_local_subspace0_w_z;
+        * segment1_slice2_local_subspace0_v_x
+        + cache.cos_q2 * segment1_slice2_local_subspace0_v_y
+        - cache.segment1_position_x * segment1_slice2_local_subspace0_w_z;
     let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice2_subspace0_v_y * qd[3];
     let segment1_slice2_position_x = cache.segment1_slice2_local_com_y
@@ -3333,10 +3348,15 @@ pub fn angular_momentum(
         + tail_inertia_com_22;
     let tail_momentum_n_z = base_angle_velocity_v_y * cache.tail_inertia_h_x
         + qd[2] * tail_inertia_i_22 - cache.tail_inertia_h_y * base_angle_velocity_v_x;
+    let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
+    let segment1_slice2_local_subspace0_v_x = cache
+        .segment1_slice2_local_bend_y_column_v_x * p.segment_length;
+    let segment1_slice2_local_subspace0_v_y = cache
+        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
     let segment1_slice2_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice2_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_y
-        - cache.segment1_position_x * cache.segment1_slice2_local_subspace0_w_z;
+        * segment1_slice2_local_subspace0_v_x
+        + cache.cos_q2 * segment1_slice2_local_subspace0_v_y
+        - cache.segment1_position_x * segment1_slice2_local_subspace0_w_z;
     let segment1_slice2_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice2_subspace0_v_y * qd[3];
     let segment1_slice2_position_x = cache.segment1_slice2_local_com_y
@@ -3349,9 +3369,9 @@ pub fn angular_momentum(
     let segment1_slice2_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice2_position_y;
     let segment1_slice2_subspace0_v_x = cache.segment1_position_y
-        * cache.segment1_slice2_local_subspace0_w_z
-        + cache.base_angle_rotation_01 * cache.segment1_slice2_local_subspace0_v_y
-        + cache.cos_q2 * cache.segment1_slice2_local_subspace0_v_x;
+        * segment1_slice2_local_subspace0_w_z
+        + cache.base_angle_rotation_01 * segment1_slice2_local_subspace0_v_y
+        + cache.cos_q2 * segment1_slice2_local_subspace0_v_x;
     let segment1_slice2_velocity_v_x = qd[3] * segment1_slice2_subspace0_v_x
         + base_angle_velocity_v_x;
     let t0 = p.segment1_disc_radius * p.segment1_disc_radius;
@@ -3360,7 +3380,7 @@ pub fn angular_momentum(
         + (segment1_slice2_position_y * segment1_slice2_position_y
             + segment1_slice2_position_x * segment1_slice2_position_x)
             * cache.segment1_slice0_mass;
-    let segment1_slice2_velocity_w_z = qd[3] * cache.segment1_slice2_local_subspace0_w_z
+    let segment1_slice2_velocity_w_z = qd[3] * segment1_slice2_local_subspace0_w_z
         + qd[2];
     let segment1_slice2_momentum_n_z = segment1_slice2_velocity_v_y
         * segment1_slice2_inertia_h_x
@@ -3393,9 +3413,13 @@ pub fn angular_momentum(
         + (segment2_slice1_position_x * segment2_slice1_position_x
             + segment2_slice1_position_y * segment2_slice1_position_y)
             * cache.segment1_slice1_mass;
+    let segment2_slice1_local_subspace0_v_x = cache
+        .segment2_slice1_local_bend_y_column_v_x * p.segment_length;
+    let segment2_slice1_local_subspace0_v_y = cache
+        .segment2_slice1_local_bend_y_column_v_y * p.segment_length;
     let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
-        * cache.segment2_slice1_local_subspace0_v_x
-        + cache.segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        * segment2_slice1_local_subspace0_v_x
+        + segment2_slice1_local_subspace0_v_y * cache.segment1_tip_rotation_11
         - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
     let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
         + segment1_tip_velocity_v_y;
@@ -3403,9 +3427,9 @@ pub fn angular_momentum(
         * segment2_slice1_position_x;
     let segment2_slice1_inertia_h_y = segment2_slice1_position_y
         * cache.segment1_slice1_mass;
-    let segment2_slice1_subspace0_v_x = cache.segment2_slice1_local_subspace0_v_y
+    let segment2_slice1_subspace0_v_x = segment2_slice1_local_subspace0_v_y
         * cache.segment1_tip_rotation_01
-        + cache.segment2_slice1_local_subspace0_v_x * cache.segment1_tip_rotation_00
+        + segment2_slice1_local_subspace0_v_x * cache.segment1_tip_rotation_00
         + cache.segment2_position_y * cache.segment1_slice1_local_subspace0_w_z;
     let segment2_slice1_velocity_v_x = segment1_tip_velocity_v_x
         + segment2_slice1_subspace0_v_x * qd[4];
@@ -3418,10 +3442,14 @@ pub fn angular_momentum(
         + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
     let segment2_slice2_inertia_h_x = segment2_slice2_position_x
         * cache.segment1_slice0_mass;
+    let segment2_slice2_local_subspace0_v_y = cache
+        .segment2_slice2_local_bend_y_column_v_y * p.segment_length;
+    let segment2_slice2_local_subspace0_v_x = p.segment_length
+        * cache.segment2_slice2_local_bend_y_column_v_x;
     let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_11
-        * cache.segment2_slice2_local_subspace0_v_y
-        + cache.segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
-        - cache.segment2_position_x * cache.segment1_slice2_local_subspace0_w_z;
+        * segment2_slice2_local_subspace0_v_y
+        + segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
+        - cache.segment2_position_x * segment1_slice2_local_subspace0_w_z;
     let segment2_slice2_velocity_v_y = segment1_tip_velocity_v_y
         + qd[4] * segment2_slice2_subspace0_v_y;
     let segment2_slice2_position_y = cache.segment2_position_y
@@ -3433,11 +3461,11 @@ pub fn angular_momentum(
             + segment2_slice2_position_y * segment2_slice2_position_y)
         + segment2_slice0_inertia_com_22;
     let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice2_local_subspace0_w_z;
-    let segment2_slice2_subspace0_v_x = cache.segment2_slice2_local_subspace0_v_x
+        + qd[4] * segment1_slice2_local_subspace0_w_z;
+    let segment2_slice2_subspace0_v_x = segment2_slice2_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
-        + cache.segment2_position_y * cache.segment1_slice2_local_subspace0_w_z
-        + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_subspace0_v_y;
+        + cache.segment2_position_y * segment1_slice2_local_subspace0_w_z
+        + cache.segment1_tip_rotation_01 * segment2_slice2_local_subspace0_v_y;
     let segment2_slice2_velocity_v_x = qd[4] * segment2_slice2_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment2_slice2_inertia_h_y = segment2_slice2_position_y
@@ -3458,7 +3486,8 @@ pub fn angular_momentum(
     let head_momentum_n_z = head_inertia_i_22 * segment2_tip_velocity_w_z
         + segment2_tip_velocity_v_y * cache.head_inertia_h_x
         - segment2_tip_velocity_v_x * cache.head_inertia_h_y;
-    let segment2_slice0_velocity_w_z = qd[4] * cache.segment1_slice0_local_subspace0_w_z
+    let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
+    let segment2_slice0_velocity_w_z = qd[4] * segment1_slice0_local_subspace0_w_z
         + segment1_tip_velocity_w_z;
     let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
         * cache.segment1_tip_rotation_00
@@ -3473,18 +3502,22 @@ pub fn angular_momentum(
                 + segment2_slice0_position_y * segment2_slice0_position_y);
     let segment2_slice0_inertia_h_x = segment2_slice0_position_x
         * cache.segment1_slice0_mass;
+    let segment2_slice0_local_subspace0_v_x = p.segment_length
+        * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
     let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_10
-        * cache.segment2_slice0_local_subspace0_v_x
-        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
+        * segment2_slice0_local_subspace0_v_x
+        + segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
+        - segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
     let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
         + qd[4] * segment2_slice0_subspace0_v_y;
     let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment2_slice0_position_y;
-    let segment2_slice0_subspace0_v_x = cache.segment2_slice0_local_subspace0_v_x
+    let segment2_slice0_subspace0_v_x = segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
-        + cache.segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
-        + cache.segment2_position_y * cache.segment1_slice0_local_subspace0_w_z;
+        + segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
+        + cache.segment2_position_y * segment1_slice0_local_subspace0_w_z;
     let segment2_slice0_velocity_v_x = qd[4] * segment2_slice0_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment2_slice0_momentum_n_z = segment2_slice0_velocity_w_z
@@ -3501,14 +3534,18 @@ pub fn angular_momentum(
         + cache.sin_q2 * cache.segment1_slice0_local_com_x;
     let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice0_position_y;
-    let segment1_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_v_y
+    let segment1_slice0_local_subspace0_v_y = p.segment_length
+        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let segment1_slice0_local_subspace0_v_x = p.segment_length
+        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_subspace0_v_x = segment1_slice0_local_subspace0_v_y
         * cache.base_angle_rotation_01
-        + cache.segment1_position_y * cache.segment1_slice0_local_subspace0_w_z
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
+        + cache.segment1_position_y * segment1_slice0_local_subspace0_w_z
+        + cache.cos_q2 * segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice0_velocity_w_z = qd[2]
-        + cache.segment1_slice0_local_subspace0_w_z * qd[3];
+        + segment1_slice0_local_subspace0_w_z * qd[3];
     let segment1_slice0_position_x = cache.segment1_slice0_local_com_y
         * cache.base_angle_rotation_01 + cache.cos_q2 * cache.segment1_slice0_local_com_x
         + cache.segment1_position_x;
@@ -3517,9 +3554,9 @@ pub fn angular_momentum(
             * (segment1_slice0_position_y * segment1_slice0_position_y
                 + segment1_slice0_position_x * segment1_slice0_position_x);
     let segment1_slice0_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_v_y * cache.cos_q2
-        - cache.segment1_position_x * cache.segment1_slice0_local_subspace0_w_z;
+        * segment1_slice0_local_subspace0_v_x
+        + segment1_slice0_local_subspace0_v_y * cache.cos_q2
+        - cache.segment1_position_x * segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = qd[3] * segment1_slice0_subspace0_v_y
         + base_angle_velocity_v_y;
     let segment1_slice0_inertia_h_x = segment1_slice0_position_x

@@ -397,18 +397,18 @@ pub struct Cache {
     pub arm_slice0_local_com_x: f64,
     pub arm_slice0_local_com_y: f64,
     pub arm_slice0_local_com_z: f64,
-    pub arm_slice0_local_subspace0_w_x: f64,
-    pub arm_slice0_local_subspace0_w_y: f64,
-    pub arm_slice0_local_subspace0_w_z: f64,
-    pub arm_slice0_local_subspace0_v_x: f64,
-    pub arm_slice0_local_subspace0_v_y: f64,
-    pub arm_slice0_local_subspace0_v_z: f64,
-    pub arm_slice0_local_subspace1_w_x: f64,
-    pub arm_slice0_local_subspace1_w_y: f64,
-    pub arm_slice0_local_subspace1_w_z: f64,
-    pub arm_slice0_local_subspace1_v_x: f64,
-    pub arm_slice0_local_subspace1_v_y: f64,
-    pub arm_slice0_local_subspace1_v_z: f64,
+    pub arm_slice0_local_bend_z_column_w_x: f64,
+    pub arm_slice0_local_bend_y_column_w_x: f64,
+    pub arm_slice0_local_bend_y_column_w_y: f64,
+    pub arm_slice0_local_bend_y_column_w_z: f64,
+    pub arm_slice0_local_bend_y_column_v_x: f64,
+    pub arm_slice0_local_bend_y_column_v_y: f64,
+    pub arm_slice0_local_bend_y_column_v_z: f64,
+    pub arm_slice0_local_bend_z_column_w_y: f64,
+    pub arm_slice0_local_bend_z_column_w_z: f64,
+    pub arm_slice0_local_bend_z_column_v_x: f64,
+    pub arm_slice0_local_bend_z_column_v_y: f64,
+    pub arm_slice0_local_bend_z_column_v_z: f64,
     pub arm_slice0_mass: f64,
     pub arm_slice0_local_inertia_com_00: f64,
     pub arm_slice0_local_inertia_com_01: f64,
@@ -428,18 +428,18 @@ pub struct Cache {
     pub arm_slice1_local_com_x: f64,
     pub arm_slice1_local_com_y: f64,
     pub arm_slice1_local_com_z: f64,
-    pub arm_slice1_local_subspace0_w_x: f64,
-    pub arm_slice1_local_subspace0_w_y: f64,
-    pub arm_slice1_local_subspace0_w_z: f64,
-    pub arm_slice1_local_subspace0_v_x: f64,
-    pub arm_slice1_local_subspace0_v_y: f64,
-    pub arm_slice1_local_subspace0_v_z: f64,
-    pub arm_slice1_local_subspace1_w_x: f64,
-    pub arm_slice1_local_subspace1_w_y: f64,
-    pub arm_slice1_local_subspace1_w_z: f64,
-    pub arm_slice1_local_subspace1_v_x: f64,
-    pub arm_slice1_local_subspace1_v_y: f64,
-    pub arm_slice1_local_subspace1_v_z: f64,
+    pub arm_slice1_local_bend_z_column_w_x: f64,
+    pub arm_slice1_local_bend_y_column_w_x: f64,
+    pub arm_slice1_local_bend_y_column_w_y: f64,
+    pub arm_slice1_local_bend_y_column_w_z: f64,
+    pub arm_slice1_local_bend_y_column_v_x: f64,
+    pub arm_slice1_local_bend_y_column_v_y: f64,
+    pub arm_slice1_local_bend_y_column_v_z: f64,
+    pub arm_slice1_local_bend_z_column_w_y: f64,
+    pub arm_slice1_local_bend_z_column_w_z: f64,
+    pub arm_slice1_local_bend_z_column_v_x: f64,
+    pub arm_slice1_local_bend_z_column_v_y: f64,
+    pub arm_slice1_local_bend_z_column_v_z: f64,
     pub arm_slice1_mass: f64,
     pub arm_slice1_local_inertia_com_00: f64,
     pub arm_slice1_local_inertia_com_01: f64,
@@ -459,18 +459,18 @@ pub struct Cache {
     pub arm_slice2_local_com_x: f64,
     pub arm_slice2_local_com_y: f64,
     pub arm_slice2_local_com_z: f64,
-    pub arm_slice2_local_subspace0_w_x: f64,
-    pub arm_slice2_local_subspace0_w_y: f64,
-    pub arm_slice2_local_subspace0_w_z: f64,
-    pub arm_slice2_local_subspace0_v_x: f64,
-    pub arm_slice2_local_subspace0_v_y: f64,
-    pub arm_slice2_local_subspace0_v_z: f64,
-    pub arm_slice2_local_subspace1_w_x: f64,
-    pub arm_slice2_local_subspace1_w_y: f64,
-    pub arm_slice2_local_subspace1_w_z: f64,
-    pub arm_slice2_local_subspace1_v_x: f64,
-    pub arm_slice2_local_subspace1_v_y: f64,
-    pub arm_slice2_local_subspace1_v_z: f64,
+    pub arm_slice2_local_bend_z_column_w_x: f64,
+    pub arm_slice2_local_bend_y_column_w_x: f64,
+    pub arm_slice2_local_bend_y_column_w_y: f64,
+    pub arm_slice2_local_bend_y_column_w_z: f64,
+    pub arm_slice2_local_bend_y_column_v_x: f64,
+    pub arm_slice2_local_bend_y_column_v_y: f64,
+    pub arm_slice2_local_bend_y_column_v_z: f64,
+    pub arm_slice2_local_bend_z_column_w_y: f64,
+    pub arm_slice2_local_bend_z_column_w_z: f64,
+    pub arm_slice2_local_bend_z_column_v_x: f64,
+    pub arm_slice2_local_bend_z_column_v_y: f64,
+    pub arm_slice2_local_bend_z_column_v_z: f64,
     pub arm_slice2_local_inertia_com_00: f64,
     pub arm_slice2_local_inertia_com_01: f64,
     pub arm_slice2_local_inertia_com_02: f64,
@@ -489,18 +489,18 @@ pub struct Cache {
     pub arm_slice3_local_com_x: f64,
     pub arm_slice3_local_com_y: f64,
     pub arm_slice3_local_com_z: f64,
-    pub arm_slice3_local_subspace0_w_x: f64,
-    pub arm_slice3_local_subspace0_w_y: f64,
-    pub arm_slice3_local_subspace0_w_z: f64,
-    pub arm_slice3_local_subspace0_v_x: f64,
-    pub arm_slice3_local_subspace0_v_y: f64,
-    pub arm_slice3_local_subspace0_v_z: f64,
-    pub arm_slice3_local_subspace1_w_x: f64,
-    pub arm_slice3_local_subspace1_w_y: f64,
-    pub arm_slice3_local_subspace1_w_z: f64,
-    pub arm_slice3_local_subspace1_v_x: f64,
-    pub arm_slice3_local_subspace1_v_y: f64,
-    pub arm_slice3_local_subspace1_v_z: f64,
+    pub arm_slice3_local_bend_z_column_w_x: f64,
+    pub arm_slice3_local_bend_y_column_w_x: f64,
+    pub arm_slice3_local_bend_y_column_w_y: f64,
+    pub arm_slice3_local_bend_y_column_w_z: f64,
+    pub arm_slice3_local_bend_y_column_v_x: f64,
+    pub arm_slice3_local_bend_y_column_v_y: f64,
+    pub arm_slice3_local_bend_y_column_v_z: f64,
+    pub arm_slice3_local_bend_z_column_w_y: f64,
+    pub arm_slice3_local_bend_z_column_w_z: f64,
+    pub arm_slice3_local_bend_z_column_v_x: f64,
+    pub arm_slice3_local_bend_z_column_v_y: f64,
+    pub arm_slice3_local_bend_z_column_v_z: f64,
     pub arm_slice3_local_inertia_com_00: f64,
     pub arm_slice3_local_inertia_com_01: f64,
     pub arm_slice3_local_inertia_com_02: f64,
@@ -516,6 +516,18 @@ pub struct Cache {
     pub arm_slice3_local_inertia_i_11: f64,
     pub arm_slice3_local_inertia_i_12: f64,
     pub arm_slice3_local_inertia_i_22: f64,
+    pub arm_tip_local_bend_z_column_w_x: f64,
+    pub arm_tip_local_bend_y_column_w_x: f64,
+    pub arm_tip_local_bend_y_column_w_y: f64,
+    pub arm_tip_local_bend_y_column_w_z: f64,
+    pub arm_tip_local_bend_y_column_v_x: f64,
+    pub arm_tip_local_bend_y_column_v_y: f64,
+    pub arm_tip_local_bend_y_column_v_z: f64,
+    pub arm_tip_local_bend_z_column_w_y: f64,
+    pub arm_tip_local_bend_z_column_w_z: f64,
+    pub arm_tip_local_bend_z_column_v_x: f64,
+    pub arm_tip_local_bend_z_column_v_y: f64,
+    pub arm_tip_local_bend_z_column_v_z: f64,
     pub arm_tip_local_subspace0_w_x: f64,
     pub arm_tip_local_subspace0_w_y: f64,
     pub arm_tip_local_subspace0_w_z: f64,
@@ -587,9 +599,8 @@ pub struct Cache {
     pub flap_position_z: f64,
     pub flap_slice0_local_com_x: f64,
     pub flap_slice0_local_com_y: f64,
-    pub flap_slice0_local_subspace0_w_z: f64,
-    pub flap_slice0_local_subspace0_v_x: f64,
-    pub flap_slice0_local_subspace0_v_y: f64,
+    pub flap_slice0_local_bend_y_column_v_x: f64,
+    pub flap_slice0_local_bend_y_column_v_y: f64,
     pub flap_slice0_mass: f64,
     pub flap_slice0_local_inertia_com_22: f64,
     pub flap_slice0_local_inertia_com_00: f64,
@@ -603,15 +614,14 @@ pub struct Cache {
     pub flap_slice0_local_inertia_i_22: f64,
     pub flap_slice1_local_com_x: f64,
     pub flap_slice1_local_com_y: f64,
+    pub flap_slice1_local_bend_y_column_v_x: f64,
+    pub flap_slice1_local_bend_y_column_v_y: f64,
     pub flap_slice1_local_subspace0_w_z: f64,
     pub flap_slice1_local_subspace0_v_x: f64,
     pub flap_slice1_local_subspace0_v_y: f64,
     pub flap_slice1_rotation_00: f64,
-    pub flap_slice1_rotation_01: f64,
     pub flap_slice1_rotation_10: f64,
-    pub flap_slice1_rotation_11: f64,
     pub flap_slice1_rotation_20: f64,
-    pub flap_slice1_rotation_21: f64,
     pub flap_slice1_position_x: f64,
     pub flap_slice1_position_y: f64,
     pub flap_slice1_position_z: f64,
@@ -631,9 +641,8 @@ pub struct Cache {
     pub flap_slice1_local_inertia_i_22: f64,
     pub flap_slice2_local_com_x: f64,
     pub flap_slice2_local_com_y: f64,
-    pub flap_slice2_local_subspace0_w_z: f64,
-    pub flap_slice2_local_subspace0_v_x: f64,
-    pub flap_slice2_local_subspace0_v_y: f64,
+    pub flap_slice2_local_bend_y_column_v_x: f64,
+    pub flap_slice2_local_bend_y_column_v_y: f64,
     pub flap_slice2_local_inertia_com_00: f64,
     pub flap_slice2_local_inertia_com_01: f64,
     pub flap_slice2_local_inertia_com_11: f64,
@@ -669,12 +678,12 @@ pub struct Cache {
     pub wrist_composite_inertia_i_11: f64,
     pub wrist_composite_inertia_i_12: f64,
     pub wrist_composite_inertia_i_22: f64,
-    pub flap_subspace0_projected_inertia_f_x: f64,
-    pub flap_subspace0_projected_inertia_f_y: f64,
-    pub flap_subspace0_projected_inertia_f_z: f64,
     pub flap_subspace0_projected_inertia_n_x: f64,
     pub flap_subspace0_projected_inertia_n_y: f64,
     pub flap_subspace0_projected_inertia_n_z: f64,
+    pub flap_subspace0_projected_inertia_f_x: f64,
+    pub flap_subspace0_projected_inertia_f_y: f64,
+    pub flap_subspace0_projected_inertia_f_z: f64,
     pub wrist_tip_position_x: f64,
     pub wrist_tip_position_y: f64,
     pub wrist_tip_position_z: f64,
@@ -773,425 +782,384 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let arm_bend_z = q[1] * p.section_length;
     let t1 = arm_bend_z * p.section_length;
     let arm_slice0_local_com_z = 0.004820780989426014 * t1 * arm_slice0_bend_c2;
-    let t2 = -(0.004820780989426014 * arm_bend_z * arm_slice0_bend_c2);
-    let arm_slice0_local_subspace0_w_x = p.section_length * t2;
-    let t3 = arm_bend_z * arm_bend_y;
-    let t4 = -(0.0003347157145944845 * t3 * arm_slice0_bend_c3);
-    let arm_slice0_local_subspace0_w_y = p.section_length * t4;
-    let t5 = arm_bend_z * arm_bend_z;
-    let t6 = 0.06943184420297371 - 0.0003347157145944845 * arm_slice0_bend_c3 * t5;
-    let arm_slice0_local_subspace0_w_z = p.section_length * t6;
-    let arm_slice0_local_subspace0_v_x = p.section_length
-        * ((0.0003347157145944845 * arm_slice0_bend_c3 * t0
-            - 0.0003347157145944845 * arm_slice0_bend_c2 * t0)
-            - (arm_slice0_local_com_z * t4 - t6 * arm_slice0_local_com_y));
-    let t7 = arm_bend_y * arm_bend_y;
-    let t8 = p.section_length * t7;
-    let t9 = 0.004820780989426014 * p.section_length * arm_slice0_bend_c2;
-    let arm_slice0_local_subspace0_v_y = p.section_length
-        * ((0.000046479858696022525 * t8 * arm_slice0_bend_c4 + t9
-            - 0.000023239929348011262 * arm_slice0_bend_c3 * t8)
-            - (t6 * arm_slice0_local_com_x - arm_slice0_local_com_z * t2));
-    let t10 = arm_bend_z * arm_bend_y * p.section_length;
-    let t11 = 0.000046479858696022525 * arm_slice0_bend_c4 * t10
-        - 0.000023239929348011262 * arm_slice0_bend_c3 * t10;
-    let arm_slice0_local_subspace0_v_z = p.section_length
-        * (t11 - (t2 * arm_slice0_local_com_y - arm_slice0_local_com_x * t4));
-    let t12 = 0.004820780989426014 * arm_bend_y * arm_slice0_bend_c2;
-    let arm_slice0_local_subspace1_w_x = p.section_length * t12;
-    let t13 = 0.0003347157145944845 * arm_slice0_bend_c3 * t7 - 0.06943184420297371;
-    let arm_slice0_local_subspace1_w_y = t13 * p.section_length;
-    let t14 = 0.0003347157145944845 * t3 * arm_slice0_bend_c3;
-    let arm_slice0_local_subspace1_w_z = p.section_length * t14;
-    let arm_slice0_local_subspace1_v_x = p.section_length
-        * ((0.0003347157145944845 * t1 * arm_slice0_bend_c3
-            - 0.0003347157145944845 * t1 * arm_slice0_bend_c2)
-            - (arm_slice0_local_com_z * t13 - arm_slice0_local_com_y * t14));
-    let arm_slice0_local_subspace1_v_y = p.section_length
-        * (t11 - (arm_slice0_local_com_x * t14 - arm_slice0_local_com_z * t12));
-    let t15 = p.section_length * t5;
-    let arm_slice0_local_subspace1_v_z = ((t9
-        + 0.000046479858696022525 * arm_slice0_bend_c4 * t15
-        - 0.000023239929348011262 * arm_slice0_bend_c3 * t15)
-        - (arm_slice0_local_com_y * t12 - t13 * arm_slice0_local_com_x))
-        * p.section_length;
+    let arm_slice0_local_bend_z_column_w_x = 0.004820780989426014 * arm_bend_y
+        * arm_slice0_bend_c2;
+    let arm_slice0_local_bend_y_column_w_x = -(0.004820780989426014 * arm_bend_z
+        * arm_slice0_bend_c2);
+    let t2 = arm_bend_z * arm_bend_y;
+    let arm_slice0_local_bend_y_column_w_y = -(0.0003347157145944845 * t2
+        * arm_slice0_bend_c3);
+    let t3 = arm_bend_z * arm_bend_z;
+    let arm_slice0_local_bend_y_column_w_z = 0.06943184420297371
+        - 0.0003347157145944845 * arm_slice0_bend_c3 * t3;
+    let arm_slice0_local_bend_y_column_v_x = (0.0003347157145944845 * arm_slice0_bend_c3
+        * t0 - 0.0003347157145944845 * arm_slice0_bend_c2 * t0)
+        - (arm_slice0_local_com_z * arm_slice0_local_bend_y_column_w_y
+            - arm_slice0_local_bend_y_column_w_z * arm_slice0_local_com_y);
+    let t4 = arm_bend_y * arm_bend_y;
+    let t5 = p.section_length * t4;
+    let t6 = 0.004820780989426014 * p.section_length * arm_slice0_bend_c2;
+    let arm_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t5
+        * arm_slice0_bend_c4 + t6 - 0.000023239929348011262 * arm_slice0_bend_c3 * t5)
+        - (arm_slice0_local_bend_y_column_w_z * arm_slice0_local_com_x
+            - arm_slice0_local_com_z * arm_slice0_local_bend_y_column_w_x);
+    let t7 = arm_bend_z * arm_bend_y * p.section_length;
+    let t8 = 0.000046479858696022525 * arm_slice0_bend_c4 * t7
+        - 0.000023239929348011262 * arm_slice0_bend_c3 * t7;
+    let arm_slice0_local_bend_y_column_v_z = t8
+        - (arm_slice0_local_bend_y_column_w_x * arm_slice0_local_com_y
+            - arm_slice0_local_com_x * arm_slice0_local_bend_y_column_w_y);
+    let arm_slice0_local_bend_z_column_w_y = 0.0003347157145944845 * arm_slice0_bend_c3
+        * t4 - 0.06943184420297371;
+    let arm_slice0_local_bend_z_column_w_z = 0.0003347157145944845 * t2
+        * arm_slice0_bend_c3;
+    let arm_slice0_local_bend_z_column_v_x = (0.0003347157145944845 * t1
+        * arm_slice0_bend_c3 - 0.0003347157145944845 * t1 * arm_slice0_bend_c2)
+        - (arm_slice0_local_com_z * arm_slice0_local_bend_z_column_w_y
+            - arm_slice0_local_com_y * arm_slice0_local_bend_z_column_w_z);
+    let arm_slice0_local_bend_z_column_v_y = t8
+        - (arm_slice0_local_com_x * arm_slice0_local_bend_z_column_w_z
+            - arm_slice0_local_com_z * arm_slice0_local_bend_z_column_w_x);
+    let t9 = p.section_length * t3;
+    let arm_slice0_local_bend_z_column_v_z = (t6
+        + 0.000046479858696022525 * arm_slice0_bend_c4 * t9
+        - 0.000023239929348011262 * arm_slice0_bend_c3 * t9)
+        - (arm_slice0_local_com_y * arm_slice0_local_bend_z_column_w_x
+            - arm_slice0_local_bend_z_column_w_y * arm_slice0_local_com_x);
     let arm_slice0_mass = 0.17392742256872687 * p.section_mass;
-    let t16 = 1.0 / p.section_mass;
-    let t17 = -(0.06943184420297371 * arm_bend_y * arm_slice0_bend_c1);
-    let t18 = -(0.06943184420297371 * arm_bend_z * arm_slice0_bend_c1);
-    let arm_bend_squared = t5 + t7;
-    let t19 = 1.0 - 0.004820780989426014 * arm_slice0_bend_c2 * arm_bend_squared;
-    let arm_slice0_local_inertia_com_00 = 0.000001 * t16 * t17 * t17 * arm_slice0_mass
-        + 0.000001 * t16 * arm_slice0_mass * t18 * t18
-        + 0.000002 * t16 * arm_slice0_mass * t19 * t19;
-    let t20 = 1.0 - 0.004820780989426014 * arm_slice0_bend_c2 * t7;
-    let t21 = 0.06943184420297371 * arm_bend_y * arm_slice0_bend_c1;
-    let t22 = -(0.004820780989426014 * t3 * arm_slice0_bend_c2);
-    let arm_slice0_local_inertia_com_01 = 0.000001 * t20 * t16 * t17 * arm_slice0_mass
-        + 0.000002 * t16 * arm_slice0_mass * t21 * t19
-        + 0.000001 * t22 * t16 * arm_slice0_mass * t18;
-    let t23 = 1.0 - 0.004820780989426014 * arm_slice0_bend_c2 * t5;
-    let t24 = 0.06943184420297371 * arm_bend_z * arm_slice0_bend_c1;
-    let arm_slice0_local_inertia_com_02 = 0.000001 * t23 * t16 * arm_slice0_mass * t18
-        + 0.000002 * t24 * t16 * arm_slice0_mass * t19
-        + 0.000001 * t22 * t16 * t17 * arm_slice0_mass;
-    let t25 = 0.000001 * t22 * t22 * t16 * arm_slice0_mass;
-    let arm_slice0_local_inertia_com_11 = t25
-        + 0.000001 * t20 * t20 * t16 * arm_slice0_mass
-        + 0.000002 * t16 * arm_slice0_mass * t21 * t21;
-    let arm_slice0_local_inertia_com_12 = 0.000001 * t20 * t22 * t16 * arm_slice0_mass
-        + 0.000002 * t24 * t16 * arm_slice0_mass * t21
-        + 0.000001 * t23 * t22 * t16 * arm_slice0_mass;
-    let arm_slice0_local_inertia_com_22 = t25
-        + 0.000002 * t24 * t24 * t16 * arm_slice0_mass
-        + 0.000001 * t23 * t23 * t16 * arm_slice0_mass;
+    let t10 = 1.0 / p.section_mass;
+    let t11 = 0.000002 * t10 * arm_slice0_mass - 0.000001 * t10 * arm_slice0_mass;
+    let arm_bend_squared = t3 + t4;
+    let t12 = 1.0 - 0.004820780989426014 * arm_slice0_bend_c2 * arm_bend_squared;
+    let t13 = 0.000001 * t10 * arm_slice0_mass;
+    let arm_slice0_local_inertia_com_00 = t11 * t12 * t12 + t13;
+    let t14 = 0.06943184420297371 * arm_bend_y * arm_slice0_bend_c1;
+    let arm_slice0_local_inertia_com_01 = t11 * t14 * t12;
+    let t15 = 0.06943184420297371 * arm_bend_z * arm_slice0_bend_c1;
+    let arm_slice0_local_inertia_com_02 = t15 * t11 * t12;
+    let arm_slice0_local_inertia_com_11 = t11 * t14 * t14 + t13;
+    let arm_slice0_local_inertia_com_12 = t15 * t11 * t14;
+    let arm_slice0_local_inertia_com_22 = t15 * t15 * t11 + t13;
     let arm_slice0_local_inertia_h_x = arm_slice0_local_com_x * arm_slice0_mass;
     let arm_slice0_local_inertia_h_y = arm_slice0_mass * arm_slice0_local_com_y;
     let arm_slice0_local_inertia_h_z = arm_slice0_local_com_z * arm_slice0_mass;
-    let t26 = arm_slice0_local_com_z * arm_slice0_local_com_z;
-    let t27 = arm_slice0_local_com_y * arm_slice0_local_com_y;
-    let t28 = arm_slice0_local_com_x * arm_slice0_local_com_x;
+    let t16 = arm_slice0_local_com_z * arm_slice0_local_com_z;
+    let t17 = arm_slice0_local_com_y * arm_slice0_local_com_y;
+    let t18 = arm_slice0_local_com_x * arm_slice0_local_com_x;
     let arm_slice0_local_inertia_i_00 = arm_slice0_local_inertia_com_00
-        + (t26 + t27 + t28 - arm_slice0_local_com_x * arm_slice0_local_com_x)
+        + (t16 + t17 + t18 - arm_slice0_local_com_x * arm_slice0_local_com_x)
             * arm_slice0_mass;
     let arm_slice0_local_inertia_i_01 = arm_slice0_local_inertia_com_01
         - arm_slice0_local_com_x * arm_slice0_mass * arm_slice0_local_com_y;
     let arm_slice0_local_inertia_i_02 = arm_slice0_local_inertia_com_02
         - arm_slice0_local_com_z * arm_slice0_local_com_x * arm_slice0_mass;
-    let arm_slice0_local_inertia_i_11 = (t26 + t27 + t28
-        - arm_slice0_local_com_y * arm_slice0_local_com_y) * arm_slice0_mass
-        + arm_slice0_local_inertia_com_11;
+    let arm_slice0_local_inertia_i_11 = arm_slice0_local_inertia_com_11
+        + (t16 + t17 + t18 - arm_slice0_local_com_y * arm_slice0_local_com_y)
+            * arm_slice0_mass;
     let arm_slice0_local_inertia_i_12 = arm_slice0_local_inertia_com_12
         - arm_slice0_local_com_z * arm_slice0_mass * arm_slice0_local_com_y;
-    let arm_slice0_local_inertia_i_22 = (t26 + t27 + t28
-        - arm_slice0_local_com_z * arm_slice0_local_com_z) * arm_slice0_mass
-        + arm_slice0_local_inertia_com_22;
+    let arm_slice0_local_inertia_i_22 = arm_slice0_local_inertia_com_22
+        + (t16 + t17 + t18 - arm_slice0_local_com_z * arm_slice0_local_com_z)
+            * arm_slice0_mass;
     let arm_slice1_local_com_x = 0.33000947820757187 * p.section_length
         * arm_slice1_bend_c1;
     let arm_slice1_local_com_y = 0.10890625570683385 * arm_slice1_bend_c2 * t0;
     let arm_slice1_local_com_z = 0.10890625570683385 * t1 * arm_slice1_bend_c2;
-    let t29 = -(0.10890625570683385 * arm_bend_z * arm_slice1_bend_c2);
-    let arm_slice1_local_subspace0_w_x = p.section_length * t29;
-    let t30 = -(0.035940096619352636 * t3 * arm_slice1_bend_c3);
-    let arm_slice1_local_subspace0_w_y = t30 * p.section_length;
-    let t31 = 0.33000947820757187 - 0.035940096619352636 * arm_slice1_bend_c3 * t5;
-    let arm_slice1_local_subspace0_w_z = p.section_length * t31;
-    let arm_slice1_local_subspace0_v_x = ((0.035940096619352636 * arm_slice1_bend_c3 * t0
-        - 0.035940096619352636 * arm_slice1_bend_c2 * t0)
-        - (t30 * arm_slice1_local_com_z - arm_slice1_local_com_y * t31))
-        * p.section_length;
-    let t32 = 0.10890625570683385 * p.section_length * arm_slice1_bend_c2;
-    let arm_slice1_local_subspace0_v_y = ((t32
-        + 0.02372114506416456 * t8 * arm_slice1_bend_c4
-        - 0.01186057253208228 * arm_slice1_bend_c3 * t8)
-        - (t31 * arm_slice1_local_com_x - arm_slice1_local_com_z * t29))
-        * p.section_length;
-    let t33 = 0.02372114506416456 * arm_slice1_bend_c4 * t10
-        - 0.01186057253208228 * arm_slice1_bend_c3 * t10;
-    let arm_slice1_local_subspace0_v_z = p.section_length
-        * (t33 - (t29 * arm_slice1_local_com_y - t30 * arm_slice1_local_com_x));
-    let t34 = 0.10890625570683385 * arm_bend_y * arm_slice1_bend_c2;
-    let arm_slice1_local_subspace1_w_x = p.section_length * t34;
-    let t35 = 0.035940096619352636 * arm_slice1_bend_c3 * t7 - 0.33000947820757187;
-    let arm_slice1_local_subspace1_w_y = t35 * p.section_length;
-    let t36 = 0.035940096619352636 * t3 * arm_slice1_bend_c3;
-    let arm_slice1_local_subspace1_w_z = p.section_length * t36;
-    let arm_slice1_local_subspace1_v_x = p.section_length
-        * ((0.035940096619352636 * t1 * arm_slice1_bend_c3
-            - 0.035940096619352636 * t1 * arm_slice1_bend_c2)
-            - (t35 * arm_slice1_local_com_z - arm_slice1_local_com_y * t36));
-    let arm_slice1_local_subspace1_v_y = (t33
-        - (arm_slice1_local_com_x * t36 - arm_slice1_local_com_z * t34))
-        * p.section_length;
-    let arm_slice1_local_subspace1_v_z = p.section_length
-        * ((t32 + 0.02372114506416456 * arm_slice1_bend_c4 * t15
-            - 0.01186057253208228 * arm_slice1_bend_c3 * t15)
-            - (t34 * arm_slice1_local_com_y - t35 * arm_slice1_local_com_x));
+    let arm_slice1_local_bend_z_column_w_x = 0.10890625570683385 * arm_bend_y
+        * arm_slice1_bend_c2;
+    let arm_slice1_local_bend_y_column_w_x = -(0.10890625570683385 * arm_bend_z
+        * arm_slice1_bend_c2);
+    let arm_slice1_local_bend_y_column_w_y = -(0.035940096619352636 * t2
+        * arm_slice1_bend_c3);
+    let arm_slice1_local_bend_y_column_w_z = 0.33000947820757187
+        - 0.035940096619352636 * arm_slice1_bend_c3 * t3;
+    let arm_slice1_local_bend_y_column_v_x = (0.035940096619352636 * arm_slice1_bend_c3
+        * t0 - 0.035940096619352636 * arm_slice1_bend_c2 * t0)
+        - (arm_slice1_local_bend_y_column_w_y * arm_slice1_local_com_z
+            - arm_slice1_local_com_y * arm_slice1_local_bend_y_column_w_z);
+    let t19 = 0.10890625570683385 * p.section_length * arm_slice1_bend_c2;
+    let arm_slice1_local_bend_y_column_v_y = (t19
+        + 0.02372114506416456 * t5 * arm_slice1_bend_c4
+        - 0.01186057253208228 * arm_slice1_bend_c3 * t5)
+        - (arm_slice1_local_bend_y_column_w_z * arm_slice1_local_com_x
+            - arm_slice1_local_com_z * arm_slice1_local_bend_y_column_w_x);
+    let t20 = 0.02372114506416456 * arm_slice1_bend_c4 * t7
+        - 0.01186057253208228 * arm_slice1_bend_c3 * t7;
+    let arm_slice1_local_bend_y_column_v_z = t20
+        - (arm_slice1_local_bend_y_column_w_x * arm_slice1_local_com_y
+            - arm_slice1_local_bend_y_column_w_y * arm_slice1_local_com_x);
+    let arm_slice1_local_bend_z_column_w_y = 0.035940096619352636 * arm_slice1_bend_c3
+        * t4 - 0.33000947820757187;
+    let arm_slice1_local_bend_z_column_w_z = 0.035940096619352636 * t2
+        * arm_slice1_bend_c3;
+    let arm_slice1_local_bend_z_column_v_x = (0.035940096619352636 * t1
+        * arm_slice1_bend_c3 - 0.035940096619352636 * t1 * arm_slice1_bend_c2)
+        - (arm_slice1_local_bend_z_column_w_y * arm_slice1_local_com_z
+            - arm_slice1_local_com_y * arm_slice1_local_bend_z_column_w_z);
+    let arm_slice1_local_bend_z_column_v_y = t20
+        - (arm_slice1_local_com_x * arm_slice1_local_bend_z_column_w_z
+            - arm_slice1_local_com_z * arm_slice1_local_bend_z_column_w_x);
+    let arm_slice1_local_bend_z_column_v_z = (t19
+        + 0.02372114506416456 * arm_slice1_bend_c4 * t9
+        - 0.01186057253208228 * arm_slice1_bend_c3 * t9)
+        - (arm_slice1_local_bend_z_column_w_x * arm_slice1_local_com_y
+            - arm_slice1_local_bend_z_column_w_y * arm_slice1_local_com_x);
     let arm_slice1_mass = 0.3260725774312732 * p.section_mass;
-    let t37 = 1.0 - 0.10890625570683385 * arm_bend_squared * arm_slice1_bend_c2;
-    let t38 = -(0.33000947820757187 * arm_bend_z * arm_slice1_bend_c1);
-    let t39 = -(0.33000947820757187 * arm_bend_y * arm_slice1_bend_c1);
-    let arm_slice1_local_inertia_com_00 = 0.000002 * arm_slice1_mass * t37 * t37 * t16
-        + 0.000001 * arm_slice1_mass * t38 * t38 * t16
-        + 0.000001 * arm_slice1_mass * t39 * t39 * t16;
-    let t40 = 1.0 - 0.10890625570683385 * arm_slice1_bend_c2 * t7;
-    let t41 = -(0.10890625570683385 * t3 * arm_slice1_bend_c2);
-    let t42 = 0.33000947820757187 * arm_bend_y * arm_slice1_bend_c1;
-    let arm_slice1_local_inertia_com_01 = 0.000001 * arm_slice1_mass * t39 * t16 * t40
-        + 0.000001 * arm_slice1_mass * t41 * t38 * t16
-        + 0.000002 * t42 * arm_slice1_mass * t37 * t16;
-    let t43 = 0.33000947820757187 * arm_bend_z * arm_slice1_bend_c1;
-    let t44 = 1.0 - 0.10890625570683385 * arm_slice1_bend_c2 * t5;
-    let arm_slice1_local_inertia_com_02 = 0.000001 * arm_slice1_mass * t41 * t39 * t16
-        + 0.000002 * arm_slice1_mass * t37 * t16 * t43
-        + 0.000001 * arm_slice1_mass * t44 * t38 * t16;
-    let t45 = 0.000001 * arm_slice1_mass * t41 * t41 * t16;
-    let arm_slice1_local_inertia_com_11 = t45
-        + 0.000002 * t42 * t42 * arm_slice1_mass * t16
-        + 0.000001 * arm_slice1_mass * t16 * t40 * t40;
-    let arm_slice1_local_inertia_com_12 = 0.000001 * arm_slice1_mass * t41 * t16 * t40
-        + 0.000001 * arm_slice1_mass * t44 * t41 * t16
-        + 0.000002 * t42 * arm_slice1_mass * t16 * t43;
-    let arm_slice1_local_inertia_com_22 = t45
-        + 0.000001 * arm_slice1_mass * t44 * t44 * t16
-        + 0.000002 * arm_slice1_mass * t16 * t43 * t43;
+    let t21 = 1.0 - 0.10890625570683385 * arm_bend_squared * arm_slice1_bend_c2;
+    let t22 = 0.000002 * arm_slice1_mass * t10 - 0.000001 * arm_slice1_mass * t10;
+    let t23 = 0.000001 * arm_slice1_mass * t10;
+    let arm_slice1_local_inertia_com_00 = t21 * t21 * t22 + t23;
+    let t24 = 0.33000947820757187 * arm_bend_y * arm_slice1_bend_c1;
+    let arm_slice1_local_inertia_com_01 = t24 * t21 * t22;
+    let t25 = 0.33000947820757187 * arm_bend_z * arm_slice1_bend_c1;
+    let arm_slice1_local_inertia_com_02 = t21 * t22 * t25;
+    let arm_slice1_local_inertia_com_11 = t24 * t24 * t22 + t23;
+    let arm_slice1_local_inertia_com_12 = t24 * t22 * t25;
+    let arm_slice1_local_inertia_com_22 = t22 * t25 * t25 + t23;
     let arm_slice1_local_inertia_h_x = arm_slice1_mass * arm_slice1_local_com_x;
     let arm_slice1_local_inertia_h_y = arm_slice1_mass * arm_slice1_local_com_y;
     let arm_slice1_local_inertia_h_z = arm_slice1_mass * arm_slice1_local_com_z;
-    let t46 = arm_slice1_local_com_y * arm_slice1_local_com_y;
-    let t47 = arm_slice1_local_com_z * arm_slice1_local_com_z;
-    let t48 = arm_slice1_local_com_x * arm_slice1_local_com_x;
-    let arm_slice1_local_inertia_i_00 = arm_slice1_mass
-        * (t46 + t47 + t48 - arm_slice1_local_com_x * arm_slice1_local_com_x)
-        + arm_slice1_local_inertia_com_00;
+    let t26 = arm_slice1_local_com_y * arm_slice1_local_com_y;
+    let t27 = arm_slice1_local_com_z * arm_slice1_local_com_z;
+    let t28 = arm_slice1_local_com_x * arm_slice1_local_com_x;
+    let arm_slice1_local_inertia_i_00 = arm_slice1_local_inertia_com_00
+        + arm_slice1_mass
+            * (t26 + t27 + t28 - arm_slice1_local_com_x * arm_slice1_local_com_x);
     let arm_slice1_local_inertia_i_01 = arm_slice1_local_inertia_com_01
         - arm_slice1_mass * arm_slice1_local_com_y * arm_slice1_local_com_x;
     let arm_slice1_local_inertia_i_02 = arm_slice1_local_inertia_com_02
         - arm_slice1_mass * arm_slice1_local_com_z * arm_slice1_local_com_x;
     let arm_slice1_local_inertia_i_11 = arm_slice1_local_inertia_com_11
         + arm_slice1_mass
-            * (t46 + t47 + t48 - arm_slice1_local_com_y * arm_slice1_local_com_y);
+            * (t26 + t27 + t28 - arm_slice1_local_com_y * arm_slice1_local_com_y);
     let arm_slice1_local_inertia_i_12 = arm_slice1_local_inertia_com_12
         - arm_slice1_mass * arm_slice1_local_com_z * arm_slice1_local_com_y;
     let arm_slice1_local_inertia_i_22 = arm_slice1_mass
-        * (t46 + t47 + t48 - arm_slice1_local_com_z * arm_slice1_local_com_z)
+        * (t26 + t27 + t28 - arm_slice1_local_com_z * arm_slice1_local_com_z)
         + arm_slice1_local_inertia_com_22;
     let arm_slice2_local_com_x = 0.6699905217924281 * p.section_length
         * arm_slice2_bend_c1;
     let arm_slice2_local_com_y = 0.44888729929169013 * arm_slice2_bend_c2 * t0;
     let arm_slice2_local_com_z = 0.44888729929169013 * t1 * arm_slice2_bend_c2;
-    let t49 = -(0.44888729929169013 * arm_bend_z * arm_slice2_bend_c2);
-    let arm_slice2_local_subspace0_w_x = p.section_length * t49;
-    let t50 = -(0.3007502358784333 * t3 * arm_slice2_bend_c3);
-    let arm_slice2_local_subspace0_w_y = p.section_length * t50;
-    let t51 = 0.6699905217924281 - 0.3007502358784333 * arm_slice2_bend_c3 * t5;
-    let arm_slice2_local_subspace0_w_z = t51 * p.section_length;
-    let arm_slice2_local_subspace0_v_x = ((0.3007502358784333 * arm_slice2_bend_c3 * t0
-        - 0.3007502358784333 * arm_slice2_bend_c2 * t0)
-        - (arm_slice2_local_com_z * t50 - t51 * arm_slice2_local_com_y))
-        * p.section_length;
-    let t52 = 0.44888729929169013 * p.section_length * arm_slice2_bend_c2;
-    let arm_slice2_local_subspace0_v_y = p.section_length
-        * ((t52 + 0.4029996149307748 * t8 * arm_slice2_bend_c4
-            - 0.2014998074653874 * t8 * arm_slice2_bend_c3)
-            - (t51 * arm_slice2_local_com_x - t49 * arm_slice2_local_com_z));
-    let t53 = 0.4029996149307748 * t10 * arm_slice2_bend_c4
-        - 0.2014998074653874 * t10 * arm_slice2_bend_c3;
-    let arm_slice2_local_subspace0_v_z = p.section_length
-        * (t53 - (arm_slice2_local_com_y * t49 - t50 * arm_slice2_local_com_x));
-    let t54 = 0.44888729929169013 * arm_bend_y * arm_slice2_bend_c2;
-    let arm_slice2_local_subspace1_w_x = p.section_length * t54;
-    let t55 = 0.3007502358784333 * arm_slice2_bend_c3 * t7 - 0.6699905217924281;
-    let arm_slice2_local_subspace1_w_y = p.section_length * t55;
-    let t56 = 0.3007502358784333 * t3 * arm_slice2_bend_c3;
-    let arm_slice2_local_subspace1_w_z = p.section_length * t56;
-    let arm_slice2_local_subspace1_v_x = p.section_length
-        * ((0.3007502358784333 * t1 * arm_slice2_bend_c3
-            - 0.3007502358784333 * t1 * arm_slice2_bend_c2)
-            - (arm_slice2_local_com_z * t55 - arm_slice2_local_com_y * t56));
-    let arm_slice2_local_subspace1_v_y = (t53
-        - (t56 * arm_slice2_local_com_x - arm_slice2_local_com_z * t54))
-        * p.section_length;
-    let arm_slice2_local_subspace1_v_z = p.section_length
-        * ((t52 + 0.4029996149307748 * t15 * arm_slice2_bend_c4
-            - 0.2014998074653874 * arm_slice2_bend_c3 * t15)
-            - (arm_slice2_local_com_y * t54 - arm_slice2_local_com_x * t55));
-    let t57 = 1.0 - 0.44888729929169013 * arm_bend_squared * arm_slice2_bend_c2;
-    let t58 = -(0.6699905217924281 * arm_bend_y * arm_slice2_bend_c1);
-    let t59 = -(0.6699905217924281 * arm_bend_z * arm_slice2_bend_c1);
-    let arm_slice2_local_inertia_com_00 = 0.000002 * arm_slice1_mass * t16 * t57 * t57
-        + 0.000001 * t58 * t58 * arm_slice1_mass * t16
-        + 0.000001 * arm_slice1_mass * t59 * t59 * t16;
-    let t60 = 1.0 - 0.44888729929169013 * arm_slice2_bend_c2 * t7;
-    let t61 = 0.6699905217924281 * arm_bend_y * arm_slice2_bend_c1;
-    let t62 = -(0.44888729929169013 * t3 * arm_slice2_bend_c2);
-    let arm_slice2_local_inertia_com_01 = 0.000001 * t58 * arm_slice1_mass * t16 * t60
-        + 0.000002 * arm_slice1_mass * t61 * t16 * t57
-        + 0.000001 * arm_slice1_mass * t59 * t62 * t16;
-    let t63 = 0.6699905217924281 * arm_bend_z * arm_slice2_bend_c1;
-    let t64 = 1.0 - 0.44888729929169013 * arm_slice2_bend_c2 * t5;
-    let arm_slice2_local_inertia_com_02 = 0.000001 * t58 * arm_slice1_mass * t62 * t16
-        + 0.000002 * arm_slice1_mass * t16 * t63 * t57
-        + 0.000001 * arm_slice1_mass * t59 * t64 * t16;
-    let t65 = 0.000001 * arm_slice1_mass * t62 * t62 * t16;
-    let arm_slice2_local_inertia_com_11 = 0.000001 * arm_slice1_mass * t16 * t60 * t60
-        + t65 + 0.000002 * arm_slice1_mass * t61 * t61 * t16;
-    let arm_slice2_local_inertia_com_12 = 0.000001 * arm_slice1_mass * t62 * t16 * t60
-        + 0.000002 * arm_slice1_mass * t61 * t16 * t63
-        + 0.000001 * arm_slice1_mass * t64 * t62 * t16;
-    let arm_slice2_local_inertia_com_22 = t65
-        + 0.000002 * arm_slice1_mass * t16 * t63 * t63
-        + 0.000001 * arm_slice1_mass * t64 * t64 * t16;
+    let arm_slice2_local_bend_z_column_w_x = 0.44888729929169013 * arm_bend_y
+        * arm_slice2_bend_c2;
+    let arm_slice2_local_bend_y_column_w_x = -(0.44888729929169013 * arm_bend_z
+        * arm_slice2_bend_c2);
+    let arm_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t2
+        * arm_slice2_bend_c3);
+    let arm_slice2_local_bend_y_column_w_z = 0.6699905217924281
+        - 0.3007502358784333 * arm_slice2_bend_c3 * t3;
+    let arm_slice2_local_bend_y_column_v_x = (0.3007502358784333 * arm_slice2_bend_c3
+        * t0 - 0.3007502358784333 * arm_slice2_bend_c2 * t0)
+        - (arm_slice2_local_com_z * arm_slice2_local_bend_y_column_w_y
+            - arm_slice2_local_bend_y_column_w_z * arm_slice2_local_com_y);
+    let t29 = 0.44888729929169013 * p.section_length * arm_slice2_bend_c2;
+    let arm_slice2_local_bend_y_column_v_y = (t29
+        + 0.4029996149307748 * t5 * arm_slice2_bend_c4
+        - 0.2014998074653874 * t5 * arm_slice2_bend_c3)
+        - (arm_slice2_local_bend_y_column_w_z * arm_slice2_local_com_x
+            - arm_slice2_local_bend_y_column_w_x * arm_slice2_local_com_z);
+    let t30 = 0.4029996149307748 * t7 * arm_slice2_bend_c4
+        - 0.2014998074653874 * t7 * arm_slice2_bend_c3;
+    let arm_slice2_local_bend_y_column_v_z = t30
+        - (arm_slice2_local_com_y * arm_slice2_local_bend_y_column_w_x
+            - arm_slice2_local_bend_y_column_w_y * arm_slice2_local_com_x);
+    let arm_slice2_local_bend_z_column_w_y = 0.3007502358784333 * arm_slice2_bend_c3 * t4
+        - 0.6699905217924281;
+    let arm_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t2
+        * arm_slice2_bend_c3;
+    let arm_slice2_local_bend_z_column_v_x = (0.3007502358784333 * t1
+        * arm_slice2_bend_c3 - 0.3007502358784333 * t1 * arm_slice2_bend_c2)
+        - (arm_slice2_local_com_z * arm_slice2_local_bend_z_column_w_y
+            - arm_slice2_local_com_y * arm_slice2_local_bend_z_column_w_z);
+    let arm_slice2_local_bend_z_column_v_y = t30
+        - (arm_slice2_local_bend_z_column_w_z * arm_slice2_local_com_x
+            - arm_slice2_local_com_z * arm_slice2_local_bend_z_column_w_x);
+    let arm_slice2_local_bend_z_column_v_z = (t29
+        + 0.4029996149307748 * t9 * arm_slice2_bend_c4
+        - 0.2014998074653874 * arm_slice2_bend_c3 * t9)
+        - (arm_slice2_local_com_y * arm_slice2_local_bend_z_column_w_x
+            - arm_slice2_local_com_x * arm_slice2_local_bend_z_column_w_y);
+    let t31 = 1.0 - 0.44888729929169013 * arm_bend_squared * arm_slice2_bend_c2;
+    let arm_slice2_local_inertia_com_00 = t22 * t31 * t31 + t23;
+    let t32 = 0.6699905217924281 * arm_bend_y * arm_slice2_bend_c1;
+    let arm_slice2_local_inertia_com_01 = t32 * t22 * t31;
+    let t33 = 0.6699905217924281 * arm_bend_z * arm_slice2_bend_c1;
+    let arm_slice2_local_inertia_com_02 = t22 * t33 * t31;
+    let arm_slice2_local_inertia_com_11 = t32 * t32 * t22 + t23;
+    let arm_slice2_local_inertia_com_12 = t32 * t22 * t33;
+    let arm_slice2_local_inertia_com_22 = t22 * t33 * t33 + t23;
     let arm_slice2_local_inertia_h_x = arm_slice1_mass * arm_slice2_local_com_x;
     let arm_slice2_local_inertia_h_y = arm_slice1_mass * arm_slice2_local_com_y;
     let arm_slice2_local_inertia_h_z = arm_slice1_mass * arm_slice2_local_com_z;
-    let t66 = arm_slice2_local_com_y * arm_slice2_local_com_y;
-    let t67 = arm_slice2_local_com_x * arm_slice2_local_com_x;
-    let t68 = arm_slice2_local_com_z * arm_slice2_local_com_z;
-    let arm_slice2_local_inertia_i_00 = arm_slice2_local_inertia_com_00
-        + arm_slice1_mass
-            * (t66 + t67 + t68 - arm_slice2_local_com_x * arm_slice2_local_com_x);
+    let t34 = arm_slice2_local_com_y * arm_slice2_local_com_y;
+    let t35 = arm_slice2_local_com_x * arm_slice2_local_com_x;
+    let t36 = arm_slice2_local_com_z * arm_slice2_local_com_z;
+    let arm_slice2_local_inertia_i_00 = arm_slice1_mass
+        * (t34 + t35 + t36 - arm_slice2_local_com_x * arm_slice2_local_com_x)
+        + arm_slice2_local_inertia_com_00;
     let arm_slice2_local_inertia_i_01 = arm_slice2_local_inertia_com_01
         - arm_slice1_mass * arm_slice2_local_com_y * arm_slice2_local_com_x;
     let arm_slice2_local_inertia_i_02 = arm_slice2_local_inertia_com_02
         - arm_slice1_mass * arm_slice2_local_com_z * arm_slice2_local_com_x;
-    let arm_slice2_local_inertia_i_11 = arm_slice2_local_inertia_com_11
-        + arm_slice1_mass
-            * (t66 + t67 + t68 - arm_slice2_local_com_y * arm_slice2_local_com_y);
+    let arm_slice2_local_inertia_i_11 = arm_slice1_mass
+        * (t34 + t35 + t36 - arm_slice2_local_com_y * arm_slice2_local_com_y)
+        + arm_slice2_local_inertia_com_11;
     let arm_slice2_local_inertia_i_12 = arm_slice2_local_inertia_com_12
         - arm_slice1_mass * arm_slice2_local_com_y * arm_slice2_local_com_z;
-    let arm_slice2_local_inertia_i_22 = arm_slice1_mass
-        * (t66 + t67 + t68 - arm_slice2_local_com_z * arm_slice2_local_com_z)
-        + arm_slice2_local_inertia_com_22;
+    let arm_slice2_local_inertia_i_22 = arm_slice2_local_inertia_com_22
+        + arm_slice1_mass
+            * (t34 + t35 + t36 - arm_slice2_local_com_z * arm_slice2_local_com_z);
     let arm_slice3_local_com_x = 0.9305681557970262 * p.section_length
         * arm_slice3_bend_c1;
     let arm_slice3_local_com_y = 0.8659570925834785 * arm_slice3_bend_c2 * t0;
     let arm_slice3_local_com_z = 0.8659570925834785 * t1 * arm_slice3_bend_c2;
-    let t69 = -(0.8659570925834785 * arm_bend_z * arm_slice3_bend_c2);
-    let arm_slice3_local_subspace0_w_x = p.section_length * t69;
-    let t70 = -(0.8058320946447624 * arm_slice3_bend_c3 * t3);
-    let arm_slice3_local_subspace0_w_y = p.section_length * t70;
-    let t71 = 0.9305681557970262 - 0.8058320946447624 * arm_slice3_bend_c3 * t5;
-    let arm_slice3_local_subspace0_w_z = p.section_length * t71;
-    let arm_slice3_local_subspace0_v_x = ((0.8058320946447624 * arm_slice3_bend_c3 * t0
-        - 0.8058320946447624 * arm_slice3_bend_c2 * t0)
-        - (arm_slice3_local_com_z * t70 - arm_slice3_local_com_y * t71))
-        * p.section_length;
-    let t72 = 0.8659570925834785 * p.section_length * arm_slice3_bend_c2;
-    let arm_slice3_local_subspace0_v_y = p.section_length
-        * ((t72 + 1.4997633723912625 * arm_slice3_bend_c4 * t8
-            - 0.7498816861956312 * arm_slice3_bend_c3 * t8)
-            - (arm_slice3_local_com_x * t71 - arm_slice3_local_com_z * t69));
-    let t73 = 1.4997633723912625 * arm_slice3_bend_c4 * t10
-        - 0.7498816861956312 * arm_slice3_bend_c3 * t10;
-    let arm_slice3_local_subspace0_v_z = p.section_length
-        * (t73 - (arm_slice3_local_com_y * t69 - arm_slice3_local_com_x * t70));
-    let t74 = 0.8659570925834785 * arm_bend_y * arm_slice3_bend_c2;
-    let arm_slice3_local_subspace1_w_x = p.section_length * t74;
-    let t75 = 0.8058320946447624 * arm_slice3_bend_c3 * t7 - 0.9305681557970262;
-    let arm_slice3_local_subspace1_w_y = p.section_length * t75;
-    let t76 = 0.8058320946447624 * arm_slice3_bend_c3 * t3;
-    let arm_slice3_local_subspace1_w_z = p.section_length * t76;
-    let arm_slice3_local_subspace1_v_x = p.section_length
-        * ((0.8058320946447624 * arm_slice3_bend_c3 * t1
-            - 0.8058320946447624 * t1 * arm_slice3_bend_c2)
-            - (arm_slice3_local_com_z * t75 - arm_slice3_local_com_y * t76));
-    let arm_slice3_local_subspace1_v_y = p.section_length
-        * (t73 - (arm_slice3_local_com_x * t76 - t74 * arm_slice3_local_com_z));
-    let arm_slice3_local_subspace1_v_z = p.section_length
-        * ((t72 + 1.4997633723912625 * arm_slice3_bend_c4 * t15
-            - 0.7498816861956312 * arm_slice3_bend_c3 * t15)
-            - (t74 * arm_slice3_local_com_y - arm_slice3_local_com_x * t75));
-    let t77 = 1.0 - 0.8659570925834785 * arm_slice3_bend_c2 * arm_bend_squared;
-    let t78 = -(0.9305681557970262 * arm_bend_z * arm_slice3_bend_c1);
-    let t79 = -(0.9305681557970262 * arm_bend_y * arm_slice3_bend_c1);
-    let arm_slice3_local_inertia_com_00 = 0.000002 * t16 * arm_slice0_mass * t77 * t77
-        + 0.000001 * t78 * t78 * t16 * arm_slice0_mass
-        + 0.000001 * t79 * t79 * t16 * arm_slice0_mass;
-    let t80 = -(0.8659570925834785 * t3 * arm_slice3_bend_c2);
-    let t81 = 0.9305681557970262 * arm_bend_y * arm_slice3_bend_c1;
-    let t82 = 1.0 - 0.8659570925834785 * arm_slice3_bend_c2 * t7;
-    let arm_slice3_local_inertia_com_01 = 0.000001 * t80 * t78 * t16 * arm_slice0_mass
-        + 0.000002 * t81 * t16 * arm_slice0_mass * t77
-        + 0.000001 * t79 * t16 * arm_slice0_mass * t82;
-    let t83 = 0.9305681557970262 * arm_bend_z * arm_slice3_bend_c1;
-    let t84 = 1.0 - 0.8659570925834785 * arm_slice3_bend_c2 * t5;
-    let arm_slice3_local_inertia_com_02 = 0.000001 * t79 * t80 * t16 * arm_slice0_mass
-        + 0.000002 * t83 * t16 * arm_slice0_mass * t77
-        + 0.000001 * t78 * t16 * arm_slice0_mass * t84;
-    let t85 = 0.000001 * t80 * t80 * t16 * arm_slice0_mass;
-    let arm_slice3_local_inertia_com_11 = 0.000002 * t81 * t81 * t16 * arm_slice0_mass
-        + t85 + 0.000001 * t16 * arm_slice0_mass * t82 * t82;
-    let arm_slice3_local_inertia_com_12 = 0.000002 * t83 * t81 * t16 * arm_slice0_mass
-        + 0.000001 * t80 * t16 * arm_slice0_mass * t84
-        + 0.000001 * t80 * t16 * arm_slice0_mass * t82;
-    let arm_slice3_local_inertia_com_22 = t85
-        + 0.000002 * t83 * t83 * t16 * arm_slice0_mass
-        + 0.000001 * t16 * arm_slice0_mass * t84 * t84;
+    let arm_slice3_local_bend_z_column_w_x = 0.8659570925834785 * arm_bend_y
+        * arm_slice3_bend_c2;
+    let arm_slice3_local_bend_y_column_w_x = -(0.8659570925834785 * arm_bend_z
+        * arm_slice3_bend_c2);
+    let arm_slice3_local_bend_y_column_w_y = -(0.8058320946447624 * arm_slice3_bend_c3
+        * t2);
+    let arm_slice3_local_bend_y_column_w_z = 0.9305681557970262
+        - 0.8058320946447624 * arm_slice3_bend_c3 * t3;
+    let arm_slice3_local_bend_y_column_v_x = (0.8058320946447624 * arm_slice3_bend_c3
+        * t0 - 0.8058320946447624 * arm_slice3_bend_c2 * t0)
+        - (arm_slice3_local_com_z * arm_slice3_local_bend_y_column_w_y
+            - arm_slice3_local_com_y * arm_slice3_local_bend_y_column_w_z);
+    let t37 = 0.8659570925834785 * p.section_length * arm_slice3_bend_c2;
+    let arm_slice3_local_bend_y_column_v_y = (t37
+        + 1.4997633723912625 * arm_slice3_bend_c4 * t5
+        - 0.7498816861956312 * arm_slice3_bend_c3 * t5)
+        - (arm_slice3_local_com_x * arm_slice3_local_bend_y_column_w_z
+            - arm_slice3_local_com_z * arm_slice3_local_bend_y_column_w_x);
+    let t38 = 1.4997633723912625 * arm_slice3_bend_c4 * t7
+        - 0.7498816861956312 * arm_slice3_bend_c3 * t7;
+    let arm_slice3_local_bend_y_column_v_z = t38
+        - (arm_slice3_local_com_y * arm_slice3_local_bend_y_column_w_x
+            - arm_slice3_local_com_x * arm_slice3_local_bend_y_column_w_y);
+    let arm_slice3_local_bend_z_column_w_y = 0.8058320946447624 * arm_slice3_bend_c3 * t4
+        - 0.9305681557970262;
+    let arm_slice3_local_bend_z_column_w_z = 0.8058320946447624 * arm_slice3_bend_c3
+        * t2;
+    let arm_slice3_local_bend_z_column_v_x = (0.8058320946447624 * arm_slice3_bend_c3
+        * t1 - 0.8058320946447624 * t1 * arm_slice3_bend_c2)
+        - (arm_slice3_local_com_z * arm_slice3_local_bend_z_column_w_y
+            - arm_slice3_local_com_y * arm_slice3_local_bend_z_column_w_z);
+    let arm_slice3_local_bend_z_column_v_y = t38
+        - (arm_slice3_local_com_x * arm_slice3_local_bend_z_column_w_z
+            - arm_slice3_local_bend_z_column_w_x * arm_slice3_local_com_z);
+    let arm_slice3_local_bend_z_column_v_z = (t37
+        + 1.4997633723912625 * arm_slice3_bend_c4 * t9
+        - 0.7498816861956312 * arm_slice3_bend_c3 * t9)
+        - (arm_slice3_local_bend_z_column_w_x * arm_slice3_local_com_y
+            - arm_slice3_local_com_x * arm_slice3_local_bend_z_column_w_y);
+    let t39 = 1.0 - 0.8659570925834785 * arm_slice3_bend_c2 * arm_bend_squared;
+    let arm_slice3_local_inertia_com_00 = t11 * t39 * t39 + t13;
+    let t40 = 0.9305681557970262 * arm_bend_y * arm_slice3_bend_c1;
+    let arm_slice3_local_inertia_com_01 = t40 * t11 * t39;
+    let t41 = 0.9305681557970262 * arm_bend_z * arm_slice3_bend_c1;
+    let arm_slice3_local_inertia_com_02 = t41 * t11 * t39;
+    let arm_slice3_local_inertia_com_11 = t40 * t40 * t11 + t13;
+    let arm_slice3_local_inertia_com_12 = t41 * t40 * t11;
+    let arm_slice3_local_inertia_com_22 = t41 * t41 * t11 + t13;
     let arm_slice3_local_inertia_h_x = arm_slice3_local_com_x * arm_slice0_mass;
     let arm_slice3_local_inertia_h_y = arm_slice0_mass * arm_slice3_local_com_y;
     let arm_slice3_local_inertia_h_z = arm_slice3_local_com_z * arm_slice0_mass;
-    let t86 = arm_slice3_local_com_y * arm_slice3_local_com_y;
-    let t87 = arm_slice3_local_com_x * arm_slice3_local_com_x;
-    let t88 = arm_slice3_local_com_z * arm_slice3_local_com_z;
+    let t42 = arm_slice3_local_com_y * arm_slice3_local_com_y;
+    let t43 = arm_slice3_local_com_x * arm_slice3_local_com_x;
+    let t44 = arm_slice3_local_com_z * arm_slice3_local_com_z;
     let arm_slice3_local_inertia_i_00 = arm_slice3_local_inertia_com_00
-        + (t86 + t87 + t88 - arm_slice3_local_com_x * arm_slice3_local_com_x)
+        + (t42 + t43 + t44 - arm_slice3_local_com_x * arm_slice3_local_com_x)
             * arm_slice0_mass;
     let arm_slice3_local_inertia_i_01 = arm_slice3_local_inertia_com_01
         - arm_slice3_local_com_x * arm_slice0_mass * arm_slice3_local_com_y;
     let arm_slice3_local_inertia_i_02 = arm_slice3_local_inertia_com_02
         - arm_slice3_local_com_x * arm_slice3_local_com_z * arm_slice0_mass;
-    let arm_slice3_local_inertia_i_11 = arm_slice3_local_inertia_com_11
-        + arm_slice0_mass
-            * (t86 + t87 + t88 - arm_slice3_local_com_y * arm_slice3_local_com_y);
+    let arm_slice3_local_inertia_i_11 = arm_slice0_mass
+        * (t42 + t43 + t44 - arm_slice3_local_com_y * arm_slice3_local_com_y)
+        + arm_slice3_local_inertia_com_11;
     let arm_slice3_local_inertia_i_12 = arm_slice3_local_inertia_com_12
         - arm_slice3_local_com_z * arm_slice0_mass * arm_slice3_local_com_y;
     let arm_slice3_local_inertia_i_22 = arm_slice3_local_inertia_com_22
         + arm_slice0_mass
-            * (t86 + t87 + t88 - arm_slice3_local_com_z * arm_slice3_local_com_z);
-    let t89 = -(arm_bend_z * arm_bend_squared_c2);
-    let arm_tip_local_subspace0_w_x = p.section_length * t89;
-    let t90 = -(t3 * arm_bend_squared_c3);
-    let arm_tip_local_subspace0_w_y = t90 * p.section_length;
-    let t91 = 1.0 - t5 * arm_bend_squared_c3;
-    let arm_tip_local_subspace0_w_z = p.section_length * t91;
-    let t92 = arm_bend_squared_c2 * t0;
-    let t93 = arm_bend_squared_c2 * t1;
-    let arm_tip_local_subspace0_v_x = p.section_length
-        * ((t0 * arm_bend_squared_c3 - arm_bend_squared_c2 * t0)
-            - (t93 * t90 - t92 * t91));
-    let t94 = p.section_length * arm_bend_squared_c1;
-    let t95 = arm_bend_squared_c2 * p.section_length;
-    let arm_tip_local_subspace0_v_y = p.section_length
-        * ((t95 + 2.0 * t8 * arm_bend_squared_c4 - t8 * arm_bend_squared_c3)
-            - (t94 * t91 - t93 * t89));
-    let t96 = 2.0 * t10 * arm_bend_squared_c4 - t10 * arm_bend_squared_c3;
-    let arm_tip_local_subspace0_v_z = p.section_length * (t96 - (t92 * t89 - t94 * t90));
-    let t97 = arm_bend_y * arm_bend_squared_c2;
-    let arm_tip_local_subspace1_w_x = p.section_length * t97;
-    let t98 = t7 * arm_bend_squared_c3 - 1.0;
-    let arm_tip_local_subspace1_w_y = p.section_length * t98;
-    let t99 = t3 * arm_bend_squared_c3;
-    let arm_tip_local_subspace1_w_z = p.section_length * t99;
-    let arm_tip_local_subspace1_v_x = p.section_length
-        * ((t1 * arm_bend_squared_c3 - arm_bend_squared_c2 * t1)
-            - (t93 * t98 - t92 * t99));
-    let arm_tip_local_subspace1_v_y = (t96 - (t94 * t99 - t93 * t97)) * p.section_length;
-    let arm_tip_local_subspace1_v_z = p.section_length
-        * ((t95 + 2.0 * t15 * arm_bend_squared_c4 - t15 * arm_bend_squared_c3)
-            - (t92 * t97 - t94 * t98));
-    let t100 = arm_bend_y * arm_bend_squared_c1;
-    let t101 = 1.0 - arm_bend_squared_c2 * arm_bend_squared;
-    let t102 = arm_bend_z * arm_bend_squared_c1;
-    let arm_tip_rotation_00 = 0.9164595255079896 * t101 - 0.1748223713144484 * t100
-        - 0.35991537421130565 * t102;
-    let t103 = 1.0 - arm_bend_squared_c2 * t7;
-    let t104 = -(arm_bend_y * arm_bend_squared_c1);
-    let t105 = -(arm_bend_squared_c2 * t3);
-    let arm_tip_rotation_01 = 0.9164595255079896 * t104 - 0.1748223713144484 * t103
-        - 0.35991537421130565 * t105;
-    let t106 = 1.0 - arm_bend_squared_c2 * t5;
-    let t107 = -(arm_bend_z * arm_bend_squared_c1);
-    let arm_tip_rotation_02 = 0.9164595255079896 * t107 - 0.1748223713144484 * t105
-        - 0.35991537421130565 * t106;
-    let arm_tip_rotation_10 = 0.09195266597143173 * t101 + 0.96744666685656 * t100
-        - 0.2357788243436599 * t102;
-    let arm_tip_rotation_11 = 0.96744666685656 * t103 + 0.09195266597143173 * t104
-        - 0.2357788243436599 * t105;
-    let arm_tip_rotation_12 = 0.96744666685656 * t105 + 0.09195266597143173 * t107
-        - 0.2357788243436599 * t106;
-    let arm_tip_rotation_20 = 0.3894183423086505 * t101 + 0.1829865712999871 * t100
-        + 0.90270109637546 * t102;
-    let arm_tip_rotation_21 = 0.3894183423086505 * t104 + 0.90270109637546 * t105
-        + 0.1829865712999871 * t103;
-    let arm_tip_rotation_22 = 0.3894183423086505 * t107 + 0.90270109637546 * t106
-        + 0.1829865712999871 * t105;
-    let arm_tip_position_y = 0.09195266597143173 * t94 + 0.96744666685656 * t92
-        - 0.2357788243436599 * t93;
-    let arm_tip_position_x = 0.9164595255079896 * t94 + 0.02 - 0.35991537421130565 * t93
-        - 0.1748223713144484 * t92;
-    let arm_tip_position_z = 0.3894183423086505 * t94 + 0.90270109637546 * t93
-        + 0.1829865712999871 * t92 + 0.01;
+            * (t42 + t43 + t44 - arm_slice3_local_com_z * arm_slice3_local_com_z);
+    let arm_tip_local_bend_z_column_w_x = arm_bend_y * arm_bend_squared_c2;
+    let arm_tip_local_bend_y_column_w_x = -(arm_bend_z * arm_bend_squared_c2);
+    let arm_tip_local_bend_y_column_w_y = -(t2 * arm_bend_squared_c3);
+    let arm_tip_local_bend_y_column_w_z = 1.0 - t3 * arm_bend_squared_c3;
+    let t45 = arm_bend_squared_c2 * t0;
+    let t46 = arm_bend_squared_c2 * t1;
+    let arm_tip_local_bend_y_column_v_x = (t0 * arm_bend_squared_c3
+        - arm_bend_squared_c2 * t0)
+        - (t46 * arm_tip_local_bend_y_column_w_y
+            - t45 * arm_tip_local_bend_y_column_w_z);
+    let t47 = p.section_length * arm_bend_squared_c1;
+    let t48 = arm_bend_squared_c2 * p.section_length;
+    let arm_tip_local_bend_y_column_v_y = (t48 + 2.0 * t5 * arm_bend_squared_c4
+        - t5 * arm_bend_squared_c3)
+        - (t47 * arm_tip_local_bend_y_column_w_z
+            - t46 * arm_tip_local_bend_y_column_w_x);
+    let t49 = 2.0 * t7 * arm_bend_squared_c4 - t7 * arm_bend_squared_c3;
+    let arm_tip_local_bend_y_column_v_z = t49
+        - (t45 * arm_tip_local_bend_y_column_w_x
+            - t47 * arm_tip_local_bend_y_column_w_y);
+    let arm_tip_local_bend_z_column_w_y = t4 * arm_bend_squared_c3 - 1.0;
+    let arm_tip_local_bend_z_column_w_z = t2 * arm_bend_squared_c3;
+    let arm_tip_local_bend_z_column_v_x = (t1 * arm_bend_squared_c3
+        - arm_bend_squared_c2 * t1)
+        - (t46 * arm_tip_local_bend_z_column_w_y
+            - t45 * arm_tip_local_bend_z_column_w_z);
+    let arm_tip_local_bend_z_column_v_y = t49
+        - (t47 * arm_tip_local_bend_z_column_w_z
+            - t46 * arm_tip_local_bend_z_column_w_x);
+    let arm_tip_local_bend_z_column_v_z = (t48 + 2.0 * t9 * arm_bend_squared_c4
+        - t9 * arm_bend_squared_c3)
+        - (t45 * arm_tip_local_bend_z_column_w_x
+            - t47 * arm_tip_local_bend_z_column_w_y);
+    let arm_tip_local_subspace0_w_x = p.section_length * arm_tip_local_bend_y_column_w_x;
+    let arm_tip_local_subspace0_w_y = arm_tip_local_bend_y_column_w_y * p.section_length;
+    let arm_tip_local_subspace0_w_z = p.section_length * arm_tip_local_bend_y_column_w_z;
+    let arm_tip_local_subspace0_v_x = p.section_length * arm_tip_local_bend_y_column_v_x;
+    let arm_tip_local_subspace0_v_y = p.section_length * arm_tip_local_bend_y_column_v_y;
+    let arm_tip_local_subspace0_v_z = p.section_length * arm_tip_local_bend_y_column_v_z;
+    let arm_tip_local_subspace1_w_x = p.section_length * arm_tip_local_bend_z_column_w_x;
+    let arm_tip_local_subspace1_w_y = p.section_length * arm_tip_local_bend_z_column_w_y;
+    let arm_tip_local_subspace1_w_z = p.section_length * arm_tip_local_bend_z_column_w_z;
+    let arm_tip_local_subspace1_v_x = p.section_length * arm_tip_local_bend_z_column_v_x;
+    let arm_tip_local_subspace1_v_y = arm_tip_local_bend_z_column_v_y * p.section_length;
+    let arm_tip_local_subspace1_v_z = p.section_length * arm_tip_local_bend_z_column_v_z;
+    let t50 = arm_bend_y * arm_bend_squared_c1;
+    let t51 = 1.0 - arm_bend_squared_c2 * arm_bend_squared;
+    let t52 = arm_bend_z * arm_bend_squared_c1;
+    let arm_tip_rotation_00 = 0.9164595255079896 * t51 - 0.1748223713144484 * t50
+        - 0.35991537421130565 * t52;
+    let t53 = 1.0 - arm_bend_squared_c2 * t4;
+    let t54 = -(arm_bend_y * arm_bend_squared_c1);
+    let t55 = -(arm_bend_squared_c2 * t2);
+    let arm_tip_rotation_01 = 0.9164595255079896 * t54 - 0.1748223713144484 * t53
+        - 0.35991537421130565 * t55;
+    let t56 = 1.0 - arm_bend_squared_c2 * t3;
+    let t57 = -(arm_bend_z * arm_bend_squared_c1);
+    let arm_tip_rotation_02 = 0.9164595255079896 * t57 - 0.1748223713144484 * t55
+        - 0.35991537421130565 * t56;
+    let arm_tip_rotation_10 = 0.09195266597143173 * t51 + 0.96744666685656 * t50
+        - 0.2357788243436599 * t52;
+    let arm_tip_rotation_11 = 0.96744666685656 * t53 + 0.09195266597143173 * t54
+        - 0.2357788243436599 * t55;
+    let arm_tip_rotation_12 = 0.96744666685656 * t55 + 0.09195266597143173 * t57
+        - 0.2357788243436599 * t56;
+    let arm_tip_rotation_20 = 0.3894183423086505 * t51 + 0.1829865712999871 * t50
+        + 0.90270109637546 * t52;
+    let arm_tip_rotation_21 = 0.3894183423086505 * t54 + 0.90270109637546 * t55
+        + 0.1829865712999871 * t53;
+    let arm_tip_rotation_22 = 0.3894183423086505 * t57 + 0.90270109637546 * t56
+        + 0.1829865712999871 * t55;
+    let arm_tip_position_y = 0.09195266597143173 * t47 + 0.96744666685656 * t45
+        - 0.2357788243436599 * t46;
+    let arm_tip_position_x = 0.9164595255079896 * t47 + 0.02 - 0.35991537421130565 * t46
+        - 0.1748223713144484 * t45;
+    let arm_tip_position_z = 0.3894183423086505 * t47 + 0.90270109637546 * t46
+        + 0.1829865712999871 * t45 + 0.01;
     let arm_tip_subspace0_w_x = 0.9164595255079896 * arm_tip_local_subspace0_w_x
         - 0.1748223713144484 * arm_tip_local_subspace0_w_y
         - 0.35991537421130565 * arm_tip_local_subspace0_w_z;
@@ -1233,43 +1201,43 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let arm_tip_subspace1_v_z = 0.1829865712999871 * arm_tip_local_subspace1_v_y
         + 0.90270109637546 * arm_tip_local_subspace1_v_z + 0.02 * arm_tip_subspace1_w_y
         + 0.3894183423086505 * arm_tip_local_subspace1_v_x;
-    let t108 = 0.01 * arm_tip_rotation_00;
-    let wrist_position_x = arm_tip_position_x + t108;
-    let t109 = 0.01 * arm_tip_rotation_10;
-    let wrist_position_y = arm_tip_position_y + t109;
-    let t110 = 0.01 * arm_tip_rotation_20;
-    let wrist_position_z = t110 + arm_tip_position_z;
-    let wrist_com_x = wrist_position_x + t108 + 0.002 * arm_tip_rotation_01;
-    let wrist_com_y = 0.002 * arm_tip_rotation_11 + t109 + wrist_position_y;
-    let wrist_com_z = wrist_position_z + 0.002 * arm_tip_rotation_21 + t110;
-    let t111 = arm_tip_rotation_00 * p.wrist_inertia_xy
+    let t58 = 0.01 * arm_tip_rotation_00;
+    let wrist_position_x = arm_tip_position_x + t58;
+    let t59 = 0.01 * arm_tip_rotation_10;
+    let wrist_position_y = arm_tip_position_y + t59;
+    let t60 = 0.01 * arm_tip_rotation_20;
+    let wrist_position_z = t60 + arm_tip_position_z;
+    let wrist_com_x = wrist_position_x + t58 + 0.002 * arm_tip_rotation_01;
+    let wrist_com_y = 0.002 * arm_tip_rotation_11 + t59 + wrist_position_y;
+    let wrist_com_z = wrist_position_z + 0.002 * arm_tip_rotation_21 + t60;
+    let t61 = arm_tip_rotation_00 * p.wrist_inertia_xy
         + arm_tip_rotation_02 * p.wrist_inertia_yz
         + p.wrist_inertia_yy * arm_tip_rotation_01;
-    let t112 = arm_tip_rotation_00 * p.wrist_inertia_xz
+    let t62 = arm_tip_rotation_00 * p.wrist_inertia_xz
         + arm_tip_rotation_02 * p.wrist_inertia_zz
         + arm_tip_rotation_01 * p.wrist_inertia_yz;
-    let t113 = arm_tip_rotation_02 * p.wrist_inertia_xz
+    let t63 = arm_tip_rotation_02 * p.wrist_inertia_xz
         + p.wrist_inertia_xx * arm_tip_rotation_00
         + p.wrist_inertia_xy * arm_tip_rotation_01;
-    let wrist_inertia_com_00 = t111 * arm_tip_rotation_01 + t112 * arm_tip_rotation_02
-        + arm_tip_rotation_00 * t113;
-    let wrist_inertia_com_01 = t111 * arm_tip_rotation_11 + arm_tip_rotation_10 * t113
-        + arm_tip_rotation_12 * t112;
-    let wrist_inertia_com_02 = arm_tip_rotation_21 * t111 + arm_tip_rotation_20 * t113
-        + t112 * arm_tip_rotation_22;
-    let t114 = p.wrist_inertia_xy * arm_tip_rotation_11
+    let wrist_inertia_com_00 = t61 * arm_tip_rotation_01 + t62 * arm_tip_rotation_02
+        + arm_tip_rotation_00 * t63;
+    let wrist_inertia_com_01 = t61 * arm_tip_rotation_11 + arm_tip_rotation_10 * t63
+        + arm_tip_rotation_12 * t62;
+    let wrist_inertia_com_02 = arm_tip_rotation_21 * t61 + arm_tip_rotation_20 * t63
+        + t62 * arm_tip_rotation_22;
+    let t64 = p.wrist_inertia_xy * arm_tip_rotation_11
         + arm_tip_rotation_12 * p.wrist_inertia_xz
         + arm_tip_rotation_10 * p.wrist_inertia_xx;
-    let t115 = arm_tip_rotation_10 * p.wrist_inertia_xy
+    let t65 = arm_tip_rotation_10 * p.wrist_inertia_xy
         + p.wrist_inertia_yy * arm_tip_rotation_11
         + arm_tip_rotation_12 * p.wrist_inertia_yz;
-    let t116 = arm_tip_rotation_11 * p.wrist_inertia_yz
+    let t66 = arm_tip_rotation_11 * p.wrist_inertia_yz
         + arm_tip_rotation_10 * p.wrist_inertia_xz
         + arm_tip_rotation_12 * p.wrist_inertia_zz;
-    let wrist_inertia_com_11 = arm_tip_rotation_10 * t114 + t115 * arm_tip_rotation_11
-        + arm_tip_rotation_12 * t116;
-    let wrist_inertia_com_12 = t116 * arm_tip_rotation_22 + t115 * arm_tip_rotation_21
-        + arm_tip_rotation_20 * t114;
+    let wrist_inertia_com_11 = arm_tip_rotation_10 * t64 + t65 * arm_tip_rotation_11
+        + arm_tip_rotation_12 * t66;
+    let wrist_inertia_com_12 = t66 * arm_tip_rotation_22 + t65 * arm_tip_rotation_21
+        + arm_tip_rotation_20 * t64;
     let wrist_inertia_com_22 = arm_tip_rotation_21
         * (arm_tip_rotation_22 * p.wrist_inertia_yz
             + arm_tip_rotation_21 * p.wrist_inertia_yy
@@ -1284,21 +1252,21 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let wrist_inertia_h_x = p.wrist_mass * wrist_com_x;
     let wrist_inertia_h_y = p.wrist_mass * wrist_com_y;
     let wrist_inertia_h_z = wrist_com_z * p.wrist_mass;
-    let t117 = wrist_com_z * wrist_com_z;
-    let t118 = wrist_com_y * wrist_com_y;
-    let t119 = wrist_com_x * wrist_com_x;
+    let t67 = wrist_com_z * wrist_com_z;
+    let t68 = wrist_com_y * wrist_com_y;
+    let t69 = wrist_com_x * wrist_com_x;
     let wrist_inertia_i_00 = wrist_inertia_com_00
-        + p.wrist_mass * (t117 + t118 + t119 - wrist_com_x * wrist_com_x);
+        + p.wrist_mass * (t67 + t68 + t69 - wrist_com_x * wrist_com_x);
     let wrist_inertia_i_01 = wrist_inertia_com_01
         - p.wrist_mass * wrist_com_y * wrist_com_x;
     let wrist_inertia_i_02 = wrist_inertia_com_02
         - wrist_com_z * p.wrist_mass * wrist_com_x;
     let wrist_inertia_i_11 = wrist_inertia_com_11
-        + (t117 + t118 + t119 - wrist_com_y * wrist_com_y) * p.wrist_mass;
+        + (t67 + t68 + t69 - wrist_com_y * wrist_com_y) * p.wrist_mass;
     let wrist_inertia_i_12 = wrist_inertia_com_12
         - wrist_com_z * p.wrist_mass * wrist_com_y;
     let wrist_inertia_i_22 = wrist_inertia_com_22
-        + (t117 + t118 + t119 - wrist_com_z * wrist_com_z) * p.wrist_mass;
+        + (t67 + t68 + t69 - wrist_com_z * wrist_com_z) * p.wrist_mass;
     let flap_rotation_00 = 0.9553364891256061 * arm_tip_rotation_00
         + 0.29552020666133955 * arm_tip_rotation_01;
     let flap_rotation_01 = 0.644217687237691 * arm_tip_rotation_02
@@ -1323,74 +1291,69 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let flap_rotation_22 = 0.19037934406737264 * arm_tip_rotation_20
         + 0.7648421872844886 * arm_tip_rotation_22
         - 0.6154446635582734 * arm_tip_rotation_21;
-    let t120 = 0.02 * arm_tip_rotation_00;
-    let flap_position_x = wrist_position_x + t120;
-    let t121 = 0.02 * arm_tip_rotation_10;
-    let flap_position_y = wrist_position_y + t121;
-    let t122 = 0.02 * arm_tip_rotation_20;
-    let flap_position_z = wrist_position_z + t122;
+    let t70 = 0.02 * arm_tip_rotation_00;
+    let flap_position_x = wrist_position_x + t70;
+    let t71 = 0.02 * arm_tip_rotation_10;
+    let flap_position_y = wrist_position_y + t71;
+    let t72 = 0.02 * arm_tip_rotation_20;
+    let flap_position_z = wrist_position_z + t72;
     let flap_slice0_local_com_x = 0.1127016653792583 * p.flap_length
         * flap_slice0_bend_c1;
     let flap_bend_y = p.flap_length * q[2];
-    let t123 = p.flap_length * flap_bend_y;
-    let flap_slice0_local_com_y = 0.012701665379258308 * flap_slice0_bend_c2 * t123;
-    let flap_slice0_local_subspace0_w_z = 0.1127016653792583 * p.flap_length;
-    let flap_slice0_local_subspace0_v_x = p.flap_length
-        * ((0.0014314988413324798 * flap_slice0_bend_c3 * t123
-            - 0.0014314988413324798 * flap_slice0_bend_c2 * t123)
-            + 0.1127016653792583 * flap_slice0_local_com_y);
+    let t73 = p.flap_length * flap_bend_y;
+    let flap_slice0_local_com_y = 0.012701665379258308 * flap_slice0_bend_c2 * t73;
+    let flap_slice0_local_bend_y_column_v_x = (0.0014314988413324798
+        * flap_slice0_bend_c3 * t73 - 0.0014314988413324798 * flap_slice0_bend_c2 * t73)
+        + 0.1127016653792583 * flap_slice0_local_com_y;
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t124 = flap_bend_squared * p.flap_length;
-    let flap_slice0_local_subspace0_v_y = p.flap_length
-        * ((0.012701665379258308 * p.flap_length * flap_slice0_bend_c2
-            + 0.0003226646068132982 * flap_slice0_bend_c4 * t124
-            - 0.0001613323034066491 * flap_slice0_bend_c3 * t124)
-            - 0.1127016653792583 * flap_slice0_local_com_x);
+    let t74 = flap_bend_squared * p.flap_length;
+    let flap_slice0_local_bend_y_column_v_y = (0.012701665379258308 * p.flap_length
+        * flap_slice0_bend_c2 + 0.0003226646068132982 * flap_slice0_bend_c4 * t74
+        - 0.0001613323034066491 * flap_slice0_bend_c3 * t74)
+        - 0.1127016653792583 * flap_slice0_local_com_x;
     let flap_slice0_mass = 0.2777777777777776 * p.flap_mass;
-    let t125 = p.flap_disc_radius * p.flap_disc_radius;
-    let flap_slice0_local_inertia_com_22 = 0.25 * t125 * flap_slice0_mass;
-    let t126 = 1.0 - 0.012701665379258308 * flap_bend_squared * flap_slice0_bend_c2;
-    let t127 = -(0.1127016653792583 * flap_bend_y * flap_slice0_bend_c1);
-    let flap_slice0_local_inertia_com_00 = 0.5 * t126 * t126 * t125 * flap_slice0_mass
-        + 0.25 * t125 * t127 * t127 * flap_slice0_mass;
-    let t128 = 0.1127016653792583 * flap_bend_y * flap_slice0_bend_c1;
-    let flap_slice0_local_inertia_com_01 = 0.5 * t126 * t128 * t125 * flap_slice0_mass
-        + 0.25 * t126 * t125 * t127 * flap_slice0_mass;
-    let flap_slice0_local_inertia_com_11 = 0.5 * t128 * t128 * t125 * flap_slice0_mass
-        + 0.25 * t126 * t126 * t125 * flap_slice0_mass;
+    let t75 = p.flap_disc_radius * p.flap_disc_radius;
+    let flap_slice0_local_inertia_com_22 = 0.25 * t75 * flap_slice0_mass;
+    let t76 = 1.0 - 0.012701665379258308 * flap_bend_squared * flap_slice0_bend_c2;
+    let t77 = 0.5 * t75 * flap_slice0_mass;
+    let t78 = t77 - 0.25 * t75 * flap_slice0_mass;
+    let flap_slice0_local_inertia_com_00 = flap_slice0_local_inertia_com_22
+        + t76 * t76 * t78;
+    let t79 = 0.1127016653792583 * flap_bend_y * flap_slice0_bend_c1;
+    let flap_slice0_local_inertia_com_01 = t76 * t78 * t79;
+    let flap_slice0_local_inertia_com_11 = flap_slice0_local_inertia_com_22
+        + t78 * t79 * t79;
     let flap_slice0_local_inertia_h_x = flap_slice0_local_com_x * flap_slice0_mass;
     let flap_slice0_local_inertia_h_y = flap_slice0_local_com_y * flap_slice0_mass;
-    let t129 = flap_slice0_local_com_y * flap_slice0_local_com_y;
-    let t130 = flap_slice0_local_com_x * flap_slice0_local_com_x;
+    let t80 = flap_slice0_local_com_y * flap_slice0_local_com_y;
+    let t81 = flap_slice0_local_com_x * flap_slice0_local_com_x;
     let flap_slice0_local_inertia_i_00 = flap_slice0_local_inertia_com_00
-        + (t129 + t130 - flap_slice0_local_com_x * flap_slice0_local_com_x)
+        + (t80 + t81 - flap_slice0_local_com_x * flap_slice0_local_com_x)
             * flap_slice0_mass;
     let flap_slice0_local_inertia_i_01 = flap_slice0_local_inertia_com_01
         - flap_slice0_local_com_y * flap_slice0_local_com_x * flap_slice0_mass;
     let flap_slice0_local_inertia_i_11 = flap_slice0_local_inertia_com_11
-        + (t129 + t130 - flap_slice0_local_com_y * flap_slice0_local_com_y)
+        + (t80 + t81 - flap_slice0_local_com_y * flap_slice0_local_com_y)
             * flap_slice0_mass;
     let flap_slice0_local_inertia_i_22 = flap_slice0_local_inertia_com_22
-        + (t129 + t130) * flap_slice0_mass;
+        + (t80 + t81) * flap_slice0_mass;
     let flap_slice1_local_com_x = 0.5 * p.flap_length * flap_slice1_bend_c1;
-    let flap_slice1_local_com_y = 0.25 * flap_slice1_bend_c2 * t123;
+    let flap_slice1_local_com_y = 0.25 * flap_slice1_bend_c2 * t73;
+    let flap_slice1_local_bend_y_column_v_x = (0.125 * flap_slice1_bend_c3 * t73
+        - 0.125 * flap_slice1_bend_c2 * t73) + 0.5 * flap_slice1_local_com_y;
+    let flap_slice1_local_bend_y_column_v_y = (0.25 * p.flap_length * flap_slice1_bend_c2
+        + 0.125 * flap_slice1_bend_c4 * t74 - 0.0625 * flap_slice1_bend_c3 * t74)
+        - 0.5 * flap_slice1_local_com_x;
     let flap_slice1_local_subspace0_w_z = 0.5 * p.flap_length;
     let flap_slice1_local_subspace0_v_x = p.flap_length
-        * ((0.125 * flap_slice1_bend_c3 * t123 - 0.125 * flap_slice1_bend_c2 * t123)
-            + 0.5 * flap_slice1_local_com_y);
+        * flap_slice1_local_bend_y_column_v_x;
     let flap_slice1_local_subspace0_v_y = p.flap_length
-        * ((0.25 * p.flap_length * flap_slice1_bend_c2
-            + 0.125 * flap_slice1_bend_c4 * t124 - 0.0625 * flap_slice1_bend_c3 * t124)
-            - 0.5 * flap_slice1_local_com_x);
-    let t131 = 1.0 - 0.25 * flap_bend_squared * flap_slice1_bend_c2;
-    let t132 = 0.5 * flap_slice1_bend_c1 * flap_bend_y;
-    let flap_slice1_rotation_00 = flap_rotation_00 * t131 + flap_rotation_01 * t132;
-    let t133 = -(0.5 * flap_slice1_bend_c1 * flap_bend_y);
-    let flap_slice1_rotation_01 = flap_rotation_01 * t131 + t133 * flap_rotation_00;
-    let flap_slice1_rotation_10 = flap_rotation_11 * t132 + flap_rotation_10 * t131;
-    let flap_slice1_rotation_11 = flap_rotation_10 * t133 + flap_rotation_11 * t131;
-    let flap_slice1_rotation_20 = flap_rotation_20 * t131 + flap_rotation_21 * t132;
-    let flap_slice1_rotation_21 = t133 * flap_rotation_20 + flap_rotation_21 * t131;
+        * flap_slice1_local_bend_y_column_v_y;
+    let t82 = 1.0 - 0.25 * flap_bend_squared * flap_slice1_bend_c2;
+    let t83 = 0.5 * flap_slice1_bend_c1 * flap_bend_y;
+    let flap_slice1_rotation_00 = flap_rotation_00 * t82 + flap_rotation_01 * t83;
+    let flap_slice1_rotation_10 = flap_rotation_11 * t83 + flap_rotation_10 * t82;
+    let flap_slice1_rotation_20 = flap_rotation_20 * t82 + flap_rotation_21 * t83;
     let flap_slice1_position_x = flap_position_x
         + flap_slice1_local_com_x * flap_rotation_00
         + flap_rotation_01 * flap_slice1_local_com_y;
@@ -1404,187 +1367,181 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let flap_slice1_subspace0_w_y = flap_slice1_local_subspace0_w_z * flap_rotation_12;
     let flap_slice1_subspace0_w_z = flap_slice1_local_subspace0_w_z * flap_rotation_22;
     let flap_slice1_mass = 0.4444444444444444 * p.flap_mass;
-    let flap_slice1_local_inertia_com_22 = 0.25 * flap_slice1_mass * t125;
-    let flap_slice1_local_inertia_com_00 = 0.5 * flap_slice1_mass * t125 * t131 * t131
-        + 0.25 * flap_slice1_mass * t133 * t133 * t125;
-    let flap_slice1_local_inertia_com_01 = 0.25 * flap_slice1_mass * t133 * t125 * t131
-        + 0.5 * flap_slice1_mass * t125 * t132 * t131;
-    let flap_slice1_local_inertia_com_11 = 0.5 * flap_slice1_mass * t125 * t132 * t132
-        + 0.25 * flap_slice1_mass * t125 * t131 * t131;
+    let flap_slice1_local_inertia_com_22 = 0.25 * flap_slice1_mass * t75;
+    let t84 = 0.5 * flap_slice1_mass * t75 - 0.25 * flap_slice1_mass * t75;
+    let flap_slice1_local_inertia_com_00 = t84 * t82 * t82
+        + flap_slice1_local_inertia_com_22;
+    let flap_slice1_local_inertia_com_01 = t84 * t83 * t82;
+    let flap_slice1_local_inertia_com_11 = t84 * t83 * t83
+        + flap_slice1_local_inertia_com_22;
     let flap_slice1_local_inertia_h_x = flap_slice1_mass * flap_slice1_local_com_x;
     let flap_slice1_local_inertia_h_y = flap_slice1_mass * flap_slice1_local_com_y;
-    let t134 = flap_slice1_local_com_y * flap_slice1_local_com_y;
-    let t135 = flap_slice1_local_com_x * flap_slice1_local_com_x;
+    let t85 = flap_slice1_local_com_y * flap_slice1_local_com_y;
+    let t86 = flap_slice1_local_com_x * flap_slice1_local_com_x;
     let flap_slice1_local_inertia_i_00 = flap_slice1_mass
-        * (t134 + t135 - flap_slice1_local_com_x * flap_slice1_local_com_x)
+        * (t85 + t86 - flap_slice1_local_com_x * flap_slice1_local_com_x)
         + flap_slice1_local_inertia_com_00;
     let flap_slice1_local_inertia_i_01 = flap_slice1_local_inertia_com_01
         - flap_slice1_mass * flap_slice1_local_com_x * flap_slice1_local_com_y;
     let flap_slice1_local_inertia_i_11 = flap_slice1_mass
-        * (t134 + t135 - flap_slice1_local_com_y * flap_slice1_local_com_y)
+        * (t85 + t86 - flap_slice1_local_com_y * flap_slice1_local_com_y)
         + flap_slice1_local_inertia_com_11;
     let flap_slice1_local_inertia_i_22 = flap_slice1_local_inertia_com_22
-        + flap_slice1_mass * (t134 + t135);
+        + flap_slice1_mass * (t85 + t86);
     let flap_slice2_local_com_x = 0.8872983346207417 * p.flap_length
         * flap_slice2_bend_c1;
-    let flap_slice2_local_com_y = 0.7872983346207417 * flap_slice2_bend_c2 * t123;
-    let flap_slice2_local_subspace0_w_z = 0.8872983346207417 * p.flap_length;
-    let flap_slice2_local_subspace0_v_x = p.flap_length
-        * ((0.6985685011586675 * flap_slice2_bend_c3 * t123
-            - 0.6985685011586675 * flap_slice2_bend_c2 * t123)
-            + 0.8872983346207417 * flap_slice2_local_com_y);
-    let flap_slice2_local_subspace0_v_y = ((1.239677335393187 * flap_slice2_bend_c4
-        * t124 + 0.7872983346207417 * flap_slice2_bend_c2 * p.flap_length
-        - 0.6198386676965935 * flap_slice2_bend_c3 * t124)
-        - 0.8872983346207417 * flap_slice2_local_com_x) * p.flap_length;
-    let t136 = -(0.8872983346207417 * flap_bend_y * flap_slice2_bend_c1);
-    let t137 = 1.0 - 0.7872983346207417 * flap_bend_squared * flap_slice2_bend_c2;
-    let flap_slice2_local_inertia_com_00 = t136 * t136 * flap_slice0_local_inertia_com_22
-        + 0.5 * t137 * t137 * t125 * flap_slice0_mass;
-    let t138 = 0.8872983346207417 * flap_bend_y * flap_slice2_bend_c1;
-    let flap_slice2_local_inertia_com_01 = t137 * t136 * flap_slice0_local_inertia_com_22
-        + 0.5 * t137 * t138 * t125 * flap_slice0_mass;
-    let flap_slice2_local_inertia_com_11 = t137 * t137 * flap_slice0_local_inertia_com_22
-        + 0.5 * t138 * t138 * t125 * flap_slice0_mass;
+    let flap_slice2_local_com_y = 0.7872983346207417 * flap_slice2_bend_c2 * t73;
+    let flap_slice2_local_bend_y_column_v_x = (0.6985685011586675 * flap_slice2_bend_c3
+        * t73 - 0.6985685011586675 * flap_slice2_bend_c2 * t73)
+        + 0.8872983346207417 * flap_slice2_local_com_y;
+    let flap_slice2_local_bend_y_column_v_y = (1.239677335393187 * flap_slice2_bend_c4
+        * t74 + 0.7872983346207417 * flap_slice2_bend_c2 * p.flap_length
+        - 0.6198386676965935 * flap_slice2_bend_c3 * t74)
+        - 0.8872983346207417 * flap_slice2_local_com_x;
+    let t87 = 1.0 - 0.7872983346207417 * flap_bend_squared * flap_slice2_bend_c2;
+    let t88 = t77 - flap_slice0_local_inertia_com_22;
+    let flap_slice2_local_inertia_com_00 = t87 * t87 * t88
+        + flap_slice0_local_inertia_com_22;
+    let t89 = 0.8872983346207417 * flap_bend_y * flap_slice2_bend_c1;
+    let flap_slice2_local_inertia_com_01 = t87 * t89 * t88;
+    let flap_slice2_local_inertia_com_11 = t89 * t89 * t88
+        + flap_slice0_local_inertia_com_22;
     let flap_slice2_local_inertia_h_x = flap_slice2_local_com_x * flap_slice0_mass;
     let flap_slice2_local_inertia_h_y = flap_slice2_local_com_y * flap_slice0_mass;
-    let t139 = flap_slice2_local_com_x * flap_slice2_local_com_x;
-    let t140 = flap_slice2_local_com_y * flap_slice2_local_com_y;
-    let flap_slice2_local_inertia_i_00 = (t139 + t140
-        - flap_slice2_local_com_x * flap_slice2_local_com_x) * flap_slice0_mass
-        + flap_slice2_local_inertia_com_00;
+    let t90 = flap_slice2_local_com_x * flap_slice2_local_com_x;
+    let t91 = flap_slice2_local_com_y * flap_slice2_local_com_y;
+    let flap_slice2_local_inertia_i_00 = flap_slice2_local_inertia_com_00
+        + (t90 + t91 - flap_slice2_local_com_x * flap_slice2_local_com_x)
+            * flap_slice0_mass;
     let flap_slice2_local_inertia_i_01 = flap_slice2_local_inertia_com_01
         - flap_slice2_local_com_y * flap_slice2_local_com_x * flap_slice0_mass;
-    let flap_slice2_local_inertia_i_11 = (t139 + t140
+    let flap_slice2_local_inertia_i_11 = (t90 + t91
         - flap_slice2_local_com_y * flap_slice2_local_com_y) * flap_slice0_mass
         + flap_slice2_local_inertia_com_11;
     let flap_slice2_local_inertia_i_22 = flap_slice0_local_inertia_com_22
-        + (t139 + t140) * flap_slice0_mass;
+        + (t90 + t91) * flap_slice0_mass;
     let flap_slices_local_inertia_m = flap_slice1_mass + flap_slice0_mass
         + flap_slice0_mass;
     let flap_slices_local_inertia_h_x = flap_slice0_local_inertia_h_x
         + flap_slice1_local_inertia_h_x + flap_slice2_local_inertia_h_x;
     let flap_slices_local_inertia_h_y = flap_slice2_local_inertia_h_y
         + flap_slice0_local_inertia_h_y + flap_slice1_local_inertia_h_y;
-    let flap_slices_local_inertia_i_00 = flap_slice0_local_inertia_i_00
-        + flap_slice2_local_inertia_i_00 + flap_slice1_local_inertia_i_00;
+    let flap_slices_local_inertia_i_00 = flap_slice2_local_inertia_i_00
+        + flap_slice0_local_inertia_i_00 + flap_slice1_local_inertia_i_00;
     let flap_slices_local_inertia_i_01 = flap_slice2_local_inertia_i_01
-        + flap_slice0_local_inertia_i_01 + flap_slice1_local_inertia_i_01;
+        + flap_slice1_local_inertia_i_01 + flap_slice0_local_inertia_i_01;
     let flap_slices_local_inertia_i_11 = flap_slice2_local_inertia_i_11
         + flap_slice0_local_inertia_i_11 + flap_slice1_local_inertia_i_11;
     let flap_slices_local_inertia_i_22 = flap_slice0_local_inertia_i_22
         + flap_slice2_local_inertia_i_22 + flap_slice1_local_inertia_i_22;
-    let t141 = flap_rotation_00 * flap_slices_local_inertia_h_x;
-    let t142 = flap_rotation_01 * flap_slices_local_inertia_h_y;
-    let flap_slices_inertia_h_x = flap_position_x * flap_slices_local_inertia_m + t141
-        + t142;
-    let t143 = flap_rotation_10 * flap_slices_local_inertia_h_x;
-    let t144 = flap_rotation_11 * flap_slices_local_inertia_h_y;
-    let flap_slices_inertia_h_y = t143 + flap_position_y * flap_slices_local_inertia_m
-        + t144;
-    let t145 = flap_rotation_20 * flap_slices_local_inertia_h_x;
-    let t146 = flap_rotation_21 * flap_slices_local_inertia_h_y;
-    let flap_slices_inertia_h_z = t145 + t146
+    let t92 = flap_rotation_00 * flap_slices_local_inertia_h_x;
+    let t93 = flap_rotation_01 * flap_slices_local_inertia_h_y;
+    let flap_slices_inertia_h_x = flap_position_x * flap_slices_local_inertia_m + t92
+        + t93;
+    let t94 = flap_rotation_10 * flap_slices_local_inertia_h_x;
+    let t95 = flap_rotation_11 * flap_slices_local_inertia_h_y;
+    let flap_slices_inertia_h_y = t94 + flap_position_y * flap_slices_local_inertia_m
+        + t95;
+    let t96 = flap_rotation_20 * flap_slices_local_inertia_h_x;
+    let t97 = flap_rotation_21 * flap_slices_local_inertia_h_y;
+    let flap_slices_inertia_h_z = t96 + t97
         + flap_position_z * flap_slices_local_inertia_m;
-    let t147 = flap_rotation_01 * flap_slices_local_inertia_i_01
-        + flap_slices_local_inertia_i_00 * flap_rotation_00;
-    let t148 = t141 + t142;
-    let t149 = flap_position_x * t148;
-    let t150 = t145 + t146;
-    let t151 = flap_position_z * t150;
-    let t152 = t143 + t144;
-    let t153 = t152 * flap_position_y;
-    let t154 = 2.0 * (t149 + t151 + t153);
-    let t155 = flap_slices_local_inertia_i_01 * flap_rotation_00
-        + flap_rotation_01 * flap_slices_local_inertia_i_11;
-    let t156 = (flap_position_x * flap_position_x + flap_position_z * flap_position_z
+    let t98 = flap_slices_local_inertia_i_00 * flap_rotation_00
+        + flap_rotation_01 * flap_slices_local_inertia_i_01;
+    let t99 = t92 + t93;
+    let t100 = flap_position_x * t99;
+    let t101 = t96 + t97;
+    let t102 = flap_position_z * t101;
+    let t103 = t94 + t95;
+    let t104 = t103 * flap_position_y;
+    let t105 = 2.0 * (t100 + t102 + t104);
+    let t106 = flap_rotation_01 * flap_slices_local_inertia_i_11
+        + flap_slices_local_inertia_i_01 * flap_rotation_00;
+    let t107 = (flap_position_x * flap_position_x + flap_position_z * flap_position_z
         + flap_position_y * flap_position_y) * flap_slices_local_inertia_m;
     let flap_slices_inertia_i_00 = flap_rotation_02 * flap_rotation_02
-        * flap_slices_local_inertia_i_22 + t147 * flap_rotation_00 + t154
-        + t155 * flap_rotation_01 + t156
-        - (t149 + t149
+        * flap_slices_local_inertia_i_22 + t98 * flap_rotation_00 + t105
+        + flap_rotation_01 * t106 + t107
+        - (t100 + t100
             + flap_position_x * flap_position_x * flap_slices_local_inertia_m);
-    let flap_slices_inertia_i_01 = flap_rotation_10 * t147 + flap_rotation_11 * t155
+    let flap_slices_inertia_i_01 = flap_rotation_11 * t106 + flap_rotation_10 * t98
         + flap_rotation_02 * flap_rotation_12 * flap_slices_local_inertia_i_22
         - (flap_position_x * flap_position_y * flap_slices_local_inertia_m
-            + flap_position_y * t148 + t152 * flap_position_x);
-    let flap_slices_inertia_i_02 = t147 * flap_rotation_20 + flap_rotation_21 * t155
+            + flap_position_y * t99 + t103 * flap_position_x);
+    let flap_slices_inertia_i_02 = flap_rotation_21 * t106
         + flap_rotation_02 * flap_rotation_22 * flap_slices_local_inertia_i_22
-        - (flap_position_x * t150
+        + t98 * flap_rotation_20
+        - (flap_position_x * t101
             + flap_position_z * flap_position_x * flap_slices_local_inertia_m
-            + flap_position_z * t148);
-    let t157 = flap_rotation_10 * flap_slices_local_inertia_i_01
-        + flap_rotation_11 * flap_slices_local_inertia_i_11;
-    let t158 = flap_rotation_10 * flap_slices_local_inertia_i_00
-        + flap_rotation_11 * flap_slices_local_inertia_i_01;
-    let flap_slices_inertia_i_11 = flap_rotation_11 * t157 + flap_rotation_10 * t158
-        + t154 + t156
+            + flap_position_z * t99);
+    let t108 = flap_rotation_11 * flap_slices_local_inertia_i_11
+        + flap_rotation_10 * flap_slices_local_inertia_i_01;
+    let t109 = flap_rotation_11 * flap_slices_local_inertia_i_01
+        + flap_rotation_10 * flap_slices_local_inertia_i_00;
+    let flap_slices_inertia_i_11 = t105 + flap_rotation_11 * t108 + t107
+        + flap_rotation_10 * t109
         + flap_rotation_12 * flap_rotation_12 * flap_slices_local_inertia_i_22
-        - (flap_position_y * flap_position_y * flap_slices_local_inertia_m + t153
-            + t153);
-    let flap_slices_inertia_i_12 = flap_rotation_21 * t157
+        - (flap_position_y * flap_position_y * flap_slices_local_inertia_m + t104
+            + t104);
+    let flap_slices_inertia_i_12 = flap_rotation_21 * t108 + t109 * flap_rotation_20
         + flap_rotation_12 * flap_rotation_22 * flap_slices_local_inertia_i_22
-        + flap_rotation_20 * t158
         - (flap_position_z * flap_position_y * flap_slices_local_inertia_m
-            + t152 * flap_position_z + flap_position_y * t150);
-    let flap_slices_inertia_i_22 = flap_rotation_20
-        * (flap_slices_local_inertia_i_00 * flap_rotation_20
-            + flap_rotation_21 * flap_slices_local_inertia_i_01)
-        + (flap_rotation_20 * flap_slices_local_inertia_i_01
-            + flap_rotation_21 * flap_slices_local_inertia_i_11) * flap_rotation_21
-        + t154 + flap_rotation_22 * flap_rotation_22 * flap_slices_local_inertia_i_22
-        + t156
-        - (t151 + t151
+            + t103 * flap_position_z + flap_position_y * t101);
+    let flap_slices_inertia_i_22 = flap_rotation_21
+        * (flap_rotation_21 * flap_slices_local_inertia_i_11
+            + flap_rotation_20 * flap_slices_local_inertia_i_01) + t105
+        + flap_rotation_22 * flap_rotation_22 * flap_slices_local_inertia_i_22
+        + (flap_rotation_21 * flap_slices_local_inertia_i_01
+            + flap_rotation_20 * flap_slices_local_inertia_i_00) * flap_rotation_20
+        + t107
+        - (t102 + t102
             + flap_position_z * flap_position_z * flap_slices_local_inertia_m);
     let wrist_composite_inertia_m = p.wrist_mass + flap_slices_local_inertia_m;
     let wrist_composite_inertia_h_x = wrist_inertia_h_x + flap_slices_inertia_h_x;
     let wrist_composite_inertia_h_y = wrist_inertia_h_y + flap_slices_inertia_h_y;
     let wrist_composite_inertia_h_z = flap_slices_inertia_h_z + wrist_inertia_h_z;
     let wrist_composite_inertia_i_00 = flap_slices_inertia_i_00 + wrist_inertia_i_00;
-    let wrist_composite_inertia_i_01 = wrist_inertia_i_01 + flap_slices_inertia_i_01;
+    let wrist_composite_inertia_i_01 = flap_slices_inertia_i_01 + wrist_inertia_i_01;
     let wrist_composite_inertia_i_02 = wrist_inertia_i_02 + flap_slices_inertia_i_02;
-    let wrist_composite_inertia_i_11 = flap_slices_inertia_i_11 + wrist_inertia_i_11;
-    let wrist_composite_inertia_i_12 = wrist_inertia_i_12 + flap_slices_inertia_i_12;
-    let wrist_composite_inertia_i_22 = wrist_inertia_i_22 + flap_slices_inertia_i_22;
-    let t159 = flap_slice2_local_inertia_h_x * flap_slice2_local_subspace0_w_z
-        + flap_slice2_local_subspace0_v_y * flap_slice0_mass
-        + flap_slice1_mass * flap_slice1_local_subspace0_v_y
-        + flap_slice0_local_subspace0_v_y * flap_slice0_mass
-        + flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_h_x
-        + flap_slice0_local_subspace0_w_z * flap_slice0_local_inertia_h_x;
-    let t160 = flap_slice1_local_subspace0_v_x * flap_slice1_mass
-        + flap_slice2_local_subspace0_v_x * flap_slice0_mass
-        + flap_slice0_local_subspace0_v_x * flap_slice0_mass
-        - flap_slice2_local_inertia_h_y * flap_slice2_local_subspace0_w_z
-        - flap_slice0_local_subspace0_w_z * flap_slice0_local_inertia_h_y
-        - flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_h_y;
-    let flap_subspace0_projected_inertia_f_x = flap_rotation_01 * t159
-        + t160 * flap_rotation_00;
-    let flap_subspace0_projected_inertia_f_y = flap_rotation_10 * t160
-        + flap_rotation_11 * t159;
-    let flap_subspace0_projected_inertia_f_z = t160 * flap_rotation_20
-        + flap_rotation_21 * t159;
-    let t161 = flap_slice0_local_subspace0_v_y * flap_slice0_local_inertia_h_x
-        + flap_slice2_local_inertia_i_22 * flap_slice2_local_subspace0_w_z
-        + flap_slice1_local_inertia_h_x * flap_slice1_local_subspace0_v_y
-        + flap_slice1_local_subspace0_w_z * flap_slice1_local_inertia_i_22
-        + flap_slice2_local_inertia_h_x * flap_slice2_local_subspace0_v_y
-        + flap_slice0_local_subspace0_w_z * flap_slice0_local_inertia_i_22
-        - flap_slice1_local_subspace0_v_x * flap_slice1_local_inertia_h_y
-        - flap_slice0_local_inertia_h_y * flap_slice0_local_subspace0_v_x
-        - flap_slice2_local_inertia_h_y * flap_slice2_local_subspace0_v_x;
-    let flap_subspace0_projected_inertia_n_x = t161 * flap_rotation_02
-        + flap_position_y * flap_subspace0_projected_inertia_f_z
-        - flap_position_z * flap_subspace0_projected_inertia_f_y;
-    let flap_subspace0_projected_inertia_n_y = flap_position_z
-        * flap_subspace0_projected_inertia_f_x + t161 * flap_rotation_12
-        - flap_position_x * flap_subspace0_projected_inertia_f_z;
-    let flap_subspace0_projected_inertia_n_z = t161 * flap_rotation_22
-        + flap_position_x * flap_subspace0_projected_inertia_f_y
-        - flap_position_y * flap_subspace0_projected_inertia_f_x;
-    let wrist_tip_position_x = wrist_position_x + t120 - 0.01 * arm_tip_rotation_02;
-    let wrist_tip_position_y = wrist_position_y + t121 - 0.01 * arm_tip_rotation_12;
-    let wrist_tip_position_z = wrist_position_z + t122 - 0.01 * arm_tip_rotation_22;
+    let wrist_composite_inertia_i_11 = wrist_inertia_i_11 + flap_slices_inertia_i_11;
+    let wrist_composite_inertia_i_12 = flap_slices_inertia_i_12 + wrist_inertia_i_12;
+    let wrist_composite_inertia_i_22 = flap_slices_inertia_i_22 + wrist_inertia_i_22;
+    let t110 = flap_slice1_local_inertia_h_x * flap_slice1_local_bend_y_column_v_y
+        + 0.5 * flap_slice1_local_inertia_i_22
+        + 0.1127016653792583 * flap_slice0_local_inertia_i_22
+        + 0.8872983346207417 * flap_slice2_local_inertia_i_22
+        + flap_slice2_local_bend_y_column_v_y * flap_slice2_local_inertia_h_x
+        + flap_slice0_local_inertia_h_x * flap_slice0_local_bend_y_column_v_y
+        - flap_slice1_local_bend_y_column_v_x * flap_slice1_local_inertia_h_y
+        - flap_slice2_local_inertia_h_y * flap_slice2_local_bend_y_column_v_x
+        - flap_slice0_local_inertia_h_y * flap_slice0_local_bend_y_column_v_x;
+    let t111 = flap_slice2_local_bend_y_column_v_y * flap_slice0_mass
+        + 0.5 * flap_slice1_local_inertia_h_x
+        + 0.8872983346207417 * flap_slice2_local_inertia_h_x
+        + 0.1127016653792583 * flap_slice0_local_inertia_h_x
+        + flap_slice1_mass * flap_slice1_local_bend_y_column_v_y
+        + flap_slice0_local_bend_y_column_v_y * flap_slice0_mass;
+    let t112 = flap_slice0_local_bend_y_column_v_x * flap_slice0_mass
+        + flap_slice2_local_bend_y_column_v_x * flap_slice0_mass
+        + flap_slice1_mass * flap_slice1_local_bend_y_column_v_x
+        - 0.1127016653792583 * flap_slice0_local_inertia_h_y
+        - 0.5 * flap_slice1_local_inertia_h_y
+        - 0.8872983346207417 * flap_slice2_local_inertia_h_y;
+    let t113 = t111 * flap_rotation_21 + flap_rotation_20 * t112;
+    let t114 = flap_rotation_10 * t112 + t111 * flap_rotation_11;
+    let flap_subspace0_projected_inertia_n_x = p.flap_length
+        * (t110 * flap_rotation_02 + flap_position_y * t113 - flap_position_z * t114);
+    let t115 = t111 * flap_rotation_01 + t112 * flap_rotation_00;
+    let flap_subspace0_projected_inertia_n_y = p.flap_length
+        * (flap_position_z * t115 + t110 * flap_rotation_12 - flap_position_x * t113);
+    let flap_subspace0_projected_inertia_n_z = p.flap_length
+        * (t110 * flap_rotation_22 + flap_position_x * t114 - flap_position_y * t115);
+    let flap_subspace0_projected_inertia_f_x = p.flap_length * t115;
+    let flap_subspace0_projected_inertia_f_y = p.flap_length * t114;
+    let flap_subspace0_projected_inertia_f_z = p.flap_length * t113;
+    let wrist_tip_position_x = wrist_position_x + t70 - 0.01 * arm_tip_rotation_02;
+    let wrist_tip_position_y = wrist_position_y + t71 - 0.01 * arm_tip_rotation_12;
+    let wrist_tip_position_z = wrist_position_z + t72 - 0.01 * arm_tip_rotation_22;
     Cache {
         flap_bend_squared_c1,
         flap_bend_squared_c2,
@@ -1641,18 +1598,18 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         arm_slice0_local_com_x,
         arm_slice0_local_com_y,
         arm_slice0_local_com_z,
-        arm_slice0_local_subspace0_w_x,
-        arm_slice0_local_subspace0_w_y,
-        arm_slice0_local_subspace0_w_z,
-        arm_slice0_local_subspace0_v_x,
-        arm_slice0_local_subspace0_v_y,
-        arm_slice0_local_subspace0_v_z,
-        arm_slice0_local_subspace1_w_x,
-        arm_slice0_local_subspace1_w_y,
-        arm_slice0_local_subspace1_w_z,
-        arm_slice0_local_subspace1_v_x,
-        arm_slice0_local_subspace1_v_y,
-        arm_slice0_local_subspace1_v_z,
+        arm_slice0_local_bend_z_column_w_x,
+        arm_slice0_local_bend_y_column_w_x,
+        arm_slice0_local_bend_y_column_w_y,
+        arm_slice0_local_bend_y_column_w_z,
+        arm_slice0_local_bend_y_column_v_x,
+        arm_slice0_local_bend_y_column_v_y,
+        arm_slice0_local_bend_y_column_v_z,
+        arm_slice0_local_bend_z_column_w_y,
+        arm_slice0_local_bend_z_column_w_z,
+        arm_slice0_local_bend_z_column_v_x,
+        arm_slice0_local_bend_z_column_v_y,
+        arm_slice0_local_bend_z_column_v_z,
         arm_slice0_mass,
         arm_slice0_local_inertia_com_00,
         arm_slice0_local_inertia_com_01,
@@ -1672,18 +1629,18 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         arm_slice1_local_com_x,
         arm_slice1_local_com_y,
         arm_slice1_local_com_z,
-        arm_slice1_local_subspace0_w_x,
-        arm_slice1_local_subspace0_w_y,
-        arm_slice1_local_subspace0_w_z,
-        arm_slice1_local_subspace0_v_x,
-        arm_slice1_local_subspace0_v_y,
-        arm_slice1_local_subspace0_v_z,
-        arm_slice1_local_subspace1_w_x,
-        arm_slice1_local_subspace1_w_y,
-        arm_slice1_local_subspace1_w_z,
-        arm_slice1_local_subspace1_v_x,
-        arm_slice1_local_subspace1_v_y,
-        arm_slice1_local_subspace1_v_z,
+        arm_slice1_local_bend_z_column_w_x,
+        arm_slice1_local_bend_y_column_w_x,
+        arm_slice1_local_bend_y_column_w_y,
+        arm_slice1_local_bend_y_column_w_z,
+        arm_slice1_local_bend_y_column_v_x,
+        arm_slice1_local_bend_y_column_v_y,
+        arm_slice1_local_bend_y_column_v_z,
+        arm_slice1_local_bend_z_column_w_y,
+        arm_slice1_local_bend_z_column_w_z,
+        arm_slice1_local_bend_z_column_v_x,
+        arm_slice1_local_bend_z_column_v_y,
+        arm_slice1_local_bend_z_column_v_z,
         arm_slice1_mass,
         arm_slice1_local_inertia_com_00,
         arm_slice1_local_inertia_com_01,
@@ -1703,18 +1660,18 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         arm_slice2_local_com_x,
         arm_slice2_local_com_y,
         arm_slice2_local_com_z,
-        arm_slice2_local_subspace0_w_x,
-        arm_slice2_local_subspace0_w_y,
-        arm_slice2_local_subspace0_w_z,
-        arm_slice2_local_subspace0_v_x,
-        arm_slice2_local_subspace0_v_y,
-        arm_slice2_local_subspace0_v_z,
-        arm_slice2_local_subspace1_w_x,
-        arm_slice2_local_subspace1_w_y,
-        arm_slice2_local_subspace1_w_z,
-        arm_slice2_local_subspace1_v_x,
-        arm_slice2_local_subspace1_v_y,
-        arm_slice2_local_subspace1_v_z,
+        arm_slice2_local_bend_z_column_w_x,
+        arm_slice2_local_bend_y_column_w_x,
+        arm_slice2_local_bend_y_column_w_y,
+        arm_slice2_local_bend_y_column_w_z,
+        arm_slice2_local_bend_y_column_v_x,
+        arm_slice2_local_bend_y_column_v_y,
+        arm_slice2_local_bend_y_column_v_z,
+        arm_slice2_local_bend_z_column_w_y,
+        arm_slice2_local_bend_z_column_w_z,
+        arm_slice2_local_bend_z_column_v_x,
+        arm_slice2_local_bend_z_column_v_y,
+        arm_slice2_local_bend_z_column_v_z,
         arm_slice2_local_inertia_com_00,
         arm_slice2_local_inertia_com_01,
         arm_slice2_local_inertia_com_02,
@@ -1733,18 +1690,18 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         arm_slice3_local_com_x,
         arm_slice3_local_com_y,
         arm_slice3_local_com_z,
-        arm_slice3_local_subspace0_w_x,
-        arm_slice3_local_subspace0_w_y,
-        arm_slice3_local_subspace0_w_z,
-        arm_slice3_local_subspace0_v_x,
-        arm_slice3_local_subspace0_v_y,
-        arm_slice3_local_subspace0_v_z,
-        arm_slice3_local_subspace1_w_x,
-        arm_slice3_local_subspace1_w_y,
-        arm_slice3_local_subspace1_w_z,
-        arm_slice3_local_subspace1_v_x,
-        arm_slice3_local_subspace1_v_y,
-        arm_slice3_local_subspace1_v_z,
+        arm_slice3_local_bend_z_column_w_x,
+        arm_slice3_local_bend_y_column_w_x,
+        arm_slice3_local_bend_y_column_w_y,
+        arm_slice3_local_bend_y_column_w_z,
+        arm_slice3_local_bend_y_column_v_x,
+        arm_slice3_local_bend_y_column_v_y,
+        arm_slice3_local_bend_y_column_v_z,
+        arm_slice3_local_bend_z_column_w_y,
+        arm_slice3_local_bend_z_column_w_z,
+        arm_slice3_local_bend_z_column_v_x,
+        arm_slice3_local_bend_z_column_v_y,
+        arm_slice3_local_bend_z_column_v_z,
         arm_slice3_local_inertia_com_00,
         arm_slice3_local_inertia_com_01,
         arm_slice3_local_inertia_com_02,
@@ -1760,6 +1717,18 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         arm_slice3_local_inertia_i_11,
         arm_slice3_local_inertia_i_12,
         arm_slice3_local_inertia_i_22,
+        arm_tip_local_bend_z_column_w_x,
+        arm_tip_local_bend_y_column_w_x,
+        arm_tip_local_bend_y_column_w_y,
+        arm_tip_local_bend_y_column_w_z,
+        arm_tip_local_bend_y_column_v_x,
+        arm_tip_local_bend_y_column_v_y,
+        arm_tip_local_bend_y_column_v_z,
+        arm_tip_local_bend_z_column_w_y,
+        arm_tip_local_bend_z_column_w_z,
+        arm_tip_local_bend_z_column_v_x,
+        arm_tip_local_bend_z_column_v_y,
+        arm_tip_local_bend_z_column_v_z,
         arm_tip_local_subspace0_w_x,
         arm_tip_local_subspace0_w_y,
         arm_tip_local_subspace0_w_z,
@@ -1831,9 +1800,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         flap_position_z,
         flap_slice0_local_com_x,
         flap_slice0_local_com_y,
-        flap_slice0_local_subspace0_w_z,
-        flap_slice0_local_subspace0_v_x,
-        flap_slice0_local_subspace0_v_y,
+        flap_slice0_local_bend_y_column_v_x,
+        flap_slice0_local_bend_y_column_v_y,
         flap_slice0_mass,
         flap_slice0_local_inertia_com_22,
         flap_slice0_local_inertia_com_00,
@@ -1847,15 +1815,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         flap_slice0_local_inertia_i_22,
         flap_slice1_local_com_x,
         flap_slice1_local_com_y,
+        flap_slice1_local_bend_y_column_v_x,
+        flap_slice1_local_bend_y_column_v_y,
         flap_slice1_local_subspace0_w_z,
         flap_slice1_local_subspace0_v_x,
         flap_slice1_local_subspace0_v_y,
         flap_slice1_rotation_00,
-        flap_slice1_rotation_01,
         flap_slice1_rotation_10,
-        flap_slice1_rotation_11,
         flap_slice1_rotation_20,
-        flap_slice1_rotation_21,
         flap_slice1_position_x,
         flap_slice1_position_y,
         flap_slice1_position_z,
@@ -1875,9 +1842,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         flap_slice1_local_inertia_i_22,
         flap_slice2_local_com_x,
         flap_slice2_local_com_y,
-        flap_slice2_local_subspace0_w_z,
-        flap_slice2_local_subspace0_v_x,
-        flap_slice2_local_subspace0_v_y,
+        flap_slice2_local_bend_y_column_v_x,
+        flap_slice2_local_bend_y_column_v_y,
         flap_slice2_local_inertia_com_00,
         flap_slice2_local_inertia_com_01,
         flap_slice2_local_inertia_com_11,
@@ -1913,12 +1879,12 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         wrist_composite_inertia_i_11,
         wrist_composite_inertia_i_12,
         wrist_composite_inertia_i_22,
-        flap_subspace0_projected_inertia_f_x,
-        flap_subspace0_projected_inertia_f_y,
-        flap_subspace0_projected_inertia_f_z,
         flap_subspace0_projected_inertia_n_x,
         flap_subspace0_projected_inertia_n_y,
         flap_subspace0_projected_inertia_n_z,
+        flap_subspace0_projected_inertia_f_x,
+        flap_subspace0_projected_inertia_f_y,
+        flap_subspace0_projected_inertia_f_z,
         wrist_tip_position_x,
         wrist_tip_position_y,
         wrist_tip_position_z,
@@ -1934,290 +1900,206 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let t0 = cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_mass
-        - (cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_h_x
-            - cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_h_y);
-    let t1 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_z
-        - (cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_h_x
-            - cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_h_y);
-    let t2 = cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_m
+    let t0 = cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_v_y
+        + cache.wrist_composite_inertia_i_22 * cache.arm_tip_subspace1_w_z
+        + cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_02
+        + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace1_w_y
+        - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace1_v_x;
+    let t1 = cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_m
         - (cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_h_y
             - cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_w_y);
-    let t3 = cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_v_z
-        + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_01
-        + cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_00
-        + cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_i_02
-        - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_v_y;
-    let t4 = cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_local_inertia_h_x
-        + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_12
-        + cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_02
-        + cache.arm_slice0_local_inertia_i_22 * cache.arm_slice0_local_subspace1_w_z
-        - cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_local_inertia_h_y;
-    let t5 = cache.arm_slice2_local_subspace1_v_y * cache.arm_slice1_mass
-        - (cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_h_z
-            - cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_h_x);
-    let t6 = cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace1_w_y
+    let t2 = cache.arm_slice1_mass * cache.arm_slice2_local_bend_z_column_v_z
+        - (cache.arm_slice2_local_inertia_h_x * cache.arm_slice2_local_bend_z_column_w_y
+            - cache.arm_slice2_local_inertia_h_y
+                * cache.arm_slice2_local_bend_z_column_w_x);
+    let t3 = cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_x
+        - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_bend_z_column_w_z
+            - cache.arm_slice1_local_inertia_h_z
+                * cache.arm_slice1_local_bend_z_column_w_y);
+    let t4 = cache.arm_slice2_local_inertia_i_12
+        * cache.arm_slice2_local_bend_z_column_w_y
+        + cache.arm_slice2_local_inertia_i_02 * cache.arm_slice2_local_bend_z_column_w_x
+        + cache.arm_slice2_local_inertia_i_22 * cache.arm_slice2_local_bend_z_column_w_z
+        + cache.arm_slice2_local_bend_z_column_v_y * cache.arm_slice2_local_inertia_h_x
+        - cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_bend_z_column_v_x;
+    let t5 = cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_y
+        - (cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_bend_z_column_w_x
+            - cache.arm_slice1_local_inertia_h_x
+                * cache.arm_slice1_local_bend_z_column_w_z);
+    let t6 = cache.arm_slice1_local_inertia_i_12
+        * cache.arm_slice1_local_bend_z_column_w_z
+        + cache.arm_slice1_local_bend_z_column_w_y * cache.arm_slice1_local_inertia_i_11
+        + cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_bend_z_column_v_x
+        + cache.arm_slice1_local_inertia_i_01 * cache.arm_slice1_local_bend_z_column_w_x
+        - cache.arm_slice1_local_bend_z_column_v_z * cache.arm_slice1_local_inertia_h_x;
+    let t7 = cache.arm_slice0_local_bend_z_column_v_z * cache.arm_slice0_mass
+        - (cache.arm_slice0_local_bend_z_column_w_y * cache.arm_slice0_local_inertia_h_x
+            - cache.arm_slice0_local_bend_z_column_w_x
+                * cache.arm_slice0_local_inertia_h_y);
+    let t8 = cache.arm_slice2_local_inertia_i_00
+        * cache.arm_slice2_local_bend_z_column_w_x
+        + cache.arm_slice2_local_bend_z_column_w_z * cache.arm_slice2_local_inertia_i_02
+        + cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_bend_z_column_v_z
+        + cache.arm_slice2_local_inertia_i_01 * cache.arm_slice2_local_bend_z_column_w_y
+        - cache.arm_slice2_local_bend_z_column_v_y * cache.arm_slice2_local_inertia_h_z;
+    let t9 = cache.arm_slice0_local_bend_z_column_w_y
+        * cache.arm_slice0_local_inertia_i_12
+        + cache.arm_slice0_local_inertia_i_22 * cache.arm_slice0_local_bend_z_column_w_z
+        + cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_bend_z_column_w_x
+        + cache.arm_slice0_local_bend_z_column_v_y * cache.arm_slice0_local_inertia_h_x
+        - cache.arm_slice0_local_bend_z_column_v_x * cache.arm_slice0_local_inertia_h_y;
+    let t10 = cache.arm_slice0_mass * cache.arm_slice3_local_bend_z_column_v_x
+        - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_bend_z_column_w_z
+            - cache.arm_slice3_local_inertia_h_z
+                * cache.arm_slice3_local_bend_z_column_w_y);
+    let t11 = cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_z
+        - (cache.arm_slice1_local_bend_z_column_w_y * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y
+                * cache.arm_slice1_local_bend_z_column_w_x);
+    let t12 = cache.arm_slice3_local_bend_z_column_w_y
+        * cache.arm_slice3_local_inertia_i_11
+        + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_bend_z_column_w_x
+        + cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_bend_z_column_v_x
+        + cache.arm_slice3_local_inertia_i_12 * cache.arm_slice3_local_bend_z_column_w_z
+        - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_bend_z_column_v_z;
+    let t13 = cache.arm_slice1_mass * cache.arm_slice2_local_bend_z_column_v_x
+        - (cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_bend_z_column_w_z
+            - cache.arm_slice2_local_inertia_h_z
+                * cache.arm_slice2_local_bend_z_column_w_y);
+    let t14 = cache.arm_slice2_local_bend_z_column_w_y
+        * cache.arm_slice2_local_inertia_i_11
+        + cache.arm_slice2_local_inertia_i_01 * cache.arm_slice2_local_bend_z_column_w_x
+        + cache.arm_slice2_local_inertia_i_12 * cache.arm_slice2_local_bend_z_column_w_z
+        + cache.arm_slice2_local_inertia_h_z * cache.arm_slice2_local_bend_z_column_v_x
+        - cache.arm_slice2_local_bend_z_column_v_z * cache.arm_slice2_local_inertia_h_x;
+    let t15 = cache.arm_slice0_local_inertia_i_01
+        * cache.arm_slice0_local_bend_z_column_w_y
+        + cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_bend_z_column_w_z
+        + cache.arm_slice0_local_bend_z_column_w_x * cache.arm_slice0_local_inertia_i_00
+        + cache.arm_slice0_local_bend_z_column_v_z * cache.arm_slice0_local_inertia_h_y
+        - cache.arm_slice0_local_bend_z_column_v_y * cache.arm_slice0_local_inertia_h_z;
+    let t16 = cache.arm_slice0_local_bend_z_column_v_y * cache.arm_slice0_mass
+        - (cache.arm_slice0_local_bend_z_column_w_x * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x
+                * cache.arm_slice0_local_bend_z_column_w_z);
+    let t17 = cache.arm_slice2_local_bend_z_column_v_y * cache.arm_slice1_mass
+        - (cache.arm_slice2_local_inertia_h_z * cache.arm_slice2_local_bend_z_column_w_x
+            - cache.arm_slice2_local_bend_z_column_w_z
+                * cache.arm_slice2_local_inertia_h_x);
+    let t18 = cache.arm_slice3_local_inertia_i_22
+        * cache.arm_slice3_local_bend_z_column_w_z
+        + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_bend_z_column_v_y
+        + cache.arm_slice3_local_bend_z_column_w_x * cache.arm_slice3_local_inertia_i_02
+        + cache.arm_slice3_local_inertia_i_12 * cache.arm_slice3_local_bend_z_column_w_y
+        - cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_bend_z_column_v_x;
+    let t19 = cache.arm_slice3_local_inertia_i_01
+        * cache.arm_slice3_local_bend_z_column_w_y
+        + cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_bend_z_column_v_z
+        + cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_bend_z_column_w_z
+        + cache.arm_slice3_local_inertia_i_00 * cache.arm_slice3_local_bend_z_column_w_x
+        - cache.arm_slice3_local_bend_z_column_v_y * cache.arm_slice3_local_inertia_h_z;
+    let t20 = cache.arm_slice1_local_inertia_i_12
+        * cache.arm_slice1_local_bend_z_column_w_y
+        + cache.arm_slice1_local_bend_z_column_w_x * cache.arm_slice1_local_inertia_i_02
+        + cache.arm_slice1_local_bend_z_column_v_y * cache.arm_slice1_local_inertia_h_x
+        + cache.arm_slice1_local_inertia_i_22 * cache.arm_slice1_local_bend_z_column_w_z
+        - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_bend_z_column_v_x;
+    let t21 = cache.arm_slice0_local_inertia_i_12
+        * cache.arm_slice0_local_bend_z_column_w_z
+        + cache.arm_slice0_local_bend_z_column_w_y * cache.arm_slice0_local_inertia_i_11
+        + cache.arm_slice0_local_inertia_i_01 * cache.arm_slice0_local_bend_z_column_w_x
+        + cache.arm_slice0_local_bend_z_column_v_x * cache.arm_slice0_local_inertia_h_z
+        - cache.arm_slice0_local_bend_z_column_v_z * cache.arm_slice0_local_inertia_h_x;
+    let t22 = cache.arm_slice1_local_inertia_i_00
+        * cache.arm_slice1_local_bend_z_column_w_x
+        + cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_bend_z_column_w_z
+        + cache.arm_slice1_local_bend_z_column_w_y * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_bend_z_column_v_z
+        - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_bend_z_column_v_y;
+    let t23 = cache.arm_slice3_local_bend_z_column_v_y * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_bend_z_column_w_x * cache.arm_slice3_local_inertia_h_z
+            - cache.arm_slice3_local_inertia_h_x
+                * cache.arm_slice3_local_bend_z_column_w_z);
+    let t24 = cache.arm_slice0_mass * cache.arm_slice3_local_bend_z_column_v_z
+        - (cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_bend_z_column_w_y
+            - cache.arm_slice3_local_bend_z_column_w_x
+                * cache.arm_slice3_local_inertia_h_y);
+    let t25 = cache.arm_slice0_mass * cache.arm_slice0_local_bend_z_column_v_x
+        - (cache.arm_slice0_local_bend_z_column_w_z * cache.arm_slice0_local_inertia_h_y
+            - cache.arm_slice0_local_bend_z_column_w_y
+                * cache.arm_slice0_local_inertia_h_z);
+    let t26 = cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_v_x
         + cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_01
-        + cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_v_x
-        + cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_i_12
+        + cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace1_w_y
+        + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace1_w_z
         - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_v_z;
-    let t7 = cache.arm_slice3_local_subspace1_v_z * cache.arm_slice0_mass
-        - (cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_w_y
-            - cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_h_y);
-    let t8 = cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_00
-        + cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_local_inertia_h_y
-        + cache.arm_slice0_local_subspace1_w_z * cache.arm_slice0_local_inertia_i_02
-        + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_01
-        - cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_local_inertia_h_z;
-    let t9 = cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_01
-        + cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_v_x
-        + cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_i_12
-        + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_11
-        - cache.arm_slice1_local_subspace1_v_z * cache.arm_slice1_local_inertia_h_x;
-    let t10 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
-        - (cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_w_x
-            - cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_h_x);
-    let t11 = cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_m
+    let t27 = cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_m
         - (cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_z
             - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_z);
-    let t12 = cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_i_12
-        + cache.arm_slice2_local_subspace1_v_x * cache.arm_slice2_local_inertia_h_z
-        + cache.arm_slice2_local_inertia_i_11 * cache.arm_slice2_local_subspace1_w_y
-        + cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_01
-        - cache.arm_slice2_local_subspace1_v_z * cache.arm_slice2_local_inertia_h_x;
-    let t13 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
+    let t28 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
         - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
             - cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_y);
-    let t14 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_z
-        - (cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_h_x
-            - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_w_x);
-    let t15 = cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace1_w_z
-        + cache.arm_slice3_local_subspace1_v_z * cache.arm_slice3_local_inertia_h_y
-        + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace1_w_y
-        + cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_i_00
-        - cache.arm_slice3_local_subspace1_v_y * cache.arm_slice3_local_inertia_h_z;
-    let t16 = cache.arm_slice3_local_subspace1_v_y * cache.arm_slice0_mass
-        - (cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_h_z
-            - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_w_z);
-    let t17 = cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_x
-        - (cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace1_w_z
-            - cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_h_z);
-    let t18 = cache.arm_slice3_local_inertia_i_11 * cache.arm_slice3_local_subspace1_w_y
-        + cache.arm_slice3_local_subspace1_v_x * cache.arm_slice3_local_inertia_h_z
-        + cache.arm_slice3_local_subspace1_w_z * cache.arm_slice3_local_inertia_i_12
-        + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_subspace1_w_x
-        - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_v_z;
-    let t19 = cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_local_inertia_h_z
-        + cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_i_11
-        + cache.arm_slice0_local_inertia_i_12 * cache.arm_slice0_local_subspace1_w_z
-        + cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_i_01
-        - cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_local_inertia_h_x;
-    let t20 = cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
-        - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_w_z
-            - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_subspace1_w_y);
-    let t21 = cache.arm_slice2_local_inertia_i_02 * cache.arm_slice2_local_subspace1_w_z
-        + cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace1_v_z
-        + cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_00
-        + cache.arm_slice2_local_inertia_i_01 * cache.arm_slice2_local_subspace1_w_y
-        - cache.arm_slice2_local_subspace1_v_y * cache.arm_slice2_local_inertia_h_z;
-    let t22 = cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_mass
-        - (cache.arm_slice0_local_subspace1_w_z * cache.arm_slice0_local_inertia_h_y
-            - cache.arm_slice0_local_subspace1_w_y * cache.arm_slice0_local_inertia_h_z);
-    let t23 = cache.arm_slice1_local_subspace1_w_z * cache.arm_slice1_local_inertia_i_22
-        + cache.arm_slice1_local_subspace1_w_y * cache.arm_slice1_local_inertia_i_12
-        + cache.arm_slice1_local_subspace1_v_y * cache.arm_slice1_local_inertia_h_x
-        + cache.arm_slice1_local_subspace1_w_x * cache.arm_slice1_local_inertia_i_02
-        - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace1_v_x;
-    let t24 = cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
-        - (cache.arm_slice0_local_subspace1_w_x * cache.arm_slice0_local_inertia_h_z
-            - cache.arm_slice0_local_inertia_h_x * cache.arm_slice0_local_subspace1_w_z);
-    let t25 = cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_z
+    let t29 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_y
+        + cache.wrist_composite_inertia_i_01 * cache.arm_tip_subspace1_w_y
+        + cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_i_02
         + cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_00
-        + cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_y
-        + cache.arm_tip_subspace1_w_y * cache.wrist_composite_inertia_i_01
         - cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_h_z;
-    let t26 = cache.arm_slice3_local_subspace1_v_x * cache.arm_slice0_mass
-        - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace1_w_z
-            - cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_subspace1_w_y);
-    let t27 = cache.arm_tip_subspace1_w_y * cache.wrist_composite_inertia_i_12
-        + cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_i_22
-        + cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_v_y
-        + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace1_w_x
-        - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace1_v_x;
-    let t28 = cache.arm_slice2_local_subspace1_w_x * cache.arm_slice2_local_inertia_i_02
-        + cache.arm_slice2_local_subspace1_w_y * cache.arm_slice2_local_inertia_i_12
-        + cache.arm_slice2_local_subspace1_v_y * cache.arm_slice2_local_inertia_h_x
-        + cache.arm_slice2_local_subspace1_w_z * cache.arm_slice2_local_inertia_i_22
-        - cache.arm_slice2_local_subspace1_v_x * cache.arm_slice2_local_inertia_h_y;
-    let t29 = cache.arm_slice3_local_subspace1_w_x * cache.arm_slice3_local_inertia_i_02
-        + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace1_v_y
-        + cache.arm_slice3_local_subspace1_w_y * cache.arm_slice3_local_inertia_i_12
-        + cache.arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_subspace1_w_z
-        - cache.arm_slice3_local_subspace1_v_x * cache.arm_slice3_local_inertia_h_y;
-    let t30 = t0 * cache.arm_slice0_local_subspace0_v_z
-        + cache.arm_slice2_local_subspace0_v_z * t1 + t2 * cache.arm_tip_subspace0_v_x
-        + cache.arm_slice1_local_subspace0_w_x * t3
-        + t4 * cache.arm_slice0_local_subspace0_w_z
-        + t5 * cache.arm_slice2_local_subspace0_v_y + cache.arm_tip_subspace0_w_y * t6
-        + cache.arm_slice3_local_subspace0_v_z * t7
-        + cache.arm_slice0_local_subspace0_w_x * t8
-        + cache.arm_slice1_local_subspace0_w_y * t9
-        + t10 * cache.arm_slice1_local_subspace0_v_y + t11 * cache.arm_tip_subspace0_v_y
-        + cache.arm_slice2_local_subspace0_w_y * t12 + cache.arm_tip_subspace0_v_z * t13
-        + cache.arm_slice1_local_subspace0_v_z * t14
-        + cache.arm_slice3_local_subspace0_w_x * t15
-        + cache.arm_slice3_local_subspace0_v_y * t16
-        + t17 * cache.arm_slice2_local_subspace0_v_x
-        + cache.arm_slice3_local_subspace0_w_y * t18
-        + t19 * cache.arm_slice0_local_subspace0_w_y
-        + cache.arm_slice1_local_subspace0_v_x * t20
-        + cache.arm_slice2_local_subspace0_w_x * t21
-        + cache.arm_slice0_local_subspace0_v_x * t22
-        + cache.arm_slice1_local_subspace0_w_z * t23
-        + cache.arm_slice0_local_subspace0_v_y * t24 + t25 * cache.arm_tip_subspace0_w_x
-        + t26 * cache.arm_slice3_local_subspace0_v_x + t27 * cache.arm_tip_subspace0_w_z
-        + t28 * cache.arm_slice2_local_subspace0_w_z
-        + cache.arm_slice3_local_subspace0_w_z * t29;
-    let t31 = cache.arm_tip_subspace0_w_z * cache.flap_subspace0_projected_inertia_n_z
-        + cache.arm_tip_subspace0_v_x * cache.flap_subspace0_projected_inertia_f_x
-        + cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace0_w_x
+    let t30 = cache.arm_tip_subspace0_w_z * t0 + t1 * cache.arm_tip_subspace0_v_x
+        + p.section_length * p.section_length
+            * (t2 * cache.arm_slice2_local_bend_y_column_v_z
+                + cache.arm_slice1_local_bend_y_column_v_x * t3
+                + cache.arm_slice2_local_bend_y_column_w_z * t4
+                + cache.arm_slice1_local_bend_y_column_v_y * t5
+                + cache.arm_slice1_local_bend_y_column_w_y * t6
+                + t7 * cache.arm_slice0_local_bend_y_column_v_z
+                + cache.arm_slice2_local_bend_y_column_w_x * t8
+                + t9 * cache.arm_slice0_local_bend_y_column_w_z
+                + cache.arm_slice3_local_bend_y_column_v_x * t10
+                + t11 * cache.arm_slice1_local_bend_y_column_v_z
+                + cache.arm_slice3_local_bend_y_column_w_y * t12
+                + cache.arm_slice2_local_bend_y_column_v_x * t13
+                + t14 * cache.arm_slice2_local_bend_y_column_w_y
+                + cache.arm_slice0_local_bend_y_column_w_x * t15
+                + t16 * cache.arm_slice0_local_bend_y_column_v_y
+                + t17 * cache.arm_slice2_local_bend_y_column_v_y
+                + t18 * cache.arm_slice3_local_bend_y_column_w_z
+                + cache.arm_slice3_local_bend_y_column_w_x * t19
+                + t20 * cache.arm_slice1_local_bend_y_column_w_z
+                + t21 * cache.arm_slice0_local_bend_y_column_w_y
+                + t22 * cache.arm_slice1_local_bend_y_column_w_x
+                + cache.arm_slice3_local_bend_y_column_v_y * t23
+                + t24 * cache.arm_slice3_local_bend_y_column_v_z
+                + cache.arm_slice0_local_bend_y_column_v_x * t25)
+        + t26 * cache.arm_tip_subspace0_w_y + t27 * cache.arm_tip_subspace0_v_y
+        + cache.arm_tip_subspace0_v_z * t28 + t29 * cache.arm_tip_subspace0_w_x;
+    let t31 = cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace0_w_x
+        + cache.flap_subspace0_projected_inertia_f_x * cache.arm_tip_subspace0_v_x
+        + cache.arm_tip_subspace0_w_z * cache.flap_subspace0_projected_inertia_n_z
         + cache.arm_tip_subspace0_v_z * cache.flap_subspace0_projected_inertia_f_z
-        + cache.arm_tip_subspace0_v_y * cache.flap_subspace0_projected_inertia_f_y
-        + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace0_w_y;
-    let t32 = cache.arm_tip_subspace1_v_x * cache.flap_subspace0_projected_inertia_f_x
-        + cache.arm_tip_subspace1_v_y * cache.flap_subspace0_projected_inertia_f_y
-        + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace1_w_y
-        + cache.arm_tip_subspace1_w_x * cache.flap_subspace0_projected_inertia_n_x
+        + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace0_w_y
+        + cache.arm_tip_subspace0_v_y * cache.flap_subspace0_projected_inertia_f_y;
+    let t32 = cache.arm_tip_subspace1_w_x * cache.flap_subspace0_projected_inertia_n_x
+        + cache.flap_subspace0_projected_inertia_f_x * cache.arm_tip_subspace1_v_x
+        + cache.arm_tip_subspace1_v_z * cache.flap_subspace0_projected_inertia_f_z
         + cache.arm_tip_subspace1_w_z * cache.flap_subspace0_projected_inertia_n_z
-        + cache.flap_subspace0_projected_inertia_f_z * cache.arm_tip_subspace1_v_z;
-    out[(0, 0)] = (cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_y
-        + cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_i_02
-        + cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_01
-        + cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_i_00
-        - cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_h_z)
-        * cache.arm_tip_subspace0_w_x
-        + cache.arm_slice1_local_subspace0_w_y
-            * (cache.arm_slice1_local_subspace0_w_x * cache.arm_slice1_local_inertia_i_01
-                + cache.arm_slice1_local_subspace0_w_z
-                    * cache.arm_slice1_local_inertia_i_12
-                + cache.arm_slice1_local_subspace0_w_y
-                    * cache.arm_slice1_local_inertia_i_11
-                + cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_subspace0_v_x
-                - cache.arm_slice1_local_subspace0_v_z
-                    * cache.arm_slice1_local_inertia_h_x)
-        + (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_x
-            - (cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace0_w_z
-                - cache.arm_slice2_local_subspace0_w_y
-                    * cache.arm_slice2_local_inertia_h_z))
-            * cache.arm_slice2_local_subspace0_v_x
-        + (cache.arm_slice3_local_subspace0_v_x * cache.arm_slice0_mass
-            - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace0_w_z
-                - cache.arm_slice3_local_subspace0_w_y
-                    * cache.arm_slice3_local_inertia_h_z))
-            * cache.arm_slice3_local_subspace0_v_x
-        + (cache.arm_slice3_local_subspace0_v_z * cache.arm_slice0_mass
-            - (cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace0_w_y
-                - cache.arm_slice3_local_subspace0_w_x
-                    * cache.arm_slice3_local_inertia_h_y))
-            * cache.arm_slice3_local_subspace0_v_z
+        + cache.arm_tip_subspace1_v_y * cache.flap_subspace0_projected_inertia_f_y
+        + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace1_w_y;
+    out[(0, 0)] = cache.arm_tip_subspace0_w_z
+        * (cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace0_w_x
+            + cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_v_y
+            + cache.wrist_composite_inertia_i_22 * cache.arm_tip_subspace0_w_z
+            + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace0_w_y
+            - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_v_x)
         + cache.arm_tip_subspace0_v_y
             * (cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_m
                 - (cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace0_w_x
                     - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_z))
-        + cache.arm_slice0_local_subspace0_w_y
-            * (cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_local_inertia_h_z
-                + cache.arm_slice0_local_subspace0_w_y
-                    * cache.arm_slice0_local_inertia_i_11
-                + cache.arm_slice0_local_subspace0_w_z
-                    * cache.arm_slice0_local_inertia_i_12
-                + cache.arm_slice0_local_inertia_i_01
-                    * cache.arm_slice0_local_subspace0_w_x
-                - cache.arm_slice0_local_subspace0_v_z
-                    * cache.arm_slice0_local_inertia_h_x)
-        + (cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_subspace0_w_x
-            + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_subspace0_v_y
-            + cache.arm_slice3_local_subspace0_w_y * cache.arm_slice3_local_inertia_i_12
-            + cache.arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_subspace0_w_z
-            - cache.arm_slice3_local_subspace0_v_x * cache.arm_slice3_local_inertia_h_y)
-            * cache.arm_slice3_local_subspace0_w_z
-        + (cache.arm_slice2_local_inertia_h_x * cache.arm_slice2_local_subspace0_v_y
-            + cache.arm_slice2_local_subspace0_w_y * cache.arm_slice2_local_inertia_i_12
-            + cache.arm_slice2_local_subspace0_w_z * cache.arm_slice2_local_inertia_i_22
-            + cache.arm_slice2_local_inertia_i_02 * cache.arm_slice2_local_subspace0_w_x
-            - cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace0_v_x)
-            * cache.arm_slice2_local_subspace0_w_z
-        + (cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_i_22
-            + cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_12
-            + cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace0_w_x
-            + cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_v_y
-            - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_v_x)
-            * cache.arm_tip_subspace0_w_z
-        + (cache.arm_slice2_local_subspace0_w_x * cache.arm_slice2_local_inertia_i_01
-            + cache.arm_slice2_local_inertia_i_11 * cache.arm_slice2_local_subspace0_w_y
-            + cache.arm_slice2_local_subspace0_w_z * cache.arm_slice2_local_inertia_i_12
-            + cache.arm_slice2_local_subspace0_v_x * cache.arm_slice2_local_inertia_h_z
-            - cache.arm_slice2_local_subspace0_v_z * cache.arm_slice2_local_inertia_h_x)
-            * cache.arm_slice2_local_subspace0_w_y
-        + (cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_11
-            + cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_i_01
+        + (cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_i_12
             + cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace0_v_x
-            + cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_i_12
+            + cache.wrist_composite_inertia_i_01 * cache.arm_tip_subspace0_w_x
+            + cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace0_w_y
             - cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_x)
             * cache.arm_tip_subspace0_w_y
-        + cache.arm_slice3_local_subspace0_w_x
-            * (cache.arm_slice3_local_subspace0_w_x * cache.arm_slice3_local_inertia_i_00
-                + cache.arm_slice3_local_inertia_i_01
-                    * cache.arm_slice3_local_subspace0_w_y
-                + cache.arm_slice3_local_inertia_i_02
-                    * cache.arm_slice3_local_subspace0_w_z
-                + cache.arm_slice3_local_subspace0_v_z
-                    * cache.arm_slice3_local_inertia_h_y
-                - cache.arm_slice3_local_subspace0_v_y
-                    * cache.arm_slice3_local_inertia_h_z)
-        + cache.arm_slice3_local_subspace0_v_y
-            * (cache.arm_slice3_local_subspace0_v_y * cache.arm_slice0_mass
-                - (cache.arm_slice3_local_inertia_h_z
-                    * cache.arm_slice3_local_subspace0_w_x
-                    - cache.arm_slice3_local_inertia_h_x
-                        * cache.arm_slice3_local_subspace0_w_z))
-        + cache.arm_slice0_local_subspace0_w_x
-            * (cache.arm_slice0_local_inertia_i_00 * cache.arm_slice0_local_subspace0_w_x
-                + cache.arm_slice0_local_subspace0_w_y
-                    * cache.arm_slice0_local_inertia_i_01
-                + cache.arm_slice0_local_subspace0_w_z
-                    * cache.arm_slice0_local_inertia_i_02
-                + cache.arm_slice0_local_subspace0_v_z
-                    * cache.arm_slice0_local_inertia_h_y
-                - cache.arm_slice0_local_subspace0_v_y
-                    * cache.arm_slice0_local_inertia_h_z)
-        + (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_y
-            - (cache.arm_slice2_local_subspace0_w_x * cache.arm_slice2_local_inertia_h_z
-                - cache.arm_slice2_local_subspace0_w_z
-                    * cache.arm_slice2_local_inertia_h_x))
-            * cache.arm_slice2_local_subspace0_v_y
-        + cache.arm_slice0_local_subspace0_w_z
-            * (cache.arm_slice0_local_subspace0_w_y * cache.arm_slice0_local_inertia_i_12
-                + cache.arm_slice0_local_subspace0_v_y
-                    * cache.arm_slice0_local_inertia_h_x
-                + cache.arm_slice0_local_subspace0_w_x
-                    * cache.arm_slice0_local_inertia_i_02
-                + cache.arm_slice0_local_inertia_i_22
-                    * cache.arm_slice0_local_subspace0_w_z
-                - cache.arm_slice0_local_subspace0_v_x
-                    * cache.arm_slice0_local_inertia_h_y)
-        + cache.arm_slice0_local_subspace0_v_x
-            * (cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_mass
-                - (cache.arm_slice0_local_subspace0_w_z
-                    * cache.arm_slice0_local_inertia_h_y
-                    - cache.arm_slice0_local_subspace0_w_y
-                        * cache.arm_slice0_local_inertia_h_z))
-        + cache.arm_slice0_local_subspace0_v_z
-            * (cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_mass
-                - (cache.arm_slice0_local_inertia_h_x
-                    * cache.arm_slice0_local_subspace0_w_y
-                    - cache.arm_slice0_local_subspace0_w_x
-                        * cache.arm_slice0_local_inertia_h_y))
         + (cache.arm_tip_subspace0_v_x * cache.wrist_composite_inertia_m
             - (cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_h_y
                 - cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace0_w_y))
@@ -2226,145 +2108,288 @@ pub fn mass_matrix_into(
             * (cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_m
                 - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_y
                     - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x))
-        + cache.arm_slice1_local_subspace0_w_x
-            * (cache.arm_slice1_local_subspace0_w_z * cache.arm_slice1_local_inertia_i_02
-                + cache.arm_slice1_local_inertia_h_y
-                    * cache.arm_slice1_local_subspace0_v_z
-                + cache.arm_slice1_local_subspace0_w_y
+        + p.section_length * p.section_length
+            * (cache.arm_slice1_local_bend_y_column_v_y
+                * (cache.arm_slice1_local_bend_y_column_v_y * cache.arm_slice1_mass
+                    - (cache.arm_slice1_local_inertia_h_z
+                        * cache.arm_slice1_local_bend_y_column_w_x
+                        - cache.arm_slice1_local_bend_y_column_w_z
+                            * cache.arm_slice1_local_inertia_h_x))
+                + cache.arm_slice0_local_bend_y_column_v_x
+                    * (cache.arm_slice0_local_bend_y_column_v_x * cache.arm_slice0_mass
+                        - (cache.arm_slice0_local_bend_y_column_w_z
+                            * cache.arm_slice0_local_inertia_h_y
+                            - cache.arm_slice0_local_bend_y_column_w_y
+                                * cache.arm_slice0_local_inertia_h_z))
+                + (cache.arm_slice3_local_inertia_i_02
+                    * cache.arm_slice3_local_bend_y_column_w_z
+                    + cache.arm_slice3_local_inertia_i_00
+                        * cache.arm_slice3_local_bend_y_column_w_x
+                    + cache.arm_slice3_local_bend_y_column_v_z
+                        * cache.arm_slice3_local_inertia_h_y
+                    + cache.arm_slice3_local_inertia_i_01
+                        * cache.arm_slice3_local_bend_y_column_w_y
+                    - cache.arm_slice3_local_inertia_h_z
+                        * cache.arm_slice3_local_bend_y_column_v_y)
+                    * cache.arm_slice3_local_bend_y_column_w_x
+                + cache.arm_slice1_local_bend_y_column_w_y
+                    * (cache.arm_slice1_local_inertia_i_01
+                        * cache.arm_slice1_local_bend_y_column_w_x
+                        + cache.arm_slice1_local_inertia_h_z
+                            * cache.arm_slice1_local_bend_y_column_v_x
+                        + cache.arm_slice1_local_bend_y_column_w_y
+                            * cache.arm_slice1_local_inertia_i_11
+                        + cache.arm_slice1_local_inertia_i_12
+                            * cache.arm_slice1_local_bend_y_column_w_z
+                        - cache.arm_slice1_local_bend_y_column_v_z
+                            * cache.arm_slice1_local_inertia_h_x)
+                + (cache.arm_slice3_local_inertia_i_02
+                    * cache.arm_slice3_local_bend_y_column_w_x
+                    + cache.arm_slice3_local_inertia_i_22
+                        * cache.arm_slice3_local_bend_y_column_w_z
+                    + cache.arm_slice3_local_bend_y_column_w_y
+                        * cache.arm_slice3_local_inertia_i_12
+                    + cache.arm_slice3_local_inertia_h_x
+                        * cache.arm_slice3_local_bend_y_column_v_y
+                    - cache.arm_slice3_local_bend_y_column_v_x
+                        * cache.arm_slice3_local_inertia_h_y)
+                    * cache.arm_slice3_local_bend_y_column_w_z
+                + (cache.arm_slice2_local_inertia_i_00
+                    * cache.arm_slice2_local_bend_y_column_w_x
+                    + cache.arm_slice2_local_inertia_h_y
+                        * cache.arm_slice2_local_bend_y_column_v_z
+                    + cache.arm_slice2_local_bend_y_column_w_z
+                        * cache.arm_slice2_local_inertia_i_02
+                    + cache.arm_slice2_local_inertia_i_01
+                        * cache.arm_slice2_local_bend_y_column_w_y
+                    - cache.arm_slice2_local_inertia_h_z
+                        * cache.arm_slice2_local_bend_y_column_v_y)
+                    * cache.arm_slice2_local_bend_y_column_w_x
+                + (cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_y
+                    - (cache.arm_slice2_local_bend_y_column_w_x
+                        * cache.arm_slice2_local_inertia_h_z
+                        - cache.arm_slice2_local_bend_y_column_w_z
+                            * cache.arm_slice2_local_inertia_h_x))
+                    * cache.arm_slice2_local_bend_y_column_v_y
+                + cache.arm_slice3_local_bend_y_column_v_y
+                    * (cache.arm_slice0_mass * cache.arm_slice3_local_bend_y_column_v_y
+                        - (cache.arm_slice3_local_inertia_h_z
+                            * cache.arm_slice3_local_bend_y_column_w_x
+                            - cache.arm_slice3_local_inertia_h_x
+                                * cache.arm_slice3_local_bend_y_column_w_z))
+                + (cache.arm_slice2_local_bend_y_column_w_y
+                    * cache.arm_slice2_local_inertia_i_11
+                    + cache.arm_slice2_local_bend_y_column_w_x
+                        * cache.arm_slice2_local_inertia_i_01
+                    + cache.arm_slice2_local_bend_y_column_w_z
+                        * cache.arm_slice2_local_inertia_i_12
+                    + cache.arm_slice2_local_bend_y_column_v_x
+                        * cache.arm_slice2_local_inertia_h_z
+                    - cache.arm_slice2_local_inertia_h_x
+                        * cache.arm_slice2_local_bend_y_column_v_z)
+                    * cache.arm_slice2_local_bend_y_column_w_y
+                + cache.arm_slice3_local_bend_y_column_w_y
+                    * (cache.arm_slice3_local_bend_y_column_w_y
+                        * cache.arm_slice3_local_inertia_i_11
+                        + cache.arm_slice3_local_bend_y_column_v_x
+                            * cache.arm_slice3_local_inertia_h_z
+                        + cache.arm_slice3_local_inertia_i_12
+                            * cache.arm_slice3_local_bend_y_column_w_z
+                        + cache.arm_slice3_local_inertia_i_01
+                            * cache.arm_slice3_local_bend_y_column_w_x
+                        - cache.arm_slice3_local_inertia_h_x
+                            * cache.arm_slice3_local_bend_y_column_v_z)
+                + cache.arm_slice3_local_bend_y_column_v_x
+                    * (cache.arm_slice3_local_bend_y_column_v_x * cache.arm_slice0_mass
+                        - (cache.arm_slice3_local_inertia_h_y
+                            * cache.arm_slice3_local_bend_y_column_w_z
+                            - cache.arm_slice3_local_bend_y_column_w_y
+                                * cache.arm_slice3_local_inertia_h_z))
+                + cache.arm_slice1_local_bend_y_column_v_x
+                    * (cache.arm_slice1_local_bend_y_column_v_x * cache.arm_slice1_mass
+                        - (cache.arm_slice1_local_inertia_h_y
+                            * cache.arm_slice1_local_bend_y_column_w_z
+                            - cache.arm_slice1_local_inertia_h_z
+                                * cache.arm_slice1_local_bend_y_column_w_y))
+                + cache.arm_slice0_local_bend_y_column_w_x
+                    * (cache.arm_slice0_local_inertia_i_01
+                        * cache.arm_slice0_local_bend_y_column_w_y
+                        + cache.arm_slice0_local_bend_y_column_v_z
+                            * cache.arm_slice0_local_inertia_h_y
+                        + cache.arm_slice0_local_bend_y_column_w_x
+                            * cache.arm_slice0_local_inertia_i_00
+                        + cache.arm_slice0_local_bend_y_column_w_z
+                            * cache.arm_slice0_local_inertia_i_02
+                        - cache.arm_slice0_local_bend_y_column_v_y
+                            * cache.arm_slice0_local_inertia_h_z)
+                + cache.arm_slice2_local_bend_y_column_w_z
+                    * (cache.arm_slice2_local_bend_y_column_w_z
+                        * cache.arm_slice2_local_inertia_i_22
+                        + cache.arm_slice2_local_inertia_i_12
+                            * cache.arm_slice2_local_bend_y_column_w_y
+                        + cache.arm_slice2_local_bend_y_column_w_x
+                            * cache.arm_slice2_local_inertia_i_02
+                        + cache.arm_slice2_local_inertia_h_x
+                            * cache.arm_slice2_local_bend_y_column_v_y
+                        - cache.arm_slice2_local_bend_y_column_v_x
+                            * cache.arm_slice2_local_inertia_h_y)
+                + cache.arm_slice0_local_bend_y_column_w_y
+                    * (cache.arm_slice0_local_inertia_i_11
+                        * cache.arm_slice0_local_bend_y_column_w_y
+                        + cache.arm_slice0_local_inertia_i_01
+                            * cache.arm_slice0_local_bend_y_column_w_x
+                        + cache.arm_slice0_local_bend_y_column_v_x
+                            * cache.arm_slice0_local_inertia_h_z
+                        + cache.arm_slice0_local_bend_y_column_w_z
+                            * cache.arm_slice0_local_inertia_i_12
+                        - cache.arm_slice0_local_bend_y_column_v_z
+                            * cache.arm_slice0_local_inertia_h_x)
+                + cache.arm_slice3_local_bend_y_column_v_z
+                    * (cache.arm_slice3_local_bend_y_column_v_z * cache.arm_slice0_mass
+                        - (cache.arm_slice3_local_inertia_h_x
+                            * cache.arm_slice3_local_bend_y_column_w_y
+                            - cache.arm_slice3_local_inertia_h_y
+                                * cache.arm_slice3_local_bend_y_column_w_x))
+                + cache.arm_slice0_local_bend_y_column_w_z
+                    * (cache.arm_slice0_local_bend_y_column_w_z
+                        * cache.arm_slice0_local_inertia_i_22
+                        + cache.arm_slice0_local_bend_y_column_w_x
+                            * cache.arm_slice0_local_inertia_i_02
+                        + cache.arm_slice0_local_inertia_h_x
+                            * cache.arm_slice0_local_bend_y_column_v_y
+                        + cache.arm_slice0_local_inertia_i_12
+                            * cache.arm_slice0_local_bend_y_column_w_y
+                        - cache.arm_slice0_local_bend_y_column_v_x
+                            * cache.arm_slice0_local_inertia_h_y)
+                + (cache.arm_slice1_mass * cache.arm_slice1_local_bend_y_column_v_z
+                    - (cache.arm_slice1_local_bend_y_column_w_y
+                        * cache.arm_slice1_local_inertia_h_x
+                        - cache.arm_slice1_local_inertia_h_y
+                            * cache.arm_slice1_local_bend_y_column_w_x))
+                    * cache.arm_slice1_local_bend_y_column_v_z
+                + (cache.arm_slice0_mass * cache.arm_slice0_local_bend_y_column_v_y
+                    - (cache.arm_slice0_local_bend_y_column_w_x
+                        * cache.arm_slice0_local_inertia_h_z
+                        - cache.arm_slice0_local_bend_y_column_w_z
+                            * cache.arm_slice0_local_inertia_h_x))
+                    * cache.arm_slice0_local_bend_y_column_v_y
+                + (cache.arm_slice0_local_bend_y_column_v_z * cache.arm_slice0_mass
+                    - (cache.arm_slice0_local_inertia_h_x
+                        * cache.arm_slice0_local_bend_y_column_w_y
+                        - cache.arm_slice0_local_bend_y_column_w_x
+                            * cache.arm_slice0_local_inertia_h_y))
+                    * cache.arm_slice0_local_bend_y_column_v_z
+                + (cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_z
+                    - (cache.arm_slice2_local_inertia_h_x
+                        * cache.arm_slice2_local_bend_y_column_w_y
+                        - cache.arm_slice2_local_inertia_h_y
+                            * cache.arm_slice2_local_bend_y_column_w_x))
+                    * cache.arm_slice2_local_bend_y_column_v_z
+                + (cache.arm_slice1_local_bend_y_column_w_y
                     * cache.arm_slice1_local_inertia_i_01
-                + cache.arm_slice1_local_subspace0_w_x
-                    * cache.arm_slice1_local_inertia_i_00
-                - cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_subspace0_v_y)
-        + cache.arm_slice2_local_subspace0_v_z
-            * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_z
-                - (cache.arm_slice2_local_subspace0_w_y
-                    * cache.arm_slice2_local_inertia_h_x
-                    - cache.arm_slice2_local_subspace0_w_x
-                        * cache.arm_slice2_local_inertia_h_y))
-        + cache.arm_slice3_local_subspace0_w_y
-            * (cache.arm_slice3_local_subspace0_v_x * cache.arm_slice3_local_inertia_h_z
-                + cache.arm_slice3_local_subspace0_w_y
-                    * cache.arm_slice3_local_inertia_i_11
-                + cache.arm_slice3_local_subspace0_w_z
-                    * cache.arm_slice3_local_inertia_i_12
-                + cache.arm_slice3_local_inertia_i_01
-                    * cache.arm_slice3_local_subspace0_w_x
-                - cache.arm_slice3_local_inertia_h_x
-                    * cache.arm_slice3_local_subspace0_v_z)
-        + cache.arm_slice2_local_subspace0_w_x
-            * (cache.arm_slice2_local_inertia_i_02 * cache.arm_slice2_local_subspace0_w_z
-                + cache.arm_slice2_local_subspace0_v_z
-                    * cache.arm_slice2_local_inertia_h_y
-                + cache.arm_slice2_local_inertia_i_01
-                    * cache.arm_slice2_local_subspace0_w_y
-                + cache.arm_slice2_local_subspace0_w_x
-                    * cache.arm_slice2_local_inertia_i_00
-                - cache.arm_slice2_local_inertia_h_z
-                    * cache.arm_slice2_local_subspace0_v_y)
-        + (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_x
-            - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace0_w_z
-                - cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_subspace0_w_y))
-            * cache.arm_slice1_local_subspace0_v_x
-        + cache.arm_slice1_local_subspace0_w_z
-            * (cache.arm_slice1_local_subspace0_w_x * cache.arm_slice1_local_inertia_i_02
-                + cache.arm_slice1_local_subspace0_w_y
+                    + cache.arm_slice1_local_inertia_i_00
+                        * cache.arm_slice1_local_bend_y_column_w_x
+                    + cache.arm_slice1_local_bend_y_column_w_z
+                        * cache.arm_slice1_local_inertia_i_02
+                    + cache.arm_slice1_local_inertia_h_y
+                        * cache.arm_slice1_local_bend_y_column_v_z
+                    - cache.arm_slice1_local_inertia_h_z
+                        * cache.arm_slice1_local_bend_y_column_v_y)
+                    * cache.arm_slice1_local_bend_y_column_w_x
+                + cache.arm_slice2_local_bend_y_column_v_x
+                    * (cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_x
+                        - (cache.arm_slice2_local_bend_y_column_w_z
+                            * cache.arm_slice2_local_inertia_h_y
+                            - cache.arm_slice2_local_inertia_h_z
+                                * cache.arm_slice2_local_bend_y_column_w_y))
+                + (cache.arm_slice1_local_bend_y_column_w_y
                     * cache.arm_slice1_local_inertia_i_12
-                + cache.arm_slice1_local_subspace0_w_z
-                    * cache.arm_slice1_local_inertia_i_22
-                + cache.arm_slice1_local_subspace0_v_y
-                    * cache.arm_slice1_local_inertia_h_x
-                - cache.arm_slice1_local_inertia_h_y
-                    * cache.arm_slice1_local_subspace0_v_x)
-        + cache.arm_slice0_local_subspace0_v_y
-            * (cache.arm_slice0_local_subspace0_v_y * cache.arm_slice0_mass
-                - (cache.arm_slice0_local_subspace0_w_x
-                    * cache.arm_slice0_local_inertia_h_z
-                    - cache.arm_slice0_local_subspace0_w_z
-                        * cache.arm_slice0_local_inertia_h_x))
-        + (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_z
-            - (cache.arm_slice1_local_subspace0_w_y * cache.arm_slice1_local_inertia_h_x
-                - cache.arm_slice1_local_inertia_h_y
-                    * cache.arm_slice1_local_subspace0_w_x))
-            * cache.arm_slice1_local_subspace0_v_z
-        + cache.arm_slice1_local_subspace0_v_y
-            * (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_y
-                - (cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_subspace0_w_x
-                    - cache.arm_slice1_local_subspace0_w_z
-                        * cache.arm_slice1_local_inertia_h_x));
+                    + cache.arm_slice1_local_bend_y_column_v_y
+                        * cache.arm_slice1_local_inertia_h_x
+                    + cache.arm_slice1_local_inertia_i_22
+                        * cache.arm_slice1_local_bend_y_column_w_z
+                    + cache.arm_slice1_local_bend_y_column_w_x
+                        * cache.arm_slice1_local_inertia_i_02
+                    - cache.arm_slice1_local_bend_y_column_v_x
+                        * cache.arm_slice1_local_inertia_h_y)
+                    * cache.arm_slice1_local_bend_y_column_w_z)
+        + (cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_y
+            + cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_01
+            + cache.arm_tip_subspace0_w_z * cache.wrist_composite_inertia_i_02
+            + cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_i_00
+            - cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_h_z)
+            * cache.arm_tip_subspace0_w_x;
     out[(0, 1)] = t30;
     out[(1, 0)] = t30;
     out[(0, 2)] = t31;
     out[(2, 0)] = t31;
-    out[(1, 1)] = cache.arm_slice3_local_subspace1_w_x * t15
-        + cache.arm_tip_subspace1_w_x * t25 + cache.arm_slice2_local_subspace1_w_y * t12
-        + cache.arm_slice0_local_subspace1_v_y * t24 + cache.arm_tip_subspace1_v_z * t13
-        + cache.arm_slice2_local_subspace1_v_z * t1
-        + cache.arm_slice3_local_subspace1_v_z * t7
-        + cache.arm_slice1_local_subspace1_w_z * t23
-        + cache.arm_slice1_local_subspace1_v_x * t20 + t11 * cache.arm_tip_subspace1_v_y
-        + cache.arm_slice0_local_subspace1_v_x * t22
-        + t0 * cache.arm_slice0_local_subspace1_v_z
-        + t28 * cache.arm_slice2_local_subspace1_w_z + t6 * cache.arm_tip_subspace1_w_y
-        + t18 * cache.arm_slice3_local_subspace1_w_y
-        + t10 * cache.arm_slice1_local_subspace1_v_y
-        + cache.arm_slice3_local_subspace1_v_y * t16
-        + t9 * cache.arm_slice1_local_subspace1_w_y + t27 * cache.arm_tip_subspace1_w_z
-        + t4 * cache.arm_slice0_local_subspace1_w_z
-        + cache.arm_slice3_local_subspace1_v_x * t26
-        + cache.arm_slice2_local_subspace1_v_y * t5
-        + cache.arm_slice0_local_subspace1_w_x * t8
-        + cache.arm_slice2_local_subspace1_w_x * t21 + t2 * cache.arm_tip_subspace1_v_x
-        + cache.arm_slice1_local_subspace1_v_z * t14
-        + cache.arm_slice1_local_subspace1_w_x * t3
-        + t17 * cache.arm_slice2_local_subspace1_v_x
-        + cache.arm_slice3_local_subspace1_w_z * t29
-        + cache.arm_slice0_local_subspace1_w_y * t19;
+    out[(1, 1)] = t26 * cache.arm_tip_subspace1_w_y + cache.arm_tip_subspace1_v_z * t28
+        + cache.arm_tip_subspace1_w_x * t29 + t27 * cache.arm_tip_subspace1_v_y
+        + p.section_length * p.section_length
+            * (t13 * cache.arm_slice2_local_bend_z_column_v_x
+                + cache.arm_slice0_local_bend_z_column_v_y * t16
+                + cache.arm_slice0_local_bend_z_column_w_y * t21
+                + t2 * cache.arm_slice2_local_bend_z_column_v_z
+                + cache.arm_slice0_local_bend_z_column_v_z * t7
+                + cache.arm_slice2_local_bend_z_column_w_z * t4
+                + t8 * cache.arm_slice2_local_bend_z_column_w_x
+                + t20 * cache.arm_slice1_local_bend_z_column_w_z
+                + cache.arm_slice1_local_bend_z_column_w_y * t6
+                + cache.arm_slice3_local_bend_z_column_w_y * t12
+                + cache.arm_slice3_local_bend_z_column_v_y * t23
+                + t10 * cache.arm_slice3_local_bend_z_column_v_x
+                + t24 * cache.arm_slice3_local_bend_z_column_v_z
+                + cache.arm_slice0_local_bend_z_column_w_x * t15
+                + t9 * cache.arm_slice0_local_bend_z_column_w_z
+                + cache.arm_slice0_local_bend_z_column_v_x * t25
+                + cache.arm_slice1_local_bend_z_column_v_y * t5
+                + cache.arm_slice1_local_bend_z_column_v_z * t11
+                + cache.arm_slice1_local_bend_z_column_w_x * t22
+                + t3 * cache.arm_slice1_local_bend_z_column_v_x
+                + cache.arm_slice2_local_bend_z_column_v_y * t17
+                + t18 * cache.arm_slice3_local_bend_z_column_w_z
+                + cache.arm_slice3_local_bend_z_column_w_x * t19
+                + t14 * cache.arm_slice2_local_bend_z_column_w_y)
+        + cache.arm_tip_subspace1_w_z * t0 + t1 * cache.arm_tip_subspace1_v_x;
     out[(1, 2)] = t32;
     out[(2, 1)] = t32;
-    out[(2, 2)] = (cache.flap_slice2_local_subspace0_v_x * cache.flap_slice0_mass
-        - cache.flap_slice2_local_inertia_h_y * cache.flap_slice2_local_subspace0_w_z)
-        * cache.flap_slice2_local_subspace0_v_x
-        + cache.flap_slice1_local_subspace0_v_x
-            * (cache.flap_slice1_local_subspace0_v_x * cache.flap_slice1_mass
-                - cache.flap_slice1_local_subspace0_w_z
-                    * cache.flap_slice1_local_inertia_h_y)
-        + cache.flap_slice0_local_subspace0_v_x
-            * (cache.flap_slice0_local_subspace0_v_x * cache.flap_slice0_mass
-                - cache.flap_slice0_local_subspace0_w_z
-                    * cache.flap_slice0_local_inertia_h_y)
-        + (cache.flap_slice2_local_inertia_i_22 * cache.flap_slice2_local_subspace0_w_z
-            + cache.flap_slice2_local_inertia_h_x * cache.flap_slice2_local_subspace0_v_y
-            - cache.flap_slice2_local_inertia_h_y
-                * cache.flap_slice2_local_subspace0_v_x)
-            * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_slice0_local_subspace0_w_z
-            * (cache.flap_slice0_local_subspace0_v_y
-                * cache.flap_slice0_local_inertia_h_x
-                + cache.flap_slice0_local_subspace0_w_z
-                    * cache.flap_slice0_local_inertia_i_22
-                - cache.flap_slice0_local_inertia_h_y
-                    * cache.flap_slice0_local_subspace0_v_x)
-        + (cache.flap_slice2_local_inertia_h_x * cache.flap_slice2_local_subspace0_w_z
-            + cache.flap_slice2_local_subspace0_v_y * cache.flap_slice0_mass)
-            * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_slice1_local_subspace0_w_z
+    out[(2, 2)] = ((0.5 * cache.flap_slice1_local_inertia_h_x
+        + cache.flap_slice1_mass * cache.flap_slice1_local_bend_y_column_v_y)
+        * cache.flap_slice1_local_bend_y_column_v_y
+        + (0.1127016653792583 * cache.flap_slice0_local_inertia_h_x
+            + cache.flap_slice0_local_bend_y_column_v_y * cache.flap_slice0_mass)
+            * cache.flap_slice0_local_bend_y_column_v_y
+        + (cache.flap_slice0_local_bend_y_column_v_x * cache.flap_slice0_mass
+            - 0.1127016653792583 * cache.flap_slice0_local_inertia_h_y)
+            * cache.flap_slice0_local_bend_y_column_v_x
+        + (cache.flap_slice1_mass * cache.flap_slice1_local_bend_y_column_v_x
+            - 0.5 * cache.flap_slice1_local_inertia_h_y)
+            * cache.flap_slice1_local_bend_y_column_v_x
+        + 0.5
             * (cache.flap_slice1_local_inertia_h_x
-                * cache.flap_slice1_local_subspace0_v_y
-                + cache.flap_slice1_local_subspace0_w_z
-                    * cache.flap_slice1_local_inertia_i_22
-                - cache.flap_slice1_local_subspace0_v_x
+                * cache.flap_slice1_local_bend_y_column_v_y
+                + 0.5 * cache.flap_slice1_local_inertia_i_22
+                - cache.flap_slice1_local_bend_y_column_v_x
                     * cache.flap_slice1_local_inertia_h_y)
-        + cache.flap_slice1_local_subspace0_v_y
-            * (cache.flap_slice1_mass * cache.flap_slice1_local_subspace0_v_y
-                + cache.flap_slice1_local_subspace0_w_z
-                    * cache.flap_slice1_local_inertia_h_x)
-        + cache.flap_slice0_local_subspace0_v_y
-            * (cache.flap_slice0_local_subspace0_v_y * cache.flap_slice0_mass
-                + cache.flap_slice0_local_subspace0_w_z
-                    * cache.flap_slice0_local_inertia_h_x);
+        + cache.flap_slice2_local_bend_y_column_v_y
+            * (cache.flap_slice2_local_bend_y_column_v_y * cache.flap_slice0_mass
+                + 0.8872983346207417 * cache.flap_slice2_local_inertia_h_x)
+        + cache.flap_slice2_local_bend_y_column_v_x
+            * (cache.flap_slice2_local_bend_y_column_v_x * cache.flap_slice0_mass
+                - 0.8872983346207417 * cache.flap_slice2_local_inertia_h_y)
+        + 0.8872983346207417
+            * (0.8872983346207417 * cache.flap_slice2_local_inertia_i_22
+                + cache.flap_slice2_local_bend_y_column_v_y
+                    * cache.flap_slice2_local_inertia_h_x
+                - cache.flap_slice2_local_inertia_h_y
+                    * cache.flap_slice2_local_bend_y_column_v_x)
+        + 0.1127016653792583
+            * (0.1127016653792583 * cache.flap_slice0_local_inertia_i_22
+                + cache.flap_slice0_local_inertia_h_x
+                    * cache.flap_slice0_local_bend_y_column_v_y
+                - cache.flap_slice0_local_inertia_h_y
+                    * cache.flap_slice0_local_bend_y_column_v_x)) * p.flap_length
+        * p.flap_length;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -2377,989 +2402,487 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let flap_bend_y = p.flap_length * q[2];
-    let t0 = p.flap_length * flap_bend_y;
-    let flap_bend_y_rate = p.flap_length * qd[2];
     let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
         + cache.arm_tip_subspace0_w_z * qd[0];
     let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
         + cache.arm_tip_subspace1_w_x * qd[1];
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
-        + cache.arm_tip_subspace0_w_y * qd[0];
-    let flap_base_velocity_w_z = arm_tip_velocity_w_z * cache.flap_rotation_22
-        + cache.flap_rotation_02 * arm_tip_velocity_w_x
-        + cache.flap_rotation_12 * arm_tip_velocity_w_y;
-    let arm_bend_z = q[1] * p.section_length;
-    let t1 = arm_bend_z * p.section_length;
-    let t2 = cache.arm_bend_squared_c2 * t1;
-    let arm_bend_y = q[0] * p.section_length;
-    let arm_bend_z_rate = p.section_length * qd[1];
-    let t3 = arm_bend_z * arm_bend_z;
-    let arm_bend_y_rate = p.section_length * qd[0];
-    let t4 = arm_bend_z_rate * arm_bend_z_rate;
-    let t5 = arm_bend_y * arm_bend_y;
-    let t6 = arm_bend_y.powi(3);
-    let t7 = arm_bend_y_rate * arm_bend_y_rate;
-    let t8 = arm_bend_y * arm_bend_z_rate * t3 * arm_bend_y_rate + arm_bend_z * t5 * t7
-        - arm_bend_z * t4 * t5 - arm_bend_z_rate * t6 * arm_bend_y_rate;
-    let t9 = arm_bend_z * t7 - arm_bend_y * arm_bend_z_rate * arm_bend_y_rate;
-    let t10 = t8 * cache.arm_bend_squared_c4 - 3.0 * t8 * cache.arm_bend_squared_c5
-        - t9 * cache.arm_bend_squared_c3;
-    let t11 = arm_bend_y * p.section_length;
-    let t12 = cache.arm_bend_squared_c2 * t11;
-    let t13 = arm_bend_z.powi(3);
-    let t14 = arm_bend_z_rate * t13 * arm_bend_y_rate + arm_bend_y * t3 * t7
-        - arm_bend_z * arm_bend_z_rate * t5 * arm_bend_y_rate - arm_bend_y * t4 * t3;
-    let t15 = arm_bend_y * t4 - arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
-    let t16 = t14 * cache.arm_bend_squared_c4 + cache.arm_bend_squared_c3 * t15
-        - 3.0 * cache.arm_bend_squared_c5 * t14;
-    let t17 = p.section_length * t4 + p.section_length * t7;
-    let t18 = 2.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
-        * arm_bend_y_rate + p.section_length * t4 * t3 + p.section_length * t5 * t7;
-    let t19 = arm_bend_z * arm_bend_y * p.section_length;
-    let t20 = 2.0 * t19 * cache.arm_bend_squared_c4 - t19 * cache.arm_bend_squared_c3;
-    let t21 = p.section_length * t3;
-    let t22 = cache.arm_bend_squared_c2 * p.section_length;
-    let t23 = t20 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t22 + 2.0 * t21 * cache.arm_bend_squared_c4
-                - t21 * cache.arm_bend_squared_c3);
-    let t24 = arm_bend_z * arm_bend_y;
-    let t25 = -(t24 * cache.arm_bend_squared_c3) * arm_bend_y_rate
-        + arm_bend_z_rate * (t5 * cache.arm_bend_squared_c3 - 1.0);
-    let t26 = p.section_length * t5;
-    let t27 = (t22 + 2.0 * t26 * cache.arm_bend_squared_c4
-        - t26 * cache.arm_bend_squared_c3) * arm_bend_y_rate + arm_bend_z_rate * t20;
-    let t28 = (1.0 - t3 * cache.arm_bend_squared_c3) * arm_bend_y_rate
-        + arm_bend_z_rate * (t24 * cache.arm_bend_squared_c3);
-    let t29 = (t17 * cache.arm_bend_squared_c3 + 3.0 * t18 * cache.arm_bend_squared_c5
-        + t18 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t17
-        - 3.0 * t18 * cache.arm_bend_squared_c4) - (t2 * t10 - t12 * t16)
-        - (t23 * t25 - t27 * t28);
-    let t30 = p.section_length * cache.arm_bend_squared_c1;
-    let t31 = arm_bend_z * arm_bend_y * t7 + arm_bend_z_rate * t3 * arm_bend_y_rate
-        - arm_bend_z_rate * t5 * arm_bend_y_rate - arm_bend_z * arm_bend_y * t4;
-    let t32 = cache.arm_bend_squared_c3 * t31 - 2.0 * t31 * cache.arm_bend_squared_c4;
-    let t33 = arm_bend_z_rate * (arm_bend_y * cache.arm_bend_squared_c2)
-        + -(arm_bend_z * cache.arm_bend_squared_c2) * arm_bend_y_rate;
-    let t34 = (t11 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t11)
-        * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t1 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t1);
-    let t35 = p.section_length * t6 * t7
-        + 2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t5 * arm_bend_y_rate
-        + arm_bend_y * p.section_length * t4 * t3;
-    let t36 = arm_bend_y * p.section_length * t7
-        + 0.6666666666666666 * arm_bend_z * arm_bend_z_rate * p.section_length
-            * arm_bend_y_rate + 0.3333333333333333 * arm_bend_y * p.section_length * t4;
-    let t37 = (t35 * cache.arm_bend_squared_c4 + 8.0 * cache.arm_bend_squared_c6 * t35
-        + 6.0 * t36 * cache.arm_bend_squared_c4 - 3.0 * t36 * cache.arm_bend_squared_c3
-        - 5.0 * cache.arm_bend_squared_c5 * t35) - (t30 * t16 - t2 * t32)
-        - (t34 * t28 - t33 * t23);
-    let t38 = 3.0 * arm_bend_z * p.section_length * t4
-        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
-        + arm_bend_z * p.section_length * t7;
-    let t39 = arm_bend_z * p.section_length * t5 * t7 + p.section_length * t4 * t13
-        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t3 * arm_bend_y_rate;
-    let t40 = (2.0 * t38 * cache.arm_bend_squared_c4 + t39 * cache.arm_bend_squared_c4
-        + 8.0 * t39 * cache.arm_bend_squared_c6 - t38 * cache.arm_bend_squared_c3
-        - 5.0 * t39 * cache.arm_bend_squared_c5) - (t12 * t32 - t30 * t10)
-        - (t27 * t33 - t34 * t25);
-    let arm_tip_bias_w_y = 0.96744666685656 * t10 + 0.09195266597143173 * t32
-        - 0.2357788243436599 * t16;
-    let arm_tip_bias_v_z = 0.3894183423086505 * t29 + 0.1829865712999871 * t37
-        + 0.90270109637546 * t40 + 0.02 * arm_tip_bias_w_y;
-    let arm_tip_bias_w_x = 0.9164595255079896 * t32 - 0.35991537421130565 * t16
-        - 0.1748223713144484 * t10;
-    let t41 = arm_tip_bias_v_z
-        - (cache.flap_position_x * arm_tip_bias_w_y
-            - cache.flap_position_y * arm_tip_bias_w_x);
-    let arm_tip_bias_w_z = 0.90270109637546 * t16 + 0.1829865712999871 * t10
-        + 0.3894183423086505 * t32;
-    let arm_tip_bias_v_y = 0.09195266597143173 * t29 + 0.01 * arm_tip_bias_w_x
-        + 0.96744666685656 * t37 - 0.02 * arm_tip_bias_w_z - 0.2357788243436599 * t40;
-    let t42 = arm_tip_bias_v_y
-        - (cache.flap_position_z * arm_tip_bias_w_x
-            - cache.flap_position_x * arm_tip_bias_w_z);
-    let arm_tip_bias_v_x = 0.9164595255079896 * t29 - 0.35991537421130565 * t40
-        - 0.01 * arm_tip_bias_w_y - 0.1748223713144484 * t37;
-    let t43 = arm_tip_bias_v_x
-        - (arm_tip_bias_w_z * cache.flap_position_y
-            - cache.flap_position_z * arm_tip_bias_w_y);
-    let flap_base_bias_v_y = cache.flap_rotation_21 * t41 + t42 * cache.flap_rotation_11
-        + t43 * cache.flap_rotation_01;
-    let t44 = flap_bend_y_rate * flap_bend_y_rate;
-    let t45 = p.flap_length * t44 * flap_bend_y;
-    let t46 = flap_bend_y.powi(3) * p.flap_length * t44;
-    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
-        + cache.arm_tip_subspace1_v_x * qd[1];
-    let t47 = arm_tip_velocity_v_x
-        - (arm_tip_velocity_w_z * cache.flap_position_y
-            - cache.flap_position_z * arm_tip_velocity_w_y);
-    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
-        + cache.arm_tip_subspace0_v_z * qd[0];
-    let t48 = arm_tip_velocity_v_z
-        - (cache.flap_position_x * arm_tip_velocity_w_y
-            - cache.flap_position_y * arm_tip_velocity_w_x);
     let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
         + cache.arm_tip_subspace0_v_y * qd[0];
-    let t49 = arm_tip_velocity_v_y
-        - (cache.flap_position_z * arm_tip_velocity_w_x
-            - arm_tip_velocity_w_z * cache.flap_position_x);
-    let flap_base_velocity_v_x = cache.flap_rotation_00 * t47
-        + t48 * cache.flap_rotation_20 + t49 * cache.flap_rotation_10;
-    let t50 = flap_base_velocity_w_z * qd[2] * cache.flap_slice0_local_subspace0_v_x
-        + flap_base_bias_v_y
-        + (0.0009679938204398945 * cache.flap_slice0_bend_c4 * t45
-            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t46
-            + 0.000016393511461889856 * t46 * cache.flap_slice0_bend_c6
-            - 0.00001024594466368116 * t46 * cache.flap_slice0_bend_c5
-            - 0.00048399691021994726 * t45 * cache.flap_slice0_bend_c3)
-        - 0.1127016653792583
-            * (0.0014314988413324798 * cache.flap_slice0_bend_c3 * t0
-                - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t0)
-            * flap_bend_y_rate * flap_bend_y_rate
-        - flap_base_velocity_v_x * cache.flap_slice0_local_subspace0_w_z * qd[2];
-    let t51 = t50 * cache.flap_slice0_mass;
-    let flap_base_bias_w_z = arm_tip_bias_w_z * cache.flap_rotation_22
-        + arm_tip_bias_w_y * cache.flap_rotation_12
-        + arm_tip_bias_w_x * cache.flap_rotation_02;
-    let t52 = flap_base_bias_w_z * cache.flap_slice2_local_inertia_h_x;
-    let t53 = flap_base_velocity_w_z + cache.flap_slice0_local_subspace0_w_z * qd[2];
-    let t54 = flap_base_velocity_v_x + qd[2] * cache.flap_slice0_local_subspace0_v_x;
-    let flap_slice0_local_momentum_f_x = t54 * cache.flap_slice0_mass
-        - t53 * cache.flap_slice0_local_inertia_h_y;
-    let t55 = t53 * flap_slice0_local_momentum_f_x;
-    let t56 = cache.flap_slice1_local_subspace0_v_x * flap_base_velocity_w_z * qd[2]
-        + flap_base_bias_v_y
-        + (0.375 * t45 * cache.flap_slice1_bend_c4
-            + 0.125 * t46 * cache.flap_slice1_bend_c6
-            + 0.015625 * cache.flap_slice1_bend_c4 * t46
-            - 0.078125 * t46 * cache.flap_slice1_bend_c5
-            - 0.1875 * t45 * cache.flap_slice1_bend_c3)
-        - flap_base_velocity_v_x * cache.flap_slice1_local_subspace0_w_z * qd[2]
-        - 0.5 * flap_bend_y_rate * flap_bend_y_rate
-            * (0.125 * cache.flap_slice1_bend_c3 * t0
-                - 0.125 * cache.flap_slice1_bend_c2 * t0);
-    let t57 = cache.flap_slice1_mass * t56;
-    let t58 = flap_base_velocity_w_z * qd[2] * cache.flap_slice2_local_subspace0_v_x
-        + (0.4879979508110674 * t46 * cache.flap_slice2_bend_c4
-            + 3.7190320061795608 * t45 * cache.flap_slice2_bend_c4
-            + 3.903983606488539 * cache.flap_slice2_bend_c6 * t46
-            - 2.439989754055337 * cache.flap_slice2_bend_c5 * t46
-            - 1.8595160030897804 * t45 * cache.flap_slice2_bend_c3) + flap_base_bias_v_y
-        - 0.8872983346207417
-            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * t0
-                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t0) * flap_bend_y_rate
-            * flap_bend_y_rate
-        - flap_base_velocity_v_x * qd[2] * cache.flap_slice2_local_subspace0_w_z;
-    let t59 = t58 * cache.flap_slice0_mass;
-    let t60 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_x;
-    let t61 = flap_base_velocity_w_z + qd[2] * cache.flap_slice2_local_subspace0_w_z;
-    let t62 = flap_base_velocity_v_x + qd[2] * cache.flap_slice2_local_subspace0_v_x;
-    let flap_slice2_local_momentum_f_x = t62 * cache.flap_slice0_mass
-        - cache.flap_slice2_local_inertia_h_y * t61;
-    let t63 = flap_slice2_local_momentum_f_x * t61;
+    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
+        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
+    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
+            - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
+    let arm_bend_z = q[1] * p.section_length;
+    let arm_bend_z_rate = p.section_length * qd[1];
+    let arm_bend_y = q[0] * p.section_length;
+    let t0 = arm_bend_y * arm_bend_y;
+    let arm_bend_y_rate = p.section_length * qd[0];
+    let t1 = arm_bend_z_rate * arm_bend_z_rate;
+    let t2 = arm_bend_z * arm_bend_z;
+    let t3 = arm_bend_z.powi(3);
+    let t4 = arm_bend_y_rate * arm_bend_y_rate;
+    let t5 = arm_bend_z_rate * t3 * arm_bend_y_rate + arm_bend_y * t2 * t4
+        - arm_bend_z * arm_bend_z_rate * t0 * arm_bend_y_rate - arm_bend_y * t1 * t2;
+    let t6 = arm_bend_y * t1 - arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
+    let t7 = t5 * cache.arm_bend_squared_c4 + cache.arm_bend_squared_c3 * t6
+        - 3.0 * cache.arm_bend_squared_c5 * t5;
+    let t8 = arm_bend_y.powi(3);
+    let t9 = arm_bend_y * arm_bend_z_rate * t2 * arm_bend_y_rate + arm_bend_z * t0 * t4
+        - arm_bend_z * t1 * t0 - arm_bend_z_rate * t8 * arm_bend_y_rate;
+    let t10 = arm_bend_z * t4 - arm_bend_y * arm_bend_z_rate * arm_bend_y_rate;
+    let t11 = t9 * cache.arm_bend_squared_c4 - 3.0 * t9 * cache.arm_bend_squared_c5
+        - t10 * cache.arm_bend_squared_c3;
+    let t12 = arm_bend_z * arm_bend_y * t4 + arm_bend_z_rate * t2 * arm_bend_y_rate
+        - arm_bend_z_rate * t0 * arm_bend_y_rate - arm_bend_z * arm_bend_y * t1;
+    let t13 = cache.arm_bend_squared_c3 * t12 - 2.0 * t12 * cache.arm_bend_squared_c4;
+    let arm_tip_bias_w_z = 0.90270109637546 * t7 + 0.1829865712999871 * t11
+        + 0.3894183423086505 * t13;
+    let t14 = p.section_length * cache.arm_bend_squared_c1;
+    let t15 = arm_bend_y * p.section_length;
+    let t16 = cache.arm_bend_squared_c2 * t15;
+    let t17 = 3.0 * arm_bend_z * p.section_length * t1
+        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
+        + arm_bend_z * p.section_length * t4;
+    let t18 = arm_bend_z * p.section_length * t0 * t4 + p.section_length * t1 * t3
+        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t2 * arm_bend_y_rate;
+    let t19 = arm_bend_z * p.section_length;
+    let t20 = (t15 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t15)
+        * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t19 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t19);
+    let t21 = cache.arm_tip_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_y;
+    let t22 = cache.arm_bend_squared_c2 * p.section_length;
+    let t23 = p.section_length * t0;
+    let t24 = arm_bend_z * arm_bend_y * p.section_length;
+    let t25 = 2.0 * t24 * cache.arm_bend_squared_c4 - t24 * cache.arm_bend_squared_c3;
+    let t26 = (t22 + 2.0 * t23 * cache.arm_bend_squared_c4
+        - t23 * cache.arm_bend_squared_c3) * arm_bend_y_rate + arm_bend_z_rate * t25;
+    let t27 = arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_x
+        + cache.arm_tip_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t28 = (2.0 * t17 * cache.arm_bend_squared_c4 + t18 * cache.arm_bend_squared_c4
+        + 8.0 * t18 * cache.arm_bend_squared_c6 - t17 * cache.arm_bend_squared_c3
+        - 5.0 * t18 * cache.arm_bend_squared_c5) - (t16 * t13 - t14 * t11)
+        - (t26 * t27 - t20 * t21);
+    let arm_tip_bias_w_y = 0.96744666685656 * t11 + 0.09195266597143173 * t13
+        - 0.2357788243436599 * t7;
+    let t29 = cache.arm_bend_squared_c2 * t19;
+    let t30 = p.section_length * t1 + p.section_length * t4;
+    let t31 = 2.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
+        * arm_bend_y_rate + p.section_length * t1 * t2 + p.section_length * t0 * t4;
+    let t32 = p.section_length * t2;
+    let t33 = t25 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t22 + 2.0 * t32 * cache.arm_bend_squared_c4
+                - t32 * cache.arm_bend_squared_c3);
+    let t34 = cache.arm_tip_local_bend_y_column_w_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_z;
+    let t35 = (t30 * cache.arm_bend_squared_c3 + 3.0 * t31 * cache.arm_bend_squared_c5
+        + t31 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t30
+        - 3.0 * t31 * cache.arm_bend_squared_c4) - (t29 * t11 - t16 * t7)
+        - (t33 * t21 - t26 * t34);
+    let t36 = p.section_length * t8 * t4
+        + 2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t0 * arm_bend_y_rate
+        + arm_bend_y * p.section_length * t1 * t2;
+    let t37 = arm_bend_y * p.section_length * t4
+        + 0.6666666666666666 * arm_bend_z * arm_bend_z_rate * p.section_length
+            * arm_bend_y_rate + 0.3333333333333333 * arm_bend_y * p.section_length * t1;
+    let t38 = (t36 * cache.arm_bend_squared_c4 + 8.0 * cache.arm_bend_squared_c6 * t36
+        + 6.0 * t37 * cache.arm_bend_squared_c4 - 3.0 * t37 * cache.arm_bend_squared_c3
+        - 5.0 * cache.arm_bend_squared_c5 * t36) - (t14 * t7 - t29 * t13)
+        - (t20 * t34 - t27 * t33);
+    let arm_tip_bias_v_x = 0.9164595255079896 * t35 - 0.35991537421130565 * t28
+        - 0.01 * arm_tip_bias_w_y - 0.1748223713144484 * t38;
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let arm_tip_bias_w_x = 0.9164595255079896 * t13 - 0.35991537421130565 * t7
+        - 0.1748223713144484 * t11;
+    let arm_tip_bias_v_y = 0.09195266597143173 * t35 + 0.01 * arm_tip_bias_w_x
+        + 0.96744666685656 * t38 - 0.02 * arm_tip_bias_w_z - 0.2357788243436599 * t28;
     let flap_base_velocity_w_x = cache.flap_rotation_00 * arm_tip_velocity_w_x
         + arm_tip_velocity_w_z * cache.flap_rotation_20
         + cache.flap_rotation_10 * arm_tip_velocity_w_y;
     let flap_base_velocity_w_y = cache.flap_rotation_01 * arm_tip_velocity_w_x
         + cache.flap_rotation_11 * arm_tip_velocity_w_y
         + arm_tip_velocity_w_z * cache.flap_rotation_21;
-    let flap_base_velocity_v_z = t49 * cache.flap_rotation_12
-        + t48 * cache.flap_rotation_22 + cache.flap_rotation_02 * t47;
-    let flap_slice1_local_momentum_f_z = cache.flap_slice1_mass * flap_base_velocity_v_z
-        - (flap_base_velocity_w_y * cache.flap_slice1_local_inertia_h_x
-            - flap_base_velocity_w_x * cache.flap_slice1_local_inertia_h_y);
-    let t64 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z);
-    let t65 = cache.flap_slice1_local_subspace0_w_z * qd[2] + flap_base_velocity_w_z;
-    let t66 = flap_base_velocity_v_x + cache.flap_slice1_local_subspace0_v_x * qd[2];
-    let flap_slice1_local_momentum_f_x = cache.flap_slice1_mass * t66
-        - t65 * cache.flap_slice1_local_inertia_h_y;
-    let t67 = t65 * flap_slice1_local_momentum_f_x;
-    let t68 = flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_x;
-    let t69 = flap_base_velocity_v_z * cache.flap_slice0_mass;
-    let flap_slice2_local_momentum_f_z = t69
-        - (flap_base_velocity_w_y * cache.flap_slice2_local_inertia_h_x
-            - flap_base_velocity_w_x * cache.flap_slice2_local_inertia_h_y);
-    let t70 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z);
-    let flap_slice0_local_momentum_f_z = t69
+    let t39 = arm_tip_velocity_v_y
+        - (cache.flap_position_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.flap_position_x);
+    let t40 = arm_tip_velocity_v_z
+        - (cache.flap_position_x * arm_tip_velocity_w_y
+            - cache.flap_position_y * arm_tip_velocity_w_x);
+    let t41 = arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_velocity_w_y);
+    let flap_base_velocity_v_z = t39 * cache.flap_rotation_12
+        + t40 * cache.flap_rotation_22 + cache.flap_rotation_02 * t41;
+    let t42 = flap_base_velocity_v_z * cache.flap_slice0_mass;
+    let flap_slice0_local_momentum_f_z = t42
         - (flap_base_velocity_w_y * cache.flap_slice0_local_inertia_h_x
             - flap_base_velocity_w_x * cache.flap_slice0_local_inertia_h_y);
-    let t71 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z);
-    let t72 = t51 + t52 + t55 + t57 + t59 + t60 + t63 + t64 + t67 + t68 + t70 + t71;
-    let flap_base_velocity_v_y = t48 * cache.flap_rotation_21
-        + cache.flap_rotation_01 * t47 + t49 * cache.flap_rotation_11;
-    let t73 = flap_base_velocity_v_y + qd[2] * cache.flap_slice2_local_subspace0_v_y;
-    let flap_slice2_local_momentum_f_y = cache.flap_slice2_local_inertia_h_x * t61
-        + t73 * cache.flap_slice0_mass;
-    let t74 = -(t61 * flap_slice2_local_momentum_f_y);
-    let t75 = -(flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_y);
-    let t76 = flap_base_velocity_v_y + qd[2] * cache.flap_slice1_local_subspace0_v_y;
-    let flap_slice1_local_momentum_f_y = cache.flap_slice1_mass * t76
-        + t65 * cache.flap_slice1_local_inertia_h_x;
-    let t77 = -(t65 * flap_slice1_local_momentum_f_y);
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t78 = flap_bend_squared * p.flap_length * t44;
-    let t79 = p.flap_length * t44;
-    let flap_base_bias_v_x = t43 * cache.flap_rotation_00 + cache.flap_rotation_10 * t42
-        + cache.flap_rotation_20 * t41;
-    let t80 = flap_bend_squared * p.flap_length;
-    let t81 = (0.00001818241927340114 * t78 * cache.flap_slice0_bend_c3
-        + 0.000054547257820203424 * t78 * cache.flap_slice0_bend_c5
-        + 0.0014314988413324798 * t79 * cache.flap_slice0_bend_c3
-        - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t79
-        - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t78) + flap_base_bias_v_x
-        + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate
-            * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
-                + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t80
-                - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t80)
-        + flap_base_velocity_v_y * cache.flap_slice0_local_subspace0_w_z * qd[2]
-        - cache.flap_slice0_local_subspace0_v_y * flap_base_velocity_w_z * qd[2];
-    let t82 = t81 * cache.flap_slice0_mass;
-    let t83 = flap_base_bias_v_x
-        + flap_base_velocity_v_y * qd[2] * cache.flap_slice2_local_subspace0_w_z
-        + (0.5499818175807267 * cache.flap_slice2_bend_c3 * t78
-            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t79
-            + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t78
-            - 1.6499454527421802 * t78 * cache.flap_slice2_bend_c4
-            - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t79)
-        + 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate
-            * (1.239677335393187 * cache.flap_slice2_bend_c4 * t80
-                + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
-                - 0.6198386676965935 * cache.flap_slice2_bend_c3 * t80)
-        - flap_base_velocity_w_z * qd[2] * cache.flap_slice2_local_subspace0_v_y;
-    let t84 = t83 * cache.flap_slice0_mass;
-    let t85 = -(flap_base_bias_w_z * cache.flap_slice2_local_inertia_h_y);
-    let t86 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z;
-    let t87 = 0.5
-        * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
-            + 0.125 * cache.flap_slice1_bend_c4 * t80
-            - 0.0625 * cache.flap_slice1_bend_c3 * t80) * flap_bend_y_rate
-        * flap_bend_y_rate
-        + flap_base_velocity_v_y * cache.flap_slice1_local_subspace0_w_z * qd[2]
-        + flap_base_bias_v_x
-        + (0.09375 * t78 * cache.flap_slice1_bend_c5
-            + 0.125 * cache.flap_slice1_bend_c3 * t79
-            + 0.03125 * t78 * cache.flap_slice1_bend_c3
-            - 0.125 * t79 * cache.flap_slice1_bend_c2
-            - 0.09375 * cache.flap_slice1_bend_c4 * t78)
-        - flap_base_velocity_w_z * qd[2] * cache.flap_slice1_local_subspace0_v_y;
-    let t88 = cache.flap_slice1_mass * t87;
-    let t89 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z;
-    let t90 = flap_base_velocity_v_y + cache.flap_slice0_local_subspace0_v_y * qd[2];
-    let flap_slice0_local_momentum_f_y = t90 * cache.flap_slice0_mass
-        + t53 * cache.flap_slice0_local_inertia_h_x;
-    let t91 = -(t53 * flap_slice0_local_momentum_f_y);
-    let t92 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z;
-    let t93 = -(flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_y);
-    let t94 = t74 + t75 + t77 + t82 + t84 + t85 + t86 + t88 + t89 + t91 + t92 + t93;
-    let flap_base_bias_w_y = cache.flap_rotation_11 * arm_tip_bias_w_y
-        + cache.flap_rotation_01 * arm_tip_bias_w_x
-        + cache.flap_rotation_21 * arm_tip_bias_w_z;
-    let t95 = flap_base_bias_w_y
-        - flap_base_velocity_w_x * cache.flap_slice1_local_subspace0_w_z * qd[2];
+    let flap_base_velocity_v_y = t40 * cache.flap_rotation_21
+        + cache.flap_rotation_01 * t41 + t39 * cache.flap_rotation_11;
+    let flap_bend_y_rate = p.flap_length * qd[2];
+    let t43 = flap_base_velocity_v_y
+        + flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_y;
     let flap_base_bias_w_x = arm_tip_bias_w_x * cache.flap_rotation_00
         + arm_tip_bias_w_z * cache.flap_rotation_20
         + cache.flap_rotation_10 * arm_tip_bias_w_y;
-    let t96 = flap_base_bias_w_x
-        + flap_base_velocity_w_y * cache.flap_slice1_local_subspace0_w_z * qd[2];
-    let t97 = flap_base_bias_w_y
-        - flap_base_velocity_w_x * qd[2] * cache.flap_slice2_local_subspace0_w_z;
-    let t98 = flap_base_bias_w_x
-        + flap_base_velocity_w_y * qd[2] * cache.flap_slice2_local_subspace0_w_z;
-    let flap_base_bias_v_z = t41 * cache.flap_rotation_22 + t43 * cache.flap_rotation_02
-        + t42 * cache.flap_rotation_12;
-    let t99 = flap_base_bias_v_z
-        + flap_base_velocity_w_x * qd[2] * cache.flap_slice1_local_subspace0_v_y
-        - cache.flap_slice1_local_subspace0_v_x * flap_base_velocity_w_y * qd[2];
-    let t100 = flap_base_bias_v_z
-        + flap_base_velocity_w_x * cache.flap_slice0_local_subspace0_v_y * qd[2]
-        - flap_base_velocity_w_y * qd[2] * cache.flap_slice0_local_subspace0_v_x;
-    let t101 = flap_base_velocity_w_x * qd[2] * cache.flap_slice2_local_subspace0_v_y
-        + flap_base_bias_v_z
-        - flap_base_velocity_w_y * qd[2] * cache.flap_slice2_local_subspace0_v_x;
-    let t102 = flap_base_velocity_w_y * cache.flap_slice0_local_subspace0_w_z * qd[2]
+    let t44 = flap_base_bias_w_x
+        + 0.1127016653792583 * flap_base_velocity_w_y * flap_bend_y_rate;
+    let flap_slice1_local_momentum_f_z = cache.flap_slice1_mass * flap_base_velocity_v_z
+        - (flap_base_velocity_w_y * cache.flap_slice1_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice1_local_inertia_h_y);
+    let t45 = flap_base_velocity_v_y
+        + flap_bend_y_rate * cache.flap_slice1_local_bend_y_column_v_y;
+    let flap_base_velocity_v_x = cache.flap_rotation_00 * t41
+        + t40 * cache.flap_rotation_20 + t39 * cache.flap_rotation_10;
+    let t46 = cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+        + flap_base_velocity_v_x;
+    let flap_base_velocity_w_z = arm_tip_velocity_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_02 * arm_tip_velocity_w_x
+        + cache.flap_rotation_12 * arm_tip_velocity_w_y;
+    let t47 = 0.5 * flap_bend_y_rate + flap_base_velocity_w_z;
+    let flap_slice1_local_momentum_n_z = cache.flap_slice1_local_inertia_h_x * t45
+        + t47 * cache.flap_slice1_local_inertia_i_22
+        - t46 * cache.flap_slice1_local_inertia_h_y;
+    let flap_base_bias_w_y = cache.flap_rotation_11 * arm_tip_bias_w_y
+        + cache.flap_rotation_01 * arm_tip_bias_w_x
+        + cache.flap_rotation_21 * arm_tip_bias_w_z;
+    let t48 = flap_base_bias_w_y
+        - 0.8872983346207417 * flap_base_velocity_w_x * flap_bend_y_rate;
+    let arm_tip_bias_v_z = 0.3894183423086505 * t35 + 0.1829865712999871 * t38
+        + 0.90270109637546 * t28 + 0.02 * arm_tip_bias_w_y;
+    let t49 = arm_tip_bias_v_z
+        - (cache.flap_position_x * arm_tip_bias_w_y
+            - cache.flap_position_y * arm_tip_bias_w_x);
+    let t50 = arm_tip_bias_v_x
+        - (arm_tip_bias_w_z * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_bias_w_y);
+    let t51 = arm_tip_bias_v_y
+        - (cache.flap_position_z * arm_tip_bias_w_x
+            - cache.flap_position_x * arm_tip_bias_w_z);
+    let flap_base_bias_v_z = t49 * cache.flap_rotation_22 + t50 * cache.flap_rotation_02
+        + t51 * cache.flap_rotation_12;
+    let t52 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * cache.flap_slice2_local_bend_y_column_v_y
+            * flap_bend_y_rate
+        - flap_base_velocity_w_y * flap_bend_y_rate
+            * cache.flap_slice2_local_bend_y_column_v_x;
+    let t53 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_y
+        - flap_base_velocity_w_y * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_x;
+    let t54 = flap_base_velocity_v_y
+        + cache.flap_slice2_local_bend_y_column_v_y * flap_bend_y_rate;
+    let t55 = flap_base_velocity_v_x
+        + flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x;
+    let t56 = flap_base_velocity_w_z + 0.8872983346207417 * flap_bend_y_rate;
+    let flap_slice2_local_momentum_n_z = t54 * cache.flap_slice2_local_inertia_h_x
+        + cache.flap_slice2_local_inertia_i_22 * t56
+        - t55 * cache.flap_slice2_local_inertia_h_y;
+    let flap_slice2_local_momentum_f_y = t56 * cache.flap_slice2_local_inertia_h_x
+        + t54 * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_n_y = flap_base_velocity_w_y
+        * cache.flap_slice2_local_inertia_i_11
+        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_x
+        - flap_base_velocity_v_z * cache.flap_slice2_local_inertia_h_x;
+    let t57 = flap_base_bias_w_y - 0.5 * flap_base_velocity_w_x * flap_bend_y_rate;
+    let t58 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * flap_bend_y_rate
+            * cache.flap_slice1_local_bend_y_column_v_y
+        - flap_base_velocity_w_y * cache.flap_slice1_local_bend_y_column_v_x
+            * flap_bend_y_rate;
+    let t59 = 0.5 * flap_base_velocity_w_y * flap_bend_y_rate + flap_base_bias_w_x;
+    let t60 = 0.1127016653792583 * flap_bend_y_rate + flap_base_velocity_w_z;
+    let flap_slice0_local_momentum_f_y = t43 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_h_x * t60;
+    let t61 = 0.8872983346207417 * flap_base_velocity_w_y * flap_bend_y_rate
         + flap_base_bias_w_x;
-    let t103 = flap_base_bias_w_y
-        - flap_base_velocity_w_x * cache.flap_slice0_local_subspace0_w_z * qd[2];
-    let t104 = flap_base_velocity_w_x * flap_slice2_local_momentum_f_y
+    let flap_slice2_local_momentum_f_z = t42
+        - (flap_base_velocity_w_y * cache.flap_slice2_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice2_local_inertia_h_y);
+    let flap_slice1_local_momentum_f_y = t47 * cache.flap_slice1_local_inertia_h_x
+        + cache.flap_slice1_mass * t45;
+    let flap_slice0_local_momentum_n_y = flap_base_velocity_w_x
+        * cache.flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_y * cache.flap_slice0_local_inertia_i_11
+        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z;
+    let t62 = flap_base_bias_w_y
+        - 0.1127016653792583 * flap_base_velocity_w_x * flap_bend_y_rate;
+    let flap_slice1_local_momentum_n_y = flap_base_velocity_w_x
+        * cache.flap_slice1_local_inertia_i_01
+        + flap_base_velocity_w_y * cache.flap_slice1_local_inertia_i_11
+        - cache.flap_slice1_local_inertia_h_x * flap_base_velocity_v_z;
+    let t63 = flap_base_velocity_v_x
+        + flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_x;
+    let flap_slice0_local_momentum_n_z = cache.flap_slice0_local_inertia_i_22 * t60
+        + cache.flap_slice0_local_inertia_h_x * t43
+        - t63 * cache.flap_slice0_local_inertia_h_y;
+    let t64 = flap_slice0_local_momentum_f_z * t43
+        + cache.flap_slice0_local_inertia_i_00 * t44
+        + flap_slice1_local_momentum_f_z * t45
+        + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z
+        + cache.flap_slice2_local_inertia_i_01 * t48
+        + cache.flap_slice2_local_inertia_h_y * t52
+        + t53 * cache.flap_slice0_local_inertia_h_y
+        + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z
+        + t57 * cache.flap_slice1_local_inertia_i_01
+        + cache.flap_slice1_local_inertia_h_y * t58
+        + t59 * cache.flap_slice1_local_inertia_i_00
+        + cache.flap_slice2_local_inertia_i_00 * t61
+        + t54 * flap_slice2_local_momentum_f_z
+        + t62 * cache.flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z
+        - flap_slice2_local_momentum_f_y * flap_base_velocity_v_z
+        - flap_slice2_local_momentum_n_y * t56
+        - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y
+        - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z
+        - t60 * flap_slice0_local_momentum_n_y - t47 * flap_slice1_local_momentum_n_y;
+    let flap_slice2_local_momentum_f_x = t55 * cache.flap_slice0_mass
+        - cache.flap_slice2_local_inertia_h_y * t56;
+    let flap_slice0_local_momentum_f_x = t63 * cache.flap_slice0_mass
+        - cache.flap_slice0_local_inertia_h_y * t60;
+    let flap_slice1_local_momentum_f_x = cache.flap_slice1_mass * t46
+        - t47 * cache.flap_slice1_local_inertia_h_y;
+    let t65 = cache.flap_slice1_mass * t58
         + flap_base_velocity_w_x * flap_slice0_local_momentum_f_y
-        + cache.flap_slice1_mass * t99 + t100 * cache.flap_slice0_mass
-        + t101 * cache.flap_slice0_mass
+        + flap_slice2_local_momentum_f_y * flap_base_velocity_w_x
         + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y
+        + t53 * cache.flap_slice0_mass + t52 * cache.flap_slice0_mass
+        - flap_slice2_local_momentum_f_x * flap_base_velocity_w_y
         - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x
-        - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x
-        - (t95 * cache.flap_slice1_local_inertia_h_x
-            - t96 * cache.flap_slice1_local_inertia_h_y)
-        - flap_base_velocity_w_y * flap_slice2_local_momentum_f_x
-        - (cache.flap_slice2_local_inertia_h_x * t97
-            - cache.flap_slice2_local_inertia_h_y * t98)
-        - (cache.flap_slice0_local_inertia_h_x * t103
-            - cache.flap_slice0_local_inertia_h_y * t102);
-    let flap_composite_force_f_z = cache.flap_rotation_21 * t72
-        + cache.flap_rotation_20 * t94 + t104 * cache.flap_rotation_22;
-    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
-        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
-            - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
-    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
-        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
-            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
-    let wrist_composite_force_f_z = flap_composite_force_f_z
-        + arm_tip_bias_v_z * p.wrist_mass + wrist_momentum_f_y * arm_tip_velocity_w_x
-        - wrist_momentum_f_x * arm_tip_velocity_w_y
-        - (arm_tip_bias_w_y * cache.wrist_inertia_h_x
-            - cache.wrist_inertia_h_y * arm_tip_bias_w_x);
-    let t105 = 0.2014998074653874 * cache.arm_slice2_bend_c3 * t31
-        - 0.4029996149307748 * cache.arm_slice2_bend_c4 * t31;
-    let t106 = cache.arm_slice2_local_subspace1_v_x * qd[1]
-        + cache.arm_slice2_local_subspace0_v_x * qd[0];
-    let t107 = cache.arm_slice2_local_subspace0_w_z * qd[0]
-        + cache.arm_slice2_local_subspace1_w_z * qd[1];
-    let t108 = cache.arm_slice2_local_subspace1_w_x * qd[1]
-        + cache.arm_slice2_local_subspace0_w_x * qd[0];
-    let t109 = cache.arm_slice2_local_subspace1_v_y * qd[1]
-        + qd[0] * cache.arm_slice2_local_subspace0_v_y;
-    let arm_slice2_local_momentum_f_y = cache.arm_slice1_mass * t109
-        - (cache.arm_slice2_local_inertia_h_z * t108
-            - t107 * cache.arm_slice2_local_inertia_h_x);
-    let t110 = -(0.3007502358784333 * t24 * cache.arm_slice2_bend_c3) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.3007502358784333 * cache.arm_slice2_bend_c3 * t5 - 0.6699905217924281);
-    let t111 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
-    let t112 = 0.4029996149307748 * t19 * cache.arm_slice2_bend_c4
-        - 0.2014998074653874 * t19 * cache.arm_slice2_bend_c3;
-    let t113 = arm_bend_z_rate
-        * (t111 + 0.4029996149307748 * t21 * cache.arm_slice2_bend_c4
-            - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t21)
-        + t112 * arm_bend_y_rate;
-    let t114 = arm_bend_z_rate * (0.3007502358784333 * t24 * cache.arm_slice2_bend_c3)
-        + (0.6699905217924281 - 0.3007502358784333 * cache.arm_slice2_bend_c3 * t3)
-            * arm_bend_y_rate;
-    let t115 = arm_bend_z_rate * t112
-        + (t111 + 0.4029996149307748 * t26 * cache.arm_slice2_bend_c4
-            - 0.2014998074653874 * t26 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
-    let t116 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t15
-        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t14
-        - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t14;
-    let t117 = 0.1350029611448087 * t8 * cache.arm_slice2_bend_c4
-        - 0.4050088834344261 * t8 * cache.arm_slice2_bend_c5
-        - 0.3007502358784333 * t9 * cache.arm_slice2_bend_c3;
-    let t118 = (0.1350029611448087 * t18 * cache.arm_slice2_bend_c3
-        + 0.4050088834344261 * t18 * cache.arm_slice2_bend_c5
-        + 0.3007502358784333 * t17 * cache.arm_slice2_bend_c3
-        - 0.4050088834344261 * t18 * cache.arm_slice2_bend_c4
-        - 0.3007502358784333 * t17 * cache.arm_slice2_bend_c2)
-        - (t110 * t113 - t114 * t115)
-        - (t117 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t116);
-    let t119 = cache.arm_slice2_local_subspace0_w_y * qd[0]
-        + cache.arm_slice2_local_subspace1_w_y * qd[1];
-    let t120 = cache.arm_slice2_local_subspace0_v_z * qd[0]
-        + cache.arm_slice2_local_subspace1_v_z * qd[1];
-    let arm_slice2_local_momentum_n_y = cache.arm_slice2_local_inertia_i_01 * t108
-        + t106 * cache.arm_slice2_local_inertia_h_z
-        + cache.arm_slice2_local_inertia_i_11 * t119
-        + t107 * cache.arm_slice2_local_inertia_i_12
-        - t120 * cache.arm_slice2_local_inertia_h_x;
-    let arm_slice2_local_momentum_n_x = t120 * cache.arm_slice2_local_inertia_h_y
-        + cache.arm_slice2_local_inertia_i_01 * t119
-        + t108 * cache.arm_slice2_local_inertia_i_00
-        + cache.arm_slice2_local_inertia_i_02 * t107
-        - t109 * cache.arm_slice2_local_inertia_h_z;
-    let t121 = (0.3007502358784333 * cache.arm_slice2_bend_c3 * t11
-        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t11) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.3007502358784333 * t1 * cache.arm_slice2_bend_c3
-                - 0.3007502358784333 * t1 * cache.arm_slice2_bend_c2);
-    let t122 = arm_bend_z_rate
-        * (0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2)
-        + -(0.44888729929169013 * arm_bend_z * cache.arm_slice2_bend_c2)
-            * arm_bend_y_rate;
-    let t123 = (1.2089988447923243 * t36 * cache.arm_slice2_bend_c4
-        + 0.7236056350474663 * cache.arm_slice2_bend_c6 * t35
-        + 0.09045070438093329 * cache.arm_slice2_bend_c4 * t35
-        - 0.45225352190466644 * cache.arm_slice2_bend_c5 * t35
-        - 0.6044994223961622 * t36 * cache.arm_slice2_bend_c3)
-        - (t121 * t114 - t122 * t113)
-        - (cache.arm_slice2_local_com_x * t116 - t105 * cache.arm_slice2_local_com_z);
-    let arm_slice2_local_momentum_f_x = cache.arm_slice1_mass * t106
-        - (cache.arm_slice2_local_inertia_h_y * t107
-            - t119 * cache.arm_slice2_local_inertia_h_z);
-    let t124 = cache.arm_slice2_local_inertia_i_02 * t105
-        + t106 * arm_slice2_local_momentum_f_y
-        + cache.arm_slice2_local_inertia_i_22 * t116
-        + arm_slice2_local_momentum_n_y * t108
-        + t123 * cache.arm_slice2_local_inertia_h_x
-        + t117 * cache.arm_slice2_local_inertia_i_12
-        - cache.arm_slice2_local_inertia_h_y * t118
-        - arm_slice2_local_momentum_n_x * t119 - arm_slice2_local_momentum_f_x * t109;
-    let t125 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t15
-        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t14
-        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t14;
-    let t126 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t31
-        - 0.02372114506416456 * cache.arm_slice1_bend_c4 * t31;
-    let t127 = 0.003914101352555533 * t8 * cache.arm_slice1_bend_c4
-        - 0.035940096619352636 * t9 * cache.arm_slice1_bend_c3
-        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t8;
-    let t128 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
-    let t129 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t19
-        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t19;
-    let t130 = (t128 + 0.02372114506416456 * t26 * cache.arm_slice1_bend_c4
-        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t26) * arm_bend_y_rate
-        + arm_bend_z_rate * t129;
-    let t131 = (0.33000947820757187
-        - 0.035940096619352636 * cache.arm_slice1_bend_c3 * t3) * arm_bend_y_rate
-        + arm_bend_z_rate * (0.035940096619352636 * t24 * cache.arm_slice1_bend_c3);
-    let t132 = arm_bend_z_rate
-        * (0.035940096619352636 * cache.arm_slice1_bend_c3 * t5 - 0.33000947820757187)
-        + -(0.035940096619352636 * t24 * cache.arm_slice1_bend_c3) * arm_bend_y_rate;
-    let t133 = t129 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t128 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t21
-                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t21);
-    let t134 = (0.003914101352555533 * t18 * cache.arm_slice1_bend_c3
-        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t17
-        + 0.0117423040576666 * t18 * cache.arm_slice1_bend_c5
-        - 0.0117423040576666 * t18 * cache.arm_slice1_bend_c4
-        - 0.035940096619352636 * t17 * cache.arm_slice1_bend_c2)
-        - (cache.arm_slice1_local_com_z * t127 - t125 * cache.arm_slice1_local_com_y)
-        - (t132 * t133 - t130 * t131);
-    let t135 = cache.arm_slice1_local_subspace0_v_x * qd[0]
-        + cache.arm_slice1_local_subspace1_v_x * qd[1];
-    let t136 = cache.arm_slice1_local_subspace1_w_y * qd[1]
-        + cache.arm_slice1_local_subspace0_w_y * qd[0];
-    let t137 = cache.arm_slice1_local_subspace1_w_x * qd[1]
-        + cache.arm_slice1_local_subspace0_w_x * qd[0];
-    let t138 = cache.arm_slice1_local_subspace1_v_z * qd[1]
-        + cache.arm_slice1_local_subspace0_v_z * qd[0];
-    let arm_slice1_local_momentum_f_z = cache.arm_slice1_mass * t138
-        - (cache.arm_slice1_local_inertia_h_x * t136
-            - cache.arm_slice1_local_inertia_h_y * t137);
-    let t139 = cache.arm_slice1_local_subspace1_v_y * qd[1]
-        + cache.arm_slice1_local_subspace0_v_y * qd[0];
-    let t140 = cache.arm_slice1_local_subspace1_w_z * qd[1]
-        + cache.arm_slice1_local_subspace0_w_z * qd[0];
-    let arm_slice1_local_momentum_n_z = t137 * cache.arm_slice1_local_inertia_i_02
-        + t139 * cache.arm_slice1_local_inertia_h_x
-        + cache.arm_slice1_local_inertia_i_12 * t136
-        + t140 * cache.arm_slice1_local_inertia_i_22
-        - cache.arm_slice1_local_inertia_h_y * t135;
-    let t141 = -(0.10890625570683385 * arm_bend_z * cache.arm_slice1_bend_c2)
-        * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2);
-    let t142 = arm_bend_z_rate
-        * (0.035940096619352636 * t1 * cache.arm_slice1_bend_c3
-            - 0.035940096619352636 * t1 * cache.arm_slice1_bend_c2)
-        + (0.035940096619352636 * cache.arm_slice1_bend_c3 * t11
-            - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t11) * arm_bend_y_rate;
-    let t143 = (0.02372114506416456 * cache.arm_slice1_bend_c4 * t38
-        + 0.0012916905450084026 * t39 * cache.arm_slice1_bend_c4
-        + 0.010333524360067221 * t39 * cache.arm_slice1_bend_c6
-        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t38
-        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t39)
-        - (t130 * t141 - t142 * t132)
-        - (cache.arm_slice1_local_com_y * t126 - t127 * cache.arm_slice1_local_com_x);
-    let arm_slice1_local_momentum_f_x = cache.arm_slice1_mass * t135
-        - (cache.arm_slice1_local_inertia_h_y * t140
-            - cache.arm_slice1_local_inertia_h_z * t136);
-    let arm_slice1_local_momentum_n_x = cache.arm_slice1_local_inertia_i_01 * t136
-        + t140 * cache.arm_slice1_local_inertia_i_02
-        + cache.arm_slice1_local_inertia_i_00 * t137
-        + cache.arm_slice1_local_inertia_h_y * t138
-        - cache.arm_slice1_local_inertia_h_z * t139;
-    let t144 = t125 * cache.arm_slice1_local_inertia_i_12
-        + cache.arm_slice1_local_inertia_i_01 * t126
-        + t127 * cache.arm_slice1_local_inertia_i_11
-        + cache.arm_slice1_local_inertia_h_z * t134
-        + t138 * arm_slice1_local_momentum_f_x + t140 * arm_slice1_local_momentum_n_x
-        - t135 * arm_slice1_local_momentum_f_z - t137 * arm_slice1_local_momentum_n_z
-        - t143 * cache.arm_slice1_local_inertia_h_x;
-    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
-        - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y
-            - cache.wrist_inertia_h_y * arm_tip_velocity_w_x);
-    let flap_composite_force_f_y = cache.flap_rotation_10 * t94
-        + cache.flap_rotation_11 * t72 + cache.flap_rotation_12 * t104;
-    let wrist_composite_force_f_y = arm_tip_velocity_w_z * wrist_momentum_f_x
-        + p.wrist_mass * arm_tip_bias_v_y + flap_composite_force_f_y
-        - arm_tip_velocity_w_x * wrist_momentum_f_z
-        - (arm_tip_bias_w_x * cache.wrist_inertia_h_z
-            - arm_tip_bias_w_z * cache.wrist_inertia_h_x);
-    let t145 = cache.arm_slice0_local_subspace0_v_y * qd[0]
-        + cache.arm_slice0_local_subspace1_v_y * qd[1];
-    let t146 = cache.arm_slice0_local_subspace1_w_y * qd[1]
-        + cache.arm_slice0_local_subspace0_w_y * qd[0];
-    let t147 = cache.arm_slice0_local_subspace1_w_x * qd[1]
-        + cache.arm_slice0_local_subspace0_w_x * qd[0];
-    let t148 = cache.arm_slice0_local_subspace0_v_z * qd[0]
-        + cache.arm_slice0_local_subspace1_v_z * qd[1];
-    let arm_slice0_local_momentum_f_z = t148 * cache.arm_slice0_mass
-        - (cache.arm_slice0_local_inertia_h_x * t146
-            - t147 * cache.arm_slice0_local_inertia_h_y);
-    let t149 = (0.0003347157145944845 * t1 * cache.arm_slice0_bend_c3
-        - 0.0003347157145944845 * t1 * cache.arm_slice0_bend_c2) * arm_bend_z_rate
-        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t11
-            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t11) * arm_bend_y_rate;
-    let t150 = arm_bend_z_rate * (0.0003347157145944845 * t24 * cache.arm_slice0_bend_c3)
-        + (0.06943184420297371 - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t3)
-            * arm_bend_y_rate;
-    let t151 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
-    let t152 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t19
-        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t19;
-    let t153 = arm_bend_z_rate
-        * (t151 + 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t21
-            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t21)
-        + t152 * arm_bend_y_rate;
-    let t154 = -(0.004820780989426014 * arm_bend_z * cache.arm_slice0_bend_c2)
-        * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2);
-    let t155 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t15
-        + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t14
-        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t14;
-    let t156 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t31
-        - 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t31;
-    let t157 = (0.00013943957608806757 * t36 * cache.arm_slice0_bend_c4
-        + 0.0000008962768767719712 * cache.arm_slice0_bend_c6 * t35
-        + 0.0000001120346095964964 * cache.arm_slice0_bend_c4 * t35
-        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t35
-        - 0.00006971978804403378 * t36 * cache.arm_slice0_bend_c3)
-        - (t149 * t150 - t153 * t154)
-        - (cache.arm_slice0_local_com_x * t155 - cache.arm_slice0_local_com_z * t156);
-    let t158 = cache.arm_slice0_local_subspace0_w_z * qd[0]
-        + cache.arm_slice0_local_subspace1_w_z * qd[1];
-    let t159 = cache.arm_slice0_local_subspace0_v_x * qd[0]
-        + cache.arm_slice0_local_subspace1_v_x * qd[1];
-    let arm_slice0_local_momentum_n_z = cache.arm_slice0_local_inertia_h_x * t145
-        + cache.arm_slice0_local_inertia_i_22 * t158
-        + t147 * cache.arm_slice0_local_inertia_i_02
-        + cache.arm_slice0_local_inertia_i_12 * t146
-        - t159 * cache.arm_slice0_local_inertia_h_y;
-    let t160 = 0.0000016135911537792344 * t8 * cache.arm_slice0_bend_c4
-        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t8
-        - 0.0003347157145944845 * t9 * cache.arm_slice0_bend_c3;
-    let t161 = (0.000046479858696022525 * t26 * cache.arm_slice0_bend_c4 + t151
-        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t26) * arm_bend_y_rate
-        + arm_bend_z_rate * t152;
-    let t162 = arm_bend_y_rate
-        * -(0.0003347157145944845 * t24 * cache.arm_slice0_bend_c3)
-        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t5 - 0.06943184420297371)
-            * arm_bend_z_rate;
-    let t163 = (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t38
-        + 0.0000008962768767719712 * t39 * cache.arm_slice0_bend_c6
-        + 0.0000001120346095964964 * t39 * cache.arm_slice0_bend_c4
-        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t38
-        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t39)
-        - (t161 * t154 - t162 * t149)
-        - (t156 * cache.arm_slice0_local_com_y - t160 * cache.arm_slice0_local_com_x);
-    let arm_slice0_local_momentum_n_y = t158 * cache.arm_slice0_local_inertia_i_12
-        + t147 * cache.arm_slice0_local_inertia_i_01
-        + t146 * cache.arm_slice0_local_inertia_i_11
-        + t159 * cache.arm_slice0_local_inertia_h_z
-        - t148 * cache.arm_slice0_local_inertia_h_x;
-    let arm_slice0_local_momentum_f_y = cache.arm_slice0_mass * t145
-        - (t147 * cache.arm_slice0_local_inertia_h_z
-            - t158 * cache.arm_slice0_local_inertia_h_x);
-    let t164 = t145 * arm_slice0_local_momentum_f_z
-        + arm_slice0_local_momentum_n_z * t146
-        + t160 * cache.arm_slice0_local_inertia_i_01
-        + t163 * cache.arm_slice0_local_inertia_h_y
-        + t155 * cache.arm_slice0_local_inertia_i_02
-        + t156 * cache.arm_slice0_local_inertia_i_00
-        - t157 * cache.arm_slice0_local_inertia_h_z
-        - arm_slice0_local_momentum_n_y * t158 - t148 * arm_slice0_local_momentum_f_y;
+        - (cache.flap_slice0_local_inertia_h_x * t62
+            - t44 * cache.flap_slice0_local_inertia_h_y)
+        - (t57 * cache.flap_slice1_local_inertia_h_x
+            - t59 * cache.flap_slice1_local_inertia_h_y)
+        - (cache.flap_slice2_local_inertia_h_x * t48
+            - cache.flap_slice2_local_inertia_h_y * t61)
+        - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x;
+    let flap_base_bias_v_x = t50 * cache.flap_rotation_00 + cache.flap_rotation_10 * t51
+        + cache.flap_rotation_20 * t49;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t66 = flap_bend_y_rate * flap_bend_y_rate;
+    let t67 = flap_bend_squared * p.flap_length * t66;
+    let t68 = p.flap_length * t66;
+    let t69 = flap_bend_squared * p.flap_length;
+    let t70 = flap_base_bias_v_x
+        + (0.5499818175807267 * cache.flap_slice2_bend_c3 * t67
+            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t68
+            + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t67
+            - 1.6499454527421802 * t67 * cache.flap_slice2_bend_c4
+            - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t68)
+        + 0.8872983346207417 * flap_base_velocity_v_y * flap_bend_y_rate
+        + 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate
+            * (1.239677335393187 * cache.flap_slice2_bend_c4 * t69
+                + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
+                - 0.6198386676965935 * cache.flap_slice2_bend_c3 * t69)
+        - cache.flap_slice2_local_bend_y_column_v_y * flap_bend_y_rate
+            * flap_base_velocity_w_z;
+    let t71 = t70 * cache.flap_slice0_mass;
+    let t72 = 0.5
+        * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
+            + 0.125 * cache.flap_slice1_bend_c4 * t69
+            - 0.0625 * cache.flap_slice1_bend_c3 * t69) * flap_bend_y_rate
+        * flap_bend_y_rate + 0.5 * flap_base_velocity_v_y * flap_bend_y_rate
+        + flap_base_bias_v_x
+        + (0.09375 * t67 * cache.flap_slice1_bend_c5
+            + 0.125 * cache.flap_slice1_bend_c3 * t68
+            + 0.03125 * t67 * cache.flap_slice1_bend_c3
+            - 0.125 * t68 * cache.flap_slice1_bend_c2
+            - 0.09375 * cache.flap_slice1_bend_c4 * t67)
+        - flap_bend_y_rate * flap_base_velocity_w_z
+            * cache.flap_slice1_local_bend_y_column_v_y;
+    let t73 = cache.flap_slice1_mass * t72;
+    let flap_base_bias_w_z = arm_tip_bias_w_z * cache.flap_rotation_22
+        + arm_tip_bias_w_y * cache.flap_rotation_12
+        + arm_tip_bias_w_x * cache.flap_rotation_02;
+    let t74 = -(flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_y);
+    let t75 = -(flap_base_bias_w_z * cache.flap_slice2_local_inertia_h_y);
+    let t76 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z;
+    let t77 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z;
+    let t78 = (0.00001818241927340114 * t67 * cache.flap_slice0_bend_c3
+        + 0.000054547257820203424 * t67 * cache.flap_slice0_bend_c5
+        + 0.0014314988413324798 * t68 * cache.flap_slice0_bend_c3
+        - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t68
+        - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t67)
+        + 0.1127016653792583 * flap_base_velocity_v_y * flap_bend_y_rate
+        + flap_base_bias_v_x
+        + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
+                + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t69
+                - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t69)
+        - flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_y
+            * flap_base_velocity_w_z;
+    let t79 = t78 * cache.flap_slice0_mass;
+    let t80 = -(flap_slice2_local_momentum_f_y * t56);
+    let t81 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z;
+    let t82 = -(flap_slice0_local_momentum_f_y * t60);
+    let t83 = -(t47 * flap_slice1_local_momentum_f_y);
+    let t84 = -(flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_y);
+    let t85 = t71 + t73 + t74 + t75 + t76 + t77 + t79 + t80 + t81 + t82 + t83 + t84;
+    let t86 = flap_base_bias_w_z * cache.flap_slice2_local_inertia_h_x;
+    let t87 = flap_slice2_local_momentum_f_x * t56;
+    let t88 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_h_x;
+    let t89 = t47 * flap_slice1_local_momentum_f_x;
+    let t90 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z);
+    let t91 = flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_x;
+    let t92 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z);
+    let t93 = p.flap_length * flap_bend_y;
+    let flap_base_bias_v_y = cache.flap_rotation_21 * t49 + t51 * cache.flap_rotation_11
+        + t50 * cache.flap_rotation_01;
+    let t94 = p.flap_length * t66 * flap_bend_y;
+    let t95 = flap_bend_y.powi(3) * p.flap_length * t66;
+    let t96 = flap_base_bias_v_y
+        + (0.375 * t94 * cache.flap_slice1_bend_c4
+            + 0.125 * t95 * cache.flap_slice1_bend_c6
+            + 0.015625 * cache.flap_slice1_bend_c4 * t95
+            - 0.078125 * t95 * cache.flap_slice1_bend_c5
+            - 0.1875 * t94 * cache.flap_slice1_bend_c3)
+        + cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+            * flap_base_velocity_w_z
+        - 0.5 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.125 * cache.flap_slice1_bend_c3 * t93
+                - 0.125 * cache.flap_slice1_bend_c2 * t93)
+        - 0.5 * flap_base_velocity_v_x * flap_bend_y_rate;
+    let t97 = cache.flap_slice1_mass * t96;
+    let t98 = flap_slice0_local_momentum_f_x * t60;
+    let t99 = (0.4879979508110674 * t95 * cache.flap_slice2_bend_c4
+        + 3.7190320061795608 * t94 * cache.flap_slice2_bend_c4
+        + 3.903983606488539 * cache.flap_slice2_bend_c6 * t95
+        - 2.439989754055337 * cache.flap_slice2_bend_c5 * t95
+        - 1.8595160030897804 * t94 * cache.flap_slice2_bend_c3)
+        + flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x
+            * flap_base_velocity_w_z + flap_base_bias_v_y
+        - 0.8872983346207417 * flap_base_velocity_v_x * flap_bend_y_rate
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * t93
+                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t93)
+            * flap_bend_y_rate * flap_bend_y_rate;
+    let t100 = t99 * cache.flap_slice0_mass;
+    let t101 = flap_base_bias_v_y
+        + (0.0009679938204398945 * cache.flap_slice0_bend_c4 * t94
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t95
+            + 0.000016393511461889856 * t95 * cache.flap_slice0_bend_c6
+            - 0.00001024594466368116 * t95 * cache.flap_slice0_bend_c5
+            - 0.00048399691021994726 * t94 * cache.flap_slice0_bend_c3)
+        + flap_bend_y_rate * flap_base_velocity_w_z
+            * cache.flap_slice0_local_bend_y_column_v_x
+        - 0.1127016653792583
+            * (0.0014314988413324798 * cache.flap_slice0_bend_c3 * t93
+                - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t93)
+            * flap_bend_y_rate * flap_bend_y_rate
+        - 0.1127016653792583 * flap_base_velocity_v_x * flap_bend_y_rate;
+    let t102 = t101 * cache.flap_slice0_mass;
+    let t103 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z);
+    let t104 = t86 + t87 + t88 + t89 + t90 + t91 + t92 + t97 + t98 + t100 + t102 + t103;
+    let flap_composite_force_f_y = t65 * cache.flap_rotation_12
+        + cache.flap_rotation_10 * t85 + cache.flap_rotation_11 * t104;
+    let t105 = cache.flap_slice1_local_inertia_h_x * t96;
+    let t106 = -(t72 * cache.flap_slice1_local_inertia_h_y);
+    let t107 = -(cache.flap_slice2_local_inertia_h_y * t70);
+    let t108 = t101 * cache.flap_slice0_local_inertia_h_x;
+    let t109 = cache.flap_slice2_local_inertia_h_x * t99;
+    let flap_slice2_local_momentum_n_x = cache.flap_slice2_local_inertia_i_01
+        * flap_base_velocity_w_y
+        + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x
+        + cache.flap_slice2_local_inertia_h_y * flap_base_velocity_v_z;
+    let t110 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x);
+    let t111 = -(t78 * cache.flap_slice0_local_inertia_h_y);
+    let t112 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y;
+    let flap_slice1_local_momentum_n_x = flap_base_velocity_w_x
+        * cache.flap_slice1_local_inertia_i_00
+        + flap_base_velocity_w_y * cache.flap_slice1_local_inertia_i_01
+        + flap_base_velocity_v_z * cache.flap_slice1_local_inertia_h_y;
+    let t113 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x);
+    let t114 = flap_base_velocity_w_x * flap_slice1_local_momentum_n_y;
+    let t115 = flap_base_bias_w_z * cache.flap_slice0_local_inertia_i_22;
+    let flap_slice0_local_momentum_n_x = cache.flap_slice0_local_inertia_h_y
+        * flap_base_velocity_v_z
+        + flap_base_velocity_w_y * cache.flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_x * cache.flap_slice0_local_inertia_i_00;
+    let t116 = -(flap_slice0_local_momentum_n_x * flap_base_velocity_w_y);
+    let t117 = -(t45 * flap_slice1_local_momentum_f_x);
+    let t118 = t46 * flap_slice1_local_momentum_f_y;
+    let t119 = flap_base_velocity_w_x * flap_slice0_local_momentum_n_y;
+    let t120 = -(flap_slice2_local_momentum_f_x * t54);
+    let t121 = -(t43 * flap_slice0_local_momentum_f_x);
+    let t122 = flap_base_bias_w_z * cache.flap_slice2_local_inertia_i_22;
+    let t123 = flap_slice2_local_momentum_f_y * t55;
+    let t124 = t63 * flap_slice0_local_momentum_f_y;
+    let t125 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_i_22;
+    let t126 = t105 + t106 + t107 + t108 + t109 + t110 + t111 + t112 + t113 + t114 + t115
+        + t116 + t117 + t118 + t119 + t120 + t121 + t122 + t123 + t124 + t125;
+    let t127 = flap_slice2_local_momentum_f_x * flap_base_velocity_v_z
+        + t44 * cache.flap_slice0_local_inertia_i_01
+        + flap_slice0_local_momentum_n_x * t60
+        + cache.flap_slice2_local_inertia_i_11 * t48
+        + t47 * flap_slice1_local_momentum_n_x
+        + flap_base_velocity_v_z * flap_slice1_local_momentum_f_x
+        + cache.flap_slice2_local_inertia_i_01 * t61
+        + t56 * flap_slice2_local_momentum_n_x
+        + flap_base_velocity_v_z * flap_slice0_local_momentum_f_x
+        + cache.flap_slice0_local_inertia_i_11 * t62
+        + t59 * cache.flap_slice1_local_inertia_i_01
+        + t57 * cache.flap_slice1_local_inertia_i_11
+        - flap_slice0_local_momentum_f_z * t63
+        - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z
+        - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z
+        - t55 * flap_slice2_local_momentum_f_z - t46 * flap_slice1_local_momentum_f_z
+        - t52 * cache.flap_slice2_local_inertia_h_x
+        - cache.flap_slice0_local_inertia_h_x * t53
+        - flap_base_velocity_w_x * flap_slice1_local_momentum_n_z
+        - cache.flap_slice1_local_inertia_h_x * t58;
+    let flap_composite_force_f_x = t65 * cache.flap_rotation_02
+        + t85 * cache.flap_rotation_00 + cache.flap_rotation_01 * t104;
+    let flap_composite_force_n_z = t64 * cache.flap_rotation_20
+        + cache.flap_position_x * flap_composite_force_f_y
+        + t126 * cache.flap_rotation_22 + cache.flap_rotation_21 * t127
+        - cache.flap_position_y * flap_composite_force_f_x;
     let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
         + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
         + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
         + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
         - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
-    let t165 = t56 * cache.flap_slice1_local_inertia_h_x;
-    let flap_slice0_local_momentum_n_x = cache.flap_slice0_local_inertia_h_y
-        * flap_base_velocity_v_z
-        + flap_base_velocity_w_y * cache.flap_slice0_local_inertia_i_01
-        + flap_base_velocity_w_x * cache.flap_slice0_local_inertia_i_00;
-    let t166 = -(flap_base_velocity_w_y * flap_slice0_local_momentum_n_x);
-    let t167 = flap_slice2_local_momentum_f_y * t62;
-    let flap_slice1_local_momentum_n_y = flap_base_velocity_w_y
-        * cache.flap_slice1_local_inertia_i_11
-        + flap_base_velocity_w_x * cache.flap_slice1_local_inertia_i_01
-        - cache.flap_slice1_local_inertia_h_x * flap_base_velocity_v_z;
-    let t168 = flap_base_velocity_w_x * flap_slice1_local_momentum_n_y;
-    let t169 = -(flap_slice2_local_momentum_f_x * t73);
-    let t170 = t50 * cache.flap_slice0_local_inertia_h_x;
-    let flap_slice2_local_momentum_n_x = flap_base_velocity_w_x
-        * cache.flap_slice2_local_inertia_i_00
-        + cache.flap_slice2_local_inertia_h_y * flap_base_velocity_v_z
-        + flap_base_velocity_w_y * cache.flap_slice2_local_inertia_i_01;
-    let t171 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x);
-    let t172 = -(cache.flap_slice2_local_inertia_h_y * t83);
-    let t173 = -(flap_slice1_local_momentum_f_x * t76);
-    let t174 = t58 * cache.flap_slice2_local_inertia_h_x;
-    let t175 = flap_base_bias_w_z * cache.flap_slice0_local_inertia_i_22;
-    let t176 = flap_slice0_local_momentum_f_y * t54;
-    let t177 = -(t90 * flap_slice0_local_momentum_f_x);
-    let flap_slice1_local_momentum_n_x = flap_base_velocity_w_x
-        * cache.flap_slice1_local_inertia_i_00
-        + flap_base_velocity_v_z * cache.flap_slice1_local_inertia_h_y
-        + flap_base_velocity_w_y * cache.flap_slice1_local_inertia_i_01;
-    let t178 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x);
-    let flap_slice2_local_momentum_n_y = flap_base_velocity_w_x
-        * cache.flap_slice2_local_inertia_i_01
-        + flap_base_velocity_w_y * cache.flap_slice2_local_inertia_i_11
-        - flap_base_velocity_v_z * cache.flap_slice2_local_inertia_h_x;
-    let t179 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y;
-    let t180 = -(cache.flap_slice0_local_inertia_h_y * t81);
-    let t181 = t66 * flap_slice1_local_momentum_f_y;
-    let t182 = flap_base_bias_w_z * cache.flap_slice2_local_inertia_i_22;
-    let flap_slice0_local_momentum_n_y = flap_base_velocity_w_y
-        * cache.flap_slice0_local_inertia_i_11
-        + flap_base_velocity_w_x * cache.flap_slice0_local_inertia_i_01
-        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z;
-    let t183 = flap_base_velocity_w_x * flap_slice0_local_momentum_n_y;
-    let t184 = flap_base_bias_w_z * cache.flap_slice1_local_inertia_i_22;
-    let t185 = -(cache.flap_slice1_local_inertia_h_y * t87);
-    let t186 = t165 + t166 + t167 + t168 + t169 + t170 + t171 + t172 + t173 + t174 + t175
-        + t176 + t177 + t178 + t179 + t180 + t181 + t182 + t183 + t184 + t185;
-    let flap_slice0_local_momentum_n_z = t53 * cache.flap_slice0_local_inertia_i_22
-        + t90 * cache.flap_slice0_local_inertia_h_x
-        - cache.flap_slice0_local_inertia_h_y * t54;
-    let flap_slice1_local_momentum_n_z = t65 * cache.flap_slice1_local_inertia_i_22
-        + t76 * cache.flap_slice1_local_inertia_h_x
-        - t66 * cache.flap_slice1_local_inertia_h_y;
-    let flap_slice2_local_momentum_n_z = cache.flap_slice2_local_inertia_i_22 * t61
-        + t73 * cache.flap_slice2_local_inertia_h_x
-        - cache.flap_slice2_local_inertia_h_y * t62;
-    let t187 = t65 * flap_slice1_local_momentum_n_x
-        + flap_slice2_local_momentum_f_x * flap_base_velocity_v_z
-        + t103 * cache.flap_slice0_local_inertia_i_11
-        + flap_slice2_local_momentum_n_x * t61
-        + flap_base_velocity_v_z * flap_slice0_local_momentum_f_x
-        + cache.flap_slice2_local_inertia_i_01 * t98
-        + cache.flap_slice2_local_inertia_i_11 * t97
-        + cache.flap_slice0_local_inertia_i_01 * t102
-        + flap_slice1_local_momentum_f_x * flap_base_velocity_v_z
-        + t96 * cache.flap_slice1_local_inertia_i_01
-        + t53 * flap_slice0_local_momentum_n_x
-        + t95 * cache.flap_slice1_local_inertia_i_11
-        - flap_slice2_local_momentum_f_z * t62 - t66 * flap_slice1_local_momentum_f_z
-        - t99 * cache.flap_slice1_local_inertia_h_x
-        - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z
-        - flap_base_velocity_w_x * flap_slice1_local_momentum_n_z
-        - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z
-        - flap_slice0_local_momentum_f_z * t54
-        - t101 * cache.flap_slice2_local_inertia_h_x
-        - cache.flap_slice0_local_inertia_h_x * t100;
-    let t188 = t73 * flap_slice2_local_momentum_f_z
-        + cache.flap_slice0_local_inertia_i_01 * t103
-        + t96 * cache.flap_slice1_local_inertia_i_00
-        + t99 * cache.flap_slice1_local_inertia_h_y
-        + cache.flap_slice2_local_inertia_i_01 * t97
-        + t100 * cache.flap_slice0_local_inertia_h_y
-        + t95 * cache.flap_slice1_local_inertia_i_01
-        + t76 * flap_slice1_local_momentum_f_z
-        + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z
-        + t90 * flap_slice0_local_momentum_f_z
-        + t98 * cache.flap_slice2_local_inertia_i_00
-        + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z
-        + cache.flap_slice0_local_inertia_i_00 * t102
-        + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z
-        + cache.flap_slice2_local_inertia_h_y * t101
-        - t53 * flap_slice0_local_momentum_n_y
-        - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y
-        - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z
-        - t65 * flap_slice1_local_momentum_n_y - flap_slice2_local_momentum_n_y * t61
-        - flap_base_velocity_v_z * flap_slice2_local_momentum_f_y;
-    let flap_composite_force_n_x = cache.flap_rotation_02 * t186
-        + t187 * cache.flap_rotation_01 + t188 * cache.flap_rotation_00
-        + flap_composite_force_f_z * cache.flap_position_y
-        - cache.flap_position_z * flap_composite_force_f_y;
+    let wrist_composite_force_n_z = wrist_momentum_f_y * arm_tip_velocity_v_x
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_22
+        + cache.wrist_inertia_h_x * arm_tip_bias_v_y
+        + arm_tip_bias_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_bias_w_x + flap_composite_force_n_z
+        + wrist_momentum_n_y * arm_tip_velocity_w_x
+        - arm_tip_velocity_v_y * wrist_momentum_f_x
+        - arm_tip_bias_v_x * cache.wrist_inertia_h_y
+        - wrist_momentum_n_x * arm_tip_velocity_w_y;
     let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
         + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
         + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
         + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
         - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
-    let wrist_composite_force_n_x = arm_tip_bias_w_z * cache.wrist_inertia_i_02
-        + arm_tip_velocity_v_y * wrist_momentum_f_z
-        + arm_tip_bias_w_y * cache.wrist_inertia_i_01
-        + arm_tip_bias_v_z * cache.wrist_inertia_h_y + flap_composite_force_n_x
-        + wrist_momentum_n_z * arm_tip_velocity_w_y
-        + arm_tip_bias_w_x * cache.wrist_inertia_i_00
-        - arm_tip_velocity_v_z * wrist_momentum_f_y
-        - arm_tip_velocity_w_z * wrist_momentum_n_y
-        - cache.wrist_inertia_h_z * arm_tip_bias_v_y;
-    let arm_slice0_local_momentum_n_x = cache.arm_slice0_local_inertia_i_01 * t146
-        + t147 * cache.arm_slice0_local_inertia_i_00
-        + t148 * cache.arm_slice0_local_inertia_h_y
-        + t158 * cache.arm_slice0_local_inertia_i_02
-        - t145 * cache.arm_slice0_local_inertia_h_z;
-    let arm_slice0_local_momentum_f_x = cache.arm_slice0_mass * t159
-        - (t158 * cache.arm_slice0_local_inertia_h_y
-            - t146 * cache.arm_slice0_local_inertia_h_z);
-    let t189 = (0.0003347157145944845 * t17 * cache.arm_slice0_bend_c3
-        + 0.0000016135911537792344 * t18 * cache.arm_slice0_bend_c3
-        + 0.000004840773461337703 * t18 * cache.arm_slice0_bend_c5
-        - 0.000004840773461337703 * t18 * cache.arm_slice0_bend_c4
-        - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t17)
-        - (t153 * t162 - t161 * t150)
-        - (cache.arm_slice0_local_com_z * t160 - t155 * cache.arm_slice0_local_com_y);
-    let t190 = arm_slice0_local_momentum_n_y * t147
-        + cache.arm_slice0_local_inertia_h_x * t157
-        + t159 * arm_slice0_local_momentum_f_y
-        + cache.arm_slice0_local_inertia_i_22 * t155
-        + t156 * cache.arm_slice0_local_inertia_i_02
-        + t160 * cache.arm_slice0_local_inertia_i_12
-        - arm_slice0_local_momentum_n_x * t146 - arm_slice0_local_momentum_f_x * t145
-        - t189 * cache.arm_slice0_local_inertia_h_y;
-    let t191 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
-    let t192 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t19
-        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t19;
-    let t193 = (t191 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t26
-        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t26) * arm_bend_y_rate
-        + arm_bend_z_rate * t192;
-    let t194 = arm_bend_z_rate
-        * (0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2)
-        + -(0.8659570925834785 * arm_bend_z * cache.arm_slice3_bend_c2)
-            * arm_bend_y_rate;
-    let t195 = arm_bend_y_rate
-        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t11
-            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t11)
-        + arm_bend_z_rate
-            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t1
-                - 0.8058320946447624 * t1 * cache.arm_slice3_bend_c2);
-    let t196 = -(0.8058320946447624 * cache.arm_slice3_bend_c3 * t24) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t5 - 0.9305681557970262);
-    let t197 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t31
-        - 1.4997633723912625 * cache.arm_slice3_bend_c4 * t31;
-    let t198 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t8
-        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t8
-        - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t9;
-    let t199 = (1.4997633723912625 * cache.arm_slice3_bend_c4 * t38
-        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t39
-        + 5.1949229180765215 * t39 * cache.arm_slice3_bend_c6
-        - 3.246826823797826 * cache.arm_slice3_bend_c5 * t39
-        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t38)
-        - (t193 * t194 - t195 * t196)
-        - (t197 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t198);
-    let t200 = cache.arm_slice3_local_subspace1_v_y * qd[1]
-        + cache.arm_slice3_local_subspace0_v_y * qd[0];
-    let t201 = cache.arm_slice3_local_subspace0_w_x * qd[0]
-        + cache.arm_slice3_local_subspace1_w_x * qd[1];
-    let t202 = qd[0] * cache.arm_slice3_local_subspace0_w_z
-        + cache.arm_slice3_local_subspace1_w_z * qd[1];
-    let arm_slice3_local_momentum_f_y = cache.arm_slice0_mass * t200
-        - (cache.arm_slice3_local_inertia_h_z * t201
-            - cache.arm_slice3_local_inertia_h_x * t202);
-    let t203 = cache.arm_slice3_local_subspace1_v_z * qd[1]
-        + cache.arm_slice3_local_subspace0_v_z * qd[0];
-    let t204 = cache.arm_slice3_local_subspace0_w_y * qd[0]
-        + cache.arm_slice3_local_subspace1_w_y * qd[1];
-    let t205 = cache.arm_slice3_local_subspace0_v_x * qd[0]
-        + cache.arm_slice3_local_subspace1_v_x * qd[1];
-    let arm_slice3_local_momentum_n_y = t204 * cache.arm_slice3_local_inertia_i_11
-        + t205 * cache.arm_slice3_local_inertia_h_z
-        + cache.arm_slice3_local_inertia_i_01 * t201
-        + t202 * cache.arm_slice3_local_inertia_i_12
-        - cache.arm_slice3_local_inertia_h_x * t203;
-    let t206 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t15
-        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t14
-        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t14;
-    let t207 = arm_bend_z_rate * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t24)
-        + arm_bend_y_rate
-            * (0.9305681557970262 - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t3);
-    let t208 = t192 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t191 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t21
-                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t21);
-    let t209 = (4.499290117173787 * cache.arm_slice3_bend_c4 * t36
-        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t35
-        + 5.1949229180765215 * cache.arm_slice3_bend_c6 * t35
-        - 3.246826823797826 * cache.arm_slice3_bend_c5 * t35
-        - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t36)
-        - (t207 * t195 - t208 * t194)
-        - (cache.arm_slice3_local_com_x * t206 - cache.arm_slice3_local_com_z * t197);
-    let arm_slice3_local_momentum_n_z = t202 * cache.arm_slice3_local_inertia_i_22
-        + t204 * cache.arm_slice3_local_inertia_i_12
-        + cache.arm_slice3_local_inertia_i_02 * t201
-        + cache.arm_slice3_local_inertia_h_x * t200
-        - t205 * cache.arm_slice3_local_inertia_h_y;
-    let arm_slice3_local_momentum_f_z = cache.arm_slice0_mass * t203
-        - (cache.arm_slice3_local_inertia_h_x * t204
-            - cache.arm_slice3_local_inertia_h_y * t201);
-    let t210 = t199 * cache.arm_slice3_local_inertia_h_y
-        + cache.arm_slice3_local_inertia_i_01 * t198
-        + cache.arm_slice3_local_inertia_i_02 * t206
-        + t197 * cache.arm_slice3_local_inertia_i_00
-        + arm_slice3_local_momentum_n_z * t204 + arm_slice3_local_momentum_f_z * t200
-        - arm_slice3_local_momentum_f_y * t203 - t202 * arm_slice3_local_momentum_n_y
-        - cache.arm_slice3_local_inertia_h_z * t209;
-    let t211 = (0.4029996149307748 * t38 * cache.arm_slice2_bend_c4
-        + 0.7236056350474663 * t39 * cache.arm_slice2_bend_c6
-        + 0.09045070438093329 * t39 * cache.arm_slice2_bend_c4
-        - 0.2014998074653874 * t38 * cache.arm_slice2_bend_c3
-        - 0.45225352190466644 * t39 * cache.arm_slice2_bend_c5)
-        - (cache.arm_slice2_local_com_y * t105 - t117 * cache.arm_slice2_local_com_x)
-        - (t122 * t115 - t121 * t110);
-    let arm_slice2_local_momentum_f_z = cache.arm_slice1_mass * t120
-        - (t119 * cache.arm_slice2_local_inertia_h_x
-            - cache.arm_slice2_local_inertia_h_y * t108);
-    let arm_slice2_local_momentum_n_z = t119 * cache.arm_slice2_local_inertia_i_12
-        + t109 * cache.arm_slice2_local_inertia_h_x
-        + cache.arm_slice2_local_inertia_i_02 * t108
-        + t107 * cache.arm_slice2_local_inertia_i_22
-        - cache.arm_slice2_local_inertia_h_y * t106;
-    let t212 = cache.arm_slice2_local_inertia_i_02 * t116
-        + cache.arm_slice2_local_inertia_h_y * t211
-        + t117 * cache.arm_slice2_local_inertia_i_01
-        + t105 * cache.arm_slice2_local_inertia_i_00
-        + t109 * arm_slice2_local_momentum_f_z + t119 * arm_slice2_local_momentum_n_z
-        - t120 * arm_slice2_local_momentum_f_y
-        - t123 * cache.arm_slice2_local_inertia_h_z
-        - t107 * arm_slice2_local_momentum_n_y;
-    let arm_slice1_local_momentum_n_y = t140 * cache.arm_slice1_local_inertia_i_12
-        + cache.arm_slice1_local_inertia_h_z * t135
-        + t137 * cache.arm_slice1_local_inertia_i_01
-        + cache.arm_slice1_local_inertia_i_11 * t136
-        - t138 * cache.arm_slice1_local_inertia_h_x;
-    let arm_slice1_local_momentum_f_y = cache.arm_slice1_mass * t139
-        - (cache.arm_slice1_local_inertia_h_z * t137
-            - t140 * cache.arm_slice1_local_inertia_h_x);
-    let t213 = (0.07116343519249368 * t36 * cache.arm_slice1_bend_c4
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t35
-        + 0.010333524360067221 * cache.arm_slice1_bend_c6 * t35
-        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t35
-        - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t36)
-        - (t142 * t131 - t133 * t141)
-        - (t125 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t126);
-    let t214 = t126 * cache.arm_slice1_local_inertia_i_02
-        + t137 * arm_slice1_local_momentum_n_y
-        + t125 * cache.arm_slice1_local_inertia_i_22
-        + arm_slice1_local_momentum_f_y * t135
-        + t127 * cache.arm_slice1_local_inertia_i_12
-        + cache.arm_slice1_local_inertia_h_x * t213
-        - arm_slice1_local_momentum_n_x * t136
-        - cache.arm_slice1_local_inertia_h_y * t134
-        - arm_slice1_local_momentum_f_x * t139;
-    let t215 = t163 * cache.arm_slice0_mass + t147 * arm_slice0_local_momentum_f_y
-        - arm_slice0_local_momentum_f_x * t146
-        - (t160 * cache.arm_slice0_local_inertia_h_x
-            - t156 * cache.arm_slice0_local_inertia_h_y);
-    let t216 = (0.8058320946447624 * cache.arm_slice3_bend_c3 * t17
-        + 2.0934480533670987 * t18 * cache.arm_slice3_bend_c5
-        + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t18
-        - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t17
-        - 2.0934480533670987 * t18 * cache.arm_slice3_bend_c4)
-        - (t198 * cache.arm_slice3_local_com_z - t206 * cache.arm_slice3_local_com_y)
-        - (t208 * t196 - t193 * t207);
-    let t217 = t216 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_z * t204
-        - arm_slice3_local_momentum_f_y * t202
-        - (cache.arm_slice3_local_inertia_h_y * t206
-            - t198 * cache.arm_slice3_local_inertia_h_z);
-    let t218 = cache.arm_slice1_mass * t213 + t140 * arm_slice1_local_momentum_f_x
-        - (cache.arm_slice1_local_inertia_h_z * t126
-            - t125 * cache.arm_slice1_local_inertia_h_x)
-        - t137 * arm_slice1_local_momentum_f_z;
-    let t219 = arm_slice2_local_momentum_f_x * t107 + cache.arm_slice1_mass * t123
-        - (t105 * cache.arm_slice2_local_inertia_h_z
-            - cache.arm_slice2_local_inertia_h_x * t116)
-        - arm_slice2_local_momentum_f_z * t108;
-    let flap_composite_force_f_x = cache.flap_rotation_02 * t104
-        + cache.flap_rotation_01 * t72 + t94 * cache.flap_rotation_00;
-    let wrist_composite_force_f_x = arm_tip_velocity_w_y * wrist_momentum_f_z
-        + flap_composite_force_f_x + arm_tip_bias_v_x * p.wrist_mass
-        - arm_tip_velocity_w_z * wrist_momentum_f_y
-        - (arm_tip_bias_w_z * cache.wrist_inertia_h_y
-            - arm_tip_bias_w_y * cache.wrist_inertia_h_z);
-    let t220 = cache.arm_slice2_local_inertia_i_01 * t105
-        + arm_slice2_local_momentum_n_x * t107 + t120 * arm_slice2_local_momentum_f_x
-        + cache.arm_slice2_local_inertia_i_12 * t116
-        + t118 * cache.arm_slice2_local_inertia_h_z
-        + cache.arm_slice2_local_inertia_i_11 * t117
-        - t211 * cache.arm_slice2_local_inertia_h_x
-        - t106 * arm_slice2_local_momentum_f_z - t108 * arm_slice2_local_momentum_n_z;
-    let t221 = t158 * arm_slice0_local_momentum_f_x + cache.arm_slice0_mass * t157
-        - t147 * arm_slice0_local_momentum_f_z
-        - (t156 * cache.arm_slice0_local_inertia_h_z
-            - cache.arm_slice0_local_inertia_h_x * t155);
-    let arm_slice3_local_momentum_f_x = t205 * cache.arm_slice0_mass
-        - (t202 * cache.arm_slice3_local_inertia_h_y
-            - t204 * cache.arm_slice3_local_inertia_h_z);
-    let arm_slice3_local_momentum_n_x = cache.arm_slice3_local_inertia_i_00 * t201
-        + cache.arm_slice3_local_inertia_h_y * t203
-        + cache.arm_slice3_local_inertia_i_01 * t204
-        + t202 * cache.arm_slice3_local_inertia_i_02
-        - cache.arm_slice3_local_inertia_h_z * t200;
-    let t222 = t206 * cache.arm_slice3_local_inertia_i_12
-        + arm_slice3_local_momentum_f_x * t203
-        + t216 * cache.arm_slice3_local_inertia_h_z
-        + t198 * cache.arm_slice3_local_inertia_i_11
-        + cache.arm_slice3_local_inertia_i_01 * t197
-        + arm_slice3_local_momentum_n_x * t202
-        - cache.arm_slice3_local_inertia_h_x * t199
-        - arm_slice3_local_momentum_n_z * t201 - t205 * arm_slice3_local_momentum_f_z;
-    let t223 = cache.arm_slice0_mass * t189 + t146 * arm_slice0_local_momentum_f_z
-        - t158 * arm_slice0_local_momentum_f_y
-        - (t155 * cache.arm_slice0_local_inertia_h_y
-            - t160 * cache.arm_slice0_local_inertia_h_z);
-    let t224 = t139 * arm_slice1_local_momentum_f_z
-        + cache.arm_slice1_local_inertia_h_y * t143
-        + t125 * cache.arm_slice1_local_inertia_i_02
-        + arm_slice1_local_momentum_n_z * t136
-        + cache.arm_slice1_local_inertia_i_00 * t126
-        + t127 * cache.arm_slice1_local_inertia_i_01
-        - cache.arm_slice1_local_inertia_h_z * t213
-        - arm_slice1_local_momentum_f_y * t138 - t140 * arm_slice1_local_momentum_n_y;
-    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
-        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
-        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
-        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
-        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
-    let flap_composite_force_n_z = cache.flap_rotation_20 * t188
-        + t187 * cache.flap_rotation_21 + cache.flap_rotation_22 * t186
-        + cache.flap_position_x * flap_composite_force_f_y
-        - flap_composite_force_f_x * cache.flap_position_y;
-    let wrist_composite_force_n_z = wrist_momentum_f_y * arm_tip_velocity_v_x
-        + arm_tip_bias_w_z * cache.wrist_inertia_i_22
-        + cache.wrist_inertia_h_x * arm_tip_bias_v_y
-        + arm_tip_bias_w_y * cache.wrist_inertia_i_12 + flap_composite_force_n_z
-        + cache.wrist_inertia_i_02 * arm_tip_bias_w_x
-        + wrist_momentum_n_y * arm_tip_velocity_w_x
-        - arm_tip_velocity_v_y * wrist_momentum_f_x
-        - arm_tip_bias_v_x * cache.wrist_inertia_h_y
-        - wrist_momentum_n_x * arm_tip_velocity_w_y;
-    let t225 = arm_slice1_local_momentum_f_y * t137 + cache.arm_slice1_mass * t143
-        - (t127 * cache.arm_slice1_local_inertia_h_x
-            - cache.arm_slice1_local_inertia_h_y * t126)
-        - arm_slice1_local_momentum_f_x * t136;
-    let t226 = t202 * arm_slice3_local_momentum_f_x + cache.arm_slice0_mass * t209
-        - arm_slice3_local_momentum_f_z * t201
-        - (t197 * cache.arm_slice3_local_inertia_h_z
-            - cache.arm_slice3_local_inertia_h_x * t206);
-    let t227 = cache.arm_slice3_local_inertia_h_x * t209
-        + t197 * cache.arm_slice3_local_inertia_i_02
-        + t198 * cache.arm_slice3_local_inertia_i_12
-        + cache.arm_slice3_local_inertia_i_22 * t206
-        + arm_slice3_local_momentum_f_y * t205 + arm_slice3_local_momentum_n_y * t201
-        - t216 * cache.arm_slice3_local_inertia_h_y
-        - arm_slice3_local_momentum_f_x * t200 - arm_slice3_local_momentum_n_x * t204;
-    let t228 = t199 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_y * t201
-        - t204 * arm_slice3_local_momentum_f_x
-        - (cache.arm_slice3_local_inertia_h_x * t198
-            - t197 * cache.arm_slice3_local_inertia_h_y);
-    let t229 = t119 * arm_slice2_local_momentum_f_z + cache.arm_slice1_mass * t118
-        - arm_slice2_local_momentum_f_y * t107
-        - (cache.arm_slice2_local_inertia_h_y * t116
-            - t117 * cache.arm_slice2_local_inertia_h_z);
-    let t230 = arm_slice2_local_momentum_f_y * t108 + cache.arm_slice1_mass * t211
-        - (t117 * cache.arm_slice2_local_inertia_h_x
-            - cache.arm_slice2_local_inertia_h_y * t105)
-        - arm_slice2_local_momentum_f_x * t119;
-    let flap_composite_force_n_y = cache.flap_rotation_10 * t188
-        + t187 * cache.flap_rotation_11 + cache.flap_rotation_12 * t186
+    let flap_composite_force_f_z = t65 * cache.flap_rotation_22
+        + cache.flap_rotation_20 * t85 + cache.flap_rotation_21 * t104;
+    let flap_composite_force_n_y = cache.flap_rotation_11 * t127
+        + t126 * cache.flap_rotation_12 + cache.flap_rotation_10 * t64
         + cache.flap_position_z * flap_composite_force_f_x
-        - flap_composite_force_f_z * cache.flap_position_x;
-    let wrist_composite_force_n_y = arm_tip_bias_w_z * cache.wrist_inertia_i_12
-        + arm_tip_bias_w_x * cache.wrist_inertia_i_01 + flap_composite_force_n_y
+        - cache.flap_position_x * flap_composite_force_f_z;
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y
+            - cache.wrist_inertia_h_y * arm_tip_velocity_w_x);
+    let wrist_composite_force_n_y = flap_composite_force_n_y
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_12
+        + arm_tip_bias_w_x * cache.wrist_inertia_i_01
         + cache.wrist_inertia_i_11 * arm_tip_bias_w_y
         + arm_tip_velocity_w_z * wrist_momentum_n_x
         + arm_tip_velocity_v_z * wrist_momentum_f_x
@@ -3367,90 +2890,570 @@ pub fn coriolis_into(
         - wrist_momentum_n_z * arm_tip_velocity_w_x
         - arm_tip_bias_v_z * cache.wrist_inertia_h_x
         - arm_tip_velocity_v_x * wrist_momentum_f_z;
-    let t231 = arm_slice1_local_momentum_f_z * t136 + cache.arm_slice1_mass * t134
-        - (t125 * cache.arm_slice1_local_inertia_h_y
-            - cache.arm_slice1_local_inertia_h_z * t127)
-        - arm_slice1_local_momentum_f_y * t140;
-    let t232 = t156 * cache.arm_slice0_local_inertia_i_01
-        + t160 * cache.arm_slice0_local_inertia_i_11
-        + t158 * arm_slice0_local_momentum_n_x
-        + cache.arm_slice0_local_inertia_i_12 * t155
-        + t189 * cache.arm_slice0_local_inertia_h_z
-        + t148 * arm_slice0_local_momentum_f_x - t147 * arm_slice0_local_momentum_n_z
-        - t159 * arm_slice0_local_momentum_f_z
-        - t163 * cache.arm_slice0_local_inertia_h_x;
-    out[0] = cache.arm_tip_subspace0_v_z * wrist_composite_force_f_z
-        + t124 * cache.arm_slice2_local_subspace0_w_z
-        + cache.arm_slice1_local_subspace0_w_y * t144
-        + cache.arm_tip_subspace0_v_y * wrist_composite_force_f_y
-        + t164 * cache.arm_slice0_local_subspace0_w_x
-        + cache.arm_tip_subspace0_w_x * wrist_composite_force_n_x
-        + cache.arm_slice0_local_subspace0_w_z * t190
-        + t210 * cache.arm_slice3_local_subspace0_w_x
-        + cache.arm_slice2_local_subspace0_w_x * t212
-        + cache.arm_slice1_local_subspace0_w_z * t214
-        + cache.arm_slice0_local_subspace0_v_z * t215
-        + cache.arm_slice3_local_subspace0_v_x * t217
-        + cache.arm_slice1_local_subspace0_v_y * t218
-        + t219 * cache.arm_slice2_local_subspace0_v_y
-        + cache.arm_tip_subspace0_v_x * wrist_composite_force_f_x
-        + t220 * cache.arm_slice2_local_subspace0_w_y
-        + cache.arm_slice0_local_subspace0_v_y * t221
-        + cache.arm_slice3_local_subspace0_w_y * t222
-        + cache.arm_slice0_local_subspace0_v_x * t223
-        + cache.arm_slice1_local_subspace0_w_x * t224
-        + cache.arm_tip_subspace0_w_z * wrist_composite_force_n_z
-        + t225 * cache.arm_slice1_local_subspace0_v_z
-        + cache.arm_slice3_local_subspace0_v_y * t226
-        + t227 * cache.arm_slice3_local_subspace0_w_z
-        + t228 * cache.arm_slice3_local_subspace0_v_z
-        + t229 * cache.arm_slice2_local_subspace0_v_x
-        + cache.arm_slice2_local_subspace0_v_z * t230
+    let wrist_composite_force_f_z = arm_tip_bias_v_z * p.wrist_mass
+        + flap_composite_force_f_z + wrist_momentum_f_y * arm_tip_velocity_w_x
+        - wrist_momentum_f_x * arm_tip_velocity_w_y
+        - (arm_tip_bias_w_y * cache.wrist_inertia_h_x
+            - cache.wrist_inertia_h_y * arm_tip_bias_w_x);
+    let flap_composite_force_n_x = t64 * cache.flap_rotation_00
+        + cache.flap_position_y * flap_composite_force_f_z
+        + cache.flap_rotation_01 * t127 + t126 * cache.flap_rotation_02
+        - cache.flap_position_z * flap_composite_force_f_y;
+    let wrist_composite_force_n_x = arm_tip_bias_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_y * wrist_momentum_f_z
+        + arm_tip_bias_w_y * cache.wrist_inertia_i_01
+        + arm_tip_bias_v_z * cache.wrist_inertia_h_y
+        + wrist_momentum_n_z * arm_tip_velocity_w_y
+        + arm_tip_bias_w_x * cache.wrist_inertia_i_00 + flap_composite_force_n_x
+        - arm_tip_velocity_v_z * wrist_momentum_f_y
+        - arm_tip_velocity_w_z * wrist_momentum_n_y
+        - cache.wrist_inertia_h_z * arm_tip_bias_v_y;
+    let wrist_composite_force_f_y = flap_composite_force_f_y
+        + arm_tip_velocity_w_z * wrist_momentum_f_x + p.wrist_mass * arm_tip_bias_v_y
+        - arm_tip_velocity_w_x * wrist_momentum_f_z
+        - (arm_tip_bias_w_x * cache.wrist_inertia_h_z
+            - arm_tip_bias_w_z * cache.wrist_inertia_h_x);
+    let t128 = cache.arm_slice2_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_y;
+    let t129 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_v_z
+        + arm_bend_y_rate * cache.arm_slice2_local_bend_y_column_v_z;
+    let t130 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_x
+        + cache.arm_slice2_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t131 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_z
+        + cache.arm_slice2_local_bend_y_column_w_z * arm_bend_y_rate;
+    let t132 = cache.arm_slice2_local_bend_z_column_v_y * arm_bend_z_rate
+        + arm_bend_y_rate * cache.arm_slice2_local_bend_y_column_v_y;
+    let arm_slice2_local_momentum_n_x = cache.arm_slice2_local_inertia_i_01 * t128
+        + cache.arm_slice2_local_inertia_h_y * t129
+        + cache.arm_slice2_local_inertia_i_00 * t130
+        + t131 * cache.arm_slice2_local_inertia_i_02
+        - t132 * cache.arm_slice2_local_inertia_h_z;
+    let t133 = 0.1350029611448087 * t9 * cache.arm_slice2_bend_c4
+        - 0.4050088834344261 * t9 * cache.arm_slice2_bend_c5
+        - 0.3007502358784333 * t10 * cache.arm_slice2_bend_c3;
+    let t134 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t6
+        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t5
+        - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t5;
+    let t135 = 0.2014998074653874 * cache.arm_slice2_bend_c3 * t12
+        - 0.4029996149307748 * cache.arm_slice2_bend_c4 * t12;
+    let t136 = 0.4029996149307748 * t24 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t24 * cache.arm_slice2_bend_c3;
+    let t137 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
+    let t138 = arm_bend_z_rate * t136
+        + (t137 + 0.4029996149307748 * t23 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * t23 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
+    let t139 = (0.3007502358784333 * cache.arm_slice2_bend_c3 * t15
+        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t15) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.3007502358784333 * t19 * cache.arm_slice2_bend_c3
+                - 0.3007502358784333 * t19 * cache.arm_slice2_bend_c2);
+    let t140 = (0.4029996149307748 * t17 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * t18 * cache.arm_slice2_bend_c6
+        + 0.09045070438093329 * t18 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t17 * cache.arm_slice2_bend_c3
+        - 0.45225352190466644 * t18 * cache.arm_slice2_bend_c5)
+        - (cache.arm_slice2_local_com_y * t135 - t133 * cache.arm_slice2_local_com_x)
+        - (t130 * t138 - t139 * t128);
+    let t141 = cache.arm_slice2_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_v_x;
+    let arm_slice2_local_momentum_f_z = cache.arm_slice1_mass * t129
+        - (t128 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t130);
+    let arm_slice2_local_momentum_f_x = cache.arm_slice1_mass * t141
+        - (cache.arm_slice2_local_inertia_h_y * t131
+            - cache.arm_slice2_local_inertia_h_z * t128);
+    let t142 = arm_bend_z_rate
+        * (t137 + 0.4029996149307748 * t32 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t32)
+        + t136 * arm_bend_y_rate;
+    let t143 = (0.1350029611448087 * t31 * cache.arm_slice2_bend_c3
+        + 0.4050088834344261 * t31 * cache.arm_slice2_bend_c5
+        + 0.3007502358784333 * t30 * cache.arm_slice2_bend_c3
+        - 0.4050088834344261 * t31 * cache.arm_slice2_bend_c4
+        - 0.3007502358784333 * t30 * cache.arm_slice2_bend_c2)
+        - (t128 * t142 - t131 * t138)
+        - (t133 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t134);
+    let arm_slice2_local_momentum_n_z = t132 * cache.arm_slice2_local_inertia_h_x
+        + cache.arm_slice2_local_inertia_i_22 * t131
+        + cache.arm_slice2_local_inertia_i_12 * t128
+        + t130 * cache.arm_slice2_local_inertia_i_02
+        - t141 * cache.arm_slice2_local_inertia_h_y;
+    let t144 = arm_slice2_local_momentum_n_x * t131
+        + t133 * cache.arm_slice2_local_inertia_i_11
+        + cache.arm_slice2_local_inertia_i_12 * t134
+        + t129 * arm_slice2_local_momentum_f_x
+        + t143 * cache.arm_slice2_local_inertia_h_z
+        + t135 * cache.arm_slice2_local_inertia_i_01
+        - t140 * cache.arm_slice2_local_inertia_h_x
+        - t141 * arm_slice2_local_momentum_f_z - arm_slice2_local_momentum_n_z * t130;
+    let t145 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
+    let t146 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t24
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t24;
+    let t147 = (t145 + 0.02372114506416456 * t23 * cache.arm_slice1_bend_c4
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t23) * arm_bend_y_rate
+        + arm_bend_z_rate * t146;
+    let t148 = cache.arm_slice1_local_bend_y_column_w_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_x;
+    let t149 = arm_bend_z_rate
+        * (0.035940096619352636 * t19 * cache.arm_slice1_bend_c3
+            - 0.035940096619352636 * t19 * cache.arm_slice1_bend_c2)
+        + (0.035940096619352636 * cache.arm_slice1_bend_c3 * t15
+            - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t15) * arm_bend_y_rate;
+    let t150 = arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_y
+        + cache.arm_slice1_local_bend_y_column_w_y * arm_bend_y_rate;
+    let t151 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t12
+        - 0.02372114506416456 * cache.arm_slice1_bend_c4 * t12;
+    let t152 = 0.003914101352555533 * t9 * cache.arm_slice1_bend_c4
+        - 0.035940096619352636 * t10 * cache.arm_slice1_bend_c3
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t9;
+    let t153 = (0.02372114506416456 * cache.arm_slice1_bend_c4 * t17
+        + 0.0012916905450084026 * t18 * cache.arm_slice1_bend_c4
+        + 0.010333524360067221 * t18 * cache.arm_slice1_bend_c6
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t17
+        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t18)
+        - (t147 * t148 - t149 * t150)
+        - (cache.arm_slice1_local_com_y * t151 - t152 * cache.arm_slice1_local_com_x);
+    let t154 = arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_x
+        + cache.arm_slice1_local_bend_y_column_v_x * arm_bend_y_rate;
+    let t155 = cache.arm_slice1_local_bend_y_column_w_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_z;
+    let arm_slice1_local_momentum_f_x = cache.arm_slice1_mass * t154
+        - (cache.arm_slice1_local_inertia_h_y * t155
+            - cache.arm_slice1_local_inertia_h_z * t150);
+    let t156 = cache.arm_slice1_local_bend_y_column_v_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_y;
+    let arm_slice1_local_momentum_f_y = cache.arm_slice1_mass * t156
+        - (cache.arm_slice1_local_inertia_h_z * t148
+            - t155 * cache.arm_slice1_local_inertia_h_x);
+    let t157 = cache.arm_slice1_mass * t153 + arm_slice1_local_momentum_f_y * t148
+        - (t152 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t151)
+        - t150 * arm_slice1_local_momentum_f_x;
+    let t158 = arm_bend_y_rate * cache.arm_slice0_local_bend_y_column_w_y
+        + cache.arm_slice0_local_bend_z_column_w_y * arm_bend_z_rate;
+    let t159 = cache.arm_slice0_local_bend_y_column_w_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_w_x;
+    let t160 = cache.arm_slice0_local_bend_y_column_v_z * arm_bend_y_rate
+        + cache.arm_slice0_local_bend_z_column_v_z * arm_bend_z_rate;
+    let arm_slice0_local_momentum_f_z = t160 * cache.arm_slice0_mass
+        - (t158 * cache.arm_slice0_local_inertia_h_x
+            - t159 * cache.arm_slice0_local_inertia_h_y);
+    let t161 = cache.arm_slice0_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_v_x;
+    let t162 = arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_w_z
+        + cache.arm_slice0_local_bend_y_column_w_z * arm_bend_y_rate;
+    let t163 = arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_v_y
+        + cache.arm_slice0_local_bend_y_column_v_y * arm_bend_y_rate;
+    let arm_slice0_local_momentum_n_x = t160 * cache.arm_slice0_local_inertia_h_y
+        + t159 * cache.arm_slice0_local_inertia_i_00
+        + cache.arm_slice0_local_inertia_i_02 * t162
+        + cache.arm_slice0_local_inertia_i_01 * t158
+        - t163 * cache.arm_slice0_local_inertia_h_z;
+    let arm_slice0_local_momentum_f_x = cache.arm_slice0_mass * t161
+        - (t162 * cache.arm_slice0_local_inertia_h_y
+            - t158 * cache.arm_slice0_local_inertia_h_z);
+    let t164 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t6
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t5
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t5;
+    let arm_slice0_local_momentum_n_z = cache.arm_slice0_local_inertia_h_x * t163
+        + t159 * cache.arm_slice0_local_inertia_i_02
+        + t158 * cache.arm_slice0_local_inertia_i_12
+        + cache.arm_slice0_local_inertia_i_22 * t162
+        - t161 * cache.arm_slice0_local_inertia_h_y;
+    let t165 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
+    let t166 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t24
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t24;
+    let t167 = (0.000046479858696022525 * t23 * cache.arm_slice0_bend_c4 + t165
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t23) * arm_bend_y_rate
+        + arm_bend_z_rate * t166;
+    let t168 = (0.0003347157145944845 * t19 * cache.arm_slice0_bend_c3
+        - 0.0003347157145944845 * t19 * cache.arm_slice0_bend_c2) * arm_bend_z_rate
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t15
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t15) * arm_bend_y_rate;
+    let t169 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t12
+        - 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t12;
+    let t170 = 0.0000016135911537792344 * t9 * cache.arm_slice0_bend_c4
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t9
+        - 0.0003347157145944845 * t10 * cache.arm_slice0_bend_c3;
+    let t171 = (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t17
+        + 0.0000008962768767719712 * t18 * cache.arm_slice0_bend_c6
+        + 0.0000001120346095964964 * t18 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t17
+        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t18)
+        - (t167 * t159 - t158 * t168)
+        - (t169 * cache.arm_slice0_local_com_y - t170 * cache.arm_slice0_local_com_x);
+    let t172 = arm_bend_z_rate
+        * (t165 + 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t32
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t32)
+        + t166 * arm_bend_y_rate;
+    let t173 = (0.0003347157145944845 * t30 * cache.arm_slice0_bend_c3
+        + 0.0000016135911537792344 * t31 * cache.arm_slice0_bend_c3
+        + 0.000004840773461337703 * t31 * cache.arm_slice0_bend_c5
+        - 0.000004840773461337703 * t31 * cache.arm_slice0_bend_c4
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t30)
+        - (t172 * t158 - t167 * t162)
+        - (cache.arm_slice0_local_com_z * t170 - t164 * cache.arm_slice0_local_com_y);
+    let t174 = arm_slice0_local_momentum_n_x * t162
+        + arm_slice0_local_momentum_f_x * t160
+        + cache.arm_slice0_local_inertia_i_12 * t164
+        + cache.arm_slice0_local_inertia_i_01 * t169
+        + t173 * cache.arm_slice0_local_inertia_h_z
+        + t170 * cache.arm_slice0_local_inertia_i_11
+        - arm_slice0_local_momentum_f_z * t161 - arm_slice0_local_momentum_n_z * t159
+        - t171 * cache.arm_slice0_local_inertia_h_x;
+    let arm_slice2_local_momentum_f_y = cache.arm_slice1_mass * t132
+        - (t130 * cache.arm_slice2_local_inertia_h_z
+            - t131 * cache.arm_slice2_local_inertia_h_x);
+    let t175 = (1.2089988447923243 * t37 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * cache.arm_slice2_bend_c6 * t36
+        + 0.09045070438093329 * cache.arm_slice2_bend_c4 * t36
+        - 0.45225352190466644 * cache.arm_slice2_bend_c5 * t36
+        - 0.6044994223961622 * t37 * cache.arm_slice2_bend_c3)
+        - (t139 * t131 - t130 * t142)
+        - (cache.arm_slice2_local_com_x * t134 - t135 * cache.arm_slice2_local_com_z);
+    let arm_slice2_local_momentum_n_y = cache.arm_slice2_local_inertia_i_12 * t131
+        + t128 * cache.arm_slice2_local_inertia_i_11
+        + t141 * cache.arm_slice2_local_inertia_h_z
+        + t130 * cache.arm_slice2_local_inertia_i_01
+        - t129 * cache.arm_slice2_local_inertia_h_x;
+    let t176 = cache.arm_slice2_local_inertia_h_y * t140
+        + t132 * arm_slice2_local_momentum_f_z + arm_slice2_local_momentum_n_z * t128
+        + t133 * cache.arm_slice2_local_inertia_i_01
+        + cache.arm_slice2_local_inertia_i_00 * t135
+        + cache.arm_slice2_local_inertia_i_02 * t134
+        - t129 * arm_slice2_local_momentum_f_y
+        - t175 * cache.arm_slice2_local_inertia_h_z
+        - arm_slice2_local_momentum_n_y * t131;
+    let t177 = cache.arm_slice1_local_bend_y_column_v_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_z;
+    let arm_slice1_local_momentum_f_z = cache.arm_slice1_mass * t177
+        - (t150 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t148);
+    let arm_slice1_local_momentum_n_z = cache.arm_slice1_local_inertia_i_22 * t155
+        + t150 * cache.arm_slice1_local_inertia_i_12
+        + t156 * cache.arm_slice1_local_inertia_h_x
+        + t148 * cache.arm_slice1_local_inertia_i_02
+        - cache.arm_slice1_local_inertia_h_y * t154;
+    let t178 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t6
+        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t5
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t5;
+    let t179 = t146 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t145 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t32
+                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t32);
+    let t180 = (0.003914101352555533 * t31 * cache.arm_slice1_bend_c3
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t30
+        + 0.0117423040576666 * t31 * cache.arm_slice1_bend_c5
+        - 0.0117423040576666 * t31 * cache.arm_slice1_bend_c4
+        - 0.035940096619352636 * t30 * cache.arm_slice1_bend_c2)
+        - (cache.arm_slice1_local_com_z * t152 - t178 * cache.arm_slice1_local_com_y)
+        - (t150 * t179 - t147 * t155);
+    let arm_slice1_local_momentum_n_x = cache.arm_slice1_local_inertia_h_y * t177
+        + t155 * cache.arm_slice1_local_inertia_i_02
+        + t150 * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_inertia_i_00 * t148
+        - cache.arm_slice1_local_inertia_h_z * t156;
+    let t181 = t152 * cache.arm_slice1_local_inertia_i_11
+        + t177 * arm_slice1_local_momentum_f_x
+        + t178 * cache.arm_slice1_local_inertia_i_12
+        + cache.arm_slice1_local_inertia_i_01 * t151
+        + cache.arm_slice1_local_inertia_h_z * t180
+        + arm_slice1_local_momentum_n_x * t155 - arm_slice1_local_momentum_f_z * t154
+        - t148 * arm_slice1_local_momentum_n_z
+        - t153 * cache.arm_slice1_local_inertia_h_x;
+    let t182 = t131 * arm_slice2_local_momentum_f_x + cache.arm_slice1_mass * t175
+        - (t135 * cache.arm_slice2_local_inertia_h_z
+            - cache.arm_slice2_local_inertia_h_x * t134)
+        - t130 * arm_slice2_local_momentum_f_z;
+    let t183 = (0.07116343519249368 * t37 * cache.arm_slice1_bend_c4
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t36
+        + 0.010333524360067221 * cache.arm_slice1_bend_c6 * t36
+        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t36
+        - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t37)
+        - (t149 * t155 - t179 * t148)
+        - (t178 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t151);
+    let arm_slice1_local_momentum_n_y = cache.arm_slice1_local_inertia_i_12 * t155
+        + cache.arm_slice1_local_inertia_h_z * t154
+        + cache.arm_slice1_local_inertia_i_01 * t148
+        + t150 * cache.arm_slice1_local_inertia_i_11
+        - t177 * cache.arm_slice1_local_inertia_h_x;
+    let t184 = t151 * cache.arm_slice1_local_inertia_i_02
+        + t178 * cache.arm_slice1_local_inertia_i_22
+        + arm_slice1_local_momentum_f_y * t154
+        + cache.arm_slice1_local_inertia_i_12 * t152
+        + cache.arm_slice1_local_inertia_h_x * t183
+        + t148 * arm_slice1_local_momentum_n_y
+        - cache.arm_slice1_local_inertia_h_y * t180
+        - t156 * arm_slice1_local_momentum_f_x - t150 * arm_slice1_local_momentum_n_x;
+    let arm_slice0_local_momentum_f_y = cache.arm_slice0_mass * t163
+        - (t159 * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x * t162);
+    let t185 = cache.arm_slice0_mass * t173 + arm_slice0_local_momentum_f_z * t158
+        - arm_slice0_local_momentum_f_y * t162
+        - (t164 * cache.arm_slice0_local_inertia_h_y
+            - t170 * cache.arm_slice0_local_inertia_h_z);
+    let t186 = t159 * arm_slice0_local_momentum_f_y + t171 * cache.arm_slice0_mass
+        - arm_slice0_local_momentum_f_x * t158
+        - (t170 * cache.arm_slice0_local_inertia_h_x
+            - t169 * cache.arm_slice0_local_inertia_h_y);
+    let t187 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t12
+        - 1.4997633723912625 * cache.arm_slice3_bend_c4 * t12;
+    let t188 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_x
+        + cache.arm_slice3_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t189 = cache.arm_slice3_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_y;
+    let t190 = cache.arm_slice3_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_x;
+    let t191 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_z
+        + arm_bend_y_rate * cache.arm_slice3_local_bend_y_column_w_z;
+    let t192 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_z
+        + cache.arm_slice3_local_bend_y_column_v_z * arm_bend_y_rate;
+    let arm_slice3_local_momentum_n_y = t189 * cache.arm_slice3_local_inertia_i_11
+        + cache.arm_slice3_local_inertia_i_01 * t188
+        + cache.arm_slice3_local_inertia_h_z * t190
+        + cache.arm_slice3_local_inertia_i_12 * t191
+        - cache.arm_slice3_local_inertia_h_x * t192;
+    let t193 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_y
+        + cache.arm_slice3_local_bend_y_column_v_y * arm_bend_y_rate;
+    let arm_slice3_local_momentum_n_x = cache.arm_slice3_local_inertia_i_01 * t189
+        + cache.arm_slice3_local_inertia_i_00 * t188
+        + t192 * cache.arm_slice3_local_inertia_h_y
+        + cache.arm_slice3_local_inertia_i_02 * t191
+        - t193 * cache.arm_slice3_local_inertia_h_z;
+    let arm_slice3_local_momentum_f_x = cache.arm_slice0_mass * t190
+        - (t191 * cache.arm_slice3_local_inertia_h_y
+            - cache.arm_slice3_local_inertia_h_z * t189);
+    let t194 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t6
+        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t5
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t5;
+    let t195 = arm_bend_y_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t15
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t15)
+        + arm_bend_z_rate
+            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t19
+                - 0.8058320946447624 * t19 * cache.arm_slice3_bend_c2);
+    let t196 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t24
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t24;
+    let t197 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
+    let t198 = t196 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t197 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t32
+                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t32);
+    let t199 = (4.499290117173787 * cache.arm_slice3_bend_c4 * t37
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t36
+        + 5.1949229180765215 * cache.arm_slice3_bend_c6 * t36
+        - 3.246826823797826 * cache.arm_slice3_bend_c5 * t36
+        - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t37)
+        - (t191 * t195 - t198 * t188)
+        - (cache.arm_slice3_local_com_x * t194 - cache.arm_slice3_local_com_z * t187);
+    let t200 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t9
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t9
+        - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t10;
+    let t201 = (t197 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t23
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t23) * arm_bend_y_rate
+        + arm_bend_z_rate * t196;
+    let t202 = (0.8058320946447624 * cache.arm_slice3_bend_c3 * t30
+        + 2.0934480533670987 * t31 * cache.arm_slice3_bend_c5
+        + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t31
+        - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t30
+        - 2.0934480533670987 * t31 * cache.arm_slice3_bend_c4)
+        - (t200 * cache.arm_slice3_local_com_z - t194 * cache.arm_slice3_local_com_y)
+        - (t198 * t189 - t201 * t191);
+    let arm_slice3_local_momentum_f_y = t193 * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_z * t188
+            - cache.arm_slice3_local_inertia_h_x * t191);
+    let t203 = cache.arm_slice3_local_inertia_i_02 * t187
+        + t188 * arm_slice3_local_momentum_n_y
+        + cache.arm_slice3_local_inertia_i_22 * t194
+        + cache.arm_slice3_local_inertia_h_x * t199
+        + arm_slice3_local_momentum_f_y * t190
+        + t200 * cache.arm_slice3_local_inertia_i_12
+        - arm_slice3_local_momentum_n_x * t189 - t193 * arm_slice3_local_momentum_f_x
+        - t202 * cache.arm_slice3_local_inertia_h_y;
+    let t204 = arm_slice1_local_momentum_f_z * t156
+        + cache.arm_slice1_local_inertia_h_y * t153
+        + cache.arm_slice1_local_inertia_i_01 * t152
+        + cache.arm_slice1_local_inertia_i_00 * t151
+        + t178 * cache.arm_slice1_local_inertia_i_02
+        + t150 * arm_slice1_local_momentum_n_z
+        - cache.arm_slice1_local_inertia_h_z * t183
+        - t155 * arm_slice1_local_momentum_n_y - arm_slice1_local_momentum_f_y * t177;
+    let t205 = (1.4997633723912625 * cache.arm_slice3_bend_c4 * t17
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t18
+        + 5.1949229180765215 * t18 * cache.arm_slice3_bend_c6
+        - 3.246826823797826 * cache.arm_slice3_bend_c5 * t18
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t17)
+        - (t201 * t188 - t195 * t189)
+        - (t187 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t200);
+    let arm_slice3_local_momentum_n_z = cache.arm_slice3_local_inertia_i_22 * t191
+        + cache.arm_slice3_local_inertia_h_x * t193
+        + cache.arm_slice3_local_inertia_i_12 * t189
+        + cache.arm_slice3_local_inertia_i_02 * t188
+        - cache.arm_slice3_local_inertia_h_y * t190;
+    let arm_slice3_local_momentum_f_z = cache.arm_slice0_mass * t192
+        - (cache.arm_slice3_local_inertia_h_x * t189
+            - cache.arm_slice3_local_inertia_h_y * t188);
+    let t206 = cache.arm_slice3_local_inertia_i_12 * t194
+        + t191 * arm_slice3_local_momentum_n_x
+        + t200 * cache.arm_slice3_local_inertia_i_11
+        + t192 * arm_slice3_local_momentum_f_x
+        + cache.arm_slice3_local_inertia_i_01 * t187
+        + t202 * cache.arm_slice3_local_inertia_h_z
+        - cache.arm_slice3_local_inertia_h_x * t205
+        - arm_slice3_local_momentum_n_z * t188 - arm_slice3_local_momentum_f_z * t190;
+    let arm_slice0_local_momentum_n_y = cache.arm_slice0_local_inertia_i_12 * t162
+        + cache.arm_slice0_local_inertia_i_01 * t159
+        + t158 * cache.arm_slice0_local_inertia_i_11
+        + t161 * cache.arm_slice0_local_inertia_h_z
+        - t160 * cache.arm_slice0_local_inertia_h_x;
+    let t207 = (0.00013943957608806757 * t37 * cache.arm_slice0_bend_c4
+        + 0.0000008962768767719712 * cache.arm_slice0_bend_c6 * t36
+        + 0.0000001120346095964964 * cache.arm_slice0_bend_c4 * t36
+        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t36
+        - 0.00006971978804403378 * t37 * cache.arm_slice0_bend_c3)
+        - (t168 * t162 - t172 * t159)
+        - (cache.arm_slice0_local_com_x * t164 - cache.arm_slice0_local_com_z * t169);
+    let t208 = t159 * arm_slice0_local_momentum_n_y
+        + arm_slice0_local_momentum_f_y * t161
+        + cache.arm_slice0_local_inertia_h_x * t207
+        + t170 * cache.arm_slice0_local_inertia_i_12
+        + t169 * cache.arm_slice0_local_inertia_i_02
+        + cache.arm_slice0_local_inertia_i_22 * t164
+        - arm_slice0_local_momentum_f_x * t163 - arm_slice0_local_momentum_n_x * t158
+        - t173 * cache.arm_slice0_local_inertia_h_y;
+    let t209 = t130 * arm_slice2_local_momentum_f_y + cache.arm_slice1_mass * t140
+        - (t133 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t135)
+        - t128 * arm_slice2_local_momentum_f_x;
+    let t210 = cache.arm_slice1_mass * t183 + t155 * arm_slice1_local_momentum_f_x
+        - (cache.arm_slice1_local_inertia_h_z * t151
+            - t178 * cache.arm_slice1_local_inertia_h_x)
+        - arm_slice1_local_momentum_f_z * t148;
+    let t211 = t191 * arm_slice3_local_momentum_f_x + cache.arm_slice0_mass * t199
+        - t188 * arm_slice3_local_momentum_f_z
+        - (t187 * cache.arm_slice3_local_inertia_h_z
+            - cache.arm_slice3_local_inertia_h_x * t194);
+    let t212 = cache.arm_slice3_local_inertia_i_00 * t187
+        + t205 * cache.arm_slice3_local_inertia_h_y
+        + arm_slice3_local_momentum_n_z * t189
+        + cache.arm_slice3_local_inertia_i_01 * t200
+        + cache.arm_slice3_local_inertia_i_02 * t194
+        + t193 * arm_slice3_local_momentum_f_z - t191 * arm_slice3_local_momentum_n_y
+        - cache.arm_slice3_local_inertia_h_z * t199
+        - arm_slice3_local_momentum_f_y * t192;
+    let t213 = t135 * cache.arm_slice2_local_inertia_i_02
+        + t175 * cache.arm_slice2_local_inertia_h_x
+        + arm_slice2_local_momentum_n_y * t130
+        + cache.arm_slice2_local_inertia_i_12 * t133
+        + cache.arm_slice2_local_inertia_i_22 * t134
+        + t141 * arm_slice2_local_momentum_f_y - arm_slice2_local_momentum_n_x * t128
+        - cache.arm_slice2_local_inertia_h_y * t143
+        - t132 * arm_slice2_local_momentum_f_x;
+    let t214 = arm_slice3_local_momentum_f_z * t189 + t202 * cache.arm_slice0_mass
+        - arm_slice3_local_momentum_f_y * t191
+        - (cache.arm_slice3_local_inertia_h_y * t194
+            - t200 * cache.arm_slice3_local_inertia_h_z);
+    let t215 = cache.arm_slice0_local_inertia_i_02 * t164
+        + t171 * cache.arm_slice0_local_inertia_h_y
+        + arm_slice0_local_momentum_n_z * t158
+        + cache.arm_slice0_local_inertia_i_01 * t170
+        + arm_slice0_local_momentum_f_z * t163
+        + t169 * cache.arm_slice0_local_inertia_i_00
+        - t207 * cache.arm_slice0_local_inertia_h_z
+        - arm_slice0_local_momentum_f_y * t160 - arm_slice0_local_momentum_n_y * t162;
+    let t216 = t150 * arm_slice1_local_momentum_f_z + cache.arm_slice1_mass * t180
+        - arm_slice1_local_momentum_f_y * t155
+        - (t178 * cache.arm_slice1_local_inertia_h_y
+            - cache.arm_slice1_local_inertia_h_z * t152);
+    let t217 = arm_slice2_local_momentum_f_z * t128 + cache.arm_slice1_mass * t143
+        - t131 * arm_slice2_local_momentum_f_y
+        - (cache.arm_slice2_local_inertia_h_y * t134
+            - t133 * cache.arm_slice2_local_inertia_h_z);
+    let t218 = arm_slice0_local_momentum_f_x * t162 + cache.arm_slice0_mass * t207
+        - arm_slice0_local_momentum_f_z * t159
+        - (t169 * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x * t164);
+    let t219 = t205 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_y * t188
+        - arm_slice3_local_momentum_f_x * t189
+        - (cache.arm_slice3_local_inertia_h_x * t200
+            - t187 * cache.arm_slice3_local_inertia_h_y);
+    let wrist_composite_force_f_x = arm_tip_velocity_w_y * wrist_momentum_f_z
+        + flap_composite_force_f_x + arm_tip_bias_v_x * p.wrist_mass
+        - arm_tip_velocity_w_z * wrist_momentum_f_y
+        - (arm_tip_bias_w_z * cache.wrist_inertia_h_y
+            - arm_tip_bias_w_y * cache.wrist_inertia_h_z);
+    out[0] = wrist_composite_force_n_z * cache.arm_tip_subspace0_w_z
         + wrist_composite_force_n_y * cache.arm_tip_subspace0_w_y
-        + t231 * cache.arm_slice1_local_subspace0_v_x
-        + t232 * cache.arm_slice0_local_subspace0_w_y;
-    out[1] = cache.arm_tip_subspace1_v_y * wrist_composite_force_f_y
-        + cache.arm_tip_subspace1_w_x * wrist_composite_force_n_x
-        + cache.arm_slice0_local_subspace1_w_z * t190
-        + wrist_composite_force_n_y * cache.arm_tip_subspace1_w_y
-        + cache.arm_slice0_local_subspace1_v_x * t223
-        + t218 * cache.arm_slice1_local_subspace1_v_y
-        + cache.arm_slice1_local_subspace1_w_y * t144
-        + cache.arm_slice3_local_subspace1_v_x * t217
-        + t231 * cache.arm_slice1_local_subspace1_v_x
-        + t232 * cache.arm_slice0_local_subspace1_w_y
+        + cache.arm_tip_subspace0_v_z * wrist_composite_force_f_z
+        + wrist_composite_force_n_x * cache.arm_tip_subspace0_w_x
+        + wrist_composite_force_f_y * cache.arm_tip_subspace0_v_y
+        + p.section_length
+            * (t144 * cache.arm_slice2_local_bend_y_column_w_y
+                + t157 * cache.arm_slice1_local_bend_y_column_v_z
+                + t174 * cache.arm_slice0_local_bend_y_column_w_y
+                + cache.arm_slice2_local_bend_y_column_w_x * t176
+                + cache.arm_slice1_local_bend_y_column_w_y * t181
+                + t182 * cache.arm_slice2_local_bend_y_column_v_y
+                + cache.arm_slice1_local_bend_y_column_w_z * t184
+                + cache.arm_slice0_local_bend_y_column_v_x * t185
+                + cache.arm_slice0_local_bend_y_column_v_z * t186
+                + t203 * cache.arm_slice3_local_bend_y_column_w_z
+                + t204 * cache.arm_slice1_local_bend_y_column_w_x
+                + cache.arm_slice3_local_bend_y_column_w_y * t206
+                + cache.arm_slice0_local_bend_y_column_w_z * t208
+                + t209 * cache.arm_slice2_local_bend_y_column_v_z
+                + cache.arm_slice1_local_bend_y_column_v_y * t210
+                + t211 * cache.arm_slice3_local_bend_y_column_v_y
+                + t212 * cache.arm_slice3_local_bend_y_column_w_x
+                + cache.arm_slice2_local_bend_y_column_w_z * t213
+                + cache.arm_slice3_local_bend_y_column_v_x * t214
+                + t215 * cache.arm_slice0_local_bend_y_column_w_x
+                + cache.arm_slice1_local_bend_y_column_v_x * t216
+                + cache.arm_slice2_local_bend_y_column_v_x * t217
+                + t218 * cache.arm_slice0_local_bend_y_column_v_y
+                + cache.arm_slice3_local_bend_y_column_v_z * t219)
+        + wrist_composite_force_f_x * cache.arm_tip_subspace0_v_x;
+    out[1] = p.section_length
+        * (t214 * cache.arm_slice3_local_bend_z_column_v_x
+            + t215 * cache.arm_slice0_local_bend_z_column_w_x
+            + cache.arm_slice3_local_bend_z_column_v_y * t211
+            + cache.arm_slice2_local_bend_z_column_v_y * t182
+            + t144 * cache.arm_slice2_local_bend_z_column_w_y
+            + cache.arm_slice2_local_bend_z_column_w_z * t213
+            + cache.arm_slice1_local_bend_z_column_w_z * t184
+            + t212 * cache.arm_slice3_local_bend_z_column_w_x
+            + cache.arm_slice1_local_bend_z_column_v_y * t210
+            + t217 * cache.arm_slice2_local_bend_z_column_v_x
+            + cache.arm_slice3_local_bend_z_column_v_z * t219
+            + t204 * cache.arm_slice1_local_bend_z_column_w_x
+            + cache.arm_slice0_local_bend_z_column_v_z * t186
+            + cache.arm_slice2_local_bend_z_column_v_z * t209
+            + cache.arm_slice1_local_bend_z_column_v_z * t157
+            + cache.arm_slice1_local_bend_z_column_w_y * t181
+            + cache.arm_slice0_local_bend_z_column_w_y * t174
+            + t176 * cache.arm_slice2_local_bend_z_column_w_x
+            + cache.arm_slice1_local_bend_z_column_v_x * t216
+            + t218 * cache.arm_slice0_local_bend_z_column_v_y
+            + cache.arm_slice3_local_bend_z_column_w_y * t206
+            + t203 * cache.arm_slice3_local_bend_z_column_w_z
+            + cache.arm_slice0_local_bend_z_column_v_x * t185
+            + t208 * cache.arm_slice0_local_bend_z_column_w_z)
         + wrist_composite_force_n_z * cache.arm_tip_subspace1_w_z
-        + cache.arm_slice2_local_subspace1_w_x * t212
-        + t210 * cache.arm_slice3_local_subspace1_w_x
-        + t222 * cache.arm_slice3_local_subspace1_w_y
-        + cache.arm_slice1_local_subspace1_w_z * t214
-        + cache.arm_slice0_local_subspace1_v_z * t215
-        + cache.arm_slice1_local_subspace1_v_z * t225
         + wrist_composite_force_f_z * cache.arm_tip_subspace1_v_z
-        + wrist_composite_force_f_x * cache.arm_tip_subspace1_v_x
-        + t220 * cache.arm_slice2_local_subspace1_w_y
-        + cache.arm_slice1_local_subspace1_w_x * t224
-        + t227 * cache.arm_slice3_local_subspace1_w_z
-        + cache.arm_slice3_local_subspace1_v_y * t226
-        + cache.arm_slice2_local_subspace1_v_z * t230
-        + t228 * cache.arm_slice3_local_subspace1_v_z
-        + cache.arm_slice0_local_subspace1_w_x * t164
-        + cache.arm_slice2_local_subspace1_v_y * t219
-        + cache.arm_slice0_local_subspace1_v_y * t221
-        + t124 * cache.arm_slice2_local_subspace1_w_z
-        + cache.arm_slice2_local_subspace1_v_x * t229;
-    out[2] = cache.flap_slice0_local_subspace0_v_y * (t51 + t55 + t68 + t71)
-        + (t82 + t89 + t91 + t93) * cache.flap_slice0_local_subspace0_v_x
-        + (t74 + t84 + t85 + t92) * cache.flap_slice2_local_subspace0_v_x
-        + cache.flap_slice1_local_subspace0_w_z
-            * (t165 + t168 + t173 + t178 + t181 + t184 + t185)
-        + cache.flap_slice1_local_subspace0_v_x * (t75 + t77 + t86 + t88)
-        + (t166 + t170 + t175 + t176 + t177 + t180 + t183)
-            * cache.flap_slice0_local_subspace0_w_z
-        + (t167 + t169 + t171 + t172 + t174 + t179 + t182)
-            * cache.flap_slice2_local_subspace0_w_z
-        + (t57 + t60 + t64 + t67) * cache.flap_slice1_local_subspace0_v_y
-        + (t52 + t59 + t63 + t70) * cache.flap_slice2_local_subspace0_v_y;
+        + wrist_composite_force_f_y * cache.arm_tip_subspace1_v_y
+        + wrist_composite_force_n_x * cache.arm_tip_subspace1_w_x
+        + wrist_composite_force_n_y * cache.arm_tip_subspace1_w_y
+        + wrist_composite_force_f_x * cache.arm_tip_subspace1_v_x;
+    out[2] = (0.5 * (t105 + t106 + t113 + t114 + t117 + t118 + t125)
+        + (t71 + t75 + t80 + t81) * cache.flap_slice2_local_bend_y_column_v_x
+        + (t91 + t98 + t102 + t103) * cache.flap_slice0_local_bend_y_column_v_y
+        + (t77 + t79 + t82 + t84) * cache.flap_slice0_local_bend_y_column_v_x
+        + cache.flap_slice2_local_bend_y_column_v_y * (t86 + t87 + t92 + t100)
+        + 0.1127016653792583 * (t108 + t111 + t115 + t116 + t119 + t121 + t124)
+        + cache.flap_slice1_local_bend_y_column_v_x * (t73 + t74 + t76 + t83)
+        + (t88 + t89 + t90 + t97) * cache.flap_slice1_local_bend_y_column_v_y
+        + 0.8872983346207417 * (t107 + t109 + t110 + t112 + t120 + t122 + t123))
+        * p.flap_length;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -3463,651 +3466,610 @@ pub fn coriolis_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
-    let arm_bend_z_rate = p.section_length * qd[1];
+    let arm_slice1_local_subspace0_w_y = cache.arm_slice1_local_bend_y_column_w_y
+        * p.section_length;
+    let arm_slice1_local_subspace0_w_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_z;
+    let arm_slice1_local_subspace0_w_x = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_x;
+    let arm_slice1_subspace0_w_y = 0.96744666685656 * arm_slice1_local_subspace0_w_y
+        + 0.09195266597143173 * arm_slice1_local_subspace0_w_x
+        - 0.2357788243436599 * arm_slice1_local_subspace0_w_z;
+    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
+        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice1_local_com_z;
+    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
+    let t0 = 0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c3;
     let arm_bend_y = q[0] * p.section_length;
-    let arm_bend_z = q[1] * p.section_length;
-    let t0 = arm_bend_z * arm_bend_z;
-    let t1 = arm_bend_y * t0;
-    let t2 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t1;
-    let t3 = -(2.0934480533670987 * t1 * cache.arm_slice3_bend_c5);
-    let t4 = arm_bend_y * arm_bend_y;
-    let t5 = arm_bend_z * t4;
+    let t1 = arm_bend_y * arm_bend_y;
+    let t2 = p.section_length * t1;
+    let t3 = -(0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c2);
     let arm_bend_y_rate = p.section_length * qd[0];
-    let t6 = arm_bend_z_rate
-        * (t2 + t3 - 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y)
-        + (0.6978160177890329 * cache.arm_slice3_bend_c4 * t5
-            - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t5
-            - 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z)
+    let arm_bend_z_rate = p.section_length * qd[1];
+    let arm_bend_z = q[1] * p.section_length;
+    let t4 = arm_bend_z * arm_bend_y * p.section_length;
+    let t5 = 0.0117423040576666 * cache.arm_slice1_bend_c5 * t4
+        + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t4
+        - 0.0117423040576666 * cache.arm_slice1_bend_c4 * t4;
+    let t6 = arm_bend_z * arm_bend_z;
+    let t7 = arm_bend_y * t6;
+    let t8 = 0.003914101352555533 * t7 * cache.arm_slice1_bend_c4;
+    let t9 = -(0.0117423040576666 * cache.arm_slice1_bend_c5 * t7);
+    let t10 = arm_bend_z * t1;
+    let t11 = arm_bend_z_rate
+        * (t8 + t9 - 0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3)
+        + (0.003914101352555533 * cache.arm_slice1_bend_c4 * t10
+            - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t10
+            - 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3)
             * arm_bend_y_rate;
-    let t7 = arm_bend_z * arm_bend_y;
-    let t8 = (0.7498816861956312 * cache.arm_slice3_bend_c3 * t7
-        - 1.4997633723912625 * t7 * cache.arm_slice3_bend_c4) * arm_bend_y_rate
+    let t12 = arm_bend_z.powi(3);
+    let t13 = arm_bend_z_rate
+        * (0.003914101352555533 * cache.arm_slice1_bend_c4 * t12
+            - 0.07188019323870527 * arm_bend_z * cache.arm_slice1_bend_c3
+            - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t12)
+        + (t8 + t9) * arm_bend_y_rate;
+    let t14 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
+    let t15 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t4
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t4;
+    let t16 = (t14 + 0.02372114506416456 * t2 * cache.arm_slice1_bend_c4
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t2) * arm_bend_y_rate
+        + arm_bend_z_rate * t15;
+    let t17 = p.section_length * t6;
+    let t18 = t15 * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.7498816861956312 * cache.arm_slice3_bend_c3 * t0
-                - 1.4997633723912625 * cache.arm_slice3_bend_c4 * t0
-                - 0.8659570925834785 * cache.arm_slice3_bend_c2);
-    let t9 = arm_bend_z.powi(3);
-    let t10 = arm_bend_z_rate
-        * (0.6978160177890329 * cache.arm_slice3_bend_c4 * t9
-            - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t9
-            - 1.6116641892895247 * cache.arm_slice3_bend_c3 * arm_bend_z)
-        + (t2 + t3) * arm_bend_y_rate;
-    let arm_slice3_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t8
-        - 0.1748223713144484 * p.section_length * t6
-        - 0.35991537421130565 * p.section_length * t10;
-    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
-        - 0.35991537421130565 * cache.arm_slice3_local_com_z
-        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
-    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
-        + 0.09195266597143173 * cache.arm_slice3_local_com_x
-        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
-    let t11 = 1.0 / p.section_mass;
-    let t12 = -(0.8659570925834785 * t7 * cache.arm_slice3_bend_c2);
-    let t13 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * t4;
-    let t14 = -(0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1);
-    let arm_slice3_rotation_11 = 0.96744666685656 * t13 + 0.09195266597143173 * t14
-        - 0.2357788243436599 * t12;
-    let arm_slice3_rotation_01 = 0.9164595255079896 * t14 - 0.35991537421130565 * t12
-        - 0.1748223713144484 * t13;
-    let arm_bend_squared = t0 + t4;
-    let t15 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
-    let t16 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
-    let t17 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
-    let arm_slice3_rotation_00 = 0.9164595255079896 * t15 - 0.1748223713144484 * t16
-        - 0.35991537421130565 * t17;
-    let arm_slice3_rotation_10 = 0.09195266597143173 * t15 + 0.96744666685656 * t16
-        - 0.2357788243436599 * t17;
-    let t18 = -(0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1);
-    let t19 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * t0;
-    let arm_slice3_rotation_02 = 0.9164595255079896 * t18 - 0.35991537421130565 * t19
-        - 0.1748223713144484 * t12;
-    let arm_slice3_rotation_12 = 0.09195266597143173 * t18 + 0.96744666685656 * t12
-        - 0.2357788243436599 * t19;
-    let arm_slice3_inertia_com_01 = 0.000001 * t11 * arm_slice3_rotation_11
-        * cache.arm_slice0_mass * arm_slice3_rotation_01
-        + 0.000002 * arm_slice3_rotation_00 * t11 * cache.arm_slice0_mass
-            * arm_slice3_rotation_10
-        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_02
-            * arm_slice3_rotation_12;
-    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
-        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y;
+            * (t14 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t17
+                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t17);
+    let t19 = (t0 + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t2
+        + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t2 + t3
+        - 0.0117423040576666 * t2 * cache.arm_slice1_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * t5
+        - (cache.arm_slice1_local_com_z * t11 - t13 * cache.arm_slice1_local_com_y)
+        - (cache.arm_slice1_local_bend_y_column_w_y * t18
+            - t16 * cache.arm_slice1_local_bend_y_column_w_z);
+    let t20 = arm_bend_z * arm_bend_y;
+    let t21 = arm_bend_z_rate
+        * (0.01186057253208228 * cache.arm_slice1_bend_c3 * t6
+            - 0.02372114506416456 * cache.arm_slice1_bend_c4 * t6
+            - 0.10890625570683385 * cache.arm_slice1_bend_c2)
+        + (0.01186057253208228 * t20 * cache.arm_slice1_bend_c3
+            - 0.02372114506416456 * t20 * cache.arm_slice1_bend_c4) * arm_bend_y_rate;
+    let t22 = arm_bend_z * p.section_length * t1;
+    let t23 = arm_bend_z * p.section_length;
+    let t24 = 0.010333524360067221 * t22 * cache.arm_slice1_bend_c6
+        + 0.0012916905450084026 * t22 * cache.arm_slice1_bend_c4
+        + 0.02372114506416456 * t23 * cache.arm_slice1_bend_c4
+        - 0.006458452725042013 * t22 * cache.arm_slice1_bend_c5
+        - 0.01186057253208228 * t23 * cache.arm_slice1_bend_c3;
+    let t25 = arm_bend_y * p.section_length;
+    let t26 = arm_bend_z_rate
+        * (0.035940096619352636 * t23 * cache.arm_slice1_bend_c3
+            - 0.035940096619352636 * t23 * cache.arm_slice1_bend_c2)
+        + (0.035940096619352636 * cache.arm_slice1_bend_c3 * t25
+            - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t25) * arm_bend_y_rate;
+    let t27 = arm_bend_y.powi(3);
+    let t28 = p.section_length * t27;
+    let t29 = t24 * arm_bend_z_rate
+        + arm_bend_y_rate
+            * (0.0012916905450084026 * t28 * cache.arm_slice1_bend_c4
+                + 0.07116343519249368 * cache.arm_slice1_bend_c4 * t25
+                + 0.010333524360067221 * t28 * cache.arm_slice1_bend_c6
+                - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t25
+                - 0.006458452725042013 * t28 * cache.arm_slice1_bend_c5)
+        - (t13 * cache.arm_slice1_local_com_x - t21 * cache.arm_slice1_local_com_z)
+        - (t26 * cache.arm_slice1_local_bend_y_column_w_z
+            - t18 * cache.arm_slice1_local_bend_y_column_w_x);
+    let t30 = arm_bend_y * p.section_length * t6;
+    let t31 = 0.010333524360067221 * t30 * cache.arm_slice1_bend_c6
+        + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t25
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t30
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t25
+        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t30;
+    let t32 = arm_bend_z_rate * t31;
+    let t33 = t24 * arm_bend_y_rate;
+    let t34 = t32 + t33
+        - (t21 * cache.arm_slice1_local_com_y - cache.arm_slice1_local_com_x * t11)
+        - (t16 * cache.arm_slice1_local_bend_y_column_w_x
+            - cache.arm_slice1_local_bend_y_column_w_y * t26);
+    let arm_slice1_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t21
+        + 0.96744666685656 * p.section_length * t11
+        - 0.2357788243436599 * p.section_length * t13;
+    let arm_slice1_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t19
+        - 0.1748223713144484 * t29 * p.section_length
+        - 0.35991537421130565 * t34 * p.section_length
+        - 0.01 * arm_slice1_subspace0_rate_w_y;
+    let t35 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
+    let arm_bend_squared = t6 + t1;
+    let t36 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
+    let t37 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
+    let arm_slice1_rotation_10 = 0.96744666685656 * t35 + 0.09195266597143173 * t36
+        - 0.2357788243436599 * t37;
+    let t38 = 1.0 / p.section_mass;
+    let t39 = 0.000002 * cache.arm_slice1_mass * t38
+        - 0.000001 * cache.arm_slice1_mass * t38;
+    let t40 = 0.000001 * cache.arm_slice1_mass * t38;
+    let arm_slice1_inertia_com_11 = arm_slice1_rotation_10 * arm_slice1_rotation_10 * t39
+        + t40;
+    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
+        + 0.96744666685656 * cache.arm_slice1_local_com_y
+        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
+    let t41 = arm_slice1_position_y * arm_slice1_position_y;
+    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice1_local_com_z
+        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
+    let t42 = arm_slice1_position_x * arm_slice1_position_x;
+    let t43 = arm_slice1_position_z * arm_slice1_position_z;
+    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
+        + cache.arm_slice1_mass
+            * (t41 + t42 + t43 - arm_slice1_position_y * arm_slice1_position_y);
+    let arm_slice1_rotation_20 = 0.3894183423086505 * t36 + 0.1829865712999871 * t35
+        + 0.90270109637546 * t37;
+    let arm_slice1_rotation_00 = 0.9164595255079896 * t36 - 0.35991537421130565 * t37
+        - 0.1748223713144484 * t35;
+    let arm_slice1_inertia_com_02 = t39 * arm_slice1_rotation_20
+        * arm_slice1_rotation_00;
+    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
+    let arm_slice1_subspace0_w_z = 0.3894183423086505 * arm_slice1_local_subspace0_w_x
+        + 0.90270109637546 * arm_slice1_local_subspace0_w_z
+        + 0.1829865712999871 * arm_slice1_local_subspace0_w_y;
+    let arm_slice1_local_subspace1_w_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_x;
+    let arm_slice1_local_subspace1_w_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_z;
+    let arm_slice1_local_subspace1_w_y = cache.arm_slice1_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice1_subspace1_w_z = 0.3894183423086505 * arm_slice1_local_subspace1_w_x
+        + 0.90270109637546 * arm_slice1_local_subspace1_w_z
+        + 0.1829865712999871 * arm_slice1_local_subspace1_w_y;
+    let arm_slice1_velocity_w_z = arm_slice1_subspace0_w_z * qd[0]
+        + arm_slice1_subspace1_w_z * qd[1];
+    let arm_slice1_local_subspace1_v_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_x;
+    let arm_slice1_local_subspace1_v_y = cache.arm_slice1_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice1_subspace1_w_x = 0.9164595255079896 * arm_slice1_local_subspace1_w_x
+        - 0.35991537421130565 * arm_slice1_local_subspace1_w_z
+        - 0.1748223713144484 * arm_slice1_local_subspace1_w_y;
+    let arm_slice1_local_subspace1_v_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_z;
+    let arm_slice1_subspace1_v_y = 0.09195266597143173 * arm_slice1_local_subspace1_v_x
+        + 0.96744666685656 * arm_slice1_local_subspace1_v_y
+        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
+        - 0.2357788243436599 * arm_slice1_local_subspace1_v_z;
+    let arm_slice1_local_subspace0_v_y = cache.arm_slice1_local_bend_y_column_v_y
+        * p.section_length;
+    let arm_slice1_local_subspace0_v_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_v_z;
+    let arm_slice1_local_subspace0_v_x = cache.arm_slice1_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice1_subspace0_w_x = 0.9164595255079896 * arm_slice1_local_subspace0_w_x
+        - 0.1748223713144484 * arm_slice1_local_subspace0_w_y
+        - 0.35991537421130565 * arm_slice1_local_subspace0_w_z;
+    let arm_slice1_subspace0_v_y = 0.96744666685656 * arm_slice1_local_subspace0_v_y
+        + 0.09195266597143173 * arm_slice1_local_subspace0_v_x
+        + 0.01 * arm_slice1_subspace0_w_x
+        - 0.2357788243436599 * arm_slice1_local_subspace0_v_z
+        - 0.02 * arm_slice1_subspace0_w_z;
+    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
+        + arm_slice1_subspace0_v_y * qd[0];
+    let arm_slice1_inertia_com_00 = t39 * arm_slice1_rotation_00 * arm_slice1_rotation_00
+        + t40;
+    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
+        * (t41 + t42 + t43 - arm_slice1_position_x * arm_slice1_position_x)
+        + arm_slice1_inertia_com_00;
+    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
+        + arm_slice1_subspace0_w_x * qd[0];
+    let arm_slice1_subspace1_w_y = 0.96744666685656 * arm_slice1_local_subspace1_w_y
+        + 0.09195266597143173 * arm_slice1_local_subspace1_w_x
+        - 0.2357788243436599 * arm_slice1_local_subspace1_w_z;
+    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
+        + arm_slice1_subspace0_w_y * qd[0];
+    let arm_slice1_inertia_com_01 = arm_slice1_rotation_10 * t39
+        * arm_slice1_rotation_00;
+    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
+    let arm_slice1_subspace1_v_z = 0.3894183423086505 * arm_slice1_local_subspace1_v_x
+        + 0.1829865712999871 * arm_slice1_local_subspace1_v_y
+        + 0.90270109637546 * arm_slice1_local_subspace1_v_z
+        + 0.02 * arm_slice1_subspace1_w_y;
+    let arm_slice1_subspace0_v_z = 0.3894183423086505 * arm_slice1_local_subspace0_v_x
+        + 0.90270109637546 * arm_slice1_local_subspace0_v_z
+        + 0.02 * arm_slice1_subspace0_w_y
+        + 0.1829865712999871 * arm_slice1_local_subspace0_v_y;
+    let arm_slice1_velocity_v_z = qd[1] * arm_slice1_subspace1_v_z
+        + qd[0] * arm_slice1_subspace0_v_z;
+    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
+    let arm_slice1_momentum_n_x = arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
+        + arm_slice1_inertia_i_00 * arm_slice1_velocity_w_x
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
+        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
+        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
+    let arm_slice1_inertia_com_12 = arm_slice1_rotation_10 * t39
+        * arm_slice1_rotation_20;
+    let t44 = -(arm_slice1_inertia_com_12 * arm_slice1_velocity_w_x);
+    let t45 = arm_slice1_position_x * arm_slice1_velocity_w_z + arm_slice1_velocity_v_y
+        - arm_slice1_position_z * arm_slice1_velocity_w_x;
+    let t46 = t45 * arm_slice1_position_y;
+    let arm_slice1_subspace1_v_x = 0.9164595255079896 * arm_slice1_local_subspace1_v_x
+        - 0.01 * arm_slice1_subspace1_w_y
+        - 0.35991537421130565 * arm_slice1_local_subspace1_v_z
+        - 0.1748223713144484 * arm_slice1_local_subspace1_v_y;
+    let arm_slice1_subspace0_v_x = 0.9164595255079896 * arm_slice1_local_subspace0_v_x
+        - 0.1748223713144484 * arm_slice1_local_subspace0_v_y
+        - 0.35991537421130565 * arm_slice1_local_subspace0_v_z
+        - 0.01 * arm_slice1_subspace0_w_y;
+    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
+        + arm_slice1_subspace0_v_x * qd[0];
+    let t47 = arm_slice1_velocity_v_x + arm_slice1_velocity_w_y * arm_slice1_position_z
+        - arm_slice1_velocity_w_z * arm_slice1_position_y;
+    let t48 = arm_slice1_position_x * t47;
+    let t49 = arm_slice1_velocity_v_z + arm_slice1_velocity_w_x * arm_slice1_position_y
+        - arm_slice1_velocity_w_y * arm_slice1_position_x;
+    let t50 = arm_slice1_position_z * t49;
+    let t51 = 2.0 * (t48 + t46 + t50);
+    let t52 = arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z;
+    let t53 = t44 + t44 + (t51 - (t46 + t46)) * cache.arm_slice1_mass + t52 + t52;
+    let arm_slice1_inertia_com_22 = t39 * arm_slice1_rotation_20 * arm_slice1_rotation_20
+        + t40;
+    let t54 = arm_slice1_velocity_w_x * arm_slice1_inertia_com_11
+        + arm_slice1_inertia_com_02 * arm_slice1_velocity_w_z
+        - arm_slice1_velocity_w_x * arm_slice1_inertia_com_22
+        - cache.arm_slice1_mass
+            * (arm_slice1_position_y * t49 + arm_slice1_position_z * t45)
+        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_01;
+    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
+    let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
+        - (arm_slice1_velocity_w_y * arm_slice1_inertia_h_x
+            - arm_slice1_velocity_w_x * arm_slice1_inertia_h_y);
+    let t55 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_12
+        + arm_slice1_inertia_com_00 * arm_slice1_velocity_w_z
+        - arm_slice1_inertia_com_11 * arm_slice1_velocity_w_z
+        - arm_slice1_inertia_com_02 * arm_slice1_velocity_w_x
+        - cache.arm_slice1_mass
+            * (t47 * arm_slice1_position_y + arm_slice1_position_x * t45);
+    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
+        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
+            - arm_slice1_inertia_h_z * arm_slice1_velocity_w_y);
+    let arm_slice1_inertia_i_22 = arm_slice1_inertia_com_22
+        + cache.arm_slice1_mass
+            * (t41 + t42 + t43 - arm_slice1_position_z * arm_slice1_position_z);
+    let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
+    let arm_slice1_momentum_n_z = arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
+        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_22
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_02
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_12
+        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
+    let arm_slice1_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t13
+        + 0.1829865712999871 * p.section_length * t11
+        + 0.3894183423086505 * p.section_length * t21;
+    let arm_slice1_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t21
+        - 0.35991537421130565 * p.section_length * t13
+        - 0.1748223713144484 * p.section_length * t11;
+    let arm_slice1_subspace0_rate_v_z = 0.90270109637546 * t34 * p.section_length
+        + 0.02 * arm_slice1_subspace0_rate_w_y
+        + 0.1829865712999871 * t29 * p.section_length
+        + 0.3894183423086505 * p.section_length * t19;
+    let t56 = arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_v_x
+        + arm_slice1_inertia_i_11 * arm_slice1_subspace0_rate_w_y
+        + 0.5
+            * (arm_slice1_momentum_n_x * arm_slice1_subspace0_w_z
+                + arm_slice1_subspace0_w_y * t53 + arm_slice1_subspace0_w_z * t54
+                + cache.arm_slice1_mass * arm_slice1_subspace0_v_x * t49
+                + arm_slice1_subspace0_w_x * t55
+                + arm_slice1_momentum_f_x * arm_slice1_subspace0_v_z
+                - cache.arm_slice1_mass * t47 * arm_slice1_subspace0_v_z
+                - arm_slice1_momentum_f_z * arm_slice1_subspace0_v_x
+                - arm_slice1_momentum_n_z * arm_slice1_subspace0_w_x)
+        + arm_slice1_inertia_i_12 * arm_slice1_subspace0_rate_w_z
+        + arm_slice1_inertia_i_01 * arm_slice1_subspace0_rate_w_x
+        - arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_v_z;
     let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
         + 0.3894183423086505 * cache.arm_slice3_local_com_x
         + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
-    let arm_slice3_rotation_21 = 0.1829865712999871 * t13 + 0.3894183423086505 * t14
-        + 0.90270109637546 * t12;
-    let arm_slice3_rotation_20 = 0.1829865712999871 * t16 + 0.90270109637546 * t17
-        + 0.3894183423086505 * t15;
-    let arm_slice3_rotation_22 = 0.3894183423086505 * t18 + 0.90270109637546 * t19
-        + 0.1829865712999871 * t12;
-    let arm_slice3_inertia_com_02 = 0.000001 * arm_slice3_rotation_21 * t11
-        * cache.arm_slice0_mass * arm_slice3_rotation_01
-        + 0.000002 * arm_slice3_rotation_00 * arm_slice3_rotation_20 * t11
-            * cache.arm_slice0_mass
-        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_22
-            * arm_slice3_rotation_02;
-    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
-        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace1_w_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
-        + arm_slice3_subspace0_w_x * qd[0];
+    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let t57 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t7;
+    let t58 = -(2.0934480533670987 * t7 * cache.arm_slice3_bend_c5);
+    let t59 = arm_bend_z_rate
+        * (t57 + t58 - 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y)
+        + (0.6978160177890329 * cache.arm_slice3_bend_c4 * t10
+            - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t10
+            - 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z)
+            * arm_bend_y_rate;
+    let t60 = (0.7498816861956312 * cache.arm_slice3_bend_c3 * t20
+        - 1.4997633723912625 * t20 * cache.arm_slice3_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.7498816861956312 * cache.arm_slice3_bend_c3 * t6
+                - 1.4997633723912625 * cache.arm_slice3_bend_c4 * t6
+                - 0.8659570925834785 * cache.arm_slice3_bend_c2);
+    let t61 = arm_bend_z_rate
+        * (0.6978160177890329 * cache.arm_slice3_bend_c4 * t12
+            - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t12
+            - 1.6116641892895247 * cache.arm_slice3_bend_c3 * arm_bend_z)
+        + (t57 + t58) * arm_bend_y_rate;
+    let arm_slice3_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t60
+        - 0.1748223713144484 * p.section_length * t59
+        - 0.35991537421130565 * p.section_length * t61;
+    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
+        - 0.35991537421130565 * cache.arm_slice3_local_com_z
+        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
     let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
-    let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
-        - 0.02 * arm_slice3_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
-    let arm_slice3_subspace0_w_z = 0.90270109637546
-        * cache.arm_slice3_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace0_w_x;
-    let arm_slice3_subspace0_v_y = 0.01 * arm_slice3_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_v_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace0_v_y
-        - 0.02 * arm_slice3_subspace0_w_z
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
-        + arm_slice3_subspace0_v_y * qd[0];
-    let arm_slice3_inertia_com_12 = 0.000001 * t11 * cache.arm_slice0_mass
-        * arm_slice3_rotation_22 * arm_slice3_rotation_12
-        + 0.000002 * arm_slice3_rotation_20 * t11 * cache.arm_slice0_mass
-            * arm_slice3_rotation_10
-        + 0.000001 * arm_slice3_rotation_21 * t11 * arm_slice3_rotation_11
-            * cache.arm_slice0_mass;
-    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
-        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace0_w_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace0_w_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
-    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
-        + arm_slice3_subspace0_w_y * qd[0];
-    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_21
-        * arm_slice3_rotation_21 * t11 * cache.arm_slice0_mass
-        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_22
-            * arm_slice3_rotation_22
-        + 0.000002 * arm_slice3_rotation_20 * arm_slice3_rotation_20 * t11
-            * cache.arm_slice0_mass;
-    let t20 = arm_slice3_position_z * arm_slice3_position_z;
-    let t21 = arm_slice3_position_x * arm_slice3_position_x;
-    let t22 = arm_slice3_position_y * arm_slice3_position_y;
-    let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
-        + cache.arm_slice0_mass
-            * (t20 + t21 + t22 - arm_slice3_position_z * arm_slice3_position_z);
-    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
-        + arm_slice3_subspace0_w_z * qd[0];
-    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_v_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y
-        - 0.01 * arm_slice3_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace1_v_x
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
-        - 0.01 * arm_slice3_subspace1_w_y
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y;
-    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
-        + arm_slice3_subspace1_v_x * qd[1];
-    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
-        + arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
-        + arm_slice3_inertia_i_12 * arm_slice3_velocity_w_y
-        + arm_slice3_inertia_i_22 * arm_slice3_velocity_w_z
-        - arm_slice3_inertia_h_y * arm_slice3_velocity_v_x;
-    let t23 = arm_slice3_velocity_w_y * arm_slice3_position_z + arm_slice3_velocity_v_x
-        - arm_slice3_velocity_w_z * arm_slice3_position_y;
-    let t24 = arm_slice3_position_x * arm_slice3_velocity_w_z + arm_slice3_velocity_v_y
-        - arm_slice3_position_z * arm_slice3_velocity_w_x;
-    let arm_slice3_inertia_com_00 = 0.000001 * t11 * cache.arm_slice0_mass
-        * arm_slice3_rotation_02 * arm_slice3_rotation_02
-        + 0.000002 * arm_slice3_rotation_00 * arm_slice3_rotation_00 * t11
-            * cache.arm_slice0_mass
-        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_01
-            * arm_slice3_rotation_01;
-    let arm_slice3_inertia_com_11 = 0.000001 * t11 * cache.arm_slice0_mass
-        * arm_slice3_rotation_12 * arm_slice3_rotation_12
-        + 0.000001 * t11 * arm_slice3_rotation_11 * arm_slice3_rotation_11
-            * cache.arm_slice0_mass
-        + 0.000002 * t11 * cache.arm_slice0_mass * arm_slice3_rotation_10
-            * arm_slice3_rotation_10;
-    let t25 = arm_slice3_velocity_w_z * arm_slice3_inertia_com_00
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_com_12
-        - (arm_slice3_position_y * t23 + arm_slice3_position_x * t24)
-            * cache.arm_slice0_mass - arm_slice3_velocity_w_x * arm_slice3_inertia_com_02
-        - arm_slice3_inertia_com_11 * arm_slice3_velocity_w_z;
-    let arm_slice3_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice3_local_subspace0_v_x
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
+    let arm_slice3_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t61
+        + 0.3894183423086505 * p.section_length * t60
+        + 0.1829865712999871 * p.section_length * t59;
+    let t62 = 5.1949229180765215 * t30 * cache.arm_slice3_bend_c6
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t30
+        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t25
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t25
+        - 3.246826823797826 * cache.arm_slice3_bend_c5 * t30;
+    let t63 = arm_bend_z_rate * t62;
+    let t64 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
+    let t65 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t4
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t4;
+    let t66 = (t64 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t2
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t2) * arm_bend_y_rate
+        + arm_bend_z_rate * t65;
+    let t67 = arm_bend_y_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t25
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t25)
+        + arm_bend_z_rate
+            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t23
+                - 0.8058320946447624 * t23 * cache.arm_slice3_bend_c2);
+    let t68 = 1.4997633723912625 * t23 * cache.arm_slice3_bend_c4
+        + 0.6493653647595652 * t22 * cache.arm_slice3_bend_c4
+        + 5.1949229180765215 * t22 * cache.arm_slice3_bend_c6
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t23
+        - 3.246826823797826 * t22 * cache.arm_slice3_bend_c5;
+    let t69 = t68 * arm_bend_y_rate;
+    let t70 = t63 + t69
+        - (t66 * cache.arm_slice3_local_bend_y_column_w_x
+            - cache.arm_slice3_local_bend_y_column_w_y * t67)
+        - (t60 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t59);
+    let t71 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * p.section_length;
+    let t72 = -(0.8058320946447624 * p.section_length * cache.arm_slice3_bend_c2);
+    let t73 = t65 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t64 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t17
+                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t17);
+    let t74 = 0.6978160177890329 * cache.arm_slice3_bend_c3 * t4
+        + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t4
+        - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t4;
+    let t75 = (t71 + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t2
+        + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t2 + t72
+        - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t2) * arm_bend_y_rate
+        + arm_bend_z_rate * t74
+        - (cache.arm_slice3_local_com_z * t59 - t61 * cache.arm_slice3_local_com_y)
+        - (t73 * cache.arm_slice3_local_bend_y_column_w_y
+            - t66 * cache.arm_slice3_local_bend_y_column_w_z);
+    let t76 = arm_bend_z_rate * t68
+        + (0.6493653647595652 * t28 * cache.arm_slice3_bend_c4
+            + 5.1949229180765215 * t28 * cache.arm_slice3_bend_c6
+            + 4.499290117173787 * cache.arm_slice3_bend_c4 * t25
+            - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t25
+            - 3.246826823797826 * t28 * cache.arm_slice3_bend_c5) * arm_bend_y_rate
+        - (cache.arm_slice3_local_com_x * t61 - cache.arm_slice3_local_com_z * t60)
+        - (t67 * cache.arm_slice3_local_bend_y_column_w_z
+            - t73 * cache.arm_slice3_local_bend_y_column_w_x);
+    let arm_slice3_subspace0_rate_v_y = 0.01 * arm_slice3_subspace0_rate_w_x
+        + 0.09195266597143173 * p.section_length * t75
+        + 0.96744666685656 * t76 * p.section_length
+        - 0.2357788243436599 * p.section_length * t70
+        - 0.02 * arm_slice3_subspace0_rate_w_z;
+    let arm_slice3_local_subspace0_w_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_z;
+    let arm_slice3_local_subspace0_w_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_y;
+    let arm_slice3_local_subspace0_w_x = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_x;
+    let arm_slice3_subspace0_w_x = 0.9164595255079896 * arm_slice3_local_subspace0_w_x
+        - 0.35991537421130565 * arm_slice3_local_subspace0_w_z
+        - 0.1748223713144484 * arm_slice3_local_subspace0_w_y;
+    let arm_slice3_local_subspace0_v_x = cache.arm_slice3_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice3_local_subspace0_v_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_y;
+    let arm_slice3_subspace0_w_y = 0.96744666685656 * arm_slice3_local_subspace0_w_y
+        + 0.09195266597143173 * arm_slice3_local_subspace0_w_x
+        - 0.2357788243436599 * arm_slice3_local_subspace0_w_z;
+    let arm_slice3_local_subspace0_v_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_z;
+    let arm_slice3_subspace0_v_z = 0.3894183423086505 * arm_slice3_local_subspace0_v_x
+        + 0.1829865712999871 * arm_slice3_local_subspace0_v_y
         + 0.02 * arm_slice3_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_subspace1_v_z = 0.90270109637546
-        * cache.arm_slice3_local_subspace1_v_z + 0.02 * arm_slice3_subspace1_w_y
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace1_v_y
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
+        + 0.90270109637546 * arm_slice3_local_subspace0_v_z;
+    let arm_slice3_local_subspace1_v_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_z;
+    let arm_slice3_local_subspace1_w_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_y;
+    let arm_slice3_local_subspace1_w_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_x;
+    let arm_slice3_local_subspace1_w_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_z;
+    let arm_slice3_subspace1_w_y = 0.96744666685656 * arm_slice3_local_subspace1_w_y
+        + 0.09195266597143173 * arm_slice3_local_subspace1_w_x
+        - 0.2357788243436599 * arm_slice3_local_subspace1_w_z;
+    let arm_slice3_local_subspace1_v_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_y;
+    let arm_slice3_local_subspace1_v_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_x;
+    let arm_slice3_subspace1_v_z = 0.90270109637546 * arm_slice3_local_subspace1_v_z
+        + 0.02 * arm_slice3_subspace1_w_y
+        + 0.1829865712999871 * arm_slice3_local_subspace1_v_y
+        + 0.3894183423086505 * arm_slice3_local_subspace1_v_x;
     let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
         + arm_slice3_subspace1_v_z * qd[1];
-    let t26 = arm_slice3_position_y * arm_slice3_velocity_w_x + arm_slice3_velocity_v_z
-        - arm_slice3_position_x * arm_slice3_velocity_w_y;
-    let t27 = arm_slice3_velocity_w_z * arm_slice3_inertia_com_02
-        + arm_slice3_inertia_com_11 * arm_slice3_velocity_w_x
-        - arm_slice3_inertia_com_22 * arm_slice3_velocity_w_x
-        - arm_slice3_velocity_w_y * arm_slice3_inertia_com_01
-        - (arm_slice3_position_z * t24 + t26 * arm_slice3_position_y)
-            * cache.arm_slice0_mass;
+    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
+        + arm_slice3_subspace0_w_y * qd[0];
+    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
+        + 0.09195266597143173 * cache.arm_slice3_local_com_x
+        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
+    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_x = 0.9164595255079896 * arm_slice3_local_subspace1_w_x
+        - 0.1748223713144484 * arm_slice3_local_subspace1_w_y
+        - 0.35991537421130565 * arm_slice3_local_subspace1_w_z;
+    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
+        + arm_slice3_subspace0_w_x * qd[0];
     let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
         - (arm_slice3_velocity_w_y * arm_slice3_inertia_h_x
             - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
-    let t28 = arm_slice3_velocity_w_z * arm_slice3_inertia_com_01;
-    let t29 = arm_slice3_position_x * t23;
-    let t30 = arm_slice3_position_z * t26;
-    let t31 = arm_slice3_position_y * t24;
-    let t32 = 2.0 * (t29 + t30 + t31);
-    let t33 = -(arm_slice3_velocity_w_x * arm_slice3_inertia_com_12);
-    let t34 = t28 + t28 + cache.arm_slice0_mass * (t32 - (t31 + t31)) + t33 + t33;
-    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let t77 = arm_slice3_position_y * arm_slice3_velocity_w_x + arm_slice3_velocity_v_z
+        - arm_slice3_position_x * arm_slice3_velocity_w_y;
+    let arm_slice3_subspace0_w_z = 0.90270109637546 * arm_slice3_local_subspace0_w_z
+        + 0.1829865712999871 * arm_slice3_local_subspace0_w_y
+        + 0.3894183423086505 * arm_slice3_local_subspace0_w_x;
+    let arm_slice3_subspace1_w_z = 0.1829865712999871 * arm_slice3_local_subspace1_w_y
+        + 0.90270109637546 * arm_slice3_local_subspace1_w_z
+        + 0.3894183423086505 * arm_slice3_local_subspace1_w_x;
+    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
+        + arm_slice3_subspace0_w_z * qd[0];
+    let arm_slice3_subspace0_v_x = 0.9164595255079896 * arm_slice3_local_subspace0_v_x
+        - 0.1748223713144484 * arm_slice3_local_subspace0_v_y
+        - 0.01 * arm_slice3_subspace0_w_y
+        - 0.35991537421130565 * arm_slice3_local_subspace0_v_z;
+    let arm_slice3_subspace1_v_x = 0.9164595255079896 * arm_slice3_local_subspace1_v_x
+        - 0.35991537421130565 * arm_slice3_local_subspace1_v_z
+        - 0.01 * arm_slice3_subspace1_w_y
+        - 0.1748223713144484 * arm_slice3_local_subspace1_v_y;
+    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
+        + arm_slice3_subspace1_v_x * qd[1];
+    let t78 = arm_slice3_velocity_w_y * arm_slice3_position_z + arm_slice3_velocity_v_x
+        - arm_slice3_velocity_w_z * arm_slice3_position_y;
     let arm_slice3_momentum_f_x = cache.arm_slice0_mass * arm_slice3_velocity_v_x
         - (arm_slice3_inertia_h_y * arm_slice3_velocity_w_z
             - arm_slice3_inertia_h_z * arm_slice3_velocity_w_y);
-    let arm_slice3_inertia_i_00 = (t20 + t21 + t22
-        - arm_slice3_position_x * arm_slice3_position_x) * cache.arm_slice0_mass
-        + arm_slice3_inertia_com_00;
-    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
-        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_02
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
-        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
-    let t35 = arm_bend_y * p.section_length * t0;
-    let t36 = arm_bend_y * p.section_length;
-    let t37 = 5.1949229180765215 * t35 * cache.arm_slice3_bend_c6
-        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t35
-        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t36
-        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t36
-        - 3.246826823797826 * cache.arm_slice3_bend_c5 * t35;
-    let t38 = arm_bend_z_rate * t37;
-    let t39 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
-    let t40 = p.section_length * t4;
-    let t41 = arm_bend_z * arm_bend_y * p.section_length;
-    let t42 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t41
-        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t41;
-    let t43 = (t39 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t40
-        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t40) * arm_bend_y_rate
-        + arm_bend_z_rate * t42;
-    let t44 = -(0.8659570925834785 * arm_bend_z * cache.arm_slice3_bend_c2);
-    let t45 = -(0.8058320946447624 * cache.arm_slice3_bend_c3 * t7);
-    let t46 = arm_bend_z * p.section_length;
-    let t47 = arm_bend_y_rate
-        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t36
-            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t36)
-        + arm_bend_z_rate
-            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t46
-                - 0.8058320946447624 * t46 * cache.arm_slice3_bend_c2);
-    let t48 = arm_bend_z * p.section_length * t4;
-    let t49 = 1.4997633723912625 * t46 * cache.arm_slice3_bend_c4
-        + 0.6493653647595652 * t48 * cache.arm_slice3_bend_c4
-        + 5.1949229180765215 * t48 * cache.arm_slice3_bend_c6
-        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t46
-        - 3.246826823797826 * t48 * cache.arm_slice3_bend_c5;
-    let t50 = t49 * arm_bend_y_rate;
-    let t51 = t38 + t50 - (t43 * t44 - t45 * t47)
-        - (t8 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t6);
-    let t52 = arm_bend_y.powi(3);
-    let t53 = p.section_length * t52;
-    let t54 = p.section_length * t0;
-    let t55 = t42 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t39 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t54
-                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t54);
-    let t56 = 0.9305681557970262 - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t0;
-    let t57 = arm_bend_z_rate * t49
-        + (0.6493653647595652 * t53 * cache.arm_slice3_bend_c4
-            + 5.1949229180765215 * t53 * cache.arm_slice3_bend_c6
-            + 4.499290117173787 * cache.arm_slice3_bend_c4 * t36
-            - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t36
-            - 3.246826823797826 * t53 * cache.arm_slice3_bend_c5) * arm_bend_y_rate
-        - (cache.arm_slice3_local_com_x * t10 - cache.arm_slice3_local_com_z * t8)
-        - (t47 * t56 - t55 * t44);
-    let t58 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * p.section_length;
-    let t59 = -(0.8058320946447624 * p.section_length * cache.arm_slice3_bend_c2);
-    let t60 = 0.6978160177890329 * cache.arm_slice3_bend_c3 * t41
-        + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t41
-        - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t41;
-    let t61 = (t58 + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t40
-        + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t40 + t59
-        - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t40) * arm_bend_y_rate
-        + arm_bend_z_rate * t60
-        - (cache.arm_slice3_local_com_z * t6 - t10 * cache.arm_slice3_local_com_y)
-        - (t55 * t45 - t43 * t56);
-    let arm_slice3_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t8
-        + 0.96744666685656 * p.section_length * t6
-        - 0.2357788243436599 * p.section_length * t10;
-    let arm_slice3_subspace0_rate_v_z = 0.90270109637546 * p.section_length * t51
-        + 0.1829865712999871 * t57 * p.section_length
-        + 0.3894183423086505 * p.section_length * t61
-        + 0.02 * arm_slice3_subspace0_rate_w_y;
-    let arm_slice3_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t10
-        + 0.3894183423086505 * p.section_length * t8
-        + 0.1829865712999871 * p.section_length * t6;
-    let arm_slice3_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t61
-        - 0.01 * arm_slice3_subspace0_rate_w_y
-        - 0.35991537421130565 * p.section_length * t51
-        - 0.1748223713144484 * t57 * p.section_length;
-    let arm_slice3_inertia_i_11 = cache.arm_slice0_mass
-        * (t20 + t21 + t22 - arm_slice3_position_y * arm_slice3_position_y)
-        + arm_slice3_inertia_com_11;
-    let t62 = arm_slice3_subspace0_rate_w_x * arm_slice3_inertia_i_01
+    let t79 = arm_slice3_subspace0_rate_v_y * cache.arm_slice0_mass
         + 0.5
-            * (arm_slice3_subspace0_w_x * t25 + t27 * arm_slice3_subspace0_w_z
-                + arm_slice3_subspace0_w_y * t34
-                + arm_slice3_subspace0_v_z * arm_slice3_momentum_f_x
-                + arm_slice3_subspace0_w_z * arm_slice3_momentum_n_x
-                + arm_slice3_subspace0_v_x * t26 * cache.arm_slice0_mass
-                - arm_slice3_subspace0_w_x * arm_slice3_momentum_n_z
-                - arm_slice3_momentum_f_z * arm_slice3_subspace0_v_x
-                - arm_slice3_subspace0_v_z * cache.arm_slice0_mass * t23)
-        + arm_slice3_inertia_i_12 * arm_slice3_subspace0_rate_w_z
-        + arm_slice3_subspace0_rate_v_x * arm_slice3_inertia_h_z
-        + arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_11
-        - arm_slice3_subspace0_rate_v_z * arm_slice3_inertia_h_x;
-    let t63 = t7 * cache.arm_bend_squared_c3;
-    let t64 = arm_bend_z_rate
-        * (t0 * cache.arm_bend_squared_c3 - 2.0 * t0 * cache.arm_bend_squared_c4
-            - cache.arm_bend_squared_c2)
-        + (t63 - 2.0 * t7 * cache.arm_bend_squared_c4) * arm_bend_y_rate;
-    let t65 = t1 * cache.arm_bend_squared_c4;
-    let t66 = -(3.0 * t1 * cache.arm_bend_squared_c5);
-    let t67 = arm_bend_z_rate * (t65 + t66 - arm_bend_y * cache.arm_bend_squared_c3)
-        + (t5 * cache.arm_bend_squared_c4 - 3.0 * cache.arm_bend_squared_c5 * t5
-            - arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
-    let t68 = (t65 + t66) * arm_bend_y_rate
+            * (arm_slice3_momentum_f_x * arm_slice3_subspace0_w_z
+                - arm_slice3_subspace0_w_x * arm_slice3_momentum_f_z
+                - (arm_slice3_subspace0_w_x * t77 * cache.arm_slice0_mass
+                    - cache.arm_slice0_mass * arm_slice3_subspace0_w_z * t78))
+        - (arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_w_x
+            - arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_w_z);
+    let arm_slice3_subspace0_v_y = 0.01 * arm_slice3_subspace0_w_x
+        + 0.09195266597143173 * arm_slice3_local_subspace0_v_x
+        + 0.96744666685656 * arm_slice3_local_subspace0_v_y
+        - 0.02 * arm_slice3_subspace0_w_z
+        - 0.2357788243436599 * arm_slice3_local_subspace0_v_z;
+    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
+        - (arm_slice1_inertia_h_z * arm_slice1_velocity_w_x
+            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
+    let t80 = 0.5
+        * (arm_slice1_subspace0_w_y * arm_slice1_momentum_f_z
+            - (cache.arm_slice1_mass * arm_slice1_subspace0_w_z * t45
+                - arm_slice1_subspace0_w_y * cache.arm_slice1_mass * t49)
+            - arm_slice1_momentum_f_y * arm_slice1_subspace0_w_z)
+        + cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_x
+        - (arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_w_z
+            - arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_y);
+    let t81 = arm_slice1_velocity_w_x * arm_slice1_inertia_com_01
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_com_22
+        - arm_slice1_inertia_com_12 * arm_slice1_velocity_w_z
+        - cache.arm_slice1_mass
+            * (arm_slice1_position_z * t47 + arm_slice1_position_x * t49)
+        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_00;
+    let arm_slice1_momentum_n_y = arm_slice1_inertia_i_11 * arm_slice1_velocity_w_y
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
+        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_12
+        - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
+    let t82 = -(arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z);
+    let t83 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_02;
+    let t84 = t82 + t82 + t83 + t83 + cache.arm_slice1_mass * (t51 - (t48 + t48));
+    let arm_slice1_subspace0_rate_v_y = 0.09195266597143173 * p.section_length * t19
+        + 0.01 * arm_slice1_subspace0_rate_w_x
+        + 0.96744666685656 * t29 * p.section_length
+        - 0.02 * arm_slice1_subspace0_rate_w_z
+        - 0.2357788243436599 * t34 * p.section_length;
+    let t85 = arm_slice1_subspace0_rate_v_z * arm_slice1_inertia_h_y
+        + 0.5
+            * (arm_slice1_momentum_f_z * arm_slice1_subspace0_v_y
+                + arm_slice1_subspace0_w_y * arm_slice1_momentum_n_z
+                + arm_slice1_subspace0_w_y * t55 + arm_slice1_subspace0_w_z * t81
+                + cache.arm_slice1_mass * t45 * arm_slice1_subspace0_v_z
+                + t84 * arm_slice1_subspace0_w_x
+                - arm_slice1_subspace0_w_z * arm_slice1_momentum_n_y
+                - cache.arm_slice1_mass * arm_slice1_subspace0_v_y * t49
+                - arm_slice1_momentum_f_y * arm_slice1_subspace0_v_z)
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_z
+        + arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_01
+        + arm_slice1_inertia_i_00 * arm_slice1_subspace0_rate_w_x
+        - arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_v_y;
+    let t86 = t7 * cache.arm_bend_squared_c4;
+    let t87 = -(3.0 * t7 * cache.arm_bend_squared_c5);
+    let t88 = (t86 + t87) * arm_bend_y_rate
         + arm_bend_z_rate
-            * (t9 * cache.arm_bend_squared_c4 - 3.0 * cache.arm_bend_squared_c5 * t9
+            * (t12 * cache.arm_bend_squared_c4 - 3.0 * cache.arm_bend_squared_c5 * t12
                 - 2.0 * arm_bend_z * cache.arm_bend_squared_c3);
-    let arm_tip_subspace0_rate_w_z = 0.3894183423086505 * t64 * p.section_length
-        + 0.1829865712999871 * p.section_length * t67
-        + 0.90270109637546 * p.section_length * t68;
-    let arm_tip_subspace0_rate_w_y = 0.96744666685656 * p.section_length * t67
-        + 0.09195266597143173 * t64 * p.section_length
-        - 0.2357788243436599 * p.section_length * t68;
-    let t69 = t35 * cache.arm_bend_squared_c4 + 8.0 * t35 * cache.arm_bend_squared_c6
-        + 2.0 * t36 * cache.arm_bend_squared_c4 - t36 * cache.arm_bend_squared_c3
-        - 5.0 * t35 * cache.arm_bend_squared_c5;
-    let t70 = arm_bend_z_rate * t69;
-    let t71 = p.section_length * cache.arm_bend_squared_c1;
-    let t72 = cache.arm_bend_squared_c2 * t36;
-    let t73 = 8.0 * t48 * cache.arm_bend_squared_c6 + t48 * cache.arm_bend_squared_c4
-        + 2.0 * t46 * cache.arm_bend_squared_c4 - 5.0 * t48 * cache.arm_bend_squared_c5
-        - t46 * cache.arm_bend_squared_c3;
-    let t74 = t73 * arm_bend_y_rate;
-    let t75 = cache.arm_bend_squared_c2 * p.section_length;
-    let t76 = 2.0 * t41 * cache.arm_bend_squared_c4 - t41 * cache.arm_bend_squared_c3;
-    let t77 = (t75 + 2.0 * t40 * cache.arm_bend_squared_c4
-        - t40 * cache.arm_bend_squared_c3) * arm_bend_y_rate + arm_bend_z_rate * t76;
-    let t78 = -(arm_bend_z * cache.arm_bend_squared_c2);
-    let t79 = -(t7 * cache.arm_bend_squared_c3);
-    let t80 = (t36 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t36)
+    let t89 = arm_bend_z_rate * (t86 + t87 - arm_bend_y * cache.arm_bend_squared_c3)
+        + (t10 * cache.arm_bend_squared_c4 - 3.0 * cache.arm_bend_squared_c5 * t10
+            - arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
+    let t90 = arm_bend_z_rate
+        * (t6 * cache.arm_bend_squared_c3 - 2.0 * t6 * cache.arm_bend_squared_c4
+            - cache.arm_bend_squared_c2)
+        + (cache.arm_tip_local_bend_z_column_w_z - 2.0 * t20 * cache.arm_bend_squared_c4)
+            * arm_bend_y_rate;
+    let arm_tip_subspace0_rate_w_y = 0.96744666685656 * p.section_length * t89
+        + 0.09195266597143173 * t90 * p.section_length
+        - 0.2357788243436599 * p.section_length * t88;
+    let arm_tip_subspace0_rate_w_x = 0.9164595255079896 * t90 * p.section_length
+        - 0.1748223713144484 * p.section_length * t89
+        - 0.35991537421130565 * p.section_length * t88;
+    let t91 = t30 * cache.arm_bend_squared_c4 + 8.0 * t30 * cache.arm_bend_squared_c6
+        + 2.0 * t25 * cache.arm_bend_squared_c4 - t25 * cache.arm_bend_squared_c3
+        - 5.0 * t30 * cache.arm_bend_squared_c5;
+    let t92 = arm_bend_z_rate * t91;
+    let t93 = p.section_length * cache.arm_bend_squared_c1;
+    let t94 = cache.arm_bend_squared_c2 * t25;
+    let t95 = 8.0 * t22 * cache.arm_bend_squared_c6 + t22 * cache.arm_bend_squared_c4
+        + 2.0 * t23 * cache.arm_bend_squared_c4 - 5.0 * t22 * cache.arm_bend_squared_c5
+        - t23 * cache.arm_bend_squared_c3;
+    let t96 = t95 * arm_bend_y_rate;
+    let t97 = cache.arm_bend_squared_c2 * p.section_length;
+    let t98 = 2.0 * t4 * cache.arm_bend_squared_c4 - t4 * cache.arm_bend_squared_c3;
+    let t99 = (t97 + 2.0 * t2 * cache.arm_bend_squared_c4
+        - t2 * cache.arm_bend_squared_c3) * arm_bend_y_rate + arm_bend_z_rate * t98;
+    let t100 = (t25 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t25)
         * arm_bend_y_rate
         + arm_bend_z_rate
-            * (t46 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t46);
-    let t81 = t70 + t74 - (t72 * t64 - t71 * t67) - (t77 * t78 - t79 * t80);
-    let t82 = p.section_length * cache.arm_bend_squared_c3;
-    let t83 = -(cache.arm_bend_squared_c2 * p.section_length);
-    let t84 = cache.arm_bend_squared_c2 * t46;
-    let t85 = t41 * cache.arm_bend_squared_c3 + 3.0 * t41 * cache.arm_bend_squared_c5
-        - 3.0 * t41 * cache.arm_bend_squared_c4;
-    let t86 = 1.0 - t0 * cache.arm_bend_squared_c3;
-    let t87 = t76 * arm_bend_y_rate
+            * (t23 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t23);
+    let t101 = t92 + t96 - (t94 * t90 - t93 * t89)
+        - (t99 * cache.arm_tip_local_bend_y_column_w_x
+            - cache.arm_tip_local_bend_y_column_w_y * t100);
+    let t102 = p.section_length * cache.arm_bend_squared_c3;
+    let t103 = -(cache.arm_bend_squared_c2 * p.section_length);
+    let t104 = cache.arm_bend_squared_c2 * t23;
+    let t105 = t4 * cache.arm_bend_squared_c3 + 3.0 * t4 * cache.arm_bend_squared_c5
+        - 3.0 * t4 * cache.arm_bend_squared_c4;
+    let t106 = t98 * arm_bend_y_rate
         + arm_bend_z_rate
-            * (t75 + 2.0 * t54 * cache.arm_bend_squared_c4
-                - t54 * cache.arm_bend_squared_c3);
-    let t88 = (t82 + 3.0 * t40 * cache.arm_bend_squared_c5
-        + t40 * cache.arm_bend_squared_c3 + t83 - 3.0 * t40 * cache.arm_bend_squared_c4)
-        * arm_bend_y_rate + arm_bend_z_rate * t85 - (t84 * t67 - t72 * t68)
-        - (t79 * t87 - t77 * t86);
-    let t89 = arm_bend_z_rate * t73
-        + (6.0 * t36 * cache.arm_bend_squared_c4 + t53 * cache.arm_bend_squared_c4
-            + 8.0 * t53 * cache.arm_bend_squared_c6
-            - 5.0 * t53 * cache.arm_bend_squared_c5
-            - 3.0 * t36 * cache.arm_bend_squared_c3) * arm_bend_y_rate
-        - (t80 * t86 - t87 * t78) - (t71 * t68 - t84 * t64);
-    let arm_tip_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t88
-        - 0.35991537421130565 * p.section_length * t81
-        - 0.1748223713144484 * p.section_length * t89
+            * (t97 + 2.0 * t17 * cache.arm_bend_squared_c4
+                - t17 * cache.arm_bend_squared_c3);
+    let t107 = (t102 + 3.0 * t2 * cache.arm_bend_squared_c5
+        + t2 * cache.arm_bend_squared_c3 + t103 - 3.0 * t2 * cache.arm_bend_squared_c4)
+        * arm_bend_y_rate + arm_bend_z_rate * t105 - (t104 * t89 - t94 * t88)
+        - (cache.arm_tip_local_bend_y_column_w_y * t106
+            - t99 * cache.arm_tip_local_bend_y_column_w_z);
+    let t108 = arm_bend_z_rate * t95
+        + (6.0 * t25 * cache.arm_bend_squared_c4 + t28 * cache.arm_bend_squared_c4
+            + 8.0 * t28 * cache.arm_bend_squared_c6
+            - 5.0 * t28 * cache.arm_bend_squared_c5
+            - 3.0 * t25 * cache.arm_bend_squared_c3) * arm_bend_y_rate
+        - (t100 * cache.arm_tip_local_bend_y_column_w_z
+            - t106 * cache.arm_tip_local_bend_y_column_w_x) - (t93 * t88 - t104 * t90);
+    let arm_tip_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t107
+        - 0.35991537421130565 * p.section_length * t101
+        - 0.1748223713144484 * p.section_length * t108
         - 0.01 * arm_tip_subspace0_rate_w_y;
-    let t90 = p.flap_disc_radius * p.flap_disc_radius;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t91 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
-    let t92 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_00 = t91 * cache.flap_rotation_00
-        + cache.flap_rotation_01 * t92;
-    let t93 = -(0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1);
-    let flap_slice2_rotation_01 = t91 * cache.flap_rotation_01
-        + t93 * cache.flap_rotation_00;
-    let flap_slice2_inertia_com_00 = 0.5 * t90 * flap_slice2_rotation_00
-        * flap_slice2_rotation_00 * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_02
-        + cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_01
-            * flap_slice2_rotation_01;
-    let flap_slice2_position_z = cache.flap_rotation_21 * cache.flap_slice2_local_com_y
-        + cache.flap_position_z + cache.flap_slice2_local_com_x * cache.flap_rotation_20;
-    let t94 = flap_slice2_position_z * flap_slice2_position_z;
-    let flap_slice2_position_x = cache.flap_position_x
-        + cache.flap_slice2_local_com_x * cache.flap_rotation_00
-        + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
-    let flap_slice2_position_y = cache.flap_rotation_10 * cache.flap_slice2_local_com_x
-        + cache.flap_position_y + cache.flap_rotation_11 * cache.flap_slice2_local_com_y;
-    let t95 = flap_slice2_position_y * flap_slice2_position_y;
-    let t96 = flap_slice2_position_x * flap_slice2_position_x;
-    let flap_slice2_inertia_i_00 = flap_slice2_inertia_com_00
-        + (t94 + t95 + t96 - flap_slice2_position_x * flap_slice2_position_x)
-            * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_x = cache.flap_rotation_02
-        * cache.flap_slice2_local_subspace0_w_z;
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
-        + cache.arm_tip_subspace1_w_x * qd[1];
-    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
-    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
-        + cache.arm_tip_subspace0_v_y * qd[0];
-    let flap_slice2_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice2_local_subspace0_v_x
-        + cache.flap_position_z * cache.flap_rotation_02
-            * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
-        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let flap_slice2_velocity_v_y = arm_tip_velocity_v_y
-        + qd[2] * flap_slice2_subspace0_v_y;
+    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
     let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
         + cache.arm_tip_subspace0_w_z * qd[0];
-    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_22;
-    let flap_slice2_velocity_w_z = arm_tip_velocity_w_z
-        + flap_slice2_subspace0_w_z * qd[2];
-    let flap_slice2_rotation_21 = t93 * cache.flap_rotation_20
-        + cache.flap_rotation_21 * t91;
-    let flap_slice2_rotation_20 = t91 * cache.flap_rotation_20
-        + cache.flap_rotation_21 * t92;
-    let flap_slice2_inertia_com_02 = cache.flap_slice0_local_inertia_com_22
-        * flap_slice2_rotation_21 * flap_slice2_rotation_01
-        + 0.5 * flap_slice2_rotation_20 * t90 * flap_slice2_rotation_00
-            * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_22;
-    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
-        - flap_slice2_position_z * flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
-        * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_rotation_12
-            * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
-        - cache.flap_position_y * cache.flap_rotation_02
-            * cache.flap_slice2_local_subspace0_w_z;
-    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
-        + cache.arm_tip_subspace0_v_z * qd[0];
-    let flap_slice2_velocity_v_z = qd[2] * flap_slice2_subspace0_v_z
-        + arm_tip_velocity_v_z;
-    let flap_slice2_rotation_11 = cache.flap_rotation_10 * t93
-        + t91 * cache.flap_rotation_11;
-    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t91
-        + cache.flap_rotation_11 * t92;
-    let flap_slice2_inertia_com_01 = flap_slice2_rotation_11
-        * cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_01
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_12
-        + 0.5 * flap_slice2_rotation_10 * t90 * flap_slice2_rotation_00
-            * cache.flap_slice0_mass;
-    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
-        - flap_slice2_position_y * flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_y = cache.flap_rotation_12
-        * cache.flap_slice2_local_subspace0_w_z;
-    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
-        + cache.arm_tip_subspace0_w_y * qd[0];
-    let flap_slice2_velocity_w_y = flap_slice2_subspace0_w_y * qd[2]
-        + arm_tip_velocity_w_y;
-    let flap_slice2_momentum_n_x = flap_slice2_inertia_i_00 * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_02
-        + flap_slice2_inertia_h_y * flap_slice2_velocity_v_z
-        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
-        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
-    let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
-    let flap_slice1_subspace0_v_z = cache.flap_slice1_local_subspace0_v_x
-        * cache.flap_rotation_20
-        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
-            * cache.flap_rotation_12
-        - cache.flap_position_y * cache.flap_slice1_local_subspace0_w_z
-            * cache.flap_rotation_02;
-    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice1_subspace0_v_z;
-    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let flap_slice1_inertia_com_00 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_rotation_02 * cache.flap_rotation_02 * t90
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_00
-            * cache.flap_slice1_rotation_00 * t90
-        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_rotation_01
-            * cache.flap_slice1_mass * t90;
-    let t97 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
-    let t98 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
-    let t99 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
-    let flap_slice1_inertia_i_00 = flap_slice1_inertia_com_00
-        + cache.flap_slice1_mass
-            * (t97 + t98 + t99
-                - cache.flap_slice1_position_x * cache.flap_slice1_position_x);
-    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
-    let flap_slice1_subspace0_v_y = cache.flap_slice1_local_subspace0_v_x
-        * cache.flap_rotation_10
-        + cache.flap_rotation_11 * cache.flap_slice1_local_subspace0_v_y
-        + cache.flap_position_z * cache.flap_slice1_local_subspace0_w_z
-            * cache.flap_rotation_02
-        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let flap_slice1_velocity_v_y = qd[2] * flap_slice1_subspace0_v_y
-        + arm_tip_velocity_v_y;
-    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
-        + qd[2] * cache.flap_slice1_subspace0_w_y;
-    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_rotation_02 * cache.flap_rotation_12 * t90
-        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_mass
-            * cache.flap_slice1_rotation_11 * t90
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
-            * cache.flap_slice1_rotation_00 * t90;
-    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
-        - cache.flap_slice1_mass * cache.flap_slice1_position_y
-            * cache.flap_slice1_position_x;
-    let flap_slice1_inertia_com_02 = 0.5 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_00 * t90 * cache.flap_slice1_rotation_20
-        + 0.25 * cache.flap_slice1_mass * cache.flap_rotation_02 * t90
-            * cache.flap_rotation_22
-        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_mass
-            * cache.flap_slice1_rotation_21 * t90;
-    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
-        - cache.flap_slice1_mass * cache.flap_slice1_position_x
-            * cache.flap_slice1_position_z;
     let flap_slice1_velocity_w_z = arm_tip_velocity_w_z
         + cache.flap_slice1_subspace0_w_z * qd[2];
-    let flap_slice1_momentum_n_x = flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_00
-        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_01
-        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_z
-        - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
-    let flap_slice0_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice0_local_subspace0_v_x
-        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_02
-        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
-        + flap_slice0_subspace0_v_y * qd[2];
-    let flap_slice0_position_z = cache.flap_position_z
-        + cache.flap_slice0_local_com_x * cache.flap_rotation_20
-        + cache.flap_rotation_21 * cache.flap_slice0_local_com_y;
-    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
-    let flap_slice0_position_y = cache.flap_position_y
-        + cache.flap_slice0_local_com_y * cache.flap_rotation_11
-        + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
-    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_v_z = cache.flap_rotation_20
-        * cache.flap_slice0_local_subspace0_v_x
-        + cache.flap_rotation_21 * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_12
-        - cache.flap_position_y * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_02;
-    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice0_subspace0_v_z;
-    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_22;
-    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
-        + flap_slice0_subspace0_w_z * qd[2];
-    let flap_slice0_position_x = cache.flap_position_x
-        + cache.flap_slice0_local_com_y * cache.flap_rotation_01
-        + cache.flap_slice0_local_com_x * cache.flap_rotation_00;
-    let t100 = -(0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1);
-    let t101 = 1.0
-        - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
-    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t100
-        + cache.flap_rotation_21 * t101;
-    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t100
-        + t101 * cache.flap_rotation_01;
-    let t102 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
-    let flap_slice0_rotation_00 = t101 * cache.flap_rotation_00
-        + cache.flap_rotation_01 * t102;
-    let flap_slice0_rotation_20 = cache.flap_rotation_21 * t102
-        + t101 * cache.flap_rotation_20;
-    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_21 * t90
-        * flap_slice0_rotation_01 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t90
-            * cache.flap_slice0_mass
-        + 0.25 * cache.flap_rotation_02 * t90 * cache.flap_rotation_22
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
-        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_rotation_11 = t101 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t100;
-    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t101
-        + cache.flap_rotation_11 * t102;
-    let flap_slice0_inertia_com_01 = 0.25 * cache.flap_rotation_02
-        * cache.flap_rotation_12 * t90 * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_11 * t90 * flap_slice0_rotation_01
-            * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_10 * t90
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
-        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_12;
-    let flap_slice0_velocity_w_y = flap_slice0_subspace0_w_y * qd[2]
-        + arm_tip_velocity_w_y;
-    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_02;
-    let flap_slice0_velocity_w_x = flap_slice0_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let t103 = flap_slice0_position_x * flap_slice0_position_x;
-    let t104 = flap_slice0_position_z * flap_slice0_position_z;
-    let t105 = flap_slice0_position_y * flap_slice0_position_y;
-    let flap_slice0_inertia_com_00 = 0.5 * flap_slice0_rotation_00
-        * flap_slice0_rotation_00 * t90 * cache.flap_slice0_mass
-        + 0.25 * t90 * flap_slice0_rotation_01 * flap_slice0_rotation_01
-            * cache.flap_slice0_mass
-        + 0.25 * cache.flap_rotation_02 * cache.flap_rotation_02 * t90
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_00 = (t103 + t104 + t105
-        - flap_slice0_position_x * flap_slice0_position_x) * cache.flap_slice0_mass
-        + flap_slice0_inertia_com_00;
-    let flap_slice0_momentum_n_x = flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
-        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
-        + flap_slice0_inertia_i_01 * flap_slice0_velocity_w_y
-        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
-        - flap_slice0_velocity_v_y * flap_slice0_inertia_h_z;
-    let flap_composite_momentum_n_x = flap_slice2_momentum_n_x + flap_slice1_momentum_n_x
-        + flap_slice0_momentum_n_x;
-    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
-        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
-        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
-        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
-        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
-    let wrist_composite_momentum_n_x = flap_composite_momentum_n_x + wrist_momentum_n_x;
+    let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
+    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
+        + qd[2] * cache.flap_slice1_subspace0_w_y;
     let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
         + cache.arm_tip_subspace1_v_x * qd[1];
     let flap_slice1_subspace0_v_x = cache.flap_rotation_01
@@ -4122,26 +4084,66 @@ pub fn coriolis_matrix_into(
     let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
         - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
             - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
+    let flap_slice0_local_subspace0_w_z = 0.1127016653792583 * p.flap_length;
+    let flap_slice0_subspace0_w_y = flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice0_velocity_w_y = flap_slice0_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice0_position_z = cache.flap_position_z
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_20
+        + cache.flap_rotation_21 * cache.flap_slice0_local_com_y;
+    let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_w_z = flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice0_subspace0_w_z * qd[2];
+    let flap_slice0_position_y = cache.flap_position_y
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_11
+        + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
+    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_local_subspace0_v_y = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_y;
+    let flap_slice0_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_x;
     let flap_slice0_subspace0_v_x = cache.flap_position_y
-        * cache.flap_slice0_local_subspace0_w_z * cache.flap_rotation_22
-        + cache.flap_rotation_01 * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_rotation_00 * cache.flap_slice0_local_subspace0_v_x
-        - cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+        * flap_slice0_local_subspace0_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_01 * flap_slice0_local_subspace0_v_y
+        + cache.flap_rotation_00 * flap_slice0_local_subspace0_v_x
+        - cache.flap_position_z * flap_slice0_local_subspace0_w_z
             * cache.flap_rotation_12;
     let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
         + arm_tip_velocity_v_x;
     let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
         - (flap_slice0_velocity_w_z * flap_slice0_inertia_h_y
             - flap_slice0_velocity_w_y * flap_slice0_inertia_h_z);
+    let flap_slice2_local_subspace0_v_y = cache.flap_slice2_local_bend_y_column_v_y
+        * p.flap_length;
+    let flap_slice2_local_subspace0_w_z = 0.8872983346207417 * p.flap_length;
+    let flap_slice2_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice2_local_bend_y_column_v_x;
     let flap_slice2_subspace0_v_x = cache.flap_rotation_01
-        * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
+        * flap_slice2_local_subspace0_v_y
+        + cache.flap_position_y * flap_slice2_local_subspace0_w_z
             * cache.flap_rotation_22
-        + cache.flap_rotation_00 * cache.flap_slice2_local_subspace0_v_x
+        + cache.flap_rotation_00 * flap_slice2_local_subspace0_v_x
         - cache.flap_position_z * cache.flap_rotation_12
-            * cache.flap_slice2_local_subspace0_w_z;
+            * flap_slice2_local_subspace0_w_z;
     let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
         + flap_slice2_subspace0_v_x * qd[2];
+    let flap_slice2_position_z = cache.flap_rotation_21 * cache.flap_slice2_local_com_y
+        + cache.flap_position_z + cache.flap_slice2_local_com_x * cache.flap_rotation_20;
+    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_y = cache.flap_rotation_12
+        * flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_w_y = flap_slice2_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice2_position_y = cache.flap_rotation_10 * cache.flap_slice2_local_com_x
+        + cache.flap_position_y + cache.flap_rotation_11 * cache.flap_slice2_local_com_y;
+    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_z = flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice2_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice2_subspace0_w_z * qd[2];
     let flap_slice2_momentum_f_x = flap_slice2_velocity_v_x * cache.flap_slice0_mass
         - (flap_slice2_inertia_h_y * flap_slice2_velocity_w_z
             - flap_slice2_inertia_h_z * flap_slice2_velocity_w_y);
@@ -4151,219 +4153,901 @@ pub fn coriolis_matrix_into(
         - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
             - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
     let wrist_composite_momentum_f_x = flap_composite_momentum_f_x + wrist_momentum_f_x;
-    let t106 = cache.wrist_com_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let t109 = cache.wrist_inertia_com_12 * arm_tip_velocity_w_x;
+    let t110 = -(arm_tip_velocity_w_y * cache.wrist_inertia_com_02);
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let t111 = cache.wrist_com_y * arm_tip_velocity_w_x + arm_tip_velocity_v_z
+        - arm_tip_velocity_w_y * cache.wrist_com_x;
+    let t112 = cache.wrist_com_z * t111;
+    let t113 = cache.wrist_com_z * arm_tip_velocity_w_y + arm_tip_velocity_v_x
         - arm_tip_velocity_w_z * cache.wrist_com_y;
-    let t107 = arm_tip_velocity_v_y + arm_tip_velocity_w_z * cache.wrist_com_x
+    let t114 = t113 * cache.wrist_com_x;
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let t115 = arm_tip_velocity_v_y + arm_tip_velocity_w_z * cache.wrist_com_x
         - cache.wrist_com_z * arm_tip_velocity_w_x;
-    let t108 = flap_slice0_velocity_w_z * flap_slice0_inertia_com_00;
-    let t109 = flap_slice2_velocity_v_x
-        + flap_slice2_position_z * flap_slice2_velocity_w_y
-        - flap_slice2_position_y * flap_slice2_velocity_w_z;
-    let t110 = flap_slice2_position_x * flap_slice2_velocity_w_z
-        + flap_slice2_velocity_v_y - flap_slice2_position_z * flap_slice2_velocity_w_x;
-    let t111 = -((flap_slice2_position_y * t109 + t110 * flap_slice2_position_x)
-        * cache.flap_slice0_mass);
-    let flap_slice0_inertia_com_12 = 0.25 * cache.flap_rotation_12 * t90
-        * cache.flap_rotation_22 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_10 * t90
-            * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_21 * flap_slice0_rotation_11 * t90
-            * cache.flap_slice0_mass;
-    let t112 = flap_slice0_inertia_com_12 * flap_slice0_velocity_w_y;
-    let t113 = flap_slice0_velocity_v_y
-        + flap_slice0_velocity_w_z * flap_slice0_position_x
-        - flap_slice0_position_z * flap_slice0_velocity_w_x;
-    let t114 = flap_slice0_position_z * flap_slice0_velocity_w_y
-        + flap_slice0_velocity_v_x - flap_slice0_velocity_w_z * flap_slice0_position_y;
-    let t115 = -((flap_slice0_position_x * t113 + t114 * flap_slice0_position_y)
-        * cache.flap_slice0_mass);
-    let t116 = flap_slice1_inertia_com_00 * flap_slice1_velocity_w_z;
-    let t117 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_02);
-    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t90
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
-            * cache.flap_slice1_rotation_10 * t90
-        + 0.25 * cache.flap_slice1_mass * cache.flap_rotation_12 * cache.flap_rotation_12
-            * t90;
-    let t118 = -(flap_slice1_inertia_com_11 * flap_slice1_velocity_w_z);
-    let t119 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_02);
-    let t120 = cache.flap_slice1_position_x * flap_slice1_velocity_w_z
+    let t116 = t115 * cache.wrist_com_y;
+    let t117 = 2.0 * (t114 + t112 + t116);
+    let t118 = p.flap_disc_radius * p.flap_disc_radius;
+    let t119 = 0.5 * t118 * cache.flap_slice0_mass;
+    let t120 = t119 - cache.flap_slice0_local_inertia_com_22;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t121 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
+    let t122 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
+    let flap_slice2_rotation_20 = t121 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t122;
+    let flap_slice2_rotation_00 = t121 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t122;
+    let flap_slice2_inertia_com_02 = t120 * flap_slice2_rotation_20
+        * flap_slice2_rotation_00;
+    let t123 = -(flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y);
+    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice1_subspace0_v_y = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_10
+        + cache.flap_rotation_11 * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_position_z * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice1_velocity_v_y = qd[2] * flap_slice1_subspace0_v_y
+        + arm_tip_velocity_v_y;
+    let t124 = cache.flap_slice1_position_x * flap_slice1_velocity_w_z
         + flap_slice1_velocity_v_y
         - flap_slice1_velocity_w_x * cache.flap_slice1_position_z;
-    let t121 = flap_slice1_velocity_w_y * cache.flap_slice1_position_z
+    let t125 = cache.flap_slice1_position_y * t124;
+    let t126 = flap_slice1_velocity_w_y * cache.flap_slice1_position_z
         + flap_slice1_velocity_v_x
         - cache.flap_slice1_position_y * flap_slice1_velocity_w_z;
-    let t122 = -(cache.flap_slice1_mass
-        * (t120 * cache.flap_slice1_position_x + cache.flap_slice1_position_y * t121));
-    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + flap_slice2_rotation_11 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22
-        + 0.5 * flap_slice2_rotation_10 * flap_slice2_rotation_10 * t90
-            * cache.flap_slice0_mass;
-    let t123 = -(flap_slice2_velocity_w_z * flap_slice2_inertia_com_11);
-    let t124 = flap_slice2_inertia_com_00 * flap_slice2_velocity_w_z;
-    let flap_slice2_inertia_com_12 = cache.flap_slice0_local_inertia_com_22
-        * cache.flap_rotation_12 * cache.flap_rotation_22
-        + 0.5 * flap_slice2_rotation_10 * flap_slice2_rotation_20 * t90
-            * cache.flap_slice0_mass
-        + flap_slice2_rotation_11 * cache.flap_slice0_local_inertia_com_22
-            * flap_slice2_rotation_21;
-    let t125 = flap_slice2_velocity_w_y * flap_slice2_inertia_com_12;
-    let t126 = -(flap_slice2_inertia_com_02 * flap_slice2_velocity_w_x);
-    let flap_slice0_inertia_com_11 = 0.25 * cache.flap_rotation_12
-        * cache.flap_rotation_12 * t90 * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t90
-            * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_10 * flap_slice0_rotation_10 * t90
-            * cache.flap_slice0_mass;
-    let t127 = -(flap_slice0_velocity_w_z * flap_slice0_inertia_com_11);
-    let flap_slice1_inertia_com_12 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_rotation_12 * t90 * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t90
-            * cache.flap_slice1_rotation_20
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_11
-            * cache.flap_slice1_rotation_21 * t90;
-    let t128 = flap_slice1_velocity_w_y * flap_slice1_inertia_com_12;
-    let flap_composite_rate_id_01 = t108 + t111 + t112 + t115 + t116 + t117 + t118 + t119
-        + t122 + t123 + t124 + t125 + t126 + t127 + t128;
-    let wrist_composite_rate_id_01 = cache.wrist_inertia_com_12 * arm_tip_velocity_w_y
-        + arm_tip_velocity_w_z * cache.wrist_inertia_com_00 + flap_composite_rate_id_01
-        - p.wrist_mass * (cache.wrist_com_y * t106 + t107 * cache.wrist_com_x)
-        - arm_tip_velocity_w_z * cache.wrist_inertia_com_11
-        - cache.wrist_inertia_com_02 * arm_tip_velocity_w_x;
-    let flap_composite_rate_hd_x = t114 * cache.flap_slice0_mass
-        + t109 * cache.flap_slice0_mass + cache.flap_slice1_mass * t121;
-    let wrist_composite_rate_hd_x = p.wrist_mass * t106 + flap_composite_rate_hd_x;
-    let t129 = t106 * cache.wrist_com_x;
-    let t130 = cache.wrist_com_y * arm_tip_velocity_w_x + arm_tip_velocity_v_z
-        - arm_tip_velocity_w_y * cache.wrist_com_x;
-    let t131 = cache.wrist_com_z * t130;
-    let t132 = t107 * cache.wrist_com_y;
-    let t133 = 2.0 * (t129 + t131 + t132);
-    let t134 = flap_slice2_velocity_w_z * flap_slice2_inertia_com_01;
-    let t135 = cache.flap_slice1_position_y * t120;
-    let t136 = t121 * cache.flap_slice1_position_x;
-    let t137 = flap_slice1_velocity_w_x * cache.flap_slice1_position_y
+    let t127 = t126 * cache.flap_slice1_position_x;
+    let flap_slice1_subspace0_v_z = cache.flap_slice1_local_subspace0_v_x
+        * cache.flap_rotation_20
+        + cache.flap_rotation_21 * cache.flap_slice1_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_position_y * cache.flap_slice1_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice1_subspace0_v_z;
+    let t128 = flap_slice1_velocity_w_x * cache.flap_slice1_position_y
         + flap_slice1_velocity_v_z
         - cache.flap_slice1_position_x * flap_slice1_velocity_w_y;
-    let t138 = t137 * cache.flap_slice1_position_z;
-    let t139 = 2.0 * (t135 + t136 + t138);
-    let t140 = cache.flap_slice1_mass * (t139 - (t135 + t135));
-    let t141 = flap_slice0_velocity_w_z * flap_slice0_inertia_com_01;
-    let t142 = flap_slice2_position_y * t110;
-    let t143 = flap_slice2_position_x * t109;
-    let t144 = flap_slice2_position_y * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_v_z - flap_slice2_position_x * flap_slice2_velocity_w_y;
-    let t145 = flap_slice2_position_z * t144;
-    let t146 = 2.0 * (t142 + t143 + t145);
-    let t147 = (t146 - (t142 + t142)) * cache.flap_slice0_mass;
-    let t148 = flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z;
-    let t149 = -(flap_slice0_inertia_com_12 * flap_slice0_velocity_w_x);
-    let t150 = -(flap_slice2_velocity_w_x * flap_slice2_inertia_com_12);
-    let t151 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_12);
-    let t152 = t113 * flap_slice0_position_y;
-    let t153 = flap_slice0_velocity_w_x * flap_slice0_position_y
-        + flap_slice0_velocity_v_z - flap_slice0_position_x * flap_slice0_velocity_w_y;
-    let t154 = t153 * flap_slice0_position_z;
-    let t155 = flap_slice0_position_x * t114;
-    let t156 = 2.0 * (t154 + t155 + t152);
-    let t157 = (t156 - (t152 + t152)) * cache.flap_slice0_mass;
-    let flap_composite_rate_id_11 = t134 + t134 + t140 + t141 + t141 + t147 + t148 + t148
-        + t149 + t149 + t150 + t150 + t151 + t151 + t157;
-    let t158 = -(cache.wrist_inertia_com_12 * arm_tip_velocity_w_x);
-    let t159 = arm_tip_velocity_w_z * cache.wrist_inertia_com_01;
-    let wrist_composite_rate_id_11 = p.wrist_mass * (t133 - (t132 + t132))
-        + flap_composite_rate_id_11 + t158 + t158 + t159 + t159;
-    let flap_slice0_inertia_com_22 = 0.5 * flap_slice0_rotation_20
-        * flap_slice0_rotation_20 * t90 * cache.flap_slice0_mass
-        + 0.25 * t90 * cache.flap_rotation_22 * cache.flap_rotation_22
-            * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_21 * flap_slice0_rotation_21 * t90
-            * cache.flap_slice0_mass;
-    let t160 = -(flap_slice0_inertia_com_22 * flap_slice0_velocity_w_x);
-    let t161 = -((flap_slice2_position_z * t110 + flap_slice2_position_y * t144)
-        * cache.flap_slice0_mass);
-    let t162 = flap_slice0_velocity_w_z * flap_slice0_inertia_com_02;
-    let t163 = -(flap_slice2_velocity_w_y * flap_slice2_inertia_com_01);
-    let flap_slice2_inertia_com_22 = 0.5 * flap_slice2_rotation_20
-        * flap_slice2_rotation_20 * t90 * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_21
-            * flap_slice2_rotation_21
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
+    let t129 = t128 * cache.flap_slice1_position_z;
+    let t130 = 2.0 * (t125 + t127 + t129);
+    let t131 = cache.flap_slice1_mass * (t130 - (t129 + t129));
+    let t132 = 0.5 * cache.flap_slice1_mass * t118
+        - 0.25 * cache.flap_slice1_mass * t118;
+    let flap_slice1_inertia_com_12 = cache.flap_slice1_rotation_10 * t132
+        * cache.flap_slice1_rotation_20;
+    let t133 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_12;
+    let t134 = t119 - 0.25 * t118 * cache.flap_slice0_mass;
+    let t135 = 1.0
+        - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
+    let t136 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
+    let flap_slice0_rotation_00 = t135 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t136;
+    let flap_slice0_rotation_20 = cache.flap_rotation_21 * t136
+        + t135 * cache.flap_rotation_20;
+    let flap_slice0_inertia_com_02 = t134 * flap_slice0_rotation_00
+        * flap_slice0_rotation_20;
+    let t137 = -(flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y);
+    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t135
+        + cache.flap_rotation_11 * t136;
+    let flap_slice0_inertia_com_12 = t134 * flap_slice0_rotation_20
+        * flap_slice0_rotation_10;
+    let flap_slice0_subspace0_w_x = flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_02;
+    let flap_slice0_velocity_w_x = flap_slice0_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let t138 = flap_slice0_inertia_com_12 * flap_slice0_velocity_w_x;
+    let flap_slice2_position_x = cache.flap_position_x
+        + cache.flap_slice2_local_com_x * cache.flap_rotation_00
+        + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
+    let flap_slice2_subspace0_w_x = cache.flap_rotation_02
+        * flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice2_subspace0_v_y = cache.flap_rotation_10
+        * flap_slice2_local_subspace0_v_x
+        + cache.flap_position_z * cache.flap_rotation_02
+            * flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_11 * flap_slice2_local_subspace0_v_y
+        - cache.flap_position_x * flap_slice2_local_subspace0_w_z
             * cache.flap_rotation_22;
-    let t164 = -(flap_slice2_inertia_com_22 * flap_slice2_velocity_w_x);
-    let t165 = -(cache.flap_slice1_mass
-        * (t120 * cache.flap_slice1_position_z + cache.flap_slice1_position_y * t137));
-    let t166 = flap_slice2_velocity_w_x * flap_slice2_inertia_com_11;
-    let t167 = -(flap_slice0_velocity_w_y * flap_slice0_inertia_com_01);
-    let t168 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_y);
-    let t169 = flap_slice2_inertia_com_02 * flap_slice2_velocity_w_z;
-    let t170 = -((flap_slice0_position_z * t113 + t153 * flap_slice0_position_y)
-        * cache.flap_slice0_mass);
-    let t171 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_11;
-    let flap_slice1_inertia_com_22 = 0.25 * cache.flap_slice1_mass * t90
-        * cache.flap_rotation_22 * cache.flap_rotation_22
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
-            * cache.flap_slice1_rotation_21 * t90
-        + 0.5 * cache.flap_slice1_mass * t90 * cache.flap_slice1_rotation_20
-            * cache.flap_slice1_rotation_20;
-    let t172 = -(flap_slice1_inertia_com_22 * flap_slice1_velocity_w_x);
-    let t173 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_11;
-    let t174 = flap_slice1_inertia_com_02 * flap_slice1_velocity_w_z;
-    let flap_composite_rate_id_12 = t160 + t161 + t162 + t163 + t164 + t165 + t166 + t167
-        + t168 + t169 + t170 + t171 + t172 + t173 + t174;
-    let wrist_composite_rate_id_12 = cache.wrist_inertia_com_11 * arm_tip_velocity_w_x
-        + flap_composite_rate_id_12 + arm_tip_velocity_w_z * cache.wrist_inertia_com_02
-        - cache.wrist_inertia_com_22 * arm_tip_velocity_w_x
-        - p.wrist_mass * (t130 * cache.wrist_com_y + cache.wrist_com_z * t107)
-        - cache.wrist_inertia_com_01 * arm_tip_velocity_w_y;
-    let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
-        + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
-        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
-        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
-        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
-    let flap_slice0_inertia_i_22 = (t103 + t104 + t105
-        - flap_slice0_position_z * flap_slice0_position_z) * cache.flap_slice0_mass
-        + flap_slice0_inertia_com_22;
-    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
-        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice2_velocity_v_y = arm_tip_velocity_v_y
+        + qd[2] * flap_slice2_subspace0_v_y;
+    let t139 = flap_slice2_position_x * flap_slice2_velocity_w_z
+        + flap_slice2_velocity_v_y - flap_slice2_position_z * flap_slice2_velocity_w_x;
+    let t140 = flap_slice2_position_y * t139;
+    let t141 = flap_slice2_velocity_v_x
+        + flap_slice2_position_z * flap_slice2_velocity_w_y
+        - flap_slice2_position_y * flap_slice2_velocity_w_z;
+    let t142 = flap_slice2_position_x * t141;
+    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
+        * flap_slice2_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_rotation_12
+            * flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_20 * flap_slice2_local_subspace0_v_x
+        - cache.flap_position_y * cache.flap_rotation_02
+            * flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_v_z = qd[2] * flap_slice2_subspace0_v_z
+        + arm_tip_velocity_v_z;
+    let t143 = flap_slice2_position_y * flap_slice2_velocity_w_x
+        + flap_slice2_velocity_v_z - flap_slice2_position_x * flap_slice2_velocity_w_y;
+    let t144 = flap_slice2_position_z * t143;
+    let t145 = 2.0 * (t140 + t142 + t144);
+    let t146 = (t145 - (t144 + t144)) * cache.flap_slice0_mass;
+    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t121
+        + cache.flap_rotation_11 * t122;
+    let flap_slice2_inertia_com_12 = flap_slice2_rotation_10 * t120
+        * flap_slice2_rotation_20;
+    let t147 = flap_slice2_inertia_com_12 * flap_slice2_velocity_w_x;
+    let flap_slice1_inertia_com_02 = cache.flap_slice1_rotation_00 * t132
+        * cache.flap_slice1_rotation_20;
+    let t148 = -(flap_slice1_velocity_w_y * flap_slice1_inertia_com_02);
+    let flap_slice0_position_x = cache.flap_position_x
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_01
+        + cache.flap_slice0_local_com_x * cache.flap_rotation_00;
+    let flap_slice0_subspace0_v_z = cache.flap_rotation_20
+        * flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_21 * flap_slice0_local_subspace0_v_y
+        + cache.flap_position_x * flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_position_y * flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice0_subspace0_v_z;
+    let t149 = flap_slice0_velocity_w_x * flap_slice0_position_y
+        + flap_slice0_velocity_v_z - flap_slice0_position_x * flap_slice0_velocity_w_y;
+    let t150 = t149 * flap_slice0_position_z;
+    let t151 = flap_slice0_position_z * flap_slice0_velocity_w_y
+        + flap_slice0_velocity_v_x - flap_slice0_velocity_w_z * flap_slice0_position_y;
+    let t152 = flap_slice0_position_x * t151;
+    let flap_slice0_subspace0_v_y = cache.flap_rotation_10
+        * flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_11 * flap_slice0_local_subspace0_v_y
+        + cache.flap_position_z * flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_02
+        - cache.flap_position_x * flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
+        + flap_slice0_subspace0_v_y * qd[2];
+    let t153 = flap_slice0_velocity_v_y
+        + flap_slice0_velocity_w_z * flap_slice0_position_x
+        - flap_slice0_position_z * flap_slice0_velocity_w_x;
+    let t154 = t153 * flap_slice0_position_y;
+    let t155 = 2.0 * (t150 + t152 + t154);
+    let t156 = (t155 - (t150 + t150)) * cache.flap_slice0_mass;
+    let flap_composite_rate_id_22 = t123 + t123 + t131 + t133 + t133 + t137 + t137 + t138
+        + t138 + t146 + t147 + t147 + t148 + t148 + t156;
+    let wrist_composite_rate_id_22 = t109 + t109 + t110 + t110
+        + p.wrist_mass * (t117 - (t112 + t112)) + flap_composite_rate_id_22;
     let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_momentum_n_z = flap_slice0_velocity_w_z * flap_slice0_inertia_i_22
-        + flap_slice0_inertia_i_12 * flap_slice0_velocity_w_y
-        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
-        + flap_slice0_velocity_v_y * flap_slice0_inertia_h_x
-        - flap_slice0_velocity_v_x * flap_slice0_inertia_h_y;
-    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_inertia_i_22 = (t94 + t95 + t96
-        - flap_slice2_position_z * flap_slice2_position_z) * cache.flap_slice0_mass
-        + flap_slice2_inertia_com_22;
-    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
-        - flap_slice2_position_z * flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_momentum_n_z = flap_slice2_inertia_h_x * flap_slice2_velocity_v_y
-        + flap_slice2_velocity_w_x * flap_slice2_inertia_i_02
-        + flap_slice2_inertia_i_22 * flap_slice2_velocity_w_z
-        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_12
-        - flap_slice2_inertia_h_y * flap_slice2_velocity_v_x;
+    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice0_velocity_w_x * flap_slice0_inertia_h_z
+            - flap_slice0_velocity_w_z * flap_slice0_inertia_h_x);
     let flap_slice1_inertia_h_x = cache.flap_slice1_mass * cache.flap_slice1_position_x;
-    let flap_slice1_inertia_i_22 = flap_slice1_inertia_com_22
+    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
+        - (flap_slice1_inertia_h_z * flap_slice1_velocity_w_x
+            - flap_slice1_inertia_h_x * flap_slice1_velocity_w_z);
+    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
+        - (flap_slice2_velocity_w_x * flap_slice2_inertia_h_z
+            - flap_slice2_velocity_w_z * flap_slice2_inertia_h_x);
+    let flap_composite_momentum_f_y = flap_slice0_momentum_f_y + flap_slice1_momentum_f_y
+        + flap_slice2_momentum_f_y;
+    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
+        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
+    let wrist_composite_momentum_f_y = flap_composite_momentum_f_y + wrist_momentum_f_y;
+    let flap_slice1_inertia_com_11 = cache.flap_slice1_local_inertia_com_22
+        + cache.flap_slice1_rotation_10 * cache.flap_slice1_rotation_10 * t132;
+    let t157 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
+    let t158 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
+    let t159 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
+    let flap_slice1_inertia_i_11 = flap_slice1_inertia_com_11
         + cache.flap_slice1_mass
-            * (t97 + t98 + t99
-                - cache.flap_slice1_position_z * cache.flap_slice1_position_z);
+            * (t157 + t158 + t159
+                - cache.flap_slice1_position_y * cache.flap_slice1_position_y);
+    let flap_slice1_inertia_com_01 = cache.flap_slice1_rotation_10
+        * cache.flap_slice1_rotation_00 * t132;
+    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
+        - cache.flap_slice1_mass * cache.flap_slice1_position_y
+            * cache.flap_slice1_position_x;
     let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
         - cache.flap_slice1_mass * cache.flap_slice1_position_y
             * cache.flap_slice1_position_z;
-    let flap_slice1_momentum_n_z = flap_slice1_inertia_h_x * flap_slice1_velocity_v_y
-        + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
-        + flap_slice1_inertia_i_12 * flap_slice1_velocity_w_y
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_02
-        - flap_slice1_velocity_v_x * flap_slice1_inertia_h_y;
-    let flap_composite_momentum_n_z = flap_slice0_momentum_n_z + flap_slice2_momentum_n_z
-        + flap_slice1_momentum_n_z;
-    let wrist_composite_momentum_n_z = wrist_momentum_n_z + flap_composite_momentum_n_z;
-    let flap_composite_rate_hd_z = t144 * cache.flap_slice0_mass
-        + cache.flap_slice1_mass * t137 + t153 * cache.flap_slice0_mass;
-    let wrist_composite_rate_hd_z = flap_composite_rate_hd_z + p.wrist_mass * t130;
+    let flap_slice1_momentum_n_y = flap_slice1_inertia_i_11 * flap_slice1_velocity_w_y
+        + flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
+        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_01
+        + flap_slice1_velocity_w_z * flap_slice1_inertia_i_12
+        - flap_slice1_inertia_h_x * flap_slice1_velocity_v_z;
+    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
+        + flap_slice2_rotation_10 * flap_slice2_rotation_10 * t120;
+    let t160 = flap_slice2_position_z * flap_slice2_position_z;
+    let t161 = flap_slice2_position_y * flap_slice2_position_y;
+    let t162 = flap_slice2_position_x * flap_slice2_position_x;
+    let flap_slice2_inertia_i_11 = flap_slice2_inertia_com_11
+        + (t160 + t161 + t162 - flap_slice2_position_y * flap_slice2_position_y)
+            * cache.flap_slice0_mass;
+    let flap_slice2_inertia_com_01 = flap_slice2_rotation_10 * t120
+        * flap_slice2_rotation_00;
+    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
+        - flap_slice2_position_y * flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
+        - flap_slice2_position_z * flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_momentum_n_y = flap_slice2_inertia_i_11 * flap_slice2_velocity_w_y
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
+        + flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
+        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_12
+        - flap_slice2_velocity_v_z * flap_slice2_inertia_h_x;
+    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
+        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_inertia_com_01 = t134 * flap_slice0_rotation_00
+        * flap_slice0_rotation_10;
+    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
+        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
+        + t134 * flap_slice0_rotation_10 * flap_slice0_rotation_10;
+    let t163 = flap_slice0_position_x * flap_slice0_position_x;
+    let t164 = flap_slice0_position_z * flap_slice0_position_z;
+    let t165 = flap_slice0_position_y * flap_slice0_position_y;
+    let flap_slice0_inertia_i_11 = flap_slice0_inertia_com_11
+        + (t163 + t164 + t165 - flap_slice0_position_y * flap_slice0_position_y)
+            * cache.flap_slice0_mass;
+    let flap_slice0_momentum_n_y = flap_slice0_velocity_w_z * flap_slice0_inertia_i_12
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_01
+        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_11
+        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
+        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
+    let flap_composite_momentum_n_y = flap_slice1_momentum_n_y + flap_slice2_momentum_n_y
+        + flap_slice0_momentum_n_y;
+    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let wrist_composite_momentum_n_y = flap_composite_momentum_n_y + wrist_momentum_n_y;
+    let flap_composite_rate_hd_x = t151 * cache.flap_slice0_mass
+        + t141 * cache.flap_slice0_mass + cache.flap_slice1_mass * t126;
+    let wrist_composite_rate_hd_x = p.wrist_mass * t113 + flap_composite_rate_hd_x;
+    let flap_slice1_inertia_com_22 = cache.flap_slice1_local_inertia_com_22
+        + t132 * cache.flap_slice1_rotation_20 * cache.flap_slice1_rotation_20;
+    let t166 = -(flap_slice1_inertia_com_22 * flap_slice1_velocity_w_x);
+    let t167 = -((flap_slice2_position_z * t139 + flap_slice2_position_y * t143)
+        * cache.flap_slice0_mass);
+    let t168 = -(flap_slice0_inertia_com_01 * flap_slice0_velocity_w_y);
+    let t169 = flap_slice2_velocity_w_z * flap_slice2_inertia_com_02;
+    let t170 = flap_slice2_inertia_com_11 * flap_slice2_velocity_w_x;
+    let t171 = flap_slice0_velocity_w_z * flap_slice0_inertia_com_02;
+    let t172 = -(cache.flap_slice1_mass
+        * (t124 * cache.flap_slice1_position_z + cache.flap_slice1_position_y * t128));
+    let t173 = -(flap_slice2_inertia_com_01 * flap_slice2_velocity_w_y);
+    let flap_slice2_inertia_com_22 = t120 * flap_slice2_rotation_20
+        * flap_slice2_rotation_20 + cache.flap_slice0_local_inertia_com_22;
+    let t174 = -(flap_slice2_velocity_w_x * flap_slice2_inertia_com_22);
+    let flap_slice0_inertia_com_22 = cache.flap_slice0_local_inertia_com_22
+        + t134 * flap_slice0_rotation_20 * flap_slice0_rotation_20;
+    let t175 = -(flap_slice0_velocity_w_x * flap_slice0_inertia_com_22);
+    let t176 = -((flap_slice0_position_z * t153 + t149 * flap_slice0_position_y)
+        * cache.flap_slice0_mass);
+    let t177 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_11;
+    let t178 = -(flap_slice1_velocity_w_y * flap_slice1_inertia_com_01);
+    let t179 = flap_slice1_velocity_w_z * flap_slice1_inertia_com_02;
+    let t180 = flap_slice1_inertia_com_11 * flap_slice1_velocity_w_x;
+    let flap_composite_rate_id_12 = t166 + t167 + t168 + t169 + t170 + t171 + t172 + t173
+        + t174 + t175 + t176 + t177 + t178 + t179 + t180;
+    let wrist_composite_rate_id_12 = cache.wrist_inertia_com_11 * arm_tip_velocity_w_x
+        + flap_composite_rate_id_12 + arm_tip_velocity_w_z * cache.wrist_inertia_com_02
+        - cache.wrist_inertia_com_22 * arm_tip_velocity_w_x
+        - p.wrist_mass * (t111 * cache.wrist_com_y + cache.wrist_com_z * t115)
+        - cache.wrist_inertia_com_01 * arm_tip_velocity_w_y;
+    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let flap_slice1_inertia_com_00 = cache.flap_slice1_rotation_00
+        * cache.flap_slice1_rotation_00 * t132 + cache.flap_slice1_local_inertia_com_22;
+    let flap_slice1_inertia_i_00 = cache.flap_slice1_mass
+        * (t157 + t158 + t159
+            - cache.flap_slice1_position_x * cache.flap_slice1_position_x)
+        + flap_slice1_inertia_com_00;
+    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
+        - cache.flap_slice1_mass * cache.flap_slice1_position_x
+            * cache.flap_slice1_position_z;
+    let flap_slice1_momentum_n_x = flap_slice1_velocity_w_x * flap_slice1_inertia_i_00
+        + flap_slice1_inertia_i_01 * flap_slice1_velocity_w_y
+        + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_z
+        + flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
+        - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
+    let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
+        - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_inertia_com_00 = t134 * flap_slice0_rotation_00
+        * flap_slice0_rotation_00 + cache.flap_slice0_local_inertia_com_22;
+    let flap_slice0_inertia_i_00 = flap_slice0_inertia_com_00
+        + (t163 + t164 + t165 - flap_slice0_position_x * flap_slice0_position_x)
+            * cache.flap_slice0_mass;
+    let flap_slice0_momentum_n_x = flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
+        + flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
+        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_01
+        - flap_slice0_velocity_v_y * flap_slice0_inertia_h_z;
+    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
+        - flap_slice2_position_z * flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_inertia_com_00 = cache.flap_slice0_local_inertia_com_22
+        + t120 * flap_slice2_rotation_00 * flap_slice2_rotation_00;
+    let flap_slice2_inertia_i_00 = flap_slice2_inertia_com_00
+        + (t160 + t161 + t162 - flap_slice2_position_x * flap_slice2_position_x)
+            * cache.flap_slice0_mass;
+    let flap_slice2_momentum_n_x = flap_slice2_inertia_i_02 * flap_slice2_velocity_w_z
+        + flap_slice2_inertia_h_y * flap_slice2_velocity_v_z
+        + flap_slice2_velocity_w_x * flap_slice2_inertia_i_00
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
+        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
+    let flap_composite_momentum_n_x = flap_slice1_momentum_n_x + flap_slice0_momentum_n_x
+        + flap_slice2_momentum_n_x;
+    let wrist_composite_momentum_n_x = wrist_momentum_n_x + flap_composite_momentum_n_x;
+    let flap_composite_rate_hd_y = t153 * cache.flap_slice0_mass
+        + t139 * cache.flap_slice0_mass + cache.flap_slice1_mass * t124;
+    let wrist_composite_rate_hd_y = p.wrist_mass * t115 + flap_composite_rate_hd_y;
+    let t181 = -(flap_slice0_inertia_com_12 * flap_slice0_velocity_w_z);
+    let t182 = -((flap_slice0_position_z * t151 + t149 * flap_slice0_position_x)
+        * cache.flap_slice0_mass);
+    let t183 = flap_slice0_velocity_w_y * flap_slice0_inertia_com_22;
+    let t184 = -(flap_slice2_inertia_com_00 * flap_slice2_velocity_w_y);
+    let t185 = -((flap_slice2_position_x * t143 + flap_slice2_position_z * t141)
+        * cache.flap_slice0_mass);
+    let t186 = -(flap_slice1_velocity_w_y * flap_slice1_inertia_com_00);
+    let t187 = -(flap_slice1_velocity_w_z * flap_slice1_inertia_com_12);
+    let t188 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_01;
+    let t189 = flap_slice1_inertia_com_22 * flap_slice1_velocity_w_y;
+    let t190 = -(cache.flap_slice1_mass
+        * (t128 * cache.flap_slice1_position_x + t126 * cache.flap_slice1_position_z));
+    let t191 = -(flap_slice0_inertia_com_00 * flap_slice0_velocity_w_y);
+    let t192 = flap_slice2_inertia_com_01 * flap_slice2_velocity_w_x;
+    let t193 = -(flap_slice2_inertia_com_12 * flap_slice2_velocity_w_z);
+    let t194 = flap_slice2_inertia_com_22 * flap_slice2_velocity_w_y;
+    let t195 = flap_slice0_inertia_com_01 * flap_slice0_velocity_w_x;
+    let flap_composite_rate_id_02 = t181 + t182 + t183 + t184 + t185 + t186 + t187 + t188
+        + t189 + t190 + t191 + t192 + t193 + t194 + t195;
+    let wrist_composite_rate_id_02 = cache.wrist_inertia_com_01 * arm_tip_velocity_w_x
+        + flap_composite_rate_id_02 + cache.wrist_inertia_com_22 * arm_tip_velocity_w_y
+        - (cache.wrist_com_z * t113 + t111 * cache.wrist_com_x) * p.wrist_mass
+        - cache.wrist_inertia_com_00 * arm_tip_velocity_w_y
+        - arm_tip_velocity_w_z * cache.wrist_inertia_com_12;
+    let arm_tip_subspace0_rate_w_z = 0.3894183423086505 * t90 * p.section_length
+        + 0.1829865712999871 * p.section_length * t89
+        + 0.90270109637546 * p.section_length * t88;
+    let arm_tip_subspace0_rate_v_y = 0.09195266597143173 * p.section_length * t107
+        + 0.96744666685656 * p.section_length * t108 + 0.01 * arm_tip_subspace0_rate_w_x
+        - 0.2357788243436599 * p.section_length * t101
+        - 0.02 * arm_tip_subspace0_rate_w_z;
+    let t196 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_y
+        + arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_i_02
+        + 0.5
+            * (cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_22
+                + wrist_composite_momentum_f_y * cache.arm_tip_subspace0_v_x
+                + wrist_composite_momentum_n_y * cache.arm_tip_subspace0_w_x
+                + wrist_composite_rate_hd_x * cache.arm_tip_subspace0_v_y
+                + wrist_composite_rate_id_12 * cache.arm_tip_subspace0_w_y
+                + wrist_composite_rate_id_02 * cache.arm_tip_subspace0_w_x
+                - wrist_composite_momentum_f_x * cache.arm_tip_subspace0_v_y
+                - cache.arm_tip_subspace0_w_y * wrist_composite_momentum_n_x
+                - wrist_composite_rate_hd_y * cache.arm_tip_subspace0_v_x)
+        + cache.wrist_composite_inertia_i_22 * arm_tip_subspace0_rate_w_z
+        + cache.wrist_composite_inertia_h_x * arm_tip_subspace0_rate_v_y
+        - arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_h_y;
+    let t197 = 0.4029996149307748 * t4 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t4 * cache.arm_slice2_bend_c3;
+    let t198 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
+    let t199 = arm_bend_z_rate * t197
+        + (t198 + 0.4029996149307748 * t2 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * t2 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
+    let t200 = arm_bend_z_rate
+        * (t198 + 0.4029996149307748 * t17 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t17)
+        + t197 * arm_bend_y_rate;
+    let t201 = 0.3007502358784333 * p.section_length * cache.arm_slice2_bend_c3;
+    let t202 = -(0.3007502358784333 * p.section_length * cache.arm_slice2_bend_c2);
+    let t203 = 0.1350029611448087 * t4 * cache.arm_slice2_bend_c3
+        + 0.4050088834344261 * cache.arm_slice2_bend_c5 * t4
+        - 0.4050088834344261 * t4 * cache.arm_slice2_bend_c4;
+    let t204 = -(0.4050088834344261 * t7 * cache.arm_slice2_bend_c5);
+    let t205 = 0.1350029611448087 * t7 * cache.arm_slice2_bend_c4;
+    let t206 = (t204 + t205) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.1350029611448087 * cache.arm_slice2_bend_c4 * t12
+                - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t12
+                - 0.6015004717568666 * arm_bend_z * cache.arm_slice2_bend_c3);
+    let t207 = arm_bend_z_rate
+        * (t204 + t205 - 0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3)
+        + (0.1350029611448087 * cache.arm_slice2_bend_c4 * t10
+            - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t10
+            - 0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3)
+            * arm_bend_y_rate;
+    let t208 = (0.1350029611448087 * t2 * cache.arm_slice2_bend_c3
+        + 0.4050088834344261 * t2 * cache.arm_slice2_bend_c5 + t201 + t202
+        - 0.4050088834344261 * t2 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * t203
+        - (t200 * cache.arm_slice2_local_bend_y_column_w_y
+            - cache.arm_slice2_local_bend_y_column_w_z * t199)
+        - (cache.arm_slice2_local_com_z * t207 - t206 * cache.arm_slice2_local_com_y);
+    let t209 = arm_bend_y_rate
+        * (0.2014998074653874 * t20 * cache.arm_slice2_bend_c3
+            - 0.4029996149307748 * t20 * cache.arm_slice2_bend_c4)
+        + arm_bend_z_rate
+            * (0.2014998074653874 * cache.arm_slice2_bend_c3 * t6
+                - 0.44888729929169013 * cache.arm_slice2_bend_c2
+                - 0.4029996149307748 * t6 * cache.arm_slice2_bend_c4);
+    let arm_slice2_subspace0_rate_w_y = 0.96744666685656 * p.section_length * t207
+        + 0.09195266597143173 * p.section_length * t209
+        - 0.2357788243436599 * t206 * p.section_length;
+    let t210 = (0.3007502358784333 * cache.arm_slice2_bend_c3 * t25
+        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t25) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.3007502358784333 * t23 * cache.arm_slice2_bend_c3
+                - 0.3007502358784333 * t23 * cache.arm_slice2_bend_c2);
+    let t211 = 0.4029996149307748 * t23 * cache.arm_slice2_bend_c4
+        + 0.09045070438093329 * t22 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * t22 * cache.arm_slice2_bend_c6
+        - 0.45225352190466644 * t22 * cache.arm_slice2_bend_c5
+        - 0.2014998074653874 * t23 * cache.arm_slice2_bend_c3;
+    let t212 = arm_bend_z_rate * t211
+        + (1.2089988447923243 * t25 * cache.arm_slice2_bend_c4
+            + 0.09045070438093329 * t28 * cache.arm_slice2_bend_c4
+            + 0.7236056350474663 * t28 * cache.arm_slice2_bend_c6
+            - 0.6044994223961622 * cache.arm_slice2_bend_c3 * t25
+            - 0.45225352190466644 * t28 * cache.arm_slice2_bend_c5) * arm_bend_y_rate
+        - (cache.arm_slice2_local_bend_y_column_w_z * t210
+            - cache.arm_slice2_local_bend_y_column_w_x * t200)
+        - (t206 * cache.arm_slice2_local_com_x - t209 * cache.arm_slice2_local_com_z);
+    let t213 = 0.4029996149307748 * t25 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * t30 * cache.arm_slice2_bend_c6
+        + 0.09045070438093329 * t30 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t25
+        - 0.45225352190466644 * cache.arm_slice2_bend_c5 * t30;
+    let t214 = arm_bend_z_rate * t213;
+    let t215 = arm_bend_y_rate * t211;
+    let t216 = t214 + t215
+        - (cache.arm_slice2_local_com_y * t209 - cache.arm_slice2_local_com_x * t207)
+        - (cache.arm_slice2_local_bend_y_column_w_x * t199
+            - t210 * cache.arm_slice2_local_bend_y_column_w_y);
+    let arm_slice2_subspace0_rate_v_z = 0.3894183423086505 * p.section_length * t208
+        + 0.02 * arm_slice2_subspace0_rate_w_y
+        + 0.1829865712999871 * p.section_length * t212
+        + 0.90270109637546 * t216 * p.section_length;
+    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
+        - 0.1748223713144484 * cache.arm_slice2_local_com_y
+        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
+    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
+    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
+        + 0.09195266597143173 * cache.arm_slice2_local_com_x
+        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
+    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
+    let arm_slice2_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t209
+        - 0.35991537421130565 * t206 * p.section_length
+        - 0.1748223713144484 * p.section_length * t207;
+    let arm_slice2_local_subspace1_v_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_x;
+    let arm_slice2_local_subspace1_v_y = cache.arm_slice2_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice2_local_subspace1_v_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_z;
+    let arm_slice2_local_subspace1_w_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_x;
+    let arm_slice2_local_subspace1_w_y = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_y;
+    let arm_slice2_local_subspace1_w_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_z;
+    let arm_slice2_subspace1_w_x = 0.9164595255079896 * arm_slice2_local_subspace1_w_x
+        - 0.1748223713144484 * arm_slice2_local_subspace1_w_y
+        - 0.35991537421130565 * arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace1_w_z = 0.90270109637546 * arm_slice2_local_subspace1_w_z
+        + 0.3894183423086505 * arm_slice2_local_subspace1_w_x
+        + 0.1829865712999871 * arm_slice2_local_subspace1_w_y;
+    let arm_slice2_subspace1_v_y = 0.09195266597143173 * arm_slice2_local_subspace1_v_x
+        + 0.96744666685656 * arm_slice2_local_subspace1_v_y
+        + 0.01 * arm_slice2_subspace1_w_x
+        - 0.2357788243436599 * arm_slice2_local_subspace1_v_z
+        - 0.02 * arm_slice2_subspace1_w_z;
+    let arm_slice2_local_subspace0_w_x = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_x;
+    let arm_slice2_local_subspace0_w_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_y;
+    let arm_slice2_local_subspace0_w_z = cache.arm_slice2_local_bend_y_column_w_z
+        * p.section_length;
+    let arm_slice2_subspace0_w_x = 0.9164595255079896 * arm_slice2_local_subspace0_w_x
+        - 0.1748223713144484 * arm_slice2_local_subspace0_w_y
+        - 0.35991537421130565 * arm_slice2_local_subspace0_w_z;
+    let arm_slice2_local_subspace0_v_x = cache.arm_slice2_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice2_local_subspace0_v_z = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_z;
+    let arm_slice2_subspace0_w_z = 0.3894183423086505 * arm_slice2_local_subspace0_w_x
+        + 0.1829865712999871 * arm_slice2_local_subspace0_w_y
+        + 0.90270109637546 * arm_slice2_local_subspace0_w_z;
+    let arm_slice2_local_subspace0_v_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_y;
+    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
+        + 0.09195266597143173 * arm_slice2_local_subspace0_v_x
+        + 0.96744666685656 * arm_slice2_local_subspace0_v_y
+        - 0.2357788243436599 * arm_slice2_local_subspace0_v_z
+        - 0.02 * arm_slice2_subspace0_w_z;
+    let arm_slice2_velocity_v_y = arm_slice2_subspace1_v_y * qd[1]
+        + arm_slice2_subspace0_v_y * qd[0];
+    let arm_slice2_velocity_w_z = qd[0] * arm_slice2_subspace0_w_z
+        + arm_slice2_subspace1_w_z * qd[1];
+    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
+        + 0.3894183423086505 * cache.arm_slice2_local_com_x
+        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
+    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
+    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
+        + arm_slice2_subspace0_w_x * qd[0];
+    let arm_slice2_momentum_f_y = cache.arm_slice1_mass * arm_slice2_velocity_v_y
+        - (arm_slice2_inertia_h_z * arm_slice2_velocity_w_x
+            - arm_slice2_velocity_w_z * arm_slice2_inertia_h_x);
+    let t217 = arm_slice2_velocity_w_z * arm_slice2_position_x + arm_slice2_velocity_v_y
+        - arm_slice2_velocity_w_x * arm_slice2_position_z;
+    let arm_slice2_subspace0_w_y = 0.96744666685656 * arm_slice2_local_subspace0_w_y
+        + 0.09195266597143173 * arm_slice2_local_subspace0_w_x
+        - 0.2357788243436599 * arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace0_v_x = 0.9164595255079896 * arm_slice2_local_subspace0_v_x
+        - 0.35991537421130565 * arm_slice2_local_subspace0_v_z
+        - 0.1748223713144484 * arm_slice2_local_subspace0_v_y
+        - 0.01 * arm_slice2_subspace0_w_y;
+    let arm_slice2_subspace1_w_y = 0.96744666685656 * arm_slice2_local_subspace1_w_y
+        + 0.09195266597143173 * arm_slice2_local_subspace1_w_x
+        - 0.2357788243436599 * arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace1_v_x = 0.9164595255079896 * arm_slice2_local_subspace1_v_x
+        - 0.01 * arm_slice2_subspace1_w_y
+        - 0.1748223713144484 * arm_slice2_local_subspace1_v_y
+        - 0.35991537421130565 * arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_x = qd[0] * arm_slice2_subspace0_v_x
+        + arm_slice2_subspace1_v_x * qd[1];
+    let arm_slice2_velocity_w_y = arm_slice2_subspace1_w_y * qd[1]
+        + arm_slice2_subspace0_w_y * qd[0];
+    let t218 = arm_slice2_velocity_v_x + arm_slice2_velocity_w_y * arm_slice2_position_z
+        - arm_slice2_velocity_w_z * arm_slice2_position_y;
+    let arm_slice2_momentum_f_x = arm_slice2_velocity_v_x * cache.arm_slice1_mass
+        - (arm_slice2_velocity_w_z * arm_slice2_inertia_h_y
+            - arm_slice2_inertia_h_z * arm_slice2_velocity_w_y);
+    let t219 = cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_z
+        + 0.5
+            * (arm_slice2_momentum_f_y * arm_slice2_subspace0_w_x
+                - (cache.arm_slice1_mass * t218 * arm_slice2_subspace0_w_y
+                    - cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t217)
+                - arm_slice2_momentum_f_x * arm_slice2_subspace0_w_y)
+        - (arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_h_x
+            - arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_w_x);
+    let arm_slice2_subspace0_v_z = 0.90270109637546 * arm_slice2_local_subspace0_v_z
+        + 0.1829865712999871 * arm_slice2_local_subspace0_v_y
+        + 0.3894183423086505 * arm_slice2_local_subspace0_v_x
+        + 0.02 * arm_slice2_subspace0_w_y;
+    let t220 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
+    let t221 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
+    let t222 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
+    let arm_slice0_rotation_20 = 0.3894183423086505 * t220 + 0.1829865712999871 * t221
+        + 0.90270109637546 * t222;
+    let t223 = 0.000002 * t38 * cache.arm_slice0_mass
+        - 0.000001 * t38 * cache.arm_slice0_mass;
+    let t224 = 0.000001 * t38 * cache.arm_slice0_mass;
+    let arm_slice0_inertia_com_22 = arm_slice0_rotation_20 * arm_slice0_rotation_20
+        * t223 + t224;
+    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
+        + 0.90270109637546 * cache.arm_slice0_local_com_z
+        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
+    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
+        + 0.96744666685656 * cache.arm_slice0_local_com_y
+        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
+    let t225 = arm_slice0_position_y * arm_slice0_position_y;
+    let t226 = arm_slice0_position_z * arm_slice0_position_z;
+    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice0_local_com_z
+        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
+    let t227 = arm_slice0_position_x * arm_slice0_position_x;
+    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
+        + cache.arm_slice0_mass
+            * (t225 + t226 + t227 - arm_slice0_position_z * arm_slice0_position_z);
+    let t228 = -(0.000004840773461337703 * t7 * cache.arm_slice0_bend_c5);
+    let t229 = 0.0000016135911537792344 * t7 * cache.arm_slice0_bend_c4;
+    let t230 = (0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t10
+        - 0.0003347157145944845 * arm_bend_z * cache.arm_slice0_bend_c3
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t10) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t228 + t229
+                - 0.0003347157145944845 * arm_bend_y * cache.arm_slice0_bend_c3);
+    let t231 = (t228 + t229) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t12
+                - 0.000669431429188969 * arm_bend_z * cache.arm_slice0_bend_c3
+                - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t12);
+    let t232 = (0.000023239929348011262 * t20 * cache.arm_slice0_bend_c3
+        - 0.000046479858696022525 * t20 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t6
+                - 0.004820780989426014 * cache.arm_slice0_bend_c2
+                - 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t6);
+    let arm_slice0_subspace0_rate_w_z = 0.1829865712999871 * p.section_length * t230
+        + 0.90270109637546 * p.section_length * t231
+        + 0.3894183423086505 * p.section_length * t232;
+    let arm_slice0_rotation_00 = 0.9164595255079896 * t220 - 0.35991537421130565 * t222
+        - 0.1748223713144484 * t221;
+    let arm_slice0_inertia_com_02 = arm_slice0_rotation_20 * arm_slice0_rotation_00
+        * t223;
+    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
+        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t232
+        - 0.1748223713144484 * p.section_length * t230
+        - 0.35991537421130565 * p.section_length * t231;
+    let arm_slice0_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t232
+        + 0.96744666685656 * p.section_length * t230
+        - 0.2357788243436599 * p.section_length * t231;
+    let arm_slice0_rotation_10 = 0.09195266597143173 * t220 + 0.96744666685656 * t221
+        - 0.2357788243436599 * t222;
+    let arm_slice0_inertia_com_12 = arm_slice0_rotation_20 * arm_slice0_rotation_10
+        * t223;
+    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
+        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
+    let t233 = 0.0000008962768767719712 * t22 * cache.arm_slice0_bend_c6
+        + 0.0000001120346095964964 * t22 * cache.arm_slice0_bend_c4
+        + 0.000046479858696022525 * t23 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * t23 * cache.arm_slice0_bend_c3
+        - 0.000000560173047982482 * t22 * cache.arm_slice0_bend_c5;
+    let t234 = t233 * arm_bend_y_rate;
+    let t235 = (0.0003347157145944845 * t23 * cache.arm_slice0_bend_c3
+        - 0.0003347157145944845 * t23 * cache.arm_slice0_bend_c2) * arm_bend_z_rate
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t25
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t25) * arm_bend_y_rate;
+    let t236 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
+    let t237 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t4
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t4;
+    let t238 = (0.000046479858696022525 * t2 * cache.arm_slice0_bend_c4 + t236
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t2) * arm_bend_y_rate
+        + arm_bend_z_rate * t237;
+    let t239 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t25
+        + 0.0000008962768767719712 * cache.arm_slice0_bend_c6 * t30
+        + 0.0000001120346095964964 * t30 * cache.arm_slice0_bend_c4
+        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t30
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t25;
+    let t240 = arm_bend_z_rate * t239;
+    let t241 = t234 + t240
+        - (t238 * cache.arm_slice0_local_bend_y_column_w_x
+            - t235 * cache.arm_slice0_local_bend_y_column_w_y)
+        - (t232 * cache.arm_slice0_local_com_y - t230 * cache.arm_slice0_local_com_x);
+    let t242 = -(0.0003347157145944845 * p.section_length * cache.arm_slice0_bend_c2);
+    let t243 = 0.0003347157145944845 * p.section_length * cache.arm_slice0_bend_c3;
+    let t244 = arm_bend_z_rate
+        * (t236 + 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t17
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t17)
+        + t237 * arm_bend_y_rate;
+    let t245 = 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t4
+        + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t4
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c4 * t4;
+    let t246 = (t242 + t243 + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t2
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t2
+        - 0.000004840773461337703 * t2 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * t245
+        - (t244 * cache.arm_slice0_local_bend_y_column_w_y
+            - t238 * cache.arm_slice0_local_bend_y_column_w_z)
+        - (cache.arm_slice0_local_com_z * t230 - t231 * cache.arm_slice0_local_com_y);
+    let t247 = arm_bend_z_rate * t233
+        + (0.00013943957608806757 * cache.arm_slice0_bend_c4 * t25
+            + 0.0000001120346095964964 * t28 * cache.arm_slice0_bend_c4
+            + 0.0000008962768767719712 * t28 * cache.arm_slice0_bend_c6
+            - 0.000000560173047982482 * t28 * cache.arm_slice0_bend_c5
+            - 0.00006971978804403378 * cache.arm_slice0_bend_c3 * t25) * arm_bend_y_rate
+        - (cache.arm_slice0_local_com_x * t231 - cache.arm_slice0_local_com_z * t232)
+        - (cache.arm_slice0_local_bend_y_column_w_z * t235
+            - t244 * cache.arm_slice0_local_bend_y_column_w_x);
+    let arm_slice0_subspace0_rate_v_y = 0.09195266597143173 * p.section_length * t246
+        + 0.96744666685656 * p.section_length * t247
+        + 0.01 * arm_slice0_subspace0_rate_w_x
+        - 0.2357788243436599 * p.section_length * t241
+        - 0.02 * arm_slice0_subspace0_rate_w_z;
+    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_local_subspace0_w_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_x;
+    let arm_slice0_local_subspace0_w_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_y;
+    let arm_slice0_local_subspace0_w_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_z;
+    let arm_slice0_subspace0_w_y = 0.09195266597143173 * arm_slice0_local_subspace0_w_x
+        + 0.96744666685656 * arm_slice0_local_subspace0_w_y
+        - 0.2357788243436599 * arm_slice0_local_subspace0_w_z;
+    let arm_slice0_local_subspace0_v_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_z;
+    let arm_slice0_local_subspace0_v_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_y;
+    let arm_slice0_local_subspace0_v_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_x;
+    let arm_slice0_subspace0_v_x = 0.9164595255079896 * arm_slice0_local_subspace0_v_x
+        - 0.01 * arm_slice0_subspace0_w_y
+        - 0.35991537421130565 * arm_slice0_local_subspace0_v_z
+        - 0.1748223713144484 * arm_slice0_local_subspace0_v_y;
+    let arm_slice0_local_subspace1_v_y = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_y;
+    let arm_slice0_local_subspace1_w_z = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_z;
+    let arm_slice0_local_subspace1_w_y = cache.arm_slice0_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice0_local_subspace1_w_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_x;
+    let arm_slice0_subspace1_w_x = 0.9164595255079896 * arm_slice0_local_subspace1_w_x
+        - 0.35991537421130565 * arm_slice0_local_subspace1_w_z
+        - 0.1748223713144484 * arm_slice0_local_subspace1_w_y;
+    let arm_slice0_local_subspace1_v_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_x;
+    let arm_slice0_local_subspace1_v_z = cache.arm_slice0_local_bend_z_column_v_z
+        * p.section_length;
+    let arm_slice0_subspace1_w_z = 0.1829865712999871 * arm_slice0_local_subspace1_w_y
+        + 0.90270109637546 * arm_slice0_local_subspace1_w_z
+        + 0.3894183423086505 * arm_slice0_local_subspace1_w_x;
+    let arm_slice0_subspace1_v_y = 0.96744666685656 * arm_slice0_local_subspace1_v_y
+        + 0.01 * arm_slice0_subspace1_w_x
+        + 0.09195266597143173 * arm_slice0_local_subspace1_v_x
+        - 0.2357788243436599 * arm_slice0_local_subspace1_v_z
+        - 0.02 * arm_slice0_subspace1_w_z;
+    let arm_slice0_subspace0_w_x = 0.9164595255079896 * arm_slice0_local_subspace0_w_x
+        - 0.35991537421130565 * arm_slice0_local_subspace0_w_z
+        - 0.1748223713144484 * arm_slice0_local_subspace0_w_y;
+    let arm_slice0_subspace0_w_z = 0.90270109637546 * arm_slice0_local_subspace0_w_z
+        + 0.1829865712999871 * arm_slice0_local_subspace0_w_y
+        + 0.3894183423086505 * arm_slice0_local_subspace0_w_x;
+    let arm_slice0_subspace0_v_y = 0.01 * arm_slice0_subspace0_w_x
+        + 0.96744666685656 * arm_slice0_local_subspace0_v_y
+        + 0.09195266597143173 * arm_slice0_local_subspace0_v_x
+        - 0.2357788243436599 * arm_slice0_local_subspace0_v_z
+        - 0.02 * arm_slice0_subspace0_w_z;
+    let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
+        + qd[0] * arm_slice0_subspace0_v_y;
+    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
+    let arm_slice0_velocity_w_x = arm_slice0_subspace0_w_x * qd[0]
+        + arm_slice0_subspace1_w_x * qd[1];
+    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
+        + qd[0] * arm_slice0_subspace0_w_z;
+    let arm_slice0_momentum_f_y = arm_slice0_velocity_v_y * cache.arm_slice0_mass
+        - (arm_slice0_inertia_h_z * arm_slice0_velocity_w_x
+            - arm_slice0_velocity_w_z * arm_slice0_inertia_h_x);
+    let arm_slice0_subspace1_w_y = 0.09195266597143173 * arm_slice0_local_subspace1_w_x
+        + 0.96744666685656 * arm_slice0_local_subspace1_w_y
+        - 0.2357788243436599 * arm_slice0_local_subspace1_w_z;
+    let arm_slice0_subspace1_v_x = 0.9164595255079896 * arm_slice0_local_subspace1_v_x
+        - 0.1748223713144484 * arm_slice0_local_subspace1_v_y
+        - 0.01 * arm_slice0_subspace1_w_y
+        - 0.35991537421130565 * arm_slice0_local_subspace1_v_z;
+    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
+        + qd[0] * arm_slice0_subspace0_v_x;
+    let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
+        + arm_slice0_subspace1_w_y * qd[1];
+    let t248 = arm_slice0_velocity_v_x + arm_slice0_velocity_w_y * arm_slice0_position_z
+        - arm_slice0_velocity_w_z * arm_slice0_position_y;
+    let arm_slice0_inertia_com_11 = arm_slice0_rotation_10 * arm_slice0_rotation_10
+        * t223 + t224;
+    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
+        * (t225 + t226 + t227 - arm_slice0_position_y * arm_slice0_position_y)
+        + arm_slice0_inertia_com_11;
+    let arm_slice0_inertia_com_01 = arm_slice0_rotation_00 * arm_slice0_rotation_10
+        * t223;
+    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
+        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
+        + 0.3894183423086505 * arm_slice0_local_subspace0_v_x
+        + 0.1829865712999871 * arm_slice0_local_subspace0_v_y
+        + 0.90270109637546 * arm_slice0_local_subspace0_v_z;
+    let arm_slice0_subspace1_v_z = 0.90270109637546 * arm_slice0_local_subspace1_v_z
+        + 0.02 * arm_slice0_subspace1_w_y
+        + 0.1829865712999871 * arm_slice0_local_subspace1_v_y
+        + 0.3894183423086505 * arm_slice0_local_subspace1_v_x;
+    let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
+        + arm_slice0_subspace1_v_z * qd[1];
+    let arm_slice0_momentum_n_y = arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
+        + arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
+        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_x
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_12
+        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
+    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
+    let arm_slice0_momentum_f_x = arm_slice0_velocity_v_x * cache.arm_slice0_mass
+        - (arm_slice0_velocity_w_z * arm_slice0_inertia_h_y
+            - arm_slice0_velocity_w_y * arm_slice0_inertia_h_z);
+    let t249 = arm_slice0_velocity_v_y + arm_slice0_velocity_w_z * arm_slice0_position_x
+        - arm_slice0_position_z * arm_slice0_velocity_w_x;
+    let arm_slice0_inertia_com_00 = arm_slice0_rotation_00 * arm_slice0_rotation_00
+        * t223 + t224;
+    let arm_slice0_inertia_i_00 = cache.arm_slice0_mass
+        * (t225 + t226 + t227 - arm_slice0_position_x * arm_slice0_position_x)
+        + arm_slice0_inertia_com_00;
+    let arm_slice0_momentum_n_x = arm_slice0_inertia_i_02 * arm_slice0_velocity_w_z
+        + arm_slice0_inertia_i_00 * arm_slice0_velocity_w_x
+        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
+        + arm_slice0_velocity_w_y * arm_slice0_inertia_i_01
+        - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
+    let t250 = arm_slice0_velocity_v_z + arm_slice0_position_y * arm_slice0_velocity_w_x
+        - arm_slice0_velocity_w_y * arm_slice0_position_x;
+    let t251 = arm_slice0_velocity_w_x * arm_slice0_inertia_com_01
+        + arm_slice0_velocity_w_y * arm_slice0_inertia_com_22
+        - arm_slice0_velocity_w_y * arm_slice0_inertia_com_00
+        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_12
+        - cache.arm_slice0_mass
+            * (t250 * arm_slice0_position_x + arm_slice0_position_z * t248);
+    let t252 = -(arm_slice0_inertia_com_02 * arm_slice0_velocity_w_y);
+    let t253 = arm_slice0_position_y * t249;
+    let t254 = t248 * arm_slice0_position_x;
+    let t255 = t250 * arm_slice0_position_z;
+    let t256 = 2.0 * (t253 + t254 + t255);
+    let t257 = arm_slice0_inertia_com_12 * arm_slice0_velocity_w_x;
+    let t258 = t252 + t252 + (t256 - (t255 + t255)) * cache.arm_slice0_mass + t257
+        + t257;
+    let t259 = arm_slice0_inertia_com_11 * arm_slice0_velocity_w_x
+        + arm_slice0_inertia_com_02 * arm_slice0_velocity_w_z
+        - (t250 * arm_slice0_position_y + arm_slice0_position_z * t249)
+            * cache.arm_slice0_mass - arm_slice0_inertia_com_22 * arm_slice0_velocity_w_x
+        - arm_slice0_velocity_w_y * arm_slice0_inertia_com_01;
+    let arm_slice0_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t246
+        - 0.1748223713144484 * p.section_length * t247
+        - 0.35991537421130565 * p.section_length * t241
+        - 0.01 * arm_slice0_subspace0_rate_w_y;
+    let t260 = arm_slice0_inertia_i_22 * arm_slice0_subspace0_rate_w_z
+        + arm_slice0_inertia_i_02 * arm_slice0_subspace0_rate_w_x
+        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_12
+        + arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_x
+        + 0.5
+            * (arm_slice0_subspace0_v_x * arm_slice0_momentum_f_y
+                + t248 * cache.arm_slice0_mass * arm_slice0_subspace0_v_y
+                + arm_slice0_subspace0_w_x * arm_slice0_momentum_n_y
+                + t251 * arm_slice0_subspace0_w_x + t258 * arm_slice0_subspace0_w_z
+                + t259 * arm_slice0_subspace0_w_y
+                - arm_slice0_momentum_f_x * arm_slice0_subspace0_v_y
+                - cache.arm_slice0_mass * t249 * arm_slice0_subspace0_v_x
+                - arm_slice0_subspace0_w_y * arm_slice0_momentum_n_x)
+        - arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_x;
+    let t261 = flap_slice1_velocity_w_z * flap_slice1_inertia_com_00;
+    let t262 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_02);
+    let t263 = -(flap_slice0_inertia_com_02 * flap_slice0_velocity_w_x);
+    let t264 = -((flap_slice2_position_y * t141 + t139 * flap_slice2_position_x)
+        * cache.flap_slice0_mass);
+    let t265 = flap_slice0_inertia_com_12 * flap_slice0_velocity_w_y;
+    let t266 = flap_slice1_velocity_w_y * flap_slice1_inertia_com_12;
+    let t267 = -(flap_slice2_velocity_w_x * flap_slice2_inertia_com_02);
+    let t268 = -((flap_slice0_position_x * t153 + t151 * flap_slice0_position_y)
+        * cache.flap_slice0_mass);
+    let t269 = flap_slice2_inertia_com_12 * flap_slice2_velocity_w_y;
+    let t270 = flap_slice2_inertia_com_00 * flap_slice2_velocity_w_z;
+    let t271 = -(cache.flap_slice1_mass
+        * (t124 * cache.flap_slice1_position_x + cache.flap_slice1_position_y * t126));
+    let t272 = flap_slice0_inertia_com_00 * flap_slice0_velocity_w_z;
+    let t273 = -(flap_slice2_inertia_com_11 * flap_slice2_velocity_w_z);
+    let t274 = -(flap_slice0_velocity_w_z * flap_slice0_inertia_com_11);
+    let t275 = -(flap_slice1_inertia_com_11 * flap_slice1_velocity_w_z);
+    let flap_composite_rate_id_01 = t261 + t262 + t263 + t264 + t265 + t266 + t267 + t268
+        + t269 + t270 + t271 + t272 + t273 + t274 + t275;
+    let wrist_composite_rate_id_01 = cache.wrist_inertia_com_12 * arm_tip_velocity_w_y
+        + arm_tip_velocity_w_z * cache.wrist_inertia_com_00 + flap_composite_rate_id_01
+        - p.wrist_mass * (cache.wrist_com_y * t113 + t115 * cache.wrist_com_x)
+        - arm_tip_velocity_w_z * cache.wrist_inertia_com_11
+        - cache.wrist_inertia_com_02 * arm_tip_velocity_w_x;
+    let flap_composite_rate_hd_z = t143 * cache.flap_slice0_mass
+        + cache.flap_slice1_mass * t128 + t149 * cache.flap_slice0_mass;
+    let wrist_composite_rate_hd_z = flap_composite_rate_hd_z + p.wrist_mass * t111;
+    let t276 = -(cache.wrist_inertia_com_12 * arm_tip_velocity_w_x);
+    let t277 = arm_tip_velocity_w_z * cache.wrist_inertia_com_01;
+    let t278 = cache.flap_slice1_mass * (t130 - (t125 + t125));
+    let t279 = (t145 - (t140 + t140)) * cache.flap_slice0_mass;
+    let t280 = flap_slice1_velocity_w_z * flap_slice1_inertia_com_01;
+    let t281 = -(flap_slice2_inertia_com_12 * flap_slice2_velocity_w_x);
+    let t282 = flap_slice0_velocity_w_z * flap_slice0_inertia_com_01;
+    let t283 = -(flap_slice1_velocity_w_x * flap_slice1_inertia_com_12);
+    let t284 = flap_slice2_inertia_com_01 * flap_slice2_velocity_w_z;
+    let t285 = (t155 - (t154 + t154)) * cache.flap_slice0_mass;
+    let t286 = -(flap_slice0_inertia_com_12 * flap_slice0_velocity_w_x);
+    let flap_composite_rate_id_11 = t278 + t279 + t280 + t280 + t281 + t281 + t282 + t282
+        + t283 + t283 + t284 + t284 + t285 + t286 + t286;
+    let wrist_composite_rate_id_11 = p.wrist_mass * (t117 - (t116 + t116)) + t276 + t276
+        + t277 + t277 + flap_composite_rate_id_11;
     let flap_slice0_momentum_f_z = flap_slice0_velocity_v_z * cache.flap_slice0_mass
         - (flap_slice0_velocity_w_y * flap_slice0_inertia_h_x
             - flap_slice0_inertia_h_y * flap_slice0_velocity_w_x);
@@ -4379,1018 +5063,205 @@ pub fn coriolis_matrix_into(
         - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y
             - cache.wrist_inertia_h_y * arm_tip_velocity_w_x);
     let wrist_composite_momentum_f_z = flap_composite_momentum_f_z + wrist_momentum_f_z;
-    let arm_tip_subspace0_rate_v_z = 0.1829865712999871 * p.section_length * t89
-        + 0.90270109637546 * p.section_length * t81
-        + 0.3894183423086505 * p.section_length * t88
+    let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
+        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
+    let flap_slice0_inertia_i_22 = (t163 + t164 + t165
+        - flap_slice0_position_z * flap_slice0_position_z) * cache.flap_slice0_mass
+        + flap_slice0_inertia_com_22;
+    let flap_slice0_momentum_n_z = flap_slice0_velocity_w_y * flap_slice0_inertia_i_12
+        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_22
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
+        + flap_slice0_velocity_v_y * flap_slice0_inertia_h_x
+        - flap_slice0_velocity_v_x * flap_slice0_inertia_h_y;
+    let flap_slice2_inertia_i_22 = (t160 + t161 + t162
+        - flap_slice2_position_z * flap_slice2_position_z) * cache.flap_slice0_mass
+        + flap_slice2_inertia_com_22;
+    let flap_slice2_momentum_n_z = flap_slice2_inertia_i_02 * flap_slice2_velocity_w_x
+        + flap_slice2_inertia_h_x * flap_slice2_velocity_v_y
+        + flap_slice2_velocity_w_y * flap_slice2_inertia_i_12
+        + flap_slice2_inertia_i_22 * flap_slice2_velocity_w_z
+        - flap_slice2_inertia_h_y * flap_slice2_velocity_v_x;
+    let flap_slice1_inertia_i_22 = flap_slice1_inertia_com_22
+        + cache.flap_slice1_mass
+            * (t157 + t158 + t159
+                - cache.flap_slice1_position_z * cache.flap_slice1_position_z);
+    let flap_slice1_momentum_n_z = flap_slice1_inertia_h_x * flap_slice1_velocity_v_y
+        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_02
+        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_12
+        + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
+        - flap_slice1_velocity_v_x * flap_slice1_inertia_h_y;
+    let flap_composite_momentum_n_z = flap_slice0_momentum_n_z + flap_slice2_momentum_n_z
+        + flap_slice1_momentum_n_z;
+    let wrist_composite_momentum_n_z = wrist_momentum_n_z + flap_composite_momentum_n_z;
+    let arm_tip_subspace0_rate_v_z = 0.1829865712999871 * p.section_length * t108
+        + 0.90270109637546 * p.section_length * t101
+        + 0.3894183423086505 * p.section_length * t107
         + 0.02 * arm_tip_subspace0_rate_w_y;
-    let arm_tip_subspace0_rate_w_x = 0.9164595255079896 * t64 * p.section_length
-        - 0.1748223713144484 * p.section_length * t67
-        - 0.35991537421130565 * p.section_length * t68;
-    let t175 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_z
-        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace0_rate_w_y
+    let t287 = 0.5
+        * (wrist_composite_rate_id_12 * cache.arm_tip_subspace0_w_z
+            + cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_x
+            + wrist_composite_rate_id_01 * cache.arm_tip_subspace0_w_x
+            + cache.arm_tip_subspace0_w_z * wrist_composite_momentum_n_x
+            + wrist_composite_rate_hd_z * cache.arm_tip_subspace0_v_x
+            + wrist_composite_rate_id_11 * cache.arm_tip_subspace0_w_y
+            - cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_x
+            - cache.arm_tip_subspace0_v_x * wrist_composite_momentum_f_z
+            - wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_x)
         + arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_h_z
-        + 0.5
-            * (cache.arm_tip_subspace0_w_z * wrist_composite_momentum_n_x
-                + cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_x
-                + wrist_composite_rate_id_01 * cache.arm_tip_subspace0_w_x
-                + wrist_composite_rate_id_11 * cache.arm_tip_subspace0_w_y
-                + cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_12
-                + wrist_composite_rate_hd_z * cache.arm_tip_subspace0_v_x
-                - cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_x
-                - wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_x
-                - cache.arm_tip_subspace0_v_x * wrist_composite_momentum_f_z)
+        + cache.wrist_composite_inertia_i_12 * arm_tip_subspace0_rate_w_z
         + arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_i_01
+        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace0_rate_w_y
         - arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_h_x;
-    let arm_slice3_subspace0_rate_v_y = 0.01 * arm_slice3_subspace0_rate_w_x
-        + 0.09195266597143173 * p.section_length * t61
-        + 0.96744666685656 * t57 * p.section_length
-        - 0.2357788243436599 * p.section_length * t51
-        - 0.02 * arm_slice3_subspace0_rate_w_z;
-    let t176 = arm_slice3_subspace0_rate_v_y * cache.arm_slice0_mass
+    let arm_slice0_subspace0_rate_v_z = 0.3894183423086505 * p.section_length * t246
+        + 0.90270109637546 * p.section_length * t241
+        + 0.1829865712999871 * p.section_length * t247
+        + 0.02 * arm_slice0_subspace0_rate_w_y;
+    let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
+        - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
+            - arm_slice0_inertia_h_y * arm_slice0_velocity_w_x);
+    let t288 = arm_slice0_velocity_w_z * arm_slice0_inertia_com_00
+        + arm_slice0_velocity_w_y * arm_slice0_inertia_com_12
+        - arm_slice0_inertia_com_02 * arm_slice0_velocity_w_x
+        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_11
+        - cache.arm_slice0_mass
+            * (arm_slice0_position_x * t249 + arm_slice0_position_y * t248);
+    let t289 = arm_slice0_inertia_com_02 * arm_slice0_velocity_w_y;
+    let t290 = -(arm_slice0_velocity_w_z * arm_slice0_inertia_com_01);
+    let t291 = t289 + t289 + cache.arm_slice0_mass * (t256 - (t254 + t254)) + t290
+        + t290;
+    let arm_slice0_momentum_n_z = arm_slice0_inertia_i_02 * arm_slice0_velocity_w_x
+        + arm_slice0_velocity_w_y * arm_slice0_inertia_i_12
+        + arm_slice0_inertia_i_22 * arm_slice0_velocity_w_z
+        + arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
+        - arm_slice0_inertia_h_y * arm_slice0_velocity_v_x;
+    let t292 = arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_z
         + 0.5
-            * (arm_slice3_momentum_f_x * arm_slice3_subspace0_w_z
-                - arm_slice3_subspace0_w_x * arm_slice3_momentum_f_z
-                - (arm_slice3_subspace0_w_x * t26 * cache.arm_slice0_mass
-                    - cache.arm_slice0_mass * arm_slice3_subspace0_w_z * t23))
-        - (arm_slice3_inertia_h_z * arm_slice3_subspace0_rate_w_x
-            - arm_slice3_inertia_h_x * arm_slice3_subspace0_rate_w_z);
-    let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
-        + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
-    let t177 = arm_bend_z_rate
-        * (0.01186057253208228 * cache.arm_slice1_bend_c3 * t0
-            - 0.02372114506416456 * cache.arm_slice1_bend_c4 * t0
-            - 0.10890625570683385 * cache.arm_slice1_bend_c2)
-        + (0.01186057253208228 * t7 * cache.arm_slice1_bend_c3
-            - 0.02372114506416456 * t7 * cache.arm_slice1_bend_c4) * arm_bend_y_rate;
-    let t178 = 0.003914101352555533 * t1 * cache.arm_slice1_bend_c4;
-    let t179 = -(0.0117423040576666 * cache.arm_slice1_bend_c5 * t1);
-    let t180 = arm_bend_z_rate
-        * (t178 + t179 - 0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3)
-        + (0.003914101352555533 * cache.arm_slice1_bend_c4 * t5
-            - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t5
-            - 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3)
-            * arm_bend_y_rate;
-    let t181 = arm_bend_z_rate
-        * (0.003914101352555533 * cache.arm_slice1_bend_c4 * t9
-            - 0.07188019323870527 * arm_bend_z * cache.arm_slice1_bend_c3
-            - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t9)
-        + (t178 + t179) * arm_bend_y_rate;
-    let arm_slice1_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t177
-        + 0.96744666685656 * p.section_length * t180
-        - 0.2357788243436599 * p.section_length * t181;
-    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
-        + 0.96744666685656 * cache.arm_slice1_local_com_y
-        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
-    let arm_slice1_subspace0_rate_w_z = 0.90270109637546 * p.section_length * t181
-        + 0.1829865712999871 * p.section_length * t180
-        + 0.3894183423086505 * p.section_length * t177;
-    let arm_slice1_subspace0_w_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace0_w_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
-    let arm_slice1_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
-    let arm_slice1_subspace1_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_v_x
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
-        + 0.02 * arm_slice1_subspace1_w_y;
-    let arm_slice1_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace0_v_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
-        + 0.02 * arm_slice1_subspace0_w_y
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
-    let arm_slice1_velocity_v_z = qd[1] * arm_slice1_subspace1_v_z
-        + qd[0] * arm_slice1_subspace0_v_z;
-    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
-        + arm_slice1_subspace0_w_y * qd[0];
-    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice1_local_com_z
-        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
-    let arm_slice1_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_w_x
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z;
-    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
-        + arm_slice1_subspace0_w_x * qd[0];
-    let t182 = arm_slice1_velocity_v_z + arm_slice1_velocity_w_x * arm_slice1_position_y
-        - arm_slice1_velocity_w_y * arm_slice1_position_x;
-    let arm_slice1_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace0_w_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y;
-    let arm_slice1_subspace1_w_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_w_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_velocity_w_z = arm_slice1_subspace0_w_z * qd[0]
-        + arm_slice1_subspace1_w_z * qd[1];
-    let arm_slice1_subspace1_v_y = 0.09195266597143173
-        * cache.arm_slice1_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice1_local_subspace1_v_y
-        + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
-    let arm_slice1_subspace0_v_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace0_v_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
-        + 0.01 * arm_slice1_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
-        - 0.02 * arm_slice1_subspace0_w_z;
-    let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
-        + arm_slice1_subspace0_v_y * qd[0];
-    let t183 = arm_slice1_position_x * arm_slice1_velocity_w_z + arm_slice1_velocity_v_y
-        - arm_slice1_position_z * arm_slice1_velocity_w_x;
-    let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
-    let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
-        - (arm_slice1_velocity_w_y * arm_slice1_inertia_h_x
-            - arm_slice1_velocity_w_x * arm_slice1_inertia_h_y);
-    let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
-        - (arm_slice1_inertia_h_z * arm_slice1_velocity_w_x
-            - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
-    let t184 = 0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c3;
-    let t185 = -(0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c2);
-    let t186 = 0.0117423040576666 * cache.arm_slice1_bend_c5 * t41
-        + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t41
-        - 0.0117423040576666 * cache.arm_slice1_bend_c4 * t41;
-    let t187 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
-    let t188 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t41
-        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t41;
-    let t189 = (t187 + 0.02372114506416456 * t40 * cache.arm_slice1_bend_c4
-        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t40) * arm_bend_y_rate
-        + arm_bend_z_rate * t188;
-    let t190 = 0.33000947820757187
-        - 0.035940096619352636 * cache.arm_slice1_bend_c3 * t0;
-    let t191 = -(0.035940096619352636 * t7 * cache.arm_slice1_bend_c3);
-    let t192 = t188 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t187 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t54
-                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t54);
-    let t193 = (t184 + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t40
-        + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t40 + t185
-        - 0.0117423040576666 * t40 * cache.arm_slice1_bend_c4) * arm_bend_y_rate
-        + arm_bend_z_rate * t186
-        - (cache.arm_slice1_local_com_z * t180 - t181 * cache.arm_slice1_local_com_y)
-        - (t191 * t192 - t189 * t190);
-    let t194 = 0.010333524360067221 * t48 * cache.arm_slice1_bend_c6
-        + 0.0012916905450084026 * t48 * cache.arm_slice1_bend_c4
-        + 0.02372114506416456 * t46 * cache.arm_slice1_bend_c4
-        - 0.006458452725042013 * t48 * cache.arm_slice1_bend_c5
-        - 0.01186057253208228 * t46 * cache.arm_slice1_bend_c3;
-    let t195 = -(0.10890625570683385 * arm_bend_z * cache.arm_slice1_bend_c2);
-    let t196 = arm_bend_z_rate
-        * (0.035940096619352636 * t46 * cache.arm_slice1_bend_c3
-            - 0.035940096619352636 * t46 * cache.arm_slice1_bend_c2)
-        + (0.035940096619352636 * cache.arm_slice1_bend_c3 * t36
-            - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t36) * arm_bend_y_rate;
-    let t197 = t194 * arm_bend_z_rate
-        + arm_bend_y_rate
-            * (0.0012916905450084026 * t53 * cache.arm_slice1_bend_c4
-                + 0.07116343519249368 * cache.arm_slice1_bend_c4 * t36
-                + 0.010333524360067221 * t53 * cache.arm_slice1_bend_c6
-                - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t36
-                - 0.006458452725042013 * t53 * cache.arm_slice1_bend_c5)
-        - (t181 * cache.arm_slice1_local_com_x - t177 * cache.arm_slice1_local_com_z)
-        - (t196 * t190 - t192 * t195);
-    let t198 = 0.010333524360067221 * t35 * cache.arm_slice1_bend_c6
-        + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t36
-        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t35
-        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t36
-        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t35;
-    let t199 = arm_bend_z_rate * t198;
-    let t200 = t194 * arm_bend_y_rate;
-    let t201 = t199 + t200
-        - (t177 * cache.arm_slice1_local_com_y - cache.arm_slice1_local_com_x * t180)
-        - (t189 * t195 - t191 * t196);
-    let arm_slice1_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t193
-        - 0.1748223713144484 * t197 * p.section_length
-        - 0.35991537421130565 * t201 * p.section_length
-        - 0.01 * arm_slice1_subspace0_rate_w_y;
-    let t202 = 0.5
-        * (arm_slice1_subspace0_w_y * arm_slice1_momentum_f_z
-            - (cache.arm_slice1_mass * arm_slice1_subspace0_w_z * t183
-                - arm_slice1_subspace0_w_y * cache.arm_slice1_mass * t182)
-            - arm_slice1_momentum_f_y * arm_slice1_subspace0_w_z)
-        + cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_x
-        - (arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_w_z
-            - arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_y);
-    let arm_slice1_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_v_x
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
-        - 0.01 * arm_slice1_subspace0_w_y;
-    let arm_slice2_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_w_x
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice2_local_subspace0_w_x
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace0_v_y
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
-        - 0.02 * arm_slice2_subspace0_w_z;
-    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
-        + 0.09195266597143173 * cache.arm_slice2_local_com_x
-        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
-    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
-    let arm_slice2_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_w_x
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
-        + arm_slice2_subspace0_w_x * qd[0];
-    let arm_slice2_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace0_w_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace0_w_y
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_velocity_w_y = arm_slice2_subspace1_w_y * qd[1]
-        + arm_slice2_subspace0_w_y * qd[0];
-    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
-        - 0.1748223713144484 * cache.arm_slice2_local_com_y
-        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
-    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
-    let arm_slice2_subspace0_v_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace0_v_z
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x
-        + 0.02 * arm_slice2_subspace0_w_y;
-    let arm_slice2_subspace1_v_z = 0.1829865712999871
-        * cache.arm_slice2_local_subspace1_v_y
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_v_x
+            * (cache.arm_slice0_mass * arm_slice0_subspace0_v_z * t249
+                + arm_slice0_momentum_f_z * arm_slice0_subspace0_v_y
+                + arm_slice0_subspace0_w_y * t288 + t251 * arm_slice0_subspace0_w_z
+                + arm_slice0_subspace0_w_x * t291
+                + arm_slice0_subspace0_w_y * arm_slice0_momentum_n_z
+                - arm_slice0_subspace0_v_z * arm_slice0_momentum_f_y
+                - arm_slice0_momentum_n_y * arm_slice0_subspace0_w_z
+                - t250 * cache.arm_slice0_mass * arm_slice0_subspace0_v_y)
+        + arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_i_00
+        + arm_slice0_inertia_i_02 * arm_slice0_subspace0_rate_w_z
+        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_01
+        - arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_z;
+    let t293 = arm_slice0_subspace0_rate_v_y * cache.arm_slice0_mass
+        + 0.5
+            * (arm_slice0_momentum_f_x * arm_slice0_subspace0_w_z
+                - (t250 * arm_slice0_subspace0_w_x * cache.arm_slice0_mass
+                    - t248 * cache.arm_slice0_mass * arm_slice0_subspace0_w_z)
+                - arm_slice0_subspace0_w_x * arm_slice0_momentum_f_z)
+        - (arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_h_z
+            - arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_h_x);
+    let arm_slice2_subspace1_v_z = 0.1829865712999871 * arm_slice2_local_subspace1_v_y
+        + 0.3894183423086505 * arm_slice2_local_subspace1_v_x
         + 0.02 * arm_slice2_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice2_local_subspace1_v_z;
+        + 0.90270109637546 * arm_slice2_local_subspace1_v_z;
     let arm_slice2_velocity_v_z = arm_slice2_subspace0_v_z * qd[0]
         + arm_slice2_subspace1_v_z * qd[1];
     let arm_slice2_momentum_f_z = cache.arm_slice1_mass * arm_slice2_velocity_v_z
         - (arm_slice2_velocity_w_y * arm_slice2_inertia_h_x
             - arm_slice2_inertia_h_y * arm_slice2_velocity_w_x);
-    let arm_slice2_subspace1_w_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
-    let arm_slice2_subspace1_v_y = 0.09195266597143173
-        * cache.arm_slice2_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
-        + 0.01 * arm_slice2_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z
-        - 0.02 * arm_slice2_subspace1_w_z;
-    let arm_slice2_velocity_v_y = arm_slice2_subspace1_v_y * qd[1]
-        + arm_slice2_subspace0_v_y * qd[0];
-    let arm_slice2_velocity_w_z = qd[0] * arm_slice2_subspace0_w_z
-        + arm_slice2_subspace1_w_z * qd[1];
-    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
-        + 0.3894183423086505 * cache.arm_slice2_local_com_x
-        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
-    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
-    let arm_slice2_momentum_f_y = cache.arm_slice1_mass * arm_slice2_velocity_v_y
-        - (arm_slice2_inertia_h_z * arm_slice2_velocity_w_x
-            - arm_slice2_velocity_w_z * arm_slice2_inertia_h_x);
-    let t203 = arm_slice2_velocity_w_z * arm_slice2_position_x + arm_slice2_velocity_v_y
-        - arm_slice2_velocity_w_x * arm_slice2_position_z;
-    let arm_slice2_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_v_x
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
-        - 0.01 * arm_slice2_subspace0_w_y;
-    let arm_slice2_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z;
-    let arm_slice2_velocity_v_x = qd[0] * arm_slice2_subspace0_v_x
-        + arm_slice2_subspace1_v_x * qd[1];
-    let t204 = 1.0 - 0.44888729929169013 * cache.arm_slice2_bend_c2 * t0;
-    let t205 = -(0.44888729929169013 * t7 * cache.arm_slice2_bend_c2);
-    let t206 = -(0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1);
-    let arm_slice2_rotation_12 = 0.96744666685656 * t205 + 0.09195266597143173 * t206
-        - 0.2357788243436599 * t204;
-    let arm_slice2_rotation_22 = 0.90270109637546 * t204 + 0.3894183423086505 * t206
-        + 0.1829865712999871 * t205;
-    let t207 = 1.0 - 0.44888729929169013 * cache.arm_slice2_bend_c2 * t4;
-    let t208 = -(0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1);
-    let arm_slice2_rotation_21 = 0.1829865712999871 * t207 + 0.3894183423086505 * t208
-        + 0.90270109637546 * t205;
-    let arm_slice2_rotation_11 = 0.96744666685656 * t207 + 0.09195266597143173 * t208
-        - 0.2357788243436599 * t205;
-    let t209 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
-    let t210 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
-    let t211 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
-    let arm_slice2_rotation_20 = 0.1829865712999871 * t209 + 0.90270109637546 * t210
-        + 0.3894183423086505 * t211;
-    let arm_slice2_rotation_10 = 0.09195266597143173 * t211 + 0.96744666685656 * t209
-        - 0.2357788243436599 * t210;
-    let arm_slice2_inertia_com_12 = 0.000001 * arm_slice2_rotation_12
-        * cache.arm_slice1_mass * arm_slice2_rotation_22 * t11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21 * t11
-            * arm_slice2_rotation_11
-        + 0.000002 * arm_slice2_rotation_20 * cache.arm_slice1_mass * t11
-            * arm_slice2_rotation_10;
-    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
-    let arm_slice2_rotation_02 = 0.9164595255079896 * t206 - 0.1748223713144484 * t205
-        - 0.35991537421130565 * t204;
-    let arm_slice2_rotation_00 = 0.9164595255079896 * t211 - 0.35991537421130565 * t210
-        - 0.1748223713144484 * t209;
-    let arm_slice2_rotation_01 = 0.9164595255079896 * t208 - 0.1748223713144484 * t207
-        - 0.35991537421130565 * t205;
-    let arm_slice2_inertia_com_02 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice2_rotation_02 * arm_slice2_rotation_22 * t11
-        + 0.000002 * arm_slice2_rotation_20 * cache.arm_slice1_mass * t11
-            * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21 * t11
-            * arm_slice2_rotation_01;
-    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
-    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice2_rotation_22 * arm_slice2_rotation_22 * t11
-        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
-            * cache.arm_slice1_mass * t11
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21
-            * arm_slice2_rotation_21 * t11;
-    let t212 = arm_slice2_position_z * arm_slice2_position_z;
-    let t213 = arm_slice2_position_y * arm_slice2_position_y;
-    let t214 = arm_slice2_position_x * arm_slice2_position_x;
-    let arm_slice2_inertia_i_22 = arm_slice2_inertia_com_22
-        + cache.arm_slice1_mass
-            * (t212 + t213 + t214 - arm_slice2_position_z * arm_slice2_position_z);
-    let arm_slice2_momentum_n_z = arm_slice2_velocity_w_y * arm_slice2_inertia_i_12
-        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_02
-        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_22
-        - arm_slice2_velocity_v_x * arm_slice2_inertia_h_y;
-    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t11
-        * arm_slice2_rotation_11 * arm_slice2_rotation_11
-        + 0.000001 * arm_slice2_rotation_12 * arm_slice2_rotation_12
-            * cache.arm_slice1_mass * t11
-        + 0.000002 * cache.arm_slice1_mass * t11 * arm_slice2_rotation_10
-            * arm_slice2_rotation_10;
-    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice2_rotation_02 * arm_slice2_rotation_02 * t11
-        + 0.000002 * cache.arm_slice1_mass * t11 * arm_slice2_rotation_00
-            * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice2_rotation_01
-            * arm_slice2_rotation_01;
-    let t215 = arm_slice2_velocity_v_x + arm_slice2_velocity_w_y * arm_slice2_position_z
-        - arm_slice2_velocity_w_z * arm_slice2_position_y;
-    let t216 = arm_slice2_velocity_w_y * arm_slice2_inertia_com_12
+    let t294 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
+    let t295 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
+    let t296 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
+    let arm_slice2_rotation_00 = 0.9164595255079896 * t294 - 0.35991537421130565 * t295
+        - 0.1748223713144484 * t296;
+    let arm_slice2_inertia_com_00 = t39 * arm_slice2_rotation_00 * arm_slice2_rotation_00
+        + t40;
+    let t297 = arm_slice2_velocity_v_z + arm_slice2_velocity_w_x * arm_slice2_position_y
+        - arm_slice2_velocity_w_y * arm_slice2_position_x;
+    let arm_slice2_rotation_20 = 0.1829865712999871 * t296 + 0.90270109637546 * t295
+        + 0.3894183423086505 * t294;
+    let arm_slice2_inertia_com_22 = arm_slice2_rotation_20 * arm_slice2_rotation_20 * t39
+        + t40;
+    let arm_slice2_rotation_10 = 0.09195266597143173 * t294 + 0.96744666685656 * t296
+        - 0.2357788243436599 * t295;
+    let arm_slice2_inertia_com_01 = t39 * arm_slice2_rotation_00
+        * arm_slice2_rotation_10;
+    let arm_slice2_inertia_com_12 = arm_slice2_rotation_20 * t39
+        * arm_slice2_rotation_10;
+    let t298 = arm_slice2_velocity_w_y * arm_slice2_inertia_com_22
+        + arm_slice2_inertia_com_01 * arm_slice2_velocity_w_x
+        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_00
+        - cache.arm_slice1_mass
+            * (t297 * arm_slice2_position_x + t218 * arm_slice2_position_z)
+        - arm_slice2_velocity_w_z * arm_slice2_inertia_com_12;
+    let arm_slice2_inertia_com_02 = arm_slice2_rotation_20 * t39
+        * arm_slice2_rotation_00;
+    let arm_slice2_inertia_com_11 = t39 * arm_slice2_rotation_10 * arm_slice2_rotation_10
+        + t40;
+    let t299 = arm_slice2_velocity_w_y * arm_slice2_inertia_com_12
         + arm_slice2_velocity_w_z * arm_slice2_inertia_com_00
         - arm_slice2_velocity_w_x * arm_slice2_inertia_com_02
-        - arm_slice2_inertia_com_11 * arm_slice2_velocity_w_z
+        - arm_slice2_velocity_w_z * arm_slice2_inertia_com_11
         - cache.arm_slice1_mass
-            * (t203 * arm_slice2_position_x + t215 * arm_slice2_position_y);
-    let t217 = arm_slice2_velocity_v_z + arm_slice2_velocity_w_x * arm_slice2_position_y
-        - arm_slice2_velocity_w_y * arm_slice2_position_x;
-    let arm_slice2_inertia_com_01 = 0.000001 * cache.arm_slice1_mass * t11
-        * arm_slice2_rotation_01 * arm_slice2_rotation_11
-        + 0.000001 * arm_slice2_rotation_12 * cache.arm_slice1_mass
-            * arm_slice2_rotation_02 * t11
-        + 0.000002 * cache.arm_slice1_mass * t11 * arm_slice2_rotation_00
-            * arm_slice2_rotation_10;
-    let t218 = arm_slice2_inertia_com_22 * arm_slice2_velocity_w_y
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_com_01
-        - cache.arm_slice1_mass
-            * (t217 * arm_slice2_position_x + t215 * arm_slice2_position_z)
-        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_00
-        - arm_slice2_velocity_w_z * arm_slice2_inertia_com_12;
-    let t219 = -(arm_slice2_velocity_w_z * arm_slice2_inertia_com_01);
-    let t220 = arm_slice2_velocity_w_y * arm_slice2_inertia_com_02;
-    let t221 = t217 * arm_slice2_position_z;
-    let t222 = t203 * arm_slice2_position_y;
-    let t223 = t215 * arm_slice2_position_x;
-    let t224 = 2.0 * (t221 + t222 + t223);
-    let t225 = t219 + t219 + t220 + t220
-        + cache.arm_slice1_mass * (t224 - (t223 + t223));
-    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t212 + t213 + t214 - arm_slice2_position_y * arm_slice2_position_y);
+            * (t217 * arm_slice2_position_x + t218 * arm_slice2_position_y);
+    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
+    let t300 = arm_slice2_position_z * arm_slice2_position_z;
+    let t301 = arm_slice2_position_y * arm_slice2_position_y;
+    let t302 = arm_slice2_position_x * arm_slice2_position_x;
+    let arm_slice2_inertia_i_11 = cache.arm_slice1_mass
+        * (t300 + t301 + t302 - arm_slice2_position_y * arm_slice2_position_y)
+        + arm_slice2_inertia_com_11;
     let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
         - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
-    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
-        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_12
-        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
+    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_z * arm_slice2_inertia_i_12
+        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
         + arm_slice2_inertia_i_01 * arm_slice2_velocity_w_x
+        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
         - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
-    let t226 = -(0.4050088834344261 * t1 * cache.arm_slice2_bend_c5);
-    let t227 = 0.1350029611448087 * t1 * cache.arm_slice2_bend_c4;
-    let t228 = (t226 + t227) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.1350029611448087 * cache.arm_slice2_bend_c4 * t9
-                - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t9
-                - 0.6015004717568666 * arm_bend_z * cache.arm_slice2_bend_c3);
-    let t229 = arm_bend_y_rate
-        * (0.2014998074653874 * t7 * cache.arm_slice2_bend_c3
-            - 0.4029996149307748 * t7 * cache.arm_slice2_bend_c4)
-        + arm_bend_z_rate
-            * (0.2014998074653874 * cache.arm_slice2_bend_c3 * t0
-                - 0.44888729929169013 * cache.arm_slice2_bend_c2
-                - 0.4029996149307748 * t0 * cache.arm_slice2_bend_c4);
-    let t230 = arm_bend_z_rate
-        * (t226 + t227 - 0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3)
-        + (0.1350029611448087 * cache.arm_slice2_bend_c4 * t5
-            - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t5
-            - 0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3)
-            * arm_bend_y_rate;
-    let arm_slice2_subspace0_rate_w_z = 0.90270109637546 * t228 * p.section_length
-        + 0.3894183423086505 * p.section_length * t229
-        + 0.1829865712999871 * p.section_length * t230;
+    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
+    let arm_slice2_inertia_i_22 = arm_slice2_inertia_com_22
+        + cache.arm_slice1_mass
+            * (t300 + t301 + t302 - arm_slice2_position_z * arm_slice2_position_z);
+    let arm_slice2_momentum_n_z = arm_slice2_inertia_i_02 * arm_slice2_velocity_w_x
+        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_22
+        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
+        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_12
+        - arm_slice2_velocity_v_x * arm_slice2_inertia_h_y;
+    let t303 = -(arm_slice2_inertia_com_01 * arm_slice2_velocity_w_z);
+    let t304 = t297 * arm_slice2_position_z;
+    let t305 = t217 * arm_slice2_position_y;
+    let t306 = t218 * arm_slice2_position_x;
+    let t307 = 2.0 * (t304 + t305 + t306);
+    let t308 = arm_slice2_velocity_w_y * arm_slice2_inertia_com_02;
+    let t309 = t303 + t303 + cache.arm_slice1_mass * (t307 - (t306 + t306)) + t308
+        + t308;
     let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
-        * (t212 + t213 + t214 - arm_slice2_position_x * arm_slice2_position_x)
+        * (t300 + t301 + t302 - arm_slice2_position_x * arm_slice2_position_x)
         + arm_slice2_inertia_com_00;
-    let arm_slice2_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t229
-        - 0.35991537421130565 * t228 * p.section_length
-        - 0.1748223713144484 * p.section_length * t230;
-    let arm_slice2_subspace0_rate_w_y = 0.96744666685656 * p.section_length * t230
-        + 0.09195266597143173 * p.section_length * t229
-        - 0.2357788243436599 * t228 * p.section_length;
-    let t231 = 0.6699905217924281 - 0.3007502358784333 * cache.arm_slice2_bend_c3 * t0;
-    let t232 = 0.4029996149307748 * t41 * cache.arm_slice2_bend_c4
-        - 0.2014998074653874 * t41 * cache.arm_slice2_bend_c3;
-    let t233 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
-    let t234 = arm_bend_z_rate * t232
-        + (t233 + 0.4029996149307748 * t40 * cache.arm_slice2_bend_c4
-            - 0.2014998074653874 * t40 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
-    let t235 = arm_bend_z_rate
-        * (t233 + 0.4029996149307748 * t54 * cache.arm_slice2_bend_c4
-            - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t54)
-        + t232 * arm_bend_y_rate;
-    let t236 = -(0.3007502358784333 * t7 * cache.arm_slice2_bend_c3);
-    let t237 = 0.3007502358784333 * p.section_length * cache.arm_slice2_bend_c3;
-    let t238 = -(0.3007502358784333 * p.section_length * cache.arm_slice2_bend_c2);
-    let t239 = 0.1350029611448087 * t41 * cache.arm_slice2_bend_c3
-        + 0.4050088834344261 * cache.arm_slice2_bend_c5 * t41
-        - 0.4050088834344261 * t41 * cache.arm_slice2_bend_c4;
-    let t240 = (0.1350029611448087 * t40 * cache.arm_slice2_bend_c3
-        + 0.4050088834344261 * t40 * cache.arm_slice2_bend_c5 + t237 + t238
-        - 0.4050088834344261 * t40 * cache.arm_slice2_bend_c4) * arm_bend_y_rate
-        + arm_bend_z_rate * t239 - (t235 * t236 - t231 * t234)
-        - (cache.arm_slice2_local_com_z * t230 - t228 * cache.arm_slice2_local_com_y);
-    let t241 = -(0.44888729929169013 * arm_bend_z * cache.arm_slice2_bend_c2);
-    let t242 = (0.3007502358784333 * cache.arm_slice2_bend_c3 * t36
-        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t36) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.3007502358784333 * t46 * cache.arm_slice2_bend_c3
-                - 0.3007502358784333 * t46 * cache.arm_slice2_bend_c2);
-    let t243 = 0.4029996149307748 * t46 * cache.arm_slice2_bend_c4
-        + 0.09045070438093329 * t48 * cache.arm_slice2_bend_c4
-        + 0.7236056350474663 * t48 * cache.arm_slice2_bend_c6
-        - 0.45225352190466644 * t48 * cache.arm_slice2_bend_c5
-        - 0.2014998074653874 * t46 * cache.arm_slice2_bend_c3;
-    let t244 = arm_bend_z_rate * t243
-        + (1.2089988447923243 * t36 * cache.arm_slice2_bend_c4
-            + 0.09045070438093329 * t53 * cache.arm_slice2_bend_c4
-            + 0.7236056350474663 * t53 * cache.arm_slice2_bend_c6
-            - 0.6044994223961622 * cache.arm_slice2_bend_c3 * t36
-            - 0.45225352190466644 * t53 * cache.arm_slice2_bend_c5) * arm_bend_y_rate
-        - (t231 * t242 - t241 * t235)
-        - (t228 * cache.arm_slice2_local_com_x - t229 * cache.arm_slice2_local_com_z);
-    let t245 = 0.4029996149307748 * t36 * cache.arm_slice2_bend_c4
-        + 0.7236056350474663 * t35 * cache.arm_slice2_bend_c6
-        + 0.09045070438093329 * t35 * cache.arm_slice2_bend_c4
-        - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t36
-        - 0.45225352190466644 * cache.arm_slice2_bend_c5 * t35;
-    let t246 = arm_bend_z_rate * t245;
-    let t247 = arm_bend_y_rate * t243;
-    let t248 = t246 + t247
-        - (cache.arm_slice2_local_com_y * t229 - cache.arm_slice2_local_com_x * t230)
-        - (t241 * t234 - t242 * t236);
-    let arm_slice2_subspace0_rate_v_z = 0.3894183423086505 * p.section_length * t240
-        + 0.02 * arm_slice2_subspace0_rate_w_y
-        + 0.1829865712999871 * p.section_length * t244
-        + 0.90270109637546 * t248 * p.section_length;
+    let arm_slice2_subspace0_rate_w_z = 0.90270109637546 * t206 * p.section_length
+        + 0.3894183423086505 * p.section_length * t209
+        + 0.1829865712999871 * p.section_length * t207;
     let arm_slice2_subspace0_rate_v_y = 0.01 * arm_slice2_subspace0_rate_w_x
-        + 0.96744666685656 * p.section_length * t244
-        + 0.09195266597143173 * p.section_length * t240
-        - 0.2357788243436599 * t248 * p.section_length
+        + 0.96744666685656 * p.section_length * t212
+        + 0.09195266597143173 * p.section_length * t208
+        - 0.2357788243436599 * t216 * p.section_length
         - 0.02 * arm_slice2_subspace0_rate_w_z;
-    let t249 = 0.5
+    let t310 = 0.5
         * (arm_slice2_subspace0_v_y * arm_slice2_momentum_f_z
-            + cache.arm_slice1_mass * t203 * arm_slice2_subspace0_v_z
+            + t298 * arm_slice2_subspace0_w_z + t299 * arm_slice2_subspace0_w_y
+            + cache.arm_slice1_mass * t217 * arm_slice2_subspace0_v_z
             + arm_slice2_momentum_n_z * arm_slice2_subspace0_w_y
-            + t216 * arm_slice2_subspace0_w_y + t218 * arm_slice2_subspace0_w_z
-            + arm_slice2_subspace0_w_x * t225
+            + arm_slice2_subspace0_w_x * t309
             - arm_slice2_momentum_f_y * arm_slice2_subspace0_v_z
-            - cache.arm_slice1_mass * arm_slice2_subspace0_v_y * t217
-            - arm_slice2_momentum_n_y * arm_slice2_subspace0_w_z)
-        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_02
+            - arm_slice2_momentum_n_y * arm_slice2_subspace0_w_z
+            - cache.arm_slice1_mass * arm_slice2_subspace0_v_y * t297)
         + arm_slice2_inertia_i_00 * arm_slice2_subspace0_rate_w_x
+        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_02
         + arm_slice2_inertia_i_01 * arm_slice2_subspace0_rate_w_y
         + arm_slice2_subspace0_rate_v_z * arm_slice2_inertia_h_y
         - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_y;
-    let t250 = -(0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1);
-    let t251 = -(0.10890625570683385 * t7 * cache.arm_slice1_bend_c2);
-    let t252 = 1.0 - 0.10890625570683385 * cache.arm_slice1_bend_c2 * t0;
-    let arm_slice1_rotation_12 = 0.09195266597143173 * t250 + 0.96744666685656 * t251
-        - 0.2357788243436599 * t252;
-    let arm_slice1_rotation_22 = 0.90270109637546 * t252 + 0.3894183423086505 * t250
-        + 0.1829865712999871 * t251;
-    let t253 = -(0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1);
-    let t254 = 1.0 - 0.10890625570683385 * cache.arm_slice1_bend_c2 * t4;
-    let arm_slice1_rotation_21 = 0.3894183423086505 * t253 + 0.1829865712999871 * t254
-        + 0.90270109637546 * t251;
-    let arm_slice1_rotation_11 = 0.09195266597143173 * t253 + 0.96744666685656 * t254
-        - 0.2357788243436599 * t251;
-    let t255 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
-    let t256 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
-    let t257 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
-    let arm_slice1_rotation_10 = 0.96744666685656 * t255 + 0.09195266597143173 * t256
-        - 0.2357788243436599 * t257;
-    let arm_slice1_rotation_20 = 0.3894183423086505 * t256 + 0.1829865712999871 * t255
-        + 0.90270109637546 * t257;
-    let arm_slice1_inertia_com_12 = 0.000001 * cache.arm_slice1_mass * t11
-        * arm_slice1_rotation_12 * arm_slice1_rotation_22
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_11 * t11
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10 * t11
-            * arm_slice1_rotation_20;
-    let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
-    let arm_slice1_rotation_00 = 0.9164595255079896 * t256 - 0.35991537421130565 * t257
-        - 0.1748223713144484 * t255;
-    let arm_slice1_rotation_01 = 0.9164595255079896 * t253 - 0.1748223713144484 * t254
-        - 0.35991537421130565 * t251;
-    let arm_slice1_rotation_02 = 0.9164595255079896 * t250 - 0.1748223713144484 * t251
-        - 0.35991537421130565 * t252;
-    let arm_slice1_inertia_com_02 = 0.000002 * cache.arm_slice1_mass * t11
-        * arm_slice1_rotation_20 * arm_slice1_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21 * t11
-            * arm_slice1_rotation_01
-        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_22
-            * arm_slice1_rotation_02;
-    let t258 = -(arm_slice1_velocity_w_y * arm_slice1_inertia_com_02);
-    let t259 = arm_slice1_velocity_w_x * arm_slice1_inertia_com_12;
-    let t260 = arm_slice1_position_z * t182;
-    let arm_slice1_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_v_x - 0.01 * arm_slice1_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
-    let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
-        + arm_slice1_subspace0_v_x * qd[0];
-    let t261 = arm_slice1_velocity_v_x + arm_slice1_velocity_w_y * arm_slice1_position_z
-        - arm_slice1_velocity_w_z * arm_slice1_position_y;
-    let t262 = arm_slice1_position_x * t261;
-    let t263 = t183 * arm_slice1_position_y;
-    let t264 = 2.0 * (t262 + t263 + t260);
-    let t265 = t258 + t258 + t259 + t259
-        + cache.arm_slice1_mass * (t264 - (t260 + t260));
-    let arm_slice1_inertia_com_22 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_21 * arm_slice1_rotation_21 * t11
-        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_22
-            * arm_slice1_rotation_22
-        + 0.000002 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_20
-            * arm_slice1_rotation_20;
-    let arm_slice1_inertia_com_01 = 0.000002 * cache.arm_slice1_mass
-        * arm_slice1_rotation_10 * t11 * arm_slice1_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_12
-            * arm_slice1_rotation_02
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_11 * t11
-            * arm_slice1_rotation_01;
-    let arm_slice1_inertia_com_11 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_11 * arm_slice1_rotation_11 * t11
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
-            * arm_slice1_rotation_10 * t11
-        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_12
-            * arm_slice1_rotation_12;
-    let t266 = arm_slice1_inertia_com_02 * arm_slice1_velocity_w_z
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_com_11
-        - arm_slice1_velocity_w_x * arm_slice1_inertia_com_22
-        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_01
-        - cache.arm_slice1_mass
-            * (arm_slice1_position_y * t182 + arm_slice1_position_z * t183);
-    let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
-        - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
-            - arm_slice1_inertia_h_z * arm_slice1_velocity_w_y);
-    let arm_slice1_inertia_com_00 = 0.000002 * cache.arm_slice1_mass * t11
-        * arm_slice1_rotation_00 * arm_slice1_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_01
-            * arm_slice1_rotation_01
-        + 0.000001 * cache.arm_slice1_mass * t11 * arm_slice1_rotation_02
-            * arm_slice1_rotation_02;
-    let t267 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_22
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_com_01
-        - arm_slice1_velocity_w_y * arm_slice1_inertia_com_00
-        - cache.arm_slice1_mass
-            * (arm_slice1_position_z * t261 + arm_slice1_position_x * t182)
-        - arm_slice1_velocity_w_z * arm_slice1_inertia_com_12;
-    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
-    let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
-    let t268 = arm_slice1_position_y * arm_slice1_position_y;
-    let t269 = arm_slice1_position_x * arm_slice1_position_x;
-    let t270 = arm_slice1_position_z * arm_slice1_position_z;
-    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
-        * (t268 + t269 + t270 - arm_slice1_position_x * arm_slice1_position_x)
-        + arm_slice1_inertia_com_00;
-    let arm_slice1_momentum_n_x = arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_00
-        + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
-        - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
-    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t268 + t269 + t270 - arm_slice1_position_y * arm_slice1_position_y);
-    let arm_slice1_momentum_n_y = arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
-        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_12
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
-        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_11
-        - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
-    let arm_slice1_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t177
-        - 0.35991537421130565 * p.section_length * t181
-        - 0.1748223713144484 * p.section_length * t180;
-    let arm_slice1_subspace0_rate_v_y = 0.09195266597143173 * p.section_length * t193
-        + 0.01 * arm_slice1_subspace0_rate_w_x
-        + 0.96744666685656 * t197 * p.section_length
-        - 0.02 * arm_slice1_subspace0_rate_w_z
-        - 0.2357788243436599 * t201 * p.section_length;
-    let arm_slice1_inertia_i_22 = cache.arm_slice1_mass
-        * (t268 + t269 + t270 - arm_slice1_position_z * arm_slice1_position_z)
-        + arm_slice1_inertia_com_22;
-    let t271 = arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_12
-        + 0.5
-            * (arm_slice1_subspace0_w_z * t265 + arm_slice1_subspace0_w_y * t266
-                + t267 * arm_slice1_subspace0_w_x
-                + cache.arm_slice1_mass * t261 * arm_slice1_subspace0_v_y
-                + arm_slice1_subspace0_w_x * arm_slice1_momentum_n_y
-                + arm_slice1_momentum_f_y * arm_slice1_subspace0_v_x
-                - arm_slice1_momentum_f_x * arm_slice1_subspace0_v_y
-                - cache.arm_slice1_mass * t183 * arm_slice1_subspace0_v_x
-                - arm_slice1_subspace0_w_y * arm_slice1_momentum_n_x)
-        + arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_v_y
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_x
-        + arm_slice1_inertia_i_22 * arm_slice1_subspace0_rate_w_z
-        - arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_v_x;
-    let t272 = arm_slice2_velocity_w_z * arm_slice2_inertia_com_01;
-    let t273 = -(arm_slice2_velocity_w_x * arm_slice2_inertia_com_12);
-    let t274 = t272 + t272 + t273 + t273
-        + cache.arm_slice1_mass * (t224 - (t222 + t222));
-    let t275 = arm_slice2_inertia_com_11 * arm_slice2_velocity_w_x
-        + arm_slice2_velocity_w_z * arm_slice2_inertia_com_02
-        - arm_slice2_inertia_com_22 * arm_slice2_velocity_w_x
-        - cache.arm_slice1_mass
-            * (t203 * arm_slice2_position_z + t217 * arm_slice2_position_y)
-        - arm_slice2_velocity_w_y * arm_slice2_inertia_com_01;
-    let arm_slice2_momentum_n_x = arm_slice2_inertia_i_01 * arm_slice2_velocity_w_y
-        + arm_slice2_velocity_v_z * arm_slice2_inertia_h_y
-        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_02
-        + arm_slice2_inertia_i_00 * arm_slice2_velocity_w_x
-        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
-    let arm_slice2_momentum_f_x = arm_slice2_velocity_v_x * cache.arm_slice1_mass
-        - (arm_slice2_velocity_w_z * arm_slice2_inertia_h_y
-            - arm_slice2_inertia_h_z * arm_slice2_velocity_w_y);
-    let arm_slice2_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t240
-        - 0.01 * arm_slice2_subspace0_rate_w_y
-        - 0.1748223713144484 * p.section_length * t244
-        - 0.35991537421130565 * t248 * p.section_length;
-    let t276 = arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_12
-        + arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_11
-        + 0.5
-            * (t274 * arm_slice2_subspace0_w_y + t275 * arm_slice2_subspace0_w_z
-                + cache.arm_slice1_mass * t217 * arm_slice2_subspace0_v_x
-                + arm_slice2_momentum_n_x * arm_slice2_subspace0_w_z
-                + arm_slice2_momentum_f_x * arm_slice2_subspace0_v_z
-                + arm_slice2_subspace0_w_x * t216
-                - arm_slice2_momentum_n_z * arm_slice2_subspace0_w_x
-                - cache.arm_slice1_mass * arm_slice2_subspace0_v_z * t215
-                - arm_slice2_momentum_f_z * arm_slice2_subspace0_v_x)
-        + arm_slice2_inertia_i_01 * arm_slice2_subspace0_rate_w_x
-        + arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_x
-        - arm_slice2_subspace0_rate_v_z * arm_slice2_inertia_h_x;
-    let t277 = cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_z
-        + 0.5
-            * (arm_slice2_momentum_f_y * arm_slice2_subspace0_w_x
-                - (cache.arm_slice1_mass * t215 * arm_slice2_subspace0_w_y
-                    - cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t203)
-                - arm_slice2_momentum_f_x * arm_slice2_subspace0_w_y)
-        - (arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_h_x
-            - arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_w_x);
-    let t278 = (0.000023239929348011262 * t7 * cache.arm_slice0_bend_c3
-        - 0.000046479858696022525 * t7 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.000023239929348011262 * cache.arm_slice0_bend_c3 * t0
-                - 0.004820780989426014 * cache.arm_slice0_bend_c2
-                - 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t0);
-    let t279 = -(0.000004840773461337703 * t1 * cache.arm_slice0_bend_c5);
-    let t280 = 0.0000016135911537792344 * t1 * cache.arm_slice0_bend_c4;
-    let t281 = (0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t5
-        - 0.0003347157145944845 * arm_bend_z * cache.arm_slice0_bend_c3
-        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t5) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (t279 + t280
-                - 0.0003347157145944845 * arm_bend_y * cache.arm_slice0_bend_c3);
-    let t282 = (t279 + t280) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t9
-                - 0.000669431429188969 * arm_bend_z * cache.arm_slice0_bend_c3
-                - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t9);
-    let arm_slice0_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t278
-        - 0.1748223713144484 * p.section_length * t281
-        - 0.35991537421130565 * p.section_length * t282;
-    let t283 = -(0.004820780989426014 * t7 * cache.arm_slice0_bend_c2);
-    let t284 = -(0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1);
-    let t285 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * t4;
-    let arm_slice0_rotation_01 = 0.9164595255079896 * t284 - 0.35991537421130565 * t283
-        - 0.1748223713144484 * t285;
-    let t286 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
-    let t287 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
-    let t288 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
-    let arm_slice0_rotation_00 = 0.9164595255079896 * t287 - 0.35991537421130565 * t286
-        - 0.1748223713144484 * t288;
-    let t289 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * t0;
-    let t290 = -(0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1);
-    let arm_slice0_rotation_02 = 0.9164595255079896 * t290 - 0.35991537421130565 * t289
-        - 0.1748223713144484 * t283;
-    let arm_slice0_inertia_com_00 = 0.000001 * t11 * cache.arm_slice0_mass
-        * arm_slice0_rotation_01 * arm_slice0_rotation_01
-        + 0.000002 * t11 * arm_slice0_rotation_00 * arm_slice0_rotation_00
-            * cache.arm_slice0_mass
-        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice0_rotation_02
-            * arm_slice0_rotation_02;
-    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
-        + 0.96744666685656 * cache.arm_slice0_local_com_y
-        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
-    let t291 = arm_slice0_position_y * arm_slice0_position_y;
-    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice0_local_com_z
-        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
-    let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
-        + 0.90270109637546 * cache.arm_slice0_local_com_z
-        + 0.3894183423086505 * cache.arm_slice0_local_com_x;
-    let t292 = arm_slice0_position_z * arm_slice0_position_z;
-    let t293 = arm_slice0_position_x * arm_slice0_position_x;
-    let arm_slice0_inertia_i_00 = arm_slice0_inertia_com_00
-        + cache.arm_slice0_mass
-            * (t291 + t292 + t293 - arm_slice0_position_x * arm_slice0_position_x);
-    let arm_slice0_subspace0_rate_w_z = 0.1829865712999871 * p.section_length * t281
-        + 0.90270109637546 * p.section_length * t282
-        + 0.3894183423086505 * p.section_length * t278;
-    let arm_slice0_rotation_20 = 0.3894183423086505 * t287 + 0.1829865712999871 * t288
-        + 0.90270109637546 * t286;
-    let arm_slice0_rotation_22 = 0.3894183423086505 * t290 + 0.1829865712999871 * t283
-        + 0.90270109637546 * t289;
-    let arm_slice0_rotation_21 = 0.1829865712999871 * t285 + 0.3894183423086505 * t284
-        + 0.90270109637546 * t283;
-    let arm_slice0_inertia_com_02 = 0.000002 * t11 * arm_slice0_rotation_20
-        * arm_slice0_rotation_00 * cache.arm_slice0_mass
-        + 0.000001 * t11 * arm_slice0_rotation_22 * cache.arm_slice0_mass
-            * arm_slice0_rotation_02
-        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice0_rotation_01
-            * arm_slice0_rotation_21;
-    let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
-        - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
-    let arm_slice0_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
-    let arm_slice0_subspace0_w_z = 0.90270109637546
-        * cache.arm_slice0_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
-    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
-        + qd[0] * arm_slice0_subspace0_w_z;
-    let arm_slice0_rotation_11 = 0.09195266597143173 * t284 + 0.96744666685656 * t285
-        - 0.2357788243436599 * t283;
-    let arm_slice0_rotation_12 = 0.09195266597143173 * t290 + 0.96744666685656 * t283
-        - 0.2357788243436599 * t289;
-    let arm_slice0_rotation_10 = 0.09195266597143173 * t287 + 0.96744666685656 * t288
-        - 0.2357788243436599 * t286;
-    let arm_slice0_inertia_com_01 = 0.000001 * arm_slice0_rotation_11 * t11
-        * cache.arm_slice0_mass * arm_slice0_rotation_01
-        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice0_rotation_02
-            * arm_slice0_rotation_12
-        + 0.000002 * t11 * arm_slice0_rotation_00 * cache.arm_slice0_mass
-            * arm_slice0_rotation_10;
-    let t294 = -(arm_slice0_velocity_w_z * arm_slice0_inertia_com_01);
-    let arm_slice0_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
-    let arm_slice0_subspace1_v_y = 0.96744666685656
-        * cache.arm_slice0_local_subspace1_v_y + 0.01 * arm_slice0_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
-        - 0.02 * arm_slice0_subspace1_w_z;
-    let arm_slice0_subspace0_v_y = 0.01 * arm_slice0_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
-        + 0.09195266597143173 * cache.arm_slice0_local_subspace0_v_x
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
-        - 0.02 * arm_slice0_subspace0_w_z;
-    let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
-        + qd[0] * arm_slice0_subspace0_v_y;
-    let arm_slice0_velocity_w_x = arm_slice0_subspace0_w_x * qd[0]
-        + arm_slice0_subspace1_w_x * qd[1];
-    let t295 = arm_slice0_velocity_v_y + arm_slice0_velocity_w_z * arm_slice0_position_x
-        - arm_slice0_position_z * arm_slice0_velocity_w_x;
-    let t296 = arm_slice0_position_y * t295;
-    let arm_slice0_subspace1_w_y = 0.09195266597143173
-        * cache.arm_slice0_local_subspace1_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace1_w_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_w_z;
-    let arm_slice0_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_v_x
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_v_y
-        - 0.01 * arm_slice0_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_v_z;
-    let arm_slice0_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice0_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_w_z;
-    let arm_slice0_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace0_v_x - 0.01 * arm_slice0_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y;
-    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
-        + qd[0] * arm_slice0_subspace0_v_x;
-    let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
-        + arm_slice0_subspace1_w_y * qd[1];
-    let t297 = arm_slice0_velocity_v_x + arm_slice0_velocity_w_y * arm_slice0_position_z
-        - arm_slice0_velocity_w_z * arm_slice0_position_y;
-    let t298 = t297 * arm_slice0_position_x;
-    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_v_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z;
-    let arm_slice0_subspace1_v_z = 0.90270109637546
-        * cache.arm_slice0_local_subspace1_v_z + 0.02 * arm_slice0_subspace1_w_y
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x;
-    let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
-        + arm_slice0_subspace1_v_z * qd[1];
-    let t299 = arm_slice0_velocity_v_z + arm_slice0_position_y * arm_slice0_velocity_w_x
-        - arm_slice0_velocity_w_y * arm_slice0_position_x;
-    let t300 = t299 * arm_slice0_position_z;
-    let t301 = 2.0 * (t296 + t298 + t300);
-    let t302 = arm_slice0_velocity_w_y * arm_slice0_inertia_com_02;
-    let t303 = t294 + t294 + cache.arm_slice0_mass * (t301 - (t298 + t298)) + t302
-        + t302;
-    let arm_slice0_inertia_com_12 = 0.000001 * t11 * arm_slice0_rotation_22
-        * cache.arm_slice0_mass * arm_slice0_rotation_12
-        + 0.000002 * t11 * arm_slice0_rotation_20 * cache.arm_slice0_mass
-            * arm_slice0_rotation_10
-        + 0.000001 * arm_slice0_rotation_11 * t11 * cache.arm_slice0_mass
-            * arm_slice0_rotation_21;
-    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
-        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
-        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_inertia_com_11 = 0.000002 * t11 * cache.arm_slice0_mass
-        * arm_slice0_rotation_10 * arm_slice0_rotation_10
-        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t11
-            * cache.arm_slice0_mass
-        + 0.000001 * t11 * cache.arm_slice0_mass * arm_slice0_rotation_12
-            * arm_slice0_rotation_12;
-    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
-        * (t291 + t292 + t293 - arm_slice0_position_y * arm_slice0_position_y)
-        + arm_slice0_inertia_com_11;
-    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_momentum_n_y = arm_slice0_velocity_w_z * arm_slice0_inertia_i_12
-        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_x
-        + arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
-        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
-        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
-    let arm_slice0_momentum_f_y = arm_slice0_velocity_v_y * cache.arm_slice0_mass
-        - (arm_slice0_inertia_h_z * arm_slice0_velocity_w_x
-            - arm_slice0_velocity_w_z * arm_slice0_inertia_h_x);
-    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
-    let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
-        - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
-            - arm_slice0_inertia_h_y * arm_slice0_velocity_w_x);
-    let t304 = arm_slice0_velocity_w_y * arm_slice0_inertia_com_12
-        + arm_slice0_velocity_w_z * arm_slice0_inertia_com_00
-        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_11
-        - cache.arm_slice0_mass
-            * (arm_slice0_position_x * t295 + arm_slice0_position_y * t297)
-        - arm_slice0_inertia_com_02 * arm_slice0_velocity_w_x;
-    let arm_slice0_inertia_com_22 = 0.000001 * t11 * cache.arm_slice0_mass
-        * arm_slice0_rotation_21 * arm_slice0_rotation_21
-        + 0.000002 * t11 * arm_slice0_rotation_20 * arm_slice0_rotation_20
-            * cache.arm_slice0_mass
-        + 0.000001 * t11 * arm_slice0_rotation_22 * arm_slice0_rotation_22
-            * cache.arm_slice0_mass;
-    let t305 = arm_slice0_inertia_com_22 * arm_slice0_velocity_w_y
-        + arm_slice0_inertia_com_01 * arm_slice0_velocity_w_x
-        - cache.arm_slice0_mass
-            * (t299 * arm_slice0_position_x + arm_slice0_position_z * t297)
-        - arm_slice0_velocity_w_z * arm_slice0_inertia_com_12
-        - arm_slice0_velocity_w_y * arm_slice0_inertia_com_00;
-    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
-        + cache.arm_slice0_mass
-            * (t291 + t292 + t293 - arm_slice0_position_z * arm_slice0_position_z);
-    let arm_slice0_momentum_n_z = arm_slice0_velocity_w_z * arm_slice0_inertia_i_22
-        + arm_slice0_inertia_i_02 * arm_slice0_velocity_w_x
-        + arm_slice0_inertia_i_12 * arm_slice0_velocity_w_y
-        + arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
-        - arm_slice0_inertia_h_y * arm_slice0_velocity_v_x;
-    let arm_slice0_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t278
-        + 0.96744666685656 * p.section_length * t281
-        - 0.2357788243436599 * p.section_length * t282;
-    let t306 = -(0.0003347157145944845 * p.section_length * cache.arm_slice0_bend_c2);
-    let t307 = 0.0003347157145944845 * p.section_length * cache.arm_slice0_bend_c3;
-    let t308 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
-    let t309 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t41
-        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t41;
-    let t310 = arm_bend_z_rate
-        * (t308 + 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t54
-            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t54)
-        + t309 * arm_bend_y_rate;
-    let t311 = -(0.0003347157145944845 * t7 * cache.arm_slice0_bend_c3);
-    let t312 = (0.000046479858696022525 * t40 * cache.arm_slice0_bend_c4 + t308
-        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t40) * arm_bend_y_rate
-        + arm_bend_z_rate * t309;
-    let t313 = 0.06943184420297371
-        - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t0;
-    let t314 = 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t41
-        + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t41
-        - 0.000004840773461337703 * cache.arm_slice0_bend_c4 * t41;
-    let t315 = (t306 + t307 + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t40
-        + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t40
-        - 0.000004840773461337703 * t40 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
-        + arm_bend_z_rate * t314 - (t310 * t311 - t312 * t313)
-        - (cache.arm_slice0_local_com_z * t281 - t282 * cache.arm_slice0_local_com_y);
-    let t316 = 0.0000008962768767719712 * t48 * cache.arm_slice0_bend_c6
-        + 0.0000001120346095964964 * t48 * cache.arm_slice0_bend_c4
-        + 0.000046479858696022525 * t46 * cache.arm_slice0_bend_c4
-        - 0.000023239929348011262 * t46 * cache.arm_slice0_bend_c3
-        - 0.000000560173047982482 * t48 * cache.arm_slice0_bend_c5;
-    let t317 = t316 * arm_bend_y_rate;
-    let t318 = (0.0003347157145944845 * t46 * cache.arm_slice0_bend_c3
-        - 0.0003347157145944845 * t46 * cache.arm_slice0_bend_c2) * arm_bend_z_rate
-        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t36
-            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t36) * arm_bend_y_rate;
-    let t319 = -(0.004820780989426014 * arm_bend_z * cache.arm_slice0_bend_c2);
-    let t320 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t36
-        + 0.0000008962768767719712 * cache.arm_slice0_bend_c6 * t35
-        + 0.0000001120346095964964 * t35 * cache.arm_slice0_bend_c4
-        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t35
-        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t36;
-    let t321 = arm_bend_z_rate * t320;
-    let t322 = t317 + t321 - (t312 * t319 - t318 * t311)
-        - (t278 * cache.arm_slice0_local_com_y - t281 * cache.arm_slice0_local_com_x);
-    let t323 = arm_bend_z_rate * t316
-        + (0.00013943957608806757 * cache.arm_slice0_bend_c4 * t36
-            + 0.0000001120346095964964 * t53 * cache.arm_slice0_bend_c4
-            + 0.0000008962768767719712 * t53 * cache.arm_slice0_bend_c6
-            - 0.000000560173047982482 * t53 * cache.arm_slice0_bend_c5
-            - 0.00006971978804403378 * cache.arm_slice0_bend_c3 * t36) * arm_bend_y_rate
-        - (cache.arm_slice0_local_com_x * t282 - cache.arm_slice0_local_com_z * t278)
-        - (t313 * t318 - t310 * t319);
-    let arm_slice0_subspace0_rate_v_z = 0.3894183423086505 * p.section_length * t315
-        + 0.90270109637546 * p.section_length * t322
-        + 0.1829865712999871 * p.section_length * t323
-        + 0.02 * arm_slice0_subspace0_rate_w_y;
-    let arm_slice0_subspace0_rate_v_y = 0.09195266597143173 * p.section_length * t315
-        + 0.96744666685656 * p.section_length * t323
-        + 0.01 * arm_slice0_subspace0_rate_w_x
-        - 0.2357788243436599 * p.section_length * t322
-        - 0.02 * arm_slice0_subspace0_rate_w_z;
-    let t324 = arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_i_00
-        + arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_i_02
-        + 0.5
-            * (arm_slice0_subspace0_w_x * t303
-                + cache.arm_slice0_mass * arm_slice0_subspace0_v_z * t295
-                + arm_slice0_momentum_f_z * arm_slice0_subspace0_v_y
-                + arm_slice0_subspace0_w_y * t304 + t305 * arm_slice0_subspace0_w_z
-                + arm_slice0_subspace0_w_y * arm_slice0_momentum_n_z
-                - arm_slice0_momentum_n_y * arm_slice0_subspace0_w_z
-                - arm_slice0_subspace0_v_z * arm_slice0_momentum_f_y
-                - t299 * cache.arm_slice0_mass * arm_slice0_subspace0_v_y)
-        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_01
-        + arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_z
-        - arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_z;
-    let arm_slice0_momentum_f_x = arm_slice0_velocity_v_x * cache.arm_slice0_mass
-        - (arm_slice0_velocity_w_z * arm_slice0_inertia_h_y
-            - arm_slice0_velocity_w_y * arm_slice0_inertia_h_z);
-    let t325 = arm_slice0_subspace0_rate_v_y * cache.arm_slice0_mass
-        + 0.5
-            * (arm_slice0_momentum_f_x * arm_slice0_subspace0_w_z
-                - (t299 * arm_slice0_subspace0_w_x * cache.arm_slice0_mass
-                    - t297 * cache.arm_slice0_mass * arm_slice0_subspace0_w_z)
-                - arm_slice0_subspace0_w_x * arm_slice0_momentum_f_z)
-        - (arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_h_z
-            - arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_h_x);
-    let arm_tip_subspace0_rate_v_y = 0.09195266597143173 * p.section_length * t88
-        + 0.96744666685656 * p.section_length * t89 + 0.01 * arm_tip_subspace0_rate_w_x
-        - 0.2357788243436599 * p.section_length * t81
-        - 0.02 * arm_tip_subspace0_rate_w_z;
-    let t326 = arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_m
+    let t311 = arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_m
         + 0.5
             * (cache.arm_tip_subspace0_w_z * wrist_composite_momentum_f_x
                 - cache.arm_tip_subspace0_w_x * wrist_composite_momentum_f_z
@@ -5398,179 +5269,145 @@ pub fn coriolis_matrix_into(
                     - wrist_composite_rate_hd_x * cache.arm_tip_subspace0_w_z))
         - (cache.wrist_composite_inertia_h_z * arm_tip_subspace0_rate_w_x
             - cache.wrist_composite_inertia_h_x * arm_tip_subspace0_rate_w_z);
-    let arm_slice3_momentum_n_y = arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_11
+    let arm_slice3_subspace0_rate_w_y = 0.09195266597143173 * p.section_length * t60
+        + 0.96744666685656 * p.section_length * t59
+        - 0.2357788243436599 * p.section_length * t61;
+    let arm_slice3_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t75
+        - 0.01 * arm_slice3_subspace0_rate_w_y
+        - 0.35991537421130565 * p.section_length * t70
+        - 0.1748223713144484 * t76 * p.section_length;
+    let t312 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
+    let t313 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
+    let t314 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
+    let arm_slice3_rotation_20 = 0.1829865712999871 * t312 + 0.90270109637546 * t313
+        + 0.3894183423086505 * t314;
+    let arm_slice3_rotation_10 = 0.09195266597143173 * t314 + 0.96744666685656 * t312
+        - 0.2357788243436599 * t313;
+    let arm_slice3_inertia_com_12 = arm_slice3_rotation_20 * t223
+        * arm_slice3_rotation_10;
+    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
+        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
+    let t315 = arm_slice3_position_z * arm_slice3_position_z;
+    let t316 = arm_slice3_position_x * arm_slice3_position_x;
+    let t317 = arm_slice3_position_y * arm_slice3_position_y;
+    let arm_slice3_inertia_com_11 = t223 * arm_slice3_rotation_10
+        * arm_slice3_rotation_10 + t224;
+    let arm_slice3_inertia_i_11 = cache.arm_slice0_mass
+        * (t315 + t316 + t317 - arm_slice3_position_y * arm_slice3_position_y)
+        + arm_slice3_inertia_com_11;
+    let arm_slice3_rotation_00 = 0.9164595255079896 * t314 - 0.1748223713144484 * t312
+        - 0.35991537421130565 * t313;
+    let arm_slice3_inertia_com_01 = arm_slice3_rotation_00 * t223
+        * arm_slice3_rotation_10;
+    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
+        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_momentum_n_y = arm_slice3_velocity_w_y * arm_slice3_inertia_i_11
+        + arm_slice3_inertia_i_01 * arm_slice3_velocity_w_x
         + arm_slice3_inertia_i_12 * arm_slice3_velocity_w_z
-        + arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
+        + arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
         - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
-    let t327 = arm_slice3_velocity_w_x * arm_slice3_inertia_com_12;
-    let t328 = -(arm_slice3_velocity_w_y * arm_slice3_inertia_com_02);
-    let t329 = t327 + t327 + t328 + t328 + cache.arm_slice0_mass * (t32 - (t30 + t30));
+    let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
+        + 0.96744666685656 * arm_slice3_local_subspace1_v_y
+        + 0.09195266597143173 * arm_slice3_local_subspace1_v_x
+        - 0.02 * arm_slice3_subspace1_w_z
+        - 0.2357788243436599 * arm_slice3_local_subspace1_v_z;
+    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
+        + arm_slice3_subspace0_v_y * qd[0];
+    let t318 = arm_slice3_position_x * arm_slice3_velocity_w_z + arm_slice3_velocity_v_y
+        - arm_slice3_position_z * arm_slice3_velocity_w_x;
+    let arm_slice3_inertia_com_02 = arm_slice3_rotation_00 * arm_slice3_rotation_20
+        * t223;
+    let arm_slice3_inertia_com_22 = arm_slice3_rotation_20 * arm_slice3_rotation_20
+        * t223 + t224;
+    let t319 = arm_slice3_inertia_com_11 * arm_slice3_velocity_w_x
+        + arm_slice3_velocity_w_z * arm_slice3_inertia_com_02
+        - arm_slice3_inertia_com_01 * arm_slice3_velocity_w_y
+        - (arm_slice3_position_z * t318 + t77 * arm_slice3_position_y)
+            * cache.arm_slice0_mass
+        - arm_slice3_inertia_com_22 * arm_slice3_velocity_w_x;
+    let arm_slice3_inertia_com_00 = arm_slice3_rotation_00 * arm_slice3_rotation_00
+        * t223 + t224;
+    let arm_slice3_inertia_i_00 = arm_slice3_inertia_com_00
+        + (t315 + t316 + t317 - arm_slice3_position_x * arm_slice3_position_x)
+            * cache.arm_slice0_mass;
+    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
+        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
+        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_02
+        + arm_slice3_inertia_i_01 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
+        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
     let arm_slice3_momentum_f_y = cache.arm_slice0_mass * arm_slice3_velocity_v_y
         - (arm_slice3_inertia_h_z * arm_slice3_velocity_w_x
             - arm_slice3_inertia_h_x * arm_slice3_velocity_w_z);
-    let t330 = arm_slice3_velocity_w_x * arm_slice3_inertia_com_01
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_com_22
+    let t320 = arm_slice3_velocity_w_y * arm_slice3_inertia_com_22
+        + arm_slice3_inertia_com_01 * arm_slice3_velocity_w_x
+        - arm_slice3_inertia_com_12 * arm_slice3_velocity_w_z
         - cache.arm_slice0_mass
-            * (arm_slice3_position_z * t23 + arm_slice3_position_x * t26)
-        - arm_slice3_velocity_w_z * arm_slice3_inertia_com_12
-        - arm_slice3_velocity_w_y * arm_slice3_inertia_com_00;
-    let t331 = 0.5
-        * (cache.arm_slice0_mass * arm_slice3_subspace0_v_y * t23
-            + arm_slice3_subspace0_w_x * arm_slice3_momentum_n_y
-            + t329 * arm_slice3_subspace0_w_z
-            + arm_slice3_subspace0_v_x * arm_slice3_momentum_f_y
-            + arm_slice3_subspace0_w_x * t330 + arm_slice3_subspace0_w_y * t27
-            - arm_slice3_subspace0_v_x * cache.arm_slice0_mass * t24
-            - arm_slice3_subspace0_w_y * arm_slice3_momentum_n_x
-            - arm_slice3_momentum_f_x * arm_slice3_subspace0_v_y)
+            * (arm_slice3_position_z * t78 + arm_slice3_position_x * t77)
+        - arm_slice3_inertia_com_00 * arm_slice3_velocity_w_y;
+    let t321 = -(arm_slice3_velocity_w_y * arm_slice3_inertia_com_02);
+    let t322 = arm_slice3_position_x * t78;
+    let t323 = arm_slice3_position_z * t77;
+    let t324 = arm_slice3_position_y * t318;
+    let t325 = 2.0 * (t322 + t323 + t324);
+    let t326 = arm_slice3_inertia_com_12 * arm_slice3_velocity_w_x;
+    let t327 = t321 + t321 + cache.arm_slice0_mass * (t325 - (t323 + t323)) + t326
+        + t326;
+    let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
+        + cache.arm_slice0_mass
+            * (t315 + t316 + t317 - arm_slice3_position_z * arm_slice3_position_z);
+    let t328 = arm_slice3_subspace0_rate_v_y * arm_slice3_inertia_h_x
+        + arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_12
+        + 0.5
+            * (arm_slice3_subspace0_w_x * arm_slice3_momentum_n_y
+                + cache.arm_slice0_mass * arm_slice3_subspace0_v_y * t78
+                + arm_slice3_subspace0_w_y * t319
+                + arm_slice3_subspace0_v_x * arm_slice3_momentum_f_y
+                + arm_slice3_subspace0_w_x * t320 + t327 * arm_slice3_subspace0_w_z
+                - arm_slice3_subspace0_w_y * arm_slice3_momentum_n_x
+                - arm_slice3_subspace0_v_x * cache.arm_slice0_mass * t318
+                - arm_slice3_momentum_f_x * arm_slice3_subspace0_v_y)
         + arm_slice3_inertia_i_22 * arm_slice3_subspace0_rate_w_z
-        + arm_slice3_subspace0_rate_v_y * arm_slice3_inertia_h_x
-        + arm_slice3_inertia_i_12 * arm_slice3_subspace0_rate_w_y
         + arm_slice3_subspace0_rate_w_x * arm_slice3_inertia_i_02
         - arm_slice3_subspace0_rate_v_x * arm_slice3_inertia_h_y;
-    let t332 = 0.5
+    let t329 = 0.5
         * (arm_slice1_subspace0_w_z * arm_slice1_momentum_f_x
-            - (cache.arm_slice1_mass * arm_slice1_subspace0_w_x * t182
-                - cache.arm_slice1_mass * arm_slice1_subspace0_w_z * t261)
+            - (cache.arm_slice1_mass * arm_slice1_subspace0_w_x * t49
+                - cache.arm_slice1_mass * arm_slice1_subspace0_w_z * t47)
             - arm_slice1_subspace0_w_x * arm_slice1_momentum_f_z)
         + cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_y
         - (arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_w_x
             - arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_w_z);
-    let arm_slice0_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t315
-        - 0.1748223713144484 * p.section_length * t323
-        - 0.35991537421130565 * p.section_length * t322
-        - 0.01 * arm_slice0_subspace0_rate_w_y;
-    let t333 = 0.5
+    let t330 = 0.5
         * (arm_slice0_subspace0_w_y * arm_slice0_momentum_f_z
             - arm_slice0_subspace0_w_z * arm_slice0_momentum_f_y
-            - (cache.arm_slice0_mass * arm_slice0_subspace0_w_z * t295
-                - arm_slice0_subspace0_w_y * t299 * cache.arm_slice0_mass))
+            - (cache.arm_slice0_mass * arm_slice0_subspace0_w_z * t249
+                - arm_slice0_subspace0_w_y * t250 * cache.arm_slice0_mass))
         + arm_slice0_subspace0_rate_v_x * cache.arm_slice0_mass
         - (arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_w_z
             - arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_h_z);
-    let t334 = 0.5
+    let arm_slice2_subspace0_rate_v_x = 0.9164595255079896 * p.section_length * t208
+        - 0.01 * arm_slice2_subspace0_rate_w_y
+        - 0.1748223713144484 * p.section_length * t212
+        - 0.35991537421130565 * t216 * p.section_length;
+    let t331 = 0.5
         * (arm_slice2_subspace0_w_y * arm_slice2_momentum_f_z
             - arm_slice2_momentum_f_y * arm_slice2_subspace0_w_z
-            - (cache.arm_slice1_mass * t203 * arm_slice2_subspace0_w_z
-                - cache.arm_slice1_mass * t217 * arm_slice2_subspace0_w_y))
+            - (cache.arm_slice1_mass * t217 * arm_slice2_subspace0_w_z
+                - cache.arm_slice1_mass * t297 * arm_slice2_subspace0_w_y))
         + cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_x
         - (arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_h_y
             - arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_y);
-    let flap_slice0_momentum_f_y = flap_slice0_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice0_velocity_w_x * flap_slice0_inertia_h_z
-            - flap_slice0_velocity_w_z * flap_slice0_inertia_h_x);
-    let flap_slice1_momentum_f_y = cache.flap_slice1_mass * flap_slice1_velocity_v_y
-        - (flap_slice1_inertia_h_z * flap_slice1_velocity_w_x
-            - flap_slice1_inertia_h_x * flap_slice1_velocity_w_z);
-    let flap_slice2_momentum_f_y = flap_slice2_velocity_v_y * cache.flap_slice0_mass
-        - (flap_slice2_velocity_w_x * flap_slice2_inertia_h_z
-            - flap_slice2_velocity_w_z * flap_slice2_inertia_h_x);
-    let flap_composite_momentum_f_y = flap_slice0_momentum_f_y + flap_slice1_momentum_f_y
-        + flap_slice2_momentum_f_y;
-    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
-        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
-            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
-    let wrist_composite_momentum_f_y = flap_composite_momentum_f_y + wrist_momentum_f_y;
-    let t335 = -(flap_slice1_inertia_com_00 * flap_slice1_velocity_w_y);
-    let t336 = -((flap_slice0_position_z * t114 + t153 * flap_slice0_position_x)
-        * cache.flap_slice0_mass);
-    let t337 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_01;
-    let t338 = -((flap_slice2_position_x * t144 + flap_slice2_position_z * t109)
-        * cache.flap_slice0_mass);
-    let t339 = -(flap_slice0_inertia_com_00 * flap_slice0_velocity_w_y);
-    let t340 = flap_slice0_inertia_com_22 * flap_slice0_velocity_w_y;
-    let t341 = flap_slice2_inertia_com_22 * flap_slice2_velocity_w_y;
-    let t342 = -(cache.flap_slice1_mass
-        * (t137 * cache.flap_slice1_position_x + t121 * cache.flap_slice1_position_z));
-    let t343 = -(flap_slice2_inertia_com_00 * flap_slice2_velocity_w_y);
-    let t344 = flap_slice2_velocity_w_x * flap_slice2_inertia_com_01;
-    let t345 = -(flap_slice2_velocity_w_z * flap_slice2_inertia_com_12);
-    let t346 = -(flap_slice0_velocity_w_z * flap_slice0_inertia_com_12);
-    let t347 = flap_slice1_inertia_com_22 * flap_slice1_velocity_w_y;
-    let t348 = flap_slice0_velocity_w_x * flap_slice0_inertia_com_01;
-    let t349 = -(flap_slice1_inertia_com_12 * flap_slice1_velocity_w_z);
-    let flap_composite_rate_id_02 = t335 + t336 + t337 + t338 + t339 + t340 + t341 + t342
-        + t343 + t344 + t345 + t346 + t347 + t348 + t349;
-    let wrist_composite_rate_id_02 = cache.wrist_inertia_com_01 * arm_tip_velocity_w_x
-        + flap_composite_rate_id_02 + cache.wrist_inertia_com_22 * arm_tip_velocity_w_y
-        - (cache.wrist_com_z * t106 + t130 * cache.wrist_com_x) * p.wrist_mass
-        - cache.wrist_inertia_com_00 * arm_tip_velocity_w_y
-        - arm_tip_velocity_w_z * cache.wrist_inertia_com_12;
-    let t350 = arm_tip_velocity_w_y * cache.wrist_inertia_com_02;
-    let t351 = flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y;
-    let t352 = -(flap_slice1_inertia_com_01 * flap_slice1_velocity_w_z);
-    let t353 = cache.flap_slice1_mass * (t139 - (t136 + t136));
-    let t354 = (t146 - (t143 + t143)) * cache.flap_slice0_mass;
-    let t355 = flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y;
-    let t356 = (t156 - (t155 + t155)) * cache.flap_slice0_mass;
-    let t357 = flap_slice1_inertia_com_02 * flap_slice1_velocity_w_y;
-    let t358 = -(flap_slice2_velocity_w_z * flap_slice2_inertia_com_01);
-    let t359 = -(flap_slice0_velocity_w_z * flap_slice0_inertia_com_01);
-    let flap_composite_rate_id_00 = t351 + t351 + t352 + t352 + t353 + t354 + t355 + t355
-        + t356 + t357 + t357 + t358 + t358 + t359 + t359;
-    let t360 = -(arm_tip_velocity_w_z * cache.wrist_inertia_com_01);
-    let wrist_composite_rate_id_00 = t350 + t350 + flap_composite_rate_id_00 + t360
-        + t360 + p.wrist_mass * (t133 - (t129 + t129));
-    let flap_composite_rate_hd_y = t113 * cache.flap_slice0_mass
-        + t110 * cache.flap_slice0_mass + cache.flap_slice1_mass * t120;
-    let wrist_composite_rate_hd_y = p.wrist_mass * t107 + flap_composite_rate_hd_y;
-    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
-        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
-        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
-        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
-        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
-    let flap_slice2_inertia_i_11 = flap_slice2_inertia_com_11
-        + (t94 + t95 + t96 - flap_slice2_position_y * flap_slice2_position_y)
-            * cache.flap_slice0_mass;
-    let flap_slice2_momentum_n_y = flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
-        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
-        + flap_slice2_inertia_i_11 * flap_slice2_velocity_w_y
-        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_12
-        - flap_slice2_velocity_v_z * flap_slice2_inertia_h_x;
-    let flap_slice0_inertia_i_11 = flap_slice0_inertia_com_11
-        + (t103 + t104 + t105 - flap_slice0_position_y * flap_slice0_position_y)
-            * cache.flap_slice0_mass;
-    let flap_slice0_momentum_n_y = flap_slice0_velocity_w_z * flap_slice0_inertia_i_12
-        + flap_slice0_inertia_i_01 * flap_slice0_velocity_w_x
-        + flap_slice0_inertia_i_11 * flap_slice0_velocity_w_y
-        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
-        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
-    let flap_slice1_inertia_i_11 = cache.flap_slice1_mass
-        * (t97 + t98 + t99 - cache.flap_slice1_position_y * cache.flap_slice1_position_y)
-        + flap_slice1_inertia_com_11;
-    let flap_slice1_momentum_n_y = flap_slice1_inertia_i_12 * flap_slice1_velocity_w_z
-        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_11
-        + flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_01
-        - flap_slice1_inertia_h_x * flap_slice1_velocity_v_z;
-    let flap_composite_momentum_n_y = flap_slice2_momentum_n_y + flap_slice0_momentum_n_y
-        + flap_slice1_momentum_n_y;
-    let wrist_composite_momentum_n_y = wrist_momentum_n_y + flap_composite_momentum_n_y;
-    let t361 = arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_i_00
-        + arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_h_y
-        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_z
-        + arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_i_01
-        + 0.5
-            * (wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_y
-                + cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_02
-                + cache.arm_tip_subspace0_v_y * wrist_composite_momentum_f_z
-                + wrist_composite_rate_id_00 * cache.arm_tip_subspace0_w_x
-                + cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_y
-                + wrist_composite_rate_id_01 * cache.arm_tip_subspace0_w_y
-                - cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_y
-                - wrist_composite_rate_hd_z * cache.arm_tip_subspace0_v_y
-                - cache.arm_tip_subspace0_w_z * wrist_composite_momentum_n_y)
-        - arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_h_z;
-    let t362 = 0.5
+    let t332 = 0.5
         * (arm_slice3_subspace0_w_y * arm_slice3_momentum_f_z
             - arm_slice3_subspace0_w_z * arm_slice3_momentum_f_y
-            - (cache.arm_slice0_mass * arm_slice3_subspace0_w_z * t24
-                - arm_slice3_subspace0_w_y * t26 * cache.arm_slice0_mass))
+            - (cache.arm_slice0_mass * arm_slice3_subspace0_w_z * t318
+                - arm_slice3_subspace0_w_y * t77 * cache.arm_slice0_mass))
         + arm_slice3_subspace0_rate_v_x * cache.arm_slice0_mass
         - (arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_z
             - arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_h_z);
-    let t363 = arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_m
+    let t333 = arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_m
         + 0.5
             * (wrist_composite_momentum_f_y * cache.arm_tip_subspace0_w_x
                 - wrist_composite_momentum_f_x * cache.arm_tip_subspace0_w_y
@@ -5578,78 +5415,15 @@ pub fn coriolis_matrix_into(
                     - wrist_composite_rate_hd_y * cache.arm_tip_subspace0_w_x))
         - (cache.wrist_composite_inertia_h_x * arm_tip_subspace0_rate_w_y
             - cache.wrist_composite_inertia_h_y * arm_tip_subspace0_rate_w_x);
-    let t364 = cache.wrist_inertia_com_12 * arm_tip_velocity_w_x;
-    let t365 = -(arm_tip_velocity_w_y * cache.wrist_inertia_com_02);
-    let t366 = flap_slice1_velocity_w_x * flap_slice1_inertia_com_12;
-    let t367 = cache.flap_slice1_mass * (t139 - (t138 + t138));
-    let t368 = flap_slice0_inertia_com_12 * flap_slice0_velocity_w_x;
-    let t369 = flap_slice2_velocity_w_x * flap_slice2_inertia_com_12;
-    let t370 = -(flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y);
-    let t371 = (t146 - (t145 + t145)) * cache.flap_slice0_mass;
-    let t372 = -(flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y);
-    let t373 = (t156 - (t154 + t154)) * cache.flap_slice0_mass;
-    let t374 = -(flap_slice1_inertia_com_02 * flap_slice1_velocity_w_y);
-    let flap_composite_rate_id_22 = t366 + t366 + t367 + t368 + t368 + t369 + t369 + t370
-        + t370 + t371 + t372 + t372 + t373 + t374 + t374;
-    let wrist_composite_rate_id_22 = t364 + t364 + t365 + t365
-        + p.wrist_mass * (t133 - (t131 + t131)) + flap_composite_rate_id_22;
-    let t375 = 0.5
-        * (wrist_composite_momentum_f_y * cache.arm_tip_subspace0_v_x
-            + wrist_composite_rate_id_12 * cache.arm_tip_subspace0_w_y
-            + wrist_composite_rate_hd_x * cache.arm_tip_subspace0_v_y
-            + wrist_composite_rate_id_22 * cache.arm_tip_subspace0_w_z
-            + wrist_composite_rate_id_02 * cache.arm_tip_subspace0_w_x
-            + wrist_composite_momentum_n_y * cache.arm_tip_subspace0_w_x
-            - wrist_composite_momentum_f_x * cache.arm_tip_subspace0_v_y
-            - cache.arm_tip_subspace0_w_y * wrist_composite_momentum_n_x
-            - wrist_composite_rate_hd_y * cache.arm_tip_subspace0_v_x)
-        + cache.wrist_composite_inertia_i_22 * arm_tip_subspace0_rate_w_z
-        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_x
-        + arm_tip_subspace0_rate_w_y * cache.wrist_composite_inertia_i_12
-        + cache.wrist_composite_inertia_h_x * arm_tip_subspace0_rate_v_y
-        - arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_h_y;
-    let arm_slice1_subspace0_rate_v_z = 0.90270109637546 * t201 * p.section_length
-        + 0.02 * arm_slice1_subspace0_rate_w_y
-        + 0.1829865712999871 * t197 * p.section_length
-        + 0.3894183423086505 * p.section_length * t193;
-    let t376 = cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_z
+    let t334 = cache.arm_slice1_mass * arm_slice1_subspace0_rate_v_z
         + 0.5
             * (arm_slice1_momentum_f_y * arm_slice1_subspace0_w_x
                 - arm_slice1_subspace0_w_y * arm_slice1_momentum_f_x
-                - (arm_slice1_subspace0_w_y * cache.arm_slice1_mass * t261
-                    - cache.arm_slice1_mass * t183 * arm_slice1_subspace0_w_x))
+                - (arm_slice1_subspace0_w_y * cache.arm_slice1_mass * t47
+                    - cache.arm_slice1_mass * t45 * arm_slice1_subspace0_w_x))
         - (arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_h_x
             - arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_w_x);
-    let t377 = arm_slice1_velocity_w_z * arm_slice1_inertia_com_00
-        + arm_slice1_velocity_w_y * arm_slice1_inertia_com_12
-        - arm_slice1_inertia_com_02 * arm_slice1_velocity_w_x
-        - cache.arm_slice1_mass
-            * (t261 * arm_slice1_position_y + arm_slice1_position_x * t183)
-        - arm_slice1_inertia_com_11 * arm_slice1_velocity_w_z;
-    let t378 = -(arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z);
-    let t379 = arm_slice1_velocity_w_y * arm_slice1_inertia_com_02;
-    let t380 = t378 + t378 + cache.arm_slice1_mass * (t264 - (t262 + t262)) + t379
-        + t379;
-    let arm_slice1_momentum_n_z = arm_slice1_velocity_w_y * arm_slice1_inertia_i_12
-        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
-        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_22
-        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_x
-        - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
-    let t381 = arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_z
-        + arm_slice1_subspace0_rate_v_z * arm_slice1_inertia_h_y
-        + arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_i_00 * arm_slice1_subspace0_rate_w_x
-        + 0.5
-            * (arm_slice1_momentum_f_z * arm_slice1_subspace0_v_y
-                + cache.arm_slice1_mass * t183 * arm_slice1_subspace0_v_z
-                + t267 * arm_slice1_subspace0_w_z + arm_slice1_subspace0_w_y * t377
-                + t380 * arm_slice1_subspace0_w_x
-                + arm_slice1_subspace0_w_y * arm_slice1_momentum_n_z
-                - arm_slice1_subspace0_w_z * arm_slice1_momentum_n_y
-                - cache.arm_slice1_mass * arm_slice1_subspace0_v_y * t182
-                - arm_slice1_momentum_f_y * arm_slice1_subspace0_v_z)
-        - arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_v_y;
-    let t382 = 0.5
+    let t335 = 0.5
         * (cache.arm_tip_subspace0_w_y * wrist_composite_momentum_f_z
             - cache.arm_tip_subspace0_w_z * wrist_composite_momentum_f_y
             - (cache.arm_tip_subspace0_w_z * wrist_composite_rate_hd_y
@@ -5657,248 +5431,292 @@ pub fn coriolis_matrix_into(
         + arm_tip_subspace0_rate_v_x * cache.wrist_composite_inertia_m
         - (cache.wrist_composite_inertia_h_y * arm_tip_subspace0_rate_w_z
             - cache.wrist_composite_inertia_h_z * arm_tip_subspace0_rate_w_y);
-    let t383 = 0.5
+    let arm_slice3_subspace0_rate_v_z = 0.90270109637546 * p.section_length * t70
+        + 0.1829865712999871 * t76 * p.section_length
+        + 0.3894183423086505 * p.section_length * t75
+        + 0.02 * arm_slice3_subspace0_rate_w_y;
+    let t336 = 0.5
         * (arm_slice3_subspace0_w_x * arm_slice3_momentum_f_y
             - arm_slice3_subspace0_w_y * arm_slice3_momentum_f_x
-            - (arm_slice3_subspace0_w_y * cache.arm_slice0_mass * t23
-                - arm_slice3_subspace0_w_x * cache.arm_slice0_mass * t24))
+            - (arm_slice3_subspace0_w_y * cache.arm_slice0_mass * t78
+                - arm_slice3_subspace0_w_x * cache.arm_slice0_mass * t318))
         + arm_slice3_subspace0_rate_v_z * cache.arm_slice0_mass
         - (arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_h_x
             - arm_slice3_inertia_h_y * arm_slice3_subspace0_rate_w_x);
-    let t384 = arm_slice2_velocity_w_x * arm_slice2_inertia_com_12;
-    let t385 = -(arm_slice2_velocity_w_y * arm_slice2_inertia_com_02);
-    let t386 = t384 + t384 + cache.arm_slice1_mass * (t224 - (t221 + t221)) + t385
-        + t385;
-    let t387 = arm_slice2_inertia_i_12 * arm_slice2_subspace0_rate_w_y
-        + arm_slice2_subspace0_rate_v_y * arm_slice2_inertia_h_x
-        + arm_slice2_inertia_i_02 * arm_slice2_subspace0_rate_w_x
-        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_22
-        + 0.5
-            * (arm_slice2_subspace0_w_x * arm_slice2_momentum_n_y
-                + arm_slice2_subspace0_w_y * t275 + t386 * arm_slice2_subspace0_w_z
-                + cache.arm_slice1_mass * arm_slice2_subspace0_v_y * t215
-                + arm_slice2_subspace0_w_x * t218
-                + arm_slice2_momentum_f_y * arm_slice2_subspace0_v_x
-                - arm_slice2_momentum_n_x * arm_slice2_subspace0_w_y
-                - arm_slice2_momentum_f_x * arm_slice2_subspace0_v_y
-                - cache.arm_slice1_mass * t203 * arm_slice2_subspace0_v_x)
-        - arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_v_x;
-    let t388 = cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_y
+    let t337 = cache.arm_slice1_mass * arm_slice2_subspace0_rate_v_y
         + 0.5
             * (arm_slice2_momentum_f_x * arm_slice2_subspace0_w_z
                 - arm_slice2_subspace0_w_x * arm_slice2_momentum_f_z
-                - (cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t217
-                    - cache.arm_slice1_mass * t215 * arm_slice2_subspace0_w_z))
+                - (cache.arm_slice1_mass * arm_slice2_subspace0_w_x * t297
+                    - cache.arm_slice1_mass * t218 * arm_slice2_subspace0_w_z))
         - (arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_w_x
             - arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_h_x);
-    let t389 = arm_slice0_inertia_com_12 * arm_slice0_velocity_w_x;
-    let t390 = -(arm_slice0_velocity_w_y * arm_slice0_inertia_com_02);
-    let t391 = t389 + t389 + (t301 - (t300 + t300)) * cache.arm_slice0_mass + t390
-        + t390;
-    let arm_slice0_momentum_n_x = arm_slice0_velocity_w_y * arm_slice0_inertia_i_01
-        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
-        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_02
-        + arm_slice0_inertia_i_00 * arm_slice0_velocity_w_x
-        - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
-    let t392 = arm_slice0_inertia_com_11 * arm_slice0_velocity_w_x
-        + arm_slice0_velocity_w_z * arm_slice0_inertia_com_02
-        - (t299 * arm_slice0_position_y + arm_slice0_position_z * t295)
-            * cache.arm_slice0_mass - arm_slice0_velocity_w_y * arm_slice0_inertia_com_01
-        - arm_slice0_inertia_com_22 * arm_slice0_velocity_w_x;
-    let t393 = arm_slice0_subspace0_rate_w_z * arm_slice0_inertia_i_22
-        + arm_slice0_subspace0_rate_v_y * arm_slice0_inertia_h_x
-        + arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_i_02
+    let t338 = arm_slice1_inertia_com_12 * arm_slice1_velocity_w_x;
+    let t339 = -(arm_slice1_velocity_w_y * arm_slice1_inertia_com_02);
+    let t340 = t338 + t338 + t339 + t339 + cache.arm_slice1_mass * (t51 - (t50 + t50));
+    let t341 = arm_slice1_inertia_i_02 * arm_slice1_subspace0_rate_w_x
+        + arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_12
+        + arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_v_y
+        + arm_slice1_inertia_i_22 * arm_slice1_subspace0_rate_w_z
         + 0.5
-            * (arm_slice0_subspace0_v_x * arm_slice0_momentum_f_y
-                + t297 * cache.arm_slice0_mass * arm_slice0_subspace0_v_y
-                + t391 * arm_slice0_subspace0_w_z + arm_slice0_subspace0_w_x * t305
-                + arm_slice0_momentum_n_y * arm_slice0_subspace0_w_x
-                + arm_slice0_subspace0_w_y * t392
-                - arm_slice0_momentum_f_x * arm_slice0_subspace0_v_y
-                - cache.arm_slice0_mass * t295 * arm_slice0_subspace0_v_x
-                - arm_slice0_subspace0_w_y * arm_slice0_momentum_n_x)
-        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_12
-        - arm_slice0_inertia_h_y * arm_slice0_subspace0_rate_v_x;
-    let t394 = arm_slice0_subspace0_rate_v_z * cache.arm_slice0_mass
+            * (t81 * arm_slice1_subspace0_w_x + arm_slice1_subspace0_w_z * t340
+                + cache.arm_slice1_mass * t47 * arm_slice1_subspace0_v_y
+                + arm_slice1_subspace0_w_x * arm_slice1_momentum_n_y
+                + arm_slice1_subspace0_w_y * t54
+                + arm_slice1_momentum_f_y * arm_slice1_subspace0_v_x
+                - arm_slice1_subspace0_w_y * arm_slice1_momentum_n_x
+                - arm_slice1_momentum_f_x * arm_slice1_subspace0_v_y
+                - cache.arm_slice1_mass * t45 * arm_slice1_subspace0_v_x)
+        - arm_slice1_inertia_h_y * arm_slice1_subspace0_rate_v_x;
+    let t342 = arm_slice0_subspace0_rate_v_z * cache.arm_slice0_mass
         + 0.5
             * (arm_slice0_subspace0_w_x * arm_slice0_momentum_f_y
-                - (arm_slice0_subspace0_w_y * t297 * cache.arm_slice0_mass
-                    - arm_slice0_subspace0_w_x * cache.arm_slice0_mass * t295)
+                - (arm_slice0_subspace0_w_y * t248 * cache.arm_slice0_mass
+                    - arm_slice0_subspace0_w_x * cache.arm_slice0_mass * t249)
                 - arm_slice0_subspace0_w_y * arm_slice0_momentum_f_x)
         - (arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_h_x
             - arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_h_y);
-    let t395 = -(arm_slice1_velocity_w_x * arm_slice1_inertia_com_12);
-    let t396 = arm_slice1_inertia_com_01 * arm_slice1_velocity_w_z;
-    let t397 = (t264 - (t263 + t263)) * cache.arm_slice1_mass + t395 + t395 + t396
-        + t396;
-    let t398 = arm_slice1_inertia_h_z * arm_slice1_subspace0_rate_v_x
-        + arm_slice1_subspace0_rate_w_x * arm_slice1_inertia_i_01
+    let arm_slice2_momentum_n_x = arm_slice2_inertia_i_01 * arm_slice2_velocity_w_y
+        + arm_slice2_velocity_v_z * arm_slice2_inertia_h_y
+        + arm_slice2_inertia_i_02 * arm_slice2_velocity_w_z
+        + arm_slice2_inertia_i_00 * arm_slice2_velocity_w_x
+        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
+    let t343 = arm_slice2_velocity_w_x * arm_slice2_inertia_com_12;
+    let t344 = -(arm_slice2_velocity_w_y * arm_slice2_inertia_com_02);
+    let t345 = t343 + t343 + cache.arm_slice1_mass * (t307 - (t304 + t304)) + t344
+        + t344;
+    let t346 = arm_slice2_velocity_w_z * arm_slice2_inertia_com_02
+        + arm_slice2_velocity_w_x * arm_slice2_inertia_com_11
+        - arm_slice2_inertia_com_01 * arm_slice2_velocity_w_y
+        - arm_slice2_inertia_com_22 * arm_slice2_velocity_w_x
+        - cache.arm_slice1_mass
+            * (t217 * arm_slice2_position_z + t297 * arm_slice2_position_y);
+    let t347 = arm_slice2_inertia_i_02 * arm_slice2_subspace0_rate_w_x
+        + arm_slice2_subspace0_rate_v_y * arm_slice2_inertia_h_x
+        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_22
+        + arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_12
         + 0.5
-            * (arm_slice1_subspace0_w_y * t397 + t377 * arm_slice1_subspace0_w_x
-                + cache.arm_slice1_mass * arm_slice1_subspace0_v_x * t182
-                + arm_slice1_momentum_n_x * arm_slice1_subspace0_w_z
-                + t266 * arm_slice1_subspace0_w_z
-                + arm_slice1_momentum_f_x * arm_slice1_subspace0_v_z
-                - arm_slice1_subspace0_w_x * arm_slice1_momentum_n_z
-                - cache.arm_slice1_mass * t261 * arm_slice1_subspace0_v_z
-                - arm_slice1_momentum_f_z * arm_slice1_subspace0_v_x)
-        + arm_slice1_subspace0_rate_w_y * arm_slice1_inertia_i_11
-        + arm_slice1_inertia_i_12 * arm_slice1_subspace0_rate_w_z
-        - arm_slice1_inertia_h_x * arm_slice1_subspace0_rate_v_z;
-    let t399 = -(arm_slice3_velocity_w_z * arm_slice3_inertia_com_01);
-    let t400 = arm_slice3_velocity_w_y * arm_slice3_inertia_com_02;
-    let t401 = (t32 - (t29 + t29)) * cache.arm_slice0_mass + t399 + t399 + t400 + t400;
-    let t402 = arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_i_02 * arm_slice3_subspace0_rate_w_z
-        + arm_slice3_subspace0_rate_v_z * arm_slice3_inertia_h_y
-        + arm_slice3_inertia_i_00 * arm_slice3_subspace0_rate_w_x
+            * (t345 * arm_slice2_subspace0_w_z + arm_slice2_subspace0_w_y * t346
+                + cache.arm_slice1_mass * arm_slice2_subspace0_v_y * t218
+                + arm_slice2_subspace0_w_x * arm_slice2_momentum_n_y
+                + arm_slice2_momentum_f_y * arm_slice2_subspace0_v_x
+                + arm_slice2_subspace0_w_x * t298
+                - arm_slice2_subspace0_w_y * arm_slice2_momentum_n_x
+                - arm_slice2_momentum_f_x * arm_slice2_subspace0_v_y
+                - cache.arm_slice1_mass * t217 * arm_slice2_subspace0_v_x)
+        - arm_slice2_inertia_h_y * arm_slice2_subspace0_rate_v_x;
+    let arm_slice3_momentum_n_z = arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
+        + arm_slice3_velocity_w_x * arm_slice3_inertia_i_02
+        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_12
+        + arm_slice3_inertia_i_22 * arm_slice3_velocity_w_z
+        - arm_slice3_inertia_h_y * arm_slice3_velocity_v_x;
+    let t348 = arm_slice3_inertia_com_00 * arm_slice3_velocity_w_z
+        + arm_slice3_velocity_w_y * arm_slice3_inertia_com_12
+        - arm_slice3_inertia_com_11 * arm_slice3_velocity_w_z
+        - (arm_slice3_position_y * t78 + arm_slice3_position_x * t318)
+            * cache.arm_slice0_mass
+        - arm_slice3_velocity_w_x * arm_slice3_inertia_com_02;
+    let t349 = arm_slice3_inertia_com_01 * arm_slice3_velocity_w_z;
+    let t350 = -(arm_slice3_inertia_com_12 * arm_slice3_velocity_w_x);
+    let t351 = t349 + t349 + cache.arm_slice0_mass * (t325 - (t324 + t324)) + t350
+        + t350;
+    let t352 = arm_slice3_subspace0_rate_v_x * arm_slice3_inertia_h_z
         + 0.5
-            * (t330 * arm_slice3_subspace0_w_z
-                + arm_slice3_momentum_f_z * arm_slice3_subspace0_v_y
-                + arm_slice3_subspace0_w_y * arm_slice3_momentum_n_z
-                + arm_slice3_subspace0_w_y * t25
-                + arm_slice3_subspace0_v_z * cache.arm_slice0_mass * t24
-                + arm_slice3_subspace0_w_x * t401
-                - arm_slice3_subspace0_v_z * arm_slice3_momentum_f_y
-                - arm_slice3_momentum_n_y * arm_slice3_subspace0_w_z
-                - t26 * cache.arm_slice0_mass * arm_slice3_subspace0_v_y)
-        - arm_slice3_subspace0_rate_v_y * arm_slice3_inertia_h_z;
-    let t403 = -(arm_slice0_inertia_com_12 * arm_slice0_velocity_w_x);
-    let t404 = arm_slice0_velocity_w_z * arm_slice0_inertia_com_01;
-    let t405 = cache.arm_slice0_mass * (t301 - (t296 + t296)) + t403 + t403 + t404
-        + t404;
-    let t406 = arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_i_01
-        + arm_slice0_subspace0_rate_v_x * arm_slice0_inertia_h_z
+            * (arm_slice3_subspace0_w_x * t348 + arm_slice3_subspace0_w_y * t351
+                + arm_slice3_subspace0_w_z * t319
+                + arm_slice3_subspace0_v_z * arm_slice3_momentum_f_x
+                + arm_slice3_momentum_n_x * arm_slice3_subspace0_w_z
+                + arm_slice3_subspace0_v_x * t77 * cache.arm_slice0_mass
+                - arm_slice3_subspace0_w_x * arm_slice3_momentum_n_z
+                - arm_slice3_momentum_f_z * arm_slice3_subspace0_v_x
+                - arm_slice3_subspace0_v_z * cache.arm_slice0_mass * t78)
+        + arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_11
+        + arm_slice3_inertia_i_12 * arm_slice3_subspace0_rate_w_z
+        + arm_slice3_inertia_i_01 * arm_slice3_subspace0_rate_w_x
+        - arm_slice3_subspace0_rate_v_z * arm_slice3_inertia_h_x;
+    let t353 = -(arm_slice2_velocity_w_x * arm_slice2_inertia_com_12);
+    let t354 = arm_slice2_inertia_com_01 * arm_slice2_velocity_w_z;
+    let t355 = t353 + t353 + t354 + t354
+        + cache.arm_slice1_mass * (t307 - (t305 + t305));
+    let t356 = arm_slice2_inertia_i_01 * arm_slice2_subspace0_rate_w_x
+        + arm_slice2_subspace0_rate_w_z * arm_slice2_inertia_i_12
+        + arm_slice2_subspace0_rate_w_y * arm_slice2_inertia_i_11
+        + 0.5
+            * (arm_slice2_subspace0_w_x * t299
+                + cache.arm_slice1_mass * t297 * arm_slice2_subspace0_v_x
+                + arm_slice2_momentum_f_x * arm_slice2_subspace0_v_z
+                + t355 * arm_slice2_subspace0_w_y + t346 * arm_slice2_subspace0_w_z
+                + arm_slice2_subspace0_w_z * arm_slice2_momentum_n_x
+                - arm_slice2_momentum_n_z * arm_slice2_subspace0_w_x
+                - cache.arm_slice1_mass * arm_slice2_subspace0_v_z * t218
+                - arm_slice2_momentum_f_z * arm_slice2_subspace0_v_x)
+        + arm_slice2_inertia_h_z * arm_slice2_subspace0_rate_v_x
+        - arm_slice2_subspace0_rate_v_z * arm_slice2_inertia_h_x;
+    let t357 = -(arm_slice0_inertia_com_12 * arm_slice0_velocity_w_x);
+    let t358 = arm_slice0_velocity_w_z * arm_slice0_inertia_com_01;
+    let t359 = cache.arm_slice0_mass * (t256 - (t253 + t253)) + t357 + t357 + t358
+        + t358;
+    let t360 = arm_slice0_subspace0_rate_v_x * arm_slice0_inertia_h_z
         + arm_slice0_inertia_i_12 * arm_slice0_subspace0_rate_w_z
-        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_11
+        + arm_slice0_subspace0_rate_w_x * arm_slice0_inertia_i_01
         + 0.5
-            * (arm_slice0_subspace0_w_x * t304 + t392 * arm_slice0_subspace0_w_z
-                + t299 * cache.arm_slice0_mass * arm_slice0_subspace0_v_x
-                + arm_slice0_subspace0_w_y * t405
-                + arm_slice0_momentum_n_x * arm_slice0_subspace0_w_z
+            * (arm_slice0_subspace0_w_y * t359
+                + t250 * cache.arm_slice0_mass * arm_slice0_subspace0_v_x
+                + t288 * arm_slice0_subspace0_w_x + t259 * arm_slice0_subspace0_w_z
                 + arm_slice0_momentum_f_x * arm_slice0_subspace0_v_z
-                - arm_slice0_subspace0_w_x * arm_slice0_momentum_n_z
+                + arm_slice0_momentum_n_x * arm_slice0_subspace0_w_z
                 - arm_slice0_momentum_f_z * arm_slice0_subspace0_v_x
-                - t297 * cache.arm_slice0_mass * arm_slice0_subspace0_v_z)
+                - arm_slice0_subspace0_w_x * arm_slice0_momentum_n_z
+                - t248 * cache.arm_slice0_mass * arm_slice0_subspace0_v_z)
+        + arm_slice0_subspace0_rate_w_y * arm_slice0_inertia_i_11
         - arm_slice0_subspace0_rate_v_z * arm_slice0_inertia_h_x;
-    let t407 = -(0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t5);
-    let t408 = 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t5;
-    let t409 = (0.000004840773461337703 * cache.arm_slice0_bend_c5 * t52
+    let t361 = -(arm_slice3_inertia_com_01 * arm_slice3_velocity_w_z);
+    let t362 = arm_slice3_velocity_w_y * arm_slice3_inertia_com_02;
+    let t363 = (t325 - (t322 + t322)) * cache.arm_slice0_mass + t361 + t361 + t362
+        + t362;
+    let t364 = 0.5
+        * (arm_slice3_subspace0_w_x * t363
+            + arm_slice3_momentum_f_z * arm_slice3_subspace0_v_y
+            + arm_slice3_subspace0_w_y * t348 + arm_slice3_subspace0_w_z * t320
+            + arm_slice3_subspace0_v_z * cache.arm_slice0_mass * t318
+            + arm_slice3_subspace0_w_y * arm_slice3_momentum_n_z
+            - arm_slice3_subspace0_v_z * arm_slice3_momentum_f_y
+            - arm_slice3_subspace0_w_z * arm_slice3_momentum_n_y
+            - t77 * cache.arm_slice0_mass * arm_slice3_subspace0_v_y)
+        + arm_slice3_subspace0_rate_w_z * arm_slice3_inertia_i_02
+        + arm_slice3_subspace0_rate_v_z * arm_slice3_inertia_h_y
+        + arm_slice3_subspace0_rate_w_x * arm_slice3_inertia_i_00
+        + arm_slice3_subspace0_rate_w_y * arm_slice3_inertia_i_01
+        - arm_slice3_subspace0_rate_v_y * arm_slice3_inertia_h_z;
+    let t365 = arm_tip_velocity_w_y * cache.wrist_inertia_com_02;
+    let t366 = -(arm_tip_velocity_w_z * cache.wrist_inertia_com_01);
+    let t367 = flap_slice1_velocity_w_y * flap_slice1_inertia_com_02;
+    let t368 = -(flap_slice1_velocity_w_z * flap_slice1_inertia_com_01);
+    let t369 = cache.flap_slice1_mass * (t130 - (t127 + t127));
+    let t370 = flap_slice0_inertia_com_02 * flap_slice0_velocity_w_y;
+    let t371 = -(flap_slice0_velocity_w_z * flap_slice0_inertia_com_01);
+    let t372 = (t145 - (t142 + t142)) * cache.flap_slice0_mass;
+    let t373 = (t155 - (t152 + t152)) * cache.flap_slice0_mass;
+    let t374 = -(flap_slice2_inertia_com_01 * flap_slice2_velocity_w_z);
+    let t375 = flap_slice2_inertia_com_02 * flap_slice2_velocity_w_y;
+    let flap_composite_rate_id_00 = t367 + t367 + t368 + t368 + t369 + t370 + t370 + t371
+        + t371 + t372 + t373 + t374 + t374 + t375 + t375;
+    let wrist_composite_rate_id_00 = t365 + t365 + t366 + t366
+        + flap_composite_rate_id_00 + p.wrist_mass * (t117 - (t114 + t114));
+    let t376 = arm_tip_subspace0_rate_v_z * cache.wrist_composite_inertia_h_y
+        + arm_tip_subspace0_rate_w_x * cache.wrist_composite_inertia_i_00
+        + cache.wrist_composite_inertia_i_02 * arm_tip_subspace0_rate_w_z
+        + cache.wrist_composite_inertia_i_01 * arm_tip_subspace0_rate_w_y
+        + 0.5
+            * (cache.arm_tip_subspace0_v_y * wrist_composite_momentum_f_z
+                + cache.arm_tip_subspace0_w_z * wrist_composite_rate_id_02
+                + cache.arm_tip_subspace0_v_z * wrist_composite_rate_hd_y
+                + wrist_composite_momentum_n_z * cache.arm_tip_subspace0_w_y
+                + wrist_composite_rate_id_00 * cache.arm_tip_subspace0_w_x
+                + wrist_composite_rate_id_01 * cache.arm_tip_subspace0_w_y
+                - cache.arm_tip_subspace0_v_z * wrist_composite_momentum_f_y
+                - wrist_composite_rate_hd_z * cache.arm_tip_subspace0_v_y
+                - cache.arm_tip_subspace0_w_z * wrist_composite_momentum_n_y)
+        - arm_tip_subspace0_rate_v_y * cache.wrist_composite_inertia_h_z;
+    let t377 = -(0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t10);
+    let t378 = 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t10;
+    let t379 = (0.000004840773461337703 * cache.arm_slice0_bend_c5 * t27
         + 0.000669431429188969 * arm_bend_y * cache.arm_slice0_bend_c3
-        - 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t52) * arm_bend_y_rate
-        + (t407 + t408) * arm_bend_z_rate;
-    let t410 = (t407 + t408
+        - 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t27) * arm_bend_y_rate
+        + (t377 + t378) * arm_bend_z_rate;
+    let t380 = (t377 + t378
         + 0.0003347157145944845 * arm_bend_z * cache.arm_slice0_bend_c3)
         * arm_bend_y_rate
-        + (0.000004840773461337703 * t1 * cache.arm_slice0_bend_c5
+        + (0.000004840773461337703 * t7 * cache.arm_slice0_bend_c5
             + 0.0003347157145944845 * arm_bend_y * cache.arm_slice0_bend_c3
-            - 0.0000016135911537792344 * t1 * cache.arm_slice0_bend_c4)
+            - 0.0000016135911537792344 * t7 * cache.arm_slice0_bend_c4)
             * arm_bend_z_rate;
-    let t411 = arm_bend_z_rate
-        * (0.000046479858696022525 * t7 * cache.arm_slice0_bend_c4
-            - 0.000023239929348011262 * t7 * cache.arm_slice0_bend_c3)
-        + (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t4
+    let t381 = arm_bend_z_rate
+        * (0.000046479858696022525 * t20 * cache.arm_slice0_bend_c4
+            - 0.000023239929348011262 * t20 * cache.arm_slice0_bend_c3)
+        + (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t1
             + 0.004820780989426014 * cache.arm_slice0_bend_c2
-            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t4) * arm_bend_y_rate;
-    let arm_slice0_subspace1_rate_w_z = 0.1829865712999871 * p.section_length * t409
-        + 0.90270109637546 * t410 * p.section_length
-        + 0.3894183423086505 * p.section_length * t411;
-    let arm_slice0_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t411
-        + 0.96744666685656 * p.section_length * t409
-        - 0.2357788243436599 * t410 * p.section_length;
-    let t412 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t4
-        - 0.06943184420297371;
-    let t413 = 0.0003347157145944845 * t7 * cache.arm_slice0_bend_c3;
-    let t414 = t314 * arm_bend_y_rate
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t1) * arm_bend_y_rate;
+    let arm_slice0_subspace1_rate_w_z = 0.1829865712999871 * p.section_length * t379
+        + 0.90270109637546 * t380 * p.section_length
+        + 0.3894183423086505 * p.section_length * t381;
+    let arm_slice0_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t381
+        + 0.96744666685656 * p.section_length * t379
+        - 0.2357788243436599 * t380 * p.section_length;
+    let t382 = t245 * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t54 + t306
-                + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t54 + t307
-                - 0.000004840773461337703 * cache.arm_slice0_bend_c4 * t54)
-        - (cache.arm_slice0_local_com_z * t409 - t410 * cache.arm_slice0_local_com_y)
-        - (t412 * t310 - t312 * t413);
-    let t415 = 0.004820780989426014 * arm_bend_y * cache.arm_slice0_bend_c2;
-    let t416 = p.section_length * t9;
-    let t417 = t320 * arm_bend_y_rate
-        + (0.0000001120346095964964 * t416 * cache.arm_slice0_bend_c4
-            + 0.0000008962768767719712 * t416 * cache.arm_slice0_bend_c6
-            + 0.00013943957608806757 * t46 * cache.arm_slice0_bend_c4
-            - 0.000000560173047982482 * t416 * cache.arm_slice0_bend_c5
-            - 0.00006971978804403378 * t46 * cache.arm_slice0_bend_c3) * arm_bend_z_rate
-        - (t411 * cache.arm_slice0_local_com_y - cache.arm_slice0_local_com_x * t409)
-        - (t312 * t415 - t412 * t318);
-    let t418 = t317 + t321 - (t318 * t413 - t310 * t415)
-        - (t410 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t411);
-    let arm_slice0_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t414
+            * (0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t17 + t242
+                + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t17 + t243
+                - 0.000004840773461337703 * cache.arm_slice0_bend_c4 * t17)
+        - (cache.arm_slice0_local_com_z * t379 - t380 * cache.arm_slice0_local_com_y)
+        - (cache.arm_slice0_local_bend_z_column_w_y * t244
+            - t238 * cache.arm_slice0_local_bend_z_column_w_z);
+    let t383 = p.section_length * t12;
+    let t384 = t239 * arm_bend_y_rate
+        + (0.0000001120346095964964 * t383 * cache.arm_slice0_bend_c4
+            + 0.0000008962768767719712 * t383 * cache.arm_slice0_bend_c6
+            + 0.00013943957608806757 * t23 * cache.arm_slice0_bend_c4
+            - 0.000000560173047982482 * t383 * cache.arm_slice0_bend_c5
+            - 0.00006971978804403378 * t23 * cache.arm_slice0_bend_c3) * arm_bend_z_rate
+        - (t381 * cache.arm_slice0_local_com_y - cache.arm_slice0_local_com_x * t379)
+        - (t238 * cache.arm_slice0_local_bend_z_column_w_x
+            - cache.arm_slice0_local_bend_z_column_w_y * t235);
+    let t385 = t234 + t240
+        - (t235 * cache.arm_slice0_local_bend_z_column_w_z
+            - t244 * cache.arm_slice0_local_bend_z_column_w_x)
+        - (t380 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t381);
+    let arm_slice0_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t382
         - 0.01 * arm_slice0_subspace1_rate_w_y
-        - 0.35991537421130565 * p.section_length * t417
-        - 0.1748223713144484 * p.section_length * t418;
-    let t419 = cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_x
+        - 0.35991537421130565 * p.section_length * t384
+        - 0.1748223713144484 * p.section_length * t385;
+    let t386 = cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_x
         + 0.5
             * (arm_slice0_subspace1_w_y * arm_slice0_momentum_f_z
                 - arm_slice0_subspace1_w_z * arm_slice0_momentum_f_y
-                - (cache.arm_slice0_mass * t295 * arm_slice0_subspace1_w_z
-                    - t299 * arm_slice0_subspace1_w_y * cache.arm_slice0_mass))
+                - (cache.arm_slice0_mass * t249 * arm_slice0_subspace1_w_z
+                    - t250 * arm_slice0_subspace1_w_y * cache.arm_slice0_mass))
         - (arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_h_y
             - arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_h_z);
-    let t420 = arm_bend_y * cache.arm_bend_squared_c2;
-    let t421 = 3.0 * cache.arm_bend_squared_c5 * t5;
-    let t422 = -(t5 * cache.arm_bend_squared_c4);
-    let t423 = arm_bend_z_rate
-        * (arm_bend_y * cache.arm_bend_squared_c3 + 3.0 * t1 * cache.arm_bend_squared_c5
-            - t1 * cache.arm_bend_squared_c4)
-        + (t421 + t422 + arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
-    let t424 = arm_bend_z_rate * (t79 + 2.0 * t7 * cache.arm_bend_squared_c4)
-        + (cache.arm_bend_squared_c2 + 2.0 * t4 * cache.arm_bend_squared_c4
-            - t4 * cache.arm_bend_squared_c3) * arm_bend_y_rate;
-    let t425 = t70 + t74 - (t80 * t63 - t87 * t420) - (t71 * t423 - t84 * t424);
-    let t426 = (3.0 * cache.arm_bend_squared_c5 * t52
-        + 2.0 * arm_bend_y * cache.arm_bend_squared_c3 - t52 * cache.arm_bend_squared_c4)
-        * arm_bend_y_rate + arm_bend_z_rate * (t421 + t422);
-    let arm_tip_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t426
-        + 0.09195266597143173 * t424 * p.section_length
-        - 0.2357788243436599 * p.section_length * t423;
-    let t427 = t4 * cache.arm_bend_squared_c3 - 1.0;
-    let t428 = arm_bend_z_rate
-        * (t416 * cache.arm_bend_squared_c4 + 6.0 * t46 * cache.arm_bend_squared_c4
-            + 8.0 * t416 * cache.arm_bend_squared_c6
-            - 3.0 * t46 * cache.arm_bend_squared_c3
-            - 5.0 * t416 * cache.arm_bend_squared_c5) + arm_bend_y_rate * t69
-        - (t77 * t420 - t427 * t80) - (t72 * t424 - t71 * t426);
-    let t429 = t85 * arm_bend_y_rate
+    let t387 = 3.0 * cache.arm_bend_squared_c5 * t10;
+    let t388 = -(t10 * cache.arm_bend_squared_c4);
+    let t389 = arm_bend_z_rate
+        * (arm_bend_y * cache.arm_bend_squared_c3 + 3.0 * t7 * cache.arm_bend_squared_c5
+            - t7 * cache.arm_bend_squared_c4)
+        + (t387 + t388 + arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
+    let t390 = arm_bend_z_rate
+        * (cache.arm_tip_local_bend_y_column_w_y + 2.0 * t20 * cache.arm_bend_squared_c4)
+        + (cache.arm_bend_squared_c2 + 2.0 * t1 * cache.arm_bend_squared_c4
+            - t1 * cache.arm_bend_squared_c3) * arm_bend_y_rate;
+    let t391 = t92 + t96
+        - (t100 * cache.arm_tip_local_bend_z_column_w_z
+            - t106 * cache.arm_tip_local_bend_z_column_w_x) - (t93 * t389 - t104 * t390);
+    let t392 = (3.0 * cache.arm_bend_squared_c5 * t27
+        + 2.0 * arm_bend_y * cache.arm_bend_squared_c3 - t27 * cache.arm_bend_squared_c4)
+        * arm_bend_y_rate + arm_bend_z_rate * (t387 + t388);
+    let arm_tip_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t392
+        + 0.09195266597143173 * t390 * p.section_length
+        - 0.2357788243436599 * p.section_length * t389;
+    let t393 = arm_bend_z_rate
+        * (t383 * cache.arm_bend_squared_c4 + 6.0 * t23 * cache.arm_bend_squared_c4
+            + 8.0 * t383 * cache.arm_bend_squared_c6
+            - 3.0 * t23 * cache.arm_bend_squared_c3
+            - 5.0 * t383 * cache.arm_bend_squared_c5) + arm_bend_y_rate * t91
+        - (t99 * cache.arm_tip_local_bend_z_column_w_x
+            - cache.arm_tip_local_bend_z_column_w_y * t100) - (t94 * t390 - t93 * t392);
+    let t394 = t105 * arm_bend_y_rate
         + arm_bend_z_rate
-            * (t82 + t54 * cache.arm_bend_squared_c3
-                + 3.0 * cache.arm_bend_squared_c5 * t54 + t83
-                - 3.0 * t54 * cache.arm_bend_squared_c4) - (t84 * t426 - t72 * t423)
-        - (t87 * t427 - t77 * t63);
-    let arm_tip_subspace1_rate_v_z = 0.1829865712999871 * p.section_length * t425
-        + 0.02 * arm_tip_subspace1_rate_w_y + 0.90270109637546 * p.section_length * t428
-        + 0.3894183423086505 * p.section_length * t429;
-    let arm_tip_subspace1_rate_w_x = 0.9164595255079896 * t424 * p.section_length
-        - 0.35991537421130565 * p.section_length * t423
-        - 0.1748223713144484 * p.section_length * t426;
-    let arm_tip_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t429
-        - 0.35991537421130565 * p.section_length * t428
-        - 0.1748223713144484 * p.section_length * t425
-        - 0.01 * arm_tip_subspace1_rate_w_y;
-    let arm_tip_subspace1_rate_w_z = 0.3894183423086505 * t424 * p.section_length
-        + 0.90270109637546 * p.section_length * t423
-        + 0.1829865712999871 * p.section_length * t426;
-    let t430 = arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_01
-        + arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_z
-        + 0.5
-            * (wrist_composite_rate_id_11 * cache.arm_tip_subspace1_w_y
-                + wrist_composite_rate_hd_z * cache.arm_tip_subspace1_v_x
-                + cache.arm_tip_subspace1_w_z * wrist_composite_rate_id_12
-                + cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_01
-                + wrist_composite_momentum_f_x * cache.arm_tip_subspace1_v_z
-                + cache.arm_tip_subspace1_w_z * wrist_composite_momentum_n_x
-                - cache.arm_tip_subspace1_w_x * wrist_composite_momentum_n_z
-                - cache.arm_tip_subspace1_v_x * wrist_composite_momentum_f_z
-                - wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_z)
-        + arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_i_12
-        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace1_rate_w_y
-        - cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_v_z;
-    let t431 = arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_m
+            * (t102 + t17 * cache.arm_bend_squared_c3
+                + 3.0 * cache.arm_bend_squared_c5 * t17 + t103
+                - 3.0 * t17 * cache.arm_bend_squared_c4) - (t104 * t392 - t94 * t389)
+        - (t106 * cache.arm_tip_local_bend_z_column_w_y
+            - t99 * cache.arm_tip_local_bend_z_column_w_z);
+    let arm_tip_subspace1_rate_v_z = 0.1829865712999871 * p.section_length * t391
+        + 0.02 * arm_tip_subspace1_rate_w_y + 0.90270109637546 * p.section_length * t393
+        + 0.3894183423086505 * p.section_length * t394;
+    let arm_tip_subspace1_rate_w_x = 0.9164595255079896 * t390 * p.section_length
+        - 0.35991537421130565 * p.section_length * t389
+        - 0.1748223713144484 * p.section_length * t392;
+    let t395 = arm_tip_subspace1_rate_v_z * cache.wrist_composite_inertia_m
         + 0.5
             * (cache.arm_tip_subspace1_w_x * wrist_composite_momentum_f_y
                 - (wrist_composite_rate_hd_x * cache.arm_tip_subspace1_w_y
@@ -5906,166 +5724,304 @@ pub fn coriolis_matrix_into(
                 - wrist_composite_momentum_f_x * cache.arm_tip_subspace1_w_y)
         - (cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_w_y
             - arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_h_y);
-    let t432 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t4
-        - 0.33000947820757187;
-    let t433 = 0.10890625570683385 * arm_bend_y * cache.arm_slice1_bend_c2;
-    let t434 = arm_bend_z_rate
-        * (0.02372114506416456 * t7 * cache.arm_slice1_bend_c4
-            - 0.01186057253208228 * t7 * cache.arm_slice1_bend_c3)
-        + (0.02372114506416456 * cache.arm_slice1_bend_c4 * t4
+    let t396 = arm_bend_z_rate
+        * (0.02372114506416456 * t20 * cache.arm_slice1_bend_c4
+            - 0.01186057253208228 * t20 * cache.arm_slice1_bend_c3)
+        + (0.02372114506416456 * cache.arm_slice1_bend_c4 * t1
             + 0.10890625570683385 * cache.arm_slice1_bend_c2
-            - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t4) * arm_bend_y_rate;
-    let t435 = 0.0117423040576666 * cache.arm_slice1_bend_c5 * t5;
-    let t436 = -(0.003914101352555533 * cache.arm_slice1_bend_c4 * t5);
-    let t437 = arm_bend_z_rate * (t435 + t436)
+            - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t1) * arm_bend_y_rate;
+    let t397 = 0.0117423040576666 * cache.arm_slice1_bend_c5 * t10;
+    let t398 = -(0.003914101352555533 * cache.arm_slice1_bend_c4 * t10);
+    let t399 = arm_bend_z_rate * (t397 + t398)
         + (0.07188019323870527 * arm_bend_y * cache.arm_slice1_bend_c3
-            + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t52
-            - 0.003914101352555533 * cache.arm_slice1_bend_c4 * t52) * arm_bend_y_rate;
-    let t438 = t198 * arm_bend_y_rate
+            + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t27
+            - 0.003914101352555533 * cache.arm_slice1_bend_c4 * t27) * arm_bend_y_rate;
+    let t400 = t31 * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.0012916905450084026 * t416 * cache.arm_slice1_bend_c4
-                + 0.010333524360067221 * t416 * cache.arm_slice1_bend_c6
-                + 0.07116343519249368 * t46 * cache.arm_slice1_bend_c4
-                - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t416
-                - 0.03558171759624684 * t46 * cache.arm_slice1_bend_c3)
-        - (t189 * t433 - t196 * t432)
-        - (cache.arm_slice1_local_com_y * t434 - t437 * cache.arm_slice1_local_com_x);
-    let t439 = 0.035940096619352636 * t7 * cache.arm_slice1_bend_c3;
-    let t440 = (t435 + 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3
-        + t436) * arm_bend_y_rate
+            * (0.0012916905450084026 * t383 * cache.arm_slice1_bend_c4
+                + 0.010333524360067221 * t383 * cache.arm_slice1_bend_c6
+                + 0.07116343519249368 * t23 * cache.arm_slice1_bend_c4
+                - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t383
+                - 0.03558171759624684 * t23 * cache.arm_slice1_bend_c3)
+        - (t16 * cache.arm_slice1_local_bend_z_column_w_x
+            - t26 * cache.arm_slice1_local_bend_z_column_w_y)
+        - (cache.arm_slice1_local_com_y * t396 - t399 * cache.arm_slice1_local_com_x);
+    let t401 = (t397 + 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3
+        + t398) * arm_bend_y_rate
         + arm_bend_z_rate
             * (0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3
-                + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t1
-                - 0.003914101352555533 * t1 * cache.arm_slice1_bend_c4);
-    let t441 = t199 + t200 - (t196 * t439 - t192 * t433)
-        - (t440 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t434);
-    let arm_slice1_subspace1_rate_w_z = 0.3894183423086505 * p.section_length * t434
-        + 0.90270109637546 * p.section_length * t440
-        + 0.1829865712999871 * t437 * p.section_length;
-    let t442 = t186 * arm_bend_y_rate
+                + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t7
+                - 0.003914101352555533 * t7 * cache.arm_slice1_bend_c4);
+    let t402 = t32 + t33
+        - (t26 * cache.arm_slice1_local_bend_z_column_w_z
+            - t18 * cache.arm_slice1_local_bend_z_column_w_x)
+        - (t401 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t396);
+    let arm_slice1_subspace1_rate_w_z = 0.3894183423086505 * p.section_length * t396
+        + 0.90270109637546 * p.section_length * t401
+        + 0.1829865712999871 * t399 * p.section_length;
+    let t403 = t5 * arm_bend_y_rate
         + arm_bend_z_rate
-            * (t184 + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t54 + t185
-                + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t54
-                - 0.0117423040576666 * cache.arm_slice1_bend_c4 * t54)
-        - (t437 * cache.arm_slice1_local_com_z - t440 * cache.arm_slice1_local_com_y)
-        - (t432 * t192 - t189 * t439);
-    let arm_slice1_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t434
-        - 0.35991537421130565 * p.section_length * t440
-        - 0.1748223713144484 * t437 * p.section_length;
-    let arm_slice1_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t441
-        + 0.09195266597143173 * p.section_length * t442
+            * (t0 + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t17 + t3
+                + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t17
+                - 0.0117423040576666 * cache.arm_slice1_bend_c4 * t17)
+        - (t399 * cache.arm_slice1_local_com_z - t401 * cache.arm_slice1_local_com_y)
+        - (cache.arm_slice1_local_bend_z_column_w_y * t18
+            - t16 * cache.arm_slice1_local_bend_z_column_w_z);
+    let arm_slice1_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t396
+        - 0.35991537421130565 * p.section_length * t401
+        - 0.1748223713144484 * t399 * p.section_length;
+    let arm_slice1_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t402
+        + 0.09195266597143173 * p.section_length * t403
         + 0.01 * arm_slice1_subspace1_rate_w_x
-        - 0.2357788243436599 * p.section_length * t438
+        - 0.2357788243436599 * p.section_length * t400
         - 0.02 * arm_slice1_subspace1_rate_w_z;
-    let arm_slice1_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t434
-        + 0.96744666685656 * t437 * p.section_length
-        - 0.2357788243436599 * p.section_length * t440;
-    let arm_slice1_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t442
-        - 0.35991537421130565 * p.section_length * t438
-        - 0.1748223713144484 * p.section_length * t441
+    let arm_slice1_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t396
+        + 0.96744666685656 * t399 * p.section_length
+        - 0.2357788243436599 * p.section_length * t401;
+    let arm_slice1_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t403
+        - 0.35991537421130565 * p.section_length * t400
+        - 0.1748223713144484 * p.section_length * t402
         - 0.01 * arm_slice1_subspace1_rate_w_y;
-    let t443 = arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_y
-        + 0.5
-            * (arm_slice1_subspace1_w_z * t265 + t266 * arm_slice1_subspace1_w_y
-                + arm_slice1_momentum_f_y * arm_slice1_subspace1_v_x
-                + cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t261
-                + t267 * arm_slice1_subspace1_w_x
-                + arm_slice1_momentum_n_y * arm_slice1_subspace1_w_x
-                - arm_slice1_subspace1_w_y * arm_slice1_momentum_n_x
-                - arm_slice1_momentum_f_x * arm_slice1_subspace1_v_y
-                - arm_slice1_subspace1_v_x * cache.arm_slice1_mass * t183)
-        + arm_slice1_subspace1_rate_w_y * arm_slice1_inertia_i_12
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_x
+    let t404 = arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_y
         + arm_slice1_inertia_i_22 * arm_slice1_subspace1_rate_w_z
+        + arm_slice1_subspace1_rate_w_y * arm_slice1_inertia_i_12
+        + 0.5
+            * (arm_slice1_momentum_f_y * arm_slice1_subspace1_v_x
+                + t81 * arm_slice1_subspace1_w_x
+                + cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t47
+                + t340 * arm_slice1_subspace1_w_z + arm_slice1_subspace1_w_y * t54
+                + arm_slice1_momentum_n_y * arm_slice1_subspace1_w_x
+                - arm_slice1_momentum_f_x * arm_slice1_subspace1_v_y
+                - arm_slice1_momentum_n_x * arm_slice1_subspace1_w_y
+                - arm_slice1_subspace1_v_x * cache.arm_slice1_mass * t45)
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_x
         - arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_v_x;
-    let t444 = 0.5
+    let t405 = 0.4050088834344261 * cache.arm_slice2_bend_c5 * t10;
+    let t406 = -(0.1350029611448087 * cache.arm_slice2_bend_c4 * t10);
+    let t407 = arm_bend_z_rate * (t405 + t406)
+        + (0.4050088834344261 * cache.arm_slice2_bend_c5 * t27
+            + 0.6015004717568666 * arm_bend_y * cache.arm_slice2_bend_c3
+            - 0.1350029611448087 * cache.arm_slice2_bend_c4 * t27) * arm_bend_y_rate;
+    let t408 = arm_bend_z_rate
+        * (0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3
+            + 0.4050088834344261 * t7 * cache.arm_slice2_bend_c5
+            - 0.1350029611448087 * t7 * cache.arm_slice2_bend_c4)
+        + (0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3 + t405 + t406)
+            * arm_bend_y_rate;
+    let t409 = (0.4029996149307748 * t1 * cache.arm_slice2_bend_c4
+        + 0.44888729929169013 * cache.arm_slice2_bend_c2
+        - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t1) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.4029996149307748 * t20 * cache.arm_slice2_bend_c4
+                - 0.2014998074653874 * t20 * cache.arm_slice2_bend_c3);
+    let arm_slice2_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t409
+        - 0.1748223713144484 * t407 * p.section_length
+        - 0.35991537421130565 * p.section_length * t408;
+    let arm_slice2_subspace1_rate_w_z = 0.1829865712999871 * t407 * p.section_length
+        + 0.3894183423086505 * p.section_length * t409
+        + 0.90270109637546 * p.section_length * t408;
+    let t410 = t203 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.4050088834344261 * cache.arm_slice2_bend_c5 * t17 + t201 + t202
+                + 0.1350029611448087 * cache.arm_slice2_bend_c3 * t17
+                - 0.4050088834344261 * t17 * cache.arm_slice2_bend_c4)
+        - (t200 * cache.arm_slice2_local_bend_z_column_w_y
+            - cache.arm_slice2_local_bend_z_column_w_z * t199)
+        - (t407 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t408);
+    let t411 = t213 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.09045070438093329 * t383 * cache.arm_slice2_bend_c4
+                + 1.2089988447923243 * t23 * cache.arm_slice2_bend_c4
+                + 0.7236056350474663 * t383 * cache.arm_slice2_bend_c6
+                - 0.6044994223961622 * t23 * cache.arm_slice2_bend_c3
+                - 0.45225352190466644 * t383 * cache.arm_slice2_bend_c5)
+        - (cache.arm_slice2_local_com_y * t409 - t407 * cache.arm_slice2_local_com_x)
+        - (t199 * cache.arm_slice2_local_bend_z_column_w_x
+            - t210 * cache.arm_slice2_local_bend_z_column_w_y);
+    let t412 = t214 + t215
+        - (t408 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t409)
+        - (t210 * cache.arm_slice2_local_bend_z_column_w_z
+            - t200 * cache.arm_slice2_local_bend_z_column_w_x);
+    let arm_slice2_subspace1_rate_v_y = 0.09195266597143173 * p.section_length * t410
+        + 0.96744666685656 * p.section_length * t412
+        + 0.01 * arm_slice2_subspace1_rate_w_x - 0.02 * arm_slice2_subspace1_rate_w_z
+        - 0.2357788243436599 * t411 * p.section_length;
+    let arm_slice2_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t409
+        + 0.96744666685656 * t407 * p.section_length
+        - 0.2357788243436599 * p.section_length * t408;
+    let arm_slice2_subspace1_rate_v_z = 0.3894183423086505 * p.section_length * t410
+        + 0.02 * arm_slice2_subspace1_rate_w_y
+        + 0.90270109637546 * t411 * p.section_length
+        + 0.1829865712999871 * p.section_length * t412;
+    let t413 = arm_slice2_inertia_i_00 * arm_slice2_subspace1_rate_w_x
+        + 0.5
+            * (arm_slice2_momentum_n_z * arm_slice2_subspace1_w_y
+                + arm_slice2_subspace1_w_x * t309 + t299 * arm_slice2_subspace1_w_y
+                + arm_slice2_subspace1_v_y * arm_slice2_momentum_f_z
+                + arm_slice2_subspace1_w_z * t298
+                + cache.arm_slice1_mass * t217 * arm_slice2_subspace1_v_z
+                - arm_slice2_momentum_f_y * arm_slice2_subspace1_v_z
+                - arm_slice2_subspace1_w_z * arm_slice2_momentum_n_y
+                - cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t297)
+        + arm_slice2_inertia_i_01 * arm_slice2_subspace1_rate_w_y
+        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_z
+        + arm_slice2_subspace1_rate_v_z * arm_slice2_inertia_h_y
+        - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_y;
+    let t414 = -(0.6978160177890329 * cache.arm_slice3_bend_c4 * t10);
+    let t415 = 2.0934480533670987 * cache.arm_slice3_bend_c5 * t10;
+    let t416 = arm_bend_z_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y
+            + 2.0934480533670987 * t7 * cache.arm_slice3_bend_c5
+            - 0.6978160177890329 * cache.arm_slice3_bend_c4 * t7)
+        + (t414 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z + t415)
+            * arm_bend_y_rate;
+    let t417 = (0.8659570925834785 * cache.arm_slice3_bend_c2
+        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t1
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t1) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (1.4997633723912625 * t20 * cache.arm_slice3_bend_c4
+                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t20);
+    let t418 = arm_bend_z_rate * (t414 + t415)
+        + (1.6116641892895247 * cache.arm_slice3_bend_c3 * arm_bend_y
+            + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t27
+            - 0.6978160177890329 * cache.arm_slice3_bend_c4 * t27) * arm_bend_y_rate;
+    let arm_slice3_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t417
+        + 0.96744666685656 * p.section_length * t418
+        - 0.2357788243436599 * p.section_length * t416;
+    let t419 = arm_bend_z_rate
+        * (0.6493653647595652 * cache.arm_slice3_bend_c4 * t383
+            + 5.1949229180765215 * t383 * cache.arm_slice3_bend_c6
+            + 4.499290117173787 * t23 * cache.arm_slice3_bend_c4
+            - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t23
+            - 3.246826823797826 * t383 * cache.arm_slice3_bend_c5)
+        + t62 * arm_bend_y_rate
+        - (t417 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t418)
+        - (t66 * cache.arm_slice3_local_bend_z_column_w_x
+            - cache.arm_slice3_local_bend_z_column_w_y * t67);
+    let t420 = t63 + t69
+        - (t67 * cache.arm_slice3_local_bend_z_column_w_z
+            - t73 * cache.arm_slice3_local_bend_z_column_w_x)
+        - (cache.arm_slice3_local_com_x * t416 - cache.arm_slice3_local_com_z * t417);
+    let t421 = arm_bend_z_rate
+        * (t71 + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t17 + t72
+            + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t17
+            - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t17)
+        + t74 * arm_bend_y_rate
+        - (t73 * cache.arm_slice3_local_bend_z_column_w_y
+            - t66 * cache.arm_slice3_local_bend_z_column_w_z)
+        - (cache.arm_slice3_local_com_z * t418 - t416 * cache.arm_slice3_local_com_y);
+    let arm_slice3_subspace1_rate_v_z = 0.90270109637546 * p.section_length * t419
+        + 0.1829865712999871 * p.section_length * t420
+        + 0.02 * arm_slice3_subspace1_rate_w_y
+        + 0.3894183423086505 * p.section_length * t421;
+    let arm_slice3_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t421
+        - 0.01 * arm_slice3_subspace1_rate_w_y
+        - 0.35991537421130565 * p.section_length * t419
+        - 0.1748223713144484 * p.section_length * t420;
+    let arm_slice3_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t417
+        - 0.35991537421130565 * p.section_length * t416
+        - 0.1748223713144484 * p.section_length * t418;
+    let arm_slice3_subspace1_rate_w_z = 0.90270109637546 * p.section_length * t416
+        + 0.1829865712999871 * p.section_length * t418
+        + 0.3894183423086505 * p.section_length * t417;
+    let t422 = arm_slice3_subspace1_rate_w_y * arm_slice3_inertia_i_11
+        + arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_v_x
+        + arm_slice3_inertia_i_01 * arm_slice3_subspace1_rate_w_x
+        + 0.5
+            * (arm_slice3_subspace1_w_z * t319
+                + arm_slice3_subspace1_w_z * arm_slice3_momentum_n_x
+                + arm_slice3_subspace1_v_z * arm_slice3_momentum_f_x
+                + arm_slice3_subspace1_w_x * t348
+                + arm_slice3_subspace1_v_x * t77 * cache.arm_slice0_mass
+                + arm_slice3_subspace1_w_y * t351
+                - arm_slice3_subspace1_v_x * arm_slice3_momentum_f_z
+                - arm_slice3_subspace1_v_z * cache.arm_slice0_mass * t78
+                - arm_slice3_subspace1_w_x * arm_slice3_momentum_n_z)
+        + arm_slice3_inertia_i_12 * arm_slice3_subspace1_rate_w_z
+        - arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_v_z;
+    let t423 = 0.5
         * (arm_slice1_momentum_f_x * arm_slice1_subspace1_w_z
-            - (cache.arm_slice1_mass * arm_slice1_subspace1_w_x * t182
-                - cache.arm_slice1_mass * t261 * arm_slice1_subspace1_w_z)
+            - (cache.arm_slice1_mass * arm_slice1_subspace1_w_x * t49
+                - cache.arm_slice1_mass * t47 * arm_slice1_subspace1_w_z)
             - arm_slice1_momentum_f_z * arm_slice1_subspace1_w_x)
         + cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_y
         - (arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_w_x
             - arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_w_z);
-    let t445 = (0.4029996149307748 * t4 * cache.arm_slice2_bend_c4
-        + 0.44888729929169013 * cache.arm_slice2_bend_c2
-        - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t4) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.4029996149307748 * t7 * cache.arm_slice2_bend_c4
-                - 0.2014998074653874 * t7 * cache.arm_slice2_bend_c3);
-    let t446 = 0.4050088834344261 * cache.arm_slice2_bend_c5 * t5;
-    let t447 = -(0.1350029611448087 * cache.arm_slice2_bend_c4 * t5);
-    let t448 = arm_bend_z_rate
-        * (0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3
-            + 0.4050088834344261 * t1 * cache.arm_slice2_bend_c5
-            - 0.1350029611448087 * t1 * cache.arm_slice2_bend_c4)
-        + (0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3 + t446 + t447)
-            * arm_bend_y_rate;
-    let t449 = arm_bend_z_rate * (t446 + t447)
-        + (0.4050088834344261 * cache.arm_slice2_bend_c5 * t52
-            + 0.6015004717568666 * arm_bend_y * cache.arm_slice2_bend_c3
-            - 0.1350029611448087 * cache.arm_slice2_bend_c4 * t52) * arm_bend_y_rate;
-    let arm_slice2_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t445
-        + 0.96744666685656 * t449 * p.section_length
-        - 0.2357788243436599 * p.section_length * t448;
-    let arm_slice2_subspace1_rate_w_z = 0.1829865712999871 * t449 * p.section_length
-        + 0.3894183423086505 * p.section_length * t445
-        + 0.90270109637546 * p.section_length * t448;
-    let t450 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t4 - 0.6699905217924281;
-    let t451 = 0.3007502358784333 * t7 * cache.arm_slice2_bend_c3;
-    let t452 = t239 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.4050088834344261 * cache.arm_slice2_bend_c5 * t54 + t237 + t238
-                + 0.1350029611448087 * cache.arm_slice2_bend_c3 * t54
-                - 0.4050088834344261 * t54 * cache.arm_slice2_bend_c4)
-        - (t235 * t450 - t451 * t234)
-        - (t449 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t448);
-    let t453 = 0.44888729929169013 * arm_bend_y * cache.arm_slice2_bend_c2;
-    let t454 = t245 * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (0.09045070438093329 * t416 * cache.arm_slice2_bend_c4
-                + 1.2089988447923243 * t46 * cache.arm_slice2_bend_c4
-                + 0.7236056350474663 * t416 * cache.arm_slice2_bend_c6
-                - 0.6044994223961622 * t46 * cache.arm_slice2_bend_c3
-                - 0.45225352190466644 * t416 * cache.arm_slice2_bend_c5)
-        - (cache.arm_slice2_local_com_y * t445 - t449 * cache.arm_slice2_local_com_x)
-        - (t234 * t453 - t242 * t450);
-    let t455 = t246 + t247
-        - (t448 * cache.arm_slice2_local_com_x - cache.arm_slice2_local_com_z * t445)
-        - (t242 * t451 - t235 * t453);
-    let arm_slice2_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t452
-        - 0.35991537421130565 * t454 * p.section_length
+    let arm_slice2_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t410
+        - 0.35991537421130565 * t411 * p.section_length
         - 0.01 * arm_slice2_subspace1_rate_w_y
-        - 0.1748223713144484 * p.section_length * t455;
-    let t456 = 0.5
+        - 0.1748223713144484 * p.section_length * t412;
+    let t424 = 0.5
         * (arm_slice2_momentum_f_z * arm_slice2_subspace1_w_y
-            - (cache.arm_slice1_mass * arm_slice2_subspace1_w_z * t203
-                - cache.arm_slice1_mass * t217 * arm_slice2_subspace1_w_y)
+            - (cache.arm_slice1_mass * arm_slice2_subspace1_w_z * t217
+                - cache.arm_slice1_mass * t297 * arm_slice2_subspace1_w_y)
             - arm_slice2_momentum_f_y * arm_slice2_subspace1_w_z)
         + cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_x
         - (arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_w_z
             - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_y);
-    let arm_slice0_subspace1_rate_v_z = 0.1829865712999871 * p.section_length * t418
-        + 0.02 * arm_slice0_subspace1_rate_w_y
-        + 0.3894183423086505 * p.section_length * t414
-        + 0.90270109637546 * p.section_length * t417;
-    let arm_slice0_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t411
-        - 0.35991537421130565 * t410 * p.section_length
-        - 0.1748223713144484 * p.section_length * t409;
-    let t457 = 0.5
-        * (arm_slice0_subspace1_w_x * t304 + arm_slice0_subspace1_w_y * t405
-            + arm_slice0_subspace1_v_z * arm_slice0_momentum_f_x
-            + t392 * arm_slice0_subspace1_w_z
-            + t299 * cache.arm_slice0_mass * arm_slice0_subspace1_v_x
-            + arm_slice0_momentum_n_x * arm_slice0_subspace1_w_z
-            - arm_slice0_momentum_f_z * arm_slice0_subspace1_v_x
-            - arm_slice0_subspace1_v_z * t297 * cache.arm_slice0_mass
-            - arm_slice0_subspace1_w_x * arm_slice0_momentum_n_z)
-        + arm_slice0_inertia_i_12 * arm_slice0_subspace1_rate_w_z
-        + arm_slice0_inertia_i_11 * arm_slice0_subspace1_rate_w_y
-        + arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_i_01
-        + arm_slice0_inertia_h_z * arm_slice0_subspace1_rate_v_x
-        - arm_slice0_subspace1_rate_v_z * arm_slice0_inertia_h_x;
-    let t458 = arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_m
+    let arm_slice0_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t381
+        - 0.35991537421130565 * t380 * p.section_length
+        - 0.1748223713144484 * p.section_length * t379;
+    let arm_slice0_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t385
+        + 0.09195266597143173 * p.section_length * t382
+        + 0.01 * arm_slice0_subspace1_rate_w_x - 0.02 * arm_slice0_subspace1_rate_w_z
+        - 0.2357788243436599 * p.section_length * t384;
+    let t425 = arm_slice0_inertia_i_12 * arm_slice0_subspace1_rate_w_y
+        + arm_slice0_subspace1_rate_v_y * arm_slice0_inertia_h_x
+        + arm_slice0_inertia_i_02 * arm_slice0_subspace1_rate_w_x
+        + 0.5
+            * (t259 * arm_slice0_subspace1_w_y
+                + arm_slice0_subspace1_v_x * arm_slice0_momentum_f_y
+                + t258 * arm_slice0_subspace1_w_z + t251 * arm_slice0_subspace1_w_x
+                + arm_slice0_subspace1_w_x * arm_slice0_momentum_n_y
+                + t248 * cache.arm_slice0_mass * arm_slice0_subspace1_v_y
+                - arm_slice0_momentum_f_x * arm_slice0_subspace1_v_y
+                - cache.arm_slice0_mass * arm_slice0_subspace1_v_x * t249
+                - arm_slice0_subspace1_w_y * arm_slice0_momentum_n_x)
+        + arm_slice0_inertia_i_22 * arm_slice0_subspace1_rate_w_z
+        - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_x;
+    let arm_slice3_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t420
+        + 0.09195266597143173 * p.section_length * t421
+        + 0.01 * arm_slice3_subspace1_rate_w_x
+        - 0.2357788243436599 * p.section_length * t419
+        - 0.02 * arm_slice3_subspace1_rate_w_z;
+    let t426 = arm_slice3_inertia_i_01 * arm_slice3_subspace1_rate_w_y
+        + arm_slice3_subspace1_rate_w_z * arm_slice3_inertia_i_02
+        + arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_v_z
+        + arm_slice3_inertia_i_00 * arm_slice3_subspace1_rate_w_x
+        + 0.5
+            * (arm_slice3_subspace1_w_x * t363
+                + arm_slice3_subspace1_w_y * arm_slice3_momentum_n_z
+                + arm_slice3_subspace1_v_z * cache.arm_slice0_mass * t318
+                + arm_slice3_subspace1_w_z * t320
+                + arm_slice3_momentum_f_z * arm_slice3_subspace1_v_y
+                + arm_slice3_subspace1_w_y * t348
+                - arm_slice3_subspace1_w_z * arm_slice3_momentum_n_y
+                - arm_slice3_subspace1_v_z * arm_slice3_momentum_f_y
+                - arm_slice3_subspace1_v_y * t77 * cache.arm_slice0_mass)
+        - arm_slice3_subspace1_rate_v_y * arm_slice3_inertia_h_z;
+    let t427 = arm_slice2_subspace1_rate_v_y * arm_slice2_inertia_h_x
+        + arm_slice2_inertia_i_22 * arm_slice2_subspace1_rate_w_z
+        + 0.5
+            * (t345 * arm_slice2_subspace1_w_z + arm_slice2_subspace1_w_x * t298
+                + arm_slice2_subspace1_w_y * t346
+                + arm_slice2_momentum_f_y * arm_slice2_subspace1_v_x
+                + arm_slice2_subspace1_w_x * arm_slice2_momentum_n_y
+                + cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t218
+                - arm_slice2_subspace1_w_y * arm_slice2_momentum_n_x
+                - cache.arm_slice1_mass * t217 * arm_slice2_subspace1_v_x
+                - arm_slice2_momentum_f_x * arm_slice2_subspace1_v_y)
+        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_x
+        + arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_y
+        - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_v_x;
+    let arm_tip_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t394
+        - 0.35991537421130565 * p.section_length * t393
+        - 0.1748223713144484 * p.section_length * t391
+        - 0.01 * arm_tip_subspace1_rate_w_y;
+    let arm_tip_subspace1_rate_w_z = 0.3894183423086505 * t390 * p.section_length
+        + 0.90270109637546 * p.section_length * t389
+        + 0.1829865712999871 * p.section_length * t392;
+    let t428 = arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_m
         + 0.5
             * (cache.arm_tip_subspace1_w_y * wrist_composite_momentum_f_z
                 - cache.arm_tip_subspace1_w_z * wrist_composite_momentum_f_y
@@ -6073,163 +6029,130 @@ pub fn coriolis_matrix_into(
                     - wrist_composite_rate_hd_z * cache.arm_tip_subspace1_w_y))
         - (arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_h_y
             - cache.wrist_composite_inertia_h_z * arm_tip_subspace1_rate_w_y);
-    let arm_slice2_subspace1_rate_v_z = 0.3894183423086505 * p.section_length * t452
-        + 0.02 * arm_slice2_subspace1_rate_w_y
-        + 0.90270109637546 * t454 * p.section_length
-        + 0.1829865712999871 * p.section_length * t455;
-    let arm_slice2_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t445
-        - 0.1748223713144484 * t449 * p.section_length
-        - 0.35991537421130565 * p.section_length * t448;
-    let t459 = arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_z
+    let arm_tip_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t391
+        + 0.09195266597143173 * p.section_length * t394
+        + 0.01 * arm_tip_subspace1_rate_w_x - 0.02 * arm_tip_subspace1_rate_w_z
+        - 0.2357788243436599 * p.section_length * t393;
+    let t429 = cache.wrist_composite_inertia_i_12 * arm_tip_subspace1_rate_w_y
+        + arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_02
+        + cache.wrist_composite_inertia_i_22 * arm_tip_subspace1_rate_w_z
+        + cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_v_y
         + 0.5
-            * (t274 * arm_slice2_subspace1_w_y
-                + arm_slice2_momentum_f_x * arm_slice2_subspace1_v_z
-                + arm_slice2_subspace1_w_z * t275 + arm_slice2_subspace1_w_x * t216
-                + arm_slice2_momentum_n_x * arm_slice2_subspace1_w_z
-                + cache.arm_slice1_mass * t217 * arm_slice2_subspace1_v_x
-                - arm_slice2_momentum_f_z * arm_slice2_subspace1_v_x
-                - arm_slice2_momentum_n_z * arm_slice2_subspace1_w_x
-                - cache.arm_slice1_mass * arm_slice2_subspace1_v_z * t215)
-        + arm_slice2_inertia_i_11 * arm_slice2_subspace1_rate_w_y
-        + arm_slice2_inertia_i_01 * arm_slice2_subspace1_rate_w_x
-        + arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_x
-        - arm_slice2_subspace1_rate_v_z * arm_slice2_inertia_h_x;
-    let arm_slice2_subspace1_rate_v_y = 0.09195266597143173 * p.section_length * t452
-        + 0.96744666685656 * p.section_length * t455
-        + 0.01 * arm_slice2_subspace1_rate_w_x - 0.02 * arm_slice2_subspace1_rate_w_z
-        - 0.2357788243436599 * t454 * p.section_length;
-    let t460 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_y
+            * (wrist_composite_momentum_f_y * cache.arm_tip_subspace1_v_x
+                + cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_02
+                + wrist_composite_rate_id_12 * cache.arm_tip_subspace1_w_y
+                + cache.arm_tip_subspace1_w_x * wrist_composite_momentum_n_y
+                + wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_y
+                + cache.arm_tip_subspace1_w_z * wrist_composite_rate_id_22
+                - wrist_composite_momentum_f_x * cache.arm_tip_subspace1_v_y
+                - wrist_composite_rate_hd_y * cache.arm_tip_subspace1_v_x
+                - wrist_composite_momentum_n_x * cache.arm_tip_subspace1_w_y)
+        - arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_y;
+    let arm_slice1_subspace1_rate_v_z = 0.02 * arm_slice1_subspace1_rate_w_y
+        + 0.3894183423086505 * p.section_length * t403
+        + 0.1829865712999871 * p.section_length * t402
+        + 0.90270109637546 * p.section_length * t400;
+    let t430 = arm_slice1_subspace1_rate_v_z * arm_slice1_inertia_h_y
+        + arm_slice1_inertia_i_01 * arm_slice1_subspace1_rate_w_y
+        + arm_slice1_inertia_i_00 * arm_slice1_subspace1_rate_w_x
+        + 0.5
+            * (cache.arm_slice1_mass * t45 * arm_slice1_subspace1_v_z
+                + arm_slice1_subspace1_w_y * t55 + t84 * arm_slice1_subspace1_w_x
+                + arm_slice1_subspace1_w_y * arm_slice1_momentum_n_z
+                + arm_slice1_subspace1_v_y * arm_slice1_momentum_f_z
+                + t81 * arm_slice1_subspace1_w_z
+                - arm_slice1_subspace1_w_z * arm_slice1_momentum_n_y
+                - arm_slice1_momentum_f_y * arm_slice1_subspace1_v_z
+                - cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t49)
+        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_z
+        - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_y;
+    let t431 = 0.5
+        * (wrist_composite_rate_id_00 * cache.arm_tip_subspace1_w_x
+            + wrist_composite_momentum_n_z * cache.arm_tip_subspace1_w_y
+            + wrist_composite_rate_hd_y * cache.arm_tip_subspace1_v_z
+            + cache.arm_tip_subspace1_w_z * wrist_composite_rate_id_02
+            + wrist_composite_rate_id_01 * cache.arm_tip_subspace1_w_y
+            + cache.arm_tip_subspace1_v_y * wrist_composite_momentum_f_z
+            - cache.arm_tip_subspace1_w_z * wrist_composite_momentum_n_y
+            - cache.arm_tip_subspace1_v_z * wrist_composite_momentum_f_y
+            - cache.arm_tip_subspace1_v_y * wrist_composite_rate_hd_z)
+        + arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_00
+        + cache.wrist_composite_inertia_i_01 * arm_tip_subspace1_rate_w_y
+        + cache.wrist_composite_inertia_h_y * arm_tip_subspace1_rate_v_z
+        + arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_i_02
+        - cache.wrist_composite_inertia_h_z * arm_tip_subspace1_rate_v_y;
+    let t432 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_y
         + 0.5
             * (arm_slice2_momentum_f_x * arm_slice2_subspace1_w_z
-                - (cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t217
-                    - cache.arm_slice1_mass * arm_slice2_subspace1_w_z * t215)
+                - (cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t297
+                    - cache.arm_slice1_mass * arm_slice2_subspace1_w_z * t218)
                 - arm_slice2_subspace1_w_x * arm_slice2_momentum_f_z)
         - (arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_w_x
             - arm_slice2_inertia_h_x * arm_slice2_subspace1_rate_w_z);
-    let t461 = 0.8659570925834785 * arm_bend_y * cache.arm_slice3_bend_c2;
-    let t462 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t7;
-    let t463 = -(0.6978160177890329 * cache.arm_slice3_bend_c4 * t5);
-    let t464 = 2.0934480533670987 * cache.arm_slice3_bend_c5 * t5;
-    let t465 = arm_bend_z_rate
-        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y
-            + 2.0934480533670987 * t1 * cache.arm_slice3_bend_c5
-            - 0.6978160177890329 * cache.arm_slice3_bend_c4 * t1)
-        + (t463 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z + t464)
-            * arm_bend_y_rate;
-    let t466 = (0.8659570925834785 * cache.arm_slice3_bend_c2
-        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t4
-        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t4) * arm_bend_y_rate
-        + arm_bend_z_rate
-            * (1.4997633723912625 * t7 * cache.arm_slice3_bend_c4
-                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t7);
-    let t467 = t38 + t50 - (t47 * t462 - t55 * t461)
-        - (cache.arm_slice3_local_com_x * t465 - cache.arm_slice3_local_com_z * t466);
-    let t468 = arm_bend_z_rate * (t463 + t464)
-        + (1.6116641892895247 * cache.arm_slice3_bend_c3 * arm_bend_y
-            + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t52
-            - 0.6978160177890329 * cache.arm_slice3_bend_c4 * t52) * arm_bend_y_rate;
-    let t469 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t4 - 0.9305681557970262;
-    let t470 = arm_bend_z_rate
-        * (0.6493653647595652 * cache.arm_slice3_bend_c4 * t416
-            + 5.1949229180765215 * t416 * cache.arm_slice3_bend_c6
-            + 4.499290117173787 * t46 * cache.arm_slice3_bend_c4
-            - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t46
-            - 3.246826823797826 * t416 * cache.arm_slice3_bend_c5)
-        + t37 * arm_bend_y_rate
-        - (t466 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t468)
-        - (t43 * t461 - t469 * t47);
-    let t471 = arm_bend_z_rate
-        * (t58 + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t54 + t59
-            + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t54
-            - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t54)
-        + t60 * arm_bend_y_rate - (t55 * t469 - t43 * t462)
-        - (cache.arm_slice3_local_com_z * t468 - t465 * cache.arm_slice3_local_com_y);
-    let arm_slice3_subspace1_rate_w_z = 0.90270109637546 * p.section_length * t465
-        + 0.1829865712999871 * p.section_length * t468
-        + 0.3894183423086505 * p.section_length * t466;
-    let arm_slice3_subspace1_rate_w_x = 0.9164595255079896 * p.section_length * t466
-        - 0.35991537421130565 * p.section_length * t465
-        - 0.1748223713144484 * p.section_length * t468;
-    let arm_slice3_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t467
-        + 0.09195266597143173 * p.section_length * t471
-        + 0.01 * arm_slice3_subspace1_rate_w_x
-        - 0.2357788243436599 * p.section_length * t470
-        - 0.02 * arm_slice3_subspace1_rate_w_z;
-    let arm_slice3_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t466
-        + 0.96744666685656 * p.section_length * t468
-        - 0.2357788243436599 * p.section_length * t465;
-    let arm_slice3_subspace1_rate_v_z = 0.90270109637546 * p.section_length * t470
-        + 0.1829865712999871 * p.section_length * t467
-        + 0.02 * arm_slice3_subspace1_rate_w_y
-        + 0.3894183423086505 * p.section_length * t471;
-    let t472 = arm_slice3_subspace1_rate_w_y * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_v_z
-        + 0.5
-            * (arm_slice3_subspace1_w_y * arm_slice3_momentum_n_z
-                + arm_slice3_subspace1_v_z * cache.arm_slice0_mass * t24
-                + arm_slice3_subspace1_w_y * t25
-                + arm_slice3_momentum_f_z * arm_slice3_subspace1_v_y
-                + arm_slice3_subspace1_w_z * t330 + arm_slice3_subspace1_w_x * t401
-                - arm_slice3_subspace1_v_z * arm_slice3_momentum_f_y
-                - arm_slice3_subspace1_v_y * t26 * cache.arm_slice0_mass
-                - arm_slice3_subspace1_w_z * arm_slice3_momentum_n_y)
-        + arm_slice3_inertia_i_02 * arm_slice3_subspace1_rate_w_z
-        + arm_slice3_inertia_i_00 * arm_slice3_subspace1_rate_w_x
-        - arm_slice3_subspace1_rate_v_y * arm_slice3_inertia_h_z;
-    let t473 = 0.5
+    let t433 = 0.5
         * (arm_slice1_subspace1_w_y * arm_slice1_momentum_f_z
-            - (cache.arm_slice1_mass * t183 * arm_slice1_subspace1_w_z
-                - cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t182)
+            - (cache.arm_slice1_mass * t45 * arm_slice1_subspace1_w_z
+                - cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t49)
             - arm_slice1_momentum_f_y * arm_slice1_subspace1_w_z)
         + cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_x
         - (arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_w_z
             - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_w_y);
-    let arm_slice3_subspace1_rate_v_x = 0.9164595255079896 * p.section_length * t471
-        - 0.01 * arm_slice3_subspace1_rate_w_y
-        - 0.35991537421130565 * p.section_length * t470
-        - 0.1748223713144484 * p.section_length * t467;
-    let t474 = arm_slice3_inertia_i_12 * arm_slice3_subspace1_rate_w_z
+    let arm_slice0_subspace1_rate_v_z = 0.1829865712999871 * p.section_length * t385
+        + 0.02 * arm_slice0_subspace1_rate_w_y
+        + 0.3894183423086505 * p.section_length * t382
+        + 0.90270109637546 * p.section_length * t384;
+    let t434 = arm_slice0_inertia_i_02 * arm_slice0_subspace1_rate_w_z
+        + arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_z
         + 0.5
-            * (arm_slice3_subspace1_w_z * t27 + arm_slice3_subspace1_w_x * t25
-                + arm_slice3_subspace1_w_y * t34
-                + arm_slice3_subspace1_v_z * arm_slice3_momentum_f_x
-                + arm_slice3_subspace1_w_z * arm_slice3_momentum_n_x
-                + arm_slice3_subspace1_v_x * t26 * cache.arm_slice0_mass
-                - arm_slice3_subspace1_w_x * arm_slice3_momentum_n_z
-                - arm_slice3_subspace1_v_x * arm_slice3_momentum_f_z
-                - arm_slice3_subspace1_v_z * cache.arm_slice0_mass * t23)
-        + arm_slice3_inertia_i_11 * arm_slice3_subspace1_rate_w_y
-        + arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_v_x
-        + arm_slice3_subspace1_rate_w_x * arm_slice3_inertia_i_01
-        - arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_v_z;
-    let t475 = 0.5
+            * (arm_slice0_subspace1_v_z * cache.arm_slice0_mass * t249
+                + arm_slice0_momentum_f_z * arm_slice0_subspace1_v_y
+                + t288 * arm_slice0_subspace1_w_y
+                + arm_slice0_subspace1_w_y * arm_slice0_momentum_n_z
+                + arm_slice0_subspace1_w_x * t291 + t251 * arm_slice0_subspace1_w_z
+                - arm_slice0_subspace1_v_z * arm_slice0_momentum_f_y
+                - arm_slice0_momentum_n_y * arm_slice0_subspace1_w_z
+                - t250 * cache.arm_slice0_mass * arm_slice0_subspace1_v_y)
+        + arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_i_00
+        + arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_i_01
+        - arm_slice0_inertia_h_z * arm_slice0_subspace1_rate_v_y;
+    let t435 = arm_slice3_subspace1_rate_v_y * arm_slice3_inertia_h_x
+        + 0.5
+            * (arm_slice3_subspace1_w_x * arm_slice3_momentum_n_y
+                + arm_slice3_subspace1_w_z * t327
+                + arm_slice3_subspace1_v_y * cache.arm_slice0_mass * t78
+                + arm_slice3_subspace1_w_y * t319 + arm_slice3_subspace1_w_x * t320
+                + arm_slice3_subspace1_v_x * arm_slice3_momentum_f_y
+                - arm_slice3_subspace1_v_y * arm_slice3_momentum_f_x
+                - arm_slice3_subspace1_v_x * cache.arm_slice0_mass * t318
+                - arm_slice3_subspace1_w_y * arm_slice3_momentum_n_x)
+        + arm_slice3_inertia_i_12 * arm_slice3_subspace1_rate_w_y
+        + arm_slice3_subspace1_rate_w_x * arm_slice3_inertia_i_02
+        + arm_slice3_inertia_i_22 * arm_slice3_subspace1_rate_w_z
+        - arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_v_x;
+    let t436 = arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_12
+        + arm_slice0_inertia_i_11 * arm_slice0_subspace1_rate_w_y
+        + arm_slice0_inertia_h_z * arm_slice0_subspace1_rate_v_x
+        + arm_slice0_inertia_i_01 * arm_slice0_subspace1_rate_w_x
+        + 0.5
+            * (arm_slice0_momentum_n_x * arm_slice0_subspace1_w_z
+                + t288 * arm_slice0_subspace1_w_x
+                + arm_slice0_subspace1_v_z * arm_slice0_momentum_f_x
+                + t259 * arm_slice0_subspace1_w_z
+                + t250 * cache.arm_slice0_mass * arm_slice0_subspace1_v_x
+                + arm_slice0_subspace1_w_y * t359
+                - arm_slice0_subspace1_w_x * arm_slice0_momentum_n_z
+                - arm_slice0_momentum_f_z * arm_slice0_subspace1_v_x
+                - arm_slice0_subspace1_v_z * t248 * cache.arm_slice0_mass)
+        - arm_slice0_subspace1_rate_v_z * arm_slice0_inertia_h_x;
+    let t437 = 0.5
         * (arm_slice3_subspace1_w_y * arm_slice3_momentum_f_z
-            - (arm_slice3_subspace1_w_z * cache.arm_slice0_mass * t24
-                - arm_slice3_subspace1_w_y * t26 * cache.arm_slice0_mass)
+            - (arm_slice3_subspace1_w_z * cache.arm_slice0_mass * t318
+                - arm_slice3_subspace1_w_y * t77 * cache.arm_slice0_mass)
             - arm_slice3_subspace1_w_z * arm_slice3_momentum_f_y)
         + arm_slice3_subspace1_rate_v_x * cache.arm_slice0_mass
         - (arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_w_z
             - arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_w_y);
-    let arm_tip_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t425
-        + 0.09195266597143173 * p.section_length * t429
-        + 0.01 * arm_tip_subspace1_rate_w_x - 0.02 * arm_tip_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t428;
-    let t476 = arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_i_12
-        + arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_i_22
-        + arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_02
-        + 0.5
-            * (wrist_composite_momentum_f_y * cache.arm_tip_subspace1_v_x
-                + wrist_composite_rate_id_22 * cache.arm_tip_subspace1_w_z
-                + wrist_composite_momentum_n_y * cache.arm_tip_subspace1_w_x
-                + wrist_composite_rate_id_12 * cache.arm_tip_subspace1_w_y
-                + cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_02
-                + wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_y
-                - wrist_composite_momentum_f_x * cache.arm_tip_subspace1_v_y
-                - wrist_composite_momentum_n_x * cache.arm_tip_subspace1_w_y
-                - wrist_composite_rate_hd_y * cache.arm_tip_subspace1_v_x)
-        + cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_v_y
-        - arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_y;
-    let t477 = 0.5
+    let t438 = 0.5
         * (wrist_composite_momentum_f_x * cache.arm_tip_subspace1_w_z
             - cache.arm_tip_subspace1_w_x * wrist_composite_momentum_f_z
             - (wrist_composite_rate_hd_z * cache.arm_tip_subspace1_w_x
@@ -6237,674 +6160,596 @@ pub fn coriolis_matrix_into(
         + arm_tip_subspace1_rate_v_y * cache.wrist_composite_inertia_m
         - (arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_h_z
             - cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_w_z);
-    let t478 = 0.5
+    let t439 = 0.5
         * (arm_slice0_subspace1_w_x * arm_slice0_momentum_f_y
-            - (t297 * arm_slice0_subspace1_w_y * cache.arm_slice0_mass
-                - arm_slice0_subspace1_w_x * cache.arm_slice0_mass * t295)
+            - (t248 * arm_slice0_subspace1_w_y * cache.arm_slice0_mass
+                - arm_slice0_subspace1_w_x * cache.arm_slice0_mass * t249)
             - arm_slice0_subspace1_w_y * arm_slice0_momentum_f_x)
         + cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_z
         - (arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_h_x
             - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_w_x);
-    let arm_slice0_subspace1_rate_v_y = 0.96744666685656 * p.section_length * t418
-        + 0.09195266597143173 * p.section_length * t414
-        + 0.01 * arm_slice0_subspace1_rate_w_x - 0.02 * arm_slice0_subspace1_rate_w_z
-        - 0.2357788243436599 * p.section_length * t417;
-    let t479 = 0.5
+    let t440 = 0.5
         * (arm_slice0_momentum_f_x * arm_slice0_subspace1_w_z
             - arm_slice0_subspace1_w_x * arm_slice0_momentum_f_z
-            - (t299 * arm_slice0_subspace1_w_x * cache.arm_slice0_mass
-                - t297 * cache.arm_slice0_mass * arm_slice0_subspace1_w_z))
+            - (t250 * arm_slice0_subspace1_w_x * cache.arm_slice0_mass
+                - t248 * cache.arm_slice0_mass * arm_slice0_subspace1_w_z))
         + cache.arm_slice0_mass * arm_slice0_subspace1_rate_v_y
         - (arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_h_z
             - arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_h_x);
-    let t480 = 0.5
-        * (arm_slice2_subspace1_w_x * t225
-            + arm_slice2_subspace1_v_y * arm_slice2_momentum_f_z
-            + t216 * arm_slice2_subspace1_w_y + t218 * arm_slice2_subspace1_w_z
-            + arm_slice2_momentum_n_z * arm_slice2_subspace1_w_y
-            + cache.arm_slice1_mass * t203 * arm_slice2_subspace1_v_z
-            - arm_slice2_momentum_f_y * arm_slice2_subspace1_v_z
-            - arm_slice2_subspace1_w_z * arm_slice2_momentum_n_y
-            - cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t217)
-        + arm_slice2_inertia_i_02 * arm_slice2_subspace1_rate_w_z
-        + arm_slice2_inertia_i_01 * arm_slice2_subspace1_rate_w_y
-        + arm_slice2_subspace1_rate_v_z * arm_slice2_inertia_h_y
-        + arm_slice2_inertia_i_00 * arm_slice2_subspace1_rate_w_x
-        - arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_y;
-    let t481 = arm_tip_subspace1_rate_w_y * cache.wrist_composite_inertia_i_01
-        + arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_i_02
-        + arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_00
+    let t441 = arm_slice2_inertia_i_11 * arm_slice2_subspace1_rate_w_y
+        + arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_z
         + 0.5
-            * (cache.arm_tip_subspace1_w_z * wrist_composite_rate_id_02
-                + wrist_composite_rate_id_01 * cache.arm_tip_subspace1_w_y
-                + wrist_composite_rate_hd_y * cache.arm_tip_subspace1_v_z
-                + wrist_composite_momentum_n_z * cache.arm_tip_subspace1_w_y
-                + cache.arm_tip_subspace1_w_x * wrist_composite_rate_id_00
-                + cache.arm_tip_subspace1_v_y * wrist_composite_momentum_f_z
-                - wrist_composite_momentum_n_y * cache.arm_tip_subspace1_w_z
-                - cache.arm_tip_subspace1_v_z * wrist_composite_momentum_f_y
-                - cache.arm_tip_subspace1_v_y * wrist_composite_rate_hd_z)
-        + cache.wrist_composite_inertia_h_y * arm_tip_subspace1_rate_v_z
-        - cache.wrist_composite_inertia_h_z * arm_tip_subspace1_rate_v_y;
-    let t482 = arm_slice0_subspace1_rate_w_y * arm_slice0_inertia_i_01
-        + arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_z
-        + arm_slice0_inertia_i_00 * arm_slice0_subspace1_rate_w_x
-        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_02
-        + 0.5
-            * (arm_slice0_subspace1_w_y * arm_slice0_momentum_n_z
-                + arm_slice0_subspace1_v_z * cache.arm_slice0_mass * t295
-                + arm_slice0_momentum_f_z * arm_slice0_subspace1_v_y
-                + arm_slice0_subspace1_w_x * t303 + t304 * arm_slice0_subspace1_w_y
-                + t305 * arm_slice0_subspace1_w_z
-                - arm_slice0_subspace1_v_z * arm_slice0_momentum_f_y
-                - arm_slice0_momentum_n_y * arm_slice0_subspace1_w_z
-                - t299 * cache.arm_slice0_mass * arm_slice0_subspace1_v_y)
-        - arm_slice0_inertia_h_z * arm_slice0_subspace1_rate_v_y;
-    let arm_slice1_subspace1_rate_v_z = 0.02 * arm_slice1_subspace1_rate_w_y
-        + 0.3894183423086505 * p.section_length * t442
-        + 0.1829865712999871 * p.section_length * t441
-        + 0.90270109637546 * p.section_length * t438;
-    let t483 = arm_slice1_subspace1_rate_w_y * arm_slice1_inertia_i_01
-        + arm_slice1_subspace1_rate_v_z * arm_slice1_inertia_h_y
-        + arm_slice1_inertia_i_02 * arm_slice1_subspace1_rate_w_z
-        + 0.5
-            * (t380 * arm_slice1_subspace1_w_x
-                + cache.arm_slice1_mass * t183 * arm_slice1_subspace1_v_z
-                + t267 * arm_slice1_subspace1_w_z
-                + arm_slice1_subspace1_v_y * arm_slice1_momentum_f_z
-                + arm_slice1_subspace1_w_y * t377
-                + arm_slice1_subspace1_w_y * arm_slice1_momentum_n_z
-                - arm_slice1_momentum_f_y * arm_slice1_subspace1_v_z
-                - cache.arm_slice1_mass * arm_slice1_subspace1_v_y * t182
-                - arm_slice1_subspace1_w_z * arm_slice1_momentum_n_y)
-        + arm_slice1_inertia_i_00 * arm_slice1_subspace1_rate_w_x
-        - arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_y;
-    let t484 = arm_slice2_subspace1_rate_w_x * arm_slice2_inertia_i_02
-        + 0.5
-            * (arm_slice2_subspace1_w_y * t275
-                + arm_slice2_momentum_f_y * arm_slice2_subspace1_v_x
-                + arm_slice2_subspace1_w_z * t386 + t218 * arm_slice2_subspace1_w_x
-                + arm_slice2_subspace1_w_x * arm_slice2_momentum_n_y
-                + cache.arm_slice1_mass * arm_slice2_subspace1_v_y * t215
-                - arm_slice2_momentum_n_x * arm_slice2_subspace1_w_y
-                - cache.arm_slice1_mass * t203 * arm_slice2_subspace1_v_x
-                - arm_slice2_momentum_f_x * arm_slice2_subspace1_v_y)
-        + arm_slice2_subspace1_rate_v_y * arm_slice2_inertia_h_x
-        + arm_slice2_inertia_i_22 * arm_slice2_subspace1_rate_w_z
-        + arm_slice2_inertia_i_12 * arm_slice2_subspace1_rate_w_y
-        - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_v_x;
-    let t485 = arm_slice1_subspace1_rate_w_y * arm_slice1_inertia_i_11
+            * (arm_slice2_subspace1_w_z * arm_slice2_momentum_n_x
+                + arm_slice2_momentum_f_x * arm_slice2_subspace1_v_z
+                + t355 * arm_slice2_subspace1_w_y + arm_slice2_subspace1_w_z * t346
+                + cache.arm_slice1_mass * t297 * arm_slice2_subspace1_v_x
+                + arm_slice2_subspace1_w_x * t299
+                - arm_slice2_momentum_f_z * arm_slice2_subspace1_v_x
+                - cache.arm_slice1_mass * arm_slice2_subspace1_v_z * t218
+                - arm_slice2_momentum_n_z * arm_slice2_subspace1_w_x)
+        + arm_slice2_inertia_i_01 * arm_slice2_subspace1_rate_w_x
+        + arm_slice2_inertia_h_z * arm_slice2_subspace1_rate_v_x
+        - arm_slice2_subspace1_rate_v_z * arm_slice2_inertia_h_x;
+    let t442 = arm_slice1_inertia_i_11 * arm_slice1_subspace1_rate_w_y
         + arm_slice1_inertia_h_z * arm_slice1_subspace1_rate_v_x
-        + arm_slice1_subspace1_rate_w_x * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_i_12 * arm_slice1_subspace1_rate_w_z
         + 0.5
-            * (arm_slice1_subspace1_v_x * cache.arm_slice1_mass * t182
+            * (arm_slice1_subspace1_v_x * cache.arm_slice1_mass * t49
+                + arm_slice1_subspace1_w_z * t54
                 + arm_slice1_momentum_f_x * arm_slice1_subspace1_v_z
-                + arm_slice1_subspace1_w_y * t397 + t377 * arm_slice1_subspace1_w_x
-                + t266 * arm_slice1_subspace1_w_z
+                + t55 * arm_slice1_subspace1_w_x
                 + arm_slice1_momentum_n_x * arm_slice1_subspace1_w_z
+                + arm_slice1_subspace1_w_y * t53
                 - arm_slice1_subspace1_v_x * arm_slice1_momentum_f_z
-                - arm_slice1_subspace1_w_x * arm_slice1_momentum_n_z
-                - cache.arm_slice1_mass * t261 * arm_slice1_subspace1_v_z)
+                - arm_slice1_momentum_n_z * arm_slice1_subspace1_w_x
+                - cache.arm_slice1_mass * t47 * arm_slice1_subspace1_v_z)
+        + arm_slice1_inertia_i_01 * arm_slice1_subspace1_rate_w_x
+        + arm_slice1_inertia_i_12 * arm_slice1_subspace1_rate_w_z
         - arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_v_z;
-    let t486 = 0.5
+    let t443 = 0.5
         * (arm_slice3_subspace1_w_x * arm_slice3_momentum_f_y
             - arm_slice3_subspace1_w_y * arm_slice3_momentum_f_x
-            - (arm_slice3_subspace1_w_y * cache.arm_slice0_mass * t23
-                - arm_slice3_subspace1_w_x * cache.arm_slice0_mass * t24))
+            - (arm_slice3_subspace1_w_y * cache.arm_slice0_mass * t78
+                - arm_slice3_subspace1_w_x * cache.arm_slice0_mass * t318))
         + arm_slice3_subspace1_rate_v_z * cache.arm_slice0_mass
         - (arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_y
             - arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_w_x);
-    let t487 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_z
+    let t444 = arm_tip_subspace1_rate_w_x * cache.wrist_composite_inertia_i_01
+        + arm_tip_subspace1_rate_v_x * cache.wrist_composite_inertia_h_z
+        + arm_tip_subspace1_rate_w_z * cache.wrist_composite_inertia_i_12
+        + cache.wrist_composite_inertia_i_11 * arm_tip_subspace1_rate_w_y
+        + 0.5
+            * (wrist_composite_rate_hd_z * cache.arm_tip_subspace1_v_x
+                + wrist_composite_momentum_f_x * cache.arm_tip_subspace1_v_z
+                + wrist_composite_rate_id_01 * cache.arm_tip_subspace1_w_x
+                + wrist_composite_rate_id_11 * cache.arm_tip_subspace1_w_y
+                + wrist_composite_rate_id_12 * cache.arm_tip_subspace1_w_z
+                + cache.arm_tip_subspace1_w_z * wrist_composite_momentum_n_x
+                - cache.arm_tip_subspace1_v_x * wrist_composite_momentum_f_z
+                - wrist_composite_momentum_n_z * cache.arm_tip_subspace1_w_x
+                - wrist_composite_rate_hd_x * cache.arm_tip_subspace1_v_z)
+        - cache.wrist_composite_inertia_h_x * arm_tip_subspace1_rate_v_z;
+    let t445 = cache.arm_slice1_mass * arm_slice2_subspace1_rate_v_z
         + 0.5
             * (arm_slice2_momentum_f_y * arm_slice2_subspace1_w_x
                 - arm_slice2_momentum_f_x * arm_slice2_subspace1_w_y
-                - (cache.arm_slice1_mass * t215 * arm_slice2_subspace1_w_y
-                    - cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t203))
+                - (cache.arm_slice1_mass * t218 * arm_slice2_subspace1_w_y
+                    - cache.arm_slice1_mass * arm_slice2_subspace1_w_x * t217))
         - (arm_slice2_inertia_h_x * arm_slice2_subspace1_rate_w_y
             - arm_slice2_inertia_h_y * arm_slice2_subspace1_rate_w_x);
-    let t488 = arm_slice0_inertia_i_12 * arm_slice0_subspace1_rate_w_y
-        + arm_slice0_subspace1_rate_v_y * arm_slice0_inertia_h_x
-        + 0.5
-            * (arm_slice0_subspace1_w_x * t305 + t391 * arm_slice0_subspace1_w_z
-                + arm_slice0_subspace1_w_y * t392
-                + arm_slice0_subspace1_v_x * arm_slice0_momentum_f_y
-                + arm_slice0_momentum_n_y * arm_slice0_subspace1_w_x
-                + t297 * cache.arm_slice0_mass * arm_slice0_subspace1_v_y
-                - arm_slice0_momentum_f_x * arm_slice0_subspace1_v_y
-                - cache.arm_slice0_mass * arm_slice0_subspace1_v_x * t295
-                - arm_slice0_subspace1_w_y * arm_slice0_momentum_n_x)
-        + arm_slice0_subspace1_rate_w_z * arm_slice0_inertia_i_22
-        + arm_slice0_subspace1_rate_w_x * arm_slice0_inertia_i_02
-        - arm_slice0_inertia_h_y * arm_slice0_subspace1_rate_v_x;
-    let t489 = arm_slice3_inertia_i_12 * arm_slice3_subspace1_rate_w_y
-        + arm_slice3_subspace1_rate_v_y * arm_slice3_inertia_h_x
-        + arm_slice3_inertia_i_22 * arm_slice3_subspace1_rate_w_z
-        + arm_slice3_inertia_i_02 * arm_slice3_subspace1_rate_w_x
-        + 0.5
-            * (arm_slice3_subspace1_w_y * t27 + arm_slice3_subspace1_w_x * t330
-                + arm_slice3_subspace1_w_x * arm_slice3_momentum_n_y
-                + arm_slice3_subspace1_v_y * cache.arm_slice0_mass * t23
-                + arm_slice3_subspace1_w_z * t329
-                + arm_slice3_subspace1_v_x * arm_slice3_momentum_f_y
-                - arm_slice3_subspace1_v_y * arm_slice3_momentum_f_x
-                - arm_slice3_subspace1_w_y * arm_slice3_momentum_n_x
-                - arm_slice3_subspace1_v_x * cache.arm_slice0_mass * t24)
-        - arm_slice3_inertia_h_y * arm_slice3_subspace1_rate_v_x;
-    let t490 = arm_slice3_subspace1_rate_v_y * cache.arm_slice0_mass
+    let t446 = arm_slice3_subspace1_rate_v_y * cache.arm_slice0_mass
         + 0.5
             * (arm_slice3_subspace1_w_z * arm_slice3_momentum_f_x
                 - arm_slice3_momentum_f_z * arm_slice3_subspace1_w_x
-                - (arm_slice3_subspace1_w_x * t26 * cache.arm_slice0_mass
-                    - arm_slice3_subspace1_w_z * cache.arm_slice0_mass * t23))
+                - (arm_slice3_subspace1_w_x * t77 * cache.arm_slice0_mass
+                    - arm_slice3_subspace1_w_z * cache.arm_slice0_mass * t78))
         - (arm_slice3_inertia_h_z * arm_slice3_subspace1_rate_w_x
             - arm_slice3_inertia_h_x * arm_slice3_subspace1_rate_w_z);
-    let t491 = 0.5
+    let t447 = 0.5
         * (arm_slice1_momentum_f_y * arm_slice1_subspace1_w_x
-            - (cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t261
-                - cache.arm_slice1_mass * t183 * arm_slice1_subspace1_w_x)
+            - (cache.arm_slice1_mass * arm_slice1_subspace1_w_y * t47
+                - cache.arm_slice1_mass * t45 * arm_slice1_subspace1_w_x)
             - arm_slice1_subspace1_w_y * arm_slice1_momentum_f_x)
         + cache.arm_slice1_mass * arm_slice1_subspace1_rate_v_z
         - (arm_slice1_inertia_h_x * arm_slice1_subspace1_rate_w_y
             - arm_slice1_inertia_h_y * arm_slice1_subspace1_rate_w_x);
-    let flap_slice1_subspace0_rate_w_z = cache.flap_slice1_subspace0_w_y
-        * arm_tip_velocity_w_x - cache.flap_slice1_subspace0_w_x * arm_tip_velocity_w_y;
-    let t492 = flap_slice1_inertia_i_12 * flap_slice1_subspace0_rate_w_z;
-    let flap_slice0_subspace0_rate_w_y = arm_tip_velocity_w_z * flap_slice0_subspace0_w_x
-        - flap_slice0_subspace0_w_z * arm_tip_velocity_w_x;
-    let t493 = flap_slice0_inertia_i_11 * flap_slice0_subspace0_rate_w_y;
-    let flap_slice1_subspace0_rate_w_x = cache.flap_slice1_subspace0_w_z
-        * arm_tip_velocity_w_y - arm_tip_velocity_w_z * cache.flap_slice1_subspace0_w_y;
-    let t494 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_01;
-    let flap_slice0_subspace0_rate_w_x = flap_slice0_subspace0_w_z * arm_tip_velocity_w_y
-        - arm_tip_velocity_w_z * flap_slice0_subspace0_w_y;
-    let t495 = flap_slice0_inertia_i_01 * flap_slice0_subspace0_rate_w_x;
+    let flap_slice2_subspace0_rate_w_x = flap_slice2_subspace0_w_z * arm_tip_velocity_w_y
+        - flap_slice2_subspace0_w_y * arm_tip_velocity_w_z;
+    let t448 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_x;
     let flap_slice1_subspace0_rate_w_y = cache.flap_slice1_subspace0_w_x
         * arm_tip_velocity_w_z - cache.flap_slice1_subspace0_w_z * arm_tip_velocity_w_x;
-    let t496 = flap_slice1_subspace0_rate_w_y * flap_slice1_inertia_i_11;
-    let flap_slice2_subspace0_rate_w_z = flap_slice2_subspace0_w_y * arm_tip_velocity_w_x
-        - flap_slice2_subspace0_w_x * arm_tip_velocity_w_y;
-    let t497 = flap_slice2_subspace0_rate_w_z * flap_slice2_inertia_i_12;
-    let t498 = t111 + t123 + t124 + t125 + t126;
-    let t499 = t498 * flap_slice2_subspace0_w_x;
-    let t500 = -(flap_slice2_subspace0_v_x * flap_slice2_momentum_f_z);
-    let t501 = flap_slice2_subspace0_w_y * (t134 + t134 + t147 + t150 + t150);
-    let t502 = -(flap_slice2_subspace0_v_z * t109 * cache.flap_slice0_mass);
-    let t503 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_n_z);
-    let t504 = t161 + t163 + t164 + t166 + t169;
-    let t505 = flap_slice2_subspace0_w_z * t504;
-    let t506 = flap_slice2_momentum_n_x * flap_slice2_subspace0_w_z;
-    let t507 = flap_slice2_momentum_f_x * flap_slice2_subspace0_v_z;
-    let t508 = flap_slice2_subspace0_v_x * t144 * cache.flap_slice0_mass;
-    let t509 = 0.5 * (t499 + t500 + t501 + t502 + t503 + t505 + t506 + t507 + t508);
+    let t449 = flap_slice1_inertia_i_11 * flap_slice1_subspace0_rate_w_y;
+    let flap_slice1_subspace0_rate_w_x = cache.flap_slice1_subspace0_w_z
+        * arm_tip_velocity_w_y - arm_tip_velocity_w_z * cache.flap_slice1_subspace0_w_y;
+    let t450 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_01;
+    let flap_slice0_subspace0_rate_w_x = flap_slice0_subspace0_w_z * arm_tip_velocity_w_y
+        - arm_tip_velocity_w_z * flap_slice0_subspace0_w_y;
+    let t451 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_01;
     let flap_bend_y_rate = p.flap_length * qd[2];
-    let t510 = flap_bend_squared * p.flap_length;
-    let t511 = flap_bend_y_rate
+    let t452 = flap_bend_squared * p.flap_length;
+    let t453 = flap_bend_y_rate
         * (0.0014314988413324798 * p.flap_length * cache.flap_slice0_bend_c3
-            + 0.000054547257820203424 * cache.flap_slice0_bend_c5 * t510
-            + 0.00001818241927340114 * cache.flap_slice0_bend_c3 * t510
-            - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t510
+            + 0.000054547257820203424 * cache.flap_slice0_bend_c5 * t452
+            + 0.00001818241927340114 * cache.flap_slice0_bend_c3 * t452
+            - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t452
             - 0.0014314988413324798 * p.flap_length * cache.flap_slice0_bend_c2)
         + 0.1127016653792583 * flap_bend_y_rate
             * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
-                + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t510
-                - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t510);
-    let t512 = p.flap_length * flap_bend_y;
-    let t513 = flap_bend_y.powi(3) * p.flap_length;
-    let t514 = flap_bend_y_rate
-        * (0.000016393511461889856 * t513 * cache.flap_slice0_bend_c6
-            + 0.0009679938204398945 * cache.flap_slice0_bend_c4 * t512
-            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t513
-            - 0.00048399691021994726 * cache.flap_slice0_bend_c3 * t512
-            - 0.00001024594466368116 * cache.flap_slice0_bend_c5 * t513)
+                + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t452
+                - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t452);
+    let t454 = p.flap_length * flap_bend_y;
+    let t455 = flap_bend_y.powi(3) * p.flap_length;
+    let t456 = flap_bend_y_rate
+        * (0.000016393511461889856 * t455 * cache.flap_slice0_bend_c6
+            + 0.0009679938204398945 * cache.flap_slice0_bend_c4 * t454
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t455
+            - 0.00048399691021994726 * cache.flap_slice0_bend_c3 * t454
+            - 0.00001024594466368116 * cache.flap_slice0_bend_c5 * t455)
         - 0.1127016653792583
-            * (0.0014314988413324798 * cache.flap_slice0_bend_c3 * t512
-                - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t512)
+            * (0.0014314988413324798 * cache.flap_slice0_bend_c3 * t454
+                - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t454)
             * flap_bend_y_rate;
-    let flap_slice0_subspace0_rate_v_x = t511 * p.flap_length * cache.flap_rotation_00
+    let flap_slice0_subspace0_rate_v_x = t453 * p.flap_length * cache.flap_rotation_00
         + arm_tip_velocity_v_y * flap_slice0_subspace0_w_z
-        + p.flap_length * cache.flap_rotation_01 * t514
+        + p.flap_length * cache.flap_rotation_01 * t456
         + arm_tip_velocity_w_y * flap_slice0_subspace0_v_z
         - flap_slice0_subspace0_w_y * arm_tip_velocity_v_z
         - arm_tip_velocity_w_z * flap_slice0_subspace0_v_y;
-    let t515 = flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_x;
-    let t516 = flap_slice0_momentum_n_x * flap_slice0_subspace0_w_z;
-    let t517 = (t141 + t141 + t149 + t149 + t157) * flap_slice0_subspace0_w_y;
-    let t518 = t160 + t162 + t167 + t170 + t173;
-    let t519 = t518 * flap_slice0_subspace0_w_z;
-    let t520 = -(flap_slice0_momentum_n_z * flap_slice0_subspace0_w_x);
-    let t521 = -(t114 * flap_slice0_subspace0_v_z * cache.flap_slice0_mass);
-    let t522 = t153 * flap_slice0_subspace0_v_x * cache.flap_slice0_mass;
-    let t523 = t108 + t112 + t115 + t117 + t127;
-    let t524 = flap_slice0_subspace0_w_x * t523;
-    let t525 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_v_x);
-    let t526 = flap_slice0_momentum_f_x * flap_slice0_subspace0_v_z;
-    let t527 = 0.5 * (t516 + t517 + t519 + t520 + t521 + t522 + t524 + t525 + t526);
+    let t457 = flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_x;
+    let t458 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_n_z);
+    let t459 = flap_slice2_subspace0_w_y * (t279 + t281 + t281 + t284 + t284);
+    let t460 = flap_slice2_subspace0_w_z * flap_slice2_momentum_n_x;
+    let t461 = t264 + t267 + t269 + t270 + t273;
+    let t462 = t461 * flap_slice2_subspace0_w_x;
+    let t463 = -(flap_slice2_subspace0_v_x * flap_slice2_momentum_f_z);
+    let t464 = -(flap_slice2_subspace0_v_z * t141 * cache.flap_slice0_mass);
+    let t465 = t167 + t169 + t170 + t173 + t174;
+    let t466 = t465 * flap_slice2_subspace0_w_z;
+    let t467 = flap_slice2_momentum_f_x * flap_slice2_subspace0_v_z;
+    let t468 = flap_slice2_subspace0_v_x * t143 * cache.flap_slice0_mass;
+    let t469 = 0.5 * (t458 + t459 + t460 + t462 + t463 + t464 + t466 + t467 + t468);
+    let flap_slice0_subspace0_rate_w_y = arm_tip_velocity_w_z * flap_slice0_subspace0_w_x
+        - flap_slice0_subspace0_w_z * arm_tip_velocity_w_x;
+    let t470 = flap_slice0_inertia_i_11 * flap_slice0_subspace0_rate_w_y;
+    let t471 = -(flap_slice0_subspace0_w_x * flap_slice0_momentum_n_z);
+    let t472 = -(t151 * flap_slice0_subspace0_v_z * cache.flap_slice0_mass);
+    let t473 = flap_slice0_momentum_n_x * flap_slice0_subspace0_w_z;
+    let t474 = flap_slice0_subspace0_w_y * (t282 + t282 + t285 + t286 + t286);
+    let t475 = t149 * flap_slice0_subspace0_v_x * cache.flap_slice0_mass;
+    let t476 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_v_x);
+    let t477 = flap_slice0_momentum_f_x * flap_slice0_subspace0_v_z;
+    let t478 = t168 + t171 + t175 + t176 + t177;
+    let t479 = t478 * flap_slice0_subspace0_w_z;
+    let t480 = t263 + t265 + t268 + t272 + t274;
+    let t481 = flap_slice0_subspace0_w_x * t480;
+    let t482 = 0.5 * (t471 + t472 + t473 + t474 + t475 + t476 + t477 + t479 + t481);
+    let flap_slice2_subspace0_rate_w_z = flap_slice2_subspace0_w_y * arm_tip_velocity_w_x
+        - flap_slice2_subspace0_w_x * arm_tip_velocity_w_y;
+    let t483 = flap_slice2_inertia_i_12 * flap_slice2_subspace0_rate_w_z;
+    let flap_slice1_subspace0_rate_w_z = cache.flap_slice1_subspace0_w_y
+        * arm_tip_velocity_w_x - cache.flap_slice1_subspace0_w_x * arm_tip_velocity_w_y;
+    let t484 = flap_slice1_subspace0_rate_w_z * flap_slice1_inertia_i_12;
+    let flap_slice2_subspace0_rate_w_y = arm_tip_velocity_w_z * flap_slice2_subspace0_w_x
+        - flap_slice2_subspace0_w_z * arm_tip_velocity_w_x;
+    let t485 = flap_slice2_inertia_i_11 * flap_slice2_subspace0_rate_w_y;
     let flap_slice0_subspace0_rate_w_z = flap_slice0_subspace0_w_y * arm_tip_velocity_w_x
         - flap_slice0_subspace0_w_x * arm_tip_velocity_w_y;
-    let t528 = flap_slice0_inertia_i_12 * flap_slice0_subspace0_rate_w_z;
-    let t529 = flap_bend_y_rate
-        * (3.903983606488539 * cache.flap_slice2_bend_c6 * t513
-            + 0.4879979508110674 * cache.flap_slice2_bend_c4 * t513
-            + 3.7190320061795608 * cache.flap_slice2_bend_c4 * t512
-            - 1.8595160030897804 * cache.flap_slice2_bend_c3 * t512
-            - 2.439989754055337 * cache.flap_slice2_bend_c5 * t513)
+    let t486 = flap_slice0_inertia_i_12 * flap_slice0_subspace0_rate_w_z;
+    let t487 = flap_bend_y_rate
+        * (3.903983606488539 * cache.flap_slice2_bend_c6 * t455
+            + 0.4879979508110674 * cache.flap_slice2_bend_c4 * t455
+            + 3.7190320061795608 * cache.flap_slice2_bend_c4 * t454
+            - 1.8595160030897804 * cache.flap_slice2_bend_c3 * t454
+            - 2.439989754055337 * cache.flap_slice2_bend_c5 * t455)
         - 0.8872983346207417
-            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * t512
-                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t512)
+            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * t454
+                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t454)
             * flap_bend_y_rate;
-    let t530 = 0.8872983346207417 * flap_bend_y_rate
-        * (1.239677335393187 * cache.flap_slice2_bend_c4 * t510
+    let t488 = 0.8872983346207417 * flap_bend_y_rate
+        * (1.239677335393187 * cache.flap_slice2_bend_c4 * t452
             + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
-            - 0.6198386676965935 * cache.flap_slice2_bend_c3 * t510)
+            - 0.6198386676965935 * cache.flap_slice2_bend_c3 * t452)
         + flap_bend_y_rate
             * (0.6985685011586675 * cache.flap_slice2_bend_c3 * p.flap_length
-                + 0.5499818175807267 * cache.flap_slice2_bend_c3 * t510
-                + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t510
+                + 0.5499818175807267 * cache.flap_slice2_bend_c3 * t452
+                + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t452
                 - 0.6985685011586675 * cache.flap_slice2_bend_c2 * p.flap_length
-                - 1.6499454527421802 * cache.flap_slice2_bend_c4 * t510);
+                - 1.6499454527421802 * cache.flap_slice2_bend_c4 * t452);
     let flap_slice2_subspace0_rate_v_z = flap_slice2_subspace0_v_y * arm_tip_velocity_w_x
-        + cache.flap_rotation_21 * p.flap_length * t529
-        + p.flap_length * cache.flap_rotation_20 * t530
+        + cache.flap_rotation_21 * p.flap_length * t487
+        + p.flap_length * cache.flap_rotation_20 * t488
         + flap_slice2_subspace0_w_y * arm_tip_velocity_v_x
         - flap_slice2_subspace0_v_x * arm_tip_velocity_w_y
         - arm_tip_velocity_v_y * flap_slice2_subspace0_w_x;
-    let t531 = -(flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_x);
-    let flap_slice2_subspace0_rate_w_x = flap_slice2_subspace0_w_z * arm_tip_velocity_w_y
-        - flap_slice2_subspace0_w_y * arm_tip_velocity_w_z;
-    let t532 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_x;
-    let flap_slice2_subspace0_rate_v_x = p.flap_length * cache.flap_rotation_01 * t529
-        + p.flap_length * cache.flap_rotation_00 * t530
+    let t489 = -(flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_x);
+    let flap_slice2_subspace0_rate_v_x = p.flap_length * cache.flap_rotation_01 * t487
+        + p.flap_length * cache.flap_rotation_00 * t488
         + arm_tip_velocity_w_y * flap_slice2_subspace0_v_z
         + arm_tip_velocity_v_y * flap_slice2_subspace0_w_z
         - flap_slice2_subspace0_w_y * arm_tip_velocity_v_z
         - arm_tip_velocity_w_z * flap_slice2_subspace0_v_y;
-    let t533 = flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_v_x;
-    let t534 = flap_bend_y_rate
-        * (0.375 * cache.flap_slice1_bend_c4 * t512
-            + 0.125 * t513 * cache.flap_slice1_bend_c6
-            + 0.015625 * cache.flap_slice1_bend_c4 * t513
-            - 0.078125 * cache.flap_slice1_bend_c5 * t513
-            - 0.1875 * cache.flap_slice1_bend_c3 * t512)
+    let t490 = flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_v_x;
+    let t491 = flap_bend_y_rate
+        * (0.375 * cache.flap_slice1_bend_c4 * t454
+            + 0.125 * t455 * cache.flap_slice1_bend_c6
+            + 0.015625 * cache.flap_slice1_bend_c4 * t455
+            - 0.078125 * cache.flap_slice1_bend_c5 * t455
+            - 0.1875 * cache.flap_slice1_bend_c3 * t454)
         - 0.5 * flap_bend_y_rate
-            * (0.125 * cache.flap_slice1_bend_c3 * t512
-                - 0.125 * cache.flap_slice1_bend_c2 * t512);
-    let t535 = 0.5
+            * (0.125 * cache.flap_slice1_bend_c3 * t454
+                - 0.125 * cache.flap_slice1_bend_c2 * t454);
+    let t492 = 0.5
         * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
-            + 0.125 * cache.flap_slice1_bend_c4 * t510
-            - 0.0625 * cache.flap_slice1_bend_c3 * t510) * flap_bend_y_rate
+            + 0.125 * cache.flap_slice1_bend_c4 * t452
+            - 0.0625 * cache.flap_slice1_bend_c3 * t452) * flap_bend_y_rate
         + flap_bend_y_rate
-            * (0.03125 * cache.flap_slice1_bend_c3 * t510
-                + 0.09375 * cache.flap_slice1_bend_c5 * t510
+            * (0.03125 * cache.flap_slice1_bend_c3 * t452
+                + 0.09375 * cache.flap_slice1_bend_c5 * t452
                 + 0.125 * p.flap_length * cache.flap_slice1_bend_c3
                 - 0.125 * p.flap_length * cache.flap_slice1_bend_c2
-                - 0.09375 * cache.flap_slice1_bend_c4 * t510);
+                - 0.09375 * cache.flap_slice1_bend_c4 * t452);
     let flap_slice1_subspace0_rate_v_z = cache.flap_slice1_subspace0_w_y
         * arm_tip_velocity_v_x + flap_slice1_subspace0_v_y * arm_tip_velocity_w_x
-        + cache.flap_rotation_21 * p.flap_length * t534
-        + t535 * p.flap_length * cache.flap_rotation_20
+        + cache.flap_rotation_21 * p.flap_length * t491
+        + t492 * p.flap_length * cache.flap_rotation_20
         - cache.flap_slice1_subspace0_w_x * arm_tip_velocity_v_y
         - flap_slice1_subspace0_v_x * arm_tip_velocity_w_y;
-    let t536 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_z);
-    let flap_slice2_subspace0_rate_w_y = arm_tip_velocity_w_z * flap_slice2_subspace0_w_x
-        - flap_slice2_subspace0_w_z * arm_tip_velocity_w_x;
-    let t537 = flap_slice2_inertia_i_11 * flap_slice2_subspace0_rate_w_y;
-    let t538 = cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_n_x;
-    let t539 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_z);
-    let t540 = cache.flap_slice1_subspace0_w_y * (t140 + t148 + t148 + t151 + t151);
-    let t541 = -(cache.flap_slice1_mass * t121 * flap_slice1_subspace0_v_z);
-    let t542 = flap_slice1_momentum_f_x * flap_slice1_subspace0_v_z;
-    let t543 = -(flap_slice1_momentum_f_z * flap_slice1_subspace0_v_x);
-    let t544 = t116 + t118 + t119 + t122 + t128;
-    let t545 = cache.flap_slice1_subspace0_w_x * t544;
-    let t546 = t165 + t168 + t171 + t172 + t174;
-    let t547 = cache.flap_slice1_subspace0_w_z * t546;
-    let t548 = cache.flap_slice1_mass * t137 * flap_slice1_subspace0_v_x;
-    let t549 = 0.5 * (t538 + t539 + t540 + t541 + t542 + t543 + t545 + t547 + t548);
+    let t493 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_z);
     let flap_slice0_subspace0_rate_v_z = flap_slice0_subspace0_w_y * arm_tip_velocity_v_x
-        + t511 * p.flap_length * cache.flap_rotation_20
-        + cache.flap_rotation_21 * p.flap_length * t514
+        + t453 * p.flap_length * cache.flap_rotation_20
+        + cache.flap_rotation_21 * p.flap_length * t456
         + flap_slice0_subspace0_v_y * arm_tip_velocity_w_x
         - arm_tip_velocity_v_y * flap_slice0_subspace0_w_x
         - flap_slice0_subspace0_v_x * arm_tip_velocity_w_y;
-    let t550 = -(flap_slice0_subspace0_rate_v_z * flap_slice0_inertia_h_x);
-    let flap_slice1_subspace0_rate_v_x = p.flap_length * cache.flap_rotation_01 * t534
-        + t535 * p.flap_length * cache.flap_rotation_00
+    let t494 = -(flap_slice0_subspace0_rate_v_z * flap_slice0_inertia_h_x);
+    let t495 = -(cache.flap_slice1_mass * t126 * flap_slice1_subspace0_v_z);
+    let t496 = flap_slice1_momentum_f_x * flap_slice1_subspace0_v_z;
+    let t497 = -(flap_slice1_momentum_f_z * flap_slice1_subspace0_v_x);
+    let t498 = t261 + t262 + t266 + t271 + t275;
+    let t499 = cache.flap_slice1_subspace0_w_x * t498;
+    let t500 = t166 + t172 + t178 + t179 + t180;
+    let t501 = cache.flap_slice1_subspace0_w_z * t500;
+    let t502 = cache.flap_slice1_subspace0_w_y * (t278 + t280 + t280 + t283 + t283);
+    let t503 = cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_n_x;
+    let t504 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_z);
+    let t505 = cache.flap_slice1_mass * t128 * flap_slice1_subspace0_v_x;
+    let t506 = 0.5 * (t495 + t496 + t497 + t499 + t501 + t502 + t503 + t504 + t505);
+    let flap_slice1_subspace0_rate_v_x = p.flap_length * cache.flap_rotation_01 * t491
+        + t492 * p.flap_length * cache.flap_rotation_00
         + arm_tip_velocity_w_y * flap_slice1_subspace0_v_z
         + arm_tip_velocity_v_y * cache.flap_slice1_subspace0_w_z
         - arm_tip_velocity_w_z * flap_slice1_subspace0_v_y
         - arm_tip_velocity_v_z * cache.flap_slice1_subspace0_w_y;
-    let t551 = flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_x;
-    let flap_subspace0_coriolis_column_n_y = t492 + t493 + t494 + t495 + t496 + t497
-        + t509 + t515 + t527 + t528 + t531 + t532 + t533 + t536 + t537 + t549 + t550
-        + t551;
-    let t552 = -(flap_slice1_momentum_f_y * flap_slice1_subspace0_v_z);
-    let t553 = cache.flap_slice1_subspace0_w_x * (t352 + t352 + t353 + t357 + t357);
-    let t554 = flap_slice1_momentum_f_z * flap_slice1_subspace0_v_y;
-    let t555 = -(cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_n_y);
-    let t556 = t335 + t337 + t342 + t347 + t349;
-    let t557 = cache.flap_slice1_subspace0_w_z * t556;
-    let t558 = -(cache.flap_slice1_mass * t137 * flap_slice1_subspace0_v_y);
-    let t559 = cache.flap_slice1_subspace0_w_y * flap_slice1_momentum_n_z;
-    let t560 = cache.flap_slice1_subspace0_w_y * t544;
-    let t561 = cache.flap_slice1_mass * t120 * flap_slice1_subspace0_v_z;
-    let t562 = 0.5 * (t552 + t553 + t554 + t555 + t557 + t558 + t559 + t560 + t561);
-    let t563 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_00;
-    let t564 = flap_slice0_inertia_i_01 * flap_slice0_subspace0_rate_w_y;
-    let t565 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_y;
-    let t566 = flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_y;
-    let t567 = flap_slice1_subspace0_rate_v_z * flap_slice1_inertia_h_y;
-    let t568 = flap_slice2_subspace0_v_y * flap_slice2_momentum_f_z;
-    let t569 = -(flap_slice2_momentum_n_y * flap_slice2_subspace0_w_z);
-    let t570 = flap_slice2_subspace0_w_y * t498;
-    let t571 = flap_slice2_subspace0_w_y * flap_slice2_momentum_n_z;
-    let t572 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_v_z);
-    let t573 = flap_slice2_subspace0_w_x * (t351 + t351 + t354 + t358 + t358);
-    let t574 = t110 * flap_slice2_subspace0_v_z * cache.flap_slice0_mass;
-    let t575 = -(t144 * flap_slice2_subspace0_v_y * cache.flap_slice0_mass);
-    let t576 = t338 + t341 + t343 + t344 + t345;
-    let t577 = flap_slice2_subspace0_w_z * t576;
-    let t578 = 0.5 * (t568 + t569 + t570 + t571 + t572 + t573 + t574 + t575 + t577);
-    let t579 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_00;
-    let t580 = flap_slice1_subspace0_rate_w_y * flap_slice1_inertia_i_01;
-    let t581 = flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_z;
-    let t582 = flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_i_00;
-    let flap_slice0_subspace0_rate_v_y = arm_tip_velocity_w_z * flap_slice0_subspace0_v_x
-        + cache.flap_rotation_11 * p.flap_length * t514
-        + arm_tip_velocity_v_z * flap_slice0_subspace0_w_x
-        + cache.flap_rotation_10 * t511 * p.flap_length
-        - flap_slice0_subspace0_v_z * arm_tip_velocity_w_x
-        - flap_slice0_subspace0_w_z * arm_tip_velocity_v_x;
-    let t583 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_y);
-    let flap_slice2_subspace0_rate_v_y = cache.flap_rotation_10 * p.flap_length * t530
+    let t507 = flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_x;
+    let flap_subspace0_coriolis_column_n_y = t448 + t449 + t450 + t451 + t457 + t469
+        + t470 + t482 + t483 + t484 + t485 + t486 + t489 + t490 + t493 + t494 + t506
+        + t507;
+    let t508 = flap_slice2_subspace0_rate_v_x * cache.flap_slice0_mass;
+    let t509 = flap_slice0_subspace0_w_y * flap_slice0_momentum_f_z;
+    let t510 = -(flap_slice0_momentum_f_y * flap_slice0_subspace0_w_z);
+    let t511 = -(flap_slice0_subspace0_w_z * t153 * cache.flap_slice0_mass
+        - flap_slice0_subspace0_w_y * t149 * cache.flap_slice0_mass);
+    let t512 = 0.5 * (t509 + t510 + t511);
+    let t513 = -(flap_slice1_momentum_f_y * cache.flap_slice1_subspace0_w_z);
+    let t514 = -(cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t124
+        - cache.flap_slice1_mass * t128 * cache.flap_slice1_subspace0_w_y);
+    let t515 = flap_slice1_momentum_f_z * cache.flap_slice1_subspace0_w_y;
+    let t516 = 0.5 * (t513 + t514 + t515);
+    let t517 = -(flap_slice2_inertia_h_y * flap_slice2_subspace0_rate_w_z
+        - flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_w_y);
+    let t518 = flap_slice0_subspace0_rate_v_x * cache.flap_slice0_mass;
+    let t519 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_x;
+    let t520 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_w_z
+        - flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_w_y);
+    let t521 = -(flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_w_z
+        - flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_y);
+    let t522 = flap_slice2_subspace0_w_y * flap_slice2_momentum_f_z;
+    let t523 = -(t139 * flap_slice2_subspace0_w_z * cache.flap_slice0_mass
+        - flap_slice2_subspace0_w_y * t143 * cache.flap_slice0_mass);
+    let t524 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_w_z);
+    let t525 = 0.5 * (t522 + t523 + t524);
+    let flap_subspace0_coriolis_column_f_x = t508 + t512 + t516 + t517 + t518 + t519
+        + t520 + t521 + t525;
+    let t526 = flap_slice0_momentum_f_y * flap_slice0_subspace0_v_x;
+    let t527 = flap_slice0_subspace0_v_y * t151 * cache.flap_slice0_mass;
+    let t528 = -(flap_slice0_subspace0_v_x * t153 * cache.flap_slice0_mass);
+    let t529 = t181 + t182 + t183 + t191 + t195;
+    let t530 = t529 * flap_slice0_subspace0_w_x;
+    let t531 = (t137 + t137 + t138 + t138 + t156) * flap_slice0_subspace0_w_z;
+    let t532 = flap_slice0_subspace0_w_x * flap_slice0_momentum_n_y;
+    let t533 = -(flap_slice0_subspace0_v_y * flap_slice0_momentum_f_x);
+    let t534 = flap_slice0_subspace0_w_y * t478;
+    let t535 = -(flap_slice0_subspace0_w_y * flap_slice0_momentum_n_x);
+    let t536 = 0.5 * (t526 + t527 + t528 + t530 + t531 + t532 + t533 + t534 + t535);
+    let t537 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_02;
+    let t538 = -(flap_slice2_inertia_h_y * flap_slice2_subspace0_rate_v_x);
+    let t539 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_02;
+    let t540 = flap_slice0_inertia_i_12 * flap_slice0_subspace0_rate_w_y;
+    let flap_slice2_subspace0_rate_v_y = cache.flap_rotation_10 * p.flap_length * t488
         + arm_tip_velocity_v_z * flap_slice2_subspace0_w_x
-        + cache.flap_rotation_11 * p.flap_length * t529
+        + cache.flap_rotation_11 * p.flap_length * t487
         + arm_tip_velocity_w_z * flap_slice2_subspace0_v_x
         - flap_slice2_subspace0_w_z * arm_tip_velocity_v_x
         - flap_slice2_subspace0_v_z * arm_tip_velocity_w_x;
-    let t584 = -(flap_slice2_subspace0_rate_v_y * flap_slice2_inertia_h_z);
+    let t541 = flap_slice2_subspace0_rate_v_y * flap_slice2_inertia_h_x;
     let flap_slice1_subspace0_rate_v_y = cache.flap_slice1_subspace0_w_x
-        * arm_tip_velocity_v_z + t535 * cache.flap_rotation_10 * p.flap_length
-        + cache.flap_rotation_11 * p.flap_length * t534
+        * arm_tip_velocity_v_z + t492 * cache.flap_rotation_10 * p.flap_length
+        + cache.flap_rotation_11 * p.flap_length * t491
         + arm_tip_velocity_w_z * flap_slice1_subspace0_v_x
         - flap_slice1_subspace0_v_z * arm_tip_velocity_w_x
         - cache.flap_slice1_subspace0_w_z * arm_tip_velocity_v_x;
-    let t585 = -(flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_y);
-    let t586 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_02;
-    let t587 = flap_slice1_inertia_i_02 * flap_slice1_subspace0_rate_w_z;
-    let t588 = -(t153 * flap_slice0_subspace0_v_y * cache.flap_slice0_mass);
-    let t589 = -(flap_slice0_momentum_f_y * flap_slice0_subspace0_v_z);
-    let t590 = (t355 + t355 + t356 + t359 + t359) * flap_slice0_subspace0_w_x;
-    let t591 = t113 * flap_slice0_subspace0_v_z * cache.flap_slice0_mass;
-    let t592 = t336 + t339 + t340 + t346 + t348;
-    let t593 = t592 * flap_slice0_subspace0_w_z;
-    let t594 = -(flap_slice0_subspace0_w_z * flap_slice0_momentum_n_y);
-    let t595 = flap_slice0_momentum_f_z * flap_slice0_subspace0_v_y;
-    let t596 = flap_slice0_momentum_n_z * flap_slice0_subspace0_w_y;
-    let t597 = flap_slice0_subspace0_w_y * t523;
-    let t598 = 0.5 * (t588 + t589 + t590 + t591 + t593 + t594 + t595 + t596 + t597);
-    let t599 = flap_slice2_inertia_i_02 * flap_slice2_subspace0_rate_w_z;
-    let flap_subspace0_coriolis_column_n_x = t562 + t563 + t564 + t565 + t566 + t567
-        + t578 + t579 + t580 + t581 + t582 + t583 + t584 + t585 + t586 + t587 + t598
-        + t599;
-    let t600 = flap_slice2_subspace0_rate_v_x * cache.flap_slice0_mass;
-    let t601 = flap_slice0_subspace0_w_y * flap_slice0_momentum_f_z;
-    let t602 = -(flap_slice0_momentum_f_y * flap_slice0_subspace0_w_z);
-    let t603 = -(flap_slice0_subspace0_w_z * t113 * cache.flap_slice0_mass
-        - flap_slice0_subspace0_w_y * t153 * cache.flap_slice0_mass);
-    let t604 = 0.5 * (t601 + t602 + t603);
-    let t605 = -(flap_slice1_momentum_f_y * cache.flap_slice1_subspace0_w_z);
-    let t606 = -(cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t120
-        - cache.flap_slice1_mass * t137 * cache.flap_slice1_subspace0_w_y);
-    let t607 = flap_slice1_momentum_f_z * cache.flap_slice1_subspace0_w_y;
-    let t608 = 0.5 * (t605 + t606 + t607);
-    let t609 = -(flap_slice2_inertia_h_y * flap_slice2_subspace0_rate_w_z
-        - flap_slice2_inertia_h_z * flap_slice2_subspace0_rate_w_y);
-    let t610 = flap_slice0_subspace0_rate_v_x * cache.flap_slice0_mass;
-    let t611 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_x;
-    let t612 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_w_z
-        - flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_w_y);
-    let t613 = -(flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_w_z
-        - flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_y);
-    let t614 = flap_slice2_subspace0_w_y * flap_slice2_momentum_f_z;
-    let t615 = -(t110 * flap_slice2_subspace0_w_z * cache.flap_slice0_mass
-        - flap_slice2_subspace0_w_y * t144 * cache.flap_slice0_mass);
-    let t616 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_w_z);
-    let t617 = 0.5 * (t614 + t615 + t616);
-    let flap_subspace0_coriolis_column_f_x = t600 + t604 + t608 + t609 + t610 + t611
-        + t612 + t613 + t617;
-    let t618 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_w_y
+    let t542 = flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_y;
+    let t543 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_v_x);
+    let t544 = flap_slice1_subspace0_rate_w_y * flap_slice1_inertia_i_12;
+    let t545 = -(flap_slice2_momentum_f_x * flap_slice2_subspace0_v_y);
+    let t546 = flap_slice2_subspace0_v_y * t141 * cache.flap_slice0_mass;
+    let t547 = t184 + t185 + t192 + t193 + t194;
+    let t548 = flap_slice2_subspace0_w_x * t547;
+    let t549 = flap_slice2_subspace0_w_z * (t123 + t123 + t146 + t147 + t147);
+    let t550 = flap_slice2_subspace0_w_y * t465;
+    let t551 = -(flap_slice2_subspace0_w_y * flap_slice2_momentum_n_x);
+    let t552 = flap_slice2_momentum_n_y * flap_slice2_subspace0_w_x;
+    let t553 = flap_slice2_subspace0_v_x * flap_slice2_momentum_f_y;
+    let t554 = -(flap_slice2_subspace0_v_x * t139 * cache.flap_slice0_mass);
+    let t555 = 0.5 * (t545 + t546 + t548 + t549 + t550 + t551 + t552 + t553 + t554);
+    let t556 = -(flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_x);
+    let t557 = t500 * cache.flap_slice1_subspace0_w_y;
+    let t558 = flap_slice1_momentum_f_y * flap_slice1_subspace0_v_x;
+    let t559 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_y;
+    let t560 = cache.flap_slice1_subspace0_w_z * (t131 + t133 + t133 + t148 + t148);
+    let t561 = -(flap_slice1_momentum_f_x * flap_slice1_subspace0_v_y);
+    let t562 = -(cache.flap_slice1_mass * t124 * flap_slice1_subspace0_v_x);
+    let t563 = cache.flap_slice1_mass * t126 * flap_slice1_subspace0_v_y;
+    let t564 = -(flap_slice1_momentum_n_x * cache.flap_slice1_subspace0_w_y);
+    let t565 = t186 + t187 + t188 + t189 + t190;
+    let t566 = cache.flap_slice1_subspace0_w_x * t565;
+    let t567 = 0.5 * (t557 + t558 + t559 + t560 + t561 + t562 + t563 + t564 + t566);
+    let t568 = flap_slice2_inertia_i_22 * flap_slice2_subspace0_rate_w_z;
+    let flap_slice0_subspace0_rate_v_y = arm_tip_velocity_w_z * flap_slice0_subspace0_v_x
+        + cache.flap_rotation_11 * p.flap_length * t456
+        + arm_tip_velocity_v_z * flap_slice0_subspace0_w_x
+        + cache.flap_rotation_10 * t453 * p.flap_length
+        - flap_slice0_subspace0_v_z * arm_tip_velocity_w_x
+        - flap_slice0_subspace0_w_z * arm_tip_velocity_v_x;
+    let t569 = flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_v_y;
+    let t570 = flap_slice2_subspace0_rate_w_y * flap_slice2_inertia_i_12;
+    let t571 = flap_slice2_inertia_i_02 * flap_slice2_subspace0_rate_w_x;
+    let t572 = flap_slice1_inertia_i_22 * flap_slice1_subspace0_rate_w_z;
+    let t573 = flap_slice0_inertia_i_22 * flap_slice0_subspace0_rate_w_z;
+    let flap_subspace0_coriolis_column_n_z = t536 + t537 + t538 + t539 + t540 + t541
+        + t542 + t543 + t544 + t555 + t556 + t567 + t568 + t569 + t570 + t571 + t572
+        + t573;
+    let t574 = -(flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_w_y
         - flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_h_y);
-    let t619 = -(flap_slice0_subspace0_w_y * t114 * cache.flap_slice0_mass
-        - flap_slice0_subspace0_w_x * t113 * cache.flap_slice0_mass);
-    let t620 = flap_slice0_momentum_f_y * flap_slice0_subspace0_w_x;
-    let t621 = -(flap_slice0_subspace0_w_y * flap_slice0_momentum_f_x);
-    let t622 = 0.5 * (t619 + t620 + t621);
-    let t623 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_z;
-    let t624 = -(flap_slice2_inertia_h_x * flap_slice2_subspace0_rate_w_y
+    let t575 = -(flap_slice0_subspace0_w_y * t151 * cache.flap_slice0_mass
+        - flap_slice0_subspace0_w_x * t153 * cache.flap_slice0_mass);
+    let t576 = flap_slice0_momentum_f_y * flap_slice0_subspace0_w_x;
+    let t577 = -(flap_slice0_subspace0_w_y * flap_slice0_momentum_f_x);
+    let t578 = 0.5 * (t575 + t576 + t577);
+    let t579 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_z;
+    let t580 = -(flap_slice2_inertia_h_x * flap_slice2_subspace0_rate_w_y
         - flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_h_y);
-    let t625 = flap_slice0_subspace0_rate_v_z * cache.flap_slice0_mass;
-    let t626 = flap_slice2_momentum_f_y * flap_slice2_subspace0_w_x;
-    let t627 = -(flap_slice2_subspace0_w_y * t109 * cache.flap_slice0_mass
-        - t110 * flap_slice2_subspace0_w_x * cache.flap_slice0_mass);
-    let t628 = -(flap_slice2_subspace0_w_y * flap_slice2_momentum_f_x);
-    let t629 = 0.5 * (t626 + t627 + t628);
-    let t630 = flap_slice2_subspace0_rate_v_z * cache.flap_slice0_mass;
-    let t631 = -(cache.flap_slice1_mass * t121 * cache.flap_slice1_subspace0_w_y
-        - cache.flap_slice1_subspace0_w_x * cache.flap_slice1_mass * t120);
-    let t632 = -(flap_slice1_momentum_f_x * cache.flap_slice1_subspace0_w_y);
-    let t633 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_y;
-    let t634 = 0.5 * (t631 + t632 + t633);
-    let t635 = -(flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_w_y
+    let t581 = flap_slice0_subspace0_rate_v_z * cache.flap_slice0_mass;
+    let t582 = flap_slice2_momentum_f_y * flap_slice2_subspace0_w_x;
+    let t583 = -(flap_slice2_subspace0_w_y * t141 * cache.flap_slice0_mass
+        - t139 * flap_slice2_subspace0_w_x * cache.flap_slice0_mass);
+    let t584 = -(flap_slice2_subspace0_w_y * flap_slice2_momentum_f_x);
+    let t585 = 0.5 * (t582 + t583 + t584);
+    let t586 = flap_slice2_subspace0_rate_v_z * cache.flap_slice0_mass;
+    let t587 = -(cache.flap_slice1_mass * t126 * cache.flap_slice1_subspace0_w_y
+        - cache.flap_slice1_subspace0_w_x * cache.flap_slice1_mass * t124);
+    let t588 = -(flap_slice1_momentum_f_x * cache.flap_slice1_subspace0_w_y);
+    let t589 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_y;
+    let t590 = 0.5 * (t587 + t588 + t589);
+    let t591 = -(flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_w_y
         - flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_w_x);
-    let flap_subspace0_coriolis_column_f_z = t618 + t622 + t623 + t624 + t625 + t629
-        + t630 + t634 + t635;
-    let t636 = flap_slice1_inertia_i_22 * flap_slice1_subspace0_rate_w_z;
-    let t637 = -(flap_slice2_subspace0_w_y * flap_slice2_momentum_n_x);
-    let t638 = -(flap_slice2_momentum_f_x * flap_slice2_subspace0_v_y);
-    let t639 = flap_slice2_subspace0_v_y * t109 * cache.flap_slice0_mass;
-    let t640 = flap_slice2_subspace0_w_z * (t369 + t369 + t371 + t372 + t372);
-    let t641 = flap_slice2_subspace0_w_x * t576;
-    let t642 = flap_slice2_momentum_n_y * flap_slice2_subspace0_w_x;
-    let t643 = flap_slice2_subspace0_w_y * t504;
-    let t644 = flap_slice2_subspace0_v_x * flap_slice2_momentum_f_y;
-    let t645 = -(flap_slice2_subspace0_v_x * t110 * cache.flap_slice0_mass);
-    let t646 = 0.5 * (t637 + t638 + t639 + t640 + t641 + t642 + t643 + t644 + t645);
-    let t647 = flap_slice1_inertia_i_12 * flap_slice1_subspace0_rate_w_y;
-    let t648 = -(flap_slice2_inertia_h_y * flap_slice2_subspace0_rate_v_x);
-    let t649 = flap_slice2_subspace0_rate_v_y * flap_slice2_inertia_h_x;
-    let t650 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_02;
-    let t651 = flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_v_y;
-    let t652 = -(flap_slice1_inertia_h_y * flap_slice1_subspace0_rate_v_x);
-    let t653 = -(flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_x);
-    let t654 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_02;
-    let t655 = flap_slice2_inertia_i_22 * flap_slice2_subspace0_rate_w_z;
-    let t656 = flap_slice0_inertia_i_12 * flap_slice0_subspace0_rate_w_y;
-    let t657 = flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_v_y;
-    let t658 = flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_i_02;
-    let t659 = flap_slice1_momentum_f_y * flap_slice1_subspace0_v_x;
-    let t660 = -(flap_slice1_momentum_f_x * flap_slice1_subspace0_v_y);
-    let t661 = -(cache.flap_slice1_mass * t120 * flap_slice1_subspace0_v_x);
-    let t662 = -(flap_slice1_momentum_n_x * cache.flap_slice1_subspace0_w_y);
-    let t663 = cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_n_y;
-    let t664 = cache.flap_slice1_subspace0_w_y * t546;
-    let t665 = cache.flap_slice1_mass * t121 * flap_slice1_subspace0_v_y;
-    let t666 = cache.flap_slice1_subspace0_w_x * t556;
-    let t667 = cache.flap_slice1_subspace0_w_z * (t366 + t366 + t367 + t374 + t374);
-    let t668 = 0.5 * (t659 + t660 + t661 + t662 + t663 + t664 + t665 + t666 + t667);
-    let t669 = flap_slice0_subspace0_w_y * t518;
-    let t670 = flap_slice0_subspace0_w_z * (t368 + t368 + t370 + t370 + t373);
-    let t671 = -(flap_slice0_subspace0_w_y * flap_slice0_momentum_n_x);
-    let t672 = flap_slice0_momentum_f_y * flap_slice0_subspace0_v_x;
-    let t673 = flap_slice0_subspace0_v_y * t114 * cache.flap_slice0_mass;
-    let t674 = -(flap_slice0_subspace0_v_x * t113 * cache.flap_slice0_mass);
-    let t675 = flap_slice0_subspace0_w_x * flap_slice0_momentum_n_y;
-    let t676 = -(flap_slice0_subspace0_v_y * flap_slice0_momentum_f_x);
-    let t677 = t592 * flap_slice0_subspace0_w_x;
-    let t678 = 0.5 * (t669 + t670 + t671 + t672 + t673 + t674 + t675 + t676 + t677);
-    let t679 = flap_slice0_inertia_i_22 * flap_slice0_subspace0_rate_w_z;
-    let t680 = flap_slice2_subspace0_rate_w_y * flap_slice2_inertia_i_12;
-    let flap_subspace0_coriolis_column_n_z = t636 + t646 + t647 + t648 + t649 + t650
-        + t651 + t652 + t653 + t654 + t655 + t656 + t657 + t658 + t668 + t678 + t679
-        + t680;
-    let t681 = flap_slice0_subspace0_w_z * flap_slice0_momentum_f_x;
-    let t682 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_w_x);
-    let t683 = -(t153 * flap_slice0_subspace0_w_x * cache.flap_slice0_mass
-        - flap_slice0_subspace0_w_z * t114 * cache.flap_slice0_mass);
-    let t684 = 0.5 * (t681 + t682 + t683);
-    let t685 = -(flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_h_z
+    let flap_subspace0_coriolis_column_f_z = t574 + t578 + t579 + t580 + t581 + t585
+        + t586 + t590 + t591;
+    let t592 = flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_i_00;
+    let t593 = flap_slice0_inertia_i_01 * flap_slice0_subspace0_rate_w_y;
+    let t594 = flap_slice2_subspace0_rate_v_z * flap_slice2_inertia_h_y;
+    let t595 = flap_slice1_subspace0_rate_v_z * flap_slice1_inertia_h_y;
+    let t596 = flap_slice0_subspace0_rate_w_x * flap_slice0_inertia_i_00;
+    let t597 = flap_slice2_subspace0_v_y * flap_slice2_momentum_f_z;
+    let t598 = -(flap_slice2_momentum_n_y * flap_slice2_subspace0_w_z);
+    let t599 = flap_slice2_subspace0_w_y * flap_slice2_momentum_n_z;
+    let t600 = flap_slice2_subspace0_w_y * t461;
+    let t601 = flap_slice2_subspace0_w_z * t547;
+    let t602 = -(flap_slice2_momentum_f_y * flap_slice2_subspace0_v_z);
+    let t603 = t139 * flap_slice2_subspace0_v_z * cache.flap_slice0_mass;
+    let t604 = flap_slice2_subspace0_w_x * (t372 + t374 + t374 + t375 + t375);
+    let t605 = -(t143 * flap_slice2_subspace0_v_y * cache.flap_slice0_mass);
+    let t606 = 0.5 * (t597 + t598 + t599 + t600 + t601 + t602 + t603 + t604 + t605);
+    let t607 = t529 * flap_slice0_subspace0_w_z;
+    let t608 = -(t149 * flap_slice0_subspace0_v_y * cache.flap_slice0_mass);
+    let t609 = flap_slice0_subspace0_w_y * flap_slice0_momentum_n_z;
+    let t610 = -(flap_slice0_momentum_f_y * flap_slice0_subspace0_v_z);
+    let t611 = (t370 + t370 + t371 + t371 + t373) * flap_slice0_subspace0_w_x;
+    let t612 = t153 * flap_slice0_subspace0_v_z * cache.flap_slice0_mass;
+    let t613 = flap_slice0_subspace0_w_y * t480;
+    let t614 = flap_slice0_momentum_f_z * flap_slice0_subspace0_v_y;
+    let t615 = -(flap_slice0_subspace0_w_z * flap_slice0_momentum_n_y);
+    let t616 = 0.5 * (t607 + t608 + t609 + t610 + t611 + t612 + t613 + t614 + t615);
+    let t617 = flap_slice0_inertia_h_y * flap_slice0_subspace0_rate_v_z;
+    let t618 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_v_y);
+    let t619 = flap_slice1_inertia_i_02 * flap_slice1_subspace0_rate_w_z;
+    let t620 = -(flap_slice2_subspace0_rate_v_y * flap_slice2_inertia_h_z);
+    let t621 = flap_slice2_inertia_i_02 * flap_slice2_subspace0_rate_w_z;
+    let t622 = -(flap_slice1_inertia_h_z * flap_slice1_subspace0_rate_v_y);
+    let t623 = flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_i_00;
+    let t624 = flap_slice0_subspace0_rate_w_z * flap_slice0_inertia_i_02;
+    let t625 = flap_slice2_inertia_i_01 * flap_slice2_subspace0_rate_w_y;
+    let t626 = flap_slice1_inertia_i_01 * flap_slice1_subspace0_rate_w_y;
+    let t627 = -(flap_slice1_momentum_f_y * flap_slice1_subspace0_v_z);
+    let t628 = cache.flap_slice1_subspace0_w_x * (t367 + t367 + t368 + t368 + t369);
+    let t629 = t498 * cache.flap_slice1_subspace0_w_y;
+    let t630 = flap_slice1_momentum_f_z * flap_slice1_subspace0_v_y;
+    let t631 = cache.flap_slice1_subspace0_w_z * t565;
+    let t632 = -(cache.flap_slice1_mass * t128 * flap_slice1_subspace0_v_y);
+    let t633 = cache.flap_slice1_mass * t124 * flap_slice1_subspace0_v_z;
+    let t634 = -(flap_slice1_momentum_n_y * cache.flap_slice1_subspace0_w_z);
+    let t635 = cache.flap_slice1_subspace0_w_y * flap_slice1_momentum_n_z;
+    let t636 = 0.5 * (t627 + t628 + t629 + t630 + t631 + t632 + t633 + t634 + t635);
+    let flap_subspace0_coriolis_column_n_x = t592 + t593 + t594 + t595 + t596 + t606
+        + t616 + t617 + t618 + t619 + t620 + t621 + t622 + t623 + t624 + t625 + t626
+        + t636;
+    let t637 = flap_slice0_subspace0_w_z * flap_slice0_momentum_f_x;
+    let t638 = -(flap_slice0_momentum_f_z * flap_slice0_subspace0_w_x);
+    let t639 = -(t149 * flap_slice0_subspace0_w_x * cache.flap_slice0_mass
+        - flap_slice0_subspace0_w_z * t151 * cache.flap_slice0_mass);
+    let t640 = 0.5 * (t637 + t638 + t639);
+    let t641 = -(flap_slice1_subspace0_rate_w_x * flap_slice1_inertia_h_z
         - flap_slice1_inertia_h_x * flap_slice1_subspace0_rate_w_z);
-    let t686 = -(flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_h_z
+    let t642 = -(flap_slice2_subspace0_rate_w_x * flap_slice2_inertia_h_z
         - flap_slice2_inertia_h_x * flap_slice2_subspace0_rate_w_z);
-    let t687 = flap_slice0_subspace0_rate_v_y * cache.flap_slice0_mass;
-    let t688 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_x
+    let t643 = flap_slice0_subspace0_rate_v_y * cache.flap_slice0_mass;
+    let t644 = -(flap_slice0_inertia_h_z * flap_slice0_subspace0_rate_w_x
         - flap_slice0_inertia_h_x * flap_slice0_subspace0_rate_w_z);
-    let t689 = flap_slice2_subspace0_rate_v_y * cache.flap_slice0_mass;
-    let t690 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_z);
-    let t691 = cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_f_x;
-    let t692 = -(cache.flap_slice1_subspace0_w_x * cache.flap_slice1_mass * t137
-        - cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t121);
-    let t693 = 0.5 * (t690 + t691 + t692);
-    let t694 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_f_z);
-    let t695 = -(flap_slice2_subspace0_w_x * t144 * cache.flap_slice0_mass
-        - flap_slice2_subspace0_w_z * t109 * cache.flap_slice0_mass);
-    let t696 = flap_slice2_subspace0_w_z * flap_slice2_momentum_f_x;
-    let t697 = 0.5 * (t694 + t695 + t696);
-    let t698 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_y;
-    let flap_subspace0_coriolis_column_f_y = t684 + t685 + t686 + t687 + t688 + t689
-        + t693 + t697 + t698;
-    let flap_subspace0_coriolis_row_f_z = 0.5 * (t627 - (t626 + t628))
-        + 0.5 * (t619 - (t620 + t621)) + 0.5 * (t631 - (t632 + t633));
-    let flap_subspace0_coriolis_row_f_x = 0.5 * (t615 - (t614 + t616))
-        + 0.5 * (t603 - (t601 + t602)) + 0.5 * (t606 - (t605 + t607));
+    let t645 = flap_slice2_subspace0_rate_v_y * cache.flap_slice0_mass;
+    let t646 = -(cache.flap_slice1_subspace0_w_x * flap_slice1_momentum_f_z);
+    let t647 = cache.flap_slice1_subspace0_w_z * flap_slice1_momentum_f_x;
+    let t648 = -(cache.flap_slice1_subspace0_w_x * cache.flap_slice1_mass * t128
+        - cache.flap_slice1_mass * cache.flap_slice1_subspace0_w_z * t126);
+    let t649 = 0.5 * (t646 + t647 + t648);
+    let t650 = -(flap_slice2_subspace0_w_x * flap_slice2_momentum_f_z);
+    let t651 = -(flap_slice2_subspace0_w_x * t143 * cache.flap_slice0_mass
+        - flap_slice2_subspace0_w_z * t141 * cache.flap_slice0_mass);
+    let t652 = flap_slice2_subspace0_w_z * flap_slice2_momentum_f_x;
+    let t653 = 0.5 * (t650 + t651 + t652);
+    let t654 = cache.flap_slice1_mass * flap_slice1_subspace0_rate_v_y;
+    let flap_subspace0_coriolis_column_f_y = t640 + t641 + t642 + t643 + t644 + t645
+        + t649 + t653 + t654;
+    let flap_subspace0_coriolis_row_f_z = 0.5 * (t583 - (t582 + t584))
+        + 0.5 * (t575 - (t576 + t577)) + 0.5 * (t587 - (t588 + t589));
     let flap_subspace0_coriolis_row_n_y = 0.5
-        * (t499 + t501 + t502 + t505 + t508 - (t500 + t503 + t506 + t507))
-        + 0.5 * (t517 + t519 + t521 + t522 + t524 - (t516 + t520 + t525 + t526))
-        + 0.5 * (t540 + t541 + t545 + t547 + t548 - (t538 + t539 + t542 + t543));
+        * (t472 + t474 + t475 + t479 + t481 - (t471 + t473 + t476 + t477))
+        + 0.5 * (t495 + t499 + t501 + t502 + t505 - (t496 + t497 + t503 + t504))
+        + 0.5 * (t459 + t462 + t464 + t466 + t468 - (t458 + t460 + t463 + t467));
+    let flap_subspace0_coriolis_row_f_x = 0.5 * (t523 - (t522 + t524))
+        + 0.5 * (t511 - (t509 + t510)) + 0.5 * (t514 - (t513 + t515));
     let flap_subspace0_coriolis_row_n_z = 0.5
-        * (t669 + t670 + t673 + t674 + t677 - (t671 + t672 + t675 + t676))
-        + 0.5 * (t639 + t640 + t641 + t643 + t645 - (t637 + t638 + t642 + t644))
-        + 0.5 * (t661 + t664 + t665 + t666 + t667 - (t659 + t660 + t662 + t663));
-    let flap_subspace0_coriolis_row_f_y = 0.5 * (t695 - (t694 + t696))
-        + 0.5 * (t683 - (t681 + t682)) + 0.5 * (t692 - (t690 + t691));
+        * (t557 + t560 + t562 + t563 + t566 - (t558 + t559 + t561 + t564))
+        + 0.5 * (t527 + t528 + t530 + t531 + t534 - (t526 + t532 + t533 + t535))
+        + 0.5 * (t546 + t548 + t549 + t550 + t554 - (t545 + t551 + t552 + t553));
     let flap_subspace0_coriolis_row_n_x = 0.5
-        * (t553 + t557 + t558 + t560 + t561 - (t552 + t554 + t555 + t559))
-        + 0.5 * (t588 + t590 + t591 + t593 + t597 - (t589 + t594 + t595 + t596))
-        + 0.5 * (t570 + t573 + t574 + t575 + t577 - (t568 + t569 + t571 + t572));
-    out[(0, 0)] = t62 * arm_slice3_subspace0_w_y + cache.arm_tip_subspace0_w_y * t175
-        + t176 * arm_slice3_subspace0_v_y + t202 * arm_slice1_subspace0_v_x
-        + arm_slice2_subspace0_w_x * t249 + arm_slice1_subspace0_w_z * t271
-        + t276 * arm_slice2_subspace0_w_y + t277 * arm_slice2_subspace0_v_z
-        + t324 * arm_slice0_subspace0_w_x + t325 * arm_slice0_subspace0_v_y
-        + cache.arm_tip_subspace0_v_y * t326 + t331 * arm_slice3_subspace0_w_z
-        + t332 * arm_slice1_subspace0_v_y + t333 * arm_slice0_subspace0_v_x
-        + t334 * arm_slice2_subspace0_v_x + t361 * cache.arm_tip_subspace0_w_x
-        + t362 * arm_slice3_subspace0_v_x + cache.arm_tip_subspace0_v_z * t363
-        + cache.arm_tip_subspace0_w_z * t375 + t376 * arm_slice1_subspace0_v_z
-        + arm_slice1_subspace0_w_x * t381 + t382 * cache.arm_tip_subspace0_v_x
-        + arm_slice3_subspace0_v_z * t383 + t387 * arm_slice2_subspace0_w_z
-        + t388 * arm_slice2_subspace0_v_y + t393 * arm_slice0_subspace0_w_z
-        + t394 * arm_slice0_subspace0_v_z + arm_slice1_subspace0_w_y * t398
-        + arm_slice3_subspace0_w_x * t402 + arm_slice0_subspace0_w_y * t406;
-    out[(0, 1)] = t419 * arm_slice0_subspace0_v_x + cache.arm_tip_subspace0_w_y * t430
-        + cache.arm_tip_subspace0_v_z * t431 + arm_slice1_subspace0_w_z * t443
-        + arm_slice1_subspace0_v_y * t444 + t456 * arm_slice2_subspace0_v_x
-        + arm_slice0_subspace0_w_y * t457 + cache.arm_tip_subspace0_v_x * t458
-        + t459 * arm_slice2_subspace0_w_y + arm_slice2_subspace0_v_y * t460
-        + arm_slice3_subspace0_w_x * t472 + t473 * arm_slice1_subspace0_v_x
-        + arm_slice3_subspace0_w_y * t474 + t475 * arm_slice3_subspace0_v_x
-        + cache.arm_tip_subspace0_w_z * t476 + t477 * cache.arm_tip_subspace0_v_y
-        + arm_slice0_subspace0_v_z * t478 + t479 * arm_slice0_subspace0_v_y
-        + arm_slice2_subspace0_w_x * t480 + cache.arm_tip_subspace0_w_x * t481
-        + arm_slice0_subspace0_w_x * t482 + t483 * arm_slice1_subspace0_w_x
-        + arm_slice2_subspace0_w_z * t484 + t485 * arm_slice1_subspace0_w_y
-        + arm_slice3_subspace0_v_z * t486 + arm_slice2_subspace0_v_z * t487
-        + t488 * arm_slice0_subspace0_w_z + t489 * arm_slice3_subspace0_w_z
-        + t490 * arm_slice3_subspace0_v_y + t491 * arm_slice1_subspace0_v_z;
-    out[(0, 2)] = cache.arm_tip_subspace0_w_y * flap_subspace0_coriolis_column_n_y
-        + flap_subspace0_coriolis_column_n_x * cache.arm_tip_subspace0_w_x
+        * (t628 + t629 + t631 + t632 + t633 - (t627 + t630 + t634 + t635))
+        + 0.5 * (t607 + t608 + t611 + t612 + t613 - (t609 + t610 + t614 + t615))
+        + 0.5 * (t600 + t601 + t603 + t604 + t605 - (t597 + t598 + t599 + t602));
+    let flap_subspace0_coriolis_row_f_y = 0.5 * (t651 - (t650 + t652))
+        + 0.5 * (t639 - (t637 + t638)) + 0.5 * (t648 - (t646 + t647));
+    out[(0, 0)] = arm_slice1_subspace0_w_y * t56 + t79 * arm_slice3_subspace0_v_y
+        + t80 * arm_slice1_subspace0_v_x + arm_slice1_subspace0_w_x * t85
+        + t196 * cache.arm_tip_subspace0_w_z + t219 * arm_slice2_subspace0_v_z
+        + t260 * arm_slice0_subspace0_w_z + t287 * cache.arm_tip_subspace0_w_y
+        + t292 * arm_slice0_subspace0_w_x + t293 * arm_slice0_subspace0_v_y
+        + t310 * arm_slice2_subspace0_w_x + cache.arm_tip_subspace0_v_y * t311
+        + arm_slice3_subspace0_w_z * t328 + t329 * arm_slice1_subspace0_v_y
+        + t330 * arm_slice0_subspace0_v_x + t331 * arm_slice2_subspace0_v_x
+        + t332 * arm_slice3_subspace0_v_x + cache.arm_tip_subspace0_v_z * t333
+        + t334 * arm_slice1_subspace0_v_z + t335 * cache.arm_tip_subspace0_v_x
+        + arm_slice3_subspace0_v_z * t336 + t337 * arm_slice2_subspace0_v_y
+        + t341 * arm_slice1_subspace0_w_z + t342 * arm_slice0_subspace0_v_z
+        + t347 * arm_slice2_subspace0_w_z + arm_slice3_subspace0_w_y * t352
+        + t356 * arm_slice2_subspace0_w_y + arm_slice0_subspace0_w_y * t360
+        + arm_slice3_subspace0_w_x * t364 + cache.arm_tip_subspace0_w_x * t376;
+    out[(0, 1)] = t386 * arm_slice0_subspace0_v_x + cache.arm_tip_subspace0_v_z * t395
+        + t404 * arm_slice1_subspace0_w_z + arm_slice2_subspace0_w_x * t413
+        + t422 * arm_slice3_subspace0_w_y + arm_slice1_subspace0_v_y * t423
+        + t424 * arm_slice2_subspace0_v_x + t425 * arm_slice0_subspace0_w_z
+        + arm_slice3_subspace0_w_x * t426 + arm_slice2_subspace0_w_z * t427
+        + cache.arm_tip_subspace0_v_x * t428 + cache.arm_tip_subspace0_w_z * t429
+        + t430 * arm_slice1_subspace0_w_x + t431 * cache.arm_tip_subspace0_w_x
+        + arm_slice2_subspace0_v_y * t432 + t433 * arm_slice1_subspace0_v_x
+        + t434 * arm_slice0_subspace0_w_x + t435 * arm_slice3_subspace0_w_z
+        + arm_slice0_subspace0_w_y * t436 + t437 * arm_slice3_subspace0_v_x
+        + t438 * cache.arm_tip_subspace0_v_y + arm_slice0_subspace0_v_z * t439
+        + t440 * arm_slice0_subspace0_v_y + arm_slice2_subspace0_w_y * t441
+        + arm_slice1_subspace0_w_y * t442 + arm_slice3_subspace0_v_z * t443
+        + t444 * cache.arm_tip_subspace0_w_y + arm_slice2_subspace0_v_z * t445
+        + t446 * arm_slice3_subspace0_v_y + t447 * arm_slice1_subspace0_v_z;
+    out[(0, 2)] = flap_subspace0_coriolis_column_n_y * cache.arm_tip_subspace0_w_y
         + cache.arm_tip_subspace0_v_x * flap_subspace0_coriolis_column_f_x
+        + cache.arm_tip_subspace0_w_z * flap_subspace0_coriolis_column_n_z
         + cache.arm_tip_subspace0_v_z * flap_subspace0_coriolis_column_f_z
-        + flap_subspace0_coriolis_column_n_z * cache.arm_tip_subspace0_w_z
+        + flap_subspace0_coriolis_column_n_x * cache.arm_tip_subspace0_w_x
         + flap_subspace0_coriolis_column_f_y * cache.arm_tip_subspace0_v_y;
-    out[(1, 0)] = arm_slice3_subspace1_w_z * t331 + arm_slice3_subspace1_v_z * t383
-        + t277 * arm_slice2_subspace1_v_z + t333 * arm_slice0_subspace1_v_x
-        + t324 * arm_slice0_subspace1_w_x + arm_slice3_subspace1_v_x * t362
-        + arm_slice3_subspace1_w_x * t402 + t271 * arm_slice1_subspace1_w_z
-        + arm_slice2_subspace1_v_x * t334 + cache.arm_tip_subspace1_w_y * t175
-        + t325 * arm_slice0_subspace1_v_y + arm_slice1_subspace1_v_x * t202
-        + arm_slice3_subspace1_w_y * t62 + arm_slice2_subspace1_w_x * t249
-        + t376 * arm_slice1_subspace1_v_z + t276 * arm_slice2_subspace1_w_y
-        + cache.arm_tip_subspace1_v_y * t326 + t393 * arm_slice0_subspace1_w_z
-        + t382 * cache.arm_tip_subspace1_v_x + t394 * arm_slice0_subspace1_v_z
-        + t176 * arm_slice3_subspace1_v_y + t332 * arm_slice1_subspace1_v_y
-        + t388 * arm_slice2_subspace1_v_y + cache.arm_tip_subspace1_w_z * t375
-        + t381 * arm_slice1_subspace1_w_x + arm_slice1_subspace1_w_y * t398
-        + cache.arm_tip_subspace1_w_x * t361 + arm_slice2_subspace1_w_z * t387
-        + arm_slice0_subspace1_w_y * t406 + cache.arm_tip_subspace1_v_z * t363;
-    out[(1, 1)] = arm_slice3_subspace1_w_z * t489 + cache.arm_tip_subspace1_v_z * t431
-        + t457 * arm_slice0_subspace1_w_y + t485 * arm_slice1_subspace1_w_y
-        + arm_slice3_subspace1_v_z * t486 + arm_slice2_subspace1_v_y * t460
-        + t483 * arm_slice1_subspace1_w_x + cache.arm_tip_subspace1_w_x * t481
-        + arm_slice3_subspace1_w_x * t472 + t491 * arm_slice1_subspace1_v_z
-        + t459 * arm_slice2_subspace1_w_y + t456 * arm_slice2_subspace1_v_x
-        + t477 * cache.arm_tip_subspace1_v_y + t430 * cache.arm_tip_subspace1_w_y
-        + t473 * arm_slice1_subspace1_v_x + t443 * arm_slice1_subspace1_w_z
-        + arm_slice0_subspace1_v_z * t478 + arm_slice2_subspace1_w_z * t484
-        + arm_slice2_subspace1_w_x * t480 + cache.arm_tip_subspace1_v_x * t458
-        + arm_slice1_subspace1_v_y * t444 + arm_slice2_subspace1_v_z * t487
-        + arm_slice3_subspace1_w_y * t474 + t419 * arm_slice0_subspace1_v_x
-        + t479 * arm_slice0_subspace1_v_y + t475 * arm_slice3_subspace1_v_x
-        + t476 * cache.arm_tip_subspace1_w_z + arm_slice3_subspace1_v_y * t490
-        + arm_slice0_subspace1_w_x * t482 + t488 * arm_slice0_subspace1_w_z;
+    out[(1, 0)] = arm_slice2_subspace1_w_z * t347 + cache.arm_tip_subspace1_w_x * t376
+        + arm_slice3_subspace1_v_z * t336 + t219 * arm_slice2_subspace1_v_z
+        + t330 * arm_slice0_subspace1_v_x + t341 * arm_slice1_subspace1_w_z
+        + arm_slice3_subspace1_v_x * t332 + t287 * cache.arm_tip_subspace1_w_y
+        + t356 * arm_slice2_subspace1_w_y + t310 * arm_slice2_subspace1_w_x
+        + arm_slice2_subspace1_v_x * t331 + arm_slice0_subspace1_w_y * t360
+        + arm_slice3_subspace1_w_z * t328 + t293 * arm_slice0_subspace1_v_y
+        + arm_slice1_subspace1_v_x * t80 + arm_slice1_subspace1_w_y * t56
+        + t196 * cache.arm_tip_subspace1_w_z + t334 * arm_slice1_subspace1_v_z
+        + cache.arm_tip_subspace1_v_y * t311 + arm_slice3_subspace1_w_y * t352
+        + t335 * cache.arm_tip_subspace1_v_x + t342 * arm_slice0_subspace1_v_z
+        + t79 * arm_slice3_subspace1_v_y + t329 * arm_slice1_subspace1_v_y
+        + t337 * arm_slice2_subspace1_v_y + t85 * arm_slice1_subspace1_w_x
+        + t292 * arm_slice0_subspace1_w_x + arm_slice3_subspace1_w_x * t364
+        + t260 * arm_slice0_subspace1_w_z + cache.arm_tip_subspace1_v_z * t333;
+    out[(1, 1)] = t442 * arm_slice1_subspace1_w_y + cache.arm_tip_subspace1_v_z * t395
+        + cache.arm_tip_subspace1_w_z * t429 + arm_slice3_subspace1_v_z * t443
+        + arm_slice3_subspace1_w_y * t422 + arm_slice3_subspace1_w_z * t435
+        + arm_slice2_subspace1_v_y * t432 + t436 * arm_slice0_subspace1_w_y
+        + t444 * cache.arm_tip_subspace1_w_y + arm_slice2_subspace1_w_x * t413
+        + arm_slice2_subspace1_w_z * t427 + arm_slice3_subspace1_w_x * t426
+        + t430 * arm_slice1_subspace1_w_x + t447 * arm_slice1_subspace1_v_z
+        + t424 * arm_slice2_subspace1_v_x + t441 * arm_slice2_subspace1_w_y
+        + t438 * cache.arm_tip_subspace1_v_y + t433 * arm_slice1_subspace1_v_x
+        + t404 * arm_slice1_subspace1_w_z + arm_slice0_subspace1_v_z * t439
+        + t434 * arm_slice0_subspace1_w_x + cache.arm_tip_subspace1_w_x * t431
+        + cache.arm_tip_subspace1_v_x * t428 + arm_slice1_subspace1_v_y * t423
+        + arm_slice2_subspace1_v_z * t445 + t386 * arm_slice0_subspace1_v_x
+        + t425 * arm_slice0_subspace1_w_z + t440 * arm_slice0_subspace1_v_y
+        + t437 * arm_slice3_subspace1_v_x + arm_slice3_subspace1_v_y * t446;
     out[(1, 2)] = cache.arm_tip_subspace1_v_z * flap_subspace0_coriolis_column_f_z
         + flap_subspace0_coriolis_column_f_y * cache.arm_tip_subspace1_v_y
         + cache.arm_tip_subspace1_v_x * flap_subspace0_coriolis_column_f_x
-        + cache.arm_tip_subspace1_w_y * flap_subspace0_coriolis_column_n_y
-        + flap_subspace0_coriolis_column_n_z * cache.arm_tip_subspace1_w_z
-        + cache.arm_tip_subspace1_w_x * flap_subspace0_coriolis_column_n_x;
+        + flap_subspace0_coriolis_column_n_x * cache.arm_tip_subspace1_w_x
+        + cache.arm_tip_subspace1_w_z * flap_subspace0_coriolis_column_n_z
+        + flap_subspace0_coriolis_column_n_y * cache.arm_tip_subspace1_w_y;
     out[(2, 0)] = cache.arm_tip_subspace0_v_z * flap_subspace0_coriolis_row_f_z
-        + cache.flap_subspace0_projected_inertia_n_x * arm_tip_subspace0_rate_w_x
-        + cache.flap_subspace0_projected_inertia_n_z * arm_tip_subspace0_rate_w_z
+        + cache.arm_tip_subspace0_w_y * flap_subspace0_coriolis_row_n_y
         + flap_subspace0_coriolis_row_f_x * cache.arm_tip_subspace0_v_x
-        + flap_subspace0_coriolis_row_n_y * cache.arm_tip_subspace0_w_y
-        + flap_subspace0_coriolis_row_n_z * cache.arm_tip_subspace0_w_z
-        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace0_rate_w_y
+        + cache.flap_subspace0_projected_inertia_n_x * arm_tip_subspace0_rate_w_x
         + arm_tip_subspace0_rate_v_z * cache.flap_subspace0_projected_inertia_f_z
-        + arm_tip_subspace0_rate_v_y * cache.flap_subspace0_projected_inertia_f_y
+        + cache.arm_tip_subspace0_w_z * flap_subspace0_coriolis_row_n_z
+        + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace0_w_x
+        + cache.flap_subspace0_projected_inertia_n_z * arm_tip_subspace0_rate_w_z
+        + cache.flap_subspace0_projected_inertia_f_x * arm_tip_subspace0_rate_v_x
+        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace0_rate_w_y
         + cache.arm_tip_subspace0_v_y * flap_subspace0_coriolis_row_f_y
-        + arm_tip_subspace0_rate_v_x * cache.flap_subspace0_projected_inertia_f_x
-        + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace0_w_x;
+        + arm_tip_subspace0_rate_v_y * cache.flap_subspace0_projected_inertia_f_y;
     out[(2, 1)] = cache.arm_tip_subspace1_v_z * flap_subspace0_coriolis_row_f_z
-        + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace1_w_x
         + flap_subspace0_coriolis_row_f_x * cache.arm_tip_subspace1_v_x
-        + arm_tip_subspace1_rate_v_x * cache.flap_subspace0_projected_inertia_f_x
-        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace1_rate_w_y
-        + arm_tip_subspace1_rate_w_x * cache.flap_subspace0_projected_inertia_n_x
+        + cache.arm_tip_subspace1_w_x * flap_subspace0_coriolis_row_n_x
+        + arm_tip_subspace1_rate_v_z * cache.flap_subspace0_projected_inertia_f_z
+        + cache.flap_subspace0_projected_inertia_f_y * arm_tip_subspace1_rate_v_y
+        + cache.arm_tip_subspace1_w_z * flap_subspace0_coriolis_row_n_z
         + flap_subspace0_coriolis_row_n_y * cache.arm_tip_subspace1_w_y
-        + flap_subspace0_coriolis_row_n_z * cache.arm_tip_subspace1_w_z
-        + cache.arm_tip_subspace1_v_y * flap_subspace0_coriolis_row_f_y
+        + arm_tip_subspace1_rate_w_x * cache.flap_subspace0_projected_inertia_n_x
         + arm_tip_subspace1_rate_w_z * cache.flap_subspace0_projected_inertia_n_z
-        + arm_tip_subspace1_rate_v_y * cache.flap_subspace0_projected_inertia_f_y
-        + cache.flap_subspace0_projected_inertia_f_z * arm_tip_subspace1_rate_v_z;
-    out[(2, 2)] = flap_slice0_subspace0_w_x * (t564 + t579 + t581 + t583 + t586 + t598)
-        + (t608 + t611 + t612) * flap_slice1_subspace0_v_x
-        + (t492 + t494 + t496 + t536 + t549 + t551) * cache.flap_slice1_subspace0_w_y
-        + (t622 + t625 + t635) * flap_slice0_subspace0_v_z
-        + flap_slice1_subspace0_v_z * (t618 + t623 + t634)
-        + (t624 + t629 + t630) * flap_slice2_subspace0_v_z
-        + cache.flap_slice1_subspace0_w_z * (t636 + t647 + t651 + t652 + t654 + t668)
-        + (t565 + t566 + t578 + t582 + t584 + t599) * flap_slice2_subspace0_w_x
-        + flap_slice0_subspace0_v_y * (t684 + t687 + t688)
-        + (t686 + t689 + t697) * flap_slice2_subspace0_v_y
-        + (t650 + t653 + t656 + t657 + t678 + t679) * flap_slice0_subspace0_w_z
-        + cache.flap_slice1_subspace0_w_x * (t562 + t563 + t567 + t580 + t585 + t587)
-        + flap_slice2_subspace0_w_y * (t497 + t509 + t531 + t532 + t533 + t537)
-        + (t646 + t648 + t649 + t655 + t658 + t680) * flap_slice2_subspace0_w_z
-        + flap_slice0_subspace0_w_y * (t493 + t495 + t515 + t527 + t528 + t550)
-        + (t685 + t693 + t698) * flap_slice1_subspace0_v_y
-        + flap_slice0_subspace0_v_x * (t604 + t610 + t613)
-        + flap_slice2_subspace0_v_x * (t600 + t609 + t617);
+        + cache.flap_subspace0_projected_inertia_f_x * arm_tip_subspace1_rate_v_x
+        + cache.arm_tip_subspace1_v_y * flap_subspace0_coriolis_row_f_y
+        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace1_rate_w_y;
+    out[(2, 2)] = (t516 + t519 + t520) * flap_slice1_subspace0_v_x
+        + flap_slice0_subspace0_w_x * (t593 + t596 + t616 + t617 + t618 + t624)
+        + (t578 + t581 + t591) * flap_slice0_subspace0_v_z
+        + flap_slice1_subspace0_v_z * (t574 + t579 + t590)
+        + flap_slice2_subspace0_w_y * (t448 + t469 + t483 + t485 + t489 + t490)
+        + flap_slice2_subspace0_w_z * (t538 + t541 + t555 + t568 + t570 + t571)
+        + (t592 + t594 + t606 + t620 + t621 + t625) * flap_slice2_subspace0_w_x
+        + (t580 + t585 + t586) * flap_slice2_subspace0_v_z
+        + flap_slice0_subspace0_v_y * (t640 + t643 + t644)
+        + (t642 + t645 + t653) * flap_slice2_subspace0_v_y
+        + (t449 + t450 + t484 + t493 + t506 + t507) * cache.flap_slice1_subspace0_w_y
+        + cache.flap_slice1_subspace0_w_x * (t595 + t619 + t622 + t623 + t626 + t636)
+        + cache.flap_slice1_subspace0_w_z * (t539 + t542 + t543 + t544 + t567 + t572)
+        + flap_slice0_subspace0_w_y * (t451 + t457 + t470 + t482 + t486 + t494)
+        + (t536 + t537 + t540 + t556 + t569 + t573) * flap_slice0_subspace0_w_z
+        + (t641 + t649 + t654) * flap_slice1_subspace0_v_y
+        + flap_slice0_subspace0_v_x * (t512 + t518 + t521)
+        + flap_slice2_subspace0_v_x * (t508 + t517 + t525);
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -6916,139 +6761,151 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let arm_subspace0_projected_inertia_f_z = 0.3894183423086505
-        * (cache.arm_slice3_local_subspace0_v_x * cache.arm_slice0_mass
-            + cache.arm_slice0_local_subspace0_v_x * cache.arm_slice0_mass
-            + cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_x
-            + cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_x
-            - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_subspace0_w_z
-                - cache.arm_slice3_local_subspace0_w_y
-                    * cache.arm_slice3_local_inertia_h_z)
-            - (cache.arm_slice0_local_subspace0_w_z * cache.arm_slice0_local_inertia_h_y
-                - cache.arm_slice0_local_subspace0_w_y
-                    * cache.arm_slice0_local_inertia_h_z)
-            - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_subspace0_w_z
-                - cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_subspace0_w_y)
-            - (cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_subspace0_w_z
-                - cache.arm_slice2_local_subspace0_w_y
-                    * cache.arm_slice2_local_inertia_h_z))
-        + cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_m
-        + 0.1829865712999871
-            * (cache.arm_slice0_local_subspace0_v_y * cache.arm_slice0_mass
-                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_y
-                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_y
-                + cache.arm_slice3_local_subspace0_v_y * cache.arm_slice0_mass
-                - (cache.arm_slice2_local_subspace0_w_x
-                    * cache.arm_slice2_local_inertia_h_z
-                    - cache.arm_slice2_local_subspace0_w_z
-                        * cache.arm_slice2_local_inertia_h_x)
-                - (cache.arm_slice0_local_subspace0_w_x
-                    * cache.arm_slice0_local_inertia_h_z
-                    - cache.arm_slice0_local_subspace0_w_z
-                        * cache.arm_slice0_local_inertia_h_x)
-                - (cache.arm_slice3_local_inertia_h_z
-                    * cache.arm_slice3_local_subspace0_w_x
-                    - cache.arm_slice3_local_inertia_h_x
-                        * cache.arm_slice3_local_subspace0_w_z)
-                - (cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_subspace0_w_x
-                    - cache.arm_slice1_local_subspace0_w_z
-                        * cache.arm_slice1_local_inertia_h_x))
-        + 0.90270109637546
-            * (cache.arm_slice1_mass * cache.arm_slice1_local_subspace0_v_z
-                + cache.arm_slice3_local_subspace0_v_z * cache.arm_slice0_mass
-                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace0_v_z
-                + cache.arm_slice0_local_subspace0_v_z * cache.arm_slice0_mass
-                - (cache.arm_slice0_local_inertia_h_x
-                    * cache.arm_slice0_local_subspace0_w_y
-                    - cache.arm_slice0_local_subspace0_w_x
-                        * cache.arm_slice0_local_inertia_h_y)
-                - (cache.arm_slice3_local_inertia_h_x
-                    * cache.arm_slice3_local_subspace0_w_y
-                    - cache.arm_slice3_local_subspace0_w_x
-                        * cache.arm_slice3_local_inertia_h_y)
-                - (cache.arm_slice2_local_subspace0_w_y
-                    * cache.arm_slice2_local_inertia_h_x
-                    - cache.arm_slice2_local_subspace0_w_x
-                        * cache.arm_slice2_local_inertia_h_y)
-                - (cache.arm_slice1_local_subspace0_w_y
-                    * cache.arm_slice1_local_inertia_h_x
-                    - cache.arm_slice1_local_inertia_h_y
-                        * cache.arm_slice1_local_subspace0_w_x))
+    let arm_subspace0_projected_inertia_f_z = cache.arm_tip_subspace0_v_z
+        * cache.wrist_composite_inertia_m
+        + p.section_length
+            * (0.90270109637546
+                * (cache.arm_slice3_local_bend_y_column_v_z * cache.arm_slice0_mass
+                    + cache.arm_slice1_mass * cache.arm_slice1_local_bend_y_column_v_z
+                    + cache.arm_slice0_local_bend_y_column_v_z * cache.arm_slice0_mass
+                    + cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_z
+                    - (cache.arm_slice2_local_inertia_h_x
+                        * cache.arm_slice2_local_bend_y_column_w_y
+                        - cache.arm_slice2_local_inertia_h_y
+                            * cache.arm_slice2_local_bend_y_column_w_x)
+                    - (cache.arm_slice1_local_bend_y_column_w_y
+                        * cache.arm_slice1_local_inertia_h_x
+                        - cache.arm_slice1_local_inertia_h_y
+                            * cache.arm_slice1_local_bend_y_column_w_x)
+                    - (cache.arm_slice3_local_inertia_h_x
+                        * cache.arm_slice3_local_bend_y_column_w_y
+                        - cache.arm_slice3_local_inertia_h_y
+                            * cache.arm_slice3_local_bend_y_column_w_x)
+                    - (cache.arm_slice0_local_inertia_h_x
+                        * cache.arm_slice0_local_bend_y_column_w_y
+                        - cache.arm_slice0_local_bend_y_column_w_x
+                            * cache.arm_slice0_local_inertia_h_y))
+                + 0.1829865712999871
+                    * (cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_y
+                        + cache.arm_slice0_mass
+                            * cache.arm_slice3_local_bend_y_column_v_y
+                        + cache.arm_slice1_local_bend_y_column_v_y
+                            * cache.arm_slice1_mass
+                        + cache.arm_slice0_mass
+                            * cache.arm_slice0_local_bend_y_column_v_y
+                        - (cache.arm_slice2_local_bend_y_column_w_x
+                            * cache.arm_slice2_local_inertia_h_z
+                            - cache.arm_slice2_local_bend_y_column_w_z
+                                * cache.arm_slice2_local_inertia_h_x)
+                        - (cache.arm_slice0_local_bend_y_column_w_x
+                            * cache.arm_slice0_local_inertia_h_z
+                            - cache.arm_slice0_local_bend_y_column_w_z
+                                * cache.arm_slice0_local_inertia_h_x)
+                        - (cache.arm_slice3_local_inertia_h_z
+                            * cache.arm_slice3_local_bend_y_column_w_x
+                            - cache.arm_slice3_local_inertia_h_x
+                                * cache.arm_slice3_local_bend_y_column_w_z)
+                        - (cache.arm_slice1_local_inertia_h_z
+                            * cache.arm_slice1_local_bend_y_column_w_x
+                            - cache.arm_slice1_local_bend_y_column_w_z
+                                * cache.arm_slice1_local_inertia_h_x))
+                + 0.3894183423086505
+                    * (cache.arm_slice1_local_bend_y_column_v_x * cache.arm_slice1_mass
+                        + cache.arm_slice0_local_bend_y_column_v_x
+                            * cache.arm_slice0_mass
+                        + cache.arm_slice1_mass
+                            * cache.arm_slice2_local_bend_y_column_v_x
+                        + cache.arm_slice3_local_bend_y_column_v_x
+                            * cache.arm_slice0_mass
+                        - (cache.arm_slice3_local_inertia_h_y
+                            * cache.arm_slice3_local_bend_y_column_w_z
+                            - cache.arm_slice3_local_bend_y_column_w_y
+                                * cache.arm_slice3_local_inertia_h_z)
+                        - (cache.arm_slice1_local_inertia_h_y
+                            * cache.arm_slice1_local_bend_y_column_w_z
+                            - cache.arm_slice1_local_inertia_h_z
+                                * cache.arm_slice1_local_bend_y_column_w_y)
+                        - (cache.arm_slice0_local_bend_y_column_w_z
+                            * cache.arm_slice0_local_inertia_h_y
+                            - cache.arm_slice0_local_bend_y_column_w_y
+                                * cache.arm_slice0_local_inertia_h_z)
+                        - (cache.arm_slice2_local_bend_y_column_w_z
+                            * cache.arm_slice2_local_inertia_h_y
+                            - cache.arm_slice2_local_inertia_h_z
+                                * cache.arm_slice2_local_bend_y_column_w_y)))
         - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_y
             - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x);
-    let arm_subspace1_projected_inertia_f_z = cache.arm_tip_subspace1_v_z
-        * cache.wrist_composite_inertia_m
-        + 0.3894183423086505
-            * (cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_x
-                + cache.arm_slice0_local_subspace1_v_x * cache.arm_slice0_mass
-                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_x
-                + cache.arm_slice3_local_subspace1_v_x * cache.arm_slice0_mass
-                - (cache.arm_slice2_local_inertia_h_y
-                    * cache.arm_slice2_local_subspace1_w_z
-                    - cache.arm_slice2_local_subspace1_w_y
-                        * cache.arm_slice2_local_inertia_h_z)
-                - (cache.arm_slice1_local_inertia_h_y
-                    * cache.arm_slice1_local_subspace1_w_z
-                    - cache.arm_slice1_local_inertia_h_z
-                        * cache.arm_slice1_local_subspace1_w_y)
-                - (cache.arm_slice0_local_subspace1_w_z
-                    * cache.arm_slice0_local_inertia_h_y
-                    - cache.arm_slice0_local_subspace1_w_y
-                        * cache.arm_slice0_local_inertia_h_z)
-                - (cache.arm_slice3_local_inertia_h_y
-                    * cache.arm_slice3_local_subspace1_w_z
-                    - cache.arm_slice3_local_inertia_h_z
-                        * cache.arm_slice3_local_subspace1_w_y))
-        + 0.1829865712999871
-            * (cache.arm_slice3_local_subspace1_v_y * cache.arm_slice0_mass
-                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_y
-                + cache.arm_slice2_local_subspace1_v_y * cache.arm_slice1_mass
-                + cache.arm_slice0_local_subspace1_v_y * cache.arm_slice0_mass
-                - (cache.arm_slice2_local_subspace1_w_x
-                    * cache.arm_slice2_local_inertia_h_z
-                    - cache.arm_slice2_local_subspace1_w_z
-                        * cache.arm_slice2_local_inertia_h_x)
-                - (cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_subspace1_w_x
-                    - cache.arm_slice1_local_subspace1_w_z
-                        * cache.arm_slice1_local_inertia_h_x)
-                - (cache.arm_slice0_local_subspace1_w_x
+    let arm_subspace1_projected_inertia_f_z = p.section_length
+        * (0.1829865712999871
+            * (cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_y
+                + cache.arm_slice3_local_bend_z_column_v_y * cache.arm_slice0_mass
+                + cache.arm_slice2_local_bend_z_column_v_y * cache.arm_slice1_mass
+                + cache.arm_slice0_local_bend_z_column_v_y * cache.arm_slice0_mass
+                - (cache.arm_slice0_local_bend_z_column_w_x
                     * cache.arm_slice0_local_inertia_h_z
                     - cache.arm_slice0_local_inertia_h_x
-                        * cache.arm_slice0_local_subspace1_w_z)
-                - (cache.arm_slice3_local_subspace1_w_x
+                        * cache.arm_slice0_local_bend_z_column_w_z)
+                - (cache.arm_slice3_local_bend_z_column_w_x
                     * cache.arm_slice3_local_inertia_h_z
                     - cache.arm_slice3_local_inertia_h_x
-                        * cache.arm_slice3_local_subspace1_w_z))
-        + 0.90270109637546
-            * (cache.arm_slice3_local_subspace1_v_z * cache.arm_slice0_mass
-                + cache.arm_slice0_local_subspace1_v_z * cache.arm_slice0_mass
-                + cache.arm_slice1_mass * cache.arm_slice2_local_subspace1_v_z
-                + cache.arm_slice1_mass * cache.arm_slice1_local_subspace1_v_z
-                - (cache.arm_slice1_local_subspace1_w_y
-                    * cache.arm_slice1_local_inertia_h_x
-                    - cache.arm_slice1_local_inertia_h_y
-                        * cache.arm_slice1_local_subspace1_w_x)
-                - (cache.arm_slice0_local_subspace1_w_y
-                    * cache.arm_slice0_local_inertia_h_x
-                    - cache.arm_slice0_local_subspace1_w_x
-                        * cache.arm_slice0_local_inertia_h_y)
-                - (cache.arm_slice3_local_inertia_h_x
-                    * cache.arm_slice3_local_subspace1_w_y
-                    - cache.arm_slice3_local_subspace1_w_x
-                        * cache.arm_slice3_local_inertia_h_y)
-                - (cache.arm_slice2_local_subspace1_w_y
-                    * cache.arm_slice2_local_inertia_h_x
-                    - cache.arm_slice2_local_subspace1_w_x
-                        * cache.arm_slice2_local_inertia_h_y))
+                        * cache.arm_slice3_local_bend_z_column_w_z)
+                - (cache.arm_slice2_local_inertia_h_z
+                    * cache.arm_slice2_local_bend_z_column_w_x
+                    - cache.arm_slice2_local_bend_z_column_w_z
+                        * cache.arm_slice2_local_inertia_h_x)
+                - (cache.arm_slice1_local_inertia_h_z
+                    * cache.arm_slice1_local_bend_z_column_w_x
+                    - cache.arm_slice1_local_inertia_h_x
+                        * cache.arm_slice1_local_bend_z_column_w_z))
+            + 0.90270109637546
+                * (cache.arm_slice1_mass * cache.arm_slice2_local_bend_z_column_v_z
+                    + cache.arm_slice0_mass * cache.arm_slice3_local_bend_z_column_v_z
+                    + cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_z
+                    + cache.arm_slice0_local_bend_z_column_v_z * cache.arm_slice0_mass
+                    - (cache.arm_slice2_local_inertia_h_x
+                        * cache.arm_slice2_local_bend_z_column_w_y
+                        - cache.arm_slice2_local_inertia_h_y
+                            * cache.arm_slice2_local_bend_z_column_w_x)
+                    - (cache.arm_slice0_local_bend_z_column_w_y
+                        * cache.arm_slice0_local_inertia_h_x
+                        - cache.arm_slice0_local_bend_z_column_w_x
+                            * cache.arm_slice0_local_inertia_h_y)
+                    - (cache.arm_slice3_local_inertia_h_x
+                        * cache.arm_slice3_local_bend_z_column_w_y
+                        - cache.arm_slice3_local_bend_z_column_w_x
+                            * cache.arm_slice3_local_inertia_h_y)
+                    - (cache.arm_slice1_local_bend_z_column_w_y
+                        * cache.arm_slice1_local_inertia_h_x
+                        - cache.arm_slice1_local_inertia_h_y
+                            * cache.arm_slice1_local_bend_z_column_w_x))
+            + 0.3894183423086505
+                * (cache.arm_slice0_mass * cache.arm_slice0_local_bend_z_column_v_x
+                    + cache.arm_slice0_mass * cache.arm_slice3_local_bend_z_column_v_x
+                    + cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_x
+                    + cache.arm_slice1_mass * cache.arm_slice2_local_bend_z_column_v_x
+                    - (cache.arm_slice1_local_inertia_h_y
+                        * cache.arm_slice1_local_bend_z_column_w_z
+                        - cache.arm_slice1_local_inertia_h_z
+                            * cache.arm_slice1_local_bend_z_column_w_y)
+                    - (cache.arm_slice3_local_inertia_h_y
+                        * cache.arm_slice3_local_bend_z_column_w_z
+                        - cache.arm_slice3_local_inertia_h_z
+                            * cache.arm_slice3_local_bend_z_column_w_y)
+                    - (cache.arm_slice2_local_inertia_h_y
+                        * cache.arm_slice2_local_bend_z_column_w_z
+                        - cache.arm_slice2_local_inertia_h_z
+                            * cache.arm_slice2_local_bend_z_column_w_y)
+                    - (cache.arm_slice0_local_bend_z_column_w_z
+                        * cache.arm_slice0_local_inertia_h_y
+                        - cache.arm_slice0_local_bend_z_column_w_y
+                            * cache.arm_slice0_local_inertia_h_z)))
+        + cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
         - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
             - cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_y);
-    out[0] = arm_subspace0_projected_inertia_f_z * p.gravity + q[0] * p.arm_stiffness;
+    out[0] = q[0] * p.arm_stiffness + p.gravity * arm_subspace0_projected_inertia_f_z;
     out[1] = arm_subspace1_projected_inertia_f_z * p.gravity + q[1] * p.arm_stiffness;
     out[2] = p.flap_stiffness * q[2]
-        + cache.flap_subspace0_projected_inertia_f_z * p.gravity;
+        + p.gravity * cache.flap_subspace0_projected_inertia_f_z;
 }
 /// M, C qd and G together, all three from the one cache.
 #[inline]
@@ -7128,11 +6985,21 @@ pub fn contact_positions_into(
     let t5 = -(0.8660254037844384 * flap_ring0_skin_z_z);
     let flap_skin_0_2_position_z = cache.flap_position_z + t5
         - 0.5000000000000004 * flap_ring0_skin_y_z;
-    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t6 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+    let t7 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+    let flap_slice1_rotation_01 = cache.flap_rotation_01 * t6
+        + t7 * cache.flap_rotation_00;
+    let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
     let flap_skin_1_0_position_x = cache.flap_slice1_position_x + flap_ring1_skin_y_x;
-    let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
+    let flap_slice1_rotation_11 = cache.flap_rotation_10 * t7
+        + cache.flap_rotation_11 * t6;
+    let flap_ring1_skin_y_y = flap_slice1_rotation_11 * p.flap_skin_radius;
     let flap_skin_1_0_position_y = flap_ring1_skin_y_y + cache.flap_slice1_position_y;
-    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_slice1_rotation_21 = t7 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t6;
+    let flap_ring1_skin_y_z = flap_slice1_rotation_21 * p.flap_skin_radius;
     let flap_skin_1_0_position_z = flap_ring1_skin_y_z + cache.flap_slice1_position_z;
     let flap_skin_1_1_position_x = cache.flap_slice1_position_x + t0
         - 0.4999999999999998 * flap_ring1_skin_y_x;
@@ -7146,26 +7013,24 @@ pub fn contact_positions_into(
         - 0.5000000000000004 * flap_ring1_skin_y_y;
     let flap_skin_1_2_position_z = cache.flap_slice1_position_z + t5
         - 0.5000000000000004 * flap_ring1_skin_y_z;
-    let flap_bend_y = p.flap_length * q[2];
-    let t6 = -(flap_bend_y * cache.flap_bend_squared_c1);
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t7 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
-    let flap_tip_rotation_01 = t6 * cache.flap_rotation_00 + cache.flap_rotation_01 * t7;
+    let t8 = -(flap_bend_y * cache.flap_bend_squared_c1);
+    let t9 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+    let flap_tip_rotation_01 = t8 * cache.flap_rotation_00 + cache.flap_rotation_01 * t9;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-    let t8 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
-    let t9 = p.flap_length * cache.flap_bend_squared_c1;
-    let flap_tip_position_x = cache.flap_position_x + t8 * cache.flap_rotation_01
-        + cache.flap_rotation_00 * t9;
+    let t10 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+    let t11 = p.flap_length * cache.flap_bend_squared_c1;
+    let flap_tip_position_x = cache.flap_position_x + t10 * cache.flap_rotation_01
+        + cache.flap_rotation_00 * t11;
     let flap_skin_2_0_position_x = flap_ring2_skin_y_x + flap_tip_position_x;
-    let flap_tip_rotation_11 = cache.flap_rotation_10 * t6 + cache.flap_rotation_11 * t7;
+    let flap_tip_rotation_11 = cache.flap_rotation_10 * t8 + cache.flap_rotation_11 * t9;
     let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
-    let flap_tip_position_y = cache.flap_rotation_10 * t9 + cache.flap_position_y
-        + t8 * cache.flap_rotation_11;
+    let flap_tip_position_y = cache.flap_rotation_10 * t11 + cache.flap_position_y
+        + t10 * cache.flap_rotation_11;
     let flap_skin_2_0_position_y = flap_ring2_skin_y_y + flap_tip_position_y;
-    let flap_tip_rotation_21 = t6 * cache.flap_rotation_20 + cache.flap_rotation_21 * t7;
+    let flap_tip_rotation_21 = t8 * cache.flap_rotation_20 + cache.flap_rotation_21 * t9;
     let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
-    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t9
-        + cache.flap_rotation_21 * t8;
+    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t11
+        + cache.flap_rotation_21 * t10;
     let flap_skin_2_0_position_z = flap_ring2_skin_y_z + flap_tip_position_z;
     let flap_skin_2_1_position_x = t0 + flap_tip_position_x
         - 0.4999999999999998 * flap_ring2_skin_y_x;
@@ -7259,11 +7124,19 @@ pub fn contact_velocities_into(
     let t5 = -(0.8660254037844384 * flap_ring0_skin_z_x);
     let flap_skin_0_2_position_x = cache.flap_position_x + t5
         - 0.5000000000000004 * flap_ring0_skin_y_x;
-    let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
+    let flap_bend_y = p.flap_length * q[2];
+    let t6 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t7 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+    let flap_slice1_rotation_11 = cache.flap_rotation_10 * t6
+        + cache.flap_rotation_11 * t7;
+    let flap_ring1_skin_y_y = flap_slice1_rotation_11 * p.flap_skin_radius;
     let flap_skin_1_0_position_y = flap_ring1_skin_y_y + cache.flap_slice1_position_y;
     let flap_slice1_velocity_w_z = arm_tip_velocity_w_z
         + cache.flap_slice1_subspace0_w_z * qd[2];
-    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_slice1_rotation_21 = t6 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t7;
+    let flap_ring1_skin_y_z = flap_slice1_rotation_21 * p.flap_skin_radius;
     let flap_skin_1_0_position_z = flap_ring1_skin_y_z + cache.flap_slice1_position_z;
     let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
         + qd[2] * cache.flap_slice1_subspace0_w_y;
@@ -7283,7 +7156,9 @@ pub fn contact_velocities_into(
         - cache.flap_position_x * cache.flap_slice1_subspace0_w_z;
     let flap_ring1_velocity_v_y = arm_tip_velocity_v_y
         + qd[2] * flap_ring1_subspace0_v_y;
-    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_slice1_rotation_01 = cache.flap_rotation_01 * t7
+        + t6 * cache.flap_rotation_00;
+    let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
     let flap_skin_1_0_position_x = cache.flap_slice1_position_x + flap_ring1_skin_y_x;
     let flap_ring1_subspace0_v_z = cache.flap_position_x
         * cache.flap_slice1_subspace0_w_y
@@ -7305,18 +7180,17 @@ pub fn contact_velocities_into(
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x + t5
         - 0.5000000000000004 * flap_ring1_skin_y_x;
     let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
-    let flap_bend_y = p.flap_length * q[2];
-    let t6 = p.flap_length * flap_bend_y;
-    let t7 = cache.flap_bend_squared_c2 * t6;
-    let flap_tip_local_subspace0_v_x = p.flap_length
-        * (t7 + (cache.flap_bend_squared_c3 * t6 - cache.flap_bend_squared_c2 * t6));
-    let t8 = p.flap_length * cache.flap_bend_squared_c1;
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t9 = flap_bend_squared * p.flap_length;
-    let flap_tip_local_subspace0_v_y = p.flap_length
-        * ((2.0 * cache.flap_bend_squared_c4 * t9
-            + p.flap_length * cache.flap_bend_squared_c2
-            - cache.flap_bend_squared_c3 * t9) - t8);
+    let t8 = p.flap_length * flap_bend_y;
+    let t9 = cache.flap_bend_squared_c2 * t8;
+    let flap_tip_local_bend_y_column_v_x = t9
+        + (cache.flap_bend_squared_c3 * t8 - cache.flap_bend_squared_c2 * t8);
+    let flap_tip_local_subspace0_v_x = p.flap_length * flap_tip_local_bend_y_column_v_x;
+    let t10 = p.flap_length * cache.flap_bend_squared_c1;
+    let t11 = flap_bend_squared * p.flap_length;
+    let flap_tip_local_bend_y_column_v_y = (2.0 * cache.flap_bend_squared_c4 * t11
+        + p.flap_length * cache.flap_bend_squared_c2 - cache.flap_bend_squared_c3 * t11)
+        - t10;
+    let flap_tip_local_subspace0_v_y = p.flap_length * flap_tip_local_bend_y_column_v_y;
     let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
     let flap_ring2_subspace0_v_x = cache.flap_rotation_00 * flap_tip_local_subspace0_v_x
         + flap_tip_local_subspace0_v_y * cache.flap_rotation_01
@@ -7324,20 +7198,20 @@ pub fn contact_velocities_into(
         - cache.flap_position_z * flap_tip_subspace0_w_y;
     let flap_ring2_velocity_v_x = arm_tip_velocity_v_x
         + flap_ring2_subspace0_v_x * qd[2];
-    let t10 = -(flap_bend_y * cache.flap_bend_squared_c1);
-    let t11 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
-    let flap_tip_rotation_11 = cache.flap_rotation_10 * t10
-        + cache.flap_rotation_11 * t11;
+    let t12 = -(flap_bend_y * cache.flap_bend_squared_c1);
+    let t13 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+    let flap_tip_rotation_11 = cache.flap_rotation_10 * t12
+        + cache.flap_rotation_11 * t13;
     let flap_ring2_skin_y_y = p.flap_skin_radius * flap_tip_rotation_11;
-    let flap_tip_position_y = cache.flap_rotation_10 * t8 + cache.flap_position_y
-        + t7 * cache.flap_rotation_11;
+    let flap_tip_position_y = cache.flap_rotation_10 * t10 + cache.flap_position_y
+        + t9 * cache.flap_rotation_11;
     let flap_skin_2_0_position_y = flap_ring2_skin_y_y + flap_tip_position_y;
     let flap_tip_velocity_w_z = arm_tip_velocity_w_z + qd[2] * flap_tip_subspace0_w_z;
-    let flap_tip_rotation_21 = t10 * cache.flap_rotation_20
-        + cache.flap_rotation_21 * t11;
+    let flap_tip_rotation_21 = t12 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t13;
     let flap_ring2_skin_y_z = flap_tip_rotation_21 * p.flap_skin_radius;
-    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t8
-        + cache.flap_rotation_21 * t7;
+    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t10
+        + cache.flap_rotation_21 * t9;
     let flap_skin_2_0_position_z = flap_ring2_skin_y_z + flap_tip_position_z;
     let flap_tip_velocity_w_y = flap_tip_subspace0_w_y * qd[2] + arm_tip_velocity_w_y;
     let flap_tip_subspace0_w_x = p.flap_length * cache.flap_rotation_02;
@@ -7348,11 +7222,11 @@ pub fn contact_velocities_into(
     let flap_ring2_velocity_v_y = qd[2] * flap_ring2_subspace0_v_y
         + arm_tip_velocity_v_y;
     let flap_tip_velocity_w_x = qd[2] * flap_tip_subspace0_w_x + arm_tip_velocity_w_x;
-    let flap_tip_rotation_01 = t10 * cache.flap_rotation_00
-        + cache.flap_rotation_01 * t11;
+    let flap_tip_rotation_01 = t12 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t13;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-    let flap_tip_position_x = cache.flap_position_x + t7 * cache.flap_rotation_01
-        + cache.flap_rotation_00 * t8;
+    let flap_tip_position_x = cache.flap_position_x + t9 * cache.flap_rotation_01
+        + cache.flap_rotation_00 * t10;
     let flap_skin_2_0_position_x = flap_ring2_skin_y_x + flap_tip_position_x;
     let flap_ring2_subspace0_v_z = cache.flap_position_x * flap_tip_subspace0_w_y
         + cache.flap_rotation_21 * flap_tip_local_subspace0_v_y
@@ -7587,11 +7461,21 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t0 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+    let t1 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+    let flap_slice1_rotation_01 = cache.flap_rotation_01 * t0
+        + t1 * cache.flap_rotation_00;
+    let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
     let flap_skin_1_0_position_x = cache.flap_slice1_position_x + flap_ring1_skin_y_x;
-    let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
+    let flap_slice1_rotation_11 = cache.flap_rotation_10 * t1
+        + cache.flap_rotation_11 * t0;
+    let flap_ring1_skin_y_y = flap_slice1_rotation_11 * p.flap_skin_radius;
     let flap_skin_1_0_position_y = flap_ring1_skin_y_y + cache.flap_slice1_position_y;
-    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_slice1_rotation_21 = t1 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t0;
+    let flap_ring1_skin_y_z = flap_slice1_rotation_21 * p.flap_skin_radius;
     let flap_skin_1_0_position_z = flap_ring1_skin_y_z + cache.flap_slice1_position_z;
     let x = flap_skin_1_0_position_x;
     let y = flap_skin_1_0_position_y;
@@ -7610,18 +7494,28 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t0 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+    let t1 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+    let flap_slice1_rotation_01 = cache.flap_rotation_01 * t0
+        + t1 * cache.flap_rotation_00;
+    let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
     let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_skin_1_1_position_x = cache.flap_slice1_position_x
         + 0.8660254037844387 * flap_ring0_skin_z_x
         - 0.4999999999999998 * flap_ring1_skin_y_x;
-    let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
+    let flap_slice1_rotation_11 = cache.flap_rotation_10 * t1
+        + cache.flap_rotation_11 * t0;
+    let flap_ring1_skin_y_y = flap_slice1_rotation_11 * p.flap_skin_radius;
     let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
     let flap_skin_1_1_position_y = cache.flap_slice1_position_y
         + 0.8660254037844387 * flap_ring0_skin_z_y
         - 0.4999999999999998 * flap_ring1_skin_y_y;
     let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
-    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_slice1_rotation_21 = t1 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t0;
+    let flap_ring1_skin_y_z = flap_slice1_rotation_21 * p.flap_skin_radius;
     let flap_skin_1_1_position_z = 0.8660254037844387 * flap_ring0_skin_z_z
         + cache.flap_slice1_position_z - 0.4999999999999998 * flap_ring1_skin_y_z;
     let x = flap_skin_1_1_position_x;
@@ -7641,17 +7535,27 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t0 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+    let t1 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+    let flap_slice1_rotation_01 = cache.flap_rotation_01 * t0
+        + t1 * cache.flap_rotation_00;
+    let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
     let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x
         - 0.5000000000000004 * flap_ring1_skin_y_x
         - 0.8660254037844384 * flap_ring0_skin_z_x;
     let flap_ring0_skin_z_y = cache.flap_rotation_12 * p.flap_skin_radius;
-    let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
+    let flap_slice1_rotation_11 = cache.flap_rotation_10 * t1
+        + cache.flap_rotation_11 * t0;
+    let flap_ring1_skin_y_y = flap_slice1_rotation_11 * p.flap_skin_radius;
     let flap_skin_1_2_position_y = cache.flap_slice1_position_y
         - 0.8660254037844384 * flap_ring0_skin_z_y
         - 0.5000000000000004 * flap_ring1_skin_y_y;
-    let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+    let flap_slice1_rotation_21 = t1 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t0;
+    let flap_ring1_skin_y_z = flap_slice1_rotation_21 * p.flap_skin_radius;
     let flap_ring0_skin_z_z = p.flap_skin_radius * cache.flap_rotation_22;
     let flap_skin_1_2_position_z = cache.flap_slice1_position_z
         - 0.5000000000000004 * flap_ring1_skin_y_z
@@ -7951,13 +7855,23 @@ pub fn contact_frame_positions_into(
             out[2][2usize] = flap_skin_0_2_position_z;
         }
         1 => {
-            let flap_ring1_skin_y_x = cache.flap_slice1_rotation_01 * p.flap_skin_radius;
+            let flap_bend_y = p.flap_length * q[2];
+            let flap_bend_squared = flap_bend_y * flap_bend_y;
+            let t0 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+            let t1 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+            let flap_slice1_rotation_01 = cache.flap_rotation_01 * t0
+                + t1 * cache.flap_rotation_00;
+            let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
             let flap_skin_1_0_position_x = cache.flap_slice1_position_x
                 + flap_ring1_skin_y_x;
-            let flap_ring1_skin_y_y = cache.flap_slice1_rotation_11 * p.flap_skin_radius;
+            let flap_slice1_rotation_11 = cache.flap_rotation_10 * t1
+                + cache.flap_rotation_11 * t0;
+            let flap_ring1_skin_y_y = flap_slice1_rotation_11 * p.flap_skin_radius;
             let flap_skin_1_0_position_y = flap_ring1_skin_y_y
                 + cache.flap_slice1_position_y;
-            let flap_ring1_skin_y_z = cache.flap_slice1_rotation_21 * p.flap_skin_radius;
+            let flap_slice1_rotation_21 = t1 * cache.flap_rotation_20
+                + cache.flap_rotation_21 * t0;
+            let flap_ring1_skin_y_z = flap_slice1_rotation_21 * p.flap_skin_radius;
             let flap_skin_1_0_position_z = flap_ring1_skin_y_z
                 + cache.flap_slice1_position_z;
             let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
@@ -8135,17 +8049,18 @@ pub fn contact_frame_own_into(
             let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
             let flap_bend_y = p.flap_length * q[2];
             let t0 = p.flap_length * flap_bend_y;
+            let flap_tip_local_bend_y_column_v_x = cache.flap_bend_squared_c2 * t0
+                + (cache.flap_bend_squared_c3 * t0 - cache.flap_bend_squared_c2 * t0);
             let flap_tip_local_subspace0_v_x = p.flap_length
-                * (cache.flap_bend_squared_c2 * t0
-                    + (cache.flap_bend_squared_c3 * t0
-                        - cache.flap_bend_squared_c2 * t0));
+                * flap_tip_local_bend_y_column_v_x;
             let flap_bend_squared = flap_bend_y * flap_bend_y;
             let t1 = flap_bend_squared * p.flap_length;
+            let flap_tip_local_bend_y_column_v_y = (2.0 * cache.flap_bend_squared_c4 * t1
+                + p.flap_length * cache.flap_bend_squared_c2
+                - cache.flap_bend_squared_c3 * t1)
+                - (p.flap_length * cache.flap_bend_squared_c1);
             let flap_tip_local_subspace0_v_y = p.flap_length
-                * ((2.0 * cache.flap_bend_squared_c4 * t1
-                    + p.flap_length * cache.flap_bend_squared_c2
-                    - cache.flap_bend_squared_c3 * t1)
-                    - (p.flap_length * cache.flap_bend_squared_c1));
+                * flap_tip_local_bend_y_column_v_y;
             let flap_ring2_subspace0_v_x = cache.flap_rotation_00
                 * flap_tip_local_subspace0_v_x
                 + flap_tip_local_subspace0_v_y * cache.flap_rotation_01
@@ -8258,14 +8173,24 @@ pub fn linear_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let arm_slice2_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice2_local_subspace0_w_x
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_subspace1_w_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
+    let arm_slice2_local_subspace0_w_x = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_x;
+    let arm_slice2_local_subspace0_w_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_y;
+    let arm_slice2_local_subspace0_w_z = cache.arm_slice2_local_bend_y_column_w_z
+        * p.section_length;
+    let arm_slice2_subspace0_w_z = 0.3894183423086505 * arm_slice2_local_subspace0_w_x
+        + 0.1829865712999871 * arm_slice2_local_subspace0_w_y
+        + 0.90270109637546 * arm_slice2_local_subspace0_w_z;
+    let arm_slice2_local_subspace1_w_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_z;
+    let arm_slice2_local_subspace1_w_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_x;
+    let arm_slice2_local_subspace1_w_y = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_y;
+    let arm_slice2_subspace1_w_z = 0.90270109637546 * arm_slice2_local_subspace1_w_z
+        + 0.3894183423086505 * arm_slice2_local_subspace1_w_x
+        + 0.1829865712999871 * arm_slice2_local_subspace1_w_y;
     let arm_slice2_velocity_w_z = qd[0] * arm_slice2_subspace0_w_z
         + arm_slice2_subspace1_w_z * qd[1];
     let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
@@ -8276,25 +8201,34 @@ pub fn linear_momentum(
         + 0.3894183423086505 * cache.arm_slice2_local_com_x
         + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
     let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
-    let arm_slice2_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace0_w_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace0_w_y
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace1_w_y = 0.96744666685656 * arm_slice2_local_subspace1_w_y
+        + 0.09195266597143173 * arm_slice2_local_subspace1_w_x
+        - 0.2357788243436599 * arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace0_w_y = 0.96744666685656 * arm_slice2_local_subspace0_w_y
+        + 0.09195266597143173 * arm_slice2_local_subspace0_w_x
+        - 0.2357788243436599 * arm_slice2_local_subspace0_w_z;
     let arm_slice2_velocity_w_y = arm_slice2_subspace1_w_y * qd[1]
         + arm_slice2_subspace0_w_y * qd[0];
-    let arm_slice2_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_v_x
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
+    let arm_slice2_local_subspace0_v_z = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_z;
+    let arm_slice2_local_subspace0_v_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_y;
+    let arm_slice2_local_subspace0_v_x = cache.arm_slice2_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice2_subspace0_v_x = 0.9164595255079896 * arm_slice2_local_subspace0_v_x
+        - 0.35991537421130565 * arm_slice2_local_subspace0_v_z
+        - 0.1748223713144484 * arm_slice2_local_subspace0_v_y
         - 0.01 * arm_slice2_subspace0_w_y;
-    let arm_slice2_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z;
+    let arm_slice2_local_subspace1_v_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_x;
+    let arm_slice2_local_subspace1_v_y = cache.arm_slice2_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice2_local_subspace1_v_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_z;
+    let arm_slice2_subspace1_v_x = 0.9164595255079896 * arm_slice2_local_subspace1_v_x
+        - 0.01 * arm_slice2_subspace1_w_y
+        - 0.1748223713144484 * arm_slice2_local_subspace1_v_y
+        - 0.35991537421130565 * arm_slice2_local_subspace1_v_z;
     let arm_slice2_velocity_v_x = qd[0] * arm_slice2_subspace0_v_x
         + arm_slice2_subspace1_v_x * qd[1];
     let arm_slice2_momentum_f_x = arm_slice2_velocity_v_x * cache.arm_slice1_mass
@@ -8324,7 +8258,8 @@ pub fn linear_momentum(
     let flap_slice1_momentum_f_x = cache.flap_slice1_mass * flap_slice1_velocity_v_x
         - (flap_slice1_inertia_h_y * flap_slice1_velocity_w_z
             - flap_slice1_inertia_h_z * flap_slice1_velocity_w_y);
-    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
+    let flap_slice0_local_subspace0_w_z = 0.1127016653792583 * p.flap_length;
+    let flap_slice0_subspace0_w_y = flap_slice0_local_subspace0_w_z
         * cache.flap_rotation_12;
     let flap_slice0_velocity_w_y = flap_slice0_subspace0_w_y * qd[2]
         + arm_tip_velocity_w_y;
@@ -8332,7 +8267,7 @@ pub fn linear_momentum(
         + cache.flap_slice0_local_com_x * cache.flap_rotation_20
         + cache.flap_rotation_21 * cache.flap_slice0_local_com_y;
     let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
+    let flap_slice0_subspace0_w_z = flap_slice0_local_subspace0_w_z
         * cache.flap_rotation_22;
     let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
         + flap_slice0_subspace0_w_z * qd[2];
@@ -8340,37 +8275,46 @@ pub fn linear_momentum(
         + cache.flap_slice0_local_com_y * cache.flap_rotation_11
         + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
     let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_local_subspace0_v_y = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_y;
+    let flap_slice0_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_x;
     let flap_slice0_subspace0_v_x = cache.flap_position_y
-        * cache.flap_slice0_local_subspace0_w_z * cache.flap_rotation_22
-        + cache.flap_rotation_01 * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_rotation_00 * cache.flap_slice0_local_subspace0_v_x
-        - cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+        * flap_slice0_local_subspace0_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_01 * flap_slice0_local_subspace0_v_y
+        + cache.flap_rotation_00 * flap_slice0_local_subspace0_v_x
+        - cache.flap_position_z * flap_slice0_local_subspace0_w_z
             * cache.flap_rotation_12;
     let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
         + arm_tip_velocity_v_x;
     let flap_slice0_momentum_f_x = flap_slice0_velocity_v_x * cache.flap_slice0_mass
         - (flap_slice0_velocity_w_z * flap_slice0_inertia_h_y
             - flap_slice0_velocity_w_y * flap_slice0_inertia_h_z);
+    let flap_slice2_local_subspace0_v_y = cache.flap_slice2_local_bend_y_column_v_y
+        * p.flap_length;
+    let flap_slice2_local_subspace0_w_z = 0.8872983346207417 * p.flap_length;
+    let flap_slice2_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice2_local_bend_y_column_v_x;
     let flap_slice2_subspace0_v_x = cache.flap_rotation_01
-        * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
+        * flap_slice2_local_subspace0_v_y
+        + cache.flap_position_y * flap_slice2_local_subspace0_w_z
             * cache.flap_rotation_22
-        + cache.flap_rotation_00 * cache.flap_slice2_local_subspace0_v_x
+        + cache.flap_rotation_00 * flap_slice2_local_subspace0_v_x
         - cache.flap_position_z * cache.flap_rotation_12
-            * cache.flap_slice2_local_subspace0_w_z;
+            * flap_slice2_local_subspace0_w_z;
     let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
         + flap_slice2_subspace0_v_x * qd[2];
     let flap_slice2_position_z = cache.flap_rotation_21 * cache.flap_slice2_local_com_y
         + cache.flap_position_z + cache.flap_slice2_local_com_x * cache.flap_rotation_20;
     let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
     let flap_slice2_subspace0_w_y = cache.flap_rotation_12
-        * cache.flap_slice2_local_subspace0_w_z;
+        * flap_slice2_local_subspace0_w_z;
     let flap_slice2_velocity_w_y = flap_slice2_subspace0_w_y * qd[2]
         + arm_tip_velocity_w_y;
     let flap_slice2_position_y = cache.flap_rotation_10 * cache.flap_slice2_local_com_x
         + cache.flap_position_y + cache.flap_rotation_11 * cache.flap_slice2_local_com_y;
     let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
+    let flap_slice2_subspace0_w_z = flap_slice2_local_subspace0_w_z
         * cache.flap_rotation_22;
     let flap_slice2_velocity_w_z = arm_tip_velocity_w_z
         + flap_slice2_subspace0_w_z * qd[2];
@@ -8387,61 +8331,101 @@ pub fn linear_momentum(
         + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
         + 0.90270109637546 * cache.arm_slice1_local_com_z;
     let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
-    let arm_slice1_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
-    let arm_slice1_subspace0_w_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace0_w_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
+    let arm_slice1_local_subspace1_w_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_z;
+    let arm_slice1_local_subspace1_w_y = cache.arm_slice1_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice1_local_subspace1_w_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_x;
+    let arm_slice1_subspace1_w_y = 0.96744666685656 * arm_slice1_local_subspace1_w_y
+        + 0.09195266597143173 * arm_slice1_local_subspace1_w_x
+        - 0.2357788243436599 * arm_slice1_local_subspace1_w_z;
+    let arm_slice1_local_subspace0_w_y = cache.arm_slice1_local_bend_y_column_w_y
+        * p.section_length;
+    let arm_slice1_local_subspace0_w_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_z;
+    let arm_slice1_local_subspace0_w_x = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_x;
+    let arm_slice1_subspace0_w_y = 0.96744666685656 * arm_slice1_local_subspace0_w_y
+        + 0.09195266597143173 * arm_slice1_local_subspace0_w_x
+        - 0.2357788243436599 * arm_slice1_local_subspace0_w_z;
     let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
         + arm_slice1_subspace0_w_y * qd[0];
     let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
         + 0.96744666685656 * cache.arm_slice1_local_com_y
         - 0.2357788243436599 * cache.arm_slice1_local_com_z;
     let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
-    let arm_slice1_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace0_w_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y;
-    let arm_slice1_subspace1_w_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_w_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace0_w_z = 0.3894183423086505 * arm_slice1_local_subspace0_w_x
+        + 0.90270109637546 * arm_slice1_local_subspace0_w_z
+        + 0.1829865712999871 * arm_slice1_local_subspace0_w_y;
+    let arm_slice1_subspace1_w_z = 0.3894183423086505 * arm_slice1_local_subspace1_w_x
+        + 0.90270109637546 * arm_slice1_local_subspace1_w_z
+        + 0.1829865712999871 * arm_slice1_local_subspace1_w_y;
     let arm_slice1_velocity_w_z = arm_slice1_subspace0_w_z * qd[0]
         + arm_slice1_subspace1_w_z * qd[1];
-    let arm_slice1_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_v_x - 0.01 * arm_slice1_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
-    let arm_slice1_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_v_x
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
+    let arm_slice1_local_subspace1_v_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_x;
+    let arm_slice1_local_subspace1_v_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_z;
+    let arm_slice1_local_subspace1_v_y = cache.arm_slice1_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice1_subspace1_v_x = 0.9164595255079896 * arm_slice1_local_subspace1_v_x
+        - 0.01 * arm_slice1_subspace1_w_y
+        - 0.35991537421130565 * arm_slice1_local_subspace1_v_z
+        - 0.1748223713144484 * arm_slice1_local_subspace1_v_y;
+    let arm_slice1_local_subspace0_v_y = cache.arm_slice1_local_bend_y_column_v_y
+        * p.section_length;
+    let arm_slice1_local_subspace0_v_x = cache.arm_slice1_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice1_local_subspace0_v_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_v_z;
+    let arm_slice1_subspace0_v_x = 0.9164595255079896 * arm_slice1_local_subspace0_v_x
+        - 0.1748223713144484 * arm_slice1_local_subspace0_v_y
+        - 0.35991537421130565 * arm_slice1_local_subspace0_v_z
         - 0.01 * arm_slice1_subspace0_w_y;
     let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
         + arm_slice1_subspace0_v_x * qd[0];
     let arm_slice1_momentum_f_x = cache.arm_slice1_mass * arm_slice1_velocity_v_x
         - (arm_slice1_inertia_h_y * arm_slice1_velocity_w_z
             - arm_slice1_inertia_h_z * arm_slice1_velocity_w_y);
-    let arm_slice0_subspace1_w_y = 0.09195266597143173
-        * cache.arm_slice0_local_subspace1_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace1_w_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_w_z;
-    let arm_slice0_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_v_x
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_v_y
+    let arm_slice0_local_subspace1_v_y = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_y;
+    let arm_slice0_local_subspace1_w_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_x;
+    let arm_slice0_local_subspace1_w_z = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_z;
+    let arm_slice0_local_subspace1_w_y = cache.arm_slice0_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice0_subspace1_w_y = 0.09195266597143173 * arm_slice0_local_subspace1_w_x
+        + 0.96744666685656 * arm_slice0_local_subspace1_w_y
+        - 0.2357788243436599 * arm_slice0_local_subspace1_w_z;
+    let arm_slice0_local_subspace1_v_z = cache.arm_slice0_local_bend_z_column_v_z
+        * p.section_length;
+    let arm_slice0_local_subspace1_v_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_x;
+    let arm_slice0_subspace1_v_x = 0.9164595255079896 * arm_slice0_local_subspace1_v_x
+        - 0.1748223713144484 * arm_slice0_local_subspace1_v_y
         - 0.01 * arm_slice0_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_v_z;
-    let arm_slice0_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice0_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_w_z;
-    let arm_slice0_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace0_v_x - 0.01 * arm_slice0_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y;
+        - 0.35991537421130565 * arm_slice0_local_subspace1_v_z;
+    let arm_slice0_local_subspace0_w_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_x;
+    let arm_slice0_local_subspace0_w_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_y;
+    let arm_slice0_local_subspace0_w_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_z;
+    let arm_slice0_subspace0_w_y = 0.09195266597143173 * arm_slice0_local_subspace0_w_x
+        + 0.96744666685656 * arm_slice0_local_subspace0_w_y
+        - 0.2357788243436599 * arm_slice0_local_subspace0_w_z;
+    let arm_slice0_local_subspace0_v_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_z;
+    let arm_slice0_local_subspace0_v_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_y;
+    let arm_slice0_local_subspace0_v_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_x;
+    let arm_slice0_subspace0_v_x = 0.9164595255079896 * arm_slice0_local_subspace0_v_x
+        - 0.01 * arm_slice0_subspace0_w_y
+        - 0.35991537421130565 * arm_slice0_local_subspace0_v_z
+        - 0.1748223713144484 * arm_slice0_local_subspace0_v_y;
     let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
         + qd[0] * arm_slice0_subspace0_v_x;
     let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
@@ -8450,14 +8434,12 @@ pub fn linear_momentum(
         + 0.90270109637546 * cache.arm_slice0_local_com_z
         + 0.3894183423086505 * cache.arm_slice0_local_com_x;
     let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
-    let arm_slice0_subspace0_w_z = 0.90270109637546
-        * cache.arm_slice0_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
+    let arm_slice0_subspace1_w_z = 0.1829865712999871 * arm_slice0_local_subspace1_w_y
+        + 0.90270109637546 * arm_slice0_local_subspace1_w_z
+        + 0.3894183423086505 * arm_slice0_local_subspace1_w_x;
+    let arm_slice0_subspace0_w_z = 0.90270109637546 * arm_slice0_local_subspace0_w_z
+        + 0.1829865712999871 * arm_slice0_local_subspace0_w_y
+        + 0.3894183423086505 * arm_slice0_local_subspace0_w_x;
     let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
         + qd[0] * arm_slice0_subspace0_w_z;
     let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
@@ -8467,38 +8449,56 @@ pub fn linear_momentum(
     let arm_slice0_momentum_f_x = arm_slice0_velocity_v_x * cache.arm_slice0_mass
         - (arm_slice0_velocity_w_z * arm_slice0_inertia_h_y
             - arm_slice0_velocity_w_y * arm_slice0_inertia_h_z);
-    let arm_slice3_subspace0_w_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace0_w_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
-    let arm_slice3_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_v_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y
+    let arm_slice3_local_subspace0_v_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_y;
+    let arm_slice3_local_subspace0_w_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_z;
+    let arm_slice3_local_subspace0_w_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_y;
+    let arm_slice3_local_subspace0_w_x = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_x;
+    let arm_slice3_subspace0_w_y = 0.96744666685656 * arm_slice3_local_subspace0_w_y
+        + 0.09195266597143173 * arm_slice3_local_subspace0_w_x
+        - 0.2357788243436599 * arm_slice3_local_subspace0_w_z;
+    let arm_slice3_local_subspace0_v_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_z;
+    let arm_slice3_local_subspace0_v_x = cache.arm_slice3_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice3_subspace0_v_x = 0.9164595255079896 * arm_slice3_local_subspace0_v_x
+        - 0.1748223713144484 * arm_slice3_local_subspace0_v_y
         - 0.01 * arm_slice3_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace1_v_x
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
+        - 0.35991537421130565 * arm_slice3_local_subspace0_v_z;
+    let arm_slice3_local_subspace1_v_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_x;
+    let arm_slice3_local_subspace1_v_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_z;
+    let arm_slice3_local_subspace1_w_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_y;
+    let arm_slice3_local_subspace1_w_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_x;
+    let arm_slice3_local_subspace1_w_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_z;
+    let arm_slice3_subspace1_w_y = 0.96744666685656 * arm_slice3_local_subspace1_w_y
+        + 0.09195266597143173 * arm_slice3_local_subspace1_w_x
+        - 0.2357788243436599 * arm_slice3_local_subspace1_w_z;
+    let arm_slice3_local_subspace1_v_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_y;
+    let arm_slice3_subspace1_v_x = 0.9164595255079896 * arm_slice3_local_subspace1_v_x
+        - 0.35991537421130565 * arm_slice3_local_subspace1_v_z
         - 0.01 * arm_slice3_subspace1_w_y
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y;
+        - 0.1748223713144484 * arm_slice3_local_subspace1_v_y;
     let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
         + arm_slice3_subspace1_v_x * qd[1];
     let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
         + 0.09195266597143173 * cache.arm_slice3_local_com_x
         - 0.2357788243436599 * cache.arm_slice3_local_com_z;
     let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
-    let arm_slice3_subspace0_w_z = 0.90270109637546
-        * cache.arm_slice3_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace0_w_x;
+    let arm_slice3_subspace1_w_z = 0.1829865712999871 * arm_slice3_local_subspace1_w_y
+        + 0.90270109637546 * arm_slice3_local_subspace1_w_z
+        + 0.3894183423086505 * arm_slice3_local_subspace1_w_x;
+    let arm_slice3_subspace0_w_z = 0.90270109637546 * arm_slice3_local_subspace0_w_z
+        + 0.1829865712999871 * arm_slice3_local_subspace0_w_y
+        + 0.3894183423086505 * arm_slice3_local_subspace0_w_x;
     let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
         + arm_slice3_subspace0_w_z * qd[0];
     let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
@@ -8513,24 +8513,20 @@ pub fn linear_momentum(
     let arm_composite_momentum_f_x = arm_slice2_momentum_f_x
         + wrist_composite_momentum_f_x + arm_slice1_momentum_f_x
         + arm_slice0_momentum_f_x + arm_slice3_momentum_f_x;
-    let arm_slice1_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_subspace1_v_y = 0.09195266597143173
-        * cache.arm_slice1_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice1_local_subspace1_v_y
+    let arm_slice1_subspace1_w_x = 0.9164595255079896 * arm_slice1_local_subspace1_w_x
+        - 0.35991537421130565 * arm_slice1_local_subspace1_w_z
+        - 0.1748223713144484 * arm_slice1_local_subspace1_w_y;
+    let arm_slice1_subspace1_v_y = 0.09195266597143173 * arm_slice1_local_subspace1_v_x
+        + 0.96744666685656 * arm_slice1_local_subspace1_v_y
         + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
-    let arm_slice1_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_w_x
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z;
-    let arm_slice1_subspace0_v_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace0_v_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
+        - 0.2357788243436599 * arm_slice1_local_subspace1_v_z;
+    let arm_slice1_subspace0_w_x = 0.9164595255079896 * arm_slice1_local_subspace0_w_x
+        - 0.1748223713144484 * arm_slice1_local_subspace0_w_y
+        - 0.35991537421130565 * arm_slice1_local_subspace0_w_z;
+    let arm_slice1_subspace0_v_y = 0.96744666685656 * arm_slice1_local_subspace0_v_y
+        + 0.09195266597143173 * arm_slice1_local_subspace0_v_x
         + 0.01 * arm_slice1_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
+        - 0.2357788243436599 * arm_slice1_local_subspace0_v_z
         - 0.02 * arm_slice1_subspace0_w_z;
     let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
         + arm_slice1_subspace0_v_y * qd[0];
@@ -8543,24 +8539,21 @@ pub fn linear_momentum(
     let arm_slice1_momentum_f_y = cache.arm_slice1_mass * arm_slice1_velocity_v_y
         - (arm_slice1_inertia_h_z * arm_slice1_velocity_w_x
             - arm_slice1_inertia_h_x * arm_slice1_velocity_w_z);
-    let arm_slice2_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_w_x
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace1_v_y = 0.09195266597143173
-        * cache.arm_slice2_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
+    let arm_slice2_subspace1_w_x = 0.9164595255079896 * arm_slice2_local_subspace1_w_x
+        - 0.1748223713144484 * arm_slice2_local_subspace1_w_y
+        - 0.35991537421130565 * arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace1_v_y = 0.09195266597143173 * arm_slice2_local_subspace1_v_x
+        + 0.96744666685656 * arm_slice2_local_subspace1_v_y
         + 0.01 * arm_slice2_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z
+        - 0.2357788243436599 * arm_slice2_local_subspace1_v_z
         - 0.02 * arm_slice2_subspace1_w_z;
-    let arm_slice2_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_w_x
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace0_w_x = 0.9164595255079896 * arm_slice2_local_subspace0_w_x
+        - 0.1748223713144484 * arm_slice2_local_subspace0_w_y
+        - 0.35991537421130565 * arm_slice2_local_subspace0_w_z;
     let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace0_v_y
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
+        + 0.09195266597143173 * arm_slice2_local_subspace0_v_x
+        + 0.96744666685656 * arm_slice2_local_subspace0_v_y
+        - 0.2357788243436599 * arm_slice2_local_subspace0_v_z
         - 0.02 * arm_slice2_subspace0_w_z;
     let arm_slice2_velocity_v_y = arm_slice2_subspace1_v_y * qd[1]
         + arm_slice2_subspace0_v_y * qd[0];
@@ -8576,15 +8569,15 @@ pub fn linear_momentum(
     let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
         + cache.arm_tip_subspace0_v_y * qd[0];
     let flap_slice0_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice0_local_subspace0_v_x
-        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+        * flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_11 * flap_slice0_local_subspace0_v_y
+        + cache.flap_position_z * flap_slice0_local_subspace0_w_z
             * cache.flap_rotation_02
-        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+        - cache.flap_position_x * flap_slice0_local_subspace0_w_z
             * cache.flap_rotation_22;
     let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
         + flap_slice0_subspace0_v_y * qd[2];
-    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
+    let flap_slice0_subspace0_w_x = flap_slice0_local_subspace0_w_z
         * cache.flap_rotation_02;
     let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
         + cache.arm_tip_subspace1_w_x * qd[1];
@@ -8613,7 +8606,7 @@ pub fn linear_momentum(
         - (flap_slice1_inertia_h_z * flap_slice1_velocity_w_x
             - flap_slice1_inertia_h_x * flap_slice1_velocity_w_z);
     let flap_slice2_subspace0_w_x = cache.flap_rotation_02
-        * cache.flap_slice2_local_subspace0_w_z;
+        * flap_slice2_local_subspace0_w_z;
     let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
         + arm_tip_velocity_w_x;
     let flap_slice2_position_x = cache.flap_position_x
@@ -8621,11 +8614,11 @@ pub fn linear_momentum(
         + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
     let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
     let flap_slice2_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice2_local_subspace0_v_x
+        * flap_slice2_local_subspace0_v_x
         + cache.flap_position_z * cache.flap_rotation_02
-            * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
-        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
+            * flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_11 * flap_slice2_local_subspace0_v_y
+        - cache.flap_position_x * flap_slice2_local_subspace0_w_z
             * cache.flap_rotation_22;
     let flap_slice2_velocity_v_y = arm_tip_velocity_v_y
         + qd[2] * flap_slice2_subspace0_v_y;
@@ -8642,48 +8635,44 @@ pub fn linear_momentum(
         - 0.35991537421130565 * cache.arm_slice3_local_com_z
         - 0.1748223713144484 * cache.arm_slice3_local_com_y;
     let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace1_w_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y;
+    let arm_slice3_subspace1_w_x = 0.9164595255079896 * arm_slice3_local_subspace1_w_x
+        - 0.1748223713144484 * arm_slice3_local_subspace1_w_y
+        - 0.35991537421130565 * arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace0_w_x = 0.9164595255079896 * arm_slice3_local_subspace0_w_x
+        - 0.35991537421130565 * arm_slice3_local_subspace0_w_z
+        - 0.1748223713144484 * arm_slice3_local_subspace0_w_y;
     let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
         + arm_slice3_subspace0_w_x * qd[0];
     let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
+        + 0.96744666685656 * arm_slice3_local_subspace1_v_y
+        + 0.09195266597143173 * arm_slice3_local_subspace1_v_x
         - 0.02 * arm_slice3_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
+        - 0.2357788243436599 * arm_slice3_local_subspace1_v_z;
     let arm_slice3_subspace0_v_y = 0.01 * arm_slice3_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_v_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace0_v_y
+        + 0.09195266597143173 * arm_slice3_local_subspace0_v_x
+        + 0.96744666685656 * arm_slice3_local_subspace0_v_y
         - 0.02 * arm_slice3_subspace0_w_z
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_v_z;
+        - 0.2357788243436599 * arm_slice3_local_subspace0_v_z;
     let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
         + arm_slice3_subspace0_v_y * qd[0];
     let arm_slice3_momentum_f_y = cache.arm_slice0_mass * arm_slice3_velocity_v_y
         - (arm_slice3_inertia_h_z * arm_slice3_velocity_w_x
             - arm_slice3_inertia_h_x * arm_slice3_velocity_w_z);
-    let arm_slice0_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
-    let arm_slice0_subspace1_v_y = 0.96744666685656
-        * cache.arm_slice0_local_subspace1_v_y + 0.01 * arm_slice0_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
+    let arm_slice0_subspace1_w_x = 0.9164595255079896 * arm_slice0_local_subspace1_w_x
+        - 0.35991537421130565 * arm_slice0_local_subspace1_w_z
+        - 0.1748223713144484 * arm_slice0_local_subspace1_w_y;
+    let arm_slice0_subspace1_v_y = 0.96744666685656 * arm_slice0_local_subspace1_v_y
+        + 0.01 * arm_slice0_subspace1_w_x
+        + 0.09195266597143173 * arm_slice0_local_subspace1_v_x
+        - 0.2357788243436599 * arm_slice0_local_subspace1_v_z
         - 0.02 * arm_slice0_subspace1_w_z;
-    let arm_slice0_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
+    let arm_slice0_subspace0_w_x = 0.9164595255079896 * arm_slice0_local_subspace0_w_x
+        - 0.35991537421130565 * arm_slice0_local_subspace0_w_z
+        - 0.1748223713144484 * arm_slice0_local_subspace0_w_y;
     let arm_slice0_subspace0_v_y = 0.01 * arm_slice0_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
-        + 0.09195266597143173 * cache.arm_slice0_local_subspace0_v_x
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
+        + 0.96744666685656 * arm_slice0_local_subspace0_v_y
+        + 0.09195266597143173 * arm_slice0_local_subspace0_v_x
+        - 0.2357788243436599 * arm_slice0_local_subspace0_v_z
         - 0.02 * arm_slice0_subspace0_w_z;
     let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
         + qd[0] * arm_slice0_subspace0_v_y;
@@ -8699,58 +8688,53 @@ pub fn linear_momentum(
     let arm_composite_momentum_f_y = arm_slice1_momentum_f_y + arm_slice2_momentum_f_y
         + wrist_composite_momentum_f_y + arm_slice3_momentum_f_y
         + arm_slice0_momentum_f_y;
-    let arm_slice3_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice3_local_subspace0_v_x
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
+    let arm_slice3_subspace0_v_z = 0.3894183423086505 * arm_slice3_local_subspace0_v_x
+        + 0.1829865712999871 * arm_slice3_local_subspace0_v_y
         + 0.02 * arm_slice3_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_subspace1_v_z = 0.90270109637546
-        * cache.arm_slice3_local_subspace1_v_z + 0.02 * arm_slice3_subspace1_w_y
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace1_v_y
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
+        + 0.90270109637546 * arm_slice3_local_subspace0_v_z;
+    let arm_slice3_subspace1_v_z = 0.90270109637546 * arm_slice3_local_subspace1_v_z
+        + 0.02 * arm_slice3_subspace1_w_y
+        + 0.1829865712999871 * arm_slice3_local_subspace1_v_y
+        + 0.3894183423086505 * arm_slice3_local_subspace1_v_x;
     let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
         + arm_slice3_subspace1_v_z * qd[1];
     let arm_slice3_momentum_f_z = arm_slice3_velocity_v_z * cache.arm_slice0_mass
         - (arm_slice3_velocity_w_y * arm_slice3_inertia_h_x
             - arm_slice3_inertia_h_y * arm_slice3_velocity_w_x);
     let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_v_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z;
-    let arm_slice0_subspace1_v_z = 0.90270109637546
-        * cache.arm_slice0_local_subspace1_v_z + 0.02 * arm_slice0_subspace1_w_y
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x;
+        + 0.3894183423086505 * arm_slice0_local_subspace0_v_x
+        + 0.1829865712999871 * arm_slice0_local_subspace0_v_y
+        + 0.90270109637546 * arm_slice0_local_subspace0_v_z;
+    let arm_slice0_subspace1_v_z = 0.90270109637546 * arm_slice0_local_subspace1_v_z
+        + 0.02 * arm_slice0_subspace1_w_y
+        + 0.1829865712999871 * arm_slice0_local_subspace1_v_y
+        + 0.3894183423086505 * arm_slice0_local_subspace1_v_x;
     let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
         + arm_slice0_subspace1_v_z * qd[1];
     let arm_slice0_momentum_f_z = arm_slice0_velocity_v_z * cache.arm_slice0_mass
         - (arm_slice0_velocity_w_y * arm_slice0_inertia_h_x
             - arm_slice0_inertia_h_y * arm_slice0_velocity_w_x);
-    let arm_slice1_subspace1_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_v_x
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
+    let arm_slice1_subspace1_v_z = 0.3894183423086505 * arm_slice1_local_subspace1_v_x
+        + 0.1829865712999871 * arm_slice1_local_subspace1_v_y
+        + 0.90270109637546 * arm_slice1_local_subspace1_v_z
         + 0.02 * arm_slice1_subspace1_w_y;
-    let arm_slice1_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace0_v_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
+    let arm_slice1_subspace0_v_z = 0.3894183423086505 * arm_slice1_local_subspace0_v_x
+        + 0.90270109637546 * arm_slice1_local_subspace0_v_z
         + 0.02 * arm_slice1_subspace0_w_y
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
+        + 0.1829865712999871 * arm_slice1_local_subspace0_v_y;
     let arm_slice1_velocity_v_z = qd[1] * arm_slice1_subspace1_v_z
         + qd[0] * arm_slice1_subspace0_v_z;
     let arm_slice1_momentum_f_z = arm_slice1_velocity_v_z * cache.arm_slice1_mass
         - (arm_slice1_velocity_w_y * arm_slice1_inertia_h_x
             - arm_slice1_velocity_w_x * arm_slice1_inertia_h_y);
-    let arm_slice2_subspace0_v_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace0_v_z
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x
+    let arm_slice2_subspace0_v_z = 0.90270109637546 * arm_slice2_local_subspace0_v_z
+        + 0.1829865712999871 * arm_slice2_local_subspace0_v_y
+        + 0.3894183423086505 * arm_slice2_local_subspace0_v_x
         + 0.02 * arm_slice2_subspace0_w_y;
-    let arm_slice2_subspace1_v_z = 0.1829865712999871
-        * cache.arm_slice2_local_subspace1_v_y
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_v_x
+    let arm_slice2_subspace1_v_z = 0.1829865712999871 * arm_slice2_local_subspace1_v_y
+        + 0.3894183423086505 * arm_slice2_local_subspace1_v_x
         + 0.02 * arm_slice2_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice2_local_subspace1_v_z;
+        + 0.90270109637546 * arm_slice2_local_subspace1_v_z;
     let arm_slice2_velocity_v_z = arm_slice2_subspace0_v_z * qd[0]
         + arm_slice2_subspace1_v_z * qd[1];
     let arm_slice2_momentum_f_z = cache.arm_slice1_mass * arm_slice2_velocity_v_z
@@ -8759,11 +8743,11 @@ pub fn linear_momentum(
     let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
         + cache.arm_tip_subspace0_v_z * qd[0];
     let flap_slice0_subspace0_v_z = cache.flap_rotation_20
-        * cache.flap_slice0_local_subspace0_v_x
-        + cache.flap_rotation_21 * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+        * flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_21 * flap_slice0_local_subspace0_v_y
+        + cache.flap_position_x * flap_slice0_local_subspace0_w_z
             * cache.flap_rotation_12
-        - cache.flap_position_y * cache.flap_slice0_local_subspace0_w_z
+        - cache.flap_position_y * flap_slice0_local_subspace0_w_z
             * cache.flap_rotation_02;
     let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
         + qd[2] * flap_slice0_subspace0_v_z;
@@ -8783,12 +8767,12 @@ pub fn linear_momentum(
         - (flap_slice1_inertia_h_x * flap_slice1_velocity_w_y
             - flap_slice1_velocity_w_x * flap_slice1_inertia_h_y);
     let flap_slice2_subspace0_v_z = cache.flap_rotation_21
-        * cache.flap_slice2_local_subspace0_v_y
+        * flap_slice2_local_subspace0_v_y
         + cache.flap_position_x * cache.flap_rotation_12
-            * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
+            * flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_20 * flap_slice2_local_subspace0_v_x
         - cache.flap_position_y * cache.flap_rotation_02
-            * cache.flap_slice2_local_subspace0_w_z;
+            * flap_slice2_local_subspace0_w_z;
     let flap_slice2_velocity_v_z = qd[2] * flap_slice2_subspace0_v_z
         + arm_tip_velocity_v_z;
     let flap_slice2_momentum_f_z = flap_slice2_velocity_v_z * cache.flap_slice0_mass
@@ -8817,363 +8801,274 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
-        + 0.09195266597143173 * cache.arm_slice2_local_com_x
-        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
-    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
-        - 0.1748223713144484 * cache.arm_slice2_local_com_y
-        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
-    let t0 = 1.0 / p.section_mass;
-    let arm_bend_y = q[0] * p.section_length;
-    let t1 = arm_bend_y * arm_bend_y;
-    let t2 = 1.0 - 0.44888729929169013 * cache.arm_slice2_bend_c2 * t1;
+    let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
+        + 0.3894183423086505 * cache.arm_slice3_local_com_x
+        + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
+    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_local_subspace1_w_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_y;
+    let arm_slice3_local_subspace1_w_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_x;
+    let arm_slice3_local_subspace1_w_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_z;
+    let arm_slice3_subspace1_w_x = 0.9164595255079896 * arm_slice3_local_subspace1_w_x
+        - 0.1748223713144484 * arm_slice3_local_subspace1_w_y
+        - 0.35991537421130565 * arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace1_w_z = 0.1829865712999871 * arm_slice3_local_subspace1_w_y
+        + 0.90270109637546 * arm_slice3_local_subspace1_w_z
+        + 0.3894183423086505 * arm_slice3_local_subspace1_w_x;
+    let arm_slice3_local_subspace1_v_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_z;
+    let arm_slice3_local_subspace1_v_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_y;
+    let arm_slice3_local_subspace1_v_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_x;
+    let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
+        + 0.96744666685656 * arm_slice3_local_subspace1_v_y
+        + 0.09195266597143173 * arm_slice3_local_subspace1_v_x
+        - 0.02 * arm_slice3_subspace1_w_z
+        - 0.2357788243436599 * arm_slice3_local_subspace1_v_z;
+    let arm_slice3_local_subspace0_w_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_z;
+    let arm_slice3_local_subspace0_w_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_y;
+    let arm_slice3_local_subspace0_w_x = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_x;
+    let arm_slice3_subspace0_w_z = 0.90270109637546 * arm_slice3_local_subspace0_w_z
+        + 0.1829865712999871 * arm_slice3_local_subspace0_w_y
+        + 0.3894183423086505 * arm_slice3_local_subspace0_w_x;
+    let arm_slice3_subspace0_w_x = 0.9164595255079896 * arm_slice3_local_subspace0_w_x
+        - 0.35991537421130565 * arm_slice3_local_subspace0_w_z
+        - 0.1748223713144484 * arm_slice3_local_subspace0_w_y;
+    let arm_slice3_local_subspace0_v_x = cache.arm_slice3_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice3_local_subspace0_v_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_y;
+    let arm_slice3_local_subspace0_v_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_z;
+    let arm_slice3_subspace0_v_y = 0.01 * arm_slice3_subspace0_w_x
+        + 0.09195266597143173 * arm_slice3_local_subspace0_v_x
+        + 0.96744666685656 * arm_slice3_local_subspace0_v_y
+        - 0.02 * arm_slice3_subspace0_w_z
+        - 0.2357788243436599 * arm_slice3_local_subspace0_v_z;
+    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
+        + arm_slice3_subspace0_v_y * qd[0];
     let arm_bend_z = q[1] * p.section_length;
-    let t3 = arm_bend_z * arm_bend_y;
-    let t4 = -(0.44888729929169013 * t3 * cache.arm_slice2_bend_c2);
-    let t5 = -(0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1);
-    let arm_slice2_rotation_01 = 0.9164595255079896 * t5 - 0.1748223713144484 * t2
-        - 0.35991537421130565 * t4;
-    let arm_slice2_rotation_11 = 0.96744666685656 * t2 + 0.09195266597143173 * t5
-        - 0.2357788243436599 * t4;
-    let t6 = arm_bend_z * arm_bend_z;
-    let t7 = 1.0 - 0.44888729929169013 * cache.arm_slice2_bend_c2 * t6;
-    let t8 = -(0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1);
-    let arm_slice2_rotation_12 = 0.96744666685656 * t4 + 0.09195266597143173 * t8
-        - 0.2357788243436599 * t7;
-    let arm_slice2_rotation_02 = 0.9164595255079896 * t8 - 0.1748223713144484 * t4
-        - 0.35991537421130565 * t7;
-    let arm_bend_squared = t6 + t1;
-    let t9 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
-    let t10 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
-    let t11 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
-    let arm_slice2_rotation_00 = 0.9164595255079896 * t9 - 0.35991537421130565 * t10
+    let arm_bend_y = q[0] * p.section_length;
+    let arm_bend_squared = arm_bend_z * arm_bend_z + arm_bend_y * arm_bend_y;
+    let t0 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
+    let t1 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
+    let t2 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
+    let arm_slice3_rotation_00 = 0.9164595255079896 * t0 - 0.1748223713144484 * t1
+        - 0.35991537421130565 * t2;
+    let t3 = 1.0 / p.section_mass;
+    let t4 = 0.000002 * t3 * cache.arm_slice0_mass
+        - 0.000001 * t3 * cache.arm_slice0_mass;
+    let t5 = 0.000001 * t3 * cache.arm_slice0_mass;
+    let arm_slice3_inertia_com_00 = arm_slice3_rotation_00 * arm_slice3_rotation_00 * t4
+        + t5;
+    let t6 = arm_slice3_position_z * arm_slice3_position_z;
+    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
+        - 0.35991537421130565 * cache.arm_slice3_local_com_z
+        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
+    let t7 = arm_slice3_position_x * arm_slice3_position_x;
+    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
+        + 0.09195266597143173 * cache.arm_slice3_local_com_x
+        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
+    let t8 = arm_slice3_position_y * arm_slice3_position_y;
+    let arm_slice3_inertia_i_00 = arm_slice3_inertia_com_00
+        + (t6 + t7 + t8 - arm_slice3_position_x * arm_slice3_position_x)
+            * cache.arm_slice0_mass;
+    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
+        + arm_slice3_subspace0_w_x * qd[0];
+    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
+        + arm_slice3_subspace0_w_z * qd[0];
+    let arm_slice3_rotation_20 = 0.1829865712999871 * t1 + 0.90270109637546 * t2
+        + 0.3894183423086505 * t0;
+    let arm_slice3_inertia_com_02 = arm_slice3_rotation_00 * arm_slice3_rotation_20 * t4;
+    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
+        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
+    let arm_slice3_rotation_10 = 0.09195266597143173 * t0 + 0.96744666685656 * t1
+        - 0.2357788243436599 * t2;
+    let arm_slice3_inertia_com_01 = arm_slice3_rotation_00 * t4 * arm_slice3_rotation_10;
+    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
+        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace1_w_y = 0.96744666685656 * arm_slice3_local_subspace1_w_y
+        + 0.09195266597143173 * arm_slice3_local_subspace1_w_x
+        - 0.2357788243436599 * arm_slice3_local_subspace1_w_z;
+    let arm_slice3_subspace0_w_y = 0.96744666685656 * arm_slice3_local_subspace0_w_y
+        + 0.09195266597143173 * arm_slice3_local_subspace0_w_x
+        - 0.2357788243436599 * arm_slice3_local_subspace0_w_z;
+    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
+        + arm_slice3_subspace0_w_y * qd[0];
+    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace0_v_z = 0.3894183423086505 * arm_slice3_local_subspace0_v_x
+        + 0.1829865712999871 * arm_slice3_local_subspace0_v_y
+        + 0.02 * arm_slice3_subspace0_w_y
+        + 0.90270109637546 * arm_slice3_local_subspace0_v_z;
+    let arm_slice3_subspace1_v_z = 0.90270109637546 * arm_slice3_local_subspace1_v_z
+        + 0.02 * arm_slice3_subspace1_w_y
+        + 0.1829865712999871 * arm_slice3_local_subspace1_v_y
+        + 0.3894183423086505 * arm_slice3_local_subspace1_v_x;
+    let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
+        + arm_slice3_subspace1_v_z * qd[1];
+    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
+        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_02
+        + arm_slice3_inertia_i_01 * arm_slice3_velocity_w_y
+        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
+        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
+    let t9 = 0.000002 * cache.arm_slice1_mass * t3
+        - 0.000001 * cache.arm_slice1_mass * t3;
+    let t10 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
+    let t11 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
+    let t12 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
+    let arm_slice1_rotation_20 = 0.3894183423086505 * t10 + 0.1829865712999871 * t11
+        + 0.90270109637546 * t12;
+    let arm_slice1_rotation_00 = 0.9164595255079896 * t10 - 0.35991537421130565 * t12
         - 0.1748223713144484 * t11;
-    let arm_slice2_rotation_10 = 0.09195266597143173 * t9 + 0.96744666685656 * t11
-        - 0.2357788243436599 * t10;
-    let arm_slice2_inertia_com_01 = 0.000001 * cache.arm_slice1_mass * t0
-        * arm_slice2_rotation_01 * arm_slice2_rotation_11
-        + 0.000001 * arm_slice2_rotation_12 * cache.arm_slice1_mass
-            * arm_slice2_rotation_02 * t0
-        + 0.000002 * cache.arm_slice1_mass * t0 * arm_slice2_rotation_00
-            * arm_slice2_rotation_10;
-    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
-    let arm_slice2_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace0_w_y = 0.96744666685656
-        * cache.arm_slice2_local_subspace0_w_y
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_velocity_w_y = arm_slice2_subspace1_w_y * qd[1]
-        + arm_slice2_subspace0_w_y * qd[0];
-    let arm_slice2_subspace0_v_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace0_v_z
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_v_y
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace0_v_x
-        + 0.02 * arm_slice2_subspace0_w_y;
-    let arm_slice2_subspace1_v_z = 0.1829865712999871
-        * cache.arm_slice2_local_subspace1_v_y
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_v_x
-        + 0.02 * arm_slice2_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice2_local_subspace1_v_z;
-    let arm_slice2_velocity_v_z = arm_slice2_subspace0_v_z * qd[0]
-        + arm_slice2_subspace1_v_z * qd[1];
-    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
-    let arm_slice2_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice2_local_subspace0_w_x
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_subspace1_w_z = 0.90270109637546
-        * cache.arm_slice2_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice2_local_subspace1_w_x
-        + 0.1829865712999871 * cache.arm_slice2_local_subspace1_w_y;
-    let arm_slice2_velocity_w_z = qd[0] * arm_slice2_subspace0_w_z
-        + arm_slice2_subspace1_w_z * qd[1];
-    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
-        + 0.3894183423086505 * cache.arm_slice2_local_com_x
-        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
-    let arm_slice2_rotation_22 = 0.90270109637546 * t7 + 0.3894183423086505 * t8
-        + 0.1829865712999871 * t4;
-    let arm_slice2_rotation_20 = 0.1829865712999871 * t11 + 0.90270109637546 * t10
-        + 0.3894183423086505 * t9;
-    let arm_slice2_rotation_21 = 0.1829865712999871 * t2 + 0.3894183423086505 * t5
-        + 0.90270109637546 * t4;
-    let arm_slice2_inertia_com_02 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice2_rotation_02 * arm_slice2_rotation_22 * t0
-        + 0.000002 * arm_slice2_rotation_20 * cache.arm_slice1_mass * t0
-            * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21 * t0
-            * arm_slice2_rotation_01;
-    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
-        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
-    let t12 = arm_slice2_position_z * arm_slice2_position_z;
-    let t13 = arm_slice2_position_y * arm_slice2_position_y;
-    let t14 = arm_slice2_position_x * arm_slice2_position_x;
-    let arm_slice2_inertia_com_00 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice2_rotation_02 * arm_slice2_rotation_02 * t0
-        + 0.000002 * cache.arm_slice1_mass * t0 * arm_slice2_rotation_00
-            * arm_slice2_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice2_rotation_01
-            * arm_slice2_rotation_01;
-    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
-        * (t12 + t13 + t14 - arm_slice2_position_x * arm_slice2_position_x)
-        + arm_slice2_inertia_com_00;
-    let arm_slice2_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_w_x
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_w_z;
-    let arm_slice2_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_w_x
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_w_z;
-    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
-        + arm_slice2_subspace0_w_x * qd[0];
-    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
-    let arm_slice2_subspace1_v_y = 0.09195266597143173
-        * cache.arm_slice2_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace1_v_y
-        + 0.01 * arm_slice2_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace1_v_z
-        - 0.02 * arm_slice2_subspace1_w_z;
-    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice2_local_subspace0_v_x
-        + 0.96744666685656 * cache.arm_slice2_local_subspace0_v_y
-        - 0.2357788243436599 * cache.arm_slice2_local_subspace0_v_z
-        - 0.02 * arm_slice2_subspace0_w_z;
-    let arm_slice2_velocity_v_y = arm_slice2_subspace1_v_y * qd[1]
-        + arm_slice2_subspace0_v_y * qd[0];
-    let arm_slice2_momentum_n_x = arm_slice2_inertia_i_01 * arm_slice2_velocity_w_y
-        + arm_slice2_velocity_v_z * arm_slice2_inertia_h_y
-        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_02
-        + arm_slice2_inertia_i_00 * arm_slice2_velocity_w_x
-        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
-    let arm_slice1_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_w_z;
-    let arm_slice1_subspace0_w_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace0_w_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_w_z;
-    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
-        + arm_slice1_subspace0_w_y * qd[0];
-    let t15 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
-    let t16 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
-    let t17 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
-    let arm_slice1_rotation_10 = 0.96744666685656 * t15 + 0.09195266597143173 * t16
-        - 0.2357788243436599 * t17;
-    let arm_slice1_rotation_00 = 0.9164595255079896 * t16 - 0.35991537421130565 * t17
-        - 0.1748223713144484 * t15;
-    let t18 = -(0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1);
-    let t19 = -(0.10890625570683385 * t3 * cache.arm_slice1_bend_c2);
-    let t20 = 1.0 - 0.10890625570683385 * cache.arm_slice1_bend_c2 * t6;
-    let arm_slice1_rotation_12 = 0.09195266597143173 * t18 + 0.96744666685656 * t19
-        - 0.2357788243436599 * t20;
-    let arm_slice1_rotation_02 = 0.9164595255079896 * t18 - 0.1748223713144484 * t19
-        - 0.35991537421130565 * t20;
-    let t21 = -(0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1);
-    let t22 = 1.0 - 0.10890625570683385 * cache.arm_slice1_bend_c2 * t1;
-    let arm_slice1_rotation_11 = 0.09195266597143173 * t21 + 0.96744666685656 * t22
-        - 0.2357788243436599 * t19;
-    let arm_slice1_rotation_01 = 0.9164595255079896 * t21 - 0.1748223713144484 * t22
-        - 0.35991537421130565 * t19;
-    let arm_slice1_inertia_com_01 = 0.000002 * cache.arm_slice1_mass
-        * arm_slice1_rotation_10 * t0 * arm_slice1_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_12
-            * arm_slice1_rotation_02
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_11 * t0
-            * arm_slice1_rotation_01;
-    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice1_local_com_z
-        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
-    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
-        + 0.96744666685656 * cache.arm_slice1_local_com_y
-        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
-    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
-        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
-    let arm_slice1_rotation_20 = 0.3894183423086505 * t16 + 0.1829865712999871 * t15
-        + 0.90270109637546 * t17;
-    let arm_slice1_rotation_21 = 0.3894183423086505 * t21 + 0.1829865712999871 * t22
-        + 0.90270109637546 * t19;
-    let arm_slice1_rotation_22 = 0.90270109637546 * t20 + 0.3894183423086505 * t18
-        + 0.1829865712999871 * t19;
-    let arm_slice1_inertia_com_02 = 0.000002 * cache.arm_slice1_mass * t0
-        * arm_slice1_rotation_20 * arm_slice1_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21 * t0
-            * arm_slice1_rotation_01
-        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_22
-            * arm_slice1_rotation_02;
+    let arm_slice1_inertia_com_02 = t9 * arm_slice1_rotation_20 * arm_slice1_rotation_00;
     let arm_slice1_position_z = 0.3894183423086505 * cache.arm_slice1_local_com_x
         + 0.1829865712999871 * cache.arm_slice1_local_com_y + 0.01
         + 0.90270109637546 * cache.arm_slice1_local_com_z;
+    let arm_slice1_position_x = 0.9164595255079896 * cache.arm_slice1_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice1_local_com_z
+        - 0.1748223713144484 * cache.arm_slice1_local_com_y;
     let arm_slice1_inertia_i_02 = arm_slice1_inertia_com_02
         - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_x;
-    let arm_slice1_subspace0_w_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace0_w_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_w_y;
-    let arm_slice1_subspace1_w_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_w_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_w_z
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_w_y;
+    let arm_slice1_local_subspace0_w_x = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_x;
+    let arm_slice1_local_subspace0_w_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_z;
+    let arm_slice1_local_subspace0_w_y = cache.arm_slice1_local_bend_y_column_w_y
+        * p.section_length;
+    let arm_slice1_subspace0_w_z = 0.3894183423086505 * arm_slice1_local_subspace0_w_x
+        + 0.90270109637546 * arm_slice1_local_subspace0_w_z
+        + 0.1829865712999871 * arm_slice1_local_subspace0_w_y;
+    let arm_slice1_local_subspace1_w_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_x;
+    let arm_slice1_local_subspace1_w_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_z;
+    let arm_slice1_local_subspace1_w_y = cache.arm_slice1_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice1_subspace1_w_z = 0.3894183423086505 * arm_slice1_local_subspace1_w_x
+        + 0.90270109637546 * arm_slice1_local_subspace1_w_z
+        + 0.1829865712999871 * arm_slice1_local_subspace1_w_y;
     let arm_slice1_velocity_w_z = arm_slice1_subspace0_w_z * qd[0]
         + arm_slice1_subspace1_w_z * qd[1];
-    let arm_slice1_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_w_y;
-    let arm_slice1_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_w_x
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_w_z;
-    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
-        + arm_slice1_subspace0_w_x * qd[0];
-    let t23 = arm_slice1_position_y * arm_slice1_position_y;
-    let t24 = arm_slice1_position_x * arm_slice1_position_x;
-    let t25 = arm_slice1_position_z * arm_slice1_position_z;
-    let arm_slice1_inertia_com_00 = 0.000002 * cache.arm_slice1_mass * t0
-        * arm_slice1_rotation_00 * arm_slice1_rotation_00
-        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_01
-            * arm_slice1_rotation_01
-        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_02
-            * arm_slice1_rotation_02;
-    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
-        * (t23 + t24 + t25 - arm_slice1_position_x * arm_slice1_position_x)
-        + arm_slice1_inertia_com_00;
     let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
-    let arm_slice1_subspace1_v_y = 0.09195266597143173
-        * cache.arm_slice1_local_subspace1_v_x
-        + 0.96744666685656 * cache.arm_slice1_local_subspace1_v_y
+    let arm_slice1_local_subspace1_v_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_x;
+    let arm_slice1_local_subspace1_v_y = cache.arm_slice1_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice1_subspace1_w_x = 0.9164595255079896 * arm_slice1_local_subspace1_w_x
+        - 0.35991537421130565 * arm_slice1_local_subspace1_w_z
+        - 0.1748223713144484 * arm_slice1_local_subspace1_w_y;
+    let arm_slice1_local_subspace1_v_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_z;
+    let arm_slice1_subspace1_v_y = 0.09195266597143173 * arm_slice1_local_subspace1_v_x
+        + 0.96744666685656 * arm_slice1_local_subspace1_v_y
         + 0.01 * arm_slice1_subspace1_w_x - 0.02 * arm_slice1_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace1_v_z;
-    let arm_slice1_subspace0_v_y = 0.96744666685656
-        * cache.arm_slice1_local_subspace0_v_y
-        + 0.09195266597143173 * cache.arm_slice1_local_subspace0_v_x
+        - 0.2357788243436599 * arm_slice1_local_subspace1_v_z;
+    let arm_slice1_local_subspace0_v_y = cache.arm_slice1_local_bend_y_column_v_y
+        * p.section_length;
+    let arm_slice1_local_subspace0_v_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_v_z;
+    let arm_slice1_local_subspace0_v_x = cache.arm_slice1_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice1_subspace0_w_x = 0.9164595255079896 * arm_slice1_local_subspace0_w_x
+        - 0.1748223713144484 * arm_slice1_local_subspace0_w_y
+        - 0.35991537421130565 * arm_slice1_local_subspace0_w_z;
+    let arm_slice1_subspace0_v_y = 0.96744666685656 * arm_slice1_local_subspace0_v_y
+        + 0.09195266597143173 * arm_slice1_local_subspace0_v_x
         + 0.01 * arm_slice1_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice1_local_subspace0_v_z
+        - 0.2357788243436599 * arm_slice1_local_subspace0_v_z
         - 0.02 * arm_slice1_subspace0_w_z;
     let arm_slice1_velocity_v_y = arm_slice1_subspace1_v_y * qd[1]
         + arm_slice1_subspace0_v_y * qd[0];
-    let arm_slice1_subspace1_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace1_v_x
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace1_v_y
-        + 0.90270109637546 * cache.arm_slice1_local_subspace1_v_z
+    let arm_slice1_position_y = 0.09195266597143173 * cache.arm_slice1_local_com_x
+        + 0.96744666685656 * cache.arm_slice1_local_com_y
+        - 0.2357788243436599 * cache.arm_slice1_local_com_z;
+    let t13 = arm_slice1_position_y * arm_slice1_position_y;
+    let t14 = arm_slice1_position_x * arm_slice1_position_x;
+    let t15 = arm_slice1_position_z * arm_slice1_position_z;
+    let t16 = 0.000001 * cache.arm_slice1_mass * t3;
+    let arm_slice1_inertia_com_00 = t9 * arm_slice1_rotation_00 * arm_slice1_rotation_00
+        + t16;
+    let arm_slice1_inertia_i_00 = cache.arm_slice1_mass
+        * (t13 + t14 + t15 - arm_slice1_position_x * arm_slice1_position_x)
+        + arm_slice1_inertia_com_00;
+    let arm_slice1_velocity_w_x = arm_slice1_subspace1_w_x * qd[1]
+        + arm_slice1_subspace0_w_x * qd[0];
+    let arm_slice1_subspace1_w_y = 0.96744666685656 * arm_slice1_local_subspace1_w_y
+        + 0.09195266597143173 * arm_slice1_local_subspace1_w_x
+        - 0.2357788243436599 * arm_slice1_local_subspace1_w_z;
+    let arm_slice1_subspace0_w_y = 0.96744666685656 * arm_slice1_local_subspace0_w_y
+        + 0.09195266597143173 * arm_slice1_local_subspace0_w_x
+        - 0.2357788243436599 * arm_slice1_local_subspace0_w_z;
+    let arm_slice1_velocity_w_y = arm_slice1_subspace1_w_y * qd[1]
+        + arm_slice1_subspace0_w_y * qd[0];
+    let arm_slice1_rotation_10 = 0.96744666685656 * t11 + 0.09195266597143173 * t10
+        - 0.2357788243436599 * t12;
+    let arm_slice1_inertia_com_01 = arm_slice1_rotation_10 * t9 * arm_slice1_rotation_00;
+    let arm_slice1_inertia_i_01 = arm_slice1_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice1_position_x * arm_slice1_position_y;
+    let arm_slice1_subspace1_v_z = 0.3894183423086505 * arm_slice1_local_subspace1_v_x
+        + 0.1829865712999871 * arm_slice1_local_subspace1_v_y
+        + 0.90270109637546 * arm_slice1_local_subspace1_v_z
         + 0.02 * arm_slice1_subspace1_w_y;
-    let arm_slice1_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice1_local_subspace0_v_x
-        + 0.90270109637546 * cache.arm_slice1_local_subspace0_v_z
+    let arm_slice1_subspace0_v_z = 0.3894183423086505 * arm_slice1_local_subspace0_v_x
+        + 0.90270109637546 * arm_slice1_local_subspace0_v_z
         + 0.02 * arm_slice1_subspace0_w_y
-        + 0.1829865712999871 * cache.arm_slice1_local_subspace0_v_y;
+        + 0.1829865712999871 * arm_slice1_local_subspace0_v_y;
     let arm_slice1_velocity_v_z = qd[1] * arm_slice1_subspace1_v_z
         + qd[0] * arm_slice1_subspace0_v_z;
     let arm_slice1_inertia_h_y = cache.arm_slice1_mass * arm_slice1_position_y;
-    let arm_slice1_momentum_n_x = arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
-        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
-        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_00
+    let arm_slice1_momentum_n_x = arm_slice1_inertia_i_02 * arm_slice1_velocity_w_z
+        + arm_slice1_inertia_i_00 * arm_slice1_velocity_w_x
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_01
         + arm_slice1_velocity_v_z * arm_slice1_inertia_h_y
         - arm_slice1_inertia_h_z * arm_slice1_velocity_v_y;
-    let t26 = p.flap_disc_radius * p.flap_disc_radius;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let t27 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
-    let t28 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
-    let flap_slice2_rotation_00 = t27 * cache.flap_rotation_00
-        + cache.flap_rotation_01 * t28;
-    let t29 = -(0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1);
-    let flap_slice2_rotation_01 = t27 * cache.flap_rotation_01
-        + t29 * cache.flap_rotation_00;
-    let flap_slice2_inertia_com_00 = 0.5 * t26 * flap_slice2_rotation_00
-        * flap_slice2_rotation_00 * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_02
-        + cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_01
-            * flap_slice2_rotation_01;
-    let flap_slice2_position_z = cache.flap_rotation_21 * cache.flap_slice2_local_com_y
-        + cache.flap_position_z + cache.flap_slice2_local_com_x * cache.flap_rotation_20;
-    let t30 = flap_slice2_position_z * flap_slice2_position_z;
-    let flap_slice2_position_x = cache.flap_position_x
-        + cache.flap_slice2_local_com_x * cache.flap_rotation_00
-        + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
-    let flap_slice2_position_y = cache.flap_rotation_10 * cache.flap_slice2_local_com_x
-        + cache.flap_position_y + cache.flap_rotation_11 * cache.flap_slice2_local_com_y;
-    let t31 = flap_slice2_position_y * flap_slice2_position_y;
-    let t32 = flap_slice2_position_x * flap_slice2_position_x;
-    let flap_slice2_inertia_i_00 = flap_slice2_inertia_com_00
-        + (t30 + t31 + t32 - flap_slice2_position_x * flap_slice2_position_x)
-            * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_x = cache.flap_rotation_02
-        * cache.flap_slice2_local_subspace0_w_z;
-    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
-        + cache.arm_tip_subspace1_w_x * qd[1];
-    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
-    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
-        + cache.arm_tip_subspace0_v_y * qd[0];
-    let flap_slice2_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice2_local_subspace0_v_x
-        + cache.flap_position_z * cache.flap_rotation_02
-            * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_rotation_11 * cache.flap_slice2_local_subspace0_v_y
-        - cache.flap_position_x * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_22;
-    let flap_slice2_velocity_v_y = arm_tip_velocity_v_y
-        + qd[2] * flap_slice2_subspace0_v_y;
-    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
-        + cache.arm_tip_subspace0_w_z * qd[0];
-    let flap_slice2_subspace0_w_z = cache.flap_slice2_local_subspace0_w_z
-        * cache.flap_rotation_22;
-    let flap_slice2_velocity_w_z = arm_tip_velocity_w_z
-        + flap_slice2_subspace0_w_z * qd[2];
-    let flap_slice2_rotation_21 = t29 * cache.flap_rotation_20
-        + cache.flap_rotation_21 * t27;
-    let flap_slice2_rotation_20 = t27 * cache.flap_rotation_20
-        + cache.flap_rotation_21 * t28;
-    let flap_slice2_inertia_com_02 = cache.flap_slice0_local_inertia_com_22
-        * flap_slice2_rotation_21 * flap_slice2_rotation_01
-        + 0.5 * flap_slice2_rotation_20 * t26 * flap_slice2_rotation_00
-            * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_22;
-    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
-        - flap_slice2_position_z * flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
-        * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_rotation_12
-            * cache.flap_slice2_local_subspace0_w_z
-        + cache.flap_rotation_20 * cache.flap_slice2_local_subspace0_v_x
-        - cache.flap_position_y * cache.flap_rotation_02
-            * cache.flap_slice2_local_subspace0_w_z;
-    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
-        + cache.arm_tip_subspace0_v_z * qd[0];
-    let flap_slice2_velocity_v_z = qd[2] * flap_slice2_subspace0_v_z
-        + arm_tip_velocity_v_z;
-    let flap_slice2_rotation_11 = cache.flap_rotation_10 * t29
-        + t27 * cache.flap_rotation_11;
-    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t27
-        + cache.flap_rotation_11 * t28;
-    let flap_slice2_inertia_com_01 = flap_slice2_rotation_11
-        * cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_01
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_02
-            * cache.flap_rotation_12
-        + 0.5 * flap_slice2_rotation_10 * t26 * flap_slice2_rotation_00
-            * cache.flap_slice0_mass;
-    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
-        - flap_slice2_position_y * flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_w_y = cache.flap_rotation_12
-        * cache.flap_slice2_local_subspace0_w_z;
     let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
         + cache.arm_tip_subspace0_w_y * qd[0];
-    let flap_slice2_velocity_w_y = flap_slice2_subspace0_w_y * qd[2]
-        + arm_tip_velocity_w_y;
-    let flap_slice2_momentum_n_x = flap_slice2_inertia_i_00 * flap_slice2_velocity_w_x
-        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_02
-        + flap_slice2_inertia_h_y * flap_slice2_velocity_v_z
-        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
-        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let t17 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
+    let t18 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
+    let t19 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
+    let t20 = p.flap_disc_radius * p.flap_disc_radius;
+    let t21 = 0.5 * cache.flap_slice1_mass * t20 - 0.25 * cache.flap_slice1_mass * t20;
+    let flap_slice1_inertia_com_00 = cache.flap_slice1_rotation_00
+        * cache.flap_slice1_rotation_00 * t21 + cache.flap_slice1_local_inertia_com_22;
+    let flap_slice1_inertia_i_00 = cache.flap_slice1_mass
+        * (t17 + t18 + t19 - cache.flap_slice1_position_x * cache.flap_slice1_position_x)
+        + flap_slice1_inertia_com_00;
+    let flap_slice1_inertia_com_01 = cache.flap_slice1_rotation_10
+        * cache.flap_slice1_rotation_00 * t21;
+    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
+        - cache.flap_slice1_mass * cache.flap_slice1_position_y
+            * cache.flap_slice1_position_x;
+    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
+        + qd[2] * cache.flap_slice1_subspace0_w_y;
+    let flap_slice1_inertia_com_02 = cache.flap_slice1_rotation_00 * t21
+        * cache.flap_slice1_rotation_20;
+    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
+        - cache.flap_slice1_mass * cache.flap_slice1_position_x
+            * cache.flap_slice1_position_z;
+    let flap_slice1_velocity_w_z = arm_tip_velocity_w_z
+        + cache.flap_slice1_subspace0_w_z * qd[2];
     let flap_slice1_inertia_h_y = cache.flap_slice1_mass * cache.flap_slice1_position_y;
     let flap_slice1_subspace0_v_z = cache.flap_slice1_local_subspace0_v_x
         * cache.flap_rotation_20
@@ -9184,21 +9079,6 @@ pub fn angular_momentum(
             * cache.flap_rotation_02;
     let flap_slice1_velocity_v_z = arm_tip_velocity_v_z
         + qd[2] * flap_slice1_subspace0_v_z;
-    let flap_slice1_velocity_w_x = cache.flap_slice1_subspace0_w_x * qd[2]
-        + arm_tip_velocity_w_x;
-    let flap_slice1_inertia_com_00 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_rotation_02 * cache.flap_rotation_02 * t26
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_00
-            * cache.flap_slice1_rotation_00 * t26
-        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_rotation_01
-            * cache.flap_slice1_mass * t26;
-    let t33 = cache.flap_slice1_position_y * cache.flap_slice1_position_y;
-    let t34 = cache.flap_slice1_position_x * cache.flap_slice1_position_x;
-    let t35 = cache.flap_slice1_position_z * cache.flap_slice1_position_z;
-    let flap_slice1_inertia_i_00 = flap_slice1_inertia_com_00
-        + cache.flap_slice1_mass
-            * (t33 + t34 + t35
-                - cache.flap_slice1_position_x * cache.flap_slice1_position_x);
     let flap_slice1_inertia_h_z = cache.flap_slice1_mass * cache.flap_slice1_position_z;
     let flap_slice1_subspace0_v_y = cache.flap_slice1_local_subspace0_v_x
         * cache.flap_rotation_10
@@ -9209,39 +9089,22 @@ pub fn angular_momentum(
             * cache.flap_rotation_22;
     let flap_slice1_velocity_v_y = qd[2] * flap_slice1_subspace0_v_y
         + arm_tip_velocity_v_y;
-    let flap_slice1_velocity_w_y = arm_tip_velocity_w_y
-        + qd[2] * cache.flap_slice1_subspace0_w_y;
-    let flap_slice1_inertia_com_01 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_rotation_02 * cache.flap_rotation_12 * t26
-        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_mass
-            * cache.flap_slice1_rotation_11 * t26
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
-            * cache.flap_slice1_rotation_00 * t26;
-    let flap_slice1_inertia_i_01 = flap_slice1_inertia_com_01
-        - cache.flap_slice1_mass * cache.flap_slice1_position_y
-            * cache.flap_slice1_position_x;
-    let flap_slice1_inertia_com_02 = 0.5 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_00 * t26 * cache.flap_slice1_rotation_20
-        + 0.25 * cache.flap_slice1_mass * cache.flap_rotation_02 * t26
-            * cache.flap_rotation_22
-        + 0.25 * cache.flap_slice1_rotation_01 * cache.flap_slice1_mass
-            * cache.flap_slice1_rotation_21 * t26;
-    let flap_slice1_inertia_i_02 = flap_slice1_inertia_com_02
-        - cache.flap_slice1_mass * cache.flap_slice1_position_x
-            * cache.flap_slice1_position_z;
-    let flap_slice1_velocity_w_z = arm_tip_velocity_w_z
-        + cache.flap_slice1_subspace0_w_z * qd[2];
-    let flap_slice1_momentum_n_x = flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
-        + flap_slice1_velocity_w_x * flap_slice1_inertia_i_00
-        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_01
+    let flap_slice1_momentum_n_x = flap_slice1_velocity_w_x * flap_slice1_inertia_i_00
+        + flap_slice1_inertia_i_01 * flap_slice1_velocity_w_y
         + flap_slice1_inertia_i_02 * flap_slice1_velocity_w_z
+        + flap_slice1_inertia_h_y * flap_slice1_velocity_v_z
         - flap_slice1_inertia_h_z * flap_slice1_velocity_v_y;
+    let flap_slice0_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_x;
+    let flap_slice0_local_subspace0_w_z = 0.1127016653792583 * p.flap_length;
+    let flap_slice0_local_subspace0_v_y = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_y;
     let flap_slice0_subspace0_v_y = cache.flap_rotation_10
-        * cache.flap_slice0_local_subspace0_v_x
-        + cache.flap_rotation_11 * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
+        * flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_11 * flap_slice0_local_subspace0_v_y
+        + cache.flap_position_z * flap_slice0_local_subspace0_w_z
             * cache.flap_rotation_02
-        - cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
+        - cache.flap_position_x * flap_slice0_local_subspace0_w_z
             * cache.flap_rotation_22;
     let flap_slice0_velocity_v_y = arm_tip_velocity_v_y
         + flap_slice0_subspace0_v_y * qd[2];
@@ -9249,461 +9112,374 @@ pub fn angular_momentum(
         + cache.flap_slice0_local_com_x * cache.flap_rotation_20
         + cache.flap_rotation_21 * cache.flap_slice0_local_com_y;
     let flap_slice0_inertia_h_z = flap_slice0_position_z * cache.flap_slice0_mass;
-    let flap_slice0_position_y = cache.flap_position_y
-        + cache.flap_slice0_local_com_y * cache.flap_rotation_11
-        + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
-    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_v_z = cache.flap_rotation_20
-        * cache.flap_slice0_local_subspace0_v_x
-        + cache.flap_rotation_21 * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_position_x * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_12
-        - cache.flap_position_y * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_02;
-    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
-        + qd[2] * flap_slice0_subspace0_v_z;
-    let flap_slice0_subspace0_w_z = cache.flap_slice0_local_subspace0_w_z
+    let flap_slice0_subspace0_w_z = flap_slice0_local_subspace0_w_z
         * cache.flap_rotation_22;
     let flap_slice0_velocity_w_z = arm_tip_velocity_w_z
         + flap_slice0_subspace0_w_z * qd[2];
     let flap_slice0_position_x = cache.flap_position_x
         + cache.flap_slice0_local_com_y * cache.flap_rotation_01
         + cache.flap_slice0_local_com_x * cache.flap_rotation_00;
-    let t36 = -(0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1);
-    let t37 = 1.0 - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
-    let flap_slice0_rotation_21 = cache.flap_rotation_20 * t36
-        + cache.flap_rotation_21 * t37;
-    let flap_slice0_rotation_01 = cache.flap_rotation_00 * t36
-        + t37 * cache.flap_rotation_01;
-    let t38 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
-    let flap_slice0_rotation_00 = t37 * cache.flap_rotation_00
-        + cache.flap_rotation_01 * t38;
-    let flap_slice0_rotation_20 = cache.flap_rotation_21 * t38
-        + t37 * cache.flap_rotation_20;
-    let flap_slice0_inertia_com_02 = 0.25 * flap_slice0_rotation_21 * t26
-        * flap_slice0_rotation_01 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_20 * t26
-            * cache.flap_slice0_mass
-        + 0.25 * cache.flap_rotation_02 * t26 * cache.flap_rotation_22
-            * cache.flap_slice0_mass;
+    let t22 = 0.5 * t20 * cache.flap_slice0_mass;
+    let t23 = t22 - 0.25 * t20 * cache.flap_slice0_mass;
+    let flap_bend_y = p.flap_length * q[2];
+    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t24 = 1.0 - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
+    let t25 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
+    let flap_slice0_rotation_00 = t24 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t25;
+    let flap_slice0_rotation_20 = cache.flap_rotation_21 * t25
+        + t24 * cache.flap_rotation_20;
+    let flap_slice0_inertia_com_02 = t23 * flap_slice0_rotation_00
+        * flap_slice0_rotation_20;
     let flap_slice0_inertia_i_02 = flap_slice0_inertia_com_02
         - flap_slice0_position_z * flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_rotation_11 = t37 * cache.flap_rotation_11
-        + cache.flap_rotation_10 * t36;
-    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t37
-        + cache.flap_rotation_11 * t38;
-    let flap_slice0_inertia_com_01 = 0.25 * cache.flap_rotation_02
-        * cache.flap_rotation_12 * t26 * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_11 * t26 * flap_slice0_rotation_01
-            * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_00 * flap_slice0_rotation_10 * t26
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
-        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_w_y = cache.flap_slice0_local_subspace0_w_z
-        * cache.flap_rotation_12;
-    let flap_slice0_velocity_w_y = flap_slice0_subspace0_w_y * qd[2]
-        + arm_tip_velocity_w_y;
-    let flap_slice0_subspace0_w_x = cache.flap_slice0_local_subspace0_w_z
+    let flap_slice0_subspace0_w_x = flap_slice0_local_subspace0_w_z
         * cache.flap_rotation_02;
     let flap_slice0_velocity_w_x = flap_slice0_subspace0_w_x * qd[2]
         + arm_tip_velocity_w_x;
-    let t39 = flap_slice0_position_x * flap_slice0_position_x;
-    let t40 = flap_slice0_position_z * flap_slice0_position_z;
-    let t41 = flap_slice0_position_y * flap_slice0_position_y;
-    let flap_slice0_inertia_com_00 = 0.5 * flap_slice0_rotation_00
-        * flap_slice0_rotation_00 * t26 * cache.flap_slice0_mass
-        + 0.25 * t26 * flap_slice0_rotation_01 * flap_slice0_rotation_01
-            * cache.flap_slice0_mass
-        + 0.25 * cache.flap_rotation_02 * cache.flap_rotation_02 * t26
+    let flap_slice0_inertia_com_00 = t23 * flap_slice0_rotation_00
+        * flap_slice0_rotation_00 + cache.flap_slice0_local_inertia_com_22;
+    let t26 = flap_slice0_position_x * flap_slice0_position_x;
+    let t27 = flap_slice0_position_z * flap_slice0_position_z;
+    let flap_slice0_position_y = cache.flap_position_y
+        + cache.flap_slice0_local_com_y * cache.flap_rotation_11
+        + cache.flap_rotation_10 * cache.flap_slice0_local_com_x;
+    let t28 = flap_slice0_position_y * flap_slice0_position_y;
+    let flap_slice0_inertia_i_00 = flap_slice0_inertia_com_00
+        + (t26 + t27 + t28 - flap_slice0_position_x * flap_slice0_position_x)
             * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_00 = (t39 + t40 + t41
-        - flap_slice0_position_x * flap_slice0_position_x) * cache.flap_slice0_mass
-        + flap_slice0_inertia_com_00;
-    let flap_slice0_momentum_n_x = flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
-        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
-        + flap_slice0_inertia_i_01 * flap_slice0_velocity_w_y
+    let flap_slice0_inertia_h_y = flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_v_z = cache.flap_rotation_20
+        * flap_slice0_local_subspace0_v_x
+        + cache.flap_rotation_21 * flap_slice0_local_subspace0_v_y
+        + cache.flap_position_x * flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12
+        - cache.flap_position_y * flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_02;
+    let flap_slice0_velocity_v_z = arm_tip_velocity_v_z
+        + qd[2] * flap_slice0_subspace0_v_z;
+    let flap_slice0_subspace0_w_y = flap_slice0_local_subspace0_w_z
+        * cache.flap_rotation_12;
+    let flap_slice0_velocity_w_y = flap_slice0_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice0_rotation_10 = cache.flap_rotation_10 * t24
+        + cache.flap_rotation_11 * t25;
+    let flap_slice0_inertia_com_01 = t23 * flap_slice0_rotation_00
+        * flap_slice0_rotation_10;
+    let flap_slice0_inertia_i_01 = flap_slice0_inertia_com_01
+        - flap_slice0_position_x * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_momentum_n_x = flap_slice0_velocity_w_z * flap_slice0_inertia_i_02
         + flap_slice0_velocity_w_x * flap_slice0_inertia_i_00
+        + flap_slice0_inertia_h_y * flap_slice0_velocity_v_z
+        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_01
         - flap_slice0_velocity_v_y * flap_slice0_inertia_h_z;
-    let flap_composite_momentum_n_x = flap_slice2_momentum_n_x + flap_slice1_momentum_n_x
-        + flap_slice0_momentum_n_x;
-    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
-        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
-        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
-        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
-        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
-    let wrist_composite_momentum_n_x = flap_composite_momentum_n_x + wrist_momentum_n_x;
-    let arm_slice0_subspace0_w_y = 0.09195266597143173
-        * cache.arm_slice0_local_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace0_w_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_w_z;
-    let arm_slice0_subspace1_w_y = 0.09195266597143173
-        * cache.arm_slice0_local_subspace1_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace1_w_y
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_w_z;
-    let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
-        + arm_slice0_subspace1_w_y * qd[1];
-    let t42 = -(0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1);
-    let t43 = -(0.004820780989426014 * t3 * cache.arm_slice0_bend_c2);
-    let t44 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * t1;
-    let arm_slice0_rotation_11 = 0.09195266597143173 * t42 + 0.96744666685656 * t44
-        - 0.2357788243436599 * t43;
-    let arm_slice0_rotation_01 = 0.9164595255079896 * t42 - 0.35991537421130565 * t43
-        - 0.1748223713144484 * t44;
-    let t45 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * t6;
-    let t46 = -(0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1);
-    let arm_slice0_rotation_02 = 0.9164595255079896 * t46 - 0.35991537421130565 * t45
-        - 0.1748223713144484 * t43;
-    let arm_slice0_rotation_12 = 0.09195266597143173 * t46 + 0.96744666685656 * t43
-        - 0.2357788243436599 * t45;
-    let t47 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
-    let t48 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
-    let t49 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
-    let arm_slice0_rotation_00 = 0.9164595255079896 * t48 - 0.35991537421130565 * t47
-        - 0.1748223713144484 * t49;
-    let arm_slice0_rotation_10 = 0.09195266597143173 * t48 + 0.96744666685656 * t49
-        - 0.2357788243436599 * t47;
-    let arm_slice0_inertia_com_01 = 0.000001 * arm_slice0_rotation_11 * t0
-        * cache.arm_slice0_mass * arm_slice0_rotation_01
-        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice0_rotation_02
-            * arm_slice0_rotation_12
-        + 0.000002 * t0 * arm_slice0_rotation_00 * cache.arm_slice0_mass
-            * arm_slice0_rotation_10;
-    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
-        + 0.96744666685656 * cache.arm_slice0_local_com_y
-        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
-    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
-        - 0.35991537421130565 * cache.arm_slice0_local_com_z
-        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
-    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
-        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_v_x
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_v_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace0_v_z;
-    let arm_slice0_subspace1_v_z = 0.90270109637546
-        * cache.arm_slice0_local_subspace1_v_z + 0.02 * arm_slice0_subspace1_w_y
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace1_v_y
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_v_x;
-    let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
-        + arm_slice0_subspace1_v_z * qd[1];
-    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
-    let arm_slice0_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice0_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice0_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace1_w_x;
-    let arm_slice0_subspace0_w_z = 0.90270109637546
-        * cache.arm_slice0_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice0_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice0_local_subspace0_w_x;
-    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
-        + qd[0] * arm_slice0_subspace0_w_z;
+    let flap_slice2_position_z = cache.flap_rotation_21 * cache.flap_slice2_local_com_y
+        + cache.flap_position_z + cache.flap_slice2_local_com_x * cache.flap_rotation_20;
+    let flap_slice2_inertia_h_z = flap_slice2_position_z * cache.flap_slice0_mass;
+    let flap_slice2_local_subspace0_w_z = 0.8872983346207417 * p.flap_length;
+    let flap_slice2_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice2_local_bend_y_column_v_x;
+    let flap_slice2_local_subspace0_v_y = cache.flap_slice2_local_bend_y_column_v_y
+        * p.flap_length;
+    let flap_slice2_subspace0_v_y = cache.flap_rotation_10
+        * flap_slice2_local_subspace0_v_x
+        + cache.flap_position_z * cache.flap_rotation_02
+            * flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_11 * flap_slice2_local_subspace0_v_y
+        - cache.flap_position_x * flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22;
+    let flap_slice2_velocity_v_y = arm_tip_velocity_v_y
+        + qd[2] * flap_slice2_subspace0_v_y;
+    let flap_slice2_position_x = cache.flap_position_x
+        + cache.flap_slice2_local_com_x * cache.flap_rotation_00
+        + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
+    let t29 = t22 - cache.flap_slice0_local_inertia_com_22;
+    let t30 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
+    let t31 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
+    let flap_slice2_rotation_20 = t30 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t31;
+    let flap_slice2_rotation_00 = t30 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t31;
+    let flap_slice2_inertia_com_02 = t29 * flap_slice2_rotation_20
+        * flap_slice2_rotation_00;
+    let flap_slice2_inertia_i_02 = flap_slice2_inertia_com_02
+        - flap_slice2_position_z * flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_z = flap_slice2_local_subspace0_w_z
+        * cache.flap_rotation_22;
+    let flap_slice2_velocity_w_z = arm_tip_velocity_w_z
+        + flap_slice2_subspace0_w_z * qd[2];
+    let flap_slice2_position_y = cache.flap_rotation_10 * cache.flap_slice2_local_com_x
+        + cache.flap_position_y + cache.flap_rotation_11 * cache.flap_slice2_local_com_y;
+    let flap_slice2_inertia_h_y = flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_v_z = cache.flap_rotation_21
+        * flap_slice2_local_subspace0_v_y
+        + cache.flap_position_x * cache.flap_rotation_12
+            * flap_slice2_local_subspace0_w_z
+        + cache.flap_rotation_20 * flap_slice2_local_subspace0_v_x
+        - cache.flap_position_y * cache.flap_rotation_02
+            * flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_v_z = qd[2] * flap_slice2_subspace0_v_z
+        + arm_tip_velocity_v_z;
+    let flap_slice2_subspace0_w_x = cache.flap_rotation_02
+        * flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_w_x = flap_slice2_subspace0_w_x * qd[2]
+        + arm_tip_velocity_w_x;
+    let flap_slice2_inertia_com_00 = cache.flap_slice0_local_inertia_com_22
+        + t29 * flap_slice2_rotation_00 * flap_slice2_rotation_00;
+    let t32 = flap_slice2_position_z * flap_slice2_position_z;
+    let t33 = flap_slice2_position_y * flap_slice2_position_y;
+    let t34 = flap_slice2_position_x * flap_slice2_position_x;
+    let flap_slice2_inertia_i_00 = flap_slice2_inertia_com_00
+        + (t32 + t33 + t34 - flap_slice2_position_x * flap_slice2_position_x)
+            * cache.flap_slice0_mass;
+    let flap_slice2_rotation_10 = cache.flap_rotation_10 * t30
+        + cache.flap_rotation_11 * t31;
+    let flap_slice2_inertia_com_01 = flap_slice2_rotation_10 * t29
+        * flap_slice2_rotation_00;
+    let flap_slice2_inertia_i_01 = flap_slice2_inertia_com_01
+        - flap_slice2_position_y * flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_w_y = cache.flap_rotation_12
+        * flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_w_y = flap_slice2_subspace0_w_y * qd[2]
+        + arm_tip_velocity_w_y;
+    let flap_slice2_momentum_n_x = flap_slice2_inertia_i_02 * flap_slice2_velocity_w_z
+        + flap_slice2_inertia_h_y * flap_slice2_velocity_v_z
+        + flap_slice2_velocity_w_x * flap_slice2_inertia_i_00
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_y
+        - flap_slice2_inertia_h_z * flap_slice2_velocity_v_y;
+    let flap_composite_momentum_n_x = flap_slice1_momentum_n_x + flap_slice0_momentum_n_x
+        + flap_slice2_momentum_n_x;
+    let wrist_composite_momentum_n_x = wrist_momentum_n_x + flap_composite_momentum_n_x;
+    let t35 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
+    let t36 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
+    let t37 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
+    let arm_slice0_rotation_20 = 0.3894183423086505 * t35 + 0.1829865712999871 * t36
+        + 0.90270109637546 * t37;
+    let arm_slice0_rotation_00 = 0.9164595255079896 * t35 - 0.35991537421130565 * t37
+        - 0.1748223713144484 * t36;
+    let arm_slice0_inertia_com_02 = arm_slice0_rotation_20 * arm_slice0_rotation_00 * t4;
     let arm_slice0_position_z = 0.1829865712999871 * cache.arm_slice0_local_com_y + 0.01
         + 0.90270109637546 * cache.arm_slice0_local_com_z
         + 0.3894183423086505 * cache.arm_slice0_local_com_x;
-    let arm_slice0_rotation_20 = 0.3894183423086505 * t48 + 0.1829865712999871 * t49
-        + 0.90270109637546 * t47;
-    let arm_slice0_rotation_22 = 0.3894183423086505 * t46 + 0.1829865712999871 * t43
-        + 0.90270109637546 * t45;
-    let arm_slice0_rotation_21 = 0.1829865712999871 * t44 + 0.3894183423086505 * t42
-        + 0.90270109637546 * t43;
-    let arm_slice0_inertia_com_02 = 0.000002 * t0 * arm_slice0_rotation_20
-        * arm_slice0_rotation_00 * cache.arm_slice0_mass
-        + 0.000001 * t0 * arm_slice0_rotation_22 * cache.arm_slice0_mass
-            * arm_slice0_rotation_02
-        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice0_rotation_01
-            * arm_slice0_rotation_21;
+    let arm_slice0_position_x = 0.9164595255079896 * cache.arm_slice0_local_com_x + 0.02
+        - 0.35991537421130565 * cache.arm_slice0_local_com_z
+        - 0.1748223713144484 * cache.arm_slice0_local_com_y;
     let arm_slice0_inertia_i_02 = arm_slice0_inertia_com_02
         - arm_slice0_position_z * cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_inertia_com_00 = 0.000001 * t0 * cache.arm_slice0_mass
-        * arm_slice0_rotation_01 * arm_slice0_rotation_01
-        + 0.000002 * t0 * arm_slice0_rotation_00 * arm_slice0_rotation_00
-            * cache.arm_slice0_mass
-        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice0_rotation_02
-            * arm_slice0_rotation_02;
-    let t50 = arm_slice0_position_y * arm_slice0_position_y;
-    let t51 = arm_slice0_position_z * arm_slice0_position_z;
-    let t52 = arm_slice0_position_x * arm_slice0_position_x;
-    let arm_slice0_inertia_i_00 = arm_slice0_inertia_com_00
-        + cache.arm_slice0_mass
-            * (t50 + t51 + t52 - arm_slice0_position_x * arm_slice0_position_x);
-    let arm_slice0_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_w_y;
-    let arm_slice0_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_w_x
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_w_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_w_y;
+    let arm_slice0_local_subspace1_w_y = cache.arm_slice0_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice0_local_subspace1_w_z = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_z;
+    let arm_slice0_local_subspace1_w_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_x;
+    let arm_slice0_subspace1_w_z = 0.1829865712999871 * arm_slice0_local_subspace1_w_y
+        + 0.90270109637546 * arm_slice0_local_subspace1_w_z
+        + 0.3894183423086505 * arm_slice0_local_subspace1_w_x;
+    let arm_slice0_local_subspace0_w_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_z;
+    let arm_slice0_local_subspace0_w_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_y;
+    let arm_slice0_local_subspace0_w_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_x;
+    let arm_slice0_subspace0_w_z = 0.90270109637546 * arm_slice0_local_subspace0_w_z
+        + 0.1829865712999871 * arm_slice0_local_subspace0_w_y
+        + 0.3894183423086505 * arm_slice0_local_subspace0_w_x;
+    let arm_slice0_velocity_w_z = arm_slice0_subspace1_w_z * qd[1]
+        + qd[0] * arm_slice0_subspace0_w_z;
+    let arm_slice0_position_y = 0.09195266597143173 * cache.arm_slice0_local_com_x
+        + 0.96744666685656 * cache.arm_slice0_local_com_y
+        - 0.2357788243436599 * cache.arm_slice0_local_com_z;
+    let t38 = arm_slice0_position_y * arm_slice0_position_y;
+    let t39 = arm_slice0_position_z * arm_slice0_position_z;
+    let t40 = arm_slice0_position_x * arm_slice0_position_x;
+    let arm_slice0_inertia_com_00 = arm_slice0_rotation_00 * arm_slice0_rotation_00 * t4
+        + t5;
+    let arm_slice0_inertia_i_00 = cache.arm_slice0_mass
+        * (t38 + t39 + t40 - arm_slice0_position_x * arm_slice0_position_x)
+        + arm_slice0_inertia_com_00;
+    let arm_slice0_subspace0_w_x = 0.9164595255079896 * arm_slice0_local_subspace0_w_x
+        - 0.35991537421130565 * arm_slice0_local_subspace0_w_z
+        - 0.1748223713144484 * arm_slice0_local_subspace0_w_y;
+    let arm_slice0_subspace1_w_x = 0.9164595255079896 * arm_slice0_local_subspace1_w_x
+        - 0.35991537421130565 * arm_slice0_local_subspace1_w_z
+        - 0.1748223713144484 * arm_slice0_local_subspace1_w_y;
     let arm_slice0_velocity_w_x = arm_slice0_subspace0_w_x * qd[0]
         + arm_slice0_subspace1_w_x * qd[1];
-    let arm_slice0_subspace1_v_y = 0.96744666685656
-        * cache.arm_slice0_local_subspace1_v_y + 0.01 * arm_slice0_subspace1_w_x
-        + 0.09195266597143173 * cache.arm_slice0_local_subspace1_v_x
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace1_v_z
+    let arm_slice0_subspace0_w_y = 0.09195266597143173 * arm_slice0_local_subspace0_w_x
+        + 0.96744666685656 * arm_slice0_local_subspace0_w_y
+        - 0.2357788243436599 * arm_slice0_local_subspace0_w_z;
+    let arm_slice0_local_subspace0_v_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_x;
+    let arm_slice0_local_subspace0_v_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_y;
+    let arm_slice0_local_subspace0_v_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_z;
+    let arm_slice0_subspace0_v_z = 0.02 * arm_slice0_subspace0_w_y
+        + 0.3894183423086505 * arm_slice0_local_subspace0_v_x
+        + 0.1829865712999871 * arm_slice0_local_subspace0_v_y
+        + 0.90270109637546 * arm_slice0_local_subspace0_v_z;
+    let arm_slice0_local_subspace1_v_z = cache.arm_slice0_local_bend_z_column_v_z
+        * p.section_length;
+    let arm_slice0_subspace1_w_y = 0.09195266597143173 * arm_slice0_local_subspace1_w_x
+        + 0.96744666685656 * arm_slice0_local_subspace1_w_y
+        - 0.2357788243436599 * arm_slice0_local_subspace1_w_z;
+    let arm_slice0_local_subspace1_v_y = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_y;
+    let arm_slice0_local_subspace1_v_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_x;
+    let arm_slice0_subspace1_v_z = 0.90270109637546 * arm_slice0_local_subspace1_v_z
+        + 0.02 * arm_slice0_subspace1_w_y
+        + 0.1829865712999871 * arm_slice0_local_subspace1_v_y
+        + 0.3894183423086505 * arm_slice0_local_subspace1_v_x;
+    let arm_slice0_velocity_v_z = arm_slice0_subspace0_v_z * qd[0]
+        + arm_slice0_subspace1_v_z * qd[1];
+    let arm_slice0_inertia_h_y = arm_slice0_position_y * cache.arm_slice0_mass;
+    let arm_slice0_velocity_w_y = arm_slice0_subspace0_w_y * qd[0]
+        + arm_slice0_subspace1_w_y * qd[1];
+    let arm_slice0_rotation_10 = 0.09195266597143173 * t35 + 0.96744666685656 * t36
+        - 0.2357788243436599 * t37;
+    let arm_slice0_inertia_com_01 = arm_slice0_rotation_00 * arm_slice0_rotation_10 * t4;
+    let arm_slice0_inertia_i_01 = arm_slice0_inertia_com_01
+        - arm_slice0_position_y * cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_subspace1_v_y = 0.96744666685656 * arm_slice0_local_subspace1_v_y
+        + 0.01 * arm_slice0_subspace1_w_x
+        + 0.09195266597143173 * arm_slice0_local_subspace1_v_x
+        - 0.2357788243436599 * arm_slice0_local_subspace1_v_z
         - 0.02 * arm_slice0_subspace1_w_z;
     let arm_slice0_subspace0_v_y = 0.01 * arm_slice0_subspace0_w_x
-        + 0.96744666685656 * cache.arm_slice0_local_subspace0_v_y
-        + 0.09195266597143173 * cache.arm_slice0_local_subspace0_v_x
-        - 0.2357788243436599 * cache.arm_slice0_local_subspace0_v_z
+        + 0.96744666685656 * arm_slice0_local_subspace0_v_y
+        + 0.09195266597143173 * arm_slice0_local_subspace0_v_x
+        - 0.2357788243436599 * arm_slice0_local_subspace0_v_z
         - 0.02 * arm_slice0_subspace0_w_z;
     let arm_slice0_velocity_v_y = arm_slice0_subspace1_v_y * qd[1]
         + qd[0] * arm_slice0_subspace0_v_y;
     let arm_slice0_inertia_h_z = arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_momentum_n_x = arm_slice0_velocity_w_y * arm_slice0_inertia_i_01
-        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
-        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_02
+    let arm_slice0_momentum_n_x = arm_slice0_inertia_i_02 * arm_slice0_velocity_w_z
         + arm_slice0_inertia_i_00 * arm_slice0_velocity_w_x
+        + arm_slice0_velocity_v_z * arm_slice0_inertia_h_y
+        + arm_slice0_velocity_w_y * arm_slice0_inertia_i_01
         - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
-    let arm_slice3_position_z = 0.1829865712999871 * cache.arm_slice3_local_com_y
-        + 0.3894183423086505 * cache.arm_slice3_local_com_x
-        + 0.90270109637546 * cache.arm_slice3_local_com_z + 0.01;
-    let t53 = arm_slice3_position_z * arm_slice3_position_z;
-    let arm_slice3_position_x = 0.02 + 0.9164595255079896 * cache.arm_slice3_local_com_x
-        - 0.35991537421130565 * cache.arm_slice3_local_com_z
-        - 0.1748223713144484 * cache.arm_slice3_local_com_y;
-    let t54 = arm_slice3_position_x * arm_slice3_position_x;
-    let arm_slice3_position_y = 0.96744666685656 * cache.arm_slice3_local_com_y
-        + 0.09195266597143173 * cache.arm_slice3_local_com_x
-        - 0.2357788243436599 * cache.arm_slice3_local_com_z;
-    let t55 = arm_slice3_position_y * arm_slice3_position_y;
-    let t56 = -(0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1);
-    let t57 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * t6;
-    let t58 = -(0.8659570925834785 * t3 * cache.arm_slice3_bend_c2);
-    let arm_slice3_rotation_02 = 0.9164595255079896 * t56 - 0.35991537421130565 * t57
-        - 0.1748223713144484 * t58;
-    let t59 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
-    let t60 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
-    let t61 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
-    let arm_slice3_rotation_00 = 0.9164595255079896 * t59 - 0.1748223713144484 * t60
-        - 0.35991537421130565 * t61;
-    let t62 = -(0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1);
-    let t63 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * t1;
-    let arm_slice3_rotation_01 = 0.9164595255079896 * t62 - 0.35991537421130565 * t58
-        - 0.1748223713144484 * t63;
-    let arm_slice3_inertia_com_00 = 0.000001 * t0 * cache.arm_slice0_mass
-        * arm_slice3_rotation_02 * arm_slice3_rotation_02
-        + 0.000002 * arm_slice3_rotation_00 * arm_slice3_rotation_00 * t0
-            * cache.arm_slice0_mass
-        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_01
-            * arm_slice3_rotation_01;
-    let arm_slice3_inertia_i_00 = (t53 + t54 + t55
-        - arm_slice3_position_x * arm_slice3_position_x) * cache.arm_slice0_mass
-        + arm_slice3_inertia_com_00;
-    let arm_slice3_subspace1_w_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace1_w_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace0_w_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_w_x
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_w_z
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_w_y;
-    let arm_slice3_velocity_w_x = arm_slice3_subspace1_w_x * qd[1]
-        + arm_slice3_subspace0_w_x * qd[0];
-    let arm_slice3_inertia_h_z = arm_slice3_position_z * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_z = 0.1829865712999871
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace1_w_z
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_w_x;
-    let arm_slice3_subspace1_v_y = 0.01 * arm_slice3_subspace1_w_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace1_v_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_v_x
-        - 0.02 * arm_slice3_subspace1_w_z
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_v_z;
-    let arm_slice3_subspace0_w_z = 0.90270109637546
-        * cache.arm_slice3_local_subspace0_w_z
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_w_y
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace0_w_x;
-    let arm_slice3_subspace0_v_y = 0.01 * arm_slice3_subspace0_w_x
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_v_x
-        + 0.96744666685656 * cache.arm_slice3_local_subspace0_v_y
-        - 0.02 * arm_slice3_subspace0_w_z
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
-        + arm_slice3_subspace0_v_y * qd[0];
-    let arm_slice3_velocity_w_z = arm_slice3_subspace1_w_z * qd[1]
-        + arm_slice3_subspace0_w_z * qd[0];
-    let arm_slice3_rotation_21 = 0.1829865712999871 * t63 + 0.3894183423086505 * t62
-        + 0.90270109637546 * t58;
-    let arm_slice3_rotation_20 = 0.1829865712999871 * t60 + 0.90270109637546 * t61
-        + 0.3894183423086505 * t59;
-    let arm_slice3_rotation_22 = 0.3894183423086505 * t56 + 0.90270109637546 * t57
-        + 0.1829865712999871 * t58;
-    let arm_slice3_inertia_com_02 = 0.000001 * arm_slice3_rotation_21 * t0
-        * cache.arm_slice0_mass * arm_slice3_rotation_01
-        + 0.000002 * arm_slice3_rotation_00 * arm_slice3_rotation_20 * t0
-            * cache.arm_slice0_mass
-        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_22
-            * arm_slice3_rotation_02;
-    let arm_slice3_inertia_i_02 = arm_slice3_inertia_com_02
-        - arm_slice3_position_x * arm_slice3_position_z * cache.arm_slice0_mass;
-    let arm_slice3_subspace1_w_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace1_w_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace1_w_x
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace1_w_z;
-    let arm_slice3_subspace0_w_y = 0.96744666685656
-        * cache.arm_slice3_local_subspace0_w_y
-        + 0.09195266597143173 * cache.arm_slice3_local_subspace0_w_x
-        - 0.2357788243436599 * cache.arm_slice3_local_subspace0_w_z;
-    let arm_slice3_velocity_w_y = arm_slice3_subspace1_w_y * qd[1]
-        + arm_slice3_subspace0_w_y * qd[0];
-    let arm_slice3_rotation_11 = 0.96744666685656 * t63 + 0.09195266597143173 * t62
-        - 0.2357788243436599 * t58;
-    let arm_slice3_rotation_10 = 0.09195266597143173 * t59 + 0.96744666685656 * t60
-        - 0.2357788243436599 * t61;
-    let arm_slice3_rotation_12 = 0.09195266597143173 * t56 + 0.96744666685656 * t58
-        - 0.2357788243436599 * t57;
-    let arm_slice3_inertia_com_01 = 0.000001 * t0 * arm_slice3_rotation_11
-        * cache.arm_slice0_mass * arm_slice3_rotation_01
-        + 0.000002 * arm_slice3_rotation_00 * t0 * cache.arm_slice0_mass
-            * arm_slice3_rotation_10
-        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_02
-            * arm_slice3_rotation_12;
-    let arm_slice3_inertia_i_01 = arm_slice3_inertia_com_01
-        - arm_slice3_position_x * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_inertia_h_y = arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_subspace0_v_z = 0.3894183423086505
-        * cache.arm_slice3_local_subspace0_v_x
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace0_v_y
-        + 0.02 * arm_slice3_subspace0_w_y
-        + 0.90270109637546 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_subspace1_v_z = 0.90270109637546
-        * cache.arm_slice3_local_subspace1_v_z + 0.02 * arm_slice3_subspace1_w_y
-        + 0.1829865712999871 * cache.arm_slice3_local_subspace1_v_y
-        + 0.3894183423086505 * cache.arm_slice3_local_subspace1_v_x;
-    let arm_slice3_velocity_v_z = arm_slice3_subspace0_v_z * qd[0]
-        + arm_slice3_subspace1_v_z * qd[1];
-    let arm_slice3_momentum_n_x = arm_slice3_inertia_i_00 * arm_slice3_velocity_w_x
-        + arm_slice3_velocity_w_z * arm_slice3_inertia_i_02
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_01
-        + arm_slice3_inertia_h_y * arm_slice3_velocity_v_z
-        - arm_slice3_inertia_h_z * arm_slice3_velocity_v_y;
-    let arm_composite_momentum_n_x = arm_slice2_momentum_n_x + arm_slice1_momentum_n_x
+    let t41 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
+    let t42 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
+    let t43 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
+    let arm_slice2_rotation_00 = 0.9164595255079896 * t41 - 0.35991537421130565 * t42
+        - 0.1748223713144484 * t43;
+    let arm_slice2_rotation_10 = 0.09195266597143173 * t41 + 0.96744666685656 * t43
+        - 0.2357788243436599 * t42;
+    let arm_slice2_inertia_com_01 = t9 * arm_slice2_rotation_00 * arm_slice2_rotation_10;
+    let arm_slice2_position_y = 0.96744666685656 * cache.arm_slice2_local_com_y
+        + 0.09195266597143173 * cache.arm_slice2_local_com_x
+        - 0.2357788243436599 * cache.arm_slice2_local_com_z;
+    let arm_slice2_position_x = 0.9164595255079896 * cache.arm_slice2_local_com_x + 0.02
+        - 0.1748223713144484 * cache.arm_slice2_local_com_y
+        - 0.35991537421130565 * cache.arm_slice2_local_com_z;
+    let arm_slice2_inertia_i_01 = arm_slice2_inertia_com_01
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_x;
+    let arm_slice2_local_subspace1_w_y = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_y;
+    let arm_slice2_local_subspace1_w_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_z;
+    let arm_slice2_local_subspace1_w_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_x;
+    let arm_slice2_subspace1_w_y = 0.96744666685656 * arm_slice2_local_subspace1_w_y
+        + 0.09195266597143173 * arm_slice2_local_subspace1_w_x
+        - 0.2357788243436599 * arm_slice2_local_subspace1_w_z;
+    let arm_slice2_local_subspace0_w_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_y;
+    let arm_slice2_local_subspace0_w_x = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_x;
+    let arm_slice2_local_subspace0_w_z = cache.arm_slice2_local_bend_y_column_w_z
+        * p.section_length;
+    let arm_slice2_subspace0_w_y = 0.96744666685656 * arm_slice2_local_subspace0_w_y
+        + 0.09195266597143173 * arm_slice2_local_subspace0_w_x
+        - 0.2357788243436599 * arm_slice2_local_subspace0_w_z;
+    let arm_slice2_velocity_w_y = arm_slice2_subspace1_w_y * qd[1]
+        + arm_slice2_subspace0_w_y * qd[0];
+    let arm_slice2_local_subspace0_v_z = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_z;
+    let arm_slice2_local_subspace0_v_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_y;
+    let arm_slice2_local_subspace0_v_x = cache.arm_slice2_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice2_subspace0_v_z = 0.90270109637546 * arm_slice2_local_subspace0_v_z
+        + 0.1829865712999871 * arm_slice2_local_subspace0_v_y
+        + 0.3894183423086505 * arm_slice2_local_subspace0_v_x
+        + 0.02 * arm_slice2_subspace0_w_y;
+    let arm_slice2_local_subspace1_v_y = cache.arm_slice2_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice2_local_subspace1_v_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_x;
+    let arm_slice2_local_subspace1_v_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_z;
+    let arm_slice2_subspace1_v_z = 0.1829865712999871 * arm_slice2_local_subspace1_v_y
+        + 0.3894183423086505 * arm_slice2_local_subspace1_v_x
+        + 0.02 * arm_slice2_subspace1_w_y
+        + 0.90270109637546 * arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_z = arm_slice2_subspace0_v_z * qd[0]
+        + arm_slice2_subspace1_v_z * qd[1];
+    let arm_slice2_inertia_h_y = cache.arm_slice1_mass * arm_slice2_position_y;
+    let arm_slice2_position_z = 0.1829865712999871 * cache.arm_slice2_local_com_y
+        + 0.3894183423086505 * cache.arm_slice2_local_com_x
+        + 0.90270109637546 * cache.arm_slice2_local_com_z + 0.01;
+    let arm_slice2_rotation_20 = 0.1829865712999871 * t43 + 0.90270109637546 * t42
+        + 0.3894183423086505 * t41;
+    let arm_slice2_inertia_com_02 = arm_slice2_rotation_20 * t9 * arm_slice2_rotation_00;
+    let arm_slice2_inertia_i_02 = arm_slice2_inertia_com_02
+        - cache.arm_slice1_mass * arm_slice2_position_x * arm_slice2_position_z;
+    let arm_slice2_subspace0_w_z = 0.3894183423086505 * arm_slice2_local_subspace0_w_x
+        + 0.1829865712999871 * arm_slice2_local_subspace0_w_y
+        + 0.90270109637546 * arm_slice2_local_subspace0_w_z;
+    let arm_slice2_subspace1_w_z = 0.90270109637546 * arm_slice2_local_subspace1_w_z
+        + 0.3894183423086505 * arm_slice2_local_subspace1_w_x
+        + 0.1829865712999871 * arm_slice2_local_subspace1_w_y;
+    let arm_slice2_velocity_w_z = qd[0] * arm_slice2_subspace0_w_z
+        + arm_slice2_subspace1_w_z * qd[1];
+    let t44 = arm_slice2_position_z * arm_slice2_position_z;
+    let t45 = arm_slice2_position_y * arm_slice2_position_y;
+    let t46 = arm_slice2_position_x * arm_slice2_position_x;
+    let arm_slice2_inertia_com_00 = t9 * arm_slice2_rotation_00 * arm_slice2_rotation_00
+        + t16;
+    let arm_slice2_inertia_i_00 = cache.arm_slice1_mass
+        * (t44 + t45 + t46 - arm_slice2_position_x * arm_slice2_position_x)
+        + arm_slice2_inertia_com_00;
+    let arm_slice2_subspace1_w_x = 0.9164595255079896 * arm_slice2_local_subspace1_w_x
+        - 0.1748223713144484 * arm_slice2_local_subspace1_w_y
+        - 0.35991537421130565 * arm_slice2_local_subspace1_w_z;
+    let arm_slice2_subspace0_w_x = 0.9164595255079896 * arm_slice2_local_subspace0_w_x
+        - 0.1748223713144484 * arm_slice2_local_subspace0_w_y
+        - 0.35991537421130565 * arm_slice2_local_subspace0_w_z;
+    let arm_slice2_velocity_w_x = arm_slice2_subspace1_w_x * qd[1]
+        + arm_slice2_subspace0_w_x * qd[0];
+    let arm_slice2_inertia_h_z = cache.arm_slice1_mass * arm_slice2_position_z;
+    let arm_slice2_subspace1_v_y = 0.09195266597143173 * arm_slice2_local_subspace1_v_x
+        + 0.96744666685656 * arm_slice2_local_subspace1_v_y
+        + 0.01 * arm_slice2_subspace1_w_x
+        - 0.2357788243436599 * arm_slice2_local_subspace1_v_z
+        - 0.02 * arm_slice2_subspace1_w_z;
+    let arm_slice2_subspace0_v_y = 0.01 * arm_slice2_subspace0_w_x
+        + 0.09195266597143173 * arm_slice2_local_subspace0_v_x
+        + 0.96744666685656 * arm_slice2_local_subspace0_v_y
+        - 0.2357788243436599 * arm_slice2_local_subspace0_v_z
+        - 0.02 * arm_slice2_subspace0_w_z;
+    let arm_slice2_velocity_v_y = arm_slice2_subspace1_v_y * qd[1]
+        + arm_slice2_subspace0_v_y * qd[0];
+    let arm_slice2_momentum_n_x = arm_slice2_inertia_i_01 * arm_slice2_velocity_w_y
+        + arm_slice2_velocity_v_z * arm_slice2_inertia_h_y
+        + arm_slice2_inertia_i_02 * arm_slice2_velocity_w_z
+        + arm_slice2_inertia_i_00 * arm_slice2_velocity_w_x
+        - arm_slice2_inertia_h_z * arm_slice2_velocity_v_y;
+    let arm_composite_momentum_n_x = arm_slice3_momentum_n_x + arm_slice1_momentum_n_x
         + wrist_composite_momentum_n_x + arm_slice0_momentum_n_x
-        + arm_slice3_momentum_n_x;
-    let arm_slice0_inertia_com_12 = 0.000001 * t0 * arm_slice0_rotation_22
-        * cache.arm_slice0_mass * arm_slice0_rotation_12
-        + 0.000002 * t0 * arm_slice0_rotation_20 * cache.arm_slice0_mass
-            * arm_slice0_rotation_10
-        + 0.000001 * arm_slice0_rotation_11 * t0 * cache.arm_slice0_mass
-            * arm_slice0_rotation_21;
-    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
-        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
-    let arm_slice0_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace1_v_x
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace1_v_y
-        - 0.01 * arm_slice0_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace1_v_z;
-    let arm_slice0_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice0_local_subspace0_v_x - 0.01 * arm_slice0_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice0_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice0_local_subspace0_v_y;
-    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
-        + qd[0] * arm_slice0_subspace0_v_x;
-    let arm_slice0_inertia_com_11 = 0.000002 * t0 * cache.arm_slice0_mass
-        * arm_slice0_rotation_10 * arm_slice0_rotation_10
-        + 0.000001 * arm_slice0_rotation_11 * arm_slice0_rotation_11 * t0
-            * cache.arm_slice0_mass
-        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice0_rotation_12
-            * arm_slice0_rotation_12;
-    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
-        * (t50 + t51 + t52 - arm_slice0_position_y * arm_slice0_position_y)
-        + arm_slice0_inertia_com_11;
-    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
-    let arm_slice0_momentum_n_y = arm_slice0_velocity_w_z * arm_slice0_inertia_i_12
-        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_x
-        + arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
-        + arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
-        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
+        + arm_slice2_momentum_n_x;
+    let flap_slice1_inertia_h_x = cache.flap_slice1_mass * cache.flap_slice1_position_x;
+    let flap_slice1_inertia_com_11 = cache.flap_slice1_local_inertia_com_22
+        + cache.flap_slice1_rotation_10 * cache.flap_slice1_rotation_10 * t21;
+    let flap_slice1_inertia_i_11 = flap_slice1_inertia_com_11
+        + cache.flap_slice1_mass
+            * (t17 + t18 + t19
+                - cache.flap_slice1_position_y * cache.flap_slice1_position_y);
     let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
         + cache.arm_tip_subspace1_v_x * qd[1];
-    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
-        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
-        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
-        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
-        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
-    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
-    let flap_slice2_subspace0_v_x = cache.flap_rotation_01
-        * cache.flap_slice2_local_subspace0_v_y
-        + cache.flap_position_y * cache.flap_slice2_local_subspace0_w_z
-            * cache.flap_rotation_22
-        + cache.flap_rotation_00 * cache.flap_slice2_local_subspace0_v_x
-        - cache.flap_position_z * cache.flap_rotation_12
-            * cache.flap_slice2_local_subspace0_w_z;
-    let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
-        + flap_slice2_subspace0_v_x * qd[2];
-    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
-        * cache.flap_rotation_12 * cache.flap_rotation_12
-        + flap_slice2_rotation_11 * flap_slice2_rotation_11
-            * cache.flap_slice0_local_inertia_com_22
-        + 0.5 * flap_slice2_rotation_10 * flap_slice2_rotation_10 * t26
-            * cache.flap_slice0_mass;
-    let flap_slice2_inertia_i_11 = flap_slice2_inertia_com_11
-        + (t30 + t31 + t32 - flap_slice2_position_y * flap_slice2_position_y)
-            * cache.flap_slice0_mass;
-    let flap_slice2_inertia_com_12 = cache.flap_slice0_local_inertia_com_22
-        * cache.flap_rotation_12 * cache.flap_rotation_22
-        + 0.5 * flap_slice2_rotation_10 * flap_slice2_rotation_20 * t26
-            * cache.flap_slice0_mass
-        + flap_slice2_rotation_11 * cache.flap_slice0_local_inertia_com_22
-            * flap_slice2_rotation_21;
-    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
-        - flap_slice2_position_z * flap_slice2_position_y * cache.flap_slice0_mass;
-    let flap_slice2_momentum_n_y = flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
-        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
-        + flap_slice2_inertia_i_11 * flap_slice2_velocity_w_y
-        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_12
-        - flap_slice2_velocity_v_z * flap_slice2_inertia_h_x;
-    let flap_slice0_inertia_com_12 = 0.25 * cache.flap_rotation_12 * t26
-        * cache.flap_rotation_22 * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_20 * flap_slice0_rotation_10 * t26
-            * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_21 * flap_slice0_rotation_11 * t26
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
-        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
-    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
-    let flap_slice0_inertia_com_11 = 0.25 * cache.flap_rotation_12
-        * cache.flap_rotation_12 * t26 * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_11 * flap_slice0_rotation_11 * t26
-            * cache.flap_slice0_mass
-        + 0.5 * flap_slice0_rotation_10 * flap_slice0_rotation_10 * t26
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_11 = flap_slice0_inertia_com_11
-        + (t39 + t40 + t41 - flap_slice0_position_y * flap_slice0_position_y)
-            * cache.flap_slice0_mass;
-    let flap_slice0_subspace0_v_x = cache.flap_position_y
-        * cache.flap_slice0_local_subspace0_w_z * cache.flap_rotation_22
-        + cache.flap_rotation_01 * cache.flap_slice0_local_subspace0_v_y
-        + cache.flap_rotation_00 * cache.flap_slice0_local_subspace0_v_x
-        - cache.flap_position_z * cache.flap_slice0_local_subspace0_w_z
-            * cache.flap_rotation_12;
-    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
-        + arm_tip_velocity_v_x;
-    let flap_slice0_momentum_n_y = flap_slice0_velocity_w_z * flap_slice0_inertia_i_12
-        + flap_slice0_inertia_i_01 * flap_slice0_velocity_w_x
-        + flap_slice0_inertia_i_11 * flap_slice0_velocity_w_y
-        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
-        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
-    let flap_slice1_inertia_com_12 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_rotation_12 * t26 * cache.flap_rotation_22
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10 * t26
-            * cache.flap_slice1_rotation_20
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_11
-            * cache.flap_slice1_rotation_21 * t26;
-    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
-        - cache.flap_slice1_mass * cache.flap_slice1_position_y
-            * cache.flap_slice1_position_z;
-    let flap_slice1_inertia_h_x = cache.flap_slice1_mass * cache.flap_slice1_position_x;
-    let flap_slice1_inertia_com_11 = 0.25 * cache.flap_slice1_mass
-        * cache.flap_slice1_rotation_11 * cache.flap_slice1_rotation_11 * t26
-        + 0.5 * cache.flap_slice1_mass * cache.flap_slice1_rotation_10
-            * cache.flap_slice1_rotation_10 * t26
-        + 0.25 * cache.flap_slice1_mass * cache.flap_rotation_12 * cache.flap_rotation_12
-            * t26;
-    let flap_slice1_inertia_i_11 = cache.flap_slice1_mass
-        * (t33 + t34 + t35 - cache.flap_slice1_position_y * cache.flap_slice1_position_y)
-        + flap_slice1_inertia_com_11;
     let flap_slice1_subspace0_v_x = cache.flap_rotation_01
         * cache.flap_slice1_local_subspace0_v_y
         + cache.flap_slice1_local_subspace0_v_x * cache.flap_rotation_00
@@ -9713,230 +9489,252 @@ pub fn angular_momentum(
             * cache.flap_rotation_12;
     let flap_slice1_velocity_v_x = arm_tip_velocity_v_x
         + flap_slice1_subspace0_v_x * qd[2];
-    let flap_slice1_momentum_n_y = flap_slice1_inertia_i_12 * flap_slice1_velocity_w_z
-        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_11
+    let flap_slice1_inertia_com_12 = cache.flap_slice1_rotation_10 * t21
+        * cache.flap_slice1_rotation_20;
+    let flap_slice1_inertia_i_12 = flap_slice1_inertia_com_12
+        - cache.flap_slice1_mass * cache.flap_slice1_position_y
+            * cache.flap_slice1_position_z;
+    let flap_slice1_momentum_n_y = flap_slice1_inertia_i_11 * flap_slice1_velocity_w_y
         + flap_slice1_inertia_h_z * flap_slice1_velocity_v_x
         + flap_slice1_velocity_w_x * flap_slice1_inertia_i_01
+        + flap_slice1_velocity_w_z * flap_slice1_inertia_i_12
         - flap_slice1_inertia_h_x * flap_slice1_velocity_v_z;
-    let flap_composite_momentum_n_y = flap_slice2_momentum_n_y + flap_slice0_momentum_n_y
-        + flap_slice1_momentum_n_y;
-    let wrist_composite_momentum_n_y = wrist_momentum_n_y + flap_composite_momentum_n_y;
-    let arm_slice3_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace0_v_x
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace0_v_y
-        - 0.01 * arm_slice3_subspace0_w_y
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace0_v_z;
-    let arm_slice3_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice3_local_subspace1_v_x
-        - 0.35991537421130565 * cache.arm_slice3_local_subspace1_v_z
-        - 0.01 * arm_slice3_subspace1_w_y
-        - 0.1748223713144484 * cache.arm_slice3_local_subspace1_v_y;
-    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
-        + arm_slice3_subspace1_v_x * qd[1];
-    let arm_slice3_inertia_com_11 = 0.000001 * t0 * cache.arm_slice0_mass
-        * arm_slice3_rotation_12 * arm_slice3_rotation_12
-        + 0.000001 * t0 * arm_slice3_rotation_11 * arm_slice3_rotation_11
-            * cache.arm_slice0_mass
-        + 0.000002 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_10
-            * arm_slice3_rotation_10;
-    let arm_slice3_inertia_i_11 = cache.arm_slice0_mass
-        * (t53 + t54 + t55 - arm_slice3_position_y * arm_slice3_position_y)
-        + arm_slice3_inertia_com_11;
-    let arm_slice3_inertia_com_12 = 0.000001 * t0 * cache.arm_slice0_mass
-        * arm_slice3_rotation_22 * arm_slice3_rotation_12
-        + 0.000002 * arm_slice3_rotation_20 * t0 * cache.arm_slice0_mass
-            * arm_slice3_rotation_10
-        + 0.000001 * arm_slice3_rotation_21 * t0 * arm_slice3_rotation_11
-            * cache.arm_slice0_mass;
-    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
-        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
-    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
-    let arm_slice3_momentum_n_y = arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
-        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_11
-        + arm_slice3_inertia_i_12 * arm_slice3_velocity_w_z
-        + arm_slice3_velocity_w_x * arm_slice3_inertia_i_01
-        - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
-    let arm_slice2_inertia_com_11 = 0.000001 * cache.arm_slice1_mass * t0
-        * arm_slice2_rotation_11 * arm_slice2_rotation_11
-        + 0.000001 * arm_slice2_rotation_12 * arm_slice2_rotation_12
-            * cache.arm_slice1_mass * t0
-        + 0.000002 * cache.arm_slice1_mass * t0 * arm_slice2_rotation_10
-            * arm_slice2_rotation_10;
-    let arm_slice2_inertia_i_11 = arm_slice2_inertia_com_11
+    let flap_slice2_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
+        + flap_slice2_rotation_10 * flap_slice2_rotation_10 * t29;
+    let flap_slice2_inertia_i_11 = flap_slice2_inertia_com_11
+        + (t32 + t33 + t34 - flap_slice2_position_y * flap_slice2_position_y)
+            * cache.flap_slice0_mass;
+    let flap_slice2_inertia_h_x = flap_slice2_position_x * cache.flap_slice0_mass;
+    let flap_slice2_subspace0_v_x = cache.flap_rotation_01
+        * flap_slice2_local_subspace0_v_y
+        + cache.flap_position_y * flap_slice2_local_subspace0_w_z
+            * cache.flap_rotation_22
+        + cache.flap_rotation_00 * flap_slice2_local_subspace0_v_x
+        - cache.flap_position_z * cache.flap_rotation_12
+            * flap_slice2_local_subspace0_w_z;
+    let flap_slice2_velocity_v_x = arm_tip_velocity_v_x
+        + flap_slice2_subspace0_v_x * qd[2];
+    let flap_slice2_inertia_com_12 = flap_slice2_rotation_10 * t29
+        * flap_slice2_rotation_20;
+    let flap_slice2_inertia_i_12 = flap_slice2_inertia_com_12
+        - flap_slice2_position_z * flap_slice2_position_y * cache.flap_slice0_mass;
+    let flap_slice2_momentum_n_y = flap_slice2_inertia_i_11 * flap_slice2_velocity_w_y
+        + flap_slice2_inertia_i_01 * flap_slice2_velocity_w_x
+        + flap_slice2_inertia_h_z * flap_slice2_velocity_v_x
+        + flap_slice2_velocity_w_z * flap_slice2_inertia_i_12
+        - flap_slice2_velocity_v_z * flap_slice2_inertia_h_x;
+    let flap_slice0_inertia_com_12 = t23 * flap_slice0_rotation_20
+        * flap_slice0_rotation_10;
+    let flap_slice0_inertia_i_12 = flap_slice0_inertia_com_12
+        - flap_slice0_position_z * flap_slice0_position_y * cache.flap_slice0_mass;
+    let flap_slice0_inertia_h_x = flap_slice0_position_x * cache.flap_slice0_mass;
+    let flap_slice0_inertia_com_11 = cache.flap_slice0_local_inertia_com_22
+        + t23 * flap_slice0_rotation_10 * flap_slice0_rotation_10;
+    let flap_slice0_inertia_i_11 = flap_slice0_inertia_com_11
+        + (t26 + t27 + t28 - flap_slice0_position_y * flap_slice0_position_y)
+            * cache.flap_slice0_mass;
+    let flap_slice0_subspace0_v_x = cache.flap_position_y
+        * flap_slice0_local_subspace0_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_01 * flap_slice0_local_subspace0_v_y
+        + cache.flap_rotation_00 * flap_slice0_local_subspace0_v_x
+        - cache.flap_position_z * flap_slice0_local_subspace0_w_z
+            * cache.flap_rotation_12;
+    let flap_slice0_velocity_v_x = flap_slice0_subspace0_v_x * qd[2]
+        + arm_tip_velocity_v_x;
+    let flap_slice0_momentum_n_y = flap_slice0_velocity_w_z * flap_slice0_inertia_i_12
+        + flap_slice0_velocity_w_x * flap_slice0_inertia_i_01
+        + flap_slice0_velocity_w_y * flap_slice0_inertia_i_11
+        + flap_slice0_velocity_v_x * flap_slice0_inertia_h_z
+        - flap_slice0_inertia_h_x * flap_slice0_velocity_v_z;
+    let flap_composite_momentum_n_y = flap_slice1_momentum_n_y + flap_slice2_momentum_n_y
+        + flap_slice0_momentum_n_y;
+    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let wrist_composite_momentum_n_y = flap_composite_momentum_n_y + wrist_momentum_n_y;
+    let arm_slice1_inertia_com_11 = arm_slice1_rotation_10 * arm_slice1_rotation_10 * t9
+        + t16;
+    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
         + cache.arm_slice1_mass
-            * (t12 + t13 + t14 - arm_slice2_position_y * arm_slice2_position_y);
-    let arm_slice2_inertia_com_12 = 0.000001 * arm_slice2_rotation_12
-        * cache.arm_slice1_mass * arm_slice2_rotation_22 * t0
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21 * t0
-            * arm_slice2_rotation_11
-        + 0.000002 * arm_slice2_rotation_20 * cache.arm_slice1_mass * t0
-            * arm_slice2_rotation_10;
-    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
-        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
-    let arm_slice2_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace0_v_x
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace0_v_z
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace0_v_y
-        - 0.01 * arm_slice2_subspace0_w_y;
-    let arm_slice2_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice2_local_subspace1_v_x - 0.01 * arm_slice2_subspace1_w_y
-        - 0.1748223713144484 * cache.arm_slice2_local_subspace1_v_y
-        - 0.35991537421130565 * cache.arm_slice2_local_subspace1_v_z;
-    let arm_slice2_velocity_v_x = qd[0] * arm_slice2_subspace0_v_x
-        + arm_slice2_subspace1_v_x * qd[1];
-    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
-    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
-        + arm_slice2_velocity_w_z * arm_slice2_inertia_i_12
-        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
-        + arm_slice2_inertia_i_01 * arm_slice2_velocity_w_x
-        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
-    let arm_slice1_subspace1_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace1_v_x - 0.01 * arm_slice1_subspace1_w_y
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace1_v_z
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace1_v_y;
-    let arm_slice1_subspace0_v_x = 0.9164595255079896
-        * cache.arm_slice1_local_subspace0_v_x
-        - 0.1748223713144484 * cache.arm_slice1_local_subspace0_v_y
-        - 0.35991537421130565 * cache.arm_slice1_local_subspace0_v_z
+            * (t13 + t14 + t15 - arm_slice1_position_y * arm_slice1_position_y);
+    let arm_slice1_subspace1_v_x = 0.9164595255079896 * arm_slice1_local_subspace1_v_x
+        - 0.01 * arm_slice1_subspace1_w_y
+        - 0.35991537421130565 * arm_slice1_local_subspace1_v_z
+        - 0.1748223713144484 * arm_slice1_local_subspace1_v_y;
+    let arm_slice1_subspace0_v_x = 0.9164595255079896 * arm_slice1_local_subspace0_v_x
+        - 0.1748223713144484 * arm_slice1_local_subspace0_v_y
+        - 0.35991537421130565 * arm_slice1_local_subspace0_v_z
         - 0.01 * arm_slice1_subspace0_w_y;
     let arm_slice1_velocity_v_x = arm_slice1_subspace1_v_x * qd[1]
         + arm_slice1_subspace0_v_x * qd[0];
     let arm_slice1_inertia_h_x = cache.arm_slice1_mass * arm_slice1_position_x;
-    let arm_slice1_inertia_com_12 = 0.000001 * cache.arm_slice1_mass * t0
-        * arm_slice1_rotation_12 * arm_slice1_rotation_22
-        + 0.000001 * cache.arm_slice1_mass * arm_slice1_rotation_21
-            * arm_slice1_rotation_11 * t0
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10 * t0
-            * arm_slice1_rotation_20;
+    let arm_slice1_inertia_com_12 = arm_slice1_rotation_10 * t9 * arm_slice1_rotation_20;
     let arm_slice1_inertia_i_12 = arm_slice1_inertia_com_12
         - cache.arm_slice1_mass * arm_slice1_position_z * arm_slice1_position_y;
-    let arm_slice1_inertia_com_11 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_11 * arm_slice1_rotation_11 * t0
-        + 0.000002 * cache.arm_slice1_mass * arm_slice1_rotation_10
-            * arm_slice1_rotation_10 * t0
-        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_12
-            * arm_slice1_rotation_12;
-    let arm_slice1_inertia_i_11 = arm_slice1_inertia_com_11
-        + cache.arm_slice1_mass
-            * (t23 + t24 + t25 - arm_slice1_position_y * arm_slice1_position_y);
-    let arm_slice1_momentum_n_y = arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
-        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_12
+    let arm_slice1_momentum_n_y = arm_slice1_inertia_i_11 * arm_slice1_velocity_w_y
         + arm_slice1_velocity_w_x * arm_slice1_inertia_i_01
-        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_11
+        + arm_slice1_inertia_h_z * arm_slice1_velocity_v_x
+        + arm_slice1_velocity_w_z * arm_slice1_inertia_i_12
         - arm_slice1_velocity_v_z * arm_slice1_inertia_h_x;
-    let arm_composite_momentum_n_y = arm_slice0_momentum_n_y
-        + wrist_composite_momentum_n_y + arm_slice3_momentum_n_y
-        + arm_slice2_momentum_n_y + arm_slice1_momentum_n_y;
-    let arm_slice2_inertia_com_22 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice2_rotation_22 * arm_slice2_rotation_22 * t0
-        + 0.000002 * arm_slice2_rotation_20 * arm_slice2_rotation_20
-            * cache.arm_slice1_mass * t0
-        + 0.000001 * cache.arm_slice1_mass * arm_slice2_rotation_21
-            * arm_slice2_rotation_21 * t0;
+    let arm_slice0_inertia_com_11 = arm_slice0_rotation_10 * arm_slice0_rotation_10 * t4
+        + t5;
+    let arm_slice0_inertia_i_11 = cache.arm_slice0_mass
+        * (t38 + t39 + t40 - arm_slice0_position_y * arm_slice0_position_y)
+        + arm_slice0_inertia_com_11;
+    let arm_slice0_subspace1_v_x = 0.9164595255079896 * arm_slice0_local_subspace1_v_x
+        - 0.1748223713144484 * arm_slice0_local_subspace1_v_y
+        - 0.01 * arm_slice0_subspace1_w_y
+        - 0.35991537421130565 * arm_slice0_local_subspace1_v_z;
+    let arm_slice0_subspace0_v_x = 0.9164595255079896 * arm_slice0_local_subspace0_v_x
+        - 0.01 * arm_slice0_subspace0_w_y
+        - 0.35991537421130565 * arm_slice0_local_subspace0_v_z
+        - 0.1748223713144484 * arm_slice0_local_subspace0_v_y;
+    let arm_slice0_velocity_v_x = arm_slice0_subspace1_v_x * qd[1]
+        + qd[0] * arm_slice0_subspace0_v_x;
+    let arm_slice0_inertia_com_12 = arm_slice0_rotation_20 * arm_slice0_rotation_10 * t4;
+    let arm_slice0_inertia_i_12 = arm_slice0_inertia_com_12
+        - arm_slice0_position_y * arm_slice0_position_z * cache.arm_slice0_mass;
+    let arm_slice0_inertia_h_x = cache.arm_slice0_mass * arm_slice0_position_x;
+    let arm_slice0_momentum_n_y = arm_slice0_inertia_i_11 * arm_slice0_velocity_w_y
+        + arm_slice0_velocity_v_x * arm_slice0_inertia_h_z
+        + arm_slice0_inertia_i_01 * arm_slice0_velocity_w_x
+        + arm_slice0_velocity_w_z * arm_slice0_inertia_i_12
+        - arm_slice0_velocity_v_z * arm_slice0_inertia_h_x;
+    let arm_slice2_inertia_com_12 = arm_slice2_rotation_20 * t9 * arm_slice2_rotation_10;
+    let arm_slice2_inertia_i_12 = arm_slice2_inertia_com_12
+        - cache.arm_slice1_mass * arm_slice2_position_y * arm_slice2_position_z;
+    let arm_slice2_inertia_com_11 = t9 * arm_slice2_rotation_10 * arm_slice2_rotation_10
+        + t16;
+    let arm_slice2_inertia_i_11 = cache.arm_slice1_mass
+        * (t44 + t45 + t46 - arm_slice2_position_y * arm_slice2_position_y)
+        + arm_slice2_inertia_com_11;
+    let arm_slice2_subspace0_v_x = 0.9164595255079896 * arm_slice2_local_subspace0_v_x
+        - 0.35991537421130565 * arm_slice2_local_subspace0_v_z
+        - 0.1748223713144484 * arm_slice2_local_subspace0_v_y
+        - 0.01 * arm_slice2_subspace0_w_y;
+    let arm_slice2_subspace1_v_x = 0.9164595255079896 * arm_slice2_local_subspace1_v_x
+        - 0.01 * arm_slice2_subspace1_w_y
+        - 0.1748223713144484 * arm_slice2_local_subspace1_v_y
+        - 0.35991537421130565 * arm_slice2_local_subspace1_v_z;
+    let arm_slice2_velocity_v_x = qd[0] * arm_slice2_subspace0_v_x
+        + arm_slice2_subspace1_v_x * qd[1];
+    let arm_slice2_inertia_h_x = cache.arm_slice1_mass * arm_slice2_position_x;
+    let arm_slice2_momentum_n_y = arm_slice2_velocity_w_z * arm_slice2_inertia_i_12
+        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_11
+        + arm_slice2_inertia_i_01 * arm_slice2_velocity_w_x
+        + arm_slice2_inertia_h_z * arm_slice2_velocity_v_x
+        - arm_slice2_velocity_v_z * arm_slice2_inertia_h_x;
+    let arm_slice3_inertia_com_11 = t4 * arm_slice3_rotation_10 * arm_slice3_rotation_10
+        + t5;
+    let arm_slice3_inertia_i_11 = cache.arm_slice0_mass
+        * (t6 + t7 + t8 - arm_slice3_position_y * arm_slice3_position_y)
+        + arm_slice3_inertia_com_11;
+    let arm_slice3_inertia_com_12 = arm_slice3_rotation_20 * t4 * arm_slice3_rotation_10;
+    let arm_slice3_inertia_i_12 = arm_slice3_inertia_com_12
+        - arm_slice3_position_z * arm_slice3_position_y * cache.arm_slice0_mass;
+    let arm_slice3_subspace0_v_x = 0.9164595255079896 * arm_slice3_local_subspace0_v_x
+        - 0.1748223713144484 * arm_slice3_local_subspace0_v_y
+        - 0.01 * arm_slice3_subspace0_w_y
+        - 0.35991537421130565 * arm_slice3_local_subspace0_v_z;
+    let arm_slice3_subspace1_v_x = 0.9164595255079896 * arm_slice3_local_subspace1_v_x
+        - 0.35991537421130565 * arm_slice3_local_subspace1_v_z
+        - 0.01 * arm_slice3_subspace1_w_y
+        - 0.1748223713144484 * arm_slice3_local_subspace1_v_y;
+    let arm_slice3_velocity_v_x = arm_slice3_subspace0_v_x * qd[0]
+        + arm_slice3_subspace1_v_x * qd[1];
+    let arm_slice3_inertia_h_x = arm_slice3_position_x * cache.arm_slice0_mass;
+    let arm_slice3_momentum_n_y = arm_slice3_velocity_w_y * arm_slice3_inertia_i_11
+        + arm_slice3_inertia_i_01 * arm_slice3_velocity_w_x
+        + arm_slice3_inertia_i_12 * arm_slice3_velocity_w_z
+        + arm_slice3_inertia_h_z * arm_slice3_velocity_v_x
+        - arm_slice3_inertia_h_x * arm_slice3_velocity_v_z;
+    let arm_composite_momentum_n_y = wrist_composite_momentum_n_y
+        + arm_slice1_momentum_n_y + arm_slice0_momentum_n_y + arm_slice2_momentum_n_y
+        + arm_slice3_momentum_n_y;
+    let arm_slice2_inertia_com_22 = arm_slice2_rotation_20 * arm_slice2_rotation_20 * t9
+        + t16;
     let arm_slice2_inertia_i_22 = arm_slice2_inertia_com_22
         + cache.arm_slice1_mass
-            * (t12 + t13 + t14 - arm_slice2_position_z * arm_slice2_position_z);
-    let arm_slice2_momentum_n_z = arm_slice2_velocity_w_y * arm_slice2_inertia_i_12
-        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
-        + arm_slice2_velocity_w_x * arm_slice2_inertia_i_02
+            * (t44 + t45 + t46 - arm_slice2_position_z * arm_slice2_position_z);
+    let arm_slice2_momentum_n_z = arm_slice2_inertia_i_02 * arm_slice2_velocity_w_x
         + arm_slice2_velocity_w_z * arm_slice2_inertia_i_22
+        + arm_slice2_velocity_v_y * arm_slice2_inertia_h_x
+        + arm_slice2_velocity_w_y * arm_slice2_inertia_i_12
         - arm_slice2_velocity_v_x * arm_slice2_inertia_h_y;
     let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
         + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
         + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
         + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
         - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
-    let flap_slice0_inertia_com_22 = 0.5 * flap_slice0_rotation_20
-        * flap_slice0_rotation_20 * t26 * cache.flap_slice0_mass
-        + 0.25 * t26 * cache.flap_rotation_22 * cache.flap_rotation_22
-            * cache.flap_slice0_mass
-        + 0.25 * flap_slice0_rotation_21 * flap_slice0_rotation_21 * t26
-            * cache.flap_slice0_mass;
-    let flap_slice0_inertia_i_22 = (t39 + t40 + t41
+    let flap_slice0_inertia_com_22 = cache.flap_slice0_local_inertia_com_22
+        + t23 * flap_slice0_rotation_20 * flap_slice0_rotation_20;
+    let flap_slice0_inertia_i_22 = (t26 + t27 + t28
         - flap_slice0_position_z * flap_slice0_position_z) * cache.flap_slice0_mass
         + flap_slice0_inertia_com_22;
-    let flap_slice0_momentum_n_z = flap_slice0_velocity_w_z * flap_slice0_inertia_i_22
-        + flap_slice0_inertia_i_12 * flap_slice0_velocity_w_y
+    let flap_slice0_momentum_n_z = flap_slice0_velocity_w_y * flap_slice0_inertia_i_12
+        + flap_slice0_velocity_w_z * flap_slice0_inertia_i_22
         + flap_slice0_velocity_w_x * flap_slice0_inertia_i_02
         + flap_slice0_velocity_v_y * flap_slice0_inertia_h_x
         - flap_slice0_velocity_v_x * flap_slice0_inertia_h_y;
-    let flap_slice2_inertia_com_22 = 0.5 * flap_slice2_rotation_20
-        * flap_slice2_rotation_20 * t26 * cache.flap_slice0_mass
-        + cache.flap_slice0_local_inertia_com_22 * flap_slice2_rotation_21
-            * flap_slice2_rotation_21
-        + cache.flap_slice0_local_inertia_com_22 * cache.flap_rotation_22
-            * cache.flap_rotation_22;
-    let flap_slice2_inertia_i_22 = (t30 + t31 + t32
+    let flap_slice2_inertia_com_22 = t29 * flap_slice2_rotation_20
+        * flap_slice2_rotation_20 + cache.flap_slice0_local_inertia_com_22;
+    let flap_slice2_inertia_i_22 = (t32 + t33 + t34
         - flap_slice2_position_z * flap_slice2_position_z) * cache.flap_slice0_mass
         + flap_slice2_inertia_com_22;
-    let flap_slice2_momentum_n_z = flap_slice2_inertia_h_x * flap_slice2_velocity_v_y
-        + flap_slice2_velocity_w_x * flap_slice2_inertia_i_02
-        + flap_slice2_inertia_i_22 * flap_slice2_velocity_w_z
+    let flap_slice2_momentum_n_z = flap_slice2_inertia_i_02 * flap_slice2_velocity_w_x
+        + flap_slice2_inertia_h_x * flap_slice2_velocity_v_y
         + flap_slice2_velocity_w_y * flap_slice2_inertia_i_12
+        + flap_slice2_inertia_i_22 * flap_slice2_velocity_w_z
         - flap_slice2_inertia_h_y * flap_slice2_velocity_v_x;
-    let flap_slice1_inertia_com_22 = 0.25 * cache.flap_slice1_mass * t26
-        * cache.flap_rotation_22 * cache.flap_rotation_22
-        + 0.25 * cache.flap_slice1_mass * cache.flap_slice1_rotation_21
-            * cache.flap_slice1_rotation_21 * t26
-        + 0.5 * cache.flap_slice1_mass * t26 * cache.flap_slice1_rotation_20
-            * cache.flap_slice1_rotation_20;
+    let flap_slice1_inertia_com_22 = cache.flap_slice1_local_inertia_com_22
+        + t21 * cache.flap_slice1_rotation_20 * cache.flap_slice1_rotation_20;
     let flap_slice1_inertia_i_22 = flap_slice1_inertia_com_22
         + cache.flap_slice1_mass
-            * (t33 + t34 + t35
+            * (t17 + t18 + t19
                 - cache.flap_slice1_position_z * cache.flap_slice1_position_z);
     let flap_slice1_momentum_n_z = flap_slice1_inertia_h_x * flap_slice1_velocity_v_y
-        + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
-        + flap_slice1_inertia_i_12 * flap_slice1_velocity_w_y
         + flap_slice1_velocity_w_x * flap_slice1_inertia_i_02
+        + flap_slice1_velocity_w_y * flap_slice1_inertia_i_12
+        + flap_slice1_inertia_i_22 * flap_slice1_velocity_w_z
         - flap_slice1_velocity_v_x * flap_slice1_inertia_h_y;
     let flap_composite_momentum_n_z = flap_slice0_momentum_n_z + flap_slice2_momentum_n_z
         + flap_slice1_momentum_n_z;
     let wrist_composite_momentum_n_z = wrist_momentum_n_z + flap_composite_momentum_n_z;
-    let arm_slice1_inertia_com_22 = 0.000001 * cache.arm_slice1_mass
-        * arm_slice1_rotation_21 * arm_slice1_rotation_21 * t0
-        + 0.000001 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_22
-            * arm_slice1_rotation_22
-        + 0.000002 * cache.arm_slice1_mass * t0 * arm_slice1_rotation_20
-            * arm_slice1_rotation_20;
-    let arm_slice1_inertia_i_22 = cache.arm_slice1_mass
-        * (t23 + t24 + t25 - arm_slice1_position_z * arm_slice1_position_z)
-        + arm_slice1_inertia_com_22;
-    let arm_slice1_momentum_n_z = arm_slice1_velocity_w_y * arm_slice1_inertia_i_12
-        + arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
+    let arm_slice1_inertia_com_22 = t9 * arm_slice1_rotation_20 * arm_slice1_rotation_20
+        + t16;
+    let arm_slice1_inertia_i_22 = arm_slice1_inertia_com_22
+        + cache.arm_slice1_mass
+            * (t13 + t14 + t15 - arm_slice1_position_z * arm_slice1_position_z);
+    let arm_slice1_momentum_n_z = arm_slice1_inertia_h_x * arm_slice1_velocity_v_y
         + arm_slice1_velocity_w_z * arm_slice1_inertia_i_22
-        + arm_slice1_inertia_i_02 * arm_slice1_velocity_w_x
+        + arm_slice1_velocity_w_x * arm_slice1_inertia_i_02
+        + arm_slice1_velocity_w_y * arm_slice1_inertia_i_12
         - arm_slice1_velocity_v_x * arm_slice1_inertia_h_y;
-    let arm_slice0_inertia_com_22 = 0.000001 * t0 * cache.arm_slice0_mass
-        * arm_slice0_rotation_21 * arm_slice0_rotation_21
-        + 0.000002 * t0 * arm_slice0_rotation_20 * arm_slice0_rotation_20
-            * cache.arm_slice0_mass
-        + 0.000001 * t0 * arm_slice0_rotation_22 * arm_slice0_rotation_22
-            * cache.arm_slice0_mass;
-    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
-        + cache.arm_slice0_mass
-            * (t50 + t51 + t52 - arm_slice0_position_z * arm_slice0_position_z);
-    let arm_slice0_momentum_n_z = arm_slice0_velocity_w_z * arm_slice0_inertia_i_22
-        + arm_slice0_inertia_i_02 * arm_slice0_velocity_w_x
-        + arm_slice0_inertia_i_12 * arm_slice0_velocity_w_y
-        + arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
-        - arm_slice0_inertia_h_y * arm_slice0_velocity_v_x;
-    let arm_slice3_inertia_com_22 = 0.000001 * arm_slice3_rotation_21
-        * arm_slice3_rotation_21 * t0 * cache.arm_slice0_mass
-        + 0.000001 * t0 * cache.arm_slice0_mass * arm_slice3_rotation_22
-            * arm_slice3_rotation_22
-        + 0.000002 * arm_slice3_rotation_20 * arm_slice3_rotation_20 * t0
-            * cache.arm_slice0_mass;
+    let arm_slice3_inertia_com_22 = arm_slice3_rotation_20 * arm_slice3_rotation_20 * t4
+        + t5;
     let arm_slice3_inertia_i_22 = arm_slice3_inertia_com_22
         + cache.arm_slice0_mass
-            * (t53 + t54 + t55 - arm_slice3_position_z * arm_slice3_position_z);
-    let arm_slice3_momentum_n_z = arm_slice3_inertia_i_02 * arm_slice3_velocity_w_x
-        + arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
-        + arm_slice3_inertia_i_12 * arm_slice3_velocity_w_y
+            * (t6 + t7 + t8 - arm_slice3_position_z * arm_slice3_position_z);
+    let arm_slice3_momentum_n_z = arm_slice3_inertia_h_x * arm_slice3_velocity_v_y
+        + arm_slice3_velocity_w_x * arm_slice3_inertia_i_02
+        + arm_slice3_velocity_w_y * arm_slice3_inertia_i_12
         + arm_slice3_inertia_i_22 * arm_slice3_velocity_w_z
         - arm_slice3_inertia_h_y * arm_slice3_velocity_v_x;
+    let arm_slice0_inertia_com_22 = arm_slice0_rotation_20 * arm_slice0_rotation_20 * t4
+        + t5;
+    let arm_slice0_inertia_i_22 = arm_slice0_inertia_com_22
+        + cache.arm_slice0_mass
+            * (t38 + t39 + t40 - arm_slice0_position_z * arm_slice0_position_z);
+    let arm_slice0_momentum_n_z = arm_slice0_inertia_i_02 * arm_slice0_velocity_w_x
+        + arm_slice0_velocity_w_y * arm_slice0_inertia_i_12
+        + arm_slice0_inertia_i_22 * arm_slice0_velocity_w_z
+        + arm_slice0_velocity_v_y * arm_slice0_inertia_h_x
+        - arm_slice0_inertia_h_y * arm_slice0_velocity_v_x;
     let arm_composite_momentum_n_z = arm_slice2_momentum_n_z
         + wrist_composite_momentum_n_z + arm_slice1_momentum_n_z
-        + arm_slice0_momentum_n_z + arm_slice3_momentum_n_z;
+        + arm_slice3_momentum_n_z + arm_slice0_momentum_n_z;
     let x = arm_composite_momentum_n_x;
     let y = arm_composite_momentum_n_y;
     let z = arm_composite_momentum_n_z;

@@ -696,91 +696,72 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
         + left_upper_position_z;
     let t12 = p.arm_length * p.arm_length;
-    let left_upper_inertia_com_00 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_01 * t12
-        + 0.08333333333333333 * p.arm_mass * t12 * base_roll_rotation_02
-            * base_roll_rotation_02
-        + left_upper_rotation_00 * left_upper_rotation_00 * p.left_upper_inertia_xx;
-    let left_upper_inertia_com_01 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_11 * t12
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_10
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t12
-            * base_roll_rotation_02;
-    let left_upper_inertia_com_02 = 0.08333333333333333 * p.arm_mass
-        * left_upper_rotation_01 * left_upper_rotation_21 * t12
-        + 0.08333333333333333 * p.arm_mass * t12 * base_roll_rotation_02
-            * base_roll_rotation_22
-        + left_upper_rotation_00 * p.left_upper_inertia_xx * left_upper_rotation_20;
-    let left_upper_inertia_com_11 = 0.08333333333333333 * base_roll_rotation_12
-        * base_roll_rotation_12 * p.arm_mass * t12
-        + p.left_upper_inertia_xx * left_upper_rotation_10 * left_upper_rotation_10
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_11 * t12;
-    let left_upper_inertia_com_12 = p.left_upper_inertia_xx * left_upper_rotation_10
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_11
-            * left_upper_rotation_21 * t12
-        + 0.08333333333333333 * base_roll_rotation_12 * p.arm_mass * t12
-            * base_roll_rotation_22;
-    let left_upper_inertia_com_22 = p.left_upper_inertia_xx * left_upper_rotation_20
-        * left_upper_rotation_20
-        + 0.08333333333333333 * p.arm_mass * left_upper_rotation_21
-            * left_upper_rotation_21 * t12
-        + 0.08333333333333333 * p.arm_mass * t12 * base_roll_rotation_22
-            * base_roll_rotation_22;
+    let t13 = 0.08333333333333333 * p.arm_mass * t12;
+    let t14 = p.left_upper_inertia_xx - 0.08333333333333333 * p.arm_mass * t12;
+    let left_upper_inertia_com_00 = t13
+        + left_upper_rotation_00 * left_upper_rotation_00 * t14;
+    let left_upper_inertia_com_01 = left_upper_rotation_00 * left_upper_rotation_10
+        * t14;
+    let left_upper_inertia_com_02 = left_upper_rotation_00 * left_upper_rotation_20
+        * t14;
+    let left_upper_inertia_com_11 = t13
+        + left_upper_rotation_10 * left_upper_rotation_10 * t14;
+    let left_upper_inertia_com_12 = left_upper_rotation_10 * left_upper_rotation_20
+        * t14;
+    let left_upper_inertia_com_22 = left_upper_rotation_20 * left_upper_rotation_20 * t14
+        + t13;
     let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
     let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
     let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
-    let t13 = left_upper_com_y * left_upper_com_y;
-    let t14 = left_upper_com_z * left_upper_com_z;
-    let t15 = left_upper_com_x * left_upper_com_x;
+    let t15 = left_upper_com_y * left_upper_com_y;
+    let t16 = left_upper_com_z * left_upper_com_z;
+    let t17 = left_upper_com_x * left_upper_com_x;
     let left_upper_inertia_i_00 = left_upper_inertia_com_00
-        + p.arm_mass * (t13 + t14 + t15 - left_upper_com_x * left_upper_com_x);
+        + p.arm_mass * (t15 + t16 + t17 - left_upper_com_x * left_upper_com_x);
     let left_upper_inertia_i_01 = left_upper_inertia_com_01
         - p.arm_mass * left_upper_com_y * left_upper_com_x;
     let left_upper_inertia_i_02 = left_upper_inertia_com_02
         - p.arm_mass * left_upper_com_z * left_upper_com_x;
-    let left_upper_inertia_i_11 = p.arm_mass
-        * (t13 + t14 + t15 - left_upper_com_y * left_upper_com_y)
-        + left_upper_inertia_com_11;
+    let left_upper_inertia_i_11 = left_upper_inertia_com_11
+        + p.arm_mass * (t15 + t16 + t17 - left_upper_com_y * left_upper_com_y);
     let left_upper_inertia_i_12 = left_upper_inertia_com_12
         - p.arm_mass * left_upper_com_y * left_upper_com_z;
     let left_upper_inertia_i_22 = p.arm_mass
-        * (t13 + t14 + t15 - left_upper_com_z * left_upper_com_z)
+        * (t15 + t16 + t17 - left_upper_com_z * left_upper_com_z)
         + left_upper_inertia_com_22;
-    let t16 = 0.14776010333066975 - 0.14776010333066975 * cos_q7
+    let t18 = 0.14776010333066975 - 0.14776010333066975 * cos_q7
         - 0.6755249097756645 * sin_q7;
-    let t17 = 0.6677976363688324 + 0.20978492552154046 * cos_q7
+    let t19 = 0.6677976363688324 + 0.20978492552154046 * cos_q7
         + 0.1001828422641448 * sin_q7;
-    let t18 = 0.17948055249500028 + 0.18338346269077238 * sin_q7
+    let t20 = 0.17948055249500028 + 0.18338346269077238 * sin_q7
         - 0.6589060910992032 * cos_q7;
-    let right_upper_rotation_00 = t16 * base_roll_rotation_02
-        + base_pitch_rotation_00 * t17 + t18 * base_roll_rotation_01;
-    let t19 = 0.14776010333066975 + 0.6755249097756645 * sin_q7
+    let right_upper_rotation_00 = t18 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t19 + t20 * base_roll_rotation_01;
+    let t21 = 0.14776010333066975 + 0.6755249097756645 * sin_q7
         + 0.14776010333066977 * cos_q7;
-    let t20 = 0.6677976363688324 - 0.1001828422641448 * sin_q7
+    let t22 = 0.6677976363688324 - 0.1001828422641448 * sin_q7
         - 0.2097849255215404 * cos_q7;
-    let t21 = 0.17948055249500028 + 0.6589060910992033 * cos_q7
+    let t23 = 0.17948055249500028 + 0.6589060910992033 * cos_q7
         - 0.18338346269077238 * sin_q7;
-    let right_upper_rotation_01 = t19 * base_roll_rotation_02
-        + t20 * base_pitch_rotation_00 + t21 * base_roll_rotation_01;
-    let t22 = -0.2593433800522308 * cos_q7 - 0.9318339303627353 * sin_q7;
-    let t23 = 0.9553364891256061 * cos_q7 - 0.20896434210788312 * sin_q7;
-    let t24 = 0.29668068685399207 * sin_q7 - 0.1416799342470381 * cos_q7;
-    let right_upper_rotation_02 = base_roll_rotation_01 * t22
-        + base_roll_rotation_02 * t23 + t24 * base_pitch_rotation_00;
-    let right_upper_rotation_10 = base_pitch_rotation_10 * t17
-        + t18 * base_roll_rotation_11 + base_roll_rotation_12 * t16;
-    let right_upper_rotation_11 = base_roll_rotation_12 * t19
-        + base_pitch_rotation_10 * t20 + t21 * base_roll_rotation_11;
-    let right_upper_rotation_12 = base_roll_rotation_11 * t22
-        + base_roll_rotation_12 * t23 + t24 * base_pitch_rotation_10;
-    let right_upper_rotation_20 = base_pitch_rotation_20 * t17
-        + t16 * base_roll_rotation_22 + t18 * base_roll_rotation_21;
-    let right_upper_rotation_21 = t19 * base_roll_rotation_22
-        + t21 * base_roll_rotation_21 + base_pitch_rotation_20 * t20;
-    let right_upper_rotation_22 = base_roll_rotation_21 * t22
-        + t24 * base_pitch_rotation_20 + t23 * base_roll_rotation_22;
+    let right_upper_rotation_01 = t21 * base_roll_rotation_02
+        + t22 * base_pitch_rotation_00 + t23 * base_roll_rotation_01;
+    let t24 = -0.2593433800522308 * cos_q7 - 0.9318339303627353 * sin_q7;
+    let t25 = 0.9553364891256061 * cos_q7 - 0.20896434210788312 * sin_q7;
+    let t26 = 0.29668068685399207 * sin_q7 - 0.1416799342470381 * cos_q7;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t24
+        + base_roll_rotation_02 * t25 + t26 * base_pitch_rotation_00;
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t19
+        + t20 * base_roll_rotation_11 + base_roll_rotation_12 * t18;
+    let right_upper_rotation_11 = base_roll_rotation_12 * t21
+        + base_pitch_rotation_10 * t22 + t23 * base_roll_rotation_11;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t24
+        + base_roll_rotation_12 * t25 + t26 * base_pitch_rotation_10;
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t19
+        + t18 * base_roll_rotation_22 + t20 * base_roll_rotation_21;
+    let right_upper_rotation_21 = t21 * base_roll_rotation_22
+        + t23 * base_roll_rotation_21 + base_pitch_rotation_20 * t22;
+    let right_upper_rotation_22 = base_roll_rotation_21 * t24
+        + t26 * base_pitch_rotation_20 + t25 * base_roll_rotation_22;
     let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
         - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
     let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
@@ -835,23 +816,23 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
     let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
     let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
-    let t25 = right_upper_com_y * right_upper_com_y;
-    let t26 = right_upper_com_z * right_upper_com_z;
-    let t27 = right_upper_com_x * right_upper_com_x;
+    let t27 = right_upper_com_y * right_upper_com_y;
+    let t28 = right_upper_com_z * right_upper_com_z;
+    let t29 = right_upper_com_x * right_upper_com_x;
     let right_upper_inertia_i_00 = p.arm_mass
-        * (t25 + t26 + t27 - right_upper_com_x * right_upper_com_x)
+        * (t27 + t28 + t29 - right_upper_com_x * right_upper_com_x)
         + right_upper_inertia_com_00;
     let right_upper_inertia_i_01 = right_upper_inertia_com_01
         - p.arm_mass * right_upper_com_x * right_upper_com_y;
     let right_upper_inertia_i_02 = right_upper_inertia_com_02
         - p.arm_mass * right_upper_com_z * right_upper_com_x;
     let right_upper_inertia_i_11 = p.arm_mass
-        * (t25 + t26 + t27 - right_upper_com_y * right_upper_com_y)
+        * (t27 + t28 + t29 - right_upper_com_y * right_upper_com_y)
         + right_upper_inertia_com_11;
     let right_upper_inertia_i_12 = right_upper_inertia_com_12
         - p.arm_mass * right_upper_com_z * right_upper_com_y;
     let right_upper_inertia_i_22 = p.arm_mass
-        * (t25 + t26 + t27 - right_upper_com_z * right_upper_com_z)
+        * (t27 + t28 + t29 - right_upper_com_z * right_upper_com_z)
         + right_upper_inertia_com_22;
     let left_lower_rotation_00 = left_upper_rotation_00 * cos_q8
         - sin_q8 * base_roll_rotation_02;
@@ -883,34 +864,34 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + 0.1 * left_lower_rotation_10;
     let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
         + 0.01 * left_upper_rotation_21;
-    let t28 = p.left_lower_inertia_xy * left_lower_rotation_00
+    let t30 = p.left_lower_inertia_xy * left_lower_rotation_00
         + left_upper_rotation_01 * p.left_lower_inertia_yy
         + left_lower_rotation_02 * p.left_lower_inertia_yz;
-    let t29 = left_upper_rotation_01 * p.left_lower_inertia_yz
+    let t31 = left_upper_rotation_01 * p.left_lower_inertia_yz
         + left_lower_rotation_00 * p.left_lower_inertia_xz
         + p.left_lower_inertia_zz * left_lower_rotation_02;
-    let t30 = left_lower_rotation_02 * p.left_lower_inertia_xz
+    let t32 = left_lower_rotation_02 * p.left_lower_inertia_xz
         + p.left_lower_inertia_xy * left_upper_rotation_01
         + left_lower_rotation_00 * p.left_lower_inertia_xx;
-    let left_lower_inertia_com_00 = t28 * left_upper_rotation_01
-        + left_lower_rotation_02 * t29 + left_lower_rotation_00 * t30;
-    let left_lower_inertia_com_01 = t29 * left_lower_rotation_12
-        + t28 * left_upper_rotation_11 + t30 * left_lower_rotation_10;
-    let left_lower_inertia_com_02 = t29 * left_lower_rotation_22
-        + t28 * left_upper_rotation_21 + t30 * left_lower_rotation_20;
-    let t31 = left_lower_rotation_10 * p.left_lower_inertia_xx
+    let left_lower_inertia_com_00 = t30 * left_upper_rotation_01
+        + left_lower_rotation_02 * t31 + left_lower_rotation_00 * t32;
+    let left_lower_inertia_com_01 = t31 * left_lower_rotation_12
+        + t30 * left_upper_rotation_11 + t32 * left_lower_rotation_10;
+    let left_lower_inertia_com_02 = t31 * left_lower_rotation_22
+        + t30 * left_upper_rotation_21 + t32 * left_lower_rotation_20;
+    let t33 = left_lower_rotation_10 * p.left_lower_inertia_xx
         + p.left_lower_inertia_xz * left_lower_rotation_12
         + p.left_lower_inertia_xy * left_upper_rotation_11;
-    let t32 = p.left_lower_inertia_yz * left_upper_rotation_11
+    let t34 = p.left_lower_inertia_yz * left_upper_rotation_11
         + p.left_lower_inertia_xz * left_lower_rotation_10
         + p.left_lower_inertia_zz * left_lower_rotation_12;
-    let t33 = p.left_lower_inertia_yz * left_lower_rotation_12
+    let t35 = p.left_lower_inertia_yz * left_lower_rotation_12
         + left_upper_rotation_11 * p.left_lower_inertia_yy
         + p.left_lower_inertia_xy * left_lower_rotation_10;
-    let left_lower_inertia_com_11 = t31 * left_lower_rotation_10
-        + t32 * left_lower_rotation_12 + left_upper_rotation_11 * t33;
-    let left_lower_inertia_com_12 = t32 * left_lower_rotation_22
-        + t31 * left_lower_rotation_20 + left_upper_rotation_21 * t33;
+    let left_lower_inertia_com_11 = t33 * left_lower_rotation_10
+        + t34 * left_lower_rotation_12 + left_upper_rotation_11 * t35;
+    let left_lower_inertia_com_12 = t34 * left_lower_rotation_22
+        + t33 * left_lower_rotation_20 + left_upper_rotation_21 * t35;
     let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
         + p.left_lower_inertia_xy * left_lower_rotation_20
         + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
@@ -923,26 +904,26 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
     let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
     let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
-    let t34 = left_lower_com_x * left_lower_com_x;
-    let t35 = left_lower_com_y * left_lower_com_y;
-    let t36 = left_lower_com_z * left_lower_com_z;
+    let t36 = left_lower_com_x * left_lower_com_x;
+    let t37 = left_lower_com_y * left_lower_com_y;
+    let t38 = left_lower_com_z * left_lower_com_z;
     let left_lower_inertia_i_00 = left_lower_inertia_com_00
-        + (t34 + t35 + t36 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
+        + (t36 + t37 + t38 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
     let left_lower_inertia_i_01 = left_lower_inertia_com_01
         - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
     let left_lower_inertia_i_02 = left_lower_inertia_com_02
         - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
     let left_lower_inertia_i_11 = p.left_lower_mass
-        * (t34 + t35 + t36 - left_lower_com_y * left_lower_com_y)
+        * (t36 + t37 + t38 - left_lower_com_y * left_lower_com_y)
         + left_lower_inertia_com_11;
     let left_lower_inertia_i_12 = left_lower_inertia_com_12
         - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
     let left_lower_inertia_i_22 = left_lower_inertia_com_22
-        + (t34 + t35 + t36 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
-    let t37 = p.arm_length + q[9];
-    let right_slider_position_x = right_upper_rotation_00 * t37 + right_upper_position_x;
-    let right_slider_position_y = right_upper_position_y + t37 * right_upper_rotation_10;
-    let right_slider_position_z = right_upper_rotation_20 * t37 + right_upper_position_z;
+        + (t36 + t37 + t38 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
+    let t39 = p.arm_length + q[9];
+    let right_slider_position_x = right_upper_rotation_00 * t39 + right_upper_position_x;
+    let right_slider_position_y = right_upper_position_y + t39 * right_upper_rotation_10;
+    let right_slider_position_z = right_upper_rotation_20 * t39 + right_upper_position_z;
     let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
         * p.right_slider_inertia_zz
         + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
@@ -970,10 +951,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
     let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
     let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
-    let t38 = right_slider_position_x * right_slider_position_x;
-    let t39 = right_slider_position_z * right_slider_position_z;
-    let t40 = right_slider_position_y * right_slider_position_y;
-    let right_slider_inertia_i_00 = (t38 + t39 + t40
+    let t40 = right_slider_position_x * right_slider_position_x;
+    let t41 = right_slider_position_z * right_slider_position_z;
+    let t42 = right_slider_position_y * right_slider_position_y;
+    let right_slider_inertia_i_00 = (t40 + t41 + t42
         - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
         + right_slider_inertia_com_00;
     let right_slider_inertia_i_01 = right_slider_inertia_com_01
@@ -981,13 +962,13 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let right_slider_inertia_i_02 = right_slider_inertia_com_02
         - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
     let right_slider_inertia_i_11 = right_slider_inertia_com_11
-        + (t38 + t39 + t40 - right_slider_position_y * right_slider_position_y)
+        + (t40 + t41 + t42 - right_slider_position_y * right_slider_position_y)
             * p.right_slider_mass;
     let right_slider_inertia_i_12 = right_slider_inertia_com_12
         - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
     let right_slider_inertia_i_22 = right_slider_inertia_com_22
         + p.right_slider_mass
-            * (t38 + t39 + t40 - right_slider_position_z * right_slider_position_z);
+            * (t40 + t41 + t42 - right_slider_position_z * right_slider_position_z);
     let right_upper_composite_inertia_m = p.arm_mass + p.right_slider_mass;
     let right_upper_composite_inertia_h_x = right_upper_inertia_h_x
         + right_slider_inertia_h_x;
@@ -1016,16 +997,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + left_upper_inertia_h_z;
     let left_upper_composite_inertia_i_00 = left_lower_inertia_i_00
         + left_upper_inertia_i_00;
-    let left_upper_composite_inertia_i_01 = left_upper_inertia_i_01
-        + left_lower_inertia_i_01;
-    let left_upper_composite_inertia_i_02 = left_upper_inertia_i_02
-        + left_lower_inertia_i_02;
+    let left_upper_composite_inertia_i_01 = left_lower_inertia_i_01
+        + left_upper_inertia_i_01;
+    let left_upper_composite_inertia_i_02 = left_lower_inertia_i_02
+        + left_upper_inertia_i_02;
     let left_upper_composite_inertia_i_11 = left_upper_inertia_i_11
         + left_lower_inertia_i_11;
     let left_upper_composite_inertia_i_12 = left_lower_inertia_i_12
         + left_upper_inertia_i_12;
-    let left_upper_composite_inertia_i_22 = left_upper_inertia_i_22
-        + left_lower_inertia_i_22;
+    let left_upper_composite_inertia_i_22 = left_lower_inertia_i_22
+        + left_upper_inertia_i_22;
     let hub_composite_inertia_m = left_upper_composite_inertia_m + p.hub_mass
         + right_upper_composite_inertia_m;
     let hub_composite_inertia_h_x = left_upper_composite_inertia_h_x + hub_inertia_h_x
@@ -1054,11 +1035,11 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - base_z_projected_inertia_n_y;
     let base_pitch_projected_inertia_n_x = hub_composite_inertia_i_01 * cos_q3
         + hub_composite_inertia_h_y * base_pitch_subspace_v_z
-        + hub_composite_inertia_i_00 * base_yaw_rotation_01
+        + base_yaw_rotation_01 * hub_composite_inertia_i_00
         - hub_composite_inertia_h_z * base_pitch_subspace_v_y;
     let base_pitch_projected_inertia_n_y = hub_composite_inertia_i_11 * cos_q3
-        + hub_composite_inertia_i_01 * base_yaw_rotation_01
         + hub_composite_inertia_h_z * base_pitch_subspace_v_x
+        + hub_composite_inertia_i_01 * base_yaw_rotation_01
         - base_pitch_subspace_v_z * hub_composite_inertia_h_x;
     let base_pitch_projected_inertia_f_x = hub_composite_inertia_m
         * base_pitch_subspace_v_x + hub_composite_inertia_h_z * cos_q3;
@@ -1068,20 +1049,21 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * hub_composite_inertia_m
         - (hub_composite_inertia_h_x * cos_q3
             - hub_composite_inertia_h_y * base_yaw_rotation_01);
-    let base_roll_projected_inertia_n_x = hub_composite_inertia_h_y
-        * base_roll_subspace_v_z + base_pitch_rotation_10 * hub_composite_inertia_i_01
-        + hub_composite_inertia_i_00 * base_pitch_rotation_00
-        + base_pitch_rotation_20 * hub_composite_inertia_i_02
+    let base_roll_projected_inertia_n_x = base_pitch_rotation_10
+        * hub_composite_inertia_i_01 + hub_composite_inertia_h_y * base_roll_subspace_v_z
+        + hub_composite_inertia_i_02 * base_pitch_rotation_20
+        + base_pitch_rotation_00 * hub_composite_inertia_i_00
         - base_roll_subspace_v_y * hub_composite_inertia_h_z;
-    let base_roll_projected_inertia_n_y = hub_composite_inertia_i_01
-        * base_pitch_rotation_00 + base_pitch_rotation_20 * hub_composite_inertia_i_12
+    let base_roll_projected_inertia_n_y = base_pitch_rotation_00
+        * hub_composite_inertia_i_01
         + base_pitch_rotation_10 * hub_composite_inertia_i_11
+        + base_pitch_rotation_20 * hub_composite_inertia_i_12
         + hub_composite_inertia_h_z * base_roll_subspace_v_x
         - base_roll_subspace_v_z * hub_composite_inertia_h_x;
-    let base_roll_projected_inertia_n_z = base_pitch_rotation_20
-        * hub_composite_inertia_i_22 + base_roll_subspace_v_y * hub_composite_inertia_h_x
-        + base_pitch_rotation_00 * hub_composite_inertia_i_02
-        + base_pitch_rotation_10 * hub_composite_inertia_i_12
+    let base_roll_projected_inertia_n_z = hub_composite_inertia_i_22
+        * base_pitch_rotation_20 + base_pitch_rotation_10 * hub_composite_inertia_i_12
+        + hub_composite_inertia_i_02 * base_pitch_rotation_00
+        + base_roll_subspace_v_y * hub_composite_inertia_h_x
         - hub_composite_inertia_h_y * base_roll_subspace_v_x;
     let base_roll_projected_inertia_f_x = base_roll_subspace_v_x
         * hub_composite_inertia_m
@@ -1097,15 +1079,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             - hub_composite_inertia_h_y * base_pitch_rotation_00);
     let left_upper_projected_inertia_n_x = left_upper_composite_inertia_h_y
         * left_upper_subspace_v_z
-        + left_upper_composite_inertia_i_00 * base_roll_rotation_02
         + base_roll_rotation_12 * left_upper_composite_inertia_i_01
+        + left_upper_composite_inertia_i_00 * base_roll_rotation_02
         + left_upper_composite_inertia_i_02 * base_roll_rotation_22
         - left_upper_composite_inertia_h_z * left_upper_subspace_v_y;
-    let left_upper_projected_inertia_n_y = left_upper_composite_inertia_i_01
-        * base_roll_rotation_02
-        + base_roll_rotation_22 * left_upper_composite_inertia_i_12
-        + base_roll_rotation_12 * left_upper_composite_inertia_i_11
+    let left_upper_projected_inertia_n_y = base_roll_rotation_22
+        * left_upper_composite_inertia_i_12
+        + left_upper_composite_inertia_i_01 * base_roll_rotation_02
         + left_upper_composite_inertia_h_z * left_upper_subspace_v_x
+        + base_roll_rotation_12 * left_upper_composite_inertia_i_11
         - left_upper_composite_inertia_h_x * left_upper_subspace_v_z;
     let left_upper_projected_inertia_n_z = left_upper_composite_inertia_h_x
         * left_upper_subspace_v_y
@@ -1461,16 +1443,15 @@ pub fn mass_matrix_into(
     let base_yaw_projected_inertia_n_z = cache.hub_composite_inertia_h_x
         * cache.base_yaw_subspace_v_y + cache.hub_composite_inertia_i_22
         - q[1] * cache.hub_composite_inertia_h_y;
-    let base_pitch_projected_inertia_n_z = cache.base_yaw_rotation_01
-        * cache.hub_composite_inertia_i_02
-        + cache.hub_composite_inertia_i_12 * cache.cos_q3
+    let base_pitch_projected_inertia_n_z = cache.hub_composite_inertia_i_12
+        * cache.cos_q3 + cache.hub_composite_inertia_i_02 * cache.base_yaw_rotation_01
         + cache.hub_composite_inertia_h_x * cache.base_pitch_subspace_v_y
         - cache.hub_composite_inertia_h_y * cache.base_pitch_subspace_v_x;
     let t0 = base_pitch_projected_inertia_n_z
         + cache.base_yaw_subspace_v_y * cache.base_pitch_projected_inertia_f_y
         + q[1] * cache.base_pitch_projected_inertia_f_x;
-    let t1 = cache.base_yaw_subspace_v_y * cache.base_roll_projected_inertia_f_y
-        + cache.base_roll_projected_inertia_n_z
+    let t1 = cache.base_roll_projected_inertia_n_z
+        + cache.base_yaw_subspace_v_y * cache.base_roll_projected_inertia_f_y
         + q[1] * cache.base_roll_projected_inertia_f_x;
     let t2 = cache.left_upper_projected_inertia_n_z
         + q[1] * cache.left_upper_projected_inertia_f_x
@@ -1485,14 +1466,14 @@ pub fn mass_matrix_into(
         + cache.base_yaw_subspace_v_y * cache.right_slider_projected_inertia_f_y
         + cache.right_slider_projected_inertia_n_z;
     let t6 = cache.base_pitch_subspace_v_z * cache.base_roll_projected_inertia_f_z
-        + cache.base_roll_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.cos_q3 * cache.base_roll_projected_inertia_n_y
         + cache.base_roll_projected_inertia_f_x * cache.base_pitch_subspace_v_x
-        + cache.base_pitch_subspace_v_y * cache.base_roll_projected_inertia_f_y
-        + cache.base_roll_projected_inertia_n_y * cache.cos_q3;
+        + cache.base_roll_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_y * cache.base_roll_projected_inertia_f_y;
     let t7 = cache.left_upper_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.left_upper_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.cos_q3 * cache.left_upper_projected_inertia_n_y
         + cache.left_upper_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.left_upper_projected_inertia_n_y * cache.cos_q3
         + cache.left_upper_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
     let t8 = cache.right_upper_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.right_upper_projected_inertia_f_z * cache.base_pitch_subspace_v_z
@@ -1510,10 +1491,10 @@ pub fn mass_matrix_into(
         + cache.right_slider_projected_inertia_n_y * cache.cos_q3
         + cache.right_slider_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
     let t11 = cache.base_roll_subspace_v_x * cache.left_upper_projected_inertia_f_x
-        + cache.base_pitch_rotation_20 * cache.left_upper_projected_inertia_n_z
-        + cache.base_pitch_rotation_10 * cache.left_upper_projected_inertia_n_y
         + cache.left_upper_projected_inertia_f_z * cache.base_roll_subspace_v_z
         + cache.base_roll_subspace_v_y * cache.left_upper_projected_inertia_f_y
+        + cache.base_pitch_rotation_20 * cache.left_upper_projected_inertia_n_z
+        + cache.base_pitch_rotation_10 * cache.left_upper_projected_inertia_n_y
         + cache.left_upper_projected_inertia_n_x * cache.base_pitch_rotation_00;
     let t12 = cache.right_upper_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.base_pitch_rotation_20 * cache.right_upper_projected_inertia_n_z
@@ -1589,7 +1570,7 @@ pub fn mass_matrix_into(
     out[(2, 9)] = cache.right_slider_projected_inertia_f_z;
     out[(9, 2)] = cache.right_slider_projected_inertia_f_z;
     out[(3, 3)] = cache.base_yaw_projected_inertia_f_y * cache.base_yaw_subspace_v_y
-        + base_yaw_projected_inertia_n_z + q[1] * cache.base_yaw_projected_inertia_f_x;
+        + q[1] * cache.base_yaw_projected_inertia_f_x + base_yaw_projected_inertia_n_z;
     out[(3, 4)] = t0;
     out[(4, 3)] = t0;
     out[(3, 5)] = t1;
@@ -1602,8 +1583,8 @@ pub fn mass_matrix_into(
     out[(8, 3)] = t4;
     out[(3, 9)] = t5;
     out[(9, 3)] = t5;
-    out[(4, 4)] = cache.base_pitch_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.base_pitch_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+    out[(4, 4)] = cache.base_pitch_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_yaw_rotation_01 * cache.base_pitch_projected_inertia_n_x
         + cache.base_pitch_projected_inertia_n_y * cache.cos_q3
         + cache.base_pitch_subspace_v_z * cache.base_pitch_projected_inertia_f_z
         + cache.base_pitch_subspace_v_y * cache.base_pitch_projected_inertia_f_y;
@@ -1618,10 +1599,10 @@ pub fn mass_matrix_into(
     out[(4, 9)] = t10;
     out[(9, 4)] = t10;
     out[(5, 5)] = cache.base_roll_subspace_v_y * cache.base_roll_projected_inertia_f_y
-        + cache.base_roll_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.base_roll_subspace_v_z * cache.base_roll_projected_inertia_f_z
-        + cache.base_pitch_rotation_20 * cache.base_roll_projected_inertia_n_z
-        + cache.base_roll_projected_inertia_n_y * cache.base_pitch_rotation_10
+        + cache.base_roll_projected_inertia_n_z * cache.base_pitch_rotation_20
+        + cache.base_pitch_rotation_10 * cache.base_roll_projected_inertia_n_y
+        + cache.base_roll_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.base_roll_projected_inertia_f_x * cache.base_roll_subspace_v_x;
     out[(5, 6)] = t11;
     out[(6, 5)] = t11;
@@ -1631,12 +1612,12 @@ pub fn mass_matrix_into(
     out[(8, 5)] = t13;
     out[(5, 9)] = t14;
     out[(9, 5)] = t14;
-    out[(6, 6)] = cache.left_upper_subspace_v_x * cache.left_upper_projected_inertia_f_x
+    out[(6, 6)] = cache.left_upper_projected_inertia_n_x * cache.base_roll_rotation_02
+        + cache.left_upper_subspace_v_x * cache.left_upper_projected_inertia_f_x
+        + cache.left_upper_projected_inertia_n_z * cache.base_roll_rotation_22
         + cache.base_roll_rotation_12 * cache.left_upper_projected_inertia_n_y
         + cache.left_upper_projected_inertia_f_y * cache.left_upper_subspace_v_y
-        + cache.left_upper_projected_inertia_n_z * cache.base_roll_rotation_22
-        + cache.left_upper_projected_inertia_f_z * cache.left_upper_subspace_v_z
-        + cache.left_upper_projected_inertia_n_x * cache.base_roll_rotation_02;
+        + cache.left_upper_projected_inertia_f_z * cache.left_upper_subspace_v_z;
     out[(6, 8)] = t15;
     out[(8, 6)] = t15;
     out[(7, 7)] = cache.right_upper_projected_inertia_n_z * cache.right_upper_axis_z
@@ -2003,11 +1984,21 @@ pub fn coriolis_into(
         - hub_momentum_f_x * base_roll_velocity_w_y
         - (cache.hub_inertia_h_x * base_roll_bias_w_y
             - cache.hub_inertia_h_y * base_roll_bias_w_x);
-    let left_upper_momentum_n_x = left_upper_velocity_v_z * cache.left_upper_inertia_h_y
-        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
-        + left_upper_velocity_w_x * cache.left_upper_inertia_i_00
-        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_z
-        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
     let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
         + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
         + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
@@ -2027,31 +2018,21 @@ pub fn coriolis_into(
         - left_lower_velocity_v_y * left_lower_momentum_f_x
         - cache.left_lower_inertia_h_y * left_lower_bias_v_x
         - left_lower_momentum_n_x * left_lower_velocity_w_y;
-    let left_upper_momentum_n_y = cache.left_upper_inertia_i_01 * left_upper_velocity_w_x
-        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
-        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
-        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
-        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * cache.left_upper_inertia_i_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
     let left_upper_composite_force_n_z = left_upper_velocity_v_x
-        * left_upper_momentum_f_y + left_upper_bias_w_y * cache.left_upper_inertia_i_12
-        + cache.left_upper_inertia_i_22 * left_upper_bias_w_z
+        * left_upper_momentum_f_y + left_upper_velocity_w_x * left_upper_momentum_n_y
+        + left_upper_bias_w_z * cache.left_upper_inertia_i_22
         + left_lower_composite_force_n_z
         + cache.left_upper_inertia_h_x * left_upper_bias_v_y
-        + cache.left_upper_inertia_i_02 * left_upper_bias_w_x
-        + left_upper_velocity_w_x * left_upper_momentum_n_y
-        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        + left_upper_bias_w_x * cache.left_upper_inertia_i_02
+        + left_upper_bias_w_y * cache.left_upper_inertia_i_12
         - cache.left_upper_inertia_h_y * left_upper_bias_v_x
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
         - left_upper_momentum_f_x * left_upper_velocity_v_y;
-    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
-        + cache.hub_inertia_h_z * base_roll_velocity_v_x
-        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * cache.hub_inertia_i_01
-        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
-    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
-        + base_roll_velocity_w_x * cache.hub_inertia_i_00
-        + base_roll_velocity_w_z * cache.hub_inertia_i_02
-        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
-        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
     let right_slider_momentum_n_y = right_upper_velocity_w_y
         * cache.right_slider_inertia_i_11
         + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
@@ -2096,25 +2077,91 @@ pub fn coriolis_into(
         - right_upper_momentum_f_x * right_upper_velocity_v_y
         - right_upper_momentum_n_x * right_upper_velocity_w_y;
     let hub_composite_force_n_z = cache.hub_inertia_i_12 * base_roll_bias_w_y
-        + base_roll_bias_w_x * cache.hub_inertia_i_02 + left_upper_composite_force_n_z
+        + base_roll_bias_w_x * cache.hub_inertia_i_02
         + base_roll_bias_w_z * cache.hub_inertia_i_22
-        + base_roll_velocity_w_x * hub_momentum_n_y
+        + base_roll_velocity_w_x * hub_momentum_n_y + left_upper_composite_force_n_z
         + hub_momentum_f_y * base_roll_velocity_v_x
         + base_roll_bias_v_y * cache.hub_inertia_h_x + right_upper_composite_force_n_z
         - hub_momentum_f_x * base_roll_velocity_v_y
         - hub_momentum_n_x * base_roll_velocity_w_y
         - base_roll_bias_v_x * cache.hub_inertia_h_y;
-    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
-        + base_roll_velocity_w_z * cache.hub_inertia_i_22
-        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * cache.hub_inertia_i_02
-        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
     let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
         * right_upper_velocity_w_x
         + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
         + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
         + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
         - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
+    let right_slider_composite_force_n_x = cache.right_slider_inertia_i_02
+        * right_upper_bias_w_z + right_upper_bias_w_x * cache.right_slider_inertia_i_00
+        + right_slider_momentum_f_z * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        + right_slider_bias_v_z * cache.right_slider_inertia_h_y
+        + cache.right_slider_inertia_i_01 * right_upper_bias_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z
+        - cache.right_slider_inertia_h_z * right_slider_bias_v_y;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_composite_force_n_x = right_upper_bias_w_z
+        * cache.right_upper_inertia_i_02
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + cache.right_upper_inertia_i_01 * right_upper_bias_w_y
+        + cache.right_upper_inertia_h_y * right_upper_bias_v_z
+        + cache.right_upper_inertia_i_00 * right_upper_bias_w_x
+        + right_slider_composite_force_n_x
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - right_upper_bias_v_y * cache.right_upper_inertia_h_z
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_composite_force_n_x = left_lower_bias_w_y
+        * cache.left_lower_inertia_i_01
+        + left_lower_bias_w_z * cache.left_lower_inertia_i_02
+        + left_lower_bias_v_z * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_00 * left_lower_bias_w_x
+        + left_lower_velocity_w_y * left_lower_momentum_n_z
+        + left_lower_velocity_v_y * left_lower_momentum_f_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_bias_v_y
+        - left_lower_momentum_f_y * left_lower_velocity_v_z;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_upper_composite_force_n_x = left_upper_bias_w_x
+        * cache.left_upper_inertia_i_00 + left_lower_composite_force_n_x
+        + left_upper_bias_w_z * cache.left_upper_inertia_i_02
+        + left_upper_bias_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        + cache.left_upper_inertia_h_y * left_upper_bias_v_z
+        - left_upper_bias_v_y * cache.left_upper_inertia_h_z
+        - left_upper_velocity_v_z * left_upper_momentum_f_y
+        - left_upper_momentum_n_y * left_upper_velocity_w_z;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let hub_composite_force_n_x = right_upper_composite_force_n_x
+        + cache.hub_inertia_i_01 * base_roll_bias_w_y + left_upper_composite_force_n_x
+        + base_roll_bias_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_v_y * hub_momentum_f_z
+        + base_roll_bias_w_z * cache.hub_inertia_i_02
+        + hub_momentum_n_z * base_roll_velocity_w_y
+        + cache.hub_inertia_h_y * base_roll_bias_v_z
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y
+        - base_roll_bias_v_y * cache.hub_inertia_h_z;
     let right_slider_composite_force_n_y = right_upper_bias_w_z
         * cache.right_slider_inertia_i_12
         + right_upper_bias_w_x * cache.right_slider_inertia_i_01
@@ -2125,12 +2172,6 @@ pub fn coriolis_into(
         - right_slider_momentum_f_z * right_slider_velocity_v_x
         - right_slider_momentum_n_z * right_upper_velocity_w_x
         - right_slider_bias_v_z * cache.right_slider_inertia_h_x;
-    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
-        * right_upper_velocity_w_y
-        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
-        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
-        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
-        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
     let right_upper_composite_force_n_y = cache.right_upper_inertia_i_12
         * right_upper_bias_w_z + right_slider_composite_force_n_y
         + right_upper_momentum_n_x * right_upper_velocity_w_z
@@ -2141,16 +2182,6 @@ pub fn coriolis_into(
         - right_upper_velocity_w_x * right_upper_momentum_n_z
         - right_upper_momentum_f_z * right_upper_velocity_v_x
         - right_upper_bias_v_z * cache.right_upper_inertia_h_x;
-    let left_upper_momentum_n_z = cache.left_upper_inertia_h_x * left_upper_velocity_v_y
-        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x
-        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
-        + left_upper_velocity_w_y * cache.left_upper_inertia_i_12
-        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
-    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
-        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
-        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
-        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
-        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
     let left_lower_composite_force_n_y = cache.left_lower_inertia_i_01
         * left_lower_bias_w_x + cache.left_lower_inertia_i_11 * left_lower_bias_w_y
         + left_lower_momentum_n_x * left_lower_velocity_w_z
@@ -2160,13 +2191,13 @@ pub fn coriolis_into(
         - cache.left_lower_inertia_h_x * left_lower_bias_v_z
         - left_lower_momentum_f_z * left_lower_velocity_v_x
         - left_lower_velocity_w_x * left_lower_momentum_n_z;
-    let left_upper_composite_force_n_y = left_upper_bias_w_z
-        * cache.left_upper_inertia_i_12
-        + left_upper_momentum_n_x * left_upper_velocity_w_z
-        + left_upper_bias_w_y * cache.left_upper_inertia_i_11
-        + left_upper_bias_w_x * cache.left_upper_inertia_i_01
+    let left_upper_composite_force_n_y = left_upper_bias_w_y
+        * cache.left_upper_inertia_i_11
+        + left_upper_bias_w_z * cache.left_upper_inertia_i_12
         + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_upper_bias_w_x * cache.left_upper_inertia_i_01
         + left_upper_bias_v_x * cache.left_upper_inertia_h_z
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
         + left_lower_composite_force_n_y
         - cache.left_upper_inertia_h_x * left_upper_bias_v_z
         - left_upper_momentum_f_z * left_upper_velocity_v_x
@@ -2180,77 +2211,26 @@ pub fn coriolis_into(
         - base_roll_velocity_v_x * hub_momentum_f_z
         - hub_momentum_n_z * base_roll_velocity_w_x
         - cache.hub_inertia_h_x * base_roll_bias_v_z;
-    let right_slider_composite_force_n_x = cache.right_slider_inertia_i_02
-        * right_upper_bias_w_z + right_upper_bias_w_x * cache.right_slider_inertia_i_00
-        + right_slider_momentum_f_z * right_slider_velocity_v_y
-        + right_slider_momentum_n_z * right_upper_velocity_w_y
-        + right_slider_bias_v_z * cache.right_slider_inertia_h_y
-        + cache.right_slider_inertia_i_01 * right_upper_bias_w_y
-        - right_upper_velocity_w_z * right_slider_momentum_n_y
-        - right_slider_momentum_f_y * right_slider_velocity_v_z
-        - cache.right_slider_inertia_h_z * right_slider_bias_v_y;
-    let right_upper_composite_force_n_x = right_upper_bias_w_z
-        * cache.right_upper_inertia_i_02
-        + right_upper_momentum_f_z * right_upper_velocity_v_y
-        + cache.right_upper_inertia_i_01 * right_upper_bias_w_y
-        + cache.right_upper_inertia_h_y * right_upper_bias_v_z
-        + cache.right_upper_inertia_i_00 * right_upper_bias_w_x
-        + right_slider_composite_force_n_x
-        + right_upper_velocity_w_y * right_upper_momentum_n_z
-        - right_upper_velocity_w_z * right_upper_momentum_n_y
-        - right_upper_bias_v_y * cache.right_upper_inertia_h_z
-        - right_upper_velocity_v_z * right_upper_momentum_f_y;
-    let left_lower_composite_force_n_x = left_lower_bias_w_y
-        * cache.left_lower_inertia_i_01
-        + left_lower_bias_w_z * cache.left_lower_inertia_i_02
-        + left_lower_bias_v_z * cache.left_lower_inertia_h_y
-        + cache.left_lower_inertia_i_00 * left_lower_bias_w_x
-        + left_lower_velocity_w_y * left_lower_momentum_n_z
-        + left_lower_velocity_v_y * left_lower_momentum_f_z
-        - left_lower_momentum_n_y * left_lower_velocity_w_z
-        - cache.left_lower_inertia_h_z * left_lower_bias_v_y
-        - left_lower_momentum_f_y * left_lower_velocity_v_z;
-    let left_upper_composite_force_n_x = left_lower_composite_force_n_x
-        + left_upper_velocity_v_y * left_upper_momentum_f_z
-        + left_upper_bias_w_y * cache.left_upper_inertia_i_01
-        + left_upper_bias_w_z * cache.left_upper_inertia_i_02
-        + left_upper_bias_w_x * cache.left_upper_inertia_i_00
-        + cache.left_upper_inertia_h_y * left_upper_bias_v_z
-        + left_upper_velocity_w_y * left_upper_momentum_n_z
-        - left_upper_velocity_w_z * left_upper_momentum_n_y
-        - left_upper_bias_v_y * cache.left_upper_inertia_h_z
-        - left_upper_velocity_v_z * left_upper_momentum_f_y;
-    let hub_composite_force_n_x = right_upper_composite_force_n_x
-        + cache.hub_inertia_i_01 * base_roll_bias_w_y
-        + base_roll_bias_w_x * cache.hub_inertia_i_00
-        + base_roll_velocity_v_y * hub_momentum_f_z
-        + base_roll_bias_w_z * cache.hub_inertia_i_02
-        + hub_momentum_n_z * base_roll_velocity_w_y + left_upper_composite_force_n_x
-        + cache.hub_inertia_h_y * base_roll_bias_v_z
-        - hub_momentum_f_y * base_roll_velocity_v_z
-        - base_roll_velocity_w_z * hub_momentum_n_y
-        - base_roll_bias_v_y * cache.hub_inertia_h_z;
     out[0] = hub_composite_force_f_x;
     out[1] = hub_composite_force_f_y;
     out[2] = hub_composite_force_f_z;
-    out[3] = hub_composite_force_n_z
-        + cache.base_yaw_subspace_v_y * hub_composite_force_f_y
-        + q[1] * hub_composite_force_f_x;
+    out[3] = cache.base_yaw_subspace_v_y * hub_composite_force_f_y
+        + q[1] * hub_composite_force_f_x + hub_composite_force_n_z;
     out[4] = hub_composite_force_f_x * cache.base_pitch_subspace_v_x
-        + cache.cos_q3 * hub_composite_force_n_y
+        + hub_composite_force_n_x * cache.base_yaw_rotation_01
         + cache.base_pitch_subspace_v_y * hub_composite_force_f_y
         + hub_composite_force_f_z * cache.base_pitch_subspace_v_z
-        + hub_composite_force_n_x * cache.base_yaw_rotation_01;
+        + hub_composite_force_n_y * cache.cos_q3;
     out[5] = hub_composite_force_f_z * cache.base_roll_subspace_v_z
         + cache.base_roll_subspace_v_y * hub_composite_force_f_y
+        + cache.base_pitch_rotation_20 * hub_composite_force_n_z
         + hub_composite_force_f_x * cache.base_roll_subspace_v_x
         + hub_composite_force_n_x * cache.base_pitch_rotation_00
-        + cache.base_pitch_rotation_10 * hub_composite_force_n_y
-        + cache.base_pitch_rotation_20 * hub_composite_force_n_z;
+        + cache.base_pitch_rotation_10 * hub_composite_force_n_y;
     out[6] = left_upper_composite_force_n_x * cache.base_roll_rotation_02
-        + left_upper_composite_force_n_z * cache.base_roll_rotation_22
         + cache.left_upper_subspace_v_x * left_upper_composite_force_f_x
         + cache.base_roll_rotation_12 * left_upper_composite_force_n_y
+        + left_upper_composite_force_n_z * cache.base_roll_rotation_22
         + left_upper_composite_force_f_z * cache.left_upper_subspace_v_z
         + left_upper_composite_force_f_y * cache.left_upper_subspace_v_y;
     out[7] = right_upper_composite_force_f_x * cache.right_upper_subspace_v_x
@@ -2698,89 +2678,124 @@ pub fn coriolis_matrix_into(
     let base_x_coriolis_column_n_z = 0.5 * (t5 + hub_composite_momentum_f_y);
     let base_y_coriolis_column_n_z = 0.5
         * (hub_composite_rate_hd_x - hub_composite_momentum_f_x);
-    let t57 = q[0] * t26;
-    let t58 = t10 * q[2];
-    let t59 = q[1] * t4;
-    let t60 = 2.0 * (t57 + t58 + t59);
-    let t61 = -(cache.right_upper_inertia_com_02 * right_upper_velocity_w_y);
-    let t62 = right_upper_velocity_w_x * cache.right_slider_inertia_com_12;
-    let t63 = t8 * cache.right_slider_position_z;
-    let t64 = cache.right_slider_position_x * t25;
-    let t65 = cache.right_slider_position_y * t2;
-    let t66 = 2.0 * (t64 + t63 + t65);
-    let t67 = -(cache.right_slider_inertia_com_02 * right_upper_velocity_w_y);
-    let right_slider_composite_rate_id_22 = t62 + t62
-        + (t66 - (t63 + t63)) * p.right_slider_mass + t67 + t67;
-    let t68 = cache.right_upper_inertia_com_12 * right_upper_velocity_w_x;
-    let t69 = cache.right_upper_com_z * t9;
-    let t70 = cache.right_upper_com_y * t3;
-    let t71 = cache.right_upper_com_x * t24;
-    let t72 = 2.0 * (t70 + t71 + t69);
-    let right_upper_composite_rate_id_22 = t61 + t61 + right_slider_composite_rate_id_22
-        + t68 + t68 + p.arm_mass * (t72 - (t69 + t69));
-    let t73 = -(cache.hub_inertia_com_02 * base_roll_velocity_w_y);
-    let t74 = base_roll_velocity_w_x * cache.hub_inertia_com_12;
-    let t75 = -(cache.left_upper_inertia_com_02 * left_upper_velocity_w_y);
-    let t76 = cache.left_upper_inertia_com_12 * left_upper_velocity_w_x;
-    let t77 = cache.left_lower_com_x * t28;
-    let t78 = t7 * cache.left_lower_com_z;
-    let t79 = t0 * cache.left_lower_com_y;
-    let t80 = 2.0 * (t77 + t78 + t79);
-    let t81 = left_lower_velocity_w_x * cache.left_lower_inertia_com_12;
-    let t82 = -(left_lower_velocity_w_y * cache.left_lower_inertia_com_02);
-    let left_lower_composite_rate_id_22 = p.left_lower_mass * (t80 - (t78 + t78)) + t81
-        + t81 + t82 + t82;
-    let t83 = t27 * cache.left_upper_com_x;
-    let t84 = t1 * cache.left_upper_com_y;
-    let t85 = t6 * cache.left_upper_com_z;
-    let t86 = 2.0 * (t83 + t84 + t85);
-    let left_upper_composite_rate_id_22 = t75 + t75 + t76 + t76
-        + left_lower_composite_rate_id_22 + p.arm_mass * (t86 - (t85 + t85));
-    let hub_composite_rate_id_22 = p.hub_mass * (t60 - (t58 + t58))
-        + right_upper_composite_rate_id_22 + t73 + t73 + t74 + t74
-        + left_upper_composite_rate_id_22;
+    let t57 = -(cache.left_upper_inertia_com_02 * left_upper_velocity_w_y);
+    let t58 = cache.left_lower_com_x * t28;
+    let t59 = t7 * cache.left_lower_com_z;
+    let t60 = t0 * cache.left_lower_com_y;
+    let t61 = 2.0 * (t58 + t59 + t60);
+    let t62 = left_lower_velocity_w_x * cache.left_lower_inertia_com_12;
+    let t63 = -(left_lower_velocity_w_y * cache.left_lower_inertia_com_02);
+    let left_lower_composite_rate_id_22 = p.left_lower_mass * (t61 - (t59 + t59)) + t62
+        + t62 + t63 + t63;
+    let t64 = t27 * cache.left_upper_com_x;
+    let t65 = t1 * cache.left_upper_com_y;
+    let t66 = t6 * cache.left_upper_com_z;
+    let t67 = 2.0 * (t64 + t65 + t66);
+    let t68 = cache.left_upper_inertia_com_12 * left_upper_velocity_w_x;
+    let left_upper_composite_rate_id_22 = t57 + t57 + left_lower_composite_rate_id_22
+        + p.arm_mass * (t67 - (t66 + t66)) + t68 + t68;
+    let t69 = q[0] * t26;
+    let t70 = t10 * q[2];
+    let t71 = q[1] * t4;
+    let t72 = 2.0 * (t69 + t70 + t71);
+    let t73 = -(cache.right_upper_inertia_com_02 * right_upper_velocity_w_y);
+    let t74 = right_upper_velocity_w_x * cache.right_slider_inertia_com_12;
+    let t75 = t8 * cache.right_slider_position_z;
+    let t76 = cache.right_slider_position_x * t25;
+    let t77 = cache.right_slider_position_y * t2;
+    let t78 = 2.0 * (t76 + t75 + t77);
+    let t79 = -(cache.right_slider_inertia_com_02 * right_upper_velocity_w_y);
+    let right_slider_composite_rate_id_22 = t74 + t74
+        + (t78 - (t75 + t75)) * p.right_slider_mass + t79 + t79;
+    let t80 = cache.right_upper_inertia_com_12 * right_upper_velocity_w_x;
+    let t81 = cache.right_upper_com_z * t9;
+    let t82 = cache.right_upper_com_y * t3;
+    let t83 = cache.right_upper_com_x * t24;
+    let t84 = 2.0 * (t82 + t83 + t81);
+    let right_upper_composite_rate_id_22 = t73 + t73 + right_slider_composite_rate_id_22
+        + t80 + t80 + p.arm_mass * (t84 - (t81 + t81));
+    let t85 = -(cache.hub_inertia_com_02 * base_roll_velocity_w_y);
+    let t86 = base_roll_velocity_w_x * cache.hub_inertia_com_12;
+    let hub_composite_rate_id_22 = left_upper_composite_rate_id_22
+        + p.hub_mass * (t72 - (t70 + t70)) + right_upper_composite_rate_id_22 + t85 + t85
+        + t86 + t86;
     let base_yaw_coriolis_row_n_z = 0.5
-        * (hub_composite_rate_id_22
-            + hub_composite_rate_hd_x * cache.base_yaw_subspace_v_y
+        * (hub_composite_rate_hd_x * cache.base_yaw_subspace_v_y
+            + hub_composite_rate_id_22
             - (q[1] * hub_composite_momentum_f_y
                 - cache.base_yaw_subspace_v_y * hub_composite_momentum_f_x)
             - q[1] * hub_composite_rate_hd_y);
-    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
-        + base_roll_velocity_w_x * cache.hub_inertia_i_00
-        + base_roll_velocity_w_z * cache.hub_inertia_i_02
-        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
-        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
-    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
-        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
-        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
-        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
-        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
-    let left_upper_momentum_n_x = left_upper_velocity_v_z * cache.left_upper_inertia_h_y
-        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
-        + left_upper_velocity_w_x * cache.left_upper_inertia_i_00
-        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_z
-        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
-    let left_upper_composite_momentum_n_x = left_lower_momentum_n_x
-        + left_upper_momentum_n_x;
-    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
-        * right_upper_velocity_w_z
-        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
-        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
-        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
-        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
-    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
-        * right_upper_velocity_w_x
-        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
-        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
-        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
-        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
-    let right_upper_composite_momentum_n_x = right_slider_momentum_n_x
-        + right_upper_momentum_n_x;
-    let hub_composite_momentum_n_x = hub_momentum_n_x + left_upper_composite_momentum_n_x
-        + right_upper_composite_momentum_n_x;
-    let t87 = -(hub_composite_momentum_n_x * cache.cos_q3);
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_composite_momentum_n_y = right_slider_momentum_n_y
+        + right_upper_momentum_n_y;
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
+        + left_upper_momentum_n_y;
+    let hub_composite_momentum_n_y = hub_momentum_n_y
+        + right_upper_composite_momentum_n_y + left_upper_composite_momentum_n_y;
+    let t87 = hub_composite_momentum_n_y * cache.base_yaw_rotation_01;
     let t88 = hub_composite_momentum_f_y * cache.base_pitch_subspace_v_x;
     let t89 = -(cache.base_pitch_subspace_v_y * hub_composite_momentum_f_x);
+    let t90 = -(hub_composite_rate_hd_y * cache.base_pitch_subspace_v_x);
+    let left_lower_composite_rate_id_02 = left_lower_velocity_w_x
+        * cache.left_lower_inertia_com_01
+        + cache.left_lower_inertia_com_22 * left_lower_velocity_w_y
+        - left_lower_velocity_w_y * cache.left_lower_inertia_com_00
+        - cache.left_lower_inertia_com_12 * left_lower_velocity_w_z
+        - (cache.left_lower_com_z * t28 + t7 * cache.left_lower_com_x)
+            * p.left_lower_mass;
+    let left_upper_composite_rate_id_02 = left_lower_composite_rate_id_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_com_22
+        + cache.left_upper_inertia_com_01 * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_inertia_com_00
+        - cache.left_upper_inertia_com_12 * left_upper_velocity_w_z
+        - p.arm_mass * (t27 * cache.left_upper_com_z + t6 * cache.left_upper_com_x);
+    let right_slider_composite_rate_id_02 = cache.right_slider_inertia_com_22
+        * right_upper_velocity_w_y
+        + cache.right_slider_inertia_com_01 * right_upper_velocity_w_x
+        - cache.right_slider_inertia_com_00 * right_upper_velocity_w_y
+        - p.right_slider_mass
+            * (t8 * cache.right_slider_position_x + cache.right_slider_position_z * t25)
+        - right_upper_velocity_w_z * cache.right_slider_inertia_com_12;
+    let right_upper_composite_rate_id_02 = right_slider_composite_rate_id_02
+        + right_upper_velocity_w_y * cache.right_upper_inertia_com_22
+        + cache.right_upper_inertia_com_01 * right_upper_velocity_w_x
+        - right_upper_velocity_w_z * cache.right_upper_inertia_com_12
+        - right_upper_velocity_w_y * cache.right_upper_inertia_com_00
+        - p.arm_mass * (cache.right_upper_com_x * t9 + cache.right_upper_com_z * t24);
+    let hub_composite_rate_id_02 = left_upper_composite_rate_id_02
+        + right_upper_composite_rate_id_02
+        + base_roll_velocity_w_x * cache.hub_inertia_com_01
+        + cache.hub_inertia_com_22 * base_roll_velocity_w_y
+        - cache.hub_inertia_com_00 * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.hub_inertia_com_12
+        - p.hub_mass * (t10 * q[0] + q[2] * t26);
+    let t91 = hub_composite_rate_id_02 * cache.base_yaw_rotation_01;
     let right_slider_composite_rate_id_12 = cache.right_slider_inertia_com_11
         * right_upper_velocity_w_x
         + cache.right_slider_inertia_com_02 * right_upper_velocity_w_z
@@ -2801,127 +2816,92 @@ pub fn coriolis_matrix_into(
         - left_lower_velocity_w_y * cache.left_lower_inertia_com_01
         - (cache.left_lower_com_z * t0 + t7 * cache.left_lower_com_y)
             * p.left_lower_mass;
-    let left_upper_composite_rate_id_12 = cache.left_upper_inertia_com_02
-        * left_upper_velocity_w_z + left_lower_composite_rate_id_12
-        + left_upper_velocity_w_x * cache.left_upper_inertia_com_11
-        - cache.left_upper_inertia_com_22 * left_upper_velocity_w_x
-        - (t1 * cache.left_upper_com_z + cache.left_upper_com_y * t6) * p.arm_mass
-        - left_upper_velocity_w_y * cache.left_upper_inertia_com_01;
+    let left_upper_composite_rate_id_12 = left_lower_composite_rate_id_12
+        + cache.left_upper_inertia_com_11 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_com_02 * left_upper_velocity_w_z
+        - left_upper_velocity_w_y * cache.left_upper_inertia_com_01
+        - left_upper_velocity_w_x * cache.left_upper_inertia_com_22
+        - (t1 * cache.left_upper_com_z + cache.left_upper_com_y * t6) * p.arm_mass;
     let hub_composite_rate_id_12 = right_upper_composite_rate_id_12
-        + cache.hub_inertia_com_11 * base_roll_velocity_w_x
         + left_upper_composite_rate_id_12
+        + cache.hub_inertia_com_11 * base_roll_velocity_w_x
         + base_roll_velocity_w_z * cache.hub_inertia_com_02
         - cache.hub_inertia_com_01 * base_roll_velocity_w_y
         - cache.hub_inertia_com_22 * base_roll_velocity_w_x
         - (t4 * q[2] + t10 * q[1]) * p.hub_mass;
-    let t90 = hub_composite_rate_id_12 * cache.cos_q3;
-    let t91 = -(hub_composite_rate_hd_y * cache.base_pitch_subspace_v_x);
-    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
-        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
-        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
-        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
-        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
-    let left_upper_momentum_n_y = cache.left_upper_inertia_i_01 * left_upper_velocity_w_x
-        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
-        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
-        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
-        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
-    let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
-        + left_upper_momentum_n_y;
-    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
-        + cache.hub_inertia_h_z * base_roll_velocity_v_x
-        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * cache.hub_inertia_i_01
-        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
-    let right_slider_momentum_n_y = right_upper_velocity_w_y
-        * cache.right_slider_inertia_i_11
-        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
-        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
-        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
-        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
-    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
-        * right_upper_velocity_w_y
-        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
-        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
-        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
-        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
-    let right_upper_composite_momentum_n_y = right_slider_momentum_n_y
-        + right_upper_momentum_n_y;
-    let hub_composite_momentum_n_y = left_upper_composite_momentum_n_y + hub_momentum_n_y
-        + right_upper_composite_momentum_n_y;
-    let t92 = hub_composite_momentum_n_y * cache.base_yaw_rotation_01;
+    let t92 = hub_composite_rate_id_12 * cache.cos_q3;
     let t93 = hub_composite_rate_hd_x * cache.base_pitch_subspace_v_y;
-    let right_slider_composite_rate_id_02 = cache.right_slider_inertia_com_22
-        * right_upper_velocity_w_y
-        + cache.right_slider_inertia_com_01 * right_upper_velocity_w_x
-        - cache.right_slider_inertia_com_00 * right_upper_velocity_w_y
-        - p.right_slider_mass
-            * (t8 * cache.right_slider_position_x + cache.right_slider_position_z * t25)
-        - right_upper_velocity_w_z * cache.right_slider_inertia_com_12;
-    let right_upper_composite_rate_id_02 = right_slider_composite_rate_id_02
-        + right_upper_velocity_w_y * cache.right_upper_inertia_com_22
-        + cache.right_upper_inertia_com_01 * right_upper_velocity_w_x
-        - right_upper_velocity_w_z * cache.right_upper_inertia_com_12
-        - right_upper_velocity_w_y * cache.right_upper_inertia_com_00
-        - p.arm_mass * (cache.right_upper_com_x * t9 + cache.right_upper_com_z * t24);
-    let left_lower_composite_rate_id_02 = left_lower_velocity_w_x
-        * cache.left_lower_inertia_com_01
-        + cache.left_lower_inertia_com_22 * left_lower_velocity_w_y
-        - left_lower_velocity_w_y * cache.left_lower_inertia_com_00
-        - cache.left_lower_inertia_com_12 * left_lower_velocity_w_z
-        - (cache.left_lower_com_z * t28 + t7 * cache.left_lower_com_x)
-            * p.left_lower_mass;
-    let left_upper_composite_rate_id_02 = left_upper_velocity_w_x
-        * cache.left_upper_inertia_com_01 + left_lower_composite_rate_id_02
-        + left_upper_velocity_w_y * cache.left_upper_inertia_com_22
-        - cache.left_upper_inertia_com_12 * left_upper_velocity_w_z
-        - p.arm_mass * (t27 * cache.left_upper_com_z + t6 * cache.left_upper_com_x)
-        - cache.left_upper_inertia_com_00 * left_upper_velocity_w_y;
-    let hub_composite_rate_id_02 = right_upper_composite_rate_id_02
-        + left_upper_composite_rate_id_02
-        + base_roll_velocity_w_x * cache.hub_inertia_com_01
-        + cache.hub_inertia_com_22 * base_roll_velocity_w_y
-        - cache.hub_inertia_com_00 * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * cache.hub_inertia_com_12
-        - p.hub_mass * (t10 * q[0] + q[2] * t26);
-    let t94 = hub_composite_rate_id_02 * cache.base_yaw_rotation_01;
-    let base_pitch_coriolis_column_n_z = base_pitch_subspace_rate_w_x
-        * cache.hub_composite_inertia_i_02
-        + cache.hub_composite_inertia_h_x * base_pitch_subspace_rate_v_y
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * cache.left_upper_inertia_i_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let left_upper_composite_momentum_n_x = left_lower_momentum_n_x
+        + left_upper_momentum_n_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_composite_momentum_n_x = right_slider_momentum_n_x
+        + right_upper_momentum_n_x;
+    let hub_composite_momentum_n_x = left_upper_composite_momentum_n_x + hub_momentum_n_x
+        + right_upper_composite_momentum_n_x;
+    let t94 = -(hub_composite_momentum_n_x * cache.cos_q3);
+    let base_pitch_coriolis_column_n_z = cache.hub_composite_inertia_i_02
+        * base_pitch_subspace_rate_w_x
         + cache.hub_composite_inertia_i_12 * base_pitch_subspace_rate_w_y
         + 0.5 * (t87 + t88 + t89 + t90 + t91 + t92 + t93 + t94)
+        + cache.hub_composite_inertia_h_x * base_pitch_subspace_rate_v_y
         - cache.hub_composite_inertia_h_y * base_pitch_subspace_rate_v_x;
     let t95 = -(hub_composite_rate_hd_y * cache.base_roll_subspace_v_x);
-    let t96 = cache.base_pitch_rotation_10 * hub_composite_rate_id_12;
-    let t97 = -(cache.base_roll_subspace_v_y * hub_composite_momentum_f_x);
-    let t98 = -(hub_composite_momentum_n_x * cache.base_pitch_rotation_10);
-    let t99 = hub_composite_rate_id_22 * cache.base_pitch_rotation_20;
-    let t100 = cache.base_roll_subspace_v_y * hub_composite_rate_hd_x;
-    let t101 = hub_composite_momentum_n_y * cache.base_pitch_rotation_00;
-    let t102 = hub_composite_momentum_f_y * cache.base_roll_subspace_v_x;
-    let t103 = cache.base_pitch_rotation_00 * hub_composite_rate_id_02;
-    let base_roll_coriolis_column_n_z = base_roll_subspace_rate_w_y
-        * cache.hub_composite_inertia_i_12
+    let t96 = cache.base_pitch_rotation_20 * hub_composite_rate_id_22;
+    let t97 = -(cache.base_pitch_rotation_10 * hub_composite_momentum_n_x);
+    let t98 = -(cache.base_roll_subspace_v_y * hub_composite_momentum_f_x);
+    let t99 = cache.base_roll_subspace_v_y * hub_composite_rate_hd_x;
+    let t100 = cache.base_pitch_rotation_10 * hub_composite_rate_id_12;
+    let t101 = hub_composite_rate_id_02 * cache.base_pitch_rotation_00;
+    let t102 = cache.base_pitch_rotation_00 * hub_composite_momentum_n_y;
+    let t103 = hub_composite_momentum_f_y * cache.base_roll_subspace_v_x;
+    let base_roll_coriolis_column_n_z = cache.hub_composite_inertia_i_22
+        * base_roll_subspace_rate_w_z
         + cache.hub_composite_inertia_h_x * base_roll_subspace_rate_v_y
-        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_02
+        + cache.hub_composite_inertia_i_02 * base_roll_subspace_rate_w_x
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_12
         + 0.5 * (t95 + t96 + t97 + t98 + t99 + t100 + t101 + t102 + t103)
-        + cache.hub_composite_inertia_i_22 * base_roll_subspace_rate_w_z
         - cache.hub_composite_inertia_h_y * base_roll_subspace_rate_v_x;
     let t104 = -(cache.left_upper_subspace_v_y * left_upper_composite_momentum_f_x);
-    let t105 = left_upper_composite_momentum_n_y * cache.base_roll_rotation_02;
-    let t106 = cache.base_roll_rotation_02 * left_upper_composite_rate_id_02;
-    let t107 = left_upper_composite_rate_id_22 * cache.base_roll_rotation_22;
-    let t108 = -(cache.base_roll_rotation_12 * left_upper_composite_momentum_n_x);
-    let t109 = cache.left_upper_subspace_v_y * left_upper_composite_rate_hd_x;
-    let t110 = -(left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_x);
-    let t111 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_12;
-    let t112 = cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_y;
+    let t105 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_12;
+    let t106 = -(cache.base_roll_rotation_12 * left_upper_composite_momentum_n_x);
+    let t107 = cache.left_upper_subspace_v_y * left_upper_composite_rate_hd_x;
+    let t108 = -(left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_x);
+    let t109 = cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_y;
+    let t110 = left_upper_composite_rate_id_22 * cache.base_roll_rotation_22;
+    let t111 = left_upper_composite_rate_id_02 * cache.base_roll_rotation_02;
+    let t112 = left_upper_composite_momentum_n_y * cache.base_roll_rotation_02;
     let left_upper_coriolis_column_n_z = 0.5
         * (t104 + t105 + t106 + t107 + t108 + t109 + t110 + t111 + t112)
-        + cache.left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_x
-        + left_upper_subspace_rate_w_y * cache.left_upper_composite_inertia_i_12
         + cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_v_y
-        + left_upper_subspace_rate_w_z * cache.left_upper_composite_inertia_i_22
+        + left_upper_subspace_rate_w_y * cache.left_upper_composite_inertia_i_12
+        + cache.left_upper_composite_inertia_i_22 * left_upper_subspace_rate_w_z
+        + cache.left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_x
         - cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_x;
     let t113 = -(cache.right_upper_subspace_v_y * right_upper_composite_momentum_f_x);
     let t114 = cache.right_upper_axis_x * right_upper_composite_rate_id_02;
@@ -2968,7 +2948,7 @@ pub fn coriolis_matrix_into(
         * (cache.base_yaw_rotation_01 * hub_composite_momentum_f_z + t29);
     let base_pitch_coriolis_row_f_z = 0.5 * (t44 - (t42 + t43));
     let base_pitch_coriolis_row_n_z = 0.5
-        * (t90 + t91 + t93 + t94 - (t87 + t88 + t89 + t92));
+        * (t90 + t91 + t92 + t93 - (t87 + t88 + t89 + t94));
     let right_slider_composite_rate_id_01 = right_upper_velocity_w_z
         * cache.right_slider_inertia_com_00
         + right_upper_velocity_w_y * cache.right_slider_inertia_com_12
@@ -2989,57 +2969,46 @@ pub fn coriolis_matrix_into(
         - p.left_lower_mass
             * (t28 * cache.left_lower_com_y + cache.left_lower_com_x * t0)
         - left_lower_velocity_w_x * cache.left_lower_inertia_com_02;
-    let left_upper_composite_rate_id_01 = left_upper_velocity_w_y
-        * cache.left_upper_inertia_com_12
-        + cache.left_upper_inertia_com_00 * left_upper_velocity_w_z
+    let left_upper_composite_rate_id_01 = cache.left_upper_inertia_com_00
+        * left_upper_velocity_w_z
+        + cache.left_upper_inertia_com_12 * left_upper_velocity_w_y
         + left_lower_composite_rate_id_01
         - cache.left_upper_inertia_com_11 * left_upper_velocity_w_z
         - cache.left_upper_inertia_com_02 * left_upper_velocity_w_x
         - p.arm_mass * (cache.left_upper_com_y * t27 + t1 * cache.left_upper_com_x);
     let hub_composite_rate_id_01 = right_upper_composite_rate_id_01
+        + left_upper_composite_rate_id_01
         + cache.hub_inertia_com_12 * base_roll_velocity_w_y
         + base_roll_velocity_w_z * cache.hub_inertia_com_00
-        + left_upper_composite_rate_id_01 - p.hub_mass * (q[1] * t26 + q[0] * t4)
+        - p.hub_mass * (q[1] * t26 + q[0] * t4)
         - cache.hub_inertia_com_02 * base_roll_velocity_w_x
         - base_roll_velocity_w_z * cache.hub_inertia_com_11;
     let t135 = base_roll_velocity_w_z * cache.hub_inertia_com_01;
-    let t136 = cache.right_slider_inertia_com_01 * right_upper_velocity_w_z;
-    let t137 = -(right_upper_velocity_w_x * cache.right_slider_inertia_com_12);
-    let right_slider_composite_rate_id_11 = (t66 - (t65 + t65)) * p.right_slider_mass
-        + t136 + t136 + t137 + t137;
-    let t138 = -(cache.right_upper_inertia_com_12 * right_upper_velocity_w_x);
-    let t139 = right_upper_velocity_w_z * cache.right_upper_inertia_com_01;
-    let right_upper_composite_rate_id_11 = right_slider_composite_rate_id_11 + t138
-        + t138 + t139 + t139 + p.arm_mass * (t72 - (t70 + t70));
-    let t140 = -(base_roll_velocity_w_x * cache.hub_inertia_com_12);
-    let t141 = left_upper_velocity_w_z * cache.left_upper_inertia_com_01;
-    let t142 = cache.left_lower_inertia_com_01 * left_lower_velocity_w_z;
-    let t143 = -(left_lower_velocity_w_x * cache.left_lower_inertia_com_12);
-    let left_lower_composite_rate_id_11 = t142 + t142
-        + (t80 - (t79 + t79)) * p.left_lower_mass + t143 + t143;
-    let t144 = -(cache.left_upper_inertia_com_12 * left_upper_velocity_w_x);
-    let left_upper_composite_rate_id_11 = t141 + t141 + p.arm_mass * (t86 - (t84 + t84))
-        + left_lower_composite_rate_id_11 + t144 + t144;
-    let hub_composite_rate_id_11 = t135 + t135 + right_upper_composite_rate_id_11
-        + (t60 - (t59 + t59)) * p.hub_mass + t140 + t140
-        + left_upper_composite_rate_id_11;
+    let t136 = cache.left_lower_inertia_com_01 * left_lower_velocity_w_z;
+    let t137 = -(left_lower_velocity_w_x * cache.left_lower_inertia_com_12);
+    let left_lower_composite_rate_id_11 = t136 + t136
+        + (t61 - (t60 + t60)) * p.left_lower_mass + t137 + t137;
+    let t138 = cache.left_upper_inertia_com_01 * left_upper_velocity_w_z;
+    let t139 = -(cache.left_upper_inertia_com_12 * left_upper_velocity_w_x);
+    let left_upper_composite_rate_id_11 = p.arm_mass * (t67 - (t65 + t65))
+        + left_lower_composite_rate_id_11 + t138 + t138 + t139 + t139;
+    let t140 = cache.right_slider_inertia_com_01 * right_upper_velocity_w_z;
+    let t141 = -(right_upper_velocity_w_x * cache.right_slider_inertia_com_12);
+    let right_slider_composite_rate_id_11 = (t78 - (t77 + t77)) * p.right_slider_mass
+        + t140 + t140 + t141 + t141;
+    let t142 = -(cache.right_upper_inertia_com_12 * right_upper_velocity_w_x);
+    let t143 = right_upper_velocity_w_z * cache.right_upper_inertia_com_01;
+    let right_upper_composite_rate_id_11 = right_slider_composite_rate_id_11 + t142
+        + t142 + t143 + t143 + p.arm_mass * (t84 - (t82 + t82));
+    let t144 = -(base_roll_velocity_w_x * cache.hub_inertia_com_12);
+    let hub_composite_rate_id_11 = t135 + t135 + left_upper_composite_rate_id_11
+        + right_upper_composite_rate_id_11 + (t72 - (t71 + t71)) * p.hub_mass + t144
+        + t144;
     let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
         + base_roll_velocity_w_z * cache.hub_inertia_i_22
         + cache.hub_inertia_i_12 * base_roll_velocity_w_y
         + base_roll_velocity_w_x * cache.hub_inertia_i_02
         - cache.hub_inertia_h_y * base_roll_velocity_v_x;
-    let left_upper_momentum_n_z = cache.left_upper_inertia_h_x * left_upper_velocity_v_y
-        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x
-        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
-        + left_upper_velocity_w_y * cache.left_upper_inertia_i_12
-        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
-    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
-        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
-        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
-        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
-        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
-    let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
-        + left_lower_momentum_n_z;
     let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
         * right_upper_velocity_w_x
         + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
@@ -3054,109 +3023,121 @@ pub fn coriolis_matrix_into(
         - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
     let right_upper_composite_momentum_n_z = right_slider_momentum_n_z
         + right_upper_momentum_n_z;
-    let hub_composite_momentum_n_z = hub_momentum_n_z + left_upper_composite_momentum_n_z
-        + right_upper_composite_momentum_n_z;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
+        + left_lower_momentum_n_z;
+    let hub_composite_momentum_n_z = hub_momentum_n_z
+        + right_upper_composite_momentum_n_z + left_upper_composite_momentum_n_z;
     let base_pitch_coriolis_row_n_y = 0.5
-        * (hub_composite_rate_id_01 * cache.base_yaw_rotation_01
+        * (cache.base_yaw_rotation_01 * hub_composite_rate_id_01
             + hub_composite_rate_id_11 * cache.cos_q3
             + hub_composite_rate_hd_z * cache.base_pitch_subspace_v_x
             - (cache.base_pitch_subspace_v_z * hub_composite_momentum_f_x
-                - hub_composite_momentum_n_z * cache.base_yaw_rotation_01
-                - hub_composite_momentum_f_z * cache.base_pitch_subspace_v_x)
+                - hub_composite_momentum_f_z * cache.base_pitch_subspace_v_x
+                - hub_composite_momentum_n_z * cache.base_yaw_rotation_01)
             - cache.base_pitch_subspace_v_z * hub_composite_rate_hd_x);
     let t145 = -(base_roll_velocity_w_z * cache.hub_inertia_com_01);
     let t146 = cache.hub_inertia_com_02 * base_roll_velocity_w_y;
-    let t147 = left_lower_velocity_w_y * cache.left_lower_inertia_com_02;
-    let t148 = -(cache.left_lower_inertia_com_01 * left_lower_velocity_w_z);
-    let left_lower_composite_rate_id_00 = t147 + t147
-        + (t80 - (t77 + t77)) * p.left_lower_mass + t148 + t148;
-    let t149 = -(left_upper_velocity_w_z * cache.left_upper_inertia_com_01);
-    let t150 = cache.left_upper_inertia_com_02 * left_upper_velocity_w_y;
-    let left_upper_composite_rate_id_00 = left_lower_composite_rate_id_00 + t149 + t149
-        + t150 + t150 + p.arm_mass * (t86 - (t83 + t83));
-    let t151 = cache.right_upper_inertia_com_02 * right_upper_velocity_w_y;
-    let t152 = -(right_upper_velocity_w_z * cache.right_upper_inertia_com_01);
-    let t153 = cache.right_slider_inertia_com_02 * right_upper_velocity_w_y;
-    let t154 = -(cache.right_slider_inertia_com_01 * right_upper_velocity_w_z);
-    let right_slider_composite_rate_id_00 = t153 + t153
-        + (t66 - (t64 + t64)) * p.right_slider_mass + t154 + t154;
-    let right_upper_composite_rate_id_00 = p.arm_mass * (t72 - (t71 + t71)) + t151 + t151
-        + t152 + t152 + right_slider_composite_rate_id_00;
+    let t147 = cache.right_upper_inertia_com_02 * right_upper_velocity_w_y;
+    let t148 = -(right_upper_velocity_w_z * cache.right_upper_inertia_com_01);
+    let t149 = cache.right_slider_inertia_com_02 * right_upper_velocity_w_y;
+    let t150 = -(cache.right_slider_inertia_com_01 * right_upper_velocity_w_z);
+    let right_slider_composite_rate_id_00 = t149 + t149
+        + (t78 - (t76 + t76)) * p.right_slider_mass + t150 + t150;
+    let right_upper_composite_rate_id_00 = p.arm_mass * (t84 - (t83 + t83)) + t147 + t147
+        + t148 + t148 + right_slider_composite_rate_id_00;
+    let t151 = left_lower_velocity_w_y * cache.left_lower_inertia_com_02;
+    let t152 = -(cache.left_lower_inertia_com_01 * left_lower_velocity_w_z);
+    let left_lower_composite_rate_id_00 = t151 + t151
+        + (t61 - (t58 + t58)) * p.left_lower_mass + t152 + t152;
+    let t153 = -(cache.left_upper_inertia_com_01 * left_upper_velocity_w_z);
+    let t154 = cache.left_upper_inertia_com_02 * left_upper_velocity_w_y;
+    let left_upper_composite_rate_id_00 = left_lower_composite_rate_id_00 + t153 + t153
+        + t154 + t154 + p.arm_mass * (t67 - (t64 + t64));
     let hub_composite_rate_id_00 = t145 + t145 + t146 + t146
-        + left_upper_composite_rate_id_00 + right_upper_composite_rate_id_00
-        + (t60 - (t57 + t57)) * p.hub_mass;
+        + right_upper_composite_rate_id_00 + (t72 - (t69 + t69)) * p.hub_mass
+        + left_upper_composite_rate_id_00;
     let base_pitch_coriolis_row_n_x = 0.5
-        * (hub_composite_rate_id_01 * cache.cos_q3
-            + hub_composite_rate_id_00 * cache.base_yaw_rotation_01
+        * (cache.base_yaw_rotation_01 * hub_composite_rate_id_00
+            + cache.cos_q3 * hub_composite_rate_id_01
             + cache.base_pitch_subspace_v_z * hub_composite_rate_hd_y
-            - (hub_composite_momentum_n_z * cache.cos_q3
-                + cache.base_pitch_subspace_v_y * hub_composite_momentum_f_z
+            - (cache.base_pitch_subspace_v_y * hub_composite_momentum_f_z
+                + hub_composite_momentum_n_z * cache.cos_q3
                 - cache.base_pitch_subspace_v_z * hub_composite_momentum_f_y)
             - hub_composite_rate_hd_z * cache.base_pitch_subspace_v_y);
-    let t155 = -(cache.base_roll_subspace_v_x * hub_composite_momentum_f_z);
-    let t156 = -(hub_composite_rate_hd_x * cache.base_roll_subspace_v_z);
-    let t157 = cache.base_pitch_rotation_10 * hub_composite_rate_id_11;
-    let t158 = hub_composite_rate_id_01 * cache.base_pitch_rotation_00;
-    let t159 = hub_composite_momentum_n_x * cache.base_pitch_rotation_20;
-    let t160 = -(cache.base_pitch_rotation_00 * hub_composite_momentum_n_z);
-    let t161 = cache.base_pitch_rotation_20 * hub_composite_rate_id_12;
-    let t162 = hub_composite_rate_hd_z * cache.base_roll_subspace_v_x;
-    let t163 = cache.base_roll_subspace_v_z * hub_composite_momentum_f_x;
-    let base_roll_coriolis_column_n_y = 0.5
-        * (t155 + t156 + t157 + t158 + t159 + t160 + t161 + t162 + t163)
-        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_01
-        + cache.hub_composite_inertia_i_12 * base_roll_subspace_rate_w_z
-        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_11
-        + base_roll_subspace_rate_v_x * cache.hub_composite_inertia_h_z
-        - cache.hub_composite_inertia_h_x * base_roll_subspace_rate_v_z;
-    let t164 = hub_composite_rate_hd_y * cache.base_roll_subspace_v_z;
-    let t165 = cache.base_pitch_rotation_10 * hub_composite_rate_id_01;
-    let t166 = cache.base_roll_subspace_v_y * hub_composite_momentum_f_z;
-    let t167 = -(cache.base_roll_subspace_v_y * hub_composite_rate_hd_z);
-    let t168 = -(cache.base_pitch_rotation_20 * hub_composite_momentum_n_y);
-    let t169 = cache.base_pitch_rotation_00 * hub_composite_rate_id_00;
-    let t170 = -(hub_composite_momentum_f_y * cache.base_roll_subspace_v_z);
-    let t171 = cache.base_pitch_rotation_20 * hub_composite_rate_id_02;
-    let t172 = cache.base_pitch_rotation_10 * hub_composite_momentum_n_z;
-    let base_roll_coriolis_column_n_x = cache.hub_composite_inertia_i_00
-        * base_roll_subspace_rate_w_x
-        + base_roll_subspace_rate_w_z * cache.hub_composite_inertia_i_02
+    let t155 = hub_composite_rate_hd_y * cache.base_roll_subspace_v_z;
+    let t156 = cache.base_pitch_rotation_10 * hub_composite_rate_id_01;
+    let t157 = cache.base_pitch_rotation_20 * hub_composite_rate_id_02;
+    let t158 = cache.base_roll_subspace_v_y * hub_composite_momentum_f_z;
+    let t159 = -(cache.base_roll_subspace_v_y * hub_composite_rate_hd_z);
+    let t160 = -(hub_composite_momentum_f_y * cache.base_roll_subspace_v_z);
+    let t161 = cache.base_pitch_rotation_10 * hub_composite_momentum_n_z;
+    let t162 = cache.base_pitch_rotation_00 * hub_composite_rate_id_00;
+    let t163 = -(cache.base_pitch_rotation_20 * hub_composite_momentum_n_y);
+    let base_roll_coriolis_column_n_x = cache.hub_composite_inertia_i_02
+        * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_00
         + cache.hub_composite_inertia_h_y * base_roll_subspace_rate_v_z
-        + 0.5 * (t164 + t165 + t166 + t167 + t168 + t169 + t170 + t171 + t172)
+        + 0.5 * (t155 + t156 + t157 + t158 + t159 + t160 + t161 + t162 + t163)
         + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_01
         - cache.hub_composite_inertia_h_z * base_roll_subspace_rate_v_y;
-    let t173 = left_upper_composite_rate_id_12 * cache.base_roll_rotation_22;
-    let t174 = left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_x;
-    let t175 = -(cache.left_upper_subspace_v_z * left_upper_composite_rate_hd_x);
-    let t176 = cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_x;
-    let t177 = left_upper_composite_rate_id_01 * cache.base_roll_rotation_02;
-    let t178 = -(cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_z);
-    let t179 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_11;
-    let t180 = left_upper_composite_momentum_n_x * cache.base_roll_rotation_22;
-    let t181 = -(left_upper_composite_momentum_n_z * cache.base_roll_rotation_02);
-    let left_upper_coriolis_column_n_y = left_upper_subspace_rate_w_z
-        * cache.left_upper_composite_inertia_i_12
-        + cache.left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_x
-        + cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_x
-        + 0.5 * (t173 + t174 + t175 + t176 + t177 + t178 + t179 + t180 + t181)
-        + cache.left_upper_composite_inertia_i_11 * left_upper_subspace_rate_w_y
-        - left_upper_subspace_rate_v_z * cache.left_upper_composite_inertia_h_x;
-    let t182 = left_upper_composite_momentum_f_z * cache.left_upper_subspace_v_y;
-    let t183 = left_upper_composite_rate_id_00 * cache.base_roll_rotation_02;
-    let t184 = left_upper_composite_rate_id_02 * cache.base_roll_rotation_22;
-    let t185 = -(cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_y);
-    let t186 = left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_z;
-    let t187 = -(left_upper_composite_momentum_n_y * cache.base_roll_rotation_22);
-    let t188 = cache.base_roll_rotation_12 * left_upper_composite_momentum_n_z;
-    let t189 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_01;
-    let t190 = -(left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_y);
+    let t164 = -(cache.base_roll_subspace_v_x * hub_composite_momentum_f_z);
+    let t165 = cache.base_pitch_rotation_20 * hub_composite_momentum_n_x;
+    let t166 = cache.base_pitch_rotation_20 * hub_composite_rate_id_12;
+    let t167 = -(hub_composite_momentum_n_z * cache.base_pitch_rotation_00);
+    let t168 = cache.base_pitch_rotation_00 * hub_composite_rate_id_01;
+    let t169 = -(hub_composite_rate_hd_x * cache.base_roll_subspace_v_z);
+    let t170 = hub_composite_rate_hd_z * cache.base_roll_subspace_v_x;
+    let t171 = cache.base_pitch_rotation_10 * hub_composite_rate_id_11;
+    let t172 = cache.base_roll_subspace_v_z * hub_composite_momentum_f_x;
+    let base_roll_coriolis_column_n_y = 0.5
+        * (t164 + t165 + t166 + t167 + t168 + t169 + t170 + t171 + t172)
+        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_01
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_11
+        + base_roll_subspace_rate_v_x * cache.hub_composite_inertia_h_z
+        + cache.hub_composite_inertia_i_12 * base_roll_subspace_rate_w_z
+        - cache.hub_composite_inertia_h_x * base_roll_subspace_rate_v_z;
+    let t173 = left_upper_composite_momentum_f_z * cache.left_upper_subspace_v_y;
+    let t174 = left_upper_composite_rate_id_00 * cache.base_roll_rotation_02;
+    let t175 = -(cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_y);
+    let t176 = left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_z;
+    let t177 = cache.base_roll_rotation_12 * left_upper_composite_momentum_n_z;
+    let t178 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_01;
+    let t179 = -(left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_y);
+    let t180 = left_upper_composite_rate_id_02 * cache.base_roll_rotation_22;
+    let t181 = -(left_upper_composite_momentum_n_y * cache.base_roll_rotation_22);
     let left_upper_coriolis_column_n_x = cache.left_upper_composite_inertia_i_00
         * left_upper_subspace_rate_w_x
         + cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_z
-        + 0.5 * (t182 + t183 + t184 + t185 + t186 + t187 + t188 + t189 + t190)
+        + 0.5 * (t173 + t174 + t175 + t176 + t177 + t178 + t179 + t180 + t181)
         + cache.left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_y
-        + cache.left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_z
+        + left_upper_subspace_rate_w_z * cache.left_upper_composite_inertia_i_02
         - cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_y;
+    let t182 = -(cache.base_roll_rotation_02 * left_upper_composite_momentum_n_z);
+    let t183 = left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_x;
+    let t184 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_11;
+    let t185 = -(cache.left_upper_subspace_v_z * left_upper_composite_rate_hd_x);
+    let t186 = left_upper_composite_momentum_n_x * cache.base_roll_rotation_22;
+    let t187 = cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_x;
+    let t188 = left_upper_composite_rate_id_12 * cache.base_roll_rotation_22;
+    let t189 = left_upper_composite_rate_id_01 * cache.base_roll_rotation_02;
+    let t190 = -(cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_z);
+    let left_upper_coriolis_column_n_y = 0.5
+        * (t182 + t183 + t184 + t185 + t186 + t187 + t188 + t189 + t190)
+        + left_upper_subspace_rate_w_z * cache.left_upper_composite_inertia_i_12
+        + cache.left_upper_composite_inertia_i_11 * left_upper_subspace_rate_w_y
+        + cache.left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_x
+        + cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_x
+        - left_upper_subspace_rate_v_z * cache.left_upper_composite_inertia_h_x;
     let t191 = -(cache.right_upper_subspace_v_y * right_upper_composite_rate_hd_z);
     let t192 = -(cache.right_upper_axis_z * right_upper_composite_momentum_n_y);
     let t193 = right_upper_composite_rate_id_00 * cache.right_upper_axis_x;
@@ -3239,20 +3220,20 @@ pub fn coriolis_matrix_into(
     let base_roll_coriolis_row_f_y = 0.5 * (t30 - (t31 + t32));
     let base_roll_coriolis_row_f_z = 0.5 * (t46 - (t45 + t47));
     let base_roll_coriolis_row_n_z = 0.5
-        * (t95 + t96 + t99 + t100 + t103 - (t97 + t98 + t101 + t102));
+        * (t95 + t96 + t99 + t100 + t101 - (t97 + t98 + t102 + t103));
     let base_roll_coriolis_row_n_y = 0.5
-        * (t156 + t157 + t158 + t161 + t162 - (t155 + t159 + t160 + t163));
+        * (t166 + t168 + t169 + t170 + t171 - (t164 + t165 + t167 + t172));
     let base_roll_coriolis_row_n_x = 0.5
-        * (t164 + t165 + t167 + t169 + t171 - (t166 + t168 + t170 + t172));
+        * (t155 + t156 + t157 + t159 + t162 - (t158 + t160 + t161 + t163));
     let left_upper_coriolis_row_f_x = 0.5 * (t16 - (t15 + t17));
     let left_upper_coriolis_row_f_y = 0.5 * (t35 - (t33 + t34));
     let left_upper_coriolis_row_f_z = 0.5 * (t49 - (t48 + t50));
     let left_upper_coriolis_row_n_z = 0.5
-        * (t106 + t107 + t109 + t110 + t111 - (t104 + t105 + t108 + t112));
+        * (t105 + t107 + t108 + t110 + t111 - (t104 + t106 + t109 + t112));
     let left_upper_coriolis_row_n_y = 0.5
-        * (t173 + t174 + t175 + t177 + t179 - (t176 + t178 + t180 + t181));
+        * (t183 + t184 + t185 + t188 + t189 - (t182 + t186 + t187 + t190));
     let left_upper_coriolis_row_n_x = 0.5
-        * (t183 + t184 + t186 + t189 + t190 - (t182 + t185 + t187 + t188));
+        * (t174 + t176 + t178 + t179 + t180 - (t173 + t175 + t177 + t181));
     let right_upper_coriolis_row_f_x = 0.5 * (t19 - (t18 + t20));
     let right_upper_coriolis_row_f_y = 0.5 * (t37 - (t36 + t38));
     let right_upper_coriolis_row_f_z = 0.5 * (t51 - (t52 + t53));
@@ -3307,7 +3288,7 @@ pub fn coriolis_matrix_into(
     out[(3, 5)] = base_roll_coriolis_column_n_z
         + cache.base_yaw_subspace_v_y * base_roll_coriolis_column_f_y
         + q[1] * base_roll_coriolis_column_f_x;
-    out[(3, 6)] = q[1] * left_upper_coriolis_column_f_x + left_upper_coriolis_column_n_z
+    out[(3, 6)] = left_upper_coriolis_column_n_z + q[1] * left_upper_coriolis_column_f_x
         + left_upper_coriolis_column_f_y * cache.base_yaw_subspace_v_y;
     out[(3, 7)] = right_upper_coriolis_column_f_y * cache.base_yaw_subspace_v_y
         + q[1] * right_upper_coriolis_column_f_x + right_upper_coriolis_column_n_z;
@@ -3323,26 +3304,26 @@ pub fn coriolis_matrix_into(
         + base_yaw_subspace_rate_v_y * cache.base_pitch_projected_inertia_f_y
         + cache.base_yaw_subspace_v_y * base_pitch_coriolis_row_f_y
         + cache.base_pitch_projected_inertia_f_x * qd[1] + base_pitch_coriolis_row_n_z;
-    out[(4, 4)] = cache.base_pitch_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+    out[(4, 4)] = base_pitch_coriolis_row_n_y * cache.cos_q3
         + base_pitch_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + base_pitch_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + base_pitch_coriolis_row_n_y * cache.cos_q3
-        + base_pitch_subspace_rate_v_y * cache.base_pitch_projected_inertia_f_y
-        + cache.base_pitch_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + base_pitch_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + base_pitch_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + base_pitch_subspace_rate_v_y * cache.base_pitch_projected_inertia_f_y
+        + base_pitch_subspace_rate_w_y * cache.base_pitch_projected_inertia_n_y
+        + base_pitch_subspace_rate_w_x * cache.base_pitch_projected_inertia_n_x
         + base_pitch_coriolis_row_f_z * cache.base_pitch_subspace_v_z
         + base_pitch_subspace_rate_v_z * cache.base_pitch_projected_inertia_f_z
         + base_pitch_subspace_rate_v_x * cache.base_pitch_projected_inertia_f_x;
-    out[(4, 5)] = base_roll_coriolis_column_n_y * cache.cos_q3
-        + base_roll_coriolis_column_f_z * cache.base_pitch_subspace_v_z
+    out[(4, 5)] = base_roll_coriolis_column_f_z * cache.base_pitch_subspace_v_z
+        + cache.base_yaw_rotation_01 * base_roll_coriolis_column_n_x
+        + base_roll_coriolis_column_n_y * cache.cos_q3
         + base_roll_coriolis_column_f_x * cache.base_pitch_subspace_v_x
-        + base_roll_coriolis_column_f_y * cache.base_pitch_subspace_v_y
-        + base_roll_coriolis_column_n_x * cache.base_yaw_rotation_01;
-    out[(4, 6)] = left_upper_coriolis_column_n_y * cache.cos_q3
+        + base_roll_coriolis_column_f_y * cache.base_pitch_subspace_v_y;
+    out[(4, 6)] = left_upper_coriolis_column_n_x * cache.base_yaw_rotation_01
+        + left_upper_coriolis_column_n_y * cache.cos_q3
         + left_upper_coriolis_column_f_x * cache.base_pitch_subspace_v_x
         + cache.base_pitch_subspace_v_z * left_upper_coriolis_column_f_z
-        + left_upper_coriolis_column_f_y * cache.base_pitch_subspace_v_y
-        + left_upper_coriolis_column_n_x * cache.base_yaw_rotation_01;
+        + left_upper_coriolis_column_f_y * cache.base_pitch_subspace_v_y;
     out[(4, 7)] = right_upper_coriolis_column_f_y * cache.base_pitch_subspace_v_y
         + right_upper_coriolis_column_f_x * cache.base_pitch_subspace_v_x
         + right_upper_coriolis_column_f_z * cache.base_pitch_subspace_v_z
@@ -3362,37 +3343,38 @@ pub fn coriolis_matrix_into(
     out[(5, 1)] = base_roll_coriolis_row_f_y;
     out[(5, 2)] = base_roll_coriolis_row_f_z;
     out[(5, 3)] = cache.base_roll_projected_inertia_f_x * qd[1]
-        + base_roll_coriolis_row_n_z + q[1] * base_roll_coriolis_row_f_x
+        + q[1] * base_roll_coriolis_row_f_x
         + base_yaw_subspace_rate_v_y * cache.base_roll_projected_inertia_f_y
-        + base_roll_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
-    out[(5, 4)] = base_roll_coriolis_row_n_y * cache.cos_q3
-        + cache.base_roll_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_roll_coriolis_row_f_y * cache.base_yaw_subspace_v_y
+        + base_roll_coriolis_row_n_z;
+    out[(5, 4)] = base_pitch_subspace_rate_w_y * cache.base_roll_projected_inertia_n_y
+        + base_roll_coriolis_row_n_y * cache.cos_q3
         + base_roll_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + cache.base_pitch_subspace_v_z * base_roll_coriolis_row_f_z
         + cache.base_roll_projected_inertia_f_x * base_pitch_subspace_rate_v_x
         + cache.base_roll_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + base_pitch_subspace_rate_v_z * cache.base_roll_projected_inertia_f_z
-        + base_roll_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + cache.base_yaw_rotation_01 * base_roll_coriolis_row_n_x
-        + cache.base_roll_projected_inertia_n_y * base_pitch_subspace_rate_w_y;
+        + base_pitch_subspace_rate_v_z * cache.base_roll_projected_inertia_f_z
+        + cache.base_roll_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_roll_coriolis_row_f_x * cache.base_pitch_subspace_v_x;
     out[(5, 5)] = base_roll_subspace_rate_v_x * cache.base_roll_projected_inertia_f_x
-        + base_roll_subspace_rate_w_x * cache.base_roll_projected_inertia_n_x
         + cache.base_pitch_rotation_10 * base_roll_coriolis_row_n_y
         + cache.base_roll_subspace_v_y * base_roll_coriolis_row_f_y
         + cache.base_roll_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + base_roll_subspace_rate_v_y * cache.base_roll_projected_inertia_f_y
+        + base_roll_subspace_rate_w_x * cache.base_roll_projected_inertia_n_x
+        + base_roll_subspace_rate_w_y * cache.base_roll_projected_inertia_n_y
         + base_roll_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + cache.base_pitch_rotation_00 * base_roll_coriolis_row_n_x
-        + base_roll_coriolis_row_n_z * cache.base_pitch_rotation_20
-        + cache.base_roll_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + cache.base_pitch_rotation_20 * base_roll_coriolis_row_n_z
         + cache.base_roll_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + cache.base_pitch_rotation_00 * base_roll_coriolis_row_n_x
         + cache.base_roll_subspace_v_z * base_roll_coriolis_row_f_z;
-    out[(5, 6)] = left_upper_coriolis_column_n_y * cache.base_pitch_rotation_10
+    out[(5, 6)] = left_upper_coriolis_column_n_x * cache.base_pitch_rotation_00
         + cache.base_roll_subspace_v_z * left_upper_coriolis_column_f_z
         + cache.base_roll_subspace_v_y * left_upper_coriolis_column_f_y
         + cache.base_roll_subspace_v_x * left_upper_coriolis_column_f_x
-        + cache.base_pitch_rotation_20 * left_upper_coriolis_column_n_z
-        + left_upper_coriolis_column_n_x * cache.base_pitch_rotation_00;
+        + cache.base_pitch_rotation_10 * left_upper_coriolis_column_n_y
+        + left_upper_coriolis_column_n_z * cache.base_pitch_rotation_20;
     out[(5, 7)] = right_upper_coriolis_column_f_z * cache.base_roll_subspace_v_z
         + cache.base_pitch_rotation_20 * right_upper_coriolis_column_n_z
         + cache.base_roll_subspace_v_y * right_upper_coriolis_column_f_y
@@ -3418,39 +3400,39 @@ pub fn coriolis_matrix_into(
         + cache.base_yaw_subspace_v_y * left_upper_coriolis_row_f_y
         + cache.left_upper_projected_inertia_f_x * qd[1]
         + base_yaw_subspace_rate_v_y * cache.left_upper_projected_inertia_f_y;
-    out[(6, 4)] = cache.left_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+    out[(6, 4)] = cache.left_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + cache.left_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
         + cache.left_upper_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + left_upper_coriolis_row_n_y * cache.cos_q3
         + left_upper_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + cache.base_pitch_subspace_v_y * left_upper_coriolis_row_f_y
         + base_pitch_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
-        + cache.left_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + left_upper_coriolis_row_n_y * cache.cos_q3
         + cache.base_pitch_subspace_v_z * left_upper_coriolis_row_f_z
-        + base_pitch_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x
-        + left_upper_coriolis_row_n_x * cache.base_yaw_rotation_01;
+        + left_upper_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + base_pitch_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x;
     out[(6, 5)] = cache.left_upper_projected_inertia_f_z * base_roll_subspace_rate_v_z
         + cache.base_roll_subspace_v_z * left_upper_coriolis_row_f_z
-        + cache.left_upper_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + left_upper_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + base_roll_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
+        + base_roll_subspace_rate_w_x * cache.left_upper_projected_inertia_n_x
         + cache.base_roll_subspace_v_y * left_upper_coriolis_row_f_y
-        + left_upper_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + cache.base_pitch_rotation_20 * left_upper_coriolis_row_n_z
-        + left_upper_coriolis_row_n_y * cache.base_pitch_rotation_10
+        + cache.base_pitch_rotation_10 * left_upper_coriolis_row_n_y
+        + base_roll_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
+        + base_roll_subspace_rate_w_z * cache.left_upper_projected_inertia_n_z
         + base_roll_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x
-        + cache.left_upper_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + left_upper_coriolis_row_n_z * cache.base_pitch_rotation_20
+        + cache.base_pitch_rotation_00 * left_upper_coriolis_row_n_x
         + cache.left_upper_projected_inertia_f_y * base_roll_subspace_rate_v_y;
-    out[(6, 6)] = cache.left_upper_projected_inertia_n_x * left_upper_subspace_rate_w_x
-        + left_upper_coriolis_row_n_z * cache.base_roll_rotation_22
-        + left_upper_subspace_rate_w_z * cache.left_upper_projected_inertia_n_z
-        + cache.base_roll_rotation_12 * left_upper_coriolis_row_n_y
-        + left_upper_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
+    out[(6, 6)] = cache.base_roll_rotation_02 * left_upper_coriolis_row_n_x
+        + cache.left_upper_projected_inertia_n_x * left_upper_subspace_rate_w_x
         + cache.left_upper_projected_inertia_f_z * left_upper_subspace_rate_v_z
         + left_upper_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x
         + cache.left_upper_subspace_v_z * left_upper_coriolis_row_f_z
-        + left_upper_coriolis_row_n_x * cache.base_roll_rotation_02
+        + left_upper_coriolis_row_n_z * cache.base_roll_rotation_22
+        + left_upper_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
         + cache.left_upper_subspace_v_x * left_upper_coriolis_row_f_x
+        + left_upper_subspace_rate_w_z * cache.left_upper_projected_inertia_n_z
         + cache.left_upper_subspace_v_y * left_upper_coriolis_row_f_y
+        + cache.base_roll_rotation_12 * left_upper_coriolis_row_n_y
         + cache.left_upper_projected_inertia_f_y * left_upper_subspace_rate_v_y;
     out[(6, 8)] = left_lower_coriolis_column_f_y * cache.left_upper_subspace_v_y
         + cache.left_upper_subspace_v_x * left_lower_coriolis_column_f_x
@@ -3657,157 +3639,6 @@ pub fn forward_dynamics_into(
 ) -> bool {
     *out = SVector::zeros();
     let mut pivots = [0.0f64; 10];
-    let right_slider_inverse_pivot = 1.0 / cache.right_slider_pivot;
-    let right_slider_articulated_passed_33 = p.right_slider_mass
-        - cache.right_slider_projected_inertia_f_x
-            * cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot;
-    let right_upper_articulated_33 = p.arm_mass + right_slider_articulated_passed_33;
-    let right_slider_articulated_15 = -cache.right_slider_inertia_h_x;
-    let right_slider_articulated_subspace_n_y = cache.right_upper_rotation_20
-        * right_slider_articulated_15
-        + cache.right_upper_rotation_00 * cache.right_slider_inertia_h_z;
-    let right_slider_articulated_passed_13 = cache.right_slider_inertia_h_z
-        - cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot
-            * right_slider_articulated_subspace_n_y;
-    let right_upper_articulated_13 = right_slider_articulated_passed_13
-        + cache.right_upper_inertia_h_z;
-    let right_slider_articulated_23 = -cache.right_slider_inertia_h_y;
-    let right_slider_articulated_subspace_n_z = cache.right_upper_rotation_00
-        * right_slider_articulated_23
-        + cache.right_upper_rotation_10 * cache.right_slider_inertia_h_x;
-    let right_slider_articulated_passed_23 = right_slider_articulated_23
-        - cache.right_slider_projected_inertia_f_x
-            * right_slider_articulated_subspace_n_z * right_slider_inverse_pivot;
-    let right_upper_articulated_23 = right_slider_articulated_passed_23
-        - cache.right_upper_inertia_h_y;
-    let right_slider_articulated_04 = -cache.right_slider_inertia_h_z;
-    let right_slider_articulated_subspace_n_x = right_slider_articulated_04
-        * cache.right_upper_rotation_10
-        + cache.right_upper_rotation_20 * cache.right_slider_inertia_h_y;
-    let right_slider_articulated_passed_03 = -(cache.right_slider_projected_inertia_f_x
-        * right_slider_articulated_subspace_n_x * right_slider_inverse_pivot);
-    let right_slider_articulated_passed_34 = -(cache.right_slider_projected_inertia_f_x
-        * right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y);
-    let right_slider_articulated_passed_35 = -(cache.right_slider_projected_inertia_f_z
-        * cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot);
-    let right_upper_articulated_subspace_f_x = cache.right_upper_subspace_v_x
-        * right_upper_articulated_33
-        + right_upper_articulated_13 * cache.right_upper_axis_y
-        + cache.right_upper_axis_z * right_upper_articulated_23
-        + cache.right_upper_axis_x * right_slider_articulated_passed_03
-        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_34
-        + right_slider_articulated_passed_35 * cache.right_upper_subspace_v_z;
-    let right_slider_articulated_passed_05 = cache.right_slider_inertia_h_y
-        - cache.right_slider_projected_inertia_f_z
-            * right_slider_articulated_subspace_n_x * right_slider_inverse_pivot;
-    let right_upper_articulated_05 = cache.right_upper_inertia_h_y
-        + right_slider_articulated_passed_05;
-    let right_slider_articulated_passed_45 = -(cache.right_slider_projected_inertia_f_z
-        * right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y);
-    let right_slider_articulated_passed_15 = right_slider_articulated_15
-        - cache.right_slider_projected_inertia_f_z * right_slider_inverse_pivot
-            * right_slider_articulated_subspace_n_y;
-    let right_upper_articulated_15 = right_slider_articulated_passed_15
-        - cache.right_upper_inertia_h_x;
-    let right_slider_articulated_passed_25 = -(cache.right_slider_projected_inertia_f_z
-        * right_slider_articulated_subspace_n_z * right_slider_inverse_pivot);
-    let right_slider_articulated_passed_55 = p.right_slider_mass
-        - cache.right_slider_projected_inertia_f_z
-            * cache.right_slider_projected_inertia_f_z * right_slider_inverse_pivot;
-    let right_upper_articulated_55 = p.arm_mass + right_slider_articulated_passed_55;
-    let right_upper_articulated_subspace_f_z = right_upper_articulated_05
-        * cache.right_upper_axis_x
-        + right_slider_articulated_passed_35 * cache.right_upper_subspace_v_x
-        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_45
-        + cache.right_upper_axis_y * right_upper_articulated_15
-        + cache.right_upper_axis_z * right_slider_articulated_passed_25
-        + cache.right_upper_subspace_v_z * right_upper_articulated_55;
-    let right_slider_articulated_passed_22 = cache.right_slider_inertia_i_22
-        - right_slider_articulated_subspace_n_z * right_slider_articulated_subspace_n_z
-            * right_slider_inverse_pivot;
-    let right_upper_articulated_22 = cache.right_upper_inertia_i_22
-        + right_slider_articulated_passed_22;
-    let right_slider_articulated_passed_12 = cache.right_slider_inertia_i_12
-        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
-            * right_slider_articulated_subspace_n_y;
-    let right_upper_articulated_12 = cache.right_upper_inertia_i_12
-        + right_slider_articulated_passed_12;
-    let right_slider_articulated_passed_24 = cache.right_slider_inertia_h_x
-        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
-            * cache.right_slider_projected_inertia_f_y;
-    let right_upper_articulated_24 = cache.right_upper_inertia_h_x
-        + right_slider_articulated_passed_24;
-    let right_slider_articulated_passed_02 = cache.right_slider_inertia_i_02
-        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_z
-            * right_slider_inverse_pivot;
-    let right_upper_articulated_02 = cache.right_upper_inertia_i_02
-        + right_slider_articulated_passed_02;
-    let right_upper_articulated_subspace_n_z = cache.right_upper_axis_z
-        * right_upper_articulated_22
-        + cache.right_upper_subspace_v_z * right_slider_articulated_passed_25
-        + right_upper_articulated_12 * cache.right_upper_axis_y
-        + right_upper_articulated_24 * cache.right_upper_subspace_v_y
-        + cache.right_upper_subspace_v_x * right_upper_articulated_23
-        + right_upper_articulated_02 * cache.right_upper_axis_x;
-    let right_slider_articulated_passed_14 = -(right_slider_inverse_pivot
-        * cache.right_slider_projected_inertia_f_y
-        * right_slider_articulated_subspace_n_y);
-    let right_slider_articulated_passed_44 = p.right_slider_mass
-        - right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y
-            * cache.right_slider_projected_inertia_f_y;
-    let right_upper_articulated_44 = right_slider_articulated_passed_44 + p.arm_mass;
-    let right_slider_articulated_passed_04 = right_slider_articulated_04
-        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
-            * cache.right_slider_projected_inertia_f_y;
-    let right_upper_articulated_04 = right_slider_articulated_passed_04
-        - cache.right_upper_inertia_h_z;
-    let right_upper_articulated_subspace_f_y = cache.right_upper_subspace_v_z
-        * right_slider_articulated_passed_45
-        + right_upper_articulated_24 * cache.right_upper_axis_z
-        + cache.right_upper_axis_y * right_slider_articulated_passed_14
-        + cache.right_upper_subspace_v_y * right_upper_articulated_44
-        + right_upper_articulated_04 * cache.right_upper_axis_x
-        + cache.right_upper_subspace_v_x * right_slider_articulated_passed_34;
-    let right_slider_articulated_passed_01 = cache.right_slider_inertia_i_01
-        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
-            * right_slider_articulated_subspace_n_y;
-    let right_upper_articulated_01 = right_slider_articulated_passed_01
-        + cache.right_upper_inertia_i_01;
-    let right_slider_articulated_passed_00 = cache.right_slider_inertia_i_00
-        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_x
-            * right_slider_inverse_pivot;
-    let right_upper_articulated_00 = cache.right_upper_inertia_i_00
-        + right_slider_articulated_passed_00;
-    let right_upper_articulated_subspace_n_x = cache.right_upper_axis_y
-        * right_upper_articulated_01
-        + cache.right_upper_axis_z * right_upper_articulated_02
-        + cache.right_upper_subspace_v_y * right_upper_articulated_04
-        + right_upper_articulated_00 * cache.right_upper_axis_x
-        + cache.right_upper_subspace_v_x * right_slider_articulated_passed_03
-        + right_upper_articulated_05 * cache.right_upper_subspace_v_z;
-    let right_slider_articulated_passed_11 = cache.right_slider_inertia_i_11
-        - right_slider_inverse_pivot * right_slider_articulated_subspace_n_y
-            * right_slider_articulated_subspace_n_y;
-    let right_upper_articulated_11 = right_slider_articulated_passed_11
-        + cache.right_upper_inertia_i_11;
-    let right_upper_articulated_subspace_n_y = cache.right_upper_axis_x
-        * right_upper_articulated_01
-        + right_upper_articulated_15 * cache.right_upper_subspace_v_z
-        + right_upper_articulated_13 * cache.right_upper_subspace_v_x
-        + right_upper_articulated_12 * cache.right_upper_axis_z
-        + cache.right_upper_axis_y * right_upper_articulated_11
-        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_14;
-    let right_upper_pivot = cache.right_upper_subspace_v_x
-        * right_upper_articulated_subspace_f_x
-        + right_upper_articulated_subspace_f_z * cache.right_upper_subspace_v_z
-        + right_upper_articulated_subspace_n_z * cache.right_upper_axis_z
-        + cache.right_upper_subspace_v_y * right_upper_articulated_subspace_f_y
-        + right_upper_articulated_subspace_n_x * cache.right_upper_axis_x
-        + cache.right_upper_axis_y * right_upper_articulated_subspace_n_y;
-    let right_upper_inverse_pivot = 1.0 / right_upper_pivot;
-    let right_upper_articulated_passed_13 = right_upper_articulated_13
-        - right_upper_inverse_pivot * right_upper_articulated_subspace_n_y
-            * right_upper_articulated_subspace_f_x;
     let left_lower_articulated_15 = -cache.left_lower_inertia_h_x;
     let left_lower_articulated_subspace_n_y = cache.left_lower_inertia_h_z
         * cache.left_lower_subspace_v_x
@@ -3847,62 +3678,65 @@ pub fn forward_dynamics_into(
         + left_lower_articulated_subspace_n_y * cache.left_upper_rotation_11
         + cache.left_lower_subspace_v_x * left_lower_articulated_subspace_f_x;
     let left_lower_inverse_pivot = 1.0 / left_lower_pivot;
-    let left_lower_articulated_passed_13 = cache.left_lower_inertia_h_z
+    let left_lower_articulated_passed_01 = cache.left_lower_inertia_i_01
         - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
-            * left_lower_articulated_subspace_f_x;
-    let left_upper_articulated_13 = left_lower_articulated_passed_13
-        + cache.left_upper_inertia_h_z;
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_01 = left_lower_articulated_passed_01
+        + cache.left_upper_inertia_i_01;
     let left_lower_articulated_passed_11 = cache.left_lower_inertia_i_11
         - left_lower_articulated_subspace_n_y * left_lower_articulated_subspace_n_y
             * left_lower_inverse_pivot;
-    let left_upper_articulated_11 = left_lower_articulated_passed_11
-        + cache.left_upper_inertia_i_11;
-    let left_lower_articulated_passed_15 = left_lower_articulated_15
-        - left_lower_articulated_subspace_n_y * left_lower_articulated_subspace_f_z
-            * left_lower_inverse_pivot;
-    let left_upper_articulated_15 = left_lower_articulated_passed_15
-        - cache.left_upper_inertia_h_x;
+    let left_upper_articulated_11 = cache.left_upper_inertia_i_11
+        + left_lower_articulated_passed_11;
     let left_lower_articulated_passed_12 = cache.left_lower_inertia_i_12
         - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
             * left_lower_articulated_subspace_n_z;
     let left_upper_articulated_12 = left_lower_articulated_passed_12
         + cache.left_upper_inertia_i_12;
+    let left_lower_articulated_passed_15 = left_lower_articulated_15
+        - left_lower_articulated_subspace_n_y * left_lower_articulated_subspace_f_z
+            * left_lower_inverse_pivot;
+    let left_upper_articulated_15 = left_lower_articulated_passed_15
+        - cache.left_upper_inertia_h_x;
+    let left_lower_articulated_passed_13 = cache.left_lower_inertia_h_z
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_f_x;
+    let left_upper_articulated_13 = left_lower_articulated_passed_13
+        + cache.left_upper_inertia_h_z;
     let left_lower_articulated_passed_14 = -(left_lower_articulated_subspace_n_y
         * left_lower_inverse_pivot * left_lower_articulated_subspace_f_y);
-    let left_lower_articulated_passed_01 = cache.left_lower_inertia_i_01
-        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
-            * left_lower_articulated_subspace_n_x;
-    let left_upper_articulated_01 = cache.left_upper_inertia_i_01
-        + left_lower_articulated_passed_01;
-    let left_upper_articulated_subspace_n_y = cache.base_roll_rotation_12
-        * left_upper_articulated_11
+    let left_upper_articulated_subspace_n_y = left_upper_articulated_01
+        * cache.base_roll_rotation_02
+        + cache.base_roll_rotation_12 * left_upper_articulated_11
+        + left_upper_articulated_12 * cache.base_roll_rotation_22
         + cache.left_upper_subspace_v_z * left_upper_articulated_15
         + cache.left_upper_subspace_v_x * left_upper_articulated_13
-        + left_upper_articulated_12 * cache.base_roll_rotation_22
-        + cache.left_upper_subspace_v_y * left_lower_articulated_passed_14
-        + left_upper_articulated_01 * cache.base_roll_rotation_02;
-    let left_lower_articulated_passed_35 = -(left_lower_articulated_subspace_f_z
-        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_x);
-    let left_lower_articulated_passed_03 = -(left_lower_inverse_pivot
-        * left_lower_articulated_subspace_n_x * left_lower_articulated_subspace_f_x);
-    let left_lower_articulated_passed_23 = left_lower_articulated_23
-        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+        + cache.left_upper_subspace_v_y * left_lower_articulated_passed_14;
+    let left_lower_articulated_passed_45 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_y);
+    let left_lower_articulated_passed_04 = left_lower_articulated_04
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_04 = left_lower_articulated_passed_04
+        - cache.left_upper_inertia_h_z;
+    let left_lower_articulated_passed_44 = p.left_lower_mass
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_f_y;
+    let left_upper_articulated_44 = p.arm_mass + left_lower_articulated_passed_44;
+    let left_lower_articulated_passed_24 = cache.left_lower_inertia_h_x
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
             * left_lower_articulated_subspace_n_z;
-    let left_upper_articulated_23 = left_lower_articulated_passed_23
-        - cache.left_upper_inertia_h_y;
+    let left_upper_articulated_24 = cache.left_upper_inertia_h_x
+        + left_lower_articulated_passed_24;
     let left_lower_articulated_passed_34 = -(left_lower_inverse_pivot
         * left_lower_articulated_subspace_f_y * left_lower_articulated_subspace_f_x);
-    let left_lower_articulated_passed_33 = p.left_lower_mass
-        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
-            * left_lower_articulated_subspace_f_x;
-    let left_upper_articulated_33 = left_lower_articulated_passed_33 + p.arm_mass;
-    let left_upper_articulated_subspace_f_x = cache.base_roll_rotation_12
-        * left_upper_articulated_13
-        + left_lower_articulated_passed_35 * cache.left_upper_subspace_v_z
-        + left_lower_articulated_passed_03 * cache.base_roll_rotation_02
-        + left_upper_articulated_23 * cache.base_roll_rotation_22
-        + left_lower_articulated_passed_34 * cache.left_upper_subspace_v_y
-        + left_upper_articulated_33 * cache.left_upper_subspace_v_x;
+    let left_upper_articulated_subspace_f_y = cache.left_upper_subspace_v_z
+        * left_lower_articulated_passed_45
+        + left_upper_articulated_04 * cache.base_roll_rotation_02
+        + left_upper_articulated_44 * cache.left_upper_subspace_v_y
+        + left_upper_articulated_24 * cache.base_roll_rotation_22
+        + cache.base_roll_rotation_12 * left_lower_articulated_passed_14
+        + cache.left_upper_subspace_v_x * left_lower_articulated_passed_34;
     let left_lower_articulated_passed_05 = cache.left_lower_inertia_h_y
         - left_lower_articulated_subspace_f_z * left_lower_inverse_pivot
             * left_lower_articulated_subspace_n_x;
@@ -3914,8 +3748,8 @@ pub fn forward_dynamics_into(
     let left_upper_articulated_55 = p.arm_mass + left_lower_articulated_passed_55;
     let left_lower_articulated_passed_25 = -(left_lower_articulated_subspace_f_z
         * left_lower_inverse_pivot * left_lower_articulated_subspace_n_z);
-    let left_lower_articulated_passed_45 = -(left_lower_articulated_subspace_f_z
-        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_y);
+    let left_lower_articulated_passed_35 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_x);
     let left_upper_articulated_subspace_f_z = left_upper_articulated_05
         * cache.base_roll_rotation_02
         + cache.left_upper_subspace_v_z * left_upper_articulated_55
@@ -3923,177 +3757,225 @@ pub fn forward_dynamics_into(
         + cache.base_roll_rotation_12 * left_upper_articulated_15
         + left_lower_articulated_passed_45 * cache.left_upper_subspace_v_y
         + cache.left_upper_subspace_v_x * left_lower_articulated_passed_35;
-    let left_lower_articulated_passed_02 = cache.left_lower_inertia_i_02
-        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_x
-            * left_lower_articulated_subspace_n_z;
-    let left_upper_articulated_02 = left_lower_articulated_passed_02
-        + cache.left_upper_inertia_i_02;
+    let left_lower_articulated_passed_03 = -(left_lower_inverse_pivot
+        * left_lower_articulated_subspace_n_x * left_lower_articulated_subspace_f_x);
     let left_lower_articulated_passed_00 = cache.left_lower_inertia_i_00
         - left_lower_inverse_pivot * left_lower_articulated_subspace_n_x
             * left_lower_articulated_subspace_n_x;
     let left_upper_articulated_00 = left_lower_articulated_passed_00
         + cache.left_upper_inertia_i_00;
-    let left_lower_articulated_passed_04 = left_lower_articulated_04
-        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
-            * left_lower_articulated_subspace_n_x;
-    let left_upper_articulated_04 = left_lower_articulated_passed_04
-        - cache.left_upper_inertia_h_z;
+    let left_lower_articulated_passed_02 = cache.left_lower_inertia_i_02
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_x
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_02 = left_lower_articulated_passed_02
+        + cache.left_upper_inertia_i_02;
     let left_upper_articulated_subspace_n_x = left_upper_articulated_05
         * cache.left_upper_subspace_v_z
-        + left_upper_articulated_02 * cache.base_roll_rotation_22
-        + left_upper_articulated_00 * cache.base_roll_rotation_02
+        + cache.base_roll_rotation_12 * left_upper_articulated_01
         + cache.left_upper_subspace_v_x * left_lower_articulated_passed_03
-        + left_upper_articulated_04 * cache.left_upper_subspace_v_y
-        + cache.base_roll_rotation_12 * left_upper_articulated_01;
+        + left_upper_articulated_00 * cache.base_roll_rotation_02
+        + left_upper_articulated_02 * cache.base_roll_rotation_22
+        + left_upper_articulated_04 * cache.left_upper_subspace_v_y;
+    let left_lower_articulated_passed_23 = left_lower_articulated_23
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_23 = left_lower_articulated_passed_23
+        - cache.left_upper_inertia_h_y;
+    let left_lower_articulated_passed_33 = p.left_lower_mass
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_articulated_subspace_f_x;
+    let left_upper_articulated_33 = left_lower_articulated_passed_33 + p.arm_mass;
+    let left_upper_articulated_subspace_f_x = cache.base_roll_rotation_12
+        * left_upper_articulated_13
+        + left_lower_articulated_passed_35 * cache.left_upper_subspace_v_z
+        + left_lower_articulated_passed_03 * cache.base_roll_rotation_02
+        + left_upper_articulated_23 * cache.base_roll_rotation_22
+        + left_lower_articulated_passed_34 * cache.left_upper_subspace_v_y
+        + left_upper_articulated_33 * cache.left_upper_subspace_v_x;
     let left_lower_articulated_passed_22 = cache.left_lower_inertia_i_22
         - left_lower_inverse_pivot * left_lower_articulated_subspace_n_z
             * left_lower_articulated_subspace_n_z;
-    let left_upper_articulated_22 = cache.left_upper_inertia_i_22
-        + left_lower_articulated_passed_22;
-    let left_lower_articulated_passed_24 = cache.left_lower_inertia_h_x
-        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
-            * left_lower_articulated_subspace_n_z;
-    let left_upper_articulated_24 = cache.left_upper_inertia_h_x
-        + left_lower_articulated_passed_24;
-    let left_upper_articulated_subspace_n_z = cache.base_roll_rotation_12
-        * left_upper_articulated_12
-        + left_upper_articulated_22 * cache.base_roll_rotation_22
+    let left_upper_articulated_22 = left_lower_articulated_passed_22
+        + cache.left_upper_inertia_i_22;
+    let left_upper_articulated_subspace_n_z = left_upper_articulated_22
+        * cache.base_roll_rotation_22
         + cache.left_upper_subspace_v_y * left_upper_articulated_24
         + cache.left_upper_subspace_v_x * left_upper_articulated_23
-        + cache.base_roll_rotation_02 * left_upper_articulated_02
+        + left_upper_articulated_02 * cache.base_roll_rotation_02
+        + cache.base_roll_rotation_12 * left_upper_articulated_12
         + cache.left_upper_subspace_v_z * left_lower_articulated_passed_25;
-    let left_lower_articulated_passed_44 = p.left_lower_mass
-        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
-            * left_lower_articulated_subspace_f_y;
-    let left_upper_articulated_44 = p.arm_mass + left_lower_articulated_passed_44;
-    let left_upper_articulated_subspace_f_y = cache.left_upper_subspace_v_z
-        * left_lower_articulated_passed_45
-        + left_upper_articulated_04 * cache.base_roll_rotation_02
-        + left_upper_articulated_44 * cache.left_upper_subspace_v_y
-        + left_upper_articulated_24 * cache.base_roll_rotation_22
-        + cache.base_roll_rotation_12 * left_lower_articulated_passed_14
-        + cache.left_upper_subspace_v_x * left_lower_articulated_passed_34;
-    let left_upper_pivot = left_upper_articulated_subspace_f_z
-        * cache.left_upper_subspace_v_z
-        + left_upper_articulated_subspace_n_x * cache.base_roll_rotation_02
+    let left_upper_pivot = cache.base_roll_rotation_12
+        * left_upper_articulated_subspace_n_y
+        + left_upper_articulated_subspace_f_z * cache.left_upper_subspace_v_z
+        + cache.base_roll_rotation_02 * left_upper_articulated_subspace_n_x
         + cache.left_upper_subspace_v_x * left_upper_articulated_subspace_f_x
-        + left_upper_articulated_subspace_n_z * cache.base_roll_rotation_22
         + left_upper_articulated_subspace_f_y * cache.left_upper_subspace_v_y
-        + cache.base_roll_rotation_12 * left_upper_articulated_subspace_n_y;
+        + left_upper_articulated_subspace_n_z * cache.base_roll_rotation_22;
     let left_upper_inverse_pivot = 1.0 / left_upper_pivot;
-    let left_upper_articulated_passed_13 = left_upper_articulated_13
-        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_f_x
+    let left_upper_articulated_passed_14 = left_lower_articulated_passed_14
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_f_y
             * left_upper_inverse_pivot;
-    let hub_articulated_13 = right_upper_articulated_passed_13 + cache.hub_inertia_h_z
-        + left_upper_articulated_passed_13;
-    let left_upper_articulated_passed_35 = left_lower_articulated_passed_35
-        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_x
-            * left_upper_inverse_pivot;
-    let right_upper_articulated_passed_35 = right_slider_articulated_passed_35
-        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
-            * right_upper_articulated_subspace_f_x;
-    let hub_articulated_35 = left_upper_articulated_passed_35
-        + right_upper_articulated_passed_35;
-    let right_upper_articulated_passed_23 = right_upper_articulated_23
-        - right_upper_articulated_subspace_n_z * right_upper_inverse_pivot
-            * right_upper_articulated_subspace_f_x;
-    let left_upper_articulated_passed_23 = left_upper_articulated_23
-        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_f_x
-            * left_upper_inverse_pivot;
-    let hub_articulated_23 = right_upper_articulated_passed_23
-        + left_upper_articulated_passed_23 - cache.hub_inertia_h_y;
-    let right_upper_articulated_passed_34 = right_slider_articulated_passed_34
+    let right_slider_inverse_pivot = 1.0 / cache.right_slider_pivot;
+    let right_slider_articulated_15 = -cache.right_slider_inertia_h_x;
+    let right_slider_articulated_subspace_n_y = cache.right_upper_rotation_20
+        * right_slider_articulated_15
+        + cache.right_upper_rotation_00 * cache.right_slider_inertia_h_z;
+    let right_slider_articulated_passed_14 = -(right_slider_inverse_pivot
+        * cache.right_slider_projected_inertia_f_y
+        * right_slider_articulated_subspace_n_y);
+    let right_slider_articulated_passed_45 = -(cache.right_slider_projected_inertia_f_z
+        * right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y);
+    let right_slider_articulated_23 = -cache.right_slider_inertia_h_y;
+    let right_slider_articulated_subspace_n_z = cache.right_upper_rotation_00
+        * right_slider_articulated_23
+        + cache.right_upper_rotation_10 * cache.right_slider_inertia_h_x;
+    let right_slider_articulated_passed_24 = cache.right_slider_inertia_h_x
+        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
+            * cache.right_slider_projected_inertia_f_y;
+    let right_upper_articulated_24 = cache.right_upper_inertia_h_x
+        + right_slider_articulated_passed_24;
+    let right_slider_articulated_passed_44 = p.right_slider_mass
+        - right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y
+            * cache.right_slider_projected_inertia_f_y;
+    let right_upper_articulated_44 = right_slider_articulated_passed_44 + p.arm_mass;
+    let right_slider_articulated_04 = -cache.right_slider_inertia_h_z;
+    let right_slider_articulated_subspace_n_x = right_slider_articulated_04
+        * cache.right_upper_rotation_10
+        + cache.right_upper_rotation_20 * cache.right_slider_inertia_h_y;
+    let right_slider_articulated_passed_04 = right_slider_articulated_04
+        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
+            * cache.right_slider_projected_inertia_f_y;
+    let right_upper_articulated_04 = right_slider_articulated_passed_04
+        - cache.right_upper_inertia_h_z;
+    let right_slider_articulated_passed_34 = -(cache.right_slider_projected_inertia_f_x
+        * right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y);
+    let right_upper_articulated_subspace_f_y = cache.right_upper_subspace_v_z
+        * right_slider_articulated_passed_45
+        + right_upper_articulated_24 * cache.right_upper_axis_z
+        + cache.right_upper_axis_y * right_slider_articulated_passed_14
+        + cache.right_upper_subspace_v_y * right_upper_articulated_44
+        + right_upper_articulated_04 * cache.right_upper_axis_x
+        + cache.right_upper_subspace_v_x * right_slider_articulated_passed_34;
+    let right_slider_articulated_passed_33 = p.right_slider_mass
+        - cache.right_slider_projected_inertia_f_x
+            * cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot;
+    let right_upper_articulated_33 = p.arm_mass + right_slider_articulated_passed_33;
+    let right_slider_articulated_passed_13 = cache.right_slider_inertia_h_z
+        - cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_13 = right_slider_articulated_passed_13
+        + cache.right_upper_inertia_h_z;
+    let right_slider_articulated_passed_23 = right_slider_articulated_23
+        - cache.right_slider_projected_inertia_f_x
+            * right_slider_articulated_subspace_n_z * right_slider_inverse_pivot;
+    let right_upper_articulated_23 = right_slider_articulated_passed_23
+        - cache.right_upper_inertia_h_y;
+    let right_slider_articulated_passed_03 = -(cache.right_slider_projected_inertia_f_x
+        * right_slider_articulated_subspace_n_x * right_slider_inverse_pivot);
+    let right_slider_articulated_passed_35 = -(cache.right_slider_projected_inertia_f_z
+        * cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot);
+    let right_upper_articulated_subspace_f_x = cache.right_upper_subspace_v_x
+        * right_upper_articulated_33
+        + right_upper_articulated_13 * cache.right_upper_axis_y
+        + cache.right_upper_axis_z * right_upper_articulated_23
+        + cache.right_upper_axis_x * right_slider_articulated_passed_03
+        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_34
+        + right_slider_articulated_passed_35 * cache.right_upper_subspace_v_z;
+    let right_slider_articulated_passed_05 = cache.right_slider_inertia_h_y
+        - cache.right_slider_projected_inertia_f_z
+            * right_slider_articulated_subspace_n_x * right_slider_inverse_pivot;
+    let right_upper_articulated_05 = cache.right_upper_inertia_h_y
+        + right_slider_articulated_passed_05;
+    let right_slider_articulated_passed_15 = right_slider_articulated_15
+        - cache.right_slider_projected_inertia_f_z * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_15 = right_slider_articulated_passed_15
+        - cache.right_upper_inertia_h_x;
+    let right_slider_articulated_passed_25 = -(cache.right_slider_projected_inertia_f_z
+        * right_slider_articulated_subspace_n_z * right_slider_inverse_pivot);
+    let right_slider_articulated_passed_55 = p.right_slider_mass
+        - cache.right_slider_projected_inertia_f_z
+            * cache.right_slider_projected_inertia_f_z * right_slider_inverse_pivot;
+    let right_upper_articulated_55 = p.arm_mass + right_slider_articulated_passed_55;
+    let right_upper_articulated_subspace_f_z = right_upper_articulated_05
+        * cache.right_upper_axis_x
+        + right_slider_articulated_passed_35 * cache.right_upper_subspace_v_x
+        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_45
+        + cache.right_upper_axis_y * right_upper_articulated_15
+        + cache.right_upper_axis_z * right_slider_articulated_passed_25
+        + cache.right_upper_subspace_v_z * right_upper_articulated_55;
+    let right_slider_articulated_passed_22 = cache.right_slider_inertia_i_22
+        - right_slider_articulated_subspace_n_z * right_slider_articulated_subspace_n_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_22 = cache.right_upper_inertia_i_22
+        + right_slider_articulated_passed_22;
+    let right_slider_articulated_passed_12 = cache.right_slider_inertia_i_12
+        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_12 = cache.right_upper_inertia_i_12
+        + right_slider_articulated_passed_12;
+    let right_slider_articulated_passed_02 = cache.right_slider_inertia_i_02
+        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_02 = cache.right_upper_inertia_i_02
+        + right_slider_articulated_passed_02;
+    let right_upper_articulated_subspace_n_z = cache.right_upper_axis_z
+        * right_upper_articulated_22
+        + cache.right_upper_subspace_v_z * right_slider_articulated_passed_25
+        + right_upper_articulated_12 * cache.right_upper_axis_y
+        + right_upper_articulated_24 * cache.right_upper_subspace_v_y
+        + cache.right_upper_subspace_v_x * right_upper_articulated_23
+        + right_upper_articulated_02 * cache.right_upper_axis_x;
+    let right_slider_articulated_passed_01 = cache.right_slider_inertia_i_01
+        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_01 = right_slider_articulated_passed_01
+        + cache.right_upper_inertia_i_01;
+    let right_slider_articulated_passed_00 = cache.right_slider_inertia_i_00
+        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_x
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_00 = cache.right_upper_inertia_i_00
+        + right_slider_articulated_passed_00;
+    let right_upper_articulated_subspace_n_x = cache.right_upper_axis_y
+        * right_upper_articulated_01
+        + cache.right_upper_axis_z * right_upper_articulated_02
+        + cache.right_upper_subspace_v_y * right_upper_articulated_04
+        + right_upper_articulated_00 * cache.right_upper_axis_x
+        + cache.right_upper_subspace_v_x * right_slider_articulated_passed_03
+        + right_upper_articulated_05 * cache.right_upper_subspace_v_z;
+    let right_slider_articulated_passed_11 = cache.right_slider_inertia_i_11
+        - right_slider_inverse_pivot * right_slider_articulated_subspace_n_y
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_11 = right_slider_articulated_passed_11
+        + cache.right_upper_inertia_i_11;
+    let right_upper_articulated_subspace_n_y = cache.right_upper_axis_x
+        * right_upper_articulated_01
+        + right_upper_articulated_15 * cache.right_upper_subspace_v_z
+        + right_upper_articulated_13 * cache.right_upper_subspace_v_x
+        + right_upper_articulated_12 * cache.right_upper_axis_z
+        + cache.right_upper_axis_y * right_upper_articulated_11
+        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_14;
+    let right_upper_pivot = cache.right_upper_subspace_v_x
+        * right_upper_articulated_subspace_f_x
+        + right_upper_articulated_subspace_f_z * cache.right_upper_subspace_v_z
+        + right_upper_articulated_subspace_n_z * cache.right_upper_axis_z
+        + cache.right_upper_subspace_v_y * right_upper_articulated_subspace_f_y
+        + right_upper_articulated_subspace_n_x * cache.right_upper_axis_x
+        + cache.right_upper_axis_y * right_upper_articulated_subspace_n_y;
+    let right_upper_inverse_pivot = 1.0 / right_upper_pivot;
+    let right_upper_articulated_passed_14 = right_slider_articulated_passed_14
         - right_upper_articulated_subspace_f_y * right_upper_inverse_pivot
-            * right_upper_articulated_subspace_f_x;
-    let left_upper_articulated_passed_34 = left_lower_articulated_passed_34
-        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_x
-            * left_upper_inverse_pivot;
-    let hub_articulated_34 = right_upper_articulated_passed_34
-        + left_upper_articulated_passed_34;
-    let right_upper_articulated_passed_03 = right_slider_articulated_passed_03
-        - right_upper_articulated_subspace_n_x * right_upper_inverse_pivot
-            * right_upper_articulated_subspace_f_x;
-    let left_upper_articulated_passed_03 = left_lower_articulated_passed_03
-        - left_upper_articulated_subspace_n_x * left_upper_articulated_subspace_f_x
-            * left_upper_inverse_pivot;
-    let hub_articulated_03 = right_upper_articulated_passed_03
-        + left_upper_articulated_passed_03;
-    let right_upper_articulated_passed_33 = right_upper_articulated_33
-        - right_upper_inverse_pivot * right_upper_articulated_subspace_f_x
-            * right_upper_articulated_subspace_f_x;
-    let left_upper_articulated_passed_33 = left_upper_articulated_33
-        - left_upper_articulated_subspace_f_x * left_upper_articulated_subspace_f_x
-            * left_upper_inverse_pivot;
-    let hub_articulated_33 = right_upper_articulated_passed_33 + p.hub_mass
-        + left_upper_articulated_passed_33;
-    let base_roll_articulated_subspace_f_x = cache.base_pitch_rotation_10
-        * hub_articulated_13 + cache.base_roll_subspace_v_z * hub_articulated_35
-        + cache.base_pitch_rotation_20 * hub_articulated_23
-        + cache.base_roll_subspace_v_y * hub_articulated_34
-        + hub_articulated_03 * cache.base_pitch_rotation_00
-        + hub_articulated_33 * cache.base_roll_subspace_v_x;
-    let left_upper_articulated_passed_04 = left_upper_articulated_04
-        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_n_x
-            * left_upper_inverse_pivot;
-    let right_upper_articulated_passed_04 = right_upper_articulated_04
-        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_n_x
-            * right_upper_inverse_pivot;
-    let hub_articulated_04 = left_upper_articulated_passed_04
-        + right_upper_articulated_passed_04 - cache.hub_inertia_h_z;
-    let right_upper_articulated_passed_05 = right_upper_articulated_05
-        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_x
-            * right_upper_inverse_pivot;
-    let left_upper_articulated_passed_05 = left_upper_articulated_05
-        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_x
-            * left_upper_inverse_pivot;
-    let hub_articulated_05 = right_upper_articulated_passed_05 + cache.hub_inertia_h_y
-        + left_upper_articulated_passed_05;
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_14 = left_upper_articulated_passed_14
+        + right_upper_articulated_passed_14;
+    let left_upper_articulated_passed_01 = left_upper_articulated_01
+        - left_upper_articulated_subspace_n_y * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
     let right_upper_articulated_passed_01 = right_upper_articulated_01
         - right_upper_articulated_subspace_n_x * right_upper_inverse_pivot
             * right_upper_articulated_subspace_n_y;
-    let left_upper_articulated_passed_01 = left_upper_articulated_01
-        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_x
-            * left_upper_inverse_pivot;
-    let hub_articulated_01 = cache.hub_inertia_i_01 + right_upper_articulated_passed_01
-        + left_upper_articulated_passed_01;
-    let left_upper_articulated_passed_00 = left_upper_articulated_00
-        - left_upper_articulated_subspace_n_x * left_upper_articulated_subspace_n_x
-            * left_upper_inverse_pivot;
-    let right_upper_articulated_passed_00 = right_upper_articulated_00
-        - right_upper_articulated_subspace_n_x * right_upper_articulated_subspace_n_x
-            * right_upper_inverse_pivot;
-    let hub_articulated_00 = left_upper_articulated_passed_00
-        + right_upper_articulated_passed_00 + cache.hub_inertia_i_00;
-    let right_upper_articulated_passed_02 = right_upper_articulated_02
-        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_x
-            * right_upper_inverse_pivot;
-    let left_upper_articulated_passed_02 = left_upper_articulated_02
-        - left_upper_articulated_subspace_n_x * left_upper_articulated_subspace_n_z
-            * left_upper_inverse_pivot;
-    let hub_articulated_02 = right_upper_articulated_passed_02
-        + left_upper_articulated_passed_02 + cache.hub_inertia_i_02;
-    let base_roll_articulated_subspace_n_x = cache.base_roll_subspace_v_y
-        * hub_articulated_04 + cache.base_roll_subspace_v_z * hub_articulated_05
-        + hub_articulated_03 * cache.base_roll_subspace_v_x
-        + hub_articulated_01 * cache.base_pitch_rotation_10
-        + hub_articulated_00 * cache.base_pitch_rotation_00
-        + cache.base_pitch_rotation_20 * hub_articulated_02;
-    let right_upper_articulated_passed_25 = right_slider_articulated_passed_25
-        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_z
-            * right_upper_inverse_pivot;
-    let left_upper_articulated_passed_25 = left_lower_articulated_passed_25
-        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_z
-            * left_upper_inverse_pivot;
-    let hub_articulated_25 = right_upper_articulated_passed_25
-        + left_upper_articulated_passed_25;
-    let right_upper_articulated_passed_24 = right_upper_articulated_24
-        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_f_y
-            * right_upper_inverse_pivot;
-    let left_upper_articulated_passed_24 = left_upper_articulated_24
-        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_n_z
-            * left_upper_inverse_pivot;
-    let hub_articulated_24 = right_upper_articulated_passed_24
-        + left_upper_articulated_passed_24 + cache.hub_inertia_h_x;
+    let hub_articulated_01 = cache.hub_inertia_i_01 + left_upper_articulated_passed_01
+        + right_upper_articulated_passed_01;
     let left_upper_articulated_passed_12 = left_upper_articulated_12
         - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_z
             * left_upper_inverse_pivot;
@@ -4102,72 +3984,6 @@ pub fn forward_dynamics_into(
             * right_upper_articulated_subspace_n_y;
     let hub_articulated_12 = left_upper_articulated_passed_12
         + right_upper_articulated_passed_12 + cache.hub_inertia_i_12;
-    let left_upper_articulated_passed_22 = left_upper_articulated_22
-        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_n_z
-            * left_upper_inverse_pivot;
-    let right_upper_articulated_passed_22 = right_upper_articulated_22
-        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_z
-            * right_upper_inverse_pivot;
-    let hub_articulated_22 = left_upper_articulated_passed_22 + cache.hub_inertia_i_22
-        + right_upper_articulated_passed_22;
-    let base_roll_articulated_subspace_n_z = cache.base_roll_subspace_v_z
-        * hub_articulated_25 + cache.base_roll_subspace_v_y * hub_articulated_24
-        + hub_articulated_02 * cache.base_pitch_rotation_00
-        + hub_articulated_23 * cache.base_roll_subspace_v_x
-        + cache.base_pitch_rotation_10 * hub_articulated_12
-        + cache.base_pitch_rotation_20 * hub_articulated_22;
-    let right_upper_articulated_passed_44 = right_upper_articulated_44
-        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_f_y
-            * right_upper_inverse_pivot;
-    let left_upper_articulated_passed_44 = left_upper_articulated_44
-        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_y
-            * left_upper_inverse_pivot;
-    let hub_articulated_44 = right_upper_articulated_passed_44 + p.hub_mass
-        + left_upper_articulated_passed_44;
-    let left_upper_articulated_passed_45 = left_lower_articulated_passed_45
-        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_y
-            * left_upper_inverse_pivot;
-    let right_upper_articulated_passed_45 = right_slider_articulated_passed_45
-        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_y
-            * right_upper_inverse_pivot;
-    let hub_articulated_45 = left_upper_articulated_passed_45
-        + right_upper_articulated_passed_45;
-    let left_upper_articulated_passed_14 = left_lower_articulated_passed_14
-        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_n_y
-            * left_upper_inverse_pivot;
-    let right_upper_articulated_passed_14 = right_slider_articulated_passed_14
-        - right_upper_articulated_subspace_f_y * right_upper_inverse_pivot
-            * right_upper_articulated_subspace_n_y;
-    let hub_articulated_14 = left_upper_articulated_passed_14
-        + right_upper_articulated_passed_14;
-    let base_roll_articulated_subspace_f_y = cache.base_roll_subspace_v_y
-        * hub_articulated_44 + cache.base_pitch_rotation_20 * hub_articulated_24
-        + hub_articulated_45 * cache.base_roll_subspace_v_z
-        + hub_articulated_34 * cache.base_roll_subspace_v_x
-        + hub_articulated_14 * cache.base_pitch_rotation_10
-        + cache.base_pitch_rotation_00 * hub_articulated_04;
-    let right_upper_articulated_passed_55 = right_upper_articulated_55
-        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_z
-            * right_upper_inverse_pivot;
-    let left_upper_articulated_passed_55 = left_upper_articulated_55
-        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_z
-            * left_upper_inverse_pivot;
-    let hub_articulated_55 = p.hub_mass + right_upper_articulated_passed_55
-        + left_upper_articulated_passed_55;
-    let right_upper_articulated_passed_15 = right_upper_articulated_15
-        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
-            * right_upper_articulated_subspace_n_y;
-    let left_upper_articulated_passed_15 = left_upper_articulated_15
-        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_y
-            * left_upper_inverse_pivot;
-    let hub_articulated_15 = right_upper_articulated_passed_15
-        + left_upper_articulated_passed_15 - cache.hub_inertia_h_x;
-    let base_roll_articulated_subspace_f_z = cache.base_roll_subspace_v_x
-        * hub_articulated_35 + cache.base_roll_subspace_v_y * hub_articulated_45
-        + cache.base_pitch_rotation_20 * hub_articulated_25
-        + cache.base_roll_subspace_v_z * hub_articulated_55
-        + hub_articulated_15 * cache.base_pitch_rotation_10
-        + cache.base_pitch_rotation_00 * hub_articulated_05;
     let left_upper_articulated_passed_11 = left_upper_articulated_11
         - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_y
             * left_upper_inverse_pivot;
@@ -4176,142 +3992,299 @@ pub fn forward_dynamics_into(
             * right_upper_articulated_subspace_n_y;
     let hub_articulated_11 = left_upper_articulated_passed_11 + cache.hub_inertia_i_11
         + right_upper_articulated_passed_11;
-    let base_roll_articulated_subspace_n_y = hub_articulated_14
-        * cache.base_roll_subspace_v_y
-        + hub_articulated_13 * cache.base_roll_subspace_v_x
-        + hub_articulated_01 * cache.base_pitch_rotation_00
-        + hub_articulated_11 * cache.base_pitch_rotation_10
+    let right_upper_articulated_passed_13 = right_upper_articulated_13
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_n_y
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_13 = left_upper_articulated_13
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_13 = right_upper_articulated_passed_13
+        + left_upper_articulated_passed_13 + cache.hub_inertia_h_z;
+    let right_upper_articulated_passed_15 = right_upper_articulated_15
+        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let left_upper_articulated_passed_15 = left_upper_articulated_15
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_15 = right_upper_articulated_passed_15
+        + left_upper_articulated_passed_15 - cache.hub_inertia_h_x;
+    let base_roll_articulated_subspace_n_y = cache.base_roll_subspace_v_y
+        * hub_articulated_14 + hub_articulated_01 * cache.base_pitch_rotation_00
         + cache.base_pitch_rotation_20 * hub_articulated_12
+        + hub_articulated_11 * cache.base_pitch_rotation_10
+        + cache.base_roll_subspace_v_x * hub_articulated_13
         + hub_articulated_15 * cache.base_roll_subspace_v_z;
-    let base_roll_pivot = base_roll_articulated_subspace_n_x
-        * cache.base_pitch_rotation_00
-        + cache.base_pitch_rotation_20 * base_roll_articulated_subspace_n_z
+    let right_upper_articulated_passed_34 = right_slider_articulated_passed_34
+        - right_upper_articulated_subspace_f_y * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_34 = left_lower_articulated_passed_34
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_34 = right_upper_articulated_passed_34
+        + left_upper_articulated_passed_34;
+    let right_upper_articulated_passed_44 = right_upper_articulated_44
+        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_44 = left_upper_articulated_44
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_44 = right_upper_articulated_passed_44 + p.hub_mass
+        + left_upper_articulated_passed_44;
+    let right_upper_articulated_passed_24 = right_upper_articulated_24
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_24 = left_upper_articulated_24
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_24 = right_upper_articulated_passed_24 + cache.hub_inertia_h_x
+        + left_upper_articulated_passed_24;
+    let right_upper_articulated_passed_45 = right_slider_articulated_passed_45
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_45 = left_lower_articulated_passed_45
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_45 = right_upper_articulated_passed_45
+        + left_upper_articulated_passed_45;
+    let left_upper_articulated_passed_04 = left_upper_articulated_04
+        - left_upper_articulated_subspace_f_y * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let right_upper_articulated_passed_04 = right_upper_articulated_04
+        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let hub_articulated_04 = left_upper_articulated_passed_04
+        + right_upper_articulated_passed_04 - cache.hub_inertia_h_z;
+    let base_roll_articulated_subspace_f_y = hub_articulated_34
+        * cache.base_roll_subspace_v_x
+        + cache.base_roll_subspace_v_y * hub_articulated_44
+        + cache.base_pitch_rotation_20 * hub_articulated_24
+        + cache.base_roll_subspace_v_z * hub_articulated_45
+        + hub_articulated_04 * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * hub_articulated_14;
+    let right_upper_articulated_passed_33 = right_upper_articulated_33
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_f_x
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_33 = left_upper_articulated_33
+        - left_upper_articulated_subspace_f_x * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_33 = right_upper_articulated_passed_33 + p.hub_mass
+        + left_upper_articulated_passed_33;
+    let right_upper_articulated_passed_23 = right_upper_articulated_23
+        - right_upper_articulated_subspace_n_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_23 = left_upper_articulated_23
+        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_23 = right_upper_articulated_passed_23
+        + left_upper_articulated_passed_23 - cache.hub_inertia_h_y;
+    let right_upper_articulated_passed_03 = right_slider_articulated_passed_03
+        - right_upper_articulated_subspace_n_x * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_03 = left_lower_articulated_passed_03
+        - left_upper_articulated_subspace_f_x * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let hub_articulated_03 = right_upper_articulated_passed_03
+        + left_upper_articulated_passed_03;
+    let left_upper_articulated_passed_35 = left_lower_articulated_passed_35
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_35 = right_slider_articulated_passed_35
+        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let hub_articulated_35 = left_upper_articulated_passed_35
+        + right_upper_articulated_passed_35;
+    let base_roll_articulated_subspace_f_x = hub_articulated_33
+        * cache.base_roll_subspace_v_x
+        + hub_articulated_23 * cache.base_pitch_rotation_20
+        + cache.base_roll_subspace_v_y * hub_articulated_34
+        + hub_articulated_03 * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * hub_articulated_13
+        + cache.base_roll_subspace_v_z * hub_articulated_35;
+    let left_upper_articulated_passed_55 = left_upper_articulated_55
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_z
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_55 = right_upper_articulated_55
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_z
+            * right_upper_inverse_pivot;
+    let hub_articulated_55 = left_upper_articulated_passed_55 + p.hub_mass
+        + right_upper_articulated_passed_55;
+    let right_upper_articulated_passed_05 = right_upper_articulated_05
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_05 = left_upper_articulated_05
+        - left_upper_articulated_subspace_f_z * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let hub_articulated_05 = right_upper_articulated_passed_05 + cache.hub_inertia_h_y
+        + left_upper_articulated_passed_05;
+    let right_upper_articulated_passed_25 = right_slider_articulated_passed_25
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_25 = left_lower_articulated_passed_25
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_25 = right_upper_articulated_passed_25
+        + left_upper_articulated_passed_25;
+    let base_roll_articulated_subspace_f_z = hub_articulated_55
+        * cache.base_roll_subspace_v_z
+        + cache.base_roll_subspace_v_y * hub_articulated_45
+        + cache.base_pitch_rotation_00 * hub_articulated_05
+        + cache.base_pitch_rotation_10 * hub_articulated_15
+        + hub_articulated_25 * cache.base_pitch_rotation_20
+        + cache.base_roll_subspace_v_x * hub_articulated_35;
+    let left_upper_articulated_passed_02 = left_upper_articulated_02
+        - left_upper_articulated_subspace_n_z * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let right_upper_articulated_passed_02 = right_upper_articulated_02
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let hub_articulated_02 = left_upper_articulated_passed_02
+        + right_upper_articulated_passed_02 + cache.hub_inertia_i_02;
+    let left_upper_articulated_passed_22 = left_upper_articulated_22
+        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_22 = right_upper_articulated_22
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot;
+    let hub_articulated_22 = left_upper_articulated_passed_22 + cache.hub_inertia_i_22
+        + right_upper_articulated_passed_22;
+    let base_roll_articulated_subspace_n_z = cache.base_pitch_rotation_10
+        * hub_articulated_12 + hub_articulated_02 * cache.base_pitch_rotation_00
+        + hub_articulated_25 * cache.base_roll_subspace_v_z
+        + hub_articulated_23 * cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_20 * hub_articulated_22
+        + cache.base_roll_subspace_v_y * hub_articulated_24;
+    let right_upper_articulated_passed_00 = right_upper_articulated_00
+        - right_upper_articulated_subspace_n_x * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_00 = left_upper_articulated_00
+        - left_upper_inverse_pivot * left_upper_articulated_subspace_n_x
+            * left_upper_articulated_subspace_n_x;
+    let hub_articulated_00 = right_upper_articulated_passed_00
+        + left_upper_articulated_passed_00 + cache.hub_inertia_i_00;
+    let base_roll_articulated_subspace_n_x = hub_articulated_02
+        * cache.base_pitch_rotation_20
+        + cache.base_roll_subspace_v_y * hub_articulated_04
+        + hub_articulated_03 * cache.base_roll_subspace_v_x
+        + hub_articulated_00 * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * hub_articulated_01
+        + cache.base_roll_subspace_v_z * hub_articulated_05;
+    let base_roll_pivot = base_roll_articulated_subspace_f_x
+        * cache.base_roll_subspace_v_x
         + cache.base_roll_subspace_v_y * base_roll_articulated_subspace_f_y
-        + base_roll_articulated_subspace_f_x * cache.base_roll_subspace_v_x
-        + cache.base_roll_subspace_v_z * base_roll_articulated_subspace_f_z
-        + cache.base_pitch_rotation_10 * base_roll_articulated_subspace_n_y;
+        + base_roll_articulated_subspace_f_z * cache.base_roll_subspace_v_z
+        + base_roll_articulated_subspace_n_z * cache.base_pitch_rotation_20
+        + base_roll_articulated_subspace_n_y * cache.base_pitch_rotation_10
+        + base_roll_articulated_subspace_n_x * cache.base_pitch_rotation_00;
     let base_roll_inverse_pivot = 1.0 / base_roll_pivot;
-    let base_roll_articulated_passed_35 = hub_articulated_35
-        - base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
-            * base_roll_articulated_subspace_f_z;
+    let base_roll_articulated_passed_14 = hub_articulated_14
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_11 = hub_articulated_11
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_n_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_15 = hub_articulated_15
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
     let base_roll_articulated_passed_01 = hub_articulated_01
-        - base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
-            * base_roll_articulated_subspace_n_y;
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_13 = hub_articulated_13
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_n_y = base_roll_articulated_passed_14
+        * cache.base_pitch_subspace_v_y + base_roll_articulated_passed_11 * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_15
+        + cache.base_yaw_rotation_01 * base_roll_articulated_passed_01
+        + base_roll_articulated_passed_13 * cache.base_pitch_subspace_v_x;
+    let base_roll_articulated_passed_34 = hub_articulated_34
+        - base_roll_articulated_subspace_f_x * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
     let base_roll_articulated_passed_04 = hub_articulated_04
-        - base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
-            * base_roll_articulated_subspace_f_y;
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_44 = hub_articulated_44
+        - base_roll_articulated_subspace_f_y * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_45 = hub_articulated_45
+        - base_roll_articulated_subspace_f_z * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_y = base_roll_articulated_passed_34
+        * cache.base_pitch_subspace_v_x
+        + base_roll_articulated_passed_04 * cache.base_yaw_rotation_01
+        + base_roll_articulated_passed_44 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_45 * cache.base_pitch_subspace_v_z
+        + base_roll_articulated_passed_14 * cache.cos_q3;
     let base_roll_articulated_passed_03 = hub_articulated_03
         - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_x
             * base_roll_inverse_pivot;
-    let base_roll_articulated_passed_00 = hub_articulated_00
-        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_n_x
-            * base_roll_inverse_pivot;
-    let base_roll_articulated_passed_05 = hub_articulated_05
-        - base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
-            * base_roll_articulated_subspace_f_z;
-    let base_pitch_articulated_subspace_n_x = base_roll_articulated_passed_01
-        * cache.cos_q3 + base_roll_articulated_passed_04 * cache.base_pitch_subspace_v_y
-        + base_roll_articulated_passed_03 * cache.base_pitch_subspace_v_x
-        + base_roll_articulated_passed_00 * cache.base_yaw_rotation_01
-        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_05;
-    let base_roll_articulated_passed_34 = hub_articulated_34
-        - base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
-            * base_roll_articulated_subspace_f_y;
-    let base_roll_articulated_passed_45 = hub_articulated_45
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
-            * base_roll_articulated_subspace_f_z;
-    let base_roll_articulated_passed_44 = hub_articulated_44
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
-            * base_roll_articulated_subspace_f_y;
-    let base_roll_articulated_passed_14 = hub_articulated_14
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
-            * base_roll_articulated_subspace_n_y;
-    let base_pitch_articulated_subspace_f_y = base_roll_articulated_passed_04
-        * cache.base_yaw_rotation_01
-        + base_roll_articulated_passed_34 * cache.base_pitch_subspace_v_x
-        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_45
-        + base_roll_articulated_passed_44 * cache.base_pitch_subspace_v_y
-        + base_roll_articulated_passed_14 * cache.cos_q3;
-    let base_roll_articulated_passed_55 = hub_articulated_55
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_z
-            * base_roll_articulated_subspace_f_z;
-    let base_roll_articulated_passed_15 = hub_articulated_15
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_y
-            * base_roll_articulated_subspace_f_z;
-    let base_pitch_articulated_subspace_f_z = cache.base_pitch_subspace_v_z
-        * base_roll_articulated_passed_55
-        + base_roll_articulated_passed_15 * cache.cos_q3
-        + base_roll_articulated_passed_45 * cache.base_pitch_subspace_v_y
-        + base_roll_articulated_passed_35 * cache.base_pitch_subspace_v_x
-        + base_roll_articulated_passed_05 * cache.base_yaw_rotation_01;
-    let base_roll_articulated_passed_11 = hub_articulated_11
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_y
-            * base_roll_articulated_subspace_n_y;
-    let base_roll_articulated_passed_13 = hub_articulated_13
-        - base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
-            * base_roll_articulated_subspace_n_y;
-    let base_pitch_articulated_subspace_n_y = cache.cos_q3
-        * base_roll_articulated_passed_11
-        + base_roll_articulated_passed_13 * cache.base_pitch_subspace_v_x
-        + base_roll_articulated_passed_14 * cache.base_pitch_subspace_v_y
-        + base_roll_articulated_passed_15 * cache.base_pitch_subspace_v_z
-        + base_roll_articulated_passed_01 * cache.base_yaw_rotation_01;
     let base_roll_articulated_passed_33 = hub_articulated_33
         - base_roll_articulated_subspace_f_x * base_roll_articulated_subspace_f_x
             * base_roll_inverse_pivot;
-    let base_pitch_articulated_subspace_f_x = base_roll_articulated_passed_35
-        * cache.base_pitch_subspace_v_z + base_roll_articulated_passed_13 * cache.cos_q3
-        + base_roll_articulated_passed_03 * cache.base_yaw_rotation_01
-        + base_roll_articulated_passed_34 * cache.base_pitch_subspace_v_y
-        + base_roll_articulated_passed_33 * cache.base_pitch_subspace_v_x;
-    let base_pitch_pivot = base_pitch_articulated_subspace_n_x
+    let base_roll_articulated_passed_35 = hub_articulated_35
+        - base_roll_articulated_subspace_f_z * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_x = base_roll_articulated_passed_03
         * cache.base_yaw_rotation_01
+        + base_roll_articulated_passed_33 * cache.base_pitch_subspace_v_x
+        + base_roll_articulated_passed_34 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_13 * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_35;
+    let base_roll_articulated_passed_05 = hub_articulated_05
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_55 = hub_articulated_55
+        - base_roll_articulated_subspace_f_z * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_z = base_roll_articulated_passed_35
+        * cache.base_pitch_subspace_v_x
+        + cache.base_yaw_rotation_01 * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_45 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_55 * cache.base_pitch_subspace_v_z
+        + base_roll_articulated_passed_15 * cache.cos_q3;
+    let base_roll_articulated_passed_00 = hub_articulated_00
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_n_x = base_roll_articulated_passed_00
+        * cache.base_yaw_rotation_01 + cache.cos_q3 * base_roll_articulated_passed_01
+        + base_roll_articulated_passed_03 * cache.base_pitch_subspace_v_x
+        + base_roll_articulated_passed_04 * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_05;
+    let base_pitch_pivot = base_pitch_articulated_subspace_n_y * cache.cos_q3
         + base_pitch_articulated_subspace_f_y * cache.base_pitch_subspace_v_y
+        + base_pitch_articulated_subspace_f_x * cache.base_pitch_subspace_v_x
         + cache.base_pitch_subspace_v_z * base_pitch_articulated_subspace_f_z
-        + base_pitch_articulated_subspace_n_y * cache.cos_q3
-        + base_pitch_articulated_subspace_f_x * cache.base_pitch_subspace_v_x;
+        + base_pitch_articulated_subspace_n_x * cache.base_yaw_rotation_01;
     let base_pitch_inverse_pivot = 1.0 / base_pitch_pivot;
-    let base_pitch_articulated_passed_35 = base_roll_articulated_passed_35
-        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
-            * base_pitch_articulated_subspace_f_z;
-    let base_pitch_articulated_passed_45 = base_roll_articulated_passed_45
-        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
-            * base_pitch_articulated_subspace_f_z;
     let base_roll_articulated_passed_23 = hub_articulated_23
-        - base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
-            * base_roll_articulated_subspace_n_z;
-    let base_roll_articulated_passed_12 = hub_articulated_12
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_z
-            * base_roll_articulated_subspace_n_y;
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
     let base_roll_articulated_passed_25 = hub_articulated_25
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_z
-            * base_roll_articulated_subspace_f_z;
-    let base_roll_articulated_passed_24 = hub_articulated_24
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
-            * base_roll_articulated_subspace_n_z;
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
     let base_roll_articulated_passed_02 = hub_articulated_02
-        - base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
-            * base_roll_articulated_subspace_n_z;
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_12 = hub_articulated_12
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_n_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_24 = hub_articulated_24
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
     let base_pitch_articulated_subspace_n_z = base_roll_articulated_passed_23
-        * cache.base_pitch_subspace_v_x + base_roll_articulated_passed_12 * cache.cos_q3
+        * cache.base_pitch_subspace_v_x
         + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_25
-        + base_roll_articulated_passed_24 * cache.base_pitch_subspace_v_y
-        + base_roll_articulated_passed_02 * cache.base_yaw_rotation_01;
-    let base_pitch_articulated_passed_25 = base_roll_articulated_passed_25
-        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
-            * base_pitch_articulated_subspace_n_z;
-    let base_yaw_articulated_subspace_f_z = q[1] * base_pitch_articulated_passed_35
-        + base_pitch_articulated_passed_45 * cache.base_yaw_subspace_v_y
-        + base_pitch_articulated_passed_25;
+        + base_roll_articulated_passed_02 * cache.base_yaw_rotation_01
+        + base_roll_articulated_passed_12 * cache.cos_q3
+        + base_roll_articulated_passed_24 * cache.base_pitch_subspace_v_y;
     let base_pitch_articulated_passed_23 = base_roll_articulated_passed_23
-        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
-            * base_pitch_articulated_subspace_n_z;
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_x;
     let base_pitch_articulated_passed_33 = base_roll_articulated_passed_33
         - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
             * base_pitch_articulated_subspace_f_x;
     let base_pitch_articulated_passed_34 = base_roll_articulated_passed_34
-        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
-            * base_pitch_articulated_subspace_f_x;
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
+            * base_pitch_articulated_subspace_f_y;
     let base_yaw_articulated_subspace_f_x = base_pitch_articulated_passed_23
         + q[1] * base_pitch_articulated_passed_33
         + cache.base_yaw_subspace_v_y * base_pitch_articulated_passed_34;
@@ -4319,123 +4292,178 @@ pub fn forward_dynamics_into(
         - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
             * base_pitch_articulated_subspace_f_y;
     let base_pitch_articulated_passed_24 = base_roll_articulated_passed_24
-        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
-            * base_pitch_articulated_subspace_n_z;
-    let base_yaw_articulated_subspace_f_y = base_pitch_articulated_passed_44
-        * cache.base_yaw_subspace_v_y + base_pitch_articulated_passed_24
-        + q[1] * base_pitch_articulated_passed_34;
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_y;
+    let base_yaw_articulated_subspace_f_y = q[1] * base_pitch_articulated_passed_34
+        + base_pitch_articulated_passed_44 * cache.base_yaw_subspace_v_y
+        + base_pitch_articulated_passed_24;
     let base_roll_articulated_passed_22 = hub_articulated_22
-        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_z
-            * base_roll_articulated_subspace_n_z;
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_n_z
+            * base_roll_inverse_pivot;
     let base_pitch_articulated_passed_22 = base_roll_articulated_passed_22
         - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
             * base_pitch_articulated_subspace_n_z;
     let base_yaw_articulated_subspace_n_z = base_pitch_articulated_passed_22
-        + q[1] * base_pitch_articulated_passed_23
-        + cache.base_yaw_subspace_v_y * base_pitch_articulated_passed_24;
+        + base_pitch_articulated_passed_24 * cache.base_yaw_subspace_v_y
+        + q[1] * base_pitch_articulated_passed_23;
     let base_yaw_pivot = q[1] * base_yaw_articulated_subspace_f_x
-        + base_yaw_articulated_subspace_f_y * cache.base_yaw_subspace_v_y
+        + cache.base_yaw_subspace_v_y * base_yaw_articulated_subspace_f_y
         + base_yaw_articulated_subspace_n_z;
     let base_yaw_inverse_pivot = 1.0 / base_yaw_pivot;
-    let base_yaw_articulated_passed_35 = base_pitch_articulated_passed_35
-        - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_x
+    let base_yaw_articulated_passed_33 = base_pitch_articulated_passed_33
+        - base_yaw_articulated_subspace_f_x * base_yaw_articulated_subspace_f_x
             * base_yaw_inverse_pivot;
     let base_pitch_articulated_passed_55 = base_roll_articulated_passed_55
         - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
             * base_pitch_articulated_subspace_f_z;
-    let base_yaw_articulated_passed_55 = base_pitch_articulated_passed_55
-        - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_z
-            * base_yaw_inverse_pivot;
-    let base_z_inverse_pivot = 1.0 / base_yaw_articulated_passed_55;
-    let base_z_articulated_passed_35 = base_yaw_articulated_passed_35
-        - base_yaw_articulated_passed_35 * base_z_inverse_pivot
-            * base_yaw_articulated_passed_55;
-    let base_yaw_articulated_passed_45 = base_pitch_articulated_passed_45
-        - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_y
-            * base_yaw_inverse_pivot;
-    let base_z_articulated_passed_45 = base_yaw_articulated_passed_45
-        - base_yaw_articulated_passed_45 * base_z_inverse_pivot
-            * base_yaw_articulated_passed_55;
-    let base_yaw_articulated_passed_34 = base_pitch_articulated_passed_34
-        - base_yaw_articulated_subspace_f_x * base_yaw_articulated_subspace_f_y
-            * base_yaw_inverse_pivot;
-    let base_z_articulated_passed_34 = base_yaw_articulated_passed_34
-        - base_yaw_articulated_passed_45 * base_yaw_articulated_passed_35
-            * base_z_inverse_pivot;
-    let base_yaw_articulated_passed_44 = base_pitch_articulated_passed_44
-        - base_yaw_articulated_subspace_f_y * base_yaw_articulated_subspace_f_y
-            * base_yaw_inverse_pivot;
-    let base_z_articulated_passed_44 = base_yaw_articulated_passed_44
-        - base_yaw_articulated_passed_45 * base_yaw_articulated_passed_45
-            * base_z_inverse_pivot;
-    let base_y_inverse_pivot = 1.0 / base_z_articulated_passed_44;
-    let base_y_articulated_passed_35 = base_z_articulated_passed_35
-        - base_z_articulated_passed_45 * base_z_articulated_passed_34
-            * base_y_inverse_pivot;
-    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
-    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
-    let base_pitch_articulated_passed_13 = base_roll_articulated_passed_13
-        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+    let base_pitch_articulated_passed_45 = base_roll_articulated_passed_45
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_25 = base_roll_articulated_passed_25
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_35 = base_roll_articulated_passed_35
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
             * base_pitch_articulated_subspace_f_x;
-    let base_pitch_articulated_passed_03 = base_roll_articulated_passed_03
-        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
-            * base_pitch_articulated_subspace_n_x;
-    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
-    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
-    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
-        + qd[3] * cache.base_pitch_subspace_v_x;
-    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
-    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
-    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
-        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
-    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
-    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
-        - qd[3] * cache.base_pitch_subspace_v_y;
-    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_yaw_articulated_subspace_f_z = base_pitch_articulated_passed_45
+        * cache.base_yaw_subspace_v_y + base_pitch_articulated_passed_25
+        + q[1] * base_pitch_articulated_passed_35;
+    let base_yaw_articulated_passed_55 = base_pitch_articulated_passed_55
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_inverse_pivot = 1.0 / base_yaw_articulated_passed_55;
+    let base_yaw_articulated_passed_35 = base_pitch_articulated_passed_35
+        - base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_articulated_passed_33 = base_yaw_articulated_passed_33
+        - base_z_inverse_pivot * base_yaw_articulated_passed_35
+            * base_yaw_articulated_passed_35;
+    let base_yaw_articulated_passed_44 = base_pitch_articulated_passed_44
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_y
+            * base_yaw_articulated_subspace_f_y;
+    let base_yaw_articulated_passed_45 = base_pitch_articulated_passed_45
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+            * base_yaw_articulated_subspace_f_y;
+    let base_z_articulated_passed_44 = base_yaw_articulated_passed_44
+        - base_z_inverse_pivot * base_yaw_articulated_passed_45
+            * base_yaw_articulated_passed_45;
+    let base_y_inverse_pivot = 1.0 / base_z_articulated_passed_44;
+    let base_yaw_articulated_passed_34 = base_pitch_articulated_passed_34
+        - base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_y;
+    let base_z_articulated_passed_34 = base_yaw_articulated_passed_34
+        - base_z_inverse_pivot * base_yaw_articulated_passed_45
+            * base_yaw_articulated_passed_35;
+    let base_y_articulated_passed_33 = base_z_articulated_passed_33
+        - base_y_inverse_pivot * base_z_articulated_passed_34
+            * base_z_articulated_passed_34;
+    let base_x_inverse_pivot = 1.0 / base_y_articulated_passed_33;
     let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
-    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
-        * base_pitch_velocity_w_x
-        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
-    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
     let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
     let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
         + base_yaw_velocity_v_x;
     let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
         * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
         - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
         - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
     let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
         * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
-    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
-        + qd[4] * cache.base_pitch_subspace_v_y;
-    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
-        * base_pitch_velocity_v_y
-        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
-        - cache.base_roll_subspace_v_y * qd[3]
-        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
     let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
         + base_pitch_velocity_w_x;
-    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
         + base_roll_velocity_w_x;
-    let base_roll_velocity_v_z = base_pitch_velocity_v_z
-        + cache.base_roll_subspace_v_z * qd[5];
-    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
-        + base_roll_velocity_v_z;
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
     let base_roll_velocity_w_y = base_pitch_velocity_w_y
         + cache.base_pitch_rotation_10 * qd[5];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * cache.right_upper_subspace_v_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + cache.right_upper_rotation_20 * qd[9];
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + cache.right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_articulated_bias_f_y = right_slider_momentum_f_x
+        * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_upper_velocity_w_x;
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
+    let right_slider_articulated_bias_f_x = right_slider_momentum_f_z
+        * right_upper_velocity_w_y
+        - right_slider_momentum_f_y * right_upper_velocity_w_z;
+    let right_slider_articulated_bias_f_z = right_slider_momentum_f_y
+        * right_upper_velocity_w_x
+        - right_slider_momentum_f_x * right_upper_velocity_w_y;
+    let right_slider_remaining_force = tau[9]
+        - (right_slider_articulated_bias_f_y * cache.right_upper_rotation_10
+            + cache.right_upper_rotation_00 * right_slider_articulated_bias_f_x
+            + cache.right_upper_rotation_20 * right_slider_articulated_bias_f_z);
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_upper_articulated_bias_f_y = right_slider_articulated_passed_44
+        * right_slider_subspace_rate_v_y * qd[9]
+        + right_upper_momentum_f_x * right_upper_velocity_w_z
+        + right_slider_articulated_bias_f_y
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_34 * qd[9]
+        + right_slider_remaining_force * right_slider_inverse_pivot
+            * cache.right_slider_projected_inertia_f_y
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_45 * qd[9]
+        - right_upper_momentum_f_z * right_upper_velocity_w_x;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
     let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
         + base_roll_velocity_w_y;
     let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
         - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
             - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
-    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
     let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
         + base_roll_velocity_w_z;
     let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
         * left_upper_velocity_w_z
         - left_upper_velocity_w_x * cache.left_upper_rotation_21;
-    let base_roll_velocity_v_x = base_pitch_velocity_v_x
-        + qd[5] * cache.base_roll_subspace_v_x;
     let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
         + base_roll_velocity_v_x;
     let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
@@ -4446,8 +4474,6 @@ pub fn forward_dynamics_into(
         + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
         - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
         - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
-    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
-        + base_pitch_velocity_v_y;
     let left_upper_velocity_v_y = base_roll_velocity_v_y
         + qd[6] * cache.left_upper_subspace_v_y;
     let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
@@ -4539,50 +4565,32 @@ pub fn forward_dynamics_into(
         + left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
             * left_lower_remaining_force
         - left_upper_velocity_w_x * left_upper_momentum_f_z;
-    let left_upper_momentum_n_y = cache.left_upper_inertia_i_01 * left_upper_velocity_w_x
-        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
-        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
-        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
-        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
     let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
         - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
             - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
-    let left_upper_momentum_n_z = cache.left_upper_inertia_h_x * left_upper_velocity_v_y
-        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x
-        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
-        + left_upper_velocity_w_y * cache.left_upper_inertia_i_12
-        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
-    let left_upper_articulated_bias_n_x = left_lower_inverse_pivot
-        * left_lower_articulated_subspace_n_x * left_lower_remaining_force
-        + left_lower_articulated_bias_n_x
-        + left_lower_articulated_passed_01 * left_lower_subspace_rate_w_y * qd[8]
-        + left_upper_velocity_v_y * left_upper_momentum_f_z
-        + left_lower_articulated_passed_04 * left_lower_subspace_rate_v_y * qd[8]
-        + left_lower_articulated_passed_05 * left_lower_subspace_rate_v_z * qd[8]
-        + left_lower_subspace_rate_w_x * left_lower_articulated_passed_00 * qd[8]
-        + left_upper_velocity_w_y * left_upper_momentum_n_z
-        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_z * qd[8]
-        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_03 * qd[8]
-        - left_upper_velocity_w_z * left_upper_momentum_n_y
-        - left_upper_velocity_v_z * left_upper_momentum_f_y;
-    let left_upper_momentum_n_x = left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * cache.left_upper_inertia_i_02
         + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
-        + left_upper_velocity_w_x * cache.left_upper_inertia_i_00
-        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_z
+        + left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x
         - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
-    let left_upper_articulated_bias_n_y = left_lower_articulated_passed_01
-        * left_lower_subspace_rate_w_x * qd[8]
-        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_z * qd[8]
-        + left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
-            * left_lower_remaining_force + left_lower_articulated_bias_n_y
-        + left_upper_momentum_n_x * left_upper_velocity_w_z
-        + left_lower_articulated_passed_11 * left_lower_subspace_rate_w_y * qd[8]
-        + left_upper_momentum_f_x * left_upper_velocity_v_z
-        + left_lower_subspace_rate_v_y * qd[8] * left_lower_articulated_passed_14
-        + left_lower_articulated_passed_15 * left_lower_subspace_rate_v_z * qd[8]
-        + left_lower_articulated_passed_13 * left_lower_subspace_rate_v_x * qd[8]
-        - left_upper_momentum_f_z * left_upper_velocity_v_x
-        - left_upper_velocity_w_x * left_upper_momentum_n_z;
+    let left_upper_articulated_bias_n_z = left_lower_inverse_pivot
+        * left_lower_remaining_force * left_lower_articulated_subspace_n_z
+        + left_upper_velocity_v_x * left_upper_momentum_f_y
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_24 * qd[8]
+        + left_upper_velocity_w_x * left_upper_momentum_n_y
+        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_23 * qd[8]
+        + left_lower_subspace_rate_v_z * left_lower_articulated_passed_25 * qd[8]
+        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_22 * qd[8]
+        + left_lower_articulated_bias_n_z
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y;
     let left_upper_articulated_bias_f_x = left_lower_subspace_rate_w_x
         * left_lower_articulated_passed_03 * qd[8]
         + left_lower_articulated_passed_13 * left_lower_subspace_rate_w_y * qd[8]
@@ -4595,19 +4603,6 @@ pub fn forward_dynamics_into(
         + left_upper_velocity_w_y * left_upper_momentum_f_z
         + left_lower_subspace_rate_w_z * left_lower_articulated_passed_23 * qd[8]
         - left_upper_momentum_f_y * left_upper_velocity_w_z;
-    let left_upper_articulated_bias_n_z = left_lower_inverse_pivot
-        * left_lower_remaining_force * left_lower_articulated_subspace_n_z
-        + left_upper_velocity_v_x * left_upper_momentum_f_y
-        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_24 * qd[8]
-        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_x * qd[8]
-        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_23 * qd[8]
-        + left_lower_subspace_rate_v_z * left_lower_articulated_passed_25 * qd[8]
-        + left_upper_velocity_w_x * left_upper_momentum_n_y
-        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_y * qd[8]
-        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_22 * qd[8]
-        + left_lower_articulated_bias_n_z
-        - left_upper_velocity_w_y * left_upper_momentum_n_x
-        - left_upper_momentum_f_x * left_upper_velocity_v_y;
     let left_upper_articulated_bias_f_z = left_lower_articulated_passed_05
         * left_lower_subspace_rate_w_x * qd[8]
         + left_upper_velocity_w_x * left_upper_momentum_f_y
@@ -4619,158 +4614,73 @@ pub fn forward_dynamics_into(
         + left_lower_articulated_subspace_f_z * left_lower_inverse_pivot
             * left_lower_remaining_force + left_lower_articulated_bias_f_z
         - left_upper_momentum_f_x * left_upper_velocity_w_y;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_upper_articulated_bias_n_x = left_lower_inverse_pivot
+        * left_lower_articulated_subspace_n_x * left_lower_remaining_force
+        + left_lower_articulated_bias_n_x
+        + left_lower_articulated_passed_01 * left_lower_subspace_rate_w_y * qd[8]
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + left_lower_articulated_passed_04 * left_lower_subspace_rate_v_y * qd[8]
+        + left_lower_articulated_passed_05 * left_lower_subspace_rate_v_z * qd[8]
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        + left_lower_subspace_rate_w_x * left_lower_articulated_passed_00 * qd[8]
+        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_z * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_03 * qd[8]
+        - left_upper_velocity_v_z * left_upper_momentum_f_y
+        - left_upper_momentum_n_y * left_upper_velocity_w_z;
+    let left_upper_articulated_bias_n_y = left_lower_articulated_passed_01
+        * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_z * qd[8]
+        + left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_remaining_force + left_lower_articulated_bias_n_y
+        + left_lower_articulated_passed_11 * left_lower_subspace_rate_w_y * qd[8]
+        + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
+        + left_lower_subspace_rate_v_y * qd[8] * left_lower_articulated_passed_14
+        + left_lower_articulated_passed_15 * left_lower_subspace_rate_v_z * qd[8]
+        + left_lower_articulated_passed_13 * left_lower_subspace_rate_v_x * qd[8]
+        - left_upper_momentum_f_z * left_upper_velocity_v_x
+        - left_upper_velocity_w_x * left_upper_momentum_n_z;
     let left_upper_remaining_force = tau[6]
         - (cache.left_upper_subspace_v_y * left_upper_articulated_bias_f_y
-            + left_upper_articulated_bias_n_x * cache.base_roll_rotation_02
-            + cache.base_roll_rotation_12 * left_upper_articulated_bias_n_y
-            + cache.left_upper_subspace_v_x * left_upper_articulated_bias_f_x
             + left_upper_articulated_bias_n_z * cache.base_roll_rotation_22
-            + left_upper_articulated_bias_f_z * cache.left_upper_subspace_v_z);
+            + cache.left_upper_subspace_v_x * left_upper_articulated_bias_f_x
+            + left_upper_articulated_bias_f_z * cache.left_upper_subspace_v_z
+            + cache.base_roll_rotation_02 * left_upper_articulated_bias_n_x
+            + cache.base_roll_rotation_12 * left_upper_articulated_bias_n_y);
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
     let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
         - base_roll_velocity_w_z * cache.right_upper_axis_y;
-    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
-        * cache.base_roll_rotation_22
-        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
-        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
     let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
         * cache.left_upper_subspace_v_x
         + base_roll_velocity_v_z * cache.base_roll_rotation_02
         - base_roll_velocity_v_x * cache.base_roll_rotation_22
         - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
-    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
-        - cache.right_upper_axis_x * base_roll_velocity_w_y;
-    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
-        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
-        - cache.right_upper_axis_y * base_roll_velocity_v_z;
-    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
-        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
-            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
-    let right_upper_velocity_w_z = base_roll_velocity_w_z
-        + qd[7] * cache.right_upper_axis_z;
-    let right_upper_velocity_w_y = base_roll_velocity_w_y
-        + qd[7] * cache.right_upper_axis_y;
-    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
-        + base_roll_velocity_v_x;
-    let right_slider_velocity_v_x = right_upper_velocity_v_x
-        + cache.right_upper_rotation_00 * qd[9];
-    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
-        + base_roll_velocity_w_x;
-    let right_upper_velocity_v_z = base_roll_velocity_v_z
-        + qd[7] * cache.right_upper_subspace_v_z;
-    let right_slider_velocity_v_z = right_upper_velocity_v_z
-        + cache.right_upper_rotation_20 * qd[9];
-    let right_slider_momentum_n_y = right_upper_velocity_w_y
-        * cache.right_slider_inertia_i_11
-        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
-        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
-        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
-        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
-    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
-        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
-            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
-    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
-        + base_roll_velocity_v_y;
-    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
-        + right_upper_velocity_v_y;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
     let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
         * right_upper_velocity_w_x
         + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
         + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
         + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
         - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
-    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
-        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
-            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
-    let right_slider_articulated_bias_n_x = right_slider_momentum_f_z
-        * right_slider_velocity_v_y
-        + right_slider_momentum_n_z * right_upper_velocity_w_y
-        - right_upper_velocity_w_z * right_slider_momentum_n_y
-        - right_slider_momentum_f_y * right_slider_velocity_v_z;
-    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
-        * right_upper_velocity_w_y
-        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
-        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
-        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
-        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
-    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
-        * right_upper_velocity_w_x
-        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
-    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
-        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
-            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
-    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
-        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
-            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
-    let right_slider_articulated_bias_f_y = right_slider_momentum_f_x
-        * right_upper_velocity_w_z
-        - right_slider_momentum_f_z * right_upper_velocity_w_x;
-    let right_slider_articulated_bias_f_x = right_slider_momentum_f_z
-        * right_upper_velocity_w_y
-        - right_slider_momentum_f_y * right_upper_velocity_w_z;
-    let right_slider_articulated_bias_f_z = right_slider_momentum_f_y
-        * right_upper_velocity_w_x
-        - right_slider_momentum_f_x * right_upper_velocity_w_y;
-    let right_slider_remaining_force = tau[9]
-        - (right_slider_articulated_bias_f_y * cache.right_upper_rotation_10
-            + cache.right_upper_rotation_00 * right_slider_articulated_bias_f_x
-            + cache.right_upper_rotation_20 * right_slider_articulated_bias_f_z);
-    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
-        * right_upper_velocity_w_y
-        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
-    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
-        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
-            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
-    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
-        * right_upper_velocity_w_z
-        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
-    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
-        * right_upper_velocity_w_y
-        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
-        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
-        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
-        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
-    let right_upper_articulated_bias_n_x = right_slider_articulated_bias_n_x
-        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_05 * qd[9]
-        + right_upper_momentum_f_z * right_upper_velocity_v_y
-        + right_slider_articulated_subspace_n_x * right_slider_remaining_force
-            * right_slider_inverse_pivot
-        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_03 * qd[9]
-        + right_slider_articulated_passed_04 * right_slider_subspace_rate_v_y * qd[9]
-        + right_upper_velocity_w_y * right_upper_momentum_n_z
-        - right_upper_velocity_w_z * right_upper_momentum_n_y
-        - right_upper_velocity_v_z * right_upper_momentum_f_y;
-    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
-        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
-            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
-    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
-        * cache.left_upper_subspace_v_y
-        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
-        - base_roll_velocity_v_y * cache.base_roll_rotation_02
-        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
-    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
-        * cache.base_roll_rotation_02
-        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
-    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
-        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
-    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
-        + base_roll_velocity_w_z * cache.hub_inertia_i_22
-        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * cache.hub_inertia_i_02
-        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
-    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
-        + cache.hub_inertia_h_z * base_roll_velocity_v_x
-        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
-        + base_roll_velocity_w_x * cache.hub_inertia_i_01
-        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
-    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
-        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
-        - cache.right_upper_axis_x * base_roll_velocity_v_y
-        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
-    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
-        * cache.base_roll_rotation_22
-        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
     let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
         * right_upper_velocity_w_z
         + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
@@ -4788,9 +4698,12 @@ pub fn forward_dynamics_into(
         + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
         + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
         - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
-    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
-        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
-            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
     let right_upper_articulated_bias_n_y = right_slider_subspace_rate_v_x
         * right_slider_articulated_passed_13 * qd[9]
         + right_slider_subspace_rate_v_z * right_slider_articulated_passed_15 * qd[9]
@@ -4802,6 +4715,36 @@ pub fn forward_dynamics_into(
         + right_upper_momentum_f_x * right_upper_velocity_v_z
         - right_upper_velocity_w_x * right_upper_momentum_n_z
         - right_upper_momentum_f_z * right_upper_velocity_v_x;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_slider_articulated_bias_n_x = right_slider_momentum_f_z
+        * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_articulated_bias_n_x = right_slider_articulated_bias_n_x
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_05 * qd[9]
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + right_slider_articulated_subspace_n_x * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_03 * qd[9]
+        + right_slider_articulated_passed_04 * right_slider_subspace_rate_v_y * qd[9]
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
     let right_upper_articulated_bias_f_x = right_upper_momentum_f_z
         * right_upper_velocity_w_y + right_slider_articulated_bias_f_x
         + right_slider_subspace_rate_v_z * right_slider_articulated_passed_35 * qd[9]
@@ -4818,15 +4761,6 @@ pub fn forward_dynamics_into(
         + right_slider_articulated_passed_35 * right_slider_subspace_rate_v_x * qd[9]
         + right_slider_subspace_rate_v_y * right_slider_articulated_passed_45 * qd[9]
         - right_upper_momentum_f_x * right_upper_velocity_w_y;
-    let right_upper_articulated_bias_f_y = right_slider_articulated_passed_44
-        * right_slider_subspace_rate_v_y * qd[9]
-        + right_upper_momentum_f_x * right_upper_velocity_w_z
-        + right_slider_articulated_bias_f_y
-        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_34 * qd[9]
-        + right_slider_remaining_force * right_slider_inverse_pivot
-            * cache.right_slider_projected_inertia_f_y
-        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_45 * qd[9]
-        - right_upper_momentum_f_z * right_upper_velocity_w_x;
     let right_slider_articulated_bias_n_z = right_slider_momentum_n_y
         * right_upper_velocity_w_x
         + right_slider_momentum_f_y * right_slider_velocity_v_x
@@ -4850,496 +4784,548 @@ pub fn forward_dynamics_into(
             + cache.right_upper_subspace_v_z * right_upper_articulated_bias_f_z
             + right_upper_articulated_bias_f_y * cache.right_upper_subspace_v_y
             + right_upper_articulated_bias_n_z * cache.right_upper_axis_z);
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
     let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
         + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
         - cache.right_upper_axis_z * base_roll_velocity_v_x
         - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
-    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
-        - cache.right_upper_axis_z * base_roll_velocity_w_x;
-    let hub_articulated_bias_n_x = left_upper_remaining_force
-        * left_upper_articulated_subspace_n_x * left_upper_inverse_pivot
-        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_00
-        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_03
-        + left_upper_articulated_bias_n_x
-        + qd[6] * left_upper_articulated_passed_04 * left_upper_subspace_rate_v_y
-        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_02
-        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_03 * qd[7]
-        + right_upper_articulated_bias_n_x + base_roll_velocity_v_y * hub_momentum_f_z
-        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_05
-        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_01
-        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_02
-        + hub_momentum_n_z * base_roll_velocity_w_y
-        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_05 * qd[7]
-        + qd[6] * left_upper_articulated_passed_00 * left_upper_subspace_rate_w_x
-        + right_upper_remaining_force * right_upper_articulated_subspace_n_x
-            * right_upper_inverse_pivot
-        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_04
-        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_01
-        - hub_momentum_f_y * base_roll_velocity_v_z
-        - base_roll_velocity_w_z * hub_momentum_n_y;
-    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
-        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
-            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
     let hub_articulated_bias_f_y = right_upper_articulated_bias_f_y
-        + qd[6] * left_upper_articulated_passed_44 * left_upper_subspace_rate_v_y
-        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_45
-        + qd[6] * left_upper_subspace_rate_w_x * left_upper_articulated_passed_04
-        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_24
-        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_34 * qd[7]
-        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_04
         + left_upper_articulated_subspace_f_y * left_upper_remaining_force
             * left_upper_inverse_pivot
-        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_45
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_45
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_34 * qd[7]
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_04
+        + qd[6] * left_upper_subspace_rate_v_y * left_upper_articulated_passed_44
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_24
         + hub_momentum_f_x * base_roll_velocity_w_z
         + right_upper_remaining_force * right_upper_articulated_subspace_f_y
             * right_upper_inverse_pivot
         + right_upper_articulated_passed_24 * qd[7] * right_upper_subspace_rate_w_z
-        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_04 * left_upper_subspace_rate_w_x
         + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_14
+        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_w_y
         + left_upper_articulated_bias_f_y
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_45
         + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_34
         + right_upper_articulated_passed_44 * right_upper_subspace_rate_v_y * qd[7]
         - base_roll_velocity_w_x * hub_momentum_f_z;
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
+    let hub_articulated_bias_f_z = right_upper_articulated_passed_05 * qd[7]
+        * right_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_35
+        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_15
+        + left_upper_articulated_bias_f_z
+        + right_upper_articulated_subspace_f_z * right_upper_remaining_force
+            * right_upper_inverse_pivot
+        + left_upper_articulated_passed_55 * qd[6] * left_upper_subspace_rate_v_z
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_45
+        + right_upper_articulated_passed_25 * qd[7] * right_upper_subspace_rate_w_z
+        + qd[6] * left_upper_articulated_passed_35 * left_upper_subspace_rate_v_x
+        + qd[6] * left_upper_articulated_passed_05 * left_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_55
+        + right_upper_articulated_bias_f_z
+        + left_upper_articulated_subspace_f_z * left_upper_remaining_force
+            * left_upper_inverse_pivot
+        + right_upper_articulated_passed_15 * qd[7] * right_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_45 * left_upper_subspace_rate_v_y
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_25
+        + hub_momentum_f_y * base_roll_velocity_w_x
+        - hub_momentum_f_x * base_roll_velocity_w_y;
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
     let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
         + base_roll_velocity_w_x * cache.hub_inertia_i_00
         + base_roll_velocity_w_z * cache.hub_inertia_i_02
         + cache.hub_inertia_i_01 * base_roll_velocity_w_y
         - cache.hub_inertia_h_z * base_roll_velocity_v_y;
-    let hub_articulated_bias_n_y = qd[6] * left_upper_articulated_passed_11
-        * left_upper_subspace_rate_w_y
-        + qd[6] * left_upper_articulated_passed_15 * left_upper_subspace_rate_v_z
-        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_13
-        + left_upper_articulated_subspace_n_y * left_upper_remaining_force
-            * left_upper_inverse_pivot
-        + qd[6] * left_upper_articulated_passed_12 * left_upper_subspace_rate_w_z
-        + right_upper_articulated_bias_n_y + base_roll_velocity_w_z * hub_momentum_n_x
-        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_14
-        + qd[6] * left_upper_subspace_rate_w_x * left_upper_articulated_passed_01
-        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_11
-        + hub_momentum_f_x * base_roll_velocity_v_z
-        + right_upper_remaining_force * right_upper_inverse_pivot
-            * right_upper_articulated_subspace_n_y
-        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_v_y
-        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_13
-        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_12
-        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_15 * qd[7]
-        + left_upper_articulated_bias_n_y
-        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_01
-        - base_roll_velocity_v_x * hub_momentum_f_z
-        - hub_momentum_n_z * base_roll_velocity_w_x;
-    let hub_articulated_bias_f_z = right_upper_articulated_passed_05 * qd[7]
-        * right_upper_subspace_rate_w_x
-        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_35
-        + qd[6] * left_upper_articulated_passed_15 * left_upper_subspace_rate_w_y
-        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_35
-        + left_upper_articulated_bias_f_z
-        + right_upper_articulated_subspace_f_z * right_upper_remaining_force
-            * right_upper_inverse_pivot
-        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_45
-        + right_upper_articulated_passed_25 * qd[7] * right_upper_subspace_rate_w_z
-        + qd[6] * left_upper_articulated_passed_45 * left_upper_subspace_rate_v_y
-        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_55
-        + left_upper_articulated_subspace_f_z * left_upper_remaining_force
-            * left_upper_inverse_pivot
-        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_55
-        + right_upper_articulated_bias_f_z
-        + right_upper_articulated_passed_15 * qd[7] * right_upper_subspace_rate_w_y
-        + hub_momentum_f_y * base_roll_velocity_w_x
-        + qd[6] * left_upper_articulated_passed_05 * left_upper_subspace_rate_w_x
-        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_25
-        - hub_momentum_f_x * base_roll_velocity_w_y;
-    let hub_articulated_bias_n_z = qd[6] * left_upper_subspace_rate_v_z
-        * left_upper_articulated_passed_25
-        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_22
+    let hub_articulated_bias_n_z = qd[6] * left_upper_articulated_passed_22
+        * left_upper_subspace_rate_w_z
         + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_12
         + right_upper_remaining_force * right_upper_articulated_subspace_n_z
             * right_upper_inverse_pivot
         + right_upper_articulated_passed_24 * right_upper_subspace_rate_v_y * qd[7]
         + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_02
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_23
         + right_upper_articulated_bias_n_z
         + right_upper_articulated_passed_25 * right_upper_subspace_rate_v_z * qd[7]
-        + qd[6] * left_upper_articulated_passed_12 * left_upper_subspace_rate_w_y
         + left_upper_remaining_force * left_upper_articulated_subspace_n_z
             * left_upper_inverse_pivot
-        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_23
         + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_22
-        + qd[6] * left_upper_articulated_passed_24 * left_upper_subspace_rate_v_y
-        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_23
-        + base_roll_velocity_w_x * hub_momentum_n_y
         + qd[6] * left_upper_articulated_passed_02 * left_upper_subspace_rate_w_x
-        + left_upper_articulated_bias_n_z + hub_momentum_f_y * base_roll_velocity_v_x
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_23
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_25
+        + left_upper_articulated_bias_n_z
+        + qd[6] * left_upper_articulated_passed_24 * left_upper_subspace_rate_v_y
+        + base_roll_velocity_w_x * hub_momentum_n_y
+        + left_upper_articulated_passed_12 * qd[6] * left_upper_subspace_rate_w_y
+        + hub_momentum_f_y * base_roll_velocity_v_x
         - hub_momentum_f_x * base_roll_velocity_v_y
         - hub_momentum_n_x * base_roll_velocity_w_y;
-    let hub_articulated_bias_f_x = qd[6] * left_upper_articulated_passed_34
-        * left_upper_subspace_rate_v_y + right_upper_articulated_bias_f_x
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let hub_articulated_bias_n_y = left_upper_articulated_subspace_n_y
+        * left_upper_remaining_force * left_upper_inverse_pivot
+        + qd[6] * left_upper_articulated_passed_11 * left_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_13 * left_upper_subspace_rate_v_x
+        + left_upper_articulated_passed_12 * qd[6] * left_upper_subspace_rate_w_z
+        + right_upper_articulated_bias_n_y
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_15
+        + base_roll_velocity_w_z * hub_momentum_n_x
+        + qd[6] * left_upper_articulated_passed_01 * left_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_14
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_11
+        + hub_momentum_f_x * base_roll_velocity_v_z
+        + right_upper_remaining_force * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_13
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_12
+        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_15 * qd[7]
+        + left_upper_articulated_bias_n_y
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_01
+        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_v_y
+        - base_roll_velocity_v_x * hub_momentum_f_z
+        - hub_momentum_n_z * base_roll_velocity_w_x;
+    let hub_articulated_bias_f_x = qd[6] * left_upper_articulated_passed_13
+        * left_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_34 * left_upper_subspace_rate_v_y
+        + right_upper_articulated_bias_f_x
         + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_35
-        + left_upper_remaining_force * left_upper_articulated_subspace_f_x
-            * left_upper_inverse_pivot + hub_momentum_f_z * base_roll_velocity_w_y
+        + hub_momentum_f_z * base_roll_velocity_w_y
         + qd[7] * right_upper_articulated_passed_13 * right_upper_subspace_rate_w_y
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_23
         + right_upper_subspace_rate_v_y * right_upper_articulated_passed_34 * qd[7]
-        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_35
-        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_23
         + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_33
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_23
         + left_upper_articulated_bias_f_x
         + right_upper_articulated_passed_03 * qd[7] * right_upper_subspace_rate_w_x
         + qd[6] * left_upper_articulated_passed_03 * left_upper_subspace_rate_w_x
-        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_23
-        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_13
+        + left_upper_remaining_force * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_35
         + right_upper_subspace_rate_v_x * right_upper_articulated_passed_33 * qd[7]
         + right_upper_remaining_force * right_upper_inverse_pivot
             * right_upper_articulated_subspace_f_x
         - base_roll_velocity_w_z * hub_momentum_f_y;
+    let hub_articulated_bias_n_x = qd[7] * right_upper_subspace_rate_w_x
+        * right_upper_articulated_passed_00
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_02
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_02
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_03 * qd[7]
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_05
+        + right_upper_articulated_bias_n_x + base_roll_velocity_v_y * hub_momentum_f_z
+        + hub_momentum_n_z * base_roll_velocity_w_y
+        + qd[6] * left_upper_articulated_passed_00 * left_upper_subspace_rate_w_x
+        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_01
+        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_05 * qd[7]
+        + qd[6] * left_upper_articulated_passed_04 * left_upper_subspace_rate_v_y
+        + qd[6] * left_upper_articulated_passed_03 * left_upper_subspace_rate_v_x
+        + left_upper_remaining_force * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x
+        + right_upper_remaining_force * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_04
+        + left_upper_articulated_bias_n_x
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_01
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y;
     let base_roll_remaining_force = tau[5]
-        - (cache.base_pitch_rotation_00 * hub_articulated_bias_n_x
-            + cache.base_roll_subspace_v_y * hub_articulated_bias_f_y
+        - (cache.base_roll_subspace_v_y * hub_articulated_bias_f_y
+            + hub_articulated_bias_f_z * cache.base_roll_subspace_v_z
+            + cache.base_pitch_rotation_20 * hub_articulated_bias_n_z
             + cache.base_pitch_rotation_10 * hub_articulated_bias_n_y
-            + cache.base_roll_subspace_v_z * hub_articulated_bias_f_z
-            + hub_articulated_bias_n_z * cache.base_pitch_rotation_20
-            + hub_articulated_bias_f_x * cache.base_roll_subspace_v_x);
+            + cache.base_roll_subspace_v_x * hub_articulated_bias_f_x
+            + hub_articulated_bias_n_x * cache.base_pitch_rotation_00);
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
     let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
         * base_pitch_velocity_w_x
         + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
         - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
         - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
-    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
-        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
-    let base_pitch_articulated_bias_f_x = base_roll_bias_w_z
-        * base_roll_articulated_passed_23
-        + base_roll_articulated_passed_34 * qd[5] * base_roll_subspace_rate_v_y
+    let base_pitch_articulated_bias_f_x = base_roll_subspace_rate_w_y
+        * base_roll_articulated_passed_13 * qd[5]
+        + qd[5] * base_roll_subspace_rate_v_y * base_roll_articulated_passed_34
         + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_03
+        + base_roll_remaining_force * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot
+        + base_roll_bias_w_z * base_roll_articulated_passed_23
         + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_33
-        + base_roll_articulated_subspace_f_x * base_roll_inverse_pivot
-            * base_roll_remaining_force + hub_articulated_bias_f_x
-        + base_roll_articulated_passed_35 * qd[5] * base_roll_subspace_rate_v_z
-        + base_roll_articulated_passed_13 * base_roll_subspace_rate_w_y * qd[5];
-    let base_pitch_articulated_bias_f_z = qd[5] * base_roll_articulated_passed_45
-        * base_roll_subspace_rate_v_y
-        + base_roll_bias_w_z * base_roll_articulated_passed_25
-        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_05
-        + base_roll_articulated_passed_15 * base_roll_subspace_rate_w_y * qd[5]
-        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_55
-        + hub_articulated_bias_f_z
-        + base_roll_inverse_pivot * base_roll_remaining_force
-            * base_roll_articulated_subspace_f_z
-        + base_roll_articulated_passed_35 * base_roll_subspace_rate_v_x * qd[5];
-    let base_pitch_articulated_bias_n_x = base_roll_subspace_rate_w_y * qd[5]
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_35
+        + hub_articulated_bias_f_x;
+    let base_pitch_articulated_bias_f_y = base_roll_articulated_passed_04
+        * base_roll_subspace_rate_w_x * qd[5]
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_34
+        + hub_articulated_bias_f_y + base_roll_articulated_passed_24 * base_roll_bias_w_z
+        + base_roll_articulated_passed_45 * qd[5] * base_roll_subspace_rate_v_z
+        + base_roll_remaining_force * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot
+        + base_roll_articulated_passed_14 * base_roll_subspace_rate_w_y * qd[5]
+        + base_roll_articulated_passed_44 * qd[5] * base_roll_subspace_rate_v_y;
+    let base_pitch_articulated_bias_n_y = base_roll_subspace_rate_w_x * qd[5]
         * base_roll_articulated_passed_01
-        + base_roll_bias_w_z * base_roll_articulated_passed_02
-        + base_roll_articulated_passed_04 * qd[5] * base_roll_subspace_rate_v_y
-        + qd[5] * base_roll_articulated_passed_05 * base_roll_subspace_rate_v_z
-        + base_roll_articulated_passed_00 * base_roll_subspace_rate_w_x * qd[5]
-        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_03
-        + hub_articulated_bias_n_x
-        + base_roll_articulated_subspace_n_x * base_roll_inverse_pivot
-            * base_roll_remaining_force;
-    let base_pitch_articulated_bias_n_y = hub_articulated_bias_n_y
+        + qd[5] * base_roll_articulated_passed_15 * base_roll_subspace_rate_v_z
         + base_roll_articulated_passed_13 * base_roll_subspace_rate_v_x * qd[5]
-        + base_roll_inverse_pivot * base_roll_articulated_subspace_n_y
-            * base_roll_remaining_force
-        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_11
-        + qd[5] * base_roll_articulated_passed_14 * base_roll_subspace_rate_v_y
-        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_01
-        + base_roll_bias_w_z * base_roll_articulated_passed_12
-        + base_roll_articulated_passed_15 * qd[5] * base_roll_subspace_rate_v_z;
-    let base_pitch_articulated_bias_f_y = base_roll_articulated_passed_24
-        * base_roll_bias_w_z + hub_articulated_bias_f_y
-        + base_roll_inverse_pivot * base_roll_articulated_subspace_f_y
-            * base_roll_remaining_force
-        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_14
-        + qd[5] * base_roll_articulated_passed_45 * base_roll_subspace_rate_v_z
-        + base_roll_articulated_passed_04 * base_roll_subspace_rate_w_x * qd[5]
-        + base_roll_articulated_passed_44 * qd[5] * base_roll_subspace_rate_v_y
-        + base_roll_subspace_rate_v_x * base_roll_articulated_passed_34 * qd[5];
+        + base_roll_articulated_passed_14 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_articulated_subspace_n_y * base_roll_remaining_force
+            * base_roll_inverse_pivot
+        + base_roll_articulated_passed_11 * base_roll_subspace_rate_w_y * qd[5]
+        + hub_articulated_bias_n_y
+        + base_roll_bias_w_z * base_roll_articulated_passed_12;
+    let base_pitch_articulated_bias_n_x = base_roll_articulated_passed_04 * qd[5]
+        * base_roll_subspace_rate_v_y + hub_articulated_bias_n_x
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_03
+        + base_roll_remaining_force * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_01
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_02 * base_roll_bias_w_z
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_00;
+    let base_pitch_articulated_bias_f_z = base_roll_subspace_rate_w_y * qd[5]
+        * base_roll_articulated_passed_15 + hub_articulated_bias_f_z
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_35
+        + base_roll_remaining_force * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_25 * base_roll_bias_w_z
+        + base_roll_articulated_passed_45 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_articulated_passed_55 * qd[5] * base_roll_subspace_rate_v_z;
     let base_pitch_remaining_force = tau[4]
         - (base_pitch_articulated_bias_f_x * cache.base_pitch_subspace_v_x
-            + base_pitch_articulated_bias_f_z * cache.base_pitch_subspace_v_z
-            + base_pitch_articulated_bias_n_x * cache.base_yaw_rotation_01
+            + base_pitch_articulated_bias_f_y * cache.base_pitch_subspace_v_y
             + base_pitch_articulated_bias_n_y * cache.cos_q3
-            + base_pitch_articulated_bias_f_y * cache.base_pitch_subspace_v_y);
-    let base_yaw_articulated_bias_f_x = base_pitch_bias_w_y
-        * base_pitch_articulated_passed_13
-        + base_pitch_articulated_passed_03 * base_pitch_bias_w_x
-        + qd[4] * base_pitch_subspace_rate_v_y * base_pitch_articulated_passed_34
-        + base_pitch_articulated_passed_35 * base_pitch_bias_v_z
-        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_33
-        + base_pitch_articulated_bias_f_x
-        + base_pitch_inverse_pivot * base_pitch_remaining_force
-            * base_pitch_articulated_subspace_f_x;
+            + base_pitch_articulated_bias_n_x * cache.base_yaw_rotation_01
+            + cache.base_pitch_subspace_v_z * base_pitch_articulated_bias_f_z);
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
     let base_pitch_articulated_passed_14 = base_roll_articulated_passed_14
         - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
             * base_pitch_articulated_subspace_f_y;
     let base_pitch_articulated_passed_04 = base_roll_articulated_passed_04
-        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
-            * base_pitch_articulated_subspace_n_x;
-    let base_yaw_articulated_bias_f_y = base_pitch_bias_w_y
-        * base_pitch_articulated_passed_14
-        + base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
-            * base_pitch_remaining_force + base_pitch_articulated_bias_f_y
-        + base_pitch_bias_w_x * base_pitch_articulated_passed_04
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_yaw_articulated_bias_f_y = base_pitch_inverse_pivot
+        * base_pitch_remaining_force * base_pitch_articulated_subspace_f_y
+        + base_pitch_articulated_bias_f_y
+        + qd[4] * base_pitch_articulated_passed_44 * base_pitch_subspace_rate_v_y
+        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_34
         + base_pitch_articulated_passed_45 * base_pitch_bias_v_z
-        + base_pitch_articulated_passed_44 * qd[4] * base_pitch_subspace_rate_v_y
-        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_34;
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_14
+        + base_pitch_articulated_passed_04 * base_pitch_bias_w_x;
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_yaw_bias_v_x = qd[3] * qd[1];
     let base_pitch_articulated_passed_02 = base_roll_articulated_passed_02
         - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
             * base_pitch_articulated_subspace_n_z;
+    let base_pitch_articulated_bias_n_z = base_roll_bias_w_z
+        * base_roll_articulated_passed_22
+        + base_roll_articulated_passed_25 * qd[5] * base_roll_subspace_rate_v_z
+        + base_roll_articulated_passed_24 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_x * base_roll_articulated_passed_02 * qd[5]
+        + hub_articulated_bias_n_z
+        + base_roll_articulated_subspace_n_z * base_roll_remaining_force
+            * base_roll_inverse_pivot
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_12
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_23;
     let base_pitch_articulated_passed_12 = base_roll_articulated_passed_12
         - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
             * base_pitch_articulated_subspace_n_z;
-    let base_pitch_articulated_bias_n_z = hub_articulated_bias_n_z
-        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_12
-        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_23
-        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_25
-        + base_roll_articulated_passed_22 * base_roll_bias_w_z
-        + base_roll_inverse_pivot * base_roll_articulated_subspace_n_z
-            * base_roll_remaining_force
-        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_02
-        + base_roll_articulated_passed_24 * qd[5] * base_roll_subspace_rate_v_y;
-    let base_yaw_articulated_bias_n_z = base_pitch_articulated_passed_02
-        * base_pitch_bias_w_x + base_pitch_articulated_passed_12 * base_pitch_bias_w_y
-        + base_pitch_articulated_bias_n_z
-        + base_pitch_inverse_pivot * base_pitch_remaining_force
-            * base_pitch_articulated_subspace_n_z
-        + base_pitch_bias_v_z * base_pitch_articulated_passed_25
+    let base_yaw_articulated_bias_n_z = base_pitch_articulated_passed_25
+        * base_pitch_bias_v_z + base_pitch_bias_w_x * base_pitch_articulated_passed_02
         + qd[4] * base_pitch_articulated_passed_24 * base_pitch_subspace_rate_v_y
-        + base_pitch_articulated_passed_23 * qd[4] * base_pitch_subspace_rate_v_x;
+        + base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_remaining_force
+        + base_pitch_articulated_passed_23 * qd[4] * base_pitch_subspace_rate_v_x
+        + base_pitch_articulated_bias_n_z
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_12;
+    let base_pitch_articulated_passed_13 = base_roll_articulated_passed_13
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_03 = base_roll_articulated_passed_03
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_f_x;
+    let base_yaw_articulated_bias_f_x = base_pitch_inverse_pivot
+        * base_pitch_remaining_force * base_pitch_articulated_subspace_f_x
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_13
+        + base_pitch_articulated_bias_f_x
+        + base_pitch_bias_w_x * base_pitch_articulated_passed_03
+        + qd[4] * base_pitch_articulated_passed_34 * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_35 * base_pitch_bias_v_z
+        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_33;
     let base_yaw_remaining_force = tau[3]
-        - (q[1] * base_yaw_articulated_bias_f_x
-            + base_yaw_articulated_bias_f_y * cache.base_yaw_subspace_v_y
-            + base_yaw_articulated_bias_n_z);
+        - (base_yaw_articulated_bias_f_y * cache.base_yaw_subspace_v_y
+            + base_yaw_articulated_bias_n_z + q[1] * base_yaw_articulated_bias_f_x);
+    let base_z_articulated_bias_f_y = base_yaw_articulated_bias_f_y
+        + base_yaw_articulated_passed_44 * base_yaw_bias_v_y
+        + base_yaw_articulated_passed_34 * base_yaw_bias_v_x
+        + base_yaw_inverse_pivot * base_yaw_remaining_force
+            * base_yaw_articulated_subspace_f_y;
     let base_pitch_articulated_passed_05 = base_roll_articulated_passed_05
         - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
             * base_pitch_articulated_subspace_f_z;
     let base_pitch_articulated_passed_15 = base_roll_articulated_passed_15
         - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
             * base_pitch_articulated_subspace_f_z;
-    let base_yaw_articulated_bias_f_z = base_pitch_articulated_passed_05
-        * base_pitch_bias_w_x
-        + base_pitch_inverse_pivot * base_pitch_remaining_force
-            * base_pitch_articulated_subspace_f_z
-        + qd[4] * base_pitch_articulated_passed_35 * base_pitch_subspace_rate_v_x
-        + base_pitch_articulated_passed_15 * base_pitch_bias_w_y
-        + base_pitch_articulated_bias_f_z
+    let base_yaw_articulated_bias_f_z = base_pitch_articulated_passed_45 * qd[4]
+        * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_35 * qd[4] * base_pitch_subspace_rate_v_x
         + base_pitch_articulated_passed_55 * base_pitch_bias_v_z
-        + base_pitch_articulated_passed_45 * qd[4] * base_pitch_subspace_rate_v_y;
-    let base_yaw_bias_v_x = qd[3] * qd[1];
-    let base_yaw_subspace_rate_v_y = -qd[0];
-    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
-    let base_z_articulated_bias_f_z = base_yaw_articulated_subspace_f_z
-        * base_yaw_remaining_force * base_yaw_inverse_pivot
+        + base_pitch_articulated_passed_05 * base_pitch_bias_w_x
+        + base_pitch_articulated_bias_f_z
+        + base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_remaining_force
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_15;
+    let base_z_articulated_bias_f_z = base_yaw_bias_v_x * base_yaw_articulated_passed_35
         + base_yaw_articulated_bias_f_z
-        + base_yaw_bias_v_x * base_yaw_articulated_passed_35
-        + base_yaw_articulated_passed_45 * base_yaw_bias_v_y;
+        + base_yaw_articulated_passed_45 * base_yaw_bias_v_y
+        + base_yaw_inverse_pivot * base_yaw_remaining_force
+            * base_yaw_articulated_subspace_f_z;
     let base_z_remaining_force = tau[2] - base_z_articulated_bias_f_z;
-    let base_z_articulated_bias_f_y = base_yaw_articulated_passed_44 * base_yaw_bias_v_y
-        + base_yaw_articulated_passed_34 * base_yaw_bias_v_x
-        + base_yaw_articulated_subspace_f_y * base_yaw_remaining_force
-            * base_yaw_inverse_pivot + base_yaw_articulated_bias_f_y;
-    let base_y_articulated_bias_f_y = base_yaw_articulated_passed_45
-        * base_z_remaining_force * base_z_inverse_pivot + base_z_articulated_bias_f_y;
+    let base_y_articulated_bias_f_y = base_z_articulated_bias_f_y
+        + base_z_inverse_pivot * base_z_remaining_force * base_yaw_articulated_passed_45;
     let base_y_remaining_force = tau[1] - base_y_articulated_bias_f_y;
-    let base_yaw_articulated_passed_33 = base_pitch_articulated_passed_33
-        - base_yaw_articulated_subspace_f_x * base_yaw_articulated_subspace_f_x
-            * base_yaw_inverse_pivot;
-    let base_z_articulated_bias_f_x = base_yaw_articulated_passed_34 * base_yaw_bias_v_y
-        + base_yaw_articulated_bias_f_x
-        + base_yaw_articulated_subspace_f_x * base_yaw_remaining_force
-            * base_yaw_inverse_pivot
-        + base_yaw_bias_v_x * base_yaw_articulated_passed_33;
-    let base_y_articulated_bias_f_x = base_z_articulated_bias_f_x
-        + base_z_remaining_force * base_yaw_articulated_passed_35 * base_z_inverse_pivot;
-    let base_x_articulated_bias_f_x = base_y_remaining_force
-        * base_z_articulated_passed_34 * base_y_inverse_pivot
-        + base_y_articulated_bias_f_x;
+    let base_z_articulated_bias_f_x = base_yaw_bias_v_x * base_yaw_articulated_passed_33
+        + base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_remaining_force
+        + base_yaw_articulated_passed_34 * base_yaw_bias_v_y
+        + base_yaw_articulated_bias_f_x;
+    let base_y_articulated_bias_f_x = base_z_inverse_pivot * base_z_remaining_force
+        * base_yaw_articulated_passed_35 + base_z_articulated_bias_f_x;
+    let base_x_articulated_bias_f_x = base_y_inverse_pivot * base_z_articulated_passed_34
+        * base_y_remaining_force + base_y_articulated_bias_f_x;
     let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
-    let base_z_articulated_passed_33 = base_yaw_articulated_passed_33
-        - base_yaw_articulated_passed_35 * base_yaw_articulated_passed_35
-            * base_z_inverse_pivot;
-    let base_y_articulated_passed_33 = base_z_articulated_passed_33
-        - base_z_articulated_passed_34 * base_z_articulated_passed_34
-            * base_y_inverse_pivot;
-    let base_x_inverse_pivot = 1.0 / base_y_articulated_passed_33;
-    let base_x_acceleration = (base_x_remaining_force
-        - p.gravity * base_y_articulated_passed_35) * base_x_inverse_pivot;
+    let base_z_articulated_passed_35 = base_yaw_articulated_passed_35
+        - base_z_inverse_pivot * base_yaw_articulated_passed_55
+            * base_yaw_articulated_passed_35;
+    let base_z_articulated_passed_45 = base_yaw_articulated_passed_45
+        - base_z_inverse_pivot * base_yaw_articulated_passed_55
+            * base_yaw_articulated_passed_45;
+    let base_y_articulated_passed_35 = base_z_articulated_passed_35
+        - base_y_inverse_pivot * base_z_articulated_passed_34
+            * base_z_articulated_passed_45;
+    let base_x_acceleration = base_x_inverse_pivot
+        * (base_x_remaining_force - p.gravity * base_y_articulated_passed_35);
     let base_y_acceleration = base_y_inverse_pivot
         * (base_y_remaining_force
-            - (base_z_articulated_passed_45 * p.gravity
+            - (p.gravity * base_z_articulated_passed_45
                 + base_z_articulated_passed_34 * base_x_acceleration));
-    let base_z_acceleration = (base_z_remaining_force
-        - (p.gravity * base_yaw_articulated_passed_55
-            + base_yaw_articulated_passed_45 * base_y_acceleration
-            + base_yaw_articulated_passed_35 * base_x_acceleration))
-        * base_z_inverse_pivot;
+    let base_z_acceleration = base_z_inverse_pivot
+        * (base_z_remaining_force
+            - (base_y_acceleration * base_yaw_articulated_passed_45
+                + p.gravity * base_yaw_articulated_passed_55
+                + base_x_acceleration * base_yaw_articulated_passed_35));
     let base_z_spatial_acceleration_v_z = p.gravity + base_z_acceleration;
-    let base_yaw_acceleration = (base_yaw_remaining_force
-        - ((base_yaw_bias_v_x + base_x_acceleration) * base_yaw_articulated_subspace_f_x
-            + base_yaw_articulated_subspace_f_z * base_z_spatial_acceleration_v_z
-            + base_yaw_articulated_subspace_f_y
-                * (base_y_acceleration + base_yaw_bias_v_y))) * base_yaw_inverse_pivot;
-    let t0 = qd[4] * base_pitch_subspace_rate_v_x;
-    let base_yaw_spatial_acceleration_v_x = base_yaw_bias_v_x
-        + q[1] * base_yaw_acceleration + base_x_acceleration;
-    let t1 = qd[4] * base_pitch_subspace_rate_v_y;
+    let base_yaw_acceleration = base_yaw_inverse_pivot
+        * (base_yaw_remaining_force
+            - ((base_yaw_bias_v_x + base_x_acceleration)
+                * base_yaw_articulated_subspace_f_x
+                + (base_y_acceleration + base_yaw_bias_v_y)
+                    * base_yaw_articulated_subspace_f_y
+                + base_z_spatial_acceleration_v_z * base_yaw_articulated_subspace_f_z));
+    let t0 = qd[4] * base_pitch_subspace_rate_v_y;
     let base_yaw_spatial_acceleration_v_y = base_y_acceleration
         + base_yaw_acceleration * cache.base_yaw_subspace_v_y + base_yaw_bias_v_y;
+    let t1 = qd[4] * base_pitch_subspace_rate_v_x;
+    let base_yaw_spatial_acceleration_v_x = base_yaw_bias_v_x + base_x_acceleration
+        + q[1] * base_yaw_acceleration;
     let base_pitch_acceleration = base_pitch_inverse_pivot
         * (base_pitch_remaining_force
-            - (base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
-                + base_pitch_articulated_subspace_f_x
-                    * (t0 + base_yaw_spatial_acceleration_v_x)
-                + base_pitch_articulated_subspace_f_y
-                    * (t1 + base_yaw_spatial_acceleration_v_y)
+            - ((t0 + base_yaw_spatial_acceleration_v_y)
+                * base_pitch_articulated_subspace_f_y
                 + base_yaw_acceleration * base_pitch_articulated_subspace_n_z
-                + (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
-                    * base_pitch_articulated_subspace_f_z
-                + base_pitch_bias_w_x * base_pitch_articulated_subspace_n_x));
-    let base_pitch_spatial_acceleration_v_y = cache.base_pitch_subspace_v_y
-        * base_pitch_acceleration + t1 + base_yaw_spatial_acceleration_v_y;
-    let t2 = qd[5] * base_roll_subspace_rate_v_y;
-    let base_pitch_spatial_acceleration_w_y = base_pitch_acceleration * cache.cos_q3
-        + base_pitch_bias_w_y;
-    let t3 = base_roll_subspace_rate_w_y * qd[5];
-    let t4 = qd[5] * base_roll_subspace_rate_v_z;
-    let base_pitch_spatial_acceleration_v_z = cache.base_pitch_subspace_v_z
-        * base_pitch_acceleration + base_pitch_bias_v_z
-        + base_z_spatial_acceleration_v_z;
-    let base_pitch_spatial_acceleration_v_x = base_pitch_acceleration
-        * cache.base_pitch_subspace_v_x + t0 + base_yaw_spatial_acceleration_v_x;
-    let t5 = base_roll_subspace_rate_v_x * qd[5];
-    let t6 = base_roll_subspace_rate_w_x * qd[5];
+                + base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
+                + base_pitch_articulated_subspace_f_z
+                    * (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                + (t1 + base_yaw_spatial_acceleration_v_x)
+                    * base_pitch_articulated_subspace_f_x
+                + base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x));
+    let t2 = base_roll_subspace_rate_w_x * qd[5];
     let base_pitch_spatial_acceleration_w_x = base_pitch_bias_w_x
         + base_pitch_acceleration * cache.base_yaw_rotation_01;
-    let base_roll_acceleration = (base_roll_remaining_force
-        - (base_roll_articulated_subspace_f_y
-            * (base_pitch_spatial_acceleration_v_y + t2)
-            + base_roll_articulated_subspace_n_y
-                * (base_pitch_spatial_acceleration_w_y + t3)
-            + (t4 + base_pitch_spatial_acceleration_v_z)
-                * base_roll_articulated_subspace_f_z
-            + base_roll_articulated_subspace_f_x
-                * (base_pitch_spatial_acceleration_v_x + t5)
-            + (base_yaw_acceleration + base_roll_bias_w_z)
-                * base_roll_articulated_subspace_n_z
-            + (t6 + base_pitch_spatial_acceleration_w_x)
-                * base_roll_articulated_subspace_n_x)) * base_roll_inverse_pivot;
-    let t7 = qd[6] * left_upper_subspace_rate_v_x;
-    let base_roll_spatial_acceleration_v_x = base_pitch_spatial_acceleration_v_x
-        + base_roll_acceleration * cache.base_roll_subspace_v_x + t5;
-    let t8 = qd[6] * left_upper_subspace_rate_w_y;
-    let base_roll_spatial_acceleration_w_y = base_pitch_spatial_acceleration_w_y
-        + cache.base_pitch_rotation_10 * base_roll_acceleration + t3;
-    let base_roll_spatial_acceleration_v_y = cache.base_roll_subspace_v_y
-        * base_roll_acceleration + base_pitch_spatial_acceleration_v_y + t2;
-    let t9 = qd[6] * left_upper_subspace_rate_v_y;
-    let t10 = qd[6] * left_upper_subspace_rate_w_x;
-    let base_roll_spatial_acceleration_w_x = t6
+    let base_pitch_spatial_acceleration_w_y = base_pitch_bias_w_y
+        + base_pitch_acceleration * cache.cos_q3;
+    let t3 = base_roll_subspace_rate_w_y * qd[5];
+    let base_pitch_spatial_acceleration_v_x = base_pitch_acceleration
+        * cache.base_pitch_subspace_v_x + t1 + base_yaw_spatial_acceleration_v_x;
+    let t4 = base_roll_subspace_rate_v_x * qd[5];
+    let t5 = qd[5] * base_roll_subspace_rate_v_z;
+    let base_pitch_spatial_acceleration_v_z = base_pitch_bias_v_z
+        + base_z_spatial_acceleration_v_z
+        + base_pitch_acceleration * cache.base_pitch_subspace_v_z;
+    let base_pitch_spatial_acceleration_v_y = base_pitch_acceleration
+        * cache.base_pitch_subspace_v_y + t0 + base_yaw_spatial_acceleration_v_y;
+    let t6 = qd[5] * base_roll_subspace_rate_v_y;
+    let base_roll_acceleration = base_roll_inverse_pivot
+        * (base_roll_remaining_force
+            - (base_roll_articulated_subspace_n_z
+                * (base_yaw_acceleration + base_roll_bias_w_z)
+                + base_roll_articulated_subspace_n_x
+                    * (t2 + base_pitch_spatial_acceleration_w_x)
+                + base_roll_articulated_subspace_n_y
+                    * (base_pitch_spatial_acceleration_w_y + t3)
+                + (base_pitch_spatial_acceleration_v_x + t4)
+                    * base_roll_articulated_subspace_f_x
+                + base_roll_articulated_subspace_f_z
+                    * (t5 + base_pitch_spatial_acceleration_v_z)
+                + (base_pitch_spatial_acceleration_v_y + t6)
+                    * base_roll_articulated_subspace_f_y));
+    let base_roll_spatial_acceleration_w_x = t2
         + base_roll_acceleration * cache.base_pitch_rotation_00
         + base_pitch_spatial_acceleration_w_x;
-    let t11 = qd[6] * left_upper_subspace_rate_w_z;
-    let base_roll_spatial_acceleration_w_z = base_yaw_acceleration + base_roll_bias_w_z
-        + cache.base_pitch_rotation_20 * base_roll_acceleration;
-    let t12 = qd[6] * left_upper_subspace_rate_v_z;
-    let base_roll_spatial_acceleration_v_z = t4
-        + base_roll_acceleration * cache.base_roll_subspace_v_z
+    let t7 = qd[6] * left_upper_subspace_rate_w_x;
+    let base_roll_spatial_acceleration_v_y = cache.base_roll_subspace_v_y
+        * base_roll_acceleration + base_pitch_spatial_acceleration_v_y + t6;
+    let t8 = qd[6] * left_upper_subspace_rate_v_y;
+    let t9 = qd[6] * left_upper_subspace_rate_w_y;
+    let base_roll_spatial_acceleration_w_y = base_pitch_spatial_acceleration_w_y
+        + cache.base_pitch_rotation_10 * base_roll_acceleration + t3;
+    let base_roll_spatial_acceleration_v_z = t5
+        + cache.base_roll_subspace_v_z * base_roll_acceleration
         + base_pitch_spatial_acceleration_v_z;
+    let t10 = qd[6] * left_upper_subspace_rate_v_z;
+    let t11 = qd[6] * left_upper_subspace_rate_w_z;
+    let base_roll_spatial_acceleration_w_z = base_yaw_acceleration
+        + cache.base_pitch_rotation_20 * base_roll_acceleration + base_roll_bias_w_z;
+    let t12 = qd[6] * left_upper_subspace_rate_v_x;
+    let base_roll_spatial_acceleration_v_x = base_roll_acceleration
+        * cache.base_roll_subspace_v_x + base_pitch_spatial_acceleration_v_x + t4;
     let left_upper_acceleration = (left_upper_remaining_force
-        - ((t7 + base_roll_spatial_acceleration_v_x)
-            * left_upper_articulated_subspace_f_x
-            + left_upper_articulated_subspace_n_y
-                * (t8 + base_roll_spatial_acceleration_w_y)
+        - ((base_roll_spatial_acceleration_w_x + t7)
+            * left_upper_articulated_subspace_n_x
             + left_upper_articulated_subspace_f_y
-                * (base_roll_spatial_acceleration_v_y + t9)
-            + (t10 + base_roll_spatial_acceleration_w_x)
-                * left_upper_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_v_y + t8)
+            + left_upper_articulated_subspace_n_y
+                * (t9 + base_roll_spatial_acceleration_w_y)
+            + left_upper_articulated_subspace_f_z
+                * (base_roll_spatial_acceleration_v_z + t10)
             + left_upper_articulated_subspace_n_z
                 * (t11 + base_roll_spatial_acceleration_w_z)
-            + left_upper_articulated_subspace_f_z
-                * (t12 + base_roll_spatial_acceleration_v_z)))
-        * left_upper_inverse_pivot;
-    let t13 = right_upper_subspace_rate_v_x * qd[7];
+            + (t12 + base_roll_spatial_acceleration_v_x)
+                * left_upper_articulated_subspace_f_x)) * left_upper_inverse_pivot;
+    let t13 = qd[7] * right_upper_subspace_rate_w_x;
     let t14 = qd[7] * right_upper_subspace_rate_w_z;
-    let t15 = qd[7] * right_upper_subspace_rate_w_x;
-    let t16 = qd[7] * right_upper_subspace_rate_w_y;
-    let t17 = right_upper_subspace_rate_v_y * qd[7];
-    let t18 = right_upper_subspace_rate_v_z * qd[7];
+    let t15 = right_upper_subspace_rate_v_y * qd[7];
+    let t16 = right_upper_subspace_rate_v_z * qd[7];
+    let t17 = qd[7] * right_upper_subspace_rate_w_y;
+    let t18 = right_upper_subspace_rate_v_x * qd[7];
     let right_upper_acceleration = right_upper_inverse_pivot
         * (right_upper_remaining_force
-            - ((t13 + base_roll_spatial_acceleration_v_x)
-                * right_upper_articulated_subspace_f_x
+            - (right_upper_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t13)
                 + right_upper_articulated_subspace_n_z
                     * (base_roll_spatial_acceleration_w_z + t14)
-                + (t15 + base_roll_spatial_acceleration_w_x)
-                    * right_upper_articulated_subspace_n_x
-                + right_upper_articulated_subspace_n_y
-                    * (t16 + base_roll_spatial_acceleration_w_y)
-                + right_upper_articulated_subspace_f_y
-                    * (t17 + base_roll_spatial_acceleration_v_y)
+                + (t15 + base_roll_spatial_acceleration_v_y)
+                    * right_upper_articulated_subspace_f_y
                 + right_upper_articulated_subspace_f_z
-                    * (t18 + base_roll_spatial_acceleration_v_z)));
-    let left_upper_spatial_acceleration_w_x = t10
-        + left_upper_acceleration * cache.base_roll_rotation_02
-        + base_roll_spatial_acceleration_w_x;
-    let left_upper_spatial_acceleration_v_z = t12
-        + cache.left_upper_subspace_v_z * left_upper_acceleration
-        + base_roll_spatial_acceleration_v_z;
-    let left_upper_spatial_acceleration_w_z = t11
-        + left_upper_acceleration * cache.base_roll_rotation_22
-        + base_roll_spatial_acceleration_w_z;
+                    * (base_roll_spatial_acceleration_v_z + t16)
+                + (t17 + base_roll_spatial_acceleration_w_y)
+                    * right_upper_articulated_subspace_n_y
+                + (base_roll_spatial_acceleration_v_x + t18)
+                    * right_upper_articulated_subspace_f_x));
     let left_upper_spatial_acceleration_v_x = cache.left_upper_subspace_v_x
-        * left_upper_acceleration + t7 + base_roll_spatial_acceleration_v_x;
-    let left_upper_spatial_acceleration_w_y = t8
-        + cache.base_roll_rotation_12 * left_upper_acceleration
-        + base_roll_spatial_acceleration_w_y;
-    let left_upper_spatial_acceleration_v_y = base_roll_spatial_acceleration_v_y
-        + left_upper_acceleration * cache.left_upper_subspace_v_y + t9;
-    let left_lower_acceleration = (left_lower_remaining_force
-        - ((left_upper_spatial_acceleration_w_x + left_lower_subspace_rate_w_x * qd[8])
-            * left_lower_articulated_subspace_n_x
-            + left_lower_articulated_subspace_f_z
-                * (left_lower_subspace_rate_v_z * qd[8]
-                    + left_upper_spatial_acceleration_v_z)
-            + (left_upper_spatial_acceleration_w_z
-                + left_lower_subspace_rate_w_z * qd[8])
-                * left_lower_articulated_subspace_n_z
-            + (left_upper_spatial_acceleration_v_x
-                + left_lower_subspace_rate_v_x * qd[8])
-                * left_lower_articulated_subspace_f_x
-            + left_lower_articulated_subspace_n_y
-                * (left_upper_spatial_acceleration_w_y
-                    + left_lower_subspace_rate_w_y * qd[8])
-            + (left_lower_subspace_rate_v_y * qd[8]
-                + left_upper_spatial_acceleration_v_y)
-                * left_lower_articulated_subspace_f_y)) * left_lower_inverse_pivot;
+        * left_upper_acceleration + t12 + base_roll_spatial_acceleration_v_x;
+    let left_upper_spatial_acceleration_w_y = cache.base_roll_rotation_12
+        * left_upper_acceleration + t9 + base_roll_spatial_acceleration_w_y;
+    let left_upper_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x + t7
+        + left_upper_acceleration * cache.base_roll_rotation_02;
+    let left_upper_spatial_acceleration_v_y = left_upper_acceleration
+        * cache.left_upper_subspace_v_y + base_roll_spatial_acceleration_v_y + t8;
+    let left_upper_spatial_acceleration_w_z = t11 + base_roll_spatial_acceleration_w_z
+        + left_upper_acceleration * cache.base_roll_rotation_22;
+    let left_upper_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z + t10
+        + cache.left_upper_subspace_v_z * left_upper_acceleration;
+    let left_lower_acceleration = left_lower_inverse_pivot
+        * (left_lower_remaining_force
+            - (left_lower_articulated_subspace_f_x
+                * (left_lower_subspace_rate_v_x * qd[8]
+                    + left_upper_spatial_acceleration_v_x)
+                + left_lower_articulated_subspace_n_y
+                    * (left_upper_spatial_acceleration_w_y
+                        + left_lower_subspace_rate_w_y * qd[8])
+                + left_lower_articulated_subspace_n_x
+                    * (left_lower_subspace_rate_w_x * qd[8]
+                        + left_upper_spatial_acceleration_w_x)
+                + left_lower_articulated_subspace_f_y
+                    * (left_upper_spatial_acceleration_v_y
+                        + left_lower_subspace_rate_v_y * qd[8])
+                + (left_lower_subspace_rate_w_z * qd[8]
+                    + left_upper_spatial_acceleration_w_z)
+                    * left_lower_articulated_subspace_n_z
+                + (left_upper_spatial_acceleration_v_z
+                    + left_lower_subspace_rate_v_z * qd[8])
+                    * left_lower_articulated_subspace_f_z));
+    let right_upper_spatial_acceleration_v_x = base_roll_spatial_acceleration_v_x + t18
+        + cache.right_upper_subspace_v_x * right_upper_acceleration;
     let right_upper_spatial_acceleration_w_y = cache.right_upper_axis_y
-        * right_upper_acceleration + t16 + base_roll_spatial_acceleration_w_y;
-    let right_upper_spatial_acceleration_v_z = t18
-        + right_upper_acceleration * cache.right_upper_subspace_v_z
-        + base_roll_spatial_acceleration_v_z;
-    let right_upper_spatial_acceleration_v_y = t17 + base_roll_spatial_acceleration_v_y
+        * right_upper_acceleration + t17 + base_roll_spatial_acceleration_w_y;
+    let right_upper_spatial_acceleration_v_y = t15 + base_roll_spatial_acceleration_v_y
         + cache.right_upper_subspace_v_y * right_upper_acceleration;
-    let right_upper_spatial_acceleration_w_x = t15
-        + right_upper_acceleration * cache.right_upper_axis_x
-        + base_roll_spatial_acceleration_w_x;
     let right_upper_spatial_acceleration_w_z = base_roll_spatial_acceleration_w_z
         + cache.right_upper_axis_z * right_upper_acceleration + t14;
-    let right_upper_spatial_acceleration_v_x = t13
-        + cache.right_upper_subspace_v_x * right_upper_acceleration
-        + base_roll_spatial_acceleration_v_x;
-    let right_slider_acceleration = (right_slider_remaining_force
-        - (right_upper_spatial_acceleration_w_y * right_slider_articulated_subspace_n_y
-            + cache.right_slider_projected_inertia_f_z
-                * (right_upper_spatial_acceleration_v_z
-                    + right_slider_subspace_rate_v_z * qd[9])
-            + cache.right_slider_projected_inertia_f_y
-                * (right_slider_subspace_rate_v_y * qd[9]
+    let right_upper_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z + t16
+        + cache.right_upper_subspace_v_z * right_upper_acceleration;
+    let right_upper_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x
+        + cache.right_upper_axis_x * right_upper_acceleration + t13;
+    let right_slider_acceleration = right_slider_inverse_pivot
+        * (right_slider_remaining_force
+            - (cache.right_slider_projected_inertia_f_x
+                * (right_upper_spatial_acceleration_v_x
+                    + right_slider_subspace_rate_v_x * qd[9])
+                + right_upper_spatial_acceleration_w_y
+                    * right_slider_articulated_subspace_n_y
+                + (right_slider_subspace_rate_v_y * qd[9]
                     + right_upper_spatial_acceleration_v_y)
-            + right_slider_articulated_subspace_n_x
-                * right_upper_spatial_acceleration_w_x
-            + right_slider_articulated_subspace_n_z
-                * right_upper_spatial_acceleration_w_z
-            + cache.right_slider_projected_inertia_f_x
-                * (right_slider_subspace_rate_v_x * qd[9]
-                    + right_upper_spatial_acceleration_v_x)))
-        * right_slider_inverse_pivot;
+                    * cache.right_slider_projected_inertia_f_y
+                + right_slider_articulated_subspace_n_z
+                    * right_upper_spatial_acceleration_w_z
+                + cache.right_slider_projected_inertia_f_z
+                    * (right_upper_spatial_acceleration_v_z
+                        + right_slider_subspace_rate_v_z * qd[9])
+                + right_slider_articulated_subspace_n_x
+                    * right_upper_spatial_acceleration_w_x));
     out[0] = base_x_acceleration;
     out[1] = base_y_acceleration;
     out[2] = base_z_acceleration;
@@ -5815,42 +5801,37 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
-    let base_roll_velocity_v_z = base_pitch_velocity_v_z
-        + cache.base_roll_subspace_v_z * qd[5];
     let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
     let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
         + base_pitch_velocity_w_x;
-    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + cache.left_upper_rotation_01 * qd[8];
     let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
     let base_roll_velocity_w_y = base_pitch_velocity_w_y
         + cache.base_pitch_rotation_10 * qd[5];
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + cache.left_upper_rotation_11 * qd[8];
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_z * qd[8];
     let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
     let base_pitch_velocity_v_y = base_yaw_velocity_v_y
         + qd[4] * cache.base_pitch_subspace_v_y;
     let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
         + base_pitch_velocity_v_y;
-    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
-        + base_roll_velocity_w_x * cache.hub_inertia_i_00
-        + base_roll_velocity_w_z * cache.hub_inertia_i_02
-        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
-        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
-    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
-        + base_roll_velocity_w_x;
-    let left_lower_velocity_w_x = left_upper_velocity_w_x
-        + cache.left_upper_rotation_01 * qd[8];
-    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
-        + base_roll_velocity_w_y;
-    let left_lower_velocity_w_y = left_upper_velocity_w_y
-        + cache.left_upper_rotation_11 * qd[8];
-    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
-        + base_roll_velocity_v_z;
-    let left_lower_velocity_v_z = left_upper_velocity_v_z
-        + cache.left_lower_subspace_v_z * qd[8];
     let left_upper_velocity_v_y = base_roll_velocity_v_y
         + qd[6] * cache.left_upper_subspace_v_y;
     let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
         + left_upper_velocity_v_y;
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
     let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
         + base_roll_velocity_w_z;
     let left_lower_velocity_w_z = left_upper_velocity_w_z
@@ -5860,13 +5841,18 @@ pub fn angular_momentum(
         + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
         + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
         - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
-    let left_upper_momentum_n_x = left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * cache.left_upper_inertia_i_02
         + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
-        + left_upper_velocity_w_x * cache.left_upper_inertia_i_00
-        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_z
+        + left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x
         - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
     let left_upper_composite_momentum_n_x = left_lower_momentum_n_x
         + left_upper_momentum_n_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
     let right_upper_velocity_w_z = base_roll_velocity_w_z
         + qd[7] * cache.right_upper_axis_z;
     let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
@@ -5895,29 +5881,13 @@ pub fn angular_momentum(
         - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
     let right_upper_composite_momentum_n_x = right_slider_momentum_n_x
         + right_upper_momentum_n_x;
-    let hub_composite_momentum_n_x = hub_momentum_n_x + left_upper_composite_momentum_n_x
+    let hub_composite_momentum_n_x = left_upper_composite_momentum_n_x + hub_momentum_n_x
         + right_upper_composite_momentum_n_x;
     let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
     let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
         + base_yaw_velocity_v_x;
     let base_roll_velocity_v_x = base_pitch_velocity_v_x
         + qd[5] * cache.base_roll_subspace_v_x;
-    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
-        + base_roll_velocity_v_x;
-    let left_lower_velocity_v_x = left_upper_velocity_v_x
-        + cache.left_lower_subspace_v_x * qd[8];
-    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
-        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
-        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
-        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
-        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
-    let left_upper_momentum_n_y = cache.left_upper_inertia_i_01 * left_upper_velocity_w_x
-        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
-        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
-        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
-        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
-    let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
-        + left_upper_momentum_n_y;
     let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
         + cache.hub_inertia_h_z * base_roll_velocity_v_x
         + cache.hub_inertia_i_11 * base_roll_velocity_w_y
@@ -5941,25 +5911,29 @@ pub fn angular_momentum(
         - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
     let right_upper_composite_momentum_n_y = right_slider_momentum_n_y
         + right_upper_momentum_n_y;
-    let hub_composite_momentum_n_y = left_upper_composite_momentum_n_y + hub_momentum_n_y
-        + right_upper_composite_momentum_n_y;
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
+        + left_upper_momentum_n_y;
+    let hub_composite_momentum_n_y = hub_momentum_n_y
+        + right_upper_composite_momentum_n_y + left_upper_composite_momentum_n_y;
     let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
         + base_roll_velocity_w_z * cache.hub_inertia_i_22
         + cache.hub_inertia_i_12 * base_roll_velocity_w_y
         + base_roll_velocity_w_x * cache.hub_inertia_i_02
         - cache.hub_inertia_h_y * base_roll_velocity_v_x;
-    let left_upper_momentum_n_z = cache.left_upper_inertia_h_x * left_upper_velocity_v_y
-        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x
-        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
-        + left_upper_velocity_w_y * cache.left_upper_inertia_i_12
-        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
-    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
-        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
-        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
-        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
-        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
-    let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
-        + left_lower_momentum_n_z;
     let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
         * right_upper_velocity_w_x
         + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
@@ -5974,8 +5948,20 @@ pub fn angular_momentum(
         - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
     let right_upper_composite_momentum_n_z = right_slider_momentum_n_z
         + right_upper_momentum_n_z;
-    let hub_composite_momentum_n_z = hub_momentum_n_z + left_upper_composite_momentum_n_z
-        + right_upper_composite_momentum_n_z;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
+        + left_lower_momentum_n_z;
+    let hub_composite_momentum_n_z = hub_momentum_n_z
+        + right_upper_composite_momentum_n_z + left_upper_composite_momentum_n_z;
     let x = hub_composite_momentum_n_x;
     let y = hub_composite_momentum_n_y;
     let z = hub_composite_momentum_n_z;

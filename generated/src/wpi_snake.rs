@@ -456,17 +456,15 @@ pub struct Cache {
     pub link1_inertia_h_y: f64,
     pub segment1_slice0_local_com_x: f64,
     pub segment1_slice0_local_com_y: f64,
-    pub segment1_slice0_local_subspace0_w_z: f64,
-    pub segment1_slice0_local_subspace0_v_x: f64,
-    pub segment1_slice0_local_subspace0_v_y: f64,
+    pub segment1_slice0_local_bend_y_column_v_x: f64,
+    pub segment1_slice0_local_bend_y_column_v_y: f64,
     pub segment1_slice0_mass: f64,
     pub segment1_slice0_local_inertia_h_x: f64,
     pub segment1_slice0_local_inertia_h_y: f64,
     pub segment1_slice1_local_com_x: f64,
     pub segment1_slice1_local_com_y: f64,
-    pub segment1_slice1_local_subspace0_w_z: f64,
-    pub segment1_slice1_local_subspace0_v_x: f64,
-    pub segment1_slice1_local_subspace0_v_y: f64,
+    pub segment1_slice1_local_bend_y_column_v_x: f64,
+    pub segment1_slice1_local_bend_y_column_v_y: f64,
     pub segment1_slice1_local_inertia_h_x: f64,
     pub segment1_slice1_local_inertia_h_y: f64,
     pub segment1_slices_local_inertia_m: f64,
@@ -474,6 +472,8 @@ pub struct Cache {
     pub segment1_slices_local_inertia_h_y: f64,
     pub segment1_slices_inertia_h_x: f64,
     pub segment1_slices_inertia_h_y: f64,
+    pub segment1_tip_local_bend_y_column_v_x: f64,
+    pub segment1_tip_local_bend_y_column_v_y: f64,
     pub segment1_tip_local_subspace0_v_x: f64,
     pub segment1_tip_local_subspace0_v_y: f64,
     pub segment1_tip_rotation_00: f64,
@@ -488,20 +488,22 @@ pub struct Cache {
     pub link2_inertia_h_y: f64,
     pub segment2_slice0_local_com_x: f64,
     pub segment2_slice0_local_com_y: f64,
-    pub segment2_slice0_local_subspace0_v_x: f64,
-    pub segment2_slice0_local_subspace0_v_y: f64,
+    pub segment2_slice0_local_bend_y_column_v_x: f64,
+    pub segment2_slice0_local_bend_y_column_v_y: f64,
     pub segment2_slice0_local_inertia_h_x: f64,
     pub segment2_slice0_local_inertia_h_y: f64,
     pub segment2_slice1_local_com_x: f64,
     pub segment2_slice1_local_com_y: f64,
-    pub segment2_slice1_local_subspace0_v_x: f64,
-    pub segment2_slice1_local_subspace0_v_y: f64,
+    pub segment2_slice1_local_bend_y_column_v_x: f64,
+    pub segment2_slice1_local_bend_y_column_v_y: f64,
     pub segment2_slice1_local_inertia_h_x: f64,
     pub segment2_slice1_local_inertia_h_y: f64,
     pub segment2_slices_local_inertia_h_x: f64,
     pub segment2_slices_local_inertia_h_y: f64,
     pub segment2_slices_inertia_h_x: f64,
     pub segment2_slices_inertia_h_y: f64,
+    pub segment2_tip_local_bend_y_column_v_x: f64,
+    pub segment2_tip_local_bend_y_column_v_y: f64,
     pub segment2_tip_local_subspace0_v_x: f64,
     pub segment2_tip_local_subspace0_v_y: f64,
     pub segment2_tip_rotation_00: f64,
@@ -516,20 +518,22 @@ pub struct Cache {
     pub link3_inertia_h_y: f64,
     pub segment3_slice0_local_com_x: f64,
     pub segment3_slice0_local_com_y: f64,
-    pub segment3_slice0_local_subspace0_v_x: f64,
-    pub segment3_slice0_local_subspace0_v_y: f64,
+    pub segment3_slice0_local_bend_y_column_v_x: f64,
+    pub segment3_slice0_local_bend_y_column_v_y: f64,
     pub segment3_slice0_local_inertia_h_x: f64,
     pub segment3_slice0_local_inertia_h_y: f64,
     pub segment3_slice1_local_com_x: f64,
     pub segment3_slice1_local_com_y: f64,
-    pub segment3_slice1_local_subspace0_v_x: f64,
-    pub segment3_slice1_local_subspace0_v_y: f64,
+    pub segment3_slice1_local_bend_y_column_v_x: f64,
+    pub segment3_slice1_local_bend_y_column_v_y: f64,
     pub segment3_slice1_local_inertia_h_x: f64,
     pub segment3_slice1_local_inertia_h_y: f64,
     pub segment3_slices_local_inertia_h_x: f64,
     pub segment3_slices_local_inertia_h_y: f64,
     pub segment3_slices_inertia_h_x: f64,
     pub segment3_slices_inertia_h_y: f64,
+    pub segment3_tip_local_bend_y_column_v_x: f64,
+    pub segment3_tip_local_bend_y_column_v_y: f64,
     pub segment3_tip_local_subspace0_v_x: f64,
     pub segment3_tip_local_subspace0_v_y: f64,
     pub segment3_tip_rotation_00: f64,
@@ -544,20 +548,22 @@ pub struct Cache {
     pub link4_inertia_h_y: f64,
     pub segment4_slice0_local_com_x: f64,
     pub segment4_slice0_local_com_y: f64,
-    pub segment4_slice0_local_subspace0_v_x: f64,
-    pub segment4_slice0_local_subspace0_v_y: f64,
+    pub segment4_slice0_local_bend_y_column_v_x: f64,
+    pub segment4_slice0_local_bend_y_column_v_y: f64,
     pub segment4_slice0_local_inertia_h_x: f64,
     pub segment4_slice0_local_inertia_h_y: f64,
     pub segment4_slice1_local_com_x: f64,
     pub segment4_slice1_local_com_y: f64,
-    pub segment4_slice1_local_subspace0_v_x: f64,
-    pub segment4_slice1_local_subspace0_v_y: f64,
+    pub segment4_slice1_local_bend_y_column_v_x: f64,
+    pub segment4_slice1_local_bend_y_column_v_y: f64,
     pub segment4_slice1_local_inertia_h_x: f64,
     pub segment4_slice1_local_inertia_h_y: f64,
     pub segment4_slices_local_inertia_h_x: f64,
     pub segment4_slices_local_inertia_h_y: f64,
     pub segment4_slices_inertia_h_x: f64,
     pub segment4_slices_inertia_h_y: f64,
+    pub segment4_tip_local_bend_y_column_v_x: f64,
+    pub segment4_tip_local_bend_y_column_v_y: f64,
     pub segment4_tip_local_subspace0_v_x: f64,
     pub segment4_tip_local_subspace0_v_y: f64,
     pub segment4_tip_position_x: f64,
@@ -729,18 +735,17 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t0 = segment1_bend_y * p.channel_length;
     let segment1_slice0_local_com_y = 0.044658198738520456 * t0
         * segment1_slice0_bend_c2;
-    let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
-    let segment1_slice0_local_subspace0_v_x = p.channel_length
-        * ((0.009437387837655933 * segment1_slice0_bend_c3 * t0
-            - 0.009437387837655933 * t0 * segment1_slice0_bend_c2)
-            + 0.21132486540518713 * segment1_slice0_local_com_y);
+    let segment1_slice0_local_bend_y_column_v_x = (0.009437387837655933
+        * segment1_slice0_bend_c3 * t0
+        - 0.009437387837655933 * t0 * segment1_slice0_bend_c2)
+        + 0.21132486540518713 * segment1_slice0_local_com_y;
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
     let t1 = segment1_bend_squared * p.channel_length;
-    let segment1_slice0_local_subspace0_v_y = p.channel_length
-        * ((0.044658198738520456 * p.channel_length * segment1_slice0_bend_c2
-            + 0.00398870942913838 * segment1_slice0_bend_c4 * t1
-            - 0.00199435471456919 * segment1_slice0_bend_c3 * t1)
-            - 0.21132486540518713 * segment1_slice0_local_com_x);
+    let segment1_slice0_local_bend_y_column_v_y = (0.044658198738520456
+        * p.channel_length * segment1_slice0_bend_c2
+        + 0.00398870942913838 * segment1_slice0_bend_c4 * t1
+        - 0.00199435471456919 * segment1_slice0_bend_c3 * t1)
+        - 0.21132486540518713 * segment1_slice0_local_com_x;
     let segment1_slice0_mass = 0.5000000000000001 * p.segment_mass;
     let segment1_slice0_local_inertia_h_x = segment1_slice0_mass
         * segment1_slice0_local_com_x;
@@ -749,16 +754,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slice1_local_com_x = 0.7886751345948129 * p.channel_length
         * segment1_slice1_bend_c1;
     let segment1_slice1_local_com_y = 0.6220084679281462 * t0 * segment1_slice1_bend_c2;
-    let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
-    let segment1_slice1_local_subspace0_v_x = p.channel_length
-        * (0.7886751345948129 * segment1_slice1_local_com_y
-            + (0.4905626121623441 * segment1_slice1_bend_c3 * t0
-                - 0.4905626121623441 * t0 * segment1_slice1_bend_c2));
-    let segment1_slice1_local_subspace0_v_y = p.channel_length
-        * ((0.7737890683486395 * segment1_slice1_bend_c4 * t1
-            + 0.6220084679281462 * p.channel_length * segment1_slice1_bend_c2
-            - 0.38689453417431974 * segment1_slice1_bend_c3 * t1)
-            - 0.7886751345948129 * segment1_slice1_local_com_x);
+    let segment1_slice1_local_bend_y_column_v_x = 0.7886751345948129
+        * segment1_slice1_local_com_y
+        + (0.4905626121623441 * segment1_slice1_bend_c3 * t0
+            - 0.4905626121623441 * t0 * segment1_slice1_bend_c2);
+    let segment1_slice1_local_bend_y_column_v_y = (0.7737890683486395
+        * segment1_slice1_bend_c4 * t1
+        + 0.6220084679281462 * p.channel_length * segment1_slice1_bend_c2
+        - 0.38689453417431974 * segment1_slice1_bend_c3 * t1)
+        - 0.7886751345948129 * segment1_slice1_local_com_x;
     let segment1_slice1_local_inertia_h_x = segment1_slice0_mass
         * segment1_slice1_local_com_x;
     let segment1_slice1_local_inertia_h_y = segment1_slice1_local_com_y
@@ -775,12 +779,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + sin_q2 * segment1_slices_local_inertia_h_x
         + q[1] * segment1_slices_local_inertia_m;
     let t2 = segment1_bend_squared_c2 * t0;
-    let segment1_tip_local_subspace0_v_x = (t2
-        + (t0 * segment1_bend_squared_c3 - segment1_bend_squared_c2 * t0))
-        * p.channel_length;
+    let segment1_tip_local_bend_y_column_v_x = t2
+        + (t0 * segment1_bend_squared_c3 - segment1_bend_squared_c2 * t0);
     let t3 = p.channel_length * segment1_bend_squared_c1;
-    let segment1_tip_local_subspace0_v_y = ((segment1_bend_squared_c2 * p.channel_length
-        + 2.0 * segment1_bend_squared_c4 * t1 - t1 * segment1_bend_squared_c3) - t3)
+    let segment1_tip_local_bend_y_column_v_y = (segment1_bend_squared_c2
+        * p.channel_length + 2.0 * segment1_bend_squared_c4 * t1
+        - t1 * segment1_bend_squared_c3) - t3;
+    let segment1_tip_local_subspace0_v_x = segment1_tip_local_bend_y_column_v_x
+        * p.channel_length;
+    let segment1_tip_local_subspace0_v_y = segment1_tip_local_bend_y_column_v_y
         * p.channel_length;
     let t4 = segment1_bend_y * segment1_bend_squared_c1;
     let t5 = 1.0 - segment1_bend_squared_c2 * segment1_bend_squared;
@@ -805,17 +812,17 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t8 = p.channel_length * segment2_bend_y;
     let segment2_slice0_local_com_y = 0.044658198738520456 * t8
         * segment2_slice0_bend_c2;
-    let segment2_slice0_local_subspace0_v_x = p.channel_length
-        * (0.21132486540518713 * segment2_slice0_local_com_y
-            + (0.009437387837655933 * segment2_slice0_bend_c3 * t8
-                - 0.009437387837655933 * t8 * segment2_slice0_bend_c2));
+    let segment2_slice0_local_bend_y_column_v_x = 0.21132486540518713
+        * segment2_slice0_local_com_y
+        + (0.009437387837655933 * segment2_slice0_bend_c3 * t8
+            - 0.009437387837655933 * t8 * segment2_slice0_bend_c2);
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
     let t9 = p.channel_length * segment2_bend_squared;
-    let segment2_slice0_local_subspace0_v_y = ((0.00398870942913838
+    let segment2_slice0_local_bend_y_column_v_y = (0.00398870942913838
         * segment2_slice0_bend_c4 * t9
         + 0.044658198738520456 * p.channel_length * segment2_slice0_bend_c2
         - 0.00199435471456919 * segment2_slice0_bend_c3 * t9)
-        - 0.21132486540518713 * segment2_slice0_local_com_x) * p.channel_length;
+        - 0.21132486540518713 * segment2_slice0_local_com_x;
     let segment2_slice0_local_inertia_h_x = segment2_slice0_local_com_x
         * segment1_slice0_mass;
     let segment2_slice0_local_inertia_h_y = segment2_slice0_local_com_y
@@ -823,15 +830,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment2_slice1_local_com_x = 0.7886751345948129 * segment2_slice1_bend_c1
         * p.channel_length;
     let segment2_slice1_local_com_y = 0.6220084679281462 * t8 * segment2_slice1_bend_c2;
-    let segment2_slice1_local_subspace0_v_x = p.channel_length
-        * (0.7886751345948129 * segment2_slice1_local_com_y
-            + (0.4905626121623441 * t8 * segment2_slice1_bend_c3
-                - 0.4905626121623441 * t8 * segment2_slice1_bend_c2));
-    let segment2_slice1_local_subspace0_v_y = p.channel_length
-        * ((0.7737890683486395 * t9 * segment2_slice1_bend_c4
-            + 0.6220084679281462 * p.channel_length * segment2_slice1_bend_c2
-            - 0.38689453417431974 * segment2_slice1_bend_c3 * t9)
-            - 0.7886751345948129 * segment2_slice1_local_com_x);
+    let segment2_slice1_local_bend_y_column_v_x = 0.7886751345948129
+        * segment2_slice1_local_com_y
+        + (0.4905626121623441 * t8 * segment2_slice1_bend_c3
+            - 0.4905626121623441 * t8 * segment2_slice1_bend_c2);
+    let segment2_slice1_local_bend_y_column_v_y = (0.7737890683486395 * t9
+        * segment2_slice1_bend_c4
+        + 0.6220084679281462 * p.channel_length * segment2_slice1_bend_c2
+        - 0.38689453417431974 * segment2_slice1_bend_c3 * t9)
+        - 0.7886751345948129 * segment2_slice1_local_com_x;
     let segment2_slice1_local_inertia_h_x = segment2_slice1_local_com_x
         * segment1_slice0_mass;
     let segment2_slice1_local_inertia_h_y = segment1_slice0_mass
@@ -849,14 +856,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment1_slices_local_inertia_m * segment1_tip_position_y
         + segment1_tip_rotation_10 * segment2_slices_local_inertia_h_x;
     let t10 = segment2_bend_squared_c2 * t8;
-    let segment2_tip_local_subspace0_v_x = (t10
-        + (segment2_bend_squared_c3 * t8 - segment2_bend_squared_c2 * t8))
-        * p.channel_length;
+    let segment2_tip_local_bend_y_column_v_x = t10
+        + (segment2_bend_squared_c3 * t8 - segment2_bend_squared_c2 * t8);
     let t11 = p.channel_length * segment2_bend_squared_c1;
+    let segment2_tip_local_bend_y_column_v_y = (2.0 * segment2_bend_squared_c4 * t9
+        + segment2_bend_squared_c2 * p.channel_length - segment2_bend_squared_c3 * t9)
+        - t11;
+    let segment2_tip_local_subspace0_v_x = segment2_tip_local_bend_y_column_v_x
+        * p.channel_length;
     let segment2_tip_local_subspace0_v_y = p.channel_length
-        * ((2.0 * segment2_bend_squared_c4 * t9
-            + segment2_bend_squared_c2 * p.channel_length
-            - segment2_bend_squared_c3 * t9) - t11);
+        * segment2_tip_local_bend_y_column_v_y;
     let t12 = 1.0 - segment2_bend_squared_c2 * segment2_bend_squared;
     let t13 = segment2_bend_y * segment2_bend_squared_c1;
     let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t12
@@ -887,16 +896,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t15 = segment3_bend_y * p.channel_length;
     let segment3_slice0_local_com_y = 0.044658198738520456 * t15
         * segment3_slice0_bend_c2;
-    let segment3_slice0_local_subspace0_v_x = ((0.009437387837655933 * t15
+    let segment3_slice0_local_bend_y_column_v_x = (0.009437387837655933 * t15
         * segment3_slice0_bend_c3 - 0.009437387837655933 * t15 * segment3_slice0_bend_c2)
-        + 0.21132486540518713 * segment3_slice0_local_com_y) * p.channel_length;
+        + 0.21132486540518713 * segment3_slice0_local_com_y;
     let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
     let t16 = p.channel_length * segment3_bend_squared;
-    let segment3_slice0_local_subspace0_v_y = p.channel_length
-        * ((0.044658198738520456 * p.channel_length * segment3_slice0_bend_c2
-            + 0.00398870942913838 * t16 * segment3_slice0_bend_c4
-            - 0.00199435471456919 * t16 * segment3_slice0_bend_c3)
-            - 0.21132486540518713 * segment3_slice0_local_com_x);
+    let segment3_slice0_local_bend_y_column_v_y = (0.044658198738520456
+        * p.channel_length * segment3_slice0_bend_c2
+        + 0.00398870942913838 * t16 * segment3_slice0_bend_c4
+        - 0.00199435471456919 * t16 * segment3_slice0_bend_c3)
+        - 0.21132486540518713 * segment3_slice0_local_com_x;
     let segment3_slice0_local_inertia_h_x = segment3_slice0_local_com_x
         * segment1_slice0_mass;
     let segment3_slice0_local_inertia_h_y = segment3_slice0_local_com_y
@@ -904,15 +913,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment3_slice1_local_com_x = 0.7886751345948129 * segment3_slice1_bend_c1
         * p.channel_length;
     let segment3_slice1_local_com_y = 0.6220084679281462 * t15 * segment3_slice1_bend_c2;
-    let segment3_slice1_local_subspace0_v_x = p.channel_length
-        * (0.7886751345948129 * segment3_slice1_local_com_y
-            + (0.4905626121623441 * t15 * segment3_slice1_bend_c3
-                - 0.4905626121623441 * t15 * segment3_slice1_bend_c2));
-    let segment3_slice1_local_subspace0_v_y = p.channel_length
-        * ((0.6220084679281462 * p.channel_length * segment3_slice1_bend_c2
-            + 0.7737890683486395 * segment3_slice1_bend_c4 * t16
-            - 0.38689453417431974 * t16 * segment3_slice1_bend_c3)
-            - 0.7886751345948129 * segment3_slice1_local_com_x);
+    let segment3_slice1_local_bend_y_column_v_x = 0.7886751345948129
+        * segment3_slice1_local_com_y
+        + (0.4905626121623441 * t15 * segment3_slice1_bend_c3
+            - 0.4905626121623441 * t15 * segment3_slice1_bend_c2);
+    let segment3_slice1_local_bend_y_column_v_y = (0.6220084679281462 * p.channel_length
+        * segment3_slice1_bend_c2 + 0.7737890683486395 * segment3_slice1_bend_c4 * t16
+        - 0.38689453417431974 * t16 * segment3_slice1_bend_c3)
+        - 0.7886751345948129 * segment3_slice1_local_com_x;
     let segment3_slice1_local_inertia_h_x = segment1_slice0_mass
         * segment3_slice1_local_com_x;
     let segment3_slice1_local_inertia_h_y = segment3_slice1_local_com_y
@@ -930,13 +938,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment1_slices_local_inertia_m * segment2_tip_position_y
         + segment3_slices_local_inertia_h_y * segment2_tip_rotation_11;
     let t17 = t15 * segment3_bend_squared_c2;
-    let segment3_tip_local_subspace0_v_x = p.channel_length
-        * ((t15 * segment3_bend_squared_c3 - t15 * segment3_bend_squared_c2) + t17);
+    let segment3_tip_local_bend_y_column_v_x = (t15 * segment3_bend_squared_c3
+        - t15 * segment3_bend_squared_c2) + t17;
     let t18 = p.channel_length * segment3_bend_squared_c1;
+    let segment3_tip_local_bend_y_column_v_y = (p.channel_length
+        * segment3_bend_squared_c2 + 2.0 * t16 * segment3_bend_squared_c4
+        - t16 * segment3_bend_squared_c3) - t18;
+    let segment3_tip_local_subspace0_v_x = p.channel_length
+        * segment3_tip_local_bend_y_column_v_x;
     let segment3_tip_local_subspace0_v_y = p.channel_length
-        * ((p.channel_length * segment3_bend_squared_c2
-            + 2.0 * t16 * segment3_bend_squared_c4 - t16 * segment3_bend_squared_c3)
-            - t18);
+        * segment3_tip_local_bend_y_column_v_y;
     let t19 = 1.0 - segment3_bend_squared_c2 * segment3_bend_squared;
     let t20 = segment3_bend_y * segment3_bend_squared_c1;
     let segment3_tip_rotation_00 = t19 * segment2_tip_rotation_00
@@ -968,17 +979,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t22 = p.channel_length * segment4_bend_y;
     let segment4_slice0_local_com_y = 0.044658198738520456 * t22
         * segment4_slice0_bend_c2;
-    let segment4_slice0_local_subspace0_v_x = p.channel_length
-        * ((0.009437387837655933 * t22 * segment4_slice0_bend_c3
-            - 0.009437387837655933 * t22 * segment4_slice0_bend_c2)
-            + 0.21132486540518713 * segment4_slice0_local_com_y);
+    let segment4_slice0_local_bend_y_column_v_x = (0.009437387837655933 * t22
+        * segment4_slice0_bend_c3 - 0.009437387837655933 * t22 * segment4_slice0_bend_c2)
+        + 0.21132486540518713 * segment4_slice0_local_com_y;
     let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
     let t23 = p.channel_length * segment4_bend_squared;
-    let segment4_slice0_local_subspace0_v_y = p.channel_length
-        * ((0.044658198738520456 * segment4_slice0_bend_c2 * p.channel_length
-            + 0.00398870942913838 * t23 * segment4_slice0_bend_c4
-            - 0.00199435471456919 * t23 * segment4_slice0_bend_c3)
-            - 0.21132486540518713 * segment4_slice0_local_com_x);
+    let segment4_slice0_local_bend_y_column_v_y = (0.044658198738520456
+        * segment4_slice0_bend_c2 * p.channel_length
+        + 0.00398870942913838 * t23 * segment4_slice0_bend_c4
+        - 0.00199435471456919 * t23 * segment4_slice0_bend_c3)
+        - 0.21132486540518713 * segment4_slice0_local_com_x;
     let segment4_slice0_local_inertia_h_x = segment4_slice0_local_com_x
         * segment1_slice0_mass;
     let segment4_slice0_local_inertia_h_y = segment4_slice0_local_com_y
@@ -986,15 +996,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment4_slice1_local_com_x = 0.7886751345948129 * p.channel_length
         * segment4_slice1_bend_c1;
     let segment4_slice1_local_com_y = 0.6220084679281462 * t22 * segment4_slice1_bend_c2;
-    let segment4_slice1_local_subspace0_v_x = p.channel_length
-        * ((0.4905626121623441 * t22 * segment4_slice1_bend_c3
-            - 0.4905626121623441 * t22 * segment4_slice1_bend_c2)
-            + 0.7886751345948129 * segment4_slice1_local_com_y);
-    let segment4_slice1_local_subspace0_v_y = p.channel_length
-        * ((0.7737890683486395 * t23 * segment4_slice1_bend_c4
-            + 0.6220084679281462 * p.channel_length * segment4_slice1_bend_c2
-            - 0.38689453417431974 * t23 * segment4_slice1_bend_c3)
-            - 0.7886751345948129 * segment4_slice1_local_com_x);
+    let segment4_slice1_local_bend_y_column_v_x = (0.4905626121623441 * t22
+        * segment4_slice1_bend_c3 - 0.4905626121623441 * t22 * segment4_slice1_bend_c2)
+        + 0.7886751345948129 * segment4_slice1_local_com_y;
+    let segment4_slice1_local_bend_y_column_v_y = (0.7737890683486395 * t23
+        * segment4_slice1_bend_c4
+        + 0.6220084679281462 * p.channel_length * segment4_slice1_bend_c2
+        - 0.38689453417431974 * t23 * segment4_slice1_bend_c3)
+        - 0.7886751345948129 * segment4_slice1_local_com_x;
     let segment4_slice1_local_inertia_h_x = segment4_slice1_local_com_x
         * segment1_slice0_mass;
     let segment4_slice1_local_inertia_h_y = segment4_slice1_local_com_y
@@ -1012,13 +1021,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment3_tip_position_y * segment1_slices_local_inertia_m
         + segment4_slices_local_inertia_h_y * segment3_tip_rotation_11;
     let t24 = t22 * segment4_bend_squared_c2;
-    let segment4_tip_local_subspace0_v_x = p.channel_length
-        * ((t22 * segment4_bend_squared_c3 - t22 * segment4_bend_squared_c2) + t24);
+    let segment4_tip_local_bend_y_column_v_x = (t22 * segment4_bend_squared_c3
+        - t22 * segment4_bend_squared_c2) + t24;
     let t25 = segment4_bend_squared_c1 * p.channel_length;
+    let segment4_tip_local_bend_y_column_v_y = (p.channel_length
+        * segment4_bend_squared_c2 + 2.0 * segment4_bend_squared_c4 * t23
+        - t23 * segment4_bend_squared_c3) - t25;
+    let segment4_tip_local_subspace0_v_x = p.channel_length
+        * segment4_tip_local_bend_y_column_v_x;
     let segment4_tip_local_subspace0_v_y = p.channel_length
-        * ((p.channel_length * segment4_bend_squared_c2
-            + 2.0 * segment4_bend_squared_c4 * t23 - t23 * segment4_bend_squared_c3)
-            - t25);
+        * segment4_tip_local_bend_y_column_v_y;
     let segment4_tip_position_x = segment3_tip_rotation_00 * t25
         + segment3_tip_position_x + t24 * segment3_tip_rotation_01;
     let segment4_tip_position_y = segment3_tip_position_y
@@ -1070,66 +1082,71 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + q[1] * link1_composite_inertia_m;
     let base_angle_projected_inertia_f_y = link1_composite_inertia_h_x
         + base_angle_subspace_v_y * link1_composite_inertia_m;
-    let t26 = segment1_slice1_local_subspace0_v_x * segment1_slice0_mass
-        + segment1_slice0_mass * segment1_slice0_local_subspace0_v_x
-        - segment1_slice0_local_subspace0_w_z * segment1_slice0_local_inertia_h_y
-        - segment1_slice1_local_subspace0_w_z * segment1_slice1_local_inertia_h_y;
-    let t27 = segment1_slice1_local_subspace0_v_y * segment1_slice0_mass
-        + segment1_slice1_local_subspace0_w_z * segment1_slice1_local_inertia_h_x
-        + segment1_slice0_mass * segment1_slice0_local_subspace0_v_y
-        + segment1_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z;
-    let segment1_subspace0_projected_inertia_f_x = t26 * cos_q2
+    let t26 = 0.21132486540518713 * segment1_slice0_local_inertia_h_x
+        + 0.7886751345948129 * segment1_slice1_local_inertia_h_x
+        + segment1_slice1_local_bend_y_column_v_y * segment1_slice0_mass
+        + segment1_slice0_mass * segment1_slice0_local_bend_y_column_v_y;
+    let t27 = segment1_slice0_mass * segment1_slice0_local_bend_y_column_v_x
+        + segment1_slice0_mass * segment1_slice1_local_bend_y_column_v_x
+        - 0.21132486540518713 * segment1_slice0_local_inertia_h_y
+        - 0.7886751345948129 * segment1_slice1_local_inertia_h_y;
+    let segment1_subspace0_projected_inertia_f_x = p.channel_length
+        * (t26 * base_angle_rotation_01 + cos_q2 * t27)
         + segment1_tip_subspace0_v_x * link2_composite_inertia_m
-        + t27 * base_angle_rotation_01 - p.channel_length * link2_composite_inertia_h_y;
-    let segment1_subspace0_projected_inertia_f_y = link2_composite_inertia_m
-        * segment1_tip_subspace0_v_y + p.channel_length * link2_composite_inertia_h_x
-        + t27 * cos_q2 + sin_q2 * t26;
-    let t28 = segment1_slice0_local_subspace0_w_z * segment2_slice0_local_inertia_h_x
-        + segment2_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z
-        + segment1_slice0_mass * segment2_slice1_local_subspace0_v_y
-        + segment1_slice0_mass * segment2_slice0_local_subspace0_v_y;
-    let t29 = segment2_slice1_local_subspace0_v_x * segment1_slice0_mass
-        + segment2_slice0_local_subspace0_v_x * segment1_slice0_mass
-        - segment1_slice1_local_subspace0_w_z * segment2_slice1_local_inertia_h_y
-        - segment2_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z;
-    let segment2_subspace0_projected_inertia_f_x = t28 * segment1_tip_rotation_01
+        - p.channel_length * link2_composite_inertia_h_y;
+    let segment1_subspace0_projected_inertia_f_y = p.channel_length
+        * (sin_q2 * t27 + t26 * cos_q2)
+        + link2_composite_inertia_m * segment1_tip_subspace0_v_y
+        + p.channel_length * link2_composite_inertia_h_x;
+    let t28 = segment1_slice0_mass * segment2_slice0_local_bend_y_column_v_x
+        + segment1_slice0_mass * segment2_slice1_local_bend_y_column_v_x
+        - 0.7886751345948129 * segment2_slice1_local_inertia_h_y
+        - 0.21132486540518713 * segment2_slice0_local_inertia_h_y;
+    let t29 = 0.21132486540518713 * segment2_slice0_local_inertia_h_x
+        + 0.7886751345948129 * segment2_slice1_local_inertia_h_x
+        + segment2_slice1_local_bend_y_column_v_y * segment1_slice0_mass
+        + segment2_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
+    let segment2_subspace0_projected_inertia_f_x = (segment1_tip_rotation_00 * t28
+        + t29 * segment1_tip_rotation_01) * p.channel_length
         + segment2_tip_subspace0_v_x * link3_composite_inertia_m
-        + segment1_tip_rotation_00 * t29
         - p.channel_length * link3_composite_inertia_h_y;
-    let segment2_subspace0_projected_inertia_f_y = segment1_tip_rotation_10 * t29
+    let segment2_subspace0_projected_inertia_f_y = (t29 * segment1_tip_rotation_11
+        + segment1_tip_rotation_10 * t28) * p.channel_length
         + segment2_tip_subspace0_v_y * link3_composite_inertia_m
-        + p.channel_length * link3_composite_inertia_h_x
-        + t28 * segment1_tip_rotation_11;
-    let t30 = segment3_slice0_local_subspace0_v_x * segment1_slice0_mass
-        + segment3_slice1_local_subspace0_v_x * segment1_slice0_mass
-        - segment1_slice0_local_subspace0_w_z * segment3_slice0_local_inertia_h_y
-        - segment1_slice1_local_subspace0_w_z * segment3_slice1_local_inertia_h_y;
-    let t31 = segment1_slice1_local_subspace0_w_z * segment3_slice1_local_inertia_h_x
-        + segment3_slice0_local_subspace0_v_y * segment1_slice0_mass
-        + segment1_slice0_local_subspace0_w_z * segment3_slice0_local_inertia_h_x
-        + segment3_slice1_local_subspace0_v_y * segment1_slice0_mass;
+        + p.channel_length * link3_composite_inertia_h_x;
+    let t30 = segment3_slice1_local_bend_y_column_v_y * segment1_slice0_mass
+        + 0.21132486540518713 * segment3_slice0_local_inertia_h_x
+        + 0.7886751345948129 * segment3_slice1_local_inertia_h_x
+        + segment3_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
+    let t31 = segment3_slice1_local_bend_y_column_v_x * segment1_slice0_mass
+        + segment3_slice0_local_bend_y_column_v_x * segment1_slice0_mass
+        - 0.21132486540518713 * segment3_slice0_local_inertia_h_y
+        - 0.7886751345948129 * segment3_slice1_local_inertia_h_y;
     let segment3_subspace0_projected_inertia_f_x = segment3_tip_subspace0_v_x
-        * link4_composite_inertia_m + t30 * segment2_tip_rotation_00
-        + segment2_tip_rotation_01 * t31
+        * link4_composite_inertia_m
+        + p.channel_length
+            * (t30 * segment2_tip_rotation_01 + t31 * segment2_tip_rotation_00)
         - p.channel_length * link4_composite_inertia_h_y;
-    let segment3_subspace0_projected_inertia_f_y = t31 * segment2_tip_rotation_11
-        + t30 * segment2_tip_rotation_10
-        + link4_composite_inertia_m * segment3_tip_subspace0_v_y
-        + link4_composite_inertia_h_x * p.channel_length;
-    let t32 = segment4_slice1_local_subspace0_v_x * segment1_slice0_mass
-        + segment4_slice0_local_subspace0_v_x * segment1_slice0_mass
-        - segment4_slice0_local_inertia_h_y * segment1_slice0_local_subspace0_w_z
-        - segment1_slice1_local_subspace0_w_z * segment4_slice1_local_inertia_h_y;
-    let t33 = segment4_slice0_local_inertia_h_x * segment1_slice0_local_subspace0_w_z
-        + segment4_slice1_local_subspace0_v_y * segment1_slice0_mass
-        + segment4_slice0_local_subspace0_v_y * segment1_slice0_mass
-        + segment4_slice1_local_inertia_h_x * segment1_slice1_local_subspace0_w_z;
-    let segment4_subspace0_projected_inertia_f_x = segment3_tip_rotation_00 * t32
-        + segment4_tip_subspace0_v_x * p.link_mass + t33 * segment3_tip_rotation_01
+    let segment3_subspace0_projected_inertia_f_y = link4_composite_inertia_m
+        * segment3_tip_subspace0_v_y + link4_composite_inertia_h_x * p.channel_length
+        + p.channel_length
+            * (t30 * segment2_tip_rotation_11 + t31 * segment2_tip_rotation_10);
+    let t32 = segment4_slice1_local_bend_y_column_v_x * segment1_slice0_mass
+        + segment4_slice0_local_bend_y_column_v_x * segment1_slice0_mass
+        - 0.7886751345948129 * segment4_slice1_local_inertia_h_y
+        - 0.21132486540518713 * segment4_slice0_local_inertia_h_y;
+    let t33 = 0.7886751345948129 * segment4_slice1_local_inertia_h_x
+        + segment4_slice1_local_bend_y_column_v_y * segment1_slice0_mass
+        + segment4_slice0_local_bend_y_column_v_y * segment1_slice0_mass
+        + 0.21132486540518713 * segment4_slice0_local_inertia_h_x;
+    let segment4_subspace0_projected_inertia_f_x = p.channel_length
+        * (segment3_tip_rotation_00 * t32 + t33 * segment3_tip_rotation_01)
+        + segment4_tip_subspace0_v_x * p.link_mass
         - link5_inertia_h_y * p.channel_length;
     let segment4_subspace0_projected_inertia_f_y = p.channel_length * link5_inertia_h_x
-        + segment4_tip_subspace0_v_y * p.link_mass + t32 * segment3_tip_rotation_10
-        + t33 * segment3_tip_rotation_11;
+        + segment4_tip_subspace0_v_y * p.link_mass
+        + p.channel_length
+            * (t33 * segment3_tip_rotation_11 + t32 * segment3_tip_rotation_10);
     Cache {
         segment1_bend_squared_c1,
         segment1_bend_squared_c2,
@@ -1211,17 +1228,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link1_inertia_h_y,
         segment1_slice0_local_com_x,
         segment1_slice0_local_com_y,
-        segment1_slice0_local_subspace0_w_z,
-        segment1_slice0_local_subspace0_v_x,
-        segment1_slice0_local_subspace0_v_y,
+        segment1_slice0_local_bend_y_column_v_x,
+        segment1_slice0_local_bend_y_column_v_y,
         segment1_slice0_mass,
         segment1_slice0_local_inertia_h_x,
         segment1_slice0_local_inertia_h_y,
         segment1_slice1_local_com_x,
         segment1_slice1_local_com_y,
-        segment1_slice1_local_subspace0_w_z,
-        segment1_slice1_local_subspace0_v_x,
-        segment1_slice1_local_subspace0_v_y,
+        segment1_slice1_local_bend_y_column_v_x,
+        segment1_slice1_local_bend_y_column_v_y,
         segment1_slice1_local_inertia_h_x,
         segment1_slice1_local_inertia_h_y,
         segment1_slices_local_inertia_m,
@@ -1229,6 +1244,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment1_slices_local_inertia_h_y,
         segment1_slices_inertia_h_x,
         segment1_slices_inertia_h_y,
+        segment1_tip_local_bend_y_column_v_x,
+        segment1_tip_local_bend_y_column_v_y,
         segment1_tip_local_subspace0_v_x,
         segment1_tip_local_subspace0_v_y,
         segment1_tip_rotation_00,
@@ -1243,20 +1260,22 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link2_inertia_h_y,
         segment2_slice0_local_com_x,
         segment2_slice0_local_com_y,
-        segment2_slice0_local_subspace0_v_x,
-        segment2_slice0_local_subspace0_v_y,
+        segment2_slice0_local_bend_y_column_v_x,
+        segment2_slice0_local_bend_y_column_v_y,
         segment2_slice0_local_inertia_h_x,
         segment2_slice0_local_inertia_h_y,
         segment2_slice1_local_com_x,
         segment2_slice1_local_com_y,
-        segment2_slice1_local_subspace0_v_x,
-        segment2_slice1_local_subspace0_v_y,
+        segment2_slice1_local_bend_y_column_v_x,
+        segment2_slice1_local_bend_y_column_v_y,
         segment2_slice1_local_inertia_h_x,
         segment2_slice1_local_inertia_h_y,
         segment2_slices_local_inertia_h_x,
         segment2_slices_local_inertia_h_y,
         segment2_slices_inertia_h_x,
         segment2_slices_inertia_h_y,
+        segment2_tip_local_bend_y_column_v_x,
+        segment2_tip_local_bend_y_column_v_y,
         segment2_tip_local_subspace0_v_x,
         segment2_tip_local_subspace0_v_y,
         segment2_tip_rotation_00,
@@ -1271,20 +1290,22 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link3_inertia_h_y,
         segment3_slice0_local_com_x,
         segment3_slice0_local_com_y,
-        segment3_slice0_local_subspace0_v_x,
-        segment3_slice0_local_subspace0_v_y,
+        segment3_slice0_local_bend_y_column_v_x,
+        segment3_slice0_local_bend_y_column_v_y,
         segment3_slice0_local_inertia_h_x,
         segment3_slice0_local_inertia_h_y,
         segment3_slice1_local_com_x,
         segment3_slice1_local_com_y,
-        segment3_slice1_local_subspace0_v_x,
-        segment3_slice1_local_subspace0_v_y,
+        segment3_slice1_local_bend_y_column_v_x,
+        segment3_slice1_local_bend_y_column_v_y,
         segment3_slice1_local_inertia_h_x,
         segment3_slice1_local_inertia_h_y,
         segment3_slices_local_inertia_h_x,
         segment3_slices_local_inertia_h_y,
         segment3_slices_inertia_h_x,
         segment3_slices_inertia_h_y,
+        segment3_tip_local_bend_y_column_v_x,
+        segment3_tip_local_bend_y_column_v_y,
         segment3_tip_local_subspace0_v_x,
         segment3_tip_local_subspace0_v_y,
         segment3_tip_rotation_00,
@@ -1299,20 +1320,22 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         link4_inertia_h_y,
         segment4_slice0_local_com_x,
         segment4_slice0_local_com_y,
-        segment4_slice0_local_subspace0_v_x,
-        segment4_slice0_local_subspace0_v_y,
+        segment4_slice0_local_bend_y_column_v_x,
+        segment4_slice0_local_bend_y_column_v_y,
         segment4_slice0_local_inertia_h_x,
         segment4_slice0_local_inertia_h_y,
         segment4_slice1_local_com_x,
         segment4_slice1_local_com_y,
-        segment4_slice1_local_subspace0_v_x,
-        segment4_slice1_local_subspace0_v_y,
+        segment4_slice1_local_bend_y_column_v_x,
+        segment4_slice1_local_bend_y_column_v_y,
         segment4_slice1_local_inertia_h_x,
         segment4_slice1_local_inertia_h_y,
         segment4_slices_local_inertia_h_x,
         segment4_slices_local_inertia_h_y,
         segment4_slices_inertia_h_x,
         segment4_slices_inertia_h_y,
+        segment4_tip_local_bend_y_column_v_x,
+        segment4_tip_local_bend_y_column_v_y,
         segment4_tip_local_subspace0_v_x,
         segment4_tip_local_subspace0_v_y,
         segment4_tip_position_x,
@@ -1497,188 +1520,169 @@ pub fn mass_matrix_into(
     let base_angle_projected_inertia_n_z = link1_composite_inertia_i_22
         + cache.link1_composite_inertia_h_x * cache.base_angle_subspace_v_y
         - q[1] * cache.link1_composite_inertia_h_y;
-    let t5 = -(cache.segment1_slice1_local_subspace0_v_x
-        * cache.segment1_slice1_local_inertia_h_y);
-    let t6 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
-    let t7 = cache.segment1_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_v_y;
-    let t8 = -(cache.segment1_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_subspace0_v_x);
-    let t9 = cache.segment1_slice1_local_subspace0_w_z
-        * segment1_slice1_local_inertia_i_22;
-    let t10 = cache.segment1_slice0_local_inertia_h_x
-        * cache.segment1_slice0_local_subspace0_v_y;
-    let t11 = cache.segment1_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t12 = cache.segment1_slice1_local_subspace0_w_z
+    let t5 = -(0.21132486540518713 * cache.segment1_slice0_local_inertia_h_y);
+    let t6 = cache.segment1_slice0_mass * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t7 = -(0.7886751345948129 * cache.segment1_slice1_local_inertia_h_y);
+    let t8 = cache.segment1_slice0_mass * cache.segment1_slice1_local_bend_y_column_v_x;
+    let t9 = t5 + t6 + t7 + t8;
+    let t10 = 0.21132486540518713 * cache.segment1_slice0_local_inertia_h_x;
+    let t11 = 0.7886751345948129 * cache.segment1_slice1_local_inertia_h_x;
+    let t12 = cache.segment1_slice1_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t13 = cache.segment1_slice0_mass * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t14 = t10 + t11 + t12 + t13;
+    let t15 = cache.segment1_slice1_local_bend_y_column_v_y
         * cache.segment1_slice1_local_inertia_h_x;
-    let t13 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_y;
-    let t14 = cache.segment1_slice0_local_inertia_h_x
-        * cache.segment1_slice0_local_subspace0_w_z;
-    let t15 = t11 + t12 + t13 + t14;
-    let t16 = -(cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_local_inertia_h_y);
-    let t17 = -(cache.segment1_slice1_local_subspace0_w_z
+    let t16 = 0.7886751345948129 * segment1_slice1_local_inertia_i_22;
+    let t17 = cache.segment1_slice0_local_inertia_h_x
+        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t18 = -(cache.segment1_slice1_local_bend_y_column_v_x
         * cache.segment1_slice1_local_inertia_h_y);
-    let t18 = cache.segment1_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t19 = cache.segment1_slice0_mass * cache.segment1_slice0_local_subspace0_v_x;
-    let t20 = t16 + t17 + t18 + t19;
-    let t21 = cache.link2_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
-    let t22 = cache.segment1_slice0_local_subspace0_w_z
-        * segment1_slice0_local_inertia_i_22;
+    let t19 = -(cache.segment1_slice0_local_inertia_h_y
+        * cache.segment1_slice0_local_bend_y_column_v_x);
+    let t20 = 0.21132486540518713 * segment1_slice0_local_inertia_i_22;
+    let t21 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
+    let t22 = cache.link2_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
     let t23 = p.channel_length * link2_composite_inertia_i_22;
-    let segment1_subspace0_projected_inertia_n_z = t5 + t6 + t7 + t8 + t9 + t10
-        + q[0] * (t15 * cache.cos_q2 + cache.sin_q2 * t20) + t21 + t22 + t23
-        - q[1] * (t20 * cache.cos_q2 + t15 * cache.base_angle_rotation_01);
-    let t24 = segment1_subspace0_projected_inertia_n_z
-        + cache.segment1_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
-        + q[1] * cache.segment1_subspace0_projected_inertia_f_x;
-    let t25 = cache.segment2_slice0_local_inertia_h_x
-        * cache.segment2_slice0_local_subspace0_v_y;
-    let t26 = -(cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_h_y);
-    let t27 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
-    let t28 = -(cache.segment2_slice1_local_subspace0_v_x
+    let segment1_subspace0_projected_inertia_n_z = (q[0]
+        * (cache.sin_q2 * t9 + t14 * cache.cos_q2) + t15 + t16 + t17 + t18 + t19 + t20
+        - q[1] * (t14 * cache.base_angle_rotation_01 + cache.cos_q2 * t9))
+        * p.channel_length + t21 + t22 + t23;
+    let t24 = cache.segment1_subspace0_projected_inertia_f_y
+        * cache.base_angle_subspace_v_y
+        + q[1] * cache.segment1_subspace0_projected_inertia_f_x
+        + segment1_subspace0_projected_inertia_n_z;
+    let t25 = -(cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_h_y);
+    let t26 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
+    let t27 = -(cache.segment2_slice1_local_bend_y_column_v_x
         * cache.segment2_slice1_local_inertia_h_y);
-    let t29 = cache.segment1_slice1_local_subspace0_w_z
-        * segment2_slice1_local_inertia_i_22;
-    let t30 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment2_slice1_local_subspace0_v_y;
-    let t31 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment2_slice0_local_subspace0_v_x);
-    let t32 = link3_composite_inertia_i_22 * p.channel_length;
-    let t33 = cache.segment2_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t34 = -(cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment2_slice1_local_inertia_h_y);
-    let t35 = cache.segment2_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t36 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_subspace0_w_z);
-    let t37 = t33 + t34 + t35 + t36;
-    let t38 = cache.segment1_slice0_local_subspace0_w_z
+    let t28 = -(cache.segment2_slice0_local_inertia_h_y
+        * cache.segment2_slice0_local_bend_y_column_v_x);
+    let t29 = cache.segment2_slice0_local_bend_y_column_v_y
         * cache.segment2_slice0_local_inertia_h_x;
-    let t39 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t40 = cache.segment1_slice0_mass * cache.segment2_slice1_local_subspace0_v_y;
-    let t41 = cache.segment1_slice0_mass * cache.segment2_slice0_local_subspace0_v_y;
-    let t42 = t38 + t39 + t40 + t41;
-    let t43 = cache.segment1_slice0_local_subspace0_w_z
-        * segment2_slice0_local_inertia_i_22;
-    let segment2_subspace0_projected_inertia_n_z = t25 + t26 + t27 + t28 + t29 + t30
-        + t31 + t32
-        + (cache.segment1_tip_rotation_10 * t37 + t42 * cache.segment1_tip_rotation_11)
-            * cache.segment1_tip_position_x + t43
-        - cache.segment1_tip_position_y
-            * (t42 * cache.segment1_tip_rotation_01
-                + cache.segment1_tip_rotation_00 * t37);
-    let t44 = segment2_subspace0_projected_inertia_n_z
-        + q[1] * cache.segment2_subspace0_projected_inertia_f_x
-        + cache.segment2_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
+    let t30 = 0.21132486540518713 * segment2_slice0_local_inertia_i_22;
+    let t31 = cache.segment2_slice1_local_inertia_h_x
+        * cache.segment2_slice1_local_bend_y_column_v_y;
+    let t32 = -(0.7886751345948129 * cache.segment2_slice1_local_inertia_h_y);
+    let t33 = -(0.21132486540518713 * cache.segment2_slice0_local_inertia_h_y);
+    let t34 = cache.segment1_slice0_mass * cache.segment2_slice0_local_bend_y_column_v_x;
+    let t35 = cache.segment1_slice0_mass * cache.segment2_slice1_local_bend_y_column_v_x;
+    let t36 = t32 + t33 + t34 + t35;
+    let t37 = 0.21132486540518713 * cache.segment2_slice0_local_inertia_h_x;
+    let t38 = 0.7886751345948129 * cache.segment2_slice1_local_inertia_h_x;
+    let t39 = cache.segment2_slice1_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t40 = cache.segment2_slice0_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t41 = t37 + t38 + t39 + t40;
+    let t42 = 0.7886751345948129 * segment2_slice1_local_inertia_i_22;
+    let t43 = link3_composite_inertia_i_22 * p.channel_length;
+    let segment2_subspace0_projected_inertia_n_z = t25 + t26
+        + p.channel_length
+            * (t27 + t28 + t29 + t30 + t31
+                + (t41 * cache.segment1_tip_rotation_11
+                    + cache.segment1_tip_rotation_10 * t36)
+                    * cache.segment1_tip_position_x + t42
+                - (cache.segment1_tip_rotation_00 * t36
+                    + t41 * cache.segment1_tip_rotation_01)
+                    * cache.segment1_tip_position_y) + t43;
+    let t44 = q[1] * cache.segment2_subspace0_projected_inertia_f_x
+        + cache.base_angle_subspace_v_y * cache.segment2_subspace0_projected_inertia_f_y
+        + segment2_subspace0_projected_inertia_n_z;
     let t45 = cache.link4_composite_inertia_h_x * cache.segment3_tip_subspace0_v_y;
-    let t46 = -(cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment3_slice0_local_inertia_h_y);
-    let t47 = cache.segment3_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t48 = -(cache.segment1_slice1_local_subspace0_w_z
+    let t46 = p.channel_length * link4_composite_inertia_i_22;
+    let t47 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
+    let t48 = -(cache.segment3_slice1_local_bend_y_column_v_x
         * cache.segment3_slice1_local_inertia_h_y);
-    let t49 = cache.segment3_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t50 = t46 + t47 + t48 + t49;
-    let t51 = cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment3_slice1_local_inertia_h_x;
-    let t52 = cache.segment3_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t53 = cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment3_slice0_local_inertia_h_x;
-    let t54 = cache.segment3_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t55 = t51 + t52 + t53 + t54;
-    let t56 = -(cache.segment3_slice1_local_subspace0_v_x
-        * cache.segment3_slice1_local_inertia_h_y);
-    let t57 = p.channel_length * link4_composite_inertia_i_22;
-    let t58 = cache.segment1_slice0_local_subspace0_w_z
-        * segment3_slice0_local_inertia_i_22;
-    let t59 = -(cache.segment3_slice0_local_subspace0_v_x
+    let t49 = cache.segment3_slice1_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t50 = 0.21132486540518713 * cache.segment3_slice0_local_inertia_h_x;
+    let t51 = 0.7886751345948129 * cache.segment3_slice1_local_inertia_h_x;
+    let t52 = cache.segment3_slice0_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t53 = t49 + t50 + t51 + t52;
+    let t54 = cache.segment3_slice1_local_bend_y_column_v_x * cache.segment1_slice0_mass;
+    let t55 = cache.segment3_slice0_local_bend_y_column_v_x * cache.segment1_slice0_mass;
+    let t56 = -(0.21132486540518713 * cache.segment3_slice0_local_inertia_h_y);
+    let t57 = -(0.7886751345948129 * cache.segment3_slice1_local_inertia_h_y);
+    let t58 = t54 + t55 + t56 + t57;
+    let t59 = -(cache.segment3_slice0_local_bend_y_column_v_x
         * cache.segment3_slice0_local_inertia_h_y);
-    let t60 = cache.segment3_slice0_local_subspace0_v_y
+    let t60 = 0.7886751345948129 * segment3_slice1_local_inertia_i_22;
+    let t61 = cache.segment3_slice0_local_bend_y_column_v_y
         * cache.segment3_slice0_local_inertia_h_x;
-    let t61 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
-    let t62 = cache.segment3_slice1_local_subspace0_v_y
+    let t62 = 0.21132486540518713 * segment3_slice0_local_inertia_i_22;
+    let t63 = cache.segment3_slice1_local_bend_y_column_v_y
         * cache.segment3_slice1_local_inertia_h_x;
-    let t63 = cache.segment1_slice1_local_subspace0_w_z
-        * segment3_slice1_local_inertia_i_22;
-    let segment3_subspace0_projected_inertia_n_z = t45
-        + cache.segment2_tip_position_x
-            * (t55 * cache.segment2_tip_rotation_11
-                + t50 * cache.segment2_tip_rotation_10) + t56 + t57 + t58 + t59 + t60
-        + t61 + t62 + t63
-        - (t50 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t55)
-            * cache.segment2_tip_position_y;
-    let t64 = cache.base_angle_subspace_v_y
-        * cache.segment3_subspace0_projected_inertia_f_y
-        + segment3_subspace0_projected_inertia_n_z
+    let segment3_subspace0_projected_inertia_n_z = t45 + t46 + t47
+        + p.channel_length
+            * (t48 + t59 + t60 + t61
+                + cache.segment2_tip_position_x
+                    * (t53 * cache.segment2_tip_rotation_11
+                        + t58 * cache.segment2_tip_rotation_10) + t62 + t63
+                - (t53 * cache.segment2_tip_rotation_01
+                    + t58 * cache.segment2_tip_rotation_00)
+                    * cache.segment2_tip_position_y);
+    let t64 = cache.segment3_subspace0_projected_inertia_f_y
+        * cache.base_angle_subspace_v_y + segment3_subspace0_projected_inertia_n_z
         + q[1] * cache.segment3_subspace0_projected_inertia_f_x;
     let t65 = cache.segment4_tip_subspace0_v_y * cache.link5_inertia_h_x;
-    let t66 = cache.segment4_slice1_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t67 = cache.segment4_slice0_local_subspace0_v_x * cache.segment1_slice0_mass;
-    let t68 = -(cache.segment4_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_subspace0_w_z);
-    let t69 = -(cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment4_slice1_local_inertia_h_y);
-    let t70 = t66 + t67 + t68 + t69;
-    let t71 = cache.segment4_slice0_local_inertia_h_x
-        * cache.segment1_slice0_local_subspace0_w_z;
-    let t72 = cache.segment4_slice1_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t73 = cache.segment4_slice0_local_subspace0_v_y * cache.segment1_slice0_mass;
-    let t74 = cache.segment4_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t75 = t71 + t72 + t73 + t74;
-    let t76 = cache.segment4_slice1_local_inertia_h_x
-        * cache.segment4_slice1_local_subspace0_v_y;
-    let t77 = segment4_slice1_local_inertia_i_22
-        * cache.segment1_slice1_local_subspace0_w_z;
-    let t78 = -(cache.segment4_slice1_local_subspace0_v_x
-        * cache.segment4_slice1_local_inertia_h_y);
-    let t79 = cache.segment1_slice0_local_subspace0_w_z
-        * segment4_slice0_local_inertia_i_22;
-    let t80 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
-    let t81 = -(cache.segment4_slice0_local_inertia_h_y
-        * cache.segment4_slice0_local_subspace0_v_x);
-    let t82 = p.channel_length * link5_inertia_i_22;
-    let t83 = cache.segment4_slice0_local_inertia_h_x
-        * cache.segment4_slice0_local_subspace0_v_y;
-    let segment4_subspace0_projected_inertia_n_z = t65 + t76 + t77
-        + (t70 * cache.segment3_tip_rotation_10 + t75 * cache.segment3_tip_rotation_11)
-            * cache.segment3_tip_position_x + t78 + t79 + t80 + t81 + t82 + t83
-        - cache.segment3_tip_position_y
-            * (cache.segment3_tip_rotation_00 * t70
-                + t75 * cache.segment3_tip_rotation_01);
-    let t84 = cache.segment4_subspace0_projected_inertia_f_y
-        * cache.base_angle_subspace_v_y
-        + q[1] * cache.segment4_subspace0_projected_inertia_f_x
+    let t66 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
+    let t67 = p.channel_length * link5_inertia_i_22;
+    let t68 = cache.segment4_slice0_local_inertia_h_x
+        * cache.segment4_slice0_local_bend_y_column_v_y;
+    let t69 = -(0.7886751345948129 * cache.segment4_slice1_local_inertia_h_y);
+    let t70 = cache.segment4_slice1_local_bend_y_column_v_x * cache.segment1_slice0_mass;
+    let t71 = -(0.21132486540518713 * cache.segment4_slice0_local_inertia_h_y);
+    let t72 = cache.segment4_slice0_local_bend_y_column_v_x * cache.segment1_slice0_mass;
+    let t73 = t69 + t70 + t71 + t72;
+    let t74 = 0.7886751345948129 * cache.segment4_slice1_local_inertia_h_x;
+    let t75 = cache.segment4_slice1_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t76 = cache.segment4_slice0_local_bend_y_column_v_y * cache.segment1_slice0_mass;
+    let t77 = 0.21132486540518713 * cache.segment4_slice0_local_inertia_h_x;
+    let t78 = t74 + t75 + t76 + t77;
+    let t79 = cache.segment4_slice1_local_inertia_h_x
+        * cache.segment4_slice1_local_bend_y_column_v_y;
+    let t80 = 0.7886751345948129 * segment4_slice1_local_inertia_i_22;
+    let t81 = -(cache.segment4_slice1_local_inertia_h_y
+        * cache.segment4_slice1_local_bend_y_column_v_x);
+    let t82 = -(cache.segment4_slice0_local_inertia_h_y
+        * cache.segment4_slice0_local_bend_y_column_v_x);
+    let t83 = 0.21132486540518713 * segment4_slice0_local_inertia_i_22;
+    let segment4_subspace0_projected_inertia_n_z = t65 + t66 + t67
+        + p.channel_length
+            * (t68 + t79 + t80 + t81
+                + cache.segment3_tip_position_x
+                    * (t78 * cache.segment3_tip_rotation_11
+                        + t73 * cache.segment3_tip_rotation_10) + t82 + t83
+                - cache.segment3_tip_position_y
+                    * (cache.segment3_tip_rotation_00 * t73
+                        + t78 * cache.segment3_tip_rotation_01));
+    let t84 = q[1] * cache.segment4_subspace0_projected_inertia_f_x
+        + cache.base_angle_subspace_v_y * cache.segment4_subspace0_projected_inertia_f_y
         + segment4_subspace0_projected_inertia_n_z;
-    let t85 = segment2_subspace0_projected_inertia_n_z * p.channel_length
-        + cache.segment1_tip_subspace0_v_x
-            * cache.segment2_subspace0_projected_inertia_f_x
-        + cache.segment2_subspace0_projected_inertia_f_y
-            * cache.segment1_tip_subspace0_v_y;
-    let t86 = p.channel_length * segment3_subspace0_projected_inertia_n_z;
-    let t87 = t86
-        + cache.segment1_tip_subspace0_v_x
-            * cache.segment3_subspace0_projected_inertia_f_x
+    let t85 = cache.segment1_tip_subspace0_v_x
+        * cache.segment2_subspace0_projected_inertia_f_x
         + cache.segment1_tip_subspace0_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y;
-    let t88 = p.channel_length * segment4_subspace0_projected_inertia_n_z;
-    let t89 = cache.segment4_subspace0_projected_inertia_f_y
+            * cache.segment2_subspace0_projected_inertia_f_y
+        + p.channel_length * segment2_subspace0_projected_inertia_n_z;
+    let t86 = p.channel_length * segment3_subspace0_projected_inertia_n_z;
+    let t87 = cache.segment3_subspace0_projected_inertia_f_y
         * cache.segment1_tip_subspace0_v_y
         + cache.segment1_tip_subspace0_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x + t88;
-    let t90 = t86
-        + cache.segment2_tip_subspace0_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y
-        + cache.segment2_tip_subspace0_v_x
-            * cache.segment3_subspace0_projected_inertia_f_x;
-    let t91 = cache.segment4_subspace0_projected_inertia_f_y
-        * cache.segment2_tip_subspace0_v_y
-        + cache.segment2_tip_subspace0_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x + t88;
-    let t92 = cache.segment3_tip_subspace0_v_x
+            * cache.segment3_subspace0_projected_inertia_f_x + t86;
+    let t88 = p.channel_length * segment4_subspace0_projected_inertia_n_z;
+    let t89 = cache.segment1_tip_subspace0_v_x
         * cache.segment4_subspace0_projected_inertia_f_x
-        + cache.segment4_subspace0_projected_inertia_f_y
-            * cache.segment3_tip_subspace0_v_y + t88;
+        + cache.segment1_tip_subspace0_v_y
+            * cache.segment4_subspace0_projected_inertia_f_y + t88;
+    let t90 = cache.segment2_tip_subspace0_v_x
+        * cache.segment3_subspace0_projected_inertia_f_x + t86
+        + cache.segment2_tip_subspace0_v_y
+            * cache.segment3_subspace0_projected_inertia_f_y;
+    let t91 = cache.segment2_tip_subspace0_v_y
+        * cache.segment4_subspace0_projected_inertia_f_y
+        + cache.segment2_tip_subspace0_v_x
+            * cache.segment4_subspace0_projected_inertia_f_x + t88;
+    let t92 = cache.segment3_tip_subspace0_v_y
+        * cache.segment4_subspace0_projected_inertia_f_y
+        + cache.segment3_tip_subspace0_v_x
+            * cache.segment4_subspace0_projected_inertia_f_x + t88;
     out[(0, 0)] = cache.link1_composite_inertia_m;
     out[(0, 2)] = cache.base_angle_projected_inertia_f_x;
     out[(2, 0)] = cache.base_angle_projected_inertia_f_x;
@@ -1712,52 +1716,54 @@ pub fn mass_matrix_into(
     out[(5, 2)] = t64;
     out[(2, 6)] = t84;
     out[(6, 2)] = t84;
-    out[(3, 3)] = cache.segment1_slice0_local_subspace0_w_z * (t8 + t10 + t22)
-        + (cache.link2_composite_inertia_m * cache.segment1_tip_subspace0_v_y
-            + p.channel_length * cache.link2_composite_inertia_h_x)
-            * cache.segment1_tip_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_v_y * (t13 + t14)
+    out[(3, 3)] = (cache.link2_composite_inertia_m * cache.segment1_tip_subspace0_v_y
+        + p.channel_length * cache.link2_composite_inertia_h_x)
+        * cache.segment1_tip_subspace0_v_y
         + cache.segment1_tip_subspace0_v_x
             * (cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_m
                 - p.channel_length * cache.link2_composite_inertia_h_y)
-        + cache.segment1_slice1_local_subspace0_v_x * (t17 + t18)
-        + cache.segment1_slice1_local_subspace0_w_z * (t5 + t7 + t9)
-        + p.channel_length * (t6 + t21 + t23)
-        + cache.segment1_slice1_local_subspace0_v_y * (t11 + t12)
-        + (t16 + t19) * cache.segment1_slice0_local_subspace0_v_x;
+        + p.channel_length * (t21 + t22 + t23)
+        + p.channel_length * p.channel_length
+            * (0.7886751345948129 * (t15 + t16 + t18)
+                + (t5 + t6) * cache.segment1_slice0_local_bend_y_column_v_x
+                + (t10 + t13) * cache.segment1_slice0_local_bend_y_column_v_y
+                + 0.21132486540518713 * (t17 + t19 + t20)
+                + (t7 + t8) * cache.segment1_slice1_local_bend_y_column_v_x
+                + cache.segment1_slice1_local_bend_y_column_v_y * (t11 + t12));
     out[(3, 4)] = t85;
     out[(4, 3)] = t85;
     out[(3, 5)] = t87;
     out[(5, 3)] = t87;
     out[(3, 6)] = t89;
     out[(6, 3)] = t89;
-    out[(4, 4)] = (t38 + t41) * cache.segment2_slice0_local_subspace0_v_y
-        + cache.segment2_slice0_local_subspace0_v_x * (t35 + t36)
-        + (cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_m
-            - p.channel_length * cache.link3_composite_inertia_h_y)
-            * cache.segment2_tip_subspace0_v_x
+    out[(4, 4)] = (cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_m
+        - p.channel_length * cache.link3_composite_inertia_h_y)
+        * cache.segment2_tip_subspace0_v_x
         + cache.segment2_tip_subspace0_v_y
             * (cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_m
                 + p.channel_length * cache.link3_composite_inertia_h_x)
-        + cache.segment1_slice1_local_subspace0_w_z * (t28 + t29 + t30)
-        + p.channel_length * (t26 + t27 + t32)
-        + cache.segment1_slice0_local_subspace0_w_z * (t25 + t31 + t43)
-        + (t33 + t34) * cache.segment2_slice1_local_subspace0_v_x
-        + (t39 + t40) * cache.segment2_slice1_local_subspace0_v_y;
+        + p.channel_length * (t25 + t26 + t43)
+        + (0.7886751345948129 * (t27 + t31 + t42)
+            + 0.21132486540518713 * (t28 + t29 + t30)
+            + (t32 + t35) * cache.segment2_slice1_local_bend_y_column_v_x
+            + cache.segment2_slice1_local_bend_y_column_v_y * (t38 + t39)
+            + cache.segment2_slice0_local_bend_y_column_v_y * (t37 + t40)
+            + cache.segment2_slice0_local_bend_y_column_v_x * (t33 + t34))
+            * p.channel_length * p.channel_length;
     out[(4, 5)] = t90;
     out[(5, 4)] = t90;
     out[(4, 6)] = t91;
     out[(6, 4)] = t91;
-    out[(5, 5)] = cache.segment1_slice1_local_subspace0_w_z * (t56 + t62 + t63)
-        + cache.segment3_slice1_local_subspace0_v_y * (t51 + t54)
+    out[(5, 5)] = ((t50 + t52) * cache.segment3_slice0_local_bend_y_column_v_y
+        + cache.segment3_slice1_local_bend_y_column_v_y * (t49 + t51)
+        + 0.7886751345948129 * (t48 + t60 + t63)
+        + 0.21132486540518713 * (t59 + t61 + t62)
+        + cache.segment3_slice1_local_bend_y_column_v_x * (t54 + t57)
+        + (t55 + t56) * cache.segment3_slice0_local_bend_y_column_v_x) * p.channel_length
+        * p.channel_length
         + (cache.link4_composite_inertia_m * cache.segment3_tip_subspace0_v_y
             + cache.link4_composite_inertia_h_x * p.channel_length)
-            * cache.segment3_tip_subspace0_v_y
-        + cache.segment1_slice0_local_subspace0_w_z * (t58 + t59 + t60)
-        + p.channel_length * (t45 + t57 + t61)
-        + cache.segment3_slice1_local_subspace0_v_x * (t48 + t49)
-        + (t52 + t53) * cache.segment3_slice0_local_subspace0_v_y
-        + cache.segment3_slice0_local_subspace0_v_x * (t46 + t47)
+            * cache.segment3_tip_subspace0_v_y + p.channel_length * (t45 + t46 + t47)
         + cache.segment3_tip_subspace0_v_x
             * (cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_m
                 - p.channel_length * cache.link4_composite_inertia_h_y);
@@ -1766,16 +1772,17 @@ pub fn mass_matrix_into(
     out[(6, 6)] = cache.segment4_tip_subspace0_v_y
         * (p.channel_length * cache.link5_inertia_h_x
             + cache.segment4_tip_subspace0_v_y * p.link_mass)
-        + (t76 + t77 + t78) * cache.segment1_slice1_local_subspace0_w_z
-        + (t79 + t81 + t83) * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment4_slice1_local_subspace0_v_x * (t66 + t69)
         + cache.segment4_tip_subspace0_v_x
             * (cache.segment4_tip_subspace0_v_x * p.link_mass
                 - cache.link5_inertia_h_y * p.channel_length)
-        + (t65 + t80 + t82) * p.channel_length
-        + cache.segment4_slice1_local_subspace0_v_y * (t72 + t74)
-        + (t67 + t68) * cache.segment4_slice0_local_subspace0_v_x
-        + cache.segment4_slice0_local_subspace0_v_y * (t71 + t73);
+        + (t65 + t66 + t67) * p.channel_length
+        + (0.7886751345948129 * (t79 + t80 + t81)
+            + cache.segment4_slice0_local_bend_y_column_v_y * (t76 + t77)
+            + cache.segment4_slice1_local_bend_y_column_v_x * (t69 + t70)
+            + (t74 + t75) * cache.segment4_slice1_local_bend_y_column_v_y
+            + (t71 + t72) * cache.segment4_slice0_local_bend_y_column_v_x
+            + 0.21132486540518713 * (t68 + t82 + t83)) * p.channel_length
+            * p.channel_length;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -1789,569 +1796,563 @@ pub fn coriolis_into(
 ) {
     *out = SVector::zeros();
     let segment1_bend_y_rate = p.channel_length * qd[3];
-    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let t0 = 0.7886751345948129 * segment1_bend_y_rate + qd[2];
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let t0 = segment1_tip_velocity_v_x
-        - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
+    let t1 = base_angle_velocity_v_x - q[1] * qd[2];
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let t1 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
-        + segment1_tip_velocity_v_y;
-    let segment2_base_velocity_v_y = t0 * cache.segment1_tip_rotation_01
-        + t1 * cache.segment1_tip_rotation_11;
+    let t2 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let segment1_base_velocity_v_y = t1 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t2;
+    let t3 = segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t0 * cache.segment1_slice1_local_inertia_h_x
+        + cache.segment1_slice0_mass * t3;
+    let t4 = -(t0 * segment1_slice1_local_momentum_f_y);
     let segment1_bend_y = p.channel_length * q[3];
-    let t2 = segment1_bend_y * p.channel_length;
-    let t3 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let t4 = segment1_bend_y.powi(3) * p.channel_length * t3;
-    let t5 = segment1_bend_y * p.channel_length * t3;
-    let t6 = (cache.segment1_bend_squared_c4 * t4
-        + 8.0 * cache.segment1_bend_squared_c6 * t4
-        + 6.0 * cache.segment1_bend_squared_c4 * t5
-        - 3.0 * t5 * cache.segment1_bend_squared_c3
-        - 5.0 * t4 * cache.segment1_bend_squared_c5)
-        - segment1_bend_y_rate * segment1_bend_y_rate
-            * (t2 * cache.segment1_bend_squared_c3
-                - cache.segment1_bend_squared_c2 * t2);
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t7 = segment1_bend_squared * p.channel_length * t3;
-    let t8 = p.channel_length * t3;
-    let t9 = segment1_bend_squared * p.channel_length;
-    let t10 = (cache.segment1_bend_squared_c3 * t7
-        + 3.0 * cache.segment1_bend_squared_c5 * t7 + t8 * cache.segment1_bend_squared_c3
-        - 3.0 * cache.segment1_bend_squared_c4 * t7
-        - t8 * cache.segment1_bend_squared_c2)
-        + segment1_bend_y_rate * segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c2 * p.channel_length
-                + 2.0 * cache.segment1_bend_squared_c4 * t9
-                - t9 * cache.segment1_bend_squared_c3);
-    let base_angle_bias_v_x = qd[2] * qd[1];
-    let segment1_tip_bias_v_x = segment1_bend_y_rate * base_angle_velocity_v_y
-        + cache.base_angle_rotation_01 * t6 + t10 * cache.cos_q2 + base_angle_bias_v_x
-        - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
+    let t5 = segment1_bend_squared * p.channel_length;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
-    let segment1_tip_bias_v_y = t10 * cache.sin_q2 + cache.cos_q2 * t6
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
+        + cache.cos_q2 * base_angle_bias_v_x;
+    let t6 = segment1_bend_y_rate * segment1_bend_y_rate;
+    let t7 = p.channel_length * t6;
+    let t8 = segment1_bend_squared * p.channel_length * t6;
+    let t9 = 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        + 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t5
+                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
+                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t5)
+        + segment1_base_bias_v_x
+        + (0.9154022964417872 * cache.segment1_slice1_bend_c5 * t8
+            + 0.4905626121623441 * t7 * cache.segment1_slice1_bend_c3
+            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t8
+            - 0.4905626121623441 * t7 * cache.segment1_slice1_bend_c2
+            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t8)
+        - segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y * qd[2];
+    let t10 = t9 * cache.segment1_slice0_mass;
+    let t11 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
+        * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
+            + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t5
+            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t5)
+        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t8
+            + 0.009437387837655933 * t7 * cache.segment1_slice0_bend_c3
+            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t8
+            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t8
+            - 0.009437387837655933 * t7 * cache.segment1_slice0_bend_c2)
+        + segment1_base_bias_v_x
+        + 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t12 = t11 * cache.segment1_slice0_mass;
+    let t13 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let t14 = qd[2] + 0.21132486540518713 * segment1_bend_y_rate;
+    let segment1_slice0_local_momentum_f_y = t13 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_local_inertia_h_x * t14;
+    let t15 = -(segment1_slice0_local_momentum_f_y * t14);
+    let t16 = t4 + t10 + t12 + t15;
+    let t17 = cache.cos_q2 * t16;
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let t18 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+        + segment1_tip_velocity_v_y;
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let t19 = segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t18
+        + cache.segment1_tip_rotation_00 * t19;
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let t20 = segment2_base_velocity_v_x
+        + cache.segment2_slice1_local_bend_y_column_v_x * segment2_bend_y_rate;
+    let t21 = 0.7886751345948129 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let segment2_slice1_local_momentum_f_x = t20 * cache.segment1_slice0_mass
+        - cache.segment2_slice1_local_inertia_h_y * t21;
+    let t22 = segment2_slice1_local_momentum_f_x * t21;
+    let segment2_bend_y = p.channel_length * q[4];
+    let t23 = p.channel_length * segment2_bend_y;
+    let t24 = segment2_bend_y_rate * segment2_bend_y_rate;
+    let t25 = t24 * p.channel_length * segment2_bend_y.powi(3);
+    let t26 = t24 * p.channel_length * segment2_bend_y;
+    let t27 = segment1_bend_y * p.channel_length;
+    let t28 = segment1_bend_y.powi(3) * p.channel_length * t6;
+    let t29 = segment1_bend_y * p.channel_length * t6;
+    let t30 = (cache.segment1_bend_squared_c4 * t28
+        + 8.0 * cache.segment1_bend_squared_c6 * t28
+        + 6.0 * cache.segment1_bend_squared_c4 * t29
+        - 3.0 * t29 * cache.segment1_bend_squared_c3
+        - 5.0 * t28 * cache.segment1_bend_squared_c5)
+        - segment1_bend_y_rate * segment1_bend_y_rate
+            * (t27 * cache.segment1_bend_squared_c3
+                - cache.segment1_bend_squared_c2 * t27);
+    let t31 = (cache.segment1_bend_squared_c3 * t8
+        + 3.0 * cache.segment1_bend_squared_c5 * t8 + t7 * cache.segment1_bend_squared_c3
+        - 3.0 * cache.segment1_bend_squared_c4 * t8
+        - t7 * cache.segment1_bend_squared_c2)
+        + segment1_bend_y_rate * segment1_bend_y_rate
+            * (cache.segment1_bend_squared_c2 * p.channel_length
+                + 2.0 * cache.segment1_bend_squared_c4 * t5
+                - t5 * cache.segment1_bend_squared_c3);
+    let segment1_tip_bias_v_x = segment1_bend_y_rate * base_angle_velocity_v_y
+        + cache.base_angle_rotation_01 * t30 + t31 * cache.cos_q2 + base_angle_bias_v_x
+        - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
+    let segment1_tip_bias_v_y = t31 * cache.sin_q2 + cache.cos_q2 * t30
         + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + base_angle_bias_v_y
         - segment1_bend_y_rate * base_angle_velocity_v_x;
-    let segment2_base_bias_v_x = cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x
-        + segment1_tip_bias_v_y * cache.segment1_tip_rotation_10;
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let t11 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t12 = t11 * p.channel_length;
-    let segment2_bend_y = p.channel_length * q[4];
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t13 = t11 * p.channel_length * segment2_bend_squared;
-    let t14 = p.channel_length * segment2_bend_squared;
-    let t15 = qd[4] * cache.segment1_slice0_local_subspace0_w_z
-        * segment2_base_velocity_v_y + segment2_base_bias_v_x
-        + (0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t13
-            + 0.0004214567416265345 * t13 * cache.segment2_slice0_bend_c3
-            + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t12
-            - 0.009437387837655933 * t12 * cache.segment2_slice0_bend_c2
-            - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t13)
-        + 0.21132486540518713
-            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t14
-                + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
-                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t14)
-            * segment2_bend_y_rate * segment2_bend_y_rate
-        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice0_local_subspace0_v_y;
-    let t16 = t15 * cache.segment1_slice0_mass;
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let t17 = qd[4] * cache.segment2_slice1_local_subspace0_v_y
-        + segment2_base_velocity_v_y;
-    let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
-        * segment2_slice1_velocity_w_z + t17 * cache.segment1_slice0_mass;
-    let t18 = -(segment2_slice1_velocity_w_z * segment2_slice1_local_momentum_f_y);
-    let t19 = 0.7886751345948129
-        * (0.7737890683486395 * t14 * cache.segment2_slice1_bend_c4
-            + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
-            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t14)
-        * segment2_bend_y_rate * segment2_bend_y_rate
-        + (0.30513409881392906 * t13 * cache.segment2_slice1_bend_c3
-            + 0.4905626121623441 * t12 * cache.segment2_slice1_bend_c3
-            + 0.9154022964417872 * t13 * cache.segment2_slice1_bend_c5
-            - 0.9154022964417872 * t13 * cache.segment2_slice1_bend_c4
-            - 0.4905626121623441 * t12 * cache.segment2_slice1_bend_c2)
-        + segment2_base_bias_v_x
-        + qd[4] * cache.segment1_slice1_local_subspace0_w_z * segment2_base_velocity_v_y
-        - segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice1_local_subspace0_v_y;
-    let t20 = t19 * cache.segment1_slice0_mass;
-    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
-    let t21 = qd[4] * cache.segment2_slice0_local_subspace0_v_y
-        + segment2_base_velocity_v_y;
-    let segment2_slice0_local_momentum_f_y = segment2_slice0_velocity_w_z
-        * cache.segment2_slice0_local_inertia_h_x + t21 * cache.segment1_slice0_mass;
-    let t22 = -(segment2_slice0_local_momentum_f_y * segment2_slice0_velocity_w_z);
-    let t23 = t16 + t18 + t20 + t22;
-    let t24 = cache.segment1_tip_rotation_00 * t23;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t1
-        + cache.segment1_tip_rotation_00 * t0;
-    let t25 = segment2_base_velocity_v_x
-        + qd[4] * cache.segment2_slice1_local_subspace0_v_x;
-    let segment2_slice1_local_momentum_f_x = t25 * cache.segment1_slice0_mass
-        - segment2_slice1_velocity_w_z * cache.segment2_slice1_local_inertia_h_y;
-    let t26 = segment2_slice1_velocity_w_z * segment2_slice1_local_momentum_f_x;
-    let t27 = segment2_base_velocity_v_x
-        + cache.segment2_slice0_local_subspace0_v_x * qd[4];
-    let segment2_slice0_local_momentum_f_x = t27 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * segment2_slice0_velocity_w_z;
-    let t28 = segment2_slice0_local_momentum_f_x * segment2_slice0_velocity_w_z;
-    let t29 = p.channel_length * segment2_bend_y;
-    let t30 = t11 * p.channel_length * segment2_bend_y.powi(3);
-    let t31 = t11 * p.channel_length * segment2_bend_y;
     let segment2_base_bias_v_y = cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x
         + segment1_tip_bias_v_y * cache.segment1_tip_rotation_11;
-    let t32 = (1.9252134116123394 * t30 * cache.segment2_slice1_bend_c6
-        + 0.24065167645154242 * t30 * cache.segment2_slice1_bend_c4
-        + 2.3213672050459184 * cache.segment2_slice1_bend_c4 * t31
-        - 1.1606836025229592 * cache.segment2_slice1_bend_c3 * t31
-        - 1.203258382257712 * t30 * cache.segment2_slice1_bend_c5)
-        + segment2_base_bias_v_y
-        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_slice1_local_subspace0_v_x
-        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice1_local_subspace0_w_z
-        - 0.7886751345948129
-            * (0.4905626121623441 * t29 * cache.segment2_slice1_bend_c3
-                - 0.4905626121623441 * t29 * cache.segment2_slice1_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t33 = t32 * cache.segment1_slice0_mass;
-    let t34 = cache.segment2_slice0_local_subspace0_v_x * segment1_tip_velocity_w_z
-        * qd[4]
-        + (0.00008906428919833614 * t30 * cache.segment2_slice0_bend_c4
-            + 0.0007125143135866891 * t30 * cache.segment2_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t31
-            - 0.0004453214459916807 * t30 * cache.segment2_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t31)
+    let t32 = segment1_tip_velocity_w_z * cache.segment2_slice0_local_bend_y_column_v_x
+        * segment2_bend_y_rate
+        + (0.00008906428919833614 * t25 * cache.segment2_slice0_bend_c4
+            + 0.0007125143135866891 * t25 * cache.segment2_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t26
+            - 0.0004453214459916807 * t25 * cache.segment2_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t26)
         + segment2_base_bias_v_y
         - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t29
-                - 0.009437387837655933 * t29 * cache.segment2_slice0_bend_c2)
+            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t23
+                - 0.009437387837655933 * t23 * cache.segment2_slice0_bend_c2)
             * segment2_bend_y_rate * segment2_bend_y_rate
-        - segment2_base_velocity_v_x * qd[4] * cache.segment1_slice0_local_subspace0_w_z;
-    let t35 = cache.segment1_slice0_mass * t34;
-    let t36 = t26 + t28 + t33 + t35;
-    let t37 = t36 * cache.segment1_tip_rotation_01;
-    let t38 = (8.0 * cache.segment2_bend_squared_c6 * t30
-        + t30 * cache.segment2_bend_squared_c4
-        + 6.0 * cache.segment2_bend_squared_c4 * t31
-        - 3.0 * cache.segment2_bend_squared_c3 * t31
-        - 5.0 * t30 * cache.segment2_bend_squared_c5)
-        - (cache.segment2_bend_squared_c3 * t29 - cache.segment2_bend_squared_c2 * t29)
+        - 0.21132486540518713 * segment2_base_velocity_v_x * segment2_bend_y_rate;
+    let t33 = t32 * cache.segment1_slice0_mass;
+    let t34 = segment2_base_velocity_v_x
+        + cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate;
+    let t35 = 0.21132486540518713 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let segment2_slice0_local_momentum_f_x = t34 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t35;
+    let t36 = segment2_slice0_local_momentum_f_x * t35;
+    let t37 = segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
+        * segment2_bend_y_rate
+        + (1.9252134116123394 * t25 * cache.segment2_slice1_bend_c6
+            + 0.24065167645154242 * t25 * cache.segment2_slice1_bend_c4
+            + 2.3213672050459184 * cache.segment2_slice1_bend_c4 * t26
+            - 1.1606836025229592 * cache.segment2_slice1_bend_c3 * t26
+            - 1.203258382257712 * t25 * cache.segment2_slice1_bend_c5)
+        + segment2_base_bias_v_y
+        - 0.7886751345948129 * segment2_base_velocity_v_x * segment2_bend_y_rate
+        - 0.7886751345948129
+            * (0.4905626121623441 * t23 * cache.segment2_slice1_bend_c3
+                - 0.4905626121623441 * t23 * cache.segment2_slice1_bend_c2)
             * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t39 = segment2_bend_y_rate * segment2_bend_y_rate
-        * (2.0 * cache.segment2_bend_squared_c4 * t14
-            + cache.segment2_bend_squared_c2 * p.channel_length
-            - cache.segment2_bend_squared_c3 * t14)
-        + (cache.segment2_bend_squared_c3 * t12
-            + 3.0 * t13 * cache.segment2_bend_squared_c5
-            + t13 * cache.segment2_bend_squared_c3 - cache.segment2_bend_squared_c2 * t12
-            - 3.0 * cache.segment2_bend_squared_c4 * t13);
-    let segment2_tip_bias_v_y = segment1_tip_bias_v_y
-        + cache.segment1_tip_rotation_11 * t38
-        + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
-        + cache.segment1_tip_rotation_10 * t39
-        - segment1_tip_velocity_v_x * segment2_bend_y_rate;
-    let segment2_tip_bias_v_x = segment1_tip_velocity_v_y * segment2_bend_y_rate
-        + cache.segment1_tip_rotation_01 * t38 + segment1_tip_bias_v_x
-        + cache.segment1_tip_rotation_00 * t39
-        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
-    let segment3_base_bias_v_y = segment2_tip_bias_v_y * cache.segment2_tip_rotation_11
-        + cache.segment2_tip_rotation_01 * segment2_tip_bias_v_x;
+    let t38 = t37 * cache.segment1_slice0_mass;
+    let t39 = t22 + t33 + t36 + t38;
+    let t40 = t39 * cache.segment1_tip_rotation_01;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
-    let t40 = segment2_tip_velocity_v_y
+    let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
+        + segment2_tip_velocity_v_y * p.link_mass;
+    let t41 = (8.0 * cache.segment2_bend_squared_c6 * t25
+        + t25 * cache.segment2_bend_squared_c4
+        + 6.0 * cache.segment2_bend_squared_c4 * t26
+        - 3.0 * cache.segment2_bend_squared_c3 * t26
+        - 5.0 * t25 * cache.segment2_bend_squared_c5)
+        - (cache.segment2_bend_squared_c3 * t23 - cache.segment2_bend_squared_c2 * t23)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let t42 = p.channel_length * segment2_bend_squared;
+    let t43 = t24 * p.channel_length;
+    let t44 = t24 * p.channel_length * segment2_bend_squared;
+    let t45 = segment2_bend_y_rate * segment2_bend_y_rate
+        * (2.0 * cache.segment2_bend_squared_c4 * t42
+            + cache.segment2_bend_squared_c2 * p.channel_length
+            - cache.segment2_bend_squared_c3 * t42)
+        + (cache.segment2_bend_squared_c3 * t43
+            + 3.0 * t44 * cache.segment2_bend_squared_c5
+            + t44 * cache.segment2_bend_squared_c3 - cache.segment2_bend_squared_c2 * t43
+            - 3.0 * cache.segment2_bend_squared_c4 * t44);
+    let segment2_tip_bias_v_x = segment1_tip_velocity_v_y * segment2_bend_y_rate
+        + cache.segment1_tip_rotation_01 * t41 + segment1_tip_bias_v_x
+        + cache.segment1_tip_rotation_00 * t45
+        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let t46 = segment2_tip_velocity_w_z + 0.21132486540518713 * segment3_bend_y_rate;
+    let t47 = segment2_tip_velocity_v_y
         + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + cache.segment2_tip_subspace0_v_x * qd[4];
-    let t41 = segment2_tip_velocity_v_x
+    let t48 = segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t40
-        + t41 * cache.segment2_tip_rotation_00;
+    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t47
+        + cache.segment2_tip_rotation_01 * t48;
+    let t49 = segment3_base_velocity_v_y
+        + cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate;
+    let segment3_slice0_local_momentum_f_y = t46
+        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t49;
+    let t50 = -(t46 * segment3_slice0_local_momentum_f_y);
+    let t51 = segment3_bend_y_rate * segment3_bend_y_rate;
+    let t52 = p.channel_length * t51;
     let segment3_bend_y = p.channel_length * q[5];
-    let t42 = segment3_bend_y * p.channel_length;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let t43 = segment3_bend_y_rate * segment3_bend_y_rate;
-    let t44 = p.channel_length * t43 * segment3_bend_y.powi(3);
-    let t45 = segment3_bend_y * p.channel_length * t43;
-    let t46 = segment3_base_bias_v_y
-        + segment2_tip_velocity_w_z * cache.segment3_slice0_local_subspace0_v_x * qd[5]
-        + (0.0007125143135866891 * cache.segment3_slice0_bend_c6 * t44
-            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t44
-            + 0.01196612828741514 * t45 * cache.segment3_slice0_bend_c4
-            - 0.0004453214459916807 * cache.segment3_slice0_bend_c5 * t44
-            - 0.00598306414370757 * t45 * cache.segment3_slice0_bend_c3)
-        - segment3_base_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z * qd[5]
-        - 0.21132486540518713
-            * (0.009437387837655933 * t42 * cache.segment3_slice0_bend_c3
-                - 0.009437387837655933 * t42 * cache.segment3_slice0_bend_c2)
-            * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t47 = t46 * cache.segment1_slice0_mass;
-    let t48 = segment3_base_velocity_v_x
-        + cache.segment3_slice1_local_subspace0_v_x * qd[5];
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
-    let segment3_slice1_local_momentum_f_x = t48 * cache.segment1_slice0_mass
-        - cache.segment3_slice1_local_inertia_h_y * segment3_slice1_velocity_w_z;
-    let t49 = segment3_slice1_local_momentum_f_x * segment3_slice1_velocity_w_z;
-    let t50 = segment3_base_bias_v_y
-        + cache.segment3_slice1_local_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
-        + (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t45
-            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t44
-            + 1.9252134116123394 * cache.segment3_slice1_bend_c6 * t44
-            - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t44
-            - 1.1606836025229592 * t45 * cache.segment3_slice1_bend_c3)
-        - 0.7886751345948129 * segment3_bend_y_rate * segment3_bend_y_rate
-            * (0.4905626121623441 * t42 * cache.segment3_slice1_bend_c3
-                - 0.4905626121623441 * t42 * cache.segment3_slice1_bend_c2)
-        - segment3_base_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z * qd[5];
-    let t51 = t50 * cache.segment1_slice0_mass;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
-        + segment2_tip_velocity_w_z;
-    let t52 = segment3_base_velocity_v_x
-        + cache.segment3_slice0_local_subspace0_v_x * qd[5];
-    let segment3_slice0_local_momentum_f_x = t52 * cache.segment1_slice0_mass
-        - cache.segment3_slice0_local_inertia_h_y * segment3_slice0_velocity_w_z;
-    let t53 = segment3_slice0_local_momentum_f_x * segment3_slice0_velocity_w_z;
-    let t54 = t47 + t49 + t51 + t53;
-    let t55 = cache.segment2_tip_rotation_01 * t54;
-    let t56 = (6.0 * t45 * cache.segment3_bend_squared_c4
-        + 8.0 * cache.segment3_bend_squared_c6 * t44
-        + t44 * cache.segment3_bend_squared_c4
-        - 5.0 * cache.segment3_bend_squared_c5 * t44
-        - 3.0 * t45 * cache.segment3_bend_squared_c3)
-        - (t42 * cache.segment3_bend_squared_c3 - t42 * cache.segment3_bend_squared_c2)
-            * segment3_bend_y_rate * segment3_bend_y_rate;
     let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t57 = p.channel_length * segment3_bend_squared;
-    let t58 = p.channel_length * t43 * segment3_bend_squared;
-    let t59 = p.channel_length * t43;
-    let t60 = (p.channel_length * cache.segment3_bend_squared_c2
-        + 2.0 * t57 * cache.segment3_bend_squared_c4
-        - t57 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
+    let t53 = p.channel_length * t51 * segment3_bend_squared;
+    let t54 = p.channel_length * segment3_bend_squared;
+    let segment2_tip_bias_v_y = segment1_tip_bias_v_y
+        + cache.segment1_tip_rotation_11 * t41
+        + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
+        + cache.segment1_tip_rotation_10 * t45
+        - segment1_tip_velocity_v_x * segment2_bend_y_rate;
+    let segment3_base_bias_v_x = segment2_tip_bias_v_x * cache.segment2_tip_rotation_00
+        + segment2_tip_bias_v_y * cache.segment2_tip_rotation_10;
+    let t55 = 0.7886751345948129 * segment3_base_velocity_v_y * segment3_bend_y_rate
+        + (0.30513409881392906 * t53 * cache.segment3_slice1_bend_c3
+            + 0.9154022964417872 * t53 * cache.segment3_slice1_bend_c5
+            + 0.4905626121623441 * t52 * cache.segment3_slice1_bend_c3
+            - 0.4905626121623441 * t52 * cache.segment3_slice1_bend_c2
+            - 0.9154022964417872 * t53 * cache.segment3_slice1_bend_c4)
+        + 0.7886751345948129
+            * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
+                + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t54
+                - 0.38689453417431974 * t54 * cache.segment3_slice1_bend_c3)
+            * segment3_bend_y_rate * segment3_bend_y_rate + segment3_base_bias_v_x
+        - segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_y
+            * segment3_bend_y_rate;
+    let t56 = t55 * cache.segment1_slice0_mass;
+    let t57 = segment2_tip_velocity_w_z + 0.7886751345948129 * segment3_bend_y_rate;
+    let t58 = segment3_base_velocity_v_y
+        + cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate;
+    let segment3_slice1_local_momentum_f_y = t57
+        * cache.segment3_slice1_local_inertia_h_x + t58 * cache.segment1_slice0_mass;
+    let t59 = -(segment3_slice1_local_momentum_f_y * t57);
+    let t60 = 0.21132486540518713 * segment3_base_velocity_v_y * segment3_bend_y_rate
+        + 0.21132486540518713
+            * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
+                + 0.00398870942913838 * t54 * cache.segment3_slice0_bend_c4
+                - 0.00199435471456919 * t54 * cache.segment3_slice0_bend_c3)
+            * segment3_bend_y_rate * segment3_bend_y_rate
+        + (0.0004214567416265345 * t53 * cache.segment3_slice0_bend_c3
+            + 0.009437387837655933 * t52 * cache.segment3_slice0_bend_c3
+            + 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c5
+            - 0.009437387837655933 * t52 * cache.segment3_slice0_bend_c2
+            - 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c4)
+        + segment3_base_bias_v_x
+        - segment2_tip_velocity_w_z * cache.segment3_slice0_local_bend_y_column_v_y
+            * segment3_bend_y_rate;
+    let t61 = cache.segment1_slice0_mass * t60;
+    let t62 = t50 + t56 + t59 + t61;
+    let t63 = t62 * cache.segment2_tip_rotation_00;
+    let t64 = segment3_bend_y * p.channel_length;
+    let t65 = segment3_bend_y * p.channel_length * t51;
+    let t66 = p.channel_length * t51 * segment3_bend_y.powi(3);
+    let t67 = (6.0 * t65 * cache.segment3_bend_squared_c4
+        + 8.0 * cache.segment3_bend_squared_c6 * t66
+        + t66 * cache.segment3_bend_squared_c4
+        - 5.0 * cache.segment3_bend_squared_c5 * t66
+        - 3.0 * t65 * cache.segment3_bend_squared_c3)
+        - (t64 * cache.segment3_bend_squared_c3 - t64 * cache.segment3_bend_squared_c2)
+            * segment3_bend_y_rate * segment3_bend_y_rate;
+    let t68 = (p.channel_length * cache.segment3_bend_squared_c2
+        + 2.0 * t54 * cache.segment3_bend_squared_c4
+        - t54 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
         * segment3_bend_y_rate
-        + (t58 * cache.segment3_bend_squared_c3
-            + 3.0 * t58 * cache.segment3_bend_squared_c5
-            + t59 * cache.segment3_bend_squared_c3
-            - 3.0 * t58 * cache.segment3_bend_squared_c4
-            - t59 * cache.segment3_bend_squared_c2);
+        + (t53 * cache.segment3_bend_squared_c3
+            + 3.0 * t53 * cache.segment3_bend_squared_c5
+            + t52 * cache.segment3_bend_squared_c3
+            - 3.0 * t53 * cache.segment3_bend_squared_c4
+            - t52 * cache.segment3_bend_squared_c2);
     let segment3_tip_bias_v_x = segment2_tip_velocity_v_y * segment3_bend_y_rate
-        + cache.segment2_tip_rotation_01 * t56 + segment2_tip_bias_v_x
-        + t60 * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * t67 + segment2_tip_bias_v_x
+        + t68 * cache.segment2_tip_rotation_00
         - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y * qd[5];
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
-    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
+        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
+    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
         + cache.segment4_tip_subspace0_v_y * qd[6];
     let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
         + segment4_tip_velocity_v_y * p.link_mass;
-    let t61 = segment4_bend_y_rate * segment4_bend_y_rate;
+    let t69 = segment4_bend_y_rate * segment4_bend_y_rate;
     let segment4_bend_y = p.channel_length * q[6];
-    let t62 = p.channel_length * t61 * segment4_bend_y;
-    let t63 = p.channel_length * t61 * segment4_bend_y.powi(3);
-    let t64 = p.channel_length * segment4_bend_y;
-    let t65 = (6.0 * t62 * cache.segment4_bend_squared_c4
-        + cache.segment4_bend_squared_c4 * t63
-        + 8.0 * cache.segment4_bend_squared_c6 * t63
-        - 3.0 * t62 * cache.segment4_bend_squared_c3
-        - 5.0 * cache.segment4_bend_squared_c5 * t63)
-        - (t64 * cache.segment4_bend_squared_c3 - t64 * cache.segment4_bend_squared_c2)
+    let t70 = p.channel_length * t69 * segment4_bend_y;
+    let t71 = p.channel_length * t69 * segment4_bend_y.powi(3);
+    let t72 = p.channel_length * segment4_bend_y;
+    let t73 = (6.0 * t70 * cache.segment4_bend_squared_c4
+        + cache.segment4_bend_squared_c4 * t71
+        + 8.0 * cache.segment4_bend_squared_c6 * t71
+        - 3.0 * t70 * cache.segment4_bend_squared_c3
+        - 5.0 * cache.segment4_bend_squared_c5 * t71)
+        - (t72 * cache.segment4_bend_squared_c3 - t72 * cache.segment4_bend_squared_c2)
             * segment4_bend_y_rate * segment4_bend_y_rate;
     let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t66 = p.channel_length * t61 * segment4_bend_squared;
-    let t67 = p.channel_length * t61;
-    let t68 = p.channel_length * segment4_bend_squared;
-    let t69 = (3.0 * cache.segment4_bend_squared_c5 * t66
-        + t66 * cache.segment4_bend_squared_c3 + t67 * cache.segment4_bend_squared_c3
-        - 3.0 * cache.segment4_bend_squared_c4 * t66
-        - t67 * cache.segment4_bend_squared_c2)
+    let t74 = p.channel_length * t69 * segment4_bend_squared;
+    let t75 = p.channel_length * t69;
+    let t76 = p.channel_length * segment4_bend_squared;
+    let t77 = (3.0 * cache.segment4_bend_squared_c5 * t74
+        + t74 * cache.segment4_bend_squared_c3 + t75 * cache.segment4_bend_squared_c3
+        - 3.0 * cache.segment4_bend_squared_c4 * t74
+        - t75 * cache.segment4_bend_squared_c2)
         + segment4_bend_y_rate * segment4_bend_y_rate
             * (p.channel_length * cache.segment4_bend_squared_c2
-                + 2.0 * cache.segment4_bend_squared_c4 * t68
-                - t68 * cache.segment4_bend_squared_c3);
-    let segment4_tip_bias_v_x = cache.segment3_tip_rotation_01 * t65
+                + 2.0 * cache.segment4_bend_squared_c4 * t76
+                - t76 * cache.segment4_bend_squared_c3);
+    let segment4_tip_bias_v_x = cache.segment3_tip_rotation_01 * t73
         + segment3_tip_velocity_v_y * segment4_bend_y_rate
-        + cache.segment3_tip_rotation_00 * t69 + segment3_tip_bias_v_x
+        + cache.segment3_tip_rotation_00 * t77 + segment3_tip_bias_v_x
         - cache.segment4_tip_subspace0_v_y * qd[6] * segment3_tip_velocity_w_z;
     let link5_composite_force_f_x = p.link_mass * segment4_tip_bias_v_x
         - segment4_tip_velocity_w_z * link5_momentum_f_y;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
-        + segment2_tip_velocity_v_x;
-    let t70 = segment3_tip_velocity_v_x
-        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
-    let t71 = segment3_tip_velocity_v_y
-        + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
-    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t70
-        + t71 * cache.segment3_tip_rotation_10;
-    let t72 = cache.segment4_slice1_local_subspace0_v_x * qd[6]
-        + segment4_base_velocity_v_x;
-    let segment4_slice1_local_momentum_f_x = t72 * cache.segment1_slice0_mass
-        - segment4_slice1_velocity_w_z * cache.segment4_slice1_local_inertia_h_y;
-    let t73 = segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_x;
     let segment3_tip_bias_v_y = segment2_tip_bias_v_y
-        + t56 * cache.segment2_tip_rotation_11
+        + t67 * cache.segment2_tip_rotation_11
         + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
-        + cache.segment2_tip_rotation_10 * t60
+        + cache.segment2_tip_rotation_10 * t68
         - segment3_bend_y_rate * segment2_tip_velocity_v_x;
     let segment4_base_bias_v_y = segment3_tip_bias_v_y * cache.segment3_tip_rotation_11
         + cache.segment3_tip_rotation_01 * segment3_tip_bias_v_x;
-    let t74 = segment4_base_bias_v_y
-        + qd[6] * cache.segment4_slice0_local_subspace0_v_x * segment3_tip_velocity_w_z
-        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t63
-            + 0.0007125143135866891 * t63 * cache.segment4_slice0_bend_c6
-            + 0.01196612828741514 * t62 * cache.segment4_slice0_bend_c4
-            - 0.00598306414370757 * t62 * cache.segment4_slice0_bend_c3
-            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t63)
-        - qd[6] * segment4_base_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z
-        - 0.21132486540518713
-            * (0.009437387837655933 * t64 * cache.segment4_slice0_bend_c3
-                - 0.009437387837655933 * t64 * cache.segment4_slice0_bend_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate;
-    let t75 = t74 * cache.segment1_slice0_mass;
-    let t76 = segment4_base_bias_v_y
-        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t63
-            + 2.3213672050459184 * t62 * cache.segment4_slice1_bend_c4
-            + 0.24065167645154242 * t63 * cache.segment4_slice1_bend_c4
-            - 1.1606836025229592 * t62 * cache.segment4_slice1_bend_c3
-            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t63)
-        + cache.segment4_slice1_local_subspace0_v_x * qd[6] * segment3_tip_velocity_w_z
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
+    let t78 = segment3_tip_velocity_v_x
+        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
+    let t79 = segment3_tip_velocity_v_y
+        + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
+    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t78
+        + t79 * cache.segment3_tip_rotation_10;
+    let t80 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
+        * segment3_tip_velocity_w_z + segment4_base_bias_v_y
+        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t71
+            + 2.3213672050459184 * t70 * cache.segment4_slice1_bend_c4
+            + 0.24065167645154242 * t71 * cache.segment4_slice1_bend_c4
+            - 1.1606836025229592 * t70 * cache.segment4_slice1_bend_c3
+            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t71)
         - 0.7886751345948129
-            * (0.4905626121623441 * t64 * cache.segment4_slice1_bend_c3
-                - 0.4905626121623441 * t64 * cache.segment4_slice1_bend_c2)
+            * (0.4905626121623441 * t72 * cache.segment4_slice1_bend_c3
+                - 0.4905626121623441 * t72 * cache.segment4_slice1_bend_c2)
             * segment4_bend_y_rate * segment4_bend_y_rate
-        - qd[6] * segment4_base_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z;
-    let t77 = t76 * cache.segment1_slice0_mass;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
-    let t78 = qd[6] * cache.segment4_slice0_local_subspace0_v_x
+        - 0.7886751345948129 * segment4_base_velocity_v_x * segment4_bend_y_rate;
+    let t81 = t80 * cache.segment1_slice0_mass;
+    let t82 = 0.7886751345948129 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let t83 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
         + segment4_base_velocity_v_x;
-    let segment4_slice0_local_momentum_f_x = t78 * cache.segment1_slice0_mass
-        - cache.segment4_slice0_local_inertia_h_y * segment4_slice0_velocity_w_z;
-    let t79 = segment4_slice0_velocity_w_z * segment4_slice0_local_momentum_f_x;
-    let t80 = t73 + t75 + t77 + t79;
-    let t81 = cache.segment3_tip_rotation_01 * t80;
-    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t70
-        + t71 * cache.segment3_tip_rotation_11;
-    let t82 = qd[6] * cache.segment4_slice1_local_subspace0_v_y
-        + segment4_base_velocity_v_y;
-    let segment4_slice1_local_momentum_f_y = segment4_slice1_velocity_w_z
-        * cache.segment4_slice1_local_inertia_h_x + t82 * cache.segment1_slice0_mass;
-    let t83 = -(segment4_slice1_velocity_w_z * segment4_slice1_local_momentum_f_y);
+    let segment4_slice1_local_momentum_f_x = t83 * cache.segment1_slice0_mass
+        - t82 * cache.segment4_slice1_local_inertia_h_y;
+    let t84 = t82 * segment4_slice1_local_momentum_f_x;
+    let t85 = segment4_base_bias_v_y
+        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t71
+            + 0.0007125143135866891 * t71 * cache.segment4_slice0_bend_c6
+            + 0.01196612828741514 * t70 * cache.segment4_slice0_bend_c4
+            - 0.00598306414370757 * t70 * cache.segment4_slice0_bend_c3
+            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t71)
+        + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate
+            * segment3_tip_velocity_w_z
+        - 0.21132486540518713 * segment4_base_velocity_v_x * segment4_bend_y_rate
+        - 0.21132486540518713
+            * (0.009437387837655933 * t72 * cache.segment4_slice0_bend_c3
+                - 0.009437387837655933 * t72 * cache.segment4_slice0_bend_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate;
+    let t86 = t85 * cache.segment1_slice0_mass;
+    let t87 = segment4_base_velocity_v_x
+        + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate;
+    let t88 = 0.21132486540518713 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let segment4_slice0_local_momentum_f_x = t87 * cache.segment1_slice0_mass
+        - cache.segment4_slice0_local_inertia_h_y * t88;
+    let t89 = segment4_slice0_local_momentum_f_x * t88;
+    let t90 = t81 + t84 + t86 + t89;
+    let t91 = cache.segment3_tip_rotation_01 * t90;
+    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t78
+        + t79 * cache.segment3_tip_rotation_11;
     let segment4_base_bias_v_x = cache.segment3_tip_rotation_10 * segment3_tip_bias_v_y
         + cache.segment3_tip_rotation_00 * segment3_tip_bias_v_x;
-    let t84 = (0.0004214567416265345 * t66 * cache.segment4_slice0_bend_c3
-        + 0.009437387837655933 * t67 * cache.segment4_slice0_bend_c3
-        + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t66
-        - 0.009437387837655933 * t67 * cache.segment4_slice0_bend_c2
-        - 0.0012643702248796036 * t66 * cache.segment4_slice0_bend_c4)
+    let t92 = 0.21132486540518713 * segment4_bend_y_rate * segment4_base_velocity_v_y
+        + (0.0004214567416265345 * t74 * cache.segment4_slice0_bend_c3
+            + 0.009437387837655933 * t75 * cache.segment4_slice0_bend_c3
+            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t74
+            - 0.009437387837655933 * t75 * cache.segment4_slice0_bend_c2
+            - 0.0012643702248796036 * t74 * cache.segment4_slice0_bend_c4)
         + segment4_base_bias_v_x
-        + qd[6] * cache.segment1_slice0_local_subspace0_w_z * segment4_base_velocity_v_y
         + 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate
             * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-                + 0.00398870942913838 * t68 * cache.segment4_slice0_bend_c4
-                - 0.00199435471456919 * t68 * cache.segment4_slice0_bend_c3)
-        - qd[6] * cache.segment4_slice0_local_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t85 = t84 * cache.segment1_slice0_mass;
-    let t86 = (0.30513409881392906 * t66 * cache.segment4_slice1_bend_c3
-        + 0.9154022964417872 * t66 * cache.segment4_slice1_bend_c5
-        + 0.4905626121623441 * t67 * cache.segment4_slice1_bend_c3
-        - 0.4905626121623441 * t67 * cache.segment4_slice1_bend_c2
-        - 0.9154022964417872 * t66 * cache.segment4_slice1_bend_c4)
-        + segment4_base_bias_v_x
-        + 0.7886751345948129
-            * (0.7737890683486395 * t68 * cache.segment4_slice1_bend_c4
-                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-                - 0.38689453417431974 * t68 * cache.segment4_slice1_bend_c3)
-            * segment4_bend_y_rate * segment4_bend_y_rate
-        + qd[6] * cache.segment1_slice1_local_subspace0_w_z * segment4_base_velocity_v_y
-        - qd[6] * cache.segment4_slice1_local_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t87 = t86 * cache.segment1_slice0_mass;
-    let t88 = qd[6] * cache.segment4_slice0_local_subspace0_v_y
-        + segment4_base_velocity_v_y;
-    let segment4_slice0_local_momentum_f_y = cache.segment4_slice0_local_inertia_h_x
-        * segment4_slice0_velocity_w_z + t88 * cache.segment1_slice0_mass;
-    let t89 = -(segment4_slice0_velocity_w_z * segment4_slice0_local_momentum_f_y);
-    let t90 = t83 + t85 + t87 + t89;
-    let t91 = cache.segment3_tip_rotation_00 * t90;
-    let segment4_composite_force_f_x = link5_composite_force_f_x + t81 + t91;
-    let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
-        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
-    let link4_composite_force_f_x = p.link_mass * segment3_tip_bias_v_x
-        + segment4_composite_force_f_x - link4_momentum_f_y * segment3_tip_velocity_w_z;
-    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t40
-        + cache.segment2_tip_rotation_01 * t41;
-    let segment3_base_bias_v_x = segment2_tip_bias_v_x * cache.segment2_tip_rotation_00
-        + segment2_tip_bias_v_y * cache.segment2_tip_rotation_10;
-    let t92 = 0.21132486540518713
-        * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-            + 0.00398870942913838 * t57 * cache.segment3_slice0_bend_c4
-            - 0.00199435471456919 * t57 * cache.segment3_slice0_bend_c3)
-        * segment3_bend_y_rate * segment3_bend_y_rate
-        + (0.0004214567416265345 * t58 * cache.segment3_slice0_bend_c3
-            + 0.009437387837655933 * t59 * cache.segment3_slice0_bend_c3
-            + 0.0012643702248796036 * t58 * cache.segment3_slice0_bend_c5
-            - 0.009437387837655933 * t59 * cache.segment3_slice0_bend_c2
-            - 0.0012643702248796036 * t58 * cache.segment3_slice0_bend_c4)
-        + segment3_base_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z * qd[5]
-        + segment3_base_bias_v_x
-        - segment2_tip_velocity_w_z * cache.segment3_slice0_local_subspace0_v_y * qd[5];
+                + 0.00398870942913838 * t76 * cache.segment4_slice0_bend_c4
+                - 0.00199435471456919 * t76 * cache.segment4_slice0_bend_c3)
+        - cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
+            * segment3_tip_velocity_w_z;
     let t93 = t92 * cache.segment1_slice0_mass;
-    let t94 = segment3_base_velocity_v_y
-        + cache.segment3_slice0_local_subspace0_v_y * qd[5];
-    let segment3_slice0_local_momentum_f_y = cache.segment3_slice0_local_inertia_h_x
-        * segment3_slice0_velocity_w_z + t94 * cache.segment1_slice0_mass;
-    let t95 = -(segment3_slice0_local_momentum_f_y * segment3_slice0_velocity_w_z);
-    let t96 = segment3_base_velocity_v_y
-        + qd[5] * cache.segment3_slice1_local_subspace0_v_y;
-    let segment3_slice1_local_momentum_f_y = t96 * cache.segment1_slice0_mass
-        + segment3_slice1_velocity_w_z * cache.segment3_slice1_local_inertia_h_x;
-    let t97 = -(segment3_slice1_local_momentum_f_y * segment3_slice1_velocity_w_z);
-    let t98 = segment3_base_velocity_v_y * cache.segment1_slice1_local_subspace0_w_z
-        * qd[5]
-        + (0.30513409881392906 * t58 * cache.segment3_slice1_bend_c3
-            + 0.9154022964417872 * t58 * cache.segment3_slice1_bend_c5
-            + 0.4905626121623441 * t59 * cache.segment3_slice1_bend_c3
-            - 0.4905626121623441 * t59 * cache.segment3_slice1_bend_c2
-            - 0.9154022964417872 * t58 * cache.segment3_slice1_bend_c4)
+    let t94 = segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
+        + segment4_base_velocity_v_y;
+    let segment4_slice1_local_momentum_f_y = t94 * cache.segment1_slice0_mass
+        + t82 * cache.segment4_slice1_local_inertia_h_x;
+    let t95 = -(t82 * segment4_slice1_local_momentum_f_y);
+    let t96 = cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
+        + segment4_base_velocity_v_y;
+    let segment4_slice0_local_momentum_f_y = t96 * cache.segment1_slice0_mass
+        + cache.segment4_slice0_local_inertia_h_x * t88;
+    let t97 = -(segment4_slice0_local_momentum_f_y * t88);
+    let t98 = (0.30513409881392906 * t74 * cache.segment4_slice1_bend_c3
+        + 0.9154022964417872 * t74 * cache.segment4_slice1_bend_c5
+        + 0.4905626121623441 * t75 * cache.segment4_slice1_bend_c3
+        - 0.4905626121623441 * t75 * cache.segment4_slice1_bend_c2
+        - 0.9154022964417872 * t74 * cache.segment4_slice1_bend_c4)
+        + segment4_base_bias_v_x
+        + 0.7886751345948129 * segment4_bend_y_rate * segment4_base_velocity_v_y
         + 0.7886751345948129
-            * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-                + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t57
-                - 0.38689453417431974 * t57 * cache.segment3_slice1_bend_c3)
-            * segment3_bend_y_rate * segment3_bend_y_rate + segment3_base_bias_v_x
-        - segment2_tip_velocity_w_z * qd[5] * cache.segment3_slice1_local_subspace0_v_y;
+            * (0.7737890683486395 * t76 * cache.segment4_slice1_bend_c4
+                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
+                - 0.38689453417431974 * t76 * cache.segment4_slice1_bend_c3)
+            * segment4_bend_y_rate * segment4_bend_y_rate
+        - segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
+            * segment3_tip_velocity_w_z;
     let t99 = t98 * cache.segment1_slice0_mass;
     let t100 = t93 + t95 + t97 + t99;
-    let t101 = cache.segment2_tip_rotation_00 * t100;
-    let segment3_composite_force_f_x = t55 + link4_composite_force_f_x + t101;
-    let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
-        + segment2_tip_velocity_v_y * p.link_mass;
-    let link3_composite_force_f_x = segment3_composite_force_f_x
-        + segment2_tip_bias_v_x * p.link_mass
-        - segment2_tip_velocity_w_z * link3_momentum_f_y;
-    let segment2_composite_force_f_x = t24 + t37 + link3_composite_force_f_x;
+    let t101 = cache.segment3_tip_rotation_00 * t100;
+    let segment4_composite_force_f_x = link5_composite_force_f_x + t91 + t101;
+    let link4_composite_force_f_x = p.link_mass * segment3_tip_bias_v_x
+        + segment4_composite_force_f_x - link4_momentum_f_y * segment3_tip_velocity_w_z;
+    let segment3_base_bias_v_y = segment2_tip_bias_v_y * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_01 * segment2_tip_bias_v_x;
+    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t47
+        + t48 * cache.segment2_tip_rotation_00;
+    let t102 = segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
+        * segment3_bend_y_rate + segment3_base_bias_v_y
+        + (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t65
+            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t66
+            + 1.9252134116123394 * cache.segment3_slice1_bend_c6 * t66
+            - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t66
+            - 1.1606836025229592 * t65 * cache.segment3_slice1_bend_c3)
+        - 0.7886751345948129 * segment3_bend_y_rate * segment3_bend_y_rate
+            * (0.4905626121623441 * t64 * cache.segment3_slice1_bend_c3
+                - 0.4905626121623441 * t64 * cache.segment3_slice1_bend_c2)
+        - 0.7886751345948129 * segment3_base_velocity_v_x * segment3_bend_y_rate;
+    let t103 = t102 * cache.segment1_slice0_mass;
+    let t104 = segment3_base_velocity_v_x
+        + cache.segment3_slice1_local_bend_y_column_v_x * segment3_bend_y_rate;
+    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t104
+        - t57 * cache.segment3_slice1_local_inertia_h_y;
+    let t105 = t57 * segment3_slice1_local_momentum_f_x;
+    let t106 = segment3_base_bias_v_y
+        + cache.segment3_slice0_local_bend_y_column_v_x * segment2_tip_velocity_w_z
+            * segment3_bend_y_rate
+        + (0.0007125143135866891 * cache.segment3_slice0_bend_c6 * t66
+            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t66
+            + 0.01196612828741514 * t65 * cache.segment3_slice0_bend_c4
+            - 0.0004453214459916807 * cache.segment3_slice0_bend_c5 * t66
+            - 0.00598306414370757 * t65 * cache.segment3_slice0_bend_c3)
+        - 0.21132486540518713 * segment3_base_velocity_v_x * segment3_bend_y_rate
+        - 0.21132486540518713
+            * (0.009437387837655933 * t64 * cache.segment3_slice0_bend_c3
+                - 0.009437387837655933 * t64 * cache.segment3_slice0_bend_c2)
+            * segment3_bend_y_rate * segment3_bend_y_rate;
+    let t107 = t106 * cache.segment1_slice0_mass;
+    let t108 = cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
+        + segment3_base_velocity_v_x;
+    let segment3_slice0_local_momentum_f_x = t108 * cache.segment1_slice0_mass
+        - t46 * cache.segment3_slice0_local_inertia_h_y;
+    let t109 = segment3_slice0_local_momentum_f_x * t46;
+    let t110 = t103 + t105 + t107 + t109;
+    let t111 = t110 * cache.segment2_tip_rotation_01;
+    let segment3_composite_force_f_x = t63 + link4_composite_force_f_x + t111;
+    let link3_composite_force_f_x = segment2_tip_bias_v_x * p.link_mass
+        + segment3_composite_force_f_x - segment2_tip_velocity_w_z * link3_momentum_f_y;
+    let segment2_base_velocity_v_y = t19 * cache.segment1_tip_rotation_01
+        + t18 * cache.segment1_tip_rotation_11;
+    let t112 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = t35
+        * cache.segment2_slice0_local_inertia_h_x + t112 * cache.segment1_slice0_mass;
+    let t113 = -(t35 * segment2_slice0_local_momentum_f_y);
+    let segment2_base_bias_v_x = cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x
+        + segment1_tip_bias_v_y * cache.segment1_tip_rotation_10;
+    let t114 = segment2_base_bias_v_x
+        + (0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t44
+            + 0.0004214567416265345 * t44 * cache.segment2_slice0_bend_c3
+            + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t43
+            - 0.009437387837655933 * t43 * cache.segment2_slice0_bend_c2
+            - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t44)
+        + 0.21132486540518713
+            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t42
+                + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
+                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t42)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        + 0.21132486540518713 * segment2_bend_y_rate * segment2_base_velocity_v_y
+        - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate;
+    let t115 = t114 * cache.segment1_slice0_mass;
+    let t116 = 0.7886751345948129
+        * (0.7737890683486395 * t42 * cache.segment2_slice1_bend_c4
+            + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
+            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t42)
+        * segment2_bend_y_rate * segment2_bend_y_rate
+        + (0.30513409881392906 * t44 * cache.segment2_slice1_bend_c3
+            + 0.4905626121623441 * t43 * cache.segment2_slice1_bend_c3
+            + 0.9154022964417872 * t44 * cache.segment2_slice1_bend_c5
+            - 0.9154022964417872 * t44 * cache.segment2_slice1_bend_c4
+            - 0.4905626121623441 * t43 * cache.segment2_slice1_bend_c2)
+        + 0.7886751345948129 * segment2_bend_y_rate * segment2_base_velocity_v_y
+        + segment2_base_bias_v_x
+        - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
+            * segment2_bend_y_rate;
+    let t117 = cache.segment1_slice0_mass * t116;
+    let t118 = cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
+        * t21 + t118 * cache.segment1_slice0_mass;
+    let t119 = -(segment2_slice1_local_momentum_f_y * t21);
+    let t120 = t113 + t115 + t117 + t119;
+    let t121 = cache.segment1_tip_rotation_00 * t120;
+    let segment2_composite_force_f_x = t40 + link3_composite_force_f_x + t121;
     let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
         + segment1_tip_velocity_v_y * p.link_mass;
     let link2_composite_force_f_x = segment2_composite_force_f_x
         + p.link_mass * segment1_tip_bias_v_x
         - segment1_tip_velocity_w_z * link2_momentum_f_y;
-    let t102 = base_angle_velocity_v_x - q[1] * qd[2];
-    let t103 = q[0] * qd[2] + base_angle_velocity_v_y;
-    let segment1_base_velocity_v_y = t102 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t103;
-    let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
-        + cache.cos_q2 * base_angle_bias_v_x;
-    let t104 = cache.segment1_slice0_local_subspace0_w_z * qd[3]
-        * segment1_base_velocity_v_y
-        + 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
-                + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t9
-                - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t9)
-        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t7
-            + 0.009437387837655933 * t8 * cache.segment1_slice0_bend_c3
-            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t7
-            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t7
-            - 0.009437387837655933 * t8 * cache.segment1_slice0_bend_c2)
-        + segment1_base_bias_v_x
-        - qd[2] * qd[3] * cache.segment1_slice0_local_subspace0_v_y;
-    let t105 = t104 * cache.segment1_slice0_mass;
-    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
-        + qd[2];
-    let t106 = cache.segment1_slice1_local_subspace0_v_y * qd[3]
-        + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = cache.segment1_slice0_mass * t106
-        + segment1_slice1_velocity_w_z * cache.segment1_slice1_local_inertia_h_x;
-    let t107 = -(segment1_slice1_velocity_w_z * segment1_slice1_local_momentum_f_y);
-    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
-        + qd[2];
-    let t108 = qd[3] * cache.segment1_slice0_local_subspace0_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice0_local_momentum_f_y = t108 * cache.segment1_slice0_mass
-        + segment1_slice0_velocity_w_z * cache.segment1_slice0_local_inertia_h_x;
-    let t109 = -(segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_y);
-    let t110 = cache.segment1_slice1_local_subspace0_w_z * qd[3]
-        * segment1_base_velocity_v_y
-        + 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t9
-                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t9)
-        + segment1_base_bias_v_x
-        + (0.9154022964417872 * cache.segment1_slice1_bend_c5 * t7
-            + 0.4905626121623441 * t8 * cache.segment1_slice1_bend_c3
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t7
-            - 0.4905626121623441 * t8 * cache.segment1_slice1_bend_c2
-            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t7)
-        - qd[2] * cache.segment1_slice1_local_subspace0_v_y * qd[3];
-    let t111 = cache.segment1_slice0_mass * t110;
-    let t112 = t105 + t107 + t109 + t111;
-    let t113 = t112 * cache.cos_q2;
     let segment1_base_bias_v_y = cache.base_angle_rotation_01 * base_angle_bias_v_x
         + cache.cos_q2 * base_angle_bias_v_y;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t103 + t102 * cache.cos_q2;
-    let t114 = segment1_base_bias_v_y
-        + (1.9252134116123394 * t4 * cache.segment1_slice1_bend_c6
-            + 2.3213672050459184 * cache.segment1_slice1_bend_c4 * t5
-            + 0.24065167645154242 * t4 * cache.segment1_slice1_bend_c4
-            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t4
-            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t5)
-        + cache.segment1_slice1_local_subspace0_v_x * qd[2] * qd[3]
-        - 0.7886751345948129
-            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t2
-                - 0.4905626121623441 * t2 * cache.segment1_slice1_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate
-        - cache.segment1_slice1_local_subspace0_w_z * qd[3] * segment1_base_velocity_v_x;
-    let t115 = cache.segment1_slice0_mass * t114;
-    let t116 = cache.segment1_slice1_local_subspace0_v_x * qd[3]
-        + segment1_base_velocity_v_x;
-    let segment1_slice1_local_momentum_f_x = t116 * cache.segment1_slice0_mass
-        - segment1_slice1_velocity_w_z * cache.segment1_slice1_local_inertia_h_y;
-    let t117 = segment1_slice1_velocity_w_z * segment1_slice1_local_momentum_f_x;
-    let t118 = qd[3] * cache.segment1_slice0_local_subspace0_v_x
-        + segment1_base_velocity_v_x;
-    let segment1_slice0_local_momentum_f_x = cache.segment1_slice0_mass * t118
-        - segment1_slice0_velocity_w_z * cache.segment1_slice0_local_inertia_h_y;
-    let t119 = segment1_slice0_velocity_w_z * segment1_slice0_local_momentum_f_x;
-    let t120 = segment1_base_bias_v_y
-        + (0.00008906428919833614 * t4 * cache.segment1_slice0_bend_c4
-            + 0.0007125143135866891 * t4 * cache.segment1_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment1_slice0_bend_c4 * t5
-            - 0.0004453214459916807 * t4 * cache.segment1_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t5)
-        + qd[2] * qd[3] * cache.segment1_slice0_local_subspace0_v_x
-        - cache.segment1_slice0_local_subspace0_w_z * qd[3] * segment1_base_velocity_v_x
+    let segment1_base_velocity_v_x = cache.sin_q2 * t2 + t1 * cache.cos_q2;
+    let t122 = segment1_base_bias_v_y
+        + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
+        + (0.00008906428919833614 * t28 * cache.segment1_slice0_bend_c4
+            + 0.0007125143135866891 * t28 * cache.segment1_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment1_slice0_bend_c4 * t29
+            - 0.0004453214459916807 * t28 * cache.segment1_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t29)
+        - 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_x
         - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t2
-                - 0.009437387837655933 * t2 * cache.segment1_slice0_bend_c2)
+            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t27
+                - 0.009437387837655933 * t27 * cache.segment1_slice0_bend_c2)
             * segment1_bend_y_rate * segment1_bend_y_rate;
-    let t121 = t120 * cache.segment1_slice0_mass;
-    let t122 = t115 + t117 + t119 + t121;
-    let t123 = t122 * cache.base_angle_rotation_01;
-    let segment1_composite_force_f_x = link2_composite_force_f_x + t113 + t123;
+    let t123 = t122 * cache.segment1_slice0_mass;
+    let t124 = segment1_base_bias_v_y
+        + (1.9252134116123394 * t28 * cache.segment1_slice1_bend_c6
+            + 2.3213672050459184 * cache.segment1_slice1_bend_c4 * t29
+            + 0.24065167645154242 * t28 * cache.segment1_slice1_bend_c4
+            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t28
+            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t29)
+        + segment1_bend_y_rate * qd[2] * cache.segment1_slice1_local_bend_y_column_v_x
+        - 0.7886751345948129
+            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t27
+                - 0.4905626121623441 * t27 * cache.segment1_slice1_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate
+        - 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_x;
+    let t125 = t124 * cache.segment1_slice0_mass;
+    let t126 = segment1_base_velocity_v_x
+        + segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_x;
+    let segment1_slice1_local_momentum_f_x = t126 * cache.segment1_slice0_mass
+        - t0 * cache.segment1_slice1_local_inertia_h_y;
+    let t127 = t0 * segment1_slice1_local_momentum_f_x;
+    let t128 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
+        + segment1_base_velocity_v_x;
+    let segment1_slice0_local_momentum_f_x = t128 * cache.segment1_slice0_mass
+        - t14 * cache.segment1_slice0_local_inertia_h_y;
+    let t129 = t14 * segment1_slice0_local_momentum_f_x;
+    let t130 = t123 + t125 + t127 + t129;
+    let t131 = t130 * cache.base_angle_rotation_01;
+    let segment1_composite_force_f_x = t17 + link2_composite_force_f_x + t131;
     let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
         + cache.link1_inertia_h_x * qd[2];
     let link1_composite_force_f_x = segment1_composite_force_f_x
         + p.link_mass * base_angle_bias_v_x - link1_momentum_f_y * qd[2];
-    let t124 = t122 * cache.cos_q2;
-    let t125 = cache.sin_q2 * t112;
-    let t126 = t36 * cache.segment1_tip_rotation_11;
-    let t127 = t23 * cache.segment1_tip_rotation_10;
     let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
-    let t128 = cache.segment2_tip_rotation_10 * t100;
+    let t132 = t62 * cache.segment2_tip_rotation_10;
+    let t133 = t110 * cache.segment2_tip_rotation_11;
     let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
         - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
-    let t129 = cache.segment3_tip_rotation_10 * t90;
+    let t134 = cache.segment3_tip_rotation_11 * t90;
     let segment4_tip_bias_v_y = qd[6] * cache.segment4_tip_subspace0_v_x
-        * segment3_tip_velocity_w_z + t65 * cache.segment3_tip_rotation_11
-        + cache.segment3_tip_rotation_10 * t69 + segment3_tip_bias_v_y
+        * segment3_tip_velocity_w_z + t73 * cache.segment3_tip_rotation_11
+        + cache.segment3_tip_rotation_10 * t77 + segment3_tip_bias_v_y
         - segment3_tip_velocity_v_x * segment4_bend_y_rate;
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * cache.segment4_tip_subspace0_v_x;
@@ -2359,91 +2360,92 @@ pub fn coriolis_into(
         - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
     let link5_composite_force_f_y = p.link_mass * segment4_tip_bias_v_y
         + segment4_tip_velocity_w_z * link5_momentum_f_x;
-    let t130 = t80 * cache.segment3_tip_rotation_11;
-    let segment4_composite_force_f_y = t129 + link5_composite_force_f_y + t130;
+    let t135 = cache.segment3_tip_rotation_10 * t100;
+    let segment4_composite_force_f_y = t134 + link5_composite_force_f_y + t135;
     let link4_composite_force_f_y = p.link_mass * segment3_tip_bias_v_y
         + link4_momentum_f_x * segment3_tip_velocity_w_z + segment4_composite_force_f_y;
-    let t131 = t54 * cache.segment2_tip_rotation_11;
-    let segment3_composite_force_f_y = t128 + link4_composite_force_f_y + t131;
+    let segment3_composite_force_f_y = t132 + t133 + link4_composite_force_f_y;
     let link3_composite_force_f_y = link3_momentum_f_x * segment2_tip_velocity_w_z
         + segment3_composite_force_f_y + segment2_tip_bias_v_y * p.link_mass;
-    let segment2_composite_force_f_y = t126 + t127 + link3_composite_force_f_y;
+    let t136 = cache.segment1_tip_rotation_10 * t120;
+    let t137 = t39 * cache.segment1_tip_rotation_11;
+    let segment2_composite_force_f_y = link3_composite_force_f_y + t136 + t137;
     let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
     let link2_composite_force_f_y = segment2_composite_force_f_y
         + segment1_tip_velocity_w_z * link2_momentum_f_x
         + segment1_tip_bias_v_y * p.link_mass;
-    let segment1_composite_force_f_y = t124 + t125 + link2_composite_force_f_y;
+    let t138 = t130 * cache.cos_q2;
+    let t139 = cache.sin_q2 * t16;
+    let segment1_composite_force_f_y = link2_composite_force_f_y + t138 + t139;
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.link1_inertia_h_y * qd[2];
     let link1_composite_force_f_y = segment1_composite_force_f_y
         + link1_momentum_f_x * qd[2] + p.link_mass * base_angle_bias_v_y;
-    let t132 = -(t104 * cache.segment1_slice0_local_inertia_h_y);
-    let t133 = cache.segment2_slice0_local_inertia_h_x * t34;
-    let t134 = -(t21 * segment2_slice0_local_momentum_f_x);
-    let t135 = -(t19 * cache.segment2_slice1_local_inertia_h_y);
-    let t136 = cache.segment2_slice1_local_inertia_h_x * t32;
-    let t137 = -(t94 * segment3_slice0_local_momentum_f_x);
-    let t138 = -(t98 * cache.segment3_slice1_local_inertia_h_y);
-    let t139 = -(cache.segment3_slice0_local_inertia_h_y * t92);
-    let t140 = t46 * cache.segment3_slice0_local_inertia_h_x;
-    let t141 = t52 * segment3_slice0_local_momentum_f_y;
-    let t142 = t50 * cache.segment3_slice1_local_inertia_h_x;
-    let t143 = -(cache.segment4_slice1_local_inertia_h_y * t86);
-    let t144 = cache.segment4_slice0_local_inertia_h_x * t74;
-    let t145 = -(t88 * segment4_slice0_local_momentum_f_x);
-    let t146 = cache.segment4_slice1_local_inertia_h_x * t76;
-    let t147 = t78 * segment4_slice0_local_momentum_f_y;
-    let t148 = -(t84 * cache.segment4_slice0_local_inertia_h_y);
+    let t140 = cache.segment2_slice1_local_inertia_h_x * t37;
+    let t141 = t20 * segment2_slice1_local_momentum_f_y;
+    let t142 = t34 * segment2_slice0_local_momentum_f_y;
+    let t143 = segment3_slice1_local_momentum_f_y * t104;
+    let t144 = -(segment3_slice0_local_momentum_f_x * t49);
+    let t145 = cache.segment4_slice0_local_inertia_h_x * t85;
+    let t146 = t83 * segment4_slice1_local_momentum_f_y;
+    let t147 = -(segment4_slice1_local_momentum_f_x * t94);
+    let t148 = -(t96 * segment4_slice0_local_momentum_f_x);
+    let t149 = -(cache.segment4_slice0_local_inertia_h_y * t92);
     let link5_composite_force_n_z = segment4_tip_bias_v_y * cache.link5_inertia_h_x
         + link5_momentum_f_y * segment4_tip_velocity_v_x
         - segment4_tip_velocity_v_y * link5_momentum_f_x
         - cache.link5_inertia_h_y * segment4_tip_bias_v_x;
-    let t149 = -(segment4_slice1_local_momentum_f_x * t82);
-    let t150 = t72 * segment4_slice1_local_momentum_f_y;
-    let segment4_composite_force_n_z = t143 + t144 + t145 + t146 + t147
-        + (t129 + t130) * cache.segment3_tip_position_x + t148
-        + link5_composite_force_n_z + t149 + t150
-        - cache.segment3_tip_position_y * (t81 + t91);
-    let link4_composite_force_n_z = cache.link4_inertia_h_x * segment3_tip_bias_v_y
-        + segment4_composite_force_n_z + segment3_tip_velocity_v_x * link4_momentum_f_y
+    let t150 = segment4_slice0_local_momentum_f_y * t87;
+    let t151 = -(cache.segment4_slice1_local_inertia_h_y * t98);
+    let t152 = cache.segment4_slice1_local_inertia_h_x * t80;
+    let segment4_composite_force_n_z = t145 + t146 + t147 + t148 + t149
+        + link5_composite_force_n_z + t150 + t151
+        + cache.segment3_tip_position_x * (t134 + t135) + t152
+        - cache.segment3_tip_position_y * (t91 + t101);
+    let link4_composite_force_n_z = segment4_composite_force_n_z
+        + cache.link4_inertia_h_x * segment3_tip_bias_v_y
+        + segment3_tip_velocity_v_x * link4_momentum_f_y
         - segment3_tip_velocity_v_y * link4_momentum_f_x
         - cache.link4_inertia_h_y * segment3_tip_bias_v_x;
-    let t151 = -(t96 * segment3_slice1_local_momentum_f_x);
-    let t152 = segment3_slice1_local_momentum_f_y * t48;
-    let segment3_composite_force_n_z = t137 + t138 + t139 + t140 + t141 + t142
-        + link4_composite_force_n_z + t151 + t152
-        + cache.segment2_tip_position_x * (t128 + t131)
-        - (t55 + t101) * cache.segment2_tip_position_y;
+    let t153 = t108 * segment3_slice0_local_momentum_f_y;
+    let t154 = t102 * cache.segment3_slice1_local_inertia_h_x;
+    let t155 = -(t58 * segment3_slice1_local_momentum_f_x);
+    let t156 = -(t55 * cache.segment3_slice1_local_inertia_h_y);
+    let t157 = -(cache.segment3_slice0_local_inertia_h_y * t60);
+    let t158 = t106 * cache.segment3_slice0_local_inertia_h_x;
+    let segment3_composite_force_n_z = t143 + t144 + link4_composite_force_n_z + t153
+        + t154 + t155 + t156 + cache.segment2_tip_position_x * (t132 + t133) + t157
+        + t158 - (t63 + t111) * cache.segment2_tip_position_y;
     let link3_composite_force_n_z = link3_momentum_f_y * segment2_tip_velocity_v_x
         + segment2_tip_bias_v_y * cache.link3_inertia_h_x + segment3_composite_force_n_z
         - link3_momentum_f_x * segment2_tip_velocity_v_y
         - segment2_tip_bias_v_x * cache.link3_inertia_h_y;
-    let t153 = t25 * segment2_slice1_local_momentum_f_y;
-    let t154 = -(t17 * segment2_slice1_local_momentum_f_x);
-    let t155 = -(cache.segment2_slice0_local_inertia_h_y * t15);
-    let t156 = t27 * segment2_slice0_local_momentum_f_y;
-    let segment2_composite_force_n_z = t133 + t134 + t135 + t136
-        + link3_composite_force_n_z + t153 + t154 + t155 + t156
-        + (t126 + t127) * cache.segment1_tip_position_x
-        - (t24 + t37) * cache.segment1_tip_position_y;
-    let link2_composite_force_n_z = segment2_composite_force_n_z
-        + segment1_tip_velocity_v_x * link2_momentum_f_y
-        + segment1_tip_bias_v_y * cache.link2_inertia_h_x
+    let t159 = -(segment2_slice0_local_momentum_f_x * t112);
+    let t160 = -(cache.segment2_slice1_local_inertia_h_y * t116);
+    let t161 = -(cache.segment2_slice0_local_inertia_h_y * t114);
+    let t162 = t32 * cache.segment2_slice0_local_inertia_h_x;
+    let t163 = -(t118 * segment2_slice1_local_momentum_f_x);
+    let segment2_composite_force_n_z = t140 + t141 + t142 + link3_composite_force_n_z
+        + (t136 + t137) * cache.segment1_tip_position_x + t159 + t160 + t161 + t162
+        + t163 - (t40 + t121) * cache.segment1_tip_position_y;
+    let link2_composite_force_n_z = segment1_tip_velocity_v_x * link2_momentum_f_y
+        + segment2_composite_force_n_z + segment1_tip_bias_v_y * cache.link2_inertia_h_x
         - segment1_tip_bias_v_x * cache.link2_inertia_h_y
         - segment1_tip_velocity_v_y * link2_momentum_f_x;
-    let t157 = -(t108 * segment1_slice0_local_momentum_f_x);
-    let t158 = cache.segment1_slice1_local_inertia_h_x * t114;
-    let t159 = t116 * segment1_slice1_local_momentum_f_y;
-    let t160 = -(cache.segment1_slice1_local_inertia_h_y * t110);
-    let t161 = -(segment1_slice1_local_momentum_f_x * t106);
-    let t162 = segment1_slice0_local_momentum_f_y * t118;
-    let t163 = cache.segment1_slice0_local_inertia_h_x * t120;
-    let segment1_composite_force_n_z = t132 + link2_composite_force_n_z + t157 + t158
-        + t159 + t160 + t161 + q[0] * (t124 + t125) + t162 + t163 - q[1] * (t113 + t123);
-    let link1_composite_force_n_z = segment1_composite_force_n_z
-        + cache.link1_inertia_h_x * base_angle_bias_v_y
-        + link1_momentum_f_y * base_angle_velocity_v_x
+    let t164 = -(t11 * cache.segment1_slice0_local_inertia_h_y);
+    let t165 = segment1_slice0_local_momentum_f_y * t128;
+    let t166 = t126 * segment1_slice1_local_momentum_f_y;
+    let t167 = -(t9 * cache.segment1_slice1_local_inertia_h_y);
+    let t168 = cache.segment1_slice0_local_inertia_h_x * t122;
+    let t169 = -(t3 * segment1_slice1_local_momentum_f_x);
+    let t170 = -(t13 * segment1_slice0_local_momentum_f_x);
+    let t171 = t124 * cache.segment1_slice1_local_inertia_h_x;
+    let segment1_composite_force_n_z = link2_composite_force_n_z + t164
+        + q[0] * (t138 + t139) + t165 + t166 + t167 + t168 + t169 + t170 + t171
+        - q[1] * (t17 + t131);
+    let link1_composite_force_n_z = cache.link1_inertia_h_x * base_angle_bias_v_y
+        + link1_momentum_f_y * base_angle_velocity_v_x + segment1_composite_force_n_z
         - link1_momentum_f_x * base_angle_velocity_v_y
         - cache.link1_inertia_h_y * base_angle_bias_v_x;
     out[0] = link1_composite_force_f_x;
@@ -2451,42 +2453,45 @@ pub fn coriolis_into(
     out[2] = link1_composite_force_n_z
         + link1_composite_force_f_y * cache.base_angle_subspace_v_y
         + q[1] * link1_composite_force_f_x;
-    out[3] = link2_composite_force_f_x * cache.segment1_tip_subspace0_v_x
-        + cache.segment1_tip_subspace0_v_y * link2_composite_force_f_y
-        + cache.segment1_slice1_local_subspace0_v_x * (t107 + t111)
-        + (t158 + t159 + t160 + t161) * cache.segment1_slice1_local_subspace0_w_z
-        + (t115 + t117) * cache.segment1_slice1_local_subspace0_v_y
-        + (t105 + t109) * cache.segment1_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_w_z * (t132 + t157 + t162 + t163)
-        + (t119 + t121) * cache.segment1_slice0_local_subspace0_v_y
-        + link2_composite_force_n_z * p.channel_length;
-    out[4] = cache.segment1_slice1_local_subspace0_w_z * (t135 + t136 + t153 + t154)
-        + (t28 + t35) * cache.segment2_slice0_local_subspace0_v_y
-        + p.channel_length * link3_composite_force_n_z
-        + (t133 + t134 + t155 + t156) * cache.segment1_slice0_local_subspace0_w_z
-        + (t18 + t20) * cache.segment2_slice1_local_subspace0_v_x
+    out[3] = link2_composite_force_n_z * p.channel_length
+        + link2_composite_force_f_y * cache.segment1_tip_subspace0_v_y
+        + ((t4 + t10) * cache.segment1_slice1_local_bend_y_column_v_x
+            + 0.21132486540518713 * (t164 + t165 + t168 + t170)
+            + (t12 + t15) * cache.segment1_slice0_local_bend_y_column_v_x
+            + cache.segment1_slice1_local_bend_y_column_v_y * (t125 + t127)
+            + 0.7886751345948129 * (t166 + t167 + t169 + t171)
+            + (t123 + t129) * cache.segment1_slice0_local_bend_y_column_v_y)
+            * p.channel_length
+        + cache.segment1_tip_subspace0_v_x * link2_composite_force_f_x;
+    out[4] = p.channel_length * link3_composite_force_n_z
+        + p.channel_length
+            * ((t113 + t115) * cache.segment2_slice0_local_bend_y_column_v_x
+                + (t22 + t38) * cache.segment2_slice1_local_bend_y_column_v_y
+                + 0.21132486540518713 * (t142 + t159 + t161 + t162)
+                + 0.7886751345948129 * (t140 + t141 + t160 + t163)
+                + (t117 + t119) * cache.segment2_slice1_local_bend_y_column_v_x
+                + (t33 + t36) * cache.segment2_slice0_local_bend_y_column_v_y)
         + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x
-        + cache.segment2_slice0_local_subspace0_v_x * (t16 + t22)
-        + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y
-        + (t26 + t33) * cache.segment2_slice1_local_subspace0_v_y;
-    out[5] = (t137 + t139 + t140 + t141) * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment3_slice1_local_subspace0_v_y * (t49 + t51)
-        + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x
-        + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y
-        + (t47 + t53) * cache.segment3_slice0_local_subspace0_v_y
-        + cache.segment3_slice0_local_subspace0_v_x * (t93 + t95)
-        + cache.segment1_slice1_local_subspace0_w_z * (t138 + t142 + t151 + t152)
-        + cache.segment3_slice1_local_subspace0_v_x * (t97 + t99)
-        + p.channel_length * link4_composite_force_n_z;
-    out[6] = (t85 + t89) * cache.segment4_slice0_local_subspace0_v_x
-        + link5_composite_force_f_x * cache.segment4_tip_subspace0_v_x
-        + (t143 + t146 + t149 + t150) * cache.segment1_slice1_local_subspace0_w_z
+        + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y;
+    out[5] = cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y
+        + link4_composite_force_n_z * p.channel_length
+        + p.channel_length
+            * (cache.segment3_slice0_local_bend_y_column_v_x * (t50 + t61)
+                + (t103 + t105) * cache.segment3_slice1_local_bend_y_column_v_y
+                + (t107 + t109) * cache.segment3_slice0_local_bend_y_column_v_y
+                + 0.21132486540518713 * (t144 + t153 + t157 + t158)
+                + 0.7886751345948129 * (t143 + t154 + t155 + t156)
+                + cache.segment3_slice1_local_bend_y_column_v_x * (t56 + t59))
+        + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x;
+    out[6] = link5_composite_force_f_x * cache.segment4_tip_subspace0_v_x
         + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y
-        + cache.segment4_slice1_local_subspace0_v_x * (t83 + t87)
-        + p.channel_length * link5_composite_force_n_z
-        + (t73 + t77) * cache.segment4_slice1_local_subspace0_v_y
-        + (t144 + t145 + t147 + t148) * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment4_slice0_local_subspace0_v_y * (t75 + t79);
+        + (cache.segment4_slice0_local_bend_y_column_v_x * (t93 + t97)
+            + cache.segment4_slice1_local_bend_y_column_v_y * (t81 + t84)
+            + 0.7886751345948129 * (t146 + t147 + t151 + t152)
+            + cache.segment4_slice1_local_bend_y_column_v_x * (t95 + t99)
+            + 0.21132486540518713 * (t145 + t148 + t149 + t150)
+            + (t86 + t89) * cache.segment4_slice0_local_bend_y_column_v_y)
+            * p.channel_length + p.channel_length * link5_composite_force_n_z;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
 #[inline]
@@ -2500,13 +2505,18 @@ pub fn coriolis_matrix_into(
 ) {
     *out = SMatrix::zeros();
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let segment1_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
+    let segment1_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment1_slice0_local_bend_y_column_v_y;
     let segment1_slice0_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice0_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_y
-        - q[0] * cache.segment1_slice0_local_subspace0_w_z;
+        * segment1_slice0_local_subspace0_v_x
+        + cache.cos_q2 * segment1_slice0_local_subspace0_v_y
+        - q[0] * segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice0_subspace0_v_y * qd[3];
-    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
+    let segment1_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[3]
         + qd[2];
     let segment1_slice0_position_x = q[0]
         + cache.segment1_slice0_local_com_y * cache.base_angle_rotation_01
@@ -2516,17 +2526,22 @@ pub fn coriolis_matrix_into(
     let segment1_slice0_momentum_f_y = cache.segment1_slice0_mass
         * segment1_slice0_velocity_v_y
         + segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_x;
-    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
+    let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
+    let segment1_slice1_velocity_w_z = segment1_slice1_local_subspace0_w_z * qd[3]
         + qd[2];
     let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
         * cache.base_angle_rotation_01 + q[0]
         + cache.cos_q2 * cache.segment1_slice1_local_com_x;
     let segment1_slice1_inertia_h_x = segment1_slice1_position_x
         * cache.segment1_slice0_mass;
+    let segment1_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice1_local_bend_y_column_v_x;
+    let segment1_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment1_slice1_local_bend_y_column_v_y;
     let segment1_slice1_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice1_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_y
-        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
+        * segment1_slice1_local_subspace0_v_x
+        + cache.cos_q2 * segment1_slice1_local_subspace0_v_y
+        - q[0] * segment1_slice1_local_subspace0_w_z;
     let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
     let segment1_slice1_momentum_f_y = segment1_slice1_velocity_w_z
@@ -2534,16 +2549,20 @@ pub fn coriolis_matrix_into(
         + segment1_slice1_velocity_v_y * cache.segment1_slice0_mass;
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_x
+    let segment2_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
+    let segment2_slice0_subspace0_v_y = segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_subspace0_v_y
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
+        + cache.segment1_tip_rotation_11 * segment2_slice0_local_subspace0_v_y
+        - segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
     let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
         + segment2_slice0_subspace0_v_y * qd[4];
     let segment1_bend_y_rate = p.channel_length * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
+        + qd[4] * segment1_slice0_local_subspace0_w_z;
     let segment2_slice0_position_x = cache.segment1_tip_rotation_00
         * cache.segment2_slice0_local_com_x
         + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
@@ -2553,10 +2572,14 @@ pub fn coriolis_matrix_into(
     let segment2_slice0_momentum_f_y = segment2_slice0_velocity_v_y
         * cache.segment1_slice0_mass
         + segment2_slice0_velocity_w_z * segment2_slice0_inertia_h_x;
+    let segment2_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_x;
+    let segment2_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_y;
     let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
-        * cache.segment2_slice1_local_subspace0_v_x
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_subspace0_v_y
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
+        * segment2_slice1_local_subspace0_v_x
+        + cache.segment1_tip_rotation_11 * segment2_slice1_local_subspace0_v_y
+        - segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
     let segment2_slice1_velocity_v_y = segment2_slice1_subspace0_v_y * qd[4]
         + segment1_tip_velocity_v_y;
     let segment2_slice1_position_x = cache.segment1_tip_rotation_00
@@ -2565,7 +2588,7 @@ pub fn coriolis_matrix_into(
         + cache.segment1_tip_position_x;
     let segment2_slice1_inertia_h_x = segment2_slice1_position_x
         * cache.segment1_slice0_mass;
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
+    let segment2_slice1_velocity_w_z = qd[4] * segment1_slice1_local_subspace0_w_z
         + segment1_tip_velocity_w_z;
     let segment2_slice1_momentum_f_y = segment2_slice1_velocity_v_y
         * cache.segment1_slice0_mass
@@ -2577,14 +2600,18 @@ pub fn coriolis_matrix_into(
         * cache.segment1_slice0_mass;
     let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
+    let segment3_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[5]
         + segment2_tip_velocity_w_z;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
+    let segment3_slice0_local_subspace0_v_x = cache
+        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
+    let segment3_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment3_slice0_local_bend_y_column_v_y;
     let segment3_slice0_subspace0_v_y = cache.segment2_tip_rotation_10
-        * cache.segment3_slice0_local_subspace0_v_x
-        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
-        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+        * segment3_slice0_local_subspace0_v_x
+        + segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * segment1_slice0_local_subspace0_w_z;
     let segment3_slice0_velocity_v_y = segment2_tip_velocity_v_y
         + segment3_slice0_subspace0_v_y * qd[5];
     let segment3_slice0_momentum_f_y = segment3_slice0_inertia_h_x
@@ -2592,7 +2619,7 @@ pub fn coriolis_matrix_into(
         + segment3_slice0_velocity_v_y * cache.segment1_slice0_mass;
     let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
+    let segment4_slice1_velocity_w_z = qd[6] * segment1_slice1_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
     let segment4_slice1_position_x = cache.segment4_slice1_local_com_y
         * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x
@@ -2601,19 +2628,27 @@ pub fn coriolis_matrix_into(
         * cache.segment1_slice0_mass;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
-    let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
+    let segment4_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment4_slice1_local_bend_y_column_v_y;
+    let segment4_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice1_local_bend_y_column_v_x;
+    let segment4_slice1_subspace0_v_y = segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_11
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
+        + segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
+        - segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
     let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
         + qd[6] * segment4_slice1_subspace0_v_y;
     let segment4_slice1_momentum_f_y = segment4_slice1_velocity_w_z
         * segment4_slice1_inertia_h_x
         + segment4_slice1_velocity_v_y * cache.segment1_slice0_mass;
-    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_x
+    let segment4_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice0_local_bend_y_column_v_x;
+    let segment4_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment4_slice0_local_bend_y_column_v_y;
+    let segment4_slice0_subspace0_v_y = segment4_slice0_local_subspace0_v_x
         * cache.segment3_tip_rotation_10
-        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment3_tip_position_x;
+        + segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
+        - segment1_slice0_local_subspace0_w_z * cache.segment3_tip_position_x;
     let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
         + qd[6] * segment4_slice0_subspace0_v_y;
     let segment4_slice0_position_x = cache.segment3_tip_rotation_00
@@ -2621,7 +2656,7 @@ pub fn coriolis_matrix_into(
         + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_inertia_h_x = segment4_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+    let segment4_slice0_velocity_w_z = qd[6] * segment1_slice0_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
     let segment4_slice0_momentum_f_y = segment4_slice0_velocity_v_y
         * cache.segment1_slice0_mass
@@ -2638,14 +2673,18 @@ pub fn coriolis_matrix_into(
         + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
     let link4_composite_momentum_f_y = segment4_composite_momentum_f_y
         + link4_momentum_f_y;
-    let segment3_slice1_subspace0_v_y = cache.segment3_slice1_local_subspace0_v_x
+    let segment3_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment3_slice1_local_bend_y_column_v_x;
+    let segment3_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment3_slice1_local_bend_y_column_v_y;
+    let segment3_slice1_subspace0_v_y = segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_10
-        + cache.segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
-        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
+        + segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * segment1_slice1_local_subspace0_w_z;
     let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
         + qd[5] * segment3_slice1_subspace0_v_y;
     let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
+        + segment1_slice1_local_subspace0_w_z * qd[5];
     let segment3_slice1_position_x = cache.segment2_tip_position_x
         + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x
         + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_com_y;
@@ -2714,11 +2753,9 @@ pub fn coriolis_matrix_into(
     let base_x_coriolis_row_n_z = 0.5 * (t13 - link1_composite_momentum_f_y);
     let base_angle_coriolis_column_f_x = base_x_coriolis_row_n_z
         + cache.link1_composite_inertia_m * qd[1];
-    let t14 = -(cache.segment1_slice0_local_subspace0_w_z * t12
-        * cache.segment1_slice0_mass);
+    let t14 = -(segment1_slice0_local_subspace0_w_z * t12 * cache.segment1_slice0_mass);
     let t15 = 0.5
-        * (t14
-            - segment1_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
+        * (t14 - segment1_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let segment1_bend_y = p.channel_length * q[3];
     let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
     let t16 = segment1_bend_squared * p.channel_length;
@@ -2744,7 +2781,7 @@ pub fn coriolis_matrix_into(
             * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t18
                 - 0.009437387837655933 * t18 * cache.segment1_slice0_bend_c2)
             * segment1_bend_y_rate;
-    let segment1_slice0_subspace0_rate_v_x = cache.segment1_slice0_local_subspace0_w_z
+    let segment1_slice0_subspace0_rate_v_x = segment1_slice0_local_subspace0_w_z
         * base_angle_velocity_v_y + p.channel_length * cache.cos_q2 * t17
         + p.channel_length * t20 * cache.base_angle_rotation_01
         - segment1_slice0_subspace0_v_y * qd[2];
@@ -2774,11 +2811,9 @@ pub fn coriolis_matrix_into(
     let t24 = segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_m;
     let t25 = -(p.channel_length * link2_composite_rate_hd_y);
     let t26 = 0.5 * (t25 - p.channel_length * link2_composite_momentum_f_y);
-    let t27 = -(cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t1);
+    let t27 = -(segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass * t1);
     let t28 = 0.5
-        * (t27
-            - cache.segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y);
+        * (t27 - segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y);
     let t29 = (2.3213672050459184 * t18 * cache.segment1_slice1_bend_c4
         + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t19
         + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t19
@@ -2798,21 +2833,17 @@ pub fn coriolis_matrix_into(
                 + 0.4905626121623441 * cache.segment1_slice1_bend_c3 * p.channel_length
                 - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t16
                 - 0.4905626121623441 * p.channel_length * cache.segment1_slice1_bend_c2);
-    let segment1_slice1_subspace0_rate_v_x = cache.segment1_slice1_local_subspace0_w_z
+    let segment1_slice1_subspace0_rate_v_x = segment1_slice1_local_subspace0_w_z
         * base_angle_velocity_v_y + t29 * p.channel_length * cache.base_angle_rotation_01
         + t30 * p.channel_length * cache.cos_q2 - segment1_slice1_subspace0_v_y * qd[2];
     let t31 = segment1_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
     let segment1_subspace0_coriolis_column_f_x = t15 + t21 + t24 + t26 + t28 + t31;
-    let t32 = -(cache.segment1_slice1_local_subspace0_w_z * t2
-        * cache.segment1_slice0_mass);
+    let t32 = -(segment1_slice1_local_subspace0_w_z * t2 * cache.segment1_slice0_mass);
     let t33 = 0.5
-        * (t32
-            - segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
-    let t34 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t3);
+        * (t32 - segment2_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z);
+    let t34 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t3);
     let t35 = 0.5
-        * (t34
-            - segment2_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
+        * (t34 - segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let segment2_bend_y = p.channel_length * q[4];
     let t36 = p.channel_length * segment2_bend_y;
     let t37 = p.channel_length * segment2_bend_y.powi(3);
@@ -2840,7 +2871,7 @@ pub fn coriolis_matrix_into(
             - 0.009437387837655933 * p.channel_length * cache.segment2_slice0_bend_c2)
             * segment2_bend_y_rate;
     let segment2_slice0_subspace0_rate_v_x = segment1_tip_velocity_v_y
-        * cache.segment1_slice0_local_subspace0_w_z
+        * segment1_slice0_local_subspace0_w_z
         + t38 * p.channel_length * cache.segment1_tip_rotation_01
         + cache.segment1_tip_rotation_00 * p.channel_length * t40
         - segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_y;
@@ -2867,7 +2898,7 @@ pub fn coriolis_matrix_into(
                 - 0.4905626121623441 * t36 * cache.segment2_slice1_bend_c2)
             * segment2_bend_y_rate;
     let segment2_slice1_subspace0_rate_v_x = segment1_tip_velocity_v_y
-        * cache.segment1_slice1_local_subspace0_w_z
+        * segment1_slice1_local_subspace0_w_z
         + cache.segment1_tip_rotation_00 * p.channel_length * t42
         + t43 * p.channel_length * cache.segment1_tip_rotation_01
         - segment2_slice1_subspace0_v_y * segment1_tip_velocity_w_z;
@@ -2943,7 +2974,7 @@ pub fn coriolis_matrix_into(
             - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t53)
             * segment3_bend_y_rate;
     let segment3_slice1_subspace0_rate_v_x = segment2_tip_velocity_v_y
-        * cache.segment1_slice1_local_subspace0_w_z
+        * segment1_slice1_local_subspace0_w_z
         + t56 * p.channel_length * cache.segment2_tip_rotation_01
         + p.channel_length * cache.segment2_tip_rotation_00 * t57
         - segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_y;
@@ -2971,22 +3002,18 @@ pub fn coriolis_matrix_into(
             * segment3_bend_y_rate;
     let segment3_slice0_subspace0_rate_v_x = t59 * p.channel_length
         * cache.segment2_tip_rotation_00
-        + segment2_tip_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
+        + segment2_tip_velocity_v_y * segment1_slice0_local_subspace0_w_z
         + p.channel_length * cache.segment2_tip_rotation_01 * t60
         - segment2_tip_velocity_w_z * segment3_slice0_subspace0_v_y;
     let t61 = segment3_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
     let t62 = -(p.channel_length * link4_composite_rate_hd_y);
     let t63 = 0.5 * (t62 - p.channel_length * link4_composite_momentum_f_y);
-    let t64 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t5);
+    let t64 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t5);
     let t65 = 0.5
-        * (t64
-            - segment3_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
-    let t66 = -(cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t4);
+        * (t64 - segment3_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
+    let t66 = -(segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass * t4);
     let t67 = 0.5
-        * (t66
-            - cache.segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y);
+        * (t66 - segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y);
     let segment3_subspace0_coriolis_column_f_x = t55 + t58 + t61 + t63 + t65 + t67;
     let segment4_bend_y = p.channel_length * q[6];
     let t68 = p.channel_length * segment4_bend_y.powi(3);
@@ -3015,15 +3042,13 @@ pub fn coriolis_matrix_into(
             * segment4_bend_y_rate;
     let segment4_slice0_subspace0_rate_v_x = p.channel_length
         * cache.segment3_tip_rotation_01 * t70
-        + segment3_tip_velocity_v_y * cache.segment1_slice0_local_subspace0_w_z
+        + segment3_tip_velocity_v_y * segment1_slice0_local_subspace0_w_z
         + cache.segment3_tip_rotation_00 * p.channel_length * t72
         - segment4_slice0_subspace0_v_y * segment3_tip_velocity_w_z;
     let t73 = segment4_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t74 = -(cache.segment1_slice1_local_subspace0_w_z * t6
-        * cache.segment1_slice0_mass);
+    let t74 = -(segment1_slice1_local_subspace0_w_z * t6 * cache.segment1_slice0_mass);
     let t75 = 0.5
-        * (t74
-            - segment4_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
+        * (t74 - segment4_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z);
     let t76 = segment4_bend_y_rate
         * (p.channel_length * cache.segment4_bend_squared_c2
             + 2.0 * cache.segment4_bend_squared_c4 * t71
@@ -3069,16 +3094,14 @@ pub fn coriolis_matrix_into(
                 - 0.4905626121623441 * t69 * cache.segment4_slice1_bend_c2)
             * segment4_bend_y_rate;
     let segment4_slice1_subspace0_rate_v_x = segment3_tip_velocity_v_y
-        * cache.segment1_slice1_local_subspace0_w_z
+        * segment1_slice1_local_subspace0_w_z
         + cache.segment3_tip_rotation_00 * p.channel_length * t79
         + p.channel_length * cache.segment3_tip_rotation_01 * t80
         - segment4_slice1_subspace0_v_y * segment3_tip_velocity_w_z;
     let t81 = segment4_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t82 = -(cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t8);
+    let t82 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t8);
     let t83 = 0.5
-        * (t82
-            - segment4_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z);
+        * (t82 - segment4_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let t84 = -(p.channel_length * link5_composite_rate_hd_y);
     let t85 = 0.5 * (t84 - p.channel_length * link5_momentum_f_y);
     let segment4_subspace0_coriolis_column_f_x = t73 + t75 + t78 + t81 + t83 + t85;
@@ -3086,9 +3109,9 @@ pub fn coriolis_matrix_into(
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.link1_inertia_h_y * qd[2];
-    let segment1_slice1_subspace0_v_x = q[1] * cache.segment1_slice1_local_subspace0_w_z
-        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
-        + cache.base_angle_rotation_01 * cache.segment1_slice1_local_subspace0_v_y;
+    let segment1_slice1_subspace0_v_x = q[1] * segment1_slice1_local_subspace0_w_z
+        + cache.cos_q2 * segment1_slice1_local_subspace0_v_x
+        + cache.base_angle_rotation_01 * segment1_slice1_local_subspace0_v_y;
     let segment1_slice1_velocity_v_x = segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice1_position_y = q[1]
@@ -3099,9 +3122,9 @@ pub fn coriolis_matrix_into(
     let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
         * cache.segment1_slice0_mass
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
-    let segment1_slice0_subspace0_v_x = q[1] * cache.segment1_slice0_local_subspace0_w_z
-        + cache.base_angle_rotation_01 * cache.segment1_slice0_local_subspace0_v_y
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
+    let segment1_slice0_subspace0_v_x = q[1] * segment1_slice0_local_subspace0_w_z
+        + cache.base_angle_rotation_01 * segment1_slice0_local_subspace0_v_y
+        + cache.cos_q2 * segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice0_position_y = q[1]
@@ -3128,9 +3151,9 @@ pub fn coriolis_matrix_into(
     let segment4_slice0_inertia_h_y = segment4_slice0_position_y
         * cache.segment1_slice0_mass;
     let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
-        * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
-        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_01;
+        * segment1_slice0_local_subspace0_w_z
+        + cache.segment3_tip_rotation_00 * segment4_slice0_local_subspace0_v_x
+        + segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice0_subspace0_v_x;
     let segment4_slice0_momentum_f_x = segment4_slice0_velocity_v_x
@@ -3141,10 +3164,10 @@ pub fn coriolis_matrix_into(
         + cache.segment4_slice1_local_com_y * cache.segment3_tip_rotation_11;
     let segment4_slice1_inertia_h_y = segment4_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment4_slice1_subspace0_v_x = cache.segment4_slice1_local_subspace0_v_y
+    let segment4_slice1_subspace0_v_x = segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_position_y * cache.segment1_slice1_local_subspace0_w_z
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00;
+        + cache.segment3_tip_position_y * segment1_slice1_local_subspace0_w_z
+        + segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00;
     let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice1_subspace0_v_x;
     let segment4_slice1_momentum_f_x = segment4_slice1_velocity_v_x
@@ -3158,10 +3181,10 @@ pub fn coriolis_matrix_into(
         + segment4_slice1_momentum_f_x + link5_momentum_f_x;
     let link4_composite_momentum_f_x = link4_momentum_f_x
         + segment4_composite_momentum_f_x;
-    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
+    let segment3_slice1_subspace0_v_x = segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y;
+        + cache.segment2_tip_rotation_01 * segment3_slice1_local_subspace0_v_y
+        + segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y;
     let segment3_slice1_velocity_v_x = qd[5] * segment3_slice1_subspace0_v_x
         + segment2_tip_velocity_v_x;
     let segment3_slice1_position_y = cache.segment2_tip_rotation_10
@@ -3179,10 +3202,10 @@ pub fn coriolis_matrix_into(
         + cache.segment2_tip_position_y;
     let segment3_slice0_inertia_h_y = segment3_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_w_z
+    let segment3_slice0_subspace0_v_x = segment1_slice0_local_subspace0_w_z
         * cache.segment2_tip_position_y
-        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
-        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_01;
+        + segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
+        + segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_01;
     let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
         + segment2_tip_velocity_v_x;
     let segment3_slice0_momentum_f_x = segment3_slice0_velocity_v_x
@@ -3193,9 +3216,9 @@ pub fn coriolis_matrix_into(
     let link3_composite_momentum_f_x = link3_momentum_f_x
         + segment3_composite_momentum_f_x;
     let segment2_slice0_subspace0_v_x = cache.segment1_tip_rotation_01
-        * cache.segment2_slice0_local_subspace0_v_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y;
+        * segment2_slice0_local_subspace0_v_y
+        + cache.segment1_tip_rotation_00 * segment2_slice0_local_subspace0_v_x
+        + segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y;
     let segment2_slice0_velocity_v_x = segment2_slice0_subspace0_v_x * qd[4]
         + segment1_tip_velocity_v_x;
     let segment2_slice0_position_y = cache.segment1_tip_position_y
@@ -3212,9 +3235,9 @@ pub fn coriolis_matrix_into(
     let segment2_slice1_inertia_h_y = segment2_slice1_position_y
         * cache.segment1_slice0_mass;
     let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_01
-        * cache.segment2_slice1_local_subspace0_v_y
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_subspace0_v_x;
+        * segment2_slice1_local_subspace0_v_y
+        + segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_00 * segment2_slice1_local_subspace0_v_x;
     let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
@@ -3279,23 +3302,19 @@ pub fn coriolis_matrix_into(
         + cache.sin_q2 * t22 * p.channel_length
         - p.channel_length * base_angle_velocity_v_x;
     let t101 = cache.link2_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
-    let t102 = cache.segment1_slice1_local_subspace0_w_z * t88
-        * cache.segment1_slice0_mass;
+    let t102 = segment1_slice1_local_subspace0_w_z * t88 * cache.segment1_slice0_mass;
     let t103 = 0.5
-        * (segment1_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z
-            + t102);
-    let t104 = cache.segment1_slice0_local_subspace0_w_z * t87
-        * cache.segment1_slice0_mass;
+        * (segment1_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z + t102);
+    let t104 = segment1_slice0_local_subspace0_w_z * t87 * cache.segment1_slice0_mass;
     let t105 = 0.5
-        * (segment1_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z
-            + t104);
+        * (segment1_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z + t104);
     let segment1_slice1_subspace0_rate_v_y = cache.sin_q2 * t30 * p.channel_length
         + t29 * p.channel_length * cache.cos_q2 + segment1_slice1_subspace0_v_x * qd[2]
-        - cache.segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_x;
+        - segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_x;
     let t106 = cache.segment1_slice0_mass * segment1_slice1_subspace0_rate_v_y;
     let segment1_slice0_subspace0_rate_v_y = segment1_slice0_subspace0_v_x * qd[2]
         + cache.sin_q2 * p.channel_length * t17 + p.channel_length * t20 * cache.cos_q2
-        - cache.segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
+        - segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
     let t107 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_y;
     let segment1_subspace0_coriolis_column_f_y = t100 + t101 + t103 + t105 + t106 + t107;
     let segment2_tip_subspace0_rate_v_y = cache.segment2_tip_subspace0_v_x
@@ -3304,28 +3323,24 @@ pub fn coriolis_matrix_into(
         + t47 * p.channel_length * cache.segment1_tip_rotation_10
         - p.channel_length * segment1_tip_velocity_v_x;
     let t108 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_m;
-    let t109 = cache.segment1_slice1_local_subspace0_w_z * t91
-        * cache.segment1_slice0_mass;
+    let t109 = segment1_slice1_local_subspace0_w_z * t91 * cache.segment1_slice0_mass;
     let t110 = 0.5
-        * (t109
-            + cache.segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x);
+        * (t109 + segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x);
     let segment2_slice1_subspace0_rate_v_y = p.channel_length
         * cache.segment1_tip_rotation_10 * t42
         + t43 * p.channel_length * cache.segment1_tip_rotation_11
         + segment1_tip_velocity_w_z * segment2_slice1_subspace0_v_x
-        - cache.segment1_slice1_local_subspace0_w_z * segment1_tip_velocity_v_x;
+        - segment1_slice1_local_subspace0_w_z * segment1_tip_velocity_v_x;
     let t111 = cache.segment1_slice0_mass * segment2_slice1_subspace0_rate_v_y;
     let segment2_slice0_subspace0_rate_v_y = segment2_slice0_subspace0_v_x
         * segment1_tip_velocity_w_z
         + t38 * p.channel_length * cache.segment1_tip_rotation_11
         + p.channel_length * cache.segment1_tip_rotation_10 * t40
-        - cache.segment1_slice0_local_subspace0_w_z * segment1_tip_velocity_v_x;
+        - segment1_slice0_local_subspace0_w_z * segment1_tip_velocity_v_x;
     let t112 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t113 = cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t90;
+    let t113 = segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t90;
     let t114 = 0.5
-        * (t113
-            + cache.segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x);
+        * (t113 + segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x);
     let t115 = p.channel_length * link3_composite_rate_hd_x;
     let t116 = 0.5 * (p.channel_length * link3_composite_momentum_f_x + t115);
     let segment2_subspace0_coriolis_column_f_y = t108 + t110 + t111 + t112 + t114 + t116;
@@ -3335,29 +3350,25 @@ pub fn coriolis_matrix_into(
         * cache.segment2_tip_rotation_11
         + segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_x
         + p.channel_length * cache.segment2_tip_rotation_10 * t57
-        - cache.segment1_slice1_local_subspace0_w_z * segment2_tip_velocity_v_x;
+        - segment1_slice1_local_subspace0_w_z * segment2_tip_velocity_v_x;
     let t119 = segment3_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t120 = cache.segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t96;
+    let t120 = segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t96;
     let t121 = 0.5
-        * (cache.segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x
-            + t120);
+        * (segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x + t120);
     let segment3_tip_subspace0_rate_v_y = p.channel_length * t52
         * cache.segment2_tip_rotation_11
         + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z
         + p.channel_length * cache.segment2_tip_rotation_10 * t54
         - p.channel_length * segment2_tip_velocity_v_x;
     let t122 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_y;
-    let t123 = cache.segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t97;
+    let t123 = segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass * t97;
     let t124 = 0.5
-        * (segment3_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z
-            + t123);
+        * (segment3_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z + t123);
     let segment3_slice0_subspace0_rate_v_y = t59 * p.channel_length
         * cache.segment2_tip_rotation_10
         + p.channel_length * cache.segment2_tip_rotation_11 * t60
         + segment2_tip_velocity_w_z * segment3_slice0_subspace0_v_x
-        - cache.segment1_slice0_local_subspace0_w_z * segment2_tip_velocity_v_x;
+        - segment1_slice0_local_subspace0_w_z * segment2_tip_velocity_v_x;
     let t125 = segment3_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
     let segment3_subspace0_coriolis_column_f_y = t118 + t119 + t121 + t122 + t124 + t125;
     let segment4_tip_subspace0_rate_v_y = p.channel_length * t76
@@ -3370,26 +3381,22 @@ pub fn coriolis_matrix_into(
         * cache.segment3_tip_rotation_10
         + p.channel_length * t80 * cache.segment3_tip_rotation_11
         + segment4_slice1_subspace0_v_x * segment3_tip_velocity_w_z
-        - segment3_tip_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z;
+        - segment3_tip_velocity_v_x * segment1_slice1_local_subspace0_w_z;
     let t127 = segment4_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
     let t128 = link5_composite_rate_hd_x * p.channel_length;
     let t129 = 0.5 * (t128 + p.channel_length * link5_momentum_f_x);
-    let t130 = t94 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass;
+    let t130 = t94 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass;
     let t131 = 0.5
-        * (segment4_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z
-            + t130);
+        * (segment4_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z + t130);
     let segment4_slice0_subspace0_rate_v_y = segment4_slice0_subspace0_v_x
         * segment3_tip_velocity_w_z
         + p.channel_length * cache.segment3_tip_rotation_10 * t72
         + p.channel_length * t70 * cache.segment3_tip_rotation_11
-        - segment3_tip_velocity_v_x * cache.segment1_slice0_local_subspace0_w_z;
+        - segment3_tip_velocity_v_x * segment1_slice0_local_subspace0_w_z;
     let t132 = cache.segment1_slice0_mass * segment4_slice0_subspace0_rate_v_y;
-    let t133 = t93 * cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment1_slice0_mass;
+    let t133 = t93 * segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass;
     let t134 = 0.5
-        * (t133
-            + cache.segment1_slice1_local_subspace0_w_z * segment4_slice1_momentum_f_x);
+        * (t133 + segment1_slice1_local_subspace0_w_z * segment4_slice1_momentum_f_x);
     let segment4_subspace0_coriolis_column_f_y = t126 + t127 + t129 + t131 + t132 + t134;
     let base_x_coriolis_column_n_z = 0.5 * (link1_composite_momentum_f_y + t13);
     let base_y_coriolis_column_n_z = 0.5
@@ -3433,8 +3440,8 @@ pub fn coriolis_matrix_into(
             - q[1] * link1_composite_rate_hd_y);
     let t143 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
     let t144 = -(segment1_slice0_subspace0_v_x * t12 * cache.segment1_slice0_mass);
-    let t145 = 2.0 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass * t142;
+    let t145 = 2.0 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t142;
     let t146 = segment1_slice0_momentum_f_y * segment1_slice0_subspace0_v_x;
     let t147 = t87 * segment1_slice0_subspace0_v_y * cache.segment1_slice0_mass;
     let t148 = 0.5 * (t143 + t144 + t145 + t146 + t147);
@@ -3443,7 +3450,7 @@ pub fn coriolis_matrix_into(
     let t151 = -(segment1_slice1_subspace0_v_y * segment1_slice1_momentum_f_x);
     let t152 = -(segment1_slice1_subspace0_v_x * cache.segment1_slice0_mass * t1);
     let t153 = segment1_slice1_subspace0_v_x * segment1_slice1_momentum_f_y;
-    let t154 = 2.0 * t135 * cache.segment1_slice1_local_subspace0_w_z
+    let t154 = 2.0 * t135 * segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice0_mass;
     let t155 = segment1_slice1_subspace0_v_y * t88 * cache.segment1_slice0_mass;
     let t156 = 0.5 * (t151 + t152 + t153 + t154 + t155);
@@ -3468,8 +3475,8 @@ pub fn coriolis_matrix_into(
     let t173 = 0.5 * (t168 + t169 + t170 + t171 + t172);
     let t174 = -(segment2_slice0_subspace0_v_x * cache.segment1_slice0_mass * t3);
     let t175 = -(segment2_slice0_subspace0_v_y * segment2_slice0_momentum_f_x);
-    let t176 = 2.0 * cache.segment1_slice0_local_subspace0_w_z
-        * cache.segment1_slice0_mass * t141;
+    let t176 = 2.0 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t141;
     let t177 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
     let t178 = segment2_slice0_subspace0_v_y * cache.segment1_slice0_mass * t90;
     let t179 = 0.5 * (t174 + t175 + t176 + t177 + t178);
@@ -3477,7 +3484,7 @@ pub fn coriolis_matrix_into(
     let t181 = -(segment2_slice1_subspace0_v_x * t2 * cache.segment1_slice0_mass);
     let t182 = segment2_slice1_momentum_f_y * segment2_slice1_subspace0_v_x;
     let t183 = -(segment2_slice1_subspace0_v_y * segment2_slice1_momentum_f_x);
-    let t184 = 2.0 * cache.segment1_slice1_local_subspace0_w_z * t136
+    let t184 = 2.0 * segment1_slice1_local_subspace0_w_z * t136
         * cache.segment1_slice0_mass;
     let t185 = segment2_slice1_subspace0_v_y * t91 * cache.segment1_slice0_mass;
     let t186 = 0.5 * (t181 + t182 + t183 + t184 + t185);
@@ -3490,8 +3497,8 @@ pub fn coriolis_matrix_into(
     let t191 = -(cache.segment1_slice0_mass * segment3_slice1_subspace0_v_x * t4);
     let t192 = segment3_slice1_subspace0_v_x * segment3_slice1_momentum_f_y;
     let t193 = -(segment3_slice1_momentum_f_x * segment3_slice1_subspace0_v_y);
-    let t194 = 2.0 * cache.segment1_slice1_local_subspace0_w_z
-        * cache.segment1_slice0_mass * t138;
+    let t194 = 2.0 * segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t138;
     let t195 = segment3_slice1_subspace0_v_y * cache.segment1_slice0_mass * t97;
     let t196 = 0.5 * (t191 + t192 + t193 + t194 + t195);
     let t197 = segment3_slice1_subspace0_rate_v_y * segment3_slice1_inertia_h_x;
@@ -3503,7 +3510,7 @@ pub fn coriolis_matrix_into(
     let t203 = -(link4_composite_momentum_f_x * cache.segment3_tip_subspace0_v_y);
     let t204 = p.channel_length * link4_composite_rate_id_22;
     let t205 = 0.5 * (t200 + t201 + t202 + t203 + t204);
-    let t206 = 2.0 * cache.segment1_slice0_local_subspace0_w_z * t137
+    let t206 = 2.0 * segment1_slice0_local_subspace0_w_z * t137
         * cache.segment1_slice0_mass;
     let t207 = -(segment3_slice0_subspace0_v_y * segment3_slice0_momentum_f_x);
     let t208 = segment3_slice0_subspace0_v_y * cache.segment1_slice0_mass * t96;
@@ -3526,7 +3533,7 @@ pub fn coriolis_matrix_into(
     let t223 = p.channel_length * link5_composite_rate_id_22;
     let t224 = 0.5 * (t219 + t220 + t221 + t222 + t223);
     let t225 = segment4_slice0_momentum_f_y * segment4_slice0_subspace0_v_x;
-    let t226 = 2.0 * t140 * cache.segment1_slice0_local_subspace0_w_z
+    let t226 = 2.0 * t140 * segment1_slice0_local_subspace0_w_z
         * cache.segment1_slice0_mass;
     let t227 = -(segment4_slice0_momentum_f_x * segment4_slice0_subspace0_v_y);
     let t228 = -(segment4_slice0_subspace0_v_x * cache.segment1_slice0_mass * t8);
@@ -3534,7 +3541,7 @@ pub fn coriolis_matrix_into(
     let t230 = 0.5 * (t225 + t226 + t227 + t228 + t229);
     let t231 = segment4_slice0_inertia_h_x * segment4_slice0_subspace0_rate_v_y;
     let t232 = -(t6 * cache.segment1_slice0_mass * segment4_slice1_subspace0_v_x);
-    let t233 = 2.0 * cache.segment1_slice1_local_subspace0_w_z * t139
+    let t233 = 2.0 * segment1_slice1_local_subspace0_w_z * t139
         * cache.segment1_slice0_mass;
     let t234 = segment4_slice1_momentum_f_y * segment4_slice1_subspace0_v_x;
     let t235 = -(segment4_slice1_subspace0_v_y * segment4_slice1_momentum_f_x);
@@ -3544,77 +3551,61 @@ pub fn coriolis_matrix_into(
     let segment4_subspace0_coriolis_column_n_z = t215 + t216 + t217 + t218 + t224 + t230
         + t231 + t237 + t238;
     let segment1_subspace0_coriolis_row_f_x = 0.5
-        * (cache.segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y
-            + t27) + 0.5 * (t25 + p.channel_length * link2_composite_momentum_f_y)
+        * (segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y + t27)
+        + 0.5 * (t25 + p.channel_length * link2_composite_momentum_f_y)
         + 0.5
-            * (segment1_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z
-                + t14);
+            * (segment1_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z + t14);
     let segment1_subspace0_coriolis_row_f_y = 0.5
         * (t99 - p.channel_length * link2_composite_momentum_f_x)
         + 0.5
-            * (t104
-                - segment1_slice0_momentum_f_x
-                    * cache.segment1_slice0_local_subspace0_w_z)
+            * (t104 - segment1_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z)
         + 0.5
             * (t102
-                - segment1_slice1_momentum_f_x
-                    * cache.segment1_slice1_local_subspace0_w_z);
+                - segment1_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z);
     let segment1_subspace0_coriolis_row_n_z = 0.5 * (t152 + t154 + t155 - (t151 + t153))
         + 0.5 * (t161 + t162 + t164 - (t163 + t165))
         + 0.5 * (t144 + t145 + t147 - (t143 + t146));
     let t239 = p.channel_length * segment3_subspace0_coriolis_column_n_z;
     let t240 = p.channel_length * segment4_subspace0_coriolis_column_n_z;
     let segment2_subspace0_coriolis_row_f_x = 0.5
-        * (segment2_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z
-            + t34) + 0.5 * (t45 + p.channel_length * link3_composite_momentum_f_y)
+        * (segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z + t34)
+        + 0.5 * (t45 + p.channel_length * link3_composite_momentum_f_y)
         + 0.5
-            * (t32
-                + segment2_slice1_momentum_f_y
-                    * cache.segment1_slice1_local_subspace0_w_z);
+            * (t32 + segment2_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z);
     let segment2_subspace0_coriolis_row_f_y = 0.5
-        * (t113
-            - cache.segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x)
+        * (t113 - segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x)
         + 0.5 * (t115 - p.channel_length * link3_composite_momentum_f_x)
         + 0.5
             * (t109
-                - cache.segment1_slice1_local_subspace0_w_z
-                    * segment2_slice1_momentum_f_x);
+                - segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x);
     let segment2_subspace0_coriolis_row_n_z = 0.5 * (t174 + t176 + t178 - (t175 + t177))
         + 0.5 * (t168 + t170 + t172 - (t169 + t171))
         + 0.5 * (t181 + t184 + t185 - (t182 + t183));
     let segment3_subspace0_coriolis_row_f_x = 0.5
-        * (cache.segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y
-            + t66) + 0.5 * (t62 + p.channel_length * link4_composite_momentum_f_y)
+        * (segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y + t66)
+        + 0.5 * (t62 + p.channel_length * link4_composite_momentum_f_y)
         + 0.5
-            * (t64
-                + segment3_slice0_momentum_f_y
-                    * cache.segment1_slice0_local_subspace0_w_z);
+            * (t64 + segment3_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let segment3_subspace0_coriolis_row_f_y = 0.5
-        * (t120
-            - cache.segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x)
+        * (t120 - segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x)
         + 0.5
-            * (t123
-                - segment3_slice1_momentum_f_x
-                    * cache.segment1_slice1_local_subspace0_w_z)
+            * (t123 - segment3_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z)
         + 0.5 * (t117 - link4_composite_momentum_f_x * p.channel_length);
     let segment3_subspace0_coriolis_row_n_z = 0.5 * (t201 + t202 + t204 - (t200 + t203))
         + 0.5 * (t206 + t208 + t210 - (t207 + t209))
         + 0.5 * (t191 + t194 + t195 - (t192 + t193));
     let t241 = p.channel_length * segment3_subspace0_coriolis_row_n_z;
     let segment4_subspace0_coriolis_row_f_x = 0.5
-        * (segment4_slice0_momentum_f_y * cache.segment1_slice0_local_subspace0_w_z
-            + t82)
+        * (segment4_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z + t82)
         + 0.5
-            * (segment4_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
-                + t74) + 0.5 * (p.channel_length * link5_momentum_f_y + t84);
+            * (segment4_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z + t74)
+        + 0.5 * (p.channel_length * link5_momentum_f_y + t84);
     let segment4_subspace0_coriolis_row_f_y = 0.5
-        * (t130
-            - segment4_slice0_momentum_f_x * cache.segment1_slice0_local_subspace0_w_z)
+        * (t130 - segment4_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z)
         + 0.5 * (t128 - p.channel_length * link5_momentum_f_x)
         + 0.5
             * (t133
-                - cache.segment1_slice1_local_subspace0_w_z
-                    * segment4_slice1_momentum_f_x);
+                - segment1_slice1_local_subspace0_w_z * segment4_slice1_momentum_f_x);
     let segment4_subspace0_coriolis_row_n_z = 0.5 * (t226 + t228 + t229 - (t225 + t227))
         + 0.5 * (t232 + t233 + t236 - (t234 + t235))
         + 0.5 * (t219 + t220 + t223 - (t221 + t222));
@@ -3650,19 +3641,19 @@ pub fn coriolis_matrix_into(
     out[(3, 0)] = segment1_subspace0_coriolis_row_f_x;
     out[(3, 1)] = segment1_subspace0_coriolis_row_f_y;
     out[(3, 2)] = segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
+        + base_angle_subspace_rate_v_y * cache.segment1_subspace0_projected_inertia_f_y
         + segment1_subspace0_coriolis_row_n_z
-        + cache.segment1_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
-        + segment1_subspace0_coriolis_row_f_x * q[1]
-        + cache.segment1_subspace0_projected_inertia_f_x * qd[1];
+        + cache.segment1_subspace0_projected_inertia_f_x * qd[1]
+        + segment1_subspace0_coriolis_row_f_x * q[1];
     out[(3, 3)] = p.channel_length * (t159 + t160 + t166)
         + cache.segment1_tip_subspace0_v_x * (t24 + t26)
-        + (t150 + t156 + t157) * cache.segment1_slice1_local_subspace0_w_z
+        + (t150 + t156 + t157) * segment1_slice1_local_subspace0_w_z
         + cache.segment1_tip_subspace0_v_y * (t100 + t101)
         + (t28 + t31) * segment1_slice1_subspace0_v_x
         + segment1_slice1_subspace0_v_y * (t103 + t106)
         + segment1_slice0_subspace0_v_x * (t15 + t21)
         + segment1_slice0_subspace0_v_y * (t105 + t107)
-        + cache.segment1_slice0_local_subspace0_w_z * (t148 + t149 + t158);
+        + segment1_slice0_local_subspace0_w_z * (t148 + t149 + t158);
     out[(3, 4)] = p.channel_length * segment2_subspace0_coriolis_column_n_z
         + segment2_subspace0_coriolis_column_f_y * cache.segment1_tip_subspace0_v_y
         + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_column_f_x;
@@ -3675,23 +3666,24 @@ pub fn coriolis_matrix_into(
         + cache.segment1_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y;
     out[(4, 0)] = segment2_subspace0_coriolis_row_f_x;
     out[(4, 1)] = segment2_subspace0_coriolis_row_f_y;
-    out[(4, 2)] = q[1] * segment2_subspace0_coriolis_row_f_x
-        + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
-        + segment2_subspace0_coriolis_row_n_z
+    out[(4, 2)] = base_angle_subspace_rate_v_y
+        * cache.segment2_subspace0_projected_inertia_f_y
+        + q[1] * segment2_subspace0_coriolis_row_f_x
         + cache.segment2_subspace0_projected_inertia_f_x * qd[1]
-        + base_angle_subspace_rate_v_y * cache.segment2_subspace0_projected_inertia_f_y;
-    out[(4, 3)] = p.channel_length * segment2_subspace0_coriolis_row_n_z
+        + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
+        + segment2_subspace0_coriolis_row_n_z;
+    out[(4, 3)] = segment1_tip_subspace0_rate_v_x
+        * cache.segment2_subspace0_projected_inertia_f_x
+        + segment1_tip_subspace0_rate_v_y
+            * cache.segment2_subspace0_projected_inertia_f_y
+        + p.channel_length * segment2_subspace0_coriolis_row_n_z
         + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_row_f_x
-        + segment1_tip_subspace0_rate_v_x
-            * cache.segment2_subspace0_projected_inertia_f_x
-        + segment2_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y
-        + cache.segment2_subspace0_projected_inertia_f_y
-            * segment1_tip_subspace0_rate_v_y;
+        + segment2_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y;
     out[(4, 4)] = cache.segment2_tip_subspace0_v_x * (t46 + t49)
-        + cache.segment1_slice0_local_subspace0_w_z * (t167 + t179 + t190)
+        + segment1_slice0_local_subspace0_w_z * (t167 + t179 + t190)
         + segment2_slice0_subspace0_v_y * (t112 + t114)
         + segment2_slice1_subspace0_v_y * (t110 + t111)
-        + (t186 + t187 + t188) * cache.segment1_slice1_local_subspace0_w_z
+        + (t186 + t187 + t188) * segment1_slice1_local_subspace0_w_z
         + (t33 + t44) * segment2_slice1_subspace0_v_x
         + p.channel_length * (t173 + t180 + t189)
         + segment2_slice0_subspace0_v_x * (t35 + t41)
@@ -3706,27 +3698,26 @@ pub fn coriolis_matrix_into(
         + t240;
     out[(5, 0)] = segment3_subspace0_coriolis_row_f_x;
     out[(5, 1)] = segment3_subspace0_coriolis_row_f_y;
-    out[(5, 2)] = base_angle_subspace_rate_v_y
-        * cache.segment3_subspace0_projected_inertia_f_y
-        + q[1] * segment3_subspace0_coriolis_row_f_x
+    out[(5, 2)] = q[1] * segment3_subspace0_coriolis_row_f_x
         + cache.base_angle_subspace_v_y * segment3_subspace0_coriolis_row_f_y
         + segment3_subspace0_coriolis_row_n_z
-        + cache.segment3_subspace0_projected_inertia_f_x * qd[1];
+        + cache.segment3_subspace0_projected_inertia_f_x * qd[1]
+        + cache.segment3_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y;
     out[(5, 3)] = cache.segment1_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
         + cache.segment1_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y
-        + segment1_tip_subspace0_rate_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y
         + segment1_tip_subspace0_rate_v_x
-            * cache.segment3_subspace0_projected_inertia_f_x + t241;
+            * cache.segment3_subspace0_projected_inertia_f_x
+        + cache.segment3_subspace0_projected_inertia_f_y
+            * segment1_tip_subspace0_rate_v_y + t241;
     out[(5, 4)] = cache.segment2_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
         + segment2_tip_subspace0_rate_v_x
             * cache.segment3_subspace0_projected_inertia_f_x + t241
+        + cache.segment2_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y
         + segment2_tip_subspace0_rate_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y
-        + cache.segment2_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y;
-    out[(5, 5)] = cache.segment1_slice0_local_subspace0_w_z * (t198 + t199 + t211)
+            * cache.segment3_subspace0_projected_inertia_f_y;
+    out[(5, 5)] = segment1_slice0_local_subspace0_w_z * (t198 + t199 + t211)
         + p.channel_length * (t205 + t213 + t214)
-        + (t196 + t197 + t212) * cache.segment1_slice1_local_subspace0_w_z
+        + (t196 + t197 + t212) * segment1_slice1_local_subspace0_w_z
         + cache.segment3_tip_subspace0_v_x * (t55 + t63)
         + (t58 + t67) * segment3_slice1_subspace0_v_x
         + (t118 + t122) * cache.segment3_tip_subspace0_v_y
@@ -3739,39 +3730,38 @@ pub fn coriolis_matrix_into(
         + t240;
     out[(6, 0)] = segment4_subspace0_coriolis_row_f_x;
     out[(6, 1)] = segment4_subspace0_coriolis_row_f_y;
-    out[(6, 2)] = cache.segment4_subspace0_projected_inertia_f_y
-        * base_angle_subspace_rate_v_y
-        + cache.base_angle_subspace_v_y * segment4_subspace0_coriolis_row_f_y
+    out[(6, 2)] = cache.base_angle_subspace_v_y * segment4_subspace0_coriolis_row_f_y
+        + cache.segment4_subspace0_projected_inertia_f_x * qd[1]
         + q[1] * segment4_subspace0_coriolis_row_f_x
-        + segment4_subspace0_coriolis_row_n_z
-        + cache.segment4_subspace0_projected_inertia_f_x * qd[1];
-    out[(6, 3)] = segment1_tip_subspace0_rate_v_x
-        * cache.segment4_subspace0_projected_inertia_f_x
-        + cache.segment4_subspace0_projected_inertia_f_y
-            * segment1_tip_subspace0_rate_v_y
-        + cache.segment1_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x + t242
+        + base_angle_subspace_rate_v_y * cache.segment4_subspace0_projected_inertia_f_y
+        + segment4_subspace0_coriolis_row_n_z;
+    out[(6, 3)] = segment1_tip_subspace0_rate_v_y
+        * cache.segment4_subspace0_projected_inertia_f_y
+        + cache.segment1_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x
+        + segment1_tip_subspace0_rate_v_x
+            * cache.segment4_subspace0_projected_inertia_f_x + t242
         + cache.segment1_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y;
     out[(6, 4)] = cache.segment2_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y
-        + cache.segment4_subspace0_projected_inertia_f_x
-            * segment2_tip_subspace0_rate_v_x + t242
-        + cache.segment4_subspace0_projected_inertia_f_y
-            * segment2_tip_subspace0_rate_v_y
+        + segment2_tip_subspace0_rate_v_x
+            * cache.segment4_subspace0_projected_inertia_f_x
+        + segment2_tip_subspace0_rate_v_y
+            * cache.segment4_subspace0_projected_inertia_f_y + t242
         + cache.segment2_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x;
-    out[(6, 5)] = cache.segment4_subspace0_projected_inertia_f_x
-        * segment3_tip_subspace0_rate_v_x
-        + cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x + t242
-        + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y
-        + cache.segment4_subspace0_projected_inertia_f_y
-            * segment3_tip_subspace0_rate_v_y;
+    out[(6, 5)] = cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x
+        + segment3_tip_subspace0_rate_v_x
+            * cache.segment4_subspace0_projected_inertia_f_x
+        + segment3_tip_subspace0_rate_v_y
+            * cache.segment4_subspace0_projected_inertia_f_y + t242
+        + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y;
     out[(6, 6)] = segment4_slice1_subspace0_v_x * (t75 + t81)
         + segment4_slice1_subspace0_v_y * (t127 + t134)
         + cache.segment4_tip_subspace0_v_y * (t126 + t129)
         + p.channel_length * (t215 + t217 + t224)
         + segment4_slice0_subspace0_v_x * (t73 + t83)
-        + (t216 + t230 + t231) * cache.segment1_slice0_local_subspace0_w_z
+        + (t216 + t230 + t231) * segment1_slice0_local_subspace0_w_z
         + (t131 + t132) * segment4_slice0_subspace0_v_y
         + (t78 + t85) * cache.segment4_tip_subspace0_v_x
-        + cache.segment1_slice1_local_subspace0_w_z * (t218 + t237 + t238);
+        + segment1_slice1_local_subspace0_w_z * (t218 + t237 + t238);
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -4320,9 +4310,14 @@ pub fn linear_momentum(
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.link1_inertia_h_y * qd[2];
-    let segment1_slice1_subspace0_v_x = q[1] * cache.segment1_slice1_local_subspace0_w_z
-        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
-        + cache.base_angle_rotation_01 * cache.segment1_slice1_local_subspace0_v_y;
+    let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
+    let segment1_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice1_local_bend_y_column_v_x;
+    let segment1_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment1_slice1_local_bend_y_column_v_y;
+    let segment1_slice1_subspace0_v_x = q[1] * segment1_slice1_local_subspace0_w_z
+        + cache.cos_q2 * segment1_slice1_local_subspace0_v_x
+        + cache.base_angle_rotation_01 * segment1_slice1_local_subspace0_v_y;
     let segment1_slice1_velocity_v_x = segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice1_position_y = q[1]
@@ -4330,14 +4325,19 @@ pub fn linear_momentum(
         + cache.segment1_slice1_local_com_y * cache.cos_q2;
     let segment1_slice1_inertia_h_y = segment1_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
+    let segment1_slice1_velocity_w_z = segment1_slice1_local_subspace0_w_z * qd[3]
         + qd[2];
     let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
         * cache.segment1_slice0_mass
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
-    let segment1_slice0_subspace0_v_x = q[1] * cache.segment1_slice0_local_subspace0_w_z
-        + cache.base_angle_rotation_01 * cache.segment1_slice0_local_subspace0_v_y
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
+    let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
+    let segment1_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let segment1_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_subspace0_v_x = q[1] * segment1_slice0_local_subspace0_w_z
+        + cache.base_angle_rotation_01 * segment1_slice0_local_subspace0_v_y
+        + cache.cos_q2 * segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice0_position_y = q[1]
@@ -4345,7 +4345,7 @@ pub fn linear_momentum(
         + cache.segment1_slice0_local_com_y * cache.cos_q2;
     let segment1_slice0_inertia_h_y = segment1_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
+    let segment1_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[3]
         + qd[2];
     let segment1_slice0_momentum_f_x = cache.segment1_slice0_mass
         * segment1_slice0_velocity_v_x
@@ -4366,33 +4366,41 @@ pub fn linear_momentum(
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
     let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
         - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+    let segment4_slice0_velocity_w_z = qd[6] * segment1_slice0_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
     let segment4_slice0_position_y = cache.segment3_tip_position_y
         + cache.segment4_slice0_local_com_x * cache.segment3_tip_rotation_10
         + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_11;
     let segment4_slice0_inertia_h_y = segment4_slice0_position_y
         * cache.segment1_slice0_mass;
+    let segment4_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice0_local_bend_y_column_v_x;
+    let segment4_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment4_slice0_local_bend_y_column_v_y;
     let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
-        * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
-        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_01;
+        * segment1_slice0_local_subspace0_w_z
+        + cache.segment3_tip_rotation_00 * segment4_slice0_local_subspace0_v_x
+        + segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice0_subspace0_v_x;
     let segment4_slice0_momentum_f_x = segment4_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment4_slice0_velocity_w_z * segment4_slice0_inertia_h_y;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
+    let segment4_slice1_velocity_w_z = qd[6] * segment1_slice1_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
     let segment4_slice1_position_y = cache.segment4_slice1_local_com_x
         * cache.segment3_tip_rotation_10 + cache.segment3_tip_position_y
         + cache.segment4_slice1_local_com_y * cache.segment3_tip_rotation_11;
     let segment4_slice1_inertia_h_y = segment4_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment4_slice1_subspace0_v_x = cache.segment4_slice1_local_subspace0_v_y
+    let segment4_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment4_slice1_local_bend_y_column_v_y;
+    let segment4_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice1_local_bend_y_column_v_x;
+    let segment4_slice1_subspace0_v_x = segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_position_y * cache.segment1_slice1_local_subspace0_w_z
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00;
+        + cache.segment3_tip_position_y * segment1_slice1_local_subspace0_w_z
+        + segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00;
     let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice1_subspace0_v_x;
     let segment4_slice1_momentum_f_x = segment4_slice1_velocity_v_x
@@ -4408,10 +4416,14 @@ pub fn linear_momentum(
         + segment4_slice1_momentum_f_x + link5_momentum_f_x;
     let link4_composite_momentum_f_x = link4_momentum_f_x
         + segment4_composite_momentum_f_x;
-    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
+    let segment3_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment3_slice1_local_bend_y_column_v_x;
+    let segment3_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment3_slice1_local_bend_y_column_v_y;
+    let segment3_slice1_subspace0_v_x = segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y;
+        + cache.segment2_tip_rotation_01 * segment3_slice1_local_subspace0_v_y
+        + segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y;
     let segment3_slice1_velocity_v_x = qd[5] * segment3_slice1_subspace0_v_x
         + segment2_tip_velocity_v_x;
     let segment3_slice1_position_y = cache.segment2_tip_rotation_10
@@ -4421,7 +4433,7 @@ pub fn linear_momentum(
     let segment3_slice1_inertia_h_y = segment3_slice1_position_y
         * cache.segment1_slice0_mass;
     let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
+        + segment1_slice1_local_subspace0_w_z * qd[5];
     let segment3_slice1_momentum_f_x = cache.segment1_slice0_mass
         * segment3_slice1_velocity_v_x
         - segment3_slice1_inertia_h_y * segment3_slice1_velocity_w_z;
@@ -4431,12 +4443,16 @@ pub fn linear_momentum(
         + cache.segment2_tip_position_y;
     let segment3_slice0_inertia_h_y = segment3_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
+    let segment3_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[5]
         + segment2_tip_velocity_w_z;
-    let segment3_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_w_z
+    let segment3_slice0_local_subspace0_v_x = cache
+        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
+    let segment3_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment3_slice0_local_bend_y_column_v_y;
+    let segment3_slice0_subspace0_v_x = segment1_slice0_local_subspace0_w_z
         * cache.segment2_tip_position_y
-        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
-        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_01;
+        + segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
+        + segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_01;
     let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
         + segment2_tip_velocity_v_x;
     let segment3_slice0_momentum_f_x = segment3_slice0_velocity_v_x
@@ -4446,10 +4462,14 @@ pub fn linear_momentum(
         + segment3_slice1_momentum_f_x + segment3_slice0_momentum_f_x;
     let link3_composite_momentum_f_x = link3_momentum_f_x
         + segment3_composite_momentum_f_x;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
+    let segment2_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment2_slice0_local_bend_y_column_v_x;
     let segment2_slice0_subspace0_v_x = cache.segment1_tip_rotation_01
-        * cache.segment2_slice0_local_subspace0_v_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y;
+        * segment2_slice0_local_subspace0_v_y
+        + cache.segment1_tip_rotation_00 * segment2_slice0_local_subspace0_v_x
+        + segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y;
     let segment2_slice0_velocity_v_x = segment2_slice0_subspace0_v_x * qd[4]
         + segment1_tip_velocity_v_x;
     let segment2_slice0_position_y = cache.segment1_tip_position_y
@@ -4458,7 +4478,7 @@ pub fn linear_momentum(
     let segment2_slice0_inertia_h_y = segment2_slice0_position_y
         * cache.segment1_slice0_mass;
     let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
+        + qd[4] * segment1_slice0_local_subspace0_w_z;
     let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
@@ -4467,12 +4487,16 @@ pub fn linear_momentum(
         + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
     let segment2_slice1_inertia_h_y = segment2_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
+    let segment2_slice1_velocity_w_z = qd[4] * segment1_slice1_local_subspace0_w_z
         + segment1_tip_velocity_w_z;
+    let segment2_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_y;
+    let segment2_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_x;
     let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_01
-        * cache.segment2_slice1_local_subspace0_v_y
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_subspace0_v_x;
+        * segment2_slice1_local_subspace0_v_y
+        + segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_00 * segment2_slice1_local_subspace0_v_x;
     let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
@@ -4490,9 +4514,9 @@ pub fn linear_momentum(
         + segment1_composite_momentum_f_x;
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let segment1_slice0_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice0_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_y
-        - q[0] * cache.segment1_slice0_local_subspace0_w_z;
+        * segment1_slice0_local_subspace0_v_x
+        + cache.cos_q2 * segment1_slice0_local_subspace0_v_y
+        - q[0] * segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice0_subspace0_v_y * qd[3];
     let segment1_slice0_position_x = q[0]
@@ -4509,9 +4533,9 @@ pub fn linear_momentum(
     let segment1_slice1_inertia_h_x = segment1_slice1_position_x
         * cache.segment1_slice0_mass;
     let segment1_slice1_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice1_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_y
-        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
+        * segment1_slice1_local_subspace0_v_x
+        + cache.cos_q2 * segment1_slice1_local_subspace0_v_y
+        - q[0] * segment1_slice1_local_subspace0_w_z;
     let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
     let segment1_slice1_momentum_f_y = segment1_slice1_velocity_w_z
@@ -4519,10 +4543,10 @@ pub fn linear_momentum(
         + segment1_slice1_velocity_v_y * cache.segment1_slice0_mass;
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_x
+    let segment2_slice0_subspace0_v_y = segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_subspace0_v_y
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
+        + cache.segment1_tip_rotation_11 * segment2_slice0_local_subspace0_v_y
+        - segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
     let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
         + segment2_slice0_subspace0_v_y * qd[4];
     let segment2_slice0_position_x = cache.segment1_tip_rotation_00
@@ -4535,9 +4559,9 @@ pub fn linear_momentum(
         * cache.segment1_slice0_mass
         + segment2_slice0_velocity_w_z * segment2_slice0_inertia_h_x;
     let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
-        * cache.segment2_slice1_local_subspace0_v_x
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_subspace0_v_y
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
+        * segment2_slice1_local_subspace0_v_x
+        + cache.segment1_tip_rotation_11 * segment2_slice1_local_subspace0_v_y
+        - segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
     let segment2_slice1_velocity_v_y = segment2_slice1_subspace0_v_y * qd[4]
         + segment1_tip_velocity_v_y;
     let segment2_slice1_position_x = cache.segment1_tip_rotation_00
@@ -4557,9 +4581,9 @@ pub fn linear_momentum(
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
     let segment3_slice0_subspace0_v_y = cache.segment2_tip_rotation_10
-        * cache.segment3_slice0_local_subspace0_v_x
-        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
-        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+        * segment3_slice0_local_subspace0_v_x
+        + segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * segment1_slice0_local_subspace0_w_z;
     let segment3_slice0_velocity_v_y = segment2_tip_velocity_v_y
         + segment3_slice0_subspace0_v_y * qd[5];
     let segment3_slice0_momentum_f_y = segment3_slice0_inertia_h_x
@@ -4572,19 +4596,19 @@ pub fn linear_momentum(
         * cache.segment1_slice0_mass;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
-    let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
+    let segment4_slice1_subspace0_v_y = segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_11
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
+        + segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
+        - segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
     let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
         + qd[6] * segment4_slice1_subspace0_v_y;
     let segment4_slice1_momentum_f_y = segment4_slice1_velocity_w_z
         * segment4_slice1_inertia_h_x
         + segment4_slice1_velocity_v_y * cache.segment1_slice0_mass;
-    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_x
+    let segment4_slice0_subspace0_v_y = segment4_slice0_local_subspace0_v_x
         * cache.segment3_tip_rotation_10
-        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment3_tip_position_x;
+        + segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
+        - segment1_slice0_local_subspace0_w_z * cache.segment3_tip_position_x;
     let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
         + qd[6] * segment4_slice0_subspace0_v_y;
     let segment4_slice0_position_x = cache.segment3_tip_rotation_00
@@ -4605,10 +4629,10 @@ pub fn linear_momentum(
         + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
     let link4_composite_momentum_f_y = segment4_composite_momentum_f_y
         + link4_momentum_f_y;
-    let segment3_slice1_subspace0_v_y = cache.segment3_slice1_local_subspace0_v_x
+    let segment3_slice1_subspace0_v_y = segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_10
-        + cache.segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
-        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
+        + segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * segment1_slice1_local_subspace0_w_z;
     let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
         + qd[5] * segment3_slice1_subspace0_v_y;
     let segment3_slice1_position_x = cache.segment2_tip_position_x
@@ -4664,9 +4688,14 @@ pub fn angular_momentum(
         + cache.segment1_slice0_local_com_y * cache.cos_q2;
     let segment1_slice0_inertia_h_y = segment1_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment1_slice0_subspace0_v_x = q[1] * cache.segment1_slice0_local_subspace0_w_z
-        + cache.base_angle_rotation_01 * cache.segment1_slice0_local_subspace0_v_y
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_x;
+    let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
+    let segment1_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let segment1_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_subspace0_v_x = q[1] * segment1_slice0_local_subspace0_w_z
+        + cache.base_angle_rotation_01 * segment1_slice0_local_subspace0_v_y
+        + cache.cos_q2 * segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice0_position_x = q[0]
@@ -4675,12 +4704,12 @@ pub fn angular_momentum(
     let segment1_slice0_inertia_h_x = segment1_slice0_position_x
         * cache.segment1_slice0_mass;
     let segment1_slice0_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice0_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice0_local_subspace0_v_y
-        - q[0] * cache.segment1_slice0_local_subspace0_w_z;
+        * segment1_slice0_local_subspace0_v_x
+        + cache.cos_q2 * segment1_slice0_local_subspace0_v_y
+        - q[0] * segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice0_subspace0_v_y * qd[3];
-    let segment1_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[3]
+    let segment1_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[3]
         + qd[2];
     let segment1_slice0_inertia_com_22 = 0.25
         * (p.segment1_disc_radius * p.segment1_disc_radius) * cache.segment1_slice0_mass;
@@ -4692,10 +4721,15 @@ pub fn angular_momentum(
         * segment1_slice0_velocity_v_y
         + segment1_slice0_velocity_w_z * segment1_slice0_inertia_i_22
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_v_x;
+    let segment2_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_x;
+    let segment2_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_y;
+    let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
     let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
-        * cache.segment2_slice1_local_subspace0_v_x
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_subspace0_v_y
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
+        * segment2_slice1_local_subspace0_v_x
+        + cache.segment1_tip_rotation_11 * segment2_slice1_local_subspace0_v_y
+        - segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_x;
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
     let segment2_slice1_velocity_v_y = segment2_slice1_subspace0_v_y * qd[4]
@@ -4712,16 +4746,16 @@ pub fn angular_momentum(
     let segment2_slice1_inertia_h_y = segment2_slice1_position_y
         * cache.segment1_slice0_mass;
     let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_01
-        * cache.segment2_slice1_local_subspace0_v_y
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_subspace0_v_x;
+        * segment2_slice1_local_subspace0_v_y
+        + segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_00 * segment2_slice1_local_subspace0_v_x;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
         + segment1_tip_velocity_v_x;
     let segment1_bend_y_rate = p.channel_length * qd[3];
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_slice1_velocity_w_z = qd[4] * cache.segment1_slice1_local_subspace0_w_z
+    let segment2_slice1_velocity_w_z = qd[4] * segment1_slice1_local_subspace0_w_z
         + segment1_tip_velocity_w_z;
     let segment2_slice0_inertia_com_22 = 0.25 * cache.segment1_slice0_mass
         * (p.segment2_disc_radius * p.segment2_disc_radius);
@@ -4738,16 +4772,20 @@ pub fn angular_momentum(
         + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
     let segment2_slice0_inertia_h_y = segment2_slice0_position_y
         * cache.segment1_slice0_mass;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
+    let segment2_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment2_slice0_local_bend_y_column_v_x;
     let segment2_slice0_subspace0_v_x = cache.segment1_tip_rotation_01
-        * cache.segment2_slice0_local_subspace0_v_y
-        + cache.segment1_tip_rotation_00 * cache.segment2_slice0_local_subspace0_v_x
-        + cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y;
+        * segment2_slice0_local_subspace0_v_y
+        + cache.segment1_tip_rotation_00 * segment2_slice0_local_subspace0_v_x
+        + segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_y;
     let segment2_slice0_velocity_v_x = segment2_slice0_subspace0_v_x * qd[4]
         + segment1_tip_velocity_v_x;
-    let segment2_slice0_subspace0_v_y = cache.segment2_slice0_local_subspace0_v_x
+    let segment2_slice0_subspace0_v_y = segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * cache.segment2_slice0_local_subspace0_v_y
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
+        + cache.segment1_tip_rotation_11 * segment2_slice0_local_subspace0_v_y
+        - segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
     let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
         + segment2_slice0_subspace0_v_y * qd[4];
     let segment2_slice0_position_x = cache.segment1_tip_rotation_00
@@ -4757,7 +4795,7 @@ pub fn angular_momentum(
     let segment2_slice0_inertia_h_x = segment2_slice0_position_x
         * cache.segment1_slice0_mass;
     let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice0_local_subspace0_w_z;
+        + qd[4] * segment1_slice0_local_subspace0_w_z;
     let segment2_slice0_inertia_i_22 = segment2_slice0_inertia_com_22
         + (segment2_slice0_position_y * segment2_slice0_position_y
             + segment2_slice0_position_x * segment2_slice0_position_x)
@@ -4768,10 +4806,14 @@ pub fn angular_momentum(
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_v_x;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
+    let segment3_slice0_local_subspace0_v_x = cache
+        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
+    let segment3_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment3_slice0_local_bend_y_column_v_y;
     let segment3_slice0_subspace0_v_y = cache.segment2_tip_rotation_10
-        * cache.segment3_slice0_local_subspace0_v_x
-        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
-        - cache.segment2_tip_position_x * cache.segment1_slice0_local_subspace0_w_z;
+        * segment3_slice0_local_subspace0_v_x
+        + segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * segment1_slice0_local_subspace0_w_z;
     let segment3_slice0_velocity_v_y = segment2_tip_velocity_v_y
         + segment3_slice0_subspace0_v_y * qd[5];
     let segment3_slice0_position_x = cache.segment2_tip_position_x
@@ -4791,12 +4833,12 @@ pub fn angular_momentum(
             * cache.segment1_slice0_mass;
     let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_slice0_velocity_w_z = cache.segment1_slice0_local_subspace0_w_z * qd[5]
+    let segment3_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[5]
         + segment2_tip_velocity_w_z;
-    let segment3_slice0_subspace0_v_x = cache.segment1_slice0_local_subspace0_w_z
+    let segment3_slice0_subspace0_v_x = segment1_slice0_local_subspace0_w_z
         * cache.segment2_tip_position_y
-        + cache.segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
-        + cache.segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_01;
+        + segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
+        + segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_01;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + cache.segment2_tip_subspace0_v_x * qd[4];
     let segment3_slice0_velocity_v_x = qd[5] * segment3_slice0_subspace0_v_x
@@ -4808,7 +4850,7 @@ pub fn angular_momentum(
         + segment3_slice0_inertia_i_22 * segment3_slice0_velocity_w_z
         - segment3_slice0_velocity_v_x * segment3_slice0_inertia_h_y;
     let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + cache.segment1_slice1_local_subspace0_w_z * qd[5];
+        + segment1_slice1_local_subspace0_w_z * qd[5];
     let segment3_slice1_position_x = cache.segment2_tip_position_x
         + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x
         + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_com_y;
@@ -4822,16 +4864,20 @@ pub fn angular_momentum(
                 + segment3_slice1_position_y * segment3_slice1_position_y);
     let segment3_slice1_inertia_h_y = segment3_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice1_subspace0_v_x = cache.segment3_slice1_local_subspace0_v_x
+    let segment3_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment3_slice1_local_bend_y_column_v_x;
+    let segment3_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment3_slice1_local_bend_y_column_v_y;
+    let segment3_slice1_subspace0_v_x = segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_subspace0_v_y
-        + cache.segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y;
+        + cache.segment2_tip_rotation_01 * segment3_slice1_local_subspace0_v_y
+        + segment1_slice1_local_subspace0_w_z * cache.segment2_tip_position_y;
     let segment3_slice1_velocity_v_x = qd[5] * segment3_slice1_subspace0_v_x
         + segment2_tip_velocity_v_x;
-    let segment3_slice1_subspace0_v_y = cache.segment3_slice1_local_subspace0_v_x
+    let segment3_slice1_subspace0_v_y = segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_10
-        + cache.segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
-        - cache.segment2_tip_position_x * cache.segment1_slice1_local_subspace0_w_z;
+        + segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
+        - cache.segment2_tip_position_x * segment1_slice1_local_subspace0_w_z;
     let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
         + qd[5] * segment3_slice1_subspace0_v_y;
     let segment3_slice1_inertia_h_x = cache.segment1_slice0_mass
@@ -4842,10 +4888,14 @@ pub fn angular_momentum(
         - segment3_slice1_inertia_h_y * segment3_slice1_velocity_v_x;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
-    let segment4_slice1_subspace0_v_y = cache.segment4_slice1_local_subspace0_v_y
+    let segment4_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment4_slice1_local_bend_y_column_v_y;
+    let segment4_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice1_local_bend_y_column_v_x;
+    let segment4_slice1_subspace0_v_y = segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_11
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
-        - cache.segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
+        + segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
+        - segment1_slice1_local_subspace0_w_z * cache.segment3_tip_position_x;
     let segment4_slice1_velocity_v_y = segment3_tip_velocity_v_y
         + qd[6] * segment4_slice1_subspace0_v_y;
     let segment4_slice1_position_x = cache.segment4_slice1_local_com_y
@@ -4855,7 +4905,7 @@ pub fn angular_momentum(
         * cache.segment1_slice0_mass;
     let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_slice1_velocity_w_z = qd[6] * cache.segment1_slice1_local_subspace0_w_z
+    let segment4_slice1_velocity_w_z = qd[6] * segment1_slice1_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
     let segment4_slice0_inertia_com_22 = 0.25
         * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
@@ -4868,10 +4918,10 @@ pub fn angular_momentum(
             * cache.segment1_slice0_mass;
     let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
         + segment2_tip_velocity_v_x;
-    let segment4_slice1_subspace0_v_x = cache.segment4_slice1_local_subspace0_v_y
+    let segment4_slice1_subspace0_v_x = segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_position_y * cache.segment1_slice1_local_subspace0_w_z
-        + cache.segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00;
+        + cache.segment3_tip_position_y * segment1_slice1_local_subspace0_w_z
+        + segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_00;
     let segment4_slice1_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice1_subspace0_v_x;
     let segment4_slice1_inertia_h_y = segment4_slice1_position_y
@@ -4885,16 +4935,20 @@ pub fn angular_momentum(
         + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_inertia_h_x = segment4_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment4_slice0_subspace0_v_y = cache.segment4_slice0_local_subspace0_v_x
+    let segment4_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice0_local_bend_y_column_v_x;
+    let segment4_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment4_slice0_local_bend_y_column_v_y;
+    let segment4_slice0_subspace0_v_y = segment4_slice0_local_subspace0_v_x
         * cache.segment3_tip_rotation_10
-        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
-        - cache.segment1_slice0_local_subspace0_w_z * cache.segment3_tip_position_x;
+        + segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
+        - segment1_slice0_local_subspace0_w_z * cache.segment3_tip_position_x;
     let segment4_slice0_velocity_v_y = segment3_tip_velocity_v_y
         + qd[6] * segment4_slice0_subspace0_v_y;
     let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
-        * cache.segment1_slice0_local_subspace0_w_z
-        + cache.segment3_tip_rotation_00 * cache.segment4_slice0_local_subspace0_v_x
-        + cache.segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_01;
+        * segment1_slice0_local_subspace0_w_z
+        + cache.segment3_tip_rotation_00 * segment4_slice0_local_subspace0_v_x
+        + segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * segment4_slice0_subspace0_v_x;
     let segment4_slice0_position_y = cache.segment3_tip_position_y
@@ -4906,7 +4960,7 @@ pub fn angular_momentum(
         * (segment4_slice0_position_y * segment4_slice0_position_y
             + segment4_slice0_position_x * segment4_slice0_position_x)
         + segment4_slice0_inertia_com_22;
-    let segment4_slice0_velocity_w_z = qd[6] * cache.segment1_slice0_local_subspace0_w_z
+    let segment4_slice0_velocity_w_z = qd[6] * segment1_slice0_local_subspace0_w_z
         + segment3_tip_velocity_w_z;
     let segment4_slice0_momentum_n_z = segment4_slice0_inertia_h_x
         * segment4_slice0_velocity_v_y
@@ -4959,10 +5013,14 @@ pub fn angular_momentum(
         - segment1_tip_velocity_v_x * cache.link2_inertia_h_y;
     let link2_composite_momentum_n_z = segment2_composite_momentum_n_z
         + link2_momentum_n_z;
+    let segment1_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice1_local_bend_y_column_v_x;
+    let segment1_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment1_slice1_local_bend_y_column_v_y;
     let segment1_slice1_subspace0_v_y = cache.sin_q2
-        * cache.segment1_slice1_local_subspace0_v_x
-        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_y
-        - q[0] * cache.segment1_slice1_local_subspace0_w_z;
+        * segment1_slice1_local_subspace0_v_x
+        + cache.cos_q2 * segment1_slice1_local_subspace0_v_y
+        - q[0] * segment1_slice1_local_subspace0_w_z;
     let segment1_slice1_velocity_v_y = segment1_slice1_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
     let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
@@ -4977,13 +5035,13 @@ pub fn angular_momentum(
         + (segment1_slice1_position_x * segment1_slice1_position_x
             + segment1_slice1_position_y * segment1_slice1_position_y)
             * cache.segment1_slice0_mass;
-    let segment1_slice1_velocity_w_z = cache.segment1_slice1_local_subspace0_w_z * qd[3]
+    let segment1_slice1_velocity_w_z = segment1_slice1_local_subspace0_w_z * qd[3]
         + qd[2];
     let segment1_slice1_inertia_h_y = segment1_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment1_slice1_subspace0_v_x = q[1] * cache.segment1_slice1_local_subspace0_w_z
-        + cache.cos_q2 * cache.segment1_slice1_local_subspace0_v_x
-        + cache.base_angle_rotation_01 * cache.segment1_slice1_local_subspace0_v_y;
+    let segment1_slice1_subspace0_v_x = q[1] * segment1_slice1_local_subspace0_w_z
+        + cache.cos_q2 * segment1_slice1_local_subspace0_v_x
+        + cache.base_angle_rotation_01 * segment1_slice1_local_subspace0_v_y;
     let segment1_slice1_velocity_v_x = segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_slice1_momentum_n_z = segment1_slice1_velocity_v_y
