@@ -1133,6 +1133,54 @@ pub struct Cache {
     pub base_roll_projected_inertia_f_x: f64,
     pub base_roll_projected_inertia_f_y: f64,
     pub base_roll_projected_inertia_f_z: f64,
+    pub head_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub head_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub head_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub head_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub head_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub head_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub head_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub head_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub head_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub head_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub head_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub head_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub head_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub head_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub head_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub head_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub head_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub head_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub head_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub head_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub head_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub head_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub head_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub head_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub head_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub head_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub head_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub head_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub head_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub head_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub head_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub head_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub head_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub head_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub head_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub head_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub head_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub head_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub head_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub head_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub head_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub head_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub head_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub head_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub head_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub head_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub head_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub head_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub head_subspace0_projected_inertia_n_x: f64,
     pub head_subspace0_projected_inertia_n_y: f64,
     pub head_subspace0_projected_inertia_n_z: f64,
@@ -1145,6 +1193,54 @@ pub struct Cache {
     pub head_subspace1_projected_inertia_f_x: f64,
     pub head_subspace1_projected_inertia_f_y: f64,
     pub head_subspace1_projected_inertia_f_z: f64,
+    pub back_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub back_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub back_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub back_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub back_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub back_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub back_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub back_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub back_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub back_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub back_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub back_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub back_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub back_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub back_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub back_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub back_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub back_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub back_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub back_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub back_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub back_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub back_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub back_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub back_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub back_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub back_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub back_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub back_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub back_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub back_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub back_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub back_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub back_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub back_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub back_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub back_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub back_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub back_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub back_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub back_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub back_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub back_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub back_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub back_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub back_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub back_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub back_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub back_subspace0_projected_inertia_n_x: f64,
     pub back_subspace0_projected_inertia_n_y: f64,
     pub back_subspace0_projected_inertia_n_z: f64,
@@ -1157,6 +1253,54 @@ pub struct Cache {
     pub back_subspace1_projected_inertia_f_x: f64,
     pub back_subspace1_projected_inertia_f_y: f64,
     pub back_subspace1_projected_inertia_f_z: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub front_right_subspace0_projected_inertia_n_x: f64,
     pub front_right_subspace0_projected_inertia_n_y: f64,
     pub front_right_subspace0_projected_inertia_n_z: f64,
@@ -1169,6 +1313,54 @@ pub struct Cache {
     pub front_right_subspace1_projected_inertia_f_x: f64,
     pub front_right_subspace1_projected_inertia_f_y: f64,
     pub front_right_subspace1_projected_inertia_f_z: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub front_left_subspace0_projected_inertia_n_x: f64,
     pub front_left_subspace0_projected_inertia_n_y: f64,
     pub front_left_subspace0_projected_inertia_n_z: f64,
@@ -3396,1220 +3588,1581 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * base_roll_subspace_v_z
         - (base_pitch_rotation_10 * hub_composite_inertia_h_x
             - hub_composite_inertia_h_y * base_pitch_rotation_00);
-    let t281 = head_slice3_local_bend_y_column_v_y * head_slice0_mass
-        + head_slice1_local_bend_y_column_v_y * head_slice1_mass
-        + head_slice2_local_bend_y_column_v_y * head_slice1_mass
-        + head_slice0_local_bend_y_column_v_y * head_slice0_mass
-        - (head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_h_z
-            - head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_h_x)
-        - (head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_w_x
-            - head_slice2_local_inertia_h_x * head_slice2_local_bend_y_column_w_z)
-        - (head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_w_x
-            - head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_w_z)
-        - (head_slice0_local_inertia_h_z * head_slice0_local_bend_y_column_w_x
-            - head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_h_x);
-    let t282 = head_slice2_local_bend_y_column_v_z * head_slice1_mass
-        + head_slice1_local_bend_y_column_v_z * head_slice1_mass
-        + head_slice0_mass * head_slice3_local_bend_y_column_v_z
-        + head_slice0_local_bend_y_column_v_z * head_slice0_mass
-        - (head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_w_y
-            - head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_w_x)
-        - (head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_h_x
-            - head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_w_x)
-        - (head_slice2_local_bend_y_column_w_y * head_slice2_local_inertia_h_x
-            - head_slice2_local_bend_y_column_w_x * head_slice2_local_inertia_h_y)
-        - (head_slice1_local_inertia_h_x * head_slice1_local_bend_y_column_w_y
-            - head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_h_y);
-    let t283 = head_slice1_local_bend_y_column_v_x * head_slice1_mass
-        + head_slice0_mass * head_slice3_local_bend_y_column_v_x
-        + head_slice2_local_bend_y_column_v_x * head_slice1_mass
-        + head_slice0_mass * head_slice0_local_bend_y_column_v_x
-        - (head_slice2_local_bend_y_column_w_z * head_slice2_local_inertia_h_y
-            - head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_w_y)
-        - (head_slice1_local_inertia_h_y * head_slice1_local_bend_y_column_w_z
-            - head_slice1_local_inertia_h_z * head_slice1_local_bend_y_column_w_y)
-        - (head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_w_z
-            - head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_w_y)
-        - (head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_w_z
-            - head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_h_z);
-    let t284 = t281 * base_roll_rotation_21 + head_rotation_22 * t282
-        + t283 * head_rotation_20;
-    let t285 = base_roll_rotation_11 * t281 + t283 * head_rotation_10
-        + t282 * head_rotation_12;
-    let t286 = head_slice1_local_inertia_i_01 * head_slice1_local_bend_y_column_w_y
-        + head_slice3_local_bend_y_column_w_y * head_slice3_local_inertia_i_01
-        + head_slice3_local_inertia_i_02 * head_slice3_local_bend_y_column_w_z
-        + head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_i_02
+    let head_slice0_local_bend_y_projected_inertia_n_x = head_slice0_local_bend_y_column_w_z
+        * head_slice0_local_inertia_i_02
         + head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_v_z
-        + head_slice1_local_bend_y_column_v_z * head_slice1_local_inertia_h_y
-        + head_slice2_local_inertia_i_00 * head_slice2_local_bend_y_column_w_x
-        + head_slice2_local_bend_y_column_v_z * head_slice2_local_inertia_h_y
-        + head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_i_00
-        + head_slice3_local_bend_y_column_w_x * head_slice3_local_inertia_i_00
         + head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_i_01
-        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_y_column_w_z
-        + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_02
-        + head_slice2_local_bend_y_column_w_y * head_slice2_local_inertia_i_01
         + head_slice0_local_bend_y_column_w_x * head_slice0_local_inertia_i_00
-        + head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_v_z
-        - head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_v_y
-        - head_slice0_local_bend_y_column_v_y * head_slice0_local_inertia_h_z
-        - head_slice1_local_bend_y_column_v_y * head_slice1_local_inertia_h_z
-        - head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_v_y;
-    let t287 = head_slice1_local_inertia_i_12 * head_slice1_local_bend_y_column_w_y
-        + head_slice0_local_bend_y_column_w_x * head_slice0_local_inertia_i_02
-        + head_slice1_local_bend_y_column_v_y * head_slice1_local_inertia_h_x
-        + head_slice3_local_bend_y_column_w_x * head_slice3_local_inertia_i_02
-        + head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_i_02
-        + head_slice2_local_inertia_i_12 * head_slice2_local_bend_y_column_w_y
-        + head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_v_y
-        + head_slice2_local_inertia_h_x * head_slice2_local_bend_y_column_v_y
-        + head_slice3_local_inertia_i_22 * head_slice3_local_bend_y_column_w_z
-        + head_slice3_local_inertia_i_12 * head_slice3_local_bend_y_column_w_y
-        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_y_column_w_x
+        - head_slice0_local_bend_y_column_v_y * head_slice0_local_inertia_h_z;
+    let head_slice0_local_bend_y_projected_inertia_n_y = head_slice0_local_inertia_i_12
+        * head_slice0_local_bend_y_column_w_z
+        + head_slice0_local_inertia_h_z * head_slice0_local_bend_y_column_v_x
+        + head_slice0_local_inertia_i_01 * head_slice0_local_bend_y_column_w_x
+        + head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_i_11
+        - head_slice0_local_bend_y_column_v_z * head_slice0_local_inertia_h_x;
+    let head_slice0_local_bend_y_projected_inertia_n_z = head_slice0_local_bend_y_column_w_x
+        * head_slice0_local_inertia_i_02
         + head_slice0_local_bend_y_column_v_y * head_slice0_local_inertia_h_x
-        + head_slice2_local_bend_y_column_w_z * head_slice2_local_inertia_i_22
         + head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_i_12
         + head_slice0_local_inertia_i_22 * head_slice0_local_bend_y_column_w_z
-        + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_22
-        - head_slice2_local_bend_y_column_v_x * head_slice2_local_inertia_h_y
-        - head_slice1_local_inertia_h_y * head_slice1_local_bend_y_column_v_x
-        - head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_v_x
         - head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_v_x;
-    let t288 = head_slice0_local_inertia_i_12 * head_slice0_local_bend_y_column_w_z
-        + head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_v_x
-        + head_slice1_local_inertia_i_11 * head_slice1_local_bend_y_column_w_y
+    let head_slice0_local_bend_y_projected_inertia_f_x = head_slice0_mass
+        * head_slice0_local_bend_y_column_v_x
+        - (head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_w_z
+            - head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_h_z);
+    let head_slice0_local_bend_y_projected_inertia_f_y = head_slice0_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (head_slice0_local_inertia_h_z * head_slice0_local_bend_y_column_w_x
+            - head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_h_x);
+    let head_slice0_local_bend_y_projected_inertia_f_z = head_slice0_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_h_x
+            - head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_w_x);
+    let head_slice1_local_bend_y_projected_inertia_n_x = head_slice1_local_inertia_i_01
+        * head_slice1_local_bend_y_column_w_y
+        + head_slice1_local_bend_y_column_v_z * head_slice1_local_inertia_h_y
+        + head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_i_00
+        + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_02
+        - head_slice1_local_bend_y_column_v_y * head_slice1_local_inertia_h_z;
+    let head_slice1_local_bend_y_projected_inertia_n_y = head_slice1_local_inertia_i_11
+        * head_slice1_local_bend_y_column_w_y
         + head_slice1_local_inertia_h_z * head_slice1_local_bend_y_column_v_x
-        + head_slice0_local_inertia_h_z * head_slice0_local_bend_y_column_v_x
         + head_slice1_local_inertia_i_01 * head_slice1_local_bend_y_column_w_x
-        + head_slice2_local_inertia_i_11 * head_slice2_local_bend_y_column_w_y
-        + head_slice3_local_bend_y_column_w_x * head_slice3_local_inertia_i_01
         + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_12
+        - head_slice1_local_bend_y_column_v_z * head_slice1_local_inertia_h_x;
+    let head_slice1_local_bend_y_projected_inertia_n_z = head_slice1_local_inertia_i_12
+        * head_slice1_local_bend_y_column_w_y
+        + head_slice1_local_bend_y_column_v_y * head_slice1_local_inertia_h_x
+        + head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_i_02
+        + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_22
+        - head_slice1_local_inertia_h_y * head_slice1_local_bend_y_column_v_x;
+    let head_slice1_local_bend_y_projected_inertia_f_x = head_slice1_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (head_slice1_local_inertia_h_y * head_slice1_local_bend_y_column_w_z
+            - head_slice1_local_inertia_h_z * head_slice1_local_bend_y_column_w_y);
+    let head_slice1_local_bend_y_projected_inertia_f_y = head_slice1_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_h_z
+            - head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_h_x);
+    let head_slice1_local_bend_y_projected_inertia_f_z = head_slice1_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (head_slice1_local_inertia_h_x * head_slice1_local_bend_y_column_w_y
+            - head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_h_y);
+    let head_slice2_local_bend_y_projected_inertia_n_x = head_slice2_local_inertia_i_00
+        * head_slice2_local_bend_y_column_w_x
+        + head_slice2_local_bend_y_column_v_z * head_slice2_local_inertia_h_y
+        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_y_column_w_z
+        + head_slice2_local_bend_y_column_w_y * head_slice2_local_inertia_i_01
+        - head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_v_y;
+    let head_slice2_local_bend_y_projected_inertia_n_y = head_slice2_local_inertia_h_z
+        * head_slice2_local_bend_y_column_v_x
+        + head_slice2_local_inertia_i_11 * head_slice2_local_bend_y_column_w_y
         + head_slice2_local_inertia_i_12 * head_slice2_local_bend_y_column_w_z
-        + head_slice0_local_inertia_i_01 * head_slice0_local_bend_y_column_w_x
-        + head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_v_x
-        + head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_i_11
         + head_slice2_local_bend_y_column_w_x * head_slice2_local_inertia_i_01
+        - head_slice2_local_bend_y_column_v_z * head_slice2_local_inertia_h_x;
+    let head_slice2_local_bend_y_projected_inertia_n_z = head_slice2_local_inertia_i_12
+        * head_slice2_local_bend_y_column_w_y
+        + head_slice2_local_inertia_h_x * head_slice2_local_bend_y_column_v_y
+        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_y_column_w_x
+        + head_slice2_local_bend_y_column_w_z * head_slice2_local_inertia_i_22
+        - head_slice2_local_bend_y_column_v_x * head_slice2_local_inertia_h_y;
+    let head_slice2_local_bend_y_projected_inertia_f_x = head_slice2_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (head_slice2_local_bend_y_column_w_z * head_slice2_local_inertia_h_y
+            - head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_w_y);
+    let head_slice2_local_bend_y_projected_inertia_f_y = head_slice2_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_w_x
+            - head_slice2_local_inertia_h_x * head_slice2_local_bend_y_column_w_z);
+    let head_slice2_local_bend_y_projected_inertia_f_z = head_slice2_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (head_slice2_local_bend_y_column_w_y * head_slice2_local_inertia_h_x
+            - head_slice2_local_bend_y_column_w_x * head_slice2_local_inertia_h_y);
+    let head_slice3_local_bend_y_projected_inertia_n_x = head_slice3_local_bend_y_column_w_y
+        * head_slice3_local_inertia_i_01
+        + head_slice3_local_inertia_i_02 * head_slice3_local_bend_y_column_w_z
+        + head_slice3_local_bend_y_column_w_x * head_slice3_local_inertia_i_00
+        + head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_v_z
+        - head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_v_y;
+    let head_slice3_local_bend_y_projected_inertia_n_y = head_slice3_local_bend_y_column_w_x
+        * head_slice3_local_inertia_i_01
+        + head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_v_x
         + head_slice3_local_inertia_i_12 * head_slice3_local_bend_y_column_w_z
         + head_slice3_local_inertia_i_11 * head_slice3_local_bend_y_column_w_y
-        - head_slice2_local_bend_y_column_v_z * head_slice2_local_inertia_h_x
-        - head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_v_z
-        - head_slice1_local_bend_y_column_v_z * head_slice1_local_inertia_h_x
-        - head_slice0_local_bend_y_column_v_z * head_slice0_local_inertia_h_x;
-    let head_subspace0_projected_inertia_n_x = (t284 * head_position_y
-        + head_rotation_00 * t286 + head_rotation_02 * t287
-        + t288 * base_roll_rotation_01 - t285 * head_position_z) * p.limb_length;
-    let t289 = head_rotation_00 * t283 + t281 * base_roll_rotation_01
-        + head_rotation_02 * t282;
-    let head_subspace0_projected_inertia_n_y = (t289 * head_position_z
-        + t288 * base_roll_rotation_11 + t287 * head_rotation_12
-        + t286 * head_rotation_10 - head_position_x * t284) * p.limb_length;
-    let head_subspace0_projected_inertia_n_z = (head_position_x * t285
-        + head_rotation_20 * t286 + t288 * base_roll_rotation_21
-        + head_rotation_22 * t287 - head_position_y * t289) * p.limb_length;
-    let head_subspace0_projected_inertia_f_x = p.limb_length * t289;
-    let head_subspace0_projected_inertia_f_y = p.limb_length * t285;
-    let head_subspace0_projected_inertia_f_z = t284 * p.limb_length;
-    let t290 = head_slice1_local_inertia_i_12 * head_slice1_local_bend_z_column_w_z
-        + head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_v_x
-        + head_slice1_local_inertia_i_11 * head_slice1_local_bend_z_column_w_y
-        + head_slice0_local_inertia_h_z * head_slice0_local_bend_z_column_v_x
-        + head_slice1_local_inertia_h_z * head_slice1_local_bend_z_column_v_x
-        + head_slice0_local_inertia_i_01 * head_slice0_local_bend_z_column_w_x
-        + head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_v_x
-        + head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_i_12
-        + head_slice2_local_inertia_i_12 * head_slice2_local_bend_z_column_w_z
-        + head_slice3_local_bend_z_column_w_x * head_slice3_local_inertia_i_01
-        + head_slice2_local_bend_z_column_w_x * head_slice2_local_inertia_i_01
-        + head_slice0_local_bend_z_column_w_y * head_slice0_local_inertia_i_11
-        + head_slice1_local_bend_z_column_w_x * head_slice1_local_inertia_i_01
-        + head_slice2_local_inertia_i_11 * head_slice2_local_bend_z_column_w_y
-        + head_slice0_local_inertia_i_12 * head_slice0_local_bend_z_column_w_z
-        + head_slice3_local_inertia_i_11 * head_slice3_local_bend_z_column_w_y
-        - head_slice0_local_inertia_h_x * head_slice0_local_bend_z_column_v_z
-        - head_slice3_local_bend_z_column_v_z * head_slice3_local_inertia_h_x
-        - head_slice2_local_bend_z_column_v_z * head_slice2_local_inertia_h_x
-        - head_slice1_local_bend_z_column_v_z * head_slice1_local_inertia_h_x;
-    let t291 = head_slice2_local_bend_z_column_v_x * head_slice1_mass
-        + head_slice1_mass * head_slice1_local_bend_z_column_v_x
-        + head_slice0_mass * head_slice0_local_bend_z_column_v_x
-        + head_slice3_local_bend_z_column_v_x * head_slice0_mass
-        - (head_slice2_local_bend_z_column_w_z * head_slice2_local_inertia_h_y
-            - head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_w_y)
-        - (head_slice0_local_inertia_h_y * head_slice0_local_bend_z_column_w_z
-            - head_slice0_local_inertia_h_z * head_slice0_local_bend_z_column_w_y)
-        - (head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_w_z
-            - head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_w_y)
-        - (head_slice1_local_inertia_h_y * head_slice1_local_bend_z_column_w_z
-            - head_slice1_local_inertia_h_z * head_slice1_local_bend_z_column_w_y);
-    let t292 = head_slice0_mass * head_slice0_local_bend_z_column_v_y
-        + head_slice1_mass * head_slice1_local_bend_z_column_v_y
-        + head_slice1_mass * head_slice2_local_bend_z_column_v_y
-        + head_slice0_mass * head_slice3_local_bend_z_column_v_y
-        - (head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_w_x
-            - head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_w_z)
-        - (head_slice0_local_inertia_h_z * head_slice0_local_bend_z_column_w_x
-            - head_slice0_local_inertia_h_x * head_slice0_local_bend_z_column_w_z)
-        - (head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_w_x
-            - head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_h_x)
-        - (head_slice1_local_bend_z_column_w_x * head_slice1_local_inertia_h_z
-            - head_slice1_local_bend_z_column_w_z * head_slice1_local_inertia_h_x);
-    let t293 = head_slice3_local_bend_z_column_v_z * head_slice0_mass
-        + head_slice2_local_bend_z_column_v_z * head_slice1_mass
-        + head_slice0_mass * head_slice0_local_bend_z_column_v_z
-        + head_slice1_local_bend_z_column_v_z * head_slice1_mass
-        - (head_slice2_local_bend_z_column_w_y * head_slice2_local_inertia_h_x
-            - head_slice2_local_bend_z_column_w_x * head_slice2_local_inertia_h_y)
-        - (head_slice0_local_bend_z_column_w_y * head_slice0_local_inertia_h_x
-            - head_slice0_local_inertia_h_y * head_slice0_local_bend_z_column_w_x)
-        - (head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_w_y
-            - head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_w_x)
-        - (head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_h_x
-            - head_slice1_local_bend_z_column_w_x * head_slice1_local_inertia_h_y);
-    let t294 = t291 * head_rotation_10 + base_roll_rotation_11 * t292
-        + t293 * head_rotation_12;
-    let t295 = head_slice2_local_bend_z_column_w_z * head_slice2_local_inertia_i_22
-        + head_slice0_local_inertia_i_22 * head_slice0_local_bend_z_column_w_z
-        + head_slice2_local_inertia_i_12 * head_slice2_local_bend_z_column_w_y
-        + head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_i_22
-        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_z_column_w_x
-        + head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_v_y
-        + head_slice1_local_inertia_i_22 * head_slice1_local_bend_z_column_w_z
-        + head_slice1_local_bend_z_column_w_x * head_slice1_local_inertia_i_02
-        + head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_v_y
-        + head_slice0_local_bend_z_column_w_x * head_slice0_local_inertia_i_02
-        + head_slice0_local_inertia_i_12 * head_slice0_local_bend_z_column_w_y
-        + head_slice3_local_inertia_i_12 * head_slice3_local_bend_z_column_w_y
-        + head_slice0_local_inertia_h_x * head_slice0_local_bend_z_column_v_y
-        + head_slice3_local_inertia_i_02 * head_slice3_local_bend_z_column_w_x
-        + head_slice1_local_inertia_h_x * head_slice1_local_bend_z_column_v_y
-        + head_slice1_local_inertia_i_12 * head_slice1_local_bend_z_column_w_y
-        - head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_v_x
-        - head_slice0_local_inertia_h_y * head_slice0_local_bend_z_column_v_x
-        - head_slice2_local_bend_z_column_v_x * head_slice2_local_inertia_h_y
-        - head_slice1_local_inertia_h_y * head_slice1_local_bend_z_column_v_x;
-    let t296 = t291 * head_rotation_20 + t292 * base_roll_rotation_21
-        + head_rotation_22 * t293;
-    let t297 = head_slice1_local_bend_z_column_w_x * head_slice1_local_inertia_i_00
-        + head_slice1_local_inertia_i_01 * head_slice1_local_bend_z_column_w_y
-        + head_slice1_local_bend_z_column_v_z * head_slice1_local_inertia_h_y
-        + head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_i_02
-        + head_slice3_local_bend_z_column_w_x * head_slice3_local_inertia_i_00
-        + head_slice1_local_inertia_i_02 * head_slice1_local_bend_z_column_w_z
-        + head_slice0_local_bend_z_column_w_z * head_slice0_local_inertia_i_02
-        + head_slice3_local_bend_z_column_w_y * head_slice3_local_inertia_i_01
-        + head_slice2_local_bend_z_column_w_y * head_slice2_local_inertia_i_01
-        + head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_v_z
-        + head_slice2_local_bend_z_column_v_z * head_slice2_local_inertia_h_y
-        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_z_column_w_z
+        - head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_v_z;
+    let head_slice3_local_bend_y_projected_inertia_n_z = head_slice3_local_bend_y_column_w_x
+        * head_slice3_local_inertia_i_02
+        + head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_v_y
+        + head_slice3_local_inertia_i_22 * head_slice3_local_bend_y_column_w_z
+        + head_slice3_local_inertia_i_12 * head_slice3_local_bend_y_column_w_y
+        - head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_v_x;
+    let head_slice3_local_bend_y_projected_inertia_f_x = head_slice0_mass
+        * head_slice3_local_bend_y_column_v_x
+        - (head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_w_z
+            - head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_w_y);
+    let head_slice3_local_bend_y_projected_inertia_f_y = head_slice3_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_w_x
+            - head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_w_z);
+    let head_slice3_local_bend_y_projected_inertia_f_z = head_slice0_mass
+        * head_slice3_local_bend_y_column_v_z
+        - (head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_w_y
+            - head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_w_x);
+    let head_slice0_local_bend_z_projected_inertia_n_x = head_slice0_local_bend_z_column_w_z
+        * head_slice0_local_inertia_i_02
         + head_slice0_local_inertia_h_y * head_slice0_local_bend_z_column_v_z
         + head_slice0_local_inertia_i_00 * head_slice0_local_bend_z_column_w_x
-        + head_slice2_local_inertia_i_00 * head_slice2_local_bend_z_column_w_x
         + head_slice0_local_bend_z_column_w_y * head_slice0_local_inertia_i_01
-        - head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_v_y
-        - head_slice0_local_inertia_h_z * head_slice0_local_bend_z_column_v_y
-        - head_slice1_local_inertia_h_z * head_slice1_local_bend_z_column_v_y
+        - head_slice0_local_inertia_h_z * head_slice0_local_bend_z_column_v_y;
+    let head_slice0_local_bend_z_projected_inertia_n_y = head_slice0_local_inertia_h_z
+        * head_slice0_local_bend_z_column_v_x
+        + head_slice0_local_inertia_i_01 * head_slice0_local_bend_z_column_w_x
+        + head_slice0_local_bend_z_column_w_y * head_slice0_local_inertia_i_11
+        + head_slice0_local_inertia_i_12 * head_slice0_local_bend_z_column_w_z
+        - head_slice0_local_inertia_h_x * head_slice0_local_bend_z_column_v_z;
+    let head_slice0_local_bend_z_projected_inertia_n_z = head_slice0_local_inertia_i_22
+        * head_slice0_local_bend_z_column_w_z
+        + head_slice0_local_bend_z_column_w_x * head_slice0_local_inertia_i_02
+        + head_slice0_local_inertia_i_12 * head_slice0_local_bend_z_column_w_y
+        + head_slice0_local_inertia_h_x * head_slice0_local_bend_z_column_v_y
+        - head_slice0_local_inertia_h_y * head_slice0_local_bend_z_column_v_x;
+    let head_slice0_local_bend_z_projected_inertia_f_x = head_slice0_mass
+        * head_slice0_local_bend_z_column_v_x
+        - (head_slice0_local_inertia_h_y * head_slice0_local_bend_z_column_w_z
+            - head_slice0_local_inertia_h_z * head_slice0_local_bend_z_column_w_y);
+    let head_slice0_local_bend_z_projected_inertia_f_y = head_slice0_mass
+        * head_slice0_local_bend_z_column_v_y
+        - (head_slice0_local_inertia_h_z * head_slice0_local_bend_z_column_w_x
+            - head_slice0_local_inertia_h_x * head_slice0_local_bend_z_column_w_z);
+    let head_slice0_local_bend_z_projected_inertia_f_z = head_slice0_mass
+        * head_slice0_local_bend_z_column_v_z
+        - (head_slice0_local_bend_z_column_w_y * head_slice0_local_inertia_h_x
+            - head_slice0_local_inertia_h_y * head_slice0_local_bend_z_column_w_x);
+    let head_slice1_local_bend_z_projected_inertia_n_x = head_slice1_local_bend_z_column_w_x
+        * head_slice1_local_inertia_i_00
+        + head_slice1_local_inertia_i_01 * head_slice1_local_bend_z_column_w_y
+        + head_slice1_local_bend_z_column_v_z * head_slice1_local_inertia_h_y
+        + head_slice1_local_inertia_i_02 * head_slice1_local_bend_z_column_w_z
+        - head_slice1_local_inertia_h_z * head_slice1_local_bend_z_column_v_y;
+    let head_slice1_local_bend_z_projected_inertia_n_y = head_slice1_local_inertia_i_12
+        * head_slice1_local_bend_z_column_w_z
+        + head_slice1_local_inertia_i_11 * head_slice1_local_bend_z_column_w_y
+        + head_slice1_local_inertia_h_z * head_slice1_local_bend_z_column_v_x
+        + head_slice1_local_bend_z_column_w_x * head_slice1_local_inertia_i_01
+        - head_slice1_local_bend_z_column_v_z * head_slice1_local_inertia_h_x;
+    let head_slice1_local_bend_z_projected_inertia_n_z = head_slice1_local_inertia_i_22
+        * head_slice1_local_bend_z_column_w_z
+        + head_slice1_local_bend_z_column_w_x * head_slice1_local_inertia_i_02
+        + head_slice1_local_inertia_h_x * head_slice1_local_bend_z_column_v_y
+        + head_slice1_local_inertia_i_12 * head_slice1_local_bend_z_column_w_y
+        - head_slice1_local_inertia_h_y * head_slice1_local_bend_z_column_v_x;
+    let head_slice1_local_bend_z_projected_inertia_f_x = head_slice1_mass
+        * head_slice1_local_bend_z_column_v_x
+        - (head_slice1_local_inertia_h_y * head_slice1_local_bend_z_column_w_z
+            - head_slice1_local_inertia_h_z * head_slice1_local_bend_z_column_w_y);
+    let head_slice1_local_bend_z_projected_inertia_f_y = head_slice1_mass
+        * head_slice1_local_bend_z_column_v_y
+        - (head_slice1_local_bend_z_column_w_x * head_slice1_local_inertia_h_z
+            - head_slice1_local_bend_z_column_w_z * head_slice1_local_inertia_h_x);
+    let head_slice1_local_bend_z_projected_inertia_f_z = head_slice1_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_h_x
+            - head_slice1_local_bend_z_column_w_x * head_slice1_local_inertia_h_y);
+    let head_slice2_local_bend_z_projected_inertia_n_x = head_slice2_local_bend_z_column_w_y
+        * head_slice2_local_inertia_i_01
+        + head_slice2_local_bend_z_column_v_z * head_slice2_local_inertia_h_y
+        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_z_column_w_z
+        + head_slice2_local_inertia_i_00 * head_slice2_local_bend_z_column_w_x
+        - head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_v_y;
+    let head_slice2_local_bend_z_projected_inertia_n_y = head_slice2_local_inertia_h_z
+        * head_slice2_local_bend_z_column_v_x
+        + head_slice2_local_inertia_i_12 * head_slice2_local_bend_z_column_w_z
+        + head_slice2_local_bend_z_column_w_x * head_slice2_local_inertia_i_01
+        + head_slice2_local_inertia_i_11 * head_slice2_local_bend_z_column_w_y
+        - head_slice2_local_bend_z_column_v_z * head_slice2_local_inertia_h_x;
+    let head_slice2_local_bend_z_projected_inertia_n_z = head_slice2_local_bend_z_column_w_z
+        * head_slice2_local_inertia_i_22
+        + head_slice2_local_inertia_i_12 * head_slice2_local_bend_z_column_w_y
+        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_z_column_w_x
+        + head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_v_y
+        - head_slice2_local_bend_z_column_v_x * head_slice2_local_inertia_h_y;
+    let head_slice2_local_bend_z_projected_inertia_f_x = head_slice2_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (head_slice2_local_bend_z_column_w_z * head_slice2_local_inertia_h_y
+            - head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_w_y);
+    let head_slice2_local_bend_z_projected_inertia_f_y = head_slice1_mass
+        * head_slice2_local_bend_z_column_v_y
+        - (head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_w_x
+            - head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_w_z);
+    let head_slice2_local_bend_z_projected_inertia_f_z = head_slice2_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (head_slice2_local_bend_z_column_w_y * head_slice2_local_inertia_h_x
+            - head_slice2_local_bend_z_column_w_x * head_slice2_local_inertia_h_y);
+    let head_slice3_local_bend_z_projected_inertia_n_x = head_slice3_local_bend_z_column_w_z
+        * head_slice3_local_inertia_i_02
+        + head_slice3_local_bend_z_column_w_x * head_slice3_local_inertia_i_00
+        + head_slice3_local_bend_z_column_w_y * head_slice3_local_inertia_i_01
+        + head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_v_z
         - head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_v_y;
-    let head_subspace1_projected_inertia_n_x = (t290 * base_roll_rotation_01
-        + head_rotation_02 * t295 + t296 * head_position_y + t297 * head_rotation_00
-        - t294 * head_position_z) * p.limb_length;
-    let t298 = head_rotation_00 * t291 + head_rotation_02 * t293
-        + base_roll_rotation_01 * t292;
-    let head_subspace1_projected_inertia_n_y = p.limb_length
-        * (t290 * base_roll_rotation_11 + t297 * head_rotation_10
-            + t298 * head_position_z + t295 * head_rotation_12 - t296 * head_position_x);
-    let head_subspace1_projected_inertia_n_z = (head_position_x * t294
-        + head_rotation_22 * t295 + t297 * head_rotation_20
-        + t290 * base_roll_rotation_21 - t298 * head_position_y) * p.limb_length;
+    let head_slice3_local_bend_z_projected_inertia_n_y = head_slice3_local_inertia_h_z
+        * head_slice3_local_bend_z_column_v_x
+        + head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_i_12
+        + head_slice3_local_bend_z_column_w_x * head_slice3_local_inertia_i_01
+        + head_slice3_local_inertia_i_11 * head_slice3_local_bend_z_column_w_y
+        - head_slice3_local_bend_z_column_v_z * head_slice3_local_inertia_h_x;
+    let head_slice3_local_bend_z_projected_inertia_n_z = head_slice3_local_bend_z_column_w_z
+        * head_slice3_local_inertia_i_22
+        + head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_v_y
+        + head_slice3_local_inertia_i_12 * head_slice3_local_bend_z_column_w_y
+        + head_slice3_local_inertia_i_02 * head_slice3_local_bend_z_column_w_x
+        - head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_v_x;
+    let head_slice3_local_bend_z_projected_inertia_f_x = head_slice3_local_bend_z_column_v_x
+        * head_slice0_mass
+        - (head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_w_z
+            - head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_w_y);
+    let head_slice3_local_bend_z_projected_inertia_f_y = head_slice0_mass
+        * head_slice3_local_bend_z_column_v_y
+        - (head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_w_x
+            - head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_h_x);
+    let head_slice3_local_bend_z_projected_inertia_f_z = head_slice3_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_w_y
+            - head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_w_x);
+    let t281 = head_slice2_local_bend_y_projected_inertia_n_y
+        + head_slice0_local_bend_y_projected_inertia_n_y
+        + head_slice1_local_bend_y_projected_inertia_n_y
+        + head_slice3_local_bend_y_projected_inertia_n_y;
+    let t282 = head_slice0_local_bend_y_projected_inertia_n_x
+        + head_slice3_local_bend_y_projected_inertia_n_x
+        + head_slice2_local_bend_y_projected_inertia_n_x
+        + head_slice1_local_bend_y_projected_inertia_n_x;
+    let t283 = head_slice2_local_bend_y_projected_inertia_f_z
+        + head_slice0_local_bend_y_projected_inertia_f_z
+        + head_slice1_local_bend_y_projected_inertia_f_z
+        + head_slice3_local_bend_y_projected_inertia_f_z;
+    let t284 = head_slice0_local_bend_y_projected_inertia_f_y
+        + head_slice1_local_bend_y_projected_inertia_f_y
+        + head_slice2_local_bend_y_projected_inertia_f_y
+        + head_slice3_local_bend_y_projected_inertia_f_y;
+    let t285 = head_slice3_local_bend_y_projected_inertia_f_x
+        + head_slice0_local_bend_y_projected_inertia_f_x
+        + head_slice2_local_bend_y_projected_inertia_f_x
+        + head_slice1_local_bend_y_projected_inertia_f_x;
+    let t286 = t283 * head_rotation_22 + t284 * base_roll_rotation_21
+        + t285 * head_rotation_20;
+    let t287 = t284 * base_roll_rotation_11 + t283 * head_rotation_12
+        + t285 * head_rotation_10;
+    let t288 = head_slice2_local_bend_y_projected_inertia_n_z
+        + head_slice3_local_bend_y_projected_inertia_n_z
+        + head_slice0_local_bend_y_projected_inertia_n_z
+        + head_slice1_local_bend_y_projected_inertia_n_z;
+    let head_subspace0_projected_inertia_n_x = p.limb_length
+        * (t281 * base_roll_rotation_01 + head_rotation_00 * t282
+            + head_position_y * t286 + head_rotation_02 * t288 - t287 * head_position_z);
+    let t289 = t285 * head_rotation_00 + t283 * head_rotation_02
+        + t284 * base_roll_rotation_01;
+    let head_subspace0_projected_inertia_n_y = p.limb_length
+        * (t282 * head_rotation_10 + t281 * base_roll_rotation_11
+            + head_rotation_12 * t288 + t289 * head_position_z - head_position_x * t286);
+    let head_subspace0_projected_inertia_n_z = p.limb_length
+        * (head_position_x * t287 + t282 * head_rotation_20 + head_rotation_22 * t288
+            + t281 * base_roll_rotation_21 - t289 * head_position_y);
+    let head_subspace0_projected_inertia_f_x = t289 * p.limb_length;
+    let head_subspace0_projected_inertia_f_y = p.limb_length * t287;
+    let head_subspace0_projected_inertia_f_z = p.limb_length * t286;
+    let t290 = head_slice1_local_bend_z_projected_inertia_f_z
+        + head_slice3_local_bend_z_projected_inertia_f_z
+        + head_slice2_local_bend_z_projected_inertia_f_z
+        + head_slice0_local_bend_z_projected_inertia_f_z;
+    let t291 = head_slice1_local_bend_z_projected_inertia_f_y
+        + head_slice0_local_bend_z_projected_inertia_f_y
+        + head_slice3_local_bend_z_projected_inertia_f_y
+        + head_slice2_local_bend_z_projected_inertia_f_y;
+    let t292 = head_slice3_local_bend_z_projected_inertia_f_x
+        + head_slice1_local_bend_z_projected_inertia_f_x
+        + head_slice2_local_bend_z_projected_inertia_f_x
+        + head_slice0_local_bend_z_projected_inertia_f_x;
+    let t293 = t290 * head_rotation_12 + t291 * base_roll_rotation_11
+        + t292 * head_rotation_10;
+    let t294 = head_slice1_local_bend_z_projected_inertia_n_z
+        + head_slice3_local_bend_z_projected_inertia_n_z
+        + head_slice2_local_bend_z_projected_inertia_n_z
+        + head_slice0_local_bend_z_projected_inertia_n_z;
+    let t295 = t291 * base_roll_rotation_21 + t292 * head_rotation_20
+        + head_rotation_22 * t290;
+    let t296 = head_slice3_local_bend_z_projected_inertia_n_y
+        + head_slice2_local_bend_z_projected_inertia_n_y
+        + head_slice1_local_bend_z_projected_inertia_n_y
+        + head_slice0_local_bend_z_projected_inertia_n_y;
+    let t297 = head_slice2_local_bend_z_projected_inertia_n_x
+        + head_slice1_local_bend_z_projected_inertia_n_x
+        + head_slice0_local_bend_z_projected_inertia_n_x
+        + head_slice3_local_bend_z_projected_inertia_n_x;
+    let head_subspace1_projected_inertia_n_x = p.limb_length
+        * (head_rotation_02 * t294 + head_position_y * t295
+            + t296 * base_roll_rotation_01 + head_rotation_00 * t297
+            - t293 * head_position_z);
+    let t298 = t291 * base_roll_rotation_01 + head_rotation_02 * t290
+        + head_rotation_00 * t292;
+    let head_subspace1_projected_inertia_n_y = (t298 * head_position_z
+        + t294 * head_rotation_12 + t297 * head_rotation_10
+        + t296 * base_roll_rotation_11 - head_position_x * t295) * p.limb_length;
+    let head_subspace1_projected_inertia_n_z = p.limb_length
+        * (t297 * head_rotation_20 + head_position_x * t293
+            + t296 * base_roll_rotation_21 + head_rotation_22 * t294
+            - t298 * head_position_y);
     let head_subspace1_projected_inertia_f_x = t298 * p.limb_length;
-    let head_subspace1_projected_inertia_f_y = p.limb_length * t294;
-    let head_subspace1_projected_inertia_f_z = t296 * p.limb_length;
-    let t299 = back_slice3_local_inertia_i_02 * back_slice3_local_bend_y_column_w_z
-        + back_slice3_local_bend_y_column_v_z * back_slice3_local_inertia_h_y
-        + back_slice0_local_inertia_h_y * back_slice0_local_bend_y_column_v_z
+    let head_subspace1_projected_inertia_f_y = t293 * p.limb_length;
+    let head_subspace1_projected_inertia_f_z = p.limb_length * t295;
+    let back_slice0_local_bend_y_projected_inertia_n_x = back_slice0_local_inertia_h_y
+        * back_slice0_local_bend_y_column_v_z
         + back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_i_00
-        + back_slice1_local_inertia_i_00 * back_slice1_local_bend_y_column_w_x
-        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_y_column_w_y
-        + back_slice2_local_inertia_i_00 * back_slice2_local_bend_y_column_w_x
-        + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_02
-        + back_slice2_local_inertia_h_y * back_slice2_local_bend_y_column_v_z
-        + back_slice1_local_inertia_i_01 * back_slice1_local_bend_y_column_w_y
-        + back_slice3_local_inertia_i_00 * back_slice3_local_bend_y_column_w_x
-        + back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_i_02
         + back_slice0_local_inertia_i_01 * back_slice0_local_bend_y_column_w_y
-        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_01
-        + back_slice1_local_bend_y_column_v_z * back_slice1_local_inertia_h_y
         + back_slice0_local_inertia_i_02 * back_slice0_local_bend_y_column_w_z
-        - back_slice2_local_inertia_h_z * back_slice2_local_bend_y_column_v_y
-        - back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_v_y
-        - back_slice0_local_bend_y_column_v_y * back_slice0_local_inertia_h_z
-        - back_slice1_local_bend_y_column_v_y * back_slice1_local_inertia_h_z;
-    let t300 = head_slice0_mass * back_slice3_local_bend_y_column_v_x
-        + head_slice0_mass * back_slice0_local_bend_y_column_v_x
-        + back_slice1_local_bend_y_column_v_x * head_slice1_mass
-        + head_slice1_mass * back_slice2_local_bend_y_column_v_x
-        - (back_slice3_local_inertia_h_y * back_slice3_local_bend_y_column_w_z
-            - back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_w_y)
-        - (back_slice2_local_inertia_h_y * back_slice2_local_bend_y_column_w_z
-            - back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_h_z)
+        - back_slice0_local_bend_y_column_v_y * back_slice0_local_inertia_h_z;
+    let back_slice0_local_bend_y_projected_inertia_n_y = back_slice0_local_bend_y_column_w_z
+        * back_slice0_local_inertia_i_12
+        + back_slice0_local_bend_y_column_w_y * back_slice0_local_inertia_i_11
+        + back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_i_01
+        + back_slice0_local_bend_y_column_v_x * back_slice0_local_inertia_h_z
+        - back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_v_z;
+    let back_slice0_local_bend_y_projected_inertia_n_z = back_slice0_local_bend_y_column_w_z
+        * back_slice0_local_inertia_i_22
+        + back_slice0_local_bend_y_column_w_y * back_slice0_local_inertia_i_12
+        + back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_i_02
+        + back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_v_y
+        - back_slice0_local_inertia_h_y * back_slice0_local_bend_y_column_v_x;
+    let back_slice0_local_bend_y_projected_inertia_f_x = head_slice0_mass
+        * back_slice0_local_bend_y_column_v_x
         - (back_slice0_local_inertia_h_y * back_slice0_local_bend_y_column_w_z
-            - back_slice0_local_bend_y_column_w_y * back_slice0_local_inertia_h_z)
-        - (back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_h_y
-            - back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_w_y);
-    let t301 = back_slice2_local_bend_y_column_v_y * head_slice1_mass
-        + back_slice1_local_bend_y_column_v_y * head_slice1_mass
-        + head_slice0_mass * back_slice3_local_bend_y_column_v_y
-        + head_slice0_mass * back_slice0_local_bend_y_column_v_y
-        - (back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_w_x
-            - back_slice3_local_bend_y_column_w_z * back_slice3_local_inertia_h_x)
-        - (back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_w_x
-            - back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_w_z)
-        - (back_slice2_local_inertia_h_z * back_slice2_local_bend_y_column_w_x
-            - back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_h_x)
+            - back_slice0_local_bend_y_column_w_y * back_slice0_local_inertia_h_z);
+    let back_slice0_local_bend_y_projected_inertia_f_y = head_slice0_mass
+        * back_slice0_local_bend_y_column_v_y
         - (back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_h_z
             - back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_w_z);
-    let t302 = back_slice1_local_bend_y_column_v_z * head_slice1_mass
-        + back_slice3_local_bend_y_column_v_z * head_slice0_mass
-        + head_slice0_mass * back_slice0_local_bend_y_column_v_z
-        + back_slice2_local_bend_y_column_v_z * head_slice1_mass
-        - (back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_h_x
-            - back_slice2_local_inertia_h_y * back_slice2_local_bend_y_column_w_x)
-        - (back_slice3_local_bend_y_column_w_y * back_slice3_local_inertia_h_x
-            - back_slice3_local_inertia_h_y * back_slice3_local_bend_y_column_w_x)
-        - (back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_w_y
-            - back_slice1_local_inertia_h_y * back_slice1_local_bend_y_column_w_x)
+    let back_slice0_local_bend_y_projected_inertia_f_z = head_slice0_mass
+        * back_slice0_local_bend_y_column_v_z
         - (back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_w_y
             - back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_h_y);
-    let t303 = t300 * back_rotation_20 + t301 * back_rotation_21
-        + t302 * back_rotation_22;
-    let t304 = back_rotation_10 * t300 + t302 * back_rotation_12
-        + back_rotation_11 * t301;
-    let t305 = back_slice0_local_bend_y_column_w_z * back_slice0_local_inertia_i_12
-        + back_slice0_local_bend_y_column_w_y * back_slice0_local_inertia_i_11
-        + back_slice2_local_inertia_h_z * back_slice2_local_bend_y_column_v_x
-        + back_slice1_local_inertia_i_12 * back_slice1_local_bend_y_column_w_z
-        + back_slice2_local_inertia_i_01 * back_slice2_local_bend_y_column_w_x
-        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_11
+    let back_slice1_local_bend_y_projected_inertia_n_x = back_slice1_local_inertia_i_00
+        * back_slice1_local_bend_y_column_w_x
+        + back_slice1_local_inertia_i_01 * back_slice1_local_bend_y_column_w_y
+        + back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_i_02
+        + back_slice1_local_bend_y_column_v_z * back_slice1_local_inertia_h_y
+        - back_slice1_local_bend_y_column_v_y * back_slice1_local_inertia_h_z;
+    let back_slice1_local_bend_y_projected_inertia_n_y = back_slice1_local_inertia_i_12
+        * back_slice1_local_bend_y_column_w_z
         + back_slice1_local_inertia_i_01 * back_slice1_local_bend_y_column_w_x
-        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_y_column_w_x
         + back_slice1_local_bend_y_column_v_x * back_slice1_local_inertia_h_z
         + back_slice1_local_inertia_i_11 * back_slice1_local_bend_y_column_w_y
+        - back_slice1_local_bend_y_column_v_z * back_slice1_local_inertia_h_x;
+    let back_slice1_local_bend_y_projected_inertia_n_z = back_slice1_local_inertia_i_22
+        * back_slice1_local_bend_y_column_w_z
+        + back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_v_y
+        + back_slice1_local_inertia_i_12 * back_slice1_local_bend_y_column_w_y
+        + back_slice1_local_inertia_i_02 * back_slice1_local_bend_y_column_w_x
+        - back_slice1_local_bend_y_column_v_x * back_slice1_local_inertia_h_y;
+    let back_slice1_local_bend_y_projected_inertia_f_x = back_slice1_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_h_y
+            - back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_w_y);
+    let back_slice1_local_bend_y_projected_inertia_f_y = back_slice1_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_w_x
+            - back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_w_z);
+    let back_slice1_local_bend_y_projected_inertia_f_z = back_slice1_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_w_y
+            - back_slice1_local_inertia_h_y * back_slice1_local_bend_y_column_w_x);
+    let back_slice2_local_bend_y_projected_inertia_n_x = back_slice2_local_inertia_i_00
+        * back_slice2_local_bend_y_column_w_x
+        + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_02
+        + back_slice2_local_inertia_h_y * back_slice2_local_bend_y_column_v_z
+        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_01
+        - back_slice2_local_inertia_h_z * back_slice2_local_bend_y_column_v_y;
+    let back_slice2_local_bend_y_projected_inertia_n_y = back_slice2_local_inertia_h_z
+        * back_slice2_local_bend_y_column_v_x
+        + back_slice2_local_inertia_i_01 * back_slice2_local_bend_y_column_w_x
+        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_11
         + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_12
-        + back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_i_01
+        - back_slice2_local_bend_y_column_v_z * back_slice2_local_inertia_h_x;
+    let back_slice2_local_bend_y_projected_inertia_n_z = back_slice2_local_inertia_i_02
+        * back_slice2_local_bend_y_column_w_x
+        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_12
+        + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_22
+        + back_slice2_local_inertia_h_x * back_slice2_local_bend_y_column_v_y
+        - back_slice2_local_inertia_h_y * back_slice2_local_bend_y_column_v_x;
+    let back_slice2_local_bend_y_projected_inertia_f_x = head_slice1_mass
+        * back_slice2_local_bend_y_column_v_x
+        - (back_slice2_local_inertia_h_y * back_slice2_local_bend_y_column_w_z
+            - back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_h_z);
+    let back_slice2_local_bend_y_projected_inertia_f_y = back_slice2_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (back_slice2_local_inertia_h_z * back_slice2_local_bend_y_column_w_x
+            - back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_h_x);
+    let back_slice2_local_bend_y_projected_inertia_f_z = back_slice2_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_h_x
+            - back_slice2_local_inertia_h_y * back_slice2_local_bend_y_column_w_x);
+    let back_slice3_local_bend_y_projected_inertia_n_x = back_slice3_local_inertia_i_02
+        * back_slice3_local_bend_y_column_w_z
+        + back_slice3_local_bend_y_column_v_z * back_slice3_local_inertia_h_y
+        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_y_column_w_y
+        + back_slice3_local_inertia_i_00 * back_slice3_local_bend_y_column_w_x
+        - back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_v_y;
+    let back_slice3_local_bend_y_projected_inertia_n_y = back_slice3_local_inertia_i_01
+        * back_slice3_local_bend_y_column_w_x
         + back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_v_x
         + back_slice3_local_inertia_i_11 * back_slice3_local_bend_y_column_w_y
         + back_slice3_local_inertia_i_12 * back_slice3_local_bend_y_column_w_z
-        + back_slice0_local_bend_y_column_v_x * back_slice0_local_inertia_h_z
-        - back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_v_z
-        - back_slice2_local_bend_y_column_v_z * back_slice2_local_inertia_h_x
-        - back_slice3_local_bend_y_column_v_z * back_slice3_local_inertia_h_x
-        - back_slice1_local_bend_y_column_v_z * back_slice1_local_inertia_h_x;
-    let t306 = back_slice0_local_bend_y_column_w_z * back_slice0_local_inertia_i_22
-        + back_slice3_local_inertia_i_02 * back_slice3_local_bend_y_column_w_x
-        + back_slice0_local_bend_y_column_w_y * back_slice0_local_inertia_i_12
-        + back_slice1_local_inertia_i_22 * back_slice1_local_bend_y_column_w_z
-        + back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_v_y
+        - back_slice3_local_bend_y_column_v_z * back_slice3_local_inertia_h_x;
+    let back_slice3_local_bend_y_projected_inertia_n_z = back_slice3_local_inertia_i_02
+        * back_slice3_local_bend_y_column_w_x
         + back_slice3_local_bend_y_column_w_y * back_slice3_local_inertia_i_12
-        + back_slice2_local_inertia_i_02 * back_slice2_local_bend_y_column_w_x
-        + back_slice1_local_inertia_i_12 * back_slice1_local_bend_y_column_w_y
-        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_12
-        + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_22
-        + back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_i_02
-        + back_slice1_local_inertia_i_02 * back_slice1_local_bend_y_column_w_x
         + back_slice3_local_bend_y_column_v_y * back_slice3_local_inertia_h_x
         + back_slice3_local_inertia_i_22 * back_slice3_local_bend_y_column_w_z
-        + back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_v_y
-        + back_slice2_local_inertia_h_x * back_slice2_local_bend_y_column_v_y
-        - back_slice0_local_inertia_h_y * back_slice0_local_bend_y_column_v_x
-        - back_slice2_local_inertia_h_y * back_slice2_local_bend_y_column_v_x
-        - back_slice1_local_bend_y_column_v_x * back_slice1_local_inertia_h_y
         - back_slice3_local_inertia_h_y * back_slice3_local_bend_y_column_v_x;
-    let back_subspace0_projected_inertia_n_x = (t299 * back_rotation_00
-        + t303 * back_position_y + back_rotation_01 * t305 + back_rotation_02 * t306
-        - t304 * back_position_z) * p.limb_length;
-    let t307 = back_rotation_01 * t301 + t300 * back_rotation_00
-        + t302 * back_rotation_02;
-    let back_subspace0_projected_inertia_n_y = (t307 * back_position_z
-        + back_rotation_11 * t305 + t306 * back_rotation_12 + t299 * back_rotation_10
-        - t303 * back_position_x) * p.limb_length;
-    let back_subspace0_projected_inertia_n_z = p.limb_length
-        * (back_rotation_21 * t305 + t299 * back_rotation_20 + back_position_x * t304
-            + back_rotation_22 * t306 - back_position_y * t307);
-    let back_subspace0_projected_inertia_f_x = p.limb_length * t307;
-    let back_subspace0_projected_inertia_f_y = p.limb_length * t304;
-    let back_subspace0_projected_inertia_f_z = t303 * p.limb_length;
-    let t308 = back_slice2_local_inertia_i_02 * back_slice2_local_bend_z_column_w_x
-        + back_slice3_local_bend_z_column_w_y * back_slice3_local_inertia_i_12
-        + back_slice2_local_inertia_i_22 * back_slice2_local_bend_z_column_w_z
-        + back_slice1_local_bend_z_column_w_x * back_slice1_local_inertia_i_02
-        + back_slice2_local_inertia_h_x * back_slice2_local_bend_z_column_v_y
-        + back_slice0_local_bend_z_column_w_z * back_slice0_local_inertia_i_22
-        + back_slice0_local_inertia_i_02 * back_slice0_local_bend_z_column_w_x
-        + back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_v_y
-        + back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_v_y
-        + back_slice3_local_inertia_i_22 * back_slice3_local_bend_z_column_w_z
-        + back_slice3_local_inertia_i_02 * back_slice3_local_bend_z_column_w_x
-        + back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_i_12
-        + back_slice3_local_bend_z_column_v_y * back_slice3_local_inertia_h_x
-        + back_slice1_local_inertia_i_12 * back_slice1_local_bend_z_column_w_y
-        + back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_i_22
-        + back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_i_12
-        - back_slice0_local_inertia_h_y * back_slice0_local_bend_z_column_v_x
-        - back_slice3_local_bend_z_column_v_x * back_slice3_local_inertia_h_y
-        - back_slice2_local_inertia_h_y * back_slice2_local_bend_z_column_v_x
-        - back_slice1_local_bend_z_column_v_x * back_slice1_local_inertia_h_y;
-    let t309 = back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_i_11
-        + back_slice2_local_inertia_i_01 * back_slice2_local_bend_z_column_w_x
-        + back_slice2_local_inertia_i_12 * back_slice2_local_bend_z_column_w_z
-        + back_slice3_local_inertia_i_11 * back_slice3_local_bend_z_column_w_y
-        + back_slice0_local_bend_z_column_w_z * back_slice0_local_inertia_i_12
-        + back_slice0_local_bend_z_column_v_x * back_slice0_local_inertia_h_z
-        + back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_i_11
-        + back_slice3_local_inertia_i_12 * back_slice3_local_bend_z_column_w_z
-        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_z_column_w_x
-        + back_slice1_local_inertia_i_12 * back_slice1_local_bend_z_column_w_z
-        + back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_v_x
-        + back_slice1_local_bend_z_column_w_x * back_slice1_local_inertia_i_01
-        + back_slice0_local_bend_z_column_w_x * back_slice0_local_inertia_i_01
-        + back_slice1_local_inertia_i_11 * back_slice1_local_bend_z_column_w_y
-        + back_slice2_local_bend_z_column_v_x * back_slice2_local_inertia_h_z
-        + back_slice1_local_bend_z_column_v_x * back_slice1_local_inertia_h_z
-        - back_slice3_local_bend_z_column_v_z * back_slice3_local_inertia_h_x
-        - back_slice2_local_bend_z_column_v_z * back_slice2_local_inertia_h_x
-        - back_slice0_local_bend_z_column_v_z * back_slice0_local_inertia_h_x
-        - back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_v_z;
-    let t310 = back_slice3_local_bend_z_column_v_x * head_slice0_mass
-        + back_slice2_local_bend_z_column_v_x * head_slice1_mass
-        + back_slice1_local_bend_z_column_v_x * head_slice1_mass
-        + head_slice0_mass * back_slice0_local_bend_z_column_v_x
-        - (back_slice3_local_inertia_h_y * back_slice3_local_bend_z_column_w_z
-            - back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_w_y)
-        - (back_slice2_local_inertia_h_y * back_slice2_local_bend_z_column_w_z
-            - back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_h_z)
-        - (back_slice0_local_inertia_h_y * back_slice0_local_bend_z_column_w_z
-            - back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_h_z)
-        - (back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_h_y
-            - back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_w_y);
-    let t311 = back_slice3_local_bend_z_column_v_y * head_slice0_mass
-        + head_slice1_mass * back_slice1_local_bend_z_column_v_y
-        + back_slice0_local_bend_z_column_v_y * head_slice0_mass
-        + back_slice2_local_bend_z_column_v_y * head_slice1_mass
-        - (back_slice0_local_bend_z_column_w_x * back_slice0_local_inertia_h_z
-            - back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_w_z)
-        - (back_slice2_local_inertia_h_z * back_slice2_local_bend_z_column_w_x
-            - back_slice2_local_inertia_h_x * back_slice2_local_bend_z_column_w_z)
-        - (back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_w_x
-            - back_slice3_local_bend_z_column_w_z * back_slice3_local_inertia_h_x)
-        - (back_slice1_local_bend_z_column_w_x * back_slice1_local_inertia_h_z
-            - back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_w_z);
-    let t312 = back_slice2_local_bend_z_column_v_z * head_slice1_mass
-        + back_slice3_local_bend_z_column_v_z * head_slice0_mass
-        + back_slice0_local_bend_z_column_v_z * head_slice0_mass
-        + head_slice1_mass * back_slice1_local_bend_z_column_v_z
-        - (back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_w_y
-            - back_slice1_local_bend_z_column_w_x * back_slice1_local_inertia_h_y)
-        - (back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_w_y
-            - back_slice0_local_bend_z_column_w_x * back_slice0_local_inertia_h_y)
-        - (back_slice3_local_bend_z_column_w_y * back_slice3_local_inertia_h_x
-            - back_slice3_local_bend_z_column_w_x * back_slice3_local_inertia_h_y)
-        - (back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_h_x
-            - back_slice2_local_inertia_h_y * back_slice2_local_bend_z_column_w_x);
-    let t313 = back_rotation_10 * t310 + t311 * back_rotation_11
-        + t312 * back_rotation_12;
-    let t314 = back_slice0_local_inertia_i_02 * back_slice0_local_bend_z_column_w_z
-        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_z_column_w_y
-        + back_slice1_local_inertia_h_y * back_slice1_local_bend_z_column_v_z
-        + back_slice2_local_inertia_i_00 * back_slice2_local_bend_z_column_w_x
+    let back_slice3_local_bend_y_projected_inertia_f_x = head_slice0_mass
+        * back_slice3_local_bend_y_column_v_x
+        - (back_slice3_local_inertia_h_y * back_slice3_local_bend_y_column_w_z
+            - back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_w_y);
+    let back_slice3_local_bend_y_projected_inertia_f_y = head_slice0_mass
+        * back_slice3_local_bend_y_column_v_y
+        - (back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_w_x
+            - back_slice3_local_bend_y_column_w_z * back_slice3_local_inertia_h_x);
+    let back_slice3_local_bend_y_projected_inertia_f_z = back_slice3_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (back_slice3_local_bend_y_column_w_y * back_slice3_local_inertia_h_x
+            - back_slice3_local_inertia_h_y * back_slice3_local_bend_y_column_w_x);
+    let back_slice0_local_bend_z_projected_inertia_n_x = back_slice0_local_inertia_i_02
+        * back_slice0_local_bend_z_column_w_z
         + back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_i_01
         + back_slice0_local_bend_z_column_w_x * back_slice0_local_inertia_i_00
-        + back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_i_01
         + back_slice0_local_bend_z_column_v_z * back_slice0_local_inertia_h_y
+        - back_slice0_local_bend_z_column_v_y * back_slice0_local_inertia_h_z;
+    let back_slice0_local_bend_z_projected_inertia_n_y = back_slice0_local_bend_z_column_w_y
+        * back_slice0_local_inertia_i_11
+        + back_slice0_local_bend_z_column_w_z * back_slice0_local_inertia_i_12
+        + back_slice0_local_bend_z_column_v_x * back_slice0_local_inertia_h_z
+        + back_slice0_local_bend_z_column_w_x * back_slice0_local_inertia_i_01
+        - back_slice0_local_bend_z_column_v_z * back_slice0_local_inertia_h_x;
+    let back_slice0_local_bend_z_projected_inertia_n_z = back_slice0_local_bend_z_column_w_z
+        * back_slice0_local_inertia_i_22
+        + back_slice0_local_inertia_i_02 * back_slice0_local_bend_z_column_w_x
+        + back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_v_y
+        + back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_i_12
+        - back_slice0_local_inertia_h_y * back_slice0_local_bend_z_column_v_x;
+    let back_slice0_local_bend_z_projected_inertia_f_x = head_slice0_mass
+        * back_slice0_local_bend_z_column_v_x
+        - (back_slice0_local_inertia_h_y * back_slice0_local_bend_z_column_w_z
+            - back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_h_z);
+    let back_slice0_local_bend_z_projected_inertia_f_y = back_slice0_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (back_slice0_local_bend_z_column_w_x * back_slice0_local_inertia_h_z
+            - back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_w_z);
+    let back_slice0_local_bend_z_projected_inertia_f_z = back_slice0_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_w_y
+            - back_slice0_local_bend_z_column_w_x * back_slice0_local_inertia_h_y);
+    let back_slice1_local_bend_z_projected_inertia_n_x = back_slice1_local_inertia_h_y
+        * back_slice1_local_bend_z_column_v_z
         + back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_i_02
+        + back_slice1_local_bend_z_column_w_x * back_slice1_local_inertia_i_00
+        + back_slice1_local_inertia_i_01 * back_slice1_local_bend_z_column_w_y
+        - back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_v_y;
+    let back_slice1_local_bend_z_projected_inertia_n_y = back_slice1_local_inertia_i_12
+        * back_slice1_local_bend_z_column_w_z
+        + back_slice1_local_bend_z_column_w_x * back_slice1_local_inertia_i_01
+        + back_slice1_local_inertia_i_11 * back_slice1_local_bend_z_column_w_y
+        + back_slice1_local_bend_z_column_v_x * back_slice1_local_inertia_h_z
+        - back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_v_z;
+    let back_slice1_local_bend_z_projected_inertia_n_z = back_slice1_local_bend_z_column_w_x
+        * back_slice1_local_inertia_i_02
+        + back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_v_y
+        + back_slice1_local_inertia_i_12 * back_slice1_local_bend_z_column_w_y
+        + back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_i_22
+        - back_slice1_local_bend_z_column_v_x * back_slice1_local_inertia_h_y;
+    let back_slice1_local_bend_z_projected_inertia_f_x = back_slice1_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_h_y
+            - back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_w_y);
+    let back_slice1_local_bend_z_projected_inertia_f_y = head_slice1_mass
+        * back_slice1_local_bend_z_column_v_y
+        - (back_slice1_local_bend_z_column_w_x * back_slice1_local_inertia_h_z
+            - back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_w_z);
+    let back_slice1_local_bend_z_projected_inertia_f_z = head_slice1_mass
+        * back_slice1_local_bend_z_column_v_z
+        - (back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_w_y
+            - back_slice1_local_bend_z_column_w_x * back_slice1_local_inertia_h_y);
+    let back_slice2_local_bend_z_projected_inertia_n_x = back_slice2_local_inertia_i_00
+        * back_slice2_local_bend_z_column_w_x
+        + back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_i_01
+        + back_slice2_local_inertia_i_02 * back_slice2_local_bend_z_column_w_z
+        + back_slice2_local_inertia_h_y * back_slice2_local_bend_z_column_v_z
+        - back_slice2_local_inertia_h_z * back_slice2_local_bend_z_column_v_y;
+    let back_slice2_local_bend_z_projected_inertia_n_y = back_slice2_local_inertia_i_01
+        * back_slice2_local_bend_z_column_w_x
+        + back_slice2_local_inertia_i_12 * back_slice2_local_bend_z_column_w_z
+        + back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_i_11
+        + back_slice2_local_bend_z_column_v_x * back_slice2_local_inertia_h_z
+        - back_slice2_local_bend_z_column_v_z * back_slice2_local_inertia_h_x;
+    let back_slice2_local_bend_z_projected_inertia_n_z = back_slice2_local_inertia_i_02
+        * back_slice2_local_bend_z_column_w_x
+        + back_slice2_local_inertia_i_22 * back_slice2_local_bend_z_column_w_z
+        + back_slice2_local_inertia_h_x * back_slice2_local_bend_z_column_v_y
+        + back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_i_12
+        - back_slice2_local_inertia_h_y * back_slice2_local_bend_z_column_v_x;
+    let back_slice2_local_bend_z_projected_inertia_f_x = back_slice2_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (back_slice2_local_inertia_h_y * back_slice2_local_bend_z_column_w_z
+            - back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_h_z);
+    let back_slice2_local_bend_z_projected_inertia_f_y = back_slice2_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (back_slice2_local_inertia_h_z * back_slice2_local_bend_z_column_w_x
+            - back_slice2_local_inertia_h_x * back_slice2_local_bend_z_column_w_z);
+    let back_slice2_local_bend_z_projected_inertia_f_z = back_slice2_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_h_x
+            - back_slice2_local_inertia_h_y * back_slice2_local_bend_z_column_w_x);
+    let back_slice3_local_bend_z_projected_inertia_n_x = back_slice3_local_inertia_i_01
+        * back_slice3_local_bend_z_column_w_y
         + back_slice3_local_bend_z_column_v_z * back_slice3_local_inertia_h_y
         + back_slice3_local_inertia_i_00 * back_slice3_local_bend_z_column_w_x
-        + back_slice1_local_bend_z_column_w_x * back_slice1_local_inertia_i_00
-        + back_slice2_local_inertia_i_02 * back_slice2_local_bend_z_column_w_z
-        + back_slice1_local_inertia_i_01 * back_slice1_local_bend_z_column_w_y
-        + back_slice2_local_inertia_h_y * back_slice2_local_bend_z_column_v_z
         + back_slice3_local_inertia_i_02 * back_slice3_local_bend_z_column_w_z
-        - back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_v_y
-        - back_slice0_local_bend_z_column_v_y * back_slice0_local_inertia_h_z
-        - back_slice2_local_inertia_h_z * back_slice2_local_bend_z_column_v_y
         - back_slice3_local_bend_z_column_v_y * back_slice3_local_inertia_h_z;
-    let t315 = t312 * back_rotation_22 + back_rotation_20 * t310
-        + t311 * back_rotation_21;
-    let back_subspace1_projected_inertia_n_x = (t308 * back_rotation_02
-        + back_rotation_01 * t309 + t314 * back_rotation_00 + back_position_y * t315
-        - t313 * back_position_z) * p.limb_length;
-    let t316 = t312 * back_rotation_02 + back_rotation_00 * t310
-        + t311 * back_rotation_01;
-    let back_subspace1_projected_inertia_n_y = (t308 * back_rotation_12
-        + t316 * back_position_z + t314 * back_rotation_10 + back_rotation_11 * t309
-        - back_position_x * t315) * p.limb_length;
-    let back_subspace1_projected_inertia_n_z = (t314 * back_rotation_20
-        + t313 * back_position_x + back_rotation_22 * t308 + t309 * back_rotation_21
-        - back_position_y * t316) * p.limb_length;
-    let back_subspace1_projected_inertia_f_x = p.limb_length * t316;
-    let back_subspace1_projected_inertia_f_y = t313 * p.limb_length;
-    let back_subspace1_projected_inertia_f_z = t315 * p.limb_length;
-    let t317 = front_right_slice1_local_inertia_i_02
-        * front_right_slice1_local_bend_y_column_w_x
-        + front_right_slice3_local_inertia_i_12
-            * front_right_slice3_local_bend_y_column_w_y
-        + front_right_slice1_local_bend_y_column_w_y
-            * front_right_slice1_local_inertia_i_12
-        + front_right_slice2_local_bend_y_column_w_x
-            * front_right_slice2_local_inertia_i_02
-        + front_right_slice3_local_bend_y_column_v_y
-            * front_right_slice3_local_inertia_h_x
-        + front_right_slice2_local_inertia_i_12
-            * front_right_slice2_local_bend_y_column_w_y
-        + front_right_slice3_local_bend_y_column_w_z
-            * front_right_slice3_local_inertia_i_22
-        + front_right_slice2_local_bend_y_column_v_y
-            * front_right_slice2_local_inertia_h_x
+    let back_slice3_local_bend_z_projected_inertia_n_y = back_slice3_local_inertia_i_11
+        * back_slice3_local_bend_z_column_w_y
+        + back_slice3_local_inertia_i_12 * back_slice3_local_bend_z_column_w_z
+        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_z_column_w_x
+        + back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_v_x
+        - back_slice3_local_bend_z_column_v_z * back_slice3_local_inertia_h_x;
+    let back_slice3_local_bend_z_projected_inertia_n_z = back_slice3_local_bend_z_column_w_y
+        * back_slice3_local_inertia_i_12
+        + back_slice3_local_inertia_i_22 * back_slice3_local_bend_z_column_w_z
+        + back_slice3_local_inertia_i_02 * back_slice3_local_bend_z_column_w_x
+        + back_slice3_local_bend_z_column_v_y * back_slice3_local_inertia_h_x
+        - back_slice3_local_bend_z_column_v_x * back_slice3_local_inertia_h_y;
+    let back_slice3_local_bend_z_projected_inertia_f_x = back_slice3_local_bend_z_column_v_x
+        * head_slice0_mass
+        - (back_slice3_local_inertia_h_y * back_slice3_local_bend_z_column_w_z
+            - back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_w_y);
+    let back_slice3_local_bend_z_projected_inertia_f_y = back_slice3_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_w_x
+            - back_slice3_local_bend_z_column_w_z * back_slice3_local_inertia_h_x);
+    let back_slice3_local_bend_z_projected_inertia_f_z = back_slice3_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (back_slice3_local_bend_z_column_w_y * back_slice3_local_inertia_h_x
+            - back_slice3_local_bend_z_column_w_x * back_slice3_local_inertia_h_y);
+    let t299 = back_slice0_local_bend_y_projected_inertia_n_y
+        + back_slice2_local_bend_y_projected_inertia_n_y
+        + back_slice3_local_bend_y_projected_inertia_n_y
+        + back_slice1_local_bend_y_projected_inertia_n_y;
+    let t300 = back_slice3_local_bend_y_projected_inertia_f_x
+        + back_slice1_local_bend_y_projected_inertia_f_x
+        + back_slice0_local_bend_y_projected_inertia_f_x
+        + back_slice2_local_bend_y_projected_inertia_f_x;
+    let t301 = back_slice0_local_bend_y_projected_inertia_f_z
+        + back_slice1_local_bend_y_projected_inertia_f_z
+        + back_slice3_local_bend_y_projected_inertia_f_z
+        + back_slice2_local_bend_y_projected_inertia_f_z;
+    let t302 = back_slice1_local_bend_y_projected_inertia_f_y
+        + back_slice0_local_bend_y_projected_inertia_f_y
+        + back_slice3_local_bend_y_projected_inertia_f_y
+        + back_slice2_local_bend_y_projected_inertia_f_y;
+    let t303 = back_rotation_10 * t300 + back_rotation_12 * t301
+        + t302 * back_rotation_11;
+    let t304 = back_slice1_local_bend_y_projected_inertia_n_z
+        + back_slice2_local_bend_y_projected_inertia_n_z
+        + back_slice0_local_bend_y_projected_inertia_n_z
+        + back_slice3_local_bend_y_projected_inertia_n_z;
+    let t305 = back_rotation_22 * t301 + t300 * back_rotation_20
+        + t302 * back_rotation_21;
+    let t306 = back_slice1_local_bend_y_projected_inertia_n_x
+        + back_slice2_local_bend_y_projected_inertia_n_x
+        + back_slice3_local_bend_y_projected_inertia_n_x
+        + back_slice0_local_bend_y_projected_inertia_n_x;
+    let back_subspace0_projected_inertia_n_x = p.limb_length
+        * (t299 * back_rotation_01 + t304 * back_rotation_02 + t305 * back_position_y
+            + t306 * back_rotation_00 - back_position_z * t303);
+    let t307 = t300 * back_rotation_00 + back_rotation_02 * t301
+        + t302 * back_rotation_01;
+    let back_subspace0_projected_inertia_n_y = (t304 * back_rotation_12
+        + t306 * back_rotation_10 + t299 * back_rotation_11 + t307 * back_position_z
+        - t305 * back_position_x) * p.limb_length;
+    let back_subspace0_projected_inertia_n_z = p.limb_length
+        * (t304 * back_rotation_22 + t306 * back_rotation_20 + t299 * back_rotation_21
+            + back_position_x * t303 - t307 * back_position_y);
+    let back_subspace0_projected_inertia_f_x = t307 * p.limb_length;
+    let back_subspace0_projected_inertia_f_y = p.limb_length * t303;
+    let back_subspace0_projected_inertia_f_z = t305 * p.limb_length;
+    let t308 = back_slice0_local_bend_z_projected_inertia_n_y
+        + back_slice3_local_bend_z_projected_inertia_n_y
+        + back_slice1_local_bend_z_projected_inertia_n_y
+        + back_slice2_local_bend_z_projected_inertia_n_y;
+    let t309 = back_slice3_local_bend_z_projected_inertia_f_x
+        + back_slice2_local_bend_z_projected_inertia_f_x
+        + back_slice1_local_bend_z_projected_inertia_f_x
+        + back_slice0_local_bend_z_projected_inertia_f_x;
+    let t310 = back_slice0_local_bend_z_projected_inertia_f_z
+        + back_slice3_local_bend_z_projected_inertia_f_z
+        + back_slice1_local_bend_z_projected_inertia_f_z
+        + back_slice2_local_bend_z_projected_inertia_f_z;
+    let t311 = back_slice3_local_bend_z_projected_inertia_f_y
+        + back_slice0_local_bend_z_projected_inertia_f_y
+        + back_slice1_local_bend_z_projected_inertia_f_y
+        + back_slice2_local_bend_z_projected_inertia_f_y;
+    let t312 = back_rotation_10 * t309 + t310 * back_rotation_12
+        + back_rotation_11 * t311;
+    let t313 = t311 * back_rotation_21 + t309 * back_rotation_20
+        + t310 * back_rotation_22;
+    let t314 = back_slice2_local_bend_z_projected_inertia_n_x
+        + back_slice0_local_bend_z_projected_inertia_n_x
+        + back_slice1_local_bend_z_projected_inertia_n_x
+        + back_slice3_local_bend_z_projected_inertia_n_x;
+    let t315 = back_slice0_local_bend_z_projected_inertia_n_z
+        + back_slice1_local_bend_z_projected_inertia_n_z
+        + back_slice2_local_bend_z_projected_inertia_n_z
+        + back_slice3_local_bend_z_projected_inertia_n_z;
+    let back_subspace1_projected_inertia_n_x = (back_rotation_01 * t308
+        + t313 * back_position_y + t314 * back_rotation_00 + t315 * back_rotation_02
+        - t312 * back_position_z) * p.limb_length;
+    let t316 = back_rotation_01 * t311 + t309 * back_rotation_00
+        + t310 * back_rotation_02;
+    let back_subspace1_projected_inertia_n_y = (t315 * back_rotation_12
+        + t316 * back_position_z + back_rotation_10 * t314 + back_rotation_11 * t308
+        - t313 * back_position_x) * p.limb_length;
+    let back_subspace1_projected_inertia_n_z = (back_position_x * t312
+        + t314 * back_rotation_20 + t315 * back_rotation_22 + back_rotation_21 * t308
+        - t316 * back_position_y) * p.limb_length;
+    let back_subspace1_projected_inertia_f_x = t316 * p.limb_length;
+    let back_subspace1_projected_inertia_f_y = p.limb_length * t312;
+    let back_subspace1_projected_inertia_f_z = t313 * p.limb_length;
+    let front_right_slice0_local_bend_y_projected_inertia_n_x = front_right_slice0_local_inertia_i_01
+        * front_right_slice0_local_bend_y_column_w_y
+        + front_right_slice0_local_bend_y_column_v_z
+            * front_right_slice0_local_inertia_h_y
+        + front_right_slice0_local_inertia_i_00
+            * front_right_slice0_local_bend_y_column_w_x
+        + front_right_slice0_local_inertia_i_02
+            * front_right_slice0_local_bend_y_column_w_z
+        - front_right_slice0_local_bend_y_column_v_y
+            * front_right_slice0_local_inertia_h_z;
+    let front_right_slice0_local_bend_y_projected_inertia_n_y = front_right_slice0_local_bend_y_column_v_x
+        * front_right_slice0_local_inertia_h_z
         + front_right_slice0_local_inertia_i_12
-            * front_right_slice0_local_bend_y_column_w_y
+            * front_right_slice0_local_bend_y_column_w_z
+        + front_right_slice0_local_bend_y_column_w_y
+            * front_right_slice0_local_inertia_i_11
+        + front_right_slice0_local_inertia_i_01
+            * front_right_slice0_local_bend_y_column_w_x
+        - front_right_slice0_local_bend_y_column_v_z
+            * front_right_slice0_local_inertia_h_x;
+    let front_right_slice0_local_bend_y_projected_inertia_n_z = front_right_slice0_local_inertia_i_12
+        * front_right_slice0_local_bend_y_column_w_y
         + front_right_slice0_local_bend_y_column_w_z
             * front_right_slice0_local_inertia_i_22
         + front_right_slice0_local_inertia_h_x
             * front_right_slice0_local_bend_y_column_v_y
         + front_right_slice0_local_inertia_i_02
             * front_right_slice0_local_bend_y_column_w_x
+        - front_right_slice0_local_bend_y_column_v_x
+            * front_right_slice0_local_inertia_h_y;
+    let front_right_slice0_local_bend_y_projected_inertia_f_x = front_right_slice0_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (front_right_slice0_local_inertia_h_y
+            * front_right_slice0_local_bend_y_column_w_z
+            - front_right_slice0_local_bend_y_column_w_y
+                * front_right_slice0_local_inertia_h_z);
+    let front_right_slice0_local_bend_y_projected_inertia_f_y = front_right_slice0_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (front_right_slice0_local_bend_y_column_w_x
+            * front_right_slice0_local_inertia_h_z
+            - front_right_slice0_local_inertia_h_x
+                * front_right_slice0_local_bend_y_column_w_z);
+    let front_right_slice0_local_bend_y_projected_inertia_f_z = front_right_slice0_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (front_right_slice0_local_bend_y_column_w_y
+            * front_right_slice0_local_inertia_h_x
+            - front_right_slice0_local_inertia_h_y
+                * front_right_slice0_local_bend_y_column_w_x);
+    let front_right_slice1_local_bend_y_projected_inertia_n_x = front_right_slice1_local_bend_y_column_w_y
+        * front_right_slice1_local_inertia_i_01
+        + front_right_slice1_local_bend_y_column_v_z
+            * front_right_slice1_local_inertia_h_y
+        + front_right_slice1_local_bend_y_column_w_x
+            * front_right_slice1_local_inertia_i_00
+        + front_right_slice1_local_inertia_i_02
+            * front_right_slice1_local_bend_y_column_w_z
+        - front_right_slice1_local_bend_y_column_v_y
+            * front_right_slice1_local_inertia_h_z;
+    let front_right_slice1_local_bend_y_projected_inertia_n_y = front_right_slice1_local_bend_y_column_w_y
+        * front_right_slice1_local_inertia_i_11
+        + front_right_slice1_local_inertia_i_12
+            * front_right_slice1_local_bend_y_column_w_z
+        + front_right_slice1_local_bend_y_column_w_x
+            * front_right_slice1_local_inertia_i_01
+        + front_right_slice1_local_bend_y_column_v_x
+            * front_right_slice1_local_inertia_h_z
+        - front_right_slice1_local_bend_y_column_v_z
+            * front_right_slice1_local_inertia_h_x;
+    let front_right_slice1_local_bend_y_projected_inertia_n_z = front_right_slice1_local_inertia_i_02
+        * front_right_slice1_local_bend_y_column_w_x
+        + front_right_slice1_local_bend_y_column_w_y
+            * front_right_slice1_local_inertia_i_12
         + front_right_slice1_local_inertia_i_22
             * front_right_slice1_local_bend_y_column_w_z
-        + front_right_slice3_local_inertia_i_02
-            * front_right_slice3_local_bend_y_column_w_x
-        + front_right_slice2_local_inertia_i_22
-            * front_right_slice2_local_bend_y_column_w_z
         + front_right_slice1_local_inertia_h_x
             * front_right_slice1_local_bend_y_column_v_y
         - front_right_slice1_local_bend_y_column_v_x
-            * front_right_slice1_local_inertia_h_y
-        - front_right_slice0_local_bend_y_column_v_x
-            * front_right_slice0_local_inertia_h_y
-        - front_right_slice3_local_inertia_h_y
-            * front_right_slice3_local_bend_y_column_v_x
-        - front_right_slice2_local_inertia_h_y
-            * front_right_slice2_local_bend_y_column_v_x;
-    let t318 = front_right_slice1_local_bend_y_column_w_y
-        * front_right_slice1_local_inertia_i_01
-        + front_right_slice0_local_inertia_i_01
-            * front_right_slice0_local_bend_y_column_w_y
-        + front_right_slice0_local_bend_y_column_v_z
-            * front_right_slice0_local_inertia_h_y
-        + front_right_slice1_local_bend_y_column_v_z
-            * front_right_slice1_local_inertia_h_y
-        + front_right_slice0_local_inertia_i_00
-            * front_right_slice0_local_bend_y_column_w_x
-        + front_right_slice3_local_inertia_h_y
-            * front_right_slice3_local_bend_y_column_v_z
-        + front_right_slice2_local_bend_y_column_v_z
-            * front_right_slice2_local_inertia_h_y
-        + front_right_slice1_local_bend_y_column_w_x
-            * front_right_slice1_local_inertia_i_00
-        + front_right_slice3_local_bend_y_column_w_z
-            * front_right_slice3_local_inertia_i_02
-        + front_right_slice0_local_inertia_i_02
-            * front_right_slice0_local_bend_y_column_w_z
-        + front_right_slice1_local_inertia_i_02
+            * front_right_slice1_local_inertia_h_y;
+    let front_right_slice1_local_bend_y_projected_inertia_f_x = front_right_slice1_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (front_right_slice1_local_inertia_h_y
             * front_right_slice1_local_bend_y_column_w_z
+            - front_right_slice1_local_bend_y_column_w_y
+                * front_right_slice1_local_inertia_h_z);
+    let front_right_slice1_local_bend_y_projected_inertia_f_y = head_slice1_mass
+        * front_right_slice1_local_bend_y_column_v_y
+        - (front_right_slice1_local_bend_y_column_w_x
+            * front_right_slice1_local_inertia_h_z
+            - front_right_slice1_local_bend_y_column_w_z
+                * front_right_slice1_local_inertia_h_x);
+    let front_right_slice1_local_bend_y_projected_inertia_f_z = front_right_slice1_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (front_right_slice1_local_bend_y_column_w_y
+            * front_right_slice1_local_inertia_h_x
+            - front_right_slice1_local_inertia_h_y
+                * front_right_slice1_local_bend_y_column_w_x);
+    let front_right_slice2_local_bend_y_projected_inertia_n_x = front_right_slice2_local_bend_y_column_v_z
+        * front_right_slice2_local_inertia_h_y
         + front_right_slice2_local_bend_y_column_w_y
             * front_right_slice2_local_inertia_i_01
         + front_right_slice2_local_bend_y_column_w_z
             * front_right_slice2_local_inertia_i_02
         + front_right_slice2_local_inertia_i_00
             * front_right_slice2_local_bend_y_column_w_x
+        - front_right_slice2_local_bend_y_column_v_y
+            * front_right_slice2_local_inertia_h_z;
+    let front_right_slice2_local_bend_y_projected_inertia_n_y = front_right_slice2_local_inertia_i_11
+        * front_right_slice2_local_bend_y_column_w_y
+        + front_right_slice2_local_bend_y_column_w_x
+            * front_right_slice2_local_inertia_i_01
+        + front_right_slice2_local_inertia_i_12
+            * front_right_slice2_local_bend_y_column_w_z
+        + front_right_slice2_local_bend_y_column_v_x
+            * front_right_slice2_local_inertia_h_z
+        - front_right_slice2_local_bend_y_column_v_z
+            * front_right_slice2_local_inertia_h_x;
+    let front_right_slice2_local_bend_y_projected_inertia_n_z = front_right_slice2_local_bend_y_column_w_x
+        * front_right_slice2_local_inertia_i_02
+        + front_right_slice2_local_inertia_i_12
+            * front_right_slice2_local_bend_y_column_w_y
+        + front_right_slice2_local_bend_y_column_v_y
+            * front_right_slice2_local_inertia_h_x
+        + front_right_slice2_local_inertia_i_22
+            * front_right_slice2_local_bend_y_column_w_z
+        - front_right_slice2_local_inertia_h_y
+            * front_right_slice2_local_bend_y_column_v_x;
+    let front_right_slice2_local_bend_y_projected_inertia_f_x = front_right_slice2_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (front_right_slice2_local_inertia_h_y
+            * front_right_slice2_local_bend_y_column_w_z
+            - front_right_slice2_local_bend_y_column_w_y
+                * front_right_slice2_local_inertia_h_z);
+    let front_right_slice2_local_bend_y_projected_inertia_f_y = front_right_slice2_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (front_right_slice2_local_bend_y_column_w_x
+            * front_right_slice2_local_inertia_h_z
+            - front_right_slice2_local_bend_y_column_w_z
+                * front_right_slice2_local_inertia_h_x);
+    let front_right_slice2_local_bend_y_projected_inertia_f_z = front_right_slice2_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (front_right_slice2_local_bend_y_column_w_y
+            * front_right_slice2_local_inertia_h_x
+            - front_right_slice2_local_bend_y_column_w_x
+                * front_right_slice2_local_inertia_h_y);
+    let front_right_slice3_local_bend_y_projected_inertia_n_x = front_right_slice3_local_inertia_h_y
+        * front_right_slice3_local_bend_y_column_v_z
+        + front_right_slice3_local_bend_y_column_w_z
+            * front_right_slice3_local_inertia_i_02
         + front_right_slice3_local_bend_y_column_w_x
             * front_right_slice3_local_inertia_i_00
         + front_right_slice3_local_inertia_i_01
             * front_right_slice3_local_bend_y_column_w_y
         - front_right_slice3_local_bend_y_column_v_y
+            * front_right_slice3_local_inertia_h_z;
+    let front_right_slice3_local_bend_y_projected_inertia_n_y = front_right_slice3_local_inertia_i_01
+        * front_right_slice3_local_bend_y_column_w_x
+        + front_right_slice3_local_bend_y_column_w_z
+            * front_right_slice3_local_inertia_i_12
+        + front_right_slice3_local_bend_y_column_w_y
+            * front_right_slice3_local_inertia_i_11
+        + front_right_slice3_local_bend_y_column_v_x
             * front_right_slice3_local_inertia_h_z
-        - front_right_slice2_local_bend_y_column_v_y
-            * front_right_slice2_local_inertia_h_z
-        - front_right_slice0_local_bend_y_column_v_y
-            * front_right_slice0_local_inertia_h_z
-        - front_right_slice1_local_bend_y_column_v_y
-            * front_right_slice1_local_inertia_h_z;
-    let t319 = front_right_slice0_local_bend_y_column_v_z * head_slice0_mass
-        + head_slice0_mass * front_right_slice3_local_bend_y_column_v_z
-        + front_right_slice2_local_bend_y_column_v_z * head_slice1_mass
-        + front_right_slice1_local_bend_y_column_v_z * head_slice1_mass
-        - (front_right_slice0_local_bend_y_column_w_y
-            * front_right_slice0_local_inertia_h_x
-            - front_right_slice0_local_inertia_h_y
-                * front_right_slice0_local_bend_y_column_w_x)
-        - (front_right_slice2_local_bend_y_column_w_y
-            * front_right_slice2_local_inertia_h_x
-            - front_right_slice2_local_bend_y_column_w_x
-                * front_right_slice2_local_inertia_h_y)
-        - (front_right_slice3_local_bend_y_column_w_y
+        - front_right_slice3_local_inertia_h_x
+            * front_right_slice3_local_bend_y_column_v_z;
+    let front_right_slice3_local_bend_y_projected_inertia_n_z = front_right_slice3_local_inertia_i_12
+        * front_right_slice3_local_bend_y_column_w_y
+        + front_right_slice3_local_bend_y_column_v_y
             * front_right_slice3_local_inertia_h_x
-            - front_right_slice3_local_inertia_h_y
-                * front_right_slice3_local_bend_y_column_w_x)
-        - (front_right_slice1_local_bend_y_column_w_y
-            * front_right_slice1_local_inertia_h_x
-            - front_right_slice1_local_inertia_h_y
-                * front_right_slice1_local_bend_y_column_w_x);
-    let t320 = front_right_slice2_local_bend_y_column_v_y * head_slice1_mass
-        + front_right_slice0_local_bend_y_column_v_y * head_slice0_mass
-        + front_right_slice3_local_bend_y_column_v_y * head_slice0_mass
-        + head_slice1_mass * front_right_slice1_local_bend_y_column_v_y
-        - (front_right_slice1_local_bend_y_column_w_x
-            * front_right_slice1_local_inertia_h_z
-            - front_right_slice1_local_bend_y_column_w_z
-                * front_right_slice1_local_inertia_h_x)
-        - (front_right_slice0_local_bend_y_column_w_x
-            * front_right_slice0_local_inertia_h_z
-            - front_right_slice0_local_inertia_h_x
-                * front_right_slice0_local_bend_y_column_w_z)
-        - (front_right_slice3_local_bend_y_column_w_x
-            * front_right_slice3_local_inertia_h_z
-            - front_right_slice3_local_bend_y_column_w_z
-                * front_right_slice3_local_inertia_h_x)
-        - (front_right_slice2_local_bend_y_column_w_x
-            * front_right_slice2_local_inertia_h_z
-            - front_right_slice2_local_bend_y_column_w_z
-                * front_right_slice2_local_inertia_h_x);
-    let t321 = front_right_slice2_local_bend_y_column_v_x * head_slice1_mass
-        + front_right_slice0_local_bend_y_column_v_x * head_slice0_mass
-        + front_right_slice1_local_bend_y_column_v_x * head_slice1_mass
-        + front_right_slice3_local_bend_y_column_v_x * head_slice0_mass
-        - (front_right_slice2_local_inertia_h_y
-            * front_right_slice2_local_bend_y_column_w_z
-            - front_right_slice2_local_bend_y_column_w_y
-                * front_right_slice2_local_inertia_h_z)
-        - (front_right_slice0_local_inertia_h_y
-            * front_right_slice0_local_bend_y_column_w_z
-            - front_right_slice0_local_bend_y_column_w_y
-                * front_right_slice0_local_inertia_h_z)
-        - (front_right_slice1_local_inertia_h_y
-            * front_right_slice1_local_bend_y_column_w_z
-            - front_right_slice1_local_bend_y_column_w_y
-                * front_right_slice1_local_inertia_h_z)
+        + front_right_slice3_local_bend_y_column_w_z
+            * front_right_slice3_local_inertia_i_22
+        + front_right_slice3_local_inertia_i_02
+            * front_right_slice3_local_bend_y_column_w_x
+        - front_right_slice3_local_inertia_h_y
+            * front_right_slice3_local_bend_y_column_v_x;
+    let front_right_slice3_local_bend_y_projected_inertia_f_x = front_right_slice3_local_bend_y_column_v_x
+        * head_slice0_mass
         - (front_right_slice3_local_bend_y_column_w_z
             * front_right_slice3_local_inertia_h_y
             - front_right_slice3_local_bend_y_column_w_y
                 * front_right_slice3_local_inertia_h_z);
-    let t322 = t319 * front_right_rotation_12 + front_right_rotation_11 * t320
-        + front_right_rotation_10 * t321;
-    let t323 = t319 * front_right_rotation_22 + front_right_rotation_21 * t320
-        + front_right_rotation_20 * t321;
-    let t324 = front_right_slice1_local_bend_y_column_w_y
-        * front_right_slice1_local_inertia_i_11
-        + front_right_slice2_local_inertia_i_11
-            * front_right_slice2_local_bend_y_column_w_y
-        + front_right_slice1_local_inertia_i_12
-            * front_right_slice1_local_bend_y_column_w_z
-        + front_right_slice0_local_bend_y_column_v_x
-            * front_right_slice0_local_inertia_h_z
-        + front_right_slice3_local_inertia_i_01
-            * front_right_slice3_local_bend_y_column_w_x
-        + front_right_slice3_local_bend_y_column_w_z
-            * front_right_slice3_local_inertia_i_12
-        + front_right_slice0_local_inertia_i_12
-            * front_right_slice0_local_bend_y_column_w_z
-        + front_right_slice1_local_bend_y_column_w_x
-            * front_right_slice1_local_inertia_i_01
-        + front_right_slice3_local_bend_y_column_w_y
-            * front_right_slice3_local_inertia_i_11
-        + front_right_slice2_local_bend_y_column_w_x
-            * front_right_slice2_local_inertia_i_01
-        + front_right_slice0_local_bend_y_column_w_y
-            * front_right_slice0_local_inertia_i_11
-        + front_right_slice1_local_bend_y_column_v_x
-            * front_right_slice1_local_inertia_h_z
-        + front_right_slice3_local_bend_y_column_v_x
+    let front_right_slice3_local_bend_y_projected_inertia_f_y = front_right_slice3_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (front_right_slice3_local_bend_y_column_w_x
             * front_right_slice3_local_inertia_h_z
-        + front_right_slice0_local_inertia_i_01
-            * front_right_slice0_local_bend_y_column_w_x
-        + front_right_slice2_local_inertia_i_12
-            * front_right_slice2_local_bend_y_column_w_z
-        + front_right_slice2_local_bend_y_column_v_x
-            * front_right_slice2_local_inertia_h_z
-        - front_right_slice1_local_bend_y_column_v_z
-            * front_right_slice1_local_inertia_h_x
-        - front_right_slice3_local_inertia_h_x
-            * front_right_slice3_local_bend_y_column_v_z
-        - front_right_slice2_local_bend_y_column_v_z
-            * front_right_slice2_local_inertia_h_x
-        - front_right_slice0_local_bend_y_column_v_z
-            * front_right_slice0_local_inertia_h_x;
-    let front_right_subspace0_projected_inertia_n_x = (front_right_rotation_02 * t317
-        + front_right_rotation_00 * t318 + t323 * front_right_position_y
-        + t324 * front_right_rotation_01 - t322 * front_right_position_z)
-        * p.limb_length;
-    let t325 = front_right_rotation_00 * t321 + front_right_rotation_01 * t320
-        + t319 * front_right_rotation_02;
-    let front_right_subspace0_projected_inertia_n_y = (t325 * front_right_position_z
-        + front_right_rotation_10 * t318 + t317 * front_right_rotation_12
-        + t324 * front_right_rotation_11 - t323 * front_right_position_x)
-        * p.limb_length;
-    let front_right_subspace0_projected_inertia_n_z = (front_right_rotation_22 * t317
-        + t324 * front_right_rotation_21 + front_right_rotation_20 * t318
-        + t322 * front_right_position_x - t325 * front_right_position_y) * p.limb_length;
-    let front_right_subspace0_projected_inertia_f_x = p.limb_length * t325;
-    let front_right_subspace0_projected_inertia_f_y = t322 * p.limb_length;
-    let front_right_subspace0_projected_inertia_f_z = p.limb_length * t323;
-    let t326 = front_right_slice3_local_inertia_i_01
-        * front_right_slice3_local_bend_z_column_w_y
-        + front_right_slice1_local_bend_z_column_v_z
-            * front_right_slice1_local_inertia_h_y
-        + front_right_slice0_local_inertia_i_01
-            * front_right_slice0_local_bend_z_column_w_y
+            - front_right_slice3_local_bend_y_column_w_z
+                * front_right_slice3_local_inertia_h_x);
+    let front_right_slice3_local_bend_y_projected_inertia_f_z = head_slice0_mass
+        * front_right_slice3_local_bend_y_column_v_z
+        - (front_right_slice3_local_bend_y_column_w_y
+            * front_right_slice3_local_inertia_h_x
+            - front_right_slice3_local_inertia_h_y
+                * front_right_slice3_local_bend_y_column_w_x);
+    let front_right_slice0_local_bend_z_projected_inertia_n_x = front_right_slice0_local_inertia_i_01
+        * front_right_slice0_local_bend_z_column_w_y
         + front_right_slice0_local_bend_z_column_v_z
             * front_right_slice0_local_inertia_h_y
-        + front_right_slice2_local_bend_z_column_w_z
-            * front_right_slice2_local_inertia_i_02
-        + front_right_slice3_local_inertia_h_y
-            * front_right_slice3_local_bend_z_column_v_z
-        + front_right_slice2_local_inertia_i_00
-            * front_right_slice2_local_bend_z_column_w_x
         + front_right_slice0_local_bend_z_column_w_z
             * front_right_slice0_local_inertia_i_02
-        + front_right_slice2_local_bend_z_column_w_y
-            * front_right_slice2_local_inertia_i_01
-        + front_right_slice3_local_bend_z_column_w_z
-            * front_right_slice3_local_inertia_i_02
-        + front_right_slice1_local_bend_z_column_w_x
-            * front_right_slice1_local_inertia_i_00
-        + front_right_slice1_local_inertia_i_02
-            * front_right_slice1_local_bend_z_column_w_z
-        + front_right_slice3_local_bend_z_column_w_x
-            * front_right_slice3_local_inertia_i_00
-        + front_right_slice1_local_inertia_i_01
-            * front_right_slice1_local_bend_z_column_w_y
-        + front_right_slice2_local_inertia_h_y
-            * front_right_slice2_local_bend_z_column_v_z
         + front_right_slice0_local_inertia_i_00
             * front_right_slice0_local_bend_z_column_w_x
         - front_right_slice0_local_bend_z_column_v_y
-            * front_right_slice0_local_inertia_h_z
-        - front_right_slice3_local_bend_z_column_v_y
-            * front_right_slice3_local_inertia_h_z
-        - front_right_slice2_local_bend_z_column_v_y
-            * front_right_slice2_local_inertia_h_z
-        - front_right_slice1_local_bend_z_column_v_y
-            * front_right_slice1_local_inertia_h_z;
-    let t327 = head_slice1_mass * front_right_slice1_local_bend_z_column_v_x
-        + front_right_slice2_local_bend_z_column_v_x * head_slice1_mass
-        + front_right_slice0_local_bend_z_column_v_x * head_slice0_mass
-        + front_right_slice3_local_bend_z_column_v_x * head_slice0_mass
-        - (front_right_slice2_local_inertia_h_y
-            * front_right_slice2_local_bend_z_column_w_z
-            - front_right_slice2_local_bend_z_column_w_y
-                * front_right_slice2_local_inertia_h_z)
-        - (front_right_slice1_local_inertia_h_y
-            * front_right_slice1_local_bend_z_column_w_z
-            - front_right_slice1_local_inertia_h_z
-                * front_right_slice1_local_bend_z_column_w_y)
-        - (front_right_slice0_local_bend_z_column_w_z
-            * front_right_slice0_local_inertia_h_y
-            - front_right_slice0_local_inertia_h_z
-                * front_right_slice0_local_bend_z_column_w_y)
-        - (front_right_slice3_local_bend_z_column_w_z
-            * front_right_slice3_local_inertia_h_y
-            - front_right_slice3_local_bend_z_column_w_y
-                * front_right_slice3_local_inertia_h_z);
-    let t328 = head_slice1_mass * front_right_slice2_local_bend_z_column_v_z
-        + front_right_slice1_local_bend_z_column_v_z * head_slice1_mass
-        + front_right_slice0_local_bend_z_column_v_z * head_slice0_mass
-        + head_slice0_mass * front_right_slice3_local_bend_z_column_v_z
-        - (front_right_slice2_local_bend_z_column_w_y
-            * front_right_slice2_local_inertia_h_x
-            - front_right_slice2_local_bend_z_column_w_x
-                * front_right_slice2_local_inertia_h_y)
-        - (front_right_slice1_local_inertia_h_x
-            * front_right_slice1_local_bend_z_column_w_y
-            - front_right_slice1_local_inertia_h_y
-                * front_right_slice1_local_bend_z_column_w_x)
-        - (front_right_slice0_local_inertia_h_x
-            * front_right_slice0_local_bend_z_column_w_y
-            - front_right_slice0_local_inertia_h_y
-                * front_right_slice0_local_bend_z_column_w_x)
-        - (front_right_slice3_local_inertia_h_x
-            * front_right_slice3_local_bend_z_column_w_y
-            - front_right_slice3_local_inertia_h_y
-                * front_right_slice3_local_bend_z_column_w_x);
-    let t329 = front_right_slice2_local_bend_z_column_v_y * head_slice1_mass
-        + head_slice0_mass * front_right_slice3_local_bend_z_column_v_y
-        + front_right_slice1_local_bend_z_column_v_y * head_slice1_mass
-        + head_slice0_mass * front_right_slice0_local_bend_z_column_v_y
-        - (front_right_slice1_local_bend_z_column_w_x
-            * front_right_slice1_local_inertia_h_z
-            - front_right_slice1_local_bend_z_column_w_z
-                * front_right_slice1_local_inertia_h_x)
-        - (front_right_slice2_local_bend_z_column_w_x
-            * front_right_slice2_local_inertia_h_z
-            - front_right_slice2_local_bend_z_column_w_z
-                * front_right_slice2_local_inertia_h_x)
-        - (front_right_slice0_local_bend_z_column_w_x
-            * front_right_slice0_local_inertia_h_z
-            - front_right_slice0_local_bend_z_column_w_z
-                * front_right_slice0_local_inertia_h_x)
-        - (front_right_slice3_local_bend_z_column_w_x
-            * front_right_slice3_local_inertia_h_z
-            - front_right_slice3_local_bend_z_column_w_z
-                * front_right_slice3_local_inertia_h_x);
-    let t330 = front_right_rotation_10 * t327 + t328 * front_right_rotation_12
-        + t329 * front_right_rotation_11;
-    let t331 = front_right_slice1_local_bend_z_column_v_y
-        * front_right_slice1_local_inertia_h_x
-        + front_right_slice2_local_bend_z_column_v_y
-            * front_right_slice2_local_inertia_h_x
-        + front_right_slice3_local_inertia_h_x
-            * front_right_slice3_local_bend_z_column_v_y
-        + front_right_slice1_local_inertia_i_12
-            * front_right_slice1_local_bend_z_column_w_y
-        + front_right_slice2_local_bend_z_column_w_x
-            * front_right_slice2_local_inertia_i_02
-        + front_right_slice2_local_inertia_i_22
-            * front_right_slice2_local_bend_z_column_w_z
-        + front_right_slice3_local_inertia_i_12
-            * front_right_slice3_local_bend_z_column_w_y
-        + front_right_slice3_local_inertia_i_02
-            * front_right_slice3_local_bend_z_column_w_x
-        + front_right_slice3_local_bend_z_column_w_z
-            * front_right_slice3_local_inertia_i_22
-        + front_right_slice1_local_inertia_i_22
-            * front_right_slice1_local_bend_z_column_w_z
+            * front_right_slice0_local_inertia_h_z;
+    let front_right_slice0_local_bend_z_projected_inertia_n_y = front_right_slice0_local_bend_z_column_v_x
+        * front_right_slice0_local_inertia_h_z
+        + front_right_slice0_local_inertia_i_01
+            * front_right_slice0_local_bend_z_column_w_x
         + front_right_slice0_local_inertia_i_12
+            * front_right_slice0_local_bend_z_column_w_z
+        + front_right_slice0_local_inertia_i_11
             * front_right_slice0_local_bend_z_column_w_y
+        - front_right_slice0_local_bend_z_column_v_z
+            * front_right_slice0_local_inertia_h_x;
+    let front_right_slice0_local_bend_z_projected_inertia_n_z = front_right_slice0_local_inertia_i_12
+        * front_right_slice0_local_bend_z_column_w_y
         + front_right_slice0_local_bend_z_column_w_z
             * front_right_slice0_local_inertia_i_22
         + front_right_slice0_local_inertia_h_x
             * front_right_slice0_local_bend_z_column_v_y
         + front_right_slice0_local_inertia_i_02
             * front_right_slice0_local_bend_z_column_w_x
-        + front_right_slice1_local_inertia_i_02
-            * front_right_slice1_local_bend_z_column_w_x
-        + front_right_slice2_local_bend_z_column_w_y
-            * front_right_slice2_local_inertia_i_12
-        - front_right_slice2_local_bend_z_column_v_x
-            * front_right_slice2_local_inertia_h_y
-        - front_right_slice3_local_bend_z_column_v_x
-            * front_right_slice3_local_inertia_h_y
         - front_right_slice0_local_bend_z_column_v_x
+            * front_right_slice0_local_inertia_h_y;
+    let front_right_slice0_local_bend_z_projected_inertia_f_x = front_right_slice0_local_bend_z_column_v_x
+        * head_slice0_mass
+        - (front_right_slice0_local_bend_z_column_w_z
             * front_right_slice0_local_inertia_h_y
-        - front_right_slice1_local_inertia_h_y
-            * front_right_slice1_local_bend_z_column_v_x;
-    let t332 = t327 * front_right_rotation_20 + front_right_rotation_22 * t328
-        + t329 * front_right_rotation_21;
-    let t333 = front_right_slice2_local_inertia_i_11
-        * front_right_slice2_local_bend_z_column_w_y
-        + front_right_slice3_local_inertia_i_12
-            * front_right_slice3_local_bend_z_column_w_z
-        + front_right_slice0_local_bend_z_column_v_x
+            - front_right_slice0_local_inertia_h_z
+                * front_right_slice0_local_bend_z_column_w_y);
+    let front_right_slice0_local_bend_z_projected_inertia_f_y = head_slice0_mass
+        * front_right_slice0_local_bend_z_column_v_y
+        - (front_right_slice0_local_bend_z_column_w_x
             * front_right_slice0_local_inertia_h_z
-        + front_right_slice3_local_bend_z_column_v_x
-            * front_right_slice3_local_inertia_h_z
-        + front_right_slice2_local_bend_z_column_w_x
-            * front_right_slice2_local_inertia_i_01
-        + front_right_slice3_local_bend_z_column_w_y
-            * front_right_slice3_local_inertia_i_11
-        + front_right_slice0_local_inertia_i_01
-            * front_right_slice0_local_bend_z_column_w_x
-        + front_right_slice0_local_inertia_i_12
-            * front_right_slice0_local_bend_z_column_w_z
+            - front_right_slice0_local_bend_z_column_w_z
+                * front_right_slice0_local_inertia_h_x);
+    let front_right_slice0_local_bend_z_projected_inertia_f_z = front_right_slice0_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (front_right_slice0_local_inertia_h_x
+            * front_right_slice0_local_bend_z_column_w_y
+            - front_right_slice0_local_inertia_h_y
+                * front_right_slice0_local_bend_z_column_w_x);
+    let front_right_slice1_local_bend_z_projected_inertia_n_x = front_right_slice1_local_bend_z_column_v_z
+        * front_right_slice1_local_inertia_h_y
         + front_right_slice1_local_bend_z_column_w_x
-            * front_right_slice1_local_inertia_i_01
+            * front_right_slice1_local_inertia_i_00
+        + front_right_slice1_local_inertia_i_02
+            * front_right_slice1_local_bend_z_column_w_z
+        + front_right_slice1_local_inertia_i_01
+            * front_right_slice1_local_bend_z_column_w_y
+        - front_right_slice1_local_bend_z_column_v_y
+            * front_right_slice1_local_inertia_h_z;
+    let front_right_slice1_local_bend_z_projected_inertia_n_y = front_right_slice1_local_bend_z_column_w_x
+        * front_right_slice1_local_inertia_i_01
         + front_right_slice1_local_inertia_h_z
             * front_right_slice1_local_bend_z_column_v_x
-        + front_right_slice0_local_inertia_i_11
-            * front_right_slice0_local_bend_z_column_w_y
-        + front_right_slice3_local_inertia_i_01
-            * front_right_slice3_local_bend_z_column_w_x
         + front_right_slice1_local_inertia_i_11
             * front_right_slice1_local_bend_z_column_w_y
         + front_right_slice1_local_inertia_i_12
             * front_right_slice1_local_bend_z_column_w_z
+        - front_right_slice1_local_bend_z_column_v_z
+            * front_right_slice1_local_inertia_h_x;
+    let front_right_slice1_local_bend_z_projected_inertia_n_z = front_right_slice1_local_bend_z_column_v_y
+        * front_right_slice1_local_inertia_h_x
+        + front_right_slice1_local_inertia_i_12
+            * front_right_slice1_local_bend_z_column_w_y
+        + front_right_slice1_local_inertia_i_22
+            * front_right_slice1_local_bend_z_column_w_z
+        + front_right_slice1_local_inertia_i_02
+            * front_right_slice1_local_bend_z_column_w_x
+        - front_right_slice1_local_inertia_h_y
+            * front_right_slice1_local_bend_z_column_v_x;
+    let front_right_slice1_local_bend_z_projected_inertia_f_x = head_slice1_mass
+        * front_right_slice1_local_bend_z_column_v_x
+        - (front_right_slice1_local_inertia_h_y
+            * front_right_slice1_local_bend_z_column_w_z
+            - front_right_slice1_local_inertia_h_z
+                * front_right_slice1_local_bend_z_column_w_y);
+    let front_right_slice1_local_bend_z_projected_inertia_f_y = front_right_slice1_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (front_right_slice1_local_bend_z_column_w_x
+            * front_right_slice1_local_inertia_h_z
+            - front_right_slice1_local_bend_z_column_w_z
+                * front_right_slice1_local_inertia_h_x);
+    let front_right_slice1_local_bend_z_projected_inertia_f_z = front_right_slice1_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (front_right_slice1_local_inertia_h_x
+            * front_right_slice1_local_bend_z_column_w_y
+            - front_right_slice1_local_inertia_h_y
+                * front_right_slice1_local_bend_z_column_w_x);
+    let front_right_slice2_local_bend_z_projected_inertia_n_x = front_right_slice2_local_bend_z_column_w_z
+        * front_right_slice2_local_inertia_i_02
+        + front_right_slice2_local_inertia_i_00
+            * front_right_slice2_local_bend_z_column_w_x
+        + front_right_slice2_local_bend_z_column_w_y
+            * front_right_slice2_local_inertia_i_01
+        + front_right_slice2_local_inertia_h_y
+            * front_right_slice2_local_bend_z_column_v_z
+        - front_right_slice2_local_bend_z_column_v_y
+            * front_right_slice2_local_inertia_h_z;
+    let front_right_slice2_local_bend_z_projected_inertia_n_y = front_right_slice2_local_inertia_i_11
+        * front_right_slice2_local_bend_z_column_w_y
+        + front_right_slice2_local_bend_z_column_w_x
+            * front_right_slice2_local_inertia_i_01
         + front_right_slice2_local_inertia_i_12
             * front_right_slice2_local_bend_z_column_w_z
         + front_right_slice2_local_bend_z_column_v_x
             * front_right_slice2_local_inertia_h_z
-        - front_right_slice3_local_inertia_h_x
-            * front_right_slice3_local_bend_z_column_v_z
-        - front_right_slice0_local_bend_z_column_v_z
-            * front_right_slice0_local_inertia_h_x
-        - front_right_slice1_local_bend_z_column_v_z
-            * front_right_slice1_local_inertia_h_x
         - front_right_slice2_local_bend_z_column_v_z
             * front_right_slice2_local_inertia_h_x;
-    let front_right_subspace1_projected_inertia_n_x = p.limb_length
-        * (front_right_rotation_00 * t326 + t331 * front_right_rotation_02
-            + front_right_position_y * t332 + t333 * front_right_rotation_01
-            - t330 * front_right_position_z);
-    let t334 = front_right_rotation_00 * t327 + t329 * front_right_rotation_01
-        + front_right_rotation_02 * t328;
-    let front_right_subspace1_projected_inertia_n_y = (t326 * front_right_rotation_10
-        + t331 * front_right_rotation_12 + t333 * front_right_rotation_11
-        + t334 * front_right_position_z - front_right_position_x * t332) * p.limb_length;
-    let front_right_subspace1_projected_inertia_n_z = (t331 * front_right_rotation_22
-        + t333 * front_right_rotation_21 + t330 * front_right_position_x
-        + t326 * front_right_rotation_20 - t334 * front_right_position_y)
+    let front_right_slice2_local_bend_z_projected_inertia_n_z = front_right_slice2_local_bend_z_column_v_y
+        * front_right_slice2_local_inertia_h_x
+        + front_right_slice2_local_bend_z_column_w_x
+            * front_right_slice2_local_inertia_i_02
+        + front_right_slice2_local_inertia_i_22
+            * front_right_slice2_local_bend_z_column_w_z
+        + front_right_slice2_local_bend_z_column_w_y
+            * front_right_slice2_local_inertia_i_12
+        - front_right_slice2_local_bend_z_column_v_x
+            * front_right_slice2_local_inertia_h_y;
+    let front_right_slice2_local_bend_z_projected_inertia_f_x = front_right_slice2_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (front_right_slice2_local_inertia_h_y
+            * front_right_slice2_local_bend_z_column_w_z
+            - front_right_slice2_local_bend_z_column_w_y
+                * front_right_slice2_local_inertia_h_z);
+    let front_right_slice2_local_bend_z_projected_inertia_f_y = front_right_slice2_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (front_right_slice2_local_bend_z_column_w_x
+            * front_right_slice2_local_inertia_h_z
+            - front_right_slice2_local_bend_z_column_w_z
+                * front_right_slice2_local_inertia_h_x);
+    let front_right_slice2_local_bend_z_projected_inertia_f_z = head_slice1_mass
+        * front_right_slice2_local_bend_z_column_v_z
+        - (front_right_slice2_local_bend_z_column_w_y
+            * front_right_slice2_local_inertia_h_x
+            - front_right_slice2_local_bend_z_column_w_x
+                * front_right_slice2_local_inertia_h_y);
+    let front_right_slice3_local_bend_z_projected_inertia_n_x = front_right_slice3_local_inertia_i_01
+        * front_right_slice3_local_bend_z_column_w_y
+        + front_right_slice3_local_inertia_h_y
+            * front_right_slice3_local_bend_z_column_v_z
+        + front_right_slice3_local_bend_z_column_w_z
+            * front_right_slice3_local_inertia_i_02
+        + front_right_slice3_local_bend_z_column_w_x
+            * front_right_slice3_local_inertia_i_00
+        - front_right_slice3_local_bend_z_column_v_y
+            * front_right_slice3_local_inertia_h_z;
+    let front_right_slice3_local_bend_z_projected_inertia_n_y = front_right_slice3_local_inertia_i_12
+        * front_right_slice3_local_bend_z_column_w_z
+        + front_right_slice3_local_bend_z_column_v_x
+            * front_right_slice3_local_inertia_h_z
+        + front_right_slice3_local_bend_z_column_w_y
+            * front_right_slice3_local_inertia_i_11
+        + front_right_slice3_local_inertia_i_01
+            * front_right_slice3_local_bend_z_column_w_x
+        - front_right_slice3_local_inertia_h_x
+            * front_right_slice3_local_bend_z_column_v_z;
+    let front_right_slice3_local_bend_z_projected_inertia_n_z = front_right_slice3_local_inertia_h_x
+        * front_right_slice3_local_bend_z_column_v_y
+        + front_right_slice3_local_inertia_i_12
+            * front_right_slice3_local_bend_z_column_w_y
+        + front_right_slice3_local_inertia_i_02
+            * front_right_slice3_local_bend_z_column_w_x
+        + front_right_slice3_local_bend_z_column_w_z
+            * front_right_slice3_local_inertia_i_22
+        - front_right_slice3_local_bend_z_column_v_x
+            * front_right_slice3_local_inertia_h_y;
+    let front_right_slice3_local_bend_z_projected_inertia_f_x = front_right_slice3_local_bend_z_column_v_x
+        * head_slice0_mass
+        - (front_right_slice3_local_bend_z_column_w_z
+            * front_right_slice3_local_inertia_h_y
+            - front_right_slice3_local_bend_z_column_w_y
+                * front_right_slice3_local_inertia_h_z);
+    let front_right_slice3_local_bend_z_projected_inertia_f_y = head_slice0_mass
+        * front_right_slice3_local_bend_z_column_v_y
+        - (front_right_slice3_local_bend_z_column_w_x
+            * front_right_slice3_local_inertia_h_z
+            - front_right_slice3_local_bend_z_column_w_z
+                * front_right_slice3_local_inertia_h_x);
+    let front_right_slice3_local_bend_z_projected_inertia_f_z = head_slice0_mass
+        * front_right_slice3_local_bend_z_column_v_z
+        - (front_right_slice3_local_inertia_h_x
+            * front_right_slice3_local_bend_z_column_w_y
+            - front_right_slice3_local_inertia_h_y
+                * front_right_slice3_local_bend_z_column_w_x);
+    let t317 = front_right_slice0_local_bend_y_projected_inertia_n_y
+        + front_right_slice1_local_bend_y_projected_inertia_n_y
+        + front_right_slice3_local_bend_y_projected_inertia_n_y
+        + front_right_slice2_local_bend_y_projected_inertia_n_y;
+    let t318 = front_right_slice3_local_bend_y_projected_inertia_n_z
+        + front_right_slice2_local_bend_y_projected_inertia_n_z
+        + front_right_slice1_local_bend_y_projected_inertia_n_z
+        + front_right_slice0_local_bend_y_projected_inertia_n_z;
+    let t319 = front_right_slice0_local_bend_y_projected_inertia_f_x
+        + front_right_slice1_local_bend_y_projected_inertia_f_x
+        + front_right_slice3_local_bend_y_projected_inertia_f_x
+        + front_right_slice2_local_bend_y_projected_inertia_f_x;
+    let t320 = front_right_slice0_local_bend_y_projected_inertia_f_z
+        + front_right_slice2_local_bend_y_projected_inertia_f_z
+        + front_right_slice1_local_bend_y_projected_inertia_f_z
+        + front_right_slice3_local_bend_y_projected_inertia_f_z;
+    let t321 = front_right_slice3_local_bend_y_projected_inertia_f_y
+        + front_right_slice0_local_bend_y_projected_inertia_f_y
+        + front_right_slice2_local_bend_y_projected_inertia_f_y
+        + front_right_slice1_local_bend_y_projected_inertia_f_y;
+    let t322 = front_right_rotation_10 * t319 + t320 * front_right_rotation_12
+        + t321 * front_right_rotation_11;
+    let t323 = front_right_slice3_local_bend_y_projected_inertia_n_x
+        + front_right_slice2_local_bend_y_projected_inertia_n_x
+        + front_right_slice1_local_bend_y_projected_inertia_n_x
+        + front_right_slice0_local_bend_y_projected_inertia_n_x;
+    let t324 = front_right_rotation_20 * t319 + front_right_rotation_22 * t320
+        + t321 * front_right_rotation_21;
+    let front_right_subspace0_projected_inertia_n_x = p.limb_length
+        * (t317 * front_right_rotation_01 + front_right_rotation_02 * t318
+            + front_right_rotation_00 * t323 + front_right_position_y * t324
+            - t322 * front_right_position_z);
+    let t325 = front_right_rotation_00 * t319 + t321 * front_right_rotation_01
+        + front_right_rotation_02 * t320;
+    let front_right_subspace0_projected_inertia_n_y = (front_right_rotation_12 * t318
+        + t323 * front_right_rotation_10 + t317 * front_right_rotation_11
+        + t325 * front_right_position_z - t324 * front_right_position_x) * p.limb_length;
+    let front_right_subspace0_projected_inertia_n_z = p.limb_length
+        * (t317 * front_right_rotation_21 + t322 * front_right_position_x
+            + front_right_rotation_22 * t318 + t323 * front_right_rotation_20
+            - t325 * front_right_position_y);
+    let front_right_subspace0_projected_inertia_f_x = t325 * p.limb_length;
+    let front_right_subspace0_projected_inertia_f_y = t322 * p.limb_length;
+    let front_right_subspace0_projected_inertia_f_z = p.limb_length * t324;
+    let t326 = front_right_slice0_local_bend_z_projected_inertia_n_y
+        + front_right_slice3_local_bend_z_projected_inertia_n_y
+        + front_right_slice2_local_bend_z_projected_inertia_n_y
+        + front_right_slice1_local_bend_z_projected_inertia_n_y;
+    let t327 = front_right_slice3_local_bend_z_projected_inertia_n_x
+        + front_right_slice2_local_bend_z_projected_inertia_n_x
+        + front_right_slice1_local_bend_z_projected_inertia_n_x
+        + front_right_slice0_local_bend_z_projected_inertia_n_x;
+    let t328 = front_right_slice0_local_bend_z_projected_inertia_f_y
+        + front_right_slice1_local_bend_z_projected_inertia_f_y
+        + front_right_slice3_local_bend_z_projected_inertia_f_y
+        + front_right_slice2_local_bend_z_projected_inertia_f_y;
+    let t329 = front_right_slice0_local_bend_z_projected_inertia_f_z
+        + front_right_slice2_local_bend_z_projected_inertia_f_z
+        + front_right_slice3_local_bend_z_projected_inertia_f_z
+        + front_right_slice1_local_bend_z_projected_inertia_f_z;
+    let t330 = front_right_slice2_local_bend_z_projected_inertia_f_x
+        + front_right_slice0_local_bend_z_projected_inertia_f_x
+        + front_right_slice3_local_bend_z_projected_inertia_f_x
+        + front_right_slice1_local_bend_z_projected_inertia_f_x;
+    let t331 = front_right_rotation_11 * t328 + t329 * front_right_rotation_12
+        + t330 * front_right_rotation_10;
+    let t332 = t330 * front_right_rotation_20 + front_right_rotation_21 * t328
+        + front_right_rotation_22 * t329;
+    let t333 = front_right_slice3_local_bend_z_projected_inertia_n_z
+        + front_right_slice1_local_bend_z_projected_inertia_n_z
+        + front_right_slice2_local_bend_z_projected_inertia_n_z
+        + front_right_slice0_local_bend_z_projected_inertia_n_z;
+    let front_right_subspace1_projected_inertia_n_x = (front_right_rotation_01 * t326
+        + front_right_rotation_00 * t327 + t332 * front_right_position_y
+        + front_right_rotation_02 * t333 - t331 * front_right_position_z)
         * p.limb_length;
-    let front_right_subspace1_projected_inertia_f_x = t334 * p.limb_length;
-    let front_right_subspace1_projected_inertia_f_y = t330 * p.limb_length;
-    let front_right_subspace1_projected_inertia_f_z = p.limb_length * t332;
-    let t335 = front_left_slice2_local_bend_y_column_w_z
-        * front_left_slice2_local_inertia_i_22
-        + front_left_slice3_local_bend_y_column_v_y * front_left_slice3_local_inertia_h_x
-        + front_left_slice2_local_bend_y_column_w_x
-            * front_left_slice2_local_inertia_i_02
-        + front_left_slice0_local_inertia_i_12
+    let t334 = front_right_rotation_01 * t328 + front_right_rotation_02 * t329
+        + front_right_rotation_00 * t330;
+    let front_right_subspace1_projected_inertia_n_y = (t333 * front_right_rotation_12
+        + front_right_rotation_10 * t327 + front_right_position_z * t334
+        + front_right_rotation_11 * t326 - t332 * front_right_position_x)
+        * p.limb_length;
+    let front_right_subspace1_projected_inertia_n_z = (t327 * front_right_rotation_20
+        + t331 * front_right_position_x + t333 * front_right_rotation_22
+        + front_right_rotation_21 * t326 - front_right_position_y * t334)
+        * p.limb_length;
+    let front_right_subspace1_projected_inertia_f_x = p.limb_length * t334;
+    let front_right_subspace1_projected_inertia_f_y = t331 * p.limb_length;
+    let front_right_subspace1_projected_inertia_f_z = t332 * p.limb_length;
+    let front_left_slice0_local_bend_y_projected_inertia_n_x = front_left_slice0_local_bend_y_column_w_z
+        * front_left_slice0_local_inertia_i_02
+        + front_left_slice0_local_inertia_i_01
             * front_left_slice0_local_bend_y_column_w_y
-        + front_left_slice3_local_bend_y_column_w_z
-            * front_left_slice3_local_inertia_i_22
+        + front_left_slice0_local_bend_y_column_w_x
+            * front_left_slice0_local_inertia_i_00
+        + front_left_slice0_local_inertia_h_y * front_left_slice0_local_bend_y_column_v_z
+        - front_left_slice0_local_bend_y_column_v_y
+            * front_left_slice0_local_inertia_h_z;
+    let front_left_slice0_local_bend_y_projected_inertia_n_y = front_left_slice0_local_inertia_i_01
+        * front_left_slice0_local_bend_y_column_w_x
+        + front_left_slice0_local_bend_y_column_w_y
+            * front_left_slice0_local_inertia_i_11
+        + front_left_slice0_local_inertia_h_z * front_left_slice0_local_bend_y_column_v_x
+        + front_left_slice0_local_inertia_i_12
+            * front_left_slice0_local_bend_y_column_w_z
+        - front_left_slice0_local_bend_y_column_v_z
+            * front_left_slice0_local_inertia_h_x;
+    let front_left_slice0_local_bend_y_projected_inertia_n_z = front_left_slice0_local_inertia_i_12
+        * front_left_slice0_local_bend_y_column_w_y
         + front_left_slice0_local_bend_y_column_w_x
             * front_left_slice0_local_inertia_i_02
         + front_left_slice0_local_inertia_i_22
             * front_left_slice0_local_bend_y_column_w_z
-        + front_left_slice1_local_inertia_h_x * front_left_slice1_local_bend_y_column_v_y
-        + front_left_slice1_local_bend_y_column_w_z
-            * front_left_slice1_local_inertia_i_22
-        + front_left_slice3_local_bend_y_column_w_y
-            * front_left_slice3_local_inertia_i_12
-        + front_left_slice1_local_inertia_i_02
-            * front_left_slice1_local_bend_y_column_w_x
-        + front_left_slice3_local_inertia_i_02
-            * front_left_slice3_local_bend_y_column_w_x
-        + front_left_slice1_local_bend_y_column_w_y
-            * front_left_slice1_local_inertia_i_12
-        + front_left_slice2_local_inertia_i_12
-            * front_left_slice2_local_bend_y_column_w_y
         + front_left_slice0_local_bend_y_column_v_y * front_left_slice0_local_inertia_h_x
-        + front_left_slice2_local_bend_y_column_v_y * front_left_slice2_local_inertia_h_x
-        - front_left_slice3_local_inertia_h_y * front_left_slice3_local_bend_y_column_v_x
-        - front_left_slice1_local_bend_y_column_v_x * front_left_slice1_local_inertia_h_y
-        - front_left_slice0_local_inertia_h_y * front_left_slice0_local_bend_y_column_v_x
-        - front_left_slice2_local_inertia_h_y
-            * front_left_slice2_local_bend_y_column_v_x;
-    let t336 = front_left_slice0_local_inertia_i_01
-        * front_left_slice0_local_bend_y_column_w_x
-        + front_left_slice0_local_bend_y_column_w_y
-            * front_left_slice0_local_inertia_i_11
-        + front_left_slice2_local_bend_y_column_w_x
-            * front_left_slice2_local_inertia_i_01
-        + front_left_slice1_local_bend_y_column_w_z
-            * front_left_slice1_local_inertia_i_12
-        + front_left_slice1_local_inertia_i_11
-            * front_left_slice1_local_bend_y_column_w_y
-        + front_left_slice2_local_inertia_h_z * front_left_slice2_local_bend_y_column_v_x
-        + front_left_slice0_local_inertia_h_z * front_left_slice0_local_bend_y_column_v_x
-        + front_left_slice3_local_bend_y_column_w_x
-            * front_left_slice3_local_inertia_i_01
-        + front_left_slice2_local_inertia_i_11
-            * front_left_slice2_local_bend_y_column_w_y
-        + front_left_slice1_local_inertia_i_01
-            * front_left_slice1_local_bend_y_column_w_x
-        + front_left_slice3_local_bend_y_column_w_z
-            * front_left_slice3_local_inertia_i_12
-        + front_left_slice3_local_bend_y_column_w_y
-            * front_left_slice3_local_inertia_i_11
-        + front_left_slice1_local_inertia_h_z * front_left_slice1_local_bend_y_column_v_x
-        + front_left_slice3_local_bend_y_column_v_x * front_left_slice3_local_inertia_h_z
-        + front_left_slice0_local_inertia_i_12
+        - front_left_slice0_local_inertia_h_y
+            * front_left_slice0_local_bend_y_column_v_x;
+    let front_left_slice0_local_bend_y_projected_inertia_f_x = head_slice0_mass
+        * front_left_slice0_local_bend_y_column_v_x
+        - (front_left_slice0_local_inertia_h_y
             * front_left_slice0_local_bend_y_column_w_z
-        + front_left_slice2_local_inertia_i_12
-            * front_left_slice2_local_bend_y_column_w_z
-        - front_left_slice1_local_bend_y_column_v_z * front_left_slice1_local_inertia_h_x
-        - front_left_slice3_local_inertia_h_x * front_left_slice3_local_bend_y_column_v_z
-        - front_left_slice2_local_bend_y_column_v_z * front_left_slice2_local_inertia_h_x
-        - front_left_slice0_local_bend_y_column_v_z
-            * front_left_slice0_local_inertia_h_x;
-    let t337 = front_left_slice0_local_bend_y_column_w_z
-        * front_left_slice0_local_inertia_i_02
-        + front_left_slice0_local_inertia_i_01
+            - front_left_slice0_local_inertia_h_z
+                * front_left_slice0_local_bend_y_column_w_y);
+    let front_left_slice0_local_bend_y_projected_inertia_f_y = front_left_slice0_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (front_left_slice0_local_inertia_h_z
+            * front_left_slice0_local_bend_y_column_w_x
+            - front_left_slice0_local_inertia_h_x
+                * front_left_slice0_local_bend_y_column_w_z);
+    let front_left_slice0_local_bend_y_projected_inertia_f_z = front_left_slice0_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (front_left_slice0_local_inertia_h_x
             * front_left_slice0_local_bend_y_column_w_y
-        + front_left_slice2_local_bend_y_column_w_x
-            * front_left_slice2_local_inertia_i_00
-        + front_left_slice0_local_bend_y_column_w_x
-            * front_left_slice0_local_inertia_i_00
-        + front_left_slice3_local_bend_y_column_w_x
-            * front_left_slice3_local_inertia_i_00
-        + front_left_slice1_local_bend_y_column_v_z * front_left_slice1_local_inertia_h_y
-        + front_left_slice3_local_bend_y_column_w_y
-            * front_left_slice3_local_inertia_i_01
-        + front_left_slice0_local_inertia_h_y * front_left_slice0_local_bend_y_column_v_z
+            - front_left_slice0_local_inertia_h_y
+                * front_left_slice0_local_bend_y_column_w_x);
+    let front_left_slice1_local_bend_y_projected_inertia_n_x = front_left_slice1_local_bend_y_column_v_z
+        * front_left_slice1_local_inertia_h_y
         + front_left_slice1_local_bend_y_column_w_x
             * front_left_slice1_local_inertia_i_00
         + front_left_slice1_local_bend_y_column_w_z
             * front_left_slice1_local_inertia_i_02
-        + front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_y_column_v_z
-        + front_left_slice3_local_inertia_h_y * front_left_slice3_local_bend_y_column_v_z
-        + front_left_slice2_local_inertia_i_01
-            * front_left_slice2_local_bend_y_column_w_y
-        + front_left_slice2_local_bend_y_column_w_z
-            * front_left_slice2_local_inertia_i_02
-        + front_left_slice3_local_inertia_i_02
-            * front_left_slice3_local_bend_y_column_w_z
         + front_left_slice1_local_inertia_i_01
             * front_left_slice1_local_bend_y_column_w_y
-        - front_left_slice3_local_bend_y_column_v_y * front_left_slice3_local_inertia_h_z
-        - front_left_slice2_local_bend_y_column_v_y * front_left_slice2_local_inertia_h_z
-        - front_left_slice0_local_bend_y_column_v_y * front_left_slice0_local_inertia_h_z
         - front_left_slice1_local_inertia_h_z
             * front_left_slice1_local_bend_y_column_v_y;
-    let t338 = head_slice0_mass * front_left_slice0_local_bend_y_column_v_x
-        + front_left_slice3_local_bend_y_column_v_x * head_slice0_mass
-        + front_left_slice1_local_bend_y_column_v_x * head_slice1_mass
-        + front_left_slice2_local_bend_y_column_v_x * head_slice1_mass
-        - (front_left_slice0_local_inertia_h_y
-            * front_left_slice0_local_bend_y_column_w_z
-            - front_left_slice0_local_inertia_h_z
-                * front_left_slice0_local_bend_y_column_w_y)
-        - (front_left_slice3_local_bend_y_column_w_z
-            * front_left_slice3_local_inertia_h_y
-            - front_left_slice3_local_bend_y_column_w_y
-                * front_left_slice3_local_inertia_h_z)
-        - (front_left_slice2_local_bend_y_column_w_z
-            * front_left_slice2_local_inertia_h_y
-            - front_left_slice2_local_inertia_h_z
-                * front_left_slice2_local_bend_y_column_w_y)
+    let front_left_slice1_local_bend_y_projected_inertia_n_y = front_left_slice1_local_bend_y_column_w_z
+        * front_left_slice1_local_inertia_i_12
+        + front_left_slice1_local_inertia_i_11
+            * front_left_slice1_local_bend_y_column_w_y
+        + front_left_slice1_local_inertia_i_01
+            * front_left_slice1_local_bend_y_column_w_x
+        + front_left_slice1_local_inertia_h_z * front_left_slice1_local_bend_y_column_v_x
+        - front_left_slice1_local_bend_y_column_v_z
+            * front_left_slice1_local_inertia_h_x;
+    let front_left_slice1_local_bend_y_projected_inertia_n_z = front_left_slice1_local_inertia_h_x
+        * front_left_slice1_local_bend_y_column_v_y
+        + front_left_slice1_local_bend_y_column_w_z
+            * front_left_slice1_local_inertia_i_22
+        + front_left_slice1_local_inertia_i_02
+            * front_left_slice1_local_bend_y_column_w_x
+        + front_left_slice1_local_bend_y_column_w_y
+            * front_left_slice1_local_inertia_i_12
+        - front_left_slice1_local_bend_y_column_v_x
+            * front_left_slice1_local_inertia_h_y;
+    let front_left_slice1_local_bend_y_projected_inertia_f_x = front_left_slice1_local_bend_y_column_v_x
+        * head_slice1_mass
         - (front_left_slice1_local_bend_y_column_w_z
             * front_left_slice1_local_inertia_h_y
             - front_left_slice1_local_inertia_h_z
                 * front_left_slice1_local_bend_y_column_w_y);
-    let t339 = front_left_slice2_local_bend_y_column_v_y * head_slice1_mass
-        + front_left_slice1_local_bend_y_column_v_y * head_slice1_mass
-        + front_left_slice0_local_bend_y_column_v_y * head_slice0_mass
-        + front_left_slice3_local_bend_y_column_v_y * head_slice0_mass
+    let front_left_slice1_local_bend_y_projected_inertia_f_y = front_left_slice1_local_bend_y_column_v_y
+        * head_slice1_mass
         - (front_left_slice1_local_inertia_h_z
             * front_left_slice1_local_bend_y_column_w_x
             - front_left_slice1_local_bend_y_column_w_z
-                * front_left_slice1_local_inertia_h_x)
-        - (front_left_slice0_local_inertia_h_z
-            * front_left_slice0_local_bend_y_column_w_x
-            - front_left_slice0_local_inertia_h_x
-                * front_left_slice0_local_bend_y_column_w_z)
-        - (front_left_slice3_local_bend_y_column_w_x
-            * front_left_slice3_local_inertia_h_z
-            - front_left_slice3_local_bend_y_column_w_z
-                * front_left_slice3_local_inertia_h_x)
-        - (front_left_slice2_local_bend_y_column_w_x
-            * front_left_slice2_local_inertia_h_z
-            - front_left_slice2_local_bend_y_column_w_z
-                * front_left_slice2_local_inertia_h_x);
-    let t340 = front_left_slice1_local_bend_y_column_v_z * head_slice1_mass
-        + head_slice0_mass * front_left_slice3_local_bend_y_column_v_z
-        + head_slice1_mass * front_left_slice2_local_bend_y_column_v_z
-        + front_left_slice0_local_bend_y_column_v_z * head_slice0_mass
-        - (front_left_slice0_local_inertia_h_x
-            * front_left_slice0_local_bend_y_column_w_y
-            - front_left_slice0_local_inertia_h_y
-                * front_left_slice0_local_bend_y_column_w_x)
-        - (front_left_slice2_local_inertia_h_x
-            * front_left_slice2_local_bend_y_column_w_y
-            - front_left_slice2_local_bend_y_column_w_x
-                * front_left_slice2_local_inertia_h_y)
-        - (front_left_slice3_local_bend_y_column_w_y
-            * front_left_slice3_local_inertia_h_x
-            - front_left_slice3_local_bend_y_column_w_x
-                * front_left_slice3_local_inertia_h_y)
+                * front_left_slice1_local_inertia_h_x);
+    let front_left_slice1_local_bend_y_projected_inertia_f_z = front_left_slice1_local_bend_y_column_v_z
+        * head_slice1_mass
         - (front_left_slice1_local_inertia_h_x
             * front_left_slice1_local_bend_y_column_w_y
             - front_left_slice1_local_bend_y_column_w_x
                 * front_left_slice1_local_inertia_h_y);
-    let t341 = front_left_rotation_10 * t338 + t339 * front_left_rotation_11
-        + front_left_rotation_12 * t340;
-    let t342 = front_left_rotation_22 * t340 + front_left_rotation_20 * t338
-        + front_left_rotation_21 * t339;
-    let front_left_subspace0_projected_inertia_n_x = p.limb_length
-        * (front_left_rotation_02 * t335 + t336 * front_left_rotation_01
-            + front_left_rotation_00 * t337 + front_left_position_y * t342
-            - front_left_position_z * t341);
-    let t343 = t339 * front_left_rotation_01 + front_left_rotation_00 * t338
-        + front_left_rotation_02 * t340;
-    let front_left_subspace0_projected_inertia_n_y = (front_left_rotation_12 * t335
-        + front_left_position_z * t343 + t336 * front_left_rotation_11
-        + t337 * front_left_rotation_10 - front_left_position_x * t342) * p.limb_length;
-    let front_left_subspace0_projected_inertia_n_z = p.limb_length
-        * (t336 * front_left_rotation_21 + front_left_rotation_20 * t337
-            + front_left_position_x * t341 + front_left_rotation_22 * t335
-            - front_left_position_y * t343);
-    let front_left_subspace0_projected_inertia_f_x = p.limb_length * t343;
-    let front_left_subspace0_projected_inertia_f_y = t341 * p.limb_length;
-    let front_left_subspace0_projected_inertia_f_z = p.limb_length * t342;
-    let t344 = front_left_slice3_local_bend_z_column_w_z
-        * front_left_slice3_local_inertia_i_12
+    let front_left_slice2_local_bend_y_projected_inertia_n_x = front_left_slice2_local_bend_y_column_w_x
+        * front_left_slice2_local_inertia_i_00
+        + front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_y_column_v_z
         + front_left_slice2_local_inertia_i_01
-            * front_left_slice2_local_bend_z_column_w_x
-        + front_left_slice3_local_bend_z_column_w_y
+            * front_left_slice2_local_bend_y_column_w_y
+        + front_left_slice2_local_bend_y_column_w_z
+            * front_left_slice2_local_inertia_i_02
+        - front_left_slice2_local_bend_y_column_v_y
+            * front_left_slice2_local_inertia_h_z;
+    let front_left_slice2_local_bend_y_projected_inertia_n_y = front_left_slice2_local_bend_y_column_w_x
+        * front_left_slice2_local_inertia_i_01
+        + front_left_slice2_local_inertia_h_z * front_left_slice2_local_bend_y_column_v_x
+        + front_left_slice2_local_inertia_i_11
+            * front_left_slice2_local_bend_y_column_w_y
+        + front_left_slice2_local_inertia_i_12
+            * front_left_slice2_local_bend_y_column_w_z
+        - front_left_slice2_local_bend_y_column_v_z
+            * front_left_slice2_local_inertia_h_x;
+    let front_left_slice2_local_bend_y_projected_inertia_n_z = front_left_slice2_local_bend_y_column_w_z
+        * front_left_slice2_local_inertia_i_22
+        + front_left_slice2_local_bend_y_column_w_x
+            * front_left_slice2_local_inertia_i_02
+        + front_left_slice2_local_inertia_i_12
+            * front_left_slice2_local_bend_y_column_w_y
+        + front_left_slice2_local_bend_y_column_v_y * front_left_slice2_local_inertia_h_x
+        - front_left_slice2_local_inertia_h_y
+            * front_left_slice2_local_bend_y_column_v_x;
+    let front_left_slice2_local_bend_y_projected_inertia_f_x = front_left_slice2_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (front_left_slice2_local_bend_y_column_w_z
+            * front_left_slice2_local_inertia_h_y
+            - front_left_slice2_local_inertia_h_z
+                * front_left_slice2_local_bend_y_column_w_y);
+    let front_left_slice2_local_bend_y_projected_inertia_f_y = front_left_slice2_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (front_left_slice2_local_bend_y_column_w_x
+            * front_left_slice2_local_inertia_h_z
+            - front_left_slice2_local_bend_y_column_w_z
+                * front_left_slice2_local_inertia_h_x);
+    let front_left_slice2_local_bend_y_projected_inertia_f_z = head_slice1_mass
+        * front_left_slice2_local_bend_y_column_v_z
+        - (front_left_slice2_local_inertia_h_x
+            * front_left_slice2_local_bend_y_column_w_y
+            - front_left_slice2_local_bend_y_column_w_x
+                * front_left_slice2_local_inertia_h_y);
+    let front_left_slice3_local_bend_y_projected_inertia_n_x = front_left_slice3_local_bend_y_column_w_x
+        * front_left_slice3_local_inertia_i_00
+        + front_left_slice3_local_bend_y_column_w_y
+            * front_left_slice3_local_inertia_i_01
+        + front_left_slice3_local_inertia_h_y * front_left_slice3_local_bend_y_column_v_z
+        + front_left_slice3_local_inertia_i_02
+            * front_left_slice3_local_bend_y_column_w_z
+        - front_left_slice3_local_bend_y_column_v_y
+            * front_left_slice3_local_inertia_h_z;
+    let front_left_slice3_local_bend_y_projected_inertia_n_y = front_left_slice3_local_bend_y_column_w_x
+        * front_left_slice3_local_inertia_i_01
+        + front_left_slice3_local_bend_y_column_w_z
+            * front_left_slice3_local_inertia_i_12
+        + front_left_slice3_local_bend_y_column_w_y
             * front_left_slice3_local_inertia_i_11
-        + front_left_slice1_local_inertia_i_11
-            * front_left_slice1_local_bend_z_column_w_y
-        + front_left_slice0_local_inertia_i_11
-            * front_left_slice0_local_bend_z_column_w_y
+        + front_left_slice3_local_bend_y_column_v_x * front_left_slice3_local_inertia_h_z
+        - front_left_slice3_local_inertia_h_x
+            * front_left_slice3_local_bend_y_column_v_z;
+    let front_left_slice3_local_bend_y_projected_inertia_n_z = front_left_slice3_local_bend_y_column_v_y
+        * front_left_slice3_local_inertia_h_x
+        + front_left_slice3_local_bend_y_column_w_z
+            * front_left_slice3_local_inertia_i_22
+        + front_left_slice3_local_bend_y_column_w_y
+            * front_left_slice3_local_inertia_i_12
+        + front_left_slice3_local_inertia_i_02
+            * front_left_slice3_local_bend_y_column_w_x
+        - front_left_slice3_local_inertia_h_y
+            * front_left_slice3_local_bend_y_column_v_x;
+    let front_left_slice3_local_bend_y_projected_inertia_f_x = front_left_slice3_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (front_left_slice3_local_bend_y_column_w_z
+            * front_left_slice3_local_inertia_h_y
+            - front_left_slice3_local_bend_y_column_w_y
+                * front_left_slice3_local_inertia_h_z);
+    let front_left_slice3_local_bend_y_projected_inertia_f_y = front_left_slice3_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (front_left_slice3_local_bend_y_column_w_x
+            * front_left_slice3_local_inertia_h_z
+            - front_left_slice3_local_bend_y_column_w_z
+                * front_left_slice3_local_inertia_h_x);
+    let front_left_slice3_local_bend_y_projected_inertia_f_z = head_slice0_mass
+        * front_left_slice3_local_bend_y_column_v_z
+        - (front_left_slice3_local_bend_y_column_w_y
+            * front_left_slice3_local_inertia_h_x
+            - front_left_slice3_local_bend_y_column_w_x
+                * front_left_slice3_local_inertia_h_y);
+    let front_left_slice0_local_bend_z_projected_inertia_n_x = front_left_slice0_local_inertia_i_01
+        * front_left_slice0_local_bend_z_column_w_y
+        + front_left_slice0_local_bend_z_column_w_x
+            * front_left_slice0_local_inertia_i_00
+        + front_left_slice0_local_bend_z_column_v_z * front_left_slice0_local_inertia_h_y
+        + front_left_slice0_local_bend_z_column_w_z
+            * front_left_slice0_local_inertia_i_02
+        - front_left_slice0_local_inertia_h_z
+            * front_left_slice0_local_bend_z_column_v_y;
+    let front_left_slice0_local_bend_z_projected_inertia_n_y = front_left_slice0_local_inertia_i_11
+        * front_left_slice0_local_bend_z_column_w_y
         + front_left_slice0_local_inertia_i_01
             * front_left_slice0_local_bend_z_column_w_x
-        + front_left_slice3_local_bend_z_column_w_x
-            * front_left_slice3_local_inertia_i_01
-        + front_left_slice2_local_inertia_i_12
-            * front_left_slice2_local_bend_z_column_w_z
         + front_left_slice0_local_bend_z_column_v_x * front_left_slice0_local_inertia_h_z
         + front_left_slice0_local_inertia_i_12
             * front_left_slice0_local_bend_z_column_w_z
-        + front_left_slice1_local_inertia_h_z * front_left_slice1_local_bend_z_column_v_x
-        + front_left_slice2_local_inertia_h_z * front_left_slice2_local_bend_z_column_v_x
-        + front_left_slice3_local_bend_z_column_v_x * front_left_slice3_local_inertia_h_z
-        + front_left_slice2_local_bend_z_column_w_y
-            * front_left_slice2_local_inertia_i_11
-        + front_left_slice1_local_bend_z_column_w_z
-            * front_left_slice1_local_inertia_i_12
-        + front_left_slice1_local_inertia_i_01
-            * front_left_slice1_local_bend_z_column_w_x
-        - front_left_slice3_local_bend_z_column_v_z * front_left_slice3_local_inertia_h_x
-        - front_left_slice2_local_bend_z_column_v_z * front_left_slice2_local_inertia_h_x
-        - front_left_slice1_local_inertia_h_x * front_left_slice1_local_bend_z_column_v_z
         - front_left_slice0_local_bend_z_column_v_z
             * front_left_slice0_local_inertia_h_x;
-    let t345 = front_left_slice2_local_bend_z_column_w_y
-        * front_left_slice2_local_inertia_i_12
-        + front_left_slice1_local_bend_z_column_w_z
-            * front_left_slice1_local_inertia_i_22
-        + front_left_slice0_local_inertia_i_12
-            * front_left_slice0_local_bend_z_column_w_y
+    let front_left_slice0_local_bend_z_projected_inertia_n_z = front_left_slice0_local_inertia_i_12
+        * front_left_slice0_local_bend_z_column_w_y
         + front_left_slice0_local_inertia_i_22
             * front_left_slice0_local_bend_z_column_w_z
-        + front_left_slice1_local_inertia_i_02
-            * front_left_slice1_local_bend_z_column_w_x
-        + front_left_slice2_local_bend_z_column_w_z
-            * front_left_slice2_local_inertia_i_22
-        + front_left_slice1_local_inertia_h_x * front_left_slice1_local_bend_z_column_v_y
-        + front_left_slice3_local_bend_z_column_v_y * front_left_slice3_local_inertia_h_x
         + front_left_slice0_local_bend_z_column_w_x
             * front_left_slice0_local_inertia_i_02
-        + front_left_slice2_local_bend_z_column_v_y * front_left_slice2_local_inertia_h_x
-        + front_left_slice3_local_bend_z_column_w_z
-            * front_left_slice3_local_inertia_i_22
         + front_left_slice0_local_inertia_h_x * front_left_slice0_local_bend_z_column_v_y
-        + front_left_slice2_local_bend_z_column_w_x
-            * front_left_slice2_local_inertia_i_02
-        + front_left_slice3_local_inertia_i_02
-            * front_left_slice3_local_bend_z_column_w_x
-        + front_left_slice3_local_bend_z_column_w_y
-            * front_left_slice3_local_inertia_i_12
-        + front_left_slice1_local_bend_z_column_w_y
-            * front_left_slice1_local_inertia_i_12
-        - front_left_slice3_local_inertia_h_y * front_left_slice3_local_bend_z_column_v_x
-        - front_left_slice0_local_inertia_h_y * front_left_slice0_local_bend_z_column_v_x
-        - front_left_slice1_local_inertia_h_y * front_left_slice1_local_bend_z_column_v_x
-        - front_left_slice2_local_inertia_h_y
-            * front_left_slice2_local_bend_z_column_v_x;
-    let t346 = front_left_slice1_local_inertia_i_01
-        * front_left_slice1_local_bend_z_column_w_y
-        + front_left_slice0_local_inertia_i_01
-            * front_left_slice0_local_bend_z_column_w_y
-        + front_left_slice0_local_bend_z_column_w_x
-            * front_left_slice0_local_inertia_i_00
-        + front_left_slice3_local_bend_z_column_w_x
-            * front_left_slice3_local_inertia_i_00
-        + front_left_slice3_local_inertia_i_02
-            * front_left_slice3_local_bend_z_column_w_z
-        + front_left_slice2_local_inertia_i_00
-            * front_left_slice2_local_bend_z_column_w_x
-        + front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_z_column_v_z
-        + front_left_slice3_local_bend_z_column_w_y
-            * front_left_slice3_local_inertia_i_01
-        + front_left_slice1_local_inertia_i_00
-            * front_left_slice1_local_bend_z_column_w_x
-        + front_left_slice3_local_inertia_h_y * front_left_slice3_local_bend_z_column_v_z
-        + front_left_slice1_local_bend_z_column_w_z
-            * front_left_slice1_local_inertia_i_02
-        + front_left_slice2_local_bend_z_column_w_z
-            * front_left_slice2_local_inertia_i_02
-        + front_left_slice2_local_bend_z_column_w_y
-            * front_left_slice2_local_inertia_i_01
-        + front_left_slice0_local_bend_z_column_v_z * front_left_slice0_local_inertia_h_y
-        + front_left_slice1_local_bend_z_column_v_z * front_left_slice1_local_inertia_h_y
-        + front_left_slice0_local_bend_z_column_w_z
-            * front_left_slice0_local_inertia_i_02
-        - front_left_slice3_local_bend_z_column_v_y * front_left_slice3_local_inertia_h_z
-        - front_left_slice1_local_inertia_h_z * front_left_slice1_local_bend_z_column_v_y
-        - front_left_slice0_local_inertia_h_z * front_left_slice0_local_bend_z_column_v_y
-        - front_left_slice2_local_bend_z_column_v_y
-            * front_left_slice2_local_inertia_h_z;
-    let t347 = front_left_slice2_local_bend_z_column_v_z * head_slice1_mass
-        + front_left_slice0_local_bend_z_column_v_z * head_slice0_mass
-        + head_slice0_mass * front_left_slice3_local_bend_z_column_v_z
-        + front_left_slice1_local_bend_z_column_v_z * head_slice1_mass
-        - (front_left_slice3_local_bend_z_column_w_y
-            * front_left_slice3_local_inertia_h_x
-            - front_left_slice3_local_bend_z_column_w_x
-                * front_left_slice3_local_inertia_h_y)
-        - (front_left_slice2_local_bend_z_column_w_y
-            * front_left_slice2_local_inertia_h_x
-            - front_left_slice2_local_inertia_h_y
-                * front_left_slice2_local_bend_z_column_w_x)
-        - (front_left_slice1_local_inertia_h_x
-            * front_left_slice1_local_bend_z_column_w_y
-            - front_left_slice1_local_bend_z_column_w_x
-                * front_left_slice1_local_inertia_h_y)
-        - (front_left_slice0_local_inertia_h_x
-            * front_left_slice0_local_bend_z_column_w_y
-            - front_left_slice0_local_inertia_h_y
-                * front_left_slice0_local_bend_z_column_w_x);
-    let t348 = head_slice1_mass * front_left_slice2_local_bend_z_column_v_x
-        + head_slice0_mass * front_left_slice3_local_bend_z_column_v_x
-        + front_left_slice0_local_bend_z_column_v_x * head_slice0_mass
-        + head_slice1_mass * front_left_slice1_local_bend_z_column_v_x
-        - (front_left_slice1_local_bend_z_column_w_z
-            * front_left_slice1_local_inertia_h_y
-            - front_left_slice1_local_inertia_h_z
-                * front_left_slice1_local_bend_z_column_w_y)
+        - front_left_slice0_local_inertia_h_y
+            * front_left_slice0_local_bend_z_column_v_x;
+    let front_left_slice0_local_bend_z_projected_inertia_f_x = front_left_slice0_local_bend_z_column_v_x
+        * head_slice0_mass
         - (front_left_slice0_local_bend_z_column_w_z
             * front_left_slice0_local_inertia_h_y
             - front_left_slice0_local_inertia_h_z
-                * front_left_slice0_local_bend_z_column_w_y)
-        - (front_left_slice3_local_bend_z_column_w_z
-            * front_left_slice3_local_inertia_h_y
-            - front_left_slice3_local_bend_z_column_w_y
-                * front_left_slice3_local_inertia_h_z)
-        - (front_left_slice2_local_bend_z_column_w_z
-            * front_left_slice2_local_inertia_h_y
-            - front_left_slice2_local_bend_z_column_w_y
-                * front_left_slice2_local_inertia_h_z);
-    let t349 = head_slice0_mass * front_left_slice0_local_bend_z_column_v_y
-        + front_left_slice1_local_bend_z_column_v_y * head_slice1_mass
-        + front_left_slice2_local_bend_z_column_v_y * head_slice1_mass
-        + front_left_slice3_local_bend_z_column_v_y * head_slice0_mass
-        - (front_left_slice2_local_inertia_h_z
-            * front_left_slice2_local_bend_z_column_w_x
-            - front_left_slice2_local_bend_z_column_w_z
-                * front_left_slice2_local_inertia_h_x)
-        - (front_left_slice3_local_bend_z_column_w_x
-            * front_left_slice3_local_inertia_h_z
-            - front_left_slice3_local_bend_z_column_w_z
-                * front_left_slice3_local_inertia_h_x)
-        - (front_left_slice1_local_inertia_h_z
-            * front_left_slice1_local_bend_z_column_w_x
-            - front_left_slice1_local_bend_z_column_w_z
-                * front_left_slice1_local_inertia_h_x)
+                * front_left_slice0_local_bend_z_column_w_y);
+    let front_left_slice0_local_bend_z_projected_inertia_f_y = head_slice0_mass
+        * front_left_slice0_local_bend_z_column_v_y
         - (front_left_slice0_local_inertia_h_z
             * front_left_slice0_local_bend_z_column_w_x
             - front_left_slice0_local_bend_z_column_w_z
                 * front_left_slice0_local_inertia_h_x);
-    let t350 = t347 * front_left_rotation_22 + front_left_rotation_20 * t348
-        + front_left_rotation_21 * t349;
-    let t351 = front_left_rotation_11 * t349 + t348 * front_left_rotation_10
-        + t347 * front_left_rotation_12;
+    let front_left_slice0_local_bend_z_projected_inertia_f_z = front_left_slice0_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (front_left_slice0_local_inertia_h_x
+            * front_left_slice0_local_bend_z_column_w_y
+            - front_left_slice0_local_inertia_h_y
+                * front_left_slice0_local_bend_z_column_w_x);
+    let front_left_slice1_local_bend_z_projected_inertia_n_x = front_left_slice1_local_inertia_i_01
+        * front_left_slice1_local_bend_z_column_w_y
+        + front_left_slice1_local_inertia_i_00
+            * front_left_slice1_local_bend_z_column_w_x
+        + front_left_slice1_local_bend_z_column_w_z
+            * front_left_slice1_local_inertia_i_02
+        + front_left_slice1_local_bend_z_column_v_z * front_left_slice1_local_inertia_h_y
+        - front_left_slice1_local_inertia_h_z
+            * front_left_slice1_local_bend_z_column_v_y;
+    let front_left_slice1_local_bend_z_projected_inertia_n_y = front_left_slice1_local_inertia_i_11
+        * front_left_slice1_local_bend_z_column_w_y
+        + front_left_slice1_local_inertia_h_z * front_left_slice1_local_bend_z_column_v_x
+        + front_left_slice1_local_bend_z_column_w_z
+            * front_left_slice1_local_inertia_i_12
+        + front_left_slice1_local_inertia_i_01
+            * front_left_slice1_local_bend_z_column_w_x
+        - front_left_slice1_local_inertia_h_x
+            * front_left_slice1_local_bend_z_column_v_z;
+    let front_left_slice1_local_bend_z_projected_inertia_n_z = front_left_slice1_local_bend_z_column_w_z
+        * front_left_slice1_local_inertia_i_22
+        + front_left_slice1_local_inertia_i_02
+            * front_left_slice1_local_bend_z_column_w_x
+        + front_left_slice1_local_inertia_h_x * front_left_slice1_local_bend_z_column_v_y
+        + front_left_slice1_local_bend_z_column_w_y
+            * front_left_slice1_local_inertia_i_12
+        - front_left_slice1_local_inertia_h_y
+            * front_left_slice1_local_bend_z_column_v_x;
+    let front_left_slice1_local_bend_z_projected_inertia_f_x = head_slice1_mass
+        * front_left_slice1_local_bend_z_column_v_x
+        - (front_left_slice1_local_bend_z_column_w_z
+            * front_left_slice1_local_inertia_h_y
+            - front_left_slice1_local_inertia_h_z
+                * front_left_slice1_local_bend_z_column_w_y);
+    let front_left_slice1_local_bend_z_projected_inertia_f_y = front_left_slice1_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (front_left_slice1_local_inertia_h_z
+            * front_left_slice1_local_bend_z_column_w_x
+            - front_left_slice1_local_bend_z_column_w_z
+                * front_left_slice1_local_inertia_h_x);
+    let front_left_slice1_local_bend_z_projected_inertia_f_z = front_left_slice1_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (front_left_slice1_local_inertia_h_x
+            * front_left_slice1_local_bend_z_column_w_y
+            - front_left_slice1_local_bend_z_column_w_x
+                * front_left_slice1_local_inertia_h_y);
+    let front_left_slice2_local_bend_z_projected_inertia_n_x = front_left_slice2_local_inertia_i_00
+        * front_left_slice2_local_bend_z_column_w_x
+        + front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_z_column_v_z
+        + front_left_slice2_local_bend_z_column_w_z
+            * front_left_slice2_local_inertia_i_02
+        + front_left_slice2_local_bend_z_column_w_y
+            * front_left_slice2_local_inertia_i_01
+        - front_left_slice2_local_bend_z_column_v_y
+            * front_left_slice2_local_inertia_h_z;
+    let front_left_slice2_local_bend_z_projected_inertia_n_y = front_left_slice2_local_inertia_i_01
+        * front_left_slice2_local_bend_z_column_w_x
+        + front_left_slice2_local_inertia_i_12
+            * front_left_slice2_local_bend_z_column_w_z
+        + front_left_slice2_local_inertia_h_z * front_left_slice2_local_bend_z_column_v_x
+        + front_left_slice2_local_bend_z_column_w_y
+            * front_left_slice2_local_inertia_i_11
+        - front_left_slice2_local_bend_z_column_v_z
+            * front_left_slice2_local_inertia_h_x;
+    let front_left_slice2_local_bend_z_projected_inertia_n_z = front_left_slice2_local_bend_z_column_w_y
+        * front_left_slice2_local_inertia_i_12
+        + front_left_slice2_local_bend_z_column_w_z
+            * front_left_slice2_local_inertia_i_22
+        + front_left_slice2_local_bend_z_column_v_y * front_left_slice2_local_inertia_h_x
+        + front_left_slice2_local_bend_z_column_w_x
+            * front_left_slice2_local_inertia_i_02
+        - front_left_slice2_local_inertia_h_y
+            * front_left_slice2_local_bend_z_column_v_x;
+    let front_left_slice2_local_bend_z_projected_inertia_f_x = head_slice1_mass
+        * front_left_slice2_local_bend_z_column_v_x
+        - (front_left_slice2_local_bend_z_column_w_z
+            * front_left_slice2_local_inertia_h_y
+            - front_left_slice2_local_bend_z_column_w_y
+                * front_left_slice2_local_inertia_h_z);
+    let front_left_slice2_local_bend_z_projected_inertia_f_y = front_left_slice2_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (front_left_slice2_local_inertia_h_z
+            * front_left_slice2_local_bend_z_column_w_x
+            - front_left_slice2_local_bend_z_column_w_z
+                * front_left_slice2_local_inertia_h_x);
+    let front_left_slice2_local_bend_z_projected_inertia_f_z = front_left_slice2_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (front_left_slice2_local_bend_z_column_w_y
+            * front_left_slice2_local_inertia_h_x
+            - front_left_slice2_local_inertia_h_y
+                * front_left_slice2_local_bend_z_column_w_x);
+    let front_left_slice3_local_bend_z_projected_inertia_n_x = front_left_slice3_local_bend_z_column_w_x
+        * front_left_slice3_local_inertia_i_00
+        + front_left_slice3_local_inertia_i_02
+            * front_left_slice3_local_bend_z_column_w_z
+        + front_left_slice3_local_bend_z_column_w_y
+            * front_left_slice3_local_inertia_i_01
+        + front_left_slice3_local_inertia_h_y * front_left_slice3_local_bend_z_column_v_z
+        - front_left_slice3_local_bend_z_column_v_y
+            * front_left_slice3_local_inertia_h_z;
+    let front_left_slice3_local_bend_z_projected_inertia_n_y = front_left_slice3_local_bend_z_column_w_z
+        * front_left_slice3_local_inertia_i_12
+        + front_left_slice3_local_bend_z_column_w_y
+            * front_left_slice3_local_inertia_i_11
+        + front_left_slice3_local_bend_z_column_w_x
+            * front_left_slice3_local_inertia_i_01
+        + front_left_slice3_local_bend_z_column_v_x * front_left_slice3_local_inertia_h_z
+        - front_left_slice3_local_bend_z_column_v_z
+            * front_left_slice3_local_inertia_h_x;
+    let front_left_slice3_local_bend_z_projected_inertia_n_z = front_left_slice3_local_bend_z_column_v_y
+        * front_left_slice3_local_inertia_h_x
+        + front_left_slice3_local_bend_z_column_w_z
+            * front_left_slice3_local_inertia_i_22
+        + front_left_slice3_local_inertia_i_02
+            * front_left_slice3_local_bend_z_column_w_x
+        + front_left_slice3_local_bend_z_column_w_y
+            * front_left_slice3_local_inertia_i_12
+        - front_left_slice3_local_inertia_h_y
+            * front_left_slice3_local_bend_z_column_v_x;
+    let front_left_slice3_local_bend_z_projected_inertia_f_x = head_slice0_mass
+        * front_left_slice3_local_bend_z_column_v_x
+        - (front_left_slice3_local_bend_z_column_w_z
+            * front_left_slice3_local_inertia_h_y
+            - front_left_slice3_local_bend_z_column_w_y
+                * front_left_slice3_local_inertia_h_z);
+    let front_left_slice3_local_bend_z_projected_inertia_f_y = front_left_slice3_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (front_left_slice3_local_bend_z_column_w_x
+            * front_left_slice3_local_inertia_h_z
+            - front_left_slice3_local_bend_z_column_w_z
+                * front_left_slice3_local_inertia_h_x);
+    let front_left_slice3_local_bend_z_projected_inertia_f_z = head_slice0_mass
+        * front_left_slice3_local_bend_z_column_v_z
+        - (front_left_slice3_local_bend_z_column_w_y
+            * front_left_slice3_local_inertia_h_x
+            - front_left_slice3_local_bend_z_column_w_x
+                * front_left_slice3_local_inertia_h_y);
+    let t335 = front_left_slice2_local_bend_y_projected_inertia_f_y
+        + front_left_slice1_local_bend_y_projected_inertia_f_y
+        + front_left_slice0_local_bend_y_projected_inertia_f_y
+        + front_left_slice3_local_bend_y_projected_inertia_f_y;
+    let t336 = front_left_slice0_local_bend_y_projected_inertia_f_x
+        + front_left_slice1_local_bend_y_projected_inertia_f_x
+        + front_left_slice3_local_bend_y_projected_inertia_f_x
+        + front_left_slice2_local_bend_y_projected_inertia_f_x;
+    let t337 = front_left_slice3_local_bend_y_projected_inertia_f_z
+        + front_left_slice0_local_bend_y_projected_inertia_f_z
+        + front_left_slice2_local_bend_y_projected_inertia_f_z
+        + front_left_slice1_local_bend_y_projected_inertia_f_z;
+    let t338 = front_left_rotation_11 * t335 + t336 * front_left_rotation_10
+        + front_left_rotation_12 * t337;
+    let t339 = front_left_slice0_local_bend_y_projected_inertia_n_y
+        + front_left_slice2_local_bend_y_projected_inertia_n_y
+        + front_left_slice1_local_bend_y_projected_inertia_n_y
+        + front_left_slice3_local_bend_y_projected_inertia_n_y;
+    let t340 = front_left_rotation_21 * t335 + front_left_rotation_20 * t336
+        + front_left_rotation_22 * t337;
+    let t341 = front_left_slice3_local_bend_y_projected_inertia_n_x
+        + front_left_slice2_local_bend_y_projected_inertia_n_x
+        + front_left_slice0_local_bend_y_projected_inertia_n_x
+        + front_left_slice1_local_bend_y_projected_inertia_n_x;
+    let t342 = front_left_slice2_local_bend_y_projected_inertia_n_z
+        + front_left_slice1_local_bend_y_projected_inertia_n_z
+        + front_left_slice3_local_bend_y_projected_inertia_n_z
+        + front_left_slice0_local_bend_y_projected_inertia_n_z;
+    let front_left_subspace0_projected_inertia_n_x = (t339 * front_left_rotation_01
+        + front_left_position_y * t340 + front_left_rotation_00 * t341
+        + t342 * front_left_rotation_02 - front_left_position_z * t338) * p.limb_length;
+    let t343 = front_left_rotation_00 * t336 + t335 * front_left_rotation_01
+        + front_left_rotation_02 * t337;
+    let front_left_subspace0_projected_inertia_n_y = p.limb_length
+        * (t342 * front_left_rotation_12 + front_left_position_z * t343
+            + t339 * front_left_rotation_11 + t341 * front_left_rotation_10
+            - front_left_position_x * t340);
+    let front_left_subspace0_projected_inertia_n_z = p.limb_length
+        * (t342 * front_left_rotation_22 + front_left_rotation_21 * t339
+            + front_left_rotation_20 * t341 + t338 * front_left_position_x
+            - front_left_position_y * t343);
+    let front_left_subspace0_projected_inertia_f_x = p.limb_length * t343;
+    let front_left_subspace0_projected_inertia_f_y = t338 * p.limb_length;
+    let front_left_subspace0_projected_inertia_f_z = p.limb_length * t340;
+    let t344 = front_left_slice2_local_bend_z_projected_inertia_f_y
+        + front_left_slice3_local_bend_z_projected_inertia_f_y
+        + front_left_slice1_local_bend_z_projected_inertia_f_y
+        + front_left_slice0_local_bend_z_projected_inertia_f_y;
+    let t345 = front_left_slice2_local_bend_z_projected_inertia_f_x
+        + front_left_slice1_local_bend_z_projected_inertia_f_x
+        + front_left_slice3_local_bend_z_projected_inertia_f_x
+        + front_left_slice0_local_bend_z_projected_inertia_f_x;
+    let t346 = front_left_slice2_local_bend_z_projected_inertia_f_z
+        + front_left_slice0_local_bend_z_projected_inertia_f_z
+        + front_left_slice3_local_bend_z_projected_inertia_f_z
+        + front_left_slice1_local_bend_z_projected_inertia_f_z;
+    let t347 = front_left_rotation_21 * t344 + front_left_rotation_20 * t345
+        + front_left_rotation_22 * t346;
+    let t348 = front_left_rotation_12 * t346 + front_left_rotation_11 * t344
+        + t345 * front_left_rotation_10;
+    let t349 = front_left_slice3_local_bend_z_projected_inertia_n_y
+        + front_left_slice0_local_bend_z_projected_inertia_n_y
+        + front_left_slice2_local_bend_z_projected_inertia_n_y
+        + front_left_slice1_local_bend_z_projected_inertia_n_y;
+    let t350 = front_left_slice2_local_bend_z_projected_inertia_n_x
+        + front_left_slice3_local_bend_z_projected_inertia_n_x
+        + front_left_slice0_local_bend_z_projected_inertia_n_x
+        + front_left_slice1_local_bend_z_projected_inertia_n_x;
+    let t351 = front_left_slice2_local_bend_z_projected_inertia_n_z
+        + front_left_slice1_local_bend_z_projected_inertia_n_z
+        + front_left_slice3_local_bend_z_projected_inertia_n_z
+        + front_left_slice0_local_bend_z_projected_inertia_n_z;
     let front_left_subspace1_projected_inertia_n_x = p.limb_length
-        * (t344 * front_left_rotation_01 + front_left_rotation_02 * t345
-            + front_left_rotation_00 * t346 + t350 * front_left_position_y
-            - front_left_position_z * t351);
-    let t352 = t347 * front_left_rotation_02 + t349 * front_left_rotation_01
-        + front_left_rotation_00 * t348;
-    let front_left_subspace1_projected_inertia_n_y = p.limb_length
-        * (t346 * front_left_rotation_10 + t345 * front_left_rotation_12
-            + front_left_position_z * t352 + t344 * front_left_rotation_11
-            - front_left_position_x * t350);
-    let front_left_subspace1_projected_inertia_n_z = (front_left_rotation_20 * t346
-        + front_left_position_x * t351 + front_left_rotation_22 * t345
-        + front_left_rotation_21 * t344 - front_left_position_y * t352) * p.limb_length;
+        * (t347 * front_left_position_y + t349 * front_left_rotation_01
+            + front_left_rotation_00 * t350 + t351 * front_left_rotation_02
+            - front_left_position_z * t348);
+    let t352 = front_left_rotation_02 * t346 + t344 * front_left_rotation_01
+        + front_left_rotation_00 * t345;
+    let front_left_subspace1_projected_inertia_n_y = (t349 * front_left_rotation_11
+        + t350 * front_left_rotation_10 + front_left_position_z * t352
+        + t351 * front_left_rotation_12 - t347 * front_left_position_x) * p.limb_length;
+    let front_left_subspace1_projected_inertia_n_z = p.limb_length
+        * (t351 * front_left_rotation_22 + t348 * front_left_position_x
+            + front_left_rotation_21 * t349 + front_left_rotation_20 * t350
+            - front_left_position_y * t352);
     let front_left_subspace1_projected_inertia_f_x = t352 * p.limb_length;
-    let front_left_subspace1_projected_inertia_f_y = p.limb_length * t351;
-    let front_left_subspace1_projected_inertia_f_z = t350 * p.limb_length;
+    let front_left_subspace1_projected_inertia_f_y = t348 * p.limb_length;
+    let front_left_subspace1_projected_inertia_f_z = t347 * p.limb_length;
     let hub_bottom_position_x = q[0] - p.hub_radius * base_roll_rotation_02;
     let hub_bottom_position_y = q[1] - base_roll_rotation_12 * p.hub_radius;
     let hub_bottom_position_z = q[2] - p.hub_radius * base_roll_rotation_22;
@@ -5399,6 +5952,54 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         base_roll_projected_inertia_f_x,
         base_roll_projected_inertia_f_y,
         base_roll_projected_inertia_f_z,
+        head_slice0_local_bend_y_projected_inertia_n_x,
+        head_slice0_local_bend_y_projected_inertia_n_y,
+        head_slice0_local_bend_y_projected_inertia_n_z,
+        head_slice0_local_bend_y_projected_inertia_f_x,
+        head_slice0_local_bend_y_projected_inertia_f_y,
+        head_slice0_local_bend_y_projected_inertia_f_z,
+        head_slice1_local_bend_y_projected_inertia_n_x,
+        head_slice1_local_bend_y_projected_inertia_n_y,
+        head_slice1_local_bend_y_projected_inertia_n_z,
+        head_slice1_local_bend_y_projected_inertia_f_x,
+        head_slice1_local_bend_y_projected_inertia_f_y,
+        head_slice1_local_bend_y_projected_inertia_f_z,
+        head_slice2_local_bend_y_projected_inertia_n_x,
+        head_slice2_local_bend_y_projected_inertia_n_y,
+        head_slice2_local_bend_y_projected_inertia_n_z,
+        head_slice2_local_bend_y_projected_inertia_f_x,
+        head_slice2_local_bend_y_projected_inertia_f_y,
+        head_slice2_local_bend_y_projected_inertia_f_z,
+        head_slice3_local_bend_y_projected_inertia_n_x,
+        head_slice3_local_bend_y_projected_inertia_n_y,
+        head_slice3_local_bend_y_projected_inertia_n_z,
+        head_slice3_local_bend_y_projected_inertia_f_x,
+        head_slice3_local_bend_y_projected_inertia_f_y,
+        head_slice3_local_bend_y_projected_inertia_f_z,
+        head_slice0_local_bend_z_projected_inertia_n_x,
+        head_slice0_local_bend_z_projected_inertia_n_y,
+        head_slice0_local_bend_z_projected_inertia_n_z,
+        head_slice0_local_bend_z_projected_inertia_f_x,
+        head_slice0_local_bend_z_projected_inertia_f_y,
+        head_slice0_local_bend_z_projected_inertia_f_z,
+        head_slice1_local_bend_z_projected_inertia_n_x,
+        head_slice1_local_bend_z_projected_inertia_n_y,
+        head_slice1_local_bend_z_projected_inertia_n_z,
+        head_slice1_local_bend_z_projected_inertia_f_x,
+        head_slice1_local_bend_z_projected_inertia_f_y,
+        head_slice1_local_bend_z_projected_inertia_f_z,
+        head_slice2_local_bend_z_projected_inertia_n_x,
+        head_slice2_local_bend_z_projected_inertia_n_y,
+        head_slice2_local_bend_z_projected_inertia_n_z,
+        head_slice2_local_bend_z_projected_inertia_f_x,
+        head_slice2_local_bend_z_projected_inertia_f_y,
+        head_slice2_local_bend_z_projected_inertia_f_z,
+        head_slice3_local_bend_z_projected_inertia_n_x,
+        head_slice3_local_bend_z_projected_inertia_n_y,
+        head_slice3_local_bend_z_projected_inertia_n_z,
+        head_slice3_local_bend_z_projected_inertia_f_x,
+        head_slice3_local_bend_z_projected_inertia_f_y,
+        head_slice3_local_bend_z_projected_inertia_f_z,
         head_subspace0_projected_inertia_n_x,
         head_subspace0_projected_inertia_n_y,
         head_subspace0_projected_inertia_n_z,
@@ -5411,6 +6012,54 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         head_subspace1_projected_inertia_f_x,
         head_subspace1_projected_inertia_f_y,
         head_subspace1_projected_inertia_f_z,
+        back_slice0_local_bend_y_projected_inertia_n_x,
+        back_slice0_local_bend_y_projected_inertia_n_y,
+        back_slice0_local_bend_y_projected_inertia_n_z,
+        back_slice0_local_bend_y_projected_inertia_f_x,
+        back_slice0_local_bend_y_projected_inertia_f_y,
+        back_slice0_local_bend_y_projected_inertia_f_z,
+        back_slice1_local_bend_y_projected_inertia_n_x,
+        back_slice1_local_bend_y_projected_inertia_n_y,
+        back_slice1_local_bend_y_projected_inertia_n_z,
+        back_slice1_local_bend_y_projected_inertia_f_x,
+        back_slice1_local_bend_y_projected_inertia_f_y,
+        back_slice1_local_bend_y_projected_inertia_f_z,
+        back_slice2_local_bend_y_projected_inertia_n_x,
+        back_slice2_local_bend_y_projected_inertia_n_y,
+        back_slice2_local_bend_y_projected_inertia_n_z,
+        back_slice2_local_bend_y_projected_inertia_f_x,
+        back_slice2_local_bend_y_projected_inertia_f_y,
+        back_slice2_local_bend_y_projected_inertia_f_z,
+        back_slice3_local_bend_y_projected_inertia_n_x,
+        back_slice3_local_bend_y_projected_inertia_n_y,
+        back_slice3_local_bend_y_projected_inertia_n_z,
+        back_slice3_local_bend_y_projected_inertia_f_x,
+        back_slice3_local_bend_y_projected_inertia_f_y,
+        back_slice3_local_bend_y_projected_inertia_f_z,
+        back_slice0_local_bend_z_projected_inertia_n_x,
+        back_slice0_local_bend_z_projected_inertia_n_y,
+        back_slice0_local_bend_z_projected_inertia_n_z,
+        back_slice0_local_bend_z_projected_inertia_f_x,
+        back_slice0_local_bend_z_projected_inertia_f_y,
+        back_slice0_local_bend_z_projected_inertia_f_z,
+        back_slice1_local_bend_z_projected_inertia_n_x,
+        back_slice1_local_bend_z_projected_inertia_n_y,
+        back_slice1_local_bend_z_projected_inertia_n_z,
+        back_slice1_local_bend_z_projected_inertia_f_x,
+        back_slice1_local_bend_z_projected_inertia_f_y,
+        back_slice1_local_bend_z_projected_inertia_f_z,
+        back_slice2_local_bend_z_projected_inertia_n_x,
+        back_slice2_local_bend_z_projected_inertia_n_y,
+        back_slice2_local_bend_z_projected_inertia_n_z,
+        back_slice2_local_bend_z_projected_inertia_f_x,
+        back_slice2_local_bend_z_projected_inertia_f_y,
+        back_slice2_local_bend_z_projected_inertia_f_z,
+        back_slice3_local_bend_z_projected_inertia_n_x,
+        back_slice3_local_bend_z_projected_inertia_n_y,
+        back_slice3_local_bend_z_projected_inertia_n_z,
+        back_slice3_local_bend_z_projected_inertia_f_x,
+        back_slice3_local_bend_z_projected_inertia_f_y,
+        back_slice3_local_bend_z_projected_inertia_f_z,
         back_subspace0_projected_inertia_n_x,
         back_subspace0_projected_inertia_n_y,
         back_subspace0_projected_inertia_n_z,
@@ -5423,6 +6072,54 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         back_subspace1_projected_inertia_f_x,
         back_subspace1_projected_inertia_f_y,
         back_subspace1_projected_inertia_f_z,
+        front_right_slice0_local_bend_y_projected_inertia_n_x,
+        front_right_slice0_local_bend_y_projected_inertia_n_y,
+        front_right_slice0_local_bend_y_projected_inertia_n_z,
+        front_right_slice0_local_bend_y_projected_inertia_f_x,
+        front_right_slice0_local_bend_y_projected_inertia_f_y,
+        front_right_slice0_local_bend_y_projected_inertia_f_z,
+        front_right_slice1_local_bend_y_projected_inertia_n_x,
+        front_right_slice1_local_bend_y_projected_inertia_n_y,
+        front_right_slice1_local_bend_y_projected_inertia_n_z,
+        front_right_slice1_local_bend_y_projected_inertia_f_x,
+        front_right_slice1_local_bend_y_projected_inertia_f_y,
+        front_right_slice1_local_bend_y_projected_inertia_f_z,
+        front_right_slice2_local_bend_y_projected_inertia_n_x,
+        front_right_slice2_local_bend_y_projected_inertia_n_y,
+        front_right_slice2_local_bend_y_projected_inertia_n_z,
+        front_right_slice2_local_bend_y_projected_inertia_f_x,
+        front_right_slice2_local_bend_y_projected_inertia_f_y,
+        front_right_slice2_local_bend_y_projected_inertia_f_z,
+        front_right_slice3_local_bend_y_projected_inertia_n_x,
+        front_right_slice3_local_bend_y_projected_inertia_n_y,
+        front_right_slice3_local_bend_y_projected_inertia_n_z,
+        front_right_slice3_local_bend_y_projected_inertia_f_x,
+        front_right_slice3_local_bend_y_projected_inertia_f_y,
+        front_right_slice3_local_bend_y_projected_inertia_f_z,
+        front_right_slice0_local_bend_z_projected_inertia_n_x,
+        front_right_slice0_local_bend_z_projected_inertia_n_y,
+        front_right_slice0_local_bend_z_projected_inertia_n_z,
+        front_right_slice0_local_bend_z_projected_inertia_f_x,
+        front_right_slice0_local_bend_z_projected_inertia_f_y,
+        front_right_slice0_local_bend_z_projected_inertia_f_z,
+        front_right_slice1_local_bend_z_projected_inertia_n_x,
+        front_right_slice1_local_bend_z_projected_inertia_n_y,
+        front_right_slice1_local_bend_z_projected_inertia_n_z,
+        front_right_slice1_local_bend_z_projected_inertia_f_x,
+        front_right_slice1_local_bend_z_projected_inertia_f_y,
+        front_right_slice1_local_bend_z_projected_inertia_f_z,
+        front_right_slice2_local_bend_z_projected_inertia_n_x,
+        front_right_slice2_local_bend_z_projected_inertia_n_y,
+        front_right_slice2_local_bend_z_projected_inertia_n_z,
+        front_right_slice2_local_bend_z_projected_inertia_f_x,
+        front_right_slice2_local_bend_z_projected_inertia_f_y,
+        front_right_slice2_local_bend_z_projected_inertia_f_z,
+        front_right_slice3_local_bend_z_projected_inertia_n_x,
+        front_right_slice3_local_bend_z_projected_inertia_n_y,
+        front_right_slice3_local_bend_z_projected_inertia_n_z,
+        front_right_slice3_local_bend_z_projected_inertia_f_x,
+        front_right_slice3_local_bend_z_projected_inertia_f_y,
+        front_right_slice3_local_bend_z_projected_inertia_f_z,
         front_right_subspace0_projected_inertia_n_x,
         front_right_subspace0_projected_inertia_n_y,
         front_right_subspace0_projected_inertia_n_z,
@@ -5435,6 +6132,54 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         front_right_subspace1_projected_inertia_f_x,
         front_right_subspace1_projected_inertia_f_y,
         front_right_subspace1_projected_inertia_f_z,
+        front_left_slice0_local_bend_y_projected_inertia_n_x,
+        front_left_slice0_local_bend_y_projected_inertia_n_y,
+        front_left_slice0_local_bend_y_projected_inertia_n_z,
+        front_left_slice0_local_bend_y_projected_inertia_f_x,
+        front_left_slice0_local_bend_y_projected_inertia_f_y,
+        front_left_slice0_local_bend_y_projected_inertia_f_z,
+        front_left_slice1_local_bend_y_projected_inertia_n_x,
+        front_left_slice1_local_bend_y_projected_inertia_n_y,
+        front_left_slice1_local_bend_y_projected_inertia_n_z,
+        front_left_slice1_local_bend_y_projected_inertia_f_x,
+        front_left_slice1_local_bend_y_projected_inertia_f_y,
+        front_left_slice1_local_bend_y_projected_inertia_f_z,
+        front_left_slice2_local_bend_y_projected_inertia_n_x,
+        front_left_slice2_local_bend_y_projected_inertia_n_y,
+        front_left_slice2_local_bend_y_projected_inertia_n_z,
+        front_left_slice2_local_bend_y_projected_inertia_f_x,
+        front_left_slice2_local_bend_y_projected_inertia_f_y,
+        front_left_slice2_local_bend_y_projected_inertia_f_z,
+        front_left_slice3_local_bend_y_projected_inertia_n_x,
+        front_left_slice3_local_bend_y_projected_inertia_n_y,
+        front_left_slice3_local_bend_y_projected_inertia_n_z,
+        front_left_slice3_local_bend_y_projected_inertia_f_x,
+        front_left_slice3_local_bend_y_projected_inertia_f_y,
+        front_left_slice3_local_bend_y_projected_inertia_f_z,
+        front_left_slice0_local_bend_z_projected_inertia_n_x,
+        front_left_slice0_local_bend_z_projected_inertia_n_y,
+        front_left_slice0_local_bend_z_projected_inertia_n_z,
+        front_left_slice0_local_bend_z_projected_inertia_f_x,
+        front_left_slice0_local_bend_z_projected_inertia_f_y,
+        front_left_slice0_local_bend_z_projected_inertia_f_z,
+        front_left_slice1_local_bend_z_projected_inertia_n_x,
+        front_left_slice1_local_bend_z_projected_inertia_n_y,
+        front_left_slice1_local_bend_z_projected_inertia_n_z,
+        front_left_slice1_local_bend_z_projected_inertia_f_x,
+        front_left_slice1_local_bend_z_projected_inertia_f_y,
+        front_left_slice1_local_bend_z_projected_inertia_f_z,
+        front_left_slice2_local_bend_z_projected_inertia_n_x,
+        front_left_slice2_local_bend_z_projected_inertia_n_y,
+        front_left_slice2_local_bend_z_projected_inertia_n_z,
+        front_left_slice2_local_bend_z_projected_inertia_f_x,
+        front_left_slice2_local_bend_z_projected_inertia_f_y,
+        front_left_slice2_local_bend_z_projected_inertia_f_z,
+        front_left_slice3_local_bend_z_projected_inertia_n_x,
+        front_left_slice3_local_bend_z_projected_inertia_n_y,
+        front_left_slice3_local_bend_z_projected_inertia_n_z,
+        front_left_slice3_local_bend_z_projected_inertia_f_x,
+        front_left_slice3_local_bend_z_projected_inertia_f_y,
+        front_left_slice3_local_bend_z_projected_inertia_f_z,
         front_left_subspace0_projected_inertia_n_x,
         front_left_subspace0_projected_inertia_n_y,
         front_left_subspace0_projected_inertia_n_z,
@@ -5475,955 +6220,349 @@ pub fn mass_matrix_into(
     let t1 = q[1] * cache.base_roll_projected_inertia_f_x
         + cache.base_yaw_subspace_v_y * cache.base_roll_projected_inertia_f_y
         + cache.base_roll_projected_inertia_n_z;
-    let t2 = cache.head_subspace0_projected_inertia_f_y * cache.base_yaw_subspace_v_y
-        + cache.head_subspace0_projected_inertia_n_z
-        + q[1] * cache.head_subspace0_projected_inertia_f_x;
-    let t3 = q[1] * cache.head_subspace1_projected_inertia_f_x
+    let t2 = cache.base_yaw_subspace_v_y * cache.head_subspace0_projected_inertia_f_y
+        + q[1] * cache.head_subspace0_projected_inertia_f_x
+        + cache.head_subspace0_projected_inertia_n_z;
+    let t3 = cache.head_subspace1_projected_inertia_f_y * cache.base_yaw_subspace_v_y
         + cache.head_subspace1_projected_inertia_n_z
-        + cache.head_subspace1_projected_inertia_f_y * cache.base_yaw_subspace_v_y;
-    let t4 = q[1] * cache.back_subspace0_projected_inertia_f_x
-        + cache.back_subspace0_projected_inertia_n_z
-        + cache.base_yaw_subspace_v_y * cache.back_subspace0_projected_inertia_f_y;
-    let t5 = q[1] * cache.back_subspace1_projected_inertia_f_x
-        + cache.back_subspace1_projected_inertia_f_y * cache.base_yaw_subspace_v_y
-        + cache.back_subspace1_projected_inertia_n_z;
+        + q[1] * cache.head_subspace1_projected_inertia_f_x;
+    let t4 = cache.back_subspace0_projected_inertia_n_z
+        + q[1] * cache.back_subspace0_projected_inertia_f_x
+        + cache.back_subspace0_projected_inertia_f_y * cache.base_yaw_subspace_v_y;
+    let t5 = cache.back_subspace1_projected_inertia_n_z
+        + q[1] * cache.back_subspace1_projected_inertia_f_x
+        + cache.back_subspace1_projected_inertia_f_y * cache.base_yaw_subspace_v_y;
     let t6 = cache.front_right_subspace0_projected_inertia_n_z
-        + q[1] * cache.front_right_subspace0_projected_inertia_f_x
-        + cache.front_right_subspace0_projected_inertia_f_y
-            * cache.base_yaw_subspace_v_y;
+        + cache.front_right_subspace0_projected_inertia_f_y * cache.base_yaw_subspace_v_y
+        + q[1] * cache.front_right_subspace0_projected_inertia_f_x;
     let t7 = cache.front_right_subspace1_projected_inertia_n_z
         + q[1] * cache.front_right_subspace1_projected_inertia_f_x
-        + cache.base_yaw_subspace_v_y
-            * cache.front_right_subspace1_projected_inertia_f_y;
-    let t8 = cache.front_left_subspace0_projected_inertia_f_y
-        * cache.base_yaw_subspace_v_y
-        + q[1] * cache.front_left_subspace0_projected_inertia_f_x
-        + cache.front_left_subspace0_projected_inertia_n_z;
-    let t9 = q[1] * cache.front_left_subspace1_projected_inertia_f_x
-        + cache.front_left_subspace1_projected_inertia_n_z
-        + cache.base_yaw_subspace_v_y * cache.front_left_subspace1_projected_inertia_f_y;
+        + cache.front_right_subspace1_projected_inertia_f_y
+            * cache.base_yaw_subspace_v_y;
+    let t8 = cache.base_yaw_subspace_v_y
+        * cache.front_left_subspace0_projected_inertia_f_y
+        + cache.front_left_subspace0_projected_inertia_n_z
+        + cache.front_left_subspace0_projected_inertia_f_x * q[1];
+    let t9 = cache.base_yaw_subspace_v_y
+        * cache.front_left_subspace1_projected_inertia_f_y
+        + q[1] * cache.front_left_subspace1_projected_inertia_f_x
+        + cache.front_left_subspace1_projected_inertia_n_z;
     let t10 = cache.base_roll_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.base_pitch_subspace_v_z * cache.base_roll_projected_inertia_f_z
         + cache.base_roll_projected_inertia_n_y * cache.cos_q3
         + cache.base_roll_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.base_roll_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
-    let t11 = cache.head_subspace0_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+    let t11 = cache.head_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.head_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.head_subspace0_projected_inertia_n_y * cache.cos_q3
         + cache.head_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y
-        + cache.head_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
-    let t12 = cache.head_subspace1_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * cache.head_subspace0_projected_inertia_f_z
+        + cache.head_subspace0_projected_inertia_n_y * cache.cos_q3;
+    let t12 = cache.head_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.head_subspace1_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.head_subspace1_projected_inertia_n_y * cache.cos_q3
-        + cache.head_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.base_pitch_subspace_v_z * cache.head_subspace1_projected_inertia_f_z
         + cache.head_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01;
-    let t13 = cache.back_subspace0_projected_inertia_f_z * cache.base_pitch_subspace_v_z
-        + cache.back_subspace0_projected_inertia_n_y * cache.cos_q3
+    let t13 = cache.back_subspace0_projected_inertia_n_y * cache.cos_q3
+        + cache.back_subspace0_projected_inertia_f_z * cache.base_pitch_subspace_v_z
         + cache.back_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y
-        + cache.back_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
-        + cache.back_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01;
-    let t14 = cache.back_subspace1_projected_inertia_f_y * cache.base_pitch_subspace_v_y
-        + cache.base_yaw_rotation_01 * cache.back_subspace1_projected_inertia_n_x
-        + cache.base_pitch_subspace_v_z * cache.back_subspace1_projected_inertia_f_z
-        + cache.back_subspace1_projected_inertia_n_y * cache.cos_q3
-        + cache.back_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
-    let t15 = cache.front_right_subspace0_projected_inertia_f_z
-        * cache.base_pitch_subspace_v_z
+        + cache.back_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.back_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
+    let t14 = cache.base_pitch_subspace_v_z * cache.back_subspace1_projected_inertia_f_z
+        + cache.back_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.back_subspace1_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.back_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.back_subspace1_projected_inertia_n_y * cache.cos_q3;
+    let t15 = cache.front_right_subspace0_projected_inertia_n_y * cache.cos_q3
+        + cache.front_right_subspace0_projected_inertia_f_x
+            * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_z
+            * cache.front_right_subspace0_projected_inertia_f_z
         + cache.front_right_subspace0_projected_inertia_f_y
             * cache.base_pitch_subspace_v_y
-        + cache.front_right_subspace0_projected_inertia_n_y * cache.cos_q3
-        + cache.front_right_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.front_right_subspace0_projected_inertia_f_x
-            * cache.base_pitch_subspace_v_x;
-    let t16 = cache.front_right_subspace1_projected_inertia_n_y * cache.cos_q3
-        + cache.front_right_subspace1_projected_inertia_f_x
-            * cache.base_pitch_subspace_v_x
-        + cache.front_right_subspace1_projected_inertia_f_z
-            * cache.base_pitch_subspace_v_z
+        + cache.front_right_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01;
+    let t16 = cache.front_right_subspace1_projected_inertia_f_x
+        * cache.base_pitch_subspace_v_x
+        + cache.front_right_subspace1_projected_inertia_n_y * cache.cos_q3
+        + cache.front_right_subspace1_projected_inertia_f_y
+            * cache.base_pitch_subspace_v_y
         + cache.front_right_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.base_pitch_subspace_v_y
-            * cache.front_right_subspace1_projected_inertia_f_y;
+        + cache.base_pitch_subspace_v_z
+            * cache.front_right_subspace1_projected_inertia_f_z;
     let t17 = cache.front_left_subspace0_projected_inertia_n_x
         * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_z
+            * cache.front_left_subspace0_projected_inertia_f_z
+        + cache.front_left_subspace0_projected_inertia_n_y * cache.cos_q3
         + cache.front_left_subspace0_projected_inertia_f_x
             * cache.base_pitch_subspace_v_x
-        + cache.front_left_subspace0_projected_inertia_n_y * cache.cos_q3
         + cache.front_left_subspace0_projected_inertia_f_y
-            * cache.base_pitch_subspace_v_y
-        + cache.base_pitch_subspace_v_z
-            * cache.front_left_subspace0_projected_inertia_f_z;
-    let t18 = cache.base_pitch_subspace_v_z
-        * cache.front_left_subspace1_projected_inertia_f_z
-        + cache.front_left_subspace1_projected_inertia_f_y
-            * cache.base_pitch_subspace_v_y
-        + cache.front_left_subspace1_projected_inertia_n_y * cache.cos_q3
+            * cache.base_pitch_subspace_v_y;
+    let t18 = cache.front_left_subspace1_projected_inertia_n_y * cache.cos_q3
+        + cache.base_pitch_subspace_v_y
+            * cache.front_left_subspace1_projected_inertia_f_y
+        + cache.base_yaw_rotation_01 * cache.front_left_subspace1_projected_inertia_n_x
         + cache.front_left_subspace1_projected_inertia_f_x
             * cache.base_pitch_subspace_v_x
-        + cache.front_left_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01;
-    let t19 = cache.head_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
-        + cache.base_pitch_rotation_20 * cache.head_subspace0_projected_inertia_n_z
+        + cache.front_left_subspace1_projected_inertia_f_z
+            * cache.base_pitch_subspace_v_z;
+    let t19 = cache.head_subspace0_projected_inertia_n_y * cache.base_pitch_rotation_10
         + cache.base_roll_subspace_v_y * cache.head_subspace0_projected_inertia_f_y
-        + cache.base_pitch_rotation_10 * cache.head_subspace0_projected_inertia_n_y
-        + cache.head_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.head_subspace0_projected_inertia_f_z * cache.base_roll_subspace_v_z;
+        + cache.base_pitch_rotation_20 * cache.head_subspace0_projected_inertia_n_z
+        + cache.head_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z * cache.head_subspace0_projected_inertia_f_z
+        + cache.head_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x;
     let t20 = cache.head_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.head_subspace1_projected_inertia_f_y * cache.base_roll_subspace_v_y
-        + cache.head_subspace1_projected_inertia_f_z * cache.base_roll_subspace_v_z
-        + cache.base_pitch_rotation_00 * cache.head_subspace1_projected_inertia_n_x
-        + cache.head_subspace1_projected_inertia_n_y * cache.base_pitch_rotation_10
-        + cache.base_pitch_rotation_20 * cache.head_subspace1_projected_inertia_n_z;
-    let t21 = cache.back_subspace0_projected_inertia_n_y * cache.base_pitch_rotation_10
+        + cache.base_pitch_rotation_20 * cache.head_subspace1_projected_inertia_n_z
+        + cache.base_roll_subspace_v_z * cache.head_subspace1_projected_inertia_f_z
+        + cache.base_pitch_rotation_10 * cache.head_subspace1_projected_inertia_n_y
+        + cache.base_roll_subspace_v_y * cache.head_subspace1_projected_inertia_f_y
+        + cache.head_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00;
+    let t21 = cache.back_subspace0_projected_inertia_f_y * cache.base_roll_subspace_v_y
+        + cache.back_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_20 * cache.back_subspace0_projected_inertia_n_z
         + cache.back_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
-        + cache.base_roll_subspace_v_x * cache.back_subspace0_projected_inertia_f_x
-        + cache.base_roll_subspace_v_y * cache.back_subspace0_projected_inertia_f_y
         + cache.back_subspace0_projected_inertia_f_z * cache.base_roll_subspace_v_z
-        + cache.base_pitch_rotation_20 * cache.back_subspace0_projected_inertia_n_z;
-    let t22 = cache.base_pitch_rotation_00 * cache.back_subspace1_projected_inertia_n_x
-        + cache.base_pitch_rotation_20 * cache.back_subspace1_projected_inertia_n_z
-        + cache.back_subspace1_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.back_subspace0_projected_inertia_n_y * cache.base_pitch_rotation_10;
+    let t22 = cache.base_pitch_rotation_10 * cache.back_subspace1_projected_inertia_n_y
+        + cache.back_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.base_roll_subspace_v_y * cache.back_subspace1_projected_inertia_f_y
-        + cache.base_pitch_rotation_10 * cache.back_subspace1_projected_inertia_n_y
-        + cache.base_roll_subspace_v_x * cache.back_subspace1_projected_inertia_f_x;
-    let t23 = cache.front_right_subspace0_projected_inertia_n_y
-        * cache.base_pitch_rotation_10
+        + cache.back_subspace1_projected_inertia_n_z * cache.base_pitch_rotation_20
+        + cache.back_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.base_roll_subspace_v_z * cache.back_subspace1_projected_inertia_f_z;
+    let t23 = cache.base_roll_subspace_v_z
+        * cache.front_right_subspace0_projected_inertia_f_z
+        + cache.base_pitch_rotation_10
+            * cache.front_right_subspace0_projected_inertia_n_y
         + cache.front_right_subspace0_projected_inertia_f_x
             * cache.base_roll_subspace_v_x
-        + cache.base_roll_subspace_v_y
-            * cache.front_right_subspace0_projected_inertia_f_y
         + cache.front_right_subspace0_projected_inertia_n_z
             * cache.base_pitch_rotation_20
+        + cache.base_roll_subspace_v_y
+            * cache.front_right_subspace0_projected_inertia_f_y
         + cache.front_right_subspace0_projected_inertia_n_x
-            * cache.base_pitch_rotation_00
-        + cache.front_right_subspace0_projected_inertia_f_z
-            * cache.base_roll_subspace_v_z;
-    let t24 = cache.front_right_subspace1_projected_inertia_f_x
-        * cache.base_roll_subspace_v_x
+            * cache.base_pitch_rotation_00;
+    let t24 = cache.base_roll_subspace_v_y
+        * cache.front_right_subspace1_projected_inertia_f_y
+        + cache.front_right_subspace1_projected_inertia_f_x
+            * cache.base_roll_subspace_v_x
         + cache.base_pitch_rotation_10
             * cache.front_right_subspace1_projected_inertia_n_y
-        + cache.front_right_subspace1_projected_inertia_f_z
-            * cache.base_roll_subspace_v_z
-        + cache.base_roll_subspace_v_y
-            * cache.front_right_subspace1_projected_inertia_f_y
         + cache.front_right_subspace1_projected_inertia_n_x
             * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z
+            * cache.front_right_subspace1_projected_inertia_f_z
         + cache.front_right_subspace1_projected_inertia_n_z
             * cache.base_pitch_rotation_20;
     let t25 = cache.base_pitch_rotation_00
         * cache.front_left_subspace0_projected_inertia_n_x
-        + cache.base_roll_subspace_v_y * cache.front_left_subspace0_projected_inertia_f_y
+        + cache.base_pitch_rotation_20 * cache.front_left_subspace0_projected_inertia_n_z
         + cache.base_roll_subspace_v_z * cache.front_left_subspace0_projected_inertia_f_z
+        + cache.front_left_subspace0_projected_inertia_n_y * cache.base_pitch_rotation_10
         + cache.front_left_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.base_pitch_rotation_10 * cache.front_left_subspace0_projected_inertia_n_y
-        + cache.base_pitch_rotation_20
-            * cache.front_left_subspace0_projected_inertia_n_z;
-    let t26 = cache.base_pitch_rotation_10
-        * cache.front_left_subspace1_projected_inertia_n_y
-        + cache.front_left_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.front_left_subspace1_projected_inertia_f_z * cache.base_roll_subspace_v_z
-        + cache.base_pitch_rotation_20 * cache.front_left_subspace1_projected_inertia_n_z
-        + cache.front_left_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.base_roll_subspace_v_y
-            * cache.front_left_subspace1_projected_inertia_f_y;
-    let t27 = cache.head_slice3_local_bend_z_column_w_z
-        * cache.head_slice3_local_inertia_i_02
-        + cache.head_slice3_local_bend_z_column_w_x
-            * cache.head_slice3_local_inertia_i_00
-        + cache.head_slice3_local_bend_z_column_w_y
-            * cache.head_slice3_local_inertia_i_01
-        + cache.head_slice3_local_inertia_h_y * cache.head_slice3_local_bend_z_column_v_z
-        - cache.head_slice3_local_inertia_h_z
-            * cache.head_slice3_local_bend_z_column_v_y;
-    let t28 = cache.head_slice0_mass * cache.head_slice3_local_bend_z_column_v_y
-        - (cache.head_slice3_local_inertia_h_z
-            * cache.head_slice3_local_bend_z_column_w_x
-            - cache.head_slice3_local_bend_z_column_w_z
-                * cache.head_slice3_local_inertia_h_x);
-    let t29 = cache.head_slice2_local_bend_z_column_w_y
-        * cache.head_slice2_local_inertia_i_01
-        + cache.head_slice2_local_bend_z_column_v_z * cache.head_slice2_local_inertia_h_y
-        + cache.head_slice2_local_inertia_i_02
-            * cache.head_slice2_local_bend_z_column_w_z
-        + cache.head_slice2_local_inertia_i_00
-            * cache.head_slice2_local_bend_z_column_w_x
-        - cache.head_slice2_local_inertia_h_z
-            * cache.head_slice2_local_bend_z_column_v_y;
-    let t30 = cache.head_slice1_local_bend_z_column_w_x
-        * cache.head_slice1_local_inertia_i_00
-        + cache.head_slice1_local_inertia_i_01
-            * cache.head_slice1_local_bend_z_column_w_y
-        + cache.head_slice1_local_bend_z_column_v_z * cache.head_slice1_local_inertia_h_y
-        + cache.head_slice1_local_inertia_i_02
-            * cache.head_slice1_local_bend_z_column_w_z
-        - cache.head_slice1_local_inertia_h_z
-            * cache.head_slice1_local_bend_z_column_v_y;
-    let t31 = cache.head_slice1_mass * cache.head_slice2_local_bend_z_column_v_y
-        - (cache.head_slice2_local_inertia_h_z
-            * cache.head_slice2_local_bend_z_column_w_x
-            - cache.head_slice2_local_inertia_h_x
-                * cache.head_slice2_local_bend_z_column_w_z);
-    let t32 = cache.head_slice0_mass * cache.head_slice0_local_bend_z_column_v_x
-        - (cache.head_slice0_local_inertia_h_y
-            * cache.head_slice0_local_bend_z_column_w_z
-            - cache.head_slice0_local_inertia_h_z
-                * cache.head_slice0_local_bend_z_column_w_y);
-    let t33 = cache.head_slice2_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.head_slice2_local_bend_z_column_w_z
-            * cache.head_slice2_local_inertia_h_y
-            - cache.head_slice2_local_inertia_h_z
-                * cache.head_slice2_local_bend_z_column_w_y);
-    let t34 = cache.head_slice3_local_inertia_h_z
-        * cache.head_slice3_local_bend_z_column_v_x
-        + cache.head_slice3_local_bend_z_column_w_z
-            * cache.head_slice3_local_inertia_i_12
-        + cache.head_slice3_local_bend_z_column_w_x
-            * cache.head_slice3_local_inertia_i_01
-        + cache.head_slice3_local_inertia_i_11
-            * cache.head_slice3_local_bend_z_column_w_y
-        - cache.head_slice3_local_bend_z_column_v_z
-            * cache.head_slice3_local_inertia_h_x;
-    let t35 = cache.head_slice1_local_inertia_i_12
-        * cache.head_slice1_local_bend_z_column_w_z
-        + cache.head_slice1_local_inertia_i_11
-            * cache.head_slice1_local_bend_z_column_w_y
-        + cache.head_slice1_local_inertia_h_z * cache.head_slice1_local_bend_z_column_v_x
-        + cache.head_slice1_local_bend_z_column_w_x
-            * cache.head_slice1_local_inertia_i_01
-        - cache.head_slice1_local_bend_z_column_v_z
-            * cache.head_slice1_local_inertia_h_x;
-    let t36 = cache.head_slice2_local_inertia_h_z
-        * cache.head_slice2_local_bend_z_column_v_x
-        + cache.head_slice2_local_inertia_i_12
-            * cache.head_slice2_local_bend_z_column_w_z
-        + cache.head_slice2_local_bend_z_column_w_x
-            * cache.head_slice2_local_inertia_i_01
-        + cache.head_slice2_local_inertia_i_11
-            * cache.head_slice2_local_bend_z_column_w_y
-        - cache.head_slice2_local_bend_z_column_v_z
-            * cache.head_slice2_local_inertia_h_x;
-    let t37 = cache.head_slice2_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.head_slice2_local_bend_z_column_w_y
-            * cache.head_slice2_local_inertia_h_x
-            - cache.head_slice2_local_bend_z_column_w_x
-                * cache.head_slice2_local_inertia_h_y);
-    let t38 = cache.head_slice0_local_inertia_h_z
-        * cache.head_slice0_local_bend_z_column_v_x
-        + cache.head_slice0_local_inertia_i_01
-            * cache.head_slice0_local_bend_z_column_w_x
-        + cache.head_slice0_local_bend_z_column_w_y
-            * cache.head_slice0_local_inertia_i_11
-        + cache.head_slice0_local_inertia_i_12
-            * cache.head_slice0_local_bend_z_column_w_z
-        - cache.head_slice0_local_inertia_h_x
-            * cache.head_slice0_local_bend_z_column_v_z;
-    let t39 = cache.head_slice2_local_bend_z_column_w_z
-        * cache.head_slice2_local_inertia_i_22
-        + cache.head_slice2_local_inertia_i_12
-            * cache.head_slice2_local_bend_z_column_w_y
-        + cache.head_slice2_local_inertia_i_02
-            * cache.head_slice2_local_bend_z_column_w_x
-        + cache.head_slice2_local_inertia_h_x * cache.head_slice2_local_bend_z_column_v_y
-        - cache.head_slice2_local_bend_z_column_v_x
-            * cache.head_slice2_local_inertia_h_y;
-    let t40 = cache.head_slice3_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.head_slice3_local_inertia_h_y
-            * cache.head_slice3_local_bend_z_column_w_z
-            - cache.head_slice3_local_inertia_h_z
-                * cache.head_slice3_local_bend_z_column_w_y);
-    let t41 = cache.head_slice1_mass * cache.head_slice1_local_bend_z_column_v_y
-        - (cache.head_slice1_local_bend_z_column_w_x
-            * cache.head_slice1_local_inertia_h_z
-            - cache.head_slice1_local_bend_z_column_w_z
-                * cache.head_slice1_local_inertia_h_x);
-    let t42 = cache.head_slice0_mass * cache.head_slice0_local_bend_z_column_v_y
-        - (cache.head_slice0_local_inertia_h_z
-            * cache.head_slice0_local_bend_z_column_w_x
-            - cache.head_slice0_local_inertia_h_x
-                * cache.head_slice0_local_bend_z_column_w_z);
-    let t43 = cache.head_slice0_mass * cache.head_slice0_local_bend_z_column_v_z
-        - (cache.head_slice0_local_bend_z_column_w_y
-            * cache.head_slice0_local_inertia_h_x
-            - cache.head_slice0_local_inertia_h_y
-                * cache.head_slice0_local_bend_z_column_w_x);
-    let t44 = cache.head_slice1_mass * cache.head_slice1_local_bend_z_column_v_x
-        - (cache.head_slice1_local_inertia_h_y
-            * cache.head_slice1_local_bend_z_column_w_z
-            - cache.head_slice1_local_inertia_h_z
-                * cache.head_slice1_local_bend_z_column_w_y);
-    let t45 = cache.head_slice1_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.head_slice1_local_bend_z_column_w_y
-            * cache.head_slice1_local_inertia_h_x
-            - cache.head_slice1_local_bend_z_column_w_x
-                * cache.head_slice1_local_inertia_h_y);
-    let t46 = cache.head_slice3_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.head_slice3_local_inertia_h_x
-            * cache.head_slice3_local_bend_z_column_w_y
-            - cache.head_slice3_local_inertia_h_y
-                * cache.head_slice3_local_bend_z_column_w_x);
-    let t47 = cache.head_slice0_local_bend_z_column_w_z
-        * cache.head_slice0_local_inertia_i_02
-        + cache.head_slice0_local_inertia_h_y * cache.head_slice0_local_bend_z_column_v_z
-        + cache.head_slice0_local_inertia_i_00
-            * cache.head_slice0_local_bend_z_column_w_x
-        + cache.head_slice0_local_bend_z_column_w_y
-            * cache.head_slice0_local_inertia_i_01
-        - cache.head_slice0_local_inertia_h_z
-            * cache.head_slice0_local_bend_z_column_v_y;
-    let t48 = cache.head_slice1_local_inertia_i_22
-        * cache.head_slice1_local_bend_z_column_w_z
-        + cache.head_slice1_local_bend_z_column_w_x
-            * cache.head_slice1_local_inertia_i_02
-        + cache.head_slice1_local_inertia_h_x * cache.head_slice1_local_bend_z_column_v_y
-        + cache.head_slice1_local_inertia_i_12
-            * cache.head_slice1_local_bend_z_column_w_y
-        - cache.head_slice1_local_inertia_h_y
-            * cache.head_slice1_local_bend_z_column_v_x;
-    let t49 = cache.head_slice3_local_bend_z_column_w_z
-        * cache.head_slice3_local_inertia_i_22
-        + cache.head_slice3_local_inertia_h_x * cache.head_slice3_local_bend_z_column_v_y
-        + cache.head_slice3_local_inertia_i_12
-            * cache.head_slice3_local_bend_z_column_w_y
-        + cache.head_slice3_local_inertia_i_02
-            * cache.head_slice3_local_bend_z_column_w_x
-        - cache.head_slice3_local_inertia_h_y
-            * cache.head_slice3_local_bend_z_column_v_x;
-    let t50 = cache.head_slice0_local_inertia_i_22
-        * cache.head_slice0_local_bend_z_column_w_z
-        + cache.head_slice0_local_bend_z_column_w_x
-            * cache.head_slice0_local_inertia_i_02
-        + cache.head_slice0_local_inertia_i_12
-            * cache.head_slice0_local_bend_z_column_w_y
-        + cache.head_slice0_local_inertia_h_x * cache.head_slice0_local_bend_z_column_v_y
-        - cache.head_slice0_local_inertia_h_y
-            * cache.head_slice0_local_bend_z_column_v_x;
-    let t51 = (cache.head_slice3_local_bend_y_column_w_x * t27
-        + cache.head_slice3_local_bend_y_column_v_y * t28
-        + t29 * cache.head_slice2_local_bend_y_column_w_x
-        + cache.head_slice1_local_bend_y_column_w_x * t30
-        + cache.head_slice2_local_bend_y_column_v_y * t31
-        + t32 * cache.head_slice0_local_bend_y_column_v_x
-        + t33 * cache.head_slice2_local_bend_y_column_v_x
-        + t34 * cache.head_slice3_local_bend_y_column_w_y
-        + t35 * cache.head_slice1_local_bend_y_column_w_y
-        + t36 * cache.head_slice2_local_bend_y_column_w_y
-        + cache.head_slice2_local_bend_y_column_v_z * t37
-        + cache.head_slice0_local_bend_y_column_w_y * t38
-        + t39 * cache.head_slice2_local_bend_y_column_w_z
-        + t40 * cache.head_slice3_local_bend_y_column_v_x
-        + cache.head_slice1_local_bend_y_column_v_y * t41
-        + cache.head_slice0_local_bend_y_column_v_y * t42
-        + cache.head_slice0_local_bend_y_column_v_z * t43
-        + t44 * cache.head_slice1_local_bend_y_column_v_x
-        + cache.head_slice1_local_bend_y_column_v_z * t45
-        + t46 * cache.head_slice3_local_bend_y_column_v_z
-        + cache.head_slice0_local_bend_y_column_w_x * t47
-        + t48 * cache.head_slice1_local_bend_y_column_w_z
-        + t49 * cache.head_slice3_local_bend_y_column_w_z
-        + t50 * cache.head_slice0_local_bend_y_column_w_z) * p.limb_length
-        * p.limb_length;
-    let t52 = cache.back_slice3_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.back_slice3_local_bend_z_column_w_y
-            * cache.back_slice3_local_inertia_h_x
-            - cache.back_slice3_local_bend_z_column_w_x
-                * cache.back_slice3_local_inertia_h_y);
-    let t53 = cache.back_slice0_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.back_slice0_local_bend_z_column_w_x
-            * cache.back_slice0_local_inertia_h_z
-            - cache.back_slice0_local_inertia_h_x
-                * cache.back_slice0_local_bend_z_column_w_z);
-    let t54 = cache.back_slice1_local_bend_z_column_w_x
-        * cache.back_slice1_local_inertia_i_02
-        + cache.back_slice1_local_inertia_h_x * cache.back_slice1_local_bend_z_column_v_y
-        + cache.back_slice1_local_inertia_i_12
-            * cache.back_slice1_local_bend_z_column_w_y
-        + cache.back_slice1_local_bend_z_column_w_z
-            * cache.back_slice1_local_inertia_i_22
-        - cache.back_slice1_local_bend_z_column_v_x
-            * cache.back_slice1_local_inertia_h_y;
-    let t55 = cache.back_slice2_local_inertia_i_01
-        * cache.back_slice2_local_bend_z_column_w_x
-        + cache.back_slice2_local_inertia_i_12
-            * cache.back_slice2_local_bend_z_column_w_z
-        + cache.back_slice2_local_bend_z_column_w_y
-            * cache.back_slice2_local_inertia_i_11
-        + cache.back_slice2_local_bend_z_column_v_x * cache.back_slice2_local_inertia_h_z
-        - cache.back_slice2_local_bend_z_column_v_z
-            * cache.back_slice2_local_inertia_h_x;
-    let t56 = cache.back_slice1_local_inertia_i_12
-        * cache.back_slice1_local_bend_z_column_w_z
-        + cache.back_slice1_local_bend_z_column_w_x
-            * cache.back_slice1_local_inertia_i_01
-        + cache.back_slice1_local_inertia_i_11
-            * cache.back_slice1_local_bend_z_column_w_y
-        + cache.back_slice1_local_bend_z_column_v_x * cache.back_slice1_local_inertia_h_z
-        - cache.back_slice1_local_inertia_h_x
-            * cache.back_slice1_local_bend_z_column_v_z;
-    let t57 = cache.back_slice0_local_bend_z_column_w_z
-        * cache.back_slice0_local_inertia_i_22
-        + cache.back_slice0_local_inertia_i_02
-            * cache.back_slice0_local_bend_z_column_w_x
-        + cache.back_slice0_local_inertia_h_x * cache.back_slice0_local_bend_z_column_v_y
-        + cache.back_slice0_local_bend_z_column_w_y
-            * cache.back_slice0_local_inertia_i_12
-        - cache.back_slice0_local_inertia_h_y
-            * cache.back_slice0_local_bend_z_column_v_x;
-    let t58 = cache.head_slice1_mass * cache.back_slice1_local_bend_z_column_v_y
-        - (cache.back_slice1_local_bend_z_column_w_x
-            * cache.back_slice1_local_inertia_h_z
-            - cache.back_slice1_local_inertia_h_x
-                * cache.back_slice1_local_bend_z_column_w_z);
-    let t59 = cache.back_slice3_local_inertia_i_11
-        * cache.back_slice3_local_bend_z_column_w_y
-        + cache.back_slice3_local_inertia_i_12
-            * cache.back_slice3_local_bend_z_column_w_z
-        + cache.back_slice3_local_inertia_i_01
-            * cache.back_slice3_local_bend_z_column_w_x
-        + cache.back_slice3_local_inertia_h_z * cache.back_slice3_local_bend_z_column_v_x
-        - cache.back_slice3_local_bend_z_column_v_z
-            * cache.back_slice3_local_inertia_h_x;
-    let t60 = cache.back_slice2_local_inertia_i_00
-        * cache.back_slice2_local_bend_z_column_w_x
-        + cache.back_slice2_local_bend_z_column_w_y
-            * cache.back_slice2_local_inertia_i_01
-        + cache.back_slice2_local_inertia_i_02
-            * cache.back_slice2_local_bend_z_column_w_z
-        + cache.back_slice2_local_inertia_h_y * cache.back_slice2_local_bend_z_column_v_z
-        - cache.back_slice2_local_inertia_h_z
-            * cache.back_slice2_local_bend_z_column_v_y;
-    let t61 = cache.back_slice2_local_inertia_i_02
-        * cache.back_slice2_local_bend_z_column_w_x
-        + cache.back_slice2_local_inertia_i_22
-            * cache.back_slice2_local_bend_z_column_w_z
-        + cache.back_slice2_local_inertia_h_x * cache.back_slice2_local_bend_z_column_v_y
-        + cache.back_slice2_local_bend_z_column_w_y
-            * cache.back_slice2_local_inertia_i_12
-        - cache.back_slice2_local_inertia_h_y
-            * cache.back_slice2_local_bend_z_column_v_x;
-    let t62 = cache.back_slice1_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.back_slice1_local_bend_z_column_w_z
-            * cache.back_slice1_local_inertia_h_y
-            - cache.back_slice1_local_inertia_h_z
-                * cache.back_slice1_local_bend_z_column_w_y);
-    let t63 = cache.back_slice0_local_inertia_i_02
-        * cache.back_slice0_local_bend_z_column_w_z
-        + cache.back_slice0_local_bend_z_column_w_y
-            * cache.back_slice0_local_inertia_i_01
-        + cache.back_slice0_local_bend_z_column_w_x
-            * cache.back_slice0_local_inertia_i_00
-        + cache.back_slice0_local_bend_z_column_v_z * cache.back_slice0_local_inertia_h_y
-        - cache.back_slice0_local_bend_z_column_v_y
-            * cache.back_slice0_local_inertia_h_z;
-    let t64 = cache.head_slice1_mass * cache.back_slice1_local_bend_z_column_v_z
-        - (cache.back_slice1_local_inertia_h_x
-            * cache.back_slice1_local_bend_z_column_w_y
-            - cache.back_slice1_local_bend_z_column_w_x
-                * cache.back_slice1_local_inertia_h_y);
-    let t65 = cache.back_slice1_local_inertia_h_y
-        * cache.back_slice1_local_bend_z_column_v_z
-        + cache.back_slice1_local_bend_z_column_w_z
-            * cache.back_slice1_local_inertia_i_02
-        + cache.back_slice1_local_bend_z_column_w_x
-            * cache.back_slice1_local_inertia_i_00
-        + cache.back_slice1_local_inertia_i_01
-            * cache.back_slice1_local_bend_z_column_w_y
-        - cache.back_slice1_local_inertia_h_z
-            * cache.back_slice1_local_bend_z_column_v_y;
-    let t66 = cache.back_slice0_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.back_slice0_local_inertia_h_x
-            * cache.back_slice0_local_bend_z_column_w_y
-            - cache.back_slice0_local_bend_z_column_w_x
-                * cache.back_slice0_local_inertia_h_y);
-    let t67 = cache.back_slice2_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.back_slice2_local_inertia_h_y
-            * cache.back_slice2_local_bend_z_column_w_z
-            - cache.back_slice2_local_bend_z_column_w_y
-                * cache.back_slice2_local_inertia_h_z);
-    let t68 = cache.head_slice0_mass * cache.back_slice0_local_bend_z_column_v_x
-        - (cache.back_slice0_local_inertia_h_y
-            * cache.back_slice0_local_bend_z_column_w_z
-            - cache.back_slice0_local_bend_z_column_w_y
-                * cache.back_slice0_local_inertia_h_z);
-    let t69 = cache.back_slice3_local_bend_z_column_w_y
-        * cache.back_slice3_local_inertia_i_12
-        + cache.back_slice3_local_inertia_i_22
-            * cache.back_slice3_local_bend_z_column_w_z
-        + cache.back_slice3_local_inertia_i_02
-            * cache.back_slice3_local_bend_z_column_w_x
-        + cache.back_slice3_local_bend_z_column_v_y * cache.back_slice3_local_inertia_h_x
-        - cache.back_slice3_local_bend_z_column_v_x
-            * cache.back_slice3_local_inertia_h_y;
-    let t70 = cache.back_slice2_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.back_slice2_local_bend_z_column_w_y
-            * cache.back_slice2_local_inertia_h_x
-            - cache.back_slice2_local_inertia_h_y
-                * cache.back_slice2_local_bend_z_column_w_x);
-    let t71 = cache.back_slice3_local_inertia_i_01
-        * cache.back_slice3_local_bend_z_column_w_y
-        + cache.back_slice3_local_bend_z_column_v_z * cache.back_slice3_local_inertia_h_y
-        + cache.back_slice3_local_inertia_i_00
-            * cache.back_slice3_local_bend_z_column_w_x
-        + cache.back_slice3_local_inertia_i_02
-            * cache.back_slice3_local_bend_z_column_w_z
-        - cache.back_slice3_local_bend_z_column_v_y
-            * cache.back_slice3_local_inertia_h_z;
-    let t72 = cache.back_slice3_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.back_slice3_local_inertia_h_z
-            * cache.back_slice3_local_bend_z_column_w_x
-            - cache.back_slice3_local_bend_z_column_w_z
-                * cache.back_slice3_local_inertia_h_x);
-    let t73 = cache.back_slice3_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.back_slice3_local_inertia_h_y
-            * cache.back_slice3_local_bend_z_column_w_z
-            - cache.back_slice3_local_inertia_h_z
-                * cache.back_slice3_local_bend_z_column_w_y);
-    let t74 = cache.back_slice0_local_bend_z_column_w_y
-        * cache.back_slice0_local_inertia_i_11
-        + cache.back_slice0_local_bend_z_column_w_z
-            * cache.back_slice0_local_inertia_i_12
-        + cache.back_slice0_local_bend_z_column_v_x * cache.back_slice0_local_inertia_h_z
-        + cache.back_slice0_local_bend_z_column_w_x
-            * cache.back_slice0_local_inertia_i_01
-        - cache.back_slice0_local_bend_z_column_v_z
-            * cache.back_slice0_local_inertia_h_x;
-    let t75 = cache.back_slice2_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.back_slice2_local_inertia_h_z
-            * cache.back_slice2_local_bend_z_column_w_x
-            - cache.back_slice2_local_inertia_h_x
-                * cache.back_slice2_local_bend_z_column_w_z);
-    let t76 = (t52 * cache.back_slice3_local_bend_y_column_v_z
-        + t53 * cache.back_slice0_local_bend_y_column_v_y
-        + t54 * cache.back_slice1_local_bend_y_column_w_z
-        + cache.back_slice2_local_bend_y_column_w_y * t55
-        + cache.back_slice1_local_bend_y_column_w_y * t56
-        + t57 * cache.back_slice0_local_bend_y_column_w_z
-        + cache.back_slice1_local_bend_y_column_v_y * t58
-        + t59 * cache.back_slice3_local_bend_y_column_w_y
-        + t60 * cache.back_slice2_local_bend_y_column_w_x
-        + cache.back_slice2_local_bend_y_column_w_z * t61
-        + cache.back_slice1_local_bend_y_column_v_x * t62
-        + cache.back_slice0_local_bend_y_column_w_x * t63
-        + cache.back_slice1_local_bend_y_column_v_z * t64
-        + t65 * cache.back_slice1_local_bend_y_column_w_x
-        + t66 * cache.back_slice0_local_bend_y_column_v_z
-        + t67 * cache.back_slice2_local_bend_y_column_v_x
-        + cache.back_slice0_local_bend_y_column_v_x * t68
-        + t69 * cache.back_slice3_local_bend_y_column_w_z
-        + cache.back_slice2_local_bend_y_column_v_z * t70
-        + t71 * cache.back_slice3_local_bend_y_column_w_x
-        + t72 * cache.back_slice3_local_bend_y_column_v_y
-        + t73 * cache.back_slice3_local_bend_y_column_v_x
-        + t74 * cache.back_slice0_local_bend_y_column_w_y
-        + t75 * cache.back_slice2_local_bend_y_column_v_y) * p.limb_length
-        * p.limb_length;
-    let t77 = cache.front_right_slice2_local_bend_z_column_v_y
-        * cache.front_right_slice2_local_inertia_h_x
-        + cache.front_right_slice2_local_bend_z_column_w_x
-            * cache.front_right_slice2_local_inertia_i_02
-        + cache.front_right_slice2_local_inertia_i_22
-            * cache.front_right_slice2_local_bend_z_column_w_z
-        + cache.front_right_slice2_local_bend_z_column_w_y
-            * cache.front_right_slice2_local_inertia_i_12
-        - cache.front_right_slice2_local_bend_z_column_v_x
-            * cache.front_right_slice2_local_inertia_h_y;
-    let t78 = cache.front_right_slice2_local_bend_z_column_w_z
-        * cache.front_right_slice2_local_inertia_i_02
-        + cache.front_right_slice2_local_inertia_i_00
-            * cache.front_right_slice2_local_bend_z_column_w_x
-        + cache.front_right_slice2_local_bend_z_column_w_y
-            * cache.front_right_slice2_local_inertia_i_01
-        + cache.front_right_slice2_local_inertia_h_y
-            * cache.front_right_slice2_local_bend_z_column_v_z
-        - cache.front_right_slice2_local_bend_z_column_v_y
-            * cache.front_right_slice2_local_inertia_h_z;
-    let t79 = cache.head_slice0_mass * cache.front_right_slice3_local_bend_z_column_v_y
-        - (cache.front_right_slice3_local_bend_z_column_w_x
-            * cache.front_right_slice3_local_inertia_h_z
-            - cache.front_right_slice3_local_bend_z_column_w_z
-                * cache.front_right_slice3_local_inertia_h_x);
-    let t80 = cache.front_right_slice3_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.front_right_slice3_local_bend_z_column_w_z
-            * cache.front_right_slice3_local_inertia_h_y
-            - cache.front_right_slice3_local_bend_z_column_w_y
-                * cache.front_right_slice3_local_inertia_h_z);
-    let t81 = cache.front_right_slice1_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.front_right_slice1_local_bend_z_column_w_x
-            * cache.front_right_slice1_local_inertia_h_z
-            - cache.front_right_slice1_local_bend_z_column_w_z
-                * cache.front_right_slice1_local_inertia_h_x);
-    let t82 = cache.front_right_slice0_local_inertia_i_12
-        * cache.front_right_slice0_local_bend_z_column_w_y
-        + cache.front_right_slice0_local_bend_z_column_w_z
-            * cache.front_right_slice0_local_inertia_i_22
-        + cache.front_right_slice0_local_inertia_h_x
-            * cache.front_right_slice0_local_bend_z_column_v_y
-        + cache.front_right_slice0_local_inertia_i_02
-            * cache.front_right_slice0_local_bend_z_column_w_x
-        - cache.front_right_slice0_local_bend_z_column_v_x
-            * cache.front_right_slice0_local_inertia_h_y;
-    let t83 = cache.head_slice1_mass * cache.front_right_slice1_local_bend_z_column_v_x
-        - (cache.front_right_slice1_local_inertia_h_y
-            * cache.front_right_slice1_local_bend_z_column_w_z
-            - cache.front_right_slice1_local_inertia_h_z
-                * cache.front_right_slice1_local_bend_z_column_w_y);
-    let t84 = cache.head_slice0_mass * cache.front_right_slice0_local_bend_z_column_v_y
-        - (cache.front_right_slice0_local_bend_z_column_w_x
-            * cache.front_right_slice0_local_inertia_h_z
-            - cache.front_right_slice0_local_bend_z_column_w_z
-                * cache.front_right_slice0_local_inertia_h_x);
-    let t85 = cache.front_right_slice1_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.front_right_slice1_local_inertia_h_x
-            * cache.front_right_slice1_local_bend_z_column_w_y
-            - cache.front_right_slice1_local_inertia_h_y
-                * cache.front_right_slice1_local_bend_z_column_w_x);
-    let t86 = cache.front_right_slice2_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.front_right_slice2_local_inertia_h_y
-            * cache.front_right_slice2_local_bend_z_column_w_z
-            - cache.front_right_slice2_local_bend_z_column_w_y
-                * cache.front_right_slice2_local_inertia_h_z);
-    let t87 = cache.front_right_slice1_local_bend_z_column_v_z
-        * cache.front_right_slice1_local_inertia_h_y
-        + cache.front_right_slice1_local_bend_z_column_w_x
-            * cache.front_right_slice1_local_inertia_i_00
-        + cache.front_right_slice1_local_inertia_i_02
-            * cache.front_right_slice1_local_bend_z_column_w_z
-        + cache.front_right_slice1_local_inertia_i_01
-            * cache.front_right_slice1_local_bend_z_column_w_y
-        - cache.front_right_slice1_local_bend_z_column_v_y
-            * cache.front_right_slice1_local_inertia_h_z;
-    let t88 = cache.front_right_slice1_local_bend_z_column_v_y
-        * cache.front_right_slice1_local_inertia_h_x
-        + cache.front_right_slice1_local_inertia_i_12
-            * cache.front_right_slice1_local_bend_z_column_w_y
-        + cache.front_right_slice1_local_inertia_i_22
-            * cache.front_right_slice1_local_bend_z_column_w_z
-        + cache.front_right_slice1_local_inertia_i_02
-            * cache.front_right_slice1_local_bend_z_column_w_x
-        - cache.front_right_slice1_local_inertia_h_y
-            * cache.front_right_slice1_local_bend_z_column_v_x;
-    let t89 = cache.front_right_slice3_local_inertia_i_01
-        * cache.front_right_slice3_local_bend_z_column_w_y
-        + cache.front_right_slice3_local_inertia_h_y
-            * cache.front_right_slice3_local_bend_z_column_v_z
-        + cache.front_right_slice3_local_bend_z_column_w_z
-            * cache.front_right_slice3_local_inertia_i_02
-        + cache.front_right_slice3_local_bend_z_column_w_x
-            * cache.front_right_slice3_local_inertia_i_00
-        - cache.front_right_slice3_local_bend_z_column_v_y
-            * cache.front_right_slice3_local_inertia_h_z;
-    let t90 = cache.front_right_slice0_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.front_right_slice0_local_bend_z_column_w_z
-            * cache.front_right_slice0_local_inertia_h_y
-            - cache.front_right_slice0_local_inertia_h_z
-                * cache.front_right_slice0_local_bend_z_column_w_y);
-    let t91 = cache.front_right_slice2_local_inertia_i_11
-        * cache.front_right_slice2_local_bend_z_column_w_y
-        + cache.front_right_slice2_local_bend_z_column_w_x
-            * cache.front_right_slice2_local_inertia_i_01
-        + cache.front_right_slice2_local_inertia_i_12
-            * cache.front_right_slice2_local_bend_z_column_w_z
-        + cache.front_right_slice2_local_bend_z_column_v_x
-            * cache.front_right_slice2_local_inertia_h_z
-        - cache.front_right_slice2_local_bend_z_column_v_z
-            * cache.front_right_slice2_local_inertia_h_x;
-    let t92 = cache.front_right_slice2_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.front_right_slice2_local_bend_z_column_w_x
-            * cache.front_right_slice2_local_inertia_h_z
-            - cache.front_right_slice2_local_bend_z_column_w_z
-                * cache.front_right_slice2_local_inertia_h_x);
-    let t93 = cache.head_slice1_mass * cache.front_right_slice2_local_bend_z_column_v_z
-        - (cache.front_right_slice2_local_bend_z_column_w_y
-            * cache.front_right_slice2_local_inertia_h_x
-            - cache.front_right_slice2_local_bend_z_column_w_x
-                * cache.front_right_slice2_local_inertia_h_y);
-    let t94 = cache.front_right_slice0_local_bend_z_column_v_x
-        * cache.front_right_slice0_local_inertia_h_z
-        + cache.front_right_slice0_local_inertia_i_01
-            * cache.front_right_slice0_local_bend_z_column_w_x
-        + cache.front_right_slice0_local_inertia_i_12
-            * cache.front_right_slice0_local_bend_z_column_w_z
-        + cache.front_right_slice0_local_inertia_i_11
-            * cache.front_right_slice0_local_bend_z_column_w_y
-        - cache.front_right_slice0_local_bend_z_column_v_z
-            * cache.front_right_slice0_local_inertia_h_x;
-    let t95 = cache.head_slice0_mass * cache.front_right_slice3_local_bend_z_column_v_z
-        - (cache.front_right_slice3_local_inertia_h_x
-            * cache.front_right_slice3_local_bend_z_column_w_y
-            - cache.front_right_slice3_local_inertia_h_y
-                * cache.front_right_slice3_local_bend_z_column_w_x);
-    let t96 = cache.front_right_slice0_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.front_right_slice0_local_inertia_h_x
-            * cache.front_right_slice0_local_bend_z_column_w_y
-            - cache.front_right_slice0_local_inertia_h_y
-                * cache.front_right_slice0_local_bend_z_column_w_x);
-    let t97 = cache.front_right_slice0_local_inertia_i_01
-        * cache.front_right_slice0_local_bend_z_column_w_y
-        + cache.front_right_slice0_local_bend_z_column_v_z
-            * cache.front_right_slice0_local_inertia_h_y
-        + cache.front_right_slice0_local_bend_z_column_w_z
-            * cache.front_right_slice0_local_inertia_i_02
-        + cache.front_right_slice0_local_inertia_i_00
-            * cache.front_right_slice0_local_bend_z_column_w_x
-        - cache.front_right_slice0_local_bend_z_column_v_y
-            * cache.front_right_slice0_local_inertia_h_z;
-    let t98 = cache.front_right_slice1_local_bend_z_column_w_x
-        * cache.front_right_slice1_local_inertia_i_01
-        + cache.front_right_slice1_local_inertia_h_z
-            * cache.front_right_slice1_local_bend_z_column_v_x
-        + cache.front_right_slice1_local_inertia_i_11
-            * cache.front_right_slice1_local_bend_z_column_w_y
-        + cache.front_right_slice1_local_inertia_i_12
-            * cache.front_right_slice1_local_bend_z_column_w_z
-        - cache.front_right_slice1_local_bend_z_column_v_z
-            * cache.front_right_slice1_local_inertia_h_x;
-    let t99 = cache.front_right_slice3_local_inertia_i_12
-        * cache.front_right_slice3_local_bend_z_column_w_z
-        + cache.front_right_slice3_local_bend_z_column_v_x
-            * cache.front_right_slice3_local_inertia_h_z
-        + cache.front_right_slice3_local_bend_z_column_w_y
-            * cache.front_right_slice3_local_inertia_i_11
-        + cache.front_right_slice3_local_inertia_i_01
-            * cache.front_right_slice3_local_bend_z_column_w_x
-        - cache.front_right_slice3_local_inertia_h_x
-            * cache.front_right_slice3_local_bend_z_column_v_z;
-    let t100 = cache.front_right_slice3_local_inertia_h_x
-        * cache.front_right_slice3_local_bend_z_column_v_y
-        + cache.front_right_slice3_local_inertia_i_12
-            * cache.front_right_slice3_local_bend_z_column_w_y
-        + cache.front_right_slice3_local_inertia_i_02
-            * cache.front_right_slice3_local_bend_z_column_w_x
-        + cache.front_right_slice3_local_bend_z_column_w_z
-            * cache.front_right_slice3_local_inertia_i_22
-        - cache.front_right_slice3_local_bend_z_column_v_x
-            * cache.front_right_slice3_local_inertia_h_y;
-    let t101 = (cache.front_right_slice2_local_bend_y_column_w_z * t77
-        + t78 * cache.front_right_slice2_local_bend_y_column_w_x
-        + cache.front_right_slice3_local_bend_y_column_v_y * t79
-        + cache.front_right_slice3_local_bend_y_column_v_x * t80
-        + t81 * cache.front_right_slice1_local_bend_y_column_v_y
-        + cache.front_right_slice0_local_bend_y_column_w_z * t82
-        + cache.front_right_slice1_local_bend_y_column_v_x * t83
-        + cache.front_right_slice0_local_bend_y_column_v_y * t84
-        + cache.front_right_slice1_local_bend_y_column_v_z * t85
-        + t86 * cache.front_right_slice2_local_bend_y_column_v_x
-        + t87 * cache.front_right_slice1_local_bend_y_column_w_x
-        + t88 * cache.front_right_slice1_local_bend_y_column_w_z
-        + t89 * cache.front_right_slice3_local_bend_y_column_w_x
-        + cache.front_right_slice0_local_bend_y_column_v_x * t90
-        + cache.front_right_slice2_local_bend_y_column_w_y * t91
-        + cache.front_right_slice2_local_bend_y_column_v_y * t92
-        + cache.front_right_slice2_local_bend_y_column_v_z * t93
-        + t94 * cache.front_right_slice0_local_bend_y_column_w_y
-        + t95 * cache.front_right_slice3_local_bend_y_column_v_z
-        + cache.front_right_slice0_local_bend_y_column_v_z * t96
-        + t97 * cache.front_right_slice0_local_bend_y_column_w_x
-        + cache.front_right_slice1_local_bend_y_column_w_y * t98
-        + cache.front_right_slice3_local_bend_y_column_w_y * t99
-        + cache.front_right_slice3_local_bend_y_column_w_z * t100) * p.limb_length
-        * p.limb_length;
-    let t102 = cache.front_left_slice1_local_inertia_i_01
-        * cache.front_left_slice1_local_bend_z_column_w_y
-        + cache.front_left_slice1_local_inertia_i_00
-            * cache.front_left_slice1_local_bend_z_column_w_x
-        + cache.front_left_slice1_local_bend_z_column_w_z
-            * cache.front_left_slice1_local_inertia_i_02
-        + cache.front_left_slice1_local_bend_z_column_v_z
-            * cache.front_left_slice1_local_inertia_h_y
-        - cache.front_left_slice1_local_inertia_h_z
-            * cache.front_left_slice1_local_bend_z_column_v_y;
-    let t103 = cache.front_left_slice3_local_bend_z_column_w_z
-        * cache.front_left_slice3_local_inertia_i_12
-        + cache.front_left_slice3_local_bend_z_column_w_y
-            * cache.front_left_slice3_local_inertia_i_11
-        + cache.front_left_slice3_local_bend_z_column_w_x
-            * cache.front_left_slice3_local_inertia_i_01
-        + cache.front_left_slice3_local_bend_z_column_v_x
-            * cache.front_left_slice3_local_inertia_h_z
-        - cache.front_left_slice3_local_bend_z_column_v_z
-            * cache.front_left_slice3_local_inertia_h_x;
-    let t104 = cache.head_slice0_mass * cache.front_left_slice0_local_bend_z_column_v_y
-        - (cache.front_left_slice0_local_inertia_h_z
-            * cache.front_left_slice0_local_bend_z_column_w_x
-            - cache.front_left_slice0_local_bend_z_column_w_z
-                * cache.front_left_slice0_local_inertia_h_x);
-    let t105 = cache.front_left_slice3_local_bend_z_column_w_x
-        * cache.front_left_slice3_local_inertia_i_00
-        + cache.front_left_slice3_local_inertia_i_02
-            * cache.front_left_slice3_local_bend_z_column_w_z
-        + cache.front_left_slice3_local_bend_z_column_w_y
-            * cache.front_left_slice3_local_inertia_i_01
-        + cache.front_left_slice3_local_inertia_h_y
-            * cache.front_left_slice3_local_bend_z_column_v_z
-        - cache.front_left_slice3_local_bend_z_column_v_y
-            * cache.front_left_slice3_local_inertia_h_z;
-    let t106 = cache.head_slice1_mass * cache.front_left_slice1_local_bend_z_column_v_x
-        - (cache.front_left_slice1_local_bend_z_column_w_z
-            * cache.front_left_slice1_local_inertia_h_y
-            - cache.front_left_slice1_local_inertia_h_z
-                * cache.front_left_slice1_local_bend_z_column_w_y);
-    let t107 = cache.head_slice0_mass * cache.front_left_slice3_local_bend_z_column_v_x
-        - (cache.front_left_slice3_local_bend_z_column_w_z
-            * cache.front_left_slice3_local_inertia_h_y
-            - cache.front_left_slice3_local_bend_z_column_w_y
-                * cache.front_left_slice3_local_inertia_h_z);
-    let t108 = cache.front_left_slice3_local_bend_z_column_v_y
-        * cache.front_left_slice3_local_inertia_h_x
-        + cache.front_left_slice3_local_bend_z_column_w_z
-            * cache.front_left_slice3_local_inertia_i_22
-        + cache.front_left_slice3_local_inertia_i_02
-            * cache.front_left_slice3_local_bend_z_column_w_x
-        + cache.front_left_slice3_local_bend_z_column_w_y
-            * cache.front_left_slice3_local_inertia_i_12
-        - cache.front_left_slice3_local_inertia_h_y
-            * cache.front_left_slice3_local_bend_z_column_v_x;
-    let t109 = cache.front_left_slice2_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.front_left_slice2_local_bend_z_column_w_y
-            * cache.front_left_slice2_local_inertia_h_x
-            - cache.front_left_slice2_local_inertia_h_y
-                * cache.front_left_slice2_local_bend_z_column_w_x);
-    let t110 = cache.front_left_slice0_local_inertia_i_01
-        * cache.front_left_slice0_local_bend_z_column_w_y
-        + cache.front_left_slice0_local_bend_z_column_w_x
-            * cache.front_left_slice0_local_inertia_i_00
-        + cache.front_left_slice0_local_bend_z_column_v_z
-            * cache.front_left_slice0_local_inertia_h_y
-        + cache.front_left_slice0_local_bend_z_column_w_z
-            * cache.front_left_slice0_local_inertia_i_02
-        - cache.front_left_slice0_local_inertia_h_z
-            * cache.front_left_slice0_local_bend_z_column_v_y;
-    let t111 = cache.front_left_slice1_local_inertia_i_11
-        * cache.front_left_slice1_local_bend_z_column_w_y
-        + cache.front_left_slice1_local_inertia_h_z
-            * cache.front_left_slice1_local_bend_z_column_v_x
-        + cache.front_left_slice1_local_bend_z_column_w_z
-            * cache.front_left_slice1_local_inertia_i_12
-        + cache.front_left_slice1_local_inertia_i_01
-            * cache.front_left_slice1_local_bend_z_column_w_x
-        - cache.front_left_slice1_local_inertia_h_x
-            * cache.front_left_slice1_local_bend_z_column_v_z;
-    let t112 = cache.front_left_slice2_local_inertia_i_00
-        * cache.front_left_slice2_local_bend_z_column_w_x
-        + cache.front_left_slice2_local_inertia_h_y
-            * cache.front_left_slice2_local_bend_z_column_v_z
-        + cache.front_left_slice2_local_bend_z_column_w_z
-            * cache.front_left_slice2_local_inertia_i_02
-        + cache.front_left_slice2_local_bend_z_column_w_y
-            * cache.front_left_slice2_local_inertia_i_01
-        - cache.front_left_slice2_local_bend_z_column_v_y
-            * cache.front_left_slice2_local_inertia_h_z;
-    let t113 = cache.front_left_slice2_local_inertia_i_01
-        * cache.front_left_slice2_local_bend_z_column_w_x
-        + cache.front_left_slice2_local_inertia_i_12
-            * cache.front_left_slice2_local_bend_z_column_w_z
-        + cache.front_left_slice2_local_inertia_h_z
-            * cache.front_left_slice2_local_bend_z_column_v_x
-        + cache.front_left_slice2_local_bend_z_column_w_y
-            * cache.front_left_slice2_local_inertia_i_11
-        - cache.front_left_slice2_local_bend_z_column_v_z
-            * cache.front_left_slice2_local_inertia_h_x;
-    let t114 = cache.head_slice0_mass * cache.front_left_slice3_local_bend_z_column_v_z
-        - (cache.front_left_slice3_local_bend_z_column_w_y
-            * cache.front_left_slice3_local_inertia_h_x
-            - cache.front_left_slice3_local_bend_z_column_w_x
-                * cache.front_left_slice3_local_inertia_h_y);
-    let t115 = cache.front_left_slice3_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.front_left_slice3_local_bend_z_column_w_x
-            * cache.front_left_slice3_local_inertia_h_z
-            - cache.front_left_slice3_local_bend_z_column_w_z
-                * cache.front_left_slice3_local_inertia_h_x);
-    let t116 = cache.front_left_slice0_local_inertia_i_11
-        * cache.front_left_slice0_local_bend_z_column_w_y
-        + cache.front_left_slice0_local_inertia_i_01
-            * cache.front_left_slice0_local_bend_z_column_w_x
-        + cache.front_left_slice0_local_bend_z_column_v_x
-            * cache.front_left_slice0_local_inertia_h_z
-        + cache.front_left_slice0_local_inertia_i_12
-            * cache.front_left_slice0_local_bend_z_column_w_z
-        - cache.front_left_slice0_local_bend_z_column_v_z
-            * cache.front_left_slice0_local_inertia_h_x;
-    let t117 = cache.front_left_slice1_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.front_left_slice1_local_inertia_h_z
-            * cache.front_left_slice1_local_bend_z_column_w_x
-            - cache.front_left_slice1_local_bend_z_column_w_z
-                * cache.front_left_slice1_local_inertia_h_x);
-    let t118 = cache.front_left_slice2_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.front_left_slice2_local_inertia_h_z
-            * cache.front_left_slice2_local_bend_z_column_w_x
-            - cache.front_left_slice2_local_bend_z_column_w_z
-                * cache.front_left_slice2_local_inertia_h_x);
-    let t119 = cache.front_left_slice0_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.front_left_slice0_local_bend_z_column_w_z
-            * cache.front_left_slice0_local_inertia_h_y
-            - cache.front_left_slice0_local_inertia_h_z
-                * cache.front_left_slice0_local_bend_z_column_w_y);
-    let t120 = cache.front_left_slice0_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.front_left_slice0_local_inertia_h_x
-            * cache.front_left_slice0_local_bend_z_column_w_y
-            - cache.front_left_slice0_local_inertia_h_y
-                * cache.front_left_slice0_local_bend_z_column_w_x);
-    let t121 = cache.front_left_slice2_local_bend_z_column_w_y
-        * cache.front_left_slice2_local_inertia_i_12
-        + cache.front_left_slice2_local_bend_z_column_w_z
-            * cache.front_left_slice2_local_inertia_i_22
-        + cache.front_left_slice2_local_bend_z_column_v_y
-            * cache.front_left_slice2_local_inertia_h_x
-        + cache.front_left_slice2_local_bend_z_column_w_x
-            * cache.front_left_slice2_local_inertia_i_02
-        - cache.front_left_slice2_local_inertia_h_y
-            * cache.front_left_slice2_local_bend_z_column_v_x;
-    let t122 = cache.head_slice1_mass * cache.front_left_slice2_local_bend_z_column_v_x
-        - (cache.front_left_slice2_local_bend_z_column_w_z
-            * cache.front_left_slice2_local_inertia_h_y
-            - cache.front_left_slice2_local_bend_z_column_w_y
-                * cache.front_left_slice2_local_inertia_h_z);
-    let t123 = cache.front_left_slice1_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.front_left_slice1_local_inertia_h_x
-            * cache.front_left_slice1_local_bend_z_column_w_y
-            - cache.front_left_slice1_local_bend_z_column_w_x
-                * cache.front_left_slice1_local_inertia_h_y);
-    let t124 = cache.front_left_slice0_local_inertia_i_12
-        * cache.front_left_slice0_local_bend_z_column_w_y
-        + cache.front_left_slice0_local_inertia_i_22
-            * cache.front_left_slice0_local_bend_z_column_w_z
-        + cache.front_left_slice0_local_bend_z_column_w_x
-            * cache.front_left_slice0_local_inertia_i_02
-        + cache.front_left_slice0_local_inertia_h_x
-            * cache.front_left_slice0_local_bend_z_column_v_y
-        - cache.front_left_slice0_local_inertia_h_y
-            * cache.front_left_slice0_local_bend_z_column_v_x;
-    let t125 = cache.front_left_slice1_local_bend_z_column_w_z
-        * cache.front_left_slice1_local_inertia_i_22
-        + cache.front_left_slice1_local_inertia_i_02
-            * cache.front_left_slice1_local_bend_z_column_w_x
-        + cache.front_left_slice1_local_inertia_h_x
-            * cache.front_left_slice1_local_bend_z_column_v_y
-        + cache.front_left_slice1_local_bend_z_column_w_y
-            * cache.front_left_slice1_local_inertia_i_12
-        - cache.front_left_slice1_local_inertia_h_y
-            * cache.front_left_slice1_local_bend_z_column_v_x;
-    let t126 = p.limb_length * p.limb_length
-        * (cache.front_left_slice1_local_bend_y_column_w_x * t102
-            + t103 * cache.front_left_slice3_local_bend_y_column_w_y
-            + cache.front_left_slice0_local_bend_y_column_v_y * t104
-            + cache.front_left_slice3_local_bend_y_column_w_x * t105
-            + cache.front_left_slice1_local_bend_y_column_v_x * t106
-            + cache.front_left_slice3_local_bend_y_column_v_x * t107
-            + cache.front_left_slice3_local_bend_y_column_w_z * t108
-            + t109 * cache.front_left_slice2_local_bend_y_column_v_z
-            + cache.front_left_slice0_local_bend_y_column_w_x * t110
-            + cache.front_left_slice1_local_bend_y_column_w_y * t111
-            + t112 * cache.front_left_slice2_local_bend_y_column_w_x
-            + t113 * cache.front_left_slice2_local_bend_y_column_w_y
-            + t114 * cache.front_left_slice3_local_bend_y_column_v_z
-            + cache.front_left_slice3_local_bend_y_column_v_y * t115
-            + t116 * cache.front_left_slice0_local_bend_y_column_w_y
-            + cache.front_left_slice1_local_bend_y_column_v_y * t117
-            + t118 * cache.front_left_slice2_local_bend_y_column_v_y
-            + cache.front_left_slice0_local_bend_y_column_v_x * t119
-            + cache.front_left_slice0_local_bend_y_column_v_z * t120
-            + t121 * cache.front_left_slice2_local_bend_y_column_w_z
-            + t122 * cache.front_left_slice2_local_bend_y_column_v_x
-            + cache.front_left_slice1_local_bend_y_column_v_z * t123
-            + cache.front_left_slice0_local_bend_y_column_w_z * t124
-            + cache.front_left_slice1_local_bend_y_column_w_z * t125);
+            * cache.front_left_subspace0_projected_inertia_f_y;
+    let t26 = cache.base_pitch_rotation_20
+        * cache.front_left_subspace1_projected_inertia_n_z
+        + cache.front_left_subspace1_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.base_roll_subspace_v_y * cache.front_left_subspace1_projected_inertia_f_y
+        + cache.base_pitch_rotation_00 * cache.front_left_subspace1_projected_inertia_n_x
+        + cache.front_left_subspace1_projected_inertia_n_y * cache.base_pitch_rotation_10
+        + cache.base_roll_subspace_v_x
+            * cache.front_left_subspace1_projected_inertia_f_x;
+    let t27 = (cache.head_slice3_local_bend_y_column_w_x
+        * cache.head_slice3_local_bend_z_projected_inertia_n_x
+        + cache.head_slice3_local_bend_y_column_v_y
+            * cache.head_slice3_local_bend_z_projected_inertia_f_y
+        + cache.head_slice2_local_bend_z_projected_inertia_n_x
+            * cache.head_slice2_local_bend_y_column_w_x
+        + cache.head_slice1_local_bend_y_column_w_x
+            * cache.head_slice1_local_bend_z_projected_inertia_n_x
+        + cache.head_slice2_local_bend_y_column_v_y
+            * cache.head_slice2_local_bend_z_projected_inertia_f_y
+        + cache.head_slice0_local_bend_z_projected_inertia_f_x
+            * cache.head_slice0_local_bend_y_column_v_x
+        + cache.head_slice2_local_bend_z_projected_inertia_f_x
+            * cache.head_slice2_local_bend_y_column_v_x
+        + cache.head_slice3_local_bend_z_projected_inertia_n_y
+            * cache.head_slice3_local_bend_y_column_w_y
+        + cache.head_slice1_local_bend_z_projected_inertia_n_y
+            * cache.head_slice1_local_bend_y_column_w_y
+        + cache.head_slice2_local_bend_z_projected_inertia_n_y
+            * cache.head_slice2_local_bend_y_column_w_y
+        + cache.head_slice2_local_bend_y_column_v_z
+            * cache.head_slice2_local_bend_z_projected_inertia_f_z
+        + cache.head_slice0_local_bend_y_column_w_y
+            * cache.head_slice0_local_bend_z_projected_inertia_n_y
+        + cache.head_slice2_local_bend_z_projected_inertia_n_z
+            * cache.head_slice2_local_bend_y_column_w_z
+        + cache.head_slice3_local_bend_z_projected_inertia_f_x
+            * cache.head_slice3_local_bend_y_column_v_x
+        + cache.head_slice1_local_bend_y_column_v_y
+            * cache.head_slice1_local_bend_z_projected_inertia_f_y
+        + cache.head_slice0_local_bend_y_column_v_y
+            * cache.head_slice0_local_bend_z_projected_inertia_f_y
+        + cache.head_slice0_local_bend_y_column_v_z
+            * cache.head_slice0_local_bend_z_projected_inertia_f_z
+        + cache.head_slice1_local_bend_z_projected_inertia_f_x
+            * cache.head_slice1_local_bend_y_column_v_x
+        + cache.head_slice1_local_bend_y_column_v_z
+            * cache.head_slice1_local_bend_z_projected_inertia_f_z
+        + cache.head_slice3_local_bend_z_projected_inertia_f_z
+            * cache.head_slice3_local_bend_y_column_v_z
+        + cache.head_slice0_local_bend_y_column_w_x
+            * cache.head_slice0_local_bend_z_projected_inertia_n_x
+        + cache.head_slice1_local_bend_z_projected_inertia_n_z
+            * cache.head_slice1_local_bend_y_column_w_z
+        + cache.head_slice3_local_bend_z_projected_inertia_n_z
+            * cache.head_slice3_local_bend_y_column_w_z
+        + cache.head_slice0_local_bend_z_projected_inertia_n_z
+            * cache.head_slice0_local_bend_y_column_w_z) * p.limb_length * p.limb_length;
+    let t28 = (cache.back_slice3_local_bend_z_projected_inertia_f_z
+        * cache.back_slice3_local_bend_y_column_v_z
+        + cache.back_slice0_local_bend_z_projected_inertia_f_y
+            * cache.back_slice0_local_bend_y_column_v_y
+        + cache.back_slice1_local_bend_z_projected_inertia_n_z
+            * cache.back_slice1_local_bend_y_column_w_z
+        + cache.back_slice2_local_bend_y_column_w_y
+            * cache.back_slice2_local_bend_z_projected_inertia_n_y
+        + cache.back_slice1_local_bend_y_column_w_y
+            * cache.back_slice1_local_bend_z_projected_inertia_n_y
+        + cache.back_slice0_local_bend_z_projected_inertia_n_z
+            * cache.back_slice0_local_bend_y_column_w_z
+        + cache.back_slice1_local_bend_y_column_v_y
+            * cache.back_slice1_local_bend_z_projected_inertia_f_y
+        + cache.back_slice3_local_bend_z_projected_inertia_n_y
+            * cache.back_slice3_local_bend_y_column_w_y
+        + cache.back_slice2_local_bend_z_projected_inertia_n_x
+            * cache.back_slice2_local_bend_y_column_w_x
+        + cache.back_slice2_local_bend_y_column_w_z
+            * cache.back_slice2_local_bend_z_projected_inertia_n_z
+        + cache.back_slice1_local_bend_y_column_v_x
+            * cache.back_slice1_local_bend_z_projected_inertia_f_x
+        + cache.back_slice0_local_bend_y_column_w_x
+            * cache.back_slice0_local_bend_z_projected_inertia_n_x
+        + cache.back_slice1_local_bend_y_column_v_z
+            * cache.back_slice1_local_bend_z_projected_inertia_f_z
+        + cache.back_slice1_local_bend_z_projected_inertia_n_x
+            * cache.back_slice1_local_bend_y_column_w_x
+        + cache.back_slice0_local_bend_z_projected_inertia_f_z
+            * cache.back_slice0_local_bend_y_column_v_z
+        + cache.back_slice2_local_bend_z_projected_inertia_f_x
+            * cache.back_slice2_local_bend_y_column_v_x
+        + cache.back_slice0_local_bend_y_column_v_x
+            * cache.back_slice0_local_bend_z_projected_inertia_f_x
+        + cache.back_slice3_local_bend_z_projected_inertia_n_z
+            * cache.back_slice3_local_bend_y_column_w_z
+        + cache.back_slice2_local_bend_y_column_v_z
+            * cache.back_slice2_local_bend_z_projected_inertia_f_z
+        + cache.back_slice3_local_bend_z_projected_inertia_n_x
+            * cache.back_slice3_local_bend_y_column_w_x
+        + cache.back_slice3_local_bend_z_projected_inertia_f_y
+            * cache.back_slice3_local_bend_y_column_v_y
+        + cache.back_slice3_local_bend_z_projected_inertia_f_x
+            * cache.back_slice3_local_bend_y_column_v_x
+        + cache.back_slice0_local_bend_z_projected_inertia_n_y
+            * cache.back_slice0_local_bend_y_column_w_y
+        + cache.back_slice2_local_bend_z_projected_inertia_f_y
+            * cache.back_slice2_local_bend_y_column_v_y) * p.limb_length * p.limb_length;
+    let t29 = (cache.front_right_slice2_local_bend_y_column_w_z
+        * cache.front_right_slice2_local_bend_z_projected_inertia_n_z
+        + cache.front_right_slice2_local_bend_z_projected_inertia_n_x
+            * cache.front_right_slice2_local_bend_y_column_w_x
+        + cache.front_right_slice3_local_bend_y_column_v_y
+            * cache.front_right_slice3_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice3_local_bend_y_column_v_x
+            * cache.front_right_slice3_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice1_local_bend_z_projected_inertia_f_y
+            * cache.front_right_slice1_local_bend_y_column_v_y
+        + cache.front_right_slice0_local_bend_y_column_w_z
+            * cache.front_right_slice0_local_bend_z_projected_inertia_n_z
+        + cache.front_right_slice1_local_bend_y_column_v_x
+            * cache.front_right_slice1_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice0_local_bend_y_column_v_y
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice1_local_bend_y_column_v_z
+            * cache.front_right_slice1_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice2_local_bend_z_projected_inertia_f_x
+            * cache.front_right_slice2_local_bend_y_column_v_x
+        + cache.front_right_slice1_local_bend_z_projected_inertia_n_x
+            * cache.front_right_slice1_local_bend_y_column_w_x
+        + cache.front_right_slice1_local_bend_z_projected_inertia_n_z
+            * cache.front_right_slice1_local_bend_y_column_w_z
+        + cache.front_right_slice3_local_bend_z_projected_inertia_n_x
+            * cache.front_right_slice3_local_bend_y_column_w_x
+        + cache.front_right_slice0_local_bend_y_column_v_x
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice2_local_bend_y_column_w_y
+            * cache.front_right_slice2_local_bend_z_projected_inertia_n_y
+        + cache.front_right_slice2_local_bend_y_column_v_y
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice2_local_bend_y_column_v_z
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice0_local_bend_z_projected_inertia_n_y
+            * cache.front_right_slice0_local_bend_y_column_w_y
+        + cache.front_right_slice3_local_bend_z_projected_inertia_f_z
+            * cache.front_right_slice3_local_bend_y_column_v_z
+        + cache.front_right_slice0_local_bend_y_column_v_z
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice0_local_bend_z_projected_inertia_n_x
+            * cache.front_right_slice0_local_bend_y_column_w_x
+        + cache.front_right_slice1_local_bend_y_column_w_y
+            * cache.front_right_slice1_local_bend_z_projected_inertia_n_y
+        + cache.front_right_slice3_local_bend_y_column_w_y
+            * cache.front_right_slice3_local_bend_z_projected_inertia_n_y
+        + cache.front_right_slice3_local_bend_y_column_w_z
+            * cache.front_right_slice3_local_bend_z_projected_inertia_n_z)
+        * p.limb_length * p.limb_length;
+    let t30 = p.limb_length * p.limb_length
+        * (cache.front_left_slice1_local_bend_y_column_w_x
+            * cache.front_left_slice1_local_bend_z_projected_inertia_n_x
+            + cache.front_left_slice3_local_bend_z_projected_inertia_n_y
+                * cache.front_left_slice3_local_bend_y_column_w_y
+            + cache.front_left_slice0_local_bend_y_column_v_y
+                * cache.front_left_slice0_local_bend_z_projected_inertia_f_y
+            + cache.front_left_slice3_local_bend_y_column_w_x
+                * cache.front_left_slice3_local_bend_z_projected_inertia_n_x
+            + cache.front_left_slice1_local_bend_y_column_v_x
+                * cache.front_left_slice1_local_bend_z_projected_inertia_f_x
+            + cache.front_left_slice3_local_bend_y_column_v_x
+                * cache.front_left_slice3_local_bend_z_projected_inertia_f_x
+            + cache.front_left_slice3_local_bend_y_column_w_z
+                * cache.front_left_slice3_local_bend_z_projected_inertia_n_z
+            + cache.front_left_slice2_local_bend_z_projected_inertia_f_z
+                * cache.front_left_slice2_local_bend_y_column_v_z
+            + cache.front_left_slice0_local_bend_y_column_w_x
+                * cache.front_left_slice0_local_bend_z_projected_inertia_n_x
+            + cache.front_left_slice1_local_bend_y_column_w_y
+                * cache.front_left_slice1_local_bend_z_projected_inertia_n_y
+            + cache.front_left_slice2_local_bend_z_projected_inertia_n_x
+                * cache.front_left_slice2_local_bend_y_column_w_x
+            + cache.front_left_slice2_local_bend_z_projected_inertia_n_y
+                * cache.front_left_slice2_local_bend_y_column_w_y
+            + cache.front_left_slice3_local_bend_z_projected_inertia_f_z
+                * cache.front_left_slice3_local_bend_y_column_v_z
+            + cache.front_left_slice3_local_bend_y_column_v_y
+                * cache.front_left_slice3_local_bend_z_projected_inertia_f_y
+            + cache.front_left_slice0_local_bend_z_projected_inertia_n_y
+                * cache.front_left_slice0_local_bend_y_column_w_y
+            + cache.front_left_slice1_local_bend_y_column_v_y
+                * cache.front_left_slice1_local_bend_z_projected_inertia_f_y
+            + cache.front_left_slice2_local_bend_z_projected_inertia_f_y
+                * cache.front_left_slice2_local_bend_y_column_v_y
+            + cache.front_left_slice0_local_bend_y_column_v_x
+                * cache.front_left_slice0_local_bend_z_projected_inertia_f_x
+            + cache.front_left_slice0_local_bend_y_column_v_z
+                * cache.front_left_slice0_local_bend_z_projected_inertia_f_z
+            + cache.front_left_slice2_local_bend_z_projected_inertia_n_z
+                * cache.front_left_slice2_local_bend_y_column_w_z
+            + cache.front_left_slice2_local_bend_z_projected_inertia_f_x
+                * cache.front_left_slice2_local_bend_y_column_v_x
+            + cache.front_left_slice1_local_bend_y_column_v_z
+                * cache.front_left_slice1_local_bend_z_projected_inertia_f_z
+            + cache.front_left_slice0_local_bend_y_column_w_z
+                * cache.front_left_slice0_local_bend_z_projected_inertia_n_z
+            + cache.front_left_slice1_local_bend_y_column_w_z
+                * cache.front_left_slice1_local_bend_z_projected_inertia_n_z);
     out[(0, 0)] = cache.hub_composite_inertia_m;
     out[(0, 3)] = cache.base_yaw_projected_inertia_f_x;
     out[(3, 0)] = cache.base_yaw_projected_inertia_f_x;
@@ -6560,932 +6699,403 @@ pub fn mass_matrix_into(
     out[(5, 13)] = t26;
     out[(13, 5)] = t26;
     out[(6, 6)] = (cache.head_slice3_local_bend_y_column_v_y
-        * (cache.head_slice3_local_bend_y_column_v_y * cache.head_slice0_mass
-            - (cache.head_slice3_local_inertia_h_z
-                * cache.head_slice3_local_bend_y_column_w_x
-                - cache.head_slice3_local_inertia_h_x
-                    * cache.head_slice3_local_bend_y_column_w_z))
-        + (cache.head_slice2_local_inertia_i_12
-            * cache.head_slice2_local_bend_y_column_w_y
-            + cache.head_slice2_local_inertia_h_x
-                * cache.head_slice2_local_bend_y_column_v_y
-            + cache.head_slice2_local_inertia_i_02
-                * cache.head_slice2_local_bend_y_column_w_x
-            + cache.head_slice2_local_bend_y_column_w_z
-                * cache.head_slice2_local_inertia_i_22
-            - cache.head_slice2_local_bend_y_column_v_x
-                * cache.head_slice2_local_inertia_h_y)
+        * cache.head_slice3_local_bend_y_projected_inertia_f_y
+        + cache.head_slice2_local_bend_y_projected_inertia_n_z
             * cache.head_slice2_local_bend_y_column_w_z
-        + (cache.head_slice1_local_inertia_i_11
+        + cache.head_slice1_local_bend_y_projected_inertia_n_y
             * cache.head_slice1_local_bend_y_column_w_y
-            + cache.head_slice1_local_inertia_h_z
-                * cache.head_slice1_local_bend_y_column_v_x
-            + cache.head_slice1_local_inertia_i_01
-                * cache.head_slice1_local_bend_y_column_w_x
-            + cache.head_slice1_local_bend_y_column_w_z
-                * cache.head_slice1_local_inertia_i_12
-            - cache.head_slice1_local_bend_y_column_v_z
-                * cache.head_slice1_local_inertia_h_x)
-            * cache.head_slice1_local_bend_y_column_w_y
-        + (cache.head_slice0_mass * cache.head_slice3_local_bend_y_column_v_x
-            - (cache.head_slice3_local_inertia_h_y
-                * cache.head_slice3_local_bend_y_column_w_z
-                - cache.head_slice3_local_inertia_h_z
-                    * cache.head_slice3_local_bend_y_column_w_y))
+        + cache.head_slice3_local_bend_y_projected_inertia_f_x
             * cache.head_slice3_local_bend_y_column_v_x
-        + (cache.head_slice0_local_bend_y_column_w_z
-            * cache.head_slice0_local_inertia_i_02
-            + cache.head_slice0_local_inertia_h_y
-                * cache.head_slice0_local_bend_y_column_v_z
-            + cache.head_slice0_local_bend_y_column_w_y
-                * cache.head_slice0_local_inertia_i_01
-            + cache.head_slice0_local_bend_y_column_w_x
-                * cache.head_slice0_local_inertia_i_00
-            - cache.head_slice0_local_bend_y_column_v_y
-                * cache.head_slice0_local_inertia_h_z)
+        + cache.head_slice0_local_bend_y_projected_inertia_n_x
             * cache.head_slice0_local_bend_y_column_w_x
         + cache.head_slice2_local_bend_y_column_v_z
-            * (cache.head_slice2_local_bend_y_column_v_z * cache.head_slice1_mass
-                - (cache.head_slice2_local_bend_y_column_w_y
-                    * cache.head_slice2_local_inertia_h_x
-                    - cache.head_slice2_local_bend_y_column_w_x
-                        * cache.head_slice2_local_inertia_h_y))
+            * cache.head_slice2_local_bend_y_projected_inertia_f_z
         + cache.head_slice0_local_bend_y_column_v_y
-            * (cache.head_slice0_local_bend_y_column_v_y * cache.head_slice0_mass
-                - (cache.head_slice0_local_inertia_h_z
-                    * cache.head_slice0_local_bend_y_column_w_x
-                    - cache.head_slice0_local_bend_y_column_w_z
-                        * cache.head_slice0_local_inertia_h_x))
-        + (cache.head_slice1_local_bend_y_column_v_y * cache.head_slice1_mass
-            - (cache.head_slice1_local_bend_y_column_w_x
-                * cache.head_slice1_local_inertia_h_z
-                - cache.head_slice1_local_bend_y_column_w_z
-                    * cache.head_slice1_local_inertia_h_x))
+            * cache.head_slice0_local_bend_y_projected_inertia_f_y
+        + cache.head_slice1_local_bend_y_projected_inertia_f_y
             * cache.head_slice1_local_bend_y_column_v_y
         + cache.head_slice2_local_bend_y_column_w_x
-            * (cache.head_slice2_local_inertia_i_00
-                * cache.head_slice2_local_bend_y_column_w_x
-                + cache.head_slice2_local_bend_y_column_v_z
-                    * cache.head_slice2_local_inertia_h_y
-                + cache.head_slice2_local_inertia_i_02
-                    * cache.head_slice2_local_bend_y_column_w_z
-                + cache.head_slice2_local_bend_y_column_w_y
-                    * cache.head_slice2_local_inertia_i_01
-                - cache.head_slice2_local_inertia_h_z
-                    * cache.head_slice2_local_bend_y_column_v_y)
+            * cache.head_slice2_local_bend_y_projected_inertia_n_x
         + cache.head_slice2_local_bend_y_column_v_x
-            * (cache.head_slice2_local_bend_y_column_v_x * cache.head_slice1_mass
-                - (cache.head_slice2_local_bend_y_column_w_z
-                    * cache.head_slice2_local_inertia_h_y
-                    - cache.head_slice2_local_inertia_h_z
-                        * cache.head_slice2_local_bend_y_column_w_y))
-        + (cache.head_slice2_local_bend_y_column_v_y * cache.head_slice1_mass
-            - (cache.head_slice2_local_inertia_h_z
-                * cache.head_slice2_local_bend_y_column_w_x
-                - cache.head_slice2_local_inertia_h_x
-                    * cache.head_slice2_local_bend_y_column_w_z))
+            * cache.head_slice2_local_bend_y_projected_inertia_f_x
+        + cache.head_slice2_local_bend_y_projected_inertia_f_y
             * cache.head_slice2_local_bend_y_column_v_y
         + cache.head_slice0_local_bend_y_column_w_z
-            * (cache.head_slice0_local_bend_y_column_w_x
-                * cache.head_slice0_local_inertia_i_02
-                + cache.head_slice0_local_bend_y_column_v_y
-                    * cache.head_slice0_local_inertia_h_x
-                + cache.head_slice0_local_bend_y_column_w_y
-                    * cache.head_slice0_local_inertia_i_12
-                + cache.head_slice0_local_inertia_i_22
-                    * cache.head_slice0_local_bend_y_column_w_z
-                - cache.head_slice0_local_inertia_h_y
-                    * cache.head_slice0_local_bend_y_column_v_x)
+            * cache.head_slice0_local_bend_y_projected_inertia_n_z
         + cache.head_slice1_local_bend_y_column_v_z
-            * (cache.head_slice1_local_bend_y_column_v_z * cache.head_slice1_mass
-                - (cache.head_slice1_local_inertia_h_x
-                    * cache.head_slice1_local_bend_y_column_w_y
-                    - cache.head_slice1_local_bend_y_column_w_x
-                        * cache.head_slice1_local_inertia_h_y))
+            * cache.head_slice1_local_bend_y_projected_inertia_f_z
         + cache.head_slice3_local_bend_y_column_w_x
-            * (cache.head_slice3_local_bend_y_column_w_y
-                * cache.head_slice3_local_inertia_i_01
-                + cache.head_slice3_local_inertia_i_02
-                    * cache.head_slice3_local_bend_y_column_w_z
-                + cache.head_slice3_local_bend_y_column_w_x
-                    * cache.head_slice3_local_inertia_i_00
-                + cache.head_slice3_local_inertia_h_y
-                    * cache.head_slice3_local_bend_y_column_v_z
-                - cache.head_slice3_local_inertia_h_z
-                    * cache.head_slice3_local_bend_y_column_v_y)
+            * cache.head_slice3_local_bend_y_projected_inertia_n_x
         + cache.head_slice1_local_bend_y_column_v_x
-            * (cache.head_slice1_local_bend_y_column_v_x * cache.head_slice1_mass
-                - (cache.head_slice1_local_inertia_h_y
-                    * cache.head_slice1_local_bend_y_column_w_z
-                    - cache.head_slice1_local_inertia_h_z
-                        * cache.head_slice1_local_bend_y_column_w_y))
+            * cache.head_slice1_local_bend_y_projected_inertia_f_x
         + cache.head_slice3_local_bend_y_column_w_y
-            * (cache.head_slice3_local_bend_y_column_w_x
-                * cache.head_slice3_local_inertia_i_01
-                + cache.head_slice3_local_inertia_h_z
-                    * cache.head_slice3_local_bend_y_column_v_x
-                + cache.head_slice3_local_inertia_i_12
-                    * cache.head_slice3_local_bend_y_column_w_z
-                + cache.head_slice3_local_inertia_i_11
-                    * cache.head_slice3_local_bend_y_column_w_y
-                - cache.head_slice3_local_inertia_h_x
-                    * cache.head_slice3_local_bend_y_column_v_z)
-        + (cache.head_slice3_local_bend_y_column_w_x
-            * cache.head_slice3_local_inertia_i_02
-            + cache.head_slice3_local_inertia_h_x
-                * cache.head_slice3_local_bend_y_column_v_y
-            + cache.head_slice3_local_inertia_i_22
-                * cache.head_slice3_local_bend_y_column_w_z
-            + cache.head_slice3_local_inertia_i_12
-                * cache.head_slice3_local_bend_y_column_w_y
-            - cache.head_slice3_local_inertia_h_y
-                * cache.head_slice3_local_bend_y_column_v_x)
+            * cache.head_slice3_local_bend_y_projected_inertia_n_y
+        + cache.head_slice3_local_bend_y_projected_inertia_n_z
             * cache.head_slice3_local_bend_y_column_w_z
         + cache.head_slice1_local_bend_y_column_w_z
-            * (cache.head_slice1_local_inertia_i_12
-                * cache.head_slice1_local_bend_y_column_w_y
-                + cache.head_slice1_local_bend_y_column_v_y
-                    * cache.head_slice1_local_inertia_h_x
-                + cache.head_slice1_local_bend_y_column_w_x
-                    * cache.head_slice1_local_inertia_i_02
-                + cache.head_slice1_local_bend_y_column_w_z
-                    * cache.head_slice1_local_inertia_i_22
-                - cache.head_slice1_local_inertia_h_y
-                    * cache.head_slice1_local_bend_y_column_v_x)
-        + (cache.head_slice0_mass * cache.head_slice0_local_bend_y_column_v_x
-            - (cache.head_slice0_local_inertia_h_y
-                * cache.head_slice0_local_bend_y_column_w_z
-                - cache.head_slice0_local_bend_y_column_w_y
-                    * cache.head_slice0_local_inertia_h_z))
+            * cache.head_slice1_local_bend_y_projected_inertia_n_z
+        + cache.head_slice0_local_bend_y_projected_inertia_f_x
             * cache.head_slice0_local_bend_y_column_v_x
         + cache.head_slice1_local_bend_y_column_w_x
-            * (cache.head_slice1_local_inertia_i_01
-                * cache.head_slice1_local_bend_y_column_w_y
-                + cache.head_slice1_local_bend_y_column_v_z
-                    * cache.head_slice1_local_inertia_h_y
-                + cache.head_slice1_local_bend_y_column_w_x
-                    * cache.head_slice1_local_inertia_i_00
-                + cache.head_slice1_local_bend_y_column_w_z
-                    * cache.head_slice1_local_inertia_i_02
-                - cache.head_slice1_local_bend_y_column_v_y
-                    * cache.head_slice1_local_inertia_h_z)
-        + (cache.head_slice2_local_inertia_h_z
-            * cache.head_slice2_local_bend_y_column_v_x
-            + cache.head_slice2_local_inertia_i_11
-                * cache.head_slice2_local_bend_y_column_w_y
-            + cache.head_slice2_local_inertia_i_12
-                * cache.head_slice2_local_bend_y_column_w_z
-            + cache.head_slice2_local_bend_y_column_w_x
-                * cache.head_slice2_local_inertia_i_01
-            - cache.head_slice2_local_bend_y_column_v_z
-                * cache.head_slice2_local_inertia_h_x)
+            * cache.head_slice1_local_bend_y_projected_inertia_n_x
+        + cache.head_slice2_local_bend_y_projected_inertia_n_y
             * cache.head_slice2_local_bend_y_column_w_y
         + cache.head_slice0_local_bend_y_column_v_z
-            * (cache.head_slice0_local_bend_y_column_v_z * cache.head_slice0_mass
-                - (cache.head_slice0_local_bend_y_column_w_y
-                    * cache.head_slice0_local_inertia_h_x
-                    - cache.head_slice0_local_inertia_h_y
-                        * cache.head_slice0_local_bend_y_column_w_x))
+            * cache.head_slice0_local_bend_y_projected_inertia_f_z
         + cache.head_slice0_local_bend_y_column_w_y
-            * (cache.head_slice0_local_inertia_i_12
-                * cache.head_slice0_local_bend_y_column_w_z
-                + cache.head_slice0_local_inertia_h_z
-                    * cache.head_slice0_local_bend_y_column_v_x
-                + cache.head_slice0_local_inertia_i_01
-                    * cache.head_slice0_local_bend_y_column_w_x
-                + cache.head_slice0_local_bend_y_column_w_y
-                    * cache.head_slice0_local_inertia_i_11
-                - cache.head_slice0_local_bend_y_column_v_z
-                    * cache.head_slice0_local_inertia_h_x)
+            * cache.head_slice0_local_bend_y_projected_inertia_n_y
         + cache.head_slice3_local_bend_y_column_v_z
-            * (cache.head_slice0_mass * cache.head_slice3_local_bend_y_column_v_z
-                - (cache.head_slice3_local_inertia_h_x
-                    * cache.head_slice3_local_bend_y_column_w_y
-                    - cache.head_slice3_local_inertia_h_y
-                        * cache.head_slice3_local_bend_y_column_w_x))) * p.limb_length
+            * cache.head_slice3_local_bend_y_projected_inertia_f_z) * p.limb_length
         * p.limb_length;
-    out[(6, 7)] = t51;
-    out[(7, 6)] = t51;
+    out[(6, 7)] = t27;
+    out[(7, 6)] = t27;
     out[(7, 7)] = p.limb_length * p.limb_length
-        * (t50 * cache.head_slice0_local_bend_z_column_w_z
-            + cache.head_slice2_local_bend_z_column_v_z * t37
-            + cache.head_slice3_local_bend_z_column_v_z * t46
-            + t47 * cache.head_slice0_local_bend_z_column_w_x
-            + t42 * cache.head_slice0_local_bend_z_column_v_y
-            + cache.head_slice0_local_bend_z_column_v_z * t43
-            + t33 * cache.head_slice2_local_bend_z_column_v_x
-            + t29 * cache.head_slice2_local_bend_z_column_w_x
-            + t44 * cache.head_slice1_local_bend_z_column_v_x
-            + cache.head_slice2_local_bend_z_column_v_y * t31
-            + t39 * cache.head_slice2_local_bend_z_column_w_z
-            + t36 * cache.head_slice2_local_bend_z_column_w_y
-            + cache.head_slice0_local_bend_z_column_w_y * t38
-            + t34 * cache.head_slice3_local_bend_z_column_w_y
-            + cache.head_slice1_local_bend_z_column_v_z * t45
-            + cache.head_slice3_local_bend_z_column_w_x * t27
-            + cache.head_slice3_local_bend_z_column_w_z * t49
-            + t35 * cache.head_slice1_local_bend_z_column_w_y
-            + t41 * cache.head_slice1_local_bend_z_column_v_y
-            + cache.head_slice1_local_bend_z_column_w_x * t30
-            + t40 * cache.head_slice3_local_bend_z_column_v_x
-            + t48 * cache.head_slice1_local_bend_z_column_w_z
-            + t28 * cache.head_slice3_local_bend_z_column_v_y
-            + t32 * cache.head_slice0_local_bend_z_column_v_x);
-    out[(8, 8)] = ((cache.back_slice1_local_inertia_i_00
+        * (cache.head_slice0_local_bend_z_projected_inertia_n_z
+            * cache.head_slice0_local_bend_z_column_w_z
+            + cache.head_slice2_local_bend_z_column_v_z
+                * cache.head_slice2_local_bend_z_projected_inertia_f_z
+            + cache.head_slice3_local_bend_z_column_v_z
+                * cache.head_slice3_local_bend_z_projected_inertia_f_z
+            + cache.head_slice0_local_bend_z_projected_inertia_n_x
+                * cache.head_slice0_local_bend_z_column_w_x
+            + cache.head_slice0_local_bend_z_projected_inertia_f_y
+                * cache.head_slice0_local_bend_z_column_v_y
+            + cache.head_slice0_local_bend_z_column_v_z
+                * cache.head_slice0_local_bend_z_projected_inertia_f_z
+            + cache.head_slice2_local_bend_z_projected_inertia_f_x
+                * cache.head_slice2_local_bend_z_column_v_x
+            + cache.head_slice2_local_bend_z_projected_inertia_n_x
+                * cache.head_slice2_local_bend_z_column_w_x
+            + cache.head_slice1_local_bend_z_projected_inertia_f_x
+                * cache.head_slice1_local_bend_z_column_v_x
+            + cache.head_slice2_local_bend_z_column_v_y
+                * cache.head_slice2_local_bend_z_projected_inertia_f_y
+            + cache.head_slice2_local_bend_z_projected_inertia_n_z
+                * cache.head_slice2_local_bend_z_column_w_z
+            + cache.head_slice2_local_bend_z_projected_inertia_n_y
+                * cache.head_slice2_local_bend_z_column_w_y
+            + cache.head_slice0_local_bend_z_column_w_y
+                * cache.head_slice0_local_bend_z_projected_inertia_n_y
+            + cache.head_slice3_local_bend_z_projected_inertia_n_y
+                * cache.head_slice3_local_bend_z_column_w_y
+            + cache.head_slice1_local_bend_z_column_v_z
+                * cache.head_slice1_local_bend_z_projected_inertia_f_z
+            + cache.head_slice3_local_bend_z_column_w_x
+                * cache.head_slice3_local_bend_z_projected_inertia_n_x
+            + cache.head_slice3_local_bend_z_column_w_z
+                * cache.head_slice3_local_bend_z_projected_inertia_n_z
+            + cache.head_slice1_local_bend_z_projected_inertia_n_y
+                * cache.head_slice1_local_bend_z_column_w_y
+            + cache.head_slice1_local_bend_z_projected_inertia_f_y
+                * cache.head_slice1_local_bend_z_column_v_y
+            + cache.head_slice1_local_bend_z_column_w_x
+                * cache.head_slice1_local_bend_z_projected_inertia_n_x
+            + cache.head_slice3_local_bend_z_projected_inertia_f_x
+                * cache.head_slice3_local_bend_z_column_v_x
+            + cache.head_slice1_local_bend_z_projected_inertia_n_z
+                * cache.head_slice1_local_bend_z_column_w_z
+            + cache.head_slice3_local_bend_z_projected_inertia_f_y
+                * cache.head_slice3_local_bend_z_column_v_y
+            + cache.head_slice0_local_bend_z_projected_inertia_f_x
+                * cache.head_slice0_local_bend_z_column_v_x);
+    out[(8, 8)] = (cache.back_slice1_local_bend_y_projected_inertia_n_x
         * cache.back_slice1_local_bend_y_column_w_x
-        + cache.back_slice1_local_inertia_i_01
-            * cache.back_slice1_local_bend_y_column_w_y
-        + cache.back_slice1_local_bend_y_column_w_z
-            * cache.back_slice1_local_inertia_i_02
-        + cache.back_slice1_local_bend_y_column_v_z * cache.back_slice1_local_inertia_h_y
-        - cache.back_slice1_local_bend_y_column_v_y
-            * cache.back_slice1_local_inertia_h_z)
-        * cache.back_slice1_local_bend_y_column_w_x
-        + (cache.head_slice0_mass * cache.back_slice3_local_bend_y_column_v_y
-            - (cache.back_slice3_local_inertia_h_z
-                * cache.back_slice3_local_bend_y_column_w_x
-                - cache.back_slice3_local_bend_y_column_w_z
-                    * cache.back_slice3_local_inertia_h_x))
+        + cache.back_slice3_local_bend_y_projected_inertia_f_y
             * cache.back_slice3_local_bend_y_column_v_y
         + cache.back_slice0_local_bend_y_column_v_x
-            * (cache.head_slice0_mass * cache.back_slice0_local_bend_y_column_v_x
-                - (cache.back_slice0_local_inertia_h_y
-                    * cache.back_slice0_local_bend_y_column_w_z
-                    - cache.back_slice0_local_bend_y_column_w_y
-                        * cache.back_slice0_local_inertia_h_z))
+            * cache.back_slice0_local_bend_y_projected_inertia_f_x
         + cache.back_slice2_local_bend_y_column_v_z
-            * (cache.back_slice2_local_bend_y_column_v_z * cache.head_slice1_mass
-                - (cache.back_slice2_local_bend_y_column_w_y
-                    * cache.back_slice2_local_inertia_h_x
-                    - cache.back_slice2_local_inertia_h_y
-                        * cache.back_slice2_local_bend_y_column_w_x))
+            * cache.back_slice2_local_bend_y_projected_inertia_f_z
         + cache.back_slice2_local_bend_y_column_w_z
-            * (cache.back_slice2_local_inertia_i_02
-                * cache.back_slice2_local_bend_y_column_w_x
-                + cache.back_slice2_local_bend_y_column_w_y
-                    * cache.back_slice2_local_inertia_i_12
-                + cache.back_slice2_local_bend_y_column_w_z
-                    * cache.back_slice2_local_inertia_i_22
-                + cache.back_slice2_local_inertia_h_x
-                    * cache.back_slice2_local_bend_y_column_v_y
-                - cache.back_slice2_local_inertia_h_y
-                    * cache.back_slice2_local_bend_y_column_v_x)
-        + (cache.head_slice1_mass * cache.back_slice2_local_bend_y_column_v_x
-            - (cache.back_slice2_local_inertia_h_y
-                * cache.back_slice2_local_bend_y_column_w_z
-                - cache.back_slice2_local_bend_y_column_w_y
-                    * cache.back_slice2_local_inertia_h_z))
+            * cache.back_slice2_local_bend_y_projected_inertia_n_z
+        + cache.back_slice2_local_bend_y_projected_inertia_f_x
             * cache.back_slice2_local_bend_y_column_v_x
-        + (cache.back_slice3_local_inertia_i_02
-            * cache.back_slice3_local_bend_y_column_w_z
-            + cache.back_slice3_local_bend_y_column_v_z
-                * cache.back_slice3_local_inertia_h_y
-            + cache.back_slice3_local_inertia_i_01
-                * cache.back_slice3_local_bend_y_column_w_y
-            + cache.back_slice3_local_inertia_i_00
-                * cache.back_slice3_local_bend_y_column_w_x
-            - cache.back_slice3_local_inertia_h_z
-                * cache.back_slice3_local_bend_y_column_v_y)
+        + cache.back_slice3_local_bend_y_projected_inertia_n_x
             * cache.back_slice3_local_bend_y_column_w_x
-        + (cache.back_slice0_local_bend_y_column_w_z
-            * cache.back_slice0_local_inertia_i_12
-            + cache.back_slice0_local_bend_y_column_w_y
-                * cache.back_slice0_local_inertia_i_11
-            + cache.back_slice0_local_bend_y_column_w_x
-                * cache.back_slice0_local_inertia_i_01
-            + cache.back_slice0_local_bend_y_column_v_x
-                * cache.back_slice0_local_inertia_h_z
-            - cache.back_slice0_local_inertia_h_x
-                * cache.back_slice0_local_bend_y_column_v_z)
+        + cache.back_slice0_local_bend_y_projected_inertia_n_y
             * cache.back_slice0_local_bend_y_column_w_y
         + cache.back_slice1_local_bend_y_column_v_x
-            * (cache.back_slice1_local_bend_y_column_v_x * cache.head_slice1_mass
-                - (cache.back_slice1_local_bend_y_column_w_z
-                    * cache.back_slice1_local_inertia_h_y
-                    - cache.back_slice1_local_inertia_h_z
-                        * cache.back_slice1_local_bend_y_column_w_y))
-        + (cache.back_slice3_local_inertia_i_02
-            * cache.back_slice3_local_bend_y_column_w_x
-            + cache.back_slice3_local_bend_y_column_w_y
-                * cache.back_slice3_local_inertia_i_12
-            + cache.back_slice3_local_bend_y_column_v_y
-                * cache.back_slice3_local_inertia_h_x
-            + cache.back_slice3_local_inertia_i_22
-                * cache.back_slice3_local_bend_y_column_w_z
-            - cache.back_slice3_local_inertia_h_y
-                * cache.back_slice3_local_bend_y_column_v_x)
+            * cache.back_slice1_local_bend_y_projected_inertia_f_x
+        + cache.back_slice3_local_bend_y_projected_inertia_n_z
             * cache.back_slice3_local_bend_y_column_w_z
         + cache.back_slice1_local_bend_y_column_v_y
-            * (cache.back_slice1_local_bend_y_column_v_y * cache.head_slice1_mass
-                - (cache.back_slice1_local_inertia_h_z
-                    * cache.back_slice1_local_bend_y_column_w_x
-                    - cache.back_slice1_local_inertia_h_x
-                        * cache.back_slice1_local_bend_y_column_w_z))
-        + (cache.head_slice0_mass * cache.back_slice3_local_bend_y_column_v_x
-            - (cache.back_slice3_local_inertia_h_y
-                * cache.back_slice3_local_bend_y_column_w_z
-                - cache.back_slice3_local_inertia_h_z
-                    * cache.back_slice3_local_bend_y_column_w_y))
+            * cache.back_slice1_local_bend_y_projected_inertia_f_y
+        + cache.back_slice3_local_bend_y_projected_inertia_f_x
             * cache.back_slice3_local_bend_y_column_v_x
-        + (cache.back_slice1_local_inertia_i_22
-            * cache.back_slice1_local_bend_y_column_w_z
-            + cache.back_slice1_local_inertia_h_x
-                * cache.back_slice1_local_bend_y_column_v_y
-            + cache.back_slice1_local_inertia_i_12
-                * cache.back_slice1_local_bend_y_column_w_y
-            + cache.back_slice1_local_inertia_i_02
-                * cache.back_slice1_local_bend_y_column_w_x
-            - cache.back_slice1_local_bend_y_column_v_x
-                * cache.back_slice1_local_inertia_h_y)
+        + cache.back_slice1_local_bend_y_projected_inertia_n_z
             * cache.back_slice1_local_bend_y_column_w_z
         + cache.back_slice0_local_bend_y_column_w_x
-            * (cache.back_slice0_local_inertia_h_y
-                * cache.back_slice0_local_bend_y_column_v_z
-                + cache.back_slice0_local_bend_y_column_w_x
-                    * cache.back_slice0_local_inertia_i_00
-                + cache.back_slice0_local_inertia_i_01
-                    * cache.back_slice0_local_bend_y_column_w_y
-                + cache.back_slice0_local_inertia_i_02
-                    * cache.back_slice0_local_bend_y_column_w_z
-                - cache.back_slice0_local_bend_y_column_v_y
-                    * cache.back_slice0_local_inertia_h_z)
+            * cache.back_slice0_local_bend_y_projected_inertia_n_x
         + cache.back_slice2_local_bend_y_column_v_y
-            * (cache.back_slice2_local_bend_y_column_v_y * cache.head_slice1_mass
-                - (cache.back_slice2_local_inertia_h_z
-                    * cache.back_slice2_local_bend_y_column_w_x
-                    - cache.back_slice2_local_bend_y_column_w_z
-                        * cache.back_slice2_local_inertia_h_x))
+            * cache.back_slice2_local_bend_y_projected_inertia_f_y
         + cache.back_slice1_local_bend_y_column_v_z
-            * (cache.back_slice1_local_bend_y_column_v_z * cache.head_slice1_mass
-                - (cache.back_slice1_local_inertia_h_x
-                    * cache.back_slice1_local_bend_y_column_w_y
-                    - cache.back_slice1_local_inertia_h_y
-                        * cache.back_slice1_local_bend_y_column_w_x))
+            * cache.back_slice1_local_bend_y_projected_inertia_f_z
         + cache.back_slice1_local_bend_y_column_w_y
-            * (cache.back_slice1_local_inertia_i_12
-                * cache.back_slice1_local_bend_y_column_w_z
-                + cache.back_slice1_local_inertia_i_01
-                    * cache.back_slice1_local_bend_y_column_w_x
-                + cache.back_slice1_local_bend_y_column_v_x
-                    * cache.back_slice1_local_inertia_h_z
-                + cache.back_slice1_local_inertia_i_11
-                    * cache.back_slice1_local_bend_y_column_w_y
-                - cache.back_slice1_local_bend_y_column_v_z
-                    * cache.back_slice1_local_inertia_h_x)
-        + (cache.back_slice2_local_inertia_i_00
+            * cache.back_slice1_local_bend_y_projected_inertia_n_y
+        + cache.back_slice2_local_bend_y_projected_inertia_n_x
             * cache.back_slice2_local_bend_y_column_w_x
-            + cache.back_slice2_local_bend_y_column_w_z
-                * cache.back_slice2_local_inertia_i_02
-            + cache.back_slice2_local_inertia_h_y
-                * cache.back_slice2_local_bend_y_column_v_z
-            + cache.back_slice2_local_bend_y_column_w_y
-                * cache.back_slice2_local_inertia_i_01
-            - cache.back_slice2_local_inertia_h_z
-                * cache.back_slice2_local_bend_y_column_v_y)
-            * cache.back_slice2_local_bend_y_column_w_x
-        + (cache.head_slice0_mass * cache.back_slice0_local_bend_y_column_v_y
-            - (cache.back_slice0_local_bend_y_column_w_x
-                * cache.back_slice0_local_inertia_h_z
-                - cache.back_slice0_local_inertia_h_x
-                    * cache.back_slice0_local_bend_y_column_w_z))
+        + cache.back_slice0_local_bend_y_projected_inertia_f_y
             * cache.back_slice0_local_bend_y_column_v_y
         + cache.back_slice3_local_bend_y_column_v_z
-            * (cache.back_slice3_local_bend_y_column_v_z * cache.head_slice0_mass
-                - (cache.back_slice3_local_bend_y_column_w_y
-                    * cache.back_slice3_local_inertia_h_x
-                    - cache.back_slice3_local_inertia_h_y
-                        * cache.back_slice3_local_bend_y_column_w_x))
-        + (cache.back_slice3_local_inertia_i_01
-            * cache.back_slice3_local_bend_y_column_w_x
-            + cache.back_slice3_local_inertia_h_z
-                * cache.back_slice3_local_bend_y_column_v_x
-            + cache.back_slice3_local_inertia_i_11
-                * cache.back_slice3_local_bend_y_column_w_y
-            + cache.back_slice3_local_inertia_i_12
-                * cache.back_slice3_local_bend_y_column_w_z
-            - cache.back_slice3_local_bend_y_column_v_z
-                * cache.back_slice3_local_inertia_h_x)
+            * cache.back_slice3_local_bend_y_projected_inertia_f_z
+        + cache.back_slice3_local_bend_y_projected_inertia_n_y
             * cache.back_slice3_local_bend_y_column_w_y
-        + (cache.head_slice0_mass * cache.back_slice0_local_bend_y_column_v_z
-            - (cache.back_slice0_local_inertia_h_x
-                * cache.back_slice0_local_bend_y_column_w_y
-                - cache.back_slice0_local_bend_y_column_w_x
-                    * cache.back_slice0_local_inertia_h_y))
+        + cache.back_slice0_local_bend_y_projected_inertia_f_z
             * cache.back_slice0_local_bend_y_column_v_z
         + cache.back_slice2_local_bend_y_column_w_y
-            * (cache.back_slice2_local_inertia_h_z
-                * cache.back_slice2_local_bend_y_column_v_x
-                + cache.back_slice2_local_inertia_i_01
-                    * cache.back_slice2_local_bend_y_column_w_x
-                + cache.back_slice2_local_bend_y_column_w_y
-                    * cache.back_slice2_local_inertia_i_11
-                + cache.back_slice2_local_bend_y_column_w_z
-                    * cache.back_slice2_local_inertia_i_12
-                - cache.back_slice2_local_bend_y_column_v_z
-                    * cache.back_slice2_local_inertia_h_x)
+            * cache.back_slice2_local_bend_y_projected_inertia_n_y
         + cache.back_slice0_local_bend_y_column_w_z
-            * (cache.back_slice0_local_bend_y_column_w_z
-                * cache.back_slice0_local_inertia_i_22
-                + cache.back_slice0_local_bend_y_column_w_y
-                    * cache.back_slice0_local_inertia_i_12
-                + cache.back_slice0_local_bend_y_column_w_x
-                    * cache.back_slice0_local_inertia_i_02
-                + cache.back_slice0_local_inertia_h_x
-                    * cache.back_slice0_local_bend_y_column_v_y
-                - cache.back_slice0_local_inertia_h_y
-                    * cache.back_slice0_local_bend_y_column_v_x)) * p.limb_length
+            * cache.back_slice0_local_bend_y_projected_inertia_n_z) * p.limb_length
         * p.limb_length;
-    out[(8, 9)] = t76;
-    out[(9, 8)] = t76;
-    out[(9, 9)] = (cache.back_slice3_local_bend_z_column_v_y * t72
-        + t56 * cache.back_slice1_local_bend_z_column_w_y
-        + cache.back_slice1_local_bend_z_column_v_x * t62
-        + t68 * cache.back_slice0_local_bend_z_column_v_x
-        + t60 * cache.back_slice2_local_bend_z_column_w_x
-        + t59 * cache.back_slice3_local_bend_z_column_w_y
-        + cache.back_slice0_local_bend_z_column_v_y * t53
-        + cache.back_slice2_local_bend_z_column_v_z * t70
-        + t58 * cache.back_slice1_local_bend_z_column_v_y
-        + cache.back_slice2_local_bend_z_column_v_x * t67
-        + t69 * cache.back_slice3_local_bend_z_column_w_z
-        + t57 * cache.back_slice0_local_bend_z_column_w_z
-        + cache.back_slice1_local_bend_z_column_w_x * t65
-        + t61 * cache.back_slice2_local_bend_z_column_w_z
-        + t52 * cache.back_slice3_local_bend_z_column_v_z
-        + cache.back_slice3_local_bend_z_column_w_x * t71
-        + t73 * cache.back_slice3_local_bend_z_column_v_x
-        + cache.back_slice2_local_bend_z_column_w_y * t55
-        + t54 * cache.back_slice1_local_bend_z_column_w_z
-        + t63 * cache.back_slice0_local_bend_z_column_w_x
-        + t64 * cache.back_slice1_local_bend_z_column_v_z
-        + t66 * cache.back_slice0_local_bend_z_column_v_z
-        + t75 * cache.back_slice2_local_bend_z_column_v_y
-        + t74 * cache.back_slice0_local_bend_z_column_w_y) * p.limb_length
-        * p.limb_length;
+    out[(8, 9)] = t28;
+    out[(9, 8)] = t28;
+    out[(9, 9)] = (cache.back_slice3_local_bend_z_column_v_y
+        * cache.back_slice3_local_bend_z_projected_inertia_f_y
+        + cache.back_slice1_local_bend_z_projected_inertia_n_y
+            * cache.back_slice1_local_bend_z_column_w_y
+        + cache.back_slice1_local_bend_z_column_v_x
+            * cache.back_slice1_local_bend_z_projected_inertia_f_x
+        + cache.back_slice0_local_bend_z_projected_inertia_f_x
+            * cache.back_slice0_local_bend_z_column_v_x
+        + cache.back_slice2_local_bend_z_projected_inertia_n_x
+            * cache.back_slice2_local_bend_z_column_w_x
+        + cache.back_slice3_local_bend_z_projected_inertia_n_y
+            * cache.back_slice3_local_bend_z_column_w_y
+        + cache.back_slice0_local_bend_z_column_v_y
+            * cache.back_slice0_local_bend_z_projected_inertia_f_y
+        + cache.back_slice2_local_bend_z_column_v_z
+            * cache.back_slice2_local_bend_z_projected_inertia_f_z
+        + cache.back_slice1_local_bend_z_projected_inertia_f_y
+            * cache.back_slice1_local_bend_z_column_v_y
+        + cache.back_slice2_local_bend_z_column_v_x
+            * cache.back_slice2_local_bend_z_projected_inertia_f_x
+        + cache.back_slice3_local_bend_z_projected_inertia_n_z
+            * cache.back_slice3_local_bend_z_column_w_z
+        + cache.back_slice0_local_bend_z_projected_inertia_n_z
+            * cache.back_slice0_local_bend_z_column_w_z
+        + cache.back_slice1_local_bend_z_column_w_x
+            * cache.back_slice1_local_bend_z_projected_inertia_n_x
+        + cache.back_slice2_local_bend_z_projected_inertia_n_z
+            * cache.back_slice2_local_bend_z_column_w_z
+        + cache.back_slice3_local_bend_z_projected_inertia_f_z
+            * cache.back_slice3_local_bend_z_column_v_z
+        + cache.back_slice3_local_bend_z_column_w_x
+            * cache.back_slice3_local_bend_z_projected_inertia_n_x
+        + cache.back_slice3_local_bend_z_projected_inertia_f_x
+            * cache.back_slice3_local_bend_z_column_v_x
+        + cache.back_slice2_local_bend_z_column_w_y
+            * cache.back_slice2_local_bend_z_projected_inertia_n_y
+        + cache.back_slice1_local_bend_z_projected_inertia_n_z
+            * cache.back_slice1_local_bend_z_column_w_z
+        + cache.back_slice0_local_bend_z_projected_inertia_n_x
+            * cache.back_slice0_local_bend_z_column_w_x
+        + cache.back_slice1_local_bend_z_projected_inertia_f_z
+            * cache.back_slice1_local_bend_z_column_v_z
+        + cache.back_slice0_local_bend_z_projected_inertia_f_z
+            * cache.back_slice0_local_bend_z_column_v_z
+        + cache.back_slice2_local_bend_z_projected_inertia_f_y
+            * cache.back_slice2_local_bend_z_column_v_y
+        + cache.back_slice0_local_bend_z_projected_inertia_n_y
+            * cache.back_slice0_local_bend_z_column_w_y) * p.limb_length * p.limb_length;
     out[(10, 10)] = (cache.front_right_slice3_local_bend_y_column_v_z
-        * (cache.head_slice0_mass * cache.front_right_slice3_local_bend_y_column_v_z
-            - (cache.front_right_slice3_local_bend_y_column_w_y
-                * cache.front_right_slice3_local_inertia_h_x
-                - cache.front_right_slice3_local_inertia_h_y
-                    * cache.front_right_slice3_local_bend_y_column_w_x))
+        * cache.front_right_slice3_local_bend_y_projected_inertia_f_z
         + cache.front_right_slice2_local_bend_y_column_v_y
-            * (cache.front_right_slice2_local_bend_y_column_v_y * cache.head_slice1_mass
-                - (cache.front_right_slice2_local_bend_y_column_w_x
-                    * cache.front_right_slice2_local_inertia_h_z
-                    - cache.front_right_slice2_local_bend_y_column_w_z
-                        * cache.front_right_slice2_local_inertia_h_x))
+            * cache.front_right_slice2_local_bend_y_projected_inertia_f_y
         + cache.front_right_slice0_local_bend_y_column_w_x
-            * (cache.front_right_slice0_local_inertia_i_01
-                * cache.front_right_slice0_local_bend_y_column_w_y
-                + cache.front_right_slice0_local_bend_y_column_v_z
-                    * cache.front_right_slice0_local_inertia_h_y
-                + cache.front_right_slice0_local_inertia_i_00
-                    * cache.front_right_slice0_local_bend_y_column_w_x
-                + cache.front_right_slice0_local_inertia_i_02
-                    * cache.front_right_slice0_local_bend_y_column_w_z
-                - cache.front_right_slice0_local_bend_y_column_v_y
-                    * cache.front_right_slice0_local_inertia_h_z)
-        + (cache.front_right_slice0_local_bend_y_column_v_x
-            * cache.front_right_slice0_local_inertia_h_z
-            + cache.front_right_slice0_local_inertia_i_12
-                * cache.front_right_slice0_local_bend_y_column_w_z
-            + cache.front_right_slice0_local_bend_y_column_w_y
-                * cache.front_right_slice0_local_inertia_i_11
-            + cache.front_right_slice0_local_inertia_i_01
-                * cache.front_right_slice0_local_bend_y_column_w_x
-            - cache.front_right_slice0_local_bend_y_column_v_z
-                * cache.front_right_slice0_local_inertia_h_x)
+            * cache.front_right_slice0_local_bend_y_projected_inertia_n_x
+        + cache.front_right_slice0_local_bend_y_projected_inertia_n_y
             * cache.front_right_slice0_local_bend_y_column_w_y
         + cache.front_right_slice0_local_bend_y_column_w_z
-            * (cache.front_right_slice0_local_inertia_i_12
-                * cache.front_right_slice0_local_bend_y_column_w_y
-                + cache.front_right_slice0_local_bend_y_column_w_z
-                    * cache.front_right_slice0_local_inertia_i_22
-                + cache.front_right_slice0_local_inertia_h_x
-                    * cache.front_right_slice0_local_bend_y_column_v_y
-                + cache.front_right_slice0_local_inertia_i_02
-                    * cache.front_right_slice0_local_bend_y_column_w_x
-                - cache.front_right_slice0_local_bend_y_column_v_x
-                    * cache.front_right_slice0_local_inertia_h_y)
+            * cache.front_right_slice0_local_bend_y_projected_inertia_n_z
         + cache.front_right_slice2_local_bend_y_column_v_z
-            * (cache.front_right_slice2_local_bend_y_column_v_z * cache.head_slice1_mass
-                - (cache.front_right_slice2_local_bend_y_column_w_y
-                    * cache.front_right_slice2_local_inertia_h_x
-                    - cache.front_right_slice2_local_bend_y_column_w_x
-                        * cache.front_right_slice2_local_inertia_h_y))
+            * cache.front_right_slice2_local_bend_y_projected_inertia_f_z
         + cache.front_right_slice1_local_bend_y_column_v_y
-            * (cache.head_slice1_mass * cache.front_right_slice1_local_bend_y_column_v_y
-                - (cache.front_right_slice1_local_bend_y_column_w_x
-                    * cache.front_right_slice1_local_inertia_h_z
-                    - cache.front_right_slice1_local_bend_y_column_w_z
-                        * cache.front_right_slice1_local_inertia_h_x))
+            * cache.front_right_slice1_local_bend_y_projected_inertia_f_y
         + cache.front_right_slice1_local_bend_y_column_w_z
-            * (cache.front_right_slice1_local_inertia_i_02
-                * cache.front_right_slice1_local_bend_y_column_w_x
-                + cache.front_right_slice1_local_bend_y_column_w_y
-                    * cache.front_right_slice1_local_inertia_i_12
-                + cache.front_right_slice1_local_inertia_i_22
-                    * cache.front_right_slice1_local_bend_y_column_w_z
-                + cache.front_right_slice1_local_inertia_h_x
-                    * cache.front_right_slice1_local_bend_y_column_v_y
-                - cache.front_right_slice1_local_bend_y_column_v_x
-                    * cache.front_right_slice1_local_inertia_h_y)
+            * cache.front_right_slice1_local_bend_y_projected_inertia_n_z
         + cache.front_right_slice1_local_bend_y_column_v_z
-            * (cache.front_right_slice1_local_bend_y_column_v_z * cache.head_slice1_mass
-                - (cache.front_right_slice1_local_bend_y_column_w_y
-                    * cache.front_right_slice1_local_inertia_h_x
-                    - cache.front_right_slice1_local_inertia_h_y
-                        * cache.front_right_slice1_local_bend_y_column_w_x))
+            * cache.front_right_slice1_local_bend_y_projected_inertia_f_z
         + cache.front_right_slice3_local_bend_y_column_w_y
-            * (cache.front_right_slice3_local_inertia_i_01
-                * cache.front_right_slice3_local_bend_y_column_w_x
-                + cache.front_right_slice3_local_bend_y_column_w_z
-                    * cache.front_right_slice3_local_inertia_i_12
-                + cache.front_right_slice3_local_bend_y_column_w_y
-                    * cache.front_right_slice3_local_inertia_i_11
-                + cache.front_right_slice3_local_bend_y_column_v_x
-                    * cache.front_right_slice3_local_inertia_h_z
-                - cache.front_right_slice3_local_inertia_h_x
-                    * cache.front_right_slice3_local_bend_y_column_v_z)
+            * cache.front_right_slice3_local_bend_y_projected_inertia_n_y
         + cache.front_right_slice2_local_bend_y_column_w_x
-            * (cache.front_right_slice2_local_bend_y_column_v_z
-                * cache.front_right_slice2_local_inertia_h_y
-                + cache.front_right_slice2_local_bend_y_column_w_y
-                    * cache.front_right_slice2_local_inertia_i_01
-                + cache.front_right_slice2_local_bend_y_column_w_z
-                    * cache.front_right_slice2_local_inertia_i_02
-                + cache.front_right_slice2_local_inertia_i_00
-                    * cache.front_right_slice2_local_bend_y_column_w_x
-                - cache.front_right_slice2_local_bend_y_column_v_y
-                    * cache.front_right_slice2_local_inertia_h_z)
+            * cache.front_right_slice2_local_bend_y_projected_inertia_n_x
         + cache.front_right_slice0_local_bend_y_column_v_z
-            * (cache.front_right_slice0_local_bend_y_column_v_z * cache.head_slice0_mass
-                - (cache.front_right_slice0_local_bend_y_column_w_y
-                    * cache.front_right_slice0_local_inertia_h_x
-                    - cache.front_right_slice0_local_inertia_h_y
-                        * cache.front_right_slice0_local_bend_y_column_w_x))
+            * cache.front_right_slice0_local_bend_y_projected_inertia_f_z
         + cache.front_right_slice0_local_bend_y_column_v_x
-            * (cache.front_right_slice0_local_bend_y_column_v_x * cache.head_slice0_mass
-                - (cache.front_right_slice0_local_inertia_h_y
-                    * cache.front_right_slice0_local_bend_y_column_w_z
-                    - cache.front_right_slice0_local_bend_y_column_w_y
-                        * cache.front_right_slice0_local_inertia_h_z))
-        + (cache.front_right_slice3_local_inertia_h_y
-            * cache.front_right_slice3_local_bend_y_column_v_z
-            + cache.front_right_slice3_local_bend_y_column_w_z
-                * cache.front_right_slice3_local_inertia_i_02
-            + cache.front_right_slice3_local_bend_y_column_w_x
-                * cache.front_right_slice3_local_inertia_i_00
-            + cache.front_right_slice3_local_inertia_i_01
-                * cache.front_right_slice3_local_bend_y_column_w_y
-            - cache.front_right_slice3_local_bend_y_column_v_y
-                * cache.front_right_slice3_local_inertia_h_z)
+            * cache.front_right_slice0_local_bend_y_projected_inertia_f_x
+        + cache.front_right_slice3_local_bend_y_projected_inertia_n_x
             * cache.front_right_slice3_local_bend_y_column_w_x
-        + (cache.front_right_slice2_local_bend_y_column_w_x
-            * cache.front_right_slice2_local_inertia_i_02
-            + cache.front_right_slice2_local_inertia_i_12
-                * cache.front_right_slice2_local_bend_y_column_w_y
-            + cache.front_right_slice2_local_bend_y_column_v_y
-                * cache.front_right_slice2_local_inertia_h_x
-            + cache.front_right_slice2_local_inertia_i_22
-                * cache.front_right_slice2_local_bend_y_column_w_z
-            - cache.front_right_slice2_local_inertia_h_y
-                * cache.front_right_slice2_local_bend_y_column_v_x)
+        + cache.front_right_slice2_local_bend_y_projected_inertia_n_z
             * cache.front_right_slice2_local_bend_y_column_w_z
-        + (cache.front_right_slice3_local_bend_y_column_v_y * cache.head_slice0_mass
-            - (cache.front_right_slice3_local_bend_y_column_w_x
-                * cache.front_right_slice3_local_inertia_h_z
-                - cache.front_right_slice3_local_bend_y_column_w_z
-                    * cache.front_right_slice3_local_inertia_h_x))
+        + cache.front_right_slice3_local_bend_y_projected_inertia_f_y
             * cache.front_right_slice3_local_bend_y_column_v_y
-        + (cache.front_right_slice0_local_bend_y_column_v_y * cache.head_slice0_mass
-            - (cache.front_right_slice0_local_bend_y_column_w_x
-                * cache.front_right_slice0_local_inertia_h_z
-                - cache.front_right_slice0_local_inertia_h_x
-                    * cache.front_right_slice0_local_bend_y_column_w_z))
+        + cache.front_right_slice0_local_bend_y_projected_inertia_f_y
             * cache.front_right_slice0_local_bend_y_column_v_y
-        + (cache.front_right_slice2_local_inertia_i_11
-            * cache.front_right_slice2_local_bend_y_column_w_y
-            + cache.front_right_slice2_local_bend_y_column_w_x
-                * cache.front_right_slice2_local_inertia_i_01
-            + cache.front_right_slice2_local_inertia_i_12
-                * cache.front_right_slice2_local_bend_y_column_w_z
-            + cache.front_right_slice2_local_bend_y_column_v_x
-                * cache.front_right_slice2_local_inertia_h_z
-            - cache.front_right_slice2_local_bend_y_column_v_z
-                * cache.front_right_slice2_local_inertia_h_x)
+        + cache.front_right_slice2_local_bend_y_projected_inertia_n_y
             * cache.front_right_slice2_local_bend_y_column_w_y
         + cache.front_right_slice2_local_bend_y_column_v_x
-            * (cache.front_right_slice2_local_bend_y_column_v_x * cache.head_slice1_mass
-                - (cache.front_right_slice2_local_inertia_h_y
-                    * cache.front_right_slice2_local_bend_y_column_w_z
-                    - cache.front_right_slice2_local_bend_y_column_w_y
-                        * cache.front_right_slice2_local_inertia_h_z))
+            * cache.front_right_slice2_local_bend_y_projected_inertia_f_x
         + cache.front_right_slice1_local_bend_y_column_w_x
-            * (cache.front_right_slice1_local_bend_y_column_w_y
-                * cache.front_right_slice1_local_inertia_i_01
-                + cache.front_right_slice1_local_bend_y_column_v_z
-                    * cache.front_right_slice1_local_inertia_h_y
-                + cache.front_right_slice1_local_bend_y_column_w_x
-                    * cache.front_right_slice1_local_inertia_i_00
-                + cache.front_right_slice1_local_inertia_i_02
-                    * cache.front_right_slice1_local_bend_y_column_w_z
-                - cache.front_right_slice1_local_bend_y_column_v_y
-                    * cache.front_right_slice1_local_inertia_h_z)
+            * cache.front_right_slice1_local_bend_y_projected_inertia_n_x
         + cache.front_right_slice3_local_bend_y_column_v_x
-            * (cache.front_right_slice3_local_bend_y_column_v_x * cache.head_slice0_mass
-                - (cache.front_right_slice3_local_bend_y_column_w_z
-                    * cache.front_right_slice3_local_inertia_h_y
-                    - cache.front_right_slice3_local_bend_y_column_w_y
-                        * cache.front_right_slice3_local_inertia_h_z))
-        + (cache.front_right_slice1_local_bend_y_column_w_y
-            * cache.front_right_slice1_local_inertia_i_11
-            + cache.front_right_slice1_local_inertia_i_12
-                * cache.front_right_slice1_local_bend_y_column_w_z
-            + cache.front_right_slice1_local_bend_y_column_w_x
-                * cache.front_right_slice1_local_inertia_i_01
-            + cache.front_right_slice1_local_bend_y_column_v_x
-                * cache.front_right_slice1_local_inertia_h_z
-            - cache.front_right_slice1_local_bend_y_column_v_z
-                * cache.front_right_slice1_local_inertia_h_x)
+            * cache.front_right_slice3_local_bend_y_projected_inertia_f_x
+        + cache.front_right_slice1_local_bend_y_projected_inertia_n_y
             * cache.front_right_slice1_local_bend_y_column_w_y
         + cache.front_right_slice3_local_bend_y_column_w_z
-            * (cache.front_right_slice3_local_inertia_i_12
-                * cache.front_right_slice3_local_bend_y_column_w_y
-                + cache.front_right_slice3_local_bend_y_column_v_y
-                    * cache.front_right_slice3_local_inertia_h_x
-                + cache.front_right_slice3_local_bend_y_column_w_z
-                    * cache.front_right_slice3_local_inertia_i_22
-                + cache.front_right_slice3_local_inertia_i_02
-                    * cache.front_right_slice3_local_bend_y_column_w_x
-                - cache.front_right_slice3_local_inertia_h_y
-                    * cache.front_right_slice3_local_bend_y_column_v_x)
+            * cache.front_right_slice3_local_bend_y_projected_inertia_n_z
         + cache.front_right_slice1_local_bend_y_column_v_x
-            * (cache.front_right_slice1_local_bend_y_column_v_x * cache.head_slice1_mass
-                - (cache.front_right_slice1_local_inertia_h_y
-                    * cache.front_right_slice1_local_bend_y_column_w_z
-                    - cache.front_right_slice1_local_bend_y_column_w_y
-                        * cache.front_right_slice1_local_inertia_h_z))) * p.limb_length
+            * cache.front_right_slice1_local_bend_y_projected_inertia_f_x)
+        * p.limb_length * p.limb_length;
+    out[(10, 11)] = t29;
+    out[(11, 10)] = t29;
+    out[(11, 11)] = (cache.front_right_slice0_local_bend_z_projected_inertia_f_y
+        * cache.front_right_slice0_local_bend_z_column_v_y
+        + cache.front_right_slice0_local_bend_z_column_v_x
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice3_local_bend_z_column_v_x
+            * cache.front_right_slice3_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice1_local_bend_z_projected_inertia_n_z
+            * cache.front_right_slice1_local_bend_z_column_w_z
+        + cache.front_right_slice1_local_bend_z_projected_inertia_n_y
+            * cache.front_right_slice1_local_bend_z_column_w_y
+        + cache.front_right_slice2_local_bend_z_column_w_z
+            * cache.front_right_slice2_local_bend_z_projected_inertia_n_z
+        + cache.front_right_slice1_local_bend_z_projected_inertia_n_x
+            * cache.front_right_slice1_local_bend_z_column_w_x
+        + cache.front_right_slice0_local_bend_z_column_w_z
+            * cache.front_right_slice0_local_bend_z_projected_inertia_n_z
+        + cache.front_right_slice1_local_bend_z_column_v_z
+            * cache.front_right_slice1_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice2_local_bend_z_column_v_y
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice2_local_bend_z_column_v_x
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice3_local_bend_z_projected_inertia_n_y
+            * cache.front_right_slice3_local_bend_z_column_w_y
+        + cache.front_right_slice1_local_bend_z_column_v_y
+            * cache.front_right_slice1_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice0_local_bend_z_column_v_z
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice2_local_bend_z_projected_inertia_n_x
+            * cache.front_right_slice2_local_bend_z_column_w_x
+        + cache.front_right_slice3_local_bend_z_projected_inertia_n_x
+            * cache.front_right_slice3_local_bend_z_column_w_x
+        + cache.front_right_slice3_local_bend_z_column_v_z
+            * cache.front_right_slice3_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice0_local_bend_z_projected_inertia_n_y
+            * cache.front_right_slice0_local_bend_z_column_w_y
+        + cache.front_right_slice2_local_bend_z_projected_inertia_f_z
+            * cache.front_right_slice2_local_bend_z_column_v_z
+        + cache.front_right_slice1_local_bend_z_column_v_x
+            * cache.front_right_slice1_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice3_local_bend_z_column_w_z
+            * cache.front_right_slice3_local_bend_z_projected_inertia_n_z
+        + cache.front_right_slice2_local_bend_z_column_w_y
+            * cache.front_right_slice2_local_bend_z_projected_inertia_n_y
+        + cache.front_right_slice0_local_bend_z_column_w_x
+            * cache.front_right_slice0_local_bend_z_projected_inertia_n_x
+        + cache.front_right_slice3_local_bend_z_projected_inertia_f_y
+            * cache.front_right_slice3_local_bend_z_column_v_y) * p.limb_length
         * p.limb_length;
-    out[(10, 11)] = t101;
-    out[(11, 10)] = t101;
-    out[(11, 11)] = (t84 * cache.front_right_slice0_local_bend_z_column_v_y
-        + cache.front_right_slice0_local_bend_z_column_v_x * t90
-        + cache.front_right_slice3_local_bend_z_column_v_x * t80
-        + t88 * cache.front_right_slice1_local_bend_z_column_w_z
-        + t98 * cache.front_right_slice1_local_bend_z_column_w_y
-        + cache.front_right_slice2_local_bend_z_column_w_z * t77
-        + t87 * cache.front_right_slice1_local_bend_z_column_w_x
-        + cache.front_right_slice0_local_bend_z_column_w_z * t82
-        + cache.front_right_slice1_local_bend_z_column_v_z * t85
-        + cache.front_right_slice2_local_bend_z_column_v_y * t92
-        + cache.front_right_slice2_local_bend_z_column_v_x * t86
-        + t99 * cache.front_right_slice3_local_bend_z_column_w_y
-        + cache.front_right_slice1_local_bend_z_column_v_y * t81
-        + cache.front_right_slice0_local_bend_z_column_v_z * t96
-        + t78 * cache.front_right_slice2_local_bend_z_column_w_x
-        + t89 * cache.front_right_slice3_local_bend_z_column_w_x
-        + cache.front_right_slice3_local_bend_z_column_v_z * t95
-        + t94 * cache.front_right_slice0_local_bend_z_column_w_y
-        + t93 * cache.front_right_slice2_local_bend_z_column_v_z
-        + cache.front_right_slice1_local_bend_z_column_v_x * t83
-        + cache.front_right_slice3_local_bend_z_column_w_z * t100
-        + cache.front_right_slice2_local_bend_z_column_w_y * t91
-        + cache.front_right_slice0_local_bend_z_column_w_x * t97
-        + t79 * cache.front_right_slice3_local_bend_z_column_v_y) * p.limb_length
-        * p.limb_length;
-    out[(12, 12)] = ((cache.front_left_slice1_local_bend_y_column_v_y
-        * cache.head_slice1_mass
-        - (cache.front_left_slice1_local_inertia_h_z
-            * cache.front_left_slice1_local_bend_y_column_w_x
-            - cache.front_left_slice1_local_bend_y_column_w_z
-                * cache.front_left_slice1_local_inertia_h_x))
+    out[(12, 12)] = (cache.front_left_slice1_local_bend_y_projected_inertia_f_y
         * cache.front_left_slice1_local_bend_y_column_v_y
         + cache.front_left_slice3_local_bend_y_column_w_x
-            * (cache.front_left_slice3_local_bend_y_column_w_x
-                * cache.front_left_slice3_local_inertia_i_00
-                + cache.front_left_slice3_local_bend_y_column_w_y
-                    * cache.front_left_slice3_local_inertia_i_01
-                + cache.front_left_slice3_local_inertia_h_y
-                    * cache.front_left_slice3_local_bend_y_column_v_z
-                + cache.front_left_slice3_local_inertia_i_02
-                    * cache.front_left_slice3_local_bend_y_column_w_z
-                - cache.front_left_slice3_local_bend_y_column_v_y
-                    * cache.front_left_slice3_local_inertia_h_z)
-        + (cache.front_left_slice0_local_inertia_i_01
-            * cache.front_left_slice0_local_bend_y_column_w_x
-            + cache.front_left_slice0_local_bend_y_column_w_y
-                * cache.front_left_slice0_local_inertia_i_11
-            + cache.front_left_slice0_local_inertia_h_z
-                * cache.front_left_slice0_local_bend_y_column_v_x
-            + cache.front_left_slice0_local_inertia_i_12
-                * cache.front_left_slice0_local_bend_y_column_w_z
-            - cache.front_left_slice0_local_bend_y_column_v_z
-                * cache.front_left_slice0_local_inertia_h_x)
+            * cache.front_left_slice3_local_bend_y_projected_inertia_n_x
+        + cache.front_left_slice0_local_bend_y_projected_inertia_n_y
             * cache.front_left_slice0_local_bend_y_column_w_y
-        + (cache.front_left_slice2_local_bend_y_column_v_y * cache.head_slice1_mass
-            - (cache.front_left_slice2_local_bend_y_column_w_x
-                * cache.front_left_slice2_local_inertia_h_z
-                - cache.front_left_slice2_local_bend_y_column_w_z
-                    * cache.front_left_slice2_local_inertia_h_x))
+        + cache.front_left_slice2_local_bend_y_projected_inertia_f_y
             * cache.front_left_slice2_local_bend_y_column_v_y
         + cache.front_left_slice1_local_bend_y_column_v_x
-            * (cache.front_left_slice1_local_bend_y_column_v_x * cache.head_slice1_mass
-                - (cache.front_left_slice1_local_bend_y_column_w_z
-                    * cache.front_left_slice1_local_inertia_h_y
-                    - cache.front_left_slice1_local_inertia_h_z
-                        * cache.front_left_slice1_local_bend_y_column_w_y))
+            * cache.front_left_slice1_local_bend_y_projected_inertia_f_x
         + cache.front_left_slice2_local_bend_y_column_w_z
-            * (cache.front_left_slice2_local_bend_y_column_w_z
-                * cache.front_left_slice2_local_inertia_i_22
-                + cache.front_left_slice2_local_bend_y_column_w_x
-                    * cache.front_left_slice2_local_inertia_i_02
-                + cache.front_left_slice2_local_inertia_i_12
-                    * cache.front_left_slice2_local_bend_y_column_w_y
-                + cache.front_left_slice2_local_bend_y_column_v_y
-                    * cache.front_left_slice2_local_inertia_h_x
-                - cache.front_left_slice2_local_inertia_h_y
-                    * cache.front_left_slice2_local_bend_y_column_v_x)
+            * cache.front_left_slice2_local_bend_y_projected_inertia_n_z
         + cache.front_left_slice0_local_bend_y_column_v_y
-            * (cache.front_left_slice0_local_bend_y_column_v_y * cache.head_slice0_mass
-                - (cache.front_left_slice0_local_inertia_h_z
-                    * cache.front_left_slice0_local_bend_y_column_w_x
-                    - cache.front_left_slice0_local_inertia_h_x
-                        * cache.front_left_slice0_local_bend_y_column_w_z))
+            * cache.front_left_slice0_local_bend_y_projected_inertia_f_y
         + cache.front_left_slice3_local_bend_y_column_w_y
-            * (cache.front_left_slice3_local_bend_y_column_w_x
-                * cache.front_left_slice3_local_inertia_i_01
-                + cache.front_left_slice3_local_bend_y_column_w_z
-                    * cache.front_left_slice3_local_inertia_i_12
-                + cache.front_left_slice3_local_bend_y_column_w_y
-                    * cache.front_left_slice3_local_inertia_i_11
-                + cache.front_left_slice3_local_bend_y_column_v_x
-                    * cache.front_left_slice3_local_inertia_h_z
-                - cache.front_left_slice3_local_inertia_h_x
-                    * cache.front_left_slice3_local_bend_y_column_v_z)
+            * cache.front_left_slice3_local_bend_y_projected_inertia_n_y
         + cache.front_left_slice2_local_bend_y_column_w_x
-            * (cache.front_left_slice2_local_bend_y_column_w_x
-                * cache.front_left_slice2_local_inertia_i_00
-                + cache.front_left_slice2_local_inertia_h_y
-                    * cache.front_left_slice2_local_bend_y_column_v_z
-                + cache.front_left_slice2_local_inertia_i_01
-                    * cache.front_left_slice2_local_bend_y_column_w_y
-                + cache.front_left_slice2_local_bend_y_column_w_z
-                    * cache.front_left_slice2_local_inertia_i_02
-                - cache.front_left_slice2_local_bend_y_column_v_y
-                    * cache.front_left_slice2_local_inertia_h_z)
-        + (cache.front_left_slice2_local_bend_y_column_w_x
-            * cache.front_left_slice2_local_inertia_i_01
-            + cache.front_left_slice2_local_inertia_h_z
-                * cache.front_left_slice2_local_bend_y_column_v_x
-            + cache.front_left_slice2_local_inertia_i_11
-                * cache.front_left_slice2_local_bend_y_column_w_y
-            + cache.front_left_slice2_local_inertia_i_12
-                * cache.front_left_slice2_local_bend_y_column_w_z
-            - cache.front_left_slice2_local_bend_y_column_v_z
-                * cache.front_left_slice2_local_inertia_h_x)
+            * cache.front_left_slice2_local_bend_y_projected_inertia_n_x
+        + cache.front_left_slice2_local_bend_y_projected_inertia_n_y
             * cache.front_left_slice2_local_bend_y_column_w_y
-        + (cache.front_left_slice0_local_bend_y_column_w_z
-            * cache.front_left_slice0_local_inertia_i_02
-            + cache.front_left_slice0_local_inertia_i_01
-                * cache.front_left_slice0_local_bend_y_column_w_y
-            + cache.front_left_slice0_local_bend_y_column_w_x
-                * cache.front_left_slice0_local_inertia_i_00
-            + cache.front_left_slice0_local_inertia_h_y
-                * cache.front_left_slice0_local_bend_y_column_v_z
-            - cache.front_left_slice0_local_bend_y_column_v_y
-                * cache.front_left_slice0_local_inertia_h_z)
+        + cache.front_left_slice0_local_bend_y_projected_inertia_n_x
             * cache.front_left_slice0_local_bend_y_column_w_x
-        + (cache.head_slice1_mass * cache.front_left_slice2_local_bend_y_column_v_z
-            - (cache.front_left_slice2_local_inertia_h_x
-                * cache.front_left_slice2_local_bend_y_column_w_y
-                - cache.front_left_slice2_local_bend_y_column_w_x
-                    * cache.front_left_slice2_local_inertia_h_y))
+        + cache.front_left_slice2_local_bend_y_projected_inertia_f_z
             * cache.front_left_slice2_local_bend_y_column_v_z
         + cache.front_left_slice0_local_bend_y_column_w_z
-            * (cache.front_left_slice0_local_inertia_i_12
-                * cache.front_left_slice0_local_bend_y_column_w_y
-                + cache.front_left_slice0_local_bend_y_column_w_x
-                    * cache.front_left_slice0_local_inertia_i_02
-                + cache.front_left_slice0_local_inertia_i_22
-                    * cache.front_left_slice0_local_bend_y_column_w_z
-                + cache.front_left_slice0_local_bend_y_column_v_y
-                    * cache.front_left_slice0_local_inertia_h_x
-                - cache.front_left_slice0_local_inertia_h_y
-                    * cache.front_left_slice0_local_bend_y_column_v_x)
+            * cache.front_left_slice0_local_bend_y_projected_inertia_n_z
         + cache.front_left_slice1_local_bend_y_column_w_y
-            * (cache.front_left_slice1_local_bend_y_column_w_z
-                * cache.front_left_slice1_local_inertia_i_12
-                + cache.front_left_slice1_local_inertia_i_11
-                    * cache.front_left_slice1_local_bend_y_column_w_y
-                + cache.front_left_slice1_local_inertia_i_01
-                    * cache.front_left_slice1_local_bend_y_column_w_x
-                + cache.front_left_slice1_local_inertia_h_z
-                    * cache.front_left_slice1_local_bend_y_column_v_x
-                - cache.front_left_slice1_local_bend_y_column_v_z
-                    * cache.front_left_slice1_local_inertia_h_x)
-        + (cache.head_slice0_mass * cache.front_left_slice0_local_bend_y_column_v_x
-            - (cache.front_left_slice0_local_inertia_h_y
-                * cache.front_left_slice0_local_bend_y_column_w_z
-                - cache.front_left_slice0_local_inertia_h_z
-                    * cache.front_left_slice0_local_bend_y_column_w_y))
+            * cache.front_left_slice1_local_bend_y_projected_inertia_n_y
+        + cache.front_left_slice0_local_bend_y_projected_inertia_f_x
             * cache.front_left_slice0_local_bend_y_column_v_x
         + cache.front_left_slice1_local_bend_y_column_w_x
-            * (cache.front_left_slice1_local_bend_y_column_v_z
-                * cache.front_left_slice1_local_inertia_h_y
-                + cache.front_left_slice1_local_bend_y_column_w_x
-                    * cache.front_left_slice1_local_inertia_i_00
-                + cache.front_left_slice1_local_bend_y_column_w_z
-                    * cache.front_left_slice1_local_inertia_i_02
-                + cache.front_left_slice1_local_inertia_i_01
-                    * cache.front_left_slice1_local_bend_y_column_w_y
-                - cache.front_left_slice1_local_inertia_h_z
-                    * cache.front_left_slice1_local_bend_y_column_v_y)
+            * cache.front_left_slice1_local_bend_y_projected_inertia_n_x
         + cache.front_left_slice0_local_bend_y_column_v_z
-            * (cache.front_left_slice0_local_bend_y_column_v_z * cache.head_slice0_mass
-                - (cache.front_left_slice0_local_inertia_h_x
-                    * cache.front_left_slice0_local_bend_y_column_w_y
-                    - cache.front_left_slice0_local_inertia_h_y
-                        * cache.front_left_slice0_local_bend_y_column_w_x))
+            * cache.front_left_slice0_local_bend_y_projected_inertia_f_z
         + cache.front_left_slice3_local_bend_y_column_v_x
-            * (cache.front_left_slice3_local_bend_y_column_v_x * cache.head_slice0_mass
-                - (cache.front_left_slice3_local_bend_y_column_w_z
-                    * cache.front_left_slice3_local_inertia_h_y
-                    - cache.front_left_slice3_local_bend_y_column_w_y
-                        * cache.front_left_slice3_local_inertia_h_z))
+            * cache.front_left_slice3_local_bend_y_projected_inertia_f_x
         + cache.front_left_slice3_local_bend_y_column_v_y
-            * (cache.front_left_slice3_local_bend_y_column_v_y * cache.head_slice0_mass
-                - (cache.front_left_slice3_local_bend_y_column_w_x
-                    * cache.front_left_slice3_local_inertia_h_z
-                    - cache.front_left_slice3_local_bend_y_column_w_z
-                        * cache.front_left_slice3_local_inertia_h_x))
+            * cache.front_left_slice3_local_bend_y_projected_inertia_f_y
         + cache.front_left_slice1_local_bend_y_column_v_z
-            * (cache.front_left_slice1_local_bend_y_column_v_z * cache.head_slice1_mass
-                - (cache.front_left_slice1_local_inertia_h_x
-                    * cache.front_left_slice1_local_bend_y_column_w_y
-                    - cache.front_left_slice1_local_bend_y_column_w_x
-                        * cache.front_left_slice1_local_inertia_h_y))
-        + (cache.head_slice0_mass * cache.front_left_slice3_local_bend_y_column_v_z
-            - (cache.front_left_slice3_local_bend_y_column_w_y
-                * cache.front_left_slice3_local_inertia_h_x
-                - cache.front_left_slice3_local_bend_y_column_w_x
-                    * cache.front_left_slice3_local_inertia_h_y))
+            * cache.front_left_slice1_local_bend_y_projected_inertia_f_z
+        + cache.front_left_slice3_local_bend_y_projected_inertia_f_z
             * cache.front_left_slice3_local_bend_y_column_v_z
         + cache.front_left_slice3_local_bend_y_column_w_z
-            * (cache.front_left_slice3_local_bend_y_column_v_y
-                * cache.front_left_slice3_local_inertia_h_x
-                + cache.front_left_slice3_local_bend_y_column_w_z
-                    * cache.front_left_slice3_local_inertia_i_22
-                + cache.front_left_slice3_local_bend_y_column_w_y
-                    * cache.front_left_slice3_local_inertia_i_12
-                + cache.front_left_slice3_local_inertia_i_02
-                    * cache.front_left_slice3_local_bend_y_column_w_x
-                - cache.front_left_slice3_local_inertia_h_y
-                    * cache.front_left_slice3_local_bend_y_column_v_x)
+            * cache.front_left_slice3_local_bend_y_projected_inertia_n_z
         + cache.front_left_slice2_local_bend_y_column_v_x
-            * (cache.front_left_slice2_local_bend_y_column_v_x * cache.head_slice1_mass
-                - (cache.front_left_slice2_local_bend_y_column_w_z
-                    * cache.front_left_slice2_local_inertia_h_y
-                    - cache.front_left_slice2_local_inertia_h_z
-                        * cache.front_left_slice2_local_bend_y_column_w_y))
+            * cache.front_left_slice2_local_bend_y_projected_inertia_f_x
         + cache.front_left_slice1_local_bend_y_column_w_z
-            * (cache.front_left_slice1_local_inertia_h_x
-                * cache.front_left_slice1_local_bend_y_column_v_y
-                + cache.front_left_slice1_local_bend_y_column_w_z
-                    * cache.front_left_slice1_local_inertia_i_22
-                + cache.front_left_slice1_local_inertia_i_02
-                    * cache.front_left_slice1_local_bend_y_column_w_x
-                + cache.front_left_slice1_local_bend_y_column_w_y
-                    * cache.front_left_slice1_local_inertia_i_12
-                - cache.front_left_slice1_local_bend_y_column_v_x
-                    * cache.front_left_slice1_local_inertia_h_y)) * p.limb_length
+            * cache.front_left_slice1_local_bend_y_projected_inertia_n_z) * p.limb_length
         * p.limb_length;
-    out[(12, 13)] = t126;
-    out[(13, 12)] = t126;
-    out[(13, 13)] = (cache.front_left_slice1_local_bend_z_column_w_z * t125
-        + t112 * cache.front_left_slice2_local_bend_z_column_w_x
-        + t109 * cache.front_left_slice2_local_bend_z_column_v_z
-        + t116 * cache.front_left_slice0_local_bend_z_column_w_y
-        + cache.front_left_slice1_local_bend_z_column_w_x * t102
-        + t106 * cache.front_left_slice1_local_bend_z_column_v_x
-        + cache.front_left_slice2_local_bend_z_column_w_z * t121
-        + cache.front_left_slice1_local_bend_z_column_v_y * t117
-        + cache.front_left_slice1_local_bend_z_column_w_y * t111
-        + t114 * cache.front_left_slice3_local_bend_z_column_v_z
-        + t122 * cache.front_left_slice2_local_bend_z_column_v_x
-        + t107 * cache.front_left_slice3_local_bend_z_column_v_x
-        + t123 * cache.front_left_slice1_local_bend_z_column_v_z
-        + cache.front_left_slice0_local_bend_z_column_w_x * t110
-        + cache.front_left_slice2_local_bend_z_column_w_y * t113
-        + cache.front_left_slice3_local_bend_z_column_w_x * t105
-        + cache.front_left_slice0_local_bend_z_column_v_y * t104
-        + cache.front_left_slice0_local_bend_z_column_w_z * t124
-        + cache.front_left_slice3_local_bend_z_column_v_y * t115
-        + cache.front_left_slice0_local_bend_z_column_v_x * t119
-        + cache.front_left_slice3_local_bend_z_column_w_z * t108
-        + t103 * cache.front_left_slice3_local_bend_z_column_w_y
-        + cache.front_left_slice0_local_bend_z_column_v_z * t120
-        + t118 * cache.front_left_slice2_local_bend_z_column_v_y) * p.limb_length
+    out[(12, 13)] = t30;
+    out[(13, 12)] = t30;
+    out[(13, 13)] = (cache.front_left_slice1_local_bend_z_column_w_z
+        * cache.front_left_slice1_local_bend_z_projected_inertia_n_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_n_x
+            * cache.front_left_slice2_local_bend_z_column_w_x
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_z
+            * cache.front_left_slice2_local_bend_z_column_v_z
+        + cache.front_left_slice0_local_bend_z_projected_inertia_n_y
+            * cache.front_left_slice0_local_bend_z_column_w_y
+        + cache.front_left_slice1_local_bend_z_column_w_x
+            * cache.front_left_slice1_local_bend_z_projected_inertia_n_x
+        + cache.front_left_slice1_local_bend_z_projected_inertia_f_x
+            * cache.front_left_slice1_local_bend_z_column_v_x
+        + cache.front_left_slice2_local_bend_z_column_w_z
+            * cache.front_left_slice2_local_bend_z_projected_inertia_n_z
+        + cache.front_left_slice1_local_bend_z_column_v_y
+            * cache.front_left_slice1_local_bend_z_projected_inertia_f_y
+        + cache.front_left_slice1_local_bend_z_column_w_y
+            * cache.front_left_slice1_local_bend_z_projected_inertia_n_y
+        + cache.front_left_slice3_local_bend_z_projected_inertia_f_z
+            * cache.front_left_slice3_local_bend_z_column_v_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_x
+            * cache.front_left_slice2_local_bend_z_column_v_x
+        + cache.front_left_slice3_local_bend_z_projected_inertia_f_x
+            * cache.front_left_slice3_local_bend_z_column_v_x
+        + cache.front_left_slice1_local_bend_z_projected_inertia_f_z
+            * cache.front_left_slice1_local_bend_z_column_v_z
+        + cache.front_left_slice0_local_bend_z_column_w_x
+            * cache.front_left_slice0_local_bend_z_projected_inertia_n_x
+        + cache.front_left_slice2_local_bend_z_column_w_y
+            * cache.front_left_slice2_local_bend_z_projected_inertia_n_y
+        + cache.front_left_slice3_local_bend_z_column_w_x
+            * cache.front_left_slice3_local_bend_z_projected_inertia_n_x
+        + cache.front_left_slice0_local_bend_z_column_v_y
+            * cache.front_left_slice0_local_bend_z_projected_inertia_f_y
+        + cache.front_left_slice0_local_bend_z_column_w_z
+            * cache.front_left_slice0_local_bend_z_projected_inertia_n_z
+        + cache.front_left_slice3_local_bend_z_column_v_y
+            * cache.front_left_slice3_local_bend_z_projected_inertia_f_y
+        + cache.front_left_slice0_local_bend_z_column_v_x
+            * cache.front_left_slice0_local_bend_z_projected_inertia_f_x
+        + cache.front_left_slice3_local_bend_z_column_w_z
+            * cache.front_left_slice3_local_bend_z_projected_inertia_n_z
+        + cache.front_left_slice3_local_bend_z_projected_inertia_n_y
+            * cache.front_left_slice3_local_bend_z_column_w_y
+        + cache.front_left_slice0_local_bend_z_column_v_z
+            * cache.front_left_slice0_local_bend_z_projected_inertia_f_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_y
+            * cache.front_left_slice2_local_bend_z_column_v_y) * p.limb_length
         * p.limb_length;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
@@ -21560,34 +21170,33 @@ pub fn coriolis_matrix_into(
     out[(6, 0)] = head_subspace0_coriolis_row_f_x;
     out[(6, 1)] = head_subspace0_coriolis_row_f_y;
     out[(6, 2)] = head_subspace0_coriolis_row_f_z;
-    out[(6, 3)] = head_subspace0_coriolis_row_n_z
-        + cache.head_subspace0_projected_inertia_f_x * qd[1]
-        + q[1] * head_subspace0_coriolis_row_f_x
-        + cache.head_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+    out[(6, 3)] = cache.head_subspace0_projected_inertia_f_x * qd[1]
+        + base_yaw_subspace_rate_v_y * cache.head_subspace0_projected_inertia_f_y
+        + head_subspace0_coriolis_row_n_z + q[1] * head_subspace0_coriolis_row_f_x
         + head_subspace0_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
-    out[(6, 4)] = cache.head_subspace0_projected_inertia_n_y
-        * base_pitch_subspace_rate_w_y
-        + cache.head_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+    out[(6, 4)] = cache.head_subspace0_projected_inertia_n_x
+        * base_pitch_subspace_rate_w_x
         + head_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + head_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + base_pitch_subspace_rate_v_x * cache.head_subspace0_projected_inertia_f_x
         + cache.base_pitch_subspace_v_z * head_subspace0_coriolis_row_f_z
-        + base_pitch_subspace_rate_v_z * cache.head_subspace0_projected_inertia_f_z
         + head_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + cache.head_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_rate_v_z * cache.head_subspace0_projected_inertia_f_z
+        + cache.head_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + cache.cos_q3 * head_subspace0_coriolis_row_n_y
-        + cache.head_subspace0_projected_inertia_f_x * base_pitch_subspace_rate_v_x;
-    out[(6, 5)] = cache.head_subspace0_projected_inertia_f_z
-        * base_roll_subspace_rate_v_z
+        + cache.head_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y;
+    out[(6, 5)] = base_roll_subspace_rate_w_z
+        * cache.head_subspace0_projected_inertia_n_z
         + cache.base_roll_subspace_v_x * head_subspace0_coriolis_row_f_x
-        + cache.head_subspace0_projected_inertia_n_x * base_roll_subspace_rate_w_x
         + cache.base_roll_subspace_v_z * head_subspace0_coriolis_row_f_z
-        + base_roll_subspace_rate_v_x * cache.head_subspace0_projected_inertia_f_x
         + cache.base_pitch_rotation_10 * head_subspace0_coriolis_row_n_y
-        + cache.head_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
+        + cache.head_subspace0_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + base_roll_subspace_rate_v_y * cache.head_subspace0_projected_inertia_f_y
         + head_subspace0_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_w_y * cache.head_subspace0_projected_inertia_n_y
+        + base_roll_subspace_rate_v_z * cache.head_subspace0_projected_inertia_f_z
+        + base_roll_subspace_rate_v_x * cache.head_subspace0_projected_inertia_f_x
+        + cache.head_subspace0_projected_inertia_n_x * base_roll_subspace_rate_w_x
         + cache.base_pitch_rotation_20 * head_subspace0_coriolis_row_n_z
-        + cache.head_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + cache.base_roll_subspace_v_y * head_subspace0_coriolis_row_f_y;
     out[(6, 6)] = t3668 * head_slice1_subspace0_w_y + t3669 * head_slice1_subspace0_v_y
         + head_slice1_subspace0_w_z * t3670 + t3671 * head_slice3_subspace0_w_x
@@ -21617,33 +21226,32 @@ pub fn coriolis_matrix_into(
     out[(7, 1)] = head_subspace1_coriolis_row_f_y;
     out[(7, 2)] = head_subspace1_coriolis_row_f_z;
     out[(7, 3)] = head_subspace1_coriolis_row_n_z
-        + cache.head_subspace1_projected_inertia_f_x * qd[1]
         + cache.head_subspace1_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + q[1] * head_subspace1_coriolis_row_f_x
+        + cache.head_subspace1_projected_inertia_f_x * qd[1]
         + head_subspace1_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
     out[(7, 4)] = head_subspace1_coriolis_row_n_y * cache.cos_q3
+        + cache.head_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + head_subspace1_coriolis_row_f_z * cache.base_pitch_subspace_v_z
-        + base_pitch_subspace_rate_v_z * cache.head_subspace1_projected_inertia_f_z
-        + cache.head_subspace1_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + cache.head_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + head_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + head_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + cache.head_subspace1_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + cache.head_subspace1_projected_inertia_f_x * base_pitch_subspace_rate_v_x
         + head_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + cache.head_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + cache.head_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y;
-    out[(7, 5)] = base_roll_subspace_rate_w_z
-        * cache.head_subspace1_projected_inertia_n_z
-        + cache.base_roll_subspace_v_y * head_subspace1_coriolis_row_f_y
-        + cache.head_subspace1_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + base_pitch_subspace_rate_v_z * cache.head_subspace1_projected_inertia_f_z
+        + base_pitch_subspace_rate_w_y * cache.head_subspace1_projected_inertia_n_y;
+    out[(7, 5)] = cache.base_roll_subspace_v_y * head_subspace1_coriolis_row_f_y
+        + cache.head_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_y * cache.head_subspace1_projected_inertia_n_y
         + head_subspace1_coriolis_row_f_z * cache.base_roll_subspace_v_z
         + cache.base_pitch_rotation_10 * head_subspace1_coriolis_row_n_y
-        + base_roll_subspace_rate_w_x * cache.head_subspace1_projected_inertia_n_x
         + head_subspace1_coriolis_row_n_z * cache.base_pitch_rotation_20
         + cache.base_pitch_rotation_00 * head_subspace1_coriolis_row_n_x
-        + cache.head_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + cache.head_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + head_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + base_roll_subspace_rate_v_x * cache.head_subspace1_projected_inertia_f_x
-        + cache.head_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y;
+        + cache.head_subspace1_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + base_roll_subspace_rate_v_z * cache.head_subspace1_projected_inertia_f_z
+        + cache.head_subspace1_projected_inertia_n_x * base_roll_subspace_rate_w_x;
     out[(7, 6)] = head_slice3_subspace1_w_y * t3682 + head_slice2_subspace1_w_x * t3677
         + head_slice1_subspace1_v_z * t3688 + t3668 * head_slice1_subspace1_w_y
         + head_slice3_subspace1_w_z * t3675 + t3672 * head_slice0_subspace1_v_z
@@ -21673,30 +21281,30 @@ pub fn coriolis_matrix_into(
     out[(8, 2)] = back_subspace0_coriolis_row_f_z;
     out[(8, 3)] = back_subspace0_coriolis_row_n_z
         + q[1] * back_subspace0_coriolis_row_f_x
-        + cache.base_yaw_subspace_v_y * back_subspace0_coriolis_row_f_y
         + cache.back_subspace0_projected_inertia_f_x * qd[1]
-        + base_yaw_subspace_rate_v_y * cache.back_subspace0_projected_inertia_f_y;
-    out[(8, 4)] = cache.back_subspace0_projected_inertia_f_y
-        * base_pitch_subspace_rate_v_y
-        + base_pitch_subspace_rate_v_z * cache.back_subspace0_projected_inertia_f_z
-        + base_pitch_subspace_rate_v_x * cache.back_subspace0_projected_inertia_f_x
+        + cache.base_yaw_subspace_v_y * back_subspace0_coriolis_row_f_y
+        + cache.back_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y;
+    out[(8, 4)] = base_pitch_subspace_rate_v_x
+        * cache.back_subspace0_projected_inertia_f_x
         + cache.base_pitch_subspace_v_z * back_subspace0_coriolis_row_f_z
-        + cache.back_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + cache.back_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + cache.back_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + back_subspace0_coriolis_row_n_y * cache.cos_q3
+        + cache.back_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + back_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + cache.back_subspace0_projected_inertia_f_z * base_pitch_subspace_rate_v_z
         + back_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + cache.base_pitch_subspace_v_y * back_subspace0_coriolis_row_f_y;
-    out[(8, 5)] = cache.back_subspace0_projected_inertia_f_z
-        * base_roll_subspace_rate_v_z
-        + cache.back_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
+    out[(8, 5)] = base_roll_subspace_rate_w_x
+        * cache.back_subspace0_projected_inertia_n_x
         + cache.base_pitch_rotation_10 * back_subspace0_coriolis_row_n_y
-        + cache.base_roll_subspace_v_y * back_subspace0_coriolis_row_f_y
+        + cache.back_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + cache.back_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
-        + cache.back_subspace0_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + cache.base_roll_subspace_v_y * back_subspace0_coriolis_row_f_y
+        + cache.back_subspace0_projected_inertia_f_z * base_roll_subspace_rate_v_z
         + base_roll_subspace_rate_v_x * cache.back_subspace0_projected_inertia_f_x
-        + cache.base_roll_subspace_v_x * back_subspace0_coriolis_row_f_x
         + cache.back_subspace0_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + cache.base_roll_subspace_v_x * back_subspace0_coriolis_row_f_x
         + cache.base_roll_subspace_v_z * back_subspace0_coriolis_row_f_z
         + cache.base_pitch_rotation_00 * back_subspace0_coriolis_row_n_x
         + back_subspace0_coriolis_row_n_z * cache.base_pitch_rotation_20;
@@ -21727,34 +21335,33 @@ pub fn coriolis_matrix_into(
     out[(9, 0)] = back_subspace1_coriolis_row_f_x;
     out[(9, 1)] = back_subspace1_coriolis_row_f_y;
     out[(9, 2)] = back_subspace1_coriolis_row_f_z;
-    out[(9, 3)] = cache.back_subspace1_projected_inertia_f_x * qd[1]
-        + q[1] * back_subspace1_coriolis_row_f_x
+    out[(9, 3)] = q[1] * back_subspace1_coriolis_row_f_x
+        + cache.back_subspace1_projected_inertia_f_x * qd[1]
         + base_yaw_subspace_rate_v_y * cache.back_subspace1_projected_inertia_f_y
         + back_subspace1_coriolis_row_n_z
         + cache.base_yaw_subspace_v_y * back_subspace1_coriolis_row_f_y;
     out[(9, 4)] = back_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + base_pitch_subspace_rate_w_y * cache.back_subspace1_projected_inertia_n_y
-        + base_pitch_subspace_rate_v_x * cache.back_subspace1_projected_inertia_f_x
-        + base_pitch_subspace_rate_w_x * cache.back_subspace1_projected_inertia_n_x
+        + base_pitch_subspace_rate_v_z * cache.back_subspace1_projected_inertia_f_z
+        + cache.back_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + back_subspace1_coriolis_row_n_y * cache.cos_q3
         + cache.back_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + base_pitch_subspace_rate_v_z * cache.back_subspace1_projected_inertia_f_z
+        + base_pitch_subspace_rate_v_x * cache.back_subspace1_projected_inertia_f_x
         + cache.base_pitch_subspace_v_y * back_subspace1_coriolis_row_f_y
+        + base_pitch_subspace_rate_w_y * cache.back_subspace1_projected_inertia_n_y
         + back_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + cache.base_pitch_subspace_v_z * back_subspace1_coriolis_row_f_z;
-    out[(9, 5)] = base_roll_subspace_rate_v_x
-        * cache.back_subspace1_projected_inertia_f_x
-        + back_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
+    out[(9, 5)] = back_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
         + cache.base_pitch_rotation_20 * back_subspace1_coriolis_row_n_z
-        + base_roll_subspace_rate_w_x * cache.back_subspace1_projected_inertia_n_x
+        + base_roll_subspace_rate_v_x * cache.back_subspace1_projected_inertia_f_x
         + cache.base_roll_subspace_v_z * back_subspace1_coriolis_row_f_z
-        + cache.base_pitch_rotation_10 * back_subspace1_coriolis_row_n_y
         + cache.back_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
-        + cache.base_roll_subspace_v_y * back_subspace1_coriolis_row_f_y
-        + base_roll_subspace_rate_w_z * cache.back_subspace1_projected_inertia_n_z
+        + cache.base_pitch_rotation_10 * back_subspace1_coriolis_row_n_y
         + base_roll_subspace_rate_w_y * cache.back_subspace1_projected_inertia_n_y
-        + cache.back_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + cache.base_roll_subspace_v_x * back_subspace1_coriolis_row_f_x;
+        + base_roll_subspace_rate_w_x * cache.back_subspace1_projected_inertia_n_x
+        + cache.base_roll_subspace_v_y * back_subspace1_coriolis_row_f_y
+        + cache.base_roll_subspace_v_x * back_subspace1_coriolis_row_f_x
+        + cache.back_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_v_z * cache.back_subspace1_projected_inertia_f_z;
     out[(9, 8)] = t3738 * back_slice3_subspace1_w_z + back_slice1_subspace1_v_x * t3724
         + back_slice0_subspace1_v_z * t3735 + t3721 * back_slice1_subspace1_w_z
         + back_slice0_subspace1_v_y * t3739 + t3733 * back_slice3_subspace1_v_z
@@ -21783,36 +21390,36 @@ pub fn coriolis_matrix_into(
     out[(10, 1)] = front_right_subspace0_coriolis_row_f_y;
     out[(10, 2)] = front_right_subspace0_coriolis_row_f_z;
     out[(10, 3)] = front_right_subspace0_coriolis_row_n_z
-        + cache.front_right_subspace0_projected_inertia_f_x * qd[1]
         + base_yaw_subspace_rate_v_y * cache.front_right_subspace0_projected_inertia_f_y
         + cache.base_yaw_subspace_v_y * front_right_subspace0_coriolis_row_f_y
+        + cache.front_right_subspace0_projected_inertia_f_x * qd[1]
         + q[1] * front_right_subspace0_coriolis_row_f_x;
     out[(10, 4)] = cache.front_right_subspace0_projected_inertia_n_x
         * base_pitch_subspace_rate_w_x
-        + base_pitch_subspace_rate_v_z
-            * cache.front_right_subspace0_projected_inertia_f_z
         + front_right_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + base_pitch_subspace_rate_v_x
-            * cache.front_right_subspace0_projected_inertia_f_x
-        + cache.front_right_subspace0_projected_inertia_n_y
-            * base_pitch_subspace_rate_w_y
+        + base_pitch_subspace_rate_w_y
+            * cache.front_right_subspace0_projected_inertia_n_y
+        + cache.front_right_subspace0_projected_inertia_f_x
+            * base_pitch_subspace_rate_v_x
         + cache.front_right_subspace0_projected_inertia_f_y
             * base_pitch_subspace_rate_v_y
         + cache.base_pitch_subspace_v_z * front_right_subspace0_coriolis_row_f_z
+        + base_pitch_subspace_rate_v_z
+            * cache.front_right_subspace0_projected_inertia_f_z
         + front_right_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + front_right_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
         + front_right_subspace0_coriolis_row_n_y * cache.cos_q3;
-    out[(10, 5)] = cache.front_right_subspace0_projected_inertia_n_z
-        * base_roll_subspace_rate_w_z
+    out[(10, 5)] = base_roll_subspace_rate_v_z
+        * cache.front_right_subspace0_projected_inertia_f_z
+        + base_roll_subspace_rate_v_x * cache.front_right_subspace0_projected_inertia_f_x
         + cache.base_pitch_rotation_10 * front_right_subspace0_coriolis_row_n_y
         + cache.base_roll_subspace_v_z * front_right_subspace0_coriolis_row_f_z
-        + base_roll_subspace_rate_w_x * cache.front_right_subspace0_projected_inertia_n_x
         + cache.front_right_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
-        + cache.front_right_subspace0_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + cache.front_right_subspace0_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + base_roll_subspace_rate_w_x * cache.front_right_subspace0_projected_inertia_n_x
         + cache.base_roll_subspace_v_y * front_right_subspace0_coriolis_row_f_y
         + front_right_subspace0_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_v_x * cache.front_right_subspace0_projected_inertia_f_x
+        + cache.front_right_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_y * cache.front_right_subspace0_projected_inertia_n_y
         + front_right_subspace0_coriolis_row_f_x * cache.base_roll_subspace_v_x
         + front_right_subspace0_coriolis_row_n_z * cache.base_pitch_rotation_20;
     out[(10, 10)] = front_right_slice0_subspace0_w_x * t3764
@@ -21866,40 +21473,39 @@ pub fn coriolis_matrix_into(
     out[(11, 0)] = front_right_subspace1_coriolis_row_f_x;
     out[(11, 1)] = front_right_subspace1_coriolis_row_f_y;
     out[(11, 2)] = front_right_subspace1_coriolis_row_f_z;
-    out[(11, 3)] = base_yaw_subspace_rate_v_y
-        * cache.front_right_subspace1_projected_inertia_f_y
-        + q[1] * front_right_subspace1_coriolis_row_f_x
+    out[(11, 3)] = cache.front_right_subspace1_projected_inertia_f_y
+        * base_yaw_subspace_rate_v_y + q[1] * front_right_subspace1_coriolis_row_f_x
         + cache.base_yaw_subspace_v_y * front_right_subspace1_coriolis_row_f_y
         + front_right_subspace1_coriolis_row_n_z
         + cache.front_right_subspace1_projected_inertia_f_x * qd[1];
     out[(11, 4)] = cache.base_pitch_subspace_v_z * front_right_subspace1_coriolis_row_f_z
         + front_right_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + cache.front_right_subspace1_projected_inertia_n_x
-            * base_pitch_subspace_rate_w_x
-        + cache.front_right_subspace1_projected_inertia_f_z
-            * base_pitch_subspace_rate_v_z
-        + front_right_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + front_right_subspace1_coriolis_row_n_y * cache.cos_q3
-        + base_pitch_subspace_rate_v_y
-            * cache.front_right_subspace1_projected_inertia_f_y
-        + cache.base_yaw_rotation_01 * front_right_subspace1_coriolis_row_n_x
+        + base_pitch_subspace_rate_v_z
+            * cache.front_right_subspace1_projected_inertia_f_z
         + cache.front_right_subspace1_projected_inertia_f_x
             * base_pitch_subspace_rate_v_x
-        + cache.front_right_subspace1_projected_inertia_n_y
-            * base_pitch_subspace_rate_w_y;
-    out[(11, 5)] = cache.front_right_subspace1_projected_inertia_f_z
-        * base_roll_subspace_rate_v_z
-        + cache.base_pitch_rotation_10 * front_right_subspace1_coriolis_row_n_y
+        + front_right_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + front_right_subspace1_coriolis_row_n_y * cache.cos_q3
+        + cache.front_right_subspace1_projected_inertia_n_x
+            * base_pitch_subspace_rate_w_x
+        + cache.front_right_subspace1_projected_inertia_f_y
+            * base_pitch_subspace_rate_v_y
+        + cache.base_yaw_rotation_01 * front_right_subspace1_coriolis_row_n_x
+        + base_pitch_subspace_rate_w_y
+            * cache.front_right_subspace1_projected_inertia_n_y;
+    out[(11, 5)] = cache.base_pitch_rotation_10 * front_right_subspace1_coriolis_row_n_y
         + cache.base_pitch_rotation_00 * front_right_subspace1_coriolis_row_n_x
+        + cache.front_right_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_v_z * cache.front_right_subspace1_projected_inertia_f_z
         + cache.base_roll_subspace_v_y * front_right_subspace1_coriolis_row_f_y
-        + base_roll_subspace_rate_w_x * cache.front_right_subspace1_projected_inertia_n_x
-        + cache.front_right_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + base_roll_subspace_rate_v_y * cache.front_right_subspace1_projected_inertia_f_y
-        + cache.front_right_subspace1_projected_inertia_f_x * base_roll_subspace_rate_v_x
-        + front_right_subspace1_coriolis_row_f_z * cache.base_roll_subspace_v_z
         + base_roll_subspace_rate_w_y * cache.front_right_subspace1_projected_inertia_n_y
+        + front_right_subspace1_coriolis_row_f_z * cache.base_roll_subspace_v_z
+        + base_roll_subspace_rate_w_x * cache.front_right_subspace1_projected_inertia_n_x
         + front_right_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + cache.base_pitch_rotation_20 * front_right_subspace1_coriolis_row_n_z;
+        + cache.front_right_subspace1_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + cache.base_pitch_rotation_20 * front_right_subspace1_coriolis_row_n_z
+        + cache.front_right_subspace1_projected_inertia_n_z
+            * base_roll_subspace_rate_w_z;
     out[(11, 10)] = front_right_slice0_subspace1_v_x * t3786
         + front_right_slice1_subspace1_w_x * t3785
         + front_right_slice0_subspace1_w_y * t3777
@@ -21952,33 +21558,34 @@ pub fn coriolis_matrix_into(
     out[(12, 1)] = front_left_subspace0_coriolis_row_f_y;
     out[(12, 2)] = front_left_subspace0_coriolis_row_f_z;
     out[(12, 3)] = cache.front_left_subspace0_projected_inertia_f_x * qd[1]
-        + cache.front_left_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + front_left_subspace0_coriolis_row_n_z
+        + base_yaw_subspace_rate_v_y * cache.front_left_subspace0_projected_inertia_f_y
         + cache.base_yaw_subspace_v_y * front_left_subspace0_coriolis_row_f_y
         + q[1] * front_left_subspace0_coriolis_row_f_x;
     out[(12, 4)] = cache.base_pitch_subspace_v_z * front_left_subspace0_coriolis_row_f_z
-        + cache.front_left_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
-        + cache.base_yaw_rotation_01 * front_left_subspace0_coriolis_row_n_x
         + cache.front_left_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + cache.base_yaw_rotation_01 * front_left_subspace0_coriolis_row_n_x
         + base_pitch_subspace_rate_v_z * cache.front_left_subspace0_projected_inertia_f_z
+        + cache.front_left_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + front_left_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + cache.front_left_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + front_left_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + cache.front_left_subspace0_projected_inertia_f_x * base_pitch_subspace_rate_v_x
-        + cache.cos_q3 * front_left_subspace0_coriolis_row_n_y;
+        + front_left_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + cache.cos_q3 * front_left_subspace0_coriolis_row_n_y
+        + cache.front_left_subspace0_projected_inertia_n_x
+            * base_pitch_subspace_rate_w_x;
     out[(12, 5)] = cache.front_left_subspace0_projected_inertia_f_z
         * base_roll_subspace_rate_v_z
-        + base_roll_subspace_rate_w_x * cache.front_left_subspace0_projected_inertia_n_x
-        + base_roll_subspace_rate_w_y * cache.front_left_subspace0_projected_inertia_n_y
-        + cache.front_left_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + front_left_subspace0_coriolis_row_f_x * cache.base_roll_subspace_v_x
         + cache.base_pitch_rotation_00 * front_left_subspace0_coriolis_row_n_x
         + cache.base_pitch_rotation_20 * front_left_subspace0_coriolis_row_n_z
-        + base_roll_subspace_rate_w_z * cache.front_left_subspace0_projected_inertia_n_z
+        + cache.front_left_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + cache.base_pitch_rotation_10 * front_left_subspace0_coriolis_row_n_y
         + cache.base_roll_subspace_v_z * front_left_subspace0_coriolis_row_f_z
+        + base_roll_subspace_rate_v_y * cache.front_left_subspace0_projected_inertia_f_y
         + cache.base_roll_subspace_v_y * front_left_subspace0_coriolis_row_f_y
-        + base_roll_subspace_rate_v_x * cache.front_left_subspace0_projected_inertia_f_x;
+        + cache.front_left_subspace0_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + base_roll_subspace_rate_w_x * cache.front_left_subspace0_projected_inertia_n_x
+        + cache.front_left_subspace0_projected_inertia_n_y * base_roll_subspace_rate_w_y;
     out[(12, 12)] = front_left_slice0_subspace0_w_y * t3812
         + t3813 * front_left_slice2_subspace0_v_z
         + t3814 * front_left_slice3_subspace0_v_y
@@ -22030,35 +21637,34 @@ pub fn coriolis_matrix_into(
     out[(13, 0)] = front_left_subspace1_coriolis_row_f_x;
     out[(13, 1)] = front_left_subspace1_coriolis_row_f_y;
     out[(13, 2)] = front_left_subspace1_coriolis_row_f_z;
-    out[(13, 3)] = base_yaw_subspace_rate_v_y
-        * cache.front_left_subspace1_projected_inertia_f_y
-        + q[1] * front_left_subspace1_coriolis_row_f_x
+    out[(13, 3)] = q[1] * front_left_subspace1_coriolis_row_f_x
+        + cache.front_left_subspace1_projected_inertia_f_x * qd[1]
         + front_left_subspace1_coriolis_row_n_z
         + front_left_subspace1_coriolis_row_f_y * cache.base_yaw_subspace_v_y
-        + cache.front_left_subspace1_projected_inertia_f_x * qd[1];
-    out[(13, 4)] = cache.base_pitch_subspace_v_z * front_left_subspace1_coriolis_row_f_z
+        + base_yaw_subspace_rate_v_y * cache.front_left_subspace1_projected_inertia_f_y;
+    out[(13, 4)] = cache.front_left_subspace1_projected_inertia_n_y
+        * base_pitch_subspace_rate_w_y
+        + base_pitch_subspace_rate_v_y * cache.front_left_subspace1_projected_inertia_f_y
+        + cache.front_left_subspace1_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+        + cache.base_pitch_subspace_v_z * front_left_subspace1_coriolis_row_f_z
         + front_left_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + base_pitch_subspace_rate_w_x * cache.front_left_subspace1_projected_inertia_n_x
         + front_left_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + base_pitch_subspace_rate_v_z * cache.front_left_subspace1_projected_inertia_f_z
-        + cache.front_left_subspace1_projected_inertia_n_y * base_pitch_subspace_rate_w_y
-        + cache.front_left_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + cache.front_left_subspace1_projected_inertia_f_x * base_pitch_subspace_rate_v_x
-        + cache.front_left_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_rate_v_x * cache.front_left_subspace1_projected_inertia_f_x
         + front_left_subspace1_coriolis_row_n_y * cache.cos_q3
         + front_left_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x;
-    out[(13, 5)] = base_roll_subspace_rate_w_x
-        * cache.front_left_subspace1_projected_inertia_n_x
-        + front_left_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_w_y * cache.front_left_subspace1_projected_inertia_n_y
+    out[(13, 5)] = front_left_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
+        + base_roll_subspace_rate_v_y * cache.front_left_subspace1_projected_inertia_f_y
         + cache.base_pitch_rotation_10 * front_left_subspace1_coriolis_row_n_y
         + front_left_subspace1_coriolis_row_f_y * cache.base_roll_subspace_v_y
+        + base_roll_subspace_rate_w_z * cache.front_left_subspace1_projected_inertia_n_z
+        + base_roll_subspace_rate_v_x * cache.front_left_subspace1_projected_inertia_f_x
         + cache.base_roll_subspace_v_z * front_left_subspace1_coriolis_row_f_z
-        + cache.front_left_subspace1_projected_inertia_f_x * base_roll_subspace_rate_v_x
-        + cache.base_pitch_rotation_20 * front_left_subspace1_coriolis_row_n_z
         + cache.front_left_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + cache.front_left_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + cache.front_left_subspace1_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + cache.base_pitch_rotation_20 * front_left_subspace1_coriolis_row_n_z
         + front_left_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + cache.front_left_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y;
+        + base_roll_subspace_rate_w_x * cache.front_left_subspace1_projected_inertia_n_x;
     out[(13, 12)] = t3812 * front_left_slice0_subspace1_w_y
         + front_left_slice0_subspace1_v_z * t3817
         + t3822 * front_left_slice1_subspace1_w_x
@@ -22125,8 +21731,8 @@ pub fn gravity_into(
     out[5] = cache.hub_composite_inertia_h_y * cache.base_pitch_rotation_00 * p.gravity
         + cache.hub_composite_inertia_m * cache.base_roll_subspace_v_z * p.gravity
         - cache.base_pitch_rotation_10 * cache.hub_composite_inertia_h_x * p.gravity;
-    out[6] = cache.head_subspace0_projected_inertia_f_z * p.gravity
-        + q[6] * p.limb_stiffness;
+    out[6] = q[6] * p.limb_stiffness
+        + p.gravity * cache.head_subspace0_projected_inertia_f_z;
     out[7] = q[7] * p.limb_stiffness
         + cache.head_subspace1_projected_inertia_f_z * p.gravity;
     out[8] = cache.back_subspace0_projected_inertia_f_z * p.gravity
@@ -22139,8 +21745,8 @@ pub fn gravity_into(
         + p.limb_stiffness * q[11];
     out[12] = q[12] * p.limb_stiffness
         + cache.front_left_subspace0_projected_inertia_f_z * p.gravity;
-    out[13] = q[13] * p.limb_stiffness
-        + cache.front_left_subspace1_projected_inertia_f_z * p.gravity;
+    out[13] = cache.front_left_subspace1_projected_inertia_f_z * p.gravity
+        + q[13] * p.limb_stiffness;
 }
 /// M, C qd and G together, all three from the one cache.
 #[inline]

@@ -382,8 +382,20 @@ pub struct Cache {
     pub base_x_projected_inertia_n_z: f64,
     pub base_angle_projected_inertia_f_x: f64,
     pub base_angle_projected_inertia_f_y: f64,
+    pub segment1_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub segment1_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub segment1_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub segment1_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub segment1_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub segment1_slice2_local_bend_y_projected_inertia_f_y: f64,
     pub segment1_subspace0_projected_inertia_f_x: f64,
     pub segment1_subspace0_projected_inertia_f_y: f64,
+    pub segment2_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub segment2_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub segment2_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub segment2_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub segment2_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub segment2_slice2_local_bend_y_projected_inertia_f_y: f64,
     pub segment2_subspace0_projected_inertia_f_x: f64,
     pub segment2_subspace0_projected_inertia_f_y: f64,
 }
@@ -705,44 +717,63 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + q[1] * tail_composite_inertia_m;
     let base_angle_projected_inertia_f_y = tail_composite_inertia_h_x
         + base_angle_subspace_v_y * tail_composite_inertia_m;
-    let t14 = 0.8872983346207417 * segment1_slice2_local_inertia_h_x
-        + segment1_slice0_mass * segment1_slice0_local_bend_y_column_v_y
-        + 0.5 * segment1_slice1_local_inertia_h_x
-        + segment1_slice2_local_bend_y_column_v_y * segment1_slice0_mass
-        + segment1_slice1_local_bend_y_column_v_y * segment1_slice1_mass
+    let segment1_slice0_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
+        * segment1_slice0_local_bend_y_column_v_x
+        - 0.1127016653792583 * segment1_slice0_local_inertia_h_y;
+    let segment1_slice0_local_bend_y_projected_inertia_f_y = segment1_slice0_mass
+        * segment1_slice0_local_bend_y_column_v_y
         + 0.1127016653792583 * segment1_slice0_local_inertia_h_x;
-    let t15 = segment1_slice0_mass * segment1_slice0_local_bend_y_column_v_x
-        + segment1_slice1_local_bend_y_column_v_x * segment1_slice1_mass
-        + segment1_slice2_local_bend_y_column_v_x * segment1_slice0_mass
-        - 0.1127016653792583 * segment1_slice0_local_inertia_h_y
-        - 0.8872983346207417 * segment1_slice2_local_inertia_h_y
-        - 0.5 * segment1_slice1_local_inertia_h_y;
-    let segment1_subspace0_projected_inertia_f_x = segment1_tip_subspace0_v_x
-        * middle_composite_inertia_m
-        + p.segment_length * (t14 * base_angle_rotation_01 + cos_q2 * t15)
+    let segment1_slice1_local_bend_y_projected_inertia_f_x = segment1_slice1_local_bend_y_column_v_x
+        * segment1_slice1_mass - 0.5 * segment1_slice1_local_inertia_h_y;
+    let segment1_slice1_local_bend_y_projected_inertia_f_y = 0.5
+        * segment1_slice1_local_inertia_h_x
+        + segment1_slice1_local_bend_y_column_v_y * segment1_slice1_mass;
+    let segment1_slice2_local_bend_y_projected_inertia_f_x = segment1_slice2_local_bend_y_column_v_x
+        * segment1_slice0_mass - 0.8872983346207417 * segment1_slice2_local_inertia_h_y;
+    let segment1_slice2_local_bend_y_projected_inertia_f_y = 0.8872983346207417
+        * segment1_slice2_local_inertia_h_x
+        + segment1_slice2_local_bend_y_column_v_y * segment1_slice0_mass;
+    let t14 = segment1_slice2_local_bend_y_projected_inertia_f_x
+        + segment1_slice0_local_bend_y_projected_inertia_f_x
+        + segment1_slice1_local_bend_y_projected_inertia_f_x;
+    let t15 = segment1_slice2_local_bend_y_projected_inertia_f_y
+        + segment1_slice0_local_bend_y_projected_inertia_f_y
+        + segment1_slice1_local_bend_y_projected_inertia_f_y;
+    let segment1_subspace0_projected_inertia_f_x = (cos_q2 * t14
+        + base_angle_rotation_01 * t15) * p.segment_length
+        + segment1_tip_subspace0_v_x * middle_composite_inertia_m
         - p.segment_length * middle_composite_inertia_h_y;
     let segment1_subspace0_projected_inertia_f_y = segment1_tip_subspace0_v_y
         * middle_composite_inertia_m + middle_composite_inertia_h_x * p.segment_length
-        + p.segment_length * (sin_q2 * t15 + t14 * cos_q2);
-    let t16 = 0.1127016653792583 * segment2_slice0_local_inertia_h_x
-        + segment2_slice2_local_bend_y_column_v_y * segment1_slice0_mass
-        + 0.5 * segment2_slice1_local_inertia_h_x
-        + 0.8872983346207417 * segment2_slice2_local_inertia_h_x
-        + segment2_slice1_local_bend_y_column_v_y * segment1_slice1_mass
-        + segment2_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
-    let t17 = segment2_slice1_local_bend_y_column_v_x * segment1_slice1_mass
-        + segment2_slice2_local_bend_y_column_v_x * segment1_slice0_mass
-        + segment1_slice0_mass * segment2_slice0_local_bend_y_column_v_x
-        - 0.5 * segment2_slice1_local_inertia_h_y
-        - 0.8872983346207417 * segment2_slice2_local_inertia_h_y
+        + (sin_q2 * t14 + cos_q2 * t15) * p.segment_length;
+    let segment2_slice0_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
+        * segment2_slice0_local_bend_y_column_v_x
         - 0.1127016653792583 * segment2_slice0_local_inertia_h_y;
-    let segment2_subspace0_projected_inertia_f_x = p.segment_length
-        * (t16 * segment1_tip_rotation_01 + t17 * segment1_tip_rotation_00)
-        + p.link_mass * segment2_tip_subspace0_v_x - p.segment_length * head_inertia_h_y;
-    let segment2_subspace0_projected_inertia_f_y = p.segment_length * head_inertia_h_x
-        + p.segment_length
-            * (t17 * segment1_tip_rotation_10 + segment1_tip_rotation_11 * t16)
-        + p.link_mass * segment2_tip_subspace0_v_y;
+    let segment2_slice0_local_bend_y_projected_inertia_f_y = 0.1127016653792583
+        * segment2_slice0_local_inertia_h_x
+        + segment2_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
+    let segment2_slice1_local_bend_y_projected_inertia_f_x = segment2_slice1_local_bend_y_column_v_x
+        * segment1_slice1_mass - 0.5 * segment2_slice1_local_inertia_h_y;
+    let segment2_slice1_local_bend_y_projected_inertia_f_y = 0.5
+        * segment2_slice1_local_inertia_h_x
+        + segment2_slice1_local_bend_y_column_v_y * segment1_slice1_mass;
+    let segment2_slice2_local_bend_y_projected_inertia_f_x = segment2_slice2_local_bend_y_column_v_x
+        * segment1_slice0_mass - 0.8872983346207417 * segment2_slice2_local_inertia_h_y;
+    let segment2_slice2_local_bend_y_projected_inertia_f_y = segment2_slice2_local_bend_y_column_v_y
+        * segment1_slice0_mass + 0.8872983346207417 * segment2_slice2_local_inertia_h_x;
+    let t16 = segment2_slice0_local_bend_y_projected_inertia_f_y
+        + segment2_slice2_local_bend_y_projected_inertia_f_y
+        + segment2_slice1_local_bend_y_projected_inertia_f_y;
+    let t17 = segment2_slice2_local_bend_y_projected_inertia_f_x
+        + segment2_slice1_local_bend_y_projected_inertia_f_x
+        + segment2_slice0_local_bend_y_projected_inertia_f_x;
+    let segment2_subspace0_projected_inertia_f_x = p.link_mass
+        * segment2_tip_subspace0_v_x
+        + (t16 * segment1_tip_rotation_01 + segment1_tip_rotation_00 * t17)
+            * p.segment_length - p.segment_length * head_inertia_h_y;
+    let segment2_subspace0_projected_inertia_f_y = p.segment_length
+        * (t16 * segment1_tip_rotation_11 + segment1_tip_rotation_10 * t17)
+        + p.segment_length * head_inertia_h_x + p.link_mass * segment2_tip_subspace0_v_y;
     Cache {
         segment1_bend_squared_c1,
         segment1_bend_squared_c2,
@@ -903,8 +934,20 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         base_x_projected_inertia_n_z,
         base_angle_projected_inertia_f_x,
         base_angle_projected_inertia_f_y,
+        segment1_slice0_local_bend_y_projected_inertia_f_x,
+        segment1_slice0_local_bend_y_projected_inertia_f_y,
+        segment1_slice1_local_bend_y_projected_inertia_f_x,
+        segment1_slice1_local_bend_y_projected_inertia_f_y,
+        segment1_slice2_local_bend_y_projected_inertia_f_x,
+        segment1_slice2_local_bend_y_projected_inertia_f_y,
         segment1_subspace0_projected_inertia_f_x,
         segment1_subspace0_projected_inertia_f_y,
+        segment2_slice0_local_bend_y_projected_inertia_f_x,
+        segment2_slice0_local_bend_y_projected_inertia_f_y,
+        segment2_slice1_local_bend_y_projected_inertia_f_x,
+        segment2_slice1_local_bend_y_projected_inertia_f_y,
+        segment2_slice2_local_bend_y_projected_inertia_f_x,
+        segment2_slice2_local_bend_y_projected_inertia_f_y,
         segment2_subspace0_projected_inertia_f_x,
         segment2_subspace0_projected_inertia_f_y,
     }
@@ -1003,94 +1046,88 @@ pub fn mass_matrix_into(
     let t2 = -(cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_h_y);
     let t3 = p.segment_length * middle_composite_inertia_i_22;
     let t4 = cache.middle_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
-    let t5 = cache.segment1_slice0_local_bend_y_column_v_y
-        * cache.segment1_slice0_local_inertia_h_x;
-    let t6 = -(cache.segment1_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_bend_y_column_v_x);
-    let t7 = -(0.1127016653792583 * cache.segment1_slice0_local_inertia_h_y);
-    let t8 = cache.segment1_slice0_mass * cache.segment1_slice0_local_bend_y_column_v_x;
-    let t9 = -(0.8872983346207417 * cache.segment1_slice2_local_inertia_h_y);
-    let t10 = cache.segment1_slice1_local_bend_y_column_v_x * cache.segment1_slice1_mass;
-    let t11 = cache.segment1_slice2_local_bend_y_column_v_x * cache.segment1_slice0_mass;
-    let t12 = -(0.5 * cache.segment1_slice1_local_inertia_h_y);
-    let t13 = t7 + t8 + t9 + t10 + t11 + t12;
-    let t14 = 0.8872983346207417 * cache.segment1_slice2_local_inertia_h_x;
-    let t15 = cache.segment1_slice0_mass * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t16 = 0.5 * cache.segment1_slice1_local_inertia_h_x;
-    let t17 = cache.segment1_slice2_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t18 = cache.segment1_slice1_local_bend_y_column_v_y * cache.segment1_slice1_mass;
-    let t19 = 0.1127016653792583 * cache.segment1_slice0_local_inertia_h_x;
-    let t20 = t14 + t15 + t16 + t17 + t18 + t19;
-    let t21 = -(cache.segment1_slice1_local_bend_y_column_v_x
-        * cache.segment1_slice1_local_inertia_h_y);
-    let t22 = 0.5 * segment1_slice1_local_inertia_i_22;
-    let t23 = 0.8872983346207417 * segment1_slice2_local_inertia_i_22;
-    let t24 = cache.segment1_slice1_local_inertia_h_x
-        * cache.segment1_slice1_local_bend_y_column_v_y;
-    let t25 = cache.segment1_slice2_local_bend_y_column_v_y
-        * cache.segment1_slice2_local_inertia_h_x;
-    let t26 = -(cache.segment1_slice2_local_bend_y_column_v_x
-        * cache.segment1_slice2_local_inertia_h_y);
-    let t27 = 0.1127016653792583 * segment1_slice0_local_inertia_i_22;
+    let segment1_slice2_local_bend_y_projected_inertia_n_z = 0.8872983346207417
+        * segment1_slice2_local_inertia_i_22
+        + cache.segment1_slice2_local_bend_y_column_v_y
+            * cache.segment1_slice2_local_inertia_h_x
+        - cache.segment1_slice2_local_bend_y_column_v_x
+            * cache.segment1_slice2_local_inertia_h_y;
+    let t5 = cache.segment1_slice2_local_bend_y_projected_inertia_f_x
+        + cache.segment1_slice0_local_bend_y_projected_inertia_f_x
+        + cache.segment1_slice1_local_bend_y_projected_inertia_f_x;
+    let t6 = cache.segment1_slice2_local_bend_y_projected_inertia_f_y
+        + cache.segment1_slice0_local_bend_y_projected_inertia_f_y
+        + cache.segment1_slice1_local_bend_y_projected_inertia_f_y;
+    let segment1_slice0_local_bend_y_projected_inertia_n_z = cache
+        .segment1_slice0_local_bend_y_column_v_y
+        * cache.segment1_slice0_local_inertia_h_x
+        + 0.1127016653792583 * segment1_slice0_local_inertia_i_22
+        - cache.segment1_slice0_local_inertia_h_y
+            * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice1_local_bend_y_projected_inertia_n_z = 0.5
+        * segment1_slice1_local_inertia_i_22
+        + cache.segment1_slice1_local_inertia_h_x
+            * cache.segment1_slice1_local_bend_y_column_v_y
+        - cache.segment1_slice1_local_bend_y_column_v_x
+            * cache.segment1_slice1_local_inertia_h_y;
     let segment1_subspace0_projected_inertia_n_z = t2 + t3 + t4
         + p.segment_length
-            * (t5 + t6
-                + cache.segment1_position_x * (cache.sin_q2 * t13 + t20 * cache.cos_q2)
-                + t21 + t22 + t23 + t24 + t25 + t26 + t27
-                - cache.segment1_position_y
-                    * (t20 * cache.base_angle_rotation_01 + cache.cos_q2 * t13));
-    let t28 = cache.segment1_subspace0_projected_inertia_f_x * q[1]
-        + cache.base_angle_subspace_v_y * cache.segment1_subspace0_projected_inertia_f_y
-        + segment1_subspace0_projected_inertia_n_z;
-    let t29 = -(cache.head_inertia_h_y * cache.segment2_tip_subspace0_v_x);
-    let t30 = -(cache.segment2_slice2_local_bend_y_column_v_x
-        * cache.segment2_slice2_local_inertia_h_y);
-    let t31 = 0.8872983346207417 * segment2_slice2_local_inertia_i_22;
-    let t32 = cache.segment2_slice2_local_bend_y_column_v_y
-        * cache.segment2_slice2_local_inertia_h_x;
-    let t33 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment2_slice1_local_bend_y_column_v_y;
-    let t34 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment2_slice0_local_bend_y_column_v_x);
-    let t35 = 0.1127016653792583 * cache.segment2_slice0_local_inertia_h_x;
-    let t36 = cache.segment2_slice2_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t37 = 0.5 * cache.segment2_slice1_local_inertia_h_x;
-    let t38 = 0.8872983346207417 * cache.segment2_slice2_local_inertia_h_x;
-    let t39 = cache.segment2_slice1_local_bend_y_column_v_y * cache.segment1_slice1_mass;
-    let t40 = cache.segment2_slice0_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t41 = t35 + t36 + t37 + t38 + t39 + t40;
-    let t42 = cache.segment2_slice1_local_bend_y_column_v_x * cache.segment1_slice1_mass;
-    let t43 = -(0.5 * cache.segment2_slice1_local_inertia_h_y);
-    let t44 = -(0.8872983346207417 * cache.segment2_slice2_local_inertia_h_y);
-    let t45 = cache.segment2_slice2_local_bend_y_column_v_x * cache.segment1_slice0_mass;
-    let t46 = cache.segment1_slice0_mass * cache.segment2_slice0_local_bend_y_column_v_x;
-    let t47 = -(0.1127016653792583 * cache.segment2_slice0_local_inertia_h_y);
-    let t48 = t42 + t43 + t44 + t45 + t46 + t47;
-    let t49 = -(cache.segment2_slice1_local_inertia_h_y
-        * cache.segment2_slice1_local_bend_y_column_v_x);
-    let t50 = 0.5 * segment2_slice1_local_inertia_i_22;
-    let t51 = 0.1127016653792583 * segment2_slice0_local_inertia_i_22;
-    let t52 = cache.segment2_slice0_local_bend_y_column_v_y
-        * cache.segment2_slice0_local_inertia_h_x;
-    let t53 = cache.segment2_tip_subspace0_v_y * cache.head_inertia_h_x;
-    let t54 = p.segment_length * head_inertia_i_22;
-    let segment2_subspace0_projected_inertia_n_z = t29
-        + (t30 + t31 + t32 + t33 + t34 + t49 + t50 + t51
+            * (segment1_slice2_local_bend_y_projected_inertia_n_z
+                + segment1_slice0_local_bend_y_projected_inertia_n_z
+                + segment1_slice1_local_bend_y_projected_inertia_n_z
+                + (cache.sin_q2 * t5 + cache.cos_q2 * t6) * cache.segment1_position_x
+                - (cache.cos_q2 * t5 + cache.base_angle_rotation_01 * t6)
+                    * cache.segment1_position_y);
+    let t7 = segment1_subspace0_projected_inertia_n_z
+        + q[1] * cache.segment1_subspace0_projected_inertia_f_x
+        + cache.segment1_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
+    let t8 = -(cache.head_inertia_h_y * cache.segment2_tip_subspace0_v_x);
+    let t9 = cache.segment2_slice0_local_bend_y_projected_inertia_f_y
+        + cache.segment2_slice2_local_bend_y_projected_inertia_f_y
+        + cache.segment2_slice1_local_bend_y_projected_inertia_f_y;
+    let t10 = cache.segment2_slice2_local_bend_y_projected_inertia_f_x
+        + cache.segment2_slice1_local_bend_y_projected_inertia_f_x
+        + cache.segment2_slice0_local_bend_y_projected_inertia_f_x;
+    let segment2_slice2_local_bend_y_projected_inertia_n_z = 0.8872983346207417
+        * segment2_slice2_local_inertia_i_22
+        + cache.segment2_slice2_local_bend_y_column_v_y
+            * cache.segment2_slice2_local_inertia_h_x
+        - cache.segment2_slice2_local_bend_y_column_v_x
+            * cache.segment2_slice2_local_inertia_h_y;
+    let segment2_slice0_local_bend_y_projected_inertia_n_z = 0.1127016653792583
+        * segment2_slice0_local_inertia_i_22
+        + cache.segment2_slice0_local_bend_y_column_v_y
+            * cache.segment2_slice0_local_inertia_h_x
+        - cache.segment2_slice0_local_inertia_h_y
+            * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice1_local_bend_y_projected_inertia_n_z = cache
+        .segment2_slice1_local_inertia_h_x
+        * cache.segment2_slice1_local_bend_y_column_v_y
+        + 0.5 * segment2_slice1_local_inertia_i_22
+        - cache.segment2_slice1_local_inertia_h_y
+            * cache.segment2_slice1_local_bend_y_column_v_x;
+    let t11 = cache.segment2_tip_subspace0_v_y * cache.head_inertia_h_x;
+    let t12 = p.segment_length * head_inertia_i_22;
+    let segment2_subspace0_projected_inertia_n_z = t8
+        + (segment2_slice2_local_bend_y_projected_inertia_n_z
             + cache.segment2_position_x
-                * (t48 * cache.segment1_tip_rotation_10
-                    + cache.segment1_tip_rotation_11 * t41) + t52
+                * (t9 * cache.segment1_tip_rotation_11
+                    + cache.segment1_tip_rotation_10 * t10)
+            + segment2_slice0_local_bend_y_projected_inertia_n_z
+            + segment2_slice1_local_bend_y_projected_inertia_n_z
             - cache.segment2_position_y
-                * (t41 * cache.segment1_tip_rotation_01
-                    + t48 * cache.segment1_tip_rotation_00)) * p.segment_length + t53
-        + t54;
-    let t55 = segment2_subspace0_projected_inertia_n_z
-        + cache.segment2_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y
-        + q[1] * cache.segment2_subspace0_projected_inertia_f_x;
-    let t56 = cache.segment1_tip_subspace0_v_x
-        * cache.segment2_subspace0_projected_inertia_f_x
-        + cache.segment2_subspace0_projected_inertia_f_y
-            * cache.segment1_tip_subspace0_v_y
-        + segment2_subspace0_projected_inertia_n_z * p.segment_length;
+                * (t9 * cache.segment1_tip_rotation_01
+                    + cache.segment1_tip_rotation_00 * t10)) * p.segment_length + t11
+        + t12;
+    let t13 = cache.base_angle_subspace_v_y
+        * cache.segment2_subspace0_projected_inertia_f_y
+        + q[1] * cache.segment2_subspace0_projected_inertia_f_x
+        + segment2_subspace0_projected_inertia_n_z;
+    let t14 = p.segment_length * segment2_subspace0_projected_inertia_n_z
+        + cache.segment1_tip_subspace0_v_x
+            * cache.segment2_subspace0_projected_inertia_f_x
+        + cache.segment1_tip_subspace0_v_y
+            * cache.segment2_subspace0_projected_inertia_f_y;
     out[(0, 0)] = cache.tail_composite_inertia_m;
     out[(0, 2)] = cache.base_angle_projected_inertia_f_x;
     out[(2, 0)] = cache.base_angle_projected_inertia_f_x;
@@ -1108,18 +1145,25 @@ pub fn mass_matrix_into(
     out[(2, 2)] = cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + base_angle_projected_inertia_n_z
         + q[1] * cache.base_angle_projected_inertia_f_x;
-    out[(2, 3)] = t28;
-    out[(3, 2)] = t28;
-    out[(2, 4)] = t55;
-    out[(4, 2)] = t55;
-    out[(3, 3)] = ((t7 + t8) * cache.segment1_slice0_local_bend_y_column_v_x
-        + cache.segment1_slice1_local_bend_y_column_v_y * (t16 + t18)
-        + (t9 + t11) * cache.segment1_slice2_local_bend_y_column_v_x
-        + 0.8872983346207417 * (t23 + t25 + t26)
-        + (t14 + t17) * cache.segment1_slice2_local_bend_y_column_v_y
-        + cache.segment1_slice1_local_bend_y_column_v_x * (t10 + t12)
-        + (t15 + t19) * cache.segment1_slice0_local_bend_y_column_v_y
-        + 0.5 * (t21 + t22 + t24) + 0.1127016653792583 * (t5 + t6 + t27))
+    out[(2, 3)] = t7;
+    out[(3, 2)] = t7;
+    out[(2, 4)] = t13;
+    out[(4, 2)] = t13;
+    out[(3, 3)] = (cache.segment1_slice0_local_bend_y_projected_inertia_f_x
+        * cache.segment1_slice0_local_bend_y_column_v_x
+        + cache.segment1_slice1_local_bend_y_column_v_y
+            * cache.segment1_slice1_local_bend_y_projected_inertia_f_y
+        + cache.segment1_slice2_local_bend_y_projected_inertia_f_x
+            * cache.segment1_slice2_local_bend_y_column_v_x
+        + 0.8872983346207417 * segment1_slice2_local_bend_y_projected_inertia_n_z
+        + cache.segment1_slice2_local_bend_y_projected_inertia_f_y
+            * cache.segment1_slice2_local_bend_y_column_v_y
+        + cache.segment1_slice1_local_bend_y_column_v_x
+            * cache.segment1_slice1_local_bend_y_projected_inertia_f_x
+        + cache.segment1_slice0_local_bend_y_projected_inertia_f_y
+            * cache.segment1_slice0_local_bend_y_column_v_y
+        + 0.5 * segment1_slice1_local_bend_y_projected_inertia_n_z
+        + 0.1127016653792583 * segment1_slice0_local_bend_y_projected_inertia_n_z)
         * p.segment_length * p.segment_length + p.segment_length * (t2 + t3 + t4)
         + cache.segment1_tip_subspace0_v_y
             * (cache.segment1_tip_subspace0_v_y * cache.middle_composite_inertia_m
@@ -1127,24 +1171,30 @@ pub fn mass_matrix_into(
         + (cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_m
             - p.segment_length * cache.middle_composite_inertia_h_y)
             * cache.segment1_tip_subspace0_v_x;
-    out[(3, 4)] = t56;
-    out[(4, 3)] = t56;
-    out[(4, 4)] = (t29 + t53 + t54) * p.segment_length
+    out[(3, 4)] = t14;
+    out[(4, 3)] = t14;
+    out[(4, 4)] = (t8 + t11 + t12) * p.segment_length
         + cache.segment2_tip_subspace0_v_y
             * (p.segment_length * cache.head_inertia_h_x
                 + p.link_mass * cache.segment2_tip_subspace0_v_y)
         + (p.link_mass * cache.segment2_tip_subspace0_v_x
             - p.segment_length * cache.head_inertia_h_y)
             * cache.segment2_tip_subspace0_v_x
-        + (0.1127016653792583 * (t34 + t51 + t52)
-            + (t46 + t47) * cache.segment2_slice0_local_bend_y_column_v_x
-            + 0.5 * (t33 + t49 + t50)
-            + (t44 + t45) * cache.segment2_slice2_local_bend_y_column_v_x
-            + cache.segment2_slice1_local_bend_y_column_v_x * (t42 + t43)
-            + 0.8872983346207417 * (t30 + t31 + t32)
-            + cache.segment2_slice0_local_bend_y_column_v_y * (t35 + t40)
-            + cache.segment2_slice1_local_bend_y_column_v_y * (t37 + t39)
-            + cache.segment2_slice2_local_bend_y_column_v_y * (t36 + t38))
+        + (0.1127016653792583 * segment2_slice0_local_bend_y_projected_inertia_n_z
+            + cache.segment2_slice0_local_bend_y_projected_inertia_f_x
+                * cache.segment2_slice0_local_bend_y_column_v_x
+            + 0.5 * segment2_slice1_local_bend_y_projected_inertia_n_z
+            + cache.segment2_slice2_local_bend_y_projected_inertia_f_x
+                * cache.segment2_slice2_local_bend_y_column_v_x
+            + cache.segment2_slice1_local_bend_y_column_v_x
+                * cache.segment2_slice1_local_bend_y_projected_inertia_f_x
+            + 0.8872983346207417 * segment2_slice2_local_bend_y_projected_inertia_n_z
+            + cache.segment2_slice0_local_bend_y_column_v_y
+                * cache.segment2_slice0_local_bend_y_projected_inertia_f_y
+            + cache.segment2_slice1_local_bend_y_column_v_y
+                * cache.segment2_slice1_local_bend_y_projected_inertia_f_y
+            + cache.segment2_slice2_local_bend_y_column_v_y
+                * cache.segment2_slice2_local_bend_y_projected_inertia_f_y)
             * p.segment_length * p.segment_length;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
@@ -2379,10 +2429,10 @@ pub fn coriolis_matrix_into(
     out[(3, 0)] = segment1_subspace0_coriolis_row_f_x;
     out[(3, 1)] = segment1_subspace0_coriolis_row_f_y;
     out[(3, 2)] = segment1_subspace0_coriolis_row_n_z
-        + q[1] * segment1_subspace0_coriolis_row_f_x
-        + segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
         + cache.segment1_subspace0_projected_inertia_f_x * qd[1]
-        + base_angle_subspace_rate_v_y * cache.segment1_subspace0_projected_inertia_f_y;
+        + cache.segment1_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + q[1] * segment1_subspace0_coriolis_row_f_x
+        + segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y;
     out[(3, 3)] = (t22 + t27) * segment1_slice2_subspace0_v_x
         + (t102 + t110 + t112) * segment1_slice2_local_subspace0_w_z
         + segment1_slice0_subspace0_v_x * (t20 + t24)
@@ -2401,15 +2451,15 @@ pub fn coriolis_matrix_into(
         + p.segment_length * segment2_subspace0_coriolis_column_n_z;
     out[(4, 0)] = segment2_subspace0_coriolis_row_f_x;
     out[(4, 1)] = segment2_subspace0_coriolis_row_f_y;
-    out[(4, 2)] = qd[1] * cache.segment2_subspace0_projected_inertia_f_x
-        + segment2_subspace0_coriolis_row_n_z
+    out[(4, 2)] = segment2_subspace0_coriolis_row_n_z
+        + base_angle_subspace_rate_v_y * cache.segment2_subspace0_projected_inertia_f_y
         + q[1] * segment2_subspace0_coriolis_row_f_x
-        + cache.segment2_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
+        + cache.segment2_subspace0_projected_inertia_f_x * qd[1]
         + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y;
     out[(4, 3)] = cache.segment1_tip_subspace0_v_y * segment2_subspace0_coriolis_row_f_y
+        + segment2_subspace0_coriolis_row_n_z * p.segment_length
         + cache.segment2_subspace0_projected_inertia_f_y
             * segment1_tip_subspace0_rate_v_y
-        + segment2_subspace0_coriolis_row_n_z * p.segment_length
         + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_row_f_x
         + segment1_tip_subspace0_rate_v_x
             * cache.segment2_subspace0_projected_inertia_f_x;

@@ -884,6 +884,78 @@ pub struct Cache {
     pub base_roll_projected_inertia_f_x: f64,
     pub base_roll_projected_inertia_f_y: f64,
     pub base_roll_projected_inertia_f_z: f64,
+    pub joint1_slice0_local_len_projected_inertia_n_x: f64,
+    pub joint1_slice0_local_len_projected_inertia_n_y: f64,
+    pub joint1_slice0_local_len_projected_inertia_n_z: f64,
+    pub joint1_slice0_local_len_projected_inertia_f_x: f64,
+    pub joint1_slice0_local_len_projected_inertia_f_y: f64,
+    pub joint1_slice0_local_len_projected_inertia_f_z: f64,
+    pub joint1_slice1_local_len_projected_inertia_n_x: f64,
+    pub joint1_slice1_local_len_projected_inertia_n_y: f64,
+    pub joint1_slice1_local_len_projected_inertia_n_z: f64,
+    pub joint1_slice1_local_len_projected_inertia_f_x: f64,
+    pub joint1_slice1_local_len_projected_inertia_f_y: f64,
+    pub joint1_slice1_local_len_projected_inertia_f_z: f64,
+    pub joint1_slice2_local_len_projected_inertia_n_x: f64,
+    pub joint1_slice2_local_len_projected_inertia_n_y: f64,
+    pub joint1_slice2_local_len_projected_inertia_n_z: f64,
+    pub joint1_slice2_local_len_projected_inertia_f_x: f64,
+    pub joint1_slice2_local_len_projected_inertia_f_y: f64,
+    pub joint1_slice2_local_len_projected_inertia_f_z: f64,
+    pub joint1_slice3_local_len_projected_inertia_n_x: f64,
+    pub joint1_slice3_local_len_projected_inertia_n_y: f64,
+    pub joint1_slice3_local_len_projected_inertia_n_z: f64,
+    pub joint1_slice3_local_len_projected_inertia_f_x: f64,
+    pub joint1_slice3_local_len_projected_inertia_f_y: f64,
+    pub joint1_slice3_local_len_projected_inertia_f_z: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub joint1_subspace0_projected_inertia_n_x: f64,
     pub joint1_subspace0_projected_inertia_n_y: f64,
     pub joint1_subspace0_projected_inertia_n_z: f64,
@@ -902,6 +974,78 @@ pub struct Cache {
     pub joint1_subspace2_projected_inertia_f_x: f64,
     pub joint1_subspace2_projected_inertia_f_y: f64,
     pub joint1_subspace2_projected_inertia_f_z: f64,
+    pub joint2_slice0_local_len_projected_inertia_n_x: f64,
+    pub joint2_slice0_local_len_projected_inertia_n_y: f64,
+    pub joint2_slice0_local_len_projected_inertia_n_z: f64,
+    pub joint2_slice0_local_len_projected_inertia_f_x: f64,
+    pub joint2_slice0_local_len_projected_inertia_f_y: f64,
+    pub joint2_slice0_local_len_projected_inertia_f_z: f64,
+    pub joint2_slice1_local_len_projected_inertia_n_x: f64,
+    pub joint2_slice1_local_len_projected_inertia_n_y: f64,
+    pub joint2_slice1_local_len_projected_inertia_n_z: f64,
+    pub joint2_slice1_local_len_projected_inertia_f_x: f64,
+    pub joint2_slice1_local_len_projected_inertia_f_y: f64,
+    pub joint2_slice1_local_len_projected_inertia_f_z: f64,
+    pub joint2_slice2_local_len_projected_inertia_n_x: f64,
+    pub joint2_slice2_local_len_projected_inertia_n_y: f64,
+    pub joint2_slice2_local_len_projected_inertia_n_z: f64,
+    pub joint2_slice2_local_len_projected_inertia_f_x: f64,
+    pub joint2_slice2_local_len_projected_inertia_f_y: f64,
+    pub joint2_slice2_local_len_projected_inertia_f_z: f64,
+    pub joint2_slice3_local_len_projected_inertia_n_x: f64,
+    pub joint2_slice3_local_len_projected_inertia_n_y: f64,
+    pub joint2_slice3_local_len_projected_inertia_n_z: f64,
+    pub joint2_slice3_local_len_projected_inertia_f_x: f64,
+    pub joint2_slice3_local_len_projected_inertia_f_y: f64,
+    pub joint2_slice3_local_len_projected_inertia_f_z: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub joint2_subspace0_projected_inertia_n_x: f64,
     pub joint2_subspace0_projected_inertia_n_y: f64,
     pub joint2_subspace0_projected_inertia_n_z: f64,
@@ -2538,344 +2682,491 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * base_roll_subspace_v_z
         - (base_pitch_rotation_10 * tail_composite_inertia_h_x
             - base_pitch_rotation_00 * tail_composite_inertia_h_y);
-    let t177 = joint1_slice2_local_len_column_v_x * joint1_slice1_mass
-        + joint1_slice1_mass * joint1_slice1_local_len_column_v_x
-        + joint1_slice0_mass * joint1_slice3_local_len_column_v_x
-        + joint1_slice0_local_len_column_v_x * joint1_slice0_mass;
-    let t178 = joint1_slice0_mass * joint1_slice0_local_len_column_v_y
-        + joint1_slice0_mass * joint1_slice3_local_len_column_v_y
-        + joint1_slice2_local_len_column_v_y * joint1_slice1_mass
-        + joint1_slice1_local_len_column_v_y * joint1_slice1_mass;
-    let t179 = joint1_slice0_local_len_column_v_z * joint1_slice0_mass
-        + joint1_slice1_local_len_column_v_z * joint1_slice1_mass
-        + joint1_slice0_mass * joint1_slice3_local_len_column_v_z
-        + joint1_slice1_mass * joint1_slice2_local_len_column_v_z;
-    let t180 = base_pitch_rotation_10 * t177 + t178 * base_roll_rotation_11
-        + base_roll_rotation_12 * t179;
-    let t181 = joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_z
-        + joint1_slice0_local_len_column_v_z * joint1_slice0_local_inertia_h_y
-        + joint1_slice2_local_inertia_h_y * joint1_slice2_local_len_column_v_z
-        + joint1_slice1_local_len_column_v_z * joint1_slice1_local_inertia_h_y
-        - joint1_slice0_local_inertia_h_z * joint1_slice0_local_len_column_v_y
-        - joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_z
-        - joint1_slice3_local_inertia_h_z * joint1_slice3_local_len_column_v_y
+    let joint1_slice0_local_len_projected_inertia_n_x = joint1_slice0_local_len_column_v_z
+        * joint1_slice0_local_inertia_h_y
+        - joint1_slice0_local_inertia_h_z * joint1_slice0_local_len_column_v_y;
+    let joint1_slice0_local_len_projected_inertia_n_y = joint1_slice0_local_len_column_v_x
+        * joint1_slice0_local_inertia_h_z
+        - joint1_slice0_local_len_column_v_z * joint1_slice0_local_inertia_h_x;
+    let joint1_slice0_local_len_projected_inertia_n_z = joint1_slice0_local_inertia_h_x
+        * joint1_slice0_local_len_column_v_y
+        - joint1_slice0_local_len_column_v_x * joint1_slice0_local_inertia_h_y;
+    let joint1_slice0_local_len_projected_inertia_f_x = joint1_slice0_local_len_column_v_x
+        * joint1_slice0_mass;
+    let joint1_slice0_local_len_projected_inertia_f_y = joint1_slice0_mass
+        * joint1_slice0_local_len_column_v_y;
+    let joint1_slice0_local_len_projected_inertia_f_z = joint1_slice0_local_len_column_v_z
+        * joint1_slice0_mass;
+    let joint1_slice1_local_len_projected_inertia_n_x = joint1_slice1_local_len_column_v_z
+        * joint1_slice1_local_inertia_h_y
         - joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_z;
-    let t182 = joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_x
-        + joint1_slice0_local_inertia_h_x * joint1_slice0_local_len_column_v_y
-        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_x
-        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_len_column_v_y
-        - joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_x
-        - joint1_slice1_local_inertia_h_y * joint1_slice1_local_len_column_v_x
-        - joint1_slice0_local_len_column_v_x * joint1_slice0_local_inertia_h_y
-        - joint1_slice2_local_len_column_v_x * joint1_slice2_local_inertia_h_y;
-    let t183 = joint1_slice3_local_inertia_h_z * joint1_slice3_local_len_column_v_x
-        + joint1_slice1_local_inertia_h_z * joint1_slice1_local_len_column_v_x
-        + joint1_slice2_local_len_column_v_x * joint1_slice2_local_inertia_h_z
-        + joint1_slice0_local_len_column_v_x * joint1_slice0_local_inertia_h_z
-        - joint1_slice0_local_len_column_v_z * joint1_slice0_local_inertia_h_x
-        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_len_column_v_z
-        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_len_column_v_z
+    let joint1_slice1_local_len_projected_inertia_n_y = joint1_slice1_local_inertia_h_z
+        * joint1_slice1_local_len_column_v_x
         - joint1_slice1_local_len_column_v_z * joint1_slice1_local_inertia_h_x;
-    let t184 = t179 * base_roll_rotation_22 + base_pitch_rotation_20 * t177
-        + t178 * base_roll_rotation_21;
-    let t185 = 0.3333333333333333
-        * (base_pitch_rotation_00 * t181 + t182 * base_roll_rotation_02
-            + t183 * base_roll_rotation_01 + joint1_position_y * t184
-            - t180 * joint1_position_z);
-    let t186 = joint1_slice1_mass * joint1_slice1_local_bend_y_column_v_x
-        + joint1_slice1_mass * joint1_slice2_local_bend_y_column_v_x
-        + joint1_slice0_local_bend_y_column_v_x * joint1_slice0_mass
-        + joint1_slice0_mass * joint1_slice3_local_bend_y_column_v_x
-        - (joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_h_y
-            - joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_h_z)
-        - (joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_h_y
-            - joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_h_z)
-        - (joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_w_z
-            - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_y_column_w_y)
-        - (joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_h_y
-            - joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_h_z);
-    let t187 = joint1_slice0_mass * joint1_slice0_local_bend_y_column_v_y
-        + joint1_slice1_mass * joint1_slice1_local_bend_y_column_v_y
-        + joint1_slice0_mass * joint1_slice3_local_bend_y_column_v_y
-        + joint1_slice2_local_bend_y_column_v_y * joint1_slice1_mass
-        - (joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_h_z
-            - joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_h_x)
-        - (joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_y_column_w_x
-            - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_w_z)
-        - (joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_h_z
-            - joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_y_column_w_z)
-        - (joint1_slice2_local_bend_y_column_w_x * joint1_slice2_local_inertia_h_z
-            - joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_h_x);
-    let t188 = joint1_slice3_local_bend_y_column_v_z * joint1_slice0_mass
-        + joint1_slice1_mass * joint1_slice1_local_bend_y_column_v_z
-        + joint1_slice1_mass * joint1_slice2_local_bend_y_column_v_z
-        + joint1_slice0_local_bend_y_column_v_z * joint1_slice0_mass
-        - (joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_h_x
-            - joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_w_x)
-        - (joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_y_column_w_y
-            - joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_h_y)
-        - (joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_w_y
-            - joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_w_x)
-        - (joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_h_x
-            - joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_h_y);
-    let t189 = t186 * base_pitch_rotation_20 + t187 * base_roll_rotation_21
-        + t188 * base_roll_rotation_22;
-    let t190 = joint1_slice1_local_inertia_i_01 * joint1_slice1_local_bend_y_column_w_x
-        + joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_i_11
-        + joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_i_12
-        + joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_i_01
-        + joint1_slice1_local_inertia_i_11 * joint1_slice1_local_bend_y_column_w_y
-        + joint1_slice3_local_bend_y_column_w_x * joint1_slice3_local_inertia_i_01
-        + joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_i_12
-        + joint1_slice2_local_inertia_i_01 * joint1_slice2_local_bend_y_column_w_x
-        + joint1_slice3_local_bend_y_column_w_z * joint1_slice3_local_inertia_i_12
-        + joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_y_column_v_x
-        + joint1_slice2_local_bend_y_column_v_x * joint1_slice2_local_inertia_h_z
-        + joint1_slice1_local_inertia_h_z * joint1_slice1_local_bend_y_column_v_x
-        + joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_inertia_i_11
-        + joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_i_12
-        + joint1_slice0_local_bend_y_column_v_x * joint1_slice0_local_inertia_h_z
-        + joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_i_11
-        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_v_z
-        - joint1_slice1_local_inertia_h_x * joint1_slice1_local_bend_y_column_v_z
-        - joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_y_column_v_z
-        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_y_column_v_z;
-    let t191 = joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_i_02
-        + joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_i_12
-        + joint1_slice2_local_inertia_i_22 * joint1_slice2_local_bend_y_column_w_z
-        + joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_inertia_i_12
-        + joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_y_column_v_y
-        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_bend_y_column_w_x
-        + joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_i_12
-        + joint1_slice3_local_inertia_i_22 * joint1_slice3_local_bend_y_column_w_z
-        + joint1_slice1_local_inertia_i_12 * joint1_slice1_local_bend_y_column_w_y
-        + joint1_slice3_local_inertia_i_02 * joint1_slice3_local_bend_y_column_w_x
-        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_v_y
-        + joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_i_22
-        + joint1_slice1_local_inertia_i_22 * joint1_slice1_local_bend_y_column_w_z
-        + joint1_slice2_local_bend_y_column_v_y * joint1_slice2_local_inertia_h_x
-        + joint1_slice2_local_inertia_i_02 * joint1_slice2_local_bend_y_column_w_x
-        + joint1_slice1_local_bend_y_column_v_y * joint1_slice1_local_inertia_h_x
-        - joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_v_x
-        - joint1_slice0_local_bend_y_column_v_x * joint1_slice0_local_inertia_h_y
-        - joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_y_column_v_x
-        - joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_v_x;
-    let t192 = joint1_slice0_local_inertia_i_02 * joint1_slice0_local_bend_y_column_w_z
-        + joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_i_00
+    let joint1_slice1_local_len_projected_inertia_n_z = joint1_slice1_local_len_column_v_y
+        * joint1_slice1_local_inertia_h_x
+        - joint1_slice1_local_inertia_h_y * joint1_slice1_local_len_column_v_x;
+    let joint1_slice1_local_len_projected_inertia_f_x = joint1_slice1_mass
+        * joint1_slice1_local_len_column_v_x;
+    let joint1_slice1_local_len_projected_inertia_f_y = joint1_slice1_local_len_column_v_y
+        * joint1_slice1_mass;
+    let joint1_slice1_local_len_projected_inertia_f_z = joint1_slice1_local_len_column_v_z
+        * joint1_slice1_mass;
+    let joint1_slice2_local_len_projected_inertia_n_x = joint1_slice2_local_inertia_h_y
+        * joint1_slice2_local_len_column_v_z
+        - joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_z;
+    let joint1_slice2_local_len_projected_inertia_n_y = joint1_slice2_local_len_column_v_x
+        * joint1_slice2_local_inertia_h_z
+        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_len_column_v_z;
+    let joint1_slice2_local_len_projected_inertia_n_z = joint1_slice2_local_len_column_v_y
+        * joint1_slice2_local_inertia_h_x
+        - joint1_slice2_local_len_column_v_x * joint1_slice2_local_inertia_h_y;
+    let joint1_slice2_local_len_projected_inertia_f_x = joint1_slice2_local_len_column_v_x
+        * joint1_slice1_mass;
+    let joint1_slice2_local_len_projected_inertia_f_y = joint1_slice2_local_len_column_v_y
+        * joint1_slice1_mass;
+    let joint1_slice2_local_len_projected_inertia_f_z = joint1_slice1_mass
+        * joint1_slice2_local_len_column_v_z;
+    let joint1_slice3_local_len_projected_inertia_n_x = joint1_slice3_local_inertia_h_y
+        * joint1_slice3_local_len_column_v_z
+        - joint1_slice3_local_inertia_h_z * joint1_slice3_local_len_column_v_y;
+    let joint1_slice3_local_len_projected_inertia_n_y = joint1_slice3_local_inertia_h_z
+        * joint1_slice3_local_len_column_v_x
+        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_len_column_v_z;
+    let joint1_slice3_local_len_projected_inertia_n_z = joint1_slice3_local_inertia_h_x
+        * joint1_slice3_local_len_column_v_y
+        - joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_x;
+    let joint1_slice3_local_len_projected_inertia_f_x = joint1_slice0_mass
+        * joint1_slice3_local_len_column_v_x;
+    let joint1_slice3_local_len_projected_inertia_f_y = joint1_slice0_mass
+        * joint1_slice3_local_len_column_v_y;
+    let joint1_slice3_local_len_projected_inertia_f_z = joint1_slice0_mass
+        * joint1_slice3_local_len_column_v_z;
+    let joint1_slice0_local_bend_y_projected_inertia_n_x = joint1_slice0_local_inertia_i_02
+        * joint1_slice0_local_bend_y_column_w_z
         + joint1_slice0_local_bend_y_column_v_z * joint1_slice0_local_inertia_h_y
         + joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_i_01
-        + joint1_slice2_local_inertia_i_00 * joint1_slice2_local_bend_y_column_w_x
-        + joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_y_column_v_z
-        + joint1_slice3_local_bend_y_column_w_x * joint1_slice3_local_inertia_i_00
-        + joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_i_02
         + joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_i_00
+        - joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_y_column_v_y;
+    let joint1_slice0_local_bend_y_projected_inertia_n_y = joint1_slice0_local_bend_y_column_w_z
+        * joint1_slice0_local_inertia_i_12
+        + joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_i_01
+        + joint1_slice0_local_bend_y_column_v_x * joint1_slice0_local_inertia_h_z
+        + joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_i_11
+        - joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_y_column_v_z;
+    let joint1_slice0_local_bend_y_projected_inertia_n_z = joint1_slice0_local_bend_y_column_w_y
+        * joint1_slice0_local_inertia_i_12
+        + joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_y_column_v_y
+        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_bend_y_column_w_x
+        + joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_i_22
+        - joint1_slice0_local_bend_y_column_v_x * joint1_slice0_local_inertia_h_y;
+    let joint1_slice0_local_bend_y_projected_inertia_f_x = joint1_slice0_local_bend_y_column_v_x
+        * joint1_slice0_mass
+        - (joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_h_y
+            - joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_h_z);
+    let joint1_slice0_local_bend_y_projected_inertia_f_y = joint1_slice0_mass
+        * joint1_slice0_local_bend_y_column_v_y
+        - (joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_h_z
+            - joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_y_column_w_z);
+    let joint1_slice0_local_bend_y_projected_inertia_f_z = joint1_slice0_local_bend_y_column_v_z
+        * joint1_slice0_mass
+        - (joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_y_column_w_y
+            - joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_h_y);
+    let joint1_slice1_local_bend_y_projected_inertia_n_x = joint1_slice1_local_bend_y_column_w_x
+        * joint1_slice1_local_inertia_i_00
+        + joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_y_column_v_z
         + joint1_slice1_local_inertia_i_01 * joint1_slice1_local_bend_y_column_w_y
+        + joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_i_02
+        - joint1_slice1_local_inertia_h_z * joint1_slice1_local_bend_y_column_v_y;
+    let joint1_slice1_local_bend_y_projected_inertia_n_y = joint1_slice1_local_inertia_i_01
+        * joint1_slice1_local_bend_y_column_w_x
+        + joint1_slice1_local_inertia_i_11 * joint1_slice1_local_bend_y_column_w_y
+        + joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_i_12
+        + joint1_slice1_local_inertia_h_z * joint1_slice1_local_bend_y_column_v_x
+        - joint1_slice1_local_inertia_h_x * joint1_slice1_local_bend_y_column_v_z;
+    let joint1_slice1_local_bend_y_projected_inertia_n_z = joint1_slice1_local_bend_y_column_w_x
+        * joint1_slice1_local_inertia_i_02
+        + joint1_slice1_local_inertia_i_12 * joint1_slice1_local_bend_y_column_w_y
+        + joint1_slice1_local_inertia_i_22 * joint1_slice1_local_bend_y_column_w_z
+        + joint1_slice1_local_bend_y_column_v_y * joint1_slice1_local_inertia_h_x
+        - joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_y_column_v_x;
+    let joint1_slice1_local_bend_y_projected_inertia_f_x = joint1_slice1_mass
+        * joint1_slice1_local_bend_y_column_v_x
+        - (joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_h_y
+            - joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_h_z);
+    let joint1_slice1_local_bend_y_projected_inertia_f_y = joint1_slice1_mass
+        * joint1_slice1_local_bend_y_column_v_y
+        - (joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_h_z
+            - joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_h_x);
+    let joint1_slice1_local_bend_y_projected_inertia_f_z = joint1_slice1_mass
+        * joint1_slice1_local_bend_y_column_v_z
+        - (joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_h_x
+            - joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_h_y);
+    let joint1_slice2_local_bend_y_projected_inertia_n_x = joint1_slice2_local_inertia_i_00
+        * joint1_slice2_local_bend_y_column_w_x
+        + joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_i_02
+        + joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_v_z
+        + joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_i_01
+        - joint1_slice2_local_bend_y_column_v_y * joint1_slice2_local_inertia_h_z;
+    let joint1_slice2_local_bend_y_projected_inertia_n_y = joint1_slice2_local_bend_y_column_w_y
+        * joint1_slice2_local_inertia_i_11
+        + joint1_slice2_local_inertia_i_01 * joint1_slice2_local_bend_y_column_w_x
+        + joint1_slice2_local_bend_y_column_v_x * joint1_slice2_local_inertia_h_z
+        + joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_i_12
+        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_y_column_v_z;
+    let joint1_slice2_local_bend_y_projected_inertia_n_z = joint1_slice2_local_inertia_i_22
+        * joint1_slice2_local_bend_y_column_w_z
+        + joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_i_12
+        + joint1_slice2_local_bend_y_column_v_y * joint1_slice2_local_inertia_h_x
+        + joint1_slice2_local_inertia_i_02 * joint1_slice2_local_bend_y_column_w_x
+        - joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_v_x;
+    let joint1_slice2_local_bend_y_projected_inertia_f_x = joint1_slice1_mass
+        * joint1_slice2_local_bend_y_column_v_x
+        - (joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_h_y
+            - joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_h_z);
+    let joint1_slice2_local_bend_y_projected_inertia_f_y = joint1_slice2_local_bend_y_column_v_y
+        * joint1_slice1_mass
+        - (joint1_slice2_local_bend_y_column_w_x * joint1_slice2_local_inertia_h_z
+            - joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_h_x);
+    let joint1_slice2_local_bend_y_projected_inertia_f_z = joint1_slice1_mass
+        * joint1_slice2_local_bend_y_column_v_z
+        - (joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_h_x
+            - joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_w_x);
+    let joint1_slice3_local_bend_y_projected_inertia_n_x = joint1_slice3_local_bend_y_column_w_x
+        * joint1_slice3_local_inertia_i_00
         + joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_inertia_i_01
         + joint1_slice3_local_bend_y_column_v_z * joint1_slice3_local_inertia_h_y
-        + joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_i_02
-        + joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_v_z
         + joint1_slice3_local_inertia_i_02 * joint1_slice3_local_bend_y_column_w_z
-        + joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_i_01
-        - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_y_column_v_y
-        - joint1_slice2_local_bend_y_column_v_y * joint1_slice2_local_inertia_h_z
-        - joint1_slice1_local_inertia_h_z * joint1_slice1_local_bend_y_column_v_y
-        - joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_y_column_v_y;
-    let t193 = t186 * base_pitch_rotation_10 + base_roll_rotation_11 * t187
-        + base_roll_rotation_12 * t188;
-    let t194 = joint1_position_y * t189 + t190 * base_roll_rotation_01
-        + base_roll_rotation_02 * t191 + base_pitch_rotation_00 * t192
-        - t193 * joint1_position_z;
-    let joint1_subspace0_projected_inertia_n_x = t185
-        + middle_composite_inertia_i_00 * joint1_tip_subspace0_w_x
+        - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_y_column_v_y;
+    let joint1_slice3_local_bend_y_projected_inertia_n_y = joint1_slice3_local_bend_y_column_w_x
+        * joint1_slice3_local_inertia_i_01
+        + joint1_slice3_local_bend_y_column_w_z * joint1_slice3_local_inertia_i_12
+        + joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_y_column_v_x
+        + joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_inertia_i_11
+        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_v_z;
+    let joint1_slice3_local_bend_y_projected_inertia_n_z = joint1_slice3_local_bend_y_column_w_y
+        * joint1_slice3_local_inertia_i_12
+        + joint1_slice3_local_inertia_i_22 * joint1_slice3_local_bend_y_column_w_z
+        + joint1_slice3_local_inertia_i_02 * joint1_slice3_local_bend_y_column_w_x
+        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_v_y
+        - joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_v_x;
+    let joint1_slice3_local_bend_y_projected_inertia_f_x = joint1_slice0_mass
+        * joint1_slice3_local_bend_y_column_v_x
+        - (joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_w_z
+            - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_y_column_w_y);
+    let joint1_slice3_local_bend_y_projected_inertia_f_y = joint1_slice0_mass
+        * joint1_slice3_local_bend_y_column_v_y
+        - (joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_y_column_w_x
+            - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_w_z);
+    let joint1_slice3_local_bend_y_projected_inertia_f_z = joint1_slice3_local_bend_y_column_v_z
+        * joint1_slice0_mass
+        - (joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_w_y
+            - joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_w_x);
+    let joint1_slice0_local_bend_z_projected_inertia_n_x = joint1_slice0_local_bend_z_column_w_y
+        * joint1_slice0_local_inertia_i_01
+        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_bend_z_column_w_z
+        + joint1_slice0_local_inertia_i_00 * joint1_slice0_local_len_column_v_y
+        + joint1_slice0_local_bend_z_column_v_z * joint1_slice0_local_inertia_h_y
+        - joint1_slice0_local_bend_z_column_v_y * joint1_slice0_local_inertia_h_z;
+    let joint1_slice0_local_bend_z_projected_inertia_n_y = joint1_slice0_local_bend_z_column_w_y
+        * joint1_slice0_local_inertia_i_11
+        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_len_column_v_y
+        + joint1_slice0_local_bend_z_column_v_x * joint1_slice0_local_inertia_h_z
+        + joint1_slice0_local_inertia_i_12 * joint1_slice0_local_bend_z_column_w_z
+        - joint1_slice0_local_bend_z_column_v_z * joint1_slice0_local_inertia_h_x;
+    let joint1_slice0_local_bend_z_projected_inertia_n_z = joint1_slice0_local_inertia_i_22
+        * joint1_slice0_local_bend_z_column_w_z
+        + joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_inertia_i_12
+        + joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_z_column_v_y
+        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_len_column_v_y
+        - joint1_slice0_local_bend_z_column_v_x * joint1_slice0_local_inertia_h_y;
+    let joint1_slice0_local_bend_z_projected_inertia_f_x = joint1_slice0_local_bend_z_column_v_x
+        * joint1_slice0_mass
+        - (joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_z_column_w_z
+            - joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_inertia_h_z);
+    let joint1_slice0_local_bend_z_projected_inertia_f_y = joint1_slice0_mass
+        * joint1_slice0_local_bend_z_column_v_y
+        - (joint1_slice0_local_inertia_h_z * joint1_slice0_local_len_column_v_y
+            - joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_z_column_w_z);
+    let joint1_slice0_local_bend_z_projected_inertia_f_z = joint1_slice0_local_bend_z_column_v_z
+        * joint1_slice0_mass
+        - (joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_z_column_w_y
+            - joint1_slice0_local_inertia_h_y * joint1_slice0_local_len_column_v_y);
+    let joint1_slice1_local_bend_z_projected_inertia_n_x = joint1_slice1_local_inertia_i_02
+        * joint1_slice1_local_bend_z_column_w_z
+        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_00
+        + joint1_slice1_local_bend_z_column_v_z * joint1_slice1_local_inertia_h_y
+        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_01
+        - joint1_slice1_local_bend_z_column_v_y * joint1_slice1_local_inertia_h_z;
+    let joint1_slice1_local_bend_z_projected_inertia_n_y = joint1_slice1_local_inertia_i_12
+        * joint1_slice1_local_bend_z_column_w_z
+        + joint1_slice1_local_bend_z_column_v_x * joint1_slice1_local_inertia_h_z
+        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_11
+        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_01
+        - joint1_slice1_local_bend_z_column_v_z * joint1_slice1_local_inertia_h_x;
+    let joint1_slice1_local_bend_z_projected_inertia_n_z = joint1_slice1_local_len_column_v_y
+        * joint1_slice1_local_inertia_i_02
+        + joint1_slice1_local_bend_z_column_v_y * joint1_slice1_local_inertia_h_x
+        + joint1_slice1_local_inertia_i_22 * joint1_slice1_local_bend_z_column_w_z
+        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_12
+        - joint1_slice1_local_bend_z_column_v_x * joint1_slice1_local_inertia_h_y;
+    let joint1_slice1_local_bend_z_projected_inertia_f_x = joint1_slice1_local_bend_z_column_v_x
+        * joint1_slice1_mass
+        - (joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_z_column_w_z
+            - joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_h_z);
+    let joint1_slice1_local_bend_z_projected_inertia_f_y = joint1_slice1_local_bend_z_column_v_y
+        * joint1_slice1_mass
+        - (joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_z
+            - joint1_slice1_local_bend_z_column_w_z * joint1_slice1_local_inertia_h_x);
+    let joint1_slice1_local_bend_z_projected_inertia_f_z = joint1_slice1_local_bend_z_column_v_z
+        * joint1_slice1_mass
+        - (joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_h_x
+            - joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_y);
+    let joint1_slice2_local_bend_z_projected_inertia_n_x = joint1_slice2_local_bend_z_column_w_z
+        * joint1_slice2_local_inertia_i_02
+        + joint1_slice2_local_inertia_i_00 * joint1_slice2_local_len_column_v_y
+        + joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_z_column_v_z
+        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_01
+        - joint1_slice2_local_bend_z_column_v_y * joint1_slice2_local_inertia_h_z;
+    let joint1_slice2_local_bend_z_projected_inertia_n_y = joint1_slice2_local_bend_z_column_w_z
+        * joint1_slice2_local_inertia_i_12
+        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_11
+        + joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_i_01
+        + joint1_slice2_local_bend_z_column_v_x * joint1_slice2_local_inertia_h_z
+        - joint1_slice2_local_bend_z_column_v_z * joint1_slice2_local_inertia_h_x;
+    let joint1_slice2_local_bend_z_projected_inertia_n_z = joint1_slice2_local_bend_z_column_v_y
+        * joint1_slice2_local_inertia_h_x
+        + joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_i_02
+        + joint1_slice2_local_inertia_i_22 * joint1_slice2_local_bend_z_column_w_z
+        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_12
+        - joint1_slice2_local_bend_z_column_v_x * joint1_slice2_local_inertia_h_y;
+    let joint1_slice2_local_bend_z_projected_inertia_f_x = joint1_slice2_local_bend_z_column_v_x
+        * joint1_slice1_mass
+        - (joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_z_column_w_z
+            - joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_h_z);
+    let joint1_slice2_local_bend_z_projected_inertia_f_y = joint1_slice2_local_bend_z_column_v_y
+        * joint1_slice1_mass
+        - (joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_z
+            - joint1_slice2_local_bend_z_column_w_z * joint1_slice2_local_inertia_h_x);
+    let joint1_slice2_local_bend_z_projected_inertia_f_z = joint1_slice2_local_bend_z_column_v_z
+        * joint1_slice1_mass
+        - (joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_h_x
+            - joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_y);
+    let joint1_slice3_local_bend_z_projected_inertia_n_x = joint1_slice3_local_len_column_v_y
+        * joint1_slice3_local_inertia_i_00
+        + joint1_slice3_local_inertia_i_02 * joint1_slice3_local_bend_z_column_w_z
+        + joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_z_column_v_z
+        + joint1_slice3_local_bend_z_column_w_y * joint1_slice3_local_inertia_i_01
+        - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_z_column_v_y;
+    let joint1_slice3_local_bend_z_projected_inertia_n_y = joint1_slice3_local_inertia_h_z
+        * joint1_slice3_local_bend_z_column_v_x
+        + joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_i_12
+        + joint1_slice3_local_inertia_i_11 * joint1_slice3_local_bend_z_column_w_y
+        + joint1_slice3_local_len_column_v_y * joint1_slice3_local_inertia_i_01
+        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_v_z;
+    let joint1_slice3_local_bend_z_projected_inertia_n_z = joint1_slice3_local_inertia_i_02
+        * joint1_slice3_local_len_column_v_y
+        + joint1_slice3_local_inertia_i_22 * joint1_slice3_local_bend_z_column_w_z
+        + joint1_slice3_local_bend_z_column_w_y * joint1_slice3_local_inertia_i_12
+        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_v_y
+        - joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_z_column_v_x;
+    let joint1_slice3_local_bend_z_projected_inertia_f_x = joint1_slice0_mass
+        * joint1_slice3_local_bend_z_column_v_x
+        - (joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_h_y
+            - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_z_column_w_y);
+    let joint1_slice3_local_bend_z_projected_inertia_f_y = joint1_slice3_local_bend_z_column_v_y
+        * joint1_slice0_mass
+        - (joint1_slice3_local_inertia_h_z * joint1_slice3_local_len_column_v_y
+            - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_w_z);
+    let joint1_slice3_local_bend_z_projected_inertia_f_z = joint1_slice0_mass
+        * joint1_slice3_local_bend_z_column_v_z
+        - (joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_w_y
+            - joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_y);
+    let t177 = joint1_slice2_local_len_projected_inertia_n_y
+        + joint1_slice3_local_len_projected_inertia_n_y
+        + joint1_slice1_local_len_projected_inertia_n_y
+        + joint1_slice0_local_len_projected_inertia_n_y;
+    let t178 = joint1_slice1_local_len_projected_inertia_n_z
+        + joint1_slice0_local_len_projected_inertia_n_z
+        + joint1_slice2_local_len_projected_inertia_n_z
+        + joint1_slice3_local_len_projected_inertia_n_z;
+    let t179 = joint1_slice2_local_len_projected_inertia_f_x
+        + joint1_slice1_local_len_projected_inertia_f_x
+        + joint1_slice3_local_len_projected_inertia_f_x
+        + joint1_slice0_local_len_projected_inertia_f_x;
+    let t180 = joint1_slice0_local_len_projected_inertia_f_y
+        + joint1_slice3_local_len_projected_inertia_f_y
+        + joint1_slice2_local_len_projected_inertia_f_y
+        + joint1_slice1_local_len_projected_inertia_f_y;
+    let t181 = joint1_slice0_local_len_projected_inertia_f_z
+        + joint1_slice1_local_len_projected_inertia_f_z
+        + joint1_slice3_local_len_projected_inertia_f_z
+        + joint1_slice2_local_len_projected_inertia_f_z;
+    let t182 = base_pitch_rotation_10 * t179 + t180 * base_roll_rotation_11
+        + base_roll_rotation_12 * t181;
+    let t183 = joint1_slice2_local_len_projected_inertia_n_x
+        + joint1_slice3_local_len_projected_inertia_n_x
+        + joint1_slice0_local_len_projected_inertia_n_x
+        + joint1_slice1_local_len_projected_inertia_n_x;
+    let t184 = t181 * base_roll_rotation_22 + base_pitch_rotation_20 * t179
+        + t180 * base_roll_rotation_21;
+    let t185 = 0.3333333333333333
+        * (t177 * base_roll_rotation_01 + t178 * base_roll_rotation_02
+            + t183 * base_pitch_rotation_00 + joint1_position_y * t184
+            - t182 * joint1_position_z);
+    let t186 = joint1_slice3_local_bend_y_projected_inertia_n_y
+        + joint1_slice2_local_bend_y_projected_inertia_n_y
+        + joint1_slice1_local_bend_y_projected_inertia_n_y
+        + joint1_slice0_local_bend_y_projected_inertia_n_y;
+    let t187 = joint1_slice2_local_bend_y_projected_inertia_f_x
+        + joint1_slice1_local_bend_y_projected_inertia_f_x
+        + joint1_slice0_local_bend_y_projected_inertia_f_x
+        + joint1_slice3_local_bend_y_projected_inertia_f_x;
+    let t188 = joint1_slice1_local_bend_y_projected_inertia_f_y
+        + joint1_slice2_local_bend_y_projected_inertia_f_y
+        + joint1_slice3_local_bend_y_projected_inertia_f_y
+        + joint1_slice0_local_bend_y_projected_inertia_f_y;
+    let t189 = joint1_slice0_local_bend_y_projected_inertia_f_z
+        + joint1_slice2_local_bend_y_projected_inertia_f_z
+        + joint1_slice3_local_bend_y_projected_inertia_f_z
+        + joint1_slice1_local_bend_y_projected_inertia_f_z;
+    let t190 = base_pitch_rotation_20 * t187 + t188 * base_roll_rotation_21
+        + t189 * base_roll_rotation_22;
+    let t191 = joint1_slice3_local_bend_y_projected_inertia_n_x
+        + joint1_slice2_local_bend_y_projected_inertia_n_x
+        + joint1_slice0_local_bend_y_projected_inertia_n_x
+        + joint1_slice1_local_bend_y_projected_inertia_n_x;
+    let t192 = joint1_slice1_local_bend_y_projected_inertia_n_z
+        + joint1_slice3_local_bend_y_projected_inertia_n_z
+        + joint1_slice2_local_bend_y_projected_inertia_n_z
+        + joint1_slice0_local_bend_y_projected_inertia_n_z;
+    let t193 = t188 * base_roll_rotation_11 + base_pitch_rotation_10 * t187
+        + base_roll_rotation_12 * t189;
+    let t194 = base_roll_rotation_01 * t186 + joint1_position_y * t190
+        + t191 * base_pitch_rotation_00 + t192 * base_roll_rotation_02
+        - joint1_position_z * t193;
+    let joint1_subspace0_projected_inertia_n_x = middle_composite_inertia_i_00
+        * joint1_tip_subspace0_w_x
         + joint1_tip_subspace0_v_z * middle_composite_inertia_h_y
-        + middle_composite_inertia_i_02 * joint1_tip_subspace0_w_z
+        + middle_composite_inertia_i_02 * joint1_tip_subspace0_w_z + t185
         + middle_composite_inertia_i_01 * joint1_tip_subspace0_w_y
         - joint1_tip_subspace0_v_y * middle_composite_inertia_h_z
         - 0.6666666666666666 * t7 * t194;
-    let t195 = t186 * base_pitch_rotation_00 + t187 * base_roll_rotation_01
-        + base_roll_rotation_02 * t188;
-    let t196 = base_pitch_rotation_10 * t192 + t190 * base_roll_rotation_11
-        + base_roll_rotation_12 * t191 + t195 * joint1_position_z
-        - joint1_position_x * t189;
-    let t197 = base_pitch_rotation_00 * t177 + t179 * base_roll_rotation_02
-        + t178 * base_roll_rotation_01;
+    let t195 = t189 * base_roll_rotation_02 + t187 * base_pitch_rotation_00
+        + t188 * base_roll_rotation_01;
+    let t196 = base_roll_rotation_11 * t186 + base_pitch_rotation_10 * t191
+        + base_roll_rotation_12 * t192 + joint1_position_z * t195
+        - t190 * joint1_position_x;
+    let t197 = base_pitch_rotation_00 * t179 + t181 * base_roll_rotation_02
+        + t180 * base_roll_rotation_01;
     let t198 = 0.3333333333333333
-        * (t183 * base_roll_rotation_11 + joint1_position_z * t197
-            + base_roll_rotation_12 * t182 + base_pitch_rotation_10 * t181
+        * (t183 * base_pitch_rotation_10 + t177 * base_roll_rotation_11
+            + base_roll_rotation_12 * t178 + joint1_position_z * t197
             - joint1_position_x * t184);
     let joint1_subspace0_projected_inertia_n_y = joint1_tip_subspace0_w_z
         * middle_composite_inertia_i_12
-        + middle_composite_inertia_h_z * joint1_tip_subspace0_v_x
-        + middle_composite_inertia_i_01 * joint1_tip_subspace0_w_x + t198
+        + middle_composite_inertia_h_z * joint1_tip_subspace0_v_x + t198
+        + middle_composite_inertia_i_01 * joint1_tip_subspace0_w_x
         + middle_composite_inertia_i_11 * joint1_tip_subspace0_w_y
         - 0.6666666666666666 * t7 * t196
         - middle_composite_inertia_h_x * joint1_tip_subspace0_v_z;
-    let t199 = 0.3333333333333333
-        * (base_pitch_rotation_20 * t181 + t183 * base_roll_rotation_21
-            + t182 * base_roll_rotation_22 + joint1_position_x * t180
-            - joint1_position_y * t197);
-    let t200 = base_pitch_rotation_20 * t192 + t190 * base_roll_rotation_21
-        + t191 * base_roll_rotation_22 + joint1_position_x * t193
+    let t199 = joint1_position_x * t193 + t186 * base_roll_rotation_21
+        + t192 * base_roll_rotation_22 + base_pitch_rotation_20 * t191
         - joint1_position_y * t195;
+    let t200 = 0.3333333333333333
+        * (t183 * base_pitch_rotation_20 + t178 * base_roll_rotation_22
+            + joint1_position_x * t182 + t177 * base_roll_rotation_21
+            - joint1_position_y * t197);
     let joint1_subspace0_projected_inertia_n_z = joint1_tip_subspace0_v_y
         * middle_composite_inertia_h_x
         + middle_composite_inertia_i_02 * joint1_tip_subspace0_w_x
         + middle_composite_inertia_i_12 * joint1_tip_subspace0_w_y
-        + middle_composite_inertia_i_22 * joint1_tip_subspace0_w_z + t199
-        - joint1_tip_subspace0_v_x * middle_composite_inertia_h_y
-        - 0.6666666666666666 * t7 * t200;
+        + middle_composite_inertia_i_22 * joint1_tip_subspace0_w_z + t200
+        - 0.6666666666666666 * t7 * t199
+        - joint1_tip_subspace0_v_x * middle_composite_inertia_h_y;
     let t201 = 0.3333333333333333 * t197;
     let joint1_subspace0_projected_inertia_f_x = middle_composite_inertia_m
-        * joint1_tip_subspace0_v_x + t201 - 0.6666666666666666 * t7 * t195
+        * joint1_tip_subspace0_v_x + t201
         - (joint1_tip_subspace0_w_z * middle_composite_inertia_h_y
-            - middle_composite_inertia_h_z * joint1_tip_subspace0_w_y);
-    let t202 = 0.3333333333333333 * t180;
+            - middle_composite_inertia_h_z * joint1_tip_subspace0_w_y)
+        - 0.6666666666666666 * t7 * t195;
+    let t202 = 0.3333333333333333 * t182;
     let joint1_subspace0_projected_inertia_f_y = joint1_tip_subspace0_v_y
-        * middle_composite_inertia_m + t202
+        * middle_composite_inertia_m + t202 - 0.6666666666666666 * t7 * t193
         - (joint1_tip_subspace0_w_x * middle_composite_inertia_h_z
-            - middle_composite_inertia_h_x * joint1_tip_subspace0_w_z)
-        - 0.6666666666666666 * t7 * t193;
+            - middle_composite_inertia_h_x * joint1_tip_subspace0_w_z);
     let t203 = 0.3333333333333333 * t184;
     let joint1_subspace0_projected_inertia_f_z = middle_composite_inertia_m
-        * joint1_tip_subspace0_v_z + t203 - 0.6666666666666666 * t7 * t189
+        * joint1_tip_subspace0_v_z + t203
         - (middle_composite_inertia_h_x * joint1_tip_subspace0_w_y
-            - joint1_tip_subspace0_w_x * middle_composite_inertia_h_y);
-    let t204 = joint1_slice1_local_bend_z_column_v_y * joint1_slice1_mass
-        + joint1_slice3_local_bend_z_column_v_y * joint1_slice0_mass
-        + joint1_slice2_local_bend_z_column_v_y * joint1_slice1_mass
-        + joint1_slice0_mass * joint1_slice0_local_bend_z_column_v_y
-        - (joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_z
-            - joint1_slice2_local_bend_z_column_w_z * joint1_slice2_local_inertia_h_x)
-        - (joint1_slice3_local_inertia_h_z * joint1_slice3_local_len_column_v_y
-            - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_w_z)
-        - (joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_z
-            - joint1_slice1_local_bend_z_column_w_z * joint1_slice1_local_inertia_h_x)
-        - (joint1_slice0_local_inertia_h_z * joint1_slice0_local_len_column_v_y
-            - joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_z_column_w_z);
-    let t205 = joint1_slice0_local_bend_z_column_v_x * joint1_slice0_mass
-        + joint1_slice2_local_bend_z_column_v_x * joint1_slice1_mass
-        + joint1_slice0_mass * joint1_slice3_local_bend_z_column_v_x
-        + joint1_slice1_local_bend_z_column_v_x * joint1_slice1_mass
-        - (joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_z_column_w_z
-            - joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_h_z)
-        - (joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_z_column_w_z
-            - joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_inertia_h_z)
-        - (joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_h_y
-            - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_z_column_w_y)
-        - (joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_z_column_w_z
-            - joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_h_z);
-    let t206 = joint1_slice2_local_bend_z_column_v_z * joint1_slice1_mass
-        + joint1_slice0_mass * joint1_slice3_local_bend_z_column_v_z
-        + joint1_slice1_local_bend_z_column_v_z * joint1_slice1_mass
-        + joint1_slice0_local_bend_z_column_v_z * joint1_slice0_mass
-        - (joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_h_x
-            - joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_y)
-        - (joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_w_y
-            - joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_y)
-        - (joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_h_x
-            - joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_y)
-        - (joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_z_column_w_y
-            - joint1_slice0_local_inertia_h_y * joint1_slice0_local_len_column_v_y);
-    let t207 = t204 * base_roll_rotation_21 + base_pitch_rotation_20 * t205
-        + t206 * base_roll_rotation_22;
-    let t208 = joint1_slice1_local_inertia_i_12 * joint1_slice1_local_bend_z_column_w_z
-        + joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_inertia_i_11
-        + joint1_slice2_local_bend_z_column_w_z * joint1_slice2_local_inertia_i_12
-        + joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_z_column_v_x
-        + joint1_slice1_local_bend_z_column_v_x * joint1_slice1_local_inertia_h_z
-        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_11
-        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_11
-        + joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_i_12
-        + joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_i_01
-        + joint1_slice3_local_inertia_i_11 * joint1_slice3_local_bend_z_column_w_y
-        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_len_column_v_y
-        + joint1_slice0_local_bend_z_column_v_x * joint1_slice0_local_inertia_h_z
-        + joint1_slice0_local_inertia_i_12 * joint1_slice0_local_bend_z_column_w_z
-        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_01
-        + joint1_slice2_local_bend_z_column_v_x * joint1_slice2_local_inertia_h_z
-        + joint1_slice3_local_len_column_v_y * joint1_slice3_local_inertia_i_01
-        - joint1_slice1_local_bend_z_column_v_z * joint1_slice1_local_inertia_h_x
-        - joint1_slice2_local_bend_z_column_v_z * joint1_slice2_local_inertia_h_x
-        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_v_z
-        - joint1_slice0_local_bend_z_column_v_z * joint1_slice0_local_inertia_h_x;
-    let t209 = t204 * base_roll_rotation_11 + base_pitch_rotation_10 * t205
-        + base_roll_rotation_12 * t206;
-    let t210 = joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_02
-        + joint1_slice2_local_bend_z_column_v_y * joint1_slice2_local_inertia_h_x
-        + joint1_slice3_local_inertia_i_02 * joint1_slice3_local_len_column_v_y
-        + joint1_slice0_local_inertia_i_22 * joint1_slice0_local_bend_z_column_w_z
-        + joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_i_02
-        + joint1_slice3_local_inertia_i_22 * joint1_slice3_local_bend_z_column_w_z
-        + joint1_slice3_local_bend_z_column_w_y * joint1_slice3_local_inertia_i_12
-        + joint1_slice1_local_bend_z_column_v_y * joint1_slice1_local_inertia_h_x
-        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_v_y
-        + joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_inertia_i_12
-        + joint1_slice2_local_inertia_i_22 * joint1_slice2_local_bend_z_column_w_z
-        + joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_z_column_v_y
-        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_len_column_v_y
-        + joint1_slice1_local_inertia_i_22 * joint1_slice1_local_bend_z_column_w_z
-        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_12
-        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_12
-        - joint1_slice2_local_bend_z_column_v_x * joint1_slice2_local_inertia_h_y
-        - joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_z_column_v_x
-        - joint1_slice0_local_bend_z_column_v_x * joint1_slice0_local_inertia_h_y
-        - joint1_slice1_local_bend_z_column_v_x * joint1_slice1_local_inertia_h_y;
-    let t211 = joint1_slice2_local_bend_z_column_w_z * joint1_slice2_local_inertia_i_02
-        + joint1_slice3_local_len_column_v_y * joint1_slice3_local_inertia_i_00
-        + joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_inertia_i_01
-        + joint1_slice3_local_inertia_i_02 * joint1_slice3_local_bend_z_column_w_z
-        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_bend_z_column_w_z
-        + joint1_slice1_local_inertia_i_02 * joint1_slice1_local_bend_z_column_w_z
-        + joint1_slice2_local_inertia_i_00 * joint1_slice2_local_len_column_v_y
-        + joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_z_column_v_z
-        + joint1_slice0_local_inertia_i_00 * joint1_slice0_local_len_column_v_y
-        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_00
-        + joint1_slice3_local_bend_z_column_w_y * joint1_slice3_local_inertia_i_01
-        + joint1_slice1_local_bend_z_column_v_z * joint1_slice1_local_inertia_h_y
-        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_01
-        + joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_z_column_v_z
-        + joint1_slice0_local_bend_z_column_v_z * joint1_slice0_local_inertia_h_y
-        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_01
-        - joint1_slice1_local_bend_z_column_v_y * joint1_slice1_local_inertia_h_z
-        - joint1_slice0_local_bend_z_column_v_y * joint1_slice0_local_inertia_h_z
-        - joint1_slice2_local_bend_z_column_v_y * joint1_slice2_local_inertia_h_z
-        - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_z_column_v_y;
-    let t212 = t207 * joint1_position_y + base_roll_rotation_01 * t208
-        + t210 * base_roll_rotation_02 + base_pitch_rotation_00 * t211
-        - t209 * joint1_position_z;
-    let joint1_subspace1_projected_inertia_n_x = t185
-        + joint1_tip_subspace1_v_z * middle_composite_inertia_h_y
-        + 0.33333333333333315 * t7 * t194
-        + middle_composite_inertia_i_01 * joint1_tip_subspace1_w_y
+            - joint1_tip_subspace0_w_x * middle_composite_inertia_h_y)
+        - 0.6666666666666666 * t7 * t190;
+    let t204 = joint1_slice3_local_bend_z_projected_inertia_n_z
+        + joint1_slice0_local_bend_z_projected_inertia_n_z
+        + joint1_slice2_local_bend_z_projected_inertia_n_z
+        + joint1_slice1_local_bend_z_projected_inertia_n_z;
+    let t205 = joint1_slice0_local_bend_z_projected_inertia_n_x
+        + joint1_slice2_local_bend_z_projected_inertia_n_x
+        + joint1_slice3_local_bend_z_projected_inertia_n_x
+        + joint1_slice1_local_bend_z_projected_inertia_n_x;
+    let t206 = joint1_slice0_local_bend_z_projected_inertia_f_z
+        + joint1_slice1_local_bend_z_projected_inertia_f_z
+        + joint1_slice2_local_bend_z_projected_inertia_f_z
+        + joint1_slice3_local_bend_z_projected_inertia_f_z;
+    let t207 = joint1_slice1_local_bend_z_projected_inertia_f_x
+        + joint1_slice0_local_bend_z_projected_inertia_f_x
+        + joint1_slice3_local_bend_z_projected_inertia_f_x
+        + joint1_slice2_local_bend_z_projected_inertia_f_x;
+    let t208 = joint1_slice1_local_bend_z_projected_inertia_f_y
+        + joint1_slice2_local_bend_z_projected_inertia_f_y
+        + joint1_slice3_local_bend_z_projected_inertia_f_y
+        + joint1_slice0_local_bend_z_projected_inertia_f_y;
+    let t209 = base_roll_rotation_12 * t206 + base_pitch_rotation_10 * t207
+        + base_roll_rotation_11 * t208;
+    let t210 = t206 * base_roll_rotation_22 + base_roll_rotation_21 * t208
+        + base_pitch_rotation_20 * t207;
+    let t211 = joint1_slice0_local_bend_z_projected_inertia_n_y
+        + joint1_slice2_local_bend_z_projected_inertia_n_y
+        + joint1_slice1_local_bend_z_projected_inertia_n_y
+        + joint1_slice3_local_bend_z_projected_inertia_n_y;
+    let t212 = base_roll_rotation_02 * t204 + t205 * base_pitch_rotation_00
+        + joint1_position_y * t210 + t211 * base_roll_rotation_01
+        - joint1_position_z * t209;
+    let joint1_subspace1_projected_inertia_n_x = joint1_tip_subspace1_v_z
+        * middle_composite_inertia_h_y
+        + middle_composite_inertia_i_01 * joint1_tip_subspace1_w_y + t185
         + joint1_tip_subspace1_w_x * middle_composite_inertia_i_00
+        + 0.33333333333333315 * t7 * t194
         + middle_composite_inertia_i_02 * joint1_tip_subspace1_w_z
-        - middle_composite_inertia_h_z * joint1_tip_subspace1_v_y
-        - 0.5773502691896257 * t212 * t7;
-    let t213 = base_pitch_rotation_00 * t205 + t206 * base_roll_rotation_02
-        + t204 * base_roll_rotation_01;
-    let t214 = base_roll_rotation_11 * t208 + base_pitch_rotation_10 * t211
-        + base_roll_rotation_12 * t210 + t213 * joint1_position_z
-        - t207 * joint1_position_x;
+        - 0.5773502691896257 * t7 * t212
+        - middle_composite_inertia_h_z * joint1_tip_subspace1_v_y;
+    let t213 = base_pitch_rotation_00 * t207 + t206 * base_roll_rotation_02
+        + base_roll_rotation_01 * t208;
+    let t214 = base_roll_rotation_12 * t204 + t205 * base_pitch_rotation_10
+        + base_roll_rotation_11 * t211 + t213 * joint1_position_z
+        - t210 * joint1_position_x;
     let joint1_subspace1_projected_inertia_n_y = joint1_tip_subspace1_w_z
         * middle_composite_inertia_i_12
         + joint1_tip_subspace1_w_x * middle_composite_inertia_i_01
-        + 0.33333333333333315 * t7 * t196
         + joint1_tip_subspace1_v_x * middle_composite_inertia_h_z
-        + middle_composite_inertia_i_11 * joint1_tip_subspace1_w_y + t198
+        + 0.33333333333333315 * t7 * t196 + t198
+        + middle_composite_inertia_i_11 * joint1_tip_subspace1_w_y
         - 0.5773502691896257 * t7 * t214
         - middle_composite_inertia_h_x * joint1_tip_subspace1_v_z;
-    let t215 = t208 * base_roll_rotation_21 + t209 * joint1_position_x
-        + base_pitch_rotation_20 * t211 + t210 * base_roll_rotation_22
-        - joint1_position_y * t213;
-    let joint1_subspace1_projected_inertia_n_z = 0.33333333333333315 * t7 * t200
-        + joint1_tip_subspace1_w_z * middle_composite_inertia_i_22 + t199
+    let t215 = t211 * base_roll_rotation_21 + t204 * base_roll_rotation_22
+        + t205 * base_pitch_rotation_20 + joint1_position_x * t209
+        - t213 * joint1_position_y;
+    let joint1_subspace1_projected_inertia_n_z = t200
+        + joint1_tip_subspace1_w_z * middle_composite_inertia_i_22
         + joint1_tip_subspace1_w_y * middle_composite_inertia_i_12
         + middle_composite_inertia_h_x * joint1_tip_subspace1_v_y
+        + 0.33333333333333315 * t7 * t199
         + middle_composite_inertia_i_02 * joint1_tip_subspace1_w_x
         - joint1_tip_subspace1_v_x * middle_composite_inertia_h_y
         - 0.5773502691896257 * t7 * t215;
-    let joint1_subspace1_projected_inertia_f_x = 0.33333333333333315 * t7 * t195 + t201
+    let joint1_subspace1_projected_inertia_f_x = t201
         + middle_composite_inertia_m * joint1_tip_subspace1_v_x
+        + 0.33333333333333315 * t7 * t195
         - (joint1_tip_subspace1_w_z * middle_composite_inertia_h_y
             - joint1_tip_subspace1_w_y * middle_composite_inertia_h_z)
         - 0.5773502691896257 * t7 * t213;
@@ -2884,415 +3175,558 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - 0.5773502691896257 * t7 * t209
         - (joint1_tip_subspace1_w_x * middle_composite_inertia_h_z
             - joint1_tip_subspace1_w_z * middle_composite_inertia_h_x);
-    let joint1_subspace1_projected_inertia_f_z = 0.33333333333333315 * t7 * t189 + t203
+    let joint1_subspace1_projected_inertia_f_z = t203 + 0.33333333333333315 * t7 * t190
         + middle_composite_inertia_m * joint1_tip_subspace1_v_z
-        - 0.5773502691896257 * t207 * t7
+        - 0.5773502691896257 * t7 * t210
         - (middle_composite_inertia_h_x * joint1_tip_subspace1_w_y
             - joint1_tip_subspace1_w_x * middle_composite_inertia_h_y);
     let joint1_subspace2_projected_inertia_n_x = middle_composite_inertia_i_01
-        * joint1_tip_subspace2_w_y + t185 + 0.3333333333333336 * t7 * t194
+        * joint1_tip_subspace2_w_y + 0.3333333333333336 * t7 * t194
+        + 0.5773502691896255 * t7 * t212 + t185
         + middle_composite_inertia_i_00 * joint1_tip_subspace2_w_x
         + middle_composite_inertia_h_y * joint1_tip_subspace2_v_z
-        + 0.5773502691896255 * t212 * t7
         + middle_composite_inertia_i_02 * joint1_tip_subspace2_w_z
         - joint1_tip_subspace2_v_y * middle_composite_inertia_h_z;
-    let joint1_subspace2_projected_inertia_n_y = middle_composite_inertia_i_11
-        * joint1_tip_subspace2_w_y + 0.5773502691896255 * t7 * t214
+    let joint1_subspace2_projected_inertia_n_y = 0.3333333333333336 * t7 * t196
+        + 0.5773502691896255 * t7 * t214
+        + middle_composite_inertia_i_11 * joint1_tip_subspace2_w_y + t198
         + joint1_tip_subspace2_v_x * middle_composite_inertia_h_z
-        + middle_composite_inertia_i_01 * joint1_tip_subspace2_w_x + t198
+        + middle_composite_inertia_i_01 * joint1_tip_subspace2_w_x
         + middle_composite_inertia_i_12 * joint1_tip_subspace2_w_z
-        + 0.3333333333333336 * t7 * t196
         - middle_composite_inertia_h_x * joint1_tip_subspace2_v_z;
-    let joint1_subspace2_projected_inertia_n_z = middle_composite_inertia_i_22
-        * joint1_tip_subspace2_w_z
+    let joint1_subspace2_projected_inertia_n_z = 0.3333333333333336 * t7 * t199
+        + middle_composite_inertia_i_22 * joint1_tip_subspace2_w_z
         + middle_composite_inertia_h_x * joint1_tip_subspace2_v_y
-        + middle_composite_inertia_i_02 * joint1_tip_subspace2_w_x + t199
-        + 0.3333333333333336 * t7 * t200
+        + middle_composite_inertia_i_02 * joint1_tip_subspace2_w_x
+        + 0.5773502691896255 * t7 * t215 + t200
         + joint1_tip_subspace2_w_y * middle_composite_inertia_i_12
-        + 0.5773502691896255 * t7 * t215
         - joint1_tip_subspace2_v_x * middle_composite_inertia_h_y;
-    let joint1_subspace2_projected_inertia_f_x = 0.3333333333333336 * t7 * t195
-        + 0.5773502691896255 * t7 * t213 + t201
+    let joint1_subspace2_projected_inertia_f_x = 0.5773502691896255 * t7 * t213 + t201
+        + 0.3333333333333336 * t7 * t195
         + middle_composite_inertia_m * joint1_tip_subspace2_v_x
         - (joint1_tip_subspace2_w_z * middle_composite_inertia_h_y
             - joint1_tip_subspace2_w_y * middle_composite_inertia_h_z);
-    let joint1_subspace2_projected_inertia_f_y = 0.5773502691896255 * t7 * t209
-        + middle_composite_inertia_m * joint1_tip_subspace2_v_y
+    let joint1_subspace2_projected_inertia_f_y = middle_composite_inertia_m
+        * joint1_tip_subspace2_v_y + 0.5773502691896255 * t7 * t209
         + 0.3333333333333336 * t7 * t193 + t202
         - (joint1_tip_subspace2_w_x * middle_composite_inertia_h_z
             - middle_composite_inertia_h_x * joint1_tip_subspace2_w_z);
-    let joint1_subspace2_projected_inertia_f_z = 0.3333333333333336 * t7 * t189
-        + 0.5773502691896255 * t207 * t7
+    let joint1_subspace2_projected_inertia_f_z = 0.5773502691896255 * t7 * t210
         + middle_composite_inertia_m * joint1_tip_subspace2_v_z + t203
+        + 0.3333333333333336 * t7 * t190
         - (middle_composite_inertia_h_x * joint1_tip_subspace2_w_y
             - joint1_tip_subspace2_w_x * middle_composite_inertia_h_y);
-    let t216 = joint2_slice1_local_len_column_v_x * joint1_slice1_mass
-        + joint1_slice0_mass * joint2_slice3_local_len_column_v_x
-        + joint1_slice0_mass * joint2_slice0_local_len_column_v_x
-        + joint2_slice2_local_len_column_v_x * joint1_slice1_mass;
-    let t217 = joint2_slice2_local_len_column_v_z * joint1_slice1_mass
-        + joint2_slice1_local_len_column_v_z * joint1_slice1_mass
-        + joint2_slice0_local_len_column_v_z * joint1_slice0_mass
-        + joint2_slice3_local_len_column_v_z * joint1_slice0_mass;
-    let t218 = joint1_slice1_mass * joint2_slice1_local_len_column_v_y
-        + joint1_slice0_mass * joint2_slice0_local_len_column_v_y
-        + joint2_slice2_local_len_column_v_y * joint1_slice1_mass
-        + joint1_slice0_mass * joint2_slice3_local_len_column_v_y;
-    let t219 = t216 * joint1_tip_rotation_10 + joint2_rotation_12 * t217
-        + t218 * joint2_rotation_11;
-    let t220 = joint2_slice2_local_len_column_v_z * joint2_slice2_local_inertia_h_y
-        + joint2_slice3_local_len_column_v_z * joint2_slice3_local_inertia_h_y
-        + joint2_slice0_local_len_column_v_z * joint2_slice0_local_inertia_h_y
-        + joint2_slice1_local_inertia_h_y * joint2_slice1_local_len_column_v_z
-        - joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_y
-        - joint2_slice0_local_inertia_h_z * joint2_slice0_local_len_column_v_y
-        - joint2_slice1_local_inertia_h_z * joint2_slice1_local_len_column_v_y
-        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_len_column_v_y;
-    let t221 = joint2_slice2_local_inertia_h_x * joint2_slice2_local_len_column_v_y
-        + joint2_slice3_local_inertia_h_x * joint2_slice3_local_len_column_v_y
-        + joint2_slice1_local_inertia_h_x * joint2_slice1_local_len_column_v_y
-        + joint2_slice0_local_len_column_v_y * joint2_slice0_local_inertia_h_x
-        - joint2_slice1_local_len_column_v_x * joint2_slice1_local_inertia_h_y
-        - joint2_slice3_local_len_column_v_x * joint2_slice3_local_inertia_h_y
-        - joint2_slice2_local_len_column_v_x * joint2_slice2_local_inertia_h_y
+    let joint2_slice0_local_len_projected_inertia_n_x = joint2_slice0_local_len_column_v_z
+        * joint2_slice0_local_inertia_h_y
+        - joint2_slice0_local_inertia_h_z * joint2_slice0_local_len_column_v_y;
+    let joint2_slice0_local_len_projected_inertia_n_y = joint2_slice0_local_inertia_h_z
+        * joint2_slice0_local_len_column_v_x
+        - joint2_slice0_local_len_column_v_z * joint2_slice0_local_inertia_h_x;
+    let joint2_slice0_local_len_projected_inertia_n_z = joint2_slice0_local_len_column_v_y
+        * joint2_slice0_local_inertia_h_x
         - joint2_slice0_local_len_column_v_x * joint2_slice0_local_inertia_h_y;
-    let t222 = joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_x
-        + joint2_slice1_local_len_column_v_x * joint2_slice1_local_inertia_h_z
-        + joint2_slice2_local_inertia_h_z * joint2_slice2_local_len_column_v_x
-        + joint2_slice0_local_inertia_h_z * joint2_slice0_local_len_column_v_x
-        - joint2_slice1_local_len_column_v_z * joint2_slice1_local_inertia_h_x
-        - joint2_slice0_local_len_column_v_z * joint2_slice0_local_inertia_h_x
-        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_len_column_v_z
+    let joint2_slice0_local_len_projected_inertia_f_x = joint1_slice0_mass
+        * joint2_slice0_local_len_column_v_x;
+    let joint2_slice0_local_len_projected_inertia_f_y = joint1_slice0_mass
+        * joint2_slice0_local_len_column_v_y;
+    let joint2_slice0_local_len_projected_inertia_f_z = joint2_slice0_local_len_column_v_z
+        * joint1_slice0_mass;
+    let joint2_slice1_local_len_projected_inertia_n_x = joint2_slice1_local_inertia_h_y
+        * joint2_slice1_local_len_column_v_z
+        - joint2_slice1_local_inertia_h_z * joint2_slice1_local_len_column_v_y;
+    let joint2_slice1_local_len_projected_inertia_n_y = joint2_slice1_local_len_column_v_x
+        * joint2_slice1_local_inertia_h_z
+        - joint2_slice1_local_len_column_v_z * joint2_slice1_local_inertia_h_x;
+    let joint2_slice1_local_len_projected_inertia_n_z = joint2_slice1_local_inertia_h_x
+        * joint2_slice1_local_len_column_v_y
+        - joint2_slice1_local_len_column_v_x * joint2_slice1_local_inertia_h_y;
+    let joint2_slice1_local_len_projected_inertia_f_x = joint2_slice1_local_len_column_v_x
+        * joint1_slice1_mass;
+    let joint2_slice1_local_len_projected_inertia_f_y = joint1_slice1_mass
+        * joint2_slice1_local_len_column_v_y;
+    let joint2_slice1_local_len_projected_inertia_f_z = joint2_slice1_local_len_column_v_z
+        * joint1_slice1_mass;
+    let joint2_slice2_local_len_projected_inertia_n_x = joint2_slice2_local_len_column_v_z
+        * joint2_slice2_local_inertia_h_y
+        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_len_column_v_y;
+    let joint2_slice2_local_len_projected_inertia_n_y = joint2_slice2_local_inertia_h_z
+        * joint2_slice2_local_len_column_v_x
+        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_len_column_v_z;
+    let joint2_slice2_local_len_projected_inertia_n_z = joint2_slice2_local_inertia_h_x
+        * joint2_slice2_local_len_column_v_y
+        - joint2_slice2_local_len_column_v_x * joint2_slice2_local_inertia_h_y;
+    let joint2_slice2_local_len_projected_inertia_f_x = joint2_slice2_local_len_column_v_x
+        * joint1_slice1_mass;
+    let joint2_slice2_local_len_projected_inertia_f_y = joint2_slice2_local_len_column_v_y
+        * joint1_slice1_mass;
+    let joint2_slice2_local_len_projected_inertia_f_z = joint2_slice2_local_len_column_v_z
+        * joint1_slice1_mass;
+    let joint2_slice3_local_len_projected_inertia_n_x = joint2_slice3_local_len_column_v_z
+        * joint2_slice3_local_inertia_h_y
+        - joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_y;
+    let joint2_slice3_local_len_projected_inertia_n_y = joint2_slice3_local_inertia_h_z
+        * joint2_slice3_local_len_column_v_x
         - joint2_slice3_local_len_column_v_z * joint2_slice3_local_inertia_h_x;
-    let t223 = joint2_rotation_21 * t218 + t216 * joint1_tip_rotation_20
-        + t217 * joint2_rotation_22;
-    let t224 = 0.3333333333333333
-        * (joint1_tip_rotation_00 * t220 + joint2_rotation_02 * t221
-            + t222 * joint2_rotation_01 + joint2_position_y * t223
-            - t219 * joint2_position_z);
-    let t225 = joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_i_22
-        + joint2_slice2_local_bend_y_column_w_y * joint2_slice2_local_inertia_i_12
-        + joint2_slice2_local_inertia_i_02 * joint2_slice2_local_bend_y_column_w_x
-        + joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_i_02
-        + joint2_slice1_local_inertia_i_12 * joint2_slice1_local_bend_y_column_w_y
-        + joint2_slice0_local_bend_y_column_v_y * joint2_slice0_local_inertia_h_x
-        + joint2_slice1_local_bend_y_column_v_y * joint2_slice1_local_inertia_h_x
-        + joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_i_22
-        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_bend_y_column_w_x
-        + joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_i_22
-        + joint2_slice3_local_inertia_i_02 * joint2_slice3_local_bend_y_column_w_x
-        + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_22
-        + joint2_slice3_local_bend_y_column_w_y * joint2_slice3_local_inertia_i_12
-        + joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_i_12
-        + joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_y_column_v_y
-        + joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_y_column_v_y
-        - joint2_slice0_local_bend_y_column_v_x * joint2_slice0_local_inertia_h_y
-        - joint2_slice3_local_bend_y_column_v_x * joint2_slice3_local_inertia_h_y
-        - joint2_slice1_local_inertia_h_y * joint2_slice1_local_bend_y_column_v_x
-        - joint2_slice2_local_inertia_h_y * joint2_slice2_local_bend_y_column_v_x;
-    let t226 = joint1_slice0_mass * joint2_slice3_local_bend_y_column_v_x
-        + joint2_slice0_local_bend_y_column_v_x * joint1_slice0_mass
-        + joint1_slice1_mass * joint2_slice1_local_bend_y_column_v_x
-        + joint1_slice1_mass * joint2_slice2_local_bend_y_column_v_x
-        - (joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_h_y
-            - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_y_column_w_y)
-        - (joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_h_y
-            - joint2_slice0_local_inertia_h_z * joint2_slice0_local_bend_y_column_w_y)
-        - (joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_h_y
-            - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_w_y)
-        - (joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_h_y
-            - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_w_y);
-    let t227 = joint2_slice3_local_bend_y_column_v_z * joint1_slice0_mass
-        + joint2_slice2_local_bend_y_column_v_z * joint1_slice1_mass
-        + joint2_slice0_local_bend_y_column_v_z * joint1_slice0_mass
-        + joint2_slice1_local_bend_y_column_v_z * joint1_slice1_mass
-        - (joint2_slice1_local_bend_y_column_w_y * joint2_slice1_local_inertia_h_x
-            - joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_h_y)
-        - (joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_y_column_w_y
-            - joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_h_y)
-        - (joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_y_column_w_y
-            - joint2_slice3_local_bend_y_column_w_x * joint2_slice3_local_inertia_h_y)
-        - (joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_h_x
-            - joint2_slice0_local_bend_y_column_w_x * joint2_slice0_local_inertia_h_y);
-    let t228 = joint2_slice1_local_bend_y_column_v_y * joint1_slice1_mass
-        + joint2_slice0_local_bend_y_column_v_y * joint1_slice0_mass
-        + joint1_slice1_mass * joint2_slice2_local_bend_y_column_v_y
-        + joint1_slice0_mass * joint2_slice3_local_bend_y_column_v_y
-        - (joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_h_z
-            - joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_h_x)
-        - (joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_w_x
-            - joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_h_x)
-        - (joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_w_x
-            - joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_h_x)
-        - (joint2_slice0_local_bend_y_column_w_x * joint2_slice0_local_inertia_h_z
-            - joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_h_x);
-    let t229 = t226 * joint1_tip_rotation_10 + joint2_rotation_12 * t227
-        + t228 * joint2_rotation_11;
-    let t230 = joint2_slice3_local_inertia_i_00 * joint2_slice3_local_bend_y_column_w_x
-        + joint2_slice1_local_bend_y_column_w_y * joint2_slice1_local_inertia_i_01
-        + joint2_slice3_local_bend_y_column_v_z * joint2_slice3_local_inertia_h_y
-        + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_02
-        + joint2_slice0_local_inertia_i_01 * joint2_slice0_local_bend_y_column_w_y
-        + joint2_slice2_local_bend_y_column_v_z * joint2_slice2_local_inertia_h_y
-        + joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_i_02
+    let joint2_slice3_local_len_projected_inertia_n_z = joint2_slice3_local_inertia_h_x
+        * joint2_slice3_local_len_column_v_y
+        - joint2_slice3_local_len_column_v_x * joint2_slice3_local_inertia_h_y;
+    let joint2_slice3_local_len_projected_inertia_f_x = joint1_slice0_mass
+        * joint2_slice3_local_len_column_v_x;
+    let joint2_slice3_local_len_projected_inertia_f_y = joint1_slice0_mass
+        * joint2_slice3_local_len_column_v_y;
+    let joint2_slice3_local_len_projected_inertia_f_z = joint2_slice3_local_len_column_v_z
+        * joint1_slice0_mass;
+    let joint2_slice0_local_bend_y_projected_inertia_n_x = joint2_slice0_local_inertia_i_01
+        * joint2_slice0_local_bend_y_column_w_y
         + joint2_slice0_local_bend_y_column_w_x * joint2_slice0_local_inertia_i_00
-        + joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_i_00
-        + joint2_slice1_local_inertia_h_y * joint2_slice1_local_bend_y_column_v_z
-        + joint2_slice2_local_bend_y_column_w_y * joint2_slice2_local_inertia_i_01
         + joint2_slice0_local_bend_y_column_v_z * joint2_slice0_local_inertia_h_y
         + joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_i_02
-        + joint2_slice3_local_bend_y_column_w_y * joint2_slice3_local_inertia_i_01
-        + joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_i_00
-        + joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_i_02
-        - joint2_slice0_local_bend_y_column_v_y * joint2_slice0_local_inertia_h_z
-        - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_v_y
-        - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_y_column_v_y
-        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_v_y;
-    let t231 = joint2_slice0_local_bend_y_column_v_x * joint2_slice0_local_inertia_h_z
-        + joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_i_01
-        + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_12
-        + joint2_slice2_local_bend_y_column_w_y * joint2_slice2_local_inertia_i_11
+        - joint2_slice0_local_bend_y_column_v_y * joint2_slice0_local_inertia_h_z;
+    let joint2_slice0_local_bend_y_projected_inertia_n_y = joint2_slice0_local_bend_y_column_v_x
+        * joint2_slice0_local_inertia_h_z
         + joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_i_12
-        + joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_v_x
-        + joint2_slice3_local_bend_y_column_w_y * joint2_slice3_local_inertia_i_11
-        + joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_y_column_v_x
-        + joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_v_x
-        + joint2_slice1_local_inertia_i_11 * joint2_slice1_local_bend_y_column_w_y
         + joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_i_11
-        + joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_i_01
         + joint2_slice0_local_inertia_i_01 * joint2_slice0_local_bend_y_column_w_x
+        - joint2_slice0_local_bend_y_column_v_z * joint2_slice0_local_inertia_h_x;
+    let joint2_slice0_local_bend_y_projected_inertia_n_z = joint2_slice0_local_bend_y_column_w_z
+        * joint2_slice0_local_inertia_i_22
+        + joint2_slice0_local_bend_y_column_v_y * joint2_slice0_local_inertia_h_x
+        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_bend_y_column_w_x
+        + joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_i_12
+        - joint2_slice0_local_bend_y_column_v_x * joint2_slice0_local_inertia_h_y;
+    let joint2_slice0_local_bend_y_projected_inertia_f_x = joint2_slice0_local_bend_y_column_v_x
+        * joint1_slice0_mass
+        - (joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_h_y
+            - joint2_slice0_local_inertia_h_z * joint2_slice0_local_bend_y_column_w_y);
+    let joint2_slice0_local_bend_y_projected_inertia_f_y = joint2_slice0_local_bend_y_column_v_y
+        * joint1_slice0_mass
+        - (joint2_slice0_local_bend_y_column_w_x * joint2_slice0_local_inertia_h_z
+            - joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_h_x);
+    let joint2_slice0_local_bend_y_projected_inertia_f_z = joint2_slice0_local_bend_y_column_v_z
+        * joint1_slice0_mass
+        - (joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_h_x
+            - joint2_slice0_local_bend_y_column_w_x * joint2_slice0_local_inertia_h_y);
+    let joint2_slice1_local_bend_y_projected_inertia_n_x = joint2_slice1_local_bend_y_column_w_y
+        * joint2_slice1_local_inertia_i_01
+        + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_02
+        + joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_i_00
+        + joint2_slice1_local_inertia_h_y * joint2_slice1_local_bend_y_column_v_z
+        - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_y_column_v_y;
+    let joint2_slice1_local_bend_y_projected_inertia_n_y = joint2_slice1_local_bend_y_column_w_x
+        * joint2_slice1_local_inertia_i_01
+        + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_12
+        + joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_y_column_v_x
+        + joint2_slice1_local_inertia_i_11 * joint2_slice1_local_bend_y_column_w_y
+        - joint2_slice1_local_bend_y_column_v_z * joint2_slice1_local_inertia_h_x;
+    let joint2_slice1_local_bend_y_projected_inertia_n_z = joint2_slice1_local_bend_y_column_w_x
+        * joint2_slice1_local_inertia_i_02
+        + joint2_slice1_local_inertia_i_12 * joint2_slice1_local_bend_y_column_w_y
+        + joint2_slice1_local_bend_y_column_v_y * joint2_slice1_local_inertia_h_x
+        + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_22
+        - joint2_slice1_local_inertia_h_y * joint2_slice1_local_bend_y_column_v_x;
+    let joint2_slice1_local_bend_y_projected_inertia_f_x = joint1_slice1_mass
+        * joint2_slice1_local_bend_y_column_v_x
+        - (joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_h_y
+            - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_y_column_w_y);
+    let joint2_slice1_local_bend_y_projected_inertia_f_y = joint2_slice1_local_bend_y_column_v_y
+        * joint1_slice1_mass
+        - (joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_h_z
+            - joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_h_x);
+    let joint2_slice1_local_bend_y_projected_inertia_f_z = joint2_slice1_local_bend_y_column_v_z
+        * joint1_slice1_mass
+        - (joint2_slice1_local_bend_y_column_w_y * joint2_slice1_local_inertia_h_x
+            - joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_h_y);
+    let joint2_slice2_local_bend_y_projected_inertia_n_x = joint2_slice2_local_bend_y_column_v_z
+        * joint2_slice2_local_inertia_h_y
+        + joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_i_02
+        + joint2_slice2_local_bend_y_column_w_y * joint2_slice2_local_inertia_i_01
+        + joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_i_00
+        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_v_y;
+    let joint2_slice2_local_bend_y_projected_inertia_n_y = joint2_slice2_local_bend_y_column_w_y
+        * joint2_slice2_local_inertia_i_11
+        + joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_v_x
+        + joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_i_01
         + joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_i_12
+        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_y_column_v_z;
+    let joint2_slice2_local_bend_y_projected_inertia_n_z = joint2_slice2_local_bend_y_column_w_y
+        * joint2_slice2_local_inertia_i_12
+        + joint2_slice2_local_inertia_i_02 * joint2_slice2_local_bend_y_column_w_x
+        + joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_i_22
+        + joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_y_column_v_y
+        - joint2_slice2_local_inertia_h_y * joint2_slice2_local_bend_y_column_v_x;
+    let joint2_slice2_local_bend_y_projected_inertia_f_x = joint1_slice1_mass
+        * joint2_slice2_local_bend_y_column_v_x
+        - (joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_h_y
+            - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_w_y);
+    let joint2_slice2_local_bend_y_projected_inertia_f_y = joint1_slice1_mass
+        * joint2_slice2_local_bend_y_column_v_y
+        - (joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_w_x
+            - joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_h_x);
+    let joint2_slice2_local_bend_y_projected_inertia_f_z = joint2_slice2_local_bend_y_column_v_z
+        * joint1_slice1_mass
+        - (joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_y_column_w_y
+            - joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_h_y);
+    let joint2_slice3_local_bend_y_projected_inertia_n_x = joint2_slice3_local_inertia_i_00
+        * joint2_slice3_local_bend_y_column_w_x
+        + joint2_slice3_local_bend_y_column_v_z * joint2_slice3_local_inertia_h_y
+        + joint2_slice3_local_bend_y_column_w_y * joint2_slice3_local_inertia_i_01
+        + joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_i_02
+        - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_v_y;
+    let joint2_slice3_local_bend_y_projected_inertia_n_y = joint2_slice3_local_inertia_h_z
+        * joint2_slice3_local_bend_y_column_v_x
+        + joint2_slice3_local_bend_y_column_w_y * joint2_slice3_local_inertia_i_11
         + joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_i_12
         + joint2_slice3_local_bend_y_column_w_x * joint2_slice3_local_inertia_i_01
-        - joint2_slice1_local_bend_y_column_v_z * joint2_slice1_local_inertia_h_x
-        - joint2_slice3_local_bend_y_column_v_z * joint2_slice3_local_inertia_h_x
-        - joint2_slice0_local_bend_y_column_v_z * joint2_slice0_local_inertia_h_x
-        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_y_column_v_z;
-    let t232 = t226 * joint1_tip_rotation_20 + t228 * joint2_rotation_21
-        + t227 * joint2_rotation_22;
-    let t233 = t225 * joint2_rotation_02 + t230 * joint1_tip_rotation_00
-        + joint2_rotation_01 * t231 + t232 * joint2_position_y
-        - t229 * joint2_position_z;
-    let joint2_subspace0_projected_inertia_n_x = joint2_tip_subspace0_v_z
-        * head_inertia_h_y + head_inertia_i_01 * joint2_tip_subspace0_w_y
-        + joint2_tip_subspace0_w_z * head_inertia_i_02 + t224
-        + head_inertia_i_00 * joint2_tip_subspace0_w_x
-        - head_inertia_h_z * joint2_tip_subspace0_v_y - 0.6666666666666666 * t7 * t233;
-    let t234 = t216 * joint1_tip_rotation_00 + joint2_rotation_01 * t218
-        + joint2_rotation_02 * t217;
-    let t235 = 0.3333333333333333
-        * (t222 * joint2_rotation_11 + t234 * joint2_position_z
-            + joint2_rotation_12 * t221 + t220 * joint1_tip_rotation_10
-            - joint2_position_x * t223);
-    let t236 = t226 * joint1_tip_rotation_00 + joint2_rotation_02 * t227
-        + t228 * joint2_rotation_01;
-    let t237 = t230 * joint1_tip_rotation_10 + joint2_rotation_11 * t231
-        + joint2_rotation_12 * t225 + joint2_position_z * t236
-        - t232 * joint2_position_x;
-    let joint2_subspace0_projected_inertia_n_y = t235
-        + joint2_tip_subspace0_w_z * head_inertia_i_12
-        + head_inertia_h_z * joint2_tip_subspace0_v_x
-        + head_inertia_i_01 * joint2_tip_subspace0_w_x
-        + head_inertia_i_11 * joint2_tip_subspace0_w_y
-        - head_inertia_h_x * joint2_tip_subspace0_v_z - 0.6666666666666666 * t7 * t237;
-    let t238 = 0.3333333333333333
-        * (t220 * joint1_tip_rotation_20 + t221 * joint2_rotation_22
-            + joint2_position_x * t219 + t222 * joint2_rotation_21
-            - joint2_position_y * t234);
-    let t239 = t225 * joint2_rotation_22 + joint2_position_x * t229
-        + joint2_rotation_21 * t231 + t230 * joint1_tip_rotation_20
-        - joint2_position_y * t236;
-    let joint2_subspace0_projected_inertia_n_z = joint2_tip_subspace0_w_y
-        * head_inertia_i_12 + t238 + head_inertia_i_22 * joint2_tip_subspace0_w_z
-        + head_inertia_h_x * joint2_tip_subspace0_v_y
-        + head_inertia_i_02 * joint2_tip_subspace0_w_x
-        - head_inertia_h_y * joint2_tip_subspace0_v_x - 0.6666666666666666 * t7 * t239;
-    let t240 = 0.3333333333333333 * t234;
-    let joint2_subspace0_projected_inertia_f_x = t240
-        + p.module_mass * joint2_tip_subspace0_v_x - 0.6666666666666666 * t7 * t236
-        - (joint2_tip_subspace0_w_z * head_inertia_h_y
-            - head_inertia_h_z * joint2_tip_subspace0_w_y);
-    let t241 = 0.3333333333333333 * t219;
-    let joint2_subspace0_projected_inertia_f_y = p.module_mass * joint2_tip_subspace0_v_y
-        + t241 - 0.6666666666666666 * t7 * t229
-        - (head_inertia_h_z * joint2_tip_subspace0_w_x
-            - head_inertia_h_x * joint2_tip_subspace0_w_z);
-    let t242 = 0.3333333333333333 * t223;
-    let joint2_subspace0_projected_inertia_f_z = p.module_mass * joint2_tip_subspace0_v_z
-        + t242 - 0.6666666666666666 * t7 * t232
-        - (head_inertia_h_x * joint2_tip_subspace0_w_y
-            - head_inertia_h_y * joint2_tip_subspace0_w_x);
-    let t243 = joint1_slice0_mass * joint2_slice0_local_bend_z_column_v_z
-        + joint2_slice1_local_bend_z_column_v_z * joint1_slice1_mass
-        + joint2_slice2_local_bend_z_column_v_z * joint1_slice1_mass
-        + joint2_slice3_local_bend_z_column_v_z * joint1_slice0_mass
-        - (joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_w_y
-            - joint2_slice3_local_inertia_h_y * joint2_slice3_local_len_column_v_y)
-        - (joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_w_y
-            - joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_h_y)
-        - (joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_h_x
-            - joint2_slice0_local_len_column_v_y * joint2_slice0_local_inertia_h_y)
-        - (joint2_slice1_local_inertia_h_x * joint2_slice1_local_bend_z_column_w_y
-            - joint2_slice1_local_inertia_h_y * joint2_slice1_local_len_column_v_y);
-    let t244 = joint2_slice2_local_bend_z_column_v_x * joint1_slice1_mass
-        + joint2_slice0_local_bend_z_column_v_x * joint1_slice0_mass
-        + joint2_slice1_local_bend_z_column_v_x * joint1_slice1_mass
-        + joint2_slice3_local_bend_z_column_v_x * joint1_slice0_mass
-        - (joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_h_y
-            - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_w_y)
-        - (joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_h_y
-            - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_z_column_w_y)
-        - (joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_h_y
-            - joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_h_z)
-        - (joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_h_y
-            - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_w_y);
-    let t245 = joint2_slice1_local_bend_z_column_v_y * joint1_slice1_mass
-        + joint2_slice0_local_bend_z_column_v_y * joint1_slice0_mass
-        + joint1_slice0_mass * joint2_slice3_local_bend_z_column_v_y
-        + joint1_slice1_mass * joint2_slice2_local_bend_z_column_v_y
-        - (joint2_slice2_local_inertia_h_z * joint2_slice2_local_len_column_v_y
-            - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_w_z)
-        - (joint2_slice0_local_inertia_h_z * joint2_slice0_local_len_column_v_y
-            - joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_h_x)
-        - (joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_y
-            - joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_h_x)
-        - (joint2_slice1_local_inertia_h_z * joint2_slice1_local_len_column_v_y
-            - joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_h_x);
-    let t246 = joint2_rotation_12 * t243 + joint1_tip_rotation_10 * t244
-        + t245 * joint2_rotation_11;
-    let t247 = joint2_slice3_local_inertia_i_12 * joint2_slice3_local_bend_z_column_w_y
-        + joint2_slice2_local_bend_z_column_w_y * joint2_slice2_local_inertia_i_12
-        + joint2_slice0_local_bend_z_column_v_y * joint2_slice0_local_inertia_h_x
-        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_len_column_v_y
-        + joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_i_12
-        + joint2_slice1_local_inertia_i_12 * joint2_slice1_local_bend_z_column_w_y
-        + joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_i_22
-        + joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_v_y
-        + joint2_slice3_local_inertia_i_02 * joint2_slice3_local_len_column_v_y
-        + joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_i_02
-        + joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_i_22
-        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_22
-        + joint2_slice1_local_bend_z_column_v_y * joint2_slice1_local_inertia_h_x
-        + joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_v_y
-        + joint2_slice0_local_inertia_i_22 * joint2_slice0_local_bend_z_column_w_z
-        + joint2_slice1_local_inertia_i_02 * joint2_slice1_local_len_column_v_y
-        - joint2_slice1_local_inertia_h_y * joint2_slice1_local_bend_z_column_v_x
-        - joint2_slice3_local_bend_z_column_v_x * joint2_slice3_local_inertia_h_y
-        - joint2_slice2_local_bend_z_column_v_x * joint2_slice2_local_inertia_h_y
-        - joint2_slice0_local_bend_z_column_v_x * joint2_slice0_local_inertia_h_y;
-    let t248 = joint2_slice3_local_inertia_i_01 * joint2_slice3_local_len_column_v_y
-        + joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_i_11
-        + joint2_slice2_local_inertia_i_11 * joint2_slice2_local_bend_z_column_w_y
-        + joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_i_12
-        + joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_v_x
-        + joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_i_01
-        + joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_v_x
-        + joint2_slice1_local_inertia_i_11 * joint2_slice1_local_bend_z_column_w_y
-        + joint2_slice0_local_bend_z_column_v_x * joint2_slice0_local_inertia_h_z
-        + joint2_slice0_local_inertia_i_01 * joint2_slice0_local_len_column_v_y
-        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_12
-        + joint2_slice1_local_len_column_v_y * joint2_slice1_local_inertia_i_01
-        + joint2_slice3_local_inertia_i_11 * joint2_slice3_local_bend_z_column_w_y
-        + joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_i_12
-        + joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_i_12
-        + joint2_slice1_local_bend_z_column_v_x * joint2_slice1_local_inertia_h_z
-        - joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_v_z
-        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_v_z
-        - joint2_slice0_local_inertia_h_x * joint2_slice0_local_bend_z_column_v_z
-        - joint2_slice1_local_bend_z_column_v_z * joint2_slice1_local_inertia_h_x;
-    let t249 = joint2_slice1_local_inertia_i_00 * joint2_slice1_local_len_column_v_y
-        + joint2_slice3_local_bend_z_column_v_z * joint2_slice3_local_inertia_h_y
-        + joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_i_02
-        + joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_z_column_v_z
-        + joint2_slice3_local_inertia_i_01 * joint2_slice3_local_bend_z_column_w_y
+        - joint2_slice3_local_bend_y_column_v_z * joint2_slice3_local_inertia_h_x;
+    let joint2_slice3_local_bend_y_projected_inertia_n_z = joint2_slice3_local_bend_y_column_w_z
+        * joint2_slice3_local_inertia_i_22
+        + joint2_slice3_local_inertia_i_02 * joint2_slice3_local_bend_y_column_w_x
+        + joint2_slice3_local_bend_y_column_w_y * joint2_slice3_local_inertia_i_12
+        + joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_y_column_v_y
+        - joint2_slice3_local_bend_y_column_v_x * joint2_slice3_local_inertia_h_y;
+    let joint2_slice3_local_bend_y_projected_inertia_f_x = joint1_slice0_mass
+        * joint2_slice3_local_bend_y_column_v_x
+        - (joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_h_y
+            - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_w_y);
+    let joint2_slice3_local_bend_y_projected_inertia_f_y = joint1_slice0_mass
+        * joint2_slice3_local_bend_y_column_v_y
+        - (joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_w_x
+            - joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_h_x);
+    let joint2_slice3_local_bend_y_projected_inertia_f_z = joint2_slice3_local_bend_y_column_v_z
+        * joint1_slice0_mass
+        - (joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_y_column_w_y
+            - joint2_slice3_local_bend_y_column_w_x * joint2_slice3_local_inertia_h_y);
+    let joint2_slice0_local_bend_z_projected_inertia_n_x = joint2_slice0_local_inertia_h_y
+        * joint2_slice0_local_bend_z_column_v_z
         + joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_i_01
-        + joint2_slice3_local_inertia_i_00 * joint2_slice3_local_len_column_v_y
-        + joint2_slice1_local_bend_z_column_w_y * joint2_slice1_local_inertia_i_01
-        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_02
         + joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_i_02
         + joint2_slice0_local_len_column_v_y * joint2_slice0_local_inertia_i_00
-        + joint2_slice2_local_inertia_i_02 * joint2_slice2_local_bend_z_column_w_z
+        - joint2_slice0_local_bend_z_column_v_y * joint2_slice0_local_inertia_h_z;
+    let joint2_slice0_local_bend_z_projected_inertia_n_y = joint2_slice0_local_bend_z_column_w_y
+        * joint2_slice0_local_inertia_i_11
+        + joint2_slice0_local_bend_z_column_v_x * joint2_slice0_local_inertia_h_z
+        + joint2_slice0_local_inertia_i_01 * joint2_slice0_local_len_column_v_y
+        + joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_i_12
+        - joint2_slice0_local_inertia_h_x * joint2_slice0_local_bend_z_column_v_z;
+    let joint2_slice0_local_bend_z_projected_inertia_n_z = joint2_slice0_local_bend_z_column_v_y
+        * joint2_slice0_local_inertia_h_x
+        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_len_column_v_y
+        + joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_i_12
+        + joint2_slice0_local_inertia_i_22 * joint2_slice0_local_bend_z_column_w_z
+        - joint2_slice0_local_bend_z_column_v_x * joint2_slice0_local_inertia_h_y;
+    let joint2_slice0_local_bend_z_projected_inertia_f_x = joint2_slice0_local_bend_z_column_v_x
+        * joint1_slice0_mass
+        - (joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_h_y
+            - joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_h_z);
+    let joint2_slice0_local_bend_z_projected_inertia_f_y = joint2_slice0_local_bend_z_column_v_y
+        * joint1_slice0_mass
+        - (joint2_slice0_local_inertia_h_z * joint2_slice0_local_len_column_v_y
+            - joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_h_x);
+    let joint2_slice0_local_bend_z_projected_inertia_f_z = joint1_slice0_mass
+        * joint2_slice0_local_bend_z_column_v_z
+        - (joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_h_x
+            - joint2_slice0_local_len_column_v_y * joint2_slice0_local_inertia_h_y);
+    let joint2_slice1_local_bend_z_projected_inertia_n_x = joint2_slice1_local_inertia_i_00
+        * joint2_slice1_local_len_column_v_y
+        + joint2_slice1_local_bend_z_column_w_y * joint2_slice1_local_inertia_i_01
+        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_02
         + joint2_slice1_local_bend_z_column_v_z * joint2_slice1_local_inertia_h_y
+        - joint2_slice1_local_bend_z_column_v_y * joint2_slice1_local_inertia_h_z;
+    let joint2_slice1_local_bend_z_projected_inertia_n_y = joint2_slice1_local_inertia_i_11
+        * joint2_slice1_local_bend_z_column_w_y
+        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_12
+        + joint2_slice1_local_len_column_v_y * joint2_slice1_local_inertia_i_01
+        + joint2_slice1_local_bend_z_column_v_x * joint2_slice1_local_inertia_h_z
+        - joint2_slice1_local_bend_z_column_v_z * joint2_slice1_local_inertia_h_x;
+    let joint2_slice1_local_bend_z_projected_inertia_n_z = joint2_slice1_local_inertia_i_12
+        * joint2_slice1_local_bend_z_column_w_y
+        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_22
+        + joint2_slice1_local_bend_z_column_v_y * joint2_slice1_local_inertia_h_x
+        + joint2_slice1_local_inertia_i_02 * joint2_slice1_local_len_column_v_y
+        - joint2_slice1_local_inertia_h_y * joint2_slice1_local_bend_z_column_v_x;
+    let joint2_slice1_local_bend_z_projected_inertia_f_x = joint2_slice1_local_bend_z_column_v_x
+        * joint1_slice1_mass
+        - (joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_h_y
+            - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_z_column_w_y);
+    let joint2_slice1_local_bend_z_projected_inertia_f_y = joint2_slice1_local_bend_z_column_v_y
+        * joint1_slice1_mass
+        - (joint2_slice1_local_inertia_h_z * joint2_slice1_local_len_column_v_y
+            - joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_h_x);
+    let joint2_slice1_local_bend_z_projected_inertia_f_z = joint2_slice1_local_bend_z_column_v_z
+        * joint1_slice1_mass
+        - (joint2_slice1_local_inertia_h_x * joint2_slice1_local_bend_z_column_w_y
+            - joint2_slice1_local_inertia_h_y * joint2_slice1_local_len_column_v_y);
+    let joint2_slice2_local_bend_z_projected_inertia_n_x = joint2_slice2_local_inertia_i_02
+        * joint2_slice2_local_bend_z_column_w_z
         + joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_i_00
         + joint2_slice2_local_inertia_i_01 * joint2_slice2_local_bend_z_column_w_y
         + joint2_slice2_local_bend_z_column_v_z * joint2_slice2_local_inertia_h_y
-        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_v_y
-        - joint2_slice1_local_bend_z_column_v_y * joint2_slice1_local_inertia_h_z
-        - joint2_slice0_local_bend_z_column_v_y * joint2_slice0_local_inertia_h_z
+        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_v_y;
+    let joint2_slice2_local_bend_z_projected_inertia_n_y = joint2_slice2_local_inertia_i_11
+        * joint2_slice2_local_bend_z_column_w_y
+        + joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_i_01
+        + joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_v_x
+        + joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_i_12
+        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_v_z;
+    let joint2_slice2_local_bend_z_projected_inertia_n_z = joint2_slice2_local_bend_z_column_w_y
+        * joint2_slice2_local_inertia_i_12
+        + joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_i_02
+        + joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_i_22
+        + joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_v_y
+        - joint2_slice2_local_bend_z_column_v_x * joint2_slice2_local_inertia_h_y;
+    let joint2_slice2_local_bend_z_projected_inertia_f_x = joint2_slice2_local_bend_z_column_v_x
+        * joint1_slice1_mass
+        - (joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_h_y
+            - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_w_y);
+    let joint2_slice2_local_bend_z_projected_inertia_f_y = joint1_slice1_mass
+        * joint2_slice2_local_bend_z_column_v_y
+        - (joint2_slice2_local_inertia_h_z * joint2_slice2_local_len_column_v_y
+            - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_w_z);
+    let joint2_slice2_local_bend_z_projected_inertia_f_z = joint2_slice2_local_bend_z_column_v_z
+        * joint1_slice1_mass
+        - (joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_w_y
+            - joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_h_y);
+    let joint2_slice3_local_bend_z_projected_inertia_n_x = joint2_slice3_local_bend_z_column_v_z
+        * joint2_slice3_local_inertia_h_y
+        + joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_i_02
+        + joint2_slice3_local_inertia_i_01 * joint2_slice3_local_bend_z_column_w_y
+        + joint2_slice3_local_inertia_i_00 * joint2_slice3_local_len_column_v_y
         - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_v_y;
-    let t250 = joint1_tip_rotation_20 * t244 + t245 * joint2_rotation_21
-        + t243 * joint2_rotation_22;
-    let t251 = joint2_rotation_02 * t247 + joint2_rotation_01 * t248
-        + joint1_tip_rotation_00 * t249 + joint2_position_y * t250
-        - joint2_position_z * t246;
+    let joint2_slice3_local_bend_z_projected_inertia_n_y = joint2_slice3_local_inertia_i_01
+        * joint2_slice3_local_len_column_v_y
+        + joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_i_12
+        + joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_v_x
+        + joint2_slice3_local_inertia_i_11 * joint2_slice3_local_bend_z_column_w_y
+        - joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_v_z;
+    let joint2_slice3_local_bend_z_projected_inertia_n_z = joint2_slice3_local_inertia_i_12
+        * joint2_slice3_local_bend_z_column_w_y
+        + joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_i_22
+        + joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_v_y
+        + joint2_slice3_local_inertia_i_02 * joint2_slice3_local_len_column_v_y
+        - joint2_slice3_local_bend_z_column_v_x * joint2_slice3_local_inertia_h_y;
+    let joint2_slice3_local_bend_z_projected_inertia_f_x = joint2_slice3_local_bend_z_column_v_x
+        * joint1_slice0_mass
+        - (joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_h_y
+            - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_w_y);
+    let joint2_slice3_local_bend_z_projected_inertia_f_y = joint1_slice0_mass
+        * joint2_slice3_local_bend_z_column_v_y
+        - (joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_y
+            - joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_h_x);
+    let joint2_slice3_local_bend_z_projected_inertia_f_z = joint2_slice3_local_bend_z_column_v_z
+        * joint1_slice0_mass
+        - (joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_w_y
+            - joint2_slice3_local_inertia_h_y * joint2_slice3_local_len_column_v_y);
+    let t216 = joint2_slice2_local_bend_y_projected_inertia_n_y
+        + joint2_slice3_local_bend_y_projected_inertia_n_y
+        + joint2_slice0_local_bend_y_projected_inertia_n_y
+        + joint2_slice1_local_bend_y_projected_inertia_n_y;
+    let t217 = joint2_slice1_local_bend_y_projected_inertia_n_x
+        + joint2_slice2_local_bend_y_projected_inertia_n_x
+        + joint2_slice3_local_bend_y_projected_inertia_n_x
+        + joint2_slice0_local_bend_y_projected_inertia_n_x;
+    let t218 = joint2_slice1_local_bend_y_projected_inertia_n_z
+        + joint2_slice2_local_bend_y_projected_inertia_n_z
+        + joint2_slice0_local_bend_y_projected_inertia_n_z
+        + joint2_slice3_local_bend_y_projected_inertia_n_z;
+    let t219 = joint2_slice2_local_bend_y_projected_inertia_f_z
+        + joint2_slice3_local_bend_y_projected_inertia_f_z
+        + joint2_slice1_local_bend_y_projected_inertia_f_z
+        + joint2_slice0_local_bend_y_projected_inertia_f_z;
+    let t220 = joint2_slice2_local_bend_y_projected_inertia_f_x
+        + joint2_slice3_local_bend_y_projected_inertia_f_x
+        + joint2_slice1_local_bend_y_projected_inertia_f_x
+        + joint2_slice0_local_bend_y_projected_inertia_f_x;
+    let t221 = joint2_slice3_local_bend_y_projected_inertia_f_y
+        + joint2_slice0_local_bend_y_projected_inertia_f_y
+        + joint2_slice1_local_bend_y_projected_inertia_f_y
+        + joint2_slice2_local_bend_y_projected_inertia_f_y;
+    let t222 = t219 * joint2_rotation_12 + joint1_tip_rotation_10 * t220
+        + joint2_rotation_11 * t221;
+    let t223 = joint1_tip_rotation_20 * t220 + joint2_rotation_21 * t221
+        + t219 * joint2_rotation_22;
+    let t224 = joint2_rotation_01 * t216 + t217 * joint1_tip_rotation_00
+        + t218 * joint2_rotation_02 + t223 * joint2_position_y
+        - t222 * joint2_position_z;
+    let t225 = joint2_slice1_local_len_projected_inertia_f_x
+        + joint2_slice3_local_len_projected_inertia_f_x
+        + joint2_slice0_local_len_projected_inertia_f_x
+        + joint2_slice2_local_len_projected_inertia_f_x;
+    let t226 = joint2_slice2_local_len_projected_inertia_f_z
+        + joint2_slice1_local_len_projected_inertia_f_z
+        + joint2_slice0_local_len_projected_inertia_f_z
+        + joint2_slice3_local_len_projected_inertia_f_z;
+    let t227 = joint2_slice1_local_len_projected_inertia_f_y
+        + joint2_slice0_local_len_projected_inertia_f_y
+        + joint2_slice2_local_len_projected_inertia_f_y
+        + joint2_slice3_local_len_projected_inertia_f_y;
+    let t228 = t225 * joint1_tip_rotation_10 + joint2_rotation_12 * t226
+        + t227 * joint2_rotation_11;
+    let t229 = joint2_slice1_local_len_projected_inertia_n_x
+        + joint2_slice3_local_len_projected_inertia_n_x
+        + joint2_slice2_local_len_projected_inertia_n_x
+        + joint2_slice0_local_len_projected_inertia_n_x;
+    let t230 = joint2_slice2_local_len_projected_inertia_n_y
+        + joint2_slice1_local_len_projected_inertia_n_y
+        + joint2_slice3_local_len_projected_inertia_n_y
+        + joint2_slice0_local_len_projected_inertia_n_y;
+    let t231 = joint2_slice1_local_len_projected_inertia_n_z
+        + joint2_slice3_local_len_projected_inertia_n_z
+        + joint2_slice0_local_len_projected_inertia_n_z
+        + joint2_slice2_local_len_projected_inertia_n_z;
+    let t232 = joint2_rotation_21 * t227 + t225 * joint1_tip_rotation_20
+        + t226 * joint2_rotation_22;
+    let t233 = 0.3333333333333333
+        * (joint1_tip_rotation_00 * t229 + joint2_rotation_01 * t230
+            + t231 * joint2_rotation_02 + joint2_position_y * t232
+            - t228 * joint2_position_z);
+    let joint2_subspace0_projected_inertia_n_x = joint2_tip_subspace0_v_z
+        * head_inertia_h_y + head_inertia_i_01 * joint2_tip_subspace0_w_y
+        + joint2_tip_subspace0_w_z * head_inertia_i_02 + t233
+        + head_inertia_i_00 * joint2_tip_subspace0_w_x
+        - head_inertia_h_z * joint2_tip_subspace0_v_y - 0.6666666666666666 * t7 * t224;
+    let t234 = joint1_tip_rotation_00 * t220 + joint2_rotation_01 * t221
+        + t219 * joint2_rotation_02;
+    let t235 = t234 * joint2_position_z + joint2_rotation_11 * t216
+        + t218 * joint2_rotation_12 + t217 * joint1_tip_rotation_10
+        - joint2_position_x * t223;
+    let t236 = t225 * joint1_tip_rotation_00 + joint2_rotation_01 * t227
+        + joint2_rotation_02 * t226;
+    let t237 = 0.3333333333333333
+        * (joint1_tip_rotation_10 * t229 + t236 * joint2_position_z
+            + t230 * joint2_rotation_11 + t231 * joint2_rotation_12
+            - joint2_position_x * t232);
+    let joint2_subspace0_projected_inertia_n_y = joint2_tip_subspace0_w_z
+        * head_inertia_i_12 + head_inertia_h_z * joint2_tip_subspace0_v_x + t237
+        + head_inertia_i_01 * joint2_tip_subspace0_w_x
+        + head_inertia_i_11 * joint2_tip_subspace0_w_y
+        - head_inertia_h_x * joint2_tip_subspace0_v_z - 0.6666666666666666 * t7 * t235;
+    let t238 = 0.3333333333333333
+        * (t230 * joint2_rotation_21 + joint1_tip_rotation_20 * t229
+            + joint2_position_x * t228 + t231 * joint2_rotation_22
+            - joint2_position_y * t236);
+    let t239 = t218 * joint2_rotation_22 + joint2_position_x * t222
+        + t217 * joint1_tip_rotation_20 + joint2_rotation_21 * t216
+        - joint2_position_y * t234;
+    let joint2_subspace0_projected_inertia_n_z = joint2_tip_subspace0_w_y
+        * head_inertia_i_12 + head_inertia_i_22 * joint2_tip_subspace0_w_z + t238
+        + head_inertia_h_x * joint2_tip_subspace0_v_y
+        + head_inertia_i_02 * joint2_tip_subspace0_w_x
+        - head_inertia_h_y * joint2_tip_subspace0_v_x - 0.6666666666666666 * t239 * t7;
+    let t240 = 0.3333333333333333 * t236;
+    let joint2_subspace0_projected_inertia_f_x = t240
+        + p.module_mass * joint2_tip_subspace0_v_x - 0.6666666666666666 * t7 * t234
+        - (joint2_tip_subspace0_w_z * head_inertia_h_y
+            - head_inertia_h_z * joint2_tip_subspace0_w_y);
+    let t241 = 0.3333333333333333 * t228;
+    let joint2_subspace0_projected_inertia_f_y = p.module_mass * joint2_tip_subspace0_v_y
+        + t241
+        - (head_inertia_h_z * joint2_tip_subspace0_w_x
+            - head_inertia_h_x * joint2_tip_subspace0_w_z)
+        - 0.6666666666666666 * t7 * t222;
+    let t242 = 0.3333333333333333 * t232;
+    let joint2_subspace0_projected_inertia_f_z = p.module_mass * joint2_tip_subspace0_v_z
+        + t242
+        - (head_inertia_h_x * joint2_tip_subspace0_w_y
+            - head_inertia_h_y * joint2_tip_subspace0_w_x)
+        - 0.6666666666666666 * t7 * t223;
+    let t243 = joint2_slice2_local_bend_z_projected_inertia_n_y
+        + joint2_slice1_local_bend_z_projected_inertia_n_y
+        + joint2_slice3_local_bend_z_projected_inertia_n_y
+        + joint2_slice0_local_bend_z_projected_inertia_n_y;
+    let t244 = joint2_slice2_local_bend_z_projected_inertia_f_x
+        + joint2_slice1_local_bend_z_projected_inertia_f_x
+        + joint2_slice3_local_bend_z_projected_inertia_f_x
+        + joint2_slice0_local_bend_z_projected_inertia_f_x;
+    let t245 = joint2_slice3_local_bend_z_projected_inertia_f_z
+        + joint2_slice1_local_bend_z_projected_inertia_f_z
+        + joint2_slice2_local_bend_z_projected_inertia_f_z
+        + joint2_slice0_local_bend_z_projected_inertia_f_z;
+    let t246 = joint2_slice1_local_bend_z_projected_inertia_f_y
+        + joint2_slice3_local_bend_z_projected_inertia_f_y
+        + joint2_slice2_local_bend_z_projected_inertia_f_y
+        + joint2_slice0_local_bend_z_projected_inertia_f_y;
+    let t247 = joint1_tip_rotation_10 * t244 + t245 * joint2_rotation_12
+        + t246 * joint2_rotation_11;
+    let t248 = joint2_slice0_local_bend_z_projected_inertia_n_z
+        + joint2_slice3_local_bend_z_projected_inertia_n_z
+        + joint2_slice2_local_bend_z_projected_inertia_n_z
+        + joint2_slice1_local_bend_z_projected_inertia_n_z;
+    let t249 = t246 * joint2_rotation_21 + t245 * joint2_rotation_22
+        + joint1_tip_rotation_20 * t244;
+    let t250 = joint2_slice0_local_bend_z_projected_inertia_n_x
+        + joint2_slice2_local_bend_z_projected_inertia_n_x
+        + joint2_slice3_local_bend_z_projected_inertia_n_x
+        + joint2_slice1_local_bend_z_projected_inertia_n_x;
+    let t251 = joint2_rotation_01 * t243 + t248 * joint2_rotation_02
+        + joint2_position_y * t249 + joint1_tip_rotation_00 * t250
+        - t247 * joint2_position_z;
     let joint2_subspace1_projected_inertia_n_x = head_inertia_i_01
-        * joint2_tip_subspace1_w_y + joint2_tip_subspace1_w_z * head_inertia_i_02 + t224
-        + head_inertia_i_00 * joint2_tip_subspace1_w_x + 0.33333333333333315 * t7 * t233
-        + joint2_tip_subspace1_v_z * head_inertia_h_y - 0.5773502691896257 * t7 * t251
-        - joint2_tip_subspace1_v_y * head_inertia_h_z;
-    let t252 = t245 * joint2_rotation_01 + t243 * joint2_rotation_02
-        + joint1_tip_rotation_00 * t244;
-    let t253 = t248 * joint2_rotation_11 + joint2_position_z * t252
-        + t249 * joint1_tip_rotation_10 + joint2_rotation_12 * t247
-        - joint2_position_x * t250;
-    let joint2_subspace1_projected_inertia_n_y = t235
-        + joint2_tip_subspace1_w_z * head_inertia_i_12
-        + head_inertia_i_01 * joint2_tip_subspace1_w_x
+        * joint2_tip_subspace1_w_y + joint2_tip_subspace1_w_z * head_inertia_i_02
+        + head_inertia_i_00 * joint2_tip_subspace1_w_x + t233
+        + joint2_tip_subspace1_v_z * head_inertia_h_y + 0.33333333333333315 * t7 * t224
+        - 0.5773502691896257 * t7 * t251 - joint2_tip_subspace1_v_y * head_inertia_h_z;
+    let t252 = joint1_tip_rotation_00 * t244 + joint2_rotation_01 * t246
+        + t245 * joint2_rotation_02;
+    let t253 = joint1_tip_rotation_10 * t250 + t243 * joint2_rotation_11
+        + joint2_position_z * t252 + joint2_rotation_12 * t248
+        - joint2_position_x * t249;
+    let joint2_subspace1_projected_inertia_n_y = joint2_tip_subspace1_w_z
+        * head_inertia_i_12 + t237 + head_inertia_i_01 * joint2_tip_subspace1_w_x
         + head_inertia_i_11 * joint2_tip_subspace1_w_y
-        + head_inertia_h_z * joint2_tip_subspace1_v_x + 0.33333333333333315 * t7 * t237
-        - 0.5773502691896257 * t7 * t253 - head_inertia_h_x * joint2_tip_subspace1_v_z;
-    let t254 = t247 * joint2_rotation_22 + joint2_position_x * t246
-        + t248 * joint2_rotation_21 + joint1_tip_rotation_20 * t249
+        + head_inertia_h_z * joint2_tip_subspace1_v_x + 0.33333333333333315 * t7 * t235
+        - head_inertia_h_x * joint2_tip_subspace1_v_z - 0.5773502691896257 * t7 * t253;
+    let t254 = t248 * joint2_rotation_22 + joint1_tip_rotation_20 * t250
+        + joint2_position_x * t247 + t243 * joint2_rotation_21
         - joint2_position_y * t252;
     let joint2_subspace1_projected_inertia_n_z = head_inertia_i_22
-        * joint2_tip_subspace1_w_z + t238 + joint2_tip_subspace1_w_y * head_inertia_i_12
+        * joint2_tip_subspace1_w_z + 0.33333333333333315 * t239 * t7 + t238
+        + joint2_tip_subspace1_w_y * head_inertia_i_12
         + head_inertia_i_02 * joint2_tip_subspace1_w_x
-        + head_inertia_h_x * joint2_tip_subspace1_v_y + 0.33333333333333315 * t7 * t239
-        - head_inertia_h_y * joint2_tip_subspace1_v_x - 0.5773502691896257 * t254 * t7;
+        + head_inertia_h_x * joint2_tip_subspace1_v_y
+        - head_inertia_h_y * joint2_tip_subspace1_v_x - 0.5773502691896257 * t7 * t254;
     let joint2_subspace1_projected_inertia_f_x = t240
-        + p.module_mass * joint2_tip_subspace1_v_x + 0.33333333333333315 * t7 * t236
+        + p.module_mass * joint2_tip_subspace1_v_x + 0.33333333333333315 * t7 * t234
+        - 0.5773502691896257 * t7 * t252
         - (joint2_tip_subspace1_w_z * head_inertia_h_y
-            - head_inertia_h_z * joint2_tip_subspace1_w_y)
-        - 0.5773502691896257 * t7 * t252;
-    let joint2_subspace1_projected_inertia_f_y = t241 + 0.33333333333333315 * t7 * t229
-        + p.module_mass * joint2_tip_subspace1_v_y
+            - head_inertia_h_z * joint2_tip_subspace1_w_y);
+    let joint2_subspace1_projected_inertia_f_y = t241
+        + p.module_mass * joint2_tip_subspace1_v_y + 0.33333333333333315 * t7 * t222
         - (head_inertia_h_z * joint2_tip_subspace1_w_x
             - head_inertia_h_x * joint2_tip_subspace1_w_z)
-        - 0.5773502691896257 * t7 * t246;
+        - 0.5773502691896257 * t7 * t247;
     let joint2_subspace1_projected_inertia_f_z = p.module_mass * joint2_tip_subspace1_v_z
-        + t242 + 0.33333333333333315 * t7 * t232
+        + t242 + 0.33333333333333315 * t7 * t223 - 0.5773502691896257 * t7 * t249
         - (head_inertia_h_x * joint2_tip_subspace1_w_y
-            - head_inertia_h_y * joint2_tip_subspace1_w_x)
-        - 0.5773502691896257 * t7 * t250;
-    let joint2_subspace2_projected_inertia_n_x = 0.5773502691896255 * t7 * t251
-        + joint2_tip_subspace2_v_z * head_inertia_h_y + t224
-        + head_inertia_i_00 * joint2_tip_subspace2_w_x
-        + joint2_tip_subspace2_w_z * head_inertia_i_02 + 0.3333333333333336 * t7 * t233
+            - head_inertia_h_y * joint2_tip_subspace1_w_x);
+    let joint2_subspace2_projected_inertia_n_x = 0.3333333333333336 * t7 * t224
+        + joint2_tip_subspace2_v_z * head_inertia_h_y
+        + head_inertia_i_00 * joint2_tip_subspace2_w_x + t233
+        + 0.5773502691896255 * t7 * t251 + joint2_tip_subspace2_w_z * head_inertia_i_02
         + head_inertia_i_01 * joint2_tip_subspace2_w_y
         - head_inertia_h_z * joint2_tip_subspace2_v_y;
-    let joint2_subspace2_projected_inertia_n_y = t235
-        + joint2_tip_subspace2_w_z * head_inertia_i_12 + 0.5773502691896255 * t7 * t253
-        + 0.3333333333333336 * t7 * t237 + head_inertia_i_11 * joint2_tip_subspace2_w_y
+    let joint2_subspace2_projected_inertia_n_y = 0.5773502691896255 * t7 * t253 + t237
+        + joint2_tip_subspace2_w_z * head_inertia_i_12
+        + head_inertia_i_11 * joint2_tip_subspace2_w_y + 0.3333333333333336 * t7 * t235
         + head_inertia_h_z * joint2_tip_subspace2_v_x
         + head_inertia_i_01 * joint2_tip_subspace2_w_x
         - head_inertia_h_x * joint2_tip_subspace2_v_z;
-    let joint2_subspace2_projected_inertia_n_z = t238
-        + head_inertia_h_x * joint2_tip_subspace2_v_y
-        + joint2_tip_subspace2_w_x * head_inertia_i_02
-        + joint2_tip_subspace2_w_y * head_inertia_i_12 + 0.5773502691896255 * t254 * t7
-        + 0.3333333333333336 * t7 * t239 + head_inertia_i_22 * joint2_tip_subspace2_w_z
+    let joint2_subspace2_projected_inertia_n_z = head_inertia_h_x
+        * joint2_tip_subspace2_v_y + joint2_tip_subspace2_w_x * head_inertia_i_02
+        + joint2_tip_subspace2_w_y * head_inertia_i_12 + 0.3333333333333336 * t239 * t7
+        + t238 + 0.5773502691896255 * t7 * t254
+        + head_inertia_i_22 * joint2_tip_subspace2_w_z
         - joint2_tip_subspace2_v_x * head_inertia_h_y;
-    let joint2_subspace2_projected_inertia_f_x = 0.3333333333333336 * t7 * t236 + t240
+    let joint2_subspace2_projected_inertia_f_x = t240 + 0.3333333333333336 * t7 * t234
         + p.module_mass * joint2_tip_subspace2_v_x + 0.5773502691896255 * t7 * t252
         - (joint2_tip_subspace2_w_z * head_inertia_h_y
             - head_inertia_h_z * joint2_tip_subspace2_w_y);
-    let joint2_subspace2_projected_inertia_f_y = t241 + 0.3333333333333336 * t7 * t229
-        + p.module_mass * joint2_tip_subspace2_v_y + 0.5773502691896255 * t7 * t246
+    let joint2_subspace2_projected_inertia_f_y = t241
+        + p.module_mass * joint2_tip_subspace2_v_y + 0.5773502691896255 * t7 * t247
+        + 0.3333333333333336 * t7 * t222
         - (head_inertia_h_z * joint2_tip_subspace2_w_x
             - head_inertia_h_x * joint2_tip_subspace2_w_z);
-    let joint2_subspace2_projected_inertia_f_z = t242
-        + p.module_mass * joint2_tip_subspace2_v_z + 0.5773502691896255 * t7 * t250
-        + 0.3333333333333336 * t7 * t232
+    let joint2_subspace2_projected_inertia_f_z = t242 + 0.3333333333333336 * t7 * t223
+        + p.module_mass * joint2_tip_subspace2_v_z + 0.5773502691896255 * t7 * t249
         - (head_inertia_h_x * joint2_tip_subspace2_w_y
             - joint2_tip_subspace2_w_x * head_inertia_h_y);
     let middle_bottom_position_x = t91 + joint1_tip_position_x
@@ -3938,6 +4372,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         base_roll_projected_inertia_f_x,
         base_roll_projected_inertia_f_y,
         base_roll_projected_inertia_f_z,
+        joint1_slice0_local_len_projected_inertia_n_x,
+        joint1_slice0_local_len_projected_inertia_n_y,
+        joint1_slice0_local_len_projected_inertia_n_z,
+        joint1_slice0_local_len_projected_inertia_f_x,
+        joint1_slice0_local_len_projected_inertia_f_y,
+        joint1_slice0_local_len_projected_inertia_f_z,
+        joint1_slice1_local_len_projected_inertia_n_x,
+        joint1_slice1_local_len_projected_inertia_n_y,
+        joint1_slice1_local_len_projected_inertia_n_z,
+        joint1_slice1_local_len_projected_inertia_f_x,
+        joint1_slice1_local_len_projected_inertia_f_y,
+        joint1_slice1_local_len_projected_inertia_f_z,
+        joint1_slice2_local_len_projected_inertia_n_x,
+        joint1_slice2_local_len_projected_inertia_n_y,
+        joint1_slice2_local_len_projected_inertia_n_z,
+        joint1_slice2_local_len_projected_inertia_f_x,
+        joint1_slice2_local_len_projected_inertia_f_y,
+        joint1_slice2_local_len_projected_inertia_f_z,
+        joint1_slice3_local_len_projected_inertia_n_x,
+        joint1_slice3_local_len_projected_inertia_n_y,
+        joint1_slice3_local_len_projected_inertia_n_z,
+        joint1_slice3_local_len_projected_inertia_f_x,
+        joint1_slice3_local_len_projected_inertia_f_y,
+        joint1_slice3_local_len_projected_inertia_f_z,
+        joint1_slice0_local_bend_y_projected_inertia_n_x,
+        joint1_slice0_local_bend_y_projected_inertia_n_y,
+        joint1_slice0_local_bend_y_projected_inertia_n_z,
+        joint1_slice0_local_bend_y_projected_inertia_f_x,
+        joint1_slice0_local_bend_y_projected_inertia_f_y,
+        joint1_slice0_local_bend_y_projected_inertia_f_z,
+        joint1_slice1_local_bend_y_projected_inertia_n_x,
+        joint1_slice1_local_bend_y_projected_inertia_n_y,
+        joint1_slice1_local_bend_y_projected_inertia_n_z,
+        joint1_slice1_local_bend_y_projected_inertia_f_x,
+        joint1_slice1_local_bend_y_projected_inertia_f_y,
+        joint1_slice1_local_bend_y_projected_inertia_f_z,
+        joint1_slice2_local_bend_y_projected_inertia_n_x,
+        joint1_slice2_local_bend_y_projected_inertia_n_y,
+        joint1_slice2_local_bend_y_projected_inertia_n_z,
+        joint1_slice2_local_bend_y_projected_inertia_f_x,
+        joint1_slice2_local_bend_y_projected_inertia_f_y,
+        joint1_slice2_local_bend_y_projected_inertia_f_z,
+        joint1_slice3_local_bend_y_projected_inertia_n_x,
+        joint1_slice3_local_bend_y_projected_inertia_n_y,
+        joint1_slice3_local_bend_y_projected_inertia_n_z,
+        joint1_slice3_local_bend_y_projected_inertia_f_x,
+        joint1_slice3_local_bend_y_projected_inertia_f_y,
+        joint1_slice3_local_bend_y_projected_inertia_f_z,
+        joint1_slice0_local_bend_z_projected_inertia_n_x,
+        joint1_slice0_local_bend_z_projected_inertia_n_y,
+        joint1_slice0_local_bend_z_projected_inertia_n_z,
+        joint1_slice0_local_bend_z_projected_inertia_f_x,
+        joint1_slice0_local_bend_z_projected_inertia_f_y,
+        joint1_slice0_local_bend_z_projected_inertia_f_z,
+        joint1_slice1_local_bend_z_projected_inertia_n_x,
+        joint1_slice1_local_bend_z_projected_inertia_n_y,
+        joint1_slice1_local_bend_z_projected_inertia_n_z,
+        joint1_slice1_local_bend_z_projected_inertia_f_x,
+        joint1_slice1_local_bend_z_projected_inertia_f_y,
+        joint1_slice1_local_bend_z_projected_inertia_f_z,
+        joint1_slice2_local_bend_z_projected_inertia_n_x,
+        joint1_slice2_local_bend_z_projected_inertia_n_y,
+        joint1_slice2_local_bend_z_projected_inertia_n_z,
+        joint1_slice2_local_bend_z_projected_inertia_f_x,
+        joint1_slice2_local_bend_z_projected_inertia_f_y,
+        joint1_slice2_local_bend_z_projected_inertia_f_z,
+        joint1_slice3_local_bend_z_projected_inertia_n_x,
+        joint1_slice3_local_bend_z_projected_inertia_n_y,
+        joint1_slice3_local_bend_z_projected_inertia_n_z,
+        joint1_slice3_local_bend_z_projected_inertia_f_x,
+        joint1_slice3_local_bend_z_projected_inertia_f_y,
+        joint1_slice3_local_bend_z_projected_inertia_f_z,
         joint1_subspace0_projected_inertia_n_x,
         joint1_subspace0_projected_inertia_n_y,
         joint1_subspace0_projected_inertia_n_z,
@@ -3956,6 +4462,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         joint1_subspace2_projected_inertia_f_x,
         joint1_subspace2_projected_inertia_f_y,
         joint1_subspace2_projected_inertia_f_z,
+        joint2_slice0_local_len_projected_inertia_n_x,
+        joint2_slice0_local_len_projected_inertia_n_y,
+        joint2_slice0_local_len_projected_inertia_n_z,
+        joint2_slice0_local_len_projected_inertia_f_x,
+        joint2_slice0_local_len_projected_inertia_f_y,
+        joint2_slice0_local_len_projected_inertia_f_z,
+        joint2_slice1_local_len_projected_inertia_n_x,
+        joint2_slice1_local_len_projected_inertia_n_y,
+        joint2_slice1_local_len_projected_inertia_n_z,
+        joint2_slice1_local_len_projected_inertia_f_x,
+        joint2_slice1_local_len_projected_inertia_f_y,
+        joint2_slice1_local_len_projected_inertia_f_z,
+        joint2_slice2_local_len_projected_inertia_n_x,
+        joint2_slice2_local_len_projected_inertia_n_y,
+        joint2_slice2_local_len_projected_inertia_n_z,
+        joint2_slice2_local_len_projected_inertia_f_x,
+        joint2_slice2_local_len_projected_inertia_f_y,
+        joint2_slice2_local_len_projected_inertia_f_z,
+        joint2_slice3_local_len_projected_inertia_n_x,
+        joint2_slice3_local_len_projected_inertia_n_y,
+        joint2_slice3_local_len_projected_inertia_n_z,
+        joint2_slice3_local_len_projected_inertia_f_x,
+        joint2_slice3_local_len_projected_inertia_f_y,
+        joint2_slice3_local_len_projected_inertia_f_z,
+        joint2_slice0_local_bend_y_projected_inertia_n_x,
+        joint2_slice0_local_bend_y_projected_inertia_n_y,
+        joint2_slice0_local_bend_y_projected_inertia_n_z,
+        joint2_slice0_local_bend_y_projected_inertia_f_x,
+        joint2_slice0_local_bend_y_projected_inertia_f_y,
+        joint2_slice0_local_bend_y_projected_inertia_f_z,
+        joint2_slice1_local_bend_y_projected_inertia_n_x,
+        joint2_slice1_local_bend_y_projected_inertia_n_y,
+        joint2_slice1_local_bend_y_projected_inertia_n_z,
+        joint2_slice1_local_bend_y_projected_inertia_f_x,
+        joint2_slice1_local_bend_y_projected_inertia_f_y,
+        joint2_slice1_local_bend_y_projected_inertia_f_z,
+        joint2_slice2_local_bend_y_projected_inertia_n_x,
+        joint2_slice2_local_bend_y_projected_inertia_n_y,
+        joint2_slice2_local_bend_y_projected_inertia_n_z,
+        joint2_slice2_local_bend_y_projected_inertia_f_x,
+        joint2_slice2_local_bend_y_projected_inertia_f_y,
+        joint2_slice2_local_bend_y_projected_inertia_f_z,
+        joint2_slice3_local_bend_y_projected_inertia_n_x,
+        joint2_slice3_local_bend_y_projected_inertia_n_y,
+        joint2_slice3_local_bend_y_projected_inertia_n_z,
+        joint2_slice3_local_bend_y_projected_inertia_f_x,
+        joint2_slice3_local_bend_y_projected_inertia_f_y,
+        joint2_slice3_local_bend_y_projected_inertia_f_z,
+        joint2_slice0_local_bend_z_projected_inertia_n_x,
+        joint2_slice0_local_bend_z_projected_inertia_n_y,
+        joint2_slice0_local_bend_z_projected_inertia_n_z,
+        joint2_slice0_local_bend_z_projected_inertia_f_x,
+        joint2_slice0_local_bend_z_projected_inertia_f_y,
+        joint2_slice0_local_bend_z_projected_inertia_f_z,
+        joint2_slice1_local_bend_z_projected_inertia_n_x,
+        joint2_slice1_local_bend_z_projected_inertia_n_y,
+        joint2_slice1_local_bend_z_projected_inertia_n_z,
+        joint2_slice1_local_bend_z_projected_inertia_f_x,
+        joint2_slice1_local_bend_z_projected_inertia_f_y,
+        joint2_slice1_local_bend_z_projected_inertia_f_z,
+        joint2_slice2_local_bend_z_projected_inertia_n_x,
+        joint2_slice2_local_bend_z_projected_inertia_n_y,
+        joint2_slice2_local_bend_z_projected_inertia_n_z,
+        joint2_slice2_local_bend_z_projected_inertia_f_x,
+        joint2_slice2_local_bend_z_projected_inertia_f_y,
+        joint2_slice2_local_bend_z_projected_inertia_f_z,
+        joint2_slice3_local_bend_z_projected_inertia_n_x,
+        joint2_slice3_local_bend_z_projected_inertia_n_y,
+        joint2_slice3_local_bend_z_projected_inertia_n_z,
+        joint2_slice3_local_bend_z_projected_inertia_f_x,
+        joint2_slice3_local_bend_z_projected_inertia_f_y,
+        joint2_slice3_local_bend_z_projected_inertia_f_z,
         joint2_subspace0_projected_inertia_n_x,
         joint2_subspace0_projected_inertia_n_y,
         joint2_subspace0_projected_inertia_n_z,
@@ -4009,1269 +4587,742 @@ pub fn mass_matrix_into(
     let t2 = q[1] * cache.joint1_subspace0_projected_inertia_f_x
         + cache.joint1_subspace0_projected_inertia_f_y * cache.base_yaw_subspace_v_y
         + cache.joint1_subspace0_projected_inertia_n_z;
-    let t3 = cache.joint1_subspace1_projected_inertia_f_y * cache.base_yaw_subspace_v_y
-        + q[1] * cache.joint1_subspace1_projected_inertia_f_x
+    let t3 = q[1] * cache.joint1_subspace1_projected_inertia_f_x
+        + cache.base_yaw_subspace_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + cache.joint1_subspace1_projected_inertia_n_z;
-    let t4 = cache.joint1_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y
-        + q[1] * cache.joint1_subspace2_projected_inertia_f_x
+    let t4 = q[1] * cache.joint1_subspace2_projected_inertia_f_x
+        + cache.base_yaw_subspace_v_y * cache.joint1_subspace2_projected_inertia_f_y
         + cache.joint1_subspace2_projected_inertia_n_z;
-    let t5 = q[1] * cache.joint2_subspace0_projected_inertia_f_x
-        + cache.base_yaw_subspace_v_y * cache.joint2_subspace0_projected_inertia_f_y
+    let t5 = cache.joint2_subspace0_projected_inertia_f_y * cache.base_yaw_subspace_v_y
+        + q[1] * cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_subspace0_projected_inertia_n_z;
     let t6 = cache.base_yaw_subspace_v_y * cache.joint2_subspace1_projected_inertia_f_y
-        + q[1] * cache.joint2_subspace1_projected_inertia_f_x
-        + cache.joint2_subspace1_projected_inertia_n_z;
+        + cache.joint2_subspace1_projected_inertia_n_z
+        + q[1] * cache.joint2_subspace1_projected_inertia_f_x;
     let t7 = cache.joint2_subspace2_projected_inertia_n_z
-        + q[1] * cache.joint2_subspace2_projected_inertia_f_x
-        + cache.joint2_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y;
+        + cache.joint2_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y
+        + q[1] * cache.joint2_subspace2_projected_inertia_f_x;
     let t8 = cache.base_roll_projected_inertia_n_y * cache.cos_q3
         + cache.base_roll_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.base_roll_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.base_pitch_subspace_v_z * cache.base_roll_projected_inertia_f_z
         + cache.base_roll_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
-    let t9 = cache.joint1_subspace0_projected_inertia_n_y * cache.cos_q3
-        + cache.joint1_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.base_pitch_subspace_v_z * cache.joint1_subspace0_projected_inertia_f_z
+    let t9 = cache.joint1_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.joint1_subspace0_projected_inertia_n_y * cache.cos_q3
         + cache.joint1_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.joint1_subspace0_projected_inertia_f_z * cache.base_pitch_subspace_v_z
         + cache.joint1_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
-    let t10 = cache.joint1_subspace1_projected_inertia_f_y
-        * cache.base_pitch_subspace_v_y
-        + cache.base_pitch_subspace_v_z * cache.joint1_subspace1_projected_inertia_f_z
-        + cache.joint1_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
-        + cache.base_yaw_rotation_01 * cache.joint1_subspace1_projected_inertia_n_x
-        + cache.joint1_subspace1_projected_inertia_n_y * cache.cos_q3;
-    let t11 = cache.joint1_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.joint1_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+    let t10 = cache.base_pitch_subspace_v_y
+        * cache.joint1_subspace1_projected_inertia_f_y
+        + cache.joint1_subspace1_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.joint1_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.joint1_subspace1_projected_inertia_n_y * cache.cos_q3
+        + cache.joint1_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
+    let t11 = cache.joint1_subspace2_projected_inertia_f_x
+        * cache.base_pitch_subspace_v_x
+        + cache.joint1_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.base_pitch_subspace_v_z * cache.joint1_subspace2_projected_inertia_f_z
         + cache.joint1_subspace2_projected_inertia_n_y * cache.cos_q3
-        + cache.joint1_subspace2_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
-    let t12 = cache.base_pitch_subspace_v_z
-        * cache.joint2_subspace0_projected_inertia_f_z
-        + cache.joint2_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.joint1_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
+    let t12 = cache.joint2_subspace0_projected_inertia_f_x
+        * cache.base_pitch_subspace_v_x
         + cache.joint2_subspace0_projected_inertia_n_y * cache.cos_q3
-        + cache.joint2_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y
-        + cache.joint2_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01;
-    let t13 = cache.base_pitch_subspace_v_y
-        * cache.joint2_subspace1_projected_inertia_f_y
+        + cache.joint2_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_z * cache.joint2_subspace0_projected_inertia_f_z
+        + cache.joint2_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
+    let t13 = cache.joint2_subspace1_projected_inertia_f_y
+        * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * cache.joint2_subspace1_projected_inertia_f_z
         + cache.joint2_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.joint2_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.joint2_subspace1_projected_inertia_n_y * cache.cos_q3
-        + cache.base_pitch_subspace_v_z * cache.joint2_subspace1_projected_inertia_f_z;
+        + cache.joint2_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
     let t14 = cache.joint2_subspace2_projected_inertia_f_x
         * cache.base_pitch_subspace_v_x
         + cache.joint2_subspace2_projected_inertia_n_y * cache.cos_q3
-        + cache.joint2_subspace2_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.joint2_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.joint2_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.joint2_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
-    let t15 = cache.base_pitch_rotation_10 * cache.joint1_subspace0_projected_inertia_n_y
-        + cache.base_roll_subspace_v_z * cache.joint1_subspace0_projected_inertia_f_z
+        + cache.joint2_subspace2_projected_inertia_f_z * cache.base_pitch_subspace_v_z;
+    let t15 = cache.joint1_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
         + cache.joint1_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
-        + cache.base_roll_subspace_v_x * cache.joint1_subspace0_projected_inertia_f_x
+        + cache.base_pitch_rotation_20 * cache.joint1_subspace0_projected_inertia_n_z
+        + cache.joint1_subspace0_projected_inertia_n_y * cache.base_pitch_rotation_10
         + cache.base_roll_subspace_v_y * cache.joint1_subspace0_projected_inertia_f_y
-        + cache.base_pitch_rotation_20 * cache.joint1_subspace0_projected_inertia_n_z;
-    let t16 = cache.base_pitch_rotation_00 * cache.joint1_subspace1_projected_inertia_n_x
-        + cache.base_roll_subspace_v_z * cache.joint1_subspace1_projected_inertia_f_z
-        + cache.joint1_subspace1_projected_inertia_n_y * cache.base_pitch_rotation_10
+        + cache.joint1_subspace0_projected_inertia_f_z * cache.base_roll_subspace_v_z;
+    let t16 = cache.base_pitch_rotation_20 * cache.joint1_subspace1_projected_inertia_n_z
         + cache.joint1_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.base_pitch_rotation_20 * cache.joint1_subspace1_projected_inertia_n_z
+        + cache.joint1_subspace1_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.base_pitch_rotation_00 * cache.joint1_subspace1_projected_inertia_n_x
+        + cache.base_pitch_rotation_10 * cache.joint1_subspace1_projected_inertia_n_y
         + cache.base_roll_subspace_v_y * cache.joint1_subspace1_projected_inertia_f_y;
-    let t17 = cache.base_pitch_rotation_10 * cache.joint1_subspace2_projected_inertia_n_y
+    let t17 = cache.base_pitch_rotation_00 * cache.joint1_subspace2_projected_inertia_n_x
         + cache.base_roll_subspace_v_z * cache.joint1_subspace2_projected_inertia_f_z
-        + cache.base_roll_subspace_v_x * cache.joint1_subspace2_projected_inertia_f_x
+        + cache.base_roll_subspace_v_y * cache.joint1_subspace2_projected_inertia_f_y
+        + cache.joint1_subspace2_projected_inertia_n_y * cache.base_pitch_rotation_10
         + cache.base_pitch_rotation_20 * cache.joint1_subspace2_projected_inertia_n_z
-        + cache.joint1_subspace2_projected_inertia_n_x * cache.base_pitch_rotation_00
-        + cache.base_roll_subspace_v_y * cache.joint1_subspace2_projected_inertia_f_y;
-    let t18 = cache.joint2_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.joint1_subspace2_projected_inertia_f_x * cache.base_roll_subspace_v_x;
+    let t18 = cache.base_pitch_rotation_20 * cache.joint2_subspace0_projected_inertia_n_z
+        + cache.joint2_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_10 * cache.joint2_subspace0_projected_inertia_n_y
+        + cache.joint2_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.base_roll_subspace_v_z * cache.joint2_subspace0_projected_inertia_f_z
-        + cache.base_roll_subspace_v_y * cache.joint2_subspace0_projected_inertia_f_y
-        + cache.base_pitch_rotation_20 * cache.joint2_subspace0_projected_inertia_n_z
-        + cache.joint2_subspace0_projected_inertia_n_y * cache.base_pitch_rotation_10
-        + cache.joint2_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00;
-    let t19 = cache.base_roll_subspace_v_y * cache.joint2_subspace1_projected_inertia_f_y
-        + cache.base_roll_subspace_v_x * cache.joint2_subspace1_projected_inertia_f_x
-        + cache.base_pitch_rotation_20 * cache.joint2_subspace1_projected_inertia_n_z
+        + cache.base_roll_subspace_v_y * cache.joint2_subspace0_projected_inertia_f_y;
+    let t19 = cache.joint2_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.base_roll_subspace_v_z * cache.joint2_subspace1_projected_inertia_f_z
+        + cache.base_pitch_rotation_10 * cache.joint2_subspace1_projected_inertia_n_y
         + cache.joint2_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00
-        + cache.joint2_subspace1_projected_inertia_n_y * cache.base_pitch_rotation_10
-        + cache.base_roll_subspace_v_z * cache.joint2_subspace1_projected_inertia_f_z;
-    let t20 = cache.joint2_subspace2_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.joint2_subspace2_projected_inertia_f_y * cache.base_roll_subspace_v_y
+        + cache.base_pitch_rotation_20 * cache.joint2_subspace1_projected_inertia_n_z
+        + cache.base_roll_subspace_v_y * cache.joint2_subspace1_projected_inertia_f_y;
+    let t20 = cache.base_roll_subspace_v_y * cache.joint2_subspace2_projected_inertia_f_y
+        + cache.joint2_subspace2_projected_inertia_f_x * cache.base_roll_subspace_v_x
         + cache.base_pitch_rotation_20 * cache.joint2_subspace2_projected_inertia_n_z
-        + cache.base_pitch_rotation_10 * cache.joint2_subspace2_projected_inertia_n_y
         + cache.joint2_subspace2_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.joint2_subspace2_projected_inertia_n_y * cache.base_pitch_rotation_10
         + cache.joint2_subspace2_projected_inertia_f_z * cache.base_roll_subspace_v_z;
     let t21 = 1.0 / p.actuator_radius;
-    let t22 = cache.joint1_slice0_local_bend_y_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint1_slice0_local_bend_y_column_w_z
-            * cache.joint1_slice0_local_inertia_h_y
-            - cache.joint1_slice0_local_bend_y_column_w_y
-                * cache.joint1_slice0_local_inertia_h_z);
-    let t23 = cache.joint1_slice0_local_bend_y_column_v_z * cache.joint1_slice0_mass
-        - (cache.joint1_slice0_local_inertia_h_x
-            * cache.joint1_slice0_local_bend_y_column_w_y
-            - cache.joint1_slice0_local_bend_y_column_w_x
-                * cache.joint1_slice0_local_inertia_h_y);
-    let t24 = cache.joint1_slice0_mass * cache.joint1_slice0_local_bend_y_column_v_y
-        - (cache.joint1_slice0_local_bend_y_column_w_x
-            * cache.joint1_slice0_local_inertia_h_z
-            - cache.joint1_slice0_local_inertia_h_x
-                * cache.joint1_slice0_local_bend_y_column_w_z);
-    let t25 = cache.joint1_slice0_mass * cache.joint1_slice3_local_bend_y_column_v_y
-        - (cache.joint1_slice3_local_inertia_h_z
-            * cache.joint1_slice3_local_bend_y_column_w_x
-            - cache.joint1_slice3_local_inertia_h_x
-                * cache.joint1_slice3_local_bend_y_column_w_z);
-    let t26 = cache.joint1_slice1_mass * cache.joint1_slice2_local_bend_y_column_v_x
-        - (cache.joint1_slice2_local_bend_y_column_w_z
-            * cache.joint1_slice2_local_inertia_h_y
-            - cache.joint1_slice2_local_bend_y_column_w_y
-                * cache.joint1_slice2_local_inertia_h_z);
-    let t27 = cache.joint1_slice1_mass * cache.joint1_slice1_local_bend_y_column_v_y
-        - (cache.joint1_slice1_local_bend_y_column_w_x
-            * cache.joint1_slice1_local_inertia_h_z
-            - cache.joint1_slice1_local_bend_y_column_w_z
-                * cache.joint1_slice1_local_inertia_h_x);
-    let t28 = cache.joint1_slice2_local_bend_y_column_v_y * cache.joint1_slice1_mass
-        - (cache.joint1_slice2_local_bend_y_column_w_x
-            * cache.joint1_slice2_local_inertia_h_z
-            - cache.joint1_slice2_local_bend_y_column_w_z
-                * cache.joint1_slice2_local_inertia_h_x);
-    let t29 = cache.joint1_slice1_mass * cache.joint1_slice2_local_bend_y_column_v_z
-        - (cache.joint1_slice2_local_bend_y_column_w_y
-            * cache.joint1_slice2_local_inertia_h_x
-            - cache.joint1_slice2_local_inertia_h_y
-                * cache.joint1_slice2_local_bend_y_column_w_x);
-    let t30 = cache.joint1_slice1_mass * cache.joint1_slice1_local_bend_y_column_v_x
-        - (cache.joint1_slice1_local_bend_y_column_w_z
-            * cache.joint1_slice1_local_inertia_h_y
-            - cache.joint1_slice1_local_bend_y_column_w_y
-                * cache.joint1_slice1_local_inertia_h_z);
-    let t31 = cache.joint1_slice1_mass * cache.joint1_slice1_local_bend_y_column_v_z
-        - (cache.joint1_slice1_local_bend_y_column_w_y
-            * cache.joint1_slice1_local_inertia_h_x
-            - cache.joint1_slice1_local_bend_y_column_w_x
-                * cache.joint1_slice1_local_inertia_h_y);
-    let t32 = cache.joint1_slice3_local_bend_y_column_v_z * cache.joint1_slice0_mass
-        - (cache.joint1_slice3_local_inertia_h_x
-            * cache.joint1_slice3_local_bend_y_column_w_y
-            - cache.joint1_slice3_local_inertia_h_y
-                * cache.joint1_slice3_local_bend_y_column_w_x);
-    let t33 = cache.joint1_slice0_mass * cache.joint1_slice3_local_bend_y_column_v_x
-        - (cache.joint1_slice3_local_inertia_h_y
-            * cache.joint1_slice3_local_bend_y_column_w_z
-            - cache.joint1_slice3_local_inertia_h_z
-                * cache.joint1_slice3_local_bend_y_column_w_y);
-    let t34 = cache.joint1_slice0_local_len_column_v_x * t22
-        + cache.joint1_slice0_local_len_column_v_z * t23
-        + t24 * cache.joint1_slice0_local_len_column_v_y
-        + cache.joint1_slice3_local_len_column_v_y * t25
-        + t26 * cache.joint1_slice2_local_len_column_v_x
-        + cache.joint1_slice1_local_len_column_v_y * t27
-        + cache.joint1_slice2_local_len_column_v_y * t28
-        + t29 * cache.joint1_slice2_local_len_column_v_z
-        + t30 * cache.joint1_slice1_local_len_column_v_x
-        + cache.joint1_slice1_local_len_column_v_z * t31
-        + t32 * cache.joint1_slice3_local_len_column_v_z
-        + cache.joint1_slice3_local_len_column_v_x * t33;
-    let t35 = -(0.2222222222222222 * t21 * t34);
-    let t36 = 0.1111111111111111
-        * (cache.joint1_slice2_local_len_column_v_x
-            * cache.joint1_slice2_local_len_column_v_x * cache.joint1_slice1_mass
-            + cache.joint1_slice1_local_len_column_v_y
-                * cache.joint1_slice1_local_len_column_v_y * cache.joint1_slice1_mass
-            + cache.joint1_slice0_mass * cache.joint1_slice3_local_len_column_v_z
-                * cache.joint1_slice3_local_len_column_v_z
-            + cache.joint1_slice1_mass * cache.joint1_slice1_local_len_column_v_x
+    let t22 = cache.joint1_slice0_local_len_column_v_x
+        * cache.joint1_slice0_local_bend_y_projected_inertia_f_x
+        + cache.joint1_slice0_local_len_column_v_z
+            * cache.joint1_slice0_local_bend_y_projected_inertia_f_z
+        + cache.joint1_slice0_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice0_local_len_column_v_y
+        + cache.joint1_slice3_local_len_column_v_y
+            * cache.joint1_slice3_local_bend_y_projected_inertia_f_y
+        + cache.joint1_slice2_local_bend_y_projected_inertia_f_x
+            * cache.joint1_slice2_local_len_column_v_x
+        + cache.joint1_slice1_local_len_column_v_y
+            * cache.joint1_slice1_local_bend_y_projected_inertia_f_y
+        + cache.joint1_slice2_local_len_column_v_y
+            * cache.joint1_slice2_local_bend_y_projected_inertia_f_y
+        + cache.joint1_slice2_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice2_local_len_column_v_z
+        + cache.joint1_slice1_local_bend_y_projected_inertia_f_x
+            * cache.joint1_slice1_local_len_column_v_x
+        + cache.joint1_slice1_local_len_column_v_z
+            * cache.joint1_slice1_local_bend_y_projected_inertia_f_z
+        + cache.joint1_slice3_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice3_local_len_column_v_z
+        + cache.joint1_slice3_local_len_column_v_x
+            * cache.joint1_slice3_local_bend_y_projected_inertia_f_x;
+    let t23 = -(0.2222222222222222 * t21 * t22);
+    let t24 = 0.1111111111111111
+        * (cache.joint1_slice3_local_len_projected_inertia_f_z
+            * cache.joint1_slice3_local_len_column_v_z
+            + cache.joint1_slice1_local_len_projected_inertia_f_x
                 * cache.joint1_slice1_local_len_column_v_x
-            + cache.joint1_slice0_local_len_column_v_z
-                * cache.joint1_slice0_local_len_column_v_z * cache.joint1_slice0_mass
-            + cache.joint1_slice0_mass * cache.joint1_slice0_local_len_column_v_y
-                * cache.joint1_slice0_local_len_column_v_y
-            + cache.joint1_slice1_local_len_column_v_z
-                * cache.joint1_slice1_local_len_column_v_z * cache.joint1_slice1_mass
             + cache.joint1_slice2_local_len_column_v_y
-                * cache.joint1_slice2_local_len_column_v_y * cache.joint1_slice1_mass
-            + cache.joint1_slice1_mass * cache.joint1_slice2_local_len_column_v_z
-                * cache.joint1_slice2_local_len_column_v_z
-            + cache.joint1_slice0_mass * cache.joint1_slice3_local_len_column_v_y
-                * cache.joint1_slice3_local_len_column_v_y
-            + cache.joint1_slice0_mass * cache.joint1_slice3_local_len_column_v_x
-                * cache.joint1_slice3_local_len_column_v_x
+                * cache.joint1_slice2_local_len_projected_inertia_f_y
             + cache.joint1_slice0_local_len_column_v_x
-                * cache.joint1_slice0_local_len_column_v_x * cache.joint1_slice0_mass);
-    let t37 = (cache.joint1_slice0_local_inertia_i_02
-        * cache.joint1_slice0_local_bend_y_column_w_z
-        + cache.joint1_slice0_local_bend_y_column_v_z
-            * cache.joint1_slice0_local_inertia_h_y
-        + cache.joint1_slice0_local_bend_y_column_w_y
-            * cache.joint1_slice0_local_inertia_i_01
-        + cache.joint1_slice0_local_bend_y_column_w_x
-            * cache.joint1_slice0_local_inertia_i_00
-        - cache.joint1_slice0_local_inertia_h_z
-            * cache.joint1_slice0_local_bend_y_column_v_y)
+                * cache.joint1_slice0_local_len_projected_inertia_f_x
+            + cache.joint1_slice0_local_len_column_v_z
+                * cache.joint1_slice0_local_len_projected_inertia_f_z
+            + cache.joint1_slice2_local_len_projected_inertia_f_x
+                * cache.joint1_slice2_local_len_column_v_x
+            + cache.joint1_slice1_local_len_column_v_z
+                * cache.joint1_slice1_local_len_projected_inertia_f_z
+            + cache.joint1_slice3_local_len_projected_inertia_f_x
+                * cache.joint1_slice3_local_len_column_v_x
+            + cache.joint1_slice3_local_len_column_v_y
+                * cache.joint1_slice3_local_len_projected_inertia_f_y
+            + cache.joint1_slice1_local_len_column_v_y
+                * cache.joint1_slice1_local_len_projected_inertia_f_y
+            + cache.joint1_slice0_local_len_projected_inertia_f_y
+                * cache.joint1_slice0_local_len_column_v_y
+            + cache.joint1_slice2_local_len_projected_inertia_f_z
+                * cache.joint1_slice2_local_len_column_v_z);
+    let t25 = cache.joint1_slice0_local_bend_y_projected_inertia_n_x
         * cache.joint1_slice0_local_bend_y_column_w_x
-        + t26 * cache.joint1_slice2_local_bend_y_column_v_x
-        + t23 * cache.joint1_slice0_local_bend_y_column_v_z
-        + t30 * cache.joint1_slice1_local_bend_y_column_v_x
-        + (cache.joint1_slice2_local_bend_y_column_w_y
-            * cache.joint1_slice2_local_inertia_i_11
-            + cache.joint1_slice2_local_inertia_i_01
-                * cache.joint1_slice2_local_bend_y_column_w_x
-            + cache.joint1_slice2_local_bend_y_column_v_x
-                * cache.joint1_slice2_local_inertia_h_z
-            + cache.joint1_slice2_local_bend_y_column_w_z
-                * cache.joint1_slice2_local_inertia_i_12
-            - cache.joint1_slice2_local_inertia_h_x
-                * cache.joint1_slice2_local_bend_y_column_v_z)
+        + cache.joint1_slice2_local_bend_y_projected_inertia_f_x
+            * cache.joint1_slice2_local_bend_y_column_v_x
+        + cache.joint1_slice0_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice0_local_bend_y_column_v_z
+        + cache.joint1_slice1_local_bend_y_projected_inertia_f_x
+            * cache.joint1_slice1_local_bend_y_column_v_x
+        + cache.joint1_slice2_local_bend_y_projected_inertia_n_y
             * cache.joint1_slice2_local_bend_y_column_w_y
         + cache.joint1_slice1_local_bend_y_column_w_x
-            * (cache.joint1_slice1_local_bend_y_column_w_x
-                * cache.joint1_slice1_local_inertia_i_00
-                + cache.joint1_slice1_local_inertia_h_y
-                    * cache.joint1_slice1_local_bend_y_column_v_z
-                + cache.joint1_slice1_local_inertia_i_01
-                    * cache.joint1_slice1_local_bend_y_column_w_y
-                + cache.joint1_slice1_local_bend_y_column_w_z
-                    * cache.joint1_slice1_local_inertia_i_02
-                - cache.joint1_slice1_local_inertia_h_z
-                    * cache.joint1_slice1_local_bend_y_column_v_y)
-        + (cache.joint1_slice3_local_bend_y_column_w_x
-            * cache.joint1_slice3_local_inertia_i_01
-            + cache.joint1_slice3_local_bend_y_column_w_z
-                * cache.joint1_slice3_local_inertia_i_12
-            + cache.joint1_slice3_local_inertia_h_z
-                * cache.joint1_slice3_local_bend_y_column_v_x
-            + cache.joint1_slice3_local_bend_y_column_w_y
-                * cache.joint1_slice3_local_inertia_i_11
-            - cache.joint1_slice3_local_inertia_h_x
-                * cache.joint1_slice3_local_bend_y_column_v_z)
+            * cache.joint1_slice1_local_bend_y_projected_inertia_n_x
+        + cache.joint1_slice3_local_bend_y_projected_inertia_n_y
             * cache.joint1_slice3_local_bend_y_column_w_y
         + cache.joint1_slice0_local_bend_y_column_w_z
-            * (cache.joint1_slice0_local_bend_y_column_w_y
-                * cache.joint1_slice0_local_inertia_i_12
-                + cache.joint1_slice0_local_inertia_h_x
-                    * cache.joint1_slice0_local_bend_y_column_v_y
-                + cache.joint1_slice0_local_inertia_i_02
-                    * cache.joint1_slice0_local_bend_y_column_w_x
-                + cache.joint1_slice0_local_bend_y_column_w_z
-                    * cache.joint1_slice0_local_inertia_i_22
-                - cache.joint1_slice0_local_bend_y_column_v_x
-                    * cache.joint1_slice0_local_inertia_h_y)
-        + (cache.joint1_slice2_local_inertia_i_00
+            * cache.joint1_slice0_local_bend_y_projected_inertia_n_z
+        + cache.joint1_slice2_local_bend_y_projected_inertia_n_x
             * cache.joint1_slice2_local_bend_y_column_w_x
-            + cache.joint1_slice2_local_bend_y_column_w_z
-                * cache.joint1_slice2_local_inertia_i_02
-            + cache.joint1_slice2_local_inertia_h_y
-                * cache.joint1_slice2_local_bend_y_column_v_z
-            + cache.joint1_slice2_local_bend_y_column_w_y
-                * cache.joint1_slice2_local_inertia_i_01
-            - cache.joint1_slice2_local_bend_y_column_v_y
-                * cache.joint1_slice2_local_inertia_h_z)
-            * cache.joint1_slice2_local_bend_y_column_w_x
-        + t29 * cache.joint1_slice2_local_bend_y_column_v_z
-        + cache.joint1_slice2_local_bend_y_column_v_y * t28
-        + t31 * cache.joint1_slice1_local_bend_y_column_v_z
-        + cache.joint1_slice3_local_bend_y_column_v_y * t25
-        + cache.joint1_slice3_local_bend_y_column_v_x * t33
-        + (cache.joint1_slice3_local_bend_y_column_w_x
-            * cache.joint1_slice3_local_inertia_i_00
-            + cache.joint1_slice3_local_bend_y_column_w_y
-                * cache.joint1_slice3_local_inertia_i_01
-            + cache.joint1_slice3_local_bend_y_column_v_z
-                * cache.joint1_slice3_local_inertia_h_y
-            + cache.joint1_slice3_local_inertia_i_02
-                * cache.joint1_slice3_local_bend_y_column_w_z
-            - cache.joint1_slice3_local_inertia_h_z
-                * cache.joint1_slice3_local_bend_y_column_v_y)
+        + cache.joint1_slice2_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice2_local_bend_y_column_v_z
+        + cache.joint1_slice2_local_bend_y_column_v_y
+            * cache.joint1_slice2_local_bend_y_projected_inertia_f_y
+        + cache.joint1_slice1_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice1_local_bend_y_column_v_z
+        + cache.joint1_slice3_local_bend_y_column_v_y
+            * cache.joint1_slice3_local_bend_y_projected_inertia_f_y
+        + cache.joint1_slice3_local_bend_y_column_v_x
+            * cache.joint1_slice3_local_bend_y_projected_inertia_f_x
+        + cache.joint1_slice3_local_bend_y_projected_inertia_n_x
             * cache.joint1_slice3_local_bend_y_column_w_x
         + cache.joint1_slice1_local_bend_y_column_w_z
-            * (cache.joint1_slice1_local_bend_y_column_w_x
-                * cache.joint1_slice1_local_inertia_i_02
-                + cache.joint1_slice1_local_inertia_i_12
-                    * cache.joint1_slice1_local_bend_y_column_w_y
-                + cache.joint1_slice1_local_inertia_i_22
-                    * cache.joint1_slice1_local_bend_y_column_w_z
-                + cache.joint1_slice1_local_bend_y_column_v_y
-                    * cache.joint1_slice1_local_inertia_h_x
-                - cache.joint1_slice1_local_inertia_h_y
-                    * cache.joint1_slice1_local_bend_y_column_v_x)
-        + cache.joint1_slice0_local_bend_y_column_v_x * t22
-        + (cache.joint1_slice3_local_bend_y_column_w_y
-            * cache.joint1_slice3_local_inertia_i_12
-            + cache.joint1_slice3_local_inertia_i_22
-                * cache.joint1_slice3_local_bend_y_column_w_z
-            + cache.joint1_slice3_local_inertia_i_02
-                * cache.joint1_slice3_local_bend_y_column_w_x
-            + cache.joint1_slice3_local_inertia_h_x
-                * cache.joint1_slice3_local_bend_y_column_v_y
-            - cache.joint1_slice3_local_inertia_h_y
-                * cache.joint1_slice3_local_bend_y_column_v_x)
+            * cache.joint1_slice1_local_bend_y_projected_inertia_n_z
+        + cache.joint1_slice0_local_bend_y_column_v_x
+            * cache.joint1_slice0_local_bend_y_projected_inertia_f_x
+        + cache.joint1_slice3_local_bend_y_projected_inertia_n_z
             * cache.joint1_slice3_local_bend_y_column_w_z
-        + t24 * cache.joint1_slice0_local_bend_y_column_v_y
-        + (cache.joint1_slice1_local_inertia_i_01
-            * cache.joint1_slice1_local_bend_y_column_w_x
-            + cache.joint1_slice1_local_inertia_i_11
-                * cache.joint1_slice1_local_bend_y_column_w_y
-            + cache.joint1_slice1_local_bend_y_column_w_z
-                * cache.joint1_slice1_local_inertia_i_12
-            + cache.joint1_slice1_local_inertia_h_z
-                * cache.joint1_slice1_local_bend_y_column_v_x
-            - cache.joint1_slice1_local_inertia_h_x
-                * cache.joint1_slice1_local_bend_y_column_v_z)
+        + cache.joint1_slice0_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice0_local_bend_y_column_v_y
+        + cache.joint1_slice1_local_bend_y_projected_inertia_n_y
             * cache.joint1_slice1_local_bend_y_column_w_y
         + cache.joint1_slice2_local_bend_y_column_w_z
-            * (cache.joint1_slice2_local_inertia_i_22
-                * cache.joint1_slice2_local_bend_y_column_w_z
-                + cache.joint1_slice2_local_bend_y_column_w_y
-                    * cache.joint1_slice2_local_inertia_i_12
-                + cache.joint1_slice2_local_bend_y_column_v_y
-                    * cache.joint1_slice2_local_inertia_h_x
-                + cache.joint1_slice2_local_inertia_i_02
-                    * cache.joint1_slice2_local_bend_y_column_w_x
-                - cache.joint1_slice2_local_inertia_h_y
-                    * cache.joint1_slice2_local_bend_y_column_v_x)
+            * cache.joint1_slice2_local_bend_y_projected_inertia_n_z
         + cache.joint1_slice0_local_bend_y_column_w_y
-            * (cache.joint1_slice0_local_bend_y_column_w_z
-                * cache.joint1_slice0_local_inertia_i_12
-                + cache.joint1_slice0_local_bend_y_column_w_x
-                    * cache.joint1_slice0_local_inertia_i_01
-                + cache.joint1_slice0_local_bend_y_column_v_x
-                    * cache.joint1_slice0_local_inertia_h_z
-                + cache.joint1_slice0_local_bend_y_column_w_y
-                    * cache.joint1_slice0_local_inertia_i_11
-                - cache.joint1_slice0_local_inertia_h_x
-                    * cache.joint1_slice0_local_bend_y_column_v_z)
-        + t27 * cache.joint1_slice1_local_bend_y_column_v_y
-        + cache.joint1_slice3_local_bend_y_column_v_z * t32;
-    let t38 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace1_v_x
+            * cache.joint1_slice0_local_bend_y_projected_inertia_n_y
+        + cache.joint1_slice1_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice1_local_bend_y_column_v_y
+        + cache.joint1_slice3_local_bend_y_column_v_z
+            * cache.joint1_slice3_local_bend_y_projected_inertia_f_z;
+    let t26 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace1_v_x
         - (cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_h_y
             - cache.joint1_tip_subspace1_w_y * cache.middle_composite_inertia_h_z);
-    let t39 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace1_v_z
+    let t27 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace1_v_z
         - (cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace1_w_y
             - cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_h_y);
-    let t40 = 0.11111111111111105 * t21 * t34;
-    let t41 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace1_v_y
+    let t28 = 0.11111111111111105 * t21 * t22;
+    let t29 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace1_v_y
         - (cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_h_z
             - cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_h_x);
-    let t42 = cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_i_12
+    let t30 = cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_i_12
         + cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_i_01
         + cache.joint1_tip_subspace1_v_x * cache.middle_composite_inertia_h_z
         + cache.middle_composite_inertia_i_11 * cache.joint1_tip_subspace1_w_y
         - cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace1_v_z;
-    let t43 = cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_i_22
+    let t31 = cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_i_22
         + cache.joint1_tip_subspace1_w_y * cache.middle_composite_inertia_i_12
         + cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace1_v_y
         + cache.middle_composite_inertia_i_02 * cache.joint1_tip_subspace1_w_x
         - cache.joint1_tip_subspace1_v_x * cache.middle_composite_inertia_h_y;
-    let t44 = cache.joint1_tip_subspace1_v_z * cache.middle_composite_inertia_h_y
+    let t32 = cache.joint1_tip_subspace1_v_z * cache.middle_composite_inertia_h_y
         + cache.middle_composite_inertia_i_01 * cache.joint1_tip_subspace1_w_y
         + cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_i_00
         + cache.middle_composite_inertia_i_02 * cache.joint1_tip_subspace1_w_z
         - cache.middle_composite_inertia_h_z * cache.joint1_tip_subspace1_v_y;
-    let t45 = cache.joint1_slice1_local_bend_z_column_v_x * cache.joint1_slice1_mass
-        - (cache.joint1_slice1_local_inertia_h_y
-            * cache.joint1_slice1_local_bend_z_column_w_z
-            - cache.joint1_slice1_local_bend_z_column_w_y
-                * cache.joint1_slice1_local_inertia_h_z);
-    let t46 = cache.joint1_slice1_local_bend_z_column_v_z * cache.joint1_slice1_mass
-        - (cache.joint1_slice1_local_bend_z_column_w_y
-            * cache.joint1_slice1_local_inertia_h_x
-            - cache.joint1_slice1_local_len_column_v_y
-                * cache.joint1_slice1_local_inertia_h_y);
-    let t47 = cache.joint1_slice3_local_bend_z_column_v_y * cache.joint1_slice0_mass
-        - (cache.joint1_slice3_local_inertia_h_z
-            * cache.joint1_slice3_local_len_column_v_y
-            - cache.joint1_slice3_local_inertia_h_x
-                * cache.joint1_slice3_local_bend_z_column_w_z);
-    let t48 = cache.joint1_slice0_local_bend_z_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint1_slice0_local_inertia_h_y
-            * cache.joint1_slice0_local_bend_z_column_w_z
-            - cache.joint1_slice0_local_bend_z_column_w_y
-                * cache.joint1_slice0_local_inertia_h_z);
-    let t49 = cache.joint1_slice0_local_bend_z_column_v_z * cache.joint1_slice0_mass
-        - (cache.joint1_slice0_local_inertia_h_x
-            * cache.joint1_slice0_local_bend_z_column_w_y
-            - cache.joint1_slice0_local_inertia_h_y
-                * cache.joint1_slice0_local_len_column_v_y);
-    let t50 = cache.joint1_slice2_local_bend_z_column_v_z * cache.joint1_slice1_mass
-        - (cache.joint1_slice2_local_bend_z_column_w_y
-            * cache.joint1_slice2_local_inertia_h_x
-            - cache.joint1_slice2_local_len_column_v_y
-                * cache.joint1_slice2_local_inertia_h_y);
-    let t51 = cache.joint1_slice0_mass * cache.joint1_slice0_local_bend_z_column_v_y
-        - (cache.joint1_slice0_local_inertia_h_z
-            * cache.joint1_slice0_local_len_column_v_y
-            - cache.joint1_slice0_local_inertia_h_x
-                * cache.joint1_slice0_local_bend_z_column_w_z);
-    let t52 = cache.joint1_slice1_local_bend_z_column_v_y * cache.joint1_slice1_mass
-        - (cache.joint1_slice1_local_len_column_v_y
-            * cache.joint1_slice1_local_inertia_h_z
-            - cache.joint1_slice1_local_bend_z_column_w_z
-                * cache.joint1_slice1_local_inertia_h_x);
-    let t53 = cache.joint1_slice0_mass * cache.joint1_slice3_local_bend_z_column_v_z
-        - (cache.joint1_slice3_local_inertia_h_x
-            * cache.joint1_slice3_local_bend_z_column_w_y
-            - cache.joint1_slice3_local_inertia_h_y
-                * cache.joint1_slice3_local_len_column_v_y);
-    let t54 = cache.joint1_slice0_mass * cache.joint1_slice3_local_bend_z_column_v_x
-        - (cache.joint1_slice3_local_bend_z_column_w_z
-            * cache.joint1_slice3_local_inertia_h_y
-            - cache.joint1_slice3_local_inertia_h_z
-                * cache.joint1_slice3_local_bend_z_column_w_y);
-    let t55 = cache.joint1_slice2_local_bend_z_column_v_y * cache.joint1_slice1_mass
-        - (cache.joint1_slice2_local_len_column_v_y
-            * cache.joint1_slice2_local_inertia_h_z
-            - cache.joint1_slice2_local_bend_z_column_w_z
-                * cache.joint1_slice2_local_inertia_h_x);
-    let t56 = cache.joint1_slice2_local_bend_z_column_v_x * cache.joint1_slice1_mass
-        - (cache.joint1_slice2_local_inertia_h_y
-            * cache.joint1_slice2_local_bend_z_column_w_z
-            - cache.joint1_slice2_local_bend_z_column_w_y
-                * cache.joint1_slice2_local_inertia_h_z);
-    let t57 = t45 * cache.joint1_slice1_local_len_column_v_x
-        + cache.joint1_slice1_local_len_column_v_z * t46
-        + cache.joint1_slice3_local_len_column_v_y * t47
-        + cache.joint1_slice0_local_len_column_v_x * t48
-        + cache.joint1_slice0_local_len_column_v_z * t49
-        + t50 * cache.joint1_slice2_local_len_column_v_z
-        + t51 * cache.joint1_slice0_local_len_column_v_y
-        + cache.joint1_slice1_local_len_column_v_y * t52
-        + t53 * cache.joint1_slice3_local_len_column_v_z
-        + t54 * cache.joint1_slice3_local_len_column_v_x
-        + cache.joint1_slice2_local_len_column_v_y * t55
-        + cache.joint1_slice2_local_len_column_v_x * t56;
-    let t58 = -(0.19245008972987523 * t21 * t57);
-    let t59 = cache.joint1_slice3_local_inertia_h_z
-        * cache.joint1_slice3_local_bend_z_column_v_x
-        + cache.joint1_slice3_local_bend_z_column_w_z
-            * cache.joint1_slice3_local_inertia_i_12
-        + cache.joint1_slice3_local_inertia_i_11
-            * cache.joint1_slice3_local_bend_z_column_w_y
+    let t33 = cache.joint1_slice1_local_bend_z_projected_inertia_f_x
+        * cache.joint1_slice1_local_len_column_v_x
+        + cache.joint1_slice1_local_len_column_v_z
+            * cache.joint1_slice1_local_bend_z_projected_inertia_f_z
         + cache.joint1_slice3_local_len_column_v_y
-            * cache.joint1_slice3_local_inertia_i_01
-        - cache.joint1_slice3_local_inertia_h_x
-            * cache.joint1_slice3_local_bend_z_column_v_z;
-    let t60 = cache.joint1_slice0_local_bend_z_column_w_y
-        * cache.joint1_slice0_local_inertia_i_11
-        + cache.joint1_slice0_local_inertia_i_01
+            * cache.joint1_slice3_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice0_local_len_column_v_x
+            * cache.joint1_slice0_local_bend_z_projected_inertia_f_x
+        + cache.joint1_slice0_local_len_column_v_z
+            * cache.joint1_slice0_local_bend_z_projected_inertia_f_z
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice2_local_len_column_v_z
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_y
             * cache.joint1_slice0_local_len_column_v_y
-        + cache.joint1_slice0_local_bend_z_column_v_x
-            * cache.joint1_slice0_local_inertia_h_z
-        + cache.joint1_slice0_local_inertia_i_12
-            * cache.joint1_slice0_local_bend_z_column_w_z
-        - cache.joint1_slice0_local_bend_z_column_v_z
-            * cache.joint1_slice0_local_inertia_h_x;
-    let t61 = cache.joint1_slice1_local_len_column_v_y
-        * cache.joint1_slice1_local_inertia_i_02
-        + cache.joint1_slice1_local_bend_z_column_v_y
-            * cache.joint1_slice1_local_inertia_h_x
-        + cache.joint1_slice1_local_inertia_i_22
-            * cache.joint1_slice1_local_bend_z_column_w_z
-        + cache.joint1_slice1_local_bend_z_column_w_y
-            * cache.joint1_slice1_local_inertia_i_12
-        - cache.joint1_slice1_local_bend_z_column_v_x
-            * cache.joint1_slice1_local_inertia_h_y;
-    let t62 = cache.joint1_slice1_local_inertia_i_02
-        * cache.joint1_slice1_local_bend_z_column_w_z
         + cache.joint1_slice1_local_len_column_v_y
-            * cache.joint1_slice1_local_inertia_i_00
-        + cache.joint1_slice1_local_bend_z_column_v_z
-            * cache.joint1_slice1_local_inertia_h_y
-        + cache.joint1_slice1_local_bend_z_column_w_y
-            * cache.joint1_slice1_local_inertia_i_01
-        - cache.joint1_slice1_local_bend_z_column_v_y
-            * cache.joint1_slice1_local_inertia_h_z;
-    let t63 = cache.joint1_slice2_local_bend_z_column_w_z
-        * cache.joint1_slice2_local_inertia_i_12
-        + cache.joint1_slice2_local_bend_z_column_w_y
-            * cache.joint1_slice2_local_inertia_i_11
+            * cache.joint1_slice1_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice3_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice3_local_len_column_v_z
+        + cache.joint1_slice3_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice3_local_len_column_v_x
         + cache.joint1_slice2_local_len_column_v_y
-            * cache.joint1_slice2_local_inertia_i_01
-        + cache.joint1_slice2_local_bend_z_column_v_x
-            * cache.joint1_slice2_local_inertia_h_z
-        - cache.joint1_slice2_local_bend_z_column_v_z
-            * cache.joint1_slice2_local_inertia_h_x;
-    let t64 = cache.joint1_slice0_local_bend_z_column_w_y
-        * cache.joint1_slice0_local_inertia_i_01
-        + cache.joint1_slice0_local_inertia_i_02
-            * cache.joint1_slice0_local_bend_z_column_w_z
-        + cache.joint1_slice0_local_inertia_i_00
-            * cache.joint1_slice0_local_len_column_v_y
-        + cache.joint1_slice0_local_bend_z_column_v_z
-            * cache.joint1_slice0_local_inertia_h_y
-        - cache.joint1_slice0_local_bend_z_column_v_y
-            * cache.joint1_slice0_local_inertia_h_z;
-    let t65 = cache.joint1_slice3_local_len_column_v_y
-        * cache.joint1_slice3_local_inertia_i_00
-        + cache.joint1_slice3_local_inertia_i_02
-            * cache.joint1_slice3_local_bend_z_column_w_z
-        + cache.joint1_slice3_local_inertia_h_y
-            * cache.joint1_slice3_local_bend_z_column_v_z
-        + cache.joint1_slice3_local_bend_z_column_w_y
-            * cache.joint1_slice3_local_inertia_i_01
-        - cache.joint1_slice3_local_inertia_h_z
-            * cache.joint1_slice3_local_bend_z_column_v_y;
-    let t66 = cache.joint1_slice1_local_inertia_i_12
-        * cache.joint1_slice1_local_bend_z_column_w_z
-        + cache.joint1_slice1_local_bend_z_column_v_x
-            * cache.joint1_slice1_local_inertia_h_z
-        + cache.joint1_slice1_local_bend_z_column_w_y
-            * cache.joint1_slice1_local_inertia_i_11
-        + cache.joint1_slice1_local_len_column_v_y
-            * cache.joint1_slice1_local_inertia_i_01
-        - cache.joint1_slice1_local_bend_z_column_v_z
-            * cache.joint1_slice1_local_inertia_h_x;
-    let t67 = cache.joint1_slice2_local_bend_z_column_w_z
-        * cache.joint1_slice2_local_inertia_i_02
-        + cache.joint1_slice2_local_inertia_i_00
-            * cache.joint1_slice2_local_len_column_v_y
-        + cache.joint1_slice2_local_inertia_h_y
-            * cache.joint1_slice2_local_bend_z_column_v_z
-        + cache.joint1_slice2_local_bend_z_column_w_y
-            * cache.joint1_slice2_local_inertia_i_01
-        - cache.joint1_slice2_local_bend_z_column_v_y
-            * cache.joint1_slice2_local_inertia_h_z;
-    let t68 = cache.joint1_slice3_local_inertia_i_02
-        * cache.joint1_slice3_local_len_column_v_y
-        + cache.joint1_slice3_local_inertia_i_22
-            * cache.joint1_slice3_local_bend_z_column_w_z
-        + cache.joint1_slice3_local_bend_z_column_w_y
-            * cache.joint1_slice3_local_inertia_i_12
-        + cache.joint1_slice3_local_inertia_h_x
-            * cache.joint1_slice3_local_bend_z_column_v_y
-        - cache.joint1_slice3_local_inertia_h_y
-            * cache.joint1_slice3_local_bend_z_column_v_x;
-    let t69 = cache.joint1_slice0_local_inertia_i_22
-        * cache.joint1_slice0_local_bend_z_column_w_z
-        + cache.joint1_slice0_local_bend_z_column_w_y
-            * cache.joint1_slice0_local_inertia_i_12
-        + cache.joint1_slice0_local_inertia_h_x
-            * cache.joint1_slice0_local_bend_z_column_v_y
-        + cache.joint1_slice0_local_inertia_i_02
-            * cache.joint1_slice0_local_len_column_v_y
-        - cache.joint1_slice0_local_bend_z_column_v_x
-            * cache.joint1_slice0_local_inertia_h_y;
-    let t70 = cache.joint1_slice2_local_bend_z_column_v_y
-        * cache.joint1_slice2_local_inertia_h_x
-        + cache.joint1_slice2_local_len_column_v_y
-            * cache.joint1_slice2_local_inertia_i_02
-        + cache.joint1_slice2_local_inertia_i_22
-            * cache.joint1_slice2_local_bend_z_column_w_z
-        + cache.joint1_slice2_local_bend_z_column_w_y
-            * cache.joint1_slice2_local_inertia_i_12
-        - cache.joint1_slice2_local_bend_z_column_v_x
-            * cache.joint1_slice2_local_inertia_h_y;
-    let t71 = cache.joint1_slice3_local_bend_y_column_w_y * t59
-        + t50 * cache.joint1_slice2_local_bend_y_column_v_z
-        + cache.joint1_slice0_local_bend_y_column_w_y * t60
-        + cache.joint1_slice2_local_bend_y_column_v_y * t55
-        + cache.joint1_slice1_local_bend_y_column_w_z * t61
-        + cache.joint1_slice1_local_bend_y_column_w_x * t62
-        + t51 * cache.joint1_slice0_local_bend_y_column_v_y
-        + cache.joint1_slice3_local_bend_y_column_v_y * t47
-        + t46 * cache.joint1_slice1_local_bend_y_column_v_z
-        + cache.joint1_slice2_local_bend_y_column_w_y * t63
-        + t45 * cache.joint1_slice1_local_bend_y_column_v_x
-        + cache.joint1_slice0_local_bend_y_column_w_x * t64
-        + cache.joint1_slice3_local_bend_y_column_w_x * t65
-        + cache.joint1_slice3_local_bend_y_column_v_z * t53
-        + cache.joint1_slice0_local_bend_y_column_v_x * t48
-        + t49 * cache.joint1_slice0_local_bend_y_column_v_z
-        + t54 * cache.joint1_slice3_local_bend_y_column_v_x
-        + cache.joint1_slice1_local_bend_y_column_w_y * t66
-        + t67 * cache.joint1_slice2_local_bend_y_column_w_x
-        + t52 * cache.joint1_slice1_local_bend_y_column_v_y
-        + t68 * cache.joint1_slice3_local_bend_y_column_w_z
-        + cache.joint1_slice0_local_bend_y_column_w_z * t69
-        + t56 * cache.joint1_slice2_local_bend_y_column_v_x
-        + cache.joint1_slice2_local_bend_y_column_w_z * t70;
-    let t72 = t38 * cache.joint1_tip_subspace0_v_x + t35
-        + t39 * cache.joint1_tip_subspace0_v_z + t40
-        + cache.joint1_tip_subspace0_v_y * t41 + t42 * cache.joint1_tip_subspace0_w_y
-        + t43 * cache.joint1_tip_subspace0_w_z + t36
-        + cache.joint1_tip_subspace0_w_x * t44 + t58
-        + 0.38490017945975047 * t21 * t21 * t71 - 0.2222222222222221 * t21 * t21 * t37;
-    let t73 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace2_v_y
+            * cache.joint1_slice2_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice2_local_len_column_v_x
+            * cache.joint1_slice2_local_bend_z_projected_inertia_f_x;
+    let t34 = -(0.19245008972987523 * t21 * t33);
+    let t35 = cache.joint1_slice3_local_bend_y_column_w_y
+        * cache.joint1_slice3_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice2_local_bend_y_column_v_z
+        + cache.joint1_slice0_local_bend_y_column_w_y
+            * cache.joint1_slice0_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice2_local_bend_y_column_v_y
+            * cache.joint1_slice2_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice1_local_bend_y_column_w_z
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_z
+        + cache.joint1_slice1_local_bend_y_column_w_x
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_x
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice0_local_bend_y_column_v_y
+        + cache.joint1_slice3_local_bend_y_column_v_y
+            * cache.joint1_slice3_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice1_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice1_local_bend_y_column_v_z
+        + cache.joint1_slice2_local_bend_y_column_w_y
+            * cache.joint1_slice2_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice1_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice1_local_bend_y_column_v_x
+        + cache.joint1_slice0_local_bend_y_column_w_x
+            * cache.joint1_slice0_local_bend_z_projected_inertia_n_x
+        + cache.joint1_slice3_local_bend_y_column_w_x
+            * cache.joint1_slice3_local_bend_z_projected_inertia_n_x
+        + cache.joint1_slice3_local_bend_y_column_v_z
+            * cache.joint1_slice3_local_bend_z_projected_inertia_f_z
+        + cache.joint1_slice0_local_bend_y_column_v_x
+            * cache.joint1_slice0_local_bend_z_projected_inertia_f_x
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice0_local_bend_y_column_v_z
+        + cache.joint1_slice3_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice3_local_bend_y_column_v_x
+        + cache.joint1_slice1_local_bend_y_column_w_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice2_local_bend_z_projected_inertia_n_x
+            * cache.joint1_slice2_local_bend_y_column_w_x
+        + cache.joint1_slice1_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice1_local_bend_y_column_v_y
+        + cache.joint1_slice3_local_bend_z_projected_inertia_n_z
+            * cache.joint1_slice3_local_bend_y_column_w_z
+        + cache.joint1_slice0_local_bend_y_column_w_z
+            * cache.joint1_slice0_local_bend_z_projected_inertia_n_z
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice2_local_bend_y_column_v_x
+        + cache.joint1_slice2_local_bend_y_column_w_z
+            * cache.joint1_slice2_local_bend_z_projected_inertia_n_z;
+    let t36 = t26 * cache.joint1_tip_subspace0_v_x + t23
+        + t27 * cache.joint1_tip_subspace0_v_z + t24 + t28
+        + cache.joint1_tip_subspace0_v_y * t29 + t30 * cache.joint1_tip_subspace0_w_y
+        + t31 * cache.joint1_tip_subspace0_w_z + cache.joint1_tip_subspace0_w_x * t32
+        + t34 + 0.38490017945975047 * t21 * t21 * t35
+        - 0.2222222222222221 * t21 * t21 * t25;
+    let t37 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace2_v_y
         - (cache.joint1_tip_subspace2_w_x * cache.middle_composite_inertia_h_z
             - cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace2_w_z);
-    let t74 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace2_v_x
+    let t38 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace2_v_x
         - (cache.joint1_tip_subspace2_w_z * cache.middle_composite_inertia_h_y
             - cache.joint1_tip_subspace2_w_y * cache.middle_composite_inertia_h_z);
-    let t75 = 0.19245008972987515 * t21 * t57;
-    let t76 = cache.middle_composite_inertia_i_11 * cache.joint1_tip_subspace2_w_y
+    let t39 = 0.19245008972987515 * t21 * t33;
+    let t40 = cache.middle_composite_inertia_i_11 * cache.joint1_tip_subspace2_w_y
         + cache.joint1_tip_subspace2_v_x * cache.middle_composite_inertia_h_z
         + cache.middle_composite_inertia_i_01 * cache.joint1_tip_subspace2_w_x
         + cache.middle_composite_inertia_i_12 * cache.joint1_tip_subspace2_w_z
         - cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace2_v_z;
-    let t77 = cache.middle_composite_inertia_i_22 * cache.joint1_tip_subspace2_w_z
+    let t41 = cache.middle_composite_inertia_i_22 * cache.joint1_tip_subspace2_w_z
         + cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace2_v_y
         + cache.middle_composite_inertia_i_02 * cache.joint1_tip_subspace2_w_x
         + cache.joint1_tip_subspace2_w_y * cache.middle_composite_inertia_i_12
         - cache.joint1_tip_subspace2_v_x * cache.middle_composite_inertia_h_y;
-    let t78 = cache.middle_composite_inertia_i_01 * cache.joint1_tip_subspace2_w_y
+    let t42 = cache.middle_composite_inertia_i_01 * cache.joint1_tip_subspace2_w_y
         + cache.middle_composite_inertia_i_00 * cache.joint1_tip_subspace2_w_x
         + cache.middle_composite_inertia_h_y * cache.joint1_tip_subspace2_v_z
         + cache.middle_composite_inertia_i_02 * cache.joint1_tip_subspace2_w_z
         - cache.joint1_tip_subspace2_v_y * cache.middle_composite_inertia_h_z;
-    let t79 = 0.11111111111111119 * t21 * t34;
-    let t80 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace2_v_z
+    let t43 = 0.11111111111111119 * t21 * t22;
+    let t44 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace2_v_z
         - (cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace2_w_y
             - cache.joint1_tip_subspace2_w_x * cache.middle_composite_inertia_h_y);
-    let t81 = t35 + cache.joint1_tip_subspace0_v_y * t73
-        + t74 * cache.joint1_tip_subspace0_v_x + t75
-        + t76 * cache.joint1_tip_subspace0_w_y + t36
-        + t77 * cache.joint1_tip_subspace0_w_z + cache.joint1_tip_subspace0_w_x * t78
-        + t79 + cache.joint1_tip_subspace0_v_z * t80
-        - 0.22222222222222238 * t21 * t21 * t37 - 0.3849001794597503 * t21 * t21 * t71;
-    let t82 = cache.joint2_subspace0_projected_inertia_f_x
-        * cache.joint1_tip_subspace0_v_x
-        + cache.joint1_tip_subspace0_w_x * cache.joint2_subspace0_projected_inertia_n_x
-        + cache.joint1_tip_subspace0_w_z * cache.joint2_subspace0_projected_inertia_n_z
+    let t45 = t23 + t24 + cache.joint1_tip_subspace0_v_y * t37
+        + t38 * cache.joint1_tip_subspace0_v_x + t39
+        + t40 * cache.joint1_tip_subspace0_w_y + t41 * cache.joint1_tip_subspace0_w_z
+        + cache.joint1_tip_subspace0_w_x * t42 + t43
+        + cache.joint1_tip_subspace0_v_z * t44 - 0.22222222222222238 * t21 * t21 * t25
+        - 0.3849001794597503 * t21 * t21 * t35;
+    let t46 = cache.joint1_tip_subspace0_w_z
+        * cache.joint2_subspace0_projected_inertia_n_z
         + cache.joint2_subspace0_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y
+        + cache.joint1_tip_subspace0_v_y * cache.joint2_subspace0_projected_inertia_f_y
+        + cache.joint2_subspace0_projected_inertia_f_x * cache.joint1_tip_subspace0_v_x
         + cache.joint1_tip_subspace0_v_z * cache.joint2_subspace0_projected_inertia_f_z
-        + cache.joint1_tip_subspace0_v_y * cache.joint2_subspace0_projected_inertia_f_y;
-    let t83 = cache.joint2_subspace1_projected_inertia_n_z
-        * cache.joint1_tip_subspace0_w_z
-        + cache.joint1_tip_subspace0_w_x * cache.joint2_subspace1_projected_inertia_n_x
-        + cache.joint2_subspace1_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y
+        + cache.joint1_tip_subspace0_w_x * cache.joint2_subspace0_projected_inertia_n_x;
+    let t47 = cache.joint1_tip_subspace0_w_x
+        * cache.joint2_subspace1_projected_inertia_n_x
+        + cache.joint2_subspace1_projected_inertia_f_x * cache.joint1_tip_subspace0_v_x
+        + cache.joint1_tip_subspace0_w_z * cache.joint2_subspace1_projected_inertia_n_z
+        + cache.joint1_tip_subspace0_v_z * cache.joint2_subspace1_projected_inertia_f_z
         + cache.joint1_tip_subspace0_v_y * cache.joint2_subspace1_projected_inertia_f_y
-        + cache.joint2_subspace1_projected_inertia_f_z * cache.joint1_tip_subspace0_v_z
-        + cache.joint2_subspace1_projected_inertia_f_x * cache.joint1_tip_subspace0_v_x;
-    let t84 = cache.joint2_subspace2_projected_inertia_f_x
-        * cache.joint1_tip_subspace0_v_x
-        + cache.joint2_subspace2_projected_inertia_f_z * cache.joint1_tip_subspace0_v_z
-        + cache.joint2_subspace2_projected_inertia_f_y * cache.joint1_tip_subspace0_v_y
+        + cache.joint2_subspace1_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y;
+    let t48 = cache.joint1_tip_subspace0_v_y
+        * cache.joint2_subspace2_projected_inertia_f_y
+        + cache.joint2_subspace2_projected_inertia_f_x * cache.joint1_tip_subspace0_v_x
         + cache.joint2_subspace2_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y
-        + cache.joint2_subspace2_projected_inertia_n_z * cache.joint1_tip_subspace0_w_z
-        + cache.joint2_subspace2_projected_inertia_n_x * cache.joint1_tip_subspace0_w_x;
-    let t85 = -(0.19245008972987512 * t21 * t21 * t71);
-    let t86 = cache.joint1_slice2_local_len_column_v_y * t67
-        + cache.joint1_slice1_local_bend_z_column_w_y * t66
-        + t49 * cache.joint1_slice0_local_bend_z_column_v_z
-        + cache.joint1_slice3_local_bend_z_column_v_z * t53
-        + cache.joint1_slice3_local_bend_z_column_w_y * t59
-        + cache.joint1_slice2_local_bend_z_column_w_z * t70
-        + t64 * cache.joint1_slice0_local_len_column_v_y
-        + cache.joint1_slice2_local_bend_z_column_v_x * t56
-        + t54 * cache.joint1_slice3_local_bend_z_column_v_x
-        + cache.joint1_slice2_local_bend_z_column_w_y * t63
-        + cache.joint1_slice0_local_bend_z_column_v_x * t48
-        + t60 * cache.joint1_slice0_local_bend_z_column_w_y
-        + cache.joint1_slice3_local_bend_z_column_w_z * t68
-        + t55 * cache.joint1_slice2_local_bend_z_column_v_y
-        + cache.joint1_slice1_local_bend_z_column_v_y * t52
-        + cache.joint1_slice1_local_bend_z_column_w_z * t61
-        + cache.joint1_slice2_local_bend_z_column_v_z * t50
-        + cache.joint1_slice3_local_bend_z_column_v_y * t47
-        + cache.joint1_slice0_local_bend_z_column_v_y * t51
-        + cache.joint1_slice1_local_bend_z_column_v_z * t46
-        + cache.joint1_slice1_local_bend_z_column_v_x * t45
-        + t69 * cache.joint1_slice0_local_bend_z_column_w_z
-        + cache.joint1_slice3_local_len_column_v_y * t65
-        + cache.joint1_slice1_local_len_column_v_y * t62;
-    let t87 = t40 + t75 + t73 * cache.joint1_tip_subspace1_v_y + t36
-        + 0.11111111111111113 * t21 * t21 * t37 + t58
-        + t76 * cache.joint1_tip_subspace1_w_y + t79
-        + cache.joint1_tip_subspace1_w_z * t77 + t80 * cache.joint1_tip_subspace1_v_z
-        + cache.joint1_tip_subspace1_w_x * t78 + 0.19245008972987507 * t21 * t21 * t71
-        + t74 * cache.joint1_tip_subspace1_v_x - 0.1924500897298754 * t21 * t21 * t71
-        - 0.33333333333333315 * t21 * t21 * t86;
-    let t88 = cache.joint2_subspace0_projected_inertia_n_y
-        * cache.joint1_tip_subspace1_w_y
-        + cache.joint2_subspace0_projected_inertia_f_x * cache.joint1_tip_subspace1_v_x
-        + cache.joint1_tip_subspace1_w_z * cache.joint2_subspace0_projected_inertia_n_z
-        + cache.joint2_subspace0_projected_inertia_f_y * cache.joint1_tip_subspace1_v_y
-        + cache.joint2_subspace0_projected_inertia_f_z * cache.joint1_tip_subspace1_v_z
-        + cache.joint1_tip_subspace1_w_x * cache.joint2_subspace0_projected_inertia_n_x;
-    let t89 = cache.joint1_tip_subspace1_w_z
-        * cache.joint2_subspace1_projected_inertia_n_z
-        + cache.joint1_tip_subspace1_w_x * cache.joint2_subspace1_projected_inertia_n_x
-        + cache.joint1_tip_subspace1_v_y * cache.joint2_subspace1_projected_inertia_f_y
-        + cache.joint2_subspace1_projected_inertia_f_z * cache.joint1_tip_subspace1_v_z
-        + cache.joint1_tip_subspace1_v_x * cache.joint2_subspace1_projected_inertia_f_x
-        + cache.joint2_subspace1_projected_inertia_n_y * cache.joint1_tip_subspace1_w_y;
-    let t90 = cache.joint1_tip_subspace1_w_z
-        * cache.joint2_subspace2_projected_inertia_n_z
-        + cache.joint2_subspace2_projected_inertia_f_z * cache.joint1_tip_subspace1_v_z
-        + cache.joint2_subspace2_projected_inertia_f_x * cache.joint1_tip_subspace1_v_x
-        + cache.joint2_subspace2_projected_inertia_f_y * cache.joint1_tip_subspace1_v_y
-        + cache.joint2_subspace2_projected_inertia_n_x * cache.joint1_tip_subspace1_w_x
-        + cache.joint1_tip_subspace1_w_y * cache.joint2_subspace2_projected_inertia_n_y;
-    let t91 = 0.19245008972987532 * t21 * t21 * t71;
-    let t92 = cache.joint1_tip_subspace2_w_x
+        + cache.joint2_subspace2_projected_inertia_f_z * cache.joint1_tip_subspace0_v_z
+        + cache.joint1_tip_subspace0_w_x * cache.joint2_subspace2_projected_inertia_n_x
+        + cache.joint2_subspace2_projected_inertia_n_z * cache.joint1_tip_subspace0_w_z;
+    let t49 = -(0.19245008972987512 * t21 * t21 * t35);
+    let t50 = cache.joint1_slice2_local_len_column_v_y
+        * cache.joint1_slice2_local_bend_z_projected_inertia_n_x
+        + cache.joint1_slice1_local_bend_z_column_w_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice0_local_bend_z_column_v_z
+        + cache.joint1_slice3_local_bend_z_column_v_z
+            * cache.joint1_slice3_local_bend_z_projected_inertia_f_z
+        + cache.joint1_slice3_local_bend_z_column_w_y
+            * cache.joint1_slice3_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice2_local_bend_z_column_w_z
+            * cache.joint1_slice2_local_bend_z_projected_inertia_n_z
+        + cache.joint1_slice0_local_bend_z_projected_inertia_n_x
+            * cache.joint1_slice0_local_len_column_v_y
+        + cache.joint1_slice2_local_bend_z_column_v_x
+            * cache.joint1_slice2_local_bend_z_projected_inertia_f_x
+        + cache.joint1_slice3_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice3_local_bend_z_column_v_x
+        + cache.joint1_slice2_local_bend_z_column_w_y
+            * cache.joint1_slice2_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice0_local_bend_z_column_v_x
+            * cache.joint1_slice0_local_bend_z_projected_inertia_f_x
+        + cache.joint1_slice0_local_bend_z_projected_inertia_n_y
+            * cache.joint1_slice0_local_bend_z_column_w_y
+        + cache.joint1_slice3_local_bend_z_column_w_z
+            * cache.joint1_slice3_local_bend_z_projected_inertia_n_z
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice2_local_bend_z_column_v_y
+        + cache.joint1_slice1_local_bend_z_column_v_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice1_local_bend_z_column_w_z
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_z
+        + cache.joint1_slice2_local_bend_z_column_v_z
+            * cache.joint1_slice2_local_bend_z_projected_inertia_f_z
+        + cache.joint1_slice3_local_bend_z_column_v_y
+            * cache.joint1_slice3_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice0_local_bend_z_column_v_y
+            * cache.joint1_slice0_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice1_local_bend_z_column_v_z
+            * cache.joint1_slice1_local_bend_z_projected_inertia_f_z
+        + cache.joint1_slice1_local_bend_z_column_v_x
+            * cache.joint1_slice1_local_bend_z_projected_inertia_f_x
+        + cache.joint1_slice0_local_bend_z_projected_inertia_n_z
+            * cache.joint1_slice0_local_bend_z_column_w_z
+        + cache.joint1_slice3_local_len_column_v_y
+            * cache.joint1_slice3_local_bend_z_projected_inertia_n_x
+        + cache.joint1_slice1_local_len_column_v_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_x;
+    let t51 = t24 + t28 + t39 + t37 * cache.joint1_tip_subspace1_v_y
+        + 0.11111111111111113 * t21 * t21 * t25 + t34
+        + t40 * cache.joint1_tip_subspace1_w_y + t43
+        + cache.joint1_tip_subspace1_w_z * t41 + t44 * cache.joint1_tip_subspace1_v_z
+        + cache.joint1_tip_subspace1_w_x * t42 + 0.19245008972987507 * t21 * t21 * t35
+        + t38 * cache.joint1_tip_subspace1_v_x - 0.1924500897298754 * t21 * t21 * t35
+        - 0.33333333333333315 * t21 * t21 * t50;
+    let t52 = cache.joint1_tip_subspace1_w_x
         * cache.joint2_subspace0_projected_inertia_n_x
-        + cache.joint2_subspace0_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
-        + cache.joint2_subspace0_projected_inertia_n_y * cache.joint1_tip_subspace2_w_y
-        + cache.joint2_subspace0_projected_inertia_f_z * cache.joint1_tip_subspace2_v_z
+        + cache.joint1_tip_subspace1_w_z * cache.joint2_subspace0_projected_inertia_n_z
+        + cache.joint2_subspace0_projected_inertia_n_y * cache.joint1_tip_subspace1_w_y
+        + cache.joint2_subspace0_projected_inertia_f_x * cache.joint1_tip_subspace1_v_x
+        + cache.joint2_subspace0_projected_inertia_f_y * cache.joint1_tip_subspace1_v_y
+        + cache.joint2_subspace0_projected_inertia_f_z * cache.joint1_tip_subspace1_v_z;
+    let t53 = cache.joint1_tip_subspace1_v_z
+        * cache.joint2_subspace1_projected_inertia_f_z
+        + cache.joint2_subspace1_projected_inertia_n_y * cache.joint1_tip_subspace1_w_y
+        + cache.joint1_tip_subspace1_w_x * cache.joint2_subspace1_projected_inertia_n_x
+        + cache.joint1_tip_subspace1_w_z * cache.joint2_subspace1_projected_inertia_n_z
+        + cache.joint1_tip_subspace1_v_x * cache.joint2_subspace1_projected_inertia_f_x
+        + cache.joint2_subspace1_projected_inertia_f_y * cache.joint1_tip_subspace1_v_y;
+    let t54 = cache.joint1_tip_subspace1_w_x
+        * cache.joint2_subspace2_projected_inertia_n_x
+        + cache.joint2_subspace2_projected_inertia_f_y * cache.joint1_tip_subspace1_v_y
+        + cache.joint1_tip_subspace1_v_x * cache.joint2_subspace2_projected_inertia_f_x
+        + cache.joint2_subspace2_projected_inertia_f_z * cache.joint1_tip_subspace1_v_z
+        + cache.joint1_tip_subspace1_w_z * cache.joint2_subspace2_projected_inertia_n_z
+        + cache.joint2_subspace2_projected_inertia_n_y * cache.joint1_tip_subspace1_w_y;
+    let t55 = 0.19245008972987532 * t21 * t21 * t35;
+    let t56 = cache.joint1_tip_subspace2_w_x
+        * cache.joint2_subspace0_projected_inertia_n_x
         + cache.joint1_tip_subspace2_v_y * cache.joint2_subspace0_projected_inertia_f_y
-        + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace0_projected_inertia_f_x;
-    let t93 = cache.joint2_subspace1_projected_inertia_n_z
-        * cache.joint1_tip_subspace2_w_z
-        + cache.joint2_subspace1_projected_inertia_n_y * cache.joint1_tip_subspace2_w_y
-        + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace1_projected_inertia_f_x
+        + cache.joint2_subspace0_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
+        + cache.joint2_subspace0_projected_inertia_f_z * cache.joint1_tip_subspace2_v_z
+        + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace0_projected_inertia_f_x
+        + cache.joint1_tip_subspace2_w_y * cache.joint2_subspace0_projected_inertia_n_y;
+    let t57 = cache.joint2_subspace1_projected_inertia_f_z
+        * cache.joint1_tip_subspace2_v_z
+        + cache.joint1_tip_subspace2_v_y * cache.joint2_subspace1_projected_inertia_f_y
         + cache.joint1_tip_subspace2_w_x * cache.joint2_subspace1_projected_inertia_n_x
-        + cache.joint2_subspace1_projected_inertia_f_z * cache.joint1_tip_subspace2_v_z
-        + cache.joint1_tip_subspace2_v_y * cache.joint2_subspace1_projected_inertia_f_y;
-    let t94 = cache.joint2_subspace2_projected_inertia_n_z
-        * cache.joint1_tip_subspace2_w_z
-        + cache.joint1_tip_subspace2_w_y * cache.joint2_subspace2_projected_inertia_n_y
-        + cache.joint2_subspace2_projected_inertia_n_x * cache.joint1_tip_subspace2_w_x
-        + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace2_projected_inertia_f_x
-        + cache.joint2_subspace2_projected_inertia_f_y * cache.joint1_tip_subspace2_v_y
-        + cache.joint2_subspace2_projected_inertia_f_z * cache.joint1_tip_subspace2_v_z;
-    let t95 = cache.joint2_slice1_local_bend_y_column_v_z * cache.joint1_slice1_mass
-        - (cache.joint2_slice1_local_bend_y_column_w_y
-            * cache.joint2_slice1_local_inertia_h_x
-            - cache.joint2_slice1_local_bend_y_column_w_x
-                * cache.joint2_slice1_local_inertia_h_y);
-    let t96 = cache.joint2_slice3_local_bend_y_column_v_z * cache.joint1_slice0_mass
-        - (cache.joint2_slice3_local_inertia_h_x
-            * cache.joint2_slice3_local_bend_y_column_w_y
-            - cache.joint2_slice3_local_bend_y_column_w_x
-                * cache.joint2_slice3_local_inertia_h_y);
-    let t97 = cache.joint2_slice0_local_bend_y_column_v_y * cache.joint1_slice0_mass
-        - (cache.joint2_slice0_local_bend_y_column_w_x
-            * cache.joint2_slice0_local_inertia_h_z
-            - cache.joint2_slice0_local_bend_y_column_w_z
-                * cache.joint2_slice0_local_inertia_h_x);
-    let t98 = cache.joint1_slice1_mass * cache.joint2_slice1_local_bend_y_column_v_x
-        - (cache.joint2_slice1_local_bend_y_column_w_z
-            * cache.joint2_slice1_local_inertia_h_y
-            - cache.joint2_slice1_local_inertia_h_z
-                * cache.joint2_slice1_local_bend_y_column_w_y);
-    let t99 = cache.joint1_slice0_mass * cache.joint2_slice3_local_bend_y_column_v_x
-        - (cache.joint2_slice3_local_bend_y_column_w_z
-            * cache.joint2_slice3_local_inertia_h_y
-            - cache.joint2_slice3_local_inertia_h_z
-                * cache.joint2_slice3_local_bend_y_column_w_y);
-    let t100 = cache.joint1_slice1_mass * cache.joint2_slice2_local_bend_y_column_v_y
-        - (cache.joint2_slice2_local_inertia_h_z
+        + cache.joint2_subspace1_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
+        + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace1_projected_inertia_f_x
+        + cache.joint1_tip_subspace2_w_y * cache.joint2_subspace1_projected_inertia_n_y;
+    let t58 = cache.joint1_tip_subspace2_v_y
+        * cache.joint2_subspace2_projected_inertia_f_y
+        + cache.joint2_subspace2_projected_inertia_n_y * cache.joint1_tip_subspace2_w_y
+        + cache.joint1_tip_subspace2_w_x * cache.joint2_subspace2_projected_inertia_n_x
+        + cache.joint2_subspace2_projected_inertia_f_z * cache.joint1_tip_subspace2_v_z
+        + cache.joint2_subspace2_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
+        + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace2_projected_inertia_f_x;
+    let t59 = cache.joint2_slice1_local_bend_y_column_w_z
+        * cache.joint2_slice1_local_bend_y_projected_inertia_n_z
+        + cache.joint2_slice2_local_bend_y_projected_inertia_n_x
             * cache.joint2_slice2_local_bend_y_column_w_x
-            - cache.joint2_slice2_local_bend_y_column_w_z
-                * cache.joint2_slice2_local_inertia_h_x);
-    let t101 = cache.joint1_slice0_mass * cache.joint2_slice3_local_bend_y_column_v_y
-        - (cache.joint2_slice3_local_inertia_h_z
-            * cache.joint2_slice3_local_bend_y_column_w_x
-            - cache.joint2_slice3_local_bend_y_column_w_z
-                * cache.joint2_slice3_local_inertia_h_x);
-    let t102 = cache.joint2_slice1_local_bend_y_column_v_y * cache.joint1_slice1_mass
-        - (cache.joint2_slice1_local_bend_y_column_w_x
-            * cache.joint2_slice1_local_inertia_h_z
-            - cache.joint2_slice1_local_bend_y_column_w_z
-                * cache.joint2_slice1_local_inertia_h_x);
-    let t103 = cache.joint2_slice0_local_bend_y_column_v_z * cache.joint1_slice0_mass
-        - (cache.joint2_slice0_local_bend_y_column_w_y
-            * cache.joint2_slice0_local_inertia_h_x
-            - cache.joint2_slice0_local_bend_y_column_w_x
-                * cache.joint2_slice0_local_inertia_h_y);
-    let t104 = cache.joint2_slice2_local_bend_y_column_v_z * cache.joint1_slice1_mass
-        - (cache.joint2_slice2_local_inertia_h_x
-            * cache.joint2_slice2_local_bend_y_column_w_y
-            - cache.joint2_slice2_local_bend_y_column_w_x
-                * cache.joint2_slice2_local_inertia_h_y);
-    let t105 = cache.joint2_slice0_local_bend_y_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint2_slice0_local_bend_y_column_w_z
-            * cache.joint2_slice0_local_inertia_h_y
-            - cache.joint2_slice0_local_inertia_h_z
-                * cache.joint2_slice0_local_bend_y_column_w_y);
-    let t106 = cache.joint1_slice1_mass * cache.joint2_slice2_local_bend_y_column_v_x
-        - (cache.joint2_slice2_local_bend_y_column_w_z
-            * cache.joint2_slice2_local_inertia_h_y
-            - cache.joint2_slice2_local_inertia_h_z
-                * cache.joint2_slice2_local_bend_y_column_w_y);
-    let t107 = cache.joint2_slice1_local_bend_y_column_w_z
-        * (cache.joint2_slice1_local_bend_y_column_w_x
-            * cache.joint2_slice1_local_inertia_i_02
-            + cache.joint2_slice1_local_inertia_i_12
-                * cache.joint2_slice1_local_bend_y_column_w_y
-            + cache.joint2_slice1_local_bend_y_column_v_y
-                * cache.joint2_slice1_local_inertia_h_x
-            + cache.joint2_slice1_local_bend_y_column_w_z
-                * cache.joint2_slice1_local_inertia_i_22
-            - cache.joint2_slice1_local_inertia_h_y
-                * cache.joint2_slice1_local_bend_y_column_v_x)
-        + (cache.joint2_slice2_local_bend_y_column_v_z
-            * cache.joint2_slice2_local_inertia_h_y
-            + cache.joint2_slice2_local_bend_y_column_w_z
-                * cache.joint2_slice2_local_inertia_i_02
-            + cache.joint2_slice2_local_bend_y_column_w_y
-                * cache.joint2_slice2_local_inertia_i_01
-            + cache.joint2_slice2_local_bend_y_column_w_x
-                * cache.joint2_slice2_local_inertia_i_00
-            - cache.joint2_slice2_local_inertia_h_z
-                * cache.joint2_slice2_local_bend_y_column_v_y)
-            * cache.joint2_slice2_local_bend_y_column_w_x
-        + cache.joint2_slice1_local_bend_y_column_v_z * t95
+        + cache.joint2_slice1_local_bend_y_column_v_z
+            * cache.joint2_slice1_local_bend_y_projected_inertia_f_z
         + cache.joint2_slice0_local_bend_y_column_w_x
-            * (cache.joint2_slice0_local_inertia_i_01
-                * cache.joint2_slice0_local_bend_y_column_w_y
-                + cache.joint2_slice0_local_bend_y_column_w_x
-                    * cache.joint2_slice0_local_inertia_i_00
-                + cache.joint2_slice0_local_bend_y_column_v_z
-                    * cache.joint2_slice0_local_inertia_h_y
-                + cache.joint2_slice0_local_bend_y_column_w_z
-                    * cache.joint2_slice0_local_inertia_i_02
-                - cache.joint2_slice0_local_bend_y_column_v_y
-                    * cache.joint2_slice0_local_inertia_h_z)
+            * cache.joint2_slice0_local_bend_y_projected_inertia_n_x
         + cache.joint2_slice1_local_bend_y_column_w_x
-            * (cache.joint2_slice1_local_bend_y_column_w_y
-                * cache.joint2_slice1_local_inertia_i_01
-                + cache.joint2_slice1_local_bend_y_column_w_z
-                    * cache.joint2_slice1_local_inertia_i_02
-                + cache.joint2_slice1_local_bend_y_column_w_x
-                    * cache.joint2_slice1_local_inertia_i_00
-                + cache.joint2_slice1_local_inertia_h_y
-                    * cache.joint2_slice1_local_bend_y_column_v_z
-                - cache.joint2_slice1_local_inertia_h_z
-                    * cache.joint2_slice1_local_bend_y_column_v_y)
-        + t96 * cache.joint2_slice3_local_bend_y_column_v_z
-        + cache.joint2_slice0_local_bend_y_column_v_y * t97
-        + (cache.joint2_slice3_local_inertia_h_z
-            * cache.joint2_slice3_local_bend_y_column_v_x
-            + cache.joint2_slice3_local_bend_y_column_w_y
-                * cache.joint2_slice3_local_inertia_i_11
-            + cache.joint2_slice3_local_bend_y_column_w_z
-                * cache.joint2_slice3_local_inertia_i_12
-            + cache.joint2_slice3_local_bend_y_column_w_x
-                * cache.joint2_slice3_local_inertia_i_01
-            - cache.joint2_slice3_local_bend_y_column_v_z
-                * cache.joint2_slice3_local_inertia_h_x)
+            * cache.joint2_slice1_local_bend_y_projected_inertia_n_x
+        + cache.joint2_slice3_local_bend_y_projected_inertia_f_z
+            * cache.joint2_slice3_local_bend_y_column_v_z
+        + cache.joint2_slice0_local_bend_y_column_v_y
+            * cache.joint2_slice0_local_bend_y_projected_inertia_f_y
+        + cache.joint2_slice3_local_bend_y_projected_inertia_n_y
             * cache.joint2_slice3_local_bend_y_column_w_y
-        + t98 * cache.joint2_slice1_local_bend_y_column_v_x
+        + cache.joint2_slice1_local_bend_y_projected_inertia_f_x
+            * cache.joint2_slice1_local_bend_y_column_v_x
         + cache.joint2_slice3_local_bend_y_column_w_z
-            * (cache.joint2_slice3_local_bend_y_column_w_z
-                * cache.joint2_slice3_local_inertia_i_22
-                + cache.joint2_slice3_local_inertia_i_02
-                    * cache.joint2_slice3_local_bend_y_column_w_x
-                + cache.joint2_slice3_local_bend_y_column_w_y
-                    * cache.joint2_slice3_local_inertia_i_12
-                + cache.joint2_slice3_local_inertia_h_x
-                    * cache.joint2_slice3_local_bend_y_column_v_y
-                - cache.joint2_slice3_local_bend_y_column_v_x
-                    * cache.joint2_slice3_local_inertia_h_y)
-        + (cache.joint2_slice2_local_bend_y_column_w_y
-            * cache.joint2_slice2_local_inertia_i_11
-            + cache.joint2_slice2_local_inertia_h_z
-                * cache.joint2_slice2_local_bend_y_column_v_x
-            + cache.joint2_slice2_local_bend_y_column_w_x
-                * cache.joint2_slice2_local_inertia_i_01
-            + cache.joint2_slice2_local_bend_y_column_w_z
-                * cache.joint2_slice2_local_inertia_i_12
-            - cache.joint2_slice2_local_inertia_h_x
-                * cache.joint2_slice2_local_bend_y_column_v_z)
+            * cache.joint2_slice3_local_bend_y_projected_inertia_n_z
+        + cache.joint2_slice2_local_bend_y_projected_inertia_n_y
             * cache.joint2_slice2_local_bend_y_column_w_y
-        + t99 * cache.joint2_slice3_local_bend_y_column_v_x
-        + cache.joint2_slice2_local_bend_y_column_v_y * t100
-        + t101 * cache.joint2_slice3_local_bend_y_column_v_y
+        + cache.joint2_slice3_local_bend_y_projected_inertia_f_x
+            * cache.joint2_slice3_local_bend_y_column_v_x
+        + cache.joint2_slice2_local_bend_y_column_v_y
+            * cache.joint2_slice2_local_bend_y_projected_inertia_f_y
+        + cache.joint2_slice3_local_bend_y_projected_inertia_f_y
+            * cache.joint2_slice3_local_bend_y_column_v_y
         + cache.joint2_slice2_local_bend_y_column_w_z
-            * (cache.joint2_slice2_local_bend_y_column_w_y
-                * cache.joint2_slice2_local_inertia_i_12
-                + cache.joint2_slice2_local_inertia_i_02
-                    * cache.joint2_slice2_local_bend_y_column_w_x
-                + cache.joint2_slice2_local_bend_y_column_w_z
-                    * cache.joint2_slice2_local_inertia_i_22
-                + cache.joint2_slice2_local_inertia_h_x
-                    * cache.joint2_slice2_local_bend_y_column_v_y
-                - cache.joint2_slice2_local_inertia_h_y
-                    * cache.joint2_slice2_local_bend_y_column_v_x)
-        + (cache.joint2_slice0_local_bend_y_column_v_x
-            * cache.joint2_slice0_local_inertia_h_z
-            + cache.joint2_slice0_local_bend_y_column_w_z
-                * cache.joint2_slice0_local_inertia_i_12
-            + cache.joint2_slice0_local_bend_y_column_w_y
-                * cache.joint2_slice0_local_inertia_i_11
-            + cache.joint2_slice0_local_inertia_i_01
-                * cache.joint2_slice0_local_bend_y_column_w_x
-            - cache.joint2_slice0_local_bend_y_column_v_z
-                * cache.joint2_slice0_local_inertia_h_x)
+            * cache.joint2_slice2_local_bend_y_projected_inertia_n_z
+        + cache.joint2_slice0_local_bend_y_projected_inertia_n_y
             * cache.joint2_slice0_local_bend_y_column_w_y
-        + (cache.joint2_slice1_local_bend_y_column_w_x
-            * cache.joint2_slice1_local_inertia_i_01
-            + cache.joint2_slice1_local_bend_y_column_w_z
-                * cache.joint2_slice1_local_inertia_i_12
-            + cache.joint2_slice1_local_inertia_h_z
-                * cache.joint2_slice1_local_bend_y_column_v_x
-            + cache.joint2_slice1_local_inertia_i_11
-                * cache.joint2_slice1_local_bend_y_column_w_y
-            - cache.joint2_slice1_local_bend_y_column_v_z
-                * cache.joint2_slice1_local_inertia_h_x)
+        + cache.joint2_slice1_local_bend_y_projected_inertia_n_y
             * cache.joint2_slice1_local_bend_y_column_w_y
         + cache.joint2_slice0_local_bend_y_column_w_z
-            * (cache.joint2_slice0_local_bend_y_column_w_z
-                * cache.joint2_slice0_local_inertia_i_22
-                + cache.joint2_slice0_local_bend_y_column_v_y
-                    * cache.joint2_slice0_local_inertia_h_x
-                + cache.joint2_slice0_local_inertia_i_02
-                    * cache.joint2_slice0_local_bend_y_column_w_x
-                + cache.joint2_slice0_local_bend_y_column_w_y
-                    * cache.joint2_slice0_local_inertia_i_12
-                - cache.joint2_slice0_local_bend_y_column_v_x
-                    * cache.joint2_slice0_local_inertia_h_y)
-        + cache.joint2_slice1_local_bend_y_column_v_y * t102
-        + (cache.joint2_slice3_local_inertia_i_00
+            * cache.joint2_slice0_local_bend_y_projected_inertia_n_z
+        + cache.joint2_slice1_local_bend_y_column_v_y
+            * cache.joint2_slice1_local_bend_y_projected_inertia_f_y
+        + cache.joint2_slice3_local_bend_y_projected_inertia_n_x
             * cache.joint2_slice3_local_bend_y_column_w_x
-            + cache.joint2_slice3_local_bend_y_column_v_z
-                * cache.joint2_slice3_local_inertia_h_y
-            + cache.joint2_slice3_local_bend_y_column_w_y
-                * cache.joint2_slice3_local_inertia_i_01
-            + cache.joint2_slice3_local_bend_y_column_w_z
-                * cache.joint2_slice3_local_inertia_i_02
-            - cache.joint2_slice3_local_inertia_h_z
-                * cache.joint2_slice3_local_bend_y_column_v_y)
-            * cache.joint2_slice3_local_bend_y_column_w_x
-        + cache.joint2_slice0_local_bend_y_column_v_z * t103
-        + t104 * cache.joint2_slice2_local_bend_y_column_v_z
-        + cache.joint2_slice0_local_bend_y_column_v_x * t105
-        + t106 * cache.joint2_slice2_local_bend_y_column_v_x;
-    let t108 = cache.joint2_slice1_local_len_column_v_z * t95
-        + cache.joint2_slice3_local_len_column_v_z * t96
-        + t106 * cache.joint2_slice2_local_len_column_v_x
-        + cache.joint2_slice0_local_len_column_v_z * t103
-        + t99 * cache.joint2_slice3_local_len_column_v_x
-        + cache.joint2_slice1_local_len_column_v_x * t98
-        + t104 * cache.joint2_slice2_local_len_column_v_z
-        + t101 * cache.joint2_slice3_local_len_column_v_y
-        + cache.joint2_slice0_local_len_column_v_y * t97
-        + cache.joint2_slice2_local_len_column_v_y * t100
-        + t102 * cache.joint2_slice1_local_len_column_v_y
-        + cache.joint2_slice0_local_len_column_v_x * t105;
-    let t109 = -(0.2222222222222222 * t21 * t108);
-    let t110 = 0.1111111111111111
-        * (cache.joint1_slice0_mass * cache.joint2_slice3_local_len_column_v_y
+        + cache.joint2_slice0_local_bend_y_column_v_z
+            * cache.joint2_slice0_local_bend_y_projected_inertia_f_z
+        + cache.joint2_slice2_local_bend_y_projected_inertia_f_z
+            * cache.joint2_slice2_local_bend_y_column_v_z
+        + cache.joint2_slice0_local_bend_y_column_v_x
+            * cache.joint2_slice0_local_bend_y_projected_inertia_f_x
+        + cache.joint2_slice2_local_bend_y_projected_inertia_f_x
+            * cache.joint2_slice2_local_bend_y_column_v_x;
+    let t60 = cache.joint2_slice1_local_len_column_v_z
+        * cache.joint2_slice1_local_bend_y_projected_inertia_f_z
+        + cache.joint2_slice3_local_len_column_v_z
+            * cache.joint2_slice3_local_bend_y_projected_inertia_f_z
+        + cache.joint2_slice2_local_bend_y_projected_inertia_f_x
+            * cache.joint2_slice2_local_len_column_v_x
+        + cache.joint2_slice0_local_len_column_v_z
+            * cache.joint2_slice0_local_bend_y_projected_inertia_f_z
+        + cache.joint2_slice3_local_bend_y_projected_inertia_f_x
+            * cache.joint2_slice3_local_len_column_v_x
+        + cache.joint2_slice1_local_len_column_v_x
+            * cache.joint2_slice1_local_bend_y_projected_inertia_f_x
+        + cache.joint2_slice2_local_bend_y_projected_inertia_f_z
+            * cache.joint2_slice2_local_len_column_v_z
+        + cache.joint2_slice3_local_bend_y_projected_inertia_f_y
             * cache.joint2_slice3_local_len_column_v_y
-            + cache.joint2_slice0_local_len_column_v_z
-                * cache.joint2_slice0_local_len_column_v_z * cache.joint1_slice0_mass
-            + cache.joint2_slice2_local_len_column_v_z
-                * cache.joint2_slice2_local_len_column_v_z * cache.joint1_slice1_mass
-            + cache.joint2_slice2_local_len_column_v_x
-                * cache.joint2_slice2_local_len_column_v_x * cache.joint1_slice1_mass
-            + cache.joint2_slice1_local_len_column_v_x
-                * cache.joint2_slice1_local_len_column_v_x * cache.joint1_slice1_mass
-            + cache.joint1_slice1_mass * cache.joint2_slice1_local_len_column_v_y
+        + cache.joint2_slice0_local_len_column_v_y
+            * cache.joint2_slice0_local_bend_y_projected_inertia_f_y
+        + cache.joint2_slice2_local_len_column_v_y
+            * cache.joint2_slice2_local_bend_y_projected_inertia_f_y
+        + cache.joint2_slice1_local_bend_y_projected_inertia_f_y
+            * cache.joint2_slice1_local_len_column_v_y
+        + cache.joint2_slice0_local_len_column_v_x
+            * cache.joint2_slice0_local_bend_y_projected_inertia_f_x;
+    let t61 = -(0.2222222222222222 * t21 * t60);
+    let t62 = 0.1111111111111111
+        * (cache.joint2_slice2_local_len_column_v_x
+            * cache.joint2_slice2_local_len_projected_inertia_f_x
+            + cache.joint2_slice1_local_len_projected_inertia_f_z
+                * cache.joint2_slice1_local_len_column_v_z
+            + cache.joint2_slice1_local_len_projected_inertia_f_y
                 * cache.joint2_slice1_local_len_column_v_y
-            + cache.joint2_slice2_local_len_column_v_y
-                * cache.joint2_slice2_local_len_column_v_y * cache.joint1_slice1_mass
-            + cache.joint2_slice1_local_len_column_v_z
-                * cache.joint2_slice1_local_len_column_v_z * cache.joint1_slice1_mass
-            + cache.joint1_slice0_mass * cache.joint2_slice0_local_len_column_v_y
+            + cache.joint2_slice0_local_len_projected_inertia_f_y
                 * cache.joint2_slice0_local_len_column_v_y
-            + cache.joint1_slice0_mass * cache.joint2_slice0_local_len_column_v_x
-                * cache.joint2_slice0_local_len_column_v_x
             + cache.joint2_slice3_local_len_column_v_z
-                * cache.joint2_slice3_local_len_column_v_z * cache.joint1_slice0_mass
-            + cache.joint1_slice0_mass * cache.joint2_slice3_local_len_column_v_x
+                * cache.joint2_slice3_local_len_projected_inertia_f_z
+            + cache.joint2_slice3_local_len_projected_inertia_f_y
+                * cache.joint2_slice3_local_len_column_v_y
+            + cache.joint2_slice0_local_len_column_v_z
+                * cache.joint2_slice0_local_len_projected_inertia_f_z
+            + cache.joint2_slice0_local_len_projected_inertia_f_x
+                * cache.joint2_slice0_local_len_column_v_x
+            + cache.joint2_slice2_local_len_projected_inertia_f_z
+                * cache.joint2_slice2_local_len_column_v_z
+            + cache.joint2_slice2_local_len_column_v_y
+                * cache.joint2_slice2_local_len_projected_inertia_f_y
+            + cache.joint2_slice1_local_len_projected_inertia_f_x
+                * cache.joint2_slice1_local_len_column_v_x
+            + cache.joint2_slice3_local_len_projected_inertia_f_x
                 * cache.joint2_slice3_local_len_column_v_x);
-    let t111 = p.module_mass * cache.joint2_tip_subspace1_v_z
+    let t63 = p.module_mass * cache.joint2_tip_subspace1_v_z
         - (cache.head_inertia_h_x * cache.joint2_tip_subspace1_w_y
             - cache.head_inertia_h_y * cache.joint2_tip_subspace1_w_x);
-    let t112 = cache.head_inertia_i_01 * cache.joint2_tip_subspace1_w_y
+    let t64 = cache.head_inertia_i_01 * cache.joint2_tip_subspace1_w_y
         + cache.joint2_tip_subspace1_w_z * cache.head_inertia_i_02
         + cache.head_inertia_i_00 * cache.joint2_tip_subspace1_w_x
         + cache.joint2_tip_subspace1_v_z * cache.head_inertia_h_y
         - cache.joint2_tip_subspace1_v_y * cache.head_inertia_h_z;
-    let t113 = 0.11111111111111105 * t21 * t108;
-    let t114 = cache.joint1_slice0_mass * cache.joint2_slice0_local_bend_z_column_v_z
-        - (cache.joint2_slice0_local_bend_z_column_w_y
-            * cache.joint2_slice0_local_inertia_h_x
-            - cache.joint2_slice0_local_len_column_v_y
-                * cache.joint2_slice0_local_inertia_h_y);
-    let t115 = cache.joint2_slice0_local_bend_z_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint2_slice0_local_bend_z_column_w_z
-            * cache.joint2_slice0_local_inertia_h_y
-            - cache.joint2_slice0_local_bend_z_column_w_y
-                * cache.joint2_slice0_local_inertia_h_z);
-    let t116 = cache.joint2_slice0_local_bend_z_column_v_y * cache.joint1_slice0_mass
-        - (cache.joint2_slice0_local_inertia_h_z
-            * cache.joint2_slice0_local_len_column_v_y
-            - cache.joint2_slice0_local_bend_z_column_w_z
-                * cache.joint2_slice0_local_inertia_h_x);
-    let t117 = cache.joint2_slice2_local_bend_z_column_v_z * cache.joint1_slice1_mass
-        - (cache.joint2_slice2_local_inertia_h_x
-            * cache.joint2_slice2_local_bend_z_column_w_y
-            - cache.joint2_slice2_local_len_column_v_y
-                * cache.joint2_slice2_local_inertia_h_y);
-    let t118 = cache.joint2_slice3_local_bend_z_column_v_z * cache.joint1_slice0_mass
-        - (cache.joint2_slice3_local_inertia_h_x
-            * cache.joint2_slice3_local_bend_z_column_w_y
-            - cache.joint2_slice3_local_inertia_h_y
-                * cache.joint2_slice3_local_len_column_v_y);
-    let t119 = cache.joint2_slice1_local_bend_z_column_v_y * cache.joint1_slice1_mass
-        - (cache.joint2_slice1_local_inertia_h_z
-            * cache.joint2_slice1_local_len_column_v_y
-            - cache.joint2_slice1_local_bend_z_column_w_z
-                * cache.joint2_slice1_local_inertia_h_x);
-    let t120 = cache.joint2_slice2_local_bend_z_column_v_x * cache.joint1_slice1_mass
-        - (cache.joint2_slice2_local_bend_z_column_w_z
-            * cache.joint2_slice2_local_inertia_h_y
-            - cache.joint2_slice2_local_inertia_h_z
-                * cache.joint2_slice2_local_bend_z_column_w_y);
-    let t121 = cache.joint1_slice1_mass * cache.joint2_slice2_local_bend_z_column_v_y
-        - (cache.joint2_slice2_local_inertia_h_z
-            * cache.joint2_slice2_local_len_column_v_y
-            - cache.joint2_slice2_local_inertia_h_x
-                * cache.joint2_slice2_local_bend_z_column_w_z);
-    let t122 = cache.joint2_slice1_local_bend_z_column_v_z * cache.joint1_slice1_mass
-        - (cache.joint2_slice1_local_inertia_h_x
-            * cache.joint2_slice1_local_bend_z_column_w_y
-            - cache.joint2_slice1_local_inertia_h_y
-                * cache.joint2_slice1_local_len_column_v_y);
-    let t123 = cache.joint1_slice0_mass * cache.joint2_slice3_local_bend_z_column_v_y
-        - (cache.joint2_slice3_local_inertia_h_z
-            * cache.joint2_slice3_local_len_column_v_y
-            - cache.joint2_slice3_local_bend_z_column_w_z
-                * cache.joint2_slice3_local_inertia_h_x);
-    let t124 = cache.joint2_slice1_local_bend_z_column_v_x * cache.joint1_slice1_mass
-        - (cache.joint2_slice1_local_bend_z_column_w_z
-            * cache.joint2_slice1_local_inertia_h_y
-            - cache.joint2_slice1_local_inertia_h_z
-                * cache.joint2_slice1_local_bend_z_column_w_y);
-    let t125 = cache.joint2_slice3_local_bend_z_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint2_slice3_local_bend_z_column_w_z
-            * cache.joint2_slice3_local_inertia_h_y
-            - cache.joint2_slice3_local_inertia_h_z
-                * cache.joint2_slice3_local_bend_z_column_w_y);
-    let t126 = cache.joint2_slice0_local_len_column_v_z * t114
-        + cache.joint2_slice0_local_len_column_v_x * t115
-        + cache.joint2_slice0_local_len_column_v_y * t116
-        + cache.joint2_slice2_local_len_column_v_z * t117
-        + cache.joint2_slice3_local_len_column_v_z * t118
-        + t119 * cache.joint2_slice1_local_len_column_v_y
-        + cache.joint2_slice2_local_len_column_v_x * t120
-        + cache.joint2_slice2_local_len_column_v_y * t121
-        + cache.joint2_slice1_local_len_column_v_z * t122
-        + t123 * cache.joint2_slice3_local_len_column_v_y
-        + cache.joint2_slice1_local_len_column_v_x * t124
-        + cache.joint2_slice3_local_len_column_v_x * t125;
-    let t127 = -(0.19245008972987523 * t21 * t126);
-    let t128 = cache.joint2_slice3_local_inertia_i_01
-        * cache.joint2_slice3_local_len_column_v_y
-        + cache.joint2_slice3_local_bend_z_column_w_z
-            * cache.joint2_slice3_local_inertia_i_12
-        + cache.joint2_slice3_local_inertia_h_z
-            * cache.joint2_slice3_local_bend_z_column_v_x
-        + cache.joint2_slice3_local_inertia_i_11
-            * cache.joint2_slice3_local_bend_z_column_w_y
-        - cache.joint2_slice3_local_inertia_h_x
-            * cache.joint2_slice3_local_bend_z_column_v_z;
-    let t129 = cache.joint2_slice2_local_inertia_i_11
-        * cache.joint2_slice2_local_bend_z_column_w_y
-        + cache.joint2_slice2_local_len_column_v_y
-            * cache.joint2_slice2_local_inertia_i_01
-        + cache.joint2_slice2_local_inertia_h_z
-            * cache.joint2_slice2_local_bend_z_column_v_x
-        + cache.joint2_slice2_local_bend_z_column_w_z
-            * cache.joint2_slice2_local_inertia_i_12
-        - cache.joint2_slice2_local_inertia_h_x
-            * cache.joint2_slice2_local_bend_z_column_v_z;
-    let t130 = cache.joint2_slice3_local_inertia_i_12
-        * cache.joint2_slice3_local_bend_z_column_w_y
-        + cache.joint2_slice3_local_bend_z_column_w_z
-            * cache.joint2_slice3_local_inertia_i_22
-        + cache.joint2_slice3_local_inertia_h_x
-            * cache.joint2_slice3_local_bend_z_column_v_y
-        + cache.joint2_slice3_local_inertia_i_02
-            * cache.joint2_slice3_local_len_column_v_y
-        - cache.joint2_slice3_local_bend_z_column_v_x
-            * cache.joint2_slice3_local_inertia_h_y;
-    let t131 = cache.joint2_slice2_local_bend_z_column_w_y
-        * cache.joint2_slice2_local_inertia_i_12
-        + cache.joint2_slice2_local_len_column_v_y
-            * cache.joint2_slice2_local_inertia_i_02
-        + cache.joint2_slice2_local_bend_z_column_w_z
-            * cache.joint2_slice2_local_inertia_i_22
-        + cache.joint2_slice2_local_inertia_h_x
-            * cache.joint2_slice2_local_bend_z_column_v_y
-        - cache.joint2_slice2_local_bend_z_column_v_x
-            * cache.joint2_slice2_local_inertia_h_y;
-    let t132 = cache.joint2_slice1_local_inertia_i_00
-        * cache.joint2_slice1_local_len_column_v_y
-        + cache.joint2_slice1_local_bend_z_column_w_y
-            * cache.joint2_slice1_local_inertia_i_01
-        + cache.joint2_slice1_local_bend_z_column_w_z
-            * cache.joint2_slice1_local_inertia_i_02
-        + cache.joint2_slice1_local_bend_z_column_v_z
-            * cache.joint2_slice1_local_inertia_h_y
-        - cache.joint2_slice1_local_bend_z_column_v_y
-            * cache.joint2_slice1_local_inertia_h_z;
-    let t133 = cache.joint2_slice1_local_inertia_i_11
-        * cache.joint2_slice1_local_bend_z_column_w_y
-        + cache.joint2_slice1_local_bend_z_column_w_z
-            * cache.joint2_slice1_local_inertia_i_12
-        + cache.joint2_slice1_local_len_column_v_y
-            * cache.joint2_slice1_local_inertia_i_01
-        + cache.joint2_slice1_local_bend_z_column_v_x
-            * cache.joint2_slice1_local_inertia_h_z
-        - cache.joint2_slice1_local_bend_z_column_v_z
-            * cache.joint2_slice1_local_inertia_h_x;
-    let t134 = cache.joint2_slice0_local_bend_z_column_v_y
-        * cache.joint2_slice0_local_inertia_h_x
-        + cache.joint2_slice0_local_inertia_i_02
-            * cache.joint2_slice0_local_len_column_v_y
-        + cache.joint2_slice0_local_bend_z_column_w_y
-            * cache.joint2_slice0_local_inertia_i_12
-        + cache.joint2_slice0_local_inertia_i_22
-            * cache.joint2_slice0_local_bend_z_column_w_z
-        - cache.joint2_slice0_local_bend_z_column_v_x
-            * cache.joint2_slice0_local_inertia_h_y;
-    let t135 = cache.joint2_slice2_local_inertia_i_02
-        * cache.joint2_slice2_local_bend_z_column_w_z
-        + cache.joint2_slice2_local_len_column_v_y
-            * cache.joint2_slice2_local_inertia_i_00
-        + cache.joint2_slice2_local_inertia_i_01
-            * cache.joint2_slice2_local_bend_z_column_w_y
-        + cache.joint2_slice2_local_bend_z_column_v_z
-            * cache.joint2_slice2_local_inertia_h_y
-        - cache.joint2_slice2_local_inertia_h_z
-            * cache.joint2_slice2_local_bend_z_column_v_y;
-    let t136 = cache.joint2_slice3_local_bend_z_column_v_z
-        * cache.joint2_slice3_local_inertia_h_y
-        + cache.joint2_slice3_local_bend_z_column_w_z
-            * cache.joint2_slice3_local_inertia_i_02
-        + cache.joint2_slice3_local_inertia_i_01
-            * cache.joint2_slice3_local_bend_z_column_w_y
-        + cache.joint2_slice3_local_inertia_i_00
-            * cache.joint2_slice3_local_len_column_v_y
-        - cache.joint2_slice3_local_inertia_h_z
-            * cache.joint2_slice3_local_bend_z_column_v_y;
-    let t137 = cache.joint2_slice1_local_inertia_i_12
-        * cache.joint2_slice1_local_bend_z_column_w_y
-        + cache.joint2_slice1_local_bend_z_column_w_z
-            * cache.joint2_slice1_local_inertia_i_22
-        + cache.joint2_slice1_local_bend_z_column_v_y
-            * cache.joint2_slice1_local_inertia_h_x
-        + cache.joint2_slice1_local_inertia_i_02
-            * cache.joint2_slice1_local_len_column_v_y
-        - cache.joint2_slice1_local_inertia_h_y
-            * cache.joint2_slice1_local_bend_z_column_v_x;
-    let t138 = cache.joint2_slice0_local_bend_z_column_w_y
-        * cache.joint2_slice0_local_inertia_i_11
-        + cache.joint2_slice0_local_bend_z_column_v_x
-            * cache.joint2_slice0_local_inertia_h_z
-        + cache.joint2_slice0_local_inertia_i_01
-            * cache.joint2_slice0_local_len_column_v_y
-        + cache.joint2_slice0_local_bend_z_column_w_z
-            * cache.joint2_slice0_local_inertia_i_12
-        - cache.joint2_slice0_local_inertia_h_x
-            * cache.joint2_slice0_local_bend_z_column_v_z;
-    let t139 = cache.joint2_slice0_local_inertia_h_y
-        * cache.joint2_slice0_local_bend_z_column_v_z
-        + cache.joint2_slice0_local_bend_z_column_w_y
-            * cache.joint2_slice0_local_inertia_i_01
-        + cache.joint2_slice0_local_bend_z_column_w_z
-            * cache.joint2_slice0_local_inertia_i_02
+    let t65 = 0.11111111111111105 * t21 * t60;
+    let t66 = cache.joint2_slice0_local_len_column_v_z
+        * cache.joint2_slice0_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice0_local_len_column_v_x
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_x
         + cache.joint2_slice0_local_len_column_v_y
-            * cache.joint2_slice0_local_inertia_i_00
-        - cache.joint2_slice0_local_bend_z_column_v_y
-            * cache.joint2_slice0_local_inertia_h_z;
-    let t140 = cache.joint2_slice3_local_bend_y_column_w_y * t128
-        + cache.joint2_slice3_local_bend_y_column_v_z * t118
-        + t125 * cache.joint2_slice3_local_bend_y_column_v_x
-        + cache.joint2_slice2_local_bend_y_column_v_z * t117
-        + t120 * cache.joint2_slice2_local_bend_y_column_v_x
-        + cache.joint2_slice0_local_bend_y_column_v_x * t115
-        + t129 * cache.joint2_slice2_local_bend_y_column_w_y
-        + cache.joint2_slice3_local_bend_y_column_w_z * t130
-        + cache.joint2_slice0_local_bend_y_column_v_y * t116
-        + cache.joint2_slice2_local_bend_y_column_w_z * t131
-        + cache.joint2_slice0_local_bend_y_column_v_z * t114
-        + cache.joint2_slice3_local_bend_y_column_v_y * t123
-        + cache.joint2_slice1_local_bend_y_column_w_x * t132
-        + t133 * cache.joint2_slice1_local_bend_y_column_w_y
-        + cache.joint2_slice1_local_bend_y_column_v_z * t122
-        + cache.joint2_slice0_local_bend_y_column_w_z * t134
-        + t135 * cache.joint2_slice2_local_bend_y_column_w_x
-        + t124 * cache.joint2_slice1_local_bend_y_column_v_x
-        + cache.joint2_slice2_local_bend_y_column_v_y * t121
-        + t136 * cache.joint2_slice3_local_bend_y_column_w_x
-        + cache.joint2_slice1_local_bend_y_column_w_z * t137
-        + cache.joint2_slice0_local_bend_y_column_w_y * t138
-        + t139 * cache.joint2_slice0_local_bend_y_column_w_x
-        + cache.joint2_slice1_local_bend_y_column_v_y * t119;
-    let t141 = cache.joint2_tip_subspace1_w_z * cache.head_inertia_i_12
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice2_local_len_column_v_z
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice3_local_len_column_v_z
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice1_local_bend_z_projected_inertia_f_y
+            * cache.joint2_slice1_local_len_column_v_y
+        + cache.joint2_slice2_local_len_column_v_x
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice2_local_len_column_v_y
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice1_local_len_column_v_z
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice3_local_bend_z_projected_inertia_f_y
+            * cache.joint2_slice3_local_len_column_v_y
+        + cache.joint2_slice1_local_len_column_v_x
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice3_local_len_column_v_x
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_x;
+    let t67 = -(0.19245008972987523 * t21 * t66);
+    let t68 = cache.joint2_slice3_local_bend_y_column_w_y
+        * cache.joint2_slice3_local_bend_z_projected_inertia_n_y
+        + cache.joint2_slice3_local_bend_y_column_v_z
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice3_local_bend_z_projected_inertia_f_x
+            * cache.joint2_slice3_local_bend_y_column_v_x
+        + cache.joint2_slice2_local_bend_y_column_v_z
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice2_local_bend_z_projected_inertia_f_x
+            * cache.joint2_slice2_local_bend_y_column_v_x
+        + cache.joint2_slice0_local_bend_y_column_v_x
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice2_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice2_local_bend_y_column_w_y
+        + cache.joint2_slice3_local_bend_y_column_w_z
+            * cache.joint2_slice3_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice0_local_bend_y_column_v_y
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice2_local_bend_y_column_w_z
+            * cache.joint2_slice2_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice0_local_bend_y_column_v_z
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice3_local_bend_y_column_v_y
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice1_local_bend_y_column_w_x
+            * cache.joint2_slice1_local_bend_z_projected_inertia_n_x
+        + cache.joint2_slice1_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice1_local_bend_y_column_w_y
+        + cache.joint2_slice1_local_bend_y_column_v_z
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice0_local_bend_y_column_w_z
+            * cache.joint2_slice0_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice2_local_bend_z_projected_inertia_n_x
+            * cache.joint2_slice2_local_bend_y_column_w_x
+        + cache.joint2_slice1_local_bend_z_projected_inertia_f_x
+            * cache.joint2_slice1_local_bend_y_column_v_x
+        + cache.joint2_slice2_local_bend_y_column_v_y
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice3_local_bend_z_projected_inertia_n_x
+            * cache.joint2_slice3_local_bend_y_column_w_x
+        + cache.joint2_slice1_local_bend_y_column_w_z
+            * cache.joint2_slice1_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice0_local_bend_y_column_w_y
+            * cache.joint2_slice0_local_bend_z_projected_inertia_n_y
+        + cache.joint2_slice0_local_bend_z_projected_inertia_n_x
+            * cache.joint2_slice0_local_bend_y_column_w_x
+        + cache.joint2_slice1_local_bend_y_column_v_y
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_y;
+    let t69 = cache.joint2_tip_subspace1_w_z * cache.head_inertia_i_12
         + cache.head_inertia_i_01 * cache.joint2_tip_subspace1_w_x
         + cache.head_inertia_i_11 * cache.joint2_tip_subspace1_w_y
         + cache.head_inertia_h_z * cache.joint2_tip_subspace1_v_x
         - cache.head_inertia_h_x * cache.joint2_tip_subspace1_v_z;
-    let t142 = p.module_mass * cache.joint2_tip_subspace1_v_x
+    let t70 = p.module_mass * cache.joint2_tip_subspace1_v_x
         - (cache.joint2_tip_subspace1_w_z * cache.head_inertia_h_y
             - cache.head_inertia_h_z * cache.joint2_tip_subspace1_w_y);
-    let t143 = p.module_mass * cache.joint2_tip_subspace1_v_y
+    let t71 = p.module_mass * cache.joint2_tip_subspace1_v_y
         - (cache.head_inertia_h_z * cache.joint2_tip_subspace1_w_x
             - cache.head_inertia_h_x * cache.joint2_tip_subspace1_w_z);
-    let t144 = cache.head_inertia_i_22 * cache.joint2_tip_subspace1_w_z
+    let t72 = cache.head_inertia_i_22 * cache.joint2_tip_subspace1_w_z
         + cache.joint2_tip_subspace1_w_y * cache.head_inertia_i_12
         + cache.head_inertia_i_02 * cache.joint2_tip_subspace1_w_x
         + cache.head_inertia_h_x * cache.joint2_tip_subspace1_v_y
         - cache.head_inertia_h_y * cache.joint2_tip_subspace1_v_x;
-    let t145 = t111 * cache.joint2_tip_subspace0_v_z + t109 + t110
-        + t112 * cache.joint2_tip_subspace0_w_x + t113 + t127
-        + 0.38490017945975047 * t21 * t21 * t140 + cache.joint2_tip_subspace0_w_y * t141
-        + t142 * cache.joint2_tip_subspace0_v_x + t143 * cache.joint2_tip_subspace0_v_y
-        + cache.joint2_tip_subspace0_w_z * t144 - 0.2222222222222221 * t21 * t21 * t107;
-    let t146 = p.module_mass * cache.joint2_tip_subspace2_v_z
+    let t73 = t63 * cache.joint2_tip_subspace0_v_z + t61 + t62
+        + t64 * cache.joint2_tip_subspace0_w_x + t65 + t67
+        + 0.38490017945975047 * t21 * t21 * t68 + cache.joint2_tip_subspace0_w_y * t69
+        + t70 * cache.joint2_tip_subspace0_v_x + t71 * cache.joint2_tip_subspace0_v_y
+        + cache.joint2_tip_subspace0_w_z * t72 - 0.2222222222222221 * t21 * t21 * t59;
+    let t74 = p.module_mass * cache.joint2_tip_subspace2_v_z
         - (cache.head_inertia_h_x * cache.joint2_tip_subspace2_w_y
             - cache.joint2_tip_subspace2_w_x * cache.head_inertia_h_y);
-    let t147 = cache.joint2_tip_subspace2_v_z * cache.head_inertia_h_y
+    let t75 = cache.joint2_tip_subspace2_v_z * cache.head_inertia_h_y
         + cache.head_inertia_i_00 * cache.joint2_tip_subspace2_w_x
         + cache.joint2_tip_subspace2_w_z * cache.head_inertia_i_02
         + cache.head_inertia_i_01 * cache.joint2_tip_subspace2_w_y
         - cache.head_inertia_h_z * cache.joint2_tip_subspace2_v_y;
-    let t148 = 0.11111111111111119 * t21 * t108;
-    let t149 = p.module_mass * cache.joint2_tip_subspace2_v_y
+    let t76 = 0.11111111111111119 * t21 * t60;
+    let t77 = p.module_mass * cache.joint2_tip_subspace2_v_y
         - (cache.head_inertia_h_z * cache.joint2_tip_subspace2_w_x
             - cache.head_inertia_h_x * cache.joint2_tip_subspace2_w_z);
-    let t150 = cache.head_inertia_h_x * cache.joint2_tip_subspace2_v_y
+    let t78 = cache.head_inertia_h_x * cache.joint2_tip_subspace2_v_y
         + cache.joint2_tip_subspace2_w_x * cache.head_inertia_i_02
         + cache.joint2_tip_subspace2_w_y * cache.head_inertia_i_12
         + cache.head_inertia_i_22 * cache.joint2_tip_subspace2_w_z
         - cache.joint2_tip_subspace2_v_x * cache.head_inertia_h_y;
-    let t151 = cache.joint2_tip_subspace2_w_z * cache.head_inertia_i_12
+    let t79 = cache.joint2_tip_subspace2_w_z * cache.head_inertia_i_12
         + cache.head_inertia_i_11 * cache.joint2_tip_subspace2_w_y
         + cache.head_inertia_h_z * cache.joint2_tip_subspace2_v_x
         + cache.head_inertia_i_01 * cache.joint2_tip_subspace2_w_x
         - cache.head_inertia_h_x * cache.joint2_tip_subspace2_v_z;
-    let t152 = p.module_mass * cache.joint2_tip_subspace2_v_x
+    let t80 = p.module_mass * cache.joint2_tip_subspace2_v_x
         - (cache.joint2_tip_subspace2_w_z * cache.head_inertia_h_y
             - cache.head_inertia_h_z * cache.joint2_tip_subspace2_w_y);
-    let t153 = 0.19245008972987515 * t21 * t126;
-    let t154 = t146 * cache.joint2_tip_subspace0_v_z + t109 + t110
-        + cache.joint2_tip_subspace0_w_x * t147 + t148
-        + t149 * cache.joint2_tip_subspace0_v_y + cache.joint2_tip_subspace0_w_z * t150
-        + t151 * cache.joint2_tip_subspace0_w_y + t152 * cache.joint2_tip_subspace0_v_x
-        + t153 - 0.3849001794597503 * t21 * t21 * t140
-        - 0.22222222222222238 * t21 * t21 * t107;
-    let t155 = cache.joint2_slice3_local_bend_z_column_w_z * t130
-        + cache.joint2_slice0_local_bend_z_column_w_y * t138
-        + t132 * cache.joint2_slice1_local_len_column_v_y
-        + t118 * cache.joint2_slice3_local_bend_z_column_v_z
-        + t129 * cache.joint2_slice2_local_bend_z_column_w_y
-        + cache.joint2_slice3_local_bend_z_column_v_y * t123
-        + cache.joint2_slice3_local_bend_z_column_v_x * t125
-        + t114 * cache.joint2_slice0_local_bend_z_column_v_z
-        + cache.joint2_slice1_local_bend_z_column_v_y * t119
-        + cache.joint2_slice2_local_bend_z_column_w_z * t131
-        + t139 * cache.joint2_slice0_local_len_column_v_y
-        + cache.joint2_slice2_local_bend_z_column_v_x * t120
-        + t133 * cache.joint2_slice1_local_bend_z_column_w_y
-        + cache.joint2_slice2_local_len_column_v_y * t135
-        + cache.joint2_slice2_local_bend_z_column_v_y * t121
-        + cache.joint2_slice0_local_bend_z_column_v_y * t116
-        + cache.joint2_slice1_local_bend_z_column_v_z * t122
-        + t128 * cache.joint2_slice3_local_bend_z_column_w_y
-        + cache.joint2_slice1_local_bend_z_column_v_x * t124
-        + t136 * cache.joint2_slice3_local_len_column_v_y
-        + cache.joint2_slice2_local_bend_z_column_v_z * t117
-        + t134 * cache.joint2_slice0_local_bend_z_column_w_z
-        + cache.joint2_slice0_local_bend_z_column_v_x * t115
-        + cache.joint2_slice1_local_bend_z_column_w_z * t137;
-    let t156 = -(0.19245008972987512 * t21 * t21 * t140);
-    let t157 = t152 * cache.joint2_tip_subspace1_v_x + t110
-        + 0.19245008972987507 * t21 * t21 * t140 + t148 + t113
-        + t147 * cache.joint2_tip_subspace1_w_x + t127
-        + cache.joint2_tip_subspace1_w_z * t150 + cache.joint2_tip_subspace1_v_y * t149
-        + t151 * cache.joint2_tip_subspace1_w_y + t146 * cache.joint2_tip_subspace1_v_z
-        + 0.11111111111111113 * t21 * t21 * t107 + t153
-        - 0.33333333333333315 * t155 * t21 * t21 - 0.1924500897298754 * t21 * t21 * t140;
-    let t158 = 0.19245008972987532 * t21 * t21 * t140;
+    let t81 = 0.19245008972987515 * t21 * t66;
+    let t82 = t74 * cache.joint2_tip_subspace0_v_z + t61 + t62
+        + cache.joint2_tip_subspace0_w_x * t75 + t76
+        + t77 * cache.joint2_tip_subspace0_v_y + cache.joint2_tip_subspace0_w_z * t78
+        + t79 * cache.joint2_tip_subspace0_w_y + t80 * cache.joint2_tip_subspace0_v_x
+        + t81 - 0.3849001794597503 * t21 * t21 * t68
+        - 0.22222222222222238 * t21 * t21 * t59;
+    let t83 = cache.joint2_slice3_local_bend_z_column_w_z
+        * cache.joint2_slice3_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice0_local_bend_z_column_w_y
+            * cache.joint2_slice0_local_bend_z_projected_inertia_n_y
+        + cache.joint2_slice1_local_bend_z_projected_inertia_n_x
+            * cache.joint2_slice1_local_len_column_v_y
+        + cache.joint2_slice3_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice3_local_bend_z_column_v_z
+        + cache.joint2_slice2_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice2_local_bend_z_column_w_y
+        + cache.joint2_slice3_local_bend_z_column_v_y
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice3_local_bend_z_column_v_x
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice0_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice0_local_bend_z_column_v_z
+        + cache.joint2_slice1_local_bend_z_column_v_y
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice2_local_bend_z_column_w_z
+            * cache.joint2_slice2_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice0_local_bend_z_projected_inertia_n_x
+            * cache.joint2_slice0_local_len_column_v_y
+        + cache.joint2_slice2_local_bend_z_column_v_x
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice1_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice1_local_bend_z_column_w_y
+        + cache.joint2_slice2_local_len_column_v_y
+            * cache.joint2_slice2_local_bend_z_projected_inertia_n_x
+        + cache.joint2_slice2_local_bend_z_column_v_y
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice0_local_bend_z_column_v_y
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice1_local_bend_z_column_v_z
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice3_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice3_local_bend_z_column_w_y
+        + cache.joint2_slice1_local_bend_z_column_v_x
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice3_local_bend_z_projected_inertia_n_x
+            * cache.joint2_slice3_local_len_column_v_y
+        + cache.joint2_slice2_local_bend_z_column_v_z
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice0_local_bend_z_projected_inertia_n_z
+            * cache.joint2_slice0_local_bend_z_column_w_z
+        + cache.joint2_slice0_local_bend_z_column_v_x
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice1_local_bend_z_column_w_z
+            * cache.joint2_slice1_local_bend_z_projected_inertia_n_z;
+    let t84 = -(0.19245008972987512 * t21 * t21 * t68);
+    let t85 = t62 + t80 * cache.joint2_tip_subspace1_v_x
+        + 0.19245008972987507 * t21 * t21 * t68 + t76 + t65
+        + t75 * cache.joint2_tip_subspace1_w_x + t67
+        + cache.joint2_tip_subspace1_w_z * t78 + cache.joint2_tip_subspace1_v_y * t77
+        + t79 * cache.joint2_tip_subspace1_w_y + t74 * cache.joint2_tip_subspace1_v_z
+        + 0.11111111111111113 * t21 * t21 * t59 + t81
+        - 0.33333333333333315 * t83 * t21 * t21 - 0.1924500897298754 * t21 * t21 * t68;
+    let t86 = 0.19245008972987532 * t21 * t21 * t68;
     out[(0, 0)] = cache.tail_composite_inertia_m;
     out[(0, 3)] = cache.base_yaw_projected_inertia_f_x;
     out[(3, 0)] = cache.base_yaw_projected_inertia_f_x;
@@ -5383,7 +5434,7 @@ pub fn mass_matrix_into(
     out[(10, 5)] = t19;
     out[(5, 11)] = t20;
     out[(11, 5)] = t20;
-    out[(6, 6)] = t35 + t35 + t36
+    out[(6, 6)] = t23 + t23 + t24
         + cache.joint1_tip_subspace0_v_y
             * (cache.joint1_tip_subspace0_v_y * cache.middle_composite_inertia_m
                 - (cache.joint1_tip_subspace0_w_x * cache.middle_composite_inertia_h_z
@@ -5414,59 +5465,59 @@ pub fn mass_matrix_into(
             + cache.middle_composite_inertia_i_12 * cache.joint1_tip_subspace0_w_y
             + cache.middle_composite_inertia_i_22 * cache.joint1_tip_subspace0_w_z
             - cache.joint1_tip_subspace0_v_x * cache.middle_composite_inertia_h_y)
-            * cache.joint1_tip_subspace0_w_z + 0.4444444444444444 * t21 * t21 * t37;
-    out[(6, 7)] = t72;
-    out[(7, 6)] = t72;
-    out[(6, 8)] = t81;
-    out[(8, 6)] = t81;
-    out[(6, 9)] = t82;
-    out[(9, 6)] = t82;
-    out[(6, 10)] = t83;
-    out[(10, 6)] = t83;
-    out[(6, 11)] = t84;
-    out[(11, 6)] = t84;
-    out[(7, 7)] = cache.joint1_tip_subspace1_w_x * t44 + t40 + t40
-        + cache.joint1_tip_subspace1_w_y * t42 + cache.joint1_tip_subspace1_w_z * t43
-        + t36 + t41 * cache.joint1_tip_subspace1_v_y + t58 + t58
-        + cache.joint1_tip_subspace1_v_x * t38 + 0.111111111111111 * t21 * t21 * t37
-        + t39 * cache.joint1_tip_subspace1_v_z + t85 + t85
-        + 0.3333333333333333 * t21 * t21 * t86;
-    out[(7, 8)] = t87;
-    out[(8, 7)] = t87;
-    out[(7, 9)] = t88;
-    out[(9, 7)] = t88;
-    out[(7, 10)] = t89;
-    out[(10, 7)] = t89;
-    out[(7, 11)] = t90;
-    out[(11, 7)] = t90;
-    out[(8, 8)] = t77 * cache.joint1_tip_subspace2_w_z + t91 + t91
-        + 0.11111111111111129 * t21 * t21 * t37 + cache.joint1_tip_subspace2_w_x * t78
-        + t75 + t75 + t76 * cache.joint1_tip_subspace2_w_y + t36
-        + t73 * cache.joint1_tip_subspace2_v_y + 0.33333333333333304 * t21 * t21 * t86
-        + t79 + t79 + t74 * cache.joint1_tip_subspace2_v_x
-        + t80 * cache.joint1_tip_subspace2_v_z;
-    out[(8, 9)] = t92;
-    out[(9, 8)] = t92;
-    out[(8, 10)] = t93;
-    out[(10, 8)] = t93;
-    out[(8, 11)] = t94;
-    out[(11, 8)] = t94;
+            * cache.joint1_tip_subspace0_w_z + 0.4444444444444444 * t21 * t21 * t25;
+    out[(6, 7)] = t36;
+    out[(7, 6)] = t36;
+    out[(6, 8)] = t45;
+    out[(8, 6)] = t45;
+    out[(6, 9)] = t46;
+    out[(9, 6)] = t46;
+    out[(6, 10)] = t47;
+    out[(10, 6)] = t47;
+    out[(6, 11)] = t48;
+    out[(11, 6)] = t48;
+    out[(7, 7)] = cache.joint1_tip_subspace1_w_x * t32 + t24 + t28 + t28
+        + cache.joint1_tip_subspace1_w_y * t30 + cache.joint1_tip_subspace1_w_z * t31
+        + t29 * cache.joint1_tip_subspace1_v_y + t34 + t34
+        + cache.joint1_tip_subspace1_v_x * t26 + 0.111111111111111 * t21 * t21 * t25
+        + t27 * cache.joint1_tip_subspace1_v_z + t49 + t49
+        + 0.3333333333333333 * t21 * t21 * t50;
+    out[(7, 8)] = t51;
+    out[(8, 7)] = t51;
+    out[(7, 9)] = t52;
+    out[(9, 7)] = t52;
+    out[(7, 10)] = t53;
+    out[(10, 7)] = t53;
+    out[(7, 11)] = t54;
+    out[(11, 7)] = t54;
+    out[(8, 8)] = t41 * cache.joint1_tip_subspace2_w_z + t55 + t55 + t24
+        + 0.11111111111111129 * t21 * t21 * t25 + cache.joint1_tip_subspace2_w_x * t42
+        + t39 + t39 + t40 * cache.joint1_tip_subspace2_w_y
+        + t37 * cache.joint1_tip_subspace2_v_y + 0.33333333333333304 * t21 * t21 * t50
+        + t43 + t43 + t38 * cache.joint1_tip_subspace2_v_x
+        + t44 * cache.joint1_tip_subspace2_v_z;
+    out[(8, 9)] = t56;
+    out[(9, 8)] = t56;
+    out[(8, 10)] = t57;
+    out[(10, 8)] = t57;
+    out[(8, 11)] = t58;
+    out[(11, 8)] = t58;
     out[(9, 9)] = (p.module_mass * cache.joint2_tip_subspace0_v_y
         - (cache.head_inertia_h_z * cache.joint2_tip_subspace0_w_x
             - cache.head_inertia_h_x * cache.joint2_tip_subspace0_w_z))
-        * cache.joint2_tip_subspace0_v_y + 0.4444444444444444 * t21 * t21 * t107
+        * cache.joint2_tip_subspace0_v_y + 0.4444444444444444 * t21 * t21 * t59
         + (cache.joint2_tip_subspace0_w_z * cache.head_inertia_i_12
             + cache.head_inertia_h_z * cache.joint2_tip_subspace0_v_x
             + cache.head_inertia_i_01 * cache.joint2_tip_subspace0_w_x
             + cache.head_inertia_i_11 * cache.joint2_tip_subspace0_w_y
             - cache.head_inertia_h_x * cache.joint2_tip_subspace0_v_z)
-            * cache.joint2_tip_subspace0_w_y + t109 + t109
+            * cache.joint2_tip_subspace0_w_y + t61 + t61 + t62
         + (cache.joint2_tip_subspace0_v_z * cache.head_inertia_h_y
             + cache.head_inertia_i_01 * cache.joint2_tip_subspace0_w_y
             + cache.joint2_tip_subspace0_w_z * cache.head_inertia_i_02
             + cache.head_inertia_i_00 * cache.joint2_tip_subspace0_w_x
             - cache.head_inertia_h_z * cache.joint2_tip_subspace0_v_y)
-            * cache.joint2_tip_subspace0_w_x + t110
+            * cache.joint2_tip_subspace0_w_x
         + (cache.joint2_tip_subspace0_w_y * cache.head_inertia_i_12
             + cache.head_inertia_i_22 * cache.joint2_tip_subspace0_w_z
             + cache.head_inertia_h_x * cache.joint2_tip_subspace0_v_y
@@ -5481,24 +5532,24 @@ pub fn mass_matrix_into(
             - (cache.joint2_tip_subspace0_w_z * cache.head_inertia_h_y
                 - cache.head_inertia_h_z * cache.joint2_tip_subspace0_w_y))
             * cache.joint2_tip_subspace0_v_x;
-    out[(9, 10)] = t145;
-    out[(10, 9)] = t145;
-    out[(9, 11)] = t154;
-    out[(11, 9)] = t154;
-    out[(10, 10)] = t112 * cache.joint2_tip_subspace1_w_x
-        + t141 * cache.joint2_tip_subspace1_w_y + cache.joint2_tip_subspace1_w_z * t144
-        + t110 + t142 * cache.joint2_tip_subspace1_v_x + t113 + t113
-        + cache.joint2_tip_subspace1_v_y * t143 + t127 + t127
-        + 0.3333333333333333 * t155 * t21 * t21 + t156 + t156
-        + t111 * cache.joint2_tip_subspace1_v_z + 0.111111111111111 * t21 * t21 * t107;
-    out[(10, 11)] = t157;
-    out[(11, 10)] = t157;
-    out[(11, 11)] = t151 * cache.joint2_tip_subspace2_w_y
-        + cache.joint2_tip_subspace2_v_y * t149 + t146 * cache.joint2_tip_subspace2_v_z
-        + t110 + t148 + t148 + 0.11111111111111129 * t21 * t21 * t107
-        + cache.joint2_tip_subspace2_w_z * t150 + t152 * cache.joint2_tip_subspace2_v_x
-        + 0.33333333333333304 * t155 * t21 * t21 + t158 + t158
-        + cache.joint2_tip_subspace2_w_x * t147 + t153 + t153;
+    out[(9, 10)] = t73;
+    out[(10, 9)] = t73;
+    out[(9, 11)] = t82;
+    out[(11, 9)] = t82;
+    out[(10, 10)] = t64 * cache.joint2_tip_subspace1_w_x
+        + t69 * cache.joint2_tip_subspace1_w_y + cache.joint2_tip_subspace1_w_z * t72
+        + t62 + t70 * cache.joint2_tip_subspace1_v_x + t65 + t65
+        + cache.joint2_tip_subspace1_v_y * t71 + t67 + t67
+        + 0.3333333333333333 * t83 * t21 * t21 + t84 + t84
+        + t63 * cache.joint2_tip_subspace1_v_z + 0.111111111111111 * t21 * t21 * t59;
+    out[(10, 11)] = t85;
+    out[(11, 10)] = t85;
+    out[(11, 11)] = t79 * cache.joint2_tip_subspace2_w_y + t62
+        + cache.joint2_tip_subspace2_v_y * t77 + t74 * cache.joint2_tip_subspace2_v_z
+        + t76 + t76 + 0.11111111111111129 * t21 * t21 * t59
+        + cache.joint2_tip_subspace2_w_z * t78 + t80 * cache.joint2_tip_subspace2_v_x
+        + 0.33333333333333304 * t83 * t21 * t21 + t86 + t86
+        + cache.joint2_tip_subspace2_w_x * t75 + t81 + t81;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -16368,34 +16419,34 @@ pub fn coriolis_matrix_into(
     out[(6, 0)] = joint1_subspace0_coriolis_row_f_x;
     out[(6, 1)] = joint1_subspace0_coriolis_row_f_y;
     out[(6, 2)] = joint1_subspace0_coriolis_row_f_z;
-    out[(6, 3)] = cache.joint1_subspace0_projected_inertia_f_x * qd[1]
-        + joint1_subspace0_coriolis_row_n_z
-        + cache.joint1_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+    out[(6, 3)] = joint1_subspace0_coriolis_row_n_z
         + q[1] * joint1_subspace0_coriolis_row_f_x
+        + cache.joint1_subspace0_projected_inertia_f_x * qd[1]
+        + cache.joint1_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + cache.base_yaw_subspace_v_y * joint1_subspace0_coriolis_row_f_y;
-    out[(6, 4)] = base_pitch_subspace_rate_v_x
-        * cache.joint1_subspace0_projected_inertia_f_x
-        + cache.joint1_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + joint1_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + base_pitch_subspace_rate_w_y * cache.joint1_subspace0_projected_inertia_n_y
+    out[(6, 4)] = cache.joint1_subspace0_projected_inertia_f_y
+        * base_pitch_subspace_rate_v_y
         + cache.joint1_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + cache.joint1_subspace0_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + cache.joint1_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + base_pitch_subspace_rate_v_z * cache.joint1_subspace0_projected_inertia_f_z
+        + joint1_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
         + joint1_subspace0_coriolis_row_n_y * cache.cos_q3
         + joint1_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + base_pitch_subspace_rate_v_z * cache.joint1_subspace0_projected_inertia_f_z
         + joint1_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + joint1_subspace0_coriolis_row_f_z * cache.base_pitch_subspace_v_z;
     out[(6, 5)] = joint1_subspace0_coriolis_row_n_y * cache.base_pitch_rotation_10
         + joint1_subspace0_coriolis_row_n_z * cache.base_pitch_rotation_20
-        + base_roll_subspace_rate_w_x * cache.joint1_subspace0_projected_inertia_n_x
-        + cache.joint1_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
-        + base_roll_subspace_rate_v_x * cache.joint1_subspace0_projected_inertia_f_x
-        + base_roll_subspace_rate_w_y * cache.joint1_subspace0_projected_inertia_n_y
-        + cache.base_roll_subspace_v_y * joint1_subspace0_coriolis_row_f_y
-        + base_roll_subspace_rate_v_z * cache.joint1_subspace0_projected_inertia_f_z
-        + cache.base_pitch_rotation_00 * joint1_subspace0_coriolis_row_n_x
         + base_roll_subspace_rate_w_z * cache.joint1_subspace0_projected_inertia_n_z
+        + cache.joint1_subspace0_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + cache.joint1_subspace0_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + cache.base_roll_subspace_v_y * joint1_subspace0_coriolis_row_f_y
+        + base_roll_subspace_rate_w_x * cache.joint1_subspace0_projected_inertia_n_x
+        + cache.base_pitch_rotation_00 * joint1_subspace0_coriolis_row_n_x
+        + cache.joint1_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + joint1_subspace0_coriolis_row_f_z * cache.base_roll_subspace_v_z
-        + joint1_subspace0_coriolis_row_f_x * cache.base_roll_subspace_v_x;
+        + joint1_subspace0_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + cache.joint1_subspace0_projected_inertia_f_x * base_roll_subspace_rate_v_x;
     out[(6, 6)] = joint1_slice3_subspace0_w_x * t3299
         + t3300 * joint1_slice0_subspace0_w_x + joint1_slice1_subspace0_w_y * t3301
         + joint1_slice1_subspace0_w_z * t3302 + joint1_slice0_subspace0_v_y * t3303
@@ -16471,26 +16522,26 @@ pub fn coriolis_matrix_into(
         + q[1] * joint1_subspace1_coriolis_row_f_x
         + base_yaw_subspace_rate_v_y * cache.joint1_subspace1_projected_inertia_f_y;
     out[(7, 4)] = cache.base_pitch_subspace_v_z * joint1_subspace1_coriolis_row_f_z
-        + cache.joint1_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + base_pitch_subspace_rate_v_z * cache.joint1_subspace1_projected_inertia_f_z
         + joint1_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + joint1_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + cache.joint1_subspace1_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + base_pitch_subspace_rate_v_z * cache.joint1_subspace1_projected_inertia_f_z
         + joint1_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + cache.joint1_subspace1_projected_inertia_n_y * base_pitch_subspace_rate_w_y
-        + base_pitch_subspace_rate_w_x * cache.joint1_subspace1_projected_inertia_n_x
-        + joint1_subspace1_coriolis_row_n_y * cache.cos_q3;
+        + cache.joint1_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + cache.joint1_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + cache.joint1_subspace1_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + joint1_subspace1_coriolis_row_n_y * cache.cos_q3
+        + base_pitch_subspace_rate_w_y * cache.joint1_subspace1_projected_inertia_n_y;
     out[(7, 5)] = joint1_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_w_x * cache.joint1_subspace1_projected_inertia_n_x
         + joint1_subspace1_coriolis_row_n_z * cache.base_pitch_rotation_20
+        + base_roll_subspace_rate_w_x * cache.joint1_subspace1_projected_inertia_n_x
+        + base_roll_subspace_rate_v_y * cache.joint1_subspace1_projected_inertia_f_y
+        + cache.joint1_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
         + joint1_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + cache.joint1_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
-        + base_roll_subspace_rate_v_z * cache.joint1_subspace1_projected_inertia_f_z
+        + base_roll_subspace_rate_w_y * cache.joint1_subspace1_projected_inertia_n_y
+        + base_roll_subspace_rate_w_z * cache.joint1_subspace1_projected_inertia_n_z
         + cache.base_roll_subspace_v_y * joint1_subspace1_coriolis_row_f_y
         + cache.base_pitch_rotation_10 * joint1_subspace1_coriolis_row_n_y
         + cache.base_roll_subspace_v_z * joint1_subspace1_coriolis_row_f_z
-        + base_roll_subspace_rate_w_z * cache.joint1_subspace1_projected_inertia_n_z
-        + cache.joint1_subspace1_projected_inertia_n_y * base_roll_subspace_rate_w_y
         + cache.joint1_subspace1_projected_inertia_f_x * base_roll_subspace_rate_v_x;
     out[(7, 6)] = t3327 * joint1_slice0_subspace1_w_y
         + t3317 * cache.joint1_tip_subspace1_w_y + joint1_slice3_subspace1_w_x * t3299
@@ -16561,32 +16612,33 @@ pub fn coriolis_matrix_into(
     out[(8, 0)] = joint1_subspace2_coriolis_row_f_x;
     out[(8, 1)] = joint1_subspace2_coriolis_row_f_y;
     out[(8, 2)] = joint1_subspace2_coriolis_row_f_z;
-    out[(8, 3)] = cache.joint1_subspace2_projected_inertia_f_y
-        * base_yaw_subspace_rate_v_y + joint1_subspace2_coriolis_row_n_z
-        + joint1_subspace2_coriolis_row_f_y * cache.base_yaw_subspace_v_y
+    out[(8, 3)] = base_yaw_subspace_rate_v_y
+        * cache.joint1_subspace2_projected_inertia_f_y
         + cache.joint1_subspace2_projected_inertia_f_x * qd[1]
+        + joint1_subspace2_coriolis_row_n_z
+        + joint1_subspace2_coriolis_row_f_y * cache.base_yaw_subspace_v_y
         + q[1] * joint1_subspace2_coriolis_row_f_x;
-    out[(8, 4)] = base_pitch_subspace_rate_w_y
-        * cache.joint1_subspace2_projected_inertia_n_y
-        + cache.joint1_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + cache.joint1_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + joint1_subspace2_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + joint1_subspace2_coriolis_row_n_y * cache.cos_q3
-        + base_pitch_subspace_rate_v_z * cache.joint1_subspace2_projected_inertia_f_z
-        + joint1_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + base_pitch_subspace_rate_v_x * cache.joint1_subspace2_projected_inertia_f_x
-        + cache.base_pitch_subspace_v_z * joint1_subspace2_coriolis_row_f_z
-        + joint1_subspace2_coriolis_row_f_y * cache.base_pitch_subspace_v_y;
-    out[(8, 5)] = base_roll_subspace_rate_v_z
+    out[(8, 4)] = base_pitch_subspace_rate_v_z
         * cache.joint1_subspace2_projected_inertia_f_z
-        + base_roll_subspace_rate_w_y * cache.joint1_subspace2_projected_inertia_n_y
+        + joint1_subspace2_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + cache.joint1_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + cache.joint1_subspace2_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + cache.joint1_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + joint1_subspace2_coriolis_row_n_y * cache.cos_q3
+        + joint1_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_z * joint1_subspace2_coriolis_row_f_z
+        + cache.joint1_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + joint1_subspace2_coriolis_row_f_y * cache.base_pitch_subspace_v_y;
+    out[(8, 5)] = cache.joint1_subspace2_projected_inertia_f_z
+        * base_roll_subspace_rate_v_z
+        + base_roll_subspace_rate_v_y * cache.joint1_subspace2_projected_inertia_f_y
+        + cache.joint1_subspace2_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + cache.joint1_subspace2_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + base_roll_subspace_rate_w_z * cache.joint1_subspace2_projected_inertia_n_z
         + cache.base_pitch_rotation_10 * joint1_subspace2_coriolis_row_n_y
         + cache.base_roll_subspace_v_y * joint1_subspace2_coriolis_row_f_y
         + joint1_subspace2_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + cache.joint1_subspace2_projected_inertia_f_y * base_roll_subspace_rate_v_y
-        + cache.joint1_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + cache.base_roll_subspace_v_z * joint1_subspace2_coriolis_row_f_z
-        + base_roll_subspace_rate_v_x * cache.joint1_subspace2_projected_inertia_f_x
         + cache.base_pitch_rotation_20 * joint1_subspace2_coriolis_row_n_z
         + joint1_subspace2_coriolis_row_f_x * cache.base_roll_subspace_v_x
         + base_roll_subspace_rate_w_x * cache.joint1_subspace2_projected_inertia_n_x;
@@ -16659,72 +16711,71 @@ pub fn coriolis_matrix_into(
     out[(9, 0)] = joint2_subspace0_coriolis_row_f_x;
     out[(9, 1)] = joint2_subspace0_coriolis_row_f_y;
     out[(9, 2)] = joint2_subspace0_coriolis_row_f_z;
-    out[(9, 3)] = base_yaw_subspace_rate_v_y
-        * cache.joint2_subspace0_projected_inertia_f_y
-        + cache.joint2_subspace0_projected_inertia_f_x * qd[1]
+    out[(9, 3)] = cache.joint2_subspace0_projected_inertia_f_x * qd[1]
+        + base_yaw_subspace_rate_v_y * cache.joint2_subspace0_projected_inertia_f_y
         + joint2_subspace0_coriolis_row_n_z
         + joint2_subspace0_coriolis_row_f_y * cache.base_yaw_subspace_v_y
         + q[1] * joint2_subspace0_coriolis_row_f_x;
     out[(9, 4)] = joint2_subspace0_coriolis_row_n_y * cache.cos_q3
+        + cache.joint2_subspace0_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + joint2_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + cache.joint2_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + cache.joint2_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
-        + joint2_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + cache.joint2_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z
         + joint2_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + cache.joint2_subspace0_projected_inertia_f_x * base_pitch_subspace_rate_v_x
         + joint2_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
         + cache.base_pitch_subspace_v_z * joint2_subspace0_coriolis_row_f_z
-        + base_pitch_subspace_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z;
-    out[(9, 5)] = base_roll_subspace_rate_v_x
-        * cache.joint2_subspace0_projected_inertia_f_x
+        + cache.joint2_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x;
+    out[(9, 5)] = base_roll_subspace_rate_w_x
+        * cache.joint2_subspace0_projected_inertia_n_x
+        + base_roll_subspace_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
+        + base_roll_subspace_rate_w_z * cache.joint2_subspace0_projected_inertia_n_z
         + cache.base_roll_subspace_v_y * joint2_subspace0_coriolis_row_f_y
         + joint2_subspace0_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z
         + cache.base_roll_subspace_v_z * joint2_subspace0_coriolis_row_f_z
-        + cache.joint2_subspace0_projected_inertia_n_y * base_roll_subspace_rate_w_y
-        + base_roll_subspace_rate_w_z * cache.joint2_subspace0_projected_inertia_n_z
+        + base_roll_subspace_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z
         + cache.joint2_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + cache.base_pitch_rotation_20 * joint2_subspace0_coriolis_row_n_z
+        + cache.joint2_subspace0_projected_inertia_f_x * base_roll_subspace_rate_v_x
         + cache.base_roll_subspace_v_x * joint2_subspace0_coriolis_row_f_x
-        + cache.base_pitch_rotation_10 * joint2_subspace0_coriolis_row_n_y
-        + base_roll_subspace_rate_w_x * cache.joint2_subspace0_projected_inertia_n_x;
+        + cache.base_pitch_rotation_10 * joint2_subspace0_coriolis_row_n_y;
     out[(9, 6)] = cache.joint1_tip_subspace0_v_y * joint2_subspace0_coriolis_row_f_y
         + cache.joint1_tip_subspace0_v_z * joint2_subspace0_coriolis_row_f_z
-        + cache.joint2_subspace0_projected_inertia_n_y * joint1_tip_subspace0_rate_w_y
-        + cache.joint2_subspace0_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
-        + joint2_subspace0_coriolis_row_n_x * cache.joint1_tip_subspace0_w_x
-        + joint2_subspace0_coriolis_row_n_y * cache.joint1_tip_subspace0_w_y
-        + joint1_tip_subspace0_rate_v_y * cache.joint2_subspace0_projected_inertia_f_y
-        + cache.joint1_tip_subspace0_v_x * joint2_subspace0_coriolis_row_f_x
-        + joint2_subspace0_coriolis_row_n_z * cache.joint1_tip_subspace0_w_z
-        + joint1_tip_subspace0_rate_w_z * cache.joint2_subspace0_projected_inertia_n_z
+        + joint1_tip_subspace0_rate_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_subspace0_projected_inertia_f_z * joint1_tip_subspace0_rate_v_z
-        + joint1_tip_subspace0_rate_v_x * cache.joint2_subspace0_projected_inertia_f_x;
+        + joint2_subspace0_coriolis_row_n_x * cache.joint1_tip_subspace0_w_x
+        + cache.joint2_subspace0_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
+        + joint2_subspace0_coriolis_row_n_y * cache.joint1_tip_subspace0_w_y
+        + joint1_tip_subspace0_rate_w_z * cache.joint2_subspace0_projected_inertia_n_z
+        + cache.joint1_tip_subspace0_v_x * joint2_subspace0_coriolis_row_f_x
+        + cache.joint2_subspace0_projected_inertia_f_y * joint1_tip_subspace0_rate_v_y
+        + joint2_subspace0_coriolis_row_n_z * cache.joint1_tip_subspace0_w_z
+        + cache.joint2_subspace0_projected_inertia_n_y * joint1_tip_subspace0_rate_w_y;
     out[(9, 7)] = cache.joint1_tip_subspace1_w_x * joint2_subspace0_coriolis_row_n_x
-        + cache.joint2_subspace0_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
-        + cache.joint2_subspace0_projected_inertia_f_x * joint1_tip_subspace1_rate_v_x
-        + cache.joint1_tip_subspace1_v_x * joint2_subspace0_coriolis_row_f_x
-        + joint2_subspace0_coriolis_row_f_y * cache.joint1_tip_subspace1_v_y
         + cache.joint2_subspace0_projected_inertia_f_z * joint1_tip_subspace1_rate_v_z
+        + cache.joint2_subspace0_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
+        + cache.joint1_tip_subspace1_v_x * joint2_subspace0_coriolis_row_f_x
         + cache.joint2_subspace0_projected_inertia_n_x * joint1_tip_subspace1_rate_w_x
-        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
+        + joint2_subspace0_coriolis_row_f_y * cache.joint1_tip_subspace1_v_y
         + joint2_subspace0_coriolis_row_f_z * cache.joint1_tip_subspace1_v_z
         + cache.joint1_tip_subspace1_w_z * joint2_subspace0_coriolis_row_n_z
+        + cache.joint2_subspace0_projected_inertia_f_y * joint1_tip_subspace1_rate_v_y
         + joint2_subspace0_coriolis_row_n_y * cache.joint1_tip_subspace1_w_y
-        + joint1_tip_subspace1_rate_v_y * cache.joint2_subspace0_projected_inertia_f_y;
-    out[(9, 8)] = joint1_tip_subspace2_rate_w_z
-        * cache.joint2_subspace0_projected_inertia_n_z
+        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
+        + cache.joint2_subspace0_projected_inertia_f_x * joint1_tip_subspace1_rate_v_x;
+    out[(9, 8)] = cache.joint2_subspace0_projected_inertia_f_x
+        * joint1_tip_subspace2_rate_v_x
+        + joint1_tip_subspace2_rate_w_z * cache.joint2_subspace0_projected_inertia_n_z
+        + cache.joint2_subspace0_projected_inertia_f_y * joint1_tip_subspace2_rate_v_y
         + joint2_subspace0_coriolis_row_n_x * cache.joint1_tip_subspace2_w_x
         + joint1_tip_subspace2_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z
+        + cache.joint2_subspace0_projected_inertia_n_y * joint1_tip_subspace2_rate_w_y
+        + joint1_tip_subspace2_rate_w_x * cache.joint2_subspace0_projected_inertia_n_x
         + cache.joint1_tip_subspace2_w_y * joint2_subspace0_coriolis_row_n_y
         + joint2_subspace0_coriolis_row_f_y * cache.joint1_tip_subspace2_v_y
-        + cache.joint2_subspace0_projected_inertia_n_y * joint1_tip_subspace2_rate_w_y
-        + joint1_tip_subspace2_rate_v_y * cache.joint2_subspace0_projected_inertia_f_y
         + joint2_subspace0_coriolis_row_f_z * cache.joint1_tip_subspace2_v_z
         + joint2_subspace0_coriolis_row_n_z * cache.joint1_tip_subspace2_w_z
-        + cache.joint1_tip_subspace2_v_x * joint2_subspace0_coriolis_row_f_x
-        + joint1_tip_subspace2_rate_w_x * cache.joint2_subspace0_projected_inertia_n_x
-        + cache.joint2_subspace0_projected_inertia_f_x * joint1_tip_subspace2_rate_v_x;
+        + cache.joint1_tip_subspace2_v_x * joint2_subspace0_coriolis_row_f_x;
     out[(9, 9)] = t3389 * joint2_slice2_subspace0_v_z
         + cache.joint2_tip_subspace0_w_z * t3390 + joint2_slice1_subspace0_w_x * t3391
         + t3392 * joint2_slice1_subspace0_w_z + t3393 * joint2_slice1_subspace0_v_x
@@ -16776,73 +16827,71 @@ pub fn coriolis_matrix_into(
     out[(10, 0)] = joint2_subspace1_coriolis_row_f_x;
     out[(10, 1)] = joint2_subspace1_coriolis_row_f_y;
     out[(10, 2)] = joint2_subspace1_coriolis_row_f_z;
-    out[(10, 3)] = base_yaw_subspace_rate_v_y
-        * cache.joint2_subspace1_projected_inertia_f_y
-        + joint2_subspace1_coriolis_row_n_z
+    out[(10, 3)] = joint2_subspace1_coriolis_row_n_z
+        + base_yaw_subspace_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y
         + joint2_subspace1_coriolis_row_f_y * cache.base_yaw_subspace_v_y
-        + q[1] * joint2_subspace1_coriolis_row_f_x
-        + cache.joint2_subspace1_projected_inertia_f_x * qd[1];
+        + cache.joint2_subspace1_projected_inertia_f_x * qd[1]
+        + q[1] * joint2_subspace1_coriolis_row_f_x;
     out[(10, 4)] = joint2_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + base_pitch_subspace_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y
         + joint2_subspace1_coriolis_row_n_y * cache.cos_q3
-        + base_pitch_subspace_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
+        + cache.joint2_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + joint2_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + cache.joint2_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + cache.joint2_subspace1_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + base_pitch_subspace_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
+        + cache.joint2_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
         + joint2_subspace1_coriolis_row_f_z * cache.base_pitch_subspace_v_z
         + joint2_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y;
-    out[(10, 5)] = base_roll_subspace_rate_v_x
-        * cache.joint2_subspace1_projected_inertia_f_x
-        + cache.joint2_subspace1_projected_inertia_n_y * base_roll_subspace_rate_w_y
-        + cache.joint2_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
+    out[(10, 5)] = base_roll_subspace_rate_w_x
+        * cache.joint2_subspace1_projected_inertia_n_x
         + joint2_subspace1_coriolis_row_n_z * cache.base_pitch_rotation_20
-        + cache.joint2_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
         + cache.base_roll_subspace_v_y * joint2_subspace1_coriolis_row_f_y
-        + base_roll_subspace_rate_w_x * cache.joint2_subspace1_projected_inertia_n_x
         + joint2_subspace1_coriolis_row_n_y * cache.base_pitch_rotation_10
+        + cache.joint2_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
         + joint2_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + cache.joint2_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + joint2_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y
+        + base_roll_subspace_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
+        + base_roll_subspace_rate_w_y * cache.joint2_subspace1_projected_inertia_n_y
         + joint2_subspace1_coriolis_row_f_z * cache.base_roll_subspace_v_z;
-    out[(10, 6)] = joint1_tip_subspace0_rate_v_x
-        * cache.joint2_subspace1_projected_inertia_f_x
-        + joint2_subspace1_coriolis_row_n_z * cache.joint1_tip_subspace0_w_z
+    out[(10, 6)] = joint2_subspace1_coriolis_row_n_z * cache.joint1_tip_subspace0_w_z
         + joint2_subspace1_coriolis_row_n_x * cache.joint1_tip_subspace0_w_x
-        + joint2_subspace1_coriolis_row_n_y * cache.joint1_tip_subspace0_w_y
-        + joint2_subspace1_coriolis_row_f_x * cache.joint1_tip_subspace0_v_x
-        + cache.joint2_subspace1_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
-        + cache.joint1_tip_subspace0_v_y * joint2_subspace1_coriolis_row_f_y
-        + joint1_tip_subspace0_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y
-        + cache.joint2_subspace1_projected_inertia_f_z * joint1_tip_subspace0_rate_v_z
         + cache.joint2_subspace1_projected_inertia_n_y * joint1_tip_subspace0_rate_w_y
-        + cache.joint2_subspace1_projected_inertia_n_z * joint1_tip_subspace0_rate_w_z
+        + joint2_subspace1_coriolis_row_n_y * cache.joint1_tip_subspace0_w_y
+        + cache.joint2_subspace1_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
+        + cache.joint2_subspace1_projected_inertia_f_y * joint1_tip_subspace0_rate_v_y
+        + joint1_tip_subspace0_rate_w_z * cache.joint2_subspace1_projected_inertia_n_z
+        + joint2_subspace1_coriolis_row_f_x * cache.joint1_tip_subspace0_v_x
+        + cache.joint1_tip_subspace0_v_y * joint2_subspace1_coriolis_row_f_y
+        + joint1_tip_subspace0_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
+        + joint1_tip_subspace0_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
         + joint2_subspace1_coriolis_row_f_z * cache.joint1_tip_subspace0_v_z;
-    out[(10, 7)] = joint1_tip_subspace1_rate_w_y
-        * cache.joint2_subspace1_projected_inertia_n_y
-        + cache.joint1_tip_subspace1_w_z * joint2_subspace1_coriolis_row_n_z
-        + cache.joint2_subspace1_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
+    out[(10, 7)] = cache.joint1_tip_subspace1_w_z * joint2_subspace1_coriolis_row_n_z
         + joint2_subspace1_coriolis_row_n_y * cache.joint1_tip_subspace1_w_y
-        + joint2_subspace1_coriolis_row_f_x * cache.joint1_tip_subspace1_v_x
-        + joint2_subspace1_coriolis_row_f_y * cache.joint1_tip_subspace1_v_y
         + cache.joint2_subspace1_projected_inertia_n_x * joint1_tip_subspace1_rate_w_x
+        + joint2_subspace1_coriolis_row_f_x * cache.joint1_tip_subspace1_v_x
+        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace1_projected_inertia_n_y
         + cache.joint2_subspace1_projected_inertia_f_z * joint1_tip_subspace1_rate_v_z
-        + joint1_tip_subspace1_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
+        + joint2_subspace1_coriolis_row_f_y * cache.joint1_tip_subspace1_v_y
+        + cache.joint2_subspace1_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
         + joint2_subspace1_coriolis_row_f_z * cache.joint1_tip_subspace1_v_z
-        + joint1_tip_subspace1_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y
-        + cache.joint1_tip_subspace1_w_x * joint2_subspace1_coriolis_row_n_x;
-    out[(10, 8)] = joint2_subspace1_coriolis_row_f_z * cache.joint1_tip_subspace2_v_z
-        + joint1_tip_subspace2_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
-        + cache.joint2_subspace1_projected_inertia_n_z * joint1_tip_subspace2_rate_w_z
+        + cache.joint2_subspace1_projected_inertia_f_x * joint1_tip_subspace1_rate_v_x
+        + cache.joint1_tip_subspace1_w_x * joint2_subspace1_coriolis_row_n_x
+        + joint1_tip_subspace1_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y;
+    out[(10, 8)] = joint1_tip_subspace2_rate_v_x
+        * cache.joint2_subspace1_projected_inertia_f_x
+        + joint1_tip_subspace2_rate_w_z * cache.joint2_subspace1_projected_inertia_n_z
+        + joint2_subspace1_coriolis_row_f_z * cache.joint1_tip_subspace2_v_z
         + joint1_tip_subspace2_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
+        + cache.joint2_subspace1_projected_inertia_n_y * joint1_tip_subspace2_rate_w_y
         + joint2_subspace1_coriolis_row_n_y * cache.joint1_tip_subspace2_w_y
         + joint2_subspace1_coriolis_row_f_y * cache.joint1_tip_subspace2_v_y
+        + joint1_tip_subspace2_rate_w_x * cache.joint2_subspace1_projected_inertia_n_x
         + joint2_subspace1_coriolis_row_n_z * cache.joint1_tip_subspace2_w_z
-        + cache.joint2_subspace1_projected_inertia_n_x * joint1_tip_subspace2_rate_w_x
+        + joint1_tip_subspace2_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y
         + joint2_subspace1_coriolis_row_n_x * cache.joint1_tip_subspace2_w_x
-        + cache.joint2_subspace1_projected_inertia_n_y * joint1_tip_subspace2_rate_w_y
-        + joint2_subspace1_coriolis_row_f_x * cache.joint1_tip_subspace2_v_x
-        + joint1_tip_subspace2_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y;
+        + joint2_subspace1_coriolis_row_f_x * cache.joint1_tip_subspace2_v_x;
     out[(10, 9)] = t3389 * joint2_slice2_subspace1_v_z
         + cache.joint2_tip_subspace1_w_z * t3390 + t3399 * joint2_slice1_subspace1_v_y
         + t3393 * joint2_slice1_subspace1_v_x + joint2_slice0_subspace1_w_x * t3405
@@ -16894,72 +16943,71 @@ pub fn coriolis_matrix_into(
     out[(11, 0)] = joint2_subspace2_coriolis_row_f_x;
     out[(11, 1)] = joint2_subspace2_coriolis_row_f_y;
     out[(11, 2)] = joint2_subspace2_coriolis_row_f_z;
-    out[(11, 3)] = cache.joint2_subspace2_projected_inertia_f_y
-        * base_yaw_subspace_rate_v_y + joint2_subspace2_coriolis_row_n_z
+    out[(11, 3)] = joint2_subspace2_coriolis_row_n_z
         + cache.joint2_subspace2_projected_inertia_f_x * qd[1]
+        + cache.joint2_subspace2_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + q[1] * joint2_subspace2_coriolis_row_f_x
         + joint2_subspace2_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
-    out[(11, 4)] = cache.joint2_subspace2_projected_inertia_f_y
-        * base_pitch_subspace_rate_v_y
+    out[(11, 4)] = cache.joint2_subspace2_projected_inertia_n_x
+        * base_pitch_subspace_rate_w_x
         + joint2_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + cache.joint2_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + cache.joint2_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + joint2_subspace2_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + cache.joint2_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + base_pitch_subspace_rate_v_z * cache.joint2_subspace2_projected_inertia_f_z
+        + base_pitch_subspace_rate_v_x * cache.joint2_subspace2_projected_inertia_f_x
         + joint2_subspace2_coriolis_row_n_y * cache.cos_q3
+        + cache.joint2_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + joint2_subspace2_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + cache.joint2_subspace2_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + cache.joint2_subspace2_projected_inertia_f_z * base_pitch_subspace_rate_v_z
         + cache.base_pitch_subspace_v_z * joint2_subspace2_coriolis_row_f_z;
-    out[(11, 5)] = base_roll_subspace_rate_w_y
-        * cache.joint2_subspace2_projected_inertia_n_y
-        + cache.base_roll_subspace_v_z * joint2_subspace2_coriolis_row_f_z
-        + cache.joint2_subspace2_projected_inertia_n_x * base_roll_subspace_rate_w_x
-        + cache.base_roll_subspace_v_y * joint2_subspace2_coriolis_row_f_y
+    out[(11, 5)] = cache.base_roll_subspace_v_z * joint2_subspace2_coriolis_row_f_z
         + cache.joint2_subspace2_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + base_roll_subspace_rate_v_x * cache.joint2_subspace2_projected_inertia_f_x
-        + joint2_subspace2_coriolis_row_n_z * cache.base_pitch_rotation_20
+        + cache.base_roll_subspace_v_y * joint2_subspace2_coriolis_row_f_y
         + cache.joint2_subspace2_projected_inertia_f_y * base_roll_subspace_rate_v_y
-        + cache.joint2_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + joint2_subspace2_coriolis_row_n_z * cache.base_pitch_rotation_20
         + joint2_subspace2_coriolis_row_f_x * cache.base_roll_subspace_v_x
         + cache.base_pitch_rotation_10 * joint2_subspace2_coriolis_row_n_y
-        + joint2_subspace2_coriolis_row_n_x * cache.base_pitch_rotation_00;
+        + base_roll_subspace_rate_v_x * cache.joint2_subspace2_projected_inertia_f_x
+        + cache.joint2_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + joint2_subspace2_coriolis_row_n_x * cache.base_pitch_rotation_00
+        + base_roll_subspace_rate_w_x * cache.joint2_subspace2_projected_inertia_n_x
+        + cache.joint2_subspace2_projected_inertia_n_y * base_roll_subspace_rate_w_y;
     out[(11, 6)] = joint2_subspace2_coriolis_row_f_z * cache.joint1_tip_subspace0_v_z
-        + cache.joint2_subspace2_projected_inertia_n_y * joint1_tip_subspace0_rate_w_y
-        + cache.joint2_subspace2_projected_inertia_n_z * joint1_tip_subspace0_rate_w_z
-        + joint1_tip_subspace0_rate_v_x * cache.joint2_subspace2_projected_inertia_f_x
-        + cache.joint1_tip_subspace0_v_y * joint2_subspace2_coriolis_row_f_y
-        + cache.joint2_subspace2_projected_inertia_f_z * joint1_tip_subspace0_rate_v_z
-        + cache.joint1_tip_subspace0_w_x * joint2_subspace2_coriolis_row_n_x
-        + cache.joint2_subspace2_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
         + cache.joint2_subspace2_projected_inertia_f_y * joint1_tip_subspace0_rate_v_y
+        + joint1_tip_subspace0_rate_v_x * cache.joint2_subspace2_projected_inertia_f_x
+        + cache.joint2_subspace2_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
+        + cache.joint1_tip_subspace0_v_y * joint2_subspace2_coriolis_row_f_y
+        + cache.joint1_tip_subspace0_w_x * joint2_subspace2_coriolis_row_n_x
         + joint2_subspace2_coriolis_row_n_y * cache.joint1_tip_subspace0_w_y
+        + cache.joint2_subspace2_projected_inertia_f_z * joint1_tip_subspace0_rate_v_z
+        + cache.joint2_subspace2_projected_inertia_n_z * joint1_tip_subspace0_rate_w_z
         + joint2_subspace2_coriolis_row_n_z * cache.joint1_tip_subspace0_w_z
+        + cache.joint2_subspace2_projected_inertia_n_y * joint1_tip_subspace0_rate_w_y
         + joint2_subspace2_coriolis_row_f_x * cache.joint1_tip_subspace0_v_x;
-    out[(11, 7)] = cache.joint2_subspace2_projected_inertia_f_z
-        * joint1_tip_subspace1_rate_v_z
+    out[(11, 7)] = cache.joint2_subspace2_projected_inertia_f_y
+        * joint1_tip_subspace1_rate_v_y
         + joint2_subspace2_coriolis_row_f_x * cache.joint1_tip_subspace1_v_x
-        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace2_projected_inertia_n_y
         + cache.joint2_subspace2_projected_inertia_f_x * joint1_tip_subspace1_rate_v_x
+        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace2_projected_inertia_n_y
         + joint2_subspace2_coriolis_row_f_z * cache.joint1_tip_subspace1_v_z
         + cache.joint1_tip_subspace1_w_z * joint2_subspace2_coriolis_row_n_z
         + cache.joint1_tip_subspace1_w_x * joint2_subspace2_coriolis_row_n_x
         + joint2_subspace2_coriolis_row_f_y * cache.joint1_tip_subspace1_v_y
-        + cache.joint2_subspace2_projected_inertia_n_x * joint1_tip_subspace1_rate_w_x
-        + cache.joint2_subspace2_projected_inertia_f_y * joint1_tip_subspace1_rate_v_y
+        + cache.joint2_subspace2_projected_inertia_f_z * joint1_tip_subspace1_rate_v_z
         + cache.joint2_subspace2_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
+        + cache.joint2_subspace2_projected_inertia_n_x * joint1_tip_subspace1_rate_w_x
         + joint2_subspace2_coriolis_row_n_y * cache.joint1_tip_subspace1_w_y;
     out[(11, 8)] = cache.joint1_tip_subspace2_w_y * joint2_subspace2_coriolis_row_n_y
+        + cache.joint2_subspace2_projected_inertia_f_z * joint1_tip_subspace2_rate_v_z
         + joint2_subspace2_coriolis_row_f_z * cache.joint1_tip_subspace2_v_z
+        + joint1_tip_subspace2_rate_w_x * cache.joint2_subspace2_projected_inertia_n_x
         + cache.joint1_tip_subspace2_w_x * joint2_subspace2_coriolis_row_n_x
-        + joint2_subspace2_coriolis_row_n_z * cache.joint1_tip_subspace2_w_z
-        + joint1_tip_subspace2_rate_w_z * cache.joint2_subspace2_projected_inertia_n_z
         + cache.joint2_subspace2_projected_inertia_n_y * joint1_tip_subspace2_rate_w_y
+        + joint2_subspace2_coriolis_row_n_z * cache.joint1_tip_subspace2_w_z
         + cache.joint1_tip_subspace2_v_x * joint2_subspace2_coriolis_row_f_x
         + cache.joint1_tip_subspace2_v_y * joint2_subspace2_coriolis_row_f_y
         + cache.joint2_subspace2_projected_inertia_f_y * joint1_tip_subspace2_rate_v_y
-        + cache.joint2_subspace2_projected_inertia_f_x * joint1_tip_subspace2_rate_v_x
-        + cache.joint2_subspace2_projected_inertia_n_x * joint1_tip_subspace2_rate_w_x
-        + cache.joint2_subspace2_projected_inertia_f_z * joint1_tip_subspace2_rate_v_z;
+        + joint1_tip_subspace2_rate_w_z * cache.joint2_subspace2_projected_inertia_n_z
+        + joint1_tip_subspace2_rate_v_x * cache.joint2_subspace2_projected_inertia_f_x;
     out[(11, 9)] = joint2_slice2_subspace2_v_x * t3417
         + t3408 * joint2_slice3_subspace2_v_z + t3396 * joint2_slice0_subspace2_w_y
         + joint2_slice2_subspace2_v_y * t3413 + joint2_slice1_subspace2_v_y * t3399
@@ -17026,18 +17074,18 @@ pub fn gravity_into(
     out[5] = p.gravity * cache.base_pitch_rotation_00 * cache.tail_composite_inertia_h_y
         + p.gravity * cache.tail_composite_inertia_m * cache.base_roll_subspace_v_z
         - cache.base_pitch_rotation_10 * p.gravity * cache.tail_composite_inertia_h_x;
-    out[6] = q[6] * p.joint_stiffness
-        + p.gravity * cache.joint1_subspace0_projected_inertia_f_z;
+    out[6] = p.gravity * cache.joint1_subspace0_projected_inertia_f_z
+        + q[6] * p.joint_stiffness;
     out[7] = q[7] * p.joint_stiffness
         + p.gravity * cache.joint1_subspace1_projected_inertia_f_z;
-    out[8] = q[8] * p.joint_stiffness
-        + p.gravity * cache.joint1_subspace2_projected_inertia_f_z;
-    out[9] = p.joint_stiffness * q[9]
-        + p.gravity * cache.joint2_subspace0_projected_inertia_f_z;
+    out[8] = p.gravity * cache.joint1_subspace2_projected_inertia_f_z
+        + q[8] * p.joint_stiffness;
+    out[9] = p.gravity * cache.joint2_subspace0_projected_inertia_f_z
+        + p.joint_stiffness * q[9];
     out[10] = p.gravity * cache.joint2_subspace1_projected_inertia_f_z
         + p.joint_stiffness * q[10];
-    out[11] = q[11] * p.joint_stiffness
-        + p.gravity * cache.joint2_subspace2_projected_inertia_f_z;
+    out[11] = cache.joint2_subspace2_projected_inertia_f_z * p.gravity
+        + q[11] * p.joint_stiffness;
 }
 /// M, C qd and G together, all three from the one cache.
 #[inline]

@@ -678,6 +678,39 @@ pub struct Cache {
     pub wrist_composite_inertia_i_11: f64,
     pub wrist_composite_inertia_i_12: f64,
     pub wrist_composite_inertia_i_22: f64,
+    pub arm_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub arm_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub arm_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub arm_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub arm_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub arm_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub arm_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub arm_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub arm_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub arm_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub arm_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub arm_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub arm_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub arm_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub arm_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub arm_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub arm_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub arm_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub arm_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub arm_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub arm_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub arm_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub arm_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub arm_slice3_local_bend_z_projected_inertia_f_z: f64,
+    pub flap_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub flap_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub flap_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub flap_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub flap_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub flap_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub flap_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub flap_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub flap_slice2_local_bend_y_projected_inertia_f_y: f64,
     pub flap_subspace0_projected_inertia_n_x: f64,
     pub flap_subspace0_projected_inertia_n_y: f64,
     pub flap_subspace0_projected_inertia_n_z: f64,
@@ -1506,39 +1539,148 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let wrist_composite_inertia_i_11 = wrist_inertia_i_11 + flap_slices_inertia_i_11;
     let wrist_composite_inertia_i_12 = flap_slices_inertia_i_12 + wrist_inertia_i_12;
     let wrist_composite_inertia_i_22 = flap_slices_inertia_i_22 + wrist_inertia_i_22;
-    let t110 = flap_slice1_local_inertia_h_x * flap_slice1_local_bend_y_column_v_y
-        + 0.5 * flap_slice1_local_inertia_i_22
-        + 0.1127016653792583 * flap_slice0_local_inertia_i_22
-        + 0.8872983346207417 * flap_slice2_local_inertia_i_22
-        + flap_slice2_local_bend_y_column_v_y * flap_slice2_local_inertia_h_x
+    let arm_slice0_local_bend_y_projected_inertia_f_x = arm_slice0_local_bend_y_column_v_x
+        * arm_slice0_mass
+        - (arm_slice0_local_bend_y_column_w_z * arm_slice0_local_inertia_h_y
+            - arm_slice0_local_bend_y_column_w_y * arm_slice0_local_inertia_h_z);
+    let arm_slice0_local_bend_y_projected_inertia_f_y = arm_slice0_mass
+        * arm_slice0_local_bend_y_column_v_y
+        - (arm_slice0_local_bend_y_column_w_x * arm_slice0_local_inertia_h_z
+            - arm_slice0_local_bend_y_column_w_z * arm_slice0_local_inertia_h_x);
+    let arm_slice0_local_bend_y_projected_inertia_f_z = arm_slice0_local_bend_y_column_v_z
+        * arm_slice0_mass
+        - (arm_slice0_local_inertia_h_x * arm_slice0_local_bend_y_column_w_y
+            - arm_slice0_local_bend_y_column_w_x * arm_slice0_local_inertia_h_y);
+    let arm_slice1_local_bend_y_projected_inertia_f_x = arm_slice1_local_bend_y_column_v_x
+        * arm_slice1_mass
+        - (arm_slice1_local_inertia_h_y * arm_slice1_local_bend_y_column_w_z
+            - arm_slice1_local_inertia_h_z * arm_slice1_local_bend_y_column_w_y);
+    let arm_slice1_local_bend_y_projected_inertia_f_y = arm_slice1_local_bend_y_column_v_y
+        * arm_slice1_mass
+        - (arm_slice1_local_inertia_h_z * arm_slice1_local_bend_y_column_w_x
+            - arm_slice1_local_bend_y_column_w_z * arm_slice1_local_inertia_h_x);
+    let arm_slice1_local_bend_y_projected_inertia_f_z = arm_slice1_mass
+        * arm_slice1_local_bend_y_column_v_z
+        - (arm_slice1_local_bend_y_column_w_y * arm_slice1_local_inertia_h_x
+            - arm_slice1_local_inertia_h_y * arm_slice1_local_bend_y_column_w_x);
+    let arm_slice2_local_bend_y_projected_inertia_f_x = arm_slice1_mass
+        * arm_slice2_local_bend_y_column_v_x
+        - (arm_slice2_local_bend_y_column_w_z * arm_slice2_local_inertia_h_y
+            - arm_slice2_local_inertia_h_z * arm_slice2_local_bend_y_column_w_y);
+    let arm_slice2_local_bend_y_projected_inertia_f_y = arm_slice1_mass
+        * arm_slice2_local_bend_y_column_v_y
+        - (arm_slice2_local_bend_y_column_w_x * arm_slice2_local_inertia_h_z
+            - arm_slice2_local_bend_y_column_w_z * arm_slice2_local_inertia_h_x);
+    let arm_slice2_local_bend_y_projected_inertia_f_z = arm_slice1_mass
+        * arm_slice2_local_bend_y_column_v_z
+        - (arm_slice2_local_inertia_h_x * arm_slice2_local_bend_y_column_w_y
+            - arm_slice2_local_inertia_h_y * arm_slice2_local_bend_y_column_w_x);
+    let arm_slice3_local_bend_y_projected_inertia_f_x = arm_slice3_local_bend_y_column_v_x
+        * arm_slice0_mass
+        - (arm_slice3_local_inertia_h_y * arm_slice3_local_bend_y_column_w_z
+            - arm_slice3_local_bend_y_column_w_y * arm_slice3_local_inertia_h_z);
+    let arm_slice3_local_bend_y_projected_inertia_f_y = arm_slice0_mass
+        * arm_slice3_local_bend_y_column_v_y
+        - (arm_slice3_local_inertia_h_z * arm_slice3_local_bend_y_column_w_x
+            - arm_slice3_local_inertia_h_x * arm_slice3_local_bend_y_column_w_z);
+    let arm_slice3_local_bend_y_projected_inertia_f_z = arm_slice3_local_bend_y_column_v_z
+        * arm_slice0_mass
+        - (arm_slice3_local_inertia_h_x * arm_slice3_local_bend_y_column_w_y
+            - arm_slice3_local_inertia_h_y * arm_slice3_local_bend_y_column_w_x);
+    let arm_slice0_local_bend_z_projected_inertia_f_x = arm_slice0_mass
+        * arm_slice0_local_bend_z_column_v_x
+        - (arm_slice0_local_bend_z_column_w_z * arm_slice0_local_inertia_h_y
+            - arm_slice0_local_bend_z_column_w_y * arm_slice0_local_inertia_h_z);
+    let arm_slice0_local_bend_z_projected_inertia_f_y = arm_slice0_local_bend_z_column_v_y
+        * arm_slice0_mass
+        - (arm_slice0_local_bend_z_column_w_x * arm_slice0_local_inertia_h_z
+            - arm_slice0_local_inertia_h_x * arm_slice0_local_bend_z_column_w_z);
+    let arm_slice0_local_bend_z_projected_inertia_f_z = arm_slice0_local_bend_z_column_v_z
+        * arm_slice0_mass
+        - (arm_slice0_local_bend_z_column_w_y * arm_slice0_local_inertia_h_x
+            - arm_slice0_local_bend_z_column_w_x * arm_slice0_local_inertia_h_y);
+    let arm_slice1_local_bend_z_projected_inertia_f_x = arm_slice1_mass
+        * arm_slice1_local_bend_z_column_v_x
+        - (arm_slice1_local_inertia_h_y * arm_slice1_local_bend_z_column_w_z
+            - arm_slice1_local_inertia_h_z * arm_slice1_local_bend_z_column_w_y);
+    let arm_slice1_local_bend_z_projected_inertia_f_y = arm_slice1_mass
+        * arm_slice1_local_bend_z_column_v_y
+        - (arm_slice1_local_inertia_h_z * arm_slice1_local_bend_z_column_w_x
+            - arm_slice1_local_inertia_h_x * arm_slice1_local_bend_z_column_w_z);
+    let arm_slice1_local_bend_z_projected_inertia_f_z = arm_slice1_mass
+        * arm_slice1_local_bend_z_column_v_z
+        - (arm_slice1_local_bend_z_column_w_y * arm_slice1_local_inertia_h_x
+            - arm_slice1_local_inertia_h_y * arm_slice1_local_bend_z_column_w_x);
+    let arm_slice2_local_bend_z_projected_inertia_f_x = arm_slice1_mass
+        * arm_slice2_local_bend_z_column_v_x
+        - (arm_slice2_local_inertia_h_y * arm_slice2_local_bend_z_column_w_z
+            - arm_slice2_local_inertia_h_z * arm_slice2_local_bend_z_column_w_y);
+    let arm_slice2_local_bend_z_projected_inertia_f_y = arm_slice2_local_bend_z_column_v_y
+        * arm_slice1_mass
+        - (arm_slice2_local_inertia_h_z * arm_slice2_local_bend_z_column_w_x
+            - arm_slice2_local_bend_z_column_w_z * arm_slice2_local_inertia_h_x);
+    let arm_slice2_local_bend_z_projected_inertia_f_z = arm_slice1_mass
+        * arm_slice2_local_bend_z_column_v_z
+        - (arm_slice2_local_inertia_h_x * arm_slice2_local_bend_z_column_w_y
+            - arm_slice2_local_inertia_h_y * arm_slice2_local_bend_z_column_w_x);
+    let arm_slice3_local_bend_z_projected_inertia_f_x = arm_slice0_mass
+        * arm_slice3_local_bend_z_column_v_x
+        - (arm_slice3_local_inertia_h_y * arm_slice3_local_bend_z_column_w_z
+            - arm_slice3_local_inertia_h_z * arm_slice3_local_bend_z_column_w_y);
+    let arm_slice3_local_bend_z_projected_inertia_f_y = arm_slice3_local_bend_z_column_v_y
+        * arm_slice0_mass
+        - (arm_slice3_local_bend_z_column_w_x * arm_slice3_local_inertia_h_z
+            - arm_slice3_local_inertia_h_x * arm_slice3_local_bend_z_column_w_z);
+    let arm_slice3_local_bend_z_projected_inertia_f_z = arm_slice0_mass
+        * arm_slice3_local_bend_z_column_v_z
+        - (arm_slice3_local_inertia_h_x * arm_slice3_local_bend_z_column_w_y
+            - arm_slice3_local_bend_z_column_w_x * arm_slice3_local_inertia_h_y);
+    let flap_slice0_local_bend_y_projected_inertia_n_z = 0.1127016653792583
+        * flap_slice0_local_inertia_i_22
         + flap_slice0_local_inertia_h_x * flap_slice0_local_bend_y_column_v_y
-        - flap_slice1_local_bend_y_column_v_x * flap_slice1_local_inertia_h_y
-        - flap_slice2_local_inertia_h_y * flap_slice2_local_bend_y_column_v_x
         - flap_slice0_local_inertia_h_y * flap_slice0_local_bend_y_column_v_x;
-    let t111 = flap_slice2_local_bend_y_column_v_y * flap_slice0_mass
-        + 0.5 * flap_slice1_local_inertia_h_x
-        + 0.8872983346207417 * flap_slice2_local_inertia_h_x
-        + 0.1127016653792583 * flap_slice0_local_inertia_h_x
-        + flap_slice1_mass * flap_slice1_local_bend_y_column_v_y
+    let flap_slice0_local_bend_y_projected_inertia_f_x = flap_slice0_local_bend_y_column_v_x
+        * flap_slice0_mass - 0.1127016653792583 * flap_slice0_local_inertia_h_y;
+    let flap_slice0_local_bend_y_projected_inertia_f_y = 0.1127016653792583
+        * flap_slice0_local_inertia_h_x
         + flap_slice0_local_bend_y_column_v_y * flap_slice0_mass;
-    let t112 = flap_slice0_local_bend_y_column_v_x * flap_slice0_mass
-        + flap_slice2_local_bend_y_column_v_x * flap_slice0_mass
-        + flap_slice1_mass * flap_slice1_local_bend_y_column_v_x
-        - 0.1127016653792583 * flap_slice0_local_inertia_h_y
-        - 0.5 * flap_slice1_local_inertia_h_y
-        - 0.8872983346207417 * flap_slice2_local_inertia_h_y;
-    let t113 = t111 * flap_rotation_21 + flap_rotation_20 * t112;
-    let t114 = flap_rotation_10 * t112 + t111 * flap_rotation_11;
-    let flap_subspace0_projected_inertia_n_x = p.flap_length
-        * (t110 * flap_rotation_02 + flap_position_y * t113 - flap_position_z * t114);
-    let t115 = t111 * flap_rotation_01 + t112 * flap_rotation_00;
+    let flap_slice1_local_bend_y_projected_inertia_n_z = flap_slice1_local_inertia_h_x
+        * flap_slice1_local_bend_y_column_v_y + 0.5 * flap_slice1_local_inertia_i_22
+        - flap_slice1_local_bend_y_column_v_x * flap_slice1_local_inertia_h_y;
+    let flap_slice1_local_bend_y_projected_inertia_f_x = flap_slice1_mass
+        * flap_slice1_local_bend_y_column_v_x - 0.5 * flap_slice1_local_inertia_h_y;
+    let flap_slice1_local_bend_y_projected_inertia_f_y = 0.5
+        * flap_slice1_local_inertia_h_x
+        + flap_slice1_mass * flap_slice1_local_bend_y_column_v_y;
+    let flap_slice2_local_bend_y_projected_inertia_n_z = 0.8872983346207417
+        * flap_slice2_local_inertia_i_22
+        + flap_slice2_local_bend_y_column_v_y * flap_slice2_local_inertia_h_x
+        - flap_slice2_local_inertia_h_y * flap_slice2_local_bend_y_column_v_x;
+    let flap_slice2_local_bend_y_projected_inertia_f_x = flap_slice2_local_bend_y_column_v_x
+        * flap_slice0_mass - 0.8872983346207417 * flap_slice2_local_inertia_h_y;
+    let flap_slice2_local_bend_y_projected_inertia_f_y = flap_slice2_local_bend_y_column_v_y
+        * flap_slice0_mass + 0.8872983346207417 * flap_slice2_local_inertia_h_x;
+    let t110 = flap_slice1_local_bend_y_projected_inertia_f_x
+        + flap_slice0_local_bend_y_projected_inertia_f_x
+        + flap_slice2_local_bend_y_projected_inertia_f_x;
+    let t111 = flap_slice1_local_bend_y_projected_inertia_f_y
+        + flap_slice0_local_bend_y_projected_inertia_f_y
+        + flap_slice2_local_bend_y_projected_inertia_f_y;
+    let t112 = flap_rotation_10 * t110 + flap_rotation_11 * t111;
+    let t113 = flap_slice1_local_bend_y_projected_inertia_n_z
+        + flap_slice0_local_bend_y_projected_inertia_n_z
+        + flap_slice2_local_bend_y_projected_inertia_n_z;
+    let t114 = flap_rotation_21 * t111 + t110 * flap_rotation_20;
+    let flap_subspace0_projected_inertia_n_x = (flap_rotation_02 * t113
+        + flap_position_y * t114 - flap_position_z * t112) * p.flap_length;
+    let t115 = t110 * flap_rotation_00 + flap_rotation_01 * t111;
     let flap_subspace0_projected_inertia_n_y = p.flap_length
-        * (flap_position_z * t115 + t110 * flap_rotation_12 - flap_position_x * t113);
-    let flap_subspace0_projected_inertia_n_z = p.flap_length
-        * (t110 * flap_rotation_22 + flap_position_x * t114 - flap_position_y * t115);
+        * (flap_position_z * t115 + t113 * flap_rotation_12 - flap_position_x * t114);
+    let flap_subspace0_projected_inertia_n_z = (t113 * flap_rotation_22
+        + flap_position_x * t112 - flap_position_y * t115) * p.flap_length;
     let flap_subspace0_projected_inertia_f_x = p.flap_length * t115;
-    let flap_subspace0_projected_inertia_f_y = p.flap_length * t114;
-    let flap_subspace0_projected_inertia_f_z = p.flap_length * t113;
+    let flap_subspace0_projected_inertia_f_y = p.flap_length * t112;
+    let flap_subspace0_projected_inertia_f_z = p.flap_length * t114;
     let wrist_tip_position_x = wrist_position_x + t70 - 0.01 * arm_tip_rotation_02;
     let wrist_tip_position_y = wrist_position_y + t71 - 0.01 * arm_tip_rotation_12;
     let wrist_tip_position_z = wrist_position_z + t72 - 0.01 * arm_tip_rotation_22;
@@ -1879,6 +2021,39 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         wrist_composite_inertia_i_11,
         wrist_composite_inertia_i_12,
         wrist_composite_inertia_i_22,
+        arm_slice0_local_bend_y_projected_inertia_f_x,
+        arm_slice0_local_bend_y_projected_inertia_f_y,
+        arm_slice0_local_bend_y_projected_inertia_f_z,
+        arm_slice1_local_bend_y_projected_inertia_f_x,
+        arm_slice1_local_bend_y_projected_inertia_f_y,
+        arm_slice1_local_bend_y_projected_inertia_f_z,
+        arm_slice2_local_bend_y_projected_inertia_f_x,
+        arm_slice2_local_bend_y_projected_inertia_f_y,
+        arm_slice2_local_bend_y_projected_inertia_f_z,
+        arm_slice3_local_bend_y_projected_inertia_f_x,
+        arm_slice3_local_bend_y_projected_inertia_f_y,
+        arm_slice3_local_bend_y_projected_inertia_f_z,
+        arm_slice0_local_bend_z_projected_inertia_f_x,
+        arm_slice0_local_bend_z_projected_inertia_f_y,
+        arm_slice0_local_bend_z_projected_inertia_f_z,
+        arm_slice1_local_bend_z_projected_inertia_f_x,
+        arm_slice1_local_bend_z_projected_inertia_f_y,
+        arm_slice1_local_bend_z_projected_inertia_f_z,
+        arm_slice2_local_bend_z_projected_inertia_f_x,
+        arm_slice2_local_bend_z_projected_inertia_f_y,
+        arm_slice2_local_bend_z_projected_inertia_f_z,
+        arm_slice3_local_bend_z_projected_inertia_f_x,
+        arm_slice3_local_bend_z_projected_inertia_f_y,
+        arm_slice3_local_bend_z_projected_inertia_f_z,
+        flap_slice0_local_bend_y_projected_inertia_n_z,
+        flap_slice0_local_bend_y_projected_inertia_f_x,
+        flap_slice0_local_bend_y_projected_inertia_f_y,
+        flap_slice1_local_bend_y_projected_inertia_n_z,
+        flap_slice1_local_bend_y_projected_inertia_f_x,
+        flap_slice1_local_bend_y_projected_inertia_f_y,
+        flap_slice2_local_bend_y_projected_inertia_n_z,
+        flap_slice2_local_bend_y_projected_inertia_f_x,
+        flap_slice2_local_bend_y_projected_inertia_f_y,
         flap_subspace0_projected_inertia_n_x,
         flap_subspace0_projected_inertia_n_y,
         flap_subspace0_projected_inertia_n_z,
@@ -1900,6 +2075,78 @@ pub fn mass_matrix_into(
     out: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *out = SMatrix::zeros();
+    let arm_slice3_local_bend_y_projected_inertia_n_x = cache
+        .arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_bend_y_column_w_z
+        + cache.arm_slice3_local_inertia_i_00 * cache.arm_slice3_local_bend_y_column_w_x
+        + cache.arm_slice3_local_bend_y_column_v_z * cache.arm_slice3_local_inertia_h_y
+        + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_bend_y_column_w_y
+        - cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_bend_y_column_v_y;
+    let arm_slice1_local_bend_y_projected_inertia_n_y = cache
+        .arm_slice1_local_inertia_i_01 * cache.arm_slice1_local_bend_y_column_w_x
+        + cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_bend_y_column_v_x
+        + cache.arm_slice1_local_bend_y_column_w_y * cache.arm_slice1_local_inertia_i_11
+        + cache.arm_slice1_local_inertia_i_12 * cache.arm_slice1_local_bend_y_column_w_z
+        - cache.arm_slice1_local_bend_y_column_v_z * cache.arm_slice1_local_inertia_h_x;
+    let arm_slice3_local_bend_y_projected_inertia_n_z = cache
+        .arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_bend_y_column_w_x
+        + cache.arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_bend_y_column_w_z
+        + cache.arm_slice3_local_bend_y_column_w_y * cache.arm_slice3_local_inertia_i_12
+        + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_bend_y_column_v_y
+        - cache.arm_slice3_local_bend_y_column_v_x * cache.arm_slice3_local_inertia_h_y;
+    let arm_slice2_local_bend_y_projected_inertia_n_x = cache
+        .arm_slice2_local_inertia_i_00 * cache.arm_slice2_local_bend_y_column_w_x
+        + cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_bend_y_column_v_z
+        + cache.arm_slice2_local_bend_y_column_w_z * cache.arm_slice2_local_inertia_i_02
+        + cache.arm_slice2_local_inertia_i_01 * cache.arm_slice2_local_bend_y_column_w_y
+        - cache.arm_slice2_local_inertia_h_z * cache.arm_slice2_local_bend_y_column_v_y;
+    let arm_slice2_local_bend_y_projected_inertia_n_y = cache
+        .arm_slice2_local_bend_y_column_w_y * cache.arm_slice2_local_inertia_i_11
+        + cache.arm_slice2_local_bend_y_column_w_x * cache.arm_slice2_local_inertia_i_01
+        + cache.arm_slice2_local_bend_y_column_w_z * cache.arm_slice2_local_inertia_i_12
+        + cache.arm_slice2_local_bend_y_column_v_x * cache.arm_slice2_local_inertia_h_z
+        - cache.arm_slice2_local_inertia_h_x * cache.arm_slice2_local_bend_y_column_v_z;
+    let arm_slice3_local_bend_y_projected_inertia_n_y = cache
+        .arm_slice3_local_bend_y_column_w_y * cache.arm_slice3_local_inertia_i_11
+        + cache.arm_slice3_local_bend_y_column_v_x * cache.arm_slice3_local_inertia_h_z
+        + cache.arm_slice3_local_inertia_i_12 * cache.arm_slice3_local_bend_y_column_w_z
+        + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_bend_y_column_w_x
+        - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_bend_y_column_v_z;
+    let arm_slice0_local_bend_y_projected_inertia_n_x = cache
+        .arm_slice0_local_inertia_i_01 * cache.arm_slice0_local_bend_y_column_w_y
+        + cache.arm_slice0_local_bend_y_column_v_z * cache.arm_slice0_local_inertia_h_y
+        + cache.arm_slice0_local_bend_y_column_w_x * cache.arm_slice0_local_inertia_i_00
+        + cache.arm_slice0_local_bend_y_column_w_z * cache.arm_slice0_local_inertia_i_02
+        - cache.arm_slice0_local_bend_y_column_v_y * cache.arm_slice0_local_inertia_h_z;
+    let arm_slice2_local_bend_y_projected_inertia_n_z = cache
+        .arm_slice2_local_bend_y_column_w_z * cache.arm_slice2_local_inertia_i_22
+        + cache.arm_slice2_local_inertia_i_12 * cache.arm_slice2_local_bend_y_column_w_y
+        + cache.arm_slice2_local_bend_y_column_w_x * cache.arm_slice2_local_inertia_i_02
+        + cache.arm_slice2_local_inertia_h_x * cache.arm_slice2_local_bend_y_column_v_y
+        - cache.arm_slice2_local_bend_y_column_v_x * cache.arm_slice2_local_inertia_h_y;
+    let arm_slice0_local_bend_y_projected_inertia_n_y = cache
+        .arm_slice0_local_inertia_i_11 * cache.arm_slice0_local_bend_y_column_w_y
+        + cache.arm_slice0_local_inertia_i_01 * cache.arm_slice0_local_bend_y_column_w_x
+        + cache.arm_slice0_local_bend_y_column_v_x * cache.arm_slice0_local_inertia_h_z
+        + cache.arm_slice0_local_bend_y_column_w_z * cache.arm_slice0_local_inertia_i_12
+        - cache.arm_slice0_local_bend_y_column_v_z * cache.arm_slice0_local_inertia_h_x;
+    let arm_slice0_local_bend_y_projected_inertia_n_z = cache
+        .arm_slice0_local_bend_y_column_w_z * cache.arm_slice0_local_inertia_i_22
+        + cache.arm_slice0_local_bend_y_column_w_x * cache.arm_slice0_local_inertia_i_02
+        + cache.arm_slice0_local_inertia_h_x * cache.arm_slice0_local_bend_y_column_v_y
+        + cache.arm_slice0_local_inertia_i_12 * cache.arm_slice0_local_bend_y_column_w_y
+        - cache.arm_slice0_local_bend_y_column_v_x * cache.arm_slice0_local_inertia_h_y;
+    let arm_slice1_local_bend_y_projected_inertia_n_x = cache
+        .arm_slice1_local_bend_y_column_w_y * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_inertia_i_00 * cache.arm_slice1_local_bend_y_column_w_x
+        + cache.arm_slice1_local_bend_y_column_w_z * cache.arm_slice1_local_inertia_i_02
+        + cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_bend_y_column_v_z
+        - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_bend_y_column_v_y;
+    let arm_slice1_local_bend_y_projected_inertia_n_z = cache
+        .arm_slice1_local_bend_y_column_w_y * cache.arm_slice1_local_inertia_i_12
+        + cache.arm_slice1_local_bend_y_column_v_y * cache.arm_slice1_local_inertia_h_x
+        + cache.arm_slice1_local_inertia_i_22 * cache.arm_slice1_local_bend_y_column_w_z
+        + cache.arm_slice1_local_bend_y_column_w_x * cache.arm_slice1_local_inertia_i_02
+        - cache.arm_slice1_local_bend_y_column_v_x * cache.arm_slice1_local_inertia_h_y;
     let t0 = cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_v_y
         + cache.wrist_composite_inertia_i_22 * cache.arm_tip_subspace1_w_z
         + cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_02
@@ -1908,182 +2155,158 @@ pub fn mass_matrix_into(
     let t1 = cache.arm_tip_subspace1_v_x * cache.wrist_composite_inertia_m
         - (cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_h_y
             - cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_w_y);
-    let t2 = cache.arm_slice1_mass * cache.arm_slice2_local_bend_z_column_v_z
-        - (cache.arm_slice2_local_inertia_h_x * cache.arm_slice2_local_bend_z_column_w_y
-            - cache.arm_slice2_local_inertia_h_y
-                * cache.arm_slice2_local_bend_z_column_w_x);
-    let t3 = cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_x
-        - (cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_bend_z_column_w_z
-            - cache.arm_slice1_local_inertia_h_z
-                * cache.arm_slice1_local_bend_z_column_w_y);
-    let t4 = cache.arm_slice2_local_inertia_i_12
-        * cache.arm_slice2_local_bend_z_column_w_y
+    let arm_slice2_local_bend_z_projected_inertia_n_z = cache
+        .arm_slice2_local_inertia_i_12 * cache.arm_slice2_local_bend_z_column_w_y
         + cache.arm_slice2_local_inertia_i_02 * cache.arm_slice2_local_bend_z_column_w_x
         + cache.arm_slice2_local_inertia_i_22 * cache.arm_slice2_local_bend_z_column_w_z
         + cache.arm_slice2_local_bend_z_column_v_y * cache.arm_slice2_local_inertia_h_x
         - cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_bend_z_column_v_x;
-    let t5 = cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_y
-        - (cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_bend_z_column_w_x
-            - cache.arm_slice1_local_inertia_h_x
-                * cache.arm_slice1_local_bend_z_column_w_z);
-    let t6 = cache.arm_slice1_local_inertia_i_12
-        * cache.arm_slice1_local_bend_z_column_w_z
+    let arm_slice1_local_bend_z_projected_inertia_n_y = cache
+        .arm_slice1_local_inertia_i_12 * cache.arm_slice1_local_bend_z_column_w_z
         + cache.arm_slice1_local_bend_z_column_w_y * cache.arm_slice1_local_inertia_i_11
         + cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_bend_z_column_v_x
         + cache.arm_slice1_local_inertia_i_01 * cache.arm_slice1_local_bend_z_column_w_x
         - cache.arm_slice1_local_bend_z_column_v_z * cache.arm_slice1_local_inertia_h_x;
-    let t7 = cache.arm_slice0_local_bend_z_column_v_z * cache.arm_slice0_mass
-        - (cache.arm_slice0_local_bend_z_column_w_y * cache.arm_slice0_local_inertia_h_x
-            - cache.arm_slice0_local_bend_z_column_w_x
-                * cache.arm_slice0_local_inertia_h_y);
-    let t8 = cache.arm_slice2_local_inertia_i_00
-        * cache.arm_slice2_local_bend_z_column_w_x
+    let arm_slice2_local_bend_z_projected_inertia_n_x = cache
+        .arm_slice2_local_inertia_i_00 * cache.arm_slice2_local_bend_z_column_w_x
         + cache.arm_slice2_local_bend_z_column_w_z * cache.arm_slice2_local_inertia_i_02
         + cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_bend_z_column_v_z
         + cache.arm_slice2_local_inertia_i_01 * cache.arm_slice2_local_bend_z_column_w_y
         - cache.arm_slice2_local_bend_z_column_v_y * cache.arm_slice2_local_inertia_h_z;
-    let t9 = cache.arm_slice0_local_bend_z_column_w_y
-        * cache.arm_slice0_local_inertia_i_12
+    let arm_slice0_local_bend_z_projected_inertia_n_z = cache
+        .arm_slice0_local_bend_z_column_w_y * cache.arm_slice0_local_inertia_i_12
         + cache.arm_slice0_local_inertia_i_22 * cache.arm_slice0_local_bend_z_column_w_z
         + cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_bend_z_column_w_x
         + cache.arm_slice0_local_bend_z_column_v_y * cache.arm_slice0_local_inertia_h_x
         - cache.arm_slice0_local_bend_z_column_v_x * cache.arm_slice0_local_inertia_h_y;
-    let t10 = cache.arm_slice0_mass * cache.arm_slice3_local_bend_z_column_v_x
-        - (cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_bend_z_column_w_z
-            - cache.arm_slice3_local_inertia_h_z
-                * cache.arm_slice3_local_bend_z_column_w_y);
-    let t11 = cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_z
-        - (cache.arm_slice1_local_bend_z_column_w_y * cache.arm_slice1_local_inertia_h_x
-            - cache.arm_slice1_local_inertia_h_y
-                * cache.arm_slice1_local_bend_z_column_w_x);
-    let t12 = cache.arm_slice3_local_bend_z_column_w_y
-        * cache.arm_slice3_local_inertia_i_11
+    let arm_slice3_local_bend_z_projected_inertia_n_y = cache
+        .arm_slice3_local_bend_z_column_w_y * cache.arm_slice3_local_inertia_i_11
         + cache.arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_bend_z_column_w_x
         + cache.arm_slice3_local_inertia_h_z * cache.arm_slice3_local_bend_z_column_v_x
         + cache.arm_slice3_local_inertia_i_12 * cache.arm_slice3_local_bend_z_column_w_z
         - cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_bend_z_column_v_z;
-    let t13 = cache.arm_slice1_mass * cache.arm_slice2_local_bend_z_column_v_x
-        - (cache.arm_slice2_local_inertia_h_y * cache.arm_slice2_local_bend_z_column_w_z
-            - cache.arm_slice2_local_inertia_h_z
-                * cache.arm_slice2_local_bend_z_column_w_y);
-    let t14 = cache.arm_slice2_local_bend_z_column_w_y
-        * cache.arm_slice2_local_inertia_i_11
+    let arm_slice2_local_bend_z_projected_inertia_n_y = cache
+        .arm_slice2_local_bend_z_column_w_y * cache.arm_slice2_local_inertia_i_11
         + cache.arm_slice2_local_inertia_i_01 * cache.arm_slice2_local_bend_z_column_w_x
         + cache.arm_slice2_local_inertia_i_12 * cache.arm_slice2_local_bend_z_column_w_z
         + cache.arm_slice2_local_inertia_h_z * cache.arm_slice2_local_bend_z_column_v_x
         - cache.arm_slice2_local_bend_z_column_v_z * cache.arm_slice2_local_inertia_h_x;
-    let t15 = cache.arm_slice0_local_inertia_i_01
-        * cache.arm_slice0_local_bend_z_column_w_y
+    let arm_slice0_local_bend_z_projected_inertia_n_x = cache
+        .arm_slice0_local_inertia_i_01 * cache.arm_slice0_local_bend_z_column_w_y
         + cache.arm_slice0_local_inertia_i_02 * cache.arm_slice0_local_bend_z_column_w_z
         + cache.arm_slice0_local_bend_z_column_w_x * cache.arm_slice0_local_inertia_i_00
         + cache.arm_slice0_local_bend_z_column_v_z * cache.arm_slice0_local_inertia_h_y
         - cache.arm_slice0_local_bend_z_column_v_y * cache.arm_slice0_local_inertia_h_z;
-    let t16 = cache.arm_slice0_local_bend_z_column_v_y * cache.arm_slice0_mass
-        - (cache.arm_slice0_local_bend_z_column_w_x * cache.arm_slice0_local_inertia_h_z
-            - cache.arm_slice0_local_inertia_h_x
-                * cache.arm_slice0_local_bend_z_column_w_z);
-    let t17 = cache.arm_slice2_local_bend_z_column_v_y * cache.arm_slice1_mass
-        - (cache.arm_slice2_local_inertia_h_z * cache.arm_slice2_local_bend_z_column_w_x
-            - cache.arm_slice2_local_bend_z_column_w_z
-                * cache.arm_slice2_local_inertia_h_x);
-    let t18 = cache.arm_slice3_local_inertia_i_22
-        * cache.arm_slice3_local_bend_z_column_w_z
+    let arm_slice3_local_bend_z_projected_inertia_n_z = cache
+        .arm_slice3_local_inertia_i_22 * cache.arm_slice3_local_bend_z_column_w_z
         + cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_bend_z_column_v_y
         + cache.arm_slice3_local_bend_z_column_w_x * cache.arm_slice3_local_inertia_i_02
         + cache.arm_slice3_local_inertia_i_12 * cache.arm_slice3_local_bend_z_column_w_y
         - cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_bend_z_column_v_x;
-    let t19 = cache.arm_slice3_local_inertia_i_01
-        * cache.arm_slice3_local_bend_z_column_w_y
+    let arm_slice3_local_bend_z_projected_inertia_n_x = cache
+        .arm_slice3_local_inertia_i_01 * cache.arm_slice3_local_bend_z_column_w_y
         + cache.arm_slice3_local_inertia_h_y * cache.arm_slice3_local_bend_z_column_v_z
         + cache.arm_slice3_local_inertia_i_02 * cache.arm_slice3_local_bend_z_column_w_z
         + cache.arm_slice3_local_inertia_i_00 * cache.arm_slice3_local_bend_z_column_w_x
         - cache.arm_slice3_local_bend_z_column_v_y * cache.arm_slice3_local_inertia_h_z;
-    let t20 = cache.arm_slice1_local_inertia_i_12
-        * cache.arm_slice1_local_bend_z_column_w_y
+    let arm_slice1_local_bend_z_projected_inertia_n_z = cache
+        .arm_slice1_local_inertia_i_12 * cache.arm_slice1_local_bend_z_column_w_y
         + cache.arm_slice1_local_bend_z_column_w_x * cache.arm_slice1_local_inertia_i_02
         + cache.arm_slice1_local_bend_z_column_v_y * cache.arm_slice1_local_inertia_h_x
         + cache.arm_slice1_local_inertia_i_22 * cache.arm_slice1_local_bend_z_column_w_z
         - cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_bend_z_column_v_x;
-    let t21 = cache.arm_slice0_local_inertia_i_12
-        * cache.arm_slice0_local_bend_z_column_w_z
+    let arm_slice0_local_bend_z_projected_inertia_n_y = cache
+        .arm_slice0_local_inertia_i_12 * cache.arm_slice0_local_bend_z_column_w_z
         + cache.arm_slice0_local_bend_z_column_w_y * cache.arm_slice0_local_inertia_i_11
         + cache.arm_slice0_local_inertia_i_01 * cache.arm_slice0_local_bend_z_column_w_x
         + cache.arm_slice0_local_bend_z_column_v_x * cache.arm_slice0_local_inertia_h_z
         - cache.arm_slice0_local_bend_z_column_v_z * cache.arm_slice0_local_inertia_h_x;
-    let t22 = cache.arm_slice1_local_inertia_i_00
-        * cache.arm_slice1_local_bend_z_column_w_x
+    let arm_slice1_local_bend_z_projected_inertia_n_x = cache
+        .arm_slice1_local_inertia_i_00 * cache.arm_slice1_local_bend_z_column_w_x
         + cache.arm_slice1_local_inertia_i_02 * cache.arm_slice1_local_bend_z_column_w_z
         + cache.arm_slice1_local_bend_z_column_w_y * cache.arm_slice1_local_inertia_i_01
         + cache.arm_slice1_local_inertia_h_y * cache.arm_slice1_local_bend_z_column_v_z
         - cache.arm_slice1_local_inertia_h_z * cache.arm_slice1_local_bend_z_column_v_y;
-    let t23 = cache.arm_slice3_local_bend_z_column_v_y * cache.arm_slice0_mass
-        - (cache.arm_slice3_local_bend_z_column_w_x * cache.arm_slice3_local_inertia_h_z
-            - cache.arm_slice3_local_inertia_h_x
-                * cache.arm_slice3_local_bend_z_column_w_z);
-    let t24 = cache.arm_slice0_mass * cache.arm_slice3_local_bend_z_column_v_z
-        - (cache.arm_slice3_local_inertia_h_x * cache.arm_slice3_local_bend_z_column_w_y
-            - cache.arm_slice3_local_bend_z_column_w_x
-                * cache.arm_slice3_local_inertia_h_y);
-    let t25 = cache.arm_slice0_mass * cache.arm_slice0_local_bend_z_column_v_x
-        - (cache.arm_slice0_local_bend_z_column_w_z * cache.arm_slice0_local_inertia_h_y
-            - cache.arm_slice0_local_bend_z_column_w_y
-                * cache.arm_slice0_local_inertia_h_z);
-    let t26 = cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_v_x
+    let t2 = cache.wrist_composite_inertia_h_z * cache.arm_tip_subspace1_v_x
         + cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_01
         + cache.wrist_composite_inertia_i_11 * cache.arm_tip_subspace1_w_y
         + cache.wrist_composite_inertia_i_12 * cache.arm_tip_subspace1_w_z
         - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_v_z;
-    let t27 = cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_m
+    let t3 = cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_m
         - (cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_z
             - cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_z);
-    let t28 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
+    let t4 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
         - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
             - cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_y);
-    let t29 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_y
+    let t5 = cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_h_y
         + cache.wrist_composite_inertia_i_01 * cache.arm_tip_subspace1_w_y
         + cache.arm_tip_subspace1_w_z * cache.wrist_composite_inertia_i_02
         + cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_i_00
         - cache.arm_tip_subspace1_v_y * cache.wrist_composite_inertia_h_z;
-    let t30 = cache.arm_tip_subspace0_w_z * t0 + t1 * cache.arm_tip_subspace0_v_x
+    let t6 = cache.arm_tip_subspace0_w_z * t0 + t1 * cache.arm_tip_subspace0_v_x
         + p.section_length * p.section_length
-            * (t2 * cache.arm_slice2_local_bend_y_column_v_z
-                + cache.arm_slice1_local_bend_y_column_v_x * t3
-                + cache.arm_slice2_local_bend_y_column_w_z * t4
-                + cache.arm_slice1_local_bend_y_column_v_y * t5
-                + cache.arm_slice1_local_bend_y_column_w_y * t6
-                + t7 * cache.arm_slice0_local_bend_y_column_v_z
-                + cache.arm_slice2_local_bend_y_column_w_x * t8
-                + t9 * cache.arm_slice0_local_bend_y_column_w_z
-                + cache.arm_slice3_local_bend_y_column_v_x * t10
-                + t11 * cache.arm_slice1_local_bend_y_column_v_z
-                + cache.arm_slice3_local_bend_y_column_w_y * t12
-                + cache.arm_slice2_local_bend_y_column_v_x * t13
-                + t14 * cache.arm_slice2_local_bend_y_column_w_y
-                + cache.arm_slice0_local_bend_y_column_w_x * t15
-                + t16 * cache.arm_slice0_local_bend_y_column_v_y
-                + t17 * cache.arm_slice2_local_bend_y_column_v_y
-                + t18 * cache.arm_slice3_local_bend_y_column_w_z
-                + cache.arm_slice3_local_bend_y_column_w_x * t19
-                + t20 * cache.arm_slice1_local_bend_y_column_w_z
-                + t21 * cache.arm_slice0_local_bend_y_column_w_y
-                + t22 * cache.arm_slice1_local_bend_y_column_w_x
-                + cache.arm_slice3_local_bend_y_column_v_y * t23
-                + t24 * cache.arm_slice3_local_bend_y_column_v_z
-                + cache.arm_slice0_local_bend_y_column_v_x * t25)
-        + t26 * cache.arm_tip_subspace0_w_y + t27 * cache.arm_tip_subspace0_v_y
-        + cache.arm_tip_subspace0_v_z * t28 + t29 * cache.arm_tip_subspace0_w_x;
-    let t31 = cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace0_w_x
-        + cache.flap_subspace0_projected_inertia_f_x * cache.arm_tip_subspace0_v_x
-        + cache.arm_tip_subspace0_w_z * cache.flap_subspace0_projected_inertia_n_z
-        + cache.arm_tip_subspace0_v_z * cache.flap_subspace0_projected_inertia_f_z
+            * (cache.arm_slice2_local_bend_z_projected_inertia_f_z
+                * cache.arm_slice2_local_bend_y_column_v_z
+                + cache.arm_slice1_local_bend_y_column_v_x
+                    * cache.arm_slice1_local_bend_z_projected_inertia_f_x
+                + cache.arm_slice2_local_bend_y_column_w_z
+                    * arm_slice2_local_bend_z_projected_inertia_n_z
+                + cache.arm_slice1_local_bend_y_column_v_y
+                    * cache.arm_slice1_local_bend_z_projected_inertia_f_y
+                + cache.arm_slice1_local_bend_y_column_w_y
+                    * arm_slice1_local_bend_z_projected_inertia_n_y
+                + cache.arm_slice0_local_bend_z_projected_inertia_f_z
+                    * cache.arm_slice0_local_bend_y_column_v_z
+                + cache.arm_slice2_local_bend_y_column_w_x
+                    * arm_slice2_local_bend_z_projected_inertia_n_x
+                + arm_slice0_local_bend_z_projected_inertia_n_z
+                    * cache.arm_slice0_local_bend_y_column_w_z
+                + cache.arm_slice3_local_bend_y_column_v_x
+                    * cache.arm_slice3_local_bend_z_projected_inertia_f_x
+                + cache.arm_slice1_local_bend_z_projected_inertia_f_z
+                    * cache.arm_slice1_local_bend_y_column_v_z
+                + cache.arm_slice3_local_bend_y_column_w_y
+                    * arm_slice3_local_bend_z_projected_inertia_n_y
+                + cache.arm_slice2_local_bend_y_column_v_x
+                    * cache.arm_slice2_local_bend_z_projected_inertia_f_x
+                + arm_slice2_local_bend_z_projected_inertia_n_y
+                    * cache.arm_slice2_local_bend_y_column_w_y
+                + cache.arm_slice0_local_bend_y_column_w_x
+                    * arm_slice0_local_bend_z_projected_inertia_n_x
+                + cache.arm_slice0_local_bend_z_projected_inertia_f_y
+                    * cache.arm_slice0_local_bend_y_column_v_y
+                + cache.arm_slice2_local_bend_z_projected_inertia_f_y
+                    * cache.arm_slice2_local_bend_y_column_v_y
+                + arm_slice3_local_bend_z_projected_inertia_n_z
+                    * cache.arm_slice3_local_bend_y_column_w_z
+                + cache.arm_slice3_local_bend_y_column_w_x
+                    * arm_slice3_local_bend_z_projected_inertia_n_x
+                + arm_slice1_local_bend_z_projected_inertia_n_z
+                    * cache.arm_slice1_local_bend_y_column_w_z
+                + arm_slice0_local_bend_z_projected_inertia_n_y
+                    * cache.arm_slice0_local_bend_y_column_w_y
+                + arm_slice1_local_bend_z_projected_inertia_n_x
+                    * cache.arm_slice1_local_bend_y_column_w_x
+                + cache.arm_slice3_local_bend_y_column_v_y
+                    * cache.arm_slice3_local_bend_z_projected_inertia_f_y
+                + cache.arm_slice3_local_bend_z_projected_inertia_f_z
+                    * cache.arm_slice3_local_bend_y_column_v_z
+                + cache.arm_slice0_local_bend_y_column_v_x
+                    * cache.arm_slice0_local_bend_z_projected_inertia_f_x)
+        + t2 * cache.arm_tip_subspace0_w_y + t3 * cache.arm_tip_subspace0_v_y
+        + cache.arm_tip_subspace0_v_z * t4 + t5 * cache.arm_tip_subspace0_w_x;
+    let t7 = cache.flap_subspace0_projected_inertia_f_x * cache.arm_tip_subspace0_v_x
+        + cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace0_w_x
+        + cache.arm_tip_subspace0_v_y * cache.flap_subspace0_projected_inertia_f_y
+        + cache.flap_subspace0_projected_inertia_n_z * cache.arm_tip_subspace0_w_z
         + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace0_w_y
-        + cache.arm_tip_subspace0_v_y * cache.flap_subspace0_projected_inertia_f_y;
-    let t32 = cache.arm_tip_subspace1_w_x * cache.flap_subspace0_projected_inertia_n_x
-        + cache.flap_subspace0_projected_inertia_f_x * cache.arm_tip_subspace1_v_x
-        + cache.arm_tip_subspace1_v_z * cache.flap_subspace0_projected_inertia_f_z
-        + cache.arm_tip_subspace1_w_z * cache.flap_subspace0_projected_inertia_n_z
+        + cache.arm_tip_subspace0_v_z * cache.flap_subspace0_projected_inertia_f_z;
+    let t8 = cache.flap_subspace0_projected_inertia_n_z * cache.arm_tip_subspace1_w_z
+        + cache.flap_subspace0_projected_inertia_f_z * cache.arm_tip_subspace1_v_z
+        + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace1_w_y
         + cache.arm_tip_subspace1_v_y * cache.flap_subspace0_projected_inertia_f_y
-        + cache.flap_subspace0_projected_inertia_n_y * cache.arm_tip_subspace1_w_y;
+        + cache.flap_subspace0_projected_inertia_n_x * cache.arm_tip_subspace1_w_x
+        + cache.flap_subspace0_projected_inertia_f_x * cache.arm_tip_subspace1_v_x;
     out[(0, 0)] = cache.arm_tip_subspace0_w_z
         * (cache.wrist_composite_inertia_i_02 * cache.arm_tip_subspace0_w_x
             + cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_v_y
@@ -2110,208 +2333,52 @@ pub fn mass_matrix_into(
                     - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x))
         + p.section_length * p.section_length
             * (cache.arm_slice1_local_bend_y_column_v_y
-                * (cache.arm_slice1_local_bend_y_column_v_y * cache.arm_slice1_mass
-                    - (cache.arm_slice1_local_inertia_h_z
-                        * cache.arm_slice1_local_bend_y_column_w_x
-                        - cache.arm_slice1_local_bend_y_column_w_z
-                            * cache.arm_slice1_local_inertia_h_x))
+                * cache.arm_slice1_local_bend_y_projected_inertia_f_y
                 + cache.arm_slice0_local_bend_y_column_v_x
-                    * (cache.arm_slice0_local_bend_y_column_v_x * cache.arm_slice0_mass
-                        - (cache.arm_slice0_local_bend_y_column_w_z
-                            * cache.arm_slice0_local_inertia_h_y
-                            - cache.arm_slice0_local_bend_y_column_w_y
-                                * cache.arm_slice0_local_inertia_h_z))
-                + (cache.arm_slice3_local_inertia_i_02
-                    * cache.arm_slice3_local_bend_y_column_w_z
-                    + cache.arm_slice3_local_inertia_i_00
-                        * cache.arm_slice3_local_bend_y_column_w_x
-                    + cache.arm_slice3_local_bend_y_column_v_z
-                        * cache.arm_slice3_local_inertia_h_y
-                    + cache.arm_slice3_local_inertia_i_01
-                        * cache.arm_slice3_local_bend_y_column_w_y
-                    - cache.arm_slice3_local_inertia_h_z
-                        * cache.arm_slice3_local_bend_y_column_v_y)
+                    * cache.arm_slice0_local_bend_y_projected_inertia_f_x
+                + arm_slice3_local_bend_y_projected_inertia_n_x
                     * cache.arm_slice3_local_bend_y_column_w_x
                 + cache.arm_slice1_local_bend_y_column_w_y
-                    * (cache.arm_slice1_local_inertia_i_01
-                        * cache.arm_slice1_local_bend_y_column_w_x
-                        + cache.arm_slice1_local_inertia_h_z
-                            * cache.arm_slice1_local_bend_y_column_v_x
-                        + cache.arm_slice1_local_bend_y_column_w_y
-                            * cache.arm_slice1_local_inertia_i_11
-                        + cache.arm_slice1_local_inertia_i_12
-                            * cache.arm_slice1_local_bend_y_column_w_z
-                        - cache.arm_slice1_local_bend_y_column_v_z
-                            * cache.arm_slice1_local_inertia_h_x)
-                + (cache.arm_slice3_local_inertia_i_02
-                    * cache.arm_slice3_local_bend_y_column_w_x
-                    + cache.arm_slice3_local_inertia_i_22
-                        * cache.arm_slice3_local_bend_y_column_w_z
-                    + cache.arm_slice3_local_bend_y_column_w_y
-                        * cache.arm_slice3_local_inertia_i_12
-                    + cache.arm_slice3_local_inertia_h_x
-                        * cache.arm_slice3_local_bend_y_column_v_y
-                    - cache.arm_slice3_local_bend_y_column_v_x
-                        * cache.arm_slice3_local_inertia_h_y)
+                    * arm_slice1_local_bend_y_projected_inertia_n_y
+                + arm_slice3_local_bend_y_projected_inertia_n_z
                     * cache.arm_slice3_local_bend_y_column_w_z
-                + (cache.arm_slice2_local_inertia_i_00
+                + arm_slice2_local_bend_y_projected_inertia_n_x
                     * cache.arm_slice2_local_bend_y_column_w_x
-                    + cache.arm_slice2_local_inertia_h_y
-                        * cache.arm_slice2_local_bend_y_column_v_z
-                    + cache.arm_slice2_local_bend_y_column_w_z
-                        * cache.arm_slice2_local_inertia_i_02
-                    + cache.arm_slice2_local_inertia_i_01
-                        * cache.arm_slice2_local_bend_y_column_w_y
-                    - cache.arm_slice2_local_inertia_h_z
-                        * cache.arm_slice2_local_bend_y_column_v_y)
-                    * cache.arm_slice2_local_bend_y_column_w_x
-                + (cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_y
-                    - (cache.arm_slice2_local_bend_y_column_w_x
-                        * cache.arm_slice2_local_inertia_h_z
-                        - cache.arm_slice2_local_bend_y_column_w_z
-                            * cache.arm_slice2_local_inertia_h_x))
+                + cache.arm_slice2_local_bend_y_projected_inertia_f_y
                     * cache.arm_slice2_local_bend_y_column_v_y
                 + cache.arm_slice3_local_bend_y_column_v_y
-                    * (cache.arm_slice0_mass * cache.arm_slice3_local_bend_y_column_v_y
-                        - (cache.arm_slice3_local_inertia_h_z
-                            * cache.arm_slice3_local_bend_y_column_w_x
-                            - cache.arm_slice3_local_inertia_h_x
-                                * cache.arm_slice3_local_bend_y_column_w_z))
-                + (cache.arm_slice2_local_bend_y_column_w_y
-                    * cache.arm_slice2_local_inertia_i_11
-                    + cache.arm_slice2_local_bend_y_column_w_x
-                        * cache.arm_slice2_local_inertia_i_01
-                    + cache.arm_slice2_local_bend_y_column_w_z
-                        * cache.arm_slice2_local_inertia_i_12
-                    + cache.arm_slice2_local_bend_y_column_v_x
-                        * cache.arm_slice2_local_inertia_h_z
-                    - cache.arm_slice2_local_inertia_h_x
-                        * cache.arm_slice2_local_bend_y_column_v_z)
+                    * cache.arm_slice3_local_bend_y_projected_inertia_f_y
+                + arm_slice2_local_bend_y_projected_inertia_n_y
                     * cache.arm_slice2_local_bend_y_column_w_y
                 + cache.arm_slice3_local_bend_y_column_w_y
-                    * (cache.arm_slice3_local_bend_y_column_w_y
-                        * cache.arm_slice3_local_inertia_i_11
-                        + cache.arm_slice3_local_bend_y_column_v_x
-                            * cache.arm_slice3_local_inertia_h_z
-                        + cache.arm_slice3_local_inertia_i_12
-                            * cache.arm_slice3_local_bend_y_column_w_z
-                        + cache.arm_slice3_local_inertia_i_01
-                            * cache.arm_slice3_local_bend_y_column_w_x
-                        - cache.arm_slice3_local_inertia_h_x
-                            * cache.arm_slice3_local_bend_y_column_v_z)
+                    * arm_slice3_local_bend_y_projected_inertia_n_y
                 + cache.arm_slice3_local_bend_y_column_v_x
-                    * (cache.arm_slice3_local_bend_y_column_v_x * cache.arm_slice0_mass
-                        - (cache.arm_slice3_local_inertia_h_y
-                            * cache.arm_slice3_local_bend_y_column_w_z
-                            - cache.arm_slice3_local_bend_y_column_w_y
-                                * cache.arm_slice3_local_inertia_h_z))
+                    * cache.arm_slice3_local_bend_y_projected_inertia_f_x
                 + cache.arm_slice1_local_bend_y_column_v_x
-                    * (cache.arm_slice1_local_bend_y_column_v_x * cache.arm_slice1_mass
-                        - (cache.arm_slice1_local_inertia_h_y
-                            * cache.arm_slice1_local_bend_y_column_w_z
-                            - cache.arm_slice1_local_inertia_h_z
-                                * cache.arm_slice1_local_bend_y_column_w_y))
+                    * cache.arm_slice1_local_bend_y_projected_inertia_f_x
                 + cache.arm_slice0_local_bend_y_column_w_x
-                    * (cache.arm_slice0_local_inertia_i_01
-                        * cache.arm_slice0_local_bend_y_column_w_y
-                        + cache.arm_slice0_local_bend_y_column_v_z
-                            * cache.arm_slice0_local_inertia_h_y
-                        + cache.arm_slice0_local_bend_y_column_w_x
-                            * cache.arm_slice0_local_inertia_i_00
-                        + cache.arm_slice0_local_bend_y_column_w_z
-                            * cache.arm_slice0_local_inertia_i_02
-                        - cache.arm_slice0_local_bend_y_column_v_y
-                            * cache.arm_slice0_local_inertia_h_z)
+                    * arm_slice0_local_bend_y_projected_inertia_n_x
                 + cache.arm_slice2_local_bend_y_column_w_z
-                    * (cache.arm_slice2_local_bend_y_column_w_z
-                        * cache.arm_slice2_local_inertia_i_22
-                        + cache.arm_slice2_local_inertia_i_12
-                            * cache.arm_slice2_local_bend_y_column_w_y
-                        + cache.arm_slice2_local_bend_y_column_w_x
-                            * cache.arm_slice2_local_inertia_i_02
-                        + cache.arm_slice2_local_inertia_h_x
-                            * cache.arm_slice2_local_bend_y_column_v_y
-                        - cache.arm_slice2_local_bend_y_column_v_x
-                            * cache.arm_slice2_local_inertia_h_y)
+                    * arm_slice2_local_bend_y_projected_inertia_n_z
                 + cache.arm_slice0_local_bend_y_column_w_y
-                    * (cache.arm_slice0_local_inertia_i_11
-                        * cache.arm_slice0_local_bend_y_column_w_y
-                        + cache.arm_slice0_local_inertia_i_01
-                            * cache.arm_slice0_local_bend_y_column_w_x
-                        + cache.arm_slice0_local_bend_y_column_v_x
-                            * cache.arm_slice0_local_inertia_h_z
-                        + cache.arm_slice0_local_bend_y_column_w_z
-                            * cache.arm_slice0_local_inertia_i_12
-                        - cache.arm_slice0_local_bend_y_column_v_z
-                            * cache.arm_slice0_local_inertia_h_x)
+                    * arm_slice0_local_bend_y_projected_inertia_n_y
                 + cache.arm_slice3_local_bend_y_column_v_z
-                    * (cache.arm_slice3_local_bend_y_column_v_z * cache.arm_slice0_mass
-                        - (cache.arm_slice3_local_inertia_h_x
-                            * cache.arm_slice3_local_bend_y_column_w_y
-                            - cache.arm_slice3_local_inertia_h_y
-                                * cache.arm_slice3_local_bend_y_column_w_x))
+                    * cache.arm_slice3_local_bend_y_projected_inertia_f_z
                 + cache.arm_slice0_local_bend_y_column_w_z
-                    * (cache.arm_slice0_local_bend_y_column_w_z
-                        * cache.arm_slice0_local_inertia_i_22
-                        + cache.arm_slice0_local_bend_y_column_w_x
-                            * cache.arm_slice0_local_inertia_i_02
-                        + cache.arm_slice0_local_inertia_h_x
-                            * cache.arm_slice0_local_bend_y_column_v_y
-                        + cache.arm_slice0_local_inertia_i_12
-                            * cache.arm_slice0_local_bend_y_column_w_y
-                        - cache.arm_slice0_local_bend_y_column_v_x
-                            * cache.arm_slice0_local_inertia_h_y)
-                + (cache.arm_slice1_mass * cache.arm_slice1_local_bend_y_column_v_z
-                    - (cache.arm_slice1_local_bend_y_column_w_y
-                        * cache.arm_slice1_local_inertia_h_x
-                        - cache.arm_slice1_local_inertia_h_y
-                            * cache.arm_slice1_local_bend_y_column_w_x))
+                    * arm_slice0_local_bend_y_projected_inertia_n_z
+                + cache.arm_slice1_local_bend_y_projected_inertia_f_z
                     * cache.arm_slice1_local_bend_y_column_v_z
-                + (cache.arm_slice0_mass * cache.arm_slice0_local_bend_y_column_v_y
-                    - (cache.arm_slice0_local_bend_y_column_w_x
-                        * cache.arm_slice0_local_inertia_h_z
-                        - cache.arm_slice0_local_bend_y_column_w_z
-                            * cache.arm_slice0_local_inertia_h_x))
+                + cache.arm_slice0_local_bend_y_projected_inertia_f_y
                     * cache.arm_slice0_local_bend_y_column_v_y
-                + (cache.arm_slice0_local_bend_y_column_v_z * cache.arm_slice0_mass
-                    - (cache.arm_slice0_local_inertia_h_x
-                        * cache.arm_slice0_local_bend_y_column_w_y
-                        - cache.arm_slice0_local_bend_y_column_w_x
-                            * cache.arm_slice0_local_inertia_h_y))
+                + cache.arm_slice0_local_bend_y_projected_inertia_f_z
                     * cache.arm_slice0_local_bend_y_column_v_z
-                + (cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_z
-                    - (cache.arm_slice2_local_inertia_h_x
-                        * cache.arm_slice2_local_bend_y_column_w_y
-                        - cache.arm_slice2_local_inertia_h_y
-                            * cache.arm_slice2_local_bend_y_column_w_x))
+                + cache.arm_slice2_local_bend_y_projected_inertia_f_z
                     * cache.arm_slice2_local_bend_y_column_v_z
-                + (cache.arm_slice1_local_bend_y_column_w_y
-                    * cache.arm_slice1_local_inertia_i_01
-                    + cache.arm_slice1_local_inertia_i_00
-                        * cache.arm_slice1_local_bend_y_column_w_x
-                    + cache.arm_slice1_local_bend_y_column_w_z
-                        * cache.arm_slice1_local_inertia_i_02
-                    + cache.arm_slice1_local_inertia_h_y
-                        * cache.arm_slice1_local_bend_y_column_v_z
-                    - cache.arm_slice1_local_inertia_h_z
-                        * cache.arm_slice1_local_bend_y_column_v_y)
+                + arm_slice1_local_bend_y_projected_inertia_n_x
                     * cache.arm_slice1_local_bend_y_column_w_x
                 + cache.arm_slice2_local_bend_y_column_v_x
-                    * (cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_x
-                        - (cache.arm_slice2_local_bend_y_column_w_z
-                            * cache.arm_slice2_local_inertia_h_y
-                            - cache.arm_slice2_local_inertia_h_z
-                                * cache.arm_slice2_local_bend_y_column_w_y))
-                + (cache.arm_slice1_local_bend_y_column_w_y
-                    * cache.arm_slice1_local_inertia_i_12
-                    + cache.arm_slice1_local_bend_y_column_v_y
-                        * cache.arm_slice1_local_inertia_h_x
-                    + cache.arm_slice1_local_inertia_i_22
-                        * cache.arm_slice1_local_bend_y_column_w_z
-                    + cache.arm_slice1_local_bend_y_column_w_x
-                        * cache.arm_slice1_local_inertia_i_02
-                    - cache.arm_slice1_local_bend_y_column_v_x
-                        * cache.arm_slice1_local_inertia_h_y)
+                    * cache.arm_slice2_local_bend_y_projected_inertia_f_x
+                + arm_slice1_local_bend_y_projected_inertia_n_z
                     * cache.arm_slice1_local_bend_y_column_w_z)
         + (cache.arm_tip_subspace0_v_z * cache.wrist_composite_inertia_h_y
             + cache.arm_tip_subspace0_w_y * cache.wrist_composite_inertia_i_01
@@ -2319,77 +2386,80 @@ pub fn mass_matrix_into(
             + cache.arm_tip_subspace0_w_x * cache.wrist_composite_inertia_i_00
             - cache.arm_tip_subspace0_v_y * cache.wrist_composite_inertia_h_z)
             * cache.arm_tip_subspace0_w_x;
-    out[(0, 1)] = t30;
-    out[(1, 0)] = t30;
-    out[(0, 2)] = t31;
-    out[(2, 0)] = t31;
-    out[(1, 1)] = t26 * cache.arm_tip_subspace1_w_y + cache.arm_tip_subspace1_v_z * t28
-        + cache.arm_tip_subspace1_w_x * t29 + t27 * cache.arm_tip_subspace1_v_y
+    out[(0, 1)] = t6;
+    out[(1, 0)] = t6;
+    out[(0, 2)] = t7;
+    out[(2, 0)] = t7;
+    out[(1, 1)] = t2 * cache.arm_tip_subspace1_w_y + cache.arm_tip_subspace1_v_z * t4
+        + cache.arm_tip_subspace1_w_x * t5 + t3 * cache.arm_tip_subspace1_v_y
         + p.section_length * p.section_length
-            * (t13 * cache.arm_slice2_local_bend_z_column_v_x
-                + cache.arm_slice0_local_bend_z_column_v_y * t16
-                + cache.arm_slice0_local_bend_z_column_w_y * t21
-                + t2 * cache.arm_slice2_local_bend_z_column_v_z
-                + cache.arm_slice0_local_bend_z_column_v_z * t7
-                + cache.arm_slice2_local_bend_z_column_w_z * t4
-                + t8 * cache.arm_slice2_local_bend_z_column_w_x
-                + t20 * cache.arm_slice1_local_bend_z_column_w_z
-                + cache.arm_slice1_local_bend_z_column_w_y * t6
-                + cache.arm_slice3_local_bend_z_column_w_y * t12
-                + cache.arm_slice3_local_bend_z_column_v_y * t23
-                + t10 * cache.arm_slice3_local_bend_z_column_v_x
-                + t24 * cache.arm_slice3_local_bend_z_column_v_z
-                + cache.arm_slice0_local_bend_z_column_w_x * t15
-                + t9 * cache.arm_slice0_local_bend_z_column_w_z
-                + cache.arm_slice0_local_bend_z_column_v_x * t25
-                + cache.arm_slice1_local_bend_z_column_v_y * t5
-                + cache.arm_slice1_local_bend_z_column_v_z * t11
-                + cache.arm_slice1_local_bend_z_column_w_x * t22
-                + t3 * cache.arm_slice1_local_bend_z_column_v_x
-                + cache.arm_slice2_local_bend_z_column_v_y * t17
-                + t18 * cache.arm_slice3_local_bend_z_column_w_z
-                + cache.arm_slice3_local_bend_z_column_w_x * t19
-                + t14 * cache.arm_slice2_local_bend_z_column_w_y)
+            * (cache.arm_slice2_local_bend_z_projected_inertia_f_x
+                * cache.arm_slice2_local_bend_z_column_v_x
+                + cache.arm_slice0_local_bend_z_column_v_y
+                    * cache.arm_slice0_local_bend_z_projected_inertia_f_y
+                + cache.arm_slice0_local_bend_z_column_w_y
+                    * arm_slice0_local_bend_z_projected_inertia_n_y
+                + cache.arm_slice2_local_bend_z_projected_inertia_f_z
+                    * cache.arm_slice2_local_bend_z_column_v_z
+                + cache.arm_slice0_local_bend_z_column_v_z
+                    * cache.arm_slice0_local_bend_z_projected_inertia_f_z
+                + cache.arm_slice2_local_bend_z_column_w_z
+                    * arm_slice2_local_bend_z_projected_inertia_n_z
+                + arm_slice2_local_bend_z_projected_inertia_n_x
+                    * cache.arm_slice2_local_bend_z_column_w_x
+                + arm_slice1_local_bend_z_projected_inertia_n_z
+                    * cache.arm_slice1_local_bend_z_column_w_z
+                + cache.arm_slice1_local_bend_z_column_w_y
+                    * arm_slice1_local_bend_z_projected_inertia_n_y
+                + cache.arm_slice3_local_bend_z_column_w_y
+                    * arm_slice3_local_bend_z_projected_inertia_n_y
+                + cache.arm_slice3_local_bend_z_column_v_y
+                    * cache.arm_slice3_local_bend_z_projected_inertia_f_y
+                + cache.arm_slice3_local_bend_z_projected_inertia_f_x
+                    * cache.arm_slice3_local_bend_z_column_v_x
+                + cache.arm_slice3_local_bend_z_projected_inertia_f_z
+                    * cache.arm_slice3_local_bend_z_column_v_z
+                + cache.arm_slice0_local_bend_z_column_w_x
+                    * arm_slice0_local_bend_z_projected_inertia_n_x
+                + arm_slice0_local_bend_z_projected_inertia_n_z
+                    * cache.arm_slice0_local_bend_z_column_w_z
+                + cache.arm_slice0_local_bend_z_column_v_x
+                    * cache.arm_slice0_local_bend_z_projected_inertia_f_x
+                + cache.arm_slice1_local_bend_z_column_v_y
+                    * cache.arm_slice1_local_bend_z_projected_inertia_f_y
+                + cache.arm_slice1_local_bend_z_column_v_z
+                    * cache.arm_slice1_local_bend_z_projected_inertia_f_z
+                + cache.arm_slice1_local_bend_z_column_w_x
+                    * arm_slice1_local_bend_z_projected_inertia_n_x
+                + cache.arm_slice1_local_bend_z_projected_inertia_f_x
+                    * cache.arm_slice1_local_bend_z_column_v_x
+                + cache.arm_slice2_local_bend_z_column_v_y
+                    * cache.arm_slice2_local_bend_z_projected_inertia_f_y
+                + arm_slice3_local_bend_z_projected_inertia_n_z
+                    * cache.arm_slice3_local_bend_z_column_w_z
+                + cache.arm_slice3_local_bend_z_column_w_x
+                    * arm_slice3_local_bend_z_projected_inertia_n_x
+                + arm_slice2_local_bend_z_projected_inertia_n_y
+                    * cache.arm_slice2_local_bend_z_column_w_y)
         + cache.arm_tip_subspace1_w_z * t0 + t1 * cache.arm_tip_subspace1_v_x;
-    out[(1, 2)] = t32;
-    out[(2, 1)] = t32;
-    out[(2, 2)] = ((0.5 * cache.flap_slice1_local_inertia_h_x
-        + cache.flap_slice1_mass * cache.flap_slice1_local_bend_y_column_v_y)
+    out[(1, 2)] = t8;
+    out[(2, 1)] = t8;
+    out[(2, 2)] = (cache.flap_slice1_local_bend_y_projected_inertia_f_y
         * cache.flap_slice1_local_bend_y_column_v_y
-        + (0.1127016653792583 * cache.flap_slice0_local_inertia_h_x
-            + cache.flap_slice0_local_bend_y_column_v_y * cache.flap_slice0_mass)
+        + cache.flap_slice0_local_bend_y_projected_inertia_f_y
             * cache.flap_slice0_local_bend_y_column_v_y
-        + (cache.flap_slice0_local_bend_y_column_v_x * cache.flap_slice0_mass
-            - 0.1127016653792583 * cache.flap_slice0_local_inertia_h_y)
+        + cache.flap_slice0_local_bend_y_projected_inertia_f_x
             * cache.flap_slice0_local_bend_y_column_v_x
-        + (cache.flap_slice1_mass * cache.flap_slice1_local_bend_y_column_v_x
-            - 0.5 * cache.flap_slice1_local_inertia_h_y)
+        + cache.flap_slice1_local_bend_y_projected_inertia_f_x
             * cache.flap_slice1_local_bend_y_column_v_x
-        + 0.5
-            * (cache.flap_slice1_local_inertia_h_x
-                * cache.flap_slice1_local_bend_y_column_v_y
-                + 0.5 * cache.flap_slice1_local_inertia_i_22
-                - cache.flap_slice1_local_bend_y_column_v_x
-                    * cache.flap_slice1_local_inertia_h_y)
+        + 0.5 * cache.flap_slice1_local_bend_y_projected_inertia_n_z
         + cache.flap_slice2_local_bend_y_column_v_y
-            * (cache.flap_slice2_local_bend_y_column_v_y * cache.flap_slice0_mass
-                + 0.8872983346207417 * cache.flap_slice2_local_inertia_h_x)
+            * cache.flap_slice2_local_bend_y_projected_inertia_f_y
         + cache.flap_slice2_local_bend_y_column_v_x
-            * (cache.flap_slice2_local_bend_y_column_v_x * cache.flap_slice0_mass
-                - 0.8872983346207417 * cache.flap_slice2_local_inertia_h_y)
-        + 0.8872983346207417
-            * (0.8872983346207417 * cache.flap_slice2_local_inertia_i_22
-                + cache.flap_slice2_local_bend_y_column_v_y
-                    * cache.flap_slice2_local_inertia_h_x
-                - cache.flap_slice2_local_inertia_h_y
-                    * cache.flap_slice2_local_bend_y_column_v_x)
-        + 0.1127016653792583
-            * (0.1127016653792583 * cache.flap_slice0_local_inertia_i_22
-                + cache.flap_slice0_local_inertia_h_x
-                    * cache.flap_slice0_local_bend_y_column_v_y
-                - cache.flap_slice0_local_inertia_h_y
-                    * cache.flap_slice0_local_bend_y_column_v_x)) * p.flap_length
-        * p.flap_length;
+            * cache.flap_slice2_local_bend_y_projected_inertia_f_x
+        + 0.8872983346207417 * cache.flap_slice2_local_bend_y_projected_inertia_n_z
+        + 0.1127016653792583 * cache.flap_slice0_local_bend_y_projected_inertia_n_z)
+        * p.flap_length * p.flap_length;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -6710,28 +6780,28 @@ pub fn coriolis_matrix_into(
         + flap_subspace0_coriolis_column_n_y * cache.arm_tip_subspace1_w_y;
     out[(2, 0)] = cache.arm_tip_subspace0_v_z * flap_subspace0_coriolis_row_f_z
         + cache.arm_tip_subspace0_w_y * flap_subspace0_coriolis_row_n_y
+        + cache.flap_subspace0_projected_inertia_f_x * arm_tip_subspace0_rate_v_x
+        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace0_rate_w_y
+        + arm_tip_subspace0_rate_v_y * cache.flap_subspace0_projected_inertia_f_y
         + flap_subspace0_coriolis_row_f_x * cache.arm_tip_subspace0_v_x
         + cache.flap_subspace0_projected_inertia_n_x * arm_tip_subspace0_rate_w_x
         + arm_tip_subspace0_rate_v_z * cache.flap_subspace0_projected_inertia_f_z
         + cache.arm_tip_subspace0_w_z * flap_subspace0_coriolis_row_n_z
         + flap_subspace0_coriolis_row_n_x * cache.arm_tip_subspace0_w_x
-        + cache.flap_subspace0_projected_inertia_n_z * arm_tip_subspace0_rate_w_z
-        + cache.flap_subspace0_projected_inertia_f_x * arm_tip_subspace0_rate_v_x
-        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace0_rate_w_y
         + cache.arm_tip_subspace0_v_y * flap_subspace0_coriolis_row_f_y
-        + arm_tip_subspace0_rate_v_y * cache.flap_subspace0_projected_inertia_f_y;
-    out[(2, 1)] = cache.arm_tip_subspace1_v_z * flap_subspace0_coriolis_row_f_z
+        + cache.flap_subspace0_projected_inertia_n_z * arm_tip_subspace0_rate_w_z;
+    out[(2, 1)] = cache.flap_subspace0_projected_inertia_f_z * arm_tip_subspace1_rate_v_z
+        + cache.arm_tip_subspace1_v_z * flap_subspace0_coriolis_row_f_z
+        + cache.flap_subspace0_projected_inertia_f_x * arm_tip_subspace1_rate_v_x
         + flap_subspace0_coriolis_row_f_x * cache.arm_tip_subspace1_v_x
         + cache.arm_tip_subspace1_w_x * flap_subspace0_coriolis_row_n_x
-        + arm_tip_subspace1_rate_v_z * cache.flap_subspace0_projected_inertia_f_z
-        + cache.flap_subspace0_projected_inertia_f_y * arm_tip_subspace1_rate_v_y
         + cache.arm_tip_subspace1_w_z * flap_subspace0_coriolis_row_n_z
+        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace1_rate_w_y
+        + cache.flap_subspace0_projected_inertia_n_z * arm_tip_subspace1_rate_w_z
         + flap_subspace0_coriolis_row_n_y * cache.arm_tip_subspace1_w_y
-        + arm_tip_subspace1_rate_w_x * cache.flap_subspace0_projected_inertia_n_x
-        + arm_tip_subspace1_rate_w_z * cache.flap_subspace0_projected_inertia_n_z
-        + cache.flap_subspace0_projected_inertia_f_x * arm_tip_subspace1_rate_v_x
         + cache.arm_tip_subspace1_v_y * flap_subspace0_coriolis_row_f_y
-        + cache.flap_subspace0_projected_inertia_n_y * arm_tip_subspace1_rate_w_y;
+        + cache.flap_subspace0_projected_inertia_f_y * arm_tip_subspace1_rate_v_y
+        + arm_tip_subspace1_rate_w_x * cache.flap_subspace0_projected_inertia_n_x;
     out[(2, 2)] = (t516 + t519 + t520) * flap_slice1_subspace0_v_x
         + flap_slice0_subspace0_w_x * (t593 + t596 + t616 + t617 + t618 + t624)
         + (t578 + t581 + t591) * flap_slice0_subspace0_v_z
@@ -6763,149 +6833,48 @@ pub fn gravity_into(
     *out = SVector::zeros();
     let arm_subspace0_projected_inertia_f_z = cache.arm_tip_subspace0_v_z
         * cache.wrist_composite_inertia_m
-        + p.section_length
-            * (0.90270109637546
-                * (cache.arm_slice3_local_bend_y_column_v_z * cache.arm_slice0_mass
-                    + cache.arm_slice1_mass * cache.arm_slice1_local_bend_y_column_v_z
-                    + cache.arm_slice0_local_bend_y_column_v_z * cache.arm_slice0_mass
-                    + cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_z
-                    - (cache.arm_slice2_local_inertia_h_x
-                        * cache.arm_slice2_local_bend_y_column_w_y
-                        - cache.arm_slice2_local_inertia_h_y
-                            * cache.arm_slice2_local_bend_y_column_w_x)
-                    - (cache.arm_slice1_local_bend_y_column_w_y
-                        * cache.arm_slice1_local_inertia_h_x
-                        - cache.arm_slice1_local_inertia_h_y
-                            * cache.arm_slice1_local_bend_y_column_w_x)
-                    - (cache.arm_slice3_local_inertia_h_x
-                        * cache.arm_slice3_local_bend_y_column_w_y
-                        - cache.arm_slice3_local_inertia_h_y
-                            * cache.arm_slice3_local_bend_y_column_w_x)
-                    - (cache.arm_slice0_local_inertia_h_x
-                        * cache.arm_slice0_local_bend_y_column_w_y
-                        - cache.arm_slice0_local_bend_y_column_w_x
-                            * cache.arm_slice0_local_inertia_h_y))
-                + 0.1829865712999871
-                    * (cache.arm_slice1_mass * cache.arm_slice2_local_bend_y_column_v_y
-                        + cache.arm_slice0_mass
-                            * cache.arm_slice3_local_bend_y_column_v_y
-                        + cache.arm_slice1_local_bend_y_column_v_y
-                            * cache.arm_slice1_mass
-                        + cache.arm_slice0_mass
-                            * cache.arm_slice0_local_bend_y_column_v_y
-                        - (cache.arm_slice2_local_bend_y_column_w_x
-                            * cache.arm_slice2_local_inertia_h_z
-                            - cache.arm_slice2_local_bend_y_column_w_z
-                                * cache.arm_slice2_local_inertia_h_x)
-                        - (cache.arm_slice0_local_bend_y_column_w_x
-                            * cache.arm_slice0_local_inertia_h_z
-                            - cache.arm_slice0_local_bend_y_column_w_z
-                                * cache.arm_slice0_local_inertia_h_x)
-                        - (cache.arm_slice3_local_inertia_h_z
-                            * cache.arm_slice3_local_bend_y_column_w_x
-                            - cache.arm_slice3_local_inertia_h_x
-                                * cache.arm_slice3_local_bend_y_column_w_z)
-                        - (cache.arm_slice1_local_inertia_h_z
-                            * cache.arm_slice1_local_bend_y_column_w_x
-                            - cache.arm_slice1_local_bend_y_column_w_z
-                                * cache.arm_slice1_local_inertia_h_x))
-                + 0.3894183423086505
-                    * (cache.arm_slice1_local_bend_y_column_v_x * cache.arm_slice1_mass
-                        + cache.arm_slice0_local_bend_y_column_v_x
-                            * cache.arm_slice0_mass
-                        + cache.arm_slice1_mass
-                            * cache.arm_slice2_local_bend_y_column_v_x
-                        + cache.arm_slice3_local_bend_y_column_v_x
-                            * cache.arm_slice0_mass
-                        - (cache.arm_slice3_local_inertia_h_y
-                            * cache.arm_slice3_local_bend_y_column_w_z
-                            - cache.arm_slice3_local_bend_y_column_w_y
-                                * cache.arm_slice3_local_inertia_h_z)
-                        - (cache.arm_slice1_local_inertia_h_y
-                            * cache.arm_slice1_local_bend_y_column_w_z
-                            - cache.arm_slice1_local_inertia_h_z
-                                * cache.arm_slice1_local_bend_y_column_w_y)
-                        - (cache.arm_slice0_local_bend_y_column_w_z
-                            * cache.arm_slice0_local_inertia_h_y
-                            - cache.arm_slice0_local_bend_y_column_w_y
-                                * cache.arm_slice0_local_inertia_h_z)
-                        - (cache.arm_slice2_local_bend_y_column_w_z
-                            * cache.arm_slice2_local_inertia_h_y
-                            - cache.arm_slice2_local_inertia_h_z
-                                * cache.arm_slice2_local_bend_y_column_w_y)))
+        + (0.3894183423086505
+            * (cache.arm_slice2_local_bend_y_projected_inertia_f_x
+                + cache.arm_slice3_local_bend_y_projected_inertia_f_x
+                + cache.arm_slice1_local_bend_y_projected_inertia_f_x
+                + cache.arm_slice0_local_bend_y_projected_inertia_f_x)
+            + 0.1829865712999871
+                * (cache.arm_slice0_local_bend_y_projected_inertia_f_y
+                    + cache.arm_slice2_local_bend_y_projected_inertia_f_y
+                    + cache.arm_slice3_local_bend_y_projected_inertia_f_y
+                    + cache.arm_slice1_local_bend_y_projected_inertia_f_y)
+            + 0.90270109637546
+                * (cache.arm_slice0_local_bend_y_projected_inertia_f_z
+                    + cache.arm_slice3_local_bend_y_projected_inertia_f_z
+                    + cache.arm_slice1_local_bend_y_projected_inertia_f_z
+                    + cache.arm_slice2_local_bend_y_projected_inertia_f_z))
+            * p.section_length
         - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace0_w_y
             - cache.wrist_composite_inertia_h_y * cache.arm_tip_subspace0_w_x);
-    let arm_subspace1_projected_inertia_f_z = p.section_length
-        * (0.1829865712999871
-            * (cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_y
-                + cache.arm_slice3_local_bend_z_column_v_y * cache.arm_slice0_mass
-                + cache.arm_slice2_local_bend_z_column_v_y * cache.arm_slice1_mass
-                + cache.arm_slice0_local_bend_z_column_v_y * cache.arm_slice0_mass
-                - (cache.arm_slice0_local_bend_z_column_w_x
-                    * cache.arm_slice0_local_inertia_h_z
-                    - cache.arm_slice0_local_inertia_h_x
-                        * cache.arm_slice0_local_bend_z_column_w_z)
-                - (cache.arm_slice3_local_bend_z_column_w_x
-                    * cache.arm_slice3_local_inertia_h_z
-                    - cache.arm_slice3_local_inertia_h_x
-                        * cache.arm_slice3_local_bend_z_column_w_z)
-                - (cache.arm_slice2_local_inertia_h_z
-                    * cache.arm_slice2_local_bend_z_column_w_x
-                    - cache.arm_slice2_local_bend_z_column_w_z
-                        * cache.arm_slice2_local_inertia_h_x)
-                - (cache.arm_slice1_local_inertia_h_z
-                    * cache.arm_slice1_local_bend_z_column_w_x
-                    - cache.arm_slice1_local_inertia_h_x
-                        * cache.arm_slice1_local_bend_z_column_w_z))
-            + 0.90270109637546
-                * (cache.arm_slice1_mass * cache.arm_slice2_local_bend_z_column_v_z
-                    + cache.arm_slice0_mass * cache.arm_slice3_local_bend_z_column_v_z
-                    + cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_z
-                    + cache.arm_slice0_local_bend_z_column_v_z * cache.arm_slice0_mass
-                    - (cache.arm_slice2_local_inertia_h_x
-                        * cache.arm_slice2_local_bend_z_column_w_y
-                        - cache.arm_slice2_local_inertia_h_y
-                            * cache.arm_slice2_local_bend_z_column_w_x)
-                    - (cache.arm_slice0_local_bend_z_column_w_y
-                        * cache.arm_slice0_local_inertia_h_x
-                        - cache.arm_slice0_local_bend_z_column_w_x
-                            * cache.arm_slice0_local_inertia_h_y)
-                    - (cache.arm_slice3_local_inertia_h_x
-                        * cache.arm_slice3_local_bend_z_column_w_y
-                        - cache.arm_slice3_local_bend_z_column_w_x
-                            * cache.arm_slice3_local_inertia_h_y)
-                    - (cache.arm_slice1_local_bend_z_column_w_y
-                        * cache.arm_slice1_local_inertia_h_x
-                        - cache.arm_slice1_local_inertia_h_y
-                            * cache.arm_slice1_local_bend_z_column_w_x))
-            + 0.3894183423086505
-                * (cache.arm_slice0_mass * cache.arm_slice0_local_bend_z_column_v_x
-                    + cache.arm_slice0_mass * cache.arm_slice3_local_bend_z_column_v_x
-                    + cache.arm_slice1_mass * cache.arm_slice1_local_bend_z_column_v_x
-                    + cache.arm_slice1_mass * cache.arm_slice2_local_bend_z_column_v_x
-                    - (cache.arm_slice1_local_inertia_h_y
-                        * cache.arm_slice1_local_bend_z_column_w_z
-                        - cache.arm_slice1_local_inertia_h_z
-                            * cache.arm_slice1_local_bend_z_column_w_y)
-                    - (cache.arm_slice3_local_inertia_h_y
-                        * cache.arm_slice3_local_bend_z_column_w_z
-                        - cache.arm_slice3_local_inertia_h_z
-                            * cache.arm_slice3_local_bend_z_column_w_y)
-                    - (cache.arm_slice2_local_inertia_h_y
-                        * cache.arm_slice2_local_bend_z_column_w_z
-                        - cache.arm_slice2_local_inertia_h_z
-                            * cache.arm_slice2_local_bend_z_column_w_y)
-                    - (cache.arm_slice0_local_bend_z_column_w_z
-                        * cache.arm_slice0_local_inertia_h_y
-                        - cache.arm_slice0_local_bend_z_column_w_y
-                            * cache.arm_slice0_local_inertia_h_z)))
-        + cache.arm_tip_subspace1_v_z * cache.wrist_composite_inertia_m
+    let arm_subspace1_projected_inertia_f_z = cache.arm_tip_subspace1_v_z
+        * cache.wrist_composite_inertia_m
+        + p.section_length
+            * (0.90270109637546
+                * (cache.arm_slice3_local_bend_z_projected_inertia_f_z
+                    + cache.arm_slice2_local_bend_z_projected_inertia_f_z
+                    + cache.arm_slice0_local_bend_z_projected_inertia_f_z
+                    + cache.arm_slice1_local_bend_z_projected_inertia_f_z)
+                + 0.1829865712999871
+                    * (cache.arm_slice1_local_bend_z_projected_inertia_f_y
+                        + cache.arm_slice2_local_bend_z_projected_inertia_f_y
+                        + cache.arm_slice0_local_bend_z_projected_inertia_f_y
+                        + cache.arm_slice3_local_bend_z_projected_inertia_f_y)
+                + 0.3894183423086505
+                    * (cache.arm_slice3_local_bend_z_projected_inertia_f_x
+                        + cache.arm_slice1_local_bend_z_projected_inertia_f_x
+                        + cache.arm_slice0_local_bend_z_projected_inertia_f_x
+                        + cache.arm_slice2_local_bend_z_projected_inertia_f_x))
         - (cache.wrist_composite_inertia_h_x * cache.arm_tip_subspace1_w_y
             - cache.arm_tip_subspace1_w_x * cache.wrist_composite_inertia_h_y);
-    out[0] = q[0] * p.arm_stiffness + p.gravity * arm_subspace0_projected_inertia_f_z;
-    out[1] = arm_subspace1_projected_inertia_f_z * p.gravity + q[1] * p.arm_stiffness;
+    out[0] = p.gravity * arm_subspace0_projected_inertia_f_z + q[0] * p.arm_stiffness;
+    out[1] = q[1] * p.arm_stiffness + arm_subspace1_projected_inertia_f_z * p.gravity;
     out[2] = p.flap_stiffness * q[2]
-        + p.gravity * cache.flap_subspace0_projected_inertia_f_z;
+        + cache.flap_subspace0_projected_inertia_f_z * p.gravity;
 }
 /// M, C qd and G together, all three from the one cache.
 #[inline]

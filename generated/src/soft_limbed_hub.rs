@@ -1130,6 +1130,78 @@ pub struct Cache {
     pub base_roll_projected_inertia_f_x: f64,
     pub base_roll_projected_inertia_f_y: f64,
     pub base_roll_projected_inertia_f_z: f64,
+    pub head_slice0_local_len_projected_inertia_n_x: f64,
+    pub head_slice0_local_len_projected_inertia_n_y: f64,
+    pub head_slice0_local_len_projected_inertia_n_z: f64,
+    pub head_slice0_local_len_projected_inertia_f_x: f64,
+    pub head_slice0_local_len_projected_inertia_f_y: f64,
+    pub head_slice0_local_len_projected_inertia_f_z: f64,
+    pub head_slice1_local_len_projected_inertia_n_x: f64,
+    pub head_slice1_local_len_projected_inertia_n_y: f64,
+    pub head_slice1_local_len_projected_inertia_n_z: f64,
+    pub head_slice1_local_len_projected_inertia_f_x: f64,
+    pub head_slice1_local_len_projected_inertia_f_y: f64,
+    pub head_slice1_local_len_projected_inertia_f_z: f64,
+    pub head_slice2_local_len_projected_inertia_n_x: f64,
+    pub head_slice2_local_len_projected_inertia_n_y: f64,
+    pub head_slice2_local_len_projected_inertia_n_z: f64,
+    pub head_slice2_local_len_projected_inertia_f_x: f64,
+    pub head_slice2_local_len_projected_inertia_f_y: f64,
+    pub head_slice2_local_len_projected_inertia_f_z: f64,
+    pub head_slice3_local_len_projected_inertia_n_x: f64,
+    pub head_slice3_local_len_projected_inertia_n_y: f64,
+    pub head_slice3_local_len_projected_inertia_n_z: f64,
+    pub head_slice3_local_len_projected_inertia_f_x: f64,
+    pub head_slice3_local_len_projected_inertia_f_y: f64,
+    pub head_slice3_local_len_projected_inertia_f_z: f64,
+    pub head_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub head_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub head_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub head_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub head_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub head_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub head_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub head_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub head_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub head_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub head_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub head_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub head_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub head_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub head_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub head_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub head_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub head_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub head_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub head_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub head_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub head_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub head_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub head_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub head_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub head_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub head_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub head_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub head_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub head_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub head_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub head_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub head_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub head_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub head_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub head_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub head_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub head_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub head_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub head_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub head_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub head_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub head_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub head_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub head_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub head_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub head_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub head_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub head_subspace0_projected_inertia_n_x: f64,
     pub head_subspace0_projected_inertia_n_y: f64,
     pub head_subspace0_projected_inertia_n_z: f64,
@@ -1148,6 +1220,78 @@ pub struct Cache {
     pub head_subspace2_projected_inertia_f_x: f64,
     pub head_subspace2_projected_inertia_f_y: f64,
     pub head_subspace2_projected_inertia_f_z: f64,
+    pub back_slice0_local_len_projected_inertia_n_x: f64,
+    pub back_slice0_local_len_projected_inertia_n_y: f64,
+    pub back_slice0_local_len_projected_inertia_n_z: f64,
+    pub back_slice0_local_len_projected_inertia_f_x: f64,
+    pub back_slice0_local_len_projected_inertia_f_y: f64,
+    pub back_slice0_local_len_projected_inertia_f_z: f64,
+    pub back_slice1_local_len_projected_inertia_n_x: f64,
+    pub back_slice1_local_len_projected_inertia_n_y: f64,
+    pub back_slice1_local_len_projected_inertia_n_z: f64,
+    pub back_slice1_local_len_projected_inertia_f_x: f64,
+    pub back_slice1_local_len_projected_inertia_f_y: f64,
+    pub back_slice1_local_len_projected_inertia_f_z: f64,
+    pub back_slice2_local_len_projected_inertia_n_x: f64,
+    pub back_slice2_local_len_projected_inertia_n_y: f64,
+    pub back_slice2_local_len_projected_inertia_n_z: f64,
+    pub back_slice2_local_len_projected_inertia_f_x: f64,
+    pub back_slice2_local_len_projected_inertia_f_y: f64,
+    pub back_slice2_local_len_projected_inertia_f_z: f64,
+    pub back_slice3_local_len_projected_inertia_n_x: f64,
+    pub back_slice3_local_len_projected_inertia_n_y: f64,
+    pub back_slice3_local_len_projected_inertia_n_z: f64,
+    pub back_slice3_local_len_projected_inertia_f_x: f64,
+    pub back_slice3_local_len_projected_inertia_f_y: f64,
+    pub back_slice3_local_len_projected_inertia_f_z: f64,
+    pub back_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub back_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub back_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub back_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub back_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub back_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub back_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub back_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub back_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub back_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub back_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub back_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub back_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub back_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub back_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub back_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub back_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub back_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub back_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub back_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub back_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub back_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub back_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub back_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub back_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub back_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub back_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub back_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub back_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub back_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub back_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub back_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub back_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub back_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub back_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub back_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub back_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub back_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub back_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub back_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub back_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub back_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub back_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub back_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub back_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub back_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub back_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub back_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub back_subspace0_projected_inertia_n_x: f64,
     pub back_subspace0_projected_inertia_n_y: f64,
     pub back_subspace0_projected_inertia_n_z: f64,
@@ -1166,6 +1310,78 @@ pub struct Cache {
     pub back_subspace2_projected_inertia_f_x: f64,
     pub back_subspace2_projected_inertia_f_y: f64,
     pub back_subspace2_projected_inertia_f_z: f64,
+    pub front_right_slice0_local_len_projected_inertia_n_x: f64,
+    pub front_right_slice0_local_len_projected_inertia_n_y: f64,
+    pub front_right_slice0_local_len_projected_inertia_n_z: f64,
+    pub front_right_slice0_local_len_projected_inertia_f_x: f64,
+    pub front_right_slice0_local_len_projected_inertia_f_y: f64,
+    pub front_right_slice0_local_len_projected_inertia_f_z: f64,
+    pub front_right_slice1_local_len_projected_inertia_n_x: f64,
+    pub front_right_slice1_local_len_projected_inertia_n_y: f64,
+    pub front_right_slice1_local_len_projected_inertia_n_z: f64,
+    pub front_right_slice1_local_len_projected_inertia_f_x: f64,
+    pub front_right_slice1_local_len_projected_inertia_f_y: f64,
+    pub front_right_slice1_local_len_projected_inertia_f_z: f64,
+    pub front_right_slice2_local_len_projected_inertia_n_x: f64,
+    pub front_right_slice2_local_len_projected_inertia_n_y: f64,
+    pub front_right_slice2_local_len_projected_inertia_n_z: f64,
+    pub front_right_slice2_local_len_projected_inertia_f_x: f64,
+    pub front_right_slice2_local_len_projected_inertia_f_y: f64,
+    pub front_right_slice2_local_len_projected_inertia_f_z: f64,
+    pub front_right_slice3_local_len_projected_inertia_n_x: f64,
+    pub front_right_slice3_local_len_projected_inertia_n_y: f64,
+    pub front_right_slice3_local_len_projected_inertia_n_z: f64,
+    pub front_right_slice3_local_len_projected_inertia_f_x: f64,
+    pub front_right_slice3_local_len_projected_inertia_f_y: f64,
+    pub front_right_slice3_local_len_projected_inertia_f_z: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub front_right_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub front_right_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub front_right_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub front_right_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub front_right_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub front_right_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub front_right_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub front_right_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub front_right_subspace0_projected_inertia_n_x: f64,
     pub front_right_subspace0_projected_inertia_n_y: f64,
     pub front_right_subspace0_projected_inertia_n_z: f64,
@@ -1184,6 +1400,78 @@ pub struct Cache {
     pub front_right_subspace2_projected_inertia_f_x: f64,
     pub front_right_subspace2_projected_inertia_f_y: f64,
     pub front_right_subspace2_projected_inertia_f_z: f64,
+    pub front_left_slice0_local_len_projected_inertia_n_x: f64,
+    pub front_left_slice0_local_len_projected_inertia_n_y: f64,
+    pub front_left_slice0_local_len_projected_inertia_n_z: f64,
+    pub front_left_slice0_local_len_projected_inertia_f_x: f64,
+    pub front_left_slice0_local_len_projected_inertia_f_y: f64,
+    pub front_left_slice0_local_len_projected_inertia_f_z: f64,
+    pub front_left_slice1_local_len_projected_inertia_n_x: f64,
+    pub front_left_slice1_local_len_projected_inertia_n_y: f64,
+    pub front_left_slice1_local_len_projected_inertia_n_z: f64,
+    pub front_left_slice1_local_len_projected_inertia_f_x: f64,
+    pub front_left_slice1_local_len_projected_inertia_f_y: f64,
+    pub front_left_slice1_local_len_projected_inertia_f_z: f64,
+    pub front_left_slice2_local_len_projected_inertia_n_x: f64,
+    pub front_left_slice2_local_len_projected_inertia_n_y: f64,
+    pub front_left_slice2_local_len_projected_inertia_n_z: f64,
+    pub front_left_slice2_local_len_projected_inertia_f_x: f64,
+    pub front_left_slice2_local_len_projected_inertia_f_y: f64,
+    pub front_left_slice2_local_len_projected_inertia_f_z: f64,
+    pub front_left_slice3_local_len_projected_inertia_n_x: f64,
+    pub front_left_slice3_local_len_projected_inertia_n_y: f64,
+    pub front_left_slice3_local_len_projected_inertia_n_z: f64,
+    pub front_left_slice3_local_len_projected_inertia_f_x: f64,
+    pub front_left_slice3_local_len_projected_inertia_f_y: f64,
+    pub front_left_slice3_local_len_projected_inertia_f_z: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub front_left_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub front_left_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub front_left_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub front_left_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub front_left_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub front_left_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub front_left_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub front_left_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub front_left_subspace0_projected_inertia_n_x: f64,
     pub front_left_subspace0_projected_inertia_n_y: f64,
     pub front_left_subspace0_projected_inertia_n_z: f64,
@@ -3462,636 +3750,1067 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * hub_composite_inertia_m
         - (base_pitch_rotation_10 * hub_composite_inertia_h_x
             - hub_composite_inertia_h_y * base_pitch_rotation_00);
-    let t282 = head_slice0_local_bend_y_column_v_x * head_slice0_mass
-        + head_slice1_local_bend_y_column_v_x * head_slice1_mass
-        + head_slice2_local_bend_y_column_v_x * head_slice1_mass
-        + head_slice3_local_bend_y_column_v_x * head_slice0_mass
-        - (head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_h_y
-            - head_slice1_local_inertia_h_z * head_slice1_local_bend_y_column_w_y)
-        - (head_slice2_local_inertia_h_y * head_slice2_local_bend_y_column_w_z
-            - head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_w_y)
-        - (head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_w_z
-            - head_slice0_local_inertia_h_z * head_slice0_local_bend_y_column_w_y)
-        - (head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_w_z
-            - head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_w_y);
-    let t283 = head_slice3_local_bend_y_column_v_z * head_slice0_mass
-        + head_slice2_local_bend_y_column_v_z * head_slice1_mass
-        + head_slice1_local_bend_y_column_v_z * head_slice1_mass
-        + head_slice0_local_bend_y_column_v_z * head_slice0_mass
-        - (head_slice2_local_inertia_h_x * head_slice2_local_bend_y_column_w_y
-            - head_slice2_local_inertia_h_y * head_slice2_local_bend_y_column_w_x)
-        - (head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_h_x
-            - head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_w_x)
-        - (head_slice1_local_bend_y_column_w_y * head_slice1_local_inertia_h_x
-            - head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_h_y)
-        - (head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_w_y
-            - head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_w_x);
-    let t284 = head_slice0_local_bend_y_column_v_y * head_slice0_mass
-        + head_slice1_local_bend_y_column_v_y * head_slice1_mass
-        + head_slice3_local_bend_y_column_v_y * head_slice0_mass
-        + head_slice2_local_bend_y_column_v_y * head_slice1_mass
-        - (head_slice0_local_bend_y_column_w_x * head_slice0_local_inertia_h_z
-            - head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_h_x)
-        - (head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_w_x
-            - head_slice2_local_inertia_h_x * head_slice2_local_bend_y_column_w_z)
-        - (head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_h_z
-            - head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_h_x)
-        - (head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_w_x
-            - head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_w_z);
-    let t285 = t282 * head_rotation_10 + head_rotation_12 * t283
-        + base_roll_rotation_11 * t284;
-    let t286 = t282 * head_rotation_20 + head_rotation_22 * t283
-        + t284 * base_roll_rotation_21;
-    let t287 = head_slice0_local_inertia_h_z * head_slice0_local_bend_y_column_v_x
-        + head_slice3_local_bend_y_column_w_y * head_slice3_local_inertia_i_11
-        + head_slice2_local_bend_y_column_w_y * head_slice2_local_inertia_i_11
-        + head_slice3_local_inertia_i_01 * head_slice3_local_bend_y_column_w_x
-        + head_slice2_local_inertia_i_01 * head_slice2_local_bend_y_column_w_x
-        + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_12
+    let head_slice0_local_len_projected_inertia_n_x = head_slice0_local_len_column_v_z
+        * head_slice0_local_inertia_h_y
+        - head_slice0_local_inertia_h_z * head_slice0_local_len_column_v_y;
+    let head_slice0_local_len_projected_inertia_n_y = head_slice0_local_len_column_v_x
+        * head_slice0_local_inertia_h_z
+        - head_slice0_local_len_column_v_z * head_slice0_local_inertia_h_x;
+    let head_slice0_local_len_projected_inertia_n_z = head_slice0_local_inertia_h_x
+        * head_slice0_local_len_column_v_y
+        - head_slice0_local_inertia_h_y * head_slice0_local_len_column_v_x;
+    let head_slice0_local_len_projected_inertia_f_x = head_slice0_local_len_column_v_x
+        * head_slice0_mass;
+    let head_slice0_local_len_projected_inertia_f_y = head_slice0_mass
+        * head_slice0_local_len_column_v_y;
+    let head_slice0_local_len_projected_inertia_f_z = head_slice0_local_len_column_v_z
+        * head_slice0_mass;
+    let head_slice1_local_len_projected_inertia_n_x = head_slice1_local_len_column_v_z
+        * head_slice1_local_inertia_h_y
+        - head_slice1_local_len_column_v_y * head_slice1_local_inertia_h_z;
+    let head_slice1_local_len_projected_inertia_n_y = head_slice1_local_inertia_h_z
+        * head_slice1_local_len_column_v_x
+        - head_slice1_local_len_column_v_z * head_slice1_local_inertia_h_x;
+    let head_slice1_local_len_projected_inertia_n_z = head_slice1_local_len_column_v_y
+        * head_slice1_local_inertia_h_x
+        - head_slice1_local_inertia_h_y * head_slice1_local_len_column_v_x;
+    let head_slice1_local_len_projected_inertia_f_x = head_slice1_local_len_column_v_x
+        * head_slice1_mass;
+    let head_slice1_local_len_projected_inertia_f_y = head_slice1_local_len_column_v_y
+        * head_slice1_mass;
+    let head_slice1_local_len_projected_inertia_f_z = head_slice1_local_len_column_v_z
+        * head_slice1_mass;
+    let head_slice2_local_len_projected_inertia_n_x = head_slice2_local_inertia_h_y
+        * head_slice2_local_len_column_v_z
+        - head_slice2_local_inertia_h_z * head_slice2_local_len_column_v_y;
+    let head_slice2_local_len_projected_inertia_n_y = head_slice2_local_inertia_h_z
+        * head_slice2_local_len_column_v_x
+        - head_slice2_local_inertia_h_x * head_slice2_local_len_column_v_z;
+    let head_slice2_local_len_projected_inertia_n_z = head_slice2_local_inertia_h_x
+        * head_slice2_local_len_column_v_y
+        - head_slice2_local_inertia_h_y * head_slice2_local_len_column_v_x;
+    let head_slice2_local_len_projected_inertia_f_x = head_slice2_local_len_column_v_x
+        * head_slice1_mass;
+    let head_slice2_local_len_projected_inertia_f_y = head_slice2_local_len_column_v_y
+        * head_slice1_mass;
+    let head_slice2_local_len_projected_inertia_f_z = head_slice2_local_len_column_v_z
+        * head_slice1_mass;
+    let head_slice3_local_len_projected_inertia_n_x = head_slice3_local_inertia_h_y
+        * head_slice3_local_len_column_v_z
+        - head_slice3_local_inertia_h_z * head_slice3_local_len_column_v_y;
+    let head_slice3_local_len_projected_inertia_n_y = head_slice3_local_inertia_h_z
+        * head_slice3_local_len_column_v_x
+        - head_slice3_local_inertia_h_x * head_slice3_local_len_column_v_z;
+    let head_slice3_local_len_projected_inertia_n_z = head_slice3_local_inertia_h_x
+        * head_slice3_local_len_column_v_y
+        - head_slice3_local_inertia_h_y * head_slice3_local_len_column_v_x;
+    let head_slice3_local_len_projected_inertia_f_x = head_slice3_local_len_column_v_x
+        * head_slice0_mass;
+    let head_slice3_local_len_projected_inertia_f_y = head_slice3_local_len_column_v_y
+        * head_slice0_mass;
+    let head_slice3_local_len_projected_inertia_f_z = head_slice0_mass
+        * head_slice3_local_len_column_v_z;
+    let head_slice0_local_bend_y_projected_inertia_n_x = head_slice0_local_inertia_h_y
+        * head_slice0_local_bend_y_column_v_z
+        + head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_i_02
+        + head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_i_01
+        + head_slice0_local_bend_y_column_w_x * head_slice0_local_inertia_i_00
+        - head_slice0_local_bend_y_column_v_y * head_slice0_local_inertia_h_z;
+    let head_slice0_local_bend_y_projected_inertia_n_y = head_slice0_local_inertia_h_z
+        * head_slice0_local_bend_y_column_v_x
         + head_slice0_local_inertia_i_11 * head_slice0_local_bend_y_column_w_y
-        + head_slice3_local_inertia_i_12 * head_slice3_local_bend_y_column_w_z
-        + head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_i_01
-        + head_slice1_local_inertia_h_z * head_slice1_local_bend_y_column_v_x
         + head_slice0_local_bend_y_column_w_x * head_slice0_local_inertia_i_01
         + head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_i_12
-        + head_slice1_local_inertia_i_11 * head_slice1_local_bend_y_column_w_y
-        + head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_v_x
-        + head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_v_x
-        + head_slice2_local_bend_y_column_w_z * head_slice2_local_inertia_i_12
-        - head_slice2_local_bend_y_column_v_z * head_slice2_local_inertia_h_x
-        - head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_v_z
-        - head_slice0_local_bend_y_column_v_z * head_slice0_local_inertia_h_x
-        - head_slice1_local_bend_y_column_v_z * head_slice1_local_inertia_h_x;
-    let t288 = head_slice0_local_bend_y_column_w_x * head_slice0_local_inertia_i_02
-        + head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_i_02
-        + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_22
-        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_y_column_w_x
-        + head_slice1_local_inertia_i_12 * head_slice1_local_bend_y_column_w_y
+        - head_slice0_local_bend_y_column_v_z * head_slice0_local_inertia_h_x;
+    let head_slice0_local_bend_y_projected_inertia_n_z = head_slice0_local_bend_y_column_w_x
+        * head_slice0_local_inertia_i_02
         + head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_i_12
         + head_slice0_local_bend_y_column_v_y * head_slice0_local_inertia_h_x
+        + head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_i_22
+        - head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_v_x;
+    let head_slice0_local_bend_y_projected_inertia_f_x = head_slice0_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_w_z
+            - head_slice0_local_inertia_h_z * head_slice0_local_bend_y_column_w_y);
+    let head_slice0_local_bend_y_projected_inertia_f_y = head_slice0_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (head_slice0_local_bend_y_column_w_x * head_slice0_local_inertia_h_z
+            - head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_h_x);
+    let head_slice0_local_bend_y_projected_inertia_f_z = head_slice0_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_h_x
+            - head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_w_x);
+    let head_slice1_local_bend_y_projected_inertia_n_x = head_slice1_local_bend_y_column_w_y
+        * head_slice1_local_inertia_i_01
+        + head_slice1_local_bend_y_column_v_z * head_slice1_local_inertia_h_y
+        + head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_i_00
+        + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_02
+        - head_slice1_local_inertia_h_z * head_slice1_local_bend_y_column_v_y;
+    let head_slice1_local_bend_y_projected_inertia_n_y = head_slice1_local_bend_y_column_w_z
+        * head_slice1_local_inertia_i_12
+        + head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_i_01
+        + head_slice1_local_inertia_h_z * head_slice1_local_bend_y_column_v_x
+        + head_slice1_local_inertia_i_11 * head_slice1_local_bend_y_column_w_y
+        - head_slice1_local_bend_y_column_v_z * head_slice1_local_inertia_h_x;
+    let head_slice1_local_bend_y_projected_inertia_n_z = head_slice1_local_bend_y_column_w_x
+        * head_slice1_local_inertia_i_02
+        + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_22
+        + head_slice1_local_inertia_i_12 * head_slice1_local_bend_y_column_w_y
+        + head_slice1_local_bend_y_column_v_y * head_slice1_local_inertia_h_x
+        - head_slice1_local_bend_y_column_v_x * head_slice1_local_inertia_h_y;
+    let head_slice1_local_bend_y_projected_inertia_f_x = head_slice1_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_h_y
+            - head_slice1_local_inertia_h_z * head_slice1_local_bend_y_column_w_y);
+    let head_slice1_local_bend_y_projected_inertia_f_y = head_slice1_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_h_z
+            - head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_h_x);
+    let head_slice1_local_bend_y_projected_inertia_f_z = head_slice1_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (head_slice1_local_bend_y_column_w_y * head_slice1_local_inertia_h_x
+            - head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_h_y);
+    let head_slice2_local_bend_y_projected_inertia_n_x = head_slice2_local_inertia_i_02
+        * head_slice2_local_bend_y_column_w_z
+        + head_slice2_local_bend_y_column_w_y * head_slice2_local_inertia_i_01
+        + head_slice2_local_inertia_i_00 * head_slice2_local_bend_y_column_w_x
+        + head_slice2_local_inertia_h_y * head_slice2_local_bend_y_column_v_z
+        - head_slice2_local_bend_y_column_v_y * head_slice2_local_inertia_h_z;
+    let head_slice2_local_bend_y_projected_inertia_n_y = head_slice2_local_bend_y_column_w_y
+        * head_slice2_local_inertia_i_11
+        + head_slice2_local_inertia_i_01 * head_slice2_local_bend_y_column_w_x
+        + head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_v_x
+        + head_slice2_local_bend_y_column_w_z * head_slice2_local_inertia_i_12
+        - head_slice2_local_bend_y_column_v_z * head_slice2_local_inertia_h_x;
+    let head_slice2_local_bend_y_projected_inertia_n_z = head_slice2_local_inertia_i_02
+        * head_slice2_local_bend_y_column_w_x
         + head_slice2_local_bend_y_column_v_y * head_slice2_local_inertia_h_x
-        + head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_v_y
-        + head_slice3_local_bend_y_column_w_z * head_slice3_local_inertia_i_22
-        + head_slice3_local_bend_y_column_w_x * head_slice3_local_inertia_i_02
         + head_slice2_local_bend_y_column_w_z * head_slice2_local_inertia_i_22
         + head_slice2_local_bend_y_column_w_y * head_slice2_local_inertia_i_12
-        + head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_i_22
-        + head_slice3_local_bend_y_column_w_y * head_slice3_local_inertia_i_12
-        + head_slice1_local_bend_y_column_v_y * head_slice1_local_inertia_h_x
-        - head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_v_x
-        - head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_v_x
-        - head_slice2_local_inertia_h_y * head_slice2_local_bend_y_column_v_x
-        - head_slice1_local_bend_y_column_v_x * head_slice1_local_inertia_h_y;
-    let t289 = head_slice0_local_inertia_h_y * head_slice0_local_bend_y_column_v_z
-        + head_slice0_local_bend_y_column_w_z * head_slice0_local_inertia_i_02
-        + head_slice3_local_bend_y_column_w_y * head_slice3_local_inertia_i_01
-        + head_slice0_local_bend_y_column_w_y * head_slice0_local_inertia_i_01
+        - head_slice2_local_inertia_h_y * head_slice2_local_bend_y_column_v_x;
+    let head_slice2_local_bend_y_projected_inertia_f_x = head_slice2_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (head_slice2_local_inertia_h_y * head_slice2_local_bend_y_column_w_z
+            - head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_w_y);
+    let head_slice2_local_bend_y_projected_inertia_f_y = head_slice2_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (head_slice2_local_inertia_h_z * head_slice2_local_bend_y_column_w_x
+            - head_slice2_local_inertia_h_x * head_slice2_local_bend_y_column_w_z);
+    let head_slice2_local_bend_y_projected_inertia_f_z = head_slice2_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (head_slice2_local_inertia_h_x * head_slice2_local_bend_y_column_w_y
+            - head_slice2_local_inertia_h_y * head_slice2_local_bend_y_column_w_x);
+    let head_slice3_local_bend_y_projected_inertia_n_x = head_slice3_local_bend_y_column_w_y
+        * head_slice3_local_inertia_i_01
         + head_slice3_local_bend_y_column_w_x * head_slice3_local_inertia_i_00
         + head_slice3_local_inertia_i_02 * head_slice3_local_bend_y_column_w_z
-        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_y_column_w_z
-        + head_slice0_local_bend_y_column_w_x * head_slice0_local_inertia_i_00
-        + head_slice1_local_bend_y_column_w_y * head_slice1_local_inertia_i_01
         + head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_v_z
-        + head_slice2_local_bend_y_column_w_y * head_slice2_local_inertia_i_01
-        + head_slice1_local_bend_y_column_v_z * head_slice1_local_inertia_h_y
-        + head_slice2_local_inertia_i_00 * head_slice2_local_bend_y_column_w_x
-        + head_slice1_local_bend_y_column_w_x * head_slice1_local_inertia_i_00
-        + head_slice2_local_inertia_h_y * head_slice2_local_bend_y_column_v_z
-        + head_slice1_local_bend_y_column_w_z * head_slice1_local_inertia_i_02
-        - head_slice2_local_bend_y_column_v_y * head_slice2_local_inertia_h_z
-        - head_slice1_local_inertia_h_z * head_slice1_local_bend_y_column_v_y
-        - head_slice0_local_bend_y_column_v_y * head_slice0_local_inertia_h_z
         - head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_v_y;
-    let t290 = head_position_y * t286 + t287 * base_roll_rotation_01
-        + head_rotation_02 * t288 + head_rotation_00 * t289 - head_position_z * t285;
-    let t291 = head_slice3_local_inertia_h_y * head_slice3_local_len_column_v_z
-        + head_slice2_local_inertia_h_y * head_slice2_local_len_column_v_z
-        + head_slice0_local_len_column_v_z * head_slice0_local_inertia_h_y
-        + head_slice1_local_len_column_v_z * head_slice1_local_inertia_h_y
-        - head_slice1_local_len_column_v_y * head_slice1_local_inertia_h_z
-        - head_slice0_local_inertia_h_z * head_slice0_local_len_column_v_y
-        - head_slice3_local_inertia_h_z * head_slice3_local_len_column_v_y
-        - head_slice2_local_inertia_h_z * head_slice2_local_len_column_v_y;
-    let t292 = head_slice3_local_len_column_v_x * head_slice0_mass
-        + head_slice0_local_len_column_v_x * head_slice0_mass
-        + head_slice1_local_len_column_v_x * head_slice1_mass
-        + head_slice2_local_len_column_v_x * head_slice1_mass;
-    let t293 = head_slice0_local_len_column_v_z * head_slice0_mass
-        + head_slice2_local_len_column_v_z * head_slice1_mass
-        + head_slice0_mass * head_slice3_local_len_column_v_z
-        + head_slice1_local_len_column_v_z * head_slice1_mass;
-    let t294 = head_slice2_local_len_column_v_y * head_slice1_mass
-        + head_slice1_local_len_column_v_y * head_slice1_mass
-        + head_slice3_local_len_column_v_y * head_slice0_mass
-        + head_slice0_mass * head_slice0_local_len_column_v_y;
-    let t295 = t292 * head_rotation_20 + head_rotation_22 * t293
-        + t294 * base_roll_rotation_21;
-    let t296 = base_roll_rotation_11 * t294 + t292 * head_rotation_10
-        + t293 * head_rotation_12;
-    let t297 = head_slice0_local_inertia_h_x * head_slice0_local_len_column_v_y
-        + head_slice3_local_inertia_h_x * head_slice3_local_len_column_v_y
-        + head_slice1_local_len_column_v_y * head_slice1_local_inertia_h_x
-        + head_slice2_local_inertia_h_x * head_slice2_local_len_column_v_y
-        - head_slice1_local_inertia_h_y * head_slice1_local_len_column_v_x
-        - head_slice3_local_inertia_h_y * head_slice3_local_len_column_v_x
-        - head_slice0_local_inertia_h_y * head_slice0_local_len_column_v_x
-        - head_slice2_local_inertia_h_y * head_slice2_local_len_column_v_x;
-    let t298 = head_slice1_local_inertia_h_z * head_slice1_local_len_column_v_x
-        + head_slice2_local_inertia_h_z * head_slice2_local_len_column_v_x
-        + head_slice0_local_len_column_v_x * head_slice0_local_inertia_h_z
-        + head_slice3_local_inertia_h_z * head_slice3_local_len_column_v_x
-        - head_slice1_local_len_column_v_z * head_slice1_local_inertia_h_x
-        - head_slice0_local_len_column_v_z * head_slice0_local_inertia_h_x
-        - head_slice2_local_inertia_h_x * head_slice2_local_len_column_v_z
-        - head_slice3_local_inertia_h_x * head_slice3_local_len_column_v_z;
-    let t299 = 0.3333333333333333
-        * (t291 * head_rotation_00 + head_position_y * t295 + t297 * head_rotation_02
-            + t298 * base_roll_rotation_01 - head_position_z * t296);
-    let head_subspace0_projected_inertia_n_x = t299 - 0.6666666666666666 * t3 * t290;
-    let t300 = head_rotation_02 * t283 + head_rotation_00 * t282
-        + t284 * base_roll_rotation_01;
-    let t301 = head_rotation_12 * t288 + t287 * base_roll_rotation_11
-        + t300 * head_position_z + t289 * head_rotation_10 - head_position_x * t286;
-    let t302 = t292 * head_rotation_00 + base_roll_rotation_01 * t294
-        + head_rotation_02 * t293;
-    let t303 = 0.3333333333333333
-        * (head_position_z * t302 + t297 * head_rotation_12 + t291 * head_rotation_10
-            + base_roll_rotation_11 * t298 - head_position_x * t295);
-    let head_subspace0_projected_inertia_n_y = t303 - 0.6666666666666666 * t3 * t301;
-    let t304 = head_rotation_22 * t288 + t289 * head_rotation_20 + head_position_x * t285
-        + t287 * base_roll_rotation_21 - t300 * head_position_y;
-    let t305 = 0.3333333333333333
-        * (t297 * head_rotation_22 + t298 * base_roll_rotation_21
-            + head_position_x * t296 + t291 * head_rotation_20 - head_position_y * t302);
-    let head_subspace0_projected_inertia_n_z = t305 - 0.6666666666666666 * t3 * t304;
-    let t306 = 0.3333333333333333 * t302;
-    let head_subspace0_projected_inertia_f_x = t306 - 0.6666666666666666 * t3 * t300;
-    let t307 = 0.3333333333333333 * t296;
-    let head_subspace0_projected_inertia_f_y = t307 - 0.6666666666666666 * t3 * t285;
-    let t308 = 0.3333333333333333 * t295;
-    let head_subspace0_projected_inertia_f_z = t308 - 0.6666666666666666 * t3 * t286;
-    let t309 = head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_v_z
-        + head_slice3_local_inertia_i_01 * head_slice3_local_bend_z_column_w_y
-        + head_slice0_local_inertia_i_00 * head_slice0_local_len_column_v_y
-        + head_slice3_local_len_column_v_y * head_slice3_local_inertia_i_00
-        + head_slice2_local_inertia_i_02 * head_slice2_local_bend_z_column_w_z
-        + head_slice1_local_len_column_v_y * head_slice1_local_inertia_i_00
+    let head_slice3_local_bend_y_projected_inertia_n_y = head_slice3_local_bend_y_column_w_y
+        * head_slice3_local_inertia_i_11
+        + head_slice3_local_inertia_i_01 * head_slice3_local_bend_y_column_w_x
+        + head_slice3_local_inertia_i_12 * head_slice3_local_bend_y_column_w_z
+        + head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_v_x
+        - head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_v_z;
+    let head_slice3_local_bend_y_projected_inertia_n_z = head_slice3_local_inertia_h_x
+        * head_slice3_local_bend_y_column_v_y
+        + head_slice3_local_bend_y_column_w_z * head_slice3_local_inertia_i_22
+        + head_slice3_local_bend_y_column_w_x * head_slice3_local_inertia_i_02
+        + head_slice3_local_bend_y_column_w_y * head_slice3_local_inertia_i_12
+        - head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_v_x;
+    let head_slice3_local_bend_y_projected_inertia_f_x = head_slice3_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_w_z
+            - head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_w_y);
+    let head_slice3_local_bend_y_projected_inertia_f_y = head_slice3_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (head_slice3_local_inertia_h_z * head_slice3_local_bend_y_column_w_x
+            - head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_w_z);
+    let head_slice3_local_bend_y_projected_inertia_f_z = head_slice3_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (head_slice3_local_inertia_h_x * head_slice3_local_bend_y_column_w_y
+            - head_slice3_local_inertia_h_y * head_slice3_local_bend_y_column_w_x);
+    let head_slice0_local_bend_z_projected_inertia_n_x = head_slice0_local_inertia_i_00
+        * head_slice0_local_len_column_v_y
         + head_slice0_local_inertia_h_y * head_slice0_local_bend_z_column_v_z
-        + head_slice1_local_inertia_i_02 * head_slice1_local_bend_z_column_w_z
         + head_slice0_local_inertia_i_02 * head_slice0_local_bend_z_column_w_z
-        + head_slice2_local_len_column_v_y * head_slice2_local_inertia_i_00
-        + head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_i_01
-        + head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_i_02
-        + head_slice1_local_bend_z_column_v_z * head_slice1_local_inertia_h_y
         + head_slice0_local_bend_z_column_w_y * head_slice0_local_inertia_i_01
-        + head_slice2_local_bend_z_column_w_y * head_slice2_local_inertia_i_01
-        + head_slice2_local_inertia_h_y * head_slice2_local_bend_z_column_v_z
-        - head_slice1_local_inertia_h_z * head_slice1_local_bend_z_column_v_y
-        - head_slice0_local_bend_z_column_v_y * head_slice0_local_inertia_h_z
-        - head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_v_y
-        - head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_v_y;
-    let t310 = head_slice3_local_bend_z_column_v_y * head_slice0_mass
-        + head_slice0_local_bend_z_column_v_y * head_slice0_mass
-        + head_slice1_local_bend_z_column_v_y * head_slice1_mass
-        + head_slice2_local_bend_z_column_v_y * head_slice1_mass
-        - (head_slice3_local_inertia_h_z * head_slice3_local_len_column_v_y
-            - head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_w_z)
-        - (head_slice1_local_len_column_v_y * head_slice1_local_inertia_h_z
-            - head_slice1_local_inertia_h_x * head_slice1_local_bend_z_column_w_z)
-        - (head_slice0_local_inertia_h_z * head_slice0_local_len_column_v_y
-            - head_slice0_local_inertia_h_x * head_slice0_local_bend_z_column_w_z)
-        - (head_slice2_local_inertia_h_z * head_slice2_local_len_column_v_y
-            - head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_w_z);
-    let t311 = head_slice0_local_bend_z_column_v_z * head_slice0_mass
-        + head_slice1_local_bend_z_column_v_z * head_slice1_mass
-        + head_slice2_local_bend_z_column_v_z * head_slice1_mass
-        + head_slice3_local_bend_z_column_v_z * head_slice0_mass
-        - (head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_w_y
-            - head_slice2_local_inertia_h_y * head_slice2_local_len_column_v_y)
-        - (head_slice0_local_bend_z_column_w_y * head_slice0_local_inertia_h_x
-            - head_slice0_local_inertia_h_y * head_slice0_local_len_column_v_y)
-        - (head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_w_y
-            - head_slice3_local_inertia_h_y * head_slice3_local_len_column_v_y)
-        - (head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_h_x
-            - head_slice1_local_len_column_v_y * head_slice1_local_inertia_h_y);
-    let t312 = head_slice0_local_bend_z_column_v_x * head_slice0_mass
-        + head_slice1_local_bend_z_column_v_x * head_slice1_mass
-        + head_slice2_local_bend_z_column_v_x * head_slice1_mass
-        + head_slice3_local_bend_z_column_v_x * head_slice0_mass
-        - (head_slice1_local_inertia_h_y * head_slice1_local_bend_z_column_w_z
-            - head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_h_z)
-        - (head_slice2_local_inertia_h_y * head_slice2_local_bend_z_column_w_z
-            - head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_w_y)
-        - (head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_w_z
-            - head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_w_y)
+        - head_slice0_local_bend_z_column_v_y * head_slice0_local_inertia_h_z;
+    let head_slice0_local_bend_z_projected_inertia_n_y = head_slice0_local_inertia_i_11
+        * head_slice0_local_bend_z_column_w_y
+        + head_slice0_local_inertia_i_12 * head_slice0_local_bend_z_column_w_z
+        + head_slice0_local_bend_z_column_v_x * head_slice0_local_inertia_h_z
+        + head_slice0_local_inertia_i_01 * head_slice0_local_len_column_v_y
+        - head_slice0_local_bend_z_column_v_z * head_slice0_local_inertia_h_x;
+    let head_slice0_local_bend_z_projected_inertia_n_z = head_slice0_local_inertia_i_12
+        * head_slice0_local_bend_z_column_w_y
+        + head_slice0_local_bend_z_column_v_y * head_slice0_local_inertia_h_x
+        + head_slice0_local_inertia_i_02 * head_slice0_local_len_column_v_y
+        + head_slice0_local_bend_z_column_w_z * head_slice0_local_inertia_i_22
+        - head_slice0_local_bend_z_column_v_x * head_slice0_local_inertia_h_y;
+    let head_slice0_local_bend_z_projected_inertia_f_x = head_slice0_local_bend_z_column_v_x
+        * head_slice0_mass
         - (head_slice0_local_inertia_h_y * head_slice0_local_bend_z_column_w_z
             - head_slice0_local_inertia_h_z * head_slice0_local_bend_z_column_w_y);
-    let t313 = t310 * base_roll_rotation_21 + head_rotation_22 * t311
-        + head_rotation_20 * t312;
-    let t314 = head_rotation_10 * t312 + t311 * head_rotation_12
-        + base_roll_rotation_11 * t310;
-    let t315 = head_slice2_local_bend_z_column_w_y * head_slice2_local_inertia_i_12
-        + head_slice3_local_bend_z_column_w_y * head_slice3_local_inertia_i_12
-        + head_slice3_local_len_column_v_y * head_slice3_local_inertia_i_02
-        + head_slice2_local_inertia_i_02 * head_slice2_local_len_column_v_y
-        + head_slice1_local_bend_z_column_v_y * head_slice1_local_inertia_h_x
-        + head_slice2_local_inertia_i_22 * head_slice2_local_bend_z_column_w_z
-        + head_slice0_local_inertia_i_12 * head_slice0_local_bend_z_column_w_y
-        + head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_i_22
-        + head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_v_y
+    let head_slice0_local_bend_z_projected_inertia_f_y = head_slice0_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (head_slice0_local_inertia_h_z * head_slice0_local_len_column_v_y
+            - head_slice0_local_inertia_h_x * head_slice0_local_bend_z_column_w_z);
+    let head_slice0_local_bend_z_projected_inertia_f_z = head_slice0_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (head_slice0_local_bend_z_column_w_y * head_slice0_local_inertia_h_x
+            - head_slice0_local_inertia_h_y * head_slice0_local_len_column_v_y);
+    let head_slice1_local_bend_z_projected_inertia_n_x = head_slice1_local_len_column_v_y
+        * head_slice1_local_inertia_i_00
+        + head_slice1_local_inertia_i_02 * head_slice1_local_bend_z_column_w_z
+        + head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_i_01
+        + head_slice1_local_bend_z_column_v_z * head_slice1_local_inertia_h_y
+        - head_slice1_local_inertia_h_z * head_slice1_local_bend_z_column_v_y;
+    let head_slice1_local_bend_z_projected_inertia_n_y = head_slice1_local_inertia_i_12
+        * head_slice1_local_bend_z_column_w_z
+        + head_slice1_local_len_column_v_y * head_slice1_local_inertia_i_01
+        + head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_i_11
+        + head_slice1_local_bend_z_column_v_x * head_slice1_local_inertia_h_z
+        - head_slice1_local_bend_z_column_v_z * head_slice1_local_inertia_h_x;
+    let head_slice1_local_bend_z_projected_inertia_n_z = head_slice1_local_bend_z_column_v_y
+        * head_slice1_local_inertia_h_x
         + head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_i_12
         + head_slice1_local_len_column_v_y * head_slice1_local_inertia_i_02
-        + head_slice0_local_bend_z_column_v_y * head_slice0_local_inertia_h_x
-        + head_slice3_local_bend_z_column_v_y * head_slice3_local_inertia_h_x
-        + head_slice0_local_inertia_i_02 * head_slice0_local_len_column_v_y
         + head_slice1_local_bend_z_column_w_z * head_slice1_local_inertia_i_22
-        + head_slice0_local_bend_z_column_w_z * head_slice0_local_inertia_i_22
-        - head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_v_x
-        - head_slice0_local_bend_z_column_v_x * head_slice0_local_inertia_h_y
-        - head_slice1_local_bend_z_column_v_x * head_slice1_local_inertia_h_y
-        - head_slice2_local_inertia_h_y * head_slice2_local_bend_z_column_v_x;
-    let t316 = head_slice0_local_inertia_i_11 * head_slice0_local_bend_z_column_w_y
-        + head_slice3_local_bend_z_column_w_y * head_slice3_local_inertia_i_11
-        + head_slice1_local_inertia_i_12 * head_slice1_local_bend_z_column_w_z
-        + head_slice1_local_len_column_v_y * head_slice1_local_inertia_i_01
-        + head_slice2_local_bend_z_column_w_z * head_slice2_local_inertia_i_12
+        - head_slice1_local_bend_z_column_v_x * head_slice1_local_inertia_h_y;
+    let head_slice1_local_bend_z_projected_inertia_f_x = head_slice1_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (head_slice1_local_inertia_h_y * head_slice1_local_bend_z_column_w_z
+            - head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_h_z);
+    let head_slice1_local_bend_z_projected_inertia_f_y = head_slice1_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (head_slice1_local_len_column_v_y * head_slice1_local_inertia_h_z
+            - head_slice1_local_inertia_h_x * head_slice1_local_bend_z_column_w_z);
+    let head_slice1_local_bend_z_projected_inertia_f_z = head_slice1_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_h_x
+            - head_slice1_local_len_column_v_y * head_slice1_local_inertia_h_y);
+    let head_slice2_local_bend_z_projected_inertia_n_x = head_slice2_local_inertia_i_02
+        * head_slice2_local_bend_z_column_w_z
+        + head_slice2_local_len_column_v_y * head_slice2_local_inertia_i_00
+        + head_slice2_local_bend_z_column_w_y * head_slice2_local_inertia_i_01
+        + head_slice2_local_inertia_h_y * head_slice2_local_bend_z_column_v_z
+        - head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_v_y;
+    let head_slice2_local_bend_z_projected_inertia_n_y = head_slice2_local_bend_z_column_w_z
+        * head_slice2_local_inertia_i_12
         + head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_v_x
-        + head_slice0_local_inertia_i_12 * head_slice0_local_bend_z_column_w_z
+        + head_slice2_local_bend_z_column_w_y * head_slice2_local_inertia_i_11
+        + head_slice2_local_len_column_v_y * head_slice2_local_inertia_i_01
+        - head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_v_z;
+    let head_slice2_local_bend_z_projected_inertia_n_z = head_slice2_local_bend_z_column_w_y
+        * head_slice2_local_inertia_i_12
+        + head_slice2_local_inertia_i_02 * head_slice2_local_len_column_v_y
+        + head_slice2_local_inertia_i_22 * head_slice2_local_bend_z_column_w_z
+        + head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_v_y
+        - head_slice2_local_inertia_h_y * head_slice2_local_bend_z_column_v_x;
+    let head_slice2_local_bend_z_projected_inertia_f_x = head_slice2_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (head_slice2_local_inertia_h_y * head_slice2_local_bend_z_column_w_z
+            - head_slice2_local_inertia_h_z * head_slice2_local_bend_z_column_w_y);
+    let head_slice2_local_bend_z_projected_inertia_f_y = head_slice2_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (head_slice2_local_inertia_h_z * head_slice2_local_len_column_v_y
+            - head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_w_z);
+    let head_slice2_local_bend_z_projected_inertia_f_z = head_slice2_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_w_y
+            - head_slice2_local_inertia_h_y * head_slice2_local_len_column_v_y);
+    let head_slice3_local_bend_z_projected_inertia_n_x = head_slice3_local_inertia_h_y
+        * head_slice3_local_bend_z_column_v_z
+        + head_slice3_local_inertia_i_01 * head_slice3_local_bend_z_column_w_y
+        + head_slice3_local_len_column_v_y * head_slice3_local_inertia_i_00
+        + head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_i_02
+        - head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_v_y;
+    let head_slice3_local_bend_z_projected_inertia_n_y = head_slice3_local_bend_z_column_w_y
+        * head_slice3_local_inertia_i_11
         + head_slice3_local_inertia_i_01 * head_slice3_local_len_column_v_y
         + head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_i_12
-        + head_slice1_local_bend_z_column_w_y * head_slice1_local_inertia_i_11
-        + head_slice2_local_bend_z_column_w_y * head_slice2_local_inertia_i_11
-        + head_slice0_local_bend_z_column_v_x * head_slice0_local_inertia_h_z
         + head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_v_x
-        + head_slice2_local_len_column_v_y * head_slice2_local_inertia_i_01
-        + head_slice0_local_inertia_i_01 * head_slice0_local_len_column_v_y
-        + head_slice1_local_bend_z_column_v_x * head_slice1_local_inertia_h_z
-        - head_slice0_local_bend_z_column_v_z * head_slice0_local_inertia_h_x
-        - head_slice1_local_bend_z_column_v_z * head_slice1_local_inertia_h_x
-        - head_slice2_local_inertia_h_x * head_slice2_local_bend_z_column_v_z
         - head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_v_z;
-    let t317 = t309 * head_rotation_00 + t313 * head_position_y + head_rotation_02 * t315
-        + t316 * base_roll_rotation_01 - head_position_z * t314;
+    let head_slice3_local_bend_z_projected_inertia_n_z = head_slice3_local_bend_z_column_w_y
+        * head_slice3_local_inertia_i_12
+        + head_slice3_local_len_column_v_y * head_slice3_local_inertia_i_02
+        + head_slice3_local_bend_z_column_w_z * head_slice3_local_inertia_i_22
+        + head_slice3_local_bend_z_column_v_y * head_slice3_local_inertia_h_x
+        - head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_v_x;
+    let head_slice3_local_bend_z_projected_inertia_f_x = head_slice3_local_bend_z_column_v_x
+        * head_slice0_mass
+        - (head_slice3_local_inertia_h_y * head_slice3_local_bend_z_column_w_z
+            - head_slice3_local_inertia_h_z * head_slice3_local_bend_z_column_w_y);
+    let head_slice3_local_bend_z_projected_inertia_f_y = head_slice3_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (head_slice3_local_inertia_h_z * head_slice3_local_len_column_v_y
+            - head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_w_z);
+    let head_slice3_local_bend_z_projected_inertia_f_z = head_slice3_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_w_y
+            - head_slice3_local_inertia_h_y * head_slice3_local_len_column_v_y);
+    let t282 = head_slice0_local_bend_y_projected_inertia_f_z
+        + head_slice3_local_bend_y_projected_inertia_f_z
+        + head_slice2_local_bend_y_projected_inertia_f_z
+        + head_slice1_local_bend_y_projected_inertia_f_z;
+    let t283 = head_slice1_local_bend_y_projected_inertia_f_y
+        + head_slice0_local_bend_y_projected_inertia_f_y
+        + head_slice3_local_bend_y_projected_inertia_f_y
+        + head_slice2_local_bend_y_projected_inertia_f_y;
+    let t284 = head_slice2_local_bend_y_projected_inertia_f_x
+        + head_slice3_local_bend_y_projected_inertia_f_x
+        + head_slice1_local_bend_y_projected_inertia_f_x
+        + head_slice0_local_bend_y_projected_inertia_f_x;
+    let t285 = t282 * head_rotation_12 + t283 * base_roll_rotation_11
+        + t284 * head_rotation_10;
+    let t286 = head_slice0_local_bend_y_projected_inertia_n_z
+        + head_slice2_local_bend_y_projected_inertia_n_z
+        + head_slice3_local_bend_y_projected_inertia_n_z
+        + head_slice1_local_bend_y_projected_inertia_n_z;
+    let t287 = head_slice3_local_bend_y_projected_inertia_n_x
+        + head_slice1_local_bend_y_projected_inertia_n_x
+        + head_slice0_local_bend_y_projected_inertia_n_x
+        + head_slice2_local_bend_y_projected_inertia_n_x;
+    let t288 = head_slice0_local_bend_y_projected_inertia_n_y
+        + head_slice3_local_bend_y_projected_inertia_n_y
+        + head_slice2_local_bend_y_projected_inertia_n_y
+        + head_slice1_local_bend_y_projected_inertia_n_y;
+    let t289 = head_rotation_22 * t282 + t283 * base_roll_rotation_21
+        + t284 * head_rotation_20;
+    let t290 = head_rotation_02 * t286 + head_rotation_00 * t287
+        + t288 * base_roll_rotation_01 + t289 * head_position_y - head_position_z * t285;
+    let t291 = head_slice0_local_len_projected_inertia_n_z
+        + head_slice3_local_len_projected_inertia_n_z
+        + head_slice2_local_len_projected_inertia_n_z
+        + head_slice1_local_len_projected_inertia_n_z;
+    let t292 = head_slice1_local_len_projected_inertia_n_x
+        + head_slice2_local_len_projected_inertia_n_x
+        + head_slice0_local_len_projected_inertia_n_x
+        + head_slice3_local_len_projected_inertia_n_x;
+    let t293 = head_slice3_local_len_projected_inertia_f_x
+        + head_slice0_local_len_projected_inertia_f_x
+        + head_slice1_local_len_projected_inertia_f_x
+        + head_slice2_local_len_projected_inertia_f_x;
+    let t294 = head_slice0_local_len_projected_inertia_f_z
+        + head_slice2_local_len_projected_inertia_f_z
+        + head_slice3_local_len_projected_inertia_f_z
+        + head_slice1_local_len_projected_inertia_f_z;
+    let t295 = head_slice2_local_len_projected_inertia_f_y
+        + head_slice1_local_len_projected_inertia_f_y
+        + head_slice3_local_len_projected_inertia_f_y
+        + head_slice0_local_len_projected_inertia_f_y;
+    let t296 = t293 * head_rotation_20 + head_rotation_22 * t294
+        + t295 * base_roll_rotation_21;
+    let t297 = head_slice0_local_len_projected_inertia_n_y
+        + head_slice1_local_len_projected_inertia_n_y
+        + head_slice3_local_len_projected_inertia_n_y
+        + head_slice2_local_len_projected_inertia_n_y;
+    let t298 = base_roll_rotation_11 * t295 + t293 * head_rotation_10
+        + t294 * head_rotation_12;
+    let t299 = 0.3333333333333333
+        * (head_rotation_02 * t291 + head_rotation_00 * t292 + head_position_y * t296
+            + t297 * base_roll_rotation_01 - head_position_z * t298);
+    let head_subspace0_projected_inertia_n_x = t299 - 0.6666666666666666 * t3 * t290;
+    let t300 = t283 * base_roll_rotation_01 + head_rotation_00 * t284
+        + head_rotation_02 * t282;
+    let t301 = t300 * head_position_z + head_rotation_10 * t287
+        + t288 * base_roll_rotation_11 + t286 * head_rotation_12
+        - head_position_x * t289;
+    let t302 = t293 * head_rotation_00 + base_roll_rotation_01 * t295
+        + head_rotation_02 * t294;
+    let t303 = 0.3333333333333333
+        * (t292 * head_rotation_10 + head_position_z * t302 + t291 * head_rotation_12
+            + t297 * base_roll_rotation_11 - head_position_x * t296);
+    let head_subspace0_projected_inertia_n_y = t303 - 0.6666666666666666 * t3 * t301;
+    let t304 = 0.3333333333333333
+        * (head_rotation_22 * t291 + head_position_x * t298
+            + t297 * base_roll_rotation_21 + t292 * head_rotation_20
+            - head_position_y * t302);
+    let t305 = head_position_x * t285 + head_rotation_22 * t286
+        + t288 * base_roll_rotation_21 + head_rotation_20 * t287
+        - t300 * head_position_y;
+    let head_subspace0_projected_inertia_n_z = t304 - 0.6666666666666666 * t3 * t305;
+    let t306 = 0.3333333333333333 * t302;
+    let head_subspace0_projected_inertia_f_x = t306 - 0.6666666666666666 * t3 * t300;
+    let t307 = 0.3333333333333333 * t298;
+    let head_subspace0_projected_inertia_f_y = t307 - 0.6666666666666666 * t3 * t285;
+    let t308 = 0.3333333333333333 * t296;
+    let head_subspace0_projected_inertia_f_z = t308 - 0.6666666666666666 * t3 * t289;
+    let t309 = head_slice2_local_bend_z_projected_inertia_f_x
+        + head_slice0_local_bend_z_projected_inertia_f_x
+        + head_slice1_local_bend_z_projected_inertia_f_x
+        + head_slice3_local_bend_z_projected_inertia_f_x;
+    let t310 = head_slice2_local_bend_z_projected_inertia_f_y
+        + head_slice0_local_bend_z_projected_inertia_f_y
+        + head_slice3_local_bend_z_projected_inertia_f_y
+        + head_slice1_local_bend_z_projected_inertia_f_y;
+    let t311 = head_slice0_local_bend_z_projected_inertia_f_z
+        + head_slice1_local_bend_z_projected_inertia_f_z
+        + head_slice2_local_bend_z_projected_inertia_f_z
+        + head_slice3_local_bend_z_projected_inertia_f_z;
+    let t312 = t309 * head_rotation_10 + t310 * base_roll_rotation_11
+        + t311 * head_rotation_12;
+    let t313 = head_slice0_local_bend_z_projected_inertia_n_y
+        + head_slice3_local_bend_z_projected_inertia_n_y
+        + head_slice2_local_bend_z_projected_inertia_n_y
+        + head_slice1_local_bend_z_projected_inertia_n_y;
+    let t314 = head_slice1_local_bend_z_projected_inertia_n_z
+        + head_slice2_local_bend_z_projected_inertia_n_z
+        + head_slice3_local_bend_z_projected_inertia_n_z
+        + head_slice0_local_bend_z_projected_inertia_n_z;
+    let t315 = head_slice3_local_bend_z_projected_inertia_n_x
+        + head_slice0_local_bend_z_projected_inertia_n_x
+        + head_slice2_local_bend_z_projected_inertia_n_x
+        + head_slice1_local_bend_z_projected_inertia_n_x;
+    let t316 = t311 * head_rotation_22 + t310 * base_roll_rotation_21
+        + head_rotation_20 * t309;
+    let t317 = base_roll_rotation_01 * t313 + head_rotation_02 * t314
+        + head_rotation_00 * t315 + t316 * head_position_y - t312 * head_position_z;
     let head_subspace1_projected_inertia_n_x = t299 + 0.33333333333333315 * t3 * t290
         - 0.5773502691896257 * t3 * t317;
-    let t318 = base_roll_rotation_01 * t310 + head_rotation_02 * t311
-        + head_rotation_00 * t312;
-    let t319 = t315 * head_rotation_12 + t318 * head_position_z
-        + base_roll_rotation_11 * t316 + t309 * head_rotation_10
-        - head_position_x * t313;
+    let t318 = head_rotation_00 * t309 + t310 * base_roll_rotation_01
+        + t311 * head_rotation_02;
+    let t319 = t318 * head_position_z + base_roll_rotation_11 * t313
+        + head_rotation_12 * t314 + t315 * head_rotation_10 - head_position_x * t316;
     let head_subspace1_projected_inertia_n_y = 0.33333333333333315 * t3 * t301 + t303
         - 0.5773502691896257 * t3 * t319;
-    let t320 = head_position_x * t314 + t315 * head_rotation_22 + t309 * head_rotation_20
-        + t316 * base_roll_rotation_21 - t318 * head_position_y;
-    let head_subspace1_projected_inertia_n_z = 0.33333333333333315 * t3 * t304 + t305
+    let t320 = head_rotation_22 * t314 + base_roll_rotation_21 * t313
+        + t312 * head_position_x + t315 * head_rotation_20 - t318 * head_position_y;
+    let head_subspace1_projected_inertia_n_z = t304 + 0.33333333333333315 * t3 * t305
         - 0.5773502691896257 * t3 * t320;
-    let head_subspace1_projected_inertia_f_x = t306 + 0.33333333333333315 * t3 * t300
+    let head_subspace1_projected_inertia_f_x = 0.33333333333333315 * t3 * t300 + t306
         - 0.5773502691896257 * t3 * t318;
     let head_subspace1_projected_inertia_f_y = 0.33333333333333315 * t3 * t285 + t307
-        - 0.5773502691896257 * t3 * t314;
-    let head_subspace1_projected_inertia_f_z = 0.33333333333333315 * t3 * t286 + t308
-        - 0.5773502691896257 * t3 * t313;
-    let head_subspace2_projected_inertia_n_x = t299 + 0.3333333333333336 * t3 * t290
+        - 0.5773502691896257 * t3 * t312;
+    let head_subspace1_projected_inertia_f_z = 0.33333333333333315 * t3 * t289 + t308
+        - 0.5773502691896257 * t3 * t316;
+    let head_subspace2_projected_inertia_n_x = 0.3333333333333336 * t3 * t290 + t299
         + 0.5773502691896255 * t3 * t317;
-    let head_subspace2_projected_inertia_n_y = t303 + 0.3333333333333336 * t3 * t301
+    let head_subspace2_projected_inertia_n_y = 0.3333333333333336 * t3 * t301 + t303
         + 0.5773502691896255 * t3 * t319;
-    let head_subspace2_projected_inertia_n_z = 0.3333333333333336 * t3 * t304
-        + 0.5773502691896255 * t3 * t320 + t305;
-    let head_subspace2_projected_inertia_f_x = 0.5773502691896255 * t3 * t318
-        + 0.3333333333333336 * t3 * t300 + t306;
-    let head_subspace2_projected_inertia_f_y = 0.5773502691896255 * t3 * t314 + t307
-        + 0.3333333333333336 * t3 * t285;
-    let head_subspace2_projected_inertia_f_z = 0.3333333333333336 * t3 * t286
-        + 0.5773502691896255 * t3 * t313 + t308;
-    let t321 = back_slice2_local_len_column_v_x * back_slice2_local_inertia_h_z
-        + back_slice0_local_inertia_h_z * back_slice0_local_len_column_v_x
-        + back_slice1_local_inertia_h_z * back_slice1_local_len_column_v_x
-        + back_slice3_local_inertia_h_z * back_slice3_local_len_column_v_x
-        - back_slice0_local_len_column_v_z * back_slice0_local_inertia_h_x
-        - back_slice1_local_inertia_h_x * back_slice1_local_len_column_v_z
-        - back_slice2_local_len_column_v_z * back_slice2_local_inertia_h_x
-        - back_slice3_local_len_column_v_z * back_slice3_local_inertia_h_x;
-    let t322 = back_slice2_local_len_column_v_z * head_slice1_mass
-        + back_slice3_local_len_column_v_z * head_slice0_mass
-        + back_slice0_local_len_column_v_z * head_slice0_mass
-        + back_slice1_local_len_column_v_z * head_slice1_mass;
-    let t323 = back_slice3_local_len_column_v_x * head_slice0_mass
-        + back_slice0_local_len_column_v_x * head_slice0_mass
-        + back_slice2_local_len_column_v_x * head_slice1_mass
-        + back_slice1_local_len_column_v_x * head_slice1_mass;
-    let t324 = head_slice0_mass * back_slice3_local_len_column_v_y
-        + back_slice1_local_len_column_v_y * head_slice1_mass
-        + back_slice0_local_len_column_v_y * head_slice0_mass
-        + back_slice2_local_len_column_v_y * head_slice1_mass;
-    let t325 = t322 * back_rotation_12 + t323 * back_rotation_10
-        + base_roll_rotation_11 * t324;
-    let t326 = back_slice1_local_len_column_v_z * back_slice1_local_inertia_h_y
-        + back_slice0_local_len_column_v_z * back_slice0_local_inertia_h_y
-        + back_slice2_local_len_column_v_z * back_slice2_local_inertia_h_y
-        + back_slice3_local_len_column_v_z * back_slice3_local_inertia_h_y
-        - back_slice1_local_inertia_h_z * back_slice1_local_len_column_v_y
-        - back_slice3_local_inertia_h_z * back_slice3_local_len_column_v_y
-        - back_slice2_local_len_column_v_y * back_slice2_local_inertia_h_z
+    let head_subspace2_projected_inertia_n_z = 0.5773502691896255 * t3 * t320 + t304
+        + 0.3333333333333336 * t3 * t305;
+    let head_subspace2_projected_inertia_f_x = 0.3333333333333336 * t3 * t300 + t306
+        + 0.5773502691896255 * t3 * t318;
+    let head_subspace2_projected_inertia_f_y = 0.5773502691896255 * t3 * t312
+        + 0.3333333333333336 * t3 * t285 + t307;
+    let head_subspace2_projected_inertia_f_z = 0.5773502691896255 * t3 * t316
+        + 0.3333333333333336 * t3 * t289 + t308;
+    let back_slice0_local_len_projected_inertia_n_x = back_slice0_local_len_column_v_z
+        * back_slice0_local_inertia_h_y
         - back_slice0_local_inertia_h_z * back_slice0_local_len_column_v_y;
-    let t327 = back_slice2_local_len_column_v_y * back_slice2_local_inertia_h_x
-        + back_slice0_local_inertia_h_x * back_slice0_local_len_column_v_y
-        + back_slice3_local_inertia_h_x * back_slice3_local_len_column_v_y
-        + back_slice1_local_inertia_h_x * back_slice1_local_len_column_v_y
-        - back_slice2_local_len_column_v_x * back_slice2_local_inertia_h_y
-        - back_slice1_local_len_column_v_x * back_slice1_local_inertia_h_y
-        - back_slice0_local_len_column_v_x * back_slice0_local_inertia_h_y
+    let back_slice0_local_len_projected_inertia_n_y = back_slice0_local_inertia_h_z
+        * back_slice0_local_len_column_v_x
+        - back_slice0_local_len_column_v_z * back_slice0_local_inertia_h_x;
+    let back_slice0_local_len_projected_inertia_n_z = back_slice0_local_inertia_h_x
+        * back_slice0_local_len_column_v_y
+        - back_slice0_local_len_column_v_x * back_slice0_local_inertia_h_y;
+    let back_slice0_local_len_projected_inertia_f_x = back_slice0_local_len_column_v_x
+        * head_slice0_mass;
+    let back_slice0_local_len_projected_inertia_f_y = back_slice0_local_len_column_v_y
+        * head_slice0_mass;
+    let back_slice0_local_len_projected_inertia_f_z = back_slice0_local_len_column_v_z
+        * head_slice0_mass;
+    let back_slice1_local_len_projected_inertia_n_x = back_slice1_local_len_column_v_z
+        * back_slice1_local_inertia_h_y
+        - back_slice1_local_inertia_h_z * back_slice1_local_len_column_v_y;
+    let back_slice1_local_len_projected_inertia_n_y = back_slice1_local_inertia_h_z
+        * back_slice1_local_len_column_v_x
+        - back_slice1_local_inertia_h_x * back_slice1_local_len_column_v_z;
+    let back_slice1_local_len_projected_inertia_n_z = back_slice1_local_inertia_h_x
+        * back_slice1_local_len_column_v_y
+        - back_slice1_local_len_column_v_x * back_slice1_local_inertia_h_y;
+    let back_slice1_local_len_projected_inertia_f_x = back_slice1_local_len_column_v_x
+        * head_slice1_mass;
+    let back_slice1_local_len_projected_inertia_f_y = back_slice1_local_len_column_v_y
+        * head_slice1_mass;
+    let back_slice1_local_len_projected_inertia_f_z = back_slice1_local_len_column_v_z
+        * head_slice1_mass;
+    let back_slice2_local_len_projected_inertia_n_x = back_slice2_local_len_column_v_z
+        * back_slice2_local_inertia_h_y
+        - back_slice2_local_len_column_v_y * back_slice2_local_inertia_h_z;
+    let back_slice2_local_len_projected_inertia_n_y = back_slice2_local_len_column_v_x
+        * back_slice2_local_inertia_h_z
+        - back_slice2_local_len_column_v_z * back_slice2_local_inertia_h_x;
+    let back_slice2_local_len_projected_inertia_n_z = back_slice2_local_len_column_v_y
+        * back_slice2_local_inertia_h_x
+        - back_slice2_local_len_column_v_x * back_slice2_local_inertia_h_y;
+    let back_slice2_local_len_projected_inertia_f_x = back_slice2_local_len_column_v_x
+        * head_slice1_mass;
+    let back_slice2_local_len_projected_inertia_f_y = back_slice2_local_len_column_v_y
+        * head_slice1_mass;
+    let back_slice2_local_len_projected_inertia_f_z = back_slice2_local_len_column_v_z
+        * head_slice1_mass;
+    let back_slice3_local_len_projected_inertia_n_x = back_slice3_local_len_column_v_z
+        * back_slice3_local_inertia_h_y
+        - back_slice3_local_inertia_h_z * back_slice3_local_len_column_v_y;
+    let back_slice3_local_len_projected_inertia_n_y = back_slice3_local_inertia_h_z
+        * back_slice3_local_len_column_v_x
+        - back_slice3_local_len_column_v_z * back_slice3_local_inertia_h_x;
+    let back_slice3_local_len_projected_inertia_n_z = back_slice3_local_inertia_h_x
+        * back_slice3_local_len_column_v_y
         - back_slice3_local_len_column_v_x * back_slice3_local_inertia_h_y;
-    let t328 = back_rotation_22 * t322 + t324 * base_roll_rotation_21
-        + t323 * back_rotation_20;
-    let t329 = 0.3333333333333333
-        * (t321 * base_roll_rotation_01 + t326 * back_rotation_00
-            + back_rotation_02 * t327 + back_position_y * t328 - back_position_z * t325);
-    let t330 = back_slice3_local_bend_y_column_v_z * head_slice0_mass
-        + back_slice1_local_bend_y_column_v_z * head_slice1_mass
-        + back_slice2_local_bend_y_column_v_z * head_slice1_mass
-        + back_slice0_local_bend_y_column_v_z * head_slice0_mass
-        - (back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_w_y
-            - back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_h_y)
-        - (back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_w_y
-            - back_slice1_local_bend_y_column_w_x * back_slice1_local_inertia_h_y)
-        - (back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_h_x
-            - back_slice2_local_bend_y_column_w_x * back_slice2_local_inertia_h_y)
-        - (back_slice3_local_inertia_h_x * back_slice3_local_bend_y_column_w_y
-            - back_slice3_local_inertia_h_y * back_slice3_local_bend_y_column_w_x);
-    let t331 = back_slice1_local_bend_y_column_v_x * head_slice1_mass
-        + back_slice3_local_bend_y_column_v_x * head_slice0_mass
-        + back_slice2_local_bend_y_column_v_x * head_slice1_mass
-        + back_slice0_local_bend_y_column_v_x * head_slice0_mass
-        - (back_slice0_local_bend_y_column_w_z * back_slice0_local_inertia_h_y
-            - back_slice0_local_inertia_h_z * back_slice0_local_bend_y_column_w_y)
-        - (back_slice3_local_bend_y_column_w_z * back_slice3_local_inertia_h_y
-            - back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_w_y)
-        - (back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_h_y
-            - back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_w_y)
-        - (back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_h_y
-            - back_slice2_local_inertia_h_z * back_slice2_local_bend_y_column_w_y);
-    let t332 = back_slice3_local_bend_y_column_v_y * head_slice0_mass
-        + back_slice1_local_bend_y_column_v_y * head_slice1_mass
-        + back_slice2_local_bend_y_column_v_y * head_slice1_mass
-        + back_slice0_local_bend_y_column_v_y * head_slice0_mass
-        - (back_slice2_local_inertia_h_z * back_slice2_local_bend_y_column_w_x
-            - back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_h_x)
-        - (back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_h_z
-            - back_slice0_local_bend_y_column_w_z * back_slice0_local_inertia_h_x)
-        - (back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_w_x
-            - back_slice3_local_bend_y_column_w_z * back_slice3_local_inertia_h_x)
-        - (back_slice1_local_bend_y_column_w_x * back_slice1_local_inertia_h_z
-            - back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_w_z);
-    let t333 = back_rotation_22 * t330 + t331 * back_rotation_20
-        + base_roll_rotation_21 * t332;
-    let t334 = back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_i_12
-        + back_slice0_local_bend_y_column_w_z * back_slice0_local_inertia_i_12
-        + back_slice3_local_bend_y_column_v_x * back_slice3_local_inertia_h_z
-        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_y_column_w_x
-        + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_12
-        + back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_v_x
-        + back_slice2_local_inertia_i_01 * back_slice2_local_bend_y_column_w_x
+    let back_slice3_local_len_projected_inertia_f_x = back_slice3_local_len_column_v_x
+        * head_slice0_mass;
+    let back_slice3_local_len_projected_inertia_f_y = head_slice0_mass
+        * back_slice3_local_len_column_v_y;
+    let back_slice3_local_len_projected_inertia_f_z = back_slice3_local_len_column_v_z
+        * head_slice0_mass;
+    let back_slice0_local_bend_y_projected_inertia_n_x = back_slice0_local_bend_y_column_w_z
+        * back_slice0_local_inertia_i_02
+        + back_slice0_local_inertia_h_y * back_slice0_local_bend_y_column_v_z
+        + back_slice0_local_inertia_i_00 * back_slice0_local_bend_y_column_w_x
+        + back_slice0_local_inertia_i_01 * back_slice0_local_bend_y_column_w_y
+        - back_slice0_local_bend_y_column_v_y * back_slice0_local_inertia_h_z;
+    let back_slice0_local_bend_y_projected_inertia_n_y = back_slice0_local_bend_y_column_w_z
+        * back_slice0_local_inertia_i_12
         + back_slice0_local_inertia_h_z * back_slice0_local_bend_y_column_v_x
         + back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_i_01
-        + back_slice2_local_bend_y_column_v_x * back_slice2_local_inertia_h_z
         + back_slice0_local_bend_y_column_w_y * back_slice0_local_inertia_i_11
-        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_11
-        + back_slice1_local_bend_y_column_w_x * back_slice1_local_inertia_i_01
-        + back_slice3_local_inertia_i_12 * back_slice3_local_bend_y_column_w_z
-        + back_slice1_local_inertia_i_11 * back_slice1_local_bend_y_column_w_y
-        + back_slice3_local_inertia_i_11 * back_slice3_local_bend_y_column_w_y
-        - back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_v_z
-        - back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_v_z
-        - back_slice3_local_bend_y_column_v_z * back_slice3_local_inertia_h_x
-        - back_slice2_local_bend_y_column_v_z * back_slice2_local_inertia_h_x;
-    let t335 = back_slice1_local_inertia_i_01 * back_slice1_local_bend_y_column_w_y
-        + back_slice1_local_bend_y_column_v_z * back_slice1_local_inertia_h_y
-        + back_slice3_local_bend_y_column_v_z * back_slice3_local_inertia_h_y
-        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_01
-        + back_slice1_local_bend_y_column_w_x * back_slice1_local_inertia_i_00
-        + back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_i_02
-        + back_slice0_local_bend_y_column_w_z * back_slice0_local_inertia_i_02
-        + back_slice0_local_inertia_h_y * back_slice0_local_bend_y_column_v_z
-        + back_slice2_local_bend_y_column_v_z * back_slice2_local_inertia_h_y
-        + back_slice3_local_inertia_i_00 * back_slice3_local_bend_y_column_w_x
-        + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_02
-        + back_slice0_local_inertia_i_00 * back_slice0_local_bend_y_column_w_x
-        + back_slice2_local_inertia_i_00 * back_slice2_local_bend_y_column_w_x
-        + back_slice0_local_inertia_i_01 * back_slice0_local_bend_y_column_w_y
-        + back_slice3_local_bend_y_column_w_z * back_slice3_local_inertia_i_02
-        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_y_column_w_y
-        - back_slice3_local_bend_y_column_v_y * back_slice3_local_inertia_h_z
-        - back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_v_y
-        - back_slice0_local_bend_y_column_v_y * back_slice0_local_inertia_h_z
-        - back_slice2_local_bend_y_column_v_y * back_slice2_local_inertia_h_z;
-    let t336 = base_roll_rotation_11 * t332 + back_rotation_12 * t330
-        + t331 * back_rotation_10;
-    let t337 = back_slice0_local_bend_y_column_w_z * back_slice0_local_inertia_i_22
-        + back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_v_y
-        + back_slice1_local_inertia_i_12 * back_slice1_local_bend_y_column_w_y
-        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_12
-        + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_22
+        - back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_v_z;
+    let back_slice0_local_bend_y_projected_inertia_n_z = back_slice0_local_bend_y_column_w_z
+        * back_slice0_local_inertia_i_22
         + back_slice0_local_inertia_i_12 * back_slice0_local_bend_y_column_w_y
         + back_slice0_local_inertia_i_02 * back_slice0_local_bend_y_column_w_x
         + back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_v_y
+        - back_slice0_local_bend_y_column_v_x * back_slice0_local_inertia_h_y;
+    let back_slice0_local_bend_y_projected_inertia_f_x = back_slice0_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (back_slice0_local_bend_y_column_w_z * back_slice0_local_inertia_h_y
+            - back_slice0_local_inertia_h_z * back_slice0_local_bend_y_column_w_y);
+    let back_slice0_local_bend_y_projected_inertia_f_y = back_slice0_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_h_z
+            - back_slice0_local_bend_y_column_w_z * back_slice0_local_inertia_h_x);
+    let back_slice0_local_bend_y_projected_inertia_f_z = back_slice0_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (back_slice0_local_inertia_h_x * back_slice0_local_bend_y_column_w_y
+            - back_slice0_local_bend_y_column_w_x * back_slice0_local_inertia_h_y);
+    let back_slice1_local_bend_y_projected_inertia_n_x = back_slice1_local_inertia_i_01
+        * back_slice1_local_bend_y_column_w_y
+        + back_slice1_local_bend_y_column_v_z * back_slice1_local_inertia_h_y
+        + back_slice1_local_bend_y_column_w_x * back_slice1_local_inertia_i_00
+        + back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_i_02
+        - back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_v_y;
+    let back_slice1_local_bend_y_projected_inertia_n_y = back_slice1_local_bend_y_column_w_z
+        * back_slice1_local_inertia_i_12
+        + back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_v_x
+        + back_slice1_local_bend_y_column_w_x * back_slice1_local_inertia_i_01
+        + back_slice1_local_inertia_i_11 * back_slice1_local_bend_y_column_w_y
+        - back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_v_z;
+    let back_slice1_local_bend_y_projected_inertia_n_z = back_slice1_local_inertia_h_x
+        * back_slice1_local_bend_y_column_v_y
+        + back_slice1_local_inertia_i_12 * back_slice1_local_bend_y_column_w_y
         + back_slice1_local_bend_y_column_w_x * back_slice1_local_inertia_i_02
-        + back_slice3_local_bend_y_column_w_z * back_slice3_local_inertia_i_22
+        + back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_i_22
+        - back_slice1_local_bend_y_column_v_x * back_slice1_local_inertia_h_y;
+    let back_slice1_local_bend_y_projected_inertia_f_x = back_slice1_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_h_y
+            - back_slice1_local_inertia_h_z * back_slice1_local_bend_y_column_w_y);
+    let back_slice1_local_bend_y_projected_inertia_f_y = back_slice1_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (back_slice1_local_bend_y_column_w_x * back_slice1_local_inertia_h_z
+            - back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_w_z);
+    let back_slice1_local_bend_y_projected_inertia_f_z = back_slice1_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (back_slice1_local_inertia_h_x * back_slice1_local_bend_y_column_w_y
+            - back_slice1_local_bend_y_column_w_x * back_slice1_local_inertia_h_y);
+    let back_slice2_local_bend_y_projected_inertia_n_x = back_slice2_local_bend_y_column_w_y
+        * back_slice2_local_inertia_i_01
+        + back_slice2_local_bend_y_column_v_z * back_slice2_local_inertia_h_y
+        + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_02
+        + back_slice2_local_inertia_i_00 * back_slice2_local_bend_y_column_w_x
+        - back_slice2_local_bend_y_column_v_y * back_slice2_local_inertia_h_z;
+    let back_slice2_local_bend_y_projected_inertia_n_y = back_slice2_local_bend_y_column_w_z
+        * back_slice2_local_inertia_i_12
+        + back_slice2_local_inertia_i_01 * back_slice2_local_bend_y_column_w_x
+        + back_slice2_local_bend_y_column_v_x * back_slice2_local_inertia_h_z
+        + back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_i_11
+        - back_slice2_local_bend_y_column_v_z * back_slice2_local_inertia_h_x;
+    let back_slice2_local_bend_y_projected_inertia_n_z = back_slice2_local_bend_y_column_w_y
+        * back_slice2_local_inertia_i_12
+        + back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_i_22
+        + back_slice2_local_inertia_i_02 * back_slice2_local_bend_y_column_w_x
+        + back_slice2_local_bend_y_column_v_y * back_slice2_local_inertia_h_x
+        - back_slice2_local_bend_y_column_v_x * back_slice2_local_inertia_h_y;
+    let back_slice2_local_bend_y_projected_inertia_f_x = back_slice2_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_h_y
+            - back_slice2_local_inertia_h_z * back_slice2_local_bend_y_column_w_y);
+    let back_slice2_local_bend_y_projected_inertia_f_y = back_slice2_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (back_slice2_local_inertia_h_z * back_slice2_local_bend_y_column_w_x
+            - back_slice2_local_bend_y_column_w_z * back_slice2_local_inertia_h_x);
+    let back_slice2_local_bend_y_projected_inertia_f_z = back_slice2_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (back_slice2_local_bend_y_column_w_y * back_slice2_local_inertia_h_x
+            - back_slice2_local_bend_y_column_w_x * back_slice2_local_inertia_h_y);
+    let back_slice3_local_bend_y_projected_inertia_n_x = back_slice3_local_bend_y_column_v_z
+        * back_slice3_local_inertia_h_y
+        + back_slice3_local_inertia_i_00 * back_slice3_local_bend_y_column_w_x
+        + back_slice3_local_bend_y_column_w_z * back_slice3_local_inertia_i_02
+        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_y_column_w_y
+        - back_slice3_local_bend_y_column_v_y * back_slice3_local_inertia_h_z;
+    let back_slice3_local_bend_y_projected_inertia_n_y = back_slice3_local_bend_y_column_v_x
+        * back_slice3_local_inertia_h_z
+        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_y_column_w_x
+        + back_slice3_local_inertia_i_12 * back_slice3_local_bend_y_column_w_z
+        + back_slice3_local_inertia_i_11 * back_slice3_local_bend_y_column_w_y
+        - back_slice3_local_bend_y_column_v_z * back_slice3_local_inertia_h_x;
+    let back_slice3_local_bend_y_projected_inertia_n_z = back_slice3_local_bend_y_column_w_z
+        * back_slice3_local_inertia_i_22
         + back_slice3_local_bend_y_column_v_y * back_slice3_local_inertia_h_x
         + back_slice3_local_inertia_i_02 * back_slice3_local_bend_y_column_w_x
-        + back_slice2_local_inertia_i_02 * back_slice2_local_bend_y_column_w_x
         + back_slice3_local_inertia_i_12 * back_slice3_local_bend_y_column_w_y
-        + back_slice2_local_bend_y_column_v_y * back_slice2_local_inertia_h_x
-        + back_slice1_local_bend_y_column_w_z * back_slice1_local_inertia_i_22
-        - back_slice3_local_bend_y_column_v_x * back_slice3_local_inertia_h_y
-        - back_slice2_local_bend_y_column_v_x * back_slice2_local_inertia_h_y
-        - back_slice1_local_bend_y_column_v_x * back_slice1_local_inertia_h_y
-        - back_slice0_local_bend_y_column_v_x * back_slice0_local_inertia_h_y;
-    let t338 = back_position_y * t333 + t334 * base_roll_rotation_01
-        + t335 * back_rotation_00 + back_rotation_02 * t337 - t336 * back_position_z;
-    let back_subspace0_projected_inertia_n_x = t329 - 0.6666666666666666 * t3 * t338;
-    let t339 = t322 * back_rotation_02 + base_roll_rotation_01 * t324
-        + t323 * back_rotation_00;
-    let t340 = 0.3333333333333333
-        * (back_position_z * t339 + t326 * back_rotation_10
-            + t321 * base_roll_rotation_11 + back_rotation_12 * t327
-            - back_position_x * t328);
-    let t341 = base_roll_rotation_01 * t332 + back_rotation_02 * t330
-        + t331 * back_rotation_00;
-    let t342 = base_roll_rotation_11 * t334 + back_position_z * t341
-        + t335 * back_rotation_10 + back_rotation_12 * t337 - back_position_x * t333;
-    let back_subspace0_projected_inertia_n_y = t340 - 0.6666666666666666 * t342 * t3;
-    let t343 = 0.3333333333333333
-        * (t326 * back_rotation_20 + back_rotation_22 * t327
-            + t321 * base_roll_rotation_21 + t325 * back_position_x
-            - back_position_y * t339);
-    let t344 = back_rotation_22 * t337 + t335 * back_rotation_20 + t336 * back_position_x
-        + t334 * base_roll_rotation_21 - t341 * back_position_y;
-    let back_subspace0_projected_inertia_n_z = t343 - 0.6666666666666666 * t3 * t344;
-    let t345 = 0.3333333333333333 * t339;
-    let back_subspace0_projected_inertia_f_x = t345 - 0.6666666666666666 * t3 * t341;
-    let t346 = 0.3333333333333333 * t325;
-    let back_subspace0_projected_inertia_f_y = t346 - 0.6666666666666666 * t336 * t3;
-    let t347 = 0.3333333333333333 * t328;
-    let back_subspace0_projected_inertia_f_z = t347 - 0.6666666666666666 * t3 * t333;
-    let t348 = back_slice0_local_inertia_i_02 * back_slice0_local_bend_z_column_w_z
-        + back_slice1_local_bend_z_column_v_z * back_slice1_local_inertia_h_y
+        - back_slice3_local_bend_y_column_v_x * back_slice3_local_inertia_h_y;
+    let back_slice3_local_bend_y_projected_inertia_f_x = back_slice3_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (back_slice3_local_bend_y_column_w_z * back_slice3_local_inertia_h_y
+            - back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_w_y);
+    let back_slice3_local_bend_y_projected_inertia_f_y = back_slice3_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (back_slice3_local_inertia_h_z * back_slice3_local_bend_y_column_w_x
+            - back_slice3_local_bend_y_column_w_z * back_slice3_local_inertia_h_x);
+    let back_slice3_local_bend_y_projected_inertia_f_z = back_slice3_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (back_slice3_local_inertia_h_x * back_slice3_local_bend_y_column_w_y
+            - back_slice3_local_inertia_h_y * back_slice3_local_bend_y_column_w_x);
+    let back_slice0_local_bend_z_projected_inertia_n_x = back_slice0_local_inertia_i_02
+        * back_slice0_local_bend_z_column_w_z
         + back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_i_01
-        + back_slice2_local_bend_z_column_v_z * back_slice2_local_inertia_h_y
         + back_slice0_local_inertia_h_y * back_slice0_local_bend_z_column_v_z
         + back_slice0_local_inertia_i_00 * back_slice0_local_len_column_v_y
-        + back_slice3_local_inertia_i_01 * back_slice3_local_bend_z_column_w_y
+        - back_slice0_local_bend_z_column_v_y * back_slice0_local_inertia_h_z;
+    let back_slice0_local_bend_z_projected_inertia_n_y = back_slice0_local_inertia_i_01
+        * back_slice0_local_len_column_v_y
+        + back_slice0_local_bend_z_column_v_x * back_slice0_local_inertia_h_z
+        + back_slice0_local_inertia_i_12 * back_slice0_local_bend_z_column_w_z
+        + back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_i_11
+        - back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_v_z;
+    let back_slice0_local_bend_z_projected_inertia_n_z = back_slice0_local_bend_z_column_v_y
+        * back_slice0_local_inertia_h_x
+        + back_slice0_local_bend_z_column_w_z * back_slice0_local_inertia_i_22
+        + back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_i_12
+        + back_slice0_local_inertia_i_02 * back_slice0_local_len_column_v_y
+        - back_slice0_local_bend_z_column_v_x * back_slice0_local_inertia_h_y;
+    let back_slice0_local_bend_z_projected_inertia_f_x = back_slice0_local_bend_z_column_v_x
+        * head_slice0_mass
+        - (back_slice0_local_bend_z_column_w_z * back_slice0_local_inertia_h_y
+            - back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_h_z);
+    let back_slice0_local_bend_z_projected_inertia_f_y = back_slice0_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (back_slice0_local_inertia_h_z * back_slice0_local_len_column_v_y
+            - back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_w_z);
+    let back_slice0_local_bend_z_projected_inertia_f_z = head_slice0_mass
+        * back_slice0_local_bend_z_column_v_z
+        - (back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_h_x
+            - back_slice0_local_len_column_v_y * back_slice0_local_inertia_h_y);
+    let back_slice1_local_bend_z_projected_inertia_n_x = back_slice1_local_bend_z_column_v_z
+        * back_slice1_local_inertia_h_y
         + back_slice1_local_inertia_i_01 * back_slice1_local_bend_z_column_w_y
-        + back_slice3_local_inertia_i_00 * back_slice3_local_len_column_v_y
-        + back_slice3_local_bend_z_column_v_z * back_slice3_local_inertia_h_y
         + back_slice1_local_inertia_i_00 * back_slice1_local_len_column_v_y
-        + back_slice3_local_inertia_i_02 * back_slice3_local_bend_z_column_w_z
         + back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_i_02
+        - back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_v_y;
+    let back_slice1_local_bend_z_projected_inertia_n_y = back_slice1_local_bend_z_column_w_z
+        * back_slice1_local_inertia_i_12
+        + back_slice1_local_inertia_i_11 * back_slice1_local_bend_z_column_w_y
+        + back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_v_x
+        + back_slice1_local_inertia_i_01 * back_slice1_local_len_column_v_y
+        - back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_v_z;
+    let back_slice1_local_bend_z_projected_inertia_n_z = back_slice1_local_inertia_i_12
+        * back_slice1_local_bend_z_column_w_y
+        + back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_v_y
+        + back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_i_22
+        + back_slice1_local_inertia_i_02 * back_slice1_local_len_column_v_y
+        - back_slice1_local_inertia_h_y * back_slice1_local_bend_z_column_v_x;
+    let back_slice1_local_bend_z_projected_inertia_f_x = back_slice1_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_h_y
+            - back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_w_y);
+    let back_slice1_local_bend_z_projected_inertia_f_y = back_slice1_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (back_slice1_local_inertia_h_z * back_slice1_local_len_column_v_y
+            - back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_w_z);
+    let back_slice1_local_bend_z_projected_inertia_f_z = back_slice1_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_w_y
+            - back_slice1_local_len_column_v_y * back_slice1_local_inertia_h_y);
+    let back_slice2_local_bend_z_projected_inertia_n_x = back_slice2_local_bend_z_column_v_z
+        * back_slice2_local_inertia_h_y
         + back_slice2_local_inertia_i_01 * back_slice2_local_bend_z_column_w_y
         + back_slice2_local_bend_z_column_w_z * back_slice2_local_inertia_i_02
         + back_slice2_local_inertia_i_00 * back_slice2_local_len_column_v_y
-        - back_slice0_local_bend_z_column_v_y * back_slice0_local_inertia_h_z
-        - back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_v_y
-        - back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_v_y
         - back_slice2_local_bend_z_column_v_y * back_slice2_local_inertia_h_z;
-    let t349 = back_slice3_local_bend_z_column_v_y * head_slice0_mass
-        + back_slice1_local_bend_z_column_v_y * head_slice1_mass
-        + back_slice0_local_bend_z_column_v_y * head_slice0_mass
-        + back_slice2_local_bend_z_column_v_y * head_slice1_mass
-        - (back_slice1_local_inertia_h_z * back_slice1_local_len_column_v_y
-            - back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_w_z)
-        - (back_slice0_local_inertia_h_z * back_slice0_local_len_column_v_y
-            - back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_w_z)
-        - (back_slice3_local_inertia_h_z * back_slice3_local_len_column_v_y
-            - back_slice3_local_bend_z_column_w_z * back_slice3_local_inertia_h_x)
-        - (back_slice2_local_len_column_v_y * back_slice2_local_inertia_h_z
-            - back_slice2_local_bend_z_column_w_z * back_slice2_local_inertia_h_x);
-    let t350 = back_slice3_local_bend_z_column_v_z * head_slice0_mass
-        + back_slice2_local_bend_z_column_v_z * head_slice1_mass
-        + back_slice1_local_bend_z_column_v_z * head_slice1_mass
-        + head_slice0_mass * back_slice0_local_bend_z_column_v_z
-        - (back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_w_y
-            - back_slice1_local_len_column_v_y * back_slice1_local_inertia_h_y)
-        - (back_slice2_local_inertia_h_x * back_slice2_local_bend_z_column_w_y
-            - back_slice2_local_len_column_v_y * back_slice2_local_inertia_h_y)
-        - (back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_h_x
-            - back_slice0_local_len_column_v_y * back_slice0_local_inertia_h_y)
-        - (back_slice3_local_inertia_h_x * back_slice3_local_bend_z_column_w_y
-            - back_slice3_local_inertia_h_y * back_slice3_local_len_column_v_y);
-    let t351 = back_slice1_local_bend_z_column_v_x * head_slice1_mass
-        + back_slice0_local_bend_z_column_v_x * head_slice0_mass
-        + back_slice2_local_bend_z_column_v_x * head_slice1_mass
-        + back_slice3_local_bend_z_column_v_x * head_slice0_mass
-        - (back_slice3_local_bend_z_column_w_z * back_slice3_local_inertia_h_y
-            - back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_w_y)
-        - (back_slice2_local_bend_z_column_w_z * back_slice2_local_inertia_h_y
-            - back_slice2_local_inertia_h_z * back_slice2_local_bend_z_column_w_y)
-        - (back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_h_y
-            - back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_w_y)
-        - (back_slice0_local_bend_z_column_w_z * back_slice0_local_inertia_h_y
-            - back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_h_z);
-    let t352 = base_roll_rotation_11 * t349 + t350 * back_rotation_12
-        + t351 * back_rotation_10;
-    let t353 = back_rotation_20 * t351 + back_rotation_22 * t350
-        + base_roll_rotation_21 * t349;
-    let t354 = back_slice3_local_inertia_i_12 * back_slice3_local_bend_z_column_w_z
-        + back_slice2_local_bend_z_column_w_z * back_slice2_local_inertia_i_12
-        + back_slice0_local_inertia_i_01 * back_slice0_local_len_column_v_y
-        + back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_i_12
-        + back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_v_x
-        + back_slice0_local_bend_z_column_v_x * back_slice0_local_inertia_h_z
-        + back_slice3_local_inertia_i_01 * back_slice3_local_len_column_v_y
-        + back_slice1_local_inertia_i_11 * back_slice1_local_bend_z_column_w_y
+    let back_slice2_local_bend_z_projected_inertia_n_y = back_slice2_local_bend_z_column_w_z
+        * back_slice2_local_inertia_i_12
         + back_slice2_local_bend_z_column_v_x * back_slice2_local_inertia_h_z
-        + back_slice0_local_inertia_i_12 * back_slice0_local_bend_z_column_w_z
-        + back_slice1_local_inertia_h_z * back_slice1_local_bend_z_column_v_x
-        + back_slice3_local_inertia_i_11 * back_slice3_local_bend_z_column_w_y
         + back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_i_11
         + back_slice2_local_len_column_v_y * back_slice2_local_inertia_i_01
-        + back_slice1_local_inertia_i_01 * back_slice1_local_len_column_v_y
-        + back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_i_11
-        - back_slice0_local_inertia_h_x * back_slice0_local_bend_z_column_v_z
-        - back_slice3_local_bend_z_column_v_z * back_slice3_local_inertia_h_x
-        - back_slice2_local_inertia_h_x * back_slice2_local_bend_z_column_v_z
-        - back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_v_z;
-    let t355 = back_slice2_local_bend_z_column_w_y * back_slice2_local_inertia_i_12
+        - back_slice2_local_inertia_h_x * back_slice2_local_bend_z_column_v_z;
+    let back_slice2_local_bend_z_projected_inertia_n_z = back_slice2_local_bend_z_column_w_y
+        * back_slice2_local_inertia_i_12
         + back_slice2_local_len_column_v_y * back_slice2_local_inertia_i_02
-        + back_slice3_local_bend_z_column_w_z * back_slice3_local_inertia_i_22
+        + back_slice2_local_bend_z_column_w_z * back_slice2_local_inertia_i_22
+        + back_slice2_local_bend_z_column_v_y * back_slice2_local_inertia_h_x
+        - back_slice2_local_bend_z_column_v_x * back_slice2_local_inertia_h_y;
+    let back_slice2_local_bend_z_projected_inertia_f_x = back_slice2_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (back_slice2_local_bend_z_column_w_z * back_slice2_local_inertia_h_y
+            - back_slice2_local_inertia_h_z * back_slice2_local_bend_z_column_w_y);
+    let back_slice2_local_bend_z_projected_inertia_f_y = back_slice2_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (back_slice2_local_len_column_v_y * back_slice2_local_inertia_h_z
+            - back_slice2_local_bend_z_column_w_z * back_slice2_local_inertia_h_x);
+    let back_slice2_local_bend_z_projected_inertia_f_z = back_slice2_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (back_slice2_local_inertia_h_x * back_slice2_local_bend_z_column_w_y
+            - back_slice2_local_len_column_v_y * back_slice2_local_inertia_h_y);
+    let back_slice3_local_bend_z_projected_inertia_n_x = back_slice3_local_inertia_i_01
+        * back_slice3_local_bend_z_column_w_y
+        + back_slice3_local_inertia_i_00 * back_slice3_local_len_column_v_y
+        + back_slice3_local_bend_z_column_v_z * back_slice3_local_inertia_h_y
+        + back_slice3_local_inertia_i_02 * back_slice3_local_bend_z_column_w_z
+        - back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_v_y;
+    let back_slice3_local_bend_z_projected_inertia_n_y = back_slice3_local_inertia_i_12
+        * back_slice3_local_bend_z_column_w_z
+        + back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_v_x
+        + back_slice3_local_inertia_i_01 * back_slice3_local_len_column_v_y
+        + back_slice3_local_inertia_i_11 * back_slice3_local_bend_z_column_w_y
+        - back_slice3_local_bend_z_column_v_z * back_slice3_local_inertia_h_x;
+    let back_slice3_local_bend_z_projected_inertia_n_z = back_slice3_local_bend_z_column_w_z
+        * back_slice3_local_inertia_i_22
         + back_slice3_local_inertia_i_02 * back_slice3_local_len_column_v_y
         + back_slice3_local_inertia_i_12 * back_slice3_local_bend_z_column_w_y
-        + back_slice0_local_bend_z_column_v_y * back_slice0_local_inertia_h_x
-        + back_slice1_local_inertia_i_12 * back_slice1_local_bend_z_column_w_y
-        + back_slice2_local_bend_z_column_w_z * back_slice2_local_inertia_i_22
-        + back_slice1_local_inertia_h_x * back_slice1_local_bend_z_column_v_y
         + back_slice3_local_inertia_h_x * back_slice3_local_bend_z_column_v_y
-        + back_slice0_local_bend_z_column_w_z * back_slice0_local_inertia_i_22
-        + back_slice1_local_bend_z_column_w_z * back_slice1_local_inertia_i_22
-        + back_slice0_local_bend_z_column_w_y * back_slice0_local_inertia_i_12
-        + back_slice0_local_inertia_i_02 * back_slice0_local_len_column_v_y
-        + back_slice1_local_inertia_i_02 * back_slice1_local_len_column_v_y
-        + back_slice2_local_bend_z_column_v_y * back_slice2_local_inertia_h_x
-        - back_slice1_local_inertia_h_y * back_slice1_local_bend_z_column_v_x
-        - back_slice2_local_bend_z_column_v_x * back_slice2_local_inertia_h_y
-        - back_slice3_local_bend_z_column_v_x * back_slice3_local_inertia_h_y
-        - back_slice0_local_bend_z_column_v_x * back_slice0_local_inertia_h_y;
-    let t356 = t348 * back_rotation_00 + t353 * back_position_y
+        - back_slice3_local_bend_z_column_v_x * back_slice3_local_inertia_h_y;
+    let back_slice3_local_bend_z_projected_inertia_f_x = back_slice3_local_bend_z_column_v_x
+        * head_slice0_mass
+        - (back_slice3_local_bend_z_column_w_z * back_slice3_local_inertia_h_y
+            - back_slice3_local_inertia_h_z * back_slice3_local_bend_z_column_w_y);
+    let back_slice3_local_bend_z_projected_inertia_f_y = back_slice3_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (back_slice3_local_inertia_h_z * back_slice3_local_len_column_v_y
+            - back_slice3_local_bend_z_column_w_z * back_slice3_local_inertia_h_x);
+    let back_slice3_local_bend_z_projected_inertia_f_z = back_slice3_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (back_slice3_local_inertia_h_x * back_slice3_local_bend_z_column_w_y
+            - back_slice3_local_inertia_h_y * back_slice3_local_len_column_v_y);
+    let t321 = back_slice3_local_bend_y_projected_inertia_n_z
+        + back_slice1_local_bend_y_projected_inertia_n_z
+        + back_slice2_local_bend_y_projected_inertia_n_z
+        + back_slice0_local_bend_y_projected_inertia_n_z;
+    let t322 = back_slice3_local_bend_y_projected_inertia_n_y
+        + back_slice1_local_bend_y_projected_inertia_n_y
+        + back_slice2_local_bend_y_projected_inertia_n_y
+        + back_slice0_local_bend_y_projected_inertia_n_y;
+    let t323 = back_slice0_local_bend_y_projected_inertia_f_y
+        + back_slice1_local_bend_y_projected_inertia_f_y
+        + back_slice2_local_bend_y_projected_inertia_f_y
+        + back_slice3_local_bend_y_projected_inertia_f_y;
+    let t324 = back_slice0_local_bend_y_projected_inertia_f_z
+        + back_slice2_local_bend_y_projected_inertia_f_z
+        + back_slice3_local_bend_y_projected_inertia_f_z
+        + back_slice1_local_bend_y_projected_inertia_f_z;
+    let t325 = back_slice0_local_bend_y_projected_inertia_f_x
+        + back_slice1_local_bend_y_projected_inertia_f_x
+        + back_slice3_local_bend_y_projected_inertia_f_x
+        + back_slice2_local_bend_y_projected_inertia_f_x;
+    let t326 = t323 * base_roll_rotation_21 + back_rotation_22 * t324
+        + t325 * back_rotation_20;
+    let t327 = back_slice3_local_bend_y_projected_inertia_n_x
+        + back_slice0_local_bend_y_projected_inertia_n_x
+        + back_slice1_local_bend_y_projected_inertia_n_x
+        + back_slice2_local_bend_y_projected_inertia_n_x;
+    let t328 = back_rotation_12 * t324 + t323 * base_roll_rotation_11
+        + t325 * back_rotation_10;
+    let t329 = back_rotation_02 * t321 + base_roll_rotation_01 * t322
+        + t326 * back_position_y + t327 * back_rotation_00 - back_position_z * t328;
+    let t330 = back_slice0_local_len_projected_inertia_n_x
+        + back_slice2_local_len_projected_inertia_n_x
+        + back_slice1_local_len_projected_inertia_n_x
+        + back_slice3_local_len_projected_inertia_n_x;
+    let t331 = back_slice3_local_len_projected_inertia_n_y
+        + back_slice0_local_len_projected_inertia_n_y
+        + back_slice1_local_len_projected_inertia_n_y
+        + back_slice2_local_len_projected_inertia_n_y;
+    let t332 = back_slice2_local_len_projected_inertia_f_z
+        + back_slice3_local_len_projected_inertia_f_z
+        + back_slice0_local_len_projected_inertia_f_z
+        + back_slice1_local_len_projected_inertia_f_z;
+    let t333 = back_slice3_local_len_projected_inertia_f_x
+        + back_slice0_local_len_projected_inertia_f_x
+        + back_slice2_local_len_projected_inertia_f_x
+        + back_slice1_local_len_projected_inertia_f_x;
+    let t334 = back_slice3_local_len_projected_inertia_f_y
+        + back_slice1_local_len_projected_inertia_f_y
+        + back_slice0_local_len_projected_inertia_f_y
+        + back_slice2_local_len_projected_inertia_f_y;
+    let t335 = t332 * back_rotation_12 + t333 * back_rotation_10
+        + base_roll_rotation_11 * t334;
+    let t336 = back_slice2_local_len_projected_inertia_n_z
+        + back_slice1_local_len_projected_inertia_n_z
+        + back_slice0_local_len_projected_inertia_n_z
+        + back_slice3_local_len_projected_inertia_n_z;
+    let t337 = back_rotation_22 * t332 + t334 * base_roll_rotation_21
+        + t333 * back_rotation_20;
+    let t338 = 0.3333333333333333
+        * (back_rotation_00 * t330 + t331 * base_roll_rotation_01
+            + t336 * back_rotation_02 + back_position_y * t337 - back_position_z * t335);
+    let back_subspace0_projected_inertia_n_x = t338 - 0.6666666666666666 * t329 * t3;
+    let t339 = t332 * back_rotation_02 + base_roll_rotation_01 * t334
+        + t333 * back_rotation_00;
+    let t340 = 0.3333333333333333
+        * (back_position_z * t339 + t336 * back_rotation_12
+            + t331 * base_roll_rotation_11 + back_rotation_10 * t330
+            - back_position_x * t337);
+    let t341 = back_rotation_02 * t324 + t323 * base_roll_rotation_01
+        + t325 * back_rotation_00;
+    let t342 = base_roll_rotation_11 * t322 + back_rotation_12 * t321
+        + back_position_z * t341 + t327 * back_rotation_10 - t326 * back_position_x;
+    let back_subspace0_projected_inertia_n_y = t340 - 0.6666666666666666 * t3 * t342;
+    let t343 = back_rotation_20 * t327 + base_roll_rotation_21 * t322
+        + back_position_x * t328 + back_rotation_22 * t321 - back_position_y * t341;
+    let t344 = 0.3333333333333333
+        * (t331 * base_roll_rotation_21 + back_rotation_22 * t336
+            + t335 * back_position_x + back_rotation_20 * t330 - back_position_y * t339);
+    let back_subspace0_projected_inertia_n_z = t344 - 0.6666666666666666 * t3 * t343;
+    let t345 = 0.3333333333333333 * t339;
+    let back_subspace0_projected_inertia_f_x = t345 - 0.6666666666666666 * t3 * t341;
+    let t346 = 0.3333333333333333 * t335;
+    let back_subspace0_projected_inertia_f_y = t346 - 0.6666666666666666 * t3 * t328;
+    let t347 = 0.3333333333333333 * t337;
+    let back_subspace0_projected_inertia_f_z = t347 - 0.6666666666666666 * t326 * t3;
+    let t348 = back_slice3_local_bend_z_projected_inertia_f_z
+        + back_slice2_local_bend_z_projected_inertia_f_z
+        + back_slice1_local_bend_z_projected_inertia_f_z
+        + back_slice0_local_bend_z_projected_inertia_f_z;
+    let t349 = back_slice0_local_bend_z_projected_inertia_f_y
+        + back_slice1_local_bend_z_projected_inertia_f_y
+        + back_slice2_local_bend_z_projected_inertia_f_y
+        + back_slice3_local_bend_z_projected_inertia_f_y;
+    let t350 = back_slice3_local_bend_z_projected_inertia_f_x
+        + back_slice2_local_bend_z_projected_inertia_f_x
+        + back_slice1_local_bend_z_projected_inertia_f_x
+        + back_slice0_local_bend_z_projected_inertia_f_x;
+    let t351 = t348 * back_rotation_12 + base_roll_rotation_11 * t349
+        + t350 * back_rotation_10;
+    let t352 = base_roll_rotation_21 * t349 + t348 * back_rotation_22
+        + t350 * back_rotation_20;
+    let t353 = back_slice3_local_bend_z_projected_inertia_n_x
+        + back_slice2_local_bend_z_projected_inertia_n_x
+        + back_slice1_local_bend_z_projected_inertia_n_x
+        + back_slice0_local_bend_z_projected_inertia_n_x;
+    let t354 = back_slice1_local_bend_z_projected_inertia_n_y
+        + back_slice2_local_bend_z_projected_inertia_n_y
+        + back_slice3_local_bend_z_projected_inertia_n_y
+        + back_slice0_local_bend_z_projected_inertia_n_y;
+    let t355 = back_slice0_local_bend_z_projected_inertia_n_z
+        + back_slice2_local_bend_z_projected_inertia_n_z
+        + back_slice3_local_bend_z_projected_inertia_n_z
+        + back_slice1_local_bend_z_projected_inertia_n_z;
+    let t356 = t352 * back_position_y + t353 * back_rotation_00
         + t354 * base_roll_rotation_01 + t355 * back_rotation_02
-        - back_position_z * t352;
-    let back_subspace1_projected_inertia_n_x = t329 + 0.33333333333333315 * t3 * t338
+        - back_position_z * t351;
+    let back_subspace1_projected_inertia_n_x = 0.33333333333333315 * t329 * t3 + t338
         - 0.5773502691896257 * t3 * t356;
-    let t357 = base_roll_rotation_01 * t349 + t351 * back_rotation_00
-        + t350 * back_rotation_02;
-    let t358 = t355 * back_rotation_12 + t354 * base_roll_rotation_11
-        + back_position_z * t357 + back_rotation_10 * t348 - t353 * back_position_x;
-    let back_subspace1_projected_inertia_n_y = t340 + 0.33333333333333315 * t342 * t3
+    let t357 = t348 * back_rotation_02 + t350 * back_rotation_00
+        + base_roll_rotation_01 * t349;
+    let t358 = back_position_z * t357 + t355 * back_rotation_12 + t353 * back_rotation_10
+        + t354 * base_roll_rotation_11 - t352 * back_position_x;
+    let back_subspace1_projected_inertia_n_y = 0.33333333333333315 * t3 * t342 + t340
         - 0.5773502691896257 * t3 * t358;
-    let t359 = t352 * back_position_x + t355 * back_rotation_22 + back_rotation_20 * t348
-        + t354 * base_roll_rotation_21 - back_position_y * t357;
-    let back_subspace1_projected_inertia_n_z = t343 + 0.33333333333333315 * t3 * t344
+    let t359 = t354 * base_roll_rotation_21 + back_position_x * t351
+        + t353 * back_rotation_20 + t355 * back_rotation_22 - t357 * back_position_y;
+    let back_subspace1_projected_inertia_n_z = 0.33333333333333315 * t3 * t343 + t344
         - 0.5773502691896257 * t3 * t359;
-    let back_subspace1_projected_inertia_f_x = t345 + 0.33333333333333315 * t3 * t341
+    let back_subspace1_projected_inertia_f_x = 0.33333333333333315 * t3 * t341 + t345
         - 0.5773502691896257 * t3 * t357;
-    let back_subspace1_projected_inertia_f_y = 0.33333333333333315 * t336 * t3 + t346
-        - 0.5773502691896257 * t3 * t352;
-    let back_subspace1_projected_inertia_f_z = 0.33333333333333315 * t3 * t333 + t347
-        - 0.5773502691896257 * t3 * t353;
-    let back_subspace2_projected_inertia_n_x = t329 + 0.5773502691896255 * t3 * t356
-        + 0.3333333333333336 * t3 * t338;
+    let back_subspace1_projected_inertia_f_y = t346 + 0.33333333333333315 * t3 * t328
+        - 0.5773502691896257 * t3 * t351;
+    let back_subspace1_projected_inertia_f_z = t347 + 0.33333333333333315 * t326 * t3
+        - 0.5773502691896257 * t352 * t3;
+    let back_subspace2_projected_inertia_n_x = 0.5773502691896255 * t3 * t356 + t338
+        + 0.3333333333333336 * t329 * t3;
     let back_subspace2_projected_inertia_n_y = t340 + 0.5773502691896255 * t3 * t358
-        + 0.3333333333333336 * t342 * t3;
-    let back_subspace2_projected_inertia_n_z = t343 + 0.3333333333333336 * t3 * t344
-        + 0.5773502691896255 * t3 * t359;
-    let back_subspace2_projected_inertia_f_x = 0.5773502691896255 * t3 * t357 + t345
-        + 0.3333333333333336 * t3 * t341;
-    let back_subspace2_projected_inertia_f_y = t346 + 0.3333333333333336 * t336 * t3
-        + 0.5773502691896255 * t3 * t352;
-    let back_subspace2_projected_inertia_f_z = t347 + 0.5773502691896255 * t3 * t353
-        + 0.3333333333333336 * t3 * t333;
-    let t360 = front_right_slice3_local_bend_y_column_w_z
-        * front_right_slice3_local_inertia_i_12
-        + front_right_slice1_local_inertia_i_11
-            * front_right_slice1_local_bend_y_column_w_y
-        + front_right_slice0_local_inertia_i_12
+        + 0.3333333333333336 * t3 * t342;
+    let back_subspace2_projected_inertia_n_z = 0.3333333333333336 * t3 * t343
+        + 0.5773502691896255 * t3 * t359 + t344;
+    let back_subspace2_projected_inertia_f_x = 0.3333333333333336 * t3 * t341
+        + 0.5773502691896255 * t3 * t357 + t345;
+    let back_subspace2_projected_inertia_f_y = 0.3333333333333336 * t3 * t328 + t346
+        + 0.5773502691896255 * t3 * t351;
+    let back_subspace2_projected_inertia_f_z = t347 + 0.3333333333333336 * t326 * t3
+        + 0.5773502691896255 * t352 * t3;
+    let front_right_slice0_local_len_projected_inertia_n_x = front_right_slice0_local_inertia_h_y
+        * front_right_slice0_local_len_column_v_z
+        - front_right_slice0_local_inertia_h_z * front_right_slice0_local_len_column_v_y;
+    let front_right_slice0_local_len_projected_inertia_n_y = front_right_slice0_local_inertia_h_z
+        * front_right_slice0_local_len_column_v_x
+        - front_right_slice0_local_inertia_h_x * front_right_slice0_local_len_column_v_z;
+    let front_right_slice0_local_len_projected_inertia_n_z = front_right_slice0_local_inertia_h_x
+        * front_right_slice0_local_len_column_v_y
+        - front_right_slice0_local_inertia_h_y * front_right_slice0_local_len_column_v_x;
+    let front_right_slice0_local_len_projected_inertia_f_x = front_right_slice0_local_len_column_v_x
+        * head_slice0_mass;
+    let front_right_slice0_local_len_projected_inertia_f_y = front_right_slice0_local_len_column_v_y
+        * head_slice0_mass;
+    let front_right_slice0_local_len_projected_inertia_f_z = head_slice0_mass
+        * front_right_slice0_local_len_column_v_z;
+    let front_right_slice1_local_len_projected_inertia_n_x = front_right_slice1_local_inertia_h_y
+        * front_right_slice1_local_len_column_v_z
+        - front_right_slice1_local_len_column_v_y * front_right_slice1_local_inertia_h_z;
+    let front_right_slice1_local_len_projected_inertia_n_y = front_right_slice1_local_len_column_v_x
+        * front_right_slice1_local_inertia_h_z
+        - front_right_slice1_local_inertia_h_x * front_right_slice1_local_len_column_v_z;
+    let front_right_slice1_local_len_projected_inertia_n_z = front_right_slice1_local_len_column_v_y
+        * front_right_slice1_local_inertia_h_x
+        - front_right_slice1_local_inertia_h_y * front_right_slice1_local_len_column_v_x;
+    let front_right_slice1_local_len_projected_inertia_f_x = front_right_slice1_local_len_column_v_x
+        * head_slice1_mass;
+    let front_right_slice1_local_len_projected_inertia_f_y = front_right_slice1_local_len_column_v_y
+        * head_slice1_mass;
+    let front_right_slice1_local_len_projected_inertia_f_z = front_right_slice1_local_len_column_v_z
+        * head_slice1_mass;
+    let front_right_slice2_local_len_projected_inertia_n_x = front_right_slice2_local_len_column_v_z
+        * front_right_slice2_local_inertia_h_y
+        - front_right_slice2_local_len_column_v_y * front_right_slice2_local_inertia_h_z;
+    let front_right_slice2_local_len_projected_inertia_n_y = front_right_slice2_local_inertia_h_z
+        * front_right_slice2_local_len_column_v_x
+        - front_right_slice2_local_len_column_v_z * front_right_slice2_local_inertia_h_x;
+    let front_right_slice2_local_len_projected_inertia_n_z = front_right_slice2_local_len_column_v_y
+        * front_right_slice2_local_inertia_h_x
+        - front_right_slice2_local_len_column_v_x * front_right_slice2_local_inertia_h_y;
+    let front_right_slice2_local_len_projected_inertia_f_x = front_right_slice2_local_len_column_v_x
+        * head_slice1_mass;
+    let front_right_slice2_local_len_projected_inertia_f_y = front_right_slice2_local_len_column_v_y
+        * head_slice1_mass;
+    let front_right_slice2_local_len_projected_inertia_f_z = front_right_slice2_local_len_column_v_z
+        * head_slice1_mass;
+    let front_right_slice3_local_len_projected_inertia_n_x = front_right_slice3_local_len_column_v_z
+        * front_right_slice3_local_inertia_h_y
+        - front_right_slice3_local_inertia_h_z * front_right_slice3_local_len_column_v_y;
+    let front_right_slice3_local_len_projected_inertia_n_y = front_right_slice3_local_inertia_h_z
+        * front_right_slice3_local_len_column_v_x
+        - front_right_slice3_local_len_column_v_z * front_right_slice3_local_inertia_h_x;
+    let front_right_slice3_local_len_projected_inertia_n_z = front_right_slice3_local_len_column_v_y
+        * front_right_slice3_local_inertia_h_x
+        - front_right_slice3_local_len_column_v_x * front_right_slice3_local_inertia_h_y;
+    let front_right_slice3_local_len_projected_inertia_f_x = front_right_slice3_local_len_column_v_x
+        * head_slice0_mass;
+    let front_right_slice3_local_len_projected_inertia_f_y = front_right_slice3_local_len_column_v_y
+        * head_slice0_mass;
+    let front_right_slice3_local_len_projected_inertia_f_z = front_right_slice3_local_len_column_v_z
+        * head_slice0_mass;
+    let front_right_slice0_local_bend_y_projected_inertia_n_x = front_right_slice0_local_inertia_i_00
+        * front_right_slice0_local_bend_y_column_w_x
+        + front_right_slice0_local_bend_y_column_v_z
+            * front_right_slice0_local_inertia_h_y
+        + front_right_slice0_local_inertia_i_02
             * front_right_slice0_local_bend_y_column_w_z
-        + front_right_slice1_local_bend_y_column_w_x
-            * front_right_slice1_local_inertia_i_01
-        + front_right_slice2_local_inertia_i_12
-            * front_right_slice2_local_bend_y_column_w_z
-        + front_right_slice3_local_bend_y_column_w_x
-            * front_right_slice3_local_inertia_i_01
-        + front_right_slice1_local_bend_y_column_v_x
-            * front_right_slice1_local_inertia_h_z
-        + front_right_slice3_local_inertia_h_z
-            * front_right_slice3_local_bend_y_column_v_x
-        + front_right_slice1_local_inertia_i_12
-            * front_right_slice1_local_bend_y_column_w_z
+        + front_right_slice0_local_inertia_i_01
+            * front_right_slice0_local_bend_y_column_w_y
+        - front_right_slice0_local_inertia_h_z
+            * front_right_slice0_local_bend_y_column_v_y;
+    let front_right_slice0_local_bend_y_projected_inertia_n_y = front_right_slice0_local_inertia_i_12
+        * front_right_slice0_local_bend_y_column_w_z
         + front_right_slice0_local_inertia_h_z
             * front_right_slice0_local_bend_y_column_v_x
-        + front_right_slice3_local_bend_y_column_w_y
-            * front_right_slice3_local_inertia_i_11
         + front_right_slice0_local_inertia_i_11
             * front_right_slice0_local_bend_y_column_w_y
         + front_right_slice0_local_inertia_i_01
             * front_right_slice0_local_bend_y_column_w_x
+        - front_right_slice0_local_bend_y_column_v_z
+            * front_right_slice0_local_inertia_h_x;
+    let front_right_slice0_local_bend_y_projected_inertia_n_z = front_right_slice0_local_inertia_i_02
+        * front_right_slice0_local_bend_y_column_w_x
+        + front_right_slice0_local_bend_y_column_w_z
+            * front_right_slice0_local_inertia_i_22
+        + front_right_slice0_local_inertia_h_x
+            * front_right_slice0_local_bend_y_column_v_y
+        + front_right_slice0_local_inertia_i_12
+            * front_right_slice0_local_bend_y_column_w_y
+        - front_right_slice0_local_inertia_h_y
+            * front_right_slice0_local_bend_y_column_v_x;
+    let front_right_slice0_local_bend_y_projected_inertia_f_x = front_right_slice0_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (front_right_slice0_local_bend_y_column_w_z
+            * front_right_slice0_local_inertia_h_y
+            - front_right_slice0_local_inertia_h_z
+                * front_right_slice0_local_bend_y_column_w_y);
+    let front_right_slice0_local_bend_y_projected_inertia_f_y = front_right_slice0_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (front_right_slice0_local_inertia_h_z
+            * front_right_slice0_local_bend_y_column_w_x
+            - front_right_slice0_local_bend_y_column_w_z
+                * front_right_slice0_local_inertia_h_x);
+    let front_right_slice0_local_bend_y_projected_inertia_f_z = front_right_slice0_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (front_right_slice0_local_inertia_h_x
+            * front_right_slice0_local_bend_y_column_w_y
+            - front_right_slice0_local_bend_y_column_w_x
+                * front_right_slice0_local_inertia_h_y);
+    let front_right_slice1_local_bend_y_projected_inertia_n_x = front_right_slice1_local_bend_y_column_w_x
+        * front_right_slice1_local_inertia_i_00
+        + front_right_slice1_local_inertia_h_y
+            * front_right_slice1_local_bend_y_column_v_z
+        + front_right_slice1_local_inertia_i_02
+            * front_right_slice1_local_bend_y_column_w_z
+        + front_right_slice1_local_bend_y_column_w_y
+            * front_right_slice1_local_inertia_i_01
+        - front_right_slice1_local_bend_y_column_v_y
+            * front_right_slice1_local_inertia_h_z;
+    let front_right_slice1_local_bend_y_projected_inertia_n_y = front_right_slice1_local_inertia_i_11
+        * front_right_slice1_local_bend_y_column_w_y
+        + front_right_slice1_local_bend_y_column_w_x
+            * front_right_slice1_local_inertia_i_01
+        + front_right_slice1_local_bend_y_column_v_x
+            * front_right_slice1_local_inertia_h_z
+        + front_right_slice1_local_inertia_i_12
+            * front_right_slice1_local_bend_y_column_w_z
+        - front_right_slice1_local_bend_y_column_v_z
+            * front_right_slice1_local_inertia_h_x;
+    let front_right_slice1_local_bend_y_projected_inertia_n_z = front_right_slice1_local_bend_y_column_w_x
+        * front_right_slice1_local_inertia_i_02
+        + front_right_slice1_local_inertia_i_22
+            * front_right_slice1_local_bend_y_column_w_z
+        + front_right_slice1_local_bend_y_column_w_y
+            * front_right_slice1_local_inertia_i_12
+        + front_right_slice1_local_bend_y_column_v_y
+            * front_right_slice1_local_inertia_h_x
+        - front_right_slice1_local_inertia_h_y
+            * front_right_slice1_local_bend_y_column_v_x;
+    let front_right_slice1_local_bend_y_projected_inertia_f_x = front_right_slice1_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (front_right_slice1_local_inertia_h_y
+            * front_right_slice1_local_bend_y_column_w_z
+            - front_right_slice1_local_bend_y_column_w_y
+                * front_right_slice1_local_inertia_h_z);
+    let front_right_slice1_local_bend_y_projected_inertia_f_y = front_right_slice1_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (front_right_slice1_local_bend_y_column_w_x
+            * front_right_slice1_local_inertia_h_z
+            - front_right_slice1_local_inertia_h_x
+                * front_right_slice1_local_bend_y_column_w_z);
+    let front_right_slice1_local_bend_y_projected_inertia_f_z = front_right_slice1_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (front_right_slice1_local_bend_y_column_w_y
+            * front_right_slice1_local_inertia_h_x
+            - front_right_slice1_local_bend_y_column_w_x
+                * front_right_slice1_local_inertia_h_y);
+    let front_right_slice2_local_bend_y_projected_inertia_n_x = front_right_slice2_local_inertia_i_02
+        * front_right_slice2_local_bend_y_column_w_z
+        + front_right_slice2_local_inertia_i_01
+            * front_right_slice2_local_bend_y_column_w_y
+        + front_right_slice2_local_bend_y_column_w_x
+            * front_right_slice2_local_inertia_i_00
+        + front_right_slice2_local_bend_y_column_v_z
+            * front_right_slice2_local_inertia_h_y
+        - front_right_slice2_local_inertia_h_z
+            * front_right_slice2_local_bend_y_column_v_y;
+    let front_right_slice2_local_bend_y_projected_inertia_n_y = front_right_slice2_local_inertia_i_12
+        * front_right_slice2_local_bend_y_column_w_z
         + front_right_slice2_local_inertia_i_11
             * front_right_slice2_local_bend_y_column_w_y
         + front_right_slice2_local_inertia_i_01
@@ -4099,874 +4818,995 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + front_right_slice2_local_bend_y_column_v_x
             * front_right_slice2_local_inertia_h_z
         - front_right_slice2_local_inertia_h_x
-            * front_right_slice2_local_bend_y_column_v_z
-        - front_right_slice3_local_bend_y_column_v_z
-            * front_right_slice3_local_inertia_h_x
-        - front_right_slice0_local_bend_y_column_v_z
-            * front_right_slice0_local_inertia_h_x
-        - front_right_slice1_local_bend_y_column_v_z
-            * front_right_slice1_local_inertia_h_x;
-    let t361 = front_right_slice3_local_inertia_i_02
-        * front_right_slice3_local_bend_y_column_w_x
-        + front_right_slice3_local_bend_y_column_w_y
-            * front_right_slice3_local_inertia_i_12
-        + front_right_slice2_local_inertia_i_12
-            * front_right_slice2_local_bend_y_column_w_y
-        + front_right_slice3_local_bend_y_column_w_z
-            * front_right_slice3_local_inertia_i_22
-        + front_right_slice1_local_bend_y_column_w_x
-            * front_right_slice1_local_inertia_i_02
-        + front_right_slice0_local_inertia_i_02
-            * front_right_slice0_local_bend_y_column_w_x
+            * front_right_slice2_local_bend_y_column_v_z;
+    let front_right_slice2_local_bend_y_projected_inertia_n_z = front_right_slice2_local_inertia_i_12
+        * front_right_slice2_local_bend_y_column_w_y
         + front_right_slice2_local_inertia_i_02
             * front_right_slice2_local_bend_y_column_w_x
-        + front_right_slice0_local_bend_y_column_w_z
-            * front_right_slice0_local_inertia_i_22
-        + front_right_slice3_local_bend_y_column_v_y
-            * front_right_slice3_local_inertia_h_x
-        + front_right_slice1_local_inertia_i_22
-            * front_right_slice1_local_bend_y_column_w_z
-        + front_right_slice1_local_bend_y_column_w_y
-            * front_right_slice1_local_inertia_i_12
         + front_right_slice2_local_inertia_h_x
             * front_right_slice2_local_bend_y_column_v_y
-        + front_right_slice1_local_bend_y_column_v_y
-            * front_right_slice1_local_inertia_h_x
-        + front_right_slice0_local_inertia_h_x
-            * front_right_slice0_local_bend_y_column_v_y
-        + front_right_slice0_local_inertia_i_12
-            * front_right_slice0_local_bend_y_column_w_y
         + front_right_slice2_local_inertia_i_22
             * front_right_slice2_local_bend_y_column_w_z
-        - front_right_slice3_local_bend_y_column_v_x
-            * front_right_slice3_local_inertia_h_y
         - front_right_slice2_local_bend_y_column_v_x
-            * front_right_slice2_local_inertia_h_y
-        - front_right_slice0_local_inertia_h_y
-            * front_right_slice0_local_bend_y_column_v_x
-        - front_right_slice1_local_inertia_h_y
-            * front_right_slice1_local_bend_y_column_v_x;
-    let t362 = front_right_slice0_local_inertia_i_00
-        * front_right_slice0_local_bend_y_column_w_x
-        + front_right_slice3_local_bend_y_column_v_z
-            * front_right_slice3_local_inertia_h_y
-        + front_right_slice0_local_bend_y_column_v_z
-            * front_right_slice0_local_inertia_h_y
-        + front_right_slice3_local_inertia_i_02
-            * front_right_slice3_local_bend_y_column_w_z
-        + front_right_slice0_local_inertia_i_02
-            * front_right_slice0_local_bend_y_column_w_z
-        + front_right_slice1_local_bend_y_column_w_x
-            * front_right_slice1_local_inertia_i_00
-        + front_right_slice2_local_inertia_i_02
-            * front_right_slice2_local_bend_y_column_w_z
-        + front_right_slice2_local_inertia_i_01
-            * front_right_slice2_local_bend_y_column_w_y
-        + front_right_slice0_local_inertia_i_01
-            * front_right_slice0_local_bend_y_column_w_y
-        + front_right_slice1_local_inertia_h_y
-            * front_right_slice1_local_bend_y_column_v_z
-        + front_right_slice1_local_inertia_i_02
-            * front_right_slice1_local_bend_y_column_w_z
-        + front_right_slice1_local_bend_y_column_w_y
-            * front_right_slice1_local_inertia_i_01
-        + front_right_slice3_local_bend_y_column_w_y
-            * front_right_slice3_local_inertia_i_01
-        + front_right_slice2_local_bend_y_column_w_x
-            * front_right_slice2_local_inertia_i_00
-        + front_right_slice3_local_inertia_i_00
-            * front_right_slice3_local_bend_y_column_w_x
-        + front_right_slice2_local_bend_y_column_v_z
-            * front_right_slice2_local_inertia_h_y
-        - front_right_slice0_local_inertia_h_z
-            * front_right_slice0_local_bend_y_column_v_y
-        - front_right_slice2_local_inertia_h_z
-            * front_right_slice2_local_bend_y_column_v_y
-        - front_right_slice1_local_bend_y_column_v_y
-            * front_right_slice1_local_inertia_h_z
-        - front_right_slice3_local_inertia_h_z
-            * front_right_slice3_local_bend_y_column_v_y;
-    let t363 = front_right_slice0_local_bend_y_column_v_x * head_slice0_mass
-        + front_right_slice2_local_bend_y_column_v_x * head_slice1_mass
-        + front_right_slice3_local_bend_y_column_v_x * head_slice0_mass
-        + front_right_slice1_local_bend_y_column_v_x * head_slice1_mass
-        - (front_right_slice1_local_inertia_h_y
-            * front_right_slice1_local_bend_y_column_w_z
-            - front_right_slice1_local_bend_y_column_w_y
-                * front_right_slice1_local_inertia_h_z)
-        - (front_right_slice0_local_bend_y_column_w_z
-            * front_right_slice0_local_inertia_h_y
-            - front_right_slice0_local_inertia_h_z
-                * front_right_slice0_local_bend_y_column_w_y)
+            * front_right_slice2_local_inertia_h_y;
+    let front_right_slice2_local_bend_y_projected_inertia_f_x = front_right_slice2_local_bend_y_column_v_x
+        * head_slice1_mass
         - (front_right_slice2_local_bend_y_column_w_z
             * front_right_slice2_local_inertia_h_y
             - front_right_slice2_local_inertia_h_z
-                * front_right_slice2_local_bend_y_column_w_y)
-        - (front_right_slice3_local_bend_y_column_w_z
-            * front_right_slice3_local_inertia_h_y
-            - front_right_slice3_local_inertia_h_z
-                * front_right_slice3_local_bend_y_column_w_y);
-    let t364 = front_right_slice2_local_bend_y_column_v_z * head_slice1_mass
-        + front_right_slice0_local_bend_y_column_v_z * head_slice0_mass
-        + front_right_slice3_local_bend_y_column_v_z * head_slice0_mass
-        + front_right_slice1_local_bend_y_column_v_z * head_slice1_mass
-        - (front_right_slice3_local_bend_y_column_w_y
-            * front_right_slice3_local_inertia_h_x
-            - front_right_slice3_local_inertia_h_y
-                * front_right_slice3_local_bend_y_column_w_x)
-        - (front_right_slice0_local_inertia_h_x
-            * front_right_slice0_local_bend_y_column_w_y
-            - front_right_slice0_local_bend_y_column_w_x
-                * front_right_slice0_local_inertia_h_y)
-        - (front_right_slice2_local_inertia_h_x
-            * front_right_slice2_local_bend_y_column_w_y
-            - front_right_slice2_local_bend_y_column_w_x
-                * front_right_slice2_local_inertia_h_y)
-        - (front_right_slice1_local_bend_y_column_w_y
-            * front_right_slice1_local_inertia_h_x
-            - front_right_slice1_local_bend_y_column_w_x
-                * front_right_slice1_local_inertia_h_y);
-    let t365 = front_right_slice1_local_bend_y_column_v_y * head_slice1_mass
-        + front_right_slice0_local_bend_y_column_v_y * head_slice0_mass
-        + front_right_slice2_local_bend_y_column_v_y * head_slice1_mass
-        + front_right_slice3_local_bend_y_column_v_y * head_slice0_mass
-        - (front_right_slice1_local_bend_y_column_w_x
-            * front_right_slice1_local_inertia_h_z
-            - front_right_slice1_local_inertia_h_x
-                * front_right_slice1_local_bend_y_column_w_z)
-        - (front_right_slice3_local_inertia_h_z
-            * front_right_slice3_local_bend_y_column_w_x
-            - front_right_slice3_local_bend_y_column_w_z
-                * front_right_slice3_local_inertia_h_x)
-        - (front_right_slice0_local_inertia_h_z
-            * front_right_slice0_local_bend_y_column_w_x
-            - front_right_slice0_local_bend_y_column_w_z
-                * front_right_slice0_local_inertia_h_x)
+                * front_right_slice2_local_bend_y_column_w_y);
+    let front_right_slice2_local_bend_y_projected_inertia_f_y = front_right_slice2_local_bend_y_column_v_y
+        * head_slice1_mass
         - (front_right_slice2_local_bend_y_column_w_x
             * front_right_slice2_local_inertia_h_z
             - front_right_slice2_local_inertia_h_x
                 * front_right_slice2_local_bend_y_column_w_z);
-    let t366 = front_right_rotation_10 * t363 + front_right_rotation_12 * t364
-        + t365 * front_right_rotation_11;
-    let t367 = front_right_rotation_20 * t363 + front_right_rotation_21 * t365
-        + front_right_rotation_22 * t364;
-    let t368 = t360 * front_right_rotation_01 + t361 * front_right_rotation_02
-        + t362 * front_right_rotation_00 + front_right_position_y * t367
-        - t366 * front_right_position_z;
-    let t369 = front_right_slice2_local_len_column_v_z * head_slice1_mass
-        + front_right_slice1_local_len_column_v_z * head_slice1_mass
-        + head_slice0_mass * front_right_slice0_local_len_column_v_z
-        + front_right_slice3_local_len_column_v_z * head_slice0_mass;
-    let t370 = front_right_slice3_local_len_column_v_y * head_slice0_mass
-        + front_right_slice0_local_len_column_v_y * head_slice0_mass
-        + front_right_slice2_local_len_column_v_y * head_slice1_mass
-        + front_right_slice1_local_len_column_v_y * head_slice1_mass;
-    let t371 = front_right_slice1_local_len_column_v_x * head_slice1_mass
-        + front_right_slice2_local_len_column_v_x * head_slice1_mass
-        + front_right_slice3_local_len_column_v_x * head_slice0_mass
-        + front_right_slice0_local_len_column_v_x * head_slice0_mass;
-    let t372 = t369 * front_right_rotation_12 + t370 * front_right_rotation_11
-        + t371 * front_right_rotation_10;
-    let t373 = front_right_slice0_local_inertia_h_x
-        * front_right_slice0_local_len_column_v_y
-        + front_right_slice3_local_len_column_v_y * front_right_slice3_local_inertia_h_x
-        + front_right_slice2_local_len_column_v_y * front_right_slice2_local_inertia_h_x
-        + front_right_slice1_local_len_column_v_y * front_right_slice1_local_inertia_h_x
-        - front_right_slice2_local_len_column_v_x * front_right_slice2_local_inertia_h_y
-        - front_right_slice3_local_len_column_v_x * front_right_slice3_local_inertia_h_y
-        - front_right_slice1_local_inertia_h_y * front_right_slice1_local_len_column_v_x
-        - front_right_slice0_local_inertia_h_y * front_right_slice0_local_len_column_v_x;
-    let t374 = front_right_slice3_local_inertia_h_z
-        * front_right_slice3_local_len_column_v_x
-        + front_right_slice2_local_inertia_h_z * front_right_slice2_local_len_column_v_x
-        + front_right_slice1_local_len_column_v_x * front_right_slice1_local_inertia_h_z
-        + front_right_slice0_local_inertia_h_z * front_right_slice0_local_len_column_v_x
-        - front_right_slice2_local_len_column_v_z * front_right_slice2_local_inertia_h_x
-        - front_right_slice3_local_len_column_v_z * front_right_slice3_local_inertia_h_x
-        - front_right_slice1_local_inertia_h_x * front_right_slice1_local_len_column_v_z
-        - front_right_slice0_local_inertia_h_x * front_right_slice0_local_len_column_v_z;
-    let t375 = front_right_slice2_local_len_column_v_z
-        * front_right_slice2_local_inertia_h_y
-        + front_right_slice1_local_inertia_h_y * front_right_slice1_local_len_column_v_z
-        + front_right_slice0_local_inertia_h_y * front_right_slice0_local_len_column_v_z
-        + front_right_slice3_local_len_column_v_z * front_right_slice3_local_inertia_h_y
-        - front_right_slice3_local_inertia_h_z * front_right_slice3_local_len_column_v_y
-        - front_right_slice0_local_inertia_h_z * front_right_slice0_local_len_column_v_y
-        - front_right_slice1_local_len_column_v_y * front_right_slice1_local_inertia_h_z
-        - front_right_slice2_local_len_column_v_y * front_right_slice2_local_inertia_h_z;
-    let t376 = front_right_rotation_21 * t370 + t371 * front_right_rotation_20
-        + t369 * front_right_rotation_22;
-    let t377 = 0.3333333333333333
-        * (front_right_rotation_02 * t373 + t374 * front_right_rotation_01
-            + front_right_rotation_00 * t375 + front_right_position_y * t376
-            - t372 * front_right_position_z);
-    let front_right_subspace0_projected_inertia_n_x = t377
-        - 0.6666666666666666 * t3 * t368;
-    let t378 = t365 * front_right_rotation_01 + front_right_rotation_02 * t364
-        + front_right_rotation_00 * t363;
-    let t379 = t378 * front_right_position_z + t360 * front_right_rotation_11
-        + t361 * front_right_rotation_12 + t362 * front_right_rotation_10
-        - front_right_position_x * t367;
-    let t380 = t370 * front_right_rotation_01 + t369 * front_right_rotation_02
-        + t371 * front_right_rotation_00;
-    let t381 = 0.3333333333333333
-        * (t380 * front_right_position_z + t374 * front_right_rotation_11
-            + front_right_rotation_10 * t375 + t373 * front_right_rotation_12
-            - front_right_position_x * t376);
-    let front_right_subspace0_projected_inertia_n_y = t381
-        - 0.6666666666666666 * t3 * t379;
-    let t382 = 0.3333333333333333
-        * (front_right_rotation_20 * t375 + front_right_rotation_21 * t374
-            + front_right_rotation_22 * t373 + front_right_position_x * t372
-            - t380 * front_right_position_y);
-    let t383 = t361 * front_right_rotation_22 + front_right_position_x * t366
-        + t362 * front_right_rotation_20 + front_right_rotation_21 * t360
-        - t378 * front_right_position_y;
-    let front_right_subspace0_projected_inertia_n_z = t382
-        - 0.6666666666666666 * t3 * t383;
-    let t384 = 0.3333333333333333 * t380;
-    let front_right_subspace0_projected_inertia_f_x = t384
-        - 0.6666666666666666 * t3 * t378;
-    let t385 = 0.3333333333333333 * t372;
-    let front_right_subspace0_projected_inertia_f_y = t385
-        - 0.6666666666666666 * t3 * t366;
-    let t386 = 0.3333333333333333 * t376;
-    let front_right_subspace0_projected_inertia_f_z = t386
-        - 0.6666666666666666 * t3 * t367;
-    let t387 = front_right_slice3_local_bend_z_column_w_z
+    let front_right_slice2_local_bend_y_projected_inertia_f_z = front_right_slice2_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (front_right_slice2_local_inertia_h_x
+            * front_right_slice2_local_bend_y_column_w_y
+            - front_right_slice2_local_bend_y_column_w_x
+                * front_right_slice2_local_inertia_h_y);
+    let front_right_slice3_local_bend_y_projected_inertia_n_x = front_right_slice3_local_bend_y_column_v_z
+        * front_right_slice3_local_inertia_h_y
+        + front_right_slice3_local_inertia_i_02
+            * front_right_slice3_local_bend_y_column_w_z
+        + front_right_slice3_local_bend_y_column_w_y
+            * front_right_slice3_local_inertia_i_01
+        + front_right_slice3_local_inertia_i_00
+            * front_right_slice3_local_bend_y_column_w_x
+        - front_right_slice3_local_inertia_h_z
+            * front_right_slice3_local_bend_y_column_v_y;
+    let front_right_slice3_local_bend_y_projected_inertia_n_y = front_right_slice3_local_bend_y_column_w_z
         * front_right_slice3_local_inertia_i_12
-        + front_right_slice1_local_inertia_i_01 * front_right_slice1_local_len_column_v_y
-        + front_right_slice3_local_len_column_v_y * front_right_slice3_local_inertia_i_01
-        + front_right_slice0_local_bend_z_column_w_z
-            * front_right_slice0_local_inertia_i_12
-        + front_right_slice1_local_inertia_i_11
-            * front_right_slice1_local_bend_z_column_w_y
-        + front_right_slice3_local_bend_z_column_w_y
+        + front_right_slice3_local_bend_y_column_w_x
+            * front_right_slice3_local_inertia_i_01
+        + front_right_slice3_local_inertia_h_z
+            * front_right_slice3_local_bend_y_column_v_x
+        + front_right_slice3_local_bend_y_column_w_y
             * front_right_slice3_local_inertia_i_11
-        + front_right_slice2_local_len_column_v_y * front_right_slice2_local_inertia_i_01
-        + front_right_slice2_local_inertia_h_z
-            * front_right_slice2_local_bend_z_column_v_x
-        + front_right_slice2_local_inertia_i_12
-            * front_right_slice2_local_bend_z_column_w_z
+        - front_right_slice3_local_bend_y_column_v_z
+            * front_right_slice3_local_inertia_h_x;
+    let front_right_slice3_local_bend_y_projected_inertia_n_z = front_right_slice3_local_inertia_i_02
+        * front_right_slice3_local_bend_y_column_w_x
+        + front_right_slice3_local_bend_y_column_w_y
+            * front_right_slice3_local_inertia_i_12
+        + front_right_slice3_local_bend_y_column_w_z
+            * front_right_slice3_local_inertia_i_22
+        + front_right_slice3_local_bend_y_column_v_y
+            * front_right_slice3_local_inertia_h_x
+        - front_right_slice3_local_bend_y_column_v_x
+            * front_right_slice3_local_inertia_h_y;
+    let front_right_slice3_local_bend_y_projected_inertia_f_x = front_right_slice3_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (front_right_slice3_local_bend_y_column_w_z
+            * front_right_slice3_local_inertia_h_y
+            - front_right_slice3_local_inertia_h_z
+                * front_right_slice3_local_bend_y_column_w_y);
+    let front_right_slice3_local_bend_y_projected_inertia_f_y = front_right_slice3_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (front_right_slice3_local_inertia_h_z
+            * front_right_slice3_local_bend_y_column_w_x
+            - front_right_slice3_local_bend_y_column_w_z
+                * front_right_slice3_local_inertia_h_x);
+    let front_right_slice3_local_bend_y_projected_inertia_f_z = front_right_slice3_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (front_right_slice3_local_bend_y_column_w_y
+            * front_right_slice3_local_inertia_h_x
+            - front_right_slice3_local_inertia_h_y
+                * front_right_slice3_local_bend_y_column_w_x);
+    let front_right_slice0_local_bend_z_projected_inertia_n_x = front_right_slice0_local_bend_z_column_v_z
+        * front_right_slice0_local_inertia_h_y
+        + front_right_slice0_local_bend_z_column_w_y
+            * front_right_slice0_local_inertia_i_01
+        + front_right_slice0_local_inertia_i_02
+            * front_right_slice0_local_bend_z_column_w_z
+        + front_right_slice0_local_inertia_i_00 * front_right_slice0_local_len_column_v_y
+        - front_right_slice0_local_inertia_h_z
+            * front_right_slice0_local_bend_z_column_v_y;
+    let front_right_slice0_local_bend_z_projected_inertia_n_y = front_right_slice0_local_bend_z_column_w_z
+        * front_right_slice0_local_inertia_i_12
         + front_right_slice0_local_inertia_i_01 * front_right_slice0_local_len_column_v_y
-        + front_right_slice2_local_inertia_i_11
-            * front_right_slice2_local_bend_z_column_w_y
         + front_right_slice0_local_inertia_h_z
             * front_right_slice0_local_bend_z_column_v_x
-        + front_right_slice3_local_inertia_h_z
-            * front_right_slice3_local_bend_z_column_v_x
         + front_right_slice0_local_bend_z_column_w_y
             * front_right_slice0_local_inertia_i_11
+        - front_right_slice0_local_bend_z_column_v_z
+            * front_right_slice0_local_inertia_h_x;
+    let front_right_slice0_local_bend_z_projected_inertia_n_z = front_right_slice0_local_bend_z_column_w_y
+        * front_right_slice0_local_inertia_i_12
+        + front_right_slice0_local_bend_z_column_w_z
+            * front_right_slice0_local_inertia_i_22
+        + front_right_slice0_local_inertia_i_02 * front_right_slice0_local_len_column_v_y
+        + front_right_slice0_local_inertia_h_x
+            * front_right_slice0_local_bend_z_column_v_y
+        - front_right_slice0_local_inertia_h_y
+            * front_right_slice0_local_bend_z_column_v_x;
+    let front_right_slice0_local_bend_z_projected_inertia_f_x = head_slice0_mass
+        * front_right_slice0_local_bend_z_column_v_x
+        - (front_right_slice0_local_bend_z_column_w_z
+            * front_right_slice0_local_inertia_h_y
+            - front_right_slice0_local_bend_z_column_w_y
+                * front_right_slice0_local_inertia_h_z);
+    let front_right_slice0_local_bend_z_projected_inertia_f_y = front_right_slice0_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (front_right_slice0_local_inertia_h_z * front_right_slice0_local_len_column_v_y
+            - front_right_slice0_local_bend_z_column_w_z
+                * front_right_slice0_local_inertia_h_x);
+    let front_right_slice0_local_bend_z_projected_inertia_f_z = front_right_slice0_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (front_right_slice0_local_bend_z_column_w_y
+            * front_right_slice0_local_inertia_h_x
+            - front_right_slice0_local_len_column_v_y
+                * front_right_slice0_local_inertia_h_y);
+    let front_right_slice1_local_bend_z_projected_inertia_n_x = front_right_slice1_local_inertia_i_00
+        * front_right_slice1_local_len_column_v_y
+        + front_right_slice1_local_inertia_i_01
+            * front_right_slice1_local_bend_z_column_w_y
+        + front_right_slice1_local_inertia_h_y
+            * front_right_slice1_local_bend_z_column_v_z
+        + front_right_slice1_local_inertia_i_02
+            * front_right_slice1_local_bend_z_column_w_z
+        - front_right_slice1_local_bend_z_column_v_y
+            * front_right_slice1_local_inertia_h_z;
+    let front_right_slice1_local_bend_z_projected_inertia_n_y = front_right_slice1_local_inertia_i_01
+        * front_right_slice1_local_len_column_v_y
+        + front_right_slice1_local_inertia_i_11
+            * front_right_slice1_local_bend_z_column_w_y
         + front_right_slice1_local_inertia_i_12
             * front_right_slice1_local_bend_z_column_w_z
         + front_right_slice1_local_inertia_h_z
             * front_right_slice1_local_bend_z_column_v_x
         - front_right_slice1_local_bend_z_column_v_z
+            * front_right_slice1_local_inertia_h_x;
+    let front_right_slice1_local_bend_z_projected_inertia_n_z = front_right_slice1_local_inertia_i_22
+        * front_right_slice1_local_bend_z_column_w_z
+        + front_right_slice1_local_inertia_i_12
+            * front_right_slice1_local_bend_z_column_w_y
+        + front_right_slice1_local_inertia_i_02 * front_right_slice1_local_len_column_v_y
+        + front_right_slice1_local_bend_z_column_v_y
             * front_right_slice1_local_inertia_h_x
-        - front_right_slice3_local_bend_z_column_v_z
-            * front_right_slice3_local_inertia_h_x
-        - front_right_slice2_local_inertia_h_x
-            * front_right_slice2_local_bend_z_column_v_z
-        - front_right_slice0_local_bend_z_column_v_z
-            * front_right_slice0_local_inertia_h_x;
-    let t388 = front_right_slice0_local_bend_z_column_v_z * head_slice0_mass
-        + front_right_slice1_local_bend_z_column_v_z * head_slice1_mass
-        + front_right_slice3_local_bend_z_column_v_z * head_slice0_mass
-        + front_right_slice2_local_bend_z_column_v_z * head_slice1_mass
-        - (front_right_slice0_local_bend_z_column_w_y
-            * front_right_slice0_local_inertia_h_x
-            - front_right_slice0_local_len_column_v_y
-                * front_right_slice0_local_inertia_h_y)
-        - (front_right_slice2_local_bend_z_column_w_y
-            * front_right_slice2_local_inertia_h_x
-            - front_right_slice2_local_len_column_v_y
-                * front_right_slice2_local_inertia_h_y)
-        - (front_right_slice1_local_bend_z_column_w_y
-            * front_right_slice1_local_inertia_h_x
-            - front_right_slice1_local_inertia_h_y
-                * front_right_slice1_local_len_column_v_y)
-        - (front_right_slice3_local_bend_z_column_w_y
-            * front_right_slice3_local_inertia_h_x
-            - front_right_slice3_local_inertia_h_y
-                * front_right_slice3_local_len_column_v_y);
-    let t389 = front_right_slice3_local_bend_z_column_v_y * head_slice0_mass
-        + front_right_slice2_local_bend_z_column_v_y * head_slice1_mass
-        + front_right_slice1_local_bend_z_column_v_y * head_slice1_mass
-        + front_right_slice0_local_bend_z_column_v_y * head_slice0_mass
-        - (front_right_slice1_local_len_column_v_y * front_right_slice1_local_inertia_h_z
-            - front_right_slice1_local_inertia_h_x
-                * front_right_slice1_local_bend_z_column_w_z)
-        - (front_right_slice2_local_len_column_v_y * front_right_slice2_local_inertia_h_z
-            - front_right_slice2_local_inertia_h_x
-                * front_right_slice2_local_bend_z_column_w_z)
-        - (front_right_slice0_local_inertia_h_z * front_right_slice0_local_len_column_v_y
-            - front_right_slice0_local_bend_z_column_w_z
-                * front_right_slice0_local_inertia_h_x)
-        - (front_right_slice3_local_inertia_h_z * front_right_slice3_local_len_column_v_y
-            - front_right_slice3_local_bend_z_column_w_z
-                * front_right_slice3_local_inertia_h_x);
-    let t390 = front_right_slice3_local_bend_z_column_v_x * head_slice0_mass
-        + front_right_slice1_local_bend_z_column_v_x * head_slice1_mass
-        + front_right_slice2_local_bend_z_column_v_x * head_slice1_mass
-        + head_slice0_mass * front_right_slice0_local_bend_z_column_v_x
-        - (front_right_slice2_local_inertia_h_y
-            * front_right_slice2_local_bend_z_column_w_z
-            - front_right_slice2_local_bend_z_column_w_y
-                * front_right_slice2_local_inertia_h_z)
-        - (front_right_slice3_local_bend_z_column_w_z
-            * front_right_slice3_local_inertia_h_y
-            - front_right_slice3_local_bend_z_column_w_y
-                * front_right_slice3_local_inertia_h_z)
+        - front_right_slice1_local_inertia_h_y
+            * front_right_slice1_local_bend_z_column_v_x;
+    let front_right_slice1_local_bend_z_projected_inertia_f_x = front_right_slice1_local_bend_z_column_v_x
+        * head_slice1_mass
         - (front_right_slice1_local_inertia_h_y
             * front_right_slice1_local_bend_z_column_w_z
             - front_right_slice1_local_bend_z_column_w_y
-                * front_right_slice1_local_inertia_h_z)
-        - (front_right_slice0_local_bend_z_column_w_z
-            * front_right_slice0_local_inertia_h_y
-            - front_right_slice0_local_bend_z_column_w_y
-                * front_right_slice0_local_inertia_h_z);
-    let t391 = front_right_rotation_22 * t388 + front_right_rotation_21 * t389
-        + t390 * front_right_rotation_20;
-    let t392 = front_right_slice1_local_inertia_i_22
-        * front_right_slice1_local_bend_z_column_w_z
-        + front_right_slice2_local_inertia_i_02 * front_right_slice2_local_len_column_v_y
+                * front_right_slice1_local_inertia_h_z);
+    let front_right_slice1_local_bend_z_projected_inertia_f_y = front_right_slice1_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (front_right_slice1_local_len_column_v_y * front_right_slice1_local_inertia_h_z
+            - front_right_slice1_local_inertia_h_x
+                * front_right_slice1_local_bend_z_column_w_z);
+    let front_right_slice1_local_bend_z_projected_inertia_f_z = front_right_slice1_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (front_right_slice1_local_bend_z_column_w_y
+            * front_right_slice1_local_inertia_h_x
+            - front_right_slice1_local_inertia_h_y
+                * front_right_slice1_local_len_column_v_y);
+    let front_right_slice2_local_bend_z_projected_inertia_n_x = front_right_slice2_local_inertia_i_02
+        * front_right_slice2_local_bend_z_column_w_z
+        + front_right_slice2_local_inertia_h_y
+            * front_right_slice2_local_bend_z_column_v_z
+        + front_right_slice2_local_len_column_v_y * front_right_slice2_local_inertia_i_00
+        + front_right_slice2_local_inertia_i_01
+            * front_right_slice2_local_bend_z_column_w_y
+        - front_right_slice2_local_bend_z_column_v_y
+            * front_right_slice2_local_inertia_h_z;
+    let front_right_slice2_local_bend_z_projected_inertia_n_y = front_right_slice2_local_len_column_v_y
+        * front_right_slice2_local_inertia_i_01
+        + front_right_slice2_local_inertia_h_z
+            * front_right_slice2_local_bend_z_column_v_x
+        + front_right_slice2_local_inertia_i_12
+            * front_right_slice2_local_bend_z_column_w_z
+        + front_right_slice2_local_inertia_i_11
+            * front_right_slice2_local_bend_z_column_w_y
+        - front_right_slice2_local_inertia_h_x
+            * front_right_slice2_local_bend_z_column_v_z;
+    let front_right_slice2_local_bend_z_projected_inertia_n_z = front_right_slice2_local_inertia_i_02
+        * front_right_slice2_local_len_column_v_y
         + front_right_slice2_local_inertia_i_12
             * front_right_slice2_local_bend_z_column_w_y
-        + front_right_slice1_local_inertia_i_12
-            * front_right_slice1_local_bend_z_column_w_y
-        + front_right_slice0_local_bend_z_column_w_y
-            * front_right_slice0_local_inertia_i_12
-        + front_right_slice3_local_inertia_h_x
-            * front_right_slice3_local_bend_z_column_v_y
-        + front_right_slice0_local_bend_z_column_w_z
-            * front_right_slice0_local_inertia_i_22
-        + front_right_slice1_local_inertia_i_02 * front_right_slice1_local_len_column_v_y
-        + front_right_slice3_local_inertia_i_02 * front_right_slice3_local_len_column_v_y
-        + front_right_slice0_local_inertia_i_02 * front_right_slice0_local_len_column_v_y
         + front_right_slice2_local_inertia_i_22
             * front_right_slice2_local_bend_z_column_w_z
-        + front_right_slice0_local_inertia_h_x
-            * front_right_slice0_local_bend_z_column_v_y
-        + front_right_slice3_local_bend_z_column_w_y
-            * front_right_slice3_local_inertia_i_12
         + front_right_slice2_local_bend_z_column_v_y
             * front_right_slice2_local_inertia_h_x
-        + front_right_slice3_local_inertia_i_22
-            * front_right_slice3_local_bend_z_column_w_z
-        + front_right_slice1_local_bend_z_column_v_y
-            * front_right_slice1_local_inertia_h_x
-        - front_right_slice3_local_inertia_h_y
-            * front_right_slice3_local_bend_z_column_v_x
         - front_right_slice2_local_bend_z_column_v_x
-            * front_right_slice2_local_inertia_h_y
-        - front_right_slice0_local_inertia_h_y
-            * front_right_slice0_local_bend_z_column_v_x
-        - front_right_slice1_local_inertia_h_y
-            * front_right_slice1_local_bend_z_column_v_x;
-    let t393 = front_right_slice1_local_inertia_i_00
-        * front_right_slice1_local_len_column_v_y
-        + front_right_slice0_local_bend_z_column_v_z
-            * front_right_slice0_local_inertia_h_y
-        + front_right_slice0_local_bend_z_column_w_y
-            * front_right_slice0_local_inertia_i_01
-        + front_right_slice3_local_inertia_i_02
-            * front_right_slice3_local_bend_z_column_w_z
+            * front_right_slice2_local_inertia_h_y;
+    let front_right_slice2_local_bend_z_projected_inertia_f_x = front_right_slice2_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (front_right_slice2_local_inertia_h_y
+            * front_right_slice2_local_bend_z_column_w_z
+            - front_right_slice2_local_bend_z_column_w_y
+                * front_right_slice2_local_inertia_h_z);
+    let front_right_slice2_local_bend_z_projected_inertia_f_y = front_right_slice2_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (front_right_slice2_local_len_column_v_y * front_right_slice2_local_inertia_h_z
+            - front_right_slice2_local_inertia_h_x
+                * front_right_slice2_local_bend_z_column_w_z);
+    let front_right_slice2_local_bend_z_projected_inertia_f_z = front_right_slice2_local_bend_z_column_v_z
+        * head_slice1_mass
+        - (front_right_slice2_local_bend_z_column_w_y
+            * front_right_slice2_local_inertia_h_x
+            - front_right_slice2_local_len_column_v_y
+                * front_right_slice2_local_inertia_h_y);
+    let front_right_slice3_local_bend_z_projected_inertia_n_x = front_right_slice3_local_inertia_i_02
+        * front_right_slice3_local_bend_z_column_w_z
         + front_right_slice3_local_len_column_v_y * front_right_slice3_local_inertia_i_00
         + front_right_slice3_local_bend_z_column_w_y
             * front_right_slice3_local_inertia_i_01
         + front_right_slice3_local_bend_z_column_v_z
             * front_right_slice3_local_inertia_h_y
-        + front_right_slice1_local_inertia_i_01
-            * front_right_slice1_local_bend_z_column_w_y
-        + front_right_slice1_local_inertia_h_y
-            * front_right_slice1_local_bend_z_column_v_z
-        + front_right_slice2_local_inertia_i_02
-            * front_right_slice2_local_bend_z_column_w_z
-        + front_right_slice1_local_inertia_i_02
-            * front_right_slice1_local_bend_z_column_w_z
-        + front_right_slice2_local_inertia_h_y
-            * front_right_slice2_local_bend_z_column_v_z
-        + front_right_slice2_local_len_column_v_y * front_right_slice2_local_inertia_i_00
-        + front_right_slice0_local_inertia_i_02
-            * front_right_slice0_local_bend_z_column_w_z
-        + front_right_slice2_local_inertia_i_01
-            * front_right_slice2_local_bend_z_column_w_y
-        + front_right_slice0_local_inertia_i_00 * front_right_slice0_local_len_column_v_y
         - front_right_slice3_local_inertia_h_z
-            * front_right_slice3_local_bend_z_column_v_y
-        - front_right_slice2_local_bend_z_column_v_y
-            * front_right_slice2_local_inertia_h_z
-        - front_right_slice1_local_bend_z_column_v_y
-            * front_right_slice1_local_inertia_h_z
-        - front_right_slice0_local_inertia_h_z
-            * front_right_slice0_local_bend_z_column_v_y;
-    let t394 = t388 * front_right_rotation_12 + t389 * front_right_rotation_11
-        + t390 * front_right_rotation_10;
-    let t395 = t387 * front_right_rotation_01 + front_right_position_y * t391
-        + t392 * front_right_rotation_02 + t393 * front_right_rotation_00
-        - t394 * front_right_position_z;
+            * front_right_slice3_local_bend_z_column_v_y;
+    let front_right_slice3_local_bend_z_projected_inertia_n_y = front_right_slice3_local_bend_z_column_w_z
+        * front_right_slice3_local_inertia_i_12
+        + front_right_slice3_local_len_column_v_y * front_right_slice3_local_inertia_i_01
+        + front_right_slice3_local_bend_z_column_w_y
+            * front_right_slice3_local_inertia_i_11
+        + front_right_slice3_local_inertia_h_z
+            * front_right_slice3_local_bend_z_column_v_x
+        - front_right_slice3_local_bend_z_column_v_z
+            * front_right_slice3_local_inertia_h_x;
+    let front_right_slice3_local_bend_z_projected_inertia_n_z = front_right_slice3_local_inertia_h_x
+        * front_right_slice3_local_bend_z_column_v_y
+        + front_right_slice3_local_inertia_i_02 * front_right_slice3_local_len_column_v_y
+        + front_right_slice3_local_bend_z_column_w_y
+            * front_right_slice3_local_inertia_i_12
+        + front_right_slice3_local_inertia_i_22
+            * front_right_slice3_local_bend_z_column_w_z
+        - front_right_slice3_local_inertia_h_y
+            * front_right_slice3_local_bend_z_column_v_x;
+    let front_right_slice3_local_bend_z_projected_inertia_f_x = front_right_slice3_local_bend_z_column_v_x
+        * head_slice0_mass
+        - (front_right_slice3_local_bend_z_column_w_z
+            * front_right_slice3_local_inertia_h_y
+            - front_right_slice3_local_bend_z_column_w_y
+                * front_right_slice3_local_inertia_h_z);
+    let front_right_slice3_local_bend_z_projected_inertia_f_y = front_right_slice3_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (front_right_slice3_local_inertia_h_z * front_right_slice3_local_len_column_v_y
+            - front_right_slice3_local_bend_z_column_w_z
+                * front_right_slice3_local_inertia_h_x);
+    let front_right_slice3_local_bend_z_projected_inertia_f_z = front_right_slice3_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (front_right_slice3_local_bend_z_column_w_y
+            * front_right_slice3_local_inertia_h_x
+            - front_right_slice3_local_inertia_h_y
+                * front_right_slice3_local_len_column_v_y);
+    let t360 = front_right_slice1_local_bend_y_projected_inertia_n_z
+        + front_right_slice0_local_bend_y_projected_inertia_n_z
+        + front_right_slice2_local_bend_y_projected_inertia_n_z
+        + front_right_slice3_local_bend_y_projected_inertia_n_z;
+    let t361 = front_right_slice2_local_bend_y_projected_inertia_f_y
+        + front_right_slice3_local_bend_y_projected_inertia_f_y
+        + front_right_slice1_local_bend_y_projected_inertia_f_y
+        + front_right_slice0_local_bend_y_projected_inertia_f_y;
+    let t362 = front_right_slice2_local_bend_y_projected_inertia_f_x
+        + front_right_slice1_local_bend_y_projected_inertia_f_x
+        + front_right_slice3_local_bend_y_projected_inertia_f_x
+        + front_right_slice0_local_bend_y_projected_inertia_f_x;
+    let t363 = front_right_slice0_local_bend_y_projected_inertia_f_z
+        + front_right_slice1_local_bend_y_projected_inertia_f_z
+        + front_right_slice2_local_bend_y_projected_inertia_f_z
+        + front_right_slice3_local_bend_y_projected_inertia_f_z;
+    let t364 = front_right_rotation_21 * t361 + front_right_rotation_20 * t362
+        + front_right_rotation_22 * t363;
+    let t365 = front_right_rotation_10 * t362 + front_right_rotation_12 * t363
+        + t361 * front_right_rotation_11;
+    let t366 = front_right_slice2_local_bend_y_projected_inertia_n_y
+        + front_right_slice3_local_bend_y_projected_inertia_n_y
+        + front_right_slice1_local_bend_y_projected_inertia_n_y
+        + front_right_slice0_local_bend_y_projected_inertia_n_y;
+    let t367 = front_right_slice2_local_bend_y_projected_inertia_n_x
+        + front_right_slice3_local_bend_y_projected_inertia_n_x
+        + front_right_slice0_local_bend_y_projected_inertia_n_x
+        + front_right_slice1_local_bend_y_projected_inertia_n_x;
+    let t368 = t360 * front_right_rotation_02 + front_right_position_y * t364
+        + t366 * front_right_rotation_01 + t367 * front_right_rotation_00
+        - t365 * front_right_position_z;
+    let t369 = front_right_slice2_local_len_projected_inertia_n_x
+        + front_right_slice0_local_len_projected_inertia_n_x
+        + front_right_slice1_local_len_projected_inertia_n_x
+        + front_right_slice3_local_len_projected_inertia_n_x;
+    let t370 = front_right_slice2_local_len_projected_inertia_f_z
+        + front_right_slice1_local_len_projected_inertia_f_z
+        + front_right_slice0_local_len_projected_inertia_f_z
+        + front_right_slice3_local_len_projected_inertia_f_z;
+    let t371 = front_right_slice3_local_len_projected_inertia_f_y
+        + front_right_slice0_local_len_projected_inertia_f_y
+        + front_right_slice2_local_len_projected_inertia_f_y
+        + front_right_slice1_local_len_projected_inertia_f_y;
+    let t372 = front_right_slice1_local_len_projected_inertia_f_x
+        + front_right_slice2_local_len_projected_inertia_f_x
+        + front_right_slice3_local_len_projected_inertia_f_x
+        + front_right_slice0_local_len_projected_inertia_f_x;
+    let t373 = t370 * front_right_rotation_12 + t371 * front_right_rotation_11
+        + t372 * front_right_rotation_10;
+    let t374 = front_right_slice1_local_len_projected_inertia_n_y
+        + front_right_slice3_local_len_projected_inertia_n_y
+        + front_right_slice0_local_len_projected_inertia_n_y
+        + front_right_slice2_local_len_projected_inertia_n_y;
+    let t375 = front_right_slice2_local_len_projected_inertia_n_z
+        + front_right_slice0_local_len_projected_inertia_n_z
+        + front_right_slice1_local_len_projected_inertia_n_z
+        + front_right_slice3_local_len_projected_inertia_n_z;
+    let t376 = front_right_rotation_21 * t371 + t372 * front_right_rotation_20
+        + t370 * front_right_rotation_22;
+    let t377 = 0.3333333333333333
+        * (t369 * front_right_rotation_00 + t374 * front_right_rotation_01
+            + front_right_rotation_02 * t375 + front_right_position_y * t376
+            - t373 * front_right_position_z);
+    let front_right_subspace0_projected_inertia_n_x = t377
+        - 0.6666666666666666 * t3 * t368;
+    let t378 = front_right_rotation_02 * t363 + front_right_rotation_00 * t362
+        + t361 * front_right_rotation_01;
+    let t379 = front_right_rotation_10 * t367 + t360 * front_right_rotation_12
+        + t366 * front_right_rotation_11 + t378 * front_right_position_z
+        - front_right_position_x * t364;
+    let t380 = t371 * front_right_rotation_01 + t370 * front_right_rotation_02
+        + t372 * front_right_rotation_00;
+    let t381 = 0.3333333333333333
+        * (front_right_rotation_12 * t375 + t380 * front_right_position_z
+            + t374 * front_right_rotation_11 + t369 * front_right_rotation_10
+            - front_right_position_x * t376);
+    let front_right_subspace0_projected_inertia_n_y = t381
+        - 0.6666666666666666 * t3 * t379;
+    let t382 = front_right_rotation_22 * t360 + t367 * front_right_rotation_20
+        + front_right_rotation_21 * t366 + front_right_position_x * t365
+        - t378 * front_right_position_y;
+    let t383 = 0.3333333333333333
+        * (front_right_rotation_22 * t375 + t369 * front_right_rotation_20
+            + front_right_rotation_21 * t374 + front_right_position_x * t373
+            - t380 * front_right_position_y);
+    let front_right_subspace0_projected_inertia_n_z = t383
+        - 0.6666666666666666 * t3 * t382;
+    let t384 = 0.3333333333333333 * t380;
+    let front_right_subspace0_projected_inertia_f_x = t384
+        - 0.6666666666666666 * t378 * t3;
+    let t385 = 0.3333333333333333 * t373;
+    let front_right_subspace0_projected_inertia_f_y = t385
+        - 0.6666666666666666 * t3 * t365;
+    let t386 = 0.3333333333333333 * t376;
+    let front_right_subspace0_projected_inertia_f_z = t386
+        - 0.6666666666666666 * t3 * t364;
+    let t387 = front_right_slice0_local_bend_z_projected_inertia_n_x
+        + front_right_slice1_local_bend_z_projected_inertia_n_x
+        + front_right_slice3_local_bend_z_projected_inertia_n_x
+        + front_right_slice2_local_bend_z_projected_inertia_n_x;
+    let t388 = front_right_slice3_local_bend_z_projected_inertia_f_z
+        + front_right_slice1_local_bend_z_projected_inertia_f_z
+        + front_right_slice2_local_bend_z_projected_inertia_f_z
+        + front_right_slice0_local_bend_z_projected_inertia_f_z;
+    let t389 = front_right_slice1_local_bend_z_projected_inertia_f_y
+        + front_right_slice3_local_bend_z_projected_inertia_f_y
+        + front_right_slice0_local_bend_z_projected_inertia_f_y
+        + front_right_slice2_local_bend_z_projected_inertia_f_y;
+    let t390 = front_right_slice1_local_bend_z_projected_inertia_f_x
+        + front_right_slice0_local_bend_z_projected_inertia_f_x
+        + front_right_slice3_local_bend_z_projected_inertia_f_x
+        + front_right_slice2_local_bend_z_projected_inertia_f_x;
+    let t391 = front_right_rotation_12 * t388 + t389 * front_right_rotation_11
+        + front_right_rotation_10 * t390;
+    let t392 = front_right_slice2_local_bend_z_projected_inertia_n_z
+        + front_right_slice1_local_bend_z_projected_inertia_n_z
+        + front_right_slice3_local_bend_z_projected_inertia_n_z
+        + front_right_slice0_local_bend_z_projected_inertia_n_z;
+    let t393 = front_right_slice3_local_bend_z_projected_inertia_n_y
+        + front_right_slice0_local_bend_z_projected_inertia_n_y
+        + front_right_slice1_local_bend_z_projected_inertia_n_y
+        + front_right_slice2_local_bend_z_projected_inertia_n_y;
+    let t394 = front_right_rotation_21 * t389 + front_right_rotation_20 * t390
+        + front_right_rotation_22 * t388;
+    let t395 = t387 * front_right_rotation_00 + t392 * front_right_rotation_02
+        + t393 * front_right_rotation_01 + t394 * front_right_position_y
+        - t391 * front_right_position_z;
     let front_right_subspace1_projected_inertia_n_x = t377
         + 0.33333333333333315 * t3 * t368 - 0.5773502691896257 * t3 * t395;
-    let t396 = front_right_rotation_02 * t388 + t390 * front_right_rotation_00
-        + t389 * front_right_rotation_01;
-    let t397 = t393 * front_right_rotation_10 + t396 * front_right_position_z
-        + t392 * front_right_rotation_12 + t387 * front_right_rotation_11
-        - front_right_position_x * t391;
+    let t396 = t390 * front_right_rotation_00 + t389 * front_right_rotation_01
+        + front_right_rotation_02 * t388;
+    let t397 = t392 * front_right_rotation_12 + front_right_rotation_10 * t387
+        + t396 * front_right_position_z + t393 * front_right_rotation_11
+        - front_right_position_x * t394;
     let front_right_subspace1_projected_inertia_n_y = 0.33333333333333315 * t3 * t379
         + t381 - 0.5773502691896257 * t3 * t397;
-    let t398 = t392 * front_right_rotation_22 + t393 * front_right_rotation_20
-        + front_right_position_x * t394 + front_right_rotation_21 * t387
+    let t398 = front_right_rotation_20 * t387 + t393 * front_right_rotation_21
+        + front_right_position_x * t391 + front_right_rotation_22 * t392
         - t396 * front_right_position_y;
-    let front_right_subspace1_projected_inertia_n_z = t382
-        + 0.33333333333333315 * t3 * t383 - 0.5773502691896257 * t3 * t398;
-    let front_right_subspace1_projected_inertia_f_x = 0.33333333333333315 * t3 * t378
+    let front_right_subspace1_projected_inertia_n_z = 0.33333333333333315 * t3 * t382
+        + t383 - 0.5773502691896257 * t3 * t398;
+    let front_right_subspace1_projected_inertia_f_x = 0.33333333333333315 * t378 * t3
         + t384 - 0.5773502691896257 * t3 * t396;
     let front_right_subspace1_projected_inertia_f_y = t385
-        + 0.33333333333333315 * t3 * t366 - 0.5773502691896257 * t3 * t394;
+        + 0.33333333333333315 * t3 * t365 - 0.5773502691896257 * t391 * t3;
     let front_right_subspace1_projected_inertia_f_z = t386
-        + 0.33333333333333315 * t3 * t367 - 0.5773502691896257 * t3 * t391;
-    let front_right_subspace2_projected_inertia_n_x = 0.5773502691896255 * t3 * t395
-        + t377 + 0.3333333333333336 * t3 * t368;
+        + 0.33333333333333315 * t3 * t364 - 0.5773502691896257 * t3 * t394;
+    let front_right_subspace2_projected_inertia_n_x = 0.3333333333333336 * t3 * t368
+        + t377 + 0.5773502691896255 * t3 * t395;
     let front_right_subspace2_projected_inertia_n_y = 0.5773502691896255 * t3 * t397
-        + t381 + 0.3333333333333336 * t3 * t379;
-    let front_right_subspace2_projected_inertia_n_z = t382
-        + 0.3333333333333336 * t3 * t383 + 0.5773502691896255 * t3 * t398;
-    let front_right_subspace2_projected_inertia_f_x = 0.5773502691896255 * t3 * t396
-        + t384 + 0.3333333333333336 * t3 * t378;
-    let front_right_subspace2_projected_inertia_f_y = 0.5773502691896255 * t3 * t394
-        + t385 + 0.3333333333333336 * t3 * t366;
-    let front_right_subspace2_projected_inertia_f_z = 0.5773502691896255 * t3 * t391
-        + 0.3333333333333336 * t3 * t367 + t386;
-    let t399 = front_left_slice3_local_inertia_i_00
-        * front_left_slice3_local_bend_y_column_w_x
-        + front_left_slice3_local_bend_y_column_w_z
-            * front_left_slice3_local_inertia_i_02
-        + front_left_slice1_local_bend_y_column_w_x
-            * front_left_slice1_local_inertia_i_00
-        + front_left_slice2_local_bend_y_column_w_x
-            * front_left_slice2_local_inertia_i_00
-        + front_left_slice3_local_inertia_i_01
-            * front_left_slice3_local_bend_y_column_w_y
-        + front_left_slice1_local_inertia_i_01
-            * front_left_slice1_local_bend_y_column_w_y
-        + front_left_slice0_local_bend_y_column_w_x
-            * front_left_slice0_local_inertia_i_00
-        + front_left_slice1_local_inertia_h_y * front_left_slice1_local_bend_y_column_v_z
+        + 0.3333333333333336 * t3 * t379 + t381;
+    let front_right_subspace2_projected_inertia_n_z = 0.5773502691896255 * t3 * t398
+        + 0.3333333333333336 * t3 * t382 + t383;
+    let front_right_subspace2_projected_inertia_f_x = 0.3333333333333336 * t378 * t3
+        + 0.5773502691896255 * t3 * t396 + t384;
+    let front_right_subspace2_projected_inertia_f_y = 0.3333333333333336 * t3 * t365
+        + t385 + 0.5773502691896255 * t391 * t3;
+    let front_right_subspace2_projected_inertia_f_z = 0.5773502691896255 * t3 * t394
+        + 0.3333333333333336 * t3 * t364 + t386;
+    let front_left_slice0_local_len_projected_inertia_n_x = front_left_slice0_local_len_column_v_z
+        * front_left_slice0_local_inertia_h_y
+        - front_left_slice0_local_inertia_h_z * front_left_slice0_local_len_column_v_y;
+    let front_left_slice0_local_len_projected_inertia_n_y = front_left_slice0_local_len_column_v_x
+        * front_left_slice0_local_inertia_h_z
+        - front_left_slice0_local_len_column_v_z * front_left_slice0_local_inertia_h_x;
+    let front_left_slice0_local_len_projected_inertia_n_z = front_left_slice0_local_len_column_v_y
+        * front_left_slice0_local_inertia_h_x
+        - front_left_slice0_local_len_column_v_x * front_left_slice0_local_inertia_h_y;
+    let front_left_slice0_local_len_projected_inertia_f_x = front_left_slice0_local_len_column_v_x
+        * head_slice0_mass;
+    let front_left_slice0_local_len_projected_inertia_f_y = front_left_slice0_local_len_column_v_y
+        * head_slice0_mass;
+    let front_left_slice0_local_len_projected_inertia_f_z = front_left_slice0_local_len_column_v_z
+        * head_slice0_mass;
+    let front_left_slice1_local_len_projected_inertia_n_x = front_left_slice1_local_inertia_h_y
+        * front_left_slice1_local_len_column_v_z
+        - front_left_slice1_local_inertia_h_z * front_left_slice1_local_len_column_v_y;
+    let front_left_slice1_local_len_projected_inertia_n_y = front_left_slice1_local_len_column_v_x
+        * front_left_slice1_local_inertia_h_z
+        - front_left_slice1_local_inertia_h_x * front_left_slice1_local_len_column_v_z;
+    let front_left_slice1_local_len_projected_inertia_n_z = front_left_slice1_local_inertia_h_x
+        * front_left_slice1_local_len_column_v_y
+        - front_left_slice1_local_inertia_h_y * front_left_slice1_local_len_column_v_x;
+    let front_left_slice1_local_len_projected_inertia_f_x = front_left_slice1_local_len_column_v_x
+        * head_slice1_mass;
+    let front_left_slice1_local_len_projected_inertia_f_y = front_left_slice1_local_len_column_v_y
+        * head_slice1_mass;
+    let front_left_slice1_local_len_projected_inertia_f_z = front_left_slice1_local_len_column_v_z
+        * head_slice1_mass;
+    let front_left_slice2_local_len_projected_inertia_n_x = front_left_slice2_local_len_column_v_z
+        * front_left_slice2_local_inertia_h_y
+        - front_left_slice2_local_inertia_h_z * front_left_slice2_local_len_column_v_y;
+    let front_left_slice2_local_len_projected_inertia_n_y = front_left_slice2_local_len_column_v_x
+        * front_left_slice2_local_inertia_h_z
+        - front_left_slice2_local_inertia_h_x * front_left_slice2_local_len_column_v_z;
+    let front_left_slice2_local_len_projected_inertia_n_z = front_left_slice2_local_inertia_h_x
+        * front_left_slice2_local_len_column_v_y
+        - front_left_slice2_local_inertia_h_y * front_left_slice2_local_len_column_v_x;
+    let front_left_slice2_local_len_projected_inertia_f_x = front_left_slice2_local_len_column_v_x
+        * head_slice1_mass;
+    let front_left_slice2_local_len_projected_inertia_f_y = front_left_slice2_local_len_column_v_y
+        * head_slice1_mass;
+    let front_left_slice2_local_len_projected_inertia_f_z = front_left_slice2_local_len_column_v_z
+        * head_slice1_mass;
+    let front_left_slice3_local_len_projected_inertia_n_x = front_left_slice3_local_len_column_v_z
+        * front_left_slice3_local_inertia_h_y
+        - front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_h_z;
+    let front_left_slice3_local_len_projected_inertia_n_y = front_left_slice3_local_len_column_v_x
+        * front_left_slice3_local_inertia_h_z
+        - front_left_slice3_local_inertia_h_x * front_left_slice3_local_len_column_v_z;
+    let front_left_slice3_local_len_projected_inertia_n_z = front_left_slice3_local_len_column_v_y
+        * front_left_slice3_local_inertia_h_x
+        - front_left_slice3_local_len_column_v_x * front_left_slice3_local_inertia_h_y;
+    let front_left_slice3_local_len_projected_inertia_f_x = front_left_slice3_local_len_column_v_x
+        * head_slice0_mass;
+    let front_left_slice3_local_len_projected_inertia_f_y = front_left_slice3_local_len_column_v_y
+        * head_slice0_mass;
+    let front_left_slice3_local_len_projected_inertia_f_z = front_left_slice3_local_len_column_v_z
+        * head_slice0_mass;
+    let front_left_slice0_local_bend_y_projected_inertia_n_x = front_left_slice0_local_bend_y_column_w_x
+        * front_left_slice0_local_inertia_i_00
         + front_left_slice0_local_bend_y_column_v_z * front_left_slice0_local_inertia_h_y
         + front_left_slice0_local_bend_y_column_w_z
             * front_left_slice0_local_inertia_i_02
-        + front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_y_column_v_z
-        + front_left_slice3_local_bend_y_column_v_z * front_left_slice3_local_inertia_h_y
-        + front_left_slice2_local_bend_y_column_w_z
-            * front_left_slice2_local_inertia_i_02
         + front_left_slice0_local_bend_y_column_w_y
             * front_left_slice0_local_inertia_i_01
-        + front_left_slice2_local_bend_y_column_w_y
-            * front_left_slice2_local_inertia_i_01
-        + front_left_slice1_local_inertia_i_02
-            * front_left_slice1_local_bend_y_column_w_z
-        - front_left_slice1_local_inertia_h_z * front_left_slice1_local_bend_y_column_v_y
-        - front_left_slice0_local_inertia_h_z * front_left_slice0_local_bend_y_column_v_y
-        - front_left_slice2_local_bend_y_column_v_y * front_left_slice2_local_inertia_h_z
-        - front_left_slice3_local_bend_y_column_v_y
-            * front_left_slice3_local_inertia_h_z;
-    let t400 = front_left_slice2_local_bend_y_column_v_z * head_slice1_mass
-        + front_left_slice3_local_bend_y_column_v_z * head_slice0_mass
-        + front_left_slice0_local_bend_y_column_v_z * head_slice0_mass
-        + front_left_slice1_local_bend_y_column_v_z * head_slice1_mass
-        - (front_left_slice3_local_inertia_h_x
-            * front_left_slice3_local_bend_y_column_w_y
-            - front_left_slice3_local_inertia_h_y
-                * front_left_slice3_local_bend_y_column_w_x)
-        - (front_left_slice1_local_inertia_h_x
-            * front_left_slice1_local_bend_y_column_w_y
-            - front_left_slice1_local_inertia_h_y
-                * front_left_slice1_local_bend_y_column_w_x)
-        - (front_left_slice0_local_bend_y_column_w_y
-            * front_left_slice0_local_inertia_h_x
-            - front_left_slice0_local_bend_y_column_w_x
-                * front_left_slice0_local_inertia_h_y)
-        - (front_left_slice2_local_bend_y_column_w_y
-            * front_left_slice2_local_inertia_h_x
-            - front_left_slice2_local_bend_y_column_w_x
-                * front_left_slice2_local_inertia_h_y);
-    let t401 = front_left_slice1_local_bend_y_column_v_x * head_slice1_mass
-        + front_left_slice0_local_bend_y_column_v_x * head_slice0_mass
-        + front_left_slice2_local_bend_y_column_v_x * head_slice1_mass
-        + front_left_slice3_local_bend_y_column_v_x * head_slice0_mass
-        - (front_left_slice3_local_bend_y_column_w_z
-            * front_left_slice3_local_inertia_h_y
-            - front_left_slice3_local_bend_y_column_w_y
-                * front_left_slice3_local_inertia_h_z)
-        - (front_left_slice2_local_bend_y_column_w_z
-            * front_left_slice2_local_inertia_h_y
-            - front_left_slice2_local_bend_y_column_w_y
-                * front_left_slice2_local_inertia_h_z)
-        - (front_left_slice1_local_inertia_h_y
-            * front_left_slice1_local_bend_y_column_w_z
-            - front_left_slice1_local_bend_y_column_w_y
-                * front_left_slice1_local_inertia_h_z)
-        - (front_left_slice0_local_bend_y_column_w_z
-            * front_left_slice0_local_inertia_h_y
-            - front_left_slice0_local_bend_y_column_w_y
-                * front_left_slice0_local_inertia_h_z);
-    let t402 = front_left_slice0_local_bend_y_column_v_y * head_slice0_mass
-        + front_left_slice3_local_bend_y_column_v_y * head_slice0_mass
-        + front_left_slice1_local_bend_y_column_v_y * head_slice1_mass
-        + front_left_slice2_local_bend_y_column_v_y * head_slice1_mass
-        - (front_left_slice3_local_bend_y_column_w_x
-            * front_left_slice3_local_inertia_h_z
-            - front_left_slice3_local_inertia_h_x
-                * front_left_slice3_local_bend_y_column_w_z)
-        - (front_left_slice1_local_bend_y_column_w_x
-            * front_left_slice1_local_inertia_h_z
-            - front_left_slice1_local_inertia_h_x
-                * front_left_slice1_local_bend_y_column_w_z)
-        - (front_left_slice0_local_inertia_h_z
-            * front_left_slice0_local_bend_y_column_w_x
-            - front_left_slice0_local_bend_y_column_w_z
-                * front_left_slice0_local_inertia_h_x)
-        - (front_left_slice2_local_bend_y_column_w_x
-            * front_left_slice2_local_inertia_h_z
-            - front_left_slice2_local_inertia_h_x
-                * front_left_slice2_local_bend_y_column_w_z);
-    let t403 = t400 * front_left_rotation_22 + t401 * front_left_rotation_20
-        + t402 * front_left_rotation_21;
-    let t404 = front_left_slice2_local_bend_y_column_v_x
-        * front_left_slice2_local_inertia_h_z
-        + front_left_slice2_local_bend_y_column_w_x
-            * front_left_slice2_local_inertia_i_01
-        + front_left_slice3_local_inertia_i_11
-            * front_left_slice3_local_bend_y_column_w_y
-        + front_left_slice0_local_inertia_i_12
-            * front_left_slice0_local_bend_y_column_w_z
-        + front_left_slice3_local_inertia_i_12
-            * front_left_slice3_local_bend_y_column_w_z
-        + front_left_slice2_local_bend_y_column_w_y
-            * front_left_slice2_local_inertia_i_11
-        + front_left_slice1_local_bend_y_column_v_x * front_left_slice1_local_inertia_h_z
-        + front_left_slice1_local_bend_y_column_w_y
-            * front_left_slice1_local_inertia_i_11
-        + front_left_slice2_local_inertia_i_12
-            * front_left_slice2_local_bend_y_column_w_z
-        + front_left_slice3_local_bend_y_column_v_x * front_left_slice3_local_inertia_h_z
-        + front_left_slice1_local_bend_y_column_w_z
-            * front_left_slice1_local_inertia_i_12
+        - front_left_slice0_local_inertia_h_z
+            * front_left_slice0_local_bend_y_column_v_y;
+    let front_left_slice0_local_bend_y_projected_inertia_n_y = front_left_slice0_local_inertia_i_12
+        * front_left_slice0_local_bend_y_column_w_z
         + front_left_slice0_local_inertia_h_z * front_left_slice0_local_bend_y_column_v_x
-        + front_left_slice1_local_inertia_i_01
-            * front_left_slice1_local_bend_y_column_w_x
-        + front_left_slice3_local_inertia_i_01
-            * front_left_slice3_local_bend_y_column_w_x
         + front_left_slice0_local_bend_y_column_w_y
             * front_left_slice0_local_inertia_i_11
         + front_left_slice0_local_inertia_i_01
             * front_left_slice0_local_bend_y_column_w_x
-        - front_left_slice0_local_bend_y_column_v_z * front_left_slice0_local_inertia_h_x
-        - front_left_slice1_local_inertia_h_x * front_left_slice1_local_bend_y_column_v_z
-        - front_left_slice2_local_inertia_h_x * front_left_slice2_local_bend_y_column_v_z
-        - front_left_slice3_local_inertia_h_x
-            * front_left_slice3_local_bend_y_column_v_z;
-    let t405 = front_left_slice3_local_inertia_i_12
-        * front_left_slice3_local_bend_y_column_w_y
-        + front_left_slice2_local_inertia_i_12
-            * front_left_slice2_local_bend_y_column_w_y
-        + front_left_slice1_local_inertia_h_x * front_left_slice1_local_bend_y_column_v_y
-        + front_left_slice0_local_bend_y_column_w_x
-            * front_left_slice0_local_inertia_i_02
+        - front_left_slice0_local_bend_y_column_v_z
+            * front_left_slice0_local_inertia_h_x;
+    let front_left_slice0_local_bend_y_projected_inertia_n_z = front_left_slice0_local_bend_y_column_w_x
+        * front_left_slice0_local_inertia_i_02
         + front_left_slice0_local_inertia_i_22
             * front_left_slice0_local_bend_y_column_w_z
         + front_left_slice0_local_bend_y_column_v_y * front_left_slice0_local_inertia_h_x
+        + front_left_slice0_local_bend_y_column_w_y
+            * front_left_slice0_local_inertia_i_12
+        - front_left_slice0_local_bend_y_column_v_x
+            * front_left_slice0_local_inertia_h_y;
+    let front_left_slice0_local_bend_y_projected_inertia_f_x = front_left_slice0_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (front_left_slice0_local_bend_y_column_w_z
+            * front_left_slice0_local_inertia_h_y
+            - front_left_slice0_local_bend_y_column_w_y
+                * front_left_slice0_local_inertia_h_z);
+    let front_left_slice0_local_bend_y_projected_inertia_f_y = front_left_slice0_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (front_left_slice0_local_inertia_h_z
+            * front_left_slice0_local_bend_y_column_w_x
+            - front_left_slice0_local_bend_y_column_w_z
+                * front_left_slice0_local_inertia_h_x);
+    let front_left_slice0_local_bend_y_projected_inertia_f_z = front_left_slice0_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (front_left_slice0_local_bend_y_column_w_y
+            * front_left_slice0_local_inertia_h_x
+            - front_left_slice0_local_bend_y_column_w_x
+                * front_left_slice0_local_inertia_h_y);
+    let front_left_slice1_local_bend_y_projected_inertia_n_x = front_left_slice1_local_bend_y_column_w_x
+        * front_left_slice1_local_inertia_i_00
+        + front_left_slice1_local_inertia_i_01
+            * front_left_slice1_local_bend_y_column_w_y
+        + front_left_slice1_local_inertia_h_y * front_left_slice1_local_bend_y_column_v_z
+        + front_left_slice1_local_inertia_i_02
+            * front_left_slice1_local_bend_y_column_w_z
+        - front_left_slice1_local_inertia_h_z
+            * front_left_slice1_local_bend_y_column_v_y;
+    let front_left_slice1_local_bend_y_projected_inertia_n_y = front_left_slice1_local_bend_y_column_v_x
+        * front_left_slice1_local_inertia_h_z
+        + front_left_slice1_local_bend_y_column_w_y
+            * front_left_slice1_local_inertia_i_11
+        + front_left_slice1_local_bend_y_column_w_z
+            * front_left_slice1_local_inertia_i_12
+        + front_left_slice1_local_inertia_i_01
+            * front_left_slice1_local_bend_y_column_w_x
+        - front_left_slice1_local_inertia_h_x
+            * front_left_slice1_local_bend_y_column_v_z;
+    let front_left_slice1_local_bend_y_projected_inertia_n_z = front_left_slice1_local_inertia_h_x
+        * front_left_slice1_local_bend_y_column_v_y
         + front_left_slice1_local_bend_y_column_w_y
             * front_left_slice1_local_inertia_i_12
-        + front_left_slice3_local_inertia_h_x * front_left_slice3_local_bend_y_column_v_y
         + front_left_slice1_local_inertia_i_02
             * front_left_slice1_local_bend_y_column_w_x
+        + front_left_slice1_local_inertia_i_22
+            * front_left_slice1_local_bend_y_column_w_z
+        - front_left_slice1_local_inertia_h_y
+            * front_left_slice1_local_bend_y_column_v_x;
+    let front_left_slice1_local_bend_y_projected_inertia_f_x = front_left_slice1_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (front_left_slice1_local_inertia_h_y
+            * front_left_slice1_local_bend_y_column_w_z
+            - front_left_slice1_local_bend_y_column_w_y
+                * front_left_slice1_local_inertia_h_z);
+    let front_left_slice1_local_bend_y_projected_inertia_f_y = front_left_slice1_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (front_left_slice1_local_bend_y_column_w_x
+            * front_left_slice1_local_inertia_h_z
+            - front_left_slice1_local_inertia_h_x
+                * front_left_slice1_local_bend_y_column_w_z);
+    let front_left_slice1_local_bend_y_projected_inertia_f_z = front_left_slice1_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (front_left_slice1_local_inertia_h_x
+            * front_left_slice1_local_bend_y_column_w_y
+            - front_left_slice1_local_inertia_h_y
+                * front_left_slice1_local_bend_y_column_w_x);
+    let front_left_slice2_local_bend_y_projected_inertia_n_x = front_left_slice2_local_bend_y_column_w_x
+        * front_left_slice2_local_inertia_i_00
+        + front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_y_column_v_z
+        + front_left_slice2_local_bend_y_column_w_z
+            * front_left_slice2_local_inertia_i_02
+        + front_left_slice2_local_bend_y_column_w_y
+            * front_left_slice2_local_inertia_i_01
+        - front_left_slice2_local_bend_y_column_v_y
+            * front_left_slice2_local_inertia_h_z;
+    let front_left_slice2_local_bend_y_projected_inertia_n_y = front_left_slice2_local_bend_y_column_v_x
+        * front_left_slice2_local_inertia_h_z
+        + front_left_slice2_local_bend_y_column_w_x
+            * front_left_slice2_local_inertia_i_01
+        + front_left_slice2_local_bend_y_column_w_y
+            * front_left_slice2_local_inertia_i_11
+        + front_left_slice2_local_inertia_i_12
+            * front_left_slice2_local_bend_y_column_w_z
+        - front_left_slice2_local_inertia_h_x
+            * front_left_slice2_local_bend_y_column_v_z;
+    let front_left_slice2_local_bend_y_projected_inertia_n_z = front_left_slice2_local_inertia_i_12
+        * front_left_slice2_local_bend_y_column_w_y
         + front_left_slice2_local_bend_y_column_w_x
             * front_left_slice2_local_inertia_i_02
         + front_left_slice2_local_bend_y_column_w_z
             * front_left_slice2_local_inertia_i_22
         + front_left_slice2_local_bend_y_column_v_y * front_left_slice2_local_inertia_h_x
-        + front_left_slice1_local_inertia_i_22
-            * front_left_slice1_local_bend_y_column_w_z
-        + front_left_slice0_local_bend_y_column_w_y
-            * front_left_slice0_local_inertia_i_12
+        - front_left_slice2_local_inertia_h_y
+            * front_left_slice2_local_bend_y_column_v_x;
+    let front_left_slice2_local_bend_y_projected_inertia_f_x = front_left_slice2_local_bend_y_column_v_x
+        * head_slice1_mass
+        - (front_left_slice2_local_bend_y_column_w_z
+            * front_left_slice2_local_inertia_h_y
+            - front_left_slice2_local_bend_y_column_w_y
+                * front_left_slice2_local_inertia_h_z);
+    let front_left_slice2_local_bend_y_projected_inertia_f_y = front_left_slice2_local_bend_y_column_v_y
+        * head_slice1_mass
+        - (front_left_slice2_local_bend_y_column_w_x
+            * front_left_slice2_local_inertia_h_z
+            - front_left_slice2_local_inertia_h_x
+                * front_left_slice2_local_bend_y_column_w_z);
+    let front_left_slice2_local_bend_y_projected_inertia_f_z = front_left_slice2_local_bend_y_column_v_z
+        * head_slice1_mass
+        - (front_left_slice2_local_bend_y_column_w_y
+            * front_left_slice2_local_inertia_h_x
+            - front_left_slice2_local_bend_y_column_w_x
+                * front_left_slice2_local_inertia_h_y);
+    let front_left_slice3_local_bend_y_projected_inertia_n_x = front_left_slice3_local_inertia_i_00
+        * front_left_slice3_local_bend_y_column_w_x
+        + front_left_slice3_local_bend_y_column_w_z
+            * front_left_slice3_local_inertia_i_02
+        + front_left_slice3_local_inertia_i_01
+            * front_left_slice3_local_bend_y_column_w_y
+        + front_left_slice3_local_bend_y_column_v_z * front_left_slice3_local_inertia_h_y
+        - front_left_slice3_local_bend_y_column_v_y
+            * front_left_slice3_local_inertia_h_z;
+    let front_left_slice3_local_bend_y_projected_inertia_n_y = front_left_slice3_local_inertia_i_11
+        * front_left_slice3_local_bend_y_column_w_y
+        + front_left_slice3_local_inertia_i_12
+            * front_left_slice3_local_bend_y_column_w_z
+        + front_left_slice3_local_bend_y_column_v_x * front_left_slice3_local_inertia_h_z
+        + front_left_slice3_local_inertia_i_01
+            * front_left_slice3_local_bend_y_column_w_x
+        - front_left_slice3_local_inertia_h_x
+            * front_left_slice3_local_bend_y_column_v_z;
+    let front_left_slice3_local_bend_y_projected_inertia_n_z = front_left_slice3_local_inertia_i_12
+        * front_left_slice3_local_bend_y_column_w_y
+        + front_left_slice3_local_inertia_h_x * front_left_slice3_local_bend_y_column_v_y
         + front_left_slice3_local_bend_y_column_w_x
             * front_left_slice3_local_inertia_i_02
         + front_left_slice3_local_inertia_i_22
             * front_left_slice3_local_bend_y_column_w_z
-        - front_left_slice0_local_bend_y_column_v_x * front_left_slice0_local_inertia_h_y
-        - front_left_slice1_local_inertia_h_y * front_left_slice1_local_bend_y_column_v_x
-        - front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_y_column_v_x
         - front_left_slice3_local_bend_y_column_v_x
             * front_left_slice3_local_inertia_h_y;
-    let t406 = t402 * front_left_rotation_11 + t400 * front_left_rotation_12
-        + t401 * front_left_rotation_10;
-    let t407 = front_left_rotation_00 * t399 + front_left_position_y * t403
-        + front_left_rotation_01 * t404 + front_left_rotation_02 * t405
-        - front_left_position_z * t406;
-    let t408 = front_left_slice1_local_len_column_v_x
-        * front_left_slice1_local_inertia_h_z
-        + front_left_slice3_local_len_column_v_x * front_left_slice3_local_inertia_h_z
-        + front_left_slice0_local_len_column_v_x * front_left_slice0_local_inertia_h_z
-        + front_left_slice2_local_len_column_v_x * front_left_slice2_local_inertia_h_z
-        - front_left_slice0_local_len_column_v_z * front_left_slice0_local_inertia_h_x
-        - front_left_slice2_local_inertia_h_x * front_left_slice2_local_len_column_v_z
-        - front_left_slice1_local_inertia_h_x * front_left_slice1_local_len_column_v_z
-        - front_left_slice3_local_inertia_h_x * front_left_slice3_local_len_column_v_z;
-    let t409 = front_left_slice2_local_inertia_h_x
-        * front_left_slice2_local_len_column_v_y
-        + front_left_slice0_local_len_column_v_y * front_left_slice0_local_inertia_h_x
-        + front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_h_x
-        + front_left_slice1_local_inertia_h_x * front_left_slice1_local_len_column_v_y
-        - front_left_slice3_local_len_column_v_x * front_left_slice3_local_inertia_h_y
-        - front_left_slice0_local_len_column_v_x * front_left_slice0_local_inertia_h_y
-        - front_left_slice1_local_inertia_h_y * front_left_slice1_local_len_column_v_x
-        - front_left_slice2_local_inertia_h_y * front_left_slice2_local_len_column_v_x;
-    let t410 = front_left_slice3_local_len_column_v_x * head_slice0_mass
-        + front_left_slice2_local_len_column_v_x * head_slice1_mass
-        + front_left_slice0_local_len_column_v_x * head_slice0_mass
-        + front_left_slice1_local_len_column_v_x * head_slice1_mass;
-    let t411 = front_left_slice0_local_len_column_v_y * head_slice0_mass
-        + front_left_slice3_local_len_column_v_y * head_slice0_mass
-        + front_left_slice2_local_len_column_v_y * head_slice1_mass
-        + front_left_slice1_local_len_column_v_y * head_slice1_mass;
-    let t412 = front_left_slice2_local_len_column_v_z * head_slice1_mass
-        + front_left_slice3_local_len_column_v_z * head_slice0_mass
-        + front_left_slice0_local_len_column_v_z * head_slice0_mass
-        + front_left_slice1_local_len_column_v_z * head_slice1_mass;
-    let t413 = t410 * front_left_rotation_20 + front_left_rotation_21 * t411
-        + front_left_rotation_22 * t412;
-    let t414 = front_left_rotation_10 * t410 + front_left_rotation_11 * t411
-        + front_left_rotation_12 * t412;
-    let t415 = front_left_slice2_local_len_column_v_z
-        * front_left_slice2_local_inertia_h_y
-        + front_left_slice0_local_len_column_v_z * front_left_slice0_local_inertia_h_y
-        + front_left_slice3_local_len_column_v_z * front_left_slice3_local_inertia_h_y
-        + front_left_slice1_local_inertia_h_y * front_left_slice1_local_len_column_v_z
-        - front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_h_z
-        - front_left_slice0_local_inertia_h_z * front_left_slice0_local_len_column_v_y
-        - front_left_slice1_local_inertia_h_z * front_left_slice1_local_len_column_v_y
-        - front_left_slice2_local_inertia_h_z * front_left_slice2_local_len_column_v_y;
-    let t416 = 0.3333333333333333
-        * (t408 * front_left_rotation_01 + front_left_rotation_02 * t409
-            + t413 * front_left_position_y + front_left_rotation_00 * t415
-            - t414 * front_left_position_z);
-    let front_left_subspace0_projected_inertia_n_x = t416
-        - 0.6666666666666666 * t3 * t407;
-    let t417 = front_left_rotation_00 * t410 + front_left_rotation_02 * t412
-        + front_left_rotation_01 * t411;
-    let t418 = 0.3333333333333333
-        * (front_left_position_z * t417 + t408 * front_left_rotation_11
-            + front_left_rotation_12 * t409 + front_left_rotation_10 * t415
-            - t413 * front_left_position_x);
-    let t419 = front_left_rotation_00 * t401 + t402 * front_left_rotation_01
-        + front_left_rotation_02 * t400;
-    let t420 = t419 * front_left_position_z + front_left_rotation_11 * t404
-        + t399 * front_left_rotation_10 + t405 * front_left_rotation_12
-        - front_left_position_x * t403;
-    let front_left_subspace0_projected_inertia_n_y = t418
-        - 0.6666666666666666 * t3 * t420;
-    let t421 = front_left_position_x * t406 + t399 * front_left_rotation_20
-        + t405 * front_left_rotation_22 + front_left_rotation_21 * t404
-        - t419 * front_left_position_y;
-    let t422 = 0.3333333333333333
-        * (t415 * front_left_rotation_20 + front_left_rotation_22 * t409
-            + t414 * front_left_position_x + t408 * front_left_rotation_21
-            - front_left_position_y * t417);
-    let front_left_subspace0_projected_inertia_n_z = t422
-        - 0.6666666666666666 * t3 * t421;
-    let t423 = 0.3333333333333333 * t417;
-    let front_left_subspace0_projected_inertia_f_x = t423
-        - 0.6666666666666666 * t3 * t419;
-    let t424 = 0.3333333333333333 * t414;
-    let front_left_subspace0_projected_inertia_f_y = t424
-        - 0.6666666666666666 * t3 * t406;
-    let t425 = 0.3333333333333333 * t413;
-    let front_left_subspace0_projected_inertia_f_z = t425
-        - 0.6666666666666666 * t3 * t403;
-    let t426 = front_left_slice2_local_inertia_i_01
-        * front_left_slice2_local_bend_z_column_w_y
-        + front_left_slice1_local_len_column_v_y * front_left_slice1_local_inertia_i_00
-        + front_left_slice0_local_inertia_i_02
-            * front_left_slice0_local_bend_z_column_w_z
-        + front_left_slice2_local_inertia_i_02
-            * front_left_slice2_local_bend_z_column_w_z
-        + front_left_slice3_local_bend_z_column_w_z
-            * front_left_slice3_local_inertia_i_02
-        + front_left_slice3_local_bend_z_column_v_z * front_left_slice3_local_inertia_h_y
-        + front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_i_00
-        + front_left_slice1_local_inertia_i_01
-            * front_left_slice1_local_bend_z_column_w_y
+    let front_left_slice3_local_bend_y_projected_inertia_f_x = front_left_slice3_local_bend_y_column_v_x
+        * head_slice0_mass
+        - (front_left_slice3_local_bend_y_column_w_z
+            * front_left_slice3_local_inertia_h_y
+            - front_left_slice3_local_bend_y_column_w_y
+                * front_left_slice3_local_inertia_h_z);
+    let front_left_slice3_local_bend_y_projected_inertia_f_y = front_left_slice3_local_bend_y_column_v_y
+        * head_slice0_mass
+        - (front_left_slice3_local_bend_y_column_w_x
+            * front_left_slice3_local_inertia_h_z
+            - front_left_slice3_local_inertia_h_x
+                * front_left_slice3_local_bend_y_column_w_z);
+    let front_left_slice3_local_bend_y_projected_inertia_f_z = front_left_slice3_local_bend_y_column_v_z
+        * head_slice0_mass
+        - (front_left_slice3_local_inertia_h_x
+            * front_left_slice3_local_bend_y_column_w_y
+            - front_left_slice3_local_inertia_h_y
+                * front_left_slice3_local_bend_y_column_w_x);
+    let front_left_slice0_local_bend_z_projected_inertia_n_x = front_left_slice0_local_inertia_i_02
+        * front_left_slice0_local_bend_z_column_w_z
         + front_left_slice0_local_bend_z_column_v_z * front_left_slice0_local_inertia_h_y
-        + front_left_slice1_local_inertia_i_02
-            * front_left_slice1_local_bend_z_column_w_z
-        + front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_z_column_v_z
         + front_left_slice0_local_len_column_v_y * front_left_slice0_local_inertia_i_00
-        + front_left_slice2_local_inertia_i_00 * front_left_slice2_local_len_column_v_y
-        + front_left_slice3_local_inertia_i_01
-            * front_left_slice3_local_bend_z_column_w_y
-        + front_left_slice1_local_inertia_h_y * front_left_slice1_local_bend_z_column_v_z
         + front_left_slice0_local_bend_z_column_w_y
             * front_left_slice0_local_inertia_i_01
-        - front_left_slice0_local_inertia_h_z * front_left_slice0_local_bend_z_column_v_y
-        - front_left_slice2_local_inertia_h_z * front_left_slice2_local_bend_z_column_v_y
-        - front_left_slice1_local_inertia_h_z * front_left_slice1_local_bend_z_column_v_y
-        - front_left_slice3_local_bend_z_column_v_y
-            * front_left_slice3_local_inertia_h_z;
-    let t427 = front_left_slice2_local_bend_z_column_v_x * head_slice1_mass
-        + front_left_slice0_local_bend_z_column_v_x * head_slice0_mass
-        + head_slice0_mass * front_left_slice3_local_bend_z_column_v_x
-        + front_left_slice1_local_bend_z_column_v_x * head_slice1_mass
+        - front_left_slice0_local_inertia_h_z
+            * front_left_slice0_local_bend_z_column_v_y;
+    let front_left_slice0_local_bend_z_projected_inertia_n_y = front_left_slice0_local_inertia_i_12
+        * front_left_slice0_local_bend_z_column_w_z
+        + front_left_slice0_local_inertia_h_z * front_left_slice0_local_bend_z_column_v_x
+        + front_left_slice0_local_bend_z_column_w_y
+            * front_left_slice0_local_inertia_i_11
+        + front_left_slice0_local_len_column_v_y * front_left_slice0_local_inertia_i_01
+        - front_left_slice0_local_bend_z_column_v_z
+            * front_left_slice0_local_inertia_h_x;
+    let front_left_slice0_local_bend_z_projected_inertia_n_z = front_left_slice0_local_len_column_v_y
+        * front_left_slice0_local_inertia_i_02
+        + front_left_slice0_local_inertia_i_12
+            * front_left_slice0_local_bend_z_column_w_y
+        + front_left_slice0_local_bend_z_column_v_y * front_left_slice0_local_inertia_h_x
+        + front_left_slice0_local_inertia_i_22
+            * front_left_slice0_local_bend_z_column_w_z
+        - front_left_slice0_local_bend_z_column_v_x
+            * front_left_slice0_local_inertia_h_y;
+    let front_left_slice0_local_bend_z_projected_inertia_f_x = front_left_slice0_local_bend_z_column_v_x
+        * head_slice0_mass
         - (front_left_slice0_local_inertia_h_y
             * front_left_slice0_local_bend_z_column_w_z
             - front_left_slice0_local_inertia_h_z
-                * front_left_slice0_local_bend_z_column_w_y)
-        - (front_left_slice2_local_inertia_h_y
-            * front_left_slice2_local_bend_z_column_w_z
-            - front_left_slice2_local_inertia_h_z
-                * front_left_slice2_local_bend_z_column_w_y)
-        - (front_left_slice3_local_bend_z_column_w_z
-            * front_left_slice3_local_inertia_h_y
-            - front_left_slice3_local_bend_z_column_w_y
-                * front_left_slice3_local_inertia_h_z)
+                * front_left_slice0_local_bend_z_column_w_y);
+    let front_left_slice0_local_bend_z_projected_inertia_f_y = head_slice0_mass
+        * front_left_slice0_local_bend_z_column_v_y
+        - (front_left_slice0_local_inertia_h_z * front_left_slice0_local_len_column_v_y
+            - front_left_slice0_local_bend_z_column_w_z
+                * front_left_slice0_local_inertia_h_x);
+    let front_left_slice0_local_bend_z_projected_inertia_f_z = front_left_slice0_local_bend_z_column_v_z
+        * head_slice0_mass
+        - (front_left_slice0_local_bend_z_column_w_y
+            * front_left_slice0_local_inertia_h_x
+            - front_left_slice0_local_len_column_v_y
+                * front_left_slice0_local_inertia_h_y);
+    let front_left_slice1_local_bend_z_projected_inertia_n_x = front_left_slice1_local_len_column_v_y
+        * front_left_slice1_local_inertia_i_00
+        + front_left_slice1_local_inertia_i_01
+            * front_left_slice1_local_bend_z_column_w_y
+        + front_left_slice1_local_inertia_i_02
+            * front_left_slice1_local_bend_z_column_w_z
+        + front_left_slice1_local_inertia_h_y * front_left_slice1_local_bend_z_column_v_z
+        - front_left_slice1_local_inertia_h_z
+            * front_left_slice1_local_bend_z_column_v_y;
+    let front_left_slice1_local_bend_z_projected_inertia_n_y = front_left_slice1_local_bend_z_column_v_x
+        * front_left_slice1_local_inertia_h_z
+        + front_left_slice1_local_bend_z_column_w_z
+            * front_left_slice1_local_inertia_i_12
+        + front_left_slice1_local_bend_z_column_w_y
+            * front_left_slice1_local_inertia_i_11
+        + front_left_slice1_local_inertia_i_01 * front_left_slice1_local_len_column_v_y
+        - front_left_slice1_local_inertia_h_x
+            * front_left_slice1_local_bend_z_column_v_z;
+    let front_left_slice1_local_bend_z_projected_inertia_n_z = front_left_slice1_local_inertia_h_x
+        * front_left_slice1_local_bend_z_column_v_y
+        + front_left_slice1_local_bend_z_column_w_y
+            * front_left_slice1_local_inertia_i_12
+        + front_left_slice1_local_inertia_i_22
+            * front_left_slice1_local_bend_z_column_w_z
+        + front_left_slice1_local_inertia_i_02 * front_left_slice1_local_len_column_v_y
+        - front_left_slice1_local_inertia_h_y
+            * front_left_slice1_local_bend_z_column_v_x;
+    let front_left_slice1_local_bend_z_projected_inertia_f_x = front_left_slice1_local_bend_z_column_v_x
+        * head_slice1_mass
         - (front_left_slice1_local_inertia_h_y
             * front_left_slice1_local_bend_z_column_w_z
             - front_left_slice1_local_bend_z_column_w_y
                 * front_left_slice1_local_inertia_h_z);
-    let t428 = front_left_slice1_local_bend_z_column_v_z * head_slice1_mass
-        + front_left_slice3_local_bend_z_column_v_z * head_slice0_mass
-        + front_left_slice0_local_bend_z_column_v_z * head_slice0_mass
-        + front_left_slice2_local_bend_z_column_v_z * head_slice1_mass
-        - (front_left_slice0_local_bend_z_column_w_y
-            * front_left_slice0_local_inertia_h_x
-            - front_left_slice0_local_len_column_v_y
-                * front_left_slice0_local_inertia_h_y)
+    let front_left_slice1_local_bend_z_projected_inertia_f_y = front_left_slice1_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (front_left_slice1_local_inertia_h_z * front_left_slice1_local_len_column_v_y
+            - front_left_slice1_local_inertia_h_x
+                * front_left_slice1_local_bend_z_column_w_z);
+    let front_left_slice1_local_bend_z_projected_inertia_f_z = front_left_slice1_local_bend_z_column_v_z
+        * head_slice1_mass
         - (front_left_slice1_local_inertia_h_x
             * front_left_slice1_local_bend_z_column_w_y
             - front_left_slice1_local_inertia_h_y
-                * front_left_slice1_local_len_column_v_y)
+                * front_left_slice1_local_len_column_v_y);
+    let front_left_slice2_local_bend_z_projected_inertia_n_x = front_left_slice2_local_inertia_i_01
+        * front_left_slice2_local_bend_z_column_w_y
+        + front_left_slice2_local_inertia_i_02
+            * front_left_slice2_local_bend_z_column_w_z
+        + front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_z_column_v_z
+        + front_left_slice2_local_inertia_i_00 * front_left_slice2_local_len_column_v_y
+        - front_left_slice2_local_inertia_h_z
+            * front_left_slice2_local_bend_z_column_v_y;
+    let front_left_slice2_local_bend_z_projected_inertia_n_y = front_left_slice2_local_inertia_i_01
+        * front_left_slice2_local_len_column_v_y
+        + front_left_slice2_local_inertia_i_12
+            * front_left_slice2_local_bend_z_column_w_z
+        + front_left_slice2_local_inertia_i_11
+            * front_left_slice2_local_bend_z_column_w_y
+        + front_left_slice2_local_inertia_h_z * front_left_slice2_local_bend_z_column_v_x
+        - front_left_slice2_local_inertia_h_x
+            * front_left_slice2_local_bend_z_column_v_z;
+    let front_left_slice2_local_bend_z_projected_inertia_n_z = front_left_slice2_local_inertia_i_02
+        * front_left_slice2_local_len_column_v_y
+        + front_left_slice2_local_inertia_i_12
+            * front_left_slice2_local_bend_z_column_w_y
+        + front_left_slice2_local_inertia_i_22
+            * front_left_slice2_local_bend_z_column_w_z
+        + front_left_slice2_local_inertia_h_x * front_left_slice2_local_bend_z_column_v_y
+        - front_left_slice2_local_inertia_h_y
+            * front_left_slice2_local_bend_z_column_v_x;
+    let front_left_slice2_local_bend_z_projected_inertia_f_x = front_left_slice2_local_bend_z_column_v_x
+        * head_slice1_mass
+        - (front_left_slice2_local_inertia_h_y
+            * front_left_slice2_local_bend_z_column_w_z
+            - front_left_slice2_local_inertia_h_z
+                * front_left_slice2_local_bend_z_column_w_y);
+    let front_left_slice2_local_bend_z_projected_inertia_f_y = front_left_slice2_local_bend_z_column_v_y
+        * head_slice1_mass
+        - (front_left_slice2_local_inertia_h_z * front_left_slice2_local_len_column_v_y
+            - front_left_slice2_local_inertia_h_x
+                * front_left_slice2_local_bend_z_column_w_z);
+    let front_left_slice2_local_bend_z_projected_inertia_f_z = front_left_slice2_local_bend_z_column_v_z
+        * head_slice1_mass
         - (front_left_slice2_local_inertia_h_x
             * front_left_slice2_local_bend_z_column_w_y
             - front_left_slice2_local_inertia_h_y
-                * front_left_slice2_local_len_column_v_y)
+                * front_left_slice2_local_len_column_v_y);
+    let front_left_slice3_local_bend_z_projected_inertia_n_x = front_left_slice3_local_bend_z_column_w_z
+        * front_left_slice3_local_inertia_i_02
+        + front_left_slice3_local_bend_z_column_v_z * front_left_slice3_local_inertia_h_y
+        + front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_i_00
+        + front_left_slice3_local_inertia_i_01
+            * front_left_slice3_local_bend_z_column_w_y
+        - front_left_slice3_local_bend_z_column_v_y
+            * front_left_slice3_local_inertia_h_z;
+    let front_left_slice3_local_bend_z_projected_inertia_n_y = front_left_slice3_local_inertia_i_12
+        * front_left_slice3_local_bend_z_column_w_z
+        + front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_i_01
+        + front_left_slice3_local_bend_z_column_v_x * front_left_slice3_local_inertia_h_z
+        + front_left_slice3_local_bend_z_column_w_y
+            * front_left_slice3_local_inertia_i_11
+        - front_left_slice3_local_bend_z_column_v_z
+            * front_left_slice3_local_inertia_h_x;
+    let front_left_slice3_local_bend_z_projected_inertia_n_z = front_left_slice3_local_len_column_v_y
+        * front_left_slice3_local_inertia_i_02
+        + front_left_slice3_local_inertia_i_22
+            * front_left_slice3_local_bend_z_column_w_z
+        + front_left_slice3_local_bend_z_column_w_y
+            * front_left_slice3_local_inertia_i_12
+        + front_left_slice3_local_inertia_h_x * front_left_slice3_local_bend_z_column_v_y
+        - front_left_slice3_local_inertia_h_y
+            * front_left_slice3_local_bend_z_column_v_x;
+    let front_left_slice3_local_bend_z_projected_inertia_f_x = head_slice0_mass
+        * front_left_slice3_local_bend_z_column_v_x
+        - (front_left_slice3_local_bend_z_column_w_z
+            * front_left_slice3_local_inertia_h_y
+            - front_left_slice3_local_bend_z_column_w_y
+                * front_left_slice3_local_inertia_h_z);
+    let front_left_slice3_local_bend_z_projected_inertia_f_y = front_left_slice3_local_bend_z_column_v_y
+        * head_slice0_mass
+        - (front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_h_z
+            - front_left_slice3_local_inertia_h_x
+                * front_left_slice3_local_bend_z_column_w_z);
+    let front_left_slice3_local_bend_z_projected_inertia_f_z = front_left_slice3_local_bend_z_column_v_z
+        * head_slice0_mass
         - (front_left_slice3_local_bend_z_column_w_y
             * front_left_slice3_local_inertia_h_x
             - front_left_slice3_local_len_column_v_y
                 * front_left_slice3_local_inertia_h_y);
-    let t429 = front_left_slice2_local_bend_z_column_v_y * head_slice1_mass
-        + front_left_slice3_local_bend_z_column_v_y * head_slice0_mass
-        + head_slice0_mass * front_left_slice0_local_bend_z_column_v_y
-        + front_left_slice1_local_bend_z_column_v_y * head_slice1_mass
-        - (front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_h_z
-            - front_left_slice3_local_inertia_h_x
-                * front_left_slice3_local_bend_z_column_w_z)
-        - (front_left_slice1_local_inertia_h_z * front_left_slice1_local_len_column_v_y
-            - front_left_slice1_local_inertia_h_x
-                * front_left_slice1_local_bend_z_column_w_z)
-        - (front_left_slice0_local_inertia_h_z * front_left_slice0_local_len_column_v_y
-            - front_left_slice0_local_bend_z_column_w_z
-                * front_left_slice0_local_inertia_h_x)
-        - (front_left_slice2_local_inertia_h_z * front_left_slice2_local_len_column_v_y
-            - front_left_slice2_local_inertia_h_x
-                * front_left_slice2_local_bend_z_column_w_z);
-    let t430 = t427 * front_left_rotation_10 + front_left_rotation_12 * t428
-        + front_left_rotation_11 * t429;
-    let t431 = t427 * front_left_rotation_20 + front_left_rotation_22 * t428
-        + t429 * front_left_rotation_21;
-    let t432 = front_left_slice0_local_len_column_v_y
-        * front_left_slice0_local_inertia_i_02
-        + front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_i_02
-        + front_left_slice2_local_inertia_i_02 * front_left_slice2_local_len_column_v_y
-        + front_left_slice2_local_inertia_i_12
-            * front_left_slice2_local_bend_z_column_w_y
-        + front_left_slice3_local_inertia_i_22
-            * front_left_slice3_local_bend_z_column_w_z
-        + front_left_slice0_local_inertia_i_12
-            * front_left_slice0_local_bend_z_column_w_y
-        + front_left_slice2_local_inertia_i_22
-            * front_left_slice2_local_bend_z_column_w_z
-        + front_left_slice1_local_inertia_h_x * front_left_slice1_local_bend_z_column_v_y
-        + front_left_slice1_local_bend_z_column_w_y
-            * front_left_slice1_local_inertia_i_12
-        + front_left_slice2_local_inertia_h_x * front_left_slice2_local_bend_z_column_v_y
-        + front_left_slice3_local_bend_z_column_w_y
-            * front_left_slice3_local_inertia_i_12
-        + front_left_slice3_local_inertia_h_x * front_left_slice3_local_bend_z_column_v_y
-        + front_left_slice1_local_inertia_i_22
-            * front_left_slice1_local_bend_z_column_w_z
-        + front_left_slice0_local_bend_z_column_v_y * front_left_slice0_local_inertia_h_x
-        + front_left_slice1_local_inertia_i_02 * front_left_slice1_local_len_column_v_y
-        + front_left_slice0_local_inertia_i_22
-            * front_left_slice0_local_bend_z_column_w_z
-        - front_left_slice2_local_inertia_h_y * front_left_slice2_local_bend_z_column_v_x
-        - front_left_slice3_local_inertia_h_y * front_left_slice3_local_bend_z_column_v_x
-        - front_left_slice0_local_bend_z_column_v_x * front_left_slice0_local_inertia_h_y
-        - front_left_slice1_local_inertia_h_y
-            * front_left_slice1_local_bend_z_column_v_x;
-    let t433 = front_left_slice0_local_inertia_i_12
-        * front_left_slice0_local_bend_z_column_w_z
-        + front_left_slice1_local_bend_z_column_v_x * front_left_slice1_local_inertia_h_z
-        + front_left_slice1_local_bend_z_column_w_z
-            * front_left_slice1_local_inertia_i_12
-        + front_left_slice2_local_inertia_i_01 * front_left_slice2_local_len_column_v_y
-        + front_left_slice1_local_bend_z_column_w_y
-            * front_left_slice1_local_inertia_i_11
-        + front_left_slice3_local_inertia_i_12
-            * front_left_slice3_local_bend_z_column_w_z
-        + front_left_slice3_local_len_column_v_y * front_left_slice3_local_inertia_i_01
-        + front_left_slice0_local_inertia_h_z * front_left_slice0_local_bend_z_column_v_x
-        + front_left_slice0_local_bend_z_column_w_y
-            * front_left_slice0_local_inertia_i_11
-        + front_left_slice2_local_inertia_i_12
-            * front_left_slice2_local_bend_z_column_w_z
-        + front_left_slice0_local_len_column_v_y * front_left_slice0_local_inertia_i_01
-        + front_left_slice3_local_bend_z_column_v_x * front_left_slice3_local_inertia_h_z
-        + front_left_slice3_local_bend_z_column_w_y
-            * front_left_slice3_local_inertia_i_11
-        + front_left_slice2_local_inertia_i_11
-            * front_left_slice2_local_bend_z_column_w_y
-        + front_left_slice1_local_inertia_i_01 * front_left_slice1_local_len_column_v_y
-        + front_left_slice2_local_inertia_h_z * front_left_slice2_local_bend_z_column_v_x
-        - front_left_slice1_local_inertia_h_x * front_left_slice1_local_bend_z_column_v_z
-        - front_left_slice0_local_bend_z_column_v_z * front_left_slice0_local_inertia_h_x
-        - front_left_slice2_local_inertia_h_x * front_left_slice2_local_bend_z_column_v_z
-        - front_left_slice3_local_bend_z_column_v_z
-            * front_left_slice3_local_inertia_h_x;
-    let t434 = front_left_rotation_00 * t426 + front_left_position_y * t431
-        + front_left_rotation_02 * t432 + t433 * front_left_rotation_01
-        - t430 * front_left_position_z;
+    let t399 = front_left_slice0_local_bend_y_projected_inertia_f_y
+        + front_left_slice2_local_bend_y_projected_inertia_f_y
+        + front_left_slice1_local_bend_y_projected_inertia_f_y
+        + front_left_slice3_local_bend_y_projected_inertia_f_y;
+    let t400 = front_left_slice0_local_bend_y_projected_inertia_f_x
+        + front_left_slice2_local_bend_y_projected_inertia_f_x
+        + front_left_slice3_local_bend_y_projected_inertia_f_x
+        + front_left_slice1_local_bend_y_projected_inertia_f_x;
+    let t401 = front_left_slice2_local_bend_y_projected_inertia_f_z
+        + front_left_slice3_local_bend_y_projected_inertia_f_z
+        + front_left_slice1_local_bend_y_projected_inertia_f_z
+        + front_left_slice0_local_bend_y_projected_inertia_f_z;
+    let t402 = front_left_rotation_11 * t399 + t400 * front_left_rotation_10
+        + t401 * front_left_rotation_12;
+    let t403 = front_left_slice1_local_bend_y_projected_inertia_n_y
+        + front_left_slice3_local_bend_y_projected_inertia_n_y
+        + front_left_slice0_local_bend_y_projected_inertia_n_y
+        + front_left_slice2_local_bend_y_projected_inertia_n_y;
+    let t404 = front_left_slice3_local_bend_y_projected_inertia_n_x
+        + front_left_slice1_local_bend_y_projected_inertia_n_x
+        + front_left_slice0_local_bend_y_projected_inertia_n_x
+        + front_left_slice2_local_bend_y_projected_inertia_n_x;
+    let t405 = t401 * front_left_rotation_22 + front_left_rotation_21 * t399
+        + t400 * front_left_rotation_20;
+    let t406 = front_left_slice0_local_bend_y_projected_inertia_n_z
+        + front_left_slice1_local_bend_y_projected_inertia_n_z
+        + front_left_slice2_local_bend_y_projected_inertia_n_z
+        + front_left_slice3_local_bend_y_projected_inertia_n_z;
+    let t407 = front_left_rotation_01 * t403 + front_left_rotation_00 * t404
+        + t405 * front_left_position_y + front_left_rotation_02 * t406
+        - t402 * front_left_position_z;
+    let t408 = front_left_slice2_local_len_projected_inertia_n_x
+        + front_left_slice1_local_len_projected_inertia_n_x
+        + front_left_slice3_local_len_projected_inertia_n_x
+        + front_left_slice0_local_len_projected_inertia_n_x;
+    let t409 = front_left_slice2_local_len_projected_inertia_n_z
+        + front_left_slice3_local_len_projected_inertia_n_z
+        + front_left_slice1_local_len_projected_inertia_n_z
+        + front_left_slice0_local_len_projected_inertia_n_z;
+    let t410 = front_left_slice2_local_len_projected_inertia_n_y
+        + front_left_slice3_local_len_projected_inertia_n_y
+        + front_left_slice1_local_len_projected_inertia_n_y
+        + front_left_slice0_local_len_projected_inertia_n_y;
+    let t411 = front_left_slice3_local_len_projected_inertia_f_x
+        + front_left_slice2_local_len_projected_inertia_f_x
+        + front_left_slice0_local_len_projected_inertia_f_x
+        + front_left_slice1_local_len_projected_inertia_f_x;
+    let t412 = front_left_slice0_local_len_projected_inertia_f_y
+        + front_left_slice3_local_len_projected_inertia_f_y
+        + front_left_slice2_local_len_projected_inertia_f_y
+        + front_left_slice1_local_len_projected_inertia_f_y;
+    let t413 = front_left_slice2_local_len_projected_inertia_f_z
+        + front_left_slice3_local_len_projected_inertia_f_z
+        + front_left_slice0_local_len_projected_inertia_f_z
+        + front_left_slice1_local_len_projected_inertia_f_z;
+    let t414 = t411 * front_left_rotation_20 + front_left_rotation_21 * t412
+        + front_left_rotation_22 * t413;
+    let t415 = front_left_rotation_10 * t411 + front_left_rotation_11 * t412
+        + front_left_rotation_12 * t413;
+    let t416 = 0.3333333333333333
+        * (front_left_rotation_00 * t408 + front_left_rotation_02 * t409
+            + t410 * front_left_rotation_01 + t414 * front_left_position_y
+            - t415 * front_left_position_z);
+    let front_left_subspace0_projected_inertia_n_x = t416
+        - 0.6666666666666666 * t3 * t407;
+    let t417 = front_left_rotation_00 * t400 + front_left_rotation_01 * t399
+        + front_left_rotation_02 * t401;
+    let t418 = front_left_position_z * t417 + t406 * front_left_rotation_12
+        + front_left_rotation_11 * t403 + t404 * front_left_rotation_10
+        - t405 * front_left_position_x;
+    let t419 = front_left_rotation_00 * t411 + front_left_rotation_02 * t413
+        + front_left_rotation_01 * t412;
+    let t420 = 0.3333333333333333
+        * (front_left_rotation_10 * t408 + t410 * front_left_rotation_11
+            + front_left_position_z * t419 + front_left_rotation_12 * t409
+            - t414 * front_left_position_x);
+    let front_left_subspace0_projected_inertia_n_y = t420
+        - 0.6666666666666666 * t3 * t418;
+    let t421 = t406 * front_left_rotation_22 + t402 * front_left_position_x
+        + t404 * front_left_rotation_20 + front_left_rotation_21 * t403
+        - t417 * front_left_position_y;
+    let t422 = 0.3333333333333333
+        * (t410 * front_left_rotation_21 + t408 * front_left_rotation_20
+            + t415 * front_left_position_x + front_left_rotation_22 * t409
+            - front_left_position_y * t419);
+    let front_left_subspace0_projected_inertia_n_z = t422
+        - 0.6666666666666666 * t3 * t421;
+    let t423 = 0.3333333333333333 * t419;
+    let front_left_subspace0_projected_inertia_f_x = t423
+        - 0.6666666666666666 * t3 * t417;
+    let t424 = 0.3333333333333333 * t415;
+    let front_left_subspace0_projected_inertia_f_y = t424
+        - 0.6666666666666666 * t402 * t3;
+    let t425 = 0.3333333333333333 * t414;
+    let front_left_subspace0_projected_inertia_f_z = t425
+        - 0.6666666666666666 * t3 * t405;
+    let t426 = front_left_slice1_local_bend_z_projected_inertia_n_y
+        + front_left_slice2_local_bend_z_projected_inertia_n_y
+        + front_left_slice0_local_bend_z_projected_inertia_n_y
+        + front_left_slice3_local_bend_z_projected_inertia_n_y;
+    let t427 = front_left_slice1_local_bend_z_projected_inertia_f_x
+        + front_left_slice2_local_bend_z_projected_inertia_f_x
+        + front_left_slice0_local_bend_z_projected_inertia_f_x
+        + front_left_slice3_local_bend_z_projected_inertia_f_x;
+    let t428 = front_left_slice2_local_bend_z_projected_inertia_f_y
+        + front_left_slice0_local_bend_z_projected_inertia_f_y
+        + front_left_slice1_local_bend_z_projected_inertia_f_y
+        + front_left_slice3_local_bend_z_projected_inertia_f_y;
+    let t429 = front_left_slice2_local_bend_z_projected_inertia_f_z
+        + front_left_slice3_local_bend_z_projected_inertia_f_z
+        + front_left_slice0_local_bend_z_projected_inertia_f_z
+        + front_left_slice1_local_bend_z_projected_inertia_f_z;
+    let t430 = t427 * front_left_rotation_20 + front_left_rotation_21 * t428
+        + front_left_rotation_22 * t429;
+    let t431 = front_left_slice0_local_bend_z_projected_inertia_n_z
+        + front_left_slice3_local_bend_z_projected_inertia_n_z
+        + front_left_slice1_local_bend_z_projected_inertia_n_z
+        + front_left_slice2_local_bend_z_projected_inertia_n_z;
+    let t432 = front_left_slice2_local_bend_z_projected_inertia_n_x
+        + front_left_slice3_local_bend_z_projected_inertia_n_x
+        + front_left_slice1_local_bend_z_projected_inertia_n_x
+        + front_left_slice0_local_bend_z_projected_inertia_n_x;
+    let t433 = front_left_rotation_11 * t428 + t427 * front_left_rotation_10
+        + t429 * front_left_rotation_12;
+    let t434 = front_left_rotation_01 * t426 + t430 * front_left_position_y
+        + front_left_rotation_02 * t431 + front_left_rotation_00 * t432
+        - t433 * front_left_position_z;
     let front_left_subspace1_projected_inertia_n_x = 0.33333333333333315 * t3 * t407
         + t416 - 0.5773502691896257 * t3 * t434;
-    let t435 = t429 * front_left_rotation_01 + front_left_rotation_02 * t428
+    let t435 = front_left_rotation_01 * t428 + front_left_rotation_02 * t429
         + front_left_rotation_00 * t427;
-    let t436 = front_left_rotation_12 * t432 + t435 * front_left_position_z
-        + front_left_rotation_11 * t433 + t426 * front_left_rotation_10
-        - front_left_position_x * t431;
-    let front_left_subspace1_projected_inertia_n_y = 0.33333333333333315 * t3 * t420
-        + t418 - 0.5773502691896257 * t3 * t436;
-    let t437 = t426 * front_left_rotation_20 + front_left_rotation_22 * t432
-        + t433 * front_left_rotation_21 + t430 * front_left_position_x
+    let t436 = front_left_rotation_10 * t432 + front_left_rotation_11 * t426
+        + t431 * front_left_rotation_12 + front_left_position_z * t435
+        - front_left_position_x * t430;
+    let front_left_subspace1_projected_inertia_n_y = 0.33333333333333315 * t3 * t418
+        + t420 - 0.5773502691896257 * t3 * t436;
+    let t437 = front_left_rotation_21 * t426 + t433 * front_left_position_x
+        + t431 * front_left_rotation_22 + t432 * front_left_rotation_20
         - t435 * front_left_position_y;
     let front_left_subspace1_projected_inertia_n_z = 0.33333333333333315 * t3 * t421
         + t422 - 0.5773502691896257 * t3 * t437;
-    let front_left_subspace1_projected_inertia_f_x = 0.33333333333333315 * t3 * t419
-        + t423 - 0.5773502691896257 * t435 * t3;
-    let front_left_subspace1_projected_inertia_f_y = 0.33333333333333315 * t3 * t406
-        + t424 - 0.5773502691896257 * t430 * t3;
-    let front_left_subspace1_projected_inertia_f_z = t425
-        + 0.33333333333333315 * t3 * t403 - 0.5773502691896257 * t3 * t431;
+    let front_left_subspace1_projected_inertia_f_x = 0.33333333333333315 * t3 * t417
+        + t423 - 0.5773502691896257 * t3 * t435;
+    let front_left_subspace1_projected_inertia_f_y = t424
+        + 0.33333333333333315 * t402 * t3 - 0.5773502691896257 * t433 * t3;
+    let front_left_subspace1_projected_inertia_f_z = 0.33333333333333315 * t3 * t405
+        + t425 - 0.5773502691896257 * t3 * t430;
     let front_left_subspace2_projected_inertia_n_x = 0.5773502691896255 * t3 * t434
         + t416 + 0.3333333333333336 * t3 * t407;
     let front_left_subspace2_projected_inertia_n_y = 0.5773502691896255 * t3 * t436
-        + t418 + 0.3333333333333336 * t3 * t420;
+        + 0.3333333333333336 * t3 * t418 + t420;
     let front_left_subspace2_projected_inertia_n_z = 0.5773502691896255 * t3 * t437
-        + 0.3333333333333336 * t3 * t421 + t422;
-    let front_left_subspace2_projected_inertia_f_x = 0.3333333333333336 * t3 * t419
-        + 0.5773502691896255 * t435 * t3 + t423;
-    let front_left_subspace2_projected_inertia_f_y = 0.5773502691896255 * t430 * t3
-        + 0.3333333333333336 * t3 * t406 + t424;
-    let front_left_subspace2_projected_inertia_f_z = 0.5773502691896255 * t3 * t431
-        + t425 + 0.3333333333333336 * t3 * t403;
+        + t422 + 0.3333333333333336 * t3 * t421;
+    let front_left_subspace2_projected_inertia_f_x = 0.5773502691896255 * t3 * t435
+        + 0.3333333333333336 * t3 * t417 + t423;
+    let front_left_subspace2_projected_inertia_f_y = t424
+        + 0.5773502691896255 * t433 * t3 + 0.3333333333333336 * t402 * t3;
+    let front_left_subspace2_projected_inertia_f_z = 0.3333333333333336 * t3 * t405
+        + 0.5773502691896255 * t3 * t430 + t425;
     let hub_bottom_position_x = q[0] - p.hub_radius * base_roll_rotation_02;
     let hub_bottom_position_y = q[1] - base_roll_rotation_12 * p.hub_radius;
     let hub_bottom_position_z = q[2] - p.hub_radius * base_roll_rotation_22;
@@ -5789,6 +6629,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         base_roll_projected_inertia_f_x,
         base_roll_projected_inertia_f_y,
         base_roll_projected_inertia_f_z,
+        head_slice0_local_len_projected_inertia_n_x,
+        head_slice0_local_len_projected_inertia_n_y,
+        head_slice0_local_len_projected_inertia_n_z,
+        head_slice0_local_len_projected_inertia_f_x,
+        head_slice0_local_len_projected_inertia_f_y,
+        head_slice0_local_len_projected_inertia_f_z,
+        head_slice1_local_len_projected_inertia_n_x,
+        head_slice1_local_len_projected_inertia_n_y,
+        head_slice1_local_len_projected_inertia_n_z,
+        head_slice1_local_len_projected_inertia_f_x,
+        head_slice1_local_len_projected_inertia_f_y,
+        head_slice1_local_len_projected_inertia_f_z,
+        head_slice2_local_len_projected_inertia_n_x,
+        head_slice2_local_len_projected_inertia_n_y,
+        head_slice2_local_len_projected_inertia_n_z,
+        head_slice2_local_len_projected_inertia_f_x,
+        head_slice2_local_len_projected_inertia_f_y,
+        head_slice2_local_len_projected_inertia_f_z,
+        head_slice3_local_len_projected_inertia_n_x,
+        head_slice3_local_len_projected_inertia_n_y,
+        head_slice3_local_len_projected_inertia_n_z,
+        head_slice3_local_len_projected_inertia_f_x,
+        head_slice3_local_len_projected_inertia_f_y,
+        head_slice3_local_len_projected_inertia_f_z,
+        head_slice0_local_bend_y_projected_inertia_n_x,
+        head_slice0_local_bend_y_projected_inertia_n_y,
+        head_slice0_local_bend_y_projected_inertia_n_z,
+        head_slice0_local_bend_y_projected_inertia_f_x,
+        head_slice0_local_bend_y_projected_inertia_f_y,
+        head_slice0_local_bend_y_projected_inertia_f_z,
+        head_slice1_local_bend_y_projected_inertia_n_x,
+        head_slice1_local_bend_y_projected_inertia_n_y,
+        head_slice1_local_bend_y_projected_inertia_n_z,
+        head_slice1_local_bend_y_projected_inertia_f_x,
+        head_slice1_local_bend_y_projected_inertia_f_y,
+        head_slice1_local_bend_y_projected_inertia_f_z,
+        head_slice2_local_bend_y_projected_inertia_n_x,
+        head_slice2_local_bend_y_projected_inertia_n_y,
+        head_slice2_local_bend_y_projected_inertia_n_z,
+        head_slice2_local_bend_y_projected_inertia_f_x,
+        head_slice2_local_bend_y_projected_inertia_f_y,
+        head_slice2_local_bend_y_projected_inertia_f_z,
+        head_slice3_local_bend_y_projected_inertia_n_x,
+        head_slice3_local_bend_y_projected_inertia_n_y,
+        head_slice3_local_bend_y_projected_inertia_n_z,
+        head_slice3_local_bend_y_projected_inertia_f_x,
+        head_slice3_local_bend_y_projected_inertia_f_y,
+        head_slice3_local_bend_y_projected_inertia_f_z,
+        head_slice0_local_bend_z_projected_inertia_n_x,
+        head_slice0_local_bend_z_projected_inertia_n_y,
+        head_slice0_local_bend_z_projected_inertia_n_z,
+        head_slice0_local_bend_z_projected_inertia_f_x,
+        head_slice0_local_bend_z_projected_inertia_f_y,
+        head_slice0_local_bend_z_projected_inertia_f_z,
+        head_slice1_local_bend_z_projected_inertia_n_x,
+        head_slice1_local_bend_z_projected_inertia_n_y,
+        head_slice1_local_bend_z_projected_inertia_n_z,
+        head_slice1_local_bend_z_projected_inertia_f_x,
+        head_slice1_local_bend_z_projected_inertia_f_y,
+        head_slice1_local_bend_z_projected_inertia_f_z,
+        head_slice2_local_bend_z_projected_inertia_n_x,
+        head_slice2_local_bend_z_projected_inertia_n_y,
+        head_slice2_local_bend_z_projected_inertia_n_z,
+        head_slice2_local_bend_z_projected_inertia_f_x,
+        head_slice2_local_bend_z_projected_inertia_f_y,
+        head_slice2_local_bend_z_projected_inertia_f_z,
+        head_slice3_local_bend_z_projected_inertia_n_x,
+        head_slice3_local_bend_z_projected_inertia_n_y,
+        head_slice3_local_bend_z_projected_inertia_n_z,
+        head_slice3_local_bend_z_projected_inertia_f_x,
+        head_slice3_local_bend_z_projected_inertia_f_y,
+        head_slice3_local_bend_z_projected_inertia_f_z,
         head_subspace0_projected_inertia_n_x,
         head_subspace0_projected_inertia_n_y,
         head_subspace0_projected_inertia_n_z,
@@ -5807,6 +6719,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         head_subspace2_projected_inertia_f_x,
         head_subspace2_projected_inertia_f_y,
         head_subspace2_projected_inertia_f_z,
+        back_slice0_local_len_projected_inertia_n_x,
+        back_slice0_local_len_projected_inertia_n_y,
+        back_slice0_local_len_projected_inertia_n_z,
+        back_slice0_local_len_projected_inertia_f_x,
+        back_slice0_local_len_projected_inertia_f_y,
+        back_slice0_local_len_projected_inertia_f_z,
+        back_slice1_local_len_projected_inertia_n_x,
+        back_slice1_local_len_projected_inertia_n_y,
+        back_slice1_local_len_projected_inertia_n_z,
+        back_slice1_local_len_projected_inertia_f_x,
+        back_slice1_local_len_projected_inertia_f_y,
+        back_slice1_local_len_projected_inertia_f_z,
+        back_slice2_local_len_projected_inertia_n_x,
+        back_slice2_local_len_projected_inertia_n_y,
+        back_slice2_local_len_projected_inertia_n_z,
+        back_slice2_local_len_projected_inertia_f_x,
+        back_slice2_local_len_projected_inertia_f_y,
+        back_slice2_local_len_projected_inertia_f_z,
+        back_slice3_local_len_projected_inertia_n_x,
+        back_slice3_local_len_projected_inertia_n_y,
+        back_slice3_local_len_projected_inertia_n_z,
+        back_slice3_local_len_projected_inertia_f_x,
+        back_slice3_local_len_projected_inertia_f_y,
+        back_slice3_local_len_projected_inertia_f_z,
+        back_slice0_local_bend_y_projected_inertia_n_x,
+        back_slice0_local_bend_y_projected_inertia_n_y,
+        back_slice0_local_bend_y_projected_inertia_n_z,
+        back_slice0_local_bend_y_projected_inertia_f_x,
+        back_slice0_local_bend_y_projected_inertia_f_y,
+        back_slice0_local_bend_y_projected_inertia_f_z,
+        back_slice1_local_bend_y_projected_inertia_n_x,
+        back_slice1_local_bend_y_projected_inertia_n_y,
+        back_slice1_local_bend_y_projected_inertia_n_z,
+        back_slice1_local_bend_y_projected_inertia_f_x,
+        back_slice1_local_bend_y_projected_inertia_f_y,
+        back_slice1_local_bend_y_projected_inertia_f_z,
+        back_slice2_local_bend_y_projected_inertia_n_x,
+        back_slice2_local_bend_y_projected_inertia_n_y,
+        back_slice2_local_bend_y_projected_inertia_n_z,
+        back_slice2_local_bend_y_projected_inertia_f_x,
+        back_slice2_local_bend_y_projected_inertia_f_y,
+        back_slice2_local_bend_y_projected_inertia_f_z,
+        back_slice3_local_bend_y_projected_inertia_n_x,
+        back_slice3_local_bend_y_projected_inertia_n_y,
+        back_slice3_local_bend_y_projected_inertia_n_z,
+        back_slice3_local_bend_y_projected_inertia_f_x,
+        back_slice3_local_bend_y_projected_inertia_f_y,
+        back_slice3_local_bend_y_projected_inertia_f_z,
+        back_slice0_local_bend_z_projected_inertia_n_x,
+        back_slice0_local_bend_z_projected_inertia_n_y,
+        back_slice0_local_bend_z_projected_inertia_n_z,
+        back_slice0_local_bend_z_projected_inertia_f_x,
+        back_slice0_local_bend_z_projected_inertia_f_y,
+        back_slice0_local_bend_z_projected_inertia_f_z,
+        back_slice1_local_bend_z_projected_inertia_n_x,
+        back_slice1_local_bend_z_projected_inertia_n_y,
+        back_slice1_local_bend_z_projected_inertia_n_z,
+        back_slice1_local_bend_z_projected_inertia_f_x,
+        back_slice1_local_bend_z_projected_inertia_f_y,
+        back_slice1_local_bend_z_projected_inertia_f_z,
+        back_slice2_local_bend_z_projected_inertia_n_x,
+        back_slice2_local_bend_z_projected_inertia_n_y,
+        back_slice2_local_bend_z_projected_inertia_n_z,
+        back_slice2_local_bend_z_projected_inertia_f_x,
+        back_slice2_local_bend_z_projected_inertia_f_y,
+        back_slice2_local_bend_z_projected_inertia_f_z,
+        back_slice3_local_bend_z_projected_inertia_n_x,
+        back_slice3_local_bend_z_projected_inertia_n_y,
+        back_slice3_local_bend_z_projected_inertia_n_z,
+        back_slice3_local_bend_z_projected_inertia_f_x,
+        back_slice3_local_bend_z_projected_inertia_f_y,
+        back_slice3_local_bend_z_projected_inertia_f_z,
         back_subspace0_projected_inertia_n_x,
         back_subspace0_projected_inertia_n_y,
         back_subspace0_projected_inertia_n_z,
@@ -5825,6 +6809,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         back_subspace2_projected_inertia_f_x,
         back_subspace2_projected_inertia_f_y,
         back_subspace2_projected_inertia_f_z,
+        front_right_slice0_local_len_projected_inertia_n_x,
+        front_right_slice0_local_len_projected_inertia_n_y,
+        front_right_slice0_local_len_projected_inertia_n_z,
+        front_right_slice0_local_len_projected_inertia_f_x,
+        front_right_slice0_local_len_projected_inertia_f_y,
+        front_right_slice0_local_len_projected_inertia_f_z,
+        front_right_slice1_local_len_projected_inertia_n_x,
+        front_right_slice1_local_len_projected_inertia_n_y,
+        front_right_slice1_local_len_projected_inertia_n_z,
+        front_right_slice1_local_len_projected_inertia_f_x,
+        front_right_slice1_local_len_projected_inertia_f_y,
+        front_right_slice1_local_len_projected_inertia_f_z,
+        front_right_slice2_local_len_projected_inertia_n_x,
+        front_right_slice2_local_len_projected_inertia_n_y,
+        front_right_slice2_local_len_projected_inertia_n_z,
+        front_right_slice2_local_len_projected_inertia_f_x,
+        front_right_slice2_local_len_projected_inertia_f_y,
+        front_right_slice2_local_len_projected_inertia_f_z,
+        front_right_slice3_local_len_projected_inertia_n_x,
+        front_right_slice3_local_len_projected_inertia_n_y,
+        front_right_slice3_local_len_projected_inertia_n_z,
+        front_right_slice3_local_len_projected_inertia_f_x,
+        front_right_slice3_local_len_projected_inertia_f_y,
+        front_right_slice3_local_len_projected_inertia_f_z,
+        front_right_slice0_local_bend_y_projected_inertia_n_x,
+        front_right_slice0_local_bend_y_projected_inertia_n_y,
+        front_right_slice0_local_bend_y_projected_inertia_n_z,
+        front_right_slice0_local_bend_y_projected_inertia_f_x,
+        front_right_slice0_local_bend_y_projected_inertia_f_y,
+        front_right_slice0_local_bend_y_projected_inertia_f_z,
+        front_right_slice1_local_bend_y_projected_inertia_n_x,
+        front_right_slice1_local_bend_y_projected_inertia_n_y,
+        front_right_slice1_local_bend_y_projected_inertia_n_z,
+        front_right_slice1_local_bend_y_projected_inertia_f_x,
+        front_right_slice1_local_bend_y_projected_inertia_f_y,
+        front_right_slice1_local_bend_y_projected_inertia_f_z,
+        front_right_slice2_local_bend_y_projected_inertia_n_x,
+        front_right_slice2_local_bend_y_projected_inertia_n_y,
+        front_right_slice2_local_bend_y_projected_inertia_n_z,
+        front_right_slice2_local_bend_y_projected_inertia_f_x,
+        front_right_slice2_local_bend_y_projected_inertia_f_y,
+        front_right_slice2_local_bend_y_projected_inertia_f_z,
+        front_right_slice3_local_bend_y_projected_inertia_n_x,
+        front_right_slice3_local_bend_y_projected_inertia_n_y,
+        front_right_slice3_local_bend_y_projected_inertia_n_z,
+        front_right_slice3_local_bend_y_projected_inertia_f_x,
+        front_right_slice3_local_bend_y_projected_inertia_f_y,
+        front_right_slice3_local_bend_y_projected_inertia_f_z,
+        front_right_slice0_local_bend_z_projected_inertia_n_x,
+        front_right_slice0_local_bend_z_projected_inertia_n_y,
+        front_right_slice0_local_bend_z_projected_inertia_n_z,
+        front_right_slice0_local_bend_z_projected_inertia_f_x,
+        front_right_slice0_local_bend_z_projected_inertia_f_y,
+        front_right_slice0_local_bend_z_projected_inertia_f_z,
+        front_right_slice1_local_bend_z_projected_inertia_n_x,
+        front_right_slice1_local_bend_z_projected_inertia_n_y,
+        front_right_slice1_local_bend_z_projected_inertia_n_z,
+        front_right_slice1_local_bend_z_projected_inertia_f_x,
+        front_right_slice1_local_bend_z_projected_inertia_f_y,
+        front_right_slice1_local_bend_z_projected_inertia_f_z,
+        front_right_slice2_local_bend_z_projected_inertia_n_x,
+        front_right_slice2_local_bend_z_projected_inertia_n_y,
+        front_right_slice2_local_bend_z_projected_inertia_n_z,
+        front_right_slice2_local_bend_z_projected_inertia_f_x,
+        front_right_slice2_local_bend_z_projected_inertia_f_y,
+        front_right_slice2_local_bend_z_projected_inertia_f_z,
+        front_right_slice3_local_bend_z_projected_inertia_n_x,
+        front_right_slice3_local_bend_z_projected_inertia_n_y,
+        front_right_slice3_local_bend_z_projected_inertia_n_z,
+        front_right_slice3_local_bend_z_projected_inertia_f_x,
+        front_right_slice3_local_bend_z_projected_inertia_f_y,
+        front_right_slice3_local_bend_z_projected_inertia_f_z,
         front_right_subspace0_projected_inertia_n_x,
         front_right_subspace0_projected_inertia_n_y,
         front_right_subspace0_projected_inertia_n_z,
@@ -5843,6 +6899,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         front_right_subspace2_projected_inertia_f_x,
         front_right_subspace2_projected_inertia_f_y,
         front_right_subspace2_projected_inertia_f_z,
+        front_left_slice0_local_len_projected_inertia_n_x,
+        front_left_slice0_local_len_projected_inertia_n_y,
+        front_left_slice0_local_len_projected_inertia_n_z,
+        front_left_slice0_local_len_projected_inertia_f_x,
+        front_left_slice0_local_len_projected_inertia_f_y,
+        front_left_slice0_local_len_projected_inertia_f_z,
+        front_left_slice1_local_len_projected_inertia_n_x,
+        front_left_slice1_local_len_projected_inertia_n_y,
+        front_left_slice1_local_len_projected_inertia_n_z,
+        front_left_slice1_local_len_projected_inertia_f_x,
+        front_left_slice1_local_len_projected_inertia_f_y,
+        front_left_slice1_local_len_projected_inertia_f_z,
+        front_left_slice2_local_len_projected_inertia_n_x,
+        front_left_slice2_local_len_projected_inertia_n_y,
+        front_left_slice2_local_len_projected_inertia_n_z,
+        front_left_slice2_local_len_projected_inertia_f_x,
+        front_left_slice2_local_len_projected_inertia_f_y,
+        front_left_slice2_local_len_projected_inertia_f_z,
+        front_left_slice3_local_len_projected_inertia_n_x,
+        front_left_slice3_local_len_projected_inertia_n_y,
+        front_left_slice3_local_len_projected_inertia_n_z,
+        front_left_slice3_local_len_projected_inertia_f_x,
+        front_left_slice3_local_len_projected_inertia_f_y,
+        front_left_slice3_local_len_projected_inertia_f_z,
+        front_left_slice0_local_bend_y_projected_inertia_n_x,
+        front_left_slice0_local_bend_y_projected_inertia_n_y,
+        front_left_slice0_local_bend_y_projected_inertia_n_z,
+        front_left_slice0_local_bend_y_projected_inertia_f_x,
+        front_left_slice0_local_bend_y_projected_inertia_f_y,
+        front_left_slice0_local_bend_y_projected_inertia_f_z,
+        front_left_slice1_local_bend_y_projected_inertia_n_x,
+        front_left_slice1_local_bend_y_projected_inertia_n_y,
+        front_left_slice1_local_bend_y_projected_inertia_n_z,
+        front_left_slice1_local_bend_y_projected_inertia_f_x,
+        front_left_slice1_local_bend_y_projected_inertia_f_y,
+        front_left_slice1_local_bend_y_projected_inertia_f_z,
+        front_left_slice2_local_bend_y_projected_inertia_n_x,
+        front_left_slice2_local_bend_y_projected_inertia_n_y,
+        front_left_slice2_local_bend_y_projected_inertia_n_z,
+        front_left_slice2_local_bend_y_projected_inertia_f_x,
+        front_left_slice2_local_bend_y_projected_inertia_f_y,
+        front_left_slice2_local_bend_y_projected_inertia_f_z,
+        front_left_slice3_local_bend_y_projected_inertia_n_x,
+        front_left_slice3_local_bend_y_projected_inertia_n_y,
+        front_left_slice3_local_bend_y_projected_inertia_n_z,
+        front_left_slice3_local_bend_y_projected_inertia_f_x,
+        front_left_slice3_local_bend_y_projected_inertia_f_y,
+        front_left_slice3_local_bend_y_projected_inertia_f_z,
+        front_left_slice0_local_bend_z_projected_inertia_n_x,
+        front_left_slice0_local_bend_z_projected_inertia_n_y,
+        front_left_slice0_local_bend_z_projected_inertia_n_z,
+        front_left_slice0_local_bend_z_projected_inertia_f_x,
+        front_left_slice0_local_bend_z_projected_inertia_f_y,
+        front_left_slice0_local_bend_z_projected_inertia_f_z,
+        front_left_slice1_local_bend_z_projected_inertia_n_x,
+        front_left_slice1_local_bend_z_projected_inertia_n_y,
+        front_left_slice1_local_bend_z_projected_inertia_n_z,
+        front_left_slice1_local_bend_z_projected_inertia_f_x,
+        front_left_slice1_local_bend_z_projected_inertia_f_y,
+        front_left_slice1_local_bend_z_projected_inertia_f_z,
+        front_left_slice2_local_bend_z_projected_inertia_n_x,
+        front_left_slice2_local_bend_z_projected_inertia_n_y,
+        front_left_slice2_local_bend_z_projected_inertia_n_z,
+        front_left_slice2_local_bend_z_projected_inertia_f_x,
+        front_left_slice2_local_bend_z_projected_inertia_f_y,
+        front_left_slice2_local_bend_z_projected_inertia_f_z,
+        front_left_slice3_local_bend_z_projected_inertia_n_x,
+        front_left_slice3_local_bend_z_projected_inertia_n_y,
+        front_left_slice3_local_bend_z_projected_inertia_n_z,
+        front_left_slice3_local_bend_z_projected_inertia_f_x,
+        front_left_slice3_local_bend_z_projected_inertia_f_y,
+        front_left_slice3_local_bend_z_projected_inertia_f_z,
         front_left_subspace0_projected_inertia_n_x,
         front_left_subspace0_projected_inertia_n_y,
         front_left_subspace0_projected_inertia_n_z,
@@ -5889,2159 +7017,1150 @@ pub fn mass_matrix_into(
     let t1 = q[1] * cache.base_roll_projected_inertia_f_x
         + cache.base_yaw_subspace_v_y * cache.base_roll_projected_inertia_f_y
         + cache.base_roll_projected_inertia_n_z;
-    let t2 = q[1] * cache.head_subspace0_projected_inertia_f_x
+    let t2 = cache.head_subspace0_projected_inertia_n_z
         + cache.head_subspace0_projected_inertia_f_y * cache.base_yaw_subspace_v_y
-        + cache.head_subspace0_projected_inertia_n_z;
-    let t3 = cache.base_yaw_subspace_v_y * cache.head_subspace1_projected_inertia_f_y
-        + q[1] * cache.head_subspace1_projected_inertia_f_x
-        + cache.head_subspace1_projected_inertia_n_z;
-    let t4 = cache.head_subspace2_projected_inertia_n_z
+        + q[1] * cache.head_subspace0_projected_inertia_f_x;
+    let t3 = cache.head_subspace1_projected_inertia_n_z
+        + cache.head_subspace1_projected_inertia_f_y * cache.base_yaw_subspace_v_y
+        + q[1] * cache.head_subspace1_projected_inertia_f_x;
+    let t4 = q[1] * cache.head_subspace2_projected_inertia_f_x
         + cache.head_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y
-        + q[1] * cache.head_subspace2_projected_inertia_f_x;
-    let t5 = q[1] * cache.back_subspace0_projected_inertia_f_x
+        + cache.head_subspace2_projected_inertia_n_z;
+    let t5 = cache.back_subspace0_projected_inertia_n_z
         + cache.base_yaw_subspace_v_y * cache.back_subspace0_projected_inertia_f_y
-        + cache.back_subspace0_projected_inertia_n_z;
-    let t6 = cache.back_subspace1_projected_inertia_f_y * cache.base_yaw_subspace_v_y
-        + q[1] * cache.back_subspace1_projected_inertia_f_x
-        + cache.back_subspace1_projected_inertia_n_z;
+        + q[1] * cache.back_subspace0_projected_inertia_f_x;
+    let t6 = cache.back_subspace1_projected_inertia_n_z
+        + cache.base_yaw_subspace_v_y * cache.back_subspace1_projected_inertia_f_y
+        + q[1] * cache.back_subspace1_projected_inertia_f_x;
     let t7 = cache.back_subspace2_projected_inertia_n_z
         + cache.back_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y
         + q[1] * cache.back_subspace2_projected_inertia_f_x;
-    let t8 = q[1] * cache.front_right_subspace0_projected_inertia_f_x
-        + cache.base_yaw_subspace_v_y * cache.front_right_subspace0_projected_inertia_f_y
+    let t8 = cache.front_right_subspace0_projected_inertia_f_y
+        * cache.base_yaw_subspace_v_y
+        + q[1] * cache.front_right_subspace0_projected_inertia_f_x
         + cache.front_right_subspace0_projected_inertia_n_z;
-    let t9 = cache.front_right_subspace1_projected_inertia_n_z
-        + cache.base_yaw_subspace_v_y * cache.front_right_subspace1_projected_inertia_f_y
-        + q[1] * cache.front_right_subspace1_projected_inertia_f_x;
+    let t9 = q[1] * cache.front_right_subspace1_projected_inertia_f_x
+        + cache.front_right_subspace1_projected_inertia_n_z
+        + cache.base_yaw_subspace_v_y
+            * cache.front_right_subspace1_projected_inertia_f_y;
     let t10 = cache.front_right_subspace2_projected_inertia_n_z
         + q[1] * cache.front_right_subspace2_projected_inertia_f_x
         + cache.base_yaw_subspace_v_y
             * cache.front_right_subspace2_projected_inertia_f_y;
-    let t11 = q[1] * cache.front_left_subspace0_projected_inertia_f_x
-        + cache.front_left_subspace0_projected_inertia_n_z
-        + cache.base_yaw_subspace_v_y * cache.front_left_subspace0_projected_inertia_f_y;
-    let t12 = cache.front_left_subspace1_projected_inertia_f_y
-        * cache.base_yaw_subspace_v_y
-        + q[1] * cache.front_left_subspace1_projected_inertia_f_x
-        + cache.front_left_subspace1_projected_inertia_n_z;
-    let t13 = q[1] * cache.front_left_subspace2_projected_inertia_f_x
-        + cache.front_left_subspace2_projected_inertia_n_z
-        + cache.front_left_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y;
+    let t11 = cache.front_left_subspace0_projected_inertia_f_y
+        * cache.base_yaw_subspace_v_y + cache.front_left_subspace0_projected_inertia_n_z
+        + q[1] * cache.front_left_subspace0_projected_inertia_f_x;
+    let t12 = cache.base_yaw_subspace_v_y
+        * cache.front_left_subspace1_projected_inertia_f_y
+        + cache.front_left_subspace1_projected_inertia_n_z
+        + q[1] * cache.front_left_subspace1_projected_inertia_f_x;
+    let t13 = cache.front_left_subspace2_projected_inertia_n_z
+        + cache.front_left_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y
+        + q[1] * cache.front_left_subspace2_projected_inertia_f_x;
     let t14 = cache.base_roll_projected_inertia_n_y * cache.cos_q3
         + cache.base_roll_projected_inertia_f_z * cache.base_pitch_subspace_v_z
         + cache.base_roll_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.base_roll_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.base_roll_projected_inertia_n_x * cache.base_yaw_rotation_01;
-    let t15 = cache.head_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
-        + cache.head_subspace0_projected_inertia_n_y * cache.cos_q3
-        + cache.base_pitch_subspace_v_z * cache.head_subspace0_projected_inertia_f_z
+    let t15 = cache.head_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.head_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y
-        + cache.head_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01;
-    let t16 = cache.head_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
-        + cache.head_subspace1_projected_inertia_f_z * cache.base_pitch_subspace_v_z
-        + cache.head_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.head_subspace1_projected_inertia_n_y * cache.cos_q3
-        + cache.base_pitch_subspace_v_y * cache.head_subspace1_projected_inertia_f_y;
+        + cache.head_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.head_subspace0_projected_inertia_n_y * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * cache.head_subspace0_projected_inertia_f_z;
+    let t16 = cache.head_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.head_subspace1_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.cos_q3 * cache.head_subspace1_projected_inertia_n_y
+        + cache.base_pitch_subspace_v_z * cache.head_subspace1_projected_inertia_f_z
+        + cache.head_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
     let t17 = cache.head_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.head_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y
-        + cache.head_subspace2_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.head_subspace2_projected_inertia_n_y * cache.cos_q3
         + cache.base_pitch_subspace_v_z * cache.head_subspace2_projected_inertia_f_z
-        + cache.cos_q3 * cache.head_subspace2_projected_inertia_n_y;
-    let t18 = cache.base_pitch_subspace_v_y * cache.back_subspace0_projected_inertia_f_y
-        + cache.back_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
-        + cache.cos_q3 * cache.back_subspace0_projected_inertia_n_y
-        + cache.base_pitch_subspace_v_z * cache.back_subspace0_projected_inertia_f_z
-        + cache.base_yaw_rotation_01 * cache.back_subspace0_projected_inertia_n_x;
-    let t19 = cache.back_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.back_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
-        + cache.base_pitch_subspace_v_z * cache.back_subspace1_projected_inertia_f_z
+        + cache.head_subspace2_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
+    let t18 = cache.back_subspace0_projected_inertia_n_y * cache.cos_q3
+        + cache.back_subspace0_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.base_pitch_subspace_v_y * cache.back_subspace0_projected_inertia_f_y
+        + cache.back_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.back_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x;
+    let t19 = cache.back_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.back_subspace1_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.back_subspace1_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.back_subspace1_projected_inertia_n_y * cache.cos_q3
-        + cache.back_subspace1_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
-    let t20 = cache.back_subspace2_projected_inertia_n_y * cache.cos_q3
-        + cache.back_subspace2_projected_inertia_f_z * cache.base_pitch_subspace_v_z
+        + cache.back_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01;
+    let t20 = cache.back_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * cache.back_subspace2_projected_inertia_f_z
+        + cache.back_subspace2_projected_inertia_n_y * cache.cos_q3
         + cache.back_subspace2_projected_inertia_f_x * cache.base_pitch_subspace_v_x
-        + cache.back_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.back_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y;
-    let t21 = cache.front_right_subspace0_projected_inertia_f_x
-        * cache.base_pitch_subspace_v_x
-        + cache.base_pitch_subspace_v_y
-            * cache.front_right_subspace0_projected_inertia_f_y
-        + cache.base_pitch_subspace_v_z
-            * cache.front_right_subspace0_projected_inertia_f_z
+        + cache.back_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01;
+    let t21 = cache.front_right_subspace0_projected_inertia_n_y * cache.cos_q3
         + cache.front_right_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.front_right_subspace0_projected_inertia_n_y * cache.cos_q3;
-    let t22 = cache.front_right_subspace1_projected_inertia_f_x
-        * cache.base_pitch_subspace_v_x
-        + cache.front_right_subspace1_projected_inertia_f_y
+        + cache.front_right_subspace0_projected_inertia_f_x
+            * cache.base_pitch_subspace_v_x
+        + cache.front_right_subspace0_projected_inertia_f_y
             * cache.base_pitch_subspace_v_y
-        + cache.front_right_subspace1_projected_inertia_f_z
-            * cache.base_pitch_subspace_v_z
-        + cache.front_right_subspace1_projected_inertia_n_y * cache.cos_q3
-        + cache.front_right_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01;
-    let t23 = cache.base_yaw_rotation_01
-        * cache.front_right_subspace2_projected_inertia_n_x
+        + cache.base_pitch_subspace_v_z
+            * cache.front_right_subspace0_projected_inertia_f_z;
+    let t22 = cache.base_pitch_subspace_v_z
+        * cache.front_right_subspace1_projected_inertia_f_z
+        + cache.base_pitch_subspace_v_y
+            * cache.front_right_subspace1_projected_inertia_f_y
+        + cache.front_right_subspace1_projected_inertia_f_x
+            * cache.base_pitch_subspace_v_x
+        + cache.front_right_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.front_right_subspace1_projected_inertia_n_y * cache.cos_q3;
+    let t23 = cache.front_right_subspace2_projected_inertia_f_y
+        * cache.base_pitch_subspace_v_y
+        + cache.front_right_subspace2_projected_inertia_n_y * cache.cos_q3
+        + cache.front_right_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.base_pitch_subspace_v_z
             * cache.front_right_subspace2_projected_inertia_f_z
-        + cache.base_pitch_subspace_v_y
-            * cache.front_right_subspace2_projected_inertia_f_y
-        + cache.front_right_subspace2_projected_inertia_n_y * cache.cos_q3
         + cache.front_right_subspace2_projected_inertia_f_x
             * cache.base_pitch_subspace_v_x;
-    let t24 = cache.front_left_subspace0_projected_inertia_f_x
-        * cache.base_pitch_subspace_v_x
-        + cache.front_left_subspace0_projected_inertia_f_y
-            * cache.base_pitch_subspace_v_y
+    let t24 = cache.front_left_subspace0_projected_inertia_f_y
+        * cache.base_pitch_subspace_v_y
         + cache.front_left_subspace0_projected_inertia_n_y * cache.cos_q3
+        + cache.front_left_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.front_left_subspace0_projected_inertia_f_x
+            * cache.base_pitch_subspace_v_x
+        + cache.front_left_subspace0_projected_inertia_f_z
+            * cache.base_pitch_subspace_v_z;
+    let t25 = cache.front_left_subspace1_projected_inertia_n_y * cache.cos_q3
+        + cache.base_pitch_subspace_v_y
+            * cache.front_left_subspace1_projected_inertia_f_y
+        + cache.front_left_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.front_left_subspace1_projected_inertia_f_x
+            * cache.base_pitch_subspace_v_x
         + cache.base_pitch_subspace_v_z
-            * cache.front_left_subspace0_projected_inertia_f_z
-        + cache.front_left_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01;
-    let t25 = cache.front_left_subspace1_projected_inertia_f_x
+            * cache.front_left_subspace1_projected_inertia_f_z;
+    let t26 = cache.front_left_subspace2_projected_inertia_f_x
         * cache.base_pitch_subspace_v_x
-        + cache.front_left_subspace1_projected_inertia_n_y * cache.cos_q3
-        + cache.base_pitch_subspace_v_z
-            * cache.front_left_subspace1_projected_inertia_f_z
-        + cache.front_left_subspace1_projected_inertia_f_y
-            * cache.base_pitch_subspace_v_y
-        + cache.front_left_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01;
-    let t26 = cache.front_left_subspace2_projected_inertia_n_x
-        * cache.base_yaw_rotation_01
+        + cache.front_left_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.front_left_subspace2_projected_inertia_f_y
             * cache.base_pitch_subspace_v_y
-        + cache.base_pitch_subspace_v_z
-            * cache.front_left_subspace2_projected_inertia_f_z
-        + cache.front_left_subspace2_projected_inertia_f_x
-            * cache.base_pitch_subspace_v_x
-        + cache.front_left_subspace2_projected_inertia_n_y * cache.cos_q3;
+        + cache.front_left_subspace2_projected_inertia_n_y * cache.cos_q3
+        + cache.front_left_subspace2_projected_inertia_f_z
+            * cache.base_pitch_subspace_v_z;
     let t27 = cache.base_pitch_rotation_10 * cache.head_subspace0_projected_inertia_n_y
+        + cache.head_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.head_subspace0_projected_inertia_n_z * cache.base_pitch_rotation_20
         + cache.base_roll_subspace_v_z * cache.head_subspace0_projected_inertia_f_z
-        + cache.head_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.base_roll_subspace_v_y * cache.head_subspace0_projected_inertia_f_y
-        + cache.base_pitch_rotation_20 * cache.head_subspace0_projected_inertia_n_z
-        + cache.base_pitch_rotation_00 * cache.head_subspace0_projected_inertia_n_x;
-    let t28 = cache.base_roll_subspace_v_y * cache.head_subspace1_projected_inertia_f_y
+        + cache.head_subspace0_projected_inertia_f_y * cache.base_roll_subspace_v_y
+        + cache.head_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x;
+    let t28 = cache.base_pitch_rotation_20 * cache.head_subspace1_projected_inertia_n_z
         + cache.base_pitch_rotation_10 * cache.head_subspace1_projected_inertia_n_y
         + cache.head_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.head_subspace1_projected_inertia_f_y * cache.base_roll_subspace_v_y
         + cache.head_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00
-        + cache.base_pitch_rotation_20 * cache.head_subspace1_projected_inertia_n_z
-        + cache.head_subspace1_projected_inertia_f_z * cache.base_roll_subspace_v_z;
-    let t29 = cache.base_roll_subspace_v_z * cache.head_subspace2_projected_inertia_f_z
-        + cache.base_pitch_rotation_10 * cache.head_subspace2_projected_inertia_n_y
+        + cache.base_roll_subspace_v_z * cache.head_subspace1_projected_inertia_f_z;
+    let t29 = cache.base_pitch_rotation_20 * cache.head_subspace2_projected_inertia_n_z
+        + cache.head_subspace2_projected_inertia_n_y * cache.base_pitch_rotation_10
         + cache.base_roll_subspace_v_x * cache.head_subspace2_projected_inertia_f_x
-        + cache.base_roll_subspace_v_y * cache.head_subspace2_projected_inertia_f_y
         + cache.head_subspace2_projected_inertia_n_x * cache.base_pitch_rotation_00
-        + cache.head_subspace2_projected_inertia_n_z * cache.base_pitch_rotation_20;
-    let t30 = cache.back_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.base_roll_subspace_v_z * cache.back_subspace0_projected_inertia_f_z
-        + cache.base_roll_subspace_v_y * cache.back_subspace0_projected_inertia_f_y
-        + cache.base_pitch_rotation_00 * cache.back_subspace0_projected_inertia_n_x
+        + cache.base_roll_subspace_v_z * cache.head_subspace2_projected_inertia_f_z
+        + cache.base_roll_subspace_v_y * cache.head_subspace2_projected_inertia_f_y;
+    let t30 = cache.back_subspace0_projected_inertia_f_z * cache.base_roll_subspace_v_z
         + cache.base_pitch_rotation_10 * cache.back_subspace0_projected_inertia_n_y
-        + cache.base_pitch_rotation_20 * cache.back_subspace0_projected_inertia_n_z;
+        + cache.back_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.back_subspace0_projected_inertia_n_z * cache.base_pitch_rotation_20
+        + cache.back_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_y * cache.back_subspace0_projected_inertia_f_y;
     let t31 = cache.back_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.base_roll_subspace_v_y * cache.back_subspace1_projected_inertia_f_y
+        + cache.back_subspace1_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.back_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
         + cache.base_pitch_rotation_20 * cache.back_subspace1_projected_inertia_n_z
-        + cache.base_pitch_rotation_10 * cache.back_subspace1_projected_inertia_n_y
-        + cache.base_roll_subspace_v_z * cache.back_subspace1_projected_inertia_f_z
-        + cache.back_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x;
-    let t32 = cache.base_roll_subspace_v_y * cache.back_subspace2_projected_inertia_f_y
-        + cache.back_subspace2_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.base_pitch_rotation_10 * cache.back_subspace1_projected_inertia_n_y;
+    let t32 = cache.base_pitch_rotation_20 * cache.back_subspace2_projected_inertia_n_z
         + cache.back_subspace2_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.base_pitch_rotation_00 * cache.back_subspace2_projected_inertia_n_x
-        + cache.base_pitch_rotation_10 * cache.back_subspace2_projected_inertia_n_y
-        + cache.back_subspace2_projected_inertia_n_z * cache.base_pitch_rotation_20;
-    let t33 = cache.front_right_subspace0_projected_inertia_n_y
-        * cache.base_pitch_rotation_10
+        + cache.back_subspace2_projected_inertia_n_y * cache.base_pitch_rotation_10
+        + cache.back_subspace2_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_y * cache.back_subspace2_projected_inertia_f_y
+        + cache.base_roll_subspace_v_z * cache.back_subspace2_projected_inertia_f_z;
+    let t33 = cache.base_pitch_rotation_10
+        * cache.front_right_subspace0_projected_inertia_n_y
+        + cache.front_right_subspace0_projected_inertia_f_x
+            * cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_00
+            * cache.front_right_subspace0_projected_inertia_n_x
         + cache.base_pitch_rotation_20
             * cache.front_right_subspace0_projected_inertia_n_z
-        + cache.base_roll_subspace_v_x
-            * cache.front_right_subspace0_projected_inertia_f_x
         + cache.base_roll_subspace_v_y
             * cache.front_right_subspace0_projected_inertia_f_y
         + cache.base_roll_subspace_v_z
-            * cache.front_right_subspace0_projected_inertia_f_z
-        + cache.front_right_subspace0_projected_inertia_n_x
-            * cache.base_pitch_rotation_00;
-    let t34 = cache.front_right_subspace1_projected_inertia_f_x
-        * cache.base_roll_subspace_v_x
+            * cache.front_right_subspace0_projected_inertia_f_z;
+    let t34 = cache.base_roll_subspace_v_y
+        * cache.front_right_subspace1_projected_inertia_f_y
+        + cache.base_roll_subspace_v_x
+            * cache.front_right_subspace1_projected_inertia_f_x
+        + cache.base_roll_subspace_v_z
+            * cache.front_right_subspace1_projected_inertia_f_z
         + cache.base_pitch_rotation_10
             * cache.front_right_subspace1_projected_inertia_n_y
-        + cache.front_right_subspace1_projected_inertia_f_z
-            * cache.base_roll_subspace_v_z
-        + cache.base_roll_subspace_v_y
-            * cache.front_right_subspace1_projected_inertia_f_y
-        + cache.front_right_subspace1_projected_inertia_n_x
+        + cache.base_pitch_rotation_20
+            * cache.front_right_subspace1_projected_inertia_n_z
+        + cache.base_pitch_rotation_00
+            * cache.front_right_subspace1_projected_inertia_n_x;
+    let t35 = cache.base_roll_subspace_v_y
+        * cache.front_right_subspace2_projected_inertia_f_y
+        + cache.front_right_subspace2_projected_inertia_n_x
             * cache.base_pitch_rotation_00
-        + cache.front_right_subspace1_projected_inertia_n_z
-            * cache.base_pitch_rotation_20;
-    let t35 = cache.front_right_subspace2_projected_inertia_f_x
-        * cache.base_roll_subspace_v_x
         + cache.base_roll_subspace_v_z
             * cache.front_right_subspace2_projected_inertia_f_z
-        + cache.base_roll_subspace_v_y
-            * cache.front_right_subspace2_projected_inertia_f_y
         + cache.base_pitch_rotation_10
             * cache.front_right_subspace2_projected_inertia_n_y
+        + cache.base_roll_subspace_v_x
+            * cache.front_right_subspace2_projected_inertia_f_x
         + cache.front_right_subspace2_projected_inertia_n_z
-            * cache.base_pitch_rotation_20
-        + cache.base_pitch_rotation_00
-            * cache.front_right_subspace2_projected_inertia_n_x;
-    let t36 = cache.base_roll_subspace_v_y
-        * cache.front_left_subspace0_projected_inertia_f_y
-        + cache.front_left_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
+            * cache.base_pitch_rotation_20;
+    let t36 = cache.front_left_subspace0_projected_inertia_f_y
+        * cache.base_roll_subspace_v_y
+        + cache.base_pitch_rotation_10 * cache.front_left_subspace0_projected_inertia_n_y
+        + cache.base_roll_subspace_v_x * cache.front_left_subspace0_projected_inertia_f_x
         + cache.front_left_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.base_pitch_rotation_20 * cache.front_left_subspace0_projected_inertia_n_z
-        + cache.base_roll_subspace_v_z * cache.front_left_subspace0_projected_inertia_f_z
-        + cache.base_pitch_rotation_10
-            * cache.front_left_subspace0_projected_inertia_n_y;
-    let t37 = cache.base_pitch_rotation_20
-        * cache.front_left_subspace1_projected_inertia_n_z
-        + cache.front_left_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.front_left_subspace0_projected_inertia_f_z
+            * cache.base_roll_subspace_v_z;
+    let t37 = cache.base_roll_subspace_v_x
+        * cache.front_left_subspace1_projected_inertia_f_x
+        + cache.base_pitch_rotation_10 * cache.front_left_subspace1_projected_inertia_n_y
+        + cache.front_left_subspace1_projected_inertia_n_z * cache.base_pitch_rotation_20
         + cache.base_roll_subspace_v_y * cache.front_left_subspace1_projected_inertia_f_y
-        + cache.base_roll_subspace_v_x * cache.front_left_subspace1_projected_inertia_f_x
-        + cache.base_roll_subspace_v_z * cache.front_left_subspace1_projected_inertia_f_z
-        + cache.base_pitch_rotation_10
-            * cache.front_left_subspace1_projected_inertia_n_y;
-    let t38 = cache.base_pitch_rotation_10
-        * cache.front_left_subspace2_projected_inertia_n_y
-        + cache.base_pitch_rotation_20 * cache.front_left_subspace2_projected_inertia_n_z
-        + cache.base_roll_subspace_v_z * cache.front_left_subspace2_projected_inertia_f_z
-        + cache.base_roll_subspace_v_y * cache.front_left_subspace2_projected_inertia_f_y
+        + cache.front_left_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z
+            * cache.front_left_subspace1_projected_inertia_f_z;
+    let t38 = cache.base_roll_subspace_v_y
+        * cache.front_left_subspace2_projected_inertia_f_y
         + cache.front_left_subspace2_projected_inertia_n_x * cache.base_pitch_rotation_00
-        + cache.base_roll_subspace_v_x
-            * cache.front_left_subspace2_projected_inertia_f_x;
-    let t39 = 1.0 / p.actuator_radius;
-    let t40 = cache.head_slice1_local_bend_y_column_v_y * cache.head_slice1_mass
-        - (cache.head_slice1_local_bend_y_column_w_x
-            * cache.head_slice1_local_inertia_h_z
-            - cache.head_slice1_local_bend_y_column_w_z
-                * cache.head_slice1_local_inertia_h_x);
-    let t41 = cache.head_slice1_local_bend_y_column_v_x * cache.head_slice1_mass
-        - (cache.head_slice1_local_bend_y_column_w_z
-            * cache.head_slice1_local_inertia_h_y
-            - cache.head_slice1_local_inertia_h_z
-                * cache.head_slice1_local_bend_y_column_w_y);
-    let t42 = cache.head_slice0_local_bend_y_column_v_y * cache.head_slice0_mass
-        - (cache.head_slice0_local_bend_y_column_w_x
-            * cache.head_slice0_local_inertia_h_z
-            - cache.head_slice0_local_bend_y_column_w_z
-                * cache.head_slice0_local_inertia_h_x);
-    let t43 = cache.head_slice3_local_bend_y_column_v_z * cache.head_slice0_mass
-        - (cache.head_slice3_local_inertia_h_x
-            * cache.head_slice3_local_bend_y_column_w_y
-            - cache.head_slice3_local_inertia_h_y
-                * cache.head_slice3_local_bend_y_column_w_x);
-    let t44 = cache.head_slice2_local_bend_y_column_v_y * cache.head_slice1_mass
-        - (cache.head_slice2_local_inertia_h_z
-            * cache.head_slice2_local_bend_y_column_w_x
-            - cache.head_slice2_local_inertia_h_x
-                * cache.head_slice2_local_bend_y_column_w_z);
-    let t45 = cache.head_slice2_local_bend_y_column_v_x * cache.head_slice1_mass
-        - (cache.head_slice2_local_inertia_h_y
-            * cache.head_slice2_local_bend_y_column_w_z
-            - cache.head_slice2_local_inertia_h_z
-                * cache.head_slice2_local_bend_y_column_w_y);
-    let t46 = cache.head_slice0_local_bend_y_column_v_z * cache.head_slice0_mass
-        - (cache.head_slice0_local_bend_y_column_w_y
-            * cache.head_slice0_local_inertia_h_x
-            - cache.head_slice0_local_inertia_h_y
-                * cache.head_slice0_local_bend_y_column_w_x);
-    let t47 = cache.head_slice2_local_bend_y_column_v_z * cache.head_slice1_mass
-        - (cache.head_slice2_local_inertia_h_x
-            * cache.head_slice2_local_bend_y_column_w_y
-            - cache.head_slice2_local_inertia_h_y
-                * cache.head_slice2_local_bend_y_column_w_x);
-    let t48 = cache.head_slice1_local_bend_y_column_v_z * cache.head_slice1_mass
-        - (cache.head_slice1_local_bend_y_column_w_y
-            * cache.head_slice1_local_inertia_h_x
-            - cache.head_slice1_local_bend_y_column_w_x
-                * cache.head_slice1_local_inertia_h_y);
-    let t49 = cache.head_slice3_local_bend_y_column_v_x * cache.head_slice0_mass
-        - (cache.head_slice3_local_inertia_h_y
-            * cache.head_slice3_local_bend_y_column_w_z
-            - cache.head_slice3_local_inertia_h_z
-                * cache.head_slice3_local_bend_y_column_w_y);
-    let t50 = cache.head_slice0_local_bend_y_column_v_x * cache.head_slice0_mass
-        - (cache.head_slice0_local_inertia_h_y
-            * cache.head_slice0_local_bend_y_column_w_z
-            - cache.head_slice0_local_inertia_h_z
-                * cache.head_slice0_local_bend_y_column_w_y);
-    let t51 = cache.head_slice3_local_bend_y_column_v_y * cache.head_slice0_mass
-        - (cache.head_slice3_local_inertia_h_z
-            * cache.head_slice3_local_bend_y_column_w_x
-            - cache.head_slice3_local_inertia_h_x
-                * cache.head_slice3_local_bend_y_column_w_z);
-    let t52 = cache.head_slice1_local_len_column_v_y * t40
-        + t41 * cache.head_slice1_local_len_column_v_x
-        + t42 * cache.head_slice0_local_len_column_v_y
-        + t43 * cache.head_slice3_local_len_column_v_z
-        + cache.head_slice2_local_len_column_v_y * t44
-        + t45 * cache.head_slice2_local_len_column_v_x
-        + cache.head_slice0_local_len_column_v_z * t46
-        + t47 * cache.head_slice2_local_len_column_v_z
-        + cache.head_slice1_local_len_column_v_z * t48
-        + t49 * cache.head_slice3_local_len_column_v_x
-        + cache.head_slice0_local_len_column_v_x * t50
-        + cache.head_slice3_local_len_column_v_y * t51;
-    let t53 = -(0.2222222222222222 * t39 * t52);
-    let t54 = cache.head_slice0_local_bend_y_column_w_x
-        * (cache.head_slice0_local_inertia_h_y
-            * cache.head_slice0_local_bend_y_column_v_z
-            + cache.head_slice0_local_bend_y_column_w_z
-                * cache.head_slice0_local_inertia_i_02
-            + cache.head_slice0_local_bend_y_column_w_y
-                * cache.head_slice0_local_inertia_i_01
-            + cache.head_slice0_local_bend_y_column_w_x
-                * cache.head_slice0_local_inertia_i_00
-            - cache.head_slice0_local_bend_y_column_v_y
-                * cache.head_slice0_local_inertia_h_z)
-        + cache.head_slice0_local_bend_y_column_v_x * t50
-        + cache.head_slice2_local_bend_y_column_w_z
-            * (cache.head_slice2_local_inertia_i_02
-                * cache.head_slice2_local_bend_y_column_w_x
-                + cache.head_slice2_local_bend_y_column_v_y
-                    * cache.head_slice2_local_inertia_h_x
-                + cache.head_slice2_local_bend_y_column_w_z
-                    * cache.head_slice2_local_inertia_i_22
-                + cache.head_slice2_local_bend_y_column_w_y
-                    * cache.head_slice2_local_inertia_i_12
-                - cache.head_slice2_local_inertia_h_y
-                    * cache.head_slice2_local_bend_y_column_v_x)
-        + cache.head_slice1_local_bend_y_column_w_z
-            * (cache.head_slice1_local_bend_y_column_w_x
-                * cache.head_slice1_local_inertia_i_02
-                + cache.head_slice1_local_bend_y_column_w_z
-                    * cache.head_slice1_local_inertia_i_22
-                + cache.head_slice1_local_inertia_i_12
-                    * cache.head_slice1_local_bend_y_column_w_y
-                + cache.head_slice1_local_bend_y_column_v_y
-                    * cache.head_slice1_local_inertia_h_x
-                - cache.head_slice1_local_bend_y_column_v_x
-                    * cache.head_slice1_local_inertia_h_y)
-        + t43 * cache.head_slice3_local_bend_y_column_v_z
-        + (cache.head_slice3_local_bend_y_column_w_y
-            * cache.head_slice3_local_inertia_i_01
-            + cache.head_slice3_local_bend_y_column_w_x
-                * cache.head_slice3_local_inertia_i_00
-            + cache.head_slice3_local_inertia_i_02
-                * cache.head_slice3_local_bend_y_column_w_z
-            + cache.head_slice3_local_inertia_h_y
-                * cache.head_slice3_local_bend_y_column_v_z
-            - cache.head_slice3_local_inertia_h_z
-                * cache.head_slice3_local_bend_y_column_v_y)
-            * cache.head_slice3_local_bend_y_column_w_x
-        + t49 * cache.head_slice3_local_bend_y_column_v_x
-        + cache.head_slice1_local_bend_y_column_w_y
-            * (cache.head_slice1_local_bend_y_column_w_z
-                * cache.head_slice1_local_inertia_i_12
-                + cache.head_slice1_local_bend_y_column_w_x
-                    * cache.head_slice1_local_inertia_i_01
-                + cache.head_slice1_local_inertia_h_z
-                    * cache.head_slice1_local_bend_y_column_v_x
-                + cache.head_slice1_local_inertia_i_11
-                    * cache.head_slice1_local_bend_y_column_w_y
-                - cache.head_slice1_local_bend_y_column_v_z
-                    * cache.head_slice1_local_inertia_h_x)
-        + (cache.head_slice3_local_inertia_h_x
-            * cache.head_slice3_local_bend_y_column_v_y
-            + cache.head_slice3_local_bend_y_column_w_z
-                * cache.head_slice3_local_inertia_i_22
-            + cache.head_slice3_local_bend_y_column_w_x
-                * cache.head_slice3_local_inertia_i_02
-            + cache.head_slice3_local_bend_y_column_w_y
-                * cache.head_slice3_local_inertia_i_12
-            - cache.head_slice3_local_inertia_h_y
-                * cache.head_slice3_local_bend_y_column_v_x)
-            * cache.head_slice3_local_bend_y_column_w_z
-        + t41 * cache.head_slice1_local_bend_y_column_v_x
-        + t42 * cache.head_slice0_local_bend_y_column_v_y
-        + cache.head_slice2_local_bend_y_column_v_z * t47
-        + cache.head_slice2_local_bend_y_column_w_y
-            * (cache.head_slice2_local_bend_y_column_w_y
-                * cache.head_slice2_local_inertia_i_11
-                + cache.head_slice2_local_inertia_i_01
-                    * cache.head_slice2_local_bend_y_column_w_x
-                + cache.head_slice2_local_inertia_h_z
-                    * cache.head_slice2_local_bend_y_column_v_x
-                + cache.head_slice2_local_bend_y_column_w_z
-                    * cache.head_slice2_local_inertia_i_12
-                - cache.head_slice2_local_bend_y_column_v_z
-                    * cache.head_slice2_local_inertia_h_x)
-        + (cache.head_slice0_local_bend_y_column_w_x
-            * cache.head_slice0_local_inertia_i_02
-            + cache.head_slice0_local_bend_y_column_w_y
-                * cache.head_slice0_local_inertia_i_12
-            + cache.head_slice0_local_bend_y_column_v_y
-                * cache.head_slice0_local_inertia_h_x
-            + cache.head_slice0_local_bend_y_column_w_z
-                * cache.head_slice0_local_inertia_i_22
-            - cache.head_slice0_local_inertia_h_y
-                * cache.head_slice0_local_bend_y_column_v_x)
-            * cache.head_slice0_local_bend_y_column_w_z
-        + cache.head_slice2_local_bend_y_column_v_y * t44
-        + t40 * cache.head_slice1_local_bend_y_column_v_y
-        + (cache.head_slice2_local_inertia_i_02
-            * cache.head_slice2_local_bend_y_column_w_z
-            + cache.head_slice2_local_bend_y_column_w_y
-                * cache.head_slice2_local_inertia_i_01
-            + cache.head_slice2_local_inertia_i_00
-                * cache.head_slice2_local_bend_y_column_w_x
-            + cache.head_slice2_local_inertia_h_y
-                * cache.head_slice2_local_bend_y_column_v_z
-            - cache.head_slice2_local_bend_y_column_v_y
-                * cache.head_slice2_local_inertia_h_z)
-            * cache.head_slice2_local_bend_y_column_w_x
-        + cache.head_slice3_local_bend_y_column_v_y * t51
-        + (cache.head_slice0_local_inertia_h_z
-            * cache.head_slice0_local_bend_y_column_v_x
-            + cache.head_slice0_local_inertia_i_11
-                * cache.head_slice0_local_bend_y_column_w_y
-            + cache.head_slice0_local_bend_y_column_w_x
-                * cache.head_slice0_local_inertia_i_01
-            + cache.head_slice0_local_bend_y_column_w_z
-                * cache.head_slice0_local_inertia_i_12
-            - cache.head_slice0_local_bend_y_column_v_z
-                * cache.head_slice0_local_inertia_h_x)
-            * cache.head_slice0_local_bend_y_column_w_y
-        + (cache.head_slice1_local_bend_y_column_w_y
-            * cache.head_slice1_local_inertia_i_01
-            + cache.head_slice1_local_bend_y_column_v_z
-                * cache.head_slice1_local_inertia_h_y
-            + cache.head_slice1_local_bend_y_column_w_x
-                * cache.head_slice1_local_inertia_i_00
-            + cache.head_slice1_local_bend_y_column_w_z
-                * cache.head_slice1_local_inertia_i_02
-            - cache.head_slice1_local_inertia_h_z
-                * cache.head_slice1_local_bend_y_column_v_y)
-            * cache.head_slice1_local_bend_y_column_w_x
-        + cache.head_slice1_local_bend_y_column_v_z * t48
-        + cache.head_slice0_local_bend_y_column_v_z * t46
-        + (cache.head_slice3_local_bend_y_column_w_y
-            * cache.head_slice3_local_inertia_i_11
-            + cache.head_slice3_local_inertia_i_01
-                * cache.head_slice3_local_bend_y_column_w_x
-            + cache.head_slice3_local_inertia_i_12
-                * cache.head_slice3_local_bend_y_column_w_z
-            + cache.head_slice3_local_inertia_h_z
-                * cache.head_slice3_local_bend_y_column_v_x
-            - cache.head_slice3_local_inertia_h_x
-                * cache.head_slice3_local_bend_y_column_v_z)
-            * cache.head_slice3_local_bend_y_column_w_y
-        + t45 * cache.head_slice2_local_bend_y_column_v_x;
-    let t55 = 0.1111111111111111
-        * (cache.head_slice2_local_len_column_v_y
-            * cache.head_slice2_local_len_column_v_y * cache.head_slice1_mass
+        + cache.front_left_subspace2_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.front_left_subspace2_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.base_pitch_rotation_10 * cache.front_left_subspace2_projected_inertia_n_y
+        + cache.base_pitch_rotation_20
+            * cache.front_left_subspace2_projected_inertia_n_z;
+    let t39 = 0.1111111111111111
+        * (cache.head_slice1_local_len_column_v_z
+            * cache.head_slice1_local_len_projected_inertia_f_z
             + cache.head_slice1_local_len_column_v_y
-                * cache.head_slice1_local_len_column_v_y * cache.head_slice1_mass
-            + cache.head_slice1_local_len_column_v_z
-                * cache.head_slice1_local_len_column_v_z * cache.head_slice1_mass
-            + cache.head_slice0_mass * cache.head_slice3_local_len_column_v_z
-                * cache.head_slice3_local_len_column_v_z
-            + cache.head_slice0_local_len_column_v_x
-                * cache.head_slice0_local_len_column_v_x * cache.head_slice0_mass
-            + cache.head_slice3_local_len_column_v_y
-                * cache.head_slice3_local_len_column_v_y * cache.head_slice0_mass
-            + cache.head_slice2_local_len_column_v_z
-                * cache.head_slice2_local_len_column_v_z * cache.head_slice1_mass
-            + cache.head_slice0_local_len_column_v_z
-                * cache.head_slice0_local_len_column_v_z * cache.head_slice0_mass
-            + cache.head_slice1_local_len_column_v_x
-                * cache.head_slice1_local_len_column_v_x * cache.head_slice1_mass
-            + cache.head_slice3_local_len_column_v_x
-                * cache.head_slice3_local_len_column_v_x * cache.head_slice0_mass
+                * cache.head_slice1_local_len_projected_inertia_f_y
             + cache.head_slice2_local_len_column_v_x
-                * cache.head_slice2_local_len_column_v_x * cache.head_slice1_mass
-            + cache.head_slice0_mass * cache.head_slice0_local_len_column_v_y
-                * cache.head_slice0_local_len_column_v_y);
-    let t56 = 0.11111111111111105 * t39 * t52;
-    let t57 = cache.head_slice2_local_bend_z_column_w_y
-        * cache.head_slice2_local_inertia_i_12
-        + cache.head_slice2_local_inertia_i_02 * cache.head_slice2_local_len_column_v_y
-        + cache.head_slice2_local_inertia_i_22
+                * cache.head_slice2_local_len_projected_inertia_f_x
+            + cache.head_slice0_local_len_projected_inertia_f_y
+                * cache.head_slice0_local_len_column_v_y
+            + cache.head_slice0_local_len_projected_inertia_f_x
+                * cache.head_slice0_local_len_column_v_x
+            + cache.head_slice3_local_len_projected_inertia_f_x
+                * cache.head_slice3_local_len_column_v_x
+            + cache.head_slice1_local_len_projected_inertia_f_x
+                * cache.head_slice1_local_len_column_v_x
+            + cache.head_slice3_local_len_projected_inertia_f_y
+                * cache.head_slice3_local_len_column_v_y
+            + cache.head_slice0_local_len_column_v_z
+                * cache.head_slice0_local_len_projected_inertia_f_z
+            + cache.head_slice2_local_len_projected_inertia_f_z
+                * cache.head_slice2_local_len_column_v_z
+            + cache.head_slice2_local_len_projected_inertia_f_y
+                * cache.head_slice2_local_len_column_v_y
+            + cache.head_slice3_local_len_projected_inertia_f_z
+                * cache.head_slice3_local_len_column_v_z);
+    let t40 = 1.0 / p.actuator_radius;
+    let t41 = cache.head_slice1_local_len_column_v_y
+        * cache.head_slice1_local_bend_y_projected_inertia_f_y
+        + cache.head_slice1_local_bend_y_projected_inertia_f_x
+            * cache.head_slice1_local_len_column_v_x
+        + cache.head_slice0_local_bend_y_projected_inertia_f_y
+            * cache.head_slice0_local_len_column_v_y
+        + cache.head_slice3_local_bend_y_projected_inertia_f_z
+            * cache.head_slice3_local_len_column_v_z
+        + cache.head_slice2_local_len_column_v_y
+            * cache.head_slice2_local_bend_y_projected_inertia_f_y
+        + cache.head_slice2_local_bend_y_projected_inertia_f_x
+            * cache.head_slice2_local_len_column_v_x
+        + cache.head_slice0_local_len_column_v_z
+            * cache.head_slice0_local_bend_y_projected_inertia_f_z
+        + cache.head_slice2_local_bend_y_projected_inertia_f_z
+            * cache.head_slice2_local_len_column_v_z
+        + cache.head_slice1_local_len_column_v_z
+            * cache.head_slice1_local_bend_y_projected_inertia_f_z
+        + cache.head_slice3_local_bend_y_projected_inertia_f_x
+            * cache.head_slice3_local_len_column_v_x
+        + cache.head_slice0_local_len_column_v_x
+            * cache.head_slice0_local_bend_y_projected_inertia_f_x
+        + cache.head_slice3_local_len_column_v_y
+            * cache.head_slice3_local_bend_y_projected_inertia_f_y;
+    let t42 = -(0.2222222222222222 * t40 * t41);
+    let t43 = cache.head_slice0_local_bend_y_column_w_x
+        * cache.head_slice0_local_bend_y_projected_inertia_n_x
+        + cache.head_slice0_local_bend_y_column_v_x
+            * cache.head_slice0_local_bend_y_projected_inertia_f_x
+        + cache.head_slice2_local_bend_y_column_w_z
+            * cache.head_slice2_local_bend_y_projected_inertia_n_z
+        + cache.head_slice1_local_bend_y_column_w_z
+            * cache.head_slice1_local_bend_y_projected_inertia_n_z
+        + cache.head_slice3_local_bend_y_projected_inertia_f_z
+            * cache.head_slice3_local_bend_y_column_v_z
+        + cache.head_slice3_local_bend_y_projected_inertia_n_x
+            * cache.head_slice3_local_bend_y_column_w_x
+        + cache.head_slice3_local_bend_y_projected_inertia_f_x
+            * cache.head_slice3_local_bend_y_column_v_x
+        + cache.head_slice1_local_bend_y_column_w_y
+            * cache.head_slice1_local_bend_y_projected_inertia_n_y
+        + cache.head_slice3_local_bend_y_projected_inertia_n_z
+            * cache.head_slice3_local_bend_y_column_w_z
+        + cache.head_slice1_local_bend_y_projected_inertia_f_x
+            * cache.head_slice1_local_bend_y_column_v_x
+        + cache.head_slice0_local_bend_y_projected_inertia_f_y
+            * cache.head_slice0_local_bend_y_column_v_y
+        + cache.head_slice2_local_bend_y_column_v_z
+            * cache.head_slice2_local_bend_y_projected_inertia_f_z
+        + cache.head_slice2_local_bend_y_column_w_y
+            * cache.head_slice2_local_bend_y_projected_inertia_n_y
+        + cache.head_slice0_local_bend_y_projected_inertia_n_z
+            * cache.head_slice0_local_bend_y_column_w_z
+        + cache.head_slice2_local_bend_y_column_v_y
+            * cache.head_slice2_local_bend_y_projected_inertia_f_y
+        + cache.head_slice1_local_bend_y_projected_inertia_f_y
+            * cache.head_slice1_local_bend_y_column_v_y
+        + cache.head_slice2_local_bend_y_projected_inertia_n_x
+            * cache.head_slice2_local_bend_y_column_w_x
+        + cache.head_slice3_local_bend_y_column_v_y
+            * cache.head_slice3_local_bend_y_projected_inertia_f_y
+        + cache.head_slice0_local_bend_y_projected_inertia_n_y
+            * cache.head_slice0_local_bend_y_column_w_y
+        + cache.head_slice1_local_bend_y_projected_inertia_n_x
+            * cache.head_slice1_local_bend_y_column_w_x
+        + cache.head_slice1_local_bend_y_column_v_z
+            * cache.head_slice1_local_bend_y_projected_inertia_f_z
+        + cache.head_slice0_local_bend_y_column_v_z
+            * cache.head_slice0_local_bend_y_projected_inertia_f_z
+        + cache.head_slice3_local_bend_y_projected_inertia_n_y
+            * cache.head_slice3_local_bend_y_column_w_y
+        + cache.head_slice2_local_bend_y_projected_inertia_f_x
+            * cache.head_slice2_local_bend_y_column_v_x;
+    let t44 = 0.11111111111111105 * t40 * t41;
+    let t45 = cache.head_slice2_local_bend_y_column_w_z
+        * cache.head_slice2_local_bend_z_projected_inertia_n_z
+        + cache.head_slice3_local_bend_z_projected_inertia_n_x
+            * cache.head_slice3_local_bend_y_column_w_x
+        + cache.head_slice1_local_bend_z_projected_inertia_f_x
+            * cache.head_slice1_local_bend_y_column_v_x
+        + cache.head_slice1_local_bend_y_column_v_z
+            * cache.head_slice1_local_bend_z_projected_inertia_f_z
+        + cache.head_slice0_local_bend_z_projected_inertia_n_x
+            * cache.head_slice0_local_bend_y_column_w_x
+        + cache.head_slice0_local_bend_z_projected_inertia_n_y
+            * cache.head_slice0_local_bend_y_column_w_y
+        + cache.head_slice3_local_bend_y_column_v_y
+            * cache.head_slice3_local_bend_z_projected_inertia_f_y
+        + cache.head_slice1_local_bend_y_column_w_x
+            * cache.head_slice1_local_bend_z_projected_inertia_n_x
+        + cache.head_slice0_local_bend_y_column_v_z
+            * cache.head_slice0_local_bend_z_projected_inertia_f_z
+        + cache.head_slice2_local_bend_y_column_v_z
+            * cache.head_slice2_local_bend_z_projected_inertia_f_z
+        + cache.head_slice0_local_bend_y_column_w_z
+            * cache.head_slice0_local_bend_z_projected_inertia_n_z
+        + cache.head_slice0_local_bend_y_column_v_y
+            * cache.head_slice0_local_bend_z_projected_inertia_f_y
+        + cache.head_slice1_local_bend_y_column_v_y
+            * cache.head_slice1_local_bend_z_projected_inertia_f_y
+        + cache.head_slice2_local_bend_z_projected_inertia_f_x
+            * cache.head_slice2_local_bend_y_column_v_x
+        + cache.head_slice1_local_bend_y_column_w_y
+            * cache.head_slice1_local_bend_z_projected_inertia_n_y
+        + cache.head_slice3_local_bend_y_column_v_x
+            * cache.head_slice3_local_bend_z_projected_inertia_f_x
+        + cache.head_slice2_local_bend_y_column_v_y
+            * cache.head_slice2_local_bend_z_projected_inertia_f_y
+        + cache.head_slice0_local_bend_z_projected_inertia_f_x
+            * cache.head_slice0_local_bend_y_column_v_x
+        + cache.head_slice1_local_bend_z_projected_inertia_n_z
+            * cache.head_slice1_local_bend_y_column_w_z
+        + cache.head_slice2_local_bend_z_projected_inertia_n_x
+            * cache.head_slice2_local_bend_y_column_w_x
+        + cache.head_slice3_local_bend_y_column_w_y
+            * cache.head_slice3_local_bend_z_projected_inertia_n_y
+        + cache.head_slice3_local_bend_z_projected_inertia_n_z
+            * cache.head_slice3_local_bend_y_column_w_z
+        + cache.head_slice2_local_bend_y_column_w_y
+            * cache.head_slice2_local_bend_z_projected_inertia_n_y
+        + cache.head_slice3_local_bend_y_column_v_z
+            * cache.head_slice3_local_bend_z_projected_inertia_f_z;
+    let t46 = cache.head_slice2_local_bend_z_projected_inertia_f_z
+        * cache.head_slice2_local_len_column_v_z
+        + cache.head_slice0_local_bend_z_projected_inertia_f_x
+            * cache.head_slice0_local_len_column_v_x
+        + cache.head_slice2_local_bend_z_projected_inertia_f_y
+            * cache.head_slice2_local_len_column_v_y
+        + cache.head_slice1_local_len_column_v_y
+            * cache.head_slice1_local_bend_z_projected_inertia_f_y
+        + cache.head_slice1_local_len_column_v_z
+            * cache.head_slice1_local_bend_z_projected_inertia_f_z
+        + cache.head_slice0_local_bend_z_projected_inertia_f_y
+            * cache.head_slice0_local_len_column_v_y
+        + cache.head_slice0_local_len_column_v_z
+            * cache.head_slice0_local_bend_z_projected_inertia_f_z
+        + cache.head_slice3_local_bend_z_projected_inertia_f_x
+            * cache.head_slice3_local_len_column_v_x
+        + cache.head_slice3_local_bend_z_projected_inertia_f_z
+            * cache.head_slice3_local_len_column_v_z
+        + cache.head_slice1_local_bend_z_projected_inertia_f_x
+            * cache.head_slice1_local_len_column_v_x
+        + cache.head_slice3_local_bend_z_projected_inertia_f_y
+            * cache.head_slice3_local_len_column_v_y
+        + cache.head_slice2_local_bend_z_projected_inertia_f_x
+            * cache.head_slice2_local_len_column_v_x;
+    let t47 = -(0.19245008972987523 * t40 * t46);
+    let t48 = t39 + t42 + t44 + 0.38490017945975047 * t40 * t40 * t45 + t47
+        - 0.2222222222222221 * t40 * t40 * t43;
+    let t49 = 0.19245008972987515 * t40 * t46;
+    let t50 = 0.11111111111111119 * t40 * t41;
+    let t51 = t39 + t42 + t49 + t50 - 0.3849001794597503 * t40 * t40 * t45
+        - 0.22222222222222238 * t40 * t40 * t43;
+    let t52 = -(0.19245008972987512 * t40 * t40 * t45);
+    let t53 = cache.head_slice0_local_bend_z_column_v_y
+        * cache.head_slice0_local_bend_z_projected_inertia_f_y
+        + cache.head_slice2_local_bend_z_column_v_z
+            * cache.head_slice2_local_bend_z_projected_inertia_f_z
+        + cache.head_slice2_local_bend_z_projected_inertia_n_z
             * cache.head_slice2_local_bend_z_column_w_z
-        + cache.head_slice2_local_inertia_h_x * cache.head_slice2_local_bend_z_column_v_y
-        - cache.head_slice2_local_inertia_h_y
-            * cache.head_slice2_local_bend_z_column_v_x;
-    let t58 = cache.head_slice3_local_inertia_h_y
-        * cache.head_slice3_local_bend_z_column_v_z
-        + cache.head_slice3_local_inertia_i_01
+        + cache.head_slice3_local_bend_z_column_v_x
+            * cache.head_slice3_local_bend_z_projected_inertia_f_x
+        + cache.head_slice3_local_bend_z_projected_inertia_n_y
             * cache.head_slice3_local_bend_z_column_w_y
-        + cache.head_slice3_local_len_column_v_y * cache.head_slice3_local_inertia_i_00
-        + cache.head_slice3_local_bend_z_column_w_z
-            * cache.head_slice3_local_inertia_i_02
-        - cache.head_slice3_local_inertia_h_z
-            * cache.head_slice3_local_bend_z_column_v_y;
-    let t59 = cache.head_slice1_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.head_slice1_local_inertia_h_y
-            * cache.head_slice1_local_bend_z_column_w_z
-            - cache.head_slice1_local_bend_z_column_w_y
-                * cache.head_slice1_local_inertia_h_z);
-    let t60 = cache.head_slice1_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.head_slice1_local_bend_z_column_w_y
-            * cache.head_slice1_local_inertia_h_x
-            - cache.head_slice1_local_len_column_v_y
-                * cache.head_slice1_local_inertia_h_y);
-    let t61 = cache.head_slice0_local_inertia_i_00
-        * cache.head_slice0_local_len_column_v_y
-        + cache.head_slice0_local_inertia_h_y * cache.head_slice0_local_bend_z_column_v_z
-        + cache.head_slice0_local_inertia_i_02
-            * cache.head_slice0_local_bend_z_column_w_z
-        + cache.head_slice0_local_bend_z_column_w_y
-            * cache.head_slice0_local_inertia_i_01
-        - cache.head_slice0_local_bend_z_column_v_y
-            * cache.head_slice0_local_inertia_h_z;
-    let t62 = cache.head_slice0_local_inertia_i_11
-        * cache.head_slice0_local_bend_z_column_w_y
-        + cache.head_slice0_local_inertia_i_12
-            * cache.head_slice0_local_bend_z_column_w_z
-        + cache.head_slice0_local_bend_z_column_v_x * cache.head_slice0_local_inertia_h_z
-        + cache.head_slice0_local_inertia_i_01 * cache.head_slice0_local_len_column_v_y
-        - cache.head_slice0_local_bend_z_column_v_z
-            * cache.head_slice0_local_inertia_h_x;
-    let t63 = cache.head_slice3_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.head_slice3_local_inertia_h_z * cache.head_slice3_local_len_column_v_y
-            - cache.head_slice3_local_inertia_h_x
-                * cache.head_slice3_local_bend_z_column_w_z);
-    let t64 = cache.head_slice1_local_len_column_v_y
-        * cache.head_slice1_local_inertia_i_00
-        + cache.head_slice1_local_inertia_i_02
-            * cache.head_slice1_local_bend_z_column_w_z
         + cache.head_slice1_local_bend_z_column_w_y
-            * cache.head_slice1_local_inertia_i_01
-        + cache.head_slice1_local_bend_z_column_v_z * cache.head_slice1_local_inertia_h_y
-        - cache.head_slice1_local_inertia_h_z
-            * cache.head_slice1_local_bend_z_column_v_y;
-    let t65 = cache.head_slice0_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.head_slice0_local_bend_z_column_w_y
-            * cache.head_slice0_local_inertia_h_x
-            - cache.head_slice0_local_inertia_h_y
-                * cache.head_slice0_local_len_column_v_y);
-    let t66 = cache.head_slice2_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.head_slice2_local_inertia_h_x
-            * cache.head_slice2_local_bend_z_column_w_y
-            - cache.head_slice2_local_inertia_h_y
-                * cache.head_slice2_local_len_column_v_y);
-    let t67 = cache.head_slice0_local_inertia_i_12
-        * cache.head_slice0_local_bend_z_column_w_y
-        + cache.head_slice0_local_bend_z_column_v_y * cache.head_slice0_local_inertia_h_x
-        + cache.head_slice0_local_inertia_i_02 * cache.head_slice0_local_len_column_v_y
+            * cache.head_slice1_local_bend_z_projected_inertia_n_y
+        + cache.head_slice2_local_len_column_v_y
+            * cache.head_slice2_local_bend_z_projected_inertia_n_x
+        + cache.head_slice0_local_bend_z_column_v_x
+            * cache.head_slice0_local_bend_z_projected_inertia_f_x
+        + cache.head_slice0_local_bend_z_projected_inertia_n_x
+            * cache.head_slice0_local_len_column_v_y
         + cache.head_slice0_local_bend_z_column_w_z
-            * cache.head_slice0_local_inertia_i_22
-        - cache.head_slice0_local_bend_z_column_v_x
-            * cache.head_slice0_local_inertia_h_y;
-    let t68 = cache.head_slice0_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.head_slice0_local_inertia_h_z * cache.head_slice0_local_len_column_v_y
-            - cache.head_slice0_local_inertia_h_x
-                * cache.head_slice0_local_bend_z_column_w_z);
-    let t69 = cache.head_slice1_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.head_slice1_local_len_column_v_y * cache.head_slice1_local_inertia_h_z
-            - cache.head_slice1_local_inertia_h_x
-                * cache.head_slice1_local_bend_z_column_w_z);
-    let t70 = cache.head_slice2_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.head_slice2_local_inertia_h_y
-            * cache.head_slice2_local_bend_z_column_w_z
-            - cache.head_slice2_local_inertia_h_z
-                * cache.head_slice2_local_bend_z_column_w_y);
-    let t71 = cache.head_slice1_local_inertia_i_12
-        * cache.head_slice1_local_bend_z_column_w_z
-        + cache.head_slice1_local_len_column_v_y * cache.head_slice1_local_inertia_i_01
-        + cache.head_slice1_local_bend_z_column_w_y
-            * cache.head_slice1_local_inertia_i_11
-        + cache.head_slice1_local_bend_z_column_v_x * cache.head_slice1_local_inertia_h_z
-        - cache.head_slice1_local_bend_z_column_v_z
-            * cache.head_slice1_local_inertia_h_x;
-    let t72 = cache.head_slice3_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.head_slice3_local_inertia_h_y
-            * cache.head_slice3_local_bend_z_column_w_z
-            - cache.head_slice3_local_inertia_h_z
-                * cache.head_slice3_local_bend_z_column_w_y);
-    let t73 = cache.head_slice2_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.head_slice2_local_inertia_h_z * cache.head_slice2_local_len_column_v_y
-            - cache.head_slice2_local_inertia_h_x
-                * cache.head_slice2_local_bend_z_column_w_z);
-    let t74 = cache.head_slice0_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.head_slice0_local_inertia_h_y
-            * cache.head_slice0_local_bend_z_column_w_z
-            - cache.head_slice0_local_inertia_h_z
-                * cache.head_slice0_local_bend_z_column_w_y);
-    let t75 = cache.head_slice1_local_bend_z_column_v_y
-        * cache.head_slice1_local_inertia_h_x
-        + cache.head_slice1_local_bend_z_column_w_y
-            * cache.head_slice1_local_inertia_i_12
-        + cache.head_slice1_local_len_column_v_y * cache.head_slice1_local_inertia_i_02
-        + cache.head_slice1_local_bend_z_column_w_z
-            * cache.head_slice1_local_inertia_i_22
-        - cache.head_slice1_local_bend_z_column_v_x
-            * cache.head_slice1_local_inertia_h_y;
-    let t76 = cache.head_slice2_local_inertia_i_02
-        * cache.head_slice2_local_bend_z_column_w_z
-        + cache.head_slice2_local_len_column_v_y * cache.head_slice2_local_inertia_i_00
+            * cache.head_slice0_local_bend_z_projected_inertia_n_z
+        + cache.head_slice3_local_bend_z_column_v_z
+            * cache.head_slice3_local_bend_z_projected_inertia_f_z
+        + cache.head_slice1_local_bend_z_column_v_y
+            * cache.head_slice1_local_bend_z_projected_inertia_f_y
+        + cache.head_slice0_local_bend_z_column_v_z
+            * cache.head_slice0_local_bend_z_projected_inertia_f_z
+        + cache.head_slice2_local_bend_z_projected_inertia_f_x
+            * cache.head_slice2_local_bend_z_column_v_x
+        + cache.head_slice1_local_bend_z_column_v_x
+            * cache.head_slice1_local_bend_z_projected_inertia_f_x
+        + cache.head_slice3_local_bend_z_column_w_z
+            * cache.head_slice3_local_bend_z_projected_inertia_n_z
+        + cache.head_slice3_local_bend_z_column_v_y
+            * cache.head_slice3_local_bend_z_projected_inertia_f_y
+        + cache.head_slice0_local_bend_z_projected_inertia_n_y
+            * cache.head_slice0_local_bend_z_column_w_y
         + cache.head_slice2_local_bend_z_column_w_y
-            * cache.head_slice2_local_inertia_i_01
-        + cache.head_slice2_local_inertia_h_y * cache.head_slice2_local_bend_z_column_v_z
-        - cache.head_slice2_local_inertia_h_z
+            * cache.head_slice2_local_bend_z_projected_inertia_n_y
+        + cache.head_slice1_local_bend_z_projected_inertia_n_z
+            * cache.head_slice1_local_bend_z_column_w_z
+        + cache.head_slice3_local_bend_z_projected_inertia_n_x
+            * cache.head_slice3_local_len_column_v_y
+        + cache.head_slice1_local_bend_z_column_v_z
+            * cache.head_slice1_local_bend_z_projected_inertia_f_z
+        + cache.head_slice1_local_len_column_v_y
+            * cache.head_slice1_local_bend_z_projected_inertia_n_x
+        + cache.head_slice2_local_bend_z_projected_inertia_f_y
             * cache.head_slice2_local_bend_z_column_v_y;
-    let t77 = cache.head_slice3_local_bend_z_column_w_y
-        * cache.head_slice3_local_inertia_i_11
-        + cache.head_slice3_local_inertia_i_01 * cache.head_slice3_local_len_column_v_y
-        + cache.head_slice3_local_bend_z_column_w_z
-            * cache.head_slice3_local_inertia_i_12
-        + cache.head_slice3_local_inertia_h_z * cache.head_slice3_local_bend_z_column_v_x
-        - cache.head_slice3_local_inertia_h_x
-            * cache.head_slice3_local_bend_z_column_v_z;
-    let t78 = cache.head_slice3_local_bend_z_column_w_y
-        * cache.head_slice3_local_inertia_i_12
-        + cache.head_slice3_local_len_column_v_y * cache.head_slice3_local_inertia_i_02
-        + cache.head_slice3_local_bend_z_column_w_z
-            * cache.head_slice3_local_inertia_i_22
-        + cache.head_slice3_local_bend_z_column_v_y * cache.head_slice3_local_inertia_h_x
-        - cache.head_slice3_local_inertia_h_y
-            * cache.head_slice3_local_bend_z_column_v_x;
-    let t79 = cache.head_slice2_local_bend_z_column_w_z
-        * cache.head_slice2_local_inertia_i_12
-        + cache.head_slice2_local_inertia_h_z * cache.head_slice2_local_bend_z_column_v_x
-        + cache.head_slice2_local_bend_z_column_w_y
-            * cache.head_slice2_local_inertia_i_11
-        + cache.head_slice2_local_len_column_v_y * cache.head_slice2_local_inertia_i_01
-        - cache.head_slice2_local_inertia_h_x
-            * cache.head_slice2_local_bend_z_column_v_z;
-    let t80 = cache.head_slice3_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.head_slice3_local_inertia_h_x
-            * cache.head_slice3_local_bend_z_column_w_y
-            - cache.head_slice3_local_inertia_h_y
-                * cache.head_slice3_local_len_column_v_y);
-    let t81 = cache.head_slice2_local_bend_y_column_w_z * t57
-        + t58 * cache.head_slice3_local_bend_y_column_w_x
-        + t59 * cache.head_slice1_local_bend_y_column_v_x
-        + cache.head_slice1_local_bend_y_column_v_z * t60
-        + t61 * cache.head_slice0_local_bend_y_column_w_x
-        + t62 * cache.head_slice0_local_bend_y_column_w_y
-        + cache.head_slice3_local_bend_y_column_v_y * t63
-        + cache.head_slice1_local_bend_y_column_w_x * t64
-        + cache.head_slice0_local_bend_y_column_v_z * t65
-        + cache.head_slice2_local_bend_y_column_v_z * t66
-        + cache.head_slice0_local_bend_y_column_w_z * t67
-        + cache.head_slice0_local_bend_y_column_v_y * t68
-        + cache.head_slice1_local_bend_y_column_v_y * t69
-        + t70 * cache.head_slice2_local_bend_y_column_v_x
-        + cache.head_slice1_local_bend_y_column_w_y * t71
-        + cache.head_slice3_local_bend_y_column_v_x * t72
-        + cache.head_slice2_local_bend_y_column_v_y * t73
-        + t74 * cache.head_slice0_local_bend_y_column_v_x
-        + t75 * cache.head_slice1_local_bend_y_column_w_z
-        + t76 * cache.head_slice2_local_bend_y_column_w_x
-        + cache.head_slice3_local_bend_y_column_w_y * t77
-        + t78 * cache.head_slice3_local_bend_y_column_w_z
-        + cache.head_slice2_local_bend_y_column_w_y * t79
-        + cache.head_slice3_local_bend_y_column_v_z * t80;
-    let t82 = t66 * cache.head_slice2_local_len_column_v_z
-        + t74 * cache.head_slice0_local_len_column_v_x
-        + t73 * cache.head_slice2_local_len_column_v_y
-        + cache.head_slice1_local_len_column_v_y * t69
-        + cache.head_slice1_local_len_column_v_z * t60
-        + t68 * cache.head_slice0_local_len_column_v_y
-        + cache.head_slice0_local_len_column_v_z * t65
-        + t72 * cache.head_slice3_local_len_column_v_x
-        + t80 * cache.head_slice3_local_len_column_v_z
-        + t59 * cache.head_slice1_local_len_column_v_x
-        + t63 * cache.head_slice3_local_len_column_v_y
-        + t70 * cache.head_slice2_local_len_column_v_x;
-    let t83 = -(0.19245008972987523 * t39 * t82);
-    let t84 = t53 + t56 + 0.38490017945975047 * t39 * t39 * t81 + t55 + t83
-        - 0.2222222222222221 * t39 * t39 * t54;
-    let t85 = 0.19245008972987515 * t39 * t82;
-    let t86 = 0.11111111111111119 * t39 * t52;
-    let t87 = t53 + t85 + t55 + t86 - 0.3849001794597503 * t39 * t39 * t81
-        - 0.22222222222222238 * t39 * t39 * t54;
-    let t88 = -(0.19245008972987512 * t39 * t39 * t81);
-    let t89 = cache.head_slice0_local_bend_z_column_v_y * t68
-        + cache.head_slice2_local_bend_z_column_v_z * t66
-        + t57 * cache.head_slice2_local_bend_z_column_w_z
-        + cache.head_slice3_local_bend_z_column_v_x * t72
-        + t77 * cache.head_slice3_local_bend_z_column_w_y
-        + cache.head_slice1_local_bend_z_column_w_y * t71
-        + cache.head_slice2_local_len_column_v_y * t76
-        + cache.head_slice0_local_bend_z_column_v_x * t74
-        + t61 * cache.head_slice0_local_len_column_v_y
-        + cache.head_slice0_local_bend_z_column_w_z * t67
-        + cache.head_slice3_local_bend_z_column_v_z * t80
-        + cache.head_slice1_local_bend_z_column_v_y * t69
-        + cache.head_slice0_local_bend_z_column_v_z * t65
-        + t70 * cache.head_slice2_local_bend_z_column_v_x
-        + cache.head_slice1_local_bend_z_column_v_x * t59
-        + cache.head_slice3_local_bend_z_column_w_z * t78
-        + cache.head_slice3_local_bend_z_column_v_y * t63
-        + t62 * cache.head_slice0_local_bend_z_column_w_y
-        + cache.head_slice2_local_bend_z_column_w_y * t79
-        + t75 * cache.head_slice1_local_bend_z_column_w_z
-        + t58 * cache.head_slice3_local_len_column_v_y
-        + cache.head_slice1_local_bend_z_column_v_z * t60
-        + cache.head_slice1_local_len_column_v_y * t64
-        + t73 * cache.head_slice2_local_bend_z_column_v_y;
-    let t90 = t56 + t85 + 0.11111111111111113 * t39 * t39 * t54
-        + 0.19245008972987507 * t39 * t39 * t81 + t55 + t86 + t83
-        - 0.1924500897298754 * t39 * t39 * t81 - 0.33333333333333315 * t39 * t39 * t89;
-    let t91 = 0.19245008972987532 * t39 * t39 * t81;
-    let t92 = cache.back_slice2_local_bend_y_column_v_x * cache.head_slice1_mass
-        - (cache.back_slice2_local_bend_y_column_w_z
-            * cache.back_slice2_local_inertia_h_y
-            - cache.back_slice2_local_inertia_h_z
-                * cache.back_slice2_local_bend_y_column_w_y);
-    let t93 = cache.back_slice3_local_bend_y_column_v_z * cache.head_slice0_mass
-        - (cache.back_slice3_local_inertia_h_x
-            * cache.back_slice3_local_bend_y_column_w_y
-            - cache.back_slice3_local_inertia_h_y
-                * cache.back_slice3_local_bend_y_column_w_x);
-    let t94 = cache.back_slice1_local_bend_y_column_v_y * cache.head_slice1_mass
-        - (cache.back_slice1_local_bend_y_column_w_x
-            * cache.back_slice1_local_inertia_h_z
-            - cache.back_slice1_local_inertia_h_x
-                * cache.back_slice1_local_bend_y_column_w_z);
-    let t95 = cache.back_slice1_local_bend_y_column_v_x * cache.head_slice1_mass
-        - (cache.back_slice1_local_bend_y_column_w_z
-            * cache.back_slice1_local_inertia_h_y
-            - cache.back_slice1_local_inertia_h_z
-                * cache.back_slice1_local_bend_y_column_w_y);
-    let t96 = cache.back_slice0_local_bend_y_column_v_y * cache.head_slice0_mass
-        - (cache.back_slice0_local_bend_y_column_w_x
-            * cache.back_slice0_local_inertia_h_z
-            - cache.back_slice0_local_bend_y_column_w_z
-                * cache.back_slice0_local_inertia_h_x);
-    let t97 = cache.back_slice0_local_bend_y_column_v_x * cache.head_slice0_mass
-        - (cache.back_slice0_local_bend_y_column_w_z
-            * cache.back_slice0_local_inertia_h_y
-            - cache.back_slice0_local_inertia_h_z
-                * cache.back_slice0_local_bend_y_column_w_y);
-    let t98 = cache.back_slice2_local_bend_y_column_v_z * cache.head_slice1_mass
-        - (cache.back_slice2_local_bend_y_column_w_y
-            * cache.back_slice2_local_inertia_h_x
-            - cache.back_slice2_local_bend_y_column_w_x
-                * cache.back_slice2_local_inertia_h_y);
-    let t99 = cache.back_slice0_local_bend_y_column_v_z * cache.head_slice0_mass
-        - (cache.back_slice0_local_inertia_h_x
-            * cache.back_slice0_local_bend_y_column_w_y
-            - cache.back_slice0_local_bend_y_column_w_x
-                * cache.back_slice0_local_inertia_h_y);
-    let t100 = cache.back_slice1_local_bend_y_column_v_z * cache.head_slice1_mass
-        - (cache.back_slice1_local_inertia_h_x
-            * cache.back_slice1_local_bend_y_column_w_y
-            - cache.back_slice1_local_bend_y_column_w_x
-                * cache.back_slice1_local_inertia_h_y);
-    let t101 = cache.back_slice2_local_bend_y_column_v_y * cache.head_slice1_mass
-        - (cache.back_slice2_local_inertia_h_z
-            * cache.back_slice2_local_bend_y_column_w_x
-            - cache.back_slice2_local_bend_y_column_w_z
-                * cache.back_slice2_local_inertia_h_x);
-    let t102 = cache.back_slice3_local_bend_y_column_v_y * cache.head_slice0_mass
-        - (cache.back_slice3_local_inertia_h_z
-            * cache.back_slice3_local_bend_y_column_w_x
-            - cache.back_slice3_local_bend_y_column_w_z
-                * cache.back_slice3_local_inertia_h_x);
-    let t103 = cache.back_slice3_local_bend_y_column_v_x * cache.head_slice0_mass
-        - (cache.back_slice3_local_bend_y_column_w_z
-            * cache.back_slice3_local_inertia_h_y
-            - cache.back_slice3_local_inertia_h_z
-                * cache.back_slice3_local_bend_y_column_w_y);
-    let t104 = cache.back_slice2_local_len_column_v_x * t92
-        + cache.back_slice3_local_len_column_v_z * t93
-        + t94 * cache.back_slice1_local_len_column_v_y
-        + cache.back_slice1_local_len_column_v_x * t95
-        + t96 * cache.back_slice0_local_len_column_v_y
-        + t97 * cache.back_slice0_local_len_column_v_x
-        + t98 * cache.back_slice2_local_len_column_v_z
-        + cache.back_slice0_local_len_column_v_z * t99
-        + cache.back_slice1_local_len_column_v_z * t100
-        + cache.back_slice2_local_len_column_v_y * t101
-        + t102 * cache.back_slice3_local_len_column_v_y
-        + t103 * cache.back_slice3_local_len_column_v_x;
-    let t105 = -(0.2222222222222222 * t39 * t104);
-    let t106 = cache.back_slice0_local_bend_y_column_w_z
-        * (cache.back_slice0_local_bend_y_column_w_z
-            * cache.back_slice0_local_inertia_i_22
-            + cache.back_slice0_local_inertia_i_12
-                * cache.back_slice0_local_bend_y_column_w_y
-            + cache.back_slice0_local_inertia_i_02
-                * cache.back_slice0_local_bend_y_column_w_x
-            + cache.back_slice0_local_inertia_h_x
-                * cache.back_slice0_local_bend_y_column_v_y
-            - cache.back_slice0_local_bend_y_column_v_x
-                * cache.back_slice0_local_inertia_h_y)
-        + cache.back_slice2_local_bend_y_column_v_z * t98
-        + (cache.back_slice3_local_bend_y_column_w_z
-            * cache.back_slice3_local_inertia_i_22
-            + cache.back_slice3_local_bend_y_column_v_y
-                * cache.back_slice3_local_inertia_h_x
-            + cache.back_slice3_local_inertia_i_02
-                * cache.back_slice3_local_bend_y_column_w_x
-            + cache.back_slice3_local_inertia_i_12
-                * cache.back_slice3_local_bend_y_column_w_y
-            - cache.back_slice3_local_bend_y_column_v_x
-                * cache.back_slice3_local_inertia_h_y)
+    let t54 = t39 + t44 + t49 + 0.11111111111111113 * t40 * t40 * t43
+        + 0.19245008972987507 * t40 * t40 * t45 + t50 + t47
+        - 0.1924500897298754 * t40 * t40 * t45 - 0.33333333333333315 * t40 * t40 * t53;
+    let t55 = 0.19245008972987532 * t40 * t40 * t45;
+    let t56 = cache.back_slice2_local_len_column_v_x
+        * cache.back_slice2_local_bend_y_projected_inertia_f_x
+        + cache.back_slice3_local_len_column_v_z
+            * cache.back_slice3_local_bend_y_projected_inertia_f_z
+        + cache.back_slice1_local_bend_y_projected_inertia_f_y
+            * cache.back_slice1_local_len_column_v_y
+        + cache.back_slice1_local_len_column_v_x
+            * cache.back_slice1_local_bend_y_projected_inertia_f_x
+        + cache.back_slice0_local_bend_y_projected_inertia_f_y
+            * cache.back_slice0_local_len_column_v_y
+        + cache.back_slice0_local_bend_y_projected_inertia_f_x
+            * cache.back_slice0_local_len_column_v_x
+        + cache.back_slice2_local_bend_y_projected_inertia_f_z
+            * cache.back_slice2_local_len_column_v_z
+        + cache.back_slice0_local_len_column_v_z
+            * cache.back_slice0_local_bend_y_projected_inertia_f_z
+        + cache.back_slice1_local_len_column_v_z
+            * cache.back_slice1_local_bend_y_projected_inertia_f_z
+        + cache.back_slice2_local_len_column_v_y
+            * cache.back_slice2_local_bend_y_projected_inertia_f_y
+        + cache.back_slice3_local_bend_y_projected_inertia_f_y
+            * cache.back_slice3_local_len_column_v_y
+        + cache.back_slice3_local_bend_y_projected_inertia_f_x
+            * cache.back_slice3_local_len_column_v_x;
+    let t57 = -(0.2222222222222222 * t40 * t56);
+    let t58 = 0.1111111111111111
+        * (cache.back_slice0_local_len_column_v_z
+            * cache.back_slice0_local_len_projected_inertia_f_z
+            + cache.back_slice0_local_len_projected_inertia_f_y
+                * cache.back_slice0_local_len_column_v_y
+            + cache.back_slice1_local_len_column_v_x
+                * cache.back_slice1_local_len_projected_inertia_f_x
+            + cache.back_slice0_local_len_projected_inertia_f_x
+                * cache.back_slice0_local_len_column_v_x
+            + cache.back_slice1_local_len_column_v_z
+                * cache.back_slice1_local_len_projected_inertia_f_z
+            + cache.back_slice2_local_len_projected_inertia_f_z
+                * cache.back_slice2_local_len_column_v_z
+            + cache.back_slice2_local_len_column_v_y
+                * cache.back_slice2_local_len_projected_inertia_f_y
+            + cache.back_slice2_local_len_column_v_x
+                * cache.back_slice2_local_len_projected_inertia_f_x
+            + cache.back_slice3_local_len_projected_inertia_f_x
+                * cache.back_slice3_local_len_column_v_x
+            + cache.back_slice3_local_len_projected_inertia_f_y
+                * cache.back_slice3_local_len_column_v_y
+            + cache.back_slice3_local_len_column_v_z
+                * cache.back_slice3_local_len_projected_inertia_f_z
+            + cache.back_slice1_local_len_projected_inertia_f_y
+                * cache.back_slice1_local_len_column_v_y);
+    let t59 = cache.back_slice0_local_bend_y_column_w_z
+        * cache.back_slice0_local_bend_y_projected_inertia_n_z
+        + cache.back_slice2_local_bend_y_column_v_z
+            * cache.back_slice2_local_bend_y_projected_inertia_f_z
+        + cache.back_slice3_local_bend_y_projected_inertia_n_z
             * cache.back_slice3_local_bend_y_column_w_z
         + cache.back_slice2_local_bend_y_column_w_x
-            * (cache.back_slice2_local_bend_y_column_w_y
-                * cache.back_slice2_local_inertia_i_01
-                + cache.back_slice2_local_bend_y_column_v_z
-                    * cache.back_slice2_local_inertia_h_y
-                + cache.back_slice2_local_bend_y_column_w_z
-                    * cache.back_slice2_local_inertia_i_02
-                + cache.back_slice2_local_inertia_i_00
-                    * cache.back_slice2_local_bend_y_column_w_x
-                - cache.back_slice2_local_bend_y_column_v_y
-                    * cache.back_slice2_local_inertia_h_z)
-        + t97 * cache.back_slice0_local_bend_y_column_v_x
+            * cache.back_slice2_local_bend_y_projected_inertia_n_x
+        + cache.back_slice0_local_bend_y_projected_inertia_f_x
+            * cache.back_slice0_local_bend_y_column_v_x
         + cache.back_slice1_local_bend_y_column_w_x
-            * (cache.back_slice1_local_inertia_i_01
-                * cache.back_slice1_local_bend_y_column_w_y
-                + cache.back_slice1_local_bend_y_column_v_z
-                    * cache.back_slice1_local_inertia_h_y
-                + cache.back_slice1_local_bend_y_column_w_x
-                    * cache.back_slice1_local_inertia_i_00
-                + cache.back_slice1_local_bend_y_column_w_z
-                    * cache.back_slice1_local_inertia_i_02
-                - cache.back_slice1_local_inertia_h_z
-                    * cache.back_slice1_local_bend_y_column_v_y)
-        + (cache.back_slice0_local_bend_y_column_w_z
-            * cache.back_slice0_local_inertia_i_02
-            + cache.back_slice0_local_inertia_h_y
-                * cache.back_slice0_local_bend_y_column_v_z
-            + cache.back_slice0_local_inertia_i_00
-                * cache.back_slice0_local_bend_y_column_w_x
-            + cache.back_slice0_local_inertia_i_01
-                * cache.back_slice0_local_bend_y_column_w_y
-            - cache.back_slice0_local_bend_y_column_v_y
-                * cache.back_slice0_local_inertia_h_z)
+            * cache.back_slice1_local_bend_y_projected_inertia_n_x
+        + cache.back_slice0_local_bend_y_projected_inertia_n_x
             * cache.back_slice0_local_bend_y_column_w_x
         + cache.back_slice1_local_bend_y_column_w_z
-            * (cache.back_slice1_local_inertia_h_x
-                * cache.back_slice1_local_bend_y_column_v_y
-                + cache.back_slice1_local_inertia_i_12
-                    * cache.back_slice1_local_bend_y_column_w_y
-                + cache.back_slice1_local_bend_y_column_w_x
-                    * cache.back_slice1_local_inertia_i_02
-                + cache.back_slice1_local_bend_y_column_w_z
-                    * cache.back_slice1_local_inertia_i_22
-                - cache.back_slice1_local_bend_y_column_v_x
-                    * cache.back_slice1_local_inertia_h_y)
-        + t99 * cache.back_slice0_local_bend_y_column_v_z
-        + cache.back_slice3_local_bend_y_column_v_z * t93
+            * cache.back_slice1_local_bend_y_projected_inertia_n_z
+        + cache.back_slice0_local_bend_y_projected_inertia_f_z
+            * cache.back_slice0_local_bend_y_column_v_z
+        + cache.back_slice3_local_bend_y_column_v_z
+            * cache.back_slice3_local_bend_y_projected_inertia_f_z
         + cache.back_slice0_local_bend_y_column_w_y
-            * (cache.back_slice0_local_bend_y_column_w_z
-                * cache.back_slice0_local_inertia_i_12
-                + cache.back_slice0_local_inertia_h_z
-                    * cache.back_slice0_local_bend_y_column_v_x
-                + cache.back_slice0_local_bend_y_column_w_x
-                    * cache.back_slice0_local_inertia_i_01
-                + cache.back_slice0_local_bend_y_column_w_y
-                    * cache.back_slice0_local_inertia_i_11
-                - cache.back_slice0_local_inertia_h_x
-                    * cache.back_slice0_local_bend_y_column_v_z)
-        + (cache.back_slice3_local_bend_y_column_v_x
-            * cache.back_slice3_local_inertia_h_z
-            + cache.back_slice3_local_inertia_i_01
-                * cache.back_slice3_local_bend_y_column_w_x
-            + cache.back_slice3_local_inertia_i_12
-                * cache.back_slice3_local_bend_y_column_w_z
-            + cache.back_slice3_local_inertia_i_11
-                * cache.back_slice3_local_bend_y_column_w_y
-            - cache.back_slice3_local_bend_y_column_v_z
-                * cache.back_slice3_local_inertia_h_x)
+            * cache.back_slice0_local_bend_y_projected_inertia_n_y
+        + cache.back_slice3_local_bend_y_projected_inertia_n_y
             * cache.back_slice3_local_bend_y_column_w_y
-        + cache.back_slice3_local_bend_y_column_v_x * t103
-        + (cache.back_slice2_local_bend_y_column_w_z
-            * cache.back_slice2_local_inertia_i_12
-            + cache.back_slice2_local_inertia_i_01
-                * cache.back_slice2_local_bend_y_column_w_x
-            + cache.back_slice2_local_bend_y_column_v_x
-                * cache.back_slice2_local_inertia_h_z
-            + cache.back_slice2_local_bend_y_column_w_y
-                * cache.back_slice2_local_inertia_i_11
-            - cache.back_slice2_local_bend_y_column_v_z
-                * cache.back_slice2_local_inertia_h_x)
+        + cache.back_slice3_local_bend_y_column_v_x
+            * cache.back_slice3_local_bend_y_projected_inertia_f_x
+        + cache.back_slice2_local_bend_y_projected_inertia_n_y
             * cache.back_slice2_local_bend_y_column_w_y
-        + cache.back_slice3_local_bend_y_column_v_y * t102
-        + t96 * cache.back_slice0_local_bend_y_column_v_y
-        + cache.back_slice2_local_bend_y_column_v_y * t101
-        + cache.back_slice2_local_bend_y_column_v_x * t92
+        + cache.back_slice3_local_bend_y_column_v_y
+            * cache.back_slice3_local_bend_y_projected_inertia_f_y
+        + cache.back_slice0_local_bend_y_projected_inertia_f_y
+            * cache.back_slice0_local_bend_y_column_v_y
+        + cache.back_slice2_local_bend_y_column_v_y
+            * cache.back_slice2_local_bend_y_projected_inertia_f_y
+        + cache.back_slice2_local_bend_y_column_v_x
+            * cache.back_slice2_local_bend_y_projected_inertia_f_x
         + cache.back_slice2_local_bend_y_column_w_z
-            * (cache.back_slice2_local_bend_y_column_w_y
-                * cache.back_slice2_local_inertia_i_12
-                + cache.back_slice2_local_bend_y_column_w_z
-                    * cache.back_slice2_local_inertia_i_22
-                + cache.back_slice2_local_inertia_i_02
-                    * cache.back_slice2_local_bend_y_column_w_x
-                + cache.back_slice2_local_bend_y_column_v_y
-                    * cache.back_slice2_local_inertia_h_x
-                - cache.back_slice2_local_bend_y_column_v_x
-                    * cache.back_slice2_local_inertia_h_y)
-        + cache.back_slice1_local_bend_y_column_v_z * t100
-        + t95 * cache.back_slice1_local_bend_y_column_v_x
-        + (cache.back_slice3_local_bend_y_column_v_z
-            * cache.back_slice3_local_inertia_h_y
-            + cache.back_slice3_local_inertia_i_00
-                * cache.back_slice3_local_bend_y_column_w_x
-            + cache.back_slice3_local_bend_y_column_w_z
-                * cache.back_slice3_local_inertia_i_02
-            + cache.back_slice3_local_inertia_i_01
-                * cache.back_slice3_local_bend_y_column_w_y
-            - cache.back_slice3_local_bend_y_column_v_y
-                * cache.back_slice3_local_inertia_h_z)
+            * cache.back_slice2_local_bend_y_projected_inertia_n_z
+        + cache.back_slice1_local_bend_y_column_v_z
+            * cache.back_slice1_local_bend_y_projected_inertia_f_z
+        + cache.back_slice1_local_bend_y_projected_inertia_f_x
+            * cache.back_slice1_local_bend_y_column_v_x
+        + cache.back_slice3_local_bend_y_projected_inertia_n_x
             * cache.back_slice3_local_bend_y_column_w_x
-        + cache.back_slice1_local_bend_y_column_v_y * t94
-        + (cache.back_slice1_local_bend_y_column_w_z
-            * cache.back_slice1_local_inertia_i_12
-            + cache.back_slice1_local_inertia_h_z
-                * cache.back_slice1_local_bend_y_column_v_x
-            + cache.back_slice1_local_bend_y_column_w_x
-                * cache.back_slice1_local_inertia_i_01
-            + cache.back_slice1_local_inertia_i_11
-                * cache.back_slice1_local_bend_y_column_w_y
-            - cache.back_slice1_local_inertia_h_x
-                * cache.back_slice1_local_bend_y_column_v_z)
+        + cache.back_slice1_local_bend_y_column_v_y
+            * cache.back_slice1_local_bend_y_projected_inertia_f_y
+        + cache.back_slice1_local_bend_y_projected_inertia_n_y
             * cache.back_slice1_local_bend_y_column_w_y;
-    let t107 = 0.1111111111111111
-        * (cache.back_slice3_local_len_column_v_z
-            * cache.back_slice3_local_len_column_v_z * cache.head_slice0_mass
-            + cache.head_slice0_mass * cache.back_slice3_local_len_column_v_y
-                * cache.back_slice3_local_len_column_v_y
-            + cache.back_slice1_local_len_column_v_y
-                * cache.back_slice1_local_len_column_v_y * cache.head_slice1_mass
-            + cache.back_slice2_local_len_column_v_x
-                * cache.back_slice2_local_len_column_v_x * cache.head_slice1_mass
-            + cache.back_slice1_local_len_column_v_x
-                * cache.back_slice1_local_len_column_v_x * cache.head_slice1_mass
-            + cache.back_slice0_local_len_column_v_x
-                * cache.back_slice0_local_len_column_v_x * cache.head_slice0_mass
-            + cache.back_slice0_local_len_column_v_y
-                * cache.back_slice0_local_len_column_v_y * cache.head_slice0_mass
-            + cache.back_slice0_local_len_column_v_z
-                * cache.back_slice0_local_len_column_v_z * cache.head_slice0_mass
-            + cache.back_slice2_local_len_column_v_y
-                * cache.back_slice2_local_len_column_v_y * cache.head_slice1_mass
-            + cache.back_slice1_local_len_column_v_z
-                * cache.back_slice1_local_len_column_v_z * cache.head_slice1_mass
-            + cache.back_slice3_local_len_column_v_x
-                * cache.back_slice3_local_len_column_v_x * cache.head_slice0_mass
-            + cache.back_slice2_local_len_column_v_z
-                * cache.back_slice2_local_len_column_v_z * cache.head_slice1_mass);
-    let t108 = cache.back_slice3_local_bend_z_column_w_z
-        * cache.back_slice3_local_inertia_i_22
-        + cache.back_slice3_local_inertia_i_02 * cache.back_slice3_local_len_column_v_y
-        + cache.back_slice3_local_inertia_i_12
-            * cache.back_slice3_local_bend_z_column_w_y
-        + cache.back_slice3_local_inertia_h_x * cache.back_slice3_local_bend_z_column_v_y
-        - cache.back_slice3_local_bend_z_column_v_x
-            * cache.back_slice3_local_inertia_h_y;
-    let t109 = cache.back_slice3_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.back_slice3_local_bend_z_column_w_z
-            * cache.back_slice3_local_inertia_h_y
-            - cache.back_slice3_local_inertia_h_z
-                * cache.back_slice3_local_bend_z_column_w_y);
-    let t110 = cache.back_slice0_local_inertia_i_01
-        * cache.back_slice0_local_len_column_v_y
-        + cache.back_slice0_local_bend_z_column_v_x * cache.back_slice0_local_inertia_h_z
-        + cache.back_slice0_local_inertia_i_12
-            * cache.back_slice0_local_bend_z_column_w_z
-        + cache.back_slice0_local_bend_z_column_w_y
-            * cache.back_slice0_local_inertia_i_11
-        - cache.back_slice0_local_inertia_h_x
-            * cache.back_slice0_local_bend_z_column_v_z;
-    let t111 = cache.back_slice2_local_bend_z_column_v_z
-        * cache.back_slice2_local_inertia_h_y
-        + cache.back_slice2_local_inertia_i_01
-            * cache.back_slice2_local_bend_z_column_w_y
-        + cache.back_slice2_local_bend_z_column_w_z
-            * cache.back_slice2_local_inertia_i_02
-        + cache.back_slice2_local_inertia_i_00 * cache.back_slice2_local_len_column_v_y
-        - cache.back_slice2_local_bend_z_column_v_y
-            * cache.back_slice2_local_inertia_h_z;
-    let t112 = cache.head_slice0_mass * cache.back_slice0_local_bend_z_column_v_z
-        - (cache.back_slice0_local_bend_z_column_w_y
-            * cache.back_slice0_local_inertia_h_x
-            - cache.back_slice0_local_len_column_v_y
-                * cache.back_slice0_local_inertia_h_y);
-    let t113 = cache.back_slice2_local_bend_z_column_w_z
-        * cache.back_slice2_local_inertia_i_12
-        + cache.back_slice2_local_bend_z_column_v_x * cache.back_slice2_local_inertia_h_z
-        + cache.back_slice2_local_bend_z_column_w_y
-            * cache.back_slice2_local_inertia_i_11
-        + cache.back_slice2_local_len_column_v_y * cache.back_slice2_local_inertia_i_01
-        - cache.back_slice2_local_inertia_h_x
-            * cache.back_slice2_local_bend_z_column_v_z;
-    let t114 = cache.back_slice3_local_inertia_i_01
-        * cache.back_slice3_local_bend_z_column_w_y
-        + cache.back_slice3_local_inertia_i_00 * cache.back_slice3_local_len_column_v_y
-        + cache.back_slice3_local_bend_z_column_v_z * cache.back_slice3_local_inertia_h_y
-        + cache.back_slice3_local_inertia_i_02
-            * cache.back_slice3_local_bend_z_column_w_z
-        - cache.back_slice3_local_inertia_h_z
-            * cache.back_slice3_local_bend_z_column_v_y;
-    let t115 = cache.back_slice2_local_bend_z_column_w_y
-        * cache.back_slice2_local_inertia_i_12
-        + cache.back_slice2_local_len_column_v_y * cache.back_slice2_local_inertia_i_02
-        + cache.back_slice2_local_bend_z_column_w_z
-            * cache.back_slice2_local_inertia_i_22
-        + cache.back_slice2_local_bend_z_column_v_y * cache.back_slice2_local_inertia_h_x
-        - cache.back_slice2_local_bend_z_column_v_x
-            * cache.back_slice2_local_inertia_h_y;
-    let t116 = cache.back_slice2_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.back_slice2_local_inertia_h_x
-            * cache.back_slice2_local_bend_z_column_w_y
-            - cache.back_slice2_local_len_column_v_y
-                * cache.back_slice2_local_inertia_h_y);
-    let t117 = cache.back_slice1_local_bend_z_column_w_z
-        * cache.back_slice1_local_inertia_i_12
-        + cache.back_slice1_local_inertia_i_11
-            * cache.back_slice1_local_bend_z_column_w_y
-        + cache.back_slice1_local_inertia_h_z * cache.back_slice1_local_bend_z_column_v_x
-        + cache.back_slice1_local_inertia_i_01 * cache.back_slice1_local_len_column_v_y
-        - cache.back_slice1_local_inertia_h_x
-            * cache.back_slice1_local_bend_z_column_v_z;
-    let t118 = cache.back_slice0_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.back_slice0_local_inertia_h_z * cache.back_slice0_local_len_column_v_y
-            - cache.back_slice0_local_inertia_h_x
-                * cache.back_slice0_local_bend_z_column_w_z);
-    let t119 = cache.back_slice1_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.back_slice1_local_bend_z_column_w_z
-            * cache.back_slice1_local_inertia_h_y
-            - cache.back_slice1_local_inertia_h_z
-                * cache.back_slice1_local_bend_z_column_w_y);
-    let t120 = cache.back_slice3_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.back_slice3_local_inertia_h_x
-            * cache.back_slice3_local_bend_z_column_w_y
-            - cache.back_slice3_local_inertia_h_y
-                * cache.back_slice3_local_len_column_v_y);
-    let t121 = cache.back_slice3_local_inertia_i_12
-        * cache.back_slice3_local_bend_z_column_w_z
-        + cache.back_slice3_local_inertia_h_z * cache.back_slice3_local_bend_z_column_v_x
-        + cache.back_slice3_local_inertia_i_01 * cache.back_slice3_local_len_column_v_y
-        + cache.back_slice3_local_inertia_i_11
-            * cache.back_slice3_local_bend_z_column_w_y
-        - cache.back_slice3_local_bend_z_column_v_z
-            * cache.back_slice3_local_inertia_h_x;
-    let t122 = cache.back_slice1_local_inertia_i_12
-        * cache.back_slice1_local_bend_z_column_w_y
-        + cache.back_slice1_local_inertia_h_x * cache.back_slice1_local_bend_z_column_v_y
+    let t60 = cache.back_slice3_local_bend_y_column_w_z
+        * cache.back_slice3_local_bend_z_projected_inertia_n_z
+        + cache.back_slice3_local_bend_y_column_v_x
+            * cache.back_slice3_local_bend_z_projected_inertia_f_x
+        + cache.back_slice0_local_bend_y_column_w_y
+            * cache.back_slice0_local_bend_z_projected_inertia_n_y
+        + cache.back_slice2_local_bend_z_projected_inertia_n_x
+            * cache.back_slice2_local_bend_y_column_w_x
+        + cache.back_slice0_local_bend_z_projected_inertia_f_z
+            * cache.back_slice0_local_bend_y_column_v_z
+        + cache.back_slice2_local_bend_z_projected_inertia_n_y
+            * cache.back_slice2_local_bend_y_column_w_y
+        + cache.back_slice3_local_bend_z_projected_inertia_n_x
+            * cache.back_slice3_local_bend_y_column_w_x
+        + cache.back_slice2_local_bend_y_column_w_z
+            * cache.back_slice2_local_bend_z_projected_inertia_n_z
+        + cache.back_slice2_local_bend_z_projected_inertia_f_z
+            * cache.back_slice2_local_bend_y_column_v_z
+        + cache.back_slice1_local_bend_z_projected_inertia_n_y
+            * cache.back_slice1_local_bend_y_column_w_y
+        + cache.back_slice0_local_bend_z_projected_inertia_f_y
+            * cache.back_slice0_local_bend_y_column_v_y
+        + cache.back_slice1_local_bend_y_column_v_x
+            * cache.back_slice1_local_bend_z_projected_inertia_f_x
+        + cache.back_slice3_local_bend_z_projected_inertia_f_z
+            * cache.back_slice3_local_bend_y_column_v_z
+        + cache.back_slice3_local_bend_z_projected_inertia_n_y
+            * cache.back_slice3_local_bend_y_column_w_y
+        + cache.back_slice1_local_bend_y_column_w_z
+            * cache.back_slice1_local_bend_z_projected_inertia_n_z
+        + cache.back_slice2_local_bend_y_column_v_y
+            * cache.back_slice2_local_bend_z_projected_inertia_f_y
+        + cache.back_slice0_local_bend_y_column_v_x
+            * cache.back_slice0_local_bend_z_projected_inertia_f_x
+        + cache.back_slice2_local_bend_y_column_v_x
+            * cache.back_slice2_local_bend_z_projected_inertia_f_x
+        + cache.back_slice1_local_bend_z_projected_inertia_f_z
+            * cache.back_slice1_local_bend_y_column_v_z
+        + cache.back_slice1_local_bend_y_column_w_x
+            * cache.back_slice1_local_bend_z_projected_inertia_n_x
+        + cache.back_slice0_local_bend_y_column_w_x
+            * cache.back_slice0_local_bend_z_projected_inertia_n_x
+        + cache.back_slice3_local_bend_y_column_v_y
+            * cache.back_slice3_local_bend_z_projected_inertia_f_y
+        + cache.back_slice1_local_bend_y_column_v_y
+            * cache.back_slice1_local_bend_z_projected_inertia_f_y
+        + cache.back_slice0_local_bend_y_column_w_z
+            * cache.back_slice0_local_bend_z_projected_inertia_n_z;
+    let t61 = cache.back_slice0_local_bend_z_projected_inertia_f_x
+        * cache.back_slice0_local_len_column_v_x
+        + cache.back_slice0_local_bend_z_projected_inertia_f_y
+            * cache.back_slice0_local_len_column_v_y
+        + cache.back_slice1_local_bend_z_projected_inertia_f_z
+            * cache.back_slice1_local_len_column_v_z
+        + cache.back_slice3_local_bend_z_projected_inertia_f_x
+            * cache.back_slice3_local_len_column_v_x
+        + cache.back_slice2_local_len_column_v_y
+            * cache.back_slice2_local_bend_z_projected_inertia_f_y
+        + cache.back_slice3_local_len_column_v_z
+            * cache.back_slice3_local_bend_z_projected_inertia_f_z
+        + cache.back_slice3_local_len_column_v_y
+            * cache.back_slice3_local_bend_z_projected_inertia_f_y
+        + cache.back_slice0_local_len_column_v_z
+            * cache.back_slice0_local_bend_z_projected_inertia_f_z
+        + cache.back_slice1_local_len_column_v_x
+            * cache.back_slice1_local_bend_z_projected_inertia_f_x
+        + cache.back_slice2_local_len_column_v_x
+            * cache.back_slice2_local_bend_z_projected_inertia_f_x
+        + cache.back_slice2_local_bend_z_projected_inertia_f_z
+            * cache.back_slice2_local_len_column_v_z
+        + cache.back_slice1_local_bend_z_projected_inertia_f_y
+            * cache.back_slice1_local_len_column_v_y;
+    let t62 = -(0.19245008972987523 * t61 * t40);
+    let t63 = 0.11111111111111105 * t40 * t56;
+    let t64 = t57 + t58 + 0.38490017945975047 * t40 * t40 * t60 + t62 + t63
+        - 0.2222222222222221 * t40 * t40 * t59;
+    let t65 = 0.19245008972987515 * t61 * t40;
+    let t66 = 0.11111111111111119 * t40 * t56;
+    let t67 = t57 + t65 + t58 + t66 - 0.3849001794597503 * t40 * t40 * t60
+        - 0.22222222222222238 * t40 * t40 * t59;
+    let t68 = -(0.19245008972987512 * t40 * t40 * t60);
+    let t69 = cache.back_slice2_local_bend_z_projected_inertia_f_z
+        * cache.back_slice2_local_bend_z_column_v_z
         + cache.back_slice1_local_bend_z_column_w_z
-            * cache.back_slice1_local_inertia_i_22
-        + cache.back_slice1_local_inertia_i_02 * cache.back_slice1_local_len_column_v_y
-        - cache.back_slice1_local_inertia_h_y
-            * cache.back_slice1_local_bend_z_column_v_x;
-    let t123 = cache.back_slice2_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.back_slice2_local_len_column_v_y * cache.back_slice2_local_inertia_h_z
-            - cache.back_slice2_local_bend_z_column_w_z
-                * cache.back_slice2_local_inertia_h_x);
-    let t124 = cache.back_slice0_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.back_slice0_local_bend_z_column_w_z
-            * cache.back_slice0_local_inertia_h_y
-            - cache.back_slice0_local_bend_z_column_w_y
-                * cache.back_slice0_local_inertia_h_z);
-    let t125 = cache.back_slice2_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.back_slice2_local_bend_z_column_w_z
-            * cache.back_slice2_local_inertia_h_y
-            - cache.back_slice2_local_inertia_h_z
-                * cache.back_slice2_local_bend_z_column_w_y);
-    let t126 = cache.back_slice1_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.back_slice1_local_inertia_h_x
-            * cache.back_slice1_local_bend_z_column_w_y
-            - cache.back_slice1_local_len_column_v_y
-                * cache.back_slice1_local_inertia_h_y);
-    let t127 = cache.back_slice1_local_bend_z_column_v_z
-        * cache.back_slice1_local_inertia_h_y
-        + cache.back_slice1_local_inertia_i_01
-            * cache.back_slice1_local_bend_z_column_w_y
-        + cache.back_slice1_local_inertia_i_00 * cache.back_slice1_local_len_column_v_y
-        + cache.back_slice1_local_bend_z_column_w_z
-            * cache.back_slice1_local_inertia_i_02
-        - cache.back_slice1_local_inertia_h_z
-            * cache.back_slice1_local_bend_z_column_v_y;
-    let t128 = cache.back_slice0_local_inertia_i_02
-        * cache.back_slice0_local_bend_z_column_w_z
+            * cache.back_slice1_local_bend_z_projected_inertia_n_z
+        + cache.back_slice0_local_bend_z_projected_inertia_f_z
+            * cache.back_slice0_local_bend_z_column_v_z
+        + cache.back_slice2_local_bend_z_projected_inertia_n_y
+            * cache.back_slice2_local_bend_z_column_w_y
         + cache.back_slice0_local_bend_z_column_w_y
-            * cache.back_slice0_local_inertia_i_01
-        + cache.back_slice0_local_inertia_h_y * cache.back_slice0_local_bend_z_column_v_z
-        + cache.back_slice0_local_inertia_i_00 * cache.back_slice0_local_len_column_v_y
-        - cache.back_slice0_local_bend_z_column_v_y
-            * cache.back_slice0_local_inertia_h_z;
-    let t129 = cache.back_slice3_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.back_slice3_local_inertia_h_z * cache.back_slice3_local_len_column_v_y
-            - cache.back_slice3_local_bend_z_column_w_z
-                * cache.back_slice3_local_inertia_h_x);
-    let t130 = cache.back_slice1_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.back_slice1_local_inertia_h_z * cache.back_slice1_local_len_column_v_y
-            - cache.back_slice1_local_inertia_h_x
-                * cache.back_slice1_local_bend_z_column_w_z);
-    let t131 = cache.back_slice0_local_bend_z_column_v_y
-        * cache.back_slice0_local_inertia_h_x
-        + cache.back_slice0_local_bend_z_column_w_z
-            * cache.back_slice0_local_inertia_i_22
-        + cache.back_slice0_local_bend_z_column_w_y
-            * cache.back_slice0_local_inertia_i_12
-        + cache.back_slice0_local_inertia_i_02 * cache.back_slice0_local_len_column_v_y
-        - cache.back_slice0_local_bend_z_column_v_x
-            * cache.back_slice0_local_inertia_h_y;
-    let t132 = cache.back_slice3_local_bend_y_column_w_z * t108
-        + cache.back_slice3_local_bend_y_column_v_x * t109
-        + cache.back_slice0_local_bend_y_column_w_y * t110
-        + t111 * cache.back_slice2_local_bend_y_column_w_x
-        + t112 * cache.back_slice0_local_bend_y_column_v_z
-        + t113 * cache.back_slice2_local_bend_y_column_w_y
-        + t114 * cache.back_slice3_local_bend_y_column_w_x
-        + cache.back_slice2_local_bend_y_column_w_z * t115
-        + t116 * cache.back_slice2_local_bend_y_column_v_z
-        + t117 * cache.back_slice1_local_bend_y_column_w_y
-        + t118 * cache.back_slice0_local_bend_y_column_v_y
-        + cache.back_slice1_local_bend_y_column_v_x * t119
-        + t120 * cache.back_slice3_local_bend_y_column_v_z
-        + t121 * cache.back_slice3_local_bend_y_column_w_y
-        + cache.back_slice1_local_bend_y_column_w_z * t122
-        + cache.back_slice2_local_bend_y_column_v_y * t123
-        + cache.back_slice0_local_bend_y_column_v_x * t124
-        + cache.back_slice2_local_bend_y_column_v_x * t125
-        + t126 * cache.back_slice1_local_bend_y_column_v_z
-        + cache.back_slice1_local_bend_y_column_w_x * t127
-        + cache.back_slice0_local_bend_y_column_w_x * t128
-        + cache.back_slice3_local_bend_y_column_v_y * t129
-        + cache.back_slice1_local_bend_y_column_v_y * t130
-        + cache.back_slice0_local_bend_y_column_w_z * t131;
-    let t133 = t124 * cache.back_slice0_local_len_column_v_x
-        + t118 * cache.back_slice0_local_len_column_v_y
-        + t126 * cache.back_slice1_local_len_column_v_z
-        + t109 * cache.back_slice3_local_len_column_v_x
-        + cache.back_slice2_local_len_column_v_y * t123
-        + cache.back_slice3_local_len_column_v_z * t120
-        + cache.back_slice3_local_len_column_v_y * t129
-        + cache.back_slice0_local_len_column_v_z * t112
-        + cache.back_slice1_local_len_column_v_x * t119
-        + cache.back_slice2_local_len_column_v_x * t125
-        + t116 * cache.back_slice2_local_len_column_v_z
-        + t130 * cache.back_slice1_local_len_column_v_y;
-    let t134 = -(0.19245008972987523 * t133 * t39);
-    let t135 = 0.11111111111111105 * t39 * t104;
-    let t136 = t105 + 0.38490017945975047 * t39 * t39 * t132 + t134 + t107 + t135
-        - 0.2222222222222221 * t39 * t39 * t106;
-    let t137 = 0.19245008972987515 * t133 * t39;
-    let t138 = 0.11111111111111119 * t39 * t104;
-    let t139 = t105 + t137 + t138 + t107 - 0.3849001794597503 * t39 * t39 * t132
-        - 0.22222222222222238 * t39 * t39 * t106;
-    let t140 = -(0.19245008972987512 * t39 * t39 * t132);
-    let t141 = t116 * cache.back_slice2_local_bend_z_column_v_z
-        + cache.back_slice1_local_bend_z_column_w_z * t122
-        + t112 * cache.back_slice0_local_bend_z_column_v_z
-        + t113 * cache.back_slice2_local_bend_z_column_w_y
-        + cache.back_slice0_local_bend_z_column_w_y * t110
-        + t111 * cache.back_slice2_local_len_column_v_y
-        + cache.back_slice1_local_bend_z_column_v_y * t130
-        + t120 * cache.back_slice3_local_bend_z_column_v_z
-        + t114 * cache.back_slice3_local_len_column_v_y
-        + t115 * cache.back_slice2_local_bend_z_column_w_z
-        + cache.back_slice3_local_bend_z_column_w_z * t108
-        + t109 * cache.back_slice3_local_bend_z_column_v_x
-        + cache.back_slice0_local_bend_z_column_v_y * t118
-        + t117 * cache.back_slice1_local_bend_z_column_w_y
-        + t127 * cache.back_slice1_local_len_column_v_y
-        + cache.back_slice2_local_bend_z_column_v_y * t123
-        + cache.back_slice1_local_bend_z_column_v_z * t126
-        + cache.back_slice0_local_bend_z_column_v_x * t124
-        + t119 * cache.back_slice1_local_bend_z_column_v_x
-        + t121 * cache.back_slice3_local_bend_z_column_w_y
-        + cache.back_slice0_local_len_column_v_y * t128
-        + cache.back_slice3_local_bend_z_column_v_y * t129
-        + t125 * cache.back_slice2_local_bend_z_column_v_x
-        + t131 * cache.back_slice0_local_bend_z_column_w_z;
-    let t142 = 0.11111111111111113 * t39 * t39 * t106
-        + 0.19245008972987507 * t39 * t39 * t132 + t137 + t134 + t138 + t107 + t135
-        - 0.1924500897298754 * t39 * t39 * t132 - 0.33333333333333315 * t39 * t39 * t141;
-    let t143 = 0.19245008972987532 * t39 * t39 * t132;
-    let t144 = 0.1111111111111111
-        * (cache.front_right_slice3_local_len_column_v_y
-            * cache.front_right_slice3_local_len_column_v_y * cache.head_slice0_mass
-            + cache.front_right_slice2_local_len_column_v_x
-                * cache.front_right_slice2_local_len_column_v_x * cache.head_slice1_mass
-            + cache.front_right_slice1_local_len_column_v_x
-                * cache.front_right_slice1_local_len_column_v_x * cache.head_slice1_mass
-            + cache.front_right_slice1_local_len_column_v_y
-                * cache.front_right_slice1_local_len_column_v_y * cache.head_slice1_mass
-            + cache.front_right_slice0_local_len_column_v_x
-                * cache.front_right_slice0_local_len_column_v_x * cache.head_slice0_mass
-            + cache.front_right_slice2_local_len_column_v_y
-                * cache.front_right_slice2_local_len_column_v_y * cache.head_slice1_mass
-            + cache.front_right_slice0_local_len_column_v_y
-                * cache.front_right_slice0_local_len_column_v_y * cache.head_slice0_mass
-            + cache.head_slice0_mass * cache.front_right_slice0_local_len_column_v_z
-                * cache.front_right_slice0_local_len_column_v_z
-            + cache.front_right_slice2_local_len_column_v_z
-                * cache.front_right_slice2_local_len_column_v_z * cache.head_slice1_mass
-            + cache.front_right_slice3_local_len_column_v_z
-                * cache.front_right_slice3_local_len_column_v_z * cache.head_slice0_mass
-            + cache.front_right_slice1_local_len_column_v_z
-                * cache.front_right_slice1_local_len_column_v_z * cache.head_slice1_mass
-            + cache.front_right_slice3_local_len_column_v_x
-                * cache.front_right_slice3_local_len_column_v_x
-                * cache.head_slice0_mass);
-    let t145 = cache.front_right_slice0_local_bend_y_column_v_y * cache.head_slice0_mass
-        - (cache.front_right_slice0_local_inertia_h_z
-            * cache.front_right_slice0_local_bend_y_column_w_x
-            - cache.front_right_slice0_local_bend_y_column_w_z
-                * cache.front_right_slice0_local_inertia_h_x);
-    let t146 = cache.front_right_slice3_local_bend_y_column_v_x * cache.head_slice0_mass
-        - (cache.front_right_slice3_local_bend_y_column_w_z
-            * cache.front_right_slice3_local_inertia_h_y
-            - cache.front_right_slice3_local_inertia_h_z
-                * cache.front_right_slice3_local_bend_y_column_w_y);
-    let t147 = cache.front_right_slice1_local_bend_y_column_v_y * cache.head_slice1_mass
-        - (cache.front_right_slice1_local_bend_y_column_w_x
-            * cache.front_right_slice1_local_inertia_h_z
-            - cache.front_right_slice1_local_inertia_h_x
-                * cache.front_right_slice1_local_bend_y_column_w_z);
-    let t148 = cache.front_right_slice1_local_bend_y_column_v_x * cache.head_slice1_mass
-        - (cache.front_right_slice1_local_inertia_h_y
+            * cache.back_slice0_local_bend_z_projected_inertia_n_y
+        + cache.back_slice2_local_bend_z_projected_inertia_n_x
+            * cache.back_slice2_local_len_column_v_y
+        + cache.back_slice1_local_bend_z_column_v_y
+            * cache.back_slice1_local_bend_z_projected_inertia_f_y
+        + cache.back_slice3_local_bend_z_projected_inertia_f_z
+            * cache.back_slice3_local_bend_z_column_v_z
+        + cache.back_slice3_local_bend_z_projected_inertia_n_x
+            * cache.back_slice3_local_len_column_v_y
+        + cache.back_slice2_local_bend_z_projected_inertia_n_z
+            * cache.back_slice2_local_bend_z_column_w_z
+        + cache.back_slice3_local_bend_z_column_w_z
+            * cache.back_slice3_local_bend_z_projected_inertia_n_z
+        + cache.back_slice3_local_bend_z_projected_inertia_f_x
+            * cache.back_slice3_local_bend_z_column_v_x
+        + cache.back_slice0_local_bend_z_column_v_y
+            * cache.back_slice0_local_bend_z_projected_inertia_f_y
+        + cache.back_slice1_local_bend_z_projected_inertia_n_y
+            * cache.back_slice1_local_bend_z_column_w_y
+        + cache.back_slice1_local_bend_z_projected_inertia_n_x
+            * cache.back_slice1_local_len_column_v_y
+        + cache.back_slice2_local_bend_z_column_v_y
+            * cache.back_slice2_local_bend_z_projected_inertia_f_y
+        + cache.back_slice1_local_bend_z_column_v_z
+            * cache.back_slice1_local_bend_z_projected_inertia_f_z
+        + cache.back_slice0_local_bend_z_column_v_x
+            * cache.back_slice0_local_bend_z_projected_inertia_f_x
+        + cache.back_slice1_local_bend_z_projected_inertia_f_x
+            * cache.back_slice1_local_bend_z_column_v_x
+        + cache.back_slice3_local_bend_z_projected_inertia_n_y
+            * cache.back_slice3_local_bend_z_column_w_y
+        + cache.back_slice0_local_len_column_v_y
+            * cache.back_slice0_local_bend_z_projected_inertia_n_x
+        + cache.back_slice3_local_bend_z_column_v_y
+            * cache.back_slice3_local_bend_z_projected_inertia_f_y
+        + cache.back_slice2_local_bend_z_projected_inertia_f_x
+            * cache.back_slice2_local_bend_z_column_v_x
+        + cache.back_slice0_local_bend_z_projected_inertia_n_z
+            * cache.back_slice0_local_bend_z_column_w_z;
+    let t70 = 0.11111111111111113 * t40 * t40 * t59
+        + 0.19245008972987507 * t40 * t40 * t60 + t65 + t58 + t62 + t66 + t63
+        - 0.1924500897298754 * t40 * t40 * t60 - 0.33333333333333315 * t40 * t40 * t69;
+    let t71 = 0.19245008972987532 * t40 * t40 * t60;
+    let t72 = cache.front_right_slice0_local_bend_y_column_w_z
+        * cache.front_right_slice0_local_bend_y_projected_inertia_n_z
+        + cache.front_right_slice0_local_bend_y_column_v_y
+            * cache.front_right_slice0_local_bend_y_projected_inertia_f_y
+        + cache.front_right_slice1_local_bend_y_projected_inertia_n_z
             * cache.front_right_slice1_local_bend_y_column_w_z
-            - cache.front_right_slice1_local_bend_y_column_w_y
-                * cache.front_right_slice1_local_inertia_h_z);
-    let t149 = cache.front_right_slice1_local_bend_y_column_v_z * cache.head_slice1_mass
-        - (cache.front_right_slice1_local_bend_y_column_w_y
-            * cache.front_right_slice1_local_inertia_h_x
-            - cache.front_right_slice1_local_bend_y_column_w_x
-                * cache.front_right_slice1_local_inertia_h_y);
-    let t150 = cache.front_right_slice0_local_bend_y_column_v_x * cache.head_slice0_mass
-        - (cache.front_right_slice0_local_bend_y_column_w_z
-            * cache.front_right_slice0_local_inertia_h_y
-            - cache.front_right_slice0_local_inertia_h_z
-                * cache.front_right_slice0_local_bend_y_column_w_y);
-    let t151 = cache.front_right_slice3_local_bend_y_column_v_z * cache.head_slice0_mass
-        - (cache.front_right_slice3_local_bend_y_column_w_y
-            * cache.front_right_slice3_local_inertia_h_x
-            - cache.front_right_slice3_local_inertia_h_y
-                * cache.front_right_slice3_local_bend_y_column_w_x);
-    let t152 = cache.front_right_slice3_local_bend_y_column_v_y * cache.head_slice0_mass
-        - (cache.front_right_slice3_local_inertia_h_z
-            * cache.front_right_slice3_local_bend_y_column_w_x
-            - cache.front_right_slice3_local_bend_y_column_w_z
-                * cache.front_right_slice3_local_inertia_h_x);
-    let t153 = cache.front_right_slice0_local_bend_y_column_v_z * cache.head_slice0_mass
-        - (cache.front_right_slice0_local_inertia_h_x
-            * cache.front_right_slice0_local_bend_y_column_w_y
-            - cache.front_right_slice0_local_bend_y_column_w_x
-                * cache.front_right_slice0_local_inertia_h_y);
-    let t154 = cache.front_right_slice2_local_bend_y_column_v_x * cache.head_slice1_mass
-        - (cache.front_right_slice2_local_bend_y_column_w_z
-            * cache.front_right_slice2_local_inertia_h_y
-            - cache.front_right_slice2_local_inertia_h_z
-                * cache.front_right_slice2_local_bend_y_column_w_y);
-    let t155 = cache.front_right_slice2_local_bend_y_column_v_z * cache.head_slice1_mass
-        - (cache.front_right_slice2_local_inertia_h_x
+        + cache.front_right_slice2_local_bend_y_projected_inertia_n_y
             * cache.front_right_slice2_local_bend_y_column_w_y
-            - cache.front_right_slice2_local_bend_y_column_w_x
-                * cache.front_right_slice2_local_inertia_h_y);
-    let t156 = cache.front_right_slice2_local_bend_y_column_v_y * cache.head_slice1_mass
-        - (cache.front_right_slice2_local_bend_y_column_w_x
-            * cache.front_right_slice2_local_inertia_h_z
-            - cache.front_right_slice2_local_inertia_h_x
-                * cache.front_right_slice2_local_bend_y_column_w_z);
-    let t157 = cache.front_right_slice0_local_bend_y_column_w_z
-        * (cache.front_right_slice0_local_inertia_i_02
-            * cache.front_right_slice0_local_bend_y_column_w_x
-            + cache.front_right_slice0_local_bend_y_column_w_z
-                * cache.front_right_slice0_local_inertia_i_22
-            + cache.front_right_slice0_local_inertia_h_x
-                * cache.front_right_slice0_local_bend_y_column_v_y
-            + cache.front_right_slice0_local_inertia_i_12
-                * cache.front_right_slice0_local_bend_y_column_w_y
-            - cache.front_right_slice0_local_inertia_h_y
-                * cache.front_right_slice0_local_bend_y_column_v_x)
-        + cache.front_right_slice0_local_bend_y_column_v_y * t145
-        + (cache.front_right_slice1_local_bend_y_column_w_x
-            * cache.front_right_slice1_local_inertia_i_02
-            + cache.front_right_slice1_local_inertia_i_22
-                * cache.front_right_slice1_local_bend_y_column_w_z
-            + cache.front_right_slice1_local_bend_y_column_w_y
-                * cache.front_right_slice1_local_inertia_i_12
-            + cache.front_right_slice1_local_bend_y_column_v_y
-                * cache.front_right_slice1_local_inertia_h_x
-            - cache.front_right_slice1_local_inertia_h_y
-                * cache.front_right_slice1_local_bend_y_column_v_x)
-            * cache.front_right_slice1_local_bend_y_column_w_z
-        + (cache.front_right_slice2_local_inertia_i_12
-            * cache.front_right_slice2_local_bend_y_column_w_z
-            + cache.front_right_slice2_local_inertia_i_11
-                * cache.front_right_slice2_local_bend_y_column_w_y
-            + cache.front_right_slice2_local_inertia_i_01
-                * cache.front_right_slice2_local_bend_y_column_w_x
-            + cache.front_right_slice2_local_bend_y_column_v_x
-                * cache.front_right_slice2_local_inertia_h_z
-            - cache.front_right_slice2_local_inertia_h_x
-                * cache.front_right_slice2_local_bend_y_column_v_z)
-            * cache.front_right_slice2_local_bend_y_column_w_y
-        + t146 * cache.front_right_slice3_local_bend_y_column_v_x
+        + cache.front_right_slice3_local_bend_y_projected_inertia_f_x
+            * cache.front_right_slice3_local_bend_y_column_v_x
         + cache.front_right_slice1_local_bend_y_column_w_x
-            * (cache.front_right_slice1_local_bend_y_column_w_x
-                * cache.front_right_slice1_local_inertia_i_00
-                + cache.front_right_slice1_local_inertia_h_y
-                    * cache.front_right_slice1_local_bend_y_column_v_z
-                + cache.front_right_slice1_local_inertia_i_02
-                    * cache.front_right_slice1_local_bend_y_column_w_z
-                + cache.front_right_slice1_local_bend_y_column_w_y
-                    * cache.front_right_slice1_local_inertia_i_01
-                - cache.front_right_slice1_local_bend_y_column_v_y
-                    * cache.front_right_slice1_local_inertia_h_z)
-        + (cache.front_right_slice3_local_bend_y_column_w_z
-            * cache.front_right_slice3_local_inertia_i_12
-            + cache.front_right_slice3_local_bend_y_column_w_x
-                * cache.front_right_slice3_local_inertia_i_01
-            + cache.front_right_slice3_local_inertia_h_z
-                * cache.front_right_slice3_local_bend_y_column_v_x
-            + cache.front_right_slice3_local_bend_y_column_w_y
-                * cache.front_right_slice3_local_inertia_i_11
-            - cache.front_right_slice3_local_bend_y_column_v_z
-                * cache.front_right_slice3_local_inertia_h_x)
+            * cache.front_right_slice1_local_bend_y_projected_inertia_n_x
+        + cache.front_right_slice3_local_bend_y_projected_inertia_n_y
             * cache.front_right_slice3_local_bend_y_column_w_y
         + cache.front_right_slice3_local_bend_y_column_w_z
-            * (cache.front_right_slice3_local_inertia_i_02
-                * cache.front_right_slice3_local_bend_y_column_w_x
-                + cache.front_right_slice3_local_bend_y_column_w_y
-                    * cache.front_right_slice3_local_inertia_i_12
-                + cache.front_right_slice3_local_bend_y_column_w_z
-                    * cache.front_right_slice3_local_inertia_i_22
-                + cache.front_right_slice3_local_bend_y_column_v_y
-                    * cache.front_right_slice3_local_inertia_h_x
-                - cache.front_right_slice3_local_bend_y_column_v_x
-                    * cache.front_right_slice3_local_inertia_h_y)
-        + cache.front_right_slice1_local_bend_y_column_v_y * t147
-        + t148 * cache.front_right_slice1_local_bend_y_column_v_x
-        + t149 * cache.front_right_slice1_local_bend_y_column_v_z
-        + t150 * cache.front_right_slice0_local_bend_y_column_v_x
-        + (cache.front_right_slice2_local_inertia_i_02
-            * cache.front_right_slice2_local_bend_y_column_w_z
-            + cache.front_right_slice2_local_inertia_i_01
-                * cache.front_right_slice2_local_bend_y_column_w_y
-            + cache.front_right_slice2_local_bend_y_column_w_x
-                * cache.front_right_slice2_local_inertia_i_00
-            + cache.front_right_slice2_local_bend_y_column_v_z
-                * cache.front_right_slice2_local_inertia_h_y
-            - cache.front_right_slice2_local_inertia_h_z
-                * cache.front_right_slice2_local_bend_y_column_v_y)
+            * cache.front_right_slice3_local_bend_y_projected_inertia_n_z
+        + cache.front_right_slice1_local_bend_y_column_v_y
+            * cache.front_right_slice1_local_bend_y_projected_inertia_f_y
+        + cache.front_right_slice1_local_bend_y_projected_inertia_f_x
+            * cache.front_right_slice1_local_bend_y_column_v_x
+        + cache.front_right_slice1_local_bend_y_projected_inertia_f_z
+            * cache.front_right_slice1_local_bend_y_column_v_z
+        + cache.front_right_slice0_local_bend_y_projected_inertia_f_x
+            * cache.front_right_slice0_local_bend_y_column_v_x
+        + cache.front_right_slice2_local_bend_y_projected_inertia_n_x
             * cache.front_right_slice2_local_bend_y_column_w_x
-        + (cache.front_right_slice2_local_inertia_i_12
-            * cache.front_right_slice2_local_bend_y_column_w_y
-            + cache.front_right_slice2_local_inertia_i_02
-                * cache.front_right_slice2_local_bend_y_column_w_x
-            + cache.front_right_slice2_local_inertia_h_x
-                * cache.front_right_slice2_local_bend_y_column_v_y
-            + cache.front_right_slice2_local_inertia_i_22
-                * cache.front_right_slice2_local_bend_y_column_w_z
-            - cache.front_right_slice2_local_bend_y_column_v_x
-                * cache.front_right_slice2_local_inertia_h_y)
+        + cache.front_right_slice2_local_bend_y_projected_inertia_n_z
             * cache.front_right_slice2_local_bend_y_column_w_z
-        + cache.front_right_slice3_local_bend_y_column_v_z * t151
-        + t152 * cache.front_right_slice3_local_bend_y_column_v_y
+        + cache.front_right_slice3_local_bend_y_column_v_z
+            * cache.front_right_slice3_local_bend_y_projected_inertia_f_z
+        + cache.front_right_slice3_local_bend_y_projected_inertia_f_y
+            * cache.front_right_slice3_local_bend_y_column_v_y
         + cache.front_right_slice1_local_bend_y_column_w_y
-            * (cache.front_right_slice1_local_inertia_i_11
-                * cache.front_right_slice1_local_bend_y_column_w_y
-                + cache.front_right_slice1_local_bend_y_column_w_x
-                    * cache.front_right_slice1_local_inertia_i_01
-                + cache.front_right_slice1_local_bend_y_column_v_x
-                    * cache.front_right_slice1_local_inertia_h_z
-                + cache.front_right_slice1_local_inertia_i_12
-                    * cache.front_right_slice1_local_bend_y_column_w_z
-                - cache.front_right_slice1_local_bend_y_column_v_z
-                    * cache.front_right_slice1_local_inertia_h_x)
+            * cache.front_right_slice1_local_bend_y_projected_inertia_n_y
         + cache.front_right_slice0_local_bend_y_column_w_y
-            * (cache.front_right_slice0_local_inertia_i_12
-                * cache.front_right_slice0_local_bend_y_column_w_z
-                + cache.front_right_slice0_local_inertia_h_z
-                    * cache.front_right_slice0_local_bend_y_column_v_x
-                + cache.front_right_slice0_local_inertia_i_11
-                    * cache.front_right_slice0_local_bend_y_column_w_y
-                + cache.front_right_slice0_local_inertia_i_01
-                    * cache.front_right_slice0_local_bend_y_column_w_x
-                - cache.front_right_slice0_local_bend_y_column_v_z
-                    * cache.front_right_slice0_local_inertia_h_x)
+            * cache.front_right_slice0_local_bend_y_projected_inertia_n_y
         + cache.front_right_slice0_local_bend_y_column_w_x
-            * (cache.front_right_slice0_local_inertia_i_00
-                * cache.front_right_slice0_local_bend_y_column_w_x
-                + cache.front_right_slice0_local_bend_y_column_v_z
-                    * cache.front_right_slice0_local_inertia_h_y
-                + cache.front_right_slice0_local_inertia_i_02
-                    * cache.front_right_slice0_local_bend_y_column_w_z
-                + cache.front_right_slice0_local_inertia_i_01
-                    * cache.front_right_slice0_local_bend_y_column_w_y
-                - cache.front_right_slice0_local_inertia_h_z
-                    * cache.front_right_slice0_local_bend_y_column_v_y)
-        + cache.front_right_slice0_local_bend_y_column_v_z * t153
-        + t154 * cache.front_right_slice2_local_bend_y_column_v_x
-        + t155 * cache.front_right_slice2_local_bend_y_column_v_z
-        + t156 * cache.front_right_slice2_local_bend_y_column_v_y
-        + (cache.front_right_slice3_local_bend_y_column_v_z
-            * cache.front_right_slice3_local_inertia_h_y
-            + cache.front_right_slice3_local_inertia_i_02
-                * cache.front_right_slice3_local_bend_y_column_w_z
-            + cache.front_right_slice3_local_bend_y_column_w_y
-                * cache.front_right_slice3_local_inertia_i_01
-            + cache.front_right_slice3_local_inertia_i_00
-                * cache.front_right_slice3_local_bend_y_column_w_x
-            - cache.front_right_slice3_local_inertia_h_z
-                * cache.front_right_slice3_local_bend_y_column_v_y)
+            * cache.front_right_slice0_local_bend_y_projected_inertia_n_x
+        + cache.front_right_slice0_local_bend_y_column_v_z
+            * cache.front_right_slice0_local_bend_y_projected_inertia_f_z
+        + cache.front_right_slice2_local_bend_y_projected_inertia_f_x
+            * cache.front_right_slice2_local_bend_y_column_v_x
+        + cache.front_right_slice2_local_bend_y_projected_inertia_f_z
+            * cache.front_right_slice2_local_bend_y_column_v_z
+        + cache.front_right_slice2_local_bend_y_projected_inertia_f_y
+            * cache.front_right_slice2_local_bend_y_column_v_y
+        + cache.front_right_slice3_local_bend_y_projected_inertia_n_x
             * cache.front_right_slice3_local_bend_y_column_w_x;
-    let t158 = t148 * cache.front_right_slice1_local_len_column_v_x
-        + t153 * cache.front_right_slice0_local_len_column_v_z
-        + t147 * cache.front_right_slice1_local_len_column_v_y
-        + t149 * cache.front_right_slice1_local_len_column_v_z
-        + cache.front_right_slice3_local_len_column_v_z * t151
-        + t150 * cache.front_right_slice0_local_len_column_v_x
-        + t152 * cache.front_right_slice3_local_len_column_v_y
-        + cache.front_right_slice2_local_len_column_v_z * t155
-        + t146 * cache.front_right_slice3_local_len_column_v_x
-        + cache.front_right_slice0_local_len_column_v_y * t145
-        + t154 * cache.front_right_slice2_local_len_column_v_x
-        + t156 * cache.front_right_slice2_local_len_column_v_y;
-    let t159 = -(0.2222222222222222 * t39 * t158);
-    let t160 = cache.head_slice0_mass * cache.front_right_slice0_local_bend_z_column_v_x
-        - (cache.front_right_slice0_local_bend_z_column_w_z
-            * cache.front_right_slice0_local_inertia_h_y
-            - cache.front_right_slice0_local_bend_z_column_w_y
-                * cache.front_right_slice0_local_inertia_h_z);
-    let t161 = cache.front_right_slice3_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.front_right_slice3_local_bend_z_column_w_z
-            * cache.front_right_slice3_local_inertia_h_y
-            - cache.front_right_slice3_local_bend_z_column_w_y
-                * cache.front_right_slice3_local_inertia_h_z);
-    let t162 = cache.front_right_slice0_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.front_right_slice0_local_inertia_h_z
-            * cache.front_right_slice0_local_len_column_v_y
-            - cache.front_right_slice0_local_bend_z_column_w_z
-                * cache.front_right_slice0_local_inertia_h_x);
-    let t163 = cache.front_right_slice2_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.front_right_slice2_local_bend_z_column_w_y
-            * cache.front_right_slice2_local_inertia_h_x
-            - cache.front_right_slice2_local_len_column_v_y
-                * cache.front_right_slice2_local_inertia_h_y);
-    let t164 = cache.front_right_slice2_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.front_right_slice2_local_inertia_h_y
-            * cache.front_right_slice2_local_bend_z_column_w_z
-            - cache.front_right_slice2_local_bend_z_column_w_y
-                * cache.front_right_slice2_local_inertia_h_z);
-    let t165 = cache.front_right_slice1_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.front_right_slice1_local_inertia_h_y
-            * cache.front_right_slice1_local_bend_z_column_w_z
-            - cache.front_right_slice1_local_bend_z_column_w_y
-                * cache.front_right_slice1_local_inertia_h_z);
-    let t166 = cache.front_right_slice2_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.front_right_slice2_local_len_column_v_y
-            * cache.front_right_slice2_local_inertia_h_z
-            - cache.front_right_slice2_local_inertia_h_x
-                * cache.front_right_slice2_local_bend_z_column_w_z);
-    let t167 = cache.front_right_slice3_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.front_right_slice3_local_inertia_h_z
-            * cache.front_right_slice3_local_len_column_v_y
-            - cache.front_right_slice3_local_bend_z_column_w_z
-                * cache.front_right_slice3_local_inertia_h_x);
-    let t168 = cache.front_right_slice1_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.front_right_slice1_local_bend_z_column_w_y
-            * cache.front_right_slice1_local_inertia_h_x
-            - cache.front_right_slice1_local_inertia_h_y
-                * cache.front_right_slice1_local_len_column_v_y);
-    let t169 = cache.front_right_slice1_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.front_right_slice1_local_len_column_v_y
-            * cache.front_right_slice1_local_inertia_h_z
-            - cache.front_right_slice1_local_inertia_h_x
-                * cache.front_right_slice1_local_bend_z_column_w_z);
-    let t170 = cache.front_right_slice0_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.front_right_slice0_local_bend_z_column_w_y
-            * cache.front_right_slice0_local_inertia_h_x
-            - cache.front_right_slice0_local_len_column_v_y
-                * cache.front_right_slice0_local_inertia_h_y);
-    let t171 = cache.front_right_slice3_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.front_right_slice3_local_bend_z_column_w_y
-            * cache.front_right_slice3_local_inertia_h_x
-            - cache.front_right_slice3_local_inertia_h_y
-                * cache.front_right_slice3_local_len_column_v_y);
-    let t172 = t160 * cache.front_right_slice0_local_len_column_v_x
-        + cache.front_right_slice3_local_len_column_v_x * t161
-        + cache.front_right_slice0_local_len_column_v_y * t162
-        + cache.front_right_slice2_local_len_column_v_z * t163
-        + cache.front_right_slice2_local_len_column_v_x * t164
-        + t165 * cache.front_right_slice1_local_len_column_v_x
-        + cache.front_right_slice2_local_len_column_v_y * t166
-        + t167 * cache.front_right_slice3_local_len_column_v_y
-        + t168 * cache.front_right_slice1_local_len_column_v_z
-        + t169 * cache.front_right_slice1_local_len_column_v_y
-        + cache.front_right_slice0_local_len_column_v_z * t170
-        + t171 * cache.front_right_slice3_local_len_column_v_z;
-    let t173 = -(0.19245008972987523 * t39 * t172);
-    let t174 = 0.11111111111111105 * t39 * t158;
-    let t175 = cache.front_right_slice1_local_inertia_i_00
-        * cache.front_right_slice1_local_len_column_v_y
-        + cache.front_right_slice1_local_inertia_i_01
-            * cache.front_right_slice1_local_bend_z_column_w_y
-        + cache.front_right_slice1_local_inertia_h_y
-            * cache.front_right_slice1_local_bend_z_column_v_z
-        + cache.front_right_slice1_local_inertia_i_02
-            * cache.front_right_slice1_local_bend_z_column_w_z
-        - cache.front_right_slice1_local_bend_z_column_v_y
-            * cache.front_right_slice1_local_inertia_h_z;
-    let t176 = cache.front_right_slice3_local_inertia_h_x
-        * cache.front_right_slice3_local_bend_z_column_v_y
-        + cache.front_right_slice3_local_inertia_i_02
-            * cache.front_right_slice3_local_len_column_v_y
-        + cache.front_right_slice3_local_bend_z_column_w_y
-            * cache.front_right_slice3_local_inertia_i_12
-        + cache.front_right_slice3_local_inertia_i_22
-            * cache.front_right_slice3_local_bend_z_column_w_z
-        - cache.front_right_slice3_local_inertia_h_y
-            * cache.front_right_slice3_local_bend_z_column_v_x;
-    let t177 = cache.front_right_slice2_local_inertia_i_02
-        * cache.front_right_slice2_local_len_column_v_y
-        + cache.front_right_slice2_local_inertia_i_12
-            * cache.front_right_slice2_local_bend_z_column_w_y
-        + cache.front_right_slice2_local_inertia_i_22
-            * cache.front_right_slice2_local_bend_z_column_w_z
-        + cache.front_right_slice2_local_bend_z_column_v_y
-            * cache.front_right_slice2_local_inertia_h_x
-        - cache.front_right_slice2_local_bend_z_column_v_x
-            * cache.front_right_slice2_local_inertia_h_y;
-    let t178 = cache.front_right_slice0_local_bend_z_column_w_z
-        * cache.front_right_slice0_local_inertia_i_12
-        + cache.front_right_slice0_local_inertia_i_01
-            * cache.front_right_slice0_local_len_column_v_y
-        + cache.front_right_slice0_local_inertia_h_z
-            * cache.front_right_slice0_local_bend_z_column_v_x
-        + cache.front_right_slice0_local_bend_z_column_w_y
-            * cache.front_right_slice0_local_inertia_i_11
-        - cache.front_right_slice0_local_bend_z_column_v_z
-            * cache.front_right_slice0_local_inertia_h_x;
-    let t179 = cache.front_right_slice1_local_inertia_i_01
-        * cache.front_right_slice1_local_len_column_v_y
-        + cache.front_right_slice1_local_inertia_i_11
-            * cache.front_right_slice1_local_bend_z_column_w_y
-        + cache.front_right_slice1_local_inertia_i_12
-            * cache.front_right_slice1_local_bend_z_column_w_z
-        + cache.front_right_slice1_local_inertia_h_z
-            * cache.front_right_slice1_local_bend_z_column_v_x
-        - cache.front_right_slice1_local_bend_z_column_v_z
-            * cache.front_right_slice1_local_inertia_h_x;
-    let t180 = cache.front_right_slice1_local_inertia_i_22
-        * cache.front_right_slice1_local_bend_z_column_w_z
-        + cache.front_right_slice1_local_inertia_i_12
-            * cache.front_right_slice1_local_bend_z_column_w_y
-        + cache.front_right_slice1_local_inertia_i_02
+    let t73 = cache.front_right_slice1_local_bend_y_projected_inertia_f_x
+        * cache.front_right_slice1_local_len_column_v_x
+        + cache.front_right_slice0_local_bend_y_projected_inertia_f_z
+            * cache.front_right_slice0_local_len_column_v_z
+        + cache.front_right_slice1_local_bend_y_projected_inertia_f_y
             * cache.front_right_slice1_local_len_column_v_y
-        + cache.front_right_slice1_local_bend_z_column_v_y
-            * cache.front_right_slice1_local_inertia_h_x
-        - cache.front_right_slice1_local_inertia_h_y
-            * cache.front_right_slice1_local_bend_z_column_v_x;
-    let t181 = cache.front_right_slice3_local_bend_z_column_w_z
-        * cache.front_right_slice3_local_inertia_i_12
-        + cache.front_right_slice3_local_len_column_v_y
-            * cache.front_right_slice3_local_inertia_i_01
-        + cache.front_right_slice3_local_bend_z_column_w_y
-            * cache.front_right_slice3_local_inertia_i_11
-        + cache.front_right_slice3_local_inertia_h_z
-            * cache.front_right_slice3_local_bend_z_column_v_x
-        - cache.front_right_slice3_local_bend_z_column_v_z
-            * cache.front_right_slice3_local_inertia_h_x;
-    let t182 = cache.front_right_slice0_local_bend_z_column_v_z
-        * cache.front_right_slice0_local_inertia_h_y
-        + cache.front_right_slice0_local_bend_z_column_w_y
-            * cache.front_right_slice0_local_inertia_i_01
-        + cache.front_right_slice0_local_inertia_i_02
-            * cache.front_right_slice0_local_bend_z_column_w_z
-        + cache.front_right_slice0_local_inertia_i_00
-            * cache.front_right_slice0_local_len_column_v_y
-        - cache.front_right_slice0_local_inertia_h_z
-            * cache.front_right_slice0_local_bend_z_column_v_y;
-    let t183 = cache.front_right_slice2_local_len_column_v_y
-        * cache.front_right_slice2_local_inertia_i_01
-        + cache.front_right_slice2_local_inertia_h_z
-            * cache.front_right_slice2_local_bend_z_column_v_x
-        + cache.front_right_slice2_local_inertia_i_12
-            * cache.front_right_slice2_local_bend_z_column_w_z
-        + cache.front_right_slice2_local_inertia_i_11
-            * cache.front_right_slice2_local_bend_z_column_w_y
-        - cache.front_right_slice2_local_inertia_h_x
-            * cache.front_right_slice2_local_bend_z_column_v_z;
-    let t184 = cache.front_right_slice0_local_bend_z_column_w_y
-        * cache.front_right_slice0_local_inertia_i_12
-        + cache.front_right_slice0_local_bend_z_column_w_z
-            * cache.front_right_slice0_local_inertia_i_22
-        + cache.front_right_slice0_local_inertia_i_02
-            * cache.front_right_slice0_local_len_column_v_y
-        + cache.front_right_slice0_local_inertia_h_x
-            * cache.front_right_slice0_local_bend_z_column_v_y
-        - cache.front_right_slice0_local_inertia_h_y
-            * cache.front_right_slice0_local_bend_z_column_v_x;
-    let t185 = cache.front_right_slice3_local_inertia_i_02
-        * cache.front_right_slice3_local_bend_z_column_w_z
-        + cache.front_right_slice3_local_len_column_v_y
-            * cache.front_right_slice3_local_inertia_i_00
-        + cache.front_right_slice3_local_bend_z_column_w_y
-            * cache.front_right_slice3_local_inertia_i_01
-        + cache.front_right_slice3_local_bend_z_column_v_z
-            * cache.front_right_slice3_local_inertia_h_y
-        - cache.front_right_slice3_local_inertia_h_z
-            * cache.front_right_slice3_local_bend_z_column_v_y;
-    let t186 = cache.front_right_slice2_local_inertia_i_02
-        * cache.front_right_slice2_local_bend_z_column_w_z
-        + cache.front_right_slice2_local_inertia_h_y
-            * cache.front_right_slice2_local_bend_z_column_v_z
+        + cache.front_right_slice1_local_bend_y_projected_inertia_f_z
+            * cache.front_right_slice1_local_len_column_v_z
+        + cache.front_right_slice3_local_len_column_v_z
+            * cache.front_right_slice3_local_bend_y_projected_inertia_f_z
+        + cache.front_right_slice0_local_bend_y_projected_inertia_f_x
+            * cache.front_right_slice0_local_len_column_v_x
+        + cache.front_right_slice3_local_bend_y_projected_inertia_f_y
+            * cache.front_right_slice3_local_len_column_v_y
+        + cache.front_right_slice2_local_len_column_v_z
+            * cache.front_right_slice2_local_bend_y_projected_inertia_f_z
+        + cache.front_right_slice3_local_bend_y_projected_inertia_f_x
+            * cache.front_right_slice3_local_len_column_v_x
+        + cache.front_right_slice0_local_len_column_v_y
+            * cache.front_right_slice0_local_bend_y_projected_inertia_f_y
+        + cache.front_right_slice2_local_bend_y_projected_inertia_f_x
+            * cache.front_right_slice2_local_len_column_v_x
+        + cache.front_right_slice2_local_bend_y_projected_inertia_f_y
+            * cache.front_right_slice2_local_len_column_v_y;
+    let t74 = -(0.2222222222222222 * t40 * t73);
+    let t75 = 0.1111111111111111
+        * (cache.front_right_slice0_local_len_projected_inertia_f_z
+            * cache.front_right_slice0_local_len_column_v_z
+            + cache.front_right_slice1_local_len_column_v_y
+                * cache.front_right_slice1_local_len_projected_inertia_f_y
+            + cache.front_right_slice0_local_len_projected_inertia_f_x
+                * cache.front_right_slice0_local_len_column_v_x
+            + cache.front_right_slice1_local_len_projected_inertia_f_x
+                * cache.front_right_slice1_local_len_column_v_x
+            + cache.front_right_slice2_local_len_column_v_y
+                * cache.front_right_slice2_local_len_projected_inertia_f_y
+            + cache.front_right_slice3_local_len_column_v_z
+                * cache.front_right_slice3_local_len_projected_inertia_f_z
+            + cache.front_right_slice2_local_len_projected_inertia_f_x
+                * cache.front_right_slice2_local_len_column_v_x
+            + cache.front_right_slice2_local_len_projected_inertia_f_z
+                * cache.front_right_slice2_local_len_column_v_z
+            + cache.front_right_slice0_local_len_projected_inertia_f_y
+                * cache.front_right_slice0_local_len_column_v_y
+            + cache.front_right_slice1_local_len_projected_inertia_f_z
+                * cache.front_right_slice1_local_len_column_v_z
+            + cache.front_right_slice3_local_len_column_v_x
+                * cache.front_right_slice3_local_len_projected_inertia_f_x
+            + cache.front_right_slice3_local_len_projected_inertia_f_y
+                * cache.front_right_slice3_local_len_column_v_y);
+    let t76 = cache.front_right_slice0_local_bend_z_projected_inertia_f_x
+        * cache.front_right_slice0_local_len_column_v_x
+        + cache.front_right_slice3_local_len_column_v_x
+            * cache.front_right_slice3_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice0_local_len_column_v_y
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice2_local_len_column_v_z
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice2_local_len_column_v_x
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice1_local_bend_z_projected_inertia_f_x
+            * cache.front_right_slice1_local_len_column_v_x
         + cache.front_right_slice2_local_len_column_v_y
-            * cache.front_right_slice2_local_inertia_i_00
-        + cache.front_right_slice2_local_inertia_i_01
-            * cache.front_right_slice2_local_bend_z_column_w_y
-        - cache.front_right_slice2_local_bend_z_column_v_y
-            * cache.front_right_slice2_local_inertia_h_z;
-    let t187 = cache.front_right_slice1_local_bend_y_column_w_x * t175
-        + cache.front_right_slice0_local_bend_y_column_v_z * t170
-        + t171 * cache.front_right_slice3_local_bend_y_column_v_z
-        + cache.front_right_slice3_local_bend_y_column_w_z * t176
-        + t177 * cache.front_right_slice2_local_bend_y_column_w_z
-        + cache.front_right_slice0_local_bend_y_column_v_y * t162
-        + t160 * cache.front_right_slice0_local_bend_y_column_v_x
-        + cache.front_right_slice2_local_bend_y_column_v_x * t164
-        + t166 * cache.front_right_slice2_local_bend_y_column_v_y
-        + cache.front_right_slice1_local_bend_y_column_v_z * t168
-        + t163 * cache.front_right_slice2_local_bend_y_column_v_z
-        + cache.front_right_slice1_local_bend_y_column_v_y * t169
-        + t178 * cache.front_right_slice0_local_bend_y_column_w_y
-        + cache.front_right_slice1_local_bend_y_column_w_y * t179
-        + t180 * cache.front_right_slice1_local_bend_y_column_w_z
-        + cache.front_right_slice3_local_bend_y_column_v_x * t161
-        + t181 * cache.front_right_slice3_local_bend_y_column_w_y
-        + cache.front_right_slice0_local_bend_y_column_w_x * t182
-        + cache.front_right_slice2_local_bend_y_column_w_y * t183
-        + cache.front_right_slice0_local_bend_y_column_w_z * t184
-        + cache.front_right_slice3_local_bend_y_column_w_x * t185
-        + cache.front_right_slice2_local_bend_y_column_w_x * t186
-        + t165 * cache.front_right_slice1_local_bend_y_column_v_x
-        + t167 * cache.front_right_slice3_local_bend_y_column_v_y;
-    let t188 = t144 + t173 + t174 + 0.38490017945975047 * t39 * t39 * t187 + t159
-        - 0.2222222222222221 * t157 * t39 * t39;
-    let t189 = 0.11111111111111119 * t39 * t158;
-    let t190 = 0.19245008972987515 * t39 * t172;
-    let t191 = t144 + t189 + t190 + t159 - 0.3849001794597503 * t39 * t39 * t187
-        - 0.22222222222222238 * t157 * t39 * t39;
-    let t192 = -(0.19245008972987512 * t39 * t39 * t187);
-    let t193 = t180 * cache.front_right_slice1_local_bend_z_column_w_z
-        + t177 * cache.front_right_slice2_local_bend_z_column_w_z
-        + t165 * cache.front_right_slice1_local_bend_z_column_v_x
-        + cache.front_right_slice2_local_len_column_v_y * t186
-        + cache.front_right_slice0_local_bend_z_column_w_y * t178
-        + cache.front_right_slice0_local_bend_z_column_v_z * t170
-        + t179 * cache.front_right_slice1_local_bend_z_column_w_y
-        + cache.front_right_slice3_local_bend_z_column_v_x * t161
-        + cache.front_right_slice0_local_bend_z_column_w_z * t184
-        + t167 * cache.front_right_slice3_local_bend_z_column_v_y
-        + cache.front_right_slice2_local_bend_z_column_v_y * t166
-        + t171 * cache.front_right_slice3_local_bend_z_column_v_z
-        + cache.front_right_slice2_local_bend_z_column_w_y * t183
-        + t163 * cache.front_right_slice2_local_bend_z_column_v_z
-        + cache.front_right_slice3_local_len_column_v_y * t185
-        + t169 * cache.front_right_slice1_local_bend_z_column_v_y
-        + cache.front_right_slice2_local_bend_z_column_v_x * t164
-        + t176 * cache.front_right_slice3_local_bend_z_column_w_z
-        + cache.front_right_slice1_local_bend_z_column_v_z * t168
-        + t162 * cache.front_right_slice0_local_bend_z_column_v_y
-        + cache.front_right_slice3_local_bend_z_column_w_y * t181
-        + t160 * cache.front_right_slice0_local_bend_z_column_v_x
-        + cache.front_right_slice0_local_len_column_v_y * t182
-        + cache.front_right_slice1_local_len_column_v_y * t175;
-    let t194 = t144 + t173 + t189 + 0.11111111111111113 * t157 * t39 * t39 + t174
-        + 0.19245008972987507 * t39 * t39 * t187 + t190
-        - 0.1924500897298754 * t39 * t39 * t187 - 0.33333333333333315 * t39 * t39 * t193;
-    let t195 = 0.19245008972987532 * t39 * t39 * t187;
-    let t196 = cache.front_left_slice3_local_bend_y_column_v_x * cache.head_slice0_mass
-        - (cache.front_left_slice3_local_bend_y_column_w_z
-            * cache.front_left_slice3_local_inertia_h_y
-            - cache.front_left_slice3_local_bend_y_column_w_y
-                * cache.front_left_slice3_local_inertia_h_z);
-    let t197 = cache.front_left_slice1_local_bend_y_column_v_x * cache.head_slice1_mass
-        - (cache.front_left_slice1_local_inertia_h_y
-            * cache.front_left_slice1_local_bend_y_column_w_z
-            - cache.front_left_slice1_local_bend_y_column_w_y
-                * cache.front_left_slice1_local_inertia_h_z);
-    let t198 = cache.front_left_slice0_local_bend_y_column_v_x * cache.head_slice0_mass
-        - (cache.front_left_slice0_local_bend_y_column_w_z
-            * cache.front_left_slice0_local_inertia_h_y
-            - cache.front_left_slice0_local_bend_y_column_w_y
-                * cache.front_left_slice0_local_inertia_h_z);
-    let t199 = cache.front_left_slice1_local_bend_y_column_v_y * cache.head_slice1_mass
-        - (cache.front_left_slice1_local_bend_y_column_w_x
-            * cache.front_left_slice1_local_inertia_h_z
-            - cache.front_left_slice1_local_inertia_h_x
-                * cache.front_left_slice1_local_bend_y_column_w_z);
-    let t200 = cache.front_left_slice0_local_bend_y_column_v_z * cache.head_slice0_mass
-        - (cache.front_left_slice0_local_bend_y_column_w_y
-            * cache.front_left_slice0_local_inertia_h_x
-            - cache.front_left_slice0_local_bend_y_column_w_x
-                * cache.front_left_slice0_local_inertia_h_y);
-    let t201 = cache.front_left_slice3_local_bend_y_column_v_z * cache.head_slice0_mass
-        - (cache.front_left_slice3_local_inertia_h_x
-            * cache.front_left_slice3_local_bend_y_column_w_y
-            - cache.front_left_slice3_local_inertia_h_y
-                * cache.front_left_slice3_local_bend_y_column_w_x);
-    let t202 = cache.front_left_slice2_local_bend_y_column_v_x * cache.head_slice1_mass
-        - (cache.front_left_slice2_local_bend_y_column_w_z
-            * cache.front_left_slice2_local_inertia_h_y
-            - cache.front_left_slice2_local_bend_y_column_w_y
-                * cache.front_left_slice2_local_inertia_h_z);
-    let t203 = cache.front_left_slice1_local_bend_y_column_v_z * cache.head_slice1_mass
-        - (cache.front_left_slice1_local_inertia_h_x
-            * cache.front_left_slice1_local_bend_y_column_w_y
-            - cache.front_left_slice1_local_inertia_h_y
-                * cache.front_left_slice1_local_bend_y_column_w_x);
-    let t204 = cache.front_left_slice3_local_bend_y_column_v_y * cache.head_slice0_mass
-        - (cache.front_left_slice3_local_bend_y_column_w_x
-            * cache.front_left_slice3_local_inertia_h_z
-            - cache.front_left_slice3_local_inertia_h_x
-                * cache.front_left_slice3_local_bend_y_column_w_z);
-    let t205 = cache.front_left_slice2_local_bend_y_column_v_y * cache.head_slice1_mass
-        - (cache.front_left_slice2_local_bend_y_column_w_x
-            * cache.front_left_slice2_local_inertia_h_z
-            - cache.front_left_slice2_local_inertia_h_x
-                * cache.front_left_slice2_local_bend_y_column_w_z);
-    let t206 = cache.front_left_slice2_local_bend_y_column_v_z * cache.head_slice1_mass
-        - (cache.front_left_slice2_local_bend_y_column_w_y
-            * cache.front_left_slice2_local_inertia_h_x
-            - cache.front_left_slice2_local_bend_y_column_w_x
-                * cache.front_left_slice2_local_inertia_h_y);
-    let t207 = cache.front_left_slice0_local_bend_y_column_v_y * cache.head_slice0_mass
-        - (cache.front_left_slice0_local_inertia_h_z
-            * cache.front_left_slice0_local_bend_y_column_w_x
-            - cache.front_left_slice0_local_bend_y_column_w_z
-                * cache.front_left_slice0_local_inertia_h_x);
-    let t208 = cache.front_left_slice2_local_bend_y_column_w_x
-        * (cache.front_left_slice2_local_bend_y_column_w_x
-            * cache.front_left_slice2_local_inertia_i_00
-            + cache.front_left_slice2_local_inertia_h_y
-                * cache.front_left_slice2_local_bend_y_column_v_z
-            + cache.front_left_slice2_local_bend_y_column_w_z
-                * cache.front_left_slice2_local_inertia_i_02
-            + cache.front_left_slice2_local_bend_y_column_w_y
-                * cache.front_left_slice2_local_inertia_i_01
-            - cache.front_left_slice2_local_bend_y_column_v_y
-                * cache.front_left_slice2_local_inertia_h_z)
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice3_local_bend_z_projected_inertia_f_y
+            * cache.front_right_slice3_local_len_column_v_y
+        + cache.front_right_slice1_local_bend_z_projected_inertia_f_z
+            * cache.front_right_slice1_local_len_column_v_z
+        + cache.front_right_slice1_local_bend_z_projected_inertia_f_y
+            * cache.front_right_slice1_local_len_column_v_y
+        + cache.front_right_slice0_local_len_column_v_z
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice3_local_bend_z_projected_inertia_f_z
+            * cache.front_right_slice3_local_len_column_v_z;
+    let t77 = -(0.19245008972987523 * t40 * t76);
+    let t78 = 0.11111111111111105 * t40 * t73;
+    let t79 = cache.front_right_slice1_local_bend_y_column_w_x
+        * cache.front_right_slice1_local_bend_z_projected_inertia_n_x
+        + cache.front_right_slice0_local_bend_y_column_v_z
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice3_local_bend_z_projected_inertia_f_z
+            * cache.front_right_slice3_local_bend_y_column_v_z
+        + cache.front_right_slice3_local_bend_y_column_w_z
+            * cache.front_right_slice3_local_bend_z_projected_inertia_n_z
+        + cache.front_right_slice2_local_bend_z_projected_inertia_n_z
+            * cache.front_right_slice2_local_bend_y_column_w_z
+        + cache.front_right_slice0_local_bend_y_column_v_y
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice0_local_bend_z_projected_inertia_f_x
+            * cache.front_right_slice0_local_bend_y_column_v_x
+        + cache.front_right_slice2_local_bend_y_column_v_x
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice2_local_bend_z_projected_inertia_f_y
+            * cache.front_right_slice2_local_bend_y_column_v_y
+        + cache.front_right_slice1_local_bend_y_column_v_z
+            * cache.front_right_slice1_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice2_local_bend_z_projected_inertia_f_z
+            * cache.front_right_slice2_local_bend_y_column_v_z
+        + cache.front_right_slice1_local_bend_y_column_v_y
+            * cache.front_right_slice1_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice0_local_bend_z_projected_inertia_n_y
+            * cache.front_right_slice0_local_bend_y_column_w_y
+        + cache.front_right_slice1_local_bend_y_column_w_y
+            * cache.front_right_slice1_local_bend_z_projected_inertia_n_y
+        + cache.front_right_slice1_local_bend_z_projected_inertia_n_z
+            * cache.front_right_slice1_local_bend_y_column_w_z
+        + cache.front_right_slice3_local_bend_y_column_v_x
+            * cache.front_right_slice3_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice3_local_bend_z_projected_inertia_n_y
+            * cache.front_right_slice3_local_bend_y_column_w_y
+        + cache.front_right_slice0_local_bend_y_column_w_x
+            * cache.front_right_slice0_local_bend_z_projected_inertia_n_x
+        + cache.front_right_slice2_local_bend_y_column_w_y
+            * cache.front_right_slice2_local_bend_z_projected_inertia_n_y
+        + cache.front_right_slice0_local_bend_y_column_w_z
+            * cache.front_right_slice0_local_bend_z_projected_inertia_n_z
+        + cache.front_right_slice3_local_bend_y_column_w_x
+            * cache.front_right_slice3_local_bend_z_projected_inertia_n_x
+        + cache.front_right_slice2_local_bend_y_column_w_x
+            * cache.front_right_slice2_local_bend_z_projected_inertia_n_x
+        + cache.front_right_slice1_local_bend_z_projected_inertia_f_x
+            * cache.front_right_slice1_local_bend_y_column_v_x
+        + cache.front_right_slice3_local_bend_z_projected_inertia_f_y
+            * cache.front_right_slice3_local_bend_y_column_v_y;
+    let t80 = t77 + t78 + 0.38490017945975047 * t40 * t40 * t79 + t74 + t75
+        - 0.2222222222222221 * t72 * t40 * t40;
+    let t81 = 0.11111111111111119 * t40 * t73;
+    let t82 = 0.19245008972987515 * t40 * t76;
+    let t83 = t81 + t82 + t74 + t75 - 0.3849001794597503 * t40 * t40 * t79
+        - 0.22222222222222238 * t72 * t40 * t40;
+    let t84 = -(0.19245008972987512 * t40 * t40 * t79);
+    let t85 = cache.front_right_slice1_local_bend_z_projected_inertia_n_z
+        * cache.front_right_slice1_local_bend_z_column_w_z
+        + cache.front_right_slice2_local_bend_z_projected_inertia_n_z
+            * cache.front_right_slice2_local_bend_z_column_w_z
+        + cache.front_right_slice1_local_bend_z_projected_inertia_f_x
+            * cache.front_right_slice1_local_bend_z_column_v_x
+        + cache.front_right_slice2_local_len_column_v_y
+            * cache.front_right_slice2_local_bend_z_projected_inertia_n_x
+        + cache.front_right_slice0_local_bend_z_column_w_y
+            * cache.front_right_slice0_local_bend_z_projected_inertia_n_y
+        + cache.front_right_slice0_local_bend_z_column_v_z
+            * cache.front_right_slice0_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice1_local_bend_z_projected_inertia_n_y
+            * cache.front_right_slice1_local_bend_z_column_w_y
+        + cache.front_right_slice3_local_bend_z_column_v_x
+            * cache.front_right_slice3_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice0_local_bend_z_column_w_z
+            * cache.front_right_slice0_local_bend_z_projected_inertia_n_z
+        + cache.front_right_slice3_local_bend_z_projected_inertia_f_y
+            * cache.front_right_slice3_local_bend_z_column_v_y
+        + cache.front_right_slice2_local_bend_z_column_v_y
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_y
+        + cache.front_right_slice3_local_bend_z_projected_inertia_f_z
+            * cache.front_right_slice3_local_bend_z_column_v_z
+        + cache.front_right_slice2_local_bend_z_column_w_y
+            * cache.front_right_slice2_local_bend_z_projected_inertia_n_y
+        + cache.front_right_slice2_local_bend_z_projected_inertia_f_z
+            * cache.front_right_slice2_local_bend_z_column_v_z
+        + cache.front_right_slice3_local_len_column_v_y
+            * cache.front_right_slice3_local_bend_z_projected_inertia_n_x
+        + cache.front_right_slice1_local_bend_z_projected_inertia_f_y
+            * cache.front_right_slice1_local_bend_z_column_v_y
+        + cache.front_right_slice2_local_bend_z_column_v_x
+            * cache.front_right_slice2_local_bend_z_projected_inertia_f_x
+        + cache.front_right_slice3_local_bend_z_projected_inertia_n_z
+            * cache.front_right_slice3_local_bend_z_column_w_z
+        + cache.front_right_slice1_local_bend_z_column_v_z
+            * cache.front_right_slice1_local_bend_z_projected_inertia_f_z
+        + cache.front_right_slice0_local_bend_z_projected_inertia_f_y
+            * cache.front_right_slice0_local_bend_z_column_v_y
+        + cache.front_right_slice3_local_bend_z_column_w_y
+            * cache.front_right_slice3_local_bend_z_projected_inertia_n_y
+        + cache.front_right_slice0_local_bend_z_projected_inertia_f_x
+            * cache.front_right_slice0_local_bend_z_column_v_x
+        + cache.front_right_slice0_local_len_column_v_y
+            * cache.front_right_slice0_local_bend_z_projected_inertia_n_x
+        + cache.front_right_slice1_local_len_column_v_y
+            * cache.front_right_slice1_local_bend_z_projected_inertia_n_x;
+    let t86 = t77 + t81 + 0.11111111111111113 * t72 * t40 * t40 + t78
+        + 0.19245008972987507 * t40 * t40 * t79 + t82 + t75
+        - 0.1924500897298754 * t40 * t40 * t79 - 0.33333333333333315 * t40 * t40 * t85;
+    let t87 = 0.19245008972987532 * t40 * t40 * t79;
+    let t88 = cache.front_left_slice2_local_bend_y_column_w_x
+        * cache.front_left_slice2_local_bend_y_projected_inertia_n_x
         + cache.front_left_slice0_local_bend_y_column_w_y
-            * (cache.front_left_slice0_local_inertia_i_12
-                * cache.front_left_slice0_local_bend_y_column_w_z
-                + cache.front_left_slice0_local_inertia_h_z
-                    * cache.front_left_slice0_local_bend_y_column_v_x
-                + cache.front_left_slice0_local_bend_y_column_w_y
-                    * cache.front_left_slice0_local_inertia_i_11
-                + cache.front_left_slice0_local_inertia_i_01
-                    * cache.front_left_slice0_local_bend_y_column_w_x
-                - cache.front_left_slice0_local_bend_y_column_v_z
-                    * cache.front_left_slice0_local_inertia_h_x)
+            * cache.front_left_slice0_local_bend_y_projected_inertia_n_y
         + cache.front_left_slice3_local_bend_y_column_w_y
-            * (cache.front_left_slice3_local_inertia_i_11
-                * cache.front_left_slice3_local_bend_y_column_w_y
-                + cache.front_left_slice3_local_inertia_i_12
-                    * cache.front_left_slice3_local_bend_y_column_w_z
-                + cache.front_left_slice3_local_bend_y_column_v_x
-                    * cache.front_left_slice3_local_inertia_h_z
-                + cache.front_left_slice3_local_inertia_i_01
-                    * cache.front_left_slice3_local_bend_y_column_w_x
-                - cache.front_left_slice3_local_inertia_h_x
-                    * cache.front_left_slice3_local_bend_y_column_v_z)
-        + (cache.front_left_slice1_local_inertia_h_x
-            * cache.front_left_slice1_local_bend_y_column_v_y
-            + cache.front_left_slice1_local_bend_y_column_w_y
-                * cache.front_left_slice1_local_inertia_i_12
-            + cache.front_left_slice1_local_inertia_i_02
-                * cache.front_left_slice1_local_bend_y_column_w_x
-            + cache.front_left_slice1_local_inertia_i_22
-                * cache.front_left_slice1_local_bend_y_column_w_z
-            - cache.front_left_slice1_local_inertia_h_y
-                * cache.front_left_slice1_local_bend_y_column_v_x)
+            * cache.front_left_slice3_local_bend_y_projected_inertia_n_y
+        + cache.front_left_slice1_local_bend_y_projected_inertia_n_z
             * cache.front_left_slice1_local_bend_y_column_w_z
         + cache.front_left_slice1_local_bend_y_column_w_y
-            * (cache.front_left_slice1_local_bend_y_column_v_x
-                * cache.front_left_slice1_local_inertia_h_z
-                + cache.front_left_slice1_local_bend_y_column_w_y
-                    * cache.front_left_slice1_local_inertia_i_11
-                + cache.front_left_slice1_local_bend_y_column_w_z
-                    * cache.front_left_slice1_local_inertia_i_12
-                + cache.front_left_slice1_local_inertia_i_01
-                    * cache.front_left_slice1_local_bend_y_column_w_x
-                - cache.front_left_slice1_local_inertia_h_x
-                    * cache.front_left_slice1_local_bend_y_column_v_z)
-        + cache.front_left_slice3_local_bend_y_column_v_x * t196
-        + cache.front_left_slice1_local_bend_y_column_v_x * t197
+            * cache.front_left_slice1_local_bend_y_projected_inertia_n_y
+        + cache.front_left_slice3_local_bend_y_column_v_x
+            * cache.front_left_slice3_local_bend_y_projected_inertia_f_x
+        + cache.front_left_slice1_local_bend_y_column_v_x
+            * cache.front_left_slice1_local_bend_y_projected_inertia_f_x
         + cache.front_left_slice2_local_bend_y_column_w_y
-            * (cache.front_left_slice2_local_bend_y_column_v_x
-                * cache.front_left_slice2_local_inertia_h_z
-                + cache.front_left_slice2_local_bend_y_column_w_x
-                    * cache.front_left_slice2_local_inertia_i_01
-                + cache.front_left_slice2_local_bend_y_column_w_y
-                    * cache.front_left_slice2_local_inertia_i_11
-                + cache.front_left_slice2_local_inertia_i_12
-                    * cache.front_left_slice2_local_bend_y_column_w_z
-                - cache.front_left_slice2_local_inertia_h_x
-                    * cache.front_left_slice2_local_bend_y_column_v_z)
-        + t198 * cache.front_left_slice0_local_bend_y_column_v_x
+            * cache.front_left_slice2_local_bend_y_projected_inertia_n_y
+        + cache.front_left_slice0_local_bend_y_projected_inertia_f_x
+            * cache.front_left_slice0_local_bend_y_column_v_x
         + cache.front_left_slice3_local_bend_y_column_w_z
-            * (cache.front_left_slice3_local_inertia_i_12
-                * cache.front_left_slice3_local_bend_y_column_w_y
-                + cache.front_left_slice3_local_inertia_h_x
-                    * cache.front_left_slice3_local_bend_y_column_v_y
-                + cache.front_left_slice3_local_bend_y_column_w_x
-                    * cache.front_left_slice3_local_inertia_i_02
-                + cache.front_left_slice3_local_inertia_i_22
-                    * cache.front_left_slice3_local_bend_y_column_w_z
-                - cache.front_left_slice3_local_bend_y_column_v_x
-                    * cache.front_left_slice3_local_inertia_h_y)
+            * cache.front_left_slice3_local_bend_y_projected_inertia_n_z
         + cache.front_left_slice1_local_bend_y_column_w_x
-            * (cache.front_left_slice1_local_bend_y_column_w_x
-                * cache.front_left_slice1_local_inertia_i_00
-                + cache.front_left_slice1_local_inertia_i_01
-                    * cache.front_left_slice1_local_bend_y_column_w_y
-                + cache.front_left_slice1_local_inertia_h_y
-                    * cache.front_left_slice1_local_bend_y_column_v_z
-                + cache.front_left_slice1_local_inertia_i_02
-                    * cache.front_left_slice1_local_bend_y_column_w_z
-                - cache.front_left_slice1_local_inertia_h_z
-                    * cache.front_left_slice1_local_bend_y_column_v_y)
-        + (cache.front_left_slice2_local_inertia_i_12
-            * cache.front_left_slice2_local_bend_y_column_w_y
-            + cache.front_left_slice2_local_bend_y_column_w_x
-                * cache.front_left_slice2_local_inertia_i_02
-            + cache.front_left_slice2_local_bend_y_column_w_z
-                * cache.front_left_slice2_local_inertia_i_22
-            + cache.front_left_slice2_local_bend_y_column_v_y
-                * cache.front_left_slice2_local_inertia_h_x
-            - cache.front_left_slice2_local_inertia_h_y
-                * cache.front_left_slice2_local_bend_y_column_v_x)
+            * cache.front_left_slice1_local_bend_y_projected_inertia_n_x
+        + cache.front_left_slice2_local_bend_y_projected_inertia_n_z
             * cache.front_left_slice2_local_bend_y_column_w_z
-        + (cache.front_left_slice0_local_bend_y_column_w_x
-            * cache.front_left_slice0_local_inertia_i_02
-            + cache.front_left_slice0_local_inertia_i_22
-                * cache.front_left_slice0_local_bend_y_column_w_z
-            + cache.front_left_slice0_local_bend_y_column_v_y
-                * cache.front_left_slice0_local_inertia_h_x
-            + cache.front_left_slice0_local_bend_y_column_w_y
-                * cache.front_left_slice0_local_inertia_i_12
-            - cache.front_left_slice0_local_bend_y_column_v_x
-                * cache.front_left_slice0_local_inertia_h_y)
+        + cache.front_left_slice0_local_bend_y_projected_inertia_n_z
             * cache.front_left_slice0_local_bend_y_column_w_z
-        + (cache.front_left_slice3_local_inertia_i_00
-            * cache.front_left_slice3_local_bend_y_column_w_x
-            + cache.front_left_slice3_local_bend_y_column_w_z
-                * cache.front_left_slice3_local_inertia_i_02
-            + cache.front_left_slice3_local_inertia_i_01
-                * cache.front_left_slice3_local_bend_y_column_w_y
-            + cache.front_left_slice3_local_bend_y_column_v_z
-                * cache.front_left_slice3_local_inertia_h_y
-            - cache.front_left_slice3_local_bend_y_column_v_y
-                * cache.front_left_slice3_local_inertia_h_z)
+        + cache.front_left_slice3_local_bend_y_projected_inertia_n_x
             * cache.front_left_slice3_local_bend_y_column_w_x
         + cache.front_left_slice0_local_bend_y_column_w_x
-            * (cache.front_left_slice0_local_bend_y_column_w_x
-                * cache.front_left_slice0_local_inertia_i_00
-                + cache.front_left_slice0_local_bend_y_column_v_z
-                    * cache.front_left_slice0_local_inertia_h_y
-                + cache.front_left_slice0_local_bend_y_column_w_z
-                    * cache.front_left_slice0_local_inertia_i_02
-                + cache.front_left_slice0_local_bend_y_column_w_y
-                    * cache.front_left_slice0_local_inertia_i_01
-                - cache.front_left_slice0_local_inertia_h_z
-                    * cache.front_left_slice0_local_bend_y_column_v_y)
-        + t199 * cache.front_left_slice1_local_bend_y_column_v_y
-        + t200 * cache.front_left_slice0_local_bend_y_column_v_z
-        + t201 * cache.front_left_slice3_local_bend_y_column_v_z
-        + t202 * cache.front_left_slice2_local_bend_y_column_v_x
-        + t203 * cache.front_left_slice1_local_bend_y_column_v_z
-        + cache.front_left_slice3_local_bend_y_column_v_y * t204
-        + t205 * cache.front_left_slice2_local_bend_y_column_v_y
-        + t206 * cache.front_left_slice2_local_bend_y_column_v_z
-        + t207 * cache.front_left_slice0_local_bend_y_column_v_y;
-    let t209 = cache.front_left_slice0_local_len_column_v_x * t198
-        + t199 * cache.front_left_slice1_local_len_column_v_y
-        + t206 * cache.front_left_slice2_local_len_column_v_z
-        + t201 * cache.front_left_slice3_local_len_column_v_z
-        + t205 * cache.front_left_slice2_local_len_column_v_y
-        + cache.front_left_slice1_local_len_column_v_x * t197
-        + cache.front_left_slice3_local_len_column_v_x * t196
-        + cache.front_left_slice3_local_len_column_v_y * t204
-        + t203 * cache.front_left_slice1_local_len_column_v_z
-        + t202 * cache.front_left_slice2_local_len_column_v_x
-        + t200 * cache.front_left_slice0_local_len_column_v_z
-        + t207 * cache.front_left_slice0_local_len_column_v_y;
-    let t210 = -(0.2222222222222222 * t39 * t209);
-    let t211 = 0.1111111111111111
-        * (cache.front_left_slice3_local_len_column_v_y
-            * cache.front_left_slice3_local_len_column_v_y * cache.head_slice0_mass
-            + cache.front_left_slice0_local_len_column_v_y
-                * cache.front_left_slice0_local_len_column_v_y * cache.head_slice0_mass
+            * cache.front_left_slice0_local_bend_y_projected_inertia_n_x
+        + cache.front_left_slice1_local_bend_y_projected_inertia_f_y
+            * cache.front_left_slice1_local_bend_y_column_v_y
+        + cache.front_left_slice0_local_bend_y_projected_inertia_f_z
+            * cache.front_left_slice0_local_bend_y_column_v_z
+        + cache.front_left_slice3_local_bend_y_projected_inertia_f_z
+            * cache.front_left_slice3_local_bend_y_column_v_z
+        + cache.front_left_slice2_local_bend_y_projected_inertia_f_x
+            * cache.front_left_slice2_local_bend_y_column_v_x
+        + cache.front_left_slice1_local_bend_y_projected_inertia_f_z
+            * cache.front_left_slice1_local_bend_y_column_v_z
+        + cache.front_left_slice3_local_bend_y_column_v_y
+            * cache.front_left_slice3_local_bend_y_projected_inertia_f_y
+        + cache.front_left_slice2_local_bend_y_projected_inertia_f_y
+            * cache.front_left_slice2_local_bend_y_column_v_y
+        + cache.front_left_slice2_local_bend_y_projected_inertia_f_z
+            * cache.front_left_slice2_local_bend_y_column_v_z
+        + cache.front_left_slice0_local_bend_y_projected_inertia_f_y
+            * cache.front_left_slice0_local_bend_y_column_v_y;
+    let t89 = cache.front_left_slice0_local_len_column_v_x
+        * cache.front_left_slice0_local_bend_y_projected_inertia_f_x
+        + cache.front_left_slice1_local_bend_y_projected_inertia_f_y
+            * cache.front_left_slice1_local_len_column_v_y
+        + cache.front_left_slice2_local_bend_y_projected_inertia_f_z
+            * cache.front_left_slice2_local_len_column_v_z
+        + cache.front_left_slice3_local_bend_y_projected_inertia_f_z
+            * cache.front_left_slice3_local_len_column_v_z
+        + cache.front_left_slice2_local_bend_y_projected_inertia_f_y
+            * cache.front_left_slice2_local_len_column_v_y
+        + cache.front_left_slice1_local_len_column_v_x
+            * cache.front_left_slice1_local_bend_y_projected_inertia_f_x
+        + cache.front_left_slice3_local_len_column_v_x
+            * cache.front_left_slice3_local_bend_y_projected_inertia_f_x
+        + cache.front_left_slice3_local_len_column_v_y
+            * cache.front_left_slice3_local_bend_y_projected_inertia_f_y
+        + cache.front_left_slice1_local_bend_y_projected_inertia_f_z
+            * cache.front_left_slice1_local_len_column_v_z
+        + cache.front_left_slice2_local_bend_y_projected_inertia_f_x
+            * cache.front_left_slice2_local_len_column_v_x
+        + cache.front_left_slice0_local_bend_y_projected_inertia_f_z
+            * cache.front_left_slice0_local_len_column_v_z
+        + cache.front_left_slice0_local_bend_y_projected_inertia_f_y
+            * cache.front_left_slice0_local_len_column_v_y;
+    let t90 = -(0.2222222222222222 * t40 * t89);
+    let t91 = 0.1111111111111111
+        * (cache.front_left_slice1_local_len_projected_inertia_f_z
+            * cache.front_left_slice1_local_len_column_v_z
+            + cache.front_left_slice3_local_len_projected_inertia_f_x
+                * cache.front_left_slice3_local_len_column_v_x
+            + cache.front_left_slice0_local_len_projected_inertia_f_z
+                * cache.front_left_slice0_local_len_column_v_z
             + cache.front_left_slice1_local_len_column_v_x
-                * cache.front_left_slice1_local_len_column_v_x * cache.head_slice1_mass
-            + cache.front_left_slice3_local_len_column_v_x
-                * cache.front_left_slice3_local_len_column_v_x * cache.head_slice0_mass
-            + cache.front_left_slice2_local_len_column_v_y
-                * cache.front_left_slice2_local_len_column_v_y * cache.head_slice1_mass
-            + cache.front_left_slice0_local_len_column_v_z
-                * cache.front_left_slice0_local_len_column_v_z * cache.head_slice0_mass
+                * cache.front_left_slice1_local_len_projected_inertia_f_x
+            + cache.front_left_slice2_local_len_projected_inertia_f_y
+                * cache.front_left_slice2_local_len_column_v_y
             + cache.front_left_slice0_local_len_column_v_x
-                * cache.front_left_slice0_local_len_column_v_x * cache.head_slice0_mass
-            + cache.front_left_slice2_local_len_column_v_x
-                * cache.front_left_slice2_local_len_column_v_x * cache.head_slice1_mass
-            + cache.front_left_slice3_local_len_column_v_z
-                * cache.front_left_slice3_local_len_column_v_z * cache.head_slice0_mass
+                * cache.front_left_slice0_local_len_projected_inertia_f_x
+            + cache.front_left_slice3_local_len_projected_inertia_f_z
+                * cache.front_left_slice3_local_len_column_v_z
+            + cache.front_left_slice0_local_len_projected_inertia_f_y
+                * cache.front_left_slice0_local_len_column_v_y
             + cache.front_left_slice1_local_len_column_v_y
-                * cache.front_left_slice1_local_len_column_v_y * cache.head_slice1_mass
-            + cache.front_left_slice1_local_len_column_v_z
-                * cache.front_left_slice1_local_len_column_v_z * cache.head_slice1_mass
-            + cache.front_left_slice2_local_len_column_v_z
-                * cache.front_left_slice2_local_len_column_v_z * cache.head_slice1_mass);
-    let t212 = cache.front_left_slice2_local_inertia_i_01
-        * cache.front_left_slice2_local_bend_z_column_w_y
-        + cache.front_left_slice2_local_inertia_i_02
-            * cache.front_left_slice2_local_bend_z_column_w_z
-        + cache.front_left_slice2_local_inertia_h_y
-            * cache.front_left_slice2_local_bend_z_column_v_z
-        + cache.front_left_slice2_local_inertia_i_00
-            * cache.front_left_slice2_local_len_column_v_y
-        - cache.front_left_slice2_local_inertia_h_z
-            * cache.front_left_slice2_local_bend_z_column_v_y;
-    let t213 = cache.front_left_slice1_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.front_left_slice1_local_inertia_h_y
-            * cache.front_left_slice1_local_bend_z_column_w_z
-            - cache.front_left_slice1_local_bend_z_column_w_y
-                * cache.front_left_slice1_local_inertia_h_z);
-    let t214 = cache.front_left_slice3_local_len_column_v_y
-        * cache.front_left_slice3_local_inertia_i_02
-        + cache.front_left_slice3_local_inertia_i_22
-            * cache.front_left_slice3_local_bend_z_column_w_z
-        + cache.front_left_slice3_local_bend_z_column_w_y
-            * cache.front_left_slice3_local_inertia_i_12
-        + cache.front_left_slice3_local_inertia_h_x
-            * cache.front_left_slice3_local_bend_z_column_v_y
-        - cache.front_left_slice3_local_inertia_h_y
-            * cache.front_left_slice3_local_bend_z_column_v_x;
-    let t215 = cache.front_left_slice3_local_bend_z_column_v_y * cache.head_slice0_mass
-        - (cache.front_left_slice3_local_len_column_v_y
-            * cache.front_left_slice3_local_inertia_h_z
-            - cache.front_left_slice3_local_inertia_h_x
-                * cache.front_left_slice3_local_bend_z_column_w_z);
-    let t216 = cache.front_left_slice1_local_bend_z_column_v_x
-        * cache.front_left_slice1_local_inertia_h_z
-        + cache.front_left_slice1_local_bend_z_column_w_z
-            * cache.front_left_slice1_local_inertia_i_12
-        + cache.front_left_slice1_local_bend_z_column_w_y
-            * cache.front_left_slice1_local_inertia_i_11
-        + cache.front_left_slice1_local_inertia_i_01
-            * cache.front_left_slice1_local_len_column_v_y
-        - cache.front_left_slice1_local_inertia_h_x
-            * cache.front_left_slice1_local_bend_z_column_v_z;
-    let t217 = cache.head_slice0_mass * cache.front_left_slice0_local_bend_z_column_v_y
-        - (cache.front_left_slice0_local_inertia_h_z
+                * cache.front_left_slice1_local_len_projected_inertia_f_y
+            + cache.front_left_slice2_local_len_projected_inertia_f_z
+                * cache.front_left_slice2_local_len_column_v_z
+            + cache.front_left_slice2_local_len_projected_inertia_f_x
+                * cache.front_left_slice2_local_len_column_v_x
+            + cache.front_left_slice3_local_len_column_v_y
+                * cache.front_left_slice3_local_len_projected_inertia_f_y);
+    let t92 = cache.front_left_slice2_local_bend_z_projected_inertia_n_x
+        * cache.front_left_slice2_local_bend_y_column_w_x
+        + cache.front_left_slice1_local_bend_z_projected_inertia_f_x
+            * cache.front_left_slice1_local_bend_y_column_v_x
+        + cache.front_left_slice3_local_bend_z_projected_inertia_n_z
+            * cache.front_left_slice3_local_bend_y_column_w_z
+        + cache.front_left_slice3_local_bend_y_column_v_y
+            * cache.front_left_slice3_local_bend_z_projected_inertia_f_y
+        + cache.front_left_slice1_local_bend_z_projected_inertia_n_y
+            * cache.front_left_slice1_local_bend_y_column_w_y
+        + cache.front_left_slice0_local_bend_z_projected_inertia_f_y
+            * cache.front_left_slice0_local_bend_y_column_v_y
+        + cache.front_left_slice1_local_bend_y_column_v_z
+            * cache.front_left_slice1_local_bend_z_projected_inertia_f_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_n_y
+            * cache.front_left_slice2_local_bend_y_column_w_y
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_z
+            * cache.front_left_slice2_local_bend_y_column_v_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_x
+            * cache.front_left_slice2_local_bend_y_column_v_x
+        + cache.front_left_slice0_local_bend_y_column_w_y
+            * cache.front_left_slice0_local_bend_z_projected_inertia_n_y
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_y
+            * cache.front_left_slice2_local_bend_y_column_v_y
+        + cache.front_left_slice0_local_bend_z_projected_inertia_f_z
+            * cache.front_left_slice0_local_bend_y_column_v_z
+        + cache.front_left_slice1_local_bend_z_projected_inertia_n_x
+            * cache.front_left_slice1_local_bend_y_column_w_x
+        + cache.front_left_slice0_local_bend_y_column_v_x
+            * cache.front_left_slice0_local_bend_z_projected_inertia_f_x
+        + cache.front_left_slice3_local_bend_y_column_v_z
+            * cache.front_left_slice3_local_bend_z_projected_inertia_f_z
+        + cache.front_left_slice3_local_bend_z_projected_inertia_n_y
+            * cache.front_left_slice3_local_bend_y_column_w_y
+        + cache.front_left_slice1_local_bend_z_projected_inertia_f_y
+            * cache.front_left_slice1_local_bend_y_column_v_y
+        + cache.front_left_slice3_local_bend_y_column_v_x
+            * cache.front_left_slice3_local_bend_z_projected_inertia_f_x
+        + cache.front_left_slice3_local_bend_z_projected_inertia_n_x
+            * cache.front_left_slice3_local_bend_y_column_w_x
+        + cache.front_left_slice0_local_bend_y_column_w_x
+            * cache.front_left_slice0_local_bend_z_projected_inertia_n_x
+        + cache.front_left_slice0_local_bend_z_projected_inertia_n_z
+            * cache.front_left_slice0_local_bend_y_column_w_z
+        + cache.front_left_slice1_local_bend_z_projected_inertia_n_z
+            * cache.front_left_slice1_local_bend_y_column_w_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_n_z
+            * cache.front_left_slice2_local_bend_y_column_w_z;
+    let t93 = 0.11111111111111105 * t40 * t89;
+    let t94 = cache.front_left_slice3_local_len_column_v_y
+        * cache.front_left_slice3_local_bend_z_projected_inertia_f_y
+        + cache.front_left_slice0_local_bend_z_projected_inertia_f_y
             * cache.front_left_slice0_local_len_column_v_y
-            - cache.front_left_slice0_local_bend_z_column_w_z
-                * cache.front_left_slice0_local_inertia_h_x);
-    let t218 = cache.front_left_slice1_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.front_left_slice1_local_inertia_h_x
-            * cache.front_left_slice1_local_bend_z_column_w_y
-            - cache.front_left_slice1_local_inertia_h_y
-                * cache.front_left_slice1_local_len_column_v_y);
-    let t219 = cache.front_left_slice2_local_inertia_i_01
-        * cache.front_left_slice2_local_len_column_v_y
-        + cache.front_left_slice2_local_inertia_i_12
-            * cache.front_left_slice2_local_bend_z_column_w_z
-        + cache.front_left_slice2_local_inertia_i_11
-            * cache.front_left_slice2_local_bend_z_column_w_y
-        + cache.front_left_slice2_local_inertia_h_z
-            * cache.front_left_slice2_local_bend_z_column_v_x
-        - cache.front_left_slice2_local_inertia_h_x
-            * cache.front_left_slice2_local_bend_z_column_v_z;
-    let t220 = cache.front_left_slice2_local_bend_z_column_v_z * cache.head_slice1_mass
-        - (cache.front_left_slice2_local_inertia_h_x
-            * cache.front_left_slice2_local_bend_z_column_w_y
-            - cache.front_left_slice2_local_inertia_h_y
-                * cache.front_left_slice2_local_len_column_v_y);
-    let t221 = cache.front_left_slice2_local_bend_z_column_v_x * cache.head_slice1_mass
-        - (cache.front_left_slice2_local_inertia_h_y
-            * cache.front_left_slice2_local_bend_z_column_w_z
-            - cache.front_left_slice2_local_inertia_h_z
-                * cache.front_left_slice2_local_bend_z_column_w_y);
-    let t222 = cache.front_left_slice0_local_inertia_i_12
-        * cache.front_left_slice0_local_bend_z_column_w_z
-        + cache.front_left_slice0_local_inertia_h_z
-            * cache.front_left_slice0_local_bend_z_column_v_x
-        + cache.front_left_slice0_local_bend_z_column_w_y
-            * cache.front_left_slice0_local_inertia_i_11
-        + cache.front_left_slice0_local_len_column_v_y
-            * cache.front_left_slice0_local_inertia_i_01
-        - cache.front_left_slice0_local_bend_z_column_v_z
-            * cache.front_left_slice0_local_inertia_h_x;
-    let t223 = cache.front_left_slice2_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.front_left_slice2_local_inertia_h_z
+        + cache.front_left_slice3_local_len_column_v_x
+            * cache.front_left_slice3_local_bend_z_projected_inertia_f_x
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_z
+            * cache.front_left_slice2_local_len_column_v_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_y
             * cache.front_left_slice2_local_len_column_v_y
-            - cache.front_left_slice2_local_inertia_h_x
-                * cache.front_left_slice2_local_bend_z_column_w_z);
-    let t224 = cache.front_left_slice0_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.front_left_slice0_local_bend_z_column_w_y
-            * cache.front_left_slice0_local_inertia_h_x
-            - cache.front_left_slice0_local_len_column_v_y
-                * cache.front_left_slice0_local_inertia_h_y);
-    let t225 = cache.front_left_slice1_local_len_column_v_y
-        * cache.front_left_slice1_local_inertia_i_00
-        + cache.front_left_slice1_local_inertia_i_01
+        + cache.front_left_slice3_local_len_column_v_z
+            * cache.front_left_slice3_local_bend_z_projected_inertia_f_z
+        + cache.front_left_slice1_local_len_column_v_y
+            * cache.front_left_slice1_local_bend_z_projected_inertia_f_y
+        + cache.front_left_slice1_local_len_column_v_x
+            * cache.front_left_slice1_local_bend_z_projected_inertia_f_x
+        + cache.front_left_slice0_local_bend_z_projected_inertia_f_z
+            * cache.front_left_slice0_local_len_column_v_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_x
+            * cache.front_left_slice2_local_len_column_v_x
+        + cache.front_left_slice1_local_bend_z_projected_inertia_f_z
+            * cache.front_left_slice1_local_len_column_v_z
+        + cache.front_left_slice0_local_len_column_v_x
+            * cache.front_left_slice0_local_bend_z_projected_inertia_f_x;
+    let t95 = -(0.19245008972987523 * t40 * t94);
+    let t96 = 0.38490017945975047 * t40 * t40 * t92 + t93 + t90 + t91 + t95
+        - 0.2222222222222221 * t40 * t40 * t88;
+    let t97 = 0.11111111111111119 * t40 * t89;
+    let t98 = 0.19245008972987515 * t40 * t94;
+    let t99 = t97 + t90 + t91 + t98 - 0.22222222222222238 * t40 * t40 * t88
+        - 0.3849001794597503 * t40 * t40 * t92;
+    let t100 = -(0.19245008972987512 * t40 * t40 * t92);
+    let t101 = cache.front_left_slice1_local_bend_z_column_v_x
+        * cache.front_left_slice1_local_bend_z_projected_inertia_f_x
+        + cache.front_left_slice0_local_bend_z_projected_inertia_n_z
+            * cache.front_left_slice0_local_bend_z_column_w_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_n_x
+            * cache.front_left_slice2_local_len_column_v_y
+        + cache.front_left_slice1_local_bend_z_column_v_z
+            * cache.front_left_slice1_local_bend_z_projected_inertia_f_z
+        + cache.front_left_slice1_local_bend_z_projected_inertia_n_y
             * cache.front_left_slice1_local_bend_z_column_w_y
-        + cache.front_left_slice1_local_inertia_i_02
-            * cache.front_left_slice1_local_bend_z_column_w_z
-        + cache.front_left_slice1_local_inertia_h_y
-            * cache.front_left_slice1_local_bend_z_column_v_z
-        - cache.front_left_slice1_local_inertia_h_z
-            * cache.front_left_slice1_local_bend_z_column_v_y;
-    let t226 = cache.front_left_slice0_local_bend_z_column_v_x * cache.head_slice0_mass
-        - (cache.front_left_slice0_local_inertia_h_y
-            * cache.front_left_slice0_local_bend_z_column_w_z
-            - cache.front_left_slice0_local_inertia_h_z
-                * cache.front_left_slice0_local_bend_z_column_w_y);
-    let t227 = cache.front_left_slice3_local_bend_z_column_v_z * cache.head_slice0_mass
-        - (cache.front_left_slice3_local_bend_z_column_w_y
-            * cache.front_left_slice3_local_inertia_h_x
-            - cache.front_left_slice3_local_len_column_v_y
-                * cache.front_left_slice3_local_inertia_h_y);
-    let t228 = cache.front_left_slice3_local_inertia_i_12
-        * cache.front_left_slice3_local_bend_z_column_w_z
-        + cache.front_left_slice3_local_len_column_v_y
-            * cache.front_left_slice3_local_inertia_i_01
-        + cache.front_left_slice3_local_bend_z_column_v_x
-            * cache.front_left_slice3_local_inertia_h_z
-        + cache.front_left_slice3_local_bend_z_column_w_y
-            * cache.front_left_slice3_local_inertia_i_11
-        - cache.front_left_slice3_local_bend_z_column_v_z
-            * cache.front_left_slice3_local_inertia_h_x;
-    let t229 = cache.front_left_slice1_local_bend_z_column_v_y * cache.head_slice1_mass
-        - (cache.front_left_slice1_local_inertia_h_z
-            * cache.front_left_slice1_local_len_column_v_y
-            - cache.front_left_slice1_local_inertia_h_x
-                * cache.front_left_slice1_local_bend_z_column_w_z);
-    let t230 = cache.head_slice0_mass * cache.front_left_slice3_local_bend_z_column_v_x
-        - (cache.front_left_slice3_local_bend_z_column_w_z
-            * cache.front_left_slice3_local_inertia_h_y
-            - cache.front_left_slice3_local_bend_z_column_w_y
-                * cache.front_left_slice3_local_inertia_h_z);
-    let t231 = cache.front_left_slice3_local_bend_z_column_w_z
-        * cache.front_left_slice3_local_inertia_i_02
+        + cache.front_left_slice3_local_bend_z_column_v_y
+            * cache.front_left_slice3_local_bend_z_projected_inertia_f_y
         + cache.front_left_slice3_local_bend_z_column_v_z
-            * cache.front_left_slice3_local_inertia_h_y
+            * cache.front_left_slice3_local_bend_z_projected_inertia_f_z
         + cache.front_left_slice3_local_len_column_v_y
-            * cache.front_left_slice3_local_inertia_i_00
-        + cache.front_left_slice3_local_inertia_i_01
-            * cache.front_left_slice3_local_bend_z_column_w_y
-        - cache.front_left_slice3_local_bend_z_column_v_y
-            * cache.front_left_slice3_local_inertia_h_z;
-    let t232 = cache.front_left_slice0_local_inertia_i_02
-        * cache.front_left_slice0_local_bend_z_column_w_z
+            * cache.front_left_slice3_local_bend_z_projected_inertia_n_x
+        + cache.front_left_slice3_local_bend_z_column_w_y
+            * cache.front_left_slice3_local_bend_z_projected_inertia_n_y
         + cache.front_left_slice0_local_bend_z_column_v_z
-            * cache.front_left_slice0_local_inertia_h_y
-        + cache.front_left_slice0_local_len_column_v_y
-            * cache.front_left_slice0_local_inertia_i_00
-        + cache.front_left_slice0_local_bend_z_column_w_y
-            * cache.front_left_slice0_local_inertia_i_01
-        - cache.front_left_slice0_local_inertia_h_z
-            * cache.front_left_slice0_local_bend_z_column_v_y;
-    let t233 = cache.front_left_slice0_local_len_column_v_y
-        * cache.front_left_slice0_local_inertia_i_02
-        + cache.front_left_slice0_local_inertia_i_12
-            * cache.front_left_slice0_local_bend_z_column_w_y
-        + cache.front_left_slice0_local_bend_z_column_v_y
-            * cache.front_left_slice0_local_inertia_h_x
-        + cache.front_left_slice0_local_inertia_i_22
-            * cache.front_left_slice0_local_bend_z_column_w_z
-        - cache.front_left_slice0_local_bend_z_column_v_x
-            * cache.front_left_slice0_local_inertia_h_y;
-    let t234 = cache.front_left_slice1_local_inertia_h_x
-        * cache.front_left_slice1_local_bend_z_column_v_y
-        + cache.front_left_slice1_local_bend_z_column_w_y
-            * cache.front_left_slice1_local_inertia_i_12
-        + cache.front_left_slice1_local_inertia_i_22
-            * cache.front_left_slice1_local_bend_z_column_w_z
-        + cache.front_left_slice1_local_inertia_i_02
-            * cache.front_left_slice1_local_len_column_v_y
-        - cache.front_left_slice1_local_inertia_h_y
-            * cache.front_left_slice1_local_bend_z_column_v_x;
-    let t235 = cache.front_left_slice2_local_inertia_i_02
-        * cache.front_left_slice2_local_len_column_v_y
-        + cache.front_left_slice2_local_inertia_i_12
-            * cache.front_left_slice2_local_bend_z_column_w_y
-        + cache.front_left_slice2_local_inertia_i_22
-            * cache.front_left_slice2_local_bend_z_column_w_z
-        + cache.front_left_slice2_local_inertia_h_x
+            * cache.front_left_slice0_local_bend_z_projected_inertia_f_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_y
             * cache.front_left_slice2_local_bend_z_column_v_y
-        - cache.front_left_slice2_local_inertia_h_y
-            * cache.front_left_slice2_local_bend_z_column_v_x;
-    let t236 = t212 * cache.front_left_slice2_local_bend_y_column_w_x
-        + t213 * cache.front_left_slice1_local_bend_y_column_v_x
-        + t214 * cache.front_left_slice3_local_bend_y_column_w_z
-        + cache.front_left_slice3_local_bend_y_column_v_y * t215
-        + t216 * cache.front_left_slice1_local_bend_y_column_w_y
-        + t217 * cache.front_left_slice0_local_bend_y_column_v_y
-        + cache.front_left_slice1_local_bend_y_column_v_z * t218
-        + t219 * cache.front_left_slice2_local_bend_y_column_w_y
-        + t220 * cache.front_left_slice2_local_bend_y_column_v_z
-        + t221 * cache.front_left_slice2_local_bend_y_column_v_x
-        + cache.front_left_slice0_local_bend_y_column_w_y * t222
-        + t223 * cache.front_left_slice2_local_bend_y_column_v_y
-        + t224 * cache.front_left_slice0_local_bend_y_column_v_z
-        + t225 * cache.front_left_slice1_local_bend_y_column_w_x
-        + cache.front_left_slice0_local_bend_y_column_v_x * t226
-        + cache.front_left_slice3_local_bend_y_column_v_z * t227
-        + t228 * cache.front_left_slice3_local_bend_y_column_w_y
-        + t229 * cache.front_left_slice1_local_bend_y_column_v_y
-        + cache.front_left_slice3_local_bend_y_column_v_x * t230
-        + t231 * cache.front_left_slice3_local_bend_y_column_w_x
-        + cache.front_left_slice0_local_bend_y_column_w_x * t232
-        + t233 * cache.front_left_slice0_local_bend_y_column_w_z
-        + t234 * cache.front_left_slice1_local_bend_y_column_w_z
-        + t235 * cache.front_left_slice2_local_bend_y_column_w_z;
-    let t237 = 0.11111111111111105 * t39 * t209;
-    let t238 = cache.front_left_slice3_local_len_column_v_y * t215
-        + t217 * cache.front_left_slice0_local_len_column_v_y
-        + cache.front_left_slice3_local_len_column_v_x * t230
-        + t220 * cache.front_left_slice2_local_len_column_v_z
-        + t223 * cache.front_left_slice2_local_len_column_v_y
-        + cache.front_left_slice3_local_len_column_v_z * t227
-        + cache.front_left_slice1_local_len_column_v_y * t229
-        + cache.front_left_slice1_local_len_column_v_x * t213
-        + t224 * cache.front_left_slice0_local_len_column_v_z
-        + t221 * cache.front_left_slice2_local_len_column_v_x
-        + t218 * cache.front_left_slice1_local_len_column_v_z
-        + cache.front_left_slice0_local_len_column_v_x * t226;
-    let t239 = -(0.19245008972987523 * t39 * t238);
-    let t240 = 0.38490017945975047 * t39 * t39 * t236 + t237 + t210 + t211 + t239
-        - 0.2222222222222221 * t39 * t39 * t208;
-    let t241 = 0.11111111111111119 * t39 * t209;
-    let t242 = 0.19245008972987515 * t39 * t238;
-    let t243 = t241 + t210 + t211 + t242 - 0.22222222222222238 * t39 * t39 * t208
-        - 0.3849001794597503 * t39 * t39 * t236;
-    let t244 = -(0.19245008972987512 * t39 * t39 * t236);
-    let t245 = cache.front_left_slice1_local_bend_z_column_v_x * t213
-        + t233 * cache.front_left_slice0_local_bend_z_column_w_z
-        + t212 * cache.front_left_slice2_local_len_column_v_y
-        + cache.front_left_slice1_local_bend_z_column_v_z * t218
-        + t216 * cache.front_left_slice1_local_bend_z_column_w_y
-        + cache.front_left_slice3_local_bend_z_column_v_y * t215
-        + cache.front_left_slice3_local_bend_z_column_v_z * t227
-        + cache.front_left_slice3_local_len_column_v_y * t231
-        + cache.front_left_slice3_local_bend_z_column_w_y * t228
-        + cache.front_left_slice0_local_bend_z_column_v_z * t224
-        + t223 * cache.front_left_slice2_local_bend_z_column_v_y
-        + t222 * cache.front_left_slice0_local_bend_z_column_w_y
-        + t221 * cache.front_left_slice2_local_bend_z_column_v_x
-        + cache.front_left_slice3_local_bend_z_column_v_x * t230
-        + t229 * cache.front_left_slice1_local_bend_z_column_v_y
-        + t234 * cache.front_left_slice1_local_bend_z_column_w_z
-        + t225 * cache.front_left_slice1_local_len_column_v_y
-        + cache.front_left_slice0_local_bend_z_column_v_x * t226
-        + cache.front_left_slice0_local_len_column_v_y * t232
-        + t220 * cache.front_left_slice2_local_bend_z_column_v_z
-        + t214 * cache.front_left_slice3_local_bend_z_column_w_z
-        + t235 * cache.front_left_slice2_local_bend_z_column_w_z
-        + t219 * cache.front_left_slice2_local_bend_z_column_w_y
-        + t217 * cache.front_left_slice0_local_bend_z_column_v_y;
-    let t246 = 0.19245008972987507 * t39 * t39 * t236 + t241 + t237
-        + 0.11111111111111113 * t39 * t39 * t208 + t211 + t239 + t242
-        - 0.33333333333333315 * t39 * t39 * t245 - 0.1924500897298754 * t39 * t39 * t236;
-    let t247 = 0.19245008972987532 * t39 * t39 * t236;
+        + cache.front_left_slice0_local_bend_z_projected_inertia_n_y
+            * cache.front_left_slice0_local_bend_z_column_w_y
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_x
+            * cache.front_left_slice2_local_bend_z_column_v_x
+        + cache.front_left_slice3_local_bend_z_column_v_x
+            * cache.front_left_slice3_local_bend_z_projected_inertia_f_x
+        + cache.front_left_slice1_local_bend_z_projected_inertia_f_y
+            * cache.front_left_slice1_local_bend_z_column_v_y
+        + cache.front_left_slice1_local_bend_z_projected_inertia_n_z
+            * cache.front_left_slice1_local_bend_z_column_w_z
+        + cache.front_left_slice1_local_bend_z_projected_inertia_n_x
+            * cache.front_left_slice1_local_len_column_v_y
+        + cache.front_left_slice0_local_bend_z_column_v_x
+            * cache.front_left_slice0_local_bend_z_projected_inertia_f_x
+        + cache.front_left_slice0_local_len_column_v_y
+            * cache.front_left_slice0_local_bend_z_projected_inertia_n_x
+        + cache.front_left_slice2_local_bend_z_projected_inertia_f_z
+            * cache.front_left_slice2_local_bend_z_column_v_z
+        + cache.front_left_slice3_local_bend_z_projected_inertia_n_z
+            * cache.front_left_slice3_local_bend_z_column_w_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_n_z
+            * cache.front_left_slice2_local_bend_z_column_w_z
+        + cache.front_left_slice2_local_bend_z_projected_inertia_n_y
+            * cache.front_left_slice2_local_bend_z_column_w_y
+        + cache.front_left_slice0_local_bend_z_projected_inertia_f_y
+            * cache.front_left_slice0_local_bend_z_column_v_y;
+    let t102 = 0.19245008972987507 * t40 * t40 * t92 + t97 + t93
+        + 0.11111111111111113 * t40 * t40 * t88 + t91 + t95 + t98
+        - 0.33333333333333315 * t40 * t40 * t101 - 0.1924500897298754 * t40 * t40 * t92;
+    let t103 = 0.19245008972987532 * t40 * t40 * t92;
     out[(0, 0)] = cache.hub_composite_inertia_m;
     out[(0, 3)] = cache.base_yaw_projected_inertia_f_x;
     out[(3, 0)] = cache.base_yaw_projected_inertia_f_x;
@@ -8224,50 +8343,51 @@ pub fn mass_matrix_into(
     out[(16, 5)] = t37;
     out[(5, 17)] = t38;
     out[(17, 5)] = t38;
-    out[(6, 6)] = t53 + t53 + 0.4444444444444444 * t39 * t39 * t54 + t55;
-    out[(6, 7)] = t84;
-    out[(7, 6)] = t84;
-    out[(6, 8)] = t87;
-    out[(8, 6)] = t87;
-    out[(7, 7)] = t88 + t88 + t56 + t56 + 0.111111111111111 * t39 * t39 * t54
-        + 0.3333333333333333 * t39 * t39 * t89 + t55 + t83 + t83;
-    out[(7, 8)] = t90;
-    out[(8, 7)] = t90;
-    out[(8, 8)] = t85 + t85 + 0.33333333333333304 * t39 * t39 * t89
-        + 0.11111111111111129 * t39 * t39 * t54 + t91 + t91 + t55 + t86 + t86;
-    out[(9, 9)] = t105 + t105 + 0.4444444444444444 * t39 * t39 * t106 + t107;
-    out[(9, 10)] = t136;
-    out[(10, 9)] = t136;
-    out[(9, 11)] = t139;
-    out[(11, 9)] = t139;
-    out[(10, 10)] = t140 + t140 + 0.3333333333333333 * t39 * t39 * t141
-        + 0.111111111111111 * t39 * t39 * t106 + t134 + t134 + t107 + t135 + t135;
-    out[(10, 11)] = t142;
-    out[(11, 10)] = t142;
-    out[(11, 11)] = t143 + t143 + t137 + t137 + 0.33333333333333304 * t39 * t39 * t141
-        + 0.11111111111111129 * t39 * t39 * t106 + t138 + t138 + t107;
-    out[(12, 12)] = t144 + 0.4444444444444444 * t157 * t39 * t39 + t159 + t159;
-    out[(12, 13)] = t188;
-    out[(13, 12)] = t188;
-    out[(12, 14)] = t191;
-    out[(14, 12)] = t191;
-    out[(13, 13)] = t144 + t173 + t173 + t192 + t192 + t174 + t174
-        + 0.3333333333333333 * t39 * t39 * t193 + 0.111111111111111 * t157 * t39 * t39;
-    out[(13, 14)] = t194;
-    out[(14, 13)] = t194;
-    out[(14, 14)] = 0.11111111111111129 * t157 * t39 * t39 + t195 + t195 + t144 + t189
-        + t189 + 0.33333333333333304 * t39 * t39 * t193 + t190 + t190;
-    out[(15, 15)] = 0.4444444444444444 * t39 * t39 * t208 + t210 + t210 + t211;
-    out[(15, 16)] = t240;
-    out[(16, 15)] = t240;
-    out[(15, 17)] = t243;
-    out[(17, 15)] = t243;
-    out[(16, 16)] = t244 + t244 + 0.111111111111111 * t39 * t39 * t208 + t237 + t237
-        + t211 + 0.3333333333333333 * t39 * t39 * t245 + t239 + t239;
-    out[(16, 17)] = t246;
-    out[(17, 16)] = t246;
-    out[(17, 17)] = t241 + t241 + 0.11111111111111129 * t39 * t39 * t208 + t247 + t247
-        + t211 + 0.33333333333333304 * t39 * t39 * t245 + t242 + t242;
+    out[(6, 6)] = t39 + t42 + t42 + 0.4444444444444444 * t40 * t40 * t43;
+    out[(6, 7)] = t48;
+    out[(7, 6)] = t48;
+    out[(6, 8)] = t51;
+    out[(8, 6)] = t51;
+    out[(7, 7)] = t39 + t52 + t52 + t44 + t44 + 0.111111111111111 * t40 * t40 * t43
+        + 0.3333333333333333 * t40 * t40 * t53 + t47 + t47;
+    out[(7, 8)] = t54;
+    out[(8, 7)] = t54;
+    out[(8, 8)] = t39 + t49 + t49 + 0.33333333333333304 * t40 * t40 * t53
+        + 0.11111111111111129 * t40 * t40 * t43 + t55 + t55 + t50 + t50;
+    out[(9, 9)] = t57 + t57 + t58 + 0.4444444444444444 * t40 * t40 * t59;
+    out[(9, 10)] = t64;
+    out[(10, 9)] = t64;
+    out[(9, 11)] = t67;
+    out[(11, 9)] = t67;
+    out[(10, 10)] = t68 + t68 + 0.3333333333333333 * t40 * t40 * t69 + t58
+        + 0.111111111111111 * t40 * t40 * t59 + t62 + t62 + t63 + t63;
+    out[(10, 11)] = t70;
+    out[(11, 10)] = t70;
+    out[(11, 11)] = t71 + t71 + t65 + t65 + t58 + 0.33333333333333304 * t40 * t40 * t69
+        + 0.11111111111111129 * t40 * t40 * t59 + t66 + t66;
+    out[(12, 12)] = 0.4444444444444444 * t72 * t40 * t40 + t74 + t74 + t75;
+    out[(12, 13)] = t80;
+    out[(13, 12)] = t80;
+    out[(12, 14)] = t83;
+    out[(14, 12)] = t83;
+    out[(13, 13)] = t77 + t77 + t84 + t84 + t78 + t78
+        + 0.3333333333333333 * t40 * t40 * t85 + t75
+        + 0.111111111111111 * t72 * t40 * t40;
+    out[(13, 14)] = t86;
+    out[(14, 13)] = t86;
+    out[(14, 14)] = 0.11111111111111129 * t72 * t40 * t40 + t87 + t87 + t81 + t81
+        + 0.33333333333333304 * t40 * t40 * t85 + t82 + t82 + t75;
+    out[(15, 15)] = 0.4444444444444444 * t40 * t40 * t88 + t90 + t90 + t91;
+    out[(15, 16)] = t96;
+    out[(16, 15)] = t96;
+    out[(15, 17)] = t99;
+    out[(17, 15)] = t99;
+    out[(16, 16)] = t100 + t100 + 0.111111111111111 * t40 * t40 * t88 + t93 + t93 + t91
+        + 0.3333333333333333 * t40 * t40 * t101 + t95 + t95;
+    out[(16, 17)] = t102;
+    out[(17, 16)] = t102;
+    out[(17, 17)] = t97 + t97 + 0.11111111111111129 * t40 * t40 * t88 + t103 + t103 + t91
+        + 0.33333333333333304 * t40 * t40 * t101 + t98 + t98;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -26340,34 +26460,33 @@ pub fn coriolis_matrix_into(
     out[(6, 0)] = head_subspace0_coriolis_row_f_x;
     out[(6, 1)] = head_subspace0_coriolis_row_f_y;
     out[(6, 2)] = head_subspace0_coriolis_row_f_z;
-    out[(6, 3)] = cache.head_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y
-        + head_subspace0_coriolis_row_n_z
-        + cache.head_subspace0_projected_inertia_f_x * qd[1]
+    out[(6, 3)] = head_subspace0_coriolis_row_n_z
         + q[1] * head_subspace0_coriolis_row_f_x
-        + head_subspace0_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
-    out[(6, 4)] = base_pitch_subspace_rate_v_z
-        * cache.head_subspace0_projected_inertia_f_z
-        + head_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + cache.head_subspace0_projected_inertia_f_x * qd[1]
+        + head_subspace0_coriolis_row_f_y * cache.base_yaw_subspace_v_y
+        + cache.head_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y;
+    out[(6, 4)] = head_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + cache.head_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + cache.head_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_rate_v_z * cache.head_subspace0_projected_inertia_f_z
         + cache.head_subspace0_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + base_pitch_subspace_rate_w_y * cache.head_subspace0_projected_inertia_n_y
+        + cache.head_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + head_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + cache.base_yaw_rotation_01 * head_subspace0_coriolis_row_n_x
         + head_subspace0_coriolis_row_n_y * cache.cos_q3
-        + cache.head_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + cache.base_pitch_subspace_v_z * head_subspace0_coriolis_row_f_z;
     out[(6, 5)] = cache.base_pitch_rotation_00 * head_subspace0_coriolis_row_n_x
-        + base_roll_subspace_rate_w_x * cache.head_subspace0_projected_inertia_n_x
         + head_subspace0_coriolis_row_f_x * cache.base_roll_subspace_v_x
         + head_subspace0_coriolis_row_n_z * cache.base_pitch_rotation_20
-        + base_roll_subspace_rate_v_z * cache.head_subspace0_projected_inertia_f_z
-        + base_roll_subspace_rate_w_y * cache.head_subspace0_projected_inertia_n_y
         + cache.base_roll_subspace_v_z * head_subspace0_coriolis_row_f_z
-        + cache.base_pitch_rotation_10 * head_subspace0_coriolis_row_n_y
         + cache.head_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
-        + base_roll_subspace_rate_w_z * cache.head_subspace0_projected_inertia_n_z
+        + base_roll_subspace_rate_w_y * cache.head_subspace0_projected_inertia_n_y
+        + cache.head_subspace0_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + cache.base_pitch_rotation_10 * head_subspace0_coriolis_row_n_y
         + cache.base_roll_subspace_v_y * head_subspace0_coriolis_row_f_y
-        + cache.head_subspace0_projected_inertia_f_x * base_roll_subspace_rate_v_x;
+        + cache.head_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_x * cache.head_subspace0_projected_inertia_n_x
+        + base_roll_subspace_rate_v_z * cache.head_subspace0_projected_inertia_f_z;
     out[(6, 6)] = head_slice1_subspace0_w_z * t5349 + t5350 * head_slice3_subspace0_w_y
         + t5351 * head_slice2_subspace0_v_x + head_slice0_subspace0_v_z * t5352
         + head_slice2_subspace0_w_x * t5353 + t5354 * head_slice3_subspace0_v_y
@@ -26407,35 +26526,35 @@ pub fn coriolis_matrix_into(
     out[(7, 0)] = head_subspace1_coriolis_row_f_x;
     out[(7, 1)] = head_subspace1_coriolis_row_f_y;
     out[(7, 2)] = head_subspace1_coriolis_row_f_z;
-    out[(7, 3)] = head_subspace1_coriolis_row_f_y * cache.base_yaw_subspace_v_y
+    out[(7, 3)] = cache.head_subspace1_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+        + head_subspace1_coriolis_row_f_y * cache.base_yaw_subspace_v_y
         + q[1] * head_subspace1_coriolis_row_f_x
         + cache.head_subspace1_projected_inertia_f_x * qd[1]
-        + base_yaw_subspace_rate_v_y * cache.head_subspace1_projected_inertia_f_y
         + head_subspace1_coriolis_row_n_z;
-    out[(7, 4)] = cache.head_subspace1_projected_inertia_f_z
-        * base_pitch_subspace_rate_v_z
+    out[(7, 4)] = base_pitch_subspace_rate_w_y
+        * cache.head_subspace1_projected_inertia_n_y
+        + base_pitch_subspace_rate_v_z * cache.head_subspace1_projected_inertia_f_z
         + head_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + cache.base_pitch_subspace_v_z * head_subspace1_coriolis_row_f_z
-        + base_pitch_subspace_rate_v_x * cache.head_subspace1_projected_inertia_f_x
         + head_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + cache.head_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + head_subspace1_coriolis_row_n_y * cache.cos_q3
         + head_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + base_pitch_subspace_rate_w_y * cache.head_subspace1_projected_inertia_n_y
-        + cache.head_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + cache.head_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y;
-    out[(7, 5)] = cache.head_subspace1_projected_inertia_n_x
-        * base_roll_subspace_rate_w_x
-        + cache.head_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + cache.head_subspace1_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + cache.head_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x;
+    out[(7, 5)] = base_roll_subspace_rate_w_y
+        * cache.head_subspace1_projected_inertia_n_y
         + cache.base_roll_subspace_v_y * head_subspace1_coriolis_row_f_y
+        + cache.head_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_v_z * cache.head_subspace1_projected_inertia_f_z
         + cache.base_roll_subspace_v_z * head_subspace1_coriolis_row_f_z
-        + cache.head_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + base_roll_subspace_rate_v_y * cache.head_subspace1_projected_inertia_f_y
         + head_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
         + cache.base_pitch_rotation_20 * head_subspace1_coriolis_row_n_z
+        + cache.head_subspace1_projected_inertia_f_x * base_roll_subspace_rate_v_x
         + cache.base_pitch_rotation_10 * head_subspace1_coriolis_row_n_y
         + head_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + base_roll_subspace_rate_w_y * cache.head_subspace1_projected_inertia_n_y
-        + base_roll_subspace_rate_v_x * cache.head_subspace1_projected_inertia_f_x;
+        + cache.head_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
+        + cache.head_subspace1_projected_inertia_n_x * base_roll_subspace_rate_w_x;
     out[(7, 6)] = head_slice0_subspace1_v_z * t5352 + t5372 * head_slice2_subspace1_v_z
         + t5349 * head_slice1_subspace1_w_z + t5357 * head_slice0_subspace1_w_z
         + head_slice0_subspace1_v_y * t5368 + head_slice2_subspace1_w_z * t5356
@@ -26475,33 +26594,33 @@ pub fn coriolis_matrix_into(
     out[(8, 0)] = head_subspace2_coriolis_row_f_x;
     out[(8, 1)] = head_subspace2_coriolis_row_f_y;
     out[(8, 2)] = head_subspace2_coriolis_row_f_z;
-    out[(8, 3)] = base_yaw_subspace_rate_v_y * cache.head_subspace2_projected_inertia_f_y
-        + cache.base_yaw_subspace_v_y * head_subspace2_coriolis_row_f_y
-        + q[1] * head_subspace2_coriolis_row_f_x
+    out[(8, 3)] = cache.head_subspace2_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + cache.head_subspace2_projected_inertia_f_x * qd[1]
-        + head_subspace2_coriolis_row_n_z;
-    out[(8, 4)] = head_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + base_pitch_subspace_rate_v_x * cache.head_subspace2_projected_inertia_f_x
-        + cache.head_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + base_pitch_subspace_rate_w_y * cache.head_subspace2_projected_inertia_n_y
+        + cache.base_yaw_subspace_v_y * head_subspace2_coriolis_row_f_y
+        + q[1] * head_subspace2_coriolis_row_f_x + head_subspace2_coriolis_row_n_z;
+    out[(8, 4)] = cache.head_subspace2_projected_inertia_f_y
+        * base_pitch_subspace_rate_v_y
+        + head_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + head_subspace2_coriolis_row_n_x * cache.base_yaw_rotation_01
         + head_subspace2_coriolis_row_n_y * cache.cos_q3
-        + cache.head_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + cache.head_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + base_pitch_subspace_rate_v_z * cache.head_subspace2_projected_inertia_f_z
         + cache.base_pitch_subspace_v_y * head_subspace2_coriolis_row_f_y
-        + cache.base_pitch_subspace_v_z * head_subspace2_coriolis_row_f_z;
+        + base_pitch_subspace_rate_v_x * cache.head_subspace2_projected_inertia_f_x
+        + cache.base_pitch_subspace_v_z * head_subspace2_coriolis_row_f_z
+        + cache.head_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x;
     out[(8, 5)] = cache.base_roll_subspace_v_z * head_subspace2_coriolis_row_f_z
         + cache.base_roll_subspace_v_y * head_subspace2_coriolis_row_f_y
         + head_subspace2_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_w_x * cache.head_subspace2_projected_inertia_n_x
-        + base_roll_subspace_rate_v_x * cache.head_subspace2_projected_inertia_f_x
         + base_roll_subspace_rate_v_z * cache.head_subspace2_projected_inertia_f_z
+        + cache.head_subspace2_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + base_roll_subspace_rate_w_z * cache.head_subspace2_projected_inertia_n_z
+        + cache.head_subspace2_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + cache.head_subspace2_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + cache.base_pitch_rotation_10 * head_subspace2_coriolis_row_n_y
-        + base_roll_subspace_rate_w_y * cache.head_subspace2_projected_inertia_n_y
         + cache.base_roll_subspace_v_x * head_subspace2_coriolis_row_f_x
         + cache.base_pitch_rotation_20 * head_subspace2_coriolis_row_n_z
-        + cache.head_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + cache.head_subspace2_projected_inertia_f_y * base_roll_subspace_rate_v_y;
+        + base_roll_subspace_rate_v_x * cache.head_subspace2_projected_inertia_f_x;
     out[(8, 6)] = t5354 * head_slice3_subspace2_v_y + head_slice1_subspace2_w_z * t5349
         + t5350 * head_slice3_subspace2_w_y + t5372 * head_slice2_subspace2_v_z
         + t5362 * head_slice2_subspace2_w_y + t5369 * head_slice1_subspace2_v_x
@@ -26541,32 +26660,32 @@ pub fn coriolis_matrix_into(
     out[(9, 0)] = back_subspace0_coriolis_row_f_x;
     out[(9, 1)] = back_subspace0_coriolis_row_f_y;
     out[(9, 2)] = back_subspace0_coriolis_row_f_z;
-    out[(9, 3)] = cache.back_subspace0_projected_inertia_f_x * qd[1]
+    out[(9, 3)] = base_yaw_subspace_rate_v_y * cache.back_subspace0_projected_inertia_f_y
         + q[1] * back_subspace0_coriolis_row_f_x + back_subspace0_coriolis_row_n_z
-        + base_yaw_subspace_rate_v_y * cache.back_subspace0_projected_inertia_f_y
+        + cache.back_subspace0_projected_inertia_f_x * qd[1]
         + back_subspace0_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
     out[(9, 4)] = back_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + back_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + cache.back_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + back_subspace0_coriolis_row_n_y * cache.cos_q3
+        + cache.back_subspace0_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + base_pitch_subspace_rate_w_y * cache.back_subspace0_projected_inertia_n_y
+        + base_pitch_subspace_rate_v_y * cache.back_subspace0_projected_inertia_f_y
         + back_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + cache.back_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + base_pitch_subspace_rate_w_x * cache.back_subspace0_projected_inertia_n_x
         + cache.base_pitch_subspace_v_z * back_subspace0_coriolis_row_f_z
-        + base_pitch_subspace_rate_v_z * cache.back_subspace0_projected_inertia_f_z
-        + base_pitch_subspace_rate_v_x * cache.back_subspace0_projected_inertia_f_x
-        + base_pitch_subspace_rate_w_y * cache.back_subspace0_projected_inertia_n_y;
+        + base_pitch_subspace_rate_v_z * cache.back_subspace0_projected_inertia_f_z;
     out[(9, 5)] = cache.base_pitch_rotation_20 * back_subspace0_coriolis_row_n_z
+        + cache.back_subspace0_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + cache.back_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + cache.base_pitch_rotation_10 * back_subspace0_coriolis_row_n_y
         + cache.base_roll_subspace_v_y * back_subspace0_coriolis_row_f_y
         + back_subspace0_coriolis_row_n_x * cache.base_pitch_rotation_00
         + cache.base_roll_subspace_v_x * back_subspace0_coriolis_row_f_x
-        + base_roll_subspace_rate_w_x * cache.back_subspace0_projected_inertia_n_x
         + base_roll_subspace_rate_w_y * cache.back_subspace0_projected_inertia_n_y
-        + base_roll_subspace_rate_v_y * cache.back_subspace0_projected_inertia_f_y
-        + base_roll_subspace_rate_v_x * cache.back_subspace0_projected_inertia_f_x
+        + cache.back_subspace0_projected_inertia_n_x * base_roll_subspace_rate_w_x
         + cache.base_roll_subspace_v_z * back_subspace0_coriolis_row_f_z
-        + base_roll_subspace_rate_w_z * cache.back_subspace0_projected_inertia_n_z
-        + base_roll_subspace_rate_v_z * cache.back_subspace0_projected_inertia_f_z;
+        + base_roll_subspace_rate_v_y * cache.back_subspace0_projected_inertia_f_y
+        + cache.back_subspace0_projected_inertia_f_z * base_roll_subspace_rate_v_z;
     out[(9, 9)] = back_slice1_subspace0_v_z * t5421 + t5422 * back_slice0_subspace0_w_x
         + back_slice3_subspace0_v_x * t5423 + t5424 * back_slice2_subspace0_w_z
         + t5425 * back_slice1_subspace0_w_x + t5426 * back_slice1_subspace0_w_z
@@ -26606,33 +26725,34 @@ pub fn coriolis_matrix_into(
     out[(10, 0)] = back_subspace1_coriolis_row_f_x;
     out[(10, 1)] = back_subspace1_coriolis_row_f_y;
     out[(10, 2)] = back_subspace1_coriolis_row_f_z;
-    out[(10, 3)] = cache.back_subspace1_projected_inertia_f_y
-        * base_yaw_subspace_rate_v_y + cache.back_subspace1_projected_inertia_f_x * qd[1]
-        + q[1] * back_subspace1_coriolis_row_f_x
+    out[(10, 3)] = q[1] * back_subspace1_coriolis_row_f_x
         + cache.base_yaw_subspace_v_y * back_subspace1_coriolis_row_f_y
+        + base_yaw_subspace_rate_v_y * cache.back_subspace1_projected_inertia_f_y
+        + cache.back_subspace1_projected_inertia_f_x * qd[1]
         + back_subspace1_coriolis_row_n_z;
     out[(10, 4)] = back_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + cache.back_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + cache.cos_q3 * back_subspace1_coriolis_row_n_y
         + back_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + cache.base_pitch_subspace_v_z * back_subspace1_coriolis_row_f_z
-        + base_pitch_subspace_rate_w_y * cache.back_subspace1_projected_inertia_n_y
-        + base_pitch_subspace_rate_v_z * cache.back_subspace1_projected_inertia_f_z
+        + cache.back_subspace1_projected_inertia_f_x * base_pitch_subspace_rate_v_x
         + cache.back_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + back_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + cache.back_subspace1_projected_inertia_f_x * base_pitch_subspace_rate_v_x
-        + cache.back_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y;
-    out[(10, 5)] = back_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + cache.base_roll_subspace_v_y * back_subspace1_coriolis_row_f_y
-        + base_roll_subspace_rate_w_x * cache.back_subspace1_projected_inertia_n_x
-        + cache.back_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + back_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + base_roll_subspace_rate_w_z * cache.back_subspace1_projected_inertia_n_z
-        + cache.base_roll_subspace_v_z * back_subspace1_coriolis_row_f_z
-        + cache.back_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
+        + cache.back_subspace1_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + base_pitch_subspace_rate_v_z * cache.back_subspace1_projected_inertia_f_z;
+    out[(10, 5)] = base_roll_subspace_rate_v_y
+        * cache.back_subspace1_projected_inertia_f_y
+        + back_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
         + base_roll_subspace_rate_w_y * cache.back_subspace1_projected_inertia_n_y
+        + cache.back_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + cache.base_roll_subspace_v_y * back_subspace1_coriolis_row_f_y
+        + cache.back_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + base_roll_subspace_rate_w_x * cache.back_subspace1_projected_inertia_n_x
+        + back_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + cache.back_subspace1_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + cache.base_roll_subspace_v_z * back_subspace1_coriolis_row_f_z
         + cache.base_pitch_rotation_10 * back_subspace1_coriolis_row_n_y
-        + cache.base_pitch_rotation_20 * back_subspace1_coriolis_row_n_z
-        + cache.back_subspace1_projected_inertia_f_x * base_roll_subspace_rate_v_x;
+        + cache.base_pitch_rotation_20 * back_subspace1_coriolis_row_n_z;
     out[(10, 9)] = back_slice0_subspace1_w_y * t5443 + t5422 * back_slice0_subspace1_w_x
         + back_slice0_subspace1_v_y * t5435 + back_slice1_subspace1_v_y * t5440
         + t5429 * back_slice1_subspace1_w_y + back_slice3_subspace1_w_z * t5427
@@ -26673,33 +26793,33 @@ pub fn coriolis_matrix_into(
     out[(11, 1)] = back_subspace2_coriolis_row_f_y;
     out[(11, 2)] = back_subspace2_coriolis_row_f_z;
     out[(11, 3)] = cache.base_yaw_subspace_v_y * back_subspace2_coriolis_row_f_y
+        + base_yaw_subspace_rate_v_y * cache.back_subspace2_projected_inertia_f_y
         + back_subspace2_coriolis_row_n_z
         + cache.back_subspace2_projected_inertia_f_x * qd[1]
-        + cache.back_subspace2_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + q[1] * back_subspace2_coriolis_row_f_x;
     out[(11, 4)] = back_subspace2_coriolis_row_n_y * cache.cos_q3
-        + cache.back_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + back_subspace2_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + cache.back_subspace2_projected_inertia_f_z * base_pitch_subspace_rate_v_z
-        + cache.back_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + base_pitch_subspace_rate_v_z * cache.back_subspace2_projected_inertia_f_z
         + back_subspace2_coriolis_row_f_z * cache.base_pitch_subspace_v_z
         + cache.base_yaw_rotation_01 * back_subspace2_coriolis_row_n_x
-        + cache.back_subspace2_projected_inertia_f_x * base_pitch_subspace_rate_v_x
         + cache.back_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
-        + back_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x;
+        + cache.back_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + cache.back_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + back_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + cache.back_subspace2_projected_inertia_f_x * base_pitch_subspace_rate_v_x;
     out[(11, 5)] = cache.back_subspace2_projected_inertia_f_y
         * base_roll_subspace_rate_v_y
-        + base_roll_subspace_rate_w_x * cache.back_subspace2_projected_inertia_n_x
         + cache.base_pitch_rotation_00 * back_subspace2_coriolis_row_n_x
-        + base_roll_subspace_rate_w_y * cache.back_subspace2_projected_inertia_n_y
-        + cache.back_subspace2_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + cache.back_subspace2_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + cache.back_subspace2_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + cache.back_subspace2_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + base_roll_subspace_rate_v_x * cache.back_subspace2_projected_inertia_f_x
         + back_subspace2_coriolis_row_f_z * cache.base_roll_subspace_v_z
+        + cache.back_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + back_subspace2_coriolis_row_f_x * cache.base_roll_subspace_v_x
         + back_subspace2_coriolis_row_n_z * cache.base_pitch_rotation_20
         + cache.base_pitch_rotation_10 * back_subspace2_coriolis_row_n_y
-        + cache.back_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + cache.base_roll_subspace_v_y * back_subspace2_coriolis_row_f_y;
+        + cache.base_roll_subspace_v_y * back_subspace2_coriolis_row_f_y
+        + base_roll_subspace_rate_v_z * cache.back_subspace2_projected_inertia_f_z;
     out[(11, 9)] = back_slice1_subspace2_v_y * t5440 + back_slice2_subspace2_w_y * t5436
         + t5428 * back_slice3_subspace2_v_y + t5426 * back_slice1_subspace2_w_z
         + back_slice3_subspace2_v_x * t5423 + t5443 * back_slice0_subspace2_w_y
@@ -26741,38 +26861,37 @@ pub fn coriolis_matrix_into(
     out[(12, 2)] = front_right_subspace0_coriolis_row_f_z;
     out[(12, 3)] = front_right_subspace0_coriolis_row_n_z
         + base_yaw_subspace_rate_v_y * cache.front_right_subspace0_projected_inertia_f_y
-        + q[1] * front_right_subspace0_coriolis_row_f_x
         + cache.front_right_subspace0_projected_inertia_f_x * qd[1]
+        + q[1] * front_right_subspace0_coriolis_row_f_x
         + front_right_subspace0_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
     out[(12, 4)] = cache.base_pitch_subspace_v_z * front_right_subspace0_coriolis_row_f_z
+        + base_pitch_subspace_rate_v_z
+            * cache.front_right_subspace0_projected_inertia_f_z
         + front_right_subspace0_coriolis_row_n_y * cache.cos_q3
-        + cache.front_right_subspace0_projected_inertia_n_y
-            * base_pitch_subspace_rate_w_y
-        + base_pitch_subspace_rate_v_x
-            * cache.front_right_subspace0_projected_inertia_f_x
         + front_right_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+        + cache.front_right_subspace0_projected_inertia_f_y
+            * base_pitch_subspace_rate_v_y
         + front_right_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + front_right_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
         + cache.front_right_subspace0_projected_inertia_n_x
             * base_pitch_subspace_rate_w_x
-        + base_pitch_subspace_rate_v_z
-            * cache.front_right_subspace0_projected_inertia_f_z
-        + cache.front_right_subspace0_projected_inertia_f_y
-            * base_pitch_subspace_rate_v_y;
-    out[(12, 5)] = base_roll_subspace_rate_v_y
-        * cache.front_right_subspace0_projected_inertia_f_y
+        + cache.front_right_subspace0_projected_inertia_f_x
+            * base_pitch_subspace_rate_v_x
+        + base_pitch_subspace_rate_w_y
+            * cache.front_right_subspace0_projected_inertia_n_y;
+    out[(12, 5)] = cache.front_right_subspace0_projected_inertia_f_z
+        * base_roll_subspace_rate_v_z
         + cache.base_roll_subspace_v_y * front_right_subspace0_coriolis_row_f_y
-        + cache.front_right_subspace0_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + cache.front_right_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + front_right_subspace0_coriolis_row_n_z * cache.base_pitch_rotation_20
-        + base_roll_subspace_rate_v_x * cache.front_right_subspace0_projected_inertia_f_x
         + cache.base_pitch_rotation_10 * front_right_subspace0_coriolis_row_n_y
-        + cache.front_right_subspace0_projected_inertia_n_y * base_roll_subspace_rate_w_y
-        + cache.front_right_subspace0_projected_inertia_n_x * base_roll_subspace_rate_w_x
         + cache.base_roll_subspace_v_z * front_right_subspace0_coriolis_row_f_z
+        + base_roll_subspace_rate_w_x * cache.front_right_subspace0_projected_inertia_n_x
         + cache.base_pitch_rotation_00 * front_right_subspace0_coriolis_row_n_x
-        + cache.base_roll_subspace_v_x * front_right_subspace0_coriolis_row_f_x
-        + base_roll_subspace_rate_w_z
-            * cache.front_right_subspace0_projected_inertia_n_z;
+        + cache.front_right_subspace0_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + base_roll_subspace_rate_w_z * cache.front_right_subspace0_projected_inertia_n_z
+        + base_roll_subspace_rate_w_y * cache.front_right_subspace0_projected_inertia_n_y
+        + cache.base_roll_subspace_v_x * front_right_subspace0_coriolis_row_f_x;
     out[(12, 12)] = t5493 * front_right_slice2_subspace0_w_z
         + t5494 * front_right_slice2_subspace0_w_y
         + front_right_slice3_subspace0_w_z * t5495
@@ -26848,41 +26967,38 @@ pub fn coriolis_matrix_into(
     out[(13, 0)] = front_right_subspace1_coriolis_row_f_x;
     out[(13, 1)] = front_right_subspace1_coriolis_row_f_y;
     out[(13, 2)] = front_right_subspace1_coriolis_row_f_z;
-    out[(13, 3)] = base_yaw_subspace_rate_v_y
-        * cache.front_right_subspace1_projected_inertia_f_y
-        + front_right_subspace1_coriolis_row_f_x * q[1]
+    out[(13, 3)] = front_right_subspace1_coriolis_row_f_x * q[1]
+        + base_yaw_subspace_rate_v_y * cache.front_right_subspace1_projected_inertia_f_y
         + front_right_subspace1_coriolis_row_f_y * cache.base_yaw_subspace_v_y
         + cache.front_right_subspace1_projected_inertia_f_x * qd[1]
         + front_right_subspace1_coriolis_row_n_z;
-    out[(13, 4)] = cache.front_right_subspace1_projected_inertia_f_y
-        * base_pitch_subspace_rate_v_y
-        + front_right_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + cache.front_right_subspace1_projected_inertia_f_z
-            * base_pitch_subspace_rate_v_z
-        + front_right_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + front_right_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+    out[(13, 4)] = base_pitch_subspace_rate_w_y
+        * cache.front_right_subspace1_projected_inertia_n_y
         + cache.front_right_subspace1_projected_inertia_n_x
             * base_pitch_subspace_rate_w_x
-        + base_pitch_subspace_rate_w_y
-            * cache.front_right_subspace1_projected_inertia_n_y
-        + front_right_subspace1_coriolis_row_n_y * cache.cos_q3
+        + base_pitch_subspace_rate_v_z
+            * cache.front_right_subspace1_projected_inertia_f_z
+        + front_right_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + base_pitch_subspace_rate_v_x
             * cache.front_right_subspace1_projected_inertia_f_x
+        + base_pitch_subspace_rate_v_y
+            * cache.front_right_subspace1_projected_inertia_f_y
+        + front_right_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + front_right_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + front_right_subspace1_coriolis_row_n_y * cache.cos_q3
         + cache.base_pitch_subspace_v_z * front_right_subspace1_coriolis_row_f_z;
-    out[(13, 5)] = base_roll_subspace_rate_w_y
-        * cache.front_right_subspace1_projected_inertia_n_y
-        + front_right_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + base_roll_subspace_rate_v_x * cache.front_right_subspace1_projected_inertia_f_x
+    out[(13, 5)] = front_right_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + base_roll_subspace_rate_v_y * cache.front_right_subspace1_projected_inertia_f_y
         + base_roll_subspace_rate_w_x * cache.front_right_subspace1_projected_inertia_n_x
         + cache.base_roll_subspace_v_z * front_right_subspace1_coriolis_row_f_z
-        + cache.front_right_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + base_roll_subspace_rate_v_y * cache.front_right_subspace1_projected_inertia_f_y
+        + base_roll_subspace_rate_v_x * cache.front_right_subspace1_projected_inertia_f_x
         + cache.base_pitch_rotation_10 * front_right_subspace1_coriolis_row_n_y
+        + base_roll_subspace_rate_v_z * cache.front_right_subspace1_projected_inertia_f_z
         + cache.base_roll_subspace_v_y * front_right_subspace1_coriolis_row_f_y
+        + base_roll_subspace_rate_w_y * cache.front_right_subspace1_projected_inertia_n_y
         + cache.base_pitch_rotation_20 * front_right_subspace1_coriolis_row_n_z
-        + front_right_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + cache.front_right_subspace1_projected_inertia_n_z
-            * base_roll_subspace_rate_w_z;
+        + base_roll_subspace_rate_w_z * cache.front_right_subspace1_projected_inertia_n_z
+        + front_right_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00;
     out[(13, 12)] = t5495 * front_right_slice3_subspace1_w_z
         + front_right_slice2_subspace1_v_y * t5498
         + front_right_slice1_subspace1_w_x * t5512
@@ -26958,38 +27074,37 @@ pub fn coriolis_matrix_into(
     out[(14, 0)] = front_right_subspace2_coriolis_row_f_x;
     out[(14, 1)] = front_right_subspace2_coriolis_row_f_y;
     out[(14, 2)] = front_right_subspace2_coriolis_row_f_z;
-    out[(14, 3)] = base_yaw_subspace_rate_v_y
-        * cache.front_right_subspace2_projected_inertia_f_y
-        + front_right_subspace2_coriolis_row_f_y * cache.base_yaw_subspace_v_y
+    out[(14, 3)] = front_right_subspace2_coriolis_row_f_y * cache.base_yaw_subspace_v_y
+        + base_yaw_subspace_rate_v_y * cache.front_right_subspace2_projected_inertia_f_y
         + q[1] * front_right_subspace2_coriolis_row_f_x
         + front_right_subspace2_coriolis_row_n_z
         + cache.front_right_subspace2_projected_inertia_f_x * qd[1];
     out[(14, 4)] = front_right_subspace2_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + cache.front_right_subspace2_projected_inertia_f_x
-            * base_pitch_subspace_rate_v_x
+        + cache.front_right_subspace2_projected_inertia_f_y
+            * base_pitch_subspace_rate_v_y
         + cache.base_pitch_subspace_v_z * front_right_subspace2_coriolis_row_f_z
         + cache.front_right_subspace2_projected_inertia_n_y
             * base_pitch_subspace_rate_w_y
         + front_right_subspace2_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + front_right_subspace2_coriolis_row_n_y * cache.cos_q3
+        + base_pitch_subspace_rate_v_x
+            * cache.front_right_subspace2_projected_inertia_f_x
         + base_pitch_subspace_rate_v_z
             * cache.front_right_subspace2_projected_inertia_f_z
-        + base_pitch_subspace_rate_w_x
-            * cache.front_right_subspace2_projected_inertia_n_x
-        + base_pitch_subspace_rate_v_y
-            * cache.front_right_subspace2_projected_inertia_f_y
+        + cache.front_right_subspace2_projected_inertia_n_x
+            * base_pitch_subspace_rate_w_x
         + front_right_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x;
-    out[(14, 5)] = base_roll_subspace_rate_v_y
-        * cache.front_right_subspace2_projected_inertia_f_y
+    out[(14, 5)] = base_roll_subspace_rate_v_x
+        * cache.front_right_subspace2_projected_inertia_f_x
         + cache.front_right_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + cache.base_pitch_rotation_00 * front_right_subspace2_coriolis_row_n_x
-        + cache.front_right_subspace2_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + base_roll_subspace_rate_w_y * cache.front_right_subspace2_projected_inertia_n_y
+        + cache.front_right_subspace2_projected_inertia_n_x * base_roll_subspace_rate_w_x
         + cache.base_pitch_rotation_20 * front_right_subspace2_coriolis_row_n_z
-        + base_roll_subspace_rate_w_x * cache.front_right_subspace2_projected_inertia_n_x
-        + cache.base_roll_subspace_v_z * front_right_subspace2_coriolis_row_f_z
-        + cache.base_pitch_rotation_10 * front_right_subspace2_coriolis_row_n_y
         + cache.front_right_subspace2_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + cache.front_right_subspace2_projected_inertia_f_x * base_roll_subspace_rate_v_x
+        + cache.base_roll_subspace_v_z * front_right_subspace2_coriolis_row_f_z
+        + base_roll_subspace_rate_v_y * cache.front_right_subspace2_projected_inertia_f_y
+        + cache.base_pitch_rotation_10 * front_right_subspace2_coriolis_row_n_y
         + cache.base_roll_subspace_v_y * front_right_subspace2_coriolis_row_f_y
         + front_right_subspace2_coriolis_row_f_x * cache.base_roll_subspace_v_x;
     out[(14, 12)] = t5496 * front_right_slice3_subspace2_v_x
@@ -27068,34 +27183,33 @@ pub fn coriolis_matrix_into(
     out[(15, 1)] = front_left_subspace0_coriolis_row_f_y;
     out[(15, 2)] = front_left_subspace0_coriolis_row_f_z;
     out[(15, 3)] = cache.front_left_subspace0_projected_inertia_f_x * qd[1]
+        + cache.front_left_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + q[1] * front_left_subspace0_coriolis_row_f_x
         + front_left_subspace0_coriolis_row_n_z
-        + front_left_subspace0_coriolis_row_f_y * cache.base_yaw_subspace_v_y
-        + base_yaw_subspace_rate_v_y * cache.front_left_subspace0_projected_inertia_f_y;
+        + front_left_subspace0_coriolis_row_f_y * cache.base_yaw_subspace_v_y;
     out[(15, 4)] = cache.base_pitch_subspace_v_z * front_left_subspace0_coriolis_row_f_z
-        + cache.front_left_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + front_left_subspace0_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + front_left_subspace0_coriolis_row_n_y * cache.cos_q3
         + front_left_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + base_pitch_subspace_rate_v_z * cache.front_left_subspace0_projected_inertia_f_z
-        + cache.front_left_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_rate_w_y * cache.front_left_subspace0_projected_inertia_n_y
+        + cache.front_left_subspace0_projected_inertia_f_z * base_pitch_subspace_rate_v_z
         + base_pitch_subspace_rate_v_x * cache.front_left_subspace0_projected_inertia_f_x
-        + front_left_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + cache.front_left_subspace0_projected_inertia_f_y
-            * base_pitch_subspace_rate_v_y;
+        + cache.front_left_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + cache.front_left_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + front_left_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y;
     out[(15, 5)] = base_roll_subspace_rate_w_y
         * cache.front_left_subspace0_projected_inertia_n_y
+        + cache.front_left_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + cache.base_roll_subspace_v_y * front_left_subspace0_coriolis_row_f_y
         + cache.base_pitch_rotation_20 * front_left_subspace0_coriolis_row_n_z
-        + cache.front_left_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + cache.base_pitch_rotation_10 * front_left_subspace0_coriolis_row_n_y
+        + base_roll_subspace_rate_v_x * cache.front_left_subspace0_projected_inertia_f_x
         + cache.base_roll_subspace_v_z * front_left_subspace0_coriolis_row_f_z
         + front_left_subspace0_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + base_roll_subspace_rate_v_z * cache.front_left_subspace0_projected_inertia_f_z
         + front_left_subspace0_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_v_y * cache.front_left_subspace0_projected_inertia_f_y
-        + base_roll_subspace_rate_w_x * cache.front_left_subspace0_projected_inertia_n_x
-        + base_roll_subspace_rate_v_x * cache.front_left_subspace0_projected_inertia_f_x;
+        + cache.front_left_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
+        + cache.front_left_subspace0_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + cache.front_left_subspace0_projected_inertia_n_x * base_roll_subspace_rate_w_x;
     out[(15, 15)] = front_left_slice0_subspace0_v_z * t5565
         + t5566 * front_left_slice3_subspace0_w_x
         + t5567 * front_left_slice3_subspace0_v_y
@@ -27172,18 +27286,18 @@ pub fn coriolis_matrix_into(
     out[(16, 1)] = front_left_subspace1_coriolis_row_f_y;
     out[(16, 2)] = front_left_subspace1_coriolis_row_f_z;
     out[(16, 3)] = front_left_subspace1_coriolis_row_n_z
+        + base_yaw_subspace_rate_v_y * cache.front_left_subspace1_projected_inertia_f_y
         + front_left_subspace1_coriolis_row_f_y * cache.base_yaw_subspace_v_y
         + q[1] * front_left_subspace1_coriolis_row_f_x
-        + cache.front_left_subspace1_projected_inertia_f_x * qd[1]
-        + cache.front_left_subspace1_projected_inertia_f_y * base_yaw_subspace_rate_v_y;
-    out[(16, 4)] = cache.front_left_subspace1_projected_inertia_n_x
-        * base_pitch_subspace_rate_w_x
-        + cache.front_left_subspace1_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + cache.front_left_subspace1_projected_inertia_f_x * qd[1];
+    out[(16, 4)] = base_pitch_subspace_rate_v_y
+        * cache.front_left_subspace1_projected_inertia_f_y
         + front_left_subspace1_coriolis_row_n_y * cache.cos_q3
         + base_pitch_subspace_rate_v_x * cache.front_left_subspace1_projected_inertia_f_x
+        + cache.front_left_subspace1_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + front_left_subspace1_coriolis_row_n_x * cache.base_yaw_rotation_01
         + front_left_subspace1_coriolis_row_f_x * cache.base_pitch_subspace_v_x
-        + cache.front_left_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + cache.front_left_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + front_left_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + cache.base_pitch_subspace_v_z * front_left_subspace1_coriolis_row_f_z
         + base_pitch_subspace_rate_v_z
@@ -27191,15 +27305,15 @@ pub fn coriolis_matrix_into(
     out[(16, 5)] = cache.base_roll_subspace_v_z * front_left_subspace1_coriolis_row_f_z
         + cache.base_pitch_rotation_10 * front_left_subspace1_coriolis_row_n_y
         + front_left_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_v_z * cache.front_left_subspace1_projected_inertia_f_z
+        + cache.front_left_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_y * cache.front_left_subspace1_projected_inertia_n_y
+        + base_roll_subspace_rate_v_y * cache.front_left_subspace1_projected_inertia_f_y
         + front_left_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + cache.front_left_subspace1_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + base_roll_subspace_rate_w_x * cache.front_left_subspace1_projected_inertia_n_x
+        + base_roll_subspace_rate_v_z * cache.front_left_subspace1_projected_inertia_f_z
         + base_roll_subspace_rate_v_x * cache.front_left_subspace1_projected_inertia_f_x
-        + cache.front_left_subspace1_projected_inertia_n_x * base_roll_subspace_rate_w_x
-        + cache.front_left_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + cache.base_roll_subspace_v_y * front_left_subspace1_coriolis_row_f_y
-        + front_left_subspace1_coriolis_row_n_z * cache.base_pitch_rotation_20
-        + base_roll_subspace_rate_w_z * cache.front_left_subspace1_projected_inertia_n_z;
+        + front_left_subspace1_coriolis_row_n_z * cache.base_pitch_rotation_20;
     out[(16, 15)] = front_left_slice0_subspace1_v_z * t5565
         + front_left_slice2_subspace1_v_z * t5586
         + t5567 * front_left_slice3_subspace1_v_y
@@ -27276,32 +27390,34 @@ pub fn coriolis_matrix_into(
     out[(17, 1)] = front_left_subspace2_coriolis_row_f_y;
     out[(17, 2)] = front_left_subspace2_coriolis_row_f_z;
     out[(17, 3)] = q[1] * front_left_subspace2_coriolis_row_f_x
-        + cache.front_left_subspace2_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+        + base_yaw_subspace_rate_v_y * cache.front_left_subspace2_projected_inertia_f_y
+        + cache.front_left_subspace2_projected_inertia_f_x * qd[1]
         + front_left_subspace2_coriolis_row_f_y * cache.base_yaw_subspace_v_y
-        + front_left_subspace2_coriolis_row_n_z
-        + cache.front_left_subspace2_projected_inertia_f_x * qd[1];
-    out[(17, 4)] = front_left_subspace2_coriolis_row_f_z * cache.base_pitch_subspace_v_z
-        + base_pitch_subspace_rate_v_x * cache.front_left_subspace2_projected_inertia_f_x
+        + front_left_subspace2_coriolis_row_n_z;
+    out[(17, 4)] = cache.front_left_subspace2_projected_inertia_f_y
+        * base_pitch_subspace_rate_v_y
+        + front_left_subspace2_coriolis_row_f_z * cache.base_pitch_subspace_v_z
         + front_left_subspace2_coriolis_row_n_x * cache.base_yaw_rotation_01
-        + cache.front_left_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + cache.front_left_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + base_pitch_subspace_rate_v_x * cache.front_left_subspace2_projected_inertia_f_x
+        + cache.front_left_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + front_left_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + front_left_subspace2_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + base_pitch_subspace_rate_w_y * cache.front_left_subspace2_projected_inertia_n_y
         + base_pitch_subspace_rate_v_z * cache.front_left_subspace2_projected_inertia_f_z
-        + cache.front_left_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + front_left_subspace2_coriolis_row_n_y * cache.cos_q3;
-    out[(17, 5)] = front_left_subspace2_coriolis_row_f_z * cache.base_roll_subspace_v_z
+    out[(17, 5)] = cache.front_left_subspace2_projected_inertia_n_z
+        * base_roll_subspace_rate_w_z
+        + front_left_subspace2_coriolis_row_f_z * cache.base_roll_subspace_v_z
         + front_left_subspace2_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + cache.front_left_subspace2_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + cache.base_pitch_rotation_20 * front_left_subspace2_coriolis_row_n_z
         + front_left_subspace2_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + cache.front_left_subspace2_projected_inertia_n_x * base_roll_subspace_rate_w_x
-        + cache.base_pitch_rotation_10 * front_left_subspace2_coriolis_row_n_y
-        + cache.front_left_subspace2_projected_inertia_f_y * base_roll_subspace_rate_v_y
-        + cache.front_left_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + cache.front_left_subspace2_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + base_roll_subspace_rate_v_x * cache.front_left_subspace2_projected_inertia_f_x
         + base_roll_subspace_rate_w_y * cache.front_left_subspace2_projected_inertia_n_y
-        + cache.base_roll_subspace_v_y * front_left_subspace2_coriolis_row_f_y;
+        + cache.base_pitch_rotation_10 * front_left_subspace2_coriolis_row_n_y
+        + cache.front_left_subspace2_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + cache.front_left_subspace2_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + cache.base_roll_subspace_v_y * front_left_subspace2_coriolis_row_f_y
+        + base_roll_subspace_rate_v_x * cache.front_left_subspace2_projected_inertia_f_x;
     out[(17, 15)] = t5568 * front_left_slice0_subspace2_v_x
         + t5588 * front_left_slice3_subspace2_v_x
         + t5580 * front_left_slice2_subspace2_w_x
@@ -27395,27 +27511,27 @@ pub fn gravity_into(
     out[6] = p.limb_stiffness * q[6]
         + p.gravity * cache.head_subspace0_projected_inertia_f_z;
     out[7] = p.limb_stiffness * q[7]
-        + cache.head_subspace1_projected_inertia_f_z * p.gravity;
+        + p.gravity * cache.head_subspace1_projected_inertia_f_z;
     out[8] = p.limb_stiffness * q[8]
         + p.gravity * cache.head_subspace2_projected_inertia_f_z;
-    out[9] = p.gravity * cache.back_subspace0_projected_inertia_f_z
+    out[9] = cache.back_subspace0_projected_inertia_f_z * p.gravity
         + p.limb_stiffness * q[9];
     out[10] = p.limb_stiffness * q[10]
-        + p.gravity * cache.back_subspace1_projected_inertia_f_z;
-    out[11] = cache.back_subspace2_projected_inertia_f_z * p.gravity
-        + p.limb_stiffness * q[11];
+        + cache.back_subspace1_projected_inertia_f_z * p.gravity;
+    out[11] = p.limb_stiffness * q[11]
+        + p.gravity * cache.back_subspace2_projected_inertia_f_z;
     out[12] = p.limb_stiffness * q[12]
         + p.gravity * cache.front_right_subspace0_projected_inertia_f_z;
-    out[13] = p.limb_stiffness * q[13]
-        + cache.front_right_subspace1_projected_inertia_f_z * p.gravity;
+    out[13] = p.gravity * cache.front_right_subspace1_projected_inertia_f_z
+        + p.limb_stiffness * q[13];
     out[14] = p.limb_stiffness * q[14]
         + p.gravity * cache.front_right_subspace2_projected_inertia_f_z;
-    out[15] = p.limb_stiffness * q[15]
-        + p.gravity * cache.front_left_subspace0_projected_inertia_f_z;
+    out[15] = cache.front_left_subspace0_projected_inertia_f_z * p.gravity
+        + p.limb_stiffness * q[15];
     out[16] = p.limb_stiffness * q[16]
         + p.gravity * cache.front_left_subspace1_projected_inertia_f_z;
     out[17] = p.limb_stiffness * q[17]
-        + p.gravity * cache.front_left_subspace2_projected_inertia_f_z;
+        + cache.front_left_subspace2_projected_inertia_f_z * p.gravity;
 }
 /// M, C qd and G together, all three from the one cache.
 #[inline]

@@ -1505,6 +1505,78 @@ pub struct Cache {
     pub base_roll_projected_inertia_f_x: f64,
     pub base_roll_projected_inertia_f_y: f64,
     pub base_roll_projected_inertia_f_z: f64,
+    pub joint1_slice0_local_len_projected_inertia_n_x: f64,
+    pub joint1_slice0_local_len_projected_inertia_n_y: f64,
+    pub joint1_slice0_local_len_projected_inertia_n_z: f64,
+    pub joint1_slice0_local_len_projected_inertia_f_x: f64,
+    pub joint1_slice0_local_len_projected_inertia_f_y: f64,
+    pub joint1_slice0_local_len_projected_inertia_f_z: f64,
+    pub joint1_slice1_local_len_projected_inertia_n_x: f64,
+    pub joint1_slice1_local_len_projected_inertia_n_y: f64,
+    pub joint1_slice1_local_len_projected_inertia_n_z: f64,
+    pub joint1_slice1_local_len_projected_inertia_f_x: f64,
+    pub joint1_slice1_local_len_projected_inertia_f_y: f64,
+    pub joint1_slice1_local_len_projected_inertia_f_z: f64,
+    pub joint1_slice2_local_len_projected_inertia_n_x: f64,
+    pub joint1_slice2_local_len_projected_inertia_n_y: f64,
+    pub joint1_slice2_local_len_projected_inertia_n_z: f64,
+    pub joint1_slice2_local_len_projected_inertia_f_x: f64,
+    pub joint1_slice2_local_len_projected_inertia_f_y: f64,
+    pub joint1_slice2_local_len_projected_inertia_f_z: f64,
+    pub joint1_slice3_local_len_projected_inertia_n_x: f64,
+    pub joint1_slice3_local_len_projected_inertia_n_y: f64,
+    pub joint1_slice3_local_len_projected_inertia_n_z: f64,
+    pub joint1_slice3_local_len_projected_inertia_f_x: f64,
+    pub joint1_slice3_local_len_projected_inertia_f_y: f64,
+    pub joint1_slice3_local_len_projected_inertia_f_z: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub joint1_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub joint1_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub joint1_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub joint1_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub joint1_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub joint1_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub joint1_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub joint1_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub joint1_subspace0_projected_inertia_n_x: f64,
     pub joint1_subspace0_projected_inertia_n_y: f64,
     pub joint1_subspace0_projected_inertia_n_z: f64,
@@ -1523,6 +1595,78 @@ pub struct Cache {
     pub joint1_subspace2_projected_inertia_f_x: f64,
     pub joint1_subspace2_projected_inertia_f_y: f64,
     pub joint1_subspace2_projected_inertia_f_z: f64,
+    pub joint2_slice0_local_len_projected_inertia_n_x: f64,
+    pub joint2_slice0_local_len_projected_inertia_n_y: f64,
+    pub joint2_slice0_local_len_projected_inertia_n_z: f64,
+    pub joint2_slice0_local_len_projected_inertia_f_x: f64,
+    pub joint2_slice0_local_len_projected_inertia_f_y: f64,
+    pub joint2_slice0_local_len_projected_inertia_f_z: f64,
+    pub joint2_slice1_local_len_projected_inertia_n_x: f64,
+    pub joint2_slice1_local_len_projected_inertia_n_y: f64,
+    pub joint2_slice1_local_len_projected_inertia_n_z: f64,
+    pub joint2_slice1_local_len_projected_inertia_f_x: f64,
+    pub joint2_slice1_local_len_projected_inertia_f_y: f64,
+    pub joint2_slice1_local_len_projected_inertia_f_z: f64,
+    pub joint2_slice2_local_len_projected_inertia_n_x: f64,
+    pub joint2_slice2_local_len_projected_inertia_n_y: f64,
+    pub joint2_slice2_local_len_projected_inertia_n_z: f64,
+    pub joint2_slice2_local_len_projected_inertia_f_x: f64,
+    pub joint2_slice2_local_len_projected_inertia_f_y: f64,
+    pub joint2_slice2_local_len_projected_inertia_f_z: f64,
+    pub joint2_slice3_local_len_projected_inertia_n_x: f64,
+    pub joint2_slice3_local_len_projected_inertia_n_y: f64,
+    pub joint2_slice3_local_len_projected_inertia_n_z: f64,
+    pub joint2_slice3_local_len_projected_inertia_f_x: f64,
+    pub joint2_slice3_local_len_projected_inertia_f_y: f64,
+    pub joint2_slice3_local_len_projected_inertia_f_z: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_n_x: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_n_y: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_n_z: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub joint2_slice0_local_bend_y_projected_inertia_f_z: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_n_x: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_n_y: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_n_z: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_f_y: f64,
+    pub joint2_slice1_local_bend_y_projected_inertia_f_z: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_n_x: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_n_y: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_n_z: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_f_x: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_f_y: f64,
+    pub joint2_slice2_local_bend_y_projected_inertia_f_z: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_n_x: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_n_y: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_n_z: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_f_x: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_f_y: f64,
+    pub joint2_slice3_local_bend_y_projected_inertia_f_z: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_n_x: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_n_y: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_n_z: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_f_x: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_f_y: f64,
+    pub joint2_slice0_local_bend_z_projected_inertia_f_z: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_n_x: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_n_y: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_n_z: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_f_x: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_f_y: f64,
+    pub joint2_slice1_local_bend_z_projected_inertia_f_z: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_n_x: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_n_y: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_n_z: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_f_x: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_f_y: f64,
+    pub joint2_slice2_local_bend_z_projected_inertia_f_z: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_n_x: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_n_y: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_n_z: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_f_x: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_f_y: f64,
+    pub joint2_slice3_local_bend_z_projected_inertia_f_z: f64,
     pub joint2_subspace0_projected_inertia_n_x: f64,
     pub joint2_subspace0_projected_inertia_n_y: f64,
     pub joint2_subspace0_projected_inertia_n_z: f64,
@@ -5353,763 +5497,1053 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * tail_composite_inertia_m
         - (tail_composite_inertia_h_x * base_pitch_rotation_10
             - tail_composite_inertia_h_y * base_pitch_rotation_00);
-    let t242 = joint1_slice2_local_inertia_h_z * joint1_slice2_local_len_column_v_x
-        + joint1_slice3_local_len_column_v_x * joint1_slice3_local_inertia_h_z
-        + joint1_slice0_local_len_column_v_x * joint1_slice0_local_inertia_h_z
-        + joint1_slice1_local_inertia_h_z * joint1_slice1_local_len_column_v_x
-        - joint1_slice1_local_len_column_v_z * joint1_slice1_local_inertia_h_x
-        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_len_column_v_z
-        - joint1_slice0_local_len_column_v_z * joint1_slice0_local_inertia_h_x
-        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_len_column_v_z;
-    let t243 = joint1_slice0_mass * joint1_slice3_local_len_column_v_x
-        + joint1_slice1_mass * joint1_slice2_local_len_column_v_x
-        + joint1_slice1_mass * joint1_slice1_local_len_column_v_x
-        + joint1_slice0_local_len_column_v_x * joint1_slice0_mass;
-    let t244 = joint1_slice1_mass * joint1_slice2_local_len_column_v_z
-        + joint1_slice0_local_len_column_v_z * joint1_slice0_mass
-        + joint1_slice1_mass * joint1_slice1_local_len_column_v_z
-        + joint1_slice0_mass * joint1_slice3_local_len_column_v_z;
-    let t245 = joint1_slice1_local_len_column_v_y * joint1_slice1_mass
-        + joint1_slice0_mass * joint1_slice3_local_len_column_v_y
-        + joint1_slice0_mass * joint1_slice0_local_len_column_v_y
-        + joint1_slice1_mass * joint1_slice2_local_len_column_v_y;
-    let t246 = base_pitch_rotation_20 * t243 + t244 * base_roll_rotation_22
-        + base_roll_rotation_21 * t245;
-    let t247 = joint1_slice2_local_inertia_h_x * joint1_slice2_local_len_column_v_y
-        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_len_column_v_y
-        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_x
-        + joint1_slice0_local_inertia_h_x * joint1_slice0_local_len_column_v_y
-        - joint1_slice2_local_len_column_v_x * joint1_slice2_local_inertia_h_y
-        - joint1_slice1_local_inertia_h_y * joint1_slice1_local_len_column_v_x
-        - joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_x
-        - joint1_slice0_local_len_column_v_x * joint1_slice0_local_inertia_h_y;
-    let t248 = joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_z
-        + joint1_slice1_local_len_column_v_z * joint1_slice1_local_inertia_h_y
-        + joint1_slice2_local_inertia_h_y * joint1_slice2_local_len_column_v_z
-        + joint1_slice0_local_len_column_v_z * joint1_slice0_local_inertia_h_y
-        - joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_z
-        - joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_z
-        - joint1_slice3_local_len_column_v_y * joint1_slice3_local_inertia_h_z
+    let joint1_slice0_local_len_projected_inertia_n_x = joint1_slice0_local_len_column_v_z
+        * joint1_slice0_local_inertia_h_y
         - joint1_slice0_local_inertia_h_z * joint1_slice0_local_len_column_v_y;
-    let t249 = base_roll_rotation_12 * t244 + base_pitch_rotation_10 * t243
-        + base_roll_rotation_11 * t245;
-    let t250 = 0.3333333333333333
-        * (base_roll_rotation_01 * t242 + joint1_position_y * t246
-            + t247 * base_roll_rotation_02 + t248 * base_pitch_rotation_00
-            - t249 * joint1_position_z);
-    let t251 = joint1_slice0_local_bend_y_column_v_y * joint1_slice0_local_inertia_h_x
-        + joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_inertia_i_12
-        + joint1_slice2_local_inertia_i_02 * joint1_slice2_local_bend_y_column_w_x
-        + joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_i_12
-        + joint1_slice3_local_inertia_i_22 * joint1_slice3_local_bend_y_column_w_z
-        + joint1_slice3_local_bend_y_column_w_x * joint1_slice3_local_inertia_i_02
-        + joint1_slice1_local_bend_y_column_v_y * joint1_slice1_local_inertia_h_x
-        + joint1_slice2_local_inertia_i_22 * joint1_slice2_local_bend_y_column_w_z
-        + joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_i_12
+    let joint1_slice0_local_len_projected_inertia_n_y = joint1_slice0_local_len_column_v_x
+        * joint1_slice0_local_inertia_h_z
+        - joint1_slice0_local_len_column_v_z * joint1_slice0_local_inertia_h_x;
+    let joint1_slice0_local_len_projected_inertia_n_z = joint1_slice0_local_inertia_h_x
+        * joint1_slice0_local_len_column_v_y
+        - joint1_slice0_local_len_column_v_x * joint1_slice0_local_inertia_h_y;
+    let joint1_slice0_local_len_projected_inertia_f_x = joint1_slice0_local_len_column_v_x
+        * joint1_slice0_mass;
+    let joint1_slice0_local_len_projected_inertia_f_y = joint1_slice0_mass
+        * joint1_slice0_local_len_column_v_y;
+    let joint1_slice0_local_len_projected_inertia_f_z = joint1_slice0_local_len_column_v_z
+        * joint1_slice0_mass;
+    let joint1_slice1_local_len_projected_inertia_n_x = joint1_slice1_local_len_column_v_z
+        * joint1_slice1_local_inertia_h_y
+        - joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_z;
+    let joint1_slice1_local_len_projected_inertia_n_y = joint1_slice1_local_inertia_h_z
+        * joint1_slice1_local_len_column_v_x
+        - joint1_slice1_local_len_column_v_z * joint1_slice1_local_inertia_h_x;
+    let joint1_slice1_local_len_projected_inertia_n_z = joint1_slice1_local_len_column_v_y
+        * joint1_slice1_local_inertia_h_x
+        - joint1_slice1_local_inertia_h_y * joint1_slice1_local_len_column_v_x;
+    let joint1_slice1_local_len_projected_inertia_f_x = joint1_slice1_mass
+        * joint1_slice1_local_len_column_v_x;
+    let joint1_slice1_local_len_projected_inertia_f_y = joint1_slice1_local_len_column_v_y
+        * joint1_slice1_mass;
+    let joint1_slice1_local_len_projected_inertia_f_z = joint1_slice1_mass
+        * joint1_slice1_local_len_column_v_z;
+    let joint1_slice2_local_len_projected_inertia_n_x = joint1_slice2_local_inertia_h_y
+        * joint1_slice2_local_len_column_v_z
+        - joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_z;
+    let joint1_slice2_local_len_projected_inertia_n_y = joint1_slice2_local_inertia_h_z
+        * joint1_slice2_local_len_column_v_x
+        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_len_column_v_z;
+    let joint1_slice2_local_len_projected_inertia_n_z = joint1_slice2_local_inertia_h_x
+        * joint1_slice2_local_len_column_v_y
+        - joint1_slice2_local_len_column_v_x * joint1_slice2_local_inertia_h_y;
+    let joint1_slice2_local_len_projected_inertia_f_x = joint1_slice1_mass
+        * joint1_slice2_local_len_column_v_x;
+    let joint1_slice2_local_len_projected_inertia_f_y = joint1_slice1_mass
+        * joint1_slice2_local_len_column_v_y;
+    let joint1_slice2_local_len_projected_inertia_f_z = joint1_slice1_mass
+        * joint1_slice2_local_len_column_v_z;
+    let joint1_slice3_local_len_projected_inertia_n_x = joint1_slice3_local_inertia_h_y
+        * joint1_slice3_local_len_column_v_z
+        - joint1_slice3_local_len_column_v_y * joint1_slice3_local_inertia_h_z;
+    let joint1_slice3_local_len_projected_inertia_n_y = joint1_slice3_local_len_column_v_x
+        * joint1_slice3_local_inertia_h_z
+        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_len_column_v_z;
+    let joint1_slice3_local_len_projected_inertia_n_z = joint1_slice3_local_inertia_h_x
+        * joint1_slice3_local_len_column_v_y
+        - joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_x;
+    let joint1_slice3_local_len_projected_inertia_f_x = joint1_slice0_mass
+        * joint1_slice3_local_len_column_v_x;
+    let joint1_slice3_local_len_projected_inertia_f_y = joint1_slice0_mass
+        * joint1_slice3_local_len_column_v_y;
+    let joint1_slice3_local_len_projected_inertia_f_z = joint1_slice0_mass
+        * joint1_slice3_local_len_column_v_z;
+    let joint1_slice0_local_bend_y_projected_inertia_n_x = joint1_slice0_local_inertia_i_00
+        * joint1_slice0_local_bend_y_column_w_x
+        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_bend_y_column_w_z
+        + joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_y_column_v_z
+        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_bend_y_column_w_y
+        - joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_y_column_v_y;
+    let joint1_slice0_local_bend_y_projected_inertia_n_y = joint1_slice0_local_inertia_i_11
+        * joint1_slice0_local_bend_y_column_w_y
+        + joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_i_12
+        + joint1_slice0_local_bend_y_column_v_x * joint1_slice0_local_inertia_h_z
+        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_bend_y_column_w_x
+        - joint1_slice0_local_bend_y_column_v_z * joint1_slice0_local_inertia_h_x;
+    let joint1_slice0_local_bend_y_projected_inertia_n_z = joint1_slice0_local_bend_y_column_v_y
+        * joint1_slice0_local_inertia_h_x
         + joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_i_02
-        + joint1_slice1_local_inertia_i_02 * joint1_slice1_local_bend_y_column_w_x
-        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_v_y
         + joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_i_22
-        + joint1_slice2_local_bend_y_column_v_y * joint1_slice2_local_inertia_h_x
-        + joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_i_22
         + joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_i_12
-        - joint1_slice3_local_bend_y_column_v_x * joint1_slice3_local_inertia_h_y
-        - joint1_slice1_local_bend_y_column_v_x * joint1_slice1_local_inertia_h_y
-        - joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_v_x
         - joint1_slice0_local_bend_y_column_v_x * joint1_slice0_local_inertia_h_y;
-    let t252 = joint1_slice0_mass * joint1_slice3_local_bend_y_column_v_z
-        + joint1_slice1_mass * joint1_slice2_local_bend_y_column_v_z
-        + joint1_slice1_mass * joint1_slice1_local_bend_y_column_v_z
-        + joint1_slice0_mass * joint1_slice0_local_bend_y_column_v_z
+    let joint1_slice0_local_bend_y_projected_inertia_f_x = joint1_slice0_local_bend_y_column_v_x
+        * joint1_slice0_mass
+        - (joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_y_column_w_z
+            - joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_h_z);
+    let joint1_slice0_local_bend_y_projected_inertia_f_y = joint1_slice0_mass
+        * joint1_slice0_local_bend_y_column_v_y
+        - (joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_h_z
+            - joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_h_x);
+    let joint1_slice0_local_bend_y_projected_inertia_f_z = joint1_slice0_mass
+        * joint1_slice0_local_bend_y_column_v_z
         - (joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_h_x
-            - joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_h_y)
-        - (joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_w_y
-            - joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_w_x)
-        - (joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_y_column_w_y
-            - joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_w_x)
+            - joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_h_y);
+    let joint1_slice1_local_bend_y_projected_inertia_n_x = joint1_slice1_local_bend_y_column_w_z
+        * joint1_slice1_local_inertia_i_02
+        + joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_i_01
+        + joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_y_column_v_z
+        + joint1_slice1_local_inertia_i_00 * joint1_slice1_local_bend_y_column_w_x
+        - joint1_slice1_local_bend_y_column_v_y * joint1_slice1_local_inertia_h_z;
+    let joint1_slice1_local_bend_y_projected_inertia_n_y = joint1_slice1_local_bend_y_column_w_z
+        * joint1_slice1_local_inertia_i_12
+        + joint1_slice1_local_bend_y_column_v_x * joint1_slice1_local_inertia_h_z
+        + joint1_slice1_local_inertia_i_11 * joint1_slice1_local_bend_y_column_w_y
+        + joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_i_01
+        - joint1_slice1_local_bend_y_column_v_z * joint1_slice1_local_inertia_h_x;
+    let joint1_slice1_local_bend_y_projected_inertia_n_z = joint1_slice1_local_bend_y_column_v_y
+        * joint1_slice1_local_inertia_h_x
+        + joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_i_12
+        + joint1_slice1_local_inertia_i_02 * joint1_slice1_local_bend_y_column_w_x
+        + joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_i_22
+        - joint1_slice1_local_bend_y_column_v_x * joint1_slice1_local_inertia_h_y;
+    let joint1_slice1_local_bend_y_projected_inertia_f_x = joint1_slice1_mass
+        * joint1_slice1_local_bend_y_column_v_x
+        - (joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_h_y
+            - joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_h_z);
+    let joint1_slice1_local_bend_y_projected_inertia_f_y = joint1_slice1_mass
+        * joint1_slice1_local_bend_y_column_v_y
+        - (joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_h_z
+            - joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_h_x);
+    let joint1_slice1_local_bend_y_projected_inertia_f_z = joint1_slice1_mass
+        * joint1_slice1_local_bend_y_column_v_z
         - (joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_h_x
             - joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_h_y);
-    let t253 = joint1_slice0_local_bend_y_column_v_x * joint1_slice0_mass
-        + joint1_slice1_mass * joint1_slice2_local_bend_y_column_v_x
-        + joint1_slice1_mass * joint1_slice1_local_bend_y_column_v_x
-        + joint1_slice3_local_bend_y_column_v_x * joint1_slice0_mass
-        - (joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_w_z
-            - joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_inertia_h_z)
-        - (joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_h_y
-            - joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_h_z)
-        - (joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_y_column_w_z
-            - joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_inertia_h_z)
-        - (joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_h_y
-            - joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_h_z);
-    let t254 = joint1_slice3_local_bend_y_column_v_y * joint1_slice0_mass
-        + joint1_slice0_mass * joint1_slice0_local_bend_y_column_v_y
-        + joint1_slice1_mass * joint1_slice2_local_bend_y_column_v_y
-        + joint1_slice1_mass * joint1_slice1_local_bend_y_column_v_y
-        - (joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_h_z
-            - joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_h_x)
-        - (joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_inertia_h_z
-            - joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_h_x)
-        - (joint1_slice3_local_bend_y_column_w_x * joint1_slice3_local_inertia_h_z
-            - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_w_z)
-        - (joint1_slice2_local_inertia_h_z * joint1_slice2_local_bend_y_column_w_x
-            - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_y_column_w_z);
-    let t255 = base_roll_rotation_12 * t252 + base_pitch_rotation_10 * t253
-        + t254 * base_roll_rotation_11;
-    let t256 = t254 * base_roll_rotation_21 + base_pitch_rotation_20 * t253
-        + t252 * base_roll_rotation_22;
-    let t257 = joint1_slice3_local_inertia_i_12 * joint1_slice3_local_bend_y_column_w_z
-        + joint1_slice2_local_bend_y_column_w_x * joint1_slice2_local_inertia_i_01
-        + joint1_slice3_local_inertia_i_01 * joint1_slice3_local_bend_y_column_w_x
-        + joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_i_12
-        + joint1_slice0_local_inertia_i_11 * joint1_slice0_local_bend_y_column_w_y
-        + joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_inertia_i_12
-        + joint1_slice2_local_inertia_i_11 * joint1_slice2_local_bend_y_column_w_y
-        + joint1_slice1_local_bend_y_column_v_x * joint1_slice1_local_inertia_h_z
-        + joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_inertia_i_11
-        + joint1_slice0_local_bend_y_column_v_x * joint1_slice0_local_inertia_h_z
-        + joint1_slice3_local_bend_y_column_v_x * joint1_slice3_local_inertia_h_z
-        + joint1_slice1_local_inertia_i_11 * joint1_slice1_local_bend_y_column_w_y
-        + joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_i_12
-        + joint1_slice2_local_inertia_h_z * joint1_slice2_local_bend_y_column_v_x
-        + joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_inertia_i_01
-        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_bend_y_column_w_x
-        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_v_z
-        - joint1_slice0_local_bend_y_column_v_z * joint1_slice0_local_inertia_h_x
-        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_y_column_v_z
-        - joint1_slice1_local_bend_y_column_v_z * joint1_slice1_local_inertia_h_x;
-    let t258 = joint1_slice0_local_inertia_i_00 * joint1_slice0_local_bend_y_column_w_x
-        + joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_inertia_i_02
-        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_bend_y_column_w_z
-        + joint1_slice3_local_inertia_i_00 * joint1_slice3_local_bend_y_column_w_x
-        + joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_i_02
-        + joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_inertia_i_01
-        + joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_y_column_v_z
-        + joint1_slice3_local_bend_y_column_w_z * joint1_slice3_local_inertia_i_02
-        + joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_y_column_v_z
+    let joint1_slice2_local_bend_y_projected_inertia_n_x = joint1_slice2_local_bend_y_column_w_z
+        * joint1_slice2_local_inertia_i_02
         + joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_i_01
         + joint1_slice2_local_bend_y_column_v_z * joint1_slice2_local_inertia_h_y
-        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_bend_y_column_w_y
-        + joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_v_z
         + joint1_slice2_local_inertia_i_00 * joint1_slice2_local_bend_y_column_w_x
-        + joint1_slice1_local_inertia_i_00 * joint1_slice1_local_bend_y_column_w_x
-        + joint1_slice3_local_inertia_i_01 * joint1_slice3_local_bend_y_column_w_y
-        - joint1_slice3_local_bend_y_column_v_y * joint1_slice3_local_inertia_h_z
-        - joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_y_column_v_y
-        - joint1_slice1_local_bend_y_column_v_y * joint1_slice1_local_inertia_h_z
         - joint1_slice2_local_bend_y_column_v_y * joint1_slice2_local_inertia_h_z;
-    let t259 = t251 * base_roll_rotation_02 + joint1_position_y * t256
-        + t257 * base_roll_rotation_01 + t258 * base_pitch_rotation_00
-        - joint1_position_z * t255;
+    let joint1_slice2_local_bend_y_projected_inertia_n_y = joint1_slice2_local_bend_y_column_w_x
+        * joint1_slice2_local_inertia_i_01
+        + joint1_slice2_local_inertia_i_11 * joint1_slice2_local_bend_y_column_w_y
+        + joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_i_12
+        + joint1_slice2_local_inertia_h_z * joint1_slice2_local_bend_y_column_v_x
+        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_y_column_v_z;
+    let joint1_slice2_local_bend_y_projected_inertia_n_z = joint1_slice2_local_inertia_i_02
+        * joint1_slice2_local_bend_y_column_w_x
+        + joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_i_12
+        + joint1_slice2_local_inertia_i_22 * joint1_slice2_local_bend_y_column_w_z
+        + joint1_slice2_local_bend_y_column_v_y * joint1_slice2_local_inertia_h_x
+        - joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_v_x;
+    let joint1_slice2_local_bend_y_projected_inertia_f_x = joint1_slice1_mass
+        * joint1_slice2_local_bend_y_column_v_x
+        - (joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_inertia_h_y
+            - joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_inertia_h_z);
+    let joint1_slice2_local_bend_y_projected_inertia_f_y = joint1_slice1_mass
+        * joint1_slice2_local_bend_y_column_v_y
+        - (joint1_slice2_local_inertia_h_z * joint1_slice2_local_bend_y_column_w_x
+            - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_y_column_w_z);
+    let joint1_slice2_local_bend_y_projected_inertia_f_z = joint1_slice1_mass
+        * joint1_slice2_local_bend_y_column_v_z
+        - (joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_y_column_w_y
+            - joint1_slice2_local_inertia_h_y * joint1_slice2_local_bend_y_column_w_x);
+    let joint1_slice3_local_bend_y_projected_inertia_n_x = joint1_slice3_local_inertia_i_00
+        * joint1_slice3_local_bend_y_column_w_x
+        + joint1_slice3_local_bend_y_column_w_z * joint1_slice3_local_inertia_i_02
+        + joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_v_z
+        + joint1_slice3_local_inertia_i_01 * joint1_slice3_local_bend_y_column_w_y
+        - joint1_slice3_local_bend_y_column_v_y * joint1_slice3_local_inertia_h_z;
+    let joint1_slice3_local_bend_y_projected_inertia_n_y = joint1_slice3_local_inertia_i_12
+        * joint1_slice3_local_bend_y_column_w_z
+        + joint1_slice3_local_inertia_i_01 * joint1_slice3_local_bend_y_column_w_x
+        + joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_inertia_i_11
+        + joint1_slice3_local_bend_y_column_v_x * joint1_slice3_local_inertia_h_z
+        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_v_z;
+    let joint1_slice3_local_bend_y_projected_inertia_n_z = joint1_slice3_local_bend_y_column_w_y
+        * joint1_slice3_local_inertia_i_12
+        + joint1_slice3_local_inertia_i_22 * joint1_slice3_local_bend_y_column_w_z
+        + joint1_slice3_local_bend_y_column_w_x * joint1_slice3_local_inertia_i_02
+        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_v_y
+        - joint1_slice3_local_bend_y_column_v_x * joint1_slice3_local_inertia_h_y;
+    let joint1_slice3_local_bend_y_projected_inertia_f_x = joint1_slice3_local_bend_y_column_v_x
+        * joint1_slice0_mass
+        - (joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_w_z
+            - joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_inertia_h_z);
+    let joint1_slice3_local_bend_y_projected_inertia_f_y = joint1_slice3_local_bend_y_column_v_y
+        * joint1_slice0_mass
+        - (joint1_slice3_local_bend_y_column_w_x * joint1_slice3_local_inertia_h_z
+            - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_w_z);
+    let joint1_slice3_local_bend_y_projected_inertia_f_z = joint1_slice0_mass
+        * joint1_slice3_local_bend_y_column_v_z
+        - (joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_y_column_w_y
+            - joint1_slice3_local_inertia_h_y * joint1_slice3_local_bend_y_column_w_x);
+    let joint1_slice0_local_bend_z_projected_inertia_n_x = joint1_slice0_local_bend_z_column_v_z
+        * joint1_slice0_local_inertia_h_y
+        + joint1_slice0_local_inertia_i_00 * joint1_slice0_local_len_column_v_y
+        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_bend_z_column_w_z
+        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_bend_z_column_w_y
+        - joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_z_column_v_y;
+    let joint1_slice0_local_bend_z_projected_inertia_n_y = joint1_slice0_local_inertia_i_11
+        * joint1_slice0_local_bend_z_column_w_y
+        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_len_column_v_y
+        + joint1_slice0_local_inertia_i_12 * joint1_slice0_local_bend_z_column_w_z
+        + joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_z_column_v_x
+        - joint1_slice0_local_bend_z_column_v_z * joint1_slice0_local_inertia_h_x;
+    let joint1_slice0_local_bend_z_projected_inertia_n_z = joint1_slice0_local_inertia_i_02
+        * joint1_slice0_local_len_column_v_y
+        + joint1_slice0_local_bend_z_column_v_y * joint1_slice0_local_inertia_h_x
+        + joint1_slice0_local_inertia_i_22 * joint1_slice0_local_bend_z_column_w_z
+        + joint1_slice0_local_inertia_i_12 * joint1_slice0_local_bend_z_column_w_y
+        - joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_z_column_v_x;
+    let joint1_slice0_local_bend_z_projected_inertia_f_x = joint1_slice0_mass
+        * joint1_slice0_local_bend_z_column_v_x
+        - (joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_z_column_w_z
+            - joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_z_column_w_y);
+    let joint1_slice0_local_bend_z_projected_inertia_f_y = joint1_slice0_mass
+        * joint1_slice0_local_bend_z_column_v_y
+        - (joint1_slice0_local_inertia_h_z * joint1_slice0_local_len_column_v_y
+            - joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_z_column_w_z);
+    let joint1_slice0_local_bend_z_projected_inertia_f_z = joint1_slice0_local_bend_z_column_v_z
+        * joint1_slice0_mass
+        - (joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_inertia_h_x
+            - joint1_slice0_local_inertia_h_y * joint1_slice0_local_len_column_v_y);
+    let joint1_slice1_local_bend_z_projected_inertia_n_x = joint1_slice1_local_len_column_v_y
+        * joint1_slice1_local_inertia_i_00
+        + joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_z_column_v_z
+        + joint1_slice1_local_inertia_i_02 * joint1_slice1_local_bend_z_column_w_z
+        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_01
+        - joint1_slice1_local_bend_z_column_v_y * joint1_slice1_local_inertia_h_z;
+    let joint1_slice1_local_bend_z_projected_inertia_n_y = joint1_slice1_local_inertia_h_z
+        * joint1_slice1_local_bend_z_column_v_x
+        + joint1_slice1_local_inertia_i_12 * joint1_slice1_local_bend_z_column_w_z
+        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_01
+        + joint1_slice1_local_inertia_i_11 * joint1_slice1_local_bend_z_column_w_y
+        - joint1_slice1_local_bend_z_column_v_z * joint1_slice1_local_inertia_h_x;
+    let joint1_slice1_local_bend_z_projected_inertia_n_z = joint1_slice1_local_bend_z_column_v_y
+        * joint1_slice1_local_inertia_h_x
+        + joint1_slice1_local_inertia_i_22 * joint1_slice1_local_bend_z_column_w_z
+        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_12
+        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_02
+        - joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_z_column_v_x;
+    let joint1_slice1_local_bend_z_projected_inertia_f_x = joint1_slice1_mass
+        * joint1_slice1_local_bend_z_column_v_x
+        - (joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_z_column_w_z
+            - joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_h_z);
+    let joint1_slice1_local_bend_z_projected_inertia_f_y = joint1_slice1_mass
+        * joint1_slice1_local_bend_z_column_v_y
+        - (joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_z
+            - joint1_slice1_local_bend_z_column_w_z * joint1_slice1_local_inertia_h_x);
+    let joint1_slice1_local_bend_z_projected_inertia_f_z = joint1_slice1_mass
+        * joint1_slice1_local_bend_z_column_v_z
+        - (joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_h_x
+            - joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_y);
+    let joint1_slice2_local_bend_z_projected_inertia_n_x = joint1_slice2_local_inertia_i_00
+        * joint1_slice2_local_len_column_v_y
+        + joint1_slice2_local_inertia_i_02 * joint1_slice2_local_bend_z_column_w_z
+        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_01
+        + joint1_slice2_local_bend_z_column_v_z * joint1_slice2_local_inertia_h_y
+        - joint1_slice2_local_inertia_h_z * joint1_slice2_local_bend_z_column_v_y;
+    let joint1_slice2_local_bend_z_projected_inertia_n_y = joint1_slice2_local_inertia_h_z
+        * joint1_slice2_local_bend_z_column_v_x
+        + joint1_slice2_local_bend_z_column_w_z * joint1_slice2_local_inertia_i_12
+        + joint1_slice2_local_inertia_i_11 * joint1_slice2_local_bend_z_column_w_y
+        + joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_i_01
+        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_z_column_v_z;
+    let joint1_slice2_local_bend_z_projected_inertia_n_z = joint1_slice2_local_len_column_v_y
+        * joint1_slice2_local_inertia_i_02
+        + joint1_slice2_local_inertia_i_22 * joint1_slice2_local_bend_z_column_w_z
+        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_12
+        + joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_z_column_v_y
+        - joint1_slice2_local_bend_z_column_v_x * joint1_slice2_local_inertia_h_y;
+    let joint1_slice2_local_bend_z_projected_inertia_f_x = joint1_slice1_mass
+        * joint1_slice2_local_bend_z_column_v_x
+        - (joint1_slice2_local_bend_z_column_w_z * joint1_slice2_local_inertia_h_y
+            - joint1_slice2_local_inertia_h_z * joint1_slice2_local_bend_z_column_w_y);
+    let joint1_slice2_local_bend_z_projected_inertia_f_y = joint1_slice1_mass
+        * joint1_slice2_local_bend_z_column_v_y
+        - (joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_z
+            - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_z_column_w_z);
+    let joint1_slice2_local_bend_z_projected_inertia_f_z = joint1_slice1_mass
+        * joint1_slice2_local_bend_z_column_v_z
+        - (joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_z_column_w_y
+            - joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_y);
+    let joint1_slice3_local_bend_z_projected_inertia_n_x = joint1_slice3_local_bend_z_column_v_z
+        * joint1_slice3_local_inertia_h_y
+        + joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_i_02
+        + joint1_slice3_local_inertia_i_01 * joint1_slice3_local_bend_z_column_w_y
+        + joint1_slice3_local_inertia_i_00 * joint1_slice3_local_len_column_v_y
+        - joint1_slice3_local_bend_z_column_v_y * joint1_slice3_local_inertia_h_z;
+    let joint1_slice3_local_bend_z_projected_inertia_n_y = joint1_slice3_local_inertia_i_01
+        * joint1_slice3_local_len_column_v_y
+        + joint1_slice3_local_inertia_i_11 * joint1_slice3_local_bend_z_column_w_y
+        + joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_i_12
+        + joint1_slice3_local_bend_z_column_v_x * joint1_slice3_local_inertia_h_z
+        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_v_z;
+    let joint1_slice3_local_bend_z_projected_inertia_n_z = joint1_slice3_local_len_column_v_y
+        * joint1_slice3_local_inertia_i_02
+        + joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_i_22
+        + joint1_slice3_local_inertia_i_12 * joint1_slice3_local_bend_z_column_w_y
+        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_v_y
+        - joint1_slice3_local_bend_z_column_v_x * joint1_slice3_local_inertia_h_y;
+    let joint1_slice3_local_bend_z_projected_inertia_f_x = joint1_slice3_local_bend_z_column_v_x
+        * joint1_slice0_mass
+        - (joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_h_y
+            - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_z_column_w_y);
+    let joint1_slice3_local_bend_z_projected_inertia_f_y = joint1_slice3_local_bend_z_column_v_y
+        * joint1_slice0_mass
+        - (joint1_slice3_local_len_column_v_y * joint1_slice3_local_inertia_h_z
+            - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_w_z);
+    let joint1_slice3_local_bend_z_projected_inertia_f_z = joint1_slice3_local_bend_z_column_v_z
+        * joint1_slice0_mass
+        - (joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_w_y
+            - joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_y);
+    let t242 = joint1_slice0_local_bend_y_projected_inertia_n_z
+        + joint1_slice3_local_bend_y_projected_inertia_n_z
+        + joint1_slice2_local_bend_y_projected_inertia_n_z
+        + joint1_slice1_local_bend_y_projected_inertia_n_z;
+    let t243 = joint1_slice1_local_bend_y_projected_inertia_f_x
+        + joint1_slice2_local_bend_y_projected_inertia_f_x
+        + joint1_slice3_local_bend_y_projected_inertia_f_x
+        + joint1_slice0_local_bend_y_projected_inertia_f_x;
+    let t244 = joint1_slice1_local_bend_y_projected_inertia_f_y
+        + joint1_slice2_local_bend_y_projected_inertia_f_y
+        + joint1_slice3_local_bend_y_projected_inertia_f_y
+        + joint1_slice0_local_bend_y_projected_inertia_f_y;
+    let t245 = joint1_slice3_local_bend_y_projected_inertia_f_z
+        + joint1_slice2_local_bend_y_projected_inertia_f_z
+        + joint1_slice1_local_bend_y_projected_inertia_f_z
+        + joint1_slice0_local_bend_y_projected_inertia_f_z;
+    let t246 = t243 * base_pitch_rotation_10 + t244 * base_roll_rotation_11
+        + base_roll_rotation_12 * t245;
+    let t247 = joint1_slice3_local_bend_y_projected_inertia_n_y
+        + joint1_slice0_local_bend_y_projected_inertia_n_y
+        + joint1_slice1_local_bend_y_projected_inertia_n_y
+        + joint1_slice2_local_bend_y_projected_inertia_n_y;
+    let t248 = t244 * base_roll_rotation_21 + t243 * base_pitch_rotation_20
+        + t245 * base_roll_rotation_22;
+    let t249 = joint1_slice1_local_bend_y_projected_inertia_n_x
+        + joint1_slice0_local_bend_y_projected_inertia_n_x
+        + joint1_slice2_local_bend_y_projected_inertia_n_x
+        + joint1_slice3_local_bend_y_projected_inertia_n_x;
+    let t250 = base_roll_rotation_02 * t242 + t247 * base_roll_rotation_01
+        + joint1_position_y * t248 + t249 * base_pitch_rotation_00
+        - joint1_position_z * t246;
+    let t251 = joint1_slice3_local_len_projected_inertia_f_x
+        + joint1_slice2_local_len_projected_inertia_f_x
+        + joint1_slice1_local_len_projected_inertia_f_x
+        + joint1_slice0_local_len_projected_inertia_f_x;
+    let t252 = joint1_slice2_local_len_projected_inertia_f_z
+        + joint1_slice0_local_len_projected_inertia_f_z
+        + joint1_slice1_local_len_projected_inertia_f_z
+        + joint1_slice3_local_len_projected_inertia_f_z;
+    let t253 = joint1_slice1_local_len_projected_inertia_f_y
+        + joint1_slice3_local_len_projected_inertia_f_y
+        + joint1_slice0_local_len_projected_inertia_f_y
+        + joint1_slice2_local_len_projected_inertia_f_y;
+    let t254 = base_pitch_rotation_20 * t251 + t252 * base_roll_rotation_22
+        + base_roll_rotation_21 * t253;
+    let t255 = joint1_slice3_local_len_projected_inertia_n_x
+        + joint1_slice2_local_len_projected_inertia_n_x
+        + joint1_slice0_local_len_projected_inertia_n_x
+        + joint1_slice1_local_len_projected_inertia_n_x;
+    let t256 = joint1_slice2_local_len_projected_inertia_n_z
+        + joint1_slice3_local_len_projected_inertia_n_z
+        + joint1_slice0_local_len_projected_inertia_n_z
+        + joint1_slice1_local_len_projected_inertia_n_z;
+    let t257 = joint1_slice1_local_len_projected_inertia_n_y
+        + joint1_slice2_local_len_projected_inertia_n_y
+        + joint1_slice3_local_len_projected_inertia_n_y
+        + joint1_slice0_local_len_projected_inertia_n_y;
+    let t258 = base_roll_rotation_12 * t252 + base_pitch_rotation_10 * t251
+        + base_roll_rotation_11 * t253;
+    let t259 = 0.3333333333333333
+        * (joint1_position_y * t254 + t255 * base_pitch_rotation_00
+            + t256 * base_roll_rotation_02 + base_roll_rotation_01 * t257
+            - t258 * joint1_position_z);
     let joint1_subspace0_projected_inertia_n_x = middle_composite_inertia_i_00
         * joint1_tip_subspace0_w_x
         + joint1_tip_subspace0_w_z * middle_composite_inertia_i_02
         + middle_composite_inertia_h_y * joint1_tip_subspace0_v_z
-        + middle_composite_inertia_i_01 * joint1_tip_subspace0_w_y + t250
-        - 0.6666666666666666 * t8 * t259
+        + middle_composite_inertia_i_01 * joint1_tip_subspace0_w_y + t259
+        - 0.6666666666666666 * t250 * t8
         - middle_composite_inertia_h_z * joint1_tip_subspace0_v_y;
-    let t260 = base_roll_rotation_01 * t245 + base_pitch_rotation_00 * t243
-        + t244 * base_roll_rotation_02;
-    let t261 = 0.3333333333333333
-        * (base_roll_rotation_12 * t247 + joint1_position_z * t260
-            + base_roll_rotation_11 * t242 + t248 * base_pitch_rotation_10
-            - joint1_position_x * t246);
-    let t262 = t254 * base_roll_rotation_01 + t253 * base_pitch_rotation_00
+    let t260 = t245 * base_roll_rotation_02 + t243 * base_pitch_rotation_00
+        + t244 * base_roll_rotation_01;
+    let t261 = joint1_position_z * t260 + base_roll_rotation_12 * t242
+        + base_pitch_rotation_10 * t249 + t247 * base_roll_rotation_11
+        - joint1_position_x * t248;
+    let t262 = base_roll_rotation_01 * t253 + base_pitch_rotation_00 * t251
         + t252 * base_roll_rotation_02;
-    let t263 = base_roll_rotation_12 * t251 + t262 * joint1_position_z
-        + base_pitch_rotation_10 * t258 + t257 * base_roll_rotation_11
-        - joint1_position_x * t256;
-    let joint1_subspace0_projected_inertia_n_y = t261
+    let t263 = 0.3333333333333333
+        * (base_pitch_rotation_10 * t255 + base_roll_rotation_12 * t256
+            + joint1_position_z * t262 + base_roll_rotation_11 * t257
+            - joint1_position_x * t254);
+    let joint1_subspace0_projected_inertia_n_y = t263
         + middle_composite_inertia_i_11 * joint1_tip_subspace0_w_y
         + joint1_tip_subspace0_w_z * middle_composite_inertia_i_12
         + middle_composite_inertia_h_z * joint1_tip_subspace0_v_x
         + joint1_tip_subspace0_w_x * middle_composite_inertia_i_01
-        - middle_composite_inertia_h_x * joint1_tip_subspace0_v_z
-        - 0.6666666666666666 * t8 * t263;
-    let t264 = joint1_position_x * t255 + base_pitch_rotation_20 * t258
-        + t257 * base_roll_rotation_21 + t251 * base_roll_rotation_22
-        - t262 * joint1_position_y;
-    let t265 = 0.3333333333333333
-        * (t247 * base_roll_rotation_22 + t248 * base_pitch_rotation_20
-            + t249 * joint1_position_x + base_roll_rotation_21 * t242
-            - joint1_position_y * t260);
-    let joint1_subspace0_projected_inertia_n_z = joint1_tip_subspace0_w_z
-        * middle_composite_inertia_i_22 + t265
+        - 0.6666666666666666 * t8 * t261
+        - middle_composite_inertia_h_x * joint1_tip_subspace0_v_z;
+    let t264 = 0.3333333333333333
+        * (t256 * base_roll_rotation_22 + t257 * base_roll_rotation_21
+            + base_pitch_rotation_20 * t255 + t258 * joint1_position_x
+            - joint1_position_y * t262);
+    let t265 = joint1_position_x * t246 + t247 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t249 + t242 * base_roll_rotation_22
+        - joint1_position_y * t260;
+    let joint1_subspace0_projected_inertia_n_z = t264
+        + joint1_tip_subspace0_w_z * middle_composite_inertia_i_22
         + joint1_tip_subspace0_w_y * middle_composite_inertia_i_12
         + middle_composite_inertia_h_x * joint1_tip_subspace0_v_y
         + joint1_tip_subspace0_w_x * middle_composite_inertia_i_02
         - middle_composite_inertia_h_y * joint1_tip_subspace0_v_x
-        - 0.6666666666666666 * t8 * t264;
-    let t266 = 0.3333333333333333 * t260;
+        - 0.6666666666666666 * t8 * t265;
+    let t266 = 0.3333333333333333 * t262;
     let joint1_subspace0_projected_inertia_f_x = t266
         + middle_composite_inertia_m * joint1_tip_subspace0_v_x
-        - 0.6666666666666666 * t8 * t262
+        - 0.6666666666666666 * t8 * t260
         - (middle_composite_inertia_h_y * joint1_tip_subspace0_w_z
             - middle_composite_inertia_h_z * joint1_tip_subspace0_w_y);
-    let t267 = 0.3333333333333333 * t249;
+    let t267 = 0.3333333333333333 * t258;
     let joint1_subspace0_projected_inertia_f_y = middle_composite_inertia_m
-        * joint1_tip_subspace0_v_y + t267
+        * joint1_tip_subspace0_v_y + t267 - 0.6666666666666666 * t8 * t246
         - (middle_composite_inertia_h_z * joint1_tip_subspace0_w_x
-            - middle_composite_inertia_h_x * joint1_tip_subspace0_w_z)
-        - 0.6666666666666666 * t8 * t255;
-    let t268 = 0.3333333333333333 * t246;
+            - middle_composite_inertia_h_x * joint1_tip_subspace0_w_z);
+    let t268 = 0.3333333333333333 * t254;
     let joint1_subspace0_projected_inertia_f_z = t268
         + middle_composite_inertia_m * joint1_tip_subspace0_v_z
+        - 0.6666666666666666 * t8 * t248
         - (middle_composite_inertia_h_x * joint1_tip_subspace0_w_y
-            - middle_composite_inertia_h_y * joint1_tip_subspace0_w_x)
-        - 0.6666666666666666 * t8 * t256;
-    let t269 = joint1_slice1_local_inertia_h_z * joint1_slice1_local_bend_z_column_v_x
-        + joint1_slice0_local_inertia_i_11 * joint1_slice0_local_bend_z_column_w_y
-        + joint1_slice3_local_inertia_i_01 * joint1_slice3_local_len_column_v_y
-        + joint1_slice3_local_inertia_i_11 * joint1_slice3_local_bend_z_column_w_y
-        + joint1_slice2_local_inertia_h_z * joint1_slice2_local_bend_z_column_v_x
-        + joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_i_12
-        + joint1_slice2_local_bend_z_column_w_z * joint1_slice2_local_inertia_i_12
-        + joint1_slice3_local_bend_z_column_v_x * joint1_slice3_local_inertia_h_z
-        + joint1_slice1_local_inertia_i_12 * joint1_slice1_local_bend_z_column_w_z
-        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_len_column_v_y
-        + joint1_slice0_local_inertia_i_12 * joint1_slice0_local_bend_z_column_w_z
-        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_01
-        + joint1_slice1_local_inertia_i_11 * joint1_slice1_local_bend_z_column_w_y
-        + joint1_slice2_local_inertia_i_11 * joint1_slice2_local_bend_z_column_w_y
-        + joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_z_column_v_x
-        + joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_i_01
-        - joint1_slice0_local_bend_z_column_v_z * joint1_slice0_local_inertia_h_x
-        - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_v_z
-        - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_z_column_v_z
-        - joint1_slice1_local_bend_z_column_v_z * joint1_slice1_local_inertia_h_x;
-    let t270 = joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_i_02
-        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_len_column_v_y
-        + joint1_slice0_local_bend_z_column_v_y * joint1_slice0_local_inertia_h_x
-        + joint1_slice3_local_len_column_v_y * joint1_slice3_local_inertia_i_02
-        + joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_i_22
-        + joint1_slice3_local_inertia_i_12 * joint1_slice3_local_bend_z_column_w_y
-        + joint1_slice2_local_inertia_i_22 * joint1_slice2_local_bend_z_column_w_z
-        + joint1_slice1_local_bend_z_column_v_y * joint1_slice1_local_inertia_h_x
-        + joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_v_y
-        + joint1_slice1_local_inertia_i_22 * joint1_slice1_local_bend_z_column_w_z
-        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_12
-        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_12
-        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_02
-        + joint1_slice0_local_inertia_i_22 * joint1_slice0_local_bend_z_column_w_z
-        + joint1_slice0_local_inertia_i_12 * joint1_slice0_local_bend_z_column_w_y
-        + joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_z_column_v_y
-        - joint1_slice3_local_bend_z_column_v_x * joint1_slice3_local_inertia_h_y
-        - joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_z_column_v_x
-        - joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_z_column_v_x
-        - joint1_slice2_local_bend_z_column_v_x * joint1_slice2_local_inertia_h_y;
-    let t271 = joint1_slice1_mass * joint1_slice1_local_bend_z_column_v_x
-        + joint1_slice1_mass * joint1_slice2_local_bend_z_column_v_x
-        + joint1_slice3_local_bend_z_column_v_x * joint1_slice0_mass
-        + joint1_slice0_mass * joint1_slice0_local_bend_z_column_v_x
-        - (joint1_slice2_local_bend_z_column_w_z * joint1_slice2_local_inertia_h_y
-            - joint1_slice2_local_inertia_h_z * joint1_slice2_local_bend_z_column_w_y)
-        - (joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_h_y
-            - joint1_slice3_local_inertia_h_z * joint1_slice3_local_bend_z_column_w_y)
-        - (joint1_slice0_local_inertia_h_y * joint1_slice0_local_bend_z_column_w_z
-            - joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_z_column_w_y)
-        - (joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_z_column_w_z
-            - joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_h_z);
-    let t272 = joint1_slice3_local_bend_z_column_v_y * joint1_slice0_mass
-        + joint1_slice1_mass * joint1_slice2_local_bend_z_column_v_y
-        + joint1_slice0_mass * joint1_slice0_local_bend_z_column_v_y
-        + joint1_slice1_mass * joint1_slice1_local_bend_z_column_v_y
-        - (joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_z
-            - joint1_slice1_local_bend_z_column_w_z * joint1_slice1_local_inertia_h_x)
-        - (joint1_slice0_local_inertia_h_z * joint1_slice0_local_len_column_v_y
-            - joint1_slice0_local_inertia_h_x * joint1_slice0_local_bend_z_column_w_z)
-        - (joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_z
-            - joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_z_column_w_z)
-        - (joint1_slice3_local_len_column_v_y * joint1_slice3_local_inertia_h_z
-            - joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_w_z);
-    let t273 = joint1_slice0_local_bend_z_column_v_z * joint1_slice0_mass
-        + joint1_slice3_local_bend_z_column_v_z * joint1_slice0_mass
-        + joint1_slice1_mass * joint1_slice2_local_bend_z_column_v_z
-        + joint1_slice1_mass * joint1_slice1_local_bend_z_column_v_z
-        - (joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_h_x
-            - joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_h_y)
-        - (joint1_slice3_local_inertia_h_x * joint1_slice3_local_bend_z_column_w_y
-            - joint1_slice3_local_inertia_h_y * joint1_slice3_local_len_column_v_y)
-        - (joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_inertia_h_x
-            - joint1_slice0_local_inertia_h_y * joint1_slice0_local_len_column_v_y)
-        - (joint1_slice2_local_inertia_h_x * joint1_slice2_local_bend_z_column_w_y
-            - joint1_slice2_local_len_column_v_y * joint1_slice2_local_inertia_h_y);
-    let t274 = base_pitch_rotation_20 * t271 + base_roll_rotation_21 * t272
-        + t273 * base_roll_rotation_22;
-    let t275 = base_pitch_rotation_10 * t271 + base_roll_rotation_11 * t272
-        + base_roll_rotation_12 * t273;
-    let t276 = joint1_slice3_local_bend_z_column_v_z * joint1_slice3_local_inertia_h_y
-        + joint1_slice0_local_bend_z_column_v_z * joint1_slice0_local_inertia_h_y
-        + joint1_slice2_local_inertia_i_00 * joint1_slice2_local_len_column_v_y
-        + joint1_slice1_local_len_column_v_y * joint1_slice1_local_inertia_i_00
-        + joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_inertia_i_02
-        + joint1_slice3_local_inertia_i_01 * joint1_slice3_local_bend_z_column_w_y
-        + joint1_slice3_local_inertia_i_00 * joint1_slice3_local_len_column_v_y
-        + joint1_slice1_local_inertia_h_y * joint1_slice1_local_bend_z_column_v_z
-        + joint1_slice0_local_inertia_i_00 * joint1_slice0_local_len_column_v_y
-        + joint1_slice1_local_inertia_i_02 * joint1_slice1_local_bend_z_column_w_z
-        + joint1_slice0_local_inertia_i_02 * joint1_slice0_local_bend_z_column_w_z
-        + joint1_slice2_local_inertia_i_02 * joint1_slice2_local_bend_z_column_w_z
-        + joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_inertia_i_01
-        + joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_inertia_i_01
-        + joint1_slice2_local_bend_z_column_v_z * joint1_slice2_local_inertia_h_y
-        + joint1_slice0_local_inertia_i_01 * joint1_slice0_local_bend_z_column_w_y
-        - joint1_slice3_local_bend_z_column_v_y * joint1_slice3_local_inertia_h_z
-        - joint1_slice1_local_bend_z_column_v_y * joint1_slice1_local_inertia_h_z
-        - joint1_slice0_local_inertia_h_z * joint1_slice0_local_bend_z_column_v_y
-        - joint1_slice2_local_inertia_h_z * joint1_slice2_local_bend_z_column_v_y;
-    let t277 = base_roll_rotation_01 * t269 + base_roll_rotation_02 * t270
-        + joint1_position_y * t274 + base_pitch_rotation_00 * t276
+            - middle_composite_inertia_h_y * joint1_tip_subspace0_w_x);
+    let t269 = joint1_slice3_local_bend_z_projected_inertia_n_y
+        + joint1_slice0_local_bend_z_projected_inertia_n_y
+        + joint1_slice1_local_bend_z_projected_inertia_n_y
+        + joint1_slice2_local_bend_z_projected_inertia_n_y;
+    let t270 = joint1_slice2_local_bend_z_projected_inertia_f_y
+        + joint1_slice3_local_bend_z_projected_inertia_f_y
+        + joint1_slice1_local_bend_z_projected_inertia_f_y
+        + joint1_slice0_local_bend_z_projected_inertia_f_y;
+    let t271 = joint1_slice0_local_bend_z_projected_inertia_f_x
+        + joint1_slice2_local_bend_z_projected_inertia_f_x
+        + joint1_slice3_local_bend_z_projected_inertia_f_x
+        + joint1_slice1_local_bend_z_projected_inertia_f_x;
+    let t272 = joint1_slice1_local_bend_z_projected_inertia_f_z
+        + joint1_slice2_local_bend_z_projected_inertia_f_z
+        + joint1_slice3_local_bend_z_projected_inertia_f_z
+        + joint1_slice0_local_bend_z_projected_inertia_f_z;
+    let t273 = base_roll_rotation_21 * t270 + base_pitch_rotation_20 * t271
+        + t272 * base_roll_rotation_22;
+    let t274 = joint1_slice0_local_bend_z_projected_inertia_n_z
+        + joint1_slice1_local_bend_z_projected_inertia_n_z
+        + joint1_slice3_local_bend_z_projected_inertia_n_z
+        + joint1_slice2_local_bend_z_projected_inertia_n_z;
+    let t275 = base_roll_rotation_12 * t272 + base_roll_rotation_11 * t270
+        + base_pitch_rotation_10 * t271;
+    let t276 = joint1_slice0_local_bend_z_projected_inertia_n_x
+        + joint1_slice2_local_bend_z_projected_inertia_n_x
+        + joint1_slice1_local_bend_z_projected_inertia_n_x
+        + joint1_slice3_local_bend_z_projected_inertia_n_x;
+    let t277 = t269 * base_roll_rotation_01 + joint1_position_y * t273
+        + base_roll_rotation_02 * t274 + t276 * base_pitch_rotation_00
         - joint1_position_z * t275;
     let joint1_subspace1_projected_inertia_n_x = joint1_tip_subspace1_w_z
         * middle_composite_inertia_i_02
         + joint1_tip_subspace1_w_x * middle_composite_inertia_i_00
         + joint1_tip_subspace1_w_y * middle_composite_inertia_i_01
-        + 0.33333333333333315 * t8 * t259 + t250
+        + 0.33333333333333315 * t250 * t8 + t259
         + middle_composite_inertia_h_y * joint1_tip_subspace1_v_z
-        - 0.5773502691896257 * t8 * t277
-        - joint1_tip_subspace1_v_y * middle_composite_inertia_h_z;
-    let t278 = base_roll_rotation_01 * t272 + base_pitch_rotation_00 * t271
-        + t273 * base_roll_rotation_02;
-    let t279 = base_roll_rotation_12 * t270 + joint1_position_z * t278
-        + base_roll_rotation_11 * t269 + base_pitch_rotation_10 * t276
-        - joint1_position_x * t274;
-    let joint1_subspace1_projected_inertia_n_y = joint1_tip_subspace1_w_x
-        * middle_composite_inertia_i_01
-        + joint1_tip_subspace1_w_z * middle_composite_inertia_i_12 + t261
-        + 0.33333333333333315 * t8 * t263
+        - joint1_tip_subspace1_v_y * middle_composite_inertia_h_z
+        - 0.5773502691896257 * t8 * t277;
+    let t278 = t271 * base_pitch_rotation_00 + base_roll_rotation_01 * t270
+        + t272 * base_roll_rotation_02;
+    let t279 = t269 * base_roll_rotation_11 + base_roll_rotation_12 * t274
+        + t278 * joint1_position_z + t276 * base_pitch_rotation_10
+        - t273 * joint1_position_x;
+    let joint1_subspace1_projected_inertia_n_y = t263 + 0.33333333333333315 * t8 * t261
+        + joint1_tip_subspace1_w_x * middle_composite_inertia_i_01
+        + joint1_tip_subspace1_w_z * middle_composite_inertia_i_12
         + joint1_tip_subspace1_w_y * middle_composite_inertia_i_11
         + joint1_tip_subspace1_v_x * middle_composite_inertia_h_z
-        - middle_composite_inertia_h_x * joint1_tip_subspace1_v_z
-        - 0.5773502691896257 * t8 * t279;
-    let t280 = t270 * base_roll_rotation_22 + base_roll_rotation_21 * t269
-        + base_pitch_rotation_20 * t276 + joint1_position_x * t275
-        - joint1_position_y * t278;
+        - 0.5773502691896257 * t8 * t279
+        - middle_composite_inertia_h_x * joint1_tip_subspace1_v_z;
+    let t280 = t276 * base_pitch_rotation_20 + base_roll_rotation_22 * t274
+        + joint1_position_x * t275 + t269 * base_roll_rotation_21
+        - t278 * joint1_position_y;
     let joint1_subspace1_projected_inertia_n_z = middle_composite_inertia_h_x
-        * joint1_tip_subspace1_v_y + 0.33333333333333315 * t8 * t264
-        + joint1_tip_subspace1_w_x * middle_composite_inertia_i_02 + t265
+        * joint1_tip_subspace1_v_y + t264
+        + joint1_tip_subspace1_w_x * middle_composite_inertia_i_02
+        + 0.33333333333333315 * t8 * t265
         + joint1_tip_subspace1_w_z * middle_composite_inertia_i_22
         + joint1_tip_subspace1_w_y * middle_composite_inertia_i_12
         - 0.5773502691896257 * t8 * t280
         - joint1_tip_subspace1_v_x * middle_composite_inertia_h_y;
-    let joint1_subspace1_projected_inertia_f_x = t266
+    let joint1_subspace1_projected_inertia_f_x = t266 + 0.33333333333333315 * t8 * t260
         + joint1_tip_subspace1_v_x * middle_composite_inertia_m
-        + 0.33333333333333315 * t8 * t262 - 0.5773502691896257 * t8 * t278
+        - 0.5773502691896257 * t278 * t8
         - (joint1_tip_subspace1_w_z * middle_composite_inertia_h_y
             - middle_composite_inertia_h_z * joint1_tip_subspace1_w_y);
     let joint1_subspace1_projected_inertia_f_y = joint1_tip_subspace1_v_y
-        * middle_composite_inertia_m + 0.33333333333333315 * t8 * t255 + t267
+        * middle_composite_inertia_m + t267 + 0.33333333333333315 * t8 * t246
         - (joint1_tip_subspace1_w_x * middle_composite_inertia_h_z
             - middle_composite_inertia_h_x * joint1_tip_subspace1_w_z)
         - 0.5773502691896257 * t8 * t275;
-    let joint1_subspace1_projected_inertia_f_z = 0.33333333333333315 * t8 * t256 + t268
+    let joint1_subspace1_projected_inertia_f_z = 0.33333333333333315 * t8 * t248 + t268
         + middle_composite_inertia_m * joint1_tip_subspace1_v_z
+        - 0.5773502691896257 * t8 * t273
         - (middle_composite_inertia_h_x * joint1_tip_subspace1_w_y
-            - joint1_tip_subspace1_w_x * middle_composite_inertia_h_y)
-        - 0.5773502691896257 * t8 * t274;
-    let joint1_subspace2_projected_inertia_n_x = middle_composite_inertia_i_00
-        * joint1_tip_subspace2_w_x + 0.3333333333333336 * t8 * t259
-        + 0.5773502691896255 * t8 * t277
-        + joint1_tip_subspace2_w_y * middle_composite_inertia_i_01 + t250
+            - joint1_tip_subspace1_w_x * middle_composite_inertia_h_y);
+    let joint1_subspace2_projected_inertia_n_x = 0.3333333333333336 * t250 * t8
+        + middle_composite_inertia_i_00 * joint1_tip_subspace2_w_x
+        + joint1_tip_subspace2_w_y * middle_composite_inertia_i_01 + t259
         + joint1_tip_subspace2_v_z * middle_composite_inertia_h_y
         + middle_composite_inertia_i_02 * joint1_tip_subspace2_w_z
+        + 0.5773502691896255 * t8 * t277
         - joint1_tip_subspace2_v_y * middle_composite_inertia_h_z;
-    let joint1_subspace2_projected_inertia_n_y = 0.5773502691896255 * t8 * t279 + t261
+    let joint1_subspace2_projected_inertia_n_y = t263 + 0.5773502691896255 * t8 * t279
         + joint1_tip_subspace2_w_x * middle_composite_inertia_i_01
         + joint1_tip_subspace2_w_y * middle_composite_inertia_i_11
         + joint1_tip_subspace2_v_x * middle_composite_inertia_h_z
-        + 0.3333333333333336 * t8 * t263
+        + 0.3333333333333336 * t8 * t261
         + middle_composite_inertia_i_12 * joint1_tip_subspace2_w_z
         - middle_composite_inertia_h_x * joint1_tip_subspace2_v_z;
-    let joint1_subspace2_projected_inertia_n_z = 0.3333333333333336 * t8 * t264
+    let joint1_subspace2_projected_inertia_n_z = t264
         + joint1_tip_subspace2_w_z * middle_composite_inertia_i_22
-        + joint1_tip_subspace2_w_y * middle_composite_inertia_i_12 + t265
+        + joint1_tip_subspace2_w_y * middle_composite_inertia_i_12
         + joint1_tip_subspace2_w_x * middle_composite_inertia_i_02
-        + 0.5773502691896255 * t8 * t280
+        + 0.5773502691896255 * t8 * t280 + 0.3333333333333336 * t8 * t265
         + middle_composite_inertia_h_x * joint1_tip_subspace2_v_y
         - middle_composite_inertia_h_y * joint1_tip_subspace2_v_x;
-    let joint1_subspace2_projected_inertia_f_x = t266 + 0.3333333333333336 * t8 * t262
-        + 0.5773502691896255 * t8 * t278
+    let joint1_subspace2_projected_inertia_f_x = t266 + 0.5773502691896255 * t278 * t8
         + joint1_tip_subspace2_v_x * middle_composite_inertia_m
+        + 0.3333333333333336 * t8 * t260
         - (middle_composite_inertia_h_y * joint1_tip_subspace2_w_z
             - middle_composite_inertia_h_z * joint1_tip_subspace2_w_y);
     let joint1_subspace2_projected_inertia_f_y = joint1_tip_subspace2_v_y
-        * middle_composite_inertia_m + t267 + 0.5773502691896255 * t8 * t275
-        + 0.3333333333333336 * t8 * t255
+        * middle_composite_inertia_m + t267 + 0.3333333333333336 * t8 * t246
+        + 0.5773502691896255 * t8 * t275
         - (joint1_tip_subspace2_w_x * middle_composite_inertia_h_z
             - middle_composite_inertia_h_x * joint1_tip_subspace2_w_z);
     let joint1_subspace2_projected_inertia_f_z = joint1_tip_subspace2_v_z
-        * middle_composite_inertia_m + t268 + 0.5773502691896255 * t8 * t274
-        + 0.3333333333333336 * t8 * t256
+        * middle_composite_inertia_m + 0.3333333333333336 * t8 * t248 + t268
+        + 0.5773502691896255 * t8 * t273
         - (middle_composite_inertia_h_x * joint1_tip_subspace2_w_y
             - middle_composite_inertia_h_y * joint1_tip_subspace2_w_x);
-    let t281 = joint1_slice1_mass * joint2_slice2_local_len_column_v_z
-        + joint2_slice3_local_len_column_v_z * joint1_slice0_mass
-        + joint2_slice0_local_len_column_v_z * joint1_slice0_mass
-        + joint1_slice1_mass * joint2_slice1_local_len_column_v_z;
-    let t282 = joint1_slice1_mass * joint2_slice2_local_len_column_v_y
-        + joint1_slice1_mass * joint2_slice1_local_len_column_v_y
-        + joint1_slice0_mass * joint2_slice0_local_len_column_v_y
-        + joint1_slice0_mass * joint2_slice3_local_len_column_v_y;
-    let t283 = joint1_slice0_mass * joint2_slice3_local_len_column_v_x
-        + joint1_slice1_mass * joint2_slice2_local_len_column_v_x
-        + joint1_slice0_mass * joint2_slice0_local_len_column_v_x
-        + joint1_slice1_mass * joint2_slice1_local_len_column_v_x;
-    let t284 = t281 * joint1_tip_rotation_22 + joint1_tip_rotation_21 * t282
-        + t283 * joint1_tip_rotation_20;
-    let t285 = joint2_slice2_local_len_column_v_x * joint2_slice2_local_inertia_h_z
-        + joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_x
-        + joint2_slice0_local_inertia_h_z * joint2_slice0_local_len_column_v_x
-        + joint2_slice1_local_len_column_v_x * joint2_slice1_local_inertia_h_z
-        - joint2_slice0_local_len_column_v_z * joint2_slice0_local_inertia_h_x
-        - joint2_slice1_local_len_column_v_z * joint2_slice1_local_inertia_h_x
-        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_len_column_v_z
-        - joint2_slice3_local_len_column_v_z * joint2_slice3_local_inertia_h_x;
-    let t286 = joint2_slice3_local_inertia_h_x * joint2_slice3_local_len_column_v_y
-        + joint2_slice0_local_len_column_v_y * joint2_slice0_local_inertia_h_x
-        + joint2_slice1_local_inertia_h_x * joint2_slice1_local_len_column_v_y
-        + joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_h_x
-        - joint2_slice2_local_len_column_v_x * joint2_slice2_local_inertia_h_y
-        - joint2_slice0_local_inertia_h_y * joint2_slice0_local_len_column_v_x
-        - joint2_slice3_local_inertia_h_y * joint2_slice3_local_len_column_v_x
-        - joint2_slice1_local_len_column_v_x * joint2_slice1_local_inertia_h_y;
-    let t287 = joint2_slice1_local_inertia_h_y * joint2_slice1_local_len_column_v_z
-        + joint2_slice2_local_len_column_v_z * joint2_slice2_local_inertia_h_y
-        + joint2_slice0_local_inertia_h_y * joint2_slice0_local_len_column_v_z
-        + joint2_slice3_local_len_column_v_z * joint2_slice3_local_inertia_h_y
-        - joint2_slice1_local_inertia_h_z * joint2_slice1_local_len_column_v_y
-        - joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_y
-        - joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_h_z
+    let joint2_slice0_local_len_projected_inertia_n_x = joint2_slice0_local_inertia_h_y
+        * joint2_slice0_local_len_column_v_z
         - joint2_slice0_local_inertia_h_z * joint2_slice0_local_len_column_v_y;
-    let t288 = joint1_tip_rotation_11 * t282 + joint1_tip_rotation_12 * t281
-        + t283 * joint1_tip_rotation_10;
-    let t289 = 0.3333333333333333
-        * (joint2_position_y * t284 + t285 * joint1_tip_rotation_01
-            + joint1_tip_rotation_02 * t286 + joint1_tip_rotation_00 * t287
-            - t288 * joint2_position_z);
-    let t290 = joint2_slice2_local_bend_y_column_v_z * joint1_slice1_mass
-        + joint2_slice0_local_bend_y_column_v_z * joint1_slice0_mass
-        + joint1_slice1_mass * joint2_slice1_local_bend_y_column_v_z
-        + joint1_slice0_mass * joint2_slice3_local_bend_y_column_v_z
-        - (joint2_slice1_local_bend_y_column_w_y * joint2_slice1_local_inertia_h_x
-            - joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_h_y)
-        - (joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_y_column_w_y
-            - joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_h_y)
-        - (joint2_slice3_local_bend_y_column_w_y * joint2_slice3_local_inertia_h_x
-            - joint2_slice3_local_inertia_h_y * joint2_slice3_local_bend_y_column_w_x)
+    let joint2_slice0_local_len_projected_inertia_n_y = joint2_slice0_local_inertia_h_z
+        * joint2_slice0_local_len_column_v_x
+        - joint2_slice0_local_len_column_v_z * joint2_slice0_local_inertia_h_x;
+    let joint2_slice0_local_len_projected_inertia_n_z = joint2_slice0_local_len_column_v_y
+        * joint2_slice0_local_inertia_h_x
+        - joint2_slice0_local_inertia_h_y * joint2_slice0_local_len_column_v_x;
+    let joint2_slice0_local_len_projected_inertia_f_x = joint1_slice0_mass
+        * joint2_slice0_local_len_column_v_x;
+    let joint2_slice0_local_len_projected_inertia_f_y = joint1_slice0_mass
+        * joint2_slice0_local_len_column_v_y;
+    let joint2_slice0_local_len_projected_inertia_f_z = joint2_slice0_local_len_column_v_z
+        * joint1_slice0_mass;
+    let joint2_slice1_local_len_projected_inertia_n_x = joint2_slice1_local_inertia_h_y
+        * joint2_slice1_local_len_column_v_z
+        - joint2_slice1_local_inertia_h_z * joint2_slice1_local_len_column_v_y;
+    let joint2_slice1_local_len_projected_inertia_n_y = joint2_slice1_local_len_column_v_x
+        * joint2_slice1_local_inertia_h_z
+        - joint2_slice1_local_len_column_v_z * joint2_slice1_local_inertia_h_x;
+    let joint2_slice1_local_len_projected_inertia_n_z = joint2_slice1_local_inertia_h_x
+        * joint2_slice1_local_len_column_v_y
+        - joint2_slice1_local_len_column_v_x * joint2_slice1_local_inertia_h_y;
+    let joint2_slice1_local_len_projected_inertia_f_x = joint1_slice1_mass
+        * joint2_slice1_local_len_column_v_x;
+    let joint2_slice1_local_len_projected_inertia_f_y = joint1_slice1_mass
+        * joint2_slice1_local_len_column_v_y;
+    let joint2_slice1_local_len_projected_inertia_f_z = joint1_slice1_mass
+        * joint2_slice1_local_len_column_v_z;
+    let joint2_slice2_local_len_projected_inertia_n_x = joint2_slice2_local_len_column_v_z
+        * joint2_slice2_local_inertia_h_y
+        - joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_h_z;
+    let joint2_slice2_local_len_projected_inertia_n_y = joint2_slice2_local_len_column_v_x
+        * joint2_slice2_local_inertia_h_z
+        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_len_column_v_z;
+    let joint2_slice2_local_len_projected_inertia_n_z = joint2_slice2_local_len_column_v_y
+        * joint2_slice2_local_inertia_h_x
+        - joint2_slice2_local_len_column_v_x * joint2_slice2_local_inertia_h_y;
+    let joint2_slice2_local_len_projected_inertia_f_x = joint1_slice1_mass
+        * joint2_slice2_local_len_column_v_x;
+    let joint2_slice2_local_len_projected_inertia_f_y = joint1_slice1_mass
+        * joint2_slice2_local_len_column_v_y;
+    let joint2_slice2_local_len_projected_inertia_f_z = joint1_slice1_mass
+        * joint2_slice2_local_len_column_v_z;
+    let joint2_slice3_local_len_projected_inertia_n_x = joint2_slice3_local_len_column_v_z
+        * joint2_slice3_local_inertia_h_y
+        - joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_y;
+    let joint2_slice3_local_len_projected_inertia_n_y = joint2_slice3_local_inertia_h_z
+        * joint2_slice3_local_len_column_v_x
+        - joint2_slice3_local_len_column_v_z * joint2_slice3_local_inertia_h_x;
+    let joint2_slice3_local_len_projected_inertia_n_z = joint2_slice3_local_inertia_h_x
+        * joint2_slice3_local_len_column_v_y
+        - joint2_slice3_local_inertia_h_y * joint2_slice3_local_len_column_v_x;
+    let joint2_slice3_local_len_projected_inertia_f_x = joint1_slice0_mass
+        * joint2_slice3_local_len_column_v_x;
+    let joint2_slice3_local_len_projected_inertia_f_y = joint1_slice0_mass
+        * joint2_slice3_local_len_column_v_y;
+    let joint2_slice3_local_len_projected_inertia_f_z = joint2_slice3_local_len_column_v_z
+        * joint1_slice0_mass;
+    let joint2_slice0_local_bend_y_projected_inertia_n_x = joint2_slice0_local_bend_y_column_w_z
+        * joint2_slice0_local_inertia_i_02
+        + joint2_slice0_local_inertia_i_00 * joint2_slice0_local_bend_y_column_w_x
+        + joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_y_column_v_z
+        + joint2_slice0_local_inertia_i_01 * joint2_slice0_local_bend_y_column_w_y
+        - joint2_slice0_local_inertia_h_z * joint2_slice0_local_bend_y_column_v_y;
+    let joint2_slice0_local_bend_y_projected_inertia_n_y = joint2_slice0_local_bend_y_column_w_z
+        * joint2_slice0_local_inertia_i_12
+        + joint2_slice0_local_bend_y_column_v_x * joint2_slice0_local_inertia_h_z
+        + joint2_slice0_local_inertia_i_01 * joint2_slice0_local_bend_y_column_w_x
+        + joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_i_11
+        - joint2_slice0_local_bend_y_column_v_z * joint2_slice0_local_inertia_h_x;
+    let joint2_slice0_local_bend_y_projected_inertia_n_z = joint2_slice0_local_bend_y_column_w_z
+        * joint2_slice0_local_inertia_i_22
+        + joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_i_12
+        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_bend_y_column_w_x
+        + joint2_slice0_local_inertia_h_x * joint2_slice0_local_bend_y_column_v_y
+        - joint2_slice0_local_bend_y_column_v_x * joint2_slice0_local_inertia_h_y;
+    let joint2_slice0_local_bend_y_projected_inertia_f_x = joint2_slice0_local_bend_y_column_v_x
+        * joint1_slice0_mass
+        - (joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_h_y
+            - joint2_slice0_local_inertia_h_z * joint2_slice0_local_bend_y_column_w_y);
+    let joint2_slice0_local_bend_y_projected_inertia_f_y = joint1_slice0_mass
+        * joint2_slice0_local_bend_y_column_v_y
+        - (joint2_slice0_local_bend_y_column_w_x * joint2_slice0_local_inertia_h_z
+            - joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_h_x);
+    let joint2_slice0_local_bend_y_projected_inertia_f_z = joint2_slice0_local_bend_y_column_v_z
+        * joint1_slice0_mass
         - (joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_h_x
             - joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_y_column_w_x);
-    let t291 = joint1_slice0_mass * joint2_slice3_local_bend_y_column_v_x
-        + joint2_slice0_local_bend_y_column_v_x * joint1_slice0_mass
-        + joint1_slice1_mass * joint2_slice2_local_bend_y_column_v_x
-        + joint1_slice1_mass * joint2_slice1_local_bend_y_column_v_x
-        - (joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_h_y
-            - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_y_column_w_y)
-        - (joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_h_y
-            - joint2_slice2_local_bend_y_column_w_y * joint2_slice2_local_inertia_h_z)
-        - (joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_h_y
-            - joint2_slice0_local_inertia_h_z * joint2_slice0_local_bend_y_column_w_y)
-        - (joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_h_y
-            - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_w_y);
-    let t292 = joint1_slice0_mass * joint2_slice0_local_bend_y_column_v_y
-        + joint2_slice1_local_bend_y_column_v_y * joint1_slice1_mass
-        + joint1_slice1_mass * joint2_slice2_local_bend_y_column_v_y
-        + joint2_slice3_local_bend_y_column_v_y * joint1_slice0_mass
-        - (joint2_slice0_local_bend_y_column_w_x * joint2_slice0_local_inertia_h_z
-            - joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_h_x)
-        - (joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_h_z
-            - joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_h_x)
-        - (joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_h_z
-            - joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_h_x)
-        - (joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_w_x
-            - joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_h_x);
-    let t293 = t290 * joint1_tip_rotation_22 + t291 * joint1_tip_rotation_20
-        + t292 * joint1_tip_rotation_21;
-    let t294 = joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_i_22
-        + joint2_slice1_local_bend_y_column_v_y * joint2_slice1_local_inertia_h_x
-        + joint2_slice3_local_bend_y_column_v_y * joint2_slice3_local_inertia_h_x
-        + joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_i_22
-        + joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_y_column_v_y
-        + joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_i_12
-        + joint2_slice2_local_inertia_i_12 * joint2_slice2_local_bend_y_column_w_y
-        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_bend_y_column_w_x
+    let joint2_slice1_local_bend_y_projected_inertia_n_x = joint2_slice1_local_inertia_h_y
+        * joint2_slice1_local_bend_y_column_v_z
+        + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_02
+        + joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_i_00
+        + joint2_slice1_local_inertia_i_01 * joint2_slice1_local_bend_y_column_w_y
+        - joint2_slice1_local_bend_y_column_v_y * joint2_slice1_local_inertia_h_z;
+    let joint2_slice1_local_bend_y_projected_inertia_n_y = joint2_slice1_local_bend_y_column_w_z
+        * joint2_slice1_local_inertia_i_12
+        + joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_i_01
+        + joint2_slice1_local_inertia_i_11 * joint2_slice1_local_bend_y_column_w_y
+        + joint2_slice1_local_bend_y_column_v_x * joint2_slice1_local_inertia_h_z
+        - joint2_slice1_local_bend_y_column_v_z * joint2_slice1_local_inertia_h_x;
+    let joint2_slice1_local_bend_y_projected_inertia_n_z = joint2_slice1_local_bend_y_column_v_y
+        * joint2_slice1_local_inertia_h_x
         + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_22
         + joint2_slice1_local_bend_y_column_w_y * joint2_slice1_local_inertia_i_12
         + joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_i_02
-        + joint2_slice3_local_inertia_i_02 * joint2_slice3_local_bend_y_column_w_x
-        + joint2_slice0_local_inertia_h_x * joint2_slice0_local_bend_y_column_v_y
-        + joint2_slice2_local_inertia_i_22 * joint2_slice2_local_bend_y_column_w_z
-        + joint2_slice3_local_inertia_i_12 * joint2_slice3_local_bend_y_column_w_y
-        + joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_i_02
-        - joint2_slice2_local_bend_y_column_v_x * joint2_slice2_local_inertia_h_y
-        - joint2_slice1_local_bend_y_column_v_x * joint2_slice1_local_inertia_h_y
-        - joint2_slice3_local_inertia_h_y * joint2_slice3_local_bend_y_column_v_x
-        - joint2_slice0_local_bend_y_column_v_x * joint2_slice0_local_inertia_h_y;
-    let t295 = joint2_slice1_local_inertia_h_y * joint2_slice1_local_bend_y_column_v_z
-        + joint2_slice2_local_bend_y_column_v_z * joint2_slice2_local_inertia_h_y
-        + joint2_slice3_local_inertia_h_y * joint2_slice3_local_bend_y_column_v_z
-        + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_02
+        - joint2_slice1_local_bend_y_column_v_x * joint2_slice1_local_inertia_h_y;
+    let joint2_slice1_local_bend_y_projected_inertia_f_x = joint1_slice1_mass
+        * joint2_slice1_local_bend_y_column_v_x
+        - (joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_h_y
+            - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_y_column_w_y);
+    let joint2_slice1_local_bend_y_projected_inertia_f_y = joint2_slice1_local_bend_y_column_v_y
+        * joint1_slice1_mass
+        - (joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_h_z
+            - joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_h_x);
+    let joint2_slice1_local_bend_y_projected_inertia_f_z = joint1_slice1_mass
+        * joint2_slice1_local_bend_y_column_v_z
+        - (joint2_slice1_local_bend_y_column_w_y * joint2_slice1_local_inertia_h_x
+            - joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_h_y);
+    let joint2_slice2_local_bend_y_projected_inertia_n_x = joint2_slice2_local_bend_y_column_v_z
+        * joint2_slice2_local_inertia_h_y
         + joint2_slice2_local_inertia_i_01 * joint2_slice2_local_bend_y_column_w_y
-        + joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_i_02
-        + joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_i_00
-        + joint2_slice0_local_inertia_i_00 * joint2_slice0_local_bend_y_column_w_x
-        + joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_i_02
-        + joint2_slice3_local_inertia_i_01 * joint2_slice3_local_bend_y_column_w_y
         + joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_i_00
-        + joint2_slice3_local_inertia_i_00 * joint2_slice3_local_bend_y_column_w_x
         + joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_i_02
-        + joint2_slice1_local_inertia_i_01 * joint2_slice1_local_bend_y_column_w_y
-        + joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_y_column_v_z
-        + joint2_slice0_local_inertia_i_01 * joint2_slice0_local_bend_y_column_w_y
-        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_v_y
-        - joint2_slice3_local_bend_y_column_v_y * joint2_slice3_local_inertia_h_z
-        - joint2_slice1_local_bend_y_column_v_y * joint2_slice1_local_inertia_h_z
-        - joint2_slice0_local_inertia_h_z * joint2_slice0_local_bend_y_column_v_y;
-    let t296 = t292 * joint1_tip_rotation_11 + t291 * joint1_tip_rotation_10
-        + t290 * joint1_tip_rotation_12;
-    let t297 = joint2_slice3_local_inertia_i_01 * joint2_slice3_local_bend_y_column_w_x
-        + joint2_slice1_local_bend_y_column_w_z * joint2_slice1_local_inertia_i_12
-        + joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_v_x
-        + joint2_slice0_local_bend_y_column_w_z * joint2_slice0_local_inertia_i_12
-        + joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_i_12
-        + joint2_slice0_local_bend_y_column_v_x * joint2_slice0_local_inertia_h_z
-        + joint2_slice1_local_bend_y_column_w_x * joint2_slice1_local_inertia_i_01
-        + joint2_slice0_local_inertia_i_01 * joint2_slice0_local_bend_y_column_w_x
-        + joint2_slice1_local_inertia_i_11 * joint2_slice1_local_bend_y_column_w_y
-        + joint2_slice3_local_inertia_i_11 * joint2_slice3_local_bend_y_column_w_y
+        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_y_column_v_y;
+    let joint2_slice2_local_bend_y_projected_inertia_n_y = joint2_slice2_local_bend_y_column_w_z
+        * joint2_slice2_local_inertia_i_12
         + joint2_slice2_local_inertia_i_01 * joint2_slice2_local_bend_y_column_w_x
         + joint2_slice2_local_inertia_i_11 * joint2_slice2_local_bend_y_column_w_y
         + joint2_slice2_local_bend_y_column_v_x * joint2_slice2_local_inertia_h_z
-        + joint2_slice1_local_bend_y_column_v_x * joint2_slice1_local_inertia_h_z
+        - joint2_slice2_local_bend_y_column_v_z * joint2_slice2_local_inertia_h_x;
+    let joint2_slice2_local_bend_y_projected_inertia_n_z = joint2_slice2_local_inertia_h_x
+        * joint2_slice2_local_bend_y_column_v_y
+        + joint2_slice2_local_inertia_i_12 * joint2_slice2_local_bend_y_column_w_y
+        + joint2_slice2_local_inertia_i_22 * joint2_slice2_local_bend_y_column_w_z
+        + joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_i_02
+        - joint2_slice2_local_bend_y_column_v_x * joint2_slice2_local_inertia_h_y;
+    let joint2_slice2_local_bend_y_projected_inertia_f_x = joint1_slice1_mass
+        * joint2_slice2_local_bend_y_column_v_x
+        - (joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_h_y
+            - joint2_slice2_local_bend_y_column_w_y * joint2_slice2_local_inertia_h_z);
+    let joint2_slice2_local_bend_y_projected_inertia_f_y = joint1_slice1_mass
+        * joint2_slice2_local_bend_y_column_v_y
+        - (joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_h_z
+            - joint2_slice2_local_bend_y_column_w_z * joint2_slice2_local_inertia_h_x);
+    let joint2_slice2_local_bend_y_projected_inertia_f_z = joint2_slice2_local_bend_y_column_v_z
+        * joint1_slice1_mass
+        - (joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_y_column_w_y
+            - joint2_slice2_local_bend_y_column_w_x * joint2_slice2_local_inertia_h_y);
+    let joint2_slice3_local_bend_y_projected_inertia_n_x = joint2_slice3_local_inertia_h_y
+        * joint2_slice3_local_bend_y_column_v_z
+        + joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_i_02
+        + joint2_slice3_local_inertia_i_01 * joint2_slice3_local_bend_y_column_w_y
+        + joint2_slice3_local_inertia_i_00 * joint2_slice3_local_bend_y_column_w_x
+        - joint2_slice3_local_bend_y_column_v_y * joint2_slice3_local_inertia_h_z;
+    let joint2_slice3_local_bend_y_projected_inertia_n_y = joint2_slice3_local_inertia_i_01
+        * joint2_slice3_local_bend_y_column_w_x
+        + joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_v_x
+        + joint2_slice3_local_inertia_i_11 * joint2_slice3_local_bend_y_column_w_y
         + joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_i_12
-        + joint2_slice0_local_bend_y_column_w_y * joint2_slice0_local_inertia_i_11
-        - joint2_slice2_local_bend_y_column_v_z * joint2_slice2_local_inertia_h_x
-        - joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_y_column_v_z
-        - joint2_slice1_local_bend_y_column_v_z * joint2_slice1_local_inertia_h_x
-        - joint2_slice0_local_bend_y_column_v_z * joint2_slice0_local_inertia_h_x;
-    let t298 = t293 * joint2_position_y + joint1_tip_rotation_02 * t294
-        + joint1_tip_rotation_00 * t295 + t297 * joint1_tip_rotation_01
-        - t296 * joint2_position_z;
+        - joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_y_column_v_z;
+    let joint2_slice3_local_bend_y_projected_inertia_n_z = joint2_slice3_local_bend_y_column_w_z
+        * joint2_slice3_local_inertia_i_22
+        + joint2_slice3_local_bend_y_column_v_y * joint2_slice3_local_inertia_h_x
+        + joint2_slice3_local_inertia_i_02 * joint2_slice3_local_bend_y_column_w_x
+        + joint2_slice3_local_inertia_i_12 * joint2_slice3_local_bend_y_column_w_y
+        - joint2_slice3_local_inertia_h_y * joint2_slice3_local_bend_y_column_v_x;
+    let joint2_slice3_local_bend_y_projected_inertia_f_x = joint1_slice0_mass
+        * joint2_slice3_local_bend_y_column_v_x
+        - (joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_h_y
+            - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_w_y);
+    let joint2_slice3_local_bend_y_projected_inertia_f_y = joint2_slice3_local_bend_y_column_v_y
+        * joint1_slice0_mass
+        - (joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_y_column_w_x
+            - joint2_slice3_local_bend_y_column_w_z * joint2_slice3_local_inertia_h_x);
+    let joint2_slice3_local_bend_y_projected_inertia_f_z = joint1_slice0_mass
+        * joint2_slice3_local_bend_y_column_v_z
+        - (joint2_slice3_local_bend_y_column_w_y * joint2_slice3_local_inertia_h_x
+            - joint2_slice3_local_inertia_h_y * joint2_slice3_local_bend_y_column_w_x);
+    let joint2_slice0_local_bend_z_projected_inertia_n_x = joint2_slice0_local_bend_z_column_w_y
+        * joint2_slice0_local_inertia_i_01
+        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_bend_z_column_w_z
+        + joint2_slice0_local_inertia_i_00 * joint2_slice0_local_len_column_v_y
+        + joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_z_column_v_z
+        - joint2_slice0_local_inertia_h_z * joint2_slice0_local_bend_z_column_v_y;
+    let joint2_slice0_local_bend_z_projected_inertia_n_y = joint2_slice0_local_inertia_i_01
+        * joint2_slice0_local_len_column_v_y
+        + joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_i_12
+        + joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_i_11
+        + joint2_slice0_local_bend_z_column_v_x * joint2_slice0_local_inertia_h_z
+        - joint2_slice0_local_inertia_h_x * joint2_slice0_local_bend_z_column_v_z;
+    let joint2_slice0_local_bend_z_projected_inertia_n_z = joint2_slice0_local_bend_z_column_w_y
+        * joint2_slice0_local_inertia_i_12
+        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_len_column_v_y
+        + joint2_slice0_local_inertia_h_x * joint2_slice0_local_bend_z_column_v_y
+        + joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_i_22
+        - joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_z_column_v_x;
+    let joint2_slice0_local_bend_z_projected_inertia_f_x = joint2_slice0_local_bend_z_column_v_x
+        * joint1_slice0_mass
+        - (joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_z_column_w_z
+            - joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_h_z);
+    let joint2_slice0_local_bend_z_projected_inertia_f_y = joint1_slice0_mass
+        * joint2_slice0_local_bend_z_column_v_y
+        - (joint2_slice0_local_inertia_h_z * joint2_slice0_local_len_column_v_y
+            - joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_h_x);
+    let joint2_slice0_local_bend_z_projected_inertia_f_z = joint1_slice0_mass
+        * joint2_slice0_local_bend_z_column_v_z
+        - (joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_h_x
+            - joint2_slice0_local_inertia_h_y * joint2_slice0_local_len_column_v_y);
+    let joint2_slice1_local_bend_z_projected_inertia_n_x = joint2_slice1_local_inertia_h_y
+        * joint2_slice1_local_bend_z_column_v_z
+        + joint2_slice1_local_inertia_i_00 * joint2_slice1_local_len_column_v_y
+        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_02
+        + joint2_slice1_local_inertia_i_01 * joint2_slice1_local_bend_z_column_w_y
+        - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_z_column_v_y;
+    let joint2_slice1_local_bend_z_projected_inertia_n_y = joint2_slice1_local_bend_z_column_v_x
+        * joint2_slice1_local_inertia_h_z
+        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_12
+        + joint2_slice1_local_inertia_i_01 * joint2_slice1_local_len_column_v_y
+        + joint2_slice1_local_inertia_i_11 * joint2_slice1_local_bend_z_column_w_y
+        - joint2_slice1_local_inertia_h_x * joint2_slice1_local_bend_z_column_v_z;
+    let joint2_slice1_local_bend_z_projected_inertia_n_z = joint2_slice1_local_inertia_i_22
+        * joint2_slice1_local_bend_z_column_w_z
+        + joint2_slice1_local_inertia_h_x * joint2_slice1_local_bend_z_column_v_y
+        + joint2_slice1_local_inertia_i_02 * joint2_slice1_local_len_column_v_y
+        + joint2_slice1_local_inertia_i_12 * joint2_slice1_local_bend_z_column_w_y
+        - joint2_slice1_local_bend_z_column_v_x * joint2_slice1_local_inertia_h_y;
+    let joint2_slice1_local_bend_z_projected_inertia_f_x = joint1_slice1_mass
+        * joint2_slice1_local_bend_z_column_v_x
+        - (joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_h_y
+            - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_z_column_w_y);
+    let joint2_slice1_local_bend_z_projected_inertia_f_y = joint1_slice1_mass
+        * joint2_slice1_local_bend_z_column_v_y
+        - (joint2_slice1_local_inertia_h_z * joint2_slice1_local_len_column_v_y
+            - joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_h_x);
+    let joint2_slice1_local_bend_z_projected_inertia_f_z = joint1_slice1_mass
+        * joint2_slice1_local_bend_z_column_v_z
+        - (joint2_slice1_local_inertia_h_x * joint2_slice1_local_bend_z_column_w_y
+            - joint2_slice1_local_inertia_h_y * joint2_slice1_local_len_column_v_y);
+    let joint2_slice2_local_bend_z_projected_inertia_n_x = joint2_slice2_local_len_column_v_y
+        * joint2_slice2_local_inertia_i_00
+        + joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_i_02
+        + joint2_slice2_local_bend_z_column_v_z * joint2_slice2_local_inertia_h_y
+        + joint2_slice2_local_inertia_i_01 * joint2_slice2_local_bend_z_column_w_y
+        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_v_y;
+    let joint2_slice2_local_bend_z_projected_inertia_n_y = joint2_slice2_local_inertia_i_12
+        * joint2_slice2_local_bend_z_column_w_z
+        + joint2_slice2_local_inertia_i_11 * joint2_slice2_local_bend_z_column_w_y
+        + joint2_slice2_local_bend_z_column_v_x * joint2_slice2_local_inertia_h_z
+        + joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_i_01
+        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_v_z;
+    let joint2_slice2_local_bend_z_projected_inertia_n_z = joint2_slice2_local_len_column_v_y
+        * joint2_slice2_local_inertia_i_02
+        + joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_v_y
+        + joint2_slice2_local_inertia_i_22 * joint2_slice2_local_bend_z_column_w_z
+        + joint2_slice2_local_inertia_i_12 * joint2_slice2_local_bend_z_column_w_y
+        - joint2_slice2_local_bend_z_column_v_x * joint2_slice2_local_inertia_h_y;
+    let joint2_slice2_local_bend_z_projected_inertia_f_x = joint1_slice1_mass
+        * joint2_slice2_local_bend_z_column_v_x
+        - (joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_h_y
+            - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_w_y);
+    let joint2_slice2_local_bend_z_projected_inertia_f_y = joint1_slice1_mass
+        * joint2_slice2_local_bend_z_column_v_y
+        - (joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_h_z
+            - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_w_z);
+    let joint2_slice2_local_bend_z_projected_inertia_f_z = joint1_slice1_mass
+        * joint2_slice2_local_bend_z_column_v_z
+        - (joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_w_y
+            - joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_h_y);
+    let joint2_slice3_local_bend_z_projected_inertia_n_x = joint2_slice3_local_bend_z_column_w_z
+        * joint2_slice3_local_inertia_i_02
+        + joint2_slice3_local_inertia_i_01 * joint2_slice3_local_bend_z_column_w_y
+        + joint2_slice3_local_inertia_h_y * joint2_slice3_local_bend_z_column_v_z
+        + joint2_slice3_local_inertia_i_00 * joint2_slice3_local_len_column_v_y
+        - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_v_y;
+    let joint2_slice3_local_bend_z_projected_inertia_n_y = joint2_slice3_local_inertia_h_z
+        * joint2_slice3_local_bend_z_column_v_x
+        + joint2_slice3_local_inertia_i_12 * joint2_slice3_local_bend_z_column_w_z
+        + joint2_slice3_local_inertia_i_11 * joint2_slice3_local_bend_z_column_w_y
+        + joint2_slice3_local_inertia_i_01 * joint2_slice3_local_len_column_v_y
+        - joint2_slice3_local_bend_z_column_v_z * joint2_slice3_local_inertia_h_x;
+    let joint2_slice3_local_bend_z_projected_inertia_n_z = joint2_slice3_local_inertia_i_02
+        * joint2_slice3_local_len_column_v_y
+        + joint2_slice3_local_inertia_i_12 * joint2_slice3_local_bend_z_column_w_y
+        + joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_v_y
+        + joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_i_22
+        - joint2_slice3_local_bend_z_column_v_x * joint2_slice3_local_inertia_h_y;
+    let joint2_slice3_local_bend_z_projected_inertia_f_x = joint2_slice3_local_bend_z_column_v_x
+        * joint1_slice0_mass
+        - (joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_h_y
+            - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_w_y);
+    let joint2_slice3_local_bend_z_projected_inertia_f_y = joint1_slice0_mass
+        * joint2_slice3_local_bend_z_column_v_y
+        - (joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_y
+            - joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_h_x);
+    let joint2_slice3_local_bend_z_projected_inertia_f_z = joint1_slice0_mass
+        * joint2_slice3_local_bend_z_column_v_z
+        - (joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_w_y
+            - joint2_slice3_local_inertia_h_y * joint2_slice3_local_len_column_v_y);
+    let t281 = joint2_slice3_local_bend_y_projected_inertia_n_y
+        + joint2_slice0_local_bend_y_projected_inertia_n_y
+        + joint2_slice1_local_bend_y_projected_inertia_n_y
+        + joint2_slice2_local_bend_y_projected_inertia_n_y;
+    let t282 = joint2_slice0_local_bend_y_projected_inertia_n_x
+        + joint2_slice2_local_bend_y_projected_inertia_n_x
+        + joint2_slice3_local_bend_y_projected_inertia_n_x
+        + joint2_slice1_local_bend_y_projected_inertia_n_x;
+    let t283 = joint2_slice3_local_bend_y_projected_inertia_n_z
+        + joint2_slice2_local_bend_y_projected_inertia_n_z
+        + joint2_slice0_local_bend_y_projected_inertia_n_z
+        + joint2_slice1_local_bend_y_projected_inertia_n_z;
+    let t284 = joint2_slice0_local_bend_y_projected_inertia_f_x
+        + joint2_slice1_local_bend_y_projected_inertia_f_x
+        + joint2_slice3_local_bend_y_projected_inertia_f_x
+        + joint2_slice2_local_bend_y_projected_inertia_f_x;
+    let t285 = joint2_slice3_local_bend_y_projected_inertia_f_y
+        + joint2_slice1_local_bend_y_projected_inertia_f_y
+        + joint2_slice2_local_bend_y_projected_inertia_f_y
+        + joint2_slice0_local_bend_y_projected_inertia_f_y;
+    let t286 = joint2_slice1_local_bend_y_projected_inertia_f_z
+        + joint2_slice2_local_bend_y_projected_inertia_f_z
+        + joint2_slice0_local_bend_y_projected_inertia_f_z
+        + joint2_slice3_local_bend_y_projected_inertia_f_z;
+    let t287 = t284 * joint1_tip_rotation_20 + joint1_tip_rotation_21 * t285
+        + t286 * joint1_tip_rotation_22;
+    let t288 = joint1_tip_rotation_12 * t286 + joint1_tip_rotation_11 * t285
+        + t284 * joint1_tip_rotation_10;
+    let t289 = t281 * joint1_tip_rotation_01 + joint1_tip_rotation_00 * t282
+        + t283 * joint1_tip_rotation_02 + t287 * joint2_position_y
+        - t288 * joint2_position_z;
+    let t290 = joint2_slice0_local_len_projected_inertia_n_y
+        + joint2_slice3_local_len_projected_inertia_n_y
+        + joint2_slice1_local_len_projected_inertia_n_y
+        + joint2_slice2_local_len_projected_inertia_n_y;
+    let t291 = joint2_slice2_local_len_projected_inertia_f_z
+        + joint2_slice3_local_len_projected_inertia_f_z
+        + joint2_slice0_local_len_projected_inertia_f_z
+        + joint2_slice1_local_len_projected_inertia_f_z;
+    let t292 = joint2_slice2_local_len_projected_inertia_f_y
+        + joint2_slice1_local_len_projected_inertia_f_y
+        + joint2_slice0_local_len_projected_inertia_f_y
+        + joint2_slice3_local_len_projected_inertia_f_y;
+    let t293 = joint2_slice3_local_len_projected_inertia_f_x
+        + joint2_slice2_local_len_projected_inertia_f_x
+        + joint2_slice0_local_len_projected_inertia_f_x
+        + joint2_slice1_local_len_projected_inertia_f_x;
+    let t294 = t291 * joint1_tip_rotation_22 + joint1_tip_rotation_21 * t292
+        + t293 * joint1_tip_rotation_20;
+    let t295 = joint2_slice0_local_len_projected_inertia_n_z
+        + joint2_slice3_local_len_projected_inertia_n_z
+        + joint2_slice1_local_len_projected_inertia_n_z
+        + joint2_slice2_local_len_projected_inertia_n_z;
+    let t296 = joint2_slice1_local_len_projected_inertia_n_x
+        + joint2_slice0_local_len_projected_inertia_n_x
+        + joint2_slice3_local_len_projected_inertia_n_x
+        + joint2_slice2_local_len_projected_inertia_n_x;
+    let t297 = joint1_tip_rotation_11 * t292 + joint1_tip_rotation_12 * t291
+        + t293 * joint1_tip_rotation_10;
+    let t298 = 0.3333333333333333
+        * (t290 * joint1_tip_rotation_01 + joint2_position_y * t294
+            + joint1_tip_rotation_02 * t295 + t296 * joint1_tip_rotation_00
+            - t297 * joint2_position_z);
     let joint2_subspace0_projected_inertia_n_x = joint2_tip_subspace0_w_y
-        * head_inertia_i_01 + joint2_tip_subspace0_v_z * head_inertia_h_y + t289
+        * head_inertia_i_01 + joint2_tip_subspace0_v_z * head_inertia_h_y + t298
         + joint2_tip_subspace0_w_z * head_inertia_i_02
-        + head_inertia_i_00 * joint2_tip_subspace0_w_x
-        - joint2_tip_subspace0_v_y * head_inertia_h_z - 0.6666666666666666 * t8 * t298;
-    let t299 = t283 * joint1_tip_rotation_00 + t282 * joint1_tip_rotation_01
-        + joint1_tip_rotation_02 * t281;
-    let t300 = 0.3333333333333333
-        * (t299 * joint2_position_z + joint1_tip_rotation_12 * t286
-            + t287 * joint1_tip_rotation_10 + t285 * joint1_tip_rotation_11
-            - joint2_position_x * t284);
-    let t301 = joint1_tip_rotation_02 * t290 + joint1_tip_rotation_00 * t291
-        + t292 * joint1_tip_rotation_01;
-    let t302 = t301 * joint2_position_z + joint1_tip_rotation_10 * t295
-        + t297 * joint1_tip_rotation_11 + joint1_tip_rotation_12 * t294
-        - t293 * joint2_position_x;
-    let joint2_subspace0_projected_inertia_n_y = t300
-        + joint2_tip_subspace0_v_x * head_inertia_h_z
-        + joint2_tip_subspace0_w_z * head_inertia_i_12
+        + head_inertia_i_00 * joint2_tip_subspace0_w_x - 0.6666666666666666 * t8 * t289
+        - joint2_tip_subspace0_v_y * head_inertia_h_z;
+    let t299 = joint1_tip_rotation_02 * t286 + joint1_tip_rotation_01 * t285
+        + t284 * joint1_tip_rotation_00;
+    let t300 = t299 * joint2_position_z + t282 * joint1_tip_rotation_10
+        + t283 * joint1_tip_rotation_12 + t281 * joint1_tip_rotation_11
+        - t287 * joint2_position_x;
+    let t301 = t293 * joint1_tip_rotation_00 + t292 * joint1_tip_rotation_01
+        + joint1_tip_rotation_02 * t291;
+    let t302 = 0.3333333333333333
+        * (t296 * joint1_tip_rotation_10 + t301 * joint2_position_z
+            + joint1_tip_rotation_11 * t290 + joint1_tip_rotation_12 * t295
+            - joint2_position_x * t294);
+    let joint2_subspace0_projected_inertia_n_y = joint2_tip_subspace0_v_x
+        * head_inertia_h_z + t302 + joint2_tip_subspace0_w_z * head_inertia_i_12
         + joint2_tip_subspace0_w_x * head_inertia_i_01
-        + joint2_tip_subspace0_w_y * head_inertia_i_11 - 0.6666666666666666 * t8 * t302
+        + joint2_tip_subspace0_w_y * head_inertia_i_11 - 0.6666666666666666 * t8 * t300
         - head_inertia_h_x * joint2_tip_subspace0_v_z;
-    let t303 = t294 * joint1_tip_rotation_22 + joint1_tip_rotation_21 * t297
-        + joint1_tip_rotation_20 * t295 + joint2_position_x * t296
-        - t301 * joint2_position_y;
+    let t303 = t288 * joint2_position_x + t283 * joint1_tip_rotation_22
+        + t282 * joint1_tip_rotation_20 + joint1_tip_rotation_21 * t281
+        - t299 * joint2_position_y;
     let t304 = 0.3333333333333333
-        * (joint1_tip_rotation_21 * t285 + t286 * joint1_tip_rotation_22
-            + joint1_tip_rotation_20 * t287 + t288 * joint2_position_x
-            - t299 * joint2_position_y);
+        * (t296 * joint1_tip_rotation_20 + joint1_tip_rotation_21 * t290
+            + t295 * joint1_tip_rotation_22 + t297 * joint2_position_x
+            - t301 * joint2_position_y);
     let joint2_subspace0_projected_inertia_n_z = head_inertia_i_12
         * joint2_tip_subspace0_w_y + t304 + head_inertia_h_x * joint2_tip_subspace0_v_y
         + joint2_tip_subspace0_w_z * head_inertia_i_22
         + head_inertia_i_02 * joint2_tip_subspace0_w_x - 0.6666666666666666 * t8 * t303
         - joint2_tip_subspace0_v_x * head_inertia_h_y;
-    let t305 = 0.3333333333333333 * t299;
+    let t305 = 0.3333333333333333 * t301;
     let joint2_subspace0_projected_inertia_f_x = joint2_tip_subspace0_v_x * p.module_mass
-        + t305 - 0.6666666666666666 * t8 * t301
+        + t305
         - (joint2_tip_subspace0_w_z * head_inertia_h_y
-            - joint2_tip_subspace0_w_y * head_inertia_h_z);
-    let t306 = 0.3333333333333333 * t288;
+            - joint2_tip_subspace0_w_y * head_inertia_h_z)
+        - 0.6666666666666666 * t299 * t8;
+    let t306 = 0.3333333333333333 * t297;
     let joint2_subspace0_projected_inertia_f_y = joint2_tip_subspace0_v_y * p.module_mass
-        + t306 - 0.6666666666666666 * t8 * t296
+        + t306
         - (joint2_tip_subspace0_w_x * head_inertia_h_z
-            - joint2_tip_subspace0_w_z * head_inertia_h_x);
-    let t307 = 0.3333333333333333 * t284;
+            - joint2_tip_subspace0_w_z * head_inertia_h_x)
+        - 0.6666666666666666 * t8 * t288;
+    let t307 = 0.3333333333333333 * t294;
     let joint2_subspace0_projected_inertia_f_z = joint2_tip_subspace0_v_z * p.module_mass
-        + t307 - 0.6666666666666666 * t8 * t293
+        + t307
         - (head_inertia_h_x * joint2_tip_subspace0_w_y
-            - joint2_tip_subspace0_w_x * head_inertia_h_y);
-    let t308 = joint2_slice2_local_inertia_i_12 * joint2_slice2_local_bend_z_column_w_z
-        + joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_v_x
-        + joint2_slice3_local_inertia_i_12 * joint2_slice3_local_bend_z_column_w_z
-        + joint2_slice0_local_inertia_i_01 * joint2_slice0_local_len_column_v_y
-        + joint2_slice2_local_inertia_i_11 * joint2_slice2_local_bend_z_column_w_y
-        + joint2_slice2_local_bend_z_column_v_x * joint2_slice2_local_inertia_h_z
-        + joint2_slice3_local_inertia_i_11 * joint2_slice3_local_bend_z_column_w_y
-        + joint2_slice1_local_bend_z_column_v_x * joint2_slice1_local_inertia_h_z
-        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_12
-        + joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_i_12
-        + joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_i_11
-        + joint2_slice1_local_inertia_i_01 * joint2_slice1_local_len_column_v_y
-        + joint2_slice1_local_inertia_i_11 * joint2_slice1_local_bend_z_column_w_y
-        + joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_i_01
-        + joint2_slice3_local_inertia_i_01 * joint2_slice3_local_len_column_v_y
-        + joint2_slice0_local_bend_z_column_v_x * joint2_slice0_local_inertia_h_z
-        - joint2_slice1_local_inertia_h_x * joint2_slice1_local_bend_z_column_v_z
-        - joint2_slice0_local_inertia_h_x * joint2_slice0_local_bend_z_column_v_z
-        - joint2_slice3_local_bend_z_column_v_z * joint2_slice3_local_inertia_h_x
-        - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_v_z;
-    let t309 = joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_i_02
-        + joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_i_12
-        + joint2_slice1_local_inertia_i_22 * joint2_slice1_local_bend_z_column_w_z
-        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_len_column_v_y
-        + joint2_slice1_local_inertia_h_x * joint2_slice1_local_bend_z_column_v_y
-        + joint2_slice3_local_inertia_i_02 * joint2_slice3_local_len_column_v_y
-        + joint2_slice0_local_inertia_h_x * joint2_slice0_local_bend_z_column_v_y
-        + joint2_slice3_local_inertia_i_12 * joint2_slice3_local_bend_z_column_w_y
-        + joint2_slice1_local_inertia_i_02 * joint2_slice1_local_len_column_v_y
-        + joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_i_22
-        + joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_v_y
-        + joint2_slice1_local_inertia_i_12 * joint2_slice1_local_bend_z_column_w_y
-        + joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_v_y
-        + joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_i_22
-        + joint2_slice2_local_inertia_i_22 * joint2_slice2_local_bend_z_column_w_z
-        + joint2_slice2_local_inertia_i_12 * joint2_slice2_local_bend_z_column_w_y
-        - joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_z_column_v_x
-        - joint2_slice1_local_bend_z_column_v_x * joint2_slice1_local_inertia_h_y
-        - joint2_slice2_local_bend_z_column_v_x * joint2_slice2_local_inertia_h_y
-        - joint2_slice3_local_bend_z_column_v_x * joint2_slice3_local_inertia_h_y;
-    let t310 = joint2_slice0_local_bend_z_column_v_x * joint1_slice0_mass
-        + joint2_slice3_local_bend_z_column_v_x * joint1_slice0_mass
-        + joint1_slice1_mass * joint2_slice2_local_bend_z_column_v_x
-        + joint1_slice1_mass * joint2_slice1_local_bend_z_column_v_x
-        - (joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_h_y
-            - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_w_y)
-        - (joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_z_column_w_z
-            - joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_h_z)
-        - (joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_h_y
-            - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_w_y)
-        - (joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_h_y
-            - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_z_column_w_y);
-    let t311 = joint1_slice0_mass * joint2_slice3_local_bend_z_column_v_z
-        + joint1_slice0_mass * joint2_slice0_local_bend_z_column_v_z
-        + joint1_slice1_mass * joint2_slice2_local_bend_z_column_v_z
-        + joint1_slice1_mass * joint2_slice1_local_bend_z_column_v_z
-        - (joint2_slice3_local_inertia_h_x * joint2_slice3_local_bend_z_column_w_y
-            - joint2_slice3_local_inertia_h_y * joint2_slice3_local_len_column_v_y)
-        - (joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_h_x
-            - joint2_slice0_local_inertia_h_y * joint2_slice0_local_len_column_v_y)
-        - (joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_w_y
-            - joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_h_y)
-        - (joint2_slice1_local_inertia_h_x * joint2_slice1_local_bend_z_column_w_y
-            - joint2_slice1_local_inertia_h_y * joint2_slice1_local_len_column_v_y);
-    let t312 = joint1_slice0_mass * joint2_slice0_local_bend_z_column_v_y
-        + joint1_slice1_mass * joint2_slice1_local_bend_z_column_v_y
-        + joint1_slice1_mass * joint2_slice2_local_bend_z_column_v_y
-        + joint1_slice0_mass * joint2_slice3_local_bend_z_column_v_y
-        - (joint2_slice1_local_inertia_h_z * joint2_slice1_local_len_column_v_y
-            - joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_h_x)
-        - (joint2_slice3_local_inertia_h_z * joint2_slice3_local_len_column_v_y
-            - joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_h_x)
-        - (joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_h_z
-            - joint2_slice2_local_inertia_h_x * joint2_slice2_local_bend_z_column_w_z)
-        - (joint2_slice0_local_inertia_h_z * joint2_slice0_local_len_column_v_y
-            - joint2_slice0_local_bend_z_column_w_z * joint2_slice0_local_inertia_h_x);
-    let t313 = t310 * joint1_tip_rotation_20 + t311 * joint1_tip_rotation_22
-        + joint1_tip_rotation_21 * t312;
-    let t314 = joint2_slice2_local_len_column_v_y * joint2_slice2_local_inertia_i_00
-        + joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_inertia_i_01
-        + joint2_slice2_local_bend_z_column_w_z * joint2_slice2_local_inertia_i_02
-        + joint2_slice1_local_inertia_h_y * joint2_slice1_local_bend_z_column_v_z
-        + joint2_slice2_local_bend_z_column_v_z * joint2_slice2_local_inertia_h_y
-        + joint2_slice2_local_inertia_i_01 * joint2_slice2_local_bend_z_column_w_y
-        + joint2_slice1_local_inertia_i_00 * joint2_slice1_local_len_column_v_y
-        + joint2_slice3_local_bend_z_column_w_z * joint2_slice3_local_inertia_i_02
-        + joint2_slice1_local_bend_z_column_w_z * joint2_slice1_local_inertia_i_02
-        + joint2_slice3_local_inertia_i_01 * joint2_slice3_local_bend_z_column_w_y
-        + joint2_slice0_local_inertia_i_02 * joint2_slice0_local_bend_z_column_w_z
-        + joint2_slice0_local_inertia_i_00 * joint2_slice0_local_len_column_v_y
-        + joint2_slice1_local_inertia_i_01 * joint2_slice1_local_bend_z_column_w_y
-        + joint2_slice3_local_inertia_h_y * joint2_slice3_local_bend_z_column_v_z
-        + joint2_slice0_local_inertia_h_y * joint2_slice0_local_bend_z_column_v_z
-        + joint2_slice3_local_inertia_i_00 * joint2_slice3_local_len_column_v_y
-        - joint2_slice1_local_inertia_h_z * joint2_slice1_local_bend_z_column_v_y
-        - joint2_slice2_local_inertia_h_z * joint2_slice2_local_bend_z_column_v_y
-        - joint2_slice0_local_inertia_h_z * joint2_slice0_local_bend_z_column_v_y
-        - joint2_slice3_local_inertia_h_z * joint2_slice3_local_bend_z_column_v_y;
-    let t315 = joint1_tip_rotation_12 * t311 + t310 * joint1_tip_rotation_10
-        + joint1_tip_rotation_11 * t312;
-    let t316 = t308 * joint1_tip_rotation_01 + joint1_tip_rotation_02 * t309
-        + joint2_position_y * t313 + t314 * joint1_tip_rotation_00
-        - joint2_position_z * t315;
-    let joint2_subspace1_projected_inertia_n_x = joint2_tip_subspace1_v_z
-        * head_inertia_h_y + t289 + 0.33333333333333315 * t8 * t298
+            - joint2_tip_subspace0_w_x * head_inertia_h_y)
+        - 0.6666666666666666 * t8 * t287;
+    let t308 = joint2_slice0_local_bend_z_projected_inertia_f_x
+        + joint2_slice3_local_bend_z_projected_inertia_f_x
+        + joint2_slice2_local_bend_z_projected_inertia_f_x
+        + joint2_slice1_local_bend_z_projected_inertia_f_x;
+    let t309 = joint2_slice1_local_bend_z_projected_inertia_f_y
+        + joint2_slice0_local_bend_z_projected_inertia_f_y
+        + joint2_slice3_local_bend_z_projected_inertia_f_y
+        + joint2_slice2_local_bend_z_projected_inertia_f_y;
+    let t310 = joint2_slice2_local_bend_z_projected_inertia_f_z
+        + joint2_slice3_local_bend_z_projected_inertia_f_z
+        + joint2_slice1_local_bend_z_projected_inertia_f_z
+        + joint2_slice0_local_bend_z_projected_inertia_f_z;
+    let t311 = joint1_tip_rotation_10 * t308 + t309 * joint1_tip_rotation_11
+        + joint1_tip_rotation_12 * t310;
+    let t312 = joint2_slice1_local_bend_z_projected_inertia_n_x
+        + joint2_slice2_local_bend_z_projected_inertia_n_x
+        + joint2_slice3_local_bend_z_projected_inertia_n_x
+        + joint2_slice0_local_bend_z_projected_inertia_n_x;
+    let t313 = joint1_tip_rotation_20 * t308 + joint1_tip_rotation_21 * t309
+        + t310 * joint1_tip_rotation_22;
+    let t314 = joint2_slice1_local_bend_z_projected_inertia_n_z
+        + joint2_slice2_local_bend_z_projected_inertia_n_z
+        + joint2_slice0_local_bend_z_projected_inertia_n_z
+        + joint2_slice3_local_bend_z_projected_inertia_n_z;
+    let t315 = joint2_slice3_local_bend_z_projected_inertia_n_y
+        + joint2_slice1_local_bend_z_projected_inertia_n_y
+        + joint2_slice2_local_bend_z_projected_inertia_n_y
+        + joint2_slice0_local_bend_z_projected_inertia_n_y;
+    let t316 = t312 * joint1_tip_rotation_00 + t313 * joint2_position_y
+        + joint1_tip_rotation_02 * t314 + joint1_tip_rotation_01 * t315
+        - t311 * joint2_position_z;
+    let joint2_subspace1_projected_inertia_n_x = 0.33333333333333315 * t8 * t289
+        + joint2_tip_subspace1_v_z * head_inertia_h_y + t298
         + joint2_tip_subspace1_w_z * head_inertia_i_02
         + head_inertia_i_00 * joint2_tip_subspace1_w_x
         + joint2_tip_subspace1_w_y * head_inertia_i_01 - 0.5773502691896257 * t8 * t316
         - joint2_tip_subspace1_v_y * head_inertia_h_z;
-    let t317 = joint1_tip_rotation_00 * t310 + t312 * joint1_tip_rotation_01
-        + joint1_tip_rotation_02 * t311;
-    let t318 = t314 * joint1_tip_rotation_10 + joint1_tip_rotation_12 * t309
-        + t317 * joint2_position_z + t308 * joint1_tip_rotation_11
-        - joint2_position_x * t313;
-    let joint2_subspace1_projected_inertia_n_y = t300
-        + joint2_tip_subspace1_w_y * head_inertia_i_11
+    let t317 = joint1_tip_rotation_02 * t310 + joint1_tip_rotation_00 * t308
+        + t309 * joint1_tip_rotation_01;
+    let t318 = t317 * joint2_position_z + joint1_tip_rotation_11 * t315
+        + t312 * joint1_tip_rotation_10 + joint1_tip_rotation_12 * t314
+        - t313 * joint2_position_x;
+    let joint2_subspace1_projected_inertia_n_y = t302
+        + joint2_tip_subspace1_w_y * head_inertia_i_11 + 0.33333333333333315 * t8 * t300
         + joint2_tip_subspace1_v_x * head_inertia_h_z
         + joint2_tip_subspace1_w_x * head_inertia_i_01
-        + head_inertia_i_12 * joint2_tip_subspace1_w_z + 0.33333333333333315 * t8 * t302
+        + head_inertia_i_12 * joint2_tip_subspace1_w_z
         - head_inertia_h_x * joint2_tip_subspace1_v_z - 0.5773502691896257 * t8 * t318;
-    let t319 = t308 * joint1_tip_rotation_21 + t314 * joint1_tip_rotation_20
-        + joint1_tip_rotation_22 * t309 + joint2_position_x * t315
+    let t319 = joint1_tip_rotation_21 * t315 + t314 * joint1_tip_rotation_22
+        + t311 * joint2_position_x + t312 * joint1_tip_rotation_20
         - t317 * joint2_position_y;
-    let joint2_subspace1_projected_inertia_n_z = 0.33333333333333315 * t8 * t303
-        + head_inertia_i_02 * joint2_tip_subspace1_w_x
-        + head_inertia_i_22 * joint2_tip_subspace1_w_z
-        + head_inertia_i_12 * joint2_tip_subspace1_w_y + t304
+    let joint2_subspace1_projected_inertia_n_z = head_inertia_i_02
+        * joint2_tip_subspace1_w_x + 0.33333333333333315 * t8 * t303
+        + head_inertia_i_22 * joint2_tip_subspace1_w_z + t304
+        + head_inertia_i_12 * joint2_tip_subspace1_w_y
         + head_inertia_h_x * joint2_tip_subspace1_v_y
         - joint2_tip_subspace1_v_x * head_inertia_h_y - 0.5773502691896257 * t8 * t319;
-    let joint2_subspace1_projected_inertia_f_x = 0.33333333333333315 * t8 * t301
-        + joint2_tip_subspace1_v_x * p.module_mass + t305
+    let joint2_subspace1_projected_inertia_f_x = joint2_tip_subspace1_v_x * p.module_mass
+        + t305 + 0.33333333333333315 * t299 * t8
         - (joint2_tip_subspace1_w_z * head_inertia_h_y
             - joint2_tip_subspace1_w_y * head_inertia_h_z)
-        - 0.5773502691896257 * t8 * t317;
-    let joint2_subspace1_projected_inertia_f_y = t306 + 0.33333333333333315 * t8 * t296
-        + joint2_tip_subspace1_v_y * p.module_mass - 0.5773502691896257 * t8 * t315
+        - 0.5773502691896257 * t317 * t8;
+    let joint2_subspace1_projected_inertia_f_y = 0.33333333333333315 * t8 * t288 + t306
+        + joint2_tip_subspace1_v_y * p.module_mass - 0.5773502691896257 * t8 * t311
         - (joint2_tip_subspace1_w_x * head_inertia_h_z
             - head_inertia_h_x * joint2_tip_subspace1_w_z);
-    let joint2_subspace1_projected_inertia_f_z = 0.33333333333333315 * t8 * t293
+    let joint2_subspace1_projected_inertia_f_z = 0.33333333333333315 * t8 * t287
         + joint2_tip_subspace1_v_z * p.module_mass + t307
+        - 0.5773502691896257 * t313 * t8
         - (head_inertia_h_x * joint2_tip_subspace1_w_y
-            - joint2_tip_subspace1_w_x * head_inertia_h_y)
-        - 0.5773502691896257 * t8 * t313;
-    let joint2_subspace2_projected_inertia_n_x = joint2_tip_subspace2_w_z
-        * head_inertia_i_02 + 0.5773502691896255 * t8 * t316
-        + joint2_tip_subspace2_w_x * head_inertia_i_00 + 0.3333333333333336 * t8 * t298
-        + joint2_tip_subspace2_w_y * head_inertia_i_01 + t289
+            - joint2_tip_subspace1_w_x * head_inertia_h_y);
+    let joint2_subspace2_projected_inertia_n_x = 0.3333333333333336 * t8 * t289
+        + joint2_tip_subspace2_w_z * head_inertia_i_02 + 0.5773502691896255 * t8 * t316
+        + t298 + joint2_tip_subspace2_w_x * head_inertia_i_00
+        + joint2_tip_subspace2_w_y * head_inertia_i_01
         + joint2_tip_subspace2_v_z * head_inertia_h_y
         - joint2_tip_subspace2_v_y * head_inertia_h_z;
-    let joint2_subspace2_projected_inertia_n_y = t300
+    let joint2_subspace2_projected_inertia_n_y = 0.5773502691896255 * t8 * t318
         + joint2_tip_subspace2_w_x * head_inertia_i_01
-        + joint2_tip_subspace2_v_x * head_inertia_h_z
-        + joint2_tip_subspace2_w_z * head_inertia_i_12 + 0.5773502691896255 * t8 * t318
-        + joint2_tip_subspace2_w_y * head_inertia_i_11 + 0.3333333333333336 * t8 * t302
+        + joint2_tip_subspace2_v_x * head_inertia_h_z + t302
+        + joint2_tip_subspace2_w_z * head_inertia_i_12 + 0.3333333333333336 * t8 * t300
+        + joint2_tip_subspace2_w_y * head_inertia_i_11
         - head_inertia_h_x * joint2_tip_subspace2_v_z;
     let joint2_subspace2_projected_inertia_n_z = joint2_tip_subspace2_w_z
         * head_inertia_i_22 + head_inertia_i_12 * joint2_tip_subspace2_w_y
-        + 0.5773502691896255 * t8 * t319 + 0.3333333333333336 * t8 * t303
-        + head_inertia_h_x * joint2_tip_subspace2_v_y + t304
+        + 0.5773502691896255 * t8 * t319 + t304 + 0.3333333333333336 * t8 * t303
+        + head_inertia_h_x * joint2_tip_subspace2_v_y
         + joint2_tip_subspace2_w_x * head_inertia_i_02
         - joint2_tip_subspace2_v_x * head_inertia_h_y;
-    let joint2_subspace2_projected_inertia_f_x = 0.5773502691896255 * t8 * t317
-        + 0.3333333333333336 * t8 * t301 + joint2_tip_subspace2_v_x * p.module_mass
+    let joint2_subspace2_projected_inertia_f_x = 0.5773502691896255 * t317 * t8
+        + joint2_tip_subspace2_v_x * p.module_mass + 0.3333333333333336 * t299 * t8
         + t305
         - (joint2_tip_subspace2_w_z * head_inertia_h_y
             - joint2_tip_subspace2_w_y * head_inertia_h_z);
-    let joint2_subspace2_projected_inertia_f_y = t306 + 0.3333333333333336 * t8 * t296
-        + joint2_tip_subspace2_v_y * p.module_mass + 0.5773502691896255 * t8 * t315
+    let joint2_subspace2_projected_inertia_f_y = 0.5773502691896255 * t8 * t311
+        + 0.3333333333333336 * t8 * t288 + t306
+        + joint2_tip_subspace2_v_y * p.module_mass
         - (joint2_tip_subspace2_w_x * head_inertia_h_z
             - joint2_tip_subspace2_w_z * head_inertia_h_x);
-    let joint2_subspace2_projected_inertia_f_z = 0.5773502691896255 * t8 * t313
-        + 0.3333333333333336 * t8 * t293 + joint2_tip_subspace2_v_z * p.module_mass
+    let joint2_subspace2_projected_inertia_f_z = 0.3333333333333336 * t8 * t287
+        + 0.5773502691896255 * t313 * t8 + joint2_tip_subspace2_v_z * p.module_mass
         + t307
         - (head_inertia_h_x * joint2_tip_subspace2_w_y
             - joint2_tip_subspace2_w_x * head_inertia_h_y);
@@ -10142,6 +10576,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         base_roll_projected_inertia_f_x,
         base_roll_projected_inertia_f_y,
         base_roll_projected_inertia_f_z,
+        joint1_slice0_local_len_projected_inertia_n_x,
+        joint1_slice0_local_len_projected_inertia_n_y,
+        joint1_slice0_local_len_projected_inertia_n_z,
+        joint1_slice0_local_len_projected_inertia_f_x,
+        joint1_slice0_local_len_projected_inertia_f_y,
+        joint1_slice0_local_len_projected_inertia_f_z,
+        joint1_slice1_local_len_projected_inertia_n_x,
+        joint1_slice1_local_len_projected_inertia_n_y,
+        joint1_slice1_local_len_projected_inertia_n_z,
+        joint1_slice1_local_len_projected_inertia_f_x,
+        joint1_slice1_local_len_projected_inertia_f_y,
+        joint1_slice1_local_len_projected_inertia_f_z,
+        joint1_slice2_local_len_projected_inertia_n_x,
+        joint1_slice2_local_len_projected_inertia_n_y,
+        joint1_slice2_local_len_projected_inertia_n_z,
+        joint1_slice2_local_len_projected_inertia_f_x,
+        joint1_slice2_local_len_projected_inertia_f_y,
+        joint1_slice2_local_len_projected_inertia_f_z,
+        joint1_slice3_local_len_projected_inertia_n_x,
+        joint1_slice3_local_len_projected_inertia_n_y,
+        joint1_slice3_local_len_projected_inertia_n_z,
+        joint1_slice3_local_len_projected_inertia_f_x,
+        joint1_slice3_local_len_projected_inertia_f_y,
+        joint1_slice3_local_len_projected_inertia_f_z,
+        joint1_slice0_local_bend_y_projected_inertia_n_x,
+        joint1_slice0_local_bend_y_projected_inertia_n_y,
+        joint1_slice0_local_bend_y_projected_inertia_n_z,
+        joint1_slice0_local_bend_y_projected_inertia_f_x,
+        joint1_slice0_local_bend_y_projected_inertia_f_y,
+        joint1_slice0_local_bend_y_projected_inertia_f_z,
+        joint1_slice1_local_bend_y_projected_inertia_n_x,
+        joint1_slice1_local_bend_y_projected_inertia_n_y,
+        joint1_slice1_local_bend_y_projected_inertia_n_z,
+        joint1_slice1_local_bend_y_projected_inertia_f_x,
+        joint1_slice1_local_bend_y_projected_inertia_f_y,
+        joint1_slice1_local_bend_y_projected_inertia_f_z,
+        joint1_slice2_local_bend_y_projected_inertia_n_x,
+        joint1_slice2_local_bend_y_projected_inertia_n_y,
+        joint1_slice2_local_bend_y_projected_inertia_n_z,
+        joint1_slice2_local_bend_y_projected_inertia_f_x,
+        joint1_slice2_local_bend_y_projected_inertia_f_y,
+        joint1_slice2_local_bend_y_projected_inertia_f_z,
+        joint1_slice3_local_bend_y_projected_inertia_n_x,
+        joint1_slice3_local_bend_y_projected_inertia_n_y,
+        joint1_slice3_local_bend_y_projected_inertia_n_z,
+        joint1_slice3_local_bend_y_projected_inertia_f_x,
+        joint1_slice3_local_bend_y_projected_inertia_f_y,
+        joint1_slice3_local_bend_y_projected_inertia_f_z,
+        joint1_slice0_local_bend_z_projected_inertia_n_x,
+        joint1_slice0_local_bend_z_projected_inertia_n_y,
+        joint1_slice0_local_bend_z_projected_inertia_n_z,
+        joint1_slice0_local_bend_z_projected_inertia_f_x,
+        joint1_slice0_local_bend_z_projected_inertia_f_y,
+        joint1_slice0_local_bend_z_projected_inertia_f_z,
+        joint1_slice1_local_bend_z_projected_inertia_n_x,
+        joint1_slice1_local_bend_z_projected_inertia_n_y,
+        joint1_slice1_local_bend_z_projected_inertia_n_z,
+        joint1_slice1_local_bend_z_projected_inertia_f_x,
+        joint1_slice1_local_bend_z_projected_inertia_f_y,
+        joint1_slice1_local_bend_z_projected_inertia_f_z,
+        joint1_slice2_local_bend_z_projected_inertia_n_x,
+        joint1_slice2_local_bend_z_projected_inertia_n_y,
+        joint1_slice2_local_bend_z_projected_inertia_n_z,
+        joint1_slice2_local_bend_z_projected_inertia_f_x,
+        joint1_slice2_local_bend_z_projected_inertia_f_y,
+        joint1_slice2_local_bend_z_projected_inertia_f_z,
+        joint1_slice3_local_bend_z_projected_inertia_n_x,
+        joint1_slice3_local_bend_z_projected_inertia_n_y,
+        joint1_slice3_local_bend_z_projected_inertia_n_z,
+        joint1_slice3_local_bend_z_projected_inertia_f_x,
+        joint1_slice3_local_bend_z_projected_inertia_f_y,
+        joint1_slice3_local_bend_z_projected_inertia_f_z,
         joint1_subspace0_projected_inertia_n_x,
         joint1_subspace0_projected_inertia_n_y,
         joint1_subspace0_projected_inertia_n_z,
@@ -10160,6 +10666,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         joint1_subspace2_projected_inertia_f_x,
         joint1_subspace2_projected_inertia_f_y,
         joint1_subspace2_projected_inertia_f_z,
+        joint2_slice0_local_len_projected_inertia_n_x,
+        joint2_slice0_local_len_projected_inertia_n_y,
+        joint2_slice0_local_len_projected_inertia_n_z,
+        joint2_slice0_local_len_projected_inertia_f_x,
+        joint2_slice0_local_len_projected_inertia_f_y,
+        joint2_slice0_local_len_projected_inertia_f_z,
+        joint2_slice1_local_len_projected_inertia_n_x,
+        joint2_slice1_local_len_projected_inertia_n_y,
+        joint2_slice1_local_len_projected_inertia_n_z,
+        joint2_slice1_local_len_projected_inertia_f_x,
+        joint2_slice1_local_len_projected_inertia_f_y,
+        joint2_slice1_local_len_projected_inertia_f_z,
+        joint2_slice2_local_len_projected_inertia_n_x,
+        joint2_slice2_local_len_projected_inertia_n_y,
+        joint2_slice2_local_len_projected_inertia_n_z,
+        joint2_slice2_local_len_projected_inertia_f_x,
+        joint2_slice2_local_len_projected_inertia_f_y,
+        joint2_slice2_local_len_projected_inertia_f_z,
+        joint2_slice3_local_len_projected_inertia_n_x,
+        joint2_slice3_local_len_projected_inertia_n_y,
+        joint2_slice3_local_len_projected_inertia_n_z,
+        joint2_slice3_local_len_projected_inertia_f_x,
+        joint2_slice3_local_len_projected_inertia_f_y,
+        joint2_slice3_local_len_projected_inertia_f_z,
+        joint2_slice0_local_bend_y_projected_inertia_n_x,
+        joint2_slice0_local_bend_y_projected_inertia_n_y,
+        joint2_slice0_local_bend_y_projected_inertia_n_z,
+        joint2_slice0_local_bend_y_projected_inertia_f_x,
+        joint2_slice0_local_bend_y_projected_inertia_f_y,
+        joint2_slice0_local_bend_y_projected_inertia_f_z,
+        joint2_slice1_local_bend_y_projected_inertia_n_x,
+        joint2_slice1_local_bend_y_projected_inertia_n_y,
+        joint2_slice1_local_bend_y_projected_inertia_n_z,
+        joint2_slice1_local_bend_y_projected_inertia_f_x,
+        joint2_slice1_local_bend_y_projected_inertia_f_y,
+        joint2_slice1_local_bend_y_projected_inertia_f_z,
+        joint2_slice2_local_bend_y_projected_inertia_n_x,
+        joint2_slice2_local_bend_y_projected_inertia_n_y,
+        joint2_slice2_local_bend_y_projected_inertia_n_z,
+        joint2_slice2_local_bend_y_projected_inertia_f_x,
+        joint2_slice2_local_bend_y_projected_inertia_f_y,
+        joint2_slice2_local_bend_y_projected_inertia_f_z,
+        joint2_slice3_local_bend_y_projected_inertia_n_x,
+        joint2_slice3_local_bend_y_projected_inertia_n_y,
+        joint2_slice3_local_bend_y_projected_inertia_n_z,
+        joint2_slice3_local_bend_y_projected_inertia_f_x,
+        joint2_slice3_local_bend_y_projected_inertia_f_y,
+        joint2_slice3_local_bend_y_projected_inertia_f_z,
+        joint2_slice0_local_bend_z_projected_inertia_n_x,
+        joint2_slice0_local_bend_z_projected_inertia_n_y,
+        joint2_slice0_local_bend_z_projected_inertia_n_z,
+        joint2_slice0_local_bend_z_projected_inertia_f_x,
+        joint2_slice0_local_bend_z_projected_inertia_f_y,
+        joint2_slice0_local_bend_z_projected_inertia_f_z,
+        joint2_slice1_local_bend_z_projected_inertia_n_x,
+        joint2_slice1_local_bend_z_projected_inertia_n_y,
+        joint2_slice1_local_bend_z_projected_inertia_n_z,
+        joint2_slice1_local_bend_z_projected_inertia_f_x,
+        joint2_slice1_local_bend_z_projected_inertia_f_y,
+        joint2_slice1_local_bend_z_projected_inertia_f_z,
+        joint2_slice2_local_bend_z_projected_inertia_n_x,
+        joint2_slice2_local_bend_z_projected_inertia_n_y,
+        joint2_slice2_local_bend_z_projected_inertia_n_z,
+        joint2_slice2_local_bend_z_projected_inertia_f_x,
+        joint2_slice2_local_bend_z_projected_inertia_f_y,
+        joint2_slice2_local_bend_z_projected_inertia_f_z,
+        joint2_slice3_local_bend_z_projected_inertia_n_x,
+        joint2_slice3_local_bend_z_projected_inertia_n_y,
+        joint2_slice3_local_bend_z_projected_inertia_n_z,
+        joint2_slice3_local_bend_z_projected_inertia_f_x,
+        joint2_slice3_local_bend_z_projected_inertia_f_y,
+        joint2_slice3_local_bend_z_projected_inertia_f_z,
         joint2_subspace0_projected_inertia_n_x,
         joint2_subspace0_projected_inertia_n_y,
         joint2_subspace0_projected_inertia_n_z,
@@ -11202,7 +11780,8 @@ pub fn mass_matrix_into(
         + cache.joint1_slice1_hull_projected0_f_y * cache.joint1_slice1_hull_column5_v_y
         + cache.joint1_slice0_hull_column5_v_z * cache.joint1_slice0_hull_projected0_f_z
         + cache.joint1_slice0_hull_projected0_f_x * cache.joint1_slice0_hull_column5_v_x;
-    let t5 = cache.middle_hull_projected0_n_z * cache.middle_hull_column6_w_z
+    let t5 = cache.joint1_subspace0_projected_inertia_f_x
+        + cache.middle_hull_projected0_n_z * cache.middle_hull_column6_w_z
         + cache.joint1_slice0_hull_projected0_f_x * cache.joint1_slice0_hull_column6_v_x
         + cache.joint2_slice2_hull_column6_v_z * cache.joint2_slice2_hull_projected0_f_z
         + cache.joint1_slice2_hull_projected0_f_x * cache.joint1_slice2_hull_column6_v_x
@@ -11225,7 +11804,6 @@ pub fn mass_matrix_into(
         + cache.joint2_slice0_hull_column6_v_y * cache.joint2_slice0_hull_projected0_f_y
         + cache.joint2_slice1_hull_projected0_f_z * cache.joint2_slice1_hull_column6_v_z
         + cache.joint1_slice3_hull_column6_v_x * cache.joint1_slice3_hull_projected0_f_x
-        + cache.joint1_subspace0_projected_inertia_f_x
         + cache.middle_hull_column6_w_y * cache.middle_hull_projected0_n_y
         + cache.joint2_slice0_hull_projected0_f_z * cache.joint2_slice0_hull_column6_v_z
         + cache.joint1_slice0_hull_column6_v_y * cache.joint1_slice0_hull_projected0_f_y
@@ -11256,9 +11834,9 @@ pub fn mass_matrix_into(
         + cache.head_hull_projected0_f_y * cache.head_hull_column7_v_y
         + cache.joint1_slice0_hull_projected0_f_x * cache.joint1_slice0_hull_column7_v_x
         + cache.joint2_slice1_hull_projected0_f_z * cache.joint2_slice1_hull_column7_v_z
+        + cache.joint1_subspace1_projected_inertia_f_x
         + cache.joint1_slice1_hull_projected0_f_y * cache.joint1_slice1_hull_column7_v_y
         + cache.joint2_slice3_hull_projected0_f_z * cache.joint2_slice3_hull_column7_v_z
-        + cache.joint1_subspace1_projected_inertia_f_x
         + cache.joint2_slice3_hull_column7_v_x * cache.joint2_slice3_hull_projected0_f_x
         + cache.joint1_slice3_hull_column7_v_x * cache.joint1_slice3_hull_projected0_f_x
         + cache.head_hull_column7_v_x * cache.head_hull_projected0_f_x
@@ -11294,6 +11872,7 @@ pub fn mass_matrix_into(
         + cache.joint2_slice0_hull_projected0_f_z * cache.joint2_slice0_hull_column8_v_z
         + cache.joint2_slice0_hull_column8_v_y * cache.joint2_slice0_hull_projected0_f_y
         + cache.joint1_slice0_hull_projected0_f_x * cache.joint1_slice0_hull_column8_v_x
+        + cache.joint1_subspace2_projected_inertia_f_x
         + cache.joint1_slice0_hull_column8_v_z * cache.joint1_slice0_hull_projected0_f_z
         + cache.joint1_slice1_hull_projected0_f_z * cache.joint1_slice1_hull_column8_v_z
         + cache.middle_hull_projected0_f_z * cache.middle_hull_column8_v_z
@@ -11305,7 +11884,6 @@ pub fn mass_matrix_into(
         + cache.joint2_slice2_hull_column8_v_x * cache.joint2_slice2_hull_projected0_f_x
         + cache.head_hull_projected0_n_z * cache.head_hull_column8_w_z
         + cache.joint1_slice0_hull_column8_v_y * cache.joint1_slice0_hull_projected0_f_y
-        + cache.joint1_subspace2_projected_inertia_f_x
         + cache.joint2_slice3_hull_projected0_f_y * cache.joint2_slice3_hull_column8_v_y
         + cache.head_hull_projected0_n_y * cache.head_hull_column8_w_y
         + cache.joint1_slice3_hull_projected0_f_z * cache.joint1_slice3_hull_column8_v_z;
@@ -11319,13 +11897,13 @@ pub fn mass_matrix_into(
         + cache.joint2_slice2_hull_column9_v_y * cache.joint2_slice2_hull_projected0_f_y
         + cache.head_hull_projected0_f_y * cache.head_hull_column9_v_y
         + cache.joint2_slice2_hull_column9_v_z * cache.joint2_slice2_hull_projected0_f_z
-        + cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_slice0_hull_column9_v_y * cache.joint2_slice0_hull_projected0_f_y
         + cache.head_hull_column9_v_x * cache.head_hull_projected0_f_x
         + cache.joint2_slice3_hull_projected0_f_z * cache.joint2_slice3_hull_column9_v_z
         + cache.joint2_slice1_hull_projected0_f_z * cache.joint2_slice1_hull_column9_v_z
         + cache.joint2_slice3_hull_projected0_f_y * cache.joint2_slice3_hull_column9_v_y
         + cache.head_hull_column9_v_z * cache.head_hull_projected0_f_z
+        + cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_slice1_hull_column9_v_x * cache.joint2_slice1_hull_projected0_f_x
         + cache.joint2_slice0_hull_projected0_f_x * cache.joint2_slice0_hull_column9_v_x;
     let t9 = cache.joint2_slice1_hull_projected0_f_x
@@ -11349,13 +11927,13 @@ pub fn mass_matrix_into(
         + cache.head_hull_projected0_n_z * cache.head_hull_column10_w_z;
     let t10 = cache.joint2_slice2_hull_column11_v_x
         * cache.joint2_slice2_hull_projected0_f_x
-        + cache.joint2_subspace2_projected_inertia_f_x
         + cache.joint2_slice0_hull_projected0_f_x * cache.joint2_slice0_hull_column11_v_x
         + cache.head_hull_column11_v_x * cache.head_hull_projected0_f_x
         + cache.joint2_slice3_hull_column11_v_x * cache.joint2_slice3_hull_projected0_f_x
         + cache.joint2_slice1_hull_projected0_f_z * cache.joint2_slice1_hull_column11_v_z
         + cache.head_hull_column11_w_y * cache.head_hull_projected0_n_y
         + cache.joint2_slice0_hull_column11_v_y * cache.joint2_slice0_hull_projected0_f_y
+        + cache.joint2_subspace2_projected_inertia_f_x
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected0_f_y
         + cache.head_hull_projected0_f_y * cache.head_hull_column11_v_y
         + cache.joint2_slice2_hull_projected0_f_z * cache.joint2_slice2_hull_column11_v_z
@@ -11530,7 +12108,6 @@ pub fn mass_matrix_into(
         + cache.joint1_slice2_hull_projected1_f_z * cache.joint1_slice2_hull_column6_v_z
         + cache.joint2_slice1_hull_projected1_f_x * cache.joint2_slice1_hull_column6_v_x
         + cache.joint1_slice2_hull_projected1_f_x * cache.joint1_slice2_hull_column6_v_x
-        + cache.joint1_subspace0_projected_inertia_f_y
         + cache.joint2_slice3_hull_column6_v_y * cache.joint2_slice3_hull_projected1_f_y
         + cache.joint2_slice0_hull_projected1_f_z * cache.joint2_slice0_hull_column6_v_z
         + cache.middle_hull_column6_w_z * cache.middle_hull_projected1_n_z
@@ -11543,6 +12120,7 @@ pub fn mass_matrix_into(
         + cache.joint2_slice2_hull_column6_v_x * cache.joint2_slice2_hull_projected1_f_x
         + cache.joint2_slice3_hull_column6_v_z * cache.joint2_slice3_hull_projected1_f_z
         + cache.middle_hull_projected1_f_x * cache.middle_hull_column6_v_x
+        + cache.joint1_subspace0_projected_inertia_f_y
         + cache.head_hull_column6_w_y * cache.head_hull_projected1_n_y
         + cache.middle_hull_projected1_n_y * cache.middle_hull_column6_w_y
         + cache.joint1_slice1_hull_projected1_f_z * cache.joint1_slice1_hull_column6_v_z
@@ -11590,8 +12168,8 @@ pub fn mass_matrix_into(
         + cache.joint2_slice0_hull_column7_v_x * cache.joint2_slice0_hull_projected1_f_x
         + cache.joint2_slice1_hull_projected1_f_z * cache.joint2_slice1_hull_column7_v_z
         + cache.joint2_slice1_hull_column7_v_y * cache.joint2_slice1_hull_projected1_f_y
-        + cache.head_hull_column7_v_z * cache.head_hull_projected1_f_z
         + cache.joint1_subspace1_projected_inertia_f_y
+        + cache.head_hull_column7_v_z * cache.head_hull_projected1_f_z
         + cache.joint2_slice3_hull_projected1_f_z * cache.joint2_slice3_hull_column7_v_z
         + cache.middle_hull_projected1_f_x * cache.middle_hull_column7_v_x;
     let t17 = cache.head_hull_column8_v_x * cache.head_hull_projected1_f_x
@@ -11610,7 +12188,6 @@ pub fn mass_matrix_into(
         + cache.joint1_slice0_hull_column8_v_z * cache.joint1_slice0_hull_projected1_f_z
         + cache.joint2_slice1_hull_column8_v_x * cache.joint2_slice1_hull_projected1_f_x
         + cache.middle_hull_projected1_f_y * cache.middle_hull_column8_v_y
-        + cache.joint1_subspace2_projected_inertia_f_y
         + cache.joint1_slice2_hull_projected1_f_x * cache.joint1_slice2_hull_column8_v_x
         + cache.joint2_slice2_hull_column8_v_x * cache.joint2_slice2_hull_projected1_f_x
         + cache.joint1_slice1_hull_projected1_f_x * cache.joint1_slice1_hull_column8_v_x
@@ -11619,6 +12196,7 @@ pub fn mass_matrix_into(
         + cache.joint1_slice3_hull_projected1_f_z * cache.joint1_slice3_hull_column8_v_z
         + cache.joint1_slice2_hull_projected1_f_z * cache.joint1_slice2_hull_column8_v_z
         + cache.joint2_slice3_hull_projected1_f_y * cache.joint2_slice3_hull_column8_v_y
+        + cache.joint1_subspace2_projected_inertia_f_y
         + cache.joint1_slice0_hull_projected1_f_y * cache.joint1_slice0_hull_column8_v_y
         + cache.joint1_slice2_hull_projected1_f_y * cache.joint1_slice2_hull_column8_v_y
         + cache.middle_hull_column8_v_z * cache.middle_hull_projected1_f_z
@@ -11639,9 +12217,9 @@ pub fn mass_matrix_into(
         + cache.joint2_slice2_hull_column9_v_z * cache.joint2_slice2_hull_projected1_f_z
         + cache.head_hull_column9_w_y * cache.head_hull_projected1_n_y
         + cache.joint2_slice3_hull_projected1_f_x * cache.joint2_slice3_hull_column9_v_x
-        + cache.joint2_subspace0_projected_inertia_f_y
         + cache.joint2_slice3_hull_column9_v_z * cache.joint2_slice3_hull_projected1_f_z
         + cache.joint2_slice0_hull_projected1_f_x * cache.joint2_slice0_hull_column9_v_x
+        + cache.joint2_subspace0_projected_inertia_f_y
         + cache.head_hull_column9_v_x * cache.head_hull_projected1_f_x
         + cache.joint2_slice0_hull_column9_v_y * cache.joint2_slice0_hull_projected1_f_y
         + cache.joint2_slice1_hull_projected1_f_z * cache.joint2_slice1_hull_column9_v_z
@@ -11657,8 +12235,8 @@ pub fn mass_matrix_into(
         + cache.joint2_slice3_hull_column10_v_z * cache.joint2_slice3_hull_projected1_f_z
         + cache.head_hull_column10_v_x * cache.head_hull_projected1_f_x
         + cache.joint2_slice1_hull_column10_v_y * cache.joint2_slice1_hull_projected1_f_y
-        + cache.joint2_slice2_hull_column10_v_y * cache.joint2_slice2_hull_projected1_f_y
         + cache.joint2_subspace1_projected_inertia_f_y
+        + cache.joint2_slice2_hull_column10_v_y * cache.joint2_slice2_hull_projected1_f_y
         + cache.joint2_slice3_hull_projected1_f_y * cache.joint2_slice3_hull_column10_v_y
         + cache.head_hull_column10_v_y * cache.head_hull_projected1_f_y
         + cache.joint2_slice0_hull_column10_v_y * cache.joint2_slice0_hull_projected1_f_y
@@ -11671,9 +12249,9 @@ pub fn mass_matrix_into(
         + cache.head_hull_column11_v_x * cache.head_hull_projected1_f_x
         + cache.joint2_slice3_hull_projected1_f_x * cache.joint2_slice3_hull_column11_v_x
         + cache.joint2_slice0_hull_projected1_f_y * cache.joint2_slice0_hull_column11_v_y
-        + cache.joint2_subspace2_projected_inertia_f_y
         + cache.head_hull_column11_w_z * cache.head_hull_projected1_n_z
         + cache.joint2_slice0_hull_column11_v_x * cache.joint2_slice0_hull_projected1_f_x
+        + cache.joint2_subspace2_projected_inertia_f_y
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected1_f_y
         + cache.head_hull_column11_v_z * cache.head_hull_projected1_f_z
         + cache.joint2_slice2_hull_projected1_f_z * cache.joint2_slice2_hull_column11_v_z
@@ -11811,7 +12389,6 @@ pub fn mass_matrix_into(
         + cache.joint1_slice2_hull_column6_v_y * cache.joint1_slice2_hull_projected2_f_y
         + cache.joint2_slice2_hull_column6_v_x * cache.joint2_slice2_hull_projected2_f_x
         + cache.head_hull_projected2_f_x * cache.head_hull_column6_v_x
-        + cache.joint1_subspace0_projected_inertia_f_z
         + cache.joint1_slice0_hull_column6_v_x * cache.joint1_slice0_hull_projected2_f_x
         + cache.joint1_slice3_hull_column6_v_x * cache.joint1_slice3_hull_projected2_f_x
         + cache.joint1_slice1_hull_projected2_f_x * cache.joint1_slice1_hull_column6_v_x
@@ -11833,6 +12410,7 @@ pub fn mass_matrix_into(
         + cache.joint2_slice1_hull_column6_v_z * cache.joint2_slice1_hull_projected2_f_z
         + cache.head_hull_column6_w_z * cache.head_hull_projected2_n_z
         + cache.head_hull_column6_w_y * cache.head_hull_projected2_n_y
+        + cache.joint1_subspace0_projected_inertia_f_z
         + cache.joint1_slice0_hull_column6_v_y * cache.joint1_slice0_hull_projected2_f_y
         + cache.middle_hull_projected2_f_x * cache.middle_hull_column6_v_x
         + cache.joint1_slice1_hull_column6_v_y * cache.joint1_slice1_hull_projected2_f_y
@@ -11853,7 +12431,6 @@ pub fn mass_matrix_into(
         + cache.joint1_slice2_hull_projected2_f_x * cache.joint1_slice2_hull_column7_v_x
         + cache.joint1_slice1_hull_projected2_f_z * cache.joint1_slice1_hull_column7_v_z
         + cache.joint2_slice1_hull_column7_v_y * cache.joint2_slice1_hull_projected2_f_y
-        + cache.joint1_subspace1_projected_inertia_f_z
         + cache.joint2_slice1_hull_column7_v_z * cache.joint2_slice1_hull_projected2_f_z
         + cache.head_hull_column7_v_y * cache.head_hull_projected2_f_y
         + cache.joint2_slice2_hull_column7_v_y * cache.joint2_slice2_hull_projected2_f_y
@@ -11872,6 +12449,7 @@ pub fn mass_matrix_into(
         + cache.joint2_slice0_hull_column7_v_y * cache.joint2_slice0_hull_projected2_f_y
         + cache.joint1_slice0_hull_projected2_f_x * cache.joint1_slice0_hull_column7_v_x
         + cache.joint2_slice0_hull_column7_v_z * cache.joint2_slice0_hull_projected2_f_z
+        + cache.joint1_subspace1_projected_inertia_f_z
         + cache.joint1_slice1_hull_column7_v_x * cache.joint1_slice1_hull_projected2_f_x
         + cache.joint1_slice2_hull_column7_v_z * cache.joint1_slice2_hull_projected2_f_z
         + cache.joint1_slice0_hull_projected2_f_y * cache.joint1_slice0_hull_column7_v_y
@@ -11894,6 +12472,7 @@ pub fn mass_matrix_into(
         + cache.joint2_slice0_hull_column8_v_y * cache.joint2_slice0_hull_projected2_f_y
         + cache.joint2_slice1_hull_projected2_f_y * cache.joint2_slice1_hull_column8_v_y
         + cache.middle_hull_column8_v_z * cache.middle_hull_projected2_f_z
+        + cache.joint1_subspace2_projected_inertia_f_z
         + cache.joint2_slice2_hull_column8_v_x * cache.joint2_slice2_hull_projected2_f_x
         + cache.joint1_slice2_hull_projected2_f_z * cache.joint1_slice2_hull_column8_v_z
         + cache.joint1_slice3_hull_column8_v_x * cache.joint1_slice3_hull_projected2_f_x
@@ -11907,14 +12486,13 @@ pub fn mass_matrix_into(
         + cache.joint2_slice2_hull_projected2_f_z * cache.joint2_slice2_hull_column8_v_z
         + cache.joint2_slice3_hull_projected2_f_x * cache.joint2_slice3_hull_column8_v_x
         + cache.joint1_slice0_hull_column8_v_z * cache.joint1_slice0_hull_projected2_f_z
-        + cache.joint1_subspace2_projected_inertia_f_z
         + cache.joint2_slice0_hull_projected2_f_z * cache.joint2_slice0_hull_column8_v_z
         + cache.joint2_slice3_hull_projected2_f_z * cache.joint2_slice3_hull_column8_v_z
         + cache.joint1_slice0_hull_projected2_f_y * cache.joint1_slice0_hull_column8_v_y
         + cache.joint2_slice3_hull_projected2_f_y * cache.joint2_slice3_hull_column8_v_y
         + cache.middle_hull_projected2_f_x * cache.middle_hull_column8_v_x;
-    let t27 = cache.joint2_slice2_hull_column9_v_y
-        * cache.joint2_slice2_hull_projected2_f_y
+    let t27 = cache.joint2_subspace0_projected_inertia_f_z
+        + cache.joint2_slice2_hull_column9_v_y * cache.joint2_slice2_hull_projected2_f_y
         + cache.head_hull_column9_v_y * cache.head_hull_projected2_f_y
         + cache.joint2_slice3_hull_projected2_f_z * cache.joint2_slice3_hull_column9_v_z
         + cache.joint2_slice1_hull_column9_v_y * cache.joint2_slice1_hull_projected2_f_y
@@ -11928,11 +12506,11 @@ pub fn mass_matrix_into(
         + cache.joint2_slice3_hull_projected2_f_x * cache.joint2_slice3_hull_column9_v_x
         + cache.joint2_slice0_hull_column9_v_y * cache.joint2_slice0_hull_projected2_f_y
         + cache.head_hull_projected2_n_y * cache.head_hull_column9_w_y
-        + cache.joint2_subspace0_projected_inertia_f_z
         + cache.joint2_slice0_hull_column9_v_z * cache.joint2_slice0_hull_projected2_f_z
         + cache.joint2_slice0_hull_projected2_f_x * cache.joint2_slice0_hull_column9_v_x
         + cache.joint2_slice3_hull_projected2_f_y * cache.joint2_slice3_hull_column9_v_y;
-    let t28 = cache.head_hull_column10_v_x * cache.head_hull_projected2_f_x
+    let t28 = cache.joint2_subspace1_projected_inertia_f_z
+        + cache.head_hull_column10_v_x * cache.head_hull_projected2_f_x
         + cache.joint2_slice0_hull_column10_v_x * cache.joint2_slice0_hull_projected2_f_x
         + cache.joint2_slice2_hull_column10_v_x * cache.joint2_slice2_hull_projected2_f_x
         + cache.joint2_slice1_hull_projected2_f_y * cache.joint2_slice1_hull_column10_v_y
@@ -11943,7 +12521,6 @@ pub fn mass_matrix_into(
         + cache.joint2_slice1_hull_projected2_f_x * cache.joint2_slice1_hull_column10_v_x
         + cache.head_hull_column10_v_y * cache.head_hull_projected2_f_y
         + cache.joint2_slice0_hull_projected2_f_z * cache.joint2_slice0_hull_column10_v_z
-        + cache.joint2_subspace1_projected_inertia_f_z
         + cache.joint2_slice2_hull_projected2_f_z * cache.joint2_slice2_hull_column10_v_z
         + cache.head_hull_projected2_n_z * cache.head_hull_column10_w_z
         + cache.head_hull_column10_w_y * cache.head_hull_projected2_n_y
@@ -11959,8 +12536,8 @@ pub fn mass_matrix_into(
         + cache.joint2_slice3_hull_projected2_f_y * cache.joint2_slice3_hull_column11_v_y
         + cache.head_hull_column11_w_z * cache.head_hull_projected2_n_z
         + cache.joint2_slice1_hull_projected2_f_y * cache.joint2_slice1_hull_column11_v_y
-        + cache.joint2_subspace2_projected_inertia_f_z
         + cache.joint2_slice3_hull_projected2_f_z * cache.joint2_slice3_hull_column11_v_z
+        + cache.joint2_subspace2_projected_inertia_f_z
         + cache.joint2_slice0_hull_column11_v_x * cache.joint2_slice0_hull_projected2_f_x
         + cache.head_hull_column11_v_x * cache.head_hull_projected2_f_x
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected2_f_y
@@ -12064,14 +12641,14 @@ pub fn mass_matrix_into(
         + cache.base_roll_projected_inertia_f_y * cache.base_yaw_subspace_v_y
         + cache.joint1_slice0_hull_projected3_f_y * cache.joint1_slice0_hull_column5_v_y;
     let t32 = cache.middle_hull_projected3_f_z * cache.middle_hull_column6_v_z
-        + cache.joint1_subspace0_projected_inertia_n_z
+        + cache.joint1_subspace0_projected_inertia_f_x * q[1]
         + cache.joint1_slice3_hull_column6_v_x * cache.joint1_slice3_hull_projected3_f_x
         + cache.joint2_slice0_hull_column6_v_x * cache.joint2_slice0_hull_projected3_f_x
         + cache.joint2_slice3_hull_projected3_f_z * cache.joint2_slice3_hull_column6_v_z
         + cache.head_hull_column6_w_y * cache.head_hull_projected3_n_y
         + cache.joint2_slice1_hull_projected3_f_z * cache.joint2_slice1_hull_column6_v_z
-        + q[1] * cache.joint1_subspace0_projected_inertia_f_x
         + cache.joint2_slice2_hull_column6_v_z * cache.joint2_slice2_hull_projected3_f_z
+        + cache.joint1_subspace0_projected_inertia_f_y * cache.base_yaw_subspace_v_y
         + cache.joint1_slice3_hull_projected3_f_z * cache.joint1_slice3_hull_column6_v_z
         + cache.joint1_slice1_hull_column6_v_y * cache.joint1_slice1_hull_projected3_f_y
         + cache.joint1_slice2_hull_projected3_f_z * cache.joint1_slice2_hull_column6_v_z
@@ -12094,7 +12671,7 @@ pub fn mass_matrix_into(
         + cache.middle_hull_column6_w_y * cache.middle_hull_projected3_n_y
         + cache.joint1_slice0_hull_column6_v_y * cache.joint1_slice0_hull_projected3_f_y
         + cache.joint1_slice2_hull_projected3_f_x * cache.joint1_slice2_hull_column6_v_x
-        + cache.joint1_subspace0_projected_inertia_f_y * cache.base_yaw_subspace_v_y
+        + cache.joint1_subspace0_projected_inertia_n_z
         + cache.joint1_slice3_hull_column6_v_y * cache.joint1_slice3_hull_projected3_f_y
         + cache.head_hull_projected3_n_z * cache.head_hull_column6_w_z
         + cache.joint1_slice1_hull_column6_v_z * cache.joint1_slice1_hull_projected3_f_z
@@ -12104,6 +12681,7 @@ pub fn mass_matrix_into(
         * cache.joint1_slice2_hull_column7_v_x
         + cache.middle_hull_column7_w_y * cache.middle_hull_projected3_n_y
         + cache.joint2_slice0_hull_column7_v_x * cache.joint2_slice0_hull_projected3_f_x
+        + cache.base_yaw_subspace_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + cache.joint1_slice2_hull_column7_v_z * cache.joint1_slice2_hull_projected3_f_z
         + cache.middle_hull_projected3_f_z * cache.middle_hull_column7_v_z
         + cache.joint1_slice0_hull_projected3_f_z * cache.joint1_slice0_hull_column7_v_z
@@ -12118,28 +12696,28 @@ pub fn mass_matrix_into(
         + cache.middle_hull_column7_v_y * cache.middle_hull_projected3_f_y
         + cache.joint1_slice2_hull_projected3_f_y * cache.joint1_slice2_hull_column7_v_y
         + cache.joint2_slice1_hull_projected3_f_z * cache.joint2_slice1_hull_column7_v_z
-        + cache.joint1_subspace1_projected_inertia_n_z
         + cache.joint2_slice2_hull_column7_v_z * cache.joint2_slice2_hull_projected3_f_z
         + cache.joint2_slice3_hull_column7_v_x * cache.joint2_slice3_hull_projected3_f_x
-        + q[1] * cache.joint1_subspace1_projected_inertia_f_x
         + cache.head_hull_column7_w_z * cache.head_hull_projected3_n_z
         + cache.joint2_slice2_hull_projected3_f_y * cache.joint2_slice2_hull_column7_v_y
         + cache.middle_hull_column7_v_x * cache.middle_hull_projected3_f_x
-        + cache.base_yaw_subspace_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + cache.joint2_slice2_hull_projected3_f_x * cache.joint2_slice2_hull_column7_v_x
         + cache.joint2_slice0_hull_projected3_f_y * cache.joint2_slice0_hull_column7_v_y
         + cache.middle_hull_projected3_n_z * cache.middle_hull_column7_w_z
         + cache.joint1_slice1_hull_projected3_f_z * cache.joint1_slice1_hull_column7_v_z
         + cache.joint1_slice3_hull_column7_v_z * cache.joint1_slice3_hull_projected3_f_z
+        + q[1] * cache.joint1_subspace1_projected_inertia_f_x
         + cache.head_hull_projected3_f_z * cache.head_hull_column7_v_z
         + cache.joint1_slice0_hull_projected3_f_y * cache.joint1_slice0_hull_column7_v_y
         + cache.joint2_slice1_hull_column7_v_y * cache.joint2_slice1_hull_projected3_f_y
         + cache.joint1_slice1_hull_projected3_f_y * cache.joint1_slice1_hull_column7_v_y
         + cache.joint2_slice1_hull_projected3_f_x * cache.joint2_slice1_hull_column7_v_x
         + cache.joint1_slice3_hull_projected3_f_y * cache.joint1_slice3_hull_column7_v_y
+        + cache.joint1_subspace1_projected_inertia_n_z
         + cache.head_hull_column7_w_y * cache.head_hull_projected3_n_y;
     let t34 = cache.joint2_slice2_hull_projected3_f_y
         * cache.joint2_slice2_hull_column8_v_y
+        + cache.base_yaw_subspace_v_y * cache.joint1_subspace2_projected_inertia_f_y
         + cache.joint2_slice0_hull_column8_v_y * cache.joint2_slice0_hull_projected3_f_y
         + cache.joint1_slice3_hull_column8_v_x * cache.joint1_slice3_hull_projected3_f_x
         + cache.joint2_slice1_hull_projected3_f_z * cache.joint2_slice1_hull_column8_v_z
@@ -12148,16 +12726,15 @@ pub fn mass_matrix_into(
         + cache.head_hull_projected3_n_z * cache.head_hull_column8_w_z
         + cache.joint1_slice1_hull_column8_v_y * cache.joint1_slice1_hull_projected3_f_y
         + cache.joint1_slice0_hull_projected3_f_y * cache.joint1_slice0_hull_column8_v_y
-        + q[1] * cache.joint1_subspace2_projected_inertia_f_x
         + cache.middle_hull_projected3_n_z * cache.middle_hull_column8_w_z
         + cache.joint2_slice0_hull_projected3_f_x * cache.joint2_slice0_hull_column8_v_x
         + cache.joint1_slice1_hull_column8_v_z * cache.joint1_slice1_hull_projected3_f_z
         + cache.joint1_slice0_hull_projected3_f_x * cache.joint1_slice0_hull_column8_v_x
         + cache.joint2_slice2_hull_column8_v_x * cache.joint2_slice2_hull_projected3_f_x
-        + cache.joint1_subspace2_projected_inertia_n_z
         + cache.head_hull_projected3_f_z * cache.head_hull_column8_v_z
         + cache.joint2_slice1_hull_projected3_f_y * cache.joint2_slice1_hull_column8_v_y
         + cache.joint1_slice2_hull_projected3_f_x * cache.joint1_slice2_hull_column8_v_x
+        + q[1] * cache.joint1_subspace2_projected_inertia_f_x
         + cache.head_hull_projected3_f_y * cache.head_hull_column8_v_y
         + cache.joint2_slice3_hull_column8_v_x * cache.joint2_slice3_hull_projected3_f_x
         + cache.joint1_slice1_hull_projected3_f_x * cache.joint1_slice1_hull_column8_v_x
@@ -12165,6 +12742,7 @@ pub fn mass_matrix_into(
         + cache.joint1_slice0_hull_column8_v_z * cache.joint1_slice0_hull_projected3_f_z
         + cache.joint1_slice2_hull_projected3_f_y * cache.joint1_slice2_hull_column8_v_y
         + cache.middle_hull_column8_w_y * cache.middle_hull_projected3_n_y
+        + cache.joint1_subspace2_projected_inertia_n_z
         + cache.middle_hull_projected3_f_x * cache.middle_hull_column8_v_x
         + cache.joint2_slice3_hull_column8_v_y * cache.joint2_slice3_hull_projected3_f_y
         + cache.joint2_slice0_hull_projected3_f_z * cache.joint2_slice0_hull_column8_v_z
@@ -12174,26 +12752,25 @@ pub fn mass_matrix_into(
         + cache.joint2_slice2_hull_column8_v_z * cache.joint2_slice2_hull_projected3_f_z
         + cache.head_hull_projected3_n_y * cache.head_hull_column8_w_y
         + cache.joint1_slice2_hull_projected3_f_z * cache.joint1_slice2_hull_column8_v_z
-        + cache.joint1_slice3_hull_projected3_f_y * cache.joint1_slice3_hull_column8_v_y
-        + cache.joint1_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y;
+        + cache.joint1_slice3_hull_projected3_f_y * cache.joint1_slice3_hull_column8_v_y;
     let t35 = cache.joint2_slice2_hull_column9_v_y
         * cache.joint2_slice2_hull_projected3_f_y
         + cache.joint2_slice3_hull_projected3_f_z * cache.joint2_slice3_hull_column9_v_z
         + cache.head_hull_column9_w_y * cache.head_hull_projected3_n_y
         + cache.joint2_slice2_hull_projected3_f_x * cache.joint2_slice2_hull_column9_v_x
         + cache.joint2_slice1_hull_column9_v_y * cache.joint2_slice1_hull_projected3_f_y
+        + cache.joint2_subspace0_projected_inertia_n_z
         + cache.head_hull_column9_w_z * cache.head_hull_projected3_n_z
         + cache.head_hull_column9_v_y * cache.head_hull_projected3_f_y
         + cache.joint2_slice1_hull_column9_v_x * cache.joint2_slice1_hull_projected3_f_x
         + cache.joint2_slice0_hull_column9_v_z * cache.joint2_slice0_hull_projected3_f_z
         + cache.joint2_slice3_hull_column9_v_y * cache.joint2_slice3_hull_projected3_f_y
         + cache.head_hull_column9_v_x * cache.head_hull_projected3_f_x
-        + q[1] * cache.joint2_subspace0_projected_inertia_f_x
-        + cache.joint2_subspace0_projected_inertia_n_z
         + cache.joint2_slice1_hull_projected3_f_z * cache.joint2_slice1_hull_column9_v_z
-        + cache.joint2_subspace0_projected_inertia_f_y * cache.base_yaw_subspace_v_y
+        + cache.base_yaw_subspace_v_y * cache.joint2_subspace0_projected_inertia_f_y
         + cache.joint2_slice3_hull_column9_v_x * cache.joint2_slice3_hull_projected3_f_x
         + cache.joint2_slice0_hull_projected3_f_y * cache.joint2_slice0_hull_column9_v_y
+        + q[1] * cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_slice0_hull_projected3_f_x * cache.joint2_slice0_hull_column9_v_x
         + cache.head_hull_projected3_f_z * cache.head_hull_column9_v_z
         + cache.joint2_slice2_hull_column9_v_z * cache.joint2_slice2_hull_projected3_f_z;
@@ -12202,30 +12779,31 @@ pub fn mass_matrix_into(
         + cache.head_hull_projected3_n_z * cache.head_hull_column10_w_z
         + cache.head_hull_column10_w_y * cache.head_hull_projected3_n_y
         + cache.joint2_slice0_hull_projected3_f_z * cache.joint2_slice0_hull_column10_v_z
-        + q[1] * cache.joint2_subspace1_projected_inertia_f_x
         + cache.joint2_slice2_hull_projected3_f_y * cache.joint2_slice2_hull_column10_v_y
+        + cache.joint2_subspace1_projected_inertia_f_y * cache.base_yaw_subspace_v_y
         + cache.head_hull_projected3_f_z * cache.head_hull_column10_v_z
+        + q[1] * cache.joint2_subspace1_projected_inertia_f_x
+        + cache.joint2_subspace1_projected_inertia_n_z
         + cache.joint2_slice1_hull_column10_v_x * cache.joint2_slice1_hull_projected3_f_x
         + cache.joint2_slice3_hull_column10_v_x * cache.joint2_slice3_hull_projected3_f_x
         + cache.joint2_slice2_hull_column10_v_z * cache.joint2_slice2_hull_projected3_f_z
         + cache.head_hull_projected3_f_x * cache.head_hull_column10_v_x
         + cache.joint2_slice1_hull_projected3_f_z * cache.joint2_slice1_hull_column10_v_z
         + cache.joint2_slice3_hull_projected3_f_z * cache.joint2_slice3_hull_column10_v_z
-        + cache.joint2_subspace1_projected_inertia_f_y * cache.base_yaw_subspace_v_y
         + cache.joint2_slice2_hull_projected3_f_x * cache.joint2_slice2_hull_column10_v_x
         + cache.joint2_slice1_hull_column10_v_y * cache.joint2_slice1_hull_projected3_f_y
         + cache.joint2_slice0_hull_projected3_f_y * cache.joint2_slice0_hull_column10_v_y
         + cache.head_hull_column10_v_y * cache.head_hull_projected3_f_y
-        + cache.joint2_slice3_hull_column10_v_y * cache.joint2_slice3_hull_projected3_f_y
-        + cache.joint2_subspace1_projected_inertia_n_z;
-    let t37 = cache.joint2_subspace2_projected_inertia_n_z
-        + cache.joint2_slice0_hull_projected3_f_y * cache.joint2_slice0_hull_column11_v_y
+        + cache.joint2_slice3_hull_column10_v_y
+            * cache.joint2_slice3_hull_projected3_f_y;
+    let t37 = cache.joint2_slice0_hull_projected3_f_y
+        * cache.joint2_slice0_hull_column11_v_y
         + cache.joint2_slice1_hull_projected3_f_z * cache.joint2_slice1_hull_column11_v_z
-        + cache.joint2_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y
+        + q[1] * cache.joint2_subspace2_projected_inertia_f_x
         + cache.joint2_slice0_hull_projected3_f_z * cache.joint2_slice0_hull_column11_v_z
         + cache.joint2_slice1_hull_projected3_f_y * cache.joint2_slice1_hull_column11_v_y
         + cache.joint2_slice2_hull_projected3_f_x * cache.joint2_slice2_hull_column11_v_x
-        + q[1] * cache.joint2_subspace2_projected_inertia_f_x
+        + cache.joint2_subspace2_projected_inertia_n_z
         + cache.head_hull_projected3_f_z * cache.head_hull_column11_v_z
         + cache.head_hull_projected3_f_x * cache.head_hull_column11_v_x
         + cache.joint2_slice3_hull_column11_v_x * cache.joint2_slice3_hull_projected3_f_x
@@ -12237,6 +12815,7 @@ pub fn mass_matrix_into(
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected3_f_y
         + cache.joint2_slice1_hull_column11_v_x * cache.joint2_slice1_hull_projected3_f_x
         + cache.joint2_slice3_hull_column11_v_y * cache.joint2_slice3_hull_projected3_f_y
+        + cache.joint2_subspace2_projected_inertia_f_y * cache.base_yaw_subspace_v_y
         + cache.joint2_slice2_hull_projected3_f_z
             * cache.joint2_slice2_hull_column11_v_z;
     let t38 = cache.middle_hull_projected4_n_y * cache.middle_hull_column5_w_y
@@ -12286,14 +12865,15 @@ pub fn mass_matrix_into(
     let t39 = cache.joint1_slice1_hull_projected4_f_y
         * cache.joint1_slice1_hull_column6_v_y
         + cache.joint1_slice2_hull_projected4_f_x * cache.joint1_slice2_hull_column6_v_x
+        + cache.joint1_subspace0_projected_inertia_n_y * cache.cos_q3
         + cache.joint1_slice3_hull_projected4_f_z * cache.joint1_slice3_hull_column6_v_z
         + cache.joint1_slice0_hull_projected4_f_z * cache.joint1_slice0_hull_column6_v_z
         + cache.joint2_slice1_hull_column6_v_z * cache.joint2_slice1_hull_projected4_f_z
+        + cache.joint1_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.head_hull_projected4_f_z * cache.head_hull_column6_v_z
         + cache.middle_hull_projected4_n_y * cache.middle_hull_column6_w_y
         + cache.joint2_slice1_hull_projected4_f_x * cache.joint2_slice1_hull_column6_v_x
         + cache.joint1_slice1_hull_projected4_f_z * cache.joint1_slice1_hull_column6_v_z
-        + cache.joint1_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.joint2_slice3_hull_column6_v_z * cache.joint2_slice3_hull_projected4_f_z
         + cache.joint2_slice1_hull_column6_v_y * cache.joint2_slice1_hull_projected4_f_y
         + cache.head_hull_column6_w_z * cache.head_hull_projected4_n_z
@@ -12302,11 +12882,11 @@ pub fn mass_matrix_into(
         + cache.head_hull_projected4_f_x * cache.head_hull_column6_v_x
         + cache.joint1_slice3_hull_column6_v_y * cache.joint1_slice3_hull_projected4_f_y
         + cache.middle_hull_projected4_f_x * cache.middle_hull_column6_v_x
-        + cache.joint1_subspace0_projected_inertia_f_z * cache.base_pitch_subspace_v_z
-        + cache.joint1_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * cache.joint1_subspace0_projected_inertia_f_z
+        + cache.joint1_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.joint1_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.middle_hull_projected4_n_z * cache.middle_hull_column6_w_z
         + cache.joint2_slice3_hull_projected4_f_x * cache.joint2_slice3_hull_column6_v_x
-        + cache.joint1_subspace0_projected_inertia_n_y * cache.cos_q3
         + cache.joint2_slice2_hull_projected4_f_x * cache.joint2_slice2_hull_column6_v_x
         + cache.head_hull_projected4_f_y * cache.head_hull_column6_v_y
         + cache.joint2_slice2_hull_column6_v_y * cache.joint2_slice2_hull_projected4_f_y
@@ -12316,7 +12896,6 @@ pub fn mass_matrix_into(
         + cache.middle_hull_column6_v_z * cache.middle_hull_projected4_f_z
         + cache.joint2_slice0_hull_projected4_f_x * cache.joint2_slice0_hull_column6_v_x
         + cache.head_hull_column6_w_y * cache.head_hull_projected4_n_y
-        + cache.joint1_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.joint1_slice0_hull_column6_v_y * cache.joint1_slice0_hull_projected4_f_y
         + cache.middle_hull_projected4_f_y * cache.middle_hull_column6_v_y
         + cache.joint1_slice2_hull_column6_v_y * cache.joint1_slice2_hull_projected4_f_y
@@ -12324,28 +12903,28 @@ pub fn mass_matrix_into(
         + cache.joint1_slice2_hull_column6_v_z * cache.joint1_slice2_hull_projected4_f_z
         + cache.joint2_slice2_hull_column6_v_z * cache.joint2_slice2_hull_projected4_f_z;
     let t40 = cache.head_hull_projected4_f_y * cache.head_hull_column7_v_y
-        + cache.joint1_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.joint1_slice3_hull_column7_v_z * cache.joint1_slice3_hull_projected4_f_z
-        + cache.base_yaw_rotation_01 * cache.joint1_subspace1_projected_inertia_n_x
         + cache.joint1_slice0_hull_column7_v_x * cache.joint1_slice0_hull_projected4_f_x
         + cache.joint1_slice3_hull_projected4_f_x * cache.joint1_slice3_hull_column7_v_x
-        + cache.base_pitch_subspace_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + cache.middle_hull_column7_v_z * cache.middle_hull_projected4_f_z
         + cache.joint2_slice2_hull_projected4_f_x * cache.joint2_slice2_hull_column7_v_x
+        + cache.base_pitch_subspace_v_z * cache.joint1_subspace1_projected_inertia_f_z
         + cache.middle_hull_column7_v_y * cache.middle_hull_projected4_f_y
         + cache.joint1_slice1_hull_projected4_f_y * cache.joint1_slice1_hull_column7_v_y
+        + cache.base_yaw_rotation_01 * cache.joint1_subspace1_projected_inertia_n_x
+        + cache.base_pitch_subspace_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + cache.middle_hull_projected4_n_y * cache.middle_hull_column7_w_y
         + cache.joint2_slice1_hull_column7_v_z * cache.joint2_slice1_hull_projected4_f_z
         + cache.joint2_slice3_hull_column7_v_y * cache.joint2_slice3_hull_projected4_f_y
-        + cache.joint1_slice1_hull_column7_v_x * cache.joint1_slice1_hull_projected4_f_x
+        + cache.joint1_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.joint1_subspace1_projected_inertia_n_y * cache.cos_q3
+        + cache.joint1_slice1_hull_column7_v_x * cache.joint1_slice1_hull_projected4_f_x
         + cache.joint2_slice0_hull_projected4_f_y * cache.joint2_slice0_hull_column7_v_y
         + cache.joint1_slice0_hull_projected4_f_y * cache.joint1_slice0_hull_column7_v_y
         + cache.joint2_slice3_hull_column7_v_x * cache.joint2_slice3_hull_projected4_f_x
         + cache.middle_hull_projected4_f_x * cache.middle_hull_column7_v_x
         + cache.joint1_slice3_hull_projected4_f_y * cache.joint1_slice3_hull_column7_v_y
         + cache.joint1_slice2_hull_projected4_f_x * cache.joint1_slice2_hull_column7_v_x
-        + cache.joint1_subspace1_projected_inertia_f_z * cache.base_pitch_subspace_v_z
         + cache.head_hull_projected4_n_y * cache.head_hull_column7_w_y
         + cache.joint2_slice0_hull_column7_v_z * cache.joint2_slice0_hull_projected4_f_z
         + cache.middle_hull_projected4_n_z * cache.middle_hull_column7_w_z
@@ -12362,13 +12941,13 @@ pub fn mass_matrix_into(
         + cache.joint2_slice1_hull_projected4_f_x * cache.joint2_slice1_hull_column7_v_x
         + cache.head_hull_column7_w_z * cache.head_hull_projected4_n_z
         + cache.joint1_slice1_hull_projected4_f_z * cache.joint1_slice1_hull_column7_v_z;
-    let t41 = cache.joint2_slice2_hull_column8_v_x
-        * cache.joint2_slice2_hull_projected4_f_x
+    let t41 = cache.joint1_subspace2_projected_inertia_f_x
+        * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_z * cache.joint1_subspace2_projected_inertia_f_z
+        + cache.joint2_slice2_hull_column8_v_x * cache.joint2_slice2_hull_projected4_f_x
         + cache.middle_hull_projected4_n_y * cache.middle_hull_column8_w_y
         + cache.head_hull_projected4_n_z * cache.head_hull_column8_w_z
         + cache.joint2_slice3_hull_projected4_f_z * cache.joint2_slice3_hull_column8_v_z
-        + cache.joint1_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y
-        + cache.base_pitch_subspace_v_z * cache.joint1_subspace2_projected_inertia_f_z
         + cache.joint1_slice0_hull_projected4_f_y * cache.joint1_slice0_hull_column8_v_y
         + cache.head_hull_projected4_f_y * cache.head_hull_column8_v_y
         + cache.joint1_slice1_hull_projected4_f_y * cache.joint1_slice1_hull_column8_v_y
@@ -12377,30 +12956,30 @@ pub fn mass_matrix_into(
         + cache.joint1_slice2_hull_column8_v_y * cache.joint1_slice2_hull_projected4_f_y
         + cache.joint1_slice2_hull_projected4_f_x * cache.joint1_slice2_hull_column8_v_x
         + cache.middle_hull_column8_w_z * cache.middle_hull_projected4_n_z
+        + cache.joint1_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.joint1_slice2_hull_column8_v_z * cache.joint1_slice2_hull_projected4_f_z
         + cache.joint2_slice1_hull_column8_v_z * cache.joint2_slice1_hull_projected4_f_z
         + cache.joint1_slice0_hull_projected4_f_z * cache.joint1_slice0_hull_column8_v_z
         + cache.joint1_slice3_hull_column8_v_z * cache.joint1_slice3_hull_projected4_f_z
         + cache.joint2_slice3_hull_column8_v_x * cache.joint2_slice3_hull_projected4_f_x
-        + cache.joint1_subspace2_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.joint1_slice3_hull_projected4_f_y * cache.joint1_slice3_hull_column8_v_y
         + cache.joint2_slice1_hull_column8_v_x * cache.joint2_slice1_hull_projected4_f_x
         + cache.joint2_slice1_hull_projected4_f_y * cache.joint2_slice1_hull_column8_v_y
-        + cache.joint1_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.joint1_slice3_hull_projected4_f_x * cache.joint1_slice3_hull_column8_v_x
         + cache.joint2_slice2_hull_column8_v_z * cache.joint2_slice2_hull_projected4_f_z
         + cache.head_hull_projected4_n_y * cache.head_hull_column8_w_y
         + cache.middle_hull_projected4_f_x * cache.middle_hull_column8_v_x
+        + cache.joint1_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.joint1_slice1_hull_projected4_f_x * cache.joint1_slice1_hull_column8_v_x
         + cache.middle_hull_column8_v_z * cache.middle_hull_projected4_f_z
         + cache.joint2_slice0_hull_projected4_f_z * cache.joint2_slice0_hull_column8_v_z
         + cache.middle_hull_projected4_f_y * cache.middle_hull_column8_v_y
+        + cache.joint1_subspace2_projected_inertia_n_y * cache.cos_q3
         + cache.joint2_slice2_hull_column8_v_y * cache.joint2_slice2_hull_projected4_f_y
         + cache.head_hull_projected4_f_z * cache.head_hull_column8_v_z
         + cache.joint2_slice0_hull_column8_v_y * cache.joint2_slice0_hull_projected4_f_y
         + cache.head_hull_projected4_f_x * cache.head_hull_column8_v_x
         + cache.joint1_slice1_hull_projected4_f_z * cache.joint1_slice1_hull_column8_v_z
-        + cache.joint1_subspace2_projected_inertia_n_y * cache.cos_q3
         + cache.joint1_slice0_hull_column8_v_x * cache.joint1_slice0_hull_projected4_f_x;
     let t42 = cache.joint2_slice2_hull_column9_v_y
         * cache.joint2_slice2_hull_projected4_f_y
@@ -12408,20 +12987,20 @@ pub fn mass_matrix_into(
         + cache.joint2_slice1_hull_column9_v_x * cache.joint2_slice1_hull_projected4_f_x
         + cache.joint2_slice0_hull_column9_v_y * cache.joint2_slice0_hull_projected4_f_y
         + cache.joint2_subspace0_projected_inertia_n_y * cache.cos_q3
+        + cache.joint2_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.joint2_slice3_hull_projected4_f_y * cache.joint2_slice3_hull_column9_v_y
         + cache.joint2_slice2_hull_column9_v_z * cache.joint2_slice2_hull_projected4_f_z
         + cache.joint2_slice2_hull_column9_v_x * cache.joint2_slice2_hull_projected4_f_x
-        + cache.joint2_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.head_hull_column9_w_z * cache.head_hull_projected4_n_z
         + cache.head_hull_column9_v_y * cache.head_hull_projected4_f_y
+        + cache.joint2_subspace0_projected_inertia_n_x * cache.base_yaw_rotation_01
+        + cache.joint2_subspace0_projected_inertia_f_z * cache.base_pitch_subspace_v_z
         + cache.joint2_slice0_hull_column9_v_z * cache.joint2_slice0_hull_projected4_f_z
         + cache.joint2_slice3_hull_column9_v_x * cache.joint2_slice3_hull_projected4_f_x
         + cache.head_hull_column9_v_x * cache.head_hull_projected4_f_x
-        + cache.base_pitch_subspace_v_z * cache.joint2_subspace0_projected_inertia_f_z
-        + cache.joint2_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.head_hull_column9_w_y * cache.head_hull_projected4_n_y
         + cache.joint2_slice0_hull_projected4_f_x * cache.joint2_slice0_hull_column9_v_x
-        + cache.joint2_subspace0_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.joint2_subspace0_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.joint2_slice3_hull_column9_v_z * cache.joint2_slice3_hull_projected4_f_z
         + cache.head_hull_projected4_f_z * cache.head_hull_column9_v_z
         + cache.joint2_slice1_hull_column9_v_y * cache.joint2_slice1_hull_projected4_f_y;
@@ -12429,10 +13008,9 @@ pub fn mass_matrix_into(
         + cache.head_hull_projected4_f_x * cache.head_hull_column10_v_x
         + cache.joint2_slice1_hull_column10_v_z * cache.joint2_slice1_hull_projected4_f_z
         + cache.head_hull_projected4_n_z * cache.head_hull_column10_w_z
-        + cache.joint2_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
+        + cache.joint2_subspace1_projected_inertia_n_y * cache.cos_q3
         + cache.joint2_slice2_hull_column10_v_x * cache.joint2_slice2_hull_projected4_f_x
         + cache.joint2_subspace1_projected_inertia_n_x * cache.base_yaw_rotation_01
-        + cache.joint2_subspace1_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.joint2_slice0_hull_column10_v_y * cache.joint2_slice0_hull_projected4_f_y
         + cache.joint2_slice2_hull_column10_v_z * cache.joint2_slice2_hull_projected4_f_z
         + cache.joint2_slice2_hull_column10_v_y * cache.joint2_slice2_hull_projected4_f_y
@@ -12440,43 +13018,47 @@ pub fn mass_matrix_into(
         + cache.joint2_slice3_hull_column10_v_z * cache.joint2_slice3_hull_projected4_f_z
         + cache.joint2_slice1_hull_column10_v_x * cache.joint2_slice1_hull_projected4_f_x
         + cache.head_hull_column10_w_y * cache.head_hull_projected4_n_y
+        + cache.joint2_subspace1_projected_inertia_f_z * cache.base_pitch_subspace_v_z
         + cache.joint2_slice3_hull_column10_v_x * cache.joint2_slice3_hull_projected4_f_x
-        + cache.joint2_subspace1_projected_inertia_n_y * cache.cos_q3
         + cache.joint2_slice0_hull_projected4_f_z * cache.joint2_slice0_hull_column10_v_z
-        + cache.base_pitch_subspace_v_z * cache.joint2_subspace1_projected_inertia_f_z
+        + cache.joint2_subspace1_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.joint2_slice3_hull_projected4_f_y * cache.joint2_slice3_hull_column10_v_y
         + cache.joint2_slice0_hull_projected4_f_x * cache.joint2_slice0_hull_column10_v_x
+        + cache.joint2_subspace1_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.head_hull_column10_v_y * cache.head_hull_projected4_f_y;
-    let t44 = cache.base_pitch_subspace_v_z
-        * cache.joint2_subspace2_projected_inertia_f_z
-        + cache.joint2_slice3_hull_column11_v_y * cache.joint2_slice3_hull_projected4_f_y
+    let t44 = cache.joint2_slice3_hull_column11_v_y
+        * cache.joint2_slice3_hull_projected4_f_y
         + cache.joint2_slice0_hull_projected4_f_y * cache.joint2_slice0_hull_column11_v_y
-        + cache.joint2_subspace2_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.joint2_slice1_hull_column11_v_x * cache.joint2_slice1_hull_projected4_f_x
         + cache.joint2_slice2_hull_projected4_f_z * cache.joint2_slice2_hull_column11_v_z
+        + cache.joint2_subspace2_projected_inertia_f_x * cache.base_pitch_subspace_v_x
         + cache.joint2_slice3_hull_column11_v_x * cache.joint2_slice3_hull_projected4_f_x
+        + cache.base_pitch_subspace_v_z * cache.joint2_subspace2_projected_inertia_f_z
         + cache.head_hull_column11_v_x * cache.head_hull_projected4_f_x
         + cache.joint2_slice2_hull_column11_v_x * cache.joint2_slice2_hull_projected4_f_x
+        + cache.joint2_subspace2_projected_inertia_n_y * cache.cos_q3
         + cache.head_hull_projected4_f_y * cache.head_hull_column11_v_y
         + cache.head_hull_projected4_n_y * cache.head_hull_column11_w_y
         + cache.joint2_slice1_hull_projected4_f_y * cache.joint2_slice1_hull_column11_v_y
         + cache.joint2_slice3_hull_column11_v_z * cache.joint2_slice3_hull_projected4_f_z
         + cache.joint2_slice0_hull_projected4_f_x * cache.joint2_slice0_hull_column11_v_x
         + cache.head_hull_column11_w_z * cache.head_hull_projected4_n_z
-        + cache.base_yaw_rotation_01 * cache.joint2_subspace2_projected_inertia_n_x
+        + cache.joint2_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y
         + cache.head_hull_projected4_f_z * cache.head_hull_column11_v_z
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected4_f_y
-        + cache.joint2_subspace2_projected_inertia_n_y * cache.cos_q3
-        + cache.joint2_subspace2_projected_inertia_f_y * cache.base_pitch_subspace_v_y
+        + cache.joint2_subspace2_projected_inertia_n_x * cache.base_yaw_rotation_01
         + cache.joint2_slice1_hull_column11_v_z * cache.joint2_slice1_hull_projected4_f_z
         + cache.joint2_slice0_hull_projected4_f_z
             * cache.joint2_slice0_hull_column11_v_z;
-    let t45 = cache.joint2_slice1_hull_column6_v_x
-        * cache.joint2_slice1_hull_projected5_f_x
+    let t45 = cache.base_roll_subspace_v_z * cache.joint1_subspace0_projected_inertia_f_z
+        + cache.joint1_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
+        + cache.joint2_slice1_hull_column6_v_x * cache.joint2_slice1_hull_projected5_f_x
+        + cache.base_pitch_rotation_20 * cache.joint1_subspace0_projected_inertia_n_z
         + cache.joint1_slice0_hull_projected5_f_z * cache.joint1_slice0_hull_column6_v_z
         + cache.head_hull_projected5_f_z * cache.head_hull_column6_v_z
         + cache.joint2_slice3_hull_projected5_f_z * cache.joint2_slice3_hull_column6_v_z
         + cache.joint2_slice1_hull_column6_v_z * cache.joint2_slice1_hull_projected5_f_z
+        + cache.joint1_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
         + cache.joint2_slice2_hull_projected5_f_x * cache.joint2_slice2_hull_column6_v_x
         + cache.joint2_slice2_hull_column6_v_y * cache.joint2_slice2_hull_projected5_f_y
         + cache.joint1_slice1_hull_column6_v_x * cache.joint1_slice1_hull_projected5_f_x
@@ -12484,12 +13066,9 @@ pub fn mass_matrix_into(
         + cache.middle_hull_projected5_f_z * cache.middle_hull_column6_v_z
         + cache.joint2_slice3_hull_column6_v_y * cache.joint2_slice3_hull_projected5_f_y
         + cache.joint1_slice3_hull_column6_v_x * cache.joint1_slice3_hull_projected5_f_x
-        + cache.base_roll_subspace_v_y * cache.joint1_subspace0_projected_inertia_f_y
         + cache.head_hull_projected5_f_x * cache.head_hull_column6_v_x
         + cache.middle_hull_projected5_f_y * cache.middle_hull_column6_v_y
         + cache.head_hull_column6_w_z * cache.head_hull_projected5_n_z
-        + cache.joint1_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.base_pitch_rotation_10 * cache.joint1_subspace0_projected_inertia_n_y
         + cache.joint1_slice1_hull_projected5_f_y * cache.joint1_slice1_hull_column6_v_y
         + cache.joint2_slice0_hull_projected5_f_z * cache.joint2_slice0_hull_column6_v_z
         + cache.head_hull_column6_w_y * cache.head_hull_projected5_n_y
@@ -12497,58 +13076,57 @@ pub fn mass_matrix_into(
         + cache.joint2_slice0_hull_column6_v_y * cache.joint2_slice0_hull_projected5_f_y
         + cache.middle_hull_projected5_f_x * cache.middle_hull_column6_v_x
         + cache.joint1_slice3_hull_projected5_f_z * cache.joint1_slice3_hull_column6_v_z
-        + cache.joint1_subspace0_projected_inertia_n_z * cache.base_pitch_rotation_20
         + cache.joint1_slice2_hull_projected5_f_x * cache.joint1_slice2_hull_column6_v_x
         + cache.joint2_slice2_hull_column6_v_z * cache.joint2_slice2_hull_projected5_f_z
         + cache.joint1_slice1_hull_projected5_f_z * cache.joint1_slice1_hull_column6_v_z
         + cache.joint1_slice2_hull_column6_v_z * cache.joint1_slice2_hull_projected5_f_z
         + cache.joint1_slice3_hull_column6_v_y * cache.joint1_slice3_hull_projected5_f_y
         + cache.joint2_slice3_hull_projected5_f_x * cache.joint2_slice3_hull_column6_v_x
+        + cache.joint1_subspace0_projected_inertia_n_y * cache.base_pitch_rotation_10
+        + cache.base_roll_subspace_v_y * cache.joint1_subspace0_projected_inertia_f_y
         + cache.joint2_slice0_hull_column6_v_x * cache.joint2_slice0_hull_projected5_f_x
-        + cache.joint1_subspace0_projected_inertia_f_z * cache.base_roll_subspace_v_z
         + cache.joint2_slice1_hull_column6_v_y * cache.joint2_slice1_hull_projected5_f_y
         + cache.joint1_slice2_hull_column6_v_y * cache.joint1_slice2_hull_projected5_f_y
         + cache.middle_hull_projected5_n_z * cache.middle_hull_column6_w_z
-        + cache.joint1_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.head_hull_projected5_f_y * cache.head_hull_column6_v_y
         + cache.middle_hull_column6_w_y * cache.middle_hull_projected5_n_y;
     let t46 = cache.middle_hull_column7_v_x * cache.middle_hull_projected5_f_x
         + cache.joint2_slice2_hull_projected5_f_y * cache.joint2_slice2_hull_column7_v_y
+        + cache.base_pitch_rotation_10 * cache.joint1_subspace1_projected_inertia_n_y
         + cache.joint2_slice3_hull_column7_v_y * cache.joint2_slice3_hull_projected5_f_y
         + cache.joint1_slice1_hull_column7_v_x * cache.joint1_slice1_hull_projected5_f_x
         + cache.joint2_slice0_hull_column7_v_y * cache.joint2_slice0_hull_projected5_f_y
         + cache.joint1_slice0_hull_projected5_f_y * cache.joint1_slice0_hull_column7_v_y
         + cache.joint1_slice3_hull_column7_v_x * cache.joint1_slice3_hull_projected5_f_x
         + cache.head_hull_column7_w_z * cache.head_hull_projected5_n_z
+        + cache.base_pitch_rotation_00 * cache.joint1_subspace1_projected_inertia_n_x
         + cache.joint1_slice2_hull_projected5_f_x * cache.joint1_slice2_hull_column7_v_x
         + cache.joint1_slice2_hull_column7_v_z * cache.joint1_slice2_hull_projected5_f_z
         + cache.head_hull_column7_w_y * cache.head_hull_projected5_n_y
         + cache.middle_hull_column7_v_y * cache.middle_hull_projected5_f_y
         + cache.middle_hull_projected5_n_z * cache.middle_hull_column7_w_z
         + cache.joint2_slice0_hull_column7_v_z * cache.joint2_slice0_hull_projected5_f_z
-        + cache.joint1_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
         + cache.joint2_slice1_hull_column7_v_z * cache.joint2_slice1_hull_projected5_f_z
-        + cache.base_pitch_rotation_10 * cache.joint1_subspace1_projected_inertia_n_y
         + cache.joint2_slice3_hull_column7_v_x * cache.joint2_slice3_hull_projected5_f_x
-        + cache.base_pitch_rotation_20 * cache.joint1_subspace1_projected_inertia_n_z
         + cache.joint2_slice2_hull_projected5_f_x * cache.joint2_slice2_hull_column7_v_x
         + cache.joint1_slice3_hull_projected5_f_z * cache.joint1_slice3_hull_column7_v_z
         + cache.joint1_slice1_hull_projected5_f_y * cache.joint1_slice1_hull_column7_v_y
         + cache.joint1_slice0_hull_projected5_f_z * cache.joint1_slice0_hull_column7_v_z
+        + cache.base_roll_subspace_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + cache.joint2_slice0_hull_column7_v_x * cache.joint2_slice0_hull_projected5_f_x
-        + cache.base_pitch_rotation_00 * cache.joint1_subspace1_projected_inertia_n_x
+        + cache.base_roll_subspace_v_z * cache.joint1_subspace1_projected_inertia_f_z
+        + cache.joint1_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
         + cache.joint1_slice2_hull_column7_v_y * cache.joint1_slice2_hull_projected5_f_y
         + cache.middle_hull_column7_w_y * cache.middle_hull_projected5_n_y
-        + cache.base_roll_subspace_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + cache.joint2_slice1_hull_projected5_f_x * cache.joint2_slice1_hull_column7_v_x
         + cache.joint1_slice1_hull_projected5_f_z * cache.joint1_slice1_hull_column7_v_z
         + cache.head_hull_projected5_f_y * cache.head_hull_column7_v_y
-        + cache.joint1_subspace1_projected_inertia_f_z * cache.base_roll_subspace_v_z
         + cache.head_hull_column7_v_x * cache.head_hull_projected5_f_x
         + cache.joint2_slice3_hull_projected5_f_z * cache.joint2_slice3_hull_column7_v_z
         + cache.joint2_slice2_hull_projected5_f_z * cache.joint2_slice2_hull_column7_v_z
         + cache.joint1_slice0_hull_projected5_f_x * cache.joint1_slice0_hull_column7_v_x
         + cache.head_hull_column7_v_z * cache.head_hull_projected5_f_z
+        + cache.base_pitch_rotation_20 * cache.joint1_subspace1_projected_inertia_n_z
         + cache.middle_hull_projected5_f_z * cache.middle_hull_column7_v_z
         + cache.joint1_slice3_hull_projected5_f_y * cache.joint1_slice3_hull_column7_v_y
         + cache.joint2_slice1_hull_column7_v_y * cache.joint2_slice1_hull_projected5_f_y;
@@ -12557,27 +13135,29 @@ pub fn mass_matrix_into(
         + cache.joint2_slice0_hull_column8_v_z * cache.joint2_slice0_hull_projected5_f_z
         + cache.head_hull_column8_v_z * cache.head_hull_projected5_f_z
         + cache.joint2_slice0_hull_projected5_f_x * cache.joint2_slice0_hull_column8_v_x
-        + cache.base_roll_subspace_v_z * cache.joint1_subspace2_projected_inertia_f_z
+        + cache.base_pitch_rotation_20 * cache.joint1_subspace2_projected_inertia_n_z
         + cache.joint2_slice1_hull_column8_v_z * cache.joint2_slice1_hull_projected5_f_z
         + cache.middle_hull_projected5_f_y * cache.middle_hull_column8_v_y
         + cache.joint2_slice0_hull_column8_v_y * cache.joint2_slice0_hull_projected5_f_y
         + cache.middle_hull_column8_w_z * cache.middle_hull_projected5_n_z
+        + cache.joint1_subspace2_projected_inertia_n_y * cache.base_pitch_rotation_10
         + cache.joint1_slice3_hull_projected5_f_y * cache.joint1_slice3_hull_column8_v_y
         + cache.joint2_slice2_hull_projected5_f_y * cache.joint2_slice2_hull_column8_v_y
+        + cache.joint1_subspace2_projected_inertia_f_x * cache.base_roll_subspace_v_x
         + cache.middle_hull_projected5_f_z * cache.middle_hull_column8_v_z
-        + cache.joint1_subspace2_projected_inertia_n_y * cache.base_pitch_rotation_10
         + cache.joint1_slice2_hull_column8_v_y * cache.joint1_slice2_hull_projected5_f_y
         + cache.joint2_slice1_hull_column8_v_y * cache.joint2_slice1_hull_projected5_f_y
+        + cache.base_roll_subspace_v_y * cache.joint1_subspace2_projected_inertia_f_y
         + cache.joint1_slice2_hull_column8_v_z * cache.joint1_slice2_hull_projected5_f_z
         + cache.middle_hull_column8_v_x * cache.middle_hull_projected5_f_x
         + cache.middle_hull_column8_w_y * cache.middle_hull_projected5_n_y
-        + cache.joint1_subspace2_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.head_hull_projected5_n_y * cache.head_hull_column8_w_y
         + cache.joint1_slice0_hull_projected5_f_x * cache.joint1_slice0_hull_column8_v_x
         + cache.head_hull_projected5_f_y * cache.head_hull_column8_v_y
         + cache.joint1_slice3_hull_column8_v_x * cache.joint1_slice3_hull_projected5_f_x
-        + cache.base_pitch_rotation_20 * cache.joint1_subspace2_projected_inertia_n_z
+        + cache.joint1_subspace2_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.joint1_slice1_hull_column8_v_y * cache.joint1_slice1_hull_projected5_f_y
+        + cache.joint1_subspace2_projected_inertia_f_z * cache.base_roll_subspace_v_z
         + cache.head_hull_projected5_n_z * cache.head_hull_column8_w_z
         + cache.joint2_slice2_hull_column8_v_x * cache.joint2_slice2_hull_projected5_f_x
         + cache.joint1_slice0_hull_projected5_f_y * cache.joint1_slice0_hull_column8_v_y
@@ -12587,22 +13167,19 @@ pub fn mass_matrix_into(
         + cache.joint2_slice3_hull_column8_v_y * cache.joint2_slice3_hull_projected5_f_y
         + cache.joint1_slice1_hull_projected5_f_z * cache.joint1_slice1_hull_column8_v_z
         + cache.head_hull_projected5_f_x * cache.head_hull_column8_v_x
-        + cache.base_roll_subspace_v_y * cache.joint1_subspace2_projected_inertia_f_y
-        + cache.base_roll_subspace_v_x * cache.joint1_subspace2_projected_inertia_f_x
         + cache.joint2_slice3_hull_projected5_f_z * cache.joint2_slice3_hull_column8_v_z
         + cache.joint2_slice3_hull_column8_v_x * cache.joint2_slice3_hull_projected5_f_x
         + cache.joint2_slice2_hull_projected5_f_z * cache.joint2_slice2_hull_column8_v_z
         + cache.joint1_slice3_hull_projected5_f_z * cache.joint1_slice3_hull_column8_v_z;
-    let t48 = cache.head_hull_column9_w_y * cache.head_hull_projected5_n_y
-        + cache.joint2_subspace0_projected_inertia_f_x * cache.base_roll_subspace_v_x
+    let t48 = cache.joint2_subspace0_projected_inertia_f_z * cache.base_roll_subspace_v_z
+        + cache.head_hull_column9_w_y * cache.head_hull_projected5_n_y
+        + cache.base_roll_subspace_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_slice3_hull_projected5_f_y * cache.joint2_slice3_hull_column9_v_y
-        + cache.base_pitch_rotation_20 * cache.joint2_subspace0_projected_inertia_n_z
+        + cache.base_pitch_rotation_00 * cache.joint2_subspace0_projected_inertia_n_x
         + cache.base_pitch_rotation_10 * cache.joint2_subspace0_projected_inertia_n_y
         + cache.joint2_slice2_hull_column9_v_y * cache.joint2_slice2_hull_projected5_f_y
         + cache.joint2_slice1_hull_column9_v_x * cache.joint2_slice1_hull_projected5_f_x
-        + cache.joint2_subspace0_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.joint2_slice0_hull_column9_v_y * cache.joint2_slice0_hull_projected5_f_y
-        + cache.base_roll_subspace_v_y * cache.joint2_subspace0_projected_inertia_f_y
         + cache.joint2_slice3_hull_projected5_f_z * cache.joint2_slice3_hull_column9_v_z
         + cache.joint2_slice2_hull_column9_v_x * cache.joint2_slice2_hull_projected5_f_x
         + cache.head_hull_column9_w_z * cache.head_hull_projected5_n_z
@@ -12611,9 +13188,10 @@ pub fn mass_matrix_into(
         + cache.joint2_slice0_hull_column9_v_x * cache.joint2_slice0_hull_projected5_f_x
         + cache.joint2_slice1_hull_column9_v_z * cache.joint2_slice1_hull_projected5_f_z
         + cache.joint2_slice3_hull_column9_v_x * cache.joint2_slice3_hull_projected5_f_x
+        + cache.base_roll_subspace_v_y * cache.joint2_subspace0_projected_inertia_f_y
         + cache.head_hull_projected5_f_z * cache.head_hull_column9_v_z
         + cache.head_hull_column9_v_x * cache.head_hull_projected5_f_x
-        + cache.base_roll_subspace_v_z * cache.joint2_subspace0_projected_inertia_f_z
+        + cache.joint2_subspace0_projected_inertia_n_z * cache.base_pitch_rotation_20
         + cache.joint2_slice1_hull_column9_v_y * cache.joint2_slice1_hull_projected5_f_y
         + cache.joint2_slice0_hull_column9_v_z * cache.joint2_slice0_hull_projected5_f_z;
     let t49 = cache.joint2_slice0_hull_projected5_f_z
@@ -12623,544 +13201,257 @@ pub fn mass_matrix_into(
         + cache.joint2_slice3_hull_column10_v_x * cache.joint2_slice3_hull_projected5_f_x
         + cache.joint2_slice0_hull_column10_v_x * cache.joint2_slice0_hull_projected5_f_x
         + cache.joint2_slice2_hull_column10_v_x * cache.joint2_slice2_hull_projected5_f_x
-        + cache.base_roll_subspace_v_y * cache.joint2_subspace1_projected_inertia_f_y
         + cache.head_hull_column10_w_y * cache.head_hull_projected5_n_y
         + cache.joint2_slice0_hull_column10_v_y * cache.joint2_slice0_hull_projected5_f_y
         + cache.head_hull_column10_v_z * cache.head_hull_projected5_f_z
+        + cache.base_pitch_rotation_10 * cache.joint2_subspace1_projected_inertia_n_y
         + cache.joint2_slice1_hull_column10_v_z * cache.joint2_slice1_hull_projected5_f_z
         + cache.joint2_slice2_hull_projected5_f_y * cache.joint2_slice2_hull_column10_v_y
         + cache.joint2_slice1_hull_column10_v_x * cache.joint2_slice1_hull_projected5_f_x
-        + cache.joint2_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.joint2_subspace1_projected_inertia_n_y * cache.base_pitch_rotation_10
-        + cache.head_hull_projected5_f_x * cache.head_hull_column10_v_x
+        + cache.joint2_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00
         + cache.base_pitch_rotation_20 * cache.joint2_subspace1_projected_inertia_n_z
+        + cache.head_hull_projected5_f_x * cache.head_hull_column10_v_x
         + cache.joint2_slice3_hull_projected5_f_z * cache.joint2_slice3_hull_column10_v_z
         + cache.joint2_slice3_hull_column10_v_y * cache.joint2_slice3_hull_projected5_f_y
         + cache.head_hull_projected5_n_z * cache.head_hull_column10_w_z
         + cache.head_hull_column10_v_y * cache.head_hull_projected5_f_y
-        + cache.joint2_subspace1_projected_inertia_n_x * cache.base_pitch_rotation_00
-        + cache.base_roll_subspace_v_z * cache.joint2_subspace1_projected_inertia_f_z;
-    let t50 = cache.base_pitch_rotation_00 * cache.joint2_subspace2_projected_inertia_n_x
-        + cache.joint2_slice1_hull_column11_v_y * cache.joint2_slice1_hull_projected5_f_y
+        + cache.joint2_subspace1_projected_inertia_f_x * cache.base_roll_subspace_v_x
+        + cache.base_roll_subspace_v_y * cache.joint2_subspace1_projected_inertia_f_y
+        + cache.joint2_subspace1_projected_inertia_f_z * cache.base_roll_subspace_v_z;
+    let t50 = cache.joint2_slice1_hull_column11_v_y
+        * cache.joint2_slice1_hull_projected5_f_y
         + cache.joint2_slice2_hull_projected5_f_z * cache.joint2_slice2_hull_column11_v_z
-        + cache.base_pitch_rotation_10 * cache.joint2_subspace2_projected_inertia_n_y
         + cache.joint2_slice3_hull_column11_v_y * cache.joint2_slice3_hull_projected5_f_y
-        + cache.joint2_subspace2_projected_inertia_f_x * cache.base_roll_subspace_v_x
-        + cache.base_roll_subspace_v_y * cache.joint2_subspace2_projected_inertia_f_y
         + cache.joint2_slice0_hull_column11_v_z * cache.joint2_slice0_hull_projected5_f_z
+        + cache.joint2_subspace2_projected_inertia_n_y * cache.base_pitch_rotation_10
         + cache.head_hull_projected5_f_z * cache.head_hull_column11_v_z
+        + cache.base_roll_subspace_v_y * cache.joint2_subspace2_projected_inertia_f_y
         + cache.joint2_slice3_hull_column11_v_x * cache.joint2_slice3_hull_projected5_f_x
+        + cache.base_pitch_rotation_00 * cache.joint2_subspace2_projected_inertia_n_x
         + cache.joint2_slice0_hull_projected5_f_y * cache.joint2_slice0_hull_column11_v_y
+        + cache.base_pitch_rotation_20 * cache.joint2_subspace2_projected_inertia_n_z
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected5_f_y
-        + cache.joint2_subspace2_projected_inertia_f_z * cache.base_roll_subspace_v_z
         + cache.joint2_slice2_hull_column11_v_x * cache.joint2_slice2_hull_projected5_f_x
+        + cache.joint2_subspace2_projected_inertia_f_x * cache.base_roll_subspace_v_x
         + cache.head_hull_column11_w_z * cache.head_hull_projected5_n_z
         + cache.head_hull_column11_w_y * cache.head_hull_projected5_n_y
         + cache.joint2_slice3_hull_projected5_f_z * cache.joint2_slice3_hull_column11_v_z
-        + cache.joint2_subspace2_projected_inertia_n_z * cache.base_pitch_rotation_20
+        + cache.joint2_subspace2_projected_inertia_f_z * cache.base_roll_subspace_v_z
         + cache.joint2_slice0_hull_column11_v_x * cache.joint2_slice0_hull_projected5_f_x
         + cache.joint2_slice1_hull_column11_v_z * cache.joint2_slice1_hull_projected5_f_z
         + cache.head_hull_projected5_f_x * cache.head_hull_column11_v_x
         + cache.head_hull_projected5_f_y * cache.head_hull_column11_v_y
         + cache.joint2_slice1_hull_column11_v_x
             * cache.joint2_slice1_hull_projected5_f_x;
-    let t51 = cache.joint1_slice1_mass * cache.joint1_slice2_local_bend_y_column_v_x
-        - (cache.joint1_slice2_local_bend_y_column_w_z
-            * cache.joint1_slice2_local_inertia_h_y
-            - cache.joint1_slice2_local_bend_y_column_w_y
-                * cache.joint1_slice2_local_inertia_h_z);
-    let t52 = cache.joint1_slice1_mass * cache.joint1_slice1_local_bend_y_column_v_x
-        - (cache.joint1_slice1_local_bend_y_column_w_z
-            * cache.joint1_slice1_local_inertia_h_y
-            - cache.joint1_slice1_local_bend_y_column_w_y
-                * cache.joint1_slice1_local_inertia_h_z);
-    let t53 = cache.joint1_slice0_mass * cache.joint1_slice0_local_bend_y_column_v_z
-        - (cache.joint1_slice0_local_bend_y_column_w_y
-            * cache.joint1_slice0_local_inertia_h_x
-            - cache.joint1_slice0_local_bend_y_column_w_x
-                * cache.joint1_slice0_local_inertia_h_y);
-    let t54 = cache.joint1_slice0_mass * cache.joint1_slice3_local_bend_y_column_v_z
-        - (cache.joint1_slice3_local_inertia_h_x
-            * cache.joint1_slice3_local_bend_y_column_w_y
-            - cache.joint1_slice3_local_inertia_h_y
-                * cache.joint1_slice3_local_bend_y_column_w_x);
-    let t55 = cache.joint1_slice0_local_bend_y_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint1_slice0_local_inertia_h_y
-            * cache.joint1_slice0_local_bend_y_column_w_z
-            - cache.joint1_slice0_local_bend_y_column_w_y
-                * cache.joint1_slice0_local_inertia_h_z);
-    let t56 = cache.joint1_slice1_mass * cache.joint1_slice2_local_bend_y_column_v_y
-        - (cache.joint1_slice2_local_inertia_h_z
-            * cache.joint1_slice2_local_bend_y_column_w_x
-            - cache.joint1_slice2_local_inertia_h_x
-                * cache.joint1_slice2_local_bend_y_column_w_z);
-    let t57 = cache.joint1_slice1_mass * cache.joint1_slice1_local_bend_y_column_v_y
-        - (cache.joint1_slice1_local_bend_y_column_w_x
-            * cache.joint1_slice1_local_inertia_h_z
-            - cache.joint1_slice1_local_bend_y_column_w_z
-                * cache.joint1_slice1_local_inertia_h_x);
-    let t58 = cache.joint1_slice1_mass * cache.joint1_slice1_local_bend_y_column_v_z
-        - (cache.joint1_slice1_local_bend_y_column_w_y
-            * cache.joint1_slice1_local_inertia_h_x
-            - cache.joint1_slice1_local_bend_y_column_w_x
-                * cache.joint1_slice1_local_inertia_h_y);
-    let t59 = cache.joint1_slice3_local_bend_y_column_v_y * cache.joint1_slice0_mass
-        - (cache.joint1_slice3_local_bend_y_column_w_x
-            * cache.joint1_slice3_local_inertia_h_z
-            - cache.joint1_slice3_local_inertia_h_x
-                * cache.joint1_slice3_local_bend_y_column_w_z);
-    let t60 = cache.joint1_slice1_mass * cache.joint1_slice2_local_bend_y_column_v_z
-        - (cache.joint1_slice2_local_inertia_h_x
-            * cache.joint1_slice2_local_bend_y_column_w_y
-            - cache.joint1_slice2_local_inertia_h_y
-                * cache.joint1_slice2_local_bend_y_column_w_x);
-    let t61 = cache.joint1_slice3_local_bend_y_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint1_slice3_local_inertia_h_y
-            * cache.joint1_slice3_local_bend_y_column_w_z
-            - cache.joint1_slice3_local_bend_y_column_w_y
-                * cache.joint1_slice3_local_inertia_h_z);
-    let t62 = cache.joint1_slice0_mass * cache.joint1_slice0_local_bend_y_column_v_y
-        - (cache.joint1_slice0_local_bend_y_column_w_x
-            * cache.joint1_slice0_local_inertia_h_z
-            - cache.joint1_slice0_local_bend_y_column_w_z
-                * cache.joint1_slice0_local_inertia_h_x);
-    let t63 = (cache.joint1_slice1_local_bend_y_column_w_z
-        * cache.joint1_slice1_local_inertia_i_02
-        + cache.joint1_slice1_local_bend_y_column_w_y
-            * cache.joint1_slice1_local_inertia_i_01
-        + cache.joint1_slice1_local_inertia_h_y
-            * cache.joint1_slice1_local_bend_y_column_v_z
-        + cache.joint1_slice1_local_inertia_i_00
-            * cache.joint1_slice1_local_bend_y_column_w_x
-        - cache.joint1_slice1_local_bend_y_column_v_y
-            * cache.joint1_slice1_local_inertia_h_z)
+    let t51 = 0.1111111111111111
+        * (cache.joint1_slice2_local_len_projected_inertia_f_x
+            * cache.joint1_slice2_local_len_column_v_x
+            + cache.joint1_slice2_local_len_projected_inertia_f_z
+                * cache.joint1_slice2_local_len_column_v_z
+            + cache.joint1_slice3_local_len_projected_inertia_f_z
+                * cache.joint1_slice3_local_len_column_v_z
+            + cache.joint1_slice3_local_len_projected_inertia_f_y
+                * cache.joint1_slice3_local_len_column_v_y
+            + cache.joint1_slice1_local_len_projected_inertia_f_y
+                * cache.joint1_slice1_local_len_column_v_y
+            + cache.joint1_slice3_local_len_projected_inertia_f_x
+                * cache.joint1_slice3_local_len_column_v_x
+            + cache.joint1_slice0_local_len_column_v_z
+                * cache.joint1_slice0_local_len_projected_inertia_f_z
+            + cache.joint1_slice1_local_len_column_v_z
+                * cache.joint1_slice1_local_len_projected_inertia_f_z
+            + cache.joint1_slice0_local_len_projected_inertia_f_y
+                * cache.joint1_slice0_local_len_column_v_y
+            + cache.joint1_slice1_local_len_projected_inertia_f_x
+                * cache.joint1_slice1_local_len_column_v_x
+            + cache.joint1_slice0_local_len_column_v_x
+                * cache.joint1_slice0_local_len_projected_inertia_f_x
+            + cache.joint1_slice2_local_len_column_v_y
+                * cache.joint1_slice2_local_len_projected_inertia_f_y);
+    let t52 = cache.joint1_slice1_local_bend_y_projected_inertia_n_x
         * cache.joint1_slice1_local_bend_y_column_w_x
-        + t51 * cache.joint1_slice2_local_bend_y_column_v_x
-        + cache.joint1_slice1_local_bend_y_column_v_x * t52
+        + cache.joint1_slice2_local_bend_y_projected_inertia_f_x
+            * cache.joint1_slice2_local_bend_y_column_v_x
+        + cache.joint1_slice1_local_bend_y_column_v_x
+            * cache.joint1_slice1_local_bend_y_projected_inertia_f_x
         + cache.joint1_slice2_local_bend_y_column_w_z
-            * (cache.joint1_slice2_local_inertia_i_02
-                * cache.joint1_slice2_local_bend_y_column_w_x
-                + cache.joint1_slice2_local_bend_y_column_w_y
-                    * cache.joint1_slice2_local_inertia_i_12
-                + cache.joint1_slice2_local_inertia_i_22
-                    * cache.joint1_slice2_local_bend_y_column_w_z
-                + cache.joint1_slice2_local_bend_y_column_v_y
-                    * cache.joint1_slice2_local_inertia_h_x
-                - cache.joint1_slice2_local_inertia_h_y
-                    * cache.joint1_slice2_local_bend_y_column_v_x)
-        + cache.joint1_slice0_local_bend_y_column_v_z * t53
-        + t54 * cache.joint1_slice3_local_bend_y_column_v_z
-        + cache.joint1_slice0_local_bend_y_column_v_x * t55
-        + t56 * cache.joint1_slice2_local_bend_y_column_v_y
+            * cache.joint1_slice2_local_bend_y_projected_inertia_n_z
+        + cache.joint1_slice0_local_bend_y_column_v_z
+            * cache.joint1_slice0_local_bend_y_projected_inertia_f_z
+        + cache.joint1_slice3_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice3_local_bend_y_column_v_z
+        + cache.joint1_slice0_local_bend_y_column_v_x
+            * cache.joint1_slice0_local_bend_y_projected_inertia_f_x
+        + cache.joint1_slice2_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice2_local_bend_y_column_v_y
         + cache.joint1_slice0_local_bend_y_column_w_y
-            * (cache.joint1_slice0_local_inertia_i_11
-                * cache.joint1_slice0_local_bend_y_column_w_y
-                + cache.joint1_slice0_local_bend_y_column_w_z
-                    * cache.joint1_slice0_local_inertia_i_12
-                + cache.joint1_slice0_local_bend_y_column_v_x
-                    * cache.joint1_slice0_local_inertia_h_z
-                + cache.joint1_slice0_local_inertia_i_01
-                    * cache.joint1_slice0_local_bend_y_column_w_x
-                - cache.joint1_slice0_local_bend_y_column_v_z
-                    * cache.joint1_slice0_local_inertia_h_x)
-        + t57 * cache.joint1_slice1_local_bend_y_column_v_y
+            * cache.joint1_slice0_local_bend_y_projected_inertia_n_y
+        + cache.joint1_slice1_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice1_local_bend_y_column_v_y
         + cache.joint1_slice3_local_bend_y_column_w_x
-            * (cache.joint1_slice3_local_inertia_i_00
-                * cache.joint1_slice3_local_bend_y_column_w_x
-                + cache.joint1_slice3_local_bend_y_column_w_z
-                    * cache.joint1_slice3_local_inertia_i_02
-                + cache.joint1_slice3_local_inertia_h_y
-                    * cache.joint1_slice3_local_bend_y_column_v_z
-                + cache.joint1_slice3_local_inertia_i_01
-                    * cache.joint1_slice3_local_bend_y_column_w_y
-                - cache.joint1_slice3_local_bend_y_column_v_y
-                    * cache.joint1_slice3_local_inertia_h_z)
-        + (cache.joint1_slice0_local_bend_y_column_v_y
-            * cache.joint1_slice0_local_inertia_h_x
-            + cache.joint1_slice0_local_bend_y_column_w_x
-                * cache.joint1_slice0_local_inertia_i_02
-            + cache.joint1_slice0_local_bend_y_column_w_z
-                * cache.joint1_slice0_local_inertia_i_22
-            + cache.joint1_slice0_local_bend_y_column_w_y
-                * cache.joint1_slice0_local_inertia_i_12
-            - cache.joint1_slice0_local_bend_y_column_v_x
-                * cache.joint1_slice0_local_inertia_h_y)
+            * cache.joint1_slice3_local_bend_y_projected_inertia_n_x
+        + cache.joint1_slice0_local_bend_y_projected_inertia_n_z
             * cache.joint1_slice0_local_bend_y_column_w_z
-        + (cache.joint1_slice3_local_bend_y_column_w_y
-            * cache.joint1_slice3_local_inertia_i_12
-            + cache.joint1_slice3_local_inertia_i_22
-                * cache.joint1_slice3_local_bend_y_column_w_z
-            + cache.joint1_slice3_local_bend_y_column_w_x
-                * cache.joint1_slice3_local_inertia_i_02
-            + cache.joint1_slice3_local_inertia_h_x
-                * cache.joint1_slice3_local_bend_y_column_v_y
-            - cache.joint1_slice3_local_bend_y_column_v_x
-                * cache.joint1_slice3_local_inertia_h_y)
+        + cache.joint1_slice3_local_bend_y_projected_inertia_n_z
             * cache.joint1_slice3_local_bend_y_column_w_z
         + cache.joint1_slice2_local_bend_y_column_w_y
-            * (cache.joint1_slice2_local_bend_y_column_w_x
-                * cache.joint1_slice2_local_inertia_i_01
-                + cache.joint1_slice2_local_inertia_i_11
-                    * cache.joint1_slice2_local_bend_y_column_w_y
-                + cache.joint1_slice2_local_bend_y_column_w_z
-                    * cache.joint1_slice2_local_inertia_i_12
-                + cache.joint1_slice2_local_inertia_h_z
-                    * cache.joint1_slice2_local_bend_y_column_v_x
-                - cache.joint1_slice2_local_inertia_h_x
-                    * cache.joint1_slice2_local_bend_y_column_v_z)
+            * cache.joint1_slice2_local_bend_y_projected_inertia_n_y
         + cache.joint1_slice1_local_bend_y_column_w_z
-            * (cache.joint1_slice1_local_bend_y_column_v_y
-                * cache.joint1_slice1_local_inertia_h_x
-                + cache.joint1_slice1_local_bend_y_column_w_y
-                    * cache.joint1_slice1_local_inertia_i_12
-                + cache.joint1_slice1_local_inertia_i_02
-                    * cache.joint1_slice1_local_bend_y_column_w_x
-                + cache.joint1_slice1_local_bend_y_column_w_z
-                    * cache.joint1_slice1_local_inertia_i_22
-                - cache.joint1_slice1_local_bend_y_column_v_x
-                    * cache.joint1_slice1_local_inertia_h_y)
-        + (cache.joint1_slice3_local_inertia_i_12
-            * cache.joint1_slice3_local_bend_y_column_w_z
-            + cache.joint1_slice3_local_inertia_i_01
-                * cache.joint1_slice3_local_bend_y_column_w_x
-            + cache.joint1_slice3_local_bend_y_column_w_y
-                * cache.joint1_slice3_local_inertia_i_11
-            + cache.joint1_slice3_local_bend_y_column_v_x
-                * cache.joint1_slice3_local_inertia_h_z
-            - cache.joint1_slice3_local_inertia_h_x
-                * cache.joint1_slice3_local_bend_y_column_v_z)
+            * cache.joint1_slice1_local_bend_y_projected_inertia_n_z
+        + cache.joint1_slice3_local_bend_y_projected_inertia_n_y
             * cache.joint1_slice3_local_bend_y_column_w_y
-        + (cache.joint1_slice0_local_inertia_i_00
-            * cache.joint1_slice0_local_bend_y_column_w_x
-            + cache.joint1_slice0_local_inertia_i_02
-                * cache.joint1_slice0_local_bend_y_column_w_z
-            + cache.joint1_slice0_local_inertia_h_y
-                * cache.joint1_slice0_local_bend_y_column_v_z
-            + cache.joint1_slice0_local_inertia_i_01
-                * cache.joint1_slice0_local_bend_y_column_w_y
-            - cache.joint1_slice0_local_inertia_h_z
-                * cache.joint1_slice0_local_bend_y_column_v_y)
+        + cache.joint1_slice0_local_bend_y_projected_inertia_n_x
             * cache.joint1_slice0_local_bend_y_column_w_x
         + cache.joint1_slice1_local_bend_y_column_w_y
-            * (cache.joint1_slice1_local_bend_y_column_w_z
-                * cache.joint1_slice1_local_inertia_i_12
-                + cache.joint1_slice1_local_bend_y_column_v_x
-                    * cache.joint1_slice1_local_inertia_h_z
-                + cache.joint1_slice1_local_inertia_i_11
-                    * cache.joint1_slice1_local_bend_y_column_w_y
-                + cache.joint1_slice1_local_bend_y_column_w_x
-                    * cache.joint1_slice1_local_inertia_i_01
-                - cache.joint1_slice1_local_bend_y_column_v_z
-                    * cache.joint1_slice1_local_inertia_h_x)
-        + t58 * cache.joint1_slice1_local_bend_y_column_v_z
-        + cache.joint1_slice3_local_bend_y_column_v_y * t59
-        + t60 * cache.joint1_slice2_local_bend_y_column_v_z
-        + cache.joint1_slice3_local_bend_y_column_v_x * t61
-        + t62 * cache.joint1_slice0_local_bend_y_column_v_y
-        + (cache.joint1_slice2_local_bend_y_column_w_z
-            * cache.joint1_slice2_local_inertia_i_02
-            + cache.joint1_slice2_local_bend_y_column_w_y
-                * cache.joint1_slice2_local_inertia_i_01
-            + cache.joint1_slice2_local_bend_y_column_v_z
-                * cache.joint1_slice2_local_inertia_h_y
-            + cache.joint1_slice2_local_inertia_i_00
-                * cache.joint1_slice2_local_bend_y_column_w_x
-            - cache.joint1_slice2_local_bend_y_column_v_y
-                * cache.joint1_slice2_local_inertia_h_z)
+            * cache.joint1_slice1_local_bend_y_projected_inertia_n_y
+        + cache.joint1_slice1_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice1_local_bend_y_column_v_z
+        + cache.joint1_slice3_local_bend_y_column_v_y
+            * cache.joint1_slice3_local_bend_y_projected_inertia_f_y
+        + cache.joint1_slice2_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice2_local_bend_y_column_v_z
+        + cache.joint1_slice3_local_bend_y_column_v_x
+            * cache.joint1_slice3_local_bend_y_projected_inertia_f_x
+        + cache.joint1_slice0_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice0_local_bend_y_column_v_y
+        + cache.joint1_slice2_local_bend_y_projected_inertia_n_x
             * cache.joint1_slice2_local_bend_y_column_w_x;
-    let t64 = 1.0 / p.actuator_radius;
-    let t65 = cache.joint1_slice0_local_len_column_v_z * t53
-        + t56 * cache.joint1_slice2_local_len_column_v_y
-        + cache.joint1_slice1_local_len_column_v_z * t58
-        + t57 * cache.joint1_slice1_local_len_column_v_y
-        + t52 * cache.joint1_slice1_local_len_column_v_x
-        + t59 * cache.joint1_slice3_local_len_column_v_y
-        + t62 * cache.joint1_slice0_local_len_column_v_y
-        + cache.joint1_slice0_local_len_column_v_x * t55
-        + cache.joint1_slice2_local_len_column_v_x * t51
-        + t61 * cache.joint1_slice3_local_len_column_v_x
-        + t60 * cache.joint1_slice2_local_len_column_v_z
-        + t54 * cache.joint1_slice3_local_len_column_v_z;
-    let t66 = -(0.2222222222222222 * t64 * t65);
-    let t67 = 0.1111111111111111
-        * (cache.joint1_slice1_local_len_column_v_y
-            * cache.joint1_slice1_local_len_column_v_y * cache.joint1_slice1_mass
-            + cache.joint1_slice1_mass * cache.joint1_slice2_local_len_column_v_x
-                * cache.joint1_slice2_local_len_column_v_x
-            + cache.joint1_slice1_mass * cache.joint1_slice2_local_len_column_v_y
-                * cache.joint1_slice2_local_len_column_v_y
-            + cache.joint1_slice0_mass * cache.joint1_slice3_local_len_column_v_y
-                * cache.joint1_slice3_local_len_column_v_y
-            + cache.joint1_slice0_mass * cache.joint1_slice3_local_len_column_v_z
-                * cache.joint1_slice3_local_len_column_v_z
-            + cache.joint1_slice0_mass * cache.joint1_slice3_local_len_column_v_x
-                * cache.joint1_slice3_local_len_column_v_x
-            + cache.joint1_slice1_mass * cache.joint1_slice2_local_len_column_v_z
-                * cache.joint1_slice2_local_len_column_v_z
-            + cache.joint1_slice1_mass * cache.joint1_slice1_local_len_column_v_z
-                * cache.joint1_slice1_local_len_column_v_z
-            + cache.joint1_slice0_mass * cache.joint1_slice0_local_len_column_v_y
-                * cache.joint1_slice0_local_len_column_v_y
-            + cache.joint1_slice0_local_len_column_v_z
-                * cache.joint1_slice0_local_len_column_v_z * cache.joint1_slice0_mass
-            + cache.joint1_slice0_local_len_column_v_x
-                * cache.joint1_slice0_local_len_column_v_x * cache.joint1_slice0_mass
-            + cache.joint1_slice1_mass * cache.joint1_slice1_local_len_column_v_x
-                * cache.joint1_slice1_local_len_column_v_x);
-    let t68 = cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace1_v_y
+    let t53 = 1.0 / p.actuator_radius;
+    let t54 = cache.joint1_slice0_local_len_column_v_z
+        * cache.joint1_slice0_local_bend_y_projected_inertia_f_z
+        + cache.joint1_slice2_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice2_local_len_column_v_y
+        + cache.joint1_slice1_local_len_column_v_z
+            * cache.joint1_slice1_local_bend_y_projected_inertia_f_z
+        + cache.joint1_slice1_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice1_local_len_column_v_y
+        + cache.joint1_slice1_local_bend_y_projected_inertia_f_x
+            * cache.joint1_slice1_local_len_column_v_x
+        + cache.joint1_slice3_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice3_local_len_column_v_y
+        + cache.joint1_slice0_local_bend_y_projected_inertia_f_y
+            * cache.joint1_slice0_local_len_column_v_y
+        + cache.joint1_slice0_local_len_column_v_x
+            * cache.joint1_slice0_local_bend_y_projected_inertia_f_x
+        + cache.joint1_slice2_local_len_column_v_x
+            * cache.joint1_slice2_local_bend_y_projected_inertia_f_x
+        + cache.joint1_slice3_local_bend_y_projected_inertia_f_x
+            * cache.joint1_slice3_local_len_column_v_x
+        + cache.joint1_slice2_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice2_local_len_column_v_z
+        + cache.joint1_slice3_local_bend_y_projected_inertia_f_z
+            * cache.joint1_slice3_local_len_column_v_z;
+    let t55 = -(0.2222222222222222 * t53 * t54);
+    let t56 = cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace1_v_y
         + cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_i_02
         + cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_i_22
         + cache.joint1_tip_subspace1_w_y * cache.middle_composite_inertia_i_12
         - cache.joint1_tip_subspace1_v_x * cache.middle_composite_inertia_h_y;
-    let t69 = cache.joint1_tip_subspace1_v_y * cache.middle_composite_inertia_m
+    let t57 = cache.joint1_tip_subspace1_v_y * cache.middle_composite_inertia_m
         - (cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_h_z
             - cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace1_w_z);
-    let t70 = cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_i_01
+    let t58 = cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_i_01
         + cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_i_12
         + cache.joint1_tip_subspace1_w_y * cache.middle_composite_inertia_i_11
         + cache.joint1_tip_subspace1_v_x * cache.middle_composite_inertia_h_z
         - cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace1_v_z;
-    let t71 = cache.joint1_slice3_local_inertia_i_01
-        * cache.joint1_slice3_local_len_column_v_y
-        + cache.joint1_slice3_local_inertia_i_11
-            * cache.joint1_slice3_local_bend_z_column_w_y
-        + cache.joint1_slice3_local_bend_z_column_w_z
-            * cache.joint1_slice3_local_inertia_i_12
-        + cache.joint1_slice3_local_bend_z_column_v_x
-            * cache.joint1_slice3_local_inertia_h_z
-        - cache.joint1_slice3_local_inertia_h_x
-            * cache.joint1_slice3_local_bend_z_column_v_z;
-    let t72 = cache.joint1_slice2_local_len_column_v_y
-        * cache.joint1_slice2_local_inertia_i_02
-        + cache.joint1_slice2_local_inertia_i_22
-            * cache.joint1_slice2_local_bend_z_column_w_z
-        + cache.joint1_slice2_local_bend_z_column_w_y
-            * cache.joint1_slice2_local_inertia_i_12
-        + cache.joint1_slice2_local_inertia_h_x
-            * cache.joint1_slice2_local_bend_z_column_v_y
-        - cache.joint1_slice2_local_bend_z_column_v_x
-            * cache.joint1_slice2_local_inertia_h_y;
-    let t73 = cache.joint1_slice1_mass * cache.joint1_slice1_local_bend_z_column_v_z
-        - (cache.joint1_slice1_local_bend_z_column_w_y
-            * cache.joint1_slice1_local_inertia_h_x
-            - cache.joint1_slice1_local_len_column_v_y
-                * cache.joint1_slice1_local_inertia_h_y);
-    let t74 = cache.joint1_slice3_local_bend_z_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint1_slice3_local_bend_z_column_w_z
-            * cache.joint1_slice3_local_inertia_h_y
-            - cache.joint1_slice3_local_inertia_h_z
-                * cache.joint1_slice3_local_bend_z_column_w_y);
-    let t75 = cache.joint1_slice0_local_bend_z_column_v_z * cache.joint1_slice0_mass
-        - (cache.joint1_slice0_local_bend_z_column_w_y
-            * cache.joint1_slice0_local_inertia_h_x
-            - cache.joint1_slice0_local_inertia_h_y
-                * cache.joint1_slice0_local_len_column_v_y);
-    let t76 = cache.joint1_slice1_mass * cache.joint1_slice2_local_bend_z_column_v_x
-        - (cache.joint1_slice2_local_bend_z_column_w_z
-            * cache.joint1_slice2_local_inertia_h_y
-            - cache.joint1_slice2_local_inertia_h_z
-                * cache.joint1_slice2_local_bend_z_column_w_y);
-    let t77 = cache.joint1_slice2_local_inertia_h_z
-        * cache.joint1_slice2_local_bend_z_column_v_x
-        + cache.joint1_slice2_local_bend_z_column_w_z
-            * cache.joint1_slice2_local_inertia_i_12
-        + cache.joint1_slice2_local_inertia_i_11
-            * cache.joint1_slice2_local_bend_z_column_w_y
-        + cache.joint1_slice2_local_len_column_v_y
-            * cache.joint1_slice2_local_inertia_i_01
-        - cache.joint1_slice2_local_inertia_h_x
-            * cache.joint1_slice2_local_bend_z_column_v_z;
-    let t78 = cache.joint1_slice1_local_len_column_v_y
-        * cache.joint1_slice1_local_inertia_i_00
-        + cache.joint1_slice1_local_inertia_h_y
-            * cache.joint1_slice1_local_bend_z_column_v_z
-        + cache.joint1_slice1_local_inertia_i_02
-            * cache.joint1_slice1_local_bend_z_column_w_z
-        + cache.joint1_slice1_local_bend_z_column_w_y
-            * cache.joint1_slice1_local_inertia_i_01
-        - cache.joint1_slice1_local_bend_z_column_v_y
-            * cache.joint1_slice1_local_inertia_h_z;
-    let t79 = cache.joint1_slice3_local_bend_z_column_v_y * cache.joint1_slice0_mass
-        - (cache.joint1_slice3_local_len_column_v_y
-            * cache.joint1_slice3_local_inertia_h_z
-            - cache.joint1_slice3_local_inertia_h_x
-                * cache.joint1_slice3_local_bend_z_column_w_z);
-    let t80 = cache.joint1_slice3_local_bend_z_column_v_z * cache.joint1_slice0_mass
-        - (cache.joint1_slice3_local_inertia_h_x
-            * cache.joint1_slice3_local_bend_z_column_w_y
-            - cache.joint1_slice3_local_inertia_h_y
-                * cache.joint1_slice3_local_len_column_v_y);
-    let t81 = cache.joint1_slice0_local_bend_z_column_v_z
-        * cache.joint1_slice0_local_inertia_h_y
-        + cache.joint1_slice0_local_inertia_i_00
-            * cache.joint1_slice0_local_len_column_v_y
-        + cache.joint1_slice0_local_inertia_i_02
-            * cache.joint1_slice0_local_bend_z_column_w_z
-        + cache.joint1_slice0_local_inertia_i_01
-            * cache.joint1_slice0_local_bend_z_column_w_y
-        - cache.joint1_slice0_local_inertia_h_z
-            * cache.joint1_slice0_local_bend_z_column_v_y;
-    let t82 = cache.joint1_slice0_local_inertia_i_02
-        * cache.joint1_slice0_local_len_column_v_y
-        + cache.joint1_slice0_local_bend_z_column_v_y
-            * cache.joint1_slice0_local_inertia_h_x
-        + cache.joint1_slice0_local_inertia_i_22
-            * cache.joint1_slice0_local_bend_z_column_w_z
-        + cache.joint1_slice0_local_inertia_i_12
-            * cache.joint1_slice0_local_bend_z_column_w_y
-        - cache.joint1_slice0_local_inertia_h_y
-            * cache.joint1_slice0_local_bend_z_column_v_x;
-    let t83 = cache.joint1_slice3_local_bend_z_column_v_z
-        * cache.joint1_slice3_local_inertia_h_y
-        + cache.joint1_slice3_local_bend_z_column_w_z
-            * cache.joint1_slice3_local_inertia_i_02
-        + cache.joint1_slice3_local_inertia_i_01
-            * cache.joint1_slice3_local_bend_z_column_w_y
-        + cache.joint1_slice3_local_inertia_i_00
-            * cache.joint1_slice3_local_len_column_v_y
-        - cache.joint1_slice3_local_bend_z_column_v_y
-            * cache.joint1_slice3_local_inertia_h_z;
-    let t84 = cache.joint1_slice0_mass * cache.joint1_slice0_local_bend_z_column_v_y
-        - (cache.joint1_slice0_local_inertia_h_z
-            * cache.joint1_slice0_local_len_column_v_y
-            - cache.joint1_slice0_local_inertia_h_x
-                * cache.joint1_slice0_local_bend_z_column_w_z);
-    let t85 = cache.joint1_slice1_mass * cache.joint1_slice2_local_bend_z_column_v_y
-        - (cache.joint1_slice2_local_len_column_v_y
-            * cache.joint1_slice2_local_inertia_h_z
-            - cache.joint1_slice2_local_inertia_h_x
-                * cache.joint1_slice2_local_bend_z_column_w_z);
-    let t86 = cache.joint1_slice2_local_inertia_i_00
-        * cache.joint1_slice2_local_len_column_v_y
-        + cache.joint1_slice2_local_inertia_i_02
-            * cache.joint1_slice2_local_bend_z_column_w_z
-        + cache.joint1_slice2_local_bend_z_column_w_y
-            * cache.joint1_slice2_local_inertia_i_01
-        + cache.joint1_slice2_local_bend_z_column_v_z
-            * cache.joint1_slice2_local_inertia_h_y
-        - cache.joint1_slice2_local_inertia_h_z
-            * cache.joint1_slice2_local_bend_z_column_v_y;
-    let t87 = cache.joint1_slice1_mass * cache.joint1_slice1_local_bend_z_column_v_y
-        - (cache.joint1_slice1_local_len_column_v_y
-            * cache.joint1_slice1_local_inertia_h_z
-            - cache.joint1_slice1_local_bend_z_column_w_z
-                * cache.joint1_slice1_local_inertia_h_x);
-    let t88 = cache.joint1_slice0_mass * cache.joint1_slice0_local_bend_z_column_v_x
-        - (cache.joint1_slice0_local_inertia_h_y
-            * cache.joint1_slice0_local_bend_z_column_w_z
-            - cache.joint1_slice0_local_inertia_h_z
-                * cache.joint1_slice0_local_bend_z_column_w_y);
-    let t89 = cache.joint1_slice1_mass * cache.joint1_slice2_local_bend_z_column_v_z
-        - (cache.joint1_slice2_local_inertia_h_x
-            * cache.joint1_slice2_local_bend_z_column_w_y
-            - cache.joint1_slice2_local_len_column_v_y
-                * cache.joint1_slice2_local_inertia_h_y);
-    let t90 = cache.joint1_slice1_mass * cache.joint1_slice1_local_bend_z_column_v_x
-        - (cache.joint1_slice1_local_inertia_h_y
-            * cache.joint1_slice1_local_bend_z_column_w_z
-            - cache.joint1_slice1_local_bend_z_column_w_y
-                * cache.joint1_slice1_local_inertia_h_z);
-    let t91 = cache.joint1_slice1_local_inertia_h_z
-        * cache.joint1_slice1_local_bend_z_column_v_x
-        + cache.joint1_slice1_local_inertia_i_12
-            * cache.joint1_slice1_local_bend_z_column_w_z
-        + cache.joint1_slice1_local_len_column_v_y
-            * cache.joint1_slice1_local_inertia_i_01
-        + cache.joint1_slice1_local_inertia_i_11
-            * cache.joint1_slice1_local_bend_z_column_w_y
-        - cache.joint1_slice1_local_bend_z_column_v_z
-            * cache.joint1_slice1_local_inertia_h_x;
-    let t92 = cache.joint1_slice0_local_inertia_i_11
-        * cache.joint1_slice0_local_bend_z_column_w_y
-        + cache.joint1_slice0_local_inertia_i_01
-            * cache.joint1_slice0_local_len_column_v_y
-        + cache.joint1_slice0_local_inertia_i_12
-            * cache.joint1_slice0_local_bend_z_column_w_z
-        + cache.joint1_slice0_local_inertia_h_z
-            * cache.joint1_slice0_local_bend_z_column_v_x
-        - cache.joint1_slice0_local_bend_z_column_v_z
-            * cache.joint1_slice0_local_inertia_h_x;
-    let t93 = cache.joint1_slice1_local_bend_z_column_v_y
-        * cache.joint1_slice1_local_inertia_h_x
-        + cache.joint1_slice1_local_inertia_i_22
-            * cache.joint1_slice1_local_bend_z_column_w_z
-        + cache.joint1_slice1_local_bend_z_column_w_y
-            * cache.joint1_slice1_local_inertia_i_12
-        + cache.joint1_slice1_local_len_column_v_y
-            * cache.joint1_slice1_local_inertia_i_02
-        - cache.joint1_slice1_local_inertia_h_y
-            * cache.joint1_slice1_local_bend_z_column_v_x;
-    let t94 = cache.joint1_slice3_local_len_column_v_y
-        * cache.joint1_slice3_local_inertia_i_02
-        + cache.joint1_slice3_local_bend_z_column_w_z
-            * cache.joint1_slice3_local_inertia_i_22
-        + cache.joint1_slice3_local_inertia_i_12
-            * cache.joint1_slice3_local_bend_z_column_w_y
-        + cache.joint1_slice3_local_inertia_h_x
-            * cache.joint1_slice3_local_bend_z_column_v_y
-        - cache.joint1_slice3_local_bend_z_column_v_x
-            * cache.joint1_slice3_local_inertia_h_y;
-    let t95 = t71 * cache.joint1_slice3_local_bend_y_column_w_y
-        + cache.joint1_slice2_local_bend_y_column_w_z * t72
-        + t73 * cache.joint1_slice1_local_bend_y_column_v_z
-        + cache.joint1_slice3_local_bend_y_column_v_x * t74
-        + cache.joint1_slice0_local_bend_y_column_v_z * t75
-        + t76 * cache.joint1_slice2_local_bend_y_column_v_x
-        + cache.joint1_slice2_local_bend_y_column_w_y * t77
-        + cache.joint1_slice1_local_bend_y_column_w_x * t78
-        + cache.joint1_slice3_local_bend_y_column_v_y * t79
-        + t80 * cache.joint1_slice3_local_bend_y_column_v_z
-        + t81 * cache.joint1_slice0_local_bend_y_column_w_x
-        + t82 * cache.joint1_slice0_local_bend_y_column_w_z
-        + t83 * cache.joint1_slice3_local_bend_y_column_w_x
-        + t84 * cache.joint1_slice0_local_bend_y_column_v_y
-        + t85 * cache.joint1_slice2_local_bend_y_column_v_y
-        + t86 * cache.joint1_slice2_local_bend_y_column_w_x
-        + cache.joint1_slice1_local_bend_y_column_v_y * t87
-        + t88 * cache.joint1_slice0_local_bend_y_column_v_x
-        + t89 * cache.joint1_slice2_local_bend_y_column_v_z
-        + cache.joint1_slice1_local_bend_y_column_v_x * t90
-        + cache.joint1_slice1_local_bend_y_column_w_y * t91
-        + cache.joint1_slice0_local_bend_y_column_w_y * t92
-        + cache.joint1_slice1_local_bend_y_column_w_z * t93
-        + t94 * cache.joint1_slice3_local_bend_y_column_w_z;
-    let t96 = cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_i_02
+    let t59 = cache.joint1_slice3_local_bend_z_projected_inertia_n_y
+        * cache.joint1_slice3_local_bend_y_column_w_y
+        + cache.joint1_slice2_local_bend_y_column_w_z
+            * cache.joint1_slice2_local_bend_z_projected_inertia_n_z
+        + cache.joint1_slice1_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice1_local_bend_y_column_v_z
+        + cache.joint1_slice3_local_bend_y_column_v_x
+            * cache.joint1_slice3_local_bend_z_projected_inertia_f_x
+        + cache.joint1_slice0_local_bend_y_column_v_z
+            * cache.joint1_slice0_local_bend_z_projected_inertia_f_z
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice2_local_bend_y_column_v_x
+        + cache.joint1_slice2_local_bend_y_column_w_y
+            * cache.joint1_slice2_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice1_local_bend_y_column_w_x
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_x
+        + cache.joint1_slice3_local_bend_y_column_v_y
+            * cache.joint1_slice3_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice3_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice3_local_bend_y_column_v_z
+        + cache.joint1_slice0_local_bend_z_projected_inertia_n_x
+            * cache.joint1_slice0_local_bend_y_column_w_x
+        + cache.joint1_slice0_local_bend_z_projected_inertia_n_z
+            * cache.joint1_slice0_local_bend_y_column_w_z
+        + cache.joint1_slice3_local_bend_z_projected_inertia_n_x
+            * cache.joint1_slice3_local_bend_y_column_w_x
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice0_local_bend_y_column_v_y
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice2_local_bend_y_column_v_y
+        + cache.joint1_slice2_local_bend_z_projected_inertia_n_x
+            * cache.joint1_slice2_local_bend_y_column_w_x
+        + cache.joint1_slice1_local_bend_y_column_v_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice0_local_bend_y_column_v_x
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice2_local_bend_y_column_v_z
+        + cache.joint1_slice1_local_bend_y_column_v_x
+            * cache.joint1_slice1_local_bend_z_projected_inertia_f_x
+        + cache.joint1_slice1_local_bend_y_column_w_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice0_local_bend_y_column_w_y
+            * cache.joint1_slice0_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice1_local_bend_y_column_w_z
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_z
+        + cache.joint1_slice3_local_bend_z_projected_inertia_n_z
+            * cache.joint1_slice3_local_bend_y_column_w_z;
+    let t60 = cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_i_02
         + cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_i_00
         + cache.joint1_tip_subspace1_w_y * cache.middle_composite_inertia_i_01
         + cache.middle_composite_inertia_h_y * cache.joint1_tip_subspace1_v_z
         - cache.joint1_tip_subspace1_v_y * cache.middle_composite_inertia_h_z;
-    let t97 = 0.11111111111111105 * t64 * t65;
-    let t98 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace1_v_z
+    let t61 = 0.11111111111111105 * t53 * t54;
+    let t62 = cache.middle_composite_inertia_m * cache.joint1_tip_subspace1_v_z
         - (cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace1_w_y
             - cache.joint1_tip_subspace1_w_x * cache.middle_composite_inertia_h_y);
-    let t99 = cache.joint1_slice0_local_len_column_v_z * t75
-        + t80 * cache.joint1_slice3_local_len_column_v_z
-        + t73 * cache.joint1_slice1_local_len_column_v_z
-        + t89 * cache.joint1_slice2_local_len_column_v_z
-        + t90 * cache.joint1_slice1_local_len_column_v_x
-        + cache.joint1_slice1_local_len_column_v_y * t87
-        + t84 * cache.joint1_slice0_local_len_column_v_y
-        + t79 * cache.joint1_slice3_local_len_column_v_y
-        + t76 * cache.joint1_slice2_local_len_column_v_x
-        + t85 * cache.joint1_slice2_local_len_column_v_y
-        + t74 * cache.joint1_slice3_local_len_column_v_x
-        + t88 * cache.joint1_slice0_local_len_column_v_x;
-    let t100 = -(0.19245008972987523 * t64 * t99);
-    let t101 = cache.joint1_tip_subspace1_v_x * cache.middle_composite_inertia_m
+    let t63 = cache.joint1_slice0_local_len_column_v_z
+        * cache.joint1_slice0_local_bend_z_projected_inertia_f_z
+        + cache.joint1_slice3_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice3_local_len_column_v_z
+        + cache.joint1_slice1_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice1_local_len_column_v_z
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice2_local_len_column_v_z
+        + cache.joint1_slice1_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice1_local_len_column_v_x
+        + cache.joint1_slice1_local_len_column_v_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice0_local_len_column_v_y
+        + cache.joint1_slice3_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice3_local_len_column_v_y
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice2_local_len_column_v_x
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice2_local_len_column_v_y
+        + cache.joint1_slice3_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice3_local_len_column_v_x
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice0_local_len_column_v_x;
+    let t64 = -(0.19245008972987523 * t53 * t63);
+    let t65 = cache.joint1_tip_subspace1_v_x * cache.middle_composite_inertia_m
         - (cache.joint1_tip_subspace1_w_z * cache.middle_composite_inertia_h_y
             - cache.middle_composite_inertia_h_z * cache.joint1_tip_subspace1_w_y);
-    let t102 = t68 * cache.joint1_tip_subspace0_w_z
+    let t66 = t56 * cache.joint1_tip_subspace0_w_z
         + cache.head_hull_column7_v_x * cache.head_hull_projected6_f_x
         + cache.joint1_slice0_hull_column7_v_x * cache.joint1_slice0_hull_projected6_f_x
         + cache.joint1_slice1_hull_projected6_f_x * cache.joint1_slice1_hull_column7_v_x
-        + t69 * cache.joint1_tip_subspace0_v_y
+        + t51 + t57 * cache.joint1_tip_subspace0_v_y
         + cache.joint2_slice1_hull_projected6_f_x * cache.joint2_slice1_hull_column7_v_x
         + cache.joint2_slice0_hull_column7_v_y * cache.joint2_slice0_hull_projected6_f_y
         + cache.joint1_slice2_hull_column7_v_z * cache.joint1_slice2_hull_projected6_f_z
-        + cache.joint1_tip_subspace0_w_y * t70
+        + cache.joint1_tip_subspace0_w_y * t58
         + cache.middle_hull_column7_v_z * cache.middle_hull_projected6_f_z
         + cache.joint1_slice0_hull_projected6_f_y * cache.joint1_slice0_hull_column7_v_y
-        + 0.38490017945975047 * t64 * t64 * t95 + cache.joint1_tip_subspace0_w_x * t96
+        + 0.38490017945975047 * t53 * t53 * t59 + cache.joint1_tip_subspace0_w_x * t60
         + cache.middle_hull_column7_v_x * cache.middle_hull_projected6_f_x
         + cache.joint1_slice1_hull_projected6_f_y * cache.joint1_slice1_hull_column7_v_y
         + cache.head_hull_column7_v_z * cache.head_hull_projected6_f_z
@@ -13169,14 +13460,14 @@ pub fn mass_matrix_into(
         + cache.joint2_slice1_hull_projected6_f_y * cache.joint2_slice1_hull_column7_v_y
         + cache.joint2_slice2_hull_column7_v_z * cache.joint2_slice2_hull_projected6_f_z
         + cache.joint2_slice3_hull_projected6_f_z * cache.joint2_slice3_hull_column7_v_z
-        + t97
+        + t61
         + cache.joint1_slice1_hull_projected6_f_z * cache.joint1_slice1_hull_column7_v_z
         + cache.joint1_slice2_hull_projected6_f_x * cache.joint1_slice2_hull_column7_v_x
-        + t66
+        + t55
         + cache.joint2_slice2_hull_projected6_f_x * cache.joint2_slice2_hull_column7_v_x
-        + t67 + cache.head_hull_column7_v_y * cache.head_hull_projected6_f_y
+        + cache.head_hull_column7_v_y * cache.head_hull_projected6_f_y
         + cache.head_hull_projected6_n_y * cache.head_hull_column7_w_y
-        + cache.joint1_tip_subspace0_v_z * t98
+        + cache.joint1_tip_subspace0_v_z * t62
         + cache.middle_hull_column7_v_y * cache.middle_hull_projected6_f_y
         + cache.joint2_slice0_hull_column7_v_z * cache.joint2_slice0_hull_projected6_f_z
         + cache.middle_hull_column7_w_z * cache.middle_hull_projected6_n_z
@@ -13185,43 +13476,42 @@ pub fn mass_matrix_into(
         + cache.middle_hull_projected6_n_y * cache.middle_hull_column7_w_y
         + cache.joint2_slice3_hull_column7_v_x * cache.joint2_slice3_hull_projected6_f_x
         + cache.joint1_slice2_hull_column7_v_y * cache.joint1_slice2_hull_projected6_f_y
-        + t100
+        + t64
         + cache.joint2_slice2_hull_column7_v_y * cache.joint2_slice2_hull_projected6_f_y
         + cache.joint1_slice3_hull_column7_v_x * cache.joint1_slice3_hull_projected6_f_x
         + cache.head_hull_column7_w_z * cache.head_hull_projected6_n_z
         + cache.joint1_slice3_hull_column7_v_y * cache.joint1_slice3_hull_projected6_f_y
-        + t101 * cache.joint1_tip_subspace0_v_x
+        + t65 * cache.joint1_tip_subspace0_v_x
         + cache.joint2_slice1_hull_projected6_f_z * cache.joint2_slice1_hull_column7_v_z
-        - 0.2222222222222221 * t63 * t64 * t64;
-    let t103 = cache.middle_composite_inertia_i_00 * cache.joint1_tip_subspace2_w_x
+        - 0.2222222222222221 * t52 * t53 * t53;
+    let t67 = cache.middle_composite_inertia_i_00 * cache.joint1_tip_subspace2_w_x
         + cache.joint1_tip_subspace2_w_y * cache.middle_composite_inertia_i_01
         + cache.joint1_tip_subspace2_v_z * cache.middle_composite_inertia_h_y
         + cache.middle_composite_inertia_i_02 * cache.joint1_tip_subspace2_w_z
         - cache.joint1_tip_subspace2_v_y * cache.middle_composite_inertia_h_z;
-    let t104 = cache.joint1_tip_subspace2_w_x * cache.middle_composite_inertia_i_01
+    let t68 = cache.joint1_tip_subspace2_w_x * cache.middle_composite_inertia_i_01
         + cache.joint1_tip_subspace2_w_y * cache.middle_composite_inertia_i_11
         + cache.joint1_tip_subspace2_v_x * cache.middle_composite_inertia_h_z
         + cache.middle_composite_inertia_i_12 * cache.joint1_tip_subspace2_w_z
         - cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace2_v_z;
-    let t105 = 0.19245008972987515 * t64 * t99;
-    let t106 = cache.joint1_tip_subspace2_w_z * cache.middle_composite_inertia_i_22
+    let t69 = 0.19245008972987515 * t53 * t63;
+    let t70 = cache.joint1_tip_subspace2_w_z * cache.middle_composite_inertia_i_22
         + cache.joint1_tip_subspace2_w_y * cache.middle_composite_inertia_i_12
         + cache.joint1_tip_subspace2_w_x * cache.middle_composite_inertia_i_02
         + cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace2_v_y
         - cache.middle_composite_inertia_h_y * cache.joint1_tip_subspace2_v_x;
-    let t107 = 0.11111111111111119 * t64 * t65;
-    let t108 = cache.joint1_tip_subspace2_v_y * cache.middle_composite_inertia_m
+    let t71 = 0.11111111111111119 * t53 * t54;
+    let t72 = cache.joint1_tip_subspace2_v_y * cache.middle_composite_inertia_m
         - (cache.joint1_tip_subspace2_w_x * cache.middle_composite_inertia_h_z
             - cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace2_w_z);
-    let t109 = cache.joint1_tip_subspace2_v_z * cache.middle_composite_inertia_m
+    let t73 = cache.joint1_tip_subspace2_v_z * cache.middle_composite_inertia_m
         - (cache.middle_composite_inertia_h_x * cache.joint1_tip_subspace2_w_y
             - cache.middle_composite_inertia_h_y * cache.joint1_tip_subspace2_w_x);
-    let t110 = cache.joint1_tip_subspace2_v_x * cache.middle_composite_inertia_m
+    let t74 = cache.joint1_tip_subspace2_v_x * cache.middle_composite_inertia_m
         - (cache.middle_composite_inertia_h_y * cache.joint1_tip_subspace2_w_z
             - cache.middle_composite_inertia_h_z * cache.joint1_tip_subspace2_w_y);
-    let t111 = cache.joint1_tip_subspace0_w_x * t103
-        + t104 * cache.joint1_tip_subspace0_w_y
-        + cache.middle_hull_projected6_f_x * cache.middle_hull_column8_v_x
+    let t75 = cache.joint1_tip_subspace0_w_x * t67 + t68 * cache.joint1_tip_subspace0_w_y
+        + cache.middle_hull_projected6_f_x * cache.middle_hull_column8_v_x + t51
         + cache.middle_hull_column8_v_z * cache.middle_hull_projected6_f_z
         + cache.joint1_slice0_hull_projected6_f_y * cache.joint1_slice0_hull_column8_v_y
         + cache.head_hull_column8_v_x * cache.head_hull_projected6_f_x
@@ -13237,14 +13527,13 @@ pub fn mass_matrix_into(
         + cache.middle_hull_column8_w_z * cache.middle_hull_projected6_n_z
         + cache.joint1_slice3_hull_column8_v_z * cache.joint1_slice3_hull_projected6_f_z
         + cache.joint2_slice2_hull_column8_v_z * cache.joint2_slice2_hull_projected6_f_z
-        + t66 + cache.head_hull_column8_v_z * cache.head_hull_projected6_f_z
+        + t55 + cache.head_hull_column8_v_z * cache.head_hull_projected6_f_z
         + cache.joint2_slice2_hull_projected6_f_y * cache.joint2_slice2_hull_column8_v_y
-        + t105
+        + t69
         + cache.joint2_slice1_hull_projected6_f_y * cache.joint2_slice1_hull_column8_v_y
-        + t106 * cache.joint1_tip_subspace0_w_z
+        + t70 * cache.joint1_tip_subspace0_w_z
         + cache.joint1_slice0_hull_projected6_f_z * cache.joint1_slice0_hull_column8_v_z
         + cache.joint1_slice2_hull_projected6_f_x * cache.joint1_slice2_hull_column8_v_x
-        + t67
         + cache.joint2_slice3_hull_projected6_f_x * cache.joint2_slice3_hull_column8_v_x
         + cache.joint2_slice1_hull_column8_v_x * cache.joint2_slice1_hull_projected6_f_x
         + cache.joint1_slice3_hull_column8_v_x * cache.joint1_slice3_hull_projected6_f_x
@@ -13253,77 +13542,76 @@ pub fn mass_matrix_into(
         + cache.joint1_slice3_hull_projected6_f_y * cache.joint1_slice3_hull_column8_v_y
         + cache.joint2_slice3_hull_projected6_f_z * cache.joint2_slice3_hull_column8_v_z
         + cache.joint1_slice1_hull_projected6_f_x * cache.joint1_slice1_hull_column8_v_x
-        + cache.middle_hull_column8_v_y * cache.middle_hull_projected6_f_y + t107
-        + t108 * cache.joint1_tip_subspace0_v_y + t109 * cache.joint1_tip_subspace0_v_z
+        + cache.middle_hull_column8_v_y * cache.middle_hull_projected6_f_y + t71
+        + t72 * cache.joint1_tip_subspace0_v_y + t73 * cache.joint1_tip_subspace0_v_z
         + cache.middle_hull_projected6_n_y * cache.middle_hull_column8_w_y
         + cache.joint1_slice2_hull_column8_v_z * cache.joint1_slice2_hull_projected6_f_z
-        + cache.joint1_tip_subspace0_v_x * t110
+        + cache.joint1_tip_subspace0_v_x * t74
         + cache.joint1_slice0_hull_column8_v_x * cache.joint1_slice0_hull_projected6_f_x
         + cache.joint1_slice2_hull_column8_v_y * cache.joint1_slice2_hull_projected6_f_y
-        - 0.3849001794597503 * t64 * t64 * t95 - 0.22222222222222238 * t63 * t64 * t64;
-    let t112 = cache.head_hull_column9_v_x * cache.head_hull_projected6_f_x
+        - 0.3849001794597503 * t53 * t53 * t59 - 0.22222222222222238 * t52 * t53 * t53;
+    let t76 = cache.head_hull_column9_v_x * cache.head_hull_projected6_f_x
         + cache.head_hull_column9_w_z * cache.head_hull_projected6_n_z
         + cache.joint2_slice1_hull_column9_v_x * cache.joint2_slice1_hull_projected6_f_x
-        + cache.joint2_subspace0_projected_inertia_f_y * cache.joint1_tip_subspace0_v_y
         + cache.joint2_slice3_hull_column9_v_z * cache.joint2_slice3_hull_projected6_f_z
         + cache.head_hull_column9_v_y * cache.head_hull_projected6_f_y
-        + cache.joint2_subspace0_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y
         + cache.joint2_slice3_hull_projected6_f_y * cache.joint2_slice3_hull_column9_v_y
-        + cache.joint2_subspace0_projected_inertia_f_x * cache.joint1_tip_subspace0_v_x
+        + cache.joint1_tip_subspace0_v_y * cache.joint2_subspace0_projected_inertia_f_y
+        + cache.joint2_subspace0_projected_inertia_f_z * cache.joint1_tip_subspace0_v_z
         + cache.joint2_slice2_hull_column9_v_z * cache.joint2_slice2_hull_projected6_f_z
         + cache.joint2_slice2_hull_column9_v_y * cache.joint2_slice2_hull_projected6_f_y
         + cache.joint2_slice0_hull_column9_v_z * cache.joint2_slice0_hull_projected6_f_z
         + cache.joint2_slice3_hull_projected6_f_x * cache.joint2_slice3_hull_column9_v_x
         + cache.joint2_slice0_hull_column9_v_y * cache.joint2_slice0_hull_projected6_f_y
-        + cache.joint1_tip_subspace0_w_x * cache.joint2_subspace0_projected_inertia_n_x
         + cache.joint2_slice1_hull_column9_v_z * cache.joint2_slice1_hull_projected6_f_z
         + cache.head_hull_column9_w_y * cache.head_hull_projected6_n_y
         + cache.joint2_slice2_hull_column9_v_x * cache.joint2_slice2_hull_projected6_f_x
-        + cache.joint1_tip_subspace0_w_z * cache.joint2_subspace0_projected_inertia_n_z
+        + cache.joint2_subspace0_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y
+        + cache.joint2_subspace0_projected_inertia_n_z * cache.joint1_tip_subspace0_w_z
+        + cache.joint1_tip_subspace0_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_slice1_hull_column9_v_y * cache.joint2_slice1_hull_projected6_f_y
-        + cache.joint1_tip_subspace0_v_z * cache.joint2_subspace0_projected_inertia_f_z
         + cache.head_hull_projected6_f_z * cache.head_hull_column9_v_z
-        + cache.joint2_slice0_hull_projected6_f_x * cache.joint2_slice0_hull_column9_v_x;
-    let t113 = cache.joint2_slice1_hull_projected6_f_y
+        + cache.joint2_slice0_hull_projected6_f_x * cache.joint2_slice0_hull_column9_v_x
+        + cache.joint1_tip_subspace0_w_x * cache.joint2_subspace0_projected_inertia_n_x;
+    let t77 = cache.joint2_slice1_hull_projected6_f_y
         * cache.joint2_slice1_hull_column10_v_y
         + cache.head_hull_column10_w_y * cache.head_hull_projected6_n_y
-        + cache.joint2_subspace1_projected_inertia_f_y * cache.joint1_tip_subspace0_v_y
-        + cache.joint2_subspace1_projected_inertia_n_x * cache.joint1_tip_subspace0_w_x
         + cache.head_hull_projected6_n_z * cache.head_hull_column10_w_z
         + cache.joint2_slice0_hull_projected6_f_x * cache.joint2_slice0_hull_column10_v_x
         + cache.head_hull_column10_v_z * cache.head_hull_projected6_f_z
         + cache.joint2_slice0_hull_projected6_f_z * cache.joint2_slice0_hull_column10_v_z
-        + cache.joint1_tip_subspace0_w_z * cache.joint2_subspace1_projected_inertia_n_z
         + cache.joint2_slice3_hull_projected6_f_y * cache.joint2_slice3_hull_column10_v_y
         + cache.head_hull_column10_v_y * cache.head_hull_projected6_f_y
         + cache.joint2_slice1_hull_column10_v_z * cache.joint2_slice1_hull_projected6_f_z
+        + cache.joint2_subspace1_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y
         + cache.joint2_slice3_hull_column10_v_z * cache.joint2_slice3_hull_projected6_f_z
+        + cache.joint2_subspace1_projected_inertia_f_y * cache.joint1_tip_subspace0_v_y
         + cache.joint2_slice2_hull_column10_v_x * cache.joint2_slice2_hull_projected6_f_x
         + cache.joint2_slice2_hull_column10_v_z * cache.joint2_slice2_hull_projected6_f_z
         + cache.joint2_slice3_hull_column10_v_x * cache.joint2_slice3_hull_projected6_f_x
         + cache.joint2_slice2_hull_projected6_f_y * cache.joint2_slice2_hull_column10_v_y
-        + cache.joint2_subspace1_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y
+        + cache.joint2_subspace1_projected_inertia_n_x * cache.joint1_tip_subspace0_w_x
+        + cache.joint2_subspace1_projected_inertia_f_x * cache.joint1_tip_subspace0_v_x
         + cache.joint2_slice0_hull_column10_v_y * cache.joint2_slice0_hull_projected6_f_y
         + cache.joint2_slice1_hull_column10_v_x * cache.joint2_slice1_hull_projected6_f_x
-        + cache.joint2_subspace1_projected_inertia_f_x * cache.joint1_tip_subspace0_v_x
-        + cache.joint1_tip_subspace0_v_z * cache.joint2_subspace1_projected_inertia_f_z
+        + cache.joint2_subspace1_projected_inertia_n_z * cache.joint1_tip_subspace0_w_z
+        + cache.joint2_subspace1_projected_inertia_f_z * cache.joint1_tip_subspace0_v_z
         + cache.head_hull_column10_v_x * cache.head_hull_projected6_f_x;
-    let t114 = cache.joint2_subspace2_projected_inertia_f_z
-        * cache.joint1_tip_subspace0_v_z
-        + cache.joint2_subspace2_projected_inertia_f_x * cache.joint1_tip_subspace0_v_x
-        + cache.joint2_slice3_hull_projected6_f_x * cache.joint2_slice3_hull_column11_v_x
+    let t78 = cache.joint2_slice3_hull_projected6_f_x
+        * cache.joint2_slice3_hull_column11_v_x
         + cache.joint2_slice0_hull_projected6_f_y * cache.joint2_slice0_hull_column11_v_y
-        + cache.joint2_subspace2_projected_inertia_f_y * cache.joint1_tip_subspace0_v_y
+        + cache.joint1_tip_subspace0_v_y * cache.joint2_subspace2_projected_inertia_f_y
         + cache.joint2_slice2_hull_projected6_f_z * cache.joint2_slice2_hull_column11_v_z
-        + cache.joint2_subspace2_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y
         + cache.joint2_slice3_hull_column11_v_z * cache.joint2_slice3_hull_projected6_f_z
         + cache.head_hull_column11_v_y * cache.head_hull_projected6_f_y
         + cache.head_hull_projected6_f_z * cache.head_hull_column11_v_z
         + cache.joint2_slice2_hull_column11_v_x * cache.joint2_slice2_hull_projected6_f_x
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected6_f_y
+        + cache.joint2_subspace2_projected_inertia_f_z * cache.joint1_tip_subspace0_v_z
+        + cache.joint2_subspace2_projected_inertia_n_y * cache.joint1_tip_subspace0_w_y
         + cache.joint2_slice0_hull_projected6_f_x * cache.joint2_slice0_hull_column11_v_x
-        + cache.joint1_tip_subspace0_w_x * cache.joint2_subspace2_projected_inertia_n_x
         + cache.joint2_slice0_hull_projected6_f_z * cache.joint2_slice0_hull_column11_v_z
+        + cache.joint1_tip_subspace0_w_x * cache.joint2_subspace2_projected_inertia_n_x
         + cache.head_hull_projected6_n_y * cache.head_hull_column11_w_y
         + cache.joint2_subspace2_projected_inertia_n_z * cache.joint1_tip_subspace0_w_z
         + cache.head_hull_column11_w_z * cache.head_hull_projected6_n_z
@@ -13331,843 +13619,604 @@ pub fn mass_matrix_into(
         + cache.joint2_slice1_hull_projected6_f_y * cache.joint2_slice1_hull_column11_v_y
         + cache.joint2_slice1_hull_projected6_f_z * cache.joint2_slice1_hull_column11_v_z
         + cache.joint2_slice3_hull_column11_v_y * cache.joint2_slice3_hull_projected6_f_y
-        + cache.joint2_slice1_hull_column11_v_x
-            * cache.joint2_slice1_hull_projected6_f_x;
-    let t115 = -(0.19245008972987512 * t64 * t64 * t95);
-    let t116 = cache.joint1_slice0_local_bend_z_column_v_z * t75
-        + t81 * cache.joint1_slice0_local_len_column_v_y
-        + t79 * cache.joint1_slice3_local_bend_z_column_v_y
-        + t83 * cache.joint1_slice3_local_len_column_v_y
-        + cache.joint1_slice3_local_bend_z_column_v_x * t74
-        + t85 * cache.joint1_slice2_local_bend_z_column_v_y
-        + cache.joint1_slice1_local_bend_z_column_w_y * t91
-        + cache.joint1_slice1_local_len_column_v_y * t78
-        + cache.joint1_slice3_local_bend_z_column_w_z * t94
-        + t76 * cache.joint1_slice2_local_bend_z_column_v_x
-        + cache.joint1_slice2_local_bend_z_column_w_z * t72
-        + t88 * cache.joint1_slice0_local_bend_z_column_v_x
-        + t73 * cache.joint1_slice1_local_bend_z_column_v_z
-        + t90 * cache.joint1_slice1_local_bend_z_column_v_x
-        + cache.joint1_slice2_local_bend_z_column_w_y * t77
-        + t82 * cache.joint1_slice0_local_bend_z_column_w_z
-        + cache.joint1_slice3_local_bend_z_column_v_z * t80
-        + t84 * cache.joint1_slice0_local_bend_z_column_v_y
-        + t86 * cache.joint1_slice2_local_len_column_v_y
-        + t71 * cache.joint1_slice3_local_bend_z_column_w_y
-        + cache.joint1_slice1_local_bend_z_column_v_y * t87
-        + t92 * cache.joint1_slice0_local_bend_z_column_w_y
-        + t93 * cache.joint1_slice1_local_bend_z_column_w_z
-        + cache.joint1_slice2_local_bend_z_column_v_z * t89;
-    let t117 = cache.middle_hull_column8_w_y * cache.middle_hull_projected7_n_y
+        + cache.joint2_slice1_hull_column11_v_x * cache.joint2_slice1_hull_projected6_f_x
+        + cache.joint2_subspace2_projected_inertia_f_x * cache.joint1_tip_subspace0_v_x;
+    let t79 = -(0.19245008972987512 * t53 * t53 * t59);
+    let t80 = cache.joint1_slice0_local_bend_z_column_v_z
+        * cache.joint1_slice0_local_bend_z_projected_inertia_f_z
+        + cache.joint1_slice0_local_bend_z_projected_inertia_n_x
+            * cache.joint1_slice0_local_len_column_v_y
+        + cache.joint1_slice3_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice3_local_bend_z_column_v_y
+        + cache.joint1_slice3_local_bend_z_projected_inertia_n_x
+            * cache.joint1_slice3_local_len_column_v_y
+        + cache.joint1_slice3_local_bend_z_column_v_x
+            * cache.joint1_slice3_local_bend_z_projected_inertia_f_x
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice2_local_bend_z_column_v_y
+        + cache.joint1_slice1_local_bend_z_column_w_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice1_local_len_column_v_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_n_x
+        + cache.joint1_slice3_local_bend_z_column_w_z
+            * cache.joint1_slice3_local_bend_z_projected_inertia_n_z
+        + cache.joint1_slice2_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice2_local_bend_z_column_v_x
+        + cache.joint1_slice2_local_bend_z_column_w_z
+            * cache.joint1_slice2_local_bend_z_projected_inertia_n_z
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice0_local_bend_z_column_v_x
+        + cache.joint1_slice1_local_bend_z_projected_inertia_f_z
+            * cache.joint1_slice1_local_bend_z_column_v_z
+        + cache.joint1_slice1_local_bend_z_projected_inertia_f_x
+            * cache.joint1_slice1_local_bend_z_column_v_x
+        + cache.joint1_slice2_local_bend_z_column_w_y
+            * cache.joint1_slice2_local_bend_z_projected_inertia_n_y
+        + cache.joint1_slice0_local_bend_z_projected_inertia_n_z
+            * cache.joint1_slice0_local_bend_z_column_w_z
+        + cache.joint1_slice3_local_bend_z_column_v_z
+            * cache.joint1_slice3_local_bend_z_projected_inertia_f_z
+        + cache.joint1_slice0_local_bend_z_projected_inertia_f_y
+            * cache.joint1_slice0_local_bend_z_column_v_y
+        + cache.joint1_slice2_local_bend_z_projected_inertia_n_x
+            * cache.joint1_slice2_local_len_column_v_y
+        + cache.joint1_slice3_local_bend_z_projected_inertia_n_y
+            * cache.joint1_slice3_local_bend_z_column_w_y
+        + cache.joint1_slice1_local_bend_z_column_v_y
+            * cache.joint1_slice1_local_bend_z_projected_inertia_f_y
+        + cache.joint1_slice0_local_bend_z_projected_inertia_n_y
+            * cache.joint1_slice0_local_bend_z_column_w_y
+        + cache.joint1_slice1_local_bend_z_projected_inertia_n_z
+            * cache.joint1_slice1_local_bend_z_column_w_z
+        + cache.joint1_slice2_local_bend_z_column_v_z
+            * cache.joint1_slice2_local_bend_z_projected_inertia_f_z;
+    let t81 = cache.middle_hull_column8_w_y * cache.middle_hull_projected7_n_y
         + cache.joint1_slice2_hull_column8_v_y * cache.joint1_slice2_hull_projected7_f_y
+        + t51
         + cache.joint2_slice2_hull_column8_v_y * cache.joint2_slice2_hull_projected7_f_y
         + cache.middle_hull_projected7_f_y * cache.middle_hull_column8_v_y
-        + cache.joint1_tip_subspace1_v_x * t110
+        + cache.joint1_tip_subspace1_v_x * t74
         + cache.middle_hull_column8_v_z * cache.middle_hull_projected7_f_z
         + cache.joint2_slice3_hull_column8_v_y * cache.joint2_slice3_hull_projected7_f_y
         + cache.head_hull_projected7_n_z * cache.head_hull_column8_w_z
-        + cache.joint1_tip_subspace1_v_y * t108
+        + cache.joint1_tip_subspace1_v_y * t72
         + cache.joint2_slice3_hull_column8_v_x * cache.joint2_slice3_hull_projected7_f_x
         + cache.middle_hull_column8_w_z * cache.middle_hull_projected7_n_z
         + cache.joint1_slice0_hull_projected7_f_y * cache.joint1_slice0_hull_column8_v_y
         + cache.joint2_slice2_hull_column8_v_x * cache.joint2_slice2_hull_projected7_f_x
         + cache.joint2_slice0_hull_projected7_f_x * cache.joint2_slice0_hull_column8_v_x
-        + cache.joint1_tip_subspace1_w_x * t103 + cache.joint1_tip_subspace1_w_z * t106
-        + t104 * cache.joint1_tip_subspace1_w_y + 0.11111111111111113 * t63 * t64 * t64
+        + cache.joint1_tip_subspace1_w_x * t67 + cache.joint1_tip_subspace1_w_z * t70
+        + t68 * cache.joint1_tip_subspace1_w_y + 0.11111111111111113 * t52 * t53 * t53
         + cache.joint1_slice1_hull_column8_v_z * cache.joint1_slice1_hull_projected7_f_z
         + cache.joint2_slice0_hull_column8_v_y * cache.joint2_slice0_hull_projected7_f_y
         + cache.head_hull_projected7_f_x * cache.head_hull_column8_v_x
         + cache.joint1_slice0_hull_projected7_f_x * cache.joint1_slice0_hull_column8_v_x
         + cache.joint1_slice0_hull_projected7_f_z * cache.joint1_slice0_hull_column8_v_z
         + cache.joint1_slice1_hull_column8_v_y * cache.joint1_slice1_hull_projected7_f_y
-        + t97
+        + t61
         + cache.joint1_slice2_hull_column8_v_z * cache.joint1_slice2_hull_projected7_f_z
-        + t105 + 0.19245008972987507 * t64 * t64 * t95
+        + t69 + 0.19245008972987507 * t53 * t53 * t59
         + cache.joint1_slice1_hull_projected7_f_x * cache.joint1_slice1_hull_column8_v_x
         + cache.joint1_slice3_hull_projected7_f_y * cache.joint1_slice3_hull_column8_v_y
         + cache.joint2_slice1_hull_projected7_f_z * cache.joint2_slice1_hull_column8_v_z
-        + t67
         + cache.joint2_slice1_hull_column8_v_x * cache.joint2_slice1_hull_projected7_f_x
         + cache.joint1_slice3_hull_column8_v_x * cache.joint1_slice3_hull_projected7_f_x
         + cache.head_hull_projected7_f_z * cache.head_hull_column8_v_z
         + cache.middle_hull_column8_v_x * cache.middle_hull_projected7_f_x
-        + t109 * cache.joint1_tip_subspace1_v_z
+        + t73 * cache.joint1_tip_subspace1_v_z
         + cache.joint2_slice1_hull_projected7_f_y * cache.joint2_slice1_hull_column8_v_y
         + cache.joint1_slice3_hull_projected7_f_z * cache.joint1_slice3_hull_column8_v_z
         + cache.joint1_slice2_hull_projected7_f_x * cache.joint1_slice2_hull_column8_v_x
-        + t107 + t100
+        + t71 + t64
         + cache.joint2_slice3_hull_projected7_f_z * cache.joint2_slice3_hull_column8_v_z
         + cache.head_hull_projected7_f_y * cache.head_hull_column8_v_y
         + cache.joint2_slice0_hull_column8_v_z * cache.joint2_slice0_hull_projected7_f_z
         + cache.joint2_slice2_hull_column8_v_z * cache.joint2_slice2_hull_projected7_f_z
         + cache.head_hull_column8_w_y * cache.head_hull_projected7_n_y
-        - 0.1924500897298754 * t64 * t64 * t95 - 0.33333333333333315 * t64 * t64 * t116;
-    let t118 = cache.head_hull_column9_v_x * cache.head_hull_projected7_f_x
+        - 0.1924500897298754 * t53 * t53 * t59 - 0.33333333333333315 * t53 * t53 * t80;
+    let t82 = cache.head_hull_column9_v_x * cache.head_hull_projected7_f_x
         + cache.joint2_slice3_hull_column9_v_y * cache.joint2_slice3_hull_projected7_f_y
+        + cache.joint2_subspace0_projected_inertia_n_y * cache.joint1_tip_subspace1_w_y
         + cache.head_hull_column9_w_z * cache.head_hull_projected7_n_z
         + cache.joint2_slice3_hull_column9_v_z * cache.joint2_slice3_hull_projected7_f_z
         + cache.joint2_slice0_hull_projected7_f_x * cache.joint2_slice0_hull_column9_v_x
-        + cache.joint1_tip_subspace1_v_x * cache.joint2_subspace0_projected_inertia_f_x
+        + cache.joint1_tip_subspace1_w_z * cache.joint2_subspace0_projected_inertia_n_z
         + cache.head_hull_column9_v_y * cache.head_hull_projected7_f_y
-        + cache.joint1_tip_subspace1_w_x * cache.joint2_subspace0_projected_inertia_n_x
         + cache.joint2_slice0_hull_column9_v_y * cache.joint2_slice0_hull_projected7_f_y
         + cache.joint2_slice1_hull_column9_v_y * cache.joint2_slice1_hull_projected7_f_y
         + cache.joint2_slice1_hull_column9_v_x * cache.joint2_slice1_hull_projected7_f_x
         + cache.joint2_slice2_hull_column9_v_y * cache.joint2_slice2_hull_projected7_f_y
         + cache.joint2_slice3_hull_column9_v_x * cache.joint2_slice3_hull_projected7_f_x
         + cache.joint2_slice1_hull_column9_v_z * cache.joint2_slice1_hull_projected7_f_z
-        + cache.joint1_tip_subspace1_w_y * cache.joint2_subspace0_projected_inertia_n_y
         + cache.joint1_tip_subspace1_v_y * cache.joint2_subspace0_projected_inertia_f_y
-        + cache.joint1_tip_subspace1_w_z * cache.joint2_subspace0_projected_inertia_n_z
         + cache.head_hull_column9_w_y * cache.head_hull_projected7_n_y
-        + cache.joint1_tip_subspace1_v_z * cache.joint2_subspace0_projected_inertia_f_z
         + cache.head_hull_projected7_f_z * cache.head_hull_column9_v_z
         + cache.joint2_slice2_hull_column9_v_z * cache.joint2_slice2_hull_projected7_f_z
+        + cache.joint2_subspace0_projected_inertia_f_z * cache.joint1_tip_subspace1_v_z
+        + cache.joint1_tip_subspace1_w_x * cache.joint2_subspace0_projected_inertia_n_x
+        + cache.joint1_tip_subspace1_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_slice0_hull_column9_v_z * cache.joint2_slice0_hull_projected7_f_z
         + cache.joint2_slice2_hull_column9_v_x * cache.joint2_slice2_hull_projected7_f_x;
-    let t119 = cache.joint1_tip_subspace1_v_z
-        * cache.joint2_subspace1_projected_inertia_f_z
+    let t83 = cache.joint2_subspace1_projected_inertia_n_x
+        * cache.joint1_tip_subspace1_w_x
         + cache.joint2_slice2_hull_column10_v_z * cache.joint2_slice2_hull_projected7_f_z
         + cache.joint2_slice2_hull_column10_v_x * cache.joint2_slice2_hull_projected7_f_x
         + cache.joint1_tip_subspace1_v_x * cache.joint2_subspace1_projected_inertia_f_x
         + cache.joint2_slice3_hull_column10_v_y * cache.joint2_slice3_hull_projected7_f_y
         + cache.joint2_slice3_hull_projected7_f_z * cache.joint2_slice3_hull_column10_v_z
-        + cache.joint1_tip_subspace1_w_z * cache.joint2_subspace1_projected_inertia_n_z
-        + cache.joint2_subspace1_projected_inertia_n_y * cache.joint1_tip_subspace1_w_y
-        + cache.head_hull_projected7_f_x * cache.head_hull_column10_v_x
         + cache.joint1_tip_subspace1_v_y * cache.joint2_subspace1_projected_inertia_f_y
+        + cache.head_hull_projected7_f_x * cache.head_hull_column10_v_x
+        + cache.joint1_tip_subspace1_w_y * cache.joint2_subspace1_projected_inertia_n_y
         + cache.joint2_slice3_hull_column10_v_x * cache.joint2_slice3_hull_projected7_f_x
         + cache.joint2_slice2_hull_projected7_f_y * cache.joint2_slice2_hull_column10_v_y
         + cache.head_hull_column10_w_y * cache.head_hull_projected7_n_y
         + cache.joint2_slice1_hull_column10_v_z * cache.joint2_slice1_hull_projected7_f_z
-        + cache.joint1_tip_subspace1_w_x * cache.joint2_subspace1_projected_inertia_n_x
         + cache.joint2_slice0_hull_column10_v_y * cache.joint2_slice0_hull_projected7_f_y
         + cache.head_hull_column10_v_y * cache.head_hull_projected7_f_y
+        + cache.joint2_subspace1_projected_inertia_f_z * cache.joint1_tip_subspace1_v_z
         + cache.joint2_slice1_hull_projected7_f_x * cache.joint2_slice1_hull_column10_v_x
+        + cache.joint1_tip_subspace1_w_z * cache.joint2_subspace1_projected_inertia_n_z
         + cache.head_hull_projected7_n_z * cache.head_hull_column10_w_z
         + cache.joint2_slice1_hull_column10_v_y * cache.joint2_slice1_hull_projected7_f_y
         + cache.head_hull_projected7_f_z * cache.head_hull_column10_v_z
         + cache.joint2_slice0_hull_projected7_f_x * cache.joint2_slice0_hull_column10_v_x
         + cache.joint2_slice0_hull_column10_v_z
             * cache.joint2_slice0_hull_projected7_f_z;
-    let t120 = cache.head_hull_projected7_f_z * cache.head_hull_column11_v_z
-        + cache.joint1_tip_subspace1_w_x * cache.joint2_subspace2_projected_inertia_n_x
-        + cache.joint2_subspace2_projected_inertia_n_z * cache.joint1_tip_subspace1_w_z
+    let t84 = cache.head_hull_projected7_f_z * cache.head_hull_column11_v_z
         + cache.joint2_slice0_hull_projected7_f_x * cache.joint2_slice0_hull_column11_v_x
         + cache.joint2_slice1_hull_projected7_f_z * cache.joint2_slice1_hull_column11_v_z
         + cache.joint2_slice3_hull_column11_v_x * cache.joint2_slice3_hull_projected7_f_x
         + cache.head_hull_projected7_f_y * cache.head_hull_column11_v_y
         + cache.head_hull_column11_w_y * cache.head_hull_projected7_n_y
+        + cache.joint1_tip_subspace1_w_z * cache.joint2_subspace2_projected_inertia_n_z
+        + cache.joint2_subspace2_projected_inertia_f_z * cache.joint1_tip_subspace1_v_z
         + cache.joint2_slice3_hull_column11_v_y * cache.joint2_slice3_hull_projected7_f_y
-        + cache.joint1_tip_subspace1_v_y * cache.joint2_subspace2_projected_inertia_f_y
         + cache.joint2_slice1_hull_column11_v_x * cache.joint2_slice1_hull_projected7_f_x
         + cache.head_hull_column11_w_z * cache.head_hull_projected7_n_z
         + cache.head_hull_projected7_f_x * cache.head_hull_column11_v_x
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected7_f_y
-        + cache.joint2_subspace2_projected_inertia_n_y * cache.joint1_tip_subspace1_w_y
         + cache.joint2_slice0_hull_projected7_f_y * cache.joint2_slice0_hull_column11_v_y
+        + cache.joint1_tip_subspace1_v_y * cache.joint2_subspace2_projected_inertia_f_y
         + cache.joint2_slice2_hull_column11_v_x * cache.joint2_slice2_hull_projected7_f_x
         + cache.joint2_slice3_hull_column11_v_z * cache.joint2_slice3_hull_projected7_f_z
-        + cache.joint2_subspace2_projected_inertia_f_z * cache.joint1_tip_subspace1_v_z
         + cache.joint2_slice2_hull_projected7_f_z * cache.joint2_slice2_hull_column11_v_z
-        + cache.joint2_subspace2_projected_inertia_f_x * cache.joint1_tip_subspace1_v_x
+        + cache.joint1_tip_subspace1_w_x * cache.joint2_subspace2_projected_inertia_n_x
+        + cache.joint2_subspace2_projected_inertia_n_y * cache.joint1_tip_subspace1_w_y
         + cache.joint2_slice0_hull_column11_v_z * cache.joint2_slice0_hull_projected7_f_z
+        + cache.joint1_tip_subspace1_v_x * cache.joint2_subspace2_projected_inertia_f_x
         + cache.joint2_slice1_hull_projected7_f_y
             * cache.joint2_slice1_hull_column11_v_y;
-    let t121 = 0.19245008972987532 * t64 * t64 * t95;
-    let t122 = cache.joint2_slice1_hull_column9_v_y
+    let t85 = 0.19245008972987532 * t53 * t53 * t59;
+    let t86 = cache.joint2_slice1_hull_column9_v_y
         * cache.joint2_slice1_hull_projected8_f_y
         + cache.head_hull_column9_v_z * cache.head_hull_projected8_f_z
-        + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_slice3_hull_column9_v_x * cache.joint2_slice3_hull_projected8_f_x
+        + cache.joint2_subspace0_projected_inertia_n_y * cache.joint1_tip_subspace2_w_y
         + cache.joint2_slice0_hull_projected8_f_x * cache.joint2_slice0_hull_column9_v_x
+        + cache.joint2_subspace0_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
         + cache.joint2_slice1_hull_column9_v_z * cache.joint2_slice1_hull_projected8_f_z
+        + cache.joint2_subspace0_projected_inertia_f_z * cache.joint1_tip_subspace2_v_z
         + cache.joint2_slice3_hull_column9_v_z * cache.joint2_slice3_hull_projected8_f_z
-        + cache.joint1_tip_subspace2_v_z * cache.joint2_subspace0_projected_inertia_f_z
+        + cache.joint1_tip_subspace2_v_y * cache.joint2_subspace0_projected_inertia_f_y
+        + cache.joint1_tip_subspace2_w_x * cache.joint2_subspace0_projected_inertia_n_x
         + cache.head_hull_column9_w_z * cache.head_hull_projected8_n_z
         + cache.head_hull_column9_v_x * cache.head_hull_projected8_f_x
         + cache.joint2_slice2_hull_column9_v_x * cache.joint2_slice2_hull_projected8_f_x
-        + cache.joint1_tip_subspace2_w_x * cache.joint2_subspace0_projected_inertia_n_x
         + cache.joint2_slice2_hull_column9_v_y * cache.joint2_slice2_hull_projected8_f_y
         + cache.head_hull_column9_v_y * cache.head_hull_projected8_f_y
         + cache.head_hull_column9_w_y * cache.head_hull_projected8_n_y
         + cache.joint2_slice1_hull_column9_v_x * cache.joint2_slice1_hull_projected8_f_x
         + cache.joint2_slice0_hull_column9_v_z * cache.joint2_slice0_hull_projected8_f_z
         + cache.joint2_slice3_hull_projected8_f_y * cache.joint2_slice3_hull_column9_v_y
-        + cache.joint1_tip_subspace2_v_y * cache.joint2_subspace0_projected_inertia_f_y
-        + cache.joint2_subspace0_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
         + cache.joint2_slice2_hull_column9_v_z * cache.joint2_slice2_hull_projected8_f_z
         + cache.joint2_slice0_hull_column9_v_y * cache.joint2_slice0_hull_projected8_f_y
-        + cache.joint1_tip_subspace2_w_y * cache.joint2_subspace0_projected_inertia_n_y;
-    let t123 = cache.head_hull_column10_w_y * cache.head_hull_projected8_n_y
+        + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace0_projected_inertia_f_x;
+    let t87 = cache.joint2_subspace1_projected_inertia_f_z
+        * cache.joint1_tip_subspace2_v_z
+        + cache.head_hull_column10_w_y * cache.head_hull_projected8_n_y
         + cache.joint2_slice0_hull_projected8_f_z * cache.joint2_slice0_hull_column10_v_z
         + cache.joint2_slice2_hull_column10_v_z * cache.joint2_slice2_hull_projected8_f_z
         + cache.head_hull_column10_v_z * cache.head_hull_projected8_f_z
+        + cache.joint1_tip_subspace2_w_y * cache.joint2_subspace1_projected_inertia_n_y
+        + cache.joint2_subspace1_projected_inertia_n_x * cache.joint1_tip_subspace2_w_x
         + cache.joint2_slice3_hull_projected8_f_z * cache.joint2_slice3_hull_column10_v_z
         + cache.joint2_slice1_hull_column10_v_x * cache.joint2_slice1_hull_projected8_f_x
         + cache.joint2_slice0_hull_column10_v_y * cache.joint2_slice0_hull_projected8_f_y
         + cache.head_hull_column10_v_y * cache.head_hull_projected8_f_y
-        + cache.joint2_subspace1_projected_inertia_n_x * cache.joint1_tip_subspace2_w_x
-        + cache.joint2_slice3_hull_projected8_f_y * cache.joint2_slice3_hull_column10_v_y
+        + cache.joint2_subspace1_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
         + cache.joint1_tip_subspace2_v_y * cache.joint2_subspace1_projected_inertia_f_y
+        + cache.joint2_slice3_hull_projected8_f_y * cache.joint2_slice3_hull_column10_v_y
         + cache.head_hull_column10_v_x * cache.head_hull_projected8_f_x
         + cache.joint2_slice1_hull_projected8_f_y * cache.joint2_slice1_hull_column10_v_y
-        + cache.joint1_tip_subspace2_v_z * cache.joint2_subspace1_projected_inertia_f_z
-        + cache.joint2_subspace1_projected_inertia_n_y * cache.joint1_tip_subspace2_w_y
-        + cache.joint2_slice3_hull_column10_v_x * cache.joint2_slice3_hull_projected8_f_x
         + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace1_projected_inertia_f_x
+        + cache.joint2_slice3_hull_column10_v_x * cache.joint2_slice3_hull_projected8_f_x
         + cache.joint2_slice2_hull_projected8_f_x * cache.joint2_slice2_hull_column10_v_x
-        + cache.joint2_subspace1_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
         + cache.joint2_slice2_hull_column10_v_y * cache.joint2_slice2_hull_projected8_f_y
         + cache.head_hull_projected8_n_z * cache.head_hull_column10_w_z
         + cache.joint2_slice0_hull_projected8_f_x * cache.joint2_slice0_hull_column10_v_x
         + cache.joint2_slice1_hull_column10_v_z
             * cache.joint2_slice1_hull_projected8_f_z;
-    let t124 = cache.joint2_slice3_hull_column11_v_y
+    let t88 = cache.joint2_slice3_hull_column11_v_y
         * cache.joint2_slice3_hull_projected8_f_y
         + cache.joint1_tip_subspace2_w_x * cache.joint2_subspace2_projected_inertia_n_x
         + cache.joint2_slice1_hull_projected8_f_z * cache.joint2_slice1_hull_column11_v_z
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected8_f_y
-        + cache.joint2_subspace2_projected_inertia_f_x * cache.joint1_tip_subspace2_v_x
+        + cache.joint2_subspace2_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
         + cache.joint2_slice2_hull_projected8_f_z * cache.joint2_slice2_hull_column11_v_z
         + cache.head_hull_column11_w_z * cache.head_hull_projected8_n_z
         + cache.joint2_slice0_hull_column11_v_z * cache.joint2_slice0_hull_projected8_f_z
         + cache.head_hull_column11_v_x * cache.head_hull_projected8_f_x
         + cache.head_hull_column11_w_y * cache.head_hull_projected8_n_y
-        + cache.joint2_subspace2_projected_inertia_n_z * cache.joint1_tip_subspace2_w_z
+        + cache.joint1_tip_subspace2_v_x * cache.joint2_subspace2_projected_inertia_f_x
         + cache.head_hull_column11_v_z * cache.head_hull_projected8_f_z
         + cache.joint2_slice3_hull_column11_v_x * cache.joint2_slice3_hull_projected8_f_x
+        + cache.joint2_subspace2_projected_inertia_n_y * cache.joint1_tip_subspace2_w_y
         + cache.joint2_slice0_hull_projected8_f_y * cache.joint2_slice0_hull_column11_v_y
         + cache.joint2_slice1_hull_column11_v_x * cache.joint2_slice1_hull_projected8_f_x
-        + cache.joint1_tip_subspace2_v_z * cache.joint2_subspace2_projected_inertia_f_z
         + cache.head_hull_column11_v_y * cache.head_hull_projected8_f_y
+        + cache.joint1_tip_subspace2_v_z * cache.joint2_subspace2_projected_inertia_f_z
+        + cache.joint1_tip_subspace2_v_y * cache.joint2_subspace2_projected_inertia_f_y
         + cache.joint2_slice3_hull_projected8_f_z * cache.joint2_slice3_hull_column11_v_z
-        + cache.joint1_tip_subspace2_w_y * cache.joint2_subspace2_projected_inertia_n_y
         + cache.joint2_slice2_hull_column11_v_x * cache.joint2_slice2_hull_projected8_f_x
         + cache.joint2_slice1_hull_projected8_f_y * cache.joint2_slice1_hull_column11_v_y
-        + cache.joint1_tip_subspace2_v_y * cache.joint2_subspace2_projected_inertia_f_y
         + cache.joint2_slice0_hull_projected8_f_x
             * cache.joint2_slice0_hull_column11_v_x;
-    let t125 = 0.1111111111111111
-        * (cache.joint1_slice1_mass * cache.joint2_slice1_local_len_column_v_x
-            * cache.joint2_slice1_local_len_column_v_x
-            + cache.joint1_slice0_mass * cache.joint2_slice3_local_len_column_v_y
-                * cache.joint2_slice3_local_len_column_v_y
-            + cache.joint1_slice0_mass * cache.joint2_slice0_local_len_column_v_y
+    let t89 = 0.1111111111111111
+        * (cache.joint2_slice3_local_len_column_v_z
+            * cache.joint2_slice3_local_len_projected_inertia_f_z
+            + cache.joint2_slice0_local_len_projected_inertia_f_y
                 * cache.joint2_slice0_local_len_column_v_y
-            + cache.joint1_slice0_mass * cache.joint2_slice0_local_len_column_v_x
-                * cache.joint2_slice0_local_len_column_v_x
-            + cache.joint1_slice0_mass * cache.joint2_slice3_local_len_column_v_x
-                * cache.joint2_slice3_local_len_column_v_x
-            + cache.joint2_slice3_local_len_column_v_z
-                * cache.joint2_slice3_local_len_column_v_z * cache.joint1_slice0_mass
+            + cache.joint2_slice1_local_len_column_v_x
+                * cache.joint2_slice1_local_len_projected_inertia_f_x
+            + cache.joint2_slice3_local_len_projected_inertia_f_y
+                * cache.joint2_slice3_local_len_column_v_y
             + cache.joint2_slice0_local_len_column_v_z
-                * cache.joint2_slice0_local_len_column_v_z * cache.joint1_slice0_mass
-            + cache.joint1_slice1_mass * cache.joint2_slice1_local_len_column_v_y
-                * cache.joint2_slice1_local_len_column_v_y
-            + cache.joint1_slice1_mass * cache.joint2_slice2_local_len_column_v_x
-                * cache.joint2_slice2_local_len_column_v_x
-            + cache.joint1_slice1_mass * cache.joint2_slice1_local_len_column_v_z
-                * cache.joint2_slice1_local_len_column_v_z
-            + cache.joint1_slice1_mass * cache.joint2_slice2_local_len_column_v_y
+                * cache.joint2_slice0_local_len_projected_inertia_f_z
+            + cache.joint2_slice2_local_len_projected_inertia_f_z
+                * cache.joint2_slice2_local_len_column_v_z
+            + cache.joint2_slice3_local_len_projected_inertia_f_x
+                * cache.joint2_slice3_local_len_column_v_x
+            + cache.joint2_slice1_local_len_column_v_z
+                * cache.joint2_slice1_local_len_projected_inertia_f_z
+            + cache.joint2_slice2_local_len_column_v_x
+                * cache.joint2_slice2_local_len_projected_inertia_f_x
+            + cache.joint2_slice0_local_len_column_v_x
+                * cache.joint2_slice0_local_len_projected_inertia_f_x
+            + cache.joint2_slice2_local_len_projected_inertia_f_y
                 * cache.joint2_slice2_local_len_column_v_y
-            + cache.joint1_slice1_mass * cache.joint2_slice2_local_len_column_v_z
-                * cache.joint2_slice2_local_len_column_v_z);
-    let t126 = cache.joint2_slice2_local_bend_y_column_v_z * cache.joint1_slice1_mass
-        - (cache.joint2_slice2_local_inertia_h_x
-            * cache.joint2_slice2_local_bend_y_column_w_y
-            - cache.joint2_slice2_local_bend_y_column_w_x
-                * cache.joint2_slice2_local_inertia_h_y);
-    let t127 = cache.joint1_slice1_mass * cache.joint2_slice2_local_bend_y_column_v_x
-        - (cache.joint2_slice2_local_bend_y_column_w_z
-            * cache.joint2_slice2_local_inertia_h_y
-            - cache.joint2_slice2_local_bend_y_column_w_y
-                * cache.joint2_slice2_local_inertia_h_z);
-    let t128 = cache.joint1_slice1_mass * cache.joint2_slice1_local_bend_y_column_v_x
-        - (cache.joint2_slice1_local_bend_y_column_w_z
-            * cache.joint2_slice1_local_inertia_h_y
-            - cache.joint2_slice1_local_inertia_h_z
-                * cache.joint2_slice1_local_bend_y_column_w_y);
-    let t129 = cache.joint1_slice1_mass * cache.joint2_slice2_local_bend_y_column_v_y
-        - (cache.joint2_slice2_local_bend_y_column_w_x
-            * cache.joint2_slice2_local_inertia_h_z
-            - cache.joint2_slice2_local_bend_y_column_w_z
-                * cache.joint2_slice2_local_inertia_h_x);
-    let t130 = cache.joint1_slice0_mass * cache.joint2_slice3_local_bend_y_column_v_z
-        - (cache.joint2_slice3_local_bend_y_column_w_y
-            * cache.joint2_slice3_local_inertia_h_x
-            - cache.joint2_slice3_local_inertia_h_y
-                * cache.joint2_slice3_local_bend_y_column_w_x);
-    let t131 = cache.joint1_slice0_mass * cache.joint2_slice3_local_bend_y_column_v_x
-        - (cache.joint2_slice3_local_bend_y_column_w_z
-            * cache.joint2_slice3_local_inertia_h_y
-            - cache.joint2_slice3_local_inertia_h_z
-                * cache.joint2_slice3_local_bend_y_column_w_y);
-    let t132 = cache.joint1_slice1_mass * cache.joint2_slice1_local_bend_y_column_v_z
-        - (cache.joint2_slice1_local_bend_y_column_w_y
-            * cache.joint2_slice1_local_inertia_h_x
-            - cache.joint2_slice1_local_bend_y_column_w_x
-                * cache.joint2_slice1_local_inertia_h_y);
-    let t133 = cache.joint2_slice0_local_bend_y_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint2_slice0_local_bend_y_column_w_z
-            * cache.joint2_slice0_local_inertia_h_y
-            - cache.joint2_slice0_local_inertia_h_z
-                * cache.joint2_slice0_local_bend_y_column_w_y);
-    let t134 = cache.joint2_slice3_local_bend_y_column_v_y * cache.joint1_slice0_mass
-        - (cache.joint2_slice3_local_inertia_h_z
-            * cache.joint2_slice3_local_bend_y_column_w_x
-            - cache.joint2_slice3_local_bend_y_column_w_z
-                * cache.joint2_slice3_local_inertia_h_x);
-    let t135 = cache.joint1_slice0_mass * cache.joint2_slice0_local_bend_y_column_v_y
-        - (cache.joint2_slice0_local_bend_y_column_w_x
-            * cache.joint2_slice0_local_inertia_h_z
-            - cache.joint2_slice0_local_bend_y_column_w_z
-                * cache.joint2_slice0_local_inertia_h_x);
-    let t136 = cache.joint2_slice1_local_bend_y_column_v_y * cache.joint1_slice1_mass
-        - (cache.joint2_slice1_local_bend_y_column_w_x
-            * cache.joint2_slice1_local_inertia_h_z
-            - cache.joint2_slice1_local_bend_y_column_w_z
-                * cache.joint2_slice1_local_inertia_h_x);
-    let t137 = cache.joint2_slice0_local_bend_y_column_v_z * cache.joint1_slice0_mass
-        - (cache.joint2_slice0_local_bend_y_column_w_y
-            * cache.joint2_slice0_local_inertia_h_x
-            - cache.joint2_slice0_local_inertia_h_y
-                * cache.joint2_slice0_local_bend_y_column_w_x);
-    let t138 = cache.joint2_slice2_local_bend_y_column_v_z * t126
-        + cache.joint2_slice2_local_bend_y_column_v_x * t127
-        + (cache.joint2_slice2_local_bend_y_column_v_z
-            * cache.joint2_slice2_local_inertia_h_y
-            + cache.joint2_slice2_local_inertia_i_01
-                * cache.joint2_slice2_local_bend_y_column_w_y
-            + cache.joint2_slice2_local_bend_y_column_w_x
-                * cache.joint2_slice2_local_inertia_i_00
-            + cache.joint2_slice2_local_bend_y_column_w_z
-                * cache.joint2_slice2_local_inertia_i_02
-            - cache.joint2_slice2_local_inertia_h_z
-                * cache.joint2_slice2_local_bend_y_column_v_y)
+            + cache.joint2_slice1_local_len_projected_inertia_f_y
+                * cache.joint2_slice1_local_len_column_v_y);
+    let t90 = cache.joint2_slice2_local_bend_y_column_v_z
+        * cache.joint2_slice2_local_bend_y_projected_inertia_f_z
+        + cache.joint2_slice2_local_bend_y_column_v_x
+            * cache.joint2_slice2_local_bend_y_projected_inertia_f_x
+        + cache.joint2_slice2_local_bend_y_projected_inertia_n_x
             * cache.joint2_slice2_local_bend_y_column_w_x
         + cache.joint2_slice3_local_bend_y_column_w_z
-            * (cache.joint2_slice3_local_bend_y_column_w_z
-                * cache.joint2_slice3_local_inertia_i_22
-                + cache.joint2_slice3_local_bend_y_column_v_y
-                    * cache.joint2_slice3_local_inertia_h_x
-                + cache.joint2_slice3_local_inertia_i_02
-                    * cache.joint2_slice3_local_bend_y_column_w_x
-                + cache.joint2_slice3_local_inertia_i_12
-                    * cache.joint2_slice3_local_bend_y_column_w_y
-                - cache.joint2_slice3_local_inertia_h_y
-                    * cache.joint2_slice3_local_bend_y_column_v_x)
+            * cache.joint2_slice3_local_bend_y_projected_inertia_n_z
         + cache.joint2_slice1_local_bend_y_column_w_x
-            * (cache.joint2_slice1_local_inertia_h_y
-                * cache.joint2_slice1_local_bend_y_column_v_z
-                + cache.joint2_slice1_local_bend_y_column_w_z
-                    * cache.joint2_slice1_local_inertia_i_02
-                + cache.joint2_slice1_local_bend_y_column_w_x
-                    * cache.joint2_slice1_local_inertia_i_00
-                + cache.joint2_slice1_local_inertia_i_01
-                    * cache.joint2_slice1_local_bend_y_column_w_y
-                - cache.joint2_slice1_local_bend_y_column_v_y
-                    * cache.joint2_slice1_local_inertia_h_z)
-        + cache.joint2_slice1_local_bend_y_column_v_x * t128
-        + t129 * cache.joint2_slice2_local_bend_y_column_v_y
-        + t130 * cache.joint2_slice3_local_bend_y_column_v_z
-        + cache.joint2_slice3_local_bend_y_column_v_x * t131
-        + cache.joint2_slice2_local_bend_y_column_w_z
-            * (cache.joint2_slice2_local_inertia_h_x
-                * cache.joint2_slice2_local_bend_y_column_v_y
-                + cache.joint2_slice2_local_inertia_i_12
-                    * cache.joint2_slice2_local_bend_y_column_w_y
-                + cache.joint2_slice2_local_inertia_i_22
-                    * cache.joint2_slice2_local_bend_y_column_w_z
-                + cache.joint2_slice2_local_bend_y_column_w_x
-                    * cache.joint2_slice2_local_inertia_i_02
-                - cache.joint2_slice2_local_bend_y_column_v_x
-                    * cache.joint2_slice2_local_inertia_h_y)
-        + cache.joint2_slice1_local_bend_y_column_w_y
-            * (cache.joint2_slice1_local_bend_y_column_w_z
-                * cache.joint2_slice1_local_inertia_i_12
-                + cache.joint2_slice1_local_bend_y_column_w_x
-                    * cache.joint2_slice1_local_inertia_i_01
-                + cache.joint2_slice1_local_inertia_i_11
-                    * cache.joint2_slice1_local_bend_y_column_w_y
-                + cache.joint2_slice1_local_bend_y_column_v_x
-                    * cache.joint2_slice1_local_inertia_h_z
-                - cache.joint2_slice1_local_bend_y_column_v_z
-                    * cache.joint2_slice1_local_inertia_h_x)
-        + cache.joint2_slice0_local_bend_y_column_w_z
-            * (cache.joint2_slice0_local_bend_y_column_w_z
-                * cache.joint2_slice0_local_inertia_i_22
-                + cache.joint2_slice0_local_bend_y_column_w_y
-                    * cache.joint2_slice0_local_inertia_i_12
-                + cache.joint2_slice0_local_inertia_i_02
-                    * cache.joint2_slice0_local_bend_y_column_w_x
-                + cache.joint2_slice0_local_inertia_h_x
-                    * cache.joint2_slice0_local_bend_y_column_v_y
-                - cache.joint2_slice0_local_bend_y_column_v_x
-                    * cache.joint2_slice0_local_inertia_h_y)
-        + t132 * cache.joint2_slice1_local_bend_y_column_v_z
-        + cache.joint2_slice2_local_bend_y_column_w_y
-            * (cache.joint2_slice2_local_bend_y_column_w_z
-                * cache.joint2_slice2_local_inertia_i_12
-                + cache.joint2_slice2_local_inertia_i_01
-                    * cache.joint2_slice2_local_bend_y_column_w_x
-                + cache.joint2_slice2_local_inertia_i_11
-                    * cache.joint2_slice2_local_bend_y_column_w_y
-                + cache.joint2_slice2_local_bend_y_column_v_x
-                    * cache.joint2_slice2_local_inertia_h_z
-                - cache.joint2_slice2_local_bend_y_column_v_z
-                    * cache.joint2_slice2_local_inertia_h_x)
-        + t133 * cache.joint2_slice0_local_bend_y_column_v_x
-        + (cache.joint2_slice3_local_inertia_h_y
+            * cache.joint2_slice1_local_bend_y_projected_inertia_n_x
+        + cache.joint2_slice1_local_bend_y_column_v_x
+            * cache.joint2_slice1_local_bend_y_projected_inertia_f_x
+        + cache.joint2_slice2_local_bend_y_projected_inertia_f_y
+            * cache.joint2_slice2_local_bend_y_column_v_y
+        + cache.joint2_slice3_local_bend_y_projected_inertia_f_z
             * cache.joint2_slice3_local_bend_y_column_v_z
-            + cache.joint2_slice3_local_bend_y_column_w_z
-                * cache.joint2_slice3_local_inertia_i_02
-            + cache.joint2_slice3_local_inertia_i_01
-                * cache.joint2_slice3_local_bend_y_column_w_y
-            + cache.joint2_slice3_local_inertia_i_00
-                * cache.joint2_slice3_local_bend_y_column_w_x
-            - cache.joint2_slice3_local_bend_y_column_v_y
-                * cache.joint2_slice3_local_inertia_h_z)
+        + cache.joint2_slice3_local_bend_y_column_v_x
+            * cache.joint2_slice3_local_bend_y_projected_inertia_f_x
+        + cache.joint2_slice2_local_bend_y_column_w_z
+            * cache.joint2_slice2_local_bend_y_projected_inertia_n_z
+        + cache.joint2_slice1_local_bend_y_column_w_y
+            * cache.joint2_slice1_local_bend_y_projected_inertia_n_y
+        + cache.joint2_slice0_local_bend_y_column_w_z
+            * cache.joint2_slice0_local_bend_y_projected_inertia_n_z
+        + cache.joint2_slice1_local_bend_y_projected_inertia_f_z
+            * cache.joint2_slice1_local_bend_y_column_v_z
+        + cache.joint2_slice2_local_bend_y_column_w_y
+            * cache.joint2_slice2_local_bend_y_projected_inertia_n_y
+        + cache.joint2_slice0_local_bend_y_projected_inertia_f_x
+            * cache.joint2_slice0_local_bend_y_column_v_x
+        + cache.joint2_slice3_local_bend_y_projected_inertia_n_x
             * cache.joint2_slice3_local_bend_y_column_w_x
         + cache.joint2_slice0_local_bend_y_column_w_y
-            * (cache.joint2_slice0_local_bend_y_column_w_z
-                * cache.joint2_slice0_local_inertia_i_12
-                + cache.joint2_slice0_local_bend_y_column_v_x
-                    * cache.joint2_slice0_local_inertia_h_z
-                + cache.joint2_slice0_local_inertia_i_01
-                    * cache.joint2_slice0_local_bend_y_column_w_x
-                + cache.joint2_slice0_local_bend_y_column_w_y
-                    * cache.joint2_slice0_local_inertia_i_11
-                - cache.joint2_slice0_local_bend_y_column_v_z
-                    * cache.joint2_slice0_local_inertia_h_x)
+            * cache.joint2_slice0_local_bend_y_projected_inertia_n_y
         + cache.joint2_slice1_local_bend_y_column_w_z
-            * (cache.joint2_slice1_local_bend_y_column_v_y
-                * cache.joint2_slice1_local_inertia_h_x
-                + cache.joint2_slice1_local_bend_y_column_w_z
-                    * cache.joint2_slice1_local_inertia_i_22
-                + cache.joint2_slice1_local_bend_y_column_w_y
-                    * cache.joint2_slice1_local_inertia_i_12
-                + cache.joint2_slice1_local_bend_y_column_w_x
-                    * cache.joint2_slice1_local_inertia_i_02
-                - cache.joint2_slice1_local_bend_y_column_v_x
-                    * cache.joint2_slice1_local_inertia_h_y)
-        + t134 * cache.joint2_slice3_local_bend_y_column_v_y
-        + t135 * cache.joint2_slice0_local_bend_y_column_v_y
-        + (cache.joint2_slice0_local_bend_y_column_w_z
-            * cache.joint2_slice0_local_inertia_i_02
-            + cache.joint2_slice0_local_inertia_i_00
-                * cache.joint2_slice0_local_bend_y_column_w_x
-            + cache.joint2_slice0_local_inertia_h_y
-                * cache.joint2_slice0_local_bend_y_column_v_z
-            + cache.joint2_slice0_local_inertia_i_01
-                * cache.joint2_slice0_local_bend_y_column_w_y
-            - cache.joint2_slice0_local_inertia_h_z
-                * cache.joint2_slice0_local_bend_y_column_v_y)
+            * cache.joint2_slice1_local_bend_y_projected_inertia_n_z
+        + cache.joint2_slice3_local_bend_y_projected_inertia_f_y
+            * cache.joint2_slice3_local_bend_y_column_v_y
+        + cache.joint2_slice0_local_bend_y_projected_inertia_f_y
+            * cache.joint2_slice0_local_bend_y_column_v_y
+        + cache.joint2_slice0_local_bend_y_projected_inertia_n_x
             * cache.joint2_slice0_local_bend_y_column_w_x
         + cache.joint2_slice3_local_bend_y_column_w_y
-            * (cache.joint2_slice3_local_inertia_i_01
-                * cache.joint2_slice3_local_bend_y_column_w_x
-                + cache.joint2_slice3_local_inertia_h_z
-                    * cache.joint2_slice3_local_bend_y_column_v_x
-                + cache.joint2_slice3_local_inertia_i_11
-                    * cache.joint2_slice3_local_bend_y_column_w_y
-                + cache.joint2_slice3_local_bend_y_column_w_z
-                    * cache.joint2_slice3_local_inertia_i_12
-                - cache.joint2_slice3_local_inertia_h_x
-                    * cache.joint2_slice3_local_bend_y_column_v_z)
-        + cache.joint2_slice1_local_bend_y_column_v_y * t136
-        + cache.joint2_slice0_local_bend_y_column_v_z * t137;
-    let t139 = t134 * cache.joint2_slice3_local_len_column_v_y
-        + cache.joint2_slice0_local_len_column_v_y * t135
-        + t136 * cache.joint2_slice1_local_len_column_v_y
-        + cache.joint2_slice3_local_len_column_v_z * t130
-        + t133 * cache.joint2_slice0_local_len_column_v_x
-        + cache.joint2_slice2_local_len_column_v_x * t127
-        + cache.joint2_slice1_local_len_column_v_x * t128
-        + t132 * cache.joint2_slice1_local_len_column_v_z
-        + cache.joint2_slice3_local_len_column_v_x * t131
-        + cache.joint2_slice0_local_len_column_v_z * t137
-        + cache.joint2_slice2_local_len_column_v_y * t129
-        + cache.joint2_slice2_local_len_column_v_z * t126;
-    let t140 = -(0.2222222222222222 * t64 * t139);
-    let t141 = cache.joint1_slice0_mass * cache.joint2_slice0_local_bend_z_column_v_y
-        - (cache.joint2_slice0_local_inertia_h_z
-            * cache.joint2_slice0_local_len_column_v_y
-            - cache.joint2_slice0_local_bend_z_column_w_z
-                * cache.joint2_slice0_local_inertia_h_x);
-    let t142 = cache.joint2_slice2_local_len_column_v_y
-        * cache.joint2_slice2_local_inertia_i_00
-        + cache.joint2_slice2_local_bend_z_column_w_z
-            * cache.joint2_slice2_local_inertia_i_02
-        + cache.joint2_slice2_local_bend_z_column_v_z
-            * cache.joint2_slice2_local_inertia_h_y
-        + cache.joint2_slice2_local_inertia_i_01
-            * cache.joint2_slice2_local_bend_z_column_w_y
-        - cache.joint2_slice2_local_inertia_h_z
-            * cache.joint2_slice2_local_bend_z_column_v_y;
-    let t143 = cache.joint2_slice3_local_bend_z_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint2_slice3_local_bend_z_column_w_z
-            * cache.joint2_slice3_local_inertia_h_y
-            - cache.joint2_slice3_local_inertia_h_z
-                * cache.joint2_slice3_local_bend_z_column_w_y);
-    let t144 = cache.joint2_slice2_local_len_column_v_y
-        * cache.joint2_slice2_local_inertia_i_02
-        + cache.joint2_slice2_local_inertia_h_x
-            * cache.joint2_slice2_local_bend_z_column_v_y
-        + cache.joint2_slice2_local_inertia_i_22
-            * cache.joint2_slice2_local_bend_z_column_w_z
-        + cache.joint2_slice2_local_inertia_i_12
-            * cache.joint2_slice2_local_bend_z_column_w_y
-        - cache.joint2_slice2_local_bend_z_column_v_x
-            * cache.joint2_slice2_local_inertia_h_y;
-    let t145 = cache.joint1_slice0_mass * cache.joint2_slice0_local_bend_z_column_v_z
-        - (cache.joint2_slice0_local_bend_z_column_w_y
-            * cache.joint2_slice0_local_inertia_h_x
-            - cache.joint2_slice0_local_inertia_h_y
-                * cache.joint2_slice0_local_len_column_v_y);
-    let t146 = cache.joint1_slice1_mass * cache.joint2_slice1_local_bend_z_column_v_z
-        - (cache.joint2_slice1_local_inertia_h_x
-            * cache.joint2_slice1_local_bend_z_column_w_y
-            - cache.joint2_slice1_local_inertia_h_y
-                * cache.joint2_slice1_local_len_column_v_y);
-    let t147 = cache.joint2_slice3_local_inertia_i_02
+            * cache.joint2_slice3_local_bend_y_projected_inertia_n_y
+        + cache.joint2_slice1_local_bend_y_column_v_y
+            * cache.joint2_slice1_local_bend_y_projected_inertia_f_y
+        + cache.joint2_slice0_local_bend_y_column_v_z
+            * cache.joint2_slice0_local_bend_y_projected_inertia_f_z;
+    let t91 = cache.joint2_slice3_local_bend_y_projected_inertia_f_y
         * cache.joint2_slice3_local_len_column_v_y
-        + cache.joint2_slice3_local_inertia_i_12
-            * cache.joint2_slice3_local_bend_z_column_w_y
-        + cache.joint2_slice3_local_inertia_h_x
-            * cache.joint2_slice3_local_bend_z_column_v_y
-        + cache.joint2_slice3_local_bend_z_column_w_z
-            * cache.joint2_slice3_local_inertia_i_22
-        - cache.joint2_slice3_local_bend_z_column_v_x
-            * cache.joint2_slice3_local_inertia_h_y;
-    let t148 = cache.joint1_slice0_mass * cache.joint2_slice3_local_bend_z_column_v_y
-        - (cache.joint2_slice3_local_inertia_h_z
-            * cache.joint2_slice3_local_len_column_v_y
-            - cache.joint2_slice3_local_bend_z_column_w_z
-                * cache.joint2_slice3_local_inertia_h_x);
-    let t149 = cache.joint2_slice0_local_inertia_i_01
-        * cache.joint2_slice0_local_len_column_v_y
-        + cache.joint2_slice0_local_bend_z_column_w_z
-            * cache.joint2_slice0_local_inertia_i_12
-        + cache.joint2_slice0_local_bend_z_column_w_y
-            * cache.joint2_slice0_local_inertia_i_11
-        + cache.joint2_slice0_local_bend_z_column_v_x
-            * cache.joint2_slice0_local_inertia_h_z
-        - cache.joint2_slice0_local_inertia_h_x
-            * cache.joint2_slice0_local_bend_z_column_v_z;
-    let t150 = cache.joint2_slice3_local_bend_z_column_w_z
-        * cache.joint2_slice3_local_inertia_i_02
-        + cache.joint2_slice3_local_inertia_i_01
-            * cache.joint2_slice3_local_bend_z_column_w_y
-        + cache.joint2_slice3_local_inertia_h_y
-            * cache.joint2_slice3_local_bend_z_column_v_z
-        + cache.joint2_slice3_local_inertia_i_00
-            * cache.joint2_slice3_local_len_column_v_y
-        - cache.joint2_slice3_local_inertia_h_z
-            * cache.joint2_slice3_local_bend_z_column_v_y;
-    let t151 = cache.joint2_slice2_local_inertia_i_12
-        * cache.joint2_slice2_local_bend_z_column_w_z
-        + cache.joint2_slice2_local_inertia_i_11
-            * cache.joint2_slice2_local_bend_z_column_w_y
-        + cache.joint2_slice2_local_bend_z_column_v_x
-            * cache.joint2_slice2_local_inertia_h_z
+        + cache.joint2_slice0_local_len_column_v_y
+            * cache.joint2_slice0_local_bend_y_projected_inertia_f_y
+        + cache.joint2_slice1_local_bend_y_projected_inertia_f_y
+            * cache.joint2_slice1_local_len_column_v_y
+        + cache.joint2_slice3_local_len_column_v_z
+            * cache.joint2_slice3_local_bend_y_projected_inertia_f_z
+        + cache.joint2_slice0_local_bend_y_projected_inertia_f_x
+            * cache.joint2_slice0_local_len_column_v_x
+        + cache.joint2_slice2_local_len_column_v_x
+            * cache.joint2_slice2_local_bend_y_projected_inertia_f_x
+        + cache.joint2_slice1_local_len_column_v_x
+            * cache.joint2_slice1_local_bend_y_projected_inertia_f_x
+        + cache.joint2_slice1_local_bend_y_projected_inertia_f_z
+            * cache.joint2_slice1_local_len_column_v_z
+        + cache.joint2_slice3_local_len_column_v_x
+            * cache.joint2_slice3_local_bend_y_projected_inertia_f_x
+        + cache.joint2_slice0_local_len_column_v_z
+            * cache.joint2_slice0_local_bend_y_projected_inertia_f_z
         + cache.joint2_slice2_local_len_column_v_y
-            * cache.joint2_slice2_local_inertia_i_01
-        - cache.joint2_slice2_local_inertia_h_x
-            * cache.joint2_slice2_local_bend_z_column_v_z;
-    let t152 = cache.joint2_slice0_local_bend_z_column_w_y
-        * cache.joint2_slice0_local_inertia_i_12
-        + cache.joint2_slice0_local_inertia_i_02
-            * cache.joint2_slice0_local_len_column_v_y
-        + cache.joint2_slice0_local_inertia_h_x
-            * cache.joint2_slice0_local_bend_z_column_v_y
-        + cache.joint2_slice0_local_bend_z_column_w_z
-            * cache.joint2_slice0_local_inertia_i_22
-        - cache.joint2_slice0_local_inertia_h_y
-            * cache.joint2_slice0_local_bend_z_column_v_x;
-    let t153 = cache.joint1_slice1_mass * cache.joint2_slice1_local_bend_z_column_v_y
-        - (cache.joint2_slice1_local_inertia_h_z
-            * cache.joint2_slice1_local_len_column_v_y
-            - cache.joint2_slice1_local_bend_z_column_w_z
-                * cache.joint2_slice1_local_inertia_h_x);
-    let t154 = cache.joint2_slice0_local_bend_z_column_v_x * cache.joint1_slice0_mass
-        - (cache.joint2_slice0_local_inertia_h_y
-            * cache.joint2_slice0_local_bend_z_column_w_z
-            - cache.joint2_slice0_local_bend_z_column_w_y
-                * cache.joint2_slice0_local_inertia_h_z);
-    let t155 = cache.joint2_slice0_local_bend_z_column_w_y
-        * cache.joint2_slice0_local_inertia_i_01
-        + cache.joint2_slice0_local_inertia_i_02
-            * cache.joint2_slice0_local_bend_z_column_w_z
-        + cache.joint2_slice0_local_inertia_i_00
-            * cache.joint2_slice0_local_len_column_v_y
-        + cache.joint2_slice0_local_inertia_h_y
-            * cache.joint2_slice0_local_bend_z_column_v_z
-        - cache.joint2_slice0_local_inertia_h_z
-            * cache.joint2_slice0_local_bend_z_column_v_y;
-    let t156 = cache.joint1_slice0_mass * cache.joint2_slice3_local_bend_z_column_v_z
-        - (cache.joint2_slice3_local_inertia_h_x
-            * cache.joint2_slice3_local_bend_z_column_w_y
-            - cache.joint2_slice3_local_inertia_h_y
-                * cache.joint2_slice3_local_len_column_v_y);
-    let t157 = cache.joint1_slice1_mass * cache.joint2_slice2_local_bend_z_column_v_y
-        - (cache.joint2_slice2_local_len_column_v_y
-            * cache.joint2_slice2_local_inertia_h_z
-            - cache.joint2_slice2_local_inertia_h_x
-                * cache.joint2_slice2_local_bend_z_column_w_z);
-    let t158 = cache.joint2_slice1_local_bend_z_column_v_x
-        * cache.joint2_slice1_local_inertia_h_z
-        + cache.joint2_slice1_local_bend_z_column_w_z
-            * cache.joint2_slice1_local_inertia_i_12
-        + cache.joint2_slice1_local_inertia_i_01
-            * cache.joint2_slice1_local_len_column_v_y
-        + cache.joint2_slice1_local_inertia_i_11
-            * cache.joint2_slice1_local_bend_z_column_w_y
-        - cache.joint2_slice1_local_inertia_h_x
-            * cache.joint2_slice1_local_bend_z_column_v_z;
-    let t159 = cache.joint1_slice1_mass * cache.joint2_slice2_local_bend_z_column_v_z
-        - (cache.joint2_slice2_local_inertia_h_x
-            * cache.joint2_slice2_local_bend_z_column_w_y
-            - cache.joint2_slice2_local_len_column_v_y
-                * cache.joint2_slice2_local_inertia_h_y);
-    let t160 = cache.joint2_slice3_local_inertia_h_z
-        * cache.joint2_slice3_local_bend_z_column_v_x
-        + cache.joint2_slice3_local_inertia_i_12
-            * cache.joint2_slice3_local_bend_z_column_w_z
-        + cache.joint2_slice3_local_inertia_i_11
-            * cache.joint2_slice3_local_bend_z_column_w_y
-        + cache.joint2_slice3_local_inertia_i_01
-            * cache.joint2_slice3_local_len_column_v_y
-        - cache.joint2_slice3_local_bend_z_column_v_z
-            * cache.joint2_slice3_local_inertia_h_x;
-    let t161 = cache.joint2_slice1_local_inertia_h_y
-        * cache.joint2_slice1_local_bend_z_column_v_z
-        + cache.joint2_slice1_local_inertia_i_00
-            * cache.joint2_slice1_local_len_column_v_y
-        + cache.joint2_slice1_local_bend_z_column_w_z
-            * cache.joint2_slice1_local_inertia_i_02
-        + cache.joint2_slice1_local_inertia_i_01
-            * cache.joint2_slice1_local_bend_z_column_w_y
-        - cache.joint2_slice1_local_inertia_h_z
-            * cache.joint2_slice1_local_bend_z_column_v_y;
-    let t162 = cache.joint2_slice1_local_inertia_i_22
-        * cache.joint2_slice1_local_bend_z_column_w_z
-        + cache.joint2_slice1_local_inertia_h_x
-            * cache.joint2_slice1_local_bend_z_column_v_y
-        + cache.joint2_slice1_local_inertia_i_02
-            * cache.joint2_slice1_local_len_column_v_y
-        + cache.joint2_slice1_local_inertia_i_12
-            * cache.joint2_slice1_local_bend_z_column_w_y
-        - cache.joint2_slice1_local_bend_z_column_v_x
-            * cache.joint2_slice1_local_inertia_h_y;
-    let t163 = cache.joint1_slice1_mass * cache.joint2_slice1_local_bend_z_column_v_x
-        - (cache.joint2_slice1_local_bend_z_column_w_z
-            * cache.joint2_slice1_local_inertia_h_y
-            - cache.joint2_slice1_local_inertia_h_z
-                * cache.joint2_slice1_local_bend_z_column_w_y);
-    let t164 = cache.joint1_slice1_mass * cache.joint2_slice2_local_bend_z_column_v_x
-        - (cache.joint2_slice2_local_bend_z_column_w_z
-            * cache.joint2_slice2_local_inertia_h_y
-            - cache.joint2_slice2_local_inertia_h_z
-                * cache.joint2_slice2_local_bend_z_column_w_y);
-    let t165 = t141 * cache.joint2_slice0_local_bend_y_column_v_y
-        + t142 * cache.joint2_slice2_local_bend_y_column_w_x
-        + cache.joint2_slice3_local_bend_y_column_v_x * t143
-        + cache.joint2_slice2_local_bend_y_column_w_z * t144
-        + t145 * cache.joint2_slice0_local_bend_y_column_v_z
-        + cache.joint2_slice1_local_bend_y_column_v_z * t146
-        + cache.joint2_slice3_local_bend_y_column_w_z * t147
-        + cache.joint2_slice3_local_bend_y_column_v_y * t148
-        + cache.joint2_slice0_local_bend_y_column_w_y * t149
-        + cache.joint2_slice3_local_bend_y_column_w_x * t150
-        + t151 * cache.joint2_slice2_local_bend_y_column_w_y
-        + cache.joint2_slice0_local_bend_y_column_w_z * t152
-        + cache.joint2_slice1_local_bend_y_column_v_y * t153
-        + cache.joint2_slice0_local_bend_y_column_v_x * t154
-        + cache.joint2_slice0_local_bend_y_column_w_x * t155
-        + t156 * cache.joint2_slice3_local_bend_y_column_v_z
-        + cache.joint2_slice2_local_bend_y_column_v_y * t157
-        + t158 * cache.joint2_slice1_local_bend_y_column_w_y
-        + cache.joint2_slice2_local_bend_y_column_v_z * t159
-        + t160 * cache.joint2_slice3_local_bend_y_column_w_y
-        + cache.joint2_slice1_local_bend_y_column_w_x * t161
-        + cache.joint2_slice1_local_bend_y_column_w_z * t162
-        + cache.joint2_slice1_local_bend_y_column_v_x * t163
-        + cache.joint2_slice2_local_bend_y_column_v_x * t164;
-    let t166 = 0.11111111111111105 * t64 * t139;
-    let t167 = cache.joint2_tip_subspace1_v_y * p.module_mass
+            * cache.joint2_slice2_local_bend_y_projected_inertia_f_y
+        + cache.joint2_slice2_local_len_column_v_z
+            * cache.joint2_slice2_local_bend_y_projected_inertia_f_z;
+    let t92 = -(0.2222222222222222 * t53 * t91);
+    let t93 = cache.joint2_slice0_local_bend_z_projected_inertia_f_y
+        * cache.joint2_slice0_local_bend_y_column_v_y
+        + cache.joint2_slice2_local_bend_z_projected_inertia_n_x
+            * cache.joint2_slice2_local_bend_y_column_w_x
+        + cache.joint2_slice3_local_bend_y_column_v_x
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice2_local_bend_y_column_w_z
+            * cache.joint2_slice2_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice0_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice0_local_bend_y_column_v_z
+        + cache.joint2_slice1_local_bend_y_column_v_z
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice3_local_bend_y_column_w_z
+            * cache.joint2_slice3_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice3_local_bend_y_column_v_y
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice0_local_bend_y_column_w_y
+            * cache.joint2_slice0_local_bend_z_projected_inertia_n_y
+        + cache.joint2_slice3_local_bend_y_column_w_x
+            * cache.joint2_slice3_local_bend_z_projected_inertia_n_x
+        + cache.joint2_slice2_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice2_local_bend_y_column_w_y
+        + cache.joint2_slice0_local_bend_y_column_w_z
+            * cache.joint2_slice0_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice1_local_bend_y_column_v_y
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice0_local_bend_y_column_v_x
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice0_local_bend_y_column_w_x
+            * cache.joint2_slice0_local_bend_z_projected_inertia_n_x
+        + cache.joint2_slice3_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice3_local_bend_y_column_v_z
+        + cache.joint2_slice2_local_bend_y_column_v_y
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice1_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice1_local_bend_y_column_w_y
+        + cache.joint2_slice2_local_bend_y_column_v_z
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice3_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice3_local_bend_y_column_w_y
+        + cache.joint2_slice1_local_bend_y_column_w_x
+            * cache.joint2_slice1_local_bend_z_projected_inertia_n_x
+        + cache.joint2_slice1_local_bend_y_column_w_z
+            * cache.joint2_slice1_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice1_local_bend_y_column_v_x
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice2_local_bend_y_column_v_x
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_x;
+    let t94 = 0.11111111111111105 * t53 * t91;
+    let t95 = cache.joint2_tip_subspace1_v_y * p.module_mass
         - (cache.joint2_tip_subspace1_w_x * cache.head_inertia_h_z
             - cache.head_inertia_h_x * cache.joint2_tip_subspace1_w_z);
-    let t168 = cache.head_inertia_i_02 * cache.joint2_tip_subspace1_w_x
+    let t96 = cache.head_inertia_i_02 * cache.joint2_tip_subspace1_w_x
         + cache.head_inertia_i_22 * cache.joint2_tip_subspace1_w_z
         + cache.head_inertia_i_12 * cache.joint2_tip_subspace1_w_y
         + cache.head_inertia_h_x * cache.joint2_tip_subspace1_v_y
         - cache.joint2_tip_subspace1_v_x * cache.head_inertia_h_y;
-    let t169 = cache.joint2_tip_subspace1_v_z * p.module_mass
+    let t97 = cache.joint2_tip_subspace1_v_z * p.module_mass
         - (cache.head_inertia_h_x * cache.joint2_tip_subspace1_w_y
             - cache.joint2_tip_subspace1_w_x * cache.head_inertia_h_y);
-    let t170 = cache.joint2_tip_subspace1_v_x * p.module_mass
+    let t98 = cache.joint2_tip_subspace1_v_x * p.module_mass
         - (cache.joint2_tip_subspace1_w_z * cache.head_inertia_h_y
             - cache.joint2_tip_subspace1_w_y * cache.head_inertia_h_z);
-    let t171 = cache.joint2_tip_subspace1_v_z * cache.head_inertia_h_y
+    let t99 = cache.joint2_tip_subspace1_v_z * cache.head_inertia_h_y
         + cache.joint2_tip_subspace1_w_z * cache.head_inertia_i_02
         + cache.head_inertia_i_00 * cache.joint2_tip_subspace1_w_x
         + cache.joint2_tip_subspace1_w_y * cache.head_inertia_i_01
         - cache.joint2_tip_subspace1_v_y * cache.head_inertia_h_z;
-    let t172 = cache.joint2_tip_subspace1_w_y * cache.head_inertia_i_11
+    let t100 = cache.joint2_tip_subspace1_w_y * cache.head_inertia_i_11
         + cache.joint2_tip_subspace1_v_x * cache.head_inertia_h_z
         + cache.joint2_tip_subspace1_w_x * cache.head_inertia_i_01
         + cache.head_inertia_i_12 * cache.joint2_tip_subspace1_w_z
         - cache.head_inertia_h_x * cache.joint2_tip_subspace1_v_z;
-    let t173 = t153 * cache.joint2_slice1_local_len_column_v_y
-        + t154 * cache.joint2_slice0_local_len_column_v_x
-        + t159 * cache.joint2_slice2_local_len_column_v_z
-        + cache.joint2_slice2_local_len_column_v_x * t164
-        + t146 * cache.joint2_slice1_local_len_column_v_z
-        + cache.joint2_slice0_local_len_column_v_y * t141
-        + cache.joint2_slice3_local_len_column_v_z * t156
-        + cache.joint2_slice1_local_len_column_v_x * t163
-        + cache.joint2_slice3_local_len_column_v_x * t143
-        + cache.joint2_slice2_local_len_column_v_y * t157
-        + t148 * cache.joint2_slice3_local_len_column_v_y
-        + cache.joint2_slice0_local_len_column_v_z * t145;
-    let t174 = -(0.19245008972987523 * t173 * t64);
-    let t175 = 0.38490017945975047 * t165 * t64 * t64
+    let t101 = cache.joint2_slice1_local_bend_z_projected_inertia_f_y
+        * cache.joint2_slice1_local_len_column_v_y
+        + cache.joint2_slice0_local_bend_z_projected_inertia_f_x
+            * cache.joint2_slice0_local_len_column_v_x
+        + cache.joint2_slice2_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice2_local_len_column_v_z
+        + cache.joint2_slice2_local_len_column_v_x
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice1_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice1_local_len_column_v_z
+        + cache.joint2_slice0_local_len_column_v_y
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice3_local_len_column_v_z
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_z
+        + cache.joint2_slice1_local_len_column_v_x
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice3_local_len_column_v_x
+            * cache.joint2_slice3_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice2_local_len_column_v_y
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice3_local_bend_z_projected_inertia_f_y
+            * cache.joint2_slice3_local_len_column_v_y
+        + cache.joint2_slice0_local_len_column_v_z
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_z;
+    let t102 = -(0.19245008972987523 * t101 * t53);
+    let t103 = 0.38490017945975047 * t93 * t53 * t53
         + cache.joint2_slice1_hull_projected9_f_x * cache.joint2_slice1_hull_column10_v_x
         + cache.joint2_slice1_hull_projected9_f_y * cache.joint2_slice1_hull_column10_v_y
-        + cache.head_hull_column10_w_y * cache.head_hull_projected9_n_y + t166
+        + cache.head_hull_column10_w_y * cache.head_hull_projected9_n_y + t94 + t89
         + cache.head_hull_projected9_f_x * cache.head_hull_column10_v_x
-        + t167 * cache.joint2_tip_subspace0_v_y
-        + cache.head_hull_projected9_f_z * cache.head_hull_column10_v_z + t125
+        + t95 * cache.joint2_tip_subspace0_v_y
+        + cache.head_hull_projected9_f_z * cache.head_hull_column10_v_z
         + cache.joint2_slice1_hull_column10_v_z * cache.joint2_slice1_hull_projected9_f_z
         + cache.joint2_slice3_hull_projected9_f_z * cache.joint2_slice3_hull_column10_v_z
         + cache.joint2_slice2_hull_column10_v_z * cache.joint2_slice2_hull_projected9_f_z
-        + cache.joint2_tip_subspace0_w_z * t168
+        + cache.joint2_tip_subspace0_w_z * t96
         + cache.joint2_slice0_hull_column10_v_y * cache.joint2_slice0_hull_projected9_f_y
         + cache.joint2_slice2_hull_projected9_f_x * cache.joint2_slice2_hull_column10_v_x
         + cache.head_hull_projected9_n_z * cache.head_hull_column10_w_z
         + cache.head_hull_column10_v_y * cache.head_hull_projected9_f_y
         + cache.joint2_slice2_hull_projected9_f_y * cache.joint2_slice2_hull_column10_v_y
-        + t169 * cache.joint2_tip_subspace0_v_z
+        + t97 * cache.joint2_tip_subspace0_v_z
         + cache.joint2_slice3_hull_column10_v_x * cache.joint2_slice3_hull_projected9_f_x
-        + t140 + cache.joint2_tip_subspace0_v_x * t170
-        + t171 * cache.joint2_tip_subspace0_w_x
+        + t92 + cache.joint2_tip_subspace0_v_x * t98
+        + t99 * cache.joint2_tip_subspace0_w_x
         + cache.joint2_slice3_hull_projected9_f_y * cache.joint2_slice3_hull_column10_v_y
         + cache.joint2_slice0_hull_column10_v_z * cache.joint2_slice0_hull_projected9_f_z
         + cache.joint2_slice0_hull_column10_v_x * cache.joint2_slice0_hull_projected9_f_x
-        + t172 * cache.joint2_tip_subspace0_w_y + t174
-        - 0.2222222222222221 * t64 * t64 * t138;
-    let t176 = cache.joint2_tip_subspace2_w_x * cache.head_inertia_i_01
+        + t100 * cache.joint2_tip_subspace0_w_y + t102
+        - 0.2222222222222221 * t53 * t53 * t90;
+    let t104 = cache.joint2_tip_subspace2_w_x * cache.head_inertia_i_01
         + cache.joint2_tip_subspace2_v_x * cache.head_inertia_h_z
         + cache.joint2_tip_subspace2_w_z * cache.head_inertia_i_12
         + cache.joint2_tip_subspace2_w_y * cache.head_inertia_i_11
         - cache.head_inertia_h_x * cache.joint2_tip_subspace2_v_z;
-    let t177 = 0.11111111111111119 * t64 * t139;
-    let t178 = cache.joint2_tip_subspace2_v_y * p.module_mass
+    let t105 = 0.11111111111111119 * t53 * t91;
+    let t106 = cache.joint2_tip_subspace2_v_y * p.module_mass
         - (cache.joint2_tip_subspace2_w_x * cache.head_inertia_h_z
             - cache.joint2_tip_subspace2_w_z * cache.head_inertia_h_x);
-    let t179 = cache.joint2_tip_subspace2_v_z * p.module_mass
+    let t107 = cache.joint2_tip_subspace2_v_z * p.module_mass
         - (cache.head_inertia_h_x * cache.joint2_tip_subspace2_w_y
             - cache.joint2_tip_subspace2_w_x * cache.head_inertia_h_y);
-    let t180 = cache.joint2_tip_subspace2_w_z * cache.head_inertia_i_02
+    let t108 = cache.joint2_tip_subspace2_w_z * cache.head_inertia_i_02
         + cache.joint2_tip_subspace2_w_x * cache.head_inertia_i_00
         + cache.joint2_tip_subspace2_w_y * cache.head_inertia_i_01
         + cache.joint2_tip_subspace2_v_z * cache.head_inertia_h_y
         - cache.joint2_tip_subspace2_v_y * cache.head_inertia_h_z;
-    let t181 = cache.joint2_tip_subspace2_v_x * p.module_mass
+    let t109 = cache.joint2_tip_subspace2_v_x * p.module_mass
         - (cache.joint2_tip_subspace2_w_z * cache.head_inertia_h_y
             - cache.joint2_tip_subspace2_w_y * cache.head_inertia_h_z);
-    let t182 = cache.joint2_tip_subspace2_w_z * cache.head_inertia_i_22
+    let t110 = cache.joint2_tip_subspace2_w_z * cache.head_inertia_i_22
         + cache.head_inertia_i_12 * cache.joint2_tip_subspace2_w_y
         + cache.head_inertia_h_x * cache.joint2_tip_subspace2_v_y
         + cache.joint2_tip_subspace2_w_x * cache.head_inertia_i_02
         - cache.joint2_tip_subspace2_v_x * cache.head_inertia_h_y;
-    let t183 = 0.19245008972987515 * t173 * t64;
-    let t184 = cache.joint2_slice3_hull_projected9_f_z
-        * cache.joint2_slice3_hull_column11_v_z + cache.joint2_tip_subspace0_w_y * t176
+    let t111 = 0.19245008972987515 * t101 * t53;
+    let t112 = cache.joint2_slice3_hull_projected9_f_z
+        * cache.joint2_slice3_hull_column11_v_z + cache.joint2_tip_subspace0_w_y * t104
         + cache.joint2_slice0_hull_column11_v_z * cache.joint2_slice0_hull_projected9_f_z
         + cache.joint2_slice1_hull_projected9_f_y * cache.joint2_slice1_hull_column11_v_y
-        + cache.head_hull_projected9_f_x * cache.head_hull_column11_v_x
+        + t89 + cache.head_hull_projected9_f_x * cache.head_hull_column11_v_x
         + cache.joint2_slice3_hull_projected9_f_y * cache.joint2_slice3_hull_column11_v_y
         + cache.joint2_slice2_hull_projected9_f_z * cache.joint2_slice2_hull_column11_v_z
         + cache.joint2_slice0_hull_projected9_f_x * cache.joint2_slice0_hull_column11_v_x
-        + cache.head_hull_projected9_f_z * cache.head_hull_column11_v_z + t125
+        + cache.head_hull_projected9_f_z * cache.head_hull_column11_v_z
         + cache.joint2_slice1_hull_projected9_f_x * cache.joint2_slice1_hull_column11_v_x
-        + cache.head_hull_projected9_f_y * cache.head_hull_column11_v_y + t177
+        + cache.head_hull_projected9_f_y * cache.head_hull_column11_v_y + t105
         + cache.joint2_slice3_hull_column11_v_x * cache.joint2_slice3_hull_projected9_f_x
-        + t178 * cache.joint2_tip_subspace0_v_y + cache.joint2_tip_subspace0_v_z * t179
-        + cache.joint2_tip_subspace0_w_x * t180 + cache.joint2_tip_subspace0_v_x * t181
+        + t106 * cache.joint2_tip_subspace0_v_y + cache.joint2_tip_subspace0_v_z * t107
+        + cache.joint2_tip_subspace0_w_x * t108 + cache.joint2_tip_subspace0_v_x * t109
         + cache.joint2_slice1_hull_projected9_f_z * cache.joint2_slice1_hull_column11_v_z
         + cache.joint2_slice2_hull_column11_v_x * cache.joint2_slice2_hull_projected9_f_x
         + cache.head_hull_column11_w_z * cache.head_hull_projected9_n_z
-        + cache.joint2_tip_subspace0_w_z * t182
+        + cache.joint2_tip_subspace0_w_z * t110
         + cache.joint2_slice2_hull_column11_v_y * cache.joint2_slice2_hull_projected9_f_y
-        + t140 + cache.head_hull_column11_w_y * cache.head_hull_projected9_n_y + t183
+        + t92 + cache.head_hull_column11_w_y * cache.head_hull_projected9_n_y + t111
         + cache.joint2_slice0_hull_projected9_f_y * cache.joint2_slice0_hull_column11_v_y
-        - 0.22222222222222238 * t64 * t64 * t138 - 0.3849001794597503 * t165 * t64 * t64;
-    let t185 = cache.joint2_slice3_local_bend_z_column_v_x * t143
-        + t158 * cache.joint2_slice1_local_bend_z_column_w_y
-        + t161 * cache.joint2_slice1_local_len_column_v_y
-        + t145 * cache.joint2_slice0_local_bend_z_column_v_z
-        + t162 * cache.joint2_slice1_local_bend_z_column_w_z
-        + t150 * cache.joint2_slice3_local_len_column_v_y
-        + t159 * cache.joint2_slice2_local_bend_z_column_v_z
-        + cache.joint2_slice2_local_bend_z_column_v_y * t157
-        + cache.joint2_slice0_local_bend_z_column_v_x * t154
-        + t151 * cache.joint2_slice2_local_bend_z_column_w_y
-        + t160 * cache.joint2_slice3_local_bend_z_column_w_y
-        + cache.joint2_slice2_local_bend_z_column_w_z * t144
-        + cache.joint2_slice3_local_bend_z_column_w_z * t147
-        + t156 * cache.joint2_slice3_local_bend_z_column_v_z
-        + t148 * cache.joint2_slice3_local_bend_z_column_v_y
-        + t153 * cache.joint2_slice1_local_bend_z_column_v_y
-        + cache.joint2_slice0_local_bend_z_column_w_y * t149
-        + cache.joint2_slice1_local_bend_z_column_v_x * t163
-        + cache.joint2_slice2_local_len_column_v_y * t142
-        + cache.joint2_slice2_local_bend_z_column_v_x * t164
-        + t146 * cache.joint2_slice1_local_bend_z_column_v_z
-        + t141 * cache.joint2_slice0_local_bend_z_column_v_y
-        + cache.joint2_slice0_local_bend_z_column_w_z * t152
-        + cache.joint2_slice0_local_len_column_v_y * t155;
-    let t186 = -(0.19245008972987512 * t165 * t64 * t64);
-    let t187 = cache.joint2_slice1_hull_projected10_f_z
+        - 0.22222222222222238 * t53 * t53 * t90 - 0.3849001794597503 * t93 * t53 * t53;
+    let t113 = cache.joint2_slice3_local_bend_z_column_v_x
+        * cache.joint2_slice3_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice1_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice1_local_bend_z_column_w_y
+        + cache.joint2_slice1_local_bend_z_projected_inertia_n_x
+            * cache.joint2_slice1_local_len_column_v_y
+        + cache.joint2_slice0_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice0_local_bend_z_column_v_z
+        + cache.joint2_slice1_local_bend_z_projected_inertia_n_z
+            * cache.joint2_slice1_local_bend_z_column_w_z
+        + cache.joint2_slice3_local_bend_z_projected_inertia_n_x
+            * cache.joint2_slice3_local_len_column_v_y
+        + cache.joint2_slice2_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice2_local_bend_z_column_v_z
+        + cache.joint2_slice2_local_bend_z_column_v_y
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_y
+        + cache.joint2_slice0_local_bend_z_column_v_x
+            * cache.joint2_slice0_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice2_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice2_local_bend_z_column_w_y
+        + cache.joint2_slice3_local_bend_z_projected_inertia_n_y
+            * cache.joint2_slice3_local_bend_z_column_w_y
+        + cache.joint2_slice2_local_bend_z_column_w_z
+            * cache.joint2_slice2_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice3_local_bend_z_column_w_z
+            * cache.joint2_slice3_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice3_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice3_local_bend_z_column_v_z
+        + cache.joint2_slice3_local_bend_z_projected_inertia_f_y
+            * cache.joint2_slice3_local_bend_z_column_v_y
+        + cache.joint2_slice1_local_bend_z_projected_inertia_f_y
+            * cache.joint2_slice1_local_bend_z_column_v_y
+        + cache.joint2_slice0_local_bend_z_column_w_y
+            * cache.joint2_slice0_local_bend_z_projected_inertia_n_y
+        + cache.joint2_slice1_local_bend_z_column_v_x
+            * cache.joint2_slice1_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice2_local_len_column_v_y
+            * cache.joint2_slice2_local_bend_z_projected_inertia_n_x
+        + cache.joint2_slice2_local_bend_z_column_v_x
+            * cache.joint2_slice2_local_bend_z_projected_inertia_f_x
+        + cache.joint2_slice1_local_bend_z_projected_inertia_f_z
+            * cache.joint2_slice1_local_bend_z_column_v_z
+        + cache.joint2_slice0_local_bend_z_projected_inertia_f_y
+            * cache.joint2_slice0_local_bend_z_column_v_y
+        + cache.joint2_slice0_local_bend_z_column_w_z
+            * cache.joint2_slice0_local_bend_z_projected_inertia_n_z
+        + cache.joint2_slice0_local_len_column_v_y
+            * cache.joint2_slice0_local_bend_z_projected_inertia_n_x;
+    let t114 = -(0.19245008972987512 * t93 * t53 * t53);
+    let t115 = cache.joint2_slice1_hull_projected10_f_z
         * cache.joint2_slice1_hull_column11_v_z
         + cache.head_hull_projected10_f_z * cache.head_hull_column11_v_z
-        + t180 * cache.joint2_tip_subspace1_w_x
-        + cache.head_hull_column11_w_z * cache.head_hull_projected10_n_z + t166
+        + t108 * cache.joint2_tip_subspace1_w_x
+        + cache.head_hull_column11_w_z * cache.head_hull_projected10_n_z + t94 + t89
         + cache.joint2_slice1_hull_projected10_f_y
             * cache.joint2_slice1_hull_column11_v_y
         + cache.joint2_slice2_hull_column11_v_y
-            * cache.joint2_slice2_hull_projected10_f_y + t125
+            * cache.joint2_slice2_hull_projected10_f_y
         + cache.joint2_slice3_hull_column11_v_y
             * cache.joint2_slice3_hull_projected10_f_y
-        + t178 * cache.joint2_tip_subspace1_v_y
+        + t106 * cache.joint2_tip_subspace1_v_y
         + cache.joint2_slice2_hull_column11_v_x
             * cache.joint2_slice2_hull_projected10_f_x
-        + 0.19245008972987507 * t165 * t64 * t64 + cache.joint2_tip_subspace1_v_z * t179
+        + 0.19245008972987507 * t93 * t53 * t53 + cache.joint2_tip_subspace1_v_z * t107
         + cache.joint2_slice2_hull_projected10_f_z
-            * cache.joint2_slice2_hull_column11_v_z + t177
+            * cache.joint2_slice2_hull_column11_v_z + t105
         + cache.joint2_slice0_hull_projected10_f_y
             * cache.joint2_slice0_hull_column11_v_y
-        + cache.joint2_tip_subspace1_v_x * t181
+        + cache.joint2_tip_subspace1_v_x * t109
         + cache.head_hull_projected10_n_y * cache.head_hull_column11_w_y
         + cache.joint2_slice0_hull_projected10_f_x
             * cache.joint2_slice0_hull_column11_v_x
         + cache.head_hull_projected10_f_y * cache.head_hull_column11_v_y
-        + cache.joint2_tip_subspace1_w_z * t182
+        + cache.joint2_tip_subspace1_w_z * t110
         + cache.joint2_slice3_hull_projected10_f_z
             * cache.joint2_slice3_hull_column11_v_z
         + cache.joint2_slice3_hull_column11_v_x
             * cache.joint2_slice3_hull_projected10_f_x
         + cache.head_hull_column11_v_x * cache.head_hull_projected10_f_x
-        + cache.joint2_tip_subspace1_w_y * t176
+        + cache.joint2_tip_subspace1_w_y * t104
         + cache.joint2_slice0_hull_projected10_f_z
-            * cache.joint2_slice0_hull_column11_v_z + t183
+            * cache.joint2_slice0_hull_column11_v_z + t111
         + cache.joint2_slice1_hull_column11_v_x
-            * cache.joint2_slice1_hull_projected10_f_x + t174
-        + 0.11111111111111113 * t64 * t64 * t138 - 0.1924500897298754 * t165 * t64 * t64
-        - 0.33333333333333315 * t64 * t64 * t185;
-    let t188 = 0.19245008972987532 * t165 * t64 * t64;
+            * cache.joint2_slice1_hull_projected10_f_x + t102
+        + 0.11111111111111113 * t53 * t53 * t90 - 0.1924500897298754 * t93 * t53 * t53
+        - 0.33333333333333315 * t53 * t53 * t113;
+    let t116 = 0.19245008972987532 * t93 * t53 * t53;
     out[(0, 0)] = cache.joint2_slice0_hull_projected0_f_z
         * cache.joint2_slice0_rotation_02
         + cache.joint1_slice1_rotation_02 * cache.joint1_slice1_hull_projected0_f_z
@@ -14511,7 +14560,7 @@ pub fn mass_matrix_into(
     out[(11, 5)] = t50;
     out[(6, 6)] = cache.middle_hull_projected6_f_x * cache.middle_hull_column6_v_x
         + cache.joint2_slice1_hull_column6_v_x * cache.joint2_slice1_hull_projected6_f_x
-        + 0.4444444444444444 * t63 * t64 * t64
+        + t51 + 0.4444444444444444 * t52 * t53 * t53
         + cache.middle_hull_projected6_n_z * cache.middle_hull_column6_w_z
         + cache.middle_hull_column6_v_z * cache.middle_hull_projected6_f_z
         + cache.joint1_slice3_hull_projected6_f_z * cache.joint1_slice3_hull_column6_v_z
@@ -14543,7 +14592,7 @@ pub fn mass_matrix_into(
         + cache.joint2_slice0_hull_projected6_f_x * cache.joint2_slice0_hull_column6_v_x
         + cache.head_hull_column6_w_z * cache.head_hull_projected6_n_z
         + cache.middle_hull_projected6_n_y * cache.middle_hull_column6_w_y
-        + cache.head_hull_projected6_f_x * cache.head_hull_column6_v_x + t66 + t66
+        + cache.head_hull_projected6_f_x * cache.head_hull_column6_v_x + t55 + t55
         + cache.head_hull_projected6_f_z * cache.head_hull_column6_v_z
         + cache.joint2_slice0_hull_projected6_f_z * cache.joint2_slice0_hull_column6_v_z
         + cache.joint1_slice0_hull_projected6_f_y * cache.joint1_slice0_hull_column6_v_y
@@ -14559,7 +14608,6 @@ pub fn mass_matrix_into(
             - cache.middle_composite_inertia_h_z * cache.joint1_tip_subspace0_v_y)
             * cache.joint1_tip_subspace0_w_x
         + cache.joint1_slice2_hull_projected6_f_x * cache.joint1_slice2_hull_column6_v_x
-        + t67
         + cache.joint2_slice3_hull_column6_v_y * cache.joint2_slice3_hull_projected6_f_y
         + cache.joint2_slice1_hull_projected6_f_z * cache.joint2_slice1_hull_column6_v_z
         + cache.joint1_slice0_hull_column6_v_x * cache.joint1_slice0_hull_projected6_f_x
@@ -14577,26 +14625,26 @@ pub fn mass_matrix_into(
         + cache.joint2_slice3_hull_column6_v_z * cache.joint2_slice3_hull_projected6_f_z
         + cache.joint1_slice2_hull_projected6_f_z * cache.joint1_slice2_hull_column6_v_z
         + cache.head_hull_column6_v_y * cache.head_hull_projected6_f_y;
-    out[(6, 7)] = t102;
-    out[(7, 6)] = t102;
-    out[(6, 8)] = t111;
-    out[(8, 6)] = t111;
-    out[(6, 9)] = t112;
-    out[(9, 6)] = t112;
-    out[(6, 10)] = t113;
-    out[(10, 6)] = t113;
-    out[(6, 11)] = t114;
-    out[(11, 6)] = t114;
+    out[(6, 7)] = t66;
+    out[(7, 6)] = t66;
+    out[(6, 8)] = t75;
+    out[(8, 6)] = t75;
+    out[(6, 9)] = t76;
+    out[(9, 6)] = t76;
+    out[(6, 10)] = t77;
+    out[(10, 6)] = t77;
+    out[(6, 11)] = t78;
+    out[(11, 6)] = t78;
     out[(7, 7)] = cache.joint1_slice0_hull_projected7_f_x
         * cache.joint1_slice0_hull_column7_v_x
         + cache.joint2_slice2_hull_projected7_f_x * cache.joint2_slice2_hull_column7_v_x
-        + cache.middle_hull_column7_w_y * cache.middle_hull_projected7_n_y
-        + 0.111111111111111 * t63 * t64 * t64
+        + t51 + cache.middle_hull_column7_w_y * cache.middle_hull_projected7_n_y
+        + 0.111111111111111 * t52 * t53 * t53
         + cache.middle_hull_projected7_f_z * cache.middle_hull_column7_v_z
         + cache.joint1_slice2_hull_column7_v_y * cache.joint1_slice2_hull_projected7_f_y
-        + t69 * cache.joint1_tip_subspace1_v_y
+        + t57 * cache.joint1_tip_subspace1_v_y
         + cache.joint1_slice3_hull_column7_v_z * cache.joint1_slice3_hull_projected7_f_z
-        + cache.joint1_tip_subspace1_w_x * t96
+        + cache.joint1_tip_subspace1_w_x * t60
         + cache.head_hull_column7_w_z * cache.head_hull_projected7_n_z
         + cache.joint1_slice1_hull_projected7_f_y * cache.joint1_slice1_hull_column7_v_y
         + cache.middle_hull_column7_w_z * cache.middle_hull_projected7_n_z
@@ -14605,55 +14653,56 @@ pub fn mass_matrix_into(
         + cache.joint2_slice2_hull_column7_v_y * cache.joint2_slice2_hull_projected7_f_y
         + cache.joint1_slice3_hull_projected7_f_y * cache.joint1_slice3_hull_column7_v_y
         + cache.joint2_slice0_hull_column7_v_z * cache.joint2_slice0_hull_projected7_f_z
-        + t115 + t115
+        + t79 + t79
         + cache.joint2_slice0_hull_column7_v_y * cache.joint2_slice0_hull_projected7_f_y
         + cache.joint1_slice0_hull_projected7_f_z * cache.joint1_slice0_hull_column7_v_z
-        + t97 + t97 + cache.middle_hull_column7_v_x * cache.middle_hull_projected7_f_x
-        + cache.joint1_tip_subspace1_v_z * t98
+        + t61 + t61 + cache.middle_hull_column7_v_x * cache.middle_hull_projected7_f_x
+        + cache.joint1_tip_subspace1_v_z * t62
         + cache.joint2_slice1_hull_column7_v_y * cache.joint2_slice1_hull_projected7_f_y
-        + t68 * cache.joint1_tip_subspace1_w_z
+        + t56 * cache.joint1_tip_subspace1_w_z
         + cache.joint2_slice3_hull_projected7_f_z * cache.joint2_slice3_hull_column7_v_z
         + cache.head_hull_projected7_f_y * cache.head_hull_column7_v_y
-        + cache.joint1_tip_subspace1_v_x * t101
+        + cache.joint1_tip_subspace1_v_x * t65
         + cache.joint2_slice0_hull_projected7_f_x * cache.joint2_slice0_hull_column7_v_x
         + cache.joint2_slice3_hull_column7_v_y * cache.joint2_slice3_hull_projected7_f_y
-        + t67 + cache.head_hull_column7_w_y * cache.head_hull_projected7_n_y
-        + cache.joint1_tip_subspace1_w_y * t70
+        + cache.head_hull_column7_w_y * cache.head_hull_projected7_n_y
+        + cache.joint1_tip_subspace1_w_y * t58
         + cache.joint1_slice2_hull_projected7_f_x * cache.joint1_slice2_hull_column7_v_x
         + cache.joint2_slice1_hull_projected7_f_x * cache.joint2_slice1_hull_column7_v_x
         + cache.head_hull_projected7_f_z * cache.head_hull_column7_v_z
         + cache.joint2_slice3_hull_column7_v_x * cache.joint2_slice3_hull_projected7_f_x
         + cache.joint1_slice2_hull_column7_v_z * cache.joint1_slice2_hull_projected7_f_z
         + cache.joint1_slice0_hull_projected7_f_y * cache.joint1_slice0_hull_column7_v_y
-        + t100 + t100 + cache.middle_hull_column7_v_y * cache.middle_hull_projected7_f_y
-        + 0.3333333333333333 * t64 * t64 * t116
+        + t64 + t64 + cache.middle_hull_column7_v_y * cache.middle_hull_projected7_f_y
+        + 0.3333333333333333 * t53 * t53 * t80
         + cache.joint2_slice1_hull_projected7_f_z * cache.joint2_slice1_hull_column7_v_z
         + cache.joint1_slice1_hull_projected7_f_z * cache.joint1_slice1_hull_column7_v_z
         + cache.joint1_slice3_hull_column7_v_x * cache.joint1_slice3_hull_projected7_f_x
         + cache.joint1_slice1_hull_column7_v_x * cache.joint1_slice1_hull_projected7_f_x;
-    out[(7, 8)] = t117;
-    out[(8, 7)] = t117;
-    out[(7, 9)] = t118;
-    out[(9, 7)] = t118;
-    out[(7, 10)] = t119;
-    out[(10, 7)] = t119;
-    out[(7, 11)] = t120;
-    out[(11, 7)] = t120;
+    out[(7, 8)] = t81;
+    out[(8, 7)] = t81;
+    out[(7, 9)] = t82;
+    out[(9, 7)] = t82;
+    out[(7, 10)] = t83;
+    out[(10, 7)] = t83;
+    out[(7, 11)] = t84;
+    out[(11, 7)] = t84;
     out[(8, 8)] = cache.head_hull_column8_v_x * cache.head_hull_projected8_f_x
         + cache.joint1_slice0_hull_column8_v_z * cache.joint1_slice0_hull_projected8_f_z
         + cache.joint2_slice3_hull_projected8_f_z * cache.joint2_slice3_hull_column8_v_z
         + cache.joint2_slice1_hull_column8_v_x * cache.joint2_slice1_hull_projected8_f_x
+        + t51
         + cache.joint1_slice1_hull_projected8_f_z * cache.joint1_slice1_hull_column8_v_z
         + cache.head_hull_column8_w_y * cache.head_hull_projected8_n_y
         + cache.joint1_slice1_hull_column8_v_y * cache.joint1_slice1_hull_projected8_f_y
         + cache.joint2_slice0_hull_column8_v_y * cache.joint2_slice0_hull_projected8_f_y
-        + cache.joint1_tip_subspace2_v_x * t110 + t109 * cache.joint1_tip_subspace2_v_z
+        + cache.joint1_tip_subspace2_v_x * t74 + t73 * cache.joint1_tip_subspace2_v_z
         + cache.middle_hull_column8_v_x * cache.middle_hull_projected8_f_x
         + cache.joint1_slice3_hull_column8_v_z * cache.joint1_slice3_hull_projected8_f_z
         + cache.middle_hull_projected8_n_y * cache.middle_hull_column8_w_y
         + cache.joint1_slice3_hull_column8_v_x * cache.joint1_slice3_hull_projected8_f_x
         + cache.joint2_slice2_hull_column8_v_z * cache.joint2_slice2_hull_projected8_f_z
-        + t121 + t121
+        + t85 + t85
         + cache.joint2_slice3_hull_projected8_f_y * cache.joint2_slice3_hull_column8_v_y
         + cache.joint2_slice0_hull_projected8_f_x * cache.joint2_slice0_hull_column8_v_x
         + cache.head_hull_column8_v_y * cache.head_hull_projected8_f_y
@@ -14662,36 +14711,35 @@ pub fn mass_matrix_into(
         + cache.joint1_slice0_hull_projected8_f_x * cache.joint1_slice0_hull_column8_v_x
         + cache.joint2_slice2_hull_column8_v_x * cache.joint2_slice2_hull_projected8_f_x
         + cache.joint1_slice0_hull_column8_v_y * cache.joint1_slice0_hull_projected8_f_y
-        + t105 + t105
+        + t69 + t69
         + cache.joint1_slice2_hull_column8_v_z * cache.joint1_slice2_hull_projected8_f_z
-        + t106 * cache.joint1_tip_subspace2_w_z
-        + cache.middle_hull_column8_v_y * cache.middle_hull_projected8_f_y + t67
+        + t70 * cache.joint1_tip_subspace2_w_z
+        + cache.middle_hull_column8_v_y * cache.middle_hull_projected8_f_y
         + cache.middle_hull_column8_v_z * cache.middle_hull_projected8_f_z
-        + cache.joint1_tip_subspace2_v_y * t108 + 0.33333333333333304 * t64 * t64 * t116
-        + t104 * cache.joint1_tip_subspace2_w_y + cache.joint1_tip_subspace2_w_x * t103
+        + cache.joint1_tip_subspace2_v_y * t72 + 0.33333333333333304 * t53 * t53 * t80
+        + t68 * cache.joint1_tip_subspace2_w_y + cache.joint1_tip_subspace2_w_x * t67
         + cache.head_hull_projected8_n_z * cache.head_hull_column8_w_z
         + cache.head_hull_column8_v_z * cache.head_hull_projected8_f_z
         + cache.joint2_slice1_hull_projected8_f_z * cache.joint2_slice1_hull_column8_v_z
         + cache.joint2_slice1_hull_projected8_f_y * cache.joint2_slice1_hull_column8_v_y
         + cache.joint2_slice0_hull_column8_v_z * cache.joint2_slice0_hull_projected8_f_z
-        + 0.11111111111111129 * t63 * t64 * t64
+        + 0.11111111111111129 * t52 * t53 * t53
         + cache.joint2_slice3_hull_column8_v_x * cache.joint2_slice3_hull_projected8_f_x
-        + t107 + t107
+        + t71 + t71
         + cache.joint1_slice3_hull_column8_v_y * cache.joint1_slice3_hull_projected8_f_y
         + cache.joint1_slice1_hull_projected8_f_x * cache.joint1_slice1_hull_column8_v_x
         + cache.joint1_slice2_hull_projected8_f_x * cache.joint1_slice2_hull_column8_v_x
         + cache.joint1_slice2_hull_column8_v_y * cache.joint1_slice2_hull_projected8_f_y;
-    out[(8, 9)] = t122;
-    out[(9, 8)] = t122;
-    out[(8, 10)] = t123;
-    out[(10, 8)] = t123;
-    out[(8, 11)] = t124;
-    out[(11, 8)] = t124;
-    out[(9, 9)] = cache.head_hull_column9_w_z * cache.head_hull_projected9_n_z
+    out[(8, 9)] = t86;
+    out[(9, 8)] = t86;
+    out[(8, 10)] = t87;
+    out[(10, 8)] = t87;
+    out[(8, 11)] = t88;
+    out[(11, 8)] = t88;
+    out[(9, 9)] = cache.head_hull_column9_w_z * cache.head_hull_projected9_n_z + t89
         + cache.joint2_slice2_hull_column9_v_y * cache.joint2_slice2_hull_projected9_f_y
         + cache.joint2_slice2_hull_column9_v_x * cache.joint2_slice2_hull_projected9_f_x
         + cache.joint2_slice0_hull_column9_v_z * cache.joint2_slice0_hull_projected9_f_z
-        + t125
         + cache.joint2_tip_subspace0_v_z
             * (cache.joint2_tip_subspace0_v_z * p.module_mass
                 - (cache.head_inertia_h_x * cache.joint2_tip_subspace0_w_y
@@ -14709,13 +14757,13 @@ pub fn mass_matrix_into(
         + cache.joint2_slice3_hull_projected9_f_y * cache.joint2_slice3_hull_column9_v_y
         + cache.joint2_slice3_hull_projected9_f_z * cache.joint2_slice3_hull_column9_v_z
         + cache.joint2_slice1_hull_column9_v_z * cache.joint2_slice1_hull_projected9_f_z
-        + 0.4444444444444444 * t64 * t64 * t138
+        + 0.4444444444444444 * t53 * t53 * t90
         + cache.joint2_tip_subspace0_w_z
             * (cache.head_inertia_i_12 * cache.joint2_tip_subspace0_w_y
                 + cache.head_inertia_h_x * cache.joint2_tip_subspace0_v_y
                 + cache.joint2_tip_subspace0_w_z * cache.head_inertia_i_22
                 + cache.head_inertia_i_02 * cache.joint2_tip_subspace0_w_x
-                - cache.joint2_tip_subspace0_v_x * cache.head_inertia_h_y) + t140 + t140
+                - cache.joint2_tip_subspace0_v_x * cache.head_inertia_h_y) + t92 + t92
         + (cache.joint2_tip_subspace0_w_y * cache.head_inertia_i_01
             + cache.joint2_tip_subspace0_v_z * cache.head_inertia_h_y
             + cache.joint2_tip_subspace0_w_z * cache.head_inertia_i_02
@@ -14736,38 +14784,39 @@ pub fn mass_matrix_into(
         + cache.head_hull_projected9_f_z * cache.head_hull_column9_v_z
         + cache.joint2_slice1_hull_column9_v_y * cache.joint2_slice1_hull_projected9_f_y
         + cache.joint2_slice3_hull_column9_v_x * cache.joint2_slice3_hull_projected9_f_x;
-    out[(9, 10)] = t175;
-    out[(10, 9)] = t175;
-    out[(9, 11)] = t184;
-    out[(11, 9)] = t184;
+    out[(9, 10)] = t103;
+    out[(10, 9)] = t103;
+    out[(9, 11)] = t112;
+    out[(11, 9)] = t112;
     out[(10, 10)] = cache.head_hull_projected10_n_z * cache.head_hull_column10_w_z
         + cache.head_hull_column10_v_y * cache.head_hull_projected10_f_y
         + cache.joint2_slice1_hull_projected10_f_y
             * cache.joint2_slice1_hull_column10_v_y
-        + cache.head_hull_projected10_f_x * cache.head_hull_column10_v_x + t166 + t166
+        + cache.head_hull_projected10_f_x * cache.head_hull_column10_v_x + t94 + t94
+        + t89
         + cache.joint2_slice1_hull_projected10_f_x
-            * cache.joint2_slice1_hull_column10_v_x + t125
-        + t167 * cache.joint2_tip_subspace1_v_y
+            * cache.joint2_slice1_hull_column10_v_x
+        + t95 * cache.joint2_tip_subspace1_v_y
         + cache.joint2_slice0_hull_projected10_f_x
             * cache.joint2_slice0_hull_column10_v_x
         + cache.joint2_slice2_hull_projected10_f_x
             * cache.joint2_slice2_hull_column10_v_x
-        + t172 * cache.joint2_tip_subspace1_w_y
+        + t100 * cache.joint2_tip_subspace1_w_y
         + cache.joint2_slice2_hull_projected10_f_y
             * cache.joint2_slice2_hull_column10_v_y
-        + cache.joint2_tip_subspace1_v_x * t170
+        + cache.joint2_tip_subspace1_v_x * t98
         + cache.head_hull_column10_v_z * cache.head_hull_projected10_f_z
-        + cache.joint2_tip_subspace1_w_z * t168 + t171 * cache.joint2_tip_subspace1_w_x
-        + 0.3333333333333333 * t64 * t64 * t185
+        + cache.joint2_tip_subspace1_w_z * t96 + t99 * cache.joint2_tip_subspace1_w_x
+        + 0.3333333333333333 * t53 * t53 * t113
         + cache.joint2_slice3_hull_projected10_f_y
             * cache.joint2_slice3_hull_column10_v_y
         + cache.joint2_slice0_hull_projected10_f_z
             * cache.joint2_slice0_hull_column10_v_z
         + cache.head_hull_column10_w_y * cache.head_hull_projected10_n_y
-        + 0.111111111111111 * t64 * t64 * t138
+        + 0.111111111111111 * t53 * t53 * t90
         + cache.joint2_slice0_hull_column10_v_y
-            * cache.joint2_slice0_hull_projected10_f_y + t186 + t186
-        + t169 * cache.joint2_tip_subspace1_v_z
+            * cache.joint2_slice0_hull_projected10_f_y + t114 + t114
+        + t97 * cache.joint2_tip_subspace1_v_z
         + cache.joint2_slice2_hull_projected10_f_z
             * cache.joint2_slice2_hull_column10_v_z
         + cache.joint2_slice3_hull_column10_v_x
@@ -14775,31 +14824,31 @@ pub fn mass_matrix_into(
         + cache.joint2_slice1_hull_projected10_f_z
             * cache.joint2_slice1_hull_column10_v_z
         + cache.joint2_slice3_hull_projected10_f_z
-            * cache.joint2_slice3_hull_column10_v_z + t174 + t174;
-    out[(10, 11)] = t187;
-    out[(11, 10)] = t187;
-    out[(11, 11)] = cache.joint2_tip_subspace2_w_z * t182
+            * cache.joint2_slice3_hull_column10_v_z + t102 + t102;
+    out[(10, 11)] = t115;
+    out[(11, 10)] = t115;
+    out[(11, 11)] = cache.joint2_tip_subspace2_w_z * t110
         + cache.head_hull_column11_w_y * cache.head_hull_projected11_n_y
         + cache.joint2_slice2_hull_projected11_f_z
-            * cache.joint2_slice2_hull_column11_v_z
-        + 0.33333333333333304 * t64 * t64 * t185
+            * cache.joint2_slice2_hull_column11_v_z + t89
+        + 0.33333333333333304 * t53 * t53 * t113
         + cache.joint2_slice0_hull_column11_v_x
-            * cache.joint2_slice0_hull_projected11_f_x + t125
-        + cache.joint2_tip_subspace2_v_y * t178
+            * cache.joint2_slice0_hull_projected11_f_x
+        + cache.joint2_tip_subspace2_v_y * t106
         + cache.joint2_slice1_hull_projected11_f_y
             * cache.joint2_slice1_hull_column11_v_y
         + cache.joint2_slice1_hull_column11_v_x
             * cache.joint2_slice1_hull_projected11_f_x
         + cache.joint2_slice2_hull_column11_v_x
-            * cache.joint2_slice2_hull_projected11_f_x + t177 + t177
+            * cache.joint2_slice2_hull_projected11_f_x + t105 + t105
         + cache.head_hull_column11_v_x * cache.head_hull_projected11_f_x
         + cache.joint2_slice2_hull_column11_v_y
             * cache.joint2_slice2_hull_projected11_f_y
         + cache.joint2_slice0_hull_column11_v_z
-            * cache.joint2_slice0_hull_projected11_f_z + t188 + t188
+            * cache.joint2_slice0_hull_projected11_f_z + t116 + t116
         + cache.joint2_slice3_hull_projected11_f_z
             * cache.joint2_slice3_hull_column11_v_z
-        + t176 * cache.joint2_tip_subspace2_w_y
+        + t104 * cache.joint2_tip_subspace2_w_y
         + cache.head_hull_projected11_f_z * cache.head_hull_column11_v_z
         + cache.joint2_slice3_hull_projected11_f_y
             * cache.joint2_slice3_hull_column11_v_y
@@ -14808,11 +14857,11 @@ pub fn mass_matrix_into(
         + cache.joint2_slice3_hull_projected11_f_x
             * cache.joint2_slice3_hull_column11_v_x
         + cache.head_hull_column11_v_y * cache.head_hull_projected11_f_y
-        + cache.joint2_tip_subspace2_v_x * t181 + t183 + t183
-        + cache.joint2_tip_subspace2_v_z * t179 + cache.joint2_tip_subspace2_w_x * t180
+        + cache.joint2_tip_subspace2_v_x * t109 + t111 + t111
+        + cache.joint2_tip_subspace2_v_z * t107 + cache.joint2_tip_subspace2_w_x * t108
         + cache.joint2_slice1_hull_projected11_f_z
             * cache.joint2_slice1_hull_column11_v_z
-        + 0.11111111111111129 * t64 * t64 * t138
+        + 0.11111111111111129 * t53 * t53 * t90
         + cache.head_hull_column11_w_z * cache.head_hull_projected11_n_z;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
@@ -38196,7 +38245,6 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint2_slice1_hull_column6_v_y * t114
         + 0.5 * cache.joint1_slice0_hull_column6_w_x * t2461;
     out[(6, 3)] = joint1_subspace0_coriolis_row_f_y * cache.base_yaw_subspace_v_y
-        + cache.joint1_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + cache.joint1_slice0_hull_column6_v_y * t186
         + 0.5 * cache.joint1_slice0_hull_column6_w_y * t2593
         + t321 * cache.joint2_slice3_hull_column6_v_x
@@ -38211,6 +38259,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2594 * cache.joint2_slice3_hull_column6_w_z
         + 0.5 * cache.joint2_slice2_hull_column6_w_x * t2592
         + t342 * cache.head_hull_column6_v_x
+        + cache.joint1_subspace0_projected_inertia_f_x * qd[1]
         + t151 * cache.joint1_slice2_hull_column6_v_x
         + 0.5 * t2501 * cache.joint2_slice0_hull_column6_w_x
         + t159 * cache.joint1_slice3_hull_column6_v_z + joint1_subspace0_coriolis_row_n_z
@@ -38227,7 +38276,6 @@ pub fn coriolis_matrix_into(
         + cache.head_hull_column6_w_y * t2603 + 0.5 * cache.head_hull_column6_w_x * t2495
         + cache.joint2_slice3_hull_column6_v_z * t324
         + q[1] * joint1_subspace0_coriolis_row_f_x
-        + cache.joint1_subspace0_projected_inertia_f_x * qd[1]
         + 0.5 * t2496 * cache.joint2_slice2_hull_column6_w_z
         + cache.middle_hull_column6_v_z * t280
         + 0.5 * t2590 * cache.joint1_slice3_hull_column6_w_z
@@ -38247,6 +38295,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2599 * cache.joint1_slice1_hull_column6_w_z
         + 0.5 * t2589 * cache.joint2_slice1_hull_column6_w_z
         + cache.joint2_slice0_hull_column6_v_x * t308
+        + base_yaw_subspace_rate_v_y * cache.joint1_subspace0_projected_inertia_f_y
         + t273 * cache.joint2_slice2_hull_column6_v_y
         + cache.joint1_slice2_hull_column6_v_z * t258
         + t336 * cache.joint2_slice1_hull_column6_v_x
@@ -38269,6 +38318,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2750 * cache.joint2_slice2_hull_column6_w_z
         + 0.5 * t2734 * cache.joint1_slice3_hull_column6_w_y
         + joint1_subspace0_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+        + cache.joint1_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + t354 * cache.joint2_slice0_hull_column6_v_y
         + 0.5 * t2748 * cache.joint2_slice1_hull_column6_w_z
         + joint1_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
@@ -38276,15 +38326,18 @@ pub fn coriolis_matrix_into(
         + cache.joint2_slice3_hull_column6_v_z * t443
         + 0.5 * t2736 * cache.joint1_slice0_hull_column6_w_x
         + t445 * cache.joint1_slice1_hull_column6_v_y
+        + base_pitch_subspace_rate_v_z * cache.joint1_subspace0_projected_inertia_f_z
         + cache.joint2_slice3_hull_column6_v_y * t353
         + t410 * cache.joint1_slice1_hull_column6_v_z
         + 0.5 * t2738 * cache.joint2_slice2_hull_column6_w_x
         + 0.5 * cache.joint1_slice3_hull_column6_w_z * t2740
         + t349 * cache.joint2_slice0_hull_column6_v_z
+        + cache.joint1_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + 0.5 * cache.joint1_slice0_hull_column6_w_z * t2612
         + 0.5 * cache.joint1_slice2_hull_column6_w_y * t2744
-        + cache.joint1_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + cache.joint1_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + 0.5 * t2729 * cache.joint2_slice1_hull_column6_w_x
+        + cache.joint1_subspace0_projected_inertia_f_x * base_pitch_subspace_rate_v_x
         + t366 * cache.joint1_slice0_hull_column6_v_x
         + t2607 * cache.head_hull_column6_w_y
         + 0.5 * cache.joint1_slice3_hull_column6_w_x * t2730
@@ -38296,7 +38349,6 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint1_slice2_hull_column6_w_x * t2741
         + t2753 * cache.head_hull_column6_w_z + t426 * cache.middle_hull_column6_v_x
         + cache.joint2_slice1_hull_column6_v_y * t441
-        + cache.joint1_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + t425 * cache.middle_hull_column6_v_y
         + cache.joint1_slice1_hull_column6_v_x * t436
         + 0.5 * t2739 * cache.head_hull_column6_w_x
@@ -38310,7 +38362,6 @@ pub fn coriolis_matrix_into(
         + cache.joint2_slice1_hull_column6_v_z * t370
         + t442 * cache.head_hull_column6_v_x
         + t428 * cache.joint2_slice0_hull_column6_v_x
-        + base_pitch_subspace_rate_v_x * cache.joint1_subspace0_projected_inertia_f_x
         + t447 * cache.joint1_slice2_hull_column6_v_x
         + cache.joint1_slice0_hull_column6_v_y * t429
         + 0.5 * t2743 * cache.joint2_slice1_hull_column6_w_y
@@ -38318,9 +38369,7 @@ pub fn coriolis_matrix_into(
         + cache.middle_hull_column6_w_y * t2608
         + t371 * cache.joint2_slice1_hull_column6_v_x
         + joint1_subspace0_coriolis_row_f_z * cache.base_pitch_subspace_v_z
-        + cache.joint1_subspace0_projected_inertia_f_z * base_pitch_subspace_rate_v_z
         + t446 * cache.joint2_slice3_hull_column6_v_x
-        + cache.joint1_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + 0.5 * t2737 * cache.joint2_slice0_hull_column6_w_z
         + cache.joint2_slice2_hull_column6_v_z * t416
         + 0.5 * cache.joint1_slice1_hull_column6_w_z * t2731
@@ -38329,9 +38378,7 @@ pub fn coriolis_matrix_into(
     out[(6, 5)] = t540 * cache.middle_hull_column6_v_z
         + cache.joint2_slice2_hull_column6_v_z * t482
         + t471 * cache.joint2_slice1_hull_column6_v_x
-        + base_roll_subspace_rate_w_y * cache.joint1_subspace0_projected_inertia_n_y
         + t463 * cache.joint2_slice0_hull_column6_v_y
-        + base_roll_subspace_rate_v_x * cache.joint1_subspace0_projected_inertia_f_x
         + 0.5 * t2772 * cache.joint1_slice0_hull_column6_w_x
         + 0.5 * cache.joint1_slice2_hull_column6_w_y * t2761
         + 0.5 * cache.joint2_slice1_hull_column6_w_y * t2758
@@ -38357,6 +38404,7 @@ pub fn coriolis_matrix_into(
         + t516 * cache.head_hull_column6_v_z
         + 0.5 * cache.joint2_slice2_hull_column6_w_y * t2766
         + 0.5 * cache.joint1_slice1_hull_column6_w_y * t2767
+        + cache.joint1_subspace0_projected_inertia_n_y * base_roll_subspace_rate_w_y
         + 0.5 * cache.joint1_slice1_hull_column6_w_x * t2795
         + t503 * cache.joint1_slice1_hull_column6_v_y
         + cache.joint2_slice3_hull_column6_v_y * t459
@@ -38364,11 +38412,11 @@ pub fn coriolis_matrix_into(
         + cache.joint1_slice3_hull_column6_v_y * t526
         + 0.5 * t2773 * cache.joint2_slice2_hull_column6_w_z
         + t495 * cache.joint1_slice3_hull_column6_v_x
-        + cache.joint1_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
+        + cache.joint1_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + joint1_subspace0_coriolis_row_f_z * cache.base_roll_subspace_v_z
         + 0.5 * t2790 * cache.joint2_slice1_hull_column6_w_x
+        + base_roll_subspace_rate_w_x * cache.joint1_subspace0_projected_inertia_n_x
         + cache.base_pitch_rotation_10 * joint1_subspace0_coriolis_row_n_y
-        + cache.joint1_subspace0_projected_inertia_f_z * base_roll_subspace_rate_v_z
         + 0.5 * cache.joint2_slice0_hull_column6_w_y * t2770
         + cache.head_hull_column6_w_y * t2789
         + cache.joint2_slice3_hull_column6_v_z * t509
@@ -38377,8 +38425,8 @@ pub fn coriolis_matrix_into(
         + t2760 * cache.middle_hull_column6_w_z
         + 0.5 * t2771 * cache.joint2_slice3_hull_column6_w_z
         + 0.5 * cache.joint2_slice1_hull_column6_w_z * t2791
-        + cache.joint1_subspace0_projected_inertia_n_x * base_roll_subspace_rate_w_x
         + cache.base_roll_subspace_v_x * joint1_subspace0_coriolis_row_f_x
+        + cache.joint1_subspace0_projected_inertia_f_x * base_roll_subspace_rate_v_x
         + t535 * cache.joint1_slice0_hull_column6_v_x
         + t2756 * cache.middle_hull_column6_w_y
         + 0.5 * cache.joint1_slice3_hull_column6_w_x * t2757
@@ -38389,12 +38437,13 @@ pub fn coriolis_matrix_into(
         + t475 * cache.middle_hull_column6_v_x
         + t481 * cache.joint2_slice3_hull_column6_v_x
         + 0.5 * cache.joint1_slice2_hull_column6_w_z * t2765
-        + cache.joint1_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + 0.5 * cache.joint2_slice3_hull_column6_w_x * t2793
         + cache.joint1_slice2_hull_column6_v_x * t528
         + cache.base_pitch_rotation_20 * joint1_subspace0_coriolis_row_n_z
         + t511 * cache.joint1_slice1_hull_column6_v_z
         + 0.5 * t2792 * cache.joint2_slice3_hull_column6_w_y
+        + base_roll_subspace_rate_v_z * cache.joint1_subspace0_projected_inertia_f_z
+        + base_roll_subspace_rate_w_z * cache.joint1_subspace0_projected_inertia_n_z
         + cache.joint1_slice2_hull_column6_v_z * t508;
     out[(6, 6)] = t853 * cache.joint1_slice1_hull_column6_v_x
         + t843 * cache.joint1_slice1_hull_column6_v_z
@@ -38959,11 +39008,9 @@ pub fn coriolis_matrix_into(
         + cache.middle_hull_column7_v_x * t250
         + 0.5 * cache.joint1_slice1_hull_column7_w_y * t2491
         + cache.joint2_slice0_hull_column7_v_z * t224
-        + base_yaw_subspace_rate_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + 0.5 * cache.joint1_slice2_hull_column7_w_x * t2490
         + cache.head_hull_column7_v_x * t342
         + t265 * cache.joint1_slice1_hull_column7_v_x
-        + cache.joint1_subspace1_projected_inertia_f_x * qd[1]
         + 0.5 * t2503 * cache.joint2_slice2_hull_column7_w_y
         + cache.joint2_slice3_hull_column7_v_y * t178
         + 0.5 * t2502 * cache.joint1_slice0_hull_column7_w_x
@@ -38988,6 +39035,8 @@ pub fn coriolis_matrix_into(
         + cache.middle_hull_column7_v_y * t314
         + t240 * cache.joint1_slice0_hull_column7_v_z
         + t209 * cache.joint1_slice1_hull_column7_v_y
+        + cache.joint1_subspace1_projected_inertia_f_x * qd[1]
+        + base_yaw_subspace_rate_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + 0.5 * cache.joint2_slice1_hull_column7_w_y * t2591
         + 0.5 * t2593 * cache.joint1_slice0_hull_column7_w_y
         + 0.5 * t2507 * cache.joint1_slice0_hull_column7_w_z
@@ -39006,10 +39055,13 @@ pub fn coriolis_matrix_into(
         + cache.middle_hull_column7_v_z * t280 + t332 * cache.head_hull_column7_v_z
         + 0.5 * t2600 * cache.joint2_slice0_hull_column7_w_y;
     out[(7, 4)] = cache.joint1_slice3_hull_column7_v_z * t362
+        + base_pitch_subspace_rate_v_z * cache.joint1_subspace1_projected_inertia_f_z
         + cache.head_hull_column7_v_z * t379
         + 0.5 * t2737 * cache.joint2_slice0_hull_column7_w_z
         + 0.5 * cache.middle_hull_column7_w_x * t2735
         + 0.5 * t2733 * cache.joint1_slice0_hull_column7_w_y
+        + base_pitch_subspace_rate_v_x * cache.joint1_subspace1_projected_inertia_f_x
+        + base_pitch_subspace_rate_w_y * cache.joint1_subspace1_projected_inertia_n_y
         + t435 * cache.joint2_slice2_hull_column7_v_y
         + 0.5 * t2611 * cache.joint2_slice2_hull_column7_w_y
         + joint1_subspace1_coriolis_row_f_z * cache.base_pitch_subspace_v_z
@@ -39021,7 +39073,7 @@ pub fn coriolis_matrix_into(
         + t366 * cache.joint1_slice0_hull_column7_v_x
         + t447 * cache.joint1_slice2_hull_column7_v_x
         + t410 * cache.joint1_slice1_hull_column7_v_z
-        + base_pitch_subspace_rate_v_x * cache.joint1_subspace1_projected_inertia_f_x
+        + cache.joint1_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + 0.5 * t2734 * cache.joint1_slice3_hull_column7_w_y
         + 0.5 * cache.joint1_slice3_hull_column7_w_z * t2740
         + cache.middle_hull_column7_v_z * t434
@@ -39031,14 +39083,12 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2752 * cache.joint1_slice2_hull_column7_w_z
         + cache.cos_q3 * joint1_subspace1_coriolis_row_n_y
         + t429 * cache.joint1_slice0_hull_column7_v_y
-        + base_pitch_subspace_rate_v_z * cache.joint1_subspace1_projected_inertia_f_z
         + cache.middle_hull_column7_w_y * t2608
         + cache.joint2_slice1_hull_column7_v_y * t441
         + 0.5 * t2731 * cache.joint1_slice1_hull_column7_w_z
         + 0.5 * cache.joint2_slice3_hull_column7_w_z * t2751
         + t416 * cache.joint2_slice2_hull_column7_v_z
         + t446 * cache.joint2_slice3_hull_column7_v_x
-        + base_pitch_subspace_rate_w_x * cache.joint1_subspace1_projected_inertia_n_x
         + cache.middle_hull_column7_w_z * t2728
         + t428 * cache.joint2_slice0_hull_column7_v_x
         + 0.5 * t2748 * cache.joint2_slice1_hull_column7_w_z
@@ -39049,6 +39099,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2750 * cache.joint2_slice2_hull_column7_w_z
         + t440 * cache.joint1_slice2_hull_column7_v_y
         + cache.joint1_slice3_hull_column7_v_x * t401
+        + base_pitch_subspace_rate_w_x * cache.joint1_subspace1_projected_inertia_n_x
         + t354 * cache.joint2_slice0_hull_column7_v_y
         + cache.joint2_slice0_hull_column7_v_z * t349
         + 0.5 * t2747 * cache.joint2_slice3_hull_column7_w_x
@@ -39056,7 +39107,6 @@ pub fn coriolis_matrix_into(
         + t443 * cache.joint2_slice3_hull_column7_v_z
         + t417 * cache.joint1_slice0_hull_column7_v_z
         + 0.5 * t2743 * cache.joint2_slice1_hull_column7_w_y
-        + cache.joint1_subspace1_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + t2607 * cache.head_hull_column7_w_y + 0.5 * t2739 * cache.head_hull_column7_w_x
         + 0.5 * cache.joint2_slice2_hull_column7_w_x * t2738
         + joint1_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
@@ -39070,7 +39120,6 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2744 * cache.joint1_slice2_hull_column7_w_y
         + 0.5 * cache.joint1_slice3_hull_column7_w_x * t2730
         + t445 * cache.joint1_slice1_hull_column7_v_y
-        + cache.joint1_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + t426 * cache.middle_hull_column7_v_x
         + t370 * cache.joint2_slice1_hull_column7_v_z;
     out[(7, 5)] = 0.5 * cache.joint1_slice3_hull_column7_w_y * t2768
@@ -39083,6 +39132,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint2_slice3_hull_column7_w_z * t2771
         + cache.base_roll_subspace_v_y * joint1_subspace1_coriolis_row_f_y
         + t471 * cache.joint2_slice1_hull_column7_v_x
+        + base_roll_subspace_rate_v_x * cache.joint1_subspace1_projected_inertia_f_x
         + 0.5 * cache.joint1_slice1_hull_column7_w_y * t2767
         + 0.5 * t2794 * cache.head_hull_column7_w_x
         + 0.5 * t2790 * cache.joint2_slice1_hull_column7_w_x
@@ -39092,11 +39142,14 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint2_slice0_hull_column7_w_y * t2770
         + cache.middle_hull_column7_w_z * t2760
         + 0.5 * cache.joint1_slice2_hull_column7_w_y * t2761
+        + base_roll_subspace_rate_v_y * cache.joint1_subspace1_projected_inertia_f_y
         + 0.5 * t2786 * cache.joint2_slice0_hull_column7_w_x
+        + base_roll_subspace_rate_w_y * cache.joint1_subspace1_projected_inertia_n_y
         + t510 * cache.head_hull_column7_v_x
         + cache.base_roll_subspace_v_x * joint1_subspace1_coriolis_row_f_x
         + cache.joint1_slice2_hull_column7_v_z * t508
         + 0.5 * cache.joint1_slice3_hull_column7_w_z * t2762
+        + base_roll_subspace_rate_w_x * cache.joint1_subspace1_projected_inertia_n_x
         + 0.5 * cache.joint1_slice1_hull_column7_w_x * t2795
         + t451 * cache.joint2_slice2_hull_column7_v_x
         + t2789 * cache.head_hull_column7_w_y
@@ -39104,9 +39157,7 @@ pub fn coriolis_matrix_into(
         + t463 * cache.joint2_slice0_hull_column7_v_y
         + cache.middle_hull_column7_w_y * t2756
         + joint1_subspace1_coriolis_row_n_x * cache.base_pitch_rotation_00
-        + base_roll_subspace_rate_w_x * cache.joint1_subspace1_projected_inertia_n_x
-        + cache.joint1_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + base_roll_subspace_rate_v_y * cache.joint1_subspace1_projected_inertia_f_y
+        + base_roll_subspace_rate_w_z * cache.joint1_subspace1_projected_inertia_n_z
         + cache.head_hull_column7_w_z * t2785
         + t482 * cache.joint2_slice2_hull_column7_v_z
         + 0.5 * t2773 * cache.joint2_slice2_hull_column7_w_z
@@ -39117,6 +39168,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint2_slice2_hull_column7_w_x * t2754
         + t528 * cache.joint1_slice2_hull_column7_v_x
         + cache.joint2_slice2_hull_column7_v_y * t518
+        + base_roll_subspace_rate_v_z * cache.joint1_subspace1_projected_inertia_f_z
         + 0.5 * t2765 * cache.joint1_slice2_hull_column7_w_z
         + t509 * cache.joint2_slice3_hull_column7_v_z
         + 0.5 * t2769 * cache.joint1_slice1_hull_column7_w_z
@@ -39124,7 +39176,6 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2772 * cache.joint1_slice0_hull_column7_w_x
         + 0.5 * t2755 * cache.middle_hull_column7_w_x
         + cache.head_hull_column7_v_y * t491
-        + base_roll_subspace_rate_v_x * cache.joint1_subspace1_projected_inertia_f_x
         + 0.5 * t2793 * cache.joint2_slice3_hull_column7_w_x
         + cache.middle_hull_column7_v_x * t475
         + cache.base_pitch_rotation_10 * joint1_subspace1_coriolis_row_n_y
@@ -39133,9 +39184,7 @@ pub fn coriolis_matrix_into(
         + cache.joint1_slice3_hull_column7_v_y * t526
         + cache.joint2_slice3_hull_column7_v_x * t481
         + cache.joint2_slice3_hull_column7_v_y * t459
-        + base_roll_subspace_rate_w_y * cache.joint1_subspace1_projected_inertia_n_y
         + cache.middle_hull_column7_v_y * t480
-        + cache.joint1_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
         + cache.joint2_slice0_hull_column7_v_z * t534
         + 0.5 * t2792 * cache.joint2_slice3_hull_column7_w_y
         + cache.joint2_slice1_hull_column7_v_y * t504
@@ -39729,7 +39778,6 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2490 * cache.joint1_slice2_hull_column8_w_x
         + t2506 * cache.head_hull_column8_w_z
         + 0.5 * t2589 * cache.joint2_slice1_hull_column8_w_z
-        + base_yaw_subspace_rate_v_y * cache.joint1_subspace2_projected_inertia_f_y
         + cache.middle_hull_column8_w_z * t2498
         + cache.joint2_slice1_hull_column8_v_y * t194
         + 0.5 * t2503 * cache.joint2_slice2_hull_column8_w_y
@@ -39738,6 +39786,7 @@ pub fn coriolis_matrix_into(
         + cache.joint2_slice2_hull_column8_v_z * t284
         + 0.5 * cache.joint2_slice3_hull_column8_w_z * t2594
         + 0.5 * t2600 * cache.joint2_slice0_hull_column8_w_y
+        + base_yaw_subspace_rate_v_y * cache.joint1_subspace2_projected_inertia_f_y
         + t261 * cache.joint1_slice0_hull_column8_v_x
         + t332 * cache.head_hull_column8_v_z
         + t345 * cache.joint1_slice1_hull_column8_v_z
@@ -39745,17 +39794,18 @@ pub fn coriolis_matrix_into(
         + t209 * cache.joint1_slice1_hull_column8_v_y
         + t2603 * cache.head_hull_column8_w_y
         + 0.5 * cache.joint2_slice3_hull_column8_w_y * t2595
-        + cache.joint1_subspace2_projected_inertia_f_x * qd[1]
         + t254 * cache.joint2_slice0_hull_column8_v_y
         + 0.5 * t2510 * cache.joint1_slice2_hull_column8_w_y
         + 0.5 * cache.joint2_slice2_hull_column8_w_x * t2592
         + cache.joint1_slice3_hull_column8_v_y * t213
         + 0.5 * cache.joint2_slice1_hull_column8_w_x * t2597
         + 0.5 * cache.joint2_slice2_hull_column8_w_z * t2496
-        + cache.joint2_slice2_hull_column8_v_x * t317;
+        + cache.joint2_slice2_hull_column8_v_x * t317
+        + cache.joint1_subspace2_projected_inertia_f_x * qd[1];
     out[(8, 4)] = cache.base_pitch_subspace_v_z * joint1_subspace2_coriolis_row_f_z
         + 0.5 * t2744 * cache.joint1_slice2_hull_column8_w_y
         + 0.5 * t2611 * cache.joint2_slice2_hull_column8_w_y
+        + cache.joint1_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + 0.5 * t2743 * cache.joint2_slice1_hull_column8_w_y
         + cache.joint1_slice0_hull_column8_v_y * t429
         + 0.5 * cache.joint1_slice2_hull_column8_w_z * t2752
@@ -39765,7 +39815,6 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2609 * cache.joint2_slice0_hull_column8_w_y
         + 0.5 * t2734 * cache.joint1_slice3_hull_column8_w_y
         + cache.joint1_slice3_hull_column8_v_z * t362
-        + cache.joint1_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + 0.5 * cache.joint2_slice3_hull_column8_w_y * t2613
         + 0.5 * cache.joint1_slice2_hull_column8_w_x * t2741
         + 0.5 * cache.joint2_slice1_hull_column8_w_x * t2729
@@ -39774,6 +39823,7 @@ pub fn coriolis_matrix_into(
         + joint1_subspace2_coriolis_row_n_y * cache.cos_q3
         + cache.joint1_slice1_hull_column8_v_x * t436
         + t410 * cache.joint1_slice1_hull_column8_v_z
+        + base_pitch_subspace_rate_v_x * cache.joint1_subspace2_projected_inertia_f_x
         + t440 * cache.joint1_slice2_hull_column8_v_y
         + 0.5 * t2730 * cache.joint1_slice3_hull_column8_w_x
         + 0.5 * cache.joint1_slice1_hull_column8_w_x * t2732
@@ -39782,6 +39832,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint2_slice3_hull_column8_w_z * t2751
         + t2753 * cache.head_hull_column8_w_z
         + cache.joint1_slice0_hull_column8_v_z * t417
+        + base_pitch_subspace_rate_v_z * cache.joint1_subspace2_projected_inertia_f_z
         + cache.joint1_slice3_hull_column8_v_x * t401
         + t447 * cache.joint1_slice2_hull_column8_v_x
         + cache.joint2_slice1_hull_column8_v_y * t441
@@ -39790,8 +39841,8 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint1_slice3_hull_column8_w_z * t2740
         + cache.middle_hull_column8_w_z * t2728
         + 0.5 * t2736 * cache.joint1_slice0_hull_column8_w_x
+        + cache.joint1_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + cache.head_hull_column8_v_z * t379
-        + cache.joint1_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + t435 * cache.joint2_slice2_hull_column8_v_y
         + joint1_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x
         + t428 * cache.joint2_slice0_hull_column8_v_x
@@ -39803,9 +39854,7 @@ pub fn coriolis_matrix_into(
         + t2607 * cache.head_hull_column8_w_y
         + joint1_subspace2_coriolis_row_f_y * cache.base_pitch_subspace_v_y
         + t353 * cache.joint2_slice3_hull_column8_v_y
-        + cache.middle_hull_column8_v_z * t434
-        + base_pitch_subspace_rate_v_x * cache.joint1_subspace2_projected_inertia_f_x
-        + t426 * cache.middle_hull_column8_v_x
+        + cache.middle_hull_column8_v_z * t434 + t426 * cache.middle_hull_column8_v_x
         + cache.joint1_slice3_hull_column8_v_y * t427
         + 0.5 * cache.joint1_slice1_hull_column8_w_z * t2731
         + t446 * cache.joint2_slice3_hull_column8_v_x
@@ -39814,12 +39863,11 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2747 * cache.joint2_slice3_hull_column8_w_x
         + 0.5 * t2739 * cache.head_hull_column8_w_x
         + cache.joint2_slice1_hull_column8_v_x * t371
+        + cache.joint1_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + joint1_subspace2_coriolis_row_n_x * cache.base_yaw_rotation_01
         + 0.5 * t2737 * cache.joint2_slice0_hull_column8_w_z
         + t366 * cache.joint1_slice0_hull_column8_v_x
-        + base_pitch_subspace_rate_v_z * cache.joint1_subspace2_projected_inertia_f_z
         + 0.5 * t2748 * cache.joint2_slice1_hull_column8_w_z
-        + cache.joint1_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + 0.5 * cache.joint1_slice0_hull_column8_w_z * t2612
         + cache.head_hull_column8_v_x * t442 + cache.middle_hull_column8_w_y * t2608;
     out[(8, 5)] = cache.joint1_slice2_hull_column8_v_z * t508
@@ -39827,30 +39875,28 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2775 * cache.joint1_slice2_hull_column8_w_x
         + 0.5 * cache.joint1_slice2_hull_column8_w_y * t2761
         + t480 * cache.middle_hull_column8_v_y
-        + base_roll_subspace_rate_w_x * cache.joint1_subspace2_projected_inertia_n_x
         + 0.5 * cache.joint1_slice3_hull_column8_w_z * t2762
         + 0.5 * cache.joint1_slice1_hull_column8_w_z * t2769
+        + base_roll_subspace_rate_v_y * cache.joint1_subspace2_projected_inertia_f_y
         + cache.base_roll_subspace_v_y * joint1_subspace2_coriolis_row_f_y
         + t2756 * cache.middle_hull_column8_w_y
         + t509 * cache.joint2_slice3_hull_column8_v_z
-        + base_roll_subspace_rate_v_x * cache.joint1_subspace2_projected_inertia_f_x
         + 0.5 * cache.joint2_slice1_hull_column8_w_x * t2790
-        + base_roll_subspace_rate_v_z * cache.joint1_subspace2_projected_inertia_f_z
         + t510 * cache.head_hull_column8_v_x
         + 0.5 * t2757 * cache.joint1_slice3_hull_column8_w_x
         + cache.joint1_slice2_hull_column8_v_y * t519
         + t455 * cache.joint1_slice0_hull_column8_v_y
         + cache.joint1_slice3_hull_column8_v_y * t526
+        + base_roll_subspace_rate_v_x * cache.joint1_subspace2_projected_inertia_f_x
         + cache.joint1_slice2_hull_column8_v_x * t528
         + t540 * cache.middle_hull_column8_v_z
         + cache.joint1_slice0_hull_column8_v_z * t483
         + 0.5 * cache.joint1_slice1_hull_column8_w_x * t2795
-        + cache.joint1_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + t481 * cache.joint2_slice3_hull_column8_v_x
         + 0.5 * t2754 * cache.joint2_slice2_hull_column8_w_x
-        + cache.joint1_subspace2_projected_inertia_n_y * base_roll_subspace_rate_w_y
         + 0.5 * cache.joint2_slice0_hull_column8_w_z * t2788
         + joint1_subspace2_coriolis_row_f_x * cache.base_roll_subspace_v_x
+        + cache.joint1_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + t2785 * cache.head_hull_column8_w_z
         + 0.5 * cache.joint2_slice2_hull_column8_w_z * t2773
         + 0.5 * t2793 * cache.joint2_slice3_hull_column8_w_x
@@ -39861,8 +39907,8 @@ pub fn coriolis_matrix_into(
         + cache.head_hull_column8_v_z * t516
         + t520 * cache.joint2_slice1_hull_column8_v_z
         + cache.joint2_slice1_hull_column8_v_y * t504
+        + cache.joint1_subspace2_projected_inertia_f_z * base_roll_subspace_rate_v_z
         + joint1_subspace2_coriolis_row_n_y * cache.base_pitch_rotation_10
-        + cache.joint1_subspace2_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + 0.5 * t2772 * cache.joint1_slice0_hull_column8_w_x
         + 0.5 * t2766 * cache.joint2_slice2_hull_column8_w_y
         + cache.joint2_slice2_hull_column8_v_y * t518
@@ -39872,6 +39918,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2764 * cache.joint1_slice0_hull_column8_w_z
         + t511 * cache.joint1_slice1_hull_column8_v_z
         + cache.joint2_slice0_hull_column8_v_y * t463
+        + base_roll_subspace_rate_w_x * cache.joint1_subspace2_projected_inertia_n_x
         + t491 * cache.head_hull_column8_v_y + 0.5 * t2794 * cache.head_hull_column8_w_x
         + 0.5 * cache.joint1_slice1_hull_column8_w_y * t2767
         + cache.joint1_slice3_hull_column8_v_z * t517
@@ -39884,6 +39931,7 @@ pub fn coriolis_matrix_into(
         + t459 * cache.joint2_slice3_hull_column8_v_y
         + t503 * cache.joint1_slice1_hull_column8_v_y
         + t534 * cache.joint2_slice0_hull_column8_v_z
+        + cache.joint1_subspace2_projected_inertia_n_y * base_roll_subspace_rate_w_y
         + cache.joint2_slice2_hull_column8_v_z * t482
         + cache.joint1_slice1_hull_column8_v_x * t527
         + 0.5 * t2758 * cache.joint2_slice1_hull_column8_w_y
@@ -40343,12 +40391,12 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.head_hull_column9_w_z * t2477
         + 0.5 * cache.joint2_slice3_hull_column9_v_z * t112
         + 0.5 * cache.joint2_slice3_hull_column9_v_x * t107;
-    out[(9, 3)] = joint2_subspace0_coriolis_row_n_z + cache.head_hull_column9_w_y * t2603
-        + cache.head_hull_column9_w_z * t2506
+    out[(9, 3)] = joint2_subspace0_coriolis_row_n_z
+        + base_yaw_subspace_rate_v_y * cache.joint2_subspace0_projected_inertia_f_y
+        + cache.head_hull_column9_w_y * t2603 + cache.head_hull_column9_w_z * t2506
         + 0.5 * t2600 * cache.joint2_slice0_hull_column9_w_y
         + cache.base_yaw_subspace_v_y * joint2_subspace0_coriolis_row_f_y
         + 0.5 * t2594 * cache.joint2_slice3_hull_column9_w_z
-        + cache.joint2_subspace0_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + cache.joint2_slice0_hull_column9_v_z * t224
         + t332 * cache.head_hull_column9_v_z
         + cache.joint2_slice3_hull_column9_v_z * t324
@@ -40367,11 +40415,11 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint2_slice0_hull_column9_w_x * t2501
         + 0.5 * t2495 * cache.head_hull_column9_w_x
         + t308 * cache.joint2_slice0_hull_column9_v_x
+        + cache.joint2_subspace0_projected_inertia_f_x * qd[1]
         + 0.5 * cache.joint2_slice3_hull_column9_w_x * t2598
         + 0.5 * t2595 * cache.joint2_slice3_hull_column9_w_y
         + 0.5 * t2591 * cache.joint2_slice1_hull_column9_w_y
         + 0.5 * cache.joint2_slice1_hull_column9_w_z * t2589
-        + cache.joint2_subspace0_projected_inertia_f_x * qd[1]
         + t321 * cache.joint2_slice3_hull_column9_v_x
         + 0.5 * t2604 * cache.joint2_slice0_hull_column9_w_z
         + t317 * cache.joint2_slice2_hull_column9_v_x
@@ -40386,14 +40434,11 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2750 * cache.joint2_slice2_hull_column9_w_z
         + t384 * cache.head_hull_column9_v_y
         + 0.5 * t2751 * cache.joint2_slice3_hull_column9_w_z
-        + base_pitch_subspace_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z
-        + base_pitch_subspace_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
         + joint2_subspace0_coriolis_row_n_y * cache.cos_q3
         + t446 * cache.joint2_slice3_hull_column9_v_x
         + 0.5 * t2613 * cache.joint2_slice3_hull_column9_w_y
         + 0.5 * t2746 * cache.joint2_slice0_hull_column9_w_x
         + t379 * cache.head_hull_column9_v_z
-        + cache.joint2_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + t354 * cache.joint2_slice0_hull_column9_v_y
         + cache.joint2_slice3_hull_column9_v_z * t443
         + t358 * cache.joint2_slice2_hull_column9_v_x
@@ -40406,25 +40451,26 @@ pub fn coriolis_matrix_into(
         + cache.head_hull_column9_v_x * t442
         + 0.5 * t2738 * cache.joint2_slice2_hull_column9_w_x
         + 0.5 * cache.joint2_slice1_hull_column9_w_z * t2748
+        + cache.joint2_subspace0_projected_inertia_f_z * base_pitch_subspace_rate_v_z
         + t2607 * cache.head_hull_column9_w_y
         + cache.base_pitch_subspace_v_z * joint2_subspace0_coriolis_row_f_z
         + 0.5 * cache.joint2_slice3_hull_column9_w_x * t2747
         + 0.5 * t2743 * cache.joint2_slice1_hull_column9_w_y
-        + cache.joint2_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + t428 * cache.joint2_slice0_hull_column9_v_x
         + t2753 * cache.head_hull_column9_w_z
-        + base_pitch_subspace_rate_v_x * cache.joint2_subspace0_projected_inertia_f_x
+        + cache.joint2_subspace0_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + cache.joint2_slice2_hull_column9_v_z * t416
         + joint2_subspace0_coriolis_row_n_x * cache.base_yaw_rotation_01
+        + cache.joint2_subspace0_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+        + cache.joint2_subspace0_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_subspace_rate_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_slice0_hull_column9_v_z * t349;
-    out[(9, 5)] = base_roll_subspace_rate_v_x
-        * cache.joint2_subspace0_projected_inertia_f_x
-        + joint2_subspace0_coriolis_row_n_x * cache.base_pitch_rotation_00
+    out[(9, 5)] = joint2_subspace0_coriolis_row_n_x * cache.base_pitch_rotation_00
         + cache.head_hull_column9_w_z * t2785
         + t463 * cache.joint2_slice0_hull_column9_v_y
         + 0.5 * cache.joint2_slice0_hull_column9_w_x * t2786
-        + base_roll_subspace_rate_w_z * cache.joint2_subspace0_projected_inertia_n_z
         + cache.head_hull_column9_w_y * t2789 + 0.5 * t2794 * cache.head_hull_column9_w_x
+        + cache.joint2_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + 0.5 * cache.joint2_slice0_hull_column9_w_z * t2788
         + 0.5 * t2758 * cache.joint2_slice1_hull_column9_w_y
         + joint2_subspace0_coriolis_row_n_y * cache.base_pitch_rotation_10
@@ -40433,53 +40479,52 @@ pub fn coriolis_matrix_into(
         + cache.base_roll_subspace_v_z * joint2_subspace0_coriolis_row_f_z
         + 0.5 * t2754 * cache.joint2_slice2_hull_column9_w_x
         + cache.joint2_slice1_hull_column9_v_z * t520
+        + cache.joint2_subspace0_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + 0.5 * t2790 * cache.joint2_slice1_hull_column9_w_x
         + 0.5 * cache.joint2_slice3_hull_column9_w_x * t2793
         + t516 * cache.head_hull_column9_v_z
-        + base_roll_subspace_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z
         + 0.5 * cache.joint2_slice1_hull_column9_w_z * t2791
         + 0.5 * t2771 * cache.joint2_slice3_hull_column9_w_z
-        + cache.joint2_subspace0_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + cache.joint2_slice3_hull_column9_v_z * t509
         + t467 * cache.joint2_slice0_hull_column9_v_x
         + cache.base_roll_subspace_v_y * joint2_subspace0_coriolis_row_f_y
         + cache.joint2_slice1_hull_column9_v_y * t504
-        + base_roll_subspace_rate_w_x * cache.joint2_subspace0_projected_inertia_n_x
         + cache.head_hull_column9_v_y * t491
+        + cache.joint2_subspace0_projected_inertia_f_z * base_roll_subspace_rate_v_z
+        + base_roll_subspace_rate_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + t459 * cache.joint2_slice3_hull_column9_v_y
-        + base_roll_subspace_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
         + cache.joint2_slice0_hull_column9_v_z * t534
         + cache.joint2_slice1_hull_column9_v_x * t471
         + cache.head_hull_column9_v_x * t510
         + 0.5 * t2773 * cache.joint2_slice2_hull_column9_w_z
         + 0.5 * cache.joint2_slice0_hull_column9_w_y * t2770
+        + base_roll_subspace_rate_w_x * cache.joint2_subspace0_projected_inertia_n_x
         + t481 * cache.joint2_slice3_hull_column9_v_x
         + 0.5 * t2792 * cache.joint2_slice3_hull_column9_w_y
         + t451 * cache.joint2_slice2_hull_column9_v_x
         + 0.5 * t2766 * cache.joint2_slice2_hull_column9_w_y
         + cache.joint2_slice2_hull_column9_v_z * t482
+        + base_roll_subspace_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
         + cache.joint2_slice2_hull_column9_v_y * t518;
     out[(9, 6)] = 0.5 * t2812 * cache.joint2_slice3_hull_column9_w_z
         + cache.joint2_slice1_hull_column9_v_x * t786
         + 0.5 * cache.joint2_slice0_hull_column9_w_x * t2824
-        + cache.joint2_subspace0_projected_inertia_f_x * joint1_tip_subspace0_rate_v_x
         + joint2_subspace0_coriolis_row_n_y * cache.joint1_tip_subspace0_w_y
         + cache.joint2_slice3_hull_column9_v_z * t850
-        + joint1_tip_subspace0_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
         + 0.5 * cache.joint2_slice3_hull_column9_w_x * t2798
         + 0.5 * t2822 * cache.joint2_slice2_hull_column9_w_x
         + 0.5 * t2800 * cache.joint2_slice1_hull_column9_w_y
         + joint2_subspace0_coriolis_row_n_z * cache.joint1_tip_subspace0_w_z
         + 0.5 * cache.joint2_slice1_hull_column9_w_z * t2814
-        + joint1_tip_subspace0_rate_w_z * cache.joint2_subspace0_projected_inertia_n_z
+        + joint1_tip_subspace0_rate_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + 0.5 * cache.joint2_slice0_hull_column9_w_z * t2819
         + 0.5 * t2808 * cache.head_hull_column9_w_x
-        + cache.joint2_subspace0_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
-        + joint1_tip_subspace0_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z
         + 0.5 * t2823 * cache.joint2_slice0_hull_column9_w_y
         + t2797 * cache.head_hull_column9_w_z
+        + joint1_tip_subspace0_rate_v_y * cache.joint2_subspace0_projected_inertia_f_y
         + cache.joint2_slice2_hull_column9_v_x * t854
         + cache.joint2_slice2_hull_column9_v_y * t855
+        + cache.joint2_subspace0_projected_inertia_n_z * joint1_tip_subspace0_rate_w_z
         + cache.joint2_slice1_hull_column9_v_z * t898
         + 0.5 * t2813 * cache.joint2_slice1_hull_column9_w_x
         + cache.joint2_slice0_hull_column9_v_z * t887
@@ -40491,7 +40536,10 @@ pub fn coriolis_matrix_into(
         + t886 * cache.joint2_slice3_hull_column9_v_x
         + cache.joint1_tip_subspace0_v_y * joint2_subspace0_coriolis_row_f_y
         + t849 * cache.head_hull_column9_v_z
+        + cache.joint2_subspace0_projected_inertia_f_z * joint1_tip_subspace0_rate_v_z
+        + cache.joint2_subspace0_projected_inertia_n_y * joint1_tip_subspace0_rate_w_y
         + 0.5 * cache.joint2_slice2_hull_column9_w_y * t2821
+        + joint1_tip_subspace0_rate_w_x * cache.joint2_subspace0_projected_inertia_n_x
         + joint2_subspace0_coriolis_row_f_x * cache.joint1_tip_subspace0_v_x
         + 0.5 * t2811 * cache.joint2_slice2_hull_column9_w_z
         + t784 * cache.joint2_slice3_hull_column9_v_y
@@ -40499,21 +40547,20 @@ pub fn coriolis_matrix_into(
         + cache.head_hull_column9_v_y * t904
         + 0.5 * cache.joint2_slice3_hull_column9_w_y * t2799
         + cache.head_hull_column9_w_y * t2810
-        + t774 * cache.joint2_slice0_hull_column9_v_x
-        + cache.joint2_subspace0_projected_inertia_f_y * joint1_tip_subspace0_rate_v_y;
+        + t774 * cache.joint2_slice0_hull_column9_v_x;
     out[(9, 7)] = 0.5 * t2998 * cache.joint2_slice0_hull_column9_w_y
         + 0.5 * t3008 * cache.joint2_slice1_hull_column9_w_y
+        + joint1_tip_subspace1_rate_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + cache.head_hull_column9_w_y * t3007
         + cache.joint2_slice1_hull_column9_v_y * t1046
         + t1034 * cache.joint2_slice3_hull_column9_v_z
         + 0.5 * t3016 * cache.head_hull_column9_w_x
         + 0.5 * t3015 * cache.joint2_slice0_hull_column9_w_x
         + cache.head_hull_column9_v_y * t1133
+        + cache.joint2_subspace0_projected_inertia_f_z * joint1_tip_subspace1_rate_v_z
         + t1084 * cache.joint2_slice2_hull_column9_v_z
         + 0.5 * cache.joint2_slice1_hull_column9_w_x * t2992
-        + cache.joint2_subspace0_projected_inertia_n_x * joint1_tip_subspace1_rate_w_x
         + joint2_subspace0_coriolis_row_n_y * cache.joint1_tip_subspace1_w_y
-        + cache.joint2_subspace0_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
         + 0.5 * t2991 * cache.joint2_slice2_hull_column9_w_x
         + cache.joint2_slice1_hull_column9_v_z * t1047
         + cache.joint1_tip_subspace1_v_x * joint2_subspace0_coriolis_row_f_x
@@ -40521,45 +40568,45 @@ pub fn coriolis_matrix_into(
         + cache.head_hull_column9_w_z * t3005 + cache.head_hull_column9_v_x * t1122
         + t1123 * cache.joint2_slice0_hull_column9_v_x
         + 0.5 * t3003 * cache.joint2_slice2_hull_column9_w_y
-        + joint1_tip_subspace1_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z
         + cache.joint1_tip_subspace1_w_x * joint2_subspace0_coriolis_row_n_x
         + cache.joint2_slice1_hull_column9_v_x * t1048
         + t963 * cache.joint2_slice2_hull_column9_v_x
         + 0.5 * t2995 * cache.joint2_slice3_hull_column9_w_z
-        + cache.joint2_subspace0_projected_inertia_f_y * joint1_tip_subspace1_rate_v_y
-        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
         + t1127 * cache.joint2_slice0_hull_column9_v_y
         + cache.joint2_slice0_hull_column9_v_z * t1120
         + t1042 * cache.head_hull_column9_v_z
         + 0.5 * t3013 * cache.joint2_slice3_hull_column9_w_x
+        + cache.joint2_subspace0_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
         + cache.joint2_slice3_hull_column9_v_y * t1136
         + 0.5 * t3001 * cache.joint2_slice0_hull_column9_w_z
         + t1125 * cache.joint2_slice3_hull_column9_v_x
-        + cache.joint2_subspace0_projected_inertia_f_x * joint1_tip_subspace1_rate_v_x
+        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
+        + cache.joint2_subspace0_projected_inertia_n_x * joint1_tip_subspace1_rate_w_x
         + 0.5 * t3009 * cache.joint2_slice3_hull_column9_w_y
         + 0.5 * cache.joint2_slice1_hull_column9_w_z * t2993
         + cache.joint1_tip_subspace1_v_z * joint2_subspace0_coriolis_row_f_z
+        + cache.joint2_subspace0_projected_inertia_f_y * joint1_tip_subspace1_rate_v_y
         + joint2_subspace0_coriolis_row_n_z * cache.joint1_tip_subspace1_w_z
         + 0.5 * t3014 * cache.joint2_slice2_hull_column9_w_z
         + cache.joint1_tip_subspace1_v_y * joint2_subspace0_coriolis_row_f_y;
     out[(9, 8)] = 0.5 * t3024 * cache.joint2_slice1_hull_column9_w_x
-        + joint1_tip_subspace2_rate_v_y * cache.joint2_subspace0_projected_inertia_f_y
         + t1274 * cache.joint2_slice0_hull_column9_v_y
         + cache.joint1_tip_subspace2_v_z * joint2_subspace0_coriolis_row_f_z
         + t1323 * cache.head_hull_column9_v_z
         + 0.5 * cache.joint2_slice2_hull_column9_w_y * t3042
+        + cache.joint2_subspace0_projected_inertia_f_z * joint1_tip_subspace2_rate_v_z
         + joint2_subspace0_coriolis_row_n_y * cache.joint1_tip_subspace2_w_y
         + 0.5 * cache.joint2_slice3_hull_column9_w_x * t3033
-        + joint1_tip_subspace2_rate_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + joint2_subspace0_coriolis_row_n_z * cache.joint1_tip_subspace2_w_z
         + cache.joint1_tip_subspace2_v_y * joint2_subspace0_coriolis_row_f_y
         + cache.joint2_slice0_hull_column9_v_z * t1318
+        + cache.joint2_subspace0_projected_inertia_n_z * joint1_tip_subspace2_rate_w_z
+        + joint1_tip_subspace2_rate_v_y * cache.joint2_subspace0_projected_inertia_f_y
         + 0.5 * cache.joint2_slice2_hull_column9_w_x * t3044
         + cache.head_hull_column9_v_y * t1328 + cache.head_hull_column9_w_y * t3037
         + 0.5 * t3027 * cache.joint2_slice3_hull_column9_w_y
         + 0.5 * t3039 * cache.head_hull_column9_w_x
         + cache.joint2_slice3_hull_column9_v_y * t1329
-        + joint1_tip_subspace2_rate_w_y * cache.joint2_subspace0_projected_inertia_n_y
         + cache.joint1_tip_subspace2_w_x * joint2_subspace0_coriolis_row_n_x
         + 0.5 * cache.joint2_slice0_hull_column9_w_z * t3019
         + cache.joint2_slice1_hull_column9_v_x * t1317
@@ -40567,16 +40614,17 @@ pub fn coriolis_matrix_into(
         + 0.5 * t3031 * cache.joint2_slice1_hull_column9_w_y
         + cache.joint2_slice2_hull_column9_v_y * t1185
         + cache.joint1_tip_subspace2_v_x * joint2_subspace0_coriolis_row_f_x
+        + cache.joint2_subspace0_projected_inertia_n_y * joint1_tip_subspace2_rate_w_y
         + 0.5 * t3018 * cache.joint2_slice3_hull_column9_w_z
         + t1332 * cache.joint2_slice1_hull_column9_v_z
-        + joint1_tip_subspace2_rate_w_x * cache.joint2_subspace0_projected_inertia_n_x
+        + joint1_tip_subspace2_rate_v_x * cache.joint2_subspace0_projected_inertia_f_x
         + cache.joint2_slice1_hull_column9_v_y * t1316
         + 0.5 * t3032 * cache.joint2_slice0_hull_column9_w_y
         + 0.5 * cache.joint2_slice0_hull_column9_w_x * t3029
-        + joint1_tip_subspace2_rate_w_z * cache.joint2_subspace0_projected_inertia_n_z
         + cache.joint2_slice3_hull_column9_v_x * t1261
-        + joint1_tip_subspace2_rate_v_z * cache.joint2_subspace0_projected_inertia_f_z
-        + t1273 * cache.head_hull_column9_v_x + cache.head_hull_column9_w_z * t3026
+        + t1273 * cache.head_hull_column9_v_x
+        + joint1_tip_subspace2_rate_w_x * cache.joint2_subspace0_projected_inertia_n_x
+        + cache.head_hull_column9_w_z * t3026
         + cache.joint2_slice3_hull_column9_v_z * t1275
         + t1180 * cache.joint2_slice0_hull_column9_v_x
         + cache.joint2_slice2_hull_column9_v_z * t1312
@@ -40844,6 +40892,7 @@ pub fn coriolis_matrix_into(
         + t342 * cache.head_hull_column10_v_x
         + 0.5 * t2501 * cache.joint2_slice0_hull_column10_w_x
         + 0.5 * t2597 * cache.joint2_slice1_hull_column10_w_x
+        + cache.joint2_subspace1_projected_inertia_f_x * qd[1]
         + 0.5 * cache.joint2_slice3_hull_column10_w_x * t2598
         + cache.joint2_slice3_hull_column10_v_y * t178
         + t2506 * cache.head_hull_column10_w_z
@@ -40851,13 +40900,11 @@ pub fn coriolis_matrix_into(
         + t336 * cache.joint2_slice1_hull_column10_v_x
         + cache.joint2_slice0_hull_column10_v_x * t308
         + cache.joint2_slice1_hull_column10_v_y * t194
-        + cache.joint2_subspace1_projected_inertia_f_x * qd[1]
         + joint2_subspace1_coriolis_row_n_z
         + 0.5 * t2600 * cache.joint2_slice0_hull_column10_w_y
         + cache.joint2_slice2_hull_column10_v_z * t284
         + cache.base_yaw_subspace_v_y * joint2_subspace1_coriolis_row_f_y
         + cache.head_hull_column10_v_y * t299 + cache.head_hull_column10_w_y * t2603
-        + base_yaw_subspace_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y
         + 0.5 * cache.head_hull_column10_w_x * t2495
         + 0.5 * t2503 * cache.joint2_slice2_hull_column10_w_y
         + t254 * cache.joint2_slice0_hull_column10_v_y
@@ -40868,6 +40915,7 @@ pub fn coriolis_matrix_into(
         + cache.joint2_slice1_hull_column10_v_z * t339
         + 0.5 * t2589 * cache.joint2_slice1_hull_column10_w_z
         + cache.joint2_slice0_hull_column10_v_z * t224
+        + cache.joint2_subspace1_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + t317 * cache.joint2_slice2_hull_column10_v_x
         + cache.joint2_slice3_hull_column10_v_x * t321
         + t273 * cache.joint2_slice2_hull_column10_v_y
@@ -40891,41 +40939,43 @@ pub fn coriolis_matrix_into(
         + cache.joint2_slice1_hull_column10_v_y * t441
         + cache.base_pitch_subspace_v_z * joint2_subspace1_coriolis_row_f_z
         + base_pitch_subspace_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
+        + cache.joint2_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+        + cache.joint2_subspace1_projected_inertia_f_z * base_pitch_subspace_rate_v_z
         + cache.base_yaw_rotation_01 * joint2_subspace1_coriolis_row_n_x
         + cache.joint2_slice0_hull_column10_v_x * t428
-        + base_pitch_subspace_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
         + 0.5 * cache.joint2_slice0_hull_column10_w_y * t2609
+        + cache.joint2_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + cache.head_hull_column10_v_z * t379 + t2753 * cache.head_hull_column10_w_z
         + 0.5 * t2751 * cache.joint2_slice3_hull_column10_w_z
         + 0.5 * t2739 * cache.head_hull_column10_w_x
         + 0.5 * cache.joint2_slice2_hull_column10_w_x * t2738
         + joint2_subspace1_coriolis_row_f_y * cache.base_pitch_subspace_v_y
-        + cache.joint2_subspace1_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + t358 * cache.joint2_slice2_hull_column10_v_x
-        + cache.joint2_subspace1_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + 0.5 * t2746 * cache.joint2_slice0_hull_column10_w_x
         + cache.head_hull_column10_v_x * t442
         + cache.joint2_slice1_hull_column10_v_z * t370
         + joint2_subspace1_coriolis_row_n_y * cache.cos_q3
         + t384 * cache.head_hull_column10_v_y
         + 0.5 * cache.joint2_slice2_hull_column10_w_z * t2750
+        + base_pitch_subspace_rate_w_y * cache.joint2_subspace1_projected_inertia_n_y
         + 0.5 * t2737 * cache.joint2_slice0_hull_column10_w_z
         + t353 * cache.joint2_slice3_hull_column10_v_y
-        + t435 * cache.joint2_slice2_hull_column10_v_y
-        + cache.joint2_subspace1_projected_inertia_n_x * base_pitch_subspace_rate_w_x;
+        + t435 * cache.joint2_slice2_hull_column10_v_y;
     out[(10, 5)] = cache.head_hull_column10_w_y * t2789
         + t2785 * cache.head_hull_column10_w_z
         + cache.joint2_slice3_hull_column10_v_x * t481
         + cache.base_roll_subspace_v_z * joint2_subspace1_coriolis_row_f_z
         + cache.base_pitch_rotation_20 * joint2_subspace1_coriolis_row_n_z
-        + base_roll_subspace_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
         + cache.joint2_slice1_hull_column10_v_y * t504
+        + cache.joint2_subspace1_projected_inertia_n_x * base_roll_subspace_rate_w_x
         + 0.5 * cache.joint2_slice3_hull_column10_w_x * t2793
         + 0.5 * t2786 * cache.joint2_slice0_hull_column10_w_x
-        + base_roll_subspace_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
+        + base_roll_subspace_rate_w_y * cache.joint2_subspace1_projected_inertia_n_y
+        + cache.joint2_subspace1_projected_inertia_f_z * base_roll_subspace_rate_v_z
         + cache.joint2_slice2_hull_column10_v_y * t518
         + 0.5 * cache.joint2_slice0_hull_column10_w_z * t2788
         + t471 * cache.joint2_slice1_hull_column10_v_x
+        + cache.joint2_subspace1_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + t510 * cache.head_hull_column10_v_x
         + 0.5 * cache.joint2_slice1_hull_column10_w_y * t2758
         + cache.joint2_slice2_hull_column10_v_z * t482
@@ -40939,19 +40989,17 @@ pub fn coriolis_matrix_into(
         + cache.base_roll_subspace_v_y * joint2_subspace1_coriolis_row_f_y
         + t463 * cache.joint2_slice0_hull_column10_v_y
         + joint2_subspace1_coriolis_row_f_x * cache.base_roll_subspace_v_x
-        + cache.joint2_subspace1_projected_inertia_n_x * base_roll_subspace_rate_w_x
+        + cache.joint2_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + cache.base_pitch_rotation_00 * joint2_subspace1_coriolis_row_n_x
         + 0.5 * t2790 * cache.joint2_slice1_hull_column10_w_x
-        + base_roll_subspace_rate_w_z * cache.joint2_subspace1_projected_inertia_n_z
         + t534 * cache.joint2_slice0_hull_column10_v_z
         + 0.5 * cache.joint2_slice1_hull_column10_w_z * t2791
-        + cache.joint2_subspace1_projected_inertia_f_y * base_roll_subspace_rate_v_y
         + 0.5 * cache.joint2_slice2_hull_column10_w_z * t2773
+        + base_roll_subspace_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
         + t459 * cache.joint2_slice3_hull_column10_v_y
         + 0.5 * t2794 * cache.head_hull_column10_w_x
         + cache.joint2_slice3_hull_column10_v_z * t509
         + t451 * cache.joint2_slice2_hull_column10_v_x
-        + cache.joint2_subspace1_projected_inertia_n_y * base_roll_subspace_rate_w_y
         + cache.base_pitch_rotation_10 * joint2_subspace1_coriolis_row_n_y
         + 0.5 * t2766 * cache.joint2_slice2_hull_column10_w_y
         + cache.head_hull_column10_v_y * t491;
@@ -40964,11 +41012,10 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint2_slice3_hull_column10_w_x * t2798
         + cache.joint2_slice0_hull_column10_v_y * t852
         + 0.5 * t2813 * cache.joint2_slice1_hull_column10_w_x
-        + cache.joint2_subspace1_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
         + cache.joint1_tip_subspace0_v_y * joint2_subspace1_coriolis_row_f_y
+        + joint1_tip_subspace0_rate_w_y * cache.joint2_subspace1_projected_inertia_n_y
         + joint2_subspace1_coriolis_row_f_z * cache.joint1_tip_subspace0_v_z
         + t786 * cache.joint2_slice1_hull_column10_v_x
-        + joint1_tip_subspace0_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
         + 0.5 * t2812 * cache.joint2_slice3_hull_column10_w_z
         + joint2_subspace1_coriolis_row_n_y * cache.joint1_tip_subspace0_w_y
         + cache.joint2_slice2_hull_column10_v_y * t855
@@ -40979,46 +41026,44 @@ pub fn coriolis_matrix_into(
         + 0.5 * cache.joint2_slice3_hull_column10_w_y * t2799
         + t784 * cache.joint2_slice3_hull_column10_v_y
         + 0.5 * cache.joint2_slice0_hull_column10_w_z * t2819
+        + cache.joint2_subspace1_projected_inertia_n_z * joint1_tip_subspace0_rate_w_z
         + 0.5 * t2814 * cache.joint2_slice1_hull_column10_w_z
         + t887 * cache.joint2_slice0_hull_column10_v_z
+        + cache.joint2_subspace1_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
         + t790 * cache.head_hull_column10_v_x
         + 0.5 * cache.joint2_slice2_hull_column10_w_x * t2822
         + cache.joint1_tip_subspace0_w_x * joint2_subspace1_coriolis_row_n_x
         + 0.5 * t2824 * cache.joint2_slice0_hull_column10_w_x
         + cache.joint2_slice0_hull_column10_v_x * t774
         + joint2_subspace1_coriolis_row_n_z * cache.joint1_tip_subspace0_w_z
-        + cache.joint2_subspace1_projected_inertia_n_y * joint1_tip_subspace0_rate_w_y
-        + cache.joint2_subspace1_projected_inertia_f_y * joint1_tip_subspace0_rate_v_y
-        + 0.5 * cache.joint2_slice2_hull_column10_w_z * t2811
-        + cache.joint2_slice3_hull_column10_v_x * t886
         + cache.joint2_subspace1_projected_inertia_f_x * joint1_tip_subspace0_rate_v_x
+        + 0.5 * cache.joint2_slice2_hull_column10_w_z * t2811
+        + cache.joint2_subspace1_projected_inertia_f_y * joint1_tip_subspace0_rate_v_y
+        + cache.joint2_slice3_hull_column10_v_x * t886
         + cache.joint2_slice1_hull_column10_v_z * t898
         + 0.5 * t2823 * cache.joint2_slice0_hull_column10_w_y
-        + joint1_tip_subspace0_rate_w_z * cache.joint2_subspace1_projected_inertia_n_z
         + cache.head_hull_column10_v_z * t849
+        + cache.joint2_subspace1_projected_inertia_f_z * joint1_tip_subspace0_rate_v_z
         + 0.5 * cache.joint2_slice2_hull_column10_w_y * t2821;
     out[(10, 7)] = 0.5 * cache.joint2_slice2_hull_column10_w_y * t3003
         + 0.5 * cache.joint2_slice0_hull_column10_w_y * t2998
         + 0.5 * cache.joint2_slice2_hull_column10_w_z * t3014
         + t1034 * cache.joint2_slice3_hull_column10_v_z
         + t1001 * cache.joint2_slice2_hull_column10_v_y
-        + joint1_tip_subspace1_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
         + t1122 * cache.head_hull_column10_v_x + cache.head_hull_column10_v_y * t1133
         + 0.5 * cache.joint2_slice1_hull_column10_w_y * t3008
         + cache.head_hull_column10_v_z * t1042
-        + joint1_tip_subspace1_rate_w_z * cache.joint2_subspace1_projected_inertia_n_z
         + 0.5 * cache.head_hull_column10_w_x * t3016
-        + cache.joint2_subspace1_projected_inertia_f_x * joint1_tip_subspace1_rate_v_x
-        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace1_projected_inertia_n_y
+        + cache.joint2_subspace1_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
         + t1127 * cache.joint2_slice0_hull_column10_v_y
-        + cache.joint2_subspace1_projected_inertia_f_y * joint1_tip_subspace1_rate_v_y
         + 0.5 * t2993 * cache.joint2_slice1_hull_column10_w_z
         + cache.joint1_tip_subspace1_v_x * joint2_subspace1_coriolis_row_f_x
         + joint2_subspace1_coriolis_row_f_z * cache.joint1_tip_subspace1_v_z
         + t1120 * cache.joint2_slice0_hull_column10_v_z
-        + t1048 * cache.joint2_slice1_hull_column10_v_x
         + cache.joint2_subspace1_projected_inertia_n_x * joint1_tip_subspace1_rate_w_x
+        + t1048 * cache.joint2_slice1_hull_column10_v_x
         + cache.joint2_slice0_hull_column10_v_x * t1123
+        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace1_projected_inertia_n_y
         + t1046 * cache.joint2_slice1_hull_column10_v_y
         + cache.joint1_tip_subspace1_w_x * joint2_subspace1_coriolis_row_n_x
         + t963 * cache.joint2_slice2_hull_column10_v_x
@@ -41030,35 +41075,38 @@ pub fn coriolis_matrix_into(
         + t1125 * cache.joint2_slice3_hull_column10_v_x
         + 0.5 * cache.joint2_slice1_hull_column10_w_x * t2992
         + 0.5 * t3015 * cache.joint2_slice0_hull_column10_w_x
+        + cache.joint2_subspace1_projected_inertia_f_z * joint1_tip_subspace1_rate_v_z
         + cache.joint1_tip_subspace1_v_y * joint2_subspace1_coriolis_row_f_y
         + cache.joint2_slice1_hull_column10_v_z * t1047
         + cache.joint1_tip_subspace1_w_y * joint2_subspace1_coriolis_row_n_y
         + 0.5 * cache.joint2_slice0_hull_column10_w_z * t3001
+        + cache.joint2_subspace1_projected_inertia_f_y * joint1_tip_subspace1_rate_v_y
         + 0.5 * t2995 * cache.joint2_slice3_hull_column10_w_z
         + cache.joint1_tip_subspace1_w_z * joint2_subspace1_coriolis_row_n_z
         + 0.5 * cache.joint2_slice3_hull_column10_w_x * t3013
-        + cache.head_hull_column10_w_y * t3007;
+        + cache.head_hull_column10_w_y * t3007
+        + cache.joint2_subspace1_projected_inertia_f_x * joint1_tip_subspace1_rate_v_x;
     out[(10, 8)] = t1274 * cache.joint2_slice0_hull_column10_v_y
+        + joint1_tip_subspace2_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
         + 0.5 * cache.joint2_slice1_hull_column10_w_y * t3031
         + cache.joint2_slice3_hull_column10_v_x * t1261
         + 0.5 * cache.joint2_slice3_hull_column10_w_x * t3033
         + cache.joint2_slice2_hull_column10_v_y * t1185
         + cache.head_hull_column10_w_y * t3037
         + cache.joint1_tip_subspace2_v_z * joint2_subspace1_coriolis_row_f_z
-        + joint1_tip_subspace2_rate_v_z * cache.joint2_subspace1_projected_inertia_f_z
         + 0.5 * cache.joint2_slice2_hull_column10_w_x * t3044
         + t1273 * cache.head_hull_column10_v_x
         + joint2_subspace1_coriolis_row_n_z * cache.joint1_tip_subspace2_w_z
+        + joint1_tip_subspace2_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y
         + joint2_subspace1_coriolis_row_f_x * cache.joint1_tip_subspace2_v_x
         + cache.head_hull_column10_v_y * t1328
+        + cache.joint2_subspace1_projected_inertia_f_z * joint1_tip_subspace2_rate_v_z
         + 0.5 * cache.joint2_slice0_hull_column10_w_z * t3019
         + 0.5 * t3040 * cache.joint2_slice1_hull_column10_w_z
         + cache.joint2_slice1_hull_column10_v_x * t1317
-        + cache.joint2_subspace1_projected_inertia_n_y * joint1_tip_subspace2_rate_w_y
         + t1332 * cache.joint2_slice1_hull_column10_v_z
         + cache.head_hull_column10_v_z * t1323
         + 0.5 * cache.joint2_slice2_hull_column10_w_y * t3042
-        + joint1_tip_subspace2_rate_v_x * cache.joint2_subspace1_projected_inertia_f_x
         + cache.joint2_slice2_hull_column10_v_z * t1312
         + t1275 * cache.joint2_slice3_hull_column10_v_z
         + 0.5 * cache.joint2_slice1_hull_column10_w_x * t3024
@@ -41069,15 +41117,15 @@ pub fn coriolis_matrix_into(
         + cache.joint2_slice2_hull_column10_v_x * t1330
         + 0.5 * t3027 * cache.joint2_slice3_hull_column10_w_y
         + cache.joint2_slice3_hull_column10_v_y * t1329
-        + joint1_tip_subspace2_rate_w_z * cache.joint2_subspace1_projected_inertia_n_z
         + cache.joint2_slice1_hull_column10_v_y * t1316
         + 0.5 * t3032 * cache.joint2_slice0_hull_column10_w_y
-        + joint1_tip_subspace2_rate_v_y * cache.joint2_subspace1_projected_inertia_f_y
+        + joint1_tip_subspace2_rate_w_z * cache.joint2_subspace1_projected_inertia_n_z
         + t1180 * cache.joint2_slice0_hull_column10_v_x
-        + 0.5 * cache.joint2_slice2_hull_column10_w_z * t3028
         + cache.joint2_subspace1_projected_inertia_n_x * joint1_tip_subspace2_rate_w_x
+        + 0.5 * cache.joint2_slice2_hull_column10_w_z * t3028
         + t3026 * cache.head_hull_column10_w_z
         + 0.5 * t3018 * cache.joint2_slice3_hull_column10_w_z
+        + joint1_tip_subspace2_rate_w_y * cache.joint2_subspace1_projected_inertia_n_y
         + cache.joint1_tip_subspace2_v_y * joint2_subspace1_coriolis_row_f_y
         + t1318 * cache.joint2_slice0_hull_column10_v_z;
     out[(10, 9)] = cache.head_hull_column10_v_y * t1616
@@ -41353,6 +41401,7 @@ pub fn coriolis_matrix_into(
     out[(11, 3)] = 0.5 * t2589 * cache.joint2_slice1_hull_column11_w_z
         + joint2_subspace2_coriolis_row_n_z + t2603 * cache.head_hull_column11_w_y
         + 0.5 * cache.joint2_slice0_hull_column11_w_z * t2604
+        + cache.joint2_subspace2_projected_inertia_f_x * qd[1]
         + 0.5 * cache.joint2_slice3_hull_column11_w_z * t2594
         + cache.head_hull_column11_w_z * t2506
         + cache.joint2_slice1_hull_column11_v_y * t194
@@ -41365,6 +41414,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2595 * cache.joint2_slice3_hull_column11_w_y
         + cache.joint2_slice0_hull_column11_v_z * t224
         + 0.5 * t2597 * cache.joint2_slice1_hull_column11_w_x
+        + base_yaw_subspace_rate_v_y * cache.joint2_subspace2_projected_inertia_f_y
         + cache.base_yaw_subspace_v_y * joint2_subspace2_coriolis_row_f_y
         + 0.5 * cache.joint2_slice1_hull_column11_w_y * t2591
         + q[1] * joint2_subspace2_coriolis_row_f_x
@@ -41373,9 +41423,7 @@ pub fn coriolis_matrix_into(
         + t342 * cache.head_hull_column11_v_x
         + 0.5 * t2501 * cache.joint2_slice0_hull_column11_w_x
         + 0.5 * t2496 * cache.joint2_slice2_hull_column11_w_z
-        + cache.joint2_subspace2_projected_inertia_f_y * base_yaw_subspace_rate_v_y
         + 0.5 * t2600 * cache.joint2_slice0_hull_column11_w_y
-        + cache.joint2_subspace2_projected_inertia_f_x * qd[1]
         + 0.5 * cache.head_hull_column11_w_x * t2495
         + t332 * cache.head_hull_column11_v_z
         + cache.joint2_slice3_hull_column11_v_z * t324
@@ -41387,8 +41435,7 @@ pub fn coriolis_matrix_into(
     out[(11, 4)] = 0.5 * t2737 * cache.joint2_slice0_hull_column11_w_z
         + 0.5 * cache.joint2_slice3_hull_column11_w_z * t2751
         + t353 * cache.joint2_slice3_hull_column11_v_y
-        + base_pitch_subspace_rate_w_x * cache.joint2_subspace2_projected_inertia_n_x
-        + cache.joint2_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+        + cache.joint2_subspace2_projected_inertia_n_x * base_pitch_subspace_rate_w_x
         + t416 * cache.joint2_slice2_hull_column11_v_z
         + t2607 * cache.head_hull_column11_w_y
         + 0.5 * cache.joint2_slice2_hull_column11_w_x * t2738
@@ -41396,6 +41443,7 @@ pub fn coriolis_matrix_into(
         + t428 * cache.joint2_slice0_hull_column11_v_x
         + t384 * cache.head_hull_column11_v_y
         + 0.5 * t2750 * cache.joint2_slice2_hull_column11_w_z
+        + cache.joint2_subspace2_projected_inertia_n_y * base_pitch_subspace_rate_w_y
         + cache.joint2_slice1_hull_column11_v_x * t371
         + 0.5 * t2613 * cache.joint2_slice3_hull_column11_w_y
         + joint2_subspace2_coriolis_row_f_x * cache.base_pitch_subspace_v_x
@@ -41406,19 +41454,19 @@ pub fn coriolis_matrix_into(
         + cache.head_hull_column11_v_x * t442
         + 0.5 * t2611 * cache.joint2_slice2_hull_column11_w_y
         + t354 * cache.joint2_slice0_hull_column11_v_y
+        + base_pitch_subspace_rate_v_z * cache.joint2_subspace2_projected_inertia_f_z
         + 0.5 * cache.joint2_slice0_hull_column11_w_y * t2609
         + joint2_subspace2_coriolis_row_f_z * cache.base_pitch_subspace_v_z
-        + cache.joint2_slice1_hull_column11_v_y * t441
         + cache.joint2_subspace2_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+        + cache.joint2_slice1_hull_column11_v_y * t441
         + t349 * cache.joint2_slice0_hull_column11_v_z
         + cache.head_hull_column11_v_z * t379
         + joint2_subspace2_coriolis_row_n_x * cache.base_yaw_rotation_01
         + joint2_subspace2_coriolis_row_n_y * cache.cos_q3
         + t370 * cache.joint2_slice1_hull_column11_v_z
         + t2753 * cache.head_hull_column11_w_z
-        + cache.joint2_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
-        + base_pitch_subspace_rate_v_z * cache.joint2_subspace2_projected_inertia_f_z
         + t446 * cache.joint2_slice3_hull_column11_v_x
+        + cache.joint2_subspace2_projected_inertia_f_y * base_pitch_subspace_rate_v_y
         + cache.joint2_slice3_hull_column11_v_z * t443
         + 0.5 * t2743 * cache.joint2_slice1_hull_column11_w_y
         + 0.5 * t2739 * cache.head_hull_column11_w_x
@@ -41426,9 +41474,10 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2746 * cache.joint2_slice0_hull_column11_w_x;
     out[(11, 5)] = t510 * cache.head_hull_column11_v_x
         + cache.joint2_slice3_hull_column11_v_y * t459
-        + base_roll_subspace_rate_w_x * cache.joint2_subspace2_projected_inertia_n_x
+        + cache.joint2_subspace2_projected_inertia_f_z * base_roll_subspace_rate_v_z
         + t467 * cache.joint2_slice0_hull_column11_v_x
         + cache.joint2_slice2_hull_column11_v_x * t451
+        + cache.joint2_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
         + cache.joint2_slice2_hull_column11_v_y * t518
         + 0.5 * t2773 * cache.joint2_slice2_hull_column11_w_z
         + cache.base_pitch_rotation_10 * joint2_subspace2_coriolis_row_n_y
@@ -41440,6 +41489,7 @@ pub fn coriolis_matrix_into(
         + 0.5 * t2790 * cache.joint2_slice1_hull_column11_w_x
         + cache.base_roll_subspace_v_x * joint2_subspace2_coriolis_row_f_x
         + 0.5 * cache.joint2_slice0_hull_column11_w_y * t2770
+        + base_roll_subspace_rate_v_x * cache.joint2_subspace2_projected_inertia_f_x
         + t471 * cache.joint2_slice1_hull_column11_v_x
         + t491 * cache.head_hull_column11_v_y
         + joint2_subspace2_coriolis_row_n_z * cache.base_pitch_rotation_20
@@ -41453,51 +41503,47 @@ pub fn coriolis_matrix_into(
         + joint2_subspace2_coriolis_row_n_x * cache.base_pitch_rotation_00
         + cache.base_roll_subspace_v_y * joint2_subspace2_coriolis_row_f_y
         + t534 * cache.joint2_slice0_hull_column11_v_z
-        + cache.joint2_subspace2_projected_inertia_f_x * base_roll_subspace_rate_v_x
         + 0.5 * cache.joint2_slice3_hull_column11_w_z * t2771
         + t516 * cache.head_hull_column11_v_z
         + cache.joint2_slice3_hull_column11_v_z * t509
         + cache.joint2_slice1_hull_column11_v_y * t504
-        + cache.joint2_subspace2_projected_inertia_n_z * base_roll_subspace_rate_w_z
-        + 0.5 * cache.joint2_slice1_hull_column11_w_y * t2758
-        + cache.joint2_subspace2_projected_inertia_f_z * base_roll_subspace_rate_v_z
-        + 0.5 * cache.joint2_slice0_hull_column11_w_z * t2788
         + cache.joint2_subspace2_projected_inertia_f_y * base_roll_subspace_rate_v_y
+        + 0.5 * cache.joint2_slice1_hull_column11_w_y * t2758
+        + cache.joint2_subspace2_projected_inertia_n_y * base_roll_subspace_rate_w_y
+        + 0.5 * cache.joint2_slice0_hull_column11_w_z * t2788
         + joint2_subspace2_coriolis_row_f_z * cache.base_roll_subspace_v_z
-        + 0.5 * t2766 * cache.joint2_slice2_hull_column11_w_y
-        + base_roll_subspace_rate_w_y * cache.joint2_subspace2_projected_inertia_n_y;
-    out[(11, 6)] = cache.joint2_subspace2_projected_inertia_n_z
-        * joint1_tip_subspace0_rate_w_z
-        + 0.5 * cache.joint2_slice3_hull_column11_w_y * t2799
+        + base_roll_subspace_rate_w_x * cache.joint2_subspace2_projected_inertia_n_x
+        + 0.5 * t2766 * cache.joint2_slice2_hull_column11_w_y;
+    out[(11, 6)] = 0.5 * cache.joint2_slice3_hull_column11_w_y * t2799
         + joint2_subspace2_coriolis_row_n_z * cache.joint1_tip_subspace0_w_z
         + cache.joint2_slice0_hull_column11_v_y * t852
         + joint2_subspace2_coriolis_row_f_z * cache.joint1_tip_subspace0_v_z
-        + joint1_tip_subspace0_rate_w_x * cache.joint2_subspace2_projected_inertia_n_x
-        + cache.joint2_subspace2_projected_inertia_n_y * joint1_tip_subspace0_rate_w_y
-        + cache.joint2_subspace2_projected_inertia_f_x * joint1_tip_subspace0_rate_v_x
         + 0.5 * cache.joint2_slice3_hull_column11_w_z * t2812
         + t790 * cache.head_hull_column11_v_x + t2797 * cache.head_hull_column11_w_z
         + cache.joint2_slice0_hull_column11_v_z * t887
         + 0.5 * t2798 * cache.joint2_slice3_hull_column11_w_x
+        + cache.joint2_subspace2_projected_inertia_f_y * joint1_tip_subspace0_rate_v_y
+        + joint1_tip_subspace0_rate_v_z * cache.joint2_subspace2_projected_inertia_f_z
         + t778 * cache.joint2_slice1_hull_column11_v_y
         + 0.5 * t2822 * cache.joint2_slice2_hull_column11_w_x
-        + cache.joint2_subspace2_projected_inertia_f_y * joint1_tip_subspace0_rate_v_y
+        + cache.joint2_subspace2_projected_inertia_n_y * joint1_tip_subspace0_rate_w_y
         + cache.head_hull_column11_v_z * t849
         + 0.5 * t2800 * cache.joint2_slice1_hull_column11_w_y
         + t784 * cache.joint2_slice3_hull_column11_v_y
         + t850 * cache.joint2_slice3_hull_column11_v_z
         + cache.joint1_tip_subspace0_w_x * joint2_subspace2_coriolis_row_n_x
-        + joint1_tip_subspace0_rate_v_z * cache.joint2_subspace2_projected_inertia_f_z
         + t786 * cache.joint2_slice1_hull_column11_v_x
         + 0.5 * t2823 * cache.joint2_slice0_hull_column11_w_y
         + t898 * cache.joint2_slice1_hull_column11_v_z
         + 0.5 * t2811 * cache.joint2_slice2_hull_column11_w_z
+        + cache.joint2_subspace2_projected_inertia_f_x * joint1_tip_subspace0_rate_v_x
         + 0.5 * t2813 * cache.joint2_slice1_hull_column11_w_x
         + t886 * cache.joint2_slice3_hull_column11_v_x
         + cache.joint2_slice2_hull_column11_v_y * t855
         + cache.joint1_tip_subspace0_v_y * joint2_subspace2_coriolis_row_f_y
         + 0.5 * t2824 * cache.joint2_slice0_hull_column11_w_x
         + 0.5 * cache.joint2_slice0_hull_column11_w_z * t2819
+        + cache.joint2_subspace2_projected_inertia_n_x * joint1_tip_subspace0_rate_w_x
         + t904 * cache.head_hull_column11_v_y
         + 0.5 * cache.head_hull_column11_w_x * t2808
         + 0.5 * t2814 * cache.joint2_slice1_hull_column11_w_z
@@ -41507,19 +41553,20 @@ pub fn coriolis_matrix_into(
         + cache.joint1_tip_subspace0_v_x * joint2_subspace2_coriolis_row_f_x
         + 0.5 * cache.joint2_slice2_hull_column11_w_y * t2821
         + cache.joint2_slice2_hull_column11_v_x * t854
+        + cache.joint2_subspace2_projected_inertia_n_z * joint1_tip_subspace0_rate_w_z
         + t718 * cache.joint2_slice2_hull_column11_v_z;
     out[(11, 7)] = 0.5 * cache.joint2_slice0_hull_column11_w_z * t3001
         + t1034 * cache.joint2_slice3_hull_column11_v_z
         + 0.5 * cache.joint2_slice0_hull_column11_w_y * t2998
+        + cache.joint2_subspace2_projected_inertia_f_y * joint1_tip_subspace1_rate_v_y
         + cache.joint1_tip_subspace1_w_x * joint2_subspace2_coriolis_row_n_x
         + t963 * cache.joint2_slice2_hull_column11_v_x
-        + cache.joint2_subspace2_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
+        + cache.joint2_subspace2_projected_inertia_f_x * joint1_tip_subspace1_rate_v_x
         + 0.5 * cache.joint2_slice3_hull_column11_w_z * t2995
         + 0.5 * cache.head_hull_column11_w_x * t3016
         + cache.joint2_slice0_hull_column11_v_x * t1123
-        + cache.joint2_subspace2_projected_inertia_f_y * joint1_tip_subspace1_rate_v_y
-        + cache.head_hull_column11_v_x * t1122
         + cache.joint2_subspace2_projected_inertia_n_x * joint1_tip_subspace1_rate_w_x
+        + cache.head_hull_column11_v_x * t1122
         + 0.5 * t3008 * cache.joint2_slice1_hull_column11_w_y
         + 0.5 * t3015 * cache.joint2_slice0_hull_column11_w_x
         + cache.joint1_tip_subspace1_v_x * joint2_subspace2_coriolis_row_f_x
@@ -41529,7 +41576,6 @@ pub fn coriolis_matrix_into(
         + t1047 * cache.joint2_slice1_hull_column11_v_z
         + cache.joint1_tip_subspace1_w_y * joint2_subspace2_coriolis_row_n_y
         + joint2_subspace2_coriolis_row_f_z * cache.joint1_tip_subspace1_v_z
-        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace2_projected_inertia_n_y
         + 0.5 * t2991 * cache.joint2_slice2_hull_column11_w_x
         + cache.joint1_tip_subspace1_v_y * joint2_subspace2_coriolis_row_f_y
         + t1084 * cache.joint2_slice2_hull_column11_v_z
@@ -41538,60 +41584,61 @@ pub fn coriolis_matrix_into(
         + 0.5 * t3009 * cache.joint2_slice3_hull_column11_w_y
         + 0.5 * cache.joint2_slice1_hull_column11_w_x * t2992
         + 0.5 * t3013 * cache.joint2_slice3_hull_column11_w_x
+        + joint1_tip_subspace1_rate_w_y * cache.joint2_subspace2_projected_inertia_n_y
         + joint2_subspace2_coriolis_row_n_z * cache.joint1_tip_subspace1_w_z
         + t1120 * cache.joint2_slice0_hull_column11_v_z
-        + cache.joint2_subspace2_projected_inertia_f_x * joint1_tip_subspace1_rate_v_x
         + 0.5 * cache.joint2_slice2_hull_column11_w_z * t3014
         + 0.5 * t2993 * cache.joint2_slice1_hull_column11_w_z
+        + cache.joint2_subspace2_projected_inertia_n_z * joint1_tip_subspace1_rate_w_z
         + t1048 * cache.joint2_slice1_hull_column11_v_x
-        + cache.joint2_subspace2_projected_inertia_f_z * joint1_tip_subspace1_rate_v_z
         + cache.head_hull_column11_v_z * t1042
         + t1125 * cache.joint2_slice3_hull_column11_v_x
         + t1133 * cache.head_hull_column11_v_y
+        + cache.joint2_subspace2_projected_inertia_f_z * joint1_tip_subspace1_rate_v_z
         + t1046 * cache.joint2_slice1_hull_column11_v_y
         + cache.head_hull_column11_w_y * t3007;
     out[(11, 8)] = 0.5 * cache.joint2_slice0_hull_column11_w_z * t3019
         + 0.5 * cache.joint2_slice2_hull_column11_w_x * t3044
-        + cache.joint2_subspace2_projected_inertia_n_y * joint1_tip_subspace2_rate_w_y
         + t1323 * cache.head_hull_column11_v_z
+        + joint1_tip_subspace2_rate_v_y * cache.joint2_subspace2_projected_inertia_f_y
         + joint2_subspace2_coriolis_row_f_z * cache.joint1_tip_subspace2_v_z
         + t1273 * cache.head_hull_column11_v_x
         + cache.joint1_tip_subspace2_v_x * joint2_subspace2_coriolis_row_f_x
         + cache.joint1_tip_subspace2_v_y * joint2_subspace2_coriolis_row_f_y
         + cache.joint1_tip_subspace2_w_x * joint2_subspace2_coriolis_row_n_x
-        + cache.joint2_subspace2_projected_inertia_f_x * joint1_tip_subspace2_rate_v_x
         + cache.joint2_slice3_hull_column11_v_x * t1261
         + t1316 * cache.joint2_slice1_hull_column11_v_y
         + cache.joint2_slice1_hull_column11_v_x * t1317
         + joint2_subspace2_coriolis_row_n_z * cache.joint1_tip_subspace2_w_z
         + 0.5 * t3027 * cache.joint2_slice3_hull_column11_w_y
+        + joint1_tip_subspace2_rate_w_x * cache.joint2_subspace2_projected_inertia_n_x
         + t1274 * cache.joint2_slice0_hull_column11_v_y
-        + joint1_tip_subspace2_rate_v_y * cache.joint2_subspace2_projected_inertia_f_y
+        + joint1_tip_subspace2_rate_v_x * cache.joint2_subspace2_projected_inertia_f_x
         + t1312 * cache.joint2_slice2_hull_column11_v_z
+        + cache.joint2_subspace2_projected_inertia_f_z * joint1_tip_subspace2_rate_v_z
         + cache.head_hull_column11_w_z * t3026
+        + cache.joint2_subspace2_projected_inertia_n_z * joint1_tip_subspace2_rate_w_z
         + 0.5 * cache.joint2_slice1_hull_column11_w_y * t3031
         + cache.joint2_slice3_hull_column11_v_z * t1275
         + 0.5 * t3028 * cache.joint2_slice2_hull_column11_w_z
         + cache.joint2_slice3_hull_column11_v_y * t1329
         + cache.joint2_slice2_hull_column11_v_x * t1330
-        + cache.joint2_subspace2_projected_inertia_n_z * joint1_tip_subspace2_rate_w_z
         + t1332 * cache.joint2_slice1_hull_column11_v_z
         + cache.joint2_slice2_hull_column11_v_y * t1185
         + 0.5 * t3029 * cache.joint2_slice0_hull_column11_w_x
         + 0.5 * t3032 * cache.joint2_slice0_hull_column11_w_y
         + t1180 * cache.joint2_slice0_hull_column11_v_x
         + 0.5 * cache.joint2_slice3_hull_column11_w_z * t3018
-        + cache.joint2_subspace2_projected_inertia_f_z * joint1_tip_subspace2_rate_v_z
         + t3037 * cache.head_hull_column11_w_y
         + 0.5 * cache.joint2_slice2_hull_column11_w_y * t3042
-        + joint1_tip_subspace2_rate_w_x * cache.joint2_subspace2_projected_inertia_n_x
         + 0.5 * t3024 * cache.joint2_slice1_hull_column11_w_x
         + 0.5 * cache.head_hull_column11_w_x * t3039
         + cache.joint2_slice0_hull_column11_v_z * t1318
         + cache.joint1_tip_subspace2_w_y * joint2_subspace2_coriolis_row_n_y
         + 0.5 * t3040 * cache.joint2_slice1_hull_column11_w_z
         + 0.5 * cache.joint2_slice3_hull_column11_w_x * t3033
-        + cache.head_hull_column11_v_y * t1328;
+        + cache.head_hull_column11_v_y * t1328
+        + cache.joint2_subspace2_projected_inertia_n_y * joint1_tip_subspace2_rate_w_y;
     out[(11, 9)] = 0.5 * cache.joint2_slice3_hull_column11_w_z * t3123
         + cache.joint2_slice2_hull_column11_v_x * t1623
         + cache.joint2_slice3_hull_column11_v_y * t1506
@@ -42085,9 +42132,10 @@ pub fn gravity_into(
             - 3.141592653589793 * middle_buoyancy_centre_x * p.module_length
                 * p.water_density * p.module_radius * p.module_radius
                 * cache.joint1_tip_subspace0_w_y * p.gravity);
-    out[7] = p.joint_length
-        * (p.c10 * t23 + 3.0 * (t24 * t24) * p.c30 * t23 + 2.0 * t24 * p.c20 * t23) * t10
-        + cache.joint1_subspace1_projected_inertia_f_z * p.gravity
+    out[7] = cache.joint1_subspace1_projected_inertia_f_z * p.gravity
+        + p.joint_length
+            * (p.c10 * t23 + 3.0 * (t24 * t24) * p.c30 * t23 + 2.0 * t24 * p.c20 * t23)
+            * t10
         - (3.141592653589793 * cache.joint1_tip_subspace1_w_x * p.module_length
             * p.water_density * p.module_radius * p.module_radius
             * middle_buoyancy_centre_y * p.gravity + t18
@@ -42274,9 +42322,9 @@ pub fn gravity_into(
             - 1.0243872137951768 * p.joint_length * p.joint_radius * p.joint_radius
                 * cache.joint2_slice2_subspace0_w_y * p.water_density
                 * cache.joint2_slice2_position_x * p.gravity);
-    out[10] = cache.joint2_subspace1_projected_inertia_f_z * p.gravity
-        + p.joint_length * t10
-            * (3.0 * p.c30 * (t38 * t38) * t39 + 2.0 * t38 * p.c20 * t39 + p.c10 * t39)
+    out[10] = p.joint_length * t10
+        * (3.0 * p.c30 * (t38 * t38) * t39 + 2.0 * t38 * p.c20 * t39 + p.c10 * t39)
+        + cache.joint2_subspace1_projected_inertia_f_z * p.gravity
         - (0.54640911299972 * cache.joint2_slice3_position_y * p.joint_length
             * cache.joint2_slice3_subspace1_w_x * p.joint_radius * p.joint_radius
             * p.water_density * p.gravity

@@ -599,12 +599,28 @@ pub struct Cache {
     pub base_x_projected_inertia_n_z: f64,
     pub base_angle_projected_inertia_f_x: f64,
     pub base_angle_projected_inertia_f_y: f64,
+    pub segment1_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub segment1_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub segment1_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub segment1_slice1_local_bend_y_projected_inertia_f_y: f64,
     pub segment1_subspace0_projected_inertia_f_x: f64,
     pub segment1_subspace0_projected_inertia_f_y: f64,
+    pub segment2_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub segment2_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub segment2_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub segment2_slice1_local_bend_y_projected_inertia_f_y: f64,
     pub segment2_subspace0_projected_inertia_f_x: f64,
     pub segment2_subspace0_projected_inertia_f_y: f64,
+    pub segment3_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub segment3_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub segment3_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub segment3_slice1_local_bend_y_projected_inertia_f_y: f64,
     pub segment3_subspace0_projected_inertia_f_x: f64,
     pub segment3_subspace0_projected_inertia_f_y: f64,
+    pub segment4_slice0_local_bend_y_projected_inertia_f_x: f64,
+    pub segment4_slice0_local_bend_y_projected_inertia_f_y: f64,
+    pub segment4_slice1_local_bend_y_projected_inertia_f_x: f64,
+    pub segment4_slice1_local_bend_y_projected_inertia_f_y: f64,
     pub segment4_subspace0_projected_inertia_f_x: f64,
     pub segment4_subspace0_projected_inertia_f_y: f64,
 }
@@ -1082,71 +1098,95 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + q[1] * link1_composite_inertia_m;
     let base_angle_projected_inertia_f_y = link1_composite_inertia_h_x
         + base_angle_subspace_v_y * link1_composite_inertia_m;
-    let t26 = 0.21132486540518713 * segment1_slice0_local_inertia_h_x
-        + 0.7886751345948129 * segment1_slice1_local_inertia_h_x
-        + segment1_slice1_local_bend_y_column_v_y * segment1_slice0_mass
+    let segment1_slice0_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
+        * segment1_slice0_local_bend_y_column_v_x
+        - 0.21132486540518713 * segment1_slice0_local_inertia_h_y;
+    let segment1_slice0_local_bend_y_projected_inertia_f_y = 0.21132486540518713
+        * segment1_slice0_local_inertia_h_x
         + segment1_slice0_mass * segment1_slice0_local_bend_y_column_v_y;
-    let t27 = segment1_slice0_mass * segment1_slice0_local_bend_y_column_v_x
-        + segment1_slice0_mass * segment1_slice1_local_bend_y_column_v_x
-        - 0.21132486540518713 * segment1_slice0_local_inertia_h_y
+    let segment1_slice1_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
+        * segment1_slice1_local_bend_y_column_v_x
         - 0.7886751345948129 * segment1_slice1_local_inertia_h_y;
-    let segment1_subspace0_projected_inertia_f_x = p.channel_length
-        * (t26 * base_angle_rotation_01 + cos_q2 * t27)
-        + segment1_tip_subspace0_v_x * link2_composite_inertia_m
+    let segment1_slice1_local_bend_y_projected_inertia_f_y = 0.7886751345948129
+        * segment1_slice1_local_inertia_h_x
+        + segment1_slice1_local_bend_y_column_v_y * segment1_slice0_mass;
+    let t26 = segment1_slice0_local_bend_y_projected_inertia_f_y
+        + segment1_slice1_local_bend_y_projected_inertia_f_y;
+    let t27 = segment1_slice0_local_bend_y_projected_inertia_f_x
+        + segment1_slice1_local_bend_y_projected_inertia_f_x;
+    let segment1_subspace0_projected_inertia_f_x = segment1_tip_subspace0_v_x
+        * link2_composite_inertia_m
+        + p.channel_length * (base_angle_rotation_01 * t26 + cos_q2 * t27)
         - p.channel_length * link2_composite_inertia_h_y;
-    let segment1_subspace0_projected_inertia_f_y = p.channel_length
-        * (sin_q2 * t27 + t26 * cos_q2)
-        + link2_composite_inertia_m * segment1_tip_subspace0_v_y
+    let segment1_subspace0_projected_inertia_f_y = link2_composite_inertia_m
+        * segment1_tip_subspace0_v_y + p.channel_length * (sin_q2 * t27 + cos_q2 * t26)
         + p.channel_length * link2_composite_inertia_h_x;
-    let t28 = segment1_slice0_mass * segment2_slice0_local_bend_y_column_v_x
-        + segment1_slice0_mass * segment2_slice1_local_bend_y_column_v_x
-        - 0.7886751345948129 * segment2_slice1_local_inertia_h_y
+    let segment2_slice0_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
+        * segment2_slice0_local_bend_y_column_v_x
         - 0.21132486540518713 * segment2_slice0_local_inertia_h_y;
-    let t29 = 0.21132486540518713 * segment2_slice0_local_inertia_h_x
-        + 0.7886751345948129 * segment2_slice1_local_inertia_h_x
-        + segment2_slice1_local_bend_y_column_v_y * segment1_slice0_mass
+    let segment2_slice0_local_bend_y_projected_inertia_f_y = 0.21132486540518713
+        * segment2_slice0_local_inertia_h_x
         + segment2_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
-    let segment2_subspace0_projected_inertia_f_x = (segment1_tip_rotation_00 * t28
-        + t29 * segment1_tip_rotation_01) * p.channel_length
-        + segment2_tip_subspace0_v_x * link3_composite_inertia_m
-        - p.channel_length * link3_composite_inertia_h_y;
-    let segment2_subspace0_projected_inertia_f_y = (t29 * segment1_tip_rotation_11
-        + segment1_tip_rotation_10 * t28) * p.channel_length
-        + segment2_tip_subspace0_v_y * link3_composite_inertia_m
-        + p.channel_length * link3_composite_inertia_h_x;
-    let t30 = segment3_slice1_local_bend_y_column_v_y * segment1_slice0_mass
-        + 0.21132486540518713 * segment3_slice0_local_inertia_h_x
-        + 0.7886751345948129 * segment3_slice1_local_inertia_h_x
-        + segment3_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
-    let t31 = segment3_slice1_local_bend_y_column_v_x * segment1_slice0_mass
-        + segment3_slice0_local_bend_y_column_v_x * segment1_slice0_mass
-        - 0.21132486540518713 * segment3_slice0_local_inertia_h_y
-        - 0.7886751345948129 * segment3_slice1_local_inertia_h_y;
-    let segment3_subspace0_projected_inertia_f_x = segment3_tip_subspace0_v_x
-        * link4_composite_inertia_m
+    let segment2_slice1_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
+        * segment2_slice1_local_bend_y_column_v_x
+        - 0.7886751345948129 * segment2_slice1_local_inertia_h_y;
+    let segment2_slice1_local_bend_y_projected_inertia_f_y = 0.7886751345948129
+        * segment2_slice1_local_inertia_h_x
+        + segment2_slice1_local_bend_y_column_v_y * segment1_slice0_mass;
+    let t28 = segment2_slice0_local_bend_y_projected_inertia_f_y
+        + segment2_slice1_local_bend_y_projected_inertia_f_y;
+    let t29 = segment2_slice1_local_bend_y_projected_inertia_f_x
+        + segment2_slice0_local_bend_y_projected_inertia_f_x;
+    let segment2_subspace0_projected_inertia_f_x = segment2_tip_subspace0_v_x
+        * link3_composite_inertia_m
         + p.channel_length
-            * (t30 * segment2_tip_rotation_01 + t31 * segment2_tip_rotation_00)
+            * (t28 * segment1_tip_rotation_01 + segment1_tip_rotation_00 * t29)
+        - p.channel_length * link3_composite_inertia_h_y;
+    let segment2_subspace0_projected_inertia_f_y = segment2_tip_subspace0_v_y
+        * link3_composite_inertia_m + p.channel_length * link3_composite_inertia_h_x
+        + p.channel_length
+            * (segment1_tip_rotation_10 * t29 + t28 * segment1_tip_rotation_11);
+    let segment3_slice0_local_bend_y_projected_inertia_f_x = segment3_slice0_local_bend_y_column_v_x
+        * segment1_slice0_mass - 0.21132486540518713 * segment3_slice0_local_inertia_h_y;
+    let segment3_slice0_local_bend_y_projected_inertia_f_y = 0.21132486540518713
+        * segment3_slice0_local_inertia_h_x
+        + segment3_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
+    let segment3_slice1_local_bend_y_projected_inertia_f_x = segment3_slice1_local_bend_y_column_v_x
+        * segment1_slice0_mass - 0.7886751345948129 * segment3_slice1_local_inertia_h_y;
+    let segment3_slice1_local_bend_y_projected_inertia_f_y = segment3_slice1_local_bend_y_column_v_y
+        * segment1_slice0_mass + 0.7886751345948129 * segment3_slice1_local_inertia_h_x;
+    let t30 = segment3_slice0_local_bend_y_projected_inertia_f_y
+        + segment3_slice1_local_bend_y_projected_inertia_f_y;
+    let t31 = segment3_slice0_local_bend_y_projected_inertia_f_x
+        + segment3_slice1_local_bend_y_projected_inertia_f_x;
+    let segment3_subspace0_projected_inertia_f_x = (t30 * segment2_tip_rotation_01
+        + segment2_tip_rotation_00 * t31) * p.channel_length
+        + segment3_tip_subspace0_v_x * link4_composite_inertia_m
         - p.channel_length * link4_composite_inertia_h_y;
     let segment3_subspace0_projected_inertia_f_y = link4_composite_inertia_m
         * segment3_tip_subspace0_v_y + link4_composite_inertia_h_x * p.channel_length
         + p.channel_length
-            * (t30 * segment2_tip_rotation_11 + t31 * segment2_tip_rotation_10);
-    let t32 = segment4_slice1_local_bend_y_column_v_x * segment1_slice0_mass
-        + segment4_slice0_local_bend_y_column_v_x * segment1_slice0_mass
-        - 0.7886751345948129 * segment4_slice1_local_inertia_h_y
-        - 0.21132486540518713 * segment4_slice0_local_inertia_h_y;
-    let t33 = 0.7886751345948129 * segment4_slice1_local_inertia_h_x
-        + segment4_slice1_local_bend_y_column_v_y * segment1_slice0_mass
-        + segment4_slice0_local_bend_y_column_v_y * segment1_slice0_mass
-        + 0.21132486540518713 * segment4_slice0_local_inertia_h_x;
+            * (segment2_tip_rotation_10 * t31 + t30 * segment2_tip_rotation_11);
+    let segment4_slice0_local_bend_y_projected_inertia_f_x = segment4_slice0_local_bend_y_column_v_x
+        * segment1_slice0_mass - 0.21132486540518713 * segment4_slice0_local_inertia_h_y;
+    let segment4_slice0_local_bend_y_projected_inertia_f_y = segment4_slice0_local_bend_y_column_v_y
+        * segment1_slice0_mass + 0.21132486540518713 * segment4_slice0_local_inertia_h_x;
+    let segment4_slice1_local_bend_y_projected_inertia_f_x = segment4_slice1_local_bend_y_column_v_x
+        * segment1_slice0_mass - 0.7886751345948129 * segment4_slice1_local_inertia_h_y;
+    let segment4_slice1_local_bend_y_projected_inertia_f_y = 0.7886751345948129
+        * segment4_slice1_local_inertia_h_x
+        + segment4_slice1_local_bend_y_column_v_y * segment1_slice0_mass;
+    let t32 = segment4_slice1_local_bend_y_projected_inertia_f_y
+        + segment4_slice0_local_bend_y_projected_inertia_f_y;
+    let t33 = segment4_slice0_local_bend_y_projected_inertia_f_x
+        + segment4_slice1_local_bend_y_projected_inertia_f_x;
     let segment4_subspace0_projected_inertia_f_x = p.channel_length
-        * (segment3_tip_rotation_00 * t32 + t33 * segment3_tip_rotation_01)
+        * (t32 * segment3_tip_rotation_01 + segment3_tip_rotation_00 * t33)
         + segment4_tip_subspace0_v_x * p.link_mass
         - link5_inertia_h_y * p.channel_length;
     let segment4_subspace0_projected_inertia_f_y = p.channel_length * link5_inertia_h_x
-        + segment4_tip_subspace0_v_y * p.link_mass
-        + p.channel_length
-            * (t33 * segment3_tip_rotation_11 + t32 * segment3_tip_rotation_10);
+        + (t33 * segment3_tip_rotation_10 + t32 * segment3_tip_rotation_11)
+            * p.channel_length + segment4_tip_subspace0_v_y * p.link_mass;
     Cache {
         segment1_bend_squared_c1,
         segment1_bend_squared_c2,
@@ -1371,12 +1411,28 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         base_x_projected_inertia_n_z,
         base_angle_projected_inertia_f_x,
         base_angle_projected_inertia_f_y,
+        segment1_slice0_local_bend_y_projected_inertia_f_x,
+        segment1_slice0_local_bend_y_projected_inertia_f_y,
+        segment1_slice1_local_bend_y_projected_inertia_f_x,
+        segment1_slice1_local_bend_y_projected_inertia_f_y,
         segment1_subspace0_projected_inertia_f_x,
         segment1_subspace0_projected_inertia_f_y,
+        segment2_slice0_local_bend_y_projected_inertia_f_x,
+        segment2_slice0_local_bend_y_projected_inertia_f_y,
+        segment2_slice1_local_bend_y_projected_inertia_f_x,
+        segment2_slice1_local_bend_y_projected_inertia_f_y,
         segment2_subspace0_projected_inertia_f_x,
         segment2_subspace0_projected_inertia_f_y,
+        segment3_slice0_local_bend_y_projected_inertia_f_x,
+        segment3_slice0_local_bend_y_projected_inertia_f_y,
+        segment3_slice1_local_bend_y_projected_inertia_f_x,
+        segment3_slice1_local_bend_y_projected_inertia_f_y,
         segment3_subspace0_projected_inertia_f_x,
         segment3_subspace0_projected_inertia_f_y,
+        segment4_slice0_local_bend_y_projected_inertia_f_x,
+        segment4_slice0_local_bend_y_projected_inertia_f_y,
+        segment4_slice1_local_bend_y_projected_inertia_f_x,
+        segment4_slice1_local_bend_y_projected_inertia_f_y,
         segment4_subspace0_projected_inertia_f_x,
         segment4_subspace0_projected_inertia_f_y,
     }
@@ -1520,169 +1576,159 @@ pub fn mass_matrix_into(
     let base_angle_projected_inertia_n_z = link1_composite_inertia_i_22
         + cache.link1_composite_inertia_h_x * cache.base_angle_subspace_v_y
         - q[1] * cache.link1_composite_inertia_h_y;
-    let t5 = -(0.21132486540518713 * cache.segment1_slice0_local_inertia_h_y);
-    let t6 = cache.segment1_slice0_mass * cache.segment1_slice0_local_bend_y_column_v_x;
-    let t7 = -(0.7886751345948129 * cache.segment1_slice1_local_inertia_h_y);
-    let t8 = cache.segment1_slice0_mass * cache.segment1_slice1_local_bend_y_column_v_x;
-    let t9 = t5 + t6 + t7 + t8;
-    let t10 = 0.21132486540518713 * cache.segment1_slice0_local_inertia_h_x;
-    let t11 = 0.7886751345948129 * cache.segment1_slice1_local_inertia_h_x;
-    let t12 = cache.segment1_slice1_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t13 = cache.segment1_slice0_mass * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t14 = t10 + t11 + t12 + t13;
-    let t15 = cache.segment1_slice1_local_bend_y_column_v_y
-        * cache.segment1_slice1_local_inertia_h_x;
-    let t16 = 0.7886751345948129 * segment1_slice1_local_inertia_i_22;
-    let t17 = cache.segment1_slice0_local_inertia_h_x
-        * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t18 = -(cache.segment1_slice1_local_bend_y_column_v_x
-        * cache.segment1_slice1_local_inertia_h_y);
-    let t19 = -(cache.segment1_slice0_local_inertia_h_y
-        * cache.segment1_slice0_local_bend_y_column_v_x);
-    let t20 = 0.21132486540518713 * segment1_slice0_local_inertia_i_22;
-    let t21 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
-    let t22 = cache.link2_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
-    let t23 = p.channel_length * link2_composite_inertia_i_22;
-    let segment1_subspace0_projected_inertia_n_z = (q[0]
-        * (cache.sin_q2 * t9 + t14 * cache.cos_q2) + t15 + t16 + t17 + t18 + t19 + t20
-        - q[1] * (t14 * cache.base_angle_rotation_01 + cache.cos_q2 * t9))
-        * p.channel_length + t21 + t22 + t23;
-    let t24 = cache.segment1_subspace0_projected_inertia_f_y
-        * cache.base_angle_subspace_v_y
+    let t5 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
+    let t6 = cache.segment1_slice0_local_bend_y_projected_inertia_f_x
+        + cache.segment1_slice1_local_bend_y_projected_inertia_f_x;
+    let t7 = cache.segment1_slice0_local_bend_y_projected_inertia_f_y
+        + cache.segment1_slice1_local_bend_y_projected_inertia_f_y;
+    let segment1_slice1_local_bend_y_projected_inertia_n_z = cache
+        .segment1_slice1_local_bend_y_column_v_y
+        * cache.segment1_slice1_local_inertia_h_x
+        + 0.7886751345948129 * segment1_slice1_local_inertia_i_22
+        - cache.segment1_slice1_local_bend_y_column_v_x
+            * cache.segment1_slice1_local_inertia_h_y;
+    let segment1_slice0_local_bend_y_projected_inertia_n_z = cache
+        .segment1_slice0_local_inertia_h_x
+        * cache.segment1_slice0_local_bend_y_column_v_y
+        + 0.21132486540518713 * segment1_slice0_local_inertia_i_22
+        - cache.segment1_slice0_local_inertia_h_y
+            * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t8 = cache.link2_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
+    let t9 = p.channel_length * link2_composite_inertia_i_22;
+    let segment1_subspace0_projected_inertia_n_z = t5
+        + p.channel_length
+            * (q[0] * (cache.sin_q2 * t6 + cache.cos_q2 * t7)
+                + segment1_slice1_local_bend_y_projected_inertia_n_z
+                + segment1_slice0_local_bend_y_projected_inertia_n_z
+                - q[1] * (cache.base_angle_rotation_01 * t7 + cache.cos_q2 * t6)) + t8
+        + t9;
+    let t10 = segment1_subspace0_projected_inertia_n_z
         + q[1] * cache.segment1_subspace0_projected_inertia_f_x
-        + segment1_subspace0_projected_inertia_n_z;
-    let t25 = -(cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_h_y);
-    let t26 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
-    let t27 = -(cache.segment2_slice1_local_bend_y_column_v_x
-        * cache.segment2_slice1_local_inertia_h_y);
-    let t28 = -(cache.segment2_slice0_local_inertia_h_y
-        * cache.segment2_slice0_local_bend_y_column_v_x);
-    let t29 = cache.segment2_slice0_local_bend_y_column_v_y
-        * cache.segment2_slice0_local_inertia_h_x;
-    let t30 = 0.21132486540518713 * segment2_slice0_local_inertia_i_22;
-    let t31 = cache.segment2_slice1_local_inertia_h_x
-        * cache.segment2_slice1_local_bend_y_column_v_y;
-    let t32 = -(0.7886751345948129 * cache.segment2_slice1_local_inertia_h_y);
-    let t33 = -(0.21132486540518713 * cache.segment2_slice0_local_inertia_h_y);
-    let t34 = cache.segment1_slice0_mass * cache.segment2_slice0_local_bend_y_column_v_x;
-    let t35 = cache.segment1_slice0_mass * cache.segment2_slice1_local_bend_y_column_v_x;
-    let t36 = t32 + t33 + t34 + t35;
-    let t37 = 0.21132486540518713 * cache.segment2_slice0_local_inertia_h_x;
-    let t38 = 0.7886751345948129 * cache.segment2_slice1_local_inertia_h_x;
-    let t39 = cache.segment2_slice1_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t40 = cache.segment2_slice0_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t41 = t37 + t38 + t39 + t40;
-    let t42 = 0.7886751345948129 * segment2_slice1_local_inertia_i_22;
-    let t43 = link3_composite_inertia_i_22 * p.channel_length;
-    let segment2_subspace0_projected_inertia_n_z = t25 + t26
+        + cache.segment1_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
+    let t11 = -(cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_h_y);
+    let t12 = cache.segment2_slice1_local_bend_y_projected_inertia_f_x
+        + cache.segment2_slice0_local_bend_y_projected_inertia_f_x;
+    let t13 = cache.segment2_slice0_local_bend_y_projected_inertia_f_y
+        + cache.segment2_slice1_local_bend_y_projected_inertia_f_y;
+    let segment2_slice1_local_bend_y_projected_inertia_n_z = cache
+        .segment2_slice1_local_inertia_h_x
+        * cache.segment2_slice1_local_bend_y_column_v_y
+        + 0.7886751345948129 * segment2_slice1_local_inertia_i_22
+        - cache.segment2_slice1_local_bend_y_column_v_x
+            * cache.segment2_slice1_local_inertia_h_y;
+    let segment2_slice0_local_bend_y_projected_inertia_n_z = cache
+        .segment2_slice0_local_bend_y_column_v_y
+        * cache.segment2_slice0_local_inertia_h_x
+        + 0.21132486540518713 * segment2_slice0_local_inertia_i_22
+        - cache.segment2_slice0_local_inertia_h_y
+            * cache.segment2_slice0_local_bend_y_column_v_x;
+    let t14 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
+    let t15 = link3_composite_inertia_i_22 * p.channel_length;
+    let segment2_subspace0_projected_inertia_n_z = t11
         + p.channel_length
-            * (t27 + t28 + t29 + t30 + t31
-                + (t41 * cache.segment1_tip_rotation_11
-                    + cache.segment1_tip_rotation_10 * t36)
-                    * cache.segment1_tip_position_x + t42
-                - (cache.segment1_tip_rotation_00 * t36
-                    + t41 * cache.segment1_tip_rotation_01)
-                    * cache.segment1_tip_position_y) + t43;
-    let t44 = q[1] * cache.segment2_subspace0_projected_inertia_f_x
-        + cache.base_angle_subspace_v_y * cache.segment2_subspace0_projected_inertia_f_y
-        + segment2_subspace0_projected_inertia_n_z;
-    let t45 = cache.link4_composite_inertia_h_x * cache.segment3_tip_subspace0_v_y;
-    let t46 = p.channel_length * link4_composite_inertia_i_22;
-    let t47 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
-    let t48 = -(cache.segment3_slice1_local_bend_y_column_v_x
-        * cache.segment3_slice1_local_inertia_h_y);
-    let t49 = cache.segment3_slice1_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t50 = 0.21132486540518713 * cache.segment3_slice0_local_inertia_h_x;
-    let t51 = 0.7886751345948129 * cache.segment3_slice1_local_inertia_h_x;
-    let t52 = cache.segment3_slice0_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t53 = t49 + t50 + t51 + t52;
-    let t54 = cache.segment3_slice1_local_bend_y_column_v_x * cache.segment1_slice0_mass;
-    let t55 = cache.segment3_slice0_local_bend_y_column_v_x * cache.segment1_slice0_mass;
-    let t56 = -(0.21132486540518713 * cache.segment3_slice0_local_inertia_h_y);
-    let t57 = -(0.7886751345948129 * cache.segment3_slice1_local_inertia_h_y);
-    let t58 = t54 + t55 + t56 + t57;
-    let t59 = -(cache.segment3_slice0_local_bend_y_column_v_x
-        * cache.segment3_slice0_local_inertia_h_y);
-    let t60 = 0.7886751345948129 * segment3_slice1_local_inertia_i_22;
-    let t61 = cache.segment3_slice0_local_bend_y_column_v_y
-        * cache.segment3_slice0_local_inertia_h_x;
-    let t62 = 0.21132486540518713 * segment3_slice0_local_inertia_i_22;
-    let t63 = cache.segment3_slice1_local_bend_y_column_v_y
-        * cache.segment3_slice1_local_inertia_h_x;
-    let segment3_subspace0_projected_inertia_n_z = t45 + t46 + t47
+            * (cache.segment1_tip_position_x
+                * (cache.segment1_tip_rotation_10 * t12
+                    + t13 * cache.segment1_tip_rotation_11)
+                + segment2_slice1_local_bend_y_projected_inertia_n_z
+                + segment2_slice0_local_bend_y_projected_inertia_n_z
+                - cache.segment1_tip_position_y
+                    * (t13 * cache.segment1_tip_rotation_01
+                        + cache.segment1_tip_rotation_00 * t12)) + t14 + t15;
+    let t16 = q[1] * cache.segment2_subspace0_projected_inertia_f_x
+        + segment2_subspace0_projected_inertia_n_z
+        + cache.segment2_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
+    let t17 = cache.link4_composite_inertia_h_x * cache.segment3_tip_subspace0_v_y;
+    let t18 = p.channel_length * link4_composite_inertia_i_22;
+    let t19 = cache.segment3_slice0_local_bend_y_projected_inertia_f_x
+        + cache.segment3_slice1_local_bend_y_projected_inertia_f_x;
+    let t20 = cache.segment3_slice0_local_bend_y_projected_inertia_f_y
+        + cache.segment3_slice1_local_bend_y_projected_inertia_f_y;
+    let segment3_slice1_local_bend_y_projected_inertia_n_z = 0.7886751345948129
+        * segment3_slice1_local_inertia_i_22
+        + cache.segment3_slice1_local_bend_y_column_v_y
+            * cache.segment3_slice1_local_inertia_h_x
+        - cache.segment3_slice1_local_bend_y_column_v_x
+            * cache.segment3_slice1_local_inertia_h_y;
+    let segment3_slice0_local_bend_y_projected_inertia_n_z = cache
+        .segment3_slice0_local_bend_y_column_v_y
+        * cache.segment3_slice0_local_inertia_h_x
+        + 0.21132486540518713 * segment3_slice0_local_inertia_i_22
+        - cache.segment3_slice0_local_bend_y_column_v_x
+            * cache.segment3_slice0_local_inertia_h_y;
+    let t21 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
+    let segment3_subspace0_projected_inertia_n_z = t17 + t18
         + p.channel_length
-            * (t48 + t59 + t60 + t61
-                + cache.segment2_tip_position_x
-                    * (t53 * cache.segment2_tip_rotation_11
-                        + t58 * cache.segment2_tip_rotation_10) + t62 + t63
-                - (t53 * cache.segment2_tip_rotation_01
-                    + t58 * cache.segment2_tip_rotation_00)
-                    * cache.segment2_tip_position_y);
-    let t64 = cache.segment3_subspace0_projected_inertia_f_y
-        * cache.base_angle_subspace_v_y + segment3_subspace0_projected_inertia_n_z
-        + q[1] * cache.segment3_subspace0_projected_inertia_f_x;
-    let t65 = cache.segment4_tip_subspace0_v_y * cache.link5_inertia_h_x;
-    let t66 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
-    let t67 = p.channel_length * link5_inertia_i_22;
-    let t68 = cache.segment4_slice0_local_inertia_h_x
-        * cache.segment4_slice0_local_bend_y_column_v_y;
-    let t69 = -(0.7886751345948129 * cache.segment4_slice1_local_inertia_h_y);
-    let t70 = cache.segment4_slice1_local_bend_y_column_v_x * cache.segment1_slice0_mass;
-    let t71 = -(0.21132486540518713 * cache.segment4_slice0_local_inertia_h_y);
-    let t72 = cache.segment4_slice0_local_bend_y_column_v_x * cache.segment1_slice0_mass;
-    let t73 = t69 + t70 + t71 + t72;
-    let t74 = 0.7886751345948129 * cache.segment4_slice1_local_inertia_h_x;
-    let t75 = cache.segment4_slice1_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t76 = cache.segment4_slice0_local_bend_y_column_v_y * cache.segment1_slice0_mass;
-    let t77 = 0.21132486540518713 * cache.segment4_slice0_local_inertia_h_x;
-    let t78 = t74 + t75 + t76 + t77;
-    let t79 = cache.segment4_slice1_local_inertia_h_x
-        * cache.segment4_slice1_local_bend_y_column_v_y;
-    let t80 = 0.7886751345948129 * segment4_slice1_local_inertia_i_22;
-    let t81 = -(cache.segment4_slice1_local_inertia_h_y
-        * cache.segment4_slice1_local_bend_y_column_v_x);
-    let t82 = -(cache.segment4_slice0_local_inertia_h_y
-        * cache.segment4_slice0_local_bend_y_column_v_x);
-    let t83 = 0.21132486540518713 * segment4_slice0_local_inertia_i_22;
-    let segment4_subspace0_projected_inertia_n_z = t65 + t66 + t67
+            * (cache.segment2_tip_position_x
+                * (cache.segment2_tip_rotation_10 * t19
+                    + t20 * cache.segment2_tip_rotation_11)
+                + segment3_slice1_local_bend_y_projected_inertia_n_z
+                + segment3_slice0_local_bend_y_projected_inertia_n_z
+                - (t20 * cache.segment2_tip_rotation_01
+                    + cache.segment2_tip_rotation_00 * t19)
+                    * cache.segment2_tip_position_y) + t21;
+    let t22 = q[1] * cache.segment3_subspace0_projected_inertia_f_x
+        + segment3_subspace0_projected_inertia_n_z
+        + cache.base_angle_subspace_v_y * cache.segment3_subspace0_projected_inertia_f_y;
+    let t23 = cache.segment4_tip_subspace0_v_y * cache.link5_inertia_h_x;
+    let segment4_slice1_local_bend_y_projected_inertia_n_z = cache
+        .segment4_slice1_local_inertia_h_x
+        * cache.segment4_slice1_local_bend_y_column_v_y
+        + 0.7886751345948129 * segment4_slice1_local_inertia_i_22
+        - cache.segment4_slice1_local_inertia_h_y
+            * cache.segment4_slice1_local_bend_y_column_v_x;
+    let segment4_slice0_local_bend_y_projected_inertia_n_z = cache
+        .segment4_slice0_local_inertia_h_x
+        * cache.segment4_slice0_local_bend_y_column_v_y
+        + 0.21132486540518713 * segment4_slice0_local_inertia_i_22
+        - cache.segment4_slice0_local_inertia_h_y
+            * cache.segment4_slice0_local_bend_y_column_v_x;
+    let t24 = cache.segment4_slice0_local_bend_y_projected_inertia_f_x
+        + cache.segment4_slice1_local_bend_y_projected_inertia_f_x;
+    let t25 = cache.segment4_slice1_local_bend_y_projected_inertia_f_y
+        + cache.segment4_slice0_local_bend_y_projected_inertia_f_y;
+    let t26 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
+    let t27 = p.channel_length * link5_inertia_i_22;
+    let segment4_subspace0_projected_inertia_n_z = t23
         + p.channel_length
-            * (t68 + t79 + t80 + t81
-                + cache.segment3_tip_position_x
-                    * (t78 * cache.segment3_tip_rotation_11
-                        + t73 * cache.segment3_tip_rotation_10) + t82 + t83
+            * (segment4_slice1_local_bend_y_projected_inertia_n_z
+                + segment4_slice0_local_bend_y_projected_inertia_n_z
+                + (t24 * cache.segment3_tip_rotation_10
+                    + t25 * cache.segment3_tip_rotation_11)
+                    * cache.segment3_tip_position_x
                 - cache.segment3_tip_position_y
-                    * (cache.segment3_tip_rotation_00 * t73
-                        + t78 * cache.segment3_tip_rotation_01));
-    let t84 = q[1] * cache.segment4_subspace0_projected_inertia_f_x
-        + cache.base_angle_subspace_v_y * cache.segment4_subspace0_projected_inertia_f_y
+                    * (t25 * cache.segment3_tip_rotation_01
+                        + cache.segment3_tip_rotation_00 * t24)) + t26 + t27;
+    let t28 = cache.base_angle_subspace_v_y
+        * cache.segment4_subspace0_projected_inertia_f_y
+        + q[1] * cache.segment4_subspace0_projected_inertia_f_x
         + segment4_subspace0_projected_inertia_n_z;
-    let t85 = cache.segment1_tip_subspace0_v_x
-        * cache.segment2_subspace0_projected_inertia_f_x
-        + cache.segment1_tip_subspace0_v_y
-            * cache.segment2_subspace0_projected_inertia_f_y
-        + p.channel_length * segment2_subspace0_projected_inertia_n_z;
-    let t86 = p.channel_length * segment3_subspace0_projected_inertia_n_z;
-    let t87 = cache.segment3_subspace0_projected_inertia_f_y
+    let t29 = cache.segment2_subspace0_projected_inertia_f_y
         * cache.segment1_tip_subspace0_v_y
+        + p.channel_length * segment2_subspace0_projected_inertia_n_z
         + cache.segment1_tip_subspace0_v_x
-            * cache.segment3_subspace0_projected_inertia_f_x + t86;
-    let t88 = p.channel_length * segment4_subspace0_projected_inertia_n_z;
-    let t89 = cache.segment1_tip_subspace0_v_x
-        * cache.segment4_subspace0_projected_inertia_f_x
+            * cache.segment2_subspace0_projected_inertia_f_x;
+    let t30 = p.channel_length * segment3_subspace0_projected_inertia_n_z;
+    let t31 = cache.segment1_tip_subspace0_v_y
+        * cache.segment3_subspace0_projected_inertia_f_y
+        + cache.segment3_subspace0_projected_inertia_f_x
+            * cache.segment1_tip_subspace0_v_x + t30;
+    let t32 = p.channel_length * segment4_subspace0_projected_inertia_n_z;
+    let t33 = cache.segment1_tip_subspace0_v_x
+        * cache.segment4_subspace0_projected_inertia_f_x + t32
         + cache.segment1_tip_subspace0_v_y
-            * cache.segment4_subspace0_projected_inertia_f_y + t88;
-    let t90 = cache.segment2_tip_subspace0_v_x
-        * cache.segment3_subspace0_projected_inertia_f_x + t86
+            * cache.segment4_subspace0_projected_inertia_f_y;
+    let t34 = cache.segment2_tip_subspace0_v_y
+        * cache.segment3_subspace0_projected_inertia_f_y
+        + cache.segment3_subspace0_projected_inertia_f_x
+            * cache.segment2_tip_subspace0_v_x + t30;
+    let t35 = cache.segment2_tip_subspace0_v_x
+        * cache.segment4_subspace0_projected_inertia_f_x + t32
         + cache.segment2_tip_subspace0_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y;
-    let t91 = cache.segment2_tip_subspace0_v_y
-        * cache.segment4_subspace0_projected_inertia_f_y
-        + cache.segment2_tip_subspace0_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x + t88;
-    let t92 = cache.segment3_tip_subspace0_v_y
-        * cache.segment4_subspace0_projected_inertia_f_y
+            * cache.segment4_subspace0_projected_inertia_f_y;
+    let t36 = cache.segment3_tip_subspace0_v_y
+        * cache.segment4_subspace0_projected_inertia_f_y + t32
         + cache.segment3_tip_subspace0_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x + t88;
+            * cache.segment4_subspace0_projected_inertia_f_x;
     out[(0, 0)] = cache.link1_composite_inertia_m;
     out[(0, 2)] = cache.base_angle_projected_inertia_f_x;
     out[(2, 0)] = cache.base_angle_projected_inertia_f_x;
@@ -1708,81 +1754,98 @@ pub fn mass_matrix_into(
     out[(2, 2)] = cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + q[1] * cache.base_angle_projected_inertia_f_x
         + base_angle_projected_inertia_n_z;
-    out[(2, 3)] = t24;
-    out[(3, 2)] = t24;
-    out[(2, 4)] = t44;
-    out[(4, 2)] = t44;
-    out[(2, 5)] = t64;
-    out[(5, 2)] = t64;
-    out[(2, 6)] = t84;
-    out[(6, 2)] = t84;
+    out[(2, 3)] = t10;
+    out[(3, 2)] = t10;
+    out[(2, 4)] = t16;
+    out[(4, 2)] = t16;
+    out[(2, 5)] = t22;
+    out[(5, 2)] = t22;
+    out[(2, 6)] = t28;
+    out[(6, 2)] = t28;
     out[(3, 3)] = (cache.link2_composite_inertia_m * cache.segment1_tip_subspace0_v_y
         + p.channel_length * cache.link2_composite_inertia_h_x)
         * cache.segment1_tip_subspace0_v_y
         + cache.segment1_tip_subspace0_v_x
             * (cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_m
                 - p.channel_length * cache.link2_composite_inertia_h_y)
-        + p.channel_length * (t21 + t22 + t23)
+        + p.channel_length * (t5 + t8 + t9)
         + p.channel_length * p.channel_length
-            * (0.7886751345948129 * (t15 + t16 + t18)
-                + (t5 + t6) * cache.segment1_slice0_local_bend_y_column_v_x
-                + (t10 + t13) * cache.segment1_slice0_local_bend_y_column_v_y
-                + 0.21132486540518713 * (t17 + t19 + t20)
-                + (t7 + t8) * cache.segment1_slice1_local_bend_y_column_v_x
-                + cache.segment1_slice1_local_bend_y_column_v_y * (t11 + t12));
-    out[(3, 4)] = t85;
-    out[(4, 3)] = t85;
-    out[(3, 5)] = t87;
-    out[(5, 3)] = t87;
-    out[(3, 6)] = t89;
-    out[(6, 3)] = t89;
+            * (0.7886751345948129 * segment1_slice1_local_bend_y_projected_inertia_n_z
+                + cache.segment1_slice0_local_bend_y_projected_inertia_f_x
+                    * cache.segment1_slice0_local_bend_y_column_v_x
+                + cache.segment1_slice0_local_bend_y_projected_inertia_f_y
+                    * cache.segment1_slice0_local_bend_y_column_v_y
+                + 0.21132486540518713
+                    * segment1_slice0_local_bend_y_projected_inertia_n_z
+                + cache.segment1_slice1_local_bend_y_projected_inertia_f_x
+                    * cache.segment1_slice1_local_bend_y_column_v_x
+                + cache.segment1_slice1_local_bend_y_column_v_y
+                    * cache.segment1_slice1_local_bend_y_projected_inertia_f_y);
+    out[(3, 4)] = t29;
+    out[(4, 3)] = t29;
+    out[(3, 5)] = t31;
+    out[(5, 3)] = t31;
+    out[(3, 6)] = t33;
+    out[(6, 3)] = t33;
     out[(4, 4)] = (cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_m
         - p.channel_length * cache.link3_composite_inertia_h_y)
         * cache.segment2_tip_subspace0_v_x
         + cache.segment2_tip_subspace0_v_y
             * (cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_m
                 + p.channel_length * cache.link3_composite_inertia_h_x)
-        + p.channel_length * (t25 + t26 + t43)
-        + (0.7886751345948129 * (t27 + t31 + t42)
-            + 0.21132486540518713 * (t28 + t29 + t30)
-            + (t32 + t35) * cache.segment2_slice1_local_bend_y_column_v_x
-            + cache.segment2_slice1_local_bend_y_column_v_y * (t38 + t39)
-            + cache.segment2_slice0_local_bend_y_column_v_y * (t37 + t40)
-            + cache.segment2_slice0_local_bend_y_column_v_x * (t33 + t34))
+        + p.channel_length * (t11 + t14 + t15)
+        + (0.7886751345948129 * segment2_slice1_local_bend_y_projected_inertia_n_z
+            + 0.21132486540518713 * segment2_slice0_local_bend_y_projected_inertia_n_z
+            + cache.segment2_slice1_local_bend_y_projected_inertia_f_x
+                * cache.segment2_slice1_local_bend_y_column_v_x
+            + cache.segment2_slice1_local_bend_y_column_v_y
+                * cache.segment2_slice1_local_bend_y_projected_inertia_f_y
+            + cache.segment2_slice0_local_bend_y_column_v_y
+                * cache.segment2_slice0_local_bend_y_projected_inertia_f_y
+            + cache.segment2_slice0_local_bend_y_column_v_x
+                * cache.segment2_slice0_local_bend_y_projected_inertia_f_x)
             * p.channel_length * p.channel_length;
-    out[(4, 5)] = t90;
-    out[(5, 4)] = t90;
-    out[(4, 6)] = t91;
-    out[(6, 4)] = t91;
-    out[(5, 5)] = ((t50 + t52) * cache.segment3_slice0_local_bend_y_column_v_y
-        + cache.segment3_slice1_local_bend_y_column_v_y * (t49 + t51)
-        + 0.7886751345948129 * (t48 + t60 + t63)
-        + 0.21132486540518713 * (t59 + t61 + t62)
-        + cache.segment3_slice1_local_bend_y_column_v_x * (t54 + t57)
-        + (t55 + t56) * cache.segment3_slice0_local_bend_y_column_v_x) * p.channel_length
+    out[(4, 5)] = t34;
+    out[(5, 4)] = t34;
+    out[(4, 6)] = t35;
+    out[(6, 4)] = t35;
+    out[(5, 5)] = (cache.segment3_slice0_local_bend_y_projected_inertia_f_y
+        * cache.segment3_slice0_local_bend_y_column_v_y
+        + cache.segment3_slice1_local_bend_y_column_v_y
+            * cache.segment3_slice1_local_bend_y_projected_inertia_f_y
+        + 0.7886751345948129 * segment3_slice1_local_bend_y_projected_inertia_n_z
+        + 0.21132486540518713 * segment3_slice0_local_bend_y_projected_inertia_n_z
+        + cache.segment3_slice1_local_bend_y_column_v_x
+            * cache.segment3_slice1_local_bend_y_projected_inertia_f_x
+        + cache.segment3_slice0_local_bend_y_projected_inertia_f_x
+            * cache.segment3_slice0_local_bend_y_column_v_x) * p.channel_length
         * p.channel_length
         + (cache.link4_composite_inertia_m * cache.segment3_tip_subspace0_v_y
             + cache.link4_composite_inertia_h_x * p.channel_length)
-            * cache.segment3_tip_subspace0_v_y + p.channel_length * (t45 + t46 + t47)
+            * cache.segment3_tip_subspace0_v_y + p.channel_length * (t17 + t18 + t21)
         + cache.segment3_tip_subspace0_v_x
             * (cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_m
                 - p.channel_length * cache.link4_composite_inertia_h_y);
-    out[(5, 6)] = t92;
-    out[(6, 5)] = t92;
+    out[(5, 6)] = t36;
+    out[(6, 5)] = t36;
     out[(6, 6)] = cache.segment4_tip_subspace0_v_y
         * (p.channel_length * cache.link5_inertia_h_x
             + cache.segment4_tip_subspace0_v_y * p.link_mass)
         + cache.segment4_tip_subspace0_v_x
             * (cache.segment4_tip_subspace0_v_x * p.link_mass
                 - cache.link5_inertia_h_y * p.channel_length)
-        + (t65 + t66 + t67) * p.channel_length
-        + (0.7886751345948129 * (t79 + t80 + t81)
-            + cache.segment4_slice0_local_bend_y_column_v_y * (t76 + t77)
-            + cache.segment4_slice1_local_bend_y_column_v_x * (t69 + t70)
-            + (t74 + t75) * cache.segment4_slice1_local_bend_y_column_v_y
-            + (t71 + t72) * cache.segment4_slice0_local_bend_y_column_v_x
-            + 0.21132486540518713 * (t68 + t82 + t83)) * p.channel_length
-            * p.channel_length;
+        + (t23 + t26 + t27) * p.channel_length
+        + (0.7886751345948129 * segment4_slice1_local_bend_y_projected_inertia_n_z
+            + cache.segment4_slice0_local_bend_y_column_v_y
+                * cache.segment4_slice0_local_bend_y_projected_inertia_f_y
+            + cache.segment4_slice1_local_bend_y_column_v_x
+                * cache.segment4_slice1_local_bend_y_projected_inertia_f_x
+            + cache.segment4_slice1_local_bend_y_projected_inertia_f_y
+                * cache.segment4_slice1_local_bend_y_column_v_y
+            + cache.segment4_slice0_local_bend_y_projected_inertia_f_x
+                * cache.segment4_slice0_local_bend_y_column_v_x
+            + 0.21132486540518713 * segment4_slice0_local_bend_y_projected_inertia_n_z)
+            * p.channel_length * p.channel_length;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -3641,9 +3704,9 @@ pub fn coriolis_matrix_into(
     out[(3, 0)] = segment1_subspace0_coriolis_row_f_x;
     out[(3, 1)] = segment1_subspace0_coriolis_row_f_y;
     out[(3, 2)] = segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
-        + base_angle_subspace_rate_v_y * cache.segment1_subspace0_projected_inertia_f_y
         + segment1_subspace0_coriolis_row_n_z
         + cache.segment1_subspace0_projected_inertia_f_x * qd[1]
+        + cache.segment1_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
         + segment1_subspace0_coriolis_row_f_x * q[1];
     out[(3, 3)] = p.channel_length * (t159 + t160 + t166)
         + cache.segment1_tip_subspace0_v_x * (t24 + t26)
@@ -3666,18 +3729,17 @@ pub fn coriolis_matrix_into(
         + cache.segment1_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y;
     out[(4, 0)] = segment2_subspace0_coriolis_row_f_x;
     out[(4, 1)] = segment2_subspace0_coriolis_row_f_y;
-    out[(4, 2)] = base_angle_subspace_rate_v_y
-        * cache.segment2_subspace0_projected_inertia_f_y
-        + q[1] * segment2_subspace0_coriolis_row_f_x
+    out[(4, 2)] = q[1] * segment2_subspace0_coriolis_row_f_x
         + cache.segment2_subspace0_projected_inertia_f_x * qd[1]
         + segment2_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y
-        + segment2_subspace0_coriolis_row_n_z;
-    out[(4, 3)] = segment1_tip_subspace0_rate_v_x
-        * cache.segment2_subspace0_projected_inertia_f_x
-        + segment1_tip_subspace0_rate_v_y
-            * cache.segment2_subspace0_projected_inertia_f_y
+        + segment2_subspace0_coriolis_row_n_z
+        + cache.segment2_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y;
+    out[(4, 3)] = cache.segment2_subspace0_projected_inertia_f_y
+        * segment1_tip_subspace0_rate_v_y
         + p.channel_length * segment2_subspace0_coriolis_row_n_z
         + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_row_f_x
+        + segment1_tip_subspace0_rate_v_x
+            * cache.segment2_subspace0_projected_inertia_f_x
         + segment2_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y;
     out[(4, 4)] = cache.segment2_tip_subspace0_v_x * (t46 + t49)
         + segment1_slice0_local_subspace0_w_z * (t167 + t179 + t190)
@@ -3702,19 +3764,19 @@ pub fn coriolis_matrix_into(
         + cache.base_angle_subspace_v_y * segment3_subspace0_coriolis_row_f_y
         + segment3_subspace0_coriolis_row_n_z
         + cache.segment3_subspace0_projected_inertia_f_x * qd[1]
-        + cache.segment3_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y;
-    out[(5, 3)] = cache.segment1_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
+        + base_angle_subspace_rate_v_y * cache.segment3_subspace0_projected_inertia_f_y;
+    out[(5, 3)] = segment1_tip_subspace0_rate_v_y
+        * cache.segment3_subspace0_projected_inertia_f_y
+        + cache.segment1_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
         + cache.segment1_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y
-        + segment1_tip_subspace0_rate_v_x
-            * cache.segment3_subspace0_projected_inertia_f_x
-        + cache.segment3_subspace0_projected_inertia_f_y
-            * segment1_tip_subspace0_rate_v_y + t241;
-    out[(5, 4)] = cache.segment2_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
-        + segment2_tip_subspace0_rate_v_x
-            * cache.segment3_subspace0_projected_inertia_f_x + t241
-        + cache.segment2_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y
+        + cache.segment3_subspace0_projected_inertia_f_x
+            * segment1_tip_subspace0_rate_v_x + t241;
+    out[(5, 4)] = cache.segment3_subspace0_projected_inertia_f_x
+        * segment2_tip_subspace0_rate_v_x
+        + cache.segment2_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
         + segment2_tip_subspace0_rate_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y;
+            * cache.segment3_subspace0_projected_inertia_f_y + t241
+        + cache.segment2_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y;
     out[(5, 5)] = segment1_slice0_local_subspace0_w_z * (t198 + t199 + t211)
         + p.channel_length * (t205 + t213 + t214)
         + (t196 + t197 + t212) * segment1_slice1_local_subspace0_w_z
@@ -3730,16 +3792,16 @@ pub fn coriolis_matrix_into(
         + t240;
     out[(6, 0)] = segment4_subspace0_coriolis_row_f_x;
     out[(6, 1)] = segment4_subspace0_coriolis_row_f_y;
-    out[(6, 2)] = cache.base_angle_subspace_v_y * segment4_subspace0_coriolis_row_f_y
-        + cache.segment4_subspace0_projected_inertia_f_x * qd[1]
-        + q[1] * segment4_subspace0_coriolis_row_f_x
+    out[(6, 2)] = cache.segment4_subspace0_projected_inertia_f_x * qd[1]
+        + cache.base_angle_subspace_v_y * segment4_subspace0_coriolis_row_f_y
         + base_angle_subspace_rate_v_y * cache.segment4_subspace0_projected_inertia_f_y
+        + q[1] * segment4_subspace0_coriolis_row_f_x
         + segment4_subspace0_coriolis_row_n_z;
-    out[(6, 3)] = segment1_tip_subspace0_rate_v_y
-        * cache.segment4_subspace0_projected_inertia_f_y
-        + cache.segment1_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x
-        + segment1_tip_subspace0_rate_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x + t242
+    out[(6, 3)] = segment1_tip_subspace0_rate_v_x
+        * cache.segment4_subspace0_projected_inertia_f_x
+        + segment1_tip_subspace0_rate_v_y
+            * cache.segment4_subspace0_projected_inertia_f_y
+        + cache.segment1_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x + t242
         + cache.segment1_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y;
     out[(6, 4)] = cache.segment2_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y
         + segment2_tip_subspace0_rate_v_x
@@ -3749,10 +3811,10 @@ pub fn coriolis_matrix_into(
         + cache.segment2_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x;
     out[(6, 5)] = cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x
         + segment3_tip_subspace0_rate_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x
+            * cache.segment4_subspace0_projected_inertia_f_x + t242
+        + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y
         + segment3_tip_subspace0_rate_v_y
-            * cache.segment4_subspace0_projected_inertia_f_y + t242
-        + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y;
+            * cache.segment4_subspace0_projected_inertia_f_y;
     out[(6, 6)] = segment4_slice1_subspace0_v_x * (t75 + t81)
         + segment4_slice1_subspace0_v_y * (t127 + t134)
         + cache.segment4_tip_subspace0_v_y * (t126 + t129)
