@@ -442,12 +442,37 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         })
         .collect();
     intermediates.sort_unstable();
+    // Named nodes inside the arguments (a soft section's bends, from which its Stumpff
+    // functions' arguments are made) that more than one kernel reads join the cache too,
+    // defined while the arguments are computed: otherwise every per-frame contact kernel
+    // recomputed them from q (measured on the soft snake: a third of a ring's ball test).
+    let argument_nodes: HashSet<NodeId> = calls
+        .iter()
+        .filter_map(|&id| match dag.nodes[id] {
+            Node::Call(_, arg) => Some(arg),
+            _ => None,
+        })
+        .collect();
+    let mut argument_fields: Vec<NodeId> = dag
+        .names
+        .keys()
+        .copied()
+        .filter(|&id| {
+            live(&id)
+                && !velocity_dependent[id]
+                && !dag.is_leaf(id)
+                && call_inputs.contains(&id)
+                && !argument_nodes.contains(&id)
+                && !matches!(dag.nodes[id], Node::Call(..))
+        })
+        .collect();
+    argument_fields.sort_unstable();
     // Field names: `sin_q3` for functions of one coordinate, the algorithm's names for the
     // intermediates; made unique.
     let mut taken: HashSet<String> = HashSet::new();
     let mut cache: HashMap<NodeId, Ident> = HashMap::new();
     let mut fields: Vec<(Ident, Option<String>)> = Vec::new();
-    for (slot, &id) in calls.iter().chain(&intermediates).enumerate() {
+    for (slot, &id) in calls.iter().chain(&argument_fields).chain(&intermediates).enumerate() {
         let (mut name, note) = match dag.nodes[id] {
             Node::Call(f, arg) => {
                 let method = match f {
@@ -489,6 +514,10 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         }
     }
     // Arguments that are not plain inputs are computed once into `angle<k>`.
+    // The argument phase defines the fields among the arguments' inputs and the arguments,
+    // each a `let` that what follows in it reads by name: an argument's the algorithm's name
+    // for it (a slice's `bend`), else `angle<k>`.
+    let mut argument_lets: Vec<(NodeId, Ident)> = argument_fields.iter().map(|id| (*id, cache[id].clone())).collect();
     let arguments: Vec<(NodeId, TokenStream)> = argument_order
         .iter()
         .enumerate()
@@ -497,17 +526,19 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             if dag.is_leaf(a) {
                 (a, wrap(e.render(a), Precedence::Atom))
             } else {
-                let name = format_ident!("angle{}", k);
+                let mut name = dag.names.get(&a).map_or_else(|| format!("angle{k}"), |n| identifier(n));
+                while !taken.insert(name.clone()) {
+                    name.push('_');
+                }
+                let name = format_ident!("{}", name);
+                argument_lets.push((a, name.clone()));
                 (a, quote!(#name))
             }
         })
         .collect();
-    let argument_outputs: Vec<(TokenStream, NodeId)> = arguments
-        .iter()
-        .filter(|(a, _)| !dag.is_leaf(*a))
-        .map(|(a, name)| (quote!(let #name), *a))
-        .collect();
-    let mut cache_body = body(dag, &params, &empty, &argument_outputs, CacheUse::Read);
+    let argument_outputs: Vec<(TokenStream, NodeId)> = argument_lets.iter().map(|(id, name)| (quote!(let #name), *id)).collect();
+    let argument_lets: HashMap<NodeId, Ident> = argument_lets.into_iter().collect();
+    let mut cache_body = body(dag, &params, &argument_lets, &argument_outputs, CacheUse::Define);
     for (arg, value) in &arguments {
         let uses = &by_argument[arg];
         let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| &cache[&u.1]);

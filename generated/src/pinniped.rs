@@ -474,6 +474,15 @@ pub struct Cache {
     pub cos_q5: f64,
     /// `sin(q[5])`
     pub sin_q5: f64,
+    pub head_bend_y: f64,
+    pub head_bend_z: f64,
+    pub head_bend_squared: f64,
+    pub back_bend_y: f64,
+    pub back_bend_z: f64,
+    pub front_right_bend_y: f64,
+    pub front_right_bend_z: f64,
+    pub front_left_bend_y: f64,
+    pub front_left_bend_z: f64,
     pub base_yaw_rotation_01: f64,
     pub base_yaw_subspace_v_y: f64,
     pub base_pitch_rotation_20: f64,
@@ -1381,22 +1390,22 @@ pub struct Cache {
 #[inline]
 #[allow(unused_variables)]
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
-    let front_right_bend_z = p.limb_length * q[11];
-    let front_right_bend_y = p.limb_length * q[10];
-    let front_right_bend_squared = front_right_bend_z * front_right_bend_z
-        + front_right_bend_y * front_right_bend_y;
-    let front_left_bend_y = p.limb_length * q[12];
-    let front_left_bend_z = q[13] * p.limb_length;
-    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
-        + front_left_bend_z * front_left_bend_z;
+    let head_bend_y = q[6] * p.limb_length;
+    let head_bend_z = q[7] * p.limb_length;
+    let head_bend_squared = head_bend_z * head_bend_z + head_bend_y * head_bend_y;
     let back_bend_y = q[8] * p.limb_length;
     let back_bend_z = p.limb_length * q[9];
+    let front_right_bend_y = p.limb_length * q[10];
+    let front_right_bend_z = p.limb_length * q[11];
+    let front_left_bend_y = p.limb_length * q[12];
+    let front_left_bend_z = q[13] * p.limb_length;
+    let front_right_bend_squared = front_right_bend_z * front_right_bend_z
+        + front_right_bend_y * front_right_bend_y;
+    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
+        + front_left_bend_z * front_left_bend_z;
     let back_bend_squared = back_bend_y * back_bend_y + back_bend_z * back_bend_z;
     let front_right_slice0_bend = 0.004820780989426014 * front_right_bend_squared;
     let front_left_slice0_bend = 0.004820780989426014 * front_left_bend_squared;
-    let head_bend_z = q[7] * p.limb_length;
-    let head_bend_y = q[6] * p.limb_length;
-    let head_bend_squared = head_bend_z * head_bend_z + head_bend_y * head_bend_y;
     let head_slice0_bend = 0.004820780989426014 * head_bend_squared;
     let back_slice0_bend = 0.004820780989426014 * back_bend_squared;
     let front_right_slice1_bend = 0.10890625570683385 * front_right_bend_squared;
@@ -1414,164 +1423,166 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_left_slice3_bend = 0.8659570925834785 * front_left_bend_squared;
     let head_slice3_bend = 0.8659570925834785 * head_bend_squared;
     let back_slice3_bend = 0.8659570925834785 * back_bend_squared;
-    let angle0 = front_right_bend_squared;
-    let angle1 = front_left_bend_squared;
-    let angle2 = back_bend_squared;
-    let angle3 = front_right_slice0_bend;
-    let angle4 = front_left_slice0_bend;
-    let angle5 = head_slice0_bend;
-    let angle6 = back_slice0_bend;
-    let angle7 = front_right_slice1_bend;
-    let angle8 = front_left_slice1_bend;
-    let angle9 = head_slice1_bend;
-    let angle10 = back_slice1_bend;
-    let angle11 = front_right_ring1_bend;
-    let angle12 = front_left_ring1_bend;
-    let angle13 = back_ring1_bend;
-    let angle14 = front_right_slice2_bend;
-    let angle15 = front_left_slice2_bend;
-    let angle16 = head_slice2_bend;
-    let angle17 = back_slice2_bend;
-    let angle18 = front_right_slice3_bend;
-    let angle19 = front_left_slice3_bend;
-    let angle20 = head_slice3_bend;
-    let angle21 = back_slice3_bend;
-    let stumpff_front_right_bend_squared_c1 = softgen_runtime::stumpff(angle0);
+    let stumpff_front_right_bend_squared_c1 = softgen_runtime::stumpff(
+        front_right_bend_squared,
+    );
     let front_right_bend_squared_c1 = stumpff_front_right_bend_squared_c1[1];
     let front_right_bend_squared_c2 = stumpff_front_right_bend_squared_c1[2];
     let front_right_bend_squared_c3 = stumpff_front_right_bend_squared_c1[3];
     let front_right_bend_squared_c4 = stumpff_front_right_bend_squared_c1[4];
-    let stumpff_front_left_bend_squared_c1 = softgen_runtime::stumpff(angle1);
+    let stumpff_front_left_bend_squared_c1 = softgen_runtime::stumpff(
+        front_left_bend_squared,
+    );
     let front_left_bend_squared_c1 = stumpff_front_left_bend_squared_c1[1];
     let front_left_bend_squared_c2 = stumpff_front_left_bend_squared_c1[2];
     let front_left_bend_squared_c3 = stumpff_front_left_bend_squared_c1[3];
     let front_left_bend_squared_c4 = stumpff_front_left_bend_squared_c1[4];
-    let stumpff_back_bend_squared_c1 = softgen_runtime::stumpff(angle2);
+    let stumpff_back_bend_squared_c1 = softgen_runtime::stumpff(back_bend_squared);
     let back_bend_squared_c1 = stumpff_back_bend_squared_c1[1];
     let back_bend_squared_c2 = stumpff_back_bend_squared_c1[2];
     let back_bend_squared_c3 = stumpff_back_bend_squared_c1[3];
     let back_bend_squared_c4 = stumpff_back_bend_squared_c1[4];
-    let stumpff_front_right_slice0_bend_c1 = softgen_runtime::stumpff(angle3);
+    let stumpff_front_right_slice0_bend_c1 = softgen_runtime::stumpff(
+        front_right_slice0_bend,
+    );
     let front_right_slice0_bend_c1 = stumpff_front_right_slice0_bend_c1[1];
     let front_right_slice0_bend_c2 = stumpff_front_right_slice0_bend_c1[2];
     let front_right_slice0_bend_c3 = stumpff_front_right_slice0_bend_c1[3];
     let front_right_slice0_bend_c4 = stumpff_front_right_slice0_bend_c1[4];
     let front_right_slice0_bend_c5 = stumpff_front_right_slice0_bend_c1[5];
     let front_right_slice0_bend_c6 = stumpff_front_right_slice0_bend_c1[6];
-    let stumpff_front_left_slice0_bend_c1 = softgen_runtime::stumpff(angle4);
+    let stumpff_front_left_slice0_bend_c1 = softgen_runtime::stumpff(
+        front_left_slice0_bend,
+    );
     let front_left_slice0_bend_c1 = stumpff_front_left_slice0_bend_c1[1];
     let front_left_slice0_bend_c2 = stumpff_front_left_slice0_bend_c1[2];
     let front_left_slice0_bend_c3 = stumpff_front_left_slice0_bend_c1[3];
     let front_left_slice0_bend_c4 = stumpff_front_left_slice0_bend_c1[4];
     let front_left_slice0_bend_c5 = stumpff_front_left_slice0_bend_c1[5];
     let front_left_slice0_bend_c6 = stumpff_front_left_slice0_bend_c1[6];
-    let stumpff_head_slice0_bend_c1 = softgen_runtime::stumpff(angle5);
+    let stumpff_head_slice0_bend_c1 = softgen_runtime::stumpff(head_slice0_bend);
     let head_slice0_bend_c1 = stumpff_head_slice0_bend_c1[1];
     let head_slice0_bend_c2 = stumpff_head_slice0_bend_c1[2];
     let head_slice0_bend_c3 = stumpff_head_slice0_bend_c1[3];
     let head_slice0_bend_c4 = stumpff_head_slice0_bend_c1[4];
     let head_slice0_bend_c5 = stumpff_head_slice0_bend_c1[5];
     let head_slice0_bend_c6 = stumpff_head_slice0_bend_c1[6];
-    let stumpff_back_slice0_bend_c1 = softgen_runtime::stumpff(angle6);
+    let stumpff_back_slice0_bend_c1 = softgen_runtime::stumpff(back_slice0_bend);
     let back_slice0_bend_c1 = stumpff_back_slice0_bend_c1[1];
     let back_slice0_bend_c2 = stumpff_back_slice0_bend_c1[2];
     let back_slice0_bend_c3 = stumpff_back_slice0_bend_c1[3];
     let back_slice0_bend_c4 = stumpff_back_slice0_bend_c1[4];
     let back_slice0_bend_c5 = stumpff_back_slice0_bend_c1[5];
     let back_slice0_bend_c6 = stumpff_back_slice0_bend_c1[6];
-    let stumpff_front_right_slice1_bend_c1 = softgen_runtime::stumpff(angle7);
+    let stumpff_front_right_slice1_bend_c1 = softgen_runtime::stumpff(
+        front_right_slice1_bend,
+    );
     let front_right_slice1_bend_c1 = stumpff_front_right_slice1_bend_c1[1];
     let front_right_slice1_bend_c2 = stumpff_front_right_slice1_bend_c1[2];
     let front_right_slice1_bend_c3 = stumpff_front_right_slice1_bend_c1[3];
     let front_right_slice1_bend_c4 = stumpff_front_right_slice1_bend_c1[4];
     let front_right_slice1_bend_c5 = stumpff_front_right_slice1_bend_c1[5];
     let front_right_slice1_bend_c6 = stumpff_front_right_slice1_bend_c1[6];
-    let stumpff_front_left_slice1_bend_c1 = softgen_runtime::stumpff(angle8);
+    let stumpff_front_left_slice1_bend_c1 = softgen_runtime::stumpff(
+        front_left_slice1_bend,
+    );
     let front_left_slice1_bend_c1 = stumpff_front_left_slice1_bend_c1[1];
     let front_left_slice1_bend_c2 = stumpff_front_left_slice1_bend_c1[2];
     let front_left_slice1_bend_c3 = stumpff_front_left_slice1_bend_c1[3];
     let front_left_slice1_bend_c4 = stumpff_front_left_slice1_bend_c1[4];
     let front_left_slice1_bend_c5 = stumpff_front_left_slice1_bend_c1[5];
     let front_left_slice1_bend_c6 = stumpff_front_left_slice1_bend_c1[6];
-    let stumpff_head_slice1_bend_c1 = softgen_runtime::stumpff(angle9);
+    let stumpff_head_slice1_bend_c1 = softgen_runtime::stumpff(head_slice1_bend);
     let head_slice1_bend_c1 = stumpff_head_slice1_bend_c1[1];
     let head_slice1_bend_c2 = stumpff_head_slice1_bend_c1[2];
     let head_slice1_bend_c3 = stumpff_head_slice1_bend_c1[3];
     let head_slice1_bend_c4 = stumpff_head_slice1_bend_c1[4];
     let head_slice1_bend_c5 = stumpff_head_slice1_bend_c1[5];
     let head_slice1_bend_c6 = stumpff_head_slice1_bend_c1[6];
-    let stumpff_back_slice1_bend_c1 = softgen_runtime::stumpff(angle10);
+    let stumpff_back_slice1_bend_c1 = softgen_runtime::stumpff(back_slice1_bend);
     let back_slice1_bend_c1 = stumpff_back_slice1_bend_c1[1];
     let back_slice1_bend_c2 = stumpff_back_slice1_bend_c1[2];
     let back_slice1_bend_c3 = stumpff_back_slice1_bend_c1[3];
     let back_slice1_bend_c4 = stumpff_back_slice1_bend_c1[4];
     let back_slice1_bend_c5 = stumpff_back_slice1_bend_c1[5];
     let back_slice1_bend_c6 = stumpff_back_slice1_bend_c1[6];
-    let stumpff_front_right_ring1_bend_c1 = softgen_runtime::stumpff(angle11);
+    let stumpff_front_right_ring1_bend_c1 = softgen_runtime::stumpff(
+        front_right_ring1_bend,
+    );
     let front_right_ring1_bend_c1 = stumpff_front_right_ring1_bend_c1[1];
     let front_right_ring1_bend_c2 = stumpff_front_right_ring1_bend_c1[2];
     let front_right_ring1_bend_c3 = stumpff_front_right_ring1_bend_c1[3];
     let front_right_ring1_bend_c4 = stumpff_front_right_ring1_bend_c1[4];
-    let stumpff_front_left_ring1_bend_c1 = softgen_runtime::stumpff(angle12);
+    let stumpff_front_left_ring1_bend_c1 = softgen_runtime::stumpff(
+        front_left_ring1_bend,
+    );
     let front_left_ring1_bend_c1 = stumpff_front_left_ring1_bend_c1[1];
     let front_left_ring1_bend_c2 = stumpff_front_left_ring1_bend_c1[2];
     let front_left_ring1_bend_c3 = stumpff_front_left_ring1_bend_c1[3];
     let front_left_ring1_bend_c4 = stumpff_front_left_ring1_bend_c1[4];
-    let stumpff_back_ring1_bend_c1 = softgen_runtime::stumpff(angle13);
+    let stumpff_back_ring1_bend_c1 = softgen_runtime::stumpff(back_ring1_bend);
     let back_ring1_bend_c1 = stumpff_back_ring1_bend_c1[1];
     let back_ring1_bend_c2 = stumpff_back_ring1_bend_c1[2];
     let back_ring1_bend_c3 = stumpff_back_ring1_bend_c1[3];
     let back_ring1_bend_c4 = stumpff_back_ring1_bend_c1[4];
-    let stumpff_front_right_slice2_bend_c1 = softgen_runtime::stumpff(angle14);
+    let stumpff_front_right_slice2_bend_c1 = softgen_runtime::stumpff(
+        front_right_slice2_bend,
+    );
     let front_right_slice2_bend_c1 = stumpff_front_right_slice2_bend_c1[1];
     let front_right_slice2_bend_c2 = stumpff_front_right_slice2_bend_c1[2];
     let front_right_slice2_bend_c3 = stumpff_front_right_slice2_bend_c1[3];
     let front_right_slice2_bend_c4 = stumpff_front_right_slice2_bend_c1[4];
     let front_right_slice2_bend_c5 = stumpff_front_right_slice2_bend_c1[5];
     let front_right_slice2_bend_c6 = stumpff_front_right_slice2_bend_c1[6];
-    let stumpff_front_left_slice2_bend_c1 = softgen_runtime::stumpff(angle15);
+    let stumpff_front_left_slice2_bend_c1 = softgen_runtime::stumpff(
+        front_left_slice2_bend,
+    );
     let front_left_slice2_bend_c1 = stumpff_front_left_slice2_bend_c1[1];
     let front_left_slice2_bend_c2 = stumpff_front_left_slice2_bend_c1[2];
     let front_left_slice2_bend_c3 = stumpff_front_left_slice2_bend_c1[3];
     let front_left_slice2_bend_c4 = stumpff_front_left_slice2_bend_c1[4];
     let front_left_slice2_bend_c5 = stumpff_front_left_slice2_bend_c1[5];
     let front_left_slice2_bend_c6 = stumpff_front_left_slice2_bend_c1[6];
-    let stumpff_head_slice2_bend_c1 = softgen_runtime::stumpff(angle16);
+    let stumpff_head_slice2_bend_c1 = softgen_runtime::stumpff(head_slice2_bend);
     let head_slice2_bend_c1 = stumpff_head_slice2_bend_c1[1];
     let head_slice2_bend_c2 = stumpff_head_slice2_bend_c1[2];
     let head_slice2_bend_c3 = stumpff_head_slice2_bend_c1[3];
     let head_slice2_bend_c4 = stumpff_head_slice2_bend_c1[4];
     let head_slice2_bend_c5 = stumpff_head_slice2_bend_c1[5];
     let head_slice2_bend_c6 = stumpff_head_slice2_bend_c1[6];
-    let stumpff_back_slice2_bend_c1 = softgen_runtime::stumpff(angle17);
+    let stumpff_back_slice2_bend_c1 = softgen_runtime::stumpff(back_slice2_bend);
     let back_slice2_bend_c1 = stumpff_back_slice2_bend_c1[1];
     let back_slice2_bend_c2 = stumpff_back_slice2_bend_c1[2];
     let back_slice2_bend_c3 = stumpff_back_slice2_bend_c1[3];
     let back_slice2_bend_c4 = stumpff_back_slice2_bend_c1[4];
     let back_slice2_bend_c5 = stumpff_back_slice2_bend_c1[5];
     let back_slice2_bend_c6 = stumpff_back_slice2_bend_c1[6];
-    let stumpff_front_right_slice3_bend_c1 = softgen_runtime::stumpff(angle18);
+    let stumpff_front_right_slice3_bend_c1 = softgen_runtime::stumpff(
+        front_right_slice3_bend,
+    );
     let front_right_slice3_bend_c1 = stumpff_front_right_slice3_bend_c1[1];
     let front_right_slice3_bend_c2 = stumpff_front_right_slice3_bend_c1[2];
     let front_right_slice3_bend_c3 = stumpff_front_right_slice3_bend_c1[3];
     let front_right_slice3_bend_c4 = stumpff_front_right_slice3_bend_c1[4];
     let front_right_slice3_bend_c5 = stumpff_front_right_slice3_bend_c1[5];
     let front_right_slice3_bend_c6 = stumpff_front_right_slice3_bend_c1[6];
-    let stumpff_front_left_slice3_bend_c1 = softgen_runtime::stumpff(angle19);
+    let stumpff_front_left_slice3_bend_c1 = softgen_runtime::stumpff(
+        front_left_slice3_bend,
+    );
     let front_left_slice3_bend_c1 = stumpff_front_left_slice3_bend_c1[1];
     let front_left_slice3_bend_c2 = stumpff_front_left_slice3_bend_c1[2];
     let front_left_slice3_bend_c3 = stumpff_front_left_slice3_bend_c1[3];
     let front_left_slice3_bend_c4 = stumpff_front_left_slice3_bend_c1[4];
     let front_left_slice3_bend_c5 = stumpff_front_left_slice3_bend_c1[5];
     let front_left_slice3_bend_c6 = stumpff_front_left_slice3_bend_c1[6];
-    let stumpff_head_slice3_bend_c1 = softgen_runtime::stumpff(angle20);
+    let stumpff_head_slice3_bend_c1 = softgen_runtime::stumpff(head_slice3_bend);
     let head_slice3_bend_c1 = stumpff_head_slice3_bend_c1[1];
     let head_slice3_bend_c2 = stumpff_head_slice3_bend_c1[2];
     let head_slice3_bend_c3 = stumpff_head_slice3_bend_c1[3];
     let head_slice3_bend_c4 = stumpff_head_slice3_bend_c1[4];
     let head_slice3_bend_c5 = stumpff_head_slice3_bend_c1[5];
     let head_slice3_bend_c6 = stumpff_head_slice3_bend_c1[6];
-    let stumpff_back_slice3_bend_c1 = softgen_runtime::stumpff(angle21);
+    let stumpff_back_slice3_bend_c1 = softgen_runtime::stumpff(back_slice3_bend);
     let back_slice3_bend_c1 = stumpff_back_slice3_bend_c1[1];
     let back_slice3_bend_c2 = stumpff_back_slice3_bend_c1[2];
     let back_slice3_bend_c3 = stumpff_back_slice3_bend_c1[3];
@@ -1661,10 +1672,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let head_position_z = p.hub_radius * base_roll_rotation_22 + q[2];
     let head_slice0_local_com_x = 0.06943184420297371 * p.limb_length
         * head_slice0_bend_c1;
-    let head_bend_y = q[6] * p.limb_length;
     let t3 = head_bend_y * p.limb_length;
     let head_slice0_local_com_y = 0.004820780989426014 * head_slice0_bend_c2 * t3;
-    let head_bend_z = q[7] * p.limb_length;
     let t4 = head_bend_z * p.limb_length;
     let head_slice0_local_com_z = 0.004820780989426014 * t4 * head_slice0_bend_c2;
     let head_slice0_local_bend_z_column_w_x = 0.004820780989426014 * head_slice0_bend_c2
@@ -1715,7 +1724,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t13 = p.limb_radius * p.limb_radius;
     let t14 = 0.25 * head_slice0_mass * t13;
     let t15 = 0.5 * head_slice0_mass * t13 - 0.25 * head_slice0_mass * t13;
-    let head_bend_squared = t6 + t7;
     let t16 = 1.0 - 0.004820780989426014 * head_bend_squared * head_slice0_bend_c2;
     let head_slice0_local_inertia_com_00 = t14 + t15 * t16 * t16;
     let t17 = 0.06943184420297371 * head_bend_y * head_slice0_bend_c1;
@@ -2106,10 +2114,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - 0.9428090415820634 * p.hub_radius * base_pitch_rotation_20;
     let back_slice0_local_com_x = 0.06943184420297371 * p.limb_length
         * back_slice0_bend_c1;
-    let back_bend_y = q[8] * p.limb_length;
     let t80 = back_bend_y * p.limb_length;
     let back_slice0_local_com_y = 0.004820780989426014 * t80 * back_slice0_bend_c2;
-    let back_bend_z = p.limb_length * q[9];
     let t81 = p.limb_length * back_bend_z;
     let back_slice0_local_com_z = 0.004820780989426014 * t81 * back_slice0_bend_c2;
     let back_slice0_local_bend_z_column_w_x = 0.004820780989426014 * back_bend_y
@@ -2543,11 +2549,9 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - 0.816496580927726 * p.hub_radius * base_roll_rotation_21;
     let front_right_slice0_local_com_x = 0.06943184420297371 * p.limb_length
         * front_right_slice0_bend_c1;
-    let front_right_bend_y = p.limb_length * q[10];
     let t155 = front_right_bend_y * p.limb_length;
     let front_right_slice0_local_com_y = 0.004820780989426014 * t155
         * front_right_slice0_bend_c2;
-    let front_right_bend_z = p.limb_length * q[11];
     let t156 = p.limb_length * front_right_bend_z;
     let front_right_slice0_local_com_z = 0.004820780989426014
         * front_right_slice0_bend_c2 * t156;
@@ -3041,11 +3045,9 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + 0.816496580927726 * p.hub_radius * base_roll_rotation_21 + t154 + q[2];
     let front_left_slice0_local_com_x = 0.06943184420297371 * front_left_slice0_bend_c1
         * p.limb_length;
-    let front_left_bend_y = p.limb_length * q[12];
     let t218 = front_left_bend_y * p.limb_length;
     let front_left_slice0_local_com_y = 0.004820780989426014 * front_left_slice0_bend_c2
         * t218;
-    let front_left_bend_z = q[13] * p.limb_length;
     let t219 = p.limb_length * front_left_bend_z;
     let front_left_slice0_local_com_z = 0.004820780989426014 * t219
         * front_left_slice0_bend_c2;
@@ -5293,6 +5295,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         sin_q4,
         cos_q5,
         sin_q5,
+        head_bend_y,
+        head_bend_z,
+        head_bend_squared,
+        back_bend_y,
+        back_bend_z,
+        front_right_bend_y,
+        front_right_bend_z,
+        front_left_bend_y,
+        front_left_bend_z,
         base_yaw_rotation_01,
         base_yaw_subspace_v_y,
         base_pitch_rotation_20,
@@ -7206,25 +7217,25 @@ pub fn coriolis_into(
     let t41 = cache.head_slice2_local_bend_z_column_v_y * head_bend_z_rate;
     let t42 = cache.head_slice2_local_bend_y_column_v_y * head_bend_y_rate;
     let t43 = t41 + t42;
-    let head_bend_y = q[6] * p.limb_length;
-    let head_bend_z = q[7] * p.limb_length;
     let t44 = head_bend_y_rate * head_bend_y_rate;
-    let t45 = head_bend_z * t44 - head_bend_y * head_bend_y_rate * head_bend_z_rate;
-    let t46 = head_bend_z * head_bend_z;
-    let t47 = head_bend_y.powi(3);
+    let t45 = cache.head_bend_z * t44
+        - cache.head_bend_y * head_bend_y_rate * head_bend_z_rate;
+    let t46 = cache.head_bend_z * cache.head_bend_z;
+    let t47 = cache.head_bend_y.powi(3);
     let t48 = head_bend_z_rate * head_bend_z_rate;
-    let t49 = head_bend_y * head_bend_y;
-    let t50 = t46 * head_bend_y * head_bend_y_rate * head_bend_z_rate
-        + head_bend_z * t49 * t44 - t47 * head_bend_y_rate * head_bend_z_rate
-        - head_bend_z * t48 * t49;
+    let t49 = cache.head_bend_y * cache.head_bend_y;
+    let t50 = t46 * cache.head_bend_y * head_bend_y_rate * head_bend_z_rate
+        + cache.head_bend_z * t49 * t44 - t47 * head_bend_y_rate * head_bend_z_rate
+        - cache.head_bend_z * t48 * t49;
     let t51 = 0.1350029611448087 * cache.head_slice2_bend_c4 * t50
         - 0.3007502358784333 * cache.head_slice2_bend_c3 * t45
         - 0.4050088834344261 * cache.head_slice2_bend_c5 * t50;
-    let t52 = head_bend_z.powi(3);
-    let t53 = t52 * head_bend_y_rate * head_bend_z_rate + t46 * head_bend_y * t44
-        - t46 * head_bend_y * t48
-        - head_bend_z * head_bend_y_rate * t49 * head_bend_z_rate;
-    let t54 = head_bend_y * t48 - head_bend_z * head_bend_y_rate * head_bend_z_rate;
+    let t52 = cache.head_bend_z.powi(3);
+    let t53 = t52 * head_bend_y_rate * head_bend_z_rate + t46 * cache.head_bend_y * t44
+        - t46 * cache.head_bend_y * t48
+        - cache.head_bend_z * head_bend_y_rate * t49 * head_bend_z_rate;
+    let t54 = cache.head_bend_y * t48
+        - cache.head_bend_z * head_bend_y_rate * head_bend_z_rate;
     let t55 = 0.1350029611448087 * cache.head_slice2_bend_c4 * t53
         + 0.3007502358784333 * cache.head_slice2_bend_c3 * t54
         - 0.4050088834344261 * cache.head_slice2_bend_c5 * t53;
@@ -7284,13 +7295,13 @@ pub fn coriolis_into(
         + t58 * cache.head_rotation_20;
     let t59 = t13 + t14;
     let t60 = t46 * p.limb_length * t48
-        + 2.0 * head_bend_z * head_bend_y * p.limb_length * head_bend_y_rate
+        + 2.0 * cache.head_bend_z * cache.head_bend_y * p.limb_length * head_bend_y_rate
             * head_bend_z_rate + p.limb_length * t49 * t44;
     let t61 = p.limb_length * t44 + p.limb_length * t48;
     let t62 = cache.head_slice2_local_bend_z_column_w_z * head_bend_z_rate;
     let t63 = cache.head_slice2_local_bend_y_column_w_z * head_bend_y_rate;
     let t64 = t62 + t63;
-    let t65 = head_bend_z * head_bend_y * p.limb_length;
+    let t65 = cache.head_bend_z * cache.head_bend_y * p.limb_length;
     let t66 = 0.4029996149307748 * cache.head_slice2_bend_c4 * t65
         - 0.2014998074653874 * cache.head_slice2_bend_c3 * t65;
     let t67 = 0.44888729929169013 * p.limb_length * cache.head_slice2_bend_c2;
@@ -7482,12 +7493,13 @@ pub fn coriolis_into(
     let head_base_bias_v_y = cache.base_roll_rotation_11 * t57
         + t56 * cache.base_roll_rotation_01 + t58 * cache.base_roll_rotation_21;
     let t154 = t46 * head_bend_y_rate * head_bend_z_rate
-        + head_bend_z * head_bend_y * t44 - head_bend_z * head_bend_y * t48
+        + cache.head_bend_z * cache.head_bend_y * t44
+        - cache.head_bend_z * cache.head_bend_y * t48
         - head_bend_y_rate * t49 * head_bend_z_rate;
     let t155 = 0.7498816861956312 * t154 * cache.head_slice3_bend_c3
         - 1.4997633723912625 * cache.head_slice3_bend_c4 * t154;
-    let t156 = head_bend_y * p.limb_length;
-    let t157 = head_bend_z * p.limb_length;
+    let t156 = cache.head_bend_y * p.limb_length;
+    let t157 = cache.head_bend_z * p.limb_length;
     let t158 = (0.8058320946447624 * t156 * cache.head_slice3_bend_c3
         - 0.8058320946447624 * t156 * cache.head_slice3_bend_c2) * head_bend_y_rate
         + (0.8058320946447624 * t157 * cache.head_slice3_bend_c3
@@ -7497,11 +7509,13 @@ pub fn coriolis_into(
     let t159 = cache.head_slice3_local_bend_y_column_v_x * head_bend_y_rate;
     let t160 = cache.head_slice3_local_bend_z_column_v_x * head_bend_z_rate;
     let t161 = t159 + t160;
-    let t162 = t47 * p.limb_length * t44 + t46 * head_bend_y * p.limb_length * t48
-        + 2.0 * head_bend_z * p.limb_length * head_bend_y_rate * t49 * head_bend_z_rate;
-    let t163 = head_bend_y * p.limb_length * t44
-        + 0.6666666666666666 * head_bend_z * p.limb_length * head_bend_y_rate
-            * head_bend_z_rate + 0.3333333333333333 * head_bend_y * p.limb_length * t48;
+    let t162 = t47 * p.limb_length * t44 + t46 * cache.head_bend_y * p.limb_length * t48
+        + 2.0 * cache.head_bend_z * p.limb_length * head_bend_y_rate * t49
+            * head_bend_z_rate;
+    let t163 = cache.head_bend_y * p.limb_length * t44
+        + 0.6666666666666666 * cache.head_bend_z * p.limb_length * head_bend_y_rate
+            * head_bend_z_rate
+        + 0.3333333333333333 * cache.head_bend_y * p.limb_length * t48;
     let t164 = head_base_bias_v_y + head_base_velocity_v_z * t133
         + head_base_velocity_w_z * t161
         + (5.1949229180765215 * t162 * cache.head_slice3_bend_c6
@@ -7622,11 +7636,12 @@ pub fn coriolis_into(
     let t208 = head_slice0_local_momentum_f_y * t79;
     let t209 = -(t135 * cache.head_slice3_local_inertia_h_x
         - cache.head_slice3_local_inertia_h_y * t184);
-    let t210 = 2.0 * t46 * head_bend_y * p.limb_length * head_bend_y_rate
+    let t210 = 2.0 * t46 * cache.head_bend_y * p.limb_length * head_bend_y_rate
         * head_bend_z_rate + t52 * p.limb_length * t48
-        + head_bend_z * p.limb_length * t49 * t44;
-    let t211 = 2.0 * head_bend_y * p.limb_length * head_bend_y_rate * head_bend_z_rate
-        + head_bend_z * p.limb_length * t44 + 3.0 * head_bend_z * p.limb_length * t48;
+        + cache.head_bend_z * p.limb_length * t49 * t44;
+    let t211 = 2.0 * cache.head_bend_y * p.limb_length * head_bend_y_rate
+        * head_bend_z_rate + cache.head_bend_z * p.limb_length * t44
+        + 3.0 * cache.head_bend_z * p.limb_length * t48;
     let head_base_bias_v_z = cache.head_rotation_02 * t56 + cache.head_rotation_22 * t58
         + t57 * cache.head_rotation_12;
     let t212 = t43 * head_base_velocity_w_x
@@ -7700,18 +7715,16 @@ pub fn coriolis_into(
     let t232 = cache.front_right_slice2_local_bend_z_column_w_z
         * front_right_bend_z_rate;
     let t233 = t231 + t232;
-    let front_right_bend_y = p.limb_length * q[10];
-    let t234 = front_right_bend_y * front_right_bend_y;
+    let t234 = cache.front_right_bend_y * cache.front_right_bend_y;
     let t235 = t234 * p.limb_length;
     let t236 = 0.44888729929169013 * cache.front_right_slice2_bend_c2 * p.limb_length;
-    let front_right_bend_z = p.limb_length * q[11];
-    let t237 = front_right_bend_y * p.limb_length * front_right_bend_z;
+    let t237 = cache.front_right_bend_y * p.limb_length * cache.front_right_bend_z;
     let t238 = 0.4029996149307748 * t237 * cache.front_right_slice2_bend_c4
         - 0.2014998074653874 * t237 * cache.front_right_slice2_bend_c3;
     let t239 = (0.4029996149307748 * cache.front_right_slice2_bend_c4 * t235 + t236
         - 0.2014998074653874 * cache.front_right_slice2_bend_c3 * t235)
         * front_right_bend_y_rate + t238 * front_right_bend_z_rate;
-    let t240 = front_right_bend_z * front_right_bend_z;
+    let t240 = cache.front_right_bend_z * cache.front_right_bend_z;
     let t241 = t240 * p.limb_length;
     let t242 = t238 * front_right_bend_y_rate
         + (t236 + 0.4029996149307748 * t241 * cache.front_right_slice2_bend_c4
@@ -7724,7 +7737,7 @@ pub fn coriolis_into(
     let t245 = t243 + t244;
     let t246 = front_right_bend_y_rate * front_right_bend_y_rate;
     let t247 = front_right_bend_z_rate * front_right_bend_z_rate;
-    let t248 = 2.0 * front_right_bend_y * p.limb_length * front_right_bend_z
+    let t248 = 2.0 * cache.front_right_bend_y * p.limb_length * cache.front_right_bend_z
         * front_right_bend_y_rate * front_right_bend_z_rate + t234 * p.limb_length * t246
         + t240 * p.limb_length * t247;
     let t249 = p.limb_length * t246 + p.limb_length * t247;
@@ -7756,23 +7769,24 @@ pub fn coriolis_into(
             - cache.front_right_position_z * base_roll_velocity_w_y);
     let front_right_base_velocity_v_y = cache.front_right_rotation_21 * t256
         + cache.front_right_rotation_11 * t257 + cache.front_right_rotation_01 * t258;
-    let t259 = front_right_bend_y.powi(3);
-    let t260 = t234 * t246 * front_right_bend_z
-        + t240 * front_right_bend_y * front_right_bend_y_rate * front_right_bend_z_rate
+    let t259 = cache.front_right_bend_y.powi(3);
+    let t260 = t234 * t246 * cache.front_right_bend_z
+        + t240 * cache.front_right_bend_y * front_right_bend_y_rate
+            * front_right_bend_z_rate
         - t259 * front_right_bend_y_rate * front_right_bend_z_rate
-        - t234 * front_right_bend_z * t247;
-    let t261 = t246 * front_right_bend_z
-        - front_right_bend_y * front_right_bend_y_rate * front_right_bend_z_rate;
+        - t234 * cache.front_right_bend_z * t247;
+    let t261 = t246 * cache.front_right_bend_z
+        - cache.front_right_bend_y * front_right_bend_y_rate * front_right_bend_z_rate;
     let t262 = 0.1350029611448087 * t260 * cache.front_right_slice2_bend_c4
         - 0.3007502358784333 * t261 * cache.front_right_slice2_bend_c3
         - 0.4050088834344261 * cache.front_right_slice2_bend_c5 * t260;
-    let t263 = front_right_bend_z.powi(3);
-    let t264 = t240 * front_right_bend_y * t246
+    let t263 = cache.front_right_bend_z.powi(3);
+    let t264 = t240 * cache.front_right_bend_y * t246
         + t263 * front_right_bend_y_rate * front_right_bend_z_rate
-        - t234 * front_right_bend_z * front_right_bend_y_rate * front_right_bend_z_rate
-        - t240 * front_right_bend_y * t247;
-    let t265 = front_right_bend_y * t247
-        - front_right_bend_z * front_right_bend_y_rate * front_right_bend_z_rate;
+        - t234 * cache.front_right_bend_z * front_right_bend_y_rate
+            * front_right_bend_z_rate - t240 * cache.front_right_bend_y * t247;
+    let t265 = cache.front_right_bend_y * t247
+        - cache.front_right_bend_z * front_right_bend_y_rate * front_right_bend_z_rate;
     let t266 = 0.1350029611448087 * t264 * cache.front_right_slice2_bend_c4
         + 0.3007502358784333 * t265 * cache.front_right_slice2_bend_c3
         - 0.4050088834344261 * t264 * cache.front_right_slice2_bend_c5;
@@ -8050,18 +8064,19 @@ pub fn coriolis_into(
     let t384 = t271 + t285 + t299 + t313 + t325 + t331 + t343 + t347 + t350 + t355 + t361
         + t365 + t369 + t372 + t375 + t383;
     let t385 = t263 * p.limb_length * t247
-        + 2.0 * t240 * front_right_bend_y * p.limb_length * front_right_bend_y_rate
-            * front_right_bend_z_rate + t234 * p.limb_length * t246 * front_right_bend_z;
-    let t386 = 2.0 * front_right_bend_y * p.limb_length * front_right_bend_y_rate
-        * front_right_bend_z_rate + 3.0 * p.limb_length * front_right_bend_z * t247
-        + p.limb_length * t246 * front_right_bend_z;
+        + 2.0 * t240 * cache.front_right_bend_y * p.limb_length * front_right_bend_y_rate
+            * front_right_bend_z_rate
+        + t234 * p.limb_length * t246 * cache.front_right_bend_z;
+    let t386 = 2.0 * cache.front_right_bend_y * p.limb_length * front_right_bend_y_rate
+        * front_right_bend_z_rate + 3.0 * p.limb_length * cache.front_right_bend_z * t247
+        + p.limb_length * t246 * cache.front_right_bend_z;
     let t387 = cache.front_right_slice0_local_bend_y_column_v_x
         * front_right_bend_y_rate;
     let t388 = cache.front_right_slice0_local_bend_z_column_v_x
         * front_right_bend_z_rate;
     let t389 = t387 + t388;
-    let t390 = front_right_bend_y * p.limb_length;
-    let t391 = p.limb_length * front_right_bend_z;
+    let t390 = cache.front_right_bend_y * p.limb_length;
+    let t391 = p.limb_length * cache.front_right_bend_z;
     let t392 = (0.0003347157145944845 * t390 * cache.front_right_slice0_bend_c3
         - 0.0003347157145944845 * t390 * cache.front_right_slice0_bend_c2)
         * front_right_bend_y_rate
@@ -8072,10 +8087,10 @@ pub fn coriolis_into(
         + cache.front_right_rotation_02 * t267 + t269 * cache.front_right_rotation_22;
     let front_right_base_velocity_v_x = cache.front_right_rotation_00 * t258
         + cache.front_right_rotation_20 * t256 + cache.front_right_rotation_10 * t257;
-    let t393 = front_right_bend_y * t246 * front_right_bend_z
+    let t393 = cache.front_right_bend_y * t246 * cache.front_right_bend_z
         + t240 * front_right_bend_y_rate * front_right_bend_z_rate
         - t234 * front_right_bend_y_rate * front_right_bend_z_rate
-        - front_right_bend_y * front_right_bend_z * t247;
+        - cache.front_right_bend_y * cache.front_right_bend_z * t247;
     let t394 = 0.000023239929348011262 * cache.front_right_slice0_bend_c3 * t393
         - 0.000046479858696022525 * t393 * cache.front_right_slice0_bend_c4;
     let t395 = (0.0000001120346095964964 * t385 * cache.front_right_slice0_bend_c4
@@ -8219,13 +8234,14 @@ pub fn coriolis_into(
     let t446 = -(front_right_slice2_local_momentum_f_z * t358);
     let front_right_base_bias_v_y = t267 * cache.front_right_rotation_01
         + cache.front_right_rotation_11 * t268 + t269 * cache.front_right_rotation_21;
-    let t447 = 2.0 * t234 * p.limb_length * front_right_bend_z * front_right_bend_y_rate
-        * front_right_bend_z_rate + t240 * front_right_bend_y * p.limb_length * t247
+    let t447 = 2.0 * t234 * p.limb_length * cache.front_right_bend_z
+        * front_right_bend_y_rate * front_right_bend_z_rate
+        + t240 * cache.front_right_bend_y * p.limb_length * t247
         + t259 * p.limb_length * t246;
-    let t448 = 0.3333333333333333 * front_right_bend_y * p.limb_length * t247
-        + 0.6666666666666666 * p.limb_length * front_right_bend_z
+    let t448 = 0.3333333333333333 * cache.front_right_bend_y * p.limb_length * t247
+        + 0.6666666666666666 * p.limb_length * cache.front_right_bend_z
             * front_right_bend_y_rate * front_right_bend_z_rate
-        + front_right_bend_y * p.limb_length * t246;
+        + cache.front_right_bend_y * p.limb_length * t246;
     let t449 = front_right_base_bias_v_y + front_right_base_velocity_w_z * t435
         + t292 * front_right_base_velocity_v_z
         + (0.6493653647595652 * cache.front_right_slice3_bend_c4 * t447
@@ -8323,10 +8339,8 @@ pub fn coriolis_into(
     let t474 = front_left_bend_z_rate * cache.front_left_slice1_local_bend_z_column_v_x;
     let t475 = cache.front_left_slice1_local_bend_y_column_v_x * front_left_bend_y_rate;
     let t476 = t474 + t475;
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t477 = p.limb_length * front_left_bend_z;
-    let front_left_bend_y = p.limb_length * q[12];
-    let t478 = front_left_bend_y * p.limb_length;
+    let t477 = p.limb_length * cache.front_left_bend_z;
+    let t478 = cache.front_left_bend_y * p.limb_length;
     let t479 = front_left_bend_z_rate
         * (0.035940096619352636 * t477 * cache.front_left_slice1_bend_c3
             - 0.035940096619352636 * t477 * cache.front_left_slice1_bend_c2)
@@ -8336,40 +8350,41 @@ pub fn coriolis_into(
     let t480 = front_left_bend_z_rate * cache.front_left_slice1_local_bend_z_column_w_y;
     let t481 = cache.front_left_slice1_local_bend_y_column_w_y * front_left_bend_y_rate;
     let t482 = t480 + t481;
-    let t483 = front_left_bend_y * front_left_bend_y;
+    let t483 = cache.front_left_bend_y * cache.front_left_bend_y;
     let t484 = t483 * p.limb_length;
     let t485 = 0.10890625570683385 * cache.front_left_slice1_bend_c2 * p.limb_length;
-    let t486 = front_left_bend_y * p.limb_length * front_left_bend_z;
+    let t486 = cache.front_left_bend_y * p.limb_length * cache.front_left_bend_z;
     let t487 = 0.02372114506416456 * cache.front_left_slice1_bend_c4 * t486
         - 0.01186057253208228 * t486 * cache.front_left_slice1_bend_c3;
     let t488 = (t485 + 0.02372114506416456 * t484 * cache.front_left_slice1_bend_c4
         - 0.01186057253208228 * t484 * cache.front_left_slice1_bend_c3)
         * front_left_bend_y_rate + t487 * front_left_bend_z_rate;
     let t489 = front_left_bend_y_rate * front_left_bend_y_rate;
-    let t490 = t489 * front_left_bend_z
-        - front_left_bend_y * front_left_bend_z_rate * front_left_bend_y_rate;
-    let t491 = front_left_bend_y.powi(3);
+    let t490 = t489 * cache.front_left_bend_z
+        - cache.front_left_bend_y * front_left_bend_z_rate * front_left_bend_y_rate;
+    let t491 = cache.front_left_bend_y.powi(3);
     let t492 = front_left_bend_z_rate * front_left_bend_z_rate;
-    let t493 = front_left_bend_z * front_left_bend_z;
-    let t494 = t483 * t489 * front_left_bend_z
-        + front_left_bend_y * front_left_bend_z_rate * t493 * front_left_bend_y_rate
+    let t493 = cache.front_left_bend_z * cache.front_left_bend_z;
+    let t494 = t483 * t489 * cache.front_left_bend_z
+        + cache.front_left_bend_y * front_left_bend_z_rate * t493
+            * front_left_bend_y_rate
         - t491 * front_left_bend_z_rate * front_left_bend_y_rate
-        - t483 * t492 * front_left_bend_z;
+        - t483 * t492 * cache.front_left_bend_z;
     let t495 = 0.003914101352555533 * cache.front_left_slice1_bend_c4 * t494
         - 0.035940096619352636 * t490 * cache.front_left_slice1_bend_c3
         - 0.0117423040576666 * t494 * cache.front_left_slice1_bend_c5;
     let t496 = front_left_bend_z_rate * t493 * front_left_bend_y_rate
-        + front_left_bend_y * t489 * front_left_bend_z
-        - front_left_bend_y * t492 * front_left_bend_z
+        + cache.front_left_bend_y * t489 * cache.front_left_bend_z
+        - cache.front_left_bend_y * t492 * cache.front_left_bend_z
         - t483 * front_left_bend_z_rate * front_left_bend_y_rate;
     let t497 = 0.01186057253208228 * cache.front_left_slice1_bend_c3 * t496
         - 0.02372114506416456 * cache.front_left_slice1_bend_c4 * t496;
-    let t498 = 2.0 * front_left_bend_y * p.limb_length * front_left_bend_z_rate
-        * front_left_bend_y_rate + 3.0 * p.limb_length * t492 * front_left_bend_z
-        + p.limb_length * t489 * front_left_bend_z;
-    let t499 = front_left_bend_z.powi(3);
-    let t500 = t483 * p.limb_length * t489 * front_left_bend_z
-        + 2.0 * front_left_bend_y * p.limb_length * front_left_bend_z_rate * t493
+    let t498 = 2.0 * cache.front_left_bend_y * p.limb_length * front_left_bend_z_rate
+        * front_left_bend_y_rate + 3.0 * p.limb_length * t492 * cache.front_left_bend_z
+        + p.limb_length * t489 * cache.front_left_bend_z;
+    let t499 = cache.front_left_bend_z.powi(3);
+    let t500 = t483 * p.limb_length * t489 * cache.front_left_bend_z
+        + 2.0 * cache.front_left_bend_y * p.limb_length * front_left_bend_z_rate * t493
             * front_left_bend_y_rate + p.limb_length * t492 * t499;
     let front_left_base_velocity_v_x = cache.front_left_rotation_10 * t468
         + cache.front_left_rotation_20 * t470 + cache.front_left_rotation_00 * t469;
@@ -8625,18 +8640,18 @@ pub fn coriolis_into(
     let t624 = t622 + t623;
     let front_left_base_bias_v_x = cache.front_left_rotation_20 * t467
         + cache.front_left_rotation_00 * t465 + cache.front_left_rotation_10 * t466;
-    let t625 = front_left_bend_y * t492
-        - front_left_bend_z_rate * front_left_bend_z * front_left_bend_y_rate;
+    let t625 = cache.front_left_bend_y * t492
+        - front_left_bend_z_rate * cache.front_left_bend_z * front_left_bend_y_rate;
     let t626 = front_left_bend_z_rate * t499 * front_left_bend_y_rate
-        + front_left_bend_y * t489 * t493
-        - t483 * front_left_bend_z_rate * front_left_bend_z * front_left_bend_y_rate
-        - front_left_bend_y * t492 * t493;
+        + cache.front_left_bend_y * t489 * t493
+        - t483 * front_left_bend_z_rate * cache.front_left_bend_z
+            * front_left_bend_y_rate - cache.front_left_bend_y * t492 * t493;
     let t627 = 0.035940096619352636 * t625 * cache.front_left_slice1_bend_c3
         + 0.003914101352555533 * cache.front_left_slice1_bend_c4 * t626
         - 0.0117423040576666 * cache.front_left_slice1_bend_c5 * t626;
     let t628 = t483 * p.limb_length * t489 + p.limb_length * t492 * t493
-        + 2.0 * front_left_bend_y * p.limb_length * front_left_bend_z_rate
-            * front_left_bend_z * front_left_bend_y_rate;
+        + 2.0 * cache.front_left_bend_y * p.limb_length * front_left_bend_z_rate
+            * cache.front_left_bend_z * front_left_bend_y_rate;
     let t629 = p.limb_length * t489 + p.limb_length * t492;
     let t630 = t624 * front_left_base_velocity_w_y + front_left_base_bias_v_x
         + (0.003914101352555533 * t628 * cache.front_left_slice1_bend_c3
@@ -8752,11 +8767,11 @@ pub fn coriolis_into(
     let t669 = t619 + t631 + t634 + t638 + t639 + t641 + t643 + t644 + t648 + t653 + t655
         + t656 + t661 + t663 + t664 + t668;
     let t670 = 0.6666666666666666 * p.limb_length * front_left_bend_z_rate
-        * front_left_bend_z * front_left_bend_y_rate
-        + 0.3333333333333333 * front_left_bend_y * p.limb_length * t492
-        + front_left_bend_y * p.limb_length * t489;
-    let t671 = front_left_bend_y * p.limb_length * t492 * t493
-        + 2.0 * t483 * p.limb_length * front_left_bend_z_rate * front_left_bend_z
+        * cache.front_left_bend_z * front_left_bend_y_rate
+        + 0.3333333333333333 * cache.front_left_bend_y * p.limb_length * t492
+        + cache.front_left_bend_y * p.limb_length * t489;
+    let t671 = cache.front_left_bend_y * p.limb_length * t492 * t493
+        + 2.0 * t483 * p.limb_length * front_left_bend_z_rate * cache.front_left_bend_z
             * front_left_bend_y_rate + t491 * p.limb_length * t489;
     let front_left_base_bias_v_y = t465 * cache.front_left_rotation_01
         + cache.front_left_rotation_21 * t467 + cache.front_left_rotation_11 * t466;
@@ -8881,13 +8896,11 @@ pub fn coriolis_into(
     let t715 = cache.back_slice0_local_bend_z_column_w_y * back_bend_z_rate;
     let t716 = back_bend_y_rate * cache.back_slice0_local_bend_y_column_w_y;
     let t717 = t715 + t716;
-    let back_bend_y = q[8] * p.limb_length;
-    let back_bend_z = p.limb_length * q[9];
-    let t718 = back_bend_y * p.limb_length * back_bend_z;
+    let t718 = cache.back_bend_y * p.limb_length * cache.back_bend_z;
     let t719 = 0.000046479858696022525 * cache.back_slice0_bend_c4 * t718
         - 0.000023239929348011262 * cache.back_slice0_bend_c3 * t718;
     let t720 = 0.004820780989426014 * cache.back_slice0_bend_c2 * p.limb_length;
-    let t721 = back_bend_z * back_bend_z;
+    let t721 = cache.back_bend_z * cache.back_bend_z;
     let t722 = t721 * p.limb_length;
     let t723 = back_bend_y_rate * t719
         + (t720 + 0.000046479858696022525 * t722 * cache.back_slice0_bend_c4
@@ -8896,7 +8909,7 @@ pub fn coriolis_into(
     let t724 = back_bend_y_rate * cache.back_slice0_local_bend_y_column_w_z;
     let t725 = cache.back_slice0_local_bend_z_column_w_z * back_bend_z_rate;
     let t726 = t724 + t725;
-    let t727 = back_bend_y * back_bend_y;
+    let t727 = cache.back_bend_y * cache.back_bend_y;
     let t728 = t727 * p.limb_length;
     let t729 = t719 * back_bend_z_rate
         + back_bend_y_rate
@@ -8905,24 +8918,27 @@ pub fn coriolis_into(
     let t730 = back_bend_y_rate * back_bend_y_rate;
     let t731 = back_bend_z_rate * back_bend_z_rate;
     let t732 = t730 * t727 * p.limb_length
-        + 2.0 * back_bend_y_rate * back_bend_y * p.limb_length * back_bend_z
+        + 2.0 * back_bend_y_rate * cache.back_bend_y * p.limb_length * cache.back_bend_z
             * back_bend_z_rate + t731 * t721 * p.limb_length;
     let t733 = t731 * p.limb_length + t730 * p.limb_length;
     let back_base_velocity_v_y = t698 * cache.back_rotation_01
         + cache.back_rotation_11 * t699 + t697 * cache.back_rotation_21;
-    let t734 = back_bend_y * t731 - back_bend_y_rate * back_bend_z * back_bend_z_rate;
-    let t735 = back_bend_z.powi(3);
-    let t736 = back_bend_y_rate * t735 * back_bend_z_rate + t730 * back_bend_y * t721
-        - back_bend_y_rate * t727 * back_bend_z * back_bend_z_rate
-        - back_bend_y * t731 * t721;
+    let t734 = cache.back_bend_y * t731
+        - back_bend_y_rate * cache.back_bend_z * back_bend_z_rate;
+    let t735 = cache.back_bend_z.powi(3);
+    let t736 = back_bend_y_rate * t735 * back_bend_z_rate
+        + t730 * cache.back_bend_y * t721
+        - back_bend_y_rate * t727 * cache.back_bend_z * back_bend_z_rate
+        - cache.back_bend_y * t731 * t721;
     let t737 = 0.0003347157145944845 * cache.back_slice0_bend_c3 * t734
         + 0.0000016135911537792344 * cache.back_slice0_bend_c4 * t736
         - 0.000004840773461337703 * cache.back_slice0_bend_c5 * t736;
-    let t738 = t730 * back_bend_z - back_bend_y_rate * back_bend_y * back_bend_z_rate;
-    let t739 = back_bend_y.powi(3);
-    let t740 = back_bend_y_rate * back_bend_y * t721 * back_bend_z_rate
-        + t730 * t727 * back_bend_z - back_bend_y_rate * t739 * back_bend_z_rate
-        - t731 * t727 * back_bend_z;
+    let t738 = t730 * cache.back_bend_z
+        - back_bend_y_rate * cache.back_bend_y * back_bend_z_rate;
+    let t739 = cache.back_bend_y.powi(3);
+    let t740 = back_bend_y_rate * cache.back_bend_y * t721 * back_bend_z_rate
+        + t730 * t727 * cache.back_bend_z - back_bend_y_rate * t739 * back_bend_z_rate
+        - t731 * t727 * cache.back_bend_z;
     let t741 = 0.0000016135911537792344 * cache.back_slice0_bend_c4 * t740
         - 0.0003347157145944845 * cache.back_slice0_bend_c3 * t738
         - 0.000004840773461337703 * t740 * cache.back_slice0_bend_c5;
@@ -9136,7 +9152,8 @@ pub fn coriolis_into(
     let t846 = t705 + t743 + t757 + t769 + t773 + t779 + t793 + t799 + t803 + t806 + t816
         + t819 + t829 + t832 + t842 + t845;
     let t847 = back_bend_y_rate * t721 * back_bend_z_rate
-        + t730 * back_bend_y * back_bend_z - back_bend_y * t731 * back_bend_z
+        + t730 * cache.back_bend_y * cache.back_bend_z
+        - cache.back_bend_y * t731 * cache.back_bend_z
         - back_bend_y_rate * t727 * back_bend_z_rate;
     let t848 = 0.7498816861956312 * t847 * cache.back_slice3_bend_c3
         - 1.4997633723912625 * cache.back_slice3_bend_c4 * t847;
@@ -9147,8 +9164,8 @@ pub fn coriolis_into(
         - t750 * back_base_velocity_w_z;
     let t850 = -(t756 * cache.back_slice3_local_inertia_h_x
         - cache.back_slice3_local_inertia_h_y * t849);
-    let t851 = p.limb_length * back_bend_z;
-    let t852 = back_bend_y * p.limb_length;
+    let t851 = p.limb_length * cache.back_bend_z;
+    let t852 = cache.back_bend_y * p.limb_length;
     let t853 = (0.8058320946447624 * t851 * cache.back_slice3_bend_c3
         - 0.8058320946447624 * t851 * cache.back_slice3_bend_c2) * back_bend_z_rate
         + back_bend_y_rate
@@ -9161,12 +9178,12 @@ pub fn coriolis_into(
         + t698 * cache.back_rotation_00 + cache.back_rotation_10 * t699;
     let back_base_bias_v_z = t713 * cache.back_rotation_02
         + cache.back_rotation_22 * t714 + t712 * cache.back_rotation_12;
-    let t857 = 3.0 * t731 * p.limb_length * back_bend_z
-        + t730 * p.limb_length * back_bend_z
-        + 2.0 * back_bend_y_rate * back_bend_y * p.limb_length * back_bend_z_rate;
-    let t858 = t730 * t727 * p.limb_length * back_bend_z
-        + 2.0 * back_bend_y_rate * back_bend_y * t721 * p.limb_length * back_bend_z_rate
-        + t735 * t731 * p.limb_length;
+    let t857 = 3.0 * t731 * p.limb_length * cache.back_bend_z
+        + t730 * p.limb_length * cache.back_bend_z
+        + 2.0 * back_bend_y_rate * cache.back_bend_y * p.limb_length * back_bend_z_rate;
+    let t858 = t730 * t727 * p.limb_length * cache.back_bend_z
+        + 2.0 * back_bend_y_rate * cache.back_bend_y * t721 * p.limb_length
+            * back_bend_z_rate + t735 * t731 * p.limb_length;
     let t859 = t760 * back_base_velocity_w_x + t750 * back_base_velocity_v_x
         + back_base_bias_v_z
         + (1.4997633723912625 * cache.back_slice3_bend_c4 * t857
@@ -9279,12 +9296,14 @@ pub fn coriolis_into(
     let t899 = back_slice3_local_momentum_f_y * t771;
     let t900 = t850 + t860 + t867 + t870 + t871 + t874 + t875 + t876 + t878 + t880 + t886
         + t888 + t894 + t896 + t898 + t899;
-    let t901 = t730 * back_bend_y * p.limb_length
-        + 0.3333333333333333 * back_bend_y * t731 * p.limb_length
-        + 0.6666666666666666 * back_bend_y_rate * p.limb_length * back_bend_z
+    let t901 = t730 * cache.back_bend_y * p.limb_length
+        + 0.3333333333333333 * cache.back_bend_y * t731 * p.limb_length
+        + 0.6666666666666666 * back_bend_y_rate * p.limb_length * cache.back_bend_z
             * back_bend_z_rate;
-    let t902 = t730 * t739 * p.limb_length + back_bend_y * t731 * t721 * p.limb_length
-        + 2.0 * back_bend_y_rate * t727 * p.limb_length * back_bend_z * back_bend_z_rate;
+    let t902 = t730 * t739 * p.limb_length
+        + cache.back_bend_y * t731 * t721 * p.limb_length
+        + 2.0 * back_bend_y_rate * t727 * p.limb_length * cache.back_bend_z
+            * back_bend_z_rate;
     let back_base_bias_v_y = cache.back_rotation_11 * t712
         + t713 * cache.back_rotation_01 + t714 * cache.back_rotation_21;
     let t903 = t746 * back_base_velocity_v_z
@@ -12410,11 +12429,9 @@ pub fn coriolis_matrix_into(
         * base_roll_subspace_rate_v_x + 0.5 * (t36 + t37 + t38)
         - (cache.hub_composite_inertia_h_y * base_roll_subspace_rate_w_z
             - base_roll_subspace_rate_w_y * cache.hub_composite_inertia_h_z);
-    let head_bend_z = q[7] * p.limb_length;
-    let t39 = head_bend_z * head_bend_z;
+    let t39 = cache.head_bend_z * cache.head_bend_z;
     let head_bend_z_rate = qd[7] * p.limb_length;
-    let head_bend_y = q[6] * p.limb_length;
-    let t40 = head_bend_z * head_bend_y;
+    let t40 = cache.head_bend_z * cache.head_bend_y;
     let head_bend_y_rate = qd[6] * p.limb_length;
     let t41 = (0.7498816861956312 * t39 * cache.head_slice3_bend_c3
         - 0.8659570925834785 * cache.head_slice3_bend_c2
@@ -12422,23 +12439,24 @@ pub fn coriolis_matrix_into(
         + (0.7498816861956312 * cache.head_slice3_bend_c3 * t40
             - 1.4997633723912625 * cache.head_slice3_bend_c4 * t40) * head_bend_y_rate;
     let t42 = t41 * p.limb_length * cache.head_rotation_10;
-    let t43 = head_bend_y * head_bend_y;
-    let t44 = head_bend_z * t43;
-    let t45 = t39 * head_bend_y;
+    let t43 = cache.head_bend_y * cache.head_bend_y;
+    let t44 = cache.head_bend_z * t43;
+    let t45 = t39 * cache.head_bend_y;
     let t46 = 0.6978160177890329 * cache.head_slice3_bend_c4 * t45;
     let t47 = -(2.0934480533670987 * t45 * cache.head_slice3_bend_c5);
     let t48 = head_bend_y_rate
         * (0.6978160177890329 * cache.head_slice3_bend_c4 * t44
             - 2.0934480533670987 * t44 * cache.head_slice3_bend_c5
-            - 0.8058320946447624 * head_bend_z * cache.head_slice3_bend_c3)
-        + (t46 + t47 - 0.8058320946447624 * head_bend_y * cache.head_slice3_bend_c3)
+            - 0.8058320946447624 * cache.head_bend_z * cache.head_slice3_bend_c3)
+        + (t46 + t47
+            - 0.8058320946447624 * cache.head_bend_y * cache.head_slice3_bend_c3)
             * head_bend_z_rate;
     let t49 = cache.base_roll_rotation_11 * t48 * p.limb_length;
-    let t50 = head_bend_z.powi(3);
+    let t50 = cache.head_bend_z.powi(3);
     let t51 = head_bend_y_rate * (t46 + t47)
         + (0.6978160177890329 * cache.head_slice3_bend_c4 * t50
             - 2.0934480533670987 * t50 * cache.head_slice3_bend_c5
-            - 1.6116641892895247 * head_bend_z * cache.head_slice3_bend_c3)
+            - 1.6116641892895247 * cache.head_bend_z * cache.head_slice3_bend_c3)
             * head_bend_z_rate;
     let t52 = t51 * p.limb_length * cache.head_rotation_12;
     let t53 = t42 + t49 + t52;
@@ -12448,26 +12466,26 @@ pub fn coriolis_matrix_into(
     let t57 = t54 + t55 + t56;
     let t58 = p.limb_length * t43;
     let t59 = 0.8659570925834785 * p.limb_length * cache.head_slice3_bend_c2;
-    let t60 = head_bend_z * head_bend_y * p.limb_length;
+    let t60 = cache.head_bend_z * cache.head_bend_y * p.limb_length;
     let t61 = 1.4997633723912625 * cache.head_slice3_bend_c4 * t60
         - 0.7498816861956312 * cache.head_slice3_bend_c3 * t60;
     let t62 = (1.4997633723912625 * cache.head_slice3_bend_c4 * t58 + t59
         - 0.7498816861956312 * cache.head_slice3_bend_c3 * t58) * head_bend_y_rate
         + t61 * head_bend_z_rate;
-    let t63 = head_bend_y * p.limb_length;
-    let t64 = head_bend_z * p.limb_length;
+    let t63 = cache.head_bend_y * p.limb_length;
+    let t64 = cache.head_bend_z * p.limb_length;
     let t65 = (0.8058320946447624 * t63 * cache.head_slice3_bend_c3
         - 0.8058320946447624 * t63 * cache.head_slice3_bend_c2) * head_bend_y_rate
         + (0.8058320946447624 * t64 * cache.head_slice3_bend_c3
             - 0.8058320946447624 * t64 * cache.head_slice3_bend_c2) * head_bend_z_rate;
-    let t66 = head_bend_z * p.limb_length * t43;
+    let t66 = cache.head_bend_z * p.limb_length * t43;
     let t67 = 0.6493653647595652 * cache.head_slice3_bend_c4 * t66
         + 1.4997633723912625 * cache.head_slice3_bend_c4 * t64
         + 5.1949229180765215 * cache.head_slice3_bend_c6 * t66
         - 3.246826823797826 * cache.head_slice3_bend_c5 * t66
         - 0.7498816861956312 * t64 * cache.head_slice3_bend_c3;
     let t68 = t67 * head_bend_y_rate;
-    let t69 = t39 * head_bend_y * p.limb_length;
+    let t69 = t39 * cache.head_bend_y * p.limb_length;
     let t70 = 5.1949229180765215 * t69 * cache.head_slice3_bend_c6
         + 0.6493653647595652 * cache.head_slice3_bend_c4 * t69
         + 1.4997633723912625 * cache.head_slice3_bend_c4 * t63
@@ -12494,7 +12512,7 @@ pub fn coriolis_matrix_into(
         - (t48 * cache.head_slice3_local_com_z - t51 * cache.head_slice3_local_com_y)
         - (t77 * cache.head_slice3_local_bend_y_column_w_y
             - t62 * cache.head_slice3_local_bend_y_column_w_z);
-    let t79 = head_bend_y.powi(3);
+    let t79 = cache.head_bend_y.powi(3);
     let t80 = t79 * p.limb_length;
     let t81 = (5.1949229180765215 * t80 * cache.head_slice3_bend_c6
         + 0.6493653647595652 * cache.head_slice3_bend_c4 * t80
@@ -12527,16 +12545,16 @@ pub fn coriolis_matrix_into(
     let t91 = -(0.0117423040576666 * t45 * cache.head_slice1_bend_c5);
     let t92 = 0.003914101352555533 * t45 * cache.head_slice1_bend_c4;
     let t93 = (t91 + t92
-        - 0.035940096619352636 * head_bend_y * cache.head_slice1_bend_c3)
+        - 0.035940096619352636 * cache.head_bend_y * cache.head_slice1_bend_c3)
         * head_bend_z_rate
         + (0.003914101352555533 * t44 * cache.head_slice1_bend_c4
             - 0.0117423040576666 * t44 * cache.head_slice1_bend_c5
-            - 0.035940096619352636 * head_bend_z * cache.head_slice1_bend_c3)
+            - 0.035940096619352636 * cache.head_bend_z * cache.head_slice1_bend_c3)
             * head_bend_y_rate;
     let t94 = t93 * p.limb_length * cache.base_roll_rotation_21;
     let t95 = head_bend_y_rate * (t91 + t92)
         + (0.003914101352555533 * t50 * cache.head_slice1_bend_c4
-            - 0.07188019323870527 * head_bend_z * cache.head_slice1_bend_c3
+            - 0.07188019323870527 * cache.head_bend_z * cache.head_slice1_bend_c3
             - 0.0117423040576666 * t50 * cache.head_slice1_bend_c5) * head_bend_z_rate;
     let t96 = cache.head_rotation_22 * t95 * p.limb_length;
     let t97 = (0.01186057253208228 * t39 * cache.head_slice1_bend_c3
@@ -12614,16 +12632,16 @@ pub fn coriolis_matrix_into(
     let t120 = 0.1350029611448087 * t45 * cache.head_slice2_bend_c4;
     let t121 = -(0.4050088834344261 * t45 * cache.head_slice2_bend_c5);
     let t122 = (t120 + t121
-        - 0.3007502358784333 * cache.head_slice2_bend_c3 * head_bend_y)
+        - 0.3007502358784333 * cache.head_slice2_bend_c3 * cache.head_bend_y)
         * head_bend_z_rate
         + (0.1350029611448087 * t44 * cache.head_slice2_bend_c4
             - 0.4050088834344261 * t44 * cache.head_slice2_bend_c5
-            - 0.3007502358784333 * cache.head_slice2_bend_c3 * head_bend_z)
+            - 0.3007502358784333 * cache.head_slice2_bend_c3 * cache.head_bend_z)
             * head_bend_y_rate;
     let t123 = cache.base_roll_rotation_11 * t122 * p.limb_length;
     let t124 = head_bend_y_rate * (t120 + t121)
         + (0.1350029611448087 * t50 * cache.head_slice2_bend_c4
-            - 0.6015004717568666 * cache.head_slice2_bend_c3 * head_bend_z
+            - 0.6015004717568666 * cache.head_slice2_bend_c3 * cache.head_bend_z
             - 0.4050088834344261 * t50 * cache.head_slice2_bend_c5) * head_bend_z_rate;
     let t125 = p.limb_length * cache.head_rotation_12 * t124;
     let t126 = (0.2014998074653874 * cache.head_slice2_bend_c3 * t40
@@ -12655,15 +12673,15 @@ pub fn coriolis_matrix_into(
     let t134 = -(0.000004840773461337703 * t45 * cache.head_slice0_bend_c5);
     let t135 = (0.0000016135911537792344 * t50 * cache.head_slice0_bend_c4
         - 0.000004840773461337703 * t50 * cache.head_slice0_bend_c5
-        - 0.000669431429188969 * head_bend_z * cache.head_slice0_bend_c3)
+        - 0.000669431429188969 * cache.head_bend_z * cache.head_slice0_bend_c3)
         * head_bend_z_rate + (t133 + t134) * head_bend_y_rate;
     let t136 = cache.head_rotation_22 * p.limb_length * t135;
     let t137 = (t133 + t134
-        - 0.0003347157145944845 * cache.head_slice0_bend_c3 * head_bend_y)
+        - 0.0003347157145944845 * cache.head_slice0_bend_c3 * cache.head_bend_y)
         * head_bend_z_rate
         + (0.0000016135911537792344 * t44 * cache.head_slice0_bend_c4
             - 0.000004840773461337703 * t44 * cache.head_slice0_bend_c5
-            - 0.0003347157145944845 * head_bend_z * cache.head_slice0_bend_c3)
+            - 0.0003347157145944845 * cache.head_bend_z * cache.head_slice0_bend_c3)
             * head_bend_y_rate;
     let t138 = p.limb_length * t137 * cache.base_roll_rotation_21;
     let t139 = (0.000023239929348011262 * t39 * cache.head_slice0_bend_c3
@@ -12834,7 +12852,7 @@ pub fn coriolis_matrix_into(
     let t191 = -(0.003914101352555533 * t44 * cache.head_slice1_bend_c4);
     let t192 = 0.0117423040576666 * t44 * cache.head_slice1_bend_c5;
     let t193 = (0.0117423040576666 * t79 * cache.head_slice1_bend_c5
-        + 0.07188019323870527 * head_bend_y * cache.head_slice1_bend_c3
+        + 0.07188019323870527 * cache.head_bend_y * cache.head_slice1_bend_c3
         - 0.003914101352555533 * t79 * cache.head_slice1_bend_c4) * head_bend_y_rate
         + (t191 + t192) * head_bend_z_rate;
     let t194 = (0.02372114506416456 * cache.head_slice1_bend_c4 * t43
@@ -12852,11 +12870,11 @@ pub fn coriolis_matrix_into(
             - cache.head_slice1_local_bend_z_column_w_y * t113)
         - (t194 * cache.head_slice1_local_com_y - cache.head_slice1_local_com_x * t193);
     let t196 = (0.0117423040576666 * t45 * cache.head_slice1_bend_c5
-        + 0.035940096619352636 * head_bend_y * cache.head_slice1_bend_c3
+        + 0.035940096619352636 * cache.head_bend_y * cache.head_slice1_bend_c3
         - 0.003914101352555533 * t45 * cache.head_slice1_bend_c4) * head_bend_z_rate
         + head_bend_y_rate
-            * (0.035940096619352636 * head_bend_z * cache.head_slice1_bend_c3 + t191
-                + t192);
+            * (0.035940096619352636 * cache.head_bend_z * cache.head_slice1_bend_c3
+                + t191 + t192);
     let t197 = (0.0117423040576666 * t76 * cache.head_slice1_bend_c5 + t100
         + 0.003914101352555533 * t76 * cache.head_slice1_bend_c3 + t101
         - 0.0117423040576666 * t76 * cache.head_slice1_bend_c4) * head_bend_z_rate
@@ -12890,13 +12908,13 @@ pub fn coriolis_matrix_into(
     let t209 = 2.0934480533670987 * t44 * cache.head_slice3_bend_c5;
     let t210 = (t208 + t209) * head_bend_z_rate
         + (2.0934480533670987 * t79 * cache.head_slice3_bend_c5
-            + 1.6116641892895247 * head_bend_y * cache.head_slice3_bend_c3
+            + 1.6116641892895247 * cache.head_bend_y * cache.head_slice3_bend_c3
             - 0.6978160177890329 * t79 * cache.head_slice3_bend_c4) * head_bend_y_rate;
     let t211 = cache.base_roll_rotation_11 * p.limb_length * t210;
-    let t212 = (0.8058320946447624 * head_bend_z * cache.head_slice3_bend_c3 + t208
+    let t212 = (0.8058320946447624 * cache.head_bend_z * cache.head_slice3_bend_c3 + t208
         + t209) * head_bend_y_rate
         + (2.0934480533670987 * t45 * cache.head_slice3_bend_c5
-            + 0.8058320946447624 * head_bend_y * cache.head_slice3_bend_c3
+            + 0.8058320946447624 * cache.head_bend_y * cache.head_slice3_bend_c3
             - 0.6978160177890329 * cache.head_slice3_bend_c4 * t45) * head_bend_z_rate;
     let t213 = p.limb_length * t212 * cache.head_rotation_12;
     let t214 = (1.4997633723912625 * cache.head_slice3_bend_c4 * t43
@@ -12970,15 +12988,15 @@ pub fn coriolis_matrix_into(
     let t233 = 0.000004840773461337703 * t44 * cache.head_slice0_bend_c5;
     let t234 = -(0.0000016135911537792344 * t44 * cache.head_slice0_bend_c4);
     let t235 = (0.000004840773461337703 * t79 * cache.head_slice0_bend_c5
-        + 0.000669431429188969 * cache.head_slice0_bend_c3 * head_bend_y
+        + 0.000669431429188969 * cache.head_slice0_bend_c3 * cache.head_bend_y
         - 0.0000016135911537792344 * t79 * cache.head_slice0_bend_c4) * head_bend_y_rate
         + (t233 + t234) * head_bend_z_rate;
     let t236 = cache.base_roll_rotation_11 * p.limb_length * t235;
-    let t237 = (0.0003347157145944845 * cache.head_slice0_bend_c3 * head_bend_y
+    let t237 = (0.0003347157145944845 * cache.head_slice0_bend_c3 * cache.head_bend_y
         + 0.000004840773461337703 * t45 * cache.head_slice0_bend_c5
         - 0.0000016135911537792344 * t45 * cache.head_slice0_bend_c4) * head_bend_z_rate
-        + (t233 + 0.0003347157145944845 * head_bend_z * cache.head_slice0_bend_c3 + t234)
-            * head_bend_y_rate;
+        + (t233 + 0.0003347157145944845 * cache.head_bend_z * cache.head_slice0_bend_c3
+            + t234) * head_bend_y_rate;
     let t238 = t237 * p.limb_length * cache.head_rotation_12;
     let head_slice0_subspace1_rate_w_y = t232 + t236
         + base_roll_velocity_w_z * head_slice0_subspace1_w_x + t238
@@ -12994,14 +13012,15 @@ pub fn coriolis_matrix_into(
     let t243 = -(0.1350029611448087 * t44 * cache.head_slice2_bend_c4);
     let t244 = 0.4050088834344261 * t44 * cache.head_slice2_bend_c5;
     let t245 = head_bend_y_rate
-        * (t243 + 0.3007502358784333 * cache.head_slice2_bend_c3 * head_bend_z + t244)
-        + (0.3007502358784333 * cache.head_slice2_bend_c3 * head_bend_y
+        * (t243 + 0.3007502358784333 * cache.head_slice2_bend_c3 * cache.head_bend_z
+            + t244)
+        + (0.3007502358784333 * cache.head_slice2_bend_c3 * cache.head_bend_y
             + 0.4050088834344261 * t45 * cache.head_slice2_bend_c5
             - 0.1350029611448087 * t45 * cache.head_slice2_bend_c4) * head_bend_z_rate;
     let t246 = cache.head_rotation_22 * p.limb_length * t245;
     let t247 = (t243 + t244) * head_bend_z_rate
         + (0.4050088834344261 * t79 * cache.head_slice2_bend_c5
-            + 0.6015004717568666 * cache.head_slice2_bend_c3 * head_bend_y
+            + 0.6015004717568666 * cache.head_slice2_bend_c3 * cache.head_bend_y
             - 0.1350029611448087 * t79 * cache.head_slice2_bend_c4) * head_bend_y_rate;
     let t248 = t247 * p.limb_length * cache.base_roll_rotation_21;
     let t249 = head_bend_y_rate
@@ -13104,12 +13123,10 @@ pub fn coriolis_matrix_into(
     let t278 = head_slice0_subspace1_rate_v_x * cache.head_slice0_mass;
     let head_subspace1_coriolis_column_f_x = t207 + t224 + t225 + t226 + t230 + t242
         + t259 + t263 + t267 + t268 + t272 + t278;
-    let back_bend_z = p.limb_length * q[9];
-    let t279 = back_bend_z * back_bend_z;
+    let t279 = cache.back_bend_z * cache.back_bend_z;
     let back_bend_z_rate = p.limb_length * qd[9];
     let back_bend_y_rate = p.limb_length * qd[8];
-    let back_bend_y = q[8] * p.limb_length;
-    let t280 = back_bend_y * back_bend_z;
+    let t280 = cache.back_bend_y * cache.back_bend_z;
     let t281 = (0.01186057253208228 * t279 * cache.back_slice1_bend_c3
         - 0.02372114506416456 * cache.back_slice1_bend_c4 * t279
         - 0.10890625570683385 * cache.back_slice1_bend_c2) * back_bend_z_rate
@@ -13117,24 +13134,24 @@ pub fn coriolis_matrix_into(
             * (0.01186057253208228 * cache.back_slice1_bend_c3 * t280
                 - 0.02372114506416456 * cache.back_slice1_bend_c4 * t280);
     let t282 = cache.back_rotation_10 * p.limb_length * t281;
-    let t283 = back_bend_y * t279;
+    let t283 = cache.back_bend_y * t279;
     let t284 = -(0.0117423040576666 * cache.back_slice1_bend_c5 * t283);
     let t285 = 0.003914101352555533 * cache.back_slice1_bend_c4 * t283;
-    let t286 = back_bend_z.powi(3);
+    let t286 = cache.back_bend_z.powi(3);
     let t287 = back_bend_y_rate * (t284 + t285)
         + (0.003914101352555533 * t286 * cache.back_slice1_bend_c4
             - 0.0117423040576666 * t286 * cache.back_slice1_bend_c5
-            - 0.07188019323870527 * cache.back_slice1_bend_c3 * back_bend_z)
+            - 0.07188019323870527 * cache.back_slice1_bend_c3 * cache.back_bend_z)
             * back_bend_z_rate;
     let t288 = t287 * p.limb_length * cache.back_rotation_12;
-    let t289 = back_bend_y * back_bend_y;
-    let t290 = t289 * back_bend_z;
+    let t289 = cache.back_bend_y * cache.back_bend_y;
+    let t290 = t289 * cache.back_bend_z;
     let t291 = (t284 + t285
-        - 0.035940096619352636 * back_bend_y * cache.back_slice1_bend_c3)
+        - 0.035940096619352636 * cache.back_bend_y * cache.back_slice1_bend_c3)
         * back_bend_z_rate
         + back_bend_y_rate
             * (0.003914101352555533 * cache.back_slice1_bend_c4 * t290
-                - 0.035940096619352636 * cache.back_slice1_bend_c3 * back_bend_z
+                - 0.035940096619352636 * cache.back_slice1_bend_c3 * cache.back_bend_z
                 - 0.0117423040576666 * cache.back_slice1_bend_c5 * t290);
     let t292 = cache.back_rotation_11 * t291 * p.limb_length;
     let back_slice1_subspace0_rate_w_y = base_roll_velocity_w_z
@@ -13148,8 +13165,8 @@ pub fn coriolis_matrix_into(
         - back_slice1_subspace0_w_x * base_roll_velocity_w_y;
     let t296 = -(back_slice1_subspace0_rate_w_z * back_slice1_inertia_h_y
         - back_slice1_subspace0_rate_w_y * back_slice1_inertia_h_z);
-    let t297 = t289 * p.limb_length * back_bend_z;
-    let t298 = p.limb_length * back_bend_z;
+    let t297 = t289 * p.limb_length * cache.back_bend_z;
+    let t298 = p.limb_length * cache.back_bend_z;
     let t299 = 0.0000001120346095964964 * cache.back_slice0_bend_c4 * t297
         + 0.000046479858696022525 * t298 * cache.back_slice0_bend_c4
         + 0.0000008962768767719712 * cache.back_slice0_bend_c6 * t297
@@ -13166,9 +13183,9 @@ pub fn coriolis_matrix_into(
     let t303 = back_bend_y_rate * (t301 + t302)
         + (0.0000016135911537792344 * cache.back_slice0_bend_c4 * t286
             - 0.000004840773461337703 * t286 * cache.back_slice0_bend_c5
-            - 0.000669431429188969 * cache.back_slice0_bend_c3 * back_bend_z)
+            - 0.000669431429188969 * cache.back_slice0_bend_c3 * cache.back_bend_z)
             * back_bend_z_rate;
-    let t304 = back_bend_y * p.limb_length * back_bend_z;
+    let t304 = cache.back_bend_y * p.limb_length * cache.back_bend_z;
     let t305 = 0.000046479858696022525 * cache.back_slice0_bend_c4 * t304
         - 0.000023239929348011262 * cache.back_slice0_bend_c3 * t304;
     let t306 = 0.004820780989426014 * cache.back_slice0_bend_c2 * p.limb_length;
@@ -13177,14 +13194,14 @@ pub fn coriolis_matrix_into(
         + (t306 + 0.000046479858696022525 * t307 * cache.back_slice0_bend_c4
             - 0.000023239929348011262 * t307 * cache.back_slice0_bend_c3)
             * back_bend_z_rate;
-    let t309 = back_bend_y * p.limb_length;
+    let t309 = cache.back_bend_y * p.limb_length;
     let t310 = back_bend_y_rate
         * (0.0003347157145944845 * t309 * cache.back_slice0_bend_c3
             - 0.0003347157145944845 * t309 * cache.back_slice0_bend_c2)
         + (0.0003347157145944845 * t298 * cache.back_slice0_bend_c3
             - 0.0003347157145944845 * t298 * cache.back_slice0_bend_c2)
             * back_bend_z_rate;
-    let t311 = back_bend_y.powi(3);
+    let t311 = cache.back_bend_y.powi(3);
     let t312 = t311 * p.limb_length;
     let t313 = t299 * back_bend_z_rate
         + back_bend_y_rate
@@ -13198,9 +13215,10 @@ pub fn coriolis_matrix_into(
             - cache.back_slice0_local_bend_y_column_w_x * t308);
     let t314 = back_bend_y_rate
         * (0.0000016135911537792344 * cache.back_slice0_bend_c4 * t290
-            - 0.0003347157145944845 * cache.back_slice0_bend_c3 * back_bend_z
+            - 0.0003347157145944845 * cache.back_slice0_bend_c3 * cache.back_bend_z
             - 0.000004840773461337703 * t290 * cache.back_slice0_bend_c5)
-        + (t301 + t302 - 0.0003347157145944845 * back_bend_y * cache.back_slice0_bend_c3)
+        + (t301 + t302
+            - 0.0003347157145944845 * cache.back_bend_y * cache.back_slice0_bend_c3)
             * back_bend_z_rate;
     let t315 = back_bend_y_rate * t299;
     let t316 = t289 * p.limb_length;
@@ -13208,7 +13226,7 @@ pub fn coriolis_matrix_into(
         + back_bend_y_rate
             * (0.000046479858696022525 * t316 * cache.back_slice0_bend_c4 + t306
                 - 0.000023239929348011262 * t316 * cache.back_slice0_bend_c3);
-    let t318 = back_bend_y * t279 * p.limb_length;
+    let t318 = cache.back_bend_y * t279 * p.limb_length;
     let t319 = 0.000046479858696022525 * t309 * cache.back_slice0_bend_c4
         + 0.0000001120346095964964 * cache.back_slice0_bend_c4 * t318
         + 0.0000008962768767719712 * cache.back_slice0_bend_c6 * t318
@@ -13269,13 +13287,14 @@ pub fn coriolis_matrix_into(
     let t340 = back_bend_y_rate
         * (0.1350029611448087 * cache.back_slice2_bend_c4 * t290
             - 0.4050088834344261 * t290 * cache.back_slice2_bend_c5
-            - 0.3007502358784333 * cache.back_slice2_bend_c3 * back_bend_z)
-        + (t338 + t339 - 0.3007502358784333 * back_bend_y * cache.back_slice2_bend_c3)
+            - 0.3007502358784333 * cache.back_slice2_bend_c3 * cache.back_bend_z)
+        + (t338 + t339
+            - 0.3007502358784333 * cache.back_bend_y * cache.back_slice2_bend_c3)
             * back_bend_z_rate;
     let t341 = p.limb_length * t340 * cache.back_rotation_21;
     let t342 = back_bend_y_rate * (t338 + t339)
         + (0.1350029611448087 * t286 * cache.back_slice2_bend_c4
-            - 0.6015004717568666 * cache.back_slice2_bend_c3 * back_bend_z
+            - 0.6015004717568666 * cache.back_slice2_bend_c3 * cache.back_bend_z
             - 0.4050088834344261 * t286 * cache.back_slice2_bend_c5) * back_bend_z_rate;
     let t343 = cache.back_rotation_22 * p.limb_length * t342;
     let t344 = t337 + t341 + t343;
@@ -13374,12 +13393,13 @@ pub fn coriolis_matrix_into(
     let t380 = back_bend_y_rate
         * (0.6978160177890329 * cache.back_slice3_bend_c4 * t290
             - 2.0934480533670987 * cache.back_slice3_bend_c5 * t290
-            - 0.8058320946447624 * cache.back_slice3_bend_c3 * back_bend_z)
-        + (t378 + t379 - 0.8058320946447624 * back_bend_y * cache.back_slice3_bend_c3)
+            - 0.8058320946447624 * cache.back_slice3_bend_c3 * cache.back_bend_z)
+        + (t378 + t379
+            - 0.8058320946447624 * cache.back_bend_y * cache.back_slice3_bend_c3)
             * back_bend_z_rate;
     let t381 = t380 * p.limb_length * cache.back_rotation_21;
     let t382 = (0.6978160177890329 * cache.back_slice3_bend_c4 * t286
-        - 1.6116641892895247 * cache.back_slice3_bend_c3 * back_bend_z
+        - 1.6116641892895247 * cache.back_slice3_bend_c3 * cache.back_bend_z
         - 2.0934480533670987 * t286 * cache.back_slice3_bend_c5) * back_bend_z_rate
         + back_bend_y_rate * (t378 + t379);
     let t383 = t382 * cache.back_rotation_22 * p.limb_length;
@@ -13554,14 +13574,15 @@ pub fn coriolis_matrix_into(
     let t436 = 0.0117423040576666 * cache.back_slice1_bend_c5 * t290;
     let t437 = -(0.003914101352555533 * cache.back_slice1_bend_c4 * t290);
     let t438 = back_bend_y_rate
-        * (t436 + 0.035940096619352636 * cache.back_slice1_bend_c3 * back_bend_z + t437)
+        * (t436 + 0.035940096619352636 * cache.back_slice1_bend_c3 * cache.back_bend_z
+            + t437)
         + (0.0117423040576666 * cache.back_slice1_bend_c5 * t283
-            + 0.035940096619352636 * back_bend_y * cache.back_slice1_bend_c3
+            + 0.035940096619352636 * cache.back_bend_y * cache.back_slice1_bend_c3
             - 0.003914101352555533 * cache.back_slice1_bend_c4 * t283)
             * back_bend_z_rate;
     let t439 = t438 * cache.back_rotation_22 * p.limb_length;
     let t440 = back_bend_y_rate
-        * (0.07188019323870527 * back_bend_y * cache.back_slice1_bend_c3
+        * (0.07188019323870527 * cache.back_bend_y * cache.back_slice1_bend_c3
             + 0.0117423040576666 * cache.back_slice1_bend_c5 * t311
             - 0.003914101352555533 * cache.back_slice1_bend_c4 * t311)
         + (t436 + t437) * back_bend_z_rate;
@@ -13613,10 +13634,10 @@ pub fn coriolis_matrix_into(
     let t453 = -(0.6978160177890329 * cache.back_slice3_bend_c4 * t290);
     let t454 = 2.0934480533670987 * cache.back_slice3_bend_c5 * t290;
     let t455 = (2.0934480533670987 * cache.back_slice3_bend_c5 * t283
-        + 0.8058320946447624 * back_bend_y * cache.back_slice3_bend_c3
+        + 0.8058320946447624 * cache.back_bend_y * cache.back_slice3_bend_c3
         - 0.6978160177890329 * cache.back_slice3_bend_c4 * t283) * back_bend_z_rate
         + back_bend_y_rate
-            * (t453 + 0.8058320946447624 * cache.back_slice3_bend_c3 * back_bend_z
+            * (t453 + 0.8058320946447624 * cache.back_slice3_bend_c3 * cache.back_bend_z
                 + t454);
     let t456 = cache.back_rotation_22 * t455 * p.limb_length;
     let t457 = (1.4997633723912625 * cache.back_slice3_bend_c4 * t280
@@ -13629,7 +13650,7 @@ pub fn coriolis_matrix_into(
     let t459 = (t453 + t454) * back_bend_z_rate
         + back_bend_y_rate
             * (2.0934480533670987 * cache.back_slice3_bend_c5 * t311
-                + 1.6116641892895247 * back_bend_y * cache.back_slice3_bend_c3
+                + 1.6116641892895247 * cache.back_bend_y * cache.back_slice3_bend_c3
                 - 0.6978160177890329 * cache.back_slice3_bend_c4 * t311);
     let t460 = t459 * p.limb_length * cache.back_rotation_21;
     let back_slice3_subspace1_rate_w_z = t456 + t458 + t460
@@ -13679,7 +13700,7 @@ pub fn coriolis_matrix_into(
     let t473 = (t471 + t472) * back_bend_z_rate
         + back_bend_y_rate
             * (0.000004840773461337703 * t311 * cache.back_slice0_bend_c5
-                + 0.000669431429188969 * back_bend_y * cache.back_slice0_bend_c3
+                + 0.000669431429188969 * cache.back_bend_y * cache.back_slice0_bend_c3
                 - 0.0000016135911537792344 * cache.back_slice0_bend_c4 * t311);
     let t474 = t473 * p.limb_length * cache.back_rotation_21;
     let t475 = (0.000046479858696022525 * cache.back_slice0_bend_c4 * t280
@@ -13689,11 +13710,12 @@ pub fn coriolis_matrix_into(
                 + 0.000046479858696022525 * cache.back_slice0_bend_c4 * t289
                 - 0.000023239929348011262 * t289 * cache.back_slice0_bend_c3);
     let t476 = t475 * p.limb_length * cache.back_rotation_20;
-    let t477 = (0.0003347157145944845 * back_bend_y * cache.back_slice0_bend_c3
+    let t477 = (0.0003347157145944845 * cache.back_bend_y * cache.back_slice0_bend_c3
         + 0.000004840773461337703 * cache.back_slice0_bend_c5 * t283
         - 0.0000016135911537792344 * cache.back_slice0_bend_c4 * t283) * back_bend_z_rate
         + back_bend_y_rate
-            * (t471 + 0.0003347157145944845 * cache.back_slice0_bend_c3 * back_bend_z
+            * (t471
+                + 0.0003347157145944845 * cache.back_slice0_bend_c3 * cache.back_bend_z
                 + t472);
     let t478 = cache.back_rotation_22 * p.limb_length * t477;
     let back_slice0_subspace1_rate_w_z = t474 + t476
@@ -13716,7 +13738,7 @@ pub fn coriolis_matrix_into(
     let t488 = -(0.1350029611448087 * cache.back_slice2_bend_c4 * t290);
     let t489 = (t487 + t488) * back_bend_z_rate
         + back_bend_y_rate
-            * (0.6015004717568666 * back_bend_y * cache.back_slice2_bend_c3
+            * (0.6015004717568666 * cache.back_bend_y * cache.back_slice2_bend_c3
                 + 0.4050088834344261 * t311 * cache.back_slice2_bend_c5
                 - 0.1350029611448087 * t311 * cache.back_slice2_bend_c4);
     let t490 = t489 * p.limb_length * cache.back_rotation_21;
@@ -13728,8 +13750,9 @@ pub fn coriolis_matrix_into(
                 - 0.2014998074653874 * t289 * cache.back_slice2_bend_c3);
     let t492 = p.limb_length * cache.back_rotation_20 * t491;
     let t493 = back_bend_y_rate
-        * (0.3007502358784333 * cache.back_slice2_bend_c3 * back_bend_z + t487 + t488)
-        + (0.3007502358784333 * back_bend_y * cache.back_slice2_bend_c3
+        * (0.3007502358784333 * cache.back_slice2_bend_c3 * cache.back_bend_z + t487
+            + t488)
+        + (0.3007502358784333 * cache.back_bend_y * cache.back_slice2_bend_c3
             + 0.4050088834344261 * cache.back_slice2_bend_c5 * t283
             - 0.1350029611448087 * cache.back_slice2_bend_c4 * t283) * back_bend_z_rate;
     let t494 = t493 * cache.back_rotation_22 * p.limb_length;
@@ -13819,11 +13842,9 @@ pub fn coriolis_matrix_into(
     let t518 = back_slice0_subspace1_rate_v_x * cache.head_slice0_mass;
     let back_subspace1_coriolis_column_f_x = t433 + t451 + t452 + t464 + t470 + t482
         + t486 + t503 + t507 + t508 + t512 + t518;
-    let front_right_bend_z = p.limb_length * q[11];
-    let t519 = front_right_bend_z * front_right_bend_z;
+    let t519 = cache.front_right_bend_z * cache.front_right_bend_z;
     let front_right_bend_z_rate = p.limb_length * qd[11];
-    let front_right_bend_y = p.limb_length * q[10];
-    let t520 = front_right_bend_y * front_right_bend_z;
+    let t520 = cache.front_right_bend_y * cache.front_right_bend_z;
     let front_right_bend_y_rate = p.limb_length * qd[10];
     let t521 = (0.7498816861956312 * t519 * cache.front_right_slice3_bend_c3
         - 0.8659570925834785 * cache.front_right_slice3_bend_c2
@@ -13833,31 +13854,33 @@ pub fn coriolis_matrix_into(
             - 1.4997633723912625 * cache.front_right_slice3_bend_c4 * t520)
             * front_right_bend_y_rate;
     let t522 = cache.front_right_rotation_20 * p.limb_length * t521;
-    let t523 = t519 * front_right_bend_y;
+    let t523 = t519 * cache.front_right_bend_y;
     let t524 = 0.6978160177890329 * cache.front_right_slice3_bend_c4 * t523;
     let t525 = -(2.0934480533670987 * cache.front_right_slice3_bend_c5 * t523);
-    let t526 = front_right_bend_z.powi(3);
+    let t526 = cache.front_right_bend_z.powi(3);
     let t527 = (t524 + t525) * front_right_bend_y_rate
         + (0.6978160177890329 * t526 * cache.front_right_slice3_bend_c4
-            - 1.6116641892895247 * front_right_bend_z * cache.front_right_slice3_bend_c3
+            - 1.6116641892895247 * cache.front_right_bend_z
+                * cache.front_right_slice3_bend_c3
             - 2.0934480533670987 * cache.front_right_slice3_bend_c5 * t526)
             * front_right_bend_z_rate;
     let t528 = t527 * p.limb_length * cache.front_right_rotation_22;
-    let t529 = front_right_bend_y * front_right_bend_y;
-    let t530 = t529 * front_right_bend_z;
+    let t529 = cache.front_right_bend_y * cache.front_right_bend_y;
+    let t530 = t529 * cache.front_right_bend_z;
     let t531 = (0.6978160177890329 * cache.front_right_slice3_bend_c4 * t530
-        - 0.8058320946447624 * front_right_bend_z * cache.front_right_slice3_bend_c3
+        - 0.8058320946447624 * cache.front_right_bend_z
+            * cache.front_right_slice3_bend_c3
         - 2.0934480533670987 * cache.front_right_slice3_bend_c5 * t530)
         * front_right_bend_y_rate
         + (t524 + t525
-            - 0.8058320946447624 * front_right_bend_y * cache.front_right_slice3_bend_c3)
-            * front_right_bend_z_rate;
+            - 0.8058320946447624 * cache.front_right_bend_y
+                * cache.front_right_slice3_bend_c3) * front_right_bend_z_rate;
     let t532 = cache.front_right_rotation_21 * p.limb_length * t531;
     let t533 = t522 + t528 + t532;
     let t534 = t529 * p.limb_length;
     let t535 = 0.8058320946447624 * p.limb_length * cache.front_right_slice3_bend_c3;
     let t536 = -(0.8058320946447624 * cache.front_right_slice3_bend_c2 * p.limb_length);
-    let t537 = front_right_bend_y * p.limb_length * front_right_bend_z;
+    let t537 = cache.front_right_bend_y * p.limb_length * cache.front_right_bend_z;
     let t538 = 2.0934480533670987 * t537 * cache.front_right_slice3_bend_c5
         + 0.6978160177890329 * t537 * cache.front_right_slice3_bend_c3
         - 2.0934480533670987 * t537 * cache.front_right_slice3_bend_c4;
@@ -13883,21 +13906,21 @@ pub fn coriolis_matrix_into(
     let t546 = cache.front_right_rotation_10 * p.limb_length * t521;
     let t547 = t527 * p.limb_length * cache.front_right_rotation_12;
     let t548 = t545 + t546 + t547;
-    let t549 = front_right_bend_y * p.limb_length;
-    let t550 = p.limb_length * front_right_bend_z;
+    let t549 = cache.front_right_bend_y * p.limb_length;
+    let t550 = p.limb_length * cache.front_right_bend_z;
     let t551 = (0.8058320946447624 * t549 * cache.front_right_slice3_bend_c3
         - 0.8058320946447624 * t549 * cache.front_right_slice3_bend_c2)
         * front_right_bend_y_rate
         + (0.8058320946447624 * cache.front_right_slice3_bend_c3 * t550
             - 0.8058320946447624 * cache.front_right_slice3_bend_c2 * t550)
             * front_right_bend_z_rate;
-    let t552 = t529 * p.limb_length * front_right_bend_z;
+    let t552 = t529 * p.limb_length * cache.front_right_bend_z;
     let t553 = 5.1949229180765215 * cache.front_right_slice3_bend_c6 * t552
         + 1.4997633723912625 * cache.front_right_slice3_bend_c4 * t550
         + 0.6493653647595652 * cache.front_right_slice3_bend_c4 * t552
         - 3.246826823797826 * cache.front_right_slice3_bend_c5 * t552
         - 0.7498816861956312 * cache.front_right_slice3_bend_c3 * t550;
-    let t554 = front_right_bend_y.powi(3);
+    let t554 = cache.front_right_bend_y.powi(3);
     let t555 = t554 * p.limb_length;
     let t556 = t553 * front_right_bend_z_rate
         + (4.499290117173787 * t549 * cache.front_right_slice3_bend_c4
@@ -13910,7 +13933,7 @@ pub fn coriolis_matrix_into(
             - t542 * cache.front_right_slice3_local_bend_y_column_w_x)
         - (cache.front_right_slice3_local_com_x * t527
             - cache.front_right_slice3_local_com_z * t521);
-    let t557 = t519 * front_right_bend_y * p.limb_length;
+    let t557 = t519 * cache.front_right_bend_y * p.limb_length;
     let t558 = 1.4997633723912625 * t549 * cache.front_right_slice3_bend_c4
         + 0.6493653647595652 * cache.front_right_slice3_bend_c4 * t557
         + 5.1949229180765215 * cache.front_right_slice3_bend_c6 * t557
@@ -13958,16 +13981,16 @@ pub fn coriolis_matrix_into(
     let t581 = (t579 + t580) * front_right_bend_y_rate
         + (0.1350029611448087 * t526 * cache.front_right_slice2_bend_c4
             - 0.4050088834344261 * t526 * cache.front_right_slice2_bend_c5
-            - 0.6015004717568666 * cache.front_right_slice2_bend_c3 * front_right_bend_z)
-            * front_right_bend_z_rate;
+            - 0.6015004717568666 * cache.front_right_slice2_bend_c3
+                * cache.front_right_bend_z) * front_right_bend_z_rate;
     let t582 = t581 * p.limb_length * cache.front_right_rotation_12;
     let t583 = (t579 + t580
-        - 0.3007502358784333 * cache.front_right_slice2_bend_c3 * front_right_bend_y)
-        * front_right_bend_z_rate
+        - 0.3007502358784333 * cache.front_right_slice2_bend_c3
+            * cache.front_right_bend_y) * front_right_bend_z_rate
         + (0.1350029611448087 * t530 * cache.front_right_slice2_bend_c4
             - 0.4050088834344261 * cache.front_right_slice2_bend_c5 * t530
-            - 0.3007502358784333 * cache.front_right_slice2_bend_c3 * front_right_bend_z)
-            * front_right_bend_y_rate;
+            - 0.3007502358784333 * cache.front_right_slice2_bend_c3
+                * cache.front_right_bend_z) * front_right_bend_y_rate;
     let t584 = p.limb_length * t583 * cache.front_right_rotation_11;
     let t585 = (0.2014998074653874 * cache.front_right_slice2_bend_c3 * t520
         - 0.4029996149307748 * cache.front_right_slice2_bend_c4 * t520)
@@ -14062,15 +14085,17 @@ pub fn coriolis_matrix_into(
     let t610 = 0.003914101352555533 * cache.front_right_slice1_bend_c4 * t523;
     let t611 = (0.003914101352555533 * cache.front_right_slice1_bend_c4 * t526
         - 0.0117423040576666 * t526 * cache.front_right_slice1_bend_c5
-        - 0.07188019323870527 * cache.front_right_slice1_bend_c3 * front_right_bend_z)
-        * front_right_bend_z_rate + (t609 + t610) * front_right_bend_y_rate;
+        - 0.07188019323870527 * cache.front_right_slice1_bend_c3
+            * cache.front_right_bend_z) * front_right_bend_z_rate
+        + (t609 + t610) * front_right_bend_y_rate;
     let t612 = t611 * p.limb_length * cache.front_right_rotation_12;
     let t613 = (0.003914101352555533 * cache.front_right_slice1_bend_c4 * t530
-        - 0.035940096619352636 * cache.front_right_slice1_bend_c3 * front_right_bend_z
+        - 0.035940096619352636 * cache.front_right_slice1_bend_c3
+            * cache.front_right_bend_z
         - 0.0117423040576666 * t530 * cache.front_right_slice1_bend_c5)
         * front_right_bend_y_rate
         + (t609 + t610
-            - 0.035940096619352636 * front_right_bend_y
+            - 0.035940096619352636 * cache.front_right_bend_y
                 * cache.front_right_slice1_bend_c3) * front_right_bend_z_rate;
     let t614 = t613 * p.limb_length * cache.front_right_rotation_11;
     let t615 = (0.01186057253208228 * cache.front_right_slice1_bend_c3 * t520
@@ -14177,15 +14202,16 @@ pub fn coriolis_matrix_into(
         + (0.0000016135911537792344 * t526 * cache.front_right_slice0_bend_c4
             - 0.000004840773461337703 * cache.front_right_slice0_bend_c5 * t526
             - 0.000669431429188969 * cache.front_right_slice0_bend_c3
-                * front_right_bend_z) * front_right_bend_z_rate;
+                * cache.front_right_bend_z) * front_right_bend_z_rate;
     let t643 = t642 * p.limb_length * cache.front_right_rotation_12;
     let t644 = (0.0000016135911537792344 * t530 * cache.front_right_slice0_bend_c4
-        - 0.0003347157145944845 * cache.front_right_slice0_bend_c3 * front_right_bend_z
+        - 0.0003347157145944845 * cache.front_right_slice0_bend_c3
+            * cache.front_right_bend_z
         - 0.000004840773461337703 * cache.front_right_slice0_bend_c5 * t530)
         * front_right_bend_y_rate
         + (t640 + t641
             - 0.0003347157145944845 * cache.front_right_slice0_bend_c3
-                * front_right_bend_y) * front_right_bend_z_rate;
+                * cache.front_right_bend_y) * front_right_bend_z_rate;
     let t645 = p.limb_length * cache.front_right_rotation_11 * t644;
     let t646 = (0.000023239929348011262 * cache.front_right_slice0_bend_c3 * t520
         - 0.000046479858696022525 * cache.front_right_slice0_bend_c4 * t520)
@@ -14281,7 +14307,8 @@ pub fn coriolis_matrix_into(
     let t671 = -(0.0000016135911537792344 * t530 * cache.front_right_slice0_bend_c4);
     let t672 = 0.000004840773461337703 * cache.front_right_slice0_bend_c5 * t530;
     let t673 = (t671 + t672) * front_right_bend_z_rate
-        + (0.000669431429188969 * cache.front_right_slice0_bend_c3 * front_right_bend_y
+        + (0.000669431429188969 * cache.front_right_slice0_bend_c3
+            * cache.front_right_bend_y
             + 0.000004840773461337703 * cache.front_right_slice0_bend_c5 * t554
             - 0.0000016135911537792344 * t554 * cache.front_right_slice0_bend_c4)
             * front_right_bend_y_rate;
@@ -14304,13 +14331,13 @@ pub fn coriolis_matrix_into(
         - (cache.front_right_slice0_local_com_y * t674
             - cache.front_right_slice0_local_com_x * t673);
     let t676 = (0.0003347157145944845 * cache.front_right_slice0_bend_c3
-        * front_right_bend_y
+        * cache.front_right_bend_y
         + 0.000004840773461337703 * cache.front_right_slice0_bend_c5 * t523
         - 0.0000016135911537792344 * t523 * cache.front_right_slice0_bend_c4)
         * front_right_bend_z_rate
         + (t671
             + 0.0003347157145944845 * cache.front_right_slice0_bend_c3
-                * front_right_bend_z + t672) * front_right_bend_y_rate;
+                * cache.front_right_bend_z + t672) * front_right_bend_y_rate;
     let t677 = t676 * p.limb_length * cache.front_right_rotation_12;
     let t678 = t673 * p.limb_length * cache.front_right_rotation_11;
     let t679 = cache.front_right_rotation_10 * p.limb_length * t674;
@@ -14354,12 +14381,13 @@ pub fn coriolis_matrix_into(
     let t689 = -(0.1350029611448087 * t530 * cache.front_right_slice2_bend_c4);
     let t690 = 0.4050088834344261 * cache.front_right_slice2_bend_c5 * t530;
     let t691 = (0.4050088834344261 * cache.front_right_slice2_bend_c5 * t523
-        + 0.3007502358784333 * cache.front_right_slice2_bend_c3 * front_right_bend_y
+        + 0.3007502358784333 * cache.front_right_slice2_bend_c3
+            * cache.front_right_bend_y
         - 0.1350029611448087 * cache.front_right_slice2_bend_c4 * t523)
         * front_right_bend_z_rate
         + (t689 + t690
-            + 0.3007502358784333 * cache.front_right_slice2_bend_c3 * front_right_bend_z)
-            * front_right_bend_y_rate;
+            + 0.3007502358784333 * cache.front_right_slice2_bend_c3
+                * cache.front_right_bend_z) * front_right_bend_y_rate;
     let t692 = p.limb_length * cache.front_right_rotation_22 * t691;
     let t693 = (0.4029996149307748 * cache.front_right_slice2_bend_c4 * t520
         - 0.2014998074653874 * cache.front_right_slice2_bend_c3 * t520)
@@ -14370,7 +14398,8 @@ pub fn coriolis_matrix_into(
             * front_right_bend_y_rate;
     let t694 = t693 * cache.front_right_rotation_20 * p.limb_length;
     let t695 = (0.4050088834344261 * cache.front_right_slice2_bend_c5 * t554
-        + 0.6015004717568666 * cache.front_right_slice2_bend_c3 * front_right_bend_y
+        + 0.6015004717568666 * cache.front_right_slice2_bend_c3
+            * cache.front_right_bend_y
         - 0.1350029611448087 * t554 * cache.front_right_slice2_bend_c4)
         * front_right_bend_y_rate + (t689 + t690) * front_right_bend_z_rate;
     let t696 = cache.front_right_rotation_21 * p.limb_length * t695;
@@ -14433,16 +14462,18 @@ pub fn coriolis_matrix_into(
     let t709 = -(0.6978160177890329 * cache.front_right_slice3_bend_c4 * t530);
     let t710 = 2.0934480533670987 * cache.front_right_slice3_bend_c5 * t530;
     let t711 = (2.0934480533670987 * cache.front_right_slice3_bend_c5 * t554
-        + 1.6116641892895247 * front_right_bend_y * cache.front_right_slice3_bend_c3
+        + 1.6116641892895247 * cache.front_right_bend_y
+            * cache.front_right_slice3_bend_c3
         - 0.6978160177890329 * cache.front_right_slice3_bend_c4 * t554)
         * front_right_bend_y_rate + front_right_bend_z_rate * (t709 + t710);
     let t712 = p.limb_length * cache.front_right_rotation_11 * t711;
     let t713 = (2.0934480533670987 * cache.front_right_slice3_bend_c5 * t523
-        + 0.8058320946447624 * front_right_bend_y * cache.front_right_slice3_bend_c3
+        + 0.8058320946447624 * cache.front_right_bend_y
+            * cache.front_right_slice3_bend_c3
         - 0.6978160177890329 * cache.front_right_slice3_bend_c4 * t523)
         * front_right_bend_z_rate
-        + (0.8058320946447624 * front_right_bend_z * cache.front_right_slice3_bend_c3
-            + t709 + t710) * front_right_bend_y_rate;
+        + (0.8058320946447624 * cache.front_right_bend_z
+            * cache.front_right_slice3_bend_c3 + t709 + t710) * front_right_bend_y_rate;
     let t714 = p.limb_length * t713 * cache.front_right_rotation_12;
     let front_right_slice3_subspace1_rate_w_y = t708 + t712 + t714
         + base_roll_velocity_w_z * front_right_slice3_subspace1_w_x
@@ -14468,7 +14499,8 @@ pub fn coriolis_matrix_into(
     let t727 = 0.0117423040576666 * t530 * cache.front_right_slice1_bend_c5;
     let t728 = -(0.003914101352555533 * cache.front_right_slice1_bend_c4 * t530);
     let t729 = (t727 + t728) * front_right_bend_z_rate
-        + (0.07188019323870527 * front_right_bend_y * cache.front_right_slice1_bend_c3
+        + (0.07188019323870527 * cache.front_right_bend_y
+            * cache.front_right_slice1_bend_c3
             + 0.0117423040576666 * t554 * cache.front_right_slice1_bend_c5
             - 0.003914101352555533 * cache.front_right_slice1_bend_c4 * t554)
             * front_right_bend_y_rate;
@@ -14482,8 +14514,9 @@ pub fn coriolis_matrix_into(
             * front_right_bend_y_rate;
     let t732 = t731 * cache.front_right_rotation_10 * p.limb_length;
     let t733 = (0.035940096619352636 * cache.front_right_slice1_bend_c3
-        * front_right_bend_z + t727 + t728) * front_right_bend_y_rate
-        + (0.035940096619352636 * front_right_bend_y * cache.front_right_slice1_bend_c3
+        * cache.front_right_bend_z + t727 + t728) * front_right_bend_y_rate
+        + (0.035940096619352636 * cache.front_right_bend_y
+            * cache.front_right_slice1_bend_c3
             + 0.0117423040576666 * cache.front_right_slice1_bend_c5 * t523
             - 0.003914101352555533 * cache.front_right_slice1_bend_c4 * t523)
             * front_right_bend_z_rate;
@@ -14583,31 +14616,29 @@ pub fn coriolis_matrix_into(
         - front_right_slice1_subspace1_rate_w_y * front_right_slice1_inertia_h_z);
     let front_right_subspace1_coriolis_column_f_x = t687 + t688 + t700 + t706 + t718
         + t722 + t726 + t743 + t747 + t751 + t757 + t758;
-    let front_left_bend_y = p.limb_length * q[12];
-    let t759 = front_left_bend_y * front_left_bend_y;
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t760 = t759 * front_left_bend_z;
+    let t759 = cache.front_left_bend_y * cache.front_left_bend_y;
+    let t760 = t759 * cache.front_left_bend_z;
     let front_left_bend_y_rate = qd[12] * p.limb_length;
-    let t761 = front_left_bend_z * front_left_bend_z;
-    let t762 = front_left_bend_y * t761;
+    let t761 = cache.front_left_bend_z * cache.front_left_bend_z;
+    let t762 = cache.front_left_bend_y * t761;
     let t763 = -(0.4050088834344261 * cache.front_left_slice2_bend_c5 * t762);
     let t764 = 0.1350029611448087 * t762 * cache.front_left_slice2_bend_c4;
     let front_left_bend_z_rate = qd[13] * p.limb_length;
     let t765 = (0.1350029611448087 * t760 * cache.front_left_slice2_bend_c4
         - 0.4050088834344261 * t760 * cache.front_left_slice2_bend_c5
-        - 0.3007502358784333 * front_left_bend_z * cache.front_left_slice2_bend_c3)
+        - 0.3007502358784333 * cache.front_left_bend_z * cache.front_left_slice2_bend_c3)
         * front_left_bend_y_rate
         + (t763 + t764
-            - 0.3007502358784333 * front_left_bend_y * cache.front_left_slice2_bend_c3)
-            * front_left_bend_z_rate;
+            - 0.3007502358784333 * cache.front_left_bend_y
+                * cache.front_left_slice2_bend_c3) * front_left_bend_z_rate;
     let t766 = t765 * cache.front_left_rotation_21 * p.limb_length;
-    let t767 = front_left_bend_z.powi(3);
+    let t767 = cache.front_left_bend_z.powi(3);
     let t768 = (0.1350029611448087 * cache.front_left_slice2_bend_c4 * t767
-        - 0.6015004717568666 * front_left_bend_z * cache.front_left_slice2_bend_c3
+        - 0.6015004717568666 * cache.front_left_bend_z * cache.front_left_slice2_bend_c3
         - 0.4050088834344261 * cache.front_left_slice2_bend_c5 * t767)
         * front_left_bend_z_rate + (t763 + t764) * front_left_bend_y_rate;
     let t769 = cache.front_left_rotation_22 * p.limb_length * t768;
-    let t770 = front_left_bend_y * front_left_bend_z;
+    let t770 = cache.front_left_bend_y * cache.front_left_bend_z;
     let t771 = (0.2014998074653874 * t770 * cache.front_left_slice2_bend_c3
         - 0.4029996149307748 * cache.front_left_slice2_bend_c4 * t770)
         * front_left_bend_y_rate
@@ -14631,15 +14662,17 @@ pub fn coriolis_matrix_into(
     let t778 = -(0.000004840773461337703 * cache.front_left_slice0_bend_c5 * t762);
     let t779 = (0.0000016135911537792344 * t767 * cache.front_left_slice0_bend_c4
         - 0.000004840773461337703 * cache.front_left_slice0_bend_c5 * t767
-        - 0.000669431429188969 * front_left_bend_z * cache.front_left_slice0_bend_c3)
-        * front_left_bend_z_rate + (t777 + t778) * front_left_bend_y_rate;
+        - 0.000669431429188969 * cache.front_left_bend_z
+            * cache.front_left_slice0_bend_c3) * front_left_bend_z_rate
+        + (t777 + t778) * front_left_bend_y_rate;
     let t780 = cache.front_left_rotation_22 * p.limb_length * t779;
     let t781 = front_left_bend_y_rate
         * (0.0000016135911537792344 * t760 * cache.front_left_slice0_bend_c4
-            - 0.0003347157145944845 * front_left_bend_z * cache.front_left_slice0_bend_c3
+            - 0.0003347157145944845 * cache.front_left_bend_z
+                * cache.front_left_slice0_bend_c3
             - 0.000004840773461337703 * cache.front_left_slice0_bend_c5 * t760)
         + (t777 + t778
-            - 0.0003347157145944845 * front_left_bend_y
+            - 0.0003347157145944845 * cache.front_left_bend_y
                 * cache.front_left_slice0_bend_c3) * front_left_bend_z_rate;
     let t782 = t781 * cache.front_left_rotation_21 * p.limb_length;
     let t783 = (0.000023239929348011262 * t770 * cache.front_left_slice0_bend_c3
@@ -14661,14 +14694,14 @@ pub fn coriolis_matrix_into(
         - base_roll_velocity_w_x * front_left_slice0_subspace0_w_z;
     let t788 = -(front_left_slice0_inertia_h_y * front_left_slice0_subspace0_rate_w_z
         - front_left_slice0_subspace0_rate_w_y * front_left_slice0_inertia_h_z);
-    let t789 = t759 * p.limb_length * front_left_bend_z;
-    let t790 = p.limb_length * front_left_bend_z;
+    let t789 = t759 * p.limb_length * cache.front_left_bend_z;
+    let t790 = p.limb_length * cache.front_left_bend_z;
     let t791 = 0.7236056350474663 * cache.front_left_slice2_bend_c6 * t789
         + 0.09045070438093329 * t789 * cache.front_left_slice2_bend_c4
         + 0.4029996149307748 * t790 * cache.front_left_slice2_bend_c4
         - 0.45225352190466644 * t789 * cache.front_left_slice2_bend_c5
         - 0.2014998074653874 * t790 * cache.front_left_slice2_bend_c3;
-    let t792 = front_left_bend_y * p.limb_length;
+    let t792 = cache.front_left_bend_y * p.limb_length;
     let t793 = front_left_bend_y_rate
         * (0.3007502358784333 * t792 * cache.front_left_slice2_bend_c3
             - 0.3007502358784333 * t792 * cache.front_left_slice2_bend_c2)
@@ -14677,14 +14710,14 @@ pub fn coriolis_matrix_into(
                 - 0.3007502358784333 * t790 * cache.front_left_slice2_bend_c2);
     let t794 = p.limb_length * t761;
     let t795 = 0.44888729929169013 * p.limb_length * cache.front_left_slice2_bend_c2;
-    let t796 = front_left_bend_y * p.limb_length * front_left_bend_z;
+    let t796 = cache.front_left_bend_y * p.limb_length * cache.front_left_bend_z;
     let t797 = 0.4029996149307748 * t796 * cache.front_left_slice2_bend_c4
         - 0.2014998074653874 * t796 * cache.front_left_slice2_bend_c3;
     let t798 = front_left_bend_z_rate
         * (0.4029996149307748 * cache.front_left_slice2_bend_c4 * t794 + t795
             - 0.2014998074653874 * cache.front_left_slice2_bend_c3 * t794)
         + t797 * front_left_bend_y_rate;
-    let t799 = front_left_bend_y.powi(3);
+    let t799 = cache.front_left_bend_y.powi(3);
     let t800 = t799 * p.limb_length;
     let t801 = t791 * front_left_bend_z_rate
         + (0.09045070438093329 * t800 * cache.front_left_slice2_bend_c4
@@ -14716,7 +14749,7 @@ pub fn coriolis_matrix_into(
             - cache.front_left_slice2_local_com_y * t768)
         - (t798 * cache.front_left_slice2_local_bend_y_column_w_y
             - cache.front_left_slice2_local_bend_y_column_w_z * t807);
-    let t809 = front_left_bend_y * p.limb_length * t761;
+    let t809 = cache.front_left_bend_y * p.limb_length * t761;
     let t810 = 0.09045070438093329 * cache.front_left_slice2_bend_c4 * t809
         + 0.4029996149307748 * cache.front_left_slice2_bend_c4 * t792
         + 0.7236056350474663 * cache.front_left_slice2_bend_c6 * t809
@@ -14827,10 +14860,11 @@ pub fn coriolis_matrix_into(
     let t842 = 0.6978160177890329 * t762 * cache.front_left_slice3_bend_c4;
     let t843 = -(2.0934480533670987 * t762 * cache.front_left_slice3_bend_c5);
     let t844 = (t842 + t843
-        - 0.8058320946447624 * front_left_bend_y * cache.front_left_slice3_bend_c3)
+        - 0.8058320946447624 * cache.front_left_bend_y * cache.front_left_slice3_bend_c3)
         * front_left_bend_z_rate
         + (0.6978160177890329 * t760 * cache.front_left_slice3_bend_c4
-            - 0.8058320946447624 * cache.front_left_slice3_bend_c3 * front_left_bend_z
+            - 0.8058320946447624 * cache.front_left_slice3_bend_c3
+                * cache.front_left_bend_z
             - 2.0934480533670987 * t760 * cache.front_left_slice3_bend_c5)
             * front_left_bend_y_rate;
     let t845 = cache.front_left_rotation_21 * t844 * p.limb_length;
@@ -14843,7 +14877,8 @@ pub fn coriolis_matrix_into(
     let t847 = cache.front_left_rotation_20 * p.limb_length * t846;
     let t848 = (t842 + t843) * front_left_bend_y_rate
         + (0.6978160177890329 * t767 * cache.front_left_slice3_bend_c4
-            - 1.6116641892895247 * cache.front_left_slice3_bend_c3 * front_left_bend_z
+            - 1.6116641892895247 * cache.front_left_slice3_bend_c3
+                * cache.front_left_bend_z
             - 2.0934480533670987 * cache.front_left_slice3_bend_c5 * t767)
             * front_left_bend_z_rate;
     let t849 = cache.front_left_rotation_22 * p.limb_length * t848;
@@ -14931,17 +14966,18 @@ pub fn coriolis_matrix_into(
     let t872 = -(0.0117423040576666 * t762 * cache.front_left_slice1_bend_c5);
     let t873 = 0.003914101352555533 * cache.front_left_slice1_bend_c4 * t762;
     let t874 = (t872 + t873
-        - 0.035940096619352636 * front_left_bend_y * cache.front_left_slice1_bend_c3)
-        * front_left_bend_z_rate
+        - 0.035940096619352636 * cache.front_left_bend_y
+            * cache.front_left_slice1_bend_c3) * front_left_bend_z_rate
         + (0.003914101352555533 * t760 * cache.front_left_slice1_bend_c4
             - 0.0117423040576666 * t760 * cache.front_left_slice1_bend_c5
-            - 0.035940096619352636 * front_left_bend_z * cache.front_left_slice1_bend_c3)
-            * front_left_bend_y_rate;
+            - 0.035940096619352636 * cache.front_left_bend_z
+                * cache.front_left_slice1_bend_c3) * front_left_bend_y_rate;
     let t875 = t874 * p.limb_length * cache.front_left_rotation_11;
     let t876 = (0.003914101352555533 * cache.front_left_slice1_bend_c4 * t767
         - 0.0117423040576666 * t767 * cache.front_left_slice1_bend_c5
-        - 0.07188019323870527 * front_left_bend_z * cache.front_left_slice1_bend_c3)
-        * front_left_bend_z_rate + (t872 + t873) * front_left_bend_y_rate;
+        - 0.07188019323870527 * cache.front_left_bend_z
+            * cache.front_left_slice1_bend_c3) * front_left_bend_z_rate
+        + (t872 + t873) * front_left_bend_y_rate;
     let t877 = cache.front_left_rotation_12 * p.limb_length * t876;
     let t878 = front_left_bend_z_rate
         * (0.01186057253208228 * t761 * cache.front_left_slice1_bend_c3
@@ -15047,14 +15083,16 @@ pub fn coriolis_matrix_into(
     let t910 = 2.0934480533670987 * t760 * cache.front_left_slice3_bend_c5;
     let t911 = -(0.6978160177890329 * t760 * cache.front_left_slice3_bend_c4);
     let t912 = (t910 + t911
-        + 0.8058320946447624 * cache.front_left_slice3_bend_c3 * front_left_bend_z)
+        + 0.8058320946447624 * cache.front_left_slice3_bend_c3 * cache.front_left_bend_z)
         * front_left_bend_y_rate
         + (2.0934480533670987 * t762 * cache.front_left_slice3_bend_c5
-            + 0.8058320946447624 * front_left_bend_y * cache.front_left_slice3_bend_c3
+            + 0.8058320946447624 * cache.front_left_bend_y
+                * cache.front_left_slice3_bend_c3
             - 0.6978160177890329 * t762 * cache.front_left_slice3_bend_c4)
             * front_left_bend_z_rate;
     let t913 = cache.front_left_rotation_22 * p.limb_length * t912;
-    let t914 = (1.6116641892895247 * front_left_bend_y * cache.front_left_slice3_bend_c3
+    let t914 = (1.6116641892895247 * cache.front_left_bend_y
+        * cache.front_left_slice3_bend_c3
         + 2.0934480533670987 * t799 * cache.front_left_slice3_bend_c5
         - 0.6978160177890329 * t799 * cache.front_left_slice3_bend_c4)
         * front_left_bend_y_rate + (t910 + t911) * front_left_bend_z_rate;
@@ -15082,10 +15120,11 @@ pub fn coriolis_matrix_into(
     let t923 = -(0.003914101352555533 * t760 * cache.front_left_slice1_bend_c4);
     let t924 = front_left_bend_z_rate
         * (0.0117423040576666 * t762 * cache.front_left_slice1_bend_c5
-            + 0.035940096619352636 * front_left_bend_y * cache.front_left_slice1_bend_c3
+            + 0.035940096619352636 * cache.front_left_bend_y
+                * cache.front_left_slice1_bend_c3
             - 0.003914101352555533 * cache.front_left_slice1_bend_c4 * t762)
-        + (0.035940096619352636 * front_left_bend_z * cache.front_left_slice1_bend_c3
-            + t922 + t923) * front_left_bend_y_rate;
+        + (0.035940096619352636 * cache.front_left_bend_z
+            * cache.front_left_slice1_bend_c3 + t922 + t923) * front_left_bend_y_rate;
     let t925 = (0.10890625570683385 * cache.front_left_slice1_bend_c2
         + 0.02372114506416456 * cache.front_left_slice1_bend_c4 * t759
         - 0.01186057253208228 * t759 * cache.front_left_slice1_bend_c3)
@@ -15099,7 +15138,8 @@ pub fn coriolis_matrix_into(
         - (cache.front_left_slice1_local_bend_z_column_w_z * t896
             - cache.front_left_slice1_local_bend_z_column_w_x * t895);
     let t927 = p.limb_length * t767;
-    let t928 = (0.07188019323870527 * front_left_bend_y * cache.front_left_slice1_bend_c3
+    let t928 = (0.07188019323870527 * cache.front_left_bend_y
+        * cache.front_left_slice1_bend_c3
         + 0.0117423040576666 * t799 * cache.front_left_slice1_bend_c5
         - 0.003914101352555533 * cache.front_left_slice1_bend_c4 * t799)
         * front_left_bend_y_rate + (t922 + t923) * front_left_bend_z_rate;
@@ -15145,16 +15185,16 @@ pub fn coriolis_matrix_into(
     let t940 = -(0.1350029611448087 * t760 * cache.front_left_slice2_bend_c4);
     let t941 = 0.4050088834344261 * t760 * cache.front_left_slice2_bend_c5;
     let t942 = (t940 + t941) * front_left_bend_z_rate
-        + (0.6015004717568666 * front_left_bend_y * cache.front_left_slice2_bend_c3
+        + (0.6015004717568666 * cache.front_left_bend_y * cache.front_left_slice2_bend_c3
             + 0.4050088834344261 * cache.front_left_slice2_bend_c5 * t799
             - 0.1350029611448087 * t799 * cache.front_left_slice2_bend_c4)
             * front_left_bend_y_rate;
     let t943 = cache.front_left_rotation_21 * p.limb_length * t942;
     let t944 = (0.4050088834344261 * cache.front_left_slice2_bend_c5 * t762
-        + 0.3007502358784333 * front_left_bend_y * cache.front_left_slice2_bend_c3
+        + 0.3007502358784333 * cache.front_left_bend_y * cache.front_left_slice2_bend_c3
         - 0.1350029611448087 * t762 * cache.front_left_slice2_bend_c4)
         * front_left_bend_z_rate
-        + (0.3007502358784333 * front_left_bend_z * cache.front_left_slice2_bend_c3
+        + (0.3007502358784333 * cache.front_left_bend_z * cache.front_left_slice2_bend_c3
             + t940 + t941) * front_left_bend_y_rate;
     let t945 = cache.front_left_rotation_22 * t944 * p.limb_length;
     let t946 = (0.4029996149307748 * t759 * cache.front_left_slice2_bend_c4
@@ -15229,7 +15269,8 @@ pub fn coriolis_matrix_into(
     let t963 = 0.000004840773461337703 * cache.front_left_slice0_bend_c5 * t760;
     let t964 = -(0.0000016135911537792344 * t760 * cache.front_left_slice0_bend_c4);
     let t965 = (0.000004840773461337703 * cache.front_left_slice0_bend_c5 * t799
-        + 0.000669431429188969 * front_left_bend_y * cache.front_left_slice0_bend_c3
+        + 0.000669431429188969 * cache.front_left_bend_y
+            * cache.front_left_slice0_bend_c3
         - 0.0000016135911537792344 * t799 * cache.front_left_slice0_bend_c4)
         * front_left_bend_y_rate + (t963 + t964) * front_left_bend_z_rate;
     let t966 = (0.000046479858696022525 * t770 * cache.front_left_slice0_bend_c4
@@ -15250,11 +15291,11 @@ pub fn coriolis_matrix_into(
             - cache.front_left_slice0_local_com_x * t965)
         - (t824 * cache.front_left_slice0_local_bend_z_column_w_x
             - cache.front_left_slice0_local_bend_z_column_w_y * t820);
-    let t968 = (0.0003347157145944845 * front_left_bend_z
+    let t968 = (0.0003347157145944845 * cache.front_left_bend_z
         * cache.front_left_slice0_bend_c3 + t963 + t964) * front_left_bend_y_rate
         + front_left_bend_z_rate
             * (0.000004840773461337703 * cache.front_left_slice0_bend_c5 * t762
-                + 0.0003347157145944845 * front_left_bend_y
+                + 0.0003347157145944845 * cache.front_left_bend_y
                     * cache.front_left_slice0_bend_c3
                 - 0.0000016135911537792344 * t762 * cache.front_left_slice0_bend_c4);
     let t969 = front_left_bend_z_rate
@@ -17090,8 +17131,8 @@ pub fn coriolis_matrix_into(
         - 0.004820780989426014 * front_right_bend_squared
             * cache.front_right_slice0_bend_c2;
     let t1540 = 0.06943184420297371 * cache.front_right_slice0_bend_c1
-        * front_right_bend_z;
-    let t1541 = 0.06943184420297371 * front_right_bend_y
+        * cache.front_right_bend_z;
+    let t1541 = 0.06943184420297371 * cache.front_right_bend_y
         * cache.front_right_slice0_bend_c1;
     let front_right_slice0_rotation_20 = t1539 * cache.front_right_rotation_20
         + t1540 * cache.front_right_rotation_22 + t1541 * cache.front_right_rotation_21;
@@ -17106,9 +17147,9 @@ pub fn coriolis_matrix_into(
     let t1545 = 1.0
         - 0.8659570925834785 * front_right_bend_squared
             * cache.front_right_slice3_bend_c2;
-    let t1546 = 0.9305681557970262 * front_right_bend_z
+    let t1546 = 0.9305681557970262 * cache.front_right_bend_z
         * cache.front_right_slice3_bend_c1;
-    let t1547 = 0.9305681557970262 * front_right_bend_y
+    let t1547 = 0.9305681557970262 * cache.front_right_bend_y
         * cache.front_right_slice3_bend_c1;
     let front_right_slice3_rotation_00 = cache.front_right_rotation_00 * t1545
         + t1546 * cache.front_right_rotation_02 + t1547 * cache.front_right_rotation_01;
@@ -17141,9 +17182,9 @@ pub fn coriolis_matrix_into(
         - 0.10890625570683385 * front_right_bend_squared
             * cache.front_right_slice1_bend_c2;
     let t1570 = 0.33000947820757187 * cache.front_right_slice1_bend_c1
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let t1571 = 0.33000947820757187 * cache.front_right_slice1_bend_c1
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let front_right_slice1_rotation_10 = cache.front_right_rotation_10 * t1569
         + t1570 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t1571;
     let t1572 = 0.5 * cache.head_slice1_mass * t1542
@@ -17157,8 +17198,8 @@ pub fn coriolis_matrix_into(
         - 0.44888729929169013 * cache.front_right_slice2_bend_c2
             * front_right_bend_squared;
     let t1575 = 0.6699905217924281 * cache.front_right_slice2_bend_c1
-        * front_right_bend_z;
-    let t1576 = 0.6699905217924281 * front_right_bend_y
+        * cache.front_right_bend_z;
+    let t1576 = 0.6699905217924281 * cache.front_right_bend_y
         * cache.front_right_slice2_bend_c1;
     let front_right_slice2_rotation_00 = cache.front_right_rotation_00 * t1574
         + t1575 * cache.front_right_rotation_02 + cache.front_right_rotation_01 * t1576;
@@ -17195,8 +17236,10 @@ pub fn coriolis_matrix_into(
     let t1584 = t19 * front_left_slice2_position_z;
     let t1585 = 2.0 * (t1582 + t1583 + t1584);
     let t1586 = (t1585 - (t1584 + t1584)) * cache.head_slice1_mass;
-    let t1587 = 0.9305681557970262 * front_left_bend_y * cache.front_left_slice3_bend_c1;
-    let t1588 = 0.9305681557970262 * cache.front_left_slice3_bend_c1 * front_left_bend_z;
+    let t1587 = 0.9305681557970262 * cache.front_left_bend_y
+        * cache.front_left_slice3_bend_c1;
+    let t1588 = 0.9305681557970262 * cache.front_left_slice3_bend_c1
+        * cache.front_left_bend_z;
     let front_left_bend_squared = t759 + t761;
     let t1589 = 1.0
         - 0.8659570925834785 * front_left_bend_squared * cache.front_left_slice3_bend_c2;
@@ -17217,12 +17260,12 @@ pub fn coriolis_matrix_into(
     let front_left_slice3_inertia_com_02 = t1543 * front_left_slice3_rotation_20
         * front_left_slice3_rotation_00;
     let t1596 = -(front_left_slice3_inertia_com_02 * front_left_slice3_velocity_w_y);
-    let t1597 = 0.33000947820757187 * front_left_bend_y
+    let t1597 = 0.33000947820757187 * cache.front_left_bend_y
         * cache.front_left_slice1_bend_c1;
     let t1598 = 1.0
         - 0.10890625570683385 * front_left_bend_squared
             * cache.front_left_slice1_bend_c2;
-    let t1599 = 0.33000947820757187 * front_left_bend_z
+    let t1599 = 0.33000947820757187 * cache.front_left_bend_z
         * cache.front_left_slice1_bend_c1;
     let front_left_slice1_rotation_20 = cache.front_left_rotation_21 * t1597
         + cache.front_left_rotation_20 * t1598 + t1599 * cache.front_left_rotation_22;
@@ -17231,13 +17274,13 @@ pub fn coriolis_matrix_into(
     let front_left_slice1_inertia_com_02 = front_left_slice1_rotation_20 * t1572
         * front_left_slice1_rotation_00;
     let t1600 = -(front_left_slice1_inertia_com_02 * front_left_slice1_velocity_w_y);
-    let t1601 = 0.06943184420297371 * front_left_bend_y
+    let t1601 = 0.06943184420297371 * cache.front_left_bend_y
         * cache.front_left_slice0_bend_c1;
     let t1602 = 1.0
         - 0.004820780989426014 * front_left_bend_squared
             * cache.front_left_slice0_bend_c2;
     let t1603 = 0.06943184420297371 * cache.front_left_slice0_bend_c1
-        * front_left_bend_z;
+        * cache.front_left_bend_z;
     let front_left_slice0_rotation_10 = t1601 * cache.front_left_rotation_11
         + t1602 * cache.front_left_rotation_10 + cache.front_left_rotation_12 * t1603;
     let front_left_slice0_rotation_20 = cache.front_left_rotation_20 * t1602
@@ -17258,8 +17301,10 @@ pub fn coriolis_matrix_into(
     let t1611 = 1.0
         - 0.44888729929169013 * front_left_bend_squared
             * cache.front_left_slice2_bend_c2;
-    let t1612 = 0.6699905217924281 * front_left_bend_y * cache.front_left_slice2_bend_c1;
-    let t1613 = 0.6699905217924281 * cache.front_left_slice2_bend_c1 * front_left_bend_z;
+    let t1612 = 0.6699905217924281 * cache.front_left_bend_y
+        * cache.front_left_slice2_bend_c1;
+    let t1613 = 0.6699905217924281 * cache.front_left_slice2_bend_c1
+        * cache.front_left_bend_z;
     let front_left_slice2_rotation_10 = t1611 * cache.front_left_rotation_10
         + t1612 * cache.front_left_rotation_11 + t1613 * cache.front_left_rotation_12;
     let front_left_slice2_rotation_20 = cache.front_left_rotation_21 * t1612
@@ -17285,11 +17330,11 @@ pub fn coriolis_matrix_into(
     let front_left_composite_rate_id_22 = t1586 + t1590 + t1590 + t1595 + t1596 + t1596
         + t1600 + t1600 + t1604 + t1604 + t1605 + t1605 + t1610 + t1614 + t1614 + t1619
         + t1620 + t1620 + t1621 + t1621;
-    let t1622 = 0.33000947820757187 * back_bend_z * cache.back_slice1_bend_c1;
+    let t1622 = 0.33000947820757187 * cache.back_bend_z * cache.back_slice1_bend_c1;
     let back_bend_squared = t289 + t279;
     let t1623 = 1.0
         - 0.10890625570683385 * cache.back_slice1_bend_c2 * back_bend_squared;
-    let t1624 = 0.33000947820757187 * back_bend_y * cache.back_slice1_bend_c1;
+    let t1624 = 0.33000947820757187 * cache.back_bend_y * cache.back_slice1_bend_c1;
     let back_slice1_rotation_20 = t1622 * cache.back_rotation_22
         + t1623 * cache.back_rotation_20 + cache.back_rotation_21 * t1624;
     let back_slice1_rotation_00 = t1622 * cache.back_rotation_02
@@ -17314,8 +17359,8 @@ pub fn coriolis_matrix_into(
     let t1636 = cache.head_slice1_mass * (t1635 - (t1633 + t1633));
     let t1637 = 1.0
         - 0.44888729929169013 * back_bend_squared * cache.back_slice2_bend_c2;
-    let t1638 = 0.6699905217924281 * back_bend_y * cache.back_slice2_bend_c1;
-    let t1639 = 0.6699905217924281 * cache.back_slice2_bend_c1 * back_bend_z;
+    let t1638 = 0.6699905217924281 * cache.back_bend_y * cache.back_slice2_bend_c1;
+    let t1639 = 0.6699905217924281 * cache.back_slice2_bend_c1 * cache.back_bend_z;
     let back_slice2_rotation_20 = t1637 * cache.back_rotation_20
         + t1638 * cache.back_rotation_21 + t1639 * cache.back_rotation_22;
     let back_slice2_rotation_10 = cache.back_rotation_11 * t1638
@@ -17323,8 +17368,8 @@ pub fn coriolis_matrix_into(
     let back_slice2_inertia_com_12 = back_slice2_rotation_20 * back_slice2_rotation_10
         * t1572;
     let t1640 = back_slice2_inertia_com_12 * back_slice2_velocity_w_x;
-    let t1641 = 0.9305681557970262 * back_bend_y * cache.back_slice3_bend_c1;
-    let t1642 = 0.9305681557970262 * cache.back_slice3_bend_c1 * back_bend_z;
+    let t1641 = 0.9305681557970262 * cache.back_bend_y * cache.back_slice3_bend_c1;
+    let t1642 = 0.9305681557970262 * cache.back_slice3_bend_c1 * cache.back_bend_z;
     let t1643 = 1.0 - 0.8659570925834785 * cache.back_slice3_bend_c2 * back_bend_squared;
     let back_slice3_rotation_00 = cache.back_rotation_01 * t1641
         + t1642 * cache.back_rotation_02 + t1643 * cache.back_rotation_00;
@@ -17345,8 +17390,8 @@ pub fn coriolis_matrix_into(
     let t1646 = back_slice3_velocity_w_x * back_slice3_inertia_com_12;
     let t1647 = 1.0
         - 0.004820780989426014 * cache.back_slice0_bend_c2 * back_bend_squared;
-    let t1648 = 0.06943184420297371 * cache.back_slice0_bend_c1 * back_bend_z;
-    let t1649 = 0.06943184420297371 * back_bend_y * cache.back_slice0_bend_c1;
+    let t1648 = 0.06943184420297371 * cache.back_slice0_bend_c1 * cache.back_bend_z;
+    let t1649 = 0.06943184420297371 * cache.back_bend_y * cache.back_slice0_bend_c1;
     let back_slice0_rotation_10 = cache.back_rotation_10 * t1647
         + t1648 * cache.back_rotation_12 + cache.back_rotation_11 * t1649;
     let back_slice0_rotation_20 = cache.back_rotation_20 * t1647
@@ -17377,11 +17422,10 @@ pub fn coriolis_matrix_into(
     let t1664 = t6 * head_slice1_position_y;
     let t1665 = 2.0 * (t1662 + t1663 + t1664);
     let t1666 = (t1665 - (t1662 + t1662)) * cache.head_slice1_mass;
-    let t1667 = 0.6699905217924281 * cache.head_slice2_bend_c1 * head_bend_y;
-    let t1668 = 0.6699905217924281 * cache.head_slice2_bend_c1 * head_bend_z;
-    let head_bend_squared = t39 + t43;
+    let t1667 = 0.6699905217924281 * cache.head_slice2_bend_c1 * cache.head_bend_y;
+    let t1668 = 0.6699905217924281 * cache.head_slice2_bend_c1 * cache.head_bend_z;
     let t1669 = 1.0
-        - 0.44888729929169013 * head_bend_squared * cache.head_slice2_bend_c2;
+        - 0.44888729929169013 * cache.head_bend_squared * cache.head_slice2_bend_c2;
     let head_slice2_rotation_10 = cache.base_roll_rotation_11 * t1667
         + cache.head_rotation_12 * t1668 + t1669 * cache.head_rotation_10;
     let head_slice2_rotation_20 = cache.head_rotation_22 * t1668
@@ -17394,10 +17438,10 @@ pub fn coriolis_matrix_into(
     let t1673 = head_slice2_position_x * t999;
     let t1674 = 2.0 * (t1671 + t1672 + t1673);
     let t1675 = cache.head_slice1_mass * (t1674 - (t1671 + t1671));
-    let t1676 = 0.06943184420297371 * head_bend_y * cache.head_slice0_bend_c1;
+    let t1676 = 0.06943184420297371 * cache.head_bend_y * cache.head_slice0_bend_c1;
     let t1677 = 1.0
-        - 0.004820780989426014 * head_bend_squared * cache.head_slice0_bend_c2;
-    let t1678 = 0.06943184420297371 * head_bend_z * cache.head_slice0_bend_c1;
+        - 0.004820780989426014 * cache.head_bend_squared * cache.head_slice0_bend_c2;
+    let t1678 = 0.06943184420297371 * cache.head_bend_z * cache.head_slice0_bend_c1;
     let head_slice0_rotation_00 = cache.base_roll_rotation_01 * t1676
         + cache.head_rotation_00 * t1677 + cache.head_rotation_02 * t1678;
     let head_slice0_rotation_20 = t1678 * cache.head_rotation_22
@@ -17411,9 +17455,9 @@ pub fn coriolis_matrix_into(
     let t1683 = 2.0 * (t1680 + t1681 + t1682);
     let t1684 = cache.head_slice0_mass * (t1683 - (t1681 + t1681));
     let t1685 = 1.0
-        - 0.10890625570683385 * head_bend_squared * cache.head_slice1_bend_c2;
-    let t1686 = 0.33000947820757187 * cache.head_slice1_bend_c1 * head_bend_y;
-    let t1687 = 0.33000947820757187 * cache.head_slice1_bend_c1 * head_bend_z;
+        - 0.10890625570683385 * cache.head_bend_squared * cache.head_slice1_bend_c2;
+    let t1686 = 0.33000947820757187 * cache.head_slice1_bend_c1 * cache.head_bend_y;
+    let t1687 = 0.33000947820757187 * cache.head_slice1_bend_c1 * cache.head_bend_z;
     let head_slice1_rotation_20 = t1685 * cache.head_rotation_20
         + t1686 * cache.base_roll_rotation_21 + cache.head_rotation_22 * t1687;
     let head_slice1_rotation_10 = t1685 * cache.head_rotation_10
@@ -17421,9 +17465,10 @@ pub fn coriolis_matrix_into(
     let head_slice1_inertia_com_12 = head_slice1_rotation_20 * head_slice1_rotation_10
         * t1572;
     let t1688 = head_slice1_inertia_com_12 * head_slice1_velocity_w_x;
-    let t1689 = 0.9305681557970262 * cache.head_slice3_bend_c1 * head_bend_y;
-    let t1690 = 1.0 - 0.8659570925834785 * head_bend_squared * cache.head_slice3_bend_c2;
-    let t1691 = 0.9305681557970262 * cache.head_slice3_bend_c1 * head_bend_z;
+    let t1689 = 0.9305681557970262 * cache.head_slice3_bend_c1 * cache.head_bend_y;
+    let t1690 = 1.0
+        - 0.8659570925834785 * cache.head_bend_squared * cache.head_slice3_bend_c2;
+    let t1691 = 0.9305681557970262 * cache.head_slice3_bend_c1 * cache.head_bend_z;
     let head_slice3_rotation_20 = t1689 * cache.base_roll_rotation_21
         + t1690 * cache.head_rotation_20 + cache.head_rotation_22 * t1691;
     let head_slice3_rotation_10 = cache.base_roll_rotation_11 * t1689
@@ -21831,19 +21876,17 @@ pub fn contact_positions_into(
         - 0.8660254037844386 * back_ring0_skin_z_y;
     let back_skin_0_5_position_z = t2 + cache.back_position_z
         - 0.8660254037844386 * back_ring0_skin_z_z;
-    let back_bend_z = p.limb_length * q[9];
-    let t3 = p.limb_length * back_bend_z;
+    let t3 = p.limb_length * cache.back_bend_z;
     let t4 = 0.25 * cache.back_ring1_bend_c2 * t3;
-    let back_bend_y = q[8] * p.limb_length;
-    let t5 = back_bend_y * p.limb_length;
+    let t5 = cache.back_bend_y * p.limb_length;
     let t6 = 0.25 * cache.back_ring1_bend_c2 * t5;
     let t7 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
     let back_ring1_position_x = cache.back_position_x + t4 * cache.back_rotation_02
         + t6 * cache.back_rotation_01 + t7 * cache.back_rotation_00;
-    let t8 = back_bend_y * back_bend_y;
+    let t8 = cache.back_bend_y * cache.back_bend_y;
     let t9 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t8;
-    let t10 = -(0.5 * back_bend_y * cache.back_ring1_bend_c1);
-    let t11 = back_bend_y * back_bend_z;
+    let t10 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
+    let t11 = cache.back_bend_y * cache.back_bend_z;
     let t12 = -(0.25 * cache.back_ring1_bend_c2 * t11);
     let back_ring1_rotation_01 = cache.back_rotation_01 * t9
         + cache.back_rotation_00 * t10 + t12 * cache.back_rotation_02;
@@ -21861,9 +21904,9 @@ pub fn contact_positions_into(
     let back_ring1_position_z = t4 * cache.back_rotation_22 + t7 * cache.back_rotation_20
         + cache.back_position_z + t6 * cache.back_rotation_21;
     let back_skin_1_0_position_z = back_ring1_skin_y_z + back_ring1_position_z;
-    let t13 = back_bend_z * back_bend_z;
+    let t13 = cache.back_bend_z * cache.back_bend_z;
     let t14 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t13;
-    let t15 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
+    let t15 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
     let back_ring1_rotation_02 = cache.back_rotation_02 * t14
         + t15 * cache.back_rotation_00 + t12 * cache.back_rotation_01;
     let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
@@ -21913,7 +21956,7 @@ pub fn contact_positions_into(
         + t20 * cache.back_rotation_00 + t21 * cache.back_rotation_01;
     let t22 = -(cache.back_bend_squared_c2 * t11);
     let t23 = 1.0 - cache.back_bend_squared_c2 * t8;
-    let t24 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let t24 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
     let back_tip_rotation_01 = cache.back_rotation_02 * t22
         + cache.back_rotation_01 * t23 + cache.back_rotation_00 * t24;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
@@ -21931,7 +21974,7 @@ pub fn contact_positions_into(
     let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
     let back_skin_2_0_position_z = back_tip_position_z + back_ring2_skin_y_z;
     let t25 = 0.5000000000000001 * back_ring2_skin_y_x;
-    let t26 = -(cache.back_bend_squared_c1 * back_bend_z);
+    let t26 = -(cache.back_bend_squared_c1 * cache.back_bend_z);
     let t27 = 1.0 - cache.back_bend_squared_c2 * t13;
     let back_tip_rotation_02 = cache.back_rotation_00 * t26
         + cache.back_rotation_02 * t27 + cache.back_rotation_01 * t22;
@@ -22025,20 +22068,18 @@ pub fn contact_positions_into(
         - 0.8660254037844386 * front_right_ring0_skin_z_y;
     let front_right_skin_0_5_position_z = t32 + cache.front_right_position_z
         - 0.8660254037844386 * front_right_ring0_skin_z_z;
-    let front_right_bend_z = p.limb_length * q[11];
-    let t33 = p.limb_length * front_right_bend_z;
+    let t33 = p.limb_length * cache.front_right_bend_z;
     let t34 = 0.25 * cache.front_right_ring1_bend_c2 * t33;
     let t35 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-    let front_right_bend_y = p.limb_length * q[10];
-    let t36 = front_right_bend_y * p.limb_length;
+    let t36 = cache.front_right_bend_y * p.limb_length;
     let t37 = 0.25 * t36 * cache.front_right_ring1_bend_c2;
     let front_right_ring1_position_x = t34 * cache.front_right_rotation_02
         + cache.front_right_rotation_00 * t35 + cache.front_right_position_x
         + t37 * cache.front_right_rotation_01;
-    let t38 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let t39 = front_right_bend_y * front_right_bend_z;
+    let t38 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
+    let t39 = cache.front_right_bend_y * cache.front_right_bend_z;
     let t40 = -(0.25 * cache.front_right_ring1_bend_c2 * t39);
-    let t41 = front_right_bend_y * front_right_bend_y;
+    let t41 = cache.front_right_bend_y * cache.front_right_bend_y;
     let t42 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t41;
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t38
         + cache.front_right_rotation_02 * t40 + cache.front_right_rotation_01 * t42;
@@ -22062,9 +22103,9 @@ pub fn contact_positions_into(
     let front_right_skin_1_0_position_z = front_right_ring1_position_z
         + front_right_ring1_skin_y_z;
     let t43 = 0.5000000000000001 * front_right_ring1_skin_y_x;
-    let t44 = front_right_bend_z * front_right_bend_z;
+    let t44 = cache.front_right_bend_z * cache.front_right_bend_z;
     let t45 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t44;
-    let t46 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
+    let t46 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
     let front_right_ring1_rotation_02 = t40 * cache.front_right_rotation_01
         + t45 * cache.front_right_rotation_02 + cache.front_right_rotation_00 * t46;
     let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
@@ -22112,7 +22153,7 @@ pub fn contact_positions_into(
         - 0.8660254037844386 * front_right_ring1_skin_z_y;
     let front_right_skin_1_5_position_z = front_right_ring1_position_z + t48
         - 0.8660254037844386 * front_right_ring1_skin_z_z;
-    let t49 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
+    let t49 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
     let t50 = -(cache.front_right_bend_squared_c2 * t39);
     let t51 = 1.0 - t41 * cache.front_right_bend_squared_c2;
     let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t49
@@ -22144,7 +22185,7 @@ pub fn contact_positions_into(
         + front_right_tip_position_z;
     let t55 = 0.5000000000000001 * front_right_ring2_skin_y_x;
     let t56 = 1.0 - t44 * cache.front_right_bend_squared_c2;
-    let t57 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+    let t57 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
     let front_right_tip_rotation_02 = cache.front_right_rotation_02 * t56
         + cache.front_right_rotation_00 * t57 + cache.front_right_rotation_01 * t50;
     let front_right_ring2_skin_z_x = front_right_tip_rotation_02 * p.limb_radius;
@@ -22241,20 +22282,18 @@ pub fn contact_positions_into(
         - 0.8660254037844386 * front_left_ring0_skin_z_y;
     let front_left_skin_0_5_position_z = cache.front_left_position_z + t62
         - 0.8660254037844386 * front_left_ring0_skin_z_z;
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t63 = p.limb_length * front_left_bend_z;
+    let t63 = p.limb_length * cache.front_left_bend_z;
     let t64 = 0.25 * t63 * cache.front_left_ring1_bend_c2;
     let t65 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-    let front_left_bend_y = p.limb_length * q[12];
-    let t66 = front_left_bend_y * p.limb_length;
+    let t66 = cache.front_left_bend_y * p.limb_length;
     let t67 = 0.25 * t66 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
         + cache.front_left_rotation_02 * t64 + cache.front_left_rotation_00 * t65
         + t67 * cache.front_left_rotation_01;
-    let t68 = front_left_bend_y * front_left_bend_z;
+    let t68 = cache.front_left_bend_y * cache.front_left_bend_z;
     let t69 = -(0.25 * cache.front_left_ring1_bend_c2 * t68);
-    let t70 = -(0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1);
-    let t71 = front_left_bend_y * front_left_bend_y;
+    let t70 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
+    let t71 = cache.front_left_bend_y * cache.front_left_bend_y;
     let t72 = 1.0 - 0.25 * t71 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_01 = t69 * cache.front_left_rotation_02
         + cache.front_left_rotation_00 * t70 + cache.front_left_rotation_01 * t72;
@@ -22277,8 +22316,8 @@ pub fn contact_positions_into(
     let front_left_ring1_skin_y_z = front_left_ring1_rotation_21 * p.limb_radius;
     let front_left_skin_1_0_position_z = front_left_ring1_position_z
         + front_left_ring1_skin_y_z;
-    let t73 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-    let t74 = front_left_bend_z * front_left_bend_z;
+    let t73 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
+    let t74 = cache.front_left_bend_z * cache.front_left_bend_z;
     let t75 = 1.0 - 0.25 * cache.front_left_ring1_bend_c2 * t74;
     let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t73
         + t69 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t75;
@@ -22329,7 +22368,7 @@ pub fn contact_positions_into(
         - 0.8660254037844386 * front_left_ring1_skin_z_z;
     let t79 = -(cache.front_left_bend_squared_c2 * t68);
     let t80 = 1.0 - t71 * cache.front_left_bend_squared_c2;
-    let t81 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+    let t81 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t79
         + t80 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t81;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
@@ -22359,7 +22398,7 @@ pub fn contact_positions_into(
         + front_left_tip_position_z;
     let t85 = 0.5000000000000001 * front_left_ring2_skin_y_x;
     let t86 = 1.0 - cache.front_left_bend_squared_c2 * t74;
-    let t87 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
+    let t87 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_02 = t79 * cache.front_left_rotation_01
         + cache.front_left_rotation_02 * t86 + cache.front_left_rotation_00 * t87;
     let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
@@ -22644,28 +22683,26 @@ pub fn contact_velocities_into(
         - 0.8660254037844386 * back_ring0_skin_z_y;
     let back_skin_0_5_position_x = cache.back_position_x + t2
         - 0.8660254037844386 * back_ring0_skin_z_x;
-    let back_bend_y = q[8] * p.limb_length;
-    let back_bend_z = p.limb_length * q[9];
-    let t3 = back_bend_y * back_bend_z;
+    let t3 = cache.back_bend_y * cache.back_bend_z;
     let back_ring1_local_bend_y_column_w_y = -(0.125 * cache.back_ring1_bend_c3 * t3);
     let back_ring1_local_subspace0_w_y = p.limb_length
         * back_ring1_local_bend_y_column_w_y;
-    let t4 = back_bend_z * back_bend_z;
+    let t4 = cache.back_bend_z * cache.back_bend_z;
     let back_ring1_local_bend_y_column_w_z = 0.5 - 0.125 * cache.back_ring1_bend_c3 * t4;
     let back_ring1_local_subspace0_w_z = p.limb_length
         * back_ring1_local_bend_y_column_w_z;
     let back_ring1_local_bend_y_column_w_x = -(0.25 * cache.back_ring1_bend_c2
-        * back_bend_z);
+        * cache.back_bend_z);
     let back_ring1_local_subspace0_w_x = p.limb_length
         * back_ring1_local_bend_y_column_w_x;
     let back_ring1_subspace0_w_y = back_ring1_local_subspace0_w_y
         * cache.back_rotation_11
         + back_ring1_local_subspace0_w_z * cache.back_rotation_12
         + back_ring1_local_subspace0_w_x * cache.back_rotation_10;
-    let t5 = p.limb_length * back_bend_z;
+    let t5 = p.limb_length * cache.back_bend_z;
     let t6 = 0.25 * cache.back_ring1_bend_c2 * t5;
     let t7 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
-    let t8 = back_bend_y * back_bend_y;
+    let t8 = cache.back_bend_y * cache.back_bend_y;
     let t9 = t8 * p.limb_length;
     let t10 = 0.25 * cache.back_ring1_bend_c2 * p.limb_length;
     let back_ring1_local_bend_y_column_v_y = (0.125 * t9 * cache.back_ring1_bend_c4 + t10
@@ -22674,9 +22711,9 @@ pub fn contact_velocities_into(
             - t6 * back_ring1_local_bend_y_column_w_x);
     let back_ring1_local_subspace0_v_y = p.limb_length
         * back_ring1_local_bend_y_column_v_y;
-    let t11 = back_bend_y * p.limb_length;
+    let t11 = cache.back_bend_y * p.limb_length;
     let t12 = 0.25 * cache.back_ring1_bend_c2 * t11;
-    let t13 = back_bend_y * p.limb_length * back_bend_z;
+    let t13 = cache.back_bend_y * p.limb_length * cache.back_bend_z;
     let t14 = 0.125 * cache.back_ring1_bend_c4 * t13
         - 0.0625 * cache.back_ring1_bend_c3 * t13;
     let back_ring1_local_bend_y_column_v_z = t14
@@ -22701,7 +22738,7 @@ pub fn contact_velocities_into(
         + back_ring1_subspace0_w_z * cache.back_position_y
         - back_ring1_subspace0_w_y * cache.back_position_z;
     let back_ring1_local_bend_z_column_w_x = 0.25 * cache.back_ring1_bend_c2
-        * back_bend_y;
+        * cache.back_bend_y;
     let back_ring1_local_bend_z_column_w_z = 0.125 * cache.back_ring1_bend_c3 * t3;
     let back_ring1_local_bend_z_column_v_y = t14
         - (t7 * back_ring1_local_bend_z_column_w_z
@@ -22744,7 +22781,7 @@ pub fn contact_velocities_into(
         - back_ring1_subspace1_w_y * cache.back_position_z;
     let back_ring1_velocity_v_x = back_ring1_subspace0_v_x * qd[8]
         + base_roll_velocity_v_x + back_ring1_subspace1_v_x * qd[9];
-    let t16 = -(0.5 * back_bend_y * cache.back_ring1_bend_c1);
+    let t16 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
     let t17 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t8;
     let t18 = -(0.25 * cache.back_ring1_bend_c2 * t3);
     let back_ring1_rotation_21 = t16 * cache.back_rotation_20
@@ -22807,7 +22844,7 @@ pub fn contact_velocities_into(
     let back_ring1_velocity_v_z = back_ring1_subspace0_v_z * qd[8]
         + base_roll_velocity_v_z + back_ring1_subspace1_v_z * qd[9];
     let t19 = 0.5000000000000001 * back_ring1_skin_y_z;
-    let t20 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
+    let t20 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
     let t21 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t4;
     let back_ring1_rotation_22 = t20 * cache.back_rotation_20
         + cache.back_rotation_22 * t21 + t18 * cache.back_rotation_21;
@@ -22852,7 +22889,8 @@ pub fn contact_velocities_into(
         - 0.8660254037844386 * back_ring1_skin_z_x;
     let back_tip_local_bend_y_column_w_z = 1.0 - cache.back_bend_squared_c3 * t4;
     let back_tip_local_subspace0_w_z = back_tip_local_bend_y_column_w_z * p.limb_length;
-    let back_tip_local_bend_y_column_w_x = -(cache.back_bend_squared_c2 * back_bend_z);
+    let back_tip_local_bend_y_column_w_x = -(cache.back_bend_squared_c2
+        * cache.back_bend_z);
     let back_tip_local_subspace0_w_x = p.limb_length * back_tip_local_bend_y_column_w_x;
     let back_tip_local_bend_y_column_w_y = -(cache.back_bend_squared_c3 * t3);
     let back_tip_local_subspace0_w_y = back_tip_local_bend_y_column_w_y * p.limb_length;
@@ -22863,7 +22901,8 @@ pub fn contact_velocities_into(
     let back_tip_local_subspace1_w_z = back_tip_local_bend_z_column_w_z * p.limb_length;
     let back_tip_local_bend_z_column_w_y = cache.back_bend_squared_c3 * t8 - 1.0;
     let back_tip_local_subspace1_w_y = back_tip_local_bend_z_column_w_y * p.limb_length;
-    let back_tip_local_bend_z_column_w_x = cache.back_bend_squared_c2 * back_bend_y;
+    let back_tip_local_bend_z_column_w_x = cache.back_bend_squared_c2
+        * cache.back_bend_y;
     let back_tip_local_subspace1_w_x = back_tip_local_bend_z_column_w_x * p.limb_length;
     let back_tip_subspace1_w_y = back_tip_local_subspace1_w_z * cache.back_rotation_12
         + cache.back_rotation_11 * back_tip_local_subspace1_w_y
@@ -22877,7 +22916,7 @@ pub fn contact_velocities_into(
         + t26 * cache.back_rotation_21 + cache.back_position_z;
     let t27 = -(cache.back_bend_squared_c2 * t3);
     let t28 = 1.0 - cache.back_bend_squared_c2 * t8;
-    let t29 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let t29 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
     let back_tip_rotation_21 = cache.back_rotation_22 * t27
         + cache.back_rotation_21 * t28 + t29 * cache.back_rotation_20;
     let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
@@ -22977,7 +23016,7 @@ pub fn contact_velocities_into(
     let back_tip_velocity_v_z = base_roll_velocity_v_z + qd[9] * back_tip_subspace1_v_z
         + back_tip_subspace0_v_z * qd[8];
     let t32 = 1.0 - cache.back_bend_squared_c2 * t4;
-    let t33 = -(cache.back_bend_squared_c1 * back_bend_z);
+    let t33 = -(cache.back_bend_squared_c1 * cache.back_bend_z);
     let back_tip_rotation_22 = cache.back_rotation_22 * t32
         + t27 * cache.back_rotation_21 + cache.back_rotation_20 * t33;
     let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
@@ -23071,18 +23110,16 @@ pub fn contact_velocities_into(
         - 0.8660254037844386 * front_right_ring0_skin_z_y;
     let front_right_skin_0_5_position_x = t39 + cache.front_right_position_x
         - 0.8660254037844386 * front_right_ring0_skin_z_x;
-    let front_right_bend_z = p.limb_length * q[11];
     let front_right_ring1_local_bend_y_column_w_x = -(0.25
-        * cache.front_right_ring1_bend_c2 * front_right_bend_z);
+        * cache.front_right_ring1_bend_c2 * cache.front_right_bend_z);
     let front_right_ring1_local_subspace0_w_x = p.limb_length
         * front_right_ring1_local_bend_y_column_w_x;
-    let front_right_bend_y = p.limb_length * q[10];
-    let t40 = front_right_bend_y * front_right_bend_z;
+    let t40 = cache.front_right_bend_y * cache.front_right_bend_z;
     let front_right_ring1_local_bend_y_column_w_y = -(0.125
         * cache.front_right_ring1_bend_c3 * t40);
     let front_right_ring1_local_subspace0_w_y = p.limb_length
         * front_right_ring1_local_bend_y_column_w_y;
-    let t41 = front_right_bend_z * front_right_bend_z;
+    let t41 = cache.front_right_bend_z * cache.front_right_bend_z;
     let front_right_ring1_local_bend_y_column_w_z = 0.5
         - 0.125 * t41 * cache.front_right_ring1_bend_c3;
     let front_right_ring1_local_subspace0_w_z = p.limb_length
@@ -23091,13 +23128,13 @@ pub fn contact_velocities_into(
         * cache.front_right_rotation_20
         + front_right_ring1_local_subspace0_w_y * cache.front_right_rotation_21
         + front_right_ring1_local_subspace0_w_z * cache.front_right_rotation_22;
-    let t42 = front_right_bend_y * front_right_bend_y;
+    let t42 = cache.front_right_bend_y * cache.front_right_bend_y;
     let front_right_ring1_local_bend_z_column_w_y = 0.125 * t42
         * cache.front_right_ring1_bend_c3 - 0.5;
     let front_right_ring1_local_subspace1_w_y = front_right_ring1_local_bend_z_column_w_y
         * p.limb_length;
     let front_right_ring1_local_bend_z_column_w_x = 0.25
-        * cache.front_right_ring1_bend_c2 * front_right_bend_y;
+        * cache.front_right_ring1_bend_c2 * cache.front_right_bend_y;
     let front_right_ring1_local_subspace1_w_x = p.limb_length
         * front_right_ring1_local_bend_z_column_w_x;
     let front_right_ring1_local_bend_z_column_w_z = 0.125
@@ -23112,15 +23149,15 @@ pub fn contact_velocities_into(
         + qd[10] * front_right_ring1_subspace0_w_z
         + front_right_ring1_subspace1_w_z * qd[11];
     let t43 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t42;
-    let t44 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
+    let t44 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
     let t45 = -(0.25 * cache.front_right_ring1_bend_c2 * t40);
     let front_right_ring1_rotation_11 = cache.front_right_rotation_11 * t43
         + cache.front_right_rotation_10 * t44 + t45 * cache.front_right_rotation_12;
     let front_right_ring1_skin_y_y = p.limb_radius * front_right_ring1_rotation_11;
     let t46 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-    let t47 = front_right_bend_y * p.limb_length;
+    let t47 = cache.front_right_bend_y * p.limb_length;
     let t48 = 0.25 * t47 * cache.front_right_ring1_bend_c2;
-    let t49 = p.limb_length * front_right_bend_z;
+    let t49 = p.limb_length * cache.front_right_bend_z;
     let t50 = 0.25 * cache.front_right_ring1_bend_c2 * t49;
     let front_right_ring1_position_y = t46 * cache.front_right_rotation_10
         + t48 * cache.front_right_rotation_11 + cache.front_right_position_y
@@ -23152,7 +23189,7 @@ pub fn contact_velocities_into(
             - front_right_ring1_local_bend_z_column_w_z * t48);
     let front_right_ring1_local_subspace1_v_x = front_right_ring1_local_bend_z_column_v_x
         * p.limb_length;
-    let t51 = front_right_bend_y * p.limb_length * front_right_bend_z;
+    let t51 = cache.front_right_bend_y * p.limb_length * cache.front_right_bend_z;
     let t52 = 0.125 * cache.front_right_ring1_bend_c4 * t51
         - 0.0625 * t51 * cache.front_right_ring1_bend_c3;
     let front_right_ring1_local_bend_z_column_v_y = t52
@@ -23251,7 +23288,7 @@ pub fn contact_velocities_into(
     let front_right_ring1_velocity_v_z = base_roll_velocity_v_z
         + qd[11] * front_right_ring1_subspace1_v_z
         + front_right_ring1_subspace0_v_z * qd[10];
-    let t56 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
+    let t56 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
     let t57 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t41;
     let front_right_ring1_rotation_12 = t45 * cache.front_right_rotation_11
         + cache.front_right_rotation_10 * t56 + t57 * cache.front_right_rotation_12;
@@ -23309,7 +23346,7 @@ pub fn contact_velocities_into(
         + cache.front_right_position_y;
     let t64 = 1.0 - t42 * cache.front_right_bend_squared_c2;
     let t65 = -(cache.front_right_bend_squared_c2 * t40);
-    let t66 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
+    let t66 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
     let front_right_tip_rotation_11 = t64 * cache.front_right_rotation_11
         + t65 * cache.front_right_rotation_12 + cache.front_right_rotation_10 * t66;
     let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
@@ -23323,7 +23360,7 @@ pub fn contact_velocities_into(
         * t40);
     let front_right_tip_local_subspace0_w_y = front_right_tip_local_bend_y_column_w_y
         * p.limb_length;
-    let front_right_tip_local_bend_y_column_w_x = -(front_right_bend_z
+    let front_right_tip_local_bend_y_column_w_x = -(cache.front_right_bend_z
         * cache.front_right_bend_squared_c2);
     let front_right_tip_local_subspace0_w_x = p.limb_length
         * front_right_tip_local_bend_y_column_w_x;
@@ -23331,7 +23368,7 @@ pub fn contact_velocities_into(
         * front_right_tip_local_subspace0_w_z
         + cache.front_right_rotation_21 * front_right_tip_local_subspace0_w_y
         + cache.front_right_rotation_20 * front_right_tip_local_subspace0_w_x;
-    let front_right_tip_local_bend_z_column_w_x = front_right_bend_y
+    let front_right_tip_local_bend_z_column_w_x = cache.front_right_bend_y
         * cache.front_right_bend_squared_c2;
     let front_right_tip_local_subspace1_w_x = p.limb_length
         * front_right_tip_local_bend_z_column_w_x;
@@ -23468,7 +23505,7 @@ pub fn contact_velocities_into(
     let front_right_tip_velocity_v_z = front_right_tip_subspace0_v_z * qd[10]
         + base_roll_velocity_v_z + qd[11] * front_right_tip_subspace1_v_z;
     let t69 = 0.5000000000000001 * front_right_ring2_skin_y_y;
-    let t70 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+    let t70 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
     let t71 = 1.0 - t41 * cache.front_right_bend_squared_c2;
     let front_right_tip_rotation_12 = cache.front_right_rotation_10 * t70
         + cache.front_right_rotation_12 * t71 + cache.front_right_rotation_11 * t65;
@@ -23566,18 +23603,16 @@ pub fn contact_velocities_into(
         - 0.8660254037844386 * front_left_ring0_skin_z_z;
     let front_left_skin_0_5_position_x = cache.front_left_position_x + t76
         - 0.8660254037844386 * front_left_ring0_skin_z_x;
-    let front_left_bend_z = q[13] * p.limb_length;
-    let front_left_ring1_local_bend_y_column_w_x = -(0.25 * front_left_bend_z
+    let front_left_ring1_local_bend_y_column_w_x = -(0.25 * cache.front_left_bend_z
         * cache.front_left_ring1_bend_c2);
     let front_left_ring1_local_subspace0_w_x = p.limb_length
         * front_left_ring1_local_bend_y_column_w_x;
-    let front_left_bend_y = p.limb_length * q[12];
-    let t77 = front_left_bend_y * front_left_bend_z;
+    let t77 = cache.front_left_bend_y * cache.front_left_bend_z;
     let front_left_ring1_local_bend_y_column_w_y = -(0.125
         * cache.front_left_ring1_bend_c3 * t77);
     let front_left_ring1_local_subspace0_w_y = p.limb_length
         * front_left_ring1_local_bend_y_column_w_y;
-    let t78 = front_left_bend_z * front_left_bend_z;
+    let t78 = cache.front_left_bend_z * cache.front_left_bend_z;
     let front_left_ring1_local_bend_y_column_w_z = 0.5
         - 0.125 * cache.front_left_ring1_bend_c3 * t78;
     let front_left_ring1_local_subspace0_w_z = front_left_ring1_local_bend_y_column_w_z
@@ -23586,7 +23621,7 @@ pub fn contact_velocities_into(
         * front_left_ring1_local_subspace0_w_x
         + cache.front_left_rotation_21 * front_left_ring1_local_subspace0_w_y
         + front_left_ring1_local_subspace0_w_z * cache.front_left_rotation_22;
-    let t79 = front_left_bend_y * front_left_bend_y;
+    let t79 = cache.front_left_bend_y * cache.front_left_bend_y;
     let front_left_ring1_local_bend_z_column_w_y = 0.125 * cache.front_left_ring1_bend_c3
         * t79 - 0.5;
     let front_left_ring1_local_subspace1_w_y = front_left_ring1_local_bend_z_column_w_y
@@ -23595,7 +23630,7 @@ pub fn contact_velocities_into(
         * t77;
     let front_left_ring1_local_subspace1_w_z = p.limb_length
         * front_left_ring1_local_bend_z_column_w_z;
-    let front_left_ring1_local_bend_z_column_w_x = 0.25 * front_left_bend_y
+    let front_left_ring1_local_bend_z_column_w_x = 0.25 * cache.front_left_bend_y
         * cache.front_left_ring1_bend_c2;
     let front_left_ring1_local_subspace1_w_x = p.limb_length
         * front_left_ring1_local_bend_z_column_w_x;
@@ -23606,17 +23641,17 @@ pub fn contact_velocities_into(
     let front_left_ring1_velocity_w_z = base_roll_velocity_w_z
         + qd[12] * front_left_ring1_subspace0_w_z
         + qd[13] * front_left_ring1_subspace1_w_z;
-    let t80 = front_left_bend_y * p.limb_length;
+    let t80 = cache.front_left_bend_y * p.limb_length;
     let t81 = 0.25 * t80 * cache.front_left_ring1_bend_c2;
     let t82 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-    let t83 = p.limb_length * front_left_bend_z;
+    let t83 = p.limb_length * cache.front_left_bend_z;
     let t84 = 0.25 * t83 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_y = t81 * cache.front_left_rotation_11
         + cache.front_left_position_y + t82 * cache.front_left_rotation_10
         + cache.front_left_rotation_12 * t84;
     let t85 = 1.0 - 0.25 * t79 * cache.front_left_ring1_bend_c2;
     let t86 = -(0.25 * cache.front_left_ring1_bend_c2 * t77);
-    let t87 = -(0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1);
+    let t87 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
     let front_left_ring1_rotation_11 = cache.front_left_rotation_11 * t85
         + t86 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t87;
     let front_left_ring1_skin_y_y = p.limb_radius * front_left_ring1_rotation_11;
@@ -23638,7 +23673,7 @@ pub fn contact_velocities_into(
             - front_left_ring1_local_bend_y_column_w_x * t84);
     let front_left_ring1_local_subspace0_v_y = front_left_ring1_local_bend_y_column_v_y
         * p.limb_length;
-    let t90 = front_left_bend_y * p.limb_length * front_left_bend_z;
+    let t90 = cache.front_left_bend_y * p.limb_length * cache.front_left_bend_z;
     let t91 = 0.125 * t90 * cache.front_left_ring1_bend_c4
         - 0.0625 * cache.front_left_ring1_bend_c3 * t90;
     let front_left_ring1_local_bend_y_column_v_z = t91
@@ -23746,7 +23781,7 @@ pub fn contact_velocities_into(
         + base_roll_velocity_v_z + qd[13] * front_left_ring1_subspace1_v_z;
     let t93 = 0.5000000000000001 * front_left_ring1_skin_y_z;
     let t94 = 1.0 - 0.25 * cache.front_left_ring1_bend_c2 * t78;
-    let t95 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
+    let t95 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
     let front_left_ring1_rotation_22 = cache.front_left_rotation_22 * t94
         + cache.front_left_rotation_21 * t86 + cache.front_left_rotation_20 * t95;
     let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
@@ -23793,7 +23828,7 @@ pub fn contact_velocities_into(
         - 0.8660254037844386 * front_left_ring1_skin_z_z;
     let front_left_skin_1_5_position_x = front_left_ring1_position_x + t97
         - 0.8660254037844386 * front_left_ring1_skin_z_x;
-    let front_left_tip_local_bend_z_column_w_x = front_left_bend_y
+    let front_left_tip_local_bend_z_column_w_x = cache.front_left_bend_y
         * cache.front_left_bend_squared_c2;
     let front_left_tip_local_subspace1_w_x = p.limb_length
         * front_left_tip_local_bend_z_column_w_x;
@@ -23812,7 +23847,7 @@ pub fn contact_velocities_into(
         - t78 * cache.front_left_bend_squared_c3;
     let front_left_tip_local_subspace0_w_z = p.limb_length
         * front_left_tip_local_bend_y_column_w_z;
-    let front_left_tip_local_bend_y_column_w_x = -(front_left_bend_z
+    let front_left_tip_local_bend_y_column_w_x = -(cache.front_left_bend_z
         * cache.front_left_bend_squared_c2);
     let front_left_tip_local_subspace0_w_x = front_left_tip_local_bend_y_column_w_x
         * p.limb_length;
@@ -23827,7 +23862,7 @@ pub fn contact_velocities_into(
     let front_left_tip_velocity_w_z = qd[13] * front_left_tip_subspace1_w_z
         + base_roll_velocity_w_z + front_left_tip_subspace0_w_z * qd[12];
     let t98 = 1.0 - t79 * cache.front_left_bend_squared_c2;
-    let t99 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+    let t99 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
     let t100 = -(cache.front_left_bend_squared_c2 * t77);
     let front_left_tip_rotation_11 = cache.front_left_rotation_11 * t98
         + t99 * cache.front_left_rotation_10 + cache.front_left_rotation_12 * t100;
@@ -23956,7 +23991,7 @@ pub fn contact_velocities_into(
         - front_left_tip_subspace1_w_x * cache.front_left_position_y;
     let front_left_tip_velocity_v_z = front_left_tip_subspace0_v_z * qd[12]
         + base_roll_velocity_v_z + front_left_tip_subspace1_v_z * qd[13];
-    let t106 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
+    let t106 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
     let t107 = 1.0 - cache.front_left_bend_squared_c2 * t78;
     let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t100
         + cache.front_left_rotation_10 * t106 + t107 * cache.front_left_rotation_12;
@@ -24468,34 +24503,31 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = 0.5 * cache.back_ring1_bend_c1 * back_bend_z;
-    let back_bend_y = q[8] * p.limb_length;
-    let back_bend_squared = back_bend_y * back_bend_y + back_bend_z * back_bend_z;
+    let t0 = 0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z;
+    let back_bend_squared = cache.back_bend_y * cache.back_bend_y
+        + cache.back_bend_z * cache.back_bend_z;
     let t1 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * back_bend_squared;
-    let t2 = 0.5 * back_bend_y * cache.back_ring1_bend_c1;
+    let t2 = 0.5 * cache.back_bend_y * cache.back_ring1_bend_c1;
     let back_ring1_rotation_00 = cache.back_rotation_02 * t0
         + t1 * cache.back_rotation_00 + cache.back_rotation_01 * t2;
     let back_ring1_rotation_10 = cache.back_rotation_11 * t2
         + t0 * cache.back_rotation_12 + t1 * cache.back_rotation_10;
     let back_ring1_rotation_20 = cache.back_rotation_22 * t0
         + t2 * cache.back_rotation_21 + t1 * cache.back_rotation_20;
-    let t3 = cache.back_bend_squared_c1 * back_bend_z;
+    let t3 = cache.back_bend_squared_c1 * cache.back_bend_z;
     let t4 = 1.0 - cache.back_bend_squared_c2 * back_bend_squared;
-    let t5 = cache.back_bend_squared_c1 * back_bend_y;
+    let t5 = cache.back_bend_squared_c1 * cache.back_bend_y;
     let back_tip_rotation_00 = cache.back_rotation_02 * t3 + cache.back_rotation_00 * t4
         + t5 * cache.back_rotation_01;
     let back_tip_rotation_10 = cache.back_rotation_11 * t5 + cache.back_rotation_10 * t4
         + t3 * cache.back_rotation_12;
     let back_tip_rotation_20 = t5 * cache.back_rotation_21 + t4 * cache.back_rotation_20
         + cache.back_rotation_22 * t3;
-    let front_right_bend_z = p.limb_length * q[11];
-    let front_right_bend_y = p.limb_length * q[10];
-    let front_right_bend_squared = front_right_bend_z * front_right_bend_z
-        + front_right_bend_y * front_right_bend_y;
+    let front_right_bend_squared = cache.front_right_bend_z * cache.front_right_bend_z
+        + cache.front_right_bend_y * cache.front_right_bend_y;
     let t6 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * front_right_bend_squared;
-    let t7 = 0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z;
-    let t8 = 0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y;
+    let t7 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z;
+    let t8 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y;
     let front_right_ring1_rotation_00 = cache.front_right_rotation_00 * t6
         + cache.front_right_rotation_02 * t7 + cache.front_right_rotation_01 * t8;
     let front_right_ring1_rotation_10 = cache.front_right_rotation_10 * t6
@@ -24503,20 +24535,18 @@ pub fn contact_axes_into(
     let front_right_ring1_rotation_20 = cache.front_right_rotation_22 * t7
         + cache.front_right_rotation_21 * t8 + cache.front_right_rotation_20 * t6;
     let t9 = 1.0 - front_right_bend_squared * cache.front_right_bend_squared_c2;
-    let t10 = cache.front_right_bend_squared_c1 * front_right_bend_z;
-    let t11 = cache.front_right_bend_squared_c1 * front_right_bend_y;
+    let t10 = cache.front_right_bend_squared_c1 * cache.front_right_bend_z;
+    let t11 = cache.front_right_bend_squared_c1 * cache.front_right_bend_y;
     let front_right_tip_rotation_00 = cache.front_right_rotation_00 * t9
         + cache.front_right_rotation_02 * t10 + cache.front_right_rotation_01 * t11;
     let front_right_tip_rotation_10 = cache.front_right_rotation_10 * t9
         + cache.front_right_rotation_11 * t11 + t10 * cache.front_right_rotation_12;
     let front_right_tip_rotation_20 = cache.front_right_rotation_21 * t11
         + t9 * cache.front_right_rotation_20 + t10 * cache.front_right_rotation_22;
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t12 = 0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z;
-    let front_left_bend_y = p.limb_length * q[12];
-    let t13 = 0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1;
-    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
-        + front_left_bend_z * front_left_bend_z;
+    let t12 = 0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z;
+    let t13 = 0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1;
+    let front_left_bend_squared = cache.front_left_bend_y * cache.front_left_bend_y
+        + cache.front_left_bend_z * cache.front_left_bend_z;
     let t14 = 1.0 - 0.25 * front_left_bend_squared * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_00 = cache.front_left_rotation_02 * t12
         + t13 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t14;
@@ -24525,8 +24555,8 @@ pub fn contact_axes_into(
     let front_left_ring1_rotation_20 = cache.front_left_rotation_22 * t12
         + cache.front_left_rotation_21 * t13 + cache.front_left_rotation_20 * t14;
     let t15 = 1.0 - front_left_bend_squared * cache.front_left_bend_squared_c2;
-    let t16 = front_left_bend_z * cache.front_left_bend_squared_c1;
-    let t17 = front_left_bend_y * cache.front_left_bend_squared_c1;
+    let t16 = cache.front_left_bend_z * cache.front_left_bend_squared_c1;
+    let t17 = cache.front_left_bend_y * cache.front_left_bend_squared_c1;
     let front_left_tip_rotation_00 = cache.front_left_rotation_00 * t15
         + cache.front_left_rotation_02 * t16 + t17 * cache.front_left_rotation_01;
     let front_left_tip_rotation_10 = t17 * cache.front_left_rotation_11
@@ -24878,16 +24908,16 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * back_bend_z);
-    let back_bend_y = q[8] * p.limb_length;
-    let t1 = 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * p.limb_length);
+    let t0 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * cache.back_bend_z);
+    let t1 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * p.limb_length);
     let t2 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
     let back_ring1_position_x = cache.back_position_x + t0 * cache.back_rotation_02
         + t1 * cache.back_rotation_01 + t2 * cache.back_rotation_00;
-    let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let t4 = -(0.5 * back_bend_y * cache.back_ring1_bend_c1);
-    let t5 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_z));
+    let t3 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t4 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
+    let t5 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_y * cache.back_bend_z));
     let back_ring1_rotation_01 = cache.back_rotation_01 * t3
         + cache.back_rotation_00 * t4 + t5 * cache.back_rotation_02;
     let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
@@ -24921,21 +24951,22 @@ pub fn contact_jacobian_7(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_z);
-    let t1 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-    let back_bend_y = q[8] * p.limb_length;
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_z));
+    let t0 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_z * cache.back_bend_z);
+    let t1 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
+    let t2 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_y * cache.back_bend_z));
     let back_ring1_rotation_02 = cache.back_rotation_02 * t0
         + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_01;
     let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
-    let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let t4 = -(0.5 * back_bend_y * cache.back_ring1_bend_c1);
+    let t3 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t4 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
     let back_ring1_rotation_01 = cache.back_rotation_01 * t3
         + cache.back_rotation_00 * t4 + t2 * cache.back_rotation_02;
     let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
-    let t5 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * back_bend_z);
-    let t6 = 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * p.limb_length);
+    let t5 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * cache.back_bend_z);
+    let t6 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * p.limb_length);
     let t7 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
     let back_ring1_position_x = cache.back_position_x + t5 * cache.back_rotation_02
         + t6 * cache.back_rotation_01 + t7 * cache.back_rotation_00;
@@ -24978,21 +25009,22 @@ pub fn contact_jacobian_8(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_z);
-    let t1 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-    let back_bend_y = q[8] * p.limb_length;
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_z));
+    let t0 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_z * cache.back_bend_z);
+    let t1 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
+    let t2 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_y * cache.back_bend_z));
     let back_ring1_rotation_02 = cache.back_rotation_02 * t0
         + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_01;
     let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
-    let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let t4 = -(0.5 * back_bend_y * cache.back_ring1_bend_c1);
+    let t3 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t4 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
     let back_ring1_rotation_01 = cache.back_rotation_01 * t3
         + cache.back_rotation_00 * t4 + t2 * cache.back_rotation_02;
     let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
-    let t5 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * back_bend_z);
-    let t6 = 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * p.limb_length);
+    let t5 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * cache.back_bend_z);
+    let t6 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * p.limb_length);
     let t7 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
     let back_ring1_position_x = cache.back_position_x + t5 * cache.back_rotation_02
         + t6 * cache.back_rotation_01 + t7 * cache.back_rotation_00;
@@ -25035,16 +25067,16 @@ pub fn contact_jacobian_9(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_y = q[8] * p.limb_length;
-    let t0 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let t1 = -(0.5 * back_bend_y * cache.back_ring1_bend_c1);
-    let back_bend_z = p.limb_length * q[9];
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_z));
+    let t0 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t1 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
+    let t2 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_y * cache.back_bend_z));
     let back_ring1_rotation_01 = cache.back_rotation_01 * t0
         + cache.back_rotation_00 * t1 + t2 * cache.back_rotation_02;
     let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
-    let t3 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * back_bend_z);
-    let t4 = 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * p.limb_length);
+    let t3 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * cache.back_bend_z);
+    let t4 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * p.limb_length);
     let t5 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
     let back_ring1_position_x = cache.back_position_x + t3 * cache.back_rotation_02
         + t4 * cache.back_rotation_01 + t5 * cache.back_rotation_00;
@@ -25078,21 +25110,22 @@ pub fn contact_jacobian_10(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_y = q[8] * p.limb_length;
-    let t0 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let t1 = -(0.5 * back_bend_y * cache.back_ring1_bend_c1);
-    let back_bend_z = p.limb_length * q[9];
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_z));
+    let t0 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t1 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
+    let t2 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_y * cache.back_bend_z));
     let back_ring1_rotation_01 = cache.back_rotation_01 * t0
         + cache.back_rotation_00 * t1 + t2 * cache.back_rotation_02;
     let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
-    let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_z);
-    let t4 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
+    let t3 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_z * cache.back_bend_z);
+    let t4 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
     let back_ring1_rotation_02 = cache.back_rotation_02 * t3
         + t4 * cache.back_rotation_00 + t2 * cache.back_rotation_01;
     let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
-    let t5 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * back_bend_z);
-    let t6 = 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * p.limb_length);
+    let t5 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * cache.back_bend_z);
+    let t6 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * p.limb_length);
     let t7 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
     let back_ring1_position_x = cache.back_position_x + t5 * cache.back_rotation_02
         + t6 * cache.back_rotation_01 + t7 * cache.back_rotation_00;
@@ -25138,21 +25171,22 @@ pub fn contact_jacobian_11(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_z);
-    let t1 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-    let back_bend_y = q[8] * p.limb_length;
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_z));
+    let t0 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_z * cache.back_bend_z);
+    let t1 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
+    let t2 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_y * cache.back_bend_z));
     let back_ring1_rotation_02 = cache.back_rotation_02 * t0
         + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_01;
     let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
-    let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let t4 = -(0.5 * back_bend_y * cache.back_ring1_bend_c1);
+    let t3 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t4 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
     let back_ring1_rotation_01 = cache.back_rotation_01 * t3
         + cache.back_rotation_00 * t4 + t2 * cache.back_rotation_02;
     let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
-    let t5 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * back_bend_z);
-    let t6 = 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * p.limb_length);
+    let t5 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * cache.back_bend_z);
+    let t6 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * p.limb_length);
     let t7 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
     let back_ring1_position_x = cache.back_position_x + t5 * cache.back_rotation_02
         + t6 * cache.back_rotation_01 + t7 * cache.back_rotation_00;
@@ -25195,16 +25229,14 @@ pub fn contact_jacobian_12(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = (p.limb_length * back_bend_z) * cache.back_bend_squared_c2;
+    let t0 = (p.limb_length * cache.back_bend_z) * cache.back_bend_squared_c2;
     let t1 = cache.back_bend_squared_c1 * p.limb_length;
-    let back_bend_y = q[8] * p.limb_length;
-    let t2 = cache.back_bend_squared_c2 * (back_bend_y * p.limb_length);
+    let t2 = cache.back_bend_squared_c2 * (cache.back_bend_y * p.limb_length);
     let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t0
         + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_01;
-    let t3 = -(cache.back_bend_squared_c2 * (back_bend_y * back_bend_z));
-    let t4 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t5 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let t3 = -(cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_z));
+    let t4 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t5 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
     let back_tip_rotation_01 = cache.back_rotation_02 * t3 + cache.back_rotation_01 * t4
         + cache.back_rotation_00 * t5;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
@@ -25238,22 +25270,20 @@ pub fn contact_jacobian_13(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_y = q[8] * p.limb_length;
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = -(cache.back_bend_squared_c2 * (back_bend_y * back_bend_z));
-    let t1 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t2 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let t0 = -(cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_z));
+    let t1 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t2 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
     let back_tip_rotation_01 = cache.back_rotation_02 * t0 + cache.back_rotation_01 * t1
         + cache.back_rotation_00 * t2;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
-    let t3 = -(cache.back_bend_squared_c1 * back_bend_z);
-    let t4 = 1.0 - cache.back_bend_squared_c2 * (back_bend_z * back_bend_z);
+    let t3 = -(cache.back_bend_squared_c1 * cache.back_bend_z);
+    let t4 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_z * cache.back_bend_z);
     let back_tip_rotation_02 = cache.back_rotation_00 * t3 + cache.back_rotation_02 * t4
         + cache.back_rotation_01 * t0;
     let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
-    let t5 = (p.limb_length * back_bend_z) * cache.back_bend_squared_c2;
+    let t5 = (p.limb_length * cache.back_bend_z) * cache.back_bend_squared_c2;
     let t6 = cache.back_bend_squared_c1 * p.limb_length;
-    let t7 = cache.back_bend_squared_c2 * (back_bend_y * p.limb_length);
+    let t7 = cache.back_bend_squared_c2 * (cache.back_bend_y * p.limb_length);
     let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t5
         + t6 * cache.back_rotation_00 + t7 * cache.back_rotation_01;
     let back_skin_2_1_position_x = 0.5000000000000001 * back_ring2_skin_y_x
@@ -25296,21 +25326,19 @@ pub fn contact_jacobian_14(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_y = q[8] * p.limb_length;
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = -(cache.back_bend_squared_c2 * (back_bend_y * back_bend_z));
-    let t1 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t2 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let t0 = -(cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_z));
+    let t1 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t2 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
     let back_tip_rotation_01 = cache.back_rotation_02 * t0 + cache.back_rotation_01 * t1
         + cache.back_rotation_00 * t2;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
-    let t3 = (p.limb_length * back_bend_z) * cache.back_bend_squared_c2;
+    let t3 = (p.limb_length * cache.back_bend_z) * cache.back_bend_squared_c2;
     let t4 = cache.back_bend_squared_c1 * p.limb_length;
-    let t5 = cache.back_bend_squared_c2 * (back_bend_y * p.limb_length);
+    let t5 = cache.back_bend_squared_c2 * (cache.back_bend_y * p.limb_length);
     let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t3
         + t4 * cache.back_rotation_00 + t5 * cache.back_rotation_01;
-    let t6 = -(cache.back_bend_squared_c1 * back_bend_z);
-    let t7 = 1.0 - cache.back_bend_squared_c2 * (back_bend_z * back_bend_z);
+    let t6 = -(cache.back_bend_squared_c1 * cache.back_bend_z);
+    let t7 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_z * cache.back_bend_z);
     let back_tip_rotation_02 = cache.back_rotation_00 * t6 + cache.back_rotation_02 * t7
         + cache.back_rotation_01 * t0;
     let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
@@ -25355,17 +25383,15 @@ pub fn contact_jacobian_15(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_y = q[8] * p.limb_length;
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = -(cache.back_bend_squared_c2 * (back_bend_y * back_bend_z));
-    let t1 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t2 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let t0 = -(cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_z));
+    let t1 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t2 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
     let back_tip_rotation_01 = cache.back_rotation_02 * t0 + cache.back_rotation_01 * t1
         + cache.back_rotation_00 * t2;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
-    let t3 = (p.limb_length * back_bend_z) * cache.back_bend_squared_c2;
+    let t3 = (p.limb_length * cache.back_bend_z) * cache.back_bend_squared_c2;
     let t4 = cache.back_bend_squared_c1 * p.limb_length;
-    let t5 = cache.back_bend_squared_c2 * (back_bend_y * p.limb_length);
+    let t5 = cache.back_bend_squared_c2 * (cache.back_bend_y * p.limb_length);
     let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t3
         + t4 * cache.back_rotation_00 + t5 * cache.back_rotation_01;
     let back_skin_2_3_position_x = back_tip_position_x - back_ring2_skin_y_x;
@@ -25398,22 +25424,20 @@ pub fn contact_jacobian_16(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = -(cache.back_bend_squared_c1 * back_bend_z);
-    let t1 = 1.0 - cache.back_bend_squared_c2 * (back_bend_z * back_bend_z);
-    let back_bend_y = q[8] * p.limb_length;
-    let t2 = -(cache.back_bend_squared_c2 * (back_bend_y * back_bend_z));
+    let t0 = -(cache.back_bend_squared_c1 * cache.back_bend_z);
+    let t1 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_z * cache.back_bend_z);
+    let t2 = -(cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_z));
     let back_tip_rotation_02 = cache.back_rotation_00 * t0 + cache.back_rotation_02 * t1
         + cache.back_rotation_01 * t2;
     let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
-    let t3 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t4 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let t3 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t4 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
     let back_tip_rotation_01 = cache.back_rotation_02 * t2 + cache.back_rotation_01 * t3
         + cache.back_rotation_00 * t4;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
-    let t5 = (p.limb_length * back_bend_z) * cache.back_bend_squared_c2;
+    let t5 = (p.limb_length * cache.back_bend_z) * cache.back_bend_squared_c2;
     let t6 = cache.back_bend_squared_c1 * p.limb_length;
-    let t7 = cache.back_bend_squared_c2 * (back_bend_y * p.limb_length);
+    let t7 = cache.back_bend_squared_c2 * (cache.back_bend_y * p.limb_length);
     let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t5
         + t6 * cache.back_rotation_00 + t7 * cache.back_rotation_01;
     let back_skin_2_4_position_x = back_tip_position_x
@@ -25458,22 +25482,20 @@ pub fn contact_jacobian_17(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let back_bend_z = p.limb_length * q[9];
-    let t0 = -(cache.back_bend_squared_c1 * back_bend_z);
-    let t1 = 1.0 - cache.back_bend_squared_c2 * (back_bend_z * back_bend_z);
-    let back_bend_y = q[8] * p.limb_length;
-    let t2 = -(cache.back_bend_squared_c2 * (back_bend_y * back_bend_z));
+    let t0 = -(cache.back_bend_squared_c1 * cache.back_bend_z);
+    let t1 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_z * cache.back_bend_z);
+    let t2 = -(cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_z));
     let back_tip_rotation_02 = cache.back_rotation_00 * t0 + cache.back_rotation_02 * t1
         + cache.back_rotation_01 * t2;
     let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
-    let t3 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t4 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let t3 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t4 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
     let back_tip_rotation_01 = cache.back_rotation_02 * t2 + cache.back_rotation_01 * t3
         + cache.back_rotation_00 * t4;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
-    let t5 = (p.limb_length * back_bend_z) * cache.back_bend_squared_c2;
+    let t5 = (p.limb_length * cache.back_bend_z) * cache.back_bend_squared_c2;
     let t6 = cache.back_bend_squared_c1 * p.limb_length;
-    let t7 = cache.back_bend_squared_c2 * (back_bend_y * p.limb_length);
+    let t7 = cache.back_bend_squared_c2 * (cache.back_bend_y * p.limb_length);
     let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t5
         + t6 * cache.back_rotation_00 + t7 * cache.back_rotation_01;
     let back_skin_2_5_position_x = 0.5000000000000001 * back_ring2_skin_y_x
@@ -25691,22 +25713,20 @@ pub fn contact_jacobian_24(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_z = p.limb_length * q[11];
     let t0 = 0.25 * cache.front_right_ring1_bend_c2
-        * (p.limb_length * front_right_bend_z);
+        * (p.limb_length * cache.front_right_bend_z);
     let t1 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-    let front_right_bend_y = p.limb_length * q[10];
-    let t2 = 0.25 * (front_right_bend_y * p.limb_length)
+    let t2 = 0.25 * (cache.front_right_bend_y * p.limb_length)
         * cache.front_right_ring1_bend_c2;
     let front_right_ring1_position_x = t0 * cache.front_right_rotation_02
         + cache.front_right_rotation_00 * t1 + cache.front_right_position_x
         + t2 * cache.front_right_rotation_01;
-    let t3 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
+    let t3 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
     let t4 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t5 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t3
         + cache.front_right_rotation_02 * t4 + cache.front_right_rotation_01 * t5;
     let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
@@ -25745,29 +25765,27 @@ pub fn contact_jacobian_25(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
     let t1 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + cache.front_right_rotation_01 * t2;
     let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let t3 = 0.25 * cache.front_right_ring1_bend_c2
-        * (p.limb_length * front_right_bend_z);
+        * (p.limb_length * cache.front_right_bend_z);
     let t4 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-    let t5 = 0.25 * (front_right_bend_y * p.limb_length)
+    let t5 = 0.25 * (cache.front_right_bend_y * p.limb_length)
         * cache.front_right_ring1_bend_c2;
     let front_right_ring1_position_x = t3 * cache.front_right_rotation_02
         + cache.front_right_rotation_00 * t4 + cache.front_right_position_x
         + t5 * cache.front_right_rotation_01;
     let t6 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_z * front_right_bend_z);
-    let t7 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
+            * (cache.front_right_bend_z * cache.front_right_bend_z);
+    let t7 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
     let front_right_ring1_rotation_02 = t1 * cache.front_right_rotation_01
         + t6 * cache.front_right_rotation_02 + cache.front_right_rotation_00 * t7;
     let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
@@ -25814,29 +25832,27 @@ pub fn contact_jacobian_26(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
     let t1 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + cache.front_right_rotation_01 * t2;
     let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let t3 = 0.25 * cache.front_right_ring1_bend_c2
-        * (p.limb_length * front_right_bend_z);
+        * (p.limb_length * cache.front_right_bend_z);
     let t4 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-    let t5 = 0.25 * (front_right_bend_y * p.limb_length)
+    let t5 = 0.25 * (cache.front_right_bend_y * p.limb_length)
         * cache.front_right_ring1_bend_c2;
     let front_right_ring1_position_x = t3 * cache.front_right_rotation_02
         + cache.front_right_rotation_00 * t4 + cache.front_right_position_x
         + t5 * cache.front_right_rotation_01;
     let t6 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_z * front_right_bend_z);
-    let t7 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
+            * (cache.front_right_bend_z * cache.front_right_bend_z);
+    let t7 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
     let front_right_ring1_rotation_02 = t1 * cache.front_right_rotation_01
         + t6 * cache.front_right_rotation_02 + cache.front_right_rotation_00 * t7;
     let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
@@ -25884,21 +25900,19 @@ pub fn contact_jacobian_27(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
     let t1 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + cache.front_right_rotation_01 * t2;
     let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let t3 = 0.25 * cache.front_right_ring1_bend_c2
-        * (p.limb_length * front_right_bend_z);
+        * (p.limb_length * cache.front_right_bend_z);
     let t4 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-    let t5 = 0.25 * (front_right_bend_y * p.limb_length)
+    let t5 = 0.25 * (cache.front_right_bend_y * p.limb_length)
         * cache.front_right_ring1_bend_c2;
     let front_right_ring1_position_x = t3 * cache.front_right_rotation_02
         + cache.front_right_rotation_00 * t4 + cache.front_right_position_x
@@ -25938,28 +25952,26 @@ pub fn contact_jacobian_28(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
     let t1 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + cache.front_right_rotation_01 * t2;
     let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let t3 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_z * front_right_bend_z);
-    let t4 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
+            * (cache.front_right_bend_z * cache.front_right_bend_z);
+    let t4 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
     let front_right_ring1_rotation_02 = t1 * cache.front_right_rotation_01
         + t3 * cache.front_right_rotation_02 + cache.front_right_rotation_00 * t4;
     let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
     let t5 = 0.25 * cache.front_right_ring1_bend_c2
-        * (p.limb_length * front_right_bend_z);
+        * (p.limb_length * cache.front_right_bend_z);
     let t6 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-    let t7 = 0.25 * (front_right_bend_y * p.limb_length)
+    let t7 = 0.25 * (cache.front_right_bend_y * p.limb_length)
         * cache.front_right_ring1_bend_c2;
     let front_right_ring1_position_x = t5 * cache.front_right_rotation_02
         + cache.front_right_rotation_00 * t6 + cache.front_right_position_x
@@ -26008,29 +26020,27 @@ pub fn contact_jacobian_29(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
     let t1 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
     let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + cache.front_right_rotation_01 * t2;
     let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let t3 = 0.25 * cache.front_right_ring1_bend_c2
-        * (p.limb_length * front_right_bend_z);
+        * (p.limb_length * cache.front_right_bend_z);
     let t4 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-    let t5 = 0.25 * (front_right_bend_y * p.limb_length)
+    let t5 = 0.25 * (cache.front_right_bend_y * p.limb_length)
         * cache.front_right_ring1_bend_c2;
     let front_right_ring1_position_x = t3 * cache.front_right_rotation_02
         + cache.front_right_rotation_00 * t4 + cache.front_right_position_x
         + t5 * cache.front_right_rotation_01;
     let t6 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_z * front_right_bend_z);
-    let t7 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
+            * (cache.front_right_bend_z * cache.front_right_bend_z);
+    let t7 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
     let front_right_ring1_rotation_02 = t1 * cache.front_right_rotation_01
         + t6 * cache.front_right_rotation_02 + cache.front_right_rotation_00 * t7;
     let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
@@ -26077,19 +26087,20 @@ pub fn contact_jacobian_30(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
     let t1 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
-        - (front_right_bend_y * front_right_bend_y) * cache.front_right_bend_squared_c2;
+        - (cache.front_right_bend_y * cache.front_right_bend_y)
+            * cache.front_right_bend_squared_c2;
     let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + t2 * cache.front_right_rotation_01;
     let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
     let t3 = cache.front_right_bend_squared_c1 * p.limb_length;
-    let t4 = (front_right_bend_y * p.limb_length) * cache.front_right_bend_squared_c2;
-    let t5 = cache.front_right_bend_squared_c2 * (p.limb_length * front_right_bend_z);
+    let t4 = (cache.front_right_bend_y * p.limb_length)
+        * cache.front_right_bend_squared_c2;
+    let t5 = cache.front_right_bend_squared_c2
+        * (p.limb_length * cache.front_right_bend_z);
     let front_right_tip_position_x = cache.front_right_rotation_00 * t3
         + t4 * cache.front_right_rotation_01 + cache.front_right_position_x
         + t5 * cache.front_right_rotation_02;
@@ -26128,25 +26139,27 @@ pub fn contact_jacobian_31(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
     let t1 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
-        - (front_right_bend_y * front_right_bend_y) * cache.front_right_bend_squared_c2;
+        - (cache.front_right_bend_y * cache.front_right_bend_y)
+            * cache.front_right_bend_squared_c2;
     let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + t2 * cache.front_right_rotation_01;
     let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
     let t3 = 1.0
-        - (front_right_bend_z * front_right_bend_z) * cache.front_right_bend_squared_c2;
-    let t4 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+        - (cache.front_right_bend_z * cache.front_right_bend_z)
+            * cache.front_right_bend_squared_c2;
+    let t4 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
     let front_right_tip_rotation_02 = cache.front_right_rotation_02 * t3
         + cache.front_right_rotation_00 * t4 + cache.front_right_rotation_01 * t1;
     let front_right_ring2_skin_z_x = front_right_tip_rotation_02 * p.limb_radius;
     let t5 = cache.front_right_bend_squared_c1 * p.limb_length;
-    let t6 = (front_right_bend_y * p.limb_length) * cache.front_right_bend_squared_c2;
-    let t7 = cache.front_right_bend_squared_c2 * (p.limb_length * front_right_bend_z);
+    let t6 = (cache.front_right_bend_y * p.limb_length)
+        * cache.front_right_bend_squared_c2;
+    let t7 = cache.front_right_bend_squared_c2
+        * (p.limb_length * cache.front_right_bend_z);
     let front_right_tip_position_x = cache.front_right_rotation_00 * t5
         + t6 * cache.front_right_rotation_01 + cache.front_right_position_x
         + t7 * cache.front_right_rotation_02;
@@ -26192,25 +26205,27 @@ pub fn contact_jacobian_32(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
     let t1 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
-        - (front_right_bend_y * front_right_bend_y) * cache.front_right_bend_squared_c2;
+        - (cache.front_right_bend_y * cache.front_right_bend_y)
+            * cache.front_right_bend_squared_c2;
     let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + t2 * cache.front_right_rotation_01;
     let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
     let t3 = 1.0
-        - (front_right_bend_z * front_right_bend_z) * cache.front_right_bend_squared_c2;
-    let t4 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+        - (cache.front_right_bend_z * cache.front_right_bend_z)
+            * cache.front_right_bend_squared_c2;
+    let t4 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
     let front_right_tip_rotation_02 = cache.front_right_rotation_02 * t3
         + cache.front_right_rotation_00 * t4 + cache.front_right_rotation_01 * t1;
     let front_right_ring2_skin_z_x = front_right_tip_rotation_02 * p.limb_radius;
     let t5 = cache.front_right_bend_squared_c1 * p.limb_length;
-    let t6 = (front_right_bend_y * p.limb_length) * cache.front_right_bend_squared_c2;
-    let t7 = cache.front_right_bend_squared_c2 * (p.limb_length * front_right_bend_z);
+    let t6 = (cache.front_right_bend_y * p.limb_length)
+        * cache.front_right_bend_squared_c2;
+    let t7 = cache.front_right_bend_squared_c2
+        * (p.limb_length * cache.front_right_bend_z);
     let front_right_tip_position_x = cache.front_right_rotation_00 * t5
         + t6 * cache.front_right_rotation_01 + cache.front_right_position_x
         + t7 * cache.front_right_rotation_02;
@@ -26256,19 +26271,20 @@ pub fn contact_jacobian_33(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
     let t1 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
-        - (front_right_bend_y * front_right_bend_y) * cache.front_right_bend_squared_c2;
+        - (cache.front_right_bend_y * cache.front_right_bend_y)
+            * cache.front_right_bend_squared_c2;
     let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + t2 * cache.front_right_rotation_01;
     let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
     let t3 = cache.front_right_bend_squared_c1 * p.limb_length;
-    let t4 = (front_right_bend_y * p.limb_length) * cache.front_right_bend_squared_c2;
-    let t5 = cache.front_right_bend_squared_c2 * (p.limb_length * front_right_bend_z);
+    let t4 = (cache.front_right_bend_y * p.limb_length)
+        * cache.front_right_bend_squared_c2;
+    let t5 = cache.front_right_bend_squared_c2
+        * (p.limb_length * cache.front_right_bend_z);
     let front_right_tip_position_x = cache.front_right_rotation_00 * t3
         + t4 * cache.front_right_rotation_01 + cache.front_right_position_x
         + t5 * cache.front_right_rotation_02;
@@ -26307,25 +26323,27 @@ pub fn contact_jacobian_34(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
     let t1 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
-        - (front_right_bend_y * front_right_bend_y) * cache.front_right_bend_squared_c2;
+        - (cache.front_right_bend_y * cache.front_right_bend_y)
+            * cache.front_right_bend_squared_c2;
     let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + t2 * cache.front_right_rotation_01;
     let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
     let t3 = 1.0
-        - (front_right_bend_z * front_right_bend_z) * cache.front_right_bend_squared_c2;
-    let t4 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+        - (cache.front_right_bend_z * cache.front_right_bend_z)
+            * cache.front_right_bend_squared_c2;
+    let t4 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
     let front_right_tip_rotation_02 = cache.front_right_rotation_02 * t3
         + cache.front_right_rotation_00 * t4 + cache.front_right_rotation_01 * t1;
     let front_right_ring2_skin_z_x = front_right_tip_rotation_02 * p.limb_radius;
     let t5 = cache.front_right_bend_squared_c1 * p.limb_length;
-    let t6 = (front_right_bend_y * p.limb_length) * cache.front_right_bend_squared_c2;
-    let t7 = cache.front_right_bend_squared_c2 * (p.limb_length * front_right_bend_z);
+    let t6 = (cache.front_right_bend_y * p.limb_length)
+        * cache.front_right_bend_squared_c2;
+    let t7 = cache.front_right_bend_squared_c2
+        * (p.limb_length * cache.front_right_bend_z);
     let front_right_tip_position_x = cache.front_right_rotation_00 * t5
         + t6 * cache.front_right_rotation_01 + cache.front_right_position_x
         + t7 * cache.front_right_rotation_02;
@@ -26373,25 +26391,27 @@ pub fn contact_jacobian_35(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_right_bend_y = p.limb_length * q[10];
-    let t0 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_bend_z = p.limb_length * q[11];
+    let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
     let t1 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_y * front_right_bend_z));
+        * (cache.front_right_bend_y * cache.front_right_bend_z));
     let t2 = 1.0
-        - (front_right_bend_y * front_right_bend_y) * cache.front_right_bend_squared_c2;
+        - (cache.front_right_bend_y * cache.front_right_bend_y)
+            * cache.front_right_bend_squared_c2;
     let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t0
         + cache.front_right_rotation_02 * t1 + t2 * cache.front_right_rotation_01;
     let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
     let t3 = 1.0
-        - (front_right_bend_z * front_right_bend_z) * cache.front_right_bend_squared_c2;
-    let t4 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+        - (cache.front_right_bend_z * cache.front_right_bend_z)
+            * cache.front_right_bend_squared_c2;
+    let t4 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
     let front_right_tip_rotation_02 = cache.front_right_rotation_02 * t3
         + cache.front_right_rotation_00 * t4 + cache.front_right_rotation_01 * t1;
     let front_right_ring2_skin_z_x = front_right_tip_rotation_02 * p.limb_radius;
     let t5 = cache.front_right_bend_squared_c1 * p.limb_length;
-    let t6 = (front_right_bend_y * p.limb_length) * cache.front_right_bend_squared_c2;
-    let t7 = cache.front_right_bend_squared_c2 * (p.limb_length * front_right_bend_z);
+    let t6 = (cache.front_right_bend_y * p.limb_length)
+        * cache.front_right_bend_squared_c2;
+    let t7 = cache.front_right_bend_squared_c2
+        * (p.limb_length * cache.front_right_bend_z);
     let front_right_tip_position_x = cache.front_right_rotation_00 * t5
         + t6 * cache.front_right_rotation_01 + cache.front_right_position_x
         + t7 * cache.front_right_rotation_02;
@@ -26617,19 +26637,19 @@ pub fn contact_jacobian_42(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t0 = 0.25 * (p.limb_length * front_left_bend_z) * cache.front_left_ring1_bend_c2;
+    let t0 = 0.25 * (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_ring1_bend_c2;
     let t1 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-    let front_left_bend_y = p.limb_length * q[12];
-    let t2 = 0.25 * (front_left_bend_y * p.limb_length) * cache.front_left_ring1_bend_c2;
+    let t2 = 0.25 * (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
         + cache.front_left_rotation_02 * t0 + cache.front_left_rotation_00 * t1
         + t2 * cache.front_left_rotation_01;
     let t3 = -(0.25 * cache.front_left_ring1_bend_c2
-        * (front_left_bend_y * front_left_bend_z));
-    let t4 = -(0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1);
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
+    let t4 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
     let t5 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
+        - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
             * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_01 = t3 * cache.front_left_rotation_02
         + cache.front_left_rotation_00 * t4 + cache.front_left_rotation_01 * t5;
@@ -26669,26 +26689,26 @@ pub fn contact_jacobian_43(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-    let front_left_bend_y = p.limb_length * q[12];
+    let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
     let t1 = -(0.25 * cache.front_left_ring1_bend_c2
-        * (front_left_bend_y * front_left_bend_z));
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
     let t2 = 1.0
         - 0.25 * cache.front_left_ring1_bend_c2
-            * (front_left_bend_z * front_left_bend_z);
+            * (cache.front_left_bend_z * cache.front_left_bend_z);
     let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t0
         + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t2;
     let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
-    let t3 = 0.25 * (p.limb_length * front_left_bend_z) * cache.front_left_ring1_bend_c2;
+    let t3 = 0.25 * (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_ring1_bend_c2;
     let t4 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-    let t5 = 0.25 * (front_left_bend_y * p.limb_length) * cache.front_left_ring1_bend_c2;
+    let t5 = 0.25 * (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
         + cache.front_left_rotation_02 * t3 + cache.front_left_rotation_00 * t4
         + t5 * cache.front_left_rotation_01;
-    let t6 = -(0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1);
+    let t6 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
     let t7 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
+        - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
             * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_01 = t1 * cache.front_left_rotation_02
         + cache.front_left_rotation_00 * t6 + cache.front_left_rotation_01 * t7;
@@ -26735,27 +26755,27 @@ pub fn contact_jacobian_44(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t0 = 0.25 * (p.limb_length * front_left_bend_z) * cache.front_left_ring1_bend_c2;
+    let t0 = 0.25 * (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_ring1_bend_c2;
     let t1 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-    let front_left_bend_y = p.limb_length * q[12];
-    let t2 = 0.25 * (front_left_bend_y * p.limb_length) * cache.front_left_ring1_bend_c2;
+    let t2 = 0.25 * (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
         + cache.front_left_rotation_02 * t0 + cache.front_left_rotation_00 * t1
         + t2 * cache.front_left_rotation_01;
     let t3 = -(0.25 * cache.front_left_ring1_bend_c2
-        * (front_left_bend_y * front_left_bend_z));
-    let t4 = -(0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1);
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
+    let t4 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
     let t5 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
+        - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
             * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_01 = t3 * cache.front_left_rotation_02
         + cache.front_left_rotation_00 * t4 + cache.front_left_rotation_01 * t5;
     let front_left_ring1_skin_y_x = front_left_ring1_rotation_01 * p.limb_radius;
-    let t6 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
+    let t6 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
     let t7 = 1.0
         - 0.25 * cache.front_left_ring1_bend_c2
-            * (front_left_bend_z * front_left_bend_z);
+            * (cache.front_left_bend_z * cache.front_left_bend_z);
     let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t6
         + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t7;
     let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
@@ -26802,20 +26822,20 @@ pub fn contact_jacobian_45(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_y = p.limb_length * q[12];
-    let front_left_bend_z = q[13] * p.limb_length;
     let t0 = -(0.25 * cache.front_left_ring1_bend_c2
-        * (front_left_bend_y * front_left_bend_z));
-    let t1 = -(0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1);
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
+    let t1 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
     let t2 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
+        - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
             * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_01 = t0 * cache.front_left_rotation_02
         + cache.front_left_rotation_00 * t1 + cache.front_left_rotation_01 * t2;
     let front_left_ring1_skin_y_x = front_left_ring1_rotation_01 * p.limb_radius;
-    let t3 = 0.25 * (p.limb_length * front_left_bend_z) * cache.front_left_ring1_bend_c2;
+    let t3 = 0.25 * (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_ring1_bend_c2;
     let t4 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-    let t5 = 0.25 * (front_left_bend_y * p.limb_length) * cache.front_left_ring1_bend_c2;
+    let t5 = 0.25 * (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
         + cache.front_left_rotation_02 * t3 + cache.front_left_rotation_00 * t4
         + t5 * cache.front_left_rotation_01;
@@ -26854,27 +26874,27 @@ pub fn contact_jacobian_46(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-    let front_left_bend_y = p.limb_length * q[12];
+    let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
     let t1 = -(0.25 * cache.front_left_ring1_bend_c2
-        * (front_left_bend_y * front_left_bend_z));
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
     let t2 = 1.0
         - 0.25 * cache.front_left_ring1_bend_c2
-            * (front_left_bend_z * front_left_bend_z);
+            * (cache.front_left_bend_z * cache.front_left_bend_z);
     let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t0
         + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t2;
     let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
-    let t3 = -(0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1);
+    let t3 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
     let t4 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
+        - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
             * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_01 = t1 * cache.front_left_rotation_02
         + cache.front_left_rotation_00 * t3 + cache.front_left_rotation_01 * t4;
     let front_left_ring1_skin_y_x = front_left_ring1_rotation_01 * p.limb_radius;
-    let t5 = 0.25 * (p.limb_length * front_left_bend_z) * cache.front_left_ring1_bend_c2;
+    let t5 = 0.25 * (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_ring1_bend_c2;
     let t6 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-    let t7 = 0.25 * (front_left_bend_y * p.limb_length) * cache.front_left_ring1_bend_c2;
+    let t7 = 0.25 * (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
         + cache.front_left_rotation_02 * t5 + cache.front_left_rotation_00 * t6
         + t7 * cache.front_left_rotation_01;
@@ -26922,26 +26942,26 @@ pub fn contact_jacobian_47(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-    let front_left_bend_y = p.limb_length * q[12];
+    let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
     let t1 = -(0.25 * cache.front_left_ring1_bend_c2
-        * (front_left_bend_y * front_left_bend_z));
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
     let t2 = 1.0
         - 0.25 * cache.front_left_ring1_bend_c2
-            * (front_left_bend_z * front_left_bend_z);
+            * (cache.front_left_bend_z * cache.front_left_bend_z);
     let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t0
         + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t2;
     let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
-    let t3 = 0.25 * (p.limb_length * front_left_bend_z) * cache.front_left_ring1_bend_c2;
+    let t3 = 0.25 * (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_ring1_bend_c2;
     let t4 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-    let t5 = 0.25 * (front_left_bend_y * p.limb_length) * cache.front_left_ring1_bend_c2;
+    let t5 = 0.25 * (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
         + cache.front_left_rotation_02 * t3 + cache.front_left_rotation_00 * t4
         + t5 * cache.front_left_rotation_01;
-    let t6 = -(0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1);
+    let t6 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
     let t7 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
+        - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
             * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_01 = t1 * cache.front_left_rotation_02
         + cache.front_left_rotation_00 * t6 + cache.front_left_rotation_01 * t7;
@@ -26989,19 +27009,20 @@ pub fn contact_jacobian_48(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_y = p.limb_length * q[12];
-    let front_left_bend_z = q[13] * p.limb_length;
     let t0 = -(cache.front_left_bend_squared_c2
-        * (front_left_bend_y * front_left_bend_z));
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
     let t1 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t2 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+        - (cache.front_left_bend_y * cache.front_left_bend_y)
+            * cache.front_left_bend_squared_c2;
+    let t2 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t0
         + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t2;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
-    let t3 = (front_left_bend_y * p.limb_length) * cache.front_left_bend_squared_c2;
+    let t3 = (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_bend_squared_c2;
     let t4 = p.limb_length * cache.front_left_bend_squared_c1;
-    let t5 = (p.limb_length * front_left_bend_z) * cache.front_left_bend_squared_c2;
+    let t5 = (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_bend_squared_c2;
     let front_left_tip_position_x = cache.front_left_position_x
         + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t4
         + cache.front_left_rotation_02 * t5;
@@ -27040,25 +27061,27 @@ pub fn contact_jacobian_49(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_y = p.limb_length * q[12];
-    let front_left_bend_z = q[13] * p.limb_length;
     let t0 = -(cache.front_left_bend_squared_c2
-        * (front_left_bend_y * front_left_bend_z));
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
     let t1 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t2 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+        - (cache.front_left_bend_y * cache.front_left_bend_y)
+            * cache.front_left_bend_squared_c2;
+    let t2 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t0
         + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t2;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
-    let t3 = (front_left_bend_y * p.limb_length) * cache.front_left_bend_squared_c2;
+    let t3 = (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_bend_squared_c2;
     let t4 = p.limb_length * cache.front_left_bend_squared_c1;
-    let t5 = (p.limb_length * front_left_bend_z) * cache.front_left_bend_squared_c2;
+    let t5 = (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_bend_squared_c2;
     let front_left_tip_position_x = cache.front_left_position_x
         + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t4
         + cache.front_left_rotation_02 * t5;
     let t6 = 1.0
-        - cache.front_left_bend_squared_c2 * (front_left_bend_z * front_left_bend_z);
-    let t7 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
+        - cache.front_left_bend_squared_c2
+            * (cache.front_left_bend_z * cache.front_left_bend_z);
+    let t7 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_02 = t0 * cache.front_left_rotation_01
         + cache.front_left_rotation_02 * t6 + cache.front_left_rotation_00 * t7;
     let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
@@ -27103,25 +27126,27 @@ pub fn contact_jacobian_50(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_y = p.limb_length * q[12];
-    let front_left_bend_z = q[13] * p.limb_length;
     let t0 = -(cache.front_left_bend_squared_c2
-        * (front_left_bend_y * front_left_bend_z));
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
     let t1 = 1.0
-        - cache.front_left_bend_squared_c2 * (front_left_bend_z * front_left_bend_z);
-    let t2 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
+        - cache.front_left_bend_squared_c2
+            * (cache.front_left_bend_z * cache.front_left_bend_z);
+    let t2 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_02 = t0 * cache.front_left_rotation_01
         + cache.front_left_rotation_02 * t1 + cache.front_left_rotation_00 * t2;
     let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
     let t3 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t4 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+        - (cache.front_left_bend_y * cache.front_left_bend_y)
+            * cache.front_left_bend_squared_c2;
+    let t4 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t0
         + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t4;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
-    let t5 = (front_left_bend_y * p.limb_length) * cache.front_left_bend_squared_c2;
+    let t5 = (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_bend_squared_c2;
     let t6 = p.limb_length * cache.front_left_bend_squared_c1;
-    let t7 = (p.limb_length * front_left_bend_z) * cache.front_left_bend_squared_c2;
+    let t7 = (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_bend_squared_c2;
     let front_left_tip_position_x = cache.front_left_position_x
         + t5 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t6
         + cache.front_left_rotation_02 * t7;
@@ -27166,19 +27191,20 @@ pub fn contact_jacobian_51(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_y = p.limb_length * q[12];
-    let front_left_bend_z = q[13] * p.limb_length;
     let t0 = -(cache.front_left_bend_squared_c2
-        * (front_left_bend_y * front_left_bend_z));
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
     let t1 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t2 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+        - (cache.front_left_bend_y * cache.front_left_bend_y)
+            * cache.front_left_bend_squared_c2;
+    let t2 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t0
         + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t2;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
-    let t3 = (front_left_bend_y * p.limb_length) * cache.front_left_bend_squared_c2;
+    let t3 = (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_bend_squared_c2;
     let t4 = p.limb_length * cache.front_left_bend_squared_c1;
-    let t5 = (p.limb_length * front_left_bend_z) * cache.front_left_bend_squared_c2;
+    let t5 = (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_bend_squared_c2;
     let front_left_tip_position_x = cache.front_left_position_x
         + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t4
         + cache.front_left_rotation_02 * t5;
@@ -27217,25 +27243,27 @@ pub fn contact_jacobian_52(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_y = p.limb_length * q[12];
-    let front_left_bend_z = q[13] * p.limb_length;
     let t0 = -(cache.front_left_bend_squared_c2
-        * (front_left_bend_y * front_left_bend_z));
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
     let t1 = 1.0
-        - cache.front_left_bend_squared_c2 * (front_left_bend_z * front_left_bend_z);
-    let t2 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
+        - cache.front_left_bend_squared_c2
+            * (cache.front_left_bend_z * cache.front_left_bend_z);
+    let t2 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_02 = t0 * cache.front_left_rotation_01
         + cache.front_left_rotation_02 * t1 + cache.front_left_rotation_00 * t2;
     let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
-    let t3 = (front_left_bend_y * p.limb_length) * cache.front_left_bend_squared_c2;
+    let t3 = (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_bend_squared_c2;
     let t4 = p.limb_length * cache.front_left_bend_squared_c1;
-    let t5 = (p.limb_length * front_left_bend_z) * cache.front_left_bend_squared_c2;
+    let t5 = (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_bend_squared_c2;
     let front_left_tip_position_x = cache.front_left_position_x
         + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t4
         + cache.front_left_rotation_02 * t5;
     let t6 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t7 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+        - (cache.front_left_bend_y * cache.front_left_bend_y)
+            * cache.front_left_bend_squared_c2;
+    let t7 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t0
         + t6 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t7;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
@@ -27283,25 +27311,27 @@ pub fn contact_jacobian_53(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let front_left_bend_y = p.limb_length * q[12];
-    let front_left_bend_z = q[13] * p.limb_length;
     let t0 = -(cache.front_left_bend_squared_c2
-        * (front_left_bend_y * front_left_bend_z));
+        * (cache.front_left_bend_y * cache.front_left_bend_z));
     let t1 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t2 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+        - (cache.front_left_bend_y * cache.front_left_bend_y)
+            * cache.front_left_bend_squared_c2;
+    let t2 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t0
         + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t2;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
-    let t3 = (front_left_bend_y * p.limb_length) * cache.front_left_bend_squared_c2;
+    let t3 = (cache.front_left_bend_y * p.limb_length)
+        * cache.front_left_bend_squared_c2;
     let t4 = p.limb_length * cache.front_left_bend_squared_c1;
-    let t5 = (p.limb_length * front_left_bend_z) * cache.front_left_bend_squared_c2;
+    let t5 = (p.limb_length * cache.front_left_bend_z)
+        * cache.front_left_bend_squared_c2;
     let front_left_tip_position_x = cache.front_left_position_x
         + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t4
         + cache.front_left_rotation_02 * t5;
     let t6 = 1.0
-        - cache.front_left_bend_squared_c2 * (front_left_bend_z * front_left_bend_z);
-    let t7 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
+        - cache.front_left_bend_squared_c2
+            * (cache.front_left_bend_z * cache.front_left_bend_z);
+    let t7 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
     let front_left_tip_rotation_02 = t0 * cache.front_left_rotation_01
         + cache.front_left_rotation_02 * t6 + cache.front_left_rotation_00 * t7;
     let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
@@ -27461,10 +27491,10 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         1 => {
-            let back_bend_z = p.limb_length * q[9];
-            let t0 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * back_bend_z);
-            let back_bend_y = q[8] * p.limb_length;
-            let t1 = 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * p.limb_length);
+            let t0 = 0.25 * cache.back_ring1_bend_c2
+                * (p.limb_length * cache.back_bend_z);
+            let t1 = 0.25 * cache.back_ring1_bend_c2
+                * (cache.back_bend_y * p.limb_length);
             let t2 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
             let back_ring1_position_x = cache.back_position_x
                 + t0 * cache.back_rotation_02 + t1 * cache.back_rotation_01
@@ -27482,11 +27512,9 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         2 => {
-            let back_bend_z = p.limb_length * q[9];
-            let t0 = (p.limb_length * back_bend_z) * cache.back_bend_squared_c2;
+            let t0 = (p.limb_length * cache.back_bend_z) * cache.back_bend_squared_c2;
             let t1 = cache.back_bend_squared_c1 * p.limb_length;
-            let back_bend_y = q[8] * p.limb_length;
-            let t2 = cache.back_bend_squared_c2 * (back_bend_y * p.limb_length);
+            let t2 = cache.back_bend_squared_c2 * (cache.back_bend_y * p.limb_length);
             let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t0
                 + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_01;
             let back_tip_position_y = cache.back_rotation_12 * t0
@@ -27509,12 +27537,10 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         4 => {
-            let front_right_bend_z = p.limb_length * q[11];
             let t0 = 0.25 * cache.front_right_ring1_bend_c2
-                * (p.limb_length * front_right_bend_z);
+                * (p.limb_length * cache.front_right_bend_z);
             let t1 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-            let front_right_bend_y = p.limb_length * q[10];
-            let t2 = 0.25 * (front_right_bend_y * p.limb_length)
+            let t2 = 0.25 * (cache.front_right_bend_y * p.limb_length)
                 * cache.front_right_ring1_bend_c2;
             let front_right_ring1_position_x = t0 * cache.front_right_rotation_02
                 + cache.front_right_rotation_00 * t1 + cache.front_right_position_x
@@ -27533,12 +27559,10 @@ pub fn contact_frame_sphere(
         }
         5 => {
             let t0 = cache.front_right_bend_squared_c1 * p.limb_length;
-            let front_right_bend_y = p.limb_length * q[10];
-            let t1 = (front_right_bend_y * p.limb_length)
+            let t1 = (cache.front_right_bend_y * p.limb_length)
                 * cache.front_right_bend_squared_c2;
-            let front_right_bend_z = p.limb_length * q[11];
             let t2 = cache.front_right_bend_squared_c2
-                * (p.limb_length * front_right_bend_z);
+                * (p.limb_length * cache.front_right_bend_z);
             let front_right_tip_position_x = cache.front_right_rotation_00 * t0
                 + t1 * cache.front_right_rotation_01 + cache.front_right_position_x
                 + t2 * cache.front_right_rotation_02;
@@ -27562,12 +27586,10 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         7 => {
-            let front_left_bend_z = q[13] * p.limb_length;
-            let t0 = 0.25 * (p.limb_length * front_left_bend_z)
+            let t0 = 0.25 * (p.limb_length * cache.front_left_bend_z)
                 * cache.front_left_ring1_bend_c2;
             let t1 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-            let front_left_bend_y = p.limb_length * q[12];
-            let t2 = 0.25 * (front_left_bend_y * p.limb_length)
+            let t2 = 0.25 * (cache.front_left_bend_y * p.limb_length)
                 * cache.front_left_ring1_bend_c2;
             let front_left_ring1_position_x = cache.front_left_position_x
                 + cache.front_left_rotation_02 * t0 + cache.front_left_rotation_00 * t1
@@ -27585,12 +27607,10 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         8 => {
-            let front_left_bend_y = p.limb_length * q[12];
-            let t0 = (front_left_bend_y * p.limb_length)
+            let t0 = (cache.front_left_bend_y * p.limb_length)
                 * cache.front_left_bend_squared_c2;
             let t1 = p.limb_length * cache.front_left_bend_squared_c1;
-            let front_left_bend_z = q[13] * p.limb_length;
-            let t2 = (p.limb_length * front_left_bend_z)
+            let t2 = (p.limb_length * cache.front_left_bend_z)
                 * cache.front_left_bend_squared_c2;
             let front_left_tip_position_x = cache.front_left_position_x
                 + t0 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t1
@@ -27693,17 +27713,20 @@ pub fn contact_frame_positions_into(
             out[5][2usize] = back_skin_0_5_position_z;
         }
         1 => {
-            let back_bend_z = p.limb_length * q[9];
-            let t0 = 0.25 * cache.back_ring1_bend_c2 * (p.limb_length * back_bend_z);
-            let back_bend_y = q[8] * p.limb_length;
-            let t1 = 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * p.limb_length);
+            let t0 = 0.25 * cache.back_ring1_bend_c2
+                * (p.limb_length * cache.back_bend_z);
+            let t1 = 0.25 * cache.back_ring1_bend_c2
+                * (cache.back_bend_y * p.limb_length);
             let t2 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
             let back_ring1_position_x = cache.back_position_x
                 + t0 * cache.back_rotation_02 + t1 * cache.back_rotation_01
                 + t2 * cache.back_rotation_00;
-            let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-            let t4 = -(0.5 * back_bend_y * cache.back_ring1_bend_c1);
-            let t5 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_z));
+            let t3 = 1.0
+                - 0.25 * cache.back_ring1_bend_c2
+                    * (cache.back_bend_y * cache.back_bend_y);
+            let t4 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
+            let t5 = -(0.25 * cache.back_ring1_bend_c2
+                * (cache.back_bend_y * cache.back_bend_z));
             let back_ring1_rotation_01 = cache.back_rotation_01 * t3
                 + cache.back_rotation_00 * t4 + t5 * cache.back_rotation_02;
             let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
@@ -27722,8 +27745,10 @@ pub fn contact_frame_positions_into(
                 + t2 * cache.back_rotation_20 + cache.back_position_z
                 + t1 * cache.back_rotation_21;
             let back_skin_1_0_position_z = back_ring1_skin_y_z + back_ring1_position_z;
-            let t6 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_z);
-            let t7 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
+            let t6 = 1.0
+                - 0.25 * cache.back_ring1_bend_c2
+                    * (cache.back_bend_z * cache.back_bend_z);
+            let t7 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
             let back_ring1_rotation_02 = cache.back_rotation_02 * t6
                 + t7 * cache.back_rotation_00 + t5 * cache.back_rotation_01;
             let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
@@ -27786,16 +27811,16 @@ pub fn contact_frame_positions_into(
             out[11][2usize] = back_skin_1_5_position_z;
         }
         2 => {
-            let back_bend_z = p.limb_length * q[9];
-            let t0 = (p.limb_length * back_bend_z) * cache.back_bend_squared_c2;
+            let t0 = (p.limb_length * cache.back_bend_z) * cache.back_bend_squared_c2;
             let t1 = cache.back_bend_squared_c1 * p.limb_length;
-            let back_bend_y = q[8] * p.limb_length;
-            let t2 = cache.back_bend_squared_c2 * (back_bend_y * p.limb_length);
+            let t2 = cache.back_bend_squared_c2 * (cache.back_bend_y * p.limb_length);
             let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t0
                 + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_01;
-            let t3 = -(cache.back_bend_squared_c2 * (back_bend_y * back_bend_z));
-            let t4 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-            let t5 = -(cache.back_bend_squared_c1 * back_bend_y);
+            let t3 = -(cache.back_bend_squared_c2
+                * (cache.back_bend_y * cache.back_bend_z));
+            let t4 = 1.0
+                - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+            let t5 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
             let back_tip_rotation_01 = cache.back_rotation_02 * t3
                 + cache.back_rotation_01 * t4 + cache.back_rotation_00 * t5;
             let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
@@ -27815,8 +27840,9 @@ pub fn contact_frame_positions_into(
             let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
             let back_skin_2_0_position_z = back_tip_position_z + back_ring2_skin_y_z;
             let t6 = 0.5000000000000001 * back_ring2_skin_y_x;
-            let t7 = -(cache.back_bend_squared_c1 * back_bend_z);
-            let t8 = 1.0 - cache.back_bend_squared_c2 * (back_bend_z * back_bend_z);
+            let t7 = -(cache.back_bend_squared_c1 * cache.back_bend_z);
+            let t8 = 1.0
+                - cache.back_bend_squared_c2 * (cache.back_bend_z * cache.back_bend_z);
             let back_tip_rotation_02 = cache.back_rotation_00 * t7
                 + cache.back_rotation_02 * t8 + cache.back_rotation_01 * t3;
             let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
@@ -27957,22 +27983,20 @@ pub fn contact_frame_positions_into(
             out[23][2usize] = front_right_skin_0_5_position_z;
         }
         4 => {
-            let front_right_bend_z = p.limb_length * q[11];
             let t0 = 0.25 * cache.front_right_ring1_bend_c2
-                * (p.limb_length * front_right_bend_z);
+                * (p.limb_length * cache.front_right_bend_z);
             let t1 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
-            let front_right_bend_y = p.limb_length * q[10];
-            let t2 = 0.25 * (front_right_bend_y * p.limb_length)
+            let t2 = 0.25 * (cache.front_right_bend_y * p.limb_length)
                 * cache.front_right_ring1_bend_c2;
             let front_right_ring1_position_x = t0 * cache.front_right_rotation_02
                 + cache.front_right_rotation_00 * t1 + cache.front_right_position_x
                 + t2 * cache.front_right_rotation_01;
-            let t3 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
+            let t3 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
             let t4 = -(0.25 * cache.front_right_ring1_bend_c2
-                * (front_right_bend_y * front_right_bend_z));
+                * (cache.front_right_bend_y * cache.front_right_bend_z));
             let t5 = 1.0
                 - 0.25 * cache.front_right_ring1_bend_c2
-                    * (front_right_bend_y * front_right_bend_y);
+                    * (cache.front_right_bend_y * cache.front_right_bend_y);
             let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t3
                 + cache.front_right_rotation_02 * t4
                 + cache.front_right_rotation_01 * t5;
@@ -28003,8 +28027,8 @@ pub fn contact_frame_positions_into(
             let t6 = 0.5000000000000001 * front_right_ring1_skin_y_x;
             let t7 = 1.0
                 - 0.25 * cache.front_right_ring1_bend_c2
-                    * (front_right_bend_z * front_right_bend_z);
-            let t8 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
+                    * (cache.front_right_bend_z * cache.front_right_bend_z);
+            let t8 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
             let front_right_ring1_rotation_02 = t4 * cache.front_right_rotation_01
                 + t7 * cache.front_right_rotation_02
                 + cache.front_right_rotation_00 * t8;
@@ -28078,23 +28102,21 @@ pub fn contact_frame_positions_into(
             out[29][2usize] = front_right_skin_1_5_position_z;
         }
         5 => {
-            let front_right_bend_y = p.limb_length * q[10];
-            let t0 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-            let front_right_bend_z = p.limb_length * q[11];
+            let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
             let t1 = -(cache.front_right_bend_squared_c2
-                * (front_right_bend_y * front_right_bend_z));
+                * (cache.front_right_bend_y * cache.front_right_bend_z));
             let t2 = 1.0
-                - (front_right_bend_y * front_right_bend_y)
+                - (cache.front_right_bend_y * cache.front_right_bend_y)
                     * cache.front_right_bend_squared_c2;
             let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t0
                 + cache.front_right_rotation_02 * t1
                 + t2 * cache.front_right_rotation_01;
             let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
             let t3 = cache.front_right_bend_squared_c1 * p.limb_length;
-            let t4 = (front_right_bend_y * p.limb_length)
+            let t4 = (cache.front_right_bend_y * p.limb_length)
                 * cache.front_right_bend_squared_c2;
             let t5 = cache.front_right_bend_squared_c2
-                * (p.limb_length * front_right_bend_z);
+                * (p.limb_length * cache.front_right_bend_z);
             let front_right_tip_position_x = cache.front_right_rotation_00 * t3
                 + t4 * cache.front_right_rotation_01 + cache.front_right_position_x
                 + t5 * cache.front_right_rotation_02;
@@ -28120,9 +28142,9 @@ pub fn contact_frame_positions_into(
                 + front_right_tip_position_z;
             let t6 = 0.5000000000000001 * front_right_ring2_skin_y_x;
             let t7 = 1.0
-                - (front_right_bend_z * front_right_bend_z)
+                - (cache.front_right_bend_z * cache.front_right_bend_z)
                     * cache.front_right_bend_squared_c2;
-            let t8 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+            let t8 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
             let front_right_tip_rotation_02 = cache.front_right_rotation_02 * t7
                 + cache.front_right_rotation_00 * t8
                 + cache.front_right_rotation_01 * t1;
@@ -28266,21 +28288,19 @@ pub fn contact_frame_positions_into(
             out[41][2usize] = front_left_skin_0_5_position_z;
         }
         7 => {
-            let front_left_bend_z = q[13] * p.limb_length;
-            let t0 = 0.25 * (p.limb_length * front_left_bend_z)
+            let t0 = 0.25 * (p.limb_length * cache.front_left_bend_z)
                 * cache.front_left_ring1_bend_c2;
             let t1 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
-            let front_left_bend_y = p.limb_length * q[12];
-            let t2 = 0.25 * (front_left_bend_y * p.limb_length)
+            let t2 = 0.25 * (cache.front_left_bend_y * p.limb_length)
                 * cache.front_left_ring1_bend_c2;
             let front_left_ring1_position_x = cache.front_left_position_x
                 + cache.front_left_rotation_02 * t0 + cache.front_left_rotation_00 * t1
                 + t2 * cache.front_left_rotation_01;
             let t3 = -(0.25 * cache.front_left_ring1_bend_c2
-                * (front_left_bend_y * front_left_bend_z));
-            let t4 = -(0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1);
+                * (cache.front_left_bend_y * cache.front_left_bend_z));
+            let t4 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
             let t5 = 1.0
-                - 0.25 * (front_left_bend_y * front_left_bend_y)
+                - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
                     * cache.front_left_ring1_bend_c2;
             let front_left_ring1_rotation_01 = t3 * cache.front_left_rotation_02
                 + cache.front_left_rotation_00 * t4 + cache.front_left_rotation_01 * t5;
@@ -28303,10 +28323,10 @@ pub fn contact_frame_positions_into(
             let front_left_ring1_skin_y_z = front_left_ring1_rotation_21 * p.limb_radius;
             let front_left_skin_1_0_position_z = front_left_ring1_position_z
                 + front_left_ring1_skin_y_z;
-            let t6 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
+            let t6 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
             let t7 = 1.0
                 - 0.25 * cache.front_left_ring1_bend_c2
-                    * (front_left_bend_z * front_left_bend_z);
+                    * (cache.front_left_bend_z * cache.front_left_bend_z);
             let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t6
                 + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t7;
             let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
@@ -28375,21 +28395,19 @@ pub fn contact_frame_positions_into(
             out[47][2usize] = front_left_skin_1_5_position_z;
         }
         8 => {
-            let front_left_bend_y = p.limb_length * q[12];
-            let front_left_bend_z = q[13] * p.limb_length;
             let t0 = -(cache.front_left_bend_squared_c2
-                * (front_left_bend_y * front_left_bend_z));
+                * (cache.front_left_bend_y * cache.front_left_bend_z));
             let t1 = 1.0
-                - (front_left_bend_y * front_left_bend_y)
+                - (cache.front_left_bend_y * cache.front_left_bend_y)
                     * cache.front_left_bend_squared_c2;
-            let t2 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+            let t2 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
             let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t0
                 + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t2;
             let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
-            let t3 = (front_left_bend_y * p.limb_length)
+            let t3 = (cache.front_left_bend_y * p.limb_length)
                 * cache.front_left_bend_squared_c2;
             let t4 = p.limb_length * cache.front_left_bend_squared_c1;
-            let t5 = (p.limb_length * front_left_bend_z)
+            let t5 = (p.limb_length * cache.front_left_bend_z)
                 * cache.front_left_bend_squared_c2;
             let front_left_tip_position_x = cache.front_left_position_x
                 + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t4
@@ -28415,8 +28433,8 @@ pub fn contact_frame_positions_into(
             let t6 = 0.5000000000000001 * front_left_ring2_skin_y_x;
             let t7 = 1.0
                 - cache.front_left_bend_squared_c2
-                    * (front_left_bend_z * front_left_bend_z);
-            let t8 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
+                    * (cache.front_left_bend_z * cache.front_left_bend_z);
+            let t8 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
             let front_left_tip_rotation_02 = t0 * cache.front_left_rotation_01
                 + cache.front_left_rotation_02 * t7 + cache.front_left_rotation_00 * t8;
             let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
@@ -28547,20 +28565,18 @@ pub fn contact_frame_own_into(
             axis[2] = cache.back_rotation_20;
         }
         1 => {
-            let back_bend_y = q[8] * p.limb_length;
-            let back_bend_z = p.limb_length * q[9];
-            let t0 = back_bend_y * back_bend_z;
+            let t0 = cache.back_bend_y * cache.back_bend_z;
             let back_ring1_local_bend_y_column_w_y = -(0.125 * cache.back_ring1_bend_c3
                 * t0);
             let back_ring1_local_subspace0_w_y = p.limb_length
                 * back_ring1_local_bend_y_column_w_y;
-            let t1 = back_bend_z * back_bend_z;
+            let t1 = cache.back_bend_z * cache.back_bend_z;
             let back_ring1_local_bend_y_column_w_z = 0.5
                 - 0.125 * cache.back_ring1_bend_c3 * t1;
             let back_ring1_local_subspace0_w_z = p.limb_length
                 * back_ring1_local_bend_y_column_w_z;
             let back_ring1_local_bend_y_column_w_x = -(0.25 * cache.back_ring1_bend_c2
-                * back_bend_z);
+                * cache.back_bend_z);
             let back_ring1_local_subspace0_w_x = p.limb_length
                 * back_ring1_local_bend_y_column_w_x;
             let back_ring1_subspace0_w_x = back_ring1_local_subspace0_w_y
@@ -28575,10 +28591,10 @@ pub fn contact_frame_own_into(
                 * cache.back_rotation_22
                 + back_ring1_local_subspace0_w_x * cache.back_rotation_20
                 + back_ring1_local_subspace0_w_y * cache.back_rotation_21;
-            let t2 = p.limb_length * back_bend_z;
+            let t2 = p.limb_length * cache.back_bend_z;
             let t3 = 0.25 * cache.back_ring1_bend_c2 * t2;
             let t4 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
-            let t5 = back_bend_y * back_bend_y;
+            let t5 = cache.back_bend_y * cache.back_bend_y;
             let t6 = t5 * p.limb_length;
             let t7 = 0.25 * cache.back_ring1_bend_c2 * p.limb_length;
             let back_ring1_local_bend_y_column_v_y = (0.125 * t6
@@ -28587,9 +28603,9 @@ pub fn contact_frame_own_into(
                     - t3 * back_ring1_local_bend_y_column_w_x);
             let back_ring1_local_subspace0_v_y = p.limb_length
                 * back_ring1_local_bend_y_column_v_y;
-            let t8 = back_bend_y * p.limb_length;
+            let t8 = cache.back_bend_y * p.limb_length;
             let t9 = 0.25 * cache.back_ring1_bend_c2 * t8;
-            let t10 = back_bend_y * p.limb_length * back_bend_z;
+            let t10 = cache.back_bend_y * p.limb_length * cache.back_bend_z;
             let t11 = 0.125 * cache.back_ring1_bend_c4 * t10
                 - 0.0625 * cache.back_ring1_bend_c3 * t10;
             let back_ring1_local_bend_y_column_v_z = t11
@@ -28622,7 +28638,7 @@ pub fn contact_frame_own_into(
                 + back_ring1_local_subspace0_v_y * cache.back_rotation_21
                 - cache.back_position_y * back_ring1_subspace0_w_x;
             let back_ring1_local_bend_z_column_w_x = 0.25 * cache.back_ring1_bend_c2
-                * back_bend_y;
+                * cache.back_bend_y;
             let back_ring1_local_subspace1_w_x = back_ring1_local_bend_z_column_w_x
                 * p.limb_length;
             let back_ring1_local_bend_z_column_w_z = 0.125 * cache.back_ring1_bend_c3
@@ -28682,10 +28698,10 @@ pub fn contact_frame_own_into(
                 + back_ring1_local_subspace1_v_x * cache.back_rotation_20
                 + back_ring1_subspace1_w_y * cache.back_position_x
                 - cache.back_position_y * back_ring1_subspace1_w_x;
-            let t13 = 0.5 * cache.back_ring1_bend_c1 * back_bend_z;
+            let t13 = 0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z;
             let back_bend_squared = t5 + t1;
             let t14 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * back_bend_squared;
-            let t15 = 0.5 * back_bend_y * cache.back_ring1_bend_c1;
+            let t15 = 0.5 * cache.back_bend_y * cache.back_ring1_bend_c1;
             let back_ring1_rotation_00 = cache.back_rotation_02 * t13
                 + t14 * cache.back_rotation_00 + cache.back_rotation_01 * t15;
             let back_ring1_rotation_10 = cache.back_rotation_11 * t15
@@ -28709,17 +28725,15 @@ pub fn contact_frame_own_into(
             axis[2] = back_ring1_rotation_20;
         }
         2 => {
-            let back_bend_z = p.limb_length * q[9];
             let back_tip_local_bend_y_column_w_x = -(cache.back_bend_squared_c2
-                * back_bend_z);
+                * cache.back_bend_z);
             let back_tip_local_subspace0_w_x = p.limb_length
                 * back_tip_local_bend_y_column_w_x;
-            let back_bend_y = q[8] * p.limb_length;
-            let t0 = back_bend_y * back_bend_z;
+            let t0 = cache.back_bend_y * cache.back_bend_z;
             let back_tip_local_bend_y_column_w_y = -(cache.back_bend_squared_c3 * t0);
             let back_tip_local_subspace0_w_y = back_tip_local_bend_y_column_w_y
                 * p.limb_length;
-            let t1 = back_bend_z * back_bend_z;
+            let t1 = cache.back_bend_z * cache.back_bend_z;
             let back_tip_local_bend_y_column_w_z = 1.0 - cache.back_bend_squared_c3 * t1;
             let back_tip_local_subspace0_w_z = back_tip_local_bend_y_column_w_z
                 * p.limb_length;
@@ -28735,9 +28749,9 @@ pub fn contact_frame_own_into(
                 * cache.back_rotation_20
                 + back_tip_local_subspace0_w_z * cache.back_rotation_22
                 + back_tip_local_subspace0_w_y * cache.back_rotation_21;
-            let t2 = back_bend_y * p.limb_length;
+            let t2 = cache.back_bend_y * p.limb_length;
             let t3 = cache.back_bend_squared_c2 * t2;
-            let t4 = p.limb_length * back_bend_z;
+            let t4 = p.limb_length * cache.back_bend_z;
             let t5 = t4 * cache.back_bend_squared_c2;
             let back_tip_local_bend_y_column_v_x = (cache.back_bend_squared_c3 * t2
                 - cache.back_bend_squared_c2 * t2)
@@ -28745,7 +28759,7 @@ pub fn contact_frame_own_into(
                     - back_tip_local_bend_y_column_w_z * t3);
             let back_tip_local_subspace0_v_x = p.limb_length
                 * back_tip_local_bend_y_column_v_x;
-            let t6 = back_bend_y * p.limb_length * back_bend_z;
+            let t6 = cache.back_bend_y * p.limb_length * cache.back_bend_z;
             let t7 = 2.0 * cache.back_bend_squared_c4 * t6
                 - cache.back_bend_squared_c3 * t6;
             let t8 = cache.back_bend_squared_c1 * p.limb_length;
@@ -28754,7 +28768,7 @@ pub fn contact_frame_own_into(
                     - t8 * back_tip_local_bend_y_column_w_y);
             let back_tip_local_subspace0_v_z = back_tip_local_bend_y_column_v_z
                 * p.limb_length;
-            let t9 = back_bend_y * back_bend_y;
+            let t9 = cache.back_bend_y * cache.back_bend_y;
             let t10 = t9 * p.limb_length;
             let t11 = cache.back_bend_squared_c2 * p.limb_length;
             let back_tip_local_bend_y_column_v_y = (2.0 * t10
@@ -28785,7 +28799,7 @@ pub fn contact_frame_own_into(
             let back_tip_local_subspace1_w_z = back_tip_local_bend_z_column_w_z
                 * p.limb_length;
             let back_tip_local_bend_z_column_w_x = cache.back_bend_squared_c2
-                * back_bend_y;
+                * cache.back_bend_y;
             let back_tip_local_subspace1_w_x = back_tip_local_bend_z_column_w_x
                 * p.limb_length;
             let back_tip_local_bend_z_column_w_y = cache.back_bend_squared_c3 * t9 - 1.0;
@@ -28839,10 +28853,10 @@ pub fn contact_frame_own_into(
                 + cache.back_rotation_22 * back_tip_local_subspace1_v_z
                 + back_tip_local_subspace1_v_y * cache.back_rotation_21
                 - back_tip_subspace1_w_x * cache.back_position_y;
-            let t13 = cache.back_bend_squared_c1 * back_bend_z;
+            let t13 = cache.back_bend_squared_c1 * cache.back_bend_z;
             let back_bend_squared = t9 + t1;
             let t14 = 1.0 - cache.back_bend_squared_c2 * back_bend_squared;
-            let t15 = cache.back_bend_squared_c1 * back_bend_y;
+            let t15 = cache.back_bend_squared_c1 * cache.back_bend_y;
             let back_tip_rotation_00 = cache.back_rotation_02 * t13
                 + cache.back_rotation_00 * t14 + t15 * cache.back_rotation_01;
             let back_tip_rotation_10 = cache.back_rotation_11 * t15
@@ -28871,20 +28885,18 @@ pub fn contact_frame_own_into(
             axis[2] = cache.front_right_rotation_20;
         }
         4 => {
-            let front_right_bend_z = p.limb_length * q[11];
-            let t0 = front_right_bend_z * front_right_bend_z;
+            let t0 = cache.front_right_bend_z * cache.front_right_bend_z;
             let front_right_ring1_local_bend_y_column_w_z = 0.5
                 - 0.125 * t0 * cache.front_right_ring1_bend_c3;
             let front_right_ring1_local_subspace0_w_z = p.limb_length
                 * front_right_ring1_local_bend_y_column_w_z;
-            let front_right_bend_y = p.limb_length * q[10];
-            let t1 = front_right_bend_y * front_right_bend_z;
+            let t1 = cache.front_right_bend_y * cache.front_right_bend_z;
             let front_right_ring1_local_bend_y_column_w_y = -(0.125
                 * cache.front_right_ring1_bend_c3 * t1);
             let front_right_ring1_local_subspace0_w_y = p.limb_length
                 * front_right_ring1_local_bend_y_column_w_y;
             let front_right_ring1_local_bend_y_column_w_x = -(0.25
-                * cache.front_right_ring1_bend_c2 * front_right_bend_z);
+                * cache.front_right_ring1_bend_c2 * cache.front_right_bend_z);
             let front_right_ring1_local_subspace0_w_x = p.limb_length
                 * front_right_ring1_local_bend_y_column_w_x;
             let front_right_ring1_subspace0_w_x = front_right_ring1_local_subspace0_w_z
@@ -28899,9 +28911,9 @@ pub fn contact_frame_own_into(
                 * cache.front_right_rotation_20
                 + front_right_ring1_local_subspace0_w_y * cache.front_right_rotation_21
                 + front_right_ring1_local_subspace0_w_z * cache.front_right_rotation_22;
-            let t2 = p.limb_length * front_right_bend_z;
+            let t2 = p.limb_length * cache.front_right_bend_z;
             let t3 = 0.25 * cache.front_right_ring1_bend_c2 * t2;
-            let t4 = front_right_bend_y * p.limb_length;
+            let t4 = cache.front_right_bend_y * p.limb_length;
             let t5 = 0.25 * t4 * cache.front_right_ring1_bend_c2;
             let front_right_ring1_local_bend_y_column_v_x = (0.125 * t4
                 * cache.front_right_ring1_bend_c3
@@ -28910,7 +28922,7 @@ pub fn contact_frame_own_into(
                     - t5 * front_right_ring1_local_bend_y_column_w_z);
             let front_right_ring1_local_subspace0_v_x = front_right_ring1_local_bend_y_column_v_x
                 * p.limb_length;
-            let t6 = front_right_bend_y * p.limb_length * front_right_bend_z;
+            let t6 = cache.front_right_bend_y * p.limb_length * cache.front_right_bend_z;
             let t7 = 0.125 * cache.front_right_ring1_bend_c4 * t6
                 - 0.0625 * t6 * cache.front_right_ring1_bend_c3;
             let t8 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
@@ -28919,7 +28931,7 @@ pub fn contact_frame_own_into(
                     - t8 * front_right_ring1_local_bend_y_column_w_y);
             let front_right_ring1_local_subspace0_v_z = p.limb_length
                 * front_right_ring1_local_bend_y_column_v_z;
-            let t9 = front_right_bend_y * front_right_bend_y;
+            let t9 = cache.front_right_bend_y * cache.front_right_bend_y;
             let t10 = t9 * p.limb_length;
             let t11 = 0.25 * cache.front_right_ring1_bend_c2 * p.limb_length;
             let front_right_ring1_local_bend_y_column_v_y = (t11
@@ -28948,7 +28960,7 @@ pub fn contact_frame_own_into(
                 + front_right_ring1_local_subspace0_v_x * cache.front_right_rotation_20
                 - front_right_ring1_subspace0_w_x * cache.front_right_position_y;
             let front_right_ring1_local_bend_z_column_w_x = 0.25
-                * cache.front_right_ring1_bend_c2 * front_right_bend_y;
+                * cache.front_right_ring1_bend_c2 * cache.front_right_bend_y;
             let front_right_ring1_local_subspace1_w_x = p.limb_length
                 * front_right_ring1_local_bend_z_column_w_x;
             let front_right_ring1_local_bend_z_column_w_y = 0.125 * t9
@@ -29012,8 +29024,8 @@ pub fn contact_frame_own_into(
             let front_right_bend_squared = t0 + t9;
             let t13 = 1.0
                 - 0.25 * cache.front_right_ring1_bend_c2 * front_right_bend_squared;
-            let t14 = 0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z;
-            let t15 = 0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y;
+            let t14 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z;
+            let t15 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y;
             let front_right_ring1_rotation_00 = cache.front_right_rotation_00 * t13
                 + cache.front_right_rotation_02 * t14
                 + cache.front_right_rotation_01 * t15;
@@ -29040,18 +29052,16 @@ pub fn contact_frame_own_into(
             axis[2] = front_right_ring1_rotation_20;
         }
         5 => {
-            let front_right_bend_y = p.limb_length * q[10];
-            let front_right_bend_z = p.limb_length * q[11];
-            let t0 = front_right_bend_y * front_right_bend_z;
+            let t0 = cache.front_right_bend_y * cache.front_right_bend_z;
             let front_right_tip_local_bend_y_column_w_y = -(cache
                 .front_right_bend_squared_c3 * t0);
             let front_right_tip_local_subspace0_w_y = front_right_tip_local_bend_y_column_w_y
                 * p.limb_length;
-            let front_right_tip_local_bend_y_column_w_x = -(front_right_bend_z
+            let front_right_tip_local_bend_y_column_w_x = -(cache.front_right_bend_z
                 * cache.front_right_bend_squared_c2);
             let front_right_tip_local_subspace0_w_x = p.limb_length
                 * front_right_tip_local_bend_y_column_w_x;
-            let t1 = front_right_bend_z * front_right_bend_z;
+            let t1 = cache.front_right_bend_z * cache.front_right_bend_z;
             let front_right_tip_local_bend_y_column_w_z = 1.0
                 - cache.front_right_bend_squared_c3 * t1;
             let front_right_tip_local_subspace0_w_z = front_right_tip_local_bend_y_column_w_z
@@ -29069,9 +29079,9 @@ pub fn contact_frame_own_into(
                 + cache.front_right_rotation_21 * front_right_tip_local_subspace0_w_y
                 + cache.front_right_rotation_20 * front_right_tip_local_subspace0_w_x;
             let t2 = cache.front_right_bend_squared_c1 * p.limb_length;
-            let t3 = front_right_bend_y * p.limb_length;
+            let t3 = cache.front_right_bend_y * p.limb_length;
             let t4 = t3 * cache.front_right_bend_squared_c2;
-            let t5 = front_right_bend_y * p.limb_length * front_right_bend_z;
+            let t5 = cache.front_right_bend_y * p.limb_length * cache.front_right_bend_z;
             let t6 = 2.0 * t5 * cache.front_right_bend_squared_c4
                 - cache.front_right_bend_squared_c3 * t5;
             let front_right_tip_local_bend_y_column_v_z = t6
@@ -29079,7 +29089,7 @@ pub fn contact_frame_own_into(
                     - front_right_tip_local_bend_y_column_w_y * t2);
             let front_right_tip_local_subspace0_v_z = front_right_tip_local_bend_y_column_v_z
                 * p.limb_length;
-            let t7 = p.limb_length * front_right_bend_z;
+            let t7 = p.limb_length * cache.front_right_bend_z;
             let t8 = cache.front_right_bend_squared_c2 * t7;
             let front_right_tip_local_bend_y_column_v_x = (t3
                 * cache.front_right_bend_squared_c3
@@ -29089,7 +29099,7 @@ pub fn contact_frame_own_into(
             let front_right_tip_local_subspace0_v_x = front_right_tip_local_bend_y_column_v_x
                 * p.limb_length;
             let t9 = p.limb_length * cache.front_right_bend_squared_c2;
-            let t10 = front_right_bend_y * front_right_bend_y;
+            let t10 = cache.front_right_bend_y * cache.front_right_bend_y;
             let t11 = t10 * p.limb_length;
             let front_right_tip_local_bend_y_column_v_y = (t9
                 + 2.0 * t11 * cache.front_right_bend_squared_c4
@@ -29120,7 +29130,7 @@ pub fn contact_frame_own_into(
                 .front_right_bend_squared_c3 * t10 - 1.0;
             let front_right_tip_local_subspace1_w_y = front_right_tip_local_bend_z_column_w_y
                 * p.limb_length;
-            let front_right_tip_local_bend_z_column_w_x = front_right_bend_y
+            let front_right_tip_local_bend_z_column_w_x = cache.front_right_bend_y
                 * cache.front_right_bend_squared_c2;
             let front_right_tip_local_subspace1_w_x = p.limb_length
                 * front_right_tip_local_bend_z_column_w_x;
@@ -29180,8 +29190,8 @@ pub fn contact_frame_own_into(
                 - cache.front_right_position_y * front_right_tip_subspace1_w_x;
             let front_right_bend_squared = t1 + t10;
             let t13 = 1.0 - front_right_bend_squared * cache.front_right_bend_squared_c2;
-            let t14 = cache.front_right_bend_squared_c1 * front_right_bend_z;
-            let t15 = cache.front_right_bend_squared_c1 * front_right_bend_y;
+            let t14 = cache.front_right_bend_squared_c1 * cache.front_right_bend_z;
+            let t15 = cache.front_right_bend_squared_c1 * cache.front_right_bend_y;
             let front_right_tip_rotation_00 = cache.front_right_rotation_00 * t13
                 + cache.front_right_rotation_02 * t14
                 + cache.front_right_rotation_01 * t15;
@@ -29213,18 +29223,16 @@ pub fn contact_frame_own_into(
             axis[2] = cache.front_left_rotation_20;
         }
         7 => {
-            let front_left_bend_y = p.limb_length * q[12];
-            let front_left_bend_z = q[13] * p.limb_length;
-            let t0 = front_left_bend_y * front_left_bend_z;
+            let t0 = cache.front_left_bend_y * cache.front_left_bend_z;
             let front_left_ring1_local_bend_y_column_w_y = -(0.125
                 * cache.front_left_ring1_bend_c3 * t0);
             let front_left_ring1_local_subspace0_w_y = p.limb_length
                 * front_left_ring1_local_bend_y_column_w_y;
-            let front_left_ring1_local_bend_y_column_w_x = -(0.25 * front_left_bend_z
-                * cache.front_left_ring1_bend_c2);
+            let front_left_ring1_local_bend_y_column_w_x = -(0.25
+                * cache.front_left_bend_z * cache.front_left_ring1_bend_c2);
             let front_left_ring1_local_subspace0_w_x = p.limb_length
                 * front_left_ring1_local_bend_y_column_w_x;
-            let t1 = front_left_bend_z * front_left_bend_z;
+            let t1 = cache.front_left_bend_z * cache.front_left_bend_z;
             let front_left_ring1_local_bend_y_column_w_z = 0.5
                 - 0.125 * cache.front_left_ring1_bend_c3 * t1;
             let front_left_ring1_local_subspace0_w_z = front_left_ring1_local_bend_y_column_w_z
@@ -29241,8 +29249,8 @@ pub fn contact_frame_own_into(
                 * front_left_ring1_local_subspace0_w_x
                 + cache.front_left_rotation_21 * front_left_ring1_local_subspace0_w_y
                 + front_left_ring1_local_subspace0_w_z * cache.front_left_rotation_22;
-            let t2 = front_left_bend_y * p.limb_length;
-            let t3 = p.limb_length * front_left_bend_z;
+            let t2 = cache.front_left_bend_y * p.limb_length;
+            let t3 = p.limb_length * cache.front_left_bend_z;
             let t4 = 0.25 * t3 * cache.front_left_ring1_bend_c2;
             let t5 = 0.25 * t2 * cache.front_left_ring1_bend_c2;
             let front_left_ring1_local_bend_y_column_v_x = (0.125
@@ -29253,7 +29261,7 @@ pub fn contact_frame_own_into(
             let front_left_ring1_local_subspace0_v_x = front_left_ring1_local_bend_y_column_v_x
                 * p.limb_length;
             let t6 = 0.25 * p.limb_length * cache.front_left_ring1_bend_c2;
-            let t7 = front_left_bend_y * front_left_bend_y;
+            let t7 = cache.front_left_bend_y * cache.front_left_bend_y;
             let t8 = t7 * p.limb_length;
             let t9 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
             let front_left_ring1_local_bend_y_column_v_y = (t6
@@ -29263,7 +29271,7 @@ pub fn contact_frame_own_into(
                     - front_left_ring1_local_bend_y_column_w_x * t4);
             let front_left_ring1_local_subspace0_v_y = front_left_ring1_local_bend_y_column_v_y
                 * p.limb_length;
-            let t10 = front_left_bend_y * p.limb_length * front_left_bend_z;
+            let t10 = cache.front_left_bend_y * p.limb_length * cache.front_left_bend_z;
             let t11 = 0.125 * t10 * cache.front_left_ring1_bend_c4
                 - 0.0625 * cache.front_left_ring1_bend_c3 * t10;
             let front_left_ring1_local_bend_y_column_v_z = t11
@@ -29293,7 +29301,7 @@ pub fn contact_frame_own_into(
                 * cache.front_left_ring1_bend_c3 * t7 - 0.5;
             let front_left_ring1_local_subspace1_w_y = front_left_ring1_local_bend_z_column_w_y
                 * p.limb_length;
-            let front_left_ring1_local_bend_z_column_w_x = 0.25 * front_left_bend_y
+            let front_left_ring1_local_bend_z_column_w_x = 0.25 * cache.front_left_bend_y
                 * cache.front_left_ring1_bend_c2;
             let front_left_ring1_local_subspace1_w_x = p.limb_length
                 * front_left_ring1_local_bend_z_column_w_x;
@@ -29351,8 +29359,8 @@ pub fn contact_frame_own_into(
                 + cache.front_left_rotation_20 * front_left_ring1_local_subspace1_v_x
                 + front_left_ring1_local_subspace1_v_z * cache.front_left_rotation_22
                 - cache.front_left_position_y * front_left_ring1_subspace1_w_x;
-            let t13 = 0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z;
-            let t14 = 0.5 * front_left_bend_y * cache.front_left_ring1_bend_c1;
+            let t13 = 0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z;
+            let t14 = 0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1;
             let front_left_bend_squared = t7 + t1;
             let t15 = 1.0
                 - 0.25 * front_left_bend_squared * cache.front_left_ring1_bend_c2;
@@ -29382,18 +29390,16 @@ pub fn contact_frame_own_into(
             axis[2] = front_left_ring1_rotation_20;
         }
         8 => {
-            let front_left_bend_z = q[13] * p.limb_length;
-            let front_left_tip_local_bend_y_column_w_x = -(front_left_bend_z
+            let front_left_tip_local_bend_y_column_w_x = -(cache.front_left_bend_z
                 * cache.front_left_bend_squared_c2);
             let front_left_tip_local_subspace0_w_x = front_left_tip_local_bend_y_column_w_x
                 * p.limb_length;
-            let t0 = front_left_bend_z * front_left_bend_z;
+            let t0 = cache.front_left_bend_z * cache.front_left_bend_z;
             let front_left_tip_local_bend_y_column_w_z = 1.0
                 - t0 * cache.front_left_bend_squared_c3;
             let front_left_tip_local_subspace0_w_z = p.limb_length
                 * front_left_tip_local_bend_y_column_w_z;
-            let front_left_bend_y = p.limb_length * q[12];
-            let t1 = front_left_bend_y * front_left_bend_z;
+            let t1 = cache.front_left_bend_y * cache.front_left_bend_z;
             let front_left_tip_local_bend_y_column_w_y = -(t1
                 * cache.front_left_bend_squared_c3);
             let front_left_tip_local_subspace0_w_y = p.limb_length
@@ -29410,9 +29416,9 @@ pub fn contact_frame_own_into(
                 * cache.front_left_rotation_22
                 + cache.front_left_rotation_20 * front_left_tip_local_subspace0_w_x
                 + cache.front_left_rotation_21 * front_left_tip_local_subspace0_w_y;
-            let t2 = p.limb_length * front_left_bend_z;
+            let t2 = p.limb_length * cache.front_left_bend_z;
             let t3 = t2 * cache.front_left_bend_squared_c2;
-            let t4 = front_left_bend_y * p.limb_length;
+            let t4 = cache.front_left_bend_y * p.limb_length;
             let t5 = t4 * cache.front_left_bend_squared_c2;
             let front_left_tip_local_bend_y_column_v_x = (t4
                 * cache.front_left_bend_squared_c3
@@ -29422,7 +29428,7 @@ pub fn contact_frame_own_into(
             let front_left_tip_local_subspace0_v_x = front_left_tip_local_bend_y_column_v_x
                 * p.limb_length;
             let t6 = p.limb_length * cache.front_left_bend_squared_c1;
-            let t7 = front_left_bend_y * p.limb_length * front_left_bend_z;
+            let t7 = cache.front_left_bend_y * p.limb_length * cache.front_left_bend_z;
             let t8 = 2.0 * cache.front_left_bend_squared_c4 * t7
                 - t7 * cache.front_left_bend_squared_c3;
             let front_left_tip_local_bend_y_column_v_z = t8
@@ -29430,7 +29436,7 @@ pub fn contact_frame_own_into(
                     - t6 * front_left_tip_local_bend_y_column_w_y);
             let front_left_tip_local_subspace0_v_z = front_left_tip_local_bend_y_column_v_z
                 * p.limb_length;
-            let t9 = front_left_bend_y * front_left_bend_y;
+            let t9 = cache.front_left_bend_y * cache.front_left_bend_y;
             let t10 = t9 * p.limb_length;
             let t11 = p.limb_length * cache.front_left_bend_squared_c2;
             let front_left_tip_local_bend_y_column_v_y = (2.0 * t10
@@ -29462,7 +29468,7 @@ pub fn contact_frame_own_into(
                 * cache.front_left_bend_squared_c3 - 1.0;
             let front_left_tip_local_subspace1_w_y = front_left_tip_local_bend_z_column_w_y
                 * p.limb_length;
-            let front_left_tip_local_bend_z_column_w_x = front_left_bend_y
+            let front_left_tip_local_bend_z_column_w_x = cache.front_left_bend_y
                 * cache.front_left_bend_squared_c2;
             let front_left_tip_local_subspace1_w_x = p.limb_length
                 * front_left_tip_local_bend_z_column_w_x;
@@ -29522,8 +29528,8 @@ pub fn contact_frame_own_into(
                 - front_left_tip_subspace1_w_x * cache.front_left_position_y;
             let front_left_bend_squared = t9 + t0;
             let t13 = 1.0 - front_left_bend_squared * cache.front_left_bend_squared_c2;
-            let t14 = front_left_bend_z * cache.front_left_bend_squared_c1;
-            let t15 = front_left_bend_y * cache.front_left_bend_squared_c1;
+            let t14 = cache.front_left_bend_z * cache.front_left_bend_squared_c1;
+            let t15 = cache.front_left_bend_y * cache.front_left_bend_squared_c1;
             let front_left_tip_rotation_00 = cache.front_left_rotation_00 * t13
                 + cache.front_left_rotation_02 * t14
                 + t15 * cache.front_left_rotation_01;
@@ -31703,12 +31709,11 @@ pub fn angular_momentum(
     let back_slice1_position_y = cache.back_slice1_local_com_z * cache.back_rotation_12
         + cache.back_position_y + cache.back_rotation_10 * cache.back_slice1_local_com_x
         + cache.back_rotation_11 * cache.back_slice1_local_com_y;
-    let back_bend_y = q[8] * p.limb_length;
-    let t0 = 0.33000947820757187 * back_bend_y * cache.back_slice1_bend_c1;
-    let back_bend_z = p.limb_length * q[9];
-    let back_bend_squared = back_bend_y * back_bend_y + back_bend_z * back_bend_z;
+    let t0 = 0.33000947820757187 * cache.back_bend_y * cache.back_slice1_bend_c1;
+    let back_bend_squared = cache.back_bend_y * cache.back_bend_y
+        + cache.back_bend_z * cache.back_bend_z;
     let t1 = 1.0 - 0.10890625570683385 * cache.back_slice1_bend_c2 * back_bend_squared;
-    let t2 = 0.33000947820757187 * back_bend_z * cache.back_slice1_bend_c1;
+    let t2 = 0.33000947820757187 * cache.back_bend_z * cache.back_slice1_bend_c1;
     let back_slice1_rotation_10 = cache.back_rotation_11 * t0
         + cache.back_rotation_10 * t1 + t2 * cache.back_rotation_12;
     let t3 = p.limb_radius * p.limb_radius;
@@ -31812,9 +31817,9 @@ pub fn angular_momentum(
         + cache.back_rotation_10 * cache.back_slice2_local_com_x + cache.back_position_y
         + cache.back_slice2_local_com_z * cache.back_rotation_12;
     let t11 = back_slice2_position_y * back_slice2_position_y;
-    let t12 = 0.6699905217924281 * back_bend_y * cache.back_slice2_bend_c1;
+    let t12 = 0.6699905217924281 * cache.back_bend_y * cache.back_slice2_bend_c1;
     let t13 = 1.0 - 0.44888729929169013 * back_bend_squared * cache.back_slice2_bend_c2;
-    let t14 = 0.6699905217924281 * cache.back_slice2_bend_c1 * back_bend_z;
+    let t14 = 0.6699905217924281 * cache.back_slice2_bend_c1 * cache.back_bend_z;
     let back_slice2_rotation_00 = cache.back_rotation_01 * t12
         + cache.back_rotation_00 * t13 + t14 * cache.back_rotation_02;
     let back_slice2_inertia_com_00 = t4 * back_slice2_rotation_00
@@ -31923,8 +31928,8 @@ pub fn angular_momentum(
         + back_slice3_subspace0_w_x * qd[8] + back_slice3_subspace1_w_x * qd[9];
     let t15 = 0.25 * cache.head_slice0_mass * t3;
     let t16 = 0.5 * cache.head_slice0_mass * t3 - 0.25 * cache.head_slice0_mass * t3;
-    let t17 = 0.9305681557970262 * back_bend_y * cache.back_slice3_bend_c1;
-    let t18 = 0.9305681557970262 * cache.back_slice3_bend_c1 * back_bend_z;
+    let t17 = 0.9305681557970262 * cache.back_bend_y * cache.back_slice3_bend_c1;
+    let t18 = 0.9305681557970262 * cache.back_slice3_bend_c1 * cache.back_bend_z;
     let t19 = 1.0 - 0.8659570925834785 * cache.back_slice3_bend_c2 * back_bend_squared;
     let back_slice3_rotation_00 = cache.back_rotation_01 * t17
         + t18 * cache.back_rotation_02 + t19 * cache.back_rotation_00;
@@ -32089,8 +32094,8 @@ pub fn angular_momentum(
     let back_slice0_velocity_w_y = back_slice0_subspace1_w_y * qd[9]
         + back_slice0_subspace0_w_y * qd[8] + base_roll_velocity_w_y;
     let t23 = 1.0 - 0.004820780989426014 * cache.back_slice0_bend_c2 * back_bend_squared;
-    let t24 = 0.06943184420297371 * cache.back_slice0_bend_c1 * back_bend_z;
-    let t25 = 0.06943184420297371 * back_bend_y * cache.back_slice0_bend_c1;
+    let t24 = 0.06943184420297371 * cache.back_slice0_bend_c1 * cache.back_bend_z;
+    let t25 = 0.06943184420297371 * cache.back_bend_y * cache.back_slice0_bend_c1;
     let back_slice0_rotation_10 = cache.back_rotation_10 * t23
         + t24 * cache.back_rotation_12 + cache.back_rotation_11 * t25;
     let back_slice0_rotation_00 = cache.back_rotation_02 * t24
@@ -32181,12 +32186,12 @@ pub fn angular_momentum(
         + cache.front_left_rotation_12 * cache.front_left_slice0_local_com_z;
     let t30 = front_left_slice0_position_y * front_left_slice0_position_y;
     let t31 = front_left_slice0_position_x * front_left_slice0_position_x;
-    let front_left_bend_z = q[13] * p.limb_length;
-    let t32 = 0.06943184420297371 * cache.front_left_slice0_bend_c1 * front_left_bend_z;
-    let front_left_bend_y = p.limb_length * q[12];
-    let t33 = 0.06943184420297371 * front_left_bend_y * cache.front_left_slice0_bend_c1;
-    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
-        + front_left_bend_z * front_left_bend_z;
+    let t32 = 0.06943184420297371 * cache.front_left_slice0_bend_c1
+        * cache.front_left_bend_z;
+    let t33 = 0.06943184420297371 * cache.front_left_bend_y
+        * cache.front_left_slice0_bend_c1;
+    let front_left_bend_squared = cache.front_left_bend_y * cache.front_left_bend_y
+        + cache.front_left_bend_z * cache.front_left_bend_z;
     let t34 = 1.0
         - 0.004820780989426014 * front_left_bend_squared
             * cache.front_left_slice0_bend_c2;
@@ -32305,8 +32310,10 @@ pub fn angular_momentum(
     let front_left_slice3_velocity_w_z = base_roll_velocity_w_z
         + front_left_slice3_subspace1_w_z * qd[13]
         + qd[12] * front_left_slice3_subspace0_w_z;
-    let t35 = 0.9305681557970262 * front_left_bend_y * cache.front_left_slice3_bend_c1;
-    let t36 = 0.9305681557970262 * cache.front_left_slice3_bend_c1 * front_left_bend_z;
+    let t35 = 0.9305681557970262 * cache.front_left_bend_y
+        * cache.front_left_slice3_bend_c1;
+    let t36 = 0.9305681557970262 * cache.front_left_slice3_bend_c1
+        * cache.front_left_bend_z;
     let t37 = 1.0
         - 0.8659570925834785 * front_left_bend_squared * cache.front_left_slice3_bend_c2;
     let front_left_slice3_rotation_20 = cache.front_left_rotation_21 * t35
@@ -32421,8 +32428,10 @@ pub fn angular_momentum(
     let t41 = 1.0
         - 0.44888729929169013 * front_left_bend_squared
             * cache.front_left_slice2_bend_c2;
-    let t42 = 0.6699905217924281 * front_left_bend_y * cache.front_left_slice2_bend_c1;
-    let t43 = 0.6699905217924281 * cache.front_left_slice2_bend_c1 * front_left_bend_z;
+    let t42 = 0.6699905217924281 * cache.front_left_bend_y
+        * cache.front_left_slice2_bend_c1;
+    let t43 = 0.6699905217924281 * cache.front_left_slice2_bend_c1
+        * cache.front_left_bend_z;
     let front_left_slice2_rotation_10 = t41 * cache.front_left_rotation_10
         + t42 * cache.front_left_rotation_11 + t43 * cache.front_left_rotation_12;
     let front_left_slice2_rotation_00 = cache.front_left_rotation_02 * t43
@@ -32640,8 +32649,10 @@ pub fn angular_momentum(
         - front_left_slice1_subspace0_w_x * cache.front_left_position_y;
     let front_left_slice1_velocity_v_z = front_left_slice1_subspace1_v_z * qd[13]
         + base_roll_velocity_v_z + qd[12] * front_left_slice1_subspace0_v_z;
-    let t47 = 0.33000947820757187 * front_left_bend_z * cache.front_left_slice1_bend_c1;
-    let t48 = 0.33000947820757187 * front_left_bend_y * cache.front_left_slice1_bend_c1;
+    let t47 = 0.33000947820757187 * cache.front_left_bend_z
+        * cache.front_left_slice1_bend_c1;
+    let t48 = 0.33000947820757187 * cache.front_left_bend_y
+        * cache.front_left_slice1_bend_c1;
     let t49 = 1.0
         - 0.10890625570683385 * front_left_bend_squared
             * cache.front_left_slice1_bend_c2;
@@ -32711,17 +32722,15 @@ pub fn angular_momentum(
         + cache.front_right_rotation_10 * front_right_slice1_local_subspace0_w_x;
     let front_right_slice1_velocity_w_y = qd[11] * front_right_slice1_subspace1_w_y
         + front_right_slice1_subspace0_w_y * qd[10] + base_roll_velocity_w_y;
-    let front_right_bend_y = p.limb_length * q[10];
     let t53 = 0.33000947820757187 * cache.front_right_slice1_bend_c1
-        * front_right_bend_y;
-    let front_right_bend_z = p.limb_length * q[11];
-    let front_right_bend_squared = front_right_bend_z * front_right_bend_z
-        + front_right_bend_y * front_right_bend_y;
+        * cache.front_right_bend_y;
+    let front_right_bend_squared = cache.front_right_bend_z * cache.front_right_bend_z
+        + cache.front_right_bend_y * cache.front_right_bend_y;
     let t54 = 1.0
         - 0.10890625570683385 * front_right_bend_squared
             * cache.front_right_slice1_bend_c2;
     let t55 = 0.33000947820757187 * cache.front_right_slice1_bend_c1
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let front_right_slice1_rotation_00 = t53 * cache.front_right_rotation_01
         + cache.front_right_rotation_00 * t54 + cache.front_right_rotation_02 * t55;
     let front_right_slice1_rotation_10 = cache.front_right_rotation_10 * t54
@@ -32859,8 +32868,10 @@ pub fn angular_momentum(
     let t59 = 1.0
         - 0.8659570925834785 * front_right_bend_squared
             * cache.front_right_slice3_bend_c2;
-    let t60 = 0.9305681557970262 * front_right_bend_z * cache.front_right_slice3_bend_c1;
-    let t61 = 0.9305681557970262 * front_right_bend_y * cache.front_right_slice3_bend_c1;
+    let t60 = 0.9305681557970262 * cache.front_right_bend_z
+        * cache.front_right_slice3_bend_c1;
+    let t61 = 0.9305681557970262 * cache.front_right_bend_y
+        * cache.front_right_slice3_bend_c1;
     let front_right_slice3_rotation_00 = cache.front_right_rotation_00 * t59
         + t60 * cache.front_right_rotation_02 + t61 * cache.front_right_rotation_01;
     let front_right_slice3_inertia_com_00 = front_right_slice3_rotation_00
@@ -32971,11 +32982,13 @@ pub fn angular_momentum(
         + front_right_slice3_inertia_i_01 * front_right_slice3_velocity_w_y
         + front_right_slice3_inertia_i_02 * front_right_slice3_velocity_w_z
         - front_right_slice3_velocity_v_y * front_right_slice3_inertia_h_z;
-    let t65 = 0.6699905217924281 * front_right_bend_y * cache.front_right_slice2_bend_c1;
+    let t65 = 0.6699905217924281 * cache.front_right_bend_y
+        * cache.front_right_slice2_bend_c1;
     let t66 = 1.0
         - 0.44888729929169013 * cache.front_right_slice2_bend_c2
             * front_right_bend_squared;
-    let t67 = 0.6699905217924281 * cache.front_right_slice2_bend_c1 * front_right_bend_z;
+    let t67 = 0.6699905217924281 * cache.front_right_slice2_bend_c1
+        * cache.front_right_bend_z;
     let front_right_slice2_rotation_10 = cache.front_right_rotation_11 * t65
         + cache.front_right_rotation_10 * t66 + t67 * cache.front_right_rotation_12;
     let front_right_slice2_rotation_00 = cache.front_right_rotation_00 * t66
@@ -33112,8 +33125,8 @@ pub fn angular_momentum(
         - 0.004820780989426014 * front_right_bend_squared
             * cache.front_right_slice0_bend_c2;
     let t72 = 0.06943184420297371 * cache.front_right_slice0_bend_c1
-        * front_right_bend_z;
-    let t73 = 0.06943184420297371 * front_right_bend_y
+        * cache.front_right_bend_z;
+    let t73 = 0.06943184420297371 * cache.front_right_bend_y
         * cache.front_right_slice0_bend_c1;
     let front_right_slice0_rotation_20 = t71 * cache.front_right_rotation_20
         + t72 * cache.front_right_rotation_22 + t73 * cache.front_right_rotation_21;
@@ -33322,12 +33335,10 @@ pub fn angular_momentum(
         + head_slice1_local_subspace0_w_y * cache.base_roll_rotation_11;
     let head_slice1_velocity_w_y = qd[7] * head_slice1_subspace1_w_y
         + qd[6] * head_slice1_subspace0_w_y + base_roll_velocity_w_y;
-    let head_bend_z = q[7] * p.limb_length;
-    let head_bend_y = q[6] * p.limb_length;
-    let head_bend_squared = head_bend_z * head_bend_z + head_bend_y * head_bend_y;
-    let t77 = 1.0 - 0.10890625570683385 * head_bend_squared * cache.head_slice1_bend_c2;
-    let t78 = 0.33000947820757187 * cache.head_slice1_bend_c1 * head_bend_z;
-    let t79 = 0.33000947820757187 * cache.head_slice1_bend_c1 * head_bend_y;
+    let t77 = 1.0
+        - 0.10890625570683385 * cache.head_bend_squared * cache.head_slice1_bend_c2;
+    let t78 = 0.33000947820757187 * cache.head_slice1_bend_c1 * cache.head_bend_z;
+    let t79 = 0.33000947820757187 * cache.head_slice1_bend_c1 * cache.head_bend_y;
     let head_slice1_rotation_10 = t77 * cache.head_rotation_10
         + t78 * cache.head_rotation_12 + t79 * cache.base_roll_rotation_11;
     let head_slice1_rotation_00 = cache.head_rotation_02 * t78
@@ -33402,9 +33413,10 @@ pub fn angular_momentum(
         + head_slice0_local_subspace0_w_y * cache.base_roll_rotation_01;
     let head_slice0_velocity_w_x = qd[7] * head_slice0_subspace1_w_x
         + base_roll_velocity_w_x + qd[6] * head_slice0_subspace0_w_x;
-    let t83 = 0.06943184420297371 * head_bend_y * cache.head_slice0_bend_c1;
-    let t84 = 1.0 - 0.004820780989426014 * head_bend_squared * cache.head_slice0_bend_c2;
-    let t85 = 0.06943184420297371 * head_bend_z * cache.head_slice0_bend_c1;
+    let t83 = 0.06943184420297371 * cache.head_bend_y * cache.head_slice0_bend_c1;
+    let t84 = 1.0
+        - 0.004820780989426014 * cache.head_bend_squared * cache.head_slice0_bend_c2;
+    let t85 = 0.06943184420297371 * cache.head_bend_z * cache.head_slice0_bend_c1;
     let head_slice0_rotation_00 = cache.base_roll_rotation_01 * t83
         + cache.head_rotation_00 * t84 + cache.head_rotation_02 * t85;
     let head_slice0_inertia_com_00 = t15
@@ -33501,9 +33513,10 @@ pub fn angular_momentum(
         + head_slice0_velocity_v_z * head_slice0_inertia_h_y
         + head_slice0_velocity_w_y * head_slice0_inertia_i_01
         - head_slice0_inertia_h_z * head_slice0_velocity_v_y;
-    let t89 = 1.0 - 0.8659570925834785 * head_bend_squared * cache.head_slice3_bend_c2;
-    let t90 = 0.9305681557970262 * cache.head_slice3_bend_c1 * head_bend_y;
-    let t91 = 0.9305681557970262 * cache.head_slice3_bend_c1 * head_bend_z;
+    let t89 = 1.0
+        - 0.8659570925834785 * cache.head_bend_squared * cache.head_slice3_bend_c2;
+    let t90 = 0.9305681557970262 * cache.head_slice3_bend_c1 * cache.head_bend_y;
+    let t91 = 0.9305681557970262 * cache.head_slice3_bend_c1 * cache.head_bend_z;
     let head_slice3_rotation_00 = t89 * cache.head_rotation_00
         + cache.base_roll_rotation_01 * t90 + cache.head_rotation_02 * t91;
     let head_slice3_rotation_10 = cache.base_roll_rotation_11 * t90
@@ -33713,9 +33726,10 @@ pub fn angular_momentum(
         + cache.head_rotation_00 * cache.head_slice2_local_com_x
         + cache.head_slice2_local_com_y * cache.base_roll_rotation_01
         + cache.head_rotation_02 * cache.head_slice2_local_com_z;
-    let t95 = 0.6699905217924281 * cache.head_slice2_bend_c1 * head_bend_z;
-    let t96 = 1.0 - 0.44888729929169013 * head_bend_squared * cache.head_slice2_bend_c2;
-    let t97 = 0.6699905217924281 * cache.head_slice2_bend_c1 * head_bend_y;
+    let t95 = 0.6699905217924281 * cache.head_slice2_bend_c1 * cache.head_bend_z;
+    let t96 = 1.0
+        - 0.44888729929169013 * cache.head_bend_squared * cache.head_slice2_bend_c2;
+    let t97 = 0.6699905217924281 * cache.head_slice2_bend_c1 * cache.head_bend_y;
     let head_slice2_rotation_00 = cache.head_rotation_02 * t95
         + cache.head_rotation_00 * t96 + cache.base_roll_rotation_01 * t97;
     let head_slice2_rotation_10 = cache.base_roll_rotation_11 * t97
@@ -34515,16 +34529,13 @@ pub fn centre_line_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CENTRE_LINE_POINTS],
 ) {
-    let head_bend_z = q[7] * p.limb_length;
-    let head_bend_y = q[6] * p.limb_length;
-    let head_bend_squared = head_bend_z * head_bend_z + head_bend_y * head_bend_y;
-    let head_centre1_bend = 0.027777777777777776 * head_bend_squared;
+    let head_centre1_bend = 0.027777777777777776 * cache.head_bend_squared;
     let t0 = 0.16666666666666666 * softgen_runtime::stumpff(head_centre1_bend)[1]
         * p.limb_length;
-    let t1 = head_bend_y * p.limb_length;
+    let t1 = cache.head_bend_y * p.limb_length;
     let t2 = softgen_runtime::stumpff(head_centre1_bend)[2];
     let t3 = 0.027777777777777776 * t1 * t2;
-    let t4 = head_bend_z * p.limb_length;
+    let t4 = cache.head_bend_z * p.limb_length;
     let t5 = 0.027777777777777776 * t4 * t2;
     let head_centre1_position_x = cache.head_rotation_00 * t0 + cache.head_position_x
         + t3 * cache.base_roll_rotation_01 + cache.head_rotation_02 * t5;
@@ -34533,7 +34544,7 @@ pub fn centre_line_into(
     let head_centre1_position_z = t0 * cache.head_rotation_20
         + cache.head_rotation_22 * t5 + t3 * cache.base_roll_rotation_21
         + cache.head_position_z;
-    let head_centre2_bend = 0.1111111111111111 * head_bend_squared;
+    let head_centre2_bend = 0.1111111111111111 * cache.head_bend_squared;
     let t6 = softgen_runtime::stumpff(head_centre2_bend)[2];
     let t7 = 0.1111111111111111 * t6 * t1;
     let t8 = 0.3333333333333333 * p.limb_length
@@ -34548,7 +34559,7 @@ pub fn centre_line_into(
     let head_centre2_position_z = t8 * cache.head_rotation_20
         + t7 * cache.base_roll_rotation_21 + cache.head_rotation_22 * t9
         + cache.head_position_z;
-    let head_centre3_bend = 0.25 * head_bend_squared;
+    let head_centre3_bend = 0.25 * cache.head_bend_squared;
     let t10 = softgen_runtime::stumpff(head_centre3_bend)[2];
     let t11 = 0.25 * t4 * t10;
     let t12 = 0.5 * p.limb_length * softgen_runtime::stumpff(head_centre3_bend)[1];
@@ -34561,7 +34572,7 @@ pub fn centre_line_into(
     let head_centre3_position_z = cache.head_rotation_22 * t11
         + t13 * cache.base_roll_rotation_21 + t12 * cache.head_rotation_20
         + cache.head_position_z;
-    let head_centre4_bend = 0.4444444444444444 * head_bend_squared;
+    let head_centre4_bend = 0.4444444444444444 * cache.head_bend_squared;
     let t14 = softgen_runtime::stumpff(head_centre4_bend)[2];
     let t15 = 0.4444444444444444 * t1 * t14;
     let t16 = 0.6666666666666666 * p.limb_length
@@ -34575,7 +34586,7 @@ pub fn centre_line_into(
     let head_centre4_position_z = cache.base_roll_rotation_21 * t15
         + cache.head_rotation_22 * t17 + t16 * cache.head_rotation_20
         + cache.head_position_z;
-    let head_centre5_bend = 0.6944444444444445 * head_bend_squared;
+    let head_centre5_bend = 0.6944444444444445 * cache.head_bend_squared;
     let t18 = softgen_runtime::stumpff(head_centre5_bend)[2];
     let t19 = 0.6944444444444445 * t1 * t18;
     let t20 = 0.6944444444444445 * t4 * t18;
@@ -34589,10 +34600,10 @@ pub fn centre_line_into(
     let head_centre5_position_z = t19 * cache.base_roll_rotation_21
         + t21 * cache.head_rotation_20 + t20 * cache.head_rotation_22
         + cache.head_position_z;
-    let t22 = softgen_runtime::stumpff(head_bend_squared)[2];
+    let t22 = softgen_runtime::stumpff(cache.head_bend_squared)[2];
     let t23 = t4 * t22;
     let t24 = t22 * t1;
-    let t25 = softgen_runtime::stumpff(head_bend_squared)[1] * p.limb_length;
+    let t25 = softgen_runtime::stumpff(cache.head_bend_squared)[1] * p.limb_length;
     let head_tip_position_x = cache.head_position_x + cache.head_rotation_02 * t23
         + cache.base_roll_rotation_01 * t24 + cache.head_rotation_00 * t25;
     let head_tip_position_y = cache.head_rotation_12 * t23 + t25 * cache.head_rotation_10
@@ -34600,16 +34611,15 @@ pub fn centre_line_into(
     let head_tip_position_z = cache.base_roll_rotation_21 * t24
         + t25 * cache.head_rotation_20 + cache.head_rotation_22 * t23
         + cache.head_position_z;
-    let back_bend_y = q[8] * p.limb_length;
-    let t26 = back_bend_y * p.limb_length;
-    let back_bend_z = p.limb_length * q[9];
-    let back_bend_squared = back_bend_y * back_bend_y + back_bend_z * back_bend_z;
+    let t26 = cache.back_bend_y * p.limb_length;
+    let back_bend_squared = cache.back_bend_y * cache.back_bend_y
+        + cache.back_bend_z * cache.back_bend_z;
     let back_centre1_bend = 0.027777777777777776 * back_bend_squared;
     let t27 = softgen_runtime::stumpff(back_centre1_bend)[2];
     let t28 = 0.027777777777777776 * t26 * t27;
     let t29 = 0.16666666666666666 * softgen_runtime::stumpff(back_centre1_bend)[1]
         * p.limb_length;
-    let t30 = p.limb_length * back_bend_z;
+    let t30 = p.limb_length * cache.back_bend_z;
     let t31 = 0.027777777777777776 * t30 * t27;
     let back_centre1_position_x = t28 * cache.back_rotation_01
         + t29 * cache.back_rotation_00 + cache.back_position_x
@@ -34679,17 +34689,15 @@ pub fn centre_line_into(
         + cache.back_position_y + t49 * cache.back_rotation_11;
     let back_tip_position_z = t48 * cache.back_rotation_20 + cache.back_rotation_22 * t47
         + t49 * cache.back_rotation_21 + cache.back_position_z;
-    let front_right_bend_y = p.limb_length * q[10];
-    let t50 = front_right_bend_y * p.limb_length;
-    let front_right_bend_z = p.limb_length * q[11];
-    let front_right_bend_squared = front_right_bend_z * front_right_bend_z
-        + front_right_bend_y * front_right_bend_y;
+    let t50 = cache.front_right_bend_y * p.limb_length;
+    let front_right_bend_squared = cache.front_right_bend_z * cache.front_right_bend_z
+        + cache.front_right_bend_y * cache.front_right_bend_y;
     let front_right_centre1_bend = 0.027777777777777776 * front_right_bend_squared;
     let t51 = softgen_runtime::stumpff(front_right_centre1_bend)[2];
     let t52 = 0.027777777777777776 * t50 * t51;
     let t53 = 0.16666666666666666 * softgen_runtime::stumpff(front_right_centre1_bend)[1]
         * p.limb_length;
-    let t54 = p.limb_length * front_right_bend_z;
+    let t54 = p.limb_length * cache.front_right_bend_z;
     let t55 = 0.027777777777777776 * t51 * t54;
     let front_right_centre1_position_x = cache.front_right_rotation_01 * t52
         + cache.front_right_position_x + cache.front_right_rotation_00 * t53
@@ -34769,17 +34777,15 @@ pub fn centre_line_into(
     let front_right_tip_position_z = t73 * cache.front_right_rotation_22
         + t71 * cache.front_right_rotation_20 + cache.front_right_position_z
         + t72 * cache.front_right_rotation_21;
-    let front_left_bend_y = p.limb_length * q[12];
-    let front_left_bend_z = q[13] * p.limb_length;
-    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
-        + front_left_bend_z * front_left_bend_z;
+    let front_left_bend_squared = cache.front_left_bend_y * cache.front_left_bend_y
+        + cache.front_left_bend_z * cache.front_left_bend_z;
     let front_left_centre1_bend = 0.027777777777777776 * front_left_bend_squared;
     let t74 = softgen_runtime::stumpff(front_left_centre1_bend)[2];
-    let t75 = front_left_bend_y * p.limb_length;
+    let t75 = cache.front_left_bend_y * p.limb_length;
     let t76 = 0.027777777777777776 * t74 * t75;
     let t77 = 0.16666666666666666 * softgen_runtime::stumpff(front_left_centre1_bend)[1]
         * p.limb_length;
-    let t78 = p.limb_length * front_left_bend_z;
+    let t78 = p.limb_length * cache.front_left_bend_z;
     let t79 = 0.027777777777777776 * t78 * t74;
     let front_left_centre1_position_x = cache.front_left_position_x
         + t76 * cache.front_left_rotation_01 + t77 * cache.front_left_rotation_00

@@ -273,6 +273,8 @@ pub struct Cache {
     pub cos_q2: f64,
     /// `sin(q[2])`
     pub sin_q2: f64,
+    pub segment1_bend_y: f64,
+    pub segment2_bend_y: f64,
     pub base_angle_rotation_01: f64,
     pub base_angle_subspace_v_y: f64,
     pub tail_com_x: f64,
@@ -404,8 +406,8 @@ pub struct Cache {
 #[allow(unused_variables)]
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_bend_y = p.segment_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
     let segment2_bend_y = p.segment_length * q[4];
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
     let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
     let segment1_slice0_bend = 0.012701665379258308 * segment1_bend_squared;
     let segment2_slice0_bend = 0.012701665379258308 * segment2_bend_squared;
@@ -413,64 +415,60 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment2_slice1_bend = 0.25 * segment2_bend_squared;
     let segment1_slice2_bend = 0.7872983346207417 * segment1_bend_squared;
     let segment2_slice2_bend = 0.7872983346207417 * segment2_bend_squared;
-    let angle0 = segment1_bend_squared;
-    let angle1 = segment2_bend_squared;
-    let angle2 = segment1_slice0_bend;
-    let angle3 = segment2_slice0_bend;
-    let angle4 = segment1_slice1_bend;
-    let angle5 = segment2_slice1_bend;
-    let angle6 = segment1_slice2_bend;
-    let angle7 = segment2_slice2_bend;
-    let stumpff_segment1_bend_squared_c1 = softgen_runtime::stumpff(angle0);
+    let stumpff_segment1_bend_squared_c1 = softgen_runtime::stumpff(
+        segment1_bend_squared,
+    );
     let segment1_bend_squared_c1 = stumpff_segment1_bend_squared_c1[1];
     let segment1_bend_squared_c2 = stumpff_segment1_bend_squared_c1[2];
     let segment1_bend_squared_c3 = stumpff_segment1_bend_squared_c1[3];
     let segment1_bend_squared_c4 = stumpff_segment1_bend_squared_c1[4];
     let segment1_bend_squared_c5 = stumpff_segment1_bend_squared_c1[5];
     let segment1_bend_squared_c6 = stumpff_segment1_bend_squared_c1[6];
-    let stumpff_segment2_bend_squared_c1 = softgen_runtime::stumpff(angle1);
+    let stumpff_segment2_bend_squared_c1 = softgen_runtime::stumpff(
+        segment2_bend_squared,
+    );
     let segment2_bend_squared_c1 = stumpff_segment2_bend_squared_c1[1];
     let segment2_bend_squared_c2 = stumpff_segment2_bend_squared_c1[2];
     let segment2_bend_squared_c3 = stumpff_segment2_bend_squared_c1[3];
     let segment2_bend_squared_c4 = stumpff_segment2_bend_squared_c1[4];
     let segment2_bend_squared_c5 = stumpff_segment2_bend_squared_c1[5];
     let segment2_bend_squared_c6 = stumpff_segment2_bend_squared_c1[6];
-    let stumpff_segment1_slice0_bend_c1 = softgen_runtime::stumpff(angle2);
+    let stumpff_segment1_slice0_bend_c1 = softgen_runtime::stumpff(segment1_slice0_bend);
     let segment1_slice0_bend_c1 = stumpff_segment1_slice0_bend_c1[1];
     let segment1_slice0_bend_c2 = stumpff_segment1_slice0_bend_c1[2];
     let segment1_slice0_bend_c3 = stumpff_segment1_slice0_bend_c1[3];
     let segment1_slice0_bend_c4 = stumpff_segment1_slice0_bend_c1[4];
     let segment1_slice0_bend_c5 = stumpff_segment1_slice0_bend_c1[5];
     let segment1_slice0_bend_c6 = stumpff_segment1_slice0_bend_c1[6];
-    let stumpff_segment2_slice0_bend_c1 = softgen_runtime::stumpff(angle3);
+    let stumpff_segment2_slice0_bend_c1 = softgen_runtime::stumpff(segment2_slice0_bend);
     let segment2_slice0_bend_c1 = stumpff_segment2_slice0_bend_c1[1];
     let segment2_slice0_bend_c2 = stumpff_segment2_slice0_bend_c1[2];
     let segment2_slice0_bend_c3 = stumpff_segment2_slice0_bend_c1[3];
     let segment2_slice0_bend_c4 = stumpff_segment2_slice0_bend_c1[4];
     let segment2_slice0_bend_c5 = stumpff_segment2_slice0_bend_c1[5];
     let segment2_slice0_bend_c6 = stumpff_segment2_slice0_bend_c1[6];
-    let stumpff_segment1_slice1_bend_c1 = softgen_runtime::stumpff(angle4);
+    let stumpff_segment1_slice1_bend_c1 = softgen_runtime::stumpff(segment1_slice1_bend);
     let segment1_slice1_bend_c1 = stumpff_segment1_slice1_bend_c1[1];
     let segment1_slice1_bend_c2 = stumpff_segment1_slice1_bend_c1[2];
     let segment1_slice1_bend_c3 = stumpff_segment1_slice1_bend_c1[3];
     let segment1_slice1_bend_c4 = stumpff_segment1_slice1_bend_c1[4];
     let segment1_slice1_bend_c5 = stumpff_segment1_slice1_bend_c1[5];
     let segment1_slice1_bend_c6 = stumpff_segment1_slice1_bend_c1[6];
-    let stumpff_segment2_slice1_bend_c1 = softgen_runtime::stumpff(angle5);
+    let stumpff_segment2_slice1_bend_c1 = softgen_runtime::stumpff(segment2_slice1_bend);
     let segment2_slice1_bend_c1 = stumpff_segment2_slice1_bend_c1[1];
     let segment2_slice1_bend_c2 = stumpff_segment2_slice1_bend_c1[2];
     let segment2_slice1_bend_c3 = stumpff_segment2_slice1_bend_c1[3];
     let segment2_slice1_bend_c4 = stumpff_segment2_slice1_bend_c1[4];
     let segment2_slice1_bend_c5 = stumpff_segment2_slice1_bend_c1[5];
     let segment2_slice1_bend_c6 = stumpff_segment2_slice1_bend_c1[6];
-    let stumpff_segment1_slice2_bend_c1 = softgen_runtime::stumpff(angle6);
+    let stumpff_segment1_slice2_bend_c1 = softgen_runtime::stumpff(segment1_slice2_bend);
     let segment1_slice2_bend_c1 = stumpff_segment1_slice2_bend_c1[1];
     let segment1_slice2_bend_c2 = stumpff_segment1_slice2_bend_c1[2];
     let segment1_slice2_bend_c3 = stumpff_segment1_slice2_bend_c1[3];
     let segment1_slice2_bend_c4 = stumpff_segment1_slice2_bend_c1[4];
     let segment1_slice2_bend_c5 = stumpff_segment1_slice2_bend_c1[5];
     let segment1_slice2_bend_c6 = stumpff_segment1_slice2_bend_c1[6];
-    let stumpff_segment2_slice2_bend_c1 = softgen_runtime::stumpff(angle7);
+    let stumpff_segment2_slice2_bend_c1 = softgen_runtime::stumpff(segment2_slice2_bend);
     let segment2_slice2_bend_c1 = stumpff_segment2_slice2_bend_c1[1];
     let segment2_slice2_bend_c2 = stumpff_segment2_slice2_bend_c1[2];
     let segment2_slice2_bend_c3 = stumpff_segment2_slice2_bend_c1[3];
@@ -488,7 +486,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_position_y = q[1] + sin_q2 * p.link_length;
     let segment1_slice0_local_com_x = 0.1127016653792583 * segment1_slice0_bend_c1
         * p.segment_length;
-    let segment1_bend_y = p.segment_length * q[3];
     let t0 = p.segment_length * segment1_bend_y;
     let segment1_slice0_local_com_y = 0.012701665379258308 * t0
         * segment1_slice0_bend_c2;
@@ -602,7 +599,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment1_tip_position_y;
     let segment2_slice0_local_com_x = 0.1127016653792583 * p.segment_length
         * segment2_slice0_bend_c1;
-    let segment2_bend_y = p.segment_length * q[4];
     let t8 = segment2_bend_y * p.segment_length;
     let segment2_slice0_local_com_y = 0.012701665379258308 * t8
         * segment2_slice0_bend_c2;
@@ -825,6 +821,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment2_slice2_bend_c6,
         cos_q2,
         sin_q2,
+        segment1_bend_y,
+        segment2_bend_y,
         base_angle_rotation_01,
         base_angle_subspace_v_y,
         tail_com_x,
@@ -1211,8 +1209,7 @@ pub fn coriolis_into(
     let base_angle_bias_v_x = qd[2] * qd[1];
     let segment1_bend_y_rate = p.segment_length * qd[3];
     let t0 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let segment1_bend_y = p.segment_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let t1 = t0 * p.segment_length * segment1_bend_squared;
     let t2 = t0 * p.segment_length;
     let t3 = p.segment_length * segment1_bend_squared;
@@ -1286,10 +1283,10 @@ pub fn coriolis_into(
     let t22 = t21 * cache.cos_q2;
     let segment1_base_bias_v_y = cache.base_angle_rotation_01 * base_angle_bias_v_x
         + cache.cos_q2 * base_angle_bias_v_y;
-    let t23 = p.segment_length * segment1_bend_y;
+    let t23 = p.segment_length * cache.segment1_bend_y;
     let segment1_base_velocity_v_x = cache.sin_q2 * t5 + t4 * cache.cos_q2;
-    let t24 = t0 * p.segment_length * segment1_bend_y;
-    let t25 = t0 * p.segment_length * segment1_bend_y.powi(3);
+    let t24 = t0 * p.segment_length * cache.segment1_bend_y;
+    let t25 = t0 * p.segment_length * cache.segment1_bend_y.powi(3);
     let t26 = segment1_base_bias_v_y
         + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
         + (3.7190320061795608 * t24 * cache.segment1_slice2_bend_c4
@@ -1345,12 +1342,11 @@ pub fn coriolis_into(
     let t37 = segment1_slice2_local_momentum_f_x * t18;
     let t38 = t27 + t29 + t31 + t33 + t35 + t37;
     let t39 = cache.base_angle_rotation_01 * t38;
-    let segment2_bend_y = p.segment_length * q[4];
-    let t40 = segment2_bend_y * p.segment_length;
+    let t40 = cache.segment2_bend_y * p.segment_length;
     let segment2_bend_y_rate = qd[4] * p.segment_length;
     let t41 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t42 = segment2_bend_y * p.segment_length * t41;
-    let t43 = p.segment_length * segment2_bend_y.powi(3) * t41;
+    let t42 = cache.segment2_bend_y * p.segment_length * t41;
+    let t43 = p.segment_length * cache.segment2_bend_y.powi(3) * t41;
     let t44 = (8.0 * cache.segment1_bend_squared_c6 * t25
         + 6.0 * t24 * cache.segment1_bend_squared_c4
         + cache.segment1_bend_squared_c4 * t25
@@ -1456,7 +1452,7 @@ pub fn coriolis_into(
     let t66 = -(segment2_slice0_local_momentum_f_y * t50);
     let segment2_base_bias_v_x = cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x
         + cache.segment1_tip_rotation_10 * segment1_tip_bias_v_y;
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
     let t67 = p.segment_length * segment2_bend_squared;
     let t68 = p.segment_length * segment2_bend_squared * t41;
     let t69 = p.segment_length * t41;
@@ -1833,8 +1829,7 @@ pub fn coriolis_matrix_into(
     let t11 = 0.5
         * (t10
             - segment1_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
-    let segment1_bend_y = p.segment_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let t12 = p.segment_length * segment1_bend_squared;
     let t13 = segment1_bend_y_rate
         * (cache.segment1_bend_squared_c3 * p.segment_length
@@ -1846,8 +1841,8 @@ pub fn coriolis_matrix_into(
             * (p.segment_length * cache.segment1_bend_squared_c2
                 + 2.0 * cache.segment1_bend_squared_c4 * t12
                 - cache.segment1_bend_squared_c3 * t12);
-    let t14 = p.segment_length * segment1_bend_y;
-    let t15 = p.segment_length * segment1_bend_y.powi(3);
+    let t14 = p.segment_length * cache.segment1_bend_y;
+    let t15 = p.segment_length * cache.segment1_bend_y.powi(3);
     let t16 = segment1_bend_y_rate
         * (8.0 * t15 * cache.segment1_bend_squared_c6
             + 6.0 * cache.segment1_bend_squared_c4 * t14
@@ -1946,9 +1941,8 @@ pub fn coriolis_matrix_into(
     let t32 = cache.segment1_slice1_mass * segment1_slice1_subspace0_rate_v_x;
     let segment1_subspace0_coriolis_column_f_x = t11 + t17 + t20 + t22 + t24 + t27 + t29
         + t32;
-    let segment2_bend_y = p.segment_length * q[4];
-    let t33 = segment2_bend_y * p.segment_length;
-    let t34 = p.segment_length * segment2_bend_y.powi(3);
+    let t33 = cache.segment2_bend_y * p.segment_length;
+    let t34 = p.segment_length * cache.segment2_bend_y.powi(3);
     let t35 = segment2_bend_y_rate
         * (cache.segment2_bend_squared_c4 * t34
             + 6.0 * cache.segment2_bend_squared_c4 * t33
@@ -1957,7 +1951,7 @@ pub fn coriolis_matrix_into(
             - 5.0 * cache.segment2_bend_squared_c5 * t34)
         - (cache.segment2_bend_squared_c3 * t33 - cache.segment2_bend_squared_c2 * t33)
             * segment2_bend_y_rate;
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
     let t36 = p.segment_length * segment2_bend_squared;
     let t37 = segment2_bend_y_rate
         * (2.0 * t36 * cache.segment2_bend_squared_c4
@@ -2532,9 +2526,8 @@ pub fn contact_positions_into(
         - segment1_ring0_skin_y_x;
     let segment1_skin_0_1_position_y = cache.segment1_position_y
         - segment1_ring0_skin_y_y;
-    let segment1_bend_y = p.segment_length * q[3];
-    let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t0 = -(0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1);
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_01 = cache.cos_q2 * t0
         + t1 * cache.base_angle_rotation_01;
@@ -2607,9 +2600,8 @@ pub fn contact_velocities_into(
         - segment1_ring0_skin_y_x;
     let segment1_slice1_velocity_v_x = cache.segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment1_bend_y = p.segment_length * q[3];
-    let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t0 = -(0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1);
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
     let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
@@ -2665,9 +2657,8 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let segment1_bend_y = p.segment_length * q[3];
-    let t0 = 0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1;
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t0 = 0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_00 = cache.base_angle_rotation_01 * t0
         + t1 * cache.cos_q2;
@@ -2804,9 +2795,8 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let segment1_bend_y = p.segment_length * q[3];
-    let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t0 = -(0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1);
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_01 = cache.cos_q2 * t0
         + t1 * cache.base_angle_rotation_01;
@@ -2834,9 +2824,8 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let segment1_bend_y = p.segment_length * q[3];
-    let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t0 = -(0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1);
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
     let segment1_slice1_rotation_01 = cache.cos_q2 * t0
         + t1 * cache.base_angle_rotation_01;
@@ -2972,9 +2961,8 @@ pub fn contact_frame_positions_into(
             out[4][2usize] = 0.0;
         }
         4 => {
-            let segment1_bend_y = p.segment_length * q[3];
-            let t0 = -(0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1);
-            let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+            let t0 = -(0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1);
+            let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
             let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
             let segment1_slice1_rotation_01 = cache.cos_q2 * t0
                 + t1 * cache.base_angle_rotation_01;
@@ -3083,9 +3071,8 @@ pub fn contact_frame_own_into(
             axis[2] = 0.0;
         }
         4 => {
-            let segment1_bend_y = p.segment_length * q[3];
-            let t0 = 0.5 * segment1_bend_y * cache.segment1_slice1_bend_c1;
-            let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+            let t0 = 0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1;
+            let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
             let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
             let segment1_slice1_rotation_00 = cache.base_angle_rotation_01 * t0
                 + t1 * cache.cos_q2;
@@ -3679,12 +3666,11 @@ pub fn centre_line_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CENTRE_LINE_POINTS],
 ) {
-    let segment1_bend_y = p.segment_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let segment1_centre1_bend = 0.027777777777777776 * segment1_bend_squared;
     let t0 = 0.16666666666666666 * p.segment_length
         * softgen_runtime::stumpff(segment1_centre1_bend)[1];
-    let t1 = p.segment_length * segment1_bend_y;
+    let t1 = p.segment_length * cache.segment1_bend_y;
     let t2 = 0.027777777777777776 * t1
         * softgen_runtime::stumpff(segment1_centre1_bend)[2];
     let segment1_centre1_position_x = cache.segment1_position_x + t0 * cache.cos_q2
@@ -3718,12 +3704,11 @@ pub fn centre_line_into(
         + t8 * cache.base_angle_rotation_01;
     let segment1_centre5_position_y = cache.sin_q2 * t7 + cache.segment1_position_y
         + t8 * cache.cos_q2;
-    let segment2_bend_y = p.segment_length * q[4];
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
     let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
     let t9 = 0.16666666666666666 * p.segment_length
         * softgen_runtime::stumpff(segment2_centre1_bend)[1];
-    let t10 = segment2_bend_y * p.segment_length;
+    let t10 = cache.segment2_bend_y * p.segment_length;
     let t11 = 0.027777777777777776 * softgen_runtime::stumpff(segment2_centre1_bend)[2]
         * t10;
     let segment2_centre1_position_x = t9 * cache.segment1_tip_rotation_00

@@ -328,6 +328,10 @@ pub struct Cache {
     pub cos_q5: f64,
     /// `sin(q[5])`
     pub sin_q5: f64,
+    pub joint1_bend_y: f64,
+    pub joint1_bend_z: f64,
+    pub joint2_bend_y: f64,
+    pub joint2_bend_z: f64,
     pub base_yaw_rotation_01: f64,
     pub base_yaw_subspace_v_y: f64,
     pub base_pitch_rotation_20: f64,
@@ -1079,12 +1083,12 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint1_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
         - 0.6666666666666666 * t0 * q[6];
     let joint1_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let joint1_bend_squared = joint1_bend_y * joint1_bend_y
-        + joint1_bend_z * joint1_bend_z;
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
     let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
         + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
+    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
+        - 0.5773502691896257 * t0 * q[10];
+    let joint1_bend_squared = joint1_bend_y * joint1_bend_y
+        + joint1_bend_z * joint1_bend_z;
     let joint2_bend_squared = joint2_bend_z * joint2_bend_z
         + joint2_bend_y * joint2_bend_y;
     let joint1_slice0_bend = 0.004820780989426014 * joint1_bend_squared;
@@ -1097,92 +1101,80 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint2_slice2_bend = 0.44888729929169013 * joint2_bend_squared;
     let joint1_slice3_bend = 0.8659570925834785 * joint1_bend_squared;
     let joint2_slice3_bend = 0.8659570925834785 * joint2_bend_squared;
-    let angle0 = joint1_bend_squared;
-    let angle1 = joint2_bend_squared;
-    let angle2 = joint1_slice0_bend;
-    let angle3 = joint2_slice0_bend;
-    let angle4 = joint1_slice1_bend;
-    let angle5 = joint2_slice1_bend;
-    let angle6 = joint1_ring1_bend;
-    let angle7 = joint2_ring1_bend;
-    let angle8 = joint1_slice2_bend;
-    let angle9 = joint2_slice2_bend;
-    let angle10 = joint1_slice3_bend;
-    let angle11 = joint2_slice3_bend;
-    let stumpff_joint1_bend_squared_c1 = softgen_runtime::stumpff(angle0);
+    let stumpff_joint1_bend_squared_c1 = softgen_runtime::stumpff(joint1_bend_squared);
     let joint1_bend_squared_c1 = stumpff_joint1_bend_squared_c1[1];
     let joint1_bend_squared_c2 = stumpff_joint1_bend_squared_c1[2];
     let joint1_bend_squared_c3 = stumpff_joint1_bend_squared_c1[3];
     let joint1_bend_squared_c4 = stumpff_joint1_bend_squared_c1[4];
     let joint1_bend_squared_c5 = stumpff_joint1_bend_squared_c1[5];
     let joint1_bend_squared_c6 = stumpff_joint1_bend_squared_c1[6];
-    let stumpff_joint2_bend_squared_c1 = softgen_runtime::stumpff(angle1);
+    let stumpff_joint2_bend_squared_c1 = softgen_runtime::stumpff(joint2_bend_squared);
     let joint2_bend_squared_c1 = stumpff_joint2_bend_squared_c1[1];
     let joint2_bend_squared_c2 = stumpff_joint2_bend_squared_c1[2];
     let joint2_bend_squared_c3 = stumpff_joint2_bend_squared_c1[3];
     let joint2_bend_squared_c4 = stumpff_joint2_bend_squared_c1[4];
     let joint2_bend_squared_c5 = stumpff_joint2_bend_squared_c1[5];
     let joint2_bend_squared_c6 = stumpff_joint2_bend_squared_c1[6];
-    let stumpff_joint1_slice0_bend_c1 = softgen_runtime::stumpff(angle2);
+    let stumpff_joint1_slice0_bend_c1 = softgen_runtime::stumpff(joint1_slice0_bend);
     let joint1_slice0_bend_c1 = stumpff_joint1_slice0_bend_c1[1];
     let joint1_slice0_bend_c2 = stumpff_joint1_slice0_bend_c1[2];
     let joint1_slice0_bend_c3 = stumpff_joint1_slice0_bend_c1[3];
     let joint1_slice0_bend_c4 = stumpff_joint1_slice0_bend_c1[4];
     let joint1_slice0_bend_c5 = stumpff_joint1_slice0_bend_c1[5];
     let joint1_slice0_bend_c6 = stumpff_joint1_slice0_bend_c1[6];
-    let stumpff_joint2_slice0_bend_c1 = softgen_runtime::stumpff(angle3);
+    let stumpff_joint2_slice0_bend_c1 = softgen_runtime::stumpff(joint2_slice0_bend);
     let joint2_slice0_bend_c1 = stumpff_joint2_slice0_bend_c1[1];
     let joint2_slice0_bend_c2 = stumpff_joint2_slice0_bend_c1[2];
     let joint2_slice0_bend_c3 = stumpff_joint2_slice0_bend_c1[3];
     let joint2_slice0_bend_c4 = stumpff_joint2_slice0_bend_c1[4];
     let joint2_slice0_bend_c5 = stumpff_joint2_slice0_bend_c1[5];
     let joint2_slice0_bend_c6 = stumpff_joint2_slice0_bend_c1[6];
-    let stumpff_joint1_slice1_bend_c1 = softgen_runtime::stumpff(angle4);
+    let stumpff_joint1_slice1_bend_c1 = softgen_runtime::stumpff(joint1_slice1_bend);
     let joint1_slice1_bend_c1 = stumpff_joint1_slice1_bend_c1[1];
     let joint1_slice1_bend_c2 = stumpff_joint1_slice1_bend_c1[2];
     let joint1_slice1_bend_c3 = stumpff_joint1_slice1_bend_c1[3];
     let joint1_slice1_bend_c4 = stumpff_joint1_slice1_bend_c1[4];
     let joint1_slice1_bend_c5 = stumpff_joint1_slice1_bend_c1[5];
     let joint1_slice1_bend_c6 = stumpff_joint1_slice1_bend_c1[6];
-    let stumpff_joint2_slice1_bend_c1 = softgen_runtime::stumpff(angle5);
+    let stumpff_joint2_slice1_bend_c1 = softgen_runtime::stumpff(joint2_slice1_bend);
     let joint2_slice1_bend_c1 = stumpff_joint2_slice1_bend_c1[1];
     let joint2_slice1_bend_c2 = stumpff_joint2_slice1_bend_c1[2];
     let joint2_slice1_bend_c3 = stumpff_joint2_slice1_bend_c1[3];
     let joint2_slice1_bend_c4 = stumpff_joint2_slice1_bend_c1[4];
     let joint2_slice1_bend_c5 = stumpff_joint2_slice1_bend_c1[5];
     let joint2_slice1_bend_c6 = stumpff_joint2_slice1_bend_c1[6];
-    let stumpff_joint1_ring1_bend_c1 = softgen_runtime::stumpff(angle6);
+    let stumpff_joint1_ring1_bend_c1 = softgen_runtime::stumpff(joint1_ring1_bend);
     let joint1_ring1_bend_c1 = stumpff_joint1_ring1_bend_c1[1];
     let joint1_ring1_bend_c2 = stumpff_joint1_ring1_bend_c1[2];
     let joint1_ring1_bend_c3 = stumpff_joint1_ring1_bend_c1[3];
     let joint1_ring1_bend_c4 = stumpff_joint1_ring1_bend_c1[4];
-    let stumpff_joint2_ring1_bend_c1 = softgen_runtime::stumpff(angle7);
+    let stumpff_joint2_ring1_bend_c1 = softgen_runtime::stumpff(joint2_ring1_bend);
     let joint2_ring1_bend_c1 = stumpff_joint2_ring1_bend_c1[1];
     let joint2_ring1_bend_c2 = stumpff_joint2_ring1_bend_c1[2];
     let joint2_ring1_bend_c3 = stumpff_joint2_ring1_bend_c1[3];
     let joint2_ring1_bend_c4 = stumpff_joint2_ring1_bend_c1[4];
-    let stumpff_joint1_slice2_bend_c1 = softgen_runtime::stumpff(angle8);
+    let stumpff_joint1_slice2_bend_c1 = softgen_runtime::stumpff(joint1_slice2_bend);
     let joint1_slice2_bend_c1 = stumpff_joint1_slice2_bend_c1[1];
     let joint1_slice2_bend_c2 = stumpff_joint1_slice2_bend_c1[2];
     let joint1_slice2_bend_c3 = stumpff_joint1_slice2_bend_c1[3];
     let joint1_slice2_bend_c4 = stumpff_joint1_slice2_bend_c1[4];
     let joint1_slice2_bend_c5 = stumpff_joint1_slice2_bend_c1[5];
     let joint1_slice2_bend_c6 = stumpff_joint1_slice2_bend_c1[6];
-    let stumpff_joint2_slice2_bend_c1 = softgen_runtime::stumpff(angle9);
+    let stumpff_joint2_slice2_bend_c1 = softgen_runtime::stumpff(joint2_slice2_bend);
     let joint2_slice2_bend_c1 = stumpff_joint2_slice2_bend_c1[1];
     let joint2_slice2_bend_c2 = stumpff_joint2_slice2_bend_c1[2];
     let joint2_slice2_bend_c3 = stumpff_joint2_slice2_bend_c1[3];
     let joint2_slice2_bend_c4 = stumpff_joint2_slice2_bend_c1[4];
     let joint2_slice2_bend_c5 = stumpff_joint2_slice2_bend_c1[5];
     let joint2_slice2_bend_c6 = stumpff_joint2_slice2_bend_c1[6];
-    let stumpff_joint1_slice3_bend_c1 = softgen_runtime::stumpff(angle10);
+    let stumpff_joint1_slice3_bend_c1 = softgen_runtime::stumpff(joint1_slice3_bend);
     let joint1_slice3_bend_c1 = stumpff_joint1_slice3_bend_c1[1];
     let joint1_slice3_bend_c2 = stumpff_joint1_slice3_bend_c1[2];
     let joint1_slice3_bend_c3 = stumpff_joint1_slice3_bend_c1[3];
     let joint1_slice3_bend_c4 = stumpff_joint1_slice3_bend_c1[4];
     let joint1_slice3_bend_c5 = stumpff_joint1_slice3_bend_c1[5];
     let joint1_slice3_bend_c6 = stumpff_joint1_slice3_bend_c1[6];
-    let stumpff_joint2_slice3_bend_c1 = softgen_runtime::stumpff(angle11);
+    let stumpff_joint2_slice3_bend_c1 = softgen_runtime::stumpff(joint2_slice3_bend);
     let joint2_slice3_bend_c1 = stumpff_joint2_slice3_bend_c1[1];
     let joint2_slice3_bend_c2 = stumpff_joint2_slice3_bend_c1[2];
     let joint2_slice3_bend_c3 = stumpff_joint2_slice3_bend_c1[3];
@@ -1257,14 +1249,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + 0.3333333333333333 * q[7] + 0.3333333333333333 * q[6];
     let joint1_slice0_local_com_x = 0.06943184420297371 * joint1_slice0_bend_c1
         * joint1_len;
-    let t7 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t7 * q[8] + 0.33333333333333315 * t7 * q[7]
-        - 0.6666666666666666 * t7 * q[6];
-    let t8 = joint1_bend_y * joint1_len;
-    let joint1_slice0_local_com_y = 0.004820780989426014 * t8 * joint1_slice0_bend_c2;
-    let joint1_bend_z = 0.5773502691896255 * t7 * q[8] - 0.5773502691896257 * t7 * q[7];
-    let t9 = joint1_bend_z * joint1_len;
-    let joint1_slice0_local_com_z = 0.004820780989426014 * joint1_slice0_bend_c2 * t9;
+    let t7 = joint1_bend_y * joint1_len;
+    let joint1_slice0_local_com_y = 0.004820780989426014 * t7 * joint1_slice0_bend_c2;
+    let t8 = joint1_bend_z * joint1_len;
+    let joint1_slice0_local_com_z = 0.004820780989426014 * joint1_slice0_bend_c2 * t8;
     let joint1_slice0_local_len_column_v_x = 0.06943184420297371 * joint1_slice0_bend_c1;
     let joint1_slice0_local_len_column_v_y = 0.004820780989426014 * joint1_bend_y
         * joint1_slice0_bend_c2;
@@ -1272,87 +1260,87 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * joint1_slice0_bend_c2;
     let joint1_slice0_local_bend_y_column_w_x = -(0.004820780989426014 * joint1_bend_z
         * joint1_slice0_bend_c2);
-    let t10 = joint1_bend_y * joint1_bend_z;
+    let t9 = joint1_bend_y * joint1_bend_z;
     let joint1_slice0_local_bend_y_column_w_y = -(0.0003347157145944845
-        * joint1_slice0_bend_c3 * t10);
-    let t11 = joint1_bend_z * joint1_bend_z;
+        * joint1_slice0_bend_c3 * t9);
+    let t10 = joint1_bend_z * joint1_bend_z;
     let joint1_slice0_local_bend_y_column_w_z = 0.06943184420297371
-        - 0.0003347157145944845 * joint1_slice0_bend_c3 * t11;
+        - 0.0003347157145944845 * joint1_slice0_bend_c3 * t10;
     let joint1_slice0_local_bend_y_column_v_x = (0.0003347157145944845
-        * joint1_slice0_bend_c3 * t8
-        - 0.0003347157145944845 * t8 * joint1_slice0_bend_c2)
+        * joint1_slice0_bend_c3 * t7
+        - 0.0003347157145944845 * t7 * joint1_slice0_bend_c2)
         - (joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_com_z
             - joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_com_y);
-    let t12 = joint1_bend_y * joint1_bend_y;
-    let t13 = t12 * joint1_len;
-    let t14 = 0.004820780989426014 * joint1_slice0_bend_c2 * joint1_len;
-    let joint1_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t13
-        * joint1_slice0_bend_c4 + t14
-        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t13)
+    let t11 = joint1_bend_y * joint1_bend_y;
+    let t12 = t11 * joint1_len;
+    let t13 = 0.004820780989426014 * joint1_slice0_bend_c2 * joint1_len;
+    let joint1_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t12
+        * joint1_slice0_bend_c4 + t13
+        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t12)
         - (joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_com_x
             - joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_com_z);
-    let t15 = joint1_bend_y * joint1_bend_z * joint1_len;
-    let t16 = 0.000046479858696022525 * joint1_slice0_bend_c4 * t15
-        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t15;
-    let joint1_slice0_local_bend_y_column_v_z = t16
+    let t14 = joint1_bend_y * joint1_bend_z * joint1_len;
+    let t15 = 0.000046479858696022525 * joint1_slice0_bend_c4 * t14
+        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t14;
+    let joint1_slice0_local_bend_y_column_v_z = t15
         - (joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_com_y
             - joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_com_x);
     let joint1_slice0_local_bend_z_column_w_y = 0.0003347157145944845
-        * joint1_slice0_bend_c3 * t12 - 0.06943184420297371;
+        * joint1_slice0_bend_c3 * t11 - 0.06943184420297371;
     let joint1_slice0_local_bend_z_column_w_z = 0.0003347157145944845
-        * joint1_slice0_bend_c3 * t10;
+        * joint1_slice0_bend_c3 * t9;
     let joint1_slice0_local_bend_z_column_v_x = (0.0003347157145944845
-        * joint1_slice0_bend_c3 * t9
-        - 0.0003347157145944845 * joint1_slice0_bend_c2 * t9)
+        * joint1_slice0_bend_c3 * t8
+        - 0.0003347157145944845 * joint1_slice0_bend_c2 * t8)
         - (joint1_slice0_local_com_z * joint1_slice0_local_bend_z_column_w_y
             - joint1_slice0_local_com_y * joint1_slice0_local_bend_z_column_w_z);
-    let joint1_slice0_local_bend_z_column_v_y = t16
+    let joint1_slice0_local_bend_z_column_v_y = t15
         - (joint1_slice0_local_com_x * joint1_slice0_local_bend_z_column_w_z
             - joint1_slice0_local_com_z * joint1_slice0_local_len_column_v_y);
-    let t17 = t11 * joint1_len;
+    let t16 = t10 * joint1_len;
     let joint1_slice0_local_bend_z_column_v_z = (0.000046479858696022525
-        * joint1_slice0_bend_c4 * t17 + t14
-        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t17)
+        * joint1_slice0_bend_c4 * t16 + t13
+        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t16)
         - (joint1_slice0_local_com_y * joint1_slice0_local_len_column_v_y
             - joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_com_x);
     let joint1_slice0_mass = 0.17392742256872687 * p.joint_mass;
-    let t18 = 0.25 * t0 * joint1_slice0_mass;
-    let t19 = 0.5 * t0 * joint1_slice0_mass - 0.25 * t0 * joint1_slice0_mass;
-    let joint1_bend_squared = t12 + t11;
-    let t20 = 1.0 - 0.004820780989426014 * joint1_bend_squared * joint1_slice0_bend_c2;
-    let joint1_slice0_local_inertia_com_00 = t18 + t19 * t20 * t20;
-    let t21 = 0.06943184420297371 * joint1_bend_y * joint1_slice0_bend_c1;
-    let joint1_slice0_local_inertia_com_01 = t19 * t20 * t21;
-    let t22 = 0.06943184420297371 * joint1_slice0_bend_c1 * joint1_bend_z;
-    let joint1_slice0_local_inertia_com_02 = t19 * t22 * t20;
-    let joint1_slice0_local_inertia_com_11 = t19 * t21 * t21 + t18;
-    let joint1_slice0_local_inertia_com_12 = t19 * t22 * t21;
-    let joint1_slice0_local_inertia_com_22 = t19 * t22 * t22 + t18;
+    let t17 = 0.25 * t0 * joint1_slice0_mass;
+    let t18 = 0.5 * t0 * joint1_slice0_mass - 0.25 * t0 * joint1_slice0_mass;
+    let joint1_bend_squared = t11 + t10;
+    let t19 = 1.0 - 0.004820780989426014 * joint1_bend_squared * joint1_slice0_bend_c2;
+    let joint1_slice0_local_inertia_com_00 = t17 + t18 * t19 * t19;
+    let t20 = 0.06943184420297371 * joint1_bend_y * joint1_slice0_bend_c1;
+    let joint1_slice0_local_inertia_com_01 = t18 * t19 * t20;
+    let t21 = 0.06943184420297371 * joint1_slice0_bend_c1 * joint1_bend_z;
+    let joint1_slice0_local_inertia_com_02 = t18 * t21 * t19;
+    let joint1_slice0_local_inertia_com_11 = t18 * t20 * t20 + t17;
+    let joint1_slice0_local_inertia_com_12 = t18 * t21 * t20;
+    let joint1_slice0_local_inertia_com_22 = t18 * t21 * t21 + t17;
     let joint1_slice0_local_inertia_h_x = joint1_slice0_mass * joint1_slice0_local_com_x;
     let joint1_slice0_local_inertia_h_y = joint1_slice0_mass * joint1_slice0_local_com_y;
     let joint1_slice0_local_inertia_h_z = joint1_slice0_local_com_z * joint1_slice0_mass;
-    let t23 = joint1_slice0_local_com_z * joint1_slice0_local_com_z;
-    let t24 = joint1_slice0_local_com_y * joint1_slice0_local_com_y;
-    let t25 = joint1_slice0_local_com_x * joint1_slice0_local_com_x;
+    let t22 = joint1_slice0_local_com_z * joint1_slice0_local_com_z;
+    let t23 = joint1_slice0_local_com_y * joint1_slice0_local_com_y;
+    let t24 = joint1_slice0_local_com_x * joint1_slice0_local_com_x;
     let joint1_slice0_local_inertia_i_00 = joint1_slice0_local_inertia_com_00
-        + (t23 + t24 + t25 - joint1_slice0_local_com_x * joint1_slice0_local_com_x)
+        + (t22 + t23 + t24 - joint1_slice0_local_com_x * joint1_slice0_local_com_x)
             * joint1_slice0_mass;
     let joint1_slice0_local_inertia_i_01 = joint1_slice0_local_inertia_com_01
         - joint1_slice0_mass * joint1_slice0_local_com_y * joint1_slice0_local_com_x;
     let joint1_slice0_local_inertia_i_02 = joint1_slice0_local_inertia_com_02
         - joint1_slice0_local_com_z * joint1_slice0_mass * joint1_slice0_local_com_x;
     let joint1_slice0_local_inertia_i_11 = joint1_slice0_local_inertia_com_11
-        + (t23 + t24 + t25 - joint1_slice0_local_com_y * joint1_slice0_local_com_y)
+        + (t22 + t23 + t24 - joint1_slice0_local_com_y * joint1_slice0_local_com_y)
             * joint1_slice0_mass;
     let joint1_slice0_local_inertia_i_12 = joint1_slice0_local_inertia_com_12
         - joint1_slice0_local_com_z * joint1_slice0_mass * joint1_slice0_local_com_y;
     let joint1_slice0_local_inertia_i_22 = joint1_slice0_local_inertia_com_22
-        + (t23 + t24 + t25 - joint1_slice0_local_com_z * joint1_slice0_local_com_z)
+        + (t22 + t23 + t24 - joint1_slice0_local_com_z * joint1_slice0_local_com_z)
             * joint1_slice0_mass;
     let joint1_slice1_local_com_x = 0.33000947820757187 * joint1_slice1_bend_c1
         * joint1_len;
-    let joint1_slice1_local_com_y = 0.10890625570683385 * t8 * joint1_slice1_bend_c2;
-    let joint1_slice1_local_com_z = 0.10890625570683385 * t9 * joint1_slice1_bend_c2;
+    let joint1_slice1_local_com_y = 0.10890625570683385 * t7 * joint1_slice1_bend_c2;
+    let joint1_slice1_local_com_z = 0.10890625570683385 * t8 * joint1_slice1_bend_c2;
     let joint1_slice1_local_len_column_v_x = 0.33000947820757187 * joint1_slice1_bend_c1;
     let joint1_slice1_local_len_column_v_y = 0.10890625570683385 * joint1_bend_y
         * joint1_slice1_bend_c2;
@@ -1360,78 +1348,78 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * joint1_slice1_bend_c2;
     let joint1_slice1_local_bend_y_column_w_x = -(0.10890625570683385 * joint1_bend_z
         * joint1_slice1_bend_c2);
-    let joint1_slice1_local_bend_y_column_w_y = -(0.035940096619352636 * t10
+    let joint1_slice1_local_bend_y_column_w_y = -(0.035940096619352636 * t9
         * joint1_slice1_bend_c3);
     let joint1_slice1_local_bend_y_column_w_z = 0.33000947820757187
-        - 0.035940096619352636 * t11 * joint1_slice1_bend_c3;
-    let joint1_slice1_local_bend_y_column_v_x = (0.035940096619352636 * t8
-        * joint1_slice1_bend_c3 - 0.035940096619352636 * t8 * joint1_slice1_bend_c2)
+        - 0.035940096619352636 * t10 * joint1_slice1_bend_c3;
+    let joint1_slice1_local_bend_y_column_v_x = (0.035940096619352636 * t7
+        * joint1_slice1_bend_c3 - 0.035940096619352636 * t7 * joint1_slice1_bend_c2)
         - (joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_com_z
             - joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_com_y);
-    let t26 = 0.10890625570683385 * joint1_len * joint1_slice1_bend_c2;
+    let t25 = 0.10890625570683385 * joint1_len * joint1_slice1_bend_c2;
     let joint1_slice1_local_bend_y_column_v_y = (0.02372114506416456
-        * joint1_slice1_bend_c4 * t13 + t26
-        - 0.01186057253208228 * t13 * joint1_slice1_bend_c3)
+        * joint1_slice1_bend_c4 * t12 + t25
+        - 0.01186057253208228 * t12 * joint1_slice1_bend_c3)
         - (joint1_slice1_local_com_x * joint1_slice1_local_bend_y_column_w_z
             - joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_com_z);
-    let t27 = 0.02372114506416456 * joint1_slice1_bend_c4 * t15
-        - 0.01186057253208228 * t15 * joint1_slice1_bend_c3;
-    let joint1_slice1_local_bend_y_column_v_z = t27
+    let t26 = 0.02372114506416456 * joint1_slice1_bend_c4 * t14
+        - 0.01186057253208228 * t14 * joint1_slice1_bend_c3;
+    let joint1_slice1_local_bend_y_column_v_z = t26
         - (joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_com_y
             - joint1_slice1_local_com_x * joint1_slice1_local_bend_y_column_w_y);
-    let joint1_slice1_local_bend_z_column_w_y = 0.035940096619352636 * t12
+    let joint1_slice1_local_bend_z_column_w_y = 0.035940096619352636 * t11
         * joint1_slice1_bend_c3 - 0.33000947820757187;
-    let joint1_slice1_local_bend_z_column_w_z = 0.035940096619352636 * t10
+    let joint1_slice1_local_bend_z_column_w_z = 0.035940096619352636 * t9
         * joint1_slice1_bend_c3;
     let joint1_slice1_local_bend_z_column_v_x = (0.035940096619352636
-        * joint1_slice1_bend_c3 * t9 - 0.035940096619352636 * t9 * joint1_slice1_bend_c2)
+        * joint1_slice1_bend_c3 * t8 - 0.035940096619352636 * t8 * joint1_slice1_bend_c2)
         - (joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_com_z
             - joint1_slice1_local_com_y * joint1_slice1_local_bend_z_column_w_z);
-    let joint1_slice1_local_bend_z_column_v_y = t27
+    let joint1_slice1_local_bend_z_column_v_y = t26
         - (joint1_slice1_local_com_x * joint1_slice1_local_bend_z_column_w_z
             - joint1_slice1_local_len_column_v_y * joint1_slice1_local_com_z);
     let joint1_slice1_local_bend_z_column_v_z = (0.02372114506416456
-        * joint1_slice1_bend_c4 * t17 + t26
-        - 0.01186057253208228 * t17 * joint1_slice1_bend_c3)
+        * joint1_slice1_bend_c4 * t16 + t25
+        - 0.01186057253208228 * t16 * joint1_slice1_bend_c3)
         - (joint1_slice1_local_len_column_v_y * joint1_slice1_local_com_y
             - joint1_slice1_local_com_x * joint1_slice1_local_bend_z_column_w_y);
     let joint1_slice1_mass = 0.3260725774312732 * p.joint_mass;
-    let t28 = 0.5 * t0 * joint1_slice1_mass - 0.25 * t0 * joint1_slice1_mass;
-    let t29 = 1.0 - 0.10890625570683385 * joint1_bend_squared * joint1_slice1_bend_c2;
-    let t30 = 0.25 * t0 * joint1_slice1_mass;
-    let joint1_slice1_local_inertia_com_00 = t28 * t29 * t29 + t30;
-    let t31 = 0.33000947820757187 * joint1_bend_y * joint1_slice1_bend_c1;
-    let joint1_slice1_local_inertia_com_01 = t31 * t28 * t29;
-    let t32 = 0.33000947820757187 * joint1_slice1_bend_c1 * joint1_bend_z;
-    let joint1_slice1_local_inertia_com_02 = t28 * t32 * t29;
-    let joint1_slice1_local_inertia_com_11 = t30 + t31 * t31 * t28;
-    let joint1_slice1_local_inertia_com_12 = t31 * t28 * t32;
-    let joint1_slice1_local_inertia_com_22 = t28 * t32 * t32 + t30;
+    let t27 = 0.5 * t0 * joint1_slice1_mass - 0.25 * t0 * joint1_slice1_mass;
+    let t28 = 1.0 - 0.10890625570683385 * joint1_bend_squared * joint1_slice1_bend_c2;
+    let t29 = 0.25 * t0 * joint1_slice1_mass;
+    let joint1_slice1_local_inertia_com_00 = t27 * t28 * t28 + t29;
+    let t30 = 0.33000947820757187 * joint1_bend_y * joint1_slice1_bend_c1;
+    let joint1_slice1_local_inertia_com_01 = t30 * t27 * t28;
+    let t31 = 0.33000947820757187 * joint1_slice1_bend_c1 * joint1_bend_z;
+    let joint1_slice1_local_inertia_com_02 = t27 * t31 * t28;
+    let joint1_slice1_local_inertia_com_11 = t29 + t30 * t30 * t27;
+    let joint1_slice1_local_inertia_com_12 = t30 * t27 * t31;
+    let joint1_slice1_local_inertia_com_22 = t27 * t31 * t31 + t29;
     let joint1_slice1_local_inertia_h_x = joint1_slice1_local_com_x * joint1_slice1_mass;
     let joint1_slice1_local_inertia_h_y = joint1_slice1_local_com_y * joint1_slice1_mass;
     let joint1_slice1_local_inertia_h_z = joint1_slice1_local_com_z * joint1_slice1_mass;
-    let t33 = joint1_slice1_local_com_x * joint1_slice1_local_com_x;
-    let t34 = joint1_slice1_local_com_z * joint1_slice1_local_com_z;
-    let t35 = joint1_slice1_local_com_y * joint1_slice1_local_com_y;
+    let t32 = joint1_slice1_local_com_x * joint1_slice1_local_com_x;
+    let t33 = joint1_slice1_local_com_z * joint1_slice1_local_com_z;
+    let t34 = joint1_slice1_local_com_y * joint1_slice1_local_com_y;
     let joint1_slice1_local_inertia_i_00 = joint1_slice1_local_inertia_com_00
-        + (t33 + t34 + t35 - joint1_slice1_local_com_x * joint1_slice1_local_com_x)
+        + (t32 + t33 + t34 - joint1_slice1_local_com_x * joint1_slice1_local_com_x)
             * joint1_slice1_mass;
     let joint1_slice1_local_inertia_i_01 = joint1_slice1_local_inertia_com_01
         - joint1_slice1_local_com_x * joint1_slice1_local_com_y * joint1_slice1_mass;
     let joint1_slice1_local_inertia_i_02 = joint1_slice1_local_inertia_com_02
         - joint1_slice1_local_com_x * joint1_slice1_local_com_z * joint1_slice1_mass;
     let joint1_slice1_local_inertia_i_11 = joint1_slice1_local_inertia_com_11
-        + (t33 + t34 + t35 - joint1_slice1_local_com_y * joint1_slice1_local_com_y)
+        + (t32 + t33 + t34 - joint1_slice1_local_com_y * joint1_slice1_local_com_y)
             * joint1_slice1_mass;
     let joint1_slice1_local_inertia_i_12 = joint1_slice1_local_inertia_com_12
         - joint1_slice1_local_com_y * joint1_slice1_local_com_z * joint1_slice1_mass;
     let joint1_slice1_local_inertia_i_22 = joint1_slice1_local_inertia_com_22
-        + (t33 + t34 + t35 - joint1_slice1_local_com_z * joint1_slice1_local_com_z)
+        + (t32 + t33 + t34 - joint1_slice1_local_com_z * joint1_slice1_local_com_z)
             * joint1_slice1_mass;
     let joint1_slice2_local_com_x = 0.6699905217924281 * joint1_slice2_bend_c1
         * joint1_len;
-    let joint1_slice2_local_com_y = 0.44888729929169013 * t8 * joint1_slice2_bend_c2;
-    let joint1_slice2_local_com_z = 0.44888729929169013 * t9 * joint1_slice2_bend_c2;
+    let joint1_slice2_local_com_y = 0.44888729929169013 * t7 * joint1_slice2_bend_c2;
+    let joint1_slice2_local_com_z = 0.44888729929169013 * t8 * joint1_slice2_bend_c2;
     let joint1_slice2_local_len_column_v_x = 0.6699905217924281 * joint1_slice2_bend_c1;
     let joint1_slice2_local_len_column_v_y = 0.44888729929169013 * joint1_bend_y
         * joint1_slice2_bend_c2;
@@ -1439,56 +1427,56 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * joint1_slice2_bend_c2;
     let joint1_slice2_local_bend_y_column_w_x = -(0.44888729929169013 * joint1_bend_z
         * joint1_slice2_bend_c2);
-    let joint1_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t10
+    let joint1_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t9
         * joint1_slice2_bend_c3);
     let joint1_slice2_local_bend_y_column_w_z = 0.6699905217924281
-        - 0.3007502358784333 * joint1_slice2_bend_c3 * t11;
+        - 0.3007502358784333 * joint1_slice2_bend_c3 * t10;
     let joint1_slice2_local_bend_y_column_v_x = (0.3007502358784333
-        * joint1_slice2_bend_c3 * t8 - 0.3007502358784333 * t8 * joint1_slice2_bend_c2)
+        * joint1_slice2_bend_c3 * t7 - 0.3007502358784333 * t7 * joint1_slice2_bend_c2)
         - (joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_com_z
             - joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_com_y);
-    let t36 = 0.44888729929169013 * joint1_len * joint1_slice2_bend_c2;
-    let joint1_slice2_local_bend_y_column_v_y = (0.4029996149307748 * t13
-        * joint1_slice2_bend_c4 + t36 - 0.2014998074653874 * joint1_slice2_bend_c3 * t13)
+    let t35 = 0.44888729929169013 * joint1_len * joint1_slice2_bend_c2;
+    let joint1_slice2_local_bend_y_column_v_y = (0.4029996149307748 * t12
+        * joint1_slice2_bend_c4 + t35 - 0.2014998074653874 * joint1_slice2_bend_c3 * t12)
         - (joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_com_x
             - joint1_slice2_local_com_z * joint1_slice2_local_bend_y_column_w_x);
-    let t37 = 0.4029996149307748 * t15 * joint1_slice2_bend_c4
-        - 0.2014998074653874 * joint1_slice2_bend_c3 * t15;
-    let joint1_slice2_local_bend_y_column_v_z = t37
+    let t36 = 0.4029996149307748 * t14 * joint1_slice2_bend_c4
+        - 0.2014998074653874 * joint1_slice2_bend_c3 * t14;
+    let joint1_slice2_local_bend_y_column_v_z = t36
         - (joint1_slice2_local_com_y * joint1_slice2_local_bend_y_column_w_x
             - joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_com_x);
     let joint1_slice2_local_bend_z_column_w_y = 0.3007502358784333
-        * joint1_slice2_bend_c3 * t12 - 0.6699905217924281;
-    let joint1_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t10
+        * joint1_slice2_bend_c3 * t11 - 0.6699905217924281;
+    let joint1_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t9
         * joint1_slice2_bend_c3;
     let joint1_slice2_local_bend_z_column_v_x = (0.3007502358784333
-        * joint1_slice2_bend_c3 * t9 - 0.3007502358784333 * t9 * joint1_slice2_bend_c2)
+        * joint1_slice2_bend_c3 * t8 - 0.3007502358784333 * t8 * joint1_slice2_bend_c2)
         - (joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_com_z
             - joint1_slice2_local_com_y * joint1_slice2_local_bend_z_column_w_z);
-    let joint1_slice2_local_bend_z_column_v_y = t37
+    let joint1_slice2_local_bend_z_column_v_y = t36
         - (joint1_slice2_local_com_x * joint1_slice2_local_bend_z_column_w_z
             - joint1_slice2_local_len_column_v_y * joint1_slice2_local_com_z);
-    let joint1_slice2_local_bend_z_column_v_z = (t36
-        + 0.4029996149307748 * t17 * joint1_slice2_bend_c4
-        - 0.2014998074653874 * joint1_slice2_bend_c3 * t17)
+    let joint1_slice2_local_bend_z_column_v_z = (t35
+        + 0.4029996149307748 * t16 * joint1_slice2_bend_c4
+        - 0.2014998074653874 * joint1_slice2_bend_c3 * t16)
         - (joint1_slice2_local_len_column_v_y * joint1_slice2_local_com_y
             - joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_com_x);
-    let t38 = 1.0 - 0.44888729929169013 * joint1_bend_squared * joint1_slice2_bend_c2;
-    let joint1_slice2_local_inertia_com_00 = t28 * t38 * t38 + t30;
-    let t39 = 0.6699905217924281 * joint1_bend_y * joint1_slice2_bend_c1;
-    let joint1_slice2_local_inertia_com_01 = t28 * t39 * t38;
-    let t40 = 0.6699905217924281 * joint1_slice2_bend_c1 * joint1_bend_z;
-    let joint1_slice2_local_inertia_com_02 = t28 * t40 * t38;
-    let joint1_slice2_local_inertia_com_11 = t30 + t28 * t39 * t39;
-    let joint1_slice2_local_inertia_com_12 = t28 * t39 * t40;
-    let joint1_slice2_local_inertia_com_22 = t30 + t28 * t40 * t40;
+    let t37 = 1.0 - 0.44888729929169013 * joint1_bend_squared * joint1_slice2_bend_c2;
+    let joint1_slice2_local_inertia_com_00 = t27 * t37 * t37 + t29;
+    let t38 = 0.6699905217924281 * joint1_bend_y * joint1_slice2_bend_c1;
+    let joint1_slice2_local_inertia_com_01 = t27 * t38 * t37;
+    let t39 = 0.6699905217924281 * joint1_slice2_bend_c1 * joint1_bend_z;
+    let joint1_slice2_local_inertia_com_02 = t27 * t39 * t37;
+    let joint1_slice2_local_inertia_com_11 = t29 + t27 * t38 * t38;
+    let joint1_slice2_local_inertia_com_12 = t27 * t38 * t39;
+    let joint1_slice2_local_inertia_com_22 = t29 + t27 * t39 * t39;
     let joint1_slice2_local_inertia_h_x = joint1_slice2_local_com_x * joint1_slice1_mass;
     let joint1_slice2_local_inertia_h_y = joint1_slice2_local_com_y * joint1_slice1_mass;
     let joint1_slice2_local_inertia_h_z = joint1_slice2_local_com_z * joint1_slice1_mass;
-    let t41 = joint1_slice2_local_com_y * joint1_slice2_local_com_y;
-    let t42 = joint1_slice2_local_com_x * joint1_slice2_local_com_x;
-    let t43 = joint1_slice2_local_com_z * joint1_slice2_local_com_z;
-    let joint1_slice2_local_inertia_i_00 = (t41 + t42 + t43
+    let t40 = joint1_slice2_local_com_y * joint1_slice2_local_com_y;
+    let t41 = joint1_slice2_local_com_x * joint1_slice2_local_com_x;
+    let t42 = joint1_slice2_local_com_z * joint1_slice2_local_com_z;
+    let joint1_slice2_local_inertia_i_00 = (t40 + t41 + t42
         - joint1_slice2_local_com_x * joint1_slice2_local_com_x) * joint1_slice1_mass
         + joint1_slice2_local_inertia_com_00;
     let joint1_slice2_local_inertia_i_01 = joint1_slice2_local_inertia_com_01
@@ -1497,16 +1485,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - joint1_slice2_local_com_x * joint1_slice2_local_com_z * joint1_slice1_mass;
     let joint1_slice2_local_inertia_i_11 = joint1_slice2_local_inertia_com_11
         + joint1_slice1_mass
-            * (t41 + t42 + t43 - joint1_slice2_local_com_y * joint1_slice2_local_com_y);
+            * (t40 + t41 + t42 - joint1_slice2_local_com_y * joint1_slice2_local_com_y);
     let joint1_slice2_local_inertia_i_12 = joint1_slice2_local_inertia_com_12
         - joint1_slice2_local_com_y * joint1_slice2_local_com_z * joint1_slice1_mass;
     let joint1_slice2_local_inertia_i_22 = joint1_slice2_local_inertia_com_22
         + joint1_slice1_mass
-            * (t41 + t42 + t43 - joint1_slice2_local_com_z * joint1_slice2_local_com_z);
+            * (t40 + t41 + t42 - joint1_slice2_local_com_z * joint1_slice2_local_com_z);
     let joint1_slice3_local_com_x = 0.9305681557970262 * joint1_len
         * joint1_slice3_bend_c1;
-    let joint1_slice3_local_com_y = 0.8659570925834785 * joint1_slice3_bend_c2 * t8;
-    let joint1_slice3_local_com_z = 0.8659570925834785 * joint1_slice3_bend_c2 * t9;
+    let joint1_slice3_local_com_y = 0.8659570925834785 * joint1_slice3_bend_c2 * t7;
+    let joint1_slice3_local_com_z = 0.8659570925834785 * joint1_slice3_bend_c2 * t8;
     let joint1_slice3_local_len_column_v_x = 0.9305681557970262 * joint1_slice3_bend_c1;
     let joint1_slice3_local_len_column_v_y = 0.8659570925834785 * joint1_slice3_bend_c2
         * joint1_bend_y;
@@ -1514,70 +1502,70 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * joint1_bend_z;
     let joint1_slice3_local_bend_y_column_w_x = -(0.8659570925834785
         * joint1_slice3_bend_c2 * joint1_bend_z);
-    let joint1_slice3_local_bend_y_column_w_y = -(0.8058320946447624 * t10
+    let joint1_slice3_local_bend_y_column_w_y = -(0.8058320946447624 * t9
         * joint1_slice3_bend_c3);
     let joint1_slice3_local_bend_y_column_w_z = 0.9305681557970262
-        - 0.8058320946447624 * t11 * joint1_slice3_bend_c3;
-    let joint1_slice3_local_bend_y_column_v_x = (0.8058320946447624 * t8
-        * joint1_slice3_bend_c3 - 0.8058320946447624 * joint1_slice3_bend_c2 * t8)
+        - 0.8058320946447624 * t10 * joint1_slice3_bend_c3;
+    let joint1_slice3_local_bend_y_column_v_x = (0.8058320946447624 * t7
+        * joint1_slice3_bend_c3 - 0.8058320946447624 * joint1_slice3_bend_c2 * t7)
         - (joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_com_z
             - joint1_slice3_local_com_y * joint1_slice3_local_bend_y_column_w_z);
-    let t44 = 0.8659570925834785 * joint1_slice3_bend_c2 * joint1_len;
+    let t43 = 0.8659570925834785 * joint1_slice3_bend_c2 * joint1_len;
     let joint1_slice3_local_bend_y_column_v_y = (1.4997633723912625
-        * joint1_slice3_bend_c4 * t13 + t44
-        - 0.7498816861956312 * t13 * joint1_slice3_bend_c3)
+        * joint1_slice3_bend_c4 * t12 + t43
+        - 0.7498816861956312 * t12 * joint1_slice3_bend_c3)
         - (joint1_slice3_local_com_x * joint1_slice3_local_bend_y_column_w_z
             - joint1_slice3_local_bend_y_column_w_x * joint1_slice3_local_com_z);
-    let t45 = 1.4997633723912625 * joint1_slice3_bend_c4 * t15
-        - 0.7498816861956312 * t15 * joint1_slice3_bend_c3;
-    let joint1_slice3_local_bend_y_column_v_z = t45
+    let t44 = 1.4997633723912625 * joint1_slice3_bend_c4 * t14
+        - 0.7498816861956312 * t14 * joint1_slice3_bend_c3;
+    let joint1_slice3_local_bend_y_column_v_z = t44
         - (joint1_slice3_local_bend_y_column_w_x * joint1_slice3_local_com_y
             - joint1_slice3_local_com_x * joint1_slice3_local_bend_y_column_w_y);
-    let joint1_slice3_local_bend_z_column_w_y = 0.8058320946447624 * t12
+    let joint1_slice3_local_bend_z_column_w_y = 0.8058320946447624 * t11
         * joint1_slice3_bend_c3 - 0.9305681557970262;
-    let joint1_slice3_local_bend_z_column_w_z = 0.8058320946447624 * t10
+    let joint1_slice3_local_bend_z_column_w_z = 0.8058320946447624 * t9
         * joint1_slice3_bend_c3;
-    let joint1_slice3_local_bend_z_column_v_x = (0.8058320946447624 * t9
-        * joint1_slice3_bend_c3 - 0.8058320946447624 * joint1_slice3_bend_c2 * t9)
+    let joint1_slice3_local_bend_z_column_v_x = (0.8058320946447624 * t8
+        * joint1_slice3_bend_c3 - 0.8058320946447624 * joint1_slice3_bend_c2 * t8)
         - (joint1_slice3_local_bend_z_column_w_y * joint1_slice3_local_com_z
             - joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_com_y);
-    let joint1_slice3_local_bend_z_column_v_y = t45
+    let joint1_slice3_local_bend_z_column_v_y = t44
         - (joint1_slice3_local_com_x * joint1_slice3_local_bend_z_column_w_z
             - joint1_slice3_local_len_column_v_y * joint1_slice3_local_com_z);
-    let joint1_slice3_local_bend_z_column_v_z = (t44
-        + 1.4997633723912625 * joint1_slice3_bend_c4 * t17
-        - 0.7498816861956312 * t17 * joint1_slice3_bend_c3)
+    let joint1_slice3_local_bend_z_column_v_z = (t43
+        + 1.4997633723912625 * joint1_slice3_bend_c4 * t16
+        - 0.7498816861956312 * t16 * joint1_slice3_bend_c3)
         - (joint1_slice3_local_len_column_v_y * joint1_slice3_local_com_y
             - joint1_slice3_local_com_x * joint1_slice3_local_bend_z_column_w_y);
-    let t46 = 1.0 - 0.8659570925834785 * joint1_bend_squared * joint1_slice3_bend_c2;
-    let joint1_slice3_local_inertia_com_00 = t18 + t19 * t46 * t46;
-    let t47 = 0.9305681557970262 * joint1_bend_y * joint1_slice3_bend_c1;
-    let joint1_slice3_local_inertia_com_01 = t19 * t47 * t46;
-    let t48 = 0.9305681557970262 * joint1_bend_z * joint1_slice3_bend_c1;
-    let joint1_slice3_local_inertia_com_02 = t19 * t46 * t48;
-    let joint1_slice3_local_inertia_com_11 = t19 * t47 * t47 + t18;
-    let joint1_slice3_local_inertia_com_12 = t19 * t47 * t48;
-    let joint1_slice3_local_inertia_com_22 = t19 * t48 * t48 + t18;
+    let t45 = 1.0 - 0.8659570925834785 * joint1_bend_squared * joint1_slice3_bend_c2;
+    let joint1_slice3_local_inertia_com_00 = t17 + t18 * t45 * t45;
+    let t46 = 0.9305681557970262 * joint1_bend_y * joint1_slice3_bend_c1;
+    let joint1_slice3_local_inertia_com_01 = t18 * t46 * t45;
+    let t47 = 0.9305681557970262 * joint1_bend_z * joint1_slice3_bend_c1;
+    let joint1_slice3_local_inertia_com_02 = t18 * t45 * t47;
+    let joint1_slice3_local_inertia_com_11 = t18 * t46 * t46 + t17;
+    let joint1_slice3_local_inertia_com_12 = t18 * t46 * t47;
+    let joint1_slice3_local_inertia_com_22 = t18 * t47 * t47 + t17;
     let joint1_slice3_local_inertia_h_x = joint1_slice3_local_com_x * joint1_slice0_mass;
     let joint1_slice3_local_inertia_h_y = joint1_slice0_mass * joint1_slice3_local_com_y;
     let joint1_slice3_local_inertia_h_z = joint1_slice0_mass * joint1_slice3_local_com_z;
-    let t49 = joint1_slice3_local_com_y * joint1_slice3_local_com_y;
-    let t50 = joint1_slice3_local_com_x * joint1_slice3_local_com_x;
-    let t51 = joint1_slice3_local_com_z * joint1_slice3_local_com_z;
+    let t48 = joint1_slice3_local_com_y * joint1_slice3_local_com_y;
+    let t49 = joint1_slice3_local_com_x * joint1_slice3_local_com_x;
+    let t50 = joint1_slice3_local_com_z * joint1_slice3_local_com_z;
     let joint1_slice3_local_inertia_i_00 = joint1_slice3_local_inertia_com_00
         + joint1_slice0_mass
-            * (t49 + t50 + t51 - joint1_slice3_local_com_x * joint1_slice3_local_com_x);
+            * (t48 + t49 + t50 - joint1_slice3_local_com_x * joint1_slice3_local_com_x);
     let joint1_slice3_local_inertia_i_01 = joint1_slice3_local_inertia_com_01
         - joint1_slice3_local_com_x * joint1_slice0_mass * joint1_slice3_local_com_y;
     let joint1_slice3_local_inertia_i_02 = joint1_slice3_local_inertia_com_02
         - joint1_slice3_local_com_x * joint1_slice0_mass * joint1_slice3_local_com_z;
     let joint1_slice3_local_inertia_i_11 = joint1_slice3_local_inertia_com_11
         + joint1_slice0_mass
-            * (t49 + t50 + t51 - joint1_slice3_local_com_y * joint1_slice3_local_com_y);
+            * (t48 + t49 + t50 - joint1_slice3_local_com_y * joint1_slice3_local_com_y);
     let joint1_slice3_local_inertia_i_12 = joint1_slice3_local_inertia_com_12
         - joint1_slice0_mass * joint1_slice3_local_com_y * joint1_slice3_local_com_z;
     let joint1_slice3_local_inertia_i_22 = joint1_slice0_mass
-        * (t49 + t50 + t51 - joint1_slice3_local_com_z * joint1_slice3_local_com_z)
+        * (t48 + t49 + t50 - joint1_slice3_local_com_z * joint1_slice3_local_com_z)
         + joint1_slice3_local_inertia_com_22;
     let joint1_slices_local_inertia_m = joint1_slice0_mass + joint1_slice0_mass
         + joint1_slice1_mass + joint1_slice1_mass;
@@ -1608,71 +1596,71 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint1_slices_local_inertia_i_22 = joint1_slice1_local_inertia_i_22
         + joint1_slice2_local_inertia_i_22 + joint1_slice3_local_inertia_i_22
         + joint1_slice0_local_inertia_i_22;
-    let t52 = joint1_slices_local_inertia_h_y * base_roll_rotation_01;
-    let t53 = joint1_slices_local_inertia_h_x * base_pitch_rotation_00;
-    let t54 = joint1_slices_local_inertia_h_z * base_roll_rotation_02;
-    let joint1_slices_inertia_h_x = t52 + t53
-        + joint1_slices_local_inertia_m * joint1_position_x + t54;
-    let t55 = base_roll_rotation_12 * joint1_slices_local_inertia_h_z;
-    let t56 = joint1_slices_local_inertia_h_y * base_roll_rotation_11;
-    let t57 = base_pitch_rotation_10 * joint1_slices_local_inertia_h_x;
+    let t51 = joint1_slices_local_inertia_h_y * base_roll_rotation_01;
+    let t52 = joint1_slices_local_inertia_h_x * base_pitch_rotation_00;
+    let t53 = joint1_slices_local_inertia_h_z * base_roll_rotation_02;
+    let joint1_slices_inertia_h_x = t51 + t52
+        + joint1_slices_local_inertia_m * joint1_position_x + t53;
+    let t54 = base_roll_rotation_12 * joint1_slices_local_inertia_h_z;
+    let t55 = joint1_slices_local_inertia_h_y * base_roll_rotation_11;
+    let t56 = base_pitch_rotation_10 * joint1_slices_local_inertia_h_x;
     let joint1_slices_inertia_h_y = joint1_position_y * joint1_slices_local_inertia_m
-        + t55 + t56 + t57;
-    let t58 = joint1_slices_local_inertia_h_y * base_roll_rotation_21;
-    let t59 = joint1_slices_local_inertia_h_z * base_roll_rotation_22;
-    let t60 = base_pitch_rotation_20 * joint1_slices_local_inertia_h_x;
-    let joint1_slices_inertia_h_z = t58
-        + joint1_slices_local_inertia_m * joint1_position_z + t59 + t60;
-    let t61 = joint1_slices_local_inertia_m
+        + t54 + t55 + t56;
+    let t57 = joint1_slices_local_inertia_h_y * base_roll_rotation_21;
+    let t58 = joint1_slices_local_inertia_h_z * base_roll_rotation_22;
+    let t59 = base_pitch_rotation_20 * joint1_slices_local_inertia_h_x;
+    let joint1_slices_inertia_h_z = t57
+        + joint1_slices_local_inertia_m * joint1_position_z + t58 + t59;
+    let t60 = joint1_slices_local_inertia_m
         * (joint1_position_x * joint1_position_x + joint1_position_z * joint1_position_z
             + joint1_position_y * joint1_position_y);
-    let t62 = joint1_slices_local_inertia_i_00 * base_pitch_rotation_00
+    let t61 = joint1_slices_local_inertia_i_00 * base_pitch_rotation_00
         + base_roll_rotation_01 * joint1_slices_local_inertia_i_01
         + joint1_slices_local_inertia_i_02 * base_roll_rotation_02;
-    let t63 = t52 + t53 + t54;
-    let t64 = joint1_position_x * t63;
-    let t65 = joint1_slices_local_inertia_i_12 * base_roll_rotation_01
+    let t62 = t51 + t52 + t53;
+    let t63 = joint1_position_x * t62;
+    let t64 = joint1_slices_local_inertia_i_12 * base_roll_rotation_01
         + joint1_slices_local_inertia_i_02 * base_pitch_rotation_00
         + joint1_slices_local_inertia_i_22 * base_roll_rotation_02;
-    let t66 = t58 + t59 + t60;
-    let t67 = t66 * joint1_position_z;
-    let t68 = t55 + t56 + t57;
-    let t69 = t68 * joint1_position_y;
-    let t70 = 2.0 * (t64 + t67 + t69);
-    let t71 = joint1_slices_local_inertia_i_12 * base_roll_rotation_02
+    let t65 = t57 + t58 + t59;
+    let t66 = t65 * joint1_position_z;
+    let t67 = t54 + t55 + t56;
+    let t68 = t67 * joint1_position_y;
+    let t69 = 2.0 * (t63 + t66 + t68);
+    let t70 = joint1_slices_local_inertia_i_12 * base_roll_rotation_02
         + joint1_slices_local_inertia_i_11 * base_roll_rotation_01
         + base_pitch_rotation_00 * joint1_slices_local_inertia_i_01;
-    let joint1_slices_inertia_i_00 = t61 + t62 * base_pitch_rotation_00
-        + t65 * base_roll_rotation_02 + t70 + t71 * base_roll_rotation_01
-        - (joint1_slices_local_inertia_m * joint1_position_x * joint1_position_x + t64
-            + t64);
-    let joint1_slices_inertia_i_01 = base_roll_rotation_12 * t65
-        + t71 * base_roll_rotation_11 + t62 * base_pitch_rotation_10
-        - (joint1_position_y * t63 + t68 * joint1_position_x
+    let joint1_slices_inertia_i_00 = t60 + t61 * base_pitch_rotation_00
+        + t64 * base_roll_rotation_02 + t69 + t70 * base_roll_rotation_01
+        - (joint1_slices_local_inertia_m * joint1_position_x * joint1_position_x + t63
+            + t63);
+    let joint1_slices_inertia_i_01 = base_roll_rotation_12 * t64
+        + t70 * base_roll_rotation_11 + t61 * base_pitch_rotation_10
+        - (joint1_position_y * t62 + t67 * joint1_position_x
             + joint1_position_y * joint1_slices_local_inertia_m * joint1_position_x);
-    let joint1_slices_inertia_i_02 = t62 * base_pitch_rotation_20
-        + t71 * base_roll_rotation_21 + t65 * base_roll_rotation_22
-        - (joint1_position_z * t63
+    let joint1_slices_inertia_i_02 = t61 * base_pitch_rotation_20
+        + t70 * base_roll_rotation_21 + t64 * base_roll_rotation_22
+        - (joint1_position_z * t62
             + joint1_slices_local_inertia_m * joint1_position_x * joint1_position_z
-            + t66 * joint1_position_x);
-    let t72 = base_roll_rotation_11 * joint1_slices_local_inertia_i_01
+            + t65 * joint1_position_x);
+    let t71 = base_roll_rotation_11 * joint1_slices_local_inertia_i_01
         + base_roll_rotation_12 * joint1_slices_local_inertia_i_02
         + base_pitch_rotation_10 * joint1_slices_local_inertia_i_00;
-    let t73 = joint1_slices_local_inertia_i_12 * base_roll_rotation_11
+    let t72 = joint1_slices_local_inertia_i_12 * base_roll_rotation_11
         + base_pitch_rotation_10 * joint1_slices_local_inertia_i_02
         + base_roll_rotation_12 * joint1_slices_local_inertia_i_22;
-    let t74 = joint1_slices_local_inertia_i_11 * base_roll_rotation_11
+    let t73 = joint1_slices_local_inertia_i_11 * base_roll_rotation_11
         + base_pitch_rotation_10 * joint1_slices_local_inertia_i_01
         + base_roll_rotation_12 * joint1_slices_local_inertia_i_12;
-    let joint1_slices_inertia_i_11 = t61 + t72 * base_pitch_rotation_10
-        + base_roll_rotation_12 * t73 + t70 + t74 * base_roll_rotation_11
-        - (t69 + t69
+    let joint1_slices_inertia_i_11 = t60 + t71 * base_pitch_rotation_10
+        + base_roll_rotation_12 * t72 + t69 + t73 * base_roll_rotation_11
+        - (t68 + t68
             + joint1_position_y * joint1_position_y * joint1_slices_local_inertia_m);
-    let joint1_slices_inertia_i_12 = t73 * base_roll_rotation_22
-        + t72 * base_pitch_rotation_20 + t74 * base_roll_rotation_21
+    let joint1_slices_inertia_i_12 = t72 * base_roll_rotation_22
+        + t71 * base_pitch_rotation_20 + t73 * base_roll_rotation_21
         - (joint1_position_y * joint1_slices_local_inertia_m * joint1_position_z
-            + t68 * joint1_position_z + joint1_position_y * t66);
-    let joint1_slices_inertia_i_22 = t61
+            + t67 * joint1_position_z + joint1_position_y * t65);
+    let joint1_slices_inertia_i_22 = t60
         + base_roll_rotation_21
             * (joint1_slices_local_inertia_i_11 * base_roll_rotation_21
                 + joint1_slices_local_inertia_i_12 * base_roll_rotation_22
@@ -1684,106 +1672,107 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + (joint1_slices_local_inertia_i_22 * base_roll_rotation_22
             + base_pitch_rotation_20 * joint1_slices_local_inertia_i_02
             + joint1_slices_local_inertia_i_12 * base_roll_rotation_21)
-            * base_roll_rotation_22 + t70
-        - (joint1_slices_local_inertia_m * joint1_position_z * joint1_position_z + t67
-            + t67);
+            * base_roll_rotation_22 + t69
+        - (joint1_slices_local_inertia_m * joint1_position_z * joint1_position_z + t66
+            + t66);
     let joint1_tip_local_len_column_v_y = joint1_bend_y * joint1_bend_squared_c2;
     let joint1_tip_local_len_column_v_z = joint1_bend_squared_c2 * joint1_bend_z;
     let joint1_tip_local_bend_y_column_w_x = -(joint1_bend_squared_c2 * joint1_bend_z);
-    let joint1_tip_local_bend_y_column_w_y = -(t10 * joint1_bend_squared_c3);
-    let joint1_tip_local_bend_y_column_w_z = 1.0 - joint1_bend_squared_c3 * t11;
-    let t75 = joint1_bend_squared_c2 * t9;
-    let t76 = t8 * joint1_bend_squared_c2;
-    let joint1_tip_local_bend_y_column_v_x = (t8 * joint1_bend_squared_c3
-        - t8 * joint1_bend_squared_c2)
-        - (t75 * joint1_tip_local_bend_y_column_w_y
-            - joint1_tip_local_bend_y_column_w_z * t76);
-    let t77 = joint1_bend_squared_c2 * joint1_len;
-    let t78 = joint1_bend_squared_c1 * joint1_len;
-    let joint1_tip_local_bend_y_column_v_y = (t77 + 2.0 * joint1_bend_squared_c4 * t13
-        - joint1_bend_squared_c3 * t13)
-        - (joint1_tip_local_bend_y_column_w_z * t78
-            - t75 * joint1_tip_local_bend_y_column_w_x);
-    let t79 = 2.0 * joint1_bend_squared_c4 * t15 - joint1_bend_squared_c3 * t15;
-    let joint1_tip_local_bend_y_column_v_z = t79
-        - (joint1_tip_local_bend_y_column_w_x * t76
-            - joint1_tip_local_bend_y_column_w_y * t78);
-    let joint1_tip_local_bend_z_column_w_y = t12 * joint1_bend_squared_c3 - 1.0;
-    let joint1_tip_local_bend_z_column_w_z = t10 * joint1_bend_squared_c3;
-    let joint1_tip_local_bend_z_column_v_x = (joint1_bend_squared_c3 * t9
-        - joint1_bend_squared_c2 * t9)
-        - (t75 * joint1_tip_local_bend_z_column_w_y
-            - joint1_tip_local_bend_z_column_w_z * t76);
-    let joint1_tip_local_bend_z_column_v_y = t79
-        - (t78 * joint1_tip_local_bend_z_column_w_z
-            - t75 * joint1_tip_local_len_column_v_y);
-    let joint1_tip_local_bend_z_column_v_z = (t77 + 2.0 * joint1_bend_squared_c4 * t17
-        - joint1_bend_squared_c3 * t17)
-        - (joint1_tip_local_len_column_v_y * t76
-            - t78 * joint1_tip_local_bend_z_column_w_y);
-    let joint1_tip_local_subspace0_w_x = -(0.6666666666666666 * t7
+    let joint1_tip_local_bend_y_column_w_y = -(t9 * joint1_bend_squared_c3);
+    let joint1_tip_local_bend_y_column_w_z = 1.0 - joint1_bend_squared_c3 * t10;
+    let t74 = joint1_bend_squared_c2 * t8;
+    let t75 = t7 * joint1_bend_squared_c2;
+    let joint1_tip_local_bend_y_column_v_x = (t7 * joint1_bend_squared_c3
+        - t7 * joint1_bend_squared_c2)
+        - (t74 * joint1_tip_local_bend_y_column_w_y
+            - joint1_tip_local_bend_y_column_w_z * t75);
+    let t76 = joint1_bend_squared_c2 * joint1_len;
+    let t77 = joint1_bend_squared_c1 * joint1_len;
+    let joint1_tip_local_bend_y_column_v_y = (t76 + 2.0 * joint1_bend_squared_c4 * t12
+        - joint1_bend_squared_c3 * t12)
+        - (joint1_tip_local_bend_y_column_w_z * t77
+            - t74 * joint1_tip_local_bend_y_column_w_x);
+    let t78 = 2.0 * joint1_bend_squared_c4 * t14 - joint1_bend_squared_c3 * t14;
+    let joint1_tip_local_bend_y_column_v_z = t78
+        - (joint1_tip_local_bend_y_column_w_x * t75
+            - joint1_tip_local_bend_y_column_w_y * t77);
+    let joint1_tip_local_bend_z_column_w_y = t11 * joint1_bend_squared_c3 - 1.0;
+    let joint1_tip_local_bend_z_column_w_z = t9 * joint1_bend_squared_c3;
+    let joint1_tip_local_bend_z_column_v_x = (joint1_bend_squared_c3 * t8
+        - joint1_bend_squared_c2 * t8)
+        - (t74 * joint1_tip_local_bend_z_column_w_y
+            - joint1_tip_local_bend_z_column_w_z * t75);
+    let joint1_tip_local_bend_z_column_v_y = t78
+        - (t77 * joint1_tip_local_bend_z_column_w_z
+            - t74 * joint1_tip_local_len_column_v_y);
+    let joint1_tip_local_bend_z_column_v_z = (t76 + 2.0 * joint1_bend_squared_c4 * t16
+        - joint1_bend_squared_c3 * t16)
+        - (joint1_tip_local_len_column_v_y * t75
+            - t77 * joint1_tip_local_bend_z_column_w_y);
+    let t79 = 1.0 / p.actuator_radius;
+    let joint1_tip_local_subspace0_w_x = -(0.6666666666666666 * t79
         * joint1_tip_local_bend_y_column_w_x);
     let joint1_tip_local_subspace0_w_y = -(0.6666666666666666
-        * joint1_tip_local_bend_y_column_w_y * t7);
-    let joint1_tip_local_subspace0_w_z = -(0.6666666666666666 * t7
+        * joint1_tip_local_bend_y_column_w_y * t79);
+    let joint1_tip_local_subspace0_w_z = -(0.6666666666666666 * t79
         * joint1_tip_local_bend_y_column_w_z);
     let t80 = 0.3333333333333333 * joint1_bend_squared_c1;
     let joint1_tip_local_subspace0_v_x = t80
-        - 0.6666666666666666 * t7 * joint1_tip_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t79 * joint1_tip_local_bend_y_column_v_x;
     let t81 = 0.3333333333333333 * joint1_tip_local_len_column_v_y;
     let joint1_tip_local_subspace0_v_y = t81
-        - 0.6666666666666666 * t7 * joint1_tip_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t79 * joint1_tip_local_bend_y_column_v_y;
     let t82 = 0.3333333333333333 * joint1_tip_local_len_column_v_z;
     let joint1_tip_local_subspace0_v_z = t82
-        - 0.6666666666666666 * t7 * joint1_tip_local_bend_y_column_v_z;
-    let joint1_tip_local_subspace1_w_x = 0.33333333333333315 * t7
+        - 0.6666666666666666 * t79 * joint1_tip_local_bend_y_column_v_z;
+    let joint1_tip_local_subspace1_w_x = 0.33333333333333315 * t79
         * joint1_tip_local_bend_y_column_w_x
-        - 0.5773502691896257 * t7 * joint1_tip_local_len_column_v_y;
+        - 0.5773502691896257 * t79 * joint1_tip_local_len_column_v_y;
     let joint1_tip_local_subspace1_w_y = 0.33333333333333315
-        * joint1_tip_local_bend_y_column_w_y * t7
-        - 0.5773502691896257 * t7 * joint1_tip_local_bend_z_column_w_y;
-    let joint1_tip_local_subspace1_w_z = 0.33333333333333315 * t7
+        * joint1_tip_local_bend_y_column_w_y * t79
+        - 0.5773502691896257 * t79 * joint1_tip_local_bend_z_column_w_y;
+    let joint1_tip_local_subspace1_w_z = 0.33333333333333315 * t79
         * joint1_tip_local_bend_y_column_w_z
-        - 0.5773502691896257 * t7 * joint1_tip_local_bend_z_column_w_z;
-    let joint1_tip_local_subspace1_v_x = 0.33333333333333315 * t7
+        - 0.5773502691896257 * t79 * joint1_tip_local_bend_z_column_w_z;
+    let joint1_tip_local_subspace1_v_x = 0.33333333333333315 * t79
         * joint1_tip_local_bend_y_column_v_x + t80
-        - 0.5773502691896257 * t7 * joint1_tip_local_bend_z_column_v_x;
+        - 0.5773502691896257 * t79 * joint1_tip_local_bend_z_column_v_x;
     let joint1_tip_local_subspace1_v_y = t81
-        + 0.33333333333333315 * t7 * joint1_tip_local_bend_y_column_v_y
-        - 0.5773502691896257 * t7 * joint1_tip_local_bend_z_column_v_y;
+        + 0.33333333333333315 * t79 * joint1_tip_local_bend_y_column_v_y
+        - 0.5773502691896257 * t79 * joint1_tip_local_bend_z_column_v_y;
     let joint1_tip_local_subspace1_v_z = t82
-        + 0.33333333333333315 * t7 * joint1_tip_local_bend_y_column_v_z
-        - 0.5773502691896257 * joint1_tip_local_bend_z_column_v_z * t7;
-    let joint1_tip_local_subspace2_w_x = 0.3333333333333336 * t7
+        + 0.33333333333333315 * t79 * joint1_tip_local_bend_y_column_v_z
+        - 0.5773502691896257 * joint1_tip_local_bend_z_column_v_z * t79;
+    let joint1_tip_local_subspace2_w_x = 0.3333333333333336 * t79
         * joint1_tip_local_bend_y_column_w_x
-        + 0.5773502691896255 * t7 * joint1_tip_local_len_column_v_y;
+        + 0.5773502691896255 * t79 * joint1_tip_local_len_column_v_y;
     let joint1_tip_local_subspace2_w_y = 0.3333333333333336
-        * joint1_tip_local_bend_y_column_w_y * t7
-        + 0.5773502691896255 * t7 * joint1_tip_local_bend_z_column_w_y;
-    let joint1_tip_local_subspace2_w_z = 0.3333333333333336 * t7
+        * joint1_tip_local_bend_y_column_w_y * t79
+        + 0.5773502691896255 * t79 * joint1_tip_local_bend_z_column_w_y;
+    let joint1_tip_local_subspace2_w_z = 0.3333333333333336 * t79
         * joint1_tip_local_bend_y_column_w_z
-        + 0.5773502691896255 * t7 * joint1_tip_local_bend_z_column_w_z;
+        + 0.5773502691896255 * t79 * joint1_tip_local_bend_z_column_w_z;
     let joint1_tip_local_subspace2_v_x = t80
-        + 0.5773502691896255 * t7 * joint1_tip_local_bend_z_column_v_x
-        + 0.3333333333333336 * t7 * joint1_tip_local_bend_y_column_v_x;
+        + 0.5773502691896255 * t79 * joint1_tip_local_bend_z_column_v_x
+        + 0.3333333333333336 * t79 * joint1_tip_local_bend_y_column_v_x;
     let joint1_tip_local_subspace2_v_y = t81
-        + 0.5773502691896255 * t7 * joint1_tip_local_bend_z_column_v_y
-        + 0.3333333333333336 * t7 * joint1_tip_local_bend_y_column_v_y;
+        + 0.5773502691896255 * t79 * joint1_tip_local_bend_z_column_v_y
+        + 0.3333333333333336 * t79 * joint1_tip_local_bend_y_column_v_y;
     let joint1_tip_local_subspace2_v_z = t82
-        + 0.5773502691896255 * joint1_tip_local_bend_z_column_v_z * t7
-        + 0.3333333333333336 * t7 * joint1_tip_local_bend_y_column_v_z;
+        + 0.5773502691896255 * joint1_tip_local_bend_z_column_v_z * t79
+        + 0.3333333333333336 * t79 * joint1_tip_local_bend_y_column_v_z;
     let t83 = joint1_bend_squared_c1 * joint1_bend_y;
     let t84 = joint1_bend_squared_c1 * joint1_bend_z;
     let t85 = 1.0 - joint1_bend_squared * joint1_bend_squared_c2;
     let joint1_tip_rotation_00 = base_roll_rotation_01 * t83
         + t84 * base_roll_rotation_02 + base_pitch_rotation_00 * t85;
-    let t86 = 1.0 - t12 * joint1_bend_squared_c2;
+    let t86 = 1.0 - t11 * joint1_bend_squared_c2;
     let t87 = -(joint1_bend_squared_c1 * joint1_bend_y);
-    let t88 = -(t10 * joint1_bend_squared_c2);
+    let t88 = -(t9 * joint1_bend_squared_c2);
     let joint1_tip_rotation_01 = base_roll_rotation_01 * t86
         + base_pitch_rotation_00 * t87 + t88 * base_roll_rotation_02;
     let t89 = -(joint1_bend_squared_c1 * joint1_bend_z);
-    let t90 = 1.0 - joint1_bend_squared_c2 * t11;
+    let t90 = 1.0 - joint1_bend_squared_c2 * t10;
     let joint1_tip_rotation_02 = t88 * base_roll_rotation_01
         + t89 * base_pitch_rotation_00 + t90 * base_roll_rotation_02;
     let joint1_tip_rotation_10 = base_roll_rotation_12 * t84
@@ -1798,12 +1787,12 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + t86 * base_roll_rotation_21 + t88 * base_roll_rotation_22;
     let joint1_tip_rotation_22 = base_pitch_rotation_20 * t89
         + t90 * base_roll_rotation_22 + t88 * base_roll_rotation_21;
-    let joint1_tip_position_x = t75 * base_roll_rotation_02
-        + t78 * base_pitch_rotation_00 + joint1_position_x + base_roll_rotation_01 * t76;
-    let joint1_tip_position_y = joint1_position_y + t75 * base_roll_rotation_12
-        + base_pitch_rotation_10 * t78 + base_roll_rotation_11 * t76;
-    let joint1_tip_position_z = t78 * base_pitch_rotation_20 + joint1_position_z
-        + t75 * base_roll_rotation_22 + t76 * base_roll_rotation_21;
+    let joint1_tip_position_x = t74 * base_roll_rotation_02
+        + t77 * base_pitch_rotation_00 + joint1_position_x + base_roll_rotation_01 * t75;
+    let joint1_tip_position_y = joint1_position_y + t74 * base_roll_rotation_12
+        + base_pitch_rotation_10 * t77 + base_roll_rotation_11 * t75;
+    let joint1_tip_position_z = t77 * base_pitch_rotation_20 + joint1_position_z
+        + t74 * base_roll_rotation_22 + t75 * base_roll_rotation_21;
     let joint1_tip_subspace0_w_x = joint1_tip_local_subspace0_w_y * base_roll_rotation_01
         + joint1_tip_local_subspace0_w_z * base_roll_rotation_02
         + base_pitch_rotation_00 * joint1_tip_local_subspace0_w_x;
@@ -1936,12 +1925,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + p.joint_length + 0.3333333333333333 * q[10];
     let joint2_slice0_local_com_x = 0.06943184420297371 * joint2_len
         * joint2_slice0_bend_c1;
-    let joint2_bend_y = 0.3333333333333336 * t7 * q[11]
-        + 0.33333333333333315 * t7 * q[10] - 0.6666666666666666 * t7 * q[9];
     let t97 = joint2_len * joint2_bend_y;
     let joint2_slice0_local_com_y = 0.004820780989426014 * t97 * joint2_slice0_bend_c2;
-    let joint2_bend_z = 0.5773502691896255 * t7 * q[11]
-        - 0.5773502691896257 * t7 * q[10];
     let t98 = joint2_bend_z * joint2_len;
     let joint2_slice0_local_com_z = 0.004820780989426014 * t98 * joint2_slice0_bend_c2;
     let joint2_slice0_local_len_column_v_x = 0.06943184420297371 * joint2_slice0_bend_c1;
@@ -1994,14 +1979,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             - joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_com_x);
     let joint2_bend_squared = t100 + t101;
     let t107 = 1.0 - 0.004820780989426014 * joint2_bend_squared * joint2_slice0_bend_c2;
-    let joint2_slice0_local_inertia_com_00 = t18 + t19 * t107 * t107;
+    let joint2_slice0_local_inertia_com_00 = t17 + t18 * t107 * t107;
     let t108 = 0.06943184420297371 * joint2_slice0_bend_c1 * joint2_bend_y;
-    let joint2_slice0_local_inertia_com_01 = t19 * t108 * t107;
+    let joint2_slice0_local_inertia_com_01 = t18 * t108 * t107;
     let t109 = 0.06943184420297371 * joint2_bend_z * joint2_slice0_bend_c1;
-    let joint2_slice0_local_inertia_com_02 = t19 * t107 * t109;
-    let joint2_slice0_local_inertia_com_11 = t18 + t19 * t108 * t108;
-    let joint2_slice0_local_inertia_com_12 = t19 * t108 * t109;
-    let joint2_slice0_local_inertia_com_22 = t19 * t109 * t109 + t18;
+    let joint2_slice0_local_inertia_com_02 = t18 * t107 * t109;
+    let joint2_slice0_local_inertia_com_11 = t17 + t18 * t108 * t108;
+    let joint2_slice0_local_inertia_com_12 = t18 * t108 * t109;
+    let joint2_slice0_local_inertia_com_22 = t18 * t109 * t109 + t17;
     let joint2_slice0_local_inertia_h_x = joint2_slice0_local_com_x * joint1_slice0_mass;
     let joint2_slice0_local_inertia_h_y = joint2_slice0_local_com_y * joint1_slice0_mass;
     let joint2_slice0_local_inertia_h_z = joint1_slice0_mass * joint2_slice0_local_com_z;
@@ -2074,14 +2059,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - (joint2_slice1_local_com_y * joint2_slice1_local_len_column_v_y
             - joint2_slice1_local_com_x * joint2_slice1_local_bend_z_column_w_y);
     let t115 = 1.0 - 0.10890625570683385 * joint2_bend_squared * joint2_slice1_bend_c2;
-    let joint2_slice1_local_inertia_com_00 = t28 * t115 * t115 + t30;
+    let joint2_slice1_local_inertia_com_00 = t27 * t115 * t115 + t29;
     let t116 = 0.33000947820757187 * joint2_slice1_bend_c1 * joint2_bend_y;
-    let joint2_slice1_local_inertia_com_01 = t28 * t115 * t116;
+    let joint2_slice1_local_inertia_com_01 = t27 * t115 * t116;
     let t117 = 0.33000947820757187 * joint2_slice1_bend_c1 * joint2_bend_z;
-    let joint2_slice1_local_inertia_com_02 = t28 * t117 * t115;
-    let joint2_slice1_local_inertia_com_11 = t28 * t116 * t116 + t30;
-    let joint2_slice1_local_inertia_com_12 = t28 * t117 * t116;
-    let joint2_slice1_local_inertia_com_22 = t28 * t117 * t117 + t30;
+    let joint2_slice1_local_inertia_com_02 = t27 * t117 * t115;
+    let joint2_slice1_local_inertia_com_11 = t27 * t116 * t116 + t29;
+    let joint2_slice1_local_inertia_com_12 = t27 * t117 * t116;
+    let joint2_slice1_local_inertia_com_22 = t27 * t117 * t117 + t29;
     let joint2_slice1_local_inertia_h_x = joint1_slice1_mass * joint2_slice1_local_com_x;
     let joint2_slice1_local_inertia_h_y = joint2_slice1_local_com_y * joint1_slice1_mass;
     let joint2_slice1_local_inertia_h_z = joint1_slice1_mass * joint2_slice1_local_com_z;
@@ -2151,14 +2136,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - (joint2_slice2_local_len_column_v_y * joint2_slice2_local_com_y
             - joint2_slice2_local_com_x * joint2_slice2_local_bend_z_column_w_y);
     let t123 = 1.0 - 0.44888729929169013 * joint2_bend_squared * joint2_slice2_bend_c2;
-    let joint2_slice2_local_inertia_com_00 = t30 + t28 * t123 * t123;
+    let joint2_slice2_local_inertia_com_00 = t29 + t27 * t123 * t123;
     let t124 = 0.6699905217924281 * joint2_slice2_bend_c1 * joint2_bend_y;
-    let joint2_slice2_local_inertia_com_01 = t28 * t123 * t124;
+    let joint2_slice2_local_inertia_com_01 = t27 * t123 * t124;
     let t125 = 0.6699905217924281 * joint2_slice2_bend_c1 * joint2_bend_z;
-    let joint2_slice2_local_inertia_com_02 = t28 * t125 * t123;
-    let joint2_slice2_local_inertia_com_11 = t30 + t28 * t124 * t124;
-    let joint2_slice2_local_inertia_com_12 = t28 * t125 * t124;
-    let joint2_slice2_local_inertia_com_22 = t28 * t125 * t125 + t30;
+    let joint2_slice2_local_inertia_com_02 = t27 * t125 * t123;
+    let joint2_slice2_local_inertia_com_11 = t29 + t27 * t124 * t124;
+    let joint2_slice2_local_inertia_com_12 = t27 * t125 * t124;
+    let joint2_slice2_local_inertia_com_22 = t27 * t125 * t125 + t29;
     let joint2_slice2_local_inertia_h_x = joint2_slice2_local_com_x * joint1_slice1_mass;
     let joint2_slice2_local_inertia_h_y = joint1_slice1_mass * joint2_slice2_local_com_y;
     let joint2_slice2_local_inertia_h_z = joint1_slice1_mass * joint2_slice2_local_com_z;
@@ -2227,14 +2212,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - (joint2_slice3_local_com_y * joint2_slice3_local_len_column_v_y
             - joint2_slice3_local_com_x * joint2_slice3_local_bend_z_column_w_y);
     let t131 = 1.0 - 0.8659570925834785 * joint2_bend_squared * joint2_slice3_bend_c2;
-    let joint2_slice3_local_inertia_com_00 = t19 * t131 * t131 + t18;
+    let joint2_slice3_local_inertia_com_00 = t18 * t131 * t131 + t17;
     let t132 = 0.9305681557970262 * joint2_slice3_bend_c1 * joint2_bend_y;
-    let joint2_slice3_local_inertia_com_01 = t19 * t131 * t132;
+    let joint2_slice3_local_inertia_com_01 = t18 * t131 * t132;
     let t133 = 0.9305681557970262 * joint2_slice3_bend_c1 * joint2_bend_z;
-    let joint2_slice3_local_inertia_com_02 = t19 * t131 * t133;
-    let joint2_slice3_local_inertia_com_11 = t18 + t19 * t132 * t132;
-    let joint2_slice3_local_inertia_com_12 = t19 * t132 * t133;
-    let joint2_slice3_local_inertia_com_22 = t19 * t133 * t133 + t18;
+    let joint2_slice3_local_inertia_com_02 = t18 * t131 * t133;
+    let joint2_slice3_local_inertia_com_11 = t17 + t18 * t132 * t132;
+    let joint2_slice3_local_inertia_com_12 = t18 * t132 * t133;
+    let joint2_slice3_local_inertia_com_22 = t18 * t133 * t133 + t17;
     let joint2_slice3_local_inertia_h_x = joint1_slice0_mass * joint2_slice3_local_com_x;
     let joint2_slice3_local_inertia_h_y = joint1_slice0_mass * joint2_slice3_local_com_y;
     let joint2_slice3_local_inertia_h_z = joint2_slice3_local_com_z * joint1_slice0_mass;
@@ -2394,57 +2379,57 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - t106 * joint2_bend_squared_c3)
         - (joint2_tip_local_len_column_v_y * t160
             - t163 * joint2_tip_local_bend_z_column_w_y);
-    let joint2_tip_local_subspace0_w_x = -(0.6666666666666666 * t7
+    let joint2_tip_local_subspace0_w_x = -(0.6666666666666666 * t79
         * joint2_tip_local_bend_y_column_w_x);
-    let joint2_tip_local_subspace0_w_y = -(0.6666666666666666 * t7
+    let joint2_tip_local_subspace0_w_y = -(0.6666666666666666 * t79
         * joint2_tip_local_bend_y_column_w_y);
-    let joint2_tip_local_subspace0_w_z = -(0.6666666666666666 * t7
+    let joint2_tip_local_subspace0_w_z = -(0.6666666666666666 * t79
         * joint2_tip_local_bend_y_column_w_z);
     let t165 = 0.3333333333333333 * joint2_bend_squared_c1;
     let joint2_tip_local_subspace0_v_x = t165
-        - 0.6666666666666666 * t7 * joint2_tip_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t79 * joint2_tip_local_bend_y_column_v_x;
     let t166 = 0.3333333333333333 * joint2_tip_local_len_column_v_y;
     let joint2_tip_local_subspace0_v_y = t166
-        - 0.6666666666666666 * t7 * joint2_tip_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t79 * joint2_tip_local_bend_y_column_v_y;
     let t167 = 0.3333333333333333 * joint2_tip_local_len_column_v_z;
     let joint2_tip_local_subspace0_v_z = t167
-        - 0.6666666666666666 * t7 * joint2_tip_local_bend_y_column_v_z;
-    let joint2_tip_local_subspace1_w_x = 0.33333333333333315 * t7
+        - 0.6666666666666666 * t79 * joint2_tip_local_bend_y_column_v_z;
+    let joint2_tip_local_subspace1_w_x = 0.33333333333333315 * t79
         * joint2_tip_local_bend_y_column_w_x
-        - 0.5773502691896257 * t7 * joint2_tip_local_len_column_v_y;
-    let joint2_tip_local_subspace1_w_y = 0.33333333333333315 * t7
+        - 0.5773502691896257 * t79 * joint2_tip_local_len_column_v_y;
+    let joint2_tip_local_subspace1_w_y = 0.33333333333333315 * t79
         * joint2_tip_local_bend_y_column_w_y
-        - 0.5773502691896257 * t7 * joint2_tip_local_bend_z_column_w_y;
-    let joint2_tip_local_subspace1_w_z = 0.33333333333333315 * t7
+        - 0.5773502691896257 * t79 * joint2_tip_local_bend_z_column_w_y;
+    let joint2_tip_local_subspace1_w_z = 0.33333333333333315 * t79
         * joint2_tip_local_bend_y_column_w_z
-        - 0.5773502691896257 * t7 * joint2_tip_local_bend_z_column_w_z;
+        - 0.5773502691896257 * t79 * joint2_tip_local_bend_z_column_w_z;
     let joint2_tip_local_subspace1_v_x = t165
-        + 0.33333333333333315 * t7 * joint2_tip_local_bend_y_column_v_x
-        - 0.5773502691896257 * t7 * joint2_tip_local_bend_z_column_v_x;
-    let joint2_tip_local_subspace1_v_y = 0.33333333333333315 * t7
+        + 0.33333333333333315 * t79 * joint2_tip_local_bend_y_column_v_x
+        - 0.5773502691896257 * t79 * joint2_tip_local_bend_z_column_v_x;
+    let joint2_tip_local_subspace1_v_y = 0.33333333333333315 * t79
         * joint2_tip_local_bend_y_column_v_y + t166
-        - 0.5773502691896257 * t7 * joint2_tip_local_bend_z_column_v_y;
-    let joint2_tip_local_subspace1_v_z = 0.33333333333333315 * t7
+        - 0.5773502691896257 * t79 * joint2_tip_local_bend_z_column_v_y;
+    let joint2_tip_local_subspace1_v_z = 0.33333333333333315 * t79
         * joint2_tip_local_bend_y_column_v_z + t167
-        - 0.5773502691896257 * t7 * joint2_tip_local_bend_z_column_v_z;
-    let joint2_tip_local_subspace2_w_x = 0.3333333333333336 * t7
+        - 0.5773502691896257 * t79 * joint2_tip_local_bend_z_column_v_z;
+    let joint2_tip_local_subspace2_w_x = 0.3333333333333336 * t79
         * joint2_tip_local_bend_y_column_w_x
-        + 0.5773502691896255 * t7 * joint2_tip_local_len_column_v_y;
-    let joint2_tip_local_subspace2_w_y = 0.3333333333333336 * t7
+        + 0.5773502691896255 * t79 * joint2_tip_local_len_column_v_y;
+    let joint2_tip_local_subspace2_w_y = 0.3333333333333336 * t79
         * joint2_tip_local_bend_y_column_w_y
-        + 0.5773502691896255 * t7 * joint2_tip_local_bend_z_column_w_y;
-    let joint2_tip_local_subspace2_w_z = 0.3333333333333336 * t7
+        + 0.5773502691896255 * t79 * joint2_tip_local_bend_z_column_w_y;
+    let joint2_tip_local_subspace2_w_z = 0.3333333333333336 * t79
         * joint2_tip_local_bend_y_column_w_z
-        + 0.5773502691896255 * t7 * joint2_tip_local_bend_z_column_w_z;
+        + 0.5773502691896255 * t79 * joint2_tip_local_bend_z_column_w_z;
     let joint2_tip_local_subspace2_v_x = t165
-        + 0.3333333333333336 * t7 * joint2_tip_local_bend_y_column_v_x
-        + 0.5773502691896255 * t7 * joint2_tip_local_bend_z_column_v_x;
-    let joint2_tip_local_subspace2_v_y = 0.3333333333333336 * t7
+        + 0.3333333333333336 * t79 * joint2_tip_local_bend_y_column_v_x
+        + 0.5773502691896255 * t79 * joint2_tip_local_bend_z_column_v_x;
+    let joint2_tip_local_subspace2_v_y = 0.3333333333333336 * t79
         * joint2_tip_local_bend_y_column_v_y
-        + 0.5773502691896255 * t7 * joint2_tip_local_bend_z_column_v_y + t166;
+        + 0.5773502691896255 * t79 * joint2_tip_local_bend_z_column_v_y + t166;
     let joint2_tip_local_subspace2_v_z = t167
-        + 0.3333333333333336 * t7 * joint2_tip_local_bend_y_column_v_z
-        + 0.5773502691896255 * t7 * joint2_tip_local_bend_z_column_v_z;
+        + 0.3333333333333336 * t79 * joint2_tip_local_bend_y_column_v_z
+        + 0.5773502691896255 * t79 * joint2_tip_local_bend_z_column_v_z;
     let t168 = joint2_bend_squared_c1 * joint2_bend_y;
     let t169 = 1.0 - joint2_bend_squared * joint2_bend_squared_c2;
     let t170 = joint2_bend_z * joint2_bend_squared_c1;
@@ -3051,7 +3036,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + middle_composite_inertia_i_02 * joint1_tip_subspace0_w_z + t185
         + middle_composite_inertia_i_01 * joint1_tip_subspace0_w_y
         - joint1_tip_subspace0_v_y * middle_composite_inertia_h_z
-        - 0.6666666666666666 * t7 * t194;
+        - 0.6666666666666666 * t79 * t194;
     let t195 = t189 * base_roll_rotation_02 + t187 * base_pitch_rotation_00
         + t188 * base_roll_rotation_01;
     let t196 = base_roll_rotation_11 * t186 + base_pitch_rotation_10 * t191
@@ -3068,7 +3053,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + middle_composite_inertia_h_z * joint1_tip_subspace0_v_x + t198
         + middle_composite_inertia_i_01 * joint1_tip_subspace0_w_x
         + middle_composite_inertia_i_11 * joint1_tip_subspace0_w_y
-        - 0.6666666666666666 * t7 * t196
+        - 0.6666666666666666 * t79 * t196
         - middle_composite_inertia_h_x * joint1_tip_subspace0_v_z;
     let t199 = joint1_position_x * t193 + t186 * base_roll_rotation_21
         + t192 * base_roll_rotation_22 + base_pitch_rotation_20 * t191
@@ -3082,17 +3067,17 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + middle_composite_inertia_i_02 * joint1_tip_subspace0_w_x
         + middle_composite_inertia_i_12 * joint1_tip_subspace0_w_y
         + middle_composite_inertia_i_22 * joint1_tip_subspace0_w_z + t200
-        - 0.6666666666666666 * t7 * t199
+        - 0.6666666666666666 * t79 * t199
         - joint1_tip_subspace0_v_x * middle_composite_inertia_h_y;
     let t201 = 0.3333333333333333 * t197;
     let joint1_subspace0_projected_inertia_f_x = middle_composite_inertia_m
         * joint1_tip_subspace0_v_x + t201
         - (joint1_tip_subspace0_w_z * middle_composite_inertia_h_y
             - middle_composite_inertia_h_z * joint1_tip_subspace0_w_y)
-        - 0.6666666666666666 * t7 * t195;
+        - 0.6666666666666666 * t79 * t195;
     let t202 = 0.3333333333333333 * t182;
     let joint1_subspace0_projected_inertia_f_y = joint1_tip_subspace0_v_y
-        * middle_composite_inertia_m + t202 - 0.6666666666666666 * t7 * t193
+        * middle_composite_inertia_m + t202 - 0.6666666666666666 * t79 * t193
         - (joint1_tip_subspace0_w_x * middle_composite_inertia_h_z
             - middle_composite_inertia_h_x * joint1_tip_subspace0_w_z);
     let t203 = 0.3333333333333333 * t184;
@@ -3100,7 +3085,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * joint1_tip_subspace0_v_z + t203
         - (middle_composite_inertia_h_x * joint1_tip_subspace0_w_y
             - joint1_tip_subspace0_w_x * middle_composite_inertia_h_y)
-        - 0.6666666666666666 * t7 * t190;
+        - 0.6666666666666666 * t79 * t190;
     let t204 = joint1_slice3_local_bend_z_projected_inertia_n_z
         + joint1_slice0_local_bend_z_projected_inertia_n_z
         + joint1_slice2_local_bend_z_projected_inertia_n_z
@@ -3136,9 +3121,9 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * middle_composite_inertia_h_y
         + middle_composite_inertia_i_01 * joint1_tip_subspace1_w_y + t185
         + joint1_tip_subspace1_w_x * middle_composite_inertia_i_00
-        + 0.33333333333333315 * t7 * t194
+        + 0.33333333333333315 * t79 * t194
         + middle_composite_inertia_i_02 * joint1_tip_subspace1_w_z
-        - 0.5773502691896257 * t7 * t212
+        - 0.5773502691896257 * t79 * t212
         - middle_composite_inertia_h_z * joint1_tip_subspace1_v_y;
     let t213 = base_pitch_rotation_00 * t207 + t206 * base_roll_rotation_02
         + base_roll_rotation_01 * t208;
@@ -3149,9 +3134,9 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * middle_composite_inertia_i_12
         + joint1_tip_subspace1_w_x * middle_composite_inertia_i_01
         + joint1_tip_subspace1_v_x * middle_composite_inertia_h_z
-        + 0.33333333333333315 * t7 * t196 + t198
+        + 0.33333333333333315 * t79 * t196 + t198
         + middle_composite_inertia_i_11 * joint1_tip_subspace1_w_y
-        - 0.5773502691896257 * t7 * t214
+        - 0.5773502691896257 * t79 * t214
         - middle_composite_inertia_h_x * joint1_tip_subspace1_v_z;
     let t215 = t211 * base_roll_rotation_21 + t204 * base_roll_rotation_22
         + t205 * base_pitch_rotation_20 + joint1_position_x * t209
@@ -3160,60 +3145,60 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + joint1_tip_subspace1_w_z * middle_composite_inertia_i_22
         + joint1_tip_subspace1_w_y * middle_composite_inertia_i_12
         + middle_composite_inertia_h_x * joint1_tip_subspace1_v_y
-        + 0.33333333333333315 * t7 * t199
+        + 0.33333333333333315 * t79 * t199
         + middle_composite_inertia_i_02 * joint1_tip_subspace1_w_x
         - joint1_tip_subspace1_v_x * middle_composite_inertia_h_y
-        - 0.5773502691896257 * t7 * t215;
+        - 0.5773502691896257 * t79 * t215;
     let joint1_subspace1_projected_inertia_f_x = t201
         + middle_composite_inertia_m * joint1_tip_subspace1_v_x
-        + 0.33333333333333315 * t7 * t195
+        + 0.33333333333333315 * t79 * t195
         - (joint1_tip_subspace1_w_z * middle_composite_inertia_h_y
             - joint1_tip_subspace1_w_y * middle_composite_inertia_h_z)
-        - 0.5773502691896257 * t7 * t213;
+        - 0.5773502691896257 * t79 * t213;
     let joint1_subspace1_projected_inertia_f_y = middle_composite_inertia_m
-        * joint1_tip_subspace1_v_y + 0.33333333333333315 * t7 * t193 + t202
-        - 0.5773502691896257 * t7 * t209
+        * joint1_tip_subspace1_v_y + 0.33333333333333315 * t79 * t193 + t202
+        - 0.5773502691896257 * t79 * t209
         - (joint1_tip_subspace1_w_x * middle_composite_inertia_h_z
             - joint1_tip_subspace1_w_z * middle_composite_inertia_h_x);
-    let joint1_subspace1_projected_inertia_f_z = t203 + 0.33333333333333315 * t7 * t190
+    let joint1_subspace1_projected_inertia_f_z = t203 + 0.33333333333333315 * t79 * t190
         + middle_composite_inertia_m * joint1_tip_subspace1_v_z
-        - 0.5773502691896257 * t7 * t210
+        - 0.5773502691896257 * t79 * t210
         - (middle_composite_inertia_h_x * joint1_tip_subspace1_w_y
             - joint1_tip_subspace1_w_x * middle_composite_inertia_h_y);
     let joint1_subspace2_projected_inertia_n_x = middle_composite_inertia_i_01
-        * joint1_tip_subspace2_w_y + 0.3333333333333336 * t7 * t194
-        + 0.5773502691896255 * t7 * t212 + t185
+        * joint1_tip_subspace2_w_y + 0.3333333333333336 * t79 * t194
+        + 0.5773502691896255 * t79 * t212 + t185
         + middle_composite_inertia_i_00 * joint1_tip_subspace2_w_x
         + middle_composite_inertia_h_y * joint1_tip_subspace2_v_z
         + middle_composite_inertia_i_02 * joint1_tip_subspace2_w_z
         - joint1_tip_subspace2_v_y * middle_composite_inertia_h_z;
-    let joint1_subspace2_projected_inertia_n_y = 0.3333333333333336 * t7 * t196
-        + 0.5773502691896255 * t7 * t214
+    let joint1_subspace2_projected_inertia_n_y = 0.3333333333333336 * t79 * t196
+        + 0.5773502691896255 * t79 * t214
         + middle_composite_inertia_i_11 * joint1_tip_subspace2_w_y + t198
         + joint1_tip_subspace2_v_x * middle_composite_inertia_h_z
         + middle_composite_inertia_i_01 * joint1_tip_subspace2_w_x
         + middle_composite_inertia_i_12 * joint1_tip_subspace2_w_z
         - middle_composite_inertia_h_x * joint1_tip_subspace2_v_z;
-    let joint1_subspace2_projected_inertia_n_z = 0.3333333333333336 * t7 * t199
+    let joint1_subspace2_projected_inertia_n_z = 0.3333333333333336 * t79 * t199
         + middle_composite_inertia_i_22 * joint1_tip_subspace2_w_z
         + middle_composite_inertia_h_x * joint1_tip_subspace2_v_y
         + middle_composite_inertia_i_02 * joint1_tip_subspace2_w_x
-        + 0.5773502691896255 * t7 * t215 + t200
+        + 0.5773502691896255 * t79 * t215 + t200
         + joint1_tip_subspace2_w_y * middle_composite_inertia_i_12
         - joint1_tip_subspace2_v_x * middle_composite_inertia_h_y;
-    let joint1_subspace2_projected_inertia_f_x = 0.5773502691896255 * t7 * t213 + t201
-        + 0.3333333333333336 * t7 * t195
+    let joint1_subspace2_projected_inertia_f_x = 0.5773502691896255 * t79 * t213 + t201
+        + 0.3333333333333336 * t79 * t195
         + middle_composite_inertia_m * joint1_tip_subspace2_v_x
         - (joint1_tip_subspace2_w_z * middle_composite_inertia_h_y
             - joint1_tip_subspace2_w_y * middle_composite_inertia_h_z);
     let joint1_subspace2_projected_inertia_f_y = middle_composite_inertia_m
-        * joint1_tip_subspace2_v_y + 0.5773502691896255 * t7 * t209
-        + 0.3333333333333336 * t7 * t193 + t202
+        * joint1_tip_subspace2_v_y + 0.5773502691896255 * t79 * t209
+        + 0.3333333333333336 * t79 * t193 + t202
         - (joint1_tip_subspace2_w_x * middle_composite_inertia_h_z
             - middle_composite_inertia_h_x * joint1_tip_subspace2_w_z);
-    let joint1_subspace2_projected_inertia_f_z = 0.5773502691896255 * t7 * t210
+    let joint1_subspace2_projected_inertia_f_z = 0.5773502691896255 * t79 * t210
         + middle_composite_inertia_m * joint1_tip_subspace2_v_z + t203
-        + 0.3333333333333336 * t7 * t190
+        + 0.3333333333333336 * t79 * t190
         - (middle_composite_inertia_h_x * joint1_tip_subspace2_w_y
             - joint1_tip_subspace2_w_x * middle_composite_inertia_h_y);
     let joint2_slice0_local_len_projected_inertia_n_x = joint2_slice0_local_len_column_v_z
@@ -3583,7 +3568,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * head_inertia_h_y + head_inertia_i_01 * joint2_tip_subspace0_w_y
         + joint2_tip_subspace0_w_z * head_inertia_i_02 + t233
         + head_inertia_i_00 * joint2_tip_subspace0_w_x
-        - head_inertia_h_z * joint2_tip_subspace0_v_y - 0.6666666666666666 * t7 * t224;
+        - head_inertia_h_z * joint2_tip_subspace0_v_y - 0.6666666666666666 * t79 * t224;
     let t234 = joint1_tip_rotation_00 * t220 + joint2_rotation_01 * t221
         + t219 * joint2_rotation_02;
     let t235 = t234 * joint2_position_z + joint2_rotation_11 * t216
@@ -3599,7 +3584,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * head_inertia_i_12 + head_inertia_h_z * joint2_tip_subspace0_v_x + t237
         + head_inertia_i_01 * joint2_tip_subspace0_w_x
         + head_inertia_i_11 * joint2_tip_subspace0_w_y
-        - head_inertia_h_x * joint2_tip_subspace0_v_z - 0.6666666666666666 * t7 * t235;
+        - head_inertia_h_x * joint2_tip_subspace0_v_z - 0.6666666666666666 * t79 * t235;
     let t238 = 0.3333333333333333
         * (t230 * joint2_rotation_21 + joint1_tip_rotation_20 * t229
             + joint2_position_x * t228 + t231 * joint2_rotation_22
@@ -3611,10 +3596,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * head_inertia_i_12 + head_inertia_i_22 * joint2_tip_subspace0_w_z + t238
         + head_inertia_h_x * joint2_tip_subspace0_v_y
         + head_inertia_i_02 * joint2_tip_subspace0_w_x
-        - head_inertia_h_y * joint2_tip_subspace0_v_x - 0.6666666666666666 * t239 * t7;
+        - head_inertia_h_y * joint2_tip_subspace0_v_x - 0.6666666666666666 * t239 * t79;
     let t240 = 0.3333333333333333 * t236;
     let joint2_subspace0_projected_inertia_f_x = t240
-        + p.module_mass * joint2_tip_subspace0_v_x - 0.6666666666666666 * t7 * t234
+        + p.module_mass * joint2_tip_subspace0_v_x - 0.6666666666666666 * t79 * t234
         - (joint2_tip_subspace0_w_z * head_inertia_h_y
             - head_inertia_h_z * joint2_tip_subspace0_w_y);
     let t241 = 0.3333333333333333 * t228;
@@ -3622,13 +3607,13 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + t241
         - (head_inertia_h_z * joint2_tip_subspace0_w_x
             - head_inertia_h_x * joint2_tip_subspace0_w_z)
-        - 0.6666666666666666 * t7 * t222;
+        - 0.6666666666666666 * t79 * t222;
     let t242 = 0.3333333333333333 * t232;
     let joint2_subspace0_projected_inertia_f_z = p.module_mass * joint2_tip_subspace0_v_z
         + t242
         - (head_inertia_h_x * joint2_tip_subspace0_w_y
             - head_inertia_h_y * joint2_tip_subspace0_w_x)
-        - 0.6666666666666666 * t7 * t223;
+        - 0.6666666666666666 * t79 * t223;
     let t243 = joint2_slice2_local_bend_z_projected_inertia_n_y
         + joint2_slice1_local_bend_z_projected_inertia_n_y
         + joint2_slice3_local_bend_z_projected_inertia_n_y
@@ -3663,8 +3648,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint2_subspace1_projected_inertia_n_x = head_inertia_i_01
         * joint2_tip_subspace1_w_y + joint2_tip_subspace1_w_z * head_inertia_i_02
         + head_inertia_i_00 * joint2_tip_subspace1_w_x + t233
-        + joint2_tip_subspace1_v_z * head_inertia_h_y + 0.33333333333333315 * t7 * t224
-        - 0.5773502691896257 * t7 * t251 - joint2_tip_subspace1_v_y * head_inertia_h_z;
+        + joint2_tip_subspace1_v_z * head_inertia_h_y + 0.33333333333333315 * t79 * t224
+        - 0.5773502691896257 * t79 * t251 - joint2_tip_subspace1_v_y * head_inertia_h_z;
     let t252 = joint1_tip_rotation_00 * t244 + joint2_rotation_01 * t246
         + t245 * joint2_rotation_02;
     let t253 = joint1_tip_rotation_10 * t250 + t243 * joint2_rotation_11
@@ -3673,60 +3658,60 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint2_subspace1_projected_inertia_n_y = joint2_tip_subspace1_w_z
         * head_inertia_i_12 + t237 + head_inertia_i_01 * joint2_tip_subspace1_w_x
         + head_inertia_i_11 * joint2_tip_subspace1_w_y
-        + head_inertia_h_z * joint2_tip_subspace1_v_x + 0.33333333333333315 * t7 * t235
-        - head_inertia_h_x * joint2_tip_subspace1_v_z - 0.5773502691896257 * t7 * t253;
+        + head_inertia_h_z * joint2_tip_subspace1_v_x + 0.33333333333333315 * t79 * t235
+        - head_inertia_h_x * joint2_tip_subspace1_v_z - 0.5773502691896257 * t79 * t253;
     let t254 = t248 * joint2_rotation_22 + joint1_tip_rotation_20 * t250
         + joint2_position_x * t247 + t243 * joint2_rotation_21
         - joint2_position_y * t252;
     let joint2_subspace1_projected_inertia_n_z = head_inertia_i_22
-        * joint2_tip_subspace1_w_z + 0.33333333333333315 * t239 * t7 + t238
+        * joint2_tip_subspace1_w_z + 0.33333333333333315 * t239 * t79 + t238
         + joint2_tip_subspace1_w_y * head_inertia_i_12
         + head_inertia_i_02 * joint2_tip_subspace1_w_x
         + head_inertia_h_x * joint2_tip_subspace1_v_y
-        - head_inertia_h_y * joint2_tip_subspace1_v_x - 0.5773502691896257 * t7 * t254;
+        - head_inertia_h_y * joint2_tip_subspace1_v_x - 0.5773502691896257 * t79 * t254;
     let joint2_subspace1_projected_inertia_f_x = t240
-        + p.module_mass * joint2_tip_subspace1_v_x + 0.33333333333333315 * t7 * t234
-        - 0.5773502691896257 * t7 * t252
+        + p.module_mass * joint2_tip_subspace1_v_x + 0.33333333333333315 * t79 * t234
+        - 0.5773502691896257 * t79 * t252
         - (joint2_tip_subspace1_w_z * head_inertia_h_y
             - head_inertia_h_z * joint2_tip_subspace1_w_y);
     let joint2_subspace1_projected_inertia_f_y = t241
-        + p.module_mass * joint2_tip_subspace1_v_y + 0.33333333333333315 * t7 * t222
+        + p.module_mass * joint2_tip_subspace1_v_y + 0.33333333333333315 * t79 * t222
         - (head_inertia_h_z * joint2_tip_subspace1_w_x
             - head_inertia_h_x * joint2_tip_subspace1_w_z)
-        - 0.5773502691896257 * t7 * t247;
+        - 0.5773502691896257 * t79 * t247;
     let joint2_subspace1_projected_inertia_f_z = p.module_mass * joint2_tip_subspace1_v_z
-        + t242 + 0.33333333333333315 * t7 * t223 - 0.5773502691896257 * t7 * t249
+        + t242 + 0.33333333333333315 * t79 * t223 - 0.5773502691896257 * t79 * t249
         - (head_inertia_h_x * joint2_tip_subspace1_w_y
             - head_inertia_h_y * joint2_tip_subspace1_w_x);
-    let joint2_subspace2_projected_inertia_n_x = 0.3333333333333336 * t7 * t224
+    let joint2_subspace2_projected_inertia_n_x = 0.3333333333333336 * t79 * t224
         + joint2_tip_subspace2_v_z * head_inertia_h_y
         + head_inertia_i_00 * joint2_tip_subspace2_w_x + t233
-        + 0.5773502691896255 * t7 * t251 + joint2_tip_subspace2_w_z * head_inertia_i_02
+        + 0.5773502691896255 * t79 * t251 + joint2_tip_subspace2_w_z * head_inertia_i_02
         + head_inertia_i_01 * joint2_tip_subspace2_w_y
         - head_inertia_h_z * joint2_tip_subspace2_v_y;
-    let joint2_subspace2_projected_inertia_n_y = 0.5773502691896255 * t7 * t253 + t237
+    let joint2_subspace2_projected_inertia_n_y = 0.5773502691896255 * t79 * t253 + t237
         + joint2_tip_subspace2_w_z * head_inertia_i_12
-        + head_inertia_i_11 * joint2_tip_subspace2_w_y + 0.3333333333333336 * t7 * t235
+        + head_inertia_i_11 * joint2_tip_subspace2_w_y + 0.3333333333333336 * t79 * t235
         + head_inertia_h_z * joint2_tip_subspace2_v_x
         + head_inertia_i_01 * joint2_tip_subspace2_w_x
         - head_inertia_h_x * joint2_tip_subspace2_v_z;
     let joint2_subspace2_projected_inertia_n_z = head_inertia_h_x
         * joint2_tip_subspace2_v_y + joint2_tip_subspace2_w_x * head_inertia_i_02
-        + joint2_tip_subspace2_w_y * head_inertia_i_12 + 0.3333333333333336 * t239 * t7
-        + t238 + 0.5773502691896255 * t7 * t254
+        + joint2_tip_subspace2_w_y * head_inertia_i_12 + 0.3333333333333336 * t239 * t79
+        + t238 + 0.5773502691896255 * t79 * t254
         + head_inertia_i_22 * joint2_tip_subspace2_w_z
         - joint2_tip_subspace2_v_x * head_inertia_h_y;
-    let joint2_subspace2_projected_inertia_f_x = t240 + 0.3333333333333336 * t7 * t234
-        + p.module_mass * joint2_tip_subspace2_v_x + 0.5773502691896255 * t7 * t252
+    let joint2_subspace2_projected_inertia_f_x = t240 + 0.3333333333333336 * t79 * t234
+        + p.module_mass * joint2_tip_subspace2_v_x + 0.5773502691896255 * t79 * t252
         - (joint2_tip_subspace2_w_z * head_inertia_h_y
             - head_inertia_h_z * joint2_tip_subspace2_w_y);
     let joint2_subspace2_projected_inertia_f_y = t241
-        + p.module_mass * joint2_tip_subspace2_v_y + 0.5773502691896255 * t7 * t247
-        + 0.3333333333333336 * t7 * t222
+        + p.module_mass * joint2_tip_subspace2_v_y + 0.5773502691896255 * t79 * t247
+        + 0.3333333333333336 * t79 * t222
         - (head_inertia_h_z * joint2_tip_subspace2_w_x
             - head_inertia_h_x * joint2_tip_subspace2_w_z);
-    let joint2_subspace2_projected_inertia_f_z = t242 + 0.3333333333333336 * t7 * t223
-        + p.module_mass * joint2_tip_subspace2_v_z + 0.5773502691896255 * t7 * t249
+    let joint2_subspace2_projected_inertia_f_z = t242 + 0.3333333333333336 * t79 * t223
+        + p.module_mass * joint2_tip_subspace2_v_z + 0.5773502691896255 * t79 * t249
         - (head_inertia_h_x * joint2_tip_subspace2_w_y
             - joint2_tip_subspace2_w_x * head_inertia_h_y);
     let middle_bottom_position_x = t91 + joint1_tip_position_x
@@ -3816,6 +3801,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         sin_q4,
         cos_q5,
         sin_q5,
+        joint1_bend_y,
+        joint1_bend_z,
+        joint2_bend_y,
+        joint2_bend_z,
         base_yaw_rotation_01,
         base_yaw_subspace_v_y,
         base_pitch_rotation_20,
@@ -5639,21 +5628,18 @@ pub fn coriolis_into(
     let t19 = joint1_bend_z_rate * cache.joint1_slice1_local_bend_z_column_w_z;
     let t20 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_w_z;
     let t21 = t19 + t20;
-    let joint1_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
-    let joint1_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let t22 = joint1_bend_y * joint1_bend_z * cache.joint1_len;
+    let t22 = cache.joint1_bend_y * cache.joint1_bend_z * cache.joint1_len;
     let t23 = 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t22
         - 0.01186057253208228 * t22 * cache.joint1_slice1_bend_c3;
     let t24 = cache.joint1_slice1_local_len_column_v_y * joint1_len_rate;
-    let t25 = joint1_bend_y * joint1_bend_y;
+    let t25 = cache.joint1_bend_y * cache.joint1_bend_y;
     let t26 = t25 * cache.joint1_len;
     let t27 = 0.10890625570683385 * cache.joint1_len * cache.joint1_slice1_bend_c2;
     let t28 = t23 * joint1_bend_z_rate + t24
         + joint1_bend_y_rate
             * (0.02372114506416456 * cache.joint1_slice1_bend_c4 * t26 + t27
                 - 0.01186057253208228 * t26 * cache.joint1_slice1_bend_c3);
-    let t29 = joint1_bend_z * joint1_bend_z;
+    let t29 = cache.joint1_bend_z * cache.joint1_bend_z;
     let t30 = t29 * cache.joint1_len;
     let t31 = t15 + joint1_bend_y_rate * t23
         + (0.02372114506416456 * cache.joint1_slice1_bend_c4 * t30 + t27
@@ -5664,28 +5650,29 @@ pub fn coriolis_into(
     let t34 = t32 + t33;
     let t35 = joint1_bend_z_rate * joint1_bend_z_rate;
     let t36 = joint1_bend_y_rate * joint1_bend_y_rate;
-    let t37 = 2.0 * joint1_bend_y_rate * joint1_bend_y * joint1_bend_z_rate
-        * joint1_bend_z * cache.joint1_len + t29 * cache.joint1_len * t35
+    let t37 = 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate
+        * cache.joint1_bend_z * cache.joint1_len + t29 * cache.joint1_len * t35
         + t25 * t36 * cache.joint1_len;
     let t38 = cache.joint1_len * t35
-        + 2.0 * joint1_bend_y_rate * joint1_bend_y * joint1_len_rate
-        + 2.0 * joint1_len_rate * joint1_bend_z_rate * joint1_bend_z
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_len_rate
+        + 2.0 * joint1_len_rate * joint1_bend_z_rate * cache.joint1_bend_z
         + t36 * cache.joint1_len;
-    let t39 = joint1_bend_z.powi(3);
-    let t40 = joint1_bend_y * t29 * t36 + joint1_bend_y_rate * t39 * joint1_bend_z_rate
-        - joint1_bend_y * t29 * t35
-        - joint1_bend_y_rate * t25 * joint1_bend_z_rate * joint1_bend_z;
-    let t41 = joint1_bend_y * t35
-        - joint1_bend_y_rate * joint1_bend_z_rate * joint1_bend_z;
+    let t39 = cache.joint1_bend_z.powi(3);
+    let t40 = cache.joint1_bend_y * t29 * t36
+        + joint1_bend_y_rate * t39 * joint1_bend_z_rate - cache.joint1_bend_y * t29 * t35
+        - joint1_bend_y_rate * t25 * joint1_bend_z_rate * cache.joint1_bend_z;
+    let t41 = cache.joint1_bend_y * t35
+        - joint1_bend_y_rate * joint1_bend_z_rate * cache.joint1_bend_z;
     let t42 = 0.035940096619352636 * t41 * cache.joint1_slice1_bend_c3
         + 0.003914101352555533 * cache.joint1_slice1_bend_c4 * t40
         - 0.0117423040576666 * t40 * cache.joint1_slice1_bend_c5;
-    let t43 = joint1_bend_y.powi(3);
-    let t44 = t25 * joint1_bend_z * t36
-        + joint1_bend_y_rate * joint1_bend_y * t29 * joint1_bend_z_rate
-        - t25 * joint1_bend_z * t35 - joint1_bend_y_rate * t43 * joint1_bend_z_rate;
-    let t45 = joint1_bend_z * t36
-        - joint1_bend_y_rate * joint1_bend_y * joint1_bend_z_rate;
+    let t43 = cache.joint1_bend_y.powi(3);
+    let t44 = t25 * cache.joint1_bend_z * t36
+        + joint1_bend_y_rate * cache.joint1_bend_y * t29 * joint1_bend_z_rate
+        - t25 * cache.joint1_bend_z * t35
+        - joint1_bend_y_rate * t43 * joint1_bend_z_rate;
+    let t45 = cache.joint1_bend_z * t36
+        - joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate;
     let t46 = 0.003914101352555533 * t44 * cache.joint1_slice1_bend_c4
         - 0.0117423040576666 * t44 * cache.joint1_slice1_bend_c5
         - 0.035940096619352636 * t45 * cache.joint1_slice1_bend_c3;
@@ -5960,13 +5947,13 @@ pub fn coriolis_into(
     let joint1_base_velocity_v_x = cache.base_pitch_rotation_00 * t7
         + cache.base_pitch_rotation_10 * t5 + cache.base_pitch_rotation_20 * t6;
     let t164 = joint1_bend_y_rate * t29 * joint1_bend_z_rate
-        + joint1_bend_y * joint1_bend_z * t36
+        + cache.joint1_bend_y * cache.joint1_bend_z * t36
         - joint1_bend_y_rate * t25 * joint1_bend_z_rate
-        - joint1_bend_y * joint1_bend_z * t35;
+        - cache.joint1_bend_y * cache.joint1_bend_z * t35;
     let t165 = 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t164
         - 0.4029996149307748 * t164 * cache.joint1_slice2_bend_c4;
-    let t166 = joint1_bend_z * cache.joint1_len;
-    let t167 = joint1_bend_y * cache.joint1_len;
+    let t166 = cache.joint1_bend_z * cache.joint1_len;
+    let t167 = cache.joint1_bend_y * cache.joint1_len;
     let t168 = joint1_len_rate * cache.joint1_slice2_local_len_column_v_x;
     let t169 = joint1_bend_z_rate
         * (0.3007502358784333 * cache.joint1_slice2_bend_c3 * t166
@@ -5980,14 +5967,15 @@ pub fn coriolis_into(
     let joint1_base_bias_v_z = cache.base_roll_rotation_12 * t48
         + t47 * cache.base_roll_rotation_02 + t49 * cache.base_roll_rotation_22;
     let t173 = t39 * cache.joint1_len * t35
-        + 2.0 * joint1_bend_y_rate * joint1_bend_y * t29 * joint1_bend_z_rate
-            * cache.joint1_len + t25 * joint1_bend_z * t36 * cache.joint1_len;
-    let t174 = joint1_bend_z * t36 * cache.joint1_len
-        + 3.0 * joint1_bend_z * cache.joint1_len * t35
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * t29 * joint1_bend_z_rate
+            * cache.joint1_len + t25 * cache.joint1_bend_z * t36 * cache.joint1_len;
+    let t174 = cache.joint1_bend_z * t36 * cache.joint1_len
+        + 3.0 * cache.joint1_bend_z * cache.joint1_len * t35
         + 2.0 * joint1_len_rate * t29 * joint1_bend_z_rate
-        + 2.0 * joint1_bend_y_rate * joint1_bend_y * joint1_bend_z_rate
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate
             * cache.joint1_len
-        + 2.0 * joint1_bend_y_rate * joint1_bend_y * joint1_len_rate * joint1_bend_z;
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_len_rate
+            * cache.joint1_bend_z;
     let t175 = joint1_len_rate * joint1_bend_z_rate;
     let t176 = t88 * joint1_base_velocity_v_x + joint1_base_velocity_w_x * t79
         + joint1_base_bias_v_z
@@ -6123,15 +6111,15 @@ pub fn coriolis_into(
     let t224 = joint1_slice2_local_momentum_f_x * t145;
     let t225 = joint1_bend_y_rate * joint1_len_rate;
     let t226 = t43 * t36 * cache.joint1_len
-        + 2.0 * joint1_bend_y_rate * t25 * joint1_bend_z_rate * joint1_bend_z
-            * cache.joint1_len + joint1_bend_y * t29 * cache.joint1_len * t35;
+        + 2.0 * joint1_bend_y_rate * t25 * joint1_bend_z_rate * cache.joint1_bend_z
+            * cache.joint1_len + cache.joint1_bend_y * t29 * cache.joint1_len * t35;
     let t227 = 0.6666666666666666 * joint1_bend_y_rate * joint1_bend_z_rate
-        * joint1_bend_z * cache.joint1_len
-        + 0.3333333333333333 * joint1_bend_y * cache.joint1_len * t35
+        * cache.joint1_bend_z * cache.joint1_len
+        + 0.3333333333333333 * cache.joint1_bend_y * cache.joint1_len * t35
         + 0.6666666666666666 * joint1_bend_y_rate * t25 * joint1_len_rate
-        + joint1_bend_y * t36 * cache.joint1_len
-        + 0.6666666666666666 * joint1_bend_y * joint1_len_rate * joint1_bend_z_rate
-            * joint1_bend_z;
+        + cache.joint1_bend_y * t36 * cache.joint1_len
+        + 0.6666666666666666 * cache.joint1_bend_y * joint1_len_rate * joint1_bend_z_rate
+            * cache.joint1_bend_z;
     let joint1_base_bias_v_y = cache.base_roll_rotation_21 * t49
         + t48 * cache.base_roll_rotation_11 + t47 * cache.base_roll_rotation_01;
     let t228 = (1.731914185166957 * cache.joint1_slice3_bend_c2 * t225
@@ -6225,21 +6213,17 @@ pub fn coriolis_into(
     let middle_momentum_f_z = p.module_mass * joint1_tip_velocity_v_z
         - (joint1_tip_velocity_w_y * cache.middle_inertia_h_x
             - joint1_tip_velocity_w_x * cache.middle_inertia_h_y);
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
-    let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-        + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
     let joint2_bend_y_rate = 0.33333333333333315 * t0 * qd[10]
         + 0.3333333333333336 * t0 * qd[11] - 0.6666666666666666 * t0 * qd[9];
     let t264 = joint2_bend_y_rate * joint2_bend_y_rate;
     let joint2_bend_z_rate = 0.5773502691896255 * t0 * qd[11]
         - 0.5773502691896257 * t0 * qd[10];
     let t265 = joint2_bend_z_rate * joint2_bend_z_rate;
-    let t266 = joint2_bend_y * joint2_bend_y;
-    let t267 = joint2_bend_z * joint2_bend_z;
-    let t268 = joint2_bend_z * joint2_bend_y * t264
+    let t266 = cache.joint2_bend_y * cache.joint2_bend_y;
+    let t267 = cache.joint2_bend_z * cache.joint2_bend_z;
+    let t268 = cache.joint2_bend_z * cache.joint2_bend_y * t264
         + t267 * joint2_bend_y_rate * joint2_bend_z_rate
-        - joint2_bend_z * t265 * joint2_bend_y
+        - cache.joint2_bend_z * t265 * cache.joint2_bend_y
         - joint2_bend_y_rate * joint2_bend_z_rate * t266;
     let t269 = 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t268
         - 1.4997633723912625 * t268 * cache.joint2_slice3_bend_c4;
@@ -6284,13 +6268,13 @@ pub fn coriolis_into(
     let t290 = t288 + t289;
     let t291 = t269 + joint2_base_bias_w_x + t287 * joint2_base_velocity_w_y
         - joint2_base_velocity_w_z * t290;
-    let t292 = joint2_bend_z.powi(3);
-    let t293 = t267 * joint2_bend_y * t264
+    let t292 = cache.joint2_bend_z.powi(3);
+    let t293 = t267 * cache.joint2_bend_y * t264
         + joint2_bend_y_rate * joint2_bend_z_rate * t292
-        - joint2_bend_y_rate * joint2_bend_z * joint2_bend_z_rate * t266
-        - t267 * t265 * joint2_bend_y;
-    let t294 = t265 * joint2_bend_y
-        - joint2_bend_y_rate * joint2_bend_z * joint2_bend_z_rate;
+        - joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate * t266
+        - t267 * t265 * cache.joint2_bend_y;
+    let t294 = t265 * cache.joint2_bend_y
+        - joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate;
     let t295 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t294
         + 0.6978160177890329 * t293 * cache.joint2_slice3_bend_c4
         - 2.0934480533670987 * t293 * cache.joint2_slice3_bend_c5;
@@ -6444,8 +6428,8 @@ pub fn coriolis_into(
     let t359 = cache.joint2_slice2_local_len_column_v_x * joint2_len_rate;
     let t360 = cache.joint2_slice2_local_bend_z_column_v_x * joint2_bend_z_rate;
     let t361 = t358 + t359 + t360;
-    let t362 = joint2_bend_z * cache.joint2_len;
-    let t363 = cache.joint2_len * joint2_bend_y;
+    let t362 = cache.joint2_bend_z * cache.joint2_len;
+    let t363 = cache.joint2_len * cache.joint2_bend_y;
     let t364 = (0.3007502358784333 * t362 * cache.joint2_slice2_bend_c3
         - 0.3007502358784333 * t362 * cache.joint2_slice2_bend_c2) * joint2_bend_z_rate
         + t359
@@ -6455,7 +6439,7 @@ pub fn coriolis_into(
     let t365 = cache.joint2_slice2_local_bend_y_column_w_z * joint2_bend_y_rate;
     let t366 = cache.joint2_slice2_local_bend_z_column_w_z * joint2_bend_z_rate;
     let t367 = t365 + t366;
-    let t368 = joint2_bend_z * cache.joint2_len * joint2_bend_y;
+    let t368 = cache.joint2_bend_z * cache.joint2_len * cache.joint2_bend_y;
     let t369 = 0.4029996149307748 * t368 * cache.joint2_slice2_bend_c4
         - 0.2014998074653874 * t368 * cache.joint2_slice2_bend_c3;
     let t370 = 0.44888729929169013 * cache.joint2_slice2_bend_c2 * cache.joint2_len;
@@ -6466,16 +6450,16 @@ pub fn coriolis_into(
             * joint2_bend_z_rate + t318;
     let joint2_base_velocity_v_x = t322 * cache.joint1_tip_rotation_20
         + t321 * cache.joint1_tip_rotation_10 + cache.joint1_tip_rotation_00 * t326;
-    let t373 = joint2_bend_y.powi(3);
-    let t374 = t267 * t265 * cache.joint2_len * joint2_bend_y
-        + 2.0 * joint2_bend_y_rate * joint2_bend_z * joint2_bend_z_rate
+    let t373 = cache.joint2_bend_y.powi(3);
+    let t374 = t267 * t265 * cache.joint2_len * cache.joint2_bend_y
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate
             * cache.joint2_len * t266 + cache.joint2_len * t373 * t264;
-    let t375 = 0.6666666666666666 * joint2_bend_y_rate * joint2_bend_z
+    let t375 = 0.6666666666666666 * joint2_bend_y_rate * cache.joint2_bend_z
         * joint2_bend_z_rate * cache.joint2_len
-        + 0.3333333333333333 * t265 * cache.joint2_len * joint2_bend_y
-        + cache.joint2_len * joint2_bend_y * t264
-        + 0.6666666666666666 * joint2_bend_z * joint2_bend_z_rate * joint2_bend_y
-            * joint2_len_rate
+        + 0.3333333333333333 * t265 * cache.joint2_len * cache.joint2_bend_y
+        + cache.joint2_len * cache.joint2_bend_y * t264
+        + 0.6666666666666666 * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_bend_y * joint2_len_rate
         + 0.6666666666666666 * joint2_bend_y_rate * t266 * joint2_len_rate;
     let t376 = joint2_bend_y_rate * joint2_len_rate;
     let t377 = t318 + t319 + t320;
@@ -6693,11 +6677,12 @@ pub fn coriolis_into(
     let t482 = t268 * cache.joint2_bend_squared_c3
         - 2.0 * t268 * cache.joint2_bend_squared_c4;
     let t483 = cache.joint1_tip_rotation_20 * t482;
-    let t484 = joint2_bend_z * t266 * t264
-        + t267 * joint2_bend_y_rate * joint2_bend_z_rate * joint2_bend_y
-        - joint2_bend_y_rate * joint2_bend_z_rate * t373 - joint2_bend_z * t265 * t266;
-    let t485 = joint2_bend_z * t264
-        - joint2_bend_y_rate * joint2_bend_z_rate * joint2_bend_y;
+    let t484 = cache.joint2_bend_z * t266 * t264
+        + t267 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_bend_y
+        - joint2_bend_y_rate * joint2_bend_z_rate * t373
+        - cache.joint2_bend_z * t265 * t266;
+    let t485 = cache.joint2_bend_z * t264
+        - joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_bend_y;
     let t486 = t484 * cache.joint2_bend_squared_c4
         - 3.0 * t484 * cache.joint2_bend_squared_c5
         - cache.joint2_bend_squared_c3 * t485;
@@ -6739,14 +6724,15 @@ pub fn coriolis_into(
         - t503 * cache.joint2_bend_squared_c3) * joint2_bend_y_rate
         + t494 * joint2_bend_z_rate
         + cache.joint2_tip_local_len_column_v_y * joint2_len_rate;
-    let t505 = 3.0 * joint2_bend_z * t265 * cache.joint2_len
+    let t505 = 3.0 * cache.joint2_bend_z * t265 * cache.joint2_len
         + 2.0 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_len
-            * joint2_bend_y + 2.0 * t267 * joint2_bend_z_rate * joint2_len_rate
-        + joint2_bend_z * cache.joint2_len * t264
-        + 2.0 * joint2_bend_y_rate * joint2_bend_z * joint2_bend_y * joint2_len_rate;
-    let t506 = joint2_bend_z * cache.joint2_len * t266 * t264
+            * cache.joint2_bend_y + 2.0 * t267 * joint2_bend_z_rate * joint2_len_rate
+        + cache.joint2_bend_z * cache.joint2_len * t264
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_z * cache.joint2_bend_y
+            * joint2_len_rate;
+    let t506 = cache.joint2_bend_z * cache.joint2_len * t266 * t264
         + 2.0 * t267 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_len
-            * joint2_bend_y + t265 * cache.joint2_len * t292;
+            * cache.joint2_bend_y + t265 * cache.joint2_len * t292;
     let t507 = joint2_bend_z_rate * joint2_len_rate;
     let t508 = t363 * cache.joint2_bend_squared_c2;
     let t509 = (t506 * cache.joint2_bend_squared_c4
@@ -6760,11 +6746,11 @@ pub fn coriolis_into(
     let t512 = cache.joint1_tip_rotation_10 * t482;
     let t513 = t510 + t511 + t512;
     let t514 = cache.joint2_len * t264 + t265 * cache.joint2_len
-        + 2.0 * joint2_bend_z * joint2_bend_z_rate * joint2_len_rate
-        + 2.0 * joint2_bend_y_rate * joint2_bend_y * joint2_len_rate;
+        + 2.0 * cache.joint2_bend_z * joint2_bend_z_rate * joint2_len_rate
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_y * joint2_len_rate;
     let t515 = cache.joint2_len * t266 * t264
-        + 2.0 * joint2_bend_y_rate * joint2_bend_z * joint2_bend_z_rate
-            * cache.joint2_len * joint2_bend_y + t267 * t265 * cache.joint2_len;
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_len * cache.joint2_bend_y + t267 * t265 * cache.joint2_len;
     let t516 = (t514 * cache.joint2_bend_squared_c3 + t515 * cache.joint2_bend_squared_c3
         + 3.0 * t515 * cache.joint2_bend_squared_c5
         - 3.0 * t515 * cache.joint2_bend_squared_c4
@@ -9353,13 +9339,10 @@ pub fn coriolis_matrix_into(
             - cache.tail_composite_inertia_h_z * base_roll_subspace_rate_w_y);
     let joint1_bend_z_rate = 0.5773502691896255 * t1 * qd[8]
         - 0.5773502691896257 * t1 * qd[7];
-    let joint1_bend_z = 0.5773502691896255 * t1 * q[8] - 0.5773502691896257 * t1 * q[7];
-    let t52 = joint1_bend_z * joint1_bend_z;
+    let t52 = cache.joint1_bend_z * cache.joint1_bend_z;
     let joint1_bend_y_rate = 0.3333333333333336 * t1 * qd[8]
         + 0.33333333333333315 * t1 * qd[7] - 0.6666666666666666 * qd[6] * t1;
-    let joint1_bend_y = 0.3333333333333336 * t1 * q[8] + 0.33333333333333315 * t1 * q[7]
-        - 0.6666666666666666 * t1 * q[6];
-    let t53 = joint1_bend_y * joint1_bend_z;
+    let t53 = cache.joint1_bend_y * cache.joint1_bend_z;
     let t54 = joint1_bend_z_rate
         * (cache.joint1_bend_squared_c3 * t52 - cache.joint1_bend_squared_c2
             - 2.0 * cache.joint1_bend_squared_c4 * t52)
@@ -9367,24 +9350,24 @@ pub fn coriolis_matrix_into(
             * (cache.joint1_tip_local_bend_z_column_w_z
                 - 2.0 * cache.joint1_bend_squared_c4 * t53);
     let t55 = -(0.6666666666666666 * t1 * cache.base_pitch_rotation_10 * t54);
-    let t56 = joint1_bend_y * t52;
+    let t56 = cache.joint1_bend_y * t52;
     let t57 = cache.joint1_bend_squared_c4 * t56;
     let t58 = -(3.0 * t56 * cache.joint1_bend_squared_c5);
-    let t59 = joint1_bend_z.powi(3);
+    let t59 = cache.joint1_bend_z.powi(3);
     let t60 = joint1_bend_y_rate * (t57 + t58)
         + joint1_bend_z_rate
             * (cache.joint1_bend_squared_c4 * t59
-                - 2.0 * cache.joint1_bend_squared_c3 * joint1_bend_z
+                - 2.0 * cache.joint1_bend_squared_c3 * cache.joint1_bend_z
                 - 3.0 * t59 * cache.joint1_bend_squared_c5);
     let t61 = -(0.6666666666666666 * cache.base_roll_rotation_12 * t1 * t60);
-    let t62 = joint1_bend_y * joint1_bend_y;
-    let t63 = t62 * joint1_bend_z;
+    let t62 = cache.joint1_bend_y * cache.joint1_bend_y;
+    let t63 = t62 * cache.joint1_bend_z;
     let t64 = joint1_bend_z_rate
-        * (t57 + t58 - joint1_bend_y * cache.joint1_bend_squared_c3)
+        * (t57 + t58 - cache.joint1_bend_y * cache.joint1_bend_squared_c3)
         + joint1_bend_y_rate
             * (cache.joint1_bend_squared_c4 * t63
                 - 3.0 * t63 * cache.joint1_bend_squared_c5
-                - cache.joint1_bend_squared_c3 * joint1_bend_z);
+                - cache.joint1_bend_squared_c3 * cache.joint1_bend_z);
     let t65 = -(0.6666666666666666 * t1 * cache.base_roll_rotation_11 * t64);
     let joint1_tip_subspace0_rate_w_y = t55 + t61
         + base_roll_velocity_w_z * cache.joint1_tip_subspace0_w_x + t65
@@ -9402,8 +9385,8 @@ pub fn coriolis_matrix_into(
     let t70 = 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t53
         - 0.01186057253208228 * t53 * cache.joint1_slice1_bend_c3;
     let t71 = joint1_len_rate * t70;
-    let t72 = t62 * joint1_bend_z * cache.joint1_len;
-    let t73 = joint1_bend_z * cache.joint1_len;
+    let t72 = t62 * cache.joint1_bend_z * cache.joint1_len;
+    let t73 = cache.joint1_bend_z * cache.joint1_len;
     let t74 = 0.0012916905450084026 * t72 * cache.joint1_slice1_bend_c4
         + 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t73
         + 0.010333524360067221 * t72 * cache.joint1_slice1_bend_c6
@@ -9414,19 +9397,20 @@ pub fn coriolis_matrix_into(
     let t77 = 0.003914101352555533 * cache.joint1_slice1_bend_c4 * t56;
     let t78 = joint1_bend_z_rate
         * (t76 + t77
-            - 0.035940096619352636 * joint1_bend_y * cache.joint1_slice1_bend_c3)
+            - 0.035940096619352636 * cache.joint1_bend_y * cache.joint1_slice1_bend_c3)
         + joint1_bend_y_rate
             * (0.003914101352555533 * cache.joint1_slice1_bend_c4 * t63
                 - 0.0117423040576666 * t63 * cache.joint1_slice1_bend_c5
-                - 0.035940096619352636 * joint1_bend_z * cache.joint1_slice1_bend_c3);
+                - 0.035940096619352636 * cache.joint1_bend_z
+                    * cache.joint1_slice1_bend_c3);
     let t79 = (0.01186057253208228 * t52 * cache.joint1_slice1_bend_c3
         - 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t52
         - 0.10890625570683385 * cache.joint1_slice1_bend_c2) * joint1_bend_z_rate
         + joint1_bend_y_rate
             * (0.01186057253208228 * t53 * cache.joint1_slice1_bend_c3
                 - 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t53);
-    let t80 = joint1_bend_y * t52 * cache.joint1_len;
-    let t81 = joint1_bend_y * cache.joint1_len;
+    let t80 = cache.joint1_bend_y * t52 * cache.joint1_len;
+    let t81 = cache.joint1_bend_y * cache.joint1_len;
     let t82 = 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t81
         + 0.010333524360067221 * t80 * cache.joint1_slice1_bend_c6
         + 0.0012916905450084026 * cache.joint1_slice1_bend_c4 * t80
@@ -9440,7 +9424,7 @@ pub fn coriolis_matrix_into(
             * (0.035940096619352636 * t81 * cache.joint1_slice1_bend_c3
                 - 0.035940096619352636 * t81 * cache.joint1_slice1_bend_c2)
         + joint1_len_rate * cache.joint1_slice1_local_len_column_v_x;
-    let t85 = joint1_bend_y * joint1_bend_z * cache.joint1_len;
+    let t85 = cache.joint1_bend_y * cache.joint1_bend_z * cache.joint1_len;
     let t86 = 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t85
         - 0.01186057253208228 * t85 * cache.joint1_slice1_bend_c3;
     let t87 = t62 * cache.joint1_len;
@@ -9462,16 +9446,18 @@ pub fn coriolis_matrix_into(
     let t95 = -(0.6666666666666666 * t1 * cache.base_pitch_rotation_20 * t79);
     let t96 = joint1_bend_z_rate
         * (0.003914101352555533 * cache.joint1_slice1_bend_c4 * t59
-            - 0.07188019323870527 * joint1_bend_z * cache.joint1_slice1_bend_c3
+            - 0.07188019323870527 * cache.joint1_bend_z * cache.joint1_slice1_bend_c3
             - 0.0117423040576666 * t59 * cache.joint1_slice1_bend_c5)
         + joint1_bend_y_rate * (t76 + t77);
     let t97 = -(0.6666666666666666 * t1 * t96 * cache.base_roll_rotation_22);
     let t98 = -(0.6666666666666666 * t78 * t1 * cache.base_roll_rotation_21);
     let t99 = t95 + t97 + t98;
-    let t100 = 0.035940096619352636 * joint1_bend_z * cache.joint1_slice1_bend_c3;
-    let t101 = t100 - 0.035940096619352636 * joint1_bend_z * cache.joint1_slice1_bend_c2;
-    let t102 = 0.035940096619352636 * joint1_bend_y * cache.joint1_slice1_bend_c3;
-    let t103 = t102 - 0.035940096619352636 * joint1_bend_y * cache.joint1_slice1_bend_c2;
+    let t100 = 0.035940096619352636 * cache.joint1_bend_z * cache.joint1_slice1_bend_c3;
+    let t101 = t100
+        - 0.035940096619352636 * cache.joint1_bend_z * cache.joint1_slice1_bend_c2;
+    let t102 = 0.035940096619352636 * cache.joint1_bend_y * cache.joint1_slice1_bend_c3;
+    let t103 = t102
+        - 0.035940096619352636 * cache.joint1_bend_y * cache.joint1_slice1_bend_c2;
     let t104 = 0.3333333333333333
         * (joint1_bend_z_rate * t101 + joint1_bend_y_rate * t103);
     let t105 = 0.0117423040576666 * t85 * cache.joint1_slice1_bend_c5
@@ -9498,7 +9484,7 @@ pub fn coriolis_matrix_into(
         - 0.01186057253208228 * t62 * cache.joint1_slice1_bend_c3;
     let t113 = joint1_bend_y_rate * t112 + joint1_bend_z_rate * t70;
     let t114 = 0.3333333333333333 * t113;
-    let t115 = joint1_bend_y.powi(3);
+    let t115 = cache.joint1_bend_y.powi(3);
     let t116 = t115 * cache.joint1_len;
     let t117 = t112 * joint1_len_rate
         + joint1_bend_y_rate
@@ -9539,17 +9525,18 @@ pub fn coriolis_matrix_into(
     let t133 = -(0.4050088834344261 * t56 * cache.joint1_slice2_bend_c5);
     let t134 = joint1_bend_y_rate * (t132 + t133)
         + (0.1350029611448087 * t59 * cache.joint1_slice2_bend_c4
-            - 0.6015004717568666 * cache.joint1_slice2_bend_c3 * joint1_bend_z
+            - 0.6015004717568666 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_z
             - 0.4050088834344261 * t59 * cache.joint1_slice2_bend_c5)
             * joint1_bend_z_rate;
     let t135 = -(0.6666666666666666 * t1 * t134 * cache.base_roll_rotation_22);
     let t136 = joint1_bend_z_rate
         * (t132 + t133
-            - 0.3007502358784333 * cache.joint1_slice2_bend_c3 * joint1_bend_y)
+            - 0.3007502358784333 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_y)
         + joint1_bend_y_rate
             * (0.1350029611448087 * cache.joint1_slice2_bend_c4 * t63
                 - 0.4050088834344261 * t63 * cache.joint1_slice2_bend_c5
-                - 0.3007502358784333 * cache.joint1_slice2_bend_c3 * joint1_bend_z);
+                - 0.3007502358784333 * cache.joint1_slice2_bend_c3
+                    * cache.joint1_bend_z);
     let t137 = -(0.6666666666666666 * t1 * cache.base_roll_rotation_21 * t136);
     let t138 = (0.2014998074653874 * t53 * cache.joint1_slice2_bend_c3
         - 0.4029996149307748 * t53 * cache.joint1_slice2_bend_c4) * joint1_bend_y_rate
@@ -9625,8 +9612,9 @@ pub fn coriolis_matrix_into(
     let t164 = 0.3333333333333333
         * (joint1_bend_y_rate * t141 + joint1_bend_z_rate * t163);
     let t165 = t164 - 0.6666666666666666 * t162 * t1;
-    let t166 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * joint1_bend_y;
-    let t167 = t166 - 0.3007502358784333 * joint1_bend_y * cache.joint1_slice2_bend_c2;
+    let t166 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_y;
+    let t167 = t166
+        - 0.3007502358784333 * cache.joint1_bend_y * cache.joint1_slice2_bend_c2;
     let t168 = -(0.3007502358784333 * cache.joint1_len * cache.joint1_slice2_bend_c2);
     let t169 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * cache.joint1_len;
     let t170 = 0.1350029611448087 * cache.joint1_slice2_bend_c3 * t85
@@ -9642,8 +9630,9 @@ pub fn coriolis_matrix_into(
             - t160 * cache.joint1_slice2_local_bend_y_column_w_z)
         - (cache.joint1_slice2_local_com_z * t136
             - t134 * cache.joint1_slice2_local_com_y);
-    let t172 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * joint1_bend_z;
-    let t173 = t172 - 0.3007502358784333 * joint1_bend_z * cache.joint1_slice2_bend_c2;
+    let t172 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_z;
+    let t173 = t172
+        - 0.3007502358784333 * cache.joint1_bend_z * cache.joint1_slice2_bend_c2;
     let t174 = 0.3333333333333333
         * (t173 * joint1_bend_z_rate + t167 * joint1_bend_y_rate);
     let t175 = t174 - 0.6666666666666666 * t1 * t171;
@@ -9666,7 +9655,7 @@ pub fn coriolis_matrix_into(
     let t183 = joint1_bend_z_rate
         * (0.0000016135911537792344 * t59 * cache.joint1_slice0_bend_c4
             - 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t59
-            - 0.000669431429188969 * cache.joint1_slice0_bend_c3 * joint1_bend_z)
+            - 0.000669431429188969 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_z)
         + joint1_bend_y_rate * (t181 + t182);
     let t184 = -(0.6666666666666666 * t1 * t183 * cache.base_roll_rotation_22);
     let t185 = (0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t52
@@ -9678,10 +9667,10 @@ pub fn coriolis_matrix_into(
     let t186 = -(0.6666666666666666 * t1 * cache.base_pitch_rotation_20 * t185);
     let t187 = joint1_bend_y_rate
         * (0.0000016135911537792344 * cache.joint1_slice0_bend_c4 * t63
-            - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * joint1_bend_z
+            - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_z
             - 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t63)
         + (t181 + t182
-            - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * joint1_bend_y)
+            - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_y)
             * joint1_bend_z_rate;
     let t188 = -(0.6666666666666666 * t1 * t187 * cache.base_roll_rotation_21);
     let joint1_slice0_subspace0_rate_w_z = base_roll_velocity_w_x
@@ -9703,10 +9692,12 @@ pub fn coriolis_matrix_into(
         - joint1_slice1_subspace0_w_x * base_roll_velocity_w_y;
     let t193 = -(joint1_slice1_inertia_h_y * joint1_slice1_subspace0_rate_w_z
         - joint1_slice1_inertia_h_z * joint1_slice1_subspace0_rate_w_y);
-    let t194 = 0.8058320946447624 * joint1_bend_y * cache.joint1_slice3_bend_c3;
-    let t195 = t194 - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * joint1_bend_y;
-    let t196 = 0.8058320946447624 * joint1_bend_z * cache.joint1_slice3_bend_c3;
-    let t197 = t196 - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * joint1_bend_z;
+    let t194 = 0.8058320946447624 * cache.joint1_bend_y * cache.joint1_slice3_bend_c3;
+    let t195 = t194
+        - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * cache.joint1_bend_y;
+    let t196 = 0.8058320946447624 * cache.joint1_bend_z * cache.joint1_slice3_bend_c3;
+    let t197 = t196
+        - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * cache.joint1_bend_z;
     let t198 = 0.3333333333333333
         * (joint1_bend_y_rate * t195 + joint1_bend_z_rate * t197);
     let t199 = -(0.8058320946447624 * cache.joint1_slice3_bend_c2 * cache.joint1_len);
@@ -9731,15 +9722,15 @@ pub fn coriolis_matrix_into(
     let t207 = -(2.0934480533670987 * cache.joint1_slice3_bend_c5 * t56);
     let t208 = joint1_bend_z_rate
         * (0.6978160177890329 * cache.joint1_slice3_bend_c4 * t59
-            - 1.6116641892895247 * joint1_bend_z * cache.joint1_slice3_bend_c3
+            - 1.6116641892895247 * cache.joint1_bend_z * cache.joint1_slice3_bend_c3
             - 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t59)
         + joint1_bend_y_rate * (t206 + t207);
     let t209 = (t206 + t207
-        - 0.8058320946447624 * joint1_bend_y * cache.joint1_slice3_bend_c3)
+        - 0.8058320946447624 * cache.joint1_bend_y * cache.joint1_slice3_bend_c3)
         * joint1_bend_z_rate
         + joint1_bend_y_rate
             * (0.6978160177890329 * cache.joint1_slice3_bend_c4 * t63
-                - 0.8058320946447624 * joint1_bend_z * cache.joint1_slice3_bend_c3
+                - 0.8058320946447624 * cache.joint1_bend_z * cache.joint1_slice3_bend_c3
                 - 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t63);
     let t210 = joint1_bend_y_rate
         * (t199 + 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t87
@@ -9823,12 +9814,12 @@ pub fn coriolis_matrix_into(
         - joint1_slice3_subspace0_w_y * base_roll_velocity_v_z
         - base_roll_velocity_w_z * joint1_slice3_subspace0_v_y;
     let t238 = cache.joint1_slice0_mass * joint1_slice3_subspace0_rate_v_x;
-    let t239 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * joint1_bend_z;
+    let t239 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_z;
     let t240 = t239
-        - 0.0003347157145944845 * joint1_bend_z * cache.joint1_slice0_bend_c2;
-    let t241 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * joint1_bend_y;
+        - 0.0003347157145944845 * cache.joint1_bend_z * cache.joint1_slice0_bend_c2;
+    let t241 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_y;
     let t242 = t241
-        - 0.0003347157145944845 * joint1_bend_y * cache.joint1_slice0_bend_c2;
+        - 0.0003347157145944845 * cache.joint1_bend_y * cache.joint1_slice0_bend_c2;
     let t243 = 0.3333333333333333
         * (t240 * joint1_bend_z_rate + joint1_bend_y_rate * t242);
     let t244 = 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t85
@@ -9920,8 +9911,8 @@ pub fn coriolis_matrix_into(
     let t273 = t66 + t67 + t68;
     let t274 = cache.joint1_bend_squared_c2 * t73;
     let t275 = t81 * cache.joint1_bend_squared_c2;
-    let t276 = joint1_bend_y * cache.joint1_bend_squared_c3;
-    let t277 = t276 - joint1_bend_y * cache.joint1_bend_squared_c2;
+    let t276 = cache.joint1_bend_y * cache.joint1_bend_squared_c3;
+    let t277 = t276 - cache.joint1_bend_y * cache.joint1_bend_squared_c2;
     let t278 = cache.joint1_bend_squared_c2 * cache.joint1_len;
     let t279 = 2.0 * cache.joint1_bend_squared_c4 * t85
         - cache.joint1_bend_squared_c3 * t85;
@@ -9946,7 +9937,7 @@ pub fn coriolis_matrix_into(
         - (t274 * t64 - t275 * t60)
         - (cache.joint1_tip_local_bend_y_column_w_y * t281
             - cache.joint1_tip_local_bend_y_column_w_z * t280);
-    let t286 = cache.joint1_bend_squared_c3 * joint1_bend_z;
+    let t286 = cache.joint1_bend_squared_c3 * cache.joint1_bend_z;
     let t287 = cache.joint1_tip_local_bend_y_column_w_x + t286;
     let t288 = 0.3333333333333333
         * (joint1_bend_y_rate * t277 + joint1_bend_z_rate * t287);
@@ -10051,7 +10042,7 @@ pub fn coriolis_matrix_into(
     let t334 = (t327 + t328) * joint1_bend_z_rate
         + joint1_bend_y_rate
             * (0.4050088834344261 * t115 * cache.joint1_slice2_bend_c5
-                + 0.6015004717568666 * cache.joint1_slice2_bend_c3 * joint1_bend_y
+                + 0.6015004717568666 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_y
                 - 0.1350029611448087 * t115 * cache.joint1_slice2_bend_c4);
     let t335 = 0.33333333333333315 * t1 * t136 - 0.5773502691896257 * t1 * t334;
     let t336 = t335 * cache.base_roll_rotation_11;
@@ -10075,7 +10066,7 @@ pub fn coriolis_matrix_into(
     let t344 = 0.33333333333333315 * t1 * t208 - 0.5773502691896257 * t343 * t1;
     let t345 = cache.base_roll_rotation_12 * t344;
     let t346 = joint1_bend_y_rate
-        * (1.6116641892895247 * joint1_bend_y * cache.joint1_slice3_bend_c3
+        * (1.6116641892895247 * cache.joint1_bend_y * cache.joint1_slice3_bend_c3
             + 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t115
             - 0.6978160177890329 * cache.joint1_slice3_bend_c4 * t115)
         + joint1_bend_z_rate * (t341 + t342);
@@ -10138,7 +10129,7 @@ pub fn coriolis_matrix_into(
     let t369 = 0.33333333333333315 * t1 * t54 - 0.5773502691896257 * t1 * t292;
     let t370 = t369 * cache.base_pitch_rotation_20;
     let t371 = joint1_bend_y_rate
-        * (2.0 * joint1_bend_y * cache.joint1_bend_squared_c3
+        * (2.0 * cache.joint1_bend_y * cache.joint1_bend_squared_c3
             + 3.0 * t115 * cache.joint1_bend_squared_c5
             - cache.joint1_bend_squared_c4 * t115) + joint1_bend_z_rate * (t364 + t365);
     let t372 = 0.33333333333333315 * t1 * t64 - 0.5773502691896257 * t1 * t371;
@@ -10247,7 +10238,7 @@ pub fn coriolis_matrix_into(
     let t402 = -(0.003914101352555533 * cache.joint1_slice1_bend_c4 * t63);
     let t403 = (t401 + t402) * joint1_bend_z_rate
         + (0.0117423040576666 * t115 * cache.joint1_slice1_bend_c5
-            + 0.07188019323870527 * joint1_bend_y * cache.joint1_slice1_bend_c3
+            + 0.07188019323870527 * cache.joint1_bend_y * cache.joint1_slice1_bend_c3
             - 0.003914101352555533 * cache.joint1_slice1_bend_c4 * t115)
             * joint1_bend_y_rate;
     let t404 = 0.33333333333333315 * t78 * t1 - 0.5773502691896257 * t403 * t1;
@@ -10284,7 +10275,8 @@ pub fn coriolis_matrix_into(
     let t422 = (t417 + t418) * joint1_bend_z_rate
         + joint1_bend_y_rate
             * (0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t115
-                + 0.000669431429188969 * cache.joint1_slice0_bend_c3 * joint1_bend_y
+                + 0.000669431429188969 * cache.joint1_slice0_bend_c3
+                    * cache.joint1_bend_y
                 - 0.0000016135911537792344 * t115 * cache.joint1_slice0_bend_c4);
     let t423 = 0.33333333333333315 * t1 * t187 - 0.5773502691896257 * t1 * t422;
     let t424 = cache.base_roll_rotation_11 * t423;
@@ -10571,11 +10563,7 @@ pub fn coriolis_matrix_into(
     let t554 = joint1_slice2_subspace2_rate_v_x * cache.joint1_slice1_mass;
     let joint1_subspace2_coriolis_column_f_x = t469 + t484 + t488 + t498 + t499 + t500
         + t510 + t520 + t524 + t530 + t534 + t538 + t542 + t548 + t554;
-    let joint2_bend_z = 0.5773502691896255 * t1 * q[11]
-        - 0.5773502691896257 * t1 * q[10];
-    let joint2_bend_y = 0.3333333333333336 * t1 * q[11]
-        + 0.33333333333333315 * t1 * q[10] - 0.6666666666666666 * t1 * q[9];
-    let t555 = joint2_bend_z * cache.joint2_len * joint2_bend_y;
+    let t555 = cache.joint2_bend_z * cache.joint2_len * cache.joint2_bend_y;
     let t556 = t555 * cache.joint2_bend_squared_c3
         + 3.0 * t555 * cache.joint2_bend_squared_c5
         - 3.0 * t555 * cache.joint2_bend_squared_c4;
@@ -10584,11 +10572,11 @@ pub fn coriolis_matrix_into(
     let joint2_bend_y_rate = 0.33333333333333315 * t1 * qd[10]
         + 0.3333333333333336 * t1 * qd[11] - 0.6666666666666666 * t1 * qd[9];
     let t557 = cache.joint2_len * cache.joint2_bend_squared_c3;
-    let t558 = joint2_bend_y * joint2_bend_y;
+    let t558 = cache.joint2_bend_y * cache.joint2_bend_y;
     let t559 = cache.joint2_len * t558;
     let t560 = -(cache.joint2_bend_squared_c2 * cache.joint2_len);
-    let t561 = cache.joint2_bend_squared_c3 * joint2_bend_y;
-    let t562 = t561 - cache.joint2_bend_squared_c2 * joint2_bend_y;
+    let t561 = cache.joint2_bend_squared_c3 * cache.joint2_bend_y;
+    let t562 = t561 - cache.joint2_bend_squared_c2 * cache.joint2_bend_y;
     let joint2_len_rate = 0.3333333333333333 * qd[9] + 0.3333333333333333 * qd[11]
         + 0.3333333333333333 * qd[10];
     let t563 = cache.joint2_bend_squared_c2 * cache.joint2_len;
@@ -10598,30 +10586,30 @@ pub fn coriolis_matrix_into(
         - t559 * cache.joint2_bend_squared_c3) * joint2_bend_y_rate
         + t564 * joint2_bend_z_rate
         + cache.joint2_tip_local_len_column_v_y * joint2_len_rate;
-    let t566 = joint2_bend_z * joint2_bend_z;
+    let t566 = cache.joint2_bend_z * cache.joint2_bend_z;
     let t567 = t566 * cache.joint2_len;
     let t568 = joint2_bend_z_rate
         * (t563 + 2.0 * t567 * cache.joint2_bend_squared_c4
             - t567 * cache.joint2_bend_squared_c3) + t564 * joint2_bend_y_rate
         + cache.joint2_tip_local_len_column_v_z * joint2_len_rate;
-    let t569 = joint2_bend_z.powi(3);
-    let t570 = t566 * joint2_bend_y;
+    let t569 = cache.joint2_bend_z.powi(3);
+    let t570 = t566 * cache.joint2_bend_y;
     let t571 = -(3.0 * cache.joint2_bend_squared_c5 * t570);
     let t572 = t570 * cache.joint2_bend_squared_c4;
     let t573 = (t569 * cache.joint2_bend_squared_c4
         - 3.0 * cache.joint2_bend_squared_c5 * t569
-        - 2.0 * joint2_bend_z * cache.joint2_bend_squared_c3) * joint2_bend_z_rate
+        - 2.0 * cache.joint2_bend_z * cache.joint2_bend_squared_c3) * joint2_bend_z_rate
         + (t571 + t572) * joint2_bend_y_rate;
-    let t574 = cache.joint2_len * joint2_bend_y;
+    let t574 = cache.joint2_len * cache.joint2_bend_y;
     let t575 = t574 * cache.joint2_bend_squared_c2;
-    let t576 = joint2_bend_z * cache.joint2_len;
+    let t576 = cache.joint2_bend_z * cache.joint2_len;
     let t577 = t576 * cache.joint2_bend_squared_c2;
-    let t578 = joint2_bend_z * t558;
+    let t578 = cache.joint2_bend_z * t558;
     let t579 = (t578 * cache.joint2_bend_squared_c4
         - 3.0 * cache.joint2_bend_squared_c5 * t578
-        - joint2_bend_z * cache.joint2_bend_squared_c3) * joint2_bend_y_rate
+        - cache.joint2_bend_z * cache.joint2_bend_squared_c3) * joint2_bend_y_rate
         + joint2_bend_z_rate
-            * (t571 + t572 - cache.joint2_bend_squared_c3 * joint2_bend_y);
+            * (t571 + t572 - cache.joint2_bend_squared_c3 * cache.joint2_bend_y);
     let t580 = t556 * joint2_bend_z_rate
         + joint2_bend_y_rate
             * (t557 + t559 * cache.joint2_bend_squared_c3 + t560
@@ -10630,13 +10618,13 @@ pub fn coriolis_matrix_into(
         - (cache.joint2_tip_local_bend_y_column_w_y * t568
             - cache.joint2_tip_local_bend_y_column_w_z * t565)
         - (t577 * t579 - t573 * t575);
-    let t581 = joint2_bend_z * cache.joint2_bend_squared_c3;
+    let t581 = cache.joint2_bend_z * cache.joint2_bend_squared_c3;
     let t582 = t581 + cache.joint2_tip_local_bend_y_column_w_x;
     let t583 = 0.3333333333333333
         * (joint2_bend_y_rate * t562 + t582 * joint2_bend_z_rate);
     let t584 = t583 - 0.6666666666666666 * t1 * t580;
     let t585 = -(0.6666666666666666 * t1 * t579 * cache.joint2_rotation_11);
-    let t586 = joint2_bend_z * joint2_bend_y;
+    let t586 = cache.joint2_bend_z * cache.joint2_bend_y;
     let t587 = joint2_bend_z_rate
         * (t566 * cache.joint2_bend_squared_c3
             - 2.0 * t566 * cache.joint2_bend_squared_c4 - cache.joint2_bend_squared_c2)
@@ -10646,13 +10634,13 @@ pub fn coriolis_matrix_into(
     let t588 = -(0.6666666666666666 * t587 * t1 * cache.joint1_tip_rotation_10);
     let t589 = -(0.6666666666666666 * t1 * cache.joint2_rotation_12 * t573);
     let t590 = t585 + t588 + t589;
-    let t591 = joint2_bend_z * cache.joint2_len * t558;
+    let t591 = cache.joint2_bend_z * cache.joint2_len * t558;
     let t592 = 2.0 * t576 * cache.joint2_bend_squared_c4
         + t591 * cache.joint2_bend_squared_c4 + 8.0 * t591 * cache.joint2_bend_squared_c6
         - t576 * cache.joint2_bend_squared_c3
         - 5.0 * t591 * cache.joint2_bend_squared_c5;
     let t593 = joint2_bend_y_rate * t592;
-    let t594 = t566 * cache.joint2_len * joint2_bend_y;
+    let t594 = t566 * cache.joint2_len * cache.joint2_bend_y;
     let t595 = 8.0 * t594 * cache.joint2_bend_squared_c6
         + t594 * cache.joint2_bend_squared_c4 + 2.0 * t574 * cache.joint2_bend_squared_c4
         - t574 * cache.joint2_bend_squared_c3
@@ -10676,7 +10664,7 @@ pub fn coriolis_matrix_into(
     let t603 = 0.3333333333333333
         * (t599 * joint2_bend_y_rate + joint2_bend_z_rate * t602);
     let t604 = t603 - 0.6666666666666666 * t1 * t601;
-    let t605 = joint2_bend_y.powi(3);
+    let t605 = cache.joint2_bend_y.powi(3);
     let t606 = cache.joint2_len * t605;
     let t607 = 2.0 * t558 * cache.joint2_bend_squared_c4 + cache.joint2_bend_squared_c2
         - t558 * cache.joint2_bend_squared_c3;
@@ -10704,10 +10692,12 @@ pub fn coriolis_matrix_into(
         - t590 * cache.joint2_position_z
         - joint1_tip_velocity_w_z * cache.joint2_tip_subspace0_v_y;
     let t616 = p.module_mass * joint2_tip_subspace0_rate_v_x;
-    let t617 = 0.3007502358784333 * joint2_bend_z * cache.joint2_slice2_bend_c3;
-    let t618 = t617 - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * joint2_bend_z;
-    let t619 = 0.3007502358784333 * cache.joint2_slice2_bend_c3 * joint2_bend_y;
-    let t620 = t619 - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * joint2_bend_y;
+    let t617 = 0.3007502358784333 * cache.joint2_bend_z * cache.joint2_slice2_bend_c3;
+    let t618 = t617
+        - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * cache.joint2_bend_z;
+    let t619 = 0.3007502358784333 * cache.joint2_slice2_bend_c3 * cache.joint2_bend_y;
+    let t620 = t619
+        - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * cache.joint2_bend_y;
     let t621 = 0.3333333333333333
         * (t618 * joint2_bend_z_rate + joint2_bend_y_rate * t620);
     let t622 = 0.4029996149307748 * t555 * cache.joint2_slice2_bend_c4
@@ -10730,13 +10720,14 @@ pub fn coriolis_matrix_into(
     let t629 = -(0.4050088834344261 * t570 * cache.joint2_slice2_bend_c5);
     let t630 = 0.1350029611448087 * t570 * cache.joint2_slice2_bend_c4;
     let t631 = (0.1350029611448087 * t578 * cache.joint2_slice2_bend_c4
-        - 0.3007502358784333 * joint2_bend_z * cache.joint2_slice2_bend_c3
+        - 0.3007502358784333 * cache.joint2_bend_z * cache.joint2_slice2_bend_c3
         - 0.4050088834344261 * t578 * cache.joint2_slice2_bend_c5) * joint2_bend_y_rate
         + joint2_bend_z_rate
             * (t629 + t630
-                - 0.3007502358784333 * cache.joint2_slice2_bend_c3 * joint2_bend_y);
+                - 0.3007502358784333 * cache.joint2_slice2_bend_c3
+                    * cache.joint2_bend_y);
     let t632 = (0.1350029611448087 * cache.joint2_slice2_bend_c4 * t569
-        - 0.6015004717568666 * joint2_bend_z * cache.joint2_slice2_bend_c3
+        - 0.6015004717568666 * cache.joint2_bend_z * cache.joint2_slice2_bend_c3
         - 0.4050088834344261 * t569 * cache.joint2_slice2_bend_c5) * joint2_bend_z_rate
         + (t629 + t630) * joint2_bend_y_rate;
     let t633 = (t626 + 0.4050088834344261 * t559 * cache.joint2_slice2_bend_c5 + t627
@@ -10828,16 +10819,16 @@ pub fn coriolis_matrix_into(
     let t667 = -(0.0117423040576666 * cache.joint2_slice1_bend_c5 * t570);
     let t668 = joint2_bend_y_rate * (t666 + t667)
         + (0.003914101352555533 * cache.joint2_slice1_bend_c4 * t569
-            - 0.07188019323870527 * cache.joint2_slice1_bend_c3 * joint2_bend_z
+            - 0.07188019323870527 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_z
             - 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t569)
             * joint2_bend_z_rate;
     let t669 = -(0.6666666666666666 * t1 * t668 * cache.joint2_rotation_22);
     let t670 = (t666 + t667
-        - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * joint2_bend_y)
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_y)
         * joint2_bend_z_rate
         + (0.003914101352555533 * cache.joint2_slice1_bend_c4 * t578
             - 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t578
-            - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * joint2_bend_z)
+            - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_z)
             * joint2_bend_y_rate;
     let t671 = -(0.6666666666666666 * t1 * cache.joint2_rotation_21 * t670);
     let t672 = (0.01186057253208228 * t566 * cache.joint2_slice1_bend_c3
@@ -10848,10 +10839,12 @@ pub fn coriolis_matrix_into(
             * joint2_bend_y_rate;
     let t673 = -(0.6666666666666666 * t1 * cache.joint1_tip_rotation_20 * t672);
     let t674 = t669 + t671 + t673;
-    let t675 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * joint2_bend_z;
-    let t676 = t675 - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * joint2_bend_z;
-    let t677 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * joint2_bend_y;
-    let t678 = t677 - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * joint2_bend_y;
+    let t675 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_z;
+    let t676 = t675
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * cache.joint2_bend_z;
+    let t677 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_y;
+    let t678 = t677
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * cache.joint2_bend_y;
     let t679 = 0.3333333333333333
         * (t676 * joint2_bend_z_rate + joint2_bend_y_rate * t678);
     let t680 = 0.02372114506416456 * t555 * cache.joint2_slice1_bend_c4
@@ -10947,14 +10940,14 @@ pub fn coriolis_matrix_into(
     let t712 = 0.6978160177890329 * t570 * cache.joint2_slice3_bend_c4;
     let t713 = (0.6978160177890329 * t578 * cache.joint2_slice3_bend_c4
         - 2.0934480533670987 * cache.joint2_slice3_bend_c5 * t578
-        - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * joint2_bend_z)
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_z)
         * joint2_bend_y_rate
         + (t711 + t712
-            - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * joint2_bend_y)
+            - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_y)
             * joint2_bend_z_rate;
     let t714 = -(0.6666666666666666 * t1 * cache.joint2_rotation_21 * t713);
     let t715 = (0.6978160177890329 * cache.joint2_slice3_bend_c4 * t569
-        - 1.6116641892895247 * cache.joint2_slice3_bend_c3 * joint2_bend_z
+        - 1.6116641892895247 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_z
         - 2.0934480533670987 * cache.joint2_slice3_bend_c5 * t569) * joint2_bend_z_rate
         + (t711 + t712) * joint2_bend_y_rate;
     let t716 = -(0.6666666666666666 * t1 * t715 * cache.joint2_rotation_22);
@@ -11056,10 +11049,12 @@ pub fn coriolis_matrix_into(
     let t753 = 0.3333333333333333
         * (t735 * joint2_bend_y_rate + t752 * joint2_bend_z_rate);
     let t754 = t753 - 0.6666666666666666 * t1 * t751;
-    let t755 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * joint2_bend_y;
-    let t756 = t755 - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * joint2_bend_y;
-    let t757 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * joint2_bend_z;
-    let t758 = t757 - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * joint2_bend_z;
+    let t755 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_y;
+    let t756 = t755
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * cache.joint2_bend_y;
+    let t757 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_z;
+    let t758 = t757
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * cache.joint2_bend_z;
     let t759 = 0.3333333333333333
         * (joint2_bend_y_rate * t756 + t758 * joint2_bend_z_rate);
     let t760 = -(0.8058320946447624 * cache.joint2_slice3_bend_c2 * cache.joint2_len);
@@ -11110,16 +11105,16 @@ pub fn coriolis_matrix_into(
     let t772 = -(0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t570);
     let t773 = 0.0000016135911537792344 * t570 * cache.joint2_slice0_bend_c4;
     let t774 = (0.0000016135911537792344 * cache.joint2_slice0_bend_c4 * t569
-        - 0.000669431429188969 * joint2_bend_z * cache.joint2_slice0_bend_c3
+        - 0.000669431429188969 * cache.joint2_bend_z * cache.joint2_slice0_bend_c3
         - 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t569)
         * joint2_bend_z_rate + joint2_bend_y_rate * (t772 + t773);
     let t775 = -(0.6666666666666666 * t1 * t774 * cache.joint2_rotation_22);
     let t776 = (t772 + t773
-        - 0.0003347157145944845 * joint2_bend_y * cache.joint2_slice0_bend_c3)
+        - 0.0003347157145944845 * cache.joint2_bend_y * cache.joint2_slice0_bend_c3)
         * joint2_bend_z_rate
         + (0.0000016135911537792344 * t578 * cache.joint2_slice0_bend_c4
             - 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t578
-            - 0.0003347157145944845 * joint2_bend_z * cache.joint2_slice0_bend_c3)
+            - 0.0003347157145944845 * cache.joint2_bend_z * cache.joint2_slice0_bend_c3)
             * joint2_bend_y_rate;
     let t777 = -(0.6666666666666666 * t1 * t776 * cache.joint2_rotation_21);
     let t778 = joint2_bend_z_rate
@@ -11193,12 +11188,12 @@ pub fn coriolis_matrix_into(
         - (cache.joint2_slice0_local_bend_y_column_w_x * t798
             - t781 * cache.joint2_slice0_local_bend_y_column_w_y);
     let t801 = t794 - 0.6666666666666666 * t1 * t800;
-    let t802 = 0.0003347157145944845 * joint2_bend_z * cache.joint2_slice0_bend_c3;
+    let t802 = 0.0003347157145944845 * cache.joint2_bend_z * cache.joint2_slice0_bend_c3;
     let t803 = t802
-        - 0.0003347157145944845 * joint2_bend_z * cache.joint2_slice0_bend_c2;
-    let t804 = 0.0003347157145944845 * joint2_bend_y * cache.joint2_slice0_bend_c3;
+        - 0.0003347157145944845 * cache.joint2_bend_z * cache.joint2_slice0_bend_c2;
+    let t804 = 0.0003347157145944845 * cache.joint2_bend_y * cache.joint2_slice0_bend_c3;
     let t805 = t804
-        - 0.0003347157145944845 * cache.joint2_slice0_bend_c2 * joint2_bend_y;
+        - 0.0003347157145944845 * cache.joint2_slice0_bend_c2 * cache.joint2_bend_y;
     let t806 = 0.3333333333333333
         * (t803 * joint2_bend_z_rate + joint2_bend_y_rate * t805);
     let t807 = 0.0000016135911537792344 * t555 * cache.joint2_slice0_bend_c3
@@ -11251,7 +11246,7 @@ pub fn coriolis_matrix_into(
     let t825 = 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t578;
     let t826 = joint2_bend_y_rate
         * (0.0117423040576666 * cache.joint2_slice1_bend_c5 * t605
-            + 0.07188019323870527 * cache.joint2_slice1_bend_c3 * joint2_bend_y
+            + 0.07188019323870527 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_y
             - 0.003914101352555533 * cache.joint2_slice1_bend_c4 * t605)
         + joint2_bend_z_rate * (t824 + t825);
     let t827 = 0.33333333333333315 * t1 * t670 - 0.5773502691896257 * t1 * t826;
@@ -11277,7 +11272,7 @@ pub fn coriolis_matrix_into(
     let t837 = 0.4050088834344261 * t578 * cache.joint2_slice2_bend_c5;
     let t838 = (t836 + t837) * joint2_bend_z_rate
         + joint2_bend_y_rate
-            * (0.6015004717568666 * cache.joint2_slice2_bend_c3 * joint2_bend_y
+            * (0.6015004717568666 * cache.joint2_slice2_bend_c3 * cache.joint2_bend_y
                 + 0.4050088834344261 * t605 * cache.joint2_slice2_bend_c5
                 - 0.1350029611448087 * cache.joint2_slice2_bend_c4 * t605);
     let t839 = joint2_bend_z_rate
@@ -11358,7 +11353,7 @@ pub fn coriolis_matrix_into(
             * joint2_bend_z_rate;
     let t876 = 0.33333333333333315 * t1 * t715 - 0.5773502691896257 * t1 * t875;
     let t877 = t876 * cache.joint2_rotation_12;
-    let t878 = (1.6116641892895247 * cache.joint2_slice3_bend_c3 * joint2_bend_y
+    let t878 = (1.6116641892895247 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_y
         + 2.0934480533670987 * cache.joint2_slice3_bend_c5 * t605
         - 0.6978160177890329 * cache.joint2_slice3_bend_c4 * t605) * joint2_bend_y_rate
         + (t873 + t874) * joint2_bend_z_rate;
@@ -11425,7 +11420,7 @@ pub fn coriolis_matrix_into(
     let t899 = 0.33333333333333315 * t1 * t778 - 0.5773502691896257 * t1 * t790;
     let t900 = t899 * cache.joint1_tip_rotation_10;
     let t901 = joint2_bend_z_rate * (t894 + t895)
-        + (0.000669431429188969 * joint2_bend_y * cache.joint2_slice0_bend_c3
+        + (0.000669431429188969 * cache.joint2_bend_y * cache.joint2_slice0_bend_c3
             + 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t605
             - 0.0000016135911537792344 * cache.joint2_slice0_bend_c4 * t605)
             * joint2_bend_y_rate;
@@ -11548,7 +11543,7 @@ pub fn coriolis_matrix_into(
     let t942 = joint2_bend_z_rate * (t937 + t938)
         + joint2_bend_y_rate
             * (3.0 * cache.joint2_bend_squared_c5 * t605
-                + 2.0 * cache.joint2_bend_squared_c3 * joint2_bend_y
+                + 2.0 * cache.joint2_bend_squared_c3 * cache.joint2_bend_y
                 - t605 * cache.joint2_bend_squared_c4);
     let t943 = 0.33333333333333315 * t1 * t579 - 0.5773502691896257 * t1 * t942;
     let t944 = t943 * cache.joint2_rotation_11;
@@ -13294,11 +13289,11 @@ pub fn coriolis_matrix_into(
     let t1559 = p.module_radius * p.module_radius;
     let t1560 = 0.5 * t1559 * cache.joint1_slice1_mass
         - 0.25 * t1559 * cache.joint1_slice1_mass;
-    let t1561 = 0.33000947820757187 * joint1_bend_y * cache.joint1_slice1_bend_c1;
+    let t1561 = 0.33000947820757187 * cache.joint1_bend_y * cache.joint1_slice1_bend_c1;
     let joint1_bend_squared = t62 + t52;
     let t1562 = 1.0
         - 0.10890625570683385 * joint1_bend_squared * cache.joint1_slice1_bend_c2;
-    let t1563 = 0.33000947820757187 * cache.joint1_slice1_bend_c1 * joint1_bend_z;
+    let t1563 = 0.33000947820757187 * cache.joint1_slice1_bend_c1 * cache.joint1_bend_z;
     let joint1_slice1_rotation_20 = t1561 * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * t1562 + t1563 * cache.base_roll_rotation_22;
     let joint1_slice1_rotation_10 = t1561 * cache.base_roll_rotation_11
@@ -13318,10 +13313,10 @@ pub fn coriolis_matrix_into(
     let t1574 = (t1573 - (t1570 + t1570)) * cache.joint1_slice1_mass;
     let t1575 = 0.5 * t1559 * cache.joint1_slice0_mass
         - 0.25 * t1559 * cache.joint1_slice0_mass;
-    let t1576 = 0.06943184420297371 * cache.joint1_slice0_bend_c1 * joint1_bend_z;
+    let t1576 = 0.06943184420297371 * cache.joint1_slice0_bend_c1 * cache.joint1_bend_z;
     let t1577 = 1.0
         - 0.004820780989426014 * joint1_bend_squared * cache.joint1_slice0_bend_c2;
-    let t1578 = 0.06943184420297371 * joint1_bend_y * cache.joint1_slice0_bend_c1;
+    let t1578 = 0.06943184420297371 * cache.joint1_bend_y * cache.joint1_slice0_bend_c1;
     let joint1_slice0_rotation_20 = t1576 * cache.base_roll_rotation_22
         + t1577 * cache.base_pitch_rotation_20 + t1578 * cache.base_roll_rotation_21;
     let joint1_slice0_rotation_10 = t1577 * cache.base_pitch_rotation_10
@@ -13334,10 +13329,10 @@ pub fn coriolis_matrix_into(
     let t1582 = t1065 * joint1_slice0_position_x;
     let t1583 = 2.0 * (t1581 + t1580 + t1582);
     let t1584 = (t1583 - (t1580 + t1580)) * cache.joint1_slice0_mass;
-    let t1585 = 0.9305681557970262 * joint1_bend_z * cache.joint1_slice3_bend_c1;
+    let t1585 = 0.9305681557970262 * cache.joint1_bend_z * cache.joint1_slice3_bend_c1;
     let t1586 = 1.0
         - 0.8659570925834785 * joint1_bend_squared * cache.joint1_slice3_bend_c2;
-    let t1587 = 0.9305681557970262 * joint1_bend_y * cache.joint1_slice3_bend_c1;
+    let t1587 = 0.9305681557970262 * cache.joint1_bend_y * cache.joint1_slice3_bend_c1;
     let joint1_slice3_rotation_00 = t1585 * cache.base_roll_rotation_02
         + t1586 * cache.base_pitch_rotation_00 + t1587 * cache.base_roll_rotation_01;
     let joint1_slice3_rotation_20 = t1585 * cache.base_roll_rotation_22
@@ -13347,8 +13342,8 @@ pub fn coriolis_matrix_into(
     let t1588 = -(joint1_slice3_inertia_com_02 * joint1_slice3_velocity_w_y);
     let t1589 = cache.middle_inertia_com_12 * joint1_tip_velocity_w_x;
     let t1590 = -(cache.middle_inertia_com_02 * joint1_tip_velocity_w_y);
-    let t1591 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * joint2_bend_y;
-    let t1592 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * joint2_bend_z;
+    let t1591 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * cache.joint2_bend_y;
+    let t1592 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * cache.joint2_bend_z;
     let joint2_bend_squared = t566 + t558;
     let t1593 = 1.0
         - 0.44888729929169013 * joint2_bend_squared * cache.joint2_slice2_bend_c2;
@@ -13376,8 +13371,8 @@ pub fn coriolis_matrix_into(
     let t1609 = cache.joint1_slice0_mass * (t1608 - (t1606 + t1606));
     let t1610 = 1.0
         - 0.004820780989426014 * joint2_bend_squared * cache.joint2_slice0_bend_c2;
-    let t1611 = 0.06943184420297371 * cache.joint2_slice0_bend_c1 * joint2_bend_y;
-    let t1612 = 0.06943184420297371 * joint2_bend_z * cache.joint2_slice0_bend_c1;
+    let t1611 = 0.06943184420297371 * cache.joint2_slice0_bend_c1 * cache.joint2_bend_y;
+    let t1612 = 0.06943184420297371 * cache.joint2_bend_z * cache.joint2_slice0_bend_c1;
     let joint2_slice0_rotation_20 = cache.joint1_tip_rotation_20 * t1610
         + t1611 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t1612;
     let joint2_slice0_rotation_10 = t1611 * cache.joint2_rotation_11
@@ -13387,8 +13382,8 @@ pub fn coriolis_matrix_into(
     let t1613 = joint2_slice0_inertia_com_12 * joint2_slice0_velocity_w_x;
     let t1614 = 1.0
         - 0.8659570925834785 * joint2_bend_squared * cache.joint2_slice3_bend_c2;
-    let t1615 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * joint2_bend_y;
-    let t1616 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * joint2_bend_z;
+    let t1615 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * cache.joint2_bend_y;
+    let t1616 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * cache.joint2_bend_z;
     let joint2_slice3_rotation_20 = t1614 * cache.joint1_tip_rotation_20
         + t1615 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t1616;
     let joint2_slice3_rotation_00 = cache.joint2_rotation_02 * t1616
@@ -13416,8 +13411,8 @@ pub fn coriolis_matrix_into(
     let t1629 = joint2_slice3_inertia_com_12 * joint2_slice3_velocity_w_x;
     let t1630 = 1.0
         - 0.10890625570683385 * joint2_bend_squared * cache.joint2_slice1_bend_c2;
-    let t1631 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * joint2_bend_z;
-    let t1632 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * joint2_bend_y;
+    let t1631 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * cache.joint2_bend_z;
+    let t1632 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * cache.joint2_bend_y;
     let joint2_slice1_rotation_20 = cache.joint1_tip_rotation_20 * t1630
         + t1631 * cache.joint2_rotation_22 + cache.joint2_rotation_21 * t1632;
     let joint2_slice1_rotation_10 = cache.joint2_rotation_12 * t1631
@@ -13451,8 +13446,8 @@ pub fn coriolis_matrix_into(
         + joint2_composite_rate_id_22 + p.module_mass * (t1640 - (t1637 + t1637));
     let t1641 = 1.0
         - 0.44888729929169013 * joint1_bend_squared * cache.joint1_slice2_bend_c2;
-    let t1642 = 0.6699905217924281 * joint1_bend_y * cache.joint1_slice2_bend_c1;
-    let t1643 = 0.6699905217924281 * cache.joint1_slice2_bend_c1 * joint1_bend_z;
+    let t1642 = 0.6699905217924281 * cache.joint1_bend_y * cache.joint1_slice2_bend_c1;
+    let t1643 = 0.6699905217924281 * cache.joint1_slice2_bend_c1 * cache.joint1_bend_z;
     let joint1_slice2_rotation_10 = cache.base_pitch_rotation_10 * t1641
         + t1642 * cache.base_roll_rotation_11 + cache.base_roll_rotation_12 * t1643;
     let joint1_slice2_rotation_20 = t1643 * cache.base_roll_rotation_22
@@ -17155,49 +17150,52 @@ pub fn contact_positions_into(
     let joint1_skin_0_3_position_x = cache.joint1_position_x - joint1_ring0_skin_z_x;
     let joint1_skin_0_3_position_y = cache.joint1_position_y - joint1_ring0_skin_z_y;
     let joint1_skin_0_3_position_z = cache.joint1_position_z - joint1_ring0_skin_z_z;
-    let t3 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t3 * q[8] + 0.33333333333333315 * t3 * q[7]
-        - 0.6666666666666666 * t3 * q[6];
-    let t4 = 1.0 - 0.25 * (joint1_bend_y * joint1_bend_y) * cache.joint1_ring1_bend_c2;
-    let joint1_bend_z = 0.5773502691896255 * t3 * q[8] - 0.5773502691896257 * t3 * q[7];
-    let t5 = -(0.25 * (joint1_bend_y * joint1_bend_z) * cache.joint1_ring1_bend_c2);
-    let t6 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
-    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t4
-        + cache.base_roll_rotation_02 * t5 + t6 * cache.base_pitch_rotation_00;
+    let t3 = 1.0
+        - 0.25 * (cache.joint1_bend_y * cache.joint1_bend_y)
+            * cache.joint1_ring1_bend_c2;
+    let t4 = -(0.25 * (cache.joint1_bend_y * cache.joint1_bend_z)
+        * cache.joint1_ring1_bend_c2);
+    let t5 = -(0.5 * cache.joint1_bend_y * cache.joint1_ring1_bend_c1);
+    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t3
+        + cache.base_roll_rotation_02 * t4 + t5 * cache.base_pitch_rotation_00;
     let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
-    let t7 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
-    let t8 = 0.25 * (joint1_bend_y * cache.joint1_len) * cache.joint1_ring1_bend_c2;
-    let t9 = 0.25 * cache.joint1_ring1_bend_c2 * (joint1_bend_z * cache.joint1_len);
-    let joint1_ring1_position_x = t7 * cache.base_pitch_rotation_00
-        + cache.joint1_position_x + cache.base_roll_rotation_01 * t8
-        + cache.base_roll_rotation_02 * t9;
+    let t6 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
+    let t7 = 0.25 * (cache.joint1_bend_y * cache.joint1_len)
+        * cache.joint1_ring1_bend_c2;
+    let t8 = 0.25 * cache.joint1_ring1_bend_c2
+        * (cache.joint1_bend_z * cache.joint1_len);
+    let joint1_ring1_position_x = t6 * cache.base_pitch_rotation_00
+        + cache.joint1_position_x + cache.base_roll_rotation_01 * t7
+        + cache.base_roll_rotation_02 * t8;
     let joint1_skin_1_0_position_x = joint1_ring1_skin_y_x + joint1_ring1_position_x;
-    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t4
-        + cache.base_roll_rotation_12 * t5 + cache.base_pitch_rotation_10 * t6;
+    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t3
+        + cache.base_roll_rotation_12 * t4 + cache.base_pitch_rotation_10 * t5;
     let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
     let joint1_ring1_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_12 * t9 + cache.base_pitch_rotation_10 * t7
-        + cache.base_roll_rotation_11 * t8;
+        + cache.base_roll_rotation_12 * t8 + cache.base_pitch_rotation_10 * t6
+        + cache.base_roll_rotation_11 * t7;
     let joint1_skin_1_0_position_y = joint1_ring1_skin_y_y + joint1_ring1_position_y;
-    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t8
-        + t9 * cache.base_roll_rotation_22 + cache.joint1_position_z
-        + cache.base_pitch_rotation_20 * t7;
-    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t6
-        + cache.base_roll_rotation_22 * t5 + cache.base_roll_rotation_21 * t4;
+    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t7
+        + t8 * cache.base_roll_rotation_22 + cache.joint1_position_z
+        + cache.base_pitch_rotation_20 * t6;
+    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t5
+        + cache.base_roll_rotation_22 * t4 + cache.base_roll_rotation_21 * t3;
     let joint1_ring1_skin_y_z = p.module_radius * joint1_ring1_rotation_21;
     let joint1_skin_1_0_position_z = joint1_ring1_position_z + joint1_ring1_skin_y_z;
-    let t10 = 1.0 - 0.25 * (joint1_bend_z * joint1_bend_z) * cache.joint1_ring1_bend_c2;
-    let t11 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
-    let joint1_ring1_rotation_02 = t10 * cache.base_roll_rotation_02
-        + cache.base_pitch_rotation_00 * t11 + cache.base_roll_rotation_01 * t5;
+    let t9 = 1.0
+        - 0.25 * (cache.joint1_bend_z * cache.joint1_bend_z)
+            * cache.joint1_ring1_bend_c2;
+    let t10 = -(0.5 * cache.joint1_bend_z * cache.joint1_ring1_bend_c1);
+    let joint1_ring1_rotation_02 = t9 * cache.base_roll_rotation_02
+        + cache.base_pitch_rotation_00 * t10 + cache.base_roll_rotation_01 * t4;
     let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
     let joint1_skin_1_1_position_x = joint1_ring1_position_x + joint1_ring1_skin_z_x;
-    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t11
-        + cache.base_roll_rotation_12 * t10 + cache.base_roll_rotation_11 * t5;
+    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t10
+        + cache.base_roll_rotation_12 * t9 + cache.base_roll_rotation_11 * t4;
     let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
     let joint1_skin_1_1_position_y = joint1_ring1_skin_z_y + joint1_ring1_position_y;
-    let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t5
-        + cache.base_pitch_rotation_20 * t11 + t10 * cache.base_roll_rotation_22;
+    let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t4
+        + cache.base_pitch_rotation_20 * t10 + t9 * cache.base_roll_rotation_22;
     let joint1_ring1_skin_z_z = joint1_ring1_rotation_22 * p.module_radius;
     let joint1_skin_1_1_position_z = joint1_ring1_position_z + joint1_ring1_skin_z_z;
     let joint1_skin_1_2_position_x = joint1_ring1_position_x - joint1_ring1_skin_y_x;
@@ -17224,49 +17222,52 @@ pub fn contact_positions_into(
     let joint2_skin_0_3_position_x = cache.joint2_position_x - joint2_ring0_skin_z_x;
     let joint2_skin_0_3_position_y = cache.joint2_position_y - joint2_ring0_skin_z_y;
     let joint2_skin_0_3_position_z = cache.joint2_position_z - joint2_ring0_skin_z_z;
-    let joint2_bend_y = 0.3333333333333336 * t3 * q[11]
-        + 0.33333333333333315 * t3 * q[10] - 0.6666666666666666 * t3 * q[9];
-    let t12 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y);
-    let joint2_bend_z = 0.5773502691896255 * t3 * q[11]
-        - 0.5773502691896257 * t3 * q[10];
-    let t13 = -(0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_z * joint2_bend_y));
-    let t14 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_y * joint2_bend_y);
-    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t12
-        + t13 * cache.joint2_rotation_02 + t14 * cache.joint2_rotation_01;
+    let t11 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_y);
+    let t12 = -(0.25 * cache.joint2_ring1_bend_c2
+        * (cache.joint2_bend_z * cache.joint2_bend_y));
+    let t13 = 1.0
+        - 0.25 * cache.joint2_ring1_bend_c2
+            * (cache.joint2_bend_y * cache.joint2_bend_y);
+    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t11
+        + t12 * cache.joint2_rotation_02 + t13 * cache.joint2_rotation_01;
     let joint2_ring1_skin_y_x = joint2_ring1_rotation_01 * p.module_radius;
-    let t15 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
-    let t16 = 0.25 * (cache.joint2_len * joint2_bend_y) * cache.joint2_ring1_bend_c2;
-    let t17 = 0.25 * (joint2_bend_z * cache.joint2_len) * cache.joint2_ring1_bend_c2;
-    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t15
-        + cache.joint2_position_x + cache.joint2_rotation_01 * t16
-        + t17 * cache.joint2_rotation_02;
+    let t14 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+    let t15 = 0.25 * (cache.joint2_len * cache.joint2_bend_y)
+        * cache.joint2_ring1_bend_c2;
+    let t16 = 0.25 * (cache.joint2_bend_z * cache.joint2_len)
+        * cache.joint2_ring1_bend_c2;
+    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t14
+        + cache.joint2_position_x + cache.joint2_rotation_01 * t15
+        + t16 * cache.joint2_rotation_02;
     let joint2_skin_1_0_position_x = joint2_ring1_skin_y_x + joint2_ring1_position_x;
-    let joint2_ring1_position_y = cache.joint2_rotation_12 * t17
-        + cache.joint1_tip_rotation_10 * t15 + cache.joint2_position_y
-        + cache.joint2_rotation_11 * t16;
-    let joint2_ring1_rotation_11 = t14 * cache.joint2_rotation_11
-        + t13 * cache.joint2_rotation_12 + cache.joint1_tip_rotation_10 * t12;
+    let joint2_ring1_position_y = cache.joint2_rotation_12 * t16
+        + cache.joint1_tip_rotation_10 * t14 + cache.joint2_position_y
+        + cache.joint2_rotation_11 * t15;
+    let joint2_ring1_rotation_11 = t13 * cache.joint2_rotation_11
+        + t12 * cache.joint2_rotation_12 + cache.joint1_tip_rotation_10 * t11;
     let joint2_ring1_skin_y_y = joint2_ring1_rotation_11 * p.module_radius;
     let joint2_skin_1_0_position_y = joint2_ring1_position_y + joint2_ring1_skin_y_y;
-    let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t12
-        + t14 * cache.joint2_rotation_21 + t13 * cache.joint2_rotation_22;
+    let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t11
+        + t13 * cache.joint2_rotation_21 + t12 * cache.joint2_rotation_22;
     let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
-    let joint2_ring1_position_z = t17 * cache.joint2_rotation_22
-        + cache.joint2_rotation_21 * t16 + cache.joint2_position_z
-        + cache.joint1_tip_rotation_20 * t15;
+    let joint2_ring1_position_z = t16 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t15 + cache.joint2_position_z
+        + cache.joint1_tip_rotation_20 * t14;
     let joint2_skin_1_0_position_z = joint2_ring1_skin_y_z + joint2_ring1_position_z;
-    let t18 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
-    let t19 = 1.0 - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
-    let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t18
-        + cache.joint2_rotation_02 * t19 + t13 * cache.joint2_rotation_01;
+    let t17 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_z);
+    let t18 = 1.0
+        - 0.25 * (cache.joint2_bend_z * cache.joint2_bend_z)
+            * cache.joint2_ring1_bend_c2;
+    let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t17
+        + cache.joint2_rotation_02 * t18 + t12 * cache.joint2_rotation_01;
     let joint2_ring1_skin_z_x = joint2_ring1_rotation_02 * p.module_radius;
     let joint2_skin_1_1_position_x = joint2_ring1_skin_z_x + joint2_ring1_position_x;
-    let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t18
-        + t13 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t19;
+    let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t17
+        + t12 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t18;
     let joint2_ring1_skin_z_y = joint2_ring1_rotation_12 * p.module_radius;
     let joint2_skin_1_1_position_y = joint2_ring1_position_y + joint2_ring1_skin_z_y;
-    let joint2_ring1_rotation_22 = t19 * cache.joint2_rotation_22
-        + cache.joint1_tip_rotation_20 * t18 + t13 * cache.joint2_rotation_21;
+    let joint2_ring1_rotation_22 = t18 * cache.joint2_rotation_22
+        + cache.joint1_tip_rotation_20 * t17 + t12 * cache.joint2_rotation_21;
     let joint2_ring1_skin_z_z = joint2_ring1_rotation_22 * p.module_radius;
     let joint2_skin_1_1_position_z = joint2_ring1_skin_z_z + joint2_ring1_position_z;
     let joint2_skin_1_2_position_x = joint2_ring1_position_x - joint2_ring1_skin_y_x;
@@ -17396,70 +17397,67 @@ pub fn contact_velocities_into(
     let joint1_skin_0_3_position_y = cache.joint1_position_y - joint1_ring0_skin_z_y;
     let joint1_skin_0_3_position_z = cache.joint1_position_z - joint1_ring0_skin_z_z;
     let joint1_skin_0_3_position_x = cache.joint1_position_x - joint1_ring0_skin_z_x;
-    let t3 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t3 * q[8] + 0.33333333333333315 * t3 * q[7]
-        - 0.6666666666666666 * t3 * q[6];
-    let t4 = joint1_bend_y * joint1_bend_y;
-    let t5 = 1.0 - 0.25 * t4 * cache.joint1_ring1_bend_c2;
-    let joint1_bend_z = 0.5773502691896255 * t3 * q[8] - 0.5773502691896257 * t3 * q[7];
-    let t6 = joint1_bend_y * joint1_bend_z;
-    let t7 = -(0.25 * t6 * cache.joint1_ring1_bend_c2);
-    let t8 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
-    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t5
-        + cache.base_roll_rotation_12 * t7 + cache.base_pitch_rotation_10 * t8;
+    let t3 = cache.joint1_bend_y * cache.joint1_bend_y;
+    let t4 = 1.0 - 0.25 * t3 * cache.joint1_ring1_bend_c2;
+    let t5 = cache.joint1_bend_y * cache.joint1_bend_z;
+    let t6 = -(0.25 * t5 * cache.joint1_ring1_bend_c2);
+    let t7 = -(0.5 * cache.joint1_bend_y * cache.joint1_ring1_bend_c1);
+    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t4
+        + cache.base_roll_rotation_12 * t6 + cache.base_pitch_rotation_10 * t7;
     let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
-    let t9 = joint1_bend_z * cache.joint1_len;
-    let t10 = 0.25 * cache.joint1_ring1_bend_c2 * t9;
-    let t11 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
-    let t12 = joint1_bend_y * cache.joint1_len;
-    let t13 = 0.25 * t12 * cache.joint1_ring1_bend_c2;
+    let t8 = cache.joint1_bend_z * cache.joint1_len;
+    let t9 = 0.25 * cache.joint1_ring1_bend_c2 * t8;
+    let t10 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
+    let t11 = cache.joint1_bend_y * cache.joint1_len;
+    let t12 = 0.25 * t11 * cache.joint1_ring1_bend_c2;
     let joint1_ring1_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_12 * t10 + cache.base_pitch_rotation_10 * t11
-        + cache.base_roll_rotation_11 * t13;
+        + cache.base_roll_rotation_12 * t9 + cache.base_pitch_rotation_10 * t10
+        + cache.base_roll_rotation_11 * t12;
     let joint1_skin_1_0_position_y = joint1_ring1_skin_y_y + joint1_ring1_position_y;
-    let joint1_ring1_local_bend_y_column_w_y = -(0.125 * t6
+    let t13 = 1.0 / p.actuator_radius;
+    let joint1_ring1_local_bend_y_column_w_y = -(0.125 * t5
         * cache.joint1_ring1_bend_c3);
-    let joint1_ring1_local_bend_z_column_w_y = 0.125 * t4 * cache.joint1_ring1_bend_c3
+    let joint1_ring1_local_bend_z_column_w_y = 0.125 * t3 * cache.joint1_ring1_bend_c3
         - 0.5;
-    let joint1_ring1_local_subspace2_w_y = 0.3333333333333336 * t3
+    let joint1_ring1_local_subspace2_w_y = 0.3333333333333336 * t13
         * joint1_ring1_local_bend_y_column_w_y
-        + 0.5773502691896255 * t3 * joint1_ring1_local_bend_z_column_w_y;
-    let joint1_ring1_local_bend_y_column_w_x = -(0.25 * joint1_bend_z
+        + 0.5773502691896255 * t13 * joint1_ring1_local_bend_z_column_w_y;
+    let joint1_ring1_local_bend_y_column_w_x = -(0.25 * cache.joint1_bend_z
         * cache.joint1_ring1_bend_c2);
-    let joint1_ring1_local_len_column_v_y = 0.25 * joint1_bend_y
+    let joint1_ring1_local_len_column_v_y = 0.25 * cache.joint1_bend_y
         * cache.joint1_ring1_bend_c2;
-    let joint1_ring1_local_subspace2_w_x = 0.3333333333333336 * t3
+    let joint1_ring1_local_subspace2_w_x = 0.3333333333333336 * t13
         * joint1_ring1_local_bend_y_column_w_x
-        + 0.5773502691896255 * t3 * joint1_ring1_local_len_column_v_y;
-    let joint1_ring1_local_bend_z_column_w_z = 0.125 * t6 * cache.joint1_ring1_bend_c3;
-    let t14 = joint1_bend_z * joint1_bend_z;
+        + 0.5773502691896255 * t13 * joint1_ring1_local_len_column_v_y;
+    let joint1_ring1_local_bend_z_column_w_z = 0.125 * t5 * cache.joint1_ring1_bend_c3;
+    let t14 = cache.joint1_bend_z * cache.joint1_bend_z;
     let joint1_ring1_local_bend_y_column_w_z = 0.5
         - 0.125 * t14 * cache.joint1_ring1_bend_c3;
     let joint1_ring1_local_subspace2_w_z = 0.5773502691896255
-        * joint1_ring1_local_bend_z_column_w_z * t3
-        + 0.3333333333333336 * t3 * joint1_ring1_local_bend_y_column_w_z;
+        * joint1_ring1_local_bend_z_column_w_z * t13
+        + 0.3333333333333336 * t13 * joint1_ring1_local_bend_y_column_w_z;
     let joint1_ring1_subspace2_w_z = joint1_ring1_local_subspace2_w_y
         * cache.base_roll_rotation_21
         + joint1_ring1_local_subspace2_w_x * cache.base_pitch_rotation_20
         + joint1_ring1_local_subspace2_w_z * cache.base_roll_rotation_22;
-    let joint1_ring1_local_subspace1_w_z = 0.33333333333333315 * t3
+    let joint1_ring1_local_subspace1_w_z = 0.33333333333333315 * t13
         * joint1_ring1_local_bend_y_column_w_z
-        - 0.5773502691896257 * joint1_ring1_local_bend_z_column_w_z * t3;
-    let joint1_ring1_local_subspace1_w_x = 0.33333333333333315 * t3
+        - 0.5773502691896257 * joint1_ring1_local_bend_z_column_w_z * t13;
+    let joint1_ring1_local_subspace1_w_x = 0.33333333333333315 * t13
         * joint1_ring1_local_bend_y_column_w_x
-        - 0.5773502691896257 * t3 * joint1_ring1_local_len_column_v_y;
-    let joint1_ring1_local_subspace1_w_y = 0.33333333333333315 * t3
+        - 0.5773502691896257 * t13 * joint1_ring1_local_len_column_v_y;
+    let joint1_ring1_local_subspace1_w_y = 0.33333333333333315 * t13
         * joint1_ring1_local_bend_y_column_w_y
-        - 0.5773502691896257 * t3 * joint1_ring1_local_bend_z_column_w_y;
+        - 0.5773502691896257 * t13 * joint1_ring1_local_bend_z_column_w_y;
     let joint1_ring1_subspace1_w_z = joint1_ring1_local_subspace1_w_z
         * cache.base_roll_rotation_22
         + joint1_ring1_local_subspace1_w_x * cache.base_pitch_rotation_20
         + cache.base_roll_rotation_21 * joint1_ring1_local_subspace1_w_y;
-    let joint1_ring1_local_subspace0_w_x = -(0.6666666666666666 * t3
+    let joint1_ring1_local_subspace0_w_x = -(0.6666666666666666 * t13
         * joint1_ring1_local_bend_y_column_w_x);
-    let joint1_ring1_local_subspace0_w_z = -(0.6666666666666666 * t3
+    let joint1_ring1_local_subspace0_w_z = -(0.6666666666666666 * t13
         * joint1_ring1_local_bend_y_column_w_z);
-    let joint1_ring1_local_subspace0_w_y = -(0.6666666666666666 * t3
+    let joint1_ring1_local_subspace0_w_y = -(0.6666666666666666 * t13
         * joint1_ring1_local_bend_y_column_w_y);
     let joint1_ring1_subspace0_w_z = cache.base_pitch_rotation_20
         * joint1_ring1_local_subspace0_w_x
@@ -17468,39 +17466,39 @@ pub fn contact_velocities_into(
     let joint1_ring1_velocity_w_z = base_roll_velocity_w_z
         + joint1_ring1_subspace2_w_z * qd[8] + joint1_ring1_subspace1_w_z * qd[7]
         + qd[6] * joint1_ring1_subspace0_w_z;
-    let t15 = joint1_bend_y * joint1_bend_z * cache.joint1_len;
+    let t15 = cache.joint1_bend_y * cache.joint1_bend_z * cache.joint1_len;
     let t16 = 0.125 * cache.joint1_ring1_bend_c4 * t15
         - 0.0625 * cache.joint1_ring1_bend_c3 * t15;
     let joint1_ring1_local_bend_y_column_v_z = t16
-        - (joint1_ring1_local_bend_y_column_w_x * t13
-            - t11 * joint1_ring1_local_bend_y_column_w_y);
-    let joint1_ring1_local_len_column_v_z = 0.25 * joint1_bend_z
+        - (joint1_ring1_local_bend_y_column_w_x * t12
+            - t10 * joint1_ring1_local_bend_y_column_w_y);
+    let joint1_ring1_local_len_column_v_z = 0.25 * cache.joint1_bend_z
         * cache.joint1_ring1_bend_c2;
     let t17 = 0.3333333333333333 * joint1_ring1_local_len_column_v_z;
     let joint1_ring1_local_subspace0_v_z = t17
-        - 0.6666666666666666 * joint1_ring1_local_bend_y_column_v_z * t3;
+        - 0.6666666666666666 * joint1_ring1_local_bend_y_column_v_z * t13;
     let joint1_ring1_local_len_column_v_x = 0.5 * cache.joint1_ring1_bend_c1;
     let t18 = 0.3333333333333333 * joint1_ring1_local_len_column_v_x;
-    let joint1_ring1_local_bend_y_column_v_x = (0.125 * t12 * cache.joint1_ring1_bend_c3
-        - 0.125 * t12 * cache.joint1_ring1_bend_c2)
-        - (joint1_ring1_local_bend_y_column_w_y * t10
-            - joint1_ring1_local_bend_y_column_w_z * t13);
+    let joint1_ring1_local_bend_y_column_v_x = (0.125 * t11 * cache.joint1_ring1_bend_c3
+        - 0.125 * t11 * cache.joint1_ring1_bend_c2)
+        - (joint1_ring1_local_bend_y_column_w_y * t9
+            - joint1_ring1_local_bend_y_column_w_z * t12);
     let joint1_ring1_local_subspace0_v_x = t18
-        - 0.6666666666666666 * t3 * joint1_ring1_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t13 * joint1_ring1_local_bend_y_column_v_x;
     let joint1_ring1_subspace0_w_y = cache.base_roll_rotation_11
         * joint1_ring1_local_subspace0_w_y
         + cache.base_roll_rotation_12 * joint1_ring1_local_subspace0_w_z
         + cache.base_pitch_rotation_10 * joint1_ring1_local_subspace0_w_x;
     let t19 = 0.3333333333333333 * joint1_ring1_local_len_column_v_y;
     let t20 = 0.25 * cache.joint1_len * cache.joint1_ring1_bend_c2;
-    let t21 = t4 * cache.joint1_len;
+    let t21 = t3 * cache.joint1_len;
     let joint1_ring1_local_bend_y_column_v_y = (t20
         + 0.125 * cache.joint1_ring1_bend_c4 * t21
         - 0.0625 * t21 * cache.joint1_ring1_bend_c3)
-        - (joint1_ring1_local_bend_y_column_w_z * t11
-            - joint1_ring1_local_bend_y_column_w_x * t10);
+        - (joint1_ring1_local_bend_y_column_w_z * t10
+            - joint1_ring1_local_bend_y_column_w_x * t9);
     let joint1_ring1_local_subspace0_v_y = t19
-        - 0.6666666666666666 * t3 * joint1_ring1_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t13 * joint1_ring1_local_bend_y_column_v_y;
     let joint1_ring1_subspace0_v_x = joint1_ring1_local_subspace0_v_z
         * cache.base_roll_rotation_02
         + cache.joint1_position_y * joint1_ring1_subspace0_w_z
@@ -17508,27 +17506,27 @@ pub fn contact_velocities_into(
         + joint1_ring1_local_subspace0_v_y * cache.base_roll_rotation_01
         - cache.joint1_position_z * joint1_ring1_subspace0_w_y;
     let joint1_ring1_local_bend_z_column_v_y = t16
-        - (joint1_ring1_local_bend_z_column_w_z * t11
-            - t10 * joint1_ring1_local_len_column_v_y);
+        - (joint1_ring1_local_bend_z_column_w_z * t10
+            - t9 * joint1_ring1_local_len_column_v_y);
     let joint1_ring1_local_subspace1_v_y = t19
-        + 0.33333333333333315 * t3 * joint1_ring1_local_bend_y_column_v_y
-        - 0.5773502691896257 * t3 * joint1_ring1_local_bend_z_column_v_y;
-    let joint1_ring1_local_bend_z_column_v_x = (0.125 * cache.joint1_ring1_bend_c3 * t9
-        - 0.125 * cache.joint1_ring1_bend_c2 * t9)
-        - (joint1_ring1_local_bend_z_column_w_y * t10
-            - joint1_ring1_local_bend_z_column_w_z * t13);
+        + 0.33333333333333315 * t13 * joint1_ring1_local_bend_y_column_v_y
+        - 0.5773502691896257 * t13 * joint1_ring1_local_bend_z_column_v_y;
+    let joint1_ring1_local_bend_z_column_v_x = (0.125 * cache.joint1_ring1_bend_c3 * t8
+        - 0.125 * cache.joint1_ring1_bend_c2 * t8)
+        - (joint1_ring1_local_bend_z_column_w_y * t9
+            - joint1_ring1_local_bend_z_column_w_z * t12);
     let joint1_ring1_local_subspace1_v_x = t18
-        + 0.33333333333333315 * t3 * joint1_ring1_local_bend_y_column_v_x
-        - 0.5773502691896257 * t3 * joint1_ring1_local_bend_z_column_v_x;
+        + 0.33333333333333315 * t13 * joint1_ring1_local_bend_y_column_v_x
+        - 0.5773502691896257 * t13 * joint1_ring1_local_bend_z_column_v_x;
     let t22 = t14 * cache.joint1_len;
     let joint1_ring1_local_bend_z_column_v_z = (t20
         + 0.125 * cache.joint1_ring1_bend_c4 * t22
         - 0.0625 * cache.joint1_ring1_bend_c3 * t22)
-        - (joint1_ring1_local_len_column_v_y * t13
-            - joint1_ring1_local_bend_z_column_w_y * t11);
+        - (joint1_ring1_local_len_column_v_y * t12
+            - joint1_ring1_local_bend_z_column_w_y * t10);
     let joint1_ring1_local_subspace1_v_z = t17
-        + 0.33333333333333315 * joint1_ring1_local_bend_y_column_v_z * t3
-        - 0.5773502691896257 * t3 * joint1_ring1_local_bend_z_column_v_z;
+        + 0.33333333333333315 * joint1_ring1_local_bend_y_column_v_z * t13
+        - 0.5773502691896257 * t13 * joint1_ring1_local_bend_z_column_v_z;
     let joint1_ring1_subspace1_w_y = joint1_ring1_local_subspace1_w_x
         * cache.base_pitch_rotation_10
         + cache.base_roll_rotation_12 * joint1_ring1_local_subspace1_w_z
@@ -17543,14 +17541,14 @@ pub fn contact_velocities_into(
         + cache.base_roll_rotation_12 * joint1_ring1_local_subspace2_w_z
         + joint1_ring1_local_subspace2_w_x * cache.base_pitch_rotation_10;
     let joint1_ring1_local_subspace2_v_z = 0.3333333333333336
-        * joint1_ring1_local_bend_y_column_v_z * t3
-        + 0.5773502691896255 * t3 * joint1_ring1_local_bend_z_column_v_z + t17;
+        * joint1_ring1_local_bend_y_column_v_z * t13
+        + 0.5773502691896255 * t13 * joint1_ring1_local_bend_z_column_v_z + t17;
     let joint1_ring1_local_subspace2_v_y = t19
-        + 0.5773502691896255 * t3 * joint1_ring1_local_bend_z_column_v_y
-        + 0.3333333333333336 * t3 * joint1_ring1_local_bend_y_column_v_y;
-    let joint1_ring1_local_subspace2_v_x = 0.3333333333333336 * t3
+        + 0.5773502691896255 * t13 * joint1_ring1_local_bend_z_column_v_y
+        + 0.3333333333333336 * t13 * joint1_ring1_local_bend_y_column_v_y;
+    let joint1_ring1_local_subspace2_v_x = 0.3333333333333336 * t13
         * joint1_ring1_local_bend_y_column_v_x + t18
-        + 0.5773502691896255 * t3 * joint1_ring1_local_bend_z_column_v_x;
+        + 0.5773502691896255 * t13 * joint1_ring1_local_bend_z_column_v_x;
     let joint1_ring1_subspace2_v_x = cache.base_roll_rotation_02
         * joint1_ring1_local_subspace2_v_z
         + joint1_ring1_local_subspace2_v_y * cache.base_roll_rotation_01
@@ -17563,19 +17561,19 @@ pub fn contact_velocities_into(
     let joint1_ring1_velocity_w_y = qd[6] * joint1_ring1_subspace0_w_y
         + joint1_ring1_subspace2_w_y * qd[8] + qd[7] * joint1_ring1_subspace1_w_y
         + base_roll_velocity_w_y;
-    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t13
-        + t10 * cache.base_roll_rotation_22 + cache.joint1_position_z
-        + cache.base_pitch_rotation_20 * t11;
-    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t8
-        + cache.base_roll_rotation_22 * t7 + cache.base_roll_rotation_21 * t5;
+    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t12
+        + t9 * cache.base_roll_rotation_22 + cache.joint1_position_z
+        + cache.base_pitch_rotation_20 * t10;
+    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t7
+        + cache.base_roll_rotation_22 * t6 + cache.base_roll_rotation_21 * t4;
     let joint1_ring1_skin_y_z = p.module_radius * joint1_ring1_rotation_21;
     let joint1_skin_1_0_position_z = joint1_ring1_position_z + joint1_ring1_skin_y_z;
-    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t5
-        + cache.base_roll_rotation_02 * t7 + t8 * cache.base_pitch_rotation_00;
+    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t4
+        + cache.base_roll_rotation_02 * t6 + t7 * cache.base_pitch_rotation_00;
     let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
-    let joint1_ring1_position_x = t11 * cache.base_pitch_rotation_00
-        + cache.joint1_position_x + cache.base_roll_rotation_01 * t13
-        + cache.base_roll_rotation_02 * t10;
+    let joint1_ring1_position_x = t10 * cache.base_pitch_rotation_00
+        + cache.joint1_position_x + cache.base_roll_rotation_01 * t12
+        + cache.base_roll_rotation_02 * t9;
     let joint1_skin_1_0_position_x = joint1_ring1_skin_y_x + joint1_ring1_position_x;
     let joint1_ring1_subspace0_w_x = cache.base_roll_rotation_01
         * joint1_ring1_local_subspace0_w_y
@@ -17633,18 +17631,18 @@ pub fn contact_velocities_into(
     let joint1_ring1_velocity_v_z = qd[7] * joint1_ring1_subspace1_v_z
         + base_roll_velocity_v_z + qd[6] * joint1_ring1_subspace0_v_z
         + joint1_ring1_subspace2_v_z * qd[8];
-    let t23 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
+    let t23 = -(0.5 * cache.joint1_bend_z * cache.joint1_ring1_bend_c1);
     let t24 = 1.0 - 0.25 * t14 * cache.joint1_ring1_bend_c2;
     let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t23
-        + cache.base_roll_rotation_12 * t24 + cache.base_roll_rotation_11 * t7;
+        + cache.base_roll_rotation_12 * t24 + cache.base_roll_rotation_11 * t6;
     let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
     let joint1_skin_1_1_position_y = joint1_ring1_skin_z_y + joint1_ring1_position_y;
-    let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t7
+    let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t6
         + cache.base_pitch_rotation_20 * t23 + t24 * cache.base_roll_rotation_22;
     let joint1_ring1_skin_z_z = joint1_ring1_rotation_22 * p.module_radius;
     let joint1_skin_1_1_position_z = joint1_ring1_position_z + joint1_ring1_skin_z_z;
     let joint1_ring1_rotation_02 = t24 * cache.base_roll_rotation_02
-        + cache.base_pitch_rotation_00 * t23 + cache.base_roll_rotation_01 * t7;
+        + cache.base_pitch_rotation_00 * t23 + cache.base_roll_rotation_01 * t6;
     let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
     let joint1_skin_1_1_position_x = joint1_ring1_position_x + joint1_ring1_skin_z_x;
     let joint1_skin_1_2_position_y = joint1_ring1_position_y - joint1_ring1_skin_y_y;
@@ -17689,56 +17687,52 @@ pub fn contact_velocities_into(
     let joint2_skin_0_3_position_z = cache.joint2_position_z - joint2_ring0_skin_z_z;
     let joint2_skin_0_3_position_y = cache.joint2_position_y - joint2_ring0_skin_z_y;
     let joint2_skin_0_3_position_x = cache.joint2_position_x - joint2_ring0_skin_z_x;
-    let joint2_bend_z = 0.5773502691896255 * t3 * q[11]
-        - 0.5773502691896257 * t3 * q[10];
     let joint2_ring1_local_bend_y_column_w_x = -(0.25 * cache.joint2_ring1_bend_c2
-        * joint2_bend_z);
-    let joint2_ring1_local_subspace0_w_x = -(0.6666666666666666 * t3
+        * cache.joint2_bend_z);
+    let joint2_ring1_local_subspace0_w_x = -(0.6666666666666666 * t13
         * joint2_ring1_local_bend_y_column_w_x);
-    let joint2_bend_y = 0.3333333333333336 * t3 * q[11]
-        + 0.33333333333333315 * t3 * q[10] - 0.6666666666666666 * t3 * q[9];
-    let t25 = joint2_bend_z * joint2_bend_y;
+    let t25 = cache.joint2_bend_z * cache.joint2_bend_y;
     let joint2_ring1_local_bend_y_column_w_y = -(0.125 * t25
         * cache.joint2_ring1_bend_c3);
-    let joint2_ring1_local_subspace0_w_y = -(0.6666666666666666 * t3
+    let joint2_ring1_local_subspace0_w_y = -(0.6666666666666666 * t13
         * joint2_ring1_local_bend_y_column_w_y);
-    let t26 = joint2_bend_z * joint2_bend_z;
+    let t26 = cache.joint2_bend_z * cache.joint2_bend_z;
     let joint2_ring1_local_bend_y_column_w_z = 0.5
         - 0.125 * t26 * cache.joint2_ring1_bend_c3;
-    let joint2_ring1_local_subspace0_w_z = -(0.6666666666666666 * t3
+    let joint2_ring1_local_subspace0_w_z = -(0.6666666666666666 * t13
         * joint2_ring1_local_bend_y_column_w_z);
     let joint2_ring1_subspace0_w_y = joint2_ring1_local_subspace0_w_x
         * cache.joint1_tip_rotation_10
         + joint2_ring1_local_subspace0_w_y * cache.joint2_rotation_11
         + joint2_ring1_local_subspace0_w_z * cache.joint2_rotation_12;
     let joint2_ring1_local_bend_z_column_w_z = 0.125 * t25 * cache.joint2_ring1_bend_c3;
-    let joint2_ring1_local_subspace2_w_z = 0.5773502691896255 * t3
+    let joint2_ring1_local_subspace2_w_z = 0.5773502691896255 * t13
         * joint2_ring1_local_bend_z_column_w_z
-        + 0.3333333333333336 * t3 * joint2_ring1_local_bend_y_column_w_z;
-    let t27 = joint2_bend_y * joint2_bend_y;
+        + 0.3333333333333336 * t13 * joint2_ring1_local_bend_y_column_w_z;
+    let t27 = cache.joint2_bend_y * cache.joint2_bend_y;
     let joint2_ring1_local_bend_z_column_w_y = 0.125 * t27 * cache.joint2_ring1_bend_c3
         - 0.5;
-    let joint2_ring1_local_subspace2_w_y = 0.3333333333333336 * t3
+    let joint2_ring1_local_subspace2_w_y = 0.3333333333333336 * t13
         * joint2_ring1_local_bend_y_column_w_y
-        + 0.5773502691896255 * t3 * joint2_ring1_local_bend_z_column_w_y;
+        + 0.5773502691896255 * t13 * joint2_ring1_local_bend_z_column_w_y;
     let joint2_ring1_local_len_column_v_y = 0.25 * cache.joint2_ring1_bend_c2
-        * joint2_bend_y;
-    let joint2_ring1_local_subspace2_w_x = 0.3333333333333336 * t3
+        * cache.joint2_bend_y;
+    let joint2_ring1_local_subspace2_w_x = 0.3333333333333336 * t13
         * joint2_ring1_local_bend_y_column_w_x
-        + 0.5773502691896255 * t3 * joint2_ring1_local_len_column_v_y;
+        + 0.5773502691896255 * t13 * joint2_ring1_local_len_column_v_y;
     let joint2_ring1_subspace2_w_y = cache.joint2_rotation_12
         * joint2_ring1_local_subspace2_w_z
         + joint2_ring1_local_subspace2_w_y * cache.joint2_rotation_11
         + joint2_ring1_local_subspace2_w_x * cache.joint1_tip_rotation_10;
-    let joint2_ring1_local_subspace1_w_x = 0.33333333333333315 * t3
+    let joint2_ring1_local_subspace1_w_x = 0.33333333333333315 * t13
         * joint2_ring1_local_bend_y_column_w_x
-        - 0.5773502691896257 * t3 * joint2_ring1_local_len_column_v_y;
-    let joint2_ring1_local_subspace1_w_y = 0.33333333333333315 * t3
+        - 0.5773502691896257 * t13 * joint2_ring1_local_len_column_v_y;
+    let joint2_ring1_local_subspace1_w_y = 0.33333333333333315 * t13
         * joint2_ring1_local_bend_y_column_w_y
-        - 0.5773502691896257 * t3 * joint2_ring1_local_bend_z_column_w_y;
-    let joint2_ring1_local_subspace1_w_z = 0.33333333333333315 * t3
+        - 0.5773502691896257 * t13 * joint2_ring1_local_bend_z_column_w_y;
+    let joint2_ring1_local_subspace1_w_z = 0.33333333333333315 * t13
         * joint2_ring1_local_bend_y_column_w_z
-        - 0.5773502691896257 * t3 * joint2_ring1_local_bend_z_column_w_z;
+        - 0.5773502691896257 * t13 * joint2_ring1_local_bend_z_column_w_z;
     let joint2_ring1_subspace1_w_y = joint2_ring1_local_subspace1_w_x
         * cache.joint1_tip_rotation_10
         + cache.joint2_rotation_11 * joint2_ring1_local_subspace1_w_y
@@ -17746,15 +17740,15 @@ pub fn contact_velocities_into(
     let joint2_ring1_velocity_w_y = joint2_ring1_subspace0_w_y * qd[9]
         + qd[11] * joint2_ring1_subspace2_w_y + joint2_ring1_subspace1_w_y * qd[10]
         + joint1_tip_velocity_w_y;
-    let t28 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y);
+    let t28 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_y);
     let t29 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * t27;
     let t30 = -(0.25 * cache.joint2_ring1_bend_c2 * t25);
     let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t28
         + t29 * cache.joint2_rotation_21 + t30 * cache.joint2_rotation_22;
     let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
-    let t31 = joint2_bend_z * cache.joint2_len;
+    let t31 = cache.joint2_bend_z * cache.joint2_len;
     let t32 = 0.25 * t31 * cache.joint2_ring1_bend_c2;
-    let t33 = cache.joint2_len * joint2_bend_y;
+    let t33 = cache.joint2_len * cache.joint2_bend_y;
     let t34 = 0.25 * t33 * cache.joint2_ring1_bend_c2;
     let t35 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
     let joint2_ring1_position_z = t32 * cache.joint2_rotation_22
@@ -17772,18 +17766,18 @@ pub fn contact_velocities_into(
         - (t32 * joint2_ring1_local_bend_y_column_w_y
             - t34 * joint2_ring1_local_bend_y_column_w_z);
     let joint2_ring1_local_subspace0_v_x = t36
-        - 0.6666666666666666 * t3 * joint2_ring1_local_bend_y_column_v_x;
-    let t37 = joint2_bend_z * cache.joint2_len * joint2_bend_y;
+        - 0.6666666666666666 * t13 * joint2_ring1_local_bend_y_column_v_x;
+    let t37 = cache.joint2_bend_z * cache.joint2_len * cache.joint2_bend_y;
     let t38 = 0.125 * cache.joint2_ring1_bend_c4 * t37
         - 0.0625 * t37 * cache.joint2_ring1_bend_c3;
     let joint2_ring1_local_bend_y_column_v_z = t38
         - (joint2_ring1_local_bend_y_column_w_x * t34
             - joint2_ring1_local_bend_y_column_w_y * t35);
     let joint2_ring1_local_len_column_v_z = 0.25 * cache.joint2_ring1_bend_c2
-        * joint2_bend_z;
+        * cache.joint2_bend_z;
     let t39 = 0.3333333333333333 * joint2_ring1_local_len_column_v_z;
     let joint2_ring1_local_subspace0_v_z = t39
-        - 0.6666666666666666 * t3 * joint2_ring1_local_bend_y_column_v_z;
+        - 0.6666666666666666 * t13 * joint2_ring1_local_bend_y_column_v_z;
     let t40 = 0.3333333333333333 * joint2_ring1_local_len_column_v_y;
     let t41 = 0.25 * cache.joint2_ring1_bend_c2 * cache.joint2_len;
     let t42 = cache.joint2_len * t27;
@@ -17793,7 +17787,7 @@ pub fn contact_velocities_into(
         - (t35 * joint2_ring1_local_bend_y_column_w_z
             - t32 * joint2_ring1_local_bend_y_column_w_x);
     let joint2_ring1_local_subspace0_v_y = t40
-        - 0.6666666666666666 * t3 * joint2_ring1_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t13 * joint2_ring1_local_bend_y_column_v_y;
     let joint2_ring1_subspace0_v_x = cache.joint2_position_y * joint2_ring1_subspace0_w_z
         + cache.joint1_tip_rotation_00 * joint2_ring1_local_subspace0_v_x
         + cache.joint2_rotation_02 * joint2_ring1_local_subspace0_v_z
@@ -17804,9 +17798,9 @@ pub fn contact_velocities_into(
         + t41 - 0.0625 * t43 * cache.joint2_ring1_bend_c3)
         - (t34 * joint2_ring1_local_len_column_v_y
             - joint2_ring1_local_bend_z_column_w_y * t35);
-    let joint2_ring1_local_subspace2_v_z = 0.5773502691896255 * t3
+    let joint2_ring1_local_subspace2_v_z = 0.5773502691896255 * t13
         * joint2_ring1_local_bend_z_column_v_z + t39
-        + 0.3333333333333336 * t3 * joint2_ring1_local_bend_y_column_v_z;
+        + 0.3333333333333336 * t13 * joint2_ring1_local_bend_y_column_v_z;
     let joint2_ring1_subspace2_w_z = joint2_ring1_local_subspace2_w_x
         * cache.joint1_tip_rotation_20
         + joint2_ring1_local_subspace2_w_y * cache.joint2_rotation_21
@@ -17815,33 +17809,33 @@ pub fn contact_velocities_into(
         - (joint2_ring1_local_bend_z_column_w_z * t35
             - t32 * joint2_ring1_local_len_column_v_y);
     let joint2_ring1_local_subspace2_v_y = t40
-        + 0.5773502691896255 * t3 * joint2_ring1_local_bend_z_column_v_y
-        + 0.3333333333333336 * t3 * joint2_ring1_local_bend_y_column_v_y;
+        + 0.5773502691896255 * t13 * joint2_ring1_local_bend_z_column_v_y
+        + 0.3333333333333336 * t13 * joint2_ring1_local_bend_y_column_v_y;
     let joint2_ring1_local_bend_z_column_v_x = (0.125 * t31 * cache.joint2_ring1_bend_c3
         - 0.125 * t31 * cache.joint2_ring1_bend_c2)
         - (t32 * joint2_ring1_local_bend_z_column_w_y
             - joint2_ring1_local_bend_z_column_w_z * t34);
-    let joint2_ring1_local_subspace2_v_x = 0.3333333333333336 * t3
+    let joint2_ring1_local_subspace2_v_x = 0.3333333333333336 * t13
         * joint2_ring1_local_bend_y_column_v_x + t36
-        + 0.5773502691896255 * t3 * joint2_ring1_local_bend_z_column_v_x;
+        + 0.5773502691896255 * t13 * joint2_ring1_local_bend_z_column_v_x;
     let joint2_ring1_subspace2_v_x = joint2_ring1_local_subspace2_v_z
         * cache.joint2_rotation_02 + joint2_ring1_subspace2_w_z * cache.joint2_position_y
         + cache.joint2_rotation_01 * joint2_ring1_local_subspace2_v_y
         + cache.joint1_tip_rotation_00 * joint2_ring1_local_subspace2_v_x
         - cache.joint2_position_z * joint2_ring1_subspace2_w_y;
     let joint2_ring1_local_subspace1_v_x = t36
-        + 0.33333333333333315 * t3 * joint2_ring1_local_bend_y_column_v_x
-        - 0.5773502691896257 * t3 * joint2_ring1_local_bend_z_column_v_x;
+        + 0.33333333333333315 * t13 * joint2_ring1_local_bend_y_column_v_x
+        - 0.5773502691896257 * t13 * joint2_ring1_local_bend_z_column_v_x;
     let joint2_ring1_subspace1_w_z = joint2_ring1_local_subspace1_w_x
         * cache.joint1_tip_rotation_20
         + joint2_ring1_local_subspace1_w_z * cache.joint2_rotation_22
         + cache.joint2_rotation_21 * joint2_ring1_local_subspace1_w_y;
     let joint2_ring1_local_subspace1_v_y = t40
-        + 0.33333333333333315 * t3 * joint2_ring1_local_bend_y_column_v_y
-        - 0.5773502691896257 * t3 * joint2_ring1_local_bend_z_column_v_y;
+        + 0.33333333333333315 * t13 * joint2_ring1_local_bend_y_column_v_y
+        - 0.5773502691896257 * t13 * joint2_ring1_local_bend_z_column_v_y;
     let joint2_ring1_local_subspace1_v_z = t39
-        + 0.33333333333333315 * t3 * joint2_ring1_local_bend_y_column_v_z
-        - 0.5773502691896257 * t3 * joint2_ring1_local_bend_z_column_v_z;
+        + 0.33333333333333315 * t13 * joint2_ring1_local_bend_y_column_v_z
+        - 0.5773502691896257 * t13 * joint2_ring1_local_bend_z_column_v_z;
     let joint2_ring1_subspace1_v_x = cache.joint1_tip_rotation_00
         * joint2_ring1_local_subspace1_v_x
         + cache.joint2_position_y * joint2_ring1_subspace1_w_z
@@ -17924,7 +17918,7 @@ pub fn contact_velocities_into(
     let joint2_ring1_velocity_v_z = joint2_ring1_subspace0_v_z * qd[9]
         + joint2_ring1_subspace1_v_z * qd[10] + joint2_ring1_subspace2_v_z * qd[11]
         + joint1_tip_velocity_v_z;
-    let t44 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
+    let t44 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_z);
     let t45 = 1.0 - 0.25 * t26 * cache.joint2_ring1_bend_c2;
     let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t44
         + t30 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t45;
@@ -18130,36 +18124,28 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
-    let joint1_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let joint1_bend_squared = joint1_bend_y * joint1_bend_y
-        + joint1_bend_z * joint1_bend_z;
-    let t1 = 1.0 - 0.25 * joint1_bend_squared * cache.joint1_ring1_bend_c2;
-    let t2 = 0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1;
-    let t3 = 0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1;
-    let joint1_ring1_rotation_00 = cache.base_pitch_rotation_00 * t1
-        + t2 * cache.base_roll_rotation_01 + t3 * cache.base_roll_rotation_02;
-    let joint1_ring1_rotation_10 = t2 * cache.base_roll_rotation_11
-        + cache.base_pitch_rotation_10 * t1 + cache.base_roll_rotation_12 * t3;
-    let joint1_ring1_rotation_20 = t3 * cache.base_roll_rotation_22
-        + t2 * cache.base_roll_rotation_21 + cache.base_pitch_rotation_20 * t1;
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
-    let t4 = 0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z;
-    let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-        + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-    let joint2_bend_squared = joint2_bend_z * joint2_bend_z
-        + joint2_bend_y * joint2_bend_y;
-    let t5 = 1.0 - 0.25 * joint2_bend_squared * cache.joint2_ring1_bend_c2;
-    let t6 = 0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y;
-    let joint2_ring1_rotation_00 = t4 * cache.joint2_rotation_02
-        + t5 * cache.joint1_tip_rotation_00 + cache.joint2_rotation_01 * t6;
-    let joint2_ring1_rotation_10 = t6 * cache.joint2_rotation_11
-        + t4 * cache.joint2_rotation_12 + t5 * cache.joint1_tip_rotation_10;
-    let joint2_ring1_rotation_20 = t4 * cache.joint2_rotation_22
-        + cache.joint2_rotation_21 * t6 + t5 * cache.joint1_tip_rotation_20;
+    let joint1_bend_squared = cache.joint1_bend_y * cache.joint1_bend_y
+        + cache.joint1_bend_z * cache.joint1_bend_z;
+    let t0 = 1.0 - 0.25 * joint1_bend_squared * cache.joint1_ring1_bend_c2;
+    let t1 = 0.5 * cache.joint1_bend_y * cache.joint1_ring1_bend_c1;
+    let t2 = 0.5 * cache.joint1_bend_z * cache.joint1_ring1_bend_c1;
+    let joint1_ring1_rotation_00 = cache.base_pitch_rotation_00 * t0
+        + t1 * cache.base_roll_rotation_01 + t2 * cache.base_roll_rotation_02;
+    let joint1_ring1_rotation_10 = t1 * cache.base_roll_rotation_11
+        + cache.base_pitch_rotation_10 * t0 + cache.base_roll_rotation_12 * t2;
+    let joint1_ring1_rotation_20 = t2 * cache.base_roll_rotation_22
+        + t1 * cache.base_roll_rotation_21 + cache.base_pitch_rotation_20 * t0;
+    let t3 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_z;
+    let joint2_bend_squared = cache.joint2_bend_z * cache.joint2_bend_z
+        + cache.joint2_bend_y * cache.joint2_bend_y;
+    let t4 = 1.0 - 0.25 * joint2_bend_squared * cache.joint2_ring1_bend_c2;
+    let t5 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_y;
+    let joint2_ring1_rotation_00 = t3 * cache.joint2_rotation_02
+        + t4 * cache.joint1_tip_rotation_00 + cache.joint2_rotation_01 * t5;
+    let joint2_ring1_rotation_10 = t5 * cache.joint2_rotation_11
+        + t3 * cache.joint2_rotation_12 + t4 * cache.joint1_tip_rotation_10;
+    let joint2_ring1_rotation_20 = t3 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t5 + t4 * cache.joint1_tip_rotation_20;
     out[0][0] = cache.base_pitch_rotation_00;
     out[0][1] = cache.base_pitch_rotation_10;
     out[0][2] = cache.base_pitch_rotation_20;
@@ -18365,35 +18351,36 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
-    let t1 = 1.0 - 0.25 * (joint1_bend_y * joint1_bend_y) * cache.joint1_ring1_bend_c2;
-    let joint1_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let t2 = -(0.25 * (joint1_bend_y * joint1_bend_z) * cache.joint1_ring1_bend_c2);
-    let t3 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
-    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t1
-        + cache.base_roll_rotation_02 * t2 + t3 * cache.base_pitch_rotation_00;
+    let t0 = 1.0
+        - 0.25 * (cache.joint1_bend_y * cache.joint1_bend_y)
+            * cache.joint1_ring1_bend_c2;
+    let t1 = -(0.25 * (cache.joint1_bend_y * cache.joint1_bend_z)
+        * cache.joint1_ring1_bend_c2);
+    let t2 = -(0.5 * cache.joint1_bend_y * cache.joint1_ring1_bend_c1);
+    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t0
+        + cache.base_roll_rotation_02 * t1 + t2 * cache.base_pitch_rotation_00;
     let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
-    let t4 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
-    let t5 = 0.25 * (joint1_bend_y * cache.joint1_len) * cache.joint1_ring1_bend_c2;
-    let t6 = 0.25 * cache.joint1_ring1_bend_c2 * (joint1_bend_z * cache.joint1_len);
-    let joint1_ring1_position_x = t4 * cache.base_pitch_rotation_00
-        + cache.joint1_position_x + cache.base_roll_rotation_01 * t5
-        + cache.base_roll_rotation_02 * t6;
+    let t3 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
+    let t4 = 0.25 * (cache.joint1_bend_y * cache.joint1_len)
+        * cache.joint1_ring1_bend_c2;
+    let t5 = 0.25 * cache.joint1_ring1_bend_c2
+        * (cache.joint1_bend_z * cache.joint1_len);
+    let joint1_ring1_position_x = t3 * cache.base_pitch_rotation_00
+        + cache.joint1_position_x + cache.base_roll_rotation_01 * t4
+        + cache.base_roll_rotation_02 * t5;
     let joint1_skin_1_0_position_x = joint1_ring1_skin_y_x + joint1_ring1_position_x;
-    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t1
-        + cache.base_roll_rotation_12 * t2 + cache.base_pitch_rotation_10 * t3;
+    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t0
+        + cache.base_roll_rotation_12 * t1 + cache.base_pitch_rotation_10 * t2;
     let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
     let joint1_ring1_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_12 * t6 + cache.base_pitch_rotation_10 * t4
-        + cache.base_roll_rotation_11 * t5;
+        + cache.base_roll_rotation_12 * t5 + cache.base_pitch_rotation_10 * t3
+        + cache.base_roll_rotation_11 * t4;
     let joint1_skin_1_0_position_y = joint1_ring1_skin_y_y + joint1_ring1_position_y;
-    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t5
-        + t6 * cache.base_roll_rotation_22 + cache.joint1_position_z
-        + cache.base_pitch_rotation_20 * t4;
-    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t3
-        + cache.base_roll_rotation_22 * t2 + cache.base_roll_rotation_21 * t1;
+    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t4
+        + t5 * cache.base_roll_rotation_22 + cache.joint1_position_z
+        + cache.base_pitch_rotation_20 * t3;
+    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t2
+        + cache.base_roll_rotation_22 * t1 + cache.base_roll_rotation_21 * t0;
     let joint1_ring1_skin_y_z = p.module_radius * joint1_ring1_rotation_21;
     let joint1_skin_1_0_position_z = joint1_ring1_position_z + joint1_ring1_skin_y_z;
     let x = joint1_skin_1_0_position_x;
@@ -18414,34 +18401,35 @@ pub fn contact_jacobian_7(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
-    let t1 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t1 * q[8] + 0.33333333333333315 * t1 * q[7]
-        - 0.6666666666666666 * t1 * q[6];
-    let t2 = 0.25 * (joint1_bend_y * cache.joint1_len) * cache.joint1_ring1_bend_c2;
-    let joint1_bend_z = 0.5773502691896255 * t1 * q[8] - 0.5773502691896257 * t1 * q[7];
-    let t3 = 0.25 * cache.joint1_ring1_bend_c2 * (joint1_bend_z * cache.joint1_len);
+    let t1 = 0.25 * (cache.joint1_bend_y * cache.joint1_len)
+        * cache.joint1_ring1_bend_c2;
+    let t2 = 0.25 * cache.joint1_ring1_bend_c2
+        * (cache.joint1_bend_z * cache.joint1_len);
     let joint1_ring1_position_x = t0 * cache.base_pitch_rotation_00
-        + cache.joint1_position_x + cache.base_roll_rotation_01 * t2
-        + cache.base_roll_rotation_02 * t3;
-    let t4 = 1.0 - 0.25 * (joint1_bend_z * joint1_bend_z) * cache.joint1_ring1_bend_c2;
-    let t5 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
-    let t6 = -(0.25 * (joint1_bend_y * joint1_bend_z) * cache.joint1_ring1_bend_c2);
-    let joint1_ring1_rotation_02 = t4 * cache.base_roll_rotation_02
-        + cache.base_pitch_rotation_00 * t5 + cache.base_roll_rotation_01 * t6;
+        + cache.joint1_position_x + cache.base_roll_rotation_01 * t1
+        + cache.base_roll_rotation_02 * t2;
+    let t3 = 1.0
+        - 0.25 * (cache.joint1_bend_z * cache.joint1_bend_z)
+            * cache.joint1_ring1_bend_c2;
+    let t4 = -(0.5 * cache.joint1_bend_z * cache.joint1_ring1_bend_c1);
+    let t5 = -(0.25 * (cache.joint1_bend_y * cache.joint1_bend_z)
+        * cache.joint1_ring1_bend_c2);
+    let joint1_ring1_rotation_02 = t3 * cache.base_roll_rotation_02
+        + cache.base_pitch_rotation_00 * t4 + cache.base_roll_rotation_01 * t5;
     let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
     let joint1_skin_1_1_position_x = joint1_ring1_position_x + joint1_ring1_skin_z_x;
-    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t5
-        + cache.base_roll_rotation_12 * t4 + cache.base_roll_rotation_11 * t6;
+    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t4
+        + cache.base_roll_rotation_12 * t3 + cache.base_roll_rotation_11 * t5;
     let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
     let joint1_ring1_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_12 * t3 + cache.base_pitch_rotation_10 * t0
-        + cache.base_roll_rotation_11 * t2;
+        + cache.base_roll_rotation_12 * t2 + cache.base_pitch_rotation_10 * t0
+        + cache.base_roll_rotation_11 * t1;
     let joint1_skin_1_1_position_y = joint1_ring1_skin_z_y + joint1_ring1_position_y;
-    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t2
-        + t3 * cache.base_roll_rotation_22 + cache.joint1_position_z
+    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t1
+        + t2 * cache.base_roll_rotation_22 + cache.joint1_position_z
         + cache.base_pitch_rotation_20 * t0;
-    let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t6
-        + cache.base_pitch_rotation_20 * t5 + t4 * cache.base_roll_rotation_22;
+    let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t5
+        + cache.base_pitch_rotation_20 * t4 + t3 * cache.base_roll_rotation_22;
     let joint1_ring1_skin_z_z = joint1_ring1_rotation_22 * p.module_radius;
     let joint1_skin_1_1_position_z = joint1_ring1_position_z + joint1_ring1_skin_z_z;
     let x = joint1_skin_1_1_position_x;
@@ -18462,34 +18450,35 @@ pub fn contact_jacobian_8(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
-    let t1 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t1 * q[8] + 0.33333333333333315 * t1 * q[7]
-        - 0.6666666666666666 * t1 * q[6];
-    let t2 = 0.25 * (joint1_bend_y * cache.joint1_len) * cache.joint1_ring1_bend_c2;
-    let joint1_bend_z = 0.5773502691896255 * t1 * q[8] - 0.5773502691896257 * t1 * q[7];
-    let t3 = 0.25 * cache.joint1_ring1_bend_c2 * (joint1_bend_z * cache.joint1_len);
+    let t1 = 0.25 * (cache.joint1_bend_y * cache.joint1_len)
+        * cache.joint1_ring1_bend_c2;
+    let t2 = 0.25 * cache.joint1_ring1_bend_c2
+        * (cache.joint1_bend_z * cache.joint1_len);
     let joint1_ring1_position_x = t0 * cache.base_pitch_rotation_00
-        + cache.joint1_position_x + cache.base_roll_rotation_01 * t2
-        + cache.base_roll_rotation_02 * t3;
-    let t4 = 1.0 - 0.25 * (joint1_bend_y * joint1_bend_y) * cache.joint1_ring1_bend_c2;
-    let t5 = -(0.25 * (joint1_bend_y * joint1_bend_z) * cache.joint1_ring1_bend_c2);
-    let t6 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
-    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t4
-        + cache.base_roll_rotation_02 * t5 + t6 * cache.base_pitch_rotation_00;
+        + cache.joint1_position_x + cache.base_roll_rotation_01 * t1
+        + cache.base_roll_rotation_02 * t2;
+    let t3 = 1.0
+        - 0.25 * (cache.joint1_bend_y * cache.joint1_bend_y)
+            * cache.joint1_ring1_bend_c2;
+    let t4 = -(0.25 * (cache.joint1_bend_y * cache.joint1_bend_z)
+        * cache.joint1_ring1_bend_c2);
+    let t5 = -(0.5 * cache.joint1_bend_y * cache.joint1_ring1_bend_c1);
+    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t3
+        + cache.base_roll_rotation_02 * t4 + t5 * cache.base_pitch_rotation_00;
     let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
     let joint1_skin_1_2_position_x = joint1_ring1_position_x - joint1_ring1_skin_y_x;
-    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t4
-        + cache.base_roll_rotation_12 * t5 + cache.base_pitch_rotation_10 * t6;
+    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t3
+        + cache.base_roll_rotation_12 * t4 + cache.base_pitch_rotation_10 * t5;
     let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
     let joint1_ring1_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_12 * t3 + cache.base_pitch_rotation_10 * t0
-        + cache.base_roll_rotation_11 * t2;
+        + cache.base_roll_rotation_12 * t2 + cache.base_pitch_rotation_10 * t0
+        + cache.base_roll_rotation_11 * t1;
     let joint1_skin_1_2_position_y = joint1_ring1_position_y - joint1_ring1_skin_y_y;
-    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t2
-        + t3 * cache.base_roll_rotation_22 + cache.joint1_position_z
+    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t1
+        + t2 * cache.base_roll_rotation_22 + cache.joint1_position_z
         + cache.base_pitch_rotation_20 * t0;
-    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t6
-        + cache.base_roll_rotation_22 * t5 + cache.base_roll_rotation_21 * t4;
+    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t5
+        + cache.base_roll_rotation_22 * t4 + cache.base_roll_rotation_21 * t3;
     let joint1_ring1_skin_y_z = p.module_radius * joint1_ring1_rotation_21;
     let joint1_skin_1_2_position_z = joint1_ring1_position_z - joint1_ring1_skin_y_z;
     let x = joint1_skin_1_2_position_x;
@@ -18510,34 +18499,35 @@ pub fn contact_jacobian_9(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
-    let t1 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t1 * q[8] + 0.33333333333333315 * t1 * q[7]
-        - 0.6666666666666666 * t1 * q[6];
-    let t2 = 0.25 * (joint1_bend_y * cache.joint1_len) * cache.joint1_ring1_bend_c2;
-    let joint1_bend_z = 0.5773502691896255 * t1 * q[8] - 0.5773502691896257 * t1 * q[7];
-    let t3 = 0.25 * cache.joint1_ring1_bend_c2 * (joint1_bend_z * cache.joint1_len);
+    let t1 = 0.25 * (cache.joint1_bend_y * cache.joint1_len)
+        * cache.joint1_ring1_bend_c2;
+    let t2 = 0.25 * cache.joint1_ring1_bend_c2
+        * (cache.joint1_bend_z * cache.joint1_len);
     let joint1_ring1_position_x = t0 * cache.base_pitch_rotation_00
-        + cache.joint1_position_x + cache.base_roll_rotation_01 * t2
-        + cache.base_roll_rotation_02 * t3;
-    let t4 = 1.0 - 0.25 * (joint1_bend_z * joint1_bend_z) * cache.joint1_ring1_bend_c2;
-    let t5 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
-    let t6 = -(0.25 * (joint1_bend_y * joint1_bend_z) * cache.joint1_ring1_bend_c2);
-    let joint1_ring1_rotation_02 = t4 * cache.base_roll_rotation_02
-        + cache.base_pitch_rotation_00 * t5 + cache.base_roll_rotation_01 * t6;
+        + cache.joint1_position_x + cache.base_roll_rotation_01 * t1
+        + cache.base_roll_rotation_02 * t2;
+    let t3 = 1.0
+        - 0.25 * (cache.joint1_bend_z * cache.joint1_bend_z)
+            * cache.joint1_ring1_bend_c2;
+    let t4 = -(0.5 * cache.joint1_bend_z * cache.joint1_ring1_bend_c1);
+    let t5 = -(0.25 * (cache.joint1_bend_y * cache.joint1_bend_z)
+        * cache.joint1_ring1_bend_c2);
+    let joint1_ring1_rotation_02 = t3 * cache.base_roll_rotation_02
+        + cache.base_pitch_rotation_00 * t4 + cache.base_roll_rotation_01 * t5;
     let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
     let joint1_skin_1_3_position_x = joint1_ring1_position_x - joint1_ring1_skin_z_x;
     let joint1_ring1_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_12 * t3 + cache.base_pitch_rotation_10 * t0
-        + cache.base_roll_rotation_11 * t2;
-    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t5
-        + cache.base_roll_rotation_12 * t4 + cache.base_roll_rotation_11 * t6;
+        + cache.base_roll_rotation_12 * t2 + cache.base_pitch_rotation_10 * t0
+        + cache.base_roll_rotation_11 * t1;
+    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t4
+        + cache.base_roll_rotation_12 * t3 + cache.base_roll_rotation_11 * t5;
     let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
     let joint1_skin_1_3_position_y = joint1_ring1_position_y - joint1_ring1_skin_z_y;
-    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t2
-        + t3 * cache.base_roll_rotation_22 + cache.joint1_position_z
+    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t1
+        + t2 * cache.base_roll_rotation_22 + cache.joint1_position_z
         + cache.base_pitch_rotation_20 * t0;
-    let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t6
-        + cache.base_pitch_rotation_20 * t5 + t4 * cache.base_roll_rotation_22;
+    let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t5
+        + cache.base_pitch_rotation_20 * t4 + t3 * cache.base_roll_rotation_22;
     let joint1_ring1_skin_z_z = joint1_ring1_rotation_22 * p.module_radius;
     let joint1_skin_1_3_position_z = joint1_ring1_position_z - joint1_ring1_skin_z_z;
     let x = joint1_skin_1_3_position_x;
@@ -18708,37 +18698,37 @@ pub fn contact_jacobian_15(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-        + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-    let t1 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y);
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
-    let t2 = -(0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_z * joint2_bend_y));
-    let t3 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_y * joint2_bend_y);
-    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t1
-        + t2 * cache.joint2_rotation_02 + t3 * cache.joint2_rotation_01;
+    let t0 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_y);
+    let t1 = -(0.25 * cache.joint2_ring1_bend_c2
+        * (cache.joint2_bend_z * cache.joint2_bend_y));
+    let t2 = 1.0
+        - 0.25 * cache.joint2_ring1_bend_c2
+            * (cache.joint2_bend_y * cache.joint2_bend_y);
+    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t0
+        + t1 * cache.joint2_rotation_02 + t2 * cache.joint2_rotation_01;
     let joint2_ring1_skin_y_x = joint2_ring1_rotation_01 * p.module_radius;
-    let t4 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
-    let t5 = 0.25 * (cache.joint2_len * joint2_bend_y) * cache.joint2_ring1_bend_c2;
-    let t6 = 0.25 * (joint2_bend_z * cache.joint2_len) * cache.joint2_ring1_bend_c2;
-    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t4
-        + cache.joint2_position_x + cache.joint2_rotation_01 * t5
-        + t6 * cache.joint2_rotation_02;
+    let t3 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+    let t4 = 0.25 * (cache.joint2_len * cache.joint2_bend_y)
+        * cache.joint2_ring1_bend_c2;
+    let t5 = 0.25 * (cache.joint2_bend_z * cache.joint2_len)
+        * cache.joint2_ring1_bend_c2;
+    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t3
+        + cache.joint2_position_x + cache.joint2_rotation_01 * t4
+        + t5 * cache.joint2_rotation_02;
     let joint2_skin_1_0_position_x = joint2_ring1_skin_y_x + joint2_ring1_position_x;
-    let joint2_ring1_position_y = cache.joint2_rotation_12 * t6
-        + cache.joint1_tip_rotation_10 * t4 + cache.joint2_position_y
-        + cache.joint2_rotation_11 * t5;
-    let joint2_ring1_rotation_11 = t3 * cache.joint2_rotation_11
-        + t2 * cache.joint2_rotation_12 + cache.joint1_tip_rotation_10 * t1;
+    let joint2_ring1_position_y = cache.joint2_rotation_12 * t5
+        + cache.joint1_tip_rotation_10 * t3 + cache.joint2_position_y
+        + cache.joint2_rotation_11 * t4;
+    let joint2_ring1_rotation_11 = t2 * cache.joint2_rotation_11
+        + t1 * cache.joint2_rotation_12 + cache.joint1_tip_rotation_10 * t0;
     let joint2_ring1_skin_y_y = joint2_ring1_rotation_11 * p.module_radius;
     let joint2_skin_1_0_position_y = joint2_ring1_position_y + joint2_ring1_skin_y_y;
-    let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t1
-        + t3 * cache.joint2_rotation_21 + t2 * cache.joint2_rotation_22;
+    let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t0
+        + t2 * cache.joint2_rotation_21 + t1 * cache.joint2_rotation_22;
     let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
-    let joint2_ring1_position_z = t6 * cache.joint2_rotation_22
-        + cache.joint2_rotation_21 * t5 + cache.joint2_position_z
-        + cache.joint1_tip_rotation_20 * t4;
+    let joint2_ring1_position_z = t5 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t4 + cache.joint2_position_z
+        + cache.joint1_tip_rotation_20 * t3;
     let joint2_skin_1_0_position_z = joint2_ring1_skin_y_z + joint2_ring1_position_z;
     let x = joint2_skin_1_0_position_x;
     let y = joint2_skin_1_0_position_y;
@@ -18757,37 +18747,37 @@ pub fn contact_jacobian_16(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
-    let t1 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
-    let t2 = 1.0 - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
-    let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-        + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-    let t3 = -(0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_z * joint2_bend_y));
-    let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t1
-        + cache.joint2_rotation_02 * t2 + t3 * cache.joint2_rotation_01;
+    let t0 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_z);
+    let t1 = 1.0
+        - 0.25 * (cache.joint2_bend_z * cache.joint2_bend_z)
+            * cache.joint2_ring1_bend_c2;
+    let t2 = -(0.25 * cache.joint2_ring1_bend_c2
+        * (cache.joint2_bend_z * cache.joint2_bend_y));
+    let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t0
+        + cache.joint2_rotation_02 * t1 + t2 * cache.joint2_rotation_01;
     let joint2_ring1_skin_z_x = joint2_ring1_rotation_02 * p.module_radius;
-    let t4 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
-    let t5 = 0.25 * (cache.joint2_len * joint2_bend_y) * cache.joint2_ring1_bend_c2;
-    let t6 = 0.25 * (joint2_bend_z * cache.joint2_len) * cache.joint2_ring1_bend_c2;
-    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t4
-        + cache.joint2_position_x + cache.joint2_rotation_01 * t5
-        + t6 * cache.joint2_rotation_02;
+    let t3 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+    let t4 = 0.25 * (cache.joint2_len * cache.joint2_bend_y)
+        * cache.joint2_ring1_bend_c2;
+    let t5 = 0.25 * (cache.joint2_bend_z * cache.joint2_len)
+        * cache.joint2_ring1_bend_c2;
+    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t3
+        + cache.joint2_position_x + cache.joint2_rotation_01 * t4
+        + t5 * cache.joint2_rotation_02;
     let joint2_skin_1_1_position_x = joint2_ring1_skin_z_x + joint2_ring1_position_x;
-    let joint2_ring1_position_y = cache.joint2_rotation_12 * t6
-        + cache.joint1_tip_rotation_10 * t4 + cache.joint2_position_y
-        + cache.joint2_rotation_11 * t5;
-    let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t1
-        + t3 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t2;
+    let joint2_ring1_position_y = cache.joint2_rotation_12 * t5
+        + cache.joint1_tip_rotation_10 * t3 + cache.joint2_position_y
+        + cache.joint2_rotation_11 * t4;
+    let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t0
+        + t2 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t1;
     let joint2_ring1_skin_z_y = joint2_ring1_rotation_12 * p.module_radius;
     let joint2_skin_1_1_position_y = joint2_ring1_position_y + joint2_ring1_skin_z_y;
-    let joint2_ring1_rotation_22 = t2 * cache.joint2_rotation_22
-        + cache.joint1_tip_rotation_20 * t1 + t3 * cache.joint2_rotation_21;
+    let joint2_ring1_rotation_22 = t1 * cache.joint2_rotation_22
+        + cache.joint1_tip_rotation_20 * t0 + t2 * cache.joint2_rotation_21;
     let joint2_ring1_skin_z_z = joint2_ring1_rotation_22 * p.module_radius;
-    let joint2_ring1_position_z = t6 * cache.joint2_rotation_22
-        + cache.joint2_rotation_21 * t5 + cache.joint2_position_z
-        + cache.joint1_tip_rotation_20 * t4;
+    let joint2_ring1_position_z = t5 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t4 + cache.joint2_position_z
+        + cache.joint1_tip_rotation_20 * t3;
     let joint2_skin_1_1_position_z = joint2_ring1_skin_z_z + joint2_ring1_position_z;
     let x = joint2_skin_1_1_position_x;
     let y = joint2_skin_1_1_position_y;
@@ -18807,35 +18797,35 @@ pub fn contact_jacobian_17(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
-    let t1 = 1.0 / p.actuator_radius;
-    let joint2_bend_y = 0.3333333333333336 * t1 * q[11]
-        + 0.33333333333333315 * t1 * q[10] - 0.6666666666666666 * t1 * q[9];
-    let t2 = 0.25 * (cache.joint2_len * joint2_bend_y) * cache.joint2_ring1_bend_c2;
-    let joint2_bend_z = 0.5773502691896255 * t1 * q[11]
-        - 0.5773502691896257 * t1 * q[10];
-    let t3 = 0.25 * (joint2_bend_z * cache.joint2_len) * cache.joint2_ring1_bend_c2;
+    let t1 = 0.25 * (cache.joint2_len * cache.joint2_bend_y)
+        * cache.joint2_ring1_bend_c2;
+    let t2 = 0.25 * (cache.joint2_bend_z * cache.joint2_len)
+        * cache.joint2_ring1_bend_c2;
     let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t0
-        + cache.joint2_position_x + cache.joint2_rotation_01 * t2
-        + t3 * cache.joint2_rotation_02;
-    let t4 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y);
-    let t5 = -(0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_z * joint2_bend_y));
-    let t6 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_y * joint2_bend_y);
-    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t4
-        + t5 * cache.joint2_rotation_02 + t6 * cache.joint2_rotation_01;
+        + cache.joint2_position_x + cache.joint2_rotation_01 * t1
+        + t2 * cache.joint2_rotation_02;
+    let t3 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_y);
+    let t4 = -(0.25 * cache.joint2_ring1_bend_c2
+        * (cache.joint2_bend_z * cache.joint2_bend_y));
+    let t5 = 1.0
+        - 0.25 * cache.joint2_ring1_bend_c2
+            * (cache.joint2_bend_y * cache.joint2_bend_y);
+    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t3
+        + t4 * cache.joint2_rotation_02 + t5 * cache.joint2_rotation_01;
     let joint2_ring1_skin_y_x = joint2_ring1_rotation_01 * p.module_radius;
     let joint2_skin_1_2_position_x = joint2_ring1_position_x - joint2_ring1_skin_y_x;
-    let joint2_ring1_position_y = cache.joint2_rotation_12 * t3
+    let joint2_ring1_position_y = cache.joint2_rotation_12 * t2
         + cache.joint1_tip_rotation_10 * t0 + cache.joint2_position_y
-        + cache.joint2_rotation_11 * t2;
-    let joint2_ring1_rotation_11 = t6 * cache.joint2_rotation_11
-        + t5 * cache.joint2_rotation_12 + cache.joint1_tip_rotation_10 * t4;
+        + cache.joint2_rotation_11 * t1;
+    let joint2_ring1_rotation_11 = t5 * cache.joint2_rotation_11
+        + t4 * cache.joint2_rotation_12 + cache.joint1_tip_rotation_10 * t3;
     let joint2_ring1_skin_y_y = joint2_ring1_rotation_11 * p.module_radius;
     let joint2_skin_1_2_position_y = joint2_ring1_position_y - joint2_ring1_skin_y_y;
-    let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t4
-        + t6 * cache.joint2_rotation_21 + t5 * cache.joint2_rotation_22;
+    let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t3
+        + t5 * cache.joint2_rotation_21 + t4 * cache.joint2_rotation_22;
     let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
-    let joint2_ring1_position_z = t3 * cache.joint2_rotation_22
-        + cache.joint2_rotation_21 * t2 + cache.joint2_position_z
+    let joint2_ring1_position_z = t2 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t1 + cache.joint2_position_z
         + cache.joint1_tip_rotation_20 * t0;
     let joint2_skin_1_2_position_z = joint2_ring1_position_z - joint2_ring1_skin_y_z;
     let x = joint2_skin_1_2_position_x;
@@ -18855,37 +18845,37 @@ pub fn contact_jacobian_18(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
-    let t1 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
-    let t2 = 1.0 - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
-    let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-        + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-    let t3 = -(0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_z * joint2_bend_y));
-    let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t1
-        + cache.joint2_rotation_02 * t2 + t3 * cache.joint2_rotation_01;
+    let t0 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_z);
+    let t1 = 1.0
+        - 0.25 * (cache.joint2_bend_z * cache.joint2_bend_z)
+            * cache.joint2_ring1_bend_c2;
+    let t2 = -(0.25 * cache.joint2_ring1_bend_c2
+        * (cache.joint2_bend_z * cache.joint2_bend_y));
+    let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t0
+        + cache.joint2_rotation_02 * t1 + t2 * cache.joint2_rotation_01;
     let joint2_ring1_skin_z_x = joint2_ring1_rotation_02 * p.module_radius;
-    let t4 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
-    let t5 = 0.25 * (cache.joint2_len * joint2_bend_y) * cache.joint2_ring1_bend_c2;
-    let t6 = 0.25 * (joint2_bend_z * cache.joint2_len) * cache.joint2_ring1_bend_c2;
-    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t4
-        + cache.joint2_position_x + cache.joint2_rotation_01 * t5
-        + t6 * cache.joint2_rotation_02;
+    let t3 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+    let t4 = 0.25 * (cache.joint2_len * cache.joint2_bend_y)
+        * cache.joint2_ring1_bend_c2;
+    let t5 = 0.25 * (cache.joint2_bend_z * cache.joint2_len)
+        * cache.joint2_ring1_bend_c2;
+    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t3
+        + cache.joint2_position_x + cache.joint2_rotation_01 * t4
+        + t5 * cache.joint2_rotation_02;
     let joint2_skin_1_3_position_x = joint2_ring1_position_x - joint2_ring1_skin_z_x;
-    let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t1
-        + t3 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t2;
+    let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t0
+        + t2 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t1;
     let joint2_ring1_skin_z_y = joint2_ring1_rotation_12 * p.module_radius;
-    let joint2_ring1_position_y = cache.joint2_rotation_12 * t6
-        + cache.joint1_tip_rotation_10 * t4 + cache.joint2_position_y
-        + cache.joint2_rotation_11 * t5;
+    let joint2_ring1_position_y = cache.joint2_rotation_12 * t5
+        + cache.joint1_tip_rotation_10 * t3 + cache.joint2_position_y
+        + cache.joint2_rotation_11 * t4;
     let joint2_skin_1_3_position_y = joint2_ring1_position_y - joint2_ring1_skin_z_y;
-    let joint2_ring1_rotation_22 = t2 * cache.joint2_rotation_22
-        + cache.joint1_tip_rotation_20 * t1 + t3 * cache.joint2_rotation_21;
+    let joint2_ring1_rotation_22 = t1 * cache.joint2_rotation_22
+        + cache.joint1_tip_rotation_20 * t0 + t2 * cache.joint2_rotation_21;
     let joint2_ring1_skin_z_z = joint2_ring1_rotation_22 * p.module_radius;
-    let joint2_ring1_position_z = t6 * cache.joint2_rotation_22
-        + cache.joint2_rotation_21 * t5 + cache.joint2_position_z
-        + cache.joint1_tip_rotation_20 * t4;
+    let joint2_ring1_position_z = t5 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t4 + cache.joint2_position_z
+        + cache.joint1_tip_rotation_20 * t3;
     let joint2_skin_1_3_position_z = joint2_ring1_position_z - joint2_ring1_skin_z_z;
     let x = joint2_skin_1_3_position_x;
     let y = joint2_skin_1_3_position_y;
@@ -19043,23 +19033,18 @@ pub fn contact_frame_sphere(
         }
         2 => {
             let t0 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
-            let t1 = 1.0 / p.actuator_radius;
-            let joint1_bend_y = 0.3333333333333336 * t1 * q[8]
-                + 0.33333333333333315 * t1 * q[7] - 0.6666666666666666 * t1 * q[6];
-            let t2 = 0.25 * (joint1_bend_y * cache.joint1_len)
+            let t1 = 0.25 * (cache.joint1_bend_y * cache.joint1_len)
                 * cache.joint1_ring1_bend_c2;
-            let joint1_bend_z = 0.5773502691896255 * t1 * q[8]
-                - 0.5773502691896257 * t1 * q[7];
-            let t3 = 0.25 * cache.joint1_ring1_bend_c2
-                * (joint1_bend_z * cache.joint1_len);
+            let t2 = 0.25 * cache.joint1_ring1_bend_c2
+                * (cache.joint1_bend_z * cache.joint1_len);
             let joint1_ring1_position_x = t0 * cache.base_pitch_rotation_00
-                + cache.joint1_position_x + cache.base_roll_rotation_01 * t2
-                + cache.base_roll_rotation_02 * t3;
+                + cache.joint1_position_x + cache.base_roll_rotation_01 * t1
+                + cache.base_roll_rotation_02 * t2;
             let joint1_ring1_position_y = cache.joint1_position_y
-                + cache.base_roll_rotation_12 * t3 + cache.base_pitch_rotation_10 * t0
-                + cache.base_roll_rotation_11 * t2;
-            let joint1_ring1_position_z = cache.base_roll_rotation_21 * t2
-                + t3 * cache.base_roll_rotation_22 + cache.joint1_position_z
+                + cache.base_roll_rotation_12 * t2 + cache.base_pitch_rotation_10 * t0
+                + cache.base_roll_rotation_11 * t1;
+            let joint1_ring1_position_z = cache.base_roll_rotation_21 * t1
+                + t2 * cache.base_roll_rotation_22 + cache.joint1_position_z
                 + cache.base_pitch_rotation_20 * t0;
             centre[0usize] = joint1_ring1_position_x;
             centre[1usize] = joint1_ring1_position_y;
@@ -19082,23 +19067,18 @@ pub fn contact_frame_sphere(
         }
         5 => {
             let t0 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
-            let t1 = 1.0 / p.actuator_radius;
-            let joint2_bend_y = 0.3333333333333336 * t1 * q[11]
-                + 0.33333333333333315 * t1 * q[10] - 0.6666666666666666 * t1 * q[9];
-            let t2 = 0.25 * (cache.joint2_len * joint2_bend_y)
+            let t1 = 0.25 * (cache.joint2_len * cache.joint2_bend_y)
                 * cache.joint2_ring1_bend_c2;
-            let joint2_bend_z = 0.5773502691896255 * t1 * q[11]
-                - 0.5773502691896257 * t1 * q[10];
-            let t3 = 0.25 * (joint2_bend_z * cache.joint2_len)
+            let t2 = 0.25 * (cache.joint2_bend_z * cache.joint2_len)
                 * cache.joint2_ring1_bend_c2;
             let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t0
-                + cache.joint2_position_x + cache.joint2_rotation_01 * t2
-                + t3 * cache.joint2_rotation_02;
-            let joint2_ring1_position_y = cache.joint2_rotation_12 * t3
+                + cache.joint2_position_x + cache.joint2_rotation_01 * t1
+                + t2 * cache.joint2_rotation_02;
+            let joint2_ring1_position_y = cache.joint2_rotation_12 * t2
                 + cache.joint1_tip_rotation_10 * t0 + cache.joint2_position_y
-                + cache.joint2_rotation_11 * t2;
-            let joint2_ring1_position_z = t3 * cache.joint2_rotation_22
-                + cache.joint2_rotation_21 * t2 + cache.joint2_position_z
+                + cache.joint2_rotation_11 * t1;
+            let joint2_ring1_position_z = t2 * cache.joint2_rotation_22
+                + cache.joint2_rotation_21 * t1 + cache.joint2_position_z
                 + cache.joint1_tip_rotation_20 * t0;
             centre[0usize] = joint2_ring1_position_x;
             centre[1usize] = joint2_ring1_position_y;
@@ -19192,60 +19172,57 @@ pub fn contact_frame_positions_into(
             out[5][2usize] = joint1_skin_0_3_position_z;
         }
         2 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let joint1_bend_y = 0.3333333333333336 * t0 * q[8]
-                + 0.33333333333333315 * t0 * q[7] - 0.6666666666666666 * t0 * q[6];
-            let t1 = 1.0
-                - 0.25 * (joint1_bend_y * joint1_bend_y) * cache.joint1_ring1_bend_c2;
-            let joint1_bend_z = 0.5773502691896255 * t0 * q[8]
-                - 0.5773502691896257 * t0 * q[7];
-            let t2 = -(0.25 * (joint1_bend_y * joint1_bend_z)
+            let t0 = 1.0
+                - 0.25 * (cache.joint1_bend_y * cache.joint1_bend_y)
+                    * cache.joint1_ring1_bend_c2;
+            let t1 = -(0.25 * (cache.joint1_bend_y * cache.joint1_bend_z)
                 * cache.joint1_ring1_bend_c2);
-            let t3 = -(0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1);
-            let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t1
-                + cache.base_roll_rotation_02 * t2 + t3 * cache.base_pitch_rotation_00;
+            let t2 = -(0.5 * cache.joint1_bend_y * cache.joint1_ring1_bend_c1);
+            let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t0
+                + cache.base_roll_rotation_02 * t1 + t2 * cache.base_pitch_rotation_00;
             let joint1_ring1_skin_y_x = joint1_ring1_rotation_01 * p.module_radius;
-            let t4 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
-            let t5 = 0.25 * (joint1_bend_y * cache.joint1_len)
+            let t3 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
+            let t4 = 0.25 * (cache.joint1_bend_y * cache.joint1_len)
                 * cache.joint1_ring1_bend_c2;
-            let t6 = 0.25 * cache.joint1_ring1_bend_c2
-                * (joint1_bend_z * cache.joint1_len);
-            let joint1_ring1_position_x = t4 * cache.base_pitch_rotation_00
-                + cache.joint1_position_x + cache.base_roll_rotation_01 * t5
-                + cache.base_roll_rotation_02 * t6;
+            let t5 = 0.25 * cache.joint1_ring1_bend_c2
+                * (cache.joint1_bend_z * cache.joint1_len);
+            let joint1_ring1_position_x = t3 * cache.base_pitch_rotation_00
+                + cache.joint1_position_x + cache.base_roll_rotation_01 * t4
+                + cache.base_roll_rotation_02 * t5;
             let joint1_skin_1_0_position_x = joint1_ring1_skin_y_x
                 + joint1_ring1_position_x;
-            let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t1
-                + cache.base_roll_rotation_12 * t2 + cache.base_pitch_rotation_10 * t3;
+            let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t0
+                + cache.base_roll_rotation_12 * t1 + cache.base_pitch_rotation_10 * t2;
             let joint1_ring1_skin_y_y = joint1_ring1_rotation_11 * p.module_radius;
             let joint1_ring1_position_y = cache.joint1_position_y
-                + cache.base_roll_rotation_12 * t6 + cache.base_pitch_rotation_10 * t4
-                + cache.base_roll_rotation_11 * t5;
+                + cache.base_roll_rotation_12 * t5 + cache.base_pitch_rotation_10 * t3
+                + cache.base_roll_rotation_11 * t4;
             let joint1_skin_1_0_position_y = joint1_ring1_skin_y_y
                 + joint1_ring1_position_y;
-            let joint1_ring1_position_z = cache.base_roll_rotation_21 * t5
-                + t6 * cache.base_roll_rotation_22 + cache.joint1_position_z
-                + cache.base_pitch_rotation_20 * t4;
-            let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t3
-                + cache.base_roll_rotation_22 * t2 + cache.base_roll_rotation_21 * t1;
+            let joint1_ring1_position_z = cache.base_roll_rotation_21 * t4
+                + t5 * cache.base_roll_rotation_22 + cache.joint1_position_z
+                + cache.base_pitch_rotation_20 * t3;
+            let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t2
+                + cache.base_roll_rotation_22 * t1 + cache.base_roll_rotation_21 * t0;
             let joint1_ring1_skin_y_z = p.module_radius * joint1_ring1_rotation_21;
             let joint1_skin_1_0_position_z = joint1_ring1_position_z
                 + joint1_ring1_skin_y_z;
-            let t7 = 1.0
-                - 0.25 * (joint1_bend_z * joint1_bend_z) * cache.joint1_ring1_bend_c2;
-            let t8 = -(0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1);
-            let joint1_ring1_rotation_02 = t7 * cache.base_roll_rotation_02
-                + cache.base_pitch_rotation_00 * t8 + cache.base_roll_rotation_01 * t2;
+            let t6 = 1.0
+                - 0.25 * (cache.joint1_bend_z * cache.joint1_bend_z)
+                    * cache.joint1_ring1_bend_c2;
+            let t7 = -(0.5 * cache.joint1_bend_z * cache.joint1_ring1_bend_c1);
+            let joint1_ring1_rotation_02 = t6 * cache.base_roll_rotation_02
+                + cache.base_pitch_rotation_00 * t7 + cache.base_roll_rotation_01 * t1;
             let joint1_ring1_skin_z_x = joint1_ring1_rotation_02 * p.module_radius;
             let joint1_skin_1_1_position_x = joint1_ring1_position_x
                 + joint1_ring1_skin_z_x;
-            let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t8
-                + cache.base_roll_rotation_12 * t7 + cache.base_roll_rotation_11 * t2;
+            let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t7
+                + cache.base_roll_rotation_12 * t6 + cache.base_roll_rotation_11 * t1;
             let joint1_ring1_skin_z_y = joint1_ring1_rotation_12 * p.module_radius;
             let joint1_skin_1_1_position_y = joint1_ring1_skin_z_y
                 + joint1_ring1_position_y;
-            let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t2
-                + cache.base_pitch_rotation_20 * t8 + t7 * cache.base_roll_rotation_22;
+            let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t1
+                + cache.base_pitch_rotation_20 * t7 + t6 * cache.base_roll_rotation_22;
             let joint1_ring1_skin_z_z = joint1_ring1_rotation_22 * p.module_radius;
             let joint1_skin_1_1_position_z = joint1_ring1_position_z
                 + joint1_ring1_skin_z_z;
@@ -19324,60 +19301,57 @@ pub fn contact_frame_positions_into(
             out[14][2usize] = joint2_skin_0_3_position_z;
         }
         5 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-            let t1 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y);
-            let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-                - 0.5773502691896257 * t0 * q[10];
-            let t2 = -(0.25 * cache.joint2_ring1_bend_c2
-                * (joint2_bend_z * joint2_bend_y));
-            let t3 = 1.0
-                - 0.25 * cache.joint2_ring1_bend_c2 * (joint2_bend_y * joint2_bend_y);
-            let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t1
-                + t2 * cache.joint2_rotation_02 + t3 * cache.joint2_rotation_01;
+            let t0 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_y);
+            let t1 = -(0.25 * cache.joint2_ring1_bend_c2
+                * (cache.joint2_bend_z * cache.joint2_bend_y));
+            let t2 = 1.0
+                - 0.25 * cache.joint2_ring1_bend_c2
+                    * (cache.joint2_bend_y * cache.joint2_bend_y);
+            let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t0
+                + t1 * cache.joint2_rotation_02 + t2 * cache.joint2_rotation_01;
             let joint2_ring1_skin_y_x = joint2_ring1_rotation_01 * p.module_radius;
-            let t4 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
-            let t5 = 0.25 * (cache.joint2_len * joint2_bend_y)
+            let t3 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+            let t4 = 0.25 * (cache.joint2_len * cache.joint2_bend_y)
                 * cache.joint2_ring1_bend_c2;
-            let t6 = 0.25 * (joint2_bend_z * cache.joint2_len)
+            let t5 = 0.25 * (cache.joint2_bend_z * cache.joint2_len)
                 * cache.joint2_ring1_bend_c2;
-            let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t4
-                + cache.joint2_position_x + cache.joint2_rotation_01 * t5
-                + t6 * cache.joint2_rotation_02;
+            let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t3
+                + cache.joint2_position_x + cache.joint2_rotation_01 * t4
+                + t5 * cache.joint2_rotation_02;
             let joint2_skin_1_0_position_x = joint2_ring1_skin_y_x
                 + joint2_ring1_position_x;
-            let joint2_ring1_position_y = cache.joint2_rotation_12 * t6
-                + cache.joint1_tip_rotation_10 * t4 + cache.joint2_position_y
-                + cache.joint2_rotation_11 * t5;
-            let joint2_ring1_rotation_11 = t3 * cache.joint2_rotation_11
-                + t2 * cache.joint2_rotation_12 + cache.joint1_tip_rotation_10 * t1;
+            let joint2_ring1_position_y = cache.joint2_rotation_12 * t5
+                + cache.joint1_tip_rotation_10 * t3 + cache.joint2_position_y
+                + cache.joint2_rotation_11 * t4;
+            let joint2_ring1_rotation_11 = t2 * cache.joint2_rotation_11
+                + t1 * cache.joint2_rotation_12 + cache.joint1_tip_rotation_10 * t0;
             let joint2_ring1_skin_y_y = joint2_ring1_rotation_11 * p.module_radius;
             let joint2_skin_1_0_position_y = joint2_ring1_position_y
                 + joint2_ring1_skin_y_y;
-            let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t1
-                + t3 * cache.joint2_rotation_21 + t2 * cache.joint2_rotation_22;
+            let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t0
+                + t2 * cache.joint2_rotation_21 + t1 * cache.joint2_rotation_22;
             let joint2_ring1_skin_y_z = joint2_ring1_rotation_21 * p.module_radius;
-            let joint2_ring1_position_z = t6 * cache.joint2_rotation_22
-                + cache.joint2_rotation_21 * t5 + cache.joint2_position_z
-                + cache.joint1_tip_rotation_20 * t4;
+            let joint2_ring1_position_z = t5 * cache.joint2_rotation_22
+                + cache.joint2_rotation_21 * t4 + cache.joint2_position_z
+                + cache.joint1_tip_rotation_20 * t3;
             let joint2_skin_1_0_position_z = joint2_ring1_skin_y_z
                 + joint2_ring1_position_z;
-            let t7 = -(0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z);
-            let t8 = 1.0
-                - 0.25 * (joint2_bend_z * joint2_bend_z) * cache.joint2_ring1_bend_c2;
-            let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t7
-                + cache.joint2_rotation_02 * t8 + t2 * cache.joint2_rotation_01;
+            let t6 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_z);
+            let t7 = 1.0
+                - 0.25 * (cache.joint2_bend_z * cache.joint2_bend_z)
+                    * cache.joint2_ring1_bend_c2;
+            let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t6
+                + cache.joint2_rotation_02 * t7 + t1 * cache.joint2_rotation_01;
             let joint2_ring1_skin_z_x = joint2_ring1_rotation_02 * p.module_radius;
             let joint2_skin_1_1_position_x = joint2_ring1_skin_z_x
                 + joint2_ring1_position_x;
-            let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t7
-                + t2 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t8;
+            let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t6
+                + t1 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t7;
             let joint2_ring1_skin_z_y = joint2_ring1_rotation_12 * p.module_radius;
             let joint2_skin_1_1_position_y = joint2_ring1_position_y
                 + joint2_ring1_skin_z_y;
-            let joint2_ring1_rotation_22 = t8 * cache.joint2_rotation_22
-                + cache.joint1_tip_rotation_20 * t7 + t2 * cache.joint2_rotation_21;
+            let joint2_ring1_rotation_22 = t7 * cache.joint2_rotation_22
+                + cache.joint1_tip_rotation_20 * t6 + t1 * cache.joint2_rotation_21;
             let joint2_ring1_skin_z_z = joint2_ring1_rotation_22 * p.module_radius;
             let joint2_skin_1_1_position_z = joint2_ring1_skin_z_z
                 + joint2_ring1_position_z;
@@ -19568,20 +19542,16 @@ pub fn contact_frame_own_into(
         }
         2 => {
             let t0 = 1.0 / p.actuator_radius;
-            let joint1_bend_y = 0.3333333333333336 * t0 * q[8]
-                + 0.33333333333333315 * t0 * q[7] - 0.6666666666666666 * t0 * q[6];
-            let joint1_bend_z = 0.5773502691896255 * t0 * q[8]
-                - 0.5773502691896257 * t0 * q[7];
-            let t1 = joint1_bend_y * joint1_bend_z;
+            let t1 = cache.joint1_bend_y * cache.joint1_bend_z;
             let joint1_ring1_local_bend_y_column_w_y = -(0.125 * t1
                 * cache.joint1_ring1_bend_c3);
             let joint1_ring1_local_subspace0_w_y = -(0.6666666666666666 * t0
                 * joint1_ring1_local_bend_y_column_w_y);
-            let joint1_ring1_local_bend_y_column_w_x = -(0.25 * joint1_bend_z
+            let joint1_ring1_local_bend_y_column_w_x = -(0.25 * cache.joint1_bend_z
                 * cache.joint1_ring1_bend_c2);
             let joint1_ring1_local_subspace0_w_x = -(0.6666666666666666 * t0
                 * joint1_ring1_local_bend_y_column_w_x);
-            let t2 = joint1_bend_z * joint1_bend_z;
+            let t2 = cache.joint1_bend_z * cache.joint1_bend_z;
             let joint1_ring1_local_bend_y_column_w_z = 0.5
                 - 0.125 * t2 * cache.joint1_ring1_bend_c3;
             let joint1_ring1_local_subspace0_w_z = -(0.6666666666666666 * t0
@@ -19598,23 +19568,23 @@ pub fn contact_frame_own_into(
                 * joint1_ring1_local_subspace0_w_x
                 + joint1_ring1_local_subspace0_w_z * cache.base_roll_rotation_22
                 + joint1_ring1_local_subspace0_w_y * cache.base_roll_rotation_21;
-            let t3 = joint1_bend_y * joint1_bend_z * cache.joint1_len;
+            let t3 = cache.joint1_bend_y * cache.joint1_bend_z * cache.joint1_len;
             let t4 = 0.125 * cache.joint1_ring1_bend_c4 * t3
                 - 0.0625 * cache.joint1_ring1_bend_c3 * t3;
-            let t5 = joint1_bend_y * cache.joint1_len;
+            let t5 = cache.joint1_bend_y * cache.joint1_len;
             let t6 = 0.25 * t5 * cache.joint1_ring1_bend_c2;
             let t7 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
             let joint1_ring1_local_bend_y_column_v_z = t4
                 - (joint1_ring1_local_bend_y_column_w_x * t6
                     - t7 * joint1_ring1_local_bend_y_column_w_y);
-            let joint1_ring1_local_len_column_v_z = 0.25 * joint1_bend_z
+            let joint1_ring1_local_len_column_v_z = 0.25 * cache.joint1_bend_z
                 * cache.joint1_ring1_bend_c2;
             let t8 = 0.3333333333333333 * joint1_ring1_local_len_column_v_z;
             let joint1_ring1_local_subspace0_v_z = t8
                 - 0.6666666666666666 * joint1_ring1_local_bend_y_column_v_z * t0;
             let joint1_ring1_local_len_column_v_x = 0.5 * cache.joint1_ring1_bend_c1;
             let t9 = 0.3333333333333333 * joint1_ring1_local_len_column_v_x;
-            let t10 = joint1_bend_z * cache.joint1_len;
+            let t10 = cache.joint1_bend_z * cache.joint1_len;
             let t11 = 0.25 * cache.joint1_ring1_bend_c2 * t10;
             let joint1_ring1_local_bend_y_column_v_x = (0.125 * t5
                 * cache.joint1_ring1_bend_c3 - 0.125 * t5 * cache.joint1_ring1_bend_c2)
@@ -19622,11 +19592,11 @@ pub fn contact_frame_own_into(
                     - joint1_ring1_local_bend_y_column_w_z * t6);
             let joint1_ring1_local_subspace0_v_x = t9
                 - 0.6666666666666666 * t0 * joint1_ring1_local_bend_y_column_v_x;
-            let joint1_ring1_local_len_column_v_y = 0.25 * joint1_bend_y
+            let joint1_ring1_local_len_column_v_y = 0.25 * cache.joint1_bend_y
                 * cache.joint1_ring1_bend_c2;
             let t12 = 0.3333333333333333 * joint1_ring1_local_len_column_v_y;
             let t13 = 0.25 * cache.joint1_len * cache.joint1_ring1_bend_c2;
-            let t14 = joint1_bend_y * joint1_bend_y;
+            let t14 = cache.joint1_bend_y * cache.joint1_bend_y;
             let t15 = t14 * cache.joint1_len;
             let joint1_ring1_local_bend_y_column_v_y = (t13
                 + 0.125 * cache.joint1_ring1_bend_c4 * t15
@@ -19769,8 +19739,8 @@ pub fn contact_frame_own_into(
                 - cache.joint1_position_y * joint1_ring1_subspace2_w_x;
             let joint1_bend_squared = t14 + t2;
             let t17 = 1.0 - 0.25 * joint1_bend_squared * cache.joint1_ring1_bend_c2;
-            let t18 = 0.5 * joint1_bend_y * cache.joint1_ring1_bend_c1;
-            let t19 = 0.5 * joint1_bend_z * cache.joint1_ring1_bend_c1;
+            let t18 = 0.5 * cache.joint1_bend_y * cache.joint1_ring1_bend_c1;
+            let t19 = 0.5 * cache.joint1_bend_z * cache.joint1_ring1_bend_c1;
             let joint1_ring1_rotation_00 = cache.base_pitch_rotation_00 * t17
                 + t18 * cache.base_roll_rotation_01 + t19 * cache.base_roll_rotation_02;
             let joint1_ring1_rotation_10 = t18 * cache.base_roll_rotation_11
@@ -19811,20 +19781,16 @@ pub fn contact_frame_own_into(
         }
         5 => {
             let t0 = 1.0 / p.actuator_radius;
-            let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-                - 0.5773502691896257 * t0 * q[10];
             let joint2_ring1_local_bend_y_column_w_x = -(0.25
-                * cache.joint2_ring1_bend_c2 * joint2_bend_z);
+                * cache.joint2_ring1_bend_c2 * cache.joint2_bend_z);
             let joint2_ring1_local_subspace0_w_x = -(0.6666666666666666 * t0
                 * joint2_ring1_local_bend_y_column_w_x);
-            let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-            let t1 = joint2_bend_z * joint2_bend_y;
+            let t1 = cache.joint2_bend_z * cache.joint2_bend_y;
             let joint2_ring1_local_bend_y_column_w_y = -(0.125 * t1
                 * cache.joint2_ring1_bend_c3);
             let joint2_ring1_local_subspace0_w_y = -(0.6666666666666666 * t0
                 * joint2_ring1_local_bend_y_column_w_y);
-            let t2 = joint2_bend_z * joint2_bend_z;
+            let t2 = cache.joint2_bend_z * cache.joint2_bend_z;
             let joint2_ring1_local_bend_y_column_w_z = 0.5
                 - 0.125 * t2 * cache.joint2_ring1_bend_c3;
             let joint2_ring1_local_subspace0_w_z = -(0.6666666666666666 * t0
@@ -19843,9 +19809,9 @@ pub fn contact_frame_own_into(
                 + joint2_ring1_local_subspace0_w_y * cache.joint2_rotation_21;
             let joint2_ring1_local_len_column_v_x = 0.5 * cache.joint2_ring1_bend_c1;
             let t3 = 0.3333333333333333 * joint2_ring1_local_len_column_v_x;
-            let t4 = cache.joint2_len * joint2_bend_y;
+            let t4 = cache.joint2_len * cache.joint2_bend_y;
             let t5 = 0.25 * t4 * cache.joint2_ring1_bend_c2;
-            let t6 = joint2_bend_z * cache.joint2_len;
+            let t6 = cache.joint2_bend_z * cache.joint2_len;
             let t7 = 0.25 * t6 * cache.joint2_ring1_bend_c2;
             let joint2_ring1_local_bend_y_column_v_x = (0.125 * t4
                 * cache.joint2_ring1_bend_c3 - 0.125 * t4 * cache.joint2_ring1_bend_c2)
@@ -19853,7 +19819,7 @@ pub fn contact_frame_own_into(
                     - t5 * joint2_ring1_local_bend_y_column_w_z);
             let joint2_ring1_local_subspace0_v_x = t3
                 - 0.6666666666666666 * t0 * joint2_ring1_local_bend_y_column_v_x;
-            let t8 = joint2_bend_z * cache.joint2_len * joint2_bend_y;
+            let t8 = cache.joint2_bend_z * cache.joint2_len * cache.joint2_bend_y;
             let t9 = 0.125 * cache.joint2_ring1_bend_c4 * t8
                 - 0.0625 * t8 * cache.joint2_ring1_bend_c3;
             let t10 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
@@ -19861,15 +19827,15 @@ pub fn contact_frame_own_into(
                 - (joint2_ring1_local_bend_y_column_w_x * t5
                     - joint2_ring1_local_bend_y_column_w_y * t10);
             let joint2_ring1_local_len_column_v_z = 0.25 * cache.joint2_ring1_bend_c2
-                * joint2_bend_z;
+                * cache.joint2_bend_z;
             let t11 = 0.3333333333333333 * joint2_ring1_local_len_column_v_z;
             let joint2_ring1_local_subspace0_v_z = t11
                 - 0.6666666666666666 * t0 * joint2_ring1_local_bend_y_column_v_z;
             let joint2_ring1_local_len_column_v_y = 0.25 * cache.joint2_ring1_bend_c2
-                * joint2_bend_y;
+                * cache.joint2_bend_y;
             let t12 = 0.3333333333333333 * joint2_ring1_local_len_column_v_y;
             let t13 = 0.25 * cache.joint2_ring1_bend_c2 * cache.joint2_len;
-            let t14 = joint2_bend_y * joint2_bend_y;
+            let t14 = cache.joint2_bend_y * cache.joint2_bend_y;
             let t15 = cache.joint2_len * t14;
             let joint2_ring1_local_bend_y_column_v_y = (t13
                 + 0.125 * cache.joint2_ring1_bend_c4 * t15
@@ -20009,10 +19975,10 @@ pub fn contact_frame_own_into(
                 + cache.joint1_tip_rotation_20 * joint2_ring1_local_subspace2_v_x
                 + joint2_ring1_local_subspace2_v_z * cache.joint2_rotation_22
                 - joint2_ring1_subspace2_w_x * cache.joint2_position_y;
-            let t17 = 0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_z;
+            let t17 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_z;
             let joint2_bend_squared = t2 + t14;
             let t18 = 1.0 - 0.25 * joint2_bend_squared * cache.joint2_ring1_bend_c2;
-            let t19 = 0.5 * cache.joint2_ring1_bend_c1 * joint2_bend_y;
+            let t19 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_y;
             let joint2_ring1_rotation_00 = t17 * cache.joint2_rotation_02
                 + t18 * cache.joint1_tip_rotation_00 + cache.joint2_rotation_01 * t19;
             let joint2_ring1_rotation_10 = t19 * cache.joint2_rotation_11
@@ -21721,23 +21687,19 @@ pub fn angular_momentum(
     p: &Params,
     cache: &Cache,
 ) -> Vector3<f64> {
-    let t0 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
-    let t1 = 0.6699905217924281 * joint1_bend_y * cache.joint1_slice2_bend_c1;
-    let joint1_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let t2 = 0.6699905217924281 * cache.joint1_slice2_bend_c1 * joint1_bend_z;
-    let joint1_bend_squared = joint1_bend_y * joint1_bend_y
-        + joint1_bend_z * joint1_bend_z;
-    let t3 = 1.0
+    let t0 = 0.6699905217924281 * cache.joint1_bend_y * cache.joint1_slice2_bend_c1;
+    let t1 = 0.6699905217924281 * cache.joint1_slice2_bend_c1 * cache.joint1_bend_z;
+    let joint1_bend_squared = cache.joint1_bend_y * cache.joint1_bend_y
+        + cache.joint1_bend_z * cache.joint1_bend_z;
+    let t2 = 1.0
         - 0.44888729929169013 * joint1_bend_squared * cache.joint1_slice2_bend_c2;
-    let joint1_slice2_rotation_00 = t1 * cache.base_roll_rotation_01
-        + cache.base_roll_rotation_02 * t2 + cache.base_pitch_rotation_00 * t3;
-    let t4 = p.module_radius * p.module_radius;
-    let t5 = 0.5 * t4 * cache.joint1_slice1_mass - 0.25 * t4 * cache.joint1_slice1_mass;
-    let joint1_slice2_rotation_20 = t2 * cache.base_roll_rotation_22
-        + t1 * cache.base_roll_rotation_21 + cache.base_pitch_rotation_20 * t3;
-    let joint1_slice2_inertia_com_02 = joint1_slice2_rotation_00 * t5
+    let joint1_slice2_rotation_00 = t0 * cache.base_roll_rotation_01
+        + cache.base_roll_rotation_02 * t1 + cache.base_pitch_rotation_00 * t2;
+    let t3 = p.module_radius * p.module_radius;
+    let t4 = 0.5 * t3 * cache.joint1_slice1_mass - 0.25 * t3 * cache.joint1_slice1_mass;
+    let joint1_slice2_rotation_20 = t1 * cache.base_roll_rotation_22
+        + t0 * cache.base_roll_rotation_21 + cache.base_pitch_rotation_20 * t2;
+    let joint1_slice2_inertia_com_02 = joint1_slice2_rotation_00 * t4
         * joint1_slice2_rotation_20;
     let joint1_slice2_position_z = cache.base_pitch_rotation_20
         * cache.joint1_slice2_local_com_x
@@ -21751,39 +21713,40 @@ pub fn angular_momentum(
         + cache.joint1_position_x;
     let joint1_slice2_inertia_i_02 = joint1_slice2_inertia_com_02
         - joint1_slice2_position_z * joint1_slice2_position_x * cache.joint1_slice1_mass;
-    let joint1_slice2_local_subspace0_w_y = -(0.6666666666666666 * t0
+    let t5 = 1.0 / p.actuator_radius;
+    let joint1_slice2_local_subspace0_w_y = -(0.6666666666666666 * t5
         * cache.joint1_slice2_local_bend_y_column_w_y);
-    let joint1_slice2_local_subspace0_w_z = -(0.6666666666666666 * t0
+    let joint1_slice2_local_subspace0_w_z = -(0.6666666666666666 * t5
         * cache.joint1_slice2_local_bend_y_column_w_z);
-    let joint1_slice2_local_subspace0_w_x = -(0.6666666666666666 * t0
+    let joint1_slice2_local_subspace0_w_x = -(0.6666666666666666 * t5
         * cache.joint1_slice2_local_bend_y_column_w_x);
     let joint1_slice2_subspace0_w_z = joint1_slice2_local_subspace0_w_y
         * cache.base_roll_rotation_21
         + joint1_slice2_local_subspace0_w_z * cache.base_roll_rotation_22
         + cache.base_pitch_rotation_20 * joint1_slice2_local_subspace0_w_x;
     let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
-    let joint1_slice2_local_subspace2_w_z = 0.5773502691896255 * t0
+    let joint1_slice2_local_subspace2_w_z = 0.5773502691896255 * t5
         * cache.joint1_slice2_local_bend_z_column_w_z
-        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_w_z;
-    let joint1_slice2_local_subspace2_w_y = 0.3333333333333336 * t0
+        + 0.3333333333333336 * t5 * cache.joint1_slice2_local_bend_y_column_w_z;
+    let joint1_slice2_local_subspace2_w_y = 0.3333333333333336 * t5
         * cache.joint1_slice2_local_bend_y_column_w_y
-        + 0.5773502691896255 * t0 * cache.joint1_slice2_local_bend_z_column_w_y;
-    let joint1_slice2_local_subspace2_w_x = 0.5773502691896255 * t0
+        + 0.5773502691896255 * t5 * cache.joint1_slice2_local_bend_z_column_w_y;
+    let joint1_slice2_local_subspace2_w_x = 0.5773502691896255 * t5
         * cache.joint1_slice2_local_len_column_v_y
-        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_w_x;
+        + 0.3333333333333336 * t5 * cache.joint1_slice2_local_bend_y_column_w_x;
     let joint1_slice2_subspace2_w_z = joint1_slice2_local_subspace2_w_z
         * cache.base_roll_rotation_22
         + joint1_slice2_local_subspace2_w_y * cache.base_roll_rotation_21
         + joint1_slice2_local_subspace2_w_x * cache.base_pitch_rotation_20;
-    let joint1_slice2_local_subspace1_w_y = 0.33333333333333315 * t0
+    let joint1_slice2_local_subspace1_w_y = 0.33333333333333315 * t5
         * cache.joint1_slice2_local_bend_y_column_w_y
-        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_w_y;
-    let joint1_slice2_local_subspace1_w_x = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint1_slice2_local_bend_z_column_w_y;
+    let joint1_slice2_local_subspace1_w_x = 0.33333333333333315 * t5
         * cache.joint1_slice2_local_bend_y_column_w_x
-        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_len_column_v_y;
-    let joint1_slice2_local_subspace1_w_z = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint1_slice2_local_len_column_v_y;
+    let joint1_slice2_local_subspace1_w_z = 0.33333333333333315 * t5
         * cache.joint1_slice2_local_bend_y_column_w_z
-        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_w_z;
+        - 0.5773502691896257 * t5 * cache.joint1_slice2_local_bend_z_column_w_z;
     let joint1_slice2_subspace1_w_z = joint1_slice2_local_subspace1_w_y
         * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * joint1_slice2_local_subspace1_w_x
@@ -21796,17 +21759,17 @@ pub fn angular_momentum(
         + joint1_slice2_local_subspace1_w_y * cache.base_roll_rotation_01
         + cache.base_pitch_rotation_00 * joint1_slice2_local_subspace1_w_x;
     let t6 = 0.3333333333333333 * cache.joint1_slice2_local_len_column_v_x;
-    let joint1_slice2_local_subspace1_v_x = 0.33333333333333315 * t0
+    let joint1_slice2_local_subspace1_v_x = 0.33333333333333315 * t5
         * cache.joint1_slice2_local_bend_y_column_v_x + t6
-        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_v_x;
+        - 0.5773502691896257 * t5 * cache.joint1_slice2_local_bend_z_column_v_x;
     let t7 = 0.3333333333333333 * cache.joint1_slice2_local_len_column_v_y;
     let joint1_slice2_local_subspace1_v_y = t7
-        + 0.33333333333333315 * t0 * cache.joint1_slice2_local_bend_y_column_v_y
-        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_v_y;
+        + 0.33333333333333315 * t5 * cache.joint1_slice2_local_bend_y_column_v_y
+        - 0.5773502691896257 * t5 * cache.joint1_slice2_local_bend_z_column_v_y;
     let t8 = 0.3333333333333333 * cache.joint1_slice2_local_len_column_v_z;
     let joint1_slice2_local_subspace1_v_z = t8
-        + 0.33333333333333315 * t0 * cache.joint1_slice2_local_bend_y_column_v_z
-        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_v_z;
+        + 0.33333333333333315 * t5 * cache.joint1_slice2_local_bend_y_column_v_z
+        - 0.5773502691896257 * t5 * cache.joint1_slice2_local_bend_z_column_v_z;
     let joint1_slice2_subspace1_v_y = joint1_slice2_subspace1_w_x
         * cache.joint1_position_z
         + cache.base_pitch_rotation_10 * joint1_slice2_local_subspace1_v_x
@@ -21814,11 +21777,11 @@ pub fn angular_momentum(
         + cache.base_roll_rotation_12 * joint1_slice2_local_subspace1_v_z
         - cache.joint1_position_x * joint1_slice2_subspace1_w_z;
     let joint1_slice2_local_subspace0_v_y = t7
-        - 0.6666666666666666 * t0 * cache.joint1_slice2_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t5 * cache.joint1_slice2_local_bend_y_column_v_y;
     let joint1_slice2_local_subspace0_v_x = t6
-        - 0.6666666666666666 * t0 * cache.joint1_slice2_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t5 * cache.joint1_slice2_local_bend_y_column_v_x;
     let joint1_slice2_local_subspace0_v_z = t8
-        - 0.6666666666666666 * t0 * cache.joint1_slice2_local_bend_y_column_v_z;
+        - 0.6666666666666666 * t5 * cache.joint1_slice2_local_bend_y_column_v_z;
     let joint1_slice2_subspace0_w_x = joint1_slice2_local_subspace0_w_y
         * cache.base_roll_rotation_01
         + joint1_slice2_local_subspace0_w_z * cache.base_roll_rotation_02
@@ -21834,15 +21797,15 @@ pub fn angular_momentum(
         + qd[4] * cache.base_pitch_subspace_v_y;
     let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
         + base_pitch_velocity_v_y;
-    let joint1_slice2_local_subspace2_v_y = 0.5773502691896255 * t0
+    let joint1_slice2_local_subspace2_v_y = 0.5773502691896255 * t5
         * cache.joint1_slice2_local_bend_z_column_v_y + t7
-        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_v_y;
-    let joint1_slice2_local_subspace2_v_z = 0.5773502691896255 * t0
+        + 0.3333333333333336 * t5 * cache.joint1_slice2_local_bend_y_column_v_y;
+    let joint1_slice2_local_subspace2_v_z = 0.5773502691896255 * t5
         * cache.joint1_slice2_local_bend_z_column_v_z
-        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_v_z + t8;
+        + 0.3333333333333336 * t5 * cache.joint1_slice2_local_bend_y_column_v_z + t8;
     let joint1_slice2_local_subspace2_v_x = t6
-        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_v_x
-        + 0.5773502691896255 * t0 * cache.joint1_slice2_local_bend_z_column_v_x;
+        + 0.3333333333333336 * t5 * cache.joint1_slice2_local_bend_y_column_v_x
+        + 0.5773502691896255 * t5 * cache.joint1_slice2_local_bend_z_column_v_x;
     let joint1_slice2_subspace2_w_x = joint1_slice2_local_subspace2_w_x
         * cache.base_pitch_rotation_00
         + joint1_slice2_local_subspace2_w_z * cache.base_roll_rotation_02
@@ -21904,10 +21867,10 @@ pub fn angular_momentum(
     let joint1_slice2_velocity_w_y = joint1_slice2_subspace2_w_y * qd[8]
         + qd[7] * joint1_slice2_subspace1_w_y + joint1_slice2_subspace0_w_y * qd[6]
         + base_roll_velocity_w_y;
-    let joint1_slice2_rotation_10 = cache.base_pitch_rotation_10 * t3
-        + t1 * cache.base_roll_rotation_11 + cache.base_roll_rotation_12 * t2;
+    let joint1_slice2_rotation_10 = cache.base_pitch_rotation_10 * t2
+        + t0 * cache.base_roll_rotation_11 + cache.base_roll_rotation_12 * t1;
     let joint1_slice2_inertia_com_01 = joint1_slice2_rotation_10
-        * joint1_slice2_rotation_00 * t5;
+        * joint1_slice2_rotation_00 * t4;
     let joint1_slice2_inertia_i_01 = joint1_slice2_inertia_com_01
         - joint1_slice2_position_x * cache.joint1_slice1_mass * joint1_slice2_position_y;
     let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
@@ -21919,9 +21882,9 @@ pub fn angular_momentum(
     let t9 = joint1_slice2_position_y * joint1_slice2_position_y;
     let t10 = joint1_slice2_position_z * joint1_slice2_position_z;
     let t11 = joint1_slice2_position_x * joint1_slice2_position_x;
-    let t12 = 0.25 * t4 * cache.joint1_slice1_mass;
+    let t12 = 0.25 * t3 * cache.joint1_slice1_mass;
     let joint1_slice2_inertia_com_00 = joint1_slice2_rotation_00
-        * joint1_slice2_rotation_00 * t5 + t12;
+        * joint1_slice2_rotation_00 * t4 + t12;
     let joint1_slice2_inertia_i_00 = (t9 + t10 + t11
         - joint1_slice2_position_x * joint1_slice2_position_x) * cache.joint1_slice1_mass
         + joint1_slice2_inertia_com_00;
@@ -21933,29 +21896,29 @@ pub fn angular_momentum(
         - joint1_slice2_velocity_v_y * joint1_slice2_inertia_h_z;
     let t13 = 0.3333333333333333 * cache.joint1_slice1_local_len_column_v_z;
     let joint1_slice1_local_subspace2_v_z = t13
-        + 0.5773502691896255 * cache.joint1_slice1_local_bend_z_column_v_z * t0
-        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_v_z;
-    let joint1_slice1_local_subspace2_w_x = 0.3333333333333336 * t0
+        + 0.5773502691896255 * cache.joint1_slice1_local_bend_z_column_v_z * t5
+        + 0.3333333333333336 * t5 * cache.joint1_slice1_local_bend_y_column_v_z;
+    let joint1_slice1_local_subspace2_w_x = 0.3333333333333336 * t5
         * cache.joint1_slice1_local_bend_y_column_w_x
-        + 0.5773502691896255 * cache.joint1_slice1_local_len_column_v_y * t0;
-    let joint1_slice1_local_subspace2_w_z = 0.5773502691896255 * t0
+        + 0.5773502691896255 * cache.joint1_slice1_local_len_column_v_y * t5;
+    let joint1_slice1_local_subspace2_w_z = 0.5773502691896255 * t5
         * cache.joint1_slice1_local_bend_z_column_w_z
-        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_w_z;
-    let joint1_slice1_local_subspace2_w_y = 0.5773502691896255 * t0
+        + 0.3333333333333336 * t5 * cache.joint1_slice1_local_bend_y_column_w_z;
+    let joint1_slice1_local_subspace2_w_y = 0.5773502691896255 * t5
         * cache.joint1_slice1_local_bend_z_column_w_y
-        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_w_y;
+        + 0.3333333333333336 * t5 * cache.joint1_slice1_local_bend_y_column_w_y;
     let joint1_slice1_subspace2_w_y = joint1_slice1_local_subspace2_w_x
         * cache.base_pitch_rotation_10
         + joint1_slice1_local_subspace2_w_z * cache.base_roll_rotation_12
         + cache.base_roll_rotation_11 * joint1_slice1_local_subspace2_w_y;
     let t14 = 0.3333333333333333 * cache.joint1_slice1_local_len_column_v_y;
     let joint1_slice1_local_subspace2_v_y = t14
-        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_v_y
-        + 0.5773502691896255 * t0 * cache.joint1_slice1_local_bend_z_column_v_y;
+        + 0.3333333333333336 * t5 * cache.joint1_slice1_local_bend_y_column_v_y
+        + 0.5773502691896255 * t5 * cache.joint1_slice1_local_bend_z_column_v_y;
     let t15 = 0.3333333333333333 * cache.joint1_slice1_local_len_column_v_x;
     let joint1_slice1_local_subspace2_v_x = t15
-        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_v_x
-        + 0.5773502691896255 * t0 * cache.joint1_slice1_local_bend_z_column_v_x;
+        + 0.3333333333333336 * t5 * cache.joint1_slice1_local_bend_y_column_v_x
+        + 0.5773502691896255 * t5 * cache.joint1_slice1_local_bend_z_column_v_x;
     let joint1_slice1_subspace2_w_x = joint1_slice1_local_subspace2_w_x
         * cache.base_pitch_rotation_00
         + joint1_slice1_local_subspace2_w_z * cache.base_roll_rotation_02
@@ -21967,16 +21930,16 @@ pub fn angular_momentum(
         + cache.base_pitch_rotation_20 * joint1_slice1_local_subspace2_v_x
         - cache.joint1_position_y * joint1_slice1_subspace2_w_x;
     let joint1_slice1_local_subspace0_v_x = t15
-        - 0.6666666666666666 * t0 * cache.joint1_slice1_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t5 * cache.joint1_slice1_local_bend_y_column_v_x;
     let joint1_slice1_local_subspace0_v_y = t14
-        - 0.6666666666666666 * t0 * cache.joint1_slice1_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t5 * cache.joint1_slice1_local_bend_y_column_v_y;
     let joint1_slice1_local_subspace0_v_z = t13
-        - 0.6666666666666666 * t0 * cache.joint1_slice1_local_bend_y_column_v_z;
-    let joint1_slice1_local_subspace0_w_z = -(0.6666666666666666 * t0
+        - 0.6666666666666666 * t5 * cache.joint1_slice1_local_bend_y_column_v_z;
+    let joint1_slice1_local_subspace0_w_z = -(0.6666666666666666 * t5
         * cache.joint1_slice1_local_bend_y_column_w_z);
-    let joint1_slice1_local_subspace0_w_y = -(0.6666666666666666 * t0
+    let joint1_slice1_local_subspace0_w_y = -(0.6666666666666666 * t5
         * cache.joint1_slice1_local_bend_y_column_w_y);
-    let joint1_slice1_local_subspace0_w_x = -(0.6666666666666666 * t0
+    let joint1_slice1_local_subspace0_w_x = -(0.6666666666666666 * t5
         * cache.joint1_slice1_local_bend_y_column_w_x);
     let joint1_slice1_subspace0_w_y = cache.base_roll_rotation_12
         * joint1_slice1_local_subspace0_w_z
@@ -21992,28 +21955,28 @@ pub fn angular_momentum(
         + joint1_slice1_local_subspace0_v_z * cache.base_roll_rotation_22
         + cache.joint1_position_x * joint1_slice1_subspace0_w_y
         - cache.joint1_position_y * joint1_slice1_subspace0_w_x;
-    let joint1_slice1_local_subspace1_v_x = 0.33333333333333315 * t0
+    let joint1_slice1_local_subspace1_v_x = 0.33333333333333315 * t5
         * cache.joint1_slice1_local_bend_y_column_v_x + t15
-        - 0.5773502691896257 * t0 * cache.joint1_slice1_local_bend_z_column_v_x;
+        - 0.5773502691896257 * t5 * cache.joint1_slice1_local_bend_z_column_v_x;
     let joint1_slice1_local_subspace1_v_y = t14
-        + 0.33333333333333315 * t0 * cache.joint1_slice1_local_bend_y_column_v_y
-        - 0.5773502691896257 * t0 * cache.joint1_slice1_local_bend_z_column_v_y;
-    let joint1_slice1_local_subspace1_w_x = 0.33333333333333315 * t0
+        + 0.33333333333333315 * t5 * cache.joint1_slice1_local_bend_y_column_v_y
+        - 0.5773502691896257 * t5 * cache.joint1_slice1_local_bend_z_column_v_y;
+    let joint1_slice1_local_subspace1_w_x = 0.33333333333333315 * t5
         * cache.joint1_slice1_local_bend_y_column_w_x
-        - 0.5773502691896257 * cache.joint1_slice1_local_len_column_v_y * t0;
-    let joint1_slice1_local_subspace1_w_z = 0.33333333333333315 * t0
+        - 0.5773502691896257 * cache.joint1_slice1_local_len_column_v_y * t5;
+    let joint1_slice1_local_subspace1_w_z = 0.33333333333333315 * t5
         * cache.joint1_slice1_local_bend_y_column_w_z
-        - 0.5773502691896257 * t0 * cache.joint1_slice1_local_bend_z_column_w_z;
-    let joint1_slice1_local_subspace1_w_y = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint1_slice1_local_bend_z_column_w_z;
+    let joint1_slice1_local_subspace1_w_y = 0.33333333333333315 * t5
         * cache.joint1_slice1_local_bend_y_column_w_y
-        - 0.5773502691896257 * t0 * cache.joint1_slice1_local_bend_z_column_w_y;
+        - 0.5773502691896257 * t5 * cache.joint1_slice1_local_bend_z_column_w_y;
     let joint1_slice1_subspace1_w_x = joint1_slice1_local_subspace1_w_x
         * cache.base_pitch_rotation_00
         + joint1_slice1_local_subspace1_w_z * cache.base_roll_rotation_02
         + cache.base_roll_rotation_01 * joint1_slice1_local_subspace1_w_y;
     let joint1_slice1_local_subspace1_v_z = t13
-        + 0.33333333333333315 * t0 * cache.joint1_slice1_local_bend_y_column_v_z
-        - 0.5773502691896257 * cache.joint1_slice1_local_bend_z_column_v_z * t0;
+        + 0.33333333333333315 * t5 * cache.joint1_slice1_local_bend_y_column_v_z
+        - 0.5773502691896257 * cache.joint1_slice1_local_bend_z_column_v_z * t5;
     let joint1_slice1_subspace1_w_y = cache.base_roll_rotation_11
         * joint1_slice1_local_subspace1_w_y
         + joint1_slice1_local_subspace1_w_z * cache.base_roll_rotation_12
@@ -22038,13 +22001,13 @@ pub fn angular_momentum(
         + cache.joint1_slice1_local_com_x * cache.base_pitch_rotation_00;
     let t16 = 1.0
         - 0.10890625570683385 * joint1_bend_squared * cache.joint1_slice1_bend_c2;
-    let t17 = 0.33000947820757187 * joint1_bend_y * cache.joint1_slice1_bend_c1;
-    let t18 = 0.33000947820757187 * cache.joint1_slice1_bend_c1 * joint1_bend_z;
+    let t17 = 0.33000947820757187 * cache.joint1_bend_y * cache.joint1_slice1_bend_c1;
+    let t18 = 0.33000947820757187 * cache.joint1_slice1_bend_c1 * cache.joint1_bend_z;
     let joint1_slice1_rotation_00 = t16 * cache.base_pitch_rotation_00
         + t17 * cache.base_roll_rotation_01 + t18 * cache.base_roll_rotation_02;
     let joint1_slice1_rotation_10 = t17 * cache.base_roll_rotation_11
         + cache.base_roll_rotation_12 * t18 + cache.base_pitch_rotation_10 * t16;
-    let joint1_slice1_inertia_com_01 = t5 * joint1_slice1_rotation_00
+    let joint1_slice1_inertia_com_01 = t4 * joint1_slice1_rotation_00
         * joint1_slice1_rotation_10;
     let joint1_slice1_inertia_i_01 = joint1_slice1_inertia_com_01
         - joint1_slice1_position_x * cache.joint1_slice1_mass * joint1_slice1_position_y;
@@ -22093,7 +22056,7 @@ pub fn angular_momentum(
     let t20 = joint1_slice1_position_y * joint1_slice1_position_y;
     let t21 = joint1_slice1_position_z * joint1_slice1_position_z;
     let joint1_slice1_inertia_com_00 = t12
-        + t5 * joint1_slice1_rotation_00 * joint1_slice1_rotation_00;
+        + t4 * joint1_slice1_rotation_00 * joint1_slice1_rotation_00;
     let joint1_slice1_inertia_i_00 = (t19 + t20 + t21
         - joint1_slice1_position_x * joint1_slice1_position_x) * cache.joint1_slice1_mass
         + joint1_slice1_inertia_com_00;
@@ -22102,7 +22065,7 @@ pub fn angular_momentum(
         + qd[6] * joint1_slice1_subspace0_w_x;
     let joint1_slice1_rotation_20 = t17 * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * t16 + t18 * cache.base_roll_rotation_22;
-    let joint1_slice1_inertia_com_02 = t5 * joint1_slice1_rotation_00
+    let joint1_slice1_inertia_com_02 = t4 * joint1_slice1_rotation_00
         * joint1_slice1_rotation_20;
     let joint1_slice1_inertia_i_02 = joint1_slice1_inertia_com_02
         - joint1_slice1_position_z * joint1_slice1_position_x * cache.joint1_slice1_mass;
@@ -22116,30 +22079,30 @@ pub fn angular_momentum(
         + joint1_slice1_inertia_i_02 * joint1_slice1_velocity_w_z
         - joint1_slice1_inertia_h_z * joint1_slice1_velocity_v_y;
     let t22 = 0.3333333333333333 * cache.joint1_slice3_local_len_column_v_z;
-    let joint1_slice3_local_subspace2_v_z = 0.3333333333333336 * t0
+    let joint1_slice3_local_subspace2_v_z = 0.3333333333333336 * t5
         * cache.joint1_slice3_local_bend_y_column_v_z
-        + 0.5773502691896255 * t0 * cache.joint1_slice3_local_bend_z_column_v_z + t22;
-    let joint1_slice3_local_subspace2_w_y = 0.5773502691896255 * t0
+        + 0.5773502691896255 * t5 * cache.joint1_slice3_local_bend_z_column_v_z + t22;
+    let joint1_slice3_local_subspace2_w_y = 0.5773502691896255 * t5
         * cache.joint1_slice3_local_bend_z_column_w_y
-        + 0.3333333333333336 * t0 * cache.joint1_slice3_local_bend_y_column_w_y;
-    let joint1_slice3_local_subspace2_w_x = 0.3333333333333336 * t0
+        + 0.3333333333333336 * t5 * cache.joint1_slice3_local_bend_y_column_w_y;
+    let joint1_slice3_local_subspace2_w_x = 0.3333333333333336 * t5
         * cache.joint1_slice3_local_bend_y_column_w_x
-        + 0.5773502691896255 * t0 * cache.joint1_slice3_local_len_column_v_y;
-    let joint1_slice3_local_subspace2_w_z = 0.5773502691896255 * t0
+        + 0.5773502691896255 * t5 * cache.joint1_slice3_local_len_column_v_y;
+    let joint1_slice3_local_subspace2_w_z = 0.5773502691896255 * t5
         * cache.joint1_slice3_local_bend_z_column_w_z
-        + 0.3333333333333336 * t0 * cache.joint1_slice3_local_bend_y_column_w_z;
+        + 0.3333333333333336 * t5 * cache.joint1_slice3_local_bend_y_column_w_z;
     let joint1_slice3_subspace2_w_z = joint1_slice3_local_subspace2_w_y
         * cache.base_roll_rotation_21
         + cache.base_pitch_rotation_20 * joint1_slice3_local_subspace2_w_x
         + joint1_slice3_local_subspace2_w_z * cache.base_roll_rotation_22;
     let t23 = 0.3333333333333333 * cache.joint1_slice3_local_len_column_v_x;
     let joint1_slice3_local_subspace2_v_x = t23
-        + 0.5773502691896255 * t0 * cache.joint1_slice3_local_bend_z_column_v_x
-        + 0.3333333333333336 * t0 * cache.joint1_slice3_local_bend_y_column_v_x;
+        + 0.5773502691896255 * t5 * cache.joint1_slice3_local_bend_z_column_v_x
+        + 0.3333333333333336 * t5 * cache.joint1_slice3_local_bend_y_column_v_x;
     let t24 = 0.3333333333333333 * cache.joint1_slice3_local_len_column_v_y;
     let joint1_slice3_local_subspace2_v_y = 0.5773502691896255
-        * cache.joint1_slice3_local_bend_z_column_v_y * t0
-        + 0.3333333333333336 * t0 * cache.joint1_slice3_local_bend_y_column_v_y + t24;
+        * cache.joint1_slice3_local_bend_z_column_v_y * t5
+        + 0.3333333333333336 * t5 * cache.joint1_slice3_local_bend_y_column_v_y + t24;
     let joint1_slice3_subspace2_w_x = joint1_slice3_local_subspace2_w_y
         * cache.base_roll_rotation_01
         + cache.base_pitch_rotation_00 * joint1_slice3_local_subspace2_w_x
@@ -22150,15 +22113,15 @@ pub fn angular_momentum(
         + joint1_slice3_local_subspace2_v_y * cache.base_roll_rotation_11
         + joint1_slice3_subspace2_w_x * cache.joint1_position_z
         - joint1_slice3_subspace2_w_z * cache.joint1_position_x;
-    let joint1_slice3_local_subspace1_w_y = 0.33333333333333315 * t0
+    let joint1_slice3_local_subspace1_w_y = 0.33333333333333315 * t5
         * cache.joint1_slice3_local_bend_y_column_w_y
-        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_bend_z_column_w_y;
-    let joint1_slice3_local_subspace1_w_x = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint1_slice3_local_bend_z_column_w_y;
+    let joint1_slice3_local_subspace1_w_x = 0.33333333333333315 * t5
         * cache.joint1_slice3_local_bend_y_column_w_x
-        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_len_column_v_y;
-    let joint1_slice3_local_subspace1_w_z = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint1_slice3_local_len_column_v_y;
+    let joint1_slice3_local_subspace1_w_z = 0.33333333333333315 * t5
         * cache.joint1_slice3_local_bend_y_column_w_z
-        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_bend_z_column_w_z;
+        - 0.5773502691896257 * t5 * cache.joint1_slice3_local_bend_z_column_w_z;
     let joint1_slice3_subspace1_w_x = joint1_slice3_local_subspace1_w_y
         * cache.base_roll_rotation_01
         + joint1_slice3_local_subspace1_w_x * cache.base_pitch_rotation_00
@@ -22167,41 +22130,41 @@ pub fn angular_momentum(
         * cache.base_roll_rotation_22
         + joint1_slice3_local_subspace1_w_x * cache.base_pitch_rotation_20
         + joint1_slice3_local_subspace1_w_y * cache.base_roll_rotation_21;
-    let joint1_slice3_local_subspace1_v_x = 0.33333333333333315 * t0
+    let joint1_slice3_local_subspace1_v_x = 0.33333333333333315 * t5
         * cache.joint1_slice3_local_bend_y_column_v_x + t23
-        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_bend_z_column_v_x;
-    let joint1_slice3_local_subspace1_v_z = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint1_slice3_local_bend_z_column_v_x;
+    let joint1_slice3_local_subspace1_v_z = 0.33333333333333315 * t5
         * cache.joint1_slice3_local_bend_y_column_v_z + t22
-        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_bend_z_column_v_z;
-    let joint1_slice3_local_subspace1_v_y = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint1_slice3_local_bend_z_column_v_z;
+    let joint1_slice3_local_subspace1_v_y = 0.33333333333333315 * t5
         * cache.joint1_slice3_local_bend_y_column_v_y + t24
-        - 0.5773502691896257 * cache.joint1_slice3_local_bend_z_column_v_y * t0;
+        - 0.5773502691896257 * cache.joint1_slice3_local_bend_z_column_v_y * t5;
     let joint1_slice3_subspace1_v_y = cache.joint1_position_z
         * joint1_slice3_subspace1_w_x
         + cache.base_pitch_rotation_10 * joint1_slice3_local_subspace1_v_x
         + cache.base_roll_rotation_12 * joint1_slice3_local_subspace1_v_z
         + cache.base_roll_rotation_11 * joint1_slice3_local_subspace1_v_y
         - cache.joint1_position_x * joint1_slice3_subspace1_w_z;
-    let joint1_slice3_local_subspace0_w_x = -(0.6666666666666666 * t0
+    let joint1_slice3_local_subspace0_w_x = -(0.6666666666666666 * t5
         * cache.joint1_slice3_local_bend_y_column_w_x);
-    let joint1_slice3_local_subspace0_w_y = -(0.6666666666666666 * t0
+    let joint1_slice3_local_subspace0_w_y = -(0.6666666666666666 * t5
         * cache.joint1_slice3_local_bend_y_column_w_y);
-    let joint1_slice3_local_subspace0_w_z = -(0.6666666666666666 * t0
+    let joint1_slice3_local_subspace0_w_z = -(0.6666666666666666 * t5
         * cache.joint1_slice3_local_bend_y_column_w_z);
     let joint1_slice3_subspace0_w_x = joint1_slice3_local_subspace0_w_x
         * cache.base_pitch_rotation_00
         + joint1_slice3_local_subspace0_w_y * cache.base_roll_rotation_01
         + joint1_slice3_local_subspace0_w_z * cache.base_roll_rotation_02;
     let joint1_slice3_local_subspace0_v_x = t23
-        - 0.6666666666666666 * t0 * cache.joint1_slice3_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t5 * cache.joint1_slice3_local_bend_y_column_v_x;
     let joint1_slice3_local_subspace0_v_z = t22
-        - 0.6666666666666666 * t0 * cache.joint1_slice3_local_bend_y_column_v_z;
+        - 0.6666666666666666 * t5 * cache.joint1_slice3_local_bend_y_column_v_z;
     let joint1_slice3_subspace0_w_z = joint1_slice3_local_subspace0_w_x
         * cache.base_pitch_rotation_20
         + joint1_slice3_local_subspace0_w_y * cache.base_roll_rotation_21
         + joint1_slice3_local_subspace0_w_z * cache.base_roll_rotation_22;
     let joint1_slice3_local_subspace0_v_y = t24
-        - 0.6666666666666666 * t0 * cache.joint1_slice3_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t5 * cache.joint1_slice3_local_bend_y_column_v_y;
     let joint1_slice3_subspace0_v_y = joint1_slice3_subspace0_w_x
         * cache.joint1_position_z
         + cache.base_pitch_rotation_10 * joint1_slice3_local_subspace0_v_x
@@ -22220,14 +22183,14 @@ pub fn angular_momentum(
     let joint1_slice3_velocity_w_x = joint1_slice3_subspace0_w_x * qd[6]
         + base_roll_velocity_w_x + joint1_slice3_subspace2_w_x * qd[8]
         + qd[7] * joint1_slice3_subspace1_w_x;
-    let t25 = 0.9305681557970262 * joint1_bend_z * cache.joint1_slice3_bend_c1;
+    let t25 = 0.9305681557970262 * cache.joint1_bend_z * cache.joint1_slice3_bend_c1;
     let t26 = 1.0
         - 0.8659570925834785 * joint1_bend_squared * cache.joint1_slice3_bend_c2;
-    let t27 = 0.9305681557970262 * joint1_bend_y * cache.joint1_slice3_bend_c1;
+    let t27 = 0.9305681557970262 * cache.joint1_bend_y * cache.joint1_slice3_bend_c1;
     let joint1_slice3_rotation_00 = t25 * cache.base_roll_rotation_02
         + t26 * cache.base_pitch_rotation_00 + t27 * cache.base_roll_rotation_01;
-    let t28 = 0.5 * t4 * cache.joint1_slice0_mass - 0.25 * t4 * cache.joint1_slice0_mass;
-    let t29 = 0.25 * t4 * cache.joint1_slice0_mass;
+    let t28 = 0.5 * t3 * cache.joint1_slice0_mass - 0.25 * t3 * cache.joint1_slice0_mass;
+    let t29 = 0.25 * t3 * cache.joint1_slice0_mass;
     let joint1_slice3_inertia_com_00 = joint1_slice3_rotation_00
         * joint1_slice3_rotation_00 * t28 + t29;
     let joint1_slice3_position_x = cache.base_roll_rotation_02
@@ -22328,31 +22291,31 @@ pub fn angular_momentum(
         + cache.joint1_tip_rotation_20 * cache.joint2_slice1_local_com_x
         + cache.joint2_position_z;
     let joint2_slice1_inertia_h_z = joint2_slice1_position_z * cache.joint1_slice1_mass;
-    let joint2_slice1_local_subspace1_w_y = 0.33333333333333315 * t0
+    let joint2_slice1_local_subspace1_w_y = 0.33333333333333315 * t5
         * cache.joint2_slice1_local_bend_y_column_w_y
-        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_bend_z_column_w_y;
+        - 0.5773502691896257 * t5 * cache.joint2_slice1_local_bend_z_column_w_y;
     let joint2_slice1_local_subspace1_w_z = 0.33333333333333315
-        * cache.joint2_slice1_local_bend_y_column_w_z * t0
-        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_bend_z_column_w_z;
+        * cache.joint2_slice1_local_bend_y_column_w_z * t5
+        - 0.5773502691896257 * t5 * cache.joint2_slice1_local_bend_z_column_w_z;
     let joint2_slice1_local_subspace1_w_x = 0.33333333333333315
-        * cache.joint2_slice1_local_bend_y_column_w_x * t0
-        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_len_column_v_y;
+        * cache.joint2_slice1_local_bend_y_column_w_x * t5
+        - 0.5773502691896257 * t5 * cache.joint2_slice1_local_len_column_v_y;
     let joint2_slice1_subspace1_w_x = cache.joint2_rotation_01
         * joint2_slice1_local_subspace1_w_y
         + joint2_slice1_local_subspace1_w_z * cache.joint2_rotation_02
         + joint2_slice1_local_subspace1_w_x * cache.joint1_tip_rotation_00;
     let t33 = 0.3333333333333333 * cache.joint2_slice1_local_len_column_v_z;
-    let joint2_slice1_local_subspace1_v_z = 0.33333333333333315 * t0
+    let joint2_slice1_local_subspace1_v_z = 0.33333333333333315 * t5
         * cache.joint2_slice1_local_bend_y_column_v_z + t33
-        - 0.5773502691896257 * cache.joint2_slice1_local_bend_z_column_v_z * t0;
+        - 0.5773502691896257 * cache.joint2_slice1_local_bend_z_column_v_z * t5;
     let t34 = 0.3333333333333333 * cache.joint2_slice1_local_len_column_v_y;
-    let joint2_slice1_local_subspace1_v_y = 0.33333333333333315 * t0
+    let joint2_slice1_local_subspace1_v_y = 0.33333333333333315 * t5
         * cache.joint2_slice1_local_bend_y_column_v_y + t34
-        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_bend_z_column_v_y;
+        - 0.5773502691896257 * t5 * cache.joint2_slice1_local_bend_z_column_v_y;
     let t35 = 0.3333333333333333 * cache.joint2_slice1_local_len_column_v_x;
-    let joint2_slice1_local_subspace1_v_x = 0.33333333333333315 * t0
+    let joint2_slice1_local_subspace1_v_x = 0.33333333333333315 * t5
         * cache.joint2_slice1_local_bend_y_column_v_x + t35
-        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_bend_z_column_v_x;
+        - 0.5773502691896257 * t5 * cache.joint2_slice1_local_bend_z_column_v_x;
     let joint2_slice1_subspace1_w_z = joint2_slice1_local_subspace1_w_x
         * cache.joint1_tip_rotation_20
         + joint2_slice1_local_subspace1_w_z * cache.joint2_rotation_22
@@ -22363,44 +22326,44 @@ pub fn angular_momentum(
         + joint2_slice1_local_subspace1_v_y * cache.joint2_rotation_11
         + joint2_slice1_local_subspace1_v_x * cache.joint1_tip_rotation_10
         - joint2_slice1_subspace1_w_z * cache.joint2_position_x;
-    let joint2_slice1_local_subspace2_v_x = 0.3333333333333336 * t0
+    let joint2_slice1_local_subspace2_v_x = 0.3333333333333336 * t5
         * cache.joint2_slice1_local_bend_y_column_v_x
-        + 0.5773502691896255 * t0 * cache.joint2_slice1_local_bend_z_column_v_x + t35;
-    let joint2_slice1_local_subspace2_w_y = 0.5773502691896255 * t0
+        + 0.5773502691896255 * t5 * cache.joint2_slice1_local_bend_z_column_v_x + t35;
+    let joint2_slice1_local_subspace2_w_y = 0.5773502691896255 * t5
         * cache.joint2_slice1_local_bend_z_column_w_y
-        + 0.3333333333333336 * t0 * cache.joint2_slice1_local_bend_y_column_w_y;
-    let joint2_slice1_local_subspace2_w_z = 0.5773502691896255 * t0
+        + 0.3333333333333336 * t5 * cache.joint2_slice1_local_bend_y_column_w_y;
+    let joint2_slice1_local_subspace2_w_z = 0.5773502691896255 * t5
         * cache.joint2_slice1_local_bend_z_column_w_z
-        + 0.3333333333333336 * cache.joint2_slice1_local_bend_y_column_w_z * t0;
+        + 0.3333333333333336 * cache.joint2_slice1_local_bend_y_column_w_z * t5;
     let joint2_slice1_local_subspace2_w_x = 0.3333333333333336
-        * cache.joint2_slice1_local_bend_y_column_w_x * t0
-        + 0.5773502691896255 * t0 * cache.joint2_slice1_local_len_column_v_y;
+        * cache.joint2_slice1_local_bend_y_column_w_x * t5
+        + 0.5773502691896255 * t5 * cache.joint2_slice1_local_len_column_v_y;
     let joint2_slice1_subspace2_w_z = cache.joint2_rotation_21
         * joint2_slice1_local_subspace2_w_y
         + cache.joint2_rotation_22 * joint2_slice1_local_subspace2_w_z
         + cache.joint1_tip_rotation_20 * joint2_slice1_local_subspace2_w_x;
     let joint2_slice1_local_subspace2_v_z = t33
-        + 0.3333333333333336 * t0 * cache.joint2_slice1_local_bend_y_column_v_z
-        + 0.5773502691896255 * cache.joint2_slice1_local_bend_z_column_v_z * t0;
+        + 0.3333333333333336 * t5 * cache.joint2_slice1_local_bend_y_column_v_z
+        + 0.5773502691896255 * cache.joint2_slice1_local_bend_z_column_v_z * t5;
     let joint2_slice1_subspace2_w_x = cache.joint1_tip_rotation_00
         * joint2_slice1_local_subspace2_w_x
         + cache.joint2_rotation_01 * joint2_slice1_local_subspace2_w_y
         + cache.joint2_rotation_02 * joint2_slice1_local_subspace2_w_z;
-    let joint2_slice1_local_subspace2_v_y = 0.3333333333333336 * t0
+    let joint2_slice1_local_subspace2_v_y = 0.3333333333333336 * t5
         * cache.joint2_slice1_local_bend_y_column_v_y
-        + 0.5773502691896255 * t0 * cache.joint2_slice1_local_bend_z_column_v_y + t34;
+        + 0.5773502691896255 * t5 * cache.joint2_slice1_local_bend_z_column_v_y + t34;
     let joint2_slice1_subspace2_v_y = cache.joint1_tip_rotation_10
         * joint2_slice1_local_subspace2_v_x
         + joint2_slice1_local_subspace2_v_z * cache.joint2_rotation_12
         + joint2_slice1_subspace2_w_x * cache.joint2_position_z
         + joint2_slice1_local_subspace2_v_y * cache.joint2_rotation_11
         - cache.joint2_position_x * joint2_slice1_subspace2_w_z;
-    let joint2_slice1_local_subspace0_w_y = -(0.6666666666666666 * t0
+    let joint2_slice1_local_subspace0_w_y = -(0.6666666666666666 * t5
         * cache.joint2_slice1_local_bend_y_column_w_y);
     let joint2_slice1_local_subspace0_w_z = -(0.6666666666666666
-        * cache.joint2_slice1_local_bend_y_column_w_z * t0);
+        * cache.joint2_slice1_local_bend_y_column_w_z * t5);
     let joint2_slice1_local_subspace0_w_x = -(0.6666666666666666
-        * cache.joint2_slice1_local_bend_y_column_w_x * t0);
+        * cache.joint2_slice1_local_bend_y_column_w_x * t5);
     let joint2_slice1_subspace0_w_x = joint2_slice1_local_subspace0_w_y
         * cache.joint2_rotation_01
         + cache.joint2_rotation_02 * joint2_slice1_local_subspace0_w_z
@@ -22410,11 +22373,11 @@ pub fn angular_momentum(
         + joint2_slice1_local_subspace0_w_y * cache.joint2_rotation_21
         + cache.joint1_tip_rotation_20 * joint2_slice1_local_subspace0_w_x;
     let joint2_slice1_local_subspace0_v_z = t33
-        - 0.6666666666666666 * t0 * cache.joint2_slice1_local_bend_y_column_v_z;
+        - 0.6666666666666666 * t5 * cache.joint2_slice1_local_bend_y_column_v_z;
     let joint2_slice1_local_subspace0_v_x = t35
-        - 0.6666666666666666 * t0 * cache.joint2_slice1_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t5 * cache.joint2_slice1_local_bend_y_column_v_x;
     let joint2_slice1_local_subspace0_v_y = t34
-        - 0.6666666666666666 * t0 * cache.joint2_slice1_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t5 * cache.joint2_slice1_local_bend_y_column_v_y;
     let joint2_slice1_subspace0_v_y = joint2_slice1_subspace0_w_x
         * cache.joint2_position_z
         + cache.joint2_rotation_12 * joint2_slice1_local_subspace0_v_z
@@ -22436,19 +22399,15 @@ pub fn angular_momentum(
         + cache.joint2_slice1_local_com_y * cache.joint2_rotation_01;
     let t37 = joint2_slice1_position_z * joint2_slice1_position_z;
     let t38 = joint2_slice1_position_x * joint2_slice1_position_x;
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
-    let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-        + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-    let joint2_bend_squared = joint2_bend_z * joint2_bend_z
-        + joint2_bend_y * joint2_bend_y;
+    let joint2_bend_squared = cache.joint2_bend_z * cache.joint2_bend_z
+        + cache.joint2_bend_y * cache.joint2_bend_y;
     let t39 = 1.0
         - 0.10890625570683385 * joint2_bend_squared * cache.joint2_slice1_bend_c2;
-    let t40 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * joint2_bend_y;
-    let t41 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * joint2_bend_z;
+    let t40 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * cache.joint2_bend_y;
+    let t41 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * cache.joint2_bend_z;
     let joint2_slice1_rotation_00 = cache.joint1_tip_rotation_00 * t39
         + cache.joint2_rotation_01 * t40 + t41 * cache.joint2_rotation_02;
-    let joint2_slice1_inertia_com_00 = t5 * joint2_slice1_rotation_00
+    let joint2_slice1_inertia_com_00 = t4 * joint2_slice1_rotation_00
         * joint2_slice1_rotation_00 + t12;
     let joint2_slice1_inertia_i_00 = (t36 + t37 + t38
         - joint2_slice1_position_x * joint2_slice1_position_x) * cache.joint1_slice1_mass
@@ -22458,7 +22417,7 @@ pub fn angular_momentum(
         + joint1_tip_velocity_w_x;
     let joint2_slice1_rotation_10 = cache.joint2_rotation_12 * t41
         + cache.joint1_tip_rotation_10 * t39 + cache.joint2_rotation_11 * t40;
-    let joint2_slice1_inertia_com_01 = t5 * joint2_slice1_rotation_10
+    let joint2_slice1_inertia_com_01 = t4 * joint2_slice1_rotation_10
         * joint2_slice1_rotation_00;
     let joint2_slice1_inertia_i_01 = joint2_slice1_inertia_com_01
         - joint2_slice1_position_x * joint2_slice1_position_y * cache.joint1_slice1_mass;
@@ -22501,7 +22460,7 @@ pub fn angular_momentum(
         + joint2_slice1_subspace1_v_z * qd[10];
     let joint2_slice1_rotation_20 = cache.joint1_tip_rotation_20 * t39
         + t41 * cache.joint2_rotation_22 + cache.joint2_rotation_21 * t40;
-    let joint2_slice1_inertia_com_02 = joint2_slice1_rotation_20 * t5
+    let joint2_slice1_inertia_com_02 = joint2_slice1_rotation_20 * t4
         * joint2_slice1_rotation_00;
     let joint2_slice1_inertia_i_02 = joint2_slice1_inertia_com_02
         - joint2_slice1_position_z * joint2_slice1_position_x * cache.joint1_slice1_mass;
@@ -22514,37 +22473,37 @@ pub fn angular_momentum(
         + joint2_slice1_inertia_h_y * joint2_slice1_velocity_v_z
         + joint2_slice1_inertia_i_02 * joint2_slice1_velocity_w_z
         - joint2_slice1_inertia_h_z * joint2_slice1_velocity_v_y;
-    let joint2_slice2_local_subspace2_w_x = 0.3333333333333336 * t0
+    let joint2_slice2_local_subspace2_w_x = 0.3333333333333336 * t5
         * cache.joint2_slice2_local_bend_y_column_w_x
-        + 0.5773502691896255 * t0 * cache.joint2_slice2_local_len_column_v_y;
-    let joint2_slice2_local_subspace2_w_z = 0.5773502691896255 * t0
+        + 0.5773502691896255 * t5 * cache.joint2_slice2_local_len_column_v_y;
+    let joint2_slice2_local_subspace2_w_z = 0.5773502691896255 * t5
         * cache.joint2_slice2_local_bend_z_column_w_z
-        + 0.3333333333333336 * t0 * cache.joint2_slice2_local_bend_y_column_w_z;
-    let joint2_slice2_local_subspace2_w_y = 0.3333333333333336 * t0
+        + 0.3333333333333336 * t5 * cache.joint2_slice2_local_bend_y_column_w_z;
+    let joint2_slice2_local_subspace2_w_y = 0.3333333333333336 * t5
         * cache.joint2_slice2_local_bend_y_column_w_y
-        + 0.5773502691896255 * t0 * cache.joint2_slice2_local_bend_z_column_w_y;
+        + 0.5773502691896255 * t5 * cache.joint2_slice2_local_bend_z_column_w_y;
     let joint2_slice2_subspace2_w_y = cache.joint1_tip_rotation_10
         * joint2_slice2_local_subspace2_w_x
         + cache.joint2_rotation_12 * joint2_slice2_local_subspace2_w_z
         + cache.joint2_rotation_11 * joint2_slice2_local_subspace2_w_y;
-    let joint2_slice2_local_subspace1_w_y = 0.33333333333333315 * t0
+    let joint2_slice2_local_subspace1_w_y = 0.33333333333333315 * t5
         * cache.joint2_slice2_local_bend_y_column_w_y
-        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_w_y;
-    let joint2_slice2_local_subspace1_w_z = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint2_slice2_local_bend_z_column_w_y;
+    let joint2_slice2_local_subspace1_w_z = 0.33333333333333315 * t5
         * cache.joint2_slice2_local_bend_y_column_w_z
-        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_w_z;
-    let joint2_slice2_local_subspace1_w_x = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint2_slice2_local_bend_z_column_w_z;
+    let joint2_slice2_local_subspace1_w_x = 0.33333333333333315 * t5
         * cache.joint2_slice2_local_bend_y_column_w_x
-        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_len_column_v_y;
+        - 0.5773502691896257 * t5 * cache.joint2_slice2_local_len_column_v_y;
     let joint2_slice2_subspace1_w_y = joint2_slice2_local_subspace1_w_y
         * cache.joint2_rotation_11
         + joint2_slice2_local_subspace1_w_z * cache.joint2_rotation_12
         + joint2_slice2_local_subspace1_w_x * cache.joint1_tip_rotation_10;
-    let joint2_slice2_local_subspace0_w_z = -(0.6666666666666666 * t0
+    let joint2_slice2_local_subspace0_w_z = -(0.6666666666666666 * t5
         * cache.joint2_slice2_local_bend_y_column_w_z);
-    let joint2_slice2_local_subspace0_w_y = -(0.6666666666666666 * t0
+    let joint2_slice2_local_subspace0_w_y = -(0.6666666666666666 * t5
         * cache.joint2_slice2_local_bend_y_column_w_y);
-    let joint2_slice2_local_subspace0_w_x = -(0.6666666666666666 * t0
+    let joint2_slice2_local_subspace0_w_x = -(0.6666666666666666 * t5
         * cache.joint2_slice2_local_bend_y_column_w_x);
     let joint2_slice2_subspace0_w_y = cache.joint2_rotation_12
         * joint2_slice2_local_subspace0_w_z
@@ -22553,15 +22512,15 @@ pub fn angular_momentum(
     let joint2_slice2_velocity_w_y = qd[11] * joint2_slice2_subspace2_w_y
         + joint1_tip_velocity_w_y + qd[10] * joint2_slice2_subspace1_w_y
         + joint2_slice2_subspace0_w_y * qd[9];
-    let t42 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * joint2_bend_y;
-    let t43 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * joint2_bend_z;
+    let t42 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * cache.joint2_bend_y;
+    let t43 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * cache.joint2_bend_z;
     let t44 = 1.0
         - 0.44888729929169013 * joint2_bend_squared * cache.joint2_slice2_bend_c2;
     let joint2_slice2_rotation_00 = cache.joint2_rotation_01 * t42
         + t43 * cache.joint2_rotation_02 + cache.joint1_tip_rotation_00 * t44;
     let joint2_slice2_rotation_10 = cache.joint2_rotation_11 * t42
         + t43 * cache.joint2_rotation_12 + t44 * cache.joint1_tip_rotation_10;
-    let joint2_slice2_inertia_com_01 = joint2_slice2_rotation_00 * t5
+    let joint2_slice2_inertia_com_01 = joint2_slice2_rotation_00 * t4
         * joint2_slice2_rotation_10;
     let joint2_slice2_position_y = cache.joint2_position_y
         + cache.joint2_rotation_12 * cache.joint2_slice2_local_com_z
@@ -22597,38 +22556,38 @@ pub fn angular_momentum(
     let t46 = joint2_slice2_position_x * joint2_slice2_position_x;
     let t47 = joint2_slice2_position_y * joint2_slice2_position_y;
     let joint2_slice2_inertia_com_00 = joint2_slice2_rotation_00
-        * joint2_slice2_rotation_00 * t5 + t12;
+        * joint2_slice2_rotation_00 * t4 + t12;
     let joint2_slice2_inertia_i_00 = (t45 + t46 + t47
         - joint2_slice2_position_x * joint2_slice2_position_x) * cache.joint1_slice1_mass
         + joint2_slice2_inertia_com_00;
     let joint2_slice2_inertia_h_y = joint2_slice2_position_y * cache.joint1_slice1_mass;
     let t48 = 0.3333333333333333 * cache.joint2_slice2_local_len_column_v_x;
-    let joint2_slice2_local_subspace2_v_x = 0.5773502691896255 * t0
+    let joint2_slice2_local_subspace2_v_x = 0.5773502691896255 * t5
         * cache.joint2_slice2_local_bend_z_column_v_x
-        + 0.3333333333333336 * t0 * cache.joint2_slice2_local_bend_y_column_v_x + t48;
+        + 0.3333333333333336 * t5 * cache.joint2_slice2_local_bend_y_column_v_x + t48;
     let t49 = 0.3333333333333333 * cache.joint2_slice2_local_len_column_v_z;
-    let joint2_slice2_local_subspace2_v_z = 0.3333333333333336 * t0
+    let joint2_slice2_local_subspace2_v_z = 0.3333333333333336 * t5
         * cache.joint2_slice2_local_bend_y_column_v_z + t49
-        + 0.5773502691896255 * t0 * cache.joint2_slice2_local_bend_z_column_v_z;
+        + 0.5773502691896255 * t5 * cache.joint2_slice2_local_bend_z_column_v_z;
     let t50 = 0.3333333333333333 * cache.joint2_slice2_local_len_column_v_y;
     let joint2_slice2_local_subspace2_v_y = t50
-        + 0.5773502691896255 * t0 * cache.joint2_slice2_local_bend_z_column_v_y
-        + 0.3333333333333336 * t0 * cache.joint2_slice2_local_bend_y_column_v_y;
+        + 0.5773502691896255 * t5 * cache.joint2_slice2_local_bend_z_column_v_y
+        + 0.3333333333333336 * t5 * cache.joint2_slice2_local_bend_y_column_v_y;
     let joint2_slice2_subspace2_v_z = joint2_slice2_local_subspace2_v_x
         * cache.joint1_tip_rotation_20
         + joint2_slice2_local_subspace2_v_z * cache.joint2_rotation_22
         + cache.joint2_position_x * joint2_slice2_subspace2_w_y
         + cache.joint2_rotation_21 * joint2_slice2_local_subspace2_v_y
         - cache.joint2_position_y * joint2_slice2_subspace2_w_x;
-    let joint2_slice2_local_subspace1_v_x = 0.33333333333333315 * t0
+    let joint2_slice2_local_subspace1_v_x = 0.33333333333333315 * t5
         * cache.joint2_slice2_local_bend_y_column_v_x + t48
-        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_v_x;
+        - 0.5773502691896257 * t5 * cache.joint2_slice2_local_bend_z_column_v_x;
     let joint2_slice2_local_subspace1_v_z = t49
-        + 0.33333333333333315 * t0 * cache.joint2_slice2_local_bend_y_column_v_z
-        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_v_z;
+        + 0.33333333333333315 * t5 * cache.joint2_slice2_local_bend_y_column_v_z
+        - 0.5773502691896257 * t5 * cache.joint2_slice2_local_bend_z_column_v_z;
     let joint2_slice2_local_subspace1_v_y = t50
-        + 0.33333333333333315 * t0 * cache.joint2_slice2_local_bend_y_column_v_y
-        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_v_y;
+        + 0.33333333333333315 * t5 * cache.joint2_slice2_local_bend_y_column_v_y
+        - 0.5773502691896257 * t5 * cache.joint2_slice2_local_bend_z_column_v_y;
     let joint2_slice2_subspace1_v_z = cache.joint1_tip_rotation_20
         * joint2_slice2_local_subspace1_v_x
         + joint2_slice2_local_subspace1_v_z * cache.joint2_rotation_22
@@ -22636,11 +22595,11 @@ pub fn angular_momentum(
         + cache.joint2_position_x * joint2_slice2_subspace1_w_y
         - joint2_slice2_subspace1_w_x * cache.joint2_position_y;
     let joint2_slice2_local_subspace0_v_x = t48
-        - 0.6666666666666666 * t0 * cache.joint2_slice2_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t5 * cache.joint2_slice2_local_bend_y_column_v_x;
     let joint2_slice2_local_subspace0_v_z = t49
-        - 0.6666666666666666 * t0 * cache.joint2_slice2_local_bend_y_column_v_z;
+        - 0.6666666666666666 * t5 * cache.joint2_slice2_local_bend_y_column_v_z;
     let joint2_slice2_local_subspace0_v_y = t50
-        - 0.6666666666666666 * t0 * cache.joint2_slice2_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t5 * cache.joint2_slice2_local_bend_y_column_v_y;
     let joint2_slice2_subspace0_v_z = cache.joint1_tip_rotation_20
         * joint2_slice2_local_subspace0_v_x
         + joint2_slice2_local_subspace0_v_z * cache.joint2_rotation_22
@@ -22686,7 +22645,7 @@ pub fn angular_momentum(
     let joint2_slice2_inertia_h_z = joint2_slice2_position_z * cache.joint1_slice1_mass;
     let joint2_slice2_rotation_20 = cache.joint2_rotation_21 * t42
         + t43 * cache.joint2_rotation_22 + t44 * cache.joint1_tip_rotation_20;
-    let joint2_slice2_inertia_com_02 = joint2_slice2_rotation_00 * t5
+    let joint2_slice2_inertia_com_02 = joint2_slice2_rotation_00 * t4
         * joint2_slice2_rotation_20;
     let joint2_slice2_inertia_i_02 = joint2_slice2_inertia_com_02
         - joint2_slice2_position_x * joint2_slice2_position_z * cache.joint1_slice1_mass;
@@ -22727,29 +22686,29 @@ pub fn angular_momentum(
         + cache.joint2_slice0_local_com_y * cache.joint2_rotation_21
         + cache.joint2_position_z;
     let joint2_slice0_inertia_h_z = joint2_slice0_position_z * cache.joint1_slice0_mass;
-    let joint2_slice0_local_subspace0_w_y = -(0.6666666666666666 * t0
+    let joint2_slice0_local_subspace0_w_y = -(0.6666666666666666 * t5
         * cache.joint2_slice0_local_bend_y_column_w_y);
-    let joint2_slice0_local_subspace0_w_x = -(0.6666666666666666 * t0
+    let joint2_slice0_local_subspace0_w_x = -(0.6666666666666666 * t5
         * cache.joint2_slice0_local_bend_y_column_w_x);
     let joint2_slice0_local_subspace0_w_z = -(0.6666666666666666
-        * cache.joint2_slice0_local_bend_y_column_w_z * t0);
+        * cache.joint2_slice0_local_bend_y_column_w_z * t5);
     let joint2_slice0_subspace0_w_x = cache.joint2_rotation_01
         * joint2_slice0_local_subspace0_w_y
         + cache.joint1_tip_rotation_00 * joint2_slice0_local_subspace0_w_x
         + cache.joint2_rotation_02 * joint2_slice0_local_subspace0_w_z;
     let t51 = 0.3333333333333333 * cache.joint2_slice0_local_len_column_v_y;
     let joint2_slice0_local_subspace0_v_y = t51
-        - 0.6666666666666666 * cache.joint2_slice0_local_bend_y_column_v_y * t0;
+        - 0.6666666666666666 * cache.joint2_slice0_local_bend_y_column_v_y * t5;
     let joint2_slice0_subspace0_w_z = joint2_slice0_local_subspace0_w_y
         * cache.joint2_rotation_21
         + joint2_slice0_local_subspace0_w_z * cache.joint2_rotation_22
         + cache.joint1_tip_rotation_20 * joint2_slice0_local_subspace0_w_x;
     let t52 = 0.3333333333333333 * cache.joint2_slice0_local_len_column_v_z;
     let joint2_slice0_local_subspace0_v_z = t52
-        - 0.6666666666666666 * t0 * cache.joint2_slice0_local_bend_y_column_v_z;
+        - 0.6666666666666666 * t5 * cache.joint2_slice0_local_bend_y_column_v_z;
     let t53 = 0.3333333333333333 * cache.joint2_slice0_local_len_column_v_x;
     let joint2_slice0_local_subspace0_v_x = t53
-        - 0.6666666666666666 * cache.joint2_slice0_local_bend_y_column_v_x * t0;
+        - 0.6666666666666666 * cache.joint2_slice0_local_bend_y_column_v_x * t5;
     let joint2_slice0_subspace0_v_y = joint2_slice0_subspace0_w_x
         * cache.joint2_position_z
         + joint2_slice0_local_subspace0_v_y * cache.joint2_rotation_11
@@ -22757,27 +22716,27 @@ pub fn angular_momentum(
         + joint2_slice0_local_subspace0_v_x * cache.joint1_tip_rotation_10
         - cache.joint2_position_x * joint2_slice0_subspace0_w_z;
     let joint2_slice0_local_subspace2_w_y = 0.5773502691896255
-        * cache.joint2_slice0_local_bend_z_column_w_y * t0
-        + 0.3333333333333336 * t0 * cache.joint2_slice0_local_bend_y_column_w_y;
-    let joint2_slice0_local_subspace2_w_x = 0.5773502691896255 * t0
+        * cache.joint2_slice0_local_bend_z_column_w_y * t5
+        + 0.3333333333333336 * t5 * cache.joint2_slice0_local_bend_y_column_w_y;
+    let joint2_slice0_local_subspace2_w_x = 0.5773502691896255 * t5
         * cache.joint2_slice0_local_len_column_v_y
-        + 0.3333333333333336 * t0 * cache.joint2_slice0_local_bend_y_column_w_x;
-    let joint2_slice0_local_subspace2_w_z = 0.5773502691896255 * t0
+        + 0.3333333333333336 * t5 * cache.joint2_slice0_local_bend_y_column_w_x;
+    let joint2_slice0_local_subspace2_w_z = 0.5773502691896255 * t5
         * cache.joint2_slice0_local_bend_z_column_w_z
-        + 0.3333333333333336 * cache.joint2_slice0_local_bend_y_column_w_z * t0;
+        + 0.3333333333333336 * cache.joint2_slice0_local_bend_y_column_w_z * t5;
     let joint2_slice0_subspace2_w_x = joint2_slice0_local_subspace2_w_y
         * cache.joint2_rotation_01
         + cache.joint1_tip_rotation_00 * joint2_slice0_local_subspace2_w_x
         + cache.joint2_rotation_02 * joint2_slice0_local_subspace2_w_z;
-    let joint2_slice0_local_subspace2_v_x = 0.5773502691896255 * t0
+    let joint2_slice0_local_subspace2_v_x = 0.5773502691896255 * t5
         * cache.joint2_slice0_local_bend_z_column_v_x
-        + 0.3333333333333336 * cache.joint2_slice0_local_bend_y_column_v_x * t0 + t53;
-    let joint2_slice0_local_subspace2_v_z = 0.5773502691896255 * t0
+        + 0.3333333333333336 * cache.joint2_slice0_local_bend_y_column_v_x * t5 + t53;
+    let joint2_slice0_local_subspace2_v_z = 0.5773502691896255 * t5
         * cache.joint2_slice0_local_bend_z_column_v_z
-        + 0.3333333333333336 * t0 * cache.joint2_slice0_local_bend_y_column_v_z + t52;
+        + 0.3333333333333336 * t5 * cache.joint2_slice0_local_bend_y_column_v_z + t52;
     let joint2_slice0_local_subspace2_v_y = 0.3333333333333336
-        * cache.joint2_slice0_local_bend_y_column_v_y * t0 + t51
-        + 0.5773502691896255 * t0 * cache.joint2_slice0_local_bend_z_column_v_y;
+        * cache.joint2_slice0_local_bend_y_column_v_y * t5 + t51
+        + 0.5773502691896255 * t5 * cache.joint2_slice0_local_bend_z_column_v_y;
     let joint2_slice0_subspace2_w_z = joint2_slice0_local_subspace2_w_z
         * cache.joint2_rotation_22
         + cache.joint1_tip_rotation_20 * joint2_slice0_local_subspace2_w_x
@@ -22789,31 +22748,31 @@ pub fn angular_momentum(
         + cache.joint2_rotation_11 * joint2_slice0_local_subspace2_v_y
         - cache.joint2_position_x * joint2_slice0_subspace2_w_z;
     let joint2_slice0_local_subspace1_w_z = 0.33333333333333315
-        * cache.joint2_slice0_local_bend_y_column_w_z * t0
-        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_bend_z_column_w_z;
-    let joint2_slice0_local_subspace1_w_x = 0.33333333333333315 * t0
+        * cache.joint2_slice0_local_bend_y_column_w_z * t5
+        - 0.5773502691896257 * t5 * cache.joint2_slice0_local_bend_z_column_w_z;
+    let joint2_slice0_local_subspace1_w_x = 0.33333333333333315 * t5
         * cache.joint2_slice0_local_bend_y_column_w_x
-        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_len_column_v_y;
-    let joint2_slice0_local_subspace1_w_y = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint2_slice0_local_len_column_v_y;
+    let joint2_slice0_local_subspace1_w_y = 0.33333333333333315 * t5
         * cache.joint2_slice0_local_bend_y_column_w_y
-        - 0.5773502691896257 * cache.joint2_slice0_local_bend_z_column_w_y * t0;
+        - 0.5773502691896257 * cache.joint2_slice0_local_bend_z_column_w_y * t5;
     let joint2_slice0_subspace1_w_z = joint2_slice0_local_subspace1_w_z
         * cache.joint2_rotation_22
         + joint2_slice0_local_subspace1_w_x * cache.joint1_tip_rotation_20
         + cache.joint2_rotation_21 * joint2_slice0_local_subspace1_w_y;
     let joint2_slice0_local_subspace1_v_y = 0.33333333333333315
-        * cache.joint2_slice0_local_bend_y_column_v_y * t0 + t51
-        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_bend_z_column_v_y;
-    let joint2_slice0_local_subspace1_v_z = 0.33333333333333315 * t0
+        * cache.joint2_slice0_local_bend_y_column_v_y * t5 + t51
+        - 0.5773502691896257 * t5 * cache.joint2_slice0_local_bend_z_column_v_y;
+    let joint2_slice0_local_subspace1_v_z = 0.33333333333333315 * t5
         * cache.joint2_slice0_local_bend_y_column_v_z + t52
-        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_bend_z_column_v_z;
+        - 0.5773502691896257 * t5 * cache.joint2_slice0_local_bend_z_column_v_z;
     let joint2_slice0_subspace1_w_x = cache.joint2_rotation_01
         * joint2_slice0_local_subspace1_w_y
         + joint2_slice0_local_subspace1_w_z * cache.joint2_rotation_02
         + joint2_slice0_local_subspace1_w_x * cache.joint1_tip_rotation_00;
     let joint2_slice0_local_subspace1_v_x = 0.33333333333333315
-        * cache.joint2_slice0_local_bend_y_column_v_x * t0 + t53
-        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_bend_z_column_v_x;
+        * cache.joint2_slice0_local_bend_y_column_v_x * t5 + t53
+        - 0.5773502691896257 * t5 * cache.joint2_slice0_local_bend_z_column_v_x;
     let joint2_slice0_subspace1_v_y = joint2_slice0_local_subspace1_v_y
         * cache.joint2_rotation_11
         + joint2_slice0_local_subspace1_v_z * cache.joint2_rotation_12
@@ -22832,8 +22791,8 @@ pub fn angular_momentum(
         + cache.joint1_tip_rotation_00 * cache.joint2_slice0_local_com_x;
     let t54 = 1.0
         - 0.004820780989426014 * joint2_bend_squared * cache.joint2_slice0_bend_c2;
-    let t55 = 0.06943184420297371 * cache.joint2_slice0_bend_c1 * joint2_bend_y;
-    let t56 = 0.06943184420297371 * joint2_bend_z * cache.joint2_slice0_bend_c1;
+    let t55 = 0.06943184420297371 * cache.joint2_slice0_bend_c1 * cache.joint2_bend_y;
+    let t56 = 0.06943184420297371 * cache.joint2_bend_z * cache.joint2_slice0_bend_c1;
     let joint2_slice0_rotation_20 = cache.joint1_tip_rotation_20 * t54
         + t55 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t56;
     let joint2_slice0_rotation_00 = t55 * cache.joint2_rotation_01
@@ -22913,18 +22872,18 @@ pub fn angular_momentum(
         + cache.joint2_position_z;
     let joint2_slice3_inertia_h_z = joint2_slice3_position_z * cache.joint1_slice0_mass;
     let t60 = 0.3333333333333333 * cache.joint2_slice3_local_len_column_v_z;
-    let joint2_slice3_local_subspace2_v_z = 0.3333333333333336 * t0
+    let joint2_slice3_local_subspace2_v_z = 0.3333333333333336 * t5
         * cache.joint2_slice3_local_bend_y_column_v_z
-        + 0.5773502691896255 * t0 * cache.joint2_slice3_local_bend_z_column_v_z + t60;
-    let joint2_slice3_local_subspace2_w_y = 0.3333333333333336 * t0
+        + 0.5773502691896255 * t5 * cache.joint2_slice3_local_bend_z_column_v_z + t60;
+    let joint2_slice3_local_subspace2_w_y = 0.3333333333333336 * t5
         * cache.joint2_slice3_local_bend_y_column_w_y
-        + 0.5773502691896255 * t0 * cache.joint2_slice3_local_bend_z_column_w_y;
-    let joint2_slice3_local_subspace2_w_z = 0.5773502691896255 * t0
+        + 0.5773502691896255 * t5 * cache.joint2_slice3_local_bend_z_column_w_y;
+    let joint2_slice3_local_subspace2_w_z = 0.5773502691896255 * t5
         * cache.joint2_slice3_local_bend_z_column_w_z
-        + 0.3333333333333336 * cache.joint2_slice3_local_bend_y_column_w_z * t0;
-    let joint2_slice3_local_subspace2_w_x = 0.3333333333333336 * t0
+        + 0.3333333333333336 * cache.joint2_slice3_local_bend_y_column_w_z * t5;
+    let joint2_slice3_local_subspace2_w_x = 0.3333333333333336 * t5
         * cache.joint2_slice3_local_bend_y_column_w_x
-        + 0.5773502691896255 * t0 * cache.joint2_slice3_local_len_column_v_y;
+        + 0.5773502691896255 * t5 * cache.joint2_slice3_local_len_column_v_y;
     let joint2_slice3_subspace2_w_z = joint2_slice3_local_subspace2_w_y
         * cache.joint2_rotation_21
         + joint2_slice3_local_subspace2_w_z * cache.joint2_rotation_22
@@ -22934,45 +22893,45 @@ pub fn angular_momentum(
         + joint2_slice3_local_subspace2_w_y * cache.joint2_rotation_01
         + joint2_slice3_local_subspace2_w_x * cache.joint1_tip_rotation_00;
     let t61 = 0.3333333333333333 * cache.joint2_slice3_local_len_column_v_x;
-    let joint2_slice3_local_subspace2_v_x = 0.5773502691896255 * t0
+    let joint2_slice3_local_subspace2_v_x = 0.5773502691896255 * t5
         * cache.joint2_slice3_local_bend_z_column_v_x
-        + 0.3333333333333336 * t0 * cache.joint2_slice3_local_bend_y_column_v_x + t61;
+        + 0.3333333333333336 * t5 * cache.joint2_slice3_local_bend_y_column_v_x + t61;
     let t62 = 0.3333333333333333 * cache.joint2_slice3_local_len_column_v_y;
     let joint2_slice3_local_subspace2_v_y = t62
-        + 0.5773502691896255 * t0 * cache.joint2_slice3_local_bend_z_column_v_y
-        + 0.3333333333333336 * t0 * cache.joint2_slice3_local_bend_y_column_v_y;
+        + 0.5773502691896255 * t5 * cache.joint2_slice3_local_bend_z_column_v_y
+        + 0.3333333333333336 * t5 * cache.joint2_slice3_local_bend_y_column_v_y;
     let joint2_slice3_subspace2_v_y = joint2_slice3_local_subspace2_v_z
         * cache.joint2_rotation_12
         + joint2_slice3_subspace2_w_x * cache.joint2_position_z
         + joint2_slice3_local_subspace2_v_x * cache.joint1_tip_rotation_10
         + cache.joint2_rotation_11 * joint2_slice3_local_subspace2_v_y
         - cache.joint2_position_x * joint2_slice3_subspace2_w_z;
-    let joint2_slice3_local_subspace1_w_y = 0.33333333333333315 * t0
+    let joint2_slice3_local_subspace1_w_y = 0.33333333333333315 * t5
         * cache.joint2_slice3_local_bend_y_column_w_y
-        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_w_y;
-    let joint2_slice3_local_subspace1_w_x = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint2_slice3_local_bend_z_column_w_y;
+    let joint2_slice3_local_subspace1_w_x = 0.33333333333333315 * t5
         * cache.joint2_slice3_local_bend_y_column_w_x
-        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_len_column_v_y;
+        - 0.5773502691896257 * t5 * cache.joint2_slice3_local_len_column_v_y;
     let joint2_slice3_local_subspace1_w_z = 0.33333333333333315
-        * cache.joint2_slice3_local_bend_y_column_w_z * t0
-        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_w_z;
+        * cache.joint2_slice3_local_bend_y_column_w_z * t5
+        - 0.5773502691896257 * t5 * cache.joint2_slice3_local_bend_z_column_w_z;
     let joint2_slice3_subspace1_w_z = cache.joint2_rotation_21
         * joint2_slice3_local_subspace1_w_y
         + cache.joint1_tip_rotation_20 * joint2_slice3_local_subspace1_w_x
         + joint2_slice3_local_subspace1_w_z * cache.joint2_rotation_22;
-    let joint2_slice3_local_subspace1_v_x = 0.33333333333333315 * t0
+    let joint2_slice3_local_subspace1_v_x = 0.33333333333333315 * t5
         * cache.joint2_slice3_local_bend_y_column_v_x + t61
-        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_v_x;
-    let joint2_slice3_local_subspace1_v_z = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint2_slice3_local_bend_z_column_v_x;
+    let joint2_slice3_local_subspace1_v_z = 0.33333333333333315 * t5
         * cache.joint2_slice3_local_bend_y_column_v_z + t60
-        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_v_z;
+        - 0.5773502691896257 * t5 * cache.joint2_slice3_local_bend_z_column_v_z;
     let joint2_slice3_subspace1_w_x = cache.joint2_rotation_01
         * joint2_slice3_local_subspace1_w_y
         + joint2_slice3_local_subspace1_w_z * cache.joint2_rotation_02
         + cache.joint1_tip_rotation_00 * joint2_slice3_local_subspace1_w_x;
     let joint2_slice3_local_subspace1_v_y = t62
-        + 0.33333333333333315 * t0 * cache.joint2_slice3_local_bend_y_column_v_y
-        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_v_y;
+        + 0.33333333333333315 * t5 * cache.joint2_slice3_local_bend_y_column_v_y
+        - 0.5773502691896257 * t5 * cache.joint2_slice3_local_bend_z_column_v_y;
     let joint2_slice3_subspace1_v_y = cache.joint1_tip_rotation_10
         * joint2_slice3_local_subspace1_v_x
         + cache.joint2_rotation_12 * joint2_slice3_local_subspace1_v_z
@@ -22980,21 +22939,21 @@ pub fn angular_momentum(
         + cache.joint2_rotation_11 * joint2_slice3_local_subspace1_v_y
         - cache.joint2_position_x * joint2_slice3_subspace1_w_z;
     let joint2_slice3_local_subspace0_v_x = t61
-        - 0.6666666666666666 * t0 * cache.joint2_slice3_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t5 * cache.joint2_slice3_local_bend_y_column_v_x;
     let joint2_slice3_local_subspace0_v_z = t60
-        - 0.6666666666666666 * t0 * cache.joint2_slice3_local_bend_y_column_v_z;
-    let joint2_slice3_local_subspace0_w_y = -(0.6666666666666666 * t0
+        - 0.6666666666666666 * t5 * cache.joint2_slice3_local_bend_y_column_v_z;
+    let joint2_slice3_local_subspace0_w_y = -(0.6666666666666666 * t5
         * cache.joint2_slice3_local_bend_y_column_w_y);
-    let joint2_slice3_local_subspace0_w_x = -(0.6666666666666666 * t0
+    let joint2_slice3_local_subspace0_w_x = -(0.6666666666666666 * t5
         * cache.joint2_slice3_local_bend_y_column_w_x);
     let joint2_slice3_local_subspace0_w_z = -(0.6666666666666666
-        * cache.joint2_slice3_local_bend_y_column_w_z * t0);
+        * cache.joint2_slice3_local_bend_y_column_w_z * t5);
     let joint2_slice3_subspace0_w_z = cache.joint2_rotation_21
         * joint2_slice3_local_subspace0_w_y
         + cache.joint1_tip_rotation_20 * joint2_slice3_local_subspace0_w_x
         + joint2_slice3_local_subspace0_w_z * cache.joint2_rotation_22;
     let joint2_slice3_local_subspace0_v_y = t62
-        - 0.6666666666666666 * t0 * cache.joint2_slice3_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t5 * cache.joint2_slice3_local_bend_y_column_v_y;
     let joint2_slice3_subspace0_w_x = cache.joint1_tip_rotation_00
         * joint2_slice3_local_subspace0_w_x
         + cache.joint2_rotation_02 * joint2_slice3_local_subspace0_w_z
@@ -23023,10 +22982,10 @@ pub fn angular_momentum(
     let joint2_slice3_velocity_w_y = joint2_slice3_subspace2_w_y * qd[11]
         + qd[10] * joint2_slice3_subspace1_w_y + joint1_tip_velocity_w_y
         + joint2_slice3_subspace0_w_y * qd[9];
-    let t63 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * joint2_bend_z;
+    let t63 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * cache.joint2_bend_z;
     let t64 = 1.0
         - 0.8659570925834785 * joint2_bend_squared * cache.joint2_slice3_bend_c2;
-    let t65 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * joint2_bend_y;
+    let t65 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * cache.joint2_bend_y;
     let joint2_slice3_rotation_00 = cache.joint2_rotation_02 * t63
         + cache.joint1_tip_rotation_00 * t64 + cache.joint2_rotation_01 * t65;
     let joint2_slice3_rotation_10 = t65 * cache.joint2_rotation_11
@@ -23102,11 +23061,11 @@ pub fn angular_momentum(
         + cache.base_pitch_rotation_10 * cache.joint1_slice0_local_com_x
         + cache.base_roll_rotation_12 * cache.joint1_slice0_local_com_z;
     let joint1_slice0_inertia_h_y = joint1_slice0_position_y * cache.joint1_slice0_mass;
-    let joint1_slice0_local_subspace0_w_y = -(0.6666666666666666 * t0
+    let joint1_slice0_local_subspace0_w_y = -(0.6666666666666666 * t5
         * cache.joint1_slice0_local_bend_y_column_w_y);
-    let joint1_slice0_local_subspace0_w_z = -(0.6666666666666666 * t0
+    let joint1_slice0_local_subspace0_w_z = -(0.6666666666666666 * t5
         * cache.joint1_slice0_local_bend_y_column_w_z);
-    let joint1_slice0_local_subspace0_w_x = -(0.6666666666666666 * t0
+    let joint1_slice0_local_subspace0_w_x = -(0.6666666666666666 * t5
         * cache.joint1_slice0_local_bend_y_column_w_x);
     let joint1_slice0_subspace0_w_y = joint1_slice0_local_subspace0_w_y
         * cache.base_roll_rotation_11
@@ -23114,17 +23073,17 @@ pub fn angular_momentum(
         + joint1_slice0_local_subspace0_w_x * cache.base_pitch_rotation_10;
     let t69 = 0.3333333333333333 * cache.joint1_slice0_local_len_column_v_x;
     let joint1_slice0_local_subspace0_v_x = t69
-        - 0.6666666666666666 * cache.joint1_slice0_local_bend_y_column_v_x * t0;
+        - 0.6666666666666666 * cache.joint1_slice0_local_bend_y_column_v_x * t5;
     let t70 = 0.3333333333333333 * cache.joint1_slice0_local_len_column_v_y;
     let joint1_slice0_local_subspace0_v_y = t70
-        - 0.6666666666666666 * t0 * cache.joint1_slice0_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t5 * cache.joint1_slice0_local_bend_y_column_v_y;
     let joint1_slice0_subspace0_w_x = joint1_slice0_local_subspace0_w_z
         * cache.base_roll_rotation_02
         + joint1_slice0_local_subspace0_w_y * cache.base_roll_rotation_01
         + joint1_slice0_local_subspace0_w_x * cache.base_pitch_rotation_00;
     let t71 = 0.3333333333333333 * cache.joint1_slice0_local_len_column_v_z;
     let joint1_slice0_local_subspace0_v_z = t71
-        - 0.6666666666666666 * t0 * cache.joint1_slice0_local_bend_y_column_v_z;
+        - 0.6666666666666666 * t5 * cache.joint1_slice0_local_bend_y_column_v_z;
     let joint1_slice0_subspace0_v_z = cache.joint1_position_x
         * joint1_slice0_subspace0_w_y
         + cache.base_pitch_rotation_20 * joint1_slice0_local_subspace0_v_x
@@ -23132,23 +23091,23 @@ pub fn angular_momentum(
         + joint1_slice0_local_subspace0_v_z * cache.base_roll_rotation_22
         - cache.joint1_position_y * joint1_slice0_subspace0_w_x;
     let joint1_slice0_local_subspace1_v_y = t70
-        + 0.33333333333333315 * t0 * cache.joint1_slice0_local_bend_y_column_v_y
-        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_bend_z_column_v_y;
+        + 0.33333333333333315 * t5 * cache.joint1_slice0_local_bend_y_column_v_y
+        - 0.5773502691896257 * t5 * cache.joint1_slice0_local_bend_z_column_v_y;
     let joint1_slice0_local_subspace1_v_x = 0.33333333333333315
-        * cache.joint1_slice0_local_bend_y_column_v_x * t0 + t69
-        - 0.5773502691896257 * cache.joint1_slice0_local_bend_z_column_v_x * t0;
+        * cache.joint1_slice0_local_bend_y_column_v_x * t5 + t69
+        - 0.5773502691896257 * cache.joint1_slice0_local_bend_z_column_v_x * t5;
     let joint1_slice0_local_subspace1_v_z = t71
-        + 0.33333333333333315 * t0 * cache.joint1_slice0_local_bend_y_column_v_z
-        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_bend_z_column_v_z;
-    let joint1_slice0_local_subspace1_w_z = 0.33333333333333315 * t0
+        + 0.33333333333333315 * t5 * cache.joint1_slice0_local_bend_y_column_v_z
+        - 0.5773502691896257 * t5 * cache.joint1_slice0_local_bend_z_column_v_z;
+    let joint1_slice0_local_subspace1_w_z = 0.33333333333333315 * t5
         * cache.joint1_slice0_local_bend_y_column_w_z
-        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_bend_z_column_w_z;
-    let joint1_slice0_local_subspace1_w_y = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint1_slice0_local_bend_z_column_w_z;
+    let joint1_slice0_local_subspace1_w_y = 0.33333333333333315 * t5
         * cache.joint1_slice0_local_bend_y_column_w_y
-        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_bend_z_column_w_y;
-    let joint1_slice0_local_subspace1_w_x = 0.33333333333333315 * t0
+        - 0.5773502691896257 * t5 * cache.joint1_slice0_local_bend_z_column_w_y;
+    let joint1_slice0_local_subspace1_w_x = 0.33333333333333315 * t5
         * cache.joint1_slice0_local_bend_y_column_w_x
-        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_len_column_v_y;
+        - 0.5773502691896257 * t5 * cache.joint1_slice0_local_len_column_v_y;
     let joint1_slice0_subspace1_w_x = cache.base_roll_rotation_02
         * joint1_slice0_local_subspace1_w_z
         + joint1_slice0_local_subspace1_w_y * cache.base_roll_rotation_01
@@ -23163,32 +23122,32 @@ pub fn angular_momentum(
         + joint1_slice0_local_subspace1_v_z * cache.base_roll_rotation_22
         + cache.joint1_position_x * joint1_slice0_subspace1_w_y
         - cache.joint1_position_y * joint1_slice0_subspace1_w_x;
-    let joint1_slice0_local_subspace2_w_x = 0.5773502691896255 * t0
+    let joint1_slice0_local_subspace2_w_x = 0.5773502691896255 * t5
         * cache.joint1_slice0_local_len_column_v_y
-        + 0.3333333333333336 * t0 * cache.joint1_slice0_local_bend_y_column_w_x;
-    let joint1_slice0_local_subspace2_w_y = 0.5773502691896255 * t0
+        + 0.3333333333333336 * t5 * cache.joint1_slice0_local_bend_y_column_w_x;
+    let joint1_slice0_local_subspace2_w_y = 0.5773502691896255 * t5
         * cache.joint1_slice0_local_bend_z_column_w_y
-        + 0.3333333333333336 * t0 * cache.joint1_slice0_local_bend_y_column_w_y;
-    let joint1_slice0_local_subspace2_w_z = 0.3333333333333336 * t0
+        + 0.3333333333333336 * t5 * cache.joint1_slice0_local_bend_y_column_w_y;
+    let joint1_slice0_local_subspace2_w_z = 0.3333333333333336 * t5
         * cache.joint1_slice0_local_bend_y_column_w_z
-        + 0.5773502691896255 * t0 * cache.joint1_slice0_local_bend_z_column_w_z;
+        + 0.5773502691896255 * t5 * cache.joint1_slice0_local_bend_z_column_w_z;
     let joint1_slice0_subspace2_w_x = joint1_slice0_local_subspace2_w_x
         * cache.base_pitch_rotation_00
         + joint1_slice0_local_subspace2_w_y * cache.base_roll_rotation_01
         + cache.base_roll_rotation_02 * joint1_slice0_local_subspace2_w_z;
     let joint1_slice0_local_subspace2_v_y = t70
-        + 0.5773502691896255 * t0 * cache.joint1_slice0_local_bend_z_column_v_y
-        + 0.3333333333333336 * t0 * cache.joint1_slice0_local_bend_y_column_v_y;
-    let joint1_slice0_local_subspace2_v_z = 0.3333333333333336 * t0
+        + 0.5773502691896255 * t5 * cache.joint1_slice0_local_bend_z_column_v_y
+        + 0.3333333333333336 * t5 * cache.joint1_slice0_local_bend_y_column_v_y;
+    let joint1_slice0_local_subspace2_v_z = 0.3333333333333336 * t5
         * cache.joint1_slice0_local_bend_y_column_v_z + t71
-        + 0.5773502691896255 * t0 * cache.joint1_slice0_local_bend_z_column_v_z;
+        + 0.5773502691896255 * t5 * cache.joint1_slice0_local_bend_z_column_v_z;
     let joint1_slice0_subspace2_w_y = cache.base_roll_rotation_12
         * joint1_slice0_local_subspace2_w_z
         + joint1_slice0_local_subspace2_w_y * cache.base_roll_rotation_11
         + cache.base_pitch_rotation_10 * joint1_slice0_local_subspace2_w_x;
     let joint1_slice0_local_subspace2_v_x = 0.3333333333333336
-        * cache.joint1_slice0_local_bend_y_column_v_x * t0 + t69
-        + 0.5773502691896255 * cache.joint1_slice0_local_bend_z_column_v_x * t0;
+        * cache.joint1_slice0_local_bend_y_column_v_x * t5 + t69
+        + 0.5773502691896255 * cache.joint1_slice0_local_bend_z_column_v_x * t5;
     let joint1_slice0_subspace2_v_z = cache.base_roll_rotation_21
         * joint1_slice0_local_subspace2_v_y
         + joint1_slice0_local_subspace2_v_z * cache.base_roll_rotation_22
@@ -23221,10 +23180,10 @@ pub fn angular_momentum(
         + cache.base_pitch_rotation_00 * cache.joint1_slice0_local_com_x
         + cache.base_roll_rotation_01 * cache.joint1_slice0_local_com_y
         + cache.joint1_slice0_local_com_z * cache.base_roll_rotation_02;
-    let t72 = 0.06943184420297371 * cache.joint1_slice0_bend_c1 * joint1_bend_z;
+    let t72 = 0.06943184420297371 * cache.joint1_slice0_bend_c1 * cache.joint1_bend_z;
     let t73 = 1.0
         - 0.004820780989426014 * joint1_bend_squared * cache.joint1_slice0_bend_c2;
-    let t74 = 0.06943184420297371 * joint1_bend_y * cache.joint1_slice0_bend_c1;
+    let t74 = 0.06943184420297371 * cache.joint1_bend_y * cache.joint1_slice0_bend_c1;
     let joint1_slice0_rotation_20 = t72 * cache.base_roll_rotation_22
         + t73 * cache.base_pitch_rotation_20 + t74 * cache.base_roll_rotation_21;
     let joint1_slice0_rotation_00 = t72 * cache.base_roll_rotation_02
@@ -23377,7 +23336,7 @@ pub fn angular_momentum(
         + joint2_slice0_velocity_w_y * joint2_slice0_inertia_i_11
         + joint2_slice0_velocity_v_x * joint2_slice0_inertia_h_z
         - joint2_slice0_inertia_h_x * joint2_slice0_velocity_v_z;
-    let joint2_slice2_inertia_com_11 = t5 * joint2_slice2_rotation_10
+    let joint2_slice2_inertia_com_11 = t4 * joint2_slice2_rotation_10
         * joint2_slice2_rotation_10 + t12;
     let joint2_slice2_inertia_i_11 = cache.joint1_slice1_mass
         * (t45 + t46 + t47 - joint2_slice2_position_y * joint2_slice2_position_y)
@@ -23404,7 +23363,7 @@ pub fn angular_momentum(
         + qd[9] * joint2_slice2_subspace0_v_x + joint2_slice2_subspace2_v_x * qd[11]
         + joint1_tip_velocity_v_x;
     let joint2_slice2_inertia_h_x = joint2_slice2_position_x * cache.joint1_slice1_mass;
-    let joint2_slice2_inertia_com_12 = t5 * joint2_slice2_rotation_20
+    let joint2_slice2_inertia_com_12 = t4 * joint2_slice2_rotation_20
         * joint2_slice2_rotation_10;
     let joint2_slice2_inertia_i_12 = joint2_slice2_inertia_com_12
         - joint2_slice2_position_y * joint2_slice2_position_z * cache.joint1_slice1_mass;
@@ -23473,12 +23432,12 @@ pub fn angular_momentum(
         + joint2_slice1_subspace2_v_x * qd[11] + joint1_tip_velocity_v_x
         + qd[10] * joint2_slice1_subspace1_v_x;
     let joint2_slice1_inertia_h_x = joint2_slice1_position_x * cache.joint1_slice1_mass;
-    let joint2_slice1_inertia_com_11 = t5 * joint2_slice1_rotation_10
+    let joint2_slice1_inertia_com_11 = t4 * joint2_slice1_rotation_10
         * joint2_slice1_rotation_10 + t12;
     let joint2_slice1_inertia_i_11 = (t36 + t37 + t38
         - joint2_slice1_position_y * joint2_slice1_position_y) * cache.joint1_slice1_mass
         + joint2_slice1_inertia_com_11;
-    let joint2_slice1_inertia_com_12 = joint2_slice1_rotation_20 * t5
+    let joint2_slice1_inertia_com_12 = joint2_slice1_rotation_20 * t4
         * joint2_slice1_rotation_10;
     let joint2_slice1_inertia_i_12 = joint2_slice1_inertia_com_12
         - joint2_slice1_position_z * joint2_slice1_position_y * cache.joint1_slice1_mass;
@@ -23544,11 +23503,11 @@ pub fn angular_momentum(
         + joint1_slice0_velocity_w_x * joint1_slice0_inertia_i_01
         - joint1_slice0_inertia_h_x * joint1_slice0_velocity_v_z;
     let joint1_slice2_inertia_com_11 = joint1_slice2_rotation_10
-        * joint1_slice2_rotation_10 * t5 + t12;
+        * joint1_slice2_rotation_10 * t4 + t12;
     let joint1_slice2_inertia_i_11 = (t9 + t10 + t11
         - joint1_slice2_position_y * joint1_slice2_position_y) * cache.joint1_slice1_mass
         + joint1_slice2_inertia_com_11;
-    let joint1_slice2_inertia_com_12 = joint1_slice2_rotation_10 * t5
+    let joint1_slice2_inertia_com_12 = joint1_slice2_rotation_10 * t4
         * joint1_slice2_rotation_20;
     let joint1_slice2_inertia_i_12 = joint1_slice2_inertia_com_12
         - joint1_slice2_position_z * cache.joint1_slice1_mass * joint1_slice2_position_y;
@@ -23581,7 +23540,7 @@ pub fn angular_momentum(
         + joint1_slice2_velocity_v_x * joint1_slice2_inertia_h_z
         - joint1_slice2_velocity_v_z * joint1_slice2_inertia_h_x;
     let joint1_slice1_inertia_h_x = joint1_slice1_position_x * cache.joint1_slice1_mass;
-    let joint1_slice1_inertia_com_11 = t5 * joint1_slice1_rotation_10
+    let joint1_slice1_inertia_com_11 = t4 * joint1_slice1_rotation_10
         * joint1_slice1_rotation_10 + t12;
     let joint1_slice1_inertia_i_11 = joint1_slice1_inertia_com_11
         + (t19 + t20 + t21 - joint1_slice1_position_y * joint1_slice1_position_y)
@@ -23607,7 +23566,7 @@ pub fn angular_momentum(
     let joint1_slice1_velocity_v_x = qd[6] * joint1_slice1_subspace0_v_x
         + joint1_slice1_subspace2_v_x * qd[8] + base_roll_velocity_v_x
         + qd[7] * joint1_slice1_subspace1_v_x;
-    let joint1_slice1_inertia_com_12 = t5 * joint1_slice1_rotation_20
+    let joint1_slice1_inertia_com_12 = t4 * joint1_slice1_rotation_20
         * joint1_slice1_rotation_10;
     let joint1_slice1_inertia_i_12 = joint1_slice1_inertia_com_12
         - joint1_slice1_position_z * cache.joint1_slice1_mass * joint1_slice1_position_y;
@@ -23631,7 +23590,7 @@ pub fn angular_momentum(
         + cache.head_inertia_h_x * joint2_tip_velocity_v_y
         + cache.head_inertia_i_22 * joint2_tip_velocity_w_z
         - joint2_tip_velocity_v_x * cache.head_inertia_h_y;
-    let joint2_slice2_inertia_com_22 = t5 * joint2_slice2_rotation_20
+    let joint2_slice2_inertia_com_22 = t4 * joint2_slice2_rotation_20
         * joint2_slice2_rotation_20 + t12;
     let joint2_slice2_inertia_i_22 = (t45 + t46 + t47
         - joint2_slice2_position_z * joint2_slice2_position_z) * cache.joint1_slice1_mass
@@ -23665,7 +23624,7 @@ pub fn angular_momentum(
         + joint2_slice0_inertia_i_02 * joint2_slice0_velocity_w_x
         - joint2_slice0_velocity_v_x * joint2_slice0_inertia_h_y;
     let joint2_slice1_inertia_com_22 = joint2_slice1_rotation_20
-        * joint2_slice1_rotation_20 * t5 + t12;
+        * joint2_slice1_rotation_20 * t4 + t12;
     let joint2_slice1_inertia_i_22 = joint2_slice1_inertia_com_22
         + (t36 + t37 + t38 - joint2_slice1_position_z * joint2_slice1_position_z)
             * cache.joint1_slice1_mass;
@@ -23702,7 +23661,7 @@ pub fn angular_momentum(
         + joint1_slice0_velocity_w_x * joint1_slice0_inertia_i_02
         + joint1_slice0_inertia_h_x * joint1_slice0_velocity_v_y
         - joint1_slice0_inertia_h_y * joint1_slice0_velocity_v_x;
-    let joint1_slice1_inertia_com_22 = t5 * joint1_slice1_rotation_20
+    let joint1_slice1_inertia_com_22 = t4 * joint1_slice1_rotation_20
         * joint1_slice1_rotation_20 + t12;
     let joint1_slice1_inertia_i_22 = (t19 + t20 + t21
         - joint1_slice1_position_z * joint1_slice1_position_z) * cache.joint1_slice1_mass
@@ -23713,7 +23672,7 @@ pub fn angular_momentum(
         + joint1_slice1_inertia_i_22 * joint1_slice1_velocity_w_z
         + joint1_slice1_inertia_h_x * joint1_slice1_velocity_v_y
         - joint1_slice1_inertia_h_y * joint1_slice1_velocity_v_x;
-    let joint1_slice2_inertia_com_22 = t5 * joint1_slice2_rotation_20
+    let joint1_slice2_inertia_com_22 = t4 * joint1_slice2_rotation_20
         * joint1_slice2_rotation_20 + t12;
     let joint1_slice2_inertia_i_22 = (t9 + t10 + t11
         - joint1_slice2_position_z * joint1_slice2_position_z) * cache.joint1_slice1_mass
@@ -23796,166 +23755,158 @@ pub fn centre_line_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CENTRE_LINE_POINTS],
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
-    let t1 = joint1_bend_y * cache.joint1_len;
-    let joint1_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let joint1_bend_squared = joint1_bend_y * joint1_bend_y
-        + joint1_bend_z * joint1_bend_z;
+    let t0 = cache.joint1_bend_y * cache.joint1_len;
+    let joint1_bend_squared = cache.joint1_bend_y * cache.joint1_bend_y
+        + cache.joint1_bend_z * cache.joint1_bend_z;
     let joint1_centre1_bend = 0.027777777777777776 * joint1_bend_squared;
-    let t2 = softgen_runtime::stumpff(joint1_centre1_bend)[2];
-    let t3 = 0.027777777777777776 * t1 * t2;
-    let t4 = 0.16666666666666666 * softgen_runtime::stumpff(joint1_centre1_bend)[1]
+    let t1 = softgen_runtime::stumpff(joint1_centre1_bend)[2];
+    let t2 = 0.027777777777777776 * t0 * t1;
+    let t3 = 0.16666666666666666 * softgen_runtime::stumpff(joint1_centre1_bend)[1]
         * cache.joint1_len;
-    let t5 = joint1_bend_z * cache.joint1_len;
-    let t6 = 0.027777777777777776 * t5 * t2;
+    let t4 = cache.joint1_bend_z * cache.joint1_len;
+    let t5 = 0.027777777777777776 * t4 * t1;
     let joint1_centre1_position_x = cache.joint1_position_x
-        + t3 * cache.base_roll_rotation_01 + cache.base_pitch_rotation_00 * t4
-        + t6 * cache.base_roll_rotation_02;
-    let joint1_centre1_position_y = cache.base_roll_rotation_12 * t6
-        + cache.joint1_position_y + t3 * cache.base_roll_rotation_11
-        + cache.base_pitch_rotation_10 * t4;
-    let joint1_centre1_position_z = t3 * cache.base_roll_rotation_21
-        + t6 * cache.base_roll_rotation_22 + cache.base_pitch_rotation_20 * t4
+        + t2 * cache.base_roll_rotation_01 + cache.base_pitch_rotation_00 * t3
+        + t5 * cache.base_roll_rotation_02;
+    let joint1_centre1_position_y = cache.base_roll_rotation_12 * t5
+        + cache.joint1_position_y + t2 * cache.base_roll_rotation_11
+        + cache.base_pitch_rotation_10 * t3;
+    let joint1_centre1_position_z = t2 * cache.base_roll_rotation_21
+        + t5 * cache.base_roll_rotation_22 + cache.base_pitch_rotation_20 * t3
         + cache.joint1_position_z;
     let joint1_centre2_bend = 0.1111111111111111 * joint1_bend_squared;
-    let t7 = softgen_runtime::stumpff(joint1_centre2_bend)[2];
-    let t8 = 0.1111111111111111 * t5 * t7;
-    let t9 = 0.1111111111111111 * t1 * t7;
-    let t10 = 0.3333333333333333 * softgen_runtime::stumpff(joint1_centre2_bend)[1]
+    let t6 = softgen_runtime::stumpff(joint1_centre2_bend)[2];
+    let t7 = 0.1111111111111111 * t4 * t6;
+    let t8 = 0.1111111111111111 * t0 * t6;
+    let t9 = 0.3333333333333333 * softgen_runtime::stumpff(joint1_centre2_bend)[1]
         * cache.joint1_len;
-    let joint1_centre2_position_x = cache.base_roll_rotation_02 * t8
-        + cache.joint1_position_x + t9 * cache.base_roll_rotation_01
-        + cache.base_pitch_rotation_00 * t10;
-    let joint1_centre2_position_y = t9 * cache.base_roll_rotation_11
-        + cache.joint1_position_y + cache.base_pitch_rotation_10 * t10
-        + cache.base_roll_rotation_12 * t8;
-    let joint1_centre2_position_z = t9 * cache.base_roll_rotation_21
-        + cache.base_pitch_rotation_20 * t10 + cache.joint1_position_z
-        + t8 * cache.base_roll_rotation_22;
-    let t11 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
-    let t12 = 0.25 * t1 * cache.joint1_ring1_bend_c2;
-    let t13 = 0.25 * cache.joint1_ring1_bend_c2 * t5;
-    let joint1_ring1_position_x = t11 * cache.base_pitch_rotation_00
-        + cache.joint1_position_x + cache.base_roll_rotation_01 * t12
-        + cache.base_roll_rotation_02 * t13;
+    let joint1_centre2_position_x = cache.base_roll_rotation_02 * t7
+        + cache.joint1_position_x + t8 * cache.base_roll_rotation_01
+        + cache.base_pitch_rotation_00 * t9;
+    let joint1_centre2_position_y = t8 * cache.base_roll_rotation_11
+        + cache.joint1_position_y + cache.base_pitch_rotation_10 * t9
+        + cache.base_roll_rotation_12 * t7;
+    let joint1_centre2_position_z = t8 * cache.base_roll_rotation_21
+        + cache.base_pitch_rotation_20 * t9 + cache.joint1_position_z
+        + t7 * cache.base_roll_rotation_22;
+    let t10 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
+    let t11 = 0.25 * t0 * cache.joint1_ring1_bend_c2;
+    let t12 = 0.25 * cache.joint1_ring1_bend_c2 * t4;
+    let joint1_ring1_position_x = t10 * cache.base_pitch_rotation_00
+        + cache.joint1_position_x + cache.base_roll_rotation_01 * t11
+        + cache.base_roll_rotation_02 * t12;
     let joint1_ring1_position_y = cache.joint1_position_y
-        + cache.base_roll_rotation_12 * t13 + cache.base_pitch_rotation_10 * t11
-        + cache.base_roll_rotation_11 * t12;
-    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t12
-        + t13 * cache.base_roll_rotation_22 + cache.joint1_position_z
-        + cache.base_pitch_rotation_20 * t11;
+        + cache.base_roll_rotation_12 * t12 + cache.base_pitch_rotation_10 * t10
+        + cache.base_roll_rotation_11 * t11;
+    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t11
+        + t12 * cache.base_roll_rotation_22 + cache.joint1_position_z
+        + cache.base_pitch_rotation_20 * t10;
     let joint1_centre4_bend = 0.4444444444444444 * joint1_bend_squared;
-    let t14 = 0.6666666666666666 * softgen_runtime::stumpff(joint1_centre4_bend)[1]
+    let t13 = 0.6666666666666666 * softgen_runtime::stumpff(joint1_centre4_bend)[1]
         * cache.joint1_len;
-    let t15 = softgen_runtime::stumpff(joint1_centre4_bend)[2];
-    let t16 = 0.4444444444444444 * t15 * t1;
-    let t17 = 0.4444444444444444 * t15 * t5;
+    let t14 = softgen_runtime::stumpff(joint1_centre4_bend)[2];
+    let t15 = 0.4444444444444444 * t14 * t0;
+    let t16 = 0.4444444444444444 * t14 * t4;
     let joint1_centre4_position_x = cache.joint1_position_x
-        + t14 * cache.base_pitch_rotation_00 + cache.base_roll_rotation_01 * t16
-        + t17 * cache.base_roll_rotation_02;
-    let joint1_centre4_position_y = cache.base_roll_rotation_11 * t16
-        + cache.joint1_position_y + t14 * cache.base_pitch_rotation_10
-        + t17 * cache.base_roll_rotation_12;
-    let joint1_centre4_position_z = t17 * cache.base_roll_rotation_22
-        + cache.joint1_position_z + cache.base_roll_rotation_21 * t16
-        + t14 * cache.base_pitch_rotation_20;
+        + t13 * cache.base_pitch_rotation_00 + cache.base_roll_rotation_01 * t15
+        + t16 * cache.base_roll_rotation_02;
+    let joint1_centre4_position_y = cache.base_roll_rotation_11 * t15
+        + cache.joint1_position_y + t13 * cache.base_pitch_rotation_10
+        + t16 * cache.base_roll_rotation_12;
+    let joint1_centre4_position_z = t16 * cache.base_roll_rotation_22
+        + cache.joint1_position_z + cache.base_roll_rotation_21 * t15
+        + t13 * cache.base_pitch_rotation_20;
     let joint1_centre5_bend = 0.6944444444444445 * joint1_bend_squared;
-    let t18 = softgen_runtime::stumpff(joint1_centre5_bend)[2];
-    let t19 = 0.6944444444444445 * t1 * t18;
-    let t20 = 0.6944444444444445 * t18 * t5;
-    let t21 = 0.8333333333333334 * softgen_runtime::stumpff(joint1_centre5_bend)[1]
+    let t17 = softgen_runtime::stumpff(joint1_centre5_bend)[2];
+    let t18 = 0.6944444444444445 * t0 * t17;
+    let t19 = 0.6944444444444445 * t17 * t4;
+    let t20 = 0.8333333333333334 * softgen_runtime::stumpff(joint1_centre5_bend)[1]
         * cache.joint1_len;
     let joint1_centre5_position_x = cache.joint1_position_x
-        + t19 * cache.base_roll_rotation_01 + cache.base_roll_rotation_02 * t20
-        + t21 * cache.base_pitch_rotation_00;
-    let joint1_centre5_position_y = cache.base_roll_rotation_12 * t20
-        + cache.joint1_position_y + t21 * cache.base_pitch_rotation_10
-        + t19 * cache.base_roll_rotation_11;
-    let joint1_centre5_position_z = t21 * cache.base_pitch_rotation_20
-        + cache.joint1_position_z + t20 * cache.base_roll_rotation_22
-        + t19 * cache.base_roll_rotation_21;
-    let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-        + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-    let t22 = cache.joint2_len * joint2_bend_y;
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
-    let joint2_bend_squared = joint2_bend_z * joint2_bend_z
-        + joint2_bend_y * joint2_bend_y;
+        + t18 * cache.base_roll_rotation_01 + cache.base_roll_rotation_02 * t19
+        + t20 * cache.base_pitch_rotation_00;
+    let joint1_centre5_position_y = cache.base_roll_rotation_12 * t19
+        + cache.joint1_position_y + t20 * cache.base_pitch_rotation_10
+        + t18 * cache.base_roll_rotation_11;
+    let joint1_centre5_position_z = t20 * cache.base_pitch_rotation_20
+        + cache.joint1_position_z + t19 * cache.base_roll_rotation_22
+        + t18 * cache.base_roll_rotation_21;
+    let t21 = cache.joint2_len * cache.joint2_bend_y;
+    let joint2_bend_squared = cache.joint2_bend_z * cache.joint2_bend_z
+        + cache.joint2_bend_y * cache.joint2_bend_y;
     let joint2_centre1_bend = 0.027777777777777776 * joint2_bend_squared;
-    let t23 = softgen_runtime::stumpff(joint2_centre1_bend)[2];
-    let t24 = 0.027777777777777776 * t22 * t23;
-    let t25 = joint2_bend_z * cache.joint2_len;
-    let t26 = 0.027777777777777776 * t25 * t23;
-    let t27 = 0.16666666666666666 * softgen_runtime::stumpff(joint2_centre1_bend)[1]
+    let t22 = softgen_runtime::stumpff(joint2_centre1_bend)[2];
+    let t23 = 0.027777777777777776 * t21 * t22;
+    let t24 = cache.joint2_bend_z * cache.joint2_len;
+    let t25 = 0.027777777777777776 * t24 * t22;
+    let t26 = 0.16666666666666666 * softgen_runtime::stumpff(joint2_centre1_bend)[1]
         * cache.joint2_len;
     let joint2_centre1_position_x = cache.joint2_position_x
-        + t24 * cache.joint2_rotation_01 + t26 * cache.joint2_rotation_02
-        + t27 * cache.joint1_tip_rotation_00;
-    let joint2_centre1_position_y = t27 * cache.joint1_tip_rotation_10
-        + cache.joint2_position_y + t24 * cache.joint2_rotation_11
-        + t26 * cache.joint2_rotation_12;
-    let joint2_centre1_position_z = t27 * cache.joint1_tip_rotation_20
-        + cache.joint2_position_z + t26 * cache.joint2_rotation_22
-        + t24 * cache.joint2_rotation_21;
+        + t23 * cache.joint2_rotation_01 + t25 * cache.joint2_rotation_02
+        + t26 * cache.joint1_tip_rotation_00;
+    let joint2_centre1_position_y = t26 * cache.joint1_tip_rotation_10
+        + cache.joint2_position_y + t23 * cache.joint2_rotation_11
+        + t25 * cache.joint2_rotation_12;
+    let joint2_centre1_position_z = t26 * cache.joint1_tip_rotation_20
+        + cache.joint2_position_z + t25 * cache.joint2_rotation_22
+        + t23 * cache.joint2_rotation_21;
     let joint2_centre2_bend = 0.1111111111111111 * joint2_bend_squared;
-    let t28 = 0.3333333333333333 * softgen_runtime::stumpff(joint2_centre2_bend)[1]
+    let t27 = 0.3333333333333333 * softgen_runtime::stumpff(joint2_centre2_bend)[1]
         * cache.joint2_len;
-    let t29 = softgen_runtime::stumpff(joint2_centre2_bend)[2];
-    let t30 = 0.1111111111111111 * t25 * t29;
-    let t31 = 0.1111111111111111 * t22 * t29;
-    let joint2_centre2_position_x = t28 * cache.joint1_tip_rotation_00
-        + cache.joint2_position_x + cache.joint2_rotation_02 * t30
-        + cache.joint2_rotation_01 * t31;
-    let joint2_centre2_position_y = t31 * cache.joint2_rotation_11
-        + cache.joint2_position_y + t28 * cache.joint1_tip_rotation_10
-        + cache.joint2_rotation_12 * t30;
-    let joint2_centre2_position_z = cache.joint2_rotation_21 * t31
-        + t28 * cache.joint1_tip_rotation_20 + t30 * cache.joint2_rotation_22
+    let t28 = softgen_runtime::stumpff(joint2_centre2_bend)[2];
+    let t29 = 0.1111111111111111 * t24 * t28;
+    let t30 = 0.1111111111111111 * t21 * t28;
+    let joint2_centre2_position_x = t27 * cache.joint1_tip_rotation_00
+        + cache.joint2_position_x + cache.joint2_rotation_02 * t29
+        + cache.joint2_rotation_01 * t30;
+    let joint2_centre2_position_y = t30 * cache.joint2_rotation_11
+        + cache.joint2_position_y + t27 * cache.joint1_tip_rotation_10
+        + cache.joint2_rotation_12 * t29;
+    let joint2_centre2_position_z = cache.joint2_rotation_21 * t30
+        + t27 * cache.joint1_tip_rotation_20 + t29 * cache.joint2_rotation_22
         + cache.joint2_position_z;
-    let t32 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
-    let t33 = 0.25 * t22 * cache.joint2_ring1_bend_c2;
-    let t34 = 0.25 * t25 * cache.joint2_ring1_bend_c2;
-    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t32
-        + cache.joint2_position_x + cache.joint2_rotation_01 * t33
-        + t34 * cache.joint2_rotation_02;
-    let joint2_ring1_position_y = cache.joint2_rotation_12 * t34
-        + cache.joint1_tip_rotation_10 * t32 + cache.joint2_position_y
-        + cache.joint2_rotation_11 * t33;
-    let joint2_ring1_position_z = t34 * cache.joint2_rotation_22
-        + cache.joint2_rotation_21 * t33 + cache.joint2_position_z
-        + cache.joint1_tip_rotation_20 * t32;
+    let t31 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+    let t32 = 0.25 * t21 * cache.joint2_ring1_bend_c2;
+    let t33 = 0.25 * t24 * cache.joint2_ring1_bend_c2;
+    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t31
+        + cache.joint2_position_x + cache.joint2_rotation_01 * t32
+        + t33 * cache.joint2_rotation_02;
+    let joint2_ring1_position_y = cache.joint2_rotation_12 * t33
+        + cache.joint1_tip_rotation_10 * t31 + cache.joint2_position_y
+        + cache.joint2_rotation_11 * t32;
+    let joint2_ring1_position_z = t33 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t32 + cache.joint2_position_z
+        + cache.joint1_tip_rotation_20 * t31;
     let joint2_centre4_bend = 0.4444444444444444 * joint2_bend_squared;
-    let t35 = softgen_runtime::stumpff(joint2_centre4_bend)[2];
-    let t36 = 0.4444444444444444 * t25 * t35;
-    let t37 = 0.6666666666666666 * cache.joint2_len
+    let t34 = softgen_runtime::stumpff(joint2_centre4_bend)[2];
+    let t35 = 0.4444444444444444 * t24 * t34;
+    let t36 = 0.6666666666666666 * cache.joint2_len
         * softgen_runtime::stumpff(joint2_centre4_bend)[1];
-    let t38 = 0.4444444444444444 * t22 * t35;
-    let joint2_centre4_position_x = cache.joint2_rotation_02 * t36
-        + cache.joint2_position_x + t37 * cache.joint1_tip_rotation_00
-        + cache.joint2_rotation_01 * t38;
-    let joint2_centre4_position_y = t37 * cache.joint1_tip_rotation_10
-        + cache.joint2_position_y + cache.joint2_rotation_11 * t38
-        + cache.joint2_rotation_12 * t36;
-    let joint2_centre4_position_z = t36 * cache.joint2_rotation_22
-        + cache.joint2_position_z + cache.joint2_rotation_21 * t38
-        + t37 * cache.joint1_tip_rotation_20;
+    let t37 = 0.4444444444444444 * t21 * t34;
+    let joint2_centre4_position_x = cache.joint2_rotation_02 * t35
+        + cache.joint2_position_x + t36 * cache.joint1_tip_rotation_00
+        + cache.joint2_rotation_01 * t37;
+    let joint2_centre4_position_y = t36 * cache.joint1_tip_rotation_10
+        + cache.joint2_position_y + cache.joint2_rotation_11 * t37
+        + cache.joint2_rotation_12 * t35;
+    let joint2_centre4_position_z = t35 * cache.joint2_rotation_22
+        + cache.joint2_position_z + cache.joint2_rotation_21 * t37
+        + t36 * cache.joint1_tip_rotation_20;
     let joint2_centre5_bend = 0.6944444444444445 * joint2_bend_squared;
-    let t39 = softgen_runtime::stumpff(joint2_centre5_bend)[2];
-    let t40 = 0.6944444444444445 * t22 * t39;
-    let t41 = 0.8333333333333334 * softgen_runtime::stumpff(joint2_centre5_bend)[1]
+    let t38 = softgen_runtime::stumpff(joint2_centre5_bend)[2];
+    let t39 = 0.6944444444444445 * t21 * t38;
+    let t40 = 0.8333333333333334 * softgen_runtime::stumpff(joint2_centre5_bend)[1]
         * cache.joint2_len;
-    let t42 = 0.6944444444444445 * t25 * t39;
+    let t41 = 0.6944444444444445 * t24 * t38;
     let joint2_centre5_position_x = cache.joint2_position_x
-        + t40 * cache.joint2_rotation_01 + cache.joint1_tip_rotation_00 * t41
-        + cache.joint2_rotation_02 * t42;
-    let joint2_centre5_position_y = t40 * cache.joint2_rotation_11
-        + cache.joint2_rotation_12 * t42 + cache.joint2_position_y
-        + t41 * cache.joint1_tip_rotation_10;
-    let joint2_centre5_position_z = cache.joint1_tip_rotation_20 * t41
-        + t40 * cache.joint2_rotation_21 + cache.joint2_position_z
-        + t42 * cache.joint2_rotation_22;
+        + t39 * cache.joint2_rotation_01 + cache.joint1_tip_rotation_00 * t40
+        + cache.joint2_rotation_02 * t41;
+    let joint2_centre5_position_y = t39 * cache.joint2_rotation_11
+        + cache.joint2_rotation_12 * t41 + cache.joint2_position_y
+        + t40 * cache.joint1_tip_rotation_10;
+    let joint2_centre5_position_z = cache.joint1_tip_rotation_20 * t40
+        + t39 * cache.joint2_rotation_21 + cache.joint2_position_z
+        + t41 * cache.joint2_rotation_22;
     out[0][0] = cache.joint1_position_x;
     out[0][1] = cache.joint1_position_y;
     out[0][2] = cache.joint1_position_z;

@@ -394,6 +394,9 @@ pub struct Cache {
     pub arm_slice3_bend_c5: f64,
     /// `stumpff_c6(0.8659570925834785*((q[1]*p.section_length).powi(2)+(q[0]*p.section_length).powi(2)))`
     pub arm_slice3_bend_c6: f64,
+    pub arm_bend_y: f64,
+    pub arm_bend_z: f64,
+    pub flap_bend_y: f64,
     pub arm_slice0_local_com_x: f64,
     pub arm_slice0_local_com_y: f64,
     pub arm_slice0_local_com_z: f64,
@@ -725,10 +728,10 @@ pub struct Cache {
 #[inline]
 #[allow(unused_variables)]
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
+    let arm_bend_y = q[0] * p.section_length;
+    let arm_bend_z = q[1] * p.section_length;
     let flap_bend_y = p.flap_length * q[2];
     let flap_bend_squared = flap_bend_y * flap_bend_y;
-    let arm_bend_z = q[1] * p.section_length;
-    let arm_bend_y = q[0] * p.section_length;
     let arm_bend_squared = arm_bend_z * arm_bend_z + arm_bend_y * arm_bend_y;
     let arm_slice0_bend = 0.004820780989426014 * arm_bend_squared;
     let flap_slice0_bend = 0.012701665379258308 * flap_bend_squared;
@@ -737,70 +740,61 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let arm_slice2_bend = 0.44888729929169013 * arm_bend_squared;
     let flap_slice2_bend = 0.7872983346207417 * flap_bend_squared;
     let arm_slice3_bend = 0.8659570925834785 * arm_bend_squared;
-    let angle0 = flap_bend_squared;
-    let angle1 = arm_bend_squared;
-    let angle2 = arm_slice0_bend;
-    let angle3 = flap_slice0_bend;
-    let angle4 = arm_slice1_bend;
-    let angle5 = flap_slice1_bend;
-    let angle6 = arm_slice2_bend;
-    let angle7 = flap_slice2_bend;
-    let angle8 = arm_slice3_bend;
-    let stumpff_flap_bend_squared_c1 = softgen_runtime::stumpff(angle0);
+    let stumpff_flap_bend_squared_c1 = softgen_runtime::stumpff(flap_bend_squared);
     let flap_bend_squared_c1 = stumpff_flap_bend_squared_c1[1];
     let flap_bend_squared_c2 = stumpff_flap_bend_squared_c1[2];
     let flap_bend_squared_c3 = stumpff_flap_bend_squared_c1[3];
     let flap_bend_squared_c4 = stumpff_flap_bend_squared_c1[4];
-    let stumpff_arm_bend_squared_c1 = softgen_runtime::stumpff(angle1);
+    let stumpff_arm_bend_squared_c1 = softgen_runtime::stumpff(arm_bend_squared);
     let arm_bend_squared_c1 = stumpff_arm_bend_squared_c1[1];
     let arm_bend_squared_c2 = stumpff_arm_bend_squared_c1[2];
     let arm_bend_squared_c3 = stumpff_arm_bend_squared_c1[3];
     let arm_bend_squared_c4 = stumpff_arm_bend_squared_c1[4];
     let arm_bend_squared_c5 = stumpff_arm_bend_squared_c1[5];
     let arm_bend_squared_c6 = stumpff_arm_bend_squared_c1[6];
-    let stumpff_arm_slice0_bend_c1 = softgen_runtime::stumpff(angle2);
+    let stumpff_arm_slice0_bend_c1 = softgen_runtime::stumpff(arm_slice0_bend);
     let arm_slice0_bend_c1 = stumpff_arm_slice0_bend_c1[1];
     let arm_slice0_bend_c2 = stumpff_arm_slice0_bend_c1[2];
     let arm_slice0_bend_c3 = stumpff_arm_slice0_bend_c1[3];
     let arm_slice0_bend_c4 = stumpff_arm_slice0_bend_c1[4];
     let arm_slice0_bend_c5 = stumpff_arm_slice0_bend_c1[5];
     let arm_slice0_bend_c6 = stumpff_arm_slice0_bend_c1[6];
-    let stumpff_flap_slice0_bend_c1 = softgen_runtime::stumpff(angle3);
+    let stumpff_flap_slice0_bend_c1 = softgen_runtime::stumpff(flap_slice0_bend);
     let flap_slice0_bend_c1 = stumpff_flap_slice0_bend_c1[1];
     let flap_slice0_bend_c2 = stumpff_flap_slice0_bend_c1[2];
     let flap_slice0_bend_c3 = stumpff_flap_slice0_bend_c1[3];
     let flap_slice0_bend_c4 = stumpff_flap_slice0_bend_c1[4];
     let flap_slice0_bend_c5 = stumpff_flap_slice0_bend_c1[5];
     let flap_slice0_bend_c6 = stumpff_flap_slice0_bend_c1[6];
-    let stumpff_arm_slice1_bend_c1 = softgen_runtime::stumpff(angle4);
+    let stumpff_arm_slice1_bend_c1 = softgen_runtime::stumpff(arm_slice1_bend);
     let arm_slice1_bend_c1 = stumpff_arm_slice1_bend_c1[1];
     let arm_slice1_bend_c2 = stumpff_arm_slice1_bend_c1[2];
     let arm_slice1_bend_c3 = stumpff_arm_slice1_bend_c1[3];
     let arm_slice1_bend_c4 = stumpff_arm_slice1_bend_c1[4];
     let arm_slice1_bend_c5 = stumpff_arm_slice1_bend_c1[5];
     let arm_slice1_bend_c6 = stumpff_arm_slice1_bend_c1[6];
-    let stumpff_flap_slice1_bend_c1 = softgen_runtime::stumpff(angle5);
+    let stumpff_flap_slice1_bend_c1 = softgen_runtime::stumpff(flap_slice1_bend);
     let flap_slice1_bend_c1 = stumpff_flap_slice1_bend_c1[1];
     let flap_slice1_bend_c2 = stumpff_flap_slice1_bend_c1[2];
     let flap_slice1_bend_c3 = stumpff_flap_slice1_bend_c1[3];
     let flap_slice1_bend_c4 = stumpff_flap_slice1_bend_c1[4];
     let flap_slice1_bend_c5 = stumpff_flap_slice1_bend_c1[5];
     let flap_slice1_bend_c6 = stumpff_flap_slice1_bend_c1[6];
-    let stumpff_arm_slice2_bend_c1 = softgen_runtime::stumpff(angle6);
+    let stumpff_arm_slice2_bend_c1 = softgen_runtime::stumpff(arm_slice2_bend);
     let arm_slice2_bend_c1 = stumpff_arm_slice2_bend_c1[1];
     let arm_slice2_bend_c2 = stumpff_arm_slice2_bend_c1[2];
     let arm_slice2_bend_c3 = stumpff_arm_slice2_bend_c1[3];
     let arm_slice2_bend_c4 = stumpff_arm_slice2_bend_c1[4];
     let arm_slice2_bend_c5 = stumpff_arm_slice2_bend_c1[5];
     let arm_slice2_bend_c6 = stumpff_arm_slice2_bend_c1[6];
-    let stumpff_flap_slice2_bend_c1 = softgen_runtime::stumpff(angle7);
+    let stumpff_flap_slice2_bend_c1 = softgen_runtime::stumpff(flap_slice2_bend);
     let flap_slice2_bend_c1 = stumpff_flap_slice2_bend_c1[1];
     let flap_slice2_bend_c2 = stumpff_flap_slice2_bend_c1[2];
     let flap_slice2_bend_c3 = stumpff_flap_slice2_bend_c1[3];
     let flap_slice2_bend_c4 = stumpff_flap_slice2_bend_c1[4];
     let flap_slice2_bend_c5 = stumpff_flap_slice2_bend_c1[5];
     let flap_slice2_bend_c6 = stumpff_flap_slice2_bend_c1[6];
-    let stumpff_arm_slice3_bend_c1 = softgen_runtime::stumpff(angle8);
+    let stumpff_arm_slice3_bend_c1 = softgen_runtime::stumpff(arm_slice3_bend);
     let arm_slice3_bend_c1 = stumpff_arm_slice3_bend_c1[1];
     let arm_slice3_bend_c2 = stumpff_arm_slice3_bend_c1[2];
     let arm_slice3_bend_c3 = stumpff_arm_slice3_bend_c1[3];
@@ -809,10 +803,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let arm_slice3_bend_c6 = stumpff_arm_slice3_bend_c1[6];
     let arm_slice0_local_com_x = 0.06943184420297371 * p.section_length
         * arm_slice0_bend_c1;
-    let arm_bend_y = q[0] * p.section_length;
     let t0 = arm_bend_y * p.section_length;
     let arm_slice0_local_com_y = 0.004820780989426014 * arm_slice0_bend_c2 * t0;
-    let arm_bend_z = q[1] * p.section_length;
     let t1 = arm_bend_z * p.section_length;
     let arm_slice0_local_com_z = 0.004820780989426014 * t1 * arm_slice0_bend_c2;
     let arm_slice0_local_bend_z_column_w_x = 0.004820780989426014 * arm_bend_y
@@ -1332,7 +1324,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let flap_position_z = wrist_position_z + t72;
     let flap_slice0_local_com_x = 0.1127016653792583 * p.flap_length
         * flap_slice0_bend_c1;
-    let flap_bend_y = p.flap_length * q[2];
     let t73 = p.flap_length * flap_bend_y;
     let flap_slice0_local_com_y = 0.012701665379258308 * flap_slice0_bend_c2 * t73;
     let flap_slice0_local_bend_y_column_v_x = (0.0014314988413324798
@@ -1737,6 +1728,9 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         arm_slice3_bend_c4,
         arm_slice3_bend_c5,
         arm_slice3_bend_c6,
+        arm_bend_y,
+        arm_bend_z,
+        flap_bend_y,
         arm_slice0_local_com_x,
         arm_slice0_local_com_y,
         arm_slice0_local_com_z,
@@ -2488,40 +2482,44 @@ pub fn coriolis_into(
     let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
         - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
             - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
-    let arm_bend_z = q[1] * p.section_length;
     let arm_bend_z_rate = p.section_length * qd[1];
-    let arm_bend_y = q[0] * p.section_length;
-    let t0 = arm_bend_y * arm_bend_y;
+    let t0 = cache.arm_bend_y * cache.arm_bend_y;
     let arm_bend_y_rate = p.section_length * qd[0];
     let t1 = arm_bend_z_rate * arm_bend_z_rate;
-    let t2 = arm_bend_z * arm_bend_z;
-    let t3 = arm_bend_z.powi(3);
+    let t2 = cache.arm_bend_z * cache.arm_bend_z;
+    let t3 = cache.arm_bend_z.powi(3);
     let t4 = arm_bend_y_rate * arm_bend_y_rate;
-    let t5 = arm_bend_z_rate * t3 * arm_bend_y_rate + arm_bend_y * t2 * t4
-        - arm_bend_z * arm_bend_z_rate * t0 * arm_bend_y_rate - arm_bend_y * t1 * t2;
-    let t6 = arm_bend_y * t1 - arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
+    let t5 = arm_bend_z_rate * t3 * arm_bend_y_rate + cache.arm_bend_y * t2 * t4
+        - cache.arm_bend_z * arm_bend_z_rate * t0 * arm_bend_y_rate
+        - cache.arm_bend_y * t1 * t2;
+    let t6 = cache.arm_bend_y * t1
+        - cache.arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
     let t7 = t5 * cache.arm_bend_squared_c4 + cache.arm_bend_squared_c3 * t6
         - 3.0 * cache.arm_bend_squared_c5 * t5;
-    let t8 = arm_bend_y.powi(3);
-    let t9 = arm_bend_y * arm_bend_z_rate * t2 * arm_bend_y_rate + arm_bend_z * t0 * t4
-        - arm_bend_z * t1 * t0 - arm_bend_z_rate * t8 * arm_bend_y_rate;
-    let t10 = arm_bend_z * t4 - arm_bend_y * arm_bend_z_rate * arm_bend_y_rate;
+    let t8 = cache.arm_bend_y.powi(3);
+    let t9 = cache.arm_bend_y * arm_bend_z_rate * t2 * arm_bend_y_rate
+        + cache.arm_bend_z * t0 * t4 - cache.arm_bend_z * t1 * t0
+        - arm_bend_z_rate * t8 * arm_bend_y_rate;
+    let t10 = cache.arm_bend_z * t4
+        - cache.arm_bend_y * arm_bend_z_rate * arm_bend_y_rate;
     let t11 = t9 * cache.arm_bend_squared_c4 - 3.0 * t9 * cache.arm_bend_squared_c5
         - t10 * cache.arm_bend_squared_c3;
-    let t12 = arm_bend_z * arm_bend_y * t4 + arm_bend_z_rate * t2 * arm_bend_y_rate
-        - arm_bend_z_rate * t0 * arm_bend_y_rate - arm_bend_z * arm_bend_y * t1;
+    let t12 = cache.arm_bend_z * cache.arm_bend_y * t4
+        + arm_bend_z_rate * t2 * arm_bend_y_rate - arm_bend_z_rate * t0 * arm_bend_y_rate
+        - cache.arm_bend_z * cache.arm_bend_y * t1;
     let t13 = cache.arm_bend_squared_c3 * t12 - 2.0 * t12 * cache.arm_bend_squared_c4;
     let arm_tip_bias_w_z = 0.90270109637546 * t7 + 0.1829865712999871 * t11
         + 0.3894183423086505 * t13;
     let t14 = p.section_length * cache.arm_bend_squared_c1;
-    let t15 = arm_bend_y * p.section_length;
+    let t15 = cache.arm_bend_y * p.section_length;
     let t16 = cache.arm_bend_squared_c2 * t15;
-    let t17 = 3.0 * arm_bend_z * p.section_length * t1
-        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
-        + arm_bend_z * p.section_length * t4;
-    let t18 = arm_bend_z * p.section_length * t0 * t4 + p.section_length * t1 * t3
-        + 2.0 * arm_bend_y * arm_bend_z_rate * p.section_length * t2 * arm_bend_y_rate;
-    let t19 = arm_bend_z * p.section_length;
+    let t17 = 3.0 * cache.arm_bend_z * p.section_length * t1
+        + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
+        + cache.arm_bend_z * p.section_length * t4;
+    let t18 = cache.arm_bend_z * p.section_length * t0 * t4 + p.section_length * t1 * t3
+        + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * t2
+            * arm_bend_y_rate;
+    let t19 = cache.arm_bend_z * p.section_length;
     let t20 = (t15 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t15)
         * arm_bend_y_rate
         + arm_bend_z_rate
@@ -2530,7 +2528,7 @@ pub fn coriolis_into(
         + arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_y;
     let t22 = cache.arm_bend_squared_c2 * p.section_length;
     let t23 = p.section_length * t0;
-    let t24 = arm_bend_z * arm_bend_y * p.section_length;
+    let t24 = cache.arm_bend_z * cache.arm_bend_y * p.section_length;
     let t25 = 2.0 * t24 * cache.arm_bend_squared_c4 - t24 * cache.arm_bend_squared_c3;
     let t26 = (t22 + 2.0 * t23 * cache.arm_bend_squared_c4
         - t23 * cache.arm_bend_squared_c3) * arm_bend_y_rate + arm_bend_z_rate * t25;
@@ -2544,8 +2542,9 @@ pub fn coriolis_into(
         - 0.2357788243436599 * t7;
     let t29 = cache.arm_bend_squared_c2 * t19;
     let t30 = p.section_length * t1 + p.section_length * t4;
-    let t31 = 2.0 * arm_bend_z * arm_bend_y * arm_bend_z_rate * p.section_length
-        * arm_bend_y_rate + p.section_length * t1 * t2 + p.section_length * t0 * t4;
+    let t31 = 2.0 * cache.arm_bend_z * cache.arm_bend_y * arm_bend_z_rate
+        * p.section_length * arm_bend_y_rate + p.section_length * t1 * t2
+        + p.section_length * t0 * t4;
     let t32 = p.section_length * t2;
     let t33 = t25 * arm_bend_y_rate
         + arm_bend_z_rate
@@ -2558,11 +2557,12 @@ pub fn coriolis_into(
         - 3.0 * t31 * cache.arm_bend_squared_c4) - (t29 * t11 - t16 * t7)
         - (t33 * t21 - t26 * t34);
     let t36 = p.section_length * t8 * t4
-        + 2.0 * arm_bend_z * arm_bend_z_rate * p.section_length * t0 * arm_bend_y_rate
-        + arm_bend_y * p.section_length * t1 * t2;
-    let t37 = arm_bend_y * p.section_length * t4
-        + 0.6666666666666666 * arm_bend_z * arm_bend_z_rate * p.section_length
-            * arm_bend_y_rate + 0.3333333333333333 * arm_bend_y * p.section_length * t1;
+        + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length * t0
+            * arm_bend_y_rate + cache.arm_bend_y * p.section_length * t1 * t2;
+    let t37 = cache.arm_bend_y * p.section_length * t4
+        + 0.6666666666666666 * cache.arm_bend_z * arm_bend_z_rate * p.section_length
+            * arm_bend_y_rate
+        + 0.3333333333333333 * cache.arm_bend_y * p.section_length * t1;
     let t38 = (t36 * cache.arm_bend_squared_c4 + 8.0 * cache.arm_bend_squared_c6 * t36
         + 6.0 * t37 * cache.arm_bend_squared_c4 - 3.0 * t37 * cache.arm_bend_squared_c3
         - 5.0 * cache.arm_bend_squared_c5 * t36) - (t14 * t7 - t29 * t13)
@@ -2743,8 +2743,7 @@ pub fn coriolis_into(
         - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x;
     let flap_base_bias_v_x = t50 * cache.flap_rotation_00 + cache.flap_rotation_10 * t51
         + cache.flap_rotation_20 * t49;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t66 = flap_bend_y_rate * flap_bend_y_rate;
     let t67 = flap_bend_squared * p.flap_length * t66;
     let t68 = p.flap_length * t66;
@@ -2811,11 +2810,11 @@ pub fn coriolis_into(
     let t90 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z);
     let t91 = flap_base_bias_w_z * cache.flap_slice0_local_inertia_h_x;
     let t92 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z);
-    let t93 = p.flap_length * flap_bend_y;
+    let t93 = p.flap_length * cache.flap_bend_y;
     let flap_base_bias_v_y = cache.flap_rotation_21 * t49 + t51 * cache.flap_rotation_11
         + t50 * cache.flap_rotation_01;
-    let t94 = p.flap_length * t66 * flap_bend_y;
-    let t95 = flap_bend_y.powi(3) * p.flap_length * t66;
+    let t94 = p.flap_length * t66 * cache.flap_bend_y;
+    let t95 = cache.flap_bend_y.powi(3) * p.flap_length * t66;
     let t96 = flap_base_bias_v_y
         + (0.375 * t94 * cache.flap_slice1_bend_c4
             + 0.125 * t95 * cache.flap_slice1_bend_c6
@@ -3550,32 +3549,30 @@ pub fn coriolis_matrix_into(
         + 0.90270109637546 * cache.arm_slice1_local_com_z;
     let arm_slice1_inertia_h_z = cache.arm_slice1_mass * arm_slice1_position_z;
     let t0 = 0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c3;
-    let arm_bend_y = q[0] * p.section_length;
-    let t1 = arm_bend_y * arm_bend_y;
+    let t1 = cache.arm_bend_y * cache.arm_bend_y;
     let t2 = p.section_length * t1;
     let t3 = -(0.035940096619352636 * p.section_length * cache.arm_slice1_bend_c2);
     let arm_bend_y_rate = p.section_length * qd[0];
     let arm_bend_z_rate = p.section_length * qd[1];
-    let arm_bend_z = q[1] * p.section_length;
-    let t4 = arm_bend_z * arm_bend_y * p.section_length;
+    let t4 = cache.arm_bend_z * cache.arm_bend_y * p.section_length;
     let t5 = 0.0117423040576666 * cache.arm_slice1_bend_c5 * t4
         + 0.003914101352555533 * cache.arm_slice1_bend_c3 * t4
         - 0.0117423040576666 * cache.arm_slice1_bend_c4 * t4;
-    let t6 = arm_bend_z * arm_bend_z;
-    let t7 = arm_bend_y * t6;
+    let t6 = cache.arm_bend_z * cache.arm_bend_z;
+    let t7 = cache.arm_bend_y * t6;
     let t8 = 0.003914101352555533 * t7 * cache.arm_slice1_bend_c4;
     let t9 = -(0.0117423040576666 * cache.arm_slice1_bend_c5 * t7);
-    let t10 = arm_bend_z * t1;
+    let t10 = cache.arm_bend_z * t1;
     let t11 = arm_bend_z_rate
-        * (t8 + t9 - 0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3)
+        * (t8 + t9 - 0.035940096619352636 * cache.arm_bend_y * cache.arm_slice1_bend_c3)
         + (0.003914101352555533 * cache.arm_slice1_bend_c4 * t10
             - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t10
-            - 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3)
+            - 0.035940096619352636 * cache.arm_bend_z * cache.arm_slice1_bend_c3)
             * arm_bend_y_rate;
-    let t12 = arm_bend_z.powi(3);
+    let t12 = cache.arm_bend_z.powi(3);
     let t13 = arm_bend_z_rate
         * (0.003914101352555533 * cache.arm_slice1_bend_c4 * t12
-            - 0.07188019323870527 * arm_bend_z * cache.arm_slice1_bend_c3
+            - 0.07188019323870527 * cache.arm_bend_z * cache.arm_slice1_bend_c3
             - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t12)
         + (t8 + t9) * arm_bend_y_rate;
     let t14 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
@@ -3596,27 +3593,27 @@ pub fn coriolis_matrix_into(
         - (cache.arm_slice1_local_com_z * t11 - t13 * cache.arm_slice1_local_com_y)
         - (cache.arm_slice1_local_bend_y_column_w_y * t18
             - t16 * cache.arm_slice1_local_bend_y_column_w_z);
-    let t20 = arm_bend_z * arm_bend_y;
+    let t20 = cache.arm_bend_z * cache.arm_bend_y;
     let t21 = arm_bend_z_rate
         * (0.01186057253208228 * cache.arm_slice1_bend_c3 * t6
             - 0.02372114506416456 * cache.arm_slice1_bend_c4 * t6
             - 0.10890625570683385 * cache.arm_slice1_bend_c2)
         + (0.01186057253208228 * t20 * cache.arm_slice1_bend_c3
             - 0.02372114506416456 * t20 * cache.arm_slice1_bend_c4) * arm_bend_y_rate;
-    let t22 = arm_bend_z * p.section_length * t1;
-    let t23 = arm_bend_z * p.section_length;
+    let t22 = cache.arm_bend_z * p.section_length * t1;
+    let t23 = cache.arm_bend_z * p.section_length;
     let t24 = 0.010333524360067221 * t22 * cache.arm_slice1_bend_c6
         + 0.0012916905450084026 * t22 * cache.arm_slice1_bend_c4
         + 0.02372114506416456 * t23 * cache.arm_slice1_bend_c4
         - 0.006458452725042013 * t22 * cache.arm_slice1_bend_c5
         - 0.01186057253208228 * t23 * cache.arm_slice1_bend_c3;
-    let t25 = arm_bend_y * p.section_length;
+    let t25 = cache.arm_bend_y * p.section_length;
     let t26 = arm_bend_z_rate
         * (0.035940096619352636 * t23 * cache.arm_slice1_bend_c3
             - 0.035940096619352636 * t23 * cache.arm_slice1_bend_c2)
         + (0.035940096619352636 * cache.arm_slice1_bend_c3 * t25
             - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t25) * arm_bend_y_rate;
-    let t27 = arm_bend_y.powi(3);
+    let t27 = cache.arm_bend_y.powi(3);
     let t28 = p.section_length * t27;
     let t29 = t24 * arm_bend_z_rate
         + arm_bend_y_rate
@@ -3628,7 +3625,7 @@ pub fn coriolis_matrix_into(
         - (t13 * cache.arm_slice1_local_com_x - t21 * cache.arm_slice1_local_com_z)
         - (t26 * cache.arm_slice1_local_bend_y_column_w_z
             - t18 * cache.arm_slice1_local_bend_y_column_w_x);
-    let t30 = arm_bend_y * p.section_length * t6;
+    let t30 = cache.arm_bend_y * p.section_length * t6;
     let t31 = 0.010333524360067221 * t30 * cache.arm_slice1_bend_c6
         + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t25
         + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t30
@@ -3647,10 +3644,10 @@ pub fn coriolis_matrix_into(
         - 0.1748223713144484 * t29 * p.section_length
         - 0.35991537421130565 * t34 * p.section_length
         - 0.01 * arm_slice1_subspace0_rate_w_y;
-    let t35 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
+    let t35 = 0.33000947820757187 * cache.arm_bend_y * cache.arm_slice1_bend_c1;
     let arm_bend_squared = t6 + t1;
     let t36 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
-    let t37 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
+    let t37 = 0.33000947820757187 * cache.arm_bend_z * cache.arm_slice1_bend_c1;
     let arm_slice1_rotation_10 = 0.96744666685656 * t35 + 0.09195266597143173 * t36
         - 0.2357788243436599 * t37;
     let t38 = 1.0 / p.section_mass;
@@ -3841,10 +3838,10 @@ pub fn coriolis_matrix_into(
     let t57 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t7;
     let t58 = -(2.0934480533670987 * t7 * cache.arm_slice3_bend_c5);
     let t59 = arm_bend_z_rate
-        * (t57 + t58 - 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y)
+        * (t57 + t58 - 0.8058320946447624 * cache.arm_slice3_bend_c3 * cache.arm_bend_y)
         + (0.6978160177890329 * cache.arm_slice3_bend_c4 * t10
             - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t10
-            - 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z)
+            - 0.8058320946447624 * cache.arm_slice3_bend_c3 * cache.arm_bend_z)
             * arm_bend_y_rate;
     let t60 = (0.7498816861956312 * cache.arm_slice3_bend_c3 * t20
         - 1.4997633723912625 * t20 * cache.arm_slice3_bend_c4) * arm_bend_y_rate
@@ -3855,7 +3852,7 @@ pub fn coriolis_matrix_into(
     let t61 = arm_bend_z_rate
         * (0.6978160177890329 * cache.arm_slice3_bend_c4 * t12
             - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t12
-            - 1.6116641892895247 * cache.arm_slice3_bend_c3 * arm_bend_z)
+            - 1.6116641892895247 * cache.arm_slice3_bend_c3 * cache.arm_bend_z)
         + (t57 + t58) * arm_bend_y_rate;
     let arm_slice3_subspace0_rate_w_x = 0.9164595255079896 * p.section_length * t60
         - 0.1748223713144484 * p.section_length * t59
@@ -4069,10 +4066,11 @@ pub fn coriolis_matrix_into(
     let t88 = (t86 + t87) * arm_bend_y_rate
         + arm_bend_z_rate
             * (t12 * cache.arm_bend_squared_c4 - 3.0 * cache.arm_bend_squared_c5 * t12
-                - 2.0 * arm_bend_z * cache.arm_bend_squared_c3);
-    let t89 = arm_bend_z_rate * (t86 + t87 - arm_bend_y * cache.arm_bend_squared_c3)
+                - 2.0 * cache.arm_bend_z * cache.arm_bend_squared_c3);
+    let t89 = arm_bend_z_rate
+        * (t86 + t87 - cache.arm_bend_y * cache.arm_bend_squared_c3)
         + (t10 * cache.arm_bend_squared_c4 - 3.0 * cache.arm_bend_squared_c5 * t10
-            - arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
+            - cache.arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
     let t90 = arm_bend_z_rate
         * (t6 * cache.arm_bend_squared_c3 - 2.0 * t6 * cache.arm_bend_squared_c4
             - cache.arm_bend_squared_c2)
@@ -4244,10 +4242,9 @@ pub fn coriolis_matrix_into(
     let t118 = p.flap_disc_radius * p.flap_disc_radius;
     let t119 = 0.5 * t118 * cache.flap_slice0_mass;
     let t120 = t119 - cache.flap_slice0_local_inertia_com_22;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t121 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
-    let t122 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
+    let t122 = 0.8872983346207417 * cache.flap_bend_y * cache.flap_slice2_bend_c1;
     let flap_slice2_rotation_20 = t121 * cache.flap_rotation_20
         + cache.flap_rotation_21 * t122;
     let flap_slice2_rotation_00 = t121 * cache.flap_rotation_00
@@ -4297,7 +4294,7 @@ pub fn coriolis_matrix_into(
     let t134 = t119 - 0.25 * t118 * cache.flap_slice0_mass;
     let t135 = 1.0
         - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
-    let t136 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
+    let t136 = 0.1127016653792583 * cache.flap_bend_y * cache.flap_slice0_bend_c1;
     let flap_slice0_rotation_00 = t135 * cache.flap_rotation_00
         + cache.flap_rotation_01 * t136;
     let flap_slice0_rotation_20 = cache.flap_rotation_21 * t136
@@ -4633,12 +4630,13 @@ pub fn coriolis_matrix_into(
         + arm_bend_z_rate
             * (0.1350029611448087 * cache.arm_slice2_bend_c4 * t12
                 - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t12
-                - 0.6015004717568666 * arm_bend_z * cache.arm_slice2_bend_c3);
+                - 0.6015004717568666 * cache.arm_bend_z * cache.arm_slice2_bend_c3);
     let t207 = arm_bend_z_rate
-        * (t204 + t205 - 0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3)
+        * (t204 + t205
+            - 0.3007502358784333 * cache.arm_bend_y * cache.arm_slice2_bend_c3)
         + (0.1350029611448087 * cache.arm_slice2_bend_c4 * t10
             - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t10
-            - 0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3)
+            - 0.3007502358784333 * cache.arm_bend_z * cache.arm_slice2_bend_c3)
             * arm_bend_y_rate;
     let t208 = (0.1350029611448087 * t2 * cache.arm_slice2_bend_c3
         + 0.4050088834344261 * t2 * cache.arm_slice2_bend_c5 + t201 + t202
@@ -4799,8 +4797,8 @@ pub fn coriolis_matrix_into(
         + 0.3894183423086505 * arm_slice2_local_subspace0_v_x
         + 0.02 * arm_slice2_subspace0_w_y;
     let t220 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
-    let t221 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
-    let t222 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
+    let t221 = 0.06943184420297371 * cache.arm_bend_y * cache.arm_slice0_bend_c1;
+    let t222 = 0.06943184420297371 * cache.arm_bend_z * cache.arm_slice0_bend_c1;
     let arm_slice0_rotation_20 = 0.3894183423086505 * t220 + 0.1829865712999871 * t221
         + 0.90270109637546 * t222;
     let t223 = 0.000002 * t38 * cache.arm_slice0_mass
@@ -4826,15 +4824,15 @@ pub fn coriolis_matrix_into(
     let t228 = -(0.000004840773461337703 * t7 * cache.arm_slice0_bend_c5);
     let t229 = 0.0000016135911537792344 * t7 * cache.arm_slice0_bend_c4;
     let t230 = (0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t10
-        - 0.0003347157145944845 * arm_bend_z * cache.arm_slice0_bend_c3
+        - 0.0003347157145944845 * cache.arm_bend_z * cache.arm_slice0_bend_c3
         - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t10) * arm_bend_y_rate
         + arm_bend_z_rate
             * (t228 + t229
-                - 0.0003347157145944845 * arm_bend_y * cache.arm_slice0_bend_c3);
+                - 0.0003347157145944845 * cache.arm_bend_y * cache.arm_slice0_bend_c3);
     let t231 = (t228 + t229) * arm_bend_y_rate
         + arm_bend_z_rate
             * (0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t12
-                - 0.000669431429188969 * arm_bend_z * cache.arm_slice0_bend_c3
+                - 0.000669431429188969 * cache.arm_bend_z * cache.arm_slice0_bend_c3
                 - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t12);
     let t232 = (0.000023239929348011262 * t20 * cache.arm_slice0_bend_c3
         - 0.000046479858696022525 * t20 * cache.arm_slice0_bend_c4) * arm_bend_y_rate
@@ -5239,8 +5237,8 @@ pub fn coriolis_matrix_into(
         - (arm_slice2_velocity_w_y * arm_slice2_inertia_h_x
             - arm_slice2_inertia_h_y * arm_slice2_velocity_w_x);
     let t294 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
-    let t295 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
-    let t296 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
+    let t295 = 0.6699905217924281 * cache.arm_bend_z * cache.arm_slice2_bend_c1;
+    let t296 = 0.6699905217924281 * cache.arm_bend_y * cache.arm_slice2_bend_c1;
     let arm_slice2_rotation_00 = 0.9164595255079896 * t294 - 0.35991537421130565 * t295
         - 0.1748223713144484 * t296;
     let arm_slice2_inertia_com_00 = t39 * arm_slice2_rotation_00 * arm_slice2_rotation_00
@@ -5346,8 +5344,8 @@ pub fn coriolis_matrix_into(
         - 0.01 * arm_slice3_subspace0_rate_w_y
         - 0.35991537421130565 * p.section_length * t70
         - 0.1748223713144484 * t76 * p.section_length;
-    let t312 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
-    let t313 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
+    let t312 = 0.9305681557970262 * cache.arm_bend_y * cache.arm_slice3_bend_c1;
+    let t313 = 0.9305681557970262 * cache.arm_bend_z * cache.arm_slice3_bend_c1;
     let t314 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
     let arm_slice3_rotation_20 = 0.1829865712999871 * t312 + 0.90270109637546 * t313
         + 0.3894183423086505 * t314;
@@ -5691,14 +5689,14 @@ pub fn coriolis_matrix_into(
     let t377 = -(0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t10);
     let t378 = 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t10;
     let t379 = (0.000004840773461337703 * cache.arm_slice0_bend_c5 * t27
-        + 0.000669431429188969 * arm_bend_y * cache.arm_slice0_bend_c3
+        + 0.000669431429188969 * cache.arm_bend_y * cache.arm_slice0_bend_c3
         - 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t27) * arm_bend_y_rate
         + (t377 + t378) * arm_bend_z_rate;
     let t380 = (t377 + t378
-        + 0.0003347157145944845 * arm_bend_z * cache.arm_slice0_bend_c3)
+        + 0.0003347157145944845 * cache.arm_bend_z * cache.arm_slice0_bend_c3)
         * arm_bend_y_rate
         + (0.000004840773461337703 * t7 * cache.arm_slice0_bend_c5
-            + 0.0003347157145944845 * arm_bend_y * cache.arm_slice0_bend_c3
+            + 0.0003347157145944845 * cache.arm_bend_y * cache.arm_slice0_bend_c3
             - 0.0000016135911537792344 * t7 * cache.arm_slice0_bend_c4)
             * arm_bend_z_rate;
     let t381 = arm_bend_z_rate
@@ -5750,9 +5748,9 @@ pub fn coriolis_matrix_into(
     let t387 = 3.0 * cache.arm_bend_squared_c5 * t10;
     let t388 = -(t10 * cache.arm_bend_squared_c4);
     let t389 = arm_bend_z_rate
-        * (arm_bend_y * cache.arm_bend_squared_c3 + 3.0 * t7 * cache.arm_bend_squared_c5
-            - t7 * cache.arm_bend_squared_c4)
-        + (t387 + t388 + arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
+        * (cache.arm_bend_y * cache.arm_bend_squared_c3
+            + 3.0 * t7 * cache.arm_bend_squared_c5 - t7 * cache.arm_bend_squared_c4)
+        + (t387 + t388 + cache.arm_bend_z * cache.arm_bend_squared_c3) * arm_bend_y_rate;
     let t390 = arm_bend_z_rate
         * (cache.arm_tip_local_bend_y_column_w_y + 2.0 * t20 * cache.arm_bend_squared_c4)
         + (cache.arm_bend_squared_c2 + 2.0 * t1 * cache.arm_bend_squared_c4
@@ -5761,8 +5759,9 @@ pub fn coriolis_matrix_into(
         - (t100 * cache.arm_tip_local_bend_z_column_w_z
             - t106 * cache.arm_tip_local_bend_z_column_w_x) - (t93 * t389 - t104 * t390);
     let t392 = (3.0 * cache.arm_bend_squared_c5 * t27
-        + 2.0 * arm_bend_y * cache.arm_bend_squared_c3 - t27 * cache.arm_bend_squared_c4)
-        * arm_bend_y_rate + arm_bend_z_rate * (t387 + t388);
+        + 2.0 * cache.arm_bend_y * cache.arm_bend_squared_c3
+        - t27 * cache.arm_bend_squared_c4) * arm_bend_y_rate
+        + arm_bend_z_rate * (t387 + t388);
     let arm_tip_subspace1_rate_w_y = 0.96744666685656 * p.section_length * t392
         + 0.09195266597143173 * t390 * p.section_length
         - 0.2357788243436599 * p.section_length * t389;
@@ -5803,7 +5802,7 @@ pub fn coriolis_matrix_into(
     let t397 = 0.0117423040576666 * cache.arm_slice1_bend_c5 * t10;
     let t398 = -(0.003914101352555533 * cache.arm_slice1_bend_c4 * t10);
     let t399 = arm_bend_z_rate * (t397 + t398)
-        + (0.07188019323870527 * arm_bend_y * cache.arm_slice1_bend_c3
+        + (0.07188019323870527 * cache.arm_bend_y * cache.arm_slice1_bend_c3
             + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t27
             - 0.003914101352555533 * cache.arm_slice1_bend_c4 * t27) * arm_bend_y_rate;
     let t400 = t31 * arm_bend_y_rate
@@ -5816,10 +5815,10 @@ pub fn coriolis_matrix_into(
         - (t16 * cache.arm_slice1_local_bend_z_column_w_x
             - t26 * cache.arm_slice1_local_bend_z_column_w_y)
         - (cache.arm_slice1_local_com_y * t396 - t399 * cache.arm_slice1_local_com_x);
-    let t401 = (t397 + 0.035940096619352636 * arm_bend_z * cache.arm_slice1_bend_c3
+    let t401 = (t397 + 0.035940096619352636 * cache.arm_bend_z * cache.arm_slice1_bend_c3
         + t398) * arm_bend_y_rate
         + arm_bend_z_rate
-            * (0.035940096619352636 * arm_bend_y * cache.arm_slice1_bend_c3
+            * (0.035940096619352636 * cache.arm_bend_y * cache.arm_slice1_bend_c3
                 + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t7
                 - 0.003914101352555533 * t7 * cache.arm_slice1_bend_c4);
     let t402 = t32 + t33
@@ -5870,14 +5869,14 @@ pub fn coriolis_matrix_into(
     let t406 = -(0.1350029611448087 * cache.arm_slice2_bend_c4 * t10);
     let t407 = arm_bend_z_rate * (t405 + t406)
         + (0.4050088834344261 * cache.arm_slice2_bend_c5 * t27
-            + 0.6015004717568666 * arm_bend_y * cache.arm_slice2_bend_c3
+            + 0.6015004717568666 * cache.arm_bend_y * cache.arm_slice2_bend_c3
             - 0.1350029611448087 * cache.arm_slice2_bend_c4 * t27) * arm_bend_y_rate;
     let t408 = arm_bend_z_rate
-        * (0.3007502358784333 * arm_bend_y * cache.arm_slice2_bend_c3
+        * (0.3007502358784333 * cache.arm_bend_y * cache.arm_slice2_bend_c3
             + 0.4050088834344261 * t7 * cache.arm_slice2_bend_c5
             - 0.1350029611448087 * t7 * cache.arm_slice2_bend_c4)
-        + (0.3007502358784333 * arm_bend_z * cache.arm_slice2_bend_c3 + t405 + t406)
-            * arm_bend_y_rate;
+        + (0.3007502358784333 * cache.arm_bend_z * cache.arm_slice2_bend_c3 + t405
+            + t406) * arm_bend_y_rate;
     let t409 = (0.4029996149307748 * t1 * cache.arm_slice2_bend_c4
         + 0.44888729929169013 * cache.arm_slice2_bend_c2
         - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t1) * arm_bend_y_rate
@@ -5940,11 +5939,11 @@ pub fn coriolis_matrix_into(
     let t414 = -(0.6978160177890329 * cache.arm_slice3_bend_c4 * t10);
     let t415 = 2.0934480533670987 * cache.arm_slice3_bend_c5 * t10;
     let t416 = arm_bend_z_rate
-        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_y
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * cache.arm_bend_y
             + 2.0934480533670987 * t7 * cache.arm_slice3_bend_c5
             - 0.6978160177890329 * cache.arm_slice3_bend_c4 * t7)
-        + (t414 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * arm_bend_z + t415)
-            * arm_bend_y_rate;
+        + (t414 + 0.8058320946447624 * cache.arm_slice3_bend_c3 * cache.arm_bend_z
+            + t415) * arm_bend_y_rate;
     let t417 = (0.8659570925834785 * cache.arm_slice3_bend_c2
         + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t1
         - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t1) * arm_bend_y_rate
@@ -5952,7 +5951,7 @@ pub fn coriolis_matrix_into(
             * (1.4997633723912625 * t20 * cache.arm_slice3_bend_c4
                 - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t20);
     let t418 = arm_bend_z_rate * (t414 + t415)
-        + (1.6116641892895247 * cache.arm_slice3_bend_c3 * arm_bend_y
+        + (1.6116641892895247 * cache.arm_slice3_bend_c3 * cache.arm_bend_y
             + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t27
             - 0.6978160177890329 * cache.arm_slice3_bend_c4 * t27) * arm_bend_y_rate;
     let arm_slice3_subspace1_rate_w_y = 0.09195266597143173 * p.section_length * t417
@@ -6346,8 +6345,8 @@ pub fn coriolis_matrix_into(
             * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
                 + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t452
                 - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t452);
-    let t454 = p.flap_length * flap_bend_y;
-    let t455 = flap_bend_y.powi(3) * p.flap_length;
+    let t454 = p.flap_length * cache.flap_bend_y;
+    let t455 = cache.flap_bend_y.powi(3) * p.flap_length;
     let t456 = flap_bend_y_rate
         * (0.000016393511461889856 * t455 * cache.flap_slice0_bend_c6
             + 0.0009679938204398945 * cache.flap_slice0_bend_c4 * t454
@@ -6954,10 +6953,9 @@ pub fn contact_positions_into(
     let t5 = -(0.8660254037844384 * flap_ring0_skin_z_z);
     let flap_skin_0_2_position_z = cache.flap_position_z + t5
         - 0.5000000000000004 * flap_ring0_skin_y_z;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t6 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
-    let t7 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+    let t7 = -(0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y);
     let flap_slice1_rotation_01 = cache.flap_rotation_01 * t6
         + t7 * cache.flap_rotation_00;
     let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
@@ -6982,11 +6980,11 @@ pub fn contact_positions_into(
         - 0.5000000000000004 * flap_ring1_skin_y_y;
     let flap_skin_1_2_position_z = cache.flap_slice1_position_z + t5
         - 0.5000000000000004 * flap_ring1_skin_y_z;
-    let t8 = -(flap_bend_y * cache.flap_bend_squared_c1);
+    let t8 = -(cache.flap_bend_y * cache.flap_bend_squared_c1);
     let t9 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let flap_tip_rotation_01 = t8 * cache.flap_rotation_00 + cache.flap_rotation_01 * t9;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-    let t10 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+    let t10 = cache.flap_bend_squared_c2 * (p.flap_length * cache.flap_bend_y);
     let t11 = p.flap_length * cache.flap_bend_squared_c1;
     let flap_tip_position_x = cache.flap_position_x + t10 * cache.flap_rotation_01
         + cache.flap_rotation_00 * t11;
@@ -7093,9 +7091,8 @@ pub fn contact_velocities_into(
     let t5 = -(0.8660254037844384 * flap_ring0_skin_z_x);
     let flap_skin_0_2_position_x = cache.flap_position_x + t5
         - 0.5000000000000004 * flap_ring0_skin_y_x;
-    let flap_bend_y = p.flap_length * q[2];
-    let t6 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t6 = -(0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y);
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t7 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
     let flap_slice1_rotation_11 = cache.flap_rotation_10 * t6
         + cache.flap_rotation_11 * t7;
@@ -7149,7 +7146,7 @@ pub fn contact_velocities_into(
     let flap_skin_1_2_position_x = cache.flap_slice1_position_x + t5
         - 0.5000000000000004 * flap_ring1_skin_y_x;
     let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
-    let t8 = p.flap_length * flap_bend_y;
+    let t8 = p.flap_length * cache.flap_bend_y;
     let t9 = cache.flap_bend_squared_c2 * t8;
     let flap_tip_local_bend_y_column_v_x = t9
         + (cache.flap_bend_squared_c3 * t8 - cache.flap_bend_squared_c2 * t8);
@@ -7167,7 +7164,7 @@ pub fn contact_velocities_into(
         - cache.flap_position_z * flap_tip_subspace0_w_y;
     let flap_ring2_velocity_v_x = arm_tip_velocity_v_x
         + flap_ring2_subspace0_v_x * qd[2];
-    let t12 = -(flap_bend_y * cache.flap_bend_squared_c1);
+    let t12 = -(cache.flap_bend_y * cache.flap_bend_squared_c1);
     let t13 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let flap_tip_rotation_11 = cache.flap_rotation_10 * t12
         + cache.flap_rotation_11 * t13;
@@ -7296,10 +7293,9 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t0 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
-    let t1 = flap_bend_y * cache.flap_bend_squared_c1;
+    let t1 = cache.flap_bend_y * cache.flap_bend_squared_c1;
     let flap_tip_rotation_00 = cache.flap_rotation_00 * t0 + cache.flap_rotation_01 * t1;
     let flap_tip_rotation_10 = cache.flap_rotation_11 * t1 + cache.flap_rotation_10 * t0;
     let flap_tip_rotation_20 = cache.flap_rotation_20 * t0 + cache.flap_rotation_21 * t1;
@@ -7430,10 +7426,9 @@ pub fn contact_jacobian_3(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t0 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
-    let t1 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+    let t1 = -(0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y);
     let flap_slice1_rotation_01 = cache.flap_rotation_01 * t0
         + t1 * cache.flap_rotation_00;
     let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
@@ -7463,10 +7458,9 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t0 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
-    let t1 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+    let t1 = -(0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y);
     let flap_slice1_rotation_01 = cache.flap_rotation_01 * t0
         + t1 * cache.flap_rotation_00;
     let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
@@ -7504,10 +7498,9 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t0 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
-    let t1 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+    let t1 = -(0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y);
     let flap_slice1_rotation_01 = cache.flap_rotation_01 * t0
         + t1 * cache.flap_rotation_00;
     let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
@@ -7546,13 +7539,12 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_bend_y = p.flap_length * q[2];
-    let t0 = -(flap_bend_y * cache.flap_bend_squared_c1);
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t0 = -(cache.flap_bend_y * cache.flap_bend_squared_c1);
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t1 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let flap_tip_rotation_01 = t0 * cache.flap_rotation_00 + cache.flap_rotation_01 * t1;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-    let t2 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+    let t2 = cache.flap_bend_squared_c2 * (p.flap_length * cache.flap_bend_y);
     let t3 = p.flap_length * cache.flap_bend_squared_c1;
     let flap_tip_position_x = cache.flap_position_x + t2 * cache.flap_rotation_01
         + cache.flap_rotation_00 * t3;
@@ -7584,14 +7576,13 @@ pub fn contact_jacobian_7(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_bend_y = p.flap_length * q[2];
-    let t0 = -(flap_bend_y * cache.flap_bend_squared_c1);
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t0 = -(cache.flap_bend_y * cache.flap_bend_squared_c1);
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t1 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let flap_tip_rotation_01 = t0 * cache.flap_rotation_00 + cache.flap_rotation_01 * t1;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
     let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
-    let t2 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+    let t2 = cache.flap_bend_squared_c2 * (p.flap_length * cache.flap_bend_y);
     let t3 = p.flap_length * cache.flap_bend_squared_c1;
     let flap_tip_position_x = cache.flap_position_x + t2 * cache.flap_rotation_01
         + cache.flap_rotation_00 * t3;
@@ -7629,14 +7620,13 @@ pub fn contact_jacobian_8(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let flap_bend_y = p.flap_length * q[2];
-    let t0 = -(flap_bend_y * cache.flap_bend_squared_c1);
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let t0 = -(cache.flap_bend_y * cache.flap_bend_squared_c1);
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t1 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
     let flap_tip_rotation_01 = t0 * cache.flap_rotation_00 + cache.flap_rotation_01 * t1;
     let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
     let flap_ring0_skin_z_x = cache.flap_rotation_02 * p.flap_skin_radius;
-    let t2 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+    let t2 = cache.flap_bend_squared_c2 * (p.flap_length * cache.flap_bend_y);
     let t3 = p.flap_length * cache.flap_bend_squared_c1;
     let flap_tip_position_x = cache.flap_position_x + t2 * cache.flap_rotation_01
         + cache.flap_rotation_00 * t3;
@@ -7749,8 +7739,7 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         2 => {
-            let flap_bend_y = p.flap_length * q[2];
-            let t0 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+            let t0 = cache.flap_bend_squared_c2 * (p.flap_length * cache.flap_bend_y);
             let t1 = p.flap_length * cache.flap_bend_squared_c1;
             let flap_tip_position_x = cache.flap_position_x + t0 * cache.flap_rotation_01
                 + cache.flap_rotation_00 * t1;
@@ -7824,10 +7813,9 @@ pub fn contact_frame_positions_into(
             out[2][2usize] = flap_skin_0_2_position_z;
         }
         1 => {
-            let flap_bend_y = p.flap_length * q[2];
-            let flap_bend_squared = flap_bend_y * flap_bend_y;
+            let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
             let t0 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
-            let t1 = -(0.5 * cache.flap_slice1_bend_c1 * flap_bend_y);
+            let t1 = -(0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y);
             let flap_slice1_rotation_01 = cache.flap_rotation_01 * t0
                 + t1 * cache.flap_rotation_00;
             let flap_ring1_skin_y_x = flap_slice1_rotation_01 * p.flap_skin_radius;
@@ -7875,14 +7863,13 @@ pub fn contact_frame_positions_into(
             out[5][2usize] = flap_skin_1_2_position_z;
         }
         2 => {
-            let flap_bend_y = p.flap_length * q[2];
-            let t0 = -(flap_bend_y * cache.flap_bend_squared_c1);
-            let flap_bend_squared = flap_bend_y * flap_bend_y;
+            let t0 = -(cache.flap_bend_y * cache.flap_bend_squared_c1);
+            let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
             let t1 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
             let flap_tip_rotation_01 = t0 * cache.flap_rotation_00
                 + cache.flap_rotation_01 * t1;
             let flap_ring2_skin_y_x = flap_tip_rotation_01 * p.flap_skin_radius;
-            let t2 = cache.flap_bend_squared_c2 * (p.flap_length * flap_bend_y);
+            let t2 = cache.flap_bend_squared_c2 * (p.flap_length * cache.flap_bend_y);
             let t3 = p.flap_length * cache.flap_bend_squared_c1;
             let flap_tip_position_x = cache.flap_position_x + t2 * cache.flap_rotation_01
                 + cache.flap_rotation_00 * t3;
@@ -8016,13 +8003,12 @@ pub fn contact_frame_own_into(
             let flap_tip_subspace0_w_x = p.flap_length * cache.flap_rotation_02;
             let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
             let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
-            let flap_bend_y = p.flap_length * q[2];
-            let t0 = p.flap_length * flap_bend_y;
+            let t0 = p.flap_length * cache.flap_bend_y;
             let flap_tip_local_bend_y_column_v_x = cache.flap_bend_squared_c2 * t0
                 + (cache.flap_bend_squared_c3 * t0 - cache.flap_bend_squared_c2 * t0);
             let flap_tip_local_subspace0_v_x = p.flap_length
                 * flap_tip_local_bend_y_column_v_x;
-            let flap_bend_squared = flap_bend_y * flap_bend_y;
+            let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
             let t1 = flap_bend_squared * p.flap_length;
             let flap_tip_local_bend_y_column_v_y = (2.0 * cache.flap_bend_squared_c4 * t1
                 + p.flap_length * cache.flap_bend_squared_c2
@@ -8044,7 +8030,7 @@ pub fn contact_frame_own_into(
                 + cache.flap_rotation_20 * flap_tip_local_subspace0_v_x
                 - cache.flap_position_y * flap_tip_subspace0_w_x;
             let t2 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
-            let t3 = flap_bend_y * cache.flap_bend_squared_c1;
+            let t3 = cache.flap_bend_y * cache.flap_bend_squared_c1;
             let flap_tip_rotation_00 = cache.flap_rotation_00 * t2
                 + cache.flap_rotation_01 * t3;
             let flap_tip_rotation_10 = cache.flap_rotation_11 * t3
@@ -8822,12 +8808,11 @@ pub fn angular_momentum(
         - 0.2357788243436599 * arm_slice3_local_subspace0_v_z;
     let arm_slice3_velocity_v_y = arm_slice3_subspace1_v_y * qd[1]
         + arm_slice3_subspace0_v_y * qd[0];
-    let arm_bend_z = q[1] * p.section_length;
-    let arm_bend_y = q[0] * p.section_length;
-    let arm_bend_squared = arm_bend_z * arm_bend_z + arm_bend_y * arm_bend_y;
+    let arm_bend_squared = cache.arm_bend_z * cache.arm_bend_z
+        + cache.arm_bend_y * cache.arm_bend_y;
     let t0 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
-    let t1 = 0.9305681557970262 * arm_bend_y * cache.arm_slice3_bend_c1;
-    let t2 = 0.9305681557970262 * arm_bend_z * cache.arm_slice3_bend_c1;
+    let t1 = 0.9305681557970262 * cache.arm_bend_y * cache.arm_slice3_bend_c1;
+    let t2 = 0.9305681557970262 * cache.arm_bend_z * cache.arm_slice3_bend_c1;
     let arm_slice3_rotation_00 = 0.9164595255079896 * t0 - 0.1748223713144484 * t1
         - 0.35991537421130565 * t2;
     let t3 = 1.0 / p.section_mass;
@@ -8889,8 +8874,8 @@ pub fn angular_momentum(
     let t9 = 0.000002 * cache.arm_slice1_mass * t3
         - 0.000001 * cache.arm_slice1_mass * t3;
     let t10 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
-    let t11 = 0.33000947820757187 * arm_bend_y * cache.arm_slice1_bend_c1;
-    let t12 = 0.33000947820757187 * arm_bend_z * cache.arm_slice1_bend_c1;
+    let t11 = 0.33000947820757187 * cache.arm_bend_y * cache.arm_slice1_bend_c1;
+    let t12 = 0.33000947820757187 * cache.arm_bend_z * cache.arm_slice1_bend_c1;
     let arm_slice1_rotation_20 = 0.3894183423086505 * t10 + 0.1829865712999871 * t11
         + 0.90270109637546 * t12;
     let arm_slice1_rotation_00 = 0.9164595255079896 * t10 - 0.35991537421130565 * t12
@@ -9090,10 +9075,9 @@ pub fn angular_momentum(
         + cache.flap_slice0_local_com_x * cache.flap_rotation_00;
     let t22 = 0.5 * t20 * cache.flap_slice0_mass;
     let t23 = t22 - 0.25 * t20 * cache.flap_slice0_mass;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let t24 = 1.0 - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
-    let t25 = 0.1127016653792583 * flap_bend_y * cache.flap_slice0_bend_c1;
+    let t25 = 0.1127016653792583 * cache.flap_bend_y * cache.flap_slice0_bend_c1;
     let flap_slice0_rotation_00 = t24 * cache.flap_rotation_00
         + cache.flap_rotation_01 * t25;
     let flap_slice0_rotation_20 = cache.flap_rotation_21 * t25
@@ -9164,7 +9148,7 @@ pub fn angular_momentum(
         + cache.flap_slice2_local_com_y * cache.flap_rotation_01;
     let t29 = t22 - cache.flap_slice0_local_inertia_com_22;
     let t30 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
-    let t31 = 0.8872983346207417 * flap_bend_y * cache.flap_slice2_bend_c1;
+    let t31 = 0.8872983346207417 * cache.flap_bend_y * cache.flap_slice2_bend_c1;
     let flap_slice2_rotation_20 = t30 * cache.flap_rotation_20
         + cache.flap_rotation_21 * t31;
     let flap_slice2_rotation_00 = t30 * cache.flap_rotation_00
@@ -9220,8 +9204,8 @@ pub fn angular_momentum(
         + flap_slice2_momentum_n_x;
     let wrist_composite_momentum_n_x = wrist_momentum_n_x + flap_composite_momentum_n_x;
     let t35 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
-    let t36 = 0.06943184420297371 * arm_bend_y * cache.arm_slice0_bend_c1;
-    let t37 = 0.06943184420297371 * arm_bend_z * cache.arm_slice0_bend_c1;
+    let t36 = 0.06943184420297371 * cache.arm_bend_y * cache.arm_slice0_bend_c1;
+    let t37 = 0.06943184420297371 * cache.arm_bend_z * cache.arm_slice0_bend_c1;
     let arm_slice0_rotation_20 = 0.3894183423086505 * t35 + 0.1829865712999871 * t36
         + 0.90270109637546 * t37;
     let arm_slice0_rotation_00 = 0.9164595255079896 * t35 - 0.35991537421130565 * t37
@@ -9329,8 +9313,8 @@ pub fn angular_momentum(
         + arm_slice0_velocity_w_y * arm_slice0_inertia_i_01
         - arm_slice0_velocity_v_y * arm_slice0_inertia_h_z;
     let t41 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
-    let t42 = 0.6699905217924281 * arm_bend_z * cache.arm_slice2_bend_c1;
-    let t43 = 0.6699905217924281 * arm_bend_y * cache.arm_slice2_bend_c1;
+    let t42 = 0.6699905217924281 * cache.arm_bend_z * cache.arm_slice2_bend_c1;
+    let t43 = 0.6699905217924281 * cache.arm_bend_y * cache.arm_slice2_bend_c1;
     let arm_slice2_rotation_00 = 0.9164595255079896 * t41 - 0.35991537421130565 * t42
         - 0.1748223713144484 * t43;
     let arm_slice2_rotation_10 = 0.09195266597143173 * t41 + 0.96744666685656 * t43
@@ -9752,16 +9736,15 @@ pub fn centre_line_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CENTRE_LINE_POINTS],
 ) {
-    let arm_bend_z = q[1] * p.section_length;
-    let arm_bend_y = q[0] * p.section_length;
-    let arm_bend_squared = arm_bend_z * arm_bend_z + arm_bend_y * arm_bend_y;
+    let arm_bend_squared = cache.arm_bend_z * cache.arm_bend_z
+        + cache.arm_bend_y * cache.arm_bend_y;
     let arm_centre1_bend = 0.027777777777777776 * arm_bend_squared;
     let t0 = softgen_runtime::stumpff(arm_centre1_bend)[2];
-    let t1 = arm_bend_y * p.section_length;
+    let t1 = cache.arm_bend_y * p.section_length;
     let t2 = 0.027777777777777776 * t0 * t1;
     let t3 = 0.16666666666666666 * p.section_length
         * softgen_runtime::stumpff(arm_centre1_bend)[1];
-    let t4 = arm_bend_z * p.section_length;
+    let t4 = cache.arm_bend_z * p.section_length;
     let t5 = 0.027777777777777776 * t4 * t0;
     let arm_centre1_position_x = 0.9164595255079896 * t3 + 0.02 - 0.1748223713144484 * t2
         - 0.35991537421130565 * t5;
@@ -9816,10 +9799,9 @@ pub fn centre_line_into(
         - 0.2357788243436599 * t19;
     let arm_centre5_position_z = 0.90270109637546 * t19 + 0.1829865712999871 * t21
         + 0.3894183423086505 * t20 + 0.01;
-    let flap_bend_y = p.flap_length * q[2];
-    let flap_bend_squared = flap_bend_y * flap_bend_y;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
     let flap_centre1_bend = 0.027777777777777776 * flap_bend_squared;
-    let t22 = p.flap_length * flap_bend_y;
+    let t22 = p.flap_length * cache.flap_bend_y;
     let t23 = 0.027777777777777776 * softgen_runtime::stumpff(flap_centre1_bend)[2]
         * t22;
     let t24 = 0.16666666666666666 * p.flap_length

@@ -438,6 +438,15 @@ pub struct Cache {
     pub cos_q5: f64,
     /// `sin(q[5])`
     pub sin_q5: f64,
+    pub head_bend_y: f64,
+    pub head_bend_z: f64,
+    pub head_bend_squared: f64,
+    pub back_bend_y: f64,
+    pub back_bend_z: f64,
+    pub front_right_bend_y: f64,
+    pub front_right_bend_z: f64,
+    pub front_left_bend_y: f64,
+    pub front_left_bend_z: f64,
     pub base_yaw_rotation_01: f64,
     pub base_yaw_subspace_v_y: f64,
     pub base_pitch_rotation_20: f64,
@@ -1499,28 +1508,28 @@ pub struct Cache {
 #[allow(unused_variables)]
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let front_right_bend_squared = front_right_bend_y * front_right_bend_y
-        + front_right_bend_z * front_right_bend_z;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
-        + front_left_bend_z * front_left_bend_z;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let back_bend_squared = back_bend_z * back_bend_z + back_bend_y * back_bend_y;
-    let front_right_slice0_bend = 0.004820780989426014 * front_right_bend_squared;
-    let front_left_slice0_bend = 0.004820780989426014 * front_left_bend_squared;
     let head_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
         - 0.6666666666666666 * t0 * q[6];
     let head_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
     let head_bend_squared = head_bend_y * head_bend_y + head_bend_z * head_bend_z;
+    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
+        - 0.6666666666666666 * t0 * q[9];
+    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
+    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
+        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
+    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
+        - 0.5773502691896257 * t0 * q[13];
+    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
+        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
+    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
+        - 0.5773502691896257 * q[16] * t0;
+    let front_right_bend_squared = front_right_bend_y * front_right_bend_y
+        + front_right_bend_z * front_right_bend_z;
+    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
+        + front_left_bend_z * front_left_bend_z;
+    let back_bend_squared = back_bend_z * back_bend_z + back_bend_y * back_bend_y;
+    let front_right_slice0_bend = 0.004820780989426014 * front_right_bend_squared;
+    let front_left_slice0_bend = 0.004820780989426014 * front_left_bend_squared;
     let head_slice0_bend = 0.004820780989426014 * head_bend_squared;
     let back_slice0_bend = 0.004820780989426014 * back_bend_squared;
     let front_right_slice1_bend = 0.10890625570683385 * front_right_bend_squared;
@@ -1538,164 +1547,166 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_left_slice3_bend = 0.8659570925834785 * front_left_bend_squared;
     let head_slice3_bend = 0.8659570925834785 * head_bend_squared;
     let back_slice3_bend = 0.8659570925834785 * back_bend_squared;
-    let angle0 = front_right_bend_squared;
-    let angle1 = front_left_bend_squared;
-    let angle2 = back_bend_squared;
-    let angle3 = front_right_slice0_bend;
-    let angle4 = front_left_slice0_bend;
-    let angle5 = head_slice0_bend;
-    let angle6 = back_slice0_bend;
-    let angle7 = front_right_slice1_bend;
-    let angle8 = front_left_slice1_bend;
-    let angle9 = head_slice1_bend;
-    let angle10 = back_slice1_bend;
-    let angle11 = front_right_ring1_bend;
-    let angle12 = front_left_ring1_bend;
-    let angle13 = back_ring1_bend;
-    let angle14 = front_right_slice2_bend;
-    let angle15 = front_left_slice2_bend;
-    let angle16 = head_slice2_bend;
-    let angle17 = back_slice2_bend;
-    let angle18 = front_right_slice3_bend;
-    let angle19 = front_left_slice3_bend;
-    let angle20 = head_slice3_bend;
-    let angle21 = back_slice3_bend;
-    let stumpff_front_right_bend_squared_c1 = softgen_runtime::stumpff(angle0);
+    let stumpff_front_right_bend_squared_c1 = softgen_runtime::stumpff(
+        front_right_bend_squared,
+    );
     let front_right_bend_squared_c1 = stumpff_front_right_bend_squared_c1[1];
     let front_right_bend_squared_c2 = stumpff_front_right_bend_squared_c1[2];
     let front_right_bend_squared_c3 = stumpff_front_right_bend_squared_c1[3];
     let front_right_bend_squared_c4 = stumpff_front_right_bend_squared_c1[4];
-    let stumpff_front_left_bend_squared_c1 = softgen_runtime::stumpff(angle1);
+    let stumpff_front_left_bend_squared_c1 = softgen_runtime::stumpff(
+        front_left_bend_squared,
+    );
     let front_left_bend_squared_c1 = stumpff_front_left_bend_squared_c1[1];
     let front_left_bend_squared_c2 = stumpff_front_left_bend_squared_c1[2];
     let front_left_bend_squared_c3 = stumpff_front_left_bend_squared_c1[3];
     let front_left_bend_squared_c4 = stumpff_front_left_bend_squared_c1[4];
-    let stumpff_back_bend_squared_c1 = softgen_runtime::stumpff(angle2);
+    let stumpff_back_bend_squared_c1 = softgen_runtime::stumpff(back_bend_squared);
     let back_bend_squared_c1 = stumpff_back_bend_squared_c1[1];
     let back_bend_squared_c2 = stumpff_back_bend_squared_c1[2];
     let back_bend_squared_c3 = stumpff_back_bend_squared_c1[3];
     let back_bend_squared_c4 = stumpff_back_bend_squared_c1[4];
-    let stumpff_front_right_slice0_bend_c1 = softgen_runtime::stumpff(angle3);
+    let stumpff_front_right_slice0_bend_c1 = softgen_runtime::stumpff(
+        front_right_slice0_bend,
+    );
     let front_right_slice0_bend_c1 = stumpff_front_right_slice0_bend_c1[1];
     let front_right_slice0_bend_c2 = stumpff_front_right_slice0_bend_c1[2];
     let front_right_slice0_bend_c3 = stumpff_front_right_slice0_bend_c1[3];
     let front_right_slice0_bend_c4 = stumpff_front_right_slice0_bend_c1[4];
     let front_right_slice0_bend_c5 = stumpff_front_right_slice0_bend_c1[5];
     let front_right_slice0_bend_c6 = stumpff_front_right_slice0_bend_c1[6];
-    let stumpff_front_left_slice0_bend_c1 = softgen_runtime::stumpff(angle4);
+    let stumpff_front_left_slice0_bend_c1 = softgen_runtime::stumpff(
+        front_left_slice0_bend,
+    );
     let front_left_slice0_bend_c1 = stumpff_front_left_slice0_bend_c1[1];
     let front_left_slice0_bend_c2 = stumpff_front_left_slice0_bend_c1[2];
     let front_left_slice0_bend_c3 = stumpff_front_left_slice0_bend_c1[3];
     let front_left_slice0_bend_c4 = stumpff_front_left_slice0_bend_c1[4];
     let front_left_slice0_bend_c5 = stumpff_front_left_slice0_bend_c1[5];
     let front_left_slice0_bend_c6 = stumpff_front_left_slice0_bend_c1[6];
-    let stumpff_head_slice0_bend_c1 = softgen_runtime::stumpff(angle5);
+    let stumpff_head_slice0_bend_c1 = softgen_runtime::stumpff(head_slice0_bend);
     let head_slice0_bend_c1 = stumpff_head_slice0_bend_c1[1];
     let head_slice0_bend_c2 = stumpff_head_slice0_bend_c1[2];
     let head_slice0_bend_c3 = stumpff_head_slice0_bend_c1[3];
     let head_slice0_bend_c4 = stumpff_head_slice0_bend_c1[4];
     let head_slice0_bend_c5 = stumpff_head_slice0_bend_c1[5];
     let head_slice0_bend_c6 = stumpff_head_slice0_bend_c1[6];
-    let stumpff_back_slice0_bend_c1 = softgen_runtime::stumpff(angle6);
+    let stumpff_back_slice0_bend_c1 = softgen_runtime::stumpff(back_slice0_bend);
     let back_slice0_bend_c1 = stumpff_back_slice0_bend_c1[1];
     let back_slice0_bend_c2 = stumpff_back_slice0_bend_c1[2];
     let back_slice0_bend_c3 = stumpff_back_slice0_bend_c1[3];
     let back_slice0_bend_c4 = stumpff_back_slice0_bend_c1[4];
     let back_slice0_bend_c5 = stumpff_back_slice0_bend_c1[5];
     let back_slice0_bend_c6 = stumpff_back_slice0_bend_c1[6];
-    let stumpff_front_right_slice1_bend_c1 = softgen_runtime::stumpff(angle7);
+    let stumpff_front_right_slice1_bend_c1 = softgen_runtime::stumpff(
+        front_right_slice1_bend,
+    );
     let front_right_slice1_bend_c1 = stumpff_front_right_slice1_bend_c1[1];
     let front_right_slice1_bend_c2 = stumpff_front_right_slice1_bend_c1[2];
     let front_right_slice1_bend_c3 = stumpff_front_right_slice1_bend_c1[3];
     let front_right_slice1_bend_c4 = stumpff_front_right_slice1_bend_c1[4];
     let front_right_slice1_bend_c5 = stumpff_front_right_slice1_bend_c1[5];
     let front_right_slice1_bend_c6 = stumpff_front_right_slice1_bend_c1[6];
-    let stumpff_front_left_slice1_bend_c1 = softgen_runtime::stumpff(angle8);
+    let stumpff_front_left_slice1_bend_c1 = softgen_runtime::stumpff(
+        front_left_slice1_bend,
+    );
     let front_left_slice1_bend_c1 = stumpff_front_left_slice1_bend_c1[1];
     let front_left_slice1_bend_c2 = stumpff_front_left_slice1_bend_c1[2];
     let front_left_slice1_bend_c3 = stumpff_front_left_slice1_bend_c1[3];
     let front_left_slice1_bend_c4 = stumpff_front_left_slice1_bend_c1[4];
     let front_left_slice1_bend_c5 = stumpff_front_left_slice1_bend_c1[5];
     let front_left_slice1_bend_c6 = stumpff_front_left_slice1_bend_c1[6];
-    let stumpff_head_slice1_bend_c1 = softgen_runtime::stumpff(angle9);
+    let stumpff_head_slice1_bend_c1 = softgen_runtime::stumpff(head_slice1_bend);
     let head_slice1_bend_c1 = stumpff_head_slice1_bend_c1[1];
     let head_slice1_bend_c2 = stumpff_head_slice1_bend_c1[2];
     let head_slice1_bend_c3 = stumpff_head_slice1_bend_c1[3];
     let head_slice1_bend_c4 = stumpff_head_slice1_bend_c1[4];
     let head_slice1_bend_c5 = stumpff_head_slice1_bend_c1[5];
     let head_slice1_bend_c6 = stumpff_head_slice1_bend_c1[6];
-    let stumpff_back_slice1_bend_c1 = softgen_runtime::stumpff(angle10);
+    let stumpff_back_slice1_bend_c1 = softgen_runtime::stumpff(back_slice1_bend);
     let back_slice1_bend_c1 = stumpff_back_slice1_bend_c1[1];
     let back_slice1_bend_c2 = stumpff_back_slice1_bend_c1[2];
     let back_slice1_bend_c3 = stumpff_back_slice1_bend_c1[3];
     let back_slice1_bend_c4 = stumpff_back_slice1_bend_c1[4];
     let back_slice1_bend_c5 = stumpff_back_slice1_bend_c1[5];
     let back_slice1_bend_c6 = stumpff_back_slice1_bend_c1[6];
-    let stumpff_front_right_ring1_bend_c1 = softgen_runtime::stumpff(angle11);
+    let stumpff_front_right_ring1_bend_c1 = softgen_runtime::stumpff(
+        front_right_ring1_bend,
+    );
     let front_right_ring1_bend_c1 = stumpff_front_right_ring1_bend_c1[1];
     let front_right_ring1_bend_c2 = stumpff_front_right_ring1_bend_c1[2];
     let front_right_ring1_bend_c3 = stumpff_front_right_ring1_bend_c1[3];
     let front_right_ring1_bend_c4 = stumpff_front_right_ring1_bend_c1[4];
-    let stumpff_front_left_ring1_bend_c1 = softgen_runtime::stumpff(angle12);
+    let stumpff_front_left_ring1_bend_c1 = softgen_runtime::stumpff(
+        front_left_ring1_bend,
+    );
     let front_left_ring1_bend_c1 = stumpff_front_left_ring1_bend_c1[1];
     let front_left_ring1_bend_c2 = stumpff_front_left_ring1_bend_c1[2];
     let front_left_ring1_bend_c3 = stumpff_front_left_ring1_bend_c1[3];
     let front_left_ring1_bend_c4 = stumpff_front_left_ring1_bend_c1[4];
-    let stumpff_back_ring1_bend_c1 = softgen_runtime::stumpff(angle13);
+    let stumpff_back_ring1_bend_c1 = softgen_runtime::stumpff(back_ring1_bend);
     let back_ring1_bend_c1 = stumpff_back_ring1_bend_c1[1];
     let back_ring1_bend_c2 = stumpff_back_ring1_bend_c1[2];
     let back_ring1_bend_c3 = stumpff_back_ring1_bend_c1[3];
     let back_ring1_bend_c4 = stumpff_back_ring1_bend_c1[4];
-    let stumpff_front_right_slice2_bend_c1 = softgen_runtime::stumpff(angle14);
+    let stumpff_front_right_slice2_bend_c1 = softgen_runtime::stumpff(
+        front_right_slice2_bend,
+    );
     let front_right_slice2_bend_c1 = stumpff_front_right_slice2_bend_c1[1];
     let front_right_slice2_bend_c2 = stumpff_front_right_slice2_bend_c1[2];
     let front_right_slice2_bend_c3 = stumpff_front_right_slice2_bend_c1[3];
     let front_right_slice2_bend_c4 = stumpff_front_right_slice2_bend_c1[4];
     let front_right_slice2_bend_c5 = stumpff_front_right_slice2_bend_c1[5];
     let front_right_slice2_bend_c6 = stumpff_front_right_slice2_bend_c1[6];
-    let stumpff_front_left_slice2_bend_c1 = softgen_runtime::stumpff(angle15);
+    let stumpff_front_left_slice2_bend_c1 = softgen_runtime::stumpff(
+        front_left_slice2_bend,
+    );
     let front_left_slice2_bend_c1 = stumpff_front_left_slice2_bend_c1[1];
     let front_left_slice2_bend_c2 = stumpff_front_left_slice2_bend_c1[2];
     let front_left_slice2_bend_c3 = stumpff_front_left_slice2_bend_c1[3];
     let front_left_slice2_bend_c4 = stumpff_front_left_slice2_bend_c1[4];
     let front_left_slice2_bend_c5 = stumpff_front_left_slice2_bend_c1[5];
     let front_left_slice2_bend_c6 = stumpff_front_left_slice2_bend_c1[6];
-    let stumpff_head_slice2_bend_c1 = softgen_runtime::stumpff(angle16);
+    let stumpff_head_slice2_bend_c1 = softgen_runtime::stumpff(head_slice2_bend);
     let head_slice2_bend_c1 = stumpff_head_slice2_bend_c1[1];
     let head_slice2_bend_c2 = stumpff_head_slice2_bend_c1[2];
     let head_slice2_bend_c3 = stumpff_head_slice2_bend_c1[3];
     let head_slice2_bend_c4 = stumpff_head_slice2_bend_c1[4];
     let head_slice2_bend_c5 = stumpff_head_slice2_bend_c1[5];
     let head_slice2_bend_c6 = stumpff_head_slice2_bend_c1[6];
-    let stumpff_back_slice2_bend_c1 = softgen_runtime::stumpff(angle17);
+    let stumpff_back_slice2_bend_c1 = softgen_runtime::stumpff(back_slice2_bend);
     let back_slice2_bend_c1 = stumpff_back_slice2_bend_c1[1];
     let back_slice2_bend_c2 = stumpff_back_slice2_bend_c1[2];
     let back_slice2_bend_c3 = stumpff_back_slice2_bend_c1[3];
     let back_slice2_bend_c4 = stumpff_back_slice2_bend_c1[4];
     let back_slice2_bend_c5 = stumpff_back_slice2_bend_c1[5];
     let back_slice2_bend_c6 = stumpff_back_slice2_bend_c1[6];
-    let stumpff_front_right_slice3_bend_c1 = softgen_runtime::stumpff(angle18);
+    let stumpff_front_right_slice3_bend_c1 = softgen_runtime::stumpff(
+        front_right_slice3_bend,
+    );
     let front_right_slice3_bend_c1 = stumpff_front_right_slice3_bend_c1[1];
     let front_right_slice3_bend_c2 = stumpff_front_right_slice3_bend_c1[2];
     let front_right_slice3_bend_c3 = stumpff_front_right_slice3_bend_c1[3];
     let front_right_slice3_bend_c4 = stumpff_front_right_slice3_bend_c1[4];
     let front_right_slice3_bend_c5 = stumpff_front_right_slice3_bend_c1[5];
     let front_right_slice3_bend_c6 = stumpff_front_right_slice3_bend_c1[6];
-    let stumpff_front_left_slice3_bend_c1 = softgen_runtime::stumpff(angle19);
+    let stumpff_front_left_slice3_bend_c1 = softgen_runtime::stumpff(
+        front_left_slice3_bend,
+    );
     let front_left_slice3_bend_c1 = stumpff_front_left_slice3_bend_c1[1];
     let front_left_slice3_bend_c2 = stumpff_front_left_slice3_bend_c1[2];
     let front_left_slice3_bend_c3 = stumpff_front_left_slice3_bend_c1[3];
     let front_left_slice3_bend_c4 = stumpff_front_left_slice3_bend_c1[4];
     let front_left_slice3_bend_c5 = stumpff_front_left_slice3_bend_c1[5];
     let front_left_slice3_bend_c6 = stumpff_front_left_slice3_bend_c1[6];
-    let stumpff_head_slice3_bend_c1 = softgen_runtime::stumpff(angle20);
+    let stumpff_head_slice3_bend_c1 = softgen_runtime::stumpff(head_slice3_bend);
     let head_slice3_bend_c1 = stumpff_head_slice3_bend_c1[1];
     let head_slice3_bend_c2 = stumpff_head_slice3_bend_c1[2];
     let head_slice3_bend_c3 = stumpff_head_slice3_bend_c1[3];
     let head_slice3_bend_c4 = stumpff_head_slice3_bend_c1[4];
     let head_slice3_bend_c5 = stumpff_head_slice3_bend_c1[5];
     let head_slice3_bend_c6 = stumpff_head_slice3_bend_c1[6];
-    let stumpff_back_slice3_bend_c1 = softgen_runtime::stumpff(angle21);
+    let stumpff_back_slice3_bend_c1 = softgen_runtime::stumpff(back_slice3_bend);
     let back_slice3_bend_c1 = stumpff_back_slice3_bend_c1[1];
     let back_slice3_bend_c2 = stumpff_back_slice3_bend_c1[2];
     let back_slice3_bend_c3 = stumpff_back_slice3_bend_c1[3];
@@ -1786,14 +1797,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let head_len = 0.3333333333333333 * q[8] + p.limb_length + 0.3333333333333333 * q[7]
         + 0.3333333333333333 * q[6];
     let head_slice0_local_com_x = 0.06943184420297371 * head_len * head_slice0_bend_c1;
-    let t3 = 1.0 / p.actuator_radius;
-    let head_bend_y = 0.3333333333333336 * t3 * q[8] + 0.33333333333333315 * t3 * q[7]
-        - 0.6666666666666666 * t3 * q[6];
-    let t4 = head_len * head_bend_y;
-    let head_slice0_local_com_y = 0.004820780989426014 * t4 * head_slice0_bend_c2;
-    let head_bend_z = 0.5773502691896255 * t3 * q[8] - 0.5773502691896257 * t3 * q[7];
-    let t5 = head_len * head_bend_z;
-    let head_slice0_local_com_z = 0.004820780989426014 * head_slice0_bend_c2 * t5;
+    let t3 = head_len * head_bend_y;
+    let head_slice0_local_com_y = 0.004820780989426014 * t3 * head_slice0_bend_c2;
+    let t4 = head_len * head_bend_z;
+    let head_slice0_local_com_z = 0.004820780989426014 * head_slice0_bend_c2 * t4;
     let head_slice0_local_len_column_v_x = 0.06943184420297371 * head_slice0_bend_c1;
     let head_slice0_local_len_column_v_y = 0.004820780989426014 * head_bend_y
         * head_slice0_bend_c2;
@@ -1801,84 +1808,82 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * head_slice0_bend_c2;
     let head_slice0_local_bend_y_column_w_x = -(0.004820780989426014 * head_bend_z
         * head_slice0_bend_c2);
-    let t6 = head_bend_y * head_bend_z;
+    let t5 = head_bend_y * head_bend_z;
     let head_slice0_local_bend_y_column_w_y = -(0.0003347157145944845
-        * head_slice0_bend_c3 * t6);
-    let t7 = head_bend_z * head_bend_z;
+        * head_slice0_bend_c3 * t5);
+    let t6 = head_bend_z * head_bend_z;
     let head_slice0_local_bend_y_column_w_z = 0.06943184420297371
-        - 0.0003347157145944845 * head_slice0_bend_c3 * t7;
+        - 0.0003347157145944845 * head_slice0_bend_c3 * t6;
     let head_slice0_local_bend_y_column_v_x = (0.0003347157145944845
-        * head_slice0_bend_c3 * t4 - 0.0003347157145944845 * t4 * head_slice0_bend_c2)
+        * head_slice0_bend_c3 * t3 - 0.0003347157145944845 * t3 * head_slice0_bend_c2)
         - (head_slice0_local_com_z * head_slice0_local_bend_y_column_w_y
             - head_slice0_local_bend_y_column_w_z * head_slice0_local_com_y);
-    let t8 = head_bend_y * head_bend_y;
-    let t9 = head_len * t8;
-    let t10 = 0.004820780989426014 * head_len * head_slice0_bend_c2;
-    let head_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t9
-        * head_slice0_bend_c4 + t10 - 0.000023239929348011262 * head_slice0_bend_c3 * t9)
+    let t7 = head_bend_y * head_bend_y;
+    let t8 = head_len * t7;
+    let t9 = 0.004820780989426014 * head_len * head_slice0_bend_c2;
+    let head_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t8
+        * head_slice0_bend_c4 + t9 - 0.000023239929348011262 * head_slice0_bend_c3 * t8)
         - (head_slice0_local_com_x * head_slice0_local_bend_y_column_w_z
             - head_slice0_local_com_z * head_slice0_local_bend_y_column_w_x);
-    let t11 = head_len * head_bend_y * head_bend_z;
-    let t12 = 0.000046479858696022525 * t11 * head_slice0_bend_c4
-        - 0.000023239929348011262 * head_slice0_bend_c3 * t11;
-    let head_slice0_local_bend_y_column_v_z = t12
+    let t10 = head_len * head_bend_y * head_bend_z;
+    let t11 = 0.000046479858696022525 * t10 * head_slice0_bend_c4
+        - 0.000023239929348011262 * head_slice0_bend_c3 * t10;
+    let head_slice0_local_bend_y_column_v_z = t11
         - (head_slice0_local_bend_y_column_w_x * head_slice0_local_com_y
             - head_slice0_local_com_x * head_slice0_local_bend_y_column_w_y);
     let head_slice0_local_bend_z_column_w_y = 0.0003347157145944845 * head_slice0_bend_c3
-        * t8 - 0.06943184420297371;
+        * t7 - 0.06943184420297371;
     let head_slice0_local_bend_z_column_w_z = 0.0003347157145944845 * head_slice0_bend_c3
-        * t6;
+        * t5;
     let head_slice0_local_bend_z_column_v_x = (0.0003347157145944845
-        * head_slice0_bend_c3 * t5 - 0.0003347157145944845 * head_slice0_bend_c2 * t5)
+        * head_slice0_bend_c3 * t4 - 0.0003347157145944845 * head_slice0_bend_c2 * t4)
         - (head_slice0_local_com_z * head_slice0_local_bend_z_column_w_y
             - head_slice0_local_bend_z_column_w_z * head_slice0_local_com_y);
-    let head_slice0_local_bend_z_column_v_y = t12
+    let head_slice0_local_bend_z_column_v_y = t11
         - (head_slice0_local_com_x * head_slice0_local_bend_z_column_w_z
             - head_slice0_local_com_z * head_slice0_local_len_column_v_y);
-    let t13 = head_len * t7;
-    let head_slice0_local_bend_z_column_v_z = (0.000046479858696022525 * t13
-        * head_slice0_bend_c4 + t10
-        - 0.000023239929348011262 * head_slice0_bend_c3 * t13)
+    let t12 = head_len * t6;
+    let head_slice0_local_bend_z_column_v_z = (0.000046479858696022525 * t12
+        * head_slice0_bend_c4 + t9 - 0.000023239929348011262 * head_slice0_bend_c3 * t12)
         - (head_slice0_local_com_y * head_slice0_local_len_column_v_y
             - head_slice0_local_com_x * head_slice0_local_bend_z_column_w_y);
     let head_slice0_mass = 0.17392742256872687 * p.limb_mass;
-    let t14 = p.limb_radius * p.limb_radius;
-    let t15 = 0.25 * t14 * head_slice0_mass;
-    let head_bend_squared = t8 + t7;
-    let t16 = 1.0 - 0.004820780989426014 * head_bend_squared * head_slice0_bend_c2;
-    let t17 = 0.5 * t14 * head_slice0_mass - 0.25 * t14 * head_slice0_mass;
-    let head_slice0_local_inertia_com_00 = t15 + t16 * t16 * t17;
-    let t18 = 0.06943184420297371 * head_bend_y * head_slice0_bend_c1;
-    let head_slice0_local_inertia_com_01 = t16 * t18 * t17;
-    let t19 = 0.06943184420297371 * head_slice0_bend_c1 * head_bend_z;
-    let head_slice0_local_inertia_com_02 = t19 * t16 * t17;
-    let head_slice0_local_inertia_com_11 = t18 * t18 * t17 + t15;
-    let head_slice0_local_inertia_com_12 = t19 * t18 * t17;
-    let head_slice0_local_inertia_com_22 = t15 + t19 * t19 * t17;
+    let t13 = p.limb_radius * p.limb_radius;
+    let t14 = 0.25 * t13 * head_slice0_mass;
+    let t15 = 1.0 - 0.004820780989426014 * head_bend_squared * head_slice0_bend_c2;
+    let t16 = 0.5 * t13 * head_slice0_mass - 0.25 * t13 * head_slice0_mass;
+    let head_slice0_local_inertia_com_00 = t14 + t15 * t15 * t16;
+    let t17 = 0.06943184420297371 * head_bend_y * head_slice0_bend_c1;
+    let head_slice0_local_inertia_com_01 = t15 * t17 * t16;
+    let t18 = 0.06943184420297371 * head_slice0_bend_c1 * head_bend_z;
+    let head_slice0_local_inertia_com_02 = t18 * t15 * t16;
+    let head_slice0_local_inertia_com_11 = t17 * t17 * t16 + t14;
+    let head_slice0_local_inertia_com_12 = t18 * t17 * t16;
+    let head_slice0_local_inertia_com_22 = t14 + t18 * t18 * t16;
     let head_slice0_local_inertia_h_x = head_slice0_local_com_x * head_slice0_mass;
     let head_slice0_local_inertia_h_y = head_slice0_mass * head_slice0_local_com_y;
     let head_slice0_local_inertia_h_z = head_slice0_local_com_z * head_slice0_mass;
-    let t20 = head_slice0_local_com_x * head_slice0_local_com_x;
-    let t21 = head_slice0_local_com_z * head_slice0_local_com_z;
-    let t22 = head_slice0_local_com_y * head_slice0_local_com_y;
+    let t19 = head_slice0_local_com_x * head_slice0_local_com_x;
+    let t20 = head_slice0_local_com_z * head_slice0_local_com_z;
+    let t21 = head_slice0_local_com_y * head_slice0_local_com_y;
     let head_slice0_local_inertia_i_00 = head_slice0_local_inertia_com_00
-        + (t20 + t21 + t22 - head_slice0_local_com_x * head_slice0_local_com_x)
+        + (t19 + t20 + t21 - head_slice0_local_com_x * head_slice0_local_com_x)
             * head_slice0_mass;
     let head_slice0_local_inertia_i_01 = head_slice0_local_inertia_com_01
         - head_slice0_local_com_x * head_slice0_mass * head_slice0_local_com_y;
     let head_slice0_local_inertia_i_02 = head_slice0_local_inertia_com_02
         - head_slice0_local_com_z * head_slice0_local_com_x * head_slice0_mass;
     let head_slice0_local_inertia_i_11 = head_slice0_local_inertia_com_11
-        + (t20 + t21 + t22 - head_slice0_local_com_y * head_slice0_local_com_y)
+        + (t19 + t20 + t21 - head_slice0_local_com_y * head_slice0_local_com_y)
             * head_slice0_mass;
     let head_slice0_local_inertia_i_12 = head_slice0_local_inertia_com_12
         - head_slice0_local_com_z * head_slice0_mass * head_slice0_local_com_y;
-    let head_slice0_local_inertia_i_22 = (t20 + t21 + t22
+    let head_slice0_local_inertia_i_22 = (t19 + t20 + t21
         - head_slice0_local_com_z * head_slice0_local_com_z) * head_slice0_mass
         + head_slice0_local_inertia_com_22;
     let head_slice1_local_com_x = 0.33000947820757187 * head_len * head_slice1_bend_c1;
-    let head_slice1_local_com_y = 0.10890625570683385 * t4 * head_slice1_bend_c2;
-    let head_slice1_local_com_z = 0.10890625570683385 * t5 * head_slice1_bend_c2;
+    let head_slice1_local_com_y = 0.10890625570683385 * t3 * head_slice1_bend_c2;
+    let head_slice1_local_com_z = 0.10890625570683385 * t4 * head_slice1_bend_c2;
     let head_slice1_local_len_column_v_x = 0.33000947820757187 * head_slice1_bend_c1;
     let head_slice1_local_len_column_v_y = 0.10890625570683385 * head_bend_y
         * head_slice1_bend_c2;
@@ -1886,75 +1891,75 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * head_slice1_bend_c2;
     let head_slice1_local_bend_y_column_w_x = -(0.10890625570683385 * head_bend_z
         * head_slice1_bend_c2);
-    let head_slice1_local_bend_y_column_w_y = -(0.035940096619352636 * t6
+    let head_slice1_local_bend_y_column_w_y = -(0.035940096619352636 * t5
         * head_slice1_bend_c3);
     let head_slice1_local_bend_y_column_w_z = 0.33000947820757187
-        - 0.035940096619352636 * t7 * head_slice1_bend_c3;
-    let head_slice1_local_bend_y_column_v_x = (0.035940096619352636 * t4
-        * head_slice1_bend_c3 - 0.035940096619352636 * t4 * head_slice1_bend_c2)
+        - 0.035940096619352636 * t6 * head_slice1_bend_c3;
+    let head_slice1_local_bend_y_column_v_x = (0.035940096619352636 * t3
+        * head_slice1_bend_c3 - 0.035940096619352636 * t3 * head_slice1_bend_c2)
         - (head_slice1_local_bend_y_column_w_y * head_slice1_local_com_z
             - head_slice1_local_com_y * head_slice1_local_bend_y_column_w_z);
-    let t23 = 0.10890625570683385 * head_len * head_slice1_bend_c2;
+    let t22 = 0.10890625570683385 * head_len * head_slice1_bend_c2;
     let head_slice1_local_bend_y_column_v_y = (0.02372114506416456 * head_slice1_bend_c4
-        * t9 + t23 - 0.01186057253208228 * t9 * head_slice1_bend_c3)
+        * t8 + t22 - 0.01186057253208228 * t8 * head_slice1_bend_c3)
         - (head_slice1_local_bend_y_column_w_z * head_slice1_local_com_x
             - head_slice1_local_bend_y_column_w_x * head_slice1_local_com_z);
-    let t24 = 0.02372114506416456 * t11 * head_slice1_bend_c4
-        - 0.01186057253208228 * t11 * head_slice1_bend_c3;
-    let head_slice1_local_bend_y_column_v_z = t24
+    let t23 = 0.02372114506416456 * t10 * head_slice1_bend_c4
+        - 0.01186057253208228 * t10 * head_slice1_bend_c3;
+    let head_slice1_local_bend_y_column_v_z = t23
         - (head_slice1_local_com_y * head_slice1_local_bend_y_column_w_x
             - head_slice1_local_com_x * head_slice1_local_bend_y_column_w_y);
-    let head_slice1_local_bend_z_column_w_y = 0.035940096619352636 * t8
+    let head_slice1_local_bend_z_column_w_y = 0.035940096619352636 * t7
         * head_slice1_bend_c3 - 0.33000947820757187;
-    let head_slice1_local_bend_z_column_w_z = 0.035940096619352636 * t6
+    let head_slice1_local_bend_z_column_w_z = 0.035940096619352636 * t5
         * head_slice1_bend_c3;
     let head_slice1_local_bend_z_column_v_x = (0.035940096619352636 * head_slice1_bend_c3
-        * t5 - 0.035940096619352636 * t5 * head_slice1_bend_c2)
+        * t4 - 0.035940096619352636 * t4 * head_slice1_bend_c2)
         - (head_slice1_local_bend_z_column_w_y * head_slice1_local_com_z
             - head_slice1_local_com_y * head_slice1_local_bend_z_column_w_z);
-    let head_slice1_local_bend_z_column_v_y = t24
+    let head_slice1_local_bend_z_column_v_y = t23
         - (head_slice1_local_com_x * head_slice1_local_bend_z_column_w_z
             - head_slice1_local_len_column_v_y * head_slice1_local_com_z);
     let head_slice1_local_bend_z_column_v_z = (0.02372114506416456 * head_slice1_bend_c4
-        * t13 + t23 - 0.01186057253208228 * t13 * head_slice1_bend_c3)
+        * t12 + t22 - 0.01186057253208228 * t12 * head_slice1_bend_c3)
         - (head_slice1_local_len_column_v_y * head_slice1_local_com_y
             - head_slice1_local_com_x * head_slice1_local_bend_z_column_w_y);
     let head_slice1_mass = 0.3260725774312732 * p.limb_mass;
-    let t25 = 0.5 * t14 * head_slice1_mass - 0.25 * t14 * head_slice1_mass;
-    let t26 = 1.0 - 0.10890625570683385 * head_bend_squared * head_slice1_bend_c2;
-    let t27 = 0.25 * t14 * head_slice1_mass;
-    let head_slice1_local_inertia_com_00 = t25 * t26 * t26 + t27;
-    let t28 = 0.33000947820757187 * head_bend_y * head_slice1_bend_c1;
-    let head_slice1_local_inertia_com_01 = t25 * t28 * t26;
-    let t29 = 0.33000947820757187 * head_slice1_bend_c1 * head_bend_z;
-    let head_slice1_local_inertia_com_02 = t25 * t29 * t26;
-    let head_slice1_local_inertia_com_11 = t27 + t25 * t28 * t28;
-    let head_slice1_local_inertia_com_12 = t25 * t28 * t29;
-    let head_slice1_local_inertia_com_22 = t25 * t29 * t29 + t27;
+    let t24 = 0.5 * t13 * head_slice1_mass - 0.25 * t13 * head_slice1_mass;
+    let t25 = 1.0 - 0.10890625570683385 * head_bend_squared * head_slice1_bend_c2;
+    let t26 = 0.25 * t13 * head_slice1_mass;
+    let head_slice1_local_inertia_com_00 = t24 * t25 * t25 + t26;
+    let t27 = 0.33000947820757187 * head_bend_y * head_slice1_bend_c1;
+    let head_slice1_local_inertia_com_01 = t24 * t27 * t25;
+    let t28 = 0.33000947820757187 * head_slice1_bend_c1 * head_bend_z;
+    let head_slice1_local_inertia_com_02 = t24 * t28 * t25;
+    let head_slice1_local_inertia_com_11 = t26 + t24 * t27 * t27;
+    let head_slice1_local_inertia_com_12 = t24 * t27 * t28;
+    let head_slice1_local_inertia_com_22 = t24 * t28 * t28 + t26;
     let head_slice1_local_inertia_h_x = head_slice1_local_com_x * head_slice1_mass;
     let head_slice1_local_inertia_h_y = head_slice1_local_com_y * head_slice1_mass;
     let head_slice1_local_inertia_h_z = head_slice1_local_com_z * head_slice1_mass;
-    let t30 = head_slice1_local_com_z * head_slice1_local_com_z;
-    let t31 = head_slice1_local_com_y * head_slice1_local_com_y;
-    let t32 = head_slice1_local_com_x * head_slice1_local_com_x;
-    let head_slice1_local_inertia_i_00 = (t30 + t31 + t32
+    let t29 = head_slice1_local_com_z * head_slice1_local_com_z;
+    let t30 = head_slice1_local_com_y * head_slice1_local_com_y;
+    let t31 = head_slice1_local_com_x * head_slice1_local_com_x;
+    let head_slice1_local_inertia_i_00 = (t29 + t30 + t31
         - head_slice1_local_com_x * head_slice1_local_com_x) * head_slice1_mass
         + head_slice1_local_inertia_com_00;
     let head_slice1_local_inertia_i_01 = head_slice1_local_inertia_com_01
         - head_slice1_local_com_y * head_slice1_local_com_x * head_slice1_mass;
     let head_slice1_local_inertia_i_02 = head_slice1_local_inertia_com_02
         - head_slice1_local_com_x * head_slice1_local_com_z * head_slice1_mass;
-    let head_slice1_local_inertia_i_11 = (t30 + t31 + t32
+    let head_slice1_local_inertia_i_11 = (t29 + t30 + t31
         - head_slice1_local_com_y * head_slice1_local_com_y) * head_slice1_mass
         + head_slice1_local_inertia_com_11;
     let head_slice1_local_inertia_i_12 = head_slice1_local_inertia_com_12
         - head_slice1_local_com_y * head_slice1_local_com_z * head_slice1_mass;
     let head_slice1_local_inertia_i_22 = head_slice1_local_inertia_com_22
-        + (t30 + t31 + t32 - head_slice1_local_com_z * head_slice1_local_com_z)
+        + (t29 + t30 + t31 - head_slice1_local_com_z * head_slice1_local_com_z)
             * head_slice1_mass;
     let head_slice2_local_com_x = 0.6699905217924281 * head_len * head_slice2_bend_c1;
-    let head_slice2_local_com_y = 0.44888729929169013 * t4 * head_slice2_bend_c2;
-    let head_slice2_local_com_z = 0.44888729929169013 * t5 * head_slice2_bend_c2;
+    let head_slice2_local_com_y = 0.44888729929169013 * t3 * head_slice2_bend_c2;
+    let head_slice2_local_com_z = 0.44888729929169013 * t4 * head_slice2_bend_c2;
     let head_slice2_local_len_column_v_x = 0.6699905217924281 * head_slice2_bend_c1;
     let head_slice2_local_len_column_v_y = 0.44888729929169013 * head_bend_y
         * head_slice2_bend_c2;
@@ -1962,56 +1967,56 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * head_slice2_bend_c2;
     let head_slice2_local_bend_y_column_w_x = -(0.44888729929169013 * head_bend_z
         * head_slice2_bend_c2);
-    let head_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t6
+    let head_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t5
         * head_slice2_bend_c3);
     let head_slice2_local_bend_y_column_w_z = 0.6699905217924281
-        - 0.3007502358784333 * head_slice2_bend_c3 * t7;
-    let head_slice2_local_bend_y_column_v_x = (0.3007502358784333 * t4
-        * head_slice2_bend_c3 - 0.3007502358784333 * t4 * head_slice2_bend_c2)
+        - 0.3007502358784333 * head_slice2_bend_c3 * t6;
+    let head_slice2_local_bend_y_column_v_x = (0.3007502358784333 * t3
+        * head_slice2_bend_c3 - 0.3007502358784333 * t3 * head_slice2_bend_c2)
         - (head_slice2_local_com_z * head_slice2_local_bend_y_column_w_y
             - head_slice2_local_bend_y_column_w_z * head_slice2_local_com_y);
-    let t33 = 0.44888729929169013 * head_len * head_slice2_bend_c2;
-    let head_slice2_local_bend_y_column_v_y = (0.4029996149307748 * t9
-        * head_slice2_bend_c4 + t33 - 0.2014998074653874 * head_slice2_bend_c3 * t9)
+    let t32 = 0.44888729929169013 * head_len * head_slice2_bend_c2;
+    let head_slice2_local_bend_y_column_v_y = (0.4029996149307748 * t8
+        * head_slice2_bend_c4 + t32 - 0.2014998074653874 * head_slice2_bend_c3 * t8)
         - (head_slice2_local_bend_y_column_w_z * head_slice2_local_com_x
             - head_slice2_local_com_z * head_slice2_local_bend_y_column_w_x);
-    let t34 = 0.4029996149307748 * t11 * head_slice2_bend_c4
-        - 0.2014998074653874 * t11 * head_slice2_bend_c3;
-    let head_slice2_local_bend_y_column_v_z = t34
+    let t33 = 0.4029996149307748 * t10 * head_slice2_bend_c4
+        - 0.2014998074653874 * t10 * head_slice2_bend_c3;
+    let head_slice2_local_bend_y_column_v_z = t33
         - (head_slice2_local_com_y * head_slice2_local_bend_y_column_w_x
             - head_slice2_local_bend_y_column_w_y * head_slice2_local_com_x);
     let head_slice2_local_bend_z_column_w_y = 0.3007502358784333 * head_slice2_bend_c3
-        * t8 - 0.6699905217924281;
-    let head_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t6
+        * t7 - 0.6699905217924281;
+    let head_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t5
         * head_slice2_bend_c3;
     let head_slice2_local_bend_z_column_v_x = (0.3007502358784333 * head_slice2_bend_c3
-        * t5 - 0.3007502358784333 * t5 * head_slice2_bend_c2)
+        * t4 - 0.3007502358784333 * t4 * head_slice2_bend_c2)
         - (head_slice2_local_com_z * head_slice2_local_bend_z_column_w_y
             - head_slice2_local_bend_z_column_w_z * head_slice2_local_com_y);
-    let head_slice2_local_bend_z_column_v_y = t34
+    let head_slice2_local_bend_z_column_v_y = t33
         - (head_slice2_local_com_x * head_slice2_local_bend_z_column_w_z
             - head_slice2_local_com_z * head_slice2_local_len_column_v_y);
-    let head_slice2_local_bend_z_column_v_z = (t33
-        + 0.4029996149307748 * t13 * head_slice2_bend_c4
-        - 0.2014998074653874 * head_slice2_bend_c3 * t13)
+    let head_slice2_local_bend_z_column_v_z = (t32
+        + 0.4029996149307748 * t12 * head_slice2_bend_c4
+        - 0.2014998074653874 * head_slice2_bend_c3 * t12)
         - (head_slice2_local_len_column_v_y * head_slice2_local_com_y
             - head_slice2_local_bend_z_column_w_y * head_slice2_local_com_x);
-    let t35 = 1.0 - 0.44888729929169013 * head_bend_squared * head_slice2_bend_c2;
-    let head_slice2_local_inertia_com_00 = t27 + t25 * t35 * t35;
-    let t36 = 0.6699905217924281 * head_bend_y * head_slice2_bend_c1;
-    let head_slice2_local_inertia_com_01 = t25 * t36 * t35;
-    let t37 = 0.6699905217924281 * head_slice2_bend_c1 * head_bend_z;
-    let head_slice2_local_inertia_com_02 = t25 * t37 * t35;
-    let head_slice2_local_inertia_com_11 = t27 + t25 * t36 * t36;
-    let head_slice2_local_inertia_com_12 = t25 * t36 * t37;
-    let head_slice2_local_inertia_com_22 = t25 * t37 * t37 + t27;
+    let t34 = 1.0 - 0.44888729929169013 * head_bend_squared * head_slice2_bend_c2;
+    let head_slice2_local_inertia_com_00 = t26 + t24 * t34 * t34;
+    let t35 = 0.6699905217924281 * head_bend_y * head_slice2_bend_c1;
+    let head_slice2_local_inertia_com_01 = t24 * t35 * t34;
+    let t36 = 0.6699905217924281 * head_slice2_bend_c1 * head_bend_z;
+    let head_slice2_local_inertia_com_02 = t24 * t36 * t34;
+    let head_slice2_local_inertia_com_11 = t26 + t24 * t35 * t35;
+    let head_slice2_local_inertia_com_12 = t24 * t35 * t36;
+    let head_slice2_local_inertia_com_22 = t24 * t36 * t36 + t26;
     let head_slice2_local_inertia_h_x = head_slice2_local_com_x * head_slice1_mass;
     let head_slice2_local_inertia_h_y = head_slice2_local_com_y * head_slice1_mass;
     let head_slice2_local_inertia_h_z = head_slice2_local_com_z * head_slice1_mass;
-    let t38 = head_slice2_local_com_z * head_slice2_local_com_z;
-    let t39 = head_slice2_local_com_x * head_slice2_local_com_x;
-    let t40 = head_slice2_local_com_y * head_slice2_local_com_y;
-    let head_slice2_local_inertia_i_00 = (t38 + t39 + t40
+    let t37 = head_slice2_local_com_z * head_slice2_local_com_z;
+    let t38 = head_slice2_local_com_x * head_slice2_local_com_x;
+    let t39 = head_slice2_local_com_y * head_slice2_local_com_y;
+    let head_slice2_local_inertia_i_00 = (t37 + t38 + t39
         - head_slice2_local_com_x * head_slice2_local_com_x) * head_slice1_mass
         + head_slice2_local_inertia_com_00;
     let head_slice2_local_inertia_i_01 = head_slice2_local_inertia_com_01
@@ -2019,16 +2024,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let head_slice2_local_inertia_i_02 = head_slice2_local_inertia_com_02
         - head_slice2_local_com_z * head_slice2_local_com_x * head_slice1_mass;
     let head_slice2_local_inertia_i_11 = head_slice2_local_inertia_com_11
-        + (t38 + t39 + t40 - head_slice2_local_com_y * head_slice2_local_com_y)
+        + (t37 + t38 + t39 - head_slice2_local_com_y * head_slice2_local_com_y)
             * head_slice1_mass;
     let head_slice2_local_inertia_i_12 = head_slice2_local_inertia_com_12
         - head_slice2_local_com_z * head_slice2_local_com_y * head_slice1_mass;
-    let head_slice2_local_inertia_i_22 = (t38 + t39 + t40
+    let head_slice2_local_inertia_i_22 = (t37 + t38 + t39
         - head_slice2_local_com_z * head_slice2_local_com_z) * head_slice1_mass
         + head_slice2_local_inertia_com_22;
     let head_slice3_local_com_x = 0.9305681557970262 * head_len * head_slice3_bend_c1;
-    let head_slice3_local_com_y = 0.8659570925834785 * t4 * head_slice3_bend_c2;
-    let head_slice3_local_com_z = 0.8659570925834785 * head_slice3_bend_c2 * t5;
+    let head_slice3_local_com_y = 0.8659570925834785 * t3 * head_slice3_bend_c2;
+    let head_slice3_local_com_z = 0.8659570925834785 * head_slice3_bend_c2 * t4;
     let head_slice3_local_len_column_v_x = 0.9305681557970262 * head_slice3_bend_c1;
     let head_slice3_local_len_column_v_y = 0.8659570925834785 * head_slice3_bend_c2
         * head_bend_y;
@@ -2036,68 +2041,68 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * head_bend_z;
     let head_slice3_local_bend_y_column_w_x = -(0.8659570925834785 * head_slice3_bend_c2
         * head_bend_z);
-    let head_slice3_local_bend_y_column_w_y = -(0.8058320946447624 * t6
+    let head_slice3_local_bend_y_column_w_y = -(0.8058320946447624 * t5
         * head_slice3_bend_c3);
     let head_slice3_local_bend_y_column_w_z = 0.9305681557970262
-        - 0.8058320946447624 * t7 * head_slice3_bend_c3;
-    let head_slice3_local_bend_y_column_v_x = (0.8058320946447624 * t4
-        * head_slice3_bend_c3 - 0.8058320946447624 * t4 * head_slice3_bend_c2)
+        - 0.8058320946447624 * t6 * head_slice3_bend_c3;
+    let head_slice3_local_bend_y_column_v_x = (0.8058320946447624 * t3
+        * head_slice3_bend_c3 - 0.8058320946447624 * t3 * head_slice3_bend_c2)
         - (head_slice3_local_bend_y_column_w_y * head_slice3_local_com_z
             - head_slice3_local_com_y * head_slice3_local_bend_y_column_w_z);
-    let t41 = 0.8659570925834785 * head_len * head_slice3_bend_c2;
+    let t40 = 0.8659570925834785 * head_len * head_slice3_bend_c2;
     let head_slice3_local_bend_y_column_v_y = (1.4997633723912625 * head_slice3_bend_c4
-        * t9 + t41 - 0.7498816861956312 * t9 * head_slice3_bend_c3)
+        * t8 + t40 - 0.7498816861956312 * t8 * head_slice3_bend_c3)
         - (head_slice3_local_com_x * head_slice3_local_bend_y_column_w_z
             - head_slice3_local_bend_y_column_w_x * head_slice3_local_com_z);
-    let t42 = 1.4997633723912625 * t11 * head_slice3_bend_c4
-        - 0.7498816861956312 * t11 * head_slice3_bend_c3;
-    let head_slice3_local_bend_y_column_v_z = t42
+    let t41 = 1.4997633723912625 * t10 * head_slice3_bend_c4
+        - 0.7498816861956312 * t10 * head_slice3_bend_c3;
+    let head_slice3_local_bend_y_column_v_z = t41
         - (head_slice3_local_com_y * head_slice3_local_bend_y_column_w_x
             - head_slice3_local_bend_y_column_w_y * head_slice3_local_com_x);
-    let head_slice3_local_bend_z_column_w_y = 0.8058320946447624 * t8
+    let head_slice3_local_bend_z_column_w_y = 0.8058320946447624 * t7
         * head_slice3_bend_c3 - 0.9305681557970262;
-    let head_slice3_local_bend_z_column_w_z = 0.8058320946447624 * t6
+    let head_slice3_local_bend_z_column_w_z = 0.8058320946447624 * t5
         * head_slice3_bend_c3;
     let head_slice3_local_bend_z_column_v_x = (0.8058320946447624 * head_slice3_bend_c3
-        * t5 - 0.8058320946447624 * head_slice3_bend_c2 * t5)
+        * t4 - 0.8058320946447624 * head_slice3_bend_c2 * t4)
         - (head_slice3_local_com_z * head_slice3_local_bend_z_column_w_y
             - head_slice3_local_com_y * head_slice3_local_bend_z_column_w_z);
-    let head_slice3_local_bend_z_column_v_y = t42
+    let head_slice3_local_bend_z_column_v_y = t41
         - (head_slice3_local_bend_z_column_w_z * head_slice3_local_com_x
             - head_slice3_local_len_column_v_y * head_slice3_local_com_z);
     let head_slice3_local_bend_z_column_v_z = (1.4997633723912625 * head_slice3_bend_c4
-        * t13 + t41 - 0.7498816861956312 * t13 * head_slice3_bend_c3)
+        * t12 + t40 - 0.7498816861956312 * t12 * head_slice3_bend_c3)
         - (head_slice3_local_com_y * head_slice3_local_len_column_v_y
             - head_slice3_local_com_x * head_slice3_local_bend_z_column_w_y);
-    let t43 = 1.0 - 0.8659570925834785 * head_bend_squared * head_slice3_bend_c2;
-    let head_slice3_local_inertia_com_00 = t15 + t43 * t43 * t17;
-    let t44 = 0.9305681557970262 * head_bend_y * head_slice3_bend_c1;
-    let head_slice3_local_inertia_com_01 = t44 * t43 * t17;
-    let t45 = 0.9305681557970262 * head_bend_z * head_slice3_bend_c1;
-    let head_slice3_local_inertia_com_02 = t43 * t45 * t17;
-    let head_slice3_local_inertia_com_11 = t15 + t44 * t44 * t17;
-    let head_slice3_local_inertia_com_12 = t44 * t45 * t17;
-    let head_slice3_local_inertia_com_22 = t15 + t45 * t45 * t17;
+    let t42 = 1.0 - 0.8659570925834785 * head_bend_squared * head_slice3_bend_c2;
+    let head_slice3_local_inertia_com_00 = t14 + t42 * t42 * t16;
+    let t43 = 0.9305681557970262 * head_bend_y * head_slice3_bend_c1;
+    let head_slice3_local_inertia_com_01 = t43 * t42 * t16;
+    let t44 = 0.9305681557970262 * head_bend_z * head_slice3_bend_c1;
+    let head_slice3_local_inertia_com_02 = t42 * t44 * t16;
+    let head_slice3_local_inertia_com_11 = t14 + t43 * t43 * t16;
+    let head_slice3_local_inertia_com_12 = t43 * t44 * t16;
+    let head_slice3_local_inertia_com_22 = t14 + t44 * t44 * t16;
     let head_slice3_local_inertia_h_x = head_slice3_local_com_x * head_slice0_mass;
     let head_slice3_local_inertia_h_y = head_slice3_local_com_y * head_slice0_mass;
     let head_slice3_local_inertia_h_z = head_slice3_local_com_z * head_slice0_mass;
-    let t46 = head_slice3_local_com_x * head_slice3_local_com_x;
-    let t47 = head_slice3_local_com_z * head_slice3_local_com_z;
-    let t48 = head_slice3_local_com_y * head_slice3_local_com_y;
+    let t45 = head_slice3_local_com_x * head_slice3_local_com_x;
+    let t46 = head_slice3_local_com_z * head_slice3_local_com_z;
+    let t47 = head_slice3_local_com_y * head_slice3_local_com_y;
     let head_slice3_local_inertia_i_00 = head_slice3_local_inertia_com_00
-        + (t46 + t47 + t48 - head_slice3_local_com_x * head_slice3_local_com_x)
+        + (t45 + t46 + t47 - head_slice3_local_com_x * head_slice3_local_com_x)
             * head_slice0_mass;
     let head_slice3_local_inertia_i_01 = head_slice3_local_inertia_com_01
         - head_slice3_local_com_y * head_slice3_local_com_x * head_slice0_mass;
     let head_slice3_local_inertia_i_02 = head_slice3_local_inertia_com_02
         - head_slice3_local_com_z * head_slice3_local_com_x * head_slice0_mass;
     let head_slice3_local_inertia_i_11 = head_slice3_local_inertia_com_11
-        + (t46 + t47 + t48 - head_slice3_local_com_y * head_slice3_local_com_y)
+        + (t45 + t46 + t47 - head_slice3_local_com_y * head_slice3_local_com_y)
             * head_slice0_mass;
     let head_slice3_local_inertia_i_12 = head_slice3_local_inertia_com_12
         - head_slice3_local_com_y * head_slice3_local_com_z * head_slice0_mass;
     let head_slice3_local_inertia_i_22 = head_slice3_local_inertia_com_22
-        + (t46 + t47 + t48 - head_slice3_local_com_z * head_slice3_local_com_z)
+        + (t45 + t46 + t47 - head_slice3_local_com_z * head_slice3_local_com_z)
             * head_slice0_mass;
     let head_slices_local_inertia_m = head_slice0_mass + head_slice0_mass
         + head_slice1_mass + head_slice1_mass;
@@ -2128,73 +2133,73 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let head_slices_local_inertia_i_22 = head_slice2_local_inertia_i_22
         + head_slice0_local_inertia_i_22 + head_slice3_local_inertia_i_22
         + head_slice1_local_inertia_i_22;
-    let t49 = head_rotation_00 * head_slices_local_inertia_h_x;
-    let t50 = head_rotation_02 * head_slices_local_inertia_h_z;
-    let t51 = head_slices_local_inertia_h_y * base_roll_rotation_01;
-    let head_slices_inertia_h_x = t49 + head_slices_local_inertia_m * head_position_x
-        + t50 + t51;
-    let t52 = head_slices_local_inertia_h_y * base_roll_rotation_11;
-    let t53 = head_slices_local_inertia_h_x * head_rotation_10;
-    let t54 = head_slices_local_inertia_h_z * head_rotation_12;
-    let head_slices_inertia_h_y = head_slices_local_inertia_m * head_position_y + t52
-        + t53 + t54;
-    let t55 = head_slices_local_inertia_h_x * head_rotation_20;
-    let t56 = head_slices_local_inertia_h_y * base_roll_rotation_21;
-    let t57 = head_rotation_22 * head_slices_local_inertia_h_z;
-    let head_slices_inertia_h_z = t55 + t56
-        + head_slices_local_inertia_m * head_position_z + t57;
-    let t58 = t55 + t56 + t57;
-    let t59 = head_position_z * t58;
-    let t60 = t49 + t50 + t51;
-    let t61 = head_position_x * t60;
-    let t62 = t52 + t53 + t54;
-    let t63 = head_position_y * t62;
-    let t64 = 2.0 * (t59 + t61 + t63);
-    let t65 = head_slices_local_inertia_m
+    let t48 = head_rotation_00 * head_slices_local_inertia_h_x;
+    let t49 = head_rotation_02 * head_slices_local_inertia_h_z;
+    let t50 = head_slices_local_inertia_h_y * base_roll_rotation_01;
+    let head_slices_inertia_h_x = t48 + head_slices_local_inertia_m * head_position_x
+        + t49 + t50;
+    let t51 = head_slices_local_inertia_h_y * base_roll_rotation_11;
+    let t52 = head_slices_local_inertia_h_x * head_rotation_10;
+    let t53 = head_slices_local_inertia_h_z * head_rotation_12;
+    let head_slices_inertia_h_y = head_slices_local_inertia_m * head_position_y + t51
+        + t52 + t53;
+    let t54 = head_slices_local_inertia_h_x * head_rotation_20;
+    let t55 = head_slices_local_inertia_h_y * base_roll_rotation_21;
+    let t56 = head_rotation_22 * head_slices_local_inertia_h_z;
+    let head_slices_inertia_h_z = t54 + t55
+        + head_slices_local_inertia_m * head_position_z + t56;
+    let t57 = t54 + t55 + t56;
+    let t58 = head_position_z * t57;
+    let t59 = t48 + t49 + t50;
+    let t60 = head_position_x * t59;
+    let t61 = t51 + t52 + t53;
+    let t62 = head_position_y * t61;
+    let t63 = 2.0 * (t58 + t60 + t62);
+    let t64 = head_slices_local_inertia_m
         * (head_position_x * head_position_x + head_position_y * head_position_y
             + head_position_z * head_position_z);
-    let t66 = head_rotation_02 * head_slices_local_inertia_i_22
+    let t65 = head_rotation_02 * head_slices_local_inertia_i_22
         + head_rotation_00 * head_slices_local_inertia_i_02
         + head_slices_local_inertia_i_12 * base_roll_rotation_01;
-    let t67 = base_roll_rotation_01 * head_slices_local_inertia_i_01
+    let t66 = base_roll_rotation_01 * head_slices_local_inertia_i_01
         + head_rotation_02 * head_slices_local_inertia_i_02
         + head_rotation_00 * head_slices_local_inertia_i_00;
-    let t68 = base_roll_rotation_01 * head_slices_local_inertia_i_11
+    let t67 = base_roll_rotation_01 * head_slices_local_inertia_i_11
         + head_slices_local_inertia_i_12 * head_rotation_02
         + head_rotation_00 * head_slices_local_inertia_i_01;
-    let head_slices_inertia_i_00 = t64 + t65 + head_rotation_02 * t66
-        + head_rotation_00 * t67 + t68 * base_roll_rotation_01
-        - (t61 + t61 + head_slices_local_inertia_m * head_position_x * head_position_x);
-    let head_slices_inertia_i_01 = head_rotation_12 * t66 + base_roll_rotation_11 * t68
-        + head_rotation_10 * t67
-        - (head_position_x * t62
+    let head_slices_inertia_i_00 = t63 + t64 + head_rotation_02 * t65
+        + head_rotation_00 * t66 + t67 * base_roll_rotation_01
+        - (t60 + t60 + head_slices_local_inertia_m * head_position_x * head_position_x);
+    let head_slices_inertia_i_01 = head_rotation_12 * t65 + base_roll_rotation_11 * t67
+        + head_rotation_10 * t66
+        - (head_position_x * t61
             + head_slices_local_inertia_m * head_position_x * head_position_y
-            + head_position_y * t60);
-    let head_slices_inertia_i_02 = head_rotation_20 * t67 + t68 * base_roll_rotation_21
-        + head_rotation_22 * t66
+            + head_position_y * t59);
+    let head_slices_inertia_i_02 = head_rotation_20 * t66 + t67 * base_roll_rotation_21
+        + head_rotation_22 * t65
         - (head_slices_local_inertia_m * head_position_x * head_position_z
-            + head_position_z * t60 + head_position_x * t58);
-    let t69 = head_slices_local_inertia_i_12 * head_rotation_12
+            + head_position_z * t59 + head_position_x * t57);
+    let t68 = head_slices_local_inertia_i_12 * head_rotation_12
         + base_roll_rotation_11 * head_slices_local_inertia_i_11
         + head_slices_local_inertia_i_01 * head_rotation_10;
-    let t70 = head_slices_local_inertia_i_02 * head_rotation_12
+    let t69 = head_slices_local_inertia_i_02 * head_rotation_12
         + head_rotation_10 * head_slices_local_inertia_i_00
         + base_roll_rotation_11 * head_slices_local_inertia_i_01;
-    let t71 = head_slices_local_inertia_i_12 * base_roll_rotation_11
+    let t70 = head_slices_local_inertia_i_12 * base_roll_rotation_11
         + head_rotation_12 * head_slices_local_inertia_i_22
         + head_slices_local_inertia_i_02 * head_rotation_10;
-    let head_slices_inertia_i_11 = t64 + t65 + base_roll_rotation_11 * t69
-        + head_rotation_10 * t70 + t71 * head_rotation_12
-        - (head_slices_local_inertia_m * head_position_y * head_position_y + t63 + t63);
-    let head_slices_inertia_i_12 = base_roll_rotation_21 * t69 + head_rotation_20 * t70
-        + head_rotation_22 * t71
-        - (head_position_z * t62
+    let head_slices_inertia_i_11 = t63 + t64 + base_roll_rotation_11 * t68
+        + head_rotation_10 * t69 + t70 * head_rotation_12
+        - (head_slices_local_inertia_m * head_position_y * head_position_y + t62 + t62);
+    let head_slices_inertia_i_12 = base_roll_rotation_21 * t68 + head_rotation_20 * t69
+        + head_rotation_22 * t70
+        - (head_position_z * t61
             + head_slices_local_inertia_m * head_position_z * head_position_y
-            + head_position_y * t58);
+            + head_position_y * t57);
     let head_slices_inertia_i_22 = head_rotation_22
         * (head_rotation_22 * head_slices_local_inertia_i_22
             + head_slices_local_inertia_i_12 * base_roll_rotation_21
-            + head_slices_local_inertia_i_02 * head_rotation_20) + t64 + t65
+            + head_slices_local_inertia_i_02 * head_rotation_20) + t63 + t64
         + base_roll_rotation_21
             * (base_roll_rotation_21 * head_slices_local_inertia_i_11
                 + head_slices_local_inertia_i_01 * head_rotation_20
@@ -2203,38 +2208,35 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             * (head_slices_local_inertia_i_01 * base_roll_rotation_21
                 + head_rotation_20 * head_slices_local_inertia_i_00
                 + head_slices_local_inertia_i_02 * head_rotation_22)
-        - (t59 + t59 + head_slices_local_inertia_m * head_position_z * head_position_z);
-    let t72 = -(0.3333333333333333 * base_roll_rotation_02);
-    let back_rotation_00 = 0.9428090415820634 * base_pitch_rotation_00 + t72;
-    let t73 = 0.9428090415820634 * base_roll_rotation_02;
-    let back_rotation_02 = t73 + 0.3333333333333333 * base_pitch_rotation_00;
-    let t74 = -(0.3333333333333333 * base_roll_rotation_12);
-    let back_rotation_10 = 0.9428090415820634 * base_pitch_rotation_10 + t74;
-    let t75 = 0.9428090415820634 * base_roll_rotation_12;
-    let back_rotation_12 = t75 + 0.3333333333333333 * base_pitch_rotation_10;
-    let t76 = -(0.3333333333333333 * base_roll_rotation_22);
-    let back_rotation_20 = 0.9428090415820634 * base_pitch_rotation_20 + t76;
-    let t77 = 0.9428090415820634 * base_roll_rotation_22;
-    let back_rotation_22 = t77 + 0.3333333333333333 * base_pitch_rotation_20;
-    let t78 = -(0.3333333333333333 * p.hub_radius * base_roll_rotation_02);
+        - (t58 + t58 + head_slices_local_inertia_m * head_position_z * head_position_z);
+    let t71 = -(0.3333333333333333 * base_roll_rotation_02);
+    let back_rotation_00 = 0.9428090415820634 * base_pitch_rotation_00 + t71;
+    let t72 = 0.9428090415820634 * base_roll_rotation_02;
+    let back_rotation_02 = t72 + 0.3333333333333333 * base_pitch_rotation_00;
+    let t73 = -(0.3333333333333333 * base_roll_rotation_12);
+    let back_rotation_10 = 0.9428090415820634 * base_pitch_rotation_10 + t73;
+    let t74 = 0.9428090415820634 * base_roll_rotation_12;
+    let back_rotation_12 = t74 + 0.3333333333333333 * base_pitch_rotation_10;
+    let t75 = -(0.3333333333333333 * base_roll_rotation_22);
+    let back_rotation_20 = 0.9428090415820634 * base_pitch_rotation_20 + t75;
+    let t76 = 0.9428090415820634 * base_roll_rotation_22;
+    let back_rotation_22 = t76 + 0.3333333333333333 * base_pitch_rotation_20;
+    let t77 = -(0.3333333333333333 * p.hub_radius * base_roll_rotation_02);
     let back_position_x = q[0]
-        + 0.9428090415820634 * p.hub_radius * base_pitch_rotation_00 + t78;
-    let t79 = -(0.3333333333333333 * base_roll_rotation_12 * p.hub_radius);
+        + 0.9428090415820634 * p.hub_radius * base_pitch_rotation_00 + t77;
+    let t78 = -(0.3333333333333333 * base_roll_rotation_12 * p.hub_radius);
     let back_position_y = 0.9428090415820634 * p.hub_radius * base_pitch_rotation_10
-        + q[1] + t79;
-    let t80 = -(0.3333333333333333 * p.hub_radius * base_roll_rotation_22);
-    let back_position_z = t80
+        + q[1] + t78;
+    let t79 = -(0.3333333333333333 * p.hub_radius * base_roll_rotation_22);
+    let back_position_z = t79
         + 0.9428090415820634 * p.hub_radius * base_pitch_rotation_20 + q[2];
     let back_len = 0.3333333333333333 * q[9] + p.limb_length + 0.3333333333333333 * q[11]
         + 0.3333333333333333 * q[10];
     let back_slice0_local_com_x = 0.06943184420297371 * back_len * back_slice0_bend_c1;
-    let back_bend_y = 0.3333333333333336 * t3 * q[11] + 0.33333333333333315 * t3 * q[10]
-        - 0.6666666666666666 * t3 * q[9];
-    let t81 = back_len * back_bend_y;
-    let back_slice0_local_com_y = 0.004820780989426014 * t81 * back_slice0_bend_c2;
-    let back_bend_z = 0.5773502691896255 * t3 * q[11] - 0.5773502691896257 * t3 * q[10];
-    let t82 = back_len * back_bend_z;
-    let back_slice0_local_com_z = 0.004820780989426014 * t82 * back_slice0_bend_c2;
+    let t80 = back_len * back_bend_y;
+    let back_slice0_local_com_y = 0.004820780989426014 * t80 * back_slice0_bend_c2;
+    let t81 = back_len * back_bend_z;
+    let back_slice0_local_com_z = 0.004820780989426014 * t81 * back_slice0_bend_c2;
     let back_slice0_local_len_column_v_x = 0.06943184420297371 * back_slice0_bend_c1;
     let back_slice0_local_len_column_v_y = 0.004820780989426014 * back_slice0_bend_c2
         * back_bend_y;
@@ -2242,81 +2244,81 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * back_slice0_bend_c2;
     let back_slice0_local_bend_y_column_w_x = -(0.004820780989426014 * back_bend_z
         * back_slice0_bend_c2);
-    let t83 = back_bend_z * back_bend_y;
-    let back_slice0_local_bend_y_column_w_y = -(0.0003347157145944845 * t83
+    let t82 = back_bend_z * back_bend_y;
+    let back_slice0_local_bend_y_column_w_y = -(0.0003347157145944845 * t82
         * back_slice0_bend_c3);
-    let t84 = back_bend_z * back_bend_z;
+    let t83 = back_bend_z * back_bend_z;
     let back_slice0_local_bend_y_column_w_z = 0.06943184420297371
-        - 0.0003347157145944845 * t84 * back_slice0_bend_c3;
-    let back_slice0_local_bend_y_column_v_x = (0.0003347157145944845 * t81
-        * back_slice0_bend_c3 - 0.0003347157145944845 * t81 * back_slice0_bend_c2)
+        - 0.0003347157145944845 * t83 * back_slice0_bend_c3;
+    let back_slice0_local_bend_y_column_v_x = (0.0003347157145944845 * t80
+        * back_slice0_bend_c3 - 0.0003347157145944845 * t80 * back_slice0_bend_c2)
         - (back_slice0_local_bend_y_column_w_y * back_slice0_local_com_z
             - back_slice0_local_bend_y_column_w_z * back_slice0_local_com_y);
-    let t85 = back_bend_y * back_bend_y;
-    let t86 = back_len * t85;
-    let t87 = 0.004820780989426014 * back_len * back_slice0_bend_c2;
-    let back_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t86
-        * back_slice0_bend_c4 + t87
-        - 0.000023239929348011262 * t86 * back_slice0_bend_c3)
+    let t84 = back_bend_y * back_bend_y;
+    let t85 = back_len * t84;
+    let t86 = 0.004820780989426014 * back_len * back_slice0_bend_c2;
+    let back_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t85
+        * back_slice0_bend_c4 + t86
+        - 0.000023239929348011262 * t85 * back_slice0_bend_c3)
         - (back_slice0_local_bend_y_column_w_z * back_slice0_local_com_x
             - back_slice0_local_bend_y_column_w_x * back_slice0_local_com_z);
-    let t88 = back_len * back_bend_z * back_bend_y;
-    let t89 = 0.000046479858696022525 * back_slice0_bend_c4 * t88
-        - 0.000023239929348011262 * t88 * back_slice0_bend_c3;
-    let back_slice0_local_bend_y_column_v_z = t89
+    let t87 = back_len * back_bend_z * back_bend_y;
+    let t88 = 0.000046479858696022525 * back_slice0_bend_c4 * t87
+        - 0.000023239929348011262 * t87 * back_slice0_bend_c3;
+    let back_slice0_local_bend_y_column_v_z = t88
         - (back_slice0_local_com_y * back_slice0_local_bend_y_column_w_x
             - back_slice0_local_bend_y_column_w_y * back_slice0_local_com_x);
-    let back_slice0_local_bend_z_column_w_y = 0.0003347157145944845 * t85
+    let back_slice0_local_bend_z_column_w_y = 0.0003347157145944845 * t84
         * back_slice0_bend_c3 - 0.06943184420297371;
-    let back_slice0_local_bend_z_column_w_z = 0.0003347157145944845 * t83
+    let back_slice0_local_bend_z_column_w_z = 0.0003347157145944845 * t82
         * back_slice0_bend_c3;
-    let back_slice0_local_bend_z_column_v_x = (0.0003347157145944845 * t82
-        * back_slice0_bend_c3 - 0.0003347157145944845 * t82 * back_slice0_bend_c2)
+    let back_slice0_local_bend_z_column_v_x = (0.0003347157145944845 * t81
+        * back_slice0_bend_c3 - 0.0003347157145944845 * t81 * back_slice0_bend_c2)
         - (back_slice0_local_bend_z_column_w_y * back_slice0_local_com_z
             - back_slice0_local_com_y * back_slice0_local_bend_z_column_w_z);
-    let back_slice0_local_bend_z_column_v_y = t89
+    let back_slice0_local_bend_z_column_v_y = t88
         - (back_slice0_local_bend_z_column_w_z * back_slice0_local_com_x
             - back_slice0_local_len_column_v_y * back_slice0_local_com_z);
-    let t90 = t84 * back_len;
-    let back_slice0_local_bend_z_column_v_z = (t87
-        + 0.000046479858696022525 * t90 * back_slice0_bend_c4
-        - 0.000023239929348011262 * t90 * back_slice0_bend_c3)
+    let t89 = t83 * back_len;
+    let back_slice0_local_bend_z_column_v_z = (t86
+        + 0.000046479858696022525 * t89 * back_slice0_bend_c4
+        - 0.000023239929348011262 * t89 * back_slice0_bend_c3)
         - (back_slice0_local_com_y * back_slice0_local_len_column_v_y
             - back_slice0_local_bend_z_column_w_y * back_slice0_local_com_x);
-    let back_bend_squared = t84 + t85;
-    let t91 = 1.0 - 0.004820780989426014 * back_bend_squared * back_slice0_bend_c2;
-    let back_slice0_local_inertia_com_00 = t15 + t17 * t91 * t91;
-    let t92 = 0.06943184420297371 * back_slice0_bend_c1 * back_bend_y;
-    let back_slice0_local_inertia_com_01 = t92 * t17 * t91;
-    let t93 = 0.06943184420297371 * back_bend_z * back_slice0_bend_c1;
-    let back_slice0_local_inertia_com_02 = t17 * t91 * t93;
-    let back_slice0_local_inertia_com_11 = t92 * t92 * t17 + t15;
-    let back_slice0_local_inertia_com_12 = t92 * t17 * t93;
-    let back_slice0_local_inertia_com_22 = t15 + t17 * t93 * t93;
+    let back_bend_squared = t83 + t84;
+    let t90 = 1.0 - 0.004820780989426014 * back_bend_squared * back_slice0_bend_c2;
+    let back_slice0_local_inertia_com_00 = t14 + t16 * t90 * t90;
+    let t91 = 0.06943184420297371 * back_slice0_bend_c1 * back_bend_y;
+    let back_slice0_local_inertia_com_01 = t91 * t16 * t90;
+    let t92 = 0.06943184420297371 * back_bend_z * back_slice0_bend_c1;
+    let back_slice0_local_inertia_com_02 = t16 * t90 * t92;
+    let back_slice0_local_inertia_com_11 = t91 * t91 * t16 + t14;
+    let back_slice0_local_inertia_com_12 = t91 * t16 * t92;
+    let back_slice0_local_inertia_com_22 = t14 + t16 * t92 * t92;
     let back_slice0_local_inertia_h_x = head_slice0_mass * back_slice0_local_com_x;
     let back_slice0_local_inertia_h_y = back_slice0_local_com_y * head_slice0_mass;
     let back_slice0_local_inertia_h_z = back_slice0_local_com_z * head_slice0_mass;
-    let t94 = back_slice0_local_com_x * back_slice0_local_com_x;
-    let t95 = back_slice0_local_com_z * back_slice0_local_com_z;
-    let t96 = back_slice0_local_com_y * back_slice0_local_com_y;
+    let t93 = back_slice0_local_com_x * back_slice0_local_com_x;
+    let t94 = back_slice0_local_com_z * back_slice0_local_com_z;
+    let t95 = back_slice0_local_com_y * back_slice0_local_com_y;
     let back_slice0_local_inertia_i_00 = back_slice0_local_inertia_com_00
-        + (t94 + t95 + t96 - back_slice0_local_com_x * back_slice0_local_com_x)
+        + (t93 + t94 + t95 - back_slice0_local_com_x * back_slice0_local_com_x)
             * head_slice0_mass;
     let back_slice0_local_inertia_i_01 = back_slice0_local_inertia_com_01
         - back_slice0_local_com_y * head_slice0_mass * back_slice0_local_com_x;
     let back_slice0_local_inertia_i_02 = back_slice0_local_inertia_com_02
         - back_slice0_local_com_z * head_slice0_mass * back_slice0_local_com_x;
-    let back_slice0_local_inertia_i_11 = (t94 + t95 + t96
+    let back_slice0_local_inertia_i_11 = (t93 + t94 + t95
         - back_slice0_local_com_y * back_slice0_local_com_y) * head_slice0_mass
         + back_slice0_local_inertia_com_11;
     let back_slice0_local_inertia_i_12 = back_slice0_local_inertia_com_12
         - back_slice0_local_com_y * back_slice0_local_com_z * head_slice0_mass;
-    let back_slice0_local_inertia_i_22 = (t94 + t95 + t96
+    let back_slice0_local_inertia_i_22 = (t93 + t94 + t95
         - back_slice0_local_com_z * back_slice0_local_com_z) * head_slice0_mass
         + back_slice0_local_inertia_com_22;
     let back_slice1_local_com_x = 0.33000947820757187 * back_slice1_bend_c1 * back_len;
-    let back_slice1_local_com_y = 0.10890625570683385 * t81 * back_slice1_bend_c2;
-    let back_slice1_local_com_z = 0.10890625570683385 * t82 * back_slice1_bend_c2;
+    let back_slice1_local_com_y = 0.10890625570683385 * t80 * back_slice1_bend_c2;
+    let back_slice1_local_com_z = 0.10890625570683385 * t81 * back_slice1_bend_c2;
     let back_slice1_local_len_column_v_x = 0.33000947820757187 * back_slice1_bend_c1;
     let back_slice1_local_len_column_v_y = 0.10890625570683385 * back_slice1_bend_c2
         * back_bend_y;
@@ -2325,54 +2327,54 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let back_slice1_local_bend_y_column_w_x = -(0.10890625570683385 * back_slice1_bend_c2
         * back_bend_z);
     let back_slice1_local_bend_y_column_w_y = -(0.035940096619352636
-        * back_slice1_bend_c3 * t83);
+        * back_slice1_bend_c3 * t82);
     let back_slice1_local_bend_y_column_w_z = 0.33000947820757187
-        - 0.035940096619352636 * t84 * back_slice1_bend_c3;
-    let back_slice1_local_bend_y_column_v_x = (0.035940096619352636 * t81
-        * back_slice1_bend_c3 - 0.035940096619352636 * t81 * back_slice1_bend_c2)
+        - 0.035940096619352636 * t83 * back_slice1_bend_c3;
+    let back_slice1_local_bend_y_column_v_x = (0.035940096619352636 * t80
+        * back_slice1_bend_c3 - 0.035940096619352636 * t80 * back_slice1_bend_c2)
         - (back_slice1_local_com_z * back_slice1_local_bend_y_column_w_y
             - back_slice1_local_bend_y_column_w_z * back_slice1_local_com_y);
-    let t97 = 0.10890625570683385 * back_len * back_slice1_bend_c2;
-    let back_slice1_local_bend_y_column_v_y = (0.02372114506416456 * t86
-        * back_slice1_bend_c4 + t97 - 0.01186057253208228 * t86 * back_slice1_bend_c3)
+    let t96 = 0.10890625570683385 * back_len * back_slice1_bend_c2;
+    let back_slice1_local_bend_y_column_v_y = (0.02372114506416456 * t85
+        * back_slice1_bend_c4 + t96 - 0.01186057253208228 * t85 * back_slice1_bend_c3)
         - (back_slice1_local_bend_y_column_w_z * back_slice1_local_com_x
             - back_slice1_local_bend_y_column_w_x * back_slice1_local_com_z);
-    let t98 = 0.02372114506416456 * back_slice1_bend_c4 * t88
-        - 0.01186057253208228 * back_slice1_bend_c3 * t88;
-    let back_slice1_local_bend_y_column_v_z = t98
+    let t97 = 0.02372114506416456 * back_slice1_bend_c4 * t87
+        - 0.01186057253208228 * back_slice1_bend_c3 * t87;
+    let back_slice1_local_bend_y_column_v_z = t97
         - (back_slice1_local_bend_y_column_w_x * back_slice1_local_com_y
             - back_slice1_local_bend_y_column_w_y * back_slice1_local_com_x);
     let back_slice1_local_bend_z_column_w_y = 0.035940096619352636 * back_slice1_bend_c3
-        * t85 - 0.33000947820757187;
+        * t84 - 0.33000947820757187;
     let back_slice1_local_bend_z_column_w_z = 0.035940096619352636 * back_slice1_bend_c3
-        * t83;
+        * t82;
     let back_slice1_local_bend_z_column_v_x = (0.035940096619352636 * back_slice1_bend_c3
-        * t82 - 0.035940096619352636 * t82 * back_slice1_bend_c2)
+        * t81 - 0.035940096619352636 * t81 * back_slice1_bend_c2)
         - (back_slice1_local_com_z * back_slice1_local_bend_z_column_w_y
             - back_slice1_local_bend_z_column_w_z * back_slice1_local_com_y);
-    let back_slice1_local_bend_z_column_v_y = t98
+    let back_slice1_local_bend_z_column_v_y = t97
         - (back_slice1_local_bend_z_column_w_z * back_slice1_local_com_x
             - back_slice1_local_com_z * back_slice1_local_len_column_v_y);
-    let back_slice1_local_bend_z_column_v_z = (0.02372114506416456 * t90
-        * back_slice1_bend_c4 + t97 - 0.01186057253208228 * back_slice1_bend_c3 * t90)
+    let back_slice1_local_bend_z_column_v_z = (0.02372114506416456 * t89
+        * back_slice1_bend_c4 + t96 - 0.01186057253208228 * back_slice1_bend_c3 * t89)
         - (back_slice1_local_com_y * back_slice1_local_len_column_v_y
             - back_slice1_local_com_x * back_slice1_local_bend_z_column_w_y);
-    let t99 = 1.0 - 0.10890625570683385 * back_bend_squared * back_slice1_bend_c2;
-    let back_slice1_local_inertia_com_00 = t25 * t99 * t99 + t27;
-    let t100 = 0.33000947820757187 * back_slice1_bend_c1 * back_bend_y;
-    let back_slice1_local_inertia_com_01 = t25 * t99 * t100;
-    let t101 = 0.33000947820757187 * back_slice1_bend_c1 * back_bend_z;
-    let back_slice1_local_inertia_com_02 = t25 * t101 * t99;
-    let back_slice1_local_inertia_com_11 = t25 * t100 * t100 + t27;
-    let back_slice1_local_inertia_com_12 = t25 * t101 * t100;
-    let back_slice1_local_inertia_com_22 = t25 * t101 * t101 + t27;
+    let t98 = 1.0 - 0.10890625570683385 * back_bend_squared * back_slice1_bend_c2;
+    let back_slice1_local_inertia_com_00 = t24 * t98 * t98 + t26;
+    let t99 = 0.33000947820757187 * back_slice1_bend_c1 * back_bend_y;
+    let back_slice1_local_inertia_com_01 = t24 * t98 * t99;
+    let t100 = 0.33000947820757187 * back_slice1_bend_c1 * back_bend_z;
+    let back_slice1_local_inertia_com_02 = t24 * t100 * t98;
+    let back_slice1_local_inertia_com_11 = t24 * t99 * t99 + t26;
+    let back_slice1_local_inertia_com_12 = t24 * t100 * t99;
+    let back_slice1_local_inertia_com_22 = t24 * t100 * t100 + t26;
     let back_slice1_local_inertia_h_x = back_slice1_local_com_x * head_slice1_mass;
     let back_slice1_local_inertia_h_y = back_slice1_local_com_y * head_slice1_mass;
     let back_slice1_local_inertia_h_z = back_slice1_local_com_z * head_slice1_mass;
-    let t102 = back_slice1_local_com_z * back_slice1_local_com_z;
-    let t103 = back_slice1_local_com_y * back_slice1_local_com_y;
-    let t104 = back_slice1_local_com_x * back_slice1_local_com_x;
-    let back_slice1_local_inertia_i_00 = (t102 + t103 + t104
+    let t101 = back_slice1_local_com_z * back_slice1_local_com_z;
+    let t102 = back_slice1_local_com_y * back_slice1_local_com_y;
+    let t103 = back_slice1_local_com_x * back_slice1_local_com_x;
+    let back_slice1_local_inertia_i_00 = (t101 + t102 + t103
         - back_slice1_local_com_x * back_slice1_local_com_x) * head_slice1_mass
         + back_slice1_local_inertia_com_00;
     let back_slice1_local_inertia_i_01 = back_slice1_local_inertia_com_01
@@ -2380,16 +2382,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let back_slice1_local_inertia_i_02 = back_slice1_local_inertia_com_02
         - back_slice1_local_com_z * back_slice1_local_com_x * head_slice1_mass;
     let back_slice1_local_inertia_i_11 = back_slice1_local_inertia_com_11
-        + (t102 + t103 + t104 - back_slice1_local_com_y * back_slice1_local_com_y)
+        + (t101 + t102 + t103 - back_slice1_local_com_y * back_slice1_local_com_y)
             * head_slice1_mass;
     let back_slice1_local_inertia_i_12 = back_slice1_local_inertia_com_12
         - back_slice1_local_com_z * back_slice1_local_com_y * head_slice1_mass;
-    let back_slice1_local_inertia_i_22 = (t102 + t103 + t104
+    let back_slice1_local_inertia_i_22 = (t101 + t102 + t103
         - back_slice1_local_com_z * back_slice1_local_com_z) * head_slice1_mass
         + back_slice1_local_inertia_com_22;
     let back_slice2_local_com_x = 0.6699905217924281 * back_len * back_slice2_bend_c1;
-    let back_slice2_local_com_y = 0.44888729929169013 * t81 * back_slice2_bend_c2;
-    let back_slice2_local_com_z = 0.44888729929169013 * back_slice2_bend_c2 * t82;
+    let back_slice2_local_com_y = 0.44888729929169013 * t80 * back_slice2_bend_c2;
+    let back_slice2_local_com_z = 0.44888729929169013 * back_slice2_bend_c2 * t81;
     let back_slice2_local_len_column_v_x = 0.6699905217924281 * back_slice2_bend_c1;
     let back_slice2_local_len_column_v_y = 0.44888729929169013 * back_slice2_bend_c2
         * back_bend_y;
@@ -2397,57 +2399,57 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * back_bend_z;
     let back_slice2_local_bend_y_column_w_x = -(0.44888729929169013 * back_slice2_bend_c2
         * back_bend_z);
-    let back_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t83
+    let back_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t82
         * back_slice2_bend_c3);
     let back_slice2_local_bend_y_column_w_z = 0.6699905217924281
-        - 0.3007502358784333 * t84 * back_slice2_bend_c3;
-    let back_slice2_local_bend_y_column_v_x = (0.3007502358784333 * t81
-        * back_slice2_bend_c3 - 0.3007502358784333 * t81 * back_slice2_bend_c2)
+        - 0.3007502358784333 * t83 * back_slice2_bend_c3;
+    let back_slice2_local_bend_y_column_v_x = (0.3007502358784333 * t80
+        * back_slice2_bend_c3 - 0.3007502358784333 * t80 * back_slice2_bend_c2)
         - (back_slice2_local_bend_y_column_w_y * back_slice2_local_com_z
             - back_slice2_local_bend_y_column_w_z * back_slice2_local_com_y);
-    let t105 = 0.44888729929169013 * back_len * back_slice2_bend_c2;
-    let back_slice2_local_bend_y_column_v_y = (t105
-        + 0.4029996149307748 * t86 * back_slice2_bend_c4
-        - 0.2014998074653874 * t86 * back_slice2_bend_c3)
+    let t104 = 0.44888729929169013 * back_len * back_slice2_bend_c2;
+    let back_slice2_local_bend_y_column_v_y = (t104
+        + 0.4029996149307748 * t85 * back_slice2_bend_c4
+        - 0.2014998074653874 * t85 * back_slice2_bend_c3)
         - (back_slice2_local_bend_y_column_w_z * back_slice2_local_com_x
             - back_slice2_local_bend_y_column_w_x * back_slice2_local_com_z);
-    let t106 = 0.4029996149307748 * back_slice2_bend_c4 * t88
-        - 0.2014998074653874 * back_slice2_bend_c3 * t88;
-    let back_slice2_local_bend_y_column_v_z = t106
+    let t105 = 0.4029996149307748 * back_slice2_bend_c4 * t87
+        - 0.2014998074653874 * back_slice2_bend_c3 * t87;
+    let back_slice2_local_bend_y_column_v_z = t105
         - (back_slice2_local_bend_y_column_w_x * back_slice2_local_com_y
             - back_slice2_local_com_x * back_slice2_local_bend_y_column_w_y);
     let back_slice2_local_bend_z_column_w_y = 0.3007502358784333 * back_slice2_bend_c3
-        * t85 - 0.6699905217924281;
-    let back_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t83
+        * t84 - 0.6699905217924281;
+    let back_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t82
         * back_slice2_bend_c3;
-    let back_slice2_local_bend_z_column_v_x = (0.3007502358784333 * t82
-        * back_slice2_bend_c3 - 0.3007502358784333 * back_slice2_bend_c2 * t82)
+    let back_slice2_local_bend_z_column_v_x = (0.3007502358784333 * t81
+        * back_slice2_bend_c3 - 0.3007502358784333 * back_slice2_bend_c2 * t81)
         - (back_slice2_local_com_z * back_slice2_local_bend_z_column_w_y
             - back_slice2_local_bend_z_column_w_z * back_slice2_local_com_y);
-    let back_slice2_local_bend_z_column_v_y = t106
+    let back_slice2_local_bend_z_column_v_y = t105
         - (back_slice2_local_com_x * back_slice2_local_bend_z_column_w_z
             - back_slice2_local_len_column_v_y * back_slice2_local_com_z);
-    let back_slice2_local_bend_z_column_v_z = (t105
-        + 0.4029996149307748 * t90 * back_slice2_bend_c4
-        - 0.2014998074653874 * t90 * back_slice2_bend_c3)
+    let back_slice2_local_bend_z_column_v_z = (t104
+        + 0.4029996149307748 * t89 * back_slice2_bend_c4
+        - 0.2014998074653874 * t89 * back_slice2_bend_c3)
         - (back_slice2_local_len_column_v_y * back_slice2_local_com_y
             - back_slice2_local_com_x * back_slice2_local_bend_z_column_w_y);
-    let t107 = 1.0 - 0.44888729929169013 * back_bend_squared * back_slice2_bend_c2;
-    let back_slice2_local_inertia_com_00 = t25 * t107 * t107 + t27;
-    let t108 = 0.6699905217924281 * back_slice2_bend_c1 * back_bend_y;
-    let back_slice2_local_inertia_com_01 = t25 * t107 * t108;
-    let t109 = 0.6699905217924281 * back_slice2_bend_c1 * back_bend_z;
-    let back_slice2_local_inertia_com_02 = t25 * t109 * t107;
-    let back_slice2_local_inertia_com_11 = t27 + t25 * t108 * t108;
-    let back_slice2_local_inertia_com_12 = t25 * t109 * t108;
-    let back_slice2_local_inertia_com_22 = t25 * t109 * t109 + t27;
+    let t106 = 1.0 - 0.44888729929169013 * back_bend_squared * back_slice2_bend_c2;
+    let back_slice2_local_inertia_com_00 = t24 * t106 * t106 + t26;
+    let t107 = 0.6699905217924281 * back_slice2_bend_c1 * back_bend_y;
+    let back_slice2_local_inertia_com_01 = t24 * t106 * t107;
+    let t108 = 0.6699905217924281 * back_slice2_bend_c1 * back_bend_z;
+    let back_slice2_local_inertia_com_02 = t24 * t108 * t106;
+    let back_slice2_local_inertia_com_11 = t26 + t24 * t107 * t107;
+    let back_slice2_local_inertia_com_12 = t24 * t108 * t107;
+    let back_slice2_local_inertia_com_22 = t24 * t108 * t108 + t26;
     let back_slice2_local_inertia_h_x = back_slice2_local_com_x * head_slice1_mass;
     let back_slice2_local_inertia_h_y = back_slice2_local_com_y * head_slice1_mass;
     let back_slice2_local_inertia_h_z = back_slice2_local_com_z * head_slice1_mass;
-    let t110 = back_slice2_local_com_z * back_slice2_local_com_z;
-    let t111 = back_slice2_local_com_y * back_slice2_local_com_y;
-    let t112 = back_slice2_local_com_x * back_slice2_local_com_x;
-    let back_slice2_local_inertia_i_00 = (t110 + t111 + t112
+    let t109 = back_slice2_local_com_z * back_slice2_local_com_z;
+    let t110 = back_slice2_local_com_y * back_slice2_local_com_y;
+    let t111 = back_slice2_local_com_x * back_slice2_local_com_x;
+    let back_slice2_local_inertia_i_00 = (t109 + t110 + t111
         - back_slice2_local_com_x * back_slice2_local_com_x) * head_slice1_mass
         + back_slice2_local_inertia_com_00;
     let back_slice2_local_inertia_i_01 = back_slice2_local_inertia_com_01
@@ -2455,16 +2457,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let back_slice2_local_inertia_i_02 = back_slice2_local_inertia_com_02
         - back_slice2_local_com_x * back_slice2_local_com_z * head_slice1_mass;
     let back_slice2_local_inertia_i_11 = back_slice2_local_inertia_com_11
-        + (t110 + t111 + t112 - back_slice2_local_com_y * back_slice2_local_com_y)
+        + (t109 + t110 + t111 - back_slice2_local_com_y * back_slice2_local_com_y)
             * head_slice1_mass;
     let back_slice2_local_inertia_i_12 = back_slice2_local_inertia_com_12
         - back_slice2_local_com_z * back_slice2_local_com_y * head_slice1_mass;
     let back_slice2_local_inertia_i_22 = back_slice2_local_inertia_com_22
-        + (t110 + t111 + t112 - back_slice2_local_com_z * back_slice2_local_com_z)
+        + (t109 + t110 + t111 - back_slice2_local_com_z * back_slice2_local_com_z)
             * head_slice1_mass;
     let back_slice3_local_com_x = 0.9305681557970262 * back_slice3_bend_c1 * back_len;
-    let back_slice3_local_com_y = 0.8659570925834785 * t81 * back_slice3_bend_c2;
-    let back_slice3_local_com_z = 0.8659570925834785 * t82 * back_slice3_bend_c2;
+    let back_slice3_local_com_y = 0.8659570925834785 * t80 * back_slice3_bend_c2;
+    let back_slice3_local_com_z = 0.8659570925834785 * t81 * back_slice3_bend_c2;
     let back_slice3_local_len_column_v_x = 0.9305681557970262 * back_slice3_bend_c1;
     let back_slice3_local_len_column_v_y = 0.8659570925834785 * back_slice3_bend_c2
         * back_bend_y;
@@ -2473,66 +2475,66 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let back_slice3_local_bend_y_column_w_x = -(0.8659570925834785 * back_slice3_bend_c2
         * back_bend_z);
     let back_slice3_local_bend_y_column_w_y = -(0.8058320946447624 * back_slice3_bend_c3
-        * t83);
+        * t82);
     let back_slice3_local_bend_y_column_w_z = 0.9305681557970262
-        - 0.8058320946447624 * t84 * back_slice3_bend_c3;
+        - 0.8058320946447624 * t83 * back_slice3_bend_c3;
     let back_slice3_local_bend_y_column_v_x = (0.8058320946447624 * back_slice3_bend_c3
-        * t81 - 0.8058320946447624 * t81 * back_slice3_bend_c2)
+        * t80 - 0.8058320946447624 * t80 * back_slice3_bend_c2)
         - (back_slice3_local_bend_y_column_w_y * back_slice3_local_com_z
             - back_slice3_local_bend_y_column_w_z * back_slice3_local_com_y);
-    let t113 = 0.8659570925834785 * back_len * back_slice3_bend_c2;
-    let back_slice3_local_bend_y_column_v_y = (1.4997633723912625 * t86
-        * back_slice3_bend_c4 + t113 - 0.7498816861956312 * t86 * back_slice3_bend_c3)
+    let t112 = 0.8659570925834785 * back_len * back_slice3_bend_c2;
+    let back_slice3_local_bend_y_column_v_y = (1.4997633723912625 * t85
+        * back_slice3_bend_c4 + t112 - 0.7498816861956312 * t85 * back_slice3_bend_c3)
         - (back_slice3_local_bend_y_column_w_z * back_slice3_local_com_x
             - back_slice3_local_bend_y_column_w_x * back_slice3_local_com_z);
-    let t114 = 1.4997633723912625 * back_slice3_bend_c4 * t88
-        - 0.7498816861956312 * back_slice3_bend_c3 * t88;
-    let back_slice3_local_bend_y_column_v_z = t114
+    let t113 = 1.4997633723912625 * back_slice3_bend_c4 * t87
+        - 0.7498816861956312 * back_slice3_bend_c3 * t87;
+    let back_slice3_local_bend_y_column_v_z = t113
         - (back_slice3_local_bend_y_column_w_x * back_slice3_local_com_y
             - back_slice3_local_com_x * back_slice3_local_bend_y_column_w_y);
     let back_slice3_local_bend_z_column_w_y = 0.8058320946447624 * back_slice3_bend_c3
-        * t85 - 0.9305681557970262;
+        * t84 - 0.9305681557970262;
     let back_slice3_local_bend_z_column_w_z = 0.8058320946447624 * back_slice3_bend_c3
-        * t83;
+        * t82;
     let back_slice3_local_bend_z_column_v_x = (0.8058320946447624 * back_slice3_bend_c3
-        * t82 - 0.8058320946447624 * t82 * back_slice3_bend_c2)
+        * t81 - 0.8058320946447624 * t81 * back_slice3_bend_c2)
         - (back_slice3_local_com_z * back_slice3_local_bend_z_column_w_y
             - back_slice3_local_bend_z_column_w_z * back_slice3_local_com_y);
-    let back_slice3_local_bend_z_column_v_y = t114
+    let back_slice3_local_bend_z_column_v_y = t113
         - (back_slice3_local_com_x * back_slice3_local_bend_z_column_w_z
             - back_slice3_local_com_z * back_slice3_local_len_column_v_y);
-    let back_slice3_local_bend_z_column_v_z = (1.4997633723912625 * t90
-        * back_slice3_bend_c4 + t113 - 0.7498816861956312 * back_slice3_bend_c3 * t90)
+    let back_slice3_local_bend_z_column_v_z = (1.4997633723912625 * t89
+        * back_slice3_bend_c4 + t112 - 0.7498816861956312 * back_slice3_bend_c3 * t89)
         - (back_slice3_local_com_y * back_slice3_local_len_column_v_y
             - back_slice3_local_com_x * back_slice3_local_bend_z_column_w_y);
-    let t115 = 1.0 - 0.8659570925834785 * back_bend_squared * back_slice3_bend_c2;
-    let back_slice3_local_inertia_com_00 = t15 + t115 * t115 * t17;
-    let t116 = 0.9305681557970262 * back_slice3_bend_c1 * back_bend_y;
-    let back_slice3_local_inertia_com_01 = t115 * t116 * t17;
-    let t117 = 0.9305681557970262 * back_slice3_bend_c1 * back_bend_z;
-    let back_slice3_local_inertia_com_02 = t115 * t17 * t117;
-    let back_slice3_local_inertia_com_11 = t15 + t116 * t116 * t17;
-    let back_slice3_local_inertia_com_12 = t116 * t17 * t117;
-    let back_slice3_local_inertia_com_22 = t15 + t17 * t117 * t117;
+    let t114 = 1.0 - 0.8659570925834785 * back_bend_squared * back_slice3_bend_c2;
+    let back_slice3_local_inertia_com_00 = t14 + t114 * t114 * t16;
+    let t115 = 0.9305681557970262 * back_slice3_bend_c1 * back_bend_y;
+    let back_slice3_local_inertia_com_01 = t114 * t115 * t16;
+    let t116 = 0.9305681557970262 * back_slice3_bend_c1 * back_bend_z;
+    let back_slice3_local_inertia_com_02 = t114 * t16 * t116;
+    let back_slice3_local_inertia_com_11 = t14 + t115 * t115 * t16;
+    let back_slice3_local_inertia_com_12 = t115 * t16 * t116;
+    let back_slice3_local_inertia_com_22 = t14 + t16 * t116 * t116;
     let back_slice3_local_inertia_h_x = back_slice3_local_com_x * head_slice0_mass;
     let back_slice3_local_inertia_h_y = head_slice0_mass * back_slice3_local_com_y;
     let back_slice3_local_inertia_h_z = back_slice3_local_com_z * head_slice0_mass;
-    let t118 = back_slice3_local_com_y * back_slice3_local_com_y;
-    let t119 = back_slice3_local_com_x * back_slice3_local_com_x;
-    let t120 = back_slice3_local_com_z * back_slice3_local_com_z;
+    let t117 = back_slice3_local_com_y * back_slice3_local_com_y;
+    let t118 = back_slice3_local_com_x * back_slice3_local_com_x;
+    let t119 = back_slice3_local_com_z * back_slice3_local_com_z;
     let back_slice3_local_inertia_i_00 = back_slice3_local_inertia_com_00
-        + (t118 + t119 + t120 - back_slice3_local_com_x * back_slice3_local_com_x)
+        + (t117 + t118 + t119 - back_slice3_local_com_x * back_slice3_local_com_x)
             * head_slice0_mass;
     let back_slice3_local_inertia_i_01 = back_slice3_local_inertia_com_01
         - back_slice3_local_com_x * head_slice0_mass * back_slice3_local_com_y;
     let back_slice3_local_inertia_i_02 = back_slice3_local_inertia_com_02
         - back_slice3_local_com_x * back_slice3_local_com_z * head_slice0_mass;
     let back_slice3_local_inertia_i_11 = back_slice3_local_inertia_com_11
-        + (t118 + t119 + t120 - back_slice3_local_com_y * back_slice3_local_com_y)
+        + (t117 + t118 + t119 - back_slice3_local_com_y * back_slice3_local_com_y)
             * head_slice0_mass;
     let back_slice3_local_inertia_i_12 = back_slice3_local_inertia_com_12
         - back_slice3_local_com_z * head_slice0_mass * back_slice3_local_com_y;
-    let back_slice3_local_inertia_i_22 = (t118 + t119 + t120
+    let back_slice3_local_inertia_i_22 = (t117 + t118 + t119
         - back_slice3_local_com_z * back_slice3_local_com_z) * head_slice0_mass
         + back_slice3_local_inertia_com_22;
     let back_slices_local_inertia_h_x = back_slice1_local_inertia_h_x
@@ -2562,74 +2564,74 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let back_slices_local_inertia_i_22 = back_slice0_local_inertia_i_22
         + back_slice2_local_inertia_i_22 + back_slice1_local_inertia_i_22
         + back_slice3_local_inertia_i_22;
-    let t121 = base_roll_rotation_01 * back_slices_local_inertia_h_y;
-    let t122 = back_slices_local_inertia_h_x * back_rotation_00;
-    let t123 = back_slices_local_inertia_h_z * back_rotation_02;
-    let back_slices_inertia_h_x = head_slices_local_inertia_m * back_position_x + t121
-        + t122 + t123;
-    let t124 = base_roll_rotation_11 * back_slices_local_inertia_h_y;
-    let t125 = back_rotation_10 * back_slices_local_inertia_h_x;
-    let t126 = back_slices_local_inertia_h_z * back_rotation_12;
-    let back_slices_inertia_h_y = head_slices_local_inertia_m * back_position_y + t124
-        + t125 + t126;
-    let t127 = back_rotation_22 * back_slices_local_inertia_h_z;
-    let t128 = base_roll_rotation_21 * back_slices_local_inertia_h_y;
-    let t129 = back_rotation_20 * back_slices_local_inertia_h_x;
-    let back_slices_inertia_h_z = head_slices_local_inertia_m * back_position_z + t127
-        + t128 + t129;
-    let t130 = t127 + t128 + t129;
-    let t131 = t130 * back_position_z;
-    let t132 = t124 + t125 + t126;
-    let t133 = t132 * back_position_y;
-    let t134 = t121 + t122 + t123;
-    let t135 = t134 * back_position_x;
-    let t136 = 2.0 * (t131 + t133 + t135);
-    let t137 = back_slices_local_inertia_i_12 * base_roll_rotation_01
+    let t120 = base_roll_rotation_01 * back_slices_local_inertia_h_y;
+    let t121 = back_slices_local_inertia_h_x * back_rotation_00;
+    let t122 = back_slices_local_inertia_h_z * back_rotation_02;
+    let back_slices_inertia_h_x = head_slices_local_inertia_m * back_position_x + t120
+        + t121 + t122;
+    let t123 = base_roll_rotation_11 * back_slices_local_inertia_h_y;
+    let t124 = back_rotation_10 * back_slices_local_inertia_h_x;
+    let t125 = back_slices_local_inertia_h_z * back_rotation_12;
+    let back_slices_inertia_h_y = head_slices_local_inertia_m * back_position_y + t123
+        + t124 + t125;
+    let t126 = back_rotation_22 * back_slices_local_inertia_h_z;
+    let t127 = base_roll_rotation_21 * back_slices_local_inertia_h_y;
+    let t128 = back_rotation_20 * back_slices_local_inertia_h_x;
+    let back_slices_inertia_h_z = head_slices_local_inertia_m * back_position_z + t126
+        + t127 + t128;
+    let t129 = t126 + t127 + t128;
+    let t130 = t129 * back_position_z;
+    let t131 = t123 + t124 + t125;
+    let t132 = t131 * back_position_y;
+    let t133 = t120 + t121 + t122;
+    let t134 = t133 * back_position_x;
+    let t135 = 2.0 * (t130 + t132 + t134);
+    let t136 = back_slices_local_inertia_i_12 * base_roll_rotation_01
         + back_slices_local_inertia_i_02 * back_rotation_00
         + back_slices_local_inertia_i_22 * back_rotation_02;
-    let t138 = head_slices_local_inertia_m
+    let t137 = head_slices_local_inertia_m
         * (back_position_x * back_position_x + back_position_z * back_position_z
             + back_position_y * back_position_y);
-    let t139 = back_slices_local_inertia_i_02 * back_rotation_02
+    let t138 = back_slices_local_inertia_i_02 * back_rotation_02
         + back_slices_local_inertia_i_01 * base_roll_rotation_01
         + back_slices_local_inertia_i_00 * back_rotation_00;
-    let t140 = back_slices_local_inertia_i_01 * back_rotation_00
+    let t139 = back_slices_local_inertia_i_01 * back_rotation_00
         + back_slices_local_inertia_i_11 * base_roll_rotation_01
         + back_slices_local_inertia_i_12 * back_rotation_02;
-    let back_slices_inertia_i_00 = t136 + t137 * back_rotation_02 + t138
-        + t139 * back_rotation_00 + t140 * base_roll_rotation_01
-        - (t135 + t135
+    let back_slices_inertia_i_00 = t135 + t136 * back_rotation_02 + t137
+        + t138 * back_rotation_00 + t139 * base_roll_rotation_01
+        - (t134 + t134
             + head_slices_local_inertia_m * back_position_x * back_position_x);
-    let back_slices_inertia_i_01 = t137 * back_rotation_12 + base_roll_rotation_11 * t140
-        + t139 * back_rotation_10
-        - (t134 * back_position_y + t132 * back_position_x
+    let back_slices_inertia_i_01 = t136 * back_rotation_12 + base_roll_rotation_11 * t139
+        + t138 * back_rotation_10
+        - (t133 * back_position_y + t131 * back_position_x
             + head_slices_local_inertia_m * back_position_x * back_position_y);
-    let back_slices_inertia_i_02 = t140 * base_roll_rotation_21 + back_rotation_22 * t137
-        + t139 * back_rotation_20
-        - (t130 * back_position_x + back_position_z * t134
+    let back_slices_inertia_i_02 = t139 * base_roll_rotation_21 + back_rotation_22 * t136
+        + t138 * back_rotation_20
+        - (t129 * back_position_x + back_position_z * t133
             + head_slices_local_inertia_m * back_position_z * back_position_x);
-    let t141 = back_slices_local_inertia_i_01 * base_roll_rotation_11
+    let t140 = back_slices_local_inertia_i_01 * base_roll_rotation_11
         + back_slices_local_inertia_i_02 * back_rotation_12
         + back_slices_local_inertia_i_00 * back_rotation_10;
-    let t142 = back_slices_local_inertia_i_22 * back_rotation_12
+    let t141 = back_slices_local_inertia_i_22 * back_rotation_12
         + back_slices_local_inertia_i_12 * base_roll_rotation_11
         + back_slices_local_inertia_i_02 * back_rotation_10;
-    let t143 = back_slices_local_inertia_i_11 * base_roll_rotation_11
+    let t142 = back_slices_local_inertia_i_11 * base_roll_rotation_11
         + back_slices_local_inertia_i_01 * back_rotation_10
         + back_slices_local_inertia_i_12 * back_rotation_12;
-    let back_slices_inertia_i_11 = t141 * back_rotation_10 + t136
-        + t142 * back_rotation_12 + t143 * base_roll_rotation_11 + t138
-        - (head_slices_local_inertia_m * back_position_y * back_position_y + t133
-            + t133);
-    let back_slices_inertia_i_12 = t143 * base_roll_rotation_21 + t142 * back_rotation_22
-        + t141 * back_rotation_20
+    let back_slices_inertia_i_11 = t140 * back_rotation_10 + t135
+        + t141 * back_rotation_12 + t142 * base_roll_rotation_11 + t137
+        - (head_slices_local_inertia_m * back_position_y * back_position_y + t132
+            + t132);
+    let back_slices_inertia_i_12 = t142 * base_roll_rotation_21 + t141 * back_rotation_22
+        + t140 * back_rotation_20
         - (head_slices_local_inertia_m * back_position_z * back_position_y
-            + t132 * back_position_z + t130 * back_position_y);
-    let back_slices_inertia_i_22 = t136
+            + t131 * back_position_z + t129 * back_position_y);
+    let back_slices_inertia_i_22 = t135
         + (back_slices_local_inertia_i_12 * back_rotation_22
             + back_slices_local_inertia_i_11 * base_roll_rotation_21
             + back_slices_local_inertia_i_01 * back_rotation_20) * base_roll_rotation_21
-        + t138
+        + t137
         + back_rotation_20
             * (back_slices_local_inertia_i_01 * base_roll_rotation_21
                 + back_slices_local_inertia_i_02 * back_rotation_22
@@ -2638,52 +2640,48 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             * (back_slices_local_inertia_i_12 * base_roll_rotation_21
                 + back_rotation_20 * back_slices_local_inertia_i_02
                 + back_rotation_22 * back_slices_local_inertia_i_22)
-        - (head_slices_local_inertia_m * back_position_z * back_position_z + t131
-            + t131);
-    let t144 = -(0.47140452079103146 * base_pitch_rotation_00);
-    let front_right_rotation_00 = t144 + t72 - 0.816496580927726 * base_roll_rotation_01;
-    let t145 = -(0.4999999999999998 * base_roll_rotation_01);
-    let front_right_rotation_01 = t145 + 0.8660254037844387 * base_pitch_rotation_00;
-    let t146 = -(0.16666666666666657 * base_pitch_rotation_00);
-    let front_right_rotation_02 = t146 + t73
+        - (head_slices_local_inertia_m * back_position_z * back_position_z + t130
+            + t130);
+    let t143 = -(0.47140452079103146 * base_pitch_rotation_00);
+    let front_right_rotation_00 = t143 + t71 - 0.816496580927726 * base_roll_rotation_01;
+    let t144 = -(0.4999999999999998 * base_roll_rotation_01);
+    let front_right_rotation_01 = t144 + 0.8660254037844387 * base_pitch_rotation_00;
+    let t145 = -(0.16666666666666657 * base_pitch_rotation_00);
+    let front_right_rotation_02 = t145 + t72
         - 0.2886751345948129 * base_roll_rotation_01;
-    let t147 = -(0.47140452079103146 * base_pitch_rotation_10);
-    let front_right_rotation_10 = t147 + t74 - 0.816496580927726 * base_roll_rotation_11;
-    let t148 = -(0.4999999999999998 * base_roll_rotation_11);
-    let front_right_rotation_11 = t148 + 0.8660254037844387 * base_pitch_rotation_10;
-    let t149 = -(0.16666666666666657 * base_pitch_rotation_10);
-    let front_right_rotation_12 = t75 + t149
+    let t146 = -(0.47140452079103146 * base_pitch_rotation_10);
+    let front_right_rotation_10 = t146 + t73 - 0.816496580927726 * base_roll_rotation_11;
+    let t147 = -(0.4999999999999998 * base_roll_rotation_11);
+    let front_right_rotation_11 = t147 + 0.8660254037844387 * base_pitch_rotation_10;
+    let t148 = -(0.16666666666666657 * base_pitch_rotation_10);
+    let front_right_rotation_12 = t74 + t148
         - 0.2886751345948129 * base_roll_rotation_11;
-    let t150 = -(0.47140452079103146 * base_pitch_rotation_20);
-    let front_right_rotation_20 = t150 + t76 - 0.816496580927726 * base_roll_rotation_21;
-    let t151 = -(0.4999999999999998 * base_roll_rotation_21);
-    let front_right_rotation_21 = t151 + 0.8660254037844387 * base_pitch_rotation_20;
-    let t152 = -(0.16666666666666657 * base_pitch_rotation_20);
-    let front_right_rotation_22 = t77 + t152
+    let t149 = -(0.47140452079103146 * base_pitch_rotation_20);
+    let front_right_rotation_20 = t149 + t75 - 0.816496580927726 * base_roll_rotation_21;
+    let t150 = -(0.4999999999999998 * base_roll_rotation_21);
+    let front_right_rotation_21 = t150 + 0.8660254037844387 * base_pitch_rotation_20;
+    let t151 = -(0.16666666666666657 * base_pitch_rotation_20);
+    let front_right_rotation_22 = t76 + t151
         - 0.2886751345948129 * base_roll_rotation_21;
-    let t153 = -(0.4714045207910317 * p.hub_radius * base_pitch_rotation_00);
-    let front_right_position_x = q[0] + t153 + t78
+    let t152 = -(0.4714045207910317 * p.hub_radius * base_pitch_rotation_00);
+    let front_right_position_x = q[0] + t152 + t77
         - 0.816496580927726 * p.hub_radius * base_roll_rotation_01;
-    let t154 = -(0.4714045207910317 * p.hub_radius * base_pitch_rotation_10);
-    let front_right_position_y = q[1] + t154 + t79
+    let t153 = -(0.4714045207910317 * p.hub_radius * base_pitch_rotation_10);
+    let front_right_position_y = q[1] + t153 + t78
         - 0.816496580927726 * p.hub_radius * base_roll_rotation_11;
-    let t155 = -(0.4714045207910317 * p.hub_radius * base_pitch_rotation_20);
-    let front_right_position_z = t155 + t80 + q[2]
+    let t154 = -(0.4714045207910317 * p.hub_radius * base_pitch_rotation_20);
+    let front_right_position_z = t154 + t79 + q[2]
         - 0.816496580927726 * p.hub_radius * base_roll_rotation_21;
     let front_right_len = 0.3333333333333333 * q[12] + p.limb_length
         + 0.3333333333333333 * q[14] + 0.3333333333333333 * q[13];
     let front_right_slice0_local_com_x = 0.06943184420297371 * front_right_len
         * front_right_slice0_bend_c1;
-    let front_right_bend_y = 0.3333333333333336 * t3 * q[14]
-        + 0.33333333333333315 * t3 * q[13] - 0.6666666666666666 * t3 * q[12];
-    let t156 = front_right_len * front_right_bend_y;
-    let front_right_slice0_local_com_y = 0.004820780989426014 * t156
+    let t155 = front_right_len * front_right_bend_y;
+    let front_right_slice0_local_com_y = 0.004820780989426014 * t155
         * front_right_slice0_bend_c2;
-    let front_right_bend_z = 0.5773502691896255 * t3 * q[14]
-        - 0.5773502691896257 * t3 * q[13];
-    let t157 = front_right_len * front_right_bend_z;
+    let t156 = front_right_len * front_right_bend_z;
     let front_right_slice0_local_com_z = 0.004820780989426014
-        * front_right_slice0_bend_c2 * t157;
+        * front_right_slice0_bend_c2 * t156;
     let front_right_slice0_local_len_column_v_x = 0.06943184420297371
         * front_right_slice0_bend_c1;
     let front_right_slice0_local_len_column_v_y = 0.004820780989426014
@@ -2692,75 +2690,75 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * front_right_slice0_bend_c2 * front_right_bend_z;
     let front_right_slice0_local_bend_y_column_w_x = -(0.004820780989426014
         * front_right_slice0_bend_c2 * front_right_bend_z);
-    let t158 = front_right_bend_z * front_right_bend_y;
-    let front_right_slice0_local_bend_y_column_w_y = -(0.0003347157145944845 * t158
+    let t157 = front_right_bend_z * front_right_bend_y;
+    let front_right_slice0_local_bend_y_column_w_y = -(0.0003347157145944845 * t157
         * front_right_slice0_bend_c3);
-    let t159 = front_right_bend_z * front_right_bend_z;
+    let t158 = front_right_bend_z * front_right_bend_z;
     let front_right_slice0_local_bend_y_column_w_z = 0.06943184420297371
-        - 0.0003347157145944845 * front_right_slice0_bend_c3 * t159;
-    let front_right_slice0_local_bend_y_column_v_x = (0.0003347157145944845 * t156
+        - 0.0003347157145944845 * front_right_slice0_bend_c3 * t158;
+    let front_right_slice0_local_bend_y_column_v_x = (0.0003347157145944845 * t155
         * front_right_slice0_bend_c3
-        - 0.0003347157145944845 * t156 * front_right_slice0_bend_c2)
+        - 0.0003347157145944845 * t155 * front_right_slice0_bend_c2)
         - (front_right_slice0_local_bend_y_column_w_y * front_right_slice0_local_com_z
             - front_right_slice0_local_com_y
                 * front_right_slice0_local_bend_y_column_w_z);
-    let t160 = front_right_bend_y * front_right_bend_y;
-    let t161 = front_right_len * t160;
-    let t162 = 0.004820780989426014 * front_right_slice0_bend_c2 * front_right_len;
-    let front_right_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t161
-        * front_right_slice0_bend_c4 + t162
-        - 0.000023239929348011262 * t161 * front_right_slice0_bend_c3)
+    let t159 = front_right_bend_y * front_right_bend_y;
+    let t160 = front_right_len * t159;
+    let t161 = 0.004820780989426014 * front_right_slice0_bend_c2 * front_right_len;
+    let front_right_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t160
+        * front_right_slice0_bend_c4 + t161
+        - 0.000023239929348011262 * t160 * front_right_slice0_bend_c3)
         - (front_right_slice0_local_com_x * front_right_slice0_local_bend_y_column_w_z
             - front_right_slice0_local_bend_y_column_w_x
                 * front_right_slice0_local_com_z);
-    let t163 = front_right_len * front_right_bend_z * front_right_bend_y;
-    let t164 = 0.000046479858696022525 * t163 * front_right_slice0_bend_c4
-        - 0.000023239929348011262 * t163 * front_right_slice0_bend_c3;
-    let front_right_slice0_local_bend_y_column_v_z = t164
+    let t162 = front_right_len * front_right_bend_z * front_right_bend_y;
+    let t163 = 0.000046479858696022525 * t162 * front_right_slice0_bend_c4
+        - 0.000023239929348011262 * t162 * front_right_slice0_bend_c3;
+    let front_right_slice0_local_bend_y_column_v_z = t163
         - (front_right_slice0_local_com_y * front_right_slice0_local_bend_y_column_w_x
             - front_right_slice0_local_com_x
                 * front_right_slice0_local_bend_y_column_w_y);
-    let front_right_slice0_local_bend_z_column_w_y = 0.0003347157145944845 * t160
+    let front_right_slice0_local_bend_z_column_w_y = 0.0003347157145944845 * t159
         * front_right_slice0_bend_c3 - 0.06943184420297371;
-    let front_right_slice0_local_bend_z_column_w_z = 0.0003347157145944845 * t158
+    let front_right_slice0_local_bend_z_column_w_z = 0.0003347157145944845 * t157
         * front_right_slice0_bend_c3;
-    let front_right_slice0_local_bend_z_column_v_x = (0.0003347157145944845 * t157
+    let front_right_slice0_local_bend_z_column_v_x = (0.0003347157145944845 * t156
         * front_right_slice0_bend_c3
-        - 0.0003347157145944845 * front_right_slice0_bend_c2 * t157)
+        - 0.0003347157145944845 * front_right_slice0_bend_c2 * t156)
         - (front_right_slice0_local_bend_z_column_w_y * front_right_slice0_local_com_z
             - front_right_slice0_local_com_y
                 * front_right_slice0_local_bend_z_column_w_z);
-    let front_right_slice0_local_bend_z_column_v_y = t164
+    let front_right_slice0_local_bend_z_column_v_y = t163
         - (front_right_slice0_local_com_x * front_right_slice0_local_bend_z_column_w_z
             - front_right_slice0_local_len_column_v_y * front_right_slice0_local_com_z);
-    let t165 = front_right_len * t159;
-    let front_right_slice0_local_bend_z_column_v_z = (0.000046479858696022525 * t165
-        * front_right_slice0_bend_c4 + t162
-        - 0.000023239929348011262 * t165 * front_right_slice0_bend_c3)
+    let t164 = front_right_len * t158;
+    let front_right_slice0_local_bend_z_column_v_z = (0.000046479858696022525 * t164
+        * front_right_slice0_bend_c4 + t161
+        - 0.000023239929348011262 * t164 * front_right_slice0_bend_c3)
         - (front_right_slice0_local_com_y * front_right_slice0_local_len_column_v_y
             - front_right_slice0_local_com_x
                 * front_right_slice0_local_bend_z_column_w_y);
-    let front_right_bend_squared = t160 + t159;
-    let t166 = 1.0
+    let front_right_bend_squared = t159 + t158;
+    let t165 = 1.0
         - 0.004820780989426014 * front_right_slice0_bend_c2 * front_right_bend_squared;
-    let front_right_slice0_local_inertia_com_00 = t15 + t166 * t166 * t17;
-    let t167 = 0.06943184420297371 * front_right_slice0_bend_c1 * front_right_bend_y;
-    let front_right_slice0_local_inertia_com_01 = t166 * t17 * t167;
-    let t168 = 0.06943184420297371 * front_right_bend_z * front_right_slice0_bend_c1;
-    let front_right_slice0_local_inertia_com_02 = t168 * t166 * t17;
-    let front_right_slice0_local_inertia_com_11 = t15 + t17 * t167 * t167;
-    let front_right_slice0_local_inertia_com_12 = t168 * t17 * t167;
-    let front_right_slice0_local_inertia_com_22 = t15 + t168 * t168 * t17;
+    let front_right_slice0_local_inertia_com_00 = t14 + t165 * t165 * t16;
+    let t166 = 0.06943184420297371 * front_right_slice0_bend_c1 * front_right_bend_y;
+    let front_right_slice0_local_inertia_com_01 = t165 * t16 * t166;
+    let t167 = 0.06943184420297371 * front_right_bend_z * front_right_slice0_bend_c1;
+    let front_right_slice0_local_inertia_com_02 = t167 * t165 * t16;
+    let front_right_slice0_local_inertia_com_11 = t14 + t16 * t166 * t166;
+    let front_right_slice0_local_inertia_com_12 = t167 * t16 * t166;
+    let front_right_slice0_local_inertia_com_22 = t14 + t167 * t167 * t16;
     let front_right_slice0_local_inertia_h_x = front_right_slice0_local_com_x
         * head_slice0_mass;
     let front_right_slice0_local_inertia_h_y = front_right_slice0_local_com_y
         * head_slice0_mass;
     let front_right_slice0_local_inertia_h_z = head_slice0_mass
         * front_right_slice0_local_com_z;
-    let t169 = front_right_slice0_local_com_x * front_right_slice0_local_com_x;
-    let t170 = front_right_slice0_local_com_y * front_right_slice0_local_com_y;
-    let t171 = front_right_slice0_local_com_z * front_right_slice0_local_com_z;
-    let front_right_slice0_local_inertia_i_00 = (t169 + t170 + t171
+    let t168 = front_right_slice0_local_com_x * front_right_slice0_local_com_x;
+    let t169 = front_right_slice0_local_com_y * front_right_slice0_local_com_y;
+    let t170 = front_right_slice0_local_com_z * front_right_slice0_local_com_z;
+    let front_right_slice0_local_inertia_i_00 = (t168 + t169 + t170
         - front_right_slice0_local_com_x * front_right_slice0_local_com_x)
         * head_slice0_mass + front_right_slice0_local_inertia_com_00;
     let front_right_slice0_local_inertia_i_01 = front_right_slice0_local_inertia_com_01
@@ -2770,20 +2768,20 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - front_right_slice0_local_com_x * head_slice0_mass
             * front_right_slice0_local_com_z;
     let front_right_slice0_local_inertia_i_11 = front_right_slice0_local_inertia_com_11
-        + (t169 + t170 + t171
+        + (t168 + t169 + t170
             - front_right_slice0_local_com_y * front_right_slice0_local_com_y)
             * head_slice0_mass;
     let front_right_slice0_local_inertia_i_12 = front_right_slice0_local_inertia_com_12
         - front_right_slice0_local_com_y * head_slice0_mass
             * front_right_slice0_local_com_z;
-    let front_right_slice0_local_inertia_i_22 = (t169 + t170 + t171
+    let front_right_slice0_local_inertia_i_22 = (t168 + t169 + t170
         - front_right_slice0_local_com_z * front_right_slice0_local_com_z)
         * head_slice0_mass + front_right_slice0_local_inertia_com_22;
     let front_right_slice1_local_com_x = 0.33000947820757187 * front_right_len
         * front_right_slice1_bend_c1;
-    let front_right_slice1_local_com_y = 0.10890625570683385 * t156
+    let front_right_slice1_local_com_y = 0.10890625570683385 * t155
         * front_right_slice1_bend_c2;
-    let front_right_slice1_local_com_z = 0.10890625570683385 * t157
+    let front_right_slice1_local_com_z = 0.10890625570683385 * t156
         * front_right_slice1_bend_c2;
     let front_right_slice1_local_len_column_v_x = 0.33000947820757187
         * front_right_slice1_bend_c1;
@@ -2794,67 +2792,67 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_right_slice1_local_bend_y_column_w_x = -(0.10890625570683385
         * front_right_bend_z * front_right_slice1_bend_c2);
     let front_right_slice1_local_bend_y_column_w_y = -(0.035940096619352636
-        * front_right_slice1_bend_c3 * t158);
+        * front_right_slice1_bend_c3 * t157);
     let front_right_slice1_local_bend_y_column_w_z = 0.33000947820757187
-        - 0.035940096619352636 * front_right_slice1_bend_c3 * t159;
-    let front_right_slice1_local_bend_y_column_v_x = (0.035940096619352636 * t156
+        - 0.035940096619352636 * front_right_slice1_bend_c3 * t158;
+    let front_right_slice1_local_bend_y_column_v_x = (0.035940096619352636 * t155
         * front_right_slice1_bend_c3
-        - 0.035940096619352636 * t156 * front_right_slice1_bend_c2)
+        - 0.035940096619352636 * t155 * front_right_slice1_bend_c2)
         - (front_right_slice1_local_bend_y_column_w_y * front_right_slice1_local_com_z
             - front_right_slice1_local_com_y
                 * front_right_slice1_local_bend_y_column_w_z);
-    let t172 = 0.10890625570683385 * front_right_len * front_right_slice1_bend_c2;
-    let front_right_slice1_local_bend_y_column_v_y = (t172
-        + 0.02372114506416456 * t161 * front_right_slice1_bend_c4
-        - 0.01186057253208228 * front_right_slice1_bend_c3 * t161)
+    let t171 = 0.10890625570683385 * front_right_len * front_right_slice1_bend_c2;
+    let front_right_slice1_local_bend_y_column_v_y = (t171
+        + 0.02372114506416456 * t160 * front_right_slice1_bend_c4
+        - 0.01186057253208228 * front_right_slice1_bend_c3 * t160)
         - (front_right_slice1_local_com_x * front_right_slice1_local_bend_y_column_w_z
             - front_right_slice1_local_bend_y_column_w_x
                 * front_right_slice1_local_com_z);
-    let t173 = 0.02372114506416456 * t163 * front_right_slice1_bend_c4
-        - 0.01186057253208228 * front_right_slice1_bend_c3 * t163;
-    let front_right_slice1_local_bend_y_column_v_z = t173
+    let t172 = 0.02372114506416456 * t162 * front_right_slice1_bend_c4
+        - 0.01186057253208228 * front_right_slice1_bend_c3 * t162;
+    let front_right_slice1_local_bend_y_column_v_z = t172
         - (front_right_slice1_local_bend_y_column_w_x * front_right_slice1_local_com_y
             - front_right_slice1_local_bend_y_column_w_y
                 * front_right_slice1_local_com_x);
     let front_right_slice1_local_bend_z_column_w_y = 0.035940096619352636
-        * front_right_slice1_bend_c3 * t160 - 0.33000947820757187;
+        * front_right_slice1_bend_c3 * t159 - 0.33000947820757187;
     let front_right_slice1_local_bend_z_column_w_z = 0.035940096619352636
-        * front_right_slice1_bend_c3 * t158;
+        * front_right_slice1_bend_c3 * t157;
     let front_right_slice1_local_bend_z_column_v_x = (0.035940096619352636
-        * front_right_slice1_bend_c3 * t157
-        - 0.035940096619352636 * t157 * front_right_slice1_bend_c2)
+        * front_right_slice1_bend_c3 * t156
+        - 0.035940096619352636 * t156 * front_right_slice1_bend_c2)
         - (front_right_slice1_local_com_z * front_right_slice1_local_bend_z_column_w_y
             - front_right_slice1_local_com_y
                 * front_right_slice1_local_bend_z_column_w_z);
-    let front_right_slice1_local_bend_z_column_v_y = t173
+    let front_right_slice1_local_bend_z_column_v_y = t172
         - (front_right_slice1_local_com_x * front_right_slice1_local_bend_z_column_w_z
             - front_right_slice1_local_com_z * front_right_slice1_local_len_column_v_y);
-    let front_right_slice1_local_bend_z_column_v_z = (t172
-        + 0.02372114506416456 * t165 * front_right_slice1_bend_c4
-        - 0.01186057253208228 * front_right_slice1_bend_c3 * t165)
+    let front_right_slice1_local_bend_z_column_v_z = (t171
+        + 0.02372114506416456 * t164 * front_right_slice1_bend_c4
+        - 0.01186057253208228 * front_right_slice1_bend_c3 * t164)
         - (front_right_slice1_local_len_column_v_y * front_right_slice1_local_com_y
             - front_right_slice1_local_com_x
                 * front_right_slice1_local_bend_z_column_w_y);
-    let t174 = 1.0
+    let t173 = 1.0
         - 0.10890625570683385 * front_right_bend_squared * front_right_slice1_bend_c2;
-    let front_right_slice1_local_inertia_com_00 = t25 * t174 * t174 + t27;
-    let t175 = 0.33000947820757187 * front_right_slice1_bend_c1 * front_right_bend_y;
-    let front_right_slice1_local_inertia_com_01 = t25 * t174 * t175;
-    let t176 = 0.33000947820757187 * front_right_bend_z * front_right_slice1_bend_c1;
-    let front_right_slice1_local_inertia_com_02 = t25 * t174 * t176;
-    let front_right_slice1_local_inertia_com_11 = t27 + t25 * t175 * t175;
-    let front_right_slice1_local_inertia_com_12 = t25 * t176 * t175;
-    let front_right_slice1_local_inertia_com_22 = t25 * t176 * t176 + t27;
+    let front_right_slice1_local_inertia_com_00 = t24 * t173 * t173 + t26;
+    let t174 = 0.33000947820757187 * front_right_slice1_bend_c1 * front_right_bend_y;
+    let front_right_slice1_local_inertia_com_01 = t24 * t173 * t174;
+    let t175 = 0.33000947820757187 * front_right_bend_z * front_right_slice1_bend_c1;
+    let front_right_slice1_local_inertia_com_02 = t24 * t173 * t175;
+    let front_right_slice1_local_inertia_com_11 = t26 + t24 * t174 * t174;
+    let front_right_slice1_local_inertia_com_12 = t24 * t175 * t174;
+    let front_right_slice1_local_inertia_com_22 = t24 * t175 * t175 + t26;
     let front_right_slice1_local_inertia_h_x = front_right_slice1_local_com_x
         * head_slice1_mass;
     let front_right_slice1_local_inertia_h_y = front_right_slice1_local_com_y
         * head_slice1_mass;
     let front_right_slice1_local_inertia_h_z = front_right_slice1_local_com_z
         * head_slice1_mass;
-    let t177 = front_right_slice1_local_com_z * front_right_slice1_local_com_z;
-    let t178 = front_right_slice1_local_com_y * front_right_slice1_local_com_y;
-    let t179 = front_right_slice1_local_com_x * front_right_slice1_local_com_x;
-    let front_right_slice1_local_inertia_i_00 = (t177 + t178 + t179
+    let t176 = front_right_slice1_local_com_z * front_right_slice1_local_com_z;
+    let t177 = front_right_slice1_local_com_y * front_right_slice1_local_com_y;
+    let t178 = front_right_slice1_local_com_x * front_right_slice1_local_com_x;
+    let front_right_slice1_local_inertia_i_00 = (t176 + t177 + t178
         - front_right_slice1_local_com_x * front_right_slice1_local_com_x)
         * head_slice1_mass + front_right_slice1_local_inertia_com_00;
     let front_right_slice1_local_inertia_i_01 = front_right_slice1_local_inertia_com_01
@@ -2864,21 +2862,21 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - front_right_slice1_local_com_z * front_right_slice1_local_com_x
             * head_slice1_mass;
     let front_right_slice1_local_inertia_i_11 = front_right_slice1_local_inertia_com_11
-        + (t177 + t178 + t179
+        + (t176 + t177 + t178
             - front_right_slice1_local_com_y * front_right_slice1_local_com_y)
             * head_slice1_mass;
     let front_right_slice1_local_inertia_i_12 = front_right_slice1_local_inertia_com_12
         - front_right_slice1_local_com_z * front_right_slice1_local_com_y
             * head_slice1_mass;
     let front_right_slice1_local_inertia_i_22 = front_right_slice1_local_inertia_com_22
-        + (t177 + t178 + t179
+        + (t176 + t177 + t178
             - front_right_slice1_local_com_z * front_right_slice1_local_com_z)
             * head_slice1_mass;
     let front_right_slice2_local_com_x = 0.6699905217924281 * front_right_len
         * front_right_slice2_bend_c1;
-    let front_right_slice2_local_com_y = 0.44888729929169013 * t156
+    let front_right_slice2_local_com_y = 0.44888729929169013 * t155
         * front_right_slice2_bend_c2;
-    let front_right_slice2_local_com_z = 0.44888729929169013 * t157
+    let front_right_slice2_local_com_z = 0.44888729929169013 * t156
         * front_right_slice2_bend_c2;
     let front_right_slice2_local_len_column_v_x = 0.6699905217924281
         * front_right_slice2_bend_c1;
@@ -2888,69 +2886,69 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * front_right_bend_z * front_right_slice2_bend_c2;
     let front_right_slice2_local_bend_y_column_w_x = -(0.44888729929169013
         * front_right_bend_z * front_right_slice2_bend_c2);
-    let front_right_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t158
+    let front_right_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t157
         * front_right_slice2_bend_c3);
     let front_right_slice2_local_bend_y_column_w_z = 0.6699905217924281
-        - 0.3007502358784333 * front_right_slice2_bend_c3 * t159;
-    let front_right_slice2_local_bend_y_column_v_x = (0.3007502358784333 * t156
+        - 0.3007502358784333 * front_right_slice2_bend_c3 * t158;
+    let front_right_slice2_local_bend_y_column_v_x = (0.3007502358784333 * t155
         * front_right_slice2_bend_c3
-        - 0.3007502358784333 * t156 * front_right_slice2_bend_c2)
+        - 0.3007502358784333 * t155 * front_right_slice2_bend_c2)
         - (front_right_slice2_local_bend_y_column_w_y * front_right_slice2_local_com_z
             - front_right_slice2_local_bend_y_column_w_z
                 * front_right_slice2_local_com_y);
-    let t180 = 0.44888729929169013 * front_right_len * front_right_slice2_bend_c2;
-    let front_right_slice2_local_bend_y_column_v_y = (t180
-        + 0.4029996149307748 * front_right_slice2_bend_c4 * t161
-        - 0.2014998074653874 * t161 * front_right_slice2_bend_c3)
+    let t179 = 0.44888729929169013 * front_right_len * front_right_slice2_bend_c2;
+    let front_right_slice2_local_bend_y_column_v_y = (t179
+        + 0.4029996149307748 * front_right_slice2_bend_c4 * t160
+        - 0.2014998074653874 * t160 * front_right_slice2_bend_c3)
         - (front_right_slice2_local_com_x * front_right_slice2_local_bend_y_column_w_z
             - front_right_slice2_local_bend_y_column_w_x
                 * front_right_slice2_local_com_z);
-    let t181 = 0.4029996149307748 * front_right_slice2_bend_c4 * t163
-        - 0.2014998074653874 * t163 * front_right_slice2_bend_c3;
-    let front_right_slice2_local_bend_y_column_v_z = t181
+    let t180 = 0.4029996149307748 * front_right_slice2_bend_c4 * t162
+        - 0.2014998074653874 * t162 * front_right_slice2_bend_c3;
+    let front_right_slice2_local_bend_y_column_v_z = t180
         - (front_right_slice2_local_bend_y_column_w_x * front_right_slice2_local_com_y
             - front_right_slice2_local_com_x
                 * front_right_slice2_local_bend_y_column_w_y);
-    let front_right_slice2_local_bend_z_column_w_y = 0.3007502358784333 * t160
+    let front_right_slice2_local_bend_z_column_w_y = 0.3007502358784333 * t159
         * front_right_slice2_bend_c3 - 0.6699905217924281;
-    let front_right_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t158
+    let front_right_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t157
         * front_right_slice2_bend_c3;
-    let front_right_slice2_local_bend_z_column_v_x = (0.3007502358784333 * t157
+    let front_right_slice2_local_bend_z_column_v_x = (0.3007502358784333 * t156
         * front_right_slice2_bend_c3
-        - 0.3007502358784333 * t157 * front_right_slice2_bend_c2)
+        - 0.3007502358784333 * t156 * front_right_slice2_bend_c2)
         - (front_right_slice2_local_bend_z_column_w_y * front_right_slice2_local_com_z
             - front_right_slice2_local_com_y
                 * front_right_slice2_local_bend_z_column_w_z);
-    let front_right_slice2_local_bend_z_column_v_y = t181
+    let front_right_slice2_local_bend_z_column_v_y = t180
         - (front_right_slice2_local_com_x * front_right_slice2_local_bend_z_column_w_z
             - front_right_slice2_local_len_column_v_y * front_right_slice2_local_com_z);
-    let front_right_slice2_local_bend_z_column_v_z = (t180
-        + 0.4029996149307748 * t165 * front_right_slice2_bend_c4
-        - 0.2014998074653874 * t165 * front_right_slice2_bend_c3)
+    let front_right_slice2_local_bend_z_column_v_z = (t179
+        + 0.4029996149307748 * t164 * front_right_slice2_bend_c4
+        - 0.2014998074653874 * t164 * front_right_slice2_bend_c3)
         - (front_right_slice2_local_len_column_v_y * front_right_slice2_local_com_y
             - front_right_slice2_local_com_x
                 * front_right_slice2_local_bend_z_column_w_y);
-    let t182 = 1.0
+    let t181 = 1.0
         - 0.44888729929169013 * front_right_bend_squared * front_right_slice2_bend_c2;
-    let front_right_slice2_local_inertia_com_00 = t27 + t25 * t182 * t182;
-    let t183 = 0.6699905217924281 * front_right_slice2_bend_c1 * front_right_bend_y;
-    let front_right_slice2_local_inertia_com_01 = t25 * t183 * t182;
-    let t184 = 0.6699905217924281 * front_right_slice2_bend_c1 * front_right_bend_z;
-    let front_right_slice2_local_inertia_com_02 = t184 * t25 * t182;
-    let front_right_slice2_local_inertia_com_11 = t25 * t183 * t183 + t27;
-    let front_right_slice2_local_inertia_com_12 = t184 * t25 * t183;
-    let front_right_slice2_local_inertia_com_22 = t27 + t184 * t184 * t25;
+    let front_right_slice2_local_inertia_com_00 = t26 + t24 * t181 * t181;
+    let t182 = 0.6699905217924281 * front_right_slice2_bend_c1 * front_right_bend_y;
+    let front_right_slice2_local_inertia_com_01 = t24 * t182 * t181;
+    let t183 = 0.6699905217924281 * front_right_slice2_bend_c1 * front_right_bend_z;
+    let front_right_slice2_local_inertia_com_02 = t183 * t24 * t181;
+    let front_right_slice2_local_inertia_com_11 = t24 * t182 * t182 + t26;
+    let front_right_slice2_local_inertia_com_12 = t183 * t24 * t182;
+    let front_right_slice2_local_inertia_com_22 = t26 + t183 * t183 * t24;
     let front_right_slice2_local_inertia_h_x = front_right_slice2_local_com_x
         * head_slice1_mass;
     let front_right_slice2_local_inertia_h_y = front_right_slice2_local_com_y
         * head_slice1_mass;
     let front_right_slice2_local_inertia_h_z = front_right_slice2_local_com_z
         * head_slice1_mass;
-    let t185 = front_right_slice2_local_com_x * front_right_slice2_local_com_x;
-    let t186 = front_right_slice2_local_com_y * front_right_slice2_local_com_y;
-    let t187 = front_right_slice2_local_com_z * front_right_slice2_local_com_z;
+    let t184 = front_right_slice2_local_com_x * front_right_slice2_local_com_x;
+    let t185 = front_right_slice2_local_com_y * front_right_slice2_local_com_y;
+    let t186 = front_right_slice2_local_com_z * front_right_slice2_local_com_z;
     let front_right_slice2_local_inertia_i_00 = front_right_slice2_local_inertia_com_00
-        + (t185 + t186 + t187
+        + (t184 + t185 + t186
             - front_right_slice2_local_com_x * front_right_slice2_local_com_x)
             * head_slice1_mass;
     let front_right_slice2_local_inertia_i_01 = front_right_slice2_local_inertia_com_01
@@ -2959,21 +2957,21 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_right_slice2_local_inertia_i_02 = front_right_slice2_local_inertia_com_02
         - front_right_slice2_local_com_x * front_right_slice2_local_com_z
             * head_slice1_mass;
-    let front_right_slice2_local_inertia_i_11 = (t185 + t186 + t187
+    let front_right_slice2_local_inertia_i_11 = (t184 + t185 + t186
         - front_right_slice2_local_com_y * front_right_slice2_local_com_y)
         * head_slice1_mass + front_right_slice2_local_inertia_com_11;
     let front_right_slice2_local_inertia_i_12 = front_right_slice2_local_inertia_com_12
         - front_right_slice2_local_com_z * front_right_slice2_local_com_y
             * head_slice1_mass;
-    let front_right_slice2_local_inertia_i_22 = (t185 + t186 + t187
+    let front_right_slice2_local_inertia_i_22 = (t184 + t185 + t186
         - front_right_slice2_local_com_z * front_right_slice2_local_com_z)
         * head_slice1_mass + front_right_slice2_local_inertia_com_22;
     let front_right_slice3_local_com_x = 0.9305681557970262 * front_right_slice3_bend_c1
         * front_right_len;
     let front_right_slice3_local_com_y = 0.8659570925834785 * front_right_slice3_bend_c2
-        * t156;
+        * t155;
     let front_right_slice3_local_com_z = 0.8659570925834785 * front_right_slice3_bend_c2
-        * t157;
+        * t156;
     let front_right_slice3_local_len_column_v_x = 0.9305681557970262
         * front_right_slice3_bend_c1;
     let front_right_slice3_local_len_column_v_y = 0.8659570925834785
@@ -2983,68 +2981,68 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_right_slice3_local_bend_y_column_w_x = -(0.8659570925834785
         * front_right_slice3_bend_c2 * front_right_bend_z);
     let front_right_slice3_local_bend_y_column_w_y = -(0.8058320946447624
-        * front_right_slice3_bend_c3 * t158);
+        * front_right_slice3_bend_c3 * t157);
     let front_right_slice3_local_bend_y_column_w_z = 0.9305681557970262
-        - 0.8058320946447624 * front_right_slice3_bend_c3 * t159;
-    let front_right_slice3_local_bend_y_column_v_x = (0.8058320946447624 * t156
+        - 0.8058320946447624 * front_right_slice3_bend_c3 * t158;
+    let front_right_slice3_local_bend_y_column_v_x = (0.8058320946447624 * t155
         * front_right_slice3_bend_c3
-        - 0.8058320946447624 * front_right_slice3_bend_c2 * t156)
+        - 0.8058320946447624 * front_right_slice3_bend_c2 * t155)
         - (front_right_slice3_local_com_z * front_right_slice3_local_bend_y_column_w_y
             - front_right_slice3_local_bend_y_column_w_z
                 * front_right_slice3_local_com_y);
-    let t188 = 0.8659570925834785 * front_right_slice3_bend_c2 * front_right_len;
-    let front_right_slice3_local_bend_y_column_v_y = (t188
-        + 1.4997633723912625 * front_right_slice3_bend_c4 * t161
-        - 0.7498816861956312 * front_right_slice3_bend_c3 * t161)
+    let t187 = 0.8659570925834785 * front_right_slice3_bend_c2 * front_right_len;
+    let front_right_slice3_local_bend_y_column_v_y = (t187
+        + 1.4997633723912625 * front_right_slice3_bend_c4 * t160
+        - 0.7498816861956312 * front_right_slice3_bend_c3 * t160)
         - (front_right_slice3_local_com_x * front_right_slice3_local_bend_y_column_w_z
             - front_right_slice3_local_com_z
                 * front_right_slice3_local_bend_y_column_w_x);
-    let t189 = 1.4997633723912625 * front_right_slice3_bend_c4 * t163
-        - 0.7498816861956312 * front_right_slice3_bend_c3 * t163;
-    let front_right_slice3_local_bend_y_column_v_z = t189
+    let t188 = 1.4997633723912625 * front_right_slice3_bend_c4 * t162
+        - 0.7498816861956312 * front_right_slice3_bend_c3 * t162;
+    let front_right_slice3_local_bend_y_column_v_z = t188
         - (front_right_slice3_local_com_y * front_right_slice3_local_bend_y_column_w_x
             - front_right_slice3_local_com_x
                 * front_right_slice3_local_bend_y_column_w_y);
     let front_right_slice3_local_bend_z_column_w_y = 0.8058320946447624
-        * front_right_slice3_bend_c3 * t160 - 0.9305681557970262;
+        * front_right_slice3_bend_c3 * t159 - 0.9305681557970262;
     let front_right_slice3_local_bend_z_column_w_z = 0.8058320946447624
-        * front_right_slice3_bend_c3 * t158;
+        * front_right_slice3_bend_c3 * t157;
     let front_right_slice3_local_bend_z_column_v_x = (0.8058320946447624
-        * front_right_slice3_bend_c3 * t157
-        - 0.8058320946447624 * front_right_slice3_bend_c2 * t157)
+        * front_right_slice3_bend_c3 * t156
+        - 0.8058320946447624 * front_right_slice3_bend_c2 * t156)
         - (front_right_slice3_local_bend_z_column_w_y * front_right_slice3_local_com_z
             - front_right_slice3_local_bend_z_column_w_z
                 * front_right_slice3_local_com_y);
-    let front_right_slice3_local_bend_z_column_v_y = t189
+    let front_right_slice3_local_bend_z_column_v_y = t188
         - (front_right_slice3_local_com_x * front_right_slice3_local_bend_z_column_w_z
             - front_right_slice3_local_com_z * front_right_slice3_local_len_column_v_y);
-    let front_right_slice3_local_bend_z_column_v_z = (1.4997633723912625 * t165
-        * front_right_slice3_bend_c4 + t188
-        - 0.7498816861956312 * front_right_slice3_bend_c3 * t165)
+    let front_right_slice3_local_bend_z_column_v_z = (1.4997633723912625 * t164
+        * front_right_slice3_bend_c4 + t187
+        - 0.7498816861956312 * front_right_slice3_bend_c3 * t164)
         - (front_right_slice3_local_len_column_v_y * front_right_slice3_local_com_y
             - front_right_slice3_local_com_x
                 * front_right_slice3_local_bend_z_column_w_y);
-    let t190 = 1.0
+    let t189 = 1.0
         - 0.8659570925834785 * front_right_slice3_bend_c2 * front_right_bend_squared;
-    let front_right_slice3_local_inertia_com_00 = t15 + t190 * t190 * t17;
-    let t191 = 0.9305681557970262 * front_right_slice3_bend_c1 * front_right_bend_y;
-    let front_right_slice3_local_inertia_com_01 = t190 * t17 * t191;
-    let t192 = 0.9305681557970262 * front_right_slice3_bend_c1 * front_right_bend_z;
-    let front_right_slice3_local_inertia_com_02 = t190 * t17 * t192;
-    let front_right_slice3_local_inertia_com_11 = t15 + t17 * t191 * t191;
-    let front_right_slice3_local_inertia_com_12 = t17 * t192 * t191;
-    let front_right_slice3_local_inertia_com_22 = t15 + t17 * t192 * t192;
+    let front_right_slice3_local_inertia_com_00 = t14 + t189 * t189 * t16;
+    let t190 = 0.9305681557970262 * front_right_slice3_bend_c1 * front_right_bend_y;
+    let front_right_slice3_local_inertia_com_01 = t189 * t16 * t190;
+    let t191 = 0.9305681557970262 * front_right_slice3_bend_c1 * front_right_bend_z;
+    let front_right_slice3_local_inertia_com_02 = t189 * t16 * t191;
+    let front_right_slice3_local_inertia_com_11 = t14 + t16 * t190 * t190;
+    let front_right_slice3_local_inertia_com_12 = t16 * t191 * t190;
+    let front_right_slice3_local_inertia_com_22 = t14 + t16 * t191 * t191;
     let front_right_slice3_local_inertia_h_x = front_right_slice3_local_com_x
         * head_slice0_mass;
     let front_right_slice3_local_inertia_h_y = front_right_slice3_local_com_y
         * head_slice0_mass;
     let front_right_slice3_local_inertia_h_z = front_right_slice3_local_com_z
         * head_slice0_mass;
-    let t193 = front_right_slice3_local_com_x * front_right_slice3_local_com_x;
-    let t194 = front_right_slice3_local_com_z * front_right_slice3_local_com_z;
-    let t195 = front_right_slice3_local_com_y * front_right_slice3_local_com_y;
+    let t192 = front_right_slice3_local_com_x * front_right_slice3_local_com_x;
+    let t193 = front_right_slice3_local_com_z * front_right_slice3_local_com_z;
+    let t194 = front_right_slice3_local_com_y * front_right_slice3_local_com_y;
     let front_right_slice3_local_inertia_i_00 = head_slice0_mass
-        * (t193 + t194 + t195
+        * (t192 + t193 + t194
             - front_right_slice3_local_com_x * front_right_slice3_local_com_x)
         + front_right_slice3_local_inertia_com_00;
     let front_right_slice3_local_inertia_i_01 = front_right_slice3_local_inertia_com_01
@@ -3053,13 +3051,13 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_right_slice3_local_inertia_i_02 = front_right_slice3_local_inertia_com_02
         - front_right_slice3_local_com_x * front_right_slice3_local_com_z
             * head_slice0_mass;
-    let front_right_slice3_local_inertia_i_11 = (t193 + t194 + t195
+    let front_right_slice3_local_inertia_i_11 = (t192 + t193 + t194
         - front_right_slice3_local_com_y * front_right_slice3_local_com_y)
         * head_slice0_mass + front_right_slice3_local_inertia_com_11;
     let front_right_slice3_local_inertia_i_12 = front_right_slice3_local_inertia_com_12
         - front_right_slice3_local_com_z * front_right_slice3_local_com_y
             * head_slice0_mass;
-    let front_right_slice3_local_inertia_i_22 = (t193 + t194 + t195
+    let front_right_slice3_local_inertia_i_22 = (t192 + t193 + t194
         - front_right_slice3_local_com_z * front_right_slice3_local_com_z)
         * head_slice0_mass + front_right_slice3_local_inertia_com_22;
     let front_right_slices_local_inertia_h_x = front_right_slice0_local_inertia_h_x
@@ -3089,75 +3087,75 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_right_slices_local_inertia_i_22 = front_right_slice2_local_inertia_i_22
         + front_right_slice3_local_inertia_i_22 + front_right_slice0_local_inertia_i_22
         + front_right_slice1_local_inertia_i_22;
-    let t196 = front_right_slices_local_inertia_h_x * front_right_rotation_00;
-    let t197 = front_right_slices_local_inertia_h_y * front_right_rotation_01;
-    let t198 = front_right_rotation_02 * front_right_slices_local_inertia_h_z;
+    let t195 = front_right_slices_local_inertia_h_x * front_right_rotation_00;
+    let t196 = front_right_slices_local_inertia_h_y * front_right_rotation_01;
+    let t197 = front_right_rotation_02 * front_right_slices_local_inertia_h_z;
     let front_right_slices_inertia_h_x = front_right_position_x
-        * head_slices_local_inertia_m + t196 + t197 + t198;
-    let t199 = front_right_rotation_12 * front_right_slices_local_inertia_h_z;
-    let t200 = front_right_slices_local_inertia_h_x * front_right_rotation_10;
-    let t201 = front_right_slices_local_inertia_h_y * front_right_rotation_11;
-    let front_right_slices_inertia_h_y = t199
-        + head_slices_local_inertia_m * front_right_position_y + t200 + t201;
-    let t202 = front_right_slices_local_inertia_h_x * front_right_rotation_20;
-    let t203 = front_right_rotation_21 * front_right_slices_local_inertia_h_y;
-    let t204 = front_right_rotation_22 * front_right_slices_local_inertia_h_z;
+        * head_slices_local_inertia_m + t195 + t196 + t197;
+    let t198 = front_right_rotation_12 * front_right_slices_local_inertia_h_z;
+    let t199 = front_right_slices_local_inertia_h_x * front_right_rotation_10;
+    let t200 = front_right_slices_local_inertia_h_y * front_right_rotation_11;
+    let front_right_slices_inertia_h_y = t198
+        + head_slices_local_inertia_m * front_right_position_y + t199 + t200;
+    let t201 = front_right_slices_local_inertia_h_x * front_right_rotation_20;
+    let t202 = front_right_rotation_21 * front_right_slices_local_inertia_h_y;
+    let t203 = front_right_rotation_22 * front_right_slices_local_inertia_h_z;
     let front_right_slices_inertia_h_z = head_slices_local_inertia_m
-        * front_right_position_z + t202 + t203 + t204;
-    let t205 = head_slices_local_inertia_m
+        * front_right_position_z + t201 + t202 + t203;
+    let t204 = head_slices_local_inertia_m
         * (front_right_position_y * front_right_position_y
             + front_right_position_z * front_right_position_z
             + front_right_position_x * front_right_position_x);
-    let t206 = front_right_slices_local_inertia_i_12 * front_right_rotation_02
+    let t205 = front_right_slices_local_inertia_i_12 * front_right_rotation_02
         + front_right_slices_local_inertia_i_11 * front_right_rotation_01
         + front_right_slices_local_inertia_i_01 * front_right_rotation_00;
-    let t207 = front_right_slices_local_inertia_i_12 * front_right_rotation_01
+    let t206 = front_right_slices_local_inertia_i_12 * front_right_rotation_01
         + front_right_rotation_00 * front_right_slices_local_inertia_i_02
         + front_right_slices_local_inertia_i_22 * front_right_rotation_02;
-    let t208 = t196 + t197 + t198;
-    let t209 = front_right_position_x * t208;
-    let t210 = front_right_slices_local_inertia_i_01 * front_right_rotation_01
+    let t207 = t195 + t196 + t197;
+    let t208 = front_right_position_x * t207;
+    let t209 = front_right_slices_local_inertia_i_01 * front_right_rotation_01
         + front_right_rotation_02 * front_right_slices_local_inertia_i_02
         + front_right_slices_local_inertia_i_00 * front_right_rotation_00;
-    let t211 = t199 + t200 + t201;
-    let t212 = front_right_position_y * t211;
-    let t213 = t202 + t203 + t204;
-    let t214 = front_right_position_z * t213;
-    let t215 = 2.0 * (t212 + t209 + t214);
-    let front_right_slices_inertia_i_00 = t205 + t206 * front_right_rotation_01
-        + t207 * front_right_rotation_02 + front_right_rotation_00 * t210 + t215
-        - (t209 + t209
+    let t210 = t198 + t199 + t200;
+    let t211 = front_right_position_y * t210;
+    let t212 = t201 + t202 + t203;
+    let t213 = front_right_position_z * t212;
+    let t214 = 2.0 * (t211 + t208 + t213);
+    let front_right_slices_inertia_i_00 = t204 + t205 * front_right_rotation_01
+        + t206 * front_right_rotation_02 + front_right_rotation_00 * t209 + t214
+        - (t208 + t208
             + front_right_position_x * front_right_position_x
                 * head_slices_local_inertia_m);
-    let front_right_slices_inertia_i_01 = t206 * front_right_rotation_11
-        + front_right_rotation_10 * t210 + t207 * front_right_rotation_12
-        - (t208 * front_right_position_y
+    let front_right_slices_inertia_i_01 = t205 * front_right_rotation_11
+        + front_right_rotation_10 * t209 + t206 * front_right_rotation_12
+        - (t207 * front_right_position_y
             + front_right_position_x * head_slices_local_inertia_m
-                * front_right_position_y + front_right_position_x * t211);
-    let front_right_slices_inertia_i_02 = front_right_rotation_20 * t210
-        + front_right_rotation_21 * t206 + t207 * front_right_rotation_22
+                * front_right_position_y + front_right_position_x * t210);
+    let front_right_slices_inertia_i_02 = front_right_rotation_20 * t209
+        + front_right_rotation_21 * t205 + t206 * front_right_rotation_22
         - (front_right_position_x * head_slices_local_inertia_m * front_right_position_z
-            + t208 * front_right_position_z + front_right_position_x * t213);
-    let t216 = front_right_slices_local_inertia_i_11 * front_right_rotation_11
+            + t207 * front_right_position_z + front_right_position_x * t212);
+    let t215 = front_right_slices_local_inertia_i_11 * front_right_rotation_11
         + front_right_rotation_10 * front_right_slices_local_inertia_i_01
         + front_right_slices_local_inertia_i_12 * front_right_rotation_12;
-    let t217 = front_right_rotation_10 * front_right_slices_local_inertia_i_02
+    let t216 = front_right_rotation_10 * front_right_slices_local_inertia_i_02
         + front_right_slices_local_inertia_i_22 * front_right_rotation_12
         + front_right_slices_local_inertia_i_12 * front_right_rotation_11;
-    let t218 = front_right_rotation_12 * front_right_slices_local_inertia_i_02
+    let t217 = front_right_rotation_12 * front_right_slices_local_inertia_i_02
         + front_right_slices_local_inertia_i_01 * front_right_rotation_11
         + front_right_slices_local_inertia_i_00 * front_right_rotation_10;
-    let front_right_slices_inertia_i_11 = t205 + t216 * front_right_rotation_11
-        + t217 * front_right_rotation_12 + t218 * front_right_rotation_10 + t215
-        - (t212 + t212
+    let front_right_slices_inertia_i_11 = t204 + t215 * front_right_rotation_11
+        + t216 * front_right_rotation_12 + t217 * front_right_rotation_10 + t214
+        - (t211 + t211
             + head_slices_local_inertia_m * front_right_position_y
                 * front_right_position_y);
-    let front_right_slices_inertia_i_12 = t218 * front_right_rotation_20
-        + front_right_rotation_21 * t216 + t217 * front_right_rotation_22
-        - (t211 * front_right_position_z
+    let front_right_slices_inertia_i_12 = t217 * front_right_rotation_20
+        + front_right_rotation_21 * t215 + t216 * front_right_rotation_22
+        - (t210 * front_right_position_z
             + head_slices_local_inertia_m * front_right_position_y
-                * front_right_position_z + front_right_position_y * t213);
-    let front_right_slices_inertia_i_22 = t205
+                * front_right_position_z + front_right_position_y * t212);
+    let front_right_slices_inertia_i_22 = t204
         + (front_right_slices_local_inertia_i_00 * front_right_rotation_20
             + front_right_rotation_22 * front_right_slices_local_inertia_i_02
             + front_right_rotation_21 * front_right_slices_local_inertia_i_01)
@@ -3169,38 +3167,34 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + (front_right_rotation_20 * front_right_slices_local_inertia_i_02
             + front_right_rotation_21 * front_right_slices_local_inertia_i_12
             + front_right_slices_local_inertia_i_22 * front_right_rotation_22)
-            * front_right_rotation_22 + t215
+            * front_right_rotation_22 + t214
         - (head_slices_local_inertia_m * front_right_position_z * front_right_position_z
-            + t214 + t214);
-    let front_left_rotation_00 = 0.816496580927726 * base_roll_rotation_01 + t144 + t72;
-    let front_left_rotation_01 = t145 - 0.8660254037844387 * base_pitch_rotation_00;
-    let front_left_rotation_02 = t146 + t73 + 0.2886751345948129 * base_roll_rotation_01;
-    let front_left_rotation_10 = t147 + t74 + 0.816496580927726 * base_roll_rotation_11;
-    let front_left_rotation_11 = t148 - 0.8660254037844387 * base_pitch_rotation_10;
-    let front_left_rotation_12 = 0.2886751345948129 * base_roll_rotation_11 + t75 + t149;
-    let front_left_rotation_20 = t150 + 0.816496580927726 * base_roll_rotation_21 + t76;
-    let front_left_rotation_21 = t151 - 0.8660254037844387 * base_pitch_rotation_20;
-    let front_left_rotation_22 = t77 + t152 + 0.2886751345948129 * base_roll_rotation_21;
+            + t213 + t213);
+    let front_left_rotation_00 = 0.816496580927726 * base_roll_rotation_01 + t143 + t71;
+    let front_left_rotation_01 = t144 - 0.8660254037844387 * base_pitch_rotation_00;
+    let front_left_rotation_02 = t145 + t72 + 0.2886751345948129 * base_roll_rotation_01;
+    let front_left_rotation_10 = t146 + t73 + 0.816496580927726 * base_roll_rotation_11;
+    let front_left_rotation_11 = t147 - 0.8660254037844387 * base_pitch_rotation_10;
+    let front_left_rotation_12 = 0.2886751345948129 * base_roll_rotation_11 + t74 + t148;
+    let front_left_rotation_20 = t149 + 0.816496580927726 * base_roll_rotation_21 + t75;
+    let front_left_rotation_21 = t150 - 0.8660254037844387 * base_pitch_rotation_20;
+    let front_left_rotation_22 = t76 + t151 + 0.2886751345948129 * base_roll_rotation_21;
     let front_left_position_x = 0.816496580927726 * p.hub_radius * base_roll_rotation_01
-        + q[0] + t153 + t78;
+        + q[0] + t152 + t77;
     let front_left_position_y = q[1]
-        + 0.816496580927726 * p.hub_radius * base_roll_rotation_11 + t154 + t79;
-    let front_left_position_z = t155
-        + 0.816496580927726 * p.hub_radius * base_roll_rotation_21 + t80 + q[2];
+        + 0.816496580927726 * p.hub_radius * base_roll_rotation_11 + t153 + t78;
+    let front_left_position_z = t154
+        + 0.816496580927726 * p.hub_radius * base_roll_rotation_21 + t79 + q[2];
     let front_left_len = p.limb_length + 0.3333333333333333 * q[15]
         + 0.3333333333333333 * q[16] + 0.3333333333333333 * q[17];
     let front_left_slice0_local_com_x = 0.06943184420297371 * front_left_len
         * front_left_slice0_bend_c1;
-    let front_left_bend_y = 0.3333333333333336 * t3 * q[17]
-        + 0.33333333333333315 * q[16] * t3 - 0.6666666666666666 * t3 * q[15];
-    let t219 = front_left_len * front_left_bend_y;
+    let t218 = front_left_len * front_left_bend_y;
     let front_left_slice0_local_com_y = 0.004820780989426014 * front_left_slice0_bend_c2
-        * t219;
-    let front_left_bend_z = 0.5773502691896255 * t3 * q[17]
-        - 0.5773502691896257 * q[16] * t3;
-    let t220 = front_left_len * front_left_bend_z;
+        * t218;
+    let t219 = front_left_len * front_left_bend_z;
     let front_left_slice0_local_com_z = 0.004820780989426014 * front_left_slice0_bend_c2
-        * t220;
+        * t219;
     let front_left_slice0_local_len_column_v_x = 0.06943184420297371
         * front_left_slice0_bend_c1;
     let front_left_slice0_local_len_column_v_y = 0.004820780989426014
@@ -3209,70 +3203,70 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * front_left_slice0_bend_c2 * front_left_bend_z;
     let front_left_slice0_local_bend_y_column_w_x = -(0.004820780989426014
         * front_left_slice0_bend_c2 * front_left_bend_z);
-    let t221 = front_left_bend_y * front_left_bend_z;
+    let t220 = front_left_bend_y * front_left_bend_z;
     let front_left_slice0_local_bend_y_column_w_y = -(0.0003347157145944845
-        * front_left_slice0_bend_c3 * t221);
-    let t222 = front_left_bend_z * front_left_bend_z;
+        * front_left_slice0_bend_c3 * t220);
+    let t221 = front_left_bend_z * front_left_bend_z;
     let front_left_slice0_local_bend_y_column_w_z = 0.06943184420297371
-        - 0.0003347157145944845 * front_left_slice0_bend_c3 * t222;
+        - 0.0003347157145944845 * front_left_slice0_bend_c3 * t221;
     let front_left_slice0_local_bend_y_column_v_x = (0.0003347157145944845
-        * front_left_slice0_bend_c3 * t219
-        - 0.0003347157145944845 * front_left_slice0_bend_c2 * t219)
+        * front_left_slice0_bend_c3 * t218
+        - 0.0003347157145944845 * front_left_slice0_bend_c2 * t218)
         - (front_left_slice0_local_bend_y_column_w_y * front_left_slice0_local_com_z
             - front_left_slice0_local_com_y * front_left_slice0_local_bend_y_column_w_z);
-    let t223 = front_left_bend_y * front_left_bend_y;
-    let t224 = front_left_len * t223;
-    let t225 = 0.004820780989426014 * front_left_len * front_left_slice0_bend_c2;
-    let front_left_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t224
-        * front_left_slice0_bend_c4 + t225
-        - 0.000023239929348011262 * t224 * front_left_slice0_bend_c3)
+    let t222 = front_left_bend_y * front_left_bend_y;
+    let t223 = front_left_len * t222;
+    let t224 = 0.004820780989426014 * front_left_len * front_left_slice0_bend_c2;
+    let front_left_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t223
+        * front_left_slice0_bend_c4 + t224
+        - 0.000023239929348011262 * t223 * front_left_slice0_bend_c3)
         - (front_left_slice0_local_com_x * front_left_slice0_local_bend_y_column_w_z
             - front_left_slice0_local_bend_y_column_w_x * front_left_slice0_local_com_z);
-    let t226 = front_left_len * front_left_bend_y * front_left_bend_z;
-    let t227 = 0.000046479858696022525 * front_left_slice0_bend_c4 * t226
-        - 0.000023239929348011262 * front_left_slice0_bend_c3 * t226;
-    let front_left_slice0_local_bend_y_column_v_z = t227
+    let t225 = front_left_len * front_left_bend_y * front_left_bend_z;
+    let t226 = 0.000046479858696022525 * front_left_slice0_bend_c4 * t225
+        - 0.000023239929348011262 * front_left_slice0_bend_c3 * t225;
+    let front_left_slice0_local_bend_y_column_v_z = t226
         - (front_left_slice0_local_bend_y_column_w_x * front_left_slice0_local_com_y
             - front_left_slice0_local_bend_y_column_w_y * front_left_slice0_local_com_x);
     let front_left_slice0_local_bend_z_column_w_y = 0.0003347157145944845
-        * front_left_slice0_bend_c3 * t223 - 0.06943184420297371;
+        * front_left_slice0_bend_c3 * t222 - 0.06943184420297371;
     let front_left_slice0_local_bend_z_column_w_z = 0.0003347157145944845
-        * front_left_slice0_bend_c3 * t221;
+        * front_left_slice0_bend_c3 * t220;
     let front_left_slice0_local_bend_z_column_v_x = (0.0003347157145944845
-        * front_left_slice0_bend_c3 * t220
-        - 0.0003347157145944845 * front_left_slice0_bend_c2 * t220)
+        * front_left_slice0_bend_c3 * t219
+        - 0.0003347157145944845 * front_left_slice0_bend_c2 * t219)
         - (front_left_slice0_local_bend_z_column_w_y * front_left_slice0_local_com_z
             - front_left_slice0_local_com_y * front_left_slice0_local_bend_z_column_w_z);
-    let front_left_slice0_local_bend_z_column_v_y = t227
+    let front_left_slice0_local_bend_z_column_v_y = t226
         - (front_left_slice0_local_com_x * front_left_slice0_local_bend_z_column_w_z
             - front_left_slice0_local_len_column_v_y * front_left_slice0_local_com_z);
-    let t228 = front_left_len * t222;
+    let t227 = front_left_len * t221;
     let front_left_slice0_local_bend_z_column_v_z = (0.000046479858696022525
-        * front_left_slice0_bend_c4 * t228 + t225
-        - 0.000023239929348011262 * front_left_slice0_bend_c3 * t228)
+        * front_left_slice0_bend_c4 * t227 + t224
+        - 0.000023239929348011262 * front_left_slice0_bend_c3 * t227)
         - (front_left_slice0_local_len_column_v_y * front_left_slice0_local_com_y
             - front_left_slice0_local_bend_z_column_w_y * front_left_slice0_local_com_x);
-    let front_left_bend_squared = t223 + t222;
-    let t229 = 1.0
+    let front_left_bend_squared = t222 + t221;
+    let t228 = 1.0
         - 0.004820780989426014 * front_left_bend_squared * front_left_slice0_bend_c2;
-    let front_left_slice0_local_inertia_com_00 = t15 + t17 * t229 * t229;
-    let t230 = 0.06943184420297371 * front_left_bend_y * front_left_slice0_bend_c1;
-    let front_left_slice0_local_inertia_com_01 = t230 * t17 * t229;
-    let t231 = 0.06943184420297371 * front_left_slice0_bend_c1 * front_left_bend_z;
-    let front_left_slice0_local_inertia_com_02 = t231 * t17 * t229;
-    let front_left_slice0_local_inertia_com_11 = t15 + t230 * t230 * t17;
-    let front_left_slice0_local_inertia_com_12 = t231 * t230 * t17;
-    let front_left_slice0_local_inertia_com_22 = t15 + t231 * t231 * t17;
+    let front_left_slice0_local_inertia_com_00 = t14 + t16 * t228 * t228;
+    let t229 = 0.06943184420297371 * front_left_bend_y * front_left_slice0_bend_c1;
+    let front_left_slice0_local_inertia_com_01 = t229 * t16 * t228;
+    let t230 = 0.06943184420297371 * front_left_slice0_bend_c1 * front_left_bend_z;
+    let front_left_slice0_local_inertia_com_02 = t230 * t16 * t228;
+    let front_left_slice0_local_inertia_com_11 = t14 + t229 * t229 * t16;
+    let front_left_slice0_local_inertia_com_12 = t230 * t229 * t16;
+    let front_left_slice0_local_inertia_com_22 = t14 + t230 * t230 * t16;
     let front_left_slice0_local_inertia_h_x = front_left_slice0_local_com_x
         * head_slice0_mass;
     let front_left_slice0_local_inertia_h_y = front_left_slice0_local_com_y
         * head_slice0_mass;
     let front_left_slice0_local_inertia_h_z = front_left_slice0_local_com_z
         * head_slice0_mass;
-    let t232 = front_left_slice0_local_com_x * front_left_slice0_local_com_x;
-    let t233 = front_left_slice0_local_com_y * front_left_slice0_local_com_y;
-    let t234 = front_left_slice0_local_com_z * front_left_slice0_local_com_z;
-    let front_left_slice0_local_inertia_i_00 = (t232 + t233 + t234
+    let t231 = front_left_slice0_local_com_x * front_left_slice0_local_com_x;
+    let t232 = front_left_slice0_local_com_y * front_left_slice0_local_com_y;
+    let t233 = front_left_slice0_local_com_z * front_left_slice0_local_com_z;
+    let front_left_slice0_local_inertia_i_00 = (t231 + t232 + t233
         - front_left_slice0_local_com_x * front_left_slice0_local_com_x)
         * head_slice0_mass + front_left_slice0_local_inertia_com_00;
     let front_left_slice0_local_inertia_i_01 = front_left_slice0_local_inertia_com_01
@@ -3282,20 +3276,20 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - front_left_slice0_local_com_x * front_left_slice0_local_com_z
             * head_slice0_mass;
     let front_left_slice0_local_inertia_i_11 = head_slice0_mass
-        * (t232 + t233 + t234
+        * (t231 + t232 + t233
             - front_left_slice0_local_com_y * front_left_slice0_local_com_y)
         + front_left_slice0_local_inertia_com_11;
     let front_left_slice0_local_inertia_i_12 = front_left_slice0_local_inertia_com_12
         - front_left_slice0_local_com_y * front_left_slice0_local_com_z
             * head_slice0_mass;
-    let front_left_slice0_local_inertia_i_22 = (t232 + t233 + t234
+    let front_left_slice0_local_inertia_i_22 = (t231 + t232 + t233
         - front_left_slice0_local_com_z * front_left_slice0_local_com_z)
         * head_slice0_mass + front_left_slice0_local_inertia_com_22;
     let front_left_slice1_local_com_x = 0.33000947820757187 * front_left_len
         * front_left_slice1_bend_c1;
     let front_left_slice1_local_com_y = 0.10890625570683385 * front_left_slice1_bend_c2
-        * t219;
-    let front_left_slice1_local_com_z = 0.10890625570683385 * t220
+        * t218;
+    let front_left_slice1_local_com_z = 0.10890625570683385 * t219
         * front_left_slice1_bend_c2;
     let front_left_slice1_local_len_column_v_x = 0.33000947820757187
         * front_left_slice1_bend_c1;
@@ -3306,62 +3300,62 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_left_slice1_local_bend_y_column_w_x = -(0.10890625570683385
         * front_left_bend_z * front_left_slice1_bend_c2);
     let front_left_slice1_local_bend_y_column_w_y = -(0.035940096619352636
-        * front_left_slice1_bend_c3 * t221);
+        * front_left_slice1_bend_c3 * t220);
     let front_left_slice1_local_bend_y_column_w_z = 0.33000947820757187
-        - 0.035940096619352636 * front_left_slice1_bend_c3 * t222;
+        - 0.035940096619352636 * front_left_slice1_bend_c3 * t221;
     let front_left_slice1_local_bend_y_column_v_x = (0.035940096619352636
-        * front_left_slice1_bend_c3 * t219
-        - 0.035940096619352636 * front_left_slice1_bend_c2 * t219)
+        * front_left_slice1_bend_c3 * t218
+        - 0.035940096619352636 * front_left_slice1_bend_c2 * t218)
         - (front_left_slice1_local_bend_y_column_w_y * front_left_slice1_local_com_z
             - front_left_slice1_local_com_y * front_left_slice1_local_bend_y_column_w_z);
-    let t235 = 0.10890625570683385 * front_left_len * front_left_slice1_bend_c2;
-    let front_left_slice1_local_bend_y_column_v_y = (t235
-        + 0.02372114506416456 * t224 * front_left_slice1_bend_c4
-        - 0.01186057253208228 * t224 * front_left_slice1_bend_c3)
+    let t234 = 0.10890625570683385 * front_left_len * front_left_slice1_bend_c2;
+    let front_left_slice1_local_bend_y_column_v_y = (t234
+        + 0.02372114506416456 * t223 * front_left_slice1_bend_c4
+        - 0.01186057253208228 * t223 * front_left_slice1_bend_c3)
         - (front_left_slice1_local_bend_y_column_w_z * front_left_slice1_local_com_x
             - front_left_slice1_local_bend_y_column_w_x * front_left_slice1_local_com_z);
-    let t236 = 0.02372114506416456 * front_left_slice1_bend_c4 * t226
-        - 0.01186057253208228 * front_left_slice1_bend_c3 * t226;
-    let front_left_slice1_local_bend_y_column_v_z = t236
+    let t235 = 0.02372114506416456 * front_left_slice1_bend_c4 * t225
+        - 0.01186057253208228 * front_left_slice1_bend_c3 * t225;
+    let front_left_slice1_local_bend_y_column_v_z = t235
         - (front_left_slice1_local_com_y * front_left_slice1_local_bend_y_column_w_x
             - front_left_slice1_local_bend_y_column_w_y * front_left_slice1_local_com_x);
     let front_left_slice1_local_bend_z_column_w_y = 0.035940096619352636
-        * front_left_slice1_bend_c3 * t223 - 0.33000947820757187;
+        * front_left_slice1_bend_c3 * t222 - 0.33000947820757187;
     let front_left_slice1_local_bend_z_column_w_z = 0.035940096619352636
-        * front_left_slice1_bend_c3 * t221;
+        * front_left_slice1_bend_c3 * t220;
     let front_left_slice1_local_bend_z_column_v_x = (0.035940096619352636
-        * front_left_slice1_bend_c3 * t220
-        - 0.035940096619352636 * t220 * front_left_slice1_bend_c2)
+        * front_left_slice1_bend_c3 * t219
+        - 0.035940096619352636 * t219 * front_left_slice1_bend_c2)
         - (front_left_slice1_local_bend_z_column_w_y * front_left_slice1_local_com_z
             - front_left_slice1_local_com_y * front_left_slice1_local_bend_z_column_w_z);
-    let front_left_slice1_local_bend_z_column_v_y = t236
+    let front_left_slice1_local_bend_z_column_v_y = t235
         - (front_left_slice1_local_bend_z_column_w_z * front_left_slice1_local_com_x
             - front_left_slice1_local_len_column_v_y * front_left_slice1_local_com_z);
     let front_left_slice1_local_bend_z_column_v_z = (0.02372114506416456
-        * front_left_slice1_bend_c4 * t228 + t235
-        - 0.01186057253208228 * front_left_slice1_bend_c3 * t228)
+        * front_left_slice1_bend_c4 * t227 + t234
+        - 0.01186057253208228 * front_left_slice1_bend_c3 * t227)
         - (front_left_slice1_local_com_y * front_left_slice1_local_len_column_v_y
             - front_left_slice1_local_bend_z_column_w_y * front_left_slice1_local_com_x);
-    let t237 = 1.0
+    let t236 = 1.0
         - 0.10890625570683385 * front_left_bend_squared * front_left_slice1_bend_c2;
-    let front_left_slice1_local_inertia_com_00 = t27 + t25 * t237 * t237;
-    let t238 = 0.33000947820757187 * front_left_bend_y * front_left_slice1_bend_c1;
-    let front_left_slice1_local_inertia_com_01 = t25 * t238 * t237;
-    let t239 = 0.33000947820757187 * front_left_bend_z * front_left_slice1_bend_c1;
-    let front_left_slice1_local_inertia_com_02 = t25 * t239 * t237;
-    let front_left_slice1_local_inertia_com_11 = t25 * t238 * t238 + t27;
-    let front_left_slice1_local_inertia_com_12 = t25 * t239 * t238;
-    let front_left_slice1_local_inertia_com_22 = t25 * t239 * t239 + t27;
+    let front_left_slice1_local_inertia_com_00 = t26 + t24 * t236 * t236;
+    let t237 = 0.33000947820757187 * front_left_bend_y * front_left_slice1_bend_c1;
+    let front_left_slice1_local_inertia_com_01 = t24 * t237 * t236;
+    let t238 = 0.33000947820757187 * front_left_bend_z * front_left_slice1_bend_c1;
+    let front_left_slice1_local_inertia_com_02 = t24 * t238 * t236;
+    let front_left_slice1_local_inertia_com_11 = t24 * t237 * t237 + t26;
+    let front_left_slice1_local_inertia_com_12 = t24 * t238 * t237;
+    let front_left_slice1_local_inertia_com_22 = t24 * t238 * t238 + t26;
     let front_left_slice1_local_inertia_h_x = front_left_slice1_local_com_x
         * head_slice1_mass;
     let front_left_slice1_local_inertia_h_y = front_left_slice1_local_com_y
         * head_slice1_mass;
     let front_left_slice1_local_inertia_h_z = front_left_slice1_local_com_z
         * head_slice1_mass;
-    let t240 = front_left_slice1_local_com_z * front_left_slice1_local_com_z;
-    let t241 = front_left_slice1_local_com_x * front_left_slice1_local_com_x;
-    let t242 = front_left_slice1_local_com_y * front_left_slice1_local_com_y;
-    let front_left_slice1_local_inertia_i_00 = (t240 + t241 + t242
+    let t239 = front_left_slice1_local_com_z * front_left_slice1_local_com_z;
+    let t240 = front_left_slice1_local_com_x * front_left_slice1_local_com_x;
+    let t241 = front_left_slice1_local_com_y * front_left_slice1_local_com_y;
+    let front_left_slice1_local_inertia_i_00 = (t239 + t240 + t241
         - front_left_slice1_local_com_x * front_left_slice1_local_com_x)
         * head_slice1_mass + front_left_slice1_local_inertia_com_00;
     let front_left_slice1_local_inertia_i_01 = front_left_slice1_local_inertia_com_01
@@ -3371,20 +3365,20 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - front_left_slice1_local_com_z * front_left_slice1_local_com_x
             * head_slice1_mass;
     let front_left_slice1_local_inertia_i_11 = front_left_slice1_local_inertia_com_11
-        + (t240 + t241 + t242
+        + (t239 + t240 + t241
             - front_left_slice1_local_com_y * front_left_slice1_local_com_y)
             * head_slice1_mass;
     let front_left_slice1_local_inertia_i_12 = front_left_slice1_local_inertia_com_12
         - front_left_slice1_local_com_y * front_left_slice1_local_com_z
             * head_slice1_mass;
-    let front_left_slice1_local_inertia_i_22 = (t240 + t241 + t242
+    let front_left_slice1_local_inertia_i_22 = (t239 + t240 + t241
         - front_left_slice1_local_com_z * front_left_slice1_local_com_z)
         * head_slice1_mass + front_left_slice1_local_inertia_com_22;
     let front_left_slice2_local_com_x = 0.6699905217924281 * front_left_len
         * front_left_slice2_bend_c1;
     let front_left_slice2_local_com_y = 0.44888729929169013 * front_left_slice2_bend_c2
-        * t219;
-    let front_left_slice2_local_com_z = 0.44888729929169013 * t220
+        * t218;
+    let front_left_slice2_local_com_z = 0.44888729929169013 * t219
         * front_left_slice2_bend_c2;
     let front_left_slice2_local_len_column_v_x = 0.6699905217924281
         * front_left_slice2_bend_c1;
@@ -3395,62 +3389,62 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_left_slice2_local_bend_y_column_w_x = -(0.44888729929169013
         * front_left_bend_z * front_left_slice2_bend_c2);
     let front_left_slice2_local_bend_y_column_w_y = -(0.3007502358784333
-        * front_left_slice2_bend_c3 * t221);
+        * front_left_slice2_bend_c3 * t220);
     let front_left_slice2_local_bend_y_column_w_z = 0.6699905217924281
-        - 0.3007502358784333 * front_left_slice2_bend_c3 * t222;
+        - 0.3007502358784333 * front_left_slice2_bend_c3 * t221;
     let front_left_slice2_local_bend_y_column_v_x = (0.3007502358784333
-        * front_left_slice2_bend_c3 * t219
-        - 0.3007502358784333 * front_left_slice2_bend_c2 * t219)
+        * front_left_slice2_bend_c3 * t218
+        - 0.3007502358784333 * front_left_slice2_bend_c2 * t218)
         - (front_left_slice2_local_com_z * front_left_slice2_local_bend_y_column_w_y
             - front_left_slice2_local_com_y * front_left_slice2_local_bend_y_column_w_z);
-    let t243 = 0.44888729929169013 * front_left_len * front_left_slice2_bend_c2;
-    let front_left_slice2_local_bend_y_column_v_y = (0.4029996149307748 * t224
-        * front_left_slice2_bend_c4 + t243
-        - 0.2014998074653874 * t224 * front_left_slice2_bend_c3)
+    let t242 = 0.44888729929169013 * front_left_len * front_left_slice2_bend_c2;
+    let front_left_slice2_local_bend_y_column_v_y = (0.4029996149307748 * t223
+        * front_left_slice2_bend_c4 + t242
+        - 0.2014998074653874 * t223 * front_left_slice2_bend_c3)
         - (front_left_slice2_local_com_x * front_left_slice2_local_bend_y_column_w_z
             - front_left_slice2_local_com_z * front_left_slice2_local_bend_y_column_w_x);
-    let t244 = 0.4029996149307748 * front_left_slice2_bend_c4 * t226
-        - 0.2014998074653874 * front_left_slice2_bend_c3 * t226;
-    let front_left_slice2_local_bend_y_column_v_z = t244
+    let t243 = 0.4029996149307748 * front_left_slice2_bend_c4 * t225
+        - 0.2014998074653874 * front_left_slice2_bend_c3 * t225;
+    let front_left_slice2_local_bend_y_column_v_z = t243
         - (front_left_slice2_local_bend_y_column_w_x * front_left_slice2_local_com_y
             - front_left_slice2_local_bend_y_column_w_y * front_left_slice2_local_com_x);
     let front_left_slice2_local_bend_z_column_w_y = 0.3007502358784333
-        * front_left_slice2_bend_c3 * t223 - 0.6699905217924281;
+        * front_left_slice2_bend_c3 * t222 - 0.6699905217924281;
     let front_left_slice2_local_bend_z_column_w_z = 0.3007502358784333
-        * front_left_slice2_bend_c3 * t221;
+        * front_left_slice2_bend_c3 * t220;
     let front_left_slice2_local_bend_z_column_v_x = (0.3007502358784333
-        * front_left_slice2_bend_c3 * t220
-        - 0.3007502358784333 * t220 * front_left_slice2_bend_c2)
+        * front_left_slice2_bend_c3 * t219
+        - 0.3007502358784333 * t219 * front_left_slice2_bend_c2)
         - (front_left_slice2_local_com_z * front_left_slice2_local_bend_z_column_w_y
             - front_left_slice2_local_com_y * front_left_slice2_local_bend_z_column_w_z);
-    let front_left_slice2_local_bend_z_column_v_y = t244
+    let front_left_slice2_local_bend_z_column_v_y = t243
         - (front_left_slice2_local_com_x * front_left_slice2_local_bend_z_column_w_z
             - front_left_slice2_local_com_z * front_left_slice2_local_len_column_v_y);
     let front_left_slice2_local_bend_z_column_v_z = (0.4029996149307748
-        * front_left_slice2_bend_c4 * t228 + t243
-        - 0.2014998074653874 * front_left_slice2_bend_c3 * t228)
+        * front_left_slice2_bend_c4 * t227 + t242
+        - 0.2014998074653874 * front_left_slice2_bend_c3 * t227)
         - (front_left_slice2_local_com_y * front_left_slice2_local_len_column_v_y
             - front_left_slice2_local_com_x * front_left_slice2_local_bend_z_column_w_y);
-    let t245 = 1.0
+    let t244 = 1.0
         - 0.44888729929169013 * front_left_bend_squared * front_left_slice2_bend_c2;
-    let front_left_slice2_local_inertia_com_00 = t27 + t25 * t245 * t245;
-    let t246 = 0.6699905217924281 * front_left_bend_y * front_left_slice2_bend_c1;
-    let front_left_slice2_local_inertia_com_01 = t25 * t245 * t246;
-    let t247 = 0.6699905217924281 * front_left_bend_z * front_left_slice2_bend_c1;
-    let front_left_slice2_local_inertia_com_02 = t25 * t245 * t247;
-    let front_left_slice2_local_inertia_com_11 = t25 * t246 * t246 + t27;
-    let front_left_slice2_local_inertia_com_12 = t25 * t247 * t246;
-    let front_left_slice2_local_inertia_com_22 = t25 * t247 * t247 + t27;
+    let front_left_slice2_local_inertia_com_00 = t26 + t24 * t244 * t244;
+    let t245 = 0.6699905217924281 * front_left_bend_y * front_left_slice2_bend_c1;
+    let front_left_slice2_local_inertia_com_01 = t24 * t244 * t245;
+    let t246 = 0.6699905217924281 * front_left_bend_z * front_left_slice2_bend_c1;
+    let front_left_slice2_local_inertia_com_02 = t24 * t244 * t246;
+    let front_left_slice2_local_inertia_com_11 = t24 * t245 * t245 + t26;
+    let front_left_slice2_local_inertia_com_12 = t24 * t246 * t245;
+    let front_left_slice2_local_inertia_com_22 = t24 * t246 * t246 + t26;
     let front_left_slice2_local_inertia_h_x = front_left_slice2_local_com_x
         * head_slice1_mass;
     let front_left_slice2_local_inertia_h_y = front_left_slice2_local_com_y
         * head_slice1_mass;
     let front_left_slice2_local_inertia_h_z = front_left_slice2_local_com_z
         * head_slice1_mass;
-    let t248 = front_left_slice2_local_com_z * front_left_slice2_local_com_z;
-    let t249 = front_left_slice2_local_com_y * front_left_slice2_local_com_y;
-    let t250 = front_left_slice2_local_com_x * front_left_slice2_local_com_x;
-    let front_left_slice2_local_inertia_i_00 = (t248 + t249 + t250
+    let t247 = front_left_slice2_local_com_z * front_left_slice2_local_com_z;
+    let t248 = front_left_slice2_local_com_y * front_left_slice2_local_com_y;
+    let t249 = front_left_slice2_local_com_x * front_left_slice2_local_com_x;
+    let front_left_slice2_local_inertia_i_00 = (t247 + t248 + t249
         - front_left_slice2_local_com_x * front_left_slice2_local_com_x)
         * head_slice1_mass + front_left_slice2_local_inertia_com_00;
     let front_left_slice2_local_inertia_i_01 = front_left_slice2_local_inertia_com_01
@@ -3460,22 +3454,22 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - front_left_slice2_local_com_z * front_left_slice2_local_com_x
             * head_slice1_mass;
     let front_left_slice2_local_inertia_i_11 = front_left_slice2_local_inertia_com_11
-        + (t248 + t249 + t250
+        + (t247 + t248 + t249
             - front_left_slice2_local_com_y * front_left_slice2_local_com_y)
             * head_slice1_mass;
     let front_left_slice2_local_inertia_i_12 = front_left_slice2_local_inertia_com_12
         - front_left_slice2_local_com_z * front_left_slice2_local_com_y
             * head_slice1_mass;
     let front_left_slice2_local_inertia_i_22 = front_left_slice2_local_inertia_com_22
-        + (t248 + t249 + t250
+        + (t247 + t248 + t249
             - front_left_slice2_local_com_z * front_left_slice2_local_com_z)
             * head_slice1_mass;
     let front_left_slice3_local_com_x = 0.9305681557970262 * front_left_len
         * front_left_slice3_bend_c1;
     let front_left_slice3_local_com_y = 0.8659570925834785 * front_left_slice3_bend_c2
-        * t219;
+        * t218;
     let front_left_slice3_local_com_z = 0.8659570925834785 * front_left_slice3_bend_c2
-        * t220;
+        * t219;
     let front_left_slice3_local_len_column_v_x = 0.9305681557970262
         * front_left_slice3_bend_c1;
     let front_left_slice3_local_len_column_v_y = 0.8659570925834785
@@ -3485,64 +3479,64 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_left_slice3_local_bend_y_column_w_x = -(0.8659570925834785
         * front_left_slice3_bend_c2 * front_left_bend_z);
     let front_left_slice3_local_bend_y_column_w_y = -(0.8058320946447624
-        * front_left_slice3_bend_c3 * t221);
+        * front_left_slice3_bend_c3 * t220);
     let front_left_slice3_local_bend_y_column_w_z = 0.9305681557970262
-        - 0.8058320946447624 * front_left_slice3_bend_c3 * t222;
+        - 0.8058320946447624 * front_left_slice3_bend_c3 * t221;
     let front_left_slice3_local_bend_y_column_v_x = (0.8058320946447624
-        * front_left_slice3_bend_c3 * t219
-        - 0.8058320946447624 * front_left_slice3_bend_c2 * t219)
+        * front_left_slice3_bend_c3 * t218
+        - 0.8058320946447624 * front_left_slice3_bend_c2 * t218)
         - (front_left_slice3_local_com_z * front_left_slice3_local_bend_y_column_w_y
             - front_left_slice3_local_com_y * front_left_slice3_local_bend_y_column_w_z);
-    let t251 = 0.8659570925834785 * front_left_slice3_bend_c2 * front_left_len;
-    let front_left_slice3_local_bend_y_column_v_y = (1.4997633723912625 * t224
-        * front_left_slice3_bend_c4 + t251
-        - 0.7498816861956312 * t224 * front_left_slice3_bend_c3)
+    let t250 = 0.8659570925834785 * front_left_slice3_bend_c2 * front_left_len;
+    let front_left_slice3_local_bend_y_column_v_y = (1.4997633723912625 * t223
+        * front_left_slice3_bend_c4 + t250
+        - 0.7498816861956312 * t223 * front_left_slice3_bend_c3)
         - (front_left_slice3_local_bend_y_column_w_z * front_left_slice3_local_com_x
             - front_left_slice3_local_com_z * front_left_slice3_local_bend_y_column_w_x);
-    let t252 = 1.4997633723912625 * front_left_slice3_bend_c4 * t226
-        - 0.7498816861956312 * front_left_slice3_bend_c3 * t226;
-    let front_left_slice3_local_bend_y_column_v_z = t252
+    let t251 = 1.4997633723912625 * front_left_slice3_bend_c4 * t225
+        - 0.7498816861956312 * front_left_slice3_bend_c3 * t225;
+    let front_left_slice3_local_bend_y_column_v_z = t251
         - (front_left_slice3_local_com_y * front_left_slice3_local_bend_y_column_w_x
             - front_left_slice3_local_bend_y_column_w_y * front_left_slice3_local_com_x);
     let front_left_slice3_local_bend_z_column_w_y = 0.8058320946447624
-        * front_left_slice3_bend_c3 * t223 - 0.9305681557970262;
+        * front_left_slice3_bend_c3 * t222 - 0.9305681557970262;
     let front_left_slice3_local_bend_z_column_w_z = 0.8058320946447624
-        * front_left_slice3_bend_c3 * t221;
+        * front_left_slice3_bend_c3 * t220;
     let front_left_slice3_local_bend_z_column_v_x = (0.8058320946447624
-        * front_left_slice3_bend_c3 * t220
-        - 0.8058320946447624 * front_left_slice3_bend_c2 * t220)
+        * front_left_slice3_bend_c3 * t219
+        - 0.8058320946447624 * front_left_slice3_bend_c2 * t219)
         - (front_left_slice3_local_bend_z_column_w_y * front_left_slice3_local_com_z
             - front_left_slice3_local_com_y * front_left_slice3_local_bend_z_column_w_z);
-    let front_left_slice3_local_bend_z_column_v_y = t252
+    let front_left_slice3_local_bend_z_column_v_y = t251
         - (front_left_slice3_local_bend_z_column_w_z * front_left_slice3_local_com_x
             - front_left_slice3_local_len_column_v_y * front_left_slice3_local_com_z);
-    let front_left_slice3_local_bend_z_column_v_z = (t251
-        + 1.4997633723912625 * front_left_slice3_bend_c4 * t228
-        - 0.7498816861956312 * front_left_slice3_bend_c3 * t228)
+    let front_left_slice3_local_bend_z_column_v_z = (t250
+        + 1.4997633723912625 * front_left_slice3_bend_c4 * t227
+        - 0.7498816861956312 * front_left_slice3_bend_c3 * t227)
         - (front_left_slice3_local_len_column_v_y * front_left_slice3_local_com_y
             - front_left_slice3_local_bend_z_column_w_y * front_left_slice3_local_com_x);
-    let t253 = 1.0
+    let t252 = 1.0
         - 0.8659570925834785 * front_left_slice3_bend_c2 * front_left_bend_squared;
-    let front_left_slice3_local_inertia_com_00 = t15 + t253 * t253 * t17;
-    let t254 = 0.9305681557970262 * front_left_bend_y * front_left_slice3_bend_c1;
-    let front_left_slice3_local_inertia_com_01 = t253 * t17 * t254;
-    let t255 = 0.9305681557970262 * front_left_bend_z * front_left_slice3_bend_c1;
-    let front_left_slice3_local_inertia_com_02 = t253 * t17 * t255;
-    let front_left_slice3_local_inertia_com_11 = t17 * t254 * t254 + t15;
-    let front_left_slice3_local_inertia_com_12 = t17 * t254 * t255;
-    let front_left_slice3_local_inertia_com_22 = t15 + t17 * t255 * t255;
+    let front_left_slice3_local_inertia_com_00 = t14 + t252 * t252 * t16;
+    let t253 = 0.9305681557970262 * front_left_bend_y * front_left_slice3_bend_c1;
+    let front_left_slice3_local_inertia_com_01 = t252 * t16 * t253;
+    let t254 = 0.9305681557970262 * front_left_bend_z * front_left_slice3_bend_c1;
+    let front_left_slice3_local_inertia_com_02 = t252 * t16 * t254;
+    let front_left_slice3_local_inertia_com_11 = t16 * t253 * t253 + t14;
+    let front_left_slice3_local_inertia_com_12 = t16 * t253 * t254;
+    let front_left_slice3_local_inertia_com_22 = t14 + t16 * t254 * t254;
     let front_left_slice3_local_inertia_h_x = front_left_slice3_local_com_x
         * head_slice0_mass;
     let front_left_slice3_local_inertia_h_y = front_left_slice3_local_com_y
         * head_slice0_mass;
     let front_left_slice3_local_inertia_h_z = front_left_slice3_local_com_z
         * head_slice0_mass;
-    let t256 = front_left_slice3_local_com_z * front_left_slice3_local_com_z;
-    let t257 = front_left_slice3_local_com_y * front_left_slice3_local_com_y;
-    let t258 = front_left_slice3_local_com_x * front_left_slice3_local_com_x;
+    let t255 = front_left_slice3_local_com_z * front_left_slice3_local_com_z;
+    let t256 = front_left_slice3_local_com_y * front_left_slice3_local_com_y;
+    let t257 = front_left_slice3_local_com_x * front_left_slice3_local_com_x;
     let front_left_slice3_local_inertia_i_00 = front_left_slice3_local_inertia_com_00
         + head_slice0_mass
-            * (t256 + t257 + t258
+            * (t255 + t256 + t257
                 - front_left_slice3_local_com_x * front_left_slice3_local_com_x);
     let front_left_slice3_local_inertia_i_01 = front_left_slice3_local_inertia_com_01
         - front_left_slice3_local_com_y * front_left_slice3_local_com_x
@@ -3551,14 +3545,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - front_left_slice3_local_com_z * front_left_slice3_local_com_x
             * head_slice0_mass;
     let front_left_slice3_local_inertia_i_11 = front_left_slice3_local_inertia_com_11
-        + (t256 + t257 + t258
+        + (t255 + t256 + t257
             - front_left_slice3_local_com_y * front_left_slice3_local_com_y)
             * head_slice0_mass;
     let front_left_slice3_local_inertia_i_12 = front_left_slice3_local_inertia_com_12
         - front_left_slice3_local_com_y * front_left_slice3_local_com_z
             * head_slice0_mass;
     let front_left_slice3_local_inertia_i_22 = front_left_slice3_local_inertia_com_22
-        + (t256 + t257 + t258
+        + (t255 + t256 + t257
             - front_left_slice3_local_com_z * front_left_slice3_local_com_z)
             * head_slice0_mass;
     let front_left_slices_local_inertia_h_x = front_left_slice1_local_inertia_h_x
@@ -3588,76 +3582,76 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let front_left_slices_local_inertia_i_22 = front_left_slice0_local_inertia_i_22
         + front_left_slice3_local_inertia_i_22 + front_left_slice1_local_inertia_i_22
         + front_left_slice2_local_inertia_i_22;
-    let t259 = front_left_rotation_00 * front_left_slices_local_inertia_h_x;
-    let t260 = front_left_rotation_02 * front_left_slices_local_inertia_h_z;
-    let t261 = front_left_rotation_01 * front_left_slices_local_inertia_h_y;
+    let t258 = front_left_rotation_00 * front_left_slices_local_inertia_h_x;
+    let t259 = front_left_rotation_02 * front_left_slices_local_inertia_h_z;
+    let t260 = front_left_rotation_01 * front_left_slices_local_inertia_h_y;
     let front_left_slices_inertia_h_x = head_slices_local_inertia_m
-        * front_left_position_x + t259 + t260 + t261;
-    let t262 = front_left_slices_local_inertia_h_z * front_left_rotation_12;
-    let t263 = front_left_rotation_10 * front_left_slices_local_inertia_h_x;
-    let t264 = front_left_rotation_11 * front_left_slices_local_inertia_h_y;
-    let front_left_slices_inertia_h_y = t262 + t263 + t264
+        * front_left_position_x + t258 + t259 + t260;
+    let t261 = front_left_slices_local_inertia_h_z * front_left_rotation_12;
+    let t262 = front_left_rotation_10 * front_left_slices_local_inertia_h_x;
+    let t263 = front_left_rotation_11 * front_left_slices_local_inertia_h_y;
+    let front_left_slices_inertia_h_y = t261 + t262 + t263
         + head_slices_local_inertia_m * front_left_position_y;
-    let t265 = front_left_slices_local_inertia_h_z * front_left_rotation_22;
-    let t266 = front_left_slices_local_inertia_h_x * front_left_rotation_20;
-    let t267 = front_left_rotation_21 * front_left_slices_local_inertia_h_y;
+    let t264 = front_left_slices_local_inertia_h_z * front_left_rotation_22;
+    let t265 = front_left_slices_local_inertia_h_x * front_left_rotation_20;
+    let t266 = front_left_rotation_21 * front_left_slices_local_inertia_h_y;
     let front_left_slices_inertia_h_z = head_slices_local_inertia_m
-        * front_left_position_z + t265 + t266 + t267;
-    let t268 = front_left_rotation_01 * front_left_slices_local_inertia_i_01
+        * front_left_position_z + t264 + t265 + t266;
+    let t267 = front_left_rotation_01 * front_left_slices_local_inertia_i_01
         + front_left_rotation_02 * front_left_slices_local_inertia_i_02
         + front_left_rotation_00 * front_left_slices_local_inertia_i_00;
-    let t269 = front_left_rotation_00 * front_left_slices_local_inertia_i_01
+    let t268 = front_left_rotation_00 * front_left_slices_local_inertia_i_01
         + front_left_slices_local_inertia_i_11 * front_left_rotation_01
         + front_left_rotation_02 * front_left_slices_local_inertia_i_12;
-    let t270 = front_left_rotation_00 * front_left_slices_local_inertia_i_02
+    let t269 = front_left_rotation_00 * front_left_slices_local_inertia_i_02
         + front_left_rotation_01 * front_left_slices_local_inertia_i_12
         + front_left_rotation_02 * front_left_slices_local_inertia_i_22;
-    let t271 = t259 + t260 + t261;
-    let t272 = front_left_position_x * t271;
-    let t273 = t265 + t266 + t267;
-    let t274 = front_left_position_z * t273;
-    let t275 = t262 + t263 + t264;
-    let t276 = t275 * front_left_position_y;
-    let t277 = 2.0 * (t274 + t276 + t272);
-    let t278 = head_slices_local_inertia_m
+    let t270 = t258 + t259 + t260;
+    let t271 = front_left_position_x * t270;
+    let t272 = t264 + t265 + t266;
+    let t273 = front_left_position_z * t272;
+    let t274 = t261 + t262 + t263;
+    let t275 = t274 * front_left_position_y;
+    let t276 = 2.0 * (t273 + t275 + t271);
+    let t277 = head_slices_local_inertia_m
         * (front_left_position_z * front_left_position_z
             + front_left_position_y * front_left_position_y
             + front_left_position_x * front_left_position_x);
-    let front_left_slices_inertia_i_00 = front_left_rotation_00 * t268
-        + t269 * front_left_rotation_01 + front_left_rotation_02 * t270 + t277 + t278
+    let front_left_slices_inertia_i_00 = front_left_rotation_00 * t267
+        + t268 * front_left_rotation_01 + front_left_rotation_02 * t269 + t276 + t277
         - (head_slices_local_inertia_m * front_left_position_x * front_left_position_x
-            + t272 + t272);
-    let front_left_slices_inertia_i_01 = front_left_rotation_11 * t269
-        + t268 * front_left_rotation_10 + t270 * front_left_rotation_12
+            + t271 + t271);
+    let front_left_slices_inertia_i_01 = front_left_rotation_11 * t268
+        + t267 * front_left_rotation_10 + t269 * front_left_rotation_12
         - (head_slices_local_inertia_m * front_left_position_x * front_left_position_y
-            + t271 * front_left_position_y + t275 * front_left_position_x);
-    let front_left_slices_inertia_i_02 = t269 * front_left_rotation_21
-        + t268 * front_left_rotation_20 + t270 * front_left_rotation_22
+            + t270 * front_left_position_y + t274 * front_left_position_x);
+    let front_left_slices_inertia_i_02 = t268 * front_left_rotation_21
+        + t267 * front_left_rotation_20 + t269 * front_left_rotation_22
         - (head_slices_local_inertia_m * front_left_position_z * front_left_position_x
-            + front_left_position_x * t273 + front_left_position_z * t271);
-    let t279 = front_left_rotation_10 * front_left_slices_local_inertia_i_02
+            + front_left_position_x * t272 + front_left_position_z * t270);
+    let t278 = front_left_rotation_10 * front_left_slices_local_inertia_i_02
         + front_left_slices_local_inertia_i_22 * front_left_rotation_12
         + front_left_rotation_11 * front_left_slices_local_inertia_i_12;
-    let t280 = front_left_rotation_11 * front_left_slices_local_inertia_i_01
+    let t279 = front_left_rotation_11 * front_left_slices_local_inertia_i_01
         + front_left_slices_local_inertia_i_00 * front_left_rotation_10
         + front_left_rotation_12 * front_left_slices_local_inertia_i_02;
-    let t281 = front_left_rotation_11 * front_left_slices_local_inertia_i_11
+    let t280 = front_left_rotation_11 * front_left_slices_local_inertia_i_11
         + front_left_rotation_10 * front_left_slices_local_inertia_i_01
         + front_left_slices_local_inertia_i_12 * front_left_rotation_12;
-    let front_left_slices_inertia_i_11 = t279 * front_left_rotation_12 + t277
-        + t280 * front_left_rotation_10 + t278 + front_left_rotation_11 * t281
-        - (t276 + t276
+    let front_left_slices_inertia_i_11 = t278 * front_left_rotation_12 + t276
+        + t279 * front_left_rotation_10 + t277 + front_left_rotation_11 * t280
+        - (t275 + t275
             + head_slices_local_inertia_m * front_left_position_y
                 * front_left_position_y);
-    let front_left_slices_inertia_i_12 = t279 * front_left_rotation_22
-        + t281 * front_left_rotation_21 + t280 * front_left_rotation_20
-        - (t275 * front_left_position_z
+    let front_left_slices_inertia_i_12 = t278 * front_left_rotation_22
+        + t280 * front_left_rotation_21 + t279 * front_left_rotation_20
+        - (t274 * front_left_position_z
             + head_slices_local_inertia_m * front_left_position_z * front_left_position_y
-            + t273 * front_left_position_y);
+            + t272 * front_left_position_y);
     let front_left_slices_inertia_i_22 = front_left_rotation_21
         * (front_left_slices_local_inertia_i_11 * front_left_rotation_21
             + front_left_slices_local_inertia_i_01 * front_left_rotation_20
-            + front_left_rotation_22 * front_left_slices_local_inertia_i_12) + t277
+            + front_left_rotation_22 * front_left_slices_local_inertia_i_12) + t276
         + (front_left_rotation_22 * front_left_slices_local_inertia_i_02
             + front_left_rotation_21 * front_left_slices_local_inertia_i_01
             + front_left_slices_local_inertia_i_00 * front_left_rotation_20)
@@ -3665,8 +3659,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + front_left_rotation_22
             * (front_left_slices_local_inertia_i_02 * front_left_rotation_20
                 + front_left_rotation_21 * front_left_slices_local_inertia_i_12
-                + front_left_slices_local_inertia_i_22 * front_left_rotation_22) + t278
-        - (t274 + t274
+                + front_left_slices_local_inertia_i_22 * front_left_rotation_22) + t277
+        - (t273 + t273
             + head_slices_local_inertia_m * front_left_position_z
                 * front_left_position_z);
     let hub_composite_inertia_m = head_slices_local_inertia_m
@@ -4050,6 +4044,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * head_slice0_mass
         - (head_slice3_local_inertia_h_x * head_slice3_local_bend_z_column_w_y
             - head_slice3_local_inertia_h_y * head_slice3_local_len_column_v_y);
+    let t281 = 1.0 / p.actuator_radius;
     let t282 = head_slice0_local_bend_y_projected_inertia_f_z
         + head_slice3_local_bend_y_projected_inertia_f_z
         + head_slice2_local_bend_y_projected_inertia_f_z
@@ -4111,7 +4106,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t299 = 0.3333333333333333
         * (head_rotation_02 * t291 + head_rotation_00 * t292 + head_position_y * t296
             + t297 * base_roll_rotation_01 - head_position_z * t298);
-    let head_subspace0_projected_inertia_n_x = t299 - 0.6666666666666666 * t3 * t290;
+    let head_subspace0_projected_inertia_n_x = t299 - 0.6666666666666666 * t281 * t290;
     let t300 = t283 * base_roll_rotation_01 + head_rotation_00 * t284
         + head_rotation_02 * t282;
     let t301 = t300 * head_position_z + head_rotation_10 * t287
@@ -4122,7 +4117,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t303 = 0.3333333333333333
         * (t292 * head_rotation_10 + head_position_z * t302 + t291 * head_rotation_12
             + t297 * base_roll_rotation_11 - head_position_x * t296);
-    let head_subspace0_projected_inertia_n_y = t303 - 0.6666666666666666 * t3 * t301;
+    let head_subspace0_projected_inertia_n_y = t303 - 0.6666666666666666 * t281 * t301;
     let t304 = 0.3333333333333333
         * (head_rotation_22 * t291 + head_position_x * t298
             + t297 * base_roll_rotation_21 + t292 * head_rotation_20
@@ -4130,13 +4125,13 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t305 = head_position_x * t285 + head_rotation_22 * t286
         + t288 * base_roll_rotation_21 + head_rotation_20 * t287
         - t300 * head_position_y;
-    let head_subspace0_projected_inertia_n_z = t304 - 0.6666666666666666 * t3 * t305;
+    let head_subspace0_projected_inertia_n_z = t304 - 0.6666666666666666 * t281 * t305;
     let t306 = 0.3333333333333333 * t302;
-    let head_subspace0_projected_inertia_f_x = t306 - 0.6666666666666666 * t3 * t300;
+    let head_subspace0_projected_inertia_f_x = t306 - 0.6666666666666666 * t281 * t300;
     let t307 = 0.3333333333333333 * t298;
-    let head_subspace0_projected_inertia_f_y = t307 - 0.6666666666666666 * t3 * t285;
+    let head_subspace0_projected_inertia_f_y = t307 - 0.6666666666666666 * t281 * t285;
     let t308 = 0.3333333333333333 * t296;
-    let head_subspace0_projected_inertia_f_z = t308 - 0.6666666666666666 * t3 * t289;
+    let head_subspace0_projected_inertia_f_z = t308 - 0.6666666666666666 * t281 * t289;
     let t309 = head_slice2_local_bend_z_projected_inertia_f_x
         + head_slice0_local_bend_z_projected_inertia_f_x
         + head_slice1_local_bend_z_projected_inertia_f_x
@@ -4167,36 +4162,36 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + head_rotation_20 * t309;
     let t317 = base_roll_rotation_01 * t313 + head_rotation_02 * t314
         + head_rotation_00 * t315 + t316 * head_position_y - t312 * head_position_z;
-    let head_subspace1_projected_inertia_n_x = t299 + 0.33333333333333315 * t3 * t290
-        - 0.5773502691896257 * t3 * t317;
+    let head_subspace1_projected_inertia_n_x = t299 + 0.33333333333333315 * t281 * t290
+        - 0.5773502691896257 * t281 * t317;
     let t318 = head_rotation_00 * t309 + t310 * base_roll_rotation_01
         + t311 * head_rotation_02;
     let t319 = t318 * head_position_z + base_roll_rotation_11 * t313
         + head_rotation_12 * t314 + t315 * head_rotation_10 - head_position_x * t316;
-    let head_subspace1_projected_inertia_n_y = 0.33333333333333315 * t3 * t301 + t303
-        - 0.5773502691896257 * t3 * t319;
+    let head_subspace1_projected_inertia_n_y = 0.33333333333333315 * t281 * t301 + t303
+        - 0.5773502691896257 * t281 * t319;
     let t320 = head_rotation_22 * t314 + base_roll_rotation_21 * t313
         + t312 * head_position_x + t315 * head_rotation_20 - t318 * head_position_y;
-    let head_subspace1_projected_inertia_n_z = t304 + 0.33333333333333315 * t3 * t305
-        - 0.5773502691896257 * t3 * t320;
-    let head_subspace1_projected_inertia_f_x = 0.33333333333333315 * t3 * t300 + t306
-        - 0.5773502691896257 * t3 * t318;
-    let head_subspace1_projected_inertia_f_y = 0.33333333333333315 * t3 * t285 + t307
-        - 0.5773502691896257 * t3 * t312;
-    let head_subspace1_projected_inertia_f_z = 0.33333333333333315 * t3 * t289 + t308
-        - 0.5773502691896257 * t3 * t316;
-    let head_subspace2_projected_inertia_n_x = 0.3333333333333336 * t3 * t290 + t299
-        + 0.5773502691896255 * t3 * t317;
-    let head_subspace2_projected_inertia_n_y = 0.3333333333333336 * t3 * t301 + t303
-        + 0.5773502691896255 * t3 * t319;
-    let head_subspace2_projected_inertia_n_z = 0.5773502691896255 * t3 * t320 + t304
-        + 0.3333333333333336 * t3 * t305;
-    let head_subspace2_projected_inertia_f_x = 0.3333333333333336 * t3 * t300 + t306
-        + 0.5773502691896255 * t3 * t318;
-    let head_subspace2_projected_inertia_f_y = 0.5773502691896255 * t3 * t312
-        + 0.3333333333333336 * t3 * t285 + t307;
-    let head_subspace2_projected_inertia_f_z = 0.5773502691896255 * t3 * t316
-        + 0.3333333333333336 * t3 * t289 + t308;
+    let head_subspace1_projected_inertia_n_z = t304 + 0.33333333333333315 * t281 * t305
+        - 0.5773502691896257 * t281 * t320;
+    let head_subspace1_projected_inertia_f_x = 0.33333333333333315 * t281 * t300 + t306
+        - 0.5773502691896257 * t281 * t318;
+    let head_subspace1_projected_inertia_f_y = 0.33333333333333315 * t281 * t285 + t307
+        - 0.5773502691896257 * t281 * t312;
+    let head_subspace1_projected_inertia_f_z = 0.33333333333333315 * t281 * t289 + t308
+        - 0.5773502691896257 * t281 * t316;
+    let head_subspace2_projected_inertia_n_x = 0.3333333333333336 * t281 * t290 + t299
+        + 0.5773502691896255 * t281 * t317;
+    let head_subspace2_projected_inertia_n_y = 0.3333333333333336 * t281 * t301 + t303
+        + 0.5773502691896255 * t281 * t319;
+    let head_subspace2_projected_inertia_n_z = 0.5773502691896255 * t281 * t320 + t304
+        + 0.3333333333333336 * t281 * t305;
+    let head_subspace2_projected_inertia_f_x = 0.3333333333333336 * t281 * t300 + t306
+        + 0.5773502691896255 * t281 * t318;
+    let head_subspace2_projected_inertia_f_y = 0.5773502691896255 * t281 * t312
+        + 0.3333333333333336 * t281 * t285 + t307;
+    let head_subspace2_projected_inertia_f_z = 0.5773502691896255 * t281 * t316
+        + 0.3333333333333336 * t281 * t289 + t308;
     let back_slice0_local_len_projected_inertia_n_x = back_slice0_local_len_column_v_z
         * back_slice0_local_inertia_h_y
         - back_slice0_local_inertia_h_z * back_slice0_local_len_column_v_y;
@@ -4558,7 +4553,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t338 = 0.3333333333333333
         * (back_rotation_00 * t330 + t331 * base_roll_rotation_01
             + t336 * back_rotation_02 + back_position_y * t337 - back_position_z * t335);
-    let back_subspace0_projected_inertia_n_x = t338 - 0.6666666666666666 * t329 * t3;
+    let back_subspace0_projected_inertia_n_x = t338 - 0.6666666666666666 * t329 * t281;
     let t339 = t332 * back_rotation_02 + base_roll_rotation_01 * t334
         + t333 * back_rotation_00;
     let t340 = 0.3333333333333333
@@ -4569,19 +4564,19 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + t325 * back_rotation_00;
     let t342 = base_roll_rotation_11 * t322 + back_rotation_12 * t321
         + back_position_z * t341 + t327 * back_rotation_10 - t326 * back_position_x;
-    let back_subspace0_projected_inertia_n_y = t340 - 0.6666666666666666 * t3 * t342;
+    let back_subspace0_projected_inertia_n_y = t340 - 0.6666666666666666 * t281 * t342;
     let t343 = back_rotation_20 * t327 + base_roll_rotation_21 * t322
         + back_position_x * t328 + back_rotation_22 * t321 - back_position_y * t341;
     let t344 = 0.3333333333333333
         * (t331 * base_roll_rotation_21 + back_rotation_22 * t336
             + t335 * back_position_x + back_rotation_20 * t330 - back_position_y * t339);
-    let back_subspace0_projected_inertia_n_z = t344 - 0.6666666666666666 * t3 * t343;
+    let back_subspace0_projected_inertia_n_z = t344 - 0.6666666666666666 * t281 * t343;
     let t345 = 0.3333333333333333 * t339;
-    let back_subspace0_projected_inertia_f_x = t345 - 0.6666666666666666 * t3 * t341;
+    let back_subspace0_projected_inertia_f_x = t345 - 0.6666666666666666 * t281 * t341;
     let t346 = 0.3333333333333333 * t335;
-    let back_subspace0_projected_inertia_f_y = t346 - 0.6666666666666666 * t3 * t328;
+    let back_subspace0_projected_inertia_f_y = t346 - 0.6666666666666666 * t281 * t328;
     let t347 = 0.3333333333333333 * t337;
-    let back_subspace0_projected_inertia_f_z = t347 - 0.6666666666666666 * t326 * t3;
+    let back_subspace0_projected_inertia_f_z = t347 - 0.6666666666666666 * t326 * t281;
     let t348 = back_slice3_local_bend_z_projected_inertia_f_z
         + back_slice2_local_bend_z_projected_inertia_f_z
         + back_slice1_local_bend_z_projected_inertia_f_z
@@ -4613,36 +4608,36 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t356 = t352 * back_position_y + t353 * back_rotation_00
         + t354 * base_roll_rotation_01 + t355 * back_rotation_02
         - back_position_z * t351;
-    let back_subspace1_projected_inertia_n_x = 0.33333333333333315 * t329 * t3 + t338
-        - 0.5773502691896257 * t3 * t356;
+    let back_subspace1_projected_inertia_n_x = 0.33333333333333315 * t329 * t281 + t338
+        - 0.5773502691896257 * t281 * t356;
     let t357 = t348 * back_rotation_02 + t350 * back_rotation_00
         + base_roll_rotation_01 * t349;
     let t358 = back_position_z * t357 + t355 * back_rotation_12 + t353 * back_rotation_10
         + t354 * base_roll_rotation_11 - t352 * back_position_x;
-    let back_subspace1_projected_inertia_n_y = 0.33333333333333315 * t3 * t342 + t340
-        - 0.5773502691896257 * t3 * t358;
+    let back_subspace1_projected_inertia_n_y = 0.33333333333333315 * t281 * t342 + t340
+        - 0.5773502691896257 * t281 * t358;
     let t359 = t354 * base_roll_rotation_21 + back_position_x * t351
         + t353 * back_rotation_20 + t355 * back_rotation_22 - t357 * back_position_y;
-    let back_subspace1_projected_inertia_n_z = 0.33333333333333315 * t3 * t343 + t344
-        - 0.5773502691896257 * t3 * t359;
-    let back_subspace1_projected_inertia_f_x = 0.33333333333333315 * t3 * t341 + t345
-        - 0.5773502691896257 * t3 * t357;
-    let back_subspace1_projected_inertia_f_y = t346 + 0.33333333333333315 * t3 * t328
-        - 0.5773502691896257 * t3 * t351;
-    let back_subspace1_projected_inertia_f_z = t347 + 0.33333333333333315 * t326 * t3
-        - 0.5773502691896257 * t352 * t3;
-    let back_subspace2_projected_inertia_n_x = 0.5773502691896255 * t3 * t356 + t338
-        + 0.3333333333333336 * t329 * t3;
-    let back_subspace2_projected_inertia_n_y = t340 + 0.5773502691896255 * t3 * t358
-        + 0.3333333333333336 * t3 * t342;
-    let back_subspace2_projected_inertia_n_z = 0.3333333333333336 * t3 * t343
-        + 0.5773502691896255 * t3 * t359 + t344;
-    let back_subspace2_projected_inertia_f_x = 0.3333333333333336 * t3 * t341
-        + 0.5773502691896255 * t3 * t357 + t345;
-    let back_subspace2_projected_inertia_f_y = 0.3333333333333336 * t3 * t328 + t346
-        + 0.5773502691896255 * t3 * t351;
-    let back_subspace2_projected_inertia_f_z = t347 + 0.3333333333333336 * t326 * t3
-        + 0.5773502691896255 * t352 * t3;
+    let back_subspace1_projected_inertia_n_z = 0.33333333333333315 * t281 * t343 + t344
+        - 0.5773502691896257 * t281 * t359;
+    let back_subspace1_projected_inertia_f_x = 0.33333333333333315 * t281 * t341 + t345
+        - 0.5773502691896257 * t281 * t357;
+    let back_subspace1_projected_inertia_f_y = t346 + 0.33333333333333315 * t281 * t328
+        - 0.5773502691896257 * t281 * t351;
+    let back_subspace1_projected_inertia_f_z = t347 + 0.33333333333333315 * t326 * t281
+        - 0.5773502691896257 * t352 * t281;
+    let back_subspace2_projected_inertia_n_x = 0.5773502691896255 * t281 * t356 + t338
+        + 0.3333333333333336 * t329 * t281;
+    let back_subspace2_projected_inertia_n_y = t340 + 0.5773502691896255 * t281 * t358
+        + 0.3333333333333336 * t281 * t342;
+    let back_subspace2_projected_inertia_n_z = 0.3333333333333336 * t281 * t343
+        + 0.5773502691896255 * t281 * t359 + t344;
+    let back_subspace2_projected_inertia_f_x = 0.3333333333333336 * t281 * t341
+        + 0.5773502691896255 * t281 * t357 + t345;
+    let back_subspace2_projected_inertia_f_y = 0.3333333333333336 * t281 * t328 + t346
+        + 0.5773502691896255 * t281 * t351;
+    let back_subspace2_projected_inertia_f_z = t347 + 0.3333333333333336 * t326 * t281
+        + 0.5773502691896255 * t352 * t281;
     let front_right_slice0_local_len_projected_inertia_n_x = front_right_slice0_local_inertia_h_y
         * front_right_slice0_local_len_column_v_z
         - front_right_slice0_local_inertia_h_z * front_right_slice0_local_len_column_v_y;
@@ -5139,7 +5134,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             + front_right_rotation_02 * t375 + front_right_position_y * t376
             - t373 * front_right_position_z);
     let front_right_subspace0_projected_inertia_n_x = t377
-        - 0.6666666666666666 * t3 * t368;
+        - 0.6666666666666666 * t281 * t368;
     let t378 = front_right_rotation_02 * t363 + front_right_rotation_00 * t362
         + t361 * front_right_rotation_01;
     let t379 = front_right_rotation_10 * t367 + t360 * front_right_rotation_12
@@ -5152,7 +5147,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             + t374 * front_right_rotation_11 + t369 * front_right_rotation_10
             - front_right_position_x * t376);
     let front_right_subspace0_projected_inertia_n_y = t381
-        - 0.6666666666666666 * t3 * t379;
+        - 0.6666666666666666 * t281 * t379;
     let t382 = front_right_rotation_22 * t360 + t367 * front_right_rotation_20
         + front_right_rotation_21 * t366 + front_right_position_x * t365
         - t378 * front_right_position_y;
@@ -5161,16 +5156,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             + front_right_rotation_21 * t374 + front_right_position_x * t373
             - t380 * front_right_position_y);
     let front_right_subspace0_projected_inertia_n_z = t383
-        - 0.6666666666666666 * t3 * t382;
+        - 0.6666666666666666 * t281 * t382;
     let t384 = 0.3333333333333333 * t380;
     let front_right_subspace0_projected_inertia_f_x = t384
-        - 0.6666666666666666 * t378 * t3;
+        - 0.6666666666666666 * t378 * t281;
     let t385 = 0.3333333333333333 * t373;
     let front_right_subspace0_projected_inertia_f_y = t385
-        - 0.6666666666666666 * t3 * t365;
+        - 0.6666666666666666 * t281 * t365;
     let t386 = 0.3333333333333333 * t376;
     let front_right_subspace0_projected_inertia_f_z = t386
-        - 0.6666666666666666 * t3 * t364;
+        - 0.6666666666666666 * t281 * t364;
     let t387 = front_right_slice0_local_bend_z_projected_inertia_n_x
         + front_right_slice1_local_bend_z_projected_inertia_n_x
         + front_right_slice3_local_bend_z_projected_inertia_n_x
@@ -5203,37 +5198,37 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + t393 * front_right_rotation_01 + t394 * front_right_position_y
         - t391 * front_right_position_z;
     let front_right_subspace1_projected_inertia_n_x = t377
-        + 0.33333333333333315 * t3 * t368 - 0.5773502691896257 * t3 * t395;
+        + 0.33333333333333315 * t281 * t368 - 0.5773502691896257 * t281 * t395;
     let t396 = t390 * front_right_rotation_00 + t389 * front_right_rotation_01
         + front_right_rotation_02 * t388;
     let t397 = t392 * front_right_rotation_12 + front_right_rotation_10 * t387
         + t396 * front_right_position_z + t393 * front_right_rotation_11
         - front_right_position_x * t394;
-    let front_right_subspace1_projected_inertia_n_y = 0.33333333333333315 * t3 * t379
-        + t381 - 0.5773502691896257 * t3 * t397;
+    let front_right_subspace1_projected_inertia_n_y = 0.33333333333333315 * t281 * t379
+        + t381 - 0.5773502691896257 * t281 * t397;
     let t398 = front_right_rotation_20 * t387 + t393 * front_right_rotation_21
         + front_right_position_x * t391 + front_right_rotation_22 * t392
         - t396 * front_right_position_y;
-    let front_right_subspace1_projected_inertia_n_z = 0.33333333333333315 * t3 * t382
-        + t383 - 0.5773502691896257 * t3 * t398;
-    let front_right_subspace1_projected_inertia_f_x = 0.33333333333333315 * t378 * t3
-        + t384 - 0.5773502691896257 * t3 * t396;
+    let front_right_subspace1_projected_inertia_n_z = 0.33333333333333315 * t281 * t382
+        + t383 - 0.5773502691896257 * t281 * t398;
+    let front_right_subspace1_projected_inertia_f_x = 0.33333333333333315 * t378 * t281
+        + t384 - 0.5773502691896257 * t281 * t396;
     let front_right_subspace1_projected_inertia_f_y = t385
-        + 0.33333333333333315 * t3 * t365 - 0.5773502691896257 * t391 * t3;
+        + 0.33333333333333315 * t281 * t365 - 0.5773502691896257 * t391 * t281;
     let front_right_subspace1_projected_inertia_f_z = t386
-        + 0.33333333333333315 * t3 * t364 - 0.5773502691896257 * t3 * t394;
-    let front_right_subspace2_projected_inertia_n_x = 0.3333333333333336 * t3 * t368
-        + t377 + 0.5773502691896255 * t3 * t395;
-    let front_right_subspace2_projected_inertia_n_y = 0.5773502691896255 * t3 * t397
-        + 0.3333333333333336 * t3 * t379 + t381;
-    let front_right_subspace2_projected_inertia_n_z = 0.5773502691896255 * t3 * t398
-        + 0.3333333333333336 * t3 * t382 + t383;
-    let front_right_subspace2_projected_inertia_f_x = 0.3333333333333336 * t378 * t3
-        + 0.5773502691896255 * t3 * t396 + t384;
-    let front_right_subspace2_projected_inertia_f_y = 0.3333333333333336 * t3 * t365
-        + t385 + 0.5773502691896255 * t391 * t3;
-    let front_right_subspace2_projected_inertia_f_z = 0.5773502691896255 * t3 * t394
-        + 0.3333333333333336 * t3 * t364 + t386;
+        + 0.33333333333333315 * t281 * t364 - 0.5773502691896257 * t281 * t394;
+    let front_right_subspace2_projected_inertia_n_x = 0.3333333333333336 * t281 * t368
+        + t377 + 0.5773502691896255 * t281 * t395;
+    let front_right_subspace2_projected_inertia_n_y = 0.5773502691896255 * t281 * t397
+        + 0.3333333333333336 * t281 * t379 + t381;
+    let front_right_subspace2_projected_inertia_n_z = 0.5773502691896255 * t281 * t398
+        + 0.3333333333333336 * t281 * t382 + t383;
+    let front_right_subspace2_projected_inertia_f_x = 0.3333333333333336 * t378 * t281
+        + 0.5773502691896255 * t281 * t396 + t384;
+    let front_right_subspace2_projected_inertia_f_y = 0.3333333333333336 * t281 * t365
+        + t385 + 0.5773502691896255 * t391 * t281;
+    let front_right_subspace2_projected_inertia_f_z = 0.5773502691896255 * t281 * t394
+        + 0.3333333333333336 * t281 * t364 + t386;
     let front_left_slice0_local_len_projected_inertia_n_x = front_left_slice0_local_len_column_v_z
         * front_left_slice0_local_inertia_h_y
         - front_left_slice0_local_inertia_h_z * front_left_slice0_local_len_column_v_y;
@@ -5712,7 +5707,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             + t410 * front_left_rotation_01 + t414 * front_left_position_y
             - t415 * front_left_position_z);
     let front_left_subspace0_projected_inertia_n_x = t416
-        - 0.6666666666666666 * t3 * t407;
+        - 0.6666666666666666 * t281 * t407;
     let t417 = front_left_rotation_00 * t400 + front_left_rotation_01 * t399
         + front_left_rotation_02 * t401;
     let t418 = front_left_position_z * t417 + t406 * front_left_rotation_12
@@ -5725,7 +5720,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             + front_left_position_z * t419 + front_left_rotation_12 * t409
             - t414 * front_left_position_x);
     let front_left_subspace0_projected_inertia_n_y = t420
-        - 0.6666666666666666 * t3 * t418;
+        - 0.6666666666666666 * t281 * t418;
     let t421 = t406 * front_left_rotation_22 + t402 * front_left_position_x
         + t404 * front_left_rotation_20 + front_left_rotation_21 * t403
         - t417 * front_left_position_y;
@@ -5734,16 +5729,16 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
             + t415 * front_left_position_x + front_left_rotation_22 * t409
             - front_left_position_y * t419);
     let front_left_subspace0_projected_inertia_n_z = t422
-        - 0.6666666666666666 * t3 * t421;
+        - 0.6666666666666666 * t281 * t421;
     let t423 = 0.3333333333333333 * t419;
     let front_left_subspace0_projected_inertia_f_x = t423
-        - 0.6666666666666666 * t3 * t417;
+        - 0.6666666666666666 * t281 * t417;
     let t424 = 0.3333333333333333 * t415;
     let front_left_subspace0_projected_inertia_f_y = t424
-        - 0.6666666666666666 * t402 * t3;
+        - 0.6666666666666666 * t402 * t281;
     let t425 = 0.3333333333333333 * t414;
     let front_left_subspace0_projected_inertia_f_z = t425
-        - 0.6666666666666666 * t3 * t405;
+        - 0.6666666666666666 * t281 * t405;
     let t426 = front_left_slice1_local_bend_z_projected_inertia_n_y
         + front_left_slice2_local_bend_z_projected_inertia_n_y
         + front_left_slice0_local_bend_z_projected_inertia_n_y
@@ -5775,38 +5770,38 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t434 = front_left_rotation_01 * t426 + t430 * front_left_position_y
         + front_left_rotation_02 * t431 + front_left_rotation_00 * t432
         - t433 * front_left_position_z;
-    let front_left_subspace1_projected_inertia_n_x = 0.33333333333333315 * t3 * t407
-        + t416 - 0.5773502691896257 * t3 * t434;
+    let front_left_subspace1_projected_inertia_n_x = 0.33333333333333315 * t281 * t407
+        + t416 - 0.5773502691896257 * t281 * t434;
     let t435 = front_left_rotation_01 * t428 + front_left_rotation_02 * t429
         + front_left_rotation_00 * t427;
     let t436 = front_left_rotation_10 * t432 + front_left_rotation_11 * t426
         + t431 * front_left_rotation_12 + front_left_position_z * t435
         - front_left_position_x * t430;
-    let front_left_subspace1_projected_inertia_n_y = 0.33333333333333315 * t3 * t418
-        + t420 - 0.5773502691896257 * t3 * t436;
+    let front_left_subspace1_projected_inertia_n_y = 0.33333333333333315 * t281 * t418
+        + t420 - 0.5773502691896257 * t281 * t436;
     let t437 = front_left_rotation_21 * t426 + t433 * front_left_position_x
         + t431 * front_left_rotation_22 + t432 * front_left_rotation_20
         - t435 * front_left_position_y;
-    let front_left_subspace1_projected_inertia_n_z = 0.33333333333333315 * t3 * t421
-        + t422 - 0.5773502691896257 * t3 * t437;
-    let front_left_subspace1_projected_inertia_f_x = 0.33333333333333315 * t3 * t417
-        + t423 - 0.5773502691896257 * t3 * t435;
+    let front_left_subspace1_projected_inertia_n_z = 0.33333333333333315 * t281 * t421
+        + t422 - 0.5773502691896257 * t281 * t437;
+    let front_left_subspace1_projected_inertia_f_x = 0.33333333333333315 * t281 * t417
+        + t423 - 0.5773502691896257 * t281 * t435;
     let front_left_subspace1_projected_inertia_f_y = t424
-        + 0.33333333333333315 * t402 * t3 - 0.5773502691896257 * t433 * t3;
-    let front_left_subspace1_projected_inertia_f_z = 0.33333333333333315 * t3 * t405
-        + t425 - 0.5773502691896257 * t3 * t430;
-    let front_left_subspace2_projected_inertia_n_x = 0.5773502691896255 * t3 * t434
-        + t416 + 0.3333333333333336 * t3 * t407;
-    let front_left_subspace2_projected_inertia_n_y = 0.5773502691896255 * t3 * t436
-        + 0.3333333333333336 * t3 * t418 + t420;
-    let front_left_subspace2_projected_inertia_n_z = 0.5773502691896255 * t3 * t437
-        + t422 + 0.3333333333333336 * t3 * t421;
-    let front_left_subspace2_projected_inertia_f_x = 0.5773502691896255 * t3 * t435
-        + 0.3333333333333336 * t3 * t417 + t423;
+        + 0.33333333333333315 * t402 * t281 - 0.5773502691896257 * t433 * t281;
+    let front_left_subspace1_projected_inertia_f_z = 0.33333333333333315 * t281 * t405
+        + t425 - 0.5773502691896257 * t281 * t430;
+    let front_left_subspace2_projected_inertia_n_x = 0.5773502691896255 * t281 * t434
+        + t416 + 0.3333333333333336 * t281 * t407;
+    let front_left_subspace2_projected_inertia_n_y = 0.5773502691896255 * t281 * t436
+        + 0.3333333333333336 * t281 * t418 + t420;
+    let front_left_subspace2_projected_inertia_n_z = 0.5773502691896255 * t281 * t437
+        + t422 + 0.3333333333333336 * t281 * t421;
+    let front_left_subspace2_projected_inertia_f_x = 0.5773502691896255 * t281 * t435
+        + 0.3333333333333336 * t281 * t417 + t423;
     let front_left_subspace2_projected_inertia_f_y = t424
-        + 0.5773502691896255 * t433 * t3 + 0.3333333333333336 * t402 * t3;
-    let front_left_subspace2_projected_inertia_f_z = 0.3333333333333336 * t3 * t405
-        + 0.5773502691896255 * t3 * t430 + t425;
+        + 0.5773502691896255 * t433 * t281 + 0.3333333333333336 * t402 * t281;
+    let front_left_subspace2_projected_inertia_f_z = 0.3333333333333336 * t281 * t405
+        + 0.5773502691896255 * t281 * t430 + t425;
     let hub_bottom_position_x = q[0] - p.hub_radius * base_roll_rotation_02;
     let hub_bottom_position_y = q[1] - base_roll_rotation_12 * p.hub_radius;
     let hub_bottom_position_z = q[2] - p.hub_radius * base_roll_rotation_22;
@@ -5937,6 +5932,15 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         sin_q4,
         cos_q5,
         sin_q5,
+        head_bend_y,
+        head_bend_z,
+        head_bend_squared,
+        back_bend_y,
+        back_bend_z,
+        front_right_bend_y,
+        front_right_bend_z,
+        front_left_bend_y,
+        front_left_bend_z,
         base_yaw_rotation_01,
         base_yaw_subspace_v_y,
         base_pitch_rotation_20,
@@ -8491,26 +8495,25 @@ pub fn coriolis_into(
     let t28 = t26 + t27;
     let t29 = t10 + t11 + t12;
     let t30 = t1 + t2;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t31 = back_bend_z * back_bend_z;
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
+    let t31 = cache.back_bend_z * cache.back_bend_z;
     let t32 = back_bend_y_rate * back_bend_y_rate;
-    let t33 = back_bend_z.powi(3);
-    let t34 = back_bend_y * back_bend_y;
+    let t33 = cache.back_bend_z.powi(3);
+    let t34 = cache.back_bend_y * cache.back_bend_y;
     let t35 = back_bend_z_rate * back_bend_z_rate;
-    let t36 = t31 * back_bend_y * t32 + back_bend_y_rate * back_bend_z_rate * t33
-        - back_bend_y_rate * back_bend_z * back_bend_z_rate * t34
-        - t31 * t35 * back_bend_y;
-    let t37 = t35 * back_bend_y - back_bend_y_rate * back_bend_z * back_bend_z_rate;
+    let t36 = t31 * cache.back_bend_y * t32 + back_bend_y_rate * back_bend_z_rate * t33
+        - back_bend_y_rate * cache.back_bend_z * back_bend_z_rate * t34
+        - t31 * t35 * cache.back_bend_y;
+    let t37 = t35 * cache.back_bend_y
+        - back_bend_y_rate * cache.back_bend_z * back_bend_z_rate;
     let t38 = 0.0000016135911537792344 * t36 * cache.back_slice0_bend_c4
         + 0.0003347157145944845 * t37 * cache.back_slice0_bend_c3
         - 0.000004840773461337703 * t36 * cache.back_slice0_bend_c5;
-    let t39 = back_bend_z * t32 - back_bend_y_rate * back_bend_z_rate * back_bend_y;
-    let t40 = back_bend_y.powi(3);
-    let t41 = back_bend_z * t34 * t32
-        + t31 * back_bend_y_rate * back_bend_z_rate * back_bend_y
-        - back_bend_y_rate * back_bend_z_rate * t40 - back_bend_z * t35 * t34;
+    let t39 = cache.back_bend_z * t32
+        - back_bend_y_rate * back_bend_z_rate * cache.back_bend_y;
+    let t40 = cache.back_bend_y.powi(3);
+    let t41 = cache.back_bend_z * t34 * t32
+        + t31 * back_bend_y_rate * back_bend_z_rate * cache.back_bend_y
+        - back_bend_y_rate * back_bend_z_rate * t40 - cache.back_bend_z * t35 * t34;
     let t42 = 0.0000016135911537792344 * t41 * cache.back_slice0_bend_c4
         - 0.0003347157145944845 * t39 * cache.back_slice0_bend_c3
         - 0.000004840773461337703 * t41 * cache.back_slice0_bend_c5;
@@ -8518,7 +8521,7 @@ pub fn coriolis_into(
     let t44 = cache.back_slice0_local_len_column_v_y * back_len_rate;
     let t45 = cache.back_slice0_local_bend_y_column_v_y * back_bend_y_rate;
     let t46 = t43 + t44 + t45;
-    let t47 = cache.back_len * back_bend_z * back_bend_y;
+    let t47 = cache.back_len * cache.back_bend_z * cache.back_bend_y;
     let t48 = 0.000046479858696022525 * cache.back_slice0_bend_c4 * t47
         - 0.000023239929348011262 * t47 * cache.back_slice0_bend_c3;
     let t49 = t31 * cache.back_len;
@@ -8531,10 +8534,12 @@ pub fn coriolis_into(
     let t53 = (0.000046479858696022525 * t52 * cache.back_slice0_bend_c4 + t50
         - 0.000023239929348011262 * t52 * cache.back_slice0_bend_c3) * back_bend_y_rate
         + t48 * back_bend_z_rate + t44;
-    let t54 = 2.0 * back_bend_z * back_bend_z_rate * back_len_rate + cache.back_len * t35
-        + cache.back_len * t32 + 2.0 * back_bend_y_rate * back_bend_y * back_len_rate;
-    let t55 = 2.0 * cache.back_len * back_bend_y_rate * back_bend_z * back_bend_z_rate
-        * back_bend_y + t31 * cache.back_len * t35 + cache.back_len * t34 * t32;
+    let t54 = 2.0 * cache.back_bend_z * back_bend_z_rate * back_len_rate
+        + cache.back_len * t35 + cache.back_len * t32
+        + 2.0 * back_bend_y_rate * cache.back_bend_y * back_len_rate;
+    let t55 = 2.0 * cache.back_len * back_bend_y_rate * cache.back_bend_z
+        * back_bend_z_rate * cache.back_bend_y + t31 * cache.back_len * t35
+        + cache.back_len * t34 * t32;
     let base_yaw_bias_v_x = qd[3] * qd[1];
     let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
         - qd[3] * cache.base_pitch_subspace_v_y;
@@ -8795,8 +8800,9 @@ pub fn coriolis_into(
         - (t88 * cache.back_slice1_local_inertia_h_y
             - cache.back_slice1_local_inertia_h_z * t77);
     let t168 = back_slice1_local_momentum_f_x * t88;
-    let t169 = back_bend_z * back_bend_y * t32
-        + t31 * back_bend_y_rate * back_bend_z_rate - back_bend_z * t35 * back_bend_y
+    let t169 = cache.back_bend_z * cache.back_bend_y * t32
+        + t31 * back_bend_y_rate * back_bend_z_rate
+        - cache.back_bend_z * t35 * cache.back_bend_y
         - back_bend_y_rate * back_bend_z_rate * t34;
     let t170 = 0.7498816861956312 * cache.back_slice3_bend_c3 * t169
         - 1.4997633723912625 * t169 * cache.back_slice3_bend_c4;
@@ -8813,18 +8819,21 @@ pub fn coriolis_into(
         - back_base_velocity_w_z * t106;
     let t175 = -(cache.back_slice2_local_inertia_h_z * t174
         - t109 * cache.back_slice2_local_inertia_h_x);
-    let t176 = cache.back_len * t40 * t32 + t31 * cache.back_len * t35 * back_bend_y
-        + 2.0 * cache.back_len * back_bend_y_rate * back_bend_z * back_bend_z_rate * t34;
-    let t177 = cache.back_len * back_bend_y * t32
-        + 0.6666666666666666 * cache.back_len * back_bend_y_rate * back_bend_z
+    let t176 = cache.back_len * t40 * t32
+        + t31 * cache.back_len * t35 * cache.back_bend_y
+        + 2.0 * cache.back_len * back_bend_y_rate * cache.back_bend_z * back_bend_z_rate
+            * t34;
+    let t177 = cache.back_len * cache.back_bend_y * t32
+        + 0.6666666666666666 * cache.back_len * back_bend_y_rate * cache.back_bend_z
             * back_bend_z_rate
-        + 0.6666666666666666 * back_bend_z * back_bend_z_rate * back_bend_y
-            * back_len_rate + 0.3333333333333333 * cache.back_len * t35 * back_bend_y
+        + 0.6666666666666666 * cache.back_bend_z * back_bend_z_rate * cache.back_bend_y
+            * back_len_rate
+        + 0.3333333333333333 * cache.back_len * t35 * cache.back_bend_y
         + 0.6666666666666666 * back_bend_y_rate * t34 * back_len_rate;
     let t178 = back_bend_y_rate * back_len_rate;
     let t179 = cache.back_slice3_local_len_column_v_x * back_len_rate;
-    let t180 = cache.back_len * back_bend_z;
-    let t181 = cache.back_len * back_bend_y;
+    let t180 = cache.back_len * cache.back_bend_z;
+    let t181 = cache.back_len * cache.back_bend_y;
     let t182 = t179
         + back_bend_z_rate
             * (0.8058320946447624 * cache.back_slice3_bend_c3 * t180
@@ -8944,14 +8953,16 @@ pub fn coriolis_into(
         + t209 + t213 + t215 + t219 + t220;
     let t222 = -(cache.back_slice1_local_inertia_h_x * t160
         - t205 * cache.back_slice1_local_inertia_h_y);
-    let t223 = cache.back_len * t35 * t33 + cache.back_len * back_bend_z * t34 * t32
-        + 2.0 * t31 * cache.back_len * back_bend_y_rate * back_bend_z_rate * back_bend_y;
+    let t223 = cache.back_len * t35 * t33
+        + cache.back_len * cache.back_bend_z * t34 * t32
+        + 2.0 * t31 * cache.back_len * back_bend_y_rate * back_bend_z_rate
+            * cache.back_bend_y;
     let t224 = back_bend_z_rate * back_len_rate;
-    let t225 = 3.0 * cache.back_len * back_bend_z * t35
-        + 2.0 * cache.back_len * back_bend_y_rate * back_bend_z_rate * back_bend_y
+    let t225 = 3.0 * cache.back_len * cache.back_bend_z * t35
+        + 2.0 * cache.back_len * back_bend_y_rate * back_bend_z_rate * cache.back_bend_y
         + 2.0 * t31 * back_bend_z_rate * back_len_rate
-        + cache.back_len * back_bend_z * t32
-        + 2.0 * back_bend_y_rate * back_bend_z * back_bend_y * back_len_rate;
+        + cache.back_len * cache.back_bend_z * t32
+        + 2.0 * back_bend_y_rate * cache.back_bend_z * cache.back_bend_y * back_len_rate;
     let back_base_bias_v_z = cache.back_rotation_22 * t58 + t56 * cache.back_rotation_02
         + cache.back_rotation_12 * t57;
     let t226 = back_base_velocity_v_x * t106
@@ -9059,24 +9070,21 @@ pub fn coriolis_into(
         - (t258 * cache.front_left_slice2_local_inertia_h_y
             - t248 * cache.front_left_slice2_local_inertia_h_z);
     let t259 = -(t248 * front_left_slice2_local_momentum_f_x);
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
     let t260 = front_left_bend_y_rate * front_left_bend_y_rate;
-    let t261 = front_left_bend_z * front_left_bend_z;
+    let t261 = cache.front_left_bend_z * cache.front_left_bend_z;
     let t262 = front_left_bend_z_rate * front_left_bend_z_rate;
-    let t263 = 2.0 * front_left_bend_y_rate * front_left_bend_y * front_left_len_rate
-        * front_left_bend_z
-        + 2.0 * cache.front_left_len * front_left_bend_y_rate * front_left_bend_y
-            * front_left_bend_z_rate + cache.front_left_len * front_left_bend_z * t260
+    let t263 = 2.0 * front_left_bend_y_rate * cache.front_left_bend_y
+        * front_left_len_rate * cache.front_left_bend_z
+        + 2.0 * cache.front_left_len * front_left_bend_y_rate * cache.front_left_bend_y
+            * front_left_bend_z_rate
+        + cache.front_left_len * cache.front_left_bend_z * t260
         + 2.0 * front_left_len_rate * t261 * front_left_bend_z_rate
-        + 3.0 * cache.front_left_len * front_left_bend_z * t262;
-    let t264 = front_left_bend_y * front_left_bend_y;
-    let t265 = front_left_bend_z.powi(3);
-    let t266 = cache.front_left_len * front_left_bend_z * t260 * t264
-        + 2.0 * cache.front_left_len * front_left_bend_y_rate * front_left_bend_y * t261
-            * front_left_bend_z_rate + cache.front_left_len * t265 * t262;
+        + 3.0 * cache.front_left_len * cache.front_left_bend_z * t262;
+    let t264 = cache.front_left_bend_y * cache.front_left_bend_y;
+    let t265 = cache.front_left_bend_z.powi(3);
+    let t266 = cache.front_left_len * cache.front_left_bend_z * t260 * t264
+        + 2.0 * cache.front_left_len * front_left_bend_y_rate * cache.front_left_bend_y
+            * t261 * front_left_bend_z_rate + cache.front_left_len * t265 * t262;
     let t267 = front_left_len_rate * front_left_bend_z_rate;
     let front_left_base_velocity_v_y = cache.front_left_rotation_01 * t252
         + cache.front_left_rotation_11 * t251 + t253 * cache.front_left_rotation_21;
@@ -9096,18 +9104,19 @@ pub fn coriolis_into(
         + t272 * cache.front_left_rotation_22 + cache.front_left_rotation_02 * t273;
     let t274 = t249 + t250 + t254;
     let t275 = front_left_bend_y_rate * t261 * front_left_bend_z_rate
-        + front_left_bend_y * front_left_bend_z * t260
+        + cache.front_left_bend_y * cache.front_left_bend_z * t260
         - front_left_bend_y_rate * t264 * front_left_bend_z_rate
-        - front_left_bend_y * front_left_bend_z * t262;
+        - cache.front_left_bend_y * cache.front_left_bend_z * t262;
     let t276 = 0.2014998074653874 * t275 * cache.front_left_slice2_bend_c3
         - 0.4029996149307748 * cache.front_left_slice2_bend_c4 * t275;
-    let t277 = front_left_bend_z * t260
-        - front_left_bend_y_rate * front_left_bend_y * front_left_bend_z_rate;
-    let t278 = front_left_bend_y.powi(3);
-    let t279 = front_left_bend_z * t260 * t264
-        + front_left_bend_y_rate * front_left_bend_y * t261 * front_left_bend_z_rate
+    let t277 = cache.front_left_bend_z * t260
+        - front_left_bend_y_rate * cache.front_left_bend_y * front_left_bend_z_rate;
+    let t278 = cache.front_left_bend_y.powi(3);
+    let t279 = cache.front_left_bend_z * t260 * t264
+        + front_left_bend_y_rate * cache.front_left_bend_y * t261
+            * front_left_bend_z_rate
         - front_left_bend_y_rate * front_left_bend_z_rate * t278
-        - front_left_bend_z * t264 * t262;
+        - cache.front_left_bend_z * t264 * t262;
     let t280 = 0.1350029611448087 * cache.front_left_slice2_bend_c4 * t279
         - 0.3007502358784333 * t277 * cache.front_left_slice2_bend_c3
         - 0.4050088834344261 * t279 * cache.front_left_slice2_bend_c5;
@@ -9118,8 +9127,8 @@ pub fn coriolis_into(
     let t282 = front_left_len_rate * cache.front_left_slice2_local_len_column_v_y;
     let t283 = front_left_bend_y_rate * cache.front_left_slice2_local_bend_y_column_v_y;
     let t284 = t281 + t282 + t283;
-    let t285 = cache.front_left_len * front_left_bend_z;
-    let t286 = cache.front_left_len * front_left_bend_y;
+    let t285 = cache.front_left_len * cache.front_left_bend_z;
+    let t286 = cache.front_left_len * cache.front_left_bend_y;
     let t287 = t249
         + (0.3007502358784333 * cache.front_left_slice2_bend_c3 * t285
             - 0.3007502358784333 * t285 * cache.front_left_slice2_bend_c2)
@@ -9131,7 +9140,7 @@ pub fn coriolis_into(
     let t289 = cache.front_left_len * t264;
     let t290 = 0.44888729929169013 * cache.front_left_len
         * cache.front_left_slice2_bend_c2;
-    let t291 = cache.front_left_len * front_left_bend_y * front_left_bend_z;
+    let t291 = cache.front_left_len * cache.front_left_bend_y * cache.front_left_bend_z;
     let t292 = 0.4029996149307748 * cache.front_left_slice2_bend_c4 * t291
         - 0.2014998074653874 * cache.front_left_slice2_bend_c3 * t291;
     let t293 = front_left_bend_y_rate
@@ -9376,18 +9385,18 @@ pub fn coriolis_into(
         + t394 + t397 + t401 + t404 + t407;
     let t409 = -(t258 * front_left_slice2_local_momentum_f_y);
     let t410 = cache.front_left_len * t260 * t264
-        + 2.0 * cache.front_left_len * front_left_bend_y_rate * front_left_bend_y
-            * front_left_bend_z * front_left_bend_z_rate
+        + 2.0 * cache.front_left_len * front_left_bend_y_rate * cache.front_left_bend_y
+            * cache.front_left_bend_z * front_left_bend_z_rate
         + cache.front_left_len * t261 * t262;
     let t411 = cache.front_left_len * t262 + cache.front_left_len * t260
-        + 2.0 * front_left_len_rate * front_left_bend_z * front_left_bend_z_rate
-        + 2.0 * front_left_bend_y_rate * front_left_bend_y * front_left_len_rate;
-    let t412 = front_left_bend_y * t260 * t261
+        + 2.0 * front_left_len_rate * cache.front_left_bend_z * front_left_bend_z_rate
+        + 2.0 * front_left_bend_y_rate * cache.front_left_bend_y * front_left_len_rate;
+    let t412 = cache.front_left_bend_y * t260 * t261
         + front_left_bend_y_rate * t265 * front_left_bend_z_rate
-        - front_left_bend_y_rate * front_left_bend_z * t264 * front_left_bend_z_rate
-        - front_left_bend_y * t261 * t262;
-    let t413 = front_left_bend_y * t262
-        - front_left_bend_y_rate * front_left_bend_z * front_left_bend_z_rate;
+        - front_left_bend_y_rate * cache.front_left_bend_z * t264
+            * front_left_bend_z_rate - cache.front_left_bend_y * t261 * t262;
+    let t413 = cache.front_left_bend_y * t262
+        - front_left_bend_y_rate * cache.front_left_bend_z * front_left_bend_z_rate;
     let t414 = 0.0000016135911537792344 * t412 * cache.front_left_slice0_bend_c4
         + 0.0003347157145944845 * t413 * cache.front_left_slice0_bend_c3
         - 0.000004840773461337703 * t412 * cache.front_left_slice0_bend_c5;
@@ -9527,18 +9536,18 @@ pub fn coriolis_into(
         + t459 + t461 + t463 + t464 + t465;
     let front_left_base_bias_v_y = t272 * cache.front_left_rotation_21
         + cache.front_left_rotation_01 * t273 + cache.front_left_rotation_11 * t271;
-    let t467 = cache.front_left_len * front_left_bend_y * t261 * t262
+    let t467 = cache.front_left_len * cache.front_left_bend_y * t261 * t262
         + cache.front_left_len * t260 * t278
-        + 2.0 * cache.front_left_len * front_left_bend_y_rate * front_left_bend_z * t264
-            * front_left_bend_z_rate;
+        + 2.0 * cache.front_left_len * front_left_bend_y_rate * cache.front_left_bend_z
+            * t264 * front_left_bend_z_rate;
     let t468 = front_left_bend_y_rate * front_left_len_rate;
     let t469 = 0.6666666666666666 * front_left_bend_y_rate * front_left_len_rate * t264
         + 0.6666666666666666 * cache.front_left_len * front_left_bend_y_rate
-            * front_left_bend_z * front_left_bend_z_rate
-        + 0.3333333333333333 * cache.front_left_len * front_left_bend_y * t262
-        + 0.6666666666666666 * front_left_bend_y * front_left_len_rate
-            * front_left_bend_z * front_left_bend_z_rate
-        + cache.front_left_len * front_left_bend_y * t260;
+            * cache.front_left_bend_z * front_left_bend_z_rate
+        + 0.3333333333333333 * cache.front_left_len * cache.front_left_bend_y * t262
+        + 0.6666666666666666 * cache.front_left_bend_y * front_left_len_rate
+            * cache.front_left_bend_z * front_left_bend_z_rate
+        + cache.front_left_len * cache.front_left_bend_y * t260;
     let t470 = front_left_base_velocity_v_z * t298 + front_left_base_bias_v_y
         + (5.1949229180765215 * cache.front_left_slice3_bend_c6 * t467
             + 1.731914185166957 * cache.front_left_slice3_bend_c2 * t468
@@ -9612,20 +9621,18 @@ pub fn coriolis_into(
         + cache.front_left_rotation_00 * t466 + cache.front_left_rotation_01 * t490;
     let head_bend_y_rate = 0.3333333333333336 * t0 * qd[8]
         + 0.33333333333333315 * t0 * qd[7] - 0.6666666666666666 * qd[6] * t0;
-    let head_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
     let head_bend_z_rate = 0.5773502691896255 * t0 * qd[8]
         - 0.5773502691896257 * t0 * qd[7];
-    let head_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
     let t491 = head_bend_y_rate * head_bend_y_rate;
-    let t492 = head_bend_z * t491 - head_bend_y_rate * head_bend_y * head_bend_z_rate;
-    let t493 = head_bend_y * head_bend_y;
-    let t494 = head_bend_z * head_bend_z;
+    let t492 = cache.head_bend_z * t491
+        - head_bend_y_rate * cache.head_bend_y * head_bend_z_rate;
+    let t493 = cache.head_bend_y * cache.head_bend_y;
+    let t494 = cache.head_bend_z * cache.head_bend_z;
     let t495 = head_bend_z_rate * head_bend_z_rate;
-    let t496 = head_bend_y.powi(3);
-    let t497 = t493 * head_bend_z * t491
-        + head_bend_y_rate * head_bend_y * t494 * head_bend_z_rate
-        - t493 * head_bend_z * t495 - head_bend_y_rate * t496 * head_bend_z_rate;
+    let t496 = cache.head_bend_y.powi(3);
+    let t497 = t493 * cache.head_bend_z * t491
+        + head_bend_y_rate * cache.head_bend_y * t494 * head_bend_z_rate
+        - t493 * cache.head_bend_z * t495 - head_bend_y_rate * t496 * head_bend_z_rate;
     let t498 = 0.1350029611448087 * t497 * cache.head_slice2_bend_c4
         - 0.3007502358784333 * cache.head_slice2_bend_c3 * t492
         - 0.4050088834344261 * t497 * cache.head_slice2_bend_c5;
@@ -9647,8 +9654,9 @@ pub fn coriolis_into(
         + cache.head_rotation_10 * base_roll_bias_w_y
         + cache.head_rotation_00 * base_roll_bias_w_x;
     let t506 = head_bend_y_rate * t494 * head_bend_z_rate
-        + head_bend_y * head_bend_z * t491 - head_bend_y_rate * t493 * head_bend_z_rate
-        - head_bend_y * head_bend_z * t495;
+        + cache.head_bend_y * cache.head_bend_z * t491
+        - head_bend_y_rate * t493 * head_bend_z_rate
+        - cache.head_bend_y * cache.head_bend_z * t495;
     let t507 = 0.2014998074653874 * cache.head_slice2_bend_c3 * t506
         - 0.4029996149307748 * t506 * cache.head_slice2_bend_c4;
     let t508 = cache.head_slice2_local_bend_z_column_w_y * head_bend_z_rate;
@@ -9704,8 +9712,8 @@ pub fn coriolis_into(
     let t539 = 0.6978160177890329 * t497 * cache.head_slice3_bend_c4
         - 0.8058320946447624 * t492 * cache.head_slice3_bend_c3
         - 2.0934480533670987 * t497 * cache.head_slice3_bend_c5;
-    let t540 = cache.head_len * head_bend_z;
-    let t541 = cache.head_len * head_bend_y;
+    let t540 = cache.head_len * cache.head_bend_z;
+    let t541 = cache.head_len * cache.head_bend_y;
     let t542 = head_bend_z_rate
         * (0.8058320946447624 * cache.head_slice3_bend_c3 * t540
             - 0.8058320946447624 * cache.head_slice3_bend_c2 * t540) + t521
@@ -9716,7 +9724,7 @@ pub fn coriolis_into(
     let t544 = head_bend_y_rate * cache.head_slice3_local_bend_y_column_w_x;
     let t545 = head_bend_z_rate * cache.head_slice3_local_len_column_v_y;
     let t546 = t544 + t545;
-    let t547 = cache.head_len * head_bend_y * head_bend_z;
+    let t547 = cache.head_len * cache.head_bend_y * cache.head_bend_z;
     let t548 = 1.4997633723912625 * t547 * cache.head_slice3_bend_c4
         - 0.7498816861956312 * t547 * cache.head_slice3_bend_c3;
     let t549 = head_len_rate * cache.head_slice3_local_len_column_v_y;
@@ -9743,14 +9751,15 @@ pub fn coriolis_into(
     let head_base_velocity_v_y = t516 * cache.base_roll_rotation_11
         + t517 * cache.base_roll_rotation_21 + cache.base_roll_rotation_01 * t518;
     let t559 = t519 + t520 + t521;
-    let t560 = head_bend_z.powi(3);
-    let t561 = 2.0 * head_bend_y_rate * cache.head_len * head_bend_y * t494
+    let t560 = cache.head_bend_z.powi(3);
+    let t561 = 2.0 * head_bend_y_rate * cache.head_len * cache.head_bend_y * t494
         * head_bend_z_rate + cache.head_len * t560 * t495
-        + cache.head_len * t493 * head_bend_z * t491;
-    let t562 = 2.0 * head_bend_y_rate * cache.head_len * head_bend_y * head_bend_z_rate
-        + 3.0 * cache.head_len * head_bend_z * t495 + cache.head_len * head_bend_z * t491
+        + cache.head_len * t493 * cache.head_bend_z * t491;
+    let t562 = 2.0 * head_bend_y_rate * cache.head_len * cache.head_bend_y
+        * head_bend_z_rate + 3.0 * cache.head_len * cache.head_bend_z * t495
+        + cache.head_len * cache.head_bend_z * t491
         + 2.0 * head_len_rate * t494 * head_bend_z_rate
-        + 2.0 * head_bend_y_rate * head_bend_y * head_len_rate * head_bend_z;
+        + 2.0 * head_bend_y_rate * cache.head_bend_y * head_len_rate * cache.head_bend_z;
     let t563 = head_len_rate * head_bend_z_rate;
     let t564 = t555 * head_base_velocity_w_x + head_base_bias_v_z
         + (5.1949229180765215 * t561 * cache.head_slice3_bend_c6
@@ -9963,22 +9972,24 @@ pub fn coriolis_into(
         - (cache.head_slice1_local_inertia_h_x * t626
             - t647 * cache.head_slice1_local_inertia_h_y);
     let t664 = -(t647 * head_slice1_local_momentum_f_z);
-    let t665 = cache.head_len * head_bend_y * t491
+    let t665 = cache.head_len * cache.head_bend_y * t491
         + 0.6666666666666666 * head_bend_y_rate * cache.head_len * head_bend_z_rate
-            * head_bend_z + 0.6666666666666666 * head_bend_y_rate * t493 * head_len_rate
-        + 0.3333333333333333 * cache.head_len * head_bend_y * t495
-        + 0.6666666666666666 * head_bend_y * head_len_rate * head_bend_z_rate
-            * head_bend_z;
+            * cache.head_bend_z
+        + 0.6666666666666666 * head_bend_y_rate * t493 * head_len_rate
+        + 0.3333333333333333 * cache.head_len * cache.head_bend_y * t495
+        + 0.6666666666666666 * cache.head_bend_y * head_len_rate * head_bend_z_rate
+            * cache.head_bend_z;
     let t666 = 2.0 * head_bend_y_rate * cache.head_len * t493 * head_bend_z_rate
-        * head_bend_z + cache.head_len * t496 * t491
-        + cache.head_len * head_bend_y * t494 * t495;
+        * cache.head_bend_z + cache.head_len * t496 * t491
+        + cache.head_len * cache.head_bend_y * t494 * t495;
     let t667 = head_bend_y_rate * head_len_rate;
     let head_base_bias_v_y = cache.base_roll_rotation_11 * t558
         + t557 * cache.base_roll_rotation_01 + t556 * cache.base_roll_rotation_21;
-    let t668 = head_bend_y * t494 * t491 + head_bend_y_rate * t560 * head_bend_z_rate
-        - head_bend_y * t494 * t495
-        - head_bend_y_rate * t493 * head_bend_z_rate * head_bend_z;
-    let t669 = head_bend_y * t495 - head_bend_y_rate * head_bend_z_rate * head_bend_z;
+    let t668 = cache.head_bend_y * t494 * t491
+        + head_bend_y_rate * t560 * head_bend_z_rate - cache.head_bend_y * t494 * t495
+        - head_bend_y_rate * t493 * head_bend_z_rate * cache.head_bend_z;
+    let t669 = cache.head_bend_y * t495
+        - head_bend_y_rate * head_bend_z_rate * cache.head_bend_z;
     let t670 = 0.1350029611448087 * t668 * cache.head_slice2_bend_c4
         + 0.3007502358784333 * cache.head_slice2_bend_c3 * t669
         - 0.4050088834344261 * t668 * cache.head_slice2_bend_c5;
@@ -10107,11 +10118,12 @@ pub fn coriolis_into(
     let t717 = head_slice2_local_momentum_f_z * t593;
     let head_base_bias_v_x = t556 * cache.head_rotation_20
         + cache.head_rotation_10 * t558 + cache.head_rotation_00 * t557;
-    let t718 = 2.0 * head_bend_y_rate * cache.head_len * head_bend_y * head_bend_z_rate
-        * head_bend_z + cache.head_len * t493 * t491 + cache.head_len * t494 * t495;
+    let t718 = 2.0 * head_bend_y_rate * cache.head_len * cache.head_bend_y
+        * head_bend_z_rate * cache.head_bend_z + cache.head_len * t493 * t491
+        + cache.head_len * t494 * t495;
     let t719 = cache.head_len * t495 + cache.head_len * t491
-        + 2.0 * head_bend_y_rate * head_bend_y * head_len_rate
-        + 2.0 * head_len_rate * head_bend_z_rate * head_bend_z;
+        + 2.0 * head_bend_y_rate * cache.head_bend_y * head_len_rate
+        + 2.0 * head_len_rate * head_bend_z_rate * cache.head_bend_z;
     let t720 = head_base_bias_v_x + t630 * head_base_velocity_v_y
         + (2.0934480533670987 * cache.head_slice3_bend_c5 * t718
             + 0.8058320946447624 * t719 * cache.head_slice3_bend_c3
@@ -10186,16 +10198,13 @@ pub fn coriolis_into(
     let t738 = front_right_bend_y_rate
         * cache.front_right_slice2_local_bend_y_column_v_z;
     let t739 = t736 + t737 + t738;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t740 = cache.front_right_len * front_right_bend_z * front_right_bend_y;
+    let t740 = cache.front_right_len * cache.front_right_bend_z
+        * cache.front_right_bend_y;
     let t741 = 0.4029996149307748 * cache.front_right_slice2_bend_c4 * t740
         - 0.2014998074653874 * t740 * cache.front_right_slice2_bend_c3;
     let t742 = 0.44888729929169013 * cache.front_right_len
         * cache.front_right_slice2_bend_c2;
-    let t743 = front_right_bend_z * front_right_bend_z;
+    let t743 = cache.front_right_bend_z * cache.front_right_bend_z;
     let t744 = cache.front_right_len * t743;
     let t745 = front_right_bend_y_rate * t741
         + (t742 + 0.4029996149307748 * t744 * cache.front_right_slice2_bend_c4
@@ -10212,40 +10221,43 @@ pub fn coriolis_into(
         * cache.front_right_slice2_local_bend_z_column_w_z;
     let t751 = t749 + t750;
     let t752 = cache.front_right_slice2_local_len_column_v_y * front_right_len_rate;
-    let t753 = front_right_bend_y * front_right_bend_y;
+    let t753 = cache.front_right_bend_y * cache.front_right_bend_y;
     let t754 = cache.front_right_len * t753;
     let t755 = t752 + front_right_bend_z_rate * t741
         + front_right_bend_y_rate
             * (t742 + 0.4029996149307748 * cache.front_right_slice2_bend_c4 * t754
                 - 0.2014998074653874 * t754 * cache.front_right_slice2_bend_c3);
-    let t756 = front_right_bend_y.powi(3);
+    let t756 = cache.front_right_bend_y.powi(3);
     let t757 = front_right_bend_z_rate * front_right_bend_z_rate;
     let t758 = front_right_bend_y_rate * front_right_bend_y_rate;
     let t759 = front_right_bend_y_rate * front_right_bend_z_rate * t743
-        * front_right_bend_y + t758 * front_right_bend_z * t753
+        * cache.front_right_bend_y + t758 * cache.front_right_bend_z * t753
         - front_right_bend_y_rate * front_right_bend_z_rate * t756
-        - t757 * front_right_bend_z * t753;
-    let t760 = t758 * front_right_bend_z
-        - front_right_bend_y_rate * front_right_bend_z_rate * front_right_bend_y;
+        - t757 * cache.front_right_bend_z * t753;
+    let t760 = t758 * cache.front_right_bend_z
+        - front_right_bend_y_rate * front_right_bend_z_rate * cache.front_right_bend_y;
     let t761 = 0.1350029611448087 * cache.front_right_slice2_bend_c4 * t759
         - 0.4050088834344261 * t759 * cache.front_right_slice2_bend_c5
         - 0.3007502358784333 * t760 * cache.front_right_slice2_bend_c3;
-    let t762 = front_right_bend_z.powi(3);
+    let t762 = cache.front_right_bend_z.powi(3);
     let t763 = front_right_bend_y_rate * front_right_bend_z_rate * t762
-        + t758 * t743 * front_right_bend_y
-        - front_right_bend_y_rate * front_right_bend_z * front_right_bend_z_rate * t753
-        - t757 * t743 * front_right_bend_y;
-    let t764 = t757 * front_right_bend_y
-        - front_right_bend_y_rate * front_right_bend_z * front_right_bend_z_rate;
+        + t758 * t743 * cache.front_right_bend_y
+        - front_right_bend_y_rate * cache.front_right_bend_z * front_right_bend_z_rate
+            * t753 - t757 * t743 * cache.front_right_bend_y;
+    let t764 = t757 * cache.front_right_bend_y
+        - front_right_bend_y_rate * cache.front_right_bend_z * front_right_bend_z_rate;
     let t765 = 0.1350029611448087 * cache.front_right_slice2_bend_c4 * t763
         + 0.3007502358784333 * t764 * cache.front_right_slice2_bend_c3
         - 0.4050088834344261 * cache.front_right_slice2_bend_c5 * t763;
-    let t766 = 2.0 * front_right_bend_z * front_right_bend_z_rate * front_right_len_rate
-        + t758 * cache.front_right_len + cache.front_right_len * t757
-        + 2.0 * front_right_bend_y_rate * front_right_len_rate * front_right_bend_y;
+    let t766 = 2.0 * cache.front_right_bend_z * front_right_bend_z_rate
+        * front_right_len_rate + t758 * cache.front_right_len
+        + cache.front_right_len * t757
+        + 2.0 * front_right_bend_y_rate * front_right_len_rate
+            * cache.front_right_bend_y;
     let t767 = t758 * cache.front_right_len * t753 + cache.front_right_len * t757 * t743
-        + 2.0 * cache.front_right_len * front_right_bend_y_rate * front_right_bend_z
-            * front_right_bend_z_rate * front_right_bend_y;
+        + 2.0 * cache.front_right_len * front_right_bend_y_rate
+            * cache.front_right_bend_z * front_right_bend_z_rate
+            * cache.front_right_bend_y;
     let t768 = base_roll_velocity_v_z
         - (cache.front_right_position_x * base_roll_velocity_w_y
             - base_roll_velocity_w_x * cache.front_right_position_y);
@@ -10550,9 +10562,9 @@ pub fn coriolis_into(
         - cache.front_right_slice0_local_inertia_h_z * t894);
     let t897 = t778 + t784 + t795 + t806 + t817 + t827 + t835 + t839 + t849 + t861 + t864
         + t870 + t876 + t884 + t892 + t896;
-    let t898 = t758 * front_right_bend_z * front_right_bend_y
+    let t898 = t758 * cache.front_right_bend_z * cache.front_right_bend_y
         + front_right_bend_y_rate * front_right_bend_z_rate * t743
-        - t757 * front_right_bend_z * front_right_bend_y
+        - t757 * cache.front_right_bend_z * cache.front_right_bend_y
         - front_right_bend_y_rate * front_right_bend_z_rate * t753;
     let t899 = 0.7498816861956312 * cache.front_right_slice3_bend_c3 * t898
         - 1.4997633723912625 * cache.front_right_slice3_bend_c4 * t898;
@@ -10566,8 +10578,8 @@ pub fn coriolis_into(
     let front_right_base_velocity_v_x = t769 * cache.front_right_rotation_10
         + cache.front_right_rotation_00 * t770 + t768 * cache.front_right_rotation_20;
     let t902 = front_right_len_rate * cache.front_right_slice2_local_len_column_v_x;
-    let t903 = cache.front_right_len * front_right_bend_z;
-    let t904 = cache.front_right_len * front_right_bend_y;
+    let t903 = cache.front_right_len * cache.front_right_bend_z;
+    let t904 = cache.front_right_len * cache.front_right_bend_y;
     let t905 = t902
         + front_right_bend_z_rate
             * (0.3007502358784333 * t903 * cache.front_right_slice2_bend_c3
@@ -10578,16 +10590,17 @@ pub fn coriolis_into(
     let t906 = 0.2014998074653874 * cache.front_right_slice2_bend_c3 * t898
         - 0.4029996149307748 * cache.front_right_slice2_bend_c4 * t898;
     let t907 = front_right_bend_z_rate * front_right_len_rate;
-    let t908 = t758 * cache.front_right_len * front_right_bend_z * t753
+    let t908 = t758 * cache.front_right_len * cache.front_right_bend_z * t753
         + cache.front_right_len * t757 * t762
         + 2.0 * cache.front_right_len * front_right_bend_y_rate * front_right_bend_z_rate
-            * t743 * front_right_bend_y;
-    let t909 = 2.0 * front_right_bend_y_rate * front_right_bend_z * front_right_len_rate
-        * front_right_bend_y + t758 * cache.front_right_len * front_right_bend_z
-        + 3.0 * cache.front_right_len * t757 * front_right_bend_z
+            * t743 * cache.front_right_bend_y;
+    let t909 = 2.0 * front_right_bend_y_rate * cache.front_right_bend_z
+        * front_right_len_rate * cache.front_right_bend_y
+        + t758 * cache.front_right_len * cache.front_right_bend_z
+        + 3.0 * cache.front_right_len * t757 * cache.front_right_bend_z
         + 2.0 * front_right_bend_z_rate * front_right_len_rate * t743
         + 2.0 * cache.front_right_len * front_right_bend_y_rate * front_right_bend_z_rate
-            * front_right_bend_y;
+            * cache.front_right_bend_y;
     let t910 = front_right_bend_z_rate
         * cache.front_right_slice2_local_bend_z_column_v_x;
     let t911 = front_right_bend_y_rate
@@ -10734,17 +10747,18 @@ pub fn coriolis_into(
         - t838 * cache.front_right_slice2_local_inertia_h_x);
     let front_right_base_bias_v_y = t773 * cache.front_right_rotation_11
         + t771 * cache.front_right_rotation_21 + t772 * cache.front_right_rotation_01;
-    let t963 = 0.3333333333333333 * cache.front_right_len * t757 * front_right_bend_y
+    let t963 = 0.3333333333333333 * cache.front_right_len * t757
+        * cache.front_right_bend_y
         + 0.6666666666666666 * front_right_bend_y_rate * front_right_len_rate * t753
         + 0.6666666666666666 * cache.front_right_len * front_right_bend_y_rate
-            * front_right_bend_z * front_right_bend_z_rate
-        + t758 * cache.front_right_len * front_right_bend_y
-        + 0.6666666666666666 * front_right_bend_z * front_right_bend_z_rate
-            * front_right_len_rate * front_right_bend_y;
+            * cache.front_right_bend_z * front_right_bend_z_rate
+        + t758 * cache.front_right_len * cache.front_right_bend_y
+        + 0.6666666666666666 * cache.front_right_bend_z * front_right_bend_z_rate
+            * front_right_len_rate * cache.front_right_bend_y;
     let t964 = t758 * cache.front_right_len * t756
-        + 2.0 * cache.front_right_len * front_right_bend_y_rate * front_right_bend_z
-            * front_right_bend_z_rate * t753
-        + cache.front_right_len * t757 * t743 * front_right_bend_y;
+        + 2.0 * cache.front_right_len * front_right_bend_y_rate
+            * cache.front_right_bend_z * front_right_bend_z_rate * t753
+        + cache.front_right_len * t757 * t743 * cache.front_right_bend_y;
     let t965 = front_right_bend_y_rate * front_right_len_rate;
     let t966 = t836 * front_right_base_velocity_v_z
         + t912 * front_right_base_velocity_w_z + front_right_base_bias_v_y
@@ -14865,14 +14879,11 @@ pub fn coriolis_matrix_into(
     let t95 = 0.5 * (t92 + t93 + t94);
     let head_len_rate = 0.3333333333333333 * qd[7] + 0.3333333333333333 * qd[6]
         + 0.3333333333333333 * qd[8];
-    let head_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
-    let head_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let t96 = head_bend_y * head_bend_z;
+    let t96 = cache.head_bend_y * cache.head_bend_z;
     let t97 = 0.02372114506416456 * cache.head_slice1_bend_c4 * t96
         - 0.01186057253208228 * t96 * cache.head_slice1_bend_c3;
     let t98 = head_len_rate * t97;
-    let t99 = head_bend_z * head_bend_z;
+    let t99 = cache.head_bend_z * cache.head_bend_z;
     let head_bend_z_rate = 0.5773502691896255 * t0 * qd[8]
         - 0.5773502691896257 * t0 * qd[7];
     let head_bend_y_rate = 0.3333333333333336 * t0 * qd[8]
@@ -14883,26 +14894,27 @@ pub fn coriolis_matrix_into(
         + head_bend_y_rate
             * (0.01186057253208228 * t96 * cache.head_slice1_bend_c3
                 - 0.02372114506416456 * cache.head_slice1_bend_c4 * t96);
-    let t101 = head_bend_y * t99;
+    let t101 = cache.head_bend_y * t99;
     let t102 = -(0.0117423040576666 * t101 * cache.head_slice1_bend_c5);
     let t103 = 0.003914101352555533 * cache.head_slice1_bend_c4 * t101;
-    let t104 = head_bend_y * head_bend_y;
-    let t105 = t104 * head_bend_z;
+    let t104 = cache.head_bend_y * cache.head_bend_y;
+    let t105 = t104 * cache.head_bend_z;
     let t106 = head_bend_z_rate
-        * (t102 + t103 - 0.035940096619352636 * head_bend_y * cache.head_slice1_bend_c3)
+        * (t102 + t103
+            - 0.035940096619352636 * cache.head_bend_y * cache.head_slice1_bend_c3)
         + head_bend_y_rate
             * (0.003914101352555533 * cache.head_slice1_bend_c4 * t105
                 - 0.0117423040576666 * t105 * cache.head_slice1_bend_c5
-                - 0.035940096619352636 * head_bend_z * cache.head_slice1_bend_c3);
-    let t107 = cache.head_len * head_bend_z;
-    let t108 = cache.head_len * t104 * head_bend_z;
+                - 0.035940096619352636 * cache.head_bend_z * cache.head_slice1_bend_c3);
+    let t107 = cache.head_len * cache.head_bend_z;
+    let t108 = cache.head_len * t104 * cache.head_bend_z;
     let t109 = 0.0012916905450084026 * t108 * cache.head_slice1_bend_c4
         + 0.010333524360067221 * t108 * cache.head_slice1_bend_c6
         + 0.02372114506416456 * cache.head_slice1_bend_c4 * t107
         - 0.01186057253208228 * cache.head_slice1_bend_c3 * t107
         - 0.006458452725042013 * t108 * cache.head_slice1_bend_c5;
     let t110 = head_bend_y_rate * t109;
-    let t111 = cache.head_len * head_bend_y * head_bend_z;
+    let t111 = cache.head_len * cache.head_bend_y * cache.head_bend_z;
     let t112 = 0.02372114506416456 * t111 * cache.head_slice1_bend_c4
         - 0.01186057253208228 * t111 * cache.head_slice1_bend_c3;
     let t113 = cache.head_len * t104;
@@ -14912,7 +14924,7 @@ pub fn coriolis_matrix_into(
         + head_bend_y_rate
             * (0.02372114506416456 * cache.head_slice1_bend_c4 * t113 + t114
                 - 0.01186057253208228 * t113 * cache.head_slice1_bend_c3);
-    let t116 = cache.head_len * head_bend_y;
+    let t116 = cache.head_len * cache.head_bend_y;
     let t117 = head_bend_y_rate
         * (0.035940096619352636 * t116 * cache.head_slice1_bend_c3
             - 0.035940096619352636 * t116 * cache.head_slice1_bend_c2)
@@ -14920,7 +14932,7 @@ pub fn coriolis_matrix_into(
             * (0.035940096619352636 * cache.head_slice1_bend_c3 * t107
                 - 0.035940096619352636 * t107 * cache.head_slice1_bend_c2)
         + head_len_rate * cache.head_slice1_local_len_column_v_x;
-    let t118 = cache.head_len * head_bend_y * t99;
+    let t118 = cache.head_len * cache.head_bend_y * t99;
     let t119 = 0.0012916905450084026 * cache.head_slice1_bend_c4 * t118
         + 0.02372114506416456 * t116 * cache.head_slice1_bend_c4
         + 0.010333524360067221 * t118 * cache.head_slice1_bend_c6
@@ -14945,12 +14957,12 @@ pub fn coriolis_matrix_into(
         + head_bend_y_rate * t112
         + (0.02372114506416456 * cache.head_slice1_bend_c4 * t129 + t114
             - 0.01186057253208228 * t129 * cache.head_slice1_bend_c3) * head_bend_z_rate;
-    let t131 = head_bend_y.powi(3);
+    let t131 = cache.head_bend_y.powi(3);
     let t132 = cache.head_len * t131;
-    let t133 = head_bend_z.powi(3);
+    let t133 = cache.head_bend_z.powi(3);
     let t134 = head_bend_z_rate
         * (0.003914101352555533 * cache.head_slice1_bend_c4 * t133
-            - 0.07188019323870527 * head_bend_z * cache.head_slice1_bend_c3
+            - 0.07188019323870527 * cache.head_bend_z * cache.head_slice1_bend_c3
             - 0.0117423040576666 * t133 * cache.head_slice1_bend_c5)
         + head_bend_y_rate * (t102 + t103);
     let t135 = t126 * head_len_rate + head_bend_z_rate * t109
@@ -14968,10 +14980,12 @@ pub fn coriolis_matrix_into(
     let t138 = -(0.6666666666666666 * t0 * t134 * cache.head_rotation_12);
     let t139 = -(0.6666666666666666 * t106 * t0 * cache.base_roll_rotation_11);
     let t140 = t137 + t138 + t139;
-    let t141 = 0.035940096619352636 * head_bend_z * cache.head_slice1_bend_c3;
-    let t142 = t141 - 0.035940096619352636 * head_bend_z * cache.head_slice1_bend_c2;
-    let t143 = 0.035940096619352636 * head_bend_y * cache.head_slice1_bend_c3;
-    let t144 = t143 - 0.035940096619352636 * head_bend_y * cache.head_slice1_bend_c2;
+    let t141 = 0.035940096619352636 * cache.head_bend_z * cache.head_slice1_bend_c3;
+    let t142 = t141
+        - 0.035940096619352636 * cache.head_bend_z * cache.head_slice1_bend_c2;
+    let t143 = 0.035940096619352636 * cache.head_bend_y * cache.head_slice1_bend_c3;
+    let t144 = t143
+        - 0.035940096619352636 * cache.head_bend_y * cache.head_slice1_bend_c2;
     let t145 = 0.3333333333333333 * (head_bend_z_rate * t142 + head_bend_y_rate * t144);
     let t146 = -(0.035940096619352636 * cache.head_len * cache.head_slice1_bend_c2);
     let t147 = 0.035940096619352636 * cache.head_len * cache.head_slice1_bend_c3;
@@ -15008,11 +15022,12 @@ pub fn coriolis_matrix_into(
     let t157 = 0.1350029611448087 * t101 * cache.head_slice2_bend_c4;
     let t158 = -(0.4050088834344261 * t101 * cache.head_slice2_bend_c5);
     let t159 = head_bend_z_rate
-        * (t157 + t158 - 0.3007502358784333 * cache.head_slice2_bend_c3 * head_bend_y)
+        * (t157 + t158
+            - 0.3007502358784333 * cache.head_slice2_bend_c3 * cache.head_bend_y)
         + head_bend_y_rate
             * (0.1350029611448087 * cache.head_slice2_bend_c4 * t105
                 - 0.4050088834344261 * t105 * cache.head_slice2_bend_c5
-                - 0.3007502358784333 * cache.head_slice2_bend_c3 * head_bend_z);
+                - 0.3007502358784333 * cache.head_slice2_bend_c3 * cache.head_bend_z);
     let t160 = head_bend_y_rate
         * (0.3007502358784333 * t116 * cache.head_slice2_bend_c3
             - 0.3007502358784333 * t116 * cache.head_slice2_bend_c2)
@@ -15055,7 +15070,7 @@ pub fn coriolis_matrix_into(
     let t176 = -(0.6666666666666666 * t0 * cache.base_roll_rotation_21 * t159);
     let t177 = head_bend_y_rate * (t157 + t158)
         + (0.1350029611448087 * t133 * cache.head_slice2_bend_c4
-            - 0.6015004717568666 * cache.head_slice2_bend_c3 * head_bend_z
+            - 0.6015004717568666 * cache.head_slice2_bend_c3 * cache.head_bend_z
             - 0.4050088834344261 * t133 * cache.head_slice2_bend_c5) * head_bend_z_rate;
     let t178 = -(0.6666666666666666 * t0 * cache.head_rotation_22 * t177);
     let t179 = t175 + t176 + t178;
@@ -15083,10 +15098,10 @@ pub fn coriolis_matrix_into(
     let t187 = -(0.6666666666666666 * t0 * t156 * cache.head_rotation_10);
     let t188 = -(0.6666666666666666 * t0 * cache.base_roll_rotation_11 * t159);
     let t189 = t186 + t187 + t188;
-    let t190 = 0.3007502358784333 * cache.head_slice2_bend_c3 * head_bend_z;
-    let t191 = t190 - 0.3007502358784333 * head_bend_z * cache.head_slice2_bend_c2;
-    let t192 = 0.3007502358784333 * cache.head_slice2_bend_c3 * head_bend_y;
-    let t193 = t192 - 0.3007502358784333 * head_bend_y * cache.head_slice2_bend_c2;
+    let t190 = 0.3007502358784333 * cache.head_slice2_bend_c3 * cache.head_bend_z;
+    let t191 = t190 - 0.3007502358784333 * cache.head_bend_z * cache.head_slice2_bend_c2;
+    let t192 = 0.3007502358784333 * cache.head_slice2_bend_c3 * cache.head_bend_y;
+    let t193 = t192 - 0.3007502358784333 * cache.head_bend_y * cache.head_slice2_bend_c2;
     let t194 = 0.3333333333333333 * (t191 * head_bend_z_rate + t193 * head_bend_y_rate);
     let t195 = 0.3007502358784333 * cache.head_len * cache.head_slice2_bend_c3;
     let t196 = -(0.3007502358784333 * cache.head_len * cache.head_slice2_bend_c2);
@@ -15122,7 +15137,7 @@ pub fn coriolis_matrix_into(
     let t206 = -(2.0934480533670987 * cache.head_slice3_bend_c5 * t101);
     let t207 = head_bend_z_rate
         * (0.6978160177890329 * cache.head_slice3_bend_c4 * t133
-            - 1.6116641892895247 * head_bend_z * cache.head_slice3_bend_c3
+            - 1.6116641892895247 * cache.head_bend_z * cache.head_slice3_bend_c3
             - 2.0934480533670987 * cache.head_slice3_bend_c5 * t133)
         + head_bend_y_rate * (t205 + t206);
     let t208 = -(0.6666666666666666 * t0 * cache.head_rotation_22 * t207);
@@ -15134,11 +15149,11 @@ pub fn coriolis_matrix_into(
             - 1.4997633723912625 * cache.head_slice3_bend_c4 * t96) * head_bend_y_rate;
     let t210 = -(0.6666666666666666 * t0 * t209 * cache.head_rotation_20);
     let t211 = (t205 + t206
-        - 0.8058320946447624 * head_bend_y * cache.head_slice3_bend_c3)
+        - 0.8058320946447624 * cache.head_bend_y * cache.head_slice3_bend_c3)
         * head_bend_z_rate
         + head_bend_y_rate
             * (0.6978160177890329 * cache.head_slice3_bend_c4 * t105
-                - 0.8058320946447624 * head_bend_z * cache.head_slice3_bend_c3
+                - 0.8058320946447624 * cache.head_bend_z * cache.head_slice3_bend_c3
                 - 2.0934480533670987 * cache.head_slice3_bend_c5 * t105);
     let t212 = -(0.6666666666666666 * t0 * cache.base_roll_rotation_21 * t211);
     let head_slice3_subspace0_rate_w_z = t208 + t210 + t212
@@ -15157,7 +15172,7 @@ pub fn coriolis_matrix_into(
     let t219 = head_bend_z_rate
         * (0.0000016135911537792344 * t133 * cache.head_slice0_bend_c4
             - 0.000004840773461337703 * cache.head_slice0_bend_c5 * t133
-            - 0.000669431429188969 * cache.head_slice0_bend_c3 * head_bend_z)
+            - 0.000669431429188969 * cache.head_slice0_bend_c3 * cache.head_bend_z)
         + head_bend_y_rate * (t217 + t218);
     let t220 = -(0.6666666666666666 * t0 * t219 * cache.head_rotation_22);
     let t221 = (0.000023239929348011262 * cache.head_slice0_bend_c3 * t99
@@ -15169,9 +15184,10 @@ pub fn coriolis_matrix_into(
     let t222 = -(0.6666666666666666 * t0 * t221 * cache.head_rotation_20);
     let t223 = head_bend_y_rate
         * (0.0000016135911537792344 * cache.head_slice0_bend_c4 * t105
-            - 0.0003347157145944845 * cache.head_slice0_bend_c3 * head_bend_z
+            - 0.0003347157145944845 * cache.head_slice0_bend_c3 * cache.head_bend_z
             - 0.000004840773461337703 * cache.head_slice0_bend_c5 * t105)
-        + (t217 + t218 - 0.0003347157145944845 * cache.head_slice0_bend_c3 * head_bend_y)
+        + (t217 + t218
+            - 0.0003347157145944845 * cache.head_slice0_bend_c3 * cache.head_bend_y)
             * head_bend_z_rate;
     let t224 = -(0.6666666666666666 * t0 * t223 * cache.base_roll_rotation_21);
     let head_slice0_subspace0_rate_w_z = t220
@@ -15244,10 +15260,10 @@ pub fn coriolis_matrix_into(
             - cache.head_slice3_local_bend_y_column_w_x * t248)
         - (t207 * cache.head_slice3_local_com_x - t209 * cache.head_slice3_local_com_z);
     let t250 = t247 - 0.6666666666666666 * t0 * t249;
-    let t251 = 0.8058320946447624 * head_bend_y * cache.head_slice3_bend_c3;
-    let t252 = t251 - 0.8058320946447624 * cache.head_slice3_bend_c2 * head_bend_y;
-    let t253 = 0.8058320946447624 * head_bend_z * cache.head_slice3_bend_c3;
-    let t254 = t253 - 0.8058320946447624 * cache.head_slice3_bend_c2 * head_bend_z;
+    let t251 = 0.8058320946447624 * cache.head_bend_y * cache.head_slice3_bend_c3;
+    let t252 = t251 - 0.8058320946447624 * cache.head_slice3_bend_c2 * cache.head_bend_y;
+    let t253 = 0.8058320946447624 * cache.head_bend_z * cache.head_slice3_bend_c3;
+    let t254 = t253 - 0.8058320946447624 * cache.head_slice3_bend_c2 * cache.head_bend_z;
     let t255 = 0.3333333333333333 * (head_bend_y_rate * t252 + head_bend_z_rate * t254);
     let t256 = -(0.8058320946447624 * cache.head_len * cache.head_slice3_bend_c2);
     let t257 = 0.8058320946447624 * cache.head_len * cache.head_slice3_bend_c3;
@@ -15339,10 +15355,12 @@ pub fn coriolis_matrix_into(
             - t286 * cache.head_slice0_local_bend_y_column_w_x)
         - (t219 * cache.head_slice0_local_com_x - cache.head_slice0_local_com_z * t221);
     let t288 = t285 - 0.6666666666666666 * t0 * t287;
-    let t289 = 0.0003347157145944845 * cache.head_slice0_bend_c3 * head_bend_z;
-    let t290 = t289 - 0.0003347157145944845 * head_bend_z * cache.head_slice0_bend_c2;
-    let t291 = 0.0003347157145944845 * cache.head_slice0_bend_c3 * head_bend_y;
-    let t292 = t291 - 0.0003347157145944845 * head_bend_y * cache.head_slice0_bend_c2;
+    let t289 = 0.0003347157145944845 * cache.head_slice0_bend_c3 * cache.head_bend_z;
+    let t290 = t289
+        - 0.0003347157145944845 * cache.head_bend_z * cache.head_slice0_bend_c2;
+    let t291 = 0.0003347157145944845 * cache.head_slice0_bend_c3 * cache.head_bend_y;
+    let t292 = t291
+        - 0.0003347157145944845 * cache.head_bend_y * cache.head_slice0_bend_c2;
     let t293 = 0.3333333333333333 * (t290 * head_bend_z_rate + head_bend_y_rate * t292);
     let t294 = 0.0000016135911537792344 * cache.head_slice0_bend_c3 * t111
         + 0.000004840773461337703 * t111 * cache.head_slice0_bend_c5
@@ -15402,7 +15420,7 @@ pub fn coriolis_matrix_into(
     let t312 = (t307 + t308) * head_bend_z_rate
         + head_bend_y_rate
             * (0.4050088834344261 * t131 * cache.head_slice2_bend_c5
-                + 0.6015004717568666 * cache.head_slice2_bend_c3 * head_bend_y
+                + 0.6015004717568666 * cache.head_slice2_bend_c3 * cache.head_bend_y
                 - 0.1350029611448087 * t131 * cache.head_slice2_bend_c4);
     let t313 = 0.33333333333333315 * t0 * t159 - 0.5773502691896257 * t0 * t312;
     let t314 = t313 * cache.base_roll_rotation_11;
@@ -15433,7 +15451,7 @@ pub fn coriolis_matrix_into(
     let t326 = (t321 + t322) * head_bend_z_rate
         + head_bend_y_rate
             * (0.000004840773461337703 * cache.head_slice0_bend_c5 * t131
-                + 0.000669431429188969 * cache.head_slice0_bend_c3 * head_bend_y
+                + 0.000669431429188969 * cache.head_slice0_bend_c3 * cache.head_bend_y
                 - 0.0000016135911537792344 * t131 * cache.head_slice0_bend_c4);
     let t327 = cache.head_len * t133;
     let t328 = head_bend_y_rate * t275 + head_len_rate * t279
@@ -15490,7 +15508,7 @@ pub fn coriolis_matrix_into(
     let t352 = cache.head_rotation_22 * t351;
     let t353 = (t348 + t349) * head_bend_z_rate
         + (0.0117423040576666 * t131 * cache.head_slice1_bend_c5
-            + 0.07188019323870527 * head_bend_y * cache.head_slice1_bend_c3
+            + 0.07188019323870527 * cache.head_bend_y * cache.head_slice1_bend_c3
             - 0.003914101352555533 * cache.head_slice1_bend_c4 * t131)
             * head_bend_y_rate;
     let t354 = 0.33333333333333315 * t106 * t0 - 0.5773502691896257 * t353 * t0;
@@ -15536,7 +15554,7 @@ pub fn coriolis_matrix_into(
     let t376 = 0.33333333333333315 * t0 * t209 - 0.5773502691896257 * t0 * t246;
     let t377 = t376 * cache.head_rotation_20;
     let t378 = head_bend_y_rate
-        * (1.6116641892895247 * head_bend_y * cache.head_slice3_bend_c3
+        * (1.6116641892895247 * cache.head_bend_y * cache.head_slice3_bend_c3
             + 2.0934480533670987 * cache.head_slice3_bend_c5 * t131
             - 0.6978160177890329 * cache.head_slice3_bend_c4 * t131)
         + head_bend_z_rate * (t371 + t372);
@@ -15806,13 +15824,10 @@ pub fn coriolis_matrix_into(
     let t491 = head_slice1_subspace2_rate_v_x * cache.head_slice1_mass;
     let head_subspace2_coriolis_column_f_x = t415 + t430 + t434 + t449 + t453 + t463
         + t464 + t479 + t483 + t484 + t485 + t491;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t492 = back_bend_z * back_bend_y;
+    let t492 = cache.back_bend_z * cache.back_bend_y;
     let back_bend_y_rate = 0.33333333333333315 * t0 * qd[10]
         + 0.3333333333333336 * t0 * qd[11] - 0.6666666666666666 * t0 * qd[9];
-    let t493 = back_bend_z * back_bend_z;
+    let t493 = cache.back_bend_z * cache.back_bend_z;
     let back_bend_z_rate = 0.5773502691896255 * t0 * qd[11]
         - 0.5773502691896257 * t0 * qd[10];
     let t494 = (0.7498816861956312 * cache.back_slice3_bend_c3 * t492
@@ -15821,22 +15836,23 @@ pub fn coriolis_matrix_into(
             - 0.8659570925834785 * cache.back_slice3_bend_c2
             - 1.4997633723912625 * t493 * cache.back_slice3_bend_c4) * back_bend_z_rate;
     let t495 = -(0.6666666666666666 * t0 * cache.back_rotation_20 * t494);
-    let t496 = back_bend_z.powi(3);
-    let t497 = t493 * back_bend_y;
+    let t496 = cache.back_bend_z.powi(3);
+    let t497 = t493 * cache.back_bend_y;
     let t498 = -(2.0934480533670987 * cache.back_slice3_bend_c5 * t497);
     let t499 = 0.6978160177890329 * t497 * cache.back_slice3_bend_c4;
     let t500 = (0.6978160177890329 * cache.back_slice3_bend_c4 * t496
-        - 1.6116641892895247 * cache.back_slice3_bend_c3 * back_bend_z
+        - 1.6116641892895247 * cache.back_slice3_bend_c3 * cache.back_bend_z
         - 2.0934480533670987 * cache.back_slice3_bend_c5 * t496) * back_bend_z_rate
         + (t498 + t499) * back_bend_y_rate;
     let t501 = -(0.6666666666666666 * t0 * cache.back_rotation_22 * t500);
-    let t502 = back_bend_y * back_bend_y;
-    let t503 = back_bend_z * t502;
+    let t502 = cache.back_bend_y * cache.back_bend_y;
+    let t503 = cache.back_bend_z * t502;
     let t504 = (0.6978160177890329 * t503 * cache.back_slice3_bend_c4
         - 2.0934480533670987 * cache.back_slice3_bend_c5 * t503
-        - 0.8058320946447624 * cache.back_slice3_bend_c3 * back_bend_z)
+        - 0.8058320946447624 * cache.back_slice3_bend_c3 * cache.back_bend_z)
         * back_bend_y_rate
-        + (t498 + t499 - 0.8058320946447624 * cache.back_slice3_bend_c3 * back_bend_y)
+        + (t498 + t499
+            - 0.8058320946447624 * cache.back_slice3_bend_c3 * cache.back_bend_y)
             * back_bend_z_rate;
     let t505 = -(0.6666666666666666 * t0 * cache.base_roll_rotation_21 * t504);
     let t506 = t495 + t501 + t505;
@@ -15853,14 +15869,14 @@ pub fn coriolis_matrix_into(
     let t515 = 0.3333333333333333 * t514;
     let back_len_rate = 0.3333333333333333 * qd[9] + 0.3333333333333333 * qd[11]
         + 0.3333333333333333 * qd[10];
-    let t516 = cache.back_len * back_bend_z * t502;
-    let t517 = cache.back_len * back_bend_z;
+    let t516 = cache.back_len * cache.back_bend_z * t502;
+    let t517 = cache.back_len * cache.back_bend_z;
     let t518 = 0.6493653647595652 * t516 * cache.back_slice3_bend_c4
         + 5.1949229180765215 * t516 * cache.back_slice3_bend_c6
         + 1.4997633723912625 * t517 * cache.back_slice3_bend_c4
         - 0.7498816861956312 * cache.back_slice3_bend_c3 * t517
         - 3.246826823797826 * t516 * cache.back_slice3_bend_c5;
-    let t519 = cache.back_len * back_bend_y;
+    let t519 = cache.back_len * cache.back_bend_y;
     let t520 = cache.back_slice3_local_len_column_v_x * back_len_rate
         + back_bend_z_rate
             * (0.8058320946447624 * cache.back_slice3_bend_c3 * t517
@@ -15870,14 +15886,14 @@ pub fn coriolis_matrix_into(
                 - 0.8058320946447624 * t519 * cache.back_slice3_bend_c2);
     let t521 = t493 * cache.back_len;
     let t522 = 0.8659570925834785 * cache.back_len * cache.back_slice3_bend_c2;
-    let t523 = cache.back_len * back_bend_z * back_bend_y;
+    let t523 = cache.back_len * cache.back_bend_z * cache.back_bend_y;
     let t524 = 1.4997633723912625 * cache.back_slice3_bend_c4 * t523
         - 0.7498816861956312 * cache.back_slice3_bend_c3 * t523;
     let t525 = cache.back_slice3_local_len_column_v_z * back_len_rate
         + (1.4997633723912625 * t521 * cache.back_slice3_bend_c4 + t522
             - 0.7498816861956312 * cache.back_slice3_bend_c3 * t521) * back_bend_z_rate
         + t524 * back_bend_y_rate;
-    let t526 = back_bend_y.powi(3);
+    let t526 = cache.back_bend_y.powi(3);
     let t527 = cache.back_len * t526;
     let t528 = t512 * back_len_rate + t518 * back_bend_z_rate
         + (4.499290117173787 * t519 * cache.back_slice3_bend_c4
@@ -15889,10 +15905,10 @@ pub fn coriolis_matrix_into(
             - t525 * cache.back_slice3_local_bend_y_column_w_x)
         - (cache.back_slice3_local_com_x * t500 - cache.back_slice3_local_com_z * t494);
     let t529 = t515 - 0.6666666666666666 * t0 * t528;
-    let t530 = 0.8058320946447624 * cache.back_slice3_bend_c3 * back_bend_y;
-    let t531 = t530 - 0.8058320946447624 * cache.back_slice3_bend_c2 * back_bend_y;
-    let t532 = 0.8058320946447624 * cache.back_slice3_bend_c3 * back_bend_z;
-    let t533 = t532 - 0.8058320946447624 * cache.back_slice3_bend_c2 * back_bend_z;
+    let t530 = 0.8058320946447624 * cache.back_slice3_bend_c3 * cache.back_bend_y;
+    let t531 = t530 - 0.8058320946447624 * cache.back_slice3_bend_c2 * cache.back_bend_y;
+    let t532 = 0.8058320946447624 * cache.back_slice3_bend_c3 * cache.back_bend_z;
+    let t533 = t532 - 0.8058320946447624 * cache.back_slice3_bend_c2 * cache.back_bend_z;
     let t534 = 0.3333333333333333 * (back_bend_y_rate * t531 + t533 * back_bend_z_rate);
     let t535 = -(0.8058320946447624 * cache.back_len * cache.back_slice3_bend_c2);
     let t536 = 0.8058320946447624 * cache.back_slice3_bend_c3 * cache.back_len;
@@ -15914,7 +15930,7 @@ pub fn coriolis_matrix_into(
             - cache.back_slice3_local_bend_y_column_w_z * t539);
     let t541 = t534 - 0.6666666666666666 * t0 * t540;
     let t542 = t513 * back_len_rate;
-    let t543 = t493 * cache.back_len * back_bend_y;
+    let t543 = t493 * cache.back_len * cache.back_bend_y;
     let t544 = 1.4997633723912625 * t519 * cache.back_slice3_bend_c4
         + 0.6493653647595652 * t543 * cache.back_slice3_bend_c4
         + 5.1949229180765215 * t543 * cache.back_slice3_bend_c6
@@ -15962,16 +15978,16 @@ pub fn coriolis_matrix_into(
     let t559 = -(0.4050088834344261 * t497 * cache.back_slice2_bend_c5);
     let t560 = 0.1350029611448087 * t497 * cache.back_slice2_bend_c4;
     let t561 = (0.1350029611448087 * cache.back_slice2_bend_c4 * t496
-        - 0.6015004717568666 * back_bend_z * cache.back_slice2_bend_c3
+        - 0.6015004717568666 * cache.back_bend_z * cache.back_slice2_bend_c3
         - 0.4050088834344261 * t496 * cache.back_slice2_bend_c5) * back_bend_z_rate
         + (t559 + t560) * back_bend_y_rate;
     let t562 = -(0.6666666666666666 * t0 * t561 * cache.back_rotation_12);
     let t563 = (0.1350029611448087 * t503 * cache.back_slice2_bend_c4
-        - 0.3007502358784333 * back_bend_z * cache.back_slice2_bend_c3
+        - 0.3007502358784333 * cache.back_bend_z * cache.back_slice2_bend_c3
         - 0.4050088834344261 * t503 * cache.back_slice2_bend_c5) * back_bend_y_rate
         + back_bend_z_rate
             * (t559 + t560
-                - 0.3007502358784333 * cache.back_slice2_bend_c3 * back_bend_y);
+                - 0.3007502358784333 * cache.back_slice2_bend_c3 * cache.back_bend_y);
     let t564 = -(0.6666666666666666 * t0 * t563 * cache.base_roll_rotation_11);
     let back_slice2_subspace0_rate_w_y = base_roll_velocity_w_z
         * back_slice2_subspace0_w_x + t558 + t562 + t564
@@ -16041,10 +16057,10 @@ pub fn coriolis_matrix_into(
     let t588 = 0.3333333333333333 * t587;
     let t589 = t588 - 0.6666666666666666 * t0 * t586;
     let t590 = t558 + t562 + t564;
-    let t591 = 0.3007502358784333 * back_bend_z * cache.back_slice2_bend_c3;
-    let t592 = t591 - 0.3007502358784333 * cache.back_slice2_bend_c2 * back_bend_z;
-    let t593 = 0.3007502358784333 * cache.back_slice2_bend_c3 * back_bend_y;
-    let t594 = t593 - 0.3007502358784333 * cache.back_slice2_bend_c2 * back_bend_y;
+    let t591 = 0.3007502358784333 * cache.back_bend_z * cache.back_slice2_bend_c3;
+    let t592 = t591 - 0.3007502358784333 * cache.back_slice2_bend_c2 * cache.back_bend_z;
+    let t593 = 0.3007502358784333 * cache.back_slice2_bend_c3 * cache.back_bend_y;
+    let t594 = t593 - 0.3007502358784333 * cache.back_slice2_bend_c2 * cache.back_bend_y;
     let t595 = 0.3333333333333333 * (t592 * back_bend_z_rate + back_bend_y_rate * t594);
     let t596 = -(0.3007502358784333 * cache.back_len * cache.back_slice2_bend_c2);
     let t597 = 0.3007502358784333 * cache.back_len * cache.back_slice2_bend_c3;
@@ -16074,7 +16090,7 @@ pub fn coriolis_matrix_into(
     let t604 = -(0.0117423040576666 * cache.back_slice1_bend_c5 * t497);
     let t605 = back_bend_y_rate * (t603 + t604)
         + (0.003914101352555533 * cache.back_slice1_bend_c4 * t496
-            - 0.07188019323870527 * cache.back_slice1_bend_c3 * back_bend_z
+            - 0.07188019323870527 * cache.back_slice1_bend_c3 * cache.back_bend_z
             - 0.0117423040576666 * cache.back_slice1_bend_c5 * t496) * back_bend_z_rate;
     let t606 = -(0.6666666666666666 * t0 * t605 * cache.back_rotation_12);
     let t607 = (0.01186057253208228 * t493 * cache.back_slice1_bend_c3
@@ -16084,11 +16100,11 @@ pub fn coriolis_matrix_into(
             - 0.02372114506416456 * t492 * cache.back_slice1_bend_c4) * back_bend_y_rate;
     let t608 = -(0.6666666666666666 * t0 * cache.back_rotation_10 * t607);
     let t609 = (t603 + t604
-        - 0.035940096619352636 * cache.back_slice1_bend_c3 * back_bend_y)
+        - 0.035940096619352636 * cache.back_slice1_bend_c3 * cache.back_bend_y)
         * back_bend_z_rate
         + (0.003914101352555533 * cache.back_slice1_bend_c4 * t503
             - 0.0117423040576666 * cache.back_slice1_bend_c5 * t503
-            - 0.035940096619352636 * cache.back_slice1_bend_c3 * back_bend_z)
+            - 0.035940096619352636 * cache.back_slice1_bend_c3 * cache.back_bend_z)
             * back_bend_y_rate;
     let t610 = -(0.6666666666666666 * t0 * cache.base_roll_rotation_11 * t609);
     let back_slice1_subspace0_rate_w_y = t606 + t608 + t610
@@ -16118,15 +16134,15 @@ pub fn coriolis_matrix_into(
     let t621 = -(0.000004840773461337703 * cache.back_slice0_bend_c5 * t497);
     let t622 = 0.0000016135911537792344 * t497 * cache.back_slice0_bend_c4;
     let t623 = (t621 + t622
-        - 0.0003347157145944845 * back_bend_y * cache.back_slice0_bend_c3)
+        - 0.0003347157145944845 * cache.back_bend_y * cache.back_slice0_bend_c3)
         * back_bend_z_rate
         + (0.0000016135911537792344 * t503 * cache.back_slice0_bend_c4
             - 0.000004840773461337703 * cache.back_slice0_bend_c5 * t503
-            - 0.0003347157145944845 * back_bend_z * cache.back_slice0_bend_c3)
+            - 0.0003347157145944845 * cache.back_bend_z * cache.back_slice0_bend_c3)
             * back_bend_y_rate;
     let t624 = -(0.6666666666666666 * t0 * t623 * cache.base_roll_rotation_11);
     let t625 = (0.0000016135911537792344 * cache.back_slice0_bend_c4 * t496
-        - 0.000669431429188969 * back_bend_z * cache.back_slice0_bend_c3
+        - 0.000669431429188969 * cache.back_bend_z * cache.back_slice0_bend_c3
         - 0.000004840773461337703 * cache.back_slice0_bend_c5 * t496) * back_bend_z_rate
         + back_bend_y_rate * (t621 + t622);
     let t626 = -(0.6666666666666666 * t0 * t625 * cache.back_rotation_12);
@@ -16169,8 +16185,9 @@ pub fn coriolis_matrix_into(
             - t634 * cache.back_slice0_local_bend_y_column_w_y)
         - (cache.back_slice0_local_com_y * t619 - t623 * cache.back_slice0_local_com_x);
     let t642 = t631 - 0.6666666666666666 * t0 * t641;
-    let t643 = 0.0003347157145944845 * back_bend_y * cache.back_slice0_bend_c3;
-    let t644 = t643 - 0.0003347157145944845 * cache.back_slice0_bend_c2 * back_bend_y;
+    let t643 = 0.0003347157145944845 * cache.back_bend_y * cache.back_slice0_bend_c3;
+    let t644 = t643
+        - 0.0003347157145944845 * cache.back_slice0_bend_c2 * cache.back_bend_y;
     let t645 = t636 * back_bend_y_rate
         + cache.back_slice0_local_len_column_v_z * back_len_rate
         + (t635 + 0.000046479858696022525 * t521 * cache.back_slice0_bend_c4
@@ -16190,8 +16207,9 @@ pub fn coriolis_matrix_into(
         - (t623 * cache.back_slice0_local_com_z - t625 * cache.back_slice0_local_com_y)
         - (t645 * cache.back_slice0_local_bend_y_column_w_y
             - cache.back_slice0_local_bend_y_column_w_z * t637);
-    let t650 = 0.0003347157145944845 * back_bend_z * cache.back_slice0_bend_c3;
-    let t651 = t650 - 0.0003347157145944845 * back_bend_z * cache.back_slice0_bend_c2;
+    let t650 = 0.0003347157145944845 * cache.back_bend_z * cache.back_slice0_bend_c3;
+    let t651 = t650
+        - 0.0003347157145944845 * cache.back_bend_z * cache.back_slice0_bend_c2;
     let t652 = 0.3333333333333333 * (t651 * back_bend_z_rate + back_bend_y_rate * t644);
     let t653 = t652 - 0.6666666666666666 * t0 * t649;
     let t654 = 0.000046479858696022525 * cache.back_slice0_bend_c4 * t502 + t628
@@ -16280,10 +16298,12 @@ pub fn coriolis_matrix_into(
         - (cache.back_slice1_local_bend_y_column_w_x * t686
             - cache.back_slice1_local_bend_y_column_w_y * t683);
     let t688 = t677 - 0.6666666666666666 * t687 * t0;
-    let t689 = 0.035940096619352636 * cache.back_slice1_bend_c3 * back_bend_z;
-    let t690 = t689 - 0.035940096619352636 * cache.back_slice1_bend_c2 * back_bend_z;
-    let t691 = 0.035940096619352636 * cache.back_slice1_bend_c3 * back_bend_y;
-    let t692 = t691 - 0.035940096619352636 * cache.back_slice1_bend_c2 * back_bend_y;
+    let t689 = 0.035940096619352636 * cache.back_slice1_bend_c3 * cache.back_bend_z;
+    let t690 = t689
+        - 0.035940096619352636 * cache.back_slice1_bend_c2 * cache.back_bend_z;
+    let t691 = 0.035940096619352636 * cache.back_slice1_bend_c3 * cache.back_bend_y;
+    let t692 = t691
+        - 0.035940096619352636 * cache.back_slice1_bend_c2 * cache.back_bend_y;
     let t693 = 0.3333333333333333 * (t690 * back_bend_z_rate + back_bend_y_rate * t692);
     let t694 = -(0.035940096619352636 * cache.back_len * cache.back_slice1_bend_c2);
     let t695 = 0.035940096619352636 * cache.back_slice1_bend_c3 * cache.back_len;
@@ -16345,7 +16365,7 @@ pub fn coriolis_matrix_into(
     let t711 = 0.33333333333333315 * t0 * t704 + t703 - 0.5773502691896257 * t0 * t710;
     let t712 = back_bend_y_rate
         * (0.0117423040576666 * cache.back_slice1_bend_c5 * t526
-            + 0.07188019323870527 * cache.back_slice1_bend_c3 * back_bend_y
+            + 0.07188019323870527 * cache.back_slice1_bend_c3 * cache.back_bend_y
             - 0.003914101352555533 * cache.back_slice1_bend_c4 * t526)
         + back_bend_z_rate * (t707 + t708);
     let t713 = 0.33333333333333315 * t0 * t609 - 0.5773502691896257 * t0 * t712;
@@ -16410,7 +16430,7 @@ pub fn coriolis_matrix_into(
             - 0.6978160177890329 * t497 * cache.back_slice3_bend_c4) * back_bend_z_rate;
     let t740 = 0.33333333333333315 * t0 * t500 - 0.5773502691896257 * t0 * t739;
     let t741 = t740 * cache.back_rotation_22;
-    let t742 = (1.6116641892895247 * cache.back_slice3_bend_c3 * back_bend_y
+    let t742 = (1.6116641892895247 * cache.back_slice3_bend_c3 * cache.back_bend_y
         + 2.0934480533670987 * cache.back_slice3_bend_c5 * t526
         - 0.6978160177890329 * cache.back_slice3_bend_c4 * t526) * back_bend_y_rate
         + (t737 + t738) * back_bend_z_rate;
@@ -16448,7 +16468,7 @@ pub fn coriolis_matrix_into(
     let t762 = 0.33333333333333315 * t0 * t619 - 0.5773502691896257 * t0 * t655;
     let t763 = t762 * cache.back_rotation_10;
     let t764 = back_bend_z_rate * (t757 + t758)
-        + (0.000669431429188969 * back_bend_y * cache.back_slice0_bend_c3
+        + (0.000669431429188969 * cache.back_bend_y * cache.back_slice0_bend_c3
             + 0.000004840773461337703 * cache.back_slice0_bend_c5 * t526
             - 0.0000016135911537792344 * cache.back_slice0_bend_c4 * t526)
             * back_bend_y_rate;
@@ -16541,7 +16561,7 @@ pub fn coriolis_matrix_into(
     let t792 = 0.4050088834344261 * t503 * cache.back_slice2_bend_c5;
     let t793 = (t791 + t792) * back_bend_z_rate
         + back_bend_y_rate
-            * (0.6015004717568666 * cache.back_slice2_bend_c3 * back_bend_y
+            * (0.6015004717568666 * cache.back_slice2_bend_c3 * cache.back_bend_y
                 + 0.4050088834344261 * t526 * cache.back_slice2_bend_c5
                 - 0.1350029611448087 * cache.back_slice2_bend_c4 * t526);
     let t794 = 0.33333333333333315 * t0 * t563 - 0.5773502691896257 * t0 * t793;
@@ -16758,36 +16778,33 @@ pub fn coriolis_matrix_into(
     let t899 = 0.5 * (t896 + t897 + t898);
     let front_right_bend_y_rate = 0.33333333333333315 * t0 * qd[13]
         + 0.3333333333333336 * qd[14] * t0 - 0.6666666666666666 * t0 * qd[12];
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t900 = front_right_bend_y * front_right_bend_y;
-    let t901 = front_right_bend_z * t900;
+    let t900 = cache.front_right_bend_y * cache.front_right_bend_y;
+    let t901 = cache.front_right_bend_z * t900;
     let front_right_bend_z_rate = 0.5773502691896255 * qd[14] * t0
         - 0.5773502691896257 * t0 * qd[13];
-    let t902 = front_right_bend_z * front_right_bend_z;
-    let t903 = t902 * front_right_bend_y;
+    let t902 = cache.front_right_bend_z * cache.front_right_bend_z;
+    let t903 = t902 * cache.front_right_bend_y;
     let t904 = -(2.0934480533670987 * t903 * cache.front_right_slice3_bend_c5);
     let t905 = 0.6978160177890329 * cache.front_right_slice3_bend_c4 * t903;
     let t906 = front_right_bend_y_rate
         * (0.6978160177890329 * cache.front_right_slice3_bend_c4 * t901
             - 2.0934480533670987 * t901 * cache.front_right_slice3_bend_c5
-            - 0.8058320946447624 * cache.front_right_slice3_bend_c3 * front_right_bend_z)
+            - 0.8058320946447624 * cache.front_right_slice3_bend_c3
+                * cache.front_right_bend_z)
         + front_right_bend_z_rate
             * (t904 + t905
                 - 0.8058320946447624 * cache.front_right_slice3_bend_c3
-                    * front_right_bend_y);
+                    * cache.front_right_bend_y);
     let t907 = -(0.6666666666666666 * t0 * t906 * cache.front_right_rotation_11);
-    let t908 = front_right_bend_z.powi(3);
+    let t908 = cache.front_right_bend_z.powi(3);
     let t909 = front_right_bend_y_rate * (t904 + t905)
         + front_right_bend_z_rate
             * (0.6978160177890329 * cache.front_right_slice3_bend_c4 * t908
                 - 2.0934480533670987 * t908 * cache.front_right_slice3_bend_c5
                 - 1.6116641892895247 * cache.front_right_slice3_bend_c3
-                    * front_right_bend_z);
+                    * cache.front_right_bend_z);
     let t910 = -(0.6666666666666666 * t0 * t909 * cache.front_right_rotation_12);
-    let t911 = front_right_bend_z * front_right_bend_y;
+    let t911 = cache.front_right_bend_z * cache.front_right_bend_y;
     let t912 = (0.7498816861956312 * cache.front_right_slice3_bend_c3 * t902
         - 0.8659570925834785 * cache.front_right_slice3_bend_c2
         - 1.4997633723912625 * cache.front_right_slice3_bend_c4 * t902)
@@ -16810,7 +16827,8 @@ pub fn coriolis_matrix_into(
     let t918 = cache.front_right_len * t900;
     let t919 = 0.004820780989426014 * cache.front_right_slice0_bend_c2
         * cache.front_right_len;
-    let t920 = cache.front_right_len * front_right_bend_z * front_right_bend_y;
+    let t920 = cache.front_right_len * cache.front_right_bend_z
+        * cache.front_right_bend_y;
     let t921 = 0.000046479858696022525 * t920 * cache.front_right_slice0_bend_c4
         - 0.000023239929348011262 * t920 * cache.front_right_slice0_bend_c3;
     let front_right_len_rate = 0.3333333333333333 * qd[14] + 0.3333333333333333 * qd[12]
@@ -16820,8 +16838,8 @@ pub fn coriolis_matrix_into(
             - 0.000023239929348011262 * t918 * cache.front_right_slice0_bend_c3)
         + front_right_bend_z_rate * t921
         + cache.front_right_slice0_local_len_column_v_y * front_right_len_rate;
-    let t923 = cache.front_right_len * front_right_bend_z;
-    let t924 = cache.front_right_len * front_right_bend_y;
+    let t923 = cache.front_right_len * cache.front_right_bend_z;
+    let t924 = cache.front_right_len * cache.front_right_bend_y;
     let t925 = front_right_len_rate * cache.front_right_slice0_local_len_column_v_x
         + front_right_bend_z_rate
             * (0.0003347157145944845 * t923 * cache.front_right_slice0_bend_c3
@@ -16832,7 +16850,7 @@ pub fn coriolis_matrix_into(
     let t926 = 0.000046479858696022525 * cache.front_right_slice0_bend_c4 * t911
         - 0.000023239929348011262 * t911 * cache.front_right_slice0_bend_c3;
     let t927 = t926 * front_right_len_rate;
-    let t928 = cache.front_right_len * front_right_bend_z * t900;
+    let t928 = cache.front_right_len * cache.front_right_bend_z * t900;
     let t929 = 0.0000001120346095964964 * cache.front_right_slice0_bend_c4 * t928
         + 0.000046479858696022525 * t923 * cache.front_right_slice0_bend_c4
         + 0.0000008962768767719712 * t928 * cache.front_right_slice0_bend_c6
@@ -16851,13 +16869,13 @@ pub fn coriolis_matrix_into(
     let t934 = front_right_bend_z_rate
         * (t932 + t933
             - 0.0003347157145944845 * cache.front_right_slice0_bend_c3
-                * front_right_bend_y)
+                * cache.front_right_bend_y)
         + front_right_bend_y_rate
             * (0.0000016135911537792344 * cache.front_right_slice0_bend_c4 * t901
                 - 0.000004840773461337703 * cache.front_right_slice0_bend_c5 * t901
-                - 0.0003347157145944845 * front_right_bend_z
+                - 0.0003347157145944845 * cache.front_right_bend_z
                     * cache.front_right_slice0_bend_c3);
-    let t935 = cache.front_right_len * t902 * front_right_bend_y;
+    let t935 = cache.front_right_len * t902 * cache.front_right_bend_y;
     let t936 = 0.0000008962768767719712 * t935 * cache.front_right_slice0_bend_c6
         + 0.000046479858696022525 * t924 * cache.front_right_slice0_bend_c4
         + 0.0000001120346095964964 * t935 * cache.front_right_slice0_bend_c4
@@ -16879,7 +16897,7 @@ pub fn coriolis_matrix_into(
     let t944 = front_right_bend_z_rate
         * (0.0000016135911537792344 * cache.front_right_slice0_bend_c4 * t908
             - 0.000004840773461337703 * cache.front_right_slice0_bend_c5 * t908
-            - 0.000669431429188969 * front_right_bend_z
+            - 0.000669431429188969 * cache.front_right_bend_z
                 * cache.front_right_slice0_bend_c3)
         + (t932 + t933) * front_right_bend_y_rate;
     let t945 = -(0.6666666666666666 * t944 * t0 * cache.front_right_rotation_22);
@@ -16894,7 +16912,7 @@ pub fn coriolis_matrix_into(
         + (0.000046479858696022525 * t951 * cache.front_right_slice0_bend_c4 + t919
             - 0.000023239929348011262 * t951 * cache.front_right_slice0_bend_c3)
             * front_right_bend_z_rate + front_right_bend_y_rate * t921;
-    let t953 = front_right_bend_y.powi(3);
+    let t953 = cache.front_right_bend_y.powi(3);
     let t954 = cache.front_right_len * t953;
     let t955 = t948 * front_right_len_rate + front_right_bend_z_rate * t929
         + (0.0000001120346095964964 * cache.front_right_slice0_bend_c4 * t954
@@ -16909,13 +16927,15 @@ pub fn coriolis_matrix_into(
             - t952 * cache.front_right_slice0_local_bend_y_column_w_x);
     let t956 = t950 - 0.6666666666666666 * t0 * t955;
     let t957 = 0.0003347157145944845 * cache.front_right_slice0_bend_c3
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let t958 = t957
-        - 0.0003347157145944845 * cache.front_right_slice0_bend_c2 * front_right_bend_y;
-    let t959 = 0.0003347157145944845 * front_right_bend_z
+        - 0.0003347157145944845 * cache.front_right_slice0_bend_c2
+            * cache.front_right_bend_y;
+    let t959 = 0.0003347157145944845 * cache.front_right_bend_z
         * cache.front_right_slice0_bend_c3;
     let t960 = t959
-        - 0.0003347157145944845 * cache.front_right_slice0_bend_c2 * front_right_bend_z;
+        - 0.0003347157145944845 * cache.front_right_slice0_bend_c2
+            * cache.front_right_bend_z;
     let t961 = 0.3333333333333333
         * (front_right_bend_y_rate * t958 + t960 * front_right_bend_z_rate);
     let t962 = 0.0003347157145944845 * cache.front_right_len
@@ -16967,13 +16987,15 @@ pub fn coriolis_matrix_into(
     let t980 = -(front_right_slice0_inertia_h_y * front_right_slice0_subspace0_rate_w_z
         - front_right_slice0_subspace0_rate_w_y * front_right_slice0_inertia_h_z);
     let t981 = 0.8058320946447624 * cache.front_right_slice3_bend_c3
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let t982 = t981
-        - 0.8058320946447624 * cache.front_right_slice3_bend_c2 * front_right_bend_z;
+        - 0.8058320946447624 * cache.front_right_slice3_bend_c2
+            * cache.front_right_bend_z;
     let t983 = 0.8058320946447624 * cache.front_right_slice3_bend_c3
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let t984 = t983
-        - 0.8058320946447624 * cache.front_right_slice3_bend_c2 * front_right_bend_y;
+        - 0.8058320946447624 * cache.front_right_slice3_bend_c2
+            * cache.front_right_bend_y;
     let t985 = 0.3333333333333333
         * (t982 * front_right_bend_z_rate + t984 * front_right_bend_y_rate);
     let t986 = 2.0934480533670987 * t920 * cache.front_right_slice3_bend_c5
@@ -17083,27 +17105,29 @@ pub fn coriolis_matrix_into(
             * (0.003914101352555533 * cache.front_right_slice1_bend_c4 * t908
                 - 0.0117423040576666 * cache.front_right_slice1_bend_c5 * t908
                 - 0.07188019323870527 * cache.front_right_slice1_bend_c3
-                    * front_right_bend_z);
+                    * cache.front_right_bend_z);
     let t1020 = -(0.6666666666666666 * t1019 * t0 * cache.front_right_rotation_12);
     let t1021 = front_right_bend_z_rate
         * (t1017 + t1018
             - 0.035940096619352636 * cache.front_right_slice1_bend_c3
-                * front_right_bend_y)
+                * cache.front_right_bend_y)
         + front_right_bend_y_rate
             * (0.003914101352555533 * t901 * cache.front_right_slice1_bend_c4
                 - 0.0117423040576666 * cache.front_right_slice1_bend_c5 * t901
                 - 0.035940096619352636 * cache.front_right_slice1_bend_c3
-                    * front_right_bend_z);
+                    * cache.front_right_bend_z);
     let t1022 = -(0.6666666666666666 * t0 * t1021 * cache.front_right_rotation_11);
     let t1023 = t1016 + t1020 + t1022;
     let t1024 = 0.035940096619352636 * cache.front_right_slice1_bend_c3
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let t1025 = t1024
-        - 0.035940096619352636 * front_right_bend_z * cache.front_right_slice1_bend_c2;
+        - 0.035940096619352636 * cache.front_right_bend_z
+            * cache.front_right_slice1_bend_c2;
     let t1026 = 0.035940096619352636 * cache.front_right_slice1_bend_c3
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let t1027 = t1026
-        - 0.035940096619352636 * cache.front_right_slice1_bend_c2 * front_right_bend_y;
+        - 0.035940096619352636 * cache.front_right_slice1_bend_c2
+            * cache.front_right_bend_y;
     let t1028 = 0.3333333333333333
         * (t1025 * front_right_bend_z_rate + t1027 * front_right_bend_y_rate);
     let t1029 = 0.035940096619352636 * cache.front_right_slice1_bend_c3
@@ -17220,17 +17244,18 @@ pub fn coriolis_matrix_into(
     let t1064 = 0.1350029611448087 * cache.front_right_slice2_bend_c4 * t903;
     let t1065 = (0.1350029611448087 * cache.front_right_slice2_bend_c4 * t901
         - 0.4050088834344261 * t901 * cache.front_right_slice2_bend_c5
-        - 0.3007502358784333 * front_right_bend_z * cache.front_right_slice2_bend_c3)
-        * front_right_bend_y_rate
+        - 0.3007502358784333 * cache.front_right_bend_z
+            * cache.front_right_slice2_bend_c3) * front_right_bend_y_rate
         + front_right_bend_z_rate
             * (t1063 + t1064
                 - 0.3007502358784333 * cache.front_right_slice2_bend_c3
-                    * front_right_bend_y);
+                    * cache.front_right_bend_y);
     let t1066 = -(0.6666666666666666 * t0 * t1065 * cache.front_right_rotation_11);
     let t1067 = (0.1350029611448087 * cache.front_right_slice2_bend_c4 * t908
         - 0.4050088834344261 * cache.front_right_slice2_bend_c5 * t908
-        - 0.6015004717568666 * front_right_bend_z * cache.front_right_slice2_bend_c3)
-        * front_right_bend_z_rate + (t1063 + t1064) * front_right_bend_y_rate;
+        - 0.6015004717568666 * cache.front_right_bend_z
+            * cache.front_right_slice2_bend_c3) * front_right_bend_z_rate
+        + (t1063 + t1064) * front_right_bend_y_rate;
     let t1068 = -(0.6666666666666666 * t0 * cache.front_right_rotation_12 * t1067);
     let t1069 = t1062 + t1066 + t1068;
     let t1070 = 0.7236056350474663 * t935 * cache.front_right_slice2_bend_c6
@@ -17301,9 +17326,10 @@ pub fn coriolis_matrix_into(
     let t1092 = -(0.3007502358784333 * cache.front_right_len
         * cache.front_right_slice2_bend_c2);
     let t1093 = 0.3007502358784333 * cache.front_right_slice2_bend_c3
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let t1094 = t1093
-        - 0.3007502358784333 * cache.front_right_slice2_bend_c2 * front_right_bend_y;
+        - 0.3007502358784333 * cache.front_right_slice2_bend_c2
+            * cache.front_right_bend_y;
     let t1095 = 0.1350029611448087 * t920 * cache.front_right_slice2_bend_c3
         + 0.4050088834344261 * t920 * cache.front_right_slice2_bend_c5
         - 0.4050088834344261 * cache.front_right_slice2_bend_c4 * t920;
@@ -17316,10 +17342,11 @@ pub fn coriolis_matrix_into(
             - t1077 * cache.front_right_slice2_local_bend_y_column_w_z)
         - (t1065 * cache.front_right_slice2_local_com_z
             - t1067 * cache.front_right_slice2_local_com_y);
-    let t1097 = 0.3007502358784333 * front_right_bend_z
+    let t1097 = 0.3007502358784333 * cache.front_right_bend_z
         * cache.front_right_slice2_bend_c3;
     let t1098 = t1097
-        - 0.3007502358784333 * front_right_bend_z * cache.front_right_slice2_bend_c2;
+        - 0.3007502358784333 * cache.front_right_bend_z
+            * cache.front_right_slice2_bend_c2;
     let t1099 = 0.3333333333333333
         * (t1098 * front_right_bend_z_rate + front_right_bend_y_rate * t1094);
     let t1100 = t1099 - 0.6666666666666666 * t0 * t1096;
@@ -17361,7 +17388,8 @@ pub fn coriolis_matrix_into(
     let t1115 = t1114 * cache.front_right_rotation_12;
     let t1116 = front_right_bend_z_rate * (t1111 + t1112)
         + front_right_bend_y_rate
-            * (1.6116641892895247 * cache.front_right_slice3_bend_c3 * front_right_bend_y
+            * (1.6116641892895247 * cache.front_right_slice3_bend_c3
+                * cache.front_right_bend_y
                 + 2.0934480533670987 * t953 * cache.front_right_slice3_bend_c5
                 - 0.6978160177890329 * cache.front_right_slice3_bend_c4 * t953);
     let t1117 = 0.33333333333333315 * t0 * t906 - 0.5773502691896257 * t0 * t1116;
@@ -17424,7 +17452,7 @@ pub fn coriolis_matrix_into(
         + front_right_bend_y_rate
             * (0.000004840773461337703 * cache.front_right_slice0_bend_c5 * t953
                 + 0.000669431429188969 * cache.front_right_slice0_bend_c3
-                    * front_right_bend_y
+                    * cache.front_right_bend_y
                 - 0.0000016135911537792344 * cache.front_right_slice0_bend_c4 * t953);
     let t1141 = 0.33333333333333315 * t0 * t934 - 0.5773502691896257 * t0 * t1140;
     let t1142 = t1141 * cache.front_right_rotation_11;
@@ -17463,7 +17491,7 @@ pub fn coriolis_matrix_into(
         + front_right_bend_y_rate
             * (0.4050088834344261 * t953 * cache.front_right_slice2_bend_c5
                 + 0.6015004717568666 * cache.front_right_slice2_bend_c3
-                    * front_right_bend_y
+                    * cache.front_right_bend_y
                 - 0.1350029611448087 * cache.front_right_slice2_bend_c4 * t953);
     let t1163 = 0.33333333333333315 * t0 * t1065 - 0.5773502691896257 * t0 * t1162;
     let t1164 = cache.front_right_rotation_21 * t1163;
@@ -17546,7 +17574,7 @@ pub fn coriolis_matrix_into(
     let t1190 = front_right_bend_z_rate * (t1188 + t1189)
         + front_right_bend_y_rate
             * (0.07188019323870527 * cache.front_right_slice1_bend_c3
-                * front_right_bend_y
+                * cache.front_right_bend_y
                 + 0.0117423040576666 * cache.front_right_slice1_bend_c5 * t953
                 - 0.003914101352555533 * cache.front_right_slice1_bend_c4 * t953);
     let t1191 = 0.33333333333333315 * t0 * t1021 - 0.5773502691896257 * t1190 * t0;
@@ -17807,14 +17835,10 @@ pub fn coriolis_matrix_into(
     let t1299 = front_right_slice3_subspace2_rate_v_x * cache.head_slice0_mass;
     let front_right_subspace2_coriolis_column_f_x = t1229 + t1244 + t1259 + t1274 + t1278
         + t1279 + t1280 + t1284 + t1288 + t1289 + t1293 + t1299;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t1300 = front_left_bend_z * front_left_bend_z;
+    let t1300 = cache.front_left_bend_z * cache.front_left_bend_z;
     let front_left_bend_z_rate = 0.5773502691896255 * t0 * qd[17]
         - 0.5773502691896257 * t0 * qd[16];
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t1301 = front_left_bend_y * front_left_bend_z;
+    let t1301 = cache.front_left_bend_y * cache.front_left_bend_z;
     let front_left_bend_y_rate = 0.3333333333333336 * t0 * qd[17]
         + 0.33333333333333315 * t0 * qd[16] - 0.6666666666666666 * t0 * qd[15];
     let t1302 = (0.000023239929348011262 * cache.front_left_slice0_bend_c3 * t1300
@@ -17825,25 +17849,26 @@ pub fn coriolis_matrix_into(
             - 0.000046479858696022525 * t1301 * cache.front_left_slice0_bend_c4)
             * front_left_bend_y_rate;
     let t1303 = -(0.6666666666666666 * t0 * t1302 * cache.front_left_rotation_20);
-    let t1304 = front_left_bend_z.powi(3);
-    let t1305 = front_left_bend_y * t1300;
+    let t1304 = cache.front_left_bend_z.powi(3);
+    let t1305 = cache.front_left_bend_y * t1300;
     let t1306 = -(0.000004840773461337703 * t1305 * cache.front_left_slice0_bend_c5);
     let t1307 = 0.0000016135911537792344 * t1305 * cache.front_left_slice0_bend_c4;
     let t1308 = (0.0000016135911537792344 * cache.front_left_slice0_bend_c4 * t1304
         - 0.000004840773461337703 * t1304 * cache.front_left_slice0_bend_c5
-        - 0.000669431429188969 * cache.front_left_slice0_bend_c3 * front_left_bend_z)
-        * front_left_bend_z_rate + (t1306 + t1307) * front_left_bend_y_rate;
+        - 0.000669431429188969 * cache.front_left_slice0_bend_c3
+            * cache.front_left_bend_z) * front_left_bend_z_rate
+        + (t1306 + t1307) * front_left_bend_y_rate;
     let t1309 = -(0.6666666666666666 * t0 * cache.front_left_rotation_22 * t1308);
-    let t1310 = front_left_bend_y * front_left_bend_y;
-    let t1311 = front_left_bend_z * t1310;
+    let t1310 = cache.front_left_bend_y * cache.front_left_bend_y;
+    let t1311 = cache.front_left_bend_z * t1310;
     let t1312 = front_left_bend_y_rate
         * (0.0000016135911537792344 * t1311 * cache.front_left_slice0_bend_c4
             - 0.000004840773461337703 * t1311 * cache.front_left_slice0_bend_c5
             - 0.0003347157145944845 * cache.front_left_slice0_bend_c3
-                * front_left_bend_z)
+                * cache.front_left_bend_z)
         + (t1306 + t1307
             - 0.0003347157145944845 * cache.front_left_slice0_bend_c3
-                * front_left_bend_y) * front_left_bend_z_rate;
+                * cache.front_left_bend_y) * front_left_bend_z_rate;
     let t1313 = -(0.6666666666666666 * t0 * t1312 * cache.front_left_rotation_21);
     let front_left_slice0_subspace0_rate_w_z = t1303
         + front_left_slice0_subspace0_w_y * base_roll_velocity_w_x + t1309 + t1313
@@ -17868,24 +17893,26 @@ pub fn coriolis_matrix_into(
     let t1322 = front_left_bend_y_rate
         * (0.1350029611448087 * t1311 * cache.front_left_slice2_bend_c4
             - 0.4050088834344261 * t1311 * cache.front_left_slice2_bend_c5
-            - 0.3007502358784333 * cache.front_left_slice2_bend_c3 * front_left_bend_z)
+            - 0.3007502358784333 * cache.front_left_slice2_bend_c3
+                * cache.front_left_bend_z)
         + (t1320 + t1321
-            - 0.3007502358784333 * cache.front_left_slice2_bend_c3 * front_left_bend_y)
-            * front_left_bend_z_rate;
+            - 0.3007502358784333 * cache.front_left_slice2_bend_c3
+                * cache.front_left_bend_y) * front_left_bend_z_rate;
     let t1323 = -(0.6666666666666666 * t0 * cache.front_left_rotation_11 * t1322);
     let t1324 = (0.1350029611448087 * cache.front_left_slice2_bend_c4 * t1304
-        - 0.6015004717568666 * cache.front_left_slice2_bend_c3 * front_left_bend_z
+        - 0.6015004717568666 * cache.front_left_slice2_bend_c3 * cache.front_left_bend_z
         - 0.4050088834344261 * cache.front_left_slice2_bend_c5 * t1304)
         * front_left_bend_z_rate + front_left_bend_y_rate * (t1320 + t1321);
     let t1325 = -(0.6666666666666666 * t0 * t1324 * cache.front_left_rotation_12);
     let t1326 = t1319 + t1323 + t1325;
-    let t1327 = cache.front_left_len * front_left_bend_y * front_left_bend_z;
+    let t1327 = cache.front_left_len * cache.front_left_bend_y * cache.front_left_bend_z;
     let t1328 = 0.4050088834344261 * cache.front_left_slice2_bend_c5 * t1327
         + 0.1350029611448087 * cache.front_left_slice2_bend_c3 * t1327
         - 0.4050088834344261 * cache.front_left_slice2_bend_c4 * t1327;
-    let t1329 = 0.3007502358784333 * cache.front_left_slice2_bend_c3 * front_left_bend_y;
+    let t1329 = 0.3007502358784333 * cache.front_left_slice2_bend_c3
+        * cache.front_left_bend_y;
     let t1330 = t1329
-        - 0.3007502358784333 * front_left_bend_y * cache.front_left_slice2_bend_c2;
+        - 0.3007502358784333 * cache.front_left_bend_y * cache.front_left_slice2_bend_c2;
     let front_left_len_rate = 0.3333333333333333 * qd[16] + 0.3333333333333333 * qd[17]
         + 0.3333333333333333 * qd[15];
     let t1331 = 0.3007502358784333 * cache.front_left_len
@@ -17916,9 +17943,10 @@ pub fn coriolis_matrix_into(
             - t1324 * cache.front_left_slice2_local_com_y)
         - (cache.front_left_slice2_local_bend_y_column_w_y * t1338
             - t1336 * cache.front_left_slice2_local_bend_y_column_w_z);
-    let t1340 = 0.3007502358784333 * cache.front_left_slice2_bend_c3 * front_left_bend_z;
+    let t1340 = 0.3007502358784333 * cache.front_left_slice2_bend_c3
+        * cache.front_left_bend_z;
     let t1341 = t1340
-        - 0.3007502358784333 * front_left_bend_z * cache.front_left_slice2_bend_c2;
+        - 0.3007502358784333 * cache.front_left_bend_z * cache.front_left_slice2_bend_c2;
     let t1342 = 0.3333333333333333
         * (t1341 * front_left_bend_z_rate + front_left_bend_y_rate * t1330);
     let t1343 = t1342 - 0.6666666666666666 * t0 * t1339;
@@ -17929,8 +17957,8 @@ pub fn coriolis_matrix_into(
         - 0.2014998074653874 * cache.front_left_slice2_bend_c3 * t1301;
     let t1347 = front_left_bend_y_rate * t1345 + t1346 * front_left_bend_z_rate;
     let t1348 = 0.3333333333333333 * t1347;
-    let t1349 = cache.front_left_len * front_left_bend_z;
-    let t1350 = cache.front_left_len * front_left_bend_y;
+    let t1349 = cache.front_left_len * cache.front_left_bend_z;
+    let t1350 = cache.front_left_len * cache.front_left_bend_y;
     let t1351 = front_left_len_rate * cache.front_left_slice2_local_len_column_v_x
         + (0.3007502358784333 * cache.front_left_slice2_bend_c3 * t1349
             - 0.3007502358784333 * t1349 * cache.front_left_slice2_bend_c2)
@@ -17938,13 +17966,13 @@ pub fn coriolis_matrix_into(
         + (0.3007502358784333 * cache.front_left_slice2_bend_c3 * t1350
             - 0.3007502358784333 * cache.front_left_slice2_bend_c2 * t1350)
             * front_left_bend_y_rate;
-    let t1352 = cache.front_left_len * front_left_bend_z * t1310;
+    let t1352 = cache.front_left_len * cache.front_left_bend_z * t1310;
     let t1353 = 0.09045070438093329 * cache.front_left_slice2_bend_c4 * t1352
         + 0.7236056350474663 * cache.front_left_slice2_bend_c6 * t1352
         + 0.4029996149307748 * cache.front_left_slice2_bend_c4 * t1349
         - 0.45225352190466644 * cache.front_left_slice2_bend_c5 * t1352
         - 0.2014998074653874 * cache.front_left_slice2_bend_c3 * t1349;
-    let t1354 = front_left_bend_y.powi(3);
+    let t1354 = cache.front_left_bend_y.powi(3);
     let t1355 = cache.front_left_len * t1354;
     let t1356 = t1353 * front_left_bend_z_rate + front_left_len_rate * t1345
         + (0.7236056350474663 * cache.front_left_slice2_bend_c6 * t1355
@@ -17962,7 +17990,7 @@ pub fn coriolis_matrix_into(
     let t1359 = -(0.6666666666666666 * t0 * t1318 * cache.front_left_rotation_20);
     let t1360 = -(0.6666666666666666 * t0 * t1324 * cache.front_left_rotation_22);
     let t1361 = t1358 + t1359 + t1360;
-    let t1362 = cache.front_left_len * front_left_bend_y * t1300;
+    let t1362 = cache.front_left_len * cache.front_left_bend_y * t1300;
     let t1363 = 0.4029996149307748 * cache.front_left_slice2_bend_c4 * t1350
         + 0.7236056350474663 * cache.front_left_slice2_bend_c6 * t1362
         + 0.09045070438093329 * cache.front_left_slice2_bend_c4 * t1362
@@ -17994,8 +18022,9 @@ pub fn coriolis_matrix_into(
     let t1373 = -(0.0117423040576666 * t1305 * cache.front_left_slice1_bend_c5);
     let t1374 = (0.003914101352555533 * cache.front_left_slice1_bend_c4 * t1304
         - 0.0117423040576666 * cache.front_left_slice1_bend_c5 * t1304
-        - 0.07188019323870527 * cache.front_left_slice1_bend_c3 * front_left_bend_z)
-        * front_left_bend_z_rate + (t1372 + t1373) * front_left_bend_y_rate;
+        - 0.07188019323870527 * cache.front_left_slice1_bend_c3
+            * cache.front_left_bend_z) * front_left_bend_z_rate
+        + (t1372 + t1373) * front_left_bend_y_rate;
     let t1375 = (0.01186057253208228 * cache.front_left_slice1_bend_c3 * t1300
         - 0.02372114506416456 * cache.front_left_slice1_bend_c4 * t1300
         - 0.10890625570683385 * cache.front_left_slice1_bend_c2) * front_left_bend_z_rate
@@ -18045,12 +18074,12 @@ pub fn coriolis_matrix_into(
     let t1387 = t1386 - 0.6666666666666666 * t0 * t1383;
     let t1388 = (0.003914101352555533 * cache.front_left_slice1_bend_c4 * t1311
         - 0.0117423040576666 * t1311 * cache.front_left_slice1_bend_c5
-        - 0.035940096619352636 * cache.front_left_slice1_bend_c3 * front_left_bend_z)
-        * front_left_bend_y_rate
+        - 0.035940096619352636 * cache.front_left_slice1_bend_c3
+            * cache.front_left_bend_z) * front_left_bend_y_rate
         + front_left_bend_z_rate
             * (t1372 + t1373
                 - 0.035940096619352636 * cache.front_left_slice1_bend_c3
-                    * front_left_bend_y);
+                    * cache.front_left_bend_y);
     let t1389 = t1384 * front_left_len_rate;
     let t1390 = t1379 * front_left_bend_z_rate
         + front_left_bend_y_rate
@@ -18075,13 +18104,15 @@ pub fn coriolis_matrix_into(
         * (front_left_bend_y_rate * t1384 + t1395 * front_left_bend_z_rate);
     let t1397 = t1396 - 0.6666666666666666 * t0 * t1394;
     let t1398 = 0.035940096619352636 * cache.front_left_slice1_bend_c3
-        * front_left_bend_z;
+        * cache.front_left_bend_z;
     let t1399 = t1398
-        - 0.035940096619352636 * front_left_bend_z * cache.front_left_slice1_bend_c2;
+        - 0.035940096619352636 * cache.front_left_bend_z
+            * cache.front_left_slice1_bend_c2;
     let t1400 = 0.035940096619352636 * cache.front_left_slice1_bend_c3
-        * front_left_bend_y;
+        * cache.front_left_bend_y;
     let t1401 = t1400
-        - 0.035940096619352636 * front_left_bend_y * cache.front_left_slice1_bend_c2;
+        - 0.035940096619352636 * cache.front_left_bend_y
+            * cache.front_left_slice1_bend_c2;
     let t1402 = 0.3333333333333333
         * (t1399 * front_left_bend_z_rate + front_left_bend_y_rate * t1401);
     let t1403 = 0.035940096619352636 * cache.front_left_len
@@ -18162,9 +18193,10 @@ pub fn coriolis_matrix_into(
         + 0.0000016135911537792344 * cache.front_left_slice0_bend_c3 * t1327
         - 0.000004840773461337703 * cache.front_left_slice0_bend_c4 * t1327;
     let t1433 = 0.0003347157145944845 * cache.front_left_slice0_bend_c3
-        * front_left_bend_y;
+        * cache.front_left_bend_y;
     let t1434 = t1433
-        - 0.0003347157145944845 * cache.front_left_slice0_bend_c2 * front_left_bend_y;
+        - 0.0003347157145944845 * cache.front_left_slice0_bend_c2
+            * cache.front_left_bend_y;
     let t1435 = 0.0003347157145944845 * cache.front_left_len
         * cache.front_left_slice0_bend_c3;
     let t1436 = -(0.0003347157145944845 * cache.front_left_len
@@ -18179,9 +18211,10 @@ pub fn coriolis_matrix_into(
         - (cache.front_left_slice0_local_bend_y_column_w_y * t1431
             - cache.front_left_slice0_local_bend_y_column_w_z * t1430);
     let t1438 = 0.0003347157145944845 * cache.front_left_slice0_bend_c3
-        * front_left_bend_z;
+        * cache.front_left_bend_z;
     let t1439 = t1438
-        - 0.0003347157145944845 * cache.front_left_slice0_bend_c2 * front_left_bend_z;
+        - 0.0003347157145944845 * cache.front_left_slice0_bend_c2
+            * cache.front_left_bend_z;
     let t1440 = 0.3333333333333333
         * (front_left_bend_y_rate * t1434 + t1439 * front_left_bend_z_rate);
     let t1441 = t1440 - 0.6666666666666666 * t1437 * t0;
@@ -18261,17 +18294,19 @@ pub fn coriolis_matrix_into(
     let t1468 = 0.6978160177890329 * cache.front_left_slice3_bend_c4 * t1305;
     let t1469 = front_left_bend_z_rate
         * (0.6978160177890329 * cache.front_left_slice3_bend_c4 * t1304
-            - 1.6116641892895247 * cache.front_left_slice3_bend_c3 * front_left_bend_z
+            - 1.6116641892895247 * cache.front_left_slice3_bend_c3
+                * cache.front_left_bend_z
             - 2.0934480533670987 * cache.front_left_slice3_bend_c5 * t1304)
         + front_left_bend_y_rate * (t1467 + t1468);
     let t1470 = -(0.6666666666666666 * t0 * cache.front_left_rotation_12 * t1469);
     let t1471 = front_left_bend_y_rate
         * (0.6978160177890329 * cache.front_left_slice3_bend_c4 * t1311
-            - 0.8058320946447624 * cache.front_left_slice3_bend_c3 * front_left_bend_z
+            - 0.8058320946447624 * cache.front_left_slice3_bend_c3
+                * cache.front_left_bend_z
             - 2.0934480533670987 * t1311 * cache.front_left_slice3_bend_c5)
         + (t1467 + t1468
-            - 0.8058320946447624 * cache.front_left_slice3_bend_c3 * front_left_bend_y)
-            * front_left_bend_z_rate;
+            - 0.8058320946447624 * cache.front_left_slice3_bend_c3
+                * cache.front_left_bend_y) * front_left_bend_z_rate;
     let t1472 = -(0.6666666666666666 * t1471 * t0 * cache.front_left_rotation_11);
     let t1473 = t1466 + t1470 + t1472;
     let t1474 = 1.4997633723912625 * cache.front_left_slice3_bend_c4 * t1301
@@ -18314,12 +18349,14 @@ pub fn coriolis_matrix_into(
         - (t1482 * cache.front_left_slice3_local_bend_y_column_w_z
             - t1481 * cache.front_left_slice3_local_bend_y_column_w_x);
     let t1485 = t1478 - 0.6666666666666666 * t0 * t1484;
-    let t1486 = 0.8058320946447624 * cache.front_left_slice3_bend_c3 * front_left_bend_z;
+    let t1486 = 0.8058320946447624 * cache.front_left_slice3_bend_c3
+        * cache.front_left_bend_z;
     let t1487 = t1486
-        - 0.8058320946447624 * cache.front_left_slice3_bend_c2 * front_left_bend_z;
-    let t1488 = 0.8058320946447624 * cache.front_left_slice3_bend_c3 * front_left_bend_y;
+        - 0.8058320946447624 * cache.front_left_slice3_bend_c2 * cache.front_left_bend_z;
+    let t1488 = 0.8058320946447624 * cache.front_left_slice3_bend_c3
+        * cache.front_left_bend_y;
     let t1489 = t1488
-        - 0.8058320946447624 * cache.front_left_slice3_bend_c2 * front_left_bend_y;
+        - 0.8058320946447624 * cache.front_left_slice3_bend_c2 * cache.front_left_bend_y;
     let t1490 = 0.3333333333333333
         * (front_left_bend_z_rate * t1487 + front_left_bend_y_rate * t1489);
     let t1491 = 0.8058320946447624 * cache.front_left_len
@@ -18402,7 +18439,8 @@ pub fn coriolis_matrix_into(
     let t1521 = t1520 * cache.front_left_rotation_20;
     let t1522 = front_left_bend_z_rate * (t1515 + t1516)
         + (0.4050088834344261 * cache.front_left_slice2_bend_c5 * t1354
-            + 0.6015004717568666 * cache.front_left_slice2_bend_c3 * front_left_bend_y
+            + 0.6015004717568666 * cache.front_left_slice2_bend_c3
+                * cache.front_left_bend_y
             - 0.1350029611448087 * cache.front_left_slice2_bend_c4 * t1354)
             * front_left_bend_y_rate;
     let t1523 = 0.33333333333333315 * t0 * t1322 - 0.5773502691896257 * t0 * t1522;
@@ -18428,7 +18466,8 @@ pub fn coriolis_matrix_into(
     let t1535 = 0.000004840773461337703 * t1311 * cache.front_left_slice0_bend_c5;
     let t1536 = -(0.0000016135911537792344 * t1311 * cache.front_left_slice0_bend_c4);
     let t1537 = front_left_bend_y_rate
-        * (0.000669431429188969 * cache.front_left_slice0_bend_c3 * front_left_bend_y
+        * (0.000669431429188969 * cache.front_left_slice0_bend_c3
+            * cache.front_left_bend_y
             + 0.000004840773461337703 * cache.front_left_slice0_bend_c5 * t1354
             - 0.0000016135911537792344 * cache.front_left_slice0_bend_c4 * t1354)
         + (t1535 + t1536) * front_left_bend_z_rate;
@@ -18497,7 +18536,7 @@ pub fn coriolis_matrix_into(
     let t1557 = -(0.003914101352555533 * cache.front_left_slice1_bend_c4 * t1311);
     let t1558 = 0.0117423040576666 * t1311 * cache.front_left_slice1_bend_c5;
     let t1559 = (0.0117423040576666 * cache.front_left_slice1_bend_c5 * t1354
-        + 0.07188019323870527 * cache.front_left_slice1_bend_c3 * front_left_bend_y
+        + 0.07188019323870527 * cache.front_left_slice1_bend_c3 * cache.front_left_bend_y
         - 0.003914101352555533 * cache.front_left_slice1_bend_c4 * t1354)
         * front_left_bend_y_rate + (t1557 + t1558) * front_left_bend_z_rate;
     let t1560 = 0.33333333333333315 * t0 * t1388 - 0.5773502691896257 * t0 * t1559;
@@ -18566,7 +18605,7 @@ pub fn coriolis_matrix_into(
         + front_left_bend_y_rate
             * (2.0934480533670987 * cache.front_left_slice3_bend_c5 * t1354
                 + 1.6116641892895247 * cache.front_left_slice3_bend_c3
-                    * front_left_bend_y
+                    * cache.front_left_bend_y
                 - 0.6978160177890329 * cache.front_left_slice3_bend_c4 * t1354);
     let t1586 = front_left_len_rate * t1501 + front_left_bend_y_rate * t1504
         + (0.6493653647595652 * cache.front_left_slice3_bend_c4 * t1547
@@ -21286,13 +21325,13 @@ pub fn coriolis_matrix_into(
     let t2499 = -(cache.hub_inertia_com_02 * base_roll_velocity_w_y);
     let t2500 = base_roll_velocity_w_x * cache.hub_inertia_com_12;
     let t2501 = 0.9305681557970262 * cache.front_right_slice3_bend_c1
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let front_right_bend_squared = t900 + t902;
     let t2502 = 1.0
         - 0.8659570925834785 * cache.front_right_slice3_bend_c2
             * front_right_bend_squared;
     let t2503 = 0.9305681557970262 * cache.front_right_slice3_bend_c1
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let front_right_slice3_rotation_20 = cache.front_right_rotation_21 * t2501
         + t2502 * cache.front_right_rotation_20 + cache.front_right_rotation_22 * t2503;
     let front_right_slice3_rotation_10 = t2502 * cache.front_right_rotation_10
@@ -21308,13 +21347,13 @@ pub fn coriolis_matrix_into(
     let t2509 = front_right_slice1_position_z * t69;
     let t2510 = 2.0 * (t2507 + t2508 + t2509);
     let t2511 = (t2510 - (t2509 + t2509)) * cache.head_slice1_mass;
-    let t2512 = 0.06943184420297371 * front_right_bend_z
+    let t2512 = 0.06943184420297371 * cache.front_right_bend_z
         * cache.front_right_slice0_bend_c1;
     let t2513 = 1.0
         - 0.004820780989426014 * cache.front_right_slice0_bend_c2
             * front_right_bend_squared;
     let t2514 = 0.06943184420297371 * cache.front_right_slice0_bend_c1
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let front_right_slice0_rotation_10 = t2512 * cache.front_right_rotation_12
         + t2513 * cache.front_right_rotation_10 + t2514 * cache.front_right_rotation_11;
     let front_right_slice0_rotation_20 = t2512 * cache.front_right_rotation_22
@@ -21325,12 +21364,12 @@ pub fn coriolis_matrix_into(
     let t2516 = 0.5 * t2504 * cache.head_slice1_mass
         - 0.25 * t2504 * cache.head_slice1_mass;
     let t2517 = 0.6699905217924281 * cache.front_right_slice2_bend_c1
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let t2518 = 1.0
         - 0.44888729929169013 * front_right_bend_squared
             * cache.front_right_slice2_bend_c2;
     let t2519 = 0.6699905217924281 * cache.front_right_slice2_bend_c1
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let front_right_slice2_rotation_20 = t2517 * cache.front_right_rotation_22
         + cache.front_right_rotation_20 * t2518 + cache.front_right_rotation_21 * t2519;
     let front_right_slice2_rotation_10 = cache.front_right_rotation_10 * t2518
@@ -21347,8 +21386,8 @@ pub fn coriolis_matrix_into(
         - 0.10890625570683385 * front_right_bend_squared
             * cache.front_right_slice1_bend_c2;
     let t2523 = 0.33000947820757187 * cache.front_right_slice1_bend_c1
-        * front_right_bend_y;
-    let t2524 = 0.33000947820757187 * front_right_bend_z
+        * cache.front_right_bend_y;
+    let t2524 = 0.33000947820757187 * cache.front_right_bend_z
         * cache.front_right_slice1_bend_c1;
     let front_right_slice1_rotation_00 = t2522 * cache.front_right_rotation_00
         + t2523 * cache.front_right_rotation_01 + t2524 * cache.front_right_rotation_02;
@@ -21390,8 +21429,8 @@ pub fn coriolis_matrix_into(
     let front_right_composite_rate_id_22 = t2506 + t2506 + t2511 + t2515 + t2515 + t2520
         + t2520 + t2521 + t2521 + t2525 + t2525 + t2526 + t2526 + t2531 + t2532 + t2532
         + t2537 + t2542 + t2543 + t2543;
-    let t2544 = 0.9305681557970262 * cache.back_slice3_bend_c1 * back_bend_y;
-    let t2545 = 0.9305681557970262 * cache.back_slice3_bend_c1 * back_bend_z;
+    let t2544 = 0.9305681557970262 * cache.back_slice3_bend_c1 * cache.back_bend_y;
+    let t2545 = 0.9305681557970262 * cache.back_slice3_bend_c1 * cache.back_bend_z;
     let back_bend_squared = t493 + t502;
     let t2546 = 1.0 - 0.8659570925834785 * back_bend_squared * cache.back_slice3_bend_c2;
     let back_slice3_rotation_20 = t2544 * cache.base_roll_rotation_21
@@ -21408,8 +21447,8 @@ pub fn coriolis_matrix_into(
     let t2552 = (t2551 - (t2548 + t2548)) * cache.head_slice1_mass;
     let t2553 = 1.0
         - 0.004820780989426014 * back_bend_squared * cache.back_slice0_bend_c2;
-    let t2554 = 0.06943184420297371 * cache.back_slice0_bend_c1 * back_bend_y;
-    let t2555 = 0.06943184420297371 * back_bend_z * cache.back_slice0_bend_c1;
+    let t2554 = 0.06943184420297371 * cache.back_slice0_bend_c1 * cache.back_bend_y;
+    let t2555 = 0.06943184420297371 * cache.back_bend_z * cache.back_slice0_bend_c1;
     let back_slice0_rotation_10 = cache.back_rotation_10 * t2553
         + t2554 * cache.base_roll_rotation_11 + cache.back_rotation_12 * t2555;
     let back_slice0_rotation_20 = cache.back_rotation_20 * t2553
@@ -21422,10 +21461,10 @@ pub fn coriolis_matrix_into(
     let t2559 = back_slice3_position_x * t1716;
     let t2560 = 2.0 * (t2557 + t2558 + t2559);
     let t2561 = (t2560 - (t2558 + t2558)) * cache.head_slice0_mass;
-    let t2562 = 0.33000947820757187 * cache.back_slice1_bend_c1 * back_bend_z;
+    let t2562 = 0.33000947820757187 * cache.back_slice1_bend_c1 * cache.back_bend_z;
     let t2563 = 1.0
         - 0.10890625570683385 * back_bend_squared * cache.back_slice1_bend_c2;
-    let t2564 = 0.33000947820757187 * cache.back_slice1_bend_c1 * back_bend_y;
+    let t2564 = 0.33000947820757187 * cache.back_slice1_bend_c1 * cache.back_bend_y;
     let back_slice1_rotation_20 = t2562 * cache.back_rotation_22
         + cache.back_rotation_20 * t2563 + cache.base_roll_rotation_21 * t2564;
     let back_slice1_rotation_00 = cache.base_roll_rotation_01 * t2564
@@ -21443,10 +21482,10 @@ pub fn coriolis_matrix_into(
     let back_slice3_inertia_com_02 = back_slice3_rotation_00 * back_slice3_rotation_20
         * t2505;
     let t2567 = -(back_slice3_inertia_com_02 * back_slice3_velocity_w_y);
-    let t2568 = 0.6699905217924281 * cache.back_slice2_bend_c1 * back_bend_z;
+    let t2568 = 0.6699905217924281 * cache.back_slice2_bend_c1 * cache.back_bend_z;
     let t2569 = 1.0
         - 0.44888729929169013 * back_bend_squared * cache.back_slice2_bend_c2;
-    let t2570 = 0.6699905217924281 * cache.back_slice2_bend_c1 * back_bend_y;
+    let t2570 = 0.6699905217924281 * cache.back_slice2_bend_c1 * cache.back_bend_y;
     let back_slice2_rotation_20 = t2568 * cache.back_rotation_22
         + cache.back_rotation_20 * t2569 + cache.base_roll_rotation_21 * t2570;
     let back_slice2_rotation_00 = t2569 * cache.back_rotation_00
@@ -21485,9 +21524,9 @@ pub fn coriolis_matrix_into(
     let t2588 = 1.0
         - 0.10890625570683385 * front_left_bend_squared
             * cache.front_left_slice1_bend_c2;
-    let t2589 = 0.33000947820757187 * front_left_bend_y
+    let t2589 = 0.33000947820757187 * cache.front_left_bend_y
         * cache.front_left_slice1_bend_c1;
-    let t2590 = 0.33000947820757187 * front_left_bend_z
+    let t2590 = 0.33000947820757187 * cache.front_left_bend_z
         * cache.front_left_slice1_bend_c1;
     let front_left_slice1_rotation_10 = cache.front_left_rotation_10 * t2588
         + cache.front_left_rotation_11 * t2589 + t2590 * cache.front_left_rotation_12;
@@ -21496,10 +21535,10 @@ pub fn coriolis_matrix_into(
     let front_left_slice1_inertia_com_12 = t2516 * front_left_slice1_rotation_10
         * front_left_slice1_rotation_20;
     let t2591 = front_left_slice1_velocity_w_x * front_left_slice1_inertia_com_12;
-    let t2592 = 0.06943184420297371 * front_left_bend_y
+    let t2592 = 0.06943184420297371 * cache.front_left_bend_y
         * cache.front_left_slice0_bend_c1;
     let t2593 = 0.06943184420297371 * cache.front_left_slice0_bend_c1
-        * front_left_bend_z;
+        * cache.front_left_bend_z;
     let t2594 = 1.0
         - 0.004820780989426014 * front_left_bend_squared
             * cache.front_left_slice0_bend_c2;
@@ -21520,8 +21559,10 @@ pub fn coriolis_matrix_into(
     let t2599 = front_left_slice0_position_x * t1720;
     let t2600 = 2.0 * (t2598 + t2599 + t2597);
     let t2601 = (t2600 - (t2597 + t2597)) * cache.head_slice0_mass;
-    let t2602 = 0.6699905217924281 * front_left_bend_z * cache.front_left_slice2_bend_c1;
-    let t2603 = 0.6699905217924281 * front_left_bend_y * cache.front_left_slice2_bend_c1;
+    let t2602 = 0.6699905217924281 * cache.front_left_bend_z
+        * cache.front_left_slice2_bend_c1;
+    let t2603 = 0.6699905217924281 * cache.front_left_bend_y
+        * cache.front_left_slice2_bend_c1;
     let t2604 = 1.0
         - 0.44888729929169013 * front_left_bend_squared
             * cache.front_left_slice2_bend_c2;
@@ -21539,8 +21580,10 @@ pub fn coriolis_matrix_into(
     let t2606 = front_left_slice0_velocity_w_x * front_left_slice0_inertia_com_12;
     let t2607 = 1.0
         - 0.8659570925834785 * cache.front_left_slice3_bend_c2 * front_left_bend_squared;
-    let t2608 = 0.9305681557970262 * front_left_bend_y * cache.front_left_slice3_bend_c1;
-    let t2609 = 0.9305681557970262 * front_left_bend_z * cache.front_left_slice3_bend_c1;
+    let t2608 = 0.9305681557970262 * cache.front_left_bend_y
+        * cache.front_left_slice3_bend_c1;
+    let t2609 = 0.9305681557970262 * cache.front_left_bend_z
+        * cache.front_left_slice3_bend_c1;
     let front_left_slice3_rotation_20 = t2607 * cache.front_left_rotation_20
         + cache.front_left_rotation_21 * t2608 + cache.front_left_rotation_22 * t2609;
     let front_left_slice3_rotation_10 = cache.front_left_rotation_11 * t2608
@@ -21581,11 +21624,10 @@ pub fn coriolis_matrix_into(
     let t2630 = head_slice1_position_y * t36;
     let t2631 = 2.0 * (t2628 + t2629 + t2630);
     let t2632 = (t2631 - (t2628 + t2628)) * cache.head_slice1_mass;
-    let t2633 = 0.6699905217924281 * cache.head_slice2_bend_c1 * head_bend_z;
-    let head_bend_squared = t104 + t99;
+    let t2633 = 0.6699905217924281 * cache.head_slice2_bend_c1 * cache.head_bend_z;
     let t2634 = 1.0
-        - 0.44888729929169013 * head_bend_squared * cache.head_slice2_bend_c2;
-    let t2635 = 0.6699905217924281 * head_bend_y * cache.head_slice2_bend_c1;
+        - 0.44888729929169013 * cache.head_bend_squared * cache.head_slice2_bend_c2;
+    let t2635 = 0.6699905217924281 * cache.head_bend_y * cache.head_slice2_bend_c1;
     let head_slice2_rotation_20 = cache.head_rotation_22 * t2633
         + cache.head_rotation_20 * t2634 + t2635 * cache.base_roll_rotation_21;
     let head_slice2_rotation_10 = t2634 * cache.head_rotation_10
@@ -21598,10 +21640,10 @@ pub fn coriolis_matrix_into(
     let t2639 = head_slice0_position_x * t1709;
     let t2640 = 2.0 * (t2637 + t2638 + t2639);
     let t2641 = (t2640 - (t2638 + t2638)) * cache.head_slice0_mass;
-    let t2642 = 0.06943184420297371 * cache.head_slice0_bend_c1 * head_bend_z;
+    let t2642 = 0.06943184420297371 * cache.head_slice0_bend_c1 * cache.head_bend_z;
     let t2643 = 1.0
-        - 0.004820780989426014 * head_bend_squared * cache.head_slice0_bend_c2;
-    let t2644 = 0.06943184420297371 * head_bend_y * cache.head_slice0_bend_c1;
+        - 0.004820780989426014 * cache.head_bend_squared * cache.head_slice0_bend_c2;
+    let t2644 = 0.06943184420297371 * cache.head_bend_y * cache.head_slice0_bend_c1;
     let head_slice0_rotation_20 = t2642 * cache.head_rotation_22
         + t2643 * cache.head_rotation_20 + t2644 * cache.base_roll_rotation_21;
     let head_slice0_rotation_10 = cache.base_roll_rotation_11 * t2644
@@ -21609,10 +21651,10 @@ pub fn coriolis_matrix_into(
     let head_slice0_inertia_com_12 = head_slice0_rotation_20 * head_slice0_rotation_10
         * t2505;
     let t2645 = head_slice0_velocity_w_x * head_slice0_inertia_com_12;
-    let t2646 = 0.33000947820757187 * head_bend_y * cache.head_slice1_bend_c1;
+    let t2646 = 0.33000947820757187 * cache.head_bend_y * cache.head_slice1_bend_c1;
     let t2647 = 1.0
-        - 0.10890625570683385 * head_bend_squared * cache.head_slice1_bend_c2;
-    let t2648 = 0.33000947820757187 * cache.head_slice1_bend_c1 * head_bend_z;
+        - 0.10890625570683385 * cache.head_bend_squared * cache.head_slice1_bend_c2;
+    let t2648 = 0.33000947820757187 * cache.head_slice1_bend_c1 * cache.head_bend_z;
     let head_slice1_rotation_20 = t2646 * cache.base_roll_rotation_21
         + t2647 * cache.head_rotation_20 + t2648 * cache.head_rotation_22;
     let head_slice1_rotation_00 = t2646 * cache.base_roll_rotation_01
@@ -21630,9 +21672,10 @@ pub fn coriolis_matrix_into(
     let head_slice1_inertia_com_12 = t2516 * head_slice1_rotation_10
         * head_slice1_rotation_20;
     let t2651 = head_slice1_velocity_w_x * head_slice1_inertia_com_12;
-    let t2652 = 1.0 - 0.8659570925834785 * head_bend_squared * cache.head_slice3_bend_c2;
-    let t2653 = 0.9305681557970262 * head_bend_z * cache.head_slice3_bend_c1;
-    let t2654 = 0.9305681557970262 * head_bend_y * cache.head_slice3_bend_c1;
+    let t2652 = 1.0
+        - 0.8659570925834785 * cache.head_bend_squared * cache.head_slice3_bend_c2;
+    let t2653 = 0.9305681557970262 * cache.head_bend_z * cache.head_slice3_bend_c1;
+    let t2654 = 0.9305681557970262 * cache.head_bend_y * cache.head_slice3_bend_c1;
     let head_slice3_rotation_00 = t2652 * cache.head_rotation_00
         + cache.head_rotation_02 * t2653 + t2654 * cache.base_roll_rotation_01;
     let head_slice3_rotation_20 = cache.head_rotation_22 * t2653
@@ -27594,53 +27637,49 @@ pub fn contact_positions_into(
     let back_skin_0_3_position_x = cache.back_position_x - back_ring0_skin_z_x;
     let back_skin_0_3_position_y = cache.back_position_y - back_ring0_skin_z_y;
     let back_skin_0_3_position_z = cache.back_position_z - back_ring0_skin_z_z;
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t1 = back_bend_z * back_bend_y;
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * t1);
-    let t3 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_y);
-    let t4 = back_bend_y * back_bend_y;
-    let t5 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t4;
-    let back_ring1_rotation_01 = t2 * cache.back_rotation_02
-        + t3 * cache.back_rotation_00 + t5 * cache.base_roll_rotation_01;
+    let t0 = cache.back_bend_z * cache.back_bend_y;
+    let t1 = -(0.25 * cache.back_ring1_bend_c2 * t0);
+    let t2 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_y);
+    let t3 = cache.back_bend_y * cache.back_bend_y;
+    let t4 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t3;
+    let back_ring1_rotation_01 = t1 * cache.back_rotation_02
+        + t2 * cache.back_rotation_00 + t4 * cache.base_roll_rotation_01;
     let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
-    let t6 = cache.back_len * back_bend_z;
-    let t7 = 0.25 * cache.back_ring1_bend_c2 * t6;
-    let t8 = cache.back_len * back_bend_y;
-    let t9 = 0.25 * t8 * cache.back_ring1_bend_c2;
-    let t10 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-    let back_ring1_position_x = t7 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t9 + cache.back_position_x
-        + t10 * cache.back_rotation_00;
+    let t5 = cache.back_len * cache.back_bend_z;
+    let t6 = 0.25 * cache.back_ring1_bend_c2 * t5;
+    let t7 = cache.back_len * cache.back_bend_y;
+    let t8 = 0.25 * t7 * cache.back_ring1_bend_c2;
+    let t9 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+    let back_ring1_position_x = t6 * cache.back_rotation_02
+        + cache.base_roll_rotation_01 * t8 + cache.back_position_x
+        + t9 * cache.back_rotation_00;
     let back_skin_1_0_position_x = back_ring1_skin_y_x + back_ring1_position_x;
-    let back_ring1_position_y = cache.base_roll_rotation_11 * t9
-        + t7 * cache.back_rotation_12 + cache.back_position_y
-        + t10 * cache.back_rotation_10;
-    let back_ring1_rotation_11 = t5 * cache.base_roll_rotation_11
-        + t2 * cache.back_rotation_12 + t3 * cache.back_rotation_10;
+    let back_ring1_position_y = cache.base_roll_rotation_11 * t8
+        + t6 * cache.back_rotation_12 + cache.back_position_y
+        + t9 * cache.back_rotation_10;
+    let back_ring1_rotation_11 = t4 * cache.base_roll_rotation_11
+        + t1 * cache.back_rotation_12 + t2 * cache.back_rotation_10;
     let back_ring1_skin_y_y = back_ring1_rotation_11 * p.limb_radius;
     let back_skin_1_0_position_y = back_ring1_position_y + back_ring1_skin_y_y;
-    let back_ring1_rotation_21 = cache.back_rotation_20 * t3
-        + t2 * cache.back_rotation_22 + t5 * cache.base_roll_rotation_21;
+    let back_ring1_rotation_21 = cache.back_rotation_20 * t2
+        + t1 * cache.back_rotation_22 + t4 * cache.base_roll_rotation_21;
     let back_ring1_skin_y_z = back_ring1_rotation_21 * p.limb_radius;
-    let back_ring1_position_z = t10 * cache.back_rotation_20 + cache.back_position_z
-        + cache.base_roll_rotation_21 * t9 + cache.back_rotation_22 * t7;
+    let back_ring1_position_z = t9 * cache.back_rotation_20 + cache.back_position_z
+        + cache.base_roll_rotation_21 * t8 + cache.back_rotation_22 * t6;
     let back_skin_1_0_position_z = back_ring1_skin_y_z + back_ring1_position_z;
-    let t11 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-    let t12 = back_bend_z * back_bend_z;
-    let t13 = 1.0 - 0.25 * t12 * cache.back_ring1_bend_c2;
-    let back_ring1_rotation_02 = t11 * cache.back_rotation_00
-        + t2 * cache.base_roll_rotation_01 + t13 * cache.back_rotation_02;
+    let t10 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
+    let t11 = cache.back_bend_z * cache.back_bend_z;
+    let t12 = 1.0 - 0.25 * t11 * cache.back_ring1_bend_c2;
+    let back_ring1_rotation_02 = t10 * cache.back_rotation_00
+        + t1 * cache.base_roll_rotation_01 + t12 * cache.back_rotation_02;
     let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
     let back_skin_1_1_position_x = back_ring1_skin_z_x + back_ring1_position_x;
-    let back_ring1_rotation_12 = cache.back_rotation_10 * t11
-        + t2 * cache.base_roll_rotation_11 + t13 * cache.back_rotation_12;
+    let back_ring1_rotation_12 = cache.back_rotation_10 * t10
+        + t1 * cache.base_roll_rotation_11 + t12 * cache.back_rotation_12;
     let back_ring1_skin_z_y = back_ring1_rotation_12 * p.limb_radius;
     let back_skin_1_1_position_y = back_ring1_position_y + back_ring1_skin_z_y;
-    let back_ring1_rotation_22 = t2 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t13 + cache.back_rotation_20 * t11;
+    let back_ring1_rotation_22 = t1 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t12 + cache.back_rotation_20 * t10;
     let back_ring1_skin_z_z = back_ring1_rotation_22 * p.limb_radius;
     let back_skin_1_1_position_z = back_ring1_skin_z_z + back_ring1_position_z;
     let back_skin_1_2_position_x = back_ring1_position_x - back_ring1_skin_y_x;
@@ -27649,42 +27688,42 @@ pub fn contact_positions_into(
     let back_skin_1_3_position_x = back_ring1_position_x - back_ring1_skin_z_x;
     let back_skin_1_3_position_y = back_ring1_position_y - back_ring1_skin_z_y;
     let back_skin_1_3_position_z = back_ring1_position_z - back_ring1_skin_z_z;
-    let t14 = t8 * cache.back_bend_squared_c2;
-    let t15 = cache.back_len * cache.back_bend_squared_c1;
-    let t16 = t6 * cache.back_bend_squared_c2;
-    let back_tip_position_x = t14 * cache.base_roll_rotation_01 + cache.back_position_x
-        + t15 * cache.back_rotation_00 + t16 * cache.back_rotation_02;
-    let t17 = 1.0 - cache.back_bend_squared_c2 * t4;
-    let t18 = -(cache.back_bend_squared_c2 * t1);
-    let t19 = -(cache.back_bend_squared_c1 * back_bend_y);
-    let back_tip_rotation_01 = t17 * cache.base_roll_rotation_01
-        + t18 * cache.back_rotation_02 + t19 * cache.back_rotation_00;
+    let t13 = t7 * cache.back_bend_squared_c2;
+    let t14 = cache.back_len * cache.back_bend_squared_c1;
+    let t15 = t5 * cache.back_bend_squared_c2;
+    let back_tip_position_x = t13 * cache.base_roll_rotation_01 + cache.back_position_x
+        + t14 * cache.back_rotation_00 + t15 * cache.back_rotation_02;
+    let t16 = 1.0 - cache.back_bend_squared_c2 * t3;
+    let t17 = -(cache.back_bend_squared_c2 * t0);
+    let t18 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
+    let back_tip_rotation_01 = t16 * cache.base_roll_rotation_01
+        + t17 * cache.back_rotation_02 + t18 * cache.back_rotation_00;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
     let back_skin_2_0_position_x = back_tip_position_x + back_ring2_skin_y_x;
-    let back_tip_position_y = t16 * cache.back_rotation_12 + cache.back_position_y
-        + t15 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t14;
-    let back_tip_rotation_11 = t18 * cache.back_rotation_12
-        + cache.back_rotation_10 * t19 + cache.base_roll_rotation_11 * t17;
+    let back_tip_position_y = t15 * cache.back_rotation_12 + cache.back_position_y
+        + t14 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t13;
+    let back_tip_rotation_11 = t17 * cache.back_rotation_12
+        + cache.back_rotation_10 * t18 + cache.base_roll_rotation_11 * t16;
     let back_ring2_skin_y_y = back_tip_rotation_11 * p.limb_radius;
     let back_skin_2_0_position_y = back_tip_position_y + back_ring2_skin_y_y;
-    let back_tip_rotation_21 = t17 * cache.base_roll_rotation_21
-        + cache.back_rotation_20 * t19 + t18 * cache.back_rotation_22;
+    let back_tip_rotation_21 = t16 * cache.base_roll_rotation_21
+        + cache.back_rotation_20 * t18 + t17 * cache.back_rotation_22;
     let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
-    let back_tip_position_z = cache.back_position_z + t14 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t16 + t15 * cache.back_rotation_20;
+    let back_tip_position_z = cache.back_position_z + t13 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t15 + t14 * cache.back_rotation_20;
     let back_skin_2_0_position_z = back_ring2_skin_y_z + back_tip_position_z;
-    let t20 = 1.0 - t12 * cache.back_bend_squared_c2;
-    let t21 = -(back_bend_z * cache.back_bend_squared_c1);
-    let back_tip_rotation_02 = t20 * cache.back_rotation_02
-        + t21 * cache.back_rotation_00 + t18 * cache.base_roll_rotation_01;
+    let t19 = 1.0 - t11 * cache.back_bend_squared_c2;
+    let t20 = -(cache.back_bend_z * cache.back_bend_squared_c1);
+    let back_tip_rotation_02 = t19 * cache.back_rotation_02
+        + t20 * cache.back_rotation_00 + t17 * cache.base_roll_rotation_01;
     let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
     let back_skin_2_1_position_x = back_ring2_skin_z_x + back_tip_position_x;
-    let back_tip_rotation_12 = t21 * cache.back_rotation_10
-        + t18 * cache.base_roll_rotation_11 + t20 * cache.back_rotation_12;
+    let back_tip_rotation_12 = t20 * cache.back_rotation_10
+        + t17 * cache.base_roll_rotation_11 + t19 * cache.back_rotation_12;
     let back_ring2_skin_z_y = back_tip_rotation_12 * p.limb_radius;
     let back_skin_2_1_position_y = back_tip_position_y + back_ring2_skin_z_y;
-    let back_tip_rotation_22 = cache.back_rotation_22 * t20
-        + t18 * cache.base_roll_rotation_21 + t21 * cache.back_rotation_20;
+    let back_tip_rotation_22 = cache.back_rotation_22 * t19
+        + t17 * cache.base_roll_rotation_21 + t20 * cache.back_rotation_20;
     let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
     let back_skin_2_1_position_z = back_tip_position_z + back_ring2_skin_z_z;
     let back_skin_2_2_position_x = back_tip_position_x - back_ring2_skin_y_x;
@@ -27723,59 +27762,55 @@ pub fn contact_positions_into(
         - front_right_ring0_skin_z_y;
     let front_right_skin_0_3_position_z = cache.front_right_position_z
         - front_right_ring0_skin_z_z;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t22 = cache.front_right_len * front_right_bend_y;
-    let t23 = 0.25 * t22 * cache.front_right_ring1_bend_c2;
-    let t24 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t25 = cache.front_right_len * front_right_bend_z;
-    let t26 = 0.25 * cache.front_right_ring1_bend_c2 * t25;
+    let t21 = cache.front_right_len * cache.front_right_bend_y;
+    let t22 = 0.25 * t21 * cache.front_right_ring1_bend_c2;
+    let t23 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+    let t24 = cache.front_right_len * cache.front_right_bend_z;
+    let t25 = 0.25 * cache.front_right_ring1_bend_c2 * t24;
     let front_right_ring1_position_x = cache.front_right_position_x
-        + t23 * cache.front_right_rotation_01 + t24 * cache.front_right_rotation_00
-        + cache.front_right_rotation_02 * t26;
-    let t27 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let t28 = front_right_bend_y * front_right_bend_y;
-    let t29 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t28;
-    let t30 = front_right_bend_z * front_right_bend_y;
-    let t31 = -(0.25 * cache.front_right_ring1_bend_c2 * t30);
-    let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t27
-        + t29 * cache.front_right_rotation_01 + t31 * cache.front_right_rotation_02;
+        + t22 * cache.front_right_rotation_01 + t23 * cache.front_right_rotation_00
+        + cache.front_right_rotation_02 * t25;
+    let t26 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
+    let t27 = cache.front_right_bend_y * cache.front_right_bend_y;
+    let t28 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t27;
+    let t29 = cache.front_right_bend_z * cache.front_right_bend_y;
+    let t30 = -(0.25 * cache.front_right_ring1_bend_c2 * t29);
+    let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t26
+        + t28 * cache.front_right_rotation_01 + t30 * cache.front_right_rotation_02;
     let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let front_right_skin_1_0_position_x = front_right_ring1_position_x
         + front_right_ring1_skin_y_x;
-    let front_right_ring1_position_y = t24 * cache.front_right_rotation_10
-        + t26 * cache.front_right_rotation_12 + t23 * cache.front_right_rotation_11
+    let front_right_ring1_position_y = t23 * cache.front_right_rotation_10
+        + t25 * cache.front_right_rotation_12 + t22 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t27
-        + t29 * cache.front_right_rotation_11 + t31 * cache.front_right_rotation_12;
+    let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t26
+        + t28 * cache.front_right_rotation_11 + t30 * cache.front_right_rotation_12;
     let front_right_ring1_skin_y_y = front_right_ring1_rotation_11 * p.limb_radius;
     let front_right_skin_1_0_position_y = front_right_ring1_position_y
         + front_right_ring1_skin_y_y;
-    let front_right_ring1_position_z = t23 * cache.front_right_rotation_21
-        + t24 * cache.front_right_rotation_20 + cache.front_right_position_z
-        + cache.front_right_rotation_22 * t26;
-    let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t29
-        + t31 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t27;
+    let front_right_ring1_position_z = t22 * cache.front_right_rotation_21
+        + t23 * cache.front_right_rotation_20 + cache.front_right_position_z
+        + cache.front_right_rotation_22 * t25;
+    let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t28
+        + t30 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t26;
     let front_right_ring1_skin_y_z = p.limb_radius * front_right_ring1_rotation_21;
     let front_right_skin_1_0_position_z = front_right_ring1_position_z
         + front_right_ring1_skin_y_z;
-    let t32 = front_right_bend_z * front_right_bend_z;
-    let t33 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t32;
-    let t34 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
-    let front_right_ring1_rotation_02 = cache.front_right_rotation_02 * t33
-        + t34 * cache.front_right_rotation_00 + t31 * cache.front_right_rotation_01;
+    let t31 = cache.front_right_bend_z * cache.front_right_bend_z;
+    let t32 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t31;
+    let t33 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
+    let front_right_ring1_rotation_02 = cache.front_right_rotation_02 * t32
+        + t33 * cache.front_right_rotation_00 + t30 * cache.front_right_rotation_01;
     let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
     let front_right_skin_1_1_position_x = front_right_ring1_position_x
         + front_right_ring1_skin_z_x;
-    let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t34
-        + t31 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t33;
+    let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t33
+        + t30 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t32;
     let front_right_ring1_skin_z_y = p.limb_radius * front_right_ring1_rotation_12;
     let front_right_skin_1_1_position_y = front_right_ring1_skin_z_y
         + front_right_ring1_position_y;
-    let front_right_ring1_rotation_22 = t31 * cache.front_right_rotation_21
-        + cache.front_right_rotation_22 * t33 + cache.front_right_rotation_20 * t34;
+    let front_right_ring1_rotation_22 = t30 * cache.front_right_rotation_21
+        + cache.front_right_rotation_22 * t32 + cache.front_right_rotation_20 * t33;
     let front_right_ring1_skin_z_z = front_right_ring1_rotation_22 * p.limb_radius;
     let front_right_skin_1_1_position_z = front_right_ring1_position_z
         + front_right_ring1_skin_z_z;
@@ -27791,50 +27826,50 @@ pub fn contact_positions_into(
         - front_right_ring1_skin_z_y;
     let front_right_skin_1_3_position_z = front_right_ring1_position_z
         - front_right_ring1_skin_z_z;
-    let t35 = 1.0 - cache.front_right_bend_squared_c2 * t28;
-    let t36 = -(cache.front_right_bend_squared_c2 * t30);
-    let t37 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_tip_rotation_01 = t35 * cache.front_right_rotation_01
-        + cache.front_right_rotation_02 * t36 + cache.front_right_rotation_00 * t37;
+    let t34 = 1.0 - cache.front_right_bend_squared_c2 * t27;
+    let t35 = -(cache.front_right_bend_squared_c2 * t29);
+    let t36 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
+    let front_right_tip_rotation_01 = t34 * cache.front_right_rotation_01
+        + cache.front_right_rotation_02 * t35 + cache.front_right_rotation_00 * t36;
     let front_right_ring2_skin_y_x = p.limb_radius * front_right_tip_rotation_01;
-    let t38 = cache.front_right_bend_squared_c2 * t22;
-    let t39 = cache.front_right_bend_squared_c2 * t25;
-    let t40 = cache.front_right_len * cache.front_right_bend_squared_c1;
+    let t37 = cache.front_right_bend_squared_c2 * t21;
+    let t38 = cache.front_right_bend_squared_c2 * t24;
+    let t39 = cache.front_right_len * cache.front_right_bend_squared_c1;
     let front_right_tip_position_x = cache.front_right_position_x
-        + t38 * cache.front_right_rotation_01 + t39 * cache.front_right_rotation_02
-        + cache.front_right_rotation_00 * t40;
+        + t37 * cache.front_right_rotation_01 + t38 * cache.front_right_rotation_02
+        + cache.front_right_rotation_00 * t39;
     let front_right_skin_2_0_position_x = front_right_ring2_skin_y_x
         + front_right_tip_position_x;
-    let front_right_tip_position_y = cache.front_right_rotation_10 * t40
-        + cache.front_right_position_y + t38 * cache.front_right_rotation_11
-        + t39 * cache.front_right_rotation_12;
-    let front_right_tip_rotation_11 = t35 * cache.front_right_rotation_11
-        + cache.front_right_rotation_10 * t37 + cache.front_right_rotation_12 * t36;
+    let front_right_tip_position_y = cache.front_right_rotation_10 * t39
+        + cache.front_right_position_y + t37 * cache.front_right_rotation_11
+        + t38 * cache.front_right_rotation_12;
+    let front_right_tip_rotation_11 = t34 * cache.front_right_rotation_11
+        + cache.front_right_rotation_10 * t36 + cache.front_right_rotation_12 * t35;
     let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
     let front_right_skin_2_0_position_y = front_right_tip_position_y
         + front_right_ring2_skin_y_y;
-    let front_right_tip_position_z = cache.front_right_rotation_20 * t40
-        + t39 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t38
+    let front_right_tip_position_z = cache.front_right_rotation_20 * t39
+        + t38 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t37
         + cache.front_right_position_z;
-    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t37
-        + cache.front_right_rotation_21 * t35 + cache.front_right_rotation_22 * t36;
+    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t36
+        + cache.front_right_rotation_21 * t34 + cache.front_right_rotation_22 * t35;
     let front_right_ring2_skin_y_z = p.limb_radius * front_right_tip_rotation_21;
     let front_right_skin_2_0_position_z = front_right_tip_position_z
         + front_right_ring2_skin_y_z;
-    let t41 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
-    let t42 = 1.0 - cache.front_right_bend_squared_c2 * t32;
-    let front_right_tip_rotation_02 = t41 * cache.front_right_rotation_00
-        + t36 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t42;
+    let t40 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
+    let t41 = 1.0 - cache.front_right_bend_squared_c2 * t31;
+    let front_right_tip_rotation_02 = t40 * cache.front_right_rotation_00
+        + t35 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t41;
     let front_right_ring2_skin_z_x = front_right_tip_rotation_02 * p.limb_radius;
     let front_right_skin_2_1_position_x = front_right_ring2_skin_z_x
         + front_right_tip_position_x;
-    let front_right_tip_rotation_12 = t36 * cache.front_right_rotation_11
-        + t41 * cache.front_right_rotation_10 + t42 * cache.front_right_rotation_12;
+    let front_right_tip_rotation_12 = t35 * cache.front_right_rotation_11
+        + t40 * cache.front_right_rotation_10 + t41 * cache.front_right_rotation_12;
     let front_right_ring2_skin_z_y = p.limb_radius * front_right_tip_rotation_12;
     let front_right_skin_2_1_position_y = front_right_tip_position_y
         + front_right_ring2_skin_z_y;
-    let front_right_tip_rotation_22 = t41 * cache.front_right_rotation_20
-        + cache.front_right_rotation_21 * t36 + cache.front_right_rotation_22 * t42;
+    let front_right_tip_rotation_22 = t40 * cache.front_right_rotation_20
+        + cache.front_right_rotation_21 * t35 + cache.front_right_rotation_22 * t41;
     let front_right_ring2_skin_z_z = front_right_tip_rotation_22 * p.limb_radius;
     let front_right_skin_2_1_position_z = front_right_ring2_skin_z_z
         + front_right_tip_position_z;
@@ -27880,59 +27915,55 @@ pub fn contact_positions_into(
         - front_left_ring0_skin_z_y;
     let front_left_skin_0_3_position_z = cache.front_left_position_z
         - front_left_ring0_skin_z_z;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t43 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y);
-    let t44 = front_left_bend_y * front_left_bend_y;
-    let t45 = 1.0 - 0.25 * t44 * cache.front_left_ring1_bend_c2;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t46 = front_left_bend_y * front_left_bend_z;
-    let t47 = -(0.25 * t46 * cache.front_left_ring1_bend_c2);
-    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t43
-        + t45 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t47;
+    let t42 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_y);
+    let t43 = cache.front_left_bend_y * cache.front_left_bend_y;
+    let t44 = 1.0 - 0.25 * t43 * cache.front_left_ring1_bend_c2;
+    let t45 = cache.front_left_bend_y * cache.front_left_bend_z;
+    let t46 = -(0.25 * t45 * cache.front_left_ring1_bend_c2);
+    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t42
+        + t44 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t46;
     let front_left_ring1_skin_y_x = p.limb_radius * front_left_ring1_rotation_01;
-    let t48 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-    let t49 = cache.front_left_len * front_left_bend_z;
-    let t50 = 0.25 * t49 * cache.front_left_ring1_bend_c2;
-    let t51 = cache.front_left_len * front_left_bend_y;
-    let t52 = 0.25 * t51 * cache.front_left_ring1_bend_c2;
+    let t47 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
+    let t48 = cache.front_left_len * cache.front_left_bend_z;
+    let t49 = 0.25 * t48 * cache.front_left_ring1_bend_c2;
+    let t50 = cache.front_left_len * cache.front_left_bend_y;
+    let t51 = 0.25 * t50 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
-        + t48 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t50
-        + cache.front_left_rotation_01 * t52;
+        + t47 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t49
+        + cache.front_left_rotation_01 * t51;
     let front_left_skin_1_0_position_x = front_left_ring1_skin_y_x
         + front_left_ring1_position_x;
-    let front_left_ring1_rotation_11 = t43 * cache.front_left_rotation_10
-        + t47 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t45;
+    let front_left_ring1_rotation_11 = t42 * cache.front_left_rotation_10
+        + t46 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t44;
     let front_left_ring1_skin_y_y = front_left_ring1_rotation_11 * p.limb_radius;
-    let front_left_ring1_position_y = t50 * cache.front_left_rotation_12
-        + cache.front_left_rotation_11 * t52 + t48 * cache.front_left_rotation_10
+    let front_left_ring1_position_y = t49 * cache.front_left_rotation_12
+        + cache.front_left_rotation_11 * t51 + t47 * cache.front_left_rotation_10
         + cache.front_left_position_y;
     let front_left_skin_1_0_position_y = front_left_ring1_skin_y_y
         + front_left_ring1_position_y;
-    let front_left_ring1_rotation_21 = t45 * cache.front_left_rotation_21
-        + t47 * cache.front_left_rotation_22 + t43 * cache.front_left_rotation_20;
+    let front_left_ring1_rotation_21 = t44 * cache.front_left_rotation_21
+        + t46 * cache.front_left_rotation_22 + t42 * cache.front_left_rotation_20;
     let front_left_ring1_skin_y_z = front_left_ring1_rotation_21 * p.limb_radius;
-    let front_left_ring1_position_z = t48 * cache.front_left_rotation_20
-        + cache.front_left_position_z + cache.front_left_rotation_22 * t50
-        + cache.front_left_rotation_21 * t52;
+    let front_left_ring1_position_z = t47 * cache.front_left_rotation_20
+        + cache.front_left_position_z + cache.front_left_rotation_22 * t49
+        + cache.front_left_rotation_21 * t51;
     let front_left_skin_1_0_position_z = front_left_ring1_skin_y_z
         + front_left_ring1_position_z;
-    let t53 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-    let t54 = front_left_bend_z * front_left_bend_z;
-    let t55 = 1.0 - 0.25 * t54 * cache.front_left_ring1_bend_c2;
-    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t53
-        + cache.front_left_rotation_02 * t55 + t47 * cache.front_left_rotation_01;
+    let t52 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
+    let t53 = cache.front_left_bend_z * cache.front_left_bend_z;
+    let t54 = 1.0 - 0.25 * t53 * cache.front_left_ring1_bend_c2;
+    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t52
+        + cache.front_left_rotation_02 * t54 + t46 * cache.front_left_rotation_01;
     let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
     let front_left_skin_1_1_position_x = front_left_ring1_skin_z_x
         + front_left_ring1_position_x;
-    let front_left_ring1_rotation_12 = t55 * cache.front_left_rotation_12
-        + cache.front_left_rotation_10 * t53 + t47 * cache.front_left_rotation_11;
+    let front_left_ring1_rotation_12 = t54 * cache.front_left_rotation_12
+        + cache.front_left_rotation_10 * t52 + t46 * cache.front_left_rotation_11;
     let front_left_ring1_skin_z_y = front_left_ring1_rotation_12 * p.limb_radius;
     let front_left_skin_1_1_position_y = front_left_ring1_skin_z_y
         + front_left_ring1_position_y;
-    let front_left_ring1_rotation_22 = t53 * cache.front_left_rotation_20
-        + cache.front_left_rotation_22 * t55 + t47 * cache.front_left_rotation_21;
+    let front_left_ring1_rotation_22 = t52 * cache.front_left_rotation_20
+        + cache.front_left_rotation_22 * t54 + t46 * cache.front_left_rotation_21;
     let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
     let front_left_skin_1_1_position_z = front_left_ring1_position_z
         + front_left_ring1_skin_z_z;
@@ -27948,50 +27979,50 @@ pub fn contact_positions_into(
         - front_left_ring1_skin_z_y;
     let front_left_skin_1_3_position_z = front_left_ring1_position_z
         - front_left_ring1_skin_z_z;
-    let t56 = 1.0 - t44 * cache.front_left_bend_squared_c2;
-    let t57 = -(t46 * cache.front_left_bend_squared_c2);
-    let t58 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
-    let front_left_tip_rotation_01 = cache.front_left_rotation_01 * t56
-        + cache.front_left_rotation_02 * t57 + cache.front_left_rotation_00 * t58;
+    let t55 = 1.0 - t43 * cache.front_left_bend_squared_c2;
+    let t56 = -(t45 * cache.front_left_bend_squared_c2);
+    let t57 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
+    let front_left_tip_rotation_01 = cache.front_left_rotation_01 * t55
+        + cache.front_left_rotation_02 * t56 + cache.front_left_rotation_00 * t57;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
-    let t59 = cache.front_left_len * cache.front_left_bend_squared_c1;
-    let t60 = t49 * cache.front_left_bend_squared_c2;
-    let t61 = t51 * cache.front_left_bend_squared_c2;
-    let front_left_tip_position_x = cache.front_left_rotation_00 * t59
-        + cache.front_left_position_x + cache.front_left_rotation_02 * t60
-        + t61 * cache.front_left_rotation_01;
+    let t58 = cache.front_left_len * cache.front_left_bend_squared_c1;
+    let t59 = t48 * cache.front_left_bend_squared_c2;
+    let t60 = t50 * cache.front_left_bend_squared_c2;
+    let front_left_tip_position_x = cache.front_left_rotation_00 * t58
+        + cache.front_left_position_x + cache.front_left_rotation_02 * t59
+        + t60 * cache.front_left_rotation_01;
     let front_left_skin_2_0_position_x = front_left_ring2_skin_y_x
         + front_left_tip_position_x;
-    let front_left_tip_rotation_11 = t57 * cache.front_left_rotation_12
-        + t58 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t56;
+    let front_left_tip_rotation_11 = t56 * cache.front_left_rotation_12
+        + t57 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t55;
     let front_left_ring2_skin_y_y = p.limb_radius * front_left_tip_rotation_11;
-    let front_left_tip_position_y = t59 * cache.front_left_rotation_10
-        + t61 * cache.front_left_rotation_11 + cache.front_left_position_y
-        + t60 * cache.front_left_rotation_12;
+    let front_left_tip_position_y = t58 * cache.front_left_rotation_10
+        + t60 * cache.front_left_rotation_11 + cache.front_left_position_y
+        + t59 * cache.front_left_rotation_12;
     let front_left_skin_2_0_position_y = front_left_ring2_skin_y_y
         + front_left_tip_position_y;
-    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t56
-        + t57 * cache.front_left_rotation_22 + t58 * cache.front_left_rotation_20;
+    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t55
+        + t56 * cache.front_left_rotation_22 + t57 * cache.front_left_rotation_20;
     let front_left_ring2_skin_y_z = front_left_tip_rotation_21 * p.limb_radius;
-    let front_left_tip_position_z = t61 * cache.front_left_rotation_21
-        + cache.front_left_rotation_22 * t60 + cache.front_left_position_z
-        + t59 * cache.front_left_rotation_20;
+    let front_left_tip_position_z = t60 * cache.front_left_rotation_21
+        + cache.front_left_rotation_22 * t59 + cache.front_left_position_z
+        + t58 * cache.front_left_rotation_20;
     let front_left_skin_2_0_position_z = front_left_ring2_skin_y_z
         + front_left_tip_position_z;
-    let t62 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
-    let t63 = 1.0 - t54 * cache.front_left_bend_squared_c2;
-    let front_left_tip_rotation_02 = t57 * cache.front_left_rotation_01
-        + cache.front_left_rotation_00 * t62 + cache.front_left_rotation_02 * t63;
+    let t61 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
+    let t62 = 1.0 - t53 * cache.front_left_bend_squared_c2;
+    let front_left_tip_rotation_02 = t56 * cache.front_left_rotation_01
+        + cache.front_left_rotation_00 * t61 + cache.front_left_rotation_02 * t62;
     let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
     let front_left_skin_2_1_position_x = front_left_ring2_skin_z_x
         + front_left_tip_position_x;
-    let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t57
-        + t63 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t62;
+    let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t56
+        + t62 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t61;
     let front_left_ring2_skin_z_y = front_left_tip_rotation_12 * p.limb_radius;
     let front_left_skin_2_1_position_y = front_left_tip_position_y
         + front_left_ring2_skin_z_y;
-    let front_left_tip_rotation_22 = t62 * cache.front_left_rotation_20
-        + cache.front_left_rotation_22 * t63 + t57 * cache.front_left_rotation_21;
+    let front_left_tip_rotation_22 = t61 * cache.front_left_rotation_20
+        + cache.front_left_rotation_22 * t62 + t56 * cache.front_left_rotation_21;
     let front_left_ring2_skin_z_z = p.limb_radius * front_left_tip_rotation_22;
     let front_left_skin_2_1_position_z = front_left_tip_position_z
         + front_left_ring2_skin_z_z;
@@ -28168,24 +28199,22 @@ pub fn contact_velocities_into(
     let back_skin_0_3_position_z = cache.back_position_z - back_ring0_skin_z_z;
     let back_skin_0_3_position_x = cache.back_position_x - back_ring0_skin_z_x;
     let t0 = 1.0 / p.actuator_radius;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
     let back_ring1_local_bend_y_column_w_x = -(0.25 * cache.back_ring1_bend_c2
-        * back_bend_z);
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let back_ring1_local_len_column_v_y = 0.25 * cache.back_ring1_bend_c2 * back_bend_y;
+        * cache.back_bend_z);
+    let back_ring1_local_len_column_v_y = 0.25 * cache.back_ring1_bend_c2
+        * cache.back_bend_y;
     let back_ring1_local_subspace2_w_x = 0.3333333333333336 * t0
         * back_ring1_local_bend_y_column_w_x
         + 0.5773502691896255 * t0 * back_ring1_local_len_column_v_y;
-    let t1 = back_bend_z * back_bend_y;
+    let t1 = cache.back_bend_z * cache.back_bend_y;
     let back_ring1_local_bend_z_column_w_z = 0.125 * t1 * cache.back_ring1_bend_c3;
-    let t2 = back_bend_z * back_bend_z;
+    let t2 = cache.back_bend_z * cache.back_bend_z;
     let back_ring1_local_bend_y_column_w_z = 0.5 - 0.125 * t2 * cache.back_ring1_bend_c3;
     let back_ring1_local_subspace2_w_z = 0.5773502691896255 * t0
         * back_ring1_local_bend_z_column_w_z
         + 0.3333333333333336 * t0 * back_ring1_local_bend_y_column_w_z;
     let back_ring1_local_bend_y_column_w_y = -(0.125 * t1 * cache.back_ring1_bend_c3);
-    let t3 = back_bend_y * back_bend_y;
+    let t3 = cache.back_bend_y * cache.back_bend_y;
     let back_ring1_local_bend_z_column_w_y = 0.125 * t3 * cache.back_ring1_bend_c3 - 0.5;
     let back_ring1_local_subspace2_w_y = 0.3333333333333336 * t0
         * back_ring1_local_bend_y_column_w_y
@@ -28198,8 +28227,8 @@ pub fn contact_velocities_into(
         * cache.back_rotation_10
         + back_ring1_local_subspace2_w_y * cache.base_roll_rotation_11
         + cache.back_rotation_12 * back_ring1_local_subspace2_w_z;
-    let t4 = cache.back_len * back_bend_y;
-    let t5 = cache.back_len * back_bend_z;
+    let t4 = cache.back_len * cache.back_bend_y;
+    let t5 = cache.back_len * cache.back_bend_z;
     let t6 = 0.25 * cache.back_ring1_bend_c2 * t5;
     let t7 = 0.25 * t4 * cache.back_ring1_bend_c2;
     let back_ring1_local_bend_y_column_v_x = (0.125 * t4 * cache.back_ring1_bend_c3
@@ -28223,7 +28252,7 @@ pub fn contact_velocities_into(
         - (t9 * back_ring1_local_bend_y_column_w_z
             - t6 * back_ring1_local_bend_y_column_w_x);
     let t12 = 0.3333333333333333 * back_ring1_local_len_column_v_y;
-    let t13 = cache.back_len * back_bend_z * back_bend_y;
+    let t13 = cache.back_len * cache.back_bend_z * cache.back_bend_y;
     let t14 = 0.125 * cache.back_ring1_bend_c4 * t13
         - 0.0625 * cache.back_ring1_bend_c3 * t13;
     let back_ring1_local_bend_z_column_v_y = t14
@@ -28237,7 +28266,8 @@ pub fn contact_velocities_into(
         + t11 - 0.0625 * t15 * cache.back_ring1_bend_c3)
         - (t7 * back_ring1_local_len_column_v_y
             - t9 * back_ring1_local_bend_z_column_w_y);
-    let back_ring1_local_len_column_v_z = 0.25 * cache.back_ring1_bend_c2 * back_bend_z;
+    let back_ring1_local_len_column_v_z = 0.25 * cache.back_ring1_bend_c2
+        * cache.back_bend_z;
     let t16 = 0.3333333333333333 * back_ring1_local_len_column_v_z;
     let back_ring1_local_bend_y_column_v_z = t14
         - (back_ring1_local_bend_y_column_w_x * t7
@@ -28314,7 +28344,7 @@ pub fn contact_velocities_into(
     let back_ring1_velocity_w_y = back_ring1_subspace2_w_y * qd[11]
         + back_ring1_subspace0_w_y * qd[9] + back_ring1_subspace1_w_y * qd[10]
         + base_roll_velocity_w_y;
-    let t17 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_y);
+    let t17 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_y);
     let t18 = -(0.25 * cache.back_ring1_bend_c2 * t1);
     let t19 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t3;
     let back_ring1_rotation_21 = cache.back_rotation_20 * t17
@@ -28395,7 +28425,7 @@ pub fn contact_velocities_into(
     let back_ring1_velocity_v_z = back_ring1_subspace0_v_z * qd[9]
         + qd[10] * back_ring1_subspace1_v_z + base_roll_velocity_v_z
         + back_ring1_subspace2_v_z * qd[11];
-    let t20 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
+    let t20 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
     let t21 = 1.0 - 0.25 * t2 * cache.back_ring1_bend_c2;
     let back_ring1_rotation_12 = cache.back_rotation_10 * t20
         + t18 * cache.base_roll_rotation_11 + t21 * cache.back_rotation_12;
@@ -28416,7 +28446,7 @@ pub fn contact_velocities_into(
     let back_skin_1_3_position_z = back_ring1_position_z - back_ring1_skin_z_z;
     let back_skin_1_3_position_x = back_ring1_position_x - back_ring1_skin_z_x;
     let t22 = 1.0 - cache.back_bend_squared_c2 * t3;
-    let t23 = -(cache.back_bend_squared_c1 * back_bend_y);
+    let t23 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
     let t24 = -(cache.back_bend_squared_c2 * t1);
     let back_tip_rotation_21 = t22 * cache.base_roll_rotation_21
         + cache.back_rotation_20 * t23 + t24 * cache.back_rotation_22;
@@ -28432,8 +28462,9 @@ pub fn contact_velocities_into(
     let back_tip_local_subspace2_w_y = 0.3333333333333336 * t0
         * back_tip_local_bend_y_column_w_y
         + 0.5773502691896255 * t0 * back_tip_local_bend_z_column_w_y;
-    let back_tip_local_bend_y_column_w_x = -(cache.back_bend_squared_c2 * back_bend_z);
-    let back_tip_local_len_column_v_y = cache.back_bend_squared_c2 * back_bend_y;
+    let back_tip_local_bend_y_column_w_x = -(cache.back_bend_squared_c2
+        * cache.back_bend_z);
+    let back_tip_local_len_column_v_y = cache.back_bend_squared_c2 * cache.back_bend_y;
     let back_tip_local_subspace2_w_x = 0.3333333333333336 * t0
         * back_tip_local_bend_y_column_w_x
         + 0.5773502691896255 * t0 * back_tip_local_len_column_v_y;
@@ -28505,7 +28536,7 @@ pub fn contact_velocities_into(
     let back_tip_local_bend_z_column_v_z = (2.0 * t15 * cache.back_bend_squared_c4 + t28
         - t15 * cache.back_bend_squared_c3)
         - (t25 * back_tip_local_len_column_v_y - t27 * back_tip_local_bend_z_column_w_y);
-    let back_tip_local_len_column_v_z = cache.back_bend_squared_c2 * back_bend_z;
+    let back_tip_local_len_column_v_z = cache.back_bend_squared_c2 * cache.back_bend_z;
     let t31 = 0.3333333333333333 * back_tip_local_len_column_v_z;
     let back_tip_local_subspace1_v_z = 0.33333333333333315 * t0
         * back_tip_local_bend_y_column_v_z + t31
@@ -28610,7 +28641,7 @@ pub fn contact_velocities_into(
         + back_tip_subspace0_v_z * qd[9] + base_roll_velocity_v_z
         + back_tip_subspace1_v_z * qd[10];
     let t33 = 1.0 - t2 * cache.back_bend_squared_c2;
-    let t34 = -(back_bend_z * cache.back_bend_squared_c1);
+    let t34 = -(cache.back_bend_z * cache.back_bend_squared_c1);
     let back_tip_rotation_22 = cache.back_rotation_22 * t33
         + t24 * cache.base_roll_rotation_21 + t34 * cache.back_rotation_20;
     let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
@@ -28659,29 +28690,25 @@ pub fn contact_velocities_into(
         - front_right_ring0_skin_z_z;
     let front_right_skin_0_3_position_x = cache.front_right_position_x
         - front_right_ring0_skin_z_x;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t35 = front_right_bend_z * front_right_bend_y;
+    let t35 = cache.front_right_bend_z * cache.front_right_bend_y;
     let front_right_ring1_local_bend_y_column_w_y = -(0.125
         * cache.front_right_ring1_bend_c3 * t35);
     let front_right_ring1_local_subspace0_w_y = -(0.6666666666666666 * t0
         * front_right_ring1_local_bend_y_column_w_y);
-    let t36 = front_right_bend_z * front_right_bend_z;
+    let t36 = cache.front_right_bend_z * cache.front_right_bend_z;
     let front_right_ring1_local_bend_y_column_w_z = 0.5
         - 0.125 * cache.front_right_ring1_bend_c3 * t36;
     let front_right_ring1_local_subspace0_w_z = -(0.6666666666666666
         * front_right_ring1_local_bend_y_column_w_z * t0);
     let front_right_ring1_local_bend_y_column_w_x = -(0.25
-        * cache.front_right_ring1_bend_c2 * front_right_bend_z);
+        * cache.front_right_ring1_bend_c2 * cache.front_right_bend_z);
     let front_right_ring1_local_subspace0_w_x = -(0.6666666666666666
         * front_right_ring1_local_bend_y_column_w_x * t0);
     let front_right_ring1_subspace0_w_y = front_right_ring1_local_subspace0_w_y
         * cache.front_right_rotation_11
         + front_right_ring1_local_subspace0_w_z * cache.front_right_rotation_12
         + cache.front_right_rotation_10 * front_right_ring1_local_subspace0_w_x;
-    let t37 = front_right_bend_y * front_right_bend_y;
+    let t37 = cache.front_right_bend_y * cache.front_right_bend_y;
     let front_right_ring1_local_bend_z_column_w_y = 0.125
         * cache.front_right_ring1_bend_c3 * t37 - 0.5;
     let front_right_ring1_local_subspace1_w_y = 0.33333333333333315 * t0
@@ -28693,7 +28720,7 @@ pub fn contact_velocities_into(
         * front_right_ring1_local_bend_y_column_w_z * t0
         - 0.5773502691896257 * t0 * front_right_ring1_local_bend_z_column_w_z;
     let front_right_ring1_local_len_column_v_y = 0.25 * cache.front_right_ring1_bend_c2
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let front_right_ring1_local_subspace1_w_x = 0.33333333333333315
         * front_right_ring1_local_bend_y_column_w_x * t0
         - 0.5773502691896257 * t0 * front_right_ring1_local_len_column_v_y;
@@ -28717,24 +28744,25 @@ pub fn contact_velocities_into(
     let front_right_ring1_velocity_w_y = qd[12] * front_right_ring1_subspace0_w_y
         + front_right_ring1_subspace1_w_y * qd[13]
         + qd[14] * front_right_ring1_subspace2_w_y + base_roll_velocity_w_y;
-    let t38 = cache.front_right_len * front_right_bend_y;
+    let t38 = cache.front_right_len * cache.front_right_bend_y;
     let t39 = 0.25 * t38 * cache.front_right_ring1_bend_c2;
     let t40 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
-    let t41 = cache.front_right_len * front_right_bend_z;
+    let t41 = cache.front_right_len * cache.front_right_bend_z;
     let t42 = 0.25 * cache.front_right_ring1_bend_c2 * t41;
     let front_right_ring1_position_z = t39 * cache.front_right_rotation_21
         + t40 * cache.front_right_rotation_20 + cache.front_right_position_z
         + cache.front_right_rotation_22 * t42;
     let t43 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t37;
     let t44 = -(0.25 * cache.front_right_ring1_bend_c2 * t35);
-    let t45 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
+    let t45 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
     let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t43
         + t44 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t45;
     let front_right_ring1_skin_y_z = p.limb_radius * front_right_ring1_rotation_21;
     let front_right_skin_1_0_position_z = front_right_ring1_position_z
         + front_right_ring1_skin_y_z;
     let t46 = 0.3333333333333333 * front_right_ring1_local_len_column_v_y;
-    let t47 = cache.front_right_len * front_right_bend_z * front_right_bend_y;
+    let t47 = cache.front_right_len * cache.front_right_bend_z
+        * cache.front_right_bend_y;
     let t48 = 0.125 * cache.front_right_ring1_bend_c4 * t47
         - 0.0625 * cache.front_right_ring1_bend_c3 * t47;
     let front_right_ring1_local_bend_z_column_v_y = t48
@@ -28757,7 +28785,7 @@ pub fn contact_velocities_into(
         - (t39 * front_right_ring1_local_len_column_v_y
             - t40 * front_right_ring1_local_bend_z_column_w_y);
     let front_right_ring1_local_len_column_v_z = 0.25 * cache.front_right_ring1_bend_c2
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let t52 = 0.3333333333333333 * front_right_ring1_local_len_column_v_z;
     let front_right_ring1_local_bend_y_column_v_z = t48
         - (t39 * front_right_ring1_local_bend_y_column_w_x
@@ -28905,7 +28933,7 @@ pub fn contact_velocities_into(
     let front_right_ring1_velocity_v_z = front_right_ring1_subspace1_v_z * qd[13]
         + base_roll_velocity_v_z + qd[12] * front_right_ring1_subspace0_v_z
         + qd[14] * front_right_ring1_subspace2_v_z;
-    let t54 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
+    let t54 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
     let t55 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t36;
     let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t54
         + t44 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t55;
@@ -28942,9 +28970,9 @@ pub fn contact_velocities_into(
         * front_right_tip_local_bend_y_column_w_z
         - 0.5773502691896257 * t0 * front_right_tip_local_bend_z_column_w_z;
     let front_right_tip_local_bend_y_column_w_x = -(cache.front_right_bend_squared_c2
-        * front_right_bend_z);
+        * cache.front_right_bend_z);
     let front_right_tip_local_len_column_v_y = cache.front_right_bend_squared_c2
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let front_right_tip_local_subspace1_w_x = 0.33333333333333315 * t0
         * front_right_tip_local_bend_y_column_w_x
         - 0.5773502691896257 * t0 * front_right_tip_local_len_column_v_y;
@@ -28992,7 +29020,7 @@ pub fn contact_velocities_into(
         + cache.front_right_position_y + t57 * cache.front_right_rotation_11
         + t58 * cache.front_right_rotation_12;
     let t59 = 1.0 - cache.front_right_bend_squared_c2 * t37;
-    let t60 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
+    let t60 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
     let t61 = -(cache.front_right_bend_squared_c2 * t35);
     let front_right_tip_rotation_11 = t59 * cache.front_right_rotation_11
         + cache.front_right_rotation_10 * t60 + cache.front_right_rotation_12 * t61;
@@ -29027,7 +29055,7 @@ pub fn contact_velocities_into(
         - (t57 * front_right_tip_local_bend_y_column_w_x
             - front_right_tip_local_bend_y_column_w_y * t56);
     let front_right_tip_local_len_column_v_z = cache.front_right_bend_squared_c2
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let t65 = 0.3333333333333333 * front_right_tip_local_len_column_v_z;
     let front_right_tip_local_subspace2_v_z = 0.5773502691896255 * t0
         * front_right_tip_local_bend_z_column_v_z
@@ -29164,7 +29192,7 @@ pub fn contact_velocities_into(
     let front_right_tip_velocity_v_z = qd[12] * front_right_tip_subspace0_v_z
         + base_roll_velocity_v_z + qd[14] * front_right_tip_subspace2_v_z
         + qd[13] * front_right_tip_subspace1_v_z;
-    let t67 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
+    let t67 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
     let t68 = 1.0 - cache.front_right_bend_squared_c2 * t36;
     let front_right_tip_rotation_22 = t67 * cache.front_right_rotation_20
         + cache.front_right_rotation_21 * t61 + cache.front_right_rotation_22 * t68;
@@ -29225,19 +29253,15 @@ pub fn contact_velocities_into(
         - front_left_ring0_skin_z_x;
     let front_left_ring1_local_len_column_v_x = 0.5 * cache.front_left_ring1_bend_c1;
     let t69 = 0.3333333333333333 * front_left_ring1_local_len_column_v_x;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t70 = cache.front_left_len * front_left_bend_y;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t71 = front_left_bend_z * front_left_bend_z;
+    let t70 = cache.front_left_len * cache.front_left_bend_y;
+    let t71 = cache.front_left_bend_z * cache.front_left_bend_z;
     let front_left_ring1_local_bend_y_column_w_z = 0.5
         - 0.125 * cache.front_left_ring1_bend_c3 * t71;
     let t72 = 0.25 * t70 * cache.front_left_ring1_bend_c2;
-    let t73 = front_left_bend_y * front_left_bend_z;
+    let t73 = cache.front_left_bend_y * cache.front_left_bend_z;
     let front_left_ring1_local_bend_y_column_w_y = -(0.125 * t73
         * cache.front_left_ring1_bend_c3);
-    let t74 = cache.front_left_len * front_left_bend_z;
+    let t74 = cache.front_left_len * cache.front_left_bend_z;
     let t75 = 0.25 * t74 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_local_bend_y_column_v_x = (0.125
         * cache.front_left_ring1_bend_c3 * t70
@@ -29246,7 +29270,7 @@ pub fn contact_velocities_into(
             - front_left_ring1_local_bend_y_column_w_z * t72);
     let front_left_ring1_local_subspace0_v_x = t69
         - 0.6666666666666666 * t0 * front_left_ring1_local_bend_y_column_v_x;
-    let front_left_ring1_local_bend_y_column_w_x = -(0.25 * front_left_bend_z
+    let front_left_ring1_local_bend_y_column_w_x = -(0.25 * cache.front_left_bend_z
         * cache.front_left_ring1_bend_c2);
     let front_left_ring1_local_subspace0_w_x = -(0.6666666666666666 * t0
         * front_left_ring1_local_bend_y_column_w_x);
@@ -29258,11 +29282,11 @@ pub fn contact_velocities_into(
         * cache.front_left_rotation_20
         + front_left_ring1_local_subspace0_w_z * cache.front_left_rotation_22
         + cache.front_left_rotation_21 * front_left_ring1_local_subspace0_w_y;
-    let front_left_ring1_local_len_column_v_y = 0.25 * front_left_bend_y
+    let front_left_ring1_local_len_column_v_y = 0.25 * cache.front_left_bend_y
         * cache.front_left_ring1_bend_c2;
     let t76 = 0.3333333333333333 * front_left_ring1_local_len_column_v_y;
     let t77 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-    let t78 = front_left_bend_y * front_left_bend_y;
+    let t78 = cache.front_left_bend_y * cache.front_left_bend_y;
     let t79 = cache.front_left_len * t78;
     let t80 = 0.25 * cache.front_left_len * cache.front_left_ring1_bend_c2;
     let front_left_ring1_local_bend_y_column_v_y = (t80
@@ -29276,13 +29300,13 @@ pub fn contact_velocities_into(
         * front_left_ring1_local_subspace0_w_y
         + front_left_ring1_local_subspace0_w_x * cache.front_left_rotation_10
         + front_left_ring1_local_subspace0_w_z * cache.front_left_rotation_12;
-    let t81 = cache.front_left_len * front_left_bend_y * front_left_bend_z;
+    let t81 = cache.front_left_len * cache.front_left_bend_y * cache.front_left_bend_z;
     let t82 = 0.125 * cache.front_left_ring1_bend_c4 * t81
         - 0.0625 * t81 * cache.front_left_ring1_bend_c3;
     let front_left_ring1_local_bend_y_column_v_z = t82
         - (front_left_ring1_local_bend_y_column_w_x * t72
             - t77 * front_left_ring1_local_bend_y_column_w_y);
-    let front_left_ring1_local_len_column_v_z = 0.25 * front_left_bend_z
+    let front_left_ring1_local_len_column_v_z = 0.25 * cache.front_left_bend_z
         * cache.front_left_ring1_bend_c2;
     let t83 = 0.3333333333333333 * front_left_ring1_local_len_column_v_z;
     let front_left_ring1_local_subspace0_v_z = t83
@@ -29377,7 +29401,7 @@ pub fn contact_velocities_into(
     let front_left_ring1_velocity_v_x = qd[15] * front_left_ring1_subspace0_v_x
         + qd[17] * front_left_ring1_subspace2_v_x + base_roll_velocity_v_x
         + front_left_ring1_subspace1_v_x * qd[16];
-    let t85 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y);
+    let t85 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_y);
     let t86 = -(0.25 * t73 * cache.front_left_ring1_bend_c2);
     let t87 = 1.0 - 0.25 * t78 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_11 = t85 * cache.front_left_rotation_10
@@ -29467,7 +29491,7 @@ pub fn contact_velocities_into(
     let front_left_ring1_velocity_v_z = qd[16] * front_left_ring1_subspace1_v_z
         + base_roll_velocity_v_z + qd[15] * front_left_ring1_subspace0_v_z
         + front_left_ring1_subspace2_v_z * qd[17];
-    let t88 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
+    let t88 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
     let t89 = 1.0 - 0.25 * t71 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_rotation_22 = t88 * cache.front_left_rotation_20
         + cache.front_left_rotation_22 * t89 + t86 * cache.front_left_rotation_21;
@@ -29500,7 +29524,7 @@ pub fn contact_velocities_into(
         - t71 * cache.front_left_bend_squared_c3;
     let front_left_tip_local_subspace0_w_z = -(0.6666666666666666 * t0
         * front_left_tip_local_bend_y_column_w_z);
-    let front_left_tip_local_bend_y_column_w_x = -(front_left_bend_z
+    let front_left_tip_local_bend_y_column_w_x = -(cache.front_left_bend_z
         * cache.front_left_bend_squared_c2);
     let front_left_tip_local_subspace0_w_x = -(0.6666666666666666 * t0
         * front_left_tip_local_bend_y_column_w_x);
@@ -29516,7 +29540,7 @@ pub fn contact_velocities_into(
     let front_left_tip_local_subspace1_w_z = 0.33333333333333315 * t0
         * front_left_tip_local_bend_y_column_w_z
         - 0.5773502691896257 * t0 * front_left_tip_local_bend_z_column_w_z;
-    let front_left_tip_local_len_column_v_y = front_left_bend_y
+    let front_left_tip_local_len_column_v_y = cache.front_left_bend_y
         * cache.front_left_bend_squared_c2;
     let front_left_tip_local_subspace1_w_x = 0.33333333333333315 * t0
         * front_left_tip_local_bend_y_column_w_x
@@ -29547,7 +29571,7 @@ pub fn contact_velocities_into(
         + qd[15] * front_left_tip_subspace0_w_z + qd[16] * front_left_tip_subspace1_w_z
         + front_left_tip_subspace2_w_z * qd[17];
     let t90 = -(t73 * cache.front_left_bend_squared_c2);
-    let t91 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
+    let t91 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
     let t92 = 1.0 - t78 * cache.front_left_bend_squared_c2;
     let front_left_tip_rotation_11 = t90 * cache.front_left_rotation_12
         + t91 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t92;
@@ -29566,7 +29590,7 @@ pub fn contact_velocities_into(
         - t84 * cache.front_left_bend_squared_c3)
         - (t94 * front_left_tip_local_len_column_v_y
             - t93 * front_left_tip_local_bend_z_column_w_y);
-    let front_left_tip_local_len_column_v_z = front_left_bend_z
+    let front_left_tip_local_len_column_v_z = cache.front_left_bend_z
         * cache.front_left_bend_squared_c2;
     let t97 = 0.3333333333333333 * front_left_tip_local_len_column_v_z;
     let t98 = 2.0 * cache.front_left_bend_squared_c4 * t81
@@ -29725,7 +29749,7 @@ pub fn contact_velocities_into(
     let front_left_tip_velocity_v_z = qd[15] * front_left_tip_subspace0_v_z
         + base_roll_velocity_v_z + front_left_tip_subspace1_v_z * qd[16]
         + front_left_tip_subspace2_v_z * qd[17];
-    let t101 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
+    let t101 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
     let t102 = 1.0 - t71 * cache.front_left_bend_squared_c2;
     let front_left_tip_rotation_22 = t101 * cache.front_left_rotation_20
         + cache.front_left_rotation_22 * t102 + t90 * cache.front_left_rotation_21;
@@ -30070,77 +30094,66 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t1 = 0.5 * cache.back_ring1_bend_c1 * back_bend_y;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t2 = 0.5 * cache.back_ring1_bend_c1 * back_bend_z;
-    let back_bend_squared = back_bend_z * back_bend_z + back_bend_y * back_bend_y;
-    let t3 = 1.0 - 0.25 * back_bend_squared * cache.back_ring1_bend_c2;
-    let back_ring1_rotation_00 = cache.base_roll_rotation_01 * t1
-        + t2 * cache.back_rotation_02 + t3 * cache.back_rotation_00;
-    let back_ring1_rotation_10 = cache.base_roll_rotation_11 * t1
-        + t2 * cache.back_rotation_12 + t3 * cache.back_rotation_10;
-    let back_ring1_rotation_20 = t2 * cache.back_rotation_22
-        + t1 * cache.base_roll_rotation_21 + t3 * cache.back_rotation_20;
-    let t4 = 1.0 - back_bend_squared * cache.back_bend_squared_c2;
-    let t5 = cache.back_bend_squared_c1 * back_bend_y;
-    let t6 = back_bend_z * cache.back_bend_squared_c1;
-    let back_tip_rotation_00 = t4 * cache.back_rotation_00
-        + t5 * cache.base_roll_rotation_01 + t6 * cache.back_rotation_02;
-    let back_tip_rotation_10 = t4 * cache.back_rotation_10 + t6 * cache.back_rotation_12
-        + cache.base_roll_rotation_11 * t5;
-    let back_tip_rotation_20 = t5 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t6 + t4 * cache.back_rotation_20;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t7 = 0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t8 = 0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z;
-    let front_right_bend_squared = front_right_bend_y * front_right_bend_y
-        + front_right_bend_z * front_right_bend_z;
-    let t9 = 1.0 - 0.25 * front_right_bend_squared * cache.front_right_ring1_bend_c2;
-    let front_right_ring1_rotation_00 = t7 * cache.front_right_rotation_01
-        + cache.front_right_rotation_02 * t8 + t9 * cache.front_right_rotation_00;
-    let front_right_ring1_rotation_10 = cache.front_right_rotation_10 * t9
-        + t7 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t8;
-    let front_right_ring1_rotation_20 = cache.front_right_rotation_21 * t7
-        + cache.front_right_rotation_20 * t9 + cache.front_right_rotation_22 * t8;
-    let t10 = cache.front_right_bend_squared_c1 * front_right_bend_y;
-    let t11 = 1.0 - cache.front_right_bend_squared_c2 * front_right_bend_squared;
-    let t12 = cache.front_right_bend_squared_c1 * front_right_bend_z;
-    let front_right_tip_rotation_00 = t10 * cache.front_right_rotation_01
-        + t11 * cache.front_right_rotation_00 + cache.front_right_rotation_02 * t12;
-    let front_right_tip_rotation_10 = t11 * cache.front_right_rotation_10
-        + cache.front_right_rotation_12 * t12 + t10 * cache.front_right_rotation_11;
-    let front_right_tip_rotation_20 = cache.front_right_rotation_22 * t12
-        + t11 * cache.front_right_rotation_20 + cache.front_right_rotation_21 * t10;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t13 = 0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
-        + front_left_bend_z * front_left_bend_z;
-    let t14 = 1.0 - 0.25 * front_left_bend_squared * cache.front_left_ring1_bend_c2;
-    let t15 = 0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y;
-    let front_left_ring1_rotation_00 = cache.front_left_rotation_02 * t13
-        + cache.front_left_rotation_00 * t14 + cache.front_left_rotation_01 * t15;
-    let front_left_ring1_rotation_10 = cache.front_left_rotation_11 * t15
-        + cache.front_left_rotation_12 * t13 + cache.front_left_rotation_10 * t14;
-    let front_left_ring1_rotation_20 = cache.front_left_rotation_22 * t13
-        + t14 * cache.front_left_rotation_20 + cache.front_left_rotation_21 * t15;
-    let t16 = front_left_bend_y * cache.front_left_bend_squared_c1;
-    let t17 = front_left_bend_z * cache.front_left_bend_squared_c1;
-    let t18 = 1.0 - front_left_bend_squared * cache.front_left_bend_squared_c2;
-    let front_left_tip_rotation_00 = cache.front_left_rotation_01 * t16
-        + cache.front_left_rotation_02 * t17 + t18 * cache.front_left_rotation_00;
-    let front_left_tip_rotation_10 = cache.front_left_rotation_11 * t16
-        + t18 * cache.front_left_rotation_10 + t17 * cache.front_left_rotation_12;
-    let front_left_tip_rotation_20 = cache.front_left_rotation_21 * t16
-        + cache.front_left_rotation_22 * t17 + t18 * cache.front_left_rotation_20;
+    let t0 = 0.5 * cache.back_ring1_bend_c1 * cache.back_bend_y;
+    let t1 = 0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z;
+    let back_bend_squared = cache.back_bend_z * cache.back_bend_z
+        + cache.back_bend_y * cache.back_bend_y;
+    let t2 = 1.0 - 0.25 * back_bend_squared * cache.back_ring1_bend_c2;
+    let back_ring1_rotation_00 = cache.base_roll_rotation_01 * t0
+        + t1 * cache.back_rotation_02 + t2 * cache.back_rotation_00;
+    let back_ring1_rotation_10 = cache.base_roll_rotation_11 * t0
+        + t1 * cache.back_rotation_12 + t2 * cache.back_rotation_10;
+    let back_ring1_rotation_20 = t1 * cache.back_rotation_22
+        + t0 * cache.base_roll_rotation_21 + t2 * cache.back_rotation_20;
+    let t3 = 1.0 - back_bend_squared * cache.back_bend_squared_c2;
+    let t4 = cache.back_bend_squared_c1 * cache.back_bend_y;
+    let t5 = cache.back_bend_z * cache.back_bend_squared_c1;
+    let back_tip_rotation_00 = t3 * cache.back_rotation_00
+        + t4 * cache.base_roll_rotation_01 + t5 * cache.back_rotation_02;
+    let back_tip_rotation_10 = t3 * cache.back_rotation_10 + t5 * cache.back_rotation_12
+        + cache.base_roll_rotation_11 * t4;
+    let back_tip_rotation_20 = t4 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t5 + t3 * cache.back_rotation_20;
+    let t6 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y;
+    let t7 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z;
+    let front_right_bend_squared = cache.front_right_bend_y * cache.front_right_bend_y
+        + cache.front_right_bend_z * cache.front_right_bend_z;
+    let t8 = 1.0 - 0.25 * front_right_bend_squared * cache.front_right_ring1_bend_c2;
+    let front_right_ring1_rotation_00 = t6 * cache.front_right_rotation_01
+        + cache.front_right_rotation_02 * t7 + t8 * cache.front_right_rotation_00;
+    let front_right_ring1_rotation_10 = cache.front_right_rotation_10 * t8
+        + t6 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t7;
+    let front_right_ring1_rotation_20 = cache.front_right_rotation_21 * t6
+        + cache.front_right_rotation_20 * t8 + cache.front_right_rotation_22 * t7;
+    let t9 = cache.front_right_bend_squared_c1 * cache.front_right_bend_y;
+    let t10 = 1.0 - cache.front_right_bend_squared_c2 * front_right_bend_squared;
+    let t11 = cache.front_right_bend_squared_c1 * cache.front_right_bend_z;
+    let front_right_tip_rotation_00 = t9 * cache.front_right_rotation_01
+        + t10 * cache.front_right_rotation_00 + cache.front_right_rotation_02 * t11;
+    let front_right_tip_rotation_10 = t10 * cache.front_right_rotation_10
+        + cache.front_right_rotation_12 * t11 + t9 * cache.front_right_rotation_11;
+    let front_right_tip_rotation_20 = cache.front_right_rotation_22 * t11
+        + t10 * cache.front_right_rotation_20 + cache.front_right_rotation_21 * t9;
+    let t12 = 0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z;
+    let front_left_bend_squared = cache.front_left_bend_y * cache.front_left_bend_y
+        + cache.front_left_bend_z * cache.front_left_bend_z;
+    let t13 = 1.0 - 0.25 * front_left_bend_squared * cache.front_left_ring1_bend_c2;
+    let t14 = 0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_y;
+    let front_left_ring1_rotation_00 = cache.front_left_rotation_02 * t12
+        + cache.front_left_rotation_00 * t13 + cache.front_left_rotation_01 * t14;
+    let front_left_ring1_rotation_10 = cache.front_left_rotation_11 * t14
+        + cache.front_left_rotation_12 * t12 + cache.front_left_rotation_10 * t13;
+    let front_left_ring1_rotation_20 = cache.front_left_rotation_22 * t12
+        + t13 * cache.front_left_rotation_20 + cache.front_left_rotation_21 * t14;
+    let t15 = cache.front_left_bend_y * cache.front_left_bend_squared_c1;
+    let t16 = cache.front_left_bend_z * cache.front_left_bend_squared_c1;
+    let t17 = 1.0 - front_left_bend_squared * cache.front_left_bend_squared_c2;
+    let front_left_tip_rotation_00 = cache.front_left_rotation_01 * t15
+        + cache.front_left_rotation_02 * t16 + t17 * cache.front_left_rotation_00;
+    let front_left_tip_rotation_10 = cache.front_left_rotation_11 * t15
+        + t17 * cache.front_left_rotation_10 + t16 * cache.front_left_rotation_12;
+    let front_left_tip_rotation_20 = cache.front_left_rotation_21 * t15
+        + cache.front_left_rotation_22 * t16 + t17 * cache.front_left_rotation_20;
     out[0][0] = cache.back_rotation_00;
     out[0][1] = cache.back_rotation_10;
     out[0][2] = cache.back_rotation_20;
@@ -30354,35 +30367,33 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t1 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_y));
-    let t2 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_y);
-    let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let back_ring1_rotation_01 = t1 * cache.back_rotation_02
-        + t2 * cache.back_rotation_00 + t3 * cache.base_roll_rotation_01;
+    let t0 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_z * cache.back_bend_y));
+    let t1 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_y);
+    let t2 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let back_ring1_rotation_01 = t0 * cache.back_rotation_02
+        + t1 * cache.back_rotation_00 + t2 * cache.base_roll_rotation_01;
     let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
-    let t4 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * back_bend_z);
-    let t5 = 0.25 * (cache.back_len * back_bend_y) * cache.back_ring1_bend_c2;
-    let t6 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-    let back_ring1_position_x = t4 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t5 + cache.back_position_x
-        + t6 * cache.back_rotation_00;
+    let t3 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * cache.back_bend_z);
+    let t4 = 0.25 * (cache.back_len * cache.back_bend_y) * cache.back_ring1_bend_c2;
+    let t5 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+    let back_ring1_position_x = t3 * cache.back_rotation_02
+        + cache.base_roll_rotation_01 * t4 + cache.back_position_x
+        + t5 * cache.back_rotation_00;
     let back_skin_1_0_position_x = back_ring1_skin_y_x + back_ring1_position_x;
-    let back_ring1_position_y = cache.base_roll_rotation_11 * t5
-        + t4 * cache.back_rotation_12 + cache.back_position_y
-        + t6 * cache.back_rotation_10;
-    let back_ring1_rotation_11 = t3 * cache.base_roll_rotation_11
-        + t1 * cache.back_rotation_12 + t2 * cache.back_rotation_10;
+    let back_ring1_position_y = cache.base_roll_rotation_11 * t4
+        + t3 * cache.back_rotation_12 + cache.back_position_y
+        + t5 * cache.back_rotation_10;
+    let back_ring1_rotation_11 = t2 * cache.base_roll_rotation_11
+        + t0 * cache.back_rotation_12 + t1 * cache.back_rotation_10;
     let back_ring1_skin_y_y = back_ring1_rotation_11 * p.limb_radius;
     let back_skin_1_0_position_y = back_ring1_position_y + back_ring1_skin_y_y;
-    let back_ring1_rotation_21 = cache.back_rotation_20 * t2
-        + t1 * cache.back_rotation_22 + t3 * cache.base_roll_rotation_21;
+    let back_ring1_rotation_21 = cache.back_rotation_20 * t1
+        + t0 * cache.back_rotation_22 + t2 * cache.base_roll_rotation_21;
     let back_ring1_skin_y_z = back_ring1_rotation_21 * p.limb_radius;
-    let back_ring1_position_z = t6 * cache.back_rotation_20 + cache.back_position_z
-        + cache.base_roll_rotation_21 * t5 + cache.back_rotation_22 * t4;
+    let back_ring1_position_z = t5 * cache.back_rotation_20 + cache.back_position_z
+        + cache.base_roll_rotation_21 * t4 + cache.back_rotation_22 * t3;
     let back_skin_1_0_position_z = back_ring1_skin_y_z + back_ring1_position_z;
     let x = back_skin_1_0_position_x;
     let y = back_skin_1_0_position_y;
@@ -30401,35 +30412,33 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t1 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_y));
-    let t3 = 1.0 - 0.25 * (back_bend_z * back_bend_z) * cache.back_ring1_bend_c2;
-    let back_ring1_rotation_02 = t1 * cache.back_rotation_00
-        + t2 * cache.base_roll_rotation_01 + t3 * cache.back_rotation_02;
+    let t0 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
+    let t1 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_z * cache.back_bend_y));
+    let t2 = 1.0
+        - 0.25 * (cache.back_bend_z * cache.back_bend_z) * cache.back_ring1_bend_c2;
+    let back_ring1_rotation_02 = t0 * cache.back_rotation_00
+        + t1 * cache.base_roll_rotation_01 + t2 * cache.back_rotation_02;
     let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
-    let t4 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * back_bend_z);
-    let t5 = 0.25 * (cache.back_len * back_bend_y) * cache.back_ring1_bend_c2;
-    let t6 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-    let back_ring1_position_x = t4 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t5 + cache.back_position_x
-        + t6 * cache.back_rotation_00;
+    let t3 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * cache.back_bend_z);
+    let t4 = 0.25 * (cache.back_len * cache.back_bend_y) * cache.back_ring1_bend_c2;
+    let t5 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+    let back_ring1_position_x = t3 * cache.back_rotation_02
+        + cache.base_roll_rotation_01 * t4 + cache.back_position_x
+        + t5 * cache.back_rotation_00;
     let back_skin_1_1_position_x = back_ring1_skin_z_x + back_ring1_position_x;
-    let back_ring1_position_y = cache.base_roll_rotation_11 * t5
-        + t4 * cache.back_rotation_12 + cache.back_position_y
-        + t6 * cache.back_rotation_10;
-    let back_ring1_rotation_12 = cache.back_rotation_10 * t1
-        + t2 * cache.base_roll_rotation_11 + t3 * cache.back_rotation_12;
+    let back_ring1_position_y = cache.base_roll_rotation_11 * t4
+        + t3 * cache.back_rotation_12 + cache.back_position_y
+        + t5 * cache.back_rotation_10;
+    let back_ring1_rotation_12 = cache.back_rotation_10 * t0
+        + t1 * cache.base_roll_rotation_11 + t2 * cache.back_rotation_12;
     let back_ring1_skin_z_y = back_ring1_rotation_12 * p.limb_radius;
     let back_skin_1_1_position_y = back_ring1_position_y + back_ring1_skin_z_y;
-    let back_ring1_rotation_22 = t2 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t3 + cache.back_rotation_20 * t1;
+    let back_ring1_rotation_22 = t1 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t2 + cache.back_rotation_20 * t0;
     let back_ring1_skin_z_z = back_ring1_rotation_22 * p.limb_radius;
-    let back_ring1_position_z = t6 * cache.back_rotation_20 + cache.back_position_z
-        + cache.base_roll_rotation_21 * t5 + cache.back_rotation_22 * t4;
+    let back_ring1_position_z = t5 * cache.back_rotation_20 + cache.back_position_z
+        + cache.base_roll_rotation_21 * t4 + cache.back_rotation_22 * t3;
     let back_skin_1_1_position_z = back_ring1_skin_z_z + back_ring1_position_z;
     let x = back_skin_1_1_position_x;
     let y = back_skin_1_1_position_y;
@@ -30448,35 +30457,33 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t1 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_y));
-    let t2 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_y);
-    let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-    let back_ring1_rotation_01 = t1 * cache.back_rotation_02
-        + t2 * cache.back_rotation_00 + t3 * cache.base_roll_rotation_01;
+    let t0 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_z * cache.back_bend_y));
+    let t1 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_y);
+    let t2 = 1.0
+        - 0.25 * cache.back_ring1_bend_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let back_ring1_rotation_01 = t0 * cache.back_rotation_02
+        + t1 * cache.back_rotation_00 + t2 * cache.base_roll_rotation_01;
     let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
-    let t4 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * back_bend_z);
-    let t5 = 0.25 * (cache.back_len * back_bend_y) * cache.back_ring1_bend_c2;
-    let t6 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-    let back_ring1_position_x = t4 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t5 + cache.back_position_x
-        + t6 * cache.back_rotation_00;
+    let t3 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * cache.back_bend_z);
+    let t4 = 0.25 * (cache.back_len * cache.back_bend_y) * cache.back_ring1_bend_c2;
+    let t5 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+    let back_ring1_position_x = t3 * cache.back_rotation_02
+        + cache.base_roll_rotation_01 * t4 + cache.back_position_x
+        + t5 * cache.back_rotation_00;
     let back_skin_1_2_position_x = back_ring1_position_x - back_ring1_skin_y_x;
-    let back_ring1_position_y = cache.base_roll_rotation_11 * t5
-        + t4 * cache.back_rotation_12 + cache.back_position_y
-        + t6 * cache.back_rotation_10;
-    let back_ring1_rotation_11 = t3 * cache.base_roll_rotation_11
-        + t1 * cache.back_rotation_12 + t2 * cache.back_rotation_10;
+    let back_ring1_position_y = cache.base_roll_rotation_11 * t4
+        + t3 * cache.back_rotation_12 + cache.back_position_y
+        + t5 * cache.back_rotation_10;
+    let back_ring1_rotation_11 = t2 * cache.base_roll_rotation_11
+        + t0 * cache.back_rotation_12 + t1 * cache.back_rotation_10;
     let back_ring1_skin_y_y = back_ring1_rotation_11 * p.limb_radius;
     let back_skin_1_2_position_y = back_ring1_position_y - back_ring1_skin_y_y;
-    let back_ring1_rotation_21 = cache.back_rotation_20 * t2
-        + t1 * cache.back_rotation_22 + t3 * cache.base_roll_rotation_21;
+    let back_ring1_rotation_21 = cache.back_rotation_20 * t1
+        + t0 * cache.back_rotation_22 + t2 * cache.base_roll_rotation_21;
     let back_ring1_skin_y_z = back_ring1_rotation_21 * p.limb_radius;
-    let back_ring1_position_z = t6 * cache.back_rotation_20 + cache.back_position_z
-        + cache.base_roll_rotation_21 * t5 + cache.back_rotation_22 * t4;
+    let back_ring1_position_z = t5 * cache.back_rotation_20 + cache.back_position_z
+        + cache.base_roll_rotation_21 * t4 + cache.back_rotation_22 * t3;
     let back_skin_1_2_position_z = back_ring1_position_z - back_ring1_skin_y_z;
     let x = back_skin_1_2_position_x;
     let y = back_skin_1_2_position_y;
@@ -30495,35 +30502,33 @@ pub fn contact_jacobian_7(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t1 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t2 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_y));
-    let t3 = 1.0 - 0.25 * (back_bend_z * back_bend_z) * cache.back_ring1_bend_c2;
-    let back_ring1_rotation_02 = t1 * cache.back_rotation_00
-        + t2 * cache.base_roll_rotation_01 + t3 * cache.back_rotation_02;
+    let t0 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
+    let t1 = -(0.25 * cache.back_ring1_bend_c2
+        * (cache.back_bend_z * cache.back_bend_y));
+    let t2 = 1.0
+        - 0.25 * (cache.back_bend_z * cache.back_bend_z) * cache.back_ring1_bend_c2;
+    let back_ring1_rotation_02 = t0 * cache.back_rotation_00
+        + t1 * cache.base_roll_rotation_01 + t2 * cache.back_rotation_02;
     let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
-    let t4 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * back_bend_z);
-    let t5 = 0.25 * (cache.back_len * back_bend_y) * cache.back_ring1_bend_c2;
-    let t6 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-    let back_ring1_position_x = t4 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t5 + cache.back_position_x
-        + t6 * cache.back_rotation_00;
+    let t3 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * cache.back_bend_z);
+    let t4 = 0.25 * (cache.back_len * cache.back_bend_y) * cache.back_ring1_bend_c2;
+    let t5 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+    let back_ring1_position_x = t3 * cache.back_rotation_02
+        + cache.base_roll_rotation_01 * t4 + cache.back_position_x
+        + t5 * cache.back_rotation_00;
     let back_skin_1_3_position_x = back_ring1_position_x - back_ring1_skin_z_x;
-    let back_ring1_position_y = cache.base_roll_rotation_11 * t5
-        + t4 * cache.back_rotation_12 + cache.back_position_y
-        + t6 * cache.back_rotation_10;
-    let back_ring1_rotation_12 = cache.back_rotation_10 * t1
-        + t2 * cache.base_roll_rotation_11 + t3 * cache.back_rotation_12;
+    let back_ring1_position_y = cache.base_roll_rotation_11 * t4
+        + t3 * cache.back_rotation_12 + cache.back_position_y
+        + t5 * cache.back_rotation_10;
+    let back_ring1_rotation_12 = cache.back_rotation_10 * t0
+        + t1 * cache.base_roll_rotation_11 + t2 * cache.back_rotation_12;
     let back_ring1_skin_z_y = back_ring1_rotation_12 * p.limb_radius;
     let back_skin_1_3_position_y = back_ring1_position_y - back_ring1_skin_z_y;
-    let back_ring1_rotation_22 = t2 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t3 + cache.back_rotation_20 * t1;
+    let back_ring1_rotation_22 = t1 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t2 + cache.back_rotation_20 * t0;
     let back_ring1_skin_z_z = back_ring1_rotation_22 * p.limb_radius;
-    let back_ring1_position_z = t6 * cache.back_rotation_20 + cache.back_position_z
-        + cache.base_roll_rotation_21 * t5 + cache.back_rotation_22 * t4;
+    let back_ring1_position_z = t5 * cache.back_rotation_20 + cache.back_position_z
+        + cache.base_roll_rotation_21 * t4 + cache.back_rotation_22 * t3;
     let back_skin_1_3_position_z = back_ring1_position_z - back_ring1_skin_z_z;
     let x = back_skin_1_3_position_x;
     let y = back_skin_1_3_position_y;
@@ -30542,33 +30547,29 @@ pub fn contact_jacobian_8(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t1 = (cache.back_len * back_bend_y) * cache.back_bend_squared_c2;
-    let t2 = cache.back_len * cache.back_bend_squared_c1;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t3 = (cache.back_len * back_bend_z) * cache.back_bend_squared_c2;
-    let back_tip_position_x = t1 * cache.base_roll_rotation_01 + cache.back_position_x
-        + t2 * cache.back_rotation_00 + t3 * cache.back_rotation_02;
-    let t4 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t5 = -(cache.back_bend_squared_c2 * (back_bend_z * back_bend_y));
-    let t6 = -(cache.back_bend_squared_c1 * back_bend_y);
-    let back_tip_rotation_01 = t4 * cache.base_roll_rotation_01
-        + t5 * cache.back_rotation_02 + t6 * cache.back_rotation_00;
+    let t0 = (cache.back_len * cache.back_bend_y) * cache.back_bend_squared_c2;
+    let t1 = cache.back_len * cache.back_bend_squared_c1;
+    let t2 = (cache.back_len * cache.back_bend_z) * cache.back_bend_squared_c2;
+    let back_tip_position_x = t0 * cache.base_roll_rotation_01 + cache.back_position_x
+        + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_02;
+    let t3 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t4 = -(cache.back_bend_squared_c2 * (cache.back_bend_z * cache.back_bend_y));
+    let t5 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
+    let back_tip_rotation_01 = t3 * cache.base_roll_rotation_01
+        + t4 * cache.back_rotation_02 + t5 * cache.back_rotation_00;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
     let back_skin_2_0_position_x = back_tip_position_x + back_ring2_skin_y_x;
-    let back_tip_position_y = t3 * cache.back_rotation_12 + cache.back_position_y
-        + t2 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t1;
-    let back_tip_rotation_11 = t5 * cache.back_rotation_12 + cache.back_rotation_10 * t6
-        + cache.base_roll_rotation_11 * t4;
+    let back_tip_position_y = t2 * cache.back_rotation_12 + cache.back_position_y
+        + t1 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t0;
+    let back_tip_rotation_11 = t4 * cache.back_rotation_12 + cache.back_rotation_10 * t5
+        + cache.base_roll_rotation_11 * t3;
     let back_ring2_skin_y_y = back_tip_rotation_11 * p.limb_radius;
     let back_skin_2_0_position_y = back_tip_position_y + back_ring2_skin_y_y;
-    let back_tip_rotation_21 = t4 * cache.base_roll_rotation_21
-        + cache.back_rotation_20 * t6 + t5 * cache.back_rotation_22;
+    let back_tip_rotation_21 = t3 * cache.base_roll_rotation_21
+        + cache.back_rotation_20 * t5 + t4 * cache.back_rotation_22;
     let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
-    let back_tip_position_z = cache.back_position_z + t1 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t3 + t2 * cache.back_rotation_20;
+    let back_tip_position_z = cache.back_position_z + t0 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t2 + t1 * cache.back_rotation_20;
     let back_skin_2_0_position_z = back_ring2_skin_y_z + back_tip_position_z;
     let x = back_skin_2_0_position_x;
     let y = back_skin_2_0_position_y;
@@ -30587,32 +30588,28 @@ pub fn contact_jacobian_9(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t1 = 1.0 - (back_bend_z * back_bend_z) * cache.back_bend_squared_c2;
-    let t2 = -(back_bend_z * cache.back_bend_squared_c1);
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t3 = -(cache.back_bend_squared_c2 * (back_bend_z * back_bend_y));
-    let back_tip_rotation_02 = t1 * cache.back_rotation_02 + t2 * cache.back_rotation_00
-        + t3 * cache.base_roll_rotation_01;
+    let t0 = 1.0 - (cache.back_bend_z * cache.back_bend_z) * cache.back_bend_squared_c2;
+    let t1 = -(cache.back_bend_z * cache.back_bend_squared_c1);
+    let t2 = -(cache.back_bend_squared_c2 * (cache.back_bend_z * cache.back_bend_y));
+    let back_tip_rotation_02 = t0 * cache.back_rotation_02 + t1 * cache.back_rotation_00
+        + t2 * cache.base_roll_rotation_01;
     let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
-    let t4 = (cache.back_len * back_bend_y) * cache.back_bend_squared_c2;
-    let t5 = cache.back_len * cache.back_bend_squared_c1;
-    let t6 = (cache.back_len * back_bend_z) * cache.back_bend_squared_c2;
-    let back_tip_position_x = t4 * cache.base_roll_rotation_01 + cache.back_position_x
-        + t5 * cache.back_rotation_00 + t6 * cache.back_rotation_02;
+    let t3 = (cache.back_len * cache.back_bend_y) * cache.back_bend_squared_c2;
+    let t4 = cache.back_len * cache.back_bend_squared_c1;
+    let t5 = (cache.back_len * cache.back_bend_z) * cache.back_bend_squared_c2;
+    let back_tip_position_x = t3 * cache.base_roll_rotation_01 + cache.back_position_x
+        + t4 * cache.back_rotation_00 + t5 * cache.back_rotation_02;
     let back_skin_2_1_position_x = back_ring2_skin_z_x + back_tip_position_x;
-    let back_tip_position_y = t6 * cache.back_rotation_12 + cache.back_position_y
-        + t5 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t4;
-    let back_tip_rotation_12 = t2 * cache.back_rotation_10
-        + t3 * cache.base_roll_rotation_11 + t1 * cache.back_rotation_12;
+    let back_tip_position_y = t5 * cache.back_rotation_12 + cache.back_position_y
+        + t4 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t3;
+    let back_tip_rotation_12 = t1 * cache.back_rotation_10
+        + t2 * cache.base_roll_rotation_11 + t0 * cache.back_rotation_12;
     let back_ring2_skin_z_y = back_tip_rotation_12 * p.limb_radius;
     let back_skin_2_1_position_y = back_tip_position_y + back_ring2_skin_z_y;
-    let back_tip_position_z = cache.back_position_z + t4 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t6 + t5 * cache.back_rotation_20;
-    let back_tip_rotation_22 = cache.back_rotation_22 * t1
-        + t3 * cache.base_roll_rotation_21 + t2 * cache.back_rotation_20;
+    let back_tip_position_z = cache.back_position_z + t3 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t5 + t4 * cache.back_rotation_20;
+    let back_tip_rotation_22 = cache.back_rotation_22 * t0
+        + t2 * cache.base_roll_rotation_21 + t1 * cache.back_rotation_20;
     let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
     let back_skin_2_1_position_z = back_tip_position_z + back_ring2_skin_z_z;
     let x = back_skin_2_1_position_x;
@@ -30632,33 +30629,29 @@ pub fn contact_jacobian_10(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t1 = (cache.back_len * back_bend_y) * cache.back_bend_squared_c2;
-    let t2 = cache.back_len * cache.back_bend_squared_c1;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t3 = (cache.back_len * back_bend_z) * cache.back_bend_squared_c2;
-    let back_tip_position_x = t1 * cache.base_roll_rotation_01 + cache.back_position_x
-        + t2 * cache.back_rotation_00 + t3 * cache.back_rotation_02;
-    let t4 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-    let t5 = -(cache.back_bend_squared_c2 * (back_bend_z * back_bend_y));
-    let t6 = -(cache.back_bend_squared_c1 * back_bend_y);
-    let back_tip_rotation_01 = t4 * cache.base_roll_rotation_01
-        + t5 * cache.back_rotation_02 + t6 * cache.back_rotation_00;
+    let t0 = (cache.back_len * cache.back_bend_y) * cache.back_bend_squared_c2;
+    let t1 = cache.back_len * cache.back_bend_squared_c1;
+    let t2 = (cache.back_len * cache.back_bend_z) * cache.back_bend_squared_c2;
+    let back_tip_position_x = t0 * cache.base_roll_rotation_01 + cache.back_position_x
+        + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_02;
+    let t3 = 1.0 - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+    let t4 = -(cache.back_bend_squared_c2 * (cache.back_bend_z * cache.back_bend_y));
+    let t5 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
+    let back_tip_rotation_01 = t3 * cache.base_roll_rotation_01
+        + t4 * cache.back_rotation_02 + t5 * cache.back_rotation_00;
     let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
     let back_skin_2_2_position_x = back_tip_position_x - back_ring2_skin_y_x;
-    let back_tip_position_y = t3 * cache.back_rotation_12 + cache.back_position_y
-        + t2 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t1;
-    let back_tip_rotation_11 = t5 * cache.back_rotation_12 + cache.back_rotation_10 * t6
-        + cache.base_roll_rotation_11 * t4;
+    let back_tip_position_y = t2 * cache.back_rotation_12 + cache.back_position_y
+        + t1 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t0;
+    let back_tip_rotation_11 = t4 * cache.back_rotation_12 + cache.back_rotation_10 * t5
+        + cache.base_roll_rotation_11 * t3;
     let back_ring2_skin_y_y = back_tip_rotation_11 * p.limb_radius;
     let back_skin_2_2_position_y = back_tip_position_y - back_ring2_skin_y_y;
-    let back_tip_rotation_21 = t4 * cache.base_roll_rotation_21
-        + cache.back_rotation_20 * t6 + t5 * cache.back_rotation_22;
+    let back_tip_rotation_21 = t3 * cache.base_roll_rotation_21
+        + cache.back_rotation_20 * t5 + t4 * cache.back_rotation_22;
     let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
-    let back_tip_position_z = cache.back_position_z + t1 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t3 + t2 * cache.back_rotation_20;
+    let back_tip_position_z = cache.back_position_z + t0 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t2 + t1 * cache.back_rotation_20;
     let back_skin_2_2_position_z = back_tip_position_z - back_ring2_skin_y_z;
     let x = back_skin_2_2_position_x;
     let y = back_skin_2_2_position_y;
@@ -30677,32 +30670,28 @@ pub fn contact_jacobian_11(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t1 = (cache.back_len * back_bend_y) * cache.back_bend_squared_c2;
-    let t2 = cache.back_len * cache.back_bend_squared_c1;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t3 = (cache.back_len * back_bend_z) * cache.back_bend_squared_c2;
-    let back_tip_position_x = t1 * cache.base_roll_rotation_01 + cache.back_position_x
-        + t2 * cache.back_rotation_00 + t3 * cache.back_rotation_02;
-    let t4 = 1.0 - (back_bend_z * back_bend_z) * cache.back_bend_squared_c2;
-    let t5 = -(back_bend_z * cache.back_bend_squared_c1);
-    let t6 = -(cache.back_bend_squared_c2 * (back_bend_z * back_bend_y));
-    let back_tip_rotation_02 = t4 * cache.back_rotation_02 + t5 * cache.back_rotation_00
-        + t6 * cache.base_roll_rotation_01;
+    let t0 = (cache.back_len * cache.back_bend_y) * cache.back_bend_squared_c2;
+    let t1 = cache.back_len * cache.back_bend_squared_c1;
+    let t2 = (cache.back_len * cache.back_bend_z) * cache.back_bend_squared_c2;
+    let back_tip_position_x = t0 * cache.base_roll_rotation_01 + cache.back_position_x
+        + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_02;
+    let t3 = 1.0 - (cache.back_bend_z * cache.back_bend_z) * cache.back_bend_squared_c2;
+    let t4 = -(cache.back_bend_z * cache.back_bend_squared_c1);
+    let t5 = -(cache.back_bend_squared_c2 * (cache.back_bend_z * cache.back_bend_y));
+    let back_tip_rotation_02 = t3 * cache.back_rotation_02 + t4 * cache.back_rotation_00
+        + t5 * cache.base_roll_rotation_01;
     let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
     let back_skin_2_3_position_x = back_tip_position_x - back_ring2_skin_z_x;
-    let back_tip_position_y = t3 * cache.back_rotation_12 + cache.back_position_y
-        + t2 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t1;
-    let back_tip_rotation_12 = t5 * cache.back_rotation_10
-        + t6 * cache.base_roll_rotation_11 + t4 * cache.back_rotation_12;
+    let back_tip_position_y = t2 * cache.back_rotation_12 + cache.back_position_y
+        + t1 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t0;
+    let back_tip_rotation_12 = t4 * cache.back_rotation_10
+        + t5 * cache.base_roll_rotation_11 + t3 * cache.back_rotation_12;
     let back_ring2_skin_z_y = back_tip_rotation_12 * p.limb_radius;
     let back_skin_2_3_position_y = back_tip_position_y - back_ring2_skin_z_y;
-    let back_tip_position_z = cache.back_position_z + t1 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t3 + t2 * cache.back_rotation_20;
-    let back_tip_rotation_22 = cache.back_rotation_22 * t4
-        + t6 * cache.base_roll_rotation_21 + t5 * cache.back_rotation_20;
+    let back_tip_position_z = cache.back_position_z + t0 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t2 + t1 * cache.back_rotation_20;
+    let back_tip_rotation_22 = cache.back_rotation_22 * t3
+        + t5 * cache.base_roll_rotation_21 + t4 * cache.back_rotation_20;
     let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
     let back_skin_2_3_position_z = back_tip_position_z - back_ring2_skin_z_z;
     let x = back_skin_2_3_position_x;
@@ -30826,43 +30815,38 @@ pub fn contact_jacobian_16(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t1 = 0.25 * (cache.front_right_len * front_right_bend_y)
+    let t0 = 0.25 * (cache.front_right_len * cache.front_right_bend_y)
         * cache.front_right_ring1_bend_c2;
-    let t2 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t3 = 0.25 * cache.front_right_ring1_bend_c2
-        * (cache.front_right_len * front_right_bend_z);
+    let t1 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+    let t2 = 0.25 * cache.front_right_ring1_bend_c2
+        * (cache.front_right_len * cache.front_right_bend_z);
     let front_right_ring1_position_x = cache.front_right_position_x
-        + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_00
-        + cache.front_right_rotation_02 * t3;
-    let t4 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let t5 = 1.0
+        + t0 * cache.front_right_rotation_01 + t1 * cache.front_right_rotation_00
+        + cache.front_right_rotation_02 * t2;
+    let t3 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
+    let t4 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
-    let t6 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_z * front_right_bend_y));
-    let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t4
-        + t5 * cache.front_right_rotation_01 + t6 * cache.front_right_rotation_02;
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
+    let t5 = -(0.25 * cache.front_right_ring1_bend_c2
+        * (cache.front_right_bend_z * cache.front_right_bend_y));
+    let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t3
+        + t4 * cache.front_right_rotation_01 + t5 * cache.front_right_rotation_02;
     let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let front_right_skin_1_0_position_x = front_right_ring1_position_x
         + front_right_ring1_skin_y_x;
-    let front_right_ring1_position_y = t2 * cache.front_right_rotation_10
-        + t3 * cache.front_right_rotation_12 + t1 * cache.front_right_rotation_11
+    let front_right_ring1_position_y = t1 * cache.front_right_rotation_10
+        + t2 * cache.front_right_rotation_12 + t0 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t4
-        + t5 * cache.front_right_rotation_11 + t6 * cache.front_right_rotation_12;
+    let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t3
+        + t4 * cache.front_right_rotation_11 + t5 * cache.front_right_rotation_12;
     let front_right_ring1_skin_y_y = front_right_ring1_rotation_11 * p.limb_radius;
     let front_right_skin_1_0_position_y = front_right_ring1_position_y
         + front_right_ring1_skin_y_y;
-    let front_right_ring1_position_z = t1 * cache.front_right_rotation_21
-        + t2 * cache.front_right_rotation_20 + cache.front_right_position_z
-        + cache.front_right_rotation_22 * t3;
-    let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t5
-        + t6 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t4;
+    let front_right_ring1_position_z = t0 * cache.front_right_rotation_21
+        + t1 * cache.front_right_rotation_20 + cache.front_right_position_z
+        + cache.front_right_rotation_22 * t2;
+    let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t4
+        + t5 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t3;
     let front_right_ring1_skin_y_z = p.limb_radius * front_right_ring1_rotation_21;
     let front_right_skin_1_0_position_z = front_right_ring1_position_z
         + front_right_ring1_skin_y_z;
@@ -30883,43 +30867,38 @@ pub fn contact_jacobian_17(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t1 = 0.25 * (cache.front_right_len * front_right_bend_y)
+    let t0 = 0.25 * (cache.front_right_len * cache.front_right_bend_y)
         * cache.front_right_ring1_bend_c2;
-    let t2 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t3 = 0.25 * cache.front_right_ring1_bend_c2
-        * (cache.front_right_len * front_right_bend_z);
+    let t1 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+    let t2 = 0.25 * cache.front_right_ring1_bend_c2
+        * (cache.front_right_len * cache.front_right_bend_z);
     let front_right_ring1_position_x = cache.front_right_position_x
-        + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_00
-        + cache.front_right_rotation_02 * t3;
-    let t4 = 1.0
+        + t0 * cache.front_right_rotation_01 + t1 * cache.front_right_rotation_00
+        + cache.front_right_rotation_02 * t2;
+    let t3 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_z * front_right_bend_z);
-    let t5 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
-    let t6 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_z * front_right_bend_y));
-    let front_right_ring1_rotation_02 = cache.front_right_rotation_02 * t4
-        + t5 * cache.front_right_rotation_00 + t6 * cache.front_right_rotation_01;
+            * (cache.front_right_bend_z * cache.front_right_bend_z);
+    let t4 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
+    let t5 = -(0.25 * cache.front_right_ring1_bend_c2
+        * (cache.front_right_bend_z * cache.front_right_bend_y));
+    let front_right_ring1_rotation_02 = cache.front_right_rotation_02 * t3
+        + t4 * cache.front_right_rotation_00 + t5 * cache.front_right_rotation_01;
     let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
     let front_right_skin_1_1_position_x = front_right_ring1_position_x
         + front_right_ring1_skin_z_x;
-    let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t5
-        + t6 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t4;
+    let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t4
+        + t5 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t3;
     let front_right_ring1_skin_z_y = p.limb_radius * front_right_ring1_rotation_12;
-    let front_right_ring1_position_y = t2 * cache.front_right_rotation_10
-        + t3 * cache.front_right_rotation_12 + t1 * cache.front_right_rotation_11
+    let front_right_ring1_position_y = t1 * cache.front_right_rotation_10
+        + t2 * cache.front_right_rotation_12 + t0 * cache.front_right_rotation_11
         + cache.front_right_position_y;
     let front_right_skin_1_1_position_y = front_right_ring1_skin_z_y
         + front_right_ring1_position_y;
-    let front_right_ring1_position_z = t1 * cache.front_right_rotation_21
-        + t2 * cache.front_right_rotation_20 + cache.front_right_position_z
-        + cache.front_right_rotation_22 * t3;
-    let front_right_ring1_rotation_22 = t6 * cache.front_right_rotation_21
-        + cache.front_right_rotation_22 * t4 + cache.front_right_rotation_20 * t5;
+    let front_right_ring1_position_z = t0 * cache.front_right_rotation_21
+        + t1 * cache.front_right_rotation_20 + cache.front_right_position_z
+        + cache.front_right_rotation_22 * t2;
+    let front_right_ring1_rotation_22 = t5 * cache.front_right_rotation_21
+        + cache.front_right_rotation_22 * t3 + cache.front_right_rotation_20 * t4;
     let front_right_ring1_skin_z_z = front_right_ring1_rotation_22 * p.limb_radius;
     let front_right_skin_1_1_position_z = front_right_ring1_position_z
         + front_right_ring1_skin_z_z;
@@ -30940,44 +30919,39 @@ pub fn contact_jacobian_18(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t1 = 0.25 * (cache.front_right_len * front_right_bend_y)
+    let t0 = 0.25 * (cache.front_right_len * cache.front_right_bend_y)
         * cache.front_right_ring1_bend_c2;
-    let t2 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t3 = 0.25 * cache.front_right_ring1_bend_c2
-        * (cache.front_right_len * front_right_bend_z);
+    let t1 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+    let t2 = 0.25 * cache.front_right_ring1_bend_c2
+        * (cache.front_right_len * cache.front_right_bend_z);
     let front_right_ring1_position_x = cache.front_right_position_x
-        + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_00
-        + cache.front_right_rotation_02 * t3;
-    let t4 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-    let t5 = 1.0
+        + t0 * cache.front_right_rotation_01 + t1 * cache.front_right_rotation_00
+        + cache.front_right_rotation_02 * t2;
+    let t3 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
+    let t4 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_y * front_right_bend_y);
-    let t6 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_z * front_right_bend_y));
-    let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t4
-        + t5 * cache.front_right_rotation_01 + t6 * cache.front_right_rotation_02;
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
+    let t5 = -(0.25 * cache.front_right_ring1_bend_c2
+        * (cache.front_right_bend_z * cache.front_right_bend_y));
+    let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t3
+        + t4 * cache.front_right_rotation_01 + t5 * cache.front_right_rotation_02;
     let front_right_ring1_skin_y_x = front_right_ring1_rotation_01 * p.limb_radius;
     let front_right_skin_1_2_position_x = front_right_ring1_position_x
         - front_right_ring1_skin_y_x;
-    let front_right_ring1_position_y = t2 * cache.front_right_rotation_10
-        + t3 * cache.front_right_rotation_12 + t1 * cache.front_right_rotation_11
+    let front_right_ring1_position_y = t1 * cache.front_right_rotation_10
+        + t2 * cache.front_right_rotation_12 + t0 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t4
-        + t5 * cache.front_right_rotation_11 + t6 * cache.front_right_rotation_12;
+    let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t3
+        + t4 * cache.front_right_rotation_11 + t5 * cache.front_right_rotation_12;
     let front_right_ring1_skin_y_y = front_right_ring1_rotation_11 * p.limb_radius;
     let front_right_skin_1_2_position_y = front_right_ring1_position_y
         - front_right_ring1_skin_y_y;
-    let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t5
-        + t6 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t4;
+    let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t4
+        + t5 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t3;
     let front_right_ring1_skin_y_z = p.limb_radius * front_right_ring1_rotation_21;
-    let front_right_ring1_position_z = t1 * cache.front_right_rotation_21
-        + t2 * cache.front_right_rotation_20 + cache.front_right_position_z
-        + cache.front_right_rotation_22 * t3;
+    let front_right_ring1_position_z = t0 * cache.front_right_rotation_21
+        + t1 * cache.front_right_rotation_20 + cache.front_right_position_z
+        + cache.front_right_rotation_22 * t2;
     let front_right_skin_1_2_position_z = front_right_ring1_position_z
         - front_right_ring1_skin_y_z;
     let x = front_right_skin_1_2_position_x;
@@ -30997,43 +30971,38 @@ pub fn contact_jacobian_19(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t1 = 0.25 * (cache.front_right_len * front_right_bend_y)
+    let t0 = 0.25 * (cache.front_right_len * cache.front_right_bend_y)
         * cache.front_right_ring1_bend_c2;
-    let t2 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t3 = 0.25 * cache.front_right_ring1_bend_c2
-        * (cache.front_right_len * front_right_bend_z);
+    let t1 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+    let t2 = 0.25 * cache.front_right_ring1_bend_c2
+        * (cache.front_right_len * cache.front_right_bend_z);
     let front_right_ring1_position_x = cache.front_right_position_x
-        + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_00
-        + cache.front_right_rotation_02 * t3;
-    let t4 = 1.0
+        + t0 * cache.front_right_rotation_01 + t1 * cache.front_right_rotation_00
+        + cache.front_right_rotation_02 * t2;
+    let t3 = 1.0
         - 0.25 * cache.front_right_ring1_bend_c2
-            * (front_right_bend_z * front_right_bend_z);
-    let t5 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
-    let t6 = -(0.25 * cache.front_right_ring1_bend_c2
-        * (front_right_bend_z * front_right_bend_y));
-    let front_right_ring1_rotation_02 = cache.front_right_rotation_02 * t4
-        + t5 * cache.front_right_rotation_00 + t6 * cache.front_right_rotation_01;
+            * (cache.front_right_bend_z * cache.front_right_bend_z);
+    let t4 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
+    let t5 = -(0.25 * cache.front_right_ring1_bend_c2
+        * (cache.front_right_bend_z * cache.front_right_bend_y));
+    let front_right_ring1_rotation_02 = cache.front_right_rotation_02 * t3
+        + t4 * cache.front_right_rotation_00 + t5 * cache.front_right_rotation_01;
     let front_right_ring1_skin_z_x = p.limb_radius * front_right_ring1_rotation_02;
     let front_right_skin_1_3_position_x = front_right_ring1_position_x
         - front_right_ring1_skin_z_x;
-    let front_right_ring1_position_y = t2 * cache.front_right_rotation_10
-        + t3 * cache.front_right_rotation_12 + t1 * cache.front_right_rotation_11
+    let front_right_ring1_position_y = t1 * cache.front_right_rotation_10
+        + t2 * cache.front_right_rotation_12 + t0 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t5
-        + t6 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t4;
+    let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t4
+        + t5 * cache.front_right_rotation_11 + cache.front_right_rotation_12 * t3;
     let front_right_ring1_skin_z_y = p.limb_radius * front_right_ring1_rotation_12;
     let front_right_skin_1_3_position_y = front_right_ring1_position_y
         - front_right_ring1_skin_z_y;
-    let front_right_ring1_position_z = t1 * cache.front_right_rotation_21
-        + t2 * cache.front_right_rotation_20 + cache.front_right_position_z
-        + cache.front_right_rotation_22 * t3;
-    let front_right_ring1_rotation_22 = t6 * cache.front_right_rotation_21
-        + cache.front_right_rotation_22 * t4 + cache.front_right_rotation_20 * t5;
+    let front_right_ring1_position_z = t0 * cache.front_right_rotation_21
+        + t1 * cache.front_right_rotation_20 + cache.front_right_position_z
+        + cache.front_right_rotation_22 * t2;
+    let front_right_ring1_rotation_22 = t5 * cache.front_right_rotation_21
+        + cache.front_right_rotation_22 * t3 + cache.front_right_rotation_20 * t4;
     let front_right_ring1_skin_z_z = front_right_ring1_rotation_22 * p.limb_radius;
     let front_right_skin_1_3_position_z = front_right_ring1_position_z
         - front_right_ring1_skin_z_z;
@@ -31054,42 +31023,38 @@ pub fn contact_jacobian_20(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t1 = 1.0
-        - cache.front_right_bend_squared_c2 * (front_right_bend_y * front_right_bend_y);
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t2 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_z * front_right_bend_y));
-    let t3 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_tip_rotation_01 = t1 * cache.front_right_rotation_01
-        + cache.front_right_rotation_02 * t2 + cache.front_right_rotation_00 * t3;
+    let t0 = 1.0
+        - cache.front_right_bend_squared_c2
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
+    let t1 = -(cache.front_right_bend_squared_c2
+        * (cache.front_right_bend_z * cache.front_right_bend_y));
+    let t2 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
+    let front_right_tip_rotation_01 = t0 * cache.front_right_rotation_01
+        + cache.front_right_rotation_02 * t1 + cache.front_right_rotation_00 * t2;
     let front_right_ring2_skin_y_x = p.limb_radius * front_right_tip_rotation_01;
+    let t3 = cache.front_right_bend_squared_c2
+        * (cache.front_right_len * cache.front_right_bend_y);
     let t4 = cache.front_right_bend_squared_c2
-        * (cache.front_right_len * front_right_bend_y);
-    let t5 = cache.front_right_bend_squared_c2
-        * (cache.front_right_len * front_right_bend_z);
-    let t6 = cache.front_right_len * cache.front_right_bend_squared_c1;
+        * (cache.front_right_len * cache.front_right_bend_z);
+    let t5 = cache.front_right_len * cache.front_right_bend_squared_c1;
     let front_right_tip_position_x = cache.front_right_position_x
-        + t4 * cache.front_right_rotation_01 + t5 * cache.front_right_rotation_02
-        + cache.front_right_rotation_00 * t6;
+        + t3 * cache.front_right_rotation_01 + t4 * cache.front_right_rotation_02
+        + cache.front_right_rotation_00 * t5;
     let front_right_skin_2_0_position_x = front_right_ring2_skin_y_x
         + front_right_tip_position_x;
-    let front_right_tip_position_y = cache.front_right_rotation_10 * t6
-        + cache.front_right_position_y + t4 * cache.front_right_rotation_11
-        + t5 * cache.front_right_rotation_12;
-    let front_right_tip_rotation_11 = t1 * cache.front_right_rotation_11
-        + cache.front_right_rotation_10 * t3 + cache.front_right_rotation_12 * t2;
+    let front_right_tip_position_y = cache.front_right_rotation_10 * t5
+        + cache.front_right_position_y + t3 * cache.front_right_rotation_11
+        + t4 * cache.front_right_rotation_12;
+    let front_right_tip_rotation_11 = t0 * cache.front_right_rotation_11
+        + cache.front_right_rotation_10 * t2 + cache.front_right_rotation_12 * t1;
     let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
     let front_right_skin_2_0_position_y = front_right_tip_position_y
         + front_right_ring2_skin_y_y;
-    let front_right_tip_position_z = cache.front_right_rotation_20 * t6
-        + t5 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t4
+    let front_right_tip_position_z = cache.front_right_rotation_20 * t5
+        + t4 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t3
         + cache.front_right_position_z;
-    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t3
-        + cache.front_right_rotation_21 * t1 + cache.front_right_rotation_22 * t2;
+    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t2
+        + cache.front_right_rotation_21 * t0 + cache.front_right_rotation_22 * t1;
     let front_right_ring2_skin_y_z = p.limb_radius * front_right_tip_rotation_21;
     let front_right_skin_2_0_position_z = front_right_tip_position_z
         + front_right_ring2_skin_y_z;
@@ -31110,42 +31075,38 @@ pub fn contact_jacobian_21(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t1 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t2 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_z * front_right_bend_y));
-    let t3 = 1.0
-        - cache.front_right_bend_squared_c2 * (front_right_bend_z * front_right_bend_z);
-    let front_right_tip_rotation_02 = t1 * cache.front_right_rotation_00
-        + t2 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t3;
+    let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
+    let t1 = -(cache.front_right_bend_squared_c2
+        * (cache.front_right_bend_z * cache.front_right_bend_y));
+    let t2 = 1.0
+        - cache.front_right_bend_squared_c2
+            * (cache.front_right_bend_z * cache.front_right_bend_z);
+    let front_right_tip_rotation_02 = t0 * cache.front_right_rotation_00
+        + t1 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t2;
     let front_right_ring2_skin_z_x = front_right_tip_rotation_02 * p.limb_radius;
+    let t3 = cache.front_right_bend_squared_c2
+        * (cache.front_right_len * cache.front_right_bend_y);
     let t4 = cache.front_right_bend_squared_c2
-        * (cache.front_right_len * front_right_bend_y);
-    let t5 = cache.front_right_bend_squared_c2
-        * (cache.front_right_len * front_right_bend_z);
-    let t6 = cache.front_right_len * cache.front_right_bend_squared_c1;
+        * (cache.front_right_len * cache.front_right_bend_z);
+    let t5 = cache.front_right_len * cache.front_right_bend_squared_c1;
     let front_right_tip_position_x = cache.front_right_position_x
-        + t4 * cache.front_right_rotation_01 + t5 * cache.front_right_rotation_02
-        + cache.front_right_rotation_00 * t6;
+        + t3 * cache.front_right_rotation_01 + t4 * cache.front_right_rotation_02
+        + cache.front_right_rotation_00 * t5;
     let front_right_skin_2_1_position_x = front_right_ring2_skin_z_x
         + front_right_tip_position_x;
-    let front_right_tip_position_y = cache.front_right_rotation_10 * t6
-        + cache.front_right_position_y + t4 * cache.front_right_rotation_11
-        + t5 * cache.front_right_rotation_12;
-    let front_right_tip_rotation_12 = t2 * cache.front_right_rotation_11
-        + t1 * cache.front_right_rotation_10 + t3 * cache.front_right_rotation_12;
+    let front_right_tip_position_y = cache.front_right_rotation_10 * t5
+        + cache.front_right_position_y + t3 * cache.front_right_rotation_11
+        + t4 * cache.front_right_rotation_12;
+    let front_right_tip_rotation_12 = t1 * cache.front_right_rotation_11
+        + t0 * cache.front_right_rotation_10 + t2 * cache.front_right_rotation_12;
     let front_right_ring2_skin_z_y = p.limb_radius * front_right_tip_rotation_12;
     let front_right_skin_2_1_position_y = front_right_tip_position_y
         + front_right_ring2_skin_z_y;
-    let front_right_tip_rotation_22 = t1 * cache.front_right_rotation_20
-        + cache.front_right_rotation_21 * t2 + cache.front_right_rotation_22 * t3;
+    let front_right_tip_rotation_22 = t0 * cache.front_right_rotation_20
+        + cache.front_right_rotation_21 * t1 + cache.front_right_rotation_22 * t2;
     let front_right_ring2_skin_z_z = front_right_tip_rotation_22 * p.limb_radius;
-    let front_right_tip_position_z = cache.front_right_rotation_20 * t6
-        + t5 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t4
+    let front_right_tip_position_z = cache.front_right_rotation_20 * t5
+        + t4 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t3
         + cache.front_right_position_z;
     let front_right_skin_2_1_position_z = front_right_ring2_skin_z_z
         + front_right_tip_position_z;
@@ -31166,42 +31127,38 @@ pub fn contact_jacobian_22(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
+    let t0 = cache.front_right_bend_squared_c2
+        * (cache.front_right_len * cache.front_right_bend_y);
     let t1 = cache.front_right_bend_squared_c2
-        * (cache.front_right_len * front_right_bend_y);
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t2 = cache.front_right_bend_squared_c2
-        * (cache.front_right_len * front_right_bend_z);
-    let t3 = cache.front_right_len * cache.front_right_bend_squared_c1;
+        * (cache.front_right_len * cache.front_right_bend_z);
+    let t2 = cache.front_right_len * cache.front_right_bend_squared_c1;
     let front_right_tip_position_x = cache.front_right_position_x
-        + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_02
-        + cache.front_right_rotation_00 * t3;
-    let t4 = 1.0
-        - cache.front_right_bend_squared_c2 * (front_right_bend_y * front_right_bend_y);
-    let t5 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_z * front_right_bend_y));
-    let t6 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-    let front_right_tip_rotation_01 = t4 * cache.front_right_rotation_01
-        + cache.front_right_rotation_02 * t5 + cache.front_right_rotation_00 * t6;
+        + t0 * cache.front_right_rotation_01 + t1 * cache.front_right_rotation_02
+        + cache.front_right_rotation_00 * t2;
+    let t3 = 1.0
+        - cache.front_right_bend_squared_c2
+            * (cache.front_right_bend_y * cache.front_right_bend_y);
+    let t4 = -(cache.front_right_bend_squared_c2
+        * (cache.front_right_bend_z * cache.front_right_bend_y));
+    let t5 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
+    let front_right_tip_rotation_01 = t3 * cache.front_right_rotation_01
+        + cache.front_right_rotation_02 * t4 + cache.front_right_rotation_00 * t5;
     let front_right_ring2_skin_y_x = p.limb_radius * front_right_tip_rotation_01;
     let front_right_skin_2_2_position_x = front_right_tip_position_x
         - front_right_ring2_skin_y_x;
-    let front_right_tip_rotation_11 = t4 * cache.front_right_rotation_11
-        + cache.front_right_rotation_10 * t6 + cache.front_right_rotation_12 * t5;
+    let front_right_tip_rotation_11 = t3 * cache.front_right_rotation_11
+        + cache.front_right_rotation_10 * t5 + cache.front_right_rotation_12 * t4;
     let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
-    let front_right_tip_position_y = cache.front_right_rotation_10 * t3
-        + cache.front_right_position_y + t1 * cache.front_right_rotation_11
-        + t2 * cache.front_right_rotation_12;
+    let front_right_tip_position_y = cache.front_right_rotation_10 * t2
+        + cache.front_right_position_y + t0 * cache.front_right_rotation_11
+        + t1 * cache.front_right_rotation_12;
     let front_right_skin_2_2_position_y = front_right_tip_position_y
         - front_right_ring2_skin_y_y;
-    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t6
-        + cache.front_right_rotation_21 * t4 + cache.front_right_rotation_22 * t5;
+    let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t5
+        + cache.front_right_rotation_21 * t3 + cache.front_right_rotation_22 * t4;
     let front_right_ring2_skin_y_z = p.limb_radius * front_right_tip_rotation_21;
-    let front_right_tip_position_z = cache.front_right_rotation_20 * t3
-        + t2 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t1
+    let front_right_tip_position_z = cache.front_right_rotation_20 * t2
+        + t1 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t0
         + cache.front_right_position_z;
     let front_right_skin_2_2_position_z = front_right_tip_position_z
         - front_right_ring2_skin_y_z;
@@ -31222,42 +31179,38 @@ pub fn contact_jacobian_23(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let t1 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t2 = -(cache.front_right_bend_squared_c2
-        * (front_right_bend_z * front_right_bend_y));
-    let t3 = 1.0
-        - cache.front_right_bend_squared_c2 * (front_right_bend_z * front_right_bend_z);
-    let front_right_tip_rotation_02 = t1 * cache.front_right_rotation_00
-        + t2 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t3;
+    let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
+    let t1 = -(cache.front_right_bend_squared_c2
+        * (cache.front_right_bend_z * cache.front_right_bend_y));
+    let t2 = 1.0
+        - cache.front_right_bend_squared_c2
+            * (cache.front_right_bend_z * cache.front_right_bend_z);
+    let front_right_tip_rotation_02 = t0 * cache.front_right_rotation_00
+        + t1 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t2;
     let front_right_ring2_skin_z_x = front_right_tip_rotation_02 * p.limb_radius;
+    let t3 = cache.front_right_bend_squared_c2
+        * (cache.front_right_len * cache.front_right_bend_y);
     let t4 = cache.front_right_bend_squared_c2
-        * (cache.front_right_len * front_right_bend_y);
-    let t5 = cache.front_right_bend_squared_c2
-        * (cache.front_right_len * front_right_bend_z);
-    let t6 = cache.front_right_len * cache.front_right_bend_squared_c1;
+        * (cache.front_right_len * cache.front_right_bend_z);
+    let t5 = cache.front_right_len * cache.front_right_bend_squared_c1;
     let front_right_tip_position_x = cache.front_right_position_x
-        + t4 * cache.front_right_rotation_01 + t5 * cache.front_right_rotation_02
-        + cache.front_right_rotation_00 * t6;
+        + t3 * cache.front_right_rotation_01 + t4 * cache.front_right_rotation_02
+        + cache.front_right_rotation_00 * t5;
     let front_right_skin_2_3_position_x = front_right_tip_position_x
         - front_right_ring2_skin_z_x;
-    let front_right_tip_position_y = cache.front_right_rotation_10 * t6
-        + cache.front_right_position_y + t4 * cache.front_right_rotation_11
-        + t5 * cache.front_right_rotation_12;
-    let front_right_tip_rotation_12 = t2 * cache.front_right_rotation_11
-        + t1 * cache.front_right_rotation_10 + t3 * cache.front_right_rotation_12;
+    let front_right_tip_position_y = cache.front_right_rotation_10 * t5
+        + cache.front_right_position_y + t3 * cache.front_right_rotation_11
+        + t4 * cache.front_right_rotation_12;
+    let front_right_tip_rotation_12 = t1 * cache.front_right_rotation_11
+        + t0 * cache.front_right_rotation_10 + t2 * cache.front_right_rotation_12;
     let front_right_ring2_skin_z_y = p.limb_radius * front_right_tip_rotation_12;
     let front_right_skin_2_3_position_y = front_right_tip_position_y
         - front_right_ring2_skin_z_y;
-    let front_right_tip_position_z = cache.front_right_rotation_20 * t6
-        + t5 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t4
+    let front_right_tip_position_z = cache.front_right_rotation_20 * t5
+        + t4 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t3
         + cache.front_right_position_z;
-    let front_right_tip_rotation_22 = t1 * cache.front_right_rotation_20
-        + cache.front_right_rotation_21 * t2 + cache.front_right_rotation_22 * t3;
+    let front_right_tip_rotation_22 = t0 * cache.front_right_rotation_20
+        + cache.front_right_rotation_21 * t1 + cache.front_right_rotation_22 * t2;
     let front_right_ring2_skin_z_z = front_right_tip_rotation_22 * p.limb_radius;
     let front_right_skin_2_3_position_z = front_right_tip_position_z
         - front_right_ring2_skin_z_z;
@@ -31382,44 +31335,39 @@ pub fn contact_jacobian_28(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t1 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y);
-    let t2 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
+    let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_y);
+    let t1 = 1.0
+        - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
             * cache.front_left_ring1_bend_c2;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t3 = -(0.25 * (front_left_bend_y * front_left_bend_z)
+    let t2 = -(0.25 * (cache.front_left_bend_y * cache.front_left_bend_z)
         * cache.front_left_ring1_bend_c2);
-    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t1
-        + t2 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t3;
+    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t0
+        + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t2;
     let front_left_ring1_skin_y_x = p.limb_radius * front_left_ring1_rotation_01;
-    let t4 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-    let t5 = 0.25 * (cache.front_left_len * front_left_bend_z)
+    let t3 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
+    let t4 = 0.25 * (cache.front_left_len * cache.front_left_bend_z)
         * cache.front_left_ring1_bend_c2;
-    let t6 = 0.25 * (cache.front_left_len * front_left_bend_y)
+    let t5 = 0.25 * (cache.front_left_len * cache.front_left_bend_y)
         * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
-        + t4 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t5
-        + cache.front_left_rotation_01 * t6;
+        + t3 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t4
+        + cache.front_left_rotation_01 * t5;
     let front_left_skin_1_0_position_x = front_left_ring1_skin_y_x
         + front_left_ring1_position_x;
-    let front_left_ring1_rotation_11 = t1 * cache.front_left_rotation_10
-        + t3 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t2;
+    let front_left_ring1_rotation_11 = t0 * cache.front_left_rotation_10
+        + t2 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t1;
     let front_left_ring1_skin_y_y = front_left_ring1_rotation_11 * p.limb_radius;
-    let front_left_ring1_position_y = t5 * cache.front_left_rotation_12
-        + cache.front_left_rotation_11 * t6 + t4 * cache.front_left_rotation_10
+    let front_left_ring1_position_y = t4 * cache.front_left_rotation_12
+        + cache.front_left_rotation_11 * t5 + t3 * cache.front_left_rotation_10
         + cache.front_left_position_y;
     let front_left_skin_1_0_position_y = front_left_ring1_skin_y_y
         + front_left_ring1_position_y;
-    let front_left_ring1_rotation_21 = t2 * cache.front_left_rotation_21
-        + t3 * cache.front_left_rotation_22 + t1 * cache.front_left_rotation_20;
+    let front_left_ring1_rotation_21 = t1 * cache.front_left_rotation_21
+        + t2 * cache.front_left_rotation_22 + t0 * cache.front_left_rotation_20;
     let front_left_ring1_skin_y_z = front_left_ring1_rotation_21 * p.limb_radius;
-    let front_left_ring1_position_z = t4 * cache.front_left_rotation_20
-        + cache.front_left_position_z + cache.front_left_rotation_22 * t5
-        + cache.front_left_rotation_21 * t6;
+    let front_left_ring1_position_z = t3 * cache.front_left_rotation_20
+        + cache.front_left_position_z + cache.front_left_rotation_22 * t4
+        + cache.front_left_rotation_21 * t5;
     let front_left_skin_1_0_position_z = front_left_ring1_skin_y_z
         + front_left_ring1_position_z;
     let x = front_left_skin_1_0_position_x;
@@ -31439,43 +31387,38 @@ pub fn contact_jacobian_29(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t1 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-    let t2 = 1.0
-        - 0.25 * (front_left_bend_z * front_left_bend_z)
+    let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
+    let t1 = 1.0
+        - 0.25 * (cache.front_left_bend_z * cache.front_left_bend_z)
             * cache.front_left_ring1_bend_c2;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t3 = -(0.25 * (front_left_bend_y * front_left_bend_z)
+    let t2 = -(0.25 * (cache.front_left_bend_y * cache.front_left_bend_z)
         * cache.front_left_ring1_bend_c2);
-    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t1
-        + cache.front_left_rotation_02 * t2 + t3 * cache.front_left_rotation_01;
+    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t0
+        + cache.front_left_rotation_02 * t1 + t2 * cache.front_left_rotation_01;
     let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
-    let t4 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-    let t5 = 0.25 * (cache.front_left_len * front_left_bend_z)
+    let t3 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
+    let t4 = 0.25 * (cache.front_left_len * cache.front_left_bend_z)
         * cache.front_left_ring1_bend_c2;
-    let t6 = 0.25 * (cache.front_left_len * front_left_bend_y)
+    let t5 = 0.25 * (cache.front_left_len * cache.front_left_bend_y)
         * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
-        + t4 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t5
-        + cache.front_left_rotation_01 * t6;
+        + t3 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t4
+        + cache.front_left_rotation_01 * t5;
     let front_left_skin_1_1_position_x = front_left_ring1_skin_z_x
         + front_left_ring1_position_x;
-    let front_left_ring1_rotation_12 = t2 * cache.front_left_rotation_12
-        + cache.front_left_rotation_10 * t1 + t3 * cache.front_left_rotation_11;
+    let front_left_ring1_rotation_12 = t1 * cache.front_left_rotation_12
+        + cache.front_left_rotation_10 * t0 + t2 * cache.front_left_rotation_11;
     let front_left_ring1_skin_z_y = front_left_ring1_rotation_12 * p.limb_radius;
-    let front_left_ring1_position_y = t5 * cache.front_left_rotation_12
-        + cache.front_left_rotation_11 * t6 + t4 * cache.front_left_rotation_10
+    let front_left_ring1_position_y = t4 * cache.front_left_rotation_12
+        + cache.front_left_rotation_11 * t5 + t3 * cache.front_left_rotation_10
         + cache.front_left_position_y;
     let front_left_skin_1_1_position_y = front_left_ring1_skin_z_y
         + front_left_ring1_position_y;
-    let front_left_ring1_position_z = t4 * cache.front_left_rotation_20
-        + cache.front_left_position_z + cache.front_left_rotation_22 * t5
-        + cache.front_left_rotation_21 * t6;
-    let front_left_ring1_rotation_22 = t1 * cache.front_left_rotation_20
-        + cache.front_left_rotation_22 * t2 + t3 * cache.front_left_rotation_21;
+    let front_left_ring1_position_z = t3 * cache.front_left_rotation_20
+        + cache.front_left_position_z + cache.front_left_rotation_22 * t4
+        + cache.front_left_rotation_21 * t5;
+    let front_left_ring1_rotation_22 = t0 * cache.front_left_rotation_20
+        + cache.front_left_rotation_22 * t1 + t2 * cache.front_left_rotation_21;
     let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
     let front_left_skin_1_1_position_z = front_left_ring1_position_z
         + front_left_ring1_skin_z_z;
@@ -31497,43 +31440,38 @@ pub fn contact_jacobian_30(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-    let t1 = 1.0 / p.actuator_radius;
-    let front_left_bend_z = 0.5773502691896255 * t1 * q[17]
-        - 0.5773502691896257 * q[16] * t1;
-    let t2 = 0.25 * (cache.front_left_len * front_left_bend_z)
+    let t1 = 0.25 * (cache.front_left_len * cache.front_left_bend_z)
         * cache.front_left_ring1_bend_c2;
-    let front_left_bend_y = 0.3333333333333336 * t1 * q[17]
-        + 0.33333333333333315 * q[16] * t1 - 0.6666666666666666 * t1 * q[15];
-    let t3 = 0.25 * (cache.front_left_len * front_left_bend_y)
+    let t2 = 0.25 * (cache.front_left_len * cache.front_left_bend_y)
         * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
-        + t0 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t2
-        + cache.front_left_rotation_01 * t3;
-    let t4 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y);
-    let t5 = 1.0
-        - 0.25 * (front_left_bend_y * front_left_bend_y)
+        + t0 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t1
+        + cache.front_left_rotation_01 * t2;
+    let t3 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_y);
+    let t4 = 1.0
+        - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
             * cache.front_left_ring1_bend_c2;
-    let t6 = -(0.25 * (front_left_bend_y * front_left_bend_z)
+    let t5 = -(0.25 * (cache.front_left_bend_y * cache.front_left_bend_z)
         * cache.front_left_ring1_bend_c2);
-    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t4
-        + t5 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t6;
+    let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t3
+        + t4 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t5;
     let front_left_ring1_skin_y_x = p.limb_radius * front_left_ring1_rotation_01;
     let front_left_skin_1_2_position_x = front_left_ring1_position_x
         - front_left_ring1_skin_y_x;
-    let front_left_ring1_position_y = t2 * cache.front_left_rotation_12
-        + cache.front_left_rotation_11 * t3 + t0 * cache.front_left_rotation_10
+    let front_left_ring1_position_y = t1 * cache.front_left_rotation_12
+        + cache.front_left_rotation_11 * t2 + t0 * cache.front_left_rotation_10
         + cache.front_left_position_y;
-    let front_left_ring1_rotation_11 = t4 * cache.front_left_rotation_10
-        + t6 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t5;
+    let front_left_ring1_rotation_11 = t3 * cache.front_left_rotation_10
+        + t5 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t4;
     let front_left_ring1_skin_y_y = front_left_ring1_rotation_11 * p.limb_radius;
     let front_left_skin_1_2_position_y = front_left_ring1_position_y
         - front_left_ring1_skin_y_y;
-    let front_left_ring1_rotation_21 = t5 * cache.front_left_rotation_21
-        + t6 * cache.front_left_rotation_22 + t4 * cache.front_left_rotation_20;
+    let front_left_ring1_rotation_21 = t4 * cache.front_left_rotation_21
+        + t5 * cache.front_left_rotation_22 + t3 * cache.front_left_rotation_20;
     let front_left_ring1_skin_y_z = front_left_ring1_rotation_21 * p.limb_radius;
     let front_left_ring1_position_z = t0 * cache.front_left_rotation_20
-        + cache.front_left_position_z + cache.front_left_rotation_22 * t2
-        + cache.front_left_rotation_21 * t3;
+        + cache.front_left_position_z + cache.front_left_rotation_22 * t1
+        + cache.front_left_rotation_21 * t2;
     let front_left_skin_1_2_position_z = front_left_ring1_position_z
         - front_left_ring1_skin_y_z;
     let x = front_left_skin_1_2_position_x;
@@ -31553,43 +31491,38 @@ pub fn contact_jacobian_31(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t1 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-    let t2 = 1.0
-        - 0.25 * (front_left_bend_z * front_left_bend_z)
+    let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
+    let t1 = 1.0
+        - 0.25 * (cache.front_left_bend_z * cache.front_left_bend_z)
             * cache.front_left_ring1_bend_c2;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t3 = -(0.25 * (front_left_bend_y * front_left_bend_z)
+    let t2 = -(0.25 * (cache.front_left_bend_y * cache.front_left_bend_z)
         * cache.front_left_ring1_bend_c2);
-    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t1
-        + cache.front_left_rotation_02 * t2 + t3 * cache.front_left_rotation_01;
+    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t0
+        + cache.front_left_rotation_02 * t1 + t2 * cache.front_left_rotation_01;
     let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
-    let t4 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-    let t5 = 0.25 * (cache.front_left_len * front_left_bend_z)
+    let t3 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
+    let t4 = 0.25 * (cache.front_left_len * cache.front_left_bend_z)
         * cache.front_left_ring1_bend_c2;
-    let t6 = 0.25 * (cache.front_left_len * front_left_bend_y)
+    let t5 = 0.25 * (cache.front_left_len * cache.front_left_bend_y)
         * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
-        + t4 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t5
-        + cache.front_left_rotation_01 * t6;
+        + t3 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t4
+        + cache.front_left_rotation_01 * t5;
     let front_left_skin_1_3_position_x = front_left_ring1_position_x
         - front_left_ring1_skin_z_x;
-    let front_left_ring1_position_y = t5 * cache.front_left_rotation_12
-        + cache.front_left_rotation_11 * t6 + t4 * cache.front_left_rotation_10
+    let front_left_ring1_position_y = t4 * cache.front_left_rotation_12
+        + cache.front_left_rotation_11 * t5 + t3 * cache.front_left_rotation_10
         + cache.front_left_position_y;
-    let front_left_ring1_rotation_12 = t2 * cache.front_left_rotation_12
-        + cache.front_left_rotation_10 * t1 + t3 * cache.front_left_rotation_11;
+    let front_left_ring1_rotation_12 = t1 * cache.front_left_rotation_12
+        + cache.front_left_rotation_10 * t0 + t2 * cache.front_left_rotation_11;
     let front_left_ring1_skin_z_y = front_left_ring1_rotation_12 * p.limb_radius;
     let front_left_skin_1_3_position_y = front_left_ring1_position_y
         - front_left_ring1_skin_z_y;
-    let front_left_ring1_position_z = t4 * cache.front_left_rotation_20
-        + cache.front_left_position_z + cache.front_left_rotation_22 * t5
-        + cache.front_left_rotation_21 * t6;
-    let front_left_ring1_rotation_22 = t1 * cache.front_left_rotation_20
-        + cache.front_left_rotation_22 * t2 + t3 * cache.front_left_rotation_21;
+    let front_left_ring1_position_z = t3 * cache.front_left_rotation_20
+        + cache.front_left_position_z + cache.front_left_rotation_22 * t4
+        + cache.front_left_rotation_21 * t5;
+    let front_left_ring1_rotation_22 = t0 * cache.front_left_rotation_20
+        + cache.front_left_rotation_22 * t1 + t2 * cache.front_left_rotation_21;
     let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
     let front_left_skin_1_3_position_z = front_left_ring1_position_z
         - front_left_ring1_skin_z_z;
@@ -31610,43 +31543,39 @@ pub fn contact_jacobian_32(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t1 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t2 = -((front_left_bend_y * front_left_bend_z)
+    let t0 = 1.0
+        - (cache.front_left_bend_y * cache.front_left_bend_y)
+            * cache.front_left_bend_squared_c2;
+    let t1 = -((cache.front_left_bend_y * cache.front_left_bend_z)
         * cache.front_left_bend_squared_c2);
-    let t3 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
-    let front_left_tip_rotation_01 = cache.front_left_rotation_01 * t1
-        + cache.front_left_rotation_02 * t2 + cache.front_left_rotation_00 * t3;
+    let t2 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
+    let front_left_tip_rotation_01 = cache.front_left_rotation_01 * t0
+        + cache.front_left_rotation_02 * t1 + cache.front_left_rotation_00 * t2;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
-    let t4 = cache.front_left_len * cache.front_left_bend_squared_c1;
-    let t5 = (cache.front_left_len * front_left_bend_z)
+    let t3 = cache.front_left_len * cache.front_left_bend_squared_c1;
+    let t4 = (cache.front_left_len * cache.front_left_bend_z)
         * cache.front_left_bend_squared_c2;
-    let t6 = (cache.front_left_len * front_left_bend_y)
+    let t5 = (cache.front_left_len * cache.front_left_bend_y)
         * cache.front_left_bend_squared_c2;
-    let front_left_tip_position_x = cache.front_left_rotation_00 * t4
-        + cache.front_left_position_x + cache.front_left_rotation_02 * t5
-        + t6 * cache.front_left_rotation_01;
+    let front_left_tip_position_x = cache.front_left_rotation_00 * t3
+        + cache.front_left_position_x + cache.front_left_rotation_02 * t4
+        + t5 * cache.front_left_rotation_01;
     let front_left_skin_2_0_position_x = front_left_ring2_skin_y_x
         + front_left_tip_position_x;
-    let front_left_tip_rotation_11 = t2 * cache.front_left_rotation_12
-        + t3 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t1;
+    let front_left_tip_rotation_11 = t1 * cache.front_left_rotation_12
+        + t2 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t0;
     let front_left_ring2_skin_y_y = p.limb_radius * front_left_tip_rotation_11;
-    let front_left_tip_position_y = t4 * cache.front_left_rotation_10
-        + t6 * cache.front_left_rotation_11 + cache.front_left_position_y
-        + t5 * cache.front_left_rotation_12;
+    let front_left_tip_position_y = t3 * cache.front_left_rotation_10
+        + t5 * cache.front_left_rotation_11 + cache.front_left_position_y
+        + t4 * cache.front_left_rotation_12;
     let front_left_skin_2_0_position_y = front_left_ring2_skin_y_y
         + front_left_tip_position_y;
-    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t1
-        + t2 * cache.front_left_rotation_22 + t3 * cache.front_left_rotation_20;
+    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t0
+        + t1 * cache.front_left_rotation_22 + t2 * cache.front_left_rotation_20;
     let front_left_ring2_skin_y_z = front_left_tip_rotation_21 * p.limb_radius;
-    let front_left_tip_position_z = t6 * cache.front_left_rotation_21
-        + cache.front_left_rotation_22 * t5 + cache.front_left_position_z
-        + t4 * cache.front_left_rotation_20;
+    let front_left_tip_position_z = t5 * cache.front_left_rotation_21
+        + cache.front_left_rotation_22 * t4 + cache.front_left_position_z
+        + t3 * cache.front_left_rotation_20;
     let front_left_skin_2_0_position_z = front_left_ring2_skin_y_z
         + front_left_tip_position_z;
     let x = front_left_skin_2_0_position_x;
@@ -31666,42 +31595,38 @@ pub fn contact_jacobian_33(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t1 = -((front_left_bend_y * front_left_bend_z)
+    let t0 = -((cache.front_left_bend_y * cache.front_left_bend_z)
         * cache.front_left_bend_squared_c2);
-    let t2 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
-    let t3 = 1.0
-        - (front_left_bend_z * front_left_bend_z) * cache.front_left_bend_squared_c2;
-    let front_left_tip_rotation_02 = t1 * cache.front_left_rotation_01
-        + cache.front_left_rotation_00 * t2 + cache.front_left_rotation_02 * t3;
+    let t1 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
+    let t2 = 1.0
+        - (cache.front_left_bend_z * cache.front_left_bend_z)
+            * cache.front_left_bend_squared_c2;
+    let front_left_tip_rotation_02 = t0 * cache.front_left_rotation_01
+        + cache.front_left_rotation_00 * t1 + cache.front_left_rotation_02 * t2;
     let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
-    let t4 = cache.front_left_len * cache.front_left_bend_squared_c1;
-    let t5 = (cache.front_left_len * front_left_bend_z)
+    let t3 = cache.front_left_len * cache.front_left_bend_squared_c1;
+    let t4 = (cache.front_left_len * cache.front_left_bend_z)
         * cache.front_left_bend_squared_c2;
-    let t6 = (cache.front_left_len * front_left_bend_y)
+    let t5 = (cache.front_left_len * cache.front_left_bend_y)
         * cache.front_left_bend_squared_c2;
-    let front_left_tip_position_x = cache.front_left_rotation_00 * t4
-        + cache.front_left_position_x + cache.front_left_rotation_02 * t5
-        + t6 * cache.front_left_rotation_01;
+    let front_left_tip_position_x = cache.front_left_rotation_00 * t3
+        + cache.front_left_position_x + cache.front_left_rotation_02 * t4
+        + t5 * cache.front_left_rotation_01;
     let front_left_skin_2_1_position_x = front_left_ring2_skin_z_x
         + front_left_tip_position_x;
-    let front_left_tip_position_y = t4 * cache.front_left_rotation_10
-        + t6 * cache.front_left_rotation_11 + cache.front_left_position_y
-        + t5 * cache.front_left_rotation_12;
-    let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t1
-        + t3 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t2;
+    let front_left_tip_position_y = t3 * cache.front_left_rotation_10
+        + t5 * cache.front_left_rotation_11 + cache.front_left_position_y
+        + t4 * cache.front_left_rotation_12;
+    let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t0
+        + t2 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t1;
     let front_left_ring2_skin_z_y = front_left_tip_rotation_12 * p.limb_radius;
     let front_left_skin_2_1_position_y = front_left_tip_position_y
         + front_left_ring2_skin_z_y;
-    let front_left_tip_position_z = t6 * cache.front_left_rotation_21
-        + cache.front_left_rotation_22 * t5 + cache.front_left_position_z
-        + t4 * cache.front_left_rotation_20;
-    let front_left_tip_rotation_22 = t2 * cache.front_left_rotation_20
-        + cache.front_left_rotation_22 * t3 + t1 * cache.front_left_rotation_21;
+    let front_left_tip_position_z = t5 * cache.front_left_rotation_21
+        + cache.front_left_rotation_22 * t4 + cache.front_left_position_z
+        + t3 * cache.front_left_rotation_20;
+    let front_left_tip_rotation_22 = t1 * cache.front_left_rotation_20
+        + cache.front_left_rotation_22 * t2 + t0 * cache.front_left_rotation_21;
     let front_left_ring2_skin_z_z = p.limb_radius * front_left_tip_rotation_22;
     let front_left_skin_2_1_position_z = front_left_tip_position_z
         + front_left_ring2_skin_z_z;
@@ -31723,41 +31648,37 @@ pub fn contact_jacobian_34(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = cache.front_left_len * cache.front_left_bend_squared_c1;
-    let t1 = 1.0 / p.actuator_radius;
-    let front_left_bend_z = 0.5773502691896255 * t1 * q[17]
-        - 0.5773502691896257 * q[16] * t1;
-    let t2 = (cache.front_left_len * front_left_bend_z)
+    let t1 = (cache.front_left_len * cache.front_left_bend_z)
         * cache.front_left_bend_squared_c2;
-    let front_left_bend_y = 0.3333333333333336 * t1 * q[17]
-        + 0.33333333333333315 * q[16] * t1 - 0.6666666666666666 * t1 * q[15];
-    let t3 = (cache.front_left_len * front_left_bend_y)
+    let t2 = (cache.front_left_len * cache.front_left_bend_y)
         * cache.front_left_bend_squared_c2;
     let front_left_tip_position_x = cache.front_left_rotation_00 * t0
-        + cache.front_left_position_x + cache.front_left_rotation_02 * t2
-        + t3 * cache.front_left_rotation_01;
-    let t4 = 1.0
-        - (front_left_bend_y * front_left_bend_y) * cache.front_left_bend_squared_c2;
-    let t5 = -((front_left_bend_y * front_left_bend_z)
+        + cache.front_left_position_x + cache.front_left_rotation_02 * t1
+        + t2 * cache.front_left_rotation_01;
+    let t3 = 1.0
+        - (cache.front_left_bend_y * cache.front_left_bend_y)
+            * cache.front_left_bend_squared_c2;
+    let t4 = -((cache.front_left_bend_y * cache.front_left_bend_z)
         * cache.front_left_bend_squared_c2);
-    let t6 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
-    let front_left_tip_rotation_01 = cache.front_left_rotation_01 * t4
-        + cache.front_left_rotation_02 * t5 + cache.front_left_rotation_00 * t6;
+    let t5 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
+    let front_left_tip_rotation_01 = cache.front_left_rotation_01 * t3
+        + cache.front_left_rotation_02 * t4 + cache.front_left_rotation_00 * t5;
     let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
     let front_left_skin_2_2_position_x = front_left_tip_position_x
         - front_left_ring2_skin_y_x;
-    let front_left_tip_rotation_11 = t5 * cache.front_left_rotation_12
-        + t6 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t4;
+    let front_left_tip_rotation_11 = t4 * cache.front_left_rotation_12
+        + t5 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t3;
     let front_left_ring2_skin_y_y = p.limb_radius * front_left_tip_rotation_11;
     let front_left_tip_position_y = t0 * cache.front_left_rotation_10
-        + t3 * cache.front_left_rotation_11 + cache.front_left_position_y
-        + t2 * cache.front_left_rotation_12;
+        + t2 * cache.front_left_rotation_11 + cache.front_left_position_y
+        + t1 * cache.front_left_rotation_12;
     let front_left_skin_2_2_position_y = front_left_tip_position_y
         - front_left_ring2_skin_y_y;
-    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t4
-        + t5 * cache.front_left_rotation_22 + t6 * cache.front_left_rotation_20;
+    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t3
+        + t4 * cache.front_left_rotation_22 + t5 * cache.front_left_rotation_20;
     let front_left_ring2_skin_y_z = front_left_tip_rotation_21 * p.limb_radius;
-    let front_left_tip_position_z = t3 * cache.front_left_rotation_21
-        + cache.front_left_rotation_22 * t2 + cache.front_left_position_z
+    let front_left_tip_position_z = t2 * cache.front_left_rotation_21
+        + cache.front_left_rotation_22 * t1 + cache.front_left_position_z
         + t0 * cache.front_left_rotation_20;
     let front_left_skin_2_2_position_z = front_left_tip_position_z
         - front_left_ring2_skin_y_z;
@@ -31779,41 +31700,37 @@ pub fn contact_jacobian_35(
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
     let t0 = cache.front_left_len * cache.front_left_bend_squared_c1;
-    let t1 = 1.0 / p.actuator_radius;
-    let front_left_bend_z = 0.5773502691896255 * t1 * q[17]
-        - 0.5773502691896257 * q[16] * t1;
-    let t2 = (cache.front_left_len * front_left_bend_z)
+    let t1 = (cache.front_left_len * cache.front_left_bend_z)
         * cache.front_left_bend_squared_c2;
-    let front_left_bend_y = 0.3333333333333336 * t1 * q[17]
-        + 0.33333333333333315 * q[16] * t1 - 0.6666666666666666 * t1 * q[15];
-    let t3 = (cache.front_left_len * front_left_bend_y)
+    let t2 = (cache.front_left_len * cache.front_left_bend_y)
         * cache.front_left_bend_squared_c2;
     let front_left_tip_position_x = cache.front_left_rotation_00 * t0
-        + cache.front_left_position_x + cache.front_left_rotation_02 * t2
-        + t3 * cache.front_left_rotation_01;
-    let t4 = -((front_left_bend_y * front_left_bend_z)
+        + cache.front_left_position_x + cache.front_left_rotation_02 * t1
+        + t2 * cache.front_left_rotation_01;
+    let t3 = -((cache.front_left_bend_y * cache.front_left_bend_z)
         * cache.front_left_bend_squared_c2);
-    let t5 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
-    let t6 = 1.0
-        - (front_left_bend_z * front_left_bend_z) * cache.front_left_bend_squared_c2;
-    let front_left_tip_rotation_02 = t4 * cache.front_left_rotation_01
-        + cache.front_left_rotation_00 * t5 + cache.front_left_rotation_02 * t6;
+    let t4 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
+    let t5 = 1.0
+        - (cache.front_left_bend_z * cache.front_left_bend_z)
+            * cache.front_left_bend_squared_c2;
+    let front_left_tip_rotation_02 = t3 * cache.front_left_rotation_01
+        + cache.front_left_rotation_00 * t4 + cache.front_left_rotation_02 * t5;
     let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
     let front_left_skin_2_3_position_x = front_left_tip_position_x
         - front_left_ring2_skin_z_x;
-    let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t4
-        + t6 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t5;
+    let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t3
+        + t5 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t4;
     let front_left_ring2_skin_z_y = front_left_tip_rotation_12 * p.limb_radius;
     let front_left_tip_position_y = t0 * cache.front_left_rotation_10
-        + t3 * cache.front_left_rotation_11 + cache.front_left_position_y
-        + t2 * cache.front_left_rotation_12;
+        + t2 * cache.front_left_rotation_11 + cache.front_left_position_y
+        + t1 * cache.front_left_rotation_12;
     let front_left_skin_2_3_position_y = front_left_tip_position_y
         - front_left_ring2_skin_z_y;
-    let front_left_tip_rotation_22 = t5 * cache.front_left_rotation_20
-        + cache.front_left_rotation_22 * t6 + t4 * cache.front_left_rotation_21;
+    let front_left_tip_rotation_22 = t4 * cache.front_left_rotation_20
+        + cache.front_left_rotation_22 * t5 + t3 * cache.front_left_rotation_21;
     let front_left_ring2_skin_z_z = p.limb_radius * front_left_tip_rotation_22;
-    let front_left_tip_position_z = t3 * cache.front_left_rotation_21
-        + cache.front_left_rotation_22 * t2 + cache.front_left_position_z
+    let front_left_tip_position_z = t2 * cache.front_left_rotation_21
+        + cache.front_left_rotation_22 * t1 + cache.front_left_position_z
         + t0 * cache.front_left_rotation_20;
     let front_left_skin_2_3_position_z = front_left_tip_position_z
         - front_left_ring2_skin_z_z;
@@ -31929,23 +31846,20 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         1 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let back_bend_z = 0.5773502691896255 * t0 * q[11]
-                - 0.5773502691896257 * t0 * q[10];
-            let t1 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * back_bend_z);
-            let back_bend_y = 0.3333333333333336 * t0 * q[11]
-                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-            let t2 = 0.25 * (cache.back_len * back_bend_y) * cache.back_ring1_bend_c2;
-            let t3 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-            let back_ring1_position_x = t1 * cache.back_rotation_02
-                + cache.base_roll_rotation_01 * t2 + cache.back_position_x
-                + t3 * cache.back_rotation_00;
-            let back_ring1_position_y = cache.base_roll_rotation_11 * t2
-                + t1 * cache.back_rotation_12 + cache.back_position_y
-                + t3 * cache.back_rotation_10;
-            let back_ring1_position_z = t3 * cache.back_rotation_20
-                + cache.back_position_z + cache.base_roll_rotation_21 * t2
-                + cache.back_rotation_22 * t1;
+            let t0 = 0.25 * cache.back_ring1_bend_c2
+                * (cache.back_len * cache.back_bend_z);
+            let t1 = 0.25 * (cache.back_len * cache.back_bend_y)
+                * cache.back_ring1_bend_c2;
+            let t2 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+            let back_ring1_position_x = t0 * cache.back_rotation_02
+                + cache.base_roll_rotation_01 * t1 + cache.back_position_x
+                + t2 * cache.back_rotation_00;
+            let back_ring1_position_y = cache.base_roll_rotation_11 * t1
+                + t0 * cache.back_rotation_12 + cache.back_position_y
+                + t2 * cache.back_rotation_10;
+            let back_ring1_position_z = t2 * cache.back_rotation_20
+                + cache.back_position_z + cache.base_roll_rotation_21 * t1
+                + cache.back_rotation_22 * t0;
             centre[0usize] = back_ring1_position_x;
             centre[1usize] = back_ring1_position_y;
             centre[2usize] = back_ring1_position_z;
@@ -31953,22 +31867,17 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         2 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let back_bend_y = 0.3333333333333336 * t0 * q[11]
-                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-            let t1 = (cache.back_len * back_bend_y) * cache.back_bend_squared_c2;
-            let t2 = cache.back_len * cache.back_bend_squared_c1;
-            let back_bend_z = 0.5773502691896255 * t0 * q[11]
-                - 0.5773502691896257 * t0 * q[10];
-            let t3 = (cache.back_len * back_bend_z) * cache.back_bend_squared_c2;
-            let back_tip_position_x = t1 * cache.base_roll_rotation_01
-                + cache.back_position_x + t2 * cache.back_rotation_00
-                + t3 * cache.back_rotation_02;
-            let back_tip_position_y = t3 * cache.back_rotation_12 + cache.back_position_y
-                + t2 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t1;
+            let t0 = (cache.back_len * cache.back_bend_y) * cache.back_bend_squared_c2;
+            let t1 = cache.back_len * cache.back_bend_squared_c1;
+            let t2 = (cache.back_len * cache.back_bend_z) * cache.back_bend_squared_c2;
+            let back_tip_position_x = t0 * cache.base_roll_rotation_01
+                + cache.back_position_x + t1 * cache.back_rotation_00
+                + t2 * cache.back_rotation_02;
+            let back_tip_position_y = t2 * cache.back_rotation_12 + cache.back_position_y
+                + t1 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t0;
             let back_tip_position_z = cache.back_position_z
-                + t1 * cache.base_roll_rotation_21 + cache.back_rotation_22 * t3
-                + t2 * cache.back_rotation_20;
+                + t0 * cache.base_roll_rotation_21 + cache.back_rotation_22 * t2
+                + t1 * cache.back_rotation_20;
             centre[0usize] = back_tip_position_x;
             centre[1usize] = back_tip_position_y;
             centre[2usize] = back_tip_position_z;
@@ -31983,25 +31892,20 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         4 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-            let t1 = 0.25 * (cache.front_right_len * front_right_bend_y)
+            let t0 = 0.25 * (cache.front_right_len * cache.front_right_bend_y)
                 * cache.front_right_ring1_bend_c2;
-            let t2 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
-            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-                - 0.5773502691896257 * t0 * q[13];
-            let t3 = 0.25 * cache.front_right_ring1_bend_c2
-                * (cache.front_right_len * front_right_bend_z);
+            let t1 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+            let t2 = 0.25 * cache.front_right_ring1_bend_c2
+                * (cache.front_right_len * cache.front_right_bend_z);
             let front_right_ring1_position_x = cache.front_right_position_x
-                + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_00
-                + cache.front_right_rotation_02 * t3;
-            let front_right_ring1_position_y = t2 * cache.front_right_rotation_10
-                + t3 * cache.front_right_rotation_12 + t1 * cache.front_right_rotation_11
+                + t0 * cache.front_right_rotation_01 + t1 * cache.front_right_rotation_00
+                + cache.front_right_rotation_02 * t2;
+            let front_right_ring1_position_y = t1 * cache.front_right_rotation_10
+                + t2 * cache.front_right_rotation_12 + t0 * cache.front_right_rotation_11
                 + cache.front_right_position_y;
-            let front_right_ring1_position_z = t1 * cache.front_right_rotation_21
-                + t2 * cache.front_right_rotation_20 + cache.front_right_position_z
-                + cache.front_right_rotation_22 * t3;
+            let front_right_ring1_position_z = t0 * cache.front_right_rotation_21
+                + t1 * cache.front_right_rotation_20 + cache.front_right_position_z
+                + cache.front_right_rotation_22 * t2;
             centre[0usize] = front_right_ring1_position_x;
             centre[1usize] = front_right_ring1_position_y;
             centre[2usize] = front_right_ring1_position_z;
@@ -32009,24 +31913,19 @@ pub fn contact_frame_sphere(
             radius.abs()
         }
         5 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
+            let t0 = cache.front_right_bend_squared_c2
+                * (cache.front_right_len * cache.front_right_bend_y);
             let t1 = cache.front_right_bend_squared_c2
-                * (cache.front_right_len * front_right_bend_y);
-            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-                - 0.5773502691896257 * t0 * q[13];
-            let t2 = cache.front_right_bend_squared_c2
-                * (cache.front_right_len * front_right_bend_z);
-            let t3 = cache.front_right_len * cache.front_right_bend_squared_c1;
+                * (cache.front_right_len * cache.front_right_bend_z);
+            let t2 = cache.front_right_len * cache.front_right_bend_squared_c1;
             let front_right_tip_position_x = cache.front_right_position_x
-                + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_02
-                + cache.front_right_rotation_00 * t3;
-            let front_right_tip_position_y = cache.front_right_rotation_10 * t3
-                + cache.front_right_position_y + t1 * cache.front_right_rotation_11
-                + t2 * cache.front_right_rotation_12;
-            let front_right_tip_position_z = cache.front_right_rotation_20 * t3
-                + t2 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t1
+                + t0 * cache.front_right_rotation_01 + t1 * cache.front_right_rotation_02
+                + cache.front_right_rotation_00 * t2;
+            let front_right_tip_position_y = cache.front_right_rotation_10 * t2
+                + cache.front_right_position_y + t0 * cache.front_right_rotation_11
+                + t1 * cache.front_right_rotation_12;
+            let front_right_tip_position_z = cache.front_right_rotation_20 * t2
+                + t1 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t0
                 + cache.front_right_position_z;
             centre[0usize] = front_right_tip_position_x;
             centre[1usize] = front_right_tip_position_y;
@@ -32043,24 +31942,19 @@ pub fn contact_frame_sphere(
         }
         7 => {
             let t0 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-            let t1 = 1.0 / p.actuator_radius;
-            let front_left_bend_z = 0.5773502691896255 * t1 * q[17]
-                - 0.5773502691896257 * q[16] * t1;
-            let t2 = 0.25 * (cache.front_left_len * front_left_bend_z)
+            let t1 = 0.25 * (cache.front_left_len * cache.front_left_bend_z)
                 * cache.front_left_ring1_bend_c2;
-            let front_left_bend_y = 0.3333333333333336 * t1 * q[17]
-                + 0.33333333333333315 * q[16] * t1 - 0.6666666666666666 * t1 * q[15];
-            let t3 = 0.25 * (cache.front_left_len * front_left_bend_y)
+            let t2 = 0.25 * (cache.front_left_len * cache.front_left_bend_y)
                 * cache.front_left_ring1_bend_c2;
             let front_left_ring1_position_x = cache.front_left_position_x
-                + t0 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t2
-                + cache.front_left_rotation_01 * t3;
-            let front_left_ring1_position_y = t2 * cache.front_left_rotation_12
-                + cache.front_left_rotation_11 * t3 + t0 * cache.front_left_rotation_10
+                + t0 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t1
+                + cache.front_left_rotation_01 * t2;
+            let front_left_ring1_position_y = t1 * cache.front_left_rotation_12
+                + cache.front_left_rotation_11 * t2 + t0 * cache.front_left_rotation_10
                 + cache.front_left_position_y;
             let front_left_ring1_position_z = t0 * cache.front_left_rotation_20
-                + cache.front_left_position_z + cache.front_left_rotation_22 * t2
-                + cache.front_left_rotation_21 * t3;
+                + cache.front_left_position_z + cache.front_left_rotation_22 * t1
+                + cache.front_left_rotation_21 * t2;
             centre[0usize] = front_left_ring1_position_x;
             centre[1usize] = front_left_ring1_position_y;
             centre[2usize] = front_left_ring1_position_z;
@@ -32069,23 +31963,18 @@ pub fn contact_frame_sphere(
         }
         8 => {
             let t0 = cache.front_left_len * cache.front_left_bend_squared_c1;
-            let t1 = 1.0 / p.actuator_radius;
-            let front_left_bend_z = 0.5773502691896255 * t1 * q[17]
-                - 0.5773502691896257 * q[16] * t1;
-            let t2 = (cache.front_left_len * front_left_bend_z)
+            let t1 = (cache.front_left_len * cache.front_left_bend_z)
                 * cache.front_left_bend_squared_c2;
-            let front_left_bend_y = 0.3333333333333336 * t1 * q[17]
-                + 0.33333333333333315 * q[16] * t1 - 0.6666666666666666 * t1 * q[15];
-            let t3 = (cache.front_left_len * front_left_bend_y)
+            let t2 = (cache.front_left_len * cache.front_left_bend_y)
                 * cache.front_left_bend_squared_c2;
             let front_left_tip_position_x = cache.front_left_rotation_00 * t0
-                + cache.front_left_position_x + cache.front_left_rotation_02 * t2
-                + t3 * cache.front_left_rotation_01;
+                + cache.front_left_position_x + cache.front_left_rotation_02 * t1
+                + t2 * cache.front_left_rotation_01;
             let front_left_tip_position_y = t0 * cache.front_left_rotation_10
-                + t3 * cache.front_left_rotation_11 + cache.front_left_position_y
-                + t2 * cache.front_left_rotation_12;
-            let front_left_tip_position_z = t3 * cache.front_left_rotation_21
-                + cache.front_left_rotation_22 * t2 + cache.front_left_position_z
+                + t2 * cache.front_left_rotation_11 + cache.front_left_position_y
+                + t1 * cache.front_left_rotation_12;
+            let front_left_tip_position_z = t2 * cache.front_left_rotation_21
+                + cache.front_left_rotation_22 * t1 + cache.front_left_position_z
                 + t0 * cache.front_left_rotation_20;
             centre[0usize] = front_left_tip_position_x;
             centre[1usize] = front_left_tip_position_y;
@@ -32147,50 +32036,52 @@ pub fn contact_frame_positions_into(
             out[3][2usize] = back_skin_0_3_position_z;
         }
         1 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let back_bend_z = 0.5773502691896255 * t0 * q[11]
-                - 0.5773502691896257 * t0 * q[10];
-            let back_bend_y = 0.3333333333333336 * t0 * q[11]
-                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-            let t1 = -(0.25 * cache.back_ring1_bend_c2 * (back_bend_z * back_bend_y));
-            let t2 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_y);
-            let t3 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * (back_bend_y * back_bend_y);
-            let back_ring1_rotation_01 = t1 * cache.back_rotation_02
-                + t2 * cache.back_rotation_00 + t3 * cache.base_roll_rotation_01;
+            let t0 = -(0.25 * cache.back_ring1_bend_c2
+                * (cache.back_bend_z * cache.back_bend_y));
+            let t1 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_y);
+            let t2 = 1.0
+                - 0.25 * cache.back_ring1_bend_c2
+                    * (cache.back_bend_y * cache.back_bend_y);
+            let back_ring1_rotation_01 = t0 * cache.back_rotation_02
+                + t1 * cache.back_rotation_00 + t2 * cache.base_roll_rotation_01;
             let back_ring1_skin_y_x = back_ring1_rotation_01 * p.limb_radius;
-            let t4 = 0.25 * cache.back_ring1_bend_c2 * (cache.back_len * back_bend_z);
-            let t5 = 0.25 * (cache.back_len * back_bend_y) * cache.back_ring1_bend_c2;
-            let t6 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-            let back_ring1_position_x = t4 * cache.back_rotation_02
-                + cache.base_roll_rotation_01 * t5 + cache.back_position_x
-                + t6 * cache.back_rotation_00;
+            let t3 = 0.25 * cache.back_ring1_bend_c2
+                * (cache.back_len * cache.back_bend_z);
+            let t4 = 0.25 * (cache.back_len * cache.back_bend_y)
+                * cache.back_ring1_bend_c2;
+            let t5 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+            let back_ring1_position_x = t3 * cache.back_rotation_02
+                + cache.base_roll_rotation_01 * t4 + cache.back_position_x
+                + t5 * cache.back_rotation_00;
             let back_skin_1_0_position_x = back_ring1_skin_y_x + back_ring1_position_x;
-            let back_ring1_position_y = cache.base_roll_rotation_11 * t5
-                + t4 * cache.back_rotation_12 + cache.back_position_y
-                + t6 * cache.back_rotation_10;
-            let back_ring1_rotation_11 = t3 * cache.base_roll_rotation_11
-                + t1 * cache.back_rotation_12 + t2 * cache.back_rotation_10;
+            let back_ring1_position_y = cache.base_roll_rotation_11 * t4
+                + t3 * cache.back_rotation_12 + cache.back_position_y
+                + t5 * cache.back_rotation_10;
+            let back_ring1_rotation_11 = t2 * cache.base_roll_rotation_11
+                + t0 * cache.back_rotation_12 + t1 * cache.back_rotation_10;
             let back_ring1_skin_y_y = back_ring1_rotation_11 * p.limb_radius;
             let back_skin_1_0_position_y = back_ring1_position_y + back_ring1_skin_y_y;
-            let back_ring1_rotation_21 = cache.back_rotation_20 * t2
-                + t1 * cache.back_rotation_22 + t3 * cache.base_roll_rotation_21;
+            let back_ring1_rotation_21 = cache.back_rotation_20 * t1
+                + t0 * cache.back_rotation_22 + t2 * cache.base_roll_rotation_21;
             let back_ring1_skin_y_z = back_ring1_rotation_21 * p.limb_radius;
-            let back_ring1_position_z = t6 * cache.back_rotation_20
-                + cache.back_position_z + cache.base_roll_rotation_21 * t5
-                + cache.back_rotation_22 * t4;
+            let back_ring1_position_z = t5 * cache.back_rotation_20
+                + cache.back_position_z + cache.base_roll_rotation_21 * t4
+                + cache.back_rotation_22 * t3;
             let back_skin_1_0_position_z = back_ring1_skin_y_z + back_ring1_position_z;
-            let t7 = -(0.5 * cache.back_ring1_bend_c1 * back_bend_z);
-            let t8 = 1.0 - 0.25 * (back_bend_z * back_bend_z) * cache.back_ring1_bend_c2;
-            let back_ring1_rotation_02 = t7 * cache.back_rotation_00
-                + t1 * cache.base_roll_rotation_01 + t8 * cache.back_rotation_02;
+            let t6 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
+            let t7 = 1.0
+                - 0.25 * (cache.back_bend_z * cache.back_bend_z)
+                    * cache.back_ring1_bend_c2;
+            let back_ring1_rotation_02 = t6 * cache.back_rotation_00
+                + t0 * cache.base_roll_rotation_01 + t7 * cache.back_rotation_02;
             let back_ring1_skin_z_x = back_ring1_rotation_02 * p.limb_radius;
             let back_skin_1_1_position_x = back_ring1_skin_z_x + back_ring1_position_x;
-            let back_ring1_rotation_12 = cache.back_rotation_10 * t7
-                + t1 * cache.base_roll_rotation_11 + t8 * cache.back_rotation_12;
+            let back_ring1_rotation_12 = cache.back_rotation_10 * t6
+                + t0 * cache.base_roll_rotation_11 + t7 * cache.back_rotation_12;
             let back_ring1_skin_z_y = back_ring1_rotation_12 * p.limb_radius;
             let back_skin_1_1_position_y = back_ring1_position_y + back_ring1_skin_z_y;
-            let back_ring1_rotation_22 = t1 * cache.base_roll_rotation_21
-                + cache.back_rotation_22 * t8 + cache.back_rotation_20 * t7;
+            let back_ring1_rotation_22 = t0 * cache.base_roll_rotation_21
+                + cache.back_rotation_22 * t7 + cache.back_rotation_20 * t6;
             let back_ring1_skin_z_z = back_ring1_rotation_22 * p.limb_radius;
             let back_skin_1_1_position_z = back_ring1_skin_z_z + back_ring1_position_z;
             let back_skin_1_2_position_x = back_ring1_position_x - back_ring1_skin_y_x;
@@ -32213,49 +32104,47 @@ pub fn contact_frame_positions_into(
             out[7][2usize] = back_skin_1_3_position_z;
         }
         2 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let back_bend_y = 0.3333333333333336 * t0 * q[11]
-                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-            let t1 = (cache.back_len * back_bend_y) * cache.back_bend_squared_c2;
-            let t2 = cache.back_len * cache.back_bend_squared_c1;
-            let back_bend_z = 0.5773502691896255 * t0 * q[11]
-                - 0.5773502691896257 * t0 * q[10];
-            let t3 = (cache.back_len * back_bend_z) * cache.back_bend_squared_c2;
-            let back_tip_position_x = t1 * cache.base_roll_rotation_01
-                + cache.back_position_x + t2 * cache.back_rotation_00
-                + t3 * cache.back_rotation_02;
-            let t4 = 1.0 - cache.back_bend_squared_c2 * (back_bend_y * back_bend_y);
-            let t5 = -(cache.back_bend_squared_c2 * (back_bend_z * back_bend_y));
-            let t6 = -(cache.back_bend_squared_c1 * back_bend_y);
-            let back_tip_rotation_01 = t4 * cache.base_roll_rotation_01
-                + t5 * cache.back_rotation_02 + t6 * cache.back_rotation_00;
+            let t0 = (cache.back_len * cache.back_bend_y) * cache.back_bend_squared_c2;
+            let t1 = cache.back_len * cache.back_bend_squared_c1;
+            let t2 = (cache.back_len * cache.back_bend_z) * cache.back_bend_squared_c2;
+            let back_tip_position_x = t0 * cache.base_roll_rotation_01
+                + cache.back_position_x + t1 * cache.back_rotation_00
+                + t2 * cache.back_rotation_02;
+            let t3 = 1.0
+                - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+            let t4 = -(cache.back_bend_squared_c2
+                * (cache.back_bend_z * cache.back_bend_y));
+            let t5 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
+            let back_tip_rotation_01 = t3 * cache.base_roll_rotation_01
+                + t4 * cache.back_rotation_02 + t5 * cache.back_rotation_00;
             let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
             let back_skin_2_0_position_x = back_tip_position_x + back_ring2_skin_y_x;
-            let back_tip_position_y = t3 * cache.back_rotation_12 + cache.back_position_y
-                + t2 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t1;
-            let back_tip_rotation_11 = t5 * cache.back_rotation_12
-                + cache.back_rotation_10 * t6 + cache.base_roll_rotation_11 * t4;
+            let back_tip_position_y = t2 * cache.back_rotation_12 + cache.back_position_y
+                + t1 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t0;
+            let back_tip_rotation_11 = t4 * cache.back_rotation_12
+                + cache.back_rotation_10 * t5 + cache.base_roll_rotation_11 * t3;
             let back_ring2_skin_y_y = back_tip_rotation_11 * p.limb_radius;
             let back_skin_2_0_position_y = back_tip_position_y + back_ring2_skin_y_y;
-            let back_tip_rotation_21 = t4 * cache.base_roll_rotation_21
-                + cache.back_rotation_20 * t6 + t5 * cache.back_rotation_22;
+            let back_tip_rotation_21 = t3 * cache.base_roll_rotation_21
+                + cache.back_rotation_20 * t5 + t4 * cache.back_rotation_22;
             let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
             let back_tip_position_z = cache.back_position_z
-                + t1 * cache.base_roll_rotation_21 + cache.back_rotation_22 * t3
-                + t2 * cache.back_rotation_20;
+                + t0 * cache.base_roll_rotation_21 + cache.back_rotation_22 * t2
+                + t1 * cache.back_rotation_20;
             let back_skin_2_0_position_z = back_ring2_skin_y_z + back_tip_position_z;
-            let t7 = 1.0 - (back_bend_z * back_bend_z) * cache.back_bend_squared_c2;
-            let t8 = -(back_bend_z * cache.back_bend_squared_c1);
-            let back_tip_rotation_02 = t7 * cache.back_rotation_02
-                + t8 * cache.back_rotation_00 + t5 * cache.base_roll_rotation_01;
+            let t6 = 1.0
+                - (cache.back_bend_z * cache.back_bend_z) * cache.back_bend_squared_c2;
+            let t7 = -(cache.back_bend_z * cache.back_bend_squared_c1);
+            let back_tip_rotation_02 = t6 * cache.back_rotation_02
+                + t7 * cache.back_rotation_00 + t4 * cache.base_roll_rotation_01;
             let back_ring2_skin_z_x = back_tip_rotation_02 * p.limb_radius;
             let back_skin_2_1_position_x = back_ring2_skin_z_x + back_tip_position_x;
-            let back_tip_rotation_12 = t8 * cache.back_rotation_10
-                + t5 * cache.base_roll_rotation_11 + t7 * cache.back_rotation_12;
+            let back_tip_rotation_12 = t7 * cache.back_rotation_10
+                + t4 * cache.base_roll_rotation_11 + t6 * cache.back_rotation_12;
             let back_ring2_skin_z_y = back_tip_rotation_12 * p.limb_radius;
             let back_skin_2_1_position_y = back_tip_position_y + back_ring2_skin_z_y;
-            let back_tip_rotation_22 = cache.back_rotation_22 * t7
-                + t5 * cache.base_roll_rotation_21 + t8 * cache.back_rotation_20;
+            let back_tip_rotation_22 = cache.back_rotation_22 * t6
+                + t4 * cache.base_roll_rotation_21 + t7 * cache.back_rotation_20;
             let back_ring2_skin_z_z = back_tip_rotation_22 * p.limb_radius;
             let back_skin_2_1_position_z = back_tip_position_z + back_ring2_skin_z_z;
             let back_skin_2_2_position_x = back_tip_position_x - back_ring2_skin_y_x;
@@ -32328,73 +32217,68 @@ pub fn contact_frame_positions_into(
             out[15][2usize] = front_right_skin_0_3_position_z;
         }
         4 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-            let t1 = 0.25 * (cache.front_right_len * front_right_bend_y)
+            let t0 = 0.25 * (cache.front_right_len * cache.front_right_bend_y)
                 * cache.front_right_ring1_bend_c2;
-            let t2 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
-            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-                - 0.5773502691896257 * t0 * q[13];
-            let t3 = 0.25 * cache.front_right_ring1_bend_c2
-                * (cache.front_right_len * front_right_bend_z);
+            let t1 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+            let t2 = 0.25 * cache.front_right_ring1_bend_c2
+                * (cache.front_right_len * cache.front_right_bend_z);
             let front_right_ring1_position_x = cache.front_right_position_x
-                + t1 * cache.front_right_rotation_01 + t2 * cache.front_right_rotation_00
-                + cache.front_right_rotation_02 * t3;
-            let t4 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y);
-            let t5 = 1.0
+                + t0 * cache.front_right_rotation_01 + t1 * cache.front_right_rotation_00
+                + cache.front_right_rotation_02 * t2;
+            let t3 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
+            let t4 = 1.0
                 - 0.25 * cache.front_right_ring1_bend_c2
-                    * (front_right_bend_y * front_right_bend_y);
-            let t6 = -(0.25 * cache.front_right_ring1_bend_c2
-                * (front_right_bend_z * front_right_bend_y));
-            let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t4
-                + t5 * cache.front_right_rotation_01
-                + t6 * cache.front_right_rotation_02;
+                    * (cache.front_right_bend_y * cache.front_right_bend_y);
+            let t5 = -(0.25 * cache.front_right_ring1_bend_c2
+                * (cache.front_right_bend_z * cache.front_right_bend_y));
+            let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t3
+                + t4 * cache.front_right_rotation_01
+                + t5 * cache.front_right_rotation_02;
             let front_right_ring1_skin_y_x = front_right_ring1_rotation_01
                 * p.limb_radius;
             let front_right_skin_1_0_position_x = front_right_ring1_position_x
                 + front_right_ring1_skin_y_x;
-            let front_right_ring1_position_y = t2 * cache.front_right_rotation_10
-                + t3 * cache.front_right_rotation_12 + t1 * cache.front_right_rotation_11
+            let front_right_ring1_position_y = t1 * cache.front_right_rotation_10
+                + t2 * cache.front_right_rotation_12 + t0 * cache.front_right_rotation_11
                 + cache.front_right_position_y;
-            let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t4
-                + t5 * cache.front_right_rotation_11
-                + t6 * cache.front_right_rotation_12;
+            let front_right_ring1_rotation_11 = cache.front_right_rotation_10 * t3
+                + t4 * cache.front_right_rotation_11
+                + t5 * cache.front_right_rotation_12;
             let front_right_ring1_skin_y_y = front_right_ring1_rotation_11
                 * p.limb_radius;
             let front_right_skin_1_0_position_y = front_right_ring1_position_y
                 + front_right_ring1_skin_y_y;
-            let front_right_ring1_position_z = t1 * cache.front_right_rotation_21
-                + t2 * cache.front_right_rotation_20 + cache.front_right_position_z
-                + cache.front_right_rotation_22 * t3;
-            let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t5
-                + t6 * cache.front_right_rotation_22
-                + cache.front_right_rotation_20 * t4;
+            let front_right_ring1_position_z = t0 * cache.front_right_rotation_21
+                + t1 * cache.front_right_rotation_20 + cache.front_right_position_z
+                + cache.front_right_rotation_22 * t2;
+            let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t4
+                + t5 * cache.front_right_rotation_22
+                + cache.front_right_rotation_20 * t3;
             let front_right_ring1_skin_y_z = p.limb_radius
                 * front_right_ring1_rotation_21;
             let front_right_skin_1_0_position_z = front_right_ring1_position_z
                 + front_right_ring1_skin_y_z;
-            let t7 = 1.0
+            let t6 = 1.0
                 - 0.25 * cache.front_right_ring1_bend_c2
-                    * (front_right_bend_z * front_right_bend_z);
-            let t8 = -(0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z);
-            let front_right_ring1_rotation_02 = cache.front_right_rotation_02 * t7
-                + t8 * cache.front_right_rotation_00
-                + t6 * cache.front_right_rotation_01;
+                    * (cache.front_right_bend_z * cache.front_right_bend_z);
+            let t7 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
+            let front_right_ring1_rotation_02 = cache.front_right_rotation_02 * t6
+                + t7 * cache.front_right_rotation_00
+                + t5 * cache.front_right_rotation_01;
             let front_right_ring1_skin_z_x = p.limb_radius
                 * front_right_ring1_rotation_02;
             let front_right_skin_1_1_position_x = front_right_ring1_position_x
                 + front_right_ring1_skin_z_x;
-            let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t8
-                + t6 * cache.front_right_rotation_11
-                + cache.front_right_rotation_12 * t7;
+            let front_right_ring1_rotation_12 = cache.front_right_rotation_10 * t7
+                + t5 * cache.front_right_rotation_11
+                + cache.front_right_rotation_12 * t6;
             let front_right_ring1_skin_z_y = p.limb_radius
                 * front_right_ring1_rotation_12;
             let front_right_skin_1_1_position_y = front_right_ring1_skin_z_y
                 + front_right_ring1_position_y;
-            let front_right_ring1_rotation_22 = t6 * cache.front_right_rotation_21
-                + cache.front_right_rotation_22 * t7
-                + cache.front_right_rotation_20 * t8;
+            let front_right_ring1_rotation_22 = t5 * cache.front_right_rotation_21
+                + cache.front_right_rotation_22 * t6
+                + cache.front_right_rotation_20 * t7;
             let front_right_ring1_skin_z_z = front_right_ring1_rotation_22
                 * p.limb_radius;
             let front_right_skin_1_1_position_z = front_right_ring1_position_z
@@ -32425,68 +32309,63 @@ pub fn contact_frame_positions_into(
             out[19][2usize] = front_right_skin_1_3_position_z;
         }
         5 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-            let t1 = 1.0
+            let t0 = 1.0
                 - cache.front_right_bend_squared_c2
-                    * (front_right_bend_y * front_right_bend_y);
-            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-                - 0.5773502691896257 * t0 * q[13];
-            let t2 = -(cache.front_right_bend_squared_c2
-                * (front_right_bend_z * front_right_bend_y));
-            let t3 = -(cache.front_right_bend_squared_c1 * front_right_bend_y);
-            let front_right_tip_rotation_01 = t1 * cache.front_right_rotation_01
-                + cache.front_right_rotation_02 * t2
-                + cache.front_right_rotation_00 * t3;
+                    * (cache.front_right_bend_y * cache.front_right_bend_y);
+            let t1 = -(cache.front_right_bend_squared_c2
+                * (cache.front_right_bend_z * cache.front_right_bend_y));
+            let t2 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
+            let front_right_tip_rotation_01 = t0 * cache.front_right_rotation_01
+                + cache.front_right_rotation_02 * t1
+                + cache.front_right_rotation_00 * t2;
             let front_right_ring2_skin_y_x = p.limb_radius * front_right_tip_rotation_01;
+            let t3 = cache.front_right_bend_squared_c2
+                * (cache.front_right_len * cache.front_right_bend_y);
             let t4 = cache.front_right_bend_squared_c2
-                * (cache.front_right_len * front_right_bend_y);
-            let t5 = cache.front_right_bend_squared_c2
-                * (cache.front_right_len * front_right_bend_z);
-            let t6 = cache.front_right_len * cache.front_right_bend_squared_c1;
+                * (cache.front_right_len * cache.front_right_bend_z);
+            let t5 = cache.front_right_len * cache.front_right_bend_squared_c1;
             let front_right_tip_position_x = cache.front_right_position_x
-                + t4 * cache.front_right_rotation_01 + t5 * cache.front_right_rotation_02
-                + cache.front_right_rotation_00 * t6;
+                + t3 * cache.front_right_rotation_01 + t4 * cache.front_right_rotation_02
+                + cache.front_right_rotation_00 * t5;
             let front_right_skin_2_0_position_x = front_right_ring2_skin_y_x
                 + front_right_tip_position_x;
-            let front_right_tip_position_y = cache.front_right_rotation_10 * t6
-                + cache.front_right_position_y + t4 * cache.front_right_rotation_11
-                + t5 * cache.front_right_rotation_12;
-            let front_right_tip_rotation_11 = t1 * cache.front_right_rotation_11
-                + cache.front_right_rotation_10 * t3
-                + cache.front_right_rotation_12 * t2;
+            let front_right_tip_position_y = cache.front_right_rotation_10 * t5
+                + cache.front_right_position_y + t3 * cache.front_right_rotation_11
+                + t4 * cache.front_right_rotation_12;
+            let front_right_tip_rotation_11 = t0 * cache.front_right_rotation_11
+                + cache.front_right_rotation_10 * t2
+                + cache.front_right_rotation_12 * t1;
             let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
             let front_right_skin_2_0_position_y = front_right_tip_position_y
                 + front_right_ring2_skin_y_y;
-            let front_right_tip_position_z = cache.front_right_rotation_20 * t6
-                + t5 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t4
+            let front_right_tip_position_z = cache.front_right_rotation_20 * t5
+                + t4 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t3
                 + cache.front_right_position_z;
-            let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t3
-                + cache.front_right_rotation_21 * t1
-                + cache.front_right_rotation_22 * t2;
+            let front_right_tip_rotation_21 = cache.front_right_rotation_20 * t2
+                + cache.front_right_rotation_21 * t0
+                + cache.front_right_rotation_22 * t1;
             let front_right_ring2_skin_y_z = p.limb_radius * front_right_tip_rotation_21;
             let front_right_skin_2_0_position_z = front_right_tip_position_z
                 + front_right_ring2_skin_y_z;
-            let t7 = -(cache.front_right_bend_squared_c1 * front_right_bend_z);
-            let t8 = 1.0
+            let t6 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
+            let t7 = 1.0
                 - cache.front_right_bend_squared_c2
-                    * (front_right_bend_z * front_right_bend_z);
-            let front_right_tip_rotation_02 = t7 * cache.front_right_rotation_00
-                + t2 * cache.front_right_rotation_01
-                + cache.front_right_rotation_02 * t8;
+                    * (cache.front_right_bend_z * cache.front_right_bend_z);
+            let front_right_tip_rotation_02 = t6 * cache.front_right_rotation_00
+                + t1 * cache.front_right_rotation_01
+                + cache.front_right_rotation_02 * t7;
             let front_right_ring2_skin_z_x = front_right_tip_rotation_02 * p.limb_radius;
             let front_right_skin_2_1_position_x = front_right_ring2_skin_z_x
                 + front_right_tip_position_x;
-            let front_right_tip_rotation_12 = t2 * cache.front_right_rotation_11
-                + t7 * cache.front_right_rotation_10
-                + t8 * cache.front_right_rotation_12;
+            let front_right_tip_rotation_12 = t1 * cache.front_right_rotation_11
+                + t6 * cache.front_right_rotation_10
+                + t7 * cache.front_right_rotation_12;
             let front_right_ring2_skin_z_y = p.limb_radius * front_right_tip_rotation_12;
             let front_right_skin_2_1_position_y = front_right_tip_position_y
                 + front_right_ring2_skin_z_y;
-            let front_right_tip_rotation_22 = t7 * cache.front_right_rotation_20
-                + cache.front_right_rotation_21 * t2
-                + cache.front_right_rotation_22 * t8;
+            let front_right_tip_rotation_22 = t6 * cache.front_right_rotation_20
+                + cache.front_right_rotation_21 * t1
+                + cache.front_right_rotation_22 * t7;
             let front_right_ring2_skin_z_z = front_right_tip_rotation_22 * p.limb_radius;
             let front_right_skin_2_1_position_z = front_right_ring2_skin_z_z
                 + front_right_tip_position_z;
@@ -32560,62 +32439,57 @@ pub fn contact_frame_positions_into(
             out[27][2usize] = front_left_skin_0_3_position_z;
         }
         7 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-                + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-            let t1 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y);
-            let t2 = 1.0
-                - 0.25 * (front_left_bend_y * front_left_bend_y)
+            let t0 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_y);
+            let t1 = 1.0
+                - 0.25 * (cache.front_left_bend_y * cache.front_left_bend_y)
                     * cache.front_left_ring1_bend_c2;
-            let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-                - 0.5773502691896257 * q[16] * t0;
-            let t3 = -(0.25 * (front_left_bend_y * front_left_bend_z)
+            let t2 = -(0.25 * (cache.front_left_bend_y * cache.front_left_bend_z)
                 * cache.front_left_ring1_bend_c2);
-            let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t1
-                + t2 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t3;
+            let front_left_ring1_rotation_01 = cache.front_left_rotation_00 * t0
+                + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t2;
             let front_left_ring1_skin_y_x = p.limb_radius * front_left_ring1_rotation_01;
-            let t4 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-            let t5 = 0.25 * (cache.front_left_len * front_left_bend_z)
+            let t3 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
+            let t4 = 0.25 * (cache.front_left_len * cache.front_left_bend_z)
                 * cache.front_left_ring1_bend_c2;
-            let t6 = 0.25 * (cache.front_left_len * front_left_bend_y)
+            let t5 = 0.25 * (cache.front_left_len * cache.front_left_bend_y)
                 * cache.front_left_ring1_bend_c2;
             let front_left_ring1_position_x = cache.front_left_position_x
-                + t4 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t5
-                + cache.front_left_rotation_01 * t6;
+                + t3 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t4
+                + cache.front_left_rotation_01 * t5;
             let front_left_skin_1_0_position_x = front_left_ring1_skin_y_x
                 + front_left_ring1_position_x;
-            let front_left_ring1_rotation_11 = t1 * cache.front_left_rotation_10
-                + t3 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t2;
+            let front_left_ring1_rotation_11 = t0 * cache.front_left_rotation_10
+                + t2 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t1;
             let front_left_ring1_skin_y_y = front_left_ring1_rotation_11 * p.limb_radius;
-            let front_left_ring1_position_y = t5 * cache.front_left_rotation_12
-                + cache.front_left_rotation_11 * t6 + t4 * cache.front_left_rotation_10
+            let front_left_ring1_position_y = t4 * cache.front_left_rotation_12
+                + cache.front_left_rotation_11 * t5 + t3 * cache.front_left_rotation_10
                 + cache.front_left_position_y;
             let front_left_skin_1_0_position_y = front_left_ring1_skin_y_y
                 + front_left_ring1_position_y;
-            let front_left_ring1_rotation_21 = t2 * cache.front_left_rotation_21
-                + t3 * cache.front_left_rotation_22 + t1 * cache.front_left_rotation_20;
+            let front_left_ring1_rotation_21 = t1 * cache.front_left_rotation_21
+                + t2 * cache.front_left_rotation_22 + t0 * cache.front_left_rotation_20;
             let front_left_ring1_skin_y_z = front_left_ring1_rotation_21 * p.limb_radius;
-            let front_left_ring1_position_z = t4 * cache.front_left_rotation_20
-                + cache.front_left_position_z + cache.front_left_rotation_22 * t5
-                + cache.front_left_rotation_21 * t6;
+            let front_left_ring1_position_z = t3 * cache.front_left_rotation_20
+                + cache.front_left_position_z + cache.front_left_rotation_22 * t4
+                + cache.front_left_rotation_21 * t5;
             let front_left_skin_1_0_position_z = front_left_ring1_skin_y_z
                 + front_left_ring1_position_z;
-            let t7 = -(0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z);
-            let t8 = 1.0
-                - 0.25 * (front_left_bend_z * front_left_bend_z)
+            let t6 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
+            let t7 = 1.0
+                - 0.25 * (cache.front_left_bend_z * cache.front_left_bend_z)
                     * cache.front_left_ring1_bend_c2;
-            let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t7
-                + cache.front_left_rotation_02 * t8 + t3 * cache.front_left_rotation_01;
+            let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t6
+                + cache.front_left_rotation_02 * t7 + t2 * cache.front_left_rotation_01;
             let front_left_ring1_skin_z_x = front_left_ring1_rotation_02 * p.limb_radius;
             let front_left_skin_1_1_position_x = front_left_ring1_skin_z_x
                 + front_left_ring1_position_x;
-            let front_left_ring1_rotation_12 = t8 * cache.front_left_rotation_12
-                + cache.front_left_rotation_10 * t7 + t3 * cache.front_left_rotation_11;
+            let front_left_ring1_rotation_12 = t7 * cache.front_left_rotation_12
+                + cache.front_left_rotation_10 * t6 + t2 * cache.front_left_rotation_11;
             let front_left_ring1_skin_z_y = front_left_ring1_rotation_12 * p.limb_radius;
             let front_left_skin_1_1_position_y = front_left_ring1_skin_z_y
                 + front_left_ring1_position_y;
-            let front_left_ring1_rotation_22 = t7 * cache.front_left_rotation_20
-                + cache.front_left_rotation_22 * t8 + t3 * cache.front_left_rotation_21;
+            let front_left_ring1_rotation_22 = t6 * cache.front_left_rotation_20
+                + cache.front_left_rotation_22 * t7 + t2 * cache.front_left_rotation_21;
             let front_left_ring1_skin_z_z = front_left_ring1_rotation_22 * p.limb_radius;
             let front_left_skin_1_1_position_z = front_left_ring1_position_z
                 + front_left_ring1_skin_z_z;
@@ -32645,62 +32519,57 @@ pub fn contact_frame_positions_into(
             out[31][2usize] = front_left_skin_1_3_position_z;
         }
         8 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-                + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-            let t1 = 1.0
-                - (front_left_bend_y * front_left_bend_y)
+            let t0 = 1.0
+                - (cache.front_left_bend_y * cache.front_left_bend_y)
                     * cache.front_left_bend_squared_c2;
-            let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-                - 0.5773502691896257 * q[16] * t0;
-            let t2 = -((front_left_bend_y * front_left_bend_z)
+            let t1 = -((cache.front_left_bend_y * cache.front_left_bend_z)
                 * cache.front_left_bend_squared_c2);
-            let t3 = -(front_left_bend_y * cache.front_left_bend_squared_c1);
-            let front_left_tip_rotation_01 = cache.front_left_rotation_01 * t1
-                + cache.front_left_rotation_02 * t2 + cache.front_left_rotation_00 * t3;
+            let t2 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
+            let front_left_tip_rotation_01 = cache.front_left_rotation_01 * t0
+                + cache.front_left_rotation_02 * t1 + cache.front_left_rotation_00 * t2;
             let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
-            let t4 = cache.front_left_len * cache.front_left_bend_squared_c1;
-            let t5 = (cache.front_left_len * front_left_bend_z)
+            let t3 = cache.front_left_len * cache.front_left_bend_squared_c1;
+            let t4 = (cache.front_left_len * cache.front_left_bend_z)
                 * cache.front_left_bend_squared_c2;
-            let t6 = (cache.front_left_len * front_left_bend_y)
+            let t5 = (cache.front_left_len * cache.front_left_bend_y)
                 * cache.front_left_bend_squared_c2;
-            let front_left_tip_position_x = cache.front_left_rotation_00 * t4
-                + cache.front_left_position_x + cache.front_left_rotation_02 * t5
-                + t6 * cache.front_left_rotation_01;
+            let front_left_tip_position_x = cache.front_left_rotation_00 * t3
+                + cache.front_left_position_x + cache.front_left_rotation_02 * t4
+                + t5 * cache.front_left_rotation_01;
             let front_left_skin_2_0_position_x = front_left_ring2_skin_y_x
                 + front_left_tip_position_x;
-            let front_left_tip_rotation_11 = t2 * cache.front_left_rotation_12
-                + t3 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t1;
+            let front_left_tip_rotation_11 = t1 * cache.front_left_rotation_12
+                + t2 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t0;
             let front_left_ring2_skin_y_y = p.limb_radius * front_left_tip_rotation_11;
-            let front_left_tip_position_y = t4 * cache.front_left_rotation_10
-                + t6 * cache.front_left_rotation_11 + cache.front_left_position_y
-                + t5 * cache.front_left_rotation_12;
+            let front_left_tip_position_y = t3 * cache.front_left_rotation_10
+                + t5 * cache.front_left_rotation_11 + cache.front_left_position_y
+                + t4 * cache.front_left_rotation_12;
             let front_left_skin_2_0_position_y = front_left_ring2_skin_y_y
                 + front_left_tip_position_y;
-            let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t1
-                + t2 * cache.front_left_rotation_22 + t3 * cache.front_left_rotation_20;
+            let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t0
+                + t1 * cache.front_left_rotation_22 + t2 * cache.front_left_rotation_20;
             let front_left_ring2_skin_y_z = front_left_tip_rotation_21 * p.limb_radius;
-            let front_left_tip_position_z = t6 * cache.front_left_rotation_21
-                + cache.front_left_rotation_22 * t5 + cache.front_left_position_z
-                + t4 * cache.front_left_rotation_20;
+            let front_left_tip_position_z = t5 * cache.front_left_rotation_21
+                + cache.front_left_rotation_22 * t4 + cache.front_left_position_z
+                + t3 * cache.front_left_rotation_20;
             let front_left_skin_2_0_position_z = front_left_ring2_skin_y_z
                 + front_left_tip_position_z;
-            let t7 = -(front_left_bend_z * cache.front_left_bend_squared_c1);
-            let t8 = 1.0
-                - (front_left_bend_z * front_left_bend_z)
+            let t6 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
+            let t7 = 1.0
+                - (cache.front_left_bend_z * cache.front_left_bend_z)
                     * cache.front_left_bend_squared_c2;
-            let front_left_tip_rotation_02 = t2 * cache.front_left_rotation_01
-                + cache.front_left_rotation_00 * t7 + cache.front_left_rotation_02 * t8;
+            let front_left_tip_rotation_02 = t1 * cache.front_left_rotation_01
+                + cache.front_left_rotation_00 * t6 + cache.front_left_rotation_02 * t7;
             let front_left_ring2_skin_z_x = front_left_tip_rotation_02 * p.limb_radius;
             let front_left_skin_2_1_position_x = front_left_ring2_skin_z_x
                 + front_left_tip_position_x;
-            let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t2
-                + t8 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t7;
+            let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t1
+                + t7 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t6;
             let front_left_ring2_skin_z_y = front_left_tip_rotation_12 * p.limb_radius;
             let front_left_skin_2_1_position_y = front_left_tip_position_y
                 + front_left_ring2_skin_z_y;
-            let front_left_tip_rotation_22 = t7 * cache.front_left_rotation_20
-                + cache.front_left_rotation_22 * t8 + t2 * cache.front_left_rotation_21;
+            let front_left_tip_rotation_22 = t6 * cache.front_left_rotation_20
+                + cache.front_left_rotation_22 * t7 + t1 * cache.front_left_rotation_21;
             let front_left_ring2_skin_z_z = p.limb_radius * front_left_tip_rotation_22;
             let front_left_skin_2_1_position_z = front_left_tip_position_z
                 + front_left_ring2_skin_z_z;
@@ -32794,20 +32663,16 @@ pub fn contact_frame_own_into(
         }
         1 => {
             let t0 = 1.0 / p.actuator_radius;
-            let back_bend_z = 0.5773502691896255 * t0 * q[11]
-                - 0.5773502691896257 * t0 * q[10];
-            let back_bend_y = 0.3333333333333336 * t0 * q[11]
-                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-            let t1 = back_bend_z * back_bend_y;
+            let t1 = cache.back_bend_z * cache.back_bend_y;
             let back_ring1_local_bend_y_column_w_y = -(0.125 * t1
                 * cache.back_ring1_bend_c3);
             let back_ring1_local_subspace0_w_y = -(0.6666666666666666 * t0
                 * back_ring1_local_bend_y_column_w_y);
             let back_ring1_local_bend_y_column_w_x = -(0.25 * cache.back_ring1_bend_c2
-                * back_bend_z);
+                * cache.back_bend_z);
             let back_ring1_local_subspace0_w_x = -(0.6666666666666666 * t0
                 * back_ring1_local_bend_y_column_w_x);
-            let t2 = back_bend_z * back_bend_z;
+            let t2 = cache.back_bend_z * cache.back_bend_z;
             let back_ring1_local_bend_y_column_w_z = 0.5
                 - 0.125 * t2 * cache.back_ring1_bend_c3;
             let back_ring1_local_subspace0_w_z = -(0.6666666666666666 * t0
@@ -32824,23 +32689,23 @@ pub fn contact_frame_own_into(
                 * cache.back_rotation_22
                 + back_ring1_local_subspace0_w_x * cache.back_rotation_20
                 + back_ring1_local_subspace0_w_y * cache.base_roll_rotation_21;
-            let t3 = cache.back_len * back_bend_z * back_bend_y;
+            let t3 = cache.back_len * cache.back_bend_z * cache.back_bend_y;
             let t4 = 0.125 * cache.back_ring1_bend_c4 * t3
                 - 0.0625 * cache.back_ring1_bend_c3 * t3;
             let t5 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-            let t6 = cache.back_len * back_bend_y;
+            let t6 = cache.back_len * cache.back_bend_y;
             let t7 = 0.25 * t6 * cache.back_ring1_bend_c2;
             let back_ring1_local_bend_y_column_v_z = t4
                 - (back_ring1_local_bend_y_column_w_x * t7
                     - t5 * back_ring1_local_bend_y_column_w_y);
             let back_ring1_local_len_column_v_z = 0.25 * cache.back_ring1_bend_c2
-                * back_bend_z;
+                * cache.back_bend_z;
             let t8 = 0.3333333333333333 * back_ring1_local_len_column_v_z;
             let back_ring1_local_subspace0_v_z = t8
                 - 0.6666666666666666 * back_ring1_local_bend_y_column_v_z * t0;
-            let t9 = cache.back_len * back_bend_z;
+            let t9 = cache.back_len * cache.back_bend_z;
             let t10 = 0.25 * cache.back_ring1_bend_c2 * t9;
-            let t11 = back_bend_y * back_bend_y;
+            let t11 = cache.back_bend_y * cache.back_bend_y;
             let t12 = cache.back_len * t11;
             let t13 = 0.25 * cache.back_len * cache.back_ring1_bend_c2;
             let back_ring1_local_bend_y_column_v_y = (0.125 * t12
@@ -32849,7 +32714,7 @@ pub fn contact_frame_own_into(
                 - (t5 * back_ring1_local_bend_y_column_w_z
                     - t10 * back_ring1_local_bend_y_column_w_x);
             let back_ring1_local_len_column_v_y = 0.25 * cache.back_ring1_bend_c2
-                * back_bend_y;
+                * cache.back_bend_y;
             let t14 = 0.3333333333333333 * back_ring1_local_len_column_v_y;
             let back_ring1_local_subspace0_v_y = t14
                 - 0.6666666666666666 * back_ring1_local_bend_y_column_v_y * t0;
@@ -32992,8 +32857,8 @@ pub fn contact_frame_own_into(
                 + cache.back_rotation_20 * back_ring1_local_subspace2_v_x
                 + back_ring1_subspace2_w_y * cache.back_position_x
                 - back_ring1_subspace2_w_x * cache.back_position_y;
-            let t17 = 0.5 * cache.back_ring1_bend_c1 * back_bend_y;
-            let t18 = 0.5 * cache.back_ring1_bend_c1 * back_bend_z;
+            let t17 = 0.5 * cache.back_ring1_bend_c1 * cache.back_bend_y;
+            let t18 = 0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z;
             let back_bend_squared = t2 + t11;
             let t19 = 1.0 - 0.25 * back_bend_squared * cache.back_ring1_bend_c2;
             let back_ring1_rotation_00 = cache.base_roll_rotation_01 * t17
@@ -33026,19 +32891,15 @@ pub fn contact_frame_own_into(
         }
         2 => {
             let t0 = 1.0 / p.actuator_radius;
-            let back_bend_z = 0.5773502691896255 * t0 * q[11]
-                - 0.5773502691896257 * t0 * q[10];
-            let t1 = back_bend_z * back_bend_z;
+            let t1 = cache.back_bend_z * cache.back_bend_z;
             let back_tip_local_bend_y_column_w_z = 1.0 - t1 * cache.back_bend_squared_c3;
             let back_tip_local_subspace0_w_z = -(0.6666666666666666 * t0
                 * back_tip_local_bend_y_column_w_z);
             let back_tip_local_bend_y_column_w_x = -(cache.back_bend_squared_c2
-                * back_bend_z);
+                * cache.back_bend_z);
             let back_tip_local_subspace0_w_x = -(0.6666666666666666 * t0
                 * back_tip_local_bend_y_column_w_x);
-            let back_bend_y = 0.3333333333333336 * t0 * q[11]
-                + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-            let t2 = back_bend_z * back_bend_y;
+            let t2 = cache.back_bend_z * cache.back_bend_y;
             let back_tip_local_bend_y_column_w_y = -(t2 * cache.back_bend_squared_c3);
             let back_tip_local_subspace0_w_y = -(0.6666666666666666 * t0
                 * back_tip_local_bend_y_column_w_y);
@@ -33055,8 +32916,8 @@ pub fn contact_frame_own_into(
                 + cache.back_rotation_20 * back_tip_local_subspace0_w_x
                 + back_tip_local_subspace0_w_y * cache.base_roll_rotation_21;
             let t3 = 0.3333333333333333 * cache.back_bend_squared_c1;
-            let t4 = cache.back_len * back_bend_y;
-            let t5 = cache.back_len * back_bend_z;
+            let t4 = cache.back_len * cache.back_bend_y;
+            let t5 = cache.back_len * cache.back_bend_z;
             let t6 = t5 * cache.back_bend_squared_c2;
             let t7 = t4 * cache.back_bend_squared_c2;
             let back_tip_local_bend_y_column_v_x = (t4 * cache.back_bend_squared_c3
@@ -33065,7 +32926,7 @@ pub fn contact_frame_own_into(
                     - back_tip_local_bend_y_column_w_z * t7);
             let back_tip_local_subspace0_v_x = t3
                 - 0.6666666666666666 * t0 * back_tip_local_bend_y_column_v_x;
-            let t8 = back_bend_y * back_bend_y;
+            let t8 = cache.back_bend_y * cache.back_bend_y;
             let t9 = cache.back_len * t8;
             let t10 = cache.back_len * cache.back_bend_squared_c2;
             let t11 = cache.back_len * cache.back_bend_squared_c1;
@@ -33073,17 +32934,19 @@ pub fn contact_frame_own_into(
                 + t10 - t9 * cache.back_bend_squared_c3)
                 - (back_tip_local_bend_y_column_w_z * t11
                     - t6 * back_tip_local_bend_y_column_w_x);
-            let back_tip_local_len_column_v_y = cache.back_bend_squared_c2 * back_bend_y;
+            let back_tip_local_len_column_v_y = cache.back_bend_squared_c2
+                * cache.back_bend_y;
             let t12 = 0.3333333333333333 * back_tip_local_len_column_v_y;
             let back_tip_local_subspace0_v_y = t12
                 - 0.6666666666666666 * t0 * back_tip_local_bend_y_column_v_y;
-            let t13 = cache.back_len * back_bend_z * back_bend_y;
+            let t13 = cache.back_len * cache.back_bend_z * cache.back_bend_y;
             let t14 = 2.0 * t13 * cache.back_bend_squared_c4
                 - cache.back_bend_squared_c3 * t13;
             let back_tip_local_bend_y_column_v_z = t14
                 - (t7 * back_tip_local_bend_y_column_w_x
                     - back_tip_local_bend_y_column_w_y * t11);
-            let back_tip_local_len_column_v_z = cache.back_bend_squared_c2 * back_bend_z;
+            let back_tip_local_len_column_v_z = cache.back_bend_squared_c2
+                * cache.back_bend_z;
             let t15 = 0.3333333333333333 * back_tip_local_len_column_v_z;
             let back_tip_local_subspace0_v_z = t15
                 - 0.6666666666666666 * t0 * back_tip_local_bend_y_column_v_z;
@@ -33215,8 +33078,8 @@ pub fn contact_frame_own_into(
                 - cache.back_position_y * back_tip_subspace2_w_x;
             let back_bend_squared = t1 + t8;
             let t17 = 1.0 - back_bend_squared * cache.back_bend_squared_c2;
-            let t18 = cache.back_bend_squared_c1 * back_bend_y;
-            let t19 = back_bend_z * cache.back_bend_squared_c1;
+            let t18 = cache.back_bend_squared_c1 * cache.back_bend_y;
+            let t19 = cache.back_bend_z * cache.back_bend_squared_c1;
             let back_tip_rotation_00 = t17 * cache.back_rotation_00
                 + t18 * cache.base_roll_rotation_01 + t19 * cache.back_rotation_02;
             let back_tip_rotation_10 = t17 * cache.back_rotation_10
@@ -33251,21 +33114,17 @@ pub fn contact_frame_own_into(
             axis[2] = cache.front_right_rotation_20;
         }
         4 => {
-            let t0 = 1.0 / p.actuator_radius;
-            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-                - 0.5773502691896257 * t0 * q[13];
             let front_right_ring1_local_bend_y_column_w_x = -(0.25
-                * cache.front_right_ring1_bend_c2 * front_right_bend_z);
+                * cache.front_right_ring1_bend_c2 * cache.front_right_bend_z);
+            let t0 = 1.0 / p.actuator_radius;
             let front_right_ring1_local_subspace0_w_x = -(0.6666666666666666
                 * front_right_ring1_local_bend_y_column_w_x * t0);
-            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-            let t1 = front_right_bend_z * front_right_bend_y;
+            let t1 = cache.front_right_bend_z * cache.front_right_bend_y;
             let front_right_ring1_local_bend_y_column_w_y = -(0.125
                 * cache.front_right_ring1_bend_c3 * t1);
             let front_right_ring1_local_subspace0_w_y = -(0.6666666666666666 * t0
                 * front_right_ring1_local_bend_y_column_w_y);
-            let t2 = front_right_bend_z * front_right_bend_z;
+            let t2 = cache.front_right_bend_z * cache.front_right_bend_z;
             let front_right_ring1_local_bend_y_column_w_z = 0.5
                 - 0.125 * cache.front_right_ring1_bend_c3 * t2;
             let front_right_ring1_local_subspace0_w_z = -(0.6666666666666666
@@ -33285,9 +33144,9 @@ pub fn contact_frame_own_into(
             let front_right_ring1_local_len_column_v_x = 0.5
                 * cache.front_right_ring1_bend_c1;
             let t3 = 0.3333333333333333 * front_right_ring1_local_len_column_v_x;
-            let t4 = cache.front_right_len * front_right_bend_y;
+            let t4 = cache.front_right_len * cache.front_right_bend_y;
             let t5 = 0.25 * t4 * cache.front_right_ring1_bend_c2;
-            let t6 = cache.front_right_len * front_right_bend_z;
+            let t6 = cache.front_right_len * cache.front_right_bend_z;
             let t7 = 0.25 * cache.front_right_ring1_bend_c2 * t6;
             let front_right_ring1_local_bend_y_column_v_x = (0.125
                 * cache.front_right_ring1_bend_c3 * t4
@@ -33296,7 +33155,8 @@ pub fn contact_frame_own_into(
                     - t5 * front_right_ring1_local_bend_y_column_w_z);
             let front_right_ring1_local_subspace0_v_x = t3
                 - 0.6666666666666666 * front_right_ring1_local_bend_y_column_v_x * t0;
-            let t8 = cache.front_right_len * front_right_bend_z * front_right_bend_y;
+            let t8 = cache.front_right_len * cache.front_right_bend_z
+                * cache.front_right_bend_y;
             let t9 = 0.125 * cache.front_right_ring1_bend_c4 * t8
                 - 0.0625 * cache.front_right_ring1_bend_c3 * t8;
             let t10 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
@@ -33304,12 +33164,12 @@ pub fn contact_frame_own_into(
                 - (t5 * front_right_ring1_local_bend_y_column_w_x
                     - t10 * front_right_ring1_local_bend_y_column_w_y);
             let front_right_ring1_local_len_column_v_z = 0.25
-                * cache.front_right_ring1_bend_c2 * front_right_bend_z;
+                * cache.front_right_ring1_bend_c2 * cache.front_right_bend_z;
             let t11 = 0.3333333333333333 * front_right_ring1_local_len_column_v_z;
             let front_right_ring1_local_subspace0_v_z = t11
                 - 0.6666666666666666 * t0 * front_right_ring1_local_bend_y_column_v_z;
             let t12 = 0.25 * cache.front_right_ring1_bend_c2 * cache.front_right_len;
-            let t13 = front_right_bend_y * front_right_bend_y;
+            let t13 = cache.front_right_bend_y * cache.front_right_bend_y;
             let t14 = cache.front_right_len * t13;
             let front_right_ring1_local_bend_y_column_v_y = (t12
                 + 0.125 * cache.front_right_ring1_bend_c4 * t14
@@ -33317,7 +33177,7 @@ pub fn contact_frame_own_into(
                 - (front_right_ring1_local_bend_y_column_w_z * t10
                     - front_right_ring1_local_bend_y_column_w_x * t7);
             let front_right_ring1_local_len_column_v_y = 0.25
-                * cache.front_right_ring1_bend_c2 * front_right_bend_y;
+                * cache.front_right_ring1_bend_c2 * cache.front_right_bend_y;
             let t15 = 0.3333333333333333 * front_right_ring1_local_len_column_v_y;
             let front_right_ring1_local_subspace0_v_y = t15
                 - 0.6666666666666666 * t0 * front_right_ring1_local_bend_y_column_v_y;
@@ -33453,8 +33313,8 @@ pub fn contact_frame_own_into(
                 + front_right_ring1_local_subspace2_v_y * cache.front_right_rotation_21
                 + front_right_ring1_local_subspace2_v_x * cache.front_right_rotation_20
                 - front_right_ring1_subspace2_w_x * cache.front_right_position_y;
-            let t17 = 0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_y;
-            let t18 = 0.5 * cache.front_right_ring1_bend_c1 * front_right_bend_z;
+            let t17 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y;
+            let t18 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z;
             let front_right_bend_squared = t13 + t2;
             let t19 = 1.0
                 - 0.25 * front_right_bend_squared * cache.front_right_ring1_bend_c2;
@@ -33491,20 +33351,16 @@ pub fn contact_frame_own_into(
         }
         5 => {
             let t0 = 1.0 / p.actuator_radius;
-            let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-                - 0.5773502691896257 * t0 * q[13];
-            let t1 = front_right_bend_z * front_right_bend_z;
+            let t1 = cache.front_right_bend_z * cache.front_right_bend_z;
             let front_right_tip_local_bend_y_column_w_z = 1.0
                 - cache.front_right_bend_squared_c3 * t1;
             let front_right_tip_local_subspace0_w_z = -(0.6666666666666666 * t0
                 * front_right_tip_local_bend_y_column_w_z);
             let front_right_tip_local_bend_y_column_w_x = -(cache
-                .front_right_bend_squared_c2 * front_right_bend_z);
+                .front_right_bend_squared_c2 * cache.front_right_bend_z);
             let front_right_tip_local_subspace0_w_x = -(0.6666666666666666 * t0
                 * front_right_tip_local_bend_y_column_w_x);
-            let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-                + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-            let t2 = front_right_bend_z * front_right_bend_y;
+            let t2 = cache.front_right_bend_z * cache.front_right_bend_y;
             let front_right_tip_local_bend_y_column_w_y = -(cache
                 .front_right_bend_squared_c3 * t2);
             let front_right_tip_local_subspace0_w_y = -(0.6666666666666666 * t0
@@ -33521,24 +33377,25 @@ pub fn contact_frame_own_into(
                 * front_right_tip_local_subspace0_w_z
                 + cache.front_right_rotation_20 * front_right_tip_local_subspace0_w_x
                 + front_right_tip_local_subspace0_w_y * cache.front_right_rotation_21;
-            let t3 = cache.front_right_len * front_right_bend_z * front_right_bend_y;
+            let t3 = cache.front_right_len * cache.front_right_bend_z
+                * cache.front_right_bend_y;
             let t4 = 2.0 * t3 * cache.front_right_bend_squared_c4
                 - t3 * cache.front_right_bend_squared_c3;
-            let t5 = cache.front_right_len * front_right_bend_y;
+            let t5 = cache.front_right_len * cache.front_right_bend_y;
             let t6 = cache.front_right_bend_squared_c2 * t5;
             let t7 = cache.front_right_len * cache.front_right_bend_squared_c1;
             let front_right_tip_local_bend_y_column_v_z = t4
                 - (t6 * front_right_tip_local_bend_y_column_w_x
                     - front_right_tip_local_bend_y_column_w_y * t7);
             let front_right_tip_local_len_column_v_z = cache.front_right_bend_squared_c2
-                * front_right_bend_z;
+                * cache.front_right_bend_z;
             let t8 = 0.3333333333333333 * front_right_tip_local_len_column_v_z;
             let front_right_tip_local_subspace0_v_z = t8
                 - 0.6666666666666666 * t0 * front_right_tip_local_bend_y_column_v_z;
-            let t9 = front_right_bend_y * front_right_bend_y;
+            let t9 = cache.front_right_bend_y * cache.front_right_bend_y;
             let t10 = cache.front_right_len * t9;
             let t11 = cache.front_right_bend_squared_c2 * cache.front_right_len;
-            let t12 = cache.front_right_len * front_right_bend_z;
+            let t12 = cache.front_right_len * cache.front_right_bend_z;
             let t13 = cache.front_right_bend_squared_c2 * t12;
             let front_right_tip_local_bend_y_column_v_y = (2.0 * t10
                 * cache.front_right_bend_squared_c4 + t11
@@ -33546,7 +33403,7 @@ pub fn contact_frame_own_into(
                 - (t7 * front_right_tip_local_bend_y_column_w_z
                     - t13 * front_right_tip_local_bend_y_column_w_x);
             let front_right_tip_local_len_column_v_y = cache.front_right_bend_squared_c2
-                * front_right_bend_y;
+                * cache.front_right_bend_y;
             let t14 = 0.3333333333333333 * front_right_tip_local_len_column_v_y;
             let front_right_tip_local_subspace0_v_y = t14
                 - 0.6666666666666666 * t0 * front_right_tip_local_bend_y_column_v_y;
@@ -33691,10 +33548,10 @@ pub fn contact_frame_own_into(
                 + front_right_tip_local_subspace2_v_z * cache.front_right_rotation_22
                 + cache.front_right_rotation_21 * front_right_tip_local_subspace2_v_y
                 - cache.front_right_position_y * front_right_tip_subspace2_w_x;
-            let t17 = cache.front_right_bend_squared_c1 * front_right_bend_y;
+            let t17 = cache.front_right_bend_squared_c1 * cache.front_right_bend_y;
             let front_right_bend_squared = t9 + t1;
             let t18 = 1.0 - cache.front_right_bend_squared_c2 * front_right_bend_squared;
-            let t19 = cache.front_right_bend_squared_c1 * front_right_bend_z;
+            let t19 = cache.front_right_bend_squared_c1 * cache.front_right_bend_z;
             let front_right_tip_rotation_00 = t17 * cache.front_right_rotation_01
                 + t18 * cache.front_right_rotation_00
                 + cache.front_right_rotation_02 * t19;
@@ -33733,20 +33590,16 @@ pub fn contact_frame_own_into(
         }
         7 => {
             let t0 = 1.0 / p.actuator_radius;
-            let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-                - 0.5773502691896257 * q[16] * t0;
-            let front_left_ring1_local_bend_y_column_w_x = -(0.25 * front_left_bend_z
-                * cache.front_left_ring1_bend_c2);
+            let front_left_ring1_local_bend_y_column_w_x = -(0.25
+                * cache.front_left_bend_z * cache.front_left_ring1_bend_c2);
             let front_left_ring1_local_subspace0_w_x = -(0.6666666666666666 * t0
                 * front_left_ring1_local_bend_y_column_w_x);
-            let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-                + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-            let t1 = front_left_bend_y * front_left_bend_z;
+            let t1 = cache.front_left_bend_y * cache.front_left_bend_z;
             let front_left_ring1_local_bend_y_column_w_y = -(0.125 * t1
                 * cache.front_left_ring1_bend_c3);
             let front_left_ring1_local_subspace0_w_y = -(0.6666666666666666 * t0
                 * front_left_ring1_local_bend_y_column_w_y);
-            let t2 = front_left_bend_z * front_left_bend_z;
+            let t2 = cache.front_left_bend_z * cache.front_left_bend_z;
             let front_left_ring1_local_bend_y_column_w_z = 0.5
                 - 0.125 * cache.front_left_ring1_bend_c3 * t2;
             let front_left_ring1_local_subspace0_w_z = -(0.6666666666666666 * t0
@@ -33766,9 +33619,9 @@ pub fn contact_frame_own_into(
             let front_left_ring1_local_len_column_v_x = 0.5
                 * cache.front_left_ring1_bend_c1;
             let t3 = 0.3333333333333333 * front_left_ring1_local_len_column_v_x;
-            let t4 = cache.front_left_len * front_left_bend_y;
+            let t4 = cache.front_left_len * cache.front_left_bend_y;
             let t5 = 0.25 * t4 * cache.front_left_ring1_bend_c2;
-            let t6 = cache.front_left_len * front_left_bend_z;
+            let t6 = cache.front_left_len * cache.front_left_bend_z;
             let t7 = 0.25 * t6 * cache.front_left_ring1_bend_c2;
             let front_left_ring1_local_bend_y_column_v_x = (0.125
                 * cache.front_left_ring1_bend_c3 * t4
@@ -33777,11 +33630,11 @@ pub fn contact_frame_own_into(
                     - front_left_ring1_local_bend_y_column_w_z * t5);
             let front_left_ring1_local_subspace0_v_x = t3
                 - 0.6666666666666666 * t0 * front_left_ring1_local_bend_y_column_v_x;
-            let front_left_ring1_local_len_column_v_y = 0.25 * front_left_bend_y
+            let front_left_ring1_local_len_column_v_y = 0.25 * cache.front_left_bend_y
                 * cache.front_left_ring1_bend_c2;
             let t8 = 0.3333333333333333 * front_left_ring1_local_len_column_v_y;
             let t9 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-            let t10 = front_left_bend_y * front_left_bend_y;
+            let t10 = cache.front_left_bend_y * cache.front_left_bend_y;
             let t11 = cache.front_left_len * t10;
             let t12 = 0.25 * cache.front_left_len * cache.front_left_ring1_bend_c2;
             let front_left_ring1_local_bend_y_column_v_y = (t12
@@ -33791,13 +33644,14 @@ pub fn contact_frame_own_into(
                     - t7 * front_left_ring1_local_bend_y_column_w_x);
             let front_left_ring1_local_subspace0_v_y = t8
                 - 0.6666666666666666 * t0 * front_left_ring1_local_bend_y_column_v_y;
-            let t13 = cache.front_left_len * front_left_bend_y * front_left_bend_z;
+            let t13 = cache.front_left_len * cache.front_left_bend_y
+                * cache.front_left_bend_z;
             let t14 = 0.125 * cache.front_left_ring1_bend_c4 * t13
                 - 0.0625 * t13 * cache.front_left_ring1_bend_c3;
             let front_left_ring1_local_bend_y_column_v_z = t14
                 - (front_left_ring1_local_bend_y_column_w_x * t5
                     - t9 * front_left_ring1_local_bend_y_column_w_y);
-            let front_left_ring1_local_len_column_v_z = 0.25 * front_left_bend_z
+            let front_left_ring1_local_len_column_v_z = 0.25 * cache.front_left_bend_z
                 * cache.front_left_ring1_bend_c2;
             let t15 = 0.3333333333333333 * front_left_ring1_local_len_column_v_z;
             let front_left_ring1_local_subspace0_v_z = t15
@@ -33935,11 +33789,11 @@ pub fn contact_frame_own_into(
                 + front_left_ring1_local_subspace2_v_x * cache.front_left_rotation_20
                 + cache.front_left_position_x * front_left_ring1_subspace2_w_y
                 - front_left_ring1_subspace2_w_x * cache.front_left_position_y;
-            let t17 = 0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_z;
+            let t17 = 0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z;
             let front_left_bend_squared = t10 + t2;
             let t18 = 1.0
                 - 0.25 * front_left_bend_squared * cache.front_left_ring1_bend_c2;
-            let t19 = 0.5 * cache.front_left_ring1_bend_c1 * front_left_bend_y;
+            let t19 = 0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_y;
             let front_left_ring1_rotation_00 = cache.front_left_rotation_02 * t17
                 + cache.front_left_rotation_00 * t18
                 + cache.front_left_rotation_01 * t19;
@@ -33973,20 +33827,16 @@ pub fn contact_frame_own_into(
         }
         8 => {
             let t0 = 1.0 / p.actuator_radius;
-            let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-                + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-            let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-                - 0.5773502691896257 * q[16] * t0;
-            let t1 = front_left_bend_y * front_left_bend_z;
+            let t1 = cache.front_left_bend_y * cache.front_left_bend_z;
             let front_left_tip_local_bend_y_column_w_y = -(t1
                 * cache.front_left_bend_squared_c3);
             let front_left_tip_local_subspace0_w_y = -(0.6666666666666666 * t0
                 * front_left_tip_local_bend_y_column_w_y);
-            let front_left_tip_local_bend_y_column_w_x = -(front_left_bend_z
+            let front_left_tip_local_bend_y_column_w_x = -(cache.front_left_bend_z
                 * cache.front_left_bend_squared_c2);
             let front_left_tip_local_subspace0_w_x = -(0.6666666666666666 * t0
                 * front_left_tip_local_bend_y_column_w_x);
-            let t2 = front_left_bend_z * front_left_bend_z;
+            let t2 = cache.front_left_bend_z * cache.front_left_bend_z;
             let front_left_tip_local_bend_y_column_w_z = 1.0
                 - t2 * cache.front_left_bend_squared_c3;
             let front_left_tip_local_subspace0_w_z = -(0.6666666666666666 * t0
@@ -34003,8 +33853,8 @@ pub fn contact_frame_own_into(
                 * cache.front_left_rotation_22
                 + front_left_tip_local_subspace0_w_x * cache.front_left_rotation_20
                 + front_left_tip_local_subspace0_w_y * cache.front_left_rotation_21;
-            let t3 = cache.front_left_len * front_left_bend_y;
-            let t4 = cache.front_left_len * front_left_bend_z;
+            let t3 = cache.front_left_len * cache.front_left_bend_y;
+            let t4 = cache.front_left_len * cache.front_left_bend_z;
             let t5 = t4 * cache.front_left_bend_squared_c2;
             let t6 = t3 * cache.front_left_bend_squared_c2;
             let front_left_tip_local_bend_y_column_v_x = (t3
@@ -34016,22 +33866,23 @@ pub fn contact_frame_own_into(
             let front_left_tip_local_subspace0_v_x = t7
                 - 0.6666666666666666 * t0 * front_left_tip_local_bend_y_column_v_x;
             let t8 = cache.front_left_len * cache.front_left_bend_squared_c1;
-            let t9 = cache.front_left_len * front_left_bend_y * front_left_bend_z;
+            let t9 = cache.front_left_len * cache.front_left_bend_y
+                * cache.front_left_bend_z;
             let t10 = 2.0 * cache.front_left_bend_squared_c4 * t9
                 - t9 * cache.front_left_bend_squared_c3;
             let front_left_tip_local_bend_y_column_v_z = t10
                 - (t6 * front_left_tip_local_bend_y_column_w_x
                     - t8 * front_left_tip_local_bend_y_column_w_y);
-            let front_left_tip_local_len_column_v_z = front_left_bend_z
+            let front_left_tip_local_len_column_v_z = cache.front_left_bend_z
                 * cache.front_left_bend_squared_c2;
             let t11 = 0.3333333333333333 * front_left_tip_local_len_column_v_z;
             let front_left_tip_local_subspace0_v_z = t11
                 - 0.6666666666666666 * t0 * front_left_tip_local_bend_y_column_v_z;
-            let front_left_tip_local_len_column_v_y = front_left_bend_y
+            let front_left_tip_local_len_column_v_y = cache.front_left_bend_y
                 * cache.front_left_bend_squared_c2;
             let t12 = 0.3333333333333333 * front_left_tip_local_len_column_v_y;
             let t13 = cache.front_left_len * cache.front_left_bend_squared_c2;
-            let t14 = front_left_bend_y * front_left_bend_y;
+            let t14 = cache.front_left_bend_y * cache.front_left_bend_y;
             let t15 = cache.front_left_len * t14;
             let front_left_tip_local_bend_y_column_v_y = (t13
                 + 2.0 * t15 * cache.front_left_bend_squared_c4
@@ -34172,8 +34023,8 @@ pub fn contact_frame_own_into(
                 + cache.front_left_position_x * front_left_tip_subspace2_w_y
                 + front_left_tip_local_subspace2_v_x * cache.front_left_rotation_20
                 - front_left_tip_subspace2_w_x * cache.front_left_position_y;
-            let t17 = front_left_bend_y * cache.front_left_bend_squared_c1;
-            let t18 = front_left_bend_z * cache.front_left_bend_squared_c1;
+            let t17 = cache.front_left_bend_y * cache.front_left_bend_squared_c1;
+            let t18 = cache.front_left_bend_z * cache.front_left_bend_squared_c1;
             let front_left_bend_squared = t14 + t2;
             let t19 = 1.0 - front_left_bend_squared * cache.front_left_bend_squared_c2;
             let front_left_tip_rotation_00 = cache.front_left_rotation_01 * t17
@@ -37482,13 +37333,11 @@ pub fn angular_momentum(
         + back_slice1_subspace2_w_x * qd[11];
     let t4 = p.limb_radius * p.limb_radius;
     let t5 = 0.5 * t4 * cache.head_slice1_mass - 0.25 * t4 * cache.head_slice1_mass;
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let t6 = 0.33000947820757187 * cache.back_slice1_bend_c1 * back_bend_y;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let back_bend_squared = back_bend_z * back_bend_z + back_bend_y * back_bend_y;
+    let t6 = 0.33000947820757187 * cache.back_slice1_bend_c1 * cache.back_bend_y;
+    let back_bend_squared = cache.back_bend_z * cache.back_bend_z
+        + cache.back_bend_y * cache.back_bend_y;
     let t7 = 1.0 - 0.10890625570683385 * back_bend_squared * cache.back_slice1_bend_c2;
-    let t8 = 0.33000947820757187 * cache.back_slice1_bend_c1 * back_bend_z;
+    let t8 = 0.33000947820757187 * cache.back_slice1_bend_c1 * cache.back_bend_z;
     let back_slice1_rotation_00 = cache.base_roll_rotation_01 * t6
         + t7 * cache.back_rotation_00 + t8 * cache.back_rotation_02;
     let t9 = 0.25 * t4 * cache.head_slice1_mass;
@@ -37571,8 +37420,8 @@ pub fn angular_momentum(
         + qd[10] * back_slice0_subspace1_w_z;
     let t13 = 0.5 * t4 * cache.head_slice0_mass - 0.25 * t4 * cache.head_slice0_mass;
     let t14 = 1.0 - 0.004820780989426014 * back_bend_squared * cache.back_slice0_bend_c2;
-    let t15 = 0.06943184420297371 * back_bend_z * cache.back_slice0_bend_c1;
-    let t16 = 0.06943184420297371 * cache.back_slice0_bend_c1 * back_bend_y;
+    let t15 = 0.06943184420297371 * cache.back_bend_z * cache.back_slice0_bend_c1;
+    let t16 = 0.06943184420297371 * cache.back_slice0_bend_c1 * cache.back_bend_y;
     let back_slice0_rotation_00 = t14 * cache.back_rotation_00
         + cache.back_rotation_02 * t15 + t16 * cache.base_roll_rotation_01;
     let back_slice0_rotation_20 = cache.back_rotation_20 * t14
@@ -37752,8 +37601,8 @@ pub fn angular_momentum(
         + base_roll_velocity_w_x + back_slice2_subspace0_w_x * qd[9]
         + back_slice2_subspace2_w_x * qd[11];
     let t24 = 1.0 - 0.44888729929169013 * back_bend_squared * cache.back_slice2_bend_c2;
-    let t25 = 0.6699905217924281 * cache.back_slice2_bend_c1 * back_bend_z;
-    let t26 = 0.6699905217924281 * cache.back_slice2_bend_c1 * back_bend_y;
+    let t25 = 0.6699905217924281 * cache.back_slice2_bend_c1 * cache.back_bend_z;
+    let t26 = 0.6699905217924281 * cache.back_slice2_bend_c1 * cache.back_bend_y;
     let back_slice2_rotation_00 = t24 * cache.back_rotation_00
         + t25 * cache.back_rotation_02 + cache.base_roll_rotation_01 * t26;
     let back_slice2_inertia_com_00 = t5 * back_slice2_rotation_00
@@ -38002,9 +37851,9 @@ pub fn angular_momentum(
         + cache.back_position_y + cache.back_slice3_local_com_z * cache.back_rotation_12
         + cache.base_roll_rotation_11 * cache.back_slice3_local_com_y;
     let t38 = back_slice3_position_y * back_slice3_position_y;
-    let t39 = 0.9305681557970262 * cache.back_slice3_bend_c1 * back_bend_z;
+    let t39 = 0.9305681557970262 * cache.back_slice3_bend_c1 * cache.back_bend_z;
     let t40 = 1.0 - 0.8659570925834785 * back_bend_squared * cache.back_slice3_bend_c2;
-    let t41 = 0.9305681557970262 * cache.back_slice3_bend_c1 * back_bend_y;
+    let t41 = 0.9305681557970262 * cache.back_slice3_bend_c1 * cache.back_bend_y;
     let back_slice3_rotation_00 = cache.back_rotation_02 * t39
         + t40 * cache.back_rotation_00 + t41 * cache.base_roll_rotation_01;
     let back_slice3_inertia_com_00 = t20
@@ -38109,13 +37958,10 @@ pub fn angular_momentum(
     let head_slice1_velocity_w_y = qd[7] * head_slice1_subspace1_w_y
         + head_slice1_subspace2_w_y * qd[8] + qd[6] * head_slice1_subspace0_w_y
         + base_roll_velocity_w_y;
-    let head_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
-    let t42 = 0.33000947820757187 * head_bend_y * cache.head_slice1_bend_c1;
-    let head_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let head_bend_squared = head_bend_y * head_bend_y + head_bend_z * head_bend_z;
-    let t43 = 1.0 - 0.10890625570683385 * head_bend_squared * cache.head_slice1_bend_c2;
-    let t44 = 0.33000947820757187 * cache.head_slice1_bend_c1 * head_bend_z;
+    let t42 = 0.33000947820757187 * cache.head_bend_y * cache.head_slice1_bend_c1;
+    let t43 = 1.0
+        - 0.10890625570683385 * cache.head_bend_squared * cache.head_slice1_bend_c2;
+    let t44 = 0.33000947820757187 * cache.head_slice1_bend_c1 * cache.head_bend_z;
     let head_slice1_rotation_10 = t42 * cache.base_roll_rotation_11
         + t43 * cache.head_rotation_10 + t44 * cache.head_rotation_12;
     let head_slice1_rotation_00 = t42 * cache.base_roll_rotation_01
@@ -38261,9 +38107,10 @@ pub fn angular_momentum(
         * cache.base_roll_rotation_21
         + cache.head_rotation_22 * cache.head_slice3_local_com_z + cache.head_position_z
         + cache.head_rotation_20 * cache.head_slice3_local_com_x;
-    let t51 = 1.0 - 0.8659570925834785 * head_bend_squared * cache.head_slice3_bend_c2;
-    let t52 = 0.9305681557970262 * head_bend_z * cache.head_slice3_bend_c1;
-    let t53 = 0.9305681557970262 * head_bend_y * cache.head_slice3_bend_c1;
+    let t51 = 1.0
+        - 0.8659570925834785 * cache.head_bend_squared * cache.head_slice3_bend_c2;
+    let t52 = 0.9305681557970262 * cache.head_bend_z * cache.head_slice3_bend_c1;
+    let t53 = 0.9305681557970262 * cache.head_bend_y * cache.head_slice3_bend_c1;
     let head_slice3_rotation_00 = t51 * cache.head_rotation_00
         + cache.head_rotation_02 * t52 + t53 * cache.base_roll_rotation_01;
     let head_slice3_rotation_20 = cache.head_rotation_22 * t52
@@ -38484,9 +38331,10 @@ pub fn angular_momentum(
         + cache.head_slice0_local_com_x * cache.head_rotation_10 + cache.head_position_y
         + cache.head_slice0_local_com_z * cache.head_rotation_12;
     let t62 = head_slice0_position_y * head_slice0_position_y;
-    let t63 = 1.0 - 0.004820780989426014 * head_bend_squared * cache.head_slice0_bend_c2;
-    let t64 = 0.06943184420297371 * cache.head_slice0_bend_c1 * head_bend_z;
-    let t65 = 0.06943184420297371 * head_bend_y * cache.head_slice0_bend_c1;
+    let t63 = 1.0
+        - 0.004820780989426014 * cache.head_bend_squared * cache.head_slice0_bend_c2;
+    let t64 = 0.06943184420297371 * cache.head_slice0_bend_c1 * cache.head_bend_z;
+    let t65 = 0.06943184420297371 * cache.head_bend_y * cache.head_slice0_bend_c1;
     let head_slice0_rotation_00 = cache.head_rotation_00 * t63
         + cache.head_rotation_02 * t64 + t65 * cache.base_roll_rotation_01;
     let head_slice0_inertia_com_00 = t20
@@ -38617,9 +38465,10 @@ pub fn angular_momentum(
         + cache.head_rotation_02 * cache.head_slice2_local_com_z
         + cache.head_rotation_00 * cache.head_slice2_local_com_x
         + cache.head_slice2_local_com_y * cache.base_roll_rotation_01;
-    let t69 = 0.6699905217924281 * head_bend_y * cache.head_slice2_bend_c1;
-    let t70 = 1.0 - 0.44888729929169013 * head_bend_squared * cache.head_slice2_bend_c2;
-    let t71 = 0.6699905217924281 * cache.head_slice2_bend_c1 * head_bend_z;
+    let t69 = 0.6699905217924281 * cache.head_bend_y * cache.head_slice2_bend_c1;
+    let t70 = 1.0
+        - 0.44888729929169013 * cache.head_bend_squared * cache.head_slice2_bend_c2;
+    let t71 = 0.6699905217924281 * cache.head_slice2_bend_c1 * cache.head_bend_z;
     let head_slice2_rotation_00 = t69 * cache.base_roll_rotation_01
         + cache.head_rotation_00 * t70 + cache.head_rotation_02 * t71;
     let head_slice2_rotation_10 = t70 * cache.head_rotation_10
@@ -38792,14 +38641,12 @@ pub fn angular_momentum(
         - head_slice2_inertia_h_z * head_slice2_velocity_v_y;
     let head_composite_momentum_n_x = head_slice1_momentum_n_x + head_slice3_momentum_n_x
         + head_slice0_momentum_n_x + head_slice2_momentum_n_x;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let t78 = 0.33000947820757187 * front_left_bend_y * cache.front_left_slice1_bend_c1;
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let t79 = 0.33000947820757187 * front_left_bend_z * cache.front_left_slice1_bend_c1;
-    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
-        + front_left_bend_z * front_left_bend_z;
+    let t78 = 0.33000947820757187 * cache.front_left_bend_y
+        * cache.front_left_slice1_bend_c1;
+    let t79 = 0.33000947820757187 * cache.front_left_bend_z
+        * cache.front_left_slice1_bend_c1;
+    let front_left_bend_squared = cache.front_left_bend_y * cache.front_left_bend_y
+        + cache.front_left_bend_z * cache.front_left_bend_z;
     let t80 = 1.0
         - 0.10890625570683385 * front_left_bend_squared
             * cache.front_left_slice1_bend_c2;
@@ -39003,8 +38850,10 @@ pub fn angular_momentum(
         + cache.front_left_slice3_local_com_x * cache.front_left_rotation_20;
     let t87 = 1.0
         - 0.8659570925834785 * cache.front_left_slice3_bend_c2 * front_left_bend_squared;
-    let t88 = 0.9305681557970262 * front_left_bend_y * cache.front_left_slice3_bend_c1;
-    let t89 = 0.9305681557970262 * front_left_bend_z * cache.front_left_slice3_bend_c1;
+    let t88 = 0.9305681557970262 * cache.front_left_bend_y
+        * cache.front_left_slice3_bend_c1;
+    let t89 = 0.9305681557970262 * cache.front_left_bend_z
+        * cache.front_left_slice3_bend_c1;
     let front_left_slice3_rotation_20 = t87 * cache.front_left_rotation_20
         + cache.front_left_rotation_21 * t88 + cache.front_left_rotation_22 * t89;
     let front_left_slice3_rotation_00 = t87 * cache.front_left_rotation_00
@@ -39288,8 +39137,10 @@ pub fn angular_momentum(
         + cache.front_left_position_y;
     let front_left_slice2_inertia_h_y = front_left_slice2_position_y
         * cache.head_slice1_mass;
-    let t99 = 0.6699905217924281 * front_left_bend_z * cache.front_left_slice2_bend_c1;
-    let t100 = 0.6699905217924281 * front_left_bend_y * cache.front_left_slice2_bend_c1;
+    let t99 = 0.6699905217924281 * cache.front_left_bend_z
+        * cache.front_left_slice2_bend_c1;
+    let t100 = 0.6699905217924281 * cache.front_left_bend_y
+        * cache.front_left_slice2_bend_c1;
     let t101 = 1.0
         - 0.44888729929169013 * front_left_bend_squared
             * cache.front_left_slice2_bend_c2;
@@ -39524,11 +39375,13 @@ pub fn angular_momentum(
     let front_left_slice0_velocity_w_x = qd[15] * front_left_slice0_subspace0_w_x
         + base_roll_velocity_w_x + front_left_slice0_subspace1_w_x * qd[16]
         + front_left_slice0_subspace2_w_x * qd[17];
-    let t108 = 0.06943184420297371 * front_left_bend_y * cache.front_left_slice0_bend_c1;
+    let t108 = 0.06943184420297371 * cache.front_left_bend_y
+        * cache.front_left_slice0_bend_c1;
     let t109 = 1.0
         - 0.004820780989426014 * front_left_bend_squared
             * cache.front_left_slice0_bend_c2;
-    let t110 = 0.06943184420297371 * cache.front_left_slice0_bend_c1 * front_left_bend_z;
+    let t110 = 0.06943184420297371 * cache.front_left_slice0_bend_c1
+        * cache.front_left_bend_z;
     let front_left_slice0_rotation_00 = cache.front_left_rotation_01 * t108
         + cache.front_left_rotation_00 * t109 + cache.front_left_rotation_02 * t110;
     let front_left_slice0_inertia_com_00 = t20
@@ -39626,19 +39479,15 @@ pub fn angular_momentum(
         + cache.front_right_rotation_22 * cache.front_right_slice3_local_com_z
         + cache.front_right_position_z
         + cache.front_right_rotation_21 * cache.front_right_slice3_local_com_y;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
     let t114 = 0.9305681557970262 * cache.front_right_slice3_bend_c1
-        * front_right_bend_y;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let front_right_bend_squared = front_right_bend_y * front_right_bend_y
-        + front_right_bend_z * front_right_bend_z;
+        * cache.front_right_bend_y;
+    let front_right_bend_squared = cache.front_right_bend_y * cache.front_right_bend_y
+        + cache.front_right_bend_z * cache.front_right_bend_z;
     let t115 = 1.0
         - 0.8659570925834785 * cache.front_right_slice3_bend_c2
             * front_right_bend_squared;
     let t116 = 0.9305681557970262 * cache.front_right_slice3_bend_c1
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let front_right_slice3_rotation_20 = cache.front_right_rotation_21 * t114
         + t115 * cache.front_right_rotation_20 + cache.front_right_rotation_22 * t116;
     let front_right_slice3_rotation_00 = t114 * cache.front_right_rotation_01
@@ -39923,9 +39772,9 @@ pub fn angular_momentum(
         + qd[12] * front_right_slice2_subspace0_v_z + base_roll_velocity_v_z
         + qd[14] * front_right_slice2_subspace2_v_z;
     let t126 = 0.6699905217924281 * cache.front_right_slice2_bend_c1
-        * front_right_bend_z;
+        * cache.front_right_bend_z;
     let t127 = 0.6699905217924281 * cache.front_right_slice2_bend_c1
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let t128 = 1.0
         - 0.44888729929169013 * front_right_bend_squared
             * cache.front_right_slice2_bend_c2;
@@ -40017,8 +39866,8 @@ pub fn angular_momentum(
         - 0.10890625570683385 * front_right_bend_squared
             * cache.front_right_slice1_bend_c2;
     let t133 = 0.33000947820757187 * cache.front_right_slice1_bend_c1
-        * front_right_bend_y;
-    let t134 = 0.33000947820757187 * front_right_bend_z
+        * cache.front_right_bend_y;
+    let t134 = 0.33000947820757187 * cache.front_right_bend_z
         * cache.front_right_slice1_bend_c1;
     let front_right_slice1_rotation_00 = t132 * cache.front_right_rotation_00
         + t133 * cache.front_right_rotation_01 + t134 * cache.front_right_rotation_02;
@@ -40291,11 +40140,11 @@ pub fn angular_momentum(
     let t145 = front_right_slice0_position_y * front_right_slice0_position_y;
     let t146 = front_right_slice0_position_z * front_right_slice0_position_z;
     let t147 = 0.06943184420297371 * cache.front_right_slice0_bend_c1
-        * front_right_bend_y;
+        * cache.front_right_bend_y;
     let t148 = 1.0
         - 0.004820780989426014 * cache.front_right_slice0_bend_c2
             * front_right_bend_squared;
-    let t149 = 0.06943184420297371 * front_right_bend_z
+    let t149 = 0.06943184420297371 * cache.front_right_bend_z
         * cache.front_right_slice0_bend_c1;
     let front_right_slice0_rotation_00 = t147 * cache.front_right_rotation_01
         + t148 * cache.front_right_rotation_00 + t149 * cache.front_right_rotation_02;
@@ -41282,357 +41131,344 @@ pub fn centre_line_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CENTRE_LINE_POINTS],
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let head_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
-    let head_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let head_bend_squared = head_bend_y * head_bend_y + head_bend_z * head_bend_z;
-    let head_centre1_bend = 0.027777777777777776 * head_bend_squared;
-    let t1 = 0.16666666666666666 * softgen_runtime::stumpff(head_centre1_bend)[1]
+    let head_centre1_bend = 0.027777777777777776 * cache.head_bend_squared;
+    let t0 = 0.16666666666666666 * softgen_runtime::stumpff(head_centre1_bend)[1]
         * cache.head_len;
-    let t2 = cache.head_len * head_bend_z;
-    let t3 = softgen_runtime::stumpff(head_centre1_bend)[2];
-    let t4 = 0.027777777777777776 * t2 * t3;
-    let t5 = cache.head_len * head_bend_y;
-    let t6 = 0.027777777777777776 * t5 * t3;
-    let head_centre1_position_x = cache.head_position_x + cache.head_rotation_00 * t1
-        + cache.head_rotation_02 * t4 + t6 * cache.base_roll_rotation_01;
-    let head_centre1_position_y = cache.head_rotation_12 * t4
-        + t1 * cache.head_rotation_10 + cache.head_position_y
-        + t6 * cache.base_roll_rotation_11;
-    let head_centre1_position_z = t1 * cache.head_rotation_20 + cache.head_position_z
-        + cache.head_rotation_22 * t4 + t6 * cache.base_roll_rotation_21;
-    let head_centre2_bend = 0.1111111111111111 * head_bend_squared;
-    let t7 = 0.3333333333333333 * softgen_runtime::stumpff(head_centre2_bend)[1]
+    let t1 = cache.head_len * cache.head_bend_z;
+    let t2 = softgen_runtime::stumpff(head_centre1_bend)[2];
+    let t3 = 0.027777777777777776 * t1 * t2;
+    let t4 = cache.head_len * cache.head_bend_y;
+    let t5 = 0.027777777777777776 * t4 * t2;
+    let head_centre1_position_x = cache.head_position_x + cache.head_rotation_00 * t0
+        + cache.head_rotation_02 * t3 + t5 * cache.base_roll_rotation_01;
+    let head_centre1_position_y = cache.head_rotation_12 * t3
+        + t0 * cache.head_rotation_10 + cache.head_position_y
+        + t5 * cache.base_roll_rotation_11;
+    let head_centre1_position_z = t0 * cache.head_rotation_20 + cache.head_position_z
+        + cache.head_rotation_22 * t3 + t5 * cache.base_roll_rotation_21;
+    let head_centre2_bend = 0.1111111111111111 * cache.head_bend_squared;
+    let t6 = 0.3333333333333333 * softgen_runtime::stumpff(head_centre2_bend)[1]
         * cache.head_len;
-    let t8 = softgen_runtime::stumpff(head_centre2_bend)[2];
-    let t9 = 0.1111111111111111 * t2 * t8;
-    let t10 = 0.1111111111111111 * t5 * t8;
-    let head_centre2_position_x = cache.head_position_x + t7 * cache.head_rotation_00
-        + cache.head_rotation_02 * t9 + t10 * cache.base_roll_rotation_01;
-    let head_centre2_position_y = cache.base_roll_rotation_11 * t10
-        + t9 * cache.head_rotation_12 + cache.head_position_y
-        + t7 * cache.head_rotation_10;
-    let head_centre2_position_z = cache.head_position_z + cache.head_rotation_22 * t9
-        + t10 * cache.base_roll_rotation_21 + t7 * cache.head_rotation_20;
-    let head_centre3_bend = 0.25 * head_bend_squared;
-    let t11 = 0.5 * cache.head_len * softgen_runtime::stumpff(head_centre3_bend)[1];
-    let t12 = softgen_runtime::stumpff(head_centre3_bend)[2];
-    let t13 = 0.25 * t12 * t2;
-    let t14 = 0.25 * t5 * t12;
-    let head_centre3_position_x = cache.head_rotation_00 * t11 + cache.head_position_x
-        + cache.head_rotation_02 * t13 + cache.base_roll_rotation_01 * t14;
-    let head_centre3_position_y = cache.base_roll_rotation_11 * t14
-        + t13 * cache.head_rotation_12 + cache.head_rotation_10 * t11
+    let t7 = softgen_runtime::stumpff(head_centre2_bend)[2];
+    let t8 = 0.1111111111111111 * t1 * t7;
+    let t9 = 0.1111111111111111 * t4 * t7;
+    let head_centre2_position_x = cache.head_position_x + t6 * cache.head_rotation_00
+        + cache.head_rotation_02 * t8 + t9 * cache.base_roll_rotation_01;
+    let head_centre2_position_y = cache.base_roll_rotation_11 * t9
+        + t8 * cache.head_rotation_12 + cache.head_position_y
+        + t6 * cache.head_rotation_10;
+    let head_centre2_position_z = cache.head_position_z + cache.head_rotation_22 * t8
+        + t9 * cache.base_roll_rotation_21 + t6 * cache.head_rotation_20;
+    let head_centre3_bend = 0.25 * cache.head_bend_squared;
+    let t10 = 0.5 * cache.head_len * softgen_runtime::stumpff(head_centre3_bend)[1];
+    let t11 = softgen_runtime::stumpff(head_centre3_bend)[2];
+    let t12 = 0.25 * t11 * t1;
+    let t13 = 0.25 * t4 * t11;
+    let head_centre3_position_x = cache.head_rotation_00 * t10 + cache.head_position_x
+        + cache.head_rotation_02 * t12 + cache.base_roll_rotation_01 * t13;
+    let head_centre3_position_y = cache.base_roll_rotation_11 * t13
+        + t12 * cache.head_rotation_12 + cache.head_rotation_10 * t10
         + cache.head_position_y;
-    let head_centre3_position_z = cache.head_position_z + cache.head_rotation_22 * t13
-        + cache.base_roll_rotation_21 * t14 + cache.head_rotation_20 * t11;
-    let head_centre4_bend = 0.4444444444444444 * head_bend_squared;
-    let t15 = softgen_runtime::stumpff(head_centre4_bend)[2];
-    let t16 = 0.4444444444444444 * t5 * t15;
-    let t17 = 0.6666666666666666 * cache.head_len
+    let head_centre3_position_z = cache.head_position_z + cache.head_rotation_22 * t12
+        + cache.base_roll_rotation_21 * t13 + cache.head_rotation_20 * t10;
+    let head_centre4_bend = 0.4444444444444444 * cache.head_bend_squared;
+    let t14 = softgen_runtime::stumpff(head_centre4_bend)[2];
+    let t15 = 0.4444444444444444 * t4 * t14;
+    let t16 = 0.6666666666666666 * cache.head_len
         * softgen_runtime::stumpff(head_centre4_bend)[1];
-    let t18 = 0.4444444444444444 * t15 * t2;
-    let head_centre4_position_x = cache.base_roll_rotation_01 * t16
-        + cache.head_position_x + cache.head_rotation_00 * t17
-        + cache.head_rotation_02 * t18;
-    let head_centre4_position_y = t18 * cache.head_rotation_12
-        + t17 * cache.head_rotation_10 + cache.base_roll_rotation_11 * t16
+    let t17 = 0.4444444444444444 * t14 * t1;
+    let head_centre4_position_x = cache.base_roll_rotation_01 * t15
+        + cache.head_position_x + cache.head_rotation_00 * t16
+        + cache.head_rotation_02 * t17;
+    let head_centre4_position_y = t17 * cache.head_rotation_12
+        + t16 * cache.head_rotation_10 + cache.base_roll_rotation_11 * t15
         + cache.head_position_y;
-    let head_centre4_position_z = cache.head_position_z + t17 * cache.head_rotation_20
-        + t18 * cache.head_rotation_22 + t16 * cache.base_roll_rotation_21;
-    let head_centre5_bend = 0.6944444444444445 * head_bend_squared;
-    let t19 = 0.8333333333333334 * cache.head_len
+    let head_centre4_position_z = cache.head_position_z + t16 * cache.head_rotation_20
+        + t17 * cache.head_rotation_22 + t15 * cache.base_roll_rotation_21;
+    let head_centre5_bend = 0.6944444444444445 * cache.head_bend_squared;
+    let t18 = 0.8333333333333334 * cache.head_len
         * softgen_runtime::stumpff(head_centre5_bend)[1];
-    let t20 = softgen_runtime::stumpff(head_centre5_bend)[2];
-    let t21 = 0.6944444444444445 * t5 * t20;
-    let t22 = 0.6944444444444445 * t20 * t2;
-    let head_centre5_position_x = cache.head_rotation_00 * t19
-        + t21 * cache.base_roll_rotation_01 + cache.head_position_x
-        + cache.head_rotation_02 * t22;
-    let head_centre5_position_y = t22 * cache.head_rotation_12
-        + t19 * cache.head_rotation_10 + cache.base_roll_rotation_11 * t21
+    let t19 = softgen_runtime::stumpff(head_centre5_bend)[2];
+    let t20 = 0.6944444444444445 * t4 * t19;
+    let t21 = 0.6944444444444445 * t19 * t1;
+    let head_centre5_position_x = cache.head_rotation_00 * t18
+        + t20 * cache.base_roll_rotation_01 + cache.head_position_x
+        + cache.head_rotation_02 * t21;
+    let head_centre5_position_y = t21 * cache.head_rotation_12
+        + t18 * cache.head_rotation_10 + cache.base_roll_rotation_11 * t20
         + cache.head_position_y;
-    let head_centre5_position_z = cache.head_rotation_22 * t22
-        + t19 * cache.head_rotation_20 + t21 * cache.base_roll_rotation_21
+    let head_centre5_position_z = cache.head_rotation_22 * t21
+        + t18 * cache.head_rotation_20 + t20 * cache.base_roll_rotation_21
         + cache.head_position_z;
-    let t23 = softgen_runtime::stumpff(head_bend_squared)[2];
-    let t24 = t5 * t23;
-    let t25 = t23 * t2;
-    let head_tip_local_len_column_v_x = softgen_runtime::stumpff(head_bend_squared)[1];
-    let t26 = head_tip_local_len_column_v_x * cache.head_len;
-    let head_tip_position_x = cache.head_position_x + t24 * cache.base_roll_rotation_01
-        + cache.head_rotation_02 * t25 + t26 * cache.head_rotation_00;
-    let head_tip_position_y = cache.head_rotation_12 * t25 + cache.head_position_y
-        + t24 * cache.base_roll_rotation_11 + t26 * cache.head_rotation_10;
-    let head_tip_position_z = cache.head_position_z + t26 * cache.head_rotation_20
-        + cache.head_rotation_22 * t25 + t24 * cache.base_roll_rotation_21;
-    let back_bend_z = 0.5773502691896255 * t0 * q[11] - 0.5773502691896257 * t0 * q[10];
-    let t27 = cache.back_len * back_bend_z;
-    let back_bend_y = 0.3333333333333336 * t0 * q[11] + 0.33333333333333315 * t0 * q[10]
-        - 0.6666666666666666 * t0 * q[9];
-    let back_bend_squared = back_bend_z * back_bend_z + back_bend_y * back_bend_y;
+    let t22 = softgen_runtime::stumpff(cache.head_bend_squared)[2];
+    let t23 = t4 * t22;
+    let t24 = t22 * t1;
+    let head_tip_local_len_column_v_x = softgen_runtime::stumpff(
+        cache.head_bend_squared,
+    )[1];
+    let t25 = head_tip_local_len_column_v_x * cache.head_len;
+    let head_tip_position_x = cache.head_position_x + t23 * cache.base_roll_rotation_01
+        + cache.head_rotation_02 * t24 + t25 * cache.head_rotation_00;
+    let head_tip_position_y = cache.head_rotation_12 * t24 + cache.head_position_y
+        + t23 * cache.base_roll_rotation_11 + t25 * cache.head_rotation_10;
+    let head_tip_position_z = cache.head_position_z + t25 * cache.head_rotation_20
+        + cache.head_rotation_22 * t24 + t23 * cache.base_roll_rotation_21;
+    let t26 = cache.back_len * cache.back_bend_z;
+    let back_bend_squared = cache.back_bend_z * cache.back_bend_z
+        + cache.back_bend_y * cache.back_bend_y;
     let back_centre1_bend = 0.027777777777777776 * back_bend_squared;
-    let t28 = softgen_runtime::stumpff(back_centre1_bend)[2];
-    let t29 = 0.027777777777777776 * t27 * t28;
-    let t30 = 0.16666666666666666 * softgen_runtime::stumpff(back_centre1_bend)[1]
+    let t27 = softgen_runtime::stumpff(back_centre1_bend)[2];
+    let t28 = 0.027777777777777776 * t26 * t27;
+    let t29 = 0.16666666666666666 * softgen_runtime::stumpff(back_centre1_bend)[1]
         * cache.back_len;
-    let t31 = cache.back_len * back_bend_y;
-    let t32 = 0.027777777777777776 * t31 * t28;
-    let back_centre1_position_x = t29 * cache.back_rotation_02
-        + t30 * cache.back_rotation_00 + t32 * cache.base_roll_rotation_01
+    let t30 = cache.back_len * cache.back_bend_y;
+    let t31 = 0.027777777777777776 * t30 * t27;
+    let back_centre1_position_x = t28 * cache.back_rotation_02
+        + t29 * cache.back_rotation_00 + t31 * cache.base_roll_rotation_01
         + cache.back_position_x;
-    let back_centre1_position_y = t30 * cache.back_rotation_10 + cache.back_position_y
-        + cache.base_roll_rotation_11 * t32 + t29 * cache.back_rotation_12;
-    let back_centre1_position_z = t32 * cache.base_roll_rotation_21
-        + cache.back_position_z + cache.back_rotation_20 * t30
-        + cache.back_rotation_22 * t29;
+    let back_centre1_position_y = t29 * cache.back_rotation_10 + cache.back_position_y
+        + cache.base_roll_rotation_11 * t31 + t28 * cache.back_rotation_12;
+    let back_centre1_position_z = t31 * cache.base_roll_rotation_21
+        + cache.back_position_z + cache.back_rotation_20 * t29
+        + cache.back_rotation_22 * t28;
     let back_centre2_bend = 0.1111111111111111 * back_bend_squared;
-    let t33 = 0.3333333333333333 * cache.back_len
+    let t32 = 0.3333333333333333 * cache.back_len
         * softgen_runtime::stumpff(back_centre2_bend)[1];
-    let t34 = softgen_runtime::stumpff(back_centre2_bend)[2];
-    let t35 = 0.1111111111111111 * t27 * t34;
-    let t36 = 0.1111111111111111 * t31 * t34;
-    let back_centre2_position_x = t33 * cache.back_rotation_00
-        + cache.back_rotation_02 * t35 + cache.base_roll_rotation_01 * t36
+    let t33 = softgen_runtime::stumpff(back_centre2_bend)[2];
+    let t34 = 0.1111111111111111 * t26 * t33;
+    let t35 = 0.1111111111111111 * t30 * t33;
+    let back_centre2_position_x = t32 * cache.back_rotation_00
+        + cache.back_rotation_02 * t34 + cache.base_roll_rotation_01 * t35
         + cache.back_position_x;
-    let back_centre2_position_y = cache.base_roll_rotation_11 * t36
-        + t33 * cache.back_rotation_10 + cache.back_position_y
-        + cache.back_rotation_12 * t35;
+    let back_centre2_position_y = cache.base_roll_rotation_11 * t35
+        + t32 * cache.back_rotation_10 + cache.back_position_y
+        + cache.back_rotation_12 * t34;
     let back_centre2_position_z = cache.back_position_z
-        + t36 * cache.base_roll_rotation_21 + t33 * cache.back_rotation_20
-        + cache.back_rotation_22 * t35;
-    let t37 = 0.25 * cache.back_ring1_bend_c2 * t27;
-    let t38 = 0.25 * t31 * cache.back_ring1_bend_c2;
-    let t39 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
-    let back_ring1_position_x = t37 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t38 + cache.back_position_x
-        + t39 * cache.back_rotation_00;
-    let back_ring1_position_y = cache.base_roll_rotation_11 * t38
-        + t37 * cache.back_rotation_12 + cache.back_position_y
-        + t39 * cache.back_rotation_10;
-    let back_ring1_position_z = t39 * cache.back_rotation_20 + cache.back_position_z
-        + cache.base_roll_rotation_21 * t38 + cache.back_rotation_22 * t37;
+        + t35 * cache.base_roll_rotation_21 + t32 * cache.back_rotation_20
+        + cache.back_rotation_22 * t34;
+    let t36 = 0.25 * cache.back_ring1_bend_c2 * t26;
+    let t37 = 0.25 * t30 * cache.back_ring1_bend_c2;
+    let t38 = 0.5 * cache.back_ring1_bend_c1 * cache.back_len;
+    let back_ring1_position_x = t36 * cache.back_rotation_02
+        + cache.base_roll_rotation_01 * t37 + cache.back_position_x
+        + t38 * cache.back_rotation_00;
+    let back_ring1_position_y = cache.base_roll_rotation_11 * t37
+        + t36 * cache.back_rotation_12 + cache.back_position_y
+        + t38 * cache.back_rotation_10;
+    let back_ring1_position_z = t38 * cache.back_rotation_20 + cache.back_position_z
+        + cache.base_roll_rotation_21 * t37 + cache.back_rotation_22 * t36;
     let back_centre4_bend = 0.4444444444444444 * back_bend_squared;
-    let t40 = softgen_runtime::stumpff(back_centre4_bend)[2];
-    let t41 = 0.4444444444444444 * t27 * t40;
-    let t42 = 0.4444444444444444 * t31 * t40;
-    let t43 = 0.6666666666666666 * cache.back_len
+    let t39 = softgen_runtime::stumpff(back_centre4_bend)[2];
+    let t40 = 0.4444444444444444 * t26 * t39;
+    let t41 = 0.4444444444444444 * t30 * t39;
+    let t42 = 0.6666666666666666 * cache.back_len
         * softgen_runtime::stumpff(back_centre4_bend)[1];
-    let back_centre4_position_x = t41 * cache.back_rotation_02
-        + cache.base_roll_rotation_01 * t42 + cache.back_position_x
-        + cache.back_rotation_00 * t43;
-    let back_centre4_position_y = cache.back_rotation_10 * t43 + cache.back_position_y
-        + t41 * cache.back_rotation_12 + cache.base_roll_rotation_11 * t42;
-    let back_centre4_position_z = cache.back_rotation_20 * t43 + cache.back_position_z
-        + cache.back_rotation_22 * t41 + t42 * cache.base_roll_rotation_21;
+    let back_centre4_position_x = t40 * cache.back_rotation_02
+        + cache.base_roll_rotation_01 * t41 + cache.back_position_x
+        + cache.back_rotation_00 * t42;
+    let back_centre4_position_y = cache.back_rotation_10 * t42 + cache.back_position_y
+        + t40 * cache.back_rotation_12 + cache.base_roll_rotation_11 * t41;
+    let back_centre4_position_z = cache.back_rotation_20 * t42 + cache.back_position_z
+        + cache.back_rotation_22 * t40 + t41 * cache.base_roll_rotation_21;
     let back_centre5_bend = 0.6944444444444445 * back_bend_squared;
-    let t44 = softgen_runtime::stumpff(back_centre5_bend)[2];
-    let t45 = 0.6944444444444445 * t27 * t44;
-    let t46 = 0.8333333333333334 * softgen_runtime::stumpff(back_centre5_bend)[1]
+    let t43 = softgen_runtime::stumpff(back_centre5_bend)[2];
+    let t44 = 0.6944444444444445 * t26 * t43;
+    let t45 = 0.8333333333333334 * softgen_runtime::stumpff(back_centre5_bend)[1]
         * cache.back_len;
-    let t47 = 0.6944444444444445 * t31 * t44;
-    let back_centre5_position_x = t45 * cache.back_rotation_02
-        + t46 * cache.back_rotation_00 + cache.base_roll_rotation_01 * t47
+    let t46 = 0.6944444444444445 * t30 * t43;
+    let back_centre5_position_x = t44 * cache.back_rotation_02
+        + t45 * cache.back_rotation_00 + cache.base_roll_rotation_01 * t46
         + cache.back_position_x;
-    let back_centre5_position_y = cache.base_roll_rotation_11 * t47
-        + t46 * cache.back_rotation_10 + t45 * cache.back_rotation_12
+    let back_centre5_position_y = cache.base_roll_rotation_11 * t46
+        + t45 * cache.back_rotation_10 + t44 * cache.back_rotation_12
         + cache.back_position_y;
-    let back_centre5_position_z = cache.back_position_z + t46 * cache.back_rotation_20
-        + cache.base_roll_rotation_21 * t47 + t45 * cache.back_rotation_22;
-    let t48 = t31 * cache.back_bend_squared_c2;
-    let t49 = cache.back_len * cache.back_bend_squared_c1;
-    let t50 = t27 * cache.back_bend_squared_c2;
-    let back_tip_position_x = t48 * cache.base_roll_rotation_01 + cache.back_position_x
-        + t49 * cache.back_rotation_00 + t50 * cache.back_rotation_02;
-    let back_tip_position_y = t50 * cache.back_rotation_12 + cache.back_position_y
-        + t49 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t48;
-    let back_tip_position_z = cache.back_position_z + t48 * cache.base_roll_rotation_21
-        + cache.back_rotation_22 * t50 + t49 * cache.back_rotation_20;
-    let front_right_bend_y = 0.3333333333333336 * t0 * q[14]
-        + 0.33333333333333315 * t0 * q[13] - 0.6666666666666666 * t0 * q[12];
-    let t51 = cache.front_right_len * front_right_bend_y;
-    let front_right_bend_z = 0.5773502691896255 * t0 * q[14]
-        - 0.5773502691896257 * t0 * q[13];
-    let front_right_bend_squared = front_right_bend_y * front_right_bend_y
-        + front_right_bend_z * front_right_bend_z;
+    let back_centre5_position_z = cache.back_position_z + t45 * cache.back_rotation_20
+        + cache.base_roll_rotation_21 * t46 + t44 * cache.back_rotation_22;
+    let t47 = t30 * cache.back_bend_squared_c2;
+    let t48 = cache.back_len * cache.back_bend_squared_c1;
+    let t49 = t26 * cache.back_bend_squared_c2;
+    let back_tip_position_x = t47 * cache.base_roll_rotation_01 + cache.back_position_x
+        + t48 * cache.back_rotation_00 + t49 * cache.back_rotation_02;
+    let back_tip_position_y = t49 * cache.back_rotation_12 + cache.back_position_y
+        + t48 * cache.back_rotation_10 + cache.base_roll_rotation_11 * t47;
+    let back_tip_position_z = cache.back_position_z + t47 * cache.base_roll_rotation_21
+        + cache.back_rotation_22 * t49 + t48 * cache.back_rotation_20;
+    let t50 = cache.front_right_len * cache.front_right_bend_y;
+    let front_right_bend_squared = cache.front_right_bend_y * cache.front_right_bend_y
+        + cache.front_right_bend_z * cache.front_right_bend_z;
     let front_right_centre1_bend = 0.027777777777777776 * front_right_bend_squared;
-    let t52 = softgen_runtime::stumpff(front_right_centre1_bend)[2];
-    let t53 = 0.027777777777777776 * t51 * t52;
-    let t54 = 0.16666666666666666 * softgen_runtime::stumpff(front_right_centre1_bend)[1]
+    let t51 = softgen_runtime::stumpff(front_right_centre1_bend)[2];
+    let t52 = 0.027777777777777776 * t50 * t51;
+    let t53 = 0.16666666666666666 * softgen_runtime::stumpff(front_right_centre1_bend)[1]
         * cache.front_right_len;
-    let t55 = cache.front_right_len * front_right_bend_z;
-    let t56 = 0.027777777777777776 * t55 * t52;
+    let t54 = cache.front_right_len * cache.front_right_bend_z;
+    let t55 = 0.027777777777777776 * t54 * t51;
     let front_right_centre1_position_x = cache.front_right_position_x
-        + t53 * cache.front_right_rotation_01 + t54 * cache.front_right_rotation_00
-        + t56 * cache.front_right_rotation_02;
-    let front_right_centre1_position_y = t56 * cache.front_right_rotation_12
-        + t53 * cache.front_right_rotation_11 + t54 * cache.front_right_rotation_10
+        + t52 * cache.front_right_rotation_01 + t53 * cache.front_right_rotation_00
+        + t55 * cache.front_right_rotation_02;
+    let front_right_centre1_position_y = t55 * cache.front_right_rotation_12
+        + t52 * cache.front_right_rotation_11 + t53 * cache.front_right_rotation_10
         + cache.front_right_position_y;
-    let front_right_centre1_position_z = cache.front_right_rotation_22 * t56
-        + cache.front_right_rotation_21 * t53 + cache.front_right_position_z
-        + t54 * cache.front_right_rotation_20;
+    let front_right_centre1_position_z = cache.front_right_rotation_22 * t55
+        + cache.front_right_rotation_21 * t52 + cache.front_right_position_z
+        + t53 * cache.front_right_rotation_20;
     let front_right_centre2_bend = 0.1111111111111111 * front_right_bend_squared;
-    let t57 = softgen_runtime::stumpff(front_right_centre2_bend)[2];
-    let t58 = 0.1111111111111111 * t57 * t51;
-    let t59 = 0.1111111111111111 * t57 * t55;
-    let t60 = 0.3333333333333333 * cache.front_right_len
+    let t56 = softgen_runtime::stumpff(front_right_centre2_bend)[2];
+    let t57 = 0.1111111111111111 * t56 * t50;
+    let t58 = 0.1111111111111111 * t56 * t54;
+    let t59 = 0.3333333333333333 * cache.front_right_len
         * softgen_runtime::stumpff(front_right_centre2_bend)[1];
     let front_right_centre2_position_x = cache.front_right_position_x
-        + t58 * cache.front_right_rotation_01 + t59 * cache.front_right_rotation_02
-        + t60 * cache.front_right_rotation_00;
-    let front_right_centre2_position_y = t60 * cache.front_right_rotation_10
-        + t59 * cache.front_right_rotation_12 + cache.front_right_position_y
-        + t58 * cache.front_right_rotation_11;
-    let front_right_centre2_position_z = t60 * cache.front_right_rotation_20
-        + cache.front_right_rotation_22 * t59 + cache.front_right_position_z
-        + cache.front_right_rotation_21 * t58;
-    let t61 = 0.25 * t51 * cache.front_right_ring1_bend_c2;
-    let t62 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
-    let t63 = 0.25 * cache.front_right_ring1_bend_c2 * t55;
+        + t57 * cache.front_right_rotation_01 + t58 * cache.front_right_rotation_02
+        + t59 * cache.front_right_rotation_00;
+    let front_right_centre2_position_y = t59 * cache.front_right_rotation_10
+        + t58 * cache.front_right_rotation_12 + cache.front_right_position_y
+        + t57 * cache.front_right_rotation_11;
+    let front_right_centre2_position_z = t59 * cache.front_right_rotation_20
+        + cache.front_right_rotation_22 * t58 + cache.front_right_position_z
+        + cache.front_right_rotation_21 * t57;
+    let t60 = 0.25 * t50 * cache.front_right_ring1_bend_c2;
+    let t61 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_len;
+    let t62 = 0.25 * cache.front_right_ring1_bend_c2 * t54;
     let front_right_ring1_position_x = cache.front_right_position_x
-        + t61 * cache.front_right_rotation_01 + t62 * cache.front_right_rotation_00
-        + cache.front_right_rotation_02 * t63;
-    let front_right_ring1_position_y = t62 * cache.front_right_rotation_10
-        + t63 * cache.front_right_rotation_12 + t61 * cache.front_right_rotation_11
+        + t60 * cache.front_right_rotation_01 + t61 * cache.front_right_rotation_00
+        + cache.front_right_rotation_02 * t62;
+    let front_right_ring1_position_y = t61 * cache.front_right_rotation_10
+        + t62 * cache.front_right_rotation_12 + t60 * cache.front_right_rotation_11
         + cache.front_right_position_y;
-    let front_right_ring1_position_z = t61 * cache.front_right_rotation_21
-        + t62 * cache.front_right_rotation_20 + cache.front_right_position_z
-        + cache.front_right_rotation_22 * t63;
+    let front_right_ring1_position_z = t60 * cache.front_right_rotation_21
+        + t61 * cache.front_right_rotation_20 + cache.front_right_position_z
+        + cache.front_right_rotation_22 * t62;
     let front_right_centre4_bend = 0.4444444444444444 * front_right_bend_squared;
-    let t64 = softgen_runtime::stumpff(front_right_centre4_bend)[2];
-    let t65 = 0.4444444444444444 * t55 * t64;
-    let t66 = 0.4444444444444444 * t51 * t64;
-    let t67 = 0.6666666666666666 * cache.front_right_len
+    let t63 = softgen_runtime::stumpff(front_right_centre4_bend)[2];
+    let t64 = 0.4444444444444444 * t54 * t63;
+    let t65 = 0.4444444444444444 * t50 * t63;
+    let t66 = 0.6666666666666666 * cache.front_right_len
         * softgen_runtime::stumpff(front_right_centre4_bend)[1];
     let front_right_centre4_position_x = cache.front_right_position_x
-        + cache.front_right_rotation_02 * t65 + t66 * cache.front_right_rotation_01
-        + cache.front_right_rotation_00 * t67;
-    let front_right_centre4_position_y = t66 * cache.front_right_rotation_11
-        + cache.front_right_position_y + cache.front_right_rotation_10 * t67
-        + cache.front_right_rotation_12 * t65;
-    let front_right_centre4_position_z = cache.front_right_rotation_21 * t66
-        + cache.front_right_rotation_20 * t67 + cache.front_right_rotation_22 * t65
+        + cache.front_right_rotation_02 * t64 + t65 * cache.front_right_rotation_01
+        + cache.front_right_rotation_00 * t66;
+    let front_right_centre4_position_y = t65 * cache.front_right_rotation_11
+        + cache.front_right_position_y + cache.front_right_rotation_10 * t66
+        + cache.front_right_rotation_12 * t64;
+    let front_right_centre4_position_z = cache.front_right_rotation_21 * t65
+        + cache.front_right_rotation_20 * t66 + cache.front_right_rotation_22 * t64
         + cache.front_right_position_z;
     let front_right_centre5_bend = 0.6944444444444445 * front_right_bend_squared;
-    let t68 = softgen_runtime::stumpff(front_right_centre5_bend)[2];
-    let t69 = 0.6944444444444445 * t55 * t68;
-    let t70 = 0.8333333333333334 * softgen_runtime::stumpff(front_right_centre5_bend)[1]
+    let t67 = softgen_runtime::stumpff(front_right_centre5_bend)[2];
+    let t68 = 0.6944444444444445 * t54 * t67;
+    let t69 = 0.8333333333333334 * softgen_runtime::stumpff(front_right_centre5_bend)[1]
         * cache.front_right_len;
-    let t71 = 0.6944444444444445 * t51 * t68;
+    let t70 = 0.6944444444444445 * t50 * t67;
     let front_right_centre5_position_x = cache.front_right_position_x
-        + t69 * cache.front_right_rotation_02 + cache.front_right_rotation_00 * t70
-        + t71 * cache.front_right_rotation_01;
-    let front_right_centre5_position_y = t69 * cache.front_right_rotation_12
-        + cache.front_right_rotation_10 * t70 + cache.front_right_position_y
-        + t71 * cache.front_right_rotation_11;
-    let front_right_centre5_position_z = t71 * cache.front_right_rotation_21
-        + t69 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t70
+        + t68 * cache.front_right_rotation_02 + cache.front_right_rotation_00 * t69
+        + t70 * cache.front_right_rotation_01;
+    let front_right_centre5_position_y = t68 * cache.front_right_rotation_12
+        + cache.front_right_rotation_10 * t69 + cache.front_right_position_y
+        + t70 * cache.front_right_rotation_11;
+    let front_right_centre5_position_z = t70 * cache.front_right_rotation_21
+        + t68 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t69
         + cache.front_right_position_z;
-    let t72 = cache.front_right_bend_squared_c2 * t51;
-    let t73 = cache.front_right_bend_squared_c2 * t55;
-    let t74 = cache.front_right_len * cache.front_right_bend_squared_c1;
+    let t71 = cache.front_right_bend_squared_c2 * t50;
+    let t72 = cache.front_right_bend_squared_c2 * t54;
+    let t73 = cache.front_right_len * cache.front_right_bend_squared_c1;
     let front_right_tip_position_x = cache.front_right_position_x
-        + t72 * cache.front_right_rotation_01 + t73 * cache.front_right_rotation_02
-        + cache.front_right_rotation_00 * t74;
-    let front_right_tip_position_y = cache.front_right_rotation_10 * t74
-        + cache.front_right_position_y + t72 * cache.front_right_rotation_11
-        + t73 * cache.front_right_rotation_12;
-    let front_right_tip_position_z = cache.front_right_rotation_20 * t74
-        + t73 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t72
+        + t71 * cache.front_right_rotation_01 + t72 * cache.front_right_rotation_02
+        + cache.front_right_rotation_00 * t73;
+    let front_right_tip_position_y = cache.front_right_rotation_10 * t73
+        + cache.front_right_position_y + t71 * cache.front_right_rotation_11
+        + t72 * cache.front_right_rotation_12;
+    let front_right_tip_position_z = cache.front_right_rotation_20 * t73
+        + t72 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t71
         + cache.front_right_position_z;
-    let front_left_bend_y = 0.3333333333333336 * t0 * q[17]
-        + 0.33333333333333315 * q[16] * t0 - 0.6666666666666666 * t0 * q[15];
-    let front_left_bend_z = 0.5773502691896255 * t0 * q[17]
-        - 0.5773502691896257 * q[16] * t0;
-    let front_left_bend_squared = front_left_bend_y * front_left_bend_y
-        + front_left_bend_z * front_left_bend_z;
+    let front_left_bend_squared = cache.front_left_bend_y * cache.front_left_bend_y
+        + cache.front_left_bend_z * cache.front_left_bend_z;
     let front_left_centre1_bend = 0.027777777777777776 * front_left_bend_squared;
-    let t75 = softgen_runtime::stumpff(front_left_centre1_bend)[2];
-    let t76 = cache.front_left_len * front_left_bend_y;
-    let t77 = 0.027777777777777776 * t75 * t76;
-    let t78 = 0.16666666666666666 * cache.front_left_len
+    let t74 = softgen_runtime::stumpff(front_left_centre1_bend)[2];
+    let t75 = cache.front_left_len * cache.front_left_bend_y;
+    let t76 = 0.027777777777777776 * t74 * t75;
+    let t77 = 0.16666666666666666 * cache.front_left_len
         * softgen_runtime::stumpff(front_left_centre1_bend)[1];
-    let t79 = cache.front_left_len * front_left_bend_z;
-    let t80 = 0.027777777777777776 * t75 * t79;
-    let front_left_centre1_position_x = cache.front_left_rotation_01 * t77
-        + cache.front_left_rotation_00 * t78 + cache.front_left_position_x
-        + cache.front_left_rotation_02 * t80;
+    let t78 = cache.front_left_len * cache.front_left_bend_z;
+    let t79 = 0.027777777777777776 * t74 * t78;
+    let front_left_centre1_position_x = cache.front_left_rotation_01 * t76
+        + cache.front_left_rotation_00 * t77 + cache.front_left_position_x
+        + cache.front_left_rotation_02 * t79;
     let front_left_centre1_position_y = cache.front_left_position_y
-        + cache.front_left_rotation_12 * t80 + cache.front_left_rotation_10 * t78
-        + cache.front_left_rotation_11 * t77;
-    let front_left_centre1_position_z = t78 * cache.front_left_rotation_20
-        + cache.front_left_rotation_22 * t80 + t77 * cache.front_left_rotation_21
+        + cache.front_left_rotation_12 * t79 + cache.front_left_rotation_10 * t77
+        + cache.front_left_rotation_11 * t76;
+    let front_left_centre1_position_z = t77 * cache.front_left_rotation_20
+        + cache.front_left_rotation_22 * t79 + t76 * cache.front_left_rotation_21
         + cache.front_left_position_z;
     let front_left_centre2_bend = 0.1111111111111111 * front_left_bend_squared;
-    let t81 = softgen_runtime::stumpff(front_left_centre2_bend)[2];
-    let t82 = 0.1111111111111111 * t76 * t81;
-    let t83 = 0.3333333333333333 * cache.front_left_len
+    let t80 = softgen_runtime::stumpff(front_left_centre2_bend)[2];
+    let t81 = 0.1111111111111111 * t75 * t80;
+    let t82 = 0.3333333333333333 * cache.front_left_len
         * softgen_runtime::stumpff(front_left_centre2_bend)[1];
-    let t84 = 0.1111111111111111 * t79 * t81;
-    let front_left_centre2_position_x = cache.front_left_rotation_01 * t82
-        + cache.front_left_position_x + cache.front_left_rotation_00 * t83
-        + cache.front_left_rotation_02 * t84;
-    let front_left_centre2_position_y = t83 * cache.front_left_rotation_10
-        + t84 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t82
+    let t83 = 0.1111111111111111 * t78 * t80;
+    let front_left_centre2_position_x = cache.front_left_rotation_01 * t81
+        + cache.front_left_position_x + cache.front_left_rotation_00 * t82
+        + cache.front_left_rotation_02 * t83;
+    let front_left_centre2_position_y = t82 * cache.front_left_rotation_10
+        + t83 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t81
         + cache.front_left_position_y;
     let front_left_centre2_position_z = cache.front_left_position_z
-        + cache.front_left_rotation_21 * t82 + t83 * cache.front_left_rotation_20
-        + t84 * cache.front_left_rotation_22;
-    let t85 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
-    let t86 = 0.25 * t79 * cache.front_left_ring1_bend_c2;
-    let t87 = 0.25 * t76 * cache.front_left_ring1_bend_c2;
+        + cache.front_left_rotation_21 * t81 + t82 * cache.front_left_rotation_20
+        + t83 * cache.front_left_rotation_22;
+    let t84 = 0.5 * cache.front_left_len * cache.front_left_ring1_bend_c1;
+    let t85 = 0.25 * t78 * cache.front_left_ring1_bend_c2;
+    let t86 = 0.25 * t75 * cache.front_left_ring1_bend_c2;
     let front_left_ring1_position_x = cache.front_left_position_x
-        + t85 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t86
-        + cache.front_left_rotation_01 * t87;
-    let front_left_ring1_position_y = t86 * cache.front_left_rotation_12
-        + cache.front_left_rotation_11 * t87 + t85 * cache.front_left_rotation_10
+        + t84 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t85
+        + cache.front_left_rotation_01 * t86;
+    let front_left_ring1_position_y = t85 * cache.front_left_rotation_12
+        + cache.front_left_rotation_11 * t86 + t84 * cache.front_left_rotation_10
         + cache.front_left_position_y;
-    let front_left_ring1_position_z = t85 * cache.front_left_rotation_20
-        + cache.front_left_position_z + cache.front_left_rotation_22 * t86
-        + cache.front_left_rotation_21 * t87;
+    let front_left_ring1_position_z = t84 * cache.front_left_rotation_20
+        + cache.front_left_position_z + cache.front_left_rotation_22 * t85
+        + cache.front_left_rotation_21 * t86;
     let front_left_centre4_bend = 0.4444444444444444 * front_left_bend_squared;
-    let t88 = 0.6666666666666666 * cache.front_left_len
+    let t87 = 0.6666666666666666 * cache.front_left_len
         * softgen_runtime::stumpff(front_left_centre4_bend)[1];
-    let t89 = softgen_runtime::stumpff(front_left_centre4_bend)[2];
-    let t90 = 0.4444444444444444 * t76 * t89;
-    let t91 = 0.4444444444444444 * t79 * t89;
-    let front_left_centre4_position_x = cache.front_left_rotation_00 * t88
-        + cache.front_left_position_x + t90 * cache.front_left_rotation_01
-        + cache.front_left_rotation_02 * t91;
-    let front_left_centre4_position_y = cache.front_left_rotation_11 * t90
-        + cache.front_left_rotation_12 * t91 + cache.front_left_position_y
-        + cache.front_left_rotation_10 * t88;
-    let front_left_centre4_position_z = cache.front_left_rotation_22 * t91
-        + t90 * cache.front_left_rotation_21 + cache.front_left_position_z
-        + t88 * cache.front_left_rotation_20;
+    let t88 = softgen_runtime::stumpff(front_left_centre4_bend)[2];
+    let t89 = 0.4444444444444444 * t75 * t88;
+    let t90 = 0.4444444444444444 * t78 * t88;
+    let front_left_centre4_position_x = cache.front_left_rotation_00 * t87
+        + cache.front_left_position_x + t89 * cache.front_left_rotation_01
+        + cache.front_left_rotation_02 * t90;
+    let front_left_centre4_position_y = cache.front_left_rotation_11 * t89
+        + cache.front_left_rotation_12 * t90 + cache.front_left_position_y
+        + cache.front_left_rotation_10 * t87;
+    let front_left_centre4_position_z = cache.front_left_rotation_22 * t90
+        + t89 * cache.front_left_rotation_21 + cache.front_left_position_z
+        + t87 * cache.front_left_rotation_20;
     let front_left_centre5_bend = 0.6944444444444445 * front_left_bend_squared;
-    let t92 = softgen_runtime::stumpff(front_left_centre5_bend)[2];
-    let t93 = 0.6944444444444445 * t92 * t76;
-    let t94 = 0.8333333333333334 * cache.front_left_len
+    let t91 = softgen_runtime::stumpff(front_left_centre5_bend)[2];
+    let t92 = 0.6944444444444445 * t91 * t75;
+    let t93 = 0.8333333333333334 * cache.front_left_len
         * softgen_runtime::stumpff(front_left_centre5_bend)[1];
-    let t95 = 0.6944444444444445 * t92 * t79;
-    let front_left_centre5_position_x = cache.front_left_rotation_01 * t93
-        + t94 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t95
+    let t94 = 0.6944444444444445 * t91 * t78;
+    let front_left_centre5_position_x = cache.front_left_rotation_01 * t92
+        + t93 * cache.front_left_rotation_00 + cache.front_left_rotation_02 * t94
         + cache.front_left_position_x;
-    let front_left_centre5_position_y = t95 * cache.front_left_rotation_12
-        + t94 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t93
+    let front_left_centre5_position_y = t94 * cache.front_left_rotation_12
+        + t93 * cache.front_left_rotation_10 + cache.front_left_rotation_11 * t92
         + cache.front_left_position_y;
     let front_left_centre5_position_z = cache.front_left_position_z
-        + t94 * cache.front_left_rotation_20 + t95 * cache.front_left_rotation_22
-        + cache.front_left_rotation_21 * t93;
-    let t96 = cache.front_left_len * cache.front_left_bend_squared_c1;
-    let t97 = t79 * cache.front_left_bend_squared_c2;
-    let t98 = t76 * cache.front_left_bend_squared_c2;
-    let front_left_tip_position_x = cache.front_left_rotation_00 * t96
-        + cache.front_left_position_x + cache.front_left_rotation_02 * t97
-        + t98 * cache.front_left_rotation_01;
-    let front_left_tip_position_y = t96 * cache.front_left_rotation_10
-        + t98 * cache.front_left_rotation_11 + cache.front_left_position_y
-        + t97 * cache.front_left_rotation_12;
-    let front_left_tip_position_z = t98 * cache.front_left_rotation_21
-        + cache.front_left_rotation_22 * t97 + cache.front_left_position_z
-        + t96 * cache.front_left_rotation_20;
+        + t93 * cache.front_left_rotation_20 + t94 * cache.front_left_rotation_22
+        + cache.front_left_rotation_21 * t92;
+    let t95 = cache.front_left_len * cache.front_left_bend_squared_c1;
+    let t96 = t78 * cache.front_left_bend_squared_c2;
+    let t97 = t75 * cache.front_left_bend_squared_c2;
+    let front_left_tip_position_x = cache.front_left_rotation_00 * t95
+        + cache.front_left_position_x + cache.front_left_rotation_02 * t96
+        + t97 * cache.front_left_rotation_01;
+    let front_left_tip_position_y = t95 * cache.front_left_rotation_10
+        + t97 * cache.front_left_rotation_11 + cache.front_left_position_y
+        + t96 * cache.front_left_rotation_12;
+    let front_left_tip_position_z = t97 * cache.front_left_rotation_21
+        + cache.front_left_rotation_22 * t96 + cache.front_left_position_z
+        + t95 * cache.front_left_rotation_20;
     out[0][0] = cache.head_position_x;
     out[0][1] = cache.head_position_y;
     out[0][2] = cache.head_position_z;

@@ -568,6 +568,10 @@ pub struct Cache {
     pub cos_q5: f64,
     /// `sin(q[5])`
     pub sin_q5: f64,
+    pub joint1_bend_y: f64,
+    pub joint1_bend_z: f64,
+    pub joint2_bend_y: f64,
+    pub joint2_bend_z: f64,
     pub base_yaw_rotation_01: f64,
     pub base_yaw_subspace_v_y: f64,
     pub base_pitch_rotation_20: f64,
@@ -2519,12 +2523,12 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint1_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
         - 0.6666666666666666 * t0 * q[6];
     let joint1_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let joint1_bend_squared = joint1_bend_y * joint1_bend_y
-        + joint1_bend_z * joint1_bend_z;
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
     let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
         + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
+    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
+        - 0.5773502691896257 * t0 * q[10];
+    let joint1_bend_squared = joint1_bend_y * joint1_bend_y
+        + joint1_bend_z * joint1_bend_z;
     let joint2_bend_squared = joint2_bend_z * joint2_bend_z
         + joint2_bend_y * joint2_bend_y;
     let joint1_slice0_bend = 0.004820780989426014 * joint1_bend_squared;
@@ -2535,80 +2539,70 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint2_slice2_bend = 0.44888729929169013 * joint2_bend_squared;
     let joint1_slice3_bend = 0.8659570925834785 * joint1_bend_squared;
     let joint2_slice3_bend = 0.8659570925834785 * joint2_bend_squared;
-    let angle0 = joint1_bend_squared;
-    let angle1 = joint2_bend_squared;
-    let angle2 = joint1_slice0_bend;
-    let angle3 = joint2_slice0_bend;
-    let angle4 = joint1_slice1_bend;
-    let angle5 = joint2_slice1_bend;
-    let angle6 = joint1_slice2_bend;
-    let angle7 = joint2_slice2_bend;
-    let angle8 = joint1_slice3_bend;
-    let angle9 = joint2_slice3_bend;
-    let stumpff_joint1_bend_squared_c1 = softgen_runtime::stumpff(angle0);
+    let stumpff_joint1_bend_squared_c1 = softgen_runtime::stumpff(joint1_bend_squared);
     let joint1_bend_squared_c1 = stumpff_joint1_bend_squared_c1[1];
     let joint1_bend_squared_c2 = stumpff_joint1_bend_squared_c1[2];
     let joint1_bend_squared_c3 = stumpff_joint1_bend_squared_c1[3];
     let joint1_bend_squared_c4 = stumpff_joint1_bend_squared_c1[4];
     let joint1_bend_squared_c5 = stumpff_joint1_bend_squared_c1[5];
     let joint1_bend_squared_c6 = stumpff_joint1_bend_squared_c1[6];
-    let stumpff_joint2_bend_squared_c1 = softgen_runtime::stumpff(angle1);
+    let stumpff_joint2_bend_squared_c1 = softgen_runtime::stumpff(joint2_bend_squared);
     let joint2_bend_squared_c1 = stumpff_joint2_bend_squared_c1[1];
     let joint2_bend_squared_c2 = stumpff_joint2_bend_squared_c1[2];
     let joint2_bend_squared_c3 = stumpff_joint2_bend_squared_c1[3];
     let joint2_bend_squared_c4 = stumpff_joint2_bend_squared_c1[4];
     let joint2_bend_squared_c5 = stumpff_joint2_bend_squared_c1[5];
     let joint2_bend_squared_c6 = stumpff_joint2_bend_squared_c1[6];
-    let stumpff_joint1_slice0_bend_c1 = softgen_runtime::stumpff(angle2);
+    let stumpff_joint1_slice0_bend_c1 = softgen_runtime::stumpff(joint1_slice0_bend);
     let joint1_slice0_bend_c1 = stumpff_joint1_slice0_bend_c1[1];
     let joint1_slice0_bend_c2 = stumpff_joint1_slice0_bend_c1[2];
     let joint1_slice0_bend_c3 = stumpff_joint1_slice0_bend_c1[3];
     let joint1_slice0_bend_c4 = stumpff_joint1_slice0_bend_c1[4];
     let joint1_slice0_bend_c5 = stumpff_joint1_slice0_bend_c1[5];
     let joint1_slice0_bend_c6 = stumpff_joint1_slice0_bend_c1[6];
-    let stumpff_joint2_slice0_bend_c1 = softgen_runtime::stumpff(angle3);
+    let stumpff_joint2_slice0_bend_c1 = softgen_runtime::stumpff(joint2_slice0_bend);
     let joint2_slice0_bend_c1 = stumpff_joint2_slice0_bend_c1[1];
     let joint2_slice0_bend_c2 = stumpff_joint2_slice0_bend_c1[2];
     let joint2_slice0_bend_c3 = stumpff_joint2_slice0_bend_c1[3];
     let joint2_slice0_bend_c4 = stumpff_joint2_slice0_bend_c1[4];
     let joint2_slice0_bend_c5 = stumpff_joint2_slice0_bend_c1[5];
     let joint2_slice0_bend_c6 = stumpff_joint2_slice0_bend_c1[6];
-    let stumpff_joint1_slice1_bend_c1 = softgen_runtime::stumpff(angle4);
+    let stumpff_joint1_slice1_bend_c1 = softgen_runtime::stumpff(joint1_slice1_bend);
     let joint1_slice1_bend_c1 = stumpff_joint1_slice1_bend_c1[1];
     let joint1_slice1_bend_c2 = stumpff_joint1_slice1_bend_c1[2];
     let joint1_slice1_bend_c3 = stumpff_joint1_slice1_bend_c1[3];
     let joint1_slice1_bend_c4 = stumpff_joint1_slice1_bend_c1[4];
     let joint1_slice1_bend_c5 = stumpff_joint1_slice1_bend_c1[5];
     let joint1_slice1_bend_c6 = stumpff_joint1_slice1_bend_c1[6];
-    let stumpff_joint2_slice1_bend_c1 = softgen_runtime::stumpff(angle5);
+    let stumpff_joint2_slice1_bend_c1 = softgen_runtime::stumpff(joint2_slice1_bend);
     let joint2_slice1_bend_c1 = stumpff_joint2_slice1_bend_c1[1];
     let joint2_slice1_bend_c2 = stumpff_joint2_slice1_bend_c1[2];
     let joint2_slice1_bend_c3 = stumpff_joint2_slice1_bend_c1[3];
     let joint2_slice1_bend_c4 = stumpff_joint2_slice1_bend_c1[4];
     let joint2_slice1_bend_c5 = stumpff_joint2_slice1_bend_c1[5];
     let joint2_slice1_bend_c6 = stumpff_joint2_slice1_bend_c1[6];
-    let stumpff_joint1_slice2_bend_c1 = softgen_runtime::stumpff(angle6);
+    let stumpff_joint1_slice2_bend_c1 = softgen_runtime::stumpff(joint1_slice2_bend);
     let joint1_slice2_bend_c1 = stumpff_joint1_slice2_bend_c1[1];
     let joint1_slice2_bend_c2 = stumpff_joint1_slice2_bend_c1[2];
     let joint1_slice2_bend_c3 = stumpff_joint1_slice2_bend_c1[3];
     let joint1_slice2_bend_c4 = stumpff_joint1_slice2_bend_c1[4];
     let joint1_slice2_bend_c5 = stumpff_joint1_slice2_bend_c1[5];
     let joint1_slice2_bend_c6 = stumpff_joint1_slice2_bend_c1[6];
-    let stumpff_joint2_slice2_bend_c1 = softgen_runtime::stumpff(angle7);
+    let stumpff_joint2_slice2_bend_c1 = softgen_runtime::stumpff(joint2_slice2_bend);
     let joint2_slice2_bend_c1 = stumpff_joint2_slice2_bend_c1[1];
     let joint2_slice2_bend_c2 = stumpff_joint2_slice2_bend_c1[2];
     let joint2_slice2_bend_c3 = stumpff_joint2_slice2_bend_c1[3];
     let joint2_slice2_bend_c4 = stumpff_joint2_slice2_bend_c1[4];
     let joint2_slice2_bend_c5 = stumpff_joint2_slice2_bend_c1[5];
     let joint2_slice2_bend_c6 = stumpff_joint2_slice2_bend_c1[6];
-    let stumpff_joint1_slice3_bend_c1 = softgen_runtime::stumpff(angle8);
+    let stumpff_joint1_slice3_bend_c1 = softgen_runtime::stumpff(joint1_slice3_bend);
     let joint1_slice3_bend_c1 = stumpff_joint1_slice3_bend_c1[1];
     let joint1_slice3_bend_c2 = stumpff_joint1_slice3_bend_c1[2];
     let joint1_slice3_bend_c3 = stumpff_joint1_slice3_bend_c1[3];
     let joint1_slice3_bend_c4 = stumpff_joint1_slice3_bend_c1[4];
     let joint1_slice3_bend_c5 = stumpff_joint1_slice3_bend_c1[5];
     let joint1_slice3_bend_c6 = stumpff_joint1_slice3_bend_c1[6];
-    let stumpff_joint2_slice3_bend_c1 = softgen_runtime::stumpff(angle9);
+    let stumpff_joint2_slice3_bend_c1 = softgen_runtime::stumpff(joint2_slice3_bend);
     let joint2_slice3_bend_c1 = stumpff_joint2_slice3_bend_c1[1];
     let joint2_slice3_bend_c2 = stumpff_joint2_slice3_bend_c1[2];
     let joint2_slice3_bend_c3 = stumpff_joint2_slice3_bend_c1[3];
@@ -2687,14 +2681,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + 0.3333333333333333 * q[7] + 0.3333333333333333 * q[6];
     let joint1_slice0_local_com_x = 0.06943184420297371 * joint1_slice0_bend_c1
         * joint1_len;
-    let t8 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t8 * q[8] + 0.33333333333333315 * t8 * q[7]
-        - 0.6666666666666666 * t8 * q[6];
-    let t9 = joint1_bend_y * joint1_len;
-    let joint1_slice0_local_com_y = 0.004820780989426014 * joint1_slice0_bend_c2 * t9;
-    let joint1_bend_z = 0.5773502691896255 * t8 * q[8] - 0.5773502691896257 * t8 * q[7];
-    let t10 = joint1_len * joint1_bend_z;
-    let joint1_slice0_local_com_z = 0.004820780989426014 * t10 * joint1_slice0_bend_c2;
+    let t8 = joint1_bend_y * joint1_len;
+    let joint1_slice0_local_com_y = 0.004820780989426014 * joint1_slice0_bend_c2 * t8;
+    let t9 = joint1_len * joint1_bend_z;
+    let joint1_slice0_local_com_z = 0.004820780989426014 * t9 * joint1_slice0_bend_c2;
     let joint1_slice0_local_len_column_v_x = 0.06943184420297371 * joint1_slice0_bend_c1;
     let joint1_slice0_local_len_column_v_y = 0.004820780989426014 * joint1_bend_y
         * joint1_slice0_bend_c2;
@@ -2702,112 +2692,113 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * joint1_slice0_bend_c2;
     let joint1_slice0_local_bend_y_column_w_x = -(0.004820780989426014 * joint1_bend_z
         * joint1_slice0_bend_c2);
-    let t11 = joint1_bend_y * joint1_bend_z;
+    let t10 = joint1_bend_y * joint1_bend_z;
     let joint1_slice0_local_bend_y_column_w_y = -(0.0003347157145944845
-        * joint1_slice0_bend_c3 * t11);
-    let t12 = joint1_bend_z * joint1_bend_z;
+        * joint1_slice0_bend_c3 * t10);
+    let t11 = joint1_bend_z * joint1_bend_z;
     let joint1_slice0_local_bend_y_column_w_z = 0.06943184420297371
-        - 0.0003347157145944845 * joint1_slice0_bend_c3 * t12;
+        - 0.0003347157145944845 * joint1_slice0_bend_c3 * t11;
     let joint1_slice0_local_bend_y_column_v_x = (0.0003347157145944845
-        * joint1_slice0_bend_c3 * t9
-        - 0.0003347157145944845 * joint1_slice0_bend_c2 * t9)
+        * joint1_slice0_bend_c3 * t8
+        - 0.0003347157145944845 * joint1_slice0_bend_c2 * t8)
         - (joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_com_z
             - joint1_slice0_local_com_y * joint1_slice0_local_bend_y_column_w_z);
-    let t13 = joint1_bend_y * joint1_bend_y;
-    let t14 = t13 * joint1_len;
-    let t15 = 0.004820780989426014 * joint1_len * joint1_slice0_bend_c2;
-    let joint1_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t14
-        * joint1_slice0_bend_c4 + t15
-        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t14)
+    let t12 = joint1_bend_y * joint1_bend_y;
+    let t13 = t12 * joint1_len;
+    let t14 = 0.004820780989426014 * joint1_len * joint1_slice0_bend_c2;
+    let joint1_slice0_local_bend_y_column_v_y = (0.000046479858696022525 * t13
+        * joint1_slice0_bend_c4 + t14
+        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t13)
         - (joint1_slice0_local_bend_y_column_w_z * joint1_slice0_local_com_x
             - joint1_slice0_local_bend_y_column_w_x * joint1_slice0_local_com_z);
-    let t16 = joint1_bend_y * joint1_len * joint1_bend_z;
-    let t17 = 0.000046479858696022525 * joint1_slice0_bend_c4 * t16
-        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t16;
-    let joint1_slice0_local_bend_y_column_v_z = t17
+    let t15 = joint1_bend_y * joint1_len * joint1_bend_z;
+    let t16 = 0.000046479858696022525 * joint1_slice0_bend_c4 * t15
+        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t15;
+    let joint1_slice0_local_bend_y_column_v_z = t16
         - (joint1_slice0_local_com_y * joint1_slice0_local_bend_y_column_w_x
             - joint1_slice0_local_bend_y_column_w_y * joint1_slice0_local_com_x);
     let joint1_slice0_local_bend_z_column_w_y = 0.0003347157145944845
-        * joint1_slice0_bend_c3 * t13 - 0.06943184420297371;
+        * joint1_slice0_bend_c3 * t12 - 0.06943184420297371;
     let joint1_slice0_local_bend_z_column_w_z = 0.0003347157145944845
-        * joint1_slice0_bend_c3 * t11;
+        * joint1_slice0_bend_c3 * t10;
     let joint1_slice0_local_bend_z_column_v_x = (0.0003347157145944845
-        * joint1_slice0_bend_c3 * t10
-        - 0.0003347157145944845 * t10 * joint1_slice0_bend_c2)
+        * joint1_slice0_bend_c3 * t9
+        - 0.0003347157145944845 * t9 * joint1_slice0_bend_c2)
         - (joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_com_z
             - joint1_slice0_local_com_y * joint1_slice0_local_bend_z_column_w_z);
-    let joint1_slice0_local_bend_z_column_v_y = t17
+    let joint1_slice0_local_bend_z_column_v_y = t16
         - (joint1_slice0_local_com_x * joint1_slice0_local_bend_z_column_w_z
             - joint1_slice0_local_com_z * joint1_slice0_local_len_column_v_y);
-    let t18 = t12 * joint1_len;
-    let joint1_slice0_local_bend_z_column_v_z = (0.000046479858696022525 * t18
-        * joint1_slice0_bend_c4 + t15
-        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t18)
+    let t17 = t11 * joint1_len;
+    let joint1_slice0_local_bend_z_column_v_z = (0.000046479858696022525 * t17
+        * joint1_slice0_bend_c4 + t14
+        - 0.000023239929348011262 * joint1_slice0_bend_c3 * t17)
         - (joint1_slice0_local_com_y * joint1_slice0_local_len_column_v_y
             - joint1_slice0_local_bend_z_column_w_y * joint1_slice0_local_com_x);
-    let joint1_slice0_local_subspace0_w_x = -(0.6666666666666666 * t8
+    let t18 = 1.0 / p.actuator_radius;
+    let joint1_slice0_local_subspace0_w_x = -(0.6666666666666666 * t18
         * joint1_slice0_local_bend_y_column_w_x);
-    let joint1_slice0_local_subspace0_w_y = -(0.6666666666666666 * t8
+    let joint1_slice0_local_subspace0_w_y = -(0.6666666666666666 * t18
         * joint1_slice0_local_bend_y_column_w_y);
-    let joint1_slice0_local_subspace0_w_z = -(0.6666666666666666 * t8
+    let joint1_slice0_local_subspace0_w_z = -(0.6666666666666666 * t18
         * joint1_slice0_local_bend_y_column_w_z);
     let t19 = 0.3333333333333333 * joint1_slice0_local_len_column_v_x;
     let joint1_slice0_local_subspace0_v_x = t19
-        - 0.6666666666666666 * t8 * joint1_slice0_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t18 * joint1_slice0_local_bend_y_column_v_x;
     let t20 = 0.3333333333333333 * joint1_slice0_local_len_column_v_y;
     let joint1_slice0_local_subspace0_v_y = t20
-        - 0.6666666666666666 * t8 * joint1_slice0_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t18 * joint1_slice0_local_bend_y_column_v_y;
     let t21 = 0.3333333333333333 * joint1_slice0_local_len_column_v_z;
     let joint1_slice0_local_subspace0_v_z = t21
-        - 0.6666666666666666 * t8 * joint1_slice0_local_bend_y_column_v_z;
-    let joint1_slice0_local_subspace1_w_x = 0.33333333333333315 * t8
+        - 0.6666666666666666 * t18 * joint1_slice0_local_bend_y_column_v_z;
+    let joint1_slice0_local_subspace1_w_x = 0.33333333333333315 * t18
         * joint1_slice0_local_bend_y_column_w_x
-        - 0.5773502691896257 * t8 * joint1_slice0_local_len_column_v_y;
-    let joint1_slice0_local_subspace1_w_y = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint1_slice0_local_len_column_v_y;
+    let joint1_slice0_local_subspace1_w_y = 0.33333333333333315 * t18
         * joint1_slice0_local_bend_y_column_w_y
-        - 0.5773502691896257 * t8 * joint1_slice0_local_bend_z_column_w_y;
-    let joint1_slice0_local_subspace1_w_z = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint1_slice0_local_bend_z_column_w_y;
+    let joint1_slice0_local_subspace1_w_z = 0.33333333333333315 * t18
         * joint1_slice0_local_bend_y_column_w_z
-        - 0.5773502691896257 * t8 * joint1_slice0_local_bend_z_column_w_z;
-    let joint1_slice0_local_subspace1_v_x = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint1_slice0_local_bend_z_column_w_z;
+    let joint1_slice0_local_subspace1_v_x = 0.33333333333333315 * t18
         * joint1_slice0_local_bend_y_column_v_x + t19
-        - 0.5773502691896257 * t8 * joint1_slice0_local_bend_z_column_v_x;
-    let joint1_slice0_local_subspace1_v_y = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint1_slice0_local_bend_z_column_v_x;
+    let joint1_slice0_local_subspace1_v_y = 0.33333333333333315 * t18
         * joint1_slice0_local_bend_y_column_v_y + t20
-        - 0.5773502691896257 * t8 * joint1_slice0_local_bend_z_column_v_y;
+        - 0.5773502691896257 * t18 * joint1_slice0_local_bend_z_column_v_y;
     let joint1_slice0_local_subspace1_v_z = t21
-        + 0.33333333333333315 * t8 * joint1_slice0_local_bend_y_column_v_z
-        - 0.5773502691896257 * joint1_slice0_local_bend_z_column_v_z * t8;
-    let joint1_slice0_local_subspace2_w_x = 0.5773502691896255 * t8
+        + 0.33333333333333315 * t18 * joint1_slice0_local_bend_y_column_v_z
+        - 0.5773502691896257 * joint1_slice0_local_bend_z_column_v_z * t18;
+    let joint1_slice0_local_subspace2_w_x = 0.5773502691896255 * t18
         * joint1_slice0_local_len_column_v_y
-        + 0.3333333333333336 * t8 * joint1_slice0_local_bend_y_column_w_x;
-    let joint1_slice0_local_subspace2_w_y = 0.5773502691896255 * t8
+        + 0.3333333333333336 * t18 * joint1_slice0_local_bend_y_column_w_x;
+    let joint1_slice0_local_subspace2_w_y = 0.5773502691896255 * t18
         * joint1_slice0_local_bend_z_column_w_y
-        + 0.3333333333333336 * t8 * joint1_slice0_local_bend_y_column_w_y;
-    let joint1_slice0_local_subspace2_w_z = 0.3333333333333336 * t8
+        + 0.3333333333333336 * t18 * joint1_slice0_local_bend_y_column_w_y;
+    let joint1_slice0_local_subspace2_w_z = 0.3333333333333336 * t18
         * joint1_slice0_local_bend_y_column_w_z
-        + 0.5773502691896255 * t8 * joint1_slice0_local_bend_z_column_w_z;
-    let joint1_slice0_local_subspace2_v_x = 0.5773502691896255 * t8
+        + 0.5773502691896255 * t18 * joint1_slice0_local_bend_z_column_w_z;
+    let joint1_slice0_local_subspace2_v_x = 0.5773502691896255 * t18
         * joint1_slice0_local_bend_z_column_v_x + t19
-        + 0.3333333333333336 * t8 * joint1_slice0_local_bend_y_column_v_x;
+        + 0.3333333333333336 * t18 * joint1_slice0_local_bend_y_column_v_x;
     let joint1_slice0_local_subspace2_v_y = t20
-        + 0.3333333333333336 * t8 * joint1_slice0_local_bend_y_column_v_y
-        + 0.5773502691896255 * t8 * joint1_slice0_local_bend_z_column_v_y;
+        + 0.3333333333333336 * t18 * joint1_slice0_local_bend_y_column_v_y
+        + 0.5773502691896255 * t18 * joint1_slice0_local_bend_z_column_v_y;
     let joint1_slice0_local_subspace2_v_z = 0.5773502691896255
-        * joint1_slice0_local_bend_z_column_v_z * t8 + t21
-        + 0.3333333333333336 * t8 * joint1_slice0_local_bend_y_column_v_z;
+        * joint1_slice0_local_bend_z_column_v_z * t18 + t21
+        + 0.3333333333333336 * t18 * joint1_slice0_local_bend_y_column_v_z;
     let t22 = 0.06943184420297371 * joint1_slice0_bend_c1 * joint1_bend_z;
     let t23 = 0.06943184420297371 * joint1_bend_y * joint1_slice0_bend_c1;
-    let joint1_bend_squared = t13 + t12;
+    let joint1_bend_squared = t12 + t11;
     let t24 = 1.0 - 0.004820780989426014 * joint1_bend_squared * joint1_slice0_bend_c2;
     let joint1_slice0_rotation_00 = t22 * base_roll_rotation_02
         + t23 * base_roll_rotation_01 + t24 * base_pitch_rotation_00;
     let t25 = -(0.06943184420297371 * joint1_bend_y * joint1_slice0_bend_c1);
-    let t26 = 1.0 - 0.004820780989426014 * t13 * joint1_slice0_bend_c2;
-    let t27 = -(0.004820780989426014 * t11 * joint1_slice0_bend_c2);
+    let t26 = 1.0 - 0.004820780989426014 * t12 * joint1_slice0_bend_c2;
+    let t27 = -(0.004820780989426014 * t10 * joint1_slice0_bend_c2);
     let joint1_slice0_rotation_01 = t25 * base_pitch_rotation_00
         + t26 * base_roll_rotation_01 + base_roll_rotation_02 * t27;
-    let t28 = 1.0 - 0.004820780989426014 * t12 * joint1_slice0_bend_c2;
+    let t28 = 1.0 - 0.004820780989426014 * t11 * joint1_slice0_bend_c2;
     let t29 = -(0.06943184420297371 * joint1_slice0_bend_c1 * joint1_bend_z);
     let joint1_slice0_rotation_02 = base_roll_rotation_01 * t27
         + base_roll_rotation_02 * t28 + t29 * base_pitch_rotation_00;
@@ -2954,8 +2945,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + joint1_slice0_local_inertia_com_22;
     let joint1_slice1_local_com_x = 0.33000947820757187 * joint1_slice1_bend_c1
         * joint1_len;
-    let joint1_slice1_local_com_y = 0.10890625570683385 * t9 * joint1_slice1_bend_c2;
-    let joint1_slice1_local_com_z = 0.10890625570683385 * t10 * joint1_slice1_bend_c2;
+    let joint1_slice1_local_com_y = 0.10890625570683385 * t8 * joint1_slice1_bend_c2;
+    let joint1_slice1_local_com_z = 0.10890625570683385 * t9 * joint1_slice1_bend_c2;
     let joint1_slice1_local_len_column_v_x = 0.33000947820757187 * joint1_slice1_bend_c1;
     let joint1_slice1_local_len_column_v_y = 0.10890625570683385 * joint1_bend_y
         * joint1_slice1_bend_c2;
@@ -2963,104 +2954,104 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * joint1_slice1_bend_c2;
     let joint1_slice1_local_bend_y_column_w_x = -(0.10890625570683385 * joint1_bend_z
         * joint1_slice1_bend_c2);
-    let joint1_slice1_local_bend_y_column_w_y = -(0.035940096619352636 * t11
+    let joint1_slice1_local_bend_y_column_w_y = -(0.035940096619352636 * t10
         * joint1_slice1_bend_c3);
     let joint1_slice1_local_bend_y_column_w_z = 0.33000947820757187
-        - 0.035940096619352636 * t12 * joint1_slice1_bend_c3;
+        - 0.035940096619352636 * t11 * joint1_slice1_bend_c3;
     let joint1_slice1_local_bend_y_column_v_x = (0.035940096619352636
-        * joint1_slice1_bend_c3 * t9 - 0.035940096619352636 * t9 * joint1_slice1_bend_c2)
+        * joint1_slice1_bend_c3 * t8 - 0.035940096619352636 * t8 * joint1_slice1_bend_c2)
         - (joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_com_z
             - joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_com_y);
     let t36 = 0.10890625570683385 * joint1_len * joint1_slice1_bend_c2;
     let joint1_slice1_local_bend_y_column_v_y = (0.02372114506416456
-        * joint1_slice1_bend_c4 * t14 + t36
-        - 0.01186057253208228 * t14 * joint1_slice1_bend_c3)
+        * joint1_slice1_bend_c4 * t13 + t36
+        - 0.01186057253208228 * t13 * joint1_slice1_bend_c3)
         - (joint1_slice1_local_bend_y_column_w_z * joint1_slice1_local_com_x
             - joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_com_z);
-    let t37 = 0.02372114506416456 * joint1_slice1_bend_c4 * t16
-        - 0.01186057253208228 * joint1_slice1_bend_c3 * t16;
+    let t37 = 0.02372114506416456 * joint1_slice1_bend_c4 * t15
+        - 0.01186057253208228 * joint1_slice1_bend_c3 * t15;
     let joint1_slice1_local_bend_y_column_v_z = t37
         - (joint1_slice1_local_bend_y_column_w_x * joint1_slice1_local_com_y
             - joint1_slice1_local_bend_y_column_w_y * joint1_slice1_local_com_x);
-    let joint1_slice1_local_bend_z_column_w_y = 0.035940096619352636 * t13
+    let joint1_slice1_local_bend_z_column_w_y = 0.035940096619352636 * t12
         * joint1_slice1_bend_c3 - 0.33000947820757187;
-    let joint1_slice1_local_bend_z_column_w_z = 0.035940096619352636 * t11
+    let joint1_slice1_local_bend_z_column_w_z = 0.035940096619352636 * t10
         * joint1_slice1_bend_c3;
-    let joint1_slice1_local_bend_z_column_v_x = (0.035940096619352636 * t10
-        * joint1_slice1_bend_c3 - 0.035940096619352636 * t10 * joint1_slice1_bend_c2)
+    let joint1_slice1_local_bend_z_column_v_x = (0.035940096619352636 * t9
+        * joint1_slice1_bend_c3 - 0.035940096619352636 * t9 * joint1_slice1_bend_c2)
         - (joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_com_z
             - joint1_slice1_local_com_y * joint1_slice1_local_bend_z_column_w_z);
     let joint1_slice1_local_bend_z_column_v_y = t37
         - (joint1_slice1_local_com_x * joint1_slice1_local_bend_z_column_w_z
             - joint1_slice1_local_len_column_v_y * joint1_slice1_local_com_z);
     let joint1_slice1_local_bend_z_column_v_z = (0.02372114506416456
-        * joint1_slice1_bend_c4 * t18 + t36
-        - 0.01186057253208228 * t18 * joint1_slice1_bend_c3)
+        * joint1_slice1_bend_c4 * t17 + t36
+        - 0.01186057253208228 * t17 * joint1_slice1_bend_c3)
         - (joint1_slice1_local_len_column_v_y * joint1_slice1_local_com_y
             - joint1_slice1_local_bend_z_column_w_y * joint1_slice1_local_com_x);
-    let joint1_slice1_local_subspace0_w_x = -(0.6666666666666666 * t8
+    let joint1_slice1_local_subspace0_w_x = -(0.6666666666666666 * t18
         * joint1_slice1_local_bend_y_column_w_x);
-    let joint1_slice1_local_subspace0_w_y = -(0.6666666666666666 * t8
+    let joint1_slice1_local_subspace0_w_y = -(0.6666666666666666 * t18
         * joint1_slice1_local_bend_y_column_w_y);
-    let joint1_slice1_local_subspace0_w_z = -(0.6666666666666666 * t8
+    let joint1_slice1_local_subspace0_w_z = -(0.6666666666666666 * t18
         * joint1_slice1_local_bend_y_column_w_z);
     let t38 = 0.3333333333333333 * joint1_slice1_local_len_column_v_x;
     let joint1_slice1_local_subspace0_v_x = t38
-        - 0.6666666666666666 * joint1_slice1_local_bend_y_column_v_x * t8;
+        - 0.6666666666666666 * joint1_slice1_local_bend_y_column_v_x * t18;
     let t39 = 0.3333333333333333 * joint1_slice1_local_len_column_v_y;
     let joint1_slice1_local_subspace0_v_y = t39
-        - 0.6666666666666666 * t8 * joint1_slice1_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t18 * joint1_slice1_local_bend_y_column_v_y;
     let t40 = 0.3333333333333333 * joint1_slice1_local_len_column_v_z;
     let joint1_slice1_local_subspace0_v_z = t40
-        - 0.6666666666666666 * t8 * joint1_slice1_local_bend_y_column_v_z;
-    let joint1_slice1_local_subspace1_w_x = 0.33333333333333315 * t8
+        - 0.6666666666666666 * t18 * joint1_slice1_local_bend_y_column_v_z;
+    let joint1_slice1_local_subspace1_w_x = 0.33333333333333315 * t18
         * joint1_slice1_local_bend_y_column_w_x
-        - 0.5773502691896257 * joint1_slice1_local_len_column_v_y * t8;
-    let joint1_slice1_local_subspace1_w_y = 0.33333333333333315 * t8
+        - 0.5773502691896257 * joint1_slice1_local_len_column_v_y * t18;
+    let joint1_slice1_local_subspace1_w_y = 0.33333333333333315 * t18
         * joint1_slice1_local_bend_y_column_w_y
-        - 0.5773502691896257 * t8 * joint1_slice1_local_bend_z_column_w_y;
-    let joint1_slice1_local_subspace1_w_z = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint1_slice1_local_bend_z_column_w_y;
+    let joint1_slice1_local_subspace1_w_z = 0.33333333333333315 * t18
         * joint1_slice1_local_bend_y_column_w_z
-        - 0.5773502691896257 * t8 * joint1_slice1_local_bend_z_column_w_z;
+        - 0.5773502691896257 * t18 * joint1_slice1_local_bend_z_column_w_z;
     let joint1_slice1_local_subspace1_v_x = t38
-        + 0.33333333333333315 * joint1_slice1_local_bend_y_column_v_x * t8
-        - 0.5773502691896257 * t8 * joint1_slice1_local_bend_z_column_v_x;
-    let joint1_slice1_local_subspace1_v_y = 0.33333333333333315 * t8
+        + 0.33333333333333315 * joint1_slice1_local_bend_y_column_v_x * t18
+        - 0.5773502691896257 * t18 * joint1_slice1_local_bend_z_column_v_x;
+    let joint1_slice1_local_subspace1_v_y = 0.33333333333333315 * t18
         * joint1_slice1_local_bend_y_column_v_y + t39
-        - 0.5773502691896257 * t8 * joint1_slice1_local_bend_z_column_v_y;
+        - 0.5773502691896257 * t18 * joint1_slice1_local_bend_z_column_v_y;
     let joint1_slice1_local_subspace1_v_z = t40
-        + 0.33333333333333315 * t8 * joint1_slice1_local_bend_y_column_v_z
-        - 0.5773502691896257 * t8 * joint1_slice1_local_bend_z_column_v_z;
-    let joint1_slice1_local_subspace2_w_x = 0.3333333333333336 * t8
+        + 0.33333333333333315 * t18 * joint1_slice1_local_bend_y_column_v_z
+        - 0.5773502691896257 * t18 * joint1_slice1_local_bend_z_column_v_z;
+    let joint1_slice1_local_subspace2_w_x = 0.3333333333333336 * t18
         * joint1_slice1_local_bend_y_column_w_x
-        + 0.5773502691896255 * joint1_slice1_local_len_column_v_y * t8;
-    let joint1_slice1_local_subspace2_w_y = 0.5773502691896255 * t8
+        + 0.5773502691896255 * joint1_slice1_local_len_column_v_y * t18;
+    let joint1_slice1_local_subspace2_w_y = 0.5773502691896255 * t18
         * joint1_slice1_local_bend_z_column_w_y
-        + 0.3333333333333336 * t8 * joint1_slice1_local_bend_y_column_w_y;
-    let joint1_slice1_local_subspace2_w_z = 0.5773502691896255 * t8
+        + 0.3333333333333336 * t18 * joint1_slice1_local_bend_y_column_w_y;
+    let joint1_slice1_local_subspace2_w_z = 0.5773502691896255 * t18
         * joint1_slice1_local_bend_z_column_w_z
-        + 0.3333333333333336 * t8 * joint1_slice1_local_bend_y_column_w_z;
+        + 0.3333333333333336 * t18 * joint1_slice1_local_bend_y_column_w_z;
     let joint1_slice1_local_subspace2_v_x = t38
-        + 0.3333333333333336 * joint1_slice1_local_bend_y_column_v_x * t8
-        + 0.5773502691896255 * t8 * joint1_slice1_local_bend_z_column_v_x;
-    let joint1_slice1_local_subspace2_v_y = 0.5773502691896255 * t8
+        + 0.3333333333333336 * joint1_slice1_local_bend_y_column_v_x * t18
+        + 0.5773502691896255 * t18 * joint1_slice1_local_bend_z_column_v_x;
+    let joint1_slice1_local_subspace2_v_y = 0.5773502691896255 * t18
         * joint1_slice1_local_bend_z_column_v_y + t39
-        + 0.3333333333333336 * t8 * joint1_slice1_local_bend_y_column_v_y;
+        + 0.3333333333333336 * t18 * joint1_slice1_local_bend_y_column_v_y;
     let joint1_slice1_local_subspace2_v_z = t40
-        + 0.5773502691896255 * t8 * joint1_slice1_local_bend_z_column_v_z
-        + 0.3333333333333336 * t8 * joint1_slice1_local_bend_y_column_v_z;
+        + 0.5773502691896255 * t18 * joint1_slice1_local_bend_z_column_v_z
+        + 0.3333333333333336 * t18 * joint1_slice1_local_bend_y_column_v_z;
     let t41 = 1.0 - 0.10890625570683385 * joint1_bend_squared * joint1_slice1_bend_c2;
     let t42 = 0.33000947820757187 * joint1_bend_y * joint1_slice1_bend_c1;
     let t43 = 0.33000947820757187 * joint1_slice1_bend_c1 * joint1_bend_z;
     let joint1_slice1_rotation_00 = t41 * base_pitch_rotation_00
         + t42 * base_roll_rotation_01 + t43 * base_roll_rotation_02;
-    let t44 = 1.0 - 0.10890625570683385 * t13 * joint1_slice1_bend_c2;
-    let t45 = -(0.10890625570683385 * t11 * joint1_slice1_bend_c2);
+    let t44 = 1.0 - 0.10890625570683385 * t12 * joint1_slice1_bend_c2;
+    let t45 = -(0.10890625570683385 * t10 * joint1_slice1_bend_c2);
     let t46 = -(0.33000947820757187 * joint1_bend_y * joint1_slice1_bend_c1);
     let joint1_slice1_rotation_01 = base_roll_rotation_01 * t44
         + t45 * base_roll_rotation_02 + base_pitch_rotation_00 * t46;
     let t47 = -(0.33000947820757187 * joint1_slice1_bend_c1 * joint1_bend_z);
-    let t48 = 1.0 - 0.10890625570683385 * t12 * joint1_slice1_bend_c2;
+    let t48 = 1.0 - 0.10890625570683385 * t11 * joint1_slice1_bend_c2;
     let joint1_slice1_rotation_02 = t45 * base_roll_rotation_01
         + t47 * base_pitch_rotation_00 + t48 * base_roll_rotation_02;
     let joint1_slice1_rotation_10 = t42 * base_roll_rotation_11
@@ -3206,8 +3197,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + joint1_slice1_local_inertia_com_22;
     let joint1_slice2_local_com_x = 0.6699905217924281 * joint1_slice2_bend_c1
         * joint1_len;
-    let joint1_slice2_local_com_y = 0.44888729929169013 * t9 * joint1_slice2_bend_c2;
-    let joint1_slice2_local_com_z = 0.44888729929169013 * t10 * joint1_slice2_bend_c2;
+    let joint1_slice2_local_com_y = 0.44888729929169013 * t8 * joint1_slice2_bend_c2;
+    let joint1_slice2_local_com_z = 0.44888729929169013 * t9 * joint1_slice2_bend_c2;
     let joint1_slice2_local_len_column_v_x = 0.6699905217924281 * joint1_slice2_bend_c1;
     let joint1_slice2_local_len_column_v_y = 0.44888729929169013 * joint1_bend_y
         * joint1_slice2_bend_c2;
@@ -3215,102 +3206,102 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * joint1_slice2_bend_c2;
     let joint1_slice2_local_bend_y_column_w_x = -(0.44888729929169013 * joint1_bend_z
         * joint1_slice2_bend_c2);
-    let joint1_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t11
+    let joint1_slice2_local_bend_y_column_w_y = -(0.3007502358784333 * t10
         * joint1_slice2_bend_c3);
     let joint1_slice2_local_bend_y_column_w_z = 0.6699905217924281
-        - 0.3007502358784333 * joint1_slice2_bend_c3 * t12;
+        - 0.3007502358784333 * joint1_slice2_bend_c3 * t11;
     let joint1_slice2_local_bend_y_column_v_x = (0.3007502358784333
-        * joint1_slice2_bend_c3 * t9 - 0.3007502358784333 * t9 * joint1_slice2_bend_c2)
+        * joint1_slice2_bend_c3 * t8 - 0.3007502358784333 * t8 * joint1_slice2_bend_c2)
         - (joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_com_z
             - joint1_slice2_local_com_y * joint1_slice2_local_bend_y_column_w_z);
     let t54 = 0.44888729929169013 * joint1_len * joint1_slice2_bend_c2;
-    let joint1_slice2_local_bend_y_column_v_y = (0.4029996149307748 * t14
-        * joint1_slice2_bend_c4 + t54 - 0.2014998074653874 * joint1_slice2_bend_c3 * t14)
+    let joint1_slice2_local_bend_y_column_v_y = (0.4029996149307748 * t13
+        * joint1_slice2_bend_c4 + t54 - 0.2014998074653874 * joint1_slice2_bend_c3 * t13)
         - (joint1_slice2_local_bend_y_column_w_z * joint1_slice2_local_com_x
             - joint1_slice2_local_com_z * joint1_slice2_local_bend_y_column_w_x);
-    let t55 = 0.4029996149307748 * joint1_slice2_bend_c4 * t16
-        - 0.2014998074653874 * joint1_slice2_bend_c3 * t16;
+    let t55 = 0.4029996149307748 * joint1_slice2_bend_c4 * t15
+        - 0.2014998074653874 * joint1_slice2_bend_c3 * t15;
     let joint1_slice2_local_bend_y_column_v_z = t55
         - (joint1_slice2_local_com_y * joint1_slice2_local_bend_y_column_w_x
             - joint1_slice2_local_bend_y_column_w_y * joint1_slice2_local_com_x);
     let joint1_slice2_local_bend_z_column_w_y = 0.3007502358784333
-        * joint1_slice2_bend_c3 * t13 - 0.6699905217924281;
-    let joint1_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t11
+        * joint1_slice2_bend_c3 * t12 - 0.6699905217924281;
+    let joint1_slice2_local_bend_z_column_w_z = 0.3007502358784333 * t10
         * joint1_slice2_bend_c3;
     let joint1_slice2_local_bend_z_column_v_x = (0.3007502358784333
-        * joint1_slice2_bend_c3 * t10 - 0.3007502358784333 * t10 * joint1_slice2_bend_c2)
+        * joint1_slice2_bend_c3 * t9 - 0.3007502358784333 * t9 * joint1_slice2_bend_c2)
         - (joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_com_z
             - joint1_slice2_local_com_y * joint1_slice2_local_bend_z_column_w_z);
     let joint1_slice2_local_bend_z_column_v_y = t55
         - (joint1_slice2_local_com_x * joint1_slice2_local_bend_z_column_w_z
             - joint1_slice2_local_len_column_v_y * joint1_slice2_local_com_z);
-    let joint1_slice2_local_bend_z_column_v_z = (0.4029996149307748 * t18
-        * joint1_slice2_bend_c4 + t54 - 0.2014998074653874 * t18 * joint1_slice2_bend_c3)
+    let joint1_slice2_local_bend_z_column_v_z = (0.4029996149307748 * t17
+        * joint1_slice2_bend_c4 + t54 - 0.2014998074653874 * t17 * joint1_slice2_bend_c3)
         - (joint1_slice2_local_com_y * joint1_slice2_local_len_column_v_y
             - joint1_slice2_local_bend_z_column_w_y * joint1_slice2_local_com_x);
-    let joint1_slice2_local_subspace0_w_x = -(0.6666666666666666 * t8
+    let joint1_slice2_local_subspace0_w_x = -(0.6666666666666666 * t18
         * joint1_slice2_local_bend_y_column_w_x);
-    let joint1_slice2_local_subspace0_w_y = -(0.6666666666666666 * t8
+    let joint1_slice2_local_subspace0_w_y = -(0.6666666666666666 * t18
         * joint1_slice2_local_bend_y_column_w_y);
-    let joint1_slice2_local_subspace0_w_z = -(0.6666666666666666 * t8
+    let joint1_slice2_local_subspace0_w_z = -(0.6666666666666666 * t18
         * joint1_slice2_local_bend_y_column_w_z);
     let t56 = 0.3333333333333333 * joint1_slice2_local_len_column_v_x;
     let joint1_slice2_local_subspace0_v_x = t56
-        - 0.6666666666666666 * t8 * joint1_slice2_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t18 * joint1_slice2_local_bend_y_column_v_x;
     let t57 = 0.3333333333333333 * joint1_slice2_local_len_column_v_y;
     let joint1_slice2_local_subspace0_v_y = t57
-        - 0.6666666666666666 * joint1_slice2_local_bend_y_column_v_y * t8;
+        - 0.6666666666666666 * joint1_slice2_local_bend_y_column_v_y * t18;
     let t58 = 0.3333333333333333 * joint1_slice2_local_len_column_v_z;
     let joint1_slice2_local_subspace0_v_z = t58
-        - 0.6666666666666666 * t8 * joint1_slice2_local_bend_y_column_v_z;
-    let joint1_slice2_local_subspace1_w_x = 0.33333333333333315 * t8
+        - 0.6666666666666666 * t18 * joint1_slice2_local_bend_y_column_v_z;
+    let joint1_slice2_local_subspace1_w_x = 0.33333333333333315 * t18
         * joint1_slice2_local_bend_y_column_w_x
-        - 0.5773502691896257 * t8 * joint1_slice2_local_len_column_v_y;
-    let joint1_slice2_local_subspace1_w_y = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint1_slice2_local_len_column_v_y;
+    let joint1_slice2_local_subspace1_w_y = 0.33333333333333315 * t18
         * joint1_slice2_local_bend_y_column_w_y
-        - 0.5773502691896257 * t8 * joint1_slice2_local_bend_z_column_w_y;
-    let joint1_slice2_local_subspace1_w_z = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint1_slice2_local_bend_z_column_w_y;
+    let joint1_slice2_local_subspace1_w_z = 0.33333333333333315 * t18
         * joint1_slice2_local_bend_y_column_w_z
-        - 0.5773502691896257 * t8 * joint1_slice2_local_bend_z_column_w_z;
+        - 0.5773502691896257 * t18 * joint1_slice2_local_bend_z_column_w_z;
     let joint1_slice2_local_subspace1_v_x = t56
-        + 0.33333333333333315 * t8 * joint1_slice2_local_bend_y_column_v_x
-        - 0.5773502691896257 * t8 * joint1_slice2_local_bend_z_column_v_x;
+        + 0.33333333333333315 * t18 * joint1_slice2_local_bend_y_column_v_x
+        - 0.5773502691896257 * t18 * joint1_slice2_local_bend_z_column_v_x;
     let joint1_slice2_local_subspace1_v_y = 0.33333333333333315
-        * joint1_slice2_local_bend_y_column_v_y * t8 + t57
-        - 0.5773502691896257 * t8 * joint1_slice2_local_bend_z_column_v_y;
-    let joint1_slice2_local_subspace1_v_z = 0.33333333333333315 * t8
+        * joint1_slice2_local_bend_y_column_v_y * t18 + t57
+        - 0.5773502691896257 * t18 * joint1_slice2_local_bend_z_column_v_y;
+    let joint1_slice2_local_subspace1_v_z = 0.33333333333333315 * t18
         * joint1_slice2_local_bend_y_column_v_z + t58
-        - 0.5773502691896257 * t8 * joint1_slice2_local_bend_z_column_v_z;
-    let joint1_slice2_local_subspace2_w_x = 0.5773502691896255 * t8
+        - 0.5773502691896257 * t18 * joint1_slice2_local_bend_z_column_v_z;
+    let joint1_slice2_local_subspace2_w_x = 0.5773502691896255 * t18
         * joint1_slice2_local_len_column_v_y
-        + 0.3333333333333336 * t8 * joint1_slice2_local_bend_y_column_w_x;
-    let joint1_slice2_local_subspace2_w_y = 0.3333333333333336 * t8
+        + 0.3333333333333336 * t18 * joint1_slice2_local_bend_y_column_w_x;
+    let joint1_slice2_local_subspace2_w_y = 0.3333333333333336 * t18
         * joint1_slice2_local_bend_y_column_w_y
-        + 0.5773502691896255 * t8 * joint1_slice2_local_bend_z_column_w_y;
-    let joint1_slice2_local_subspace2_w_z = 0.5773502691896255 * t8
+        + 0.5773502691896255 * t18 * joint1_slice2_local_bend_z_column_w_y;
+    let joint1_slice2_local_subspace2_w_z = 0.5773502691896255 * t18
         * joint1_slice2_local_bend_z_column_w_z
-        + 0.3333333333333336 * t8 * joint1_slice2_local_bend_y_column_w_z;
-    let joint1_slice2_local_subspace2_v_x = 0.3333333333333336 * t8
+        + 0.3333333333333336 * t18 * joint1_slice2_local_bend_y_column_w_z;
+    let joint1_slice2_local_subspace2_v_x = 0.3333333333333336 * t18
         * joint1_slice2_local_bend_y_column_v_x
-        + 0.5773502691896255 * t8 * joint1_slice2_local_bend_z_column_v_x + t56;
+        + 0.5773502691896255 * t18 * joint1_slice2_local_bend_z_column_v_x + t56;
     let joint1_slice2_local_subspace2_v_y = t57
-        + 0.5773502691896255 * t8 * joint1_slice2_local_bend_z_column_v_y
-        + 0.3333333333333336 * joint1_slice2_local_bend_y_column_v_y * t8;
-    let joint1_slice2_local_subspace2_v_z = 0.3333333333333336 * t8
+        + 0.5773502691896255 * t18 * joint1_slice2_local_bend_z_column_v_y
+        + 0.3333333333333336 * joint1_slice2_local_bend_y_column_v_y * t18;
+    let joint1_slice2_local_subspace2_v_z = 0.3333333333333336 * t18
         * joint1_slice2_local_bend_y_column_v_z
-        + 0.5773502691896255 * t8 * joint1_slice2_local_bend_z_column_v_z + t58;
+        + 0.5773502691896255 * t18 * joint1_slice2_local_bend_z_column_v_z + t58;
     let t59 = 0.6699905217924281 * joint1_bend_y * joint1_slice2_bend_c1;
     let t60 = 0.6699905217924281 * joint1_slice2_bend_c1 * joint1_bend_z;
     let t61 = 1.0 - 0.44888729929169013 * joint1_bend_squared * joint1_slice2_bend_c2;
     let joint1_slice2_rotation_00 = t59 * base_roll_rotation_01
         + base_roll_rotation_02 * t60 + base_pitch_rotation_00 * t61;
     let t62 = -(0.6699905217924281 * joint1_bend_y * joint1_slice2_bend_c1);
-    let t63 = -(0.44888729929169013 * t11 * joint1_slice2_bend_c2);
-    let t64 = 1.0 - 0.44888729929169013 * t13 * joint1_slice2_bend_c2;
+    let t63 = -(0.44888729929169013 * t10 * joint1_slice2_bend_c2);
+    let t64 = 1.0 - 0.44888729929169013 * t12 * joint1_slice2_bend_c2;
     let joint1_slice2_rotation_01 = base_pitch_rotation_00 * t62
         + base_roll_rotation_02 * t63 + t64 * base_roll_rotation_01;
     let t65 = -(0.6699905217924281 * joint1_slice2_bend_c1 * joint1_bend_z);
-    let t66 = 1.0 - 0.44888729929169013 * t12 * joint1_slice2_bend_c2;
+    let t66 = 1.0 - 0.44888729929169013 * t11 * joint1_slice2_bend_c2;
     let joint1_slice2_rotation_02 = base_pitch_rotation_00 * t65
         + t66 * base_roll_rotation_02 + base_roll_rotation_01 * t63;
     let joint1_slice2_rotation_10 = base_pitch_rotation_10 * t61
@@ -3451,8 +3442,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + joint1_slice2_local_inertia_com_22;
     let joint1_slice3_local_com_x = 0.9305681557970262 * joint1_len
         * joint1_slice3_bend_c1;
-    let joint1_slice3_local_com_y = 0.8659570925834785 * joint1_slice3_bend_c2 * t9;
-    let joint1_slice3_local_com_z = 0.8659570925834785 * joint1_slice3_bend_c2 * t10;
+    let joint1_slice3_local_com_y = 0.8659570925834785 * joint1_slice3_bend_c2 * t8;
+    let joint1_slice3_local_com_z = 0.8659570925834785 * joint1_slice3_bend_c2 * t9;
     let joint1_slice3_local_len_column_v_x = 0.9305681557970262 * joint1_slice3_bend_c1;
     let joint1_slice3_local_len_column_v_y = 0.8659570925834785 * joint1_slice3_bend_c2
         * joint1_bend_y;
@@ -3460,104 +3451,104 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * joint1_bend_z;
     let joint1_slice3_local_bend_y_column_w_x = -(0.8659570925834785
         * joint1_slice3_bend_c2 * joint1_bend_z);
-    let joint1_slice3_local_bend_y_column_w_y = -(0.8058320946447624 * t11
+    let joint1_slice3_local_bend_y_column_w_y = -(0.8058320946447624 * t10
         * joint1_slice3_bend_c3);
     let joint1_slice3_local_bend_y_column_w_z = 0.9305681557970262
-        - 0.8058320946447624 * t12 * joint1_slice3_bend_c3;
-    let joint1_slice3_local_bend_y_column_v_x = (0.8058320946447624 * t9
-        * joint1_slice3_bend_c3 - 0.8058320946447624 * joint1_slice3_bend_c2 * t9)
+        - 0.8058320946447624 * t11 * joint1_slice3_bend_c3;
+    let joint1_slice3_local_bend_y_column_v_x = (0.8058320946447624 * t8
+        * joint1_slice3_bend_c3 - 0.8058320946447624 * joint1_slice3_bend_c2 * t8)
         - (joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_com_z
             - joint1_slice3_local_com_y * joint1_slice3_local_bend_y_column_w_z);
     let t70 = 0.8659570925834785 * joint1_slice3_bend_c2 * joint1_len;
     let joint1_slice3_local_bend_y_column_v_y = (t70
-        + 1.4997633723912625 * joint1_slice3_bend_c4 * t14
-        - 0.7498816861956312 * t14 * joint1_slice3_bend_c3)
+        + 1.4997633723912625 * joint1_slice3_bend_c4 * t13
+        - 0.7498816861956312 * t13 * joint1_slice3_bend_c3)
         - (joint1_slice3_local_com_x * joint1_slice3_local_bend_y_column_w_z
             - joint1_slice3_local_bend_y_column_w_x * joint1_slice3_local_com_z);
-    let t71 = 1.4997633723912625 * joint1_slice3_bend_c4 * t16
-        - 0.7498816861956312 * joint1_slice3_bend_c3 * t16;
+    let t71 = 1.4997633723912625 * joint1_slice3_bend_c4 * t15
+        - 0.7498816861956312 * joint1_slice3_bend_c3 * t15;
     let joint1_slice3_local_bend_y_column_v_z = t71
         - (joint1_slice3_local_com_y * joint1_slice3_local_bend_y_column_w_x
             - joint1_slice3_local_bend_y_column_w_y * joint1_slice3_local_com_x);
-    let joint1_slice3_local_bend_z_column_w_y = 0.8058320946447624 * t13
+    let joint1_slice3_local_bend_z_column_w_y = 0.8058320946447624 * t12
         * joint1_slice3_bend_c3 - 0.9305681557970262;
-    let joint1_slice3_local_bend_z_column_w_z = 0.8058320946447624 * t11
+    let joint1_slice3_local_bend_z_column_w_z = 0.8058320946447624 * t10
         * joint1_slice3_bend_c3;
-    let joint1_slice3_local_bend_z_column_v_x = (0.8058320946447624 * t10
-        * joint1_slice3_bend_c3 - 0.8058320946447624 * joint1_slice3_bend_c2 * t10)
+    let joint1_slice3_local_bend_z_column_v_x = (0.8058320946447624 * t9
+        * joint1_slice3_bend_c3 - 0.8058320946447624 * joint1_slice3_bend_c2 * t9)
         - (joint1_slice3_local_bend_z_column_w_y * joint1_slice3_local_com_z
             - joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_com_y);
     let joint1_slice3_local_bend_z_column_v_y = t71
         - (joint1_slice3_local_bend_z_column_w_z * joint1_slice3_local_com_x
             - joint1_slice3_local_len_column_v_y * joint1_slice3_local_com_z);
     let joint1_slice3_local_bend_z_column_v_z = (t70
-        + 1.4997633723912625 * joint1_slice3_bend_c4 * t18
-        - 0.7498816861956312 * t18 * joint1_slice3_bend_c3)
+        + 1.4997633723912625 * joint1_slice3_bend_c4 * t17
+        - 0.7498816861956312 * t17 * joint1_slice3_bend_c3)
         - (joint1_slice3_local_com_y * joint1_slice3_local_len_column_v_y
             - joint1_slice3_local_com_x * joint1_slice3_local_bend_z_column_w_y);
-    let joint1_slice3_local_subspace0_w_x = -(0.6666666666666666 * t8
+    let joint1_slice3_local_subspace0_w_x = -(0.6666666666666666 * t18
         * joint1_slice3_local_bend_y_column_w_x);
-    let joint1_slice3_local_subspace0_w_y = -(0.6666666666666666 * t8
+    let joint1_slice3_local_subspace0_w_y = -(0.6666666666666666 * t18
         * joint1_slice3_local_bend_y_column_w_y);
-    let joint1_slice3_local_subspace0_w_z = -(0.6666666666666666 * t8
+    let joint1_slice3_local_subspace0_w_z = -(0.6666666666666666 * t18
         * joint1_slice3_local_bend_y_column_w_z);
     let t72 = 0.3333333333333333 * joint1_slice3_local_len_column_v_x;
     let joint1_slice3_local_subspace0_v_x = t72
-        - 0.6666666666666666 * joint1_slice3_local_bend_y_column_v_x * t8;
+        - 0.6666666666666666 * joint1_slice3_local_bend_y_column_v_x * t18;
     let t73 = 0.3333333333333333 * joint1_slice3_local_len_column_v_y;
     let joint1_slice3_local_subspace0_v_y = t73
-        - 0.6666666666666666 * joint1_slice3_local_bend_y_column_v_y * t8;
+        - 0.6666666666666666 * joint1_slice3_local_bend_y_column_v_y * t18;
     let t74 = 0.3333333333333333 * joint1_slice3_local_len_column_v_z;
     let joint1_slice3_local_subspace0_v_z = t74
-        - 0.6666666666666666 * t8 * joint1_slice3_local_bend_y_column_v_z;
-    let joint1_slice3_local_subspace1_w_x = 0.33333333333333315 * t8
+        - 0.6666666666666666 * t18 * joint1_slice3_local_bend_y_column_v_z;
+    let joint1_slice3_local_subspace1_w_x = 0.33333333333333315 * t18
         * joint1_slice3_local_bend_y_column_w_x
-        - 0.5773502691896257 * t8 * joint1_slice3_local_len_column_v_y;
-    let joint1_slice3_local_subspace1_w_y = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint1_slice3_local_len_column_v_y;
+    let joint1_slice3_local_subspace1_w_y = 0.33333333333333315 * t18
         * joint1_slice3_local_bend_y_column_w_y
-        - 0.5773502691896257 * t8 * joint1_slice3_local_bend_z_column_w_y;
-    let joint1_slice3_local_subspace1_w_z = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint1_slice3_local_bend_z_column_w_y;
+    let joint1_slice3_local_subspace1_w_z = 0.33333333333333315 * t18
         * joint1_slice3_local_bend_y_column_w_z
-        - 0.5773502691896257 * t8 * joint1_slice3_local_bend_z_column_w_z;
+        - 0.5773502691896257 * t18 * joint1_slice3_local_bend_z_column_w_z;
     let joint1_slice3_local_subspace1_v_x = 0.33333333333333315
-        * joint1_slice3_local_bend_y_column_v_x * t8 + t72
-        - 0.5773502691896257 * joint1_slice3_local_bend_z_column_v_x * t8;
+        * joint1_slice3_local_bend_y_column_v_x * t18 + t72
+        - 0.5773502691896257 * joint1_slice3_local_bend_z_column_v_x * t18;
     let joint1_slice3_local_subspace1_v_y = t73
-        + 0.33333333333333315 * joint1_slice3_local_bend_y_column_v_y * t8
-        - 0.5773502691896257 * t8 * joint1_slice3_local_bend_z_column_v_y;
-    let joint1_slice3_local_subspace1_v_z = 0.33333333333333315 * t8
+        + 0.33333333333333315 * joint1_slice3_local_bend_y_column_v_y * t18
+        - 0.5773502691896257 * t18 * joint1_slice3_local_bend_z_column_v_y;
+    let joint1_slice3_local_subspace1_v_z = 0.33333333333333315 * t18
         * joint1_slice3_local_bend_y_column_v_z + t74
-        - 0.5773502691896257 * t8 * joint1_slice3_local_bend_z_column_v_z;
-    let joint1_slice3_local_subspace2_w_x = 0.3333333333333336 * t8
+        - 0.5773502691896257 * t18 * joint1_slice3_local_bend_z_column_v_z;
+    let joint1_slice3_local_subspace2_w_x = 0.3333333333333336 * t18
         * joint1_slice3_local_bend_y_column_w_x
-        + 0.5773502691896255 * t8 * joint1_slice3_local_len_column_v_y;
-    let joint1_slice3_local_subspace2_w_y = 0.5773502691896255 * t8
+        + 0.5773502691896255 * t18 * joint1_slice3_local_len_column_v_y;
+    let joint1_slice3_local_subspace2_w_y = 0.5773502691896255 * t18
         * joint1_slice3_local_bend_z_column_w_y
-        + 0.3333333333333336 * t8 * joint1_slice3_local_bend_y_column_w_y;
-    let joint1_slice3_local_subspace2_w_z = 0.5773502691896255 * t8
+        + 0.3333333333333336 * t18 * joint1_slice3_local_bend_y_column_w_y;
+    let joint1_slice3_local_subspace2_w_z = 0.5773502691896255 * t18
         * joint1_slice3_local_bend_z_column_w_z
-        + 0.3333333333333336 * t8 * joint1_slice3_local_bend_y_column_w_z;
+        + 0.3333333333333336 * t18 * joint1_slice3_local_bend_y_column_w_z;
     let joint1_slice3_local_subspace2_v_x = 0.5773502691896255
-        * joint1_slice3_local_bend_z_column_v_x * t8 + t72
-        + 0.3333333333333336 * joint1_slice3_local_bend_y_column_v_x * t8;
+        * joint1_slice3_local_bend_z_column_v_x * t18 + t72
+        + 0.3333333333333336 * joint1_slice3_local_bend_y_column_v_x * t18;
     let joint1_slice3_local_subspace2_v_y = 0.3333333333333336
-        * joint1_slice3_local_bend_y_column_v_y * t8 + t73
-        + 0.5773502691896255 * t8 * joint1_slice3_local_bend_z_column_v_y;
-    let joint1_slice3_local_subspace2_v_z = 0.3333333333333336 * t8
+        * joint1_slice3_local_bend_y_column_v_y * t18 + t73
+        + 0.5773502691896255 * t18 * joint1_slice3_local_bend_z_column_v_y;
+    let joint1_slice3_local_subspace2_v_z = 0.3333333333333336 * t18
         * joint1_slice3_local_bend_y_column_v_z
-        + 0.5773502691896255 * t8 * joint1_slice3_local_bend_z_column_v_z + t74;
+        + 0.5773502691896255 * t18 * joint1_slice3_local_bend_z_column_v_z + t74;
     let t75 = 0.9305681557970262 * joint1_bend_z * joint1_slice3_bend_c1;
     let t76 = 1.0 - 0.8659570925834785 * joint1_bend_squared * joint1_slice3_bend_c2;
     let t77 = 0.9305681557970262 * joint1_bend_y * joint1_slice3_bend_c1;
     let joint1_slice3_rotation_00 = t75 * base_roll_rotation_02
         + t76 * base_pitch_rotation_00 + t77 * base_roll_rotation_01;
     let t78 = -(0.9305681557970262 * joint1_bend_y * joint1_slice3_bend_c1);
-    let t79 = 1.0 - 0.8659570925834785 * joint1_slice3_bend_c2 * t13;
-    let t80 = -(0.8659570925834785 * t11 * joint1_slice3_bend_c2);
+    let t79 = 1.0 - 0.8659570925834785 * joint1_slice3_bend_c2 * t12;
+    let t80 = -(0.8659570925834785 * t10 * joint1_slice3_bend_c2);
     let joint1_slice3_rotation_01 = t78 * base_pitch_rotation_00
         + t79 * base_roll_rotation_01 + t80 * base_roll_rotation_02;
     let t81 = -(0.9305681557970262 * joint1_bend_z * joint1_slice3_bend_c1);
-    let t82 = 1.0 - 0.8659570925834785 * joint1_slice3_bend_c2 * t12;
+    let t82 = 1.0 - 0.8659570925834785 * joint1_slice3_bend_c2 * t11;
     let joint1_slice3_rotation_02 = t81 * base_pitch_rotation_00
         + t82 * base_roll_rotation_02 + t80 * base_roll_rotation_01;
     let joint1_slice3_rotation_10 = base_roll_rotation_12 * t75
@@ -3805,100 +3796,100 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint1_tip_local_len_column_v_y = joint1_bend_y * joint1_bend_squared_c2;
     let joint1_tip_local_len_column_v_z = joint1_bend_squared_c2 * joint1_bend_z;
     let joint1_tip_local_bend_y_column_w_x = -(joint1_bend_squared_c2 * joint1_bend_z);
-    let joint1_tip_local_bend_y_column_w_y = -(t11 * joint1_bend_squared_c3);
-    let joint1_tip_local_bend_y_column_w_z = 1.0 - joint1_bend_squared_c3 * t12;
-    let t109 = joint1_bend_squared_c2 * t10;
-    let t110 = joint1_bend_squared_c2 * t9;
-    let joint1_tip_local_bend_y_column_v_x = (joint1_bend_squared_c3 * t9
-        - joint1_bend_squared_c2 * t9)
+    let joint1_tip_local_bend_y_column_w_y = -(t10 * joint1_bend_squared_c3);
+    let joint1_tip_local_bend_y_column_w_z = 1.0 - joint1_bend_squared_c3 * t11;
+    let t109 = joint1_bend_squared_c2 * t9;
+    let t110 = joint1_bend_squared_c2 * t8;
+    let joint1_tip_local_bend_y_column_v_x = (joint1_bend_squared_c3 * t8
+        - joint1_bend_squared_c2 * t8)
         - (joint1_tip_local_bend_y_column_w_y * t109
             - joint1_tip_local_bend_y_column_w_z * t110);
     let t111 = joint1_bend_squared_c2 * joint1_len;
     let t112 = joint1_bend_squared_c1 * joint1_len;
-    let joint1_tip_local_bend_y_column_v_y = (2.0 * joint1_bend_squared_c4 * t14 + t111
-        - joint1_bend_squared_c3 * t14)
+    let joint1_tip_local_bend_y_column_v_y = (2.0 * joint1_bend_squared_c4 * t13 + t111
+        - joint1_bend_squared_c3 * t13)
         - (t112 * joint1_tip_local_bend_y_column_w_z
             - joint1_tip_local_bend_y_column_w_x * t109);
-    let t113 = 2.0 * joint1_bend_squared_c4 * t16 - joint1_bend_squared_c3 * t16;
+    let t113 = 2.0 * joint1_bend_squared_c4 * t15 - joint1_bend_squared_c3 * t15;
     let joint1_tip_local_bend_y_column_v_z = t113
         - (joint1_tip_local_bend_y_column_w_x * t110
             - t112 * joint1_tip_local_bend_y_column_w_y);
-    let joint1_tip_local_bend_z_column_w_y = t13 * joint1_bend_squared_c3 - 1.0;
-    let joint1_tip_local_bend_z_column_w_z = t11 * joint1_bend_squared_c3;
-    let joint1_tip_local_bend_z_column_v_x = (joint1_bend_squared_c3 * t10
-        - joint1_bend_squared_c2 * t10)
+    let joint1_tip_local_bend_z_column_w_y = t12 * joint1_bend_squared_c3 - 1.0;
+    let joint1_tip_local_bend_z_column_w_z = t10 * joint1_bend_squared_c3;
+    let joint1_tip_local_bend_z_column_v_x = (joint1_bend_squared_c3 * t9
+        - joint1_bend_squared_c2 * t9)
         - (joint1_tip_local_bend_z_column_w_y * t109
             - joint1_tip_local_bend_z_column_w_z * t110);
     let joint1_tip_local_bend_z_column_v_y = t113
         - (t112 * joint1_tip_local_bend_z_column_w_z
             - joint1_tip_local_len_column_v_y * t109);
-    let joint1_tip_local_bend_z_column_v_z = (t111 + 2.0 * joint1_bend_squared_c4 * t18
-        - t18 * joint1_bend_squared_c3)
+    let joint1_tip_local_bend_z_column_v_z = (t111 + 2.0 * joint1_bend_squared_c4 * t17
+        - t17 * joint1_bend_squared_c3)
         - (joint1_tip_local_len_column_v_y * t110
             - t112 * joint1_tip_local_bend_z_column_w_y);
-    let joint1_tip_local_subspace0_w_x = -(0.6666666666666666 * t8
+    let joint1_tip_local_subspace0_w_x = -(0.6666666666666666 * t18
         * joint1_tip_local_bend_y_column_w_x);
     let joint1_tip_local_subspace0_w_y = -(0.6666666666666666
-        * joint1_tip_local_bend_y_column_w_y * t8);
-    let joint1_tip_local_subspace0_w_z = -(0.6666666666666666 * t8
+        * joint1_tip_local_bend_y_column_w_y * t18);
+    let joint1_tip_local_subspace0_w_z = -(0.6666666666666666 * t18
         * joint1_tip_local_bend_y_column_w_z);
     let t114 = 0.3333333333333333 * joint1_bend_squared_c1;
     let joint1_tip_local_subspace0_v_x = t114
-        - 0.6666666666666666 * joint1_tip_local_bend_y_column_v_x * t8;
+        - 0.6666666666666666 * joint1_tip_local_bend_y_column_v_x * t18;
     let t115 = 0.3333333333333333 * joint1_tip_local_len_column_v_y;
     let joint1_tip_local_subspace0_v_y = t115
-        - 0.6666666666666666 * joint1_tip_local_bend_y_column_v_y * t8;
+        - 0.6666666666666666 * joint1_tip_local_bend_y_column_v_y * t18;
     let t116 = 0.3333333333333333 * joint1_tip_local_len_column_v_z;
     let joint1_tip_local_subspace0_v_z = t116
-        - 0.6666666666666666 * t8 * joint1_tip_local_bend_y_column_v_z;
-    let joint1_tip_local_subspace1_w_x = 0.33333333333333315 * t8
+        - 0.6666666666666666 * t18 * joint1_tip_local_bend_y_column_v_z;
+    let joint1_tip_local_subspace1_w_x = 0.33333333333333315 * t18
         * joint1_tip_local_bend_y_column_w_x
-        - 0.5773502691896257 * t8 * joint1_tip_local_len_column_v_y;
+        - 0.5773502691896257 * t18 * joint1_tip_local_len_column_v_y;
     let joint1_tip_local_subspace1_w_y = 0.33333333333333315
-        * joint1_tip_local_bend_y_column_w_y * t8
-        - 0.5773502691896257 * t8 * joint1_tip_local_bend_z_column_w_y;
-    let joint1_tip_local_subspace1_w_z = 0.33333333333333315 * t8
+        * joint1_tip_local_bend_y_column_w_y * t18
+        - 0.5773502691896257 * t18 * joint1_tip_local_bend_z_column_w_y;
+    let joint1_tip_local_subspace1_w_z = 0.33333333333333315 * t18
         * joint1_tip_local_bend_y_column_w_z
-        - 0.5773502691896257 * t8 * joint1_tip_local_bend_z_column_w_z;
+        - 0.5773502691896257 * t18 * joint1_tip_local_bend_z_column_w_z;
     let joint1_tip_local_subspace1_v_x = t114
-        + 0.33333333333333315 * joint1_tip_local_bend_y_column_v_x * t8
-        - 0.5773502691896257 * t8 * joint1_tip_local_bend_z_column_v_x;
+        + 0.33333333333333315 * joint1_tip_local_bend_y_column_v_x * t18
+        - 0.5773502691896257 * t18 * joint1_tip_local_bend_z_column_v_x;
     let joint1_tip_local_subspace1_v_y = t115
-        + 0.33333333333333315 * joint1_tip_local_bend_y_column_v_y * t8
-        - 0.5773502691896257 * t8 * joint1_tip_local_bend_z_column_v_y;
+        + 0.33333333333333315 * joint1_tip_local_bend_y_column_v_y * t18
+        - 0.5773502691896257 * t18 * joint1_tip_local_bend_z_column_v_y;
     let joint1_tip_local_subspace1_v_z = t116
-        + 0.33333333333333315 * t8 * joint1_tip_local_bend_y_column_v_z
-        - 0.5773502691896257 * joint1_tip_local_bend_z_column_v_z * t8;
-    let joint1_tip_local_subspace2_w_x = 0.3333333333333336 * t8
+        + 0.33333333333333315 * t18 * joint1_tip_local_bend_y_column_v_z
+        - 0.5773502691896257 * joint1_tip_local_bend_z_column_v_z * t18;
+    let joint1_tip_local_subspace2_w_x = 0.3333333333333336 * t18
         * joint1_tip_local_bend_y_column_w_x
-        + 0.5773502691896255 * t8 * joint1_tip_local_len_column_v_y;
+        + 0.5773502691896255 * t18 * joint1_tip_local_len_column_v_y;
     let joint1_tip_local_subspace2_w_y = 0.3333333333333336
-        * joint1_tip_local_bend_y_column_w_y * t8
-        + 0.5773502691896255 * t8 * joint1_tip_local_bend_z_column_w_y;
-    let joint1_tip_local_subspace2_w_z = 0.3333333333333336 * t8
+        * joint1_tip_local_bend_y_column_w_y * t18
+        + 0.5773502691896255 * t18 * joint1_tip_local_bend_z_column_w_y;
+    let joint1_tip_local_subspace2_w_z = 0.3333333333333336 * t18
         * joint1_tip_local_bend_y_column_w_z
-        + 0.5773502691896255 * t8 * joint1_tip_local_bend_z_column_w_z;
+        + 0.5773502691896255 * t18 * joint1_tip_local_bend_z_column_w_z;
     let joint1_tip_local_subspace2_v_x = 0.3333333333333336
-        * joint1_tip_local_bend_y_column_v_x * t8 + t114
-        + 0.5773502691896255 * t8 * joint1_tip_local_bend_z_column_v_x;
+        * joint1_tip_local_bend_y_column_v_x * t18 + t114
+        + 0.5773502691896255 * t18 * joint1_tip_local_bend_z_column_v_x;
     let joint1_tip_local_subspace2_v_y = t115
-        + 0.3333333333333336 * joint1_tip_local_bend_y_column_v_y * t8
-        + 0.5773502691896255 * t8 * joint1_tip_local_bend_z_column_v_y;
-    let joint1_tip_local_subspace2_v_z = 0.3333333333333336 * t8
+        + 0.3333333333333336 * joint1_tip_local_bend_y_column_v_y * t18
+        + 0.5773502691896255 * t18 * joint1_tip_local_bend_z_column_v_y;
+    let joint1_tip_local_subspace2_v_z = 0.3333333333333336 * t18
         * joint1_tip_local_bend_y_column_v_z + t116
-        + 0.5773502691896255 * joint1_tip_local_bend_z_column_v_z * t8;
+        + 0.5773502691896255 * joint1_tip_local_bend_z_column_v_z * t18;
     let t117 = joint1_bend_squared_c1 * joint1_bend_y;
     let t118 = joint1_bend_squared_c1 * joint1_bend_z;
     let t119 = 1.0 - joint1_bend_squared * joint1_bend_squared_c2;
     let joint1_tip_rotation_00 = base_roll_rotation_01 * t117
         + t118 * base_roll_rotation_02 + base_pitch_rotation_00 * t119;
-    let t120 = 1.0 - t13 * joint1_bend_squared_c2;
+    let t120 = 1.0 - t12 * joint1_bend_squared_c2;
     let t121 = -(joint1_bend_squared_c1 * joint1_bend_y);
-    let t122 = -(t11 * joint1_bend_squared_c2);
+    let t122 = -(t10 * joint1_bend_squared_c2);
     let joint1_tip_rotation_01 = base_roll_rotation_01 * t120
         + base_pitch_rotation_00 * t121 + t122 * base_roll_rotation_02;
     let t123 = -(joint1_bend_squared_c1 * joint1_bend_z);
-    let t124 = 1.0 - joint1_bend_squared_c2 * t12;
+    let t124 = 1.0 - joint1_bend_squared_c2 * t11;
     let joint1_tip_rotation_02 = t122 * base_roll_rotation_01
         + t123 * base_pitch_rotation_00 + t124 * base_roll_rotation_02;
     let joint1_tip_rotation_10 = base_roll_rotation_12 * t118
@@ -4039,12 +4030,8 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + 0.3333333333333333 * q[11] + 0.3333333333333333 * q[10];
     let joint2_slice0_local_com_x = 0.06943184420297371 * joint2_len
         * joint2_slice0_bend_c1;
-    let joint2_bend_y = 0.3333333333333336 * t8 * q[11]
-        + 0.33333333333333315 * t8 * q[10] - 0.6666666666666666 * t8 * q[9];
     let t128 = joint2_len * joint2_bend_y;
     let joint2_slice0_local_com_y = 0.004820780989426014 * t128 * joint2_slice0_bend_c2;
-    let joint2_bend_z = 0.5773502691896255 * t8 * q[11]
-        - 0.5773502691896257 * t8 * q[10];
     let t129 = joint2_len * joint2_bend_z;
     let joint2_slice0_local_com_z = 0.004820780989426014 * joint2_slice0_bend_c2 * t129;
     let joint2_slice0_local_len_column_v_x = 0.06943184420297371 * joint2_slice0_bend_c1;
@@ -4095,57 +4082,57 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - 0.000023239929348011262 * t137 * joint2_slice0_bend_c3)
         - (joint2_slice0_local_com_y * joint2_slice0_local_len_column_v_y
             - joint2_slice0_local_bend_z_column_w_y * joint2_slice0_local_com_x);
-    let joint2_slice0_local_subspace0_w_x = -(0.6666666666666666 * t8
+    let joint2_slice0_local_subspace0_w_x = -(0.6666666666666666 * t18
         * joint2_slice0_local_bend_y_column_w_x);
-    let joint2_slice0_local_subspace0_w_y = -(0.6666666666666666 * t8
+    let joint2_slice0_local_subspace0_w_y = -(0.6666666666666666 * t18
         * joint2_slice0_local_bend_y_column_w_y);
     let joint2_slice0_local_subspace0_w_z = -(0.6666666666666666
-        * joint2_slice0_local_bend_y_column_w_z * t8);
+        * joint2_slice0_local_bend_y_column_w_z * t18);
     let t138 = 0.3333333333333333 * joint2_slice0_local_len_column_v_x;
     let joint2_slice0_local_subspace0_v_x = t138
-        - 0.6666666666666666 * t8 * joint2_slice0_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t18 * joint2_slice0_local_bend_y_column_v_x;
     let t139 = 0.3333333333333333 * joint2_slice0_local_len_column_v_y;
     let joint2_slice0_local_subspace0_v_y = t139
-        - 0.6666666666666666 * t8 * joint2_slice0_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t18 * joint2_slice0_local_bend_y_column_v_y;
     let t140 = 0.3333333333333333 * joint2_slice0_local_len_column_v_z;
     let joint2_slice0_local_subspace0_v_z = t140
-        - 0.6666666666666666 * t8 * joint2_slice0_local_bend_y_column_v_z;
-    let joint2_slice0_local_subspace1_w_x = 0.33333333333333315 * t8
+        - 0.6666666666666666 * t18 * joint2_slice0_local_bend_y_column_v_z;
+    let joint2_slice0_local_subspace1_w_x = 0.33333333333333315 * t18
         * joint2_slice0_local_bend_y_column_w_x
-        - 0.5773502691896257 * t8 * joint2_slice0_local_len_column_v_y;
-    let joint2_slice0_local_subspace1_w_y = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint2_slice0_local_len_column_v_y;
+    let joint2_slice0_local_subspace1_w_y = 0.33333333333333315 * t18
         * joint2_slice0_local_bend_y_column_w_y
-        - 0.5773502691896257 * joint2_slice0_local_bend_z_column_w_y * t8;
+        - 0.5773502691896257 * joint2_slice0_local_bend_z_column_w_y * t18;
     let joint2_slice0_local_subspace1_w_z = 0.33333333333333315
-        * joint2_slice0_local_bend_y_column_w_z * t8
-        - 0.5773502691896257 * t8 * joint2_slice0_local_bend_z_column_w_z;
-    let joint2_slice0_local_subspace1_v_x = 0.33333333333333315 * t8
+        * joint2_slice0_local_bend_y_column_w_z * t18
+        - 0.5773502691896257 * t18 * joint2_slice0_local_bend_z_column_w_z;
+    let joint2_slice0_local_subspace1_v_x = 0.33333333333333315 * t18
         * joint2_slice0_local_bend_y_column_v_x + t138
-        - 0.5773502691896257 * t8 * joint2_slice0_local_bend_z_column_v_x;
+        - 0.5773502691896257 * t18 * joint2_slice0_local_bend_z_column_v_x;
     let joint2_slice0_local_subspace1_v_y = t139
-        + 0.33333333333333315 * t8 * joint2_slice0_local_bend_y_column_v_y
-        - 0.5773502691896257 * t8 * joint2_slice0_local_bend_z_column_v_y;
-    let joint2_slice0_local_subspace1_v_z = 0.33333333333333315 * t8
+        + 0.33333333333333315 * t18 * joint2_slice0_local_bend_y_column_v_y
+        - 0.5773502691896257 * t18 * joint2_slice0_local_bend_z_column_v_y;
+    let joint2_slice0_local_subspace1_v_z = 0.33333333333333315 * t18
         * joint2_slice0_local_bend_y_column_v_z + t140
-        - 0.5773502691896257 * t8 * joint2_slice0_local_bend_z_column_v_z;
-    let joint2_slice0_local_subspace2_w_x = 0.5773502691896255 * t8
+        - 0.5773502691896257 * t18 * joint2_slice0_local_bend_z_column_v_z;
+    let joint2_slice0_local_subspace2_w_x = 0.5773502691896255 * t18
         * joint2_slice0_local_len_column_v_y
-        + 0.3333333333333336 * t8 * joint2_slice0_local_bend_y_column_w_x;
+        + 0.3333333333333336 * t18 * joint2_slice0_local_bend_y_column_w_x;
     let joint2_slice0_local_subspace2_w_y = 0.5773502691896255
-        * joint2_slice0_local_bend_z_column_w_y * t8
-        + 0.3333333333333336 * t8 * joint2_slice0_local_bend_y_column_w_y;
-    let joint2_slice0_local_subspace2_w_z = 0.5773502691896255 * t8
+        * joint2_slice0_local_bend_z_column_w_y * t18
+        + 0.3333333333333336 * t18 * joint2_slice0_local_bend_y_column_w_y;
+    let joint2_slice0_local_subspace2_w_z = 0.5773502691896255 * t18
         * joint2_slice0_local_bend_z_column_w_z
-        + 0.3333333333333336 * joint2_slice0_local_bend_y_column_w_z * t8;
+        + 0.3333333333333336 * joint2_slice0_local_bend_y_column_w_z * t18;
     let joint2_slice0_local_subspace2_v_x = t138
-        + 0.3333333333333336 * t8 * joint2_slice0_local_bend_y_column_v_x
-        + 0.5773502691896255 * t8 * joint2_slice0_local_bend_z_column_v_x;
-    let joint2_slice0_local_subspace2_v_y = 0.5773502691896255 * t8
+        + 0.3333333333333336 * t18 * joint2_slice0_local_bend_y_column_v_x
+        + 0.5773502691896255 * t18 * joint2_slice0_local_bend_z_column_v_x;
+    let joint2_slice0_local_subspace2_v_y = 0.5773502691896255 * t18
         * joint2_slice0_local_bend_z_column_v_y + t139
-        + 0.3333333333333336 * t8 * joint2_slice0_local_bend_y_column_v_y;
-    let joint2_slice0_local_subspace2_v_z = 0.5773502691896255 * t8
+        + 0.3333333333333336 * t18 * joint2_slice0_local_bend_y_column_v_y;
+    let joint2_slice0_local_subspace2_v_z = 0.5773502691896255 * t18
         * joint2_slice0_local_bend_z_column_v_z
-        + 0.3333333333333336 * t8 * joint2_slice0_local_bend_y_column_v_z + t140;
+        + 0.3333333333333336 * t18 * joint2_slice0_local_bend_y_column_v_z + t140;
     let t141 = 0.06943184420297371 * joint2_bend_z * joint2_slice0_bend_c1;
     let t142 = 0.06943184420297371 * joint2_slice0_bend_c1 * joint2_bend_y;
     let joint2_bend_squared = t131 + t132;
@@ -4346,56 +4333,56 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - (joint2_slice1_local_len_column_v_y * joint2_slice1_local_com_y
             - joint2_slice1_local_bend_z_column_w_y * joint2_slice1_local_com_x);
     let joint2_slice1_local_subspace0_w_x = -(0.6666666666666666
-        * joint2_slice1_local_bend_y_column_w_x * t8);
-    let joint2_slice1_local_subspace0_w_y = -(0.6666666666666666 * t8
+        * joint2_slice1_local_bend_y_column_w_x * t18);
+    let joint2_slice1_local_subspace0_w_y = -(0.6666666666666666 * t18
         * joint2_slice1_local_bend_y_column_w_y);
     let joint2_slice1_local_subspace0_w_z = -(0.6666666666666666
-        * joint2_slice1_local_bend_y_column_w_z * t8);
+        * joint2_slice1_local_bend_y_column_w_z * t18);
     let t154 = 0.3333333333333333 * joint2_slice1_local_len_column_v_x;
     let joint2_slice1_local_subspace0_v_x = t154
-        - 0.6666666666666666 * joint2_slice1_local_bend_y_column_v_x * t8;
+        - 0.6666666666666666 * joint2_slice1_local_bend_y_column_v_x * t18;
     let t155 = 0.3333333333333333 * joint2_slice1_local_len_column_v_y;
     let joint2_slice1_local_subspace0_v_y = t155
-        - 0.6666666666666666 * joint2_slice1_local_bend_y_column_v_y * t8;
+        - 0.6666666666666666 * joint2_slice1_local_bend_y_column_v_y * t18;
     let t156 = 0.3333333333333333 * joint2_slice1_local_len_column_v_z;
     let joint2_slice1_local_subspace0_v_z = t156
-        - 0.6666666666666666 * t8 * joint2_slice1_local_bend_y_column_v_z;
+        - 0.6666666666666666 * t18 * joint2_slice1_local_bend_y_column_v_z;
     let joint2_slice1_local_subspace1_w_x = 0.33333333333333315
-        * joint2_slice1_local_bend_y_column_w_x * t8
-        - 0.5773502691896257 * t8 * joint2_slice1_local_len_column_v_y;
-    let joint2_slice1_local_subspace1_w_y = 0.33333333333333315 * t8
+        * joint2_slice1_local_bend_y_column_w_x * t18
+        - 0.5773502691896257 * t18 * joint2_slice1_local_len_column_v_y;
+    let joint2_slice1_local_subspace1_w_y = 0.33333333333333315 * t18
         * joint2_slice1_local_bend_y_column_w_y
-        - 0.5773502691896257 * t8 * joint2_slice1_local_bend_z_column_w_y;
+        - 0.5773502691896257 * t18 * joint2_slice1_local_bend_z_column_w_y;
     let joint2_slice1_local_subspace1_w_z = 0.33333333333333315
-        * joint2_slice1_local_bend_y_column_w_z * t8
-        - 0.5773502691896257 * t8 * joint2_slice1_local_bend_z_column_w_z;
+        * joint2_slice1_local_bend_y_column_w_z * t18
+        - 0.5773502691896257 * t18 * joint2_slice1_local_bend_z_column_w_z;
     let joint2_slice1_local_subspace1_v_x = t154
-        + 0.33333333333333315 * joint2_slice1_local_bend_y_column_v_x * t8
-        - 0.5773502691896257 * joint2_slice1_local_bend_z_column_v_x * t8;
+        + 0.33333333333333315 * joint2_slice1_local_bend_y_column_v_x * t18
+        - 0.5773502691896257 * joint2_slice1_local_bend_z_column_v_x * t18;
     let joint2_slice1_local_subspace1_v_y = 0.33333333333333315
-        * joint2_slice1_local_bend_y_column_v_y * t8 + t155
-        - 0.5773502691896257 * t8 * joint2_slice1_local_bend_z_column_v_y;
+        * joint2_slice1_local_bend_y_column_v_y * t18 + t155
+        - 0.5773502691896257 * t18 * joint2_slice1_local_bend_z_column_v_y;
     let joint2_slice1_local_subspace1_v_z = t156
-        + 0.33333333333333315 * t8 * joint2_slice1_local_bend_y_column_v_z
-        - 0.5773502691896257 * t8 * joint2_slice1_local_bend_z_column_v_z;
+        + 0.33333333333333315 * t18 * joint2_slice1_local_bend_y_column_v_z
+        - 0.5773502691896257 * t18 * joint2_slice1_local_bend_z_column_v_z;
     let joint2_slice1_local_subspace2_w_x = 0.3333333333333336
-        * joint2_slice1_local_bend_y_column_w_x * t8
-        + 0.5773502691896255 * t8 * joint2_slice1_local_len_column_v_y;
-    let joint2_slice1_local_subspace2_w_y = 0.5773502691896255 * t8
+        * joint2_slice1_local_bend_y_column_w_x * t18
+        + 0.5773502691896255 * t18 * joint2_slice1_local_len_column_v_y;
+    let joint2_slice1_local_subspace2_w_y = 0.5773502691896255 * t18
         * joint2_slice1_local_bend_z_column_w_y
-        + 0.3333333333333336 * t8 * joint2_slice1_local_bend_y_column_w_y;
-    let joint2_slice1_local_subspace2_w_z = 0.5773502691896255 * t8
+        + 0.3333333333333336 * t18 * joint2_slice1_local_bend_y_column_w_y;
+    let joint2_slice1_local_subspace2_w_z = 0.5773502691896255 * t18
         * joint2_slice1_local_bend_z_column_w_z
-        + 0.3333333333333336 * joint2_slice1_local_bend_y_column_w_z * t8;
+        + 0.3333333333333336 * joint2_slice1_local_bend_y_column_w_z * t18;
     let joint2_slice1_local_subspace2_v_x = 0.3333333333333336
-        * joint2_slice1_local_bend_y_column_v_x * t8
-        + 0.5773502691896255 * joint2_slice1_local_bend_z_column_v_x * t8 + t154;
-    let joint2_slice1_local_subspace2_v_y = 0.5773502691896255 * t8
+        * joint2_slice1_local_bend_y_column_v_x * t18
+        + 0.5773502691896255 * joint2_slice1_local_bend_z_column_v_x * t18 + t154;
+    let joint2_slice1_local_subspace2_v_y = 0.5773502691896255 * t18
         * joint2_slice1_local_bend_z_column_v_y
-        + 0.3333333333333336 * joint2_slice1_local_bend_y_column_v_y * t8 + t155;
-    let joint2_slice1_local_subspace2_v_z = 0.5773502691896255 * t8
+        + 0.3333333333333336 * joint2_slice1_local_bend_y_column_v_y * t18 + t155;
+    let joint2_slice1_local_subspace2_v_z = 0.5773502691896255 * t18
         * joint2_slice1_local_bend_z_column_v_z + t156
-        + 0.3333333333333336 * t8 * joint2_slice1_local_bend_y_column_v_z;
+        + 0.3333333333333336 * t18 * joint2_slice1_local_bend_y_column_v_z;
     let t157 = 0.33000947820757187 * joint2_slice1_bend_c1 * joint2_bend_z;
     let t158 = 1.0 - 0.10890625570683385 * joint2_bend_squared * joint2_slice1_bend_c2;
     let t159 = 0.33000947820757187 * joint2_slice1_bend_c1 * joint2_bend_y;
@@ -4595,57 +4582,57 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - 0.2014998074653874 * t137 * joint2_slice2_bend_c3)
         - (joint2_slice2_local_com_y * joint2_slice2_local_len_column_v_y
             - joint2_slice2_local_com_x * joint2_slice2_local_bend_z_column_w_y);
-    let joint2_slice2_local_subspace0_w_x = -(0.6666666666666666 * t8
+    let joint2_slice2_local_subspace0_w_x = -(0.6666666666666666 * t18
         * joint2_slice2_local_bend_y_column_w_x);
-    let joint2_slice2_local_subspace0_w_y = -(0.6666666666666666 * t8
+    let joint2_slice2_local_subspace0_w_y = -(0.6666666666666666 * t18
         * joint2_slice2_local_bend_y_column_w_y);
-    let joint2_slice2_local_subspace0_w_z = -(0.6666666666666666 * t8
+    let joint2_slice2_local_subspace0_w_z = -(0.6666666666666666 * t18
         * joint2_slice2_local_bend_y_column_w_z);
     let t170 = 0.3333333333333333 * joint2_slice2_local_len_column_v_x;
     let joint2_slice2_local_subspace0_v_x = t170
-        - 0.6666666666666666 * t8 * joint2_slice2_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t18 * joint2_slice2_local_bend_y_column_v_x;
     let t171 = 0.3333333333333333 * joint2_slice2_local_len_column_v_y;
     let joint2_slice2_local_subspace0_v_y = t171
-        - 0.6666666666666666 * t8 * joint2_slice2_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t18 * joint2_slice2_local_bend_y_column_v_y;
     let t172 = 0.3333333333333333 * joint2_slice2_local_len_column_v_z;
     let joint2_slice2_local_subspace0_v_z = t172
-        - 0.6666666666666666 * joint2_slice2_local_bend_y_column_v_z * t8;
-    let joint2_slice2_local_subspace1_w_x = 0.33333333333333315 * t8
+        - 0.6666666666666666 * joint2_slice2_local_bend_y_column_v_z * t18;
+    let joint2_slice2_local_subspace1_w_x = 0.33333333333333315 * t18
         * joint2_slice2_local_bend_y_column_w_x
-        - 0.5773502691896257 * t8 * joint2_slice2_local_len_column_v_y;
-    let joint2_slice2_local_subspace1_w_y = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint2_slice2_local_len_column_v_y;
+    let joint2_slice2_local_subspace1_w_y = 0.33333333333333315 * t18
         * joint2_slice2_local_bend_y_column_w_y
-        - 0.5773502691896257 * t8 * joint2_slice2_local_bend_z_column_w_y;
-    let joint2_slice2_local_subspace1_w_z = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint2_slice2_local_bend_z_column_w_y;
+    let joint2_slice2_local_subspace1_w_z = 0.33333333333333315 * t18
         * joint2_slice2_local_bend_y_column_w_z
-        - 0.5773502691896257 * t8 * joint2_slice2_local_bend_z_column_w_z;
-    let joint2_slice2_local_subspace1_v_x = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint2_slice2_local_bend_z_column_w_z;
+    let joint2_slice2_local_subspace1_v_x = 0.33333333333333315 * t18
         * joint2_slice2_local_bend_y_column_v_x + t170
-        - 0.5773502691896257 * t8 * joint2_slice2_local_bend_z_column_v_x;
+        - 0.5773502691896257 * t18 * joint2_slice2_local_bend_z_column_v_x;
     let joint2_slice2_local_subspace1_v_y = t171
-        + 0.33333333333333315 * t8 * joint2_slice2_local_bend_y_column_v_y
-        - 0.5773502691896257 * t8 * joint2_slice2_local_bend_z_column_v_y;
+        + 0.33333333333333315 * t18 * joint2_slice2_local_bend_y_column_v_y
+        - 0.5773502691896257 * t18 * joint2_slice2_local_bend_z_column_v_y;
     let joint2_slice2_local_subspace1_v_z = t172
-        + 0.33333333333333315 * joint2_slice2_local_bend_y_column_v_z * t8
-        - 0.5773502691896257 * t8 * joint2_slice2_local_bend_z_column_v_z;
-    let joint2_slice2_local_subspace2_w_x = 0.3333333333333336 * t8
+        + 0.33333333333333315 * joint2_slice2_local_bend_y_column_v_z * t18
+        - 0.5773502691896257 * t18 * joint2_slice2_local_bend_z_column_v_z;
+    let joint2_slice2_local_subspace2_w_x = 0.3333333333333336 * t18
         * joint2_slice2_local_bend_y_column_w_x
-        + 0.5773502691896255 * t8 * joint2_slice2_local_len_column_v_y;
-    let joint2_slice2_local_subspace2_w_y = 0.3333333333333336 * t8
+        + 0.5773502691896255 * t18 * joint2_slice2_local_len_column_v_y;
+    let joint2_slice2_local_subspace2_w_y = 0.3333333333333336 * t18
         * joint2_slice2_local_bend_y_column_w_y
-        + 0.5773502691896255 * t8 * joint2_slice2_local_bend_z_column_w_y;
-    let joint2_slice2_local_subspace2_w_z = 0.5773502691896255 * t8
+        + 0.5773502691896255 * t18 * joint2_slice2_local_bend_z_column_w_y;
+    let joint2_slice2_local_subspace2_w_z = 0.5773502691896255 * t18
         * joint2_slice2_local_bend_z_column_w_z
-        + 0.3333333333333336 * t8 * joint2_slice2_local_bend_y_column_w_z;
-    let joint2_slice2_local_subspace2_v_x = 0.5773502691896255 * t8
+        + 0.3333333333333336 * t18 * joint2_slice2_local_bend_y_column_w_z;
+    let joint2_slice2_local_subspace2_v_x = 0.5773502691896255 * t18
         * joint2_slice2_local_bend_z_column_v_x
-        + 0.3333333333333336 * t8 * joint2_slice2_local_bend_y_column_v_x + t170;
-    let joint2_slice2_local_subspace2_v_y = 0.5773502691896255 * t8
+        + 0.3333333333333336 * t18 * joint2_slice2_local_bend_y_column_v_x + t170;
+    let joint2_slice2_local_subspace2_v_y = 0.5773502691896255 * t18
         * joint2_slice2_local_bend_z_column_v_y + t171
-        + 0.3333333333333336 * t8 * joint2_slice2_local_bend_y_column_v_y;
-    let joint2_slice2_local_subspace2_v_z = 0.5773502691896255 * t8
+        + 0.3333333333333336 * t18 * joint2_slice2_local_bend_y_column_v_y;
+    let joint2_slice2_local_subspace2_v_z = 0.5773502691896255 * t18
         * joint2_slice2_local_bend_z_column_v_z
-        + 0.3333333333333336 * joint2_slice2_local_bend_y_column_v_z * t8 + t172;
+        + 0.3333333333333336 * joint2_slice2_local_bend_y_column_v_z * t18 + t172;
     let t173 = 0.6699905217924281 * joint2_slice2_bend_c1 * joint2_bend_y;
     let t174 = 0.6699905217924281 * joint2_slice2_bend_c1 * joint2_bend_z;
     let t175 = 1.0 - 0.44888729929169013 * joint2_bend_squared * joint2_slice2_bend_c2;
@@ -4843,57 +4830,57 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - 0.7498816861956312 * joint2_slice3_bend_c3 * t137)
         - (joint2_slice3_local_len_column_v_y * joint2_slice3_local_com_y
             - joint2_slice3_local_com_x * joint2_slice3_local_bend_z_column_w_y);
-    let joint2_slice3_local_subspace0_w_x = -(0.6666666666666666 * t8
+    let joint2_slice3_local_subspace0_w_x = -(0.6666666666666666 * t18
         * joint2_slice3_local_bend_y_column_w_x);
-    let joint2_slice3_local_subspace0_w_y = -(0.6666666666666666 * t8
+    let joint2_slice3_local_subspace0_w_y = -(0.6666666666666666 * t18
         * joint2_slice3_local_bend_y_column_w_y);
     let joint2_slice3_local_subspace0_w_z = -(0.6666666666666666
-        * joint2_slice3_local_bend_y_column_w_z * t8);
+        * joint2_slice3_local_bend_y_column_w_z * t18);
     let t186 = 0.3333333333333333 * joint2_slice3_local_len_column_v_x;
     let joint2_slice3_local_subspace0_v_x = t186
-        - 0.6666666666666666 * t8 * joint2_slice3_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t18 * joint2_slice3_local_bend_y_column_v_x;
     let t187 = 0.3333333333333333 * joint2_slice3_local_len_column_v_y;
     let joint2_slice3_local_subspace0_v_y = t187
-        - 0.6666666666666666 * t8 * joint2_slice3_local_bend_y_column_v_y;
+        - 0.6666666666666666 * t18 * joint2_slice3_local_bend_y_column_v_y;
     let t188 = 0.3333333333333333 * joint2_slice3_local_len_column_v_z;
     let joint2_slice3_local_subspace0_v_z = t188
-        - 0.6666666666666666 * t8 * joint2_slice3_local_bend_y_column_v_z;
-    let joint2_slice3_local_subspace1_w_x = 0.33333333333333315 * t8
+        - 0.6666666666666666 * t18 * joint2_slice3_local_bend_y_column_v_z;
+    let joint2_slice3_local_subspace1_w_x = 0.33333333333333315 * t18
         * joint2_slice3_local_bend_y_column_w_x
-        - 0.5773502691896257 * t8 * joint2_slice3_local_len_column_v_y;
-    let joint2_slice3_local_subspace1_w_y = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint2_slice3_local_len_column_v_y;
+    let joint2_slice3_local_subspace1_w_y = 0.33333333333333315 * t18
         * joint2_slice3_local_bend_y_column_w_y
-        - 0.5773502691896257 * t8 * joint2_slice3_local_bend_z_column_w_y;
+        - 0.5773502691896257 * t18 * joint2_slice3_local_bend_z_column_w_y;
     let joint2_slice3_local_subspace1_w_z = 0.33333333333333315
-        * joint2_slice3_local_bend_y_column_w_z * t8
-        - 0.5773502691896257 * t8 * joint2_slice3_local_bend_z_column_w_z;
-    let joint2_slice3_local_subspace1_v_x = 0.33333333333333315 * t8
+        * joint2_slice3_local_bend_y_column_w_z * t18
+        - 0.5773502691896257 * t18 * joint2_slice3_local_bend_z_column_w_z;
+    let joint2_slice3_local_subspace1_v_x = 0.33333333333333315 * t18
         * joint2_slice3_local_bend_y_column_v_x + t186
-        - 0.5773502691896257 * t8 * joint2_slice3_local_bend_z_column_v_x;
+        - 0.5773502691896257 * t18 * joint2_slice3_local_bend_z_column_v_x;
     let joint2_slice3_local_subspace1_v_y = t187
-        + 0.33333333333333315 * t8 * joint2_slice3_local_bend_y_column_v_y
-        - 0.5773502691896257 * t8 * joint2_slice3_local_bend_z_column_v_y;
-    let joint2_slice3_local_subspace1_v_z = 0.33333333333333315 * t8
+        + 0.33333333333333315 * t18 * joint2_slice3_local_bend_y_column_v_y
+        - 0.5773502691896257 * t18 * joint2_slice3_local_bend_z_column_v_y;
+    let joint2_slice3_local_subspace1_v_z = 0.33333333333333315 * t18
         * joint2_slice3_local_bend_y_column_v_z + t188
-        - 0.5773502691896257 * t8 * joint2_slice3_local_bend_z_column_v_z;
-    let joint2_slice3_local_subspace2_w_x = 0.3333333333333336 * t8
+        - 0.5773502691896257 * t18 * joint2_slice3_local_bend_z_column_v_z;
+    let joint2_slice3_local_subspace2_w_x = 0.3333333333333336 * t18
         * joint2_slice3_local_bend_y_column_w_x
-        + 0.5773502691896255 * t8 * joint2_slice3_local_len_column_v_y;
-    let joint2_slice3_local_subspace2_w_y = 0.3333333333333336 * t8
+        + 0.5773502691896255 * t18 * joint2_slice3_local_len_column_v_y;
+    let joint2_slice3_local_subspace2_w_y = 0.3333333333333336 * t18
         * joint2_slice3_local_bend_y_column_w_y
-        + 0.5773502691896255 * t8 * joint2_slice3_local_bend_z_column_w_y;
-    let joint2_slice3_local_subspace2_w_z = 0.5773502691896255 * t8
+        + 0.5773502691896255 * t18 * joint2_slice3_local_bend_z_column_w_y;
+    let joint2_slice3_local_subspace2_w_z = 0.5773502691896255 * t18
         * joint2_slice3_local_bend_z_column_w_z
-        + 0.3333333333333336 * joint2_slice3_local_bend_y_column_w_z * t8;
-    let joint2_slice3_local_subspace2_v_x = 0.5773502691896255 * t8
+        + 0.3333333333333336 * joint2_slice3_local_bend_y_column_w_z * t18;
+    let joint2_slice3_local_subspace2_v_x = 0.5773502691896255 * t18
         * joint2_slice3_local_bend_z_column_v_x
-        + 0.3333333333333336 * t8 * joint2_slice3_local_bend_y_column_v_x + t186;
+        + 0.3333333333333336 * t18 * joint2_slice3_local_bend_y_column_v_x + t186;
     let joint2_slice3_local_subspace2_v_y = t187
-        + 0.5773502691896255 * t8 * joint2_slice3_local_bend_z_column_v_y
-        + 0.3333333333333336 * t8 * joint2_slice3_local_bend_y_column_v_y;
-    let joint2_slice3_local_subspace2_v_z = 0.5773502691896255 * t8
+        + 0.5773502691896255 * t18 * joint2_slice3_local_bend_z_column_v_y
+        + 0.3333333333333336 * t18 * joint2_slice3_local_bend_y_column_v_y;
+    let joint2_slice3_local_subspace2_v_z = 0.5773502691896255 * t18
         * joint2_slice3_local_bend_z_column_v_z
-        + 0.3333333333333336 * t8 * joint2_slice3_local_bend_y_column_v_z + t188;
+        + 0.3333333333333336 * t18 * joint2_slice3_local_bend_y_column_v_z + t188;
     let t189 = 0.9305681557970262 * joint2_slice3_bend_c1 * joint2_bend_z;
     let t190 = 0.9305681557970262 * joint2_slice3_bend_c1 * joint2_bend_y;
     let t191 = 1.0 - 0.8659570925834785 * joint2_bend_squared * joint2_slice3_bend_c2;
@@ -5186,57 +5173,57 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - t137 * joint2_bend_squared_c3)
         - (t223 * joint2_tip_local_len_column_v_y
             - t226 * joint2_tip_local_bend_z_column_w_y);
-    let joint2_tip_local_subspace0_w_x = -(0.6666666666666666 * t8
+    let joint2_tip_local_subspace0_w_x = -(0.6666666666666666 * t18
         * joint2_tip_local_bend_y_column_w_x);
-    let joint2_tip_local_subspace0_w_y = -(0.6666666666666666 * t8
+    let joint2_tip_local_subspace0_w_y = -(0.6666666666666666 * t18
         * joint2_tip_local_bend_y_column_w_y);
-    let joint2_tip_local_subspace0_w_z = -(0.6666666666666666 * t8
+    let joint2_tip_local_subspace0_w_z = -(0.6666666666666666 * t18
         * joint2_tip_local_bend_y_column_w_z);
     let t228 = 0.3333333333333333 * joint2_bend_squared_c1;
     let joint2_tip_local_subspace0_v_x = t228
-        - 0.6666666666666666 * t8 * joint2_tip_local_bend_y_column_v_x;
+        - 0.6666666666666666 * t18 * joint2_tip_local_bend_y_column_v_x;
     let t229 = 0.3333333333333333 * joint2_tip_local_len_column_v_y;
     let joint2_tip_local_subspace0_v_y = t229
-        - 0.6666666666666666 * joint2_tip_local_bend_y_column_v_y * t8;
+        - 0.6666666666666666 * joint2_tip_local_bend_y_column_v_y * t18;
     let t230 = 0.3333333333333333 * joint2_tip_local_len_column_v_z;
     let joint2_tip_local_subspace0_v_z = t230
-        - 0.6666666666666666 * t8 * joint2_tip_local_bend_y_column_v_z;
-    let joint2_tip_local_subspace1_w_x = 0.33333333333333315 * t8
+        - 0.6666666666666666 * t18 * joint2_tip_local_bend_y_column_v_z;
+    let joint2_tip_local_subspace1_w_x = 0.33333333333333315 * t18
         * joint2_tip_local_bend_y_column_w_x
-        - 0.5773502691896257 * t8 * joint2_tip_local_len_column_v_y;
-    let joint2_tip_local_subspace1_w_y = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint2_tip_local_len_column_v_y;
+    let joint2_tip_local_subspace1_w_y = 0.33333333333333315 * t18
         * joint2_tip_local_bend_y_column_w_y
-        - 0.5773502691896257 * t8 * joint2_tip_local_bend_z_column_w_y;
-    let joint2_tip_local_subspace1_w_z = 0.33333333333333315 * t8
+        - 0.5773502691896257 * t18 * joint2_tip_local_bend_z_column_w_y;
+    let joint2_tip_local_subspace1_w_z = 0.33333333333333315 * t18
         * joint2_tip_local_bend_y_column_w_z
-        - 0.5773502691896257 * t8 * joint2_tip_local_bend_z_column_w_z;
+        - 0.5773502691896257 * t18 * joint2_tip_local_bend_z_column_w_z;
     let joint2_tip_local_subspace1_v_x = t228
-        + 0.33333333333333315 * t8 * joint2_tip_local_bend_y_column_v_x
-        - 0.5773502691896257 * t8 * joint2_tip_local_bend_z_column_v_x;
+        + 0.33333333333333315 * t18 * joint2_tip_local_bend_y_column_v_x
+        - 0.5773502691896257 * t18 * joint2_tip_local_bend_z_column_v_x;
     let joint2_tip_local_subspace1_v_y = 0.33333333333333315
-        * joint2_tip_local_bend_y_column_v_y * t8 + t229
-        - 0.5773502691896257 * t8 * joint2_tip_local_bend_z_column_v_y;
-    let joint2_tip_local_subspace1_v_z = 0.33333333333333315 * t8
+        * joint2_tip_local_bend_y_column_v_y * t18 + t229
+        - 0.5773502691896257 * t18 * joint2_tip_local_bend_z_column_v_y;
+    let joint2_tip_local_subspace1_v_z = 0.33333333333333315 * t18
         * joint2_tip_local_bend_y_column_v_z + t230
-        - 0.5773502691896257 * t8 * joint2_tip_local_bend_z_column_v_z;
-    let joint2_tip_local_subspace2_w_x = 0.3333333333333336 * t8
+        - 0.5773502691896257 * t18 * joint2_tip_local_bend_z_column_v_z;
+    let joint2_tip_local_subspace2_w_x = 0.3333333333333336 * t18
         * joint2_tip_local_bend_y_column_w_x
-        + 0.5773502691896255 * t8 * joint2_tip_local_len_column_v_y;
-    let joint2_tip_local_subspace2_w_y = 0.3333333333333336 * t8
+        + 0.5773502691896255 * t18 * joint2_tip_local_len_column_v_y;
+    let joint2_tip_local_subspace2_w_y = 0.3333333333333336 * t18
         * joint2_tip_local_bend_y_column_w_y
-        + 0.5773502691896255 * t8 * joint2_tip_local_bend_z_column_w_y;
-    let joint2_tip_local_subspace2_w_z = 0.3333333333333336 * t8
+        + 0.5773502691896255 * t18 * joint2_tip_local_bend_z_column_w_y;
+    let joint2_tip_local_subspace2_w_z = 0.3333333333333336 * t18
         * joint2_tip_local_bend_y_column_w_z
-        + 0.5773502691896255 * t8 * joint2_tip_local_bend_z_column_w_z;
+        + 0.5773502691896255 * t18 * joint2_tip_local_bend_z_column_w_z;
     let joint2_tip_local_subspace2_v_x = t228
-        + 0.5773502691896255 * t8 * joint2_tip_local_bend_z_column_v_x
-        + 0.3333333333333336 * t8 * joint2_tip_local_bend_y_column_v_x;
+        + 0.5773502691896255 * t18 * joint2_tip_local_bend_z_column_v_x
+        + 0.3333333333333336 * t18 * joint2_tip_local_bend_y_column_v_x;
     let joint2_tip_local_subspace2_v_y = 0.3333333333333336
-        * joint2_tip_local_bend_y_column_v_y * t8
-        + 0.5773502691896255 * t8 * joint2_tip_local_bend_z_column_v_y + t229;
-    let joint2_tip_local_subspace2_v_z = 0.3333333333333336 * t8
+        * joint2_tip_local_bend_y_column_v_y * t18
+        + 0.5773502691896255 * t18 * joint2_tip_local_bend_z_column_v_y + t229;
+    let joint2_tip_local_subspace2_v_z = 0.3333333333333336 * t18
         * joint2_tip_local_bend_y_column_v_z + t230
-        + 0.5773502691896255 * t8 * joint2_tip_local_bend_z_column_v_z;
+        + 0.5773502691896255 * t18 * joint2_tip_local_bend_z_column_v_z;
     let t231 = joint2_bend_z * joint2_bend_squared_c1;
     let t232 = 1.0 - joint2_bend_squared * joint2_bend_squared_c2;
     let t233 = joint2_bend_squared_c1 * joint2_bend_y;
@@ -5865,7 +5852,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + joint1_tip_subspace0_w_z * middle_composite_inertia_i_02
         + middle_composite_inertia_h_y * joint1_tip_subspace0_v_z
         + middle_composite_inertia_i_01 * joint1_tip_subspace0_w_y + t259
-        - 0.6666666666666666 * t250 * t8
+        - 0.6666666666666666 * t250 * t18
         - middle_composite_inertia_h_z * joint1_tip_subspace0_v_y;
     let t260 = t245 * base_roll_rotation_02 + t243 * base_pitch_rotation_00
         + t244 * base_roll_rotation_01;
@@ -5883,7 +5870,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + joint1_tip_subspace0_w_z * middle_composite_inertia_i_12
         + middle_composite_inertia_h_z * joint1_tip_subspace0_v_x
         + joint1_tip_subspace0_w_x * middle_composite_inertia_i_01
-        - 0.6666666666666666 * t8 * t261
+        - 0.6666666666666666 * t18 * t261
         - middle_composite_inertia_h_x * joint1_tip_subspace0_v_z;
     let t264 = 0.3333333333333333
         * (t256 * base_roll_rotation_22 + t257 * base_roll_rotation_21
@@ -5898,22 +5885,22 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + middle_composite_inertia_h_x * joint1_tip_subspace0_v_y
         + joint1_tip_subspace0_w_x * middle_composite_inertia_i_02
         - middle_composite_inertia_h_y * joint1_tip_subspace0_v_x
-        - 0.6666666666666666 * t8 * t265;
+        - 0.6666666666666666 * t18 * t265;
     let t266 = 0.3333333333333333 * t262;
     let joint1_subspace0_projected_inertia_f_x = t266
         + middle_composite_inertia_m * joint1_tip_subspace0_v_x
-        - 0.6666666666666666 * t8 * t260
+        - 0.6666666666666666 * t18 * t260
         - (middle_composite_inertia_h_y * joint1_tip_subspace0_w_z
             - middle_composite_inertia_h_z * joint1_tip_subspace0_w_y);
     let t267 = 0.3333333333333333 * t258;
     let joint1_subspace0_projected_inertia_f_y = middle_composite_inertia_m
-        * joint1_tip_subspace0_v_y + t267 - 0.6666666666666666 * t8 * t246
+        * joint1_tip_subspace0_v_y + t267 - 0.6666666666666666 * t18 * t246
         - (middle_composite_inertia_h_z * joint1_tip_subspace0_w_x
             - middle_composite_inertia_h_x * joint1_tip_subspace0_w_z);
     let t268 = 0.3333333333333333 * t254;
     let joint1_subspace0_projected_inertia_f_z = t268
         + middle_composite_inertia_m * joint1_tip_subspace0_v_z
-        - 0.6666666666666666 * t8 * t248
+        - 0.6666666666666666 * t18 * t248
         - (middle_composite_inertia_h_x * joint1_tip_subspace0_w_y
             - middle_composite_inertia_h_y * joint1_tip_subspace0_w_x);
     let t269 = joint1_slice3_local_bend_z_projected_inertia_n_y
@@ -5951,21 +5938,21 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * middle_composite_inertia_i_02
         + joint1_tip_subspace1_w_x * middle_composite_inertia_i_00
         + joint1_tip_subspace1_w_y * middle_composite_inertia_i_01
-        + 0.33333333333333315 * t250 * t8 + t259
+        + 0.33333333333333315 * t250 * t18 + t259
         + middle_composite_inertia_h_y * joint1_tip_subspace1_v_z
         - joint1_tip_subspace1_v_y * middle_composite_inertia_h_z
-        - 0.5773502691896257 * t8 * t277;
+        - 0.5773502691896257 * t18 * t277;
     let t278 = t271 * base_pitch_rotation_00 + base_roll_rotation_01 * t270
         + t272 * base_roll_rotation_02;
     let t279 = t269 * base_roll_rotation_11 + base_roll_rotation_12 * t274
         + t278 * joint1_position_z + t276 * base_pitch_rotation_10
         - t273 * joint1_position_x;
-    let joint1_subspace1_projected_inertia_n_y = t263 + 0.33333333333333315 * t8 * t261
+    let joint1_subspace1_projected_inertia_n_y = t263 + 0.33333333333333315 * t18 * t261
         + joint1_tip_subspace1_w_x * middle_composite_inertia_i_01
         + joint1_tip_subspace1_w_z * middle_composite_inertia_i_12
         + joint1_tip_subspace1_w_y * middle_composite_inertia_i_11
         + joint1_tip_subspace1_v_x * middle_composite_inertia_h_z
-        - 0.5773502691896257 * t8 * t279
+        - 0.5773502691896257 * t18 * t279
         - middle_composite_inertia_h_x * joint1_tip_subspace1_v_z;
     let t280 = t276 * base_pitch_rotation_20 + base_roll_rotation_22 * t274
         + joint1_position_x * t275 + t269 * base_roll_rotation_21
@@ -5973,60 +5960,60 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint1_subspace1_projected_inertia_n_z = middle_composite_inertia_h_x
         * joint1_tip_subspace1_v_y + t264
         + joint1_tip_subspace1_w_x * middle_composite_inertia_i_02
-        + 0.33333333333333315 * t8 * t265
+        + 0.33333333333333315 * t18 * t265
         + joint1_tip_subspace1_w_z * middle_composite_inertia_i_22
         + joint1_tip_subspace1_w_y * middle_composite_inertia_i_12
-        - 0.5773502691896257 * t8 * t280
+        - 0.5773502691896257 * t18 * t280
         - joint1_tip_subspace1_v_x * middle_composite_inertia_h_y;
-    let joint1_subspace1_projected_inertia_f_x = t266 + 0.33333333333333315 * t8 * t260
+    let joint1_subspace1_projected_inertia_f_x = t266 + 0.33333333333333315 * t18 * t260
         + joint1_tip_subspace1_v_x * middle_composite_inertia_m
-        - 0.5773502691896257 * t278 * t8
+        - 0.5773502691896257 * t278 * t18
         - (joint1_tip_subspace1_w_z * middle_composite_inertia_h_y
             - middle_composite_inertia_h_z * joint1_tip_subspace1_w_y);
     let joint1_subspace1_projected_inertia_f_y = joint1_tip_subspace1_v_y
-        * middle_composite_inertia_m + t267 + 0.33333333333333315 * t8 * t246
+        * middle_composite_inertia_m + t267 + 0.33333333333333315 * t18 * t246
         - (joint1_tip_subspace1_w_x * middle_composite_inertia_h_z
             - middle_composite_inertia_h_x * joint1_tip_subspace1_w_z)
-        - 0.5773502691896257 * t8 * t275;
-    let joint1_subspace1_projected_inertia_f_z = 0.33333333333333315 * t8 * t248 + t268
+        - 0.5773502691896257 * t18 * t275;
+    let joint1_subspace1_projected_inertia_f_z = 0.33333333333333315 * t18 * t248 + t268
         + middle_composite_inertia_m * joint1_tip_subspace1_v_z
-        - 0.5773502691896257 * t8 * t273
+        - 0.5773502691896257 * t18 * t273
         - (middle_composite_inertia_h_x * joint1_tip_subspace1_w_y
             - joint1_tip_subspace1_w_x * middle_composite_inertia_h_y);
-    let joint1_subspace2_projected_inertia_n_x = 0.3333333333333336 * t250 * t8
+    let joint1_subspace2_projected_inertia_n_x = 0.3333333333333336 * t250 * t18
         + middle_composite_inertia_i_00 * joint1_tip_subspace2_w_x
         + joint1_tip_subspace2_w_y * middle_composite_inertia_i_01 + t259
         + joint1_tip_subspace2_v_z * middle_composite_inertia_h_y
         + middle_composite_inertia_i_02 * joint1_tip_subspace2_w_z
-        + 0.5773502691896255 * t8 * t277
+        + 0.5773502691896255 * t18 * t277
         - joint1_tip_subspace2_v_y * middle_composite_inertia_h_z;
-    let joint1_subspace2_projected_inertia_n_y = t263 + 0.5773502691896255 * t8 * t279
+    let joint1_subspace2_projected_inertia_n_y = t263 + 0.5773502691896255 * t18 * t279
         + joint1_tip_subspace2_w_x * middle_composite_inertia_i_01
         + joint1_tip_subspace2_w_y * middle_composite_inertia_i_11
         + joint1_tip_subspace2_v_x * middle_composite_inertia_h_z
-        + 0.3333333333333336 * t8 * t261
+        + 0.3333333333333336 * t18 * t261
         + middle_composite_inertia_i_12 * joint1_tip_subspace2_w_z
         - middle_composite_inertia_h_x * joint1_tip_subspace2_v_z;
     let joint1_subspace2_projected_inertia_n_z = t264
         + joint1_tip_subspace2_w_z * middle_composite_inertia_i_22
         + joint1_tip_subspace2_w_y * middle_composite_inertia_i_12
         + joint1_tip_subspace2_w_x * middle_composite_inertia_i_02
-        + 0.5773502691896255 * t8 * t280 + 0.3333333333333336 * t8 * t265
+        + 0.5773502691896255 * t18 * t280 + 0.3333333333333336 * t18 * t265
         + middle_composite_inertia_h_x * joint1_tip_subspace2_v_y
         - middle_composite_inertia_h_y * joint1_tip_subspace2_v_x;
-    let joint1_subspace2_projected_inertia_f_x = t266 + 0.5773502691896255 * t278 * t8
+    let joint1_subspace2_projected_inertia_f_x = t266 + 0.5773502691896255 * t278 * t18
         + joint1_tip_subspace2_v_x * middle_composite_inertia_m
-        + 0.3333333333333336 * t8 * t260
+        + 0.3333333333333336 * t18 * t260
         - (middle_composite_inertia_h_y * joint1_tip_subspace2_w_z
             - middle_composite_inertia_h_z * joint1_tip_subspace2_w_y);
     let joint1_subspace2_projected_inertia_f_y = joint1_tip_subspace2_v_y
-        * middle_composite_inertia_m + t267 + 0.3333333333333336 * t8 * t246
-        + 0.5773502691896255 * t8 * t275
+        * middle_composite_inertia_m + t267 + 0.3333333333333336 * t18 * t246
+        + 0.5773502691896255 * t18 * t275
         - (joint1_tip_subspace2_w_x * middle_composite_inertia_h_z
             - middle_composite_inertia_h_x * joint1_tip_subspace2_w_z);
     let joint1_subspace2_projected_inertia_f_z = joint1_tip_subspace2_v_z
-        * middle_composite_inertia_m + 0.3333333333333336 * t8 * t248 + t268
-        + 0.5773502691896255 * t8 * t273
+        * middle_composite_inertia_m + 0.3333333333333336 * t18 * t248 + t268
+        + 0.5773502691896255 * t18 * t273
         - (middle_composite_inertia_h_x * joint1_tip_subspace2_w_y
             - middle_composite_inertia_h_y * joint1_tip_subspace2_w_x);
     let joint2_slice0_local_len_projected_inertia_n_x = joint2_slice0_local_inertia_h_y
@@ -6395,7 +6382,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint2_subspace0_projected_inertia_n_x = joint2_tip_subspace0_w_y
         * head_inertia_i_01 + joint2_tip_subspace0_v_z * head_inertia_h_y + t298
         + joint2_tip_subspace0_w_z * head_inertia_i_02
-        + head_inertia_i_00 * joint2_tip_subspace0_w_x - 0.6666666666666666 * t8 * t289
+        + head_inertia_i_00 * joint2_tip_subspace0_w_x - 0.6666666666666666 * t18 * t289
         - joint2_tip_subspace0_v_y * head_inertia_h_z;
     let t299 = joint1_tip_rotation_02 * t286 + joint1_tip_rotation_01 * t285
         + t284 * joint1_tip_rotation_00;
@@ -6411,7 +6398,7 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint2_subspace0_projected_inertia_n_y = joint2_tip_subspace0_v_x
         * head_inertia_h_z + t302 + joint2_tip_subspace0_w_z * head_inertia_i_12
         + joint2_tip_subspace0_w_x * head_inertia_i_01
-        + joint2_tip_subspace0_w_y * head_inertia_i_11 - 0.6666666666666666 * t8 * t300
+        + joint2_tip_subspace0_w_y * head_inertia_i_11 - 0.6666666666666666 * t18 * t300
         - head_inertia_h_x * joint2_tip_subspace0_v_z;
     let t303 = t288 * joint2_position_x + t283 * joint1_tip_rotation_22
         + t282 * joint1_tip_rotation_20 + joint1_tip_rotation_21 * t281
@@ -6423,26 +6410,26 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let joint2_subspace0_projected_inertia_n_z = head_inertia_i_12
         * joint2_tip_subspace0_w_y + t304 + head_inertia_h_x * joint2_tip_subspace0_v_y
         + joint2_tip_subspace0_w_z * head_inertia_i_22
-        + head_inertia_i_02 * joint2_tip_subspace0_w_x - 0.6666666666666666 * t8 * t303
+        + head_inertia_i_02 * joint2_tip_subspace0_w_x - 0.6666666666666666 * t18 * t303
         - joint2_tip_subspace0_v_x * head_inertia_h_y;
     let t305 = 0.3333333333333333 * t301;
     let joint2_subspace0_projected_inertia_f_x = joint2_tip_subspace0_v_x * p.module_mass
         + t305
         - (joint2_tip_subspace0_w_z * head_inertia_h_y
             - joint2_tip_subspace0_w_y * head_inertia_h_z)
-        - 0.6666666666666666 * t299 * t8;
+        - 0.6666666666666666 * t299 * t18;
     let t306 = 0.3333333333333333 * t297;
     let joint2_subspace0_projected_inertia_f_y = joint2_tip_subspace0_v_y * p.module_mass
         + t306
         - (joint2_tip_subspace0_w_x * head_inertia_h_z
             - joint2_tip_subspace0_w_z * head_inertia_h_x)
-        - 0.6666666666666666 * t8 * t288;
+        - 0.6666666666666666 * t18 * t288;
     let t307 = 0.3333333333333333 * t294;
     let joint2_subspace0_projected_inertia_f_z = joint2_tip_subspace0_v_z * p.module_mass
         + t307
         - (head_inertia_h_x * joint2_tip_subspace0_w_y
             - joint2_tip_subspace0_w_x * head_inertia_h_y)
-        - 0.6666666666666666 * t8 * t287;
+        - 0.6666666666666666 * t18 * t287;
     let t308 = joint2_slice0_local_bend_z_projected_inertia_f_x
         + joint2_slice3_local_bend_z_projected_inertia_f_x
         + joint2_slice2_local_bend_z_projected_inertia_f_x
@@ -6474,11 +6461,11 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let t316 = t312 * joint1_tip_rotation_00 + t313 * joint2_position_y
         + joint1_tip_rotation_02 * t314 + joint1_tip_rotation_01 * t315
         - t311 * joint2_position_z;
-    let joint2_subspace1_projected_inertia_n_x = 0.33333333333333315 * t8 * t289
+    let joint2_subspace1_projected_inertia_n_x = 0.33333333333333315 * t18 * t289
         + joint2_tip_subspace1_v_z * head_inertia_h_y + t298
         + joint2_tip_subspace1_w_z * head_inertia_i_02
         + head_inertia_i_00 * joint2_tip_subspace1_w_x
-        + joint2_tip_subspace1_w_y * head_inertia_i_01 - 0.5773502691896257 * t8 * t316
+        + joint2_tip_subspace1_w_y * head_inertia_i_01 - 0.5773502691896257 * t18 * t316
         - joint2_tip_subspace1_v_y * head_inertia_h_z;
     let t317 = joint1_tip_rotation_02 * t310 + joint1_tip_rotation_00 * t308
         + t309 * joint1_tip_rotation_01;
@@ -6486,64 +6473,64 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + t312 * joint1_tip_rotation_10 + joint1_tip_rotation_12 * t314
         - t313 * joint2_position_x;
     let joint2_subspace1_projected_inertia_n_y = t302
-        + joint2_tip_subspace1_w_y * head_inertia_i_11 + 0.33333333333333315 * t8 * t300
+        + joint2_tip_subspace1_w_y * head_inertia_i_11 + 0.33333333333333315 * t18 * t300
         + joint2_tip_subspace1_v_x * head_inertia_h_z
         + joint2_tip_subspace1_w_x * head_inertia_i_01
         + head_inertia_i_12 * joint2_tip_subspace1_w_z
-        - head_inertia_h_x * joint2_tip_subspace1_v_z - 0.5773502691896257 * t8 * t318;
+        - head_inertia_h_x * joint2_tip_subspace1_v_z - 0.5773502691896257 * t18 * t318;
     let t319 = joint1_tip_rotation_21 * t315 + t314 * joint1_tip_rotation_22
         + t311 * joint2_position_x + t312 * joint1_tip_rotation_20
         - t317 * joint2_position_y;
     let joint2_subspace1_projected_inertia_n_z = head_inertia_i_02
-        * joint2_tip_subspace1_w_x + 0.33333333333333315 * t8 * t303
+        * joint2_tip_subspace1_w_x + 0.33333333333333315 * t18 * t303
         + head_inertia_i_22 * joint2_tip_subspace1_w_z + t304
         + head_inertia_i_12 * joint2_tip_subspace1_w_y
         + head_inertia_h_x * joint2_tip_subspace1_v_y
-        - joint2_tip_subspace1_v_x * head_inertia_h_y - 0.5773502691896257 * t8 * t319;
+        - joint2_tip_subspace1_v_x * head_inertia_h_y - 0.5773502691896257 * t18 * t319;
     let joint2_subspace1_projected_inertia_f_x = joint2_tip_subspace1_v_x * p.module_mass
-        + t305 + 0.33333333333333315 * t299 * t8
+        + t305 + 0.33333333333333315 * t299 * t18
         - (joint2_tip_subspace1_w_z * head_inertia_h_y
             - joint2_tip_subspace1_w_y * head_inertia_h_z)
-        - 0.5773502691896257 * t317 * t8;
-    let joint2_subspace1_projected_inertia_f_y = 0.33333333333333315 * t8 * t288 + t306
-        + joint2_tip_subspace1_v_y * p.module_mass - 0.5773502691896257 * t8 * t311
+        - 0.5773502691896257 * t317 * t18;
+    let joint2_subspace1_projected_inertia_f_y = 0.33333333333333315 * t18 * t288 + t306
+        + joint2_tip_subspace1_v_y * p.module_mass - 0.5773502691896257 * t18 * t311
         - (joint2_tip_subspace1_w_x * head_inertia_h_z
             - head_inertia_h_x * joint2_tip_subspace1_w_z);
-    let joint2_subspace1_projected_inertia_f_z = 0.33333333333333315 * t8 * t287
+    let joint2_subspace1_projected_inertia_f_z = 0.33333333333333315 * t18 * t287
         + joint2_tip_subspace1_v_z * p.module_mass + t307
-        - 0.5773502691896257 * t313 * t8
+        - 0.5773502691896257 * t313 * t18
         - (head_inertia_h_x * joint2_tip_subspace1_w_y
             - joint2_tip_subspace1_w_x * head_inertia_h_y);
-    let joint2_subspace2_projected_inertia_n_x = 0.3333333333333336 * t8 * t289
-        + joint2_tip_subspace2_w_z * head_inertia_i_02 + 0.5773502691896255 * t8 * t316
+    let joint2_subspace2_projected_inertia_n_x = 0.3333333333333336 * t18 * t289
+        + joint2_tip_subspace2_w_z * head_inertia_i_02 + 0.5773502691896255 * t18 * t316
         + t298 + joint2_tip_subspace2_w_x * head_inertia_i_00
         + joint2_tip_subspace2_w_y * head_inertia_i_01
         + joint2_tip_subspace2_v_z * head_inertia_h_y
         - joint2_tip_subspace2_v_y * head_inertia_h_z;
-    let joint2_subspace2_projected_inertia_n_y = 0.5773502691896255 * t8 * t318
+    let joint2_subspace2_projected_inertia_n_y = 0.5773502691896255 * t18 * t318
         + joint2_tip_subspace2_w_x * head_inertia_i_01
         + joint2_tip_subspace2_v_x * head_inertia_h_z + t302
-        + joint2_tip_subspace2_w_z * head_inertia_i_12 + 0.3333333333333336 * t8 * t300
+        + joint2_tip_subspace2_w_z * head_inertia_i_12 + 0.3333333333333336 * t18 * t300
         + joint2_tip_subspace2_w_y * head_inertia_i_11
         - head_inertia_h_x * joint2_tip_subspace2_v_z;
     let joint2_subspace2_projected_inertia_n_z = joint2_tip_subspace2_w_z
         * head_inertia_i_22 + head_inertia_i_12 * joint2_tip_subspace2_w_y
-        + 0.5773502691896255 * t8 * t319 + t304 + 0.3333333333333336 * t8 * t303
+        + 0.5773502691896255 * t18 * t319 + t304 + 0.3333333333333336 * t18 * t303
         + head_inertia_h_x * joint2_tip_subspace2_v_y
         + joint2_tip_subspace2_w_x * head_inertia_i_02
         - joint2_tip_subspace2_v_x * head_inertia_h_y;
-    let joint2_subspace2_projected_inertia_f_x = 0.5773502691896255 * t317 * t8
-        + joint2_tip_subspace2_v_x * p.module_mass + 0.3333333333333336 * t299 * t8
+    let joint2_subspace2_projected_inertia_f_x = 0.5773502691896255 * t317 * t18
+        + joint2_tip_subspace2_v_x * p.module_mass + 0.3333333333333336 * t299 * t18
         + t305
         - (joint2_tip_subspace2_w_z * head_inertia_h_y
             - joint2_tip_subspace2_w_y * head_inertia_h_z);
-    let joint2_subspace2_projected_inertia_f_y = 0.5773502691896255 * t8 * t311
-        + 0.3333333333333336 * t8 * t288 + t306
+    let joint2_subspace2_projected_inertia_f_y = 0.5773502691896255 * t18 * t311
+        + 0.3333333333333336 * t18 * t288 + t306
         + joint2_tip_subspace2_v_y * p.module_mass
         - (joint2_tip_subspace2_w_x * head_inertia_h_z
             - joint2_tip_subspace2_w_z * head_inertia_h_x);
-    let joint2_subspace2_projected_inertia_f_z = 0.3333333333333336 * t8 * t287
-        + 0.5773502691896255 * t313 * t8 + joint2_tip_subspace2_v_z * p.module_mass
+    let joint2_subspace2_projected_inertia_f_z = 0.3333333333333336 * t18 * t287
+        + 0.5773502691896255 * t313 * t18 + joint2_tip_subspace2_v_z * p.module_mass
         + t307
         - (head_inertia_h_x * joint2_tip_subspace2_w_y
             - joint2_tip_subspace2_w_x * head_inertia_h_y);
@@ -9639,6 +9626,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         sin_q4,
         cos_q5,
         sin_q5,
+        joint1_bend_y,
+        joint1_bend_z,
+        joint2_bend_y,
+        joint2_bend_z,
         base_yaw_rotation_01,
         base_yaw_subspace_v_y,
         base_pitch_rotation_20,
@@ -14966,41 +14957,39 @@ pub fn coriolis_into(
         + 3.141592653589793 * p.module_length * p.water_density * p.module_radius
             * p.module_radius * t42 * p.added_mass_coefficient;
     let t44 = t35 + t39 + t40;
-    let t45 = 1.0 / p.actuator_radius;
-    let joint2_bend_z = 0.5773502691896255 * t45 * q[11]
-        - 0.5773502691896257 * t45 * q[10];
-    let joint2_bend_y = 0.3333333333333336 * t45 * q[11]
-        + 0.33333333333333315 * t45 * q[10] - 0.6666666666666666 * t45 * q[9];
-    let t46 = joint2_bend_y * joint2_bend_y;
-    let joint2_bend_y_rate = 0.33333333333333315 * t45 * qd[10]
-        + 0.3333333333333336 * t45 * qd[11] - 0.6666666666666666 * t45 * qd[9];
+    let t45 = cache.joint2_bend_y * cache.joint2_bend_y;
+    let t46 = 1.0 / p.actuator_radius;
+    let joint2_bend_y_rate = 0.33333333333333315 * t46 * qd[10]
+        + 0.3333333333333336 * t46 * qd[11] - 0.6666666666666666 * t46 * qd[9];
     let t47 = joint2_bend_y_rate * joint2_bend_y_rate;
-    let joint2_bend_z_rate = 0.5773502691896255 * t45 * qd[11]
-        - 0.5773502691896257 * t45 * qd[10];
-    let t48 = joint2_bend_y.powi(3);
+    let joint2_bend_z_rate = 0.5773502691896255 * t46 * qd[11]
+        - 0.5773502691896257 * t46 * qd[10];
+    let t48 = cache.joint2_bend_y.powi(3);
     let t49 = joint2_bend_z_rate * joint2_bend_z_rate;
-    let t50 = joint2_bend_z * joint2_bend_z;
-    let t51 = joint2_bend_z * t46 * t47
-        + t50 * joint2_bend_y_rate * joint2_bend_z_rate * joint2_bend_y
-        - joint2_bend_y_rate * joint2_bend_z_rate * t48 - joint2_bend_z * t49 * t46;
-    let t52 = joint2_bend_z * t47
-        - joint2_bend_y_rate * joint2_bend_z_rate * joint2_bend_y;
+    let t50 = cache.joint2_bend_z * cache.joint2_bend_z;
+    let t51 = cache.joint2_bend_z * t45 * t47
+        + t50 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_bend_y
+        - joint2_bend_y_rate * joint2_bend_z_rate * t48
+        - cache.joint2_bend_z * t49 * t45;
+    let t52 = cache.joint2_bend_z * t47
+        - joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_bend_y;
     let t53 = t51 * cache.joint2_bend_squared_c4
         - 3.0 * t51 * cache.joint2_bend_squared_c5 - cache.joint2_bend_squared_c3 * t52;
     let t54 = t53 * cache.joint1_tip_rotation_11;
-    let t55 = joint2_bend_z * joint2_bend_y * t47
+    let t55 = cache.joint2_bend_z * cache.joint2_bend_y * t47
         + t50 * joint2_bend_y_rate * joint2_bend_z_rate
-        - joint2_bend_z * t49 * joint2_bend_y
-        - joint2_bend_y_rate * joint2_bend_z_rate * t46;
+        - cache.joint2_bend_z * t49 * cache.joint2_bend_y
+        - joint2_bend_y_rate * joint2_bend_z_rate * t45;
     let t56 = t55 * cache.joint2_bend_squared_c3
         - 2.0 * t55 * cache.joint2_bend_squared_c4;
     let t57 = cache.joint1_tip_rotation_10 * t56;
-    let t58 = t49 * joint2_bend_y
-        - joint2_bend_y_rate * joint2_bend_z * joint2_bend_z_rate;
-    let t59 = joint2_bend_z.powi(3);
-    let t60 = t50 * joint2_bend_y * t47 + joint2_bend_y_rate * joint2_bend_z_rate * t59
-        - joint2_bend_y_rate * joint2_bend_z * joint2_bend_z_rate * t46
-        - t50 * t49 * joint2_bend_y;
+    let t58 = t49 * cache.joint2_bend_y
+        - joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate;
+    let t59 = cache.joint2_bend_z.powi(3);
+    let t60 = t50 * cache.joint2_bend_y * t47
+        + joint2_bend_y_rate * joint2_bend_z_rate * t59
+        - joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate * t45
+        - t50 * t49 * cache.joint2_bend_y;
     let t61 = t58 * cache.joint2_bend_squared_c3 + t60 * cache.joint2_bend_squared_c4
         - 3.0 * t60 * cache.joint2_bend_squared_c5;
     let t62 = cache.joint1_tip_rotation_12 * t61;
@@ -15009,7 +14998,7 @@ pub fn coriolis_into(
         + joint2_bend_z_rate * cache.joint2_tip_local_len_column_v_y;
     let t65 = t50 * cache.joint2_len;
     let t66 = cache.joint2_bend_squared_c2 * cache.joint2_len;
-    let t67 = cache.joint2_len * joint2_bend_z * joint2_bend_y;
+    let t67 = cache.joint2_len * cache.joint2_bend_z * cache.joint2_bend_y;
     let t68 = 2.0 * t67 * cache.joint2_bend_squared_c4
         - t67 * cache.joint2_bend_squared_c3;
     let joint2_len_rate = 0.3333333333333333 * qd[9] + 0.3333333333333333 * qd[11]
@@ -15018,23 +15007,24 @@ pub fn coriolis_into(
         - t65 * cache.joint2_bend_squared_c3) * joint2_bend_z_rate
         + joint2_bend_y_rate * t68
         + cache.joint2_tip_local_len_column_v_z * joint2_len_rate;
-    let t70 = cache.joint2_len * joint2_bend_y;
-    let t71 = cache.joint2_len * joint2_bend_z;
+    let t70 = cache.joint2_len * cache.joint2_bend_y;
+    let t71 = cache.joint2_len * cache.joint2_bend_z;
     let t72 = joint2_bend_y_rate
         * (t70 * cache.joint2_bend_squared_c3 - t70 * cache.joint2_bend_squared_c2)
         + (t71 * cache.joint2_bend_squared_c3 - cache.joint2_bend_squared_c2 * t71)
             * joint2_bend_z_rate + cache.joint2_bend_squared_c1 * joint2_len_rate;
     let t73 = cache.joint2_tip_local_bend_y_column_w_z * joint2_bend_y_rate
         + joint2_bend_z_rate * cache.joint2_tip_local_bend_z_column_w_z;
-    let t74 = 2.0 * joint2_bend_y_rate * cache.joint2_len * joint2_bend_z
-        * joint2_bend_z_rate * t46 + cache.joint2_len * t48 * t47
-        + t50 * cache.joint2_len * t49 * joint2_bend_y;
-    let t75 = 0.6666666666666666 * joint2_bend_y_rate * cache.joint2_len * joint2_bend_z
-        * joint2_bend_z_rate + cache.joint2_len * joint2_bend_y * t47
-        + 0.3333333333333333 * cache.joint2_len * t49 * joint2_bend_y
-        + 0.6666666666666666 * joint2_bend_z * joint2_bend_z_rate * joint2_bend_y
-            * joint2_len_rate
-        + 0.6666666666666666 * joint2_bend_y_rate * t46 * joint2_len_rate;
+    let t74 = 2.0 * joint2_bend_y_rate * cache.joint2_len * cache.joint2_bend_z
+        * joint2_bend_z_rate * t45 + cache.joint2_len * t48 * t47
+        + t50 * cache.joint2_len * t49 * cache.joint2_bend_y;
+    let t75 = 0.6666666666666666 * joint2_bend_y_rate * cache.joint2_len
+        * cache.joint2_bend_z * joint2_bend_z_rate
+        + cache.joint2_len * cache.joint2_bend_y * t47
+        + 0.3333333333333333 * cache.joint2_len * t49 * cache.joint2_bend_y
+        + 0.6666666666666666 * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_bend_y * joint2_len_rate
+        + 0.6666666666666666 * joint2_bend_y_rate * t45 * joint2_len_rate;
     let t76 = joint2_bend_y_rate * joint2_len_rate;
     let t77 = cache.joint2_bend_squared_c2 * t71;
     let t78 = cache.joint2_len * cache.joint2_bend_squared_c1;
@@ -15049,7 +15039,7 @@ pub fn coriolis_into(
     let t81 = cache.joint1_tip_rotation_21 * t53;
     let t82 = t61 * cache.joint1_tip_rotation_22;
     let t83 = t80 + t81 + t82;
-    let t84 = cache.joint2_len * t46;
+    let t84 = cache.joint2_len * t45;
     let t85 = cache.joint2_tip_local_len_column_v_y * joint2_len_rate
         + joint2_bend_z_rate * t68
         + (2.0 * t84 * cache.joint2_bend_squared_c4 + t66
@@ -15057,13 +15047,15 @@ pub fn coriolis_into(
     let t86 = cache.joint2_tip_local_bend_z_column_w_y * joint2_bend_z_rate
         + cache.joint2_tip_local_bend_y_column_w_y * joint2_bend_y_rate;
     let t87 = 2.0 * joint2_bend_y_rate * cache.joint2_len * joint2_bend_z_rate
-        * joint2_bend_y + cache.joint2_len * joint2_bend_z * t47
+        * cache.joint2_bend_y + cache.joint2_len * cache.joint2_bend_z * t47
         + 2.0 * t50 * joint2_bend_z_rate * joint2_len_rate
-        + 3.0 * cache.joint2_len * joint2_bend_z * t49
-        + 2.0 * joint2_bend_y_rate * joint2_bend_z * joint2_bend_y * joint2_len_rate;
-    let t88 = cache.joint2_len * t49 * t59 + cache.joint2_len * joint2_bend_z * t46 * t47
+        + 3.0 * cache.joint2_len * cache.joint2_bend_z * t49
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_z * cache.joint2_bend_y
+            * joint2_len_rate;
+    let t88 = cache.joint2_len * t49 * t59
+        + cache.joint2_len * cache.joint2_bend_z * t45 * t47
         + 2.0 * t50 * joint2_bend_y_rate * cache.joint2_len * joint2_bend_z_rate
-            * joint2_bend_y;
+            * cache.joint2_bend_y;
     let t89 = joint2_bend_z_rate * joint2_len_rate;
     let t90 = t70 * cache.joint2_bend_squared_c2;
     let t91 = (2.0 * t87 * cache.joint2_bend_squared_c4
@@ -15072,40 +15064,38 @@ pub fn coriolis_into(
         - 5.0 * cache.joint2_bend_squared_c5 * t88 - t87 * cache.joint2_bend_squared_c3)
         - (t64 * t85 - t86 * t72) - (t90 * t56 - t53 * t78);
     let t92 = t6 + t10 + t11;
-    let joint1_bend_y = 0.3333333333333336 * t45 * q[8]
-        + 0.33333333333333315 * t45 * q[7] - 0.6666666666666666 * t45 * q[6];
-    let t93 = joint1_bend_y * joint1_bend_y;
-    let joint1_bend_z = 0.5773502691896255 * t45 * q[8]
-        - 0.5773502691896257 * t45 * q[7];
-    let joint1_bend_y_rate = 0.3333333333333336 * t45 * qd[8]
-        + 0.33333333333333315 * t45 * qd[7] - 0.6666666666666666 * qd[6] * t45;
+    let t93 = cache.joint1_bend_y * cache.joint1_bend_y;
+    let joint1_bend_y_rate = 0.3333333333333336 * t46 * qd[8]
+        + 0.33333333333333315 * t46 * qd[7] - 0.6666666666666666 * qd[6] * t46;
     let t94 = joint1_bend_y_rate * joint1_bend_y_rate;
-    let t95 = joint1_bend_z * joint1_bend_z;
-    let joint1_bend_z_rate = 0.5773502691896255 * t45 * qd[8]
-        - 0.5773502691896257 * t45 * qd[7];
+    let t95 = cache.joint1_bend_z * cache.joint1_bend_z;
+    let joint1_bend_z_rate = 0.5773502691896255 * t46 * qd[8]
+        - 0.5773502691896257 * t46 * qd[7];
     let t96 = joint1_bend_z_rate * joint1_bend_z_rate;
-    let t97 = joint1_bend_y.powi(3);
-    let t98 = t93 * joint1_bend_z * t94
-        + joint1_bend_y_rate * joint1_bend_y * t95 * joint1_bend_z_rate
-        - t93 * joint1_bend_z * t96 - joint1_bend_y_rate * t97 * joint1_bend_z_rate;
-    let t99 = joint1_bend_z * t94
-        - joint1_bend_y_rate * joint1_bend_y * joint1_bend_z_rate;
+    let t97 = cache.joint1_bend_y.powi(3);
+    let t98 = t93 * cache.joint1_bend_z * t94
+        + joint1_bend_y_rate * cache.joint1_bend_y * t95 * joint1_bend_z_rate
+        - t93 * cache.joint1_bend_z * t96
+        - joint1_bend_y_rate * t97 * joint1_bend_z_rate;
+    let t99 = cache.joint1_bend_z * t94
+        - joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate;
     let t100 = t98 * cache.joint1_bend_squared_c4
         - 3.0 * t98 * cache.joint1_bend_squared_c5 - cache.joint1_bend_squared_c3 * t99;
     let t101 = t100 * cache.base_roll_rotation_21;
-    let t102 = joint1_bend_z.powi(3);
-    let t103 = joint1_bend_y * t95 * t94 + joint1_bend_y_rate * t102 * joint1_bend_z_rate
-        - joint1_bend_y * t95 * t96
-        - joint1_bend_y_rate * t93 * joint1_bend_z_rate * joint1_bend_z;
-    let t104 = joint1_bend_y * t96
-        - joint1_bend_y_rate * joint1_bend_z_rate * joint1_bend_z;
+    let t102 = cache.joint1_bend_z.powi(3);
+    let t103 = cache.joint1_bend_y * t95 * t94
+        + joint1_bend_y_rate * t102 * joint1_bend_z_rate
+        - cache.joint1_bend_y * t95 * t96
+        - joint1_bend_y_rate * t93 * joint1_bend_z_rate * cache.joint1_bend_z;
+    let t104 = cache.joint1_bend_y * t96
+        - joint1_bend_y_rate * joint1_bend_z_rate * cache.joint1_bend_z;
     let t105 = cache.joint1_bend_squared_c4 * t103 + cache.joint1_bend_squared_c3 * t104
         - 3.0 * t103 * cache.joint1_bend_squared_c5;
     let t106 = t105 * cache.base_roll_rotation_22;
     let t107 = joint1_bend_y_rate * t95 * joint1_bend_z_rate
-        + joint1_bend_y * joint1_bend_z * t94
+        + cache.joint1_bend_y * cache.joint1_bend_z * t94
         - joint1_bend_y_rate * t93 * joint1_bend_z_rate
-        - joint1_bend_y * joint1_bend_z * t96;
+        - cache.joint1_bend_y * cache.joint1_bend_z * t96;
     let t108 = cache.joint1_bend_squared_c3 * t107
         - 2.0 * cache.joint1_bend_squared_c4 * t107;
     let t109 = cache.base_pitch_rotation_20 * t108;
@@ -15132,7 +15122,7 @@ pub fn coriolis_into(
     let t120 = t95 * cache.joint1_len;
     let joint1_len_rate = 0.3333333333333333 * qd[7] + 0.3333333333333333 * qd[6]
         + 0.3333333333333333 * qd[8];
-    let t121 = joint1_bend_y * cache.joint1_len * joint1_bend_z;
+    let t121 = cache.joint1_bend_y * cache.joint1_len * cache.joint1_bend_z;
     let t122 = 2.0 * cache.joint1_bend_squared_c4 * t121
         - cache.joint1_bend_squared_c3 * t121;
     let t123 = joint1_bend_z_rate
@@ -15144,25 +15134,25 @@ pub fn coriolis_into(
         + joint1_bend_y_rate * cache.joint1_tip_local_bend_y_column_w_x;
     let t125 = cache.joint1_tip_local_bend_y_column_w_z * joint1_bend_y_rate
         + cache.joint1_tip_local_bend_z_column_w_z * joint1_bend_z_rate;
-    let t126 = cache.joint1_len * joint1_bend_z;
-    let t127 = joint1_bend_y * cache.joint1_len;
+    let t126 = cache.joint1_len * cache.joint1_bend_z;
+    let t127 = cache.joint1_bend_y * cache.joint1_len;
     let t128 = cache.joint1_bend_squared_c1 * joint1_len_rate
         + joint1_bend_z_rate
             * (cache.joint1_bend_squared_c3 * t126 - cache.joint1_bend_squared_c2 * t126)
         + joint1_bend_y_rate
             * (cache.joint1_bend_squared_c3 * t127
                 - cache.joint1_bend_squared_c2 * t127);
-    let t129 = joint1_bend_y * cache.joint1_len * t94
-        + 0.3333333333333333 * joint1_bend_y * cache.joint1_len * t96
+    let t129 = cache.joint1_bend_y * cache.joint1_len * t94
+        + 0.3333333333333333 * cache.joint1_bend_y * cache.joint1_len * t96
         + 0.6666666666666666 * joint1_bend_y_rate * joint1_bend_z_rate * cache.joint1_len
-            * joint1_bend_z
+            * cache.joint1_bend_z
         + 0.6666666666666666 * joint1_bend_y_rate * t93 * joint1_len_rate
-        + 0.6666666666666666 * joint1_bend_y * joint1_len_rate * joint1_bend_z_rate
-            * joint1_bend_z;
+        + 0.6666666666666666 * cache.joint1_bend_y * joint1_len_rate * joint1_bend_z_rate
+            * cache.joint1_bend_z;
     let t130 = t97 * cache.joint1_len * t94
-        + joint1_bend_y * t95 * cache.joint1_len * t96
+        + cache.joint1_bend_y * t95 * cache.joint1_len * t96
         + 2.0 * joint1_bend_y_rate * t93 * joint1_bend_z_rate * cache.joint1_len
-            * joint1_bend_z;
+            * cache.joint1_bend_z;
     let t131 = joint1_bend_y_rate * joint1_len_rate;
     let t132 = cache.joint1_bend_squared_c1 * cache.joint1_len;
     let t133 = cache.joint1_bend_squared_c2 * t126;
@@ -15172,15 +15162,15 @@ pub fn coriolis_into(
         - 3.0 * cache.joint1_bend_squared_c3 * t129
         - 5.0 * t130 * cache.joint1_bend_squared_c5) - (t125 * t128 - t123 * t124)
         - (t132 * t105 - t108 * t133);
-    let t135 = t93 * cache.joint1_len * joint1_bend_z * t94
-        + 2.0 * joint1_bend_y_rate * joint1_bend_y * t95 * joint1_bend_z_rate
+    let t135 = t93 * cache.joint1_len * cache.joint1_bend_z * t94
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * t95 * joint1_bend_z_rate
             * cache.joint1_len + t102 * cache.joint1_len * t96;
     let t136 = joint1_len_rate * joint1_bend_z_rate;
-    let t137 = 3.0 * cache.joint1_len * joint1_bend_z * t96
+    let t137 = 3.0 * cache.joint1_len * cache.joint1_bend_z * t96
         + 2.0 * joint1_len_rate * t95 * joint1_bend_z_rate
-        + 2.0 * joint1_bend_y_rate * joint1_bend_y * joint1_len_rate * joint1_bend_z
-        + cache.joint1_len * joint1_bend_z * t94
-        + 2.0 * joint1_bend_y_rate * joint1_bend_y * joint1_bend_z_rate
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_len_rate
+            * cache.joint1_bend_z + cache.joint1_len * cache.joint1_bend_z * t94
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate
             * cache.joint1_len;
     let t138 = cache.joint1_bend_squared_c2 * t127;
     let t139 = t93 * cache.joint1_len;
@@ -15196,12 +15186,12 @@ pub fn coriolis_into(
         - cache.joint1_bend_squared_c3 * t137
         - 5.0 * cache.joint1_bend_squared_c5 * t135) - (t138 * t108 - t132 * t100)
         - (t140 * t124 - t141 * t128);
-    let t143 = 2.0 * joint1_bend_y_rate * joint1_bend_y * joint1_bend_z_rate
-        * cache.joint1_len * joint1_bend_z + t93 * cache.joint1_len * t94
+    let t143 = 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate
+        * cache.joint1_len * cache.joint1_bend_z + t93 * cache.joint1_len * t94
         + t95 * cache.joint1_len * t96;
     let t144 = cache.joint1_len * t94
-        + 2.0 * joint1_bend_y_rate * joint1_bend_y * joint1_len_rate
-        + 2.0 * joint1_len_rate * joint1_bend_z_rate * joint1_bend_z
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_len_rate
+        + 2.0 * joint1_len_rate * joint1_bend_z_rate * cache.joint1_bend_z
         + cache.joint1_len * t96;
     let t145 = (cache.joint1_bend_squared_c3 * t144
         + 3.0 * t143 * cache.joint1_bend_squared_c5 + t143 * cache.joint1_bend_squared_c3
@@ -15213,13 +15203,13 @@ pub fn coriolis_into(
         + cache.base_roll_rotation_01 * t134 + t142 * cache.base_roll_rotation_02
         + t145 * cache.base_pitch_rotation_00 - t111 * base_roll_velocity_v_z
         - t115 * cache.joint1_position_z - base_roll_velocity_w_z * t116;
-    let t146 = 2.0 * joint2_bend_z * joint2_bend_z_rate * joint2_len_rate
+    let t146 = 2.0 * cache.joint2_bend_z * joint2_bend_z_rate * joint2_len_rate
         + cache.joint2_len * t47
-        + 2.0 * joint2_bend_y_rate * joint2_bend_y * joint2_len_rate
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_y * joint2_len_rate
         + cache.joint2_len * t49;
-    let t147 = cache.joint2_len * t46 * t47 + t50 * cache.joint2_len * t49
-        + 2.0 * joint2_bend_y_rate * cache.joint2_len * joint2_bend_z
-            * joint2_bend_z_rate * joint2_bend_y;
+    let t147 = cache.joint2_len * t45 * t47 + t50 * cache.joint2_len * t49
+        + 2.0 * joint2_bend_y_rate * cache.joint2_len * cache.joint2_bend_z
+            * joint2_bend_z_rate * cache.joint2_bend_y;
     let t148 = (t146 * cache.joint2_bend_squared_c3
         + 3.0 * cache.joint2_bend_squared_c5 * t147 + t147 * cache.joint2_bend_squared_c3
         - 3.0 * t147 * cache.joint2_bend_squared_c4
@@ -18853,7 +18843,7 @@ pub fn coriolis_into(
         + t1186 * cache.head_hull_column6_w_z
         + t1188 * cache.joint2_slice3_hull_column6_w_x
         + cache.joint1_slice3_hull_column6_v_x * t505
-        + t755 * cache.joint1_slice2_hull_column6_v_y - 0.6666666666666666 * t45 * t1465;
+        + t755 * cache.joint1_slice2_hull_column6_v_y - 0.6666666666666666 * t46 * t1465;
     out[7] = cache.middle_hull_column7_w_x * t1183
         + cache.joint2_slice2_hull_column7_v_y * t1160
         + cache.joint1_slice1_hull_column7_v_x * t588
@@ -18888,7 +18878,7 @@ pub fn coriolis_into(
         + cache.joint1_slice3_hull_column7_w_x * t1204
         + t1085 * cache.joint2_slice1_hull_column7_v_y
         + t1194 * cache.joint1_slice0_hull_column7_w_y
-        + 0.33333333333333315 * t45 * t1465 + t1466
+        + 0.33333333333333315 * t46 * t1465 + t1466
         + t1159 * cache.joint2_slice0_hull_column7_v_x
         + t1084 * cache.middle_hull_column7_v_z + t1205 * cache.head_hull_column7_w_x
         + cache.joint2_slice0_hull_column7_w_z * t1190
@@ -18919,7 +18909,7 @@ pub fn coriolis_into(
         + t755 * cache.joint1_slice2_hull_column7_v_y
         + t1203 * cache.head_hull_column7_w_y
         + t1187 * cache.joint2_slice0_hull_column7_w_x
-        - 0.5773502691896257 * t45 * t1467;
+        - 0.5773502691896257 * t46 * t1467;
     out[8] = t1155 * cache.joint1_slice0_hull_column8_v_y
         + cache.joint2_slice3_hull_column8_v_y * t756
         + cache.joint2_slice0_hull_column8_w_z * t1190
@@ -18929,7 +18919,7 @@ pub fn coriolis_into(
         + middle_composite_force_f_z * cache.joint1_tip_subspace2_v_z
         + t1158 * cache.joint2_slice2_hull_column8_v_z
         + t1198 * cache.joint1_slice3_hull_column8_w_y
-        + t585 * cache.joint1_slice1_hull_column8_v_y + 0.5773502691896255 * t45 * t1467
+        + t585 * cache.joint1_slice1_hull_column8_v_y + 0.5773502691896255 * t46 * t1467
         + cache.joint2_slice2_hull_column8_v_x * t407
         + t1186 * cache.head_hull_column8_w_z + cache.head_hull_column8_v_y * t491
         + t1433 * cache.joint1_slice0_hull_column8_w_x
@@ -18973,7 +18963,7 @@ pub fn coriolis_into(
         + cache.joint2_slice3_hull_column8_v_x * t328
         + cache.head_hull_column8_v_z * t170
         + cache.joint1_slice0_hull_column8_v_z * t1135
-        + cache.middle_hull_column8_w_z * t1184 + 0.3333333333333336 * t45 * t1465
+        + cache.middle_hull_column8_w_z * t1184 + 0.3333333333333336 * t46 * t1465
         + cache.joint2_slice0_hull_column8_v_z * t249
         + t588 * cache.joint1_slice1_hull_column8_v_x
         + cache.joint2_slice1_hull_column8_v_x * t752
@@ -19017,7 +19007,7 @@ pub fn coriolis_into(
         + cache.joint2_slice3_hull_column9_v_x * t328
         + cache.joint2_slice1_hull_column9_v_x * t752
         + t407 * cache.joint2_slice2_hull_column9_v_x
-        + cache.head_hull_column9_v_y * t491 - 0.6666666666666666 * t1492 * t45;
+        + cache.head_hull_column9_v_y * t491 - 0.6666666666666666 * t1492 * t46;
     out[10] = cache.joint2_slice0_hull_column10_w_z * t1190
         + t1188 * cache.joint2_slice3_hull_column10_w_x
         + head_composite_force_f_y * cache.joint2_tip_subspace1_v_y
@@ -19050,11 +19040,11 @@ pub fn coriolis_into(
         + cache.joint2_slice0_hull_column10_v_x * t1159
         + t1200 * cache.joint2_slice3_hull_column10_w_z
         + t1205 * cache.head_hull_column10_w_x + cache.head_hull_column10_w_y * t1203
-        + 0.33333333333333315 * t1492 * t45
+        + 0.33333333333333315 * t1492 * t46
         + cache.joint2_slice1_hull_column10_w_x * t1176
         + cache.head_hull_column10_v_y * t491
         + t1085 * cache.joint2_slice1_hull_column10_v_y
-        - 0.5773502691896257 * t45 * t1494;
+        - 0.5773502691896257 * t46 * t1494;
     out[11] = cache.head_hull_column11_v_z * t170
         + cache.joint2_slice3_hull_column11_v_y * t756
         + cache.joint2_slice0_hull_column11_v_z * t249
@@ -19066,7 +19056,7 @@ pub fn coriolis_into(
         + cache.joint2_slice3_hull_column11_v_x * t328
         + head_composite_force_n_y * cache.joint2_tip_subspace2_w_y
         + t591 * cache.joint2_slice0_hull_column11_v_y
-        + cache.head_hull_column11_v_x * t506 + 0.5773502691896255 * t45 * t1494
+        + cache.head_hull_column11_v_x * t506 + 0.5773502691896255 * t46 * t1494
         + cache.joint2_tip_subspace2_v_z * head_composite_force_f_z
         + t1159 * cache.joint2_slice0_hull_column11_v_x
         + cache.joint2_tip_subspace2_w_x * head_composite_force_n_x
@@ -19086,7 +19076,7 @@ pub fn coriolis_into(
         + cache.head_hull_column11_v_y * t491
         + cache.joint2_tip_subspace2_v_y * head_composite_force_f_y
         + cache.joint2_slice0_hull_column11_w_z * t1190
-        + t407 * cache.joint2_slice2_hull_column11_v_x + 0.3333333333333336 * t1492 * t45
+        + t407 * cache.joint2_slice2_hull_column11_v_x + 0.3333333333333336 * t1492 * t46
         + t1438 * cache.joint2_slice1_hull_column11_w_z
         + cache.joint2_slice2_hull_column11_w_x * t1437
         + t1191 * cache.joint2_slice0_hull_column11_w_y
@@ -22695,27 +22685,23 @@ pub fn coriolis_matrix_into(
     let t541 = 1.0 / p.actuator_radius;
     let joint1_bend_y_rate = 0.3333333333333336 * t541 * qd[8]
         + 0.33333333333333315 * t541 * qd[7] - 0.6666666666666666 * qd[6] * t541;
-    let joint1_bend_z = 0.5773502691896255 * t541 * q[8]
-        - 0.5773502691896257 * t541 * q[7];
-    let joint1_bend_y = 0.3333333333333336 * t541 * q[8]
-        + 0.33333333333333315 * t541 * q[7] - 0.6666666666666666 * t541 * q[6];
-    let t542 = joint1_bend_y * joint1_bend_y;
-    let t543 = t542 * joint1_bend_z;
-    let t544 = joint1_bend_z * joint1_bend_z;
-    let t545 = joint1_bend_y * t544;
+    let t542 = cache.joint1_bend_y * cache.joint1_bend_y;
+    let t543 = t542 * cache.joint1_bend_z;
+    let t544 = cache.joint1_bend_z * cache.joint1_bend_z;
+    let t545 = cache.joint1_bend_y * t544;
     let t546 = 0.0000016135911537792344 * t545 * cache.joint1_slice0_bend_c4;
     let t547 = -(0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t545);
     let joint1_bend_z_rate = 0.5773502691896255 * t541 * qd[8]
         - 0.5773502691896257 * t541 * qd[7];
     let t548 = joint1_bend_y_rate
         * (0.0000016135911537792344 * cache.joint1_slice0_bend_c4 * t543
-            - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * joint1_bend_z
+            - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_z
             - 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t543)
         + (t546 + t547
-            - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * joint1_bend_y)
+            - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_y)
             * joint1_bend_z_rate;
     let t549 = -(0.6666666666666666 * t541 * t548 * cache.base_roll_rotation_01);
-    let t550 = joint1_bend_y * joint1_bend_z;
+    let t550 = cache.joint1_bend_y * cache.joint1_bend_z;
     let t551 = (0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t544
         - 0.000046479858696022525 * t544 * cache.joint1_slice0_bend_c4
         - 0.004820780989426014 * cache.joint1_slice0_bend_c2) * joint1_bend_z_rate
@@ -22723,11 +22709,11 @@ pub fn coriolis_matrix_into(
             * (0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t550
                 - 0.000046479858696022525 * t550 * cache.joint1_slice0_bend_c4);
     let t552 = -(0.6666666666666666 * t541 * t551 * cache.base_pitch_rotation_00);
-    let t553 = joint1_bend_z.powi(3);
+    let t553 = cache.joint1_bend_z.powi(3);
     let t554 = joint1_bend_z_rate
         * (0.0000016135911537792344 * t553 * cache.joint1_slice0_bend_c4
             - 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t553
-            - 0.000669431429188969 * cache.joint1_slice0_bend_c3 * joint1_bend_z)
+            - 0.000669431429188969 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_z)
         + joint1_bend_y_rate * (t546 + t547);
     let t555 = -(0.6666666666666666 * t541 * t554 * cache.base_roll_rotation_02);
     let joint1_slice0_subspace0_rate_w_x = cache.joint1_slice0_subspace0_w_z
@@ -22751,7 +22737,7 @@ pub fn coriolis_matrix_into(
     let t566 = 0.004820780989426014 * cache.joint1_len * cache.joint1_slice0_bend_c2;
     let joint1_len_rate = 0.3333333333333333 * qd[7] + 0.3333333333333333 * qd[6]
         + 0.3333333333333333 * qd[8];
-    let t567 = joint1_bend_y * cache.joint1_len * joint1_bend_z;
+    let t567 = cache.joint1_bend_y * cache.joint1_len * cache.joint1_bend_z;
     let t568 = 0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t567
         - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t567;
     let t569 = joint1_bend_z_rate
@@ -22759,8 +22745,8 @@ pub fn coriolis_matrix_into(
             - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t565)
         + cache.joint1_slice0_local_len_column_v_z * joint1_len_rate
         + joint1_bend_y_rate * t568;
-    let t570 = cache.joint1_len * joint1_bend_z;
-    let t571 = joint1_bend_y * cache.joint1_len;
+    let t570 = cache.joint1_len * cache.joint1_bend_z;
+    let t571 = cache.joint1_bend_y * cache.joint1_len;
     let t572 = joint1_bend_z_rate
         * (0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t570
             - 0.0003347157145944845 * t570 * cache.joint1_slice0_bend_c2)
@@ -22768,9 +22754,9 @@ pub fn coriolis_matrix_into(
             * (0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t571
                 - 0.0003347157145944845 * cache.joint1_slice0_bend_c2 * t571)
         + cache.joint1_slice0_local_len_column_v_x * joint1_len_rate;
-    let t573 = joint1_bend_y.powi(3);
+    let t573 = cache.joint1_bend_y.powi(3);
     let t574 = t573 * cache.joint1_len;
-    let t575 = t542 * cache.joint1_len * joint1_bend_z;
+    let t575 = t542 * cache.joint1_len * cache.joint1_bend_z;
     let t576 = 0.000046479858696022525 * t570 * cache.joint1_slice0_bend_c4
         + 0.0000008962768767719712 * cache.joint1_slice0_bend_c6 * t575
         + 0.0000001120346095964964 * t575 * cache.joint1_slice0_bend_c4
@@ -22789,12 +22775,12 @@ pub fn coriolis_matrix_into(
         - (t554 * cache.joint1_slice0_local_com_x
             - t551 * cache.joint1_slice0_local_com_z);
     let t578 = t564 - 0.6666666666666666 * t541 * t577;
-    let t579 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * joint1_bend_z;
+    let t579 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_z;
     let t580 = t579
-        - 0.0003347157145944845 * joint1_bend_z * cache.joint1_slice0_bend_c2;
-    let t581 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * joint1_bend_y;
+        - 0.0003347157145944845 * cache.joint1_bend_z * cache.joint1_slice0_bend_c2;
+    let t581 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * cache.joint1_bend_y;
     let t582 = t581
-        - 0.0003347157145944845 * joint1_bend_y * cache.joint1_slice0_bend_c2;
+        - 0.0003347157145944845 * cache.joint1_bend_y * cache.joint1_slice0_bend_c2;
     let t583 = 0.3333333333333333
         * (t580 * joint1_bend_z_rate + joint1_bend_y_rate * t582);
     let t584 = 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t567
@@ -22819,7 +22805,7 @@ pub fn coriolis_matrix_into(
             - t586 * cache.joint1_slice0_local_bend_y_column_w_z);
     let t590 = t583 - 0.6666666666666666 * t541 * t589;
     let t591 = joint1_len_rate * t560;
-    let t592 = joint1_bend_y * t544 * cache.joint1_len;
+    let t592 = cache.joint1_bend_y * t544 * cache.joint1_len;
     let t593 = 0.0000008962768767719712 * cache.joint1_slice0_bend_c6 * t592
         + 0.0000001120346095964964 * t592 * cache.joint1_slice0_bend_c4
         + 0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t571
@@ -22902,16 +22888,16 @@ pub fn coriolis_matrix_into(
     let t610 = -(2.0934480533670987 * cache.joint1_slice3_bend_c5 * t545);
     let t611 = joint1_bend_z_rate
         * (0.6978160177890329 * cache.joint1_slice3_bend_c4 * t553
-            - 1.6116641892895247 * joint1_bend_z * cache.joint1_slice3_bend_c3
+            - 1.6116641892895247 * cache.joint1_bend_z * cache.joint1_slice3_bend_c3
             - 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t553)
         + joint1_bend_y_rate * (t609 + t610);
     let t612 = -(0.6666666666666666 * t541 * t611 * cache.base_roll_rotation_02);
     let t613 = (t609 + t610
-        - 0.8058320946447624 * joint1_bend_y * cache.joint1_slice3_bend_c3)
+        - 0.8058320946447624 * cache.joint1_bend_y * cache.joint1_slice3_bend_c3)
         * joint1_bend_z_rate
         + joint1_bend_y_rate
             * (0.6978160177890329 * cache.joint1_slice3_bend_c4 * t543
-                - 0.8058320946447624 * joint1_bend_z * cache.joint1_slice3_bend_c3
+                - 0.8058320946447624 * cache.joint1_bend_z * cache.joint1_slice3_bend_c3
                 - 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t543);
     let t614 = -(0.6666666666666666 * t541 * cache.base_roll_rotation_01 * t613);
     let t615 = joint1_bend_z_rate
@@ -22923,10 +22909,12 @@ pub fn coriolis_matrix_into(
             * joint1_bend_y_rate;
     let t616 = -(0.6666666666666666 * t541 * t615 * cache.base_pitch_rotation_00);
     let t617 = t612 + t614 + t616;
-    let t618 = 0.8058320946447624 * joint1_bend_y * cache.joint1_slice3_bend_c3;
-    let t619 = t618 - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * joint1_bend_y;
-    let t620 = 0.8058320946447624 * joint1_bend_z * cache.joint1_slice3_bend_c3;
-    let t621 = t620 - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * joint1_bend_z;
+    let t618 = 0.8058320946447624 * cache.joint1_bend_y * cache.joint1_slice3_bend_c3;
+    let t619 = t618
+        - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * cache.joint1_bend_y;
+    let t620 = 0.8058320946447624 * cache.joint1_bend_z * cache.joint1_slice3_bend_c3;
+    let t621 = t620
+        - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * cache.joint1_bend_z;
     let t622 = 0.3333333333333333
         * (joint1_bend_y_rate * t619 + joint1_bend_z_rate * t621);
     let t623 = 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t567
@@ -23093,11 +23081,11 @@ pub fn coriolis_matrix_into(
     let t668 = cache.joint1_bend_squared_c4 * t545;
     let t669 = -(3.0 * t545 * cache.joint1_bend_squared_c5);
     let t670 = joint1_bend_z_rate
-        * (t668 + t669 - joint1_bend_y * cache.joint1_bend_squared_c3)
+        * (t668 + t669 - cache.joint1_bend_y * cache.joint1_bend_squared_c3)
         + joint1_bend_y_rate
             * (cache.joint1_bend_squared_c4 * t543
                 - 3.0 * t543 * cache.joint1_bend_squared_c5
-                - cache.joint1_bend_squared_c3 * joint1_bend_z);
+                - cache.joint1_bend_squared_c3 * cache.joint1_bend_z);
     let t671 = cache.joint1_bend_squared_c2 * t571;
     let t672 = joint1_bend_z_rate
         * (cache.joint1_bend_squared_c3 * t544 - cache.joint1_bend_squared_c2
@@ -23131,13 +23119,13 @@ pub fn coriolis_matrix_into(
     let t682 = joint1_bend_y_rate * (t668 + t669)
         + joint1_bend_z_rate
             * (cache.joint1_bend_squared_c4 * t553
-                - 2.0 * cache.joint1_bend_squared_c3 * joint1_bend_z
+                - 2.0 * cache.joint1_bend_squared_c3 * cache.joint1_bend_z
                 - 3.0 * t553 * cache.joint1_bend_squared_c5);
     let t683 = -(0.6666666666666666 * cache.base_roll_rotation_12 * t541 * t682);
     let t684 = -(0.6666666666666666 * t541 * cache.base_roll_rotation_11 * t670);
     let t685 = t681 + t683 + t684;
-    let t686 = joint1_bend_y * cache.joint1_bend_squared_c3;
-    let t687 = t686 - joint1_bend_y * cache.joint1_bend_squared_c2;
+    let t686 = cache.joint1_bend_y * cache.joint1_bend_squared_c3;
+    let t687 = t686 - cache.joint1_bend_y * cache.joint1_bend_squared_c2;
     let t688 = joint1_bend_z_rate
         * (t675 + 2.0 * cache.joint1_bend_squared_c4 * t565
             - t565 * cache.joint1_bend_squared_c3)
@@ -23157,7 +23145,7 @@ pub fn coriolis_matrix_into(
         - (cache.joint1_tip_local_bend_y_column_w_y * t688
             - cache.joint1_tip_local_bend_y_column_w_z * t677)
         - (t690 * t670 - t671 * t682);
-    let t694 = cache.joint1_bend_squared_c3 * joint1_bend_z;
+    let t694 = cache.joint1_bend_squared_c3 * cache.joint1_bend_z;
     let t695 = cache.joint1_tip_local_bend_y_column_w_x + t694;
     let t696 = 0.3333333333333333
         * (joint1_bend_y_rate * t687 + joint1_bend_z_rate * t695);
@@ -23277,17 +23265,18 @@ pub fn coriolis_matrix_into(
     let t720 = -(0.4050088834344261 * t545 * cache.joint1_slice2_bend_c5);
     let t721 = joint1_bend_y_rate * (t719 + t720)
         + (0.1350029611448087 * t553 * cache.joint1_slice2_bend_c4
-            - 0.6015004717568666 * cache.joint1_slice2_bend_c3 * joint1_bend_z
+            - 0.6015004717568666 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_z
             - 0.4050088834344261 * t553 * cache.joint1_slice2_bend_c5)
             * joint1_bend_z_rate;
     let t722 = -(0.6666666666666666 * t541 * t721 * cache.base_roll_rotation_22);
     let t723 = joint1_bend_z_rate
         * (t719 + t720
-            - 0.3007502358784333 * cache.joint1_slice2_bend_c3 * joint1_bend_y)
+            - 0.3007502358784333 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_y)
         + joint1_bend_y_rate
             * (0.1350029611448087 * cache.joint1_slice2_bend_c4 * t543
                 - 0.4050088834344261 * t543 * cache.joint1_slice2_bend_c5
-                - 0.3007502358784333 * cache.joint1_slice2_bend_c3 * joint1_bend_z);
+                - 0.3007502358784333 * cache.joint1_slice2_bend_c3
+                    * cache.joint1_bend_z);
     let t724 = -(0.6666666666666666 * t541 * cache.base_roll_rotation_21 * t723);
     let t725 = (0.2014998074653874 * t550 * cache.joint1_slice2_bend_c3
         - 0.4029996149307748 * t550 * cache.joint1_slice2_bend_c4) * joint1_bend_y_rate
@@ -23369,10 +23358,12 @@ pub fn coriolis_matrix_into(
     let t750 = t747 - 0.6666666666666666 * t541 * t749;
     let t751 = t727 + t728 + t729;
     let t752 = t722 + t724 + t726;
-    let t753 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * joint1_bend_z;
-    let t754 = t753 - 0.3007502358784333 * joint1_bend_z * cache.joint1_slice2_bend_c2;
-    let t755 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * joint1_bend_y;
-    let t756 = t755 - 0.3007502358784333 * joint1_bend_y * cache.joint1_slice2_bend_c2;
+    let t753 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_z;
+    let t754 = t753
+        - 0.3007502358784333 * cache.joint1_bend_z * cache.joint1_slice2_bend_c2;
+    let t755 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_y;
+    let t756 = t755
+        - 0.3007502358784333 * cache.joint1_bend_y * cache.joint1_slice2_bend_c2;
     let t757 = 0.3333333333333333
         * (t754 * joint1_bend_z_rate + t756 * joint1_bend_y_rate);
     let t758 = -(0.3007502358784333 * cache.joint1_len * cache.joint1_slice2_bend_c2);
@@ -23660,17 +23651,18 @@ pub fn coriolis_matrix_into(
     let t794 = 0.003914101352555533 * cache.joint1_slice1_bend_c4 * t545;
     let t795 = joint1_bend_z_rate
         * (0.003914101352555533 * cache.joint1_slice1_bend_c4 * t553
-            - 0.07188019323870527 * joint1_bend_z * cache.joint1_slice1_bend_c3
+            - 0.07188019323870527 * cache.joint1_bend_z * cache.joint1_slice1_bend_c3
             - 0.0117423040576666 * t553 * cache.joint1_slice1_bend_c5)
         + joint1_bend_y_rate * (t793 + t794);
     let t796 = -(0.6666666666666666 * t541 * t795 * cache.base_roll_rotation_22);
     let t797 = joint1_bend_z_rate
         * (t793 + t794
-            - 0.035940096619352636 * joint1_bend_y * cache.joint1_slice1_bend_c3)
+            - 0.035940096619352636 * cache.joint1_bend_y * cache.joint1_slice1_bend_c3)
         + joint1_bend_y_rate
             * (0.003914101352555533 * cache.joint1_slice1_bend_c4 * t543
                 - 0.0117423040576666 * t543 * cache.joint1_slice1_bend_c5
-                - 0.035940096619352636 * joint1_bend_z * cache.joint1_slice1_bend_c3);
+                - 0.035940096619352636 * cache.joint1_bend_z
+                    * cache.joint1_slice1_bend_c3);
     let t798 = -(0.6666666666666666 * t797 * t541 * cache.base_roll_rotation_21);
     let joint1_slice1_subspace0_rate_w_z = t792 + t796 + t798
         + base_roll_velocity_w_x * cache.joint1_slice1_subspace0_w_y
@@ -23722,10 +23714,12 @@ pub fn coriolis_matrix_into(
             - t812 * cache.joint1_slice1_local_bend_y_column_w_x);
     let t814 = t807 - 0.6666666666666666 * t813 * t541;
     let t815 = t792 + t796 + t798;
-    let t816 = 0.035940096619352636 * joint1_bend_z * cache.joint1_slice1_bend_c3;
-    let t817 = t816 - 0.035940096619352636 * joint1_bend_z * cache.joint1_slice1_bend_c2;
-    let t818 = 0.035940096619352636 * joint1_bend_y * cache.joint1_slice1_bend_c3;
-    let t819 = t818 - 0.035940096619352636 * joint1_bend_y * cache.joint1_slice1_bend_c2;
+    let t816 = 0.035940096619352636 * cache.joint1_bend_z * cache.joint1_slice1_bend_c3;
+    let t817 = t816
+        - 0.035940096619352636 * cache.joint1_bend_z * cache.joint1_slice1_bend_c2;
+    let t818 = 0.035940096619352636 * cache.joint1_bend_y * cache.joint1_slice1_bend_c3;
+    let t819 = t818
+        - 0.035940096619352636 * cache.joint1_bend_y * cache.joint1_slice1_bend_c2;
     let t820 = 0.3333333333333333
         * (joint1_bend_z_rate * t817 + joint1_bend_y_rate * t819);
     let t821 = 0.035940096619352636 * cache.joint1_len * cache.joint1_slice1_bend_c3;
@@ -24220,7 +24214,7 @@ pub fn coriolis_matrix_into(
     let t908 = 0.33333333333333315 * t541 * t611 - 0.5773502691896257 * t907 * t541;
     let t909 = cache.base_roll_rotation_12 * t908;
     let t910 = joint1_bend_y_rate
-        * (1.6116641892895247 * joint1_bend_y * cache.joint1_slice3_bend_c3
+        * (1.6116641892895247 * cache.joint1_bend_y * cache.joint1_slice3_bend_c3
             + 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t573
             - 0.6978160177890329 * cache.joint1_slice3_bend_c4 * t573)
         + joint1_bend_z_rate * (t905 + t906);
@@ -24343,7 +24337,7 @@ pub fn coriolis_matrix_into(
     let t940 = 0.33333333333333315 * t541 * t682 - 0.5773502691896257 * t541 * t939;
     let t941 = cache.base_roll_rotation_12 * t940;
     let t942 = joint1_bend_y_rate
-        * (2.0 * joint1_bend_y * cache.joint1_bend_squared_c3
+        * (2.0 * cache.joint1_bend_y * cache.joint1_bend_squared_c3
             + 3.0 * t573 * cache.joint1_bend_squared_c5
             - cache.joint1_bend_squared_c4 * t573) + joint1_bend_z_rate * (t937 + t938);
     let t943 = 0.33333333333333315 * t541 * t670 - 0.5773502691896257 * t541 * t942;
@@ -24488,7 +24482,8 @@ pub fn coriolis_matrix_into(
     let t974 = (t972 + t973) * joint1_bend_z_rate
         + joint1_bend_y_rate
             * (0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t573
-                + 0.000669431429188969 * cache.joint1_slice0_bend_c3 * joint1_bend_y
+                + 0.000669431429188969 * cache.joint1_slice0_bend_c3
+                    * cache.joint1_bend_y
                 - 0.0000016135911537792344 * t573 * cache.joint1_slice0_bend_c4);
     let t975 = 0.33333333333333315 * t541 * t548 - 0.5773502691896257 * t541 * t974;
     let t976 = t975 * cache.base_roll_rotation_21;
@@ -24632,7 +24627,7 @@ pub fn coriolis_matrix_into(
     let t1005 = (t1002 + t1003) * joint1_bend_z_rate
         + joint1_bend_y_rate
             * (0.4050088834344261 * t573 * cache.joint1_slice2_bend_c5
-                + 0.6015004717568666 * cache.joint1_slice2_bend_c3 * joint1_bend_y
+                + 0.6015004717568666 * cache.joint1_slice2_bend_c3 * cache.joint1_bend_y
                 - 0.1350029611448087 * t573 * cache.joint1_slice2_bend_c4);
     let t1006 = joint1_bend_y_rate * t760 + joint1_len_rate * t754
         + joint1_bend_z_rate
@@ -24933,7 +24928,7 @@ pub fn coriolis_matrix_into(
     let t1061 = cache.base_roll_rotation_12 * t1060;
     let t1062 = (t1057 + t1058) * joint1_bend_z_rate
         + (0.0117423040576666 * t573 * cache.joint1_slice1_bend_c5
-            + 0.07188019323870527 * joint1_bend_y * cache.joint1_slice1_bend_c3
+            + 0.07188019323870527 * cache.joint1_bend_y * cache.joint1_slice1_bend_c3
             - 0.003914101352555533 * cache.joint1_slice1_bend_c4 * t573)
             * joint1_bend_y_rate;
     let t1063 = 0.33333333333333315 * t797 * t541 - 0.5773502691896257 * t1062 * t541;
@@ -26455,16 +26450,12 @@ pub fn coriolis_matrix_into(
                 - 1.0243872137951768 * p.joint_length * p.joint_radius * p.joint_radius
                     * p.water_density * t192 * p.surge_added_mass
                     * cache.joint2_slice1_hull_column8_w_y * p.added_mass_coefficient);
-    let joint2_bend_z = 0.5773502691896255 * t541 * q[11]
-        - 0.5773502691896257 * t541 * q[10];
-    let t1333 = joint2_bend_z * joint2_bend_z;
+    let t1333 = cache.joint2_bend_z * cache.joint2_bend_z;
     let joint2_bend_z_rate = 0.5773502691896255 * t541 * qd[11]
         - 0.5773502691896257 * t541 * qd[10];
     let joint2_bend_y_rate = 0.33333333333333315 * t541 * qd[10]
         + 0.3333333333333336 * t541 * qd[11] - 0.6666666666666666 * t541 * qd[9];
-    let joint2_bend_y = 0.3333333333333336 * t541 * q[11]
-        + 0.33333333333333315 * t541 * q[10] - 0.6666666666666666 * t541 * q[9];
-    let t1334 = joint2_bend_z * joint2_bend_y;
+    let t1334 = cache.joint2_bend_z * cache.joint2_bend_y;
     let t1335 = (0.2014998074653874 * t1333 * cache.joint2_slice2_bend_c3
         - 0.4029996149307748 * t1333 * cache.joint2_slice2_bend_c4
         - 0.44888729929169013 * cache.joint2_slice2_bend_c2) * joint2_bend_z_rate
@@ -26472,23 +26463,24 @@ pub fn coriolis_matrix_into(
             * (0.2014998074653874 * t1334 * cache.joint2_slice2_bend_c3
                 - 0.4029996149307748 * t1334 * cache.joint2_slice2_bend_c4);
     let t1336 = -(0.6666666666666666 * t541 * cache.joint1_tip_rotation_10 * t1335);
-    let t1337 = joint2_bend_z.powi(3);
-    let t1338 = t1333 * joint2_bend_y;
+    let t1337 = cache.joint2_bend_z.powi(3);
+    let t1338 = t1333 * cache.joint2_bend_y;
     let t1339 = -(0.4050088834344261 * t1338 * cache.joint2_slice2_bend_c5);
     let t1340 = 0.1350029611448087 * t1338 * cache.joint2_slice2_bend_c4;
     let t1341 = (0.1350029611448087 * cache.joint2_slice2_bend_c4 * t1337
-        - 0.6015004717568666 * joint2_bend_z * cache.joint2_slice2_bend_c3
+        - 0.6015004717568666 * cache.joint2_bend_z * cache.joint2_slice2_bend_c3
         - 0.4050088834344261 * t1337 * cache.joint2_slice2_bend_c5) * joint2_bend_z_rate
         + (t1339 + t1340) * joint2_bend_y_rate;
     let t1342 = -(0.6666666666666666 * t541 * t1341 * cache.joint1_tip_rotation_12);
-    let t1343 = joint2_bend_y * joint2_bend_y;
-    let t1344 = joint2_bend_z * t1343;
+    let t1343 = cache.joint2_bend_y * cache.joint2_bend_y;
+    let t1344 = cache.joint2_bend_z * t1343;
     let t1345 = (0.1350029611448087 * t1344 * cache.joint2_slice2_bend_c4
-        - 0.3007502358784333 * joint2_bend_z * cache.joint2_slice2_bend_c3
+        - 0.3007502358784333 * cache.joint2_bend_z * cache.joint2_slice2_bend_c3
         - 0.4050088834344261 * t1344 * cache.joint2_slice2_bend_c5) * joint2_bend_y_rate
         + joint2_bend_z_rate
             * (t1339 + t1340
-                - 0.3007502358784333 * cache.joint2_slice2_bend_c3 * joint2_bend_y);
+                - 0.3007502358784333 * cache.joint2_slice2_bend_c3
+                    * cache.joint2_bend_y);
     let t1346 = -(0.6666666666666666 * t541 * t1345 * cache.joint1_tip_rotation_11);
     let joint2_slice2_subspace0_rate_w_y = t1336 + t1342 + t1346
         + cache.joint2_slice2_subspace0_w_x * joint1_tip_velocity_w_z
@@ -26500,16 +26492,18 @@ pub fn coriolis_matrix_into(
         + cache.joint2_slice2_subspace0_w_z * joint1_tip_velocity_w_y + t1349
         - cache.joint2_slice2_subspace0_w_y * joint1_tip_velocity_w_z;
     let t1350 = t1336 + t1342 + t1346;
-    let t1351 = 0.3007502358784333 * joint2_bend_z * cache.joint2_slice2_bend_c3;
-    let t1352 = t1351 - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * joint2_bend_z;
-    let t1353 = 0.3007502358784333 * cache.joint2_slice2_bend_c3 * joint2_bend_y;
-    let t1354 = t1353 - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * joint2_bend_y;
+    let t1351 = 0.3007502358784333 * cache.joint2_bend_z * cache.joint2_slice2_bend_c3;
+    let t1352 = t1351
+        - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * cache.joint2_bend_z;
+    let t1353 = 0.3007502358784333 * cache.joint2_slice2_bend_c3 * cache.joint2_bend_y;
+    let t1354 = t1353
+        - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * cache.joint2_bend_y;
     let t1355 = 0.3333333333333333
         * (t1352 * joint2_bend_z_rate + joint2_bend_y_rate * t1354);
     let t1356 = cache.joint2_len * t1343;
     let t1357 = -(0.3007502358784333 * cache.joint2_slice2_bend_c2 * cache.joint2_len);
     let t1358 = 0.3007502358784333 * cache.joint2_len * cache.joint2_slice2_bend_c3;
-    let t1359 = cache.joint2_len * joint2_bend_z * joint2_bend_y;
+    let t1359 = cache.joint2_len * cache.joint2_bend_z * cache.joint2_bend_y;
     let t1360 = 0.1350029611448087 * t1359 * cache.joint2_slice2_bend_c3
         + 0.4050088834344261 * t1359 * cache.joint2_slice2_bend_c5
         - 0.4050088834344261 * t1359 * cache.joint2_slice2_bend_c4;
@@ -26537,22 +26531,22 @@ pub fn coriolis_matrix_into(
         - (cache.joint2_slice2_local_bend_y_column_w_y * t1365
             - cache.joint2_slice2_local_bend_y_column_w_z * t1363);
     let t1367 = t1355 - 0.6666666666666666 * t1366 * t541;
-    let t1368 = cache.joint2_len * joint2_bend_y;
-    let t1369 = cache.joint2_len * joint2_bend_z;
+    let t1368 = cache.joint2_len * cache.joint2_bend_y;
+    let t1369 = cache.joint2_len * cache.joint2_bend_z;
     let t1370 = (0.3007502358784333 * t1368 * cache.joint2_slice2_bend_c3
         - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * t1368) * joint2_bend_y_rate
         + cache.joint2_slice2_local_len_column_v_x * joint2_len_rate
         + (0.3007502358784333 * t1369 * cache.joint2_slice2_bend_c3
             - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * t1369)
             * joint2_bend_z_rate;
-    let t1371 = cache.joint2_len * joint2_bend_z * t1343;
+    let t1371 = cache.joint2_len * cache.joint2_bend_z * t1343;
     let t1372 = 0.4029996149307748 * t1369 * cache.joint2_slice2_bend_c4
         + 0.7236056350474663 * t1371 * cache.joint2_slice2_bend_c6
         + 0.09045070438093329 * t1371 * cache.joint2_slice2_bend_c4
         - 0.2014998074653874 * t1369 * cache.joint2_slice2_bend_c3
         - 0.45225352190466644 * t1371 * cache.joint2_slice2_bend_c5;
     let t1373 = joint2_bend_y_rate * t1372;
-    let t1374 = t1333 * cache.joint2_len * joint2_bend_y;
+    let t1374 = t1333 * cache.joint2_len * cache.joint2_bend_y;
     let t1375 = 0.4029996149307748 * t1368 * cache.joint2_slice2_bend_c4
         + 0.09045070438093329 * t1374 * cache.joint2_slice2_bend_c4
         + 0.7236056350474663 * t1374 * cache.joint2_slice2_bend_c6
@@ -26575,7 +26569,7 @@ pub fn coriolis_matrix_into(
     let t1383 = t1382 - 0.6666666666666666 * t1379 * t541;
     let t1384 = 0.4029996149307748 * t1343 * cache.joint2_slice2_bend_c4 + t1380
         - 0.2014998074653874 * cache.joint2_slice2_bend_c3 * t1343;
-    let t1385 = joint2_bend_y.powi(3);
+    let t1385 = cache.joint2_bend_y.powi(3);
     let t1386 = cache.joint2_len * t1385;
     let t1387 = joint2_len_rate * t1384
         + joint2_bend_y_rate
@@ -26653,10 +26647,12 @@ pub fn coriolis_matrix_into(
                 + t1398 * cache.joint2_slice2_rotation_01) * p.joint_length
             * p.joint_radius * p.joint_radius * p.water_density
             * p.added_mass_coefficient;
-    let t1400 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * joint2_bend_y;
-    let t1401 = t1400 - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * joint2_bend_y;
-    let t1402 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * joint2_bend_z;
-    let t1403 = t1402 - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * joint2_bend_z;
+    let t1400 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_y;
+    let t1401 = t1400
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * cache.joint2_bend_y;
+    let t1402 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_z;
+    let t1403 = t1402
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * cache.joint2_bend_z;
     let t1404 = 0.3333333333333333
         * (joint2_bend_y_rate * t1401 + t1403 * joint2_bend_z_rate);
     let t1405 = 0.8659570925834785 * cache.joint2_len * cache.joint2_slice3_bend_c2;
@@ -26675,13 +26671,13 @@ pub fn coriolis_matrix_into(
     let t1410 = 0.6978160177890329 * t1338 * cache.joint2_slice3_bend_c4;
     let t1411 = (0.6978160177890329 * t1344 * cache.joint2_slice3_bend_c4
         - 2.0934480533670987 * cache.joint2_slice3_bend_c5 * t1344
-        - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * joint2_bend_z)
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_z)
         * joint2_bend_y_rate
         + (t1409 + t1410
-            - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * joint2_bend_y)
+            - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_y)
             * joint2_bend_z_rate;
     let t1412 = (0.6978160177890329 * cache.joint2_slice3_bend_c4 * t1337
-        - 1.6116641892895247 * cache.joint2_slice3_bend_c3 * joint2_bend_z
+        - 1.6116641892895247 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_z
         - 2.0934480533670987 * cache.joint2_slice3_bend_c5 * t1337) * joint2_bend_z_rate
         + (t1409 + t1410) * joint2_bend_y_rate;
     let t1413 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * cache.joint2_len;
@@ -26833,7 +26829,7 @@ pub fn coriolis_matrix_into(
     let t1453 = -(0.0117423040576666 * cache.joint2_slice1_bend_c5 * t1338);
     let t1454 = joint2_bend_y_rate * (t1452 + t1453)
         + (0.003914101352555533 * cache.joint2_slice1_bend_c4 * t1337
-            - 0.07188019323870527 * cache.joint2_slice1_bend_c3 * joint2_bend_z
+            - 0.07188019323870527 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_z
             - 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t1337)
             * joint2_bend_z_rate;
     let t1455 = -(0.6666666666666666 * t541 * cache.joint1_tip_rotation_02 * t1454);
@@ -26845,11 +26841,11 @@ pub fn coriolis_matrix_into(
             * joint2_bend_y_rate;
     let t1457 = -(0.6666666666666666 * t541 * cache.joint1_tip_rotation_00 * t1456);
     let t1458 = (t1452 + t1453
-        - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * joint2_bend_y)
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_y)
         * joint2_bend_z_rate
         + (0.003914101352555533 * cache.joint2_slice1_bend_c4 * t1344
             - 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t1344
-            - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * joint2_bend_z)
+            - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_z)
             * joint2_bend_y_rate;
     let t1459 = -(0.6666666666666666 * t541 * t1458 * cache.joint1_tip_rotation_01);
     let joint2_slice1_subspace0_rate_w_x = t1455 + t1457 + t1459
@@ -26861,12 +26857,12 @@ pub fn coriolis_matrix_into(
     let joint2_slice1_subspace0_rate_w_z = t1460 + t1461 + t1462
         + joint1_tip_velocity_w_x * cache.joint2_slice1_subspace0_w_y
         - joint1_tip_velocity_w_y * cache.joint2_slice1_subspace0_w_x;
-    let t1463 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * joint2_bend_z;
+    let t1463 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_z;
     let t1464 = t1463
-        - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * joint2_bend_z;
-    let t1465 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * joint2_bend_y;
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * cache.joint2_bend_z;
+    let t1465 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_y;
     let t1466 = t1465
-        - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * joint2_bend_y;
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * cache.joint2_bend_y;
     let t1467 = 0.3333333333333333
         * (t1464 * joint2_bend_z_rate + joint2_bend_y_rate * t1466);
     let t1468 = 0.003914101352555533 * cache.joint2_slice1_bend_c3 * t1359
@@ -27105,7 +27101,7 @@ pub fn coriolis_matrix_into(
     let t1515 = -(0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t1338);
     let t1516 = 0.0000016135911537792344 * t1338 * cache.joint2_slice0_bend_c4;
     let t1517 = (0.0000016135911537792344 * cache.joint2_slice0_bend_c4 * t1337
-        - 0.000669431429188969 * joint2_bend_z * cache.joint2_slice0_bend_c3
+        - 0.000669431429188969 * cache.joint2_bend_z * cache.joint2_slice0_bend_c3
         - 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t1337)
         * joint2_bend_z_rate + joint2_bend_y_rate * (t1515 + t1516);
     let t1518 = (0.0000001120346095964964 * t1386 * cache.joint2_slice0_bend_c4
@@ -27124,11 +27120,11 @@ pub fn coriolis_matrix_into(
     let t1521 = 0.3333333333333333 * t1520;
     let t1522 = t1521 - 0.6666666666666666 * t541 * t1518;
     let t1523 = (t1515 + t1516
-        - 0.0003347157145944845 * joint2_bend_y * cache.joint2_slice0_bend_c3)
+        - 0.0003347157145944845 * cache.joint2_bend_y * cache.joint2_slice0_bend_c3)
         * joint2_bend_z_rate
         + (0.0000016135911537792344 * t1344 * cache.joint2_slice0_bend_c4
             - 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t1344
-            - 0.0003347157145944845 * joint2_bend_z * cache.joint2_slice0_bend_c3)
+            - 0.0003347157145944845 * cache.joint2_bend_z * cache.joint2_slice0_bend_c3)
             * joint2_bend_y_rate;
     let t1524 = -(0.6666666666666666 * t541 * t1523 * cache.joint1_tip_rotation_11);
     let t1525 = -(0.6666666666666666 * t541 * t1517 * cache.joint1_tip_rotation_12);
@@ -27156,9 +27152,10 @@ pub fn coriolis_matrix_into(
         - (t1532 * cache.joint2_slice0_local_bend_y_column_w_x
             - cache.joint2_slice0_local_bend_y_column_w_y * t1510);
     let t1536 = t1529 - 0.6666666666666666 * t541 * t1535;
-    let t1537 = 0.0003347157145944845 * joint2_bend_y * cache.joint2_slice0_bend_c3;
+    let t1537 = 0.0003347157145944845 * cache.joint2_bend_y
+        * cache.joint2_slice0_bend_c3;
     let t1538 = t1537
-        - 0.0003347157145944845 * cache.joint2_slice0_bend_c2 * joint2_bend_y;
+        - 0.0003347157145944845 * cache.joint2_slice0_bend_c2 * cache.joint2_bend_y;
     let t1539 = -(0.0003347157145944845 * cache.joint2_len
         * cache.joint2_slice0_bend_c2);
     let t1540 = 0.0003347157145944845 * cache.joint2_len * cache.joint2_slice0_bend_c3;
@@ -27174,9 +27171,10 @@ pub fn coriolis_matrix_into(
             - t1517 * cache.joint2_slice0_local_com_y)
         - (t1509 * cache.joint2_slice0_local_bend_y_column_w_y
             - cache.joint2_slice0_local_bend_y_column_w_z * t1532);
-    let t1543 = 0.0003347157145944845 * joint2_bend_z * cache.joint2_slice0_bend_c3;
+    let t1543 = 0.0003347157145944845 * cache.joint2_bend_z
+        * cache.joint2_slice0_bend_c3;
     let t1544 = t1543
-        - 0.0003347157145944845 * joint2_bend_z * cache.joint2_slice0_bend_c2;
+        - 0.0003347157145944845 * cache.joint2_bend_z * cache.joint2_slice0_bend_c2;
     let t1545 = 0.3333333333333333
         * (t1544 * joint2_bend_z_rate + joint2_bend_y_rate * t1538);
     let t1546 = t1545 - 0.6666666666666666 * t541 * t1542;
@@ -27256,7 +27254,7 @@ pub fn coriolis_matrix_into(
     let t1560 = t1338 * cache.joint2_bend_squared_c4;
     let t1561 = (t1337 * cache.joint2_bend_squared_c4
         - 3.0 * cache.joint2_bend_squared_c5 * t1337
-        - 2.0 * joint2_bend_z * cache.joint2_bend_squared_c3) * joint2_bend_z_rate
+        - 2.0 * cache.joint2_bend_z * cache.joint2_bend_squared_c3) * joint2_bend_z_rate
         + (t1559 + t1560) * joint2_bend_y_rate;
     let t1562 = -(0.6666666666666666 * t541 * cache.joint1_tip_rotation_02 * t1561);
     let t1563 = joint2_bend_z_rate
@@ -27268,9 +27266,9 @@ pub fn coriolis_matrix_into(
     let t1564 = -(0.6666666666666666 * t1563 * t541 * cache.joint1_tip_rotation_00);
     let t1565 = (t1344 * cache.joint2_bend_squared_c4
         - 3.0 * cache.joint2_bend_squared_c5 * t1344
-        - joint2_bend_z * cache.joint2_bend_squared_c3) * joint2_bend_y_rate
+        - cache.joint2_bend_z * cache.joint2_bend_squared_c3) * joint2_bend_y_rate
         + joint2_bend_z_rate
-            * (t1559 + t1560 - cache.joint2_bend_squared_c3 * joint2_bend_y);
+            * (t1559 + t1560 - cache.joint2_bend_squared_c3 * cache.joint2_bend_y);
     let t1566 = -(0.6666666666666666 * t541 * t1565 * cache.joint1_tip_rotation_01);
     let joint2_tip_subspace0_rate_w_x = t1562 + t1564 + t1566
         + cache.joint2_tip_subspace0_w_z * joint1_tip_velocity_w_y
@@ -27328,8 +27326,8 @@ pub fn coriolis_matrix_into(
         - t1364 * cache.joint2_bend_squared_c3) * joint2_bend_z_rate
         + joint2_bend_y_rate * t1575
         + cache.joint2_tip_local_len_column_v_z * joint2_len_rate;
-    let t1591 = cache.joint2_bend_squared_c3 * joint2_bend_y;
-    let t1592 = t1591 - cache.joint2_bend_squared_c2 * joint2_bend_y;
+    let t1591 = cache.joint2_bend_squared_c3 * cache.joint2_bend_y;
+    let t1592 = t1591 - cache.joint2_bend_squared_c2 * cache.joint2_bend_y;
     let t1593 = cache.joint2_bend_squared_c2 * t1369;
     let t1594 = joint2_bend_y_rate
         * (3.0 * cache.joint2_bend_squared_c5 * t1356
@@ -27339,7 +27337,7 @@ pub fn coriolis_matrix_into(
         - (cache.joint2_tip_local_bend_y_column_w_y * t1590
             - cache.joint2_tip_local_bend_y_column_w_z * t1577)
         - (t1593 * t1565 - t1580 * t1561);
-    let t1595 = joint2_bend_z * cache.joint2_bend_squared_c3;
+    let t1595 = cache.joint2_bend_z * cache.joint2_bend_squared_c3;
     let t1596 = t1595 + cache.joint2_tip_local_bend_y_column_w_x;
     let t1597 = 0.3333333333333333
         * (joint2_bend_y_rate * t1592 + t1596 * joint2_bend_z_rate);
@@ -27616,7 +27614,7 @@ pub fn coriolis_matrix_into(
     let t1661 = 0.33333333333333315 * t541 * t1517 - 0.5773502691896257 * t541 * t1660;
     let t1662 = cache.joint1_tip_rotation_12 * t1661;
     let t1663 = joint2_bend_z_rate * (t1658 + t1659)
-        + (0.000669431429188969 * joint2_bend_y * cache.joint2_slice0_bend_c3
+        + (0.000669431429188969 * cache.joint2_bend_y * cache.joint2_slice0_bend_c3
             + 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t1385
             - 0.0000016135911537792344 * cache.joint2_slice0_bend_c4 * t1385)
             * joint2_bend_y_rate;
@@ -27738,7 +27736,7 @@ pub fn coriolis_matrix_into(
     let t1694 = t1693 * cache.joint1_tip_rotation_20;
     let t1695 = joint2_bend_y_rate
         * (0.0117423040576666 * cache.joint2_slice1_bend_c5 * t1385
-            + 0.07188019323870527 * cache.joint2_slice1_bend_c3 * joint2_bend_y
+            + 0.07188019323870527 * cache.joint2_slice1_bend_c3 * cache.joint2_bend_y
             - 0.003914101352555533 * cache.joint2_slice1_bend_c4 * t1385)
         + joint2_bend_z_rate * (t1688 + t1689);
     let t1696 = 0.33333333333333315 * t541 * t1458 - 0.5773502691896257 * t541 * t1695;
@@ -27869,7 +27867,7 @@ pub fn coriolis_matrix_into(
                 - cache.joint2_slice0_hull_projected10_f_x * t27);
     let t1718 = -(0.6978160177890329 * t1344 * cache.joint2_slice3_bend_c4);
     let t1719 = 2.0934480533670987 * cache.joint2_slice3_bend_c5 * t1344;
-    let t1720 = (1.6116641892895247 * cache.joint2_slice3_bend_c3 * joint2_bend_y
+    let t1720 = (1.6116641892895247 * cache.joint2_slice3_bend_c3 * cache.joint2_bend_y
         + 2.0934480533670987 * cache.joint2_slice3_bend_c5 * t1385
         - 0.6978160177890329 * cache.joint2_slice3_bend_c4 * t1385) * joint2_bend_y_rate
         + (t1718 + t1719) * joint2_bend_z_rate;
@@ -28020,7 +28018,7 @@ pub fn coriolis_matrix_into(
     let t1757 = joint2_bend_z_rate * (t1750 + t1751)
         + joint2_bend_y_rate
             * (3.0 * cache.joint2_bend_squared_c5 * t1385
-                + 2.0 * cache.joint2_bend_squared_c3 * joint2_bend_y
+                + 2.0 * cache.joint2_bend_squared_c3 * cache.joint2_bend_y
                 - t1385 * cache.joint2_bend_squared_c4);
     let t1758 = 0.33333333333333315 * t541 * t1565 - 0.5773502691896257 * t541 * t1757;
     let t1759 = cache.joint1_tip_rotation_21 * t1758;
@@ -28156,7 +28154,7 @@ pub fn coriolis_matrix_into(
     let t1788 = t1787 * cache.joint1_tip_rotation_22;
     let t1789 = (t1782 + t1783) * joint2_bend_z_rate
         + joint2_bend_y_rate
-            * (0.6015004717568666 * cache.joint2_slice2_bend_c3 * joint2_bend_y
+            * (0.6015004717568666 * cache.joint2_slice2_bend_c3 * cache.joint2_bend_y
                 + 0.4050088834344261 * t1385 * cache.joint2_slice2_bend_c5
                 - 0.1350029611448087 * cache.joint2_slice2_bend_c4 * t1385);
     let t1790 = 0.33333333333333315 * t541 * t1345 - 0.5773502691896257 * t541 * t1789;
@@ -44186,169 +44184,161 @@ pub fn centre_line_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CENTRE_LINE_POINTS],
 ) {
-    let t0 = 1.0 / p.actuator_radius;
-    let joint1_bend_y = 0.3333333333333336 * t0 * q[8] + 0.33333333333333315 * t0 * q[7]
-        - 0.6666666666666666 * t0 * q[6];
-    let t1 = joint1_bend_y * cache.joint1_len;
-    let joint1_bend_z = 0.5773502691896255 * t0 * q[8] - 0.5773502691896257 * t0 * q[7];
-    let joint1_bend_squared = joint1_bend_y * joint1_bend_y
-        + joint1_bend_z * joint1_bend_z;
+    let t0 = cache.joint1_bend_y * cache.joint1_len;
+    let joint1_bend_squared = cache.joint1_bend_y * cache.joint1_bend_y
+        + cache.joint1_bend_z * cache.joint1_bend_z;
     let joint1_centre1_bend = 0.027777777777777776 * joint1_bend_squared;
-    let t2 = softgen_runtime::stumpff(joint1_centre1_bend)[2];
-    let t3 = 0.027777777777777776 * t1 * t2;
-    let t4 = cache.joint1_len * joint1_bend_z;
-    let t5 = 0.027777777777777776 * t4 * t2;
-    let t6 = 0.16666666666666666 * softgen_runtime::stumpff(joint1_centre1_bend)[1]
+    let t1 = softgen_runtime::stumpff(joint1_centre1_bend)[2];
+    let t2 = 0.027777777777777776 * t0 * t1;
+    let t3 = cache.joint1_len * cache.joint1_bend_z;
+    let t4 = 0.027777777777777776 * t3 * t1;
+    let t5 = 0.16666666666666666 * softgen_runtime::stumpff(joint1_centre1_bend)[1]
         * cache.joint1_len;
-    let joint1_centre1_position_x = t3 * cache.base_roll_rotation_01
-        + t5 * cache.base_roll_rotation_02 + cache.joint1_position_x
-        + t6 * cache.base_pitch_rotation_00;
-    let joint1_centre1_position_y = t5 * cache.base_roll_rotation_12
-        + cache.joint1_position_y + cache.base_pitch_rotation_10 * t6
-        + t3 * cache.base_roll_rotation_11;
-    let joint1_centre1_position_z = cache.base_pitch_rotation_20 * t6
-        + cache.joint1_position_z + t3 * cache.base_roll_rotation_21
-        + t5 * cache.base_roll_rotation_22;
+    let joint1_centre1_position_x = t2 * cache.base_roll_rotation_01
+        + t4 * cache.base_roll_rotation_02 + cache.joint1_position_x
+        + t5 * cache.base_pitch_rotation_00;
+    let joint1_centre1_position_y = t4 * cache.base_roll_rotation_12
+        + cache.joint1_position_y + cache.base_pitch_rotation_10 * t5
+        + t2 * cache.base_roll_rotation_11;
+    let joint1_centre1_position_z = cache.base_pitch_rotation_20 * t5
+        + cache.joint1_position_z + t2 * cache.base_roll_rotation_21
+        + t4 * cache.base_roll_rotation_22;
     let joint1_centre2_bend = 0.1111111111111111 * joint1_bend_squared;
-    let t7 = softgen_runtime::stumpff(joint1_centre2_bend)[2];
-    let t8 = 0.1111111111111111 * t4 * t7;
-    let t9 = 0.3333333333333333 * softgen_runtime::stumpff(joint1_centre2_bend)[1]
+    let t6 = softgen_runtime::stumpff(joint1_centre2_bend)[2];
+    let t7 = 0.1111111111111111 * t3 * t6;
+    let t8 = 0.3333333333333333 * softgen_runtime::stumpff(joint1_centre2_bend)[1]
         * cache.joint1_len;
-    let t10 = 0.1111111111111111 * t1 * t7;
-    let joint1_centre2_position_x = t8 * cache.base_roll_rotation_02
-        + cache.base_pitch_rotation_00 * t9 + cache.joint1_position_x
-        + cache.base_roll_rotation_01 * t10;
-    let joint1_centre2_position_y = cache.base_roll_rotation_12 * t8
-        + cache.joint1_position_y + cache.base_roll_rotation_11 * t10
-        + cache.base_pitch_rotation_10 * t9;
+    let t9 = 0.1111111111111111 * t0 * t6;
+    let joint1_centre2_position_x = t7 * cache.base_roll_rotation_02
+        + cache.base_pitch_rotation_00 * t8 + cache.joint1_position_x
+        + cache.base_roll_rotation_01 * t9;
+    let joint1_centre2_position_y = cache.base_roll_rotation_12 * t7
+        + cache.joint1_position_y + cache.base_roll_rotation_11 * t9
+        + cache.base_pitch_rotation_10 * t8;
     let joint1_centre2_position_z = cache.joint1_position_z
-        + t8 * cache.base_roll_rotation_22 + cache.base_pitch_rotation_20 * t9
-        + cache.base_roll_rotation_21 * t10;
+        + t7 * cache.base_roll_rotation_22 + cache.base_pitch_rotation_20 * t8
+        + cache.base_roll_rotation_21 * t9;
     let joint1_centre3_bend = 0.25 * joint1_bend_squared;
-    let t11 = 0.5 * cache.joint1_len * softgen_runtime::stumpff(joint1_centre3_bend)[1];
-    let t12 = softgen_runtime::stumpff(joint1_centre3_bend)[2];
-    let t13 = 0.25 * t12 * t1;
-    let t14 = 0.25 * t4 * t12;
-    let joint1_centre3_position_x = t11 * cache.base_pitch_rotation_00
-        + cache.joint1_position_x + cache.base_roll_rotation_01 * t13
-        + t14 * cache.base_roll_rotation_02;
-    let joint1_centre3_position_y = cache.base_roll_rotation_11 * t13
-        + cache.joint1_position_y + cache.base_roll_rotation_12 * t14
-        + cache.base_pitch_rotation_10 * t11;
-    let joint1_centre3_position_z = t14 * cache.base_roll_rotation_22
-        + t11 * cache.base_pitch_rotation_20 + cache.base_roll_rotation_21 * t13
+    let t10 = 0.5 * cache.joint1_len * softgen_runtime::stumpff(joint1_centre3_bend)[1];
+    let t11 = softgen_runtime::stumpff(joint1_centre3_bend)[2];
+    let t12 = 0.25 * t11 * t0;
+    let t13 = 0.25 * t3 * t11;
+    let joint1_centre3_position_x = t10 * cache.base_pitch_rotation_00
+        + cache.joint1_position_x + cache.base_roll_rotation_01 * t12
+        + t13 * cache.base_roll_rotation_02;
+    let joint1_centre3_position_y = cache.base_roll_rotation_11 * t12
+        + cache.joint1_position_y + cache.base_roll_rotation_12 * t13
+        + cache.base_pitch_rotation_10 * t10;
+    let joint1_centre3_position_z = t13 * cache.base_roll_rotation_22
+        + t10 * cache.base_pitch_rotation_20 + cache.base_roll_rotation_21 * t12
         + cache.joint1_position_z;
     let joint1_centre4_bend = 0.4444444444444444 * joint1_bend_squared;
-    let t15 = 0.6666666666666666 * softgen_runtime::stumpff(joint1_centre4_bend)[1]
+    let t14 = 0.6666666666666666 * softgen_runtime::stumpff(joint1_centre4_bend)[1]
         * cache.joint1_len;
-    let t16 = softgen_runtime::stumpff(joint1_centre4_bend)[2];
-    let t17 = 0.4444444444444444 * t16 * t4;
-    let t18 = 0.4444444444444444 * t16 * t1;
-    let joint1_centre4_position_x = cache.base_pitch_rotation_00 * t15
-        + cache.joint1_position_x + cache.base_roll_rotation_02 * t17
-        + cache.base_roll_rotation_01 * t18;
-    let joint1_centre4_position_y = cache.base_roll_rotation_12 * t17
-        + cache.base_roll_rotation_11 * t18 + cache.joint1_position_y
-        + cache.base_pitch_rotation_10 * t15;
-    let joint1_centre4_position_z = t18 * cache.base_roll_rotation_21
-        + cache.base_pitch_rotation_20 * t15 + cache.joint1_position_z
-        + t17 * cache.base_roll_rotation_22;
+    let t15 = softgen_runtime::stumpff(joint1_centre4_bend)[2];
+    let t16 = 0.4444444444444444 * t15 * t3;
+    let t17 = 0.4444444444444444 * t15 * t0;
+    let joint1_centre4_position_x = cache.base_pitch_rotation_00 * t14
+        + cache.joint1_position_x + cache.base_roll_rotation_02 * t16
+        + cache.base_roll_rotation_01 * t17;
+    let joint1_centre4_position_y = cache.base_roll_rotation_12 * t16
+        + cache.base_roll_rotation_11 * t17 + cache.joint1_position_y
+        + cache.base_pitch_rotation_10 * t14;
+    let joint1_centre4_position_z = t17 * cache.base_roll_rotation_21
+        + cache.base_pitch_rotation_20 * t14 + cache.joint1_position_z
+        + t16 * cache.base_roll_rotation_22;
     let joint1_centre5_bend = 0.6944444444444445 * joint1_bend_squared;
-    let t19 = softgen_runtime::stumpff(joint1_centre5_bend)[2];
-    let t20 = 0.6944444444444445 * t19 * t1;
-    let t21 = 0.6944444444444445 * t4 * t19;
-    let t22 = 0.8333333333333334 * softgen_runtime::stumpff(joint1_centre5_bend)[1]
+    let t18 = softgen_runtime::stumpff(joint1_centre5_bend)[2];
+    let t19 = 0.6944444444444445 * t18 * t0;
+    let t20 = 0.6944444444444445 * t3 * t18;
+    let t21 = 0.8333333333333334 * softgen_runtime::stumpff(joint1_centre5_bend)[1]
         * cache.joint1_len;
-    let joint1_centre5_position_x = cache.base_roll_rotation_01 * t20
-        + cache.base_roll_rotation_02 * t21 + cache.joint1_position_x
-        + cache.base_pitch_rotation_00 * t22;
-    let joint1_centre5_position_y = cache.base_pitch_rotation_10 * t22
-        + cache.joint1_position_y + cache.base_roll_rotation_11 * t20
-        + cache.base_roll_rotation_12 * t21;
+    let joint1_centre5_position_x = cache.base_roll_rotation_01 * t19
+        + cache.base_roll_rotation_02 * t20 + cache.joint1_position_x
+        + cache.base_pitch_rotation_00 * t21;
+    let joint1_centre5_position_y = cache.base_pitch_rotation_10 * t21
+        + cache.joint1_position_y + cache.base_roll_rotation_11 * t19
+        + cache.base_roll_rotation_12 * t20;
     let joint1_centre5_position_z = cache.joint1_position_z
-        + t21 * cache.base_roll_rotation_22 + cache.base_roll_rotation_21 * t20
-        + cache.base_pitch_rotation_20 * t22;
-    let joint2_bend_y = 0.3333333333333336 * t0 * q[11]
-        + 0.33333333333333315 * t0 * q[10] - 0.6666666666666666 * t0 * q[9];
-    let t23 = cache.joint2_len * joint2_bend_y;
-    let joint2_bend_z = 0.5773502691896255 * t0 * q[11]
-        - 0.5773502691896257 * t0 * q[10];
-    let joint2_bend_squared = joint2_bend_z * joint2_bend_z
-        + joint2_bend_y * joint2_bend_y;
+        + t20 * cache.base_roll_rotation_22 + cache.base_roll_rotation_21 * t19
+        + cache.base_pitch_rotation_20 * t21;
+    let t22 = cache.joint2_len * cache.joint2_bend_y;
+    let joint2_bend_squared = cache.joint2_bend_z * cache.joint2_bend_z
+        + cache.joint2_bend_y * cache.joint2_bend_y;
     let joint2_centre1_bend = 0.027777777777777776 * joint2_bend_squared;
-    let t24 = softgen_runtime::stumpff(joint2_centre1_bend)[2];
-    let t25 = 0.027777777777777776 * t23 * t24;
-    let t26 = 0.16666666666666666 * softgen_runtime::stumpff(joint2_centre1_bend)[1]
+    let t23 = softgen_runtime::stumpff(joint2_centre1_bend)[2];
+    let t24 = 0.027777777777777776 * t22 * t23;
+    let t25 = 0.16666666666666666 * softgen_runtime::stumpff(joint2_centre1_bend)[1]
         * cache.joint2_len;
-    let t27 = cache.joint2_len * joint2_bend_z;
-    let t28 = 0.027777777777777776 * t27 * t24;
-    let joint2_centre1_position_x = t25 * cache.joint1_tip_rotation_01
-        + cache.joint1_tip_rotation_00 * t26 + cache.joint2_position_x
-        + cache.joint1_tip_rotation_02 * t28;
-    let joint2_centre1_position_y = t25 * cache.joint1_tip_rotation_11
-        + cache.joint1_tip_rotation_12 * t28 + cache.joint1_tip_rotation_10 * t26
+    let t26 = cache.joint2_len * cache.joint2_bend_z;
+    let t27 = 0.027777777777777776 * t26 * t23;
+    let joint2_centre1_position_x = t24 * cache.joint1_tip_rotation_01
+        + cache.joint1_tip_rotation_00 * t25 + cache.joint2_position_x
+        + cache.joint1_tip_rotation_02 * t27;
+    let joint2_centre1_position_y = t24 * cache.joint1_tip_rotation_11
+        + cache.joint1_tip_rotation_12 * t27 + cache.joint1_tip_rotation_10 * t25
         + cache.joint2_position_y;
-    let joint2_centre1_position_z = cache.joint1_tip_rotation_21 * t25
-        + cache.joint1_tip_rotation_20 * t26 + cache.joint2_position_z
-        + t28 * cache.joint1_tip_rotation_22;
+    let joint2_centre1_position_z = cache.joint1_tip_rotation_21 * t24
+        + cache.joint1_tip_rotation_20 * t25 + cache.joint2_position_z
+        + t27 * cache.joint1_tip_rotation_22;
     let joint2_centre2_bend = 0.1111111111111111 * joint2_bend_squared;
-    let t29 = softgen_runtime::stumpff(joint2_centre2_bend)[2];
-    let t30 = 0.1111111111111111 * t29 * t27;
-    let t31 = 0.1111111111111111 * t23 * t29;
-    let t32 = 0.3333333333333333 * cache.joint2_len
+    let t28 = softgen_runtime::stumpff(joint2_centre2_bend)[2];
+    let t29 = 0.1111111111111111 * t28 * t26;
+    let t30 = 0.1111111111111111 * t22 * t28;
+    let t31 = 0.3333333333333333 * cache.joint2_len
         * softgen_runtime::stumpff(joint2_centre2_bend)[1];
-    let joint2_centre2_position_x = cache.joint1_tip_rotation_02 * t30
-        + cache.joint2_position_x + t31 * cache.joint1_tip_rotation_01
-        + t32 * cache.joint1_tip_rotation_00;
-    let joint2_centre2_position_y = cache.joint1_tip_rotation_12 * t30
-        + cache.joint2_position_y + t32 * cache.joint1_tip_rotation_10
-        + cache.joint1_tip_rotation_11 * t31;
-    let joint2_centre2_position_z = cache.joint1_tip_rotation_22 * t30
-        + t32 * cache.joint1_tip_rotation_20 + cache.joint2_position_z
-        + cache.joint1_tip_rotation_21 * t31;
+    let joint2_centre2_position_x = cache.joint1_tip_rotation_02 * t29
+        + cache.joint2_position_x + t30 * cache.joint1_tip_rotation_01
+        + t31 * cache.joint1_tip_rotation_00;
+    let joint2_centre2_position_y = cache.joint1_tip_rotation_12 * t29
+        + cache.joint2_position_y + t31 * cache.joint1_tip_rotation_10
+        + cache.joint1_tip_rotation_11 * t30;
+    let joint2_centre2_position_z = cache.joint1_tip_rotation_22 * t29
+        + t31 * cache.joint1_tip_rotation_20 + cache.joint2_position_z
+        + cache.joint1_tip_rotation_21 * t30;
     let joint2_centre3_bend = 0.25 * joint2_bend_squared;
-    let t33 = 0.5 * softgen_runtime::stumpff(joint2_centre3_bend)[1] * cache.joint2_len;
-    let t34 = softgen_runtime::stumpff(joint2_centre3_bend)[2];
-    let t35 = 0.25 * t34 * t23;
-    let t36 = 0.25 * t34 * t27;
-    let joint2_centre3_position_x = cache.joint1_tip_rotation_00 * t33
-        + t35 * cache.joint1_tip_rotation_01 + cache.joint2_position_x
-        + cache.joint1_tip_rotation_02 * t36;
-    let joint2_centre3_position_y = cache.joint1_tip_rotation_12 * t36
-        + cache.joint1_tip_rotation_10 * t33 + t35 * cache.joint1_tip_rotation_11
+    let t32 = 0.5 * softgen_runtime::stumpff(joint2_centre3_bend)[1] * cache.joint2_len;
+    let t33 = softgen_runtime::stumpff(joint2_centre3_bend)[2];
+    let t34 = 0.25 * t33 * t22;
+    let t35 = 0.25 * t33 * t26;
+    let joint2_centre3_position_x = cache.joint1_tip_rotation_00 * t32
+        + t34 * cache.joint1_tip_rotation_01 + cache.joint2_position_x
+        + cache.joint1_tip_rotation_02 * t35;
+    let joint2_centre3_position_y = cache.joint1_tip_rotation_12 * t35
+        + cache.joint1_tip_rotation_10 * t32 + t34 * cache.joint1_tip_rotation_11
         + cache.joint2_position_y;
-    let joint2_centre3_position_z = t36 * cache.joint1_tip_rotation_22
-        + cache.joint1_tip_rotation_21 * t35 + cache.joint1_tip_rotation_20 * t33
+    let joint2_centre3_position_z = t35 * cache.joint1_tip_rotation_22
+        + cache.joint1_tip_rotation_21 * t34 + cache.joint1_tip_rotation_20 * t32
         + cache.joint2_position_z;
     let joint2_centre4_bend = 0.4444444444444444 * joint2_bend_squared;
-    let t37 = softgen_runtime::stumpff(joint2_centre4_bend)[2];
-    let t38 = 0.4444444444444444 * t23 * t37;
-    let t39 = 0.4444444444444444 * t37 * t27;
-    let t40 = 0.6666666666666666 * cache.joint2_len
+    let t36 = softgen_runtime::stumpff(joint2_centre4_bend)[2];
+    let t37 = 0.4444444444444444 * t22 * t36;
+    let t38 = 0.4444444444444444 * t36 * t26;
+    let t39 = 0.6666666666666666 * cache.joint2_len
         * softgen_runtime::stumpff(joint2_centre4_bend)[1];
-    let joint2_centre4_position_x = t38 * cache.joint1_tip_rotation_01
-        + cache.joint2_position_x + cache.joint1_tip_rotation_02 * t39
-        + t40 * cache.joint1_tip_rotation_00;
-    let joint2_centre4_position_y = cache.joint1_tip_rotation_11 * t38
-        + cache.joint2_position_y + cache.joint1_tip_rotation_12 * t39
-        + t40 * cache.joint1_tip_rotation_10;
-    let joint2_centre4_position_z = cache.joint1_tip_rotation_21 * t38
-        + cache.joint1_tip_rotation_22 * t39 + t40 * cache.joint1_tip_rotation_20
+    let joint2_centre4_position_x = t37 * cache.joint1_tip_rotation_01
+        + cache.joint2_position_x + cache.joint1_tip_rotation_02 * t38
+        + t39 * cache.joint1_tip_rotation_00;
+    let joint2_centre4_position_y = cache.joint1_tip_rotation_11 * t37
+        + cache.joint2_position_y + cache.joint1_tip_rotation_12 * t38
+        + t39 * cache.joint1_tip_rotation_10;
+    let joint2_centre4_position_z = cache.joint1_tip_rotation_21 * t37
+        + cache.joint1_tip_rotation_22 * t38 + t39 * cache.joint1_tip_rotation_20
         + cache.joint2_position_z;
     let joint2_centre5_bend = 0.6944444444444445 * joint2_bend_squared;
-    let t41 = 0.8333333333333334 * softgen_runtime::stumpff(joint2_centre5_bend)[1]
+    let t40 = 0.8333333333333334 * softgen_runtime::stumpff(joint2_centre5_bend)[1]
         * cache.joint2_len;
-    let t42 = softgen_runtime::stumpff(joint2_centre5_bend)[2];
-    let t43 = 0.6944444444444445 * t23 * t42;
-    let t44 = 0.6944444444444445 * t27 * t42;
-    let joint2_centre5_position_x = t41 * cache.joint1_tip_rotation_00
-        + t43 * cache.joint1_tip_rotation_01 + cache.joint1_tip_rotation_02 * t44
+    let t41 = softgen_runtime::stumpff(joint2_centre5_bend)[2];
+    let t42 = 0.6944444444444445 * t22 * t41;
+    let t43 = 0.6944444444444445 * t26 * t41;
+    let joint2_centre5_position_x = t40 * cache.joint1_tip_rotation_00
+        + t42 * cache.joint1_tip_rotation_01 + cache.joint1_tip_rotation_02 * t43
         + cache.joint2_position_x;
-    let joint2_centre5_position_y = cache.joint1_tip_rotation_11 * t43
-        + t44 * cache.joint1_tip_rotation_12 + cache.joint2_position_y
-        + t41 * cache.joint1_tip_rotation_10;
-    let joint2_centre5_position_z = cache.joint1_tip_rotation_21 * t43
-        + t44 * cache.joint1_tip_rotation_22 + t41 * cache.joint1_tip_rotation_20
+    let joint2_centre5_position_y = cache.joint1_tip_rotation_11 * t42
+        + t43 * cache.joint1_tip_rotation_12 + cache.joint2_position_y
+        + t40 * cache.joint1_tip_rotation_10;
+    let joint2_centre5_position_z = cache.joint1_tip_rotation_21 * t42
+        + t43 * cache.joint1_tip_rotation_22 + t40 * cache.joint1_tip_rotation_20
         + cache.joint2_position_z;
     out[0][0] = cache.joint1_position_x;
     out[0][1] = cache.joint1_position_y;

@@ -450,6 +450,10 @@ pub struct Cache {
     pub cos_q2: f64,
     /// `sin(q[2])`
     pub sin_q2: f64,
+    pub segment1_bend_y: f64,
+    pub segment2_bend_y: f64,
+    pub segment3_bend_y: f64,
+    pub segment4_bend_y: f64,
     pub base_angle_rotation_01: f64,
     pub base_angle_subspace_v_y: f64,
     pub link1_inertia_h_x: f64,
@@ -629,12 +633,12 @@ pub struct Cache {
 #[allow(unused_variables)]
 pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_bend_y = p.channel_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
     let segment2_bend_y = p.channel_length * q[4];
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
     let segment3_bend_y = p.channel_length * q[5];
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
     let segment4_bend_y = p.channel_length * q[6];
+    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
     let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
     let segment1_slice0_bend = 0.044658198738520456 * segment1_bend_squared;
     let segment2_slice0_bend = 0.044658198738520456 * segment2_bend_squared;
@@ -644,96 +648,92 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment2_slice1_bend = 0.6220084679281462 * segment2_bend_squared;
     let segment3_slice1_bend = 0.6220084679281462 * segment3_bend_squared;
     let segment4_slice1_bend = 0.6220084679281462 * segment4_bend_squared;
-    let angle0 = segment1_bend_squared;
-    let angle1 = segment2_bend_squared;
-    let angle2 = segment3_bend_squared;
-    let angle3 = segment4_bend_squared;
-    let angle4 = segment1_slice0_bend;
-    let angle5 = segment2_slice0_bend;
-    let angle6 = segment3_slice0_bend;
-    let angle7 = segment4_slice0_bend;
-    let angle8 = segment1_slice1_bend;
-    let angle9 = segment2_slice1_bend;
-    let angle10 = segment3_slice1_bend;
-    let angle11 = segment4_slice1_bend;
-    let stumpff_segment1_bend_squared_c1 = softgen_runtime::stumpff(angle0);
+    let stumpff_segment1_bend_squared_c1 = softgen_runtime::stumpff(
+        segment1_bend_squared,
+    );
     let segment1_bend_squared_c1 = stumpff_segment1_bend_squared_c1[1];
     let segment1_bend_squared_c2 = stumpff_segment1_bend_squared_c1[2];
     let segment1_bend_squared_c3 = stumpff_segment1_bend_squared_c1[3];
     let segment1_bend_squared_c4 = stumpff_segment1_bend_squared_c1[4];
     let segment1_bend_squared_c5 = stumpff_segment1_bend_squared_c1[5];
     let segment1_bend_squared_c6 = stumpff_segment1_bend_squared_c1[6];
-    let stumpff_segment2_bend_squared_c1 = softgen_runtime::stumpff(angle1);
+    let stumpff_segment2_bend_squared_c1 = softgen_runtime::stumpff(
+        segment2_bend_squared,
+    );
     let segment2_bend_squared_c1 = stumpff_segment2_bend_squared_c1[1];
     let segment2_bend_squared_c2 = stumpff_segment2_bend_squared_c1[2];
     let segment2_bend_squared_c3 = stumpff_segment2_bend_squared_c1[3];
     let segment2_bend_squared_c4 = stumpff_segment2_bend_squared_c1[4];
     let segment2_bend_squared_c5 = stumpff_segment2_bend_squared_c1[5];
     let segment2_bend_squared_c6 = stumpff_segment2_bend_squared_c1[6];
-    let stumpff_segment3_bend_squared_c1 = softgen_runtime::stumpff(angle2);
+    let stumpff_segment3_bend_squared_c1 = softgen_runtime::stumpff(
+        segment3_bend_squared,
+    );
     let segment3_bend_squared_c1 = stumpff_segment3_bend_squared_c1[1];
     let segment3_bend_squared_c2 = stumpff_segment3_bend_squared_c1[2];
     let segment3_bend_squared_c3 = stumpff_segment3_bend_squared_c1[3];
     let segment3_bend_squared_c4 = stumpff_segment3_bend_squared_c1[4];
     let segment3_bend_squared_c5 = stumpff_segment3_bend_squared_c1[5];
     let segment3_bend_squared_c6 = stumpff_segment3_bend_squared_c1[6];
-    let stumpff_segment4_bend_squared_c1 = softgen_runtime::stumpff(angle3);
+    let stumpff_segment4_bend_squared_c1 = softgen_runtime::stumpff(
+        segment4_bend_squared,
+    );
     let segment4_bend_squared_c1 = stumpff_segment4_bend_squared_c1[1];
     let segment4_bend_squared_c2 = stumpff_segment4_bend_squared_c1[2];
     let segment4_bend_squared_c3 = stumpff_segment4_bend_squared_c1[3];
     let segment4_bend_squared_c4 = stumpff_segment4_bend_squared_c1[4];
     let segment4_bend_squared_c5 = stumpff_segment4_bend_squared_c1[5];
     let segment4_bend_squared_c6 = stumpff_segment4_bend_squared_c1[6];
-    let stumpff_segment1_slice0_bend_c1 = softgen_runtime::stumpff(angle4);
+    let stumpff_segment1_slice0_bend_c1 = softgen_runtime::stumpff(segment1_slice0_bend);
     let segment1_slice0_bend_c1 = stumpff_segment1_slice0_bend_c1[1];
     let segment1_slice0_bend_c2 = stumpff_segment1_slice0_bend_c1[2];
     let segment1_slice0_bend_c3 = stumpff_segment1_slice0_bend_c1[3];
     let segment1_slice0_bend_c4 = stumpff_segment1_slice0_bend_c1[4];
     let segment1_slice0_bend_c5 = stumpff_segment1_slice0_bend_c1[5];
     let segment1_slice0_bend_c6 = stumpff_segment1_slice0_bend_c1[6];
-    let stumpff_segment2_slice0_bend_c1 = softgen_runtime::stumpff(angle5);
+    let stumpff_segment2_slice0_bend_c1 = softgen_runtime::stumpff(segment2_slice0_bend);
     let segment2_slice0_bend_c1 = stumpff_segment2_slice0_bend_c1[1];
     let segment2_slice0_bend_c2 = stumpff_segment2_slice0_bend_c1[2];
     let segment2_slice0_bend_c3 = stumpff_segment2_slice0_bend_c1[3];
     let segment2_slice0_bend_c4 = stumpff_segment2_slice0_bend_c1[4];
     let segment2_slice0_bend_c5 = stumpff_segment2_slice0_bend_c1[5];
     let segment2_slice0_bend_c6 = stumpff_segment2_slice0_bend_c1[6];
-    let stumpff_segment3_slice0_bend_c1 = softgen_runtime::stumpff(angle6);
+    let stumpff_segment3_slice0_bend_c1 = softgen_runtime::stumpff(segment3_slice0_bend);
     let segment3_slice0_bend_c1 = stumpff_segment3_slice0_bend_c1[1];
     let segment3_slice0_bend_c2 = stumpff_segment3_slice0_bend_c1[2];
     let segment3_slice0_bend_c3 = stumpff_segment3_slice0_bend_c1[3];
     let segment3_slice0_bend_c4 = stumpff_segment3_slice0_bend_c1[4];
     let segment3_slice0_bend_c5 = stumpff_segment3_slice0_bend_c1[5];
     let segment3_slice0_bend_c6 = stumpff_segment3_slice0_bend_c1[6];
-    let stumpff_segment4_slice0_bend_c1 = softgen_runtime::stumpff(angle7);
+    let stumpff_segment4_slice0_bend_c1 = softgen_runtime::stumpff(segment4_slice0_bend);
     let segment4_slice0_bend_c1 = stumpff_segment4_slice0_bend_c1[1];
     let segment4_slice0_bend_c2 = stumpff_segment4_slice0_bend_c1[2];
     let segment4_slice0_bend_c3 = stumpff_segment4_slice0_bend_c1[3];
     let segment4_slice0_bend_c4 = stumpff_segment4_slice0_bend_c1[4];
     let segment4_slice0_bend_c5 = stumpff_segment4_slice0_bend_c1[5];
     let segment4_slice0_bend_c6 = stumpff_segment4_slice0_bend_c1[6];
-    let stumpff_segment1_slice1_bend_c1 = softgen_runtime::stumpff(angle8);
+    let stumpff_segment1_slice1_bend_c1 = softgen_runtime::stumpff(segment1_slice1_bend);
     let segment1_slice1_bend_c1 = stumpff_segment1_slice1_bend_c1[1];
     let segment1_slice1_bend_c2 = stumpff_segment1_slice1_bend_c1[2];
     let segment1_slice1_bend_c3 = stumpff_segment1_slice1_bend_c1[3];
     let segment1_slice1_bend_c4 = stumpff_segment1_slice1_bend_c1[4];
     let segment1_slice1_bend_c5 = stumpff_segment1_slice1_bend_c1[5];
     let segment1_slice1_bend_c6 = stumpff_segment1_slice1_bend_c1[6];
-    let stumpff_segment2_slice1_bend_c1 = softgen_runtime::stumpff(angle9);
+    let stumpff_segment2_slice1_bend_c1 = softgen_runtime::stumpff(segment2_slice1_bend);
     let segment2_slice1_bend_c1 = stumpff_segment2_slice1_bend_c1[1];
     let segment2_slice1_bend_c2 = stumpff_segment2_slice1_bend_c1[2];
     let segment2_slice1_bend_c3 = stumpff_segment2_slice1_bend_c1[3];
     let segment2_slice1_bend_c4 = stumpff_segment2_slice1_bend_c1[4];
     let segment2_slice1_bend_c5 = stumpff_segment2_slice1_bend_c1[5];
     let segment2_slice1_bend_c6 = stumpff_segment2_slice1_bend_c1[6];
-    let stumpff_segment3_slice1_bend_c1 = softgen_runtime::stumpff(angle10);
+    let stumpff_segment3_slice1_bend_c1 = softgen_runtime::stumpff(segment3_slice1_bend);
     let segment3_slice1_bend_c1 = stumpff_segment3_slice1_bend_c1[1];
     let segment3_slice1_bend_c2 = stumpff_segment3_slice1_bend_c1[2];
     let segment3_slice1_bend_c3 = stumpff_segment3_slice1_bend_c1[3];
     let segment3_slice1_bend_c4 = stumpff_segment3_slice1_bend_c1[4];
     let segment3_slice1_bend_c5 = stumpff_segment3_slice1_bend_c1[5];
     let segment3_slice1_bend_c6 = stumpff_segment3_slice1_bend_c1[6];
-    let stumpff_segment4_slice1_bend_c1 = softgen_runtime::stumpff(angle11);
+    let stumpff_segment4_slice1_bend_c1 = softgen_runtime::stumpff(segment4_slice1_bend);
     let segment4_slice1_bend_c1 = stumpff_segment4_slice1_bend_c1[1];
     let segment4_slice1_bend_c2 = stumpff_segment4_slice1_bend_c1[2];
     let segment4_slice1_bend_c3 = stumpff_segment4_slice1_bend_c1[3];
@@ -747,7 +747,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link1_inertia_h_y = q[1] * p.link_mass;
     let segment1_slice0_local_com_x = 0.21132486540518713 * p.channel_length
         * segment1_slice0_bend_c1;
-    let segment1_bend_y = p.channel_length * q[3];
     let t0 = segment1_bend_y * p.channel_length;
     let segment1_slice0_local_com_y = 0.044658198738520456 * t0
         * segment1_slice0_bend_c2;
@@ -824,7 +823,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link2_inertia_h_y = segment1_tip_position_y * p.link_mass;
     let segment2_slice0_local_com_x = 0.21132486540518713 * segment2_slice0_bend_c1
         * p.channel_length;
-    let segment2_bend_y = p.channel_length * q[4];
     let t8 = p.channel_length * segment2_bend_y;
     let segment2_slice0_local_com_y = 0.044658198738520456 * t8
         * segment2_slice0_bend_c2;
@@ -908,7 +906,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link3_inertia_h_y = p.link_mass * segment2_tip_position_y;
     let segment3_slice0_local_com_x = 0.21132486540518713 * p.channel_length
         * segment3_slice0_bend_c1;
-    let segment3_bend_y = p.channel_length * q[5];
     let t15 = segment3_bend_y * p.channel_length;
     let segment3_slice0_local_com_y = 0.044658198738520456 * t15
         * segment3_slice0_bend_c2;
@@ -991,7 +988,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let link4_inertia_h_y = segment3_tip_position_y * p.link_mass;
     let segment4_slice0_local_com_x = 0.21132486540518713 * p.channel_length
         * segment4_slice0_bend_c1;
-    let segment4_bend_y = p.channel_length * q[6];
     let t22 = p.channel_length * segment4_bend_y;
     let segment4_slice0_local_com_y = 0.044658198738520456 * t22
         * segment4_slice0_bend_c2;
@@ -1262,6 +1258,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         segment4_slice1_bend_c6,
         cos_q2,
         sin_q2,
+        segment1_bend_y,
+        segment2_bend_y,
+        segment3_bend_y,
+        segment4_bend_y,
         base_angle_rotation_01,
         base_angle_subspace_v_y,
         link1_inertia_h_x,
@@ -1871,8 +1871,7 @@ pub fn coriolis_into(
     let segment1_slice1_local_momentum_f_y = t0 * cache.segment1_slice1_local_inertia_h_x
         + cache.segment1_slice0_mass * t3;
     let t4 = -(t0 * segment1_slice1_local_momentum_f_y);
-    let segment1_bend_y = p.channel_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let t5 = segment1_bend_squared * p.channel_length;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
@@ -1934,14 +1933,13 @@ pub fn coriolis_into(
     let segment2_slice1_local_momentum_f_x = t20 * cache.segment1_slice0_mass
         - cache.segment2_slice1_local_inertia_h_y * t21;
     let t22 = segment2_slice1_local_momentum_f_x * t21;
-    let segment2_bend_y = p.channel_length * q[4];
-    let t23 = p.channel_length * segment2_bend_y;
+    let t23 = p.channel_length * cache.segment2_bend_y;
     let t24 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t25 = t24 * p.channel_length * segment2_bend_y.powi(3);
-    let t26 = t24 * p.channel_length * segment2_bend_y;
-    let t27 = segment1_bend_y * p.channel_length;
-    let t28 = segment1_bend_y.powi(3) * p.channel_length * t6;
-    let t29 = segment1_bend_y * p.channel_length * t6;
+    let t25 = t24 * p.channel_length * cache.segment2_bend_y.powi(3);
+    let t26 = t24 * p.channel_length * cache.segment2_bend_y;
+    let t27 = cache.segment1_bend_y * p.channel_length;
+    let t28 = cache.segment1_bend_y.powi(3) * p.channel_length * t6;
+    let t29 = cache.segment1_bend_y * p.channel_length * t6;
     let t30 = (cache.segment1_bend_squared_c4 * t28
         + 8.0 * cache.segment1_bend_squared_c6 * t28
         + 6.0 * cache.segment1_bend_squared_c4 * t29
@@ -2014,7 +2012,7 @@ pub fn coriolis_into(
         - 5.0 * t25 * cache.segment2_bend_squared_c5)
         - (cache.segment2_bend_squared_c3 * t23 - cache.segment2_bend_squared_c2 * t23)
             * segment2_bend_y_rate * segment2_bend_y_rate;
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
     let t42 = p.channel_length * segment2_bend_squared;
     let t43 = t24 * p.channel_length;
     let t44 = t24 * p.channel_length * segment2_bend_squared;
@@ -2047,8 +2045,7 @@ pub fn coriolis_into(
     let t50 = -(t46 * segment3_slice0_local_momentum_f_y);
     let t51 = segment3_bend_y_rate * segment3_bend_y_rate;
     let t52 = p.channel_length * t51;
-    let segment3_bend_y = p.channel_length * q[5];
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
+    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
     let t53 = p.channel_length * t51 * segment3_bend_squared;
     let t54 = p.channel_length * segment3_bend_squared;
     let segment2_tip_bias_v_y = segment1_tip_bias_v_y
@@ -2095,9 +2092,9 @@ pub fn coriolis_into(
     let t61 = cache.segment1_slice0_mass * t60;
     let t62 = t50 + t56 + t59 + t61;
     let t63 = t62 * cache.segment2_tip_rotation_00;
-    let t64 = segment3_bend_y * p.channel_length;
-    let t65 = segment3_bend_y * p.channel_length * t51;
-    let t66 = p.channel_length * t51 * segment3_bend_y.powi(3);
+    let t64 = cache.segment3_bend_y * p.channel_length;
+    let t65 = cache.segment3_bend_y * p.channel_length * t51;
+    let t66 = p.channel_length * t51 * cache.segment3_bend_y.powi(3);
     let t67 = (6.0 * t65 * cache.segment3_bend_squared_c4
         + 8.0 * cache.segment3_bend_squared_c6 * t66
         + t66 * cache.segment3_bend_squared_c4
@@ -2130,10 +2127,9 @@ pub fn coriolis_into(
     let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
         + segment4_tip_velocity_v_y * p.link_mass;
     let t69 = segment4_bend_y_rate * segment4_bend_y_rate;
-    let segment4_bend_y = p.channel_length * q[6];
-    let t70 = p.channel_length * t69 * segment4_bend_y;
-    let t71 = p.channel_length * t69 * segment4_bend_y.powi(3);
-    let t72 = p.channel_length * segment4_bend_y;
+    let t70 = p.channel_length * t69 * cache.segment4_bend_y;
+    let t71 = p.channel_length * t69 * cache.segment4_bend_y.powi(3);
+    let t72 = p.channel_length * cache.segment4_bend_y;
     let t73 = (6.0 * t70 * cache.segment4_bend_squared_c4
         + cache.segment4_bend_squared_c4 * t71
         + 8.0 * cache.segment4_bend_squared_c6 * t71
@@ -2141,7 +2137,7 @@ pub fn coriolis_into(
         - 5.0 * cache.segment4_bend_squared_c5 * t71)
         - (t72 * cache.segment4_bend_squared_c3 - t72 * cache.segment4_bend_squared_c2)
             * segment4_bend_y_rate * segment4_bend_y_rate;
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
+    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
     let t74 = p.channel_length * t69 * segment4_bend_squared;
     let t75 = p.channel_length * t69;
     let t76 = p.channel_length * segment4_bend_squared;
@@ -2819,8 +2815,7 @@ pub fn coriolis_matrix_into(
     let t14 = -(segment1_slice0_local_subspace0_w_z * t12 * cache.segment1_slice0_mass);
     let t15 = 0.5
         * (t14 - segment1_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
-    let segment1_bend_y = p.channel_length * q[3];
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let t16 = segment1_bend_squared * p.channel_length;
     let t17 = segment1_bend_y_rate
         * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * p.channel_length
@@ -2832,8 +2827,8 @@ pub fn coriolis_matrix_into(
             * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
                 + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t16
                 - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t16);
-    let t18 = segment1_bend_y * p.channel_length;
-    let t19 = segment1_bend_y.powi(3) * p.channel_length;
+    let t18 = cache.segment1_bend_y * p.channel_length;
+    let t19 = cache.segment1_bend_y.powi(3) * p.channel_length;
     let t20 = segment1_bend_y_rate
         * (0.0007125143135866891 * cache.segment1_slice0_bend_c6 * t19
             + 0.01196612828741514 * t18 * cache.segment1_slice0_bend_c4
@@ -2907,9 +2902,8 @@ pub fn coriolis_matrix_into(
     let t34 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t3);
     let t35 = 0.5
         * (t34 - segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
-    let segment2_bend_y = p.channel_length * q[4];
-    let t36 = p.channel_length * segment2_bend_y;
-    let t37 = p.channel_length * segment2_bend_y.powi(3);
+    let t36 = p.channel_length * cache.segment2_bend_y;
+    let t37 = p.channel_length * cache.segment2_bend_y.powi(3);
     let t38 = (0.00008906428919833614 * cache.segment2_slice0_bend_c4 * t37
         + 0.0007125143135866891 * cache.segment2_slice0_bend_c6 * t37
         + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t36
@@ -2920,7 +2914,7 @@ pub fn coriolis_matrix_into(
             * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t36
                 - 0.009437387837655933 * t36 * cache.segment2_slice0_bend_c2)
             * segment2_bend_y_rate;
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
     let t39 = p.channel_length * segment2_bend_squared;
     let t40 = 0.21132486540518713
         * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t39
@@ -2991,9 +2985,8 @@ pub fn coriolis_matrix_into(
         - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z;
     let t49 = segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_m;
     let segment2_subspace0_coriolis_column_f_x = t33 + t35 + t41 + t44 + t46 + t49;
-    let segment3_bend_y = p.channel_length * q[5];
-    let t50 = segment3_bend_y * p.channel_length;
-    let t51 = p.channel_length * segment3_bend_y.powi(3);
+    let t50 = cache.segment3_bend_y * p.channel_length;
+    let t51 = p.channel_length * cache.segment3_bend_y.powi(3);
     let t52 = (8.0 * cache.segment3_bend_squared_c6 * t51
         + 6.0 * t50 * cache.segment3_bend_squared_c4
         + t51 * cache.segment3_bend_squared_c4
@@ -3001,7 +2994,7 @@ pub fn coriolis_matrix_into(
         - 5.0 * cache.segment3_bend_squared_c5 * t51) * segment3_bend_y_rate
         - (t50 * cache.segment3_bend_squared_c3 - t50 * cache.segment3_bend_squared_c2)
             * segment3_bend_y_rate;
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
+    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
     let t53 = p.channel_length * segment3_bend_squared;
     let t54 = (p.channel_length * cache.segment3_bend_squared_c3
         + t53 * cache.segment3_bend_squared_c3
@@ -3078,9 +3071,8 @@ pub fn coriolis_matrix_into(
     let t67 = 0.5
         * (t66 - segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y);
     let segment3_subspace0_coriolis_column_f_x = t55 + t58 + t61 + t63 + t65 + t67;
-    let segment4_bend_y = p.channel_length * q[6];
-    let t68 = p.channel_length * segment4_bend_y.powi(3);
-    let t69 = p.channel_length * segment4_bend_y;
+    let t68 = p.channel_length * cache.segment4_bend_y.powi(3);
+    let t69 = p.channel_length * cache.segment4_bend_y;
     let t70 = (0.0007125143135866891 * cache.segment4_slice0_bend_c6 * t68
         + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t68
         + 0.01196612828741514 * t69 * cache.segment4_slice0_bend_c4
@@ -3091,7 +3083,7 @@ pub fn coriolis_matrix_into(
             * (0.009437387837655933 * t69 * cache.segment4_slice0_bend_c3
                 - 0.009437387837655933 * t69 * cache.segment4_slice0_bend_c2)
             * segment4_bend_y_rate;
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
+    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
     let t71 = p.channel_length * segment4_bend_squared;
     let t72 = 0.21132486540518713 * segment4_bend_y_rate
         * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
@@ -3960,10 +3952,9 @@ pub fn contact_axes_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let segment4_bend_y = p.channel_length * q[6];
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
+    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
     let t0 = 1.0 - cache.segment4_bend_squared_c2 * segment4_bend_squared;
-    let t1 = cache.segment4_bend_squared_c1 * segment4_bend_y;
+    let t1 = cache.segment4_bend_squared_c1 * cache.segment4_bend_y;
     let segment4_tip_rotation_00 = cache.segment3_tip_rotation_00 * t0
         + t1 * cache.segment3_tip_rotation_01;
     let segment4_tip_rotation_10 = t0 * cache.segment3_tip_rotation_10
@@ -4310,10 +4301,9 @@ pub fn contact_frame_own_into(
             axis[2] = 0.0;
         }
         4 => {
-            let segment4_bend_y = p.channel_length * q[6];
-            let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
+            let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
             let t0 = 1.0 - cache.segment4_bend_squared_c2 * segment4_bend_squared;
-            let t1 = cache.segment4_bend_squared_c1 * segment4_bend_y;
+            let t1 = cache.segment4_bend_squared_c1 * cache.segment4_bend_y;
             let segment4_tip_rotation_00 = cache.segment3_tip_rotation_00 * t0
                 + t1 * cache.segment3_tip_rotation_01;
             let segment4_tip_rotation_10 = t0 * cache.segment3_tip_rotation_10
@@ -5166,9 +5156,8 @@ pub fn centre_line_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CENTRE_LINE_POINTS],
 ) {
-    let segment1_bend_y = p.channel_length * q[3];
-    let t0 = segment1_bend_y * p.channel_length;
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
+    let t0 = cache.segment1_bend_y * p.channel_length;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
     let segment1_centre1_bend = 0.027777777777777776 * segment1_bend_squared;
     let t1 = 0.027777777777777776 * t0
         * softgen_runtime::stumpff(segment1_centre1_bend)[2];
@@ -5207,12 +5196,11 @@ pub fn centre_line_into(
     let segment1_centre5_position_x = cache.base_angle_rotation_01 * t9 + q[0]
         + t10 * cache.cos_q2;
     let segment1_centre5_position_y = cache.cos_q2 * t9 + q[1] + cache.sin_q2 * t10;
-    let segment2_bend_y = p.channel_length * q[4];
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
     let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
     let t11 = 0.16666666666666666 * softgen_runtime::stumpff(segment2_centre1_bend)[1]
         * p.channel_length;
-    let t12 = p.channel_length * segment2_bend_y;
+    let t12 = p.channel_length * cache.segment2_bend_y;
     let t13 = 0.027777777777777776 * softgen_runtime::stumpff(segment2_centre1_bend)[2]
         * t12;
     let segment2_centre1_position_x = cache.segment1_tip_rotation_00 * t11
@@ -5254,12 +5242,11 @@ pub fn centre_line_into(
         + cache.segment1_tip_position_x + t21 * cache.segment1_tip_rotation_01;
     let segment2_centre5_position_y = t21 * cache.segment1_tip_rotation_11
         + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t20;
-    let segment3_bend_y = p.channel_length * q[5];
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
+    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
     let segment3_centre1_bend = 0.027777777777777776 * segment3_bend_squared;
     let t22 = 0.16666666666666666 * p.channel_length
         * softgen_runtime::stumpff(segment3_centre1_bend)[1];
-    let t23 = segment3_bend_y * p.channel_length;
+    let t23 = cache.segment3_bend_y * p.channel_length;
     let t24 = 0.027777777777777776 * softgen_runtime::stumpff(segment3_centre1_bend)[2]
         * t23;
     let segment3_centre1_position_x = cache.segment2_tip_position_x
@@ -5301,9 +5288,8 @@ pub fn centre_line_into(
         + t31 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t32;
     let segment3_centre5_position_y = cache.segment2_tip_rotation_10 * t31
         + cache.segment2_tip_rotation_11 * t32 + cache.segment2_tip_position_y;
-    let segment4_bend_y = p.channel_length * q[6];
-    let t33 = p.channel_length * segment4_bend_y;
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
+    let t33 = p.channel_length * cache.segment4_bend_y;
+    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
     let segment4_centre1_bend = 0.027777777777777776 * segment4_bend_squared;
     let t34 = 0.027777777777777776 * t33
         * softgen_runtime::stumpff(segment4_centre1_bend)[2];
