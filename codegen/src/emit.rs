@@ -410,8 +410,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     // positions) that more than one kernel reads join the cache, so the kernels of a state
     // share one forward-kinematics pass; what only one kernel reads (the articulated
     // inertias of forward dynamics) stays in that kernel, so no kernel pays for another's
-    // work. Nodes inside the arguments of the transcendental functions stay out: those are
-    // computed first.
+    // work. Nodes inside the arguments of the transcendental functions are computed first,
+    // before the calls.
     let mut call_inputs: HashSet<NodeId> = HashSet::new();
     for &id in &calls {
         if let Node::Call(_, arg) = dag.nodes[id] {
@@ -428,24 +428,24 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             *readers.entry(id).or_default() += 1;
         }
     }
-    let live = |id: &NodeId| readers.get(id).copied().unwrap_or(0) >= 2;
-    let mut intermediates: Vec<NodeId> = dag
+    // Named position-level nodes that more than one kernel reads.
+    let mut read_by_several: Vec<NodeId> = dag
         .names
         .keys()
         .copied()
         .filter(|&id| {
-            live(&id)
+            readers.get(&id).copied().unwrap_or(0) >= 2
                 && !velocity_dependent[id]
                 && !dag.is_leaf(id)
-                && !call_inputs.contains(&id)
                 && !matches!(dag.nodes[id], Node::Call(..))
         })
         .collect();
-    intermediates.sort_unstable();
+    read_by_several.sort_unstable();
     // Named nodes inside the arguments (a soft section's bends, from which its Stumpff
-    // functions' arguments are made) that more than one kernel reads join the cache too,
-    // defined while the arguments are computed: otherwise every per-frame contact kernel
-    // recomputed them from q (measured on the soft snake: a third of a ring's ball test).
+    // functions' arguments are made) join the cache too, defined while the arguments are
+    // computed: otherwise every per-frame contact kernel recomputed them from q (measured on
+    // the soft snake: a third of a ring's ball test). The arguments themselves are `let`s of
+    // that phase.
     let argument_nodes: HashSet<NodeId> = calls
         .iter()
         .filter_map(|&id| match dag.nodes[id] {
@@ -453,20 +453,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             _ => None,
         })
         .collect();
-    let mut argument_fields: Vec<NodeId> = dag
-        .names
-        .keys()
-        .copied()
-        .filter(|&id| {
-            live(&id)
-                && !velocity_dependent[id]
-                && !dag.is_leaf(id)
-                && call_inputs.contains(&id)
-                && !argument_nodes.contains(&id)
-                && !matches!(dag.nodes[id], Node::Call(..))
-        })
-        .collect();
-    argument_fields.sort_unstable();
+    let (argument_fields, intermediates): (Vec<NodeId>, Vec<NodeId>) = read_by_several.into_iter().filter(|id| !argument_nodes.contains(id)).partition(|id| call_inputs.contains(id));
     // Field names: `sin_q3` for functions of one coordinate, the algorithm's names for the
     // intermediates; made unique.
     let mut taken: HashSet<String> = HashSet::new();
