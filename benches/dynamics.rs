@@ -96,7 +96,8 @@ fn runs(c: &mut Criterion) {
         let mut s = Scenario::new("snake_pedal_wave");
         s.duration = 60.0;
         s.terrain = TerrainChoice::Override(Terrain::Stair { position: 0.9, height: 0.1 });
-        s.admittance = Some(softgen_runtime::AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 });
+        s.admittance =
+            Some(softgen_runtime::AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 });
         b.iter(|| run_scenario(&s, None, &mut |_| {}).unwrap())
     });
     group.finish();
@@ -109,17 +110,23 @@ fn model_predictive_control(c: &mut Criterion) {
     use softgen::{RunConfig, WHEELED_SNAKE_RUN_CONFIG};
     use softgen_generated::SnakeLateralUndulation as W;
     use softgen_runtime::{GaitParameters, GaitPlanner, PlanningSnapshot, SteeredGait};
-    let actuated = ["link2", "link3", "link4", "link5", "link6"].map(|name| (name, softgen::Drives::Coordinate(softgen_runtime::CoordinateKind::RevoluteJoint)));
-    let run = RunConfig::parse("snake_lateral_undulation.run.toml", WHEELED_SNAKE_RUN_CONFIG, W::NAME, &actuated).unwrap();
+    let actuated = ["link2", "link3", "link4", "link5", "link6"]
+        .map(|name| (name, softgen::Drives::Coordinate(softgen_runtime::CoordinateKind::RevoluteJoint)));
+    let run =
+        RunConfig::parse("snake_lateral_undulation.run.toml", WHEELED_SNAKE_RUN_CONFIG, W::NAME, &actuated).unwrap();
     let settings = run.mpc.unwrap();
     let env = W::ENVIRONMENT;
     let g = W::GAIT.unwrap();
     let (contact, terrain) = run.environment.apply(env.contact_law(), env.terrain);
-    let plant = SimulationConfig { contact, terrain, gait: None, servo: g.servo(), admittance: None, control_period: 0.001 };
+    let plant =
+        SimulationConfig { contact, terrain, gait: None, servo: g.servo(), admittance: None, control_period: 0.001 };
     let initial = GaitParameters { amplitude: g.amplitude, temporal_frequency: g.temporal_frequency, offset: g.offset };
-    let mut planner =
-        GaitPlanner::new(Simulation::<W, N, C>::new(Default::default(), plant).unwrap(), settings.planner(settings.goal), initial)
-            .unwrap();
+    let mut planner = GaitPlanner::new(
+        Simulation::<W, N, C>::new(Default::default(), plant).unwrap(),
+        settings.planner(settings.goal),
+        initial,
+    )
+    .unwrap();
     // Mid-gait: 5 s of the initial gait, rolled out by the planner itself.
     let mut gait = SteeredGait::new(g.spatial_frequency, settings.lag, initial);
     let mut state = State::new(SVector::from_iterator(W::INITIAL_POSITION.iter().copied()), SVector::zeros());
@@ -136,7 +143,8 @@ fn model_predictive_control(c: &mut Criterion) {
         b.iter(|| planner.rollout(black_box(&snapshot), initial).unwrap())
     });
     group.sample_size(20);
-    group.bench_function("one plan: 32 rollouts and the MPPI update", |b| b.iter(|| planner.plan(black_box(&snapshot))));
+    group
+        .bench_function("one plan: 32 rollouts and the MPPI update", |b| b.iter(|| planner.plan(black_box(&snapshot))));
     group.finish();
 }
 
@@ -153,7 +161,14 @@ fn soft_snake(c: &mut Criterion) {
     q[2] = 0.01894;
     let qd = SVector::<f64, SN>::from_fn(|i, _| 0.01 * (i as f64 - 7.0));
     let env = S::ENVIRONMENT;
-    let config = SimulationConfig { contact: env.contact_law(), terrain: env.terrain, gait: None, servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 0.01 };
+    let config = SimulationConfig {
+        contact: env.contact_law(),
+        terrain: env.terrain,
+        gait: None,
+        servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 0.01,
+    };
     let mut sim = Simulation::<S, SN, SC>::new(p.clone(), config).unwrap();
     let report = sim.report(0.0, &State::new(q, qd));
     println!("soft snake bench state: {} of {SC} points in contact", report.active);
@@ -162,7 +177,9 @@ fn soft_snake(c: &mut Criterion) {
     let mut v = SVector::<f64, SN>::zeros();
     let mut group = c.benchmark_group("soft_snake kernels");
     group.bench_function("cache (section frames and Jacobians)", |b| b.iter(|| S::cache(black_box(&q), &p)));
-    group.bench_function("mass_matrix (3 x 6 disc slices)", |b| b.iter(|| S::mass_matrix_into(black_box(&q), &p, &k, &mut m)));
+    group.bench_function("mass_matrix (3 x 6 disc slices)", |b| {
+        b.iter(|| S::mass_matrix_into(black_box(&q), &p, &k, &mut m))
+    });
     group.bench_function("coriolis (C qd)", |b| b.iter(|| S::coriolis_into(black_box(&q), &qd, &p, &k, &mut v)));
     group.bench_function("gravity and elasticity", |b| b.iter(|| S::gravity_into(black_box(&q), &p, &k, &mut v)));
     group.bench_function("contact positions (all 310)", |b| {
@@ -190,16 +207,40 @@ fn wpi_snake(c: &mut Criterion) {
     const WC: usize = 5;
     let p = <W as Model<WN, WC>>::Params::default();
     let env = W::ENVIRONMENT;
-    let config = SimulationConfig { contact: env.contact_law(), terrain: env.terrain, gait: None, servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 5e-4 };
+    let config = SimulationConfig {
+        contact: env.contact_law(),
+        terrain: env.terrain,
+        gait: None,
+        servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 5e-4,
+    };
     let responses: Vec<ActuatorResponse> = (0..4).map(|k| W::valve_response(k, &p).unwrap()).collect();
-    let driven: Vec<DrivenCoordinate> = W::VALVES.iter().zip(&responses).map(|(&coordinate, &response)| DrivenCoordinate { coordinate, response }).collect();
+    let driven: Vec<DrivenCoordinate> = W::VALVES
+        .iter()
+        .zip(&responses)
+        .map(|(&coordinate, &response)| DrivenCoordinate { coordinate, response })
+        .collect();
     let mut x = State::<WN>::new(SVector::zeros(), SVector::zeros());
-    let mut complex = PrescribedSimulation::new(Simulation::<W, WN, WC>::new(p.clone(), config).unwrap(), &driven, 0.0, &x).unwrap();
+    let mut complex =
+        PrescribedSimulation::new(Simulation::<W, WN, WC>::new(p.clone(), config).unwrap(), &driven, 0.0, &x).unwrap();
     complex.command(0.0, &[1.0, -1.0, 1.0, -1.0], &mut x).unwrap();
-    let (t, q, qd) = (0.05, SVector::<f64, WN>::from_fn(|i, _| 0.3 * (i as f64).sin()), SVector::<f64, WN>::from_fn(|i, _| 0.1 * (i as f64).cos()));
+    let (t, q, qd) = (
+        0.05,
+        SVector::<f64, WN>::from_fn(|i, _| 0.3 * (i as f64).sin()),
+        SVector::<f64, WN>::from_fn(|i, _| 0.1 * (i as f64).cos()),
+    );
     let contact: ContactLaw = env.contact_law();
     let end = p.link_mass * p.channel_length.powi(2) / 3.0;
-    let mut simplified = SimplifiedChain::<5>::new([p.link_mass; 5], [end, 2.0 * end, 2.0 * end, 2.0 * end, end], [p.channel_length; 5], &contact, p.gravity, &responses).unwrap();
+    let mut simplified = SimplifiedChain::<5>::new(
+        [p.link_mass; 5],
+        [end, 2.0 * end, 2.0 * end, 2.0 * end, end],
+        [p.channel_length; 5],
+        &contact,
+        p.gravity,
+        &responses,
+    )
+    .unwrap();
     simplified.command(0.0, &[1.0, -1.0, 1.0, -1.0]).unwrap();
     let mut group = c.benchmark_group("wpi_snake");
     group.bench_function("complex model right-hand side (prescribed curvatures)", |b| {
@@ -237,21 +278,32 @@ fn pinniped(c: &mut Criterion) {
         (s.q, SVector::<f64, PN>::from_fn(|i, _| 0.05 * (i as f64).cos()))
     };
     let env = P::ENVIRONMENT;
-    let config = SimulationConfig { contact: env.contact_law(), terrain: env.terrain, gait: None, servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 1e-3 };
+    let config = SimulationConfig {
+        contact: env.contact_law(),
+        terrain: env.terrain,
+        gait: None,
+        servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 1e-3,
+    };
     let mut sim = Simulation::<P, PN, PC>::new(p.clone(), config).unwrap();
     let k = P::cache(&q, &p);
     let (mut m, mut v) = (SMatrix::<f64, PN, PN>::zeros(), SVector::<f64, PN>::zeros());
     let active = sim.report(0.0, &State::new(q, qd)).active;
     let mut group = c.benchmark_group("pinniped");
     group.bench_function("cache (limb slices and skin rings)", |b| b.iter(|| P::cache(black_box(&q), &p)));
-    group.bench_function("mass_matrix (4 x 4 disc slices)", |b| b.iter(|| P::mass_matrix_into(black_box(&q), &p, &k, &mut m)));
+    group.bench_function("mass_matrix (4 x 4 disc slices)", |b| {
+        b.iter(|| P::mass_matrix_into(black_box(&q), &p, &k, &mut m))
+    });
     group.bench_function("coriolis (C qd)", |b| b.iter(|| P::coriolis_into(black_box(&q), &qd, &p, &k, &mut v)));
     group.bench_function(format!("full right-hand side with contact ({active} of 55 points touching)"), |b| {
         let mut qdd = SVector::<f64, PN>::zeros();
         b.iter(|| sim.acceleration(0.0, black_box(&q), &qd, &mut qdd).unwrap())
     });
     let limb = softgen_runtime::Limb { length: p.limb_length, muscle_radius: p.muscle_radius };
-    group.bench_function("limb inverse kinematics (eq 7, one tip target)", |b| b.iter(|| limb.inverse(black_box(0.061), black_box(-0.079)).unwrap()));
+    group.bench_function("limb inverse kinematics (eq 7, one tip target)", |b| {
+        b.iter(|| limb.inverse(black_box(0.061), black_box(-0.079)).unwrap())
+    });
     let gait = softgen_runtime::LimbGait {
         frequency: 1.0,
         samples_per_cycle: 100,
@@ -281,17 +333,32 @@ fn underwater_snake(c: &mut Criterion) {
     let run = softgen::swim(&p, turn, 20.0, 1.0).unwrap();
     let s = run.samples.last().unwrap();
     let (q, qd) = (s.q, s.qd);
-    let config = SimulationConfig { contact: U::ENVIRONMENT.contact_law(), terrain: Terrain::None, gait: None, servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 0.05 };
+    let config = SimulationConfig {
+        contact: U::ENVIRONMENT.contact_law(),
+        terrain: Terrain::None,
+        gait: None,
+        servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 0.05,
+    };
     let mut sim = Simulation::<U, UN, UC>::new(p.clone(), config).unwrap();
     sim.set_thrusts(&turn.thrusts).unwrap();
     let k = U::cache(&q, &p);
     let (mut m, mut v) = (SMatrix::<f64, UN, UN>::zeros(), SVector::<f64, UN>::zeros());
     let mut group = c.benchmark_group("underwater_snake");
     group.bench_function("cache (poses, slices, hull columns)", |b| b.iter(|| U::cache(black_box(&q), &p)));
-    group.bench_function("mass_matrix with added mass", |b| b.iter(|| U::mass_matrix_into(black_box(&q), &p, &k, &mut m)));
-    group.bench_function("coriolis (C qd, with Kirchhoff terms)", |b| b.iter(|| U::coriolis_into(black_box(&q), &qd, &p, &k, &mut v)));
-    group.bench_function("gravity, buoyancy and Yeoh elasticity", |b| b.iter(|| U::gravity_into(black_box(&q), &p, &k, &mut v)));
-    group.bench_function("drag (linear and cross-flow strips)", |b| b.iter(|| U::hydrodynamic_force_into(black_box(&q), &qd, &p, &k, &mut v)));
+    group.bench_function("mass_matrix with added mass", |b| {
+        b.iter(|| U::mass_matrix_into(black_box(&q), &p, &k, &mut m))
+    });
+    group.bench_function("coriolis (C qd, with Kirchhoff terms)", |b| {
+        b.iter(|| U::coriolis_into(black_box(&q), &qd, &p, &k, &mut v))
+    });
+    group.bench_function("gravity, buoyancy and Yeoh elasticity", |b| {
+        b.iter(|| U::gravity_into(black_box(&q), &p, &k, &mut v))
+    });
+    group.bench_function("drag (linear and cross-flow strips)", |b| {
+        b.iter(|| U::hydrodynamic_force_into(black_box(&q), &qd, &p, &k, &mut v))
+    });
     group.bench_function("full right-hand side (thrusters, drag, viscosity)", |b| {
         let mut qdd = SVector::<f64, UN>::zeros();
         b.iter(|| sim.acceleration(0.0, black_box(&q), &qd, &mut qdd).unwrap())
@@ -303,7 +370,9 @@ fn underwater_snake(c: &mut Criterion) {
         ("004-pitch condition 1, 40 s", softgen::pitch_conditions()[0].clone(), 40.0),
         ("004-spiral, 180 s", softgen::spiral_conditions()[0].clone(), 180.0),
     ] {
-        group.bench_function(format!("{name}, ROS34PW2 sampled at 20 Hz"), |b| b.iter(|| softgen::swim(&p, &condition, duration, 0.05).unwrap()));
+        group.bench_function(format!("{name}, ROS34PW2 sampled at 20 Hz"), |b| {
+            b.iter(|| softgen::swim(&p, &condition, duration, 0.05).unwrap())
+        });
     }
     group.finish();
 }
@@ -325,7 +394,8 @@ fn scaling_fixture<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Crite
         })
     });
     group.bench_function("forward dynamics without contact (cache + M, C qd, G + Cholesky)", |b| {
-        let (mut m, mut cqd, mut g) = (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+        let (mut m, mut cqd, mut g) =
+            (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
         b.iter(|| {
             let k = R::cache(black_box(&q), &p);
             R::dynamics_into(&q, &qd, &p, &k, &mut m, &mut cqd, &mut g);
@@ -333,10 +403,13 @@ fn scaling_fixture<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Crite
             solve_spd_in_place(&mut m, &mut qdd).map(|_| qdd)
         })
     });
-    group.bench_function("cache (poses, composite inertias, contact positions)", |b| b.iter(|| R::cache(black_box(&q), &p)));
+    group.bench_function("cache (poses, composite inertias, contact positions)", |b| {
+        b.iter(|| R::cache(black_box(&q), &p))
+    });
     let k = R::cache(&q, &p);
     group.bench_function("dynamics_into (M, C qd, G from the cache)", |b| {
-        let (mut m, mut cqd, mut g) = (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+        let (mut m, mut cqd, mut g) =
+            (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
         b.iter(|| R::dynamics_into(black_box(&q), &qd, &p, &k, &mut m, &mut cqd, &mut g))
     });
     group.finish();

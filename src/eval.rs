@@ -21,11 +21,14 @@ const STDIN_KEYS: [&str; 3] = ["q", "qd", "params"];
 /// `input`, after any `--set` values already there; anything else is an error naming it.
 pub fn read_stdin_input(text: &str, input: &mut EvalInput) -> Result<(), String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("stdin: invalid JSON: {e}"))?;
-    let object = value
-        .as_object()
-        .ok_or_else(|| format!("stdin: expected an object {{\"q\": [...], \"qd\": [...], \"params\": {{...}}}}, got {}", kind(&value)))?;
+    let object = value.as_object().ok_or_else(|| {
+        format!("stdin: expected an object {{\"q\": [...], \"qd\": [...], \"params\": {{...}}}}, got {}", kind(&value))
+    })?;
     if let Some(key) = object.keys().find(|k| !STDIN_KEYS.contains(&k.as_str())) {
-        return Err(format!("stdin: unknown key `{key}`; expected {}", STDIN_KEYS.map(|k| format!("`{k}`")).join(", ")));
+        return Err(format!(
+            "stdin: unknown key `{key}`; expected {}",
+            STDIN_KEYS.map(|k| format!("`{k}`")).join(", ")
+        ));
     }
     let list = |key: &str| -> Result<Option<Vec<f64>>, String> {
         match object.get(key) {
@@ -35,7 +38,9 @@ pub fn read_stdin_input(text: &str, input: &mut EvalInput) -> Result<(), String>
                 .ok_or_else(|| format!("stdin: `{key}` must be an array of numbers, got {}", kind(v)))?
                 .iter()
                 .enumerate()
-                .map(|(i, x)| x.as_f64().ok_or_else(|| format!("stdin: `{key}[{i}]` must be a number, got {}", kind(x))))
+                .map(|(i, x)| {
+                    x.as_f64().ok_or_else(|| format!("stdin: `{key}[{i}]` must be a number, got {}", kind(x)))
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some),
         }
@@ -43,7 +48,9 @@ pub fn read_stdin_input(text: &str, input: &mut EvalInput) -> Result<(), String>
     input.q = list("q")?;
     input.qd = list("qd")?;
     if let Some(params) = object.get("params") {
-        let map = params.as_object().ok_or_else(|| format!("stdin: `params` must be an object of name: number, got {}", kind(params)))?;
+        let map = params
+            .as_object()
+            .ok_or_else(|| format!("stdin: `params` must be an object of name: number, got {}", kind(params)))?;
         for (k, v) in map {
             let x = v.as_f64().ok_or_else(|| format!("stdin: `params.{k}` must be a number, got {}", kind(v)))?;
             input.params.push((k.clone(), x));
@@ -74,7 +81,11 @@ struct Eval<'a> {
     input: &'a EvalInput,
 }
 
-fn vector<const N: usize>(name: &str, values: &Option<Vec<f64>>, default: SVector<f64, N>) -> Result<SVector<f64, N>, String> {
+fn vector<const N: usize>(
+    name: &str,
+    values: &Option<Vec<f64>>,
+    default: SVector<f64, N>,
+) -> Result<SVector<f64, N>, String> {
     match values {
         None => Ok(default),
         Some(v) if v.len() != N => Err(format!("{name} needs {N} values, got {}", v.len())),

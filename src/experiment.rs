@@ -6,8 +6,8 @@
 use crate::rolling_run::{run_rolling, write_rolling_outputs, Rolling, RollingRun};
 use crate::scenario::{run_scenario, Scenario, TerrainChoice};
 use crate::wpi_snake::{fit_circle, run_grid, run_snake, SnakeModel, SnakeOutcome, SnakeRun};
-use softgen_runtime::{AdmittanceGains, Terrain};
 use nalgebra::Vector3;
+use softgen_runtime::{AdmittanceGains, Terrain};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -116,10 +116,16 @@ fn soft_snake_drop(out: &Path) -> Result<ExperimentReport, String> {
     write_rolling_outputs(&summary, "drop", out)?;
     let lowest_com = summary.samples.iter().map(|s| s.center_of_mass.z).fold(f64::INFINITY, f64::min);
     let last = summary.samples.last().ok_or("no samples")?;
-    let rest = summary.samples.iter().rev().take_while(|s| (s.q[2] - last.q[2]).abs() < 1e-4).last().map_or(last.t, |s| s.t);
+    let rest =
+        summary.samples.iter().rev().take_while(|s| (s.q[2] - last.q[2]).abs() < 1e-4).last().map_or(last.t, |s| s.t);
     let lines = vec![
         format!("paper:   z stops at the ground and the body stays above it (Fig 8A)"),
-        format!("softgen: base at {:.2} mm after {:.1} s, settled by t = {rest:.2} s; centre of mass never below {:.2} mm", 1000.0 * last.q[2], last.t, 1000.0 * lowest_com),
+        format!(
+            "softgen: base at {:.2} mm after {:.1} s, settled by t = {rest:.2} s; centre of mass never below {:.2} mm",
+            1000.0 * last.q[2],
+            last.t,
+            1000.0 * lowest_com
+        ),
     ];
     let mut reasons = Vec::new();
     if !(lowest_com > 0.0) {
@@ -148,7 +154,10 @@ fn rolling(out: &Path, rolling: Rolling) -> Result<ExperimentReport, String> {
     };
     let (vx, vy) = summary.velocity_cm_s.ok_or("the run is too short to fit a velocity")?;
     let lines = vec![
-        format!("paper (Table I):  V_x = {:.2}, V_y = {:.2} cm/s (model); {:.2}, {:.2} (prototype)", paper.0, paper.1, prototype.0, prototype.1),
+        format!(
+            "paper (Table I):  V_x = {:.2}, V_y = {:.2} cm/s (model); {:.2}, {:.2} (prototype)",
+            paper.0, paper.1, prototype.0, prototype.1
+        ),
         format!("softgen:          V_x = {vx:.2}, V_y = {vy:.2} cm/s (bend {:.2} rad per section)", summary.bend),
     ];
     let close = |a: f64, b: f64| (a - b).abs() <= 0.2 * b.abs().max(1.0);
@@ -199,7 +208,9 @@ fn grid(offset: f64, params: &softgen_generated::wpi_snake::Params) -> Result<[V
         for &p in &PRESSURES {
             let mut row = Vec::new();
             for &f in &FREQUENCIES {
-                row.push(results.next().ok_or("a run is missing")?.map_err(|e| format!("f = {f} Hz, P = {p} kPa: {e}"))?);
+                row.push(
+                    results.next().ok_or("a run is missing")?.map_err(|e| format!("f = {f} Hz, P = {p} kPa: {e}"))?,
+                );
             }
             rows.push(row);
         }
@@ -227,7 +238,15 @@ fn grid_csv(path: &Path, offset: f64, maps: &[Vec<Vec<SnakeOutcome>>; 2]) -> Res
 }
 
 fn contour(out: &Path, file: &str, title: &str, label: &str, values: &[Vec<f64>]) -> Result<(), String> {
-    crate::plot::plot_contour(title, ("valve frequency f (Hz)", "supply pressure P (kPa)"), label, &FREQUENCIES, &PRESSURES, values, &out.join(file))
+    crate::plot::plot_contour(
+        title,
+        ("valve frequency f (Hz)", "supply pressure P (kPa)"),
+        label,
+        &FREQUENCIES,
+        &PRESSURES,
+        values,
+        &out.join(file),
+    )
 }
 
 /// The complex model's peak speed on a coarse grid (1, 1.5, 2 Hz x 41, 48, 55 kPa) with
@@ -256,9 +275,13 @@ fn wpi_calibration(out: &Path) -> Result<ExperimentReport, String> {
     let mut lines = vec![
         "procedure: tau1, tau2 and the threshold pressure P0 held at the spec's values; C0 = k (P - P0);".to_string(),
         "           k chosen so that the complex model's peak speed over {1, 1.5, 2} Hz x {41, 48, 55} kPa".to_string(),
-        "           at phi = 0 is the paper's 220 mm/s: a scan of k, then bisection on its rising side; if no k".to_string(),
+        "           at phi = 0 is the paper's 220 mm/s: a scan of k, then bisection on its rising side; if no k"
+            .to_string(),
         "           reaches it, the least k within 1 % of the fastest (the peak is flat near its top)".to_string(),
-        format!("           (tau1 = {} s, tau2 = {} s, P0 = {} kPa)", spec.time_constant_1, spec.time_constant_2, spec.threshold_pressure),
+        format!(
+            "           (tau1 = {} s, tau2 = {} s, P0 = {} kPa)",
+            spec.time_constant_1, spec.time_constant_2, spec.threshold_pressure
+        ),
     ];
     let mut rows = Vec::new();
     let mut evaluate = |k: f64, lines: &mut Vec<String>| -> Result<f64, String> {
@@ -311,7 +334,11 @@ fn wpi_calibration(out: &Path) -> Result<ExperimentReport, String> {
     write_csv(&out.join("calibration.csv"), "curvature_per_kpa,peak_speed_m_s", &rows)?;
     let fastest = peaks.iter().copied().fold(0.0, f64::max);
     let at_spec = coarse_peak(spec.curvature_per_kpa)?;
-    lines.push(format!("result: k = {k:.3} 1/(m kPa), C0 = {:.1} to {:.1} 1/m over 41-55 kPa", k * (41.0 - spec.threshold_pressure), k * (55.0 - spec.threshold_pressure)));
+    lines.push(format!(
+        "result: k = {k:.3} 1/(m kPa), C0 = {:.1} to {:.1} 1/m over 41-55 kPa",
+        k * (41.0 - spec.threshold_pressure),
+        k * (55.0 - spec.threshold_pressure)
+    ));
     if fastest < PAPER_PEAK_SPEED {
         lines.push(format!(
             "        no k reaches 220 mm/s: the peak saturates near {:.0} mm/s (the wave itself travels 4 l f = {:.0} mm/s at 2 Hz)",
@@ -319,11 +346,19 @@ fn wpi_calibration(out: &Path) -> Result<ExperimentReport, String> {
             1e3 * 4.0 * spec.channel_length * 2.0
         ));
     }
-    lines.push(format!("spec:   k = {} gives a peak of {:.1} mm/s (paper: around 220; within {:.0} % counts)", spec.curvature_per_kpa, 1e3 * at_spec, 100.0 * AROUND));
+    lines.push(format!(
+        "spec:   k = {} gives a peak of {:.1} mm/s (paper: around 220; within {:.0} % counts)",
+        spec.curvature_per_kpa,
+        1e3 * at_spec,
+        100.0 * AROUND
+    ));
     let verdict = if (at_spec - PAPER_PEAK_SPEED).abs() > AROUND * PAPER_PEAK_SPEED {
         Verdict::Differs(format!("the spec's k gives a peak of {:.0} mm/s, not around 220", 1e3 * at_spec))
     } else if (spec.curvature_per_kpa - k).abs() > 0.05 * k {
-        Verdict::Differs(format!("the spec's curvature_per_kpa = {} is not the calibrated {k:.3}", spec.curvature_per_kpa))
+        Verdict::Differs(format!(
+            "the spec's curvature_per_kpa = {} is not the calibrated {k:.3}",
+            spec.curvature_per_kpa
+        ))
     } else {
         Verdict::Reproduced
     };
@@ -336,14 +371,27 @@ fn wpi_speed_map(out: &Path) -> Result<ExperimentReport, String> {
     grid_csv(&out.join("speed_map.csv"), 0.0, &maps)?;
     let speeds = [map_of(&maps[0], |o| 1e3 * o.speed), map_of(&maps[1], |o| 1e3 * o.speed)];
     contour(out, "speed_complex.png", "WPI snake, phi = 0: complex model (Fig 8a)", "CoM speed (mm/s)", &speeds[0])?;
-    contour(out, "speed_simplified.png", "WPI snake, phi = 0: simplified model (Fig 8b)", "CoM speed (mm/s)", &speeds[1])?;
+    contour(
+        out,
+        "speed_simplified.png",
+        "WPI snake, phi = 0: simplified model (Fig 8b)",
+        "CoM speed (mm/s)",
+        &speeds[1],
+    )?;
     let peak = |m: &Vec<Vec<f64>>| m.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
     let low = |m: &Vec<Vec<f64>>| m.iter().flatten().copied().fold(f64::INFINITY, f64::min);
     let (peak_complex, peak_simplified) = (peak(&speeds[0]), peak(&speeds[1]));
     // Straight line: the cycle-averaged path fits no circle, or one far larger than the body.
-    let straight = |m: &Vec<Vec<SnakeOutcome>>| m.iter().flatten().map(|o| o.circle.map_or(f64::INFINITY, |c| c.0)).fold(f64::INFINITY, f64::min);
+    let straight = |m: &Vec<Vec<SnakeOutcome>>| {
+        m.iter().flatten().map(|o| o.circle.map_or(f64::INFINITY, |c| c.0)).fold(f64::INFINITY, f64::min)
+    };
     let (straight_complex, straight_simplified) = (straight(&maps[0]), straight(&maps[1]));
-    let largest_gap = speeds[0].iter().flatten().zip(speeds[1].iter().flatten()).map(|(a, b)| (a - b).abs() / a.max(*b)).fold(0.0, f64::max);
+    let largest_gap = speeds[0]
+        .iter()
+        .flatten()
+        .zip(speeds[1].iter().flatten())
+        .map(|(a, b)| (a - b).abs() / a.max(*b))
+        .fold(0.0, f64::max);
     let lines = vec![
         format!("paper: straight line at phi = 0; peak around 220 mm/s, ten times the old snake's 20 mm/s;"),
         format!("       both models similar to the experiment, the complex one slightly closer (no values printed)"),
@@ -395,7 +443,8 @@ fn spread(radii: &[Vec<f64>], along_pressure: bool) -> f64 {
         (v.iter().copied().fold(f64::NEG_INFINITY, f64::max) - v.iter().copied().fold(f64::INFINITY, f64::min)) / mean
     };
     if along_pressure {
-        (0..FREQUENCIES.len()).map(|i| relative(radii.iter().map(|row| row[i]).collect())).sum::<f64>() / FREQUENCIES.len() as f64
+        (0..FREQUENCIES.len()).map(|i| relative(radii.iter().map(|row| row[i]).collect())).sum::<f64>()
+            / FREQUENCIES.len() as f64
     } else {
         radii.iter().map(|row| relative(row.clone())).sum::<f64>() / radii.len() as f64
     }
@@ -412,10 +461,29 @@ fn wpi_turning_map(out: &Path) -> Result<ExperimentReport, String> {
         map_of(&maps[1], |o| o.circle.map_or(f64::NAN, |c| 1e3 * c.0 * correction)),
     ];
     contour(out, "speed_complex.png", "WPI snake, phi = 0.4: complex model (Fig 9a)", "CoM speed (mm/s)", &speeds[0])?;
-    contour(out, "speed_simplified.png", "WPI snake, phi = 0.4: simplified model (Fig 9b)", "CoM speed (mm/s)", &speeds[1])?;
-    contour(out, "radius_complex.png", "WPI snake, phi = 0.4: complex model, corrected radius (Fig 9d)", "turning radius (mm)", &radii[0])?;
-    contour(out, "radius_simplified.png", "WPI snake, phi = 0.4: simplified model, corrected radius (Fig 9e)", "turning radius (mm)", &radii[1])?;
-    let worst_fit = maps.iter().flatten().flatten().map(|o| o.circle.map_or(f64::INFINITY, |(r, rms)| rms / r)).fold(0.0, f64::max);
+    contour(
+        out,
+        "speed_simplified.png",
+        "WPI snake, phi = 0.4: simplified model (Fig 9b)",
+        "CoM speed (mm/s)",
+        &speeds[1],
+    )?;
+    contour(
+        out,
+        "radius_complex.png",
+        "WPI snake, phi = 0.4: complex model, corrected radius (Fig 9d)",
+        "turning radius (mm)",
+        &radii[0],
+    )?;
+    contour(
+        out,
+        "radius_simplified.png",
+        "WPI snake, phi = 0.4: simplified model, corrected radius (Fig 9e)",
+        "turning radius (mm)",
+        &radii[1],
+    )?;
+    let worst_fit =
+        maps.iter().flatten().flatten().map(|o| o.circle.map_or(f64::INFINITY, |(r, rms)| rms / r)).fold(0.0, f64::max);
     let range = |m: &Vec<Vec<f64>>| {
         let v: Vec<f64> = m.iter().flatten().copied().collect();
         (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
@@ -423,7 +491,9 @@ fn wpi_turning_map(out: &Path) -> Result<ExperimentReport, String> {
     let mut lines = vec![
         "paper: both models capture the speed, the simplified one better; the radius depends strongly on".to_string(),
         "       pressure in every case; the experiment's radii exceed both models', the complex one closer".to_string(),
-        format!("radii are multiplied by (l + L_o) / l = {correction:.3} (L_o = {GAP_LENGTH} m, ours), as the paper does"),
+        format!(
+            "radii are multiplied by (l + L_o) / l = {correction:.3} (L_o = {GAP_LENGTH} m, ours), as the paper does"
+        ),
     ];
     let mut reasons = Vec::new();
     for (m, name) in ["complex", "simplified"].iter().enumerate() {
@@ -439,7 +509,10 @@ fn wpi_turning_map(out: &Path) -> Result<ExperimentReport, String> {
             reasons.push(format!("the {name} model's radius varies more with frequency than with pressure"));
         }
     }
-    lines.push(format!("every path is a circle: worst RMS distance from its fitted circle {:.1} % of the radius", 100.0 * worst_fit));
+    lines.push(format!(
+        "every path is a circle: worst RMS distance from its fitted circle {:.1} % of the radius",
+        100.0 * worst_fit
+    ));
     let complex_smaller = radii[0].iter().flatten().zip(radii[1].iter().flatten()).filter(|(a, b)| a < b).count();
     lines.push(format!(
         "the complex model turns tighter than the simplified one at {complex_smaller} of {} points (the experiment's radii, larger than both, are not printed)",
@@ -462,7 +535,10 @@ fn wpi_turning_map(out: &Path) -> Result<ExperimentReport, String> {
 
 fn wpi_trajectory(out: &Path) -> Result<ExperimentReport, String> {
     let mut series = Vec::new();
-    let mut lines = vec!["paper (Fig 10): at 2 Hz and 54 kPa the measured CoM path is fitted by a circle; both models' paths overlaid".to_string()];
+    let mut lines = vec![
+        "paper (Fig 10): at 2 Hz and 54 kPa the measured CoM path is fitted by a circle; both models' paths overlaid"
+            .to_string(),
+    ];
     let mut rows = Vec::new();
     let mut reasons = Vec::new();
     for (model, colour) in [(SnakeModel::Complex, [20, 20, 20]), (SnakeModel::Simplified, [30, 160, 60])] {
@@ -471,7 +547,8 @@ fn wpi_trajectory(out: &Path) -> Result<ExperimentReport, String> {
         let every = (0.01 / run.step).round() as usize;
         let outcome = run_snake(&run, every, |_| {})?;
         for s in &outcome.samples {
-            let joint_forces: Vec<String> = s.joint_forces.iter().flat_map(|h| [h.x.to_string(), h.y.to_string()]).collect();
+            let joint_forces: Vec<String> =
+                s.joint_forces.iter().flat_map(|h| [h.x.to_string(), h.y.to_string()]).collect();
             rows.push(format!(
                 "{},{},{},{},{},{},{},{}",
                 model.name(),
@@ -491,7 +568,13 @@ fn wpi_trajectory(out: &Path) -> Result<ExperimentReport, String> {
         });
         let circle = fit_circle(&outcome.cycle_centres[run.transient_cycles..]);
         match circle {
-            Some((r, rms)) => lines.push(format!("{:<11} speed {:.0} mm/s, circle radius {:.0} mm (RMS {:.2} mm)", model.name(), 1e3 * outcome.speed, 1e3 * r, 1e3 * rms)),
+            Some((r, rms)) => lines.push(format!(
+                "{:<11} speed {:.0} mm/s, circle radius {:.0} mm (RMS {:.2} mm)",
+                model.name(),
+                1e3 * outcome.speed,
+                1e3 * r,
+                1e3 * rms
+            )),
             None => {
                 lines.push(format!("{:<11} speed {:.0} mm/s, no circle fits", model.name(), 1e3 * outcome.speed));
                 reasons.push(format!("the {} model's path is not a circle", model.name()));
@@ -507,7 +590,11 @@ fn wpi_trajectory(out: &Path) -> Result<ExperimentReport, String> {
     // segments' actuation torques: the complex model's; zero for the simplified one.
     let header = "model,t,com_x,com_y,heading,kappa_1,kappa_2,kappa_3,kappa_4,h1_x,h1_y,h2_x,h2_y,h3_x,h3_y,h4_x,h4_y,torque_1,torque_2,torque_3,torque_4";
     write_csv(&out.join("trajectory.csv"), header, &rows)?;
-    crate::plot::plot_paths("WPI snake at 2 Hz, 54 kPa, phi = 0.4: centre of mass (Fig 10)", &series, &out.join("trajectory.png"))?;
+    crate::plot::plot_paths(
+        "WPI snake at 2 Hz, 54 kPa, phi = 0.4: centre of mass (Fig 10)",
+        &series,
+        &out.join("trajectory.png"),
+    )?;
     lines.push("outputs: trajectory.csv (with the complex model's joint constraint forces and segment torques), trajectory.png (and .svg)".to_string());
     Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
 }
@@ -533,7 +620,11 @@ fn wpi_cost(out: &Path) -> Result<ExperimentReport, String> {
             seconds[1] / seconds[0]
         ),
     ];
-    let verdict = if seconds[1] < seconds[0] { Verdict::Reproduced } else { Verdict::Differs("the simplified model is not faster".into()) };
+    let verdict = if seconds[1] < seconds[0] {
+        Verdict::Reproduced
+    } else {
+        Verdict::Differs("the simplified model is not faster".into())
+    };
     Ok(ExperimentReport { lines, verdict })
 }
 
@@ -552,7 +643,10 @@ fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
     for (rho, expected) in [(0.04, 0.3365), (0.06, 0.5110), (0.08, 0.6941), (0.10, 0.8907)] {
         let c = limb.inverse(rho, 0.0).map_err(|e| e.to_string())?;
         let tip = limb.tip(c);
-        lines.push(format!("stride radius {rho:.2} m: bend {:.4} rad (expected {expected:.4}), tip height d = {:.4} m", c.phi, tip.z));
+        lines.push(format!(
+            "stride radius {rho:.2} m: bend {:.4} rad (expected {expected:.4}), tip height d = {:.4} m",
+            c.phi, tip.z
+        ));
         rows.push(format!("{rho},{},{}", c.phi, tip.z));
         if (c.phi - expected).abs() > 5e-5 {
             reasons.push(format!("the bend for {rho} m is {:.4} rad, not {expected}", c.phi));
@@ -560,7 +654,12 @@ fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
     }
     let reach = limb.reach();
     let refused = limb.inverse(reach * 1.01, 0.0).is_err();
-    lines.push(format!("reach {:.4} m = {:.5} L; a target 1 % beyond it is {}", reach, reach / limb.length, if refused { "refused" } else { "ACCEPTED" }));
+    lines.push(format!(
+        "reach {:.4} m = {:.5} L; a target 1 % beyond it is {}",
+        reach,
+        reach / limb.length,
+        if refused { "refused" } else { "ACCEPTED" }
+    ));
     if !refused {
         reasons.push("a target beyond the reach was accepted".into());
     }
@@ -580,9 +679,12 @@ fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
     // towards +x.
     let mounted = rest.mounted_limbs(&p);
     let straight = CurveParameters { theta: 0.0, phi: 0.0 };
-    let head_bent = CurveParameters { theta: rest.theta_towards(0, nalgebra::Vector3::x()), phi: std::f64::consts::FRAC_PI_2 };
+    let head_bent =
+        CurveParameters { theta: rest.theta_towards(0, nalgebra::Vector3::x()), phi: std::f64::consts::FRAC_PI_2 };
     let mut worst: f64 = 0.0;
-    for (name, curves) in [("rest", [straight; 4]), ("H bent 90 degrees towards +x", [head_bent, straight, straight, straight])] {
+    for (name, curves) in
+        [("rest", [straight; 4]), ("H bent 90 degrees towards +x", [head_bent, straight, straight, straight])]
+    {
         let eq16 = robot_centre_of_gravity(&mounted, &curves, p.hub_mass);
         let limbs_only = robot_centre_of_gravity(&mounted, &curves, 0.0);
         let model = model_centre_of_mass(&p, &curves);
@@ -592,7 +694,8 @@ fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
             eq16.x, eq16.y, eq16.z, limbs_only.x, limbs_only.y, limbs_only.z, model.x, model.y, model.z
         ));
     }
-    let shift = robot_centre_of_gravity(&mounted, &[head_bent, straight, straight, straight], 0.0) - robot_centre_of_gravity(&mounted, &[straight; 4], 0.0);
+    let shift = robot_centre_of_gravity(&mounted, &[head_bent, straight, straight, straight], 0.0)
+        - robot_centre_of_gravity(&mounted, &[straight; 4], 0.0);
     lines.push(format!(
         "bending H by 90 degrees moves the limbs' centre of gravity {:.4} m towards the bend (the notes: 0.0139 m without a hub offset), the generated model agrees to {:.1e} m",
         shift.x, worst
@@ -609,7 +712,9 @@ fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
 }
 
 fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
-    use crate::pinniped::{measured_value, paper_value, protocol_cells, run_trials, Gait, Trial, CRAWL_STRIDES, LIMB_NAMES, TURN_STRIDES};
+    use crate::pinniped::{
+        measured_value, paper_value, protocol_cells, run_trials, Gait, Trial, CRAWL_STRIDES, LIMB_NAMES, TURN_STRIDES,
+    };
     let cells = protocol_cells();
     let trials: Vec<Trial> = cells.iter().map(|c| Trial::new(c.gait, c.stride, c.frequency)).collect();
     let start = Instant::now();
@@ -619,7 +724,9 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
     let mut rows = Vec::new();
     let mut paths = Vec::new();
     for ((cell, trial), result) in cells.iter().zip(&trials).zip(&results) {
-        let outcome = result.as_ref().map_err(|e| format!("{} at {} m, {} Hz: {e}", cell.gait.name(), cell.stride, cell.frequency))?;
+        let outcome = result
+            .as_ref()
+            .map_err(|e| format!("{} at {} m, {} Hz: {e}", cell.gait.name(), cell.stride, cell.frequency))?;
         if let Some(e) = &outcome.error {
             return Err(format!("{} at {} m, {} Hz stopped early: {e}", cell.gait.name(), cell.stride, cell.frequency));
         }
@@ -649,7 +756,8 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
             _ => (cell.stride - 0.10).abs() < 1e-9,
         };
         if fig9 && (cell.frequency - 1.0).abs() < 1e-9 {
-            let colour = [[200, 40, 40], [40, 60, 200], [30, 150, 60], [230, 140, 20], [120, 40, 160], [20, 160, 170]][paths.len() % 6];
+            let colour = [[200, 40, 40], [40, 60, 200], [30, 150, 60], [230, 140, 20], [120, 40, 160], [20, 160, 170]]
+                [paths.len() % 6];
             paths.push(crate::plot::Series {
                 name: cell.gait.name().to_string(),
                 colour,
@@ -662,23 +770,38 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
         "gait,stride_radius_m,frequency_hz,value,paper_value,dx_m,dy_m,heading_change_rad,path_length_m,circling_limbs",
         &rows,
     )?;
-    crate::plot::plot_paths("pinniped: hub paths at 1.00 Hz, 0.10 m (B at 0.08 m in crawl-and-turn), 15 s", &paths, &out.join("paths.png"))?;
+    crate::plot::plot_paths(
+        "pinniped: hub paths at 1.00 Hz, 0.10 m (B at 0.08 m in crawl-and-turn), 15 s",
+        &paths,
+        &out.join("paths.png"),
+    )?;
 
     // values[row * 9 + stride * 3 + frequency], rows in protocol order.
     let at = |row: usize, s: usize, f: usize| values[9 * row + 3 * s + f];
     let paper_at = |row: usize, s: usize, f: usize| paper_value(&cells[9 * row + 3 * s + f]);
-    let mut lines = vec![format!("54 trials of 15 s (after 1 s settling) in {wall:.1} s wall on {} threads", std::thread::available_parallelism().map_or(1, |n| n.get()))];
+    let mut lines = vec![format!(
+        "54 trials of 15 s (after 1 s settling) in {wall:.1} s wall on {} threads",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    )];
     let tables = [
         ("Table I, mean speed (cm/s)", ["forward", "backward"], 0, CRAWL_STRIDES),
         ("Table II, turn rate per path length (rad/(m s))", ["leftward", "rightward"], 2, TURN_STRIDES),
         ("Table III, turn rate (rad/s)", ["clockwise", "counterclockwise"], 4, CRAWL_STRIDES),
     ];
     for (title, names, first, strides) in tables {
-        lines.push(format!("{title}: softgen / paper, stride radius {:.2} / {:.2} / {:.2} m, each at 0.75 / 1.00 / 1.25 Hz", strides[0], strides[1], strides[2]));
+        lines.push(format!(
+            "{title}: softgen / paper, stride radius {:.2} / {:.2} / {:.2} m, each at 0.75 / 1.00 / 1.25 Hz",
+            strides[0], strides[1], strides[2]
+        ));
         for (k, name) in names.iter().enumerate() {
             let row = first + k;
             let cells: Vec<String> = (0..3)
-                .map(|s| (0..3).map(|f| format!("{:.2}/{:.2}", at(row, s, f), paper_at(row, s, f))).collect::<Vec<_>>().join(" "))
+                .map(|s| {
+                    (0..3)
+                        .map(|f| format!("{:.2}/{:.2}", at(row, s, f), paper_at(row, s, f)))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .collect();
             lines.push(format!("  {name:<17} {}", cells.join(" | ")));
         }
@@ -712,12 +835,27 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
     if backward_wins < 9 {
         reasons.push(format!("backward beats forward in {backward_wins} of 9 cells"));
     }
-    let worst_lr = (0..9).map(|c| (at(2, c / 3, c % 3) - at(3, c / 3, c % 3)).abs() / (0.5 * (at(2, c / 3, c % 3) + at(3, c / 3, c % 3))).abs().max(1e-9)).fold(0.0, f64::max);
-    lines.push(format!("trend (iv), left and right turns agree: largest difference {:.0} % of their mean (paper: 6 %)", 100.0 * worst_lr));
+    let worst_lr = (0..9)
+        .map(|c| {
+            (at(2, c / 3, c % 3) - at(3, c / 3, c % 3)).abs()
+                / (0.5 * (at(2, c / 3, c % 3) + at(3, c / 3, c % 3))).abs().max(1e-9)
+        })
+        .fold(0.0, f64::max);
+    lines.push(format!(
+        "trend (iv), left and right turns agree: largest difference {:.0} % of their mean (paper: 6 %)",
+        100.0 * worst_lr
+    ));
     if worst_lr > 0.2 {
         reasons.push(format!("left and right turns differ by up to {:.0} %", 100.0 * worst_lr));
     }
-    let directions = [(0, "forward crawling moves +x"), (1, "backward crawling moves -x"), (2, "the leftward gait turns left"), (3, "the rightward gait turns right"), (4, "the clockwise gait turns clockwise"), (5, "the counterclockwise gait turns counterclockwise")];
+    let directions = [
+        (0, "forward crawling moves +x"),
+        (1, "backward crawling moves -x"),
+        (2, "the leftward gait turns left"),
+        (3, "the rightward gait turns right"),
+        (4, "the clockwise gait turns clockwise"),
+        (5, "the counterclockwise gait turns counterclockwise"),
+    ];
     for (row, what) in directions {
         let right_way = (0..9).filter(|&c| at(row, c / 3, c % 3) > 0.0).count();
         lines.push(format!("direction: {what} in {right_way} of 9 cells"));
@@ -733,10 +871,16 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
         let mean = r.iter().sum::<f64>() / 18.0;
         lines.push(format!("  {title}: mean ratio {mean:.2}"));
         if !(0.7..=1.3).contains(&mean) {
-            reasons.push(format!("{} is {mean:.2} times the paper's on average", title.split(',').next().unwrap_or(title)));
+            reasons.push(format!(
+                "{} is {mean:.2} times the paper's on average",
+                title.split(',').next().unwrap_or(title)
+            ));
         }
     }
-    lines.push("outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), paths.png (and .svg)".into());
+    lines.push(
+        "outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), paths.png (and .svg)"
+            .into(),
+    );
     Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
 }
 
@@ -761,12 +905,21 @@ fn rigid_snake(out: &Path, mut scenario: Scenario, file: &str) -> Result<crate::
 fn pedal_wave(out: &Path) -> Result<ExperimentReport, String> {
     let summary = rigid_snake(out, Scenario::new("snake_pedal_wave"), "pedal_wave")?;
     let period = 5.0;
-    let cycles: Vec<f64> = (0..4).map(|c| summary.com_at((c + 1) as f64 * period).x - summary.com_at(c as f64 * period).x).collect();
+    let cycles: Vec<f64> =
+        (0..4).map(|c| summary.com_at((c + 1) as f64 * period).x - summary.com_at(c as f64 * period).x).collect();
     let lines = vec![
         "paper (Fig 5): the pedal wave moves the snake forward on flat ground".to_string(),
-        format!("softgen: per 5 s cycle {} cm; deepest contact {:.1} mm", cycles.iter().map(|d| format!("{:.1}", 100.0 * d)).collect::<Vec<_>>().join(", "), 1e3 * summary.max_depth),
+        format!(
+            "softgen: per 5 s cycle {} cm; deepest contact {:.1} mm",
+            cycles.iter().map(|d| format!("{:.1}", 100.0 * d)).collect::<Vec<_>>().join(", "),
+            1e3 * summary.max_depth
+        ),
     ];
-    let verdict = if cycles.iter().all(|d| *d > 0.0) { Verdict::Reproduced } else { Verdict::Differs("a gait cycle does not move the snake forward".into()) };
+    let verdict = if cycles.iter().all(|d| *d > 0.0) {
+        Verdict::Reproduced
+    } else {
+        Verdict::Differs("a gait cycle does not move the snake forward".into())
+    };
     Ok(ExperimentReport { lines, verdict })
 }
 
@@ -780,7 +933,10 @@ fn pipe(out: &Path) -> Result<ExperimentReport, String> {
     let verdict = if advance > 0.05 {
         Verdict::Reproduced
     } else {
-        Verdict::Differs(format!("with eta = -pi/2 the six-link body swings +-6 cm and never touches the 20 cm pipe ({:.1} cm in 20 s)", 100.0 * advance))
+        Verdict::Differs(format!(
+            "with eta = -pi/2 the six-link body swings +-6 cm and never touches the 20 cm pipe ({:.1} cm in 20 s)",
+            100.0 * advance
+        ))
     };
     Ok(ExperimentReport { lines, verdict })
 }
@@ -803,7 +959,8 @@ fn stair(out: &Path) -> Result<ExperimentReport, String> {
         "paper (Fig 8): without admittance control the snake does not cross the 10 cm stair".to_string(),
         format!("softgen: centre of mass at x = {com:.2} m after 90 s (step face at 0.90 m)"),
     ];
-    let verdict = if crossed { Verdict::Differs("the snake crossed without the controller".into()) } else { Verdict::Reproduced };
+    let verdict =
+        if crossed { Verdict::Differs("the snake crossed without the controller".into()) } else { Verdict::Reproduced };
     Ok(ExperimentReport { lines, verdict })
 }
 
@@ -817,7 +974,9 @@ fn stair_admittance(out: &Path) -> Result<ExperimentReport, String> {
     let verdict = if crossed {
         Verdict::Reproduced
     } else {
-        Verdict::Differs("stalls at the step face: the paper gives neither M_d, D_d, K_d nor the friction coefficient".into())
+        Verdict::Differs(
+            "stalls at the step face: the paper gives neither M_d, D_d, K_d nor the friction coefficient".into(),
+        )
     };
     Ok(ExperimentReport { lines, verdict })
 }
@@ -833,7 +992,12 @@ const QUANTITY_COLOURS: [[u8; 3]; 3] = [[200, 40, 40], [40, 60, 200], [30, 150, 
 /// `swim.csv` and the figures the paper draws (paths in x-y, x-z and an isometric view of
 /// 3D; position, velocity, orientation and joint configuration over time), and returns the
 /// runs with a line on speed.
-fn swim_case(out: &Path, case: &str, conditions: &[crate::underwater_snake::SwimCondition], duration: f64) -> Result<(Vec<crate::underwater_snake::SwimRun>, String), String> {
+fn swim_case(
+    out: &Path,
+    case: &str,
+    conditions: &[crate::underwater_snake::SwimCondition],
+    duration: f64,
+) -> Result<(Vec<crate::underwater_snake::SwimRun>, String), String> {
     use crate::plot::{plot_paths_in, plot_time_series, Series};
     let p = crate::underwater_snake::neutral_params();
     let start = Instant::now();
@@ -849,8 +1013,32 @@ fn swim_case(out: &Path, case: &str, conditions: &[crate::underwater_snake::Swim
             let [j1, j2] = s.joints;
             rows.push(format!(
                 "\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                c.name, s.t, s.q[0], s.q[1], s.q[2], s.q[3], s.q[4], s.q[5], s.qd[0], s.qd[1], s.qd[2], s.qd[3], s.qd[4], s.qd[5],
-                s.nose.x, s.nose.y, s.nose.z, s.nose_velocity.x, s.nose_velocity.y, s.nose_velocity.z, j1.0, j1.1, j1.2, j2.0, j2.1, j2.2
+                c.name,
+                s.t,
+                s.q[0],
+                s.q[1],
+                s.q[2],
+                s.q[3],
+                s.q[4],
+                s.q[5],
+                s.qd[0],
+                s.qd[1],
+                s.qd[2],
+                s.qd[3],
+                s.qd[4],
+                s.qd[5],
+                s.nose.x,
+                s.nose.y,
+                s.nose.z,
+                s.nose_velocity.x,
+                s.nose_velocity.y,
+                s.nose_velocity.z,
+                j1.0,
+                j1.1,
+                j1.2,
+                j2.0,
+                j2.1,
+                j2.2
             ));
         }
     }
@@ -864,22 +1052,31 @@ fn swim_case(out: &Path, case: &str, conditions: &[crate::underwater_snake::Swim
             .iter()
             .zip(&runs)
             .enumerate()
-            .map(|(k, (c, run))| Series { name: format!("{}{suffix}", c.name), colour: CONDITION_COLOURS[k % 4], points: run.samples.iter().map(pick).collect() })
+            .map(|(k, (c, run))| Series {
+                name: format!("{}{suffix}", c.name),
+                colour: CONDITION_COLOURS[k % 4],
+                points: run.samples.iter().map(pick).collect(),
+            })
             .collect()
     };
-    let over_time = |pick: &dyn Fn(&crate::underwater_snake::SwimSample) -> [f64; 3], labels: [&str; 3]| -> Vec<Series> {
-        let mut all = Vec::new();
-        for (k, (c, run)) in conditions.iter().zip(&runs).enumerate() {
-            for (a, label) in labels.iter().enumerate() {
-                // One hue per quantity, lighter for each further condition.
-                let light = (0.45 * k as f64).min(0.8);
-                let shade = QUANTITY_COLOURS[a].map(|c| (c as f64 + (255.0 - c as f64) * light).round() as u8);
-                let name = if conditions.len() > 1 { format!("{label}, {}", c.name) } else { label.to_string() };
-                all.push(Series { name, colour: shade, points: run.samples.iter().map(|s| (s.t, pick(s)[a])).collect() });
+    let over_time =
+        |pick: &dyn Fn(&crate::underwater_snake::SwimSample) -> [f64; 3], labels: [&str; 3]| -> Vec<Series> {
+            let mut all = Vec::new();
+            for (k, (c, run)) in conditions.iter().zip(&runs).enumerate() {
+                for (a, label) in labels.iter().enumerate() {
+                    // One hue per quantity, lighter for each further condition.
+                    let light = (0.45 * k as f64).min(0.8);
+                    let shade = QUANTITY_COLOURS[a].map(|c| (c as f64 + (255.0 - c as f64) * light).round() as u8);
+                    let name = if conditions.len() > 1 { format!("{label}, {}", c.name) } else { label.to_string() };
+                    all.push(Series {
+                        name,
+                        colour: shade,
+                        points: run.samples.iter().map(|s| (s.t, pick(s)[a])).collect(),
+                    });
+                }
             }
-        }
-        all
-    };
+            all
+        };
     let title = |what: &str| format!("underwater snake, {case}: {what}");
     let mut base_and_nose = series(&|s| (s.q[0], s.q[1]), " (base)");
     if conditions.len() == 1 {
@@ -887,7 +1084,12 @@ fn swim_case(out: &Path, case: &str, conditions: &[crate::underwater_snake::Swim
         base_and_nose[1].colour = CONDITION_COLOURS[1];
     }
     plot_paths_in(&title("paths seen from above"), ("x (m)", "y (m)"), &base_and_nose, &out.join("path_xy.png"))?;
-    plot_paths_in(&title("paths seen from the side"), ("x (m)", "z (m)"), &series(&|s| (s.q[0], s.q[2]), ""), &out.join("path_xz.png"))?;
+    plot_paths_in(
+        &title("paths seen from the side"),
+        ("x (m)", "z (m)"),
+        &series(&|s| (s.q[0], s.q[2]), ""),
+        &out.join("path_xz.png"),
+    )?;
     // Isometric view: onto the plane normal to (1, 1, 1).
     let iso = |v: Vector3<f64>| ((v.x - v.y) / 2f64.sqrt(), (2.0 * v.z - v.x - v.y) / 6f64.sqrt());
     plot_paths_in(
@@ -896,9 +1098,24 @@ fn swim_case(out: &Path, case: &str, conditions: &[crate::underwater_snake::Swim
         &series(&|s| iso(Vector3::new(s.q[0], s.q[1], s.q[2])), ""),
         &out.join("path_3d.png"),
     )?;
-    plot_time_series(&title("base position"), "position (m)", &over_time(&|s| [s.q[0], s.q[1], s.q[2]], ["x", "y", "z"]), &out.join("position.png"))?;
-    plot_time_series(&title("base velocity"), "velocity (m/s)", &over_time(&|s| [s.qd[0], s.qd[1], s.qd[2]], ["vx", "vy", "vz"]), &out.join("velocity.png"))?;
-    plot_time_series(&title("base orientation (R = Rz Ry Rx)"), "angle (rad)", &over_time(&|s| [s.q[3], s.q[4], s.q[5]], ["yaw", "pitch", "roll"]), &out.join("orientation.png"))?;
+    plot_time_series(
+        &title("base position"),
+        "position (m)",
+        &over_time(&|s| [s.q[0], s.q[1], s.q[2]], ["x", "y", "z"]),
+        &out.join("position.png"),
+    )?;
+    plot_time_series(
+        &title("base velocity"),
+        "velocity (m/s)",
+        &over_time(&|s| [s.qd[0], s.qd[1], s.qd[2]], ["vx", "vy", "vz"]),
+        &out.join("velocity.png"),
+    )?;
+    plot_time_series(
+        &title("base orientation (R = Rz Ry Rx)"),
+        "angle (rad)",
+        &over_time(&|s| [s.q[3], s.q[4], s.q[5]], ["yaw", "pitch", "roll"]),
+        &out.join("orientation.png"),
+    )?;
     plot_time_series(
         &title("base angular rates"),
         "rate (rad/s)",
@@ -908,7 +1125,10 @@ fn swim_case(out: &Path, case: &str, conditions: &[crate::underwater_snake::Swim
     plot_time_series(
         &title("soft joints (eq 3)"),
         "bending theta, orientation phi (rad)",
-        &over_time(&|s| [s.joints[0].1, s.joints[0].2, s.joints[1].1], ["joint 1 theta", "joint 1 phi", "joint 2 theta"]),
+        &over_time(
+            &|s| [s.joints[0].1, s.joints[0].2, s.joints[1].1],
+            ["joint 1 theta", "joint 1 phi", "joint 2 theta"],
+        ),
         &out.join("joints.png"),
     )?;
     let simulated: f64 = runs.len() as f64 * duration;
@@ -922,11 +1142,19 @@ fn swim_straight(out: &Path) -> Result<ExperimentReport, String> {
     let conditions = straight_conditions();
     let (runs, timing) = swim_case(out, "rectilinear swimming (case 1)", &conditions, 20.0)?;
     let p = crate::underwater_snake::neutral_params();
-    let get = |name: &str| p.get(softgen_generated::underwater_snake::Params::names().iter().position(|n| *n == name).unwrap_or(0));
+    let get = |name: &str| {
+        p.get(softgen_generated::underwater_snake::Params::names().iter().position(|n| *n == name).unwrap_or(0))
+    };
     use softgen_runtime::ParamSet;
     // Along the body only the linear surge drag acts: beta rho pi R C_D V per metre of hull.
     let hull_length = 3.0 * get("module_length") + 2.0 * get("joint_length");
-    let surge = get("surge_linear_drag") * get("water_density") * std::f64::consts::PI * get("module_radius") * get("drag_coefficient") * get("reference_speed") * hull_length;
+    let surge = get("surge_linear_drag")
+        * get("water_density")
+        * std::f64::consts::PI
+        * get("module_radius")
+        * get("drag_coefficient")
+        * get("reference_speed")
+        * hull_length;
     let mut lines = vec![
         "paper (Fig 10): forward and backward rectilinear motion under propellers 1, 3, 4, 6; propellers 1 and 3 alone change the speed".to_string(),
         "paper's claim as relations: the path stays on the x axis; backward mirrors forward; the speed settles where thrust equals drag".to_string(),
@@ -943,7 +1171,8 @@ fn swim_straight(out: &Path) -> Result<ExperimentReport, String> {
             c.name, last.qd[0], expected, last.q[0], off_axis
         ));
         if (last.qd[0] - expected).abs() > 0.01 * expected.abs() {
-            reasons.push(format!("{}: terminal speed {:.4} m/s, the drag law gives {:.4}", c.name, last.qd[0], expected));
+            reasons
+                .push(format!("{}: terminal speed {:.4} m/s, the drag law gives {:.4}", c.name, last.qd[0], expected));
         }
         if off_axis > 0.005 {
             reasons.push(format!("{}: leaves the axis by {off_axis:.3} m", c.name));
@@ -956,7 +1185,9 @@ fn swim_straight(out: &Path) -> Result<ExperimentReport, String> {
         reasons.push(format!("backward does not mirror forward ({mirror:.3} m)"));
     }
     let ratio = terminal[2] / terminal[0];
-    lines.push(format!("two propellers against four: speed ratio {ratio:.3} (linear surge drag: 0.5; quadratic would give 0.707)"));
+    lines.push(format!(
+        "two propellers against four: speed ratio {ratio:.3} (linear surge drag: 0.5; quadratic would give 0.707)"
+    ));
     if (ratio - 0.5).abs() > 0.01 {
         reasons.push(format!("two propellers give {ratio:.3} of the speed, not 0.5"));
     }
@@ -976,12 +1207,14 @@ fn swim_yaw(out: &Path) -> Result<ExperimentReport, String> {
     let mut radii = Vec::new();
     let mut speeds = Vec::new();
     for (c, run) in conditions.iter().zip(&runs) {
-        let (radius, residual) = turning_circle(run, duration / 3.0).ok_or_else(|| format!("{}: no turn to fit a circle to", c.name))?;
+        let (radius, residual) =
+            turning_circle(run, duration / 3.0).ok_or_else(|| format!("{}: no turn to fit a circle to", c.name))?;
         let speed = mean_speed(run, duration / 3.0);
         let last = run.samples.last().ok_or("no samples")?;
         let depth = run.samples.iter().map(|s| s.q[2].abs()).fold(0.0, f64::max);
         let tilt = run.samples.iter().map(|s| s.q[4].abs().max(s.q[5].abs())).fold(0.0, f64::max);
-        let yaw_rate = (last.q[3] - run.samples.iter().find(|s| s.t >= duration / 3.0).map_or(0.0, |s| s.q[3])) / (duration * 2.0 / 3.0);
+        let yaw_rate = (last.q[3] - run.samples.iter().find(|s| s.t >= duration / 3.0).map_or(0.0, |s| s.q[3]))
+            / (duration * 2.0 / 3.0);
         let [j1, j2] = last.joints;
         lines.push(format!(
             "{:<40} radius {radius:.3} m (path within {residual:.1e} m of its circle), speed {speed:.4} m/s, yaw rate {yaw_rate:+.4} rad/s, joints bent {:.3} / {:.3} rad at phi {:.0} / {:.0} deg, largest |z| {depth:.1e} m, |pitch|, |roll| {tilt:.1e} rad",
@@ -990,14 +1223,24 @@ fn swim_yaw(out: &Path) -> Result<ExperimentReport, String> {
         radii.push(radius);
         speeds.push(speed);
         if depth > 0.05 * radius || tilt > 0.05 {
-            reasons.push(format!("{}: the turn leaves the horizontal plane (|z| {depth:.3} m, tilt {tilt:.3} rad)", c.name));
+            reasons.push(format!(
+                "{}: the turn leaves the horizontal plane (|z| {depth:.3} m, tilt {tilt:.3} rad)",
+                c.name
+            ));
         }
     }
     if !(radii[1] > radii[0]) {
-        reasons.push(format!("the radius at 0.1 MPa ({:.3} m) is not larger than at 0.3 MPa ({:.3} m)", radii[1], radii[0]));
+        reasons.push(format!(
+            "the radius at 0.1 MPa ({:.3} m) is not larger than at 0.3 MPa ({:.3} m)",
+            radii[1], radii[0]
+        ));
     }
     let change = (speeds[0] - speeds[1]).abs() / speeds[1];
-    lines.push(format!("radius 0.1 MPa / 0.3 MPa {:.2}; forward speeds differ by {:.1} %", radii[1] / radii[0], 100.0 * change));
+    lines.push(format!(
+        "radius 0.1 MPa / 0.3 MPa {:.2}; forward speeds differ by {:.1} %",
+        radii[1] / radii[0],
+        100.0 * change
+    ));
     if change > 0.10 {
         reasons.push(format!("the forward speeds differ by {:.0} %, not about equal", 100.0 * change));
     }
@@ -1060,7 +1303,9 @@ fn swim_spiral(out: &Path) -> Result<ExperimentReport, String> {
     let mean_rate = rates.iter().sum::<f64>() / rates.len() as f64;
     let spread = (rates.iter().map(|r| (r - mean_rate).powi(2)).sum::<f64>() / rates.len() as f64).sqrt();
     let climb = last.q[2] - run.samples[half].q[2];
-    let apart = run.samples.iter().map(|s| (s.nose_velocity - Vector3::new(s.qd[0], s.qd[1], s.qd[2])).norm()).sum::<f64>() / run.samples.len() as f64;
+    let apart =
+        run.samples.iter().map(|s| (s.nose_velocity - Vector3::new(s.qd[0], s.qd[1], s.qd[2])).norm()).sum::<f64>()
+            / run.samples.len() as f64;
     let turns = (last.q[3] - run.samples[0].q[3]) / std::f64::consts::TAU;
     let [j1, j2] = last.joints;
     let lines = vec![

@@ -8,9 +8,10 @@ use crate::robots::{with_robot, RobotVisitor};
 use crate::run_config::{Drives, MpcSettings, RunConfig};
 use nalgebra::{SVector, Vector2};
 use softgen_runtime::{
-    run_hardware, run_planner, ActuatorCommand, CoordinateKind, Device, DeviceError, DeviceValue, GaitParameters, GaitPlanner,
-    GoalSteering, LoopConfig, LoopStats, Model, OutputChain, PlannerStats, Recorder, SafetyFault, Serpenoid,
-    SimulatedPlant, Simulation, SimulationConfig, State, SteeringConfig, SteeringLink, SteeringPhase, STOP_FINISHED,
+    run_hardware, run_planner, ActuatorCommand, CoordinateKind, Device, DeviceError, DeviceValue, GaitParameters,
+    GaitPlanner, GoalSteering, LoopConfig, LoopStats, Model, OutputChain, PlannerStats, Recorder, SafetyFault,
+    Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State, SteeringConfig, SteeringLink, SteeringPhase,
+    STOP_FINISHED,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -122,7 +123,8 @@ impl Device for Printer {
     }
     fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
         self.periods += 1;
-        let text: Vec<String> = values.iter().map(|v| format!("{} {} = {:.4}", v.kind(), v.channel(), v.number())).collect();
+        let text: Vec<String> =
+            values.iter().map(|v| format!("{} {} = {:.4}", v.kind(), v.channel(), v.number())).collect();
         println!("  t = {t:.4} s: {}", text.join(", "));
         Ok(())
     }
@@ -151,9 +153,17 @@ impl Run<'_> {
     /// A robot driven by pressure-regulated muscles: the limb gait's pressures through the
     /// output chain to a comedi card, a serial board or the simulated plant, whose muscles
     /// read the regulators' voltages back.
-    fn run_muscles<R: Model<N, C>, const N: usize, const C: usize>(self, config: RunConfig, path: String) -> Result<RunReport, String> {
+    fn run_muscles<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+    ) -> Result<RunReport, String> {
         let o = self.options;
-        if o.amplitude.is_some() || o.temporal_frequency.is_some() || o.spatial_frequency.is_some() || o.offset.is_some() {
+        if o.amplitude.is_some()
+            || o.temporal_frequency.is_some()
+            || o.spatial_frequency.is_some()
+            || o.offset.is_some()
+        {
             return Err(format!("--amplitude, --temporal-frequency, --spatial-frequency and --offset set a serpenoid gait; `{}` runs a limb gait (--limb-gait, --stride, --gait-frequency)", R::NAME));
         }
         if matches!(o.controller, ControllerChoice::Mpc) {
@@ -169,18 +179,31 @@ impl Run<'_> {
         let controller = crate::pinniped::pressure_controller(gait, stride, frequency, settle, R::ACTUATED.len())?;
         let loop_config = loop_config(o, &config)?;
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
-        let actuators: Vec<&str> = R::ACTUATED.iter().map(|&i| R::COORDINATES[i].name).chain(R::MUSCLES.iter().map(|m| m.name)).collect();
-        let controller_line = format!("{}: stride radius {stride} m, {frequency} Hz, after {settle} s at 0 bar; ceiling {} bar", gait.name(), config.safety.pressure_ceiling);
+        let actuators: Vec<&str> =
+            R::ACTUATED.iter().map(|&i| R::COORDINATES[i].name).chain(R::MUSCLES.iter().map(|m| m.name)).collect();
+        let controller_line = format!(
+            "{}: stride radius {stride} m, {frequency} Hz, after {settle} s at 0 bar; ceiling {} bar",
+            gait.name(),
+            config.safety.pressure_ceiling
+        );
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
         let mut controller = controller;
         if o.dry_run {
             println!("dry run: the commands a quarter cycle into the gait, no device touched");
-            return dry_run(&mut chain, &mut controller, &[settle + 0.25 / frequency], 1.0 / loop_config.rate_hz, ActuatorCommand::Pressure(0.0));
+            return dry_run(
+                &mut chain,
+                &mut controller,
+                &[settle + 0.25 / frequency],
+                1.0 / loop_config.rate_hz,
+                ActuatorCommand::Pressure(0.0),
+            );
         }
         if o.realtime {
             try_realtime();
         }
-        if let Some(report) = run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)? {
+        if let Some(report) =
+            run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
+        {
             return Ok(report);
         }
         // Hardware in the loop: every regulator's voltage is read back as its muscle's
@@ -188,8 +211,15 @@ impl Run<'_> {
         let mut regulators = Vec::new();
         for (j, c) in config.channels.iter().enumerate().skip(R::ACTUATED.len()) {
             match c {
-                softgen_runtime::Channel::PressureRegulator { channel, map, .. } => regulators.push((*channel, j - R::ACTUATED.len(), map.clone())),
-                other => return Err(format!("{path}: the simulated plant reads muscles from pressure regulators; `{}` has {other:?}", actuators[j])),
+                softgen_runtime::Channel::PressureRegulator { channel, map, .. } => {
+                    regulators.push((*channel, j - R::ACTUATED.len(), map.clone()))
+                }
+                other => {
+                    return Err(format!(
+                        "{path}: the simulated plant reads muscles from pressure regulators; `{}` has {other:?}",
+                        actuators[j]
+                    ))
+                }
             }
         }
         let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
@@ -209,26 +239,50 @@ impl Run<'_> {
     /// start, thrusts to the thrusters' channels and water pressures to the joints'
     /// regulators, through the output chain to a serial board or the simulated plant, whose
     /// thrusters and muscles read them back.
-    fn run_swimmer<R: Model<N, C>, const N: usize, const C: usize>(self, config: RunConfig, path: String) -> Result<RunReport, String> {
+    fn run_swimmer<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+    ) -> Result<RunReport, String> {
         let o = self.options;
-        if o.amplitude.is_some() || o.temporal_frequency.is_some() || o.spatial_frequency.is_some() || o.offset.is_some() || o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
+        if o.amplitude.is_some()
+            || o.temporal_frequency.is_some()
+            || o.spatial_frequency.is_some()
+            || o.offset.is_some()
+            || o.limb_gait.is_some()
+            || o.stride.is_some()
+            || o.gait_frequency.is_some()
+        {
             return Err(format!("`{}` swims: choose its inputs with --swim; the gait options do not apply", R::NAME));
         }
         if matches!(o.controller, ControllerChoice::Mpc) {
-            return Err(format!("the mpc controller steers serpenoid gaits; `{}` swims with held inputs (--swim)", R::NAME));
+            return Err(format!(
+                "the mpc controller steers serpenoid gaits; `{}` swims with held inputs (--swim)",
+                R::NAME
+            ));
         }
         let swim = o.swim.clone().unwrap_or_else(|| crate::underwater_snake::straight_conditions()[0].clone());
         let (joints, muscles, thrusters) = (R::ACTUATED.len(), R::MUSCLES.len(), R::THRUSTERS.len());
         if swim.pressures.len() != muscles || swim.thrusts.len() != thrusters {
-            return Err(format!("--swim sets {} pressures and {} thrusts; `{}` has {muscles} muscles and {thrusters} thrusters", swim.pressures.len(), swim.thrusts.len(), R::NAME));
+            return Err(format!(
+                "--swim sets {} pressures and {} thrusts; `{}` has {muscles} muscles and {thrusters} thrusters",
+                swim.pressures.len(),
+                swim.thrusts.len(),
+                R::NAME
+            ));
         }
         if joints > 0 {
-            return Err(format!("`{}` has joint actuators besides its thrusters, which no swimming input drives", R::NAME));
+            return Err(format!(
+                "`{}` has joint actuators besides its thrusters, which no swimming input drives",
+                R::NAME
+            ));
         }
         let loop_config = loop_config(o, &config)?;
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
-        let actuators: Vec<&str> = R::MUSCLES.iter().map(|m| m.name).chain(R::THRUSTERS.iter().map(|t| t.name)).collect();
-        let controller_line = format!("{} held: thrusts {:?} N, joint pressures {:?} MPa", swim.name, swim.thrusts, swim.pressures);
+        let actuators: Vec<&str> =
+            R::MUSCLES.iter().map(|m| m.name).chain(R::THRUSTERS.iter().map(|t| t.name)).collect();
+        let controller_line =
+            format!("{} held: thrusts {:?} N, joint pressures {:?} MPa", swim.name, swim.thrusts, swim.pressures);
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
         let held = swim.clone();
         // The first period sends zeros, so the safety filter's rate limits ramp every input
@@ -247,12 +301,20 @@ impl Run<'_> {
         };
         if o.dry_run {
             println!("dry run: the first three periods' commands (zeros, then ramping under the rate limits), no device touched");
-            return dry_run(&mut chain, &mut controller, &[0.0, first, 2.0 * first], first, ActuatorCommand::Thrust(0.0));
+            return dry_run(
+                &mut chain,
+                &mut controller,
+                &[0.0, first, 2.0 * first],
+                first,
+                ActuatorCommand::Thrust(0.0),
+            );
         }
         if o.realtime {
             try_realtime();
         }
-        if let Some(report) = run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)? {
+        if let Some(report) =
+            run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
+        {
             return Ok(report);
         }
         // Hardware in the loop: regulators' voltages become the joints' water pressures,
@@ -288,24 +350,42 @@ impl RobotVisitor for Run<'_> {
         // then thrusters.
         let actuated: Vec<(&str, Drives)> = R::ACTUATED
             .iter()
-            .map(|&i| (R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name), Drives::Coordinate(R::COORDINATES[i].kind)))
+            .map(|&i| {
+                (
+                    R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name),
+                    Drives::Coordinate(R::COORDINATES[i].kind),
+                )
+            })
             .chain(R::MUSCLES.iter().map(|m| (m.name, Drives::Coordinate(CoordinateKind::ActuatorLength))))
             .chain(R::THRUSTERS.iter().map(|t| (t.name, Drives::Thrust)))
             .collect();
         let (path, text) = match &o.config {
-            Some(p) => (p.to_string_lossy().to_string(), std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?),
-            None if R::NAME == "snake_pedal_wave" => ("model-specs/snake_pedal_wave.run.toml".to_string(), SNAKE_RUN_CONFIG.to_string()),
+            Some(p) => (
+                p.to_string_lossy().to_string(),
+                std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+            ),
+            None if R::NAME == "snake_pedal_wave" => {
+                ("model-specs/snake_pedal_wave.run.toml".to_string(), SNAKE_RUN_CONFIG.to_string())
+            }
             None if R::NAME == "snake_lateral_undulation" => {
                 ("model-specs/snake_lateral_undulation.run.toml".to_string(), WHEELED_SNAKE_RUN_CONFIG.to_string())
             }
-            None if R::NAME == "pinniped" => ("model-specs/pinniped.run.toml".to_string(), PINNIPED_RUN_CONFIG.to_string()),
-            None if R::NAME == "underwater_snake" => ("model-specs/underwater_snake.run.toml".to_string(), UNDERWATER_SNAKE_RUN_CONFIG.to_string()),
-            None => return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME)),
+            None if R::NAME == "pinniped" => {
+                ("model-specs/pinniped.run.toml".to_string(), PINNIPED_RUN_CONFIG.to_string())
+            }
+            None if R::NAME == "underwater_snake" => {
+                ("model-specs/underwater_snake.run.toml".to_string(), UNDERWATER_SNAKE_RUN_CONFIG.to_string())
+            }
+            None => {
+                return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME))
+            }
         };
         let config = RunConfig::parse(&path, &text, R::NAME, &actuated)?;
         configured_params::<R, N, C>(&config).map_err(|e| format!("{path}: {e}"))?;
         if let Some(terrain) = config.environment.terrain {
-            terrain.fits(R::PLANE).map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
+            terrain
+                .fits(R::PLANE)
+                .map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
         }
         if !R::THRUSTERS.is_empty() {
             return self.run_swimmer::<R, N, C>(config, path);
@@ -317,7 +397,10 @@ impl RobotVisitor for Run<'_> {
             return self.run_muscles::<R, N, C>(config, path);
         }
         if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
-            return Err(format!("--limb-gait, --stride and --gait-frequency drive limbed robots; `{}` has no muscles", R::NAME));
+            return Err(format!(
+                "--limb-gait, --stride and --gait-frequency drive limbed robots; `{}` has no muscles",
+                R::NAME
+            ));
         }
         let gait_defaults = R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait to run", R::NAME))?;
         let gait = Serpenoid {
@@ -367,7 +450,10 @@ impl RobotVisitor for Run<'_> {
                 1e3 / m.replan_hz,
                 m.replan_hz
             ),
-            None => format!("gait: A = {} rad, omega = {} rad/s, eta = {} rad, offset = {} rad", gait.amplitude, gait.temporal_frequency, gait.spatial_frequency, gait.offset),
+            None => format!(
+                "gait: A = {} rad, omega = {} rad/s, eta = {} rad, offset = {} rad",
+                gait.amplitude, gait.temporal_frequency, gait.spatial_frequency, gait.offset
+            ),
         };
         let names: Vec<&str> = actuated.iter().map(|a| a.0).collect();
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
@@ -384,12 +470,15 @@ impl RobotVisitor for Run<'_> {
         if o.realtime {
             try_realtime();
         }
-        if let Some(report) = run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)? {
+        if let Some(report) =
+            run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
+        {
             return Ok(report);
         }
 
         // Hardware in the loop: the generated model behind the same chain.
-        let (plant_config, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
+        let (plant_config, mut plant) =
+            simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
         let start = plant.state;
         let (pending_record, record) = PendingFile::create(&o.record)?;
         let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
@@ -403,14 +492,25 @@ impl RobotVisitor for Run<'_> {
         let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
         let Some(settings) = mpc else {
             let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-            return finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory));
+            return finish(
+                outcome,
+                safe,
+                &chain,
+                device.into_inner().map(drop),
+                pending_record,
+                Some(pending_trajectory),
+            );
         };
 
         // Model-predictive control: the planner rolls out the same model in the same
         // environment, in its own thread; the loop only swaps plans and measurements.
         let params = configured_params::<R, N, C>(&config)?;
         let model = Simulation::<R, N, C>::new(params.clone(), plant_config)?;
-        let initial = GaitParameters { amplitude: gait.amplitude, temporal_frequency: gait.temporal_frequency, offset: gait.offset };
+        let initial = GaitParameters {
+            amplitude: gait.amplitude,
+            temporal_frequency: gait.temporal_frequency,
+            offset: gait.offset,
+        };
         let mut planner = GaitPlanner::new(model, settings.planner(settings.goal), initial)?;
         let steering_config = SteeringConfig {
             goal: settings.goal,
@@ -457,7 +557,8 @@ impl RobotVisitor for Run<'_> {
             final_distance: steering.distance,
             start_distance,
         };
-        let mut run = finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory))?;
+        let mut run =
+            finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory))?;
         println!("planner     {}", report.planner);
         match report.arrived_at {
             Some(at) => println!(
@@ -486,7 +587,14 @@ fn simulated_plant<R: Model<N, C>, const N: usize, const C: usize>(
 ) -> Result<(SimulationConfig, SimulatedPlant<R, N, C>), String> {
     let env = R::ENVIRONMENT;
     let (contact, terrain) = config.environment.apply(env.contact_law(), env.terrain);
-    let plant_config = SimulationConfig { contact, terrain, gait: None, servo, admittance: None, control_period: 1.0 / loop_config.rate_hz };
+    let plant_config = SimulationConfig {
+        contact,
+        terrain,
+        gait: None,
+        servo,
+        admittance: None,
+        control_period: 1.0 / loop_config.rate_hz,
+    };
     let simulation = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
     let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
     let step = (1.0 / loop_config.rate_hz).min(max_step);
@@ -508,7 +616,14 @@ fn loop_config(o: &RunOptions, config: &RunConfig) -> Result<LoopConfig, String>
 
 /// What a run is about to do: robot, configuration, rate, controller and each actuator's
 /// channel.
-fn print_header(robot: &str, path: &str, loop_config: &LoopConfig, controller: &str, channels: &[softgen_runtime::Channel], actuators: &[&str]) {
+fn print_header(
+    robot: &str,
+    path: &str,
+    loop_config: &LoopConfig,
+    controller: &str,
+    channels: &[softgen_runtime::Channel],
+    actuators: &[&str],
+) {
     println!("robot       {robot}");
     println!("config      {path}");
     println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);

@@ -3,12 +3,14 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use softgen::{eval_json, plot_run, run_scenario, AnisotropyName, EvalInput, IntegratorName, RunSettings, TerrainName, ROBOTS};
+use softgen::{
+    eval_json, plot_run, run_scenario, AnisotropyName, EvalInput, IntegratorName, RunSettings, TerrainName, ROBOTS,
+};
 use std::io::{BufWriter, Read};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
@@ -145,25 +147,45 @@ fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         let mut tables = Vec::new();
         for path in &shards {
             let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            tables.push((path.display().to_string(), softgen::SweepTable::from_parquet(bytes, &path.display().to_string())?));
+            tables.push((
+                path.display().to_string(),
+                softgen::SweepTable::from_parquet(bytes, &path.display().to_string())?,
+            ));
         }
         let merged = softgen::SweepTable::merge(tables)?;
         merged.write(&output, softgen::format_of(&output))?;
-        println!("merged {} shards: {} runs ({} failed) -> {}", shards.len(), merged.rows.len(), merged.failed(), output.display());
+        println!(
+            "merged {} shards: {} runs ({} failed) -> {}",
+            shards.len(),
+            merged.rows.len(),
+            merged.failed(),
+            output.display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let file = args.file.ok_or("give a sweep file (softgen sweep FILE) or `softgen sweep merge`")?;
     let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
     let sweep = softgen::Sweep::parse(&text, &file.display().to_string())?;
     let shard = args.shard.as_deref().map(softgen::Shard::parse).transpose()?;
-    let format = args.format.or(args.output.as_deref().map(softgen::format_of)).unwrap_or(softgen::TableFormat::Parquet);
+    let format =
+        args.format.or(args.output.as_deref().map(softgen::format_of)).unwrap_or(softgen::TableFormat::Parquet);
     let output = args.output.unwrap_or_else(|| softgen::default_output(&sweep, shard, format));
     let stop = stop_flag()?;
     let options = softgen::SweepOptions { shard, journal: None, workers: args.workers, stop: Arc::clone(&stop) };
     let runs = sweep.shard_runs(shard).len();
-    println!("sweep {}: {} of {} runs ({}){}", sweep.name, runs, sweep.points.len(), sweep.target.describe(), shard.map_or(String::new(), |s| format!(", shard {s}")));
+    println!(
+        "sweep {}: {} of {} runs ({}){}",
+        sweep.name,
+        runs,
+        sweep.points.len(),
+        sweep.target.describe(),
+        shard.map_or(String::new(), |s| format!(", shard {s}"))
+    );
     let bar = ProgressBar::new(runs as u64);
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, {eta} left").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
     let progress = |done: usize, _: usize| bar.set_position(done as u64);
     let outcome = softgen::sweep_to_file(&sweep, &output, format, &options, &progress);
     bar.finish_and_clear();
@@ -268,7 +290,10 @@ fn roll(args: RollArgs) -> Result<ExitCode, String> {
     };
     // Where the run ended (the end time unless it stopped early).
     let simulated = summary.samples.last().map_or(0.0, |s| s.t);
-    println!("{name} rolling, {} s at {} Hz, {} bar ceiling, bend {:.3} rad per section", run.duration, run.frequency, run.ceiling, summary.bend);
+    println!(
+        "{name} rolling, {} s at {} Hz, {} bar ceiling, bend {:.3} rad per section",
+        run.duration, run.frequency, run.ceiling, summary.bend
+    );
     match summary.velocity_cm_s {
         Some((vx, vy)) => println!("travelling velocity  V_x = {vx:.2} cm/s, V_y = {vy:.2} cm/s (paper's model, Table I: {paper_x}, {paper_y})"),
         None => println!(
@@ -284,7 +309,10 @@ fn roll(args: RollArgs) -> Result<ExitCode, String> {
         simulated,
         simulated / summary.wall_seconds.max(1e-9)
     );
-    println!("outputs              {} and .position, .orientation, .lengths, .track (.png and .svg)", csv_path.display());
+    println!(
+        "outputs              {} and .position, .orientation, .lengths, .track (.png and .svg)",
+        csv_path.display()
+    );
     if let Some(code) = summary.error.as_ref().and_then(|e| stopped_by_signal(&stop, e)) {
         return Ok(code);
     }
@@ -454,7 +482,9 @@ fn run(args: RunArgs) -> Result<ExitCode, String> {
         (DeviceName::Sim, Some(_)) => return Err("--port goes with --device serial or comedi".into()),
         (DeviceName::Serial, Some(p)) => (Some(p), None),
         (DeviceName::Comedi, Some(p)) => (None, Some(p)),
-        (DeviceName::Serial | DeviceName::Comedi, None) => return Err("--device serial and --device comedi need --port PATH".into()),
+        (DeviceName::Serial | DeviceName::Comedi, None) => {
+            return Err("--device serial and --device comedi need --port PATH".into())
+        }
     };
     let options = softgen::RunOptions {
         robot: args.robot,
@@ -700,9 +730,7 @@ fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
     let mut csv = BufWriter::new(file);
 
     let bar = ProgressBar::with_draw_target(Some((s.duration * 1000.0) as u64), ProgressDrawTarget::hidden());
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    bar.set_style(ProgressStyle::with_template("{bar:40} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let start = Instant::now();
     let mut shown = false;
     let mut progress = |t: f64| {
@@ -726,9 +754,17 @@ fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
     let end_com = summary.com_end();
     println!("robot          {}", summary.robot);
     println!("terrain        {}", summary.terrain);
-    println!("simulated      {:.3} s in {:.3} s wall ({:.0}x real time)", summary.simulated, summary.wall_seconds, summary.simulated / summary.wall_seconds.max(1e-9));
+    println!(
+        "simulated      {:.3} s in {:.3} s wall ({:.0}x real time)",
+        summary.simulated,
+        summary.wall_seconds,
+        summary.simulated / summary.wall_seconds.max(1e-9)
+    );
     println!("rhs calls      {}", summary.evaluations);
-    println!("CoM            ({:.4}, {:.4}, {:.4}) -> ({:.4}, {:.4}, {:.4}) m", start_com.x, start_com.y, start_com.z, end_com.x, end_com.y, end_com.z);
+    println!(
+        "CoM            ({:.4}, {:.4}, {:.4}) -> ({:.4}, {:.4}, {:.4}) m",
+        start_com.x, start_com.y, start_com.z, end_com.x, end_com.y, end_com.z
+    );
     if summary.simulated > 0.0 {
         println!("mean velocity  {:.2} cm/s along x", 100.0 * (end_com.x - start_com.x) / summary.simulated);
     }
@@ -793,9 +829,18 @@ fn main() -> ExitCode {
                 match eval_json(name, &EvalInput::default()) {
                     Ok(json) => {
                         let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-                        println!("{name}: {} ({} coordinates, {} contact points; {})", robot.description, robot.dof, robot.contacts, robot.spec);
+                        println!(
+                            "{name}: {} ({} coordinates, {} contact points; {})",
+                            robot.description, robot.dof, robot.contacts, robot.spec
+                        );
                         for c in v["coordinates"].as_array().into_iter().flatten() {
-                            println!("  q{:<2} {:<16} [{}] {}", c["index"], c["name"].as_str().unwrap_or(""), c["unit"].as_str().unwrap_or(""), c["meaning"].as_str().unwrap_or(""));
+                            println!(
+                                "  q{:<2} {:<16} [{}] {}",
+                                c["index"],
+                                c["name"].as_str().unwrap_or(""),
+                                c["unit"].as_str().unwrap_or(""),
+                                c["meaning"].as_str().unwrap_or("")
+                            );
                         }
                     }
                     Err(e) => println!("{name}: {e}"),

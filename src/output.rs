@@ -21,7 +21,10 @@ impl PendingFile {
         if target.is_dir() {
             return Err(format!("{}: is a directory, not a file to write", target.display()));
         }
-        let mut name = target.file_name().map(|n| n.to_os_string()).ok_or_else(|| format!("{}: not a file name", target.display()))?;
+        let mut name = target
+            .file_name()
+            .map(|n| n.to_os_string())
+            .ok_or_else(|| format!("{}: not a file name", target.display()))?;
         name.push(".partial");
         let partial = target.with_file_name(name);
         let file = File::create(&partial).map_err(|e| format!("{}: {e}", partial.display()))?;

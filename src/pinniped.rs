@@ -9,11 +9,13 @@
 //! point of its circle the tip moves against the motion it is to give the body.
 
 use nalgebra::{SVector, Vector3};
-use softgen_generated::pinniped::{centre_line_into, Params, CENTRE_LINE_POINTS, CONTACTS, DOF, SECTIONS, SOFT_SECTIONS};
+use softgen_generated::pinniped::{
+    centre_line_into, Params, CENTRE_LINE_POINTS, CONTACTS, DOF, SECTIONS, SOFT_SECTIONS,
+};
 use softgen_generated::Pinniped;
 use softgen_runtime::{
-    CurveParameters, IntegrationError, Integrator, JointPd, JointspaceToPressure, Limb, LimbGait, LimbMotion, Model, MuscleDrive,
-    MountedLimb, MuscleInfo, ParamSet, SemiImplicitEuler, Simulation, SimulationConfig, State,
+    CurveParameters, IntegrationError, Integrator, JointPd, JointspaceToPressure, Limb, LimbGait, LimbMotion, Model,
+    MountedLimb, MuscleDrive, MuscleInfo, ParamSet, SemiImplicitEuler, Simulation, SimulationConfig, State,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -149,7 +151,8 @@ impl RestGeometry {
                 // Peaks mid-stance: the circles start at the top, so their lowest point is
                 // half a cycle in.
                 m[HEAD] = LimbMotion::Nod { theta: self.theta_towards(HEAD, forward), phi: HEAD_NOD, peak: 0.5 };
-                m[BACK] = LimbMotion::Nod { theta: self.theta_towards(BACK, -Vector3::z()), phi: BACK_PRESS, peak: 0.5 };
+                m[BACK] =
+                    LimbMotion::Nod { theta: self.theta_towards(BACK, -Vector3::z()), phi: BACK_PRESS, peak: 0.5 };
             }
             Gait::Backward | Gait::CrawlTurn { .. } => {
                 let (radius, turn) = match gait {
@@ -158,10 +161,14 @@ impl RestGeometry {
                 };
                 m[FRONT_RIGHT] = self.circle(FRONT_RIGHT, radius, -forward);
                 m[FRONT_LEFT] = self.circle(FRONT_LEFT, radius, -forward);
-                m[HEAD] = LimbMotion::Hold(CurveParameters { theta: self.theta_towards(HEAD, -forward), phi: HEAD_BACKWARD });
+                m[HEAD] =
+                    LimbMotion::Hold(CurveParameters { theta: self.theta_towards(HEAD, -forward), phi: HEAD_BACKWARD });
                 m[BACK] = match turn {
                     Some(sign) => self.circle(BACK, stride, self.turning(BACK, sign)),
-                    None => LimbMotion::Hold(CurveParameters { theta: self.theta_towards(BACK, Vector3::z()), phi: BACK_UP }),
+                    None => LimbMotion::Hold(CurveParameters {
+                        theta: self.theta_towards(BACK, Vector3::z()),
+                        phi: BACK_UP,
+                    }),
                 };
             }
             Gait::InPlace { counterclockwise } => {
@@ -267,7 +274,8 @@ impl TrialOutcome {
 
 /// The muscles with their values at `p`, under `ceiling`.
 pub fn muscle_drive(p: &Params, ceiling: f64) -> Result<MuscleDrive<MUSCLES>, String> {
-    let info: [MuscleInfo; MUSCLES] = Pinniped::MUSCLES.try_into().map_err(|_| "the pinniped spec must give every limb its muscles")?;
+    let info: [MuscleInfo; MUSCLES] =
+        Pinniped::MUSCLES.try_into().map_err(|_| "the pinniped spec must give every limb its muscles")?;
     let mut muscles = Vec::with_capacity(MUSCLES);
     for i in 0..MUSCLES {
         muscles.push(Pinniped::muscle(i, p).ok_or_else(|| format!("muscle {i} missing from the generated pinniped"))?);
@@ -317,7 +325,12 @@ fn heading(q: &SVector<f64, DOF>) -> f64 {
 pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Result<TrialOutcome, String> {
     let p = trial.params.clone();
     p.check().map_err(|e| format!("parameters: {e}"))?;
-    for (name, v) in [("settle", trial.settle), ("duration", trial.duration), ("step", trial.step), ("control period", trial.control_period)] {
+    for (name, v) in [
+        ("settle", trial.settle),
+        ("duration", trial.duration),
+        ("step", trial.step),
+        ("control period", trial.control_period),
+    ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(format!("{name} must be finite and >= 0, got {v}"));
         }
@@ -525,7 +538,11 @@ pub fn pressure_controller(
         if commands.len() < first + MUSCLES {
             return Err(format!("{} commands for {} muscles from command {first}", commands.len(), MUSCLES));
         }
-        let pressures = if t < settle { [[0.0; 3]; SECTIONS] } else { limb_gait.pressures(t - settle, &limbs, &map).map_err(|e| e.to_string())? };
+        let pressures = if t < settle {
+            [[0.0; 3]; SECTIONS]
+        } else {
+            limb_gait.pressures(t - settle, &limbs, &map).map_err(|e| e.to_string())?
+        };
         for i in 0..MUSCLES {
             commands[first + i] = softgen_runtime::ActuatorCommand::Pressure(pressures[i / 3][i % 3]);
         }

@@ -76,7 +76,10 @@ fn save<F: Figure>(figure: &F, path: &Path) -> Result<(), String> {
     let (pending, file) = PendingFile::create(&svg_path)?;
     use std::io::Write;
     let mut writer = std::io::BufWriter::new(file);
-    writer.write_all(svg.as_bytes()).and_then(|_| writer.flush()).map_err(|e| format!("{}: {e}", svg_path.display()))?;
+    writer
+        .write_all(svg.as_bytes())
+        .and_then(|_| writer.flush())
+        .map_err(|e| format!("{}: {e}", svg_path.display()))?;
     drop(writer);
     pending.commit()
 }
@@ -141,10 +144,15 @@ fn equal_axes([x0, x1, y0, y1]: [f64; 4], width: u32) -> ((u32, u32), [f64; 4]) 
     ((width, height), [x0, x1, y0, y1])
 }
 
-type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+type Chart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
 
 /// A chart over `[x0, x1, y0, y1]` on `body` with its grid, tick labels and axis titles.
-fn chart_on<'a, DB: DrawingBackend>(body: &'a DrawingArea<DB, Shift>, [x0, x1, y0, y1]: [f64; 4], (x_title, y_title): (&str, &str)) -> Result<Chart<'a, DB>, String> {
+fn chart_on<'a, DB: DrawingBackend>(
+    body: &'a DrawingArea<DB, Shift>,
+    [x0, x1, y0, y1]: [f64; 4],
+    (x_title, y_title): (&str, &str),
+) -> Result<Chart<'a, DB>, String> {
     let mut chart = ChartBuilder::on(body)
         .margin(MARGIN)
         .x_label_area_size(X_LABEL_AREA)
@@ -177,13 +185,22 @@ fn legend<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>) -> Result<(), 
 
 /// Body outlines at their times, light to dark blue (the first and last named in the legend,
 /// which so gives the time scale of the shading), and the centre-of-mass path in red.
-fn bodies_and_path<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, bodies: &[(f64, Vec<(f64, f64)>)], com: &[(f64, f64)], width: u32) -> Result<(), String> {
+fn bodies_and_path<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    bodies: &[(f64, Vec<(f64, f64)>)],
+    com: &[(f64, f64)],
+    width: u32,
+) -> Result<(), String> {
     let count = bodies.len();
     for (i, (t, body)) in bodies.iter().enumerate() {
         let colour = shade(i as f64 / (count.max(2) - 1) as f64);
-        let drawn = chart.draw_series(LineSeries::new(body.iter().copied(), colour.stroke_width(width))).map_err(drawing_error)?;
+        let drawn = chart
+            .draw_series(LineSeries::new(body.iter().copied(), colour.stroke_width(width)))
+            .map_err(drawing_error)?;
         if i == 0 || i + 1 == count {
-            drawn.label(format!("body at t = {t:.1} s")).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(width)));
+            drawn
+                .label(format!("body at t = {t:.1} s"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(width)));
         }
     }
     chart
@@ -203,7 +220,8 @@ fn titled<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Res
         plotters::style::text_anchor::HPos::Center,
         plotters::style::text_anchor::VPos::Center,
     ));
-    top.draw(&Text::new(title.to_string(), (width as i32 / 2, TITLE_HEIGHT as i32 / 2 + 4), style)).map_err(drawing_error)?;
+    top.draw(&Text::new(title.to_string(), (width as i32 / 2, TITLE_HEIGHT as i32 / 2 + 4), style))
+        .map_err(drawing_error)?;
     Ok(body)
 }
 
@@ -232,7 +250,8 @@ impl RunFigure {
             PlaneOfMotion::Xy | PlaneOfMotion::Spatial => (v.x, v.y),
         };
         let com: Vec<(f64, f64)> = summary.com_path.iter().map(|(_, c)| project(c)).collect();
-        let snapshots: Vec<(f64, Vec<(f64, f64)>)> = summary.snapshots.iter().map(|(t, s)| (*t, s.iter().map(project).collect())).collect();
+        let snapshots: Vec<(f64, Vec<(f64, f64)>)> =
+            summary.snapshots.iter().map(|(t, s)| (*t, s.iter().map(project).collect())).collect();
         let points = com.iter().chain(snapshots.iter().flat_map(|(_, s)| s.iter()));
         let Some([x0, mut x1, mut y0, mut y1]) = bounds(points) else {
             return Err("nothing to plot: the run produced no samples, or positions that are not finite".into());
@@ -286,7 +305,9 @@ impl Figure for RunFigure {
         let legend_ground = |name: &str| -> (String, RGBColor) { (name.to_string(), rgb(GROUND)) };
         let terrain_label = match (self.terrain, self.plane) {
             (Terrain::Flat { height }, PlaneOfMotion::Xz) => {
-                chart.draw_series([Rectangle::new([(x0, y0), (x1, height.clamp(y0, y1))], ground)]).map_err(drawing_error)?;
+                chart
+                    .draw_series([Rectangle::new([(x0, y0), (x1, height.clamp(y0, y1))], ground)])
+                    .map_err(drawing_error)?;
                 Some(legend_ground("ground"))
             }
             (Terrain::Stair { position, height }, PlaneOfMotion::Xz) => {
@@ -303,8 +324,12 @@ impl Figure for RunFigure {
             }
             (Terrain::Pipe { diameter }, PlaneOfMotion::Xy) => {
                 let r = diameter / 2.0;
-                chart.draw_series(LineSeries::new([(x0, r), (x1, r)], rgb(GROUND_EDGE).stroke_width(3))).map_err(drawing_error)?;
-                chart.draw_series(LineSeries::new([(x0, -r), (x1, -r)], rgb(GROUND_EDGE).stroke_width(3))).map_err(drawing_error)?;
+                chart
+                    .draw_series(LineSeries::new([(x0, r), (x1, r)], rgb(GROUND_EDGE).stroke_width(3)))
+                    .map_err(drawing_error)?;
+                chart
+                    .draw_series(LineSeries::new([(x0, -r), (x1, -r)], rgb(GROUND_EDGE).stroke_width(3)))
+                    .map_err(drawing_error)?;
                 Some(legend_ground("pipe walls"))
             }
             _ => None,
@@ -373,7 +398,12 @@ impl Figure for TimeSeries<'_> {
 /// A track seen from above at one scale on both axes: `outlines` (light to dark blue as
 /// time passes, from `times`) and the centre-of-mass path in red. Writes `path` (PNG) and the
 /// SVG beside it.
-pub fn plot_track(title: &str, outlines: &[(f64, Vec<(f64, f64)>)], com: &[(f64, f64)], path: &Path) -> Result<(), String> {
+pub fn plot_track(
+    title: &str,
+    outlines: &[(f64, Vec<(f64, f64)>)],
+    com: &[(f64, f64)],
+    path: &Path,
+) -> Result<(), String> {
     let Some(b) = bounds(outlines.iter().flat_map(|(_, o)| o.iter()).chain(com.iter())) else {
         return Err("nothing to plot: no samples, or samples that are not finite".into());
     };
@@ -407,12 +437,21 @@ impl Figure for Track<'_> {
 /// yellow high, bilinear between grid points), labelled contour lines, the grid points as
 /// dots, and a colour bar with `value_label`'s unit. `values[j][i]` is at (`xs[i]`, `ys[j]`);
 /// non-finite values are left blank. Writes `path` (PNG) and the SVG beside it.
-pub fn plot_contour(title: &str, axes: (&str, &str), value_label: &str, xs: &[f64], ys: &[f64], values: &[Vec<f64>], path: &Path) -> Result<(), String> {
+pub fn plot_contour(
+    title: &str,
+    axes: (&str, &str),
+    value_label: &str,
+    xs: &[f64],
+    ys: &[f64],
+    values: &[Vec<f64>],
+    path: &Path,
+) -> Result<(), String> {
     if xs.len() < 2 || ys.len() < 2 || values.len() != ys.len() || values.iter().any(|row| row.len() != xs.len()) {
         return Err(format!("a contour plot needs a grid of at least 2 x 2 values, got {} x {}", xs.len(), ys.len()));
     }
     let finite: Vec<f64> = values.iter().flatten().copied().filter(|v| v.is_finite()).collect();
-    let (mut low, mut high) = finite.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+    let (mut low, mut high) =
+        finite.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
     if finite.is_empty() {
         return Err("nothing to plot: no finite values".into());
     }
@@ -435,7 +474,8 @@ struct Contour<'a> {
 
 /// Dark blue through teal to yellow as `f` goes 0 to 1.
 fn colour_map(f: f64) -> RGBColor {
-    const STOPS: [[f64; 3]; 4] = [[40.0, 30.0, 120.0], [30.0, 120.0, 160.0], [80.0, 190.0, 110.0], [250.0, 230.0, 40.0]];
+    const STOPS: [[f64; 3]; 4] =
+        [[40.0, 30.0, 120.0], [30.0, 120.0, 160.0], [80.0, 190.0, 110.0], [250.0, 230.0, 40.0]];
     let f = f.clamp(0.0, 1.0) * (STOPS.len() - 1) as f64;
     let k = (f.floor() as usize).min(STOPS.len() - 2);
     let u = f - k as f64;
@@ -505,11 +545,14 @@ impl Figure for Contour<'_> {
         let mut rectangles = Vec::new();
         for a in 0..cells {
             for b in 0..cells {
-                let (xa, xb) = (x0 + (x1 - x0) * a as f64 / cells as f64, x0 + (x1 - x0) * (a + 1) as f64 / cells as f64);
-                let (ya, yb) = (y0 + (y1 - y0) * b as f64 / cells as f64, y0 + (y1 - y0) * (b + 1) as f64 / cells as f64);
+                let (xa, xb) =
+                    (x0 + (x1 - x0) * a as f64 / cells as f64, x0 + (x1 - x0) * (a + 1) as f64 / cells as f64);
+                let (ya, yb) =
+                    (y0 + (y1 - y0) * b as f64 / cells as f64, y0 + (y1 - y0) * (b + 1) as f64 / cells as f64);
                 let v = self.at(0.5 * (xa + xb), 0.5 * (ya + yb));
                 if v.is_finite() {
-                    rectangles.push(Rectangle::new([(xa, ya), (xb, yb)], colour_map((v - low) / (high - low)).filled()));
+                    rectangles
+                        .push(Rectangle::new([(xa, ya), (xb, yb)], colour_map((v - low) / (high - low)).filled()));
                 }
             }
         }
@@ -520,10 +563,18 @@ impl Figure for Contour<'_> {
         for k in 1..8 {
             let level = low + (high - low) * k as f64 / 8.0;
             let segments = self.segments(level);
-            chart.draw_series(segments.iter().map(|s| PathElement::new(s.to_vec(), BLACK.stroke_width(1)))).map_err(drawing_error)?;
+            chart
+                .draw_series(segments.iter().map(|s| PathElement::new(s.to_vec(), BLACK.stroke_width(1))))
+                .map_err(drawing_error)?;
             if let Some(s) = segments.get(segments.len() / 2) {
                 let at = (0.5 * (s[0].0 + s[1].0), 0.5 * (s[0].1 + s[1].1));
-                chart.draw_series(std::iter::once(Text::new(format!("{level:.decimals$}"), at, (FAMILY, 13).into_font().color(&BLACK)))).map_err(drawing_error)?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{level:.decimals$}"),
+                        at,
+                        (FAMILY, 13).into_font().color(&BLACK),
+                    )))
+                    .map_err(drawing_error)?;
             }
         }
         let dots = self.ys.iter().flat_map(|&y| self.xs.iter().map(move |&x| Circle::new((x, y), 2, BLACK.filled())));
@@ -540,7 +591,8 @@ impl Figure for Contour<'_> {
         let steps = 100;
         scale
             .draw_series((0..steps).map(|k| {
-                let (a, b) = (low + (high - low) * k as f64 / steps as f64, low + (high - low) * (k + 1) as f64 / steps as f64);
+                let (a, b) =
+                    (low + (high - low) * k as f64 / steps as f64, low + (high - low) * (k + 1) as f64 / steps as f64);
                 Rectangle::new([(0.0, a), (1.0, b)], colour_map((k as f64 + 0.5) / steps as f64).filled())
             }))
             .map_err(drawing_error)?;
@@ -623,7 +675,11 @@ mod tests {
         let series: Vec<Series> = ["base_x", "base_y"]
             .iter()
             .enumerate()
-            .map(|(k, name)| Series { name: name.to_string(), colour: [200, 30 * k as u8, 30], points: (0..50).map(|i| (i as f64 * 0.1, (i as f64 * 0.1 + k as f64).sin())).collect() })
+            .map(|(k, name)| Series {
+                name: name.to_string(),
+                colour: [200, 30 * k as u8, 30],
+                points: (0..50).map(|i| (i as f64 * 0.1, (i as f64 * 0.1 + k as f64).sin())).collect(),
+            })
             .collect();
         plot_time_series("soft snake: position", "position (m)", &series, &path).unwrap();
         let svg = std::fs::read_to_string(path.with_extension("svg")).unwrap();

@@ -2,8 +2,8 @@
 //! from a name given on the command line to generic code.
 
 pub use softgen_generated::ROBOTS;
-pub use softgen_runtime::{RobotInfo, RobotVisitor};
 use softgen_runtime::{CoordinateKind, Model};
+pub use softgen_runtime::{RobotInfo, RobotVisitor};
 
 /// Calls `visitor` with the robot named `name`, or says which names exist.
 pub fn with_robot<V: RobotVisitor>(name: &str, visitor: V) -> Result<V::Output, String> {
@@ -12,7 +12,6 @@ pub fn with_robot<V: RobotVisitor>(name: &str, visitor: V) -> Result<V::Output, 
         format!("unknown robot `{name}`; known robots: {}", known.join(", "))
     })
 }
-
 
 /// Whether the robot named `name` has soft sections whose coordinates the dynamics move (an
 /// actuator length or a curvature not prescribed by a valve): their elastic forces make it
@@ -23,10 +22,9 @@ pub fn has_soft_sections(name: &str) -> Result<bool, String> {
     impl RobotVisitor for SoftSections {
         type Output = bool;
         fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> bool {
-            R::COORDINATES
-                .iter()
-                .enumerate()
-                .any(|(i, c)| matches!(c.kind, CoordinateKind::ActuatorLength | CoordinateKind::Curvature) && !R::VALVES.contains(&i))
+            R::COORDINATES.iter().enumerate().any(|(i, c)| {
+                matches!(c.kind, CoordinateKind::ActuatorLength | CoordinateKind::Curvature) && !R::VALVES.contains(&i)
+            })
         }
     }
     with_robot(name, SoftSections)
@@ -54,7 +52,10 @@ impl RobotVisitor for KnownParameters<'_> {
 
 /// Checks that every name is one of `P`'s parameters; the error names the robot and lists
 /// them.
-pub fn known_parameters<'a, P: softgen_runtime::ParamSet>(robot: &str, mut names: impl Iterator<Item = &'a str>) -> Result<(), String> {
+pub fn known_parameters<'a, P: softgen_runtime::ParamSet>(
+    robot: &str,
+    mut names: impl Iterator<Item = &'a str>,
+) -> Result<(), String> {
     let known = P::names();
     match names.find(|n| !known.contains(n)) {
         None => Ok(()),

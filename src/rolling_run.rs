@@ -4,11 +4,13 @@
 //! Jacobian assembled from generated pieces.
 
 use nalgebra::{SVector, Vector3};
-use softgen_generated::soft_snake::{centre_line_into, section_geometry, Params, CENTRE_LINE_POINTS, CONTACTS, DOF, SECTIONS, SOFT_SECTIONS};
+use softgen_generated::soft_snake::{
+    centre_line_into, section_geometry, Params, CENTRE_LINE_POINTS, CONTACTS, DOF, SECTIONS, SOFT_SECTIONS,
+};
 use softgen_generated::SoftSnake;
 use softgen_runtime::{
-    IntegrationError, Integrator, JointPd, Model, PneumaticMuscles, SectionGeometry, RollingGait, Rosenbrock34, Simulation,
-    SimulationConfig, State, Tolerances,
+    IntegrationError, Integrator, JointPd, Model, PneumaticMuscles, RollingGait, Rosenbrock34, SectionGeometry,
+    Simulation, SimulationConfig, State, Tolerances,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -136,7 +138,12 @@ fn geometries(p: &Params) -> Result<[SectionGeometry; SECTIONS], String> {
 
 pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) -> Result<RollingSummary, String> {
     let p = run.params.clone();
-    let muscles = PneumaticMuscles { metres_per_bar: p.pma_metres_per_bar, area: p.pma_area, ceiling: run.ceiling, rated: p.pma_rated_pressure };
+    let muscles = PneumaticMuscles {
+        metres_per_bar: p.pma_metres_per_bar,
+        area: p.pma_area,
+        ceiling: run.ceiling,
+        rated: p.pma_rated_pressure,
+    };
     muscles.validate().map_err(|e| format!("{e} (`pma_rated_pressure` of the soft snake's spec)"))?;
     let geometry = geometries(&p)?;
     let bend = run.bend.unwrap_or_else(|| muscles.largest_bend(&geometry[0]));
@@ -147,7 +154,12 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
         ramp: 1.0,
     };
     gait.validate()?;
-    for (name, v) in [("settle", run.settle), ("duration", run.duration), ("tolerance", run.tolerance), ("control period", run.control_period)] {
+    for (name, v) in [
+        ("settle", run.settle),
+        ("duration", run.duration),
+        ("tolerance", run.tolerance),
+        ("control period", run.control_period),
+    ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(format!("{name} must be finite and >= 0, got {v}"));
         }
@@ -170,8 +182,11 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
     if let Some(tolerance) = run.contact_onset_tolerance {
         sim.locate_contact_onsets(tolerance)?;
     }
-    let mut ros = Rosenbrock34::<DOF>::new(Tolerances { absolute: run.tolerance * run.absolute_fraction, relative: run.tolerance })
-        .map_err(|e| e.to_string())?;
+    let mut ros = Rosenbrock34::<DOF>::new(Tolerances {
+        absolute: run.tolerance * run.absolute_fraction,
+        relative: run.tolerance,
+    })
+    .map_err(|e| e.to_string())?;
     ros.jacobian_every = run.jacobian_every.max(1);
     let rolls = mount_rolls();
     let mut x = State::new(SVector::from_iterator(SoftSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
@@ -253,7 +268,8 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
         let den: f64 = window.iter().map(|s| (s.t - mt).powi(2)).sum();
         num / den
     };
-    let velocity_cm_s = (window.len() >= 2).then(|| (100.0 * slope(&|s| s.center_of_mass.x), 100.0 * slope(&|s| s.center_of_mass.y)));
+    let velocity_cm_s =
+        (window.len() >= 2).then(|| (100.0 * slope(&|s| s.center_of_mass.x), 100.0 * slope(&|s| s.center_of_mass.y)));
     let window_start = run.settle + gait.ramp;
     Ok(RollingSummary {
         samples,
@@ -270,7 +286,11 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
 /// Writes a rolling run's CSV (time, coordinates, centre of mass, contacts, pressures) and its
 /// figures (base position and orientation, actuator lengths, the track from above) under
 /// `output` as `soft_snake_<name>_rolling.*`; returns the CSV's path.
-pub fn write_rolling_outputs(summary: &RollingSummary, name: &str, output: &std::path::Path) -> Result<std::path::PathBuf, String> {
+pub fn write_rolling_outputs(
+    summary: &RollingSummary,
+    name: &str,
+    output: &std::path::Path,
+) -> Result<std::path::PathBuf, String> {
     use softgen_runtime::Model;
     use std::io::BufWriter;
     std::fs::create_dir_all(&output).map_err(|e| format!("{}: {e}", output.display()))?;
@@ -298,7 +318,17 @@ pub fn write_rolling_outputs(summary: &RollingSummary, name: &str, output: &std:
     // Legends name the coordinates as the spec does; a section's three actuators share a hue.
     let coordinates = softgen_generated::soft_snake::SoftSnake::COORDINATES;
     let palette = [[220, 30, 30], [30, 140, 30], [30, 60, 220]];
-    let section_palette = [[220, 30, 30], [240, 120, 90], [150, 20, 20], [30, 140, 30], [110, 200, 90], [20, 80, 20], [30, 60, 220], [100, 150, 250], [20, 30, 120]];
+    let section_palette = [
+        [220, 30, 30],
+        [240, 120, 90],
+        [150, 20, 20],
+        [30, 140, 30],
+        [110, 200, 90],
+        [20, 80, 20],
+        [30, 60, 220],
+        [100, 150, 250],
+        [20, 30, 120],
+    ];
     let series = |index: usize, colour: [u8; 3]| crate::plot::Series {
         name: coordinates[index].name.to_string(),
         colour,
@@ -308,12 +338,31 @@ pub fn write_rolling_outputs(summary: &RollingSummary, name: &str, output: &std:
     let orientation: Vec<_> = (0..3).map(|i| series(3 + i, palette[i])).collect();
     let lengths: Vec<_> = (0..9).map(|k| series(6 + k, section_palette[k])).collect();
     let title = |what: &str| format!("soft snake, {name} rolling: {what}");
-    crate::plot::plot_time_series(&title("base position"), "position (m)", &position, &base.with_extension("position.png"))?;
-    crate::plot::plot_time_series(&title("base orientation"), "angle (rad)", &orientation, &base.with_extension("orientation.png"))?;
-    crate::plot::plot_time_series(&title("actuator length changes"), "length change (m)", &lengths, &base.with_extension("lengths.png"))?;
+    crate::plot::plot_time_series(
+        &title("base position"),
+        "position (m)",
+        &position,
+        &base.with_extension("position.png"),
+    )?;
+    crate::plot::plot_time_series(
+        &title("base orientation"),
+        "angle (rad)",
+        &orientation,
+        &base.with_extension("orientation.png"),
+    )?;
+    crate::plot::plot_time_series(
+        &title("actuator length changes"),
+        "length change (m)",
+        &lengths,
+        &base.with_extension("lengths.png"),
+    )?;
     let every = (summary.samples.len() / 30).max(1);
-    let outlines: Vec<(f64, Vec<(f64, f64)>)> =
-        summary.samples.iter().step_by(every).map(|s| (s.t, s.neutral_axis.iter().map(|p| (p.x, p.y)).collect())).collect();
+    let outlines: Vec<(f64, Vec<(f64, f64)>)> = summary
+        .samples
+        .iter()
+        .step_by(every)
+        .map(|s| (s.t, s.neutral_axis.iter().map(|p| (p.x, p.y)).collect()))
+        .collect();
     let com: Vec<(f64, f64)> = summary.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect();
     crate::plot::plot_track(&title("track seen from above"), &outlines, &com, &base.with_extension("track.png"))?;
     Ok(csv_path)

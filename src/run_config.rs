@@ -3,11 +3,11 @@
 //! plant and the model-predictive controller's settings, validated with errors that name the
 //! file, line and field.
 
-use serde::Deserialize;
 use nalgebra::Vector2;
+use serde::Deserialize;
 use softgen_runtime::{
-    Channel, ContactLaw, CoordinateKind, FrictionAnisotropy, FrictionLaw, GaitParameters, LengthToPressure, PressureMap, SafetyLimits,
-    Terrain,
+    Channel, ContactLaw, CoordinateKind, FrictionAnisotropy, FrictionLaw, GaitParameters, LengthToPressure,
+    PressureMap, SafetyLimits, Terrain,
 };
 use std::ops::Range;
 use std::path::Path;
@@ -47,8 +47,13 @@ enum TerrainFile {
         #[serde(default)]
         height: f64,
     },
-    Stair { position: f64, height: f64 },
-    Pipe { diameter: f64 },
+    Stair {
+        position: f64,
+        height: f64,
+    },
+    Pipe {
+        diameter: f64,
+    },
     Floor,
 }
 
@@ -175,7 +180,12 @@ struct SafetyFile {
 #[derive(Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 enum ChannelFile {
-    ServoBoard { actuator: String, channel: u16, min_angle: f64, max_angle: f64 },
+    ServoBoard {
+        actuator: String,
+        channel: u16,
+        min_angle: f64,
+        max_angle: f64,
+    },
     PressureRegulator {
         actuator: String,
         channel: u16,
@@ -185,8 +195,17 @@ enum ChannelFile {
         calibration: Option<String>,
         metres_per_bar: Option<f64>,
     },
-    Valve { actuator: String, line: u16, #[serde(default = "yes")] active_high: bool },
-    Thruster { actuator: String, channel: u16, max_thrust: f64 },
+    Valve {
+        actuator: String,
+        line: u16,
+        #[serde(default = "yes")]
+        active_high: bool,
+    },
+    Thruster {
+        actuator: String,
+        channel: u16,
+        max_thrust: f64,
+    },
 }
 
 fn yes() -> bool {
@@ -230,15 +249,28 @@ impl RunConfig {
     /// and what it drives), in order.
     pub fn parse(path: &str, text: &str, robot: &str, actuators: &[(&str, Drives)]) -> Result<RunConfig, String> {
         let actuated_bodies: Vec<&str> = actuators.iter().map(|(b, _)| *b).collect();
-        let file: File = toml::from_str(text).map_err(|e| locate(path, text, e.span().unwrap_or(0..0), e.message().trim()))?;
+        let file: File =
+            toml::from_str(text).map_err(|e| locate(path, text, e.span().unwrap_or(0..0), e.message().trim()))?;
         if file.robot.get_ref() != robot {
-            return Err(locate(path, text, file.robot.span(), format!("robot: this file is for `{}`, not `{robot}`", file.robot.get_ref())));
+            return Err(locate(
+                path,
+                text,
+                file.robot.span(),
+                format!("robot: this file is for `{}`, not `{robot}`", file.robot.get_ref()),
+            ));
         }
         let rate_hz = match &file.rate_hz {
             // At least 1 Hz: a slower loop is no control loop, and a period of 1e9 s would
             // hold the run (and its stop signals) for ever.
             Some(r) if r.get_ref().is_finite() && *r.get_ref() >= 1.0 && *r.get_ref() <= 100_000.0 => *r.get_ref(),
-            Some(r) => return Err(locate(path, text, r.span(), format!("rate_hz: must be in [1, 100000] Hz, got {}", r.get_ref()))),
+            Some(r) => {
+                return Err(locate(
+                    path,
+                    text,
+                    r.span(),
+                    format!("rate_hz: must be in [1, 100000] Hz, got {}", r.get_ref()),
+                ))
+            }
             None => 1000.0,
         };
         let mut safety = SafetyLimits::default();
@@ -273,7 +305,14 @@ impl RunConfig {
                     }
                     (actuator, Channel::ServoBoard { channel: *channel, min_angle: *min_angle, max_angle: *max_angle })
                 }
-                ChannelFile::PressureRegulator { actuator, channel, full_scale_bar, volts, calibration, metres_per_bar } => {
+                ChannelFile::PressureRegulator {
+                    actuator,
+                    channel,
+                    full_scale_bar,
+                    volts,
+                    calibration,
+                    metres_per_bar,
+                } => {
                     let map = match (calibration, full_scale_bar) {
                         (Some(file), None) => {
                             let table_path = folder.join(file);
@@ -285,7 +324,11 @@ impl RunConfig {
                             let [low, high] = volts.unwrap_or([0.0, 10.0]);
                             PressureMap::Linear { full_scale_bar: *full_scale, volts_min: low, volts_max: high }
                         }
-                        _ => return Err(at("give either full_scale_bar (with optional volts) or a calibration table".into())),
+                        _ => {
+                            return Err(at(
+                                "give either full_scale_bar (with optional volts) or a calibration table".into()
+                            ))
+                        }
                     };
                     map.validate().map_err(|e| at(e.0))?;
                     let extension = match metres_per_bar {
@@ -306,7 +349,10 @@ impl RunConfig {
                 }
             };
             let Some(index) = actuated_bodies.iter().position(|b| b == actuator) else {
-                return Err(at(format!("`{actuator}` is not an actuator of `{robot}` (actuators: {})", actuated_bodies.join(", "))));
+                return Err(at(format!(
+                    "`{actuator}` is not an actuator of `{robot}` (actuators: {})",
+                    actuated_bodies.join(", ")
+                )));
             };
             if channels[index].is_some() {
                 return Err(at(format!("`{actuator}` already has a channel")));
@@ -330,17 +376,26 @@ impl RunConfig {
             }
         }
         let environment = match &file.environment {
-            Some(e) => parse_environment(e.get_ref()).map_err(|m| locate(path, text, e.span(), format!("environment: {m}")))?,
+            Some(e) => {
+                parse_environment(e.get_ref()).map_err(|m| locate(path, text, e.span(), format!("environment: {m}")))?
+            }
             None => EnvironmentOverride::default(),
         };
         let mpc = match &file.mpc {
-            Some(m) => Some(parse_mpc(m.get_ref(), rate_hz).map_err(|e| locate(path, text, m.span(), format!("mpc: {e}")))?),
+            Some(m) => {
+                Some(parse_mpc(m.get_ref(), rate_hz).map_err(|e| locate(path, text, m.span(), format!("mpc: {e}")))?)
+            }
             None => None,
         };
         let mut parameters = Vec::new();
         for (name, value) in &file.parameters {
             if !value.get_ref().is_finite() {
-                return Err(locate(path, text, value.span(), format!("parameters.{name}: must be finite, got {}", value.get_ref())));
+                return Err(locate(
+                    path,
+                    text,
+                    value.span(),
+                    format!("parameters.{name}: must be finite, got {}", value.get_ref()),
+                ));
             }
             parameters.push((name.clone(), *value.get_ref()));
         }
@@ -369,7 +424,12 @@ fn parse_environment(e: &EnvironmentFile) -> Result<EnvironmentOverride, String>
         },
         regularisation: f.regularisation.unwrap_or(0.0),
     });
-    let environment = EnvironmentOverride { terrain, contact_stiffness: e.contact_stiffness, contact_damping: e.contact_damping, friction };
+    let environment = EnvironmentOverride {
+        terrain,
+        contact_stiffness: e.contact_stiffness,
+        contact_damping: e.contact_damping,
+        friction,
+    };
     // Check the numbers through the contact law's own validation.
     let zero = FrictionLaw { along: 0.0, across: 0.0, anisotropy: FrictionAnisotropy::Isotropic, regularisation: 0.0 };
     let (law, _) = environment.apply(ContactLaw { stiffness: 0.0, damping: 0.0, friction: zero }, Terrain::None);
@@ -439,10 +499,14 @@ fn channel_fit(channel: &Channel, drives: Drives) -> Option<String> {
     };
     let what = match kind {
         CoordinateKind::RevoluteJoint => "is a revolute joint, commanded by angle: it needs kind = \"servo_board\"",
-        CoordinateKind::PrismaticJoint => "is a prismatic joint, commanded by position: it needs kind = \"servo_board\"",
+        CoordinateKind::PrismaticJoint => {
+            "is a prismatic joint, commanded by position: it needs kind = \"servo_board\""
+        }
         CoordinateKind::ActuatorLength => "is a pneumatic muscle: it needs kind = \"pressure_regulator\" or \"valve\"",
         CoordinateKind::Curvature => "is a curvature coordinate, which no output channel drives yet",
-        CoordinateKind::BaseTranslation | CoordinateKind::BaseRotation => "is a floating base coordinate, which no output channel drives",
+        CoordinateKind::BaseTranslation | CoordinateKind::BaseRotation => {
+            "is a floating base coordinate, which no output channel drives"
+        }
     };
     let kind_name = match channel {
         Channel::ServoBoard { .. } => "servo_board",
@@ -465,9 +529,9 @@ fn output_kind(c: &Channel) -> &'static str {
 
 fn wire(c: &Channel) -> u16 {
     match c {
-        Channel::ServoBoard { channel, .. } | Channel::PressureRegulator { channel, .. } | Channel::Thruster { channel, .. } => {
-            *channel
-        }
+        Channel::ServoBoard { channel, .. }
+        | Channel::PressureRegulator { channel, .. }
+        | Channel::Thruster { channel, .. } => *channel,
         Channel::Valve { line, .. } => *line,
     }
 }
@@ -476,7 +540,10 @@ fn wire(c: &Channel) -> u16 {
 mod tests {
     use super::*;
 
-    const BODIES: &[(&str, Drives)] = &[("link2", Drives::Coordinate(CoordinateKind::RevoluteJoint)), ("link3", Drives::Coordinate(CoordinateKind::RevoluteJoint))];
+    const BODIES: &[(&str, Drives)] = &[
+        ("link2", Drives::Coordinate(CoordinateKind::RevoluteJoint)),
+        ("link3", Drives::Coordinate(CoordinateKind::RevoluteJoint)),
+    ];
     const GOOD: &str = "robot = \"snake\"\n[[channels]]\nkind = \"servo_board\"\nactuator = \"link2\"\nchannel = 0\nmin_angle = -1\nmax_angle = 1\n[[channels]]\nkind = \"servo_board\"\nactuator = \"link3\"\nchannel = 1\nmin_angle = -1\nmax_angle = 1\n";
 
     #[test]
@@ -504,7 +571,11 @@ mod tests {
             ("robot = \"snake\"", "robot = \"snake\"\nrate_hz = 1e-9", "rate_hz: must be in [1, 100000] Hz"),
             ("robot = \"snake\"", "robot = \"snake\"\nrate_hz = 1e-300", "rate_hz: must be in [1, 100000] Hz"),
             ("robot = \"snake\"", "robot = \"snake\"\n[safety]\npressure_ceiling = 4.5", "above the actuator rating"),
-            ("min_angle = -1\nmax_angle = 1\n[[channels]]", "min_angle = 1\nmax_angle = -1\n[[channels]]", "must be below"),
+            (
+                "min_angle = -1\nmax_angle = 1\n[[channels]]",
+                "min_angle = 1\nmax_angle = -1\n[[channels]]",
+                "must be below",
+            ),
             ("robot = \"snake\"", "robot = \"other\"", "this file is for `other`"),
         ] {
             let bad = GOOD.replacen(from, to, 1);
@@ -516,7 +587,10 @@ mod tests {
             ("[environment]\nterrain = { kind = \"pipe\", diameter = -1 }\n", "run.toml:14:1: environment: terrain:"),
             ("[environment]\nfriction = { along = -0.1 }\n", "environment: friction along must be finite and >= 0"),
             ("[environment]\nterrain = { kind = \"lava\" }\n", "run.toml:15:"),
-            ("[mpc]\ngoal = [1.0, 0.0]\nsamples = 1\n", "run.toml:14:1: mpc: planner samples must be in 2..=4096, got 1"),
+            (
+                "[mpc]\ngoal = [1.0, 0.0]\nsamples = 1\n",
+                "run.toml:14:1: mpc: planner samples must be in 2..=4096, got 1",
+            ),
             ("[mpc]\ngoal = [1.0, 0.0]\nreplan_hz = 5000\n", "mpc: replan_hz must be in"),
             ("[mpc]\ngoal = [1.0, 0.0]\nmin = [0.2, 3.0, -0.6]\n", "bounds of the temporal frequency"),
             ("[mpc]\ngoal = [1.0]\n", "run.toml:15:"),
@@ -525,6 +599,8 @@ mod tests {
             assert!(e.contains(expected), "expected `{expected}` in `{e}`");
         }
         let missing = GOOD.split("[[channels]]").take(2).collect::<Vec<_>>().join("[[channels]]");
-        assert!(RunConfig::parse("run.toml", &missing, "snake", BODIES).unwrap_err().contains("`link3` has no channel"));
+        assert!(RunConfig::parse("run.toml", &missing, "snake", BODIES)
+            .unwrap_err()
+            .contains("`link3` has no channel"));
     }
 }

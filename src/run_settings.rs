@@ -4,8 +4,8 @@
 use crate::robots::has_soft_sections;
 use crate::scenario::{IntegratorChoice, Scenario, TerrainChoice};
 use serde::Deserialize;
-use std::collections::BTreeMap;
 use softgen_runtime::{AdmittanceGains, FrictionAnisotropy, Terrain};
+use std::collections::BTreeMap;
 
 /// Which integrator steps a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -181,7 +181,9 @@ impl RunSettings {
             TerrainName::Spec => TerrainChoice::SpecDefault,
             TerrainName::None => TerrainChoice::Override(Terrain::None),
             TerrainName::Flat => TerrainChoice::Override(Terrain::Flat { height: 0.0 }),
-            TerrainName::Stair => TerrainChoice::Override(Terrain::Stair { position: self.stair_position, height: self.stair_height }),
+            TerrainName::Stair => {
+                TerrainChoice::Override(Terrain::Stair { position: self.stair_position, height: self.stair_height })
+            }
             TerrainName::Pipe => TerrainChoice::Override(Terrain::Pipe { diameter: self.pipe_diameter }),
             TerrainName::Floor => TerrainChoice::Override(Terrain::Floor),
         };
@@ -212,7 +214,9 @@ impl RunSettings {
             AnisotropyName::BodyAxis => FrictionAnisotropy::BodyAxis,
             AnisotropyName::WorldAxis => FrictionAnisotropy::WorldAxis,
         });
-        if matches!(integrator, IntegratorName::Dopri5 | IntegratorName::Ros34) && self.friction_regularisation.is_none() {
+        if matches!(integrator, IntegratorName::Dopri5 | IntegratorName::Ros34)
+            && self.friction_regularisation.is_none()
+        {
             // Exact Coulomb friction is discontinuous in velocity: error control would shrink
             // the step towards zero at every stick-slip switch. Say so and smooth it.
             notes.push("adaptive integrators use regularised friction (--friction-regularisation 0.001 m/s); pass 0 for the exact sign".into());

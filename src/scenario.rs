@@ -4,9 +4,9 @@
 use crate::robots::{with_robot, RobotVisitor};
 use nalgebra::{SVector, Vector3};
 use softgen_runtime::{
-    AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, JointPd, Model, ParamSet,
-    PlaneOfMotion, Rosenbrock34, RungeKutta4, SemiImplicitEuler, Serpenoid, Simulation, SimulationConfig, State, Terrain,
-    Tolerances, ValveWave, Integrator, SecondOrderSystem, StepReport,
+    AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, Integrator, JointPd, Model, ParamSet,
+    PlaneOfMotion, Rosenbrock34, RungeKutta4, SecondOrderSystem, SemiImplicitEuler, Serpenoid, Simulation,
+    SimulationConfig, State, StepReport, Terrain, Tolerances, ValveWave,
 };
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
@@ -16,11 +16,21 @@ use std::time::Instant;
 /// Which integrator steps the run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum IntegratorChoice {
-    RungeKutta4 { step: f64 },
-    SemiImplicitEuler { step: f64 },
-    DormandPrince5 { relative: f64, absolute: f64 },
+    RungeKutta4 {
+        step: f64,
+    },
+    SemiImplicitEuler {
+        step: f64,
+    },
+    DormandPrince5 {
+        relative: f64,
+        absolute: f64,
+    },
     /// ROS34PW2, linearly implicit, for stiff robots (soft sections, stiff contact).
-    Rosenbrock34 { relative: f64, absolute: f64 },
+    Rosenbrock34 {
+        relative: f64,
+        absolute: f64,
+    },
 }
 
 /// The chosen integrator, built, as one type that steps as the one it holds does: a run is
@@ -36,15 +46,21 @@ impl IntegratorChoice {
     /// The integrator for `N` coordinates; adaptive ones step at most one control period.
     pub(crate) fn build<const N: usize>(&self, control_period: f64) -> Result<ChosenIntegrator<N>, String> {
         Ok(match *self {
-            IntegratorChoice::RungeKutta4 { step } => ChosenIntegrator::RungeKutta4(RungeKutta4::new(step).map_err(|e| e.to_string())?),
+            IntegratorChoice::RungeKutta4 { step } => {
+                ChosenIntegrator::RungeKutta4(RungeKutta4::new(step).map_err(|e| e.to_string())?)
+            }
             IntegratorChoice::SemiImplicitEuler { step } => {
                 ChosenIntegrator::SemiImplicitEuler(SemiImplicitEuler::new(step).map_err(|e| e.to_string())?)
             }
             IntegratorChoice::DormandPrince5 { relative, absolute } => ChosenIntegrator::DormandPrince5(
-                DormandPrince5::new(Tolerances { relative, absolute }).map_err(|e| e.to_string())?.with_max_step(control_period),
+                DormandPrince5::new(Tolerances { relative, absolute })
+                    .map_err(|e| e.to_string())?
+                    .with_max_step(control_period),
             ),
             IntegratorChoice::Rosenbrock34 { relative, absolute } => {
-                let mut i = Rosenbrock34::new(Tolerances { relative, absolute }).map_err(|e| e.to_string())?.with_max_step(control_period);
+                let mut i = Rosenbrock34::new(Tolerances { relative, absolute })
+                    .map_err(|e| e.to_string())?
+                    .with_max_step(control_period);
                 i.jacobian_every = 20;
                 ChosenIntegrator::Rosenbrock34(i)
             }
@@ -53,7 +69,13 @@ impl IntegratorChoice {
 }
 
 impl<const N: usize> Integrator<N> for ChosenIntegrator<N> {
-    fn step<S: SecondOrderSystem<N>>(&mut self, system: &mut S, t: &mut f64, x: &mut State<N>, t_end: f64) -> Result<StepReport, IntegrationError> {
+    fn step<S: SecondOrderSystem<N>>(
+        &mut self,
+        system: &mut S,
+        t: &mut f64,
+        x: &mut State<N>,
+        t_end: f64,
+    ) -> Result<StepReport, IntegrationError> {
         match self {
             ChosenIntegrator::RungeKutta4(i) => i.step(system, t, x, t_end),
             ChosenIntegrator::SemiImplicitEuler(i) => i.step(system, t, x, t_end),
@@ -364,32 +386,33 @@ impl RobotVisitor for Runner<'_, '_, '_> {
         let mut row: Vec<f64> = Vec::with_capacity(1 + N + 5 + 3 * C);
         let progress = self.progress;
         let start = Instant::now();
-        let mut on_sample = |t: f64, x: &State<N>, report: &softgen_runtime::ContactReport<N, C>, _: &Simulation<R, N, C>| {
-            let cache = R::cache(&x.q, &params);
-            let com = R::center_of_mass(&x.q, &params, &cache);
-            summary.com_path.push((t, com));
-            summary.max_depth = summary.max_depth.max(report.max_depth);
-            if t >= next_snapshot - 1e-9 {
-                summary.snapshots.push((t, report.positions.to_vec()));
-                next_snapshot += snapshot_period;
-            }
-            summary.final_points = report.positions.to_vec();
-            if let Some(w) = csv.as_deref_mut() {
-                if summary.samples % s.csv_every == 0 && write_error.is_none() {
-                    row.clear();
-                    row.push(t);
-                    row.extend(x.q.iter().chain(com.iter()));
-                    row.extend([report.active as f64, report.max_depth]);
-                    row.extend(report.forces.iter().flat_map(|f| [f.x, f.y, f.z]));
-                    if let Err(e) = w.row(&row) {
-                        write_error = Some(e);
+        let mut on_sample =
+            |t: f64, x: &State<N>, report: &softgen_runtime::ContactReport<N, C>, _: &Simulation<R, N, C>| {
+                let cache = R::cache(&x.q, &params);
+                let com = R::center_of_mass(&x.q, &params, &cache);
+                summary.com_path.push((t, com));
+                summary.max_depth = summary.max_depth.max(report.max_depth);
+                if t >= next_snapshot - 1e-9 {
+                    summary.snapshots.push((t, report.positions.to_vec()));
+                    next_snapshot += snapshot_period;
+                }
+                summary.final_points = report.positions.to_vec();
+                if let Some(w) = csv.as_deref_mut() {
+                    if summary.samples % s.csv_every == 0 && write_error.is_none() {
+                        row.clear();
+                        row.push(t);
+                        row.extend(x.q.iter().chain(com.iter()));
+                        row.extend([report.active as f64, report.max_depth]);
+                        row.extend(report.forces.iter().flat_map(|f| [f.x, f.y, f.z]));
+                        if let Err(e) = w.row(&row) {
+                            write_error = Some(e);
+                        }
                     }
                 }
-            }
-            summary.samples += 1;
-            summary.simulated = t;
-            progress(t);
-        };
+                summary.samples += 1;
+                summary.simulated = t;
+                progress(t);
+            };
         // Valve-driven robots: the spec's valve wave commands the valves, whose coordinates
         // follow their responses; the rest of the robot follows the dynamics.
         let valve_wave = match (R::VALVE_GAIT, s.passive) {
@@ -407,7 +430,8 @@ impl RobotVisitor for Runner<'_, '_, '_> {
             }
             let mut driven = Vec::new();
             for (k, &coordinate) in R::VALVES.iter().enumerate() {
-                let response = R::valve_response(k, &params).ok_or_else(|| format!("valve {k} of `{}` has no response", R::NAME))?;
+                let response = R::valve_response(k, &params)
+                    .ok_or_else(|| format!("valve {k} of `{}` has no response", R::NAME))?;
                 driven.push(softgen_runtime::DrivenCoordinate { coordinate, response });
             }
             let mut system = softgen_runtime::PrescribedSimulation::new(simulation, &driven, t, &x)?;
@@ -435,7 +459,8 @@ impl RobotVisitor for Runner<'_, '_, '_> {
             return Ok(summary);
         }
         let mut integrator = s.integrator.build::<N>(s.control_period)?;
-        let result: Result<usize, IntegrationError> = simulation.run(&mut integrator, &mut t, &mut x, s.duration, &mut on_sample);
+        let result: Result<usize, IntegrationError> =
+            simulation.run(&mut integrator, &mut t, &mut x, s.duration, &mut on_sample);
         let _ = summary_flush(csv);
         summary.wall_seconds = start.elapsed().as_secs_f64();
         match result {

@@ -78,7 +78,8 @@ impl SerialDevice {
                 }
                 Decoded::Frame { kind: protocol::NAK, .. } => {
                     let p = decoded.payload();
-                    let (sequence, reason) = if p.len() == 3 { (u16::from_le_bytes([p[0], p[1]]), p[2]) } else { (0, 0) };
+                    let (sequence, reason) =
+                        if p.len() == 3 { (u16::from_le_bytes([p[0], p[1]]), p[2]) } else { (0, 0) };
                     let why = match reason {
                         protocol::NAK_CRC => "corrupted frame (bad CRC)",
                         protocol::NAK_VERSION => "unsupported protocol version",
@@ -89,13 +90,23 @@ impl SerialDevice {
                     return Err(DeviceError(format!("{}: board rejected frame {sequence}: {why}", self.name)));
                 }
                 Decoded::Frame { kind, .. } => {
-                    return Err(DeviceError(format!("{}: unexpected frame type {kind:#04x} from the board", self.name)));
+                    return Err(DeviceError(format!(
+                        "{}: unexpected frame type {kind:#04x} from the board",
+                        self.name
+                    )));
                 }
                 Decoded::BadCrc { sequence } => {
-                    return Err(DeviceError(format!("{}: corrupted frame from the board (sequence {sequence}, bad CRC)", self.name)));
+                    return Err(DeviceError(format!(
+                        "{}: corrupted frame from the board (sequence {sequence}, bad CRC)",
+                        self.name
+                    )));
                 }
                 Decoded::BadVersion { version, .. } => {
-                    return Err(DeviceError(format!("{}: board speaks protocol version {version}, host speaks {}", self.name, protocol::VERSION)));
+                    return Err(DeviceError(format!(
+                        "{}: board speaks protocol version {version}, host speaks {}",
+                        self.name,
+                        protocol::VERSION
+                    )));
                 }
             }
         }
@@ -124,7 +135,10 @@ impl SerialDevice {
         while written < length {
             match self.port.write(&self.frame[written..length]) {
                 Ok(n) => written += n,
-                Err(e) if (e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted) && start.elapsed() < self.ack_timeout => {
+                Err(e)
+                    if (e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted)
+                        && start.elapsed() < self.ack_timeout =>
+                {
                     std::hint::spin_loop()
                 }
                 Err(e) => return Err(DeviceError(format!("{}: write: {e}", self.name))),

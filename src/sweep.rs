@@ -86,7 +86,8 @@ impl Sweep {
     /// Parses a sweep file's text; `origin` names it in messages and its stem is the default
     /// name.
     pub fn parse(text: &str, origin: &str) -> Result<Sweep, String> {
-        let table: Table = text.parse().map_err(|e: toml::de::Error| format!("{origin}: {}", e.to_string().trim_end()))?;
+        let table: Table =
+            text.parse().map_err(|e: toml::de::Error| format!("{origin}: {}", e.to_string().trim_end()))?;
         Sweep::from_table(&table, origin).map_err(|e| format!("{origin}: {e}"))
     }
 
@@ -96,15 +97,27 @@ impl Sweep {
         }
         let name = match table.get("name") {
             None => std::path::Path::new(origin).file_stem().and_then(|s| s.to_str()).unwrap_or("sweep").to_string(),
-            Some(Value::String(s)) if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) => s.clone(),
-            Some(other) => return Err(format!("`name` must be a non-empty string of letters, digits, `-`, `_` and `.`, got {other}")),
+            Some(Value::String(s))
+                if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) =>
+            {
+                s.clone()
+            }
+            Some(other) => {
+                return Err(format!(
+                    "`name` must be a non-empty string of letters, digits, `-`, `_` and `.`, got {other}"
+                ))
+            }
         };
         let target = match (table.get("robot"), table.get("experiment")) {
             (Some(Value::String(robot)), None) => Target::robot(robot)?,
             (None, Some(Value::String(experiment))) => Target::experiment(experiment)?,
             (Some(_), Some(_)) => return Err("give `robot` or `experiment`, not both".into()),
-            (None, None) => return Err("missing `robot = \"NAME\"` or `experiment = \"NAME\"`: what each run runs".into()),
-            (Some(v), None) | (None, Some(v)) => return Err(format!("`robot` / `experiment` must be a string, got {}", v.type_str())),
+            (None, None) => {
+                return Err("missing `robot = \"NAME\"` or `experiment = \"NAME\"`: what each run runs".into())
+            }
+            (Some(v), None) | (None, Some(v)) => {
+                return Err(format!("`robot` / `experiment` must be a string, got {}", v.type_str()))
+            }
         };
         let figures: Vec<&'static str> = match table.get("figures") {
             None => target.figures().to_vec(),
@@ -112,9 +125,14 @@ impl Sweep {
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    let name = v.as_str().ok_or_else(|| format!("figures[{i}] must be a string, got {}", v.type_str()))?;
+                    let name =
+                        v.as_str().ok_or_else(|| format!("figures[{i}] must be a string, got {}", v.type_str()))?;
                     target.figures().iter().copied().find(|f| *f == name).ok_or_else(|| {
-                        format!("figures[{i}]: `{name}` is not a figure of {}; its figures are {}", target.describe(), target.figures().join(", "))
+                        format!(
+                            "figures[{i}]: `{name}` is not a figure of {}; its figures are {}",
+                            target.describe(),
+                            target.figures().join(", ")
+                        )
                     })
                 })
                 .collect::<Result<_, _>>()?,
@@ -268,9 +286,18 @@ fn grid(table: &Table) -> Result<(Vec<(String, CellKind)>, Vec<Vec<Cell>>), Stri
     for (key, value) in found {
         let at = format!("grid.{key}");
         let cells: Vec<Cell> = match value {
-            Value::Array(list) => list.iter().enumerate().map(|(i, v)| Cell::from_toml(v, &format!("{at}[{i}]"))).collect::<Result<_, _>>()?,
+            Value::Array(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Cell::from_toml(v, &format!("{at}[{i}]")))
+                .collect::<Result<_, _>>()?,
             Value::Table(range) => linspace(range, &at)?,
-            other => return Err(format!("{at}: expected a list of values or {{ from, to, count }}, got {}", other.type_str())),
+            other => {
+                return Err(format!(
+                    "{at}: expected a list of values or {{ from, to, count }}, got {}",
+                    other.type_str()
+                ))
+            }
         };
         if cells.is_empty() {
             return Err(format!("{at}: no values"));
@@ -339,11 +366,20 @@ fn listed(value: &Value) -> Result<(Vec<(String, CellKind)>, Vec<Vec<Cell>>), St
         match &keys {
             None => keys = Some(these),
             Some(first) if *first != these => {
-                return Err(format!("points[{i}] sets {} but points[0] sets {}; every point sets the same keys", these.join(", "), first.join(", ")));
+                return Err(format!(
+                    "points[{i}] sets {} but points[0] sets {}; every point sets the same keys",
+                    these.join(", "),
+                    first.join(", ")
+                ));
             }
             _ => {}
         }
-        points.push(found.iter().map(|(k, v)| Cell::from_toml(v, &format!("points[{i}].{k}"))).collect::<Result<Vec<_>, _>>()?);
+        points.push(
+            found
+                .iter()
+                .map(|(k, v)| Cell::from_toml(v, &format!("points[{i}].{k}")))
+                .collect::<Result<Vec<_>, _>>()?,
+        );
     }
     let keys = keys.ok_or("`points` is empty")?;
     if keys.is_empty() {
@@ -392,14 +428,19 @@ fn random(table: &Table) -> Result<(Vec<(String, CellKind)>, Vec<Vec<Cell>>), St
             let at = format!("random.{kind}.{key}");
             let list = value.as_array().ok_or_else(|| format!("{at} must be a list, got {}", value.type_str()))?;
             let draw = if kind == "choice" {
-                let cells = list.iter().enumerate().map(|(i, v)| Cell::from_toml(v, &format!("{at}[{i}]"))).collect::<Result<Vec<_>, _>>()?;
+                let cells = list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| Cell::from_toml(v, &format!("{at}[{i}]")))
+                    .collect::<Result<Vec<_>, _>>()?;
                 if cells.is_empty() {
                     return Err(format!("{at}: no values to choose from"));
                 }
                 column_kind(&at, &cells)?;
                 Draw::Choice(cells)
             } else {
-                let bounds: Vec<f64> = list.iter().filter_map(|v| v.as_float().or(v.as_integer().map(|i| i as f64))).collect();
+                let bounds: Vec<f64> =
+                    list.iter().filter_map(|v| v.as_float().or(v.as_integer().map(|i| i as f64))).collect();
                 let [low, high] = bounds[..] else {
                     return Err(format!("{at} must be [low, high], two numbers"));
                 };
@@ -468,7 +509,13 @@ fn unit_interval(seed: u64, run: u64, input: u64) -> f64 {
 }
 
 /// FNV-1a over the canonical JSON of what decides the results.
-fn fingerprint(target: &Target, inputs: &[(String, CellKind)], figures: &[&str], points: &[Vec<Cell>], settings: &[Table]) -> String {
+fn fingerprint(
+    target: &Target,
+    inputs: &[(String, CellKind)],
+    figures: &[&str],
+    points: &[Vec<Cell>],
+    settings: &[Table],
+) -> String {
     let canonical = serde_json::json!({
         "target": target.describe(),
         "inputs": inputs,

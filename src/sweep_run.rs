@@ -75,9 +75,13 @@ fn read_journal(path: &Path, header: &JournalHeader, runs: &[usize]) -> Result<V
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let lines: Vec<String> = std::io::BufReader::new(file).lines().collect::<Result<_, _>>().map_err(|e| format!("{}: {e}", path.display()))?;
+    let lines: Vec<String> = std::io::BufReader::new(file)
+        .lines()
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let Some(first) = lines.first() else { return Ok(Vec::new()) };
-    let found: JournalHeader = serde_json::from_str(first).map_err(|e| format!("{}: line 1 is not a sweep journal's header ({e})", path.display()))?;
+    let found: JournalHeader = serde_json::from_str(first)
+        .map_err(|e| format!("{}: line 1 is not a sweep journal's header ({e})", path.display()))?;
     if found != *header {
         return Err(format!(
             "{} is the journal of sweep `{}` ({}, shard {}), not of this one (`{}`, {}, shard {}): the sweep file changed since it was started, or another sweep writes here. Remove the journal to start afresh, or write elsewhere with --output",
@@ -95,7 +99,14 @@ fn read_journal(path: &Path, header: &JournalHeader, runs: &[usize]) -> Result<V
     for (i, line) in lines.iter().enumerate().skip(1) {
         match serde_json::from_str::<JournalLine>(line) {
             Ok(record) if runs.binary_search(&record.run).is_ok() && seen.insert(record.run) => done.push(record),
-            Ok(record) => return Err(format!("{}: line {}: run {} is not one of this shard's runs, or is there twice", path.display(), i + 1, record.run)),
+            Ok(record) => {
+                return Err(format!(
+                    "{}: line {}: run {} is not one of this shard's runs, or is there twice",
+                    path.display(),
+                    i + 1,
+                    record.run
+                ))
+            }
             // A line cut short by a kill is the last one; it is run again.
             Err(_) if i + 1 == lines.len() => {}
             Err(e) => return Err(format!("{}: line {}: {e}", path.display(), i + 1)),
@@ -106,10 +117,18 @@ fn read_journal(path: &Path, header: &JournalHeader, runs: &[usize]) -> Result<V
 
 /// Runs `sweep` (the shard of `options`), skipping runs its journal already holds, and
 /// calls `progress(done, total)` after each run.
-pub fn run_sweep(sweep: &Sweep, options: &SweepOptions, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<SweepOutcome, String> {
+pub fn run_sweep(
+    sweep: &Sweep,
+    options: &SweepOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<SweepOutcome, String> {
     let start = Instant::now();
     let runs = sweep.shard_runs(options.shard);
-    let header = JournalHeader { sweep: sweep.name.clone(), fingerprint: sweep.fingerprint.clone(), shard: options.shard.map(|s| s.to_string()) };
+    let header = JournalHeader {
+        sweep: sweep.name.clone(),
+        fingerprint: sweep.fingerprint.clone(),
+        shard: options.shard.map(|s| s.to_string()),
+    };
     let previous = match &options.journal {
         Some(path) => read_journal(path, &header, &runs)?,
         None => Vec::new(),
@@ -120,12 +139,9 @@ pub fn run_sweep(sweep: &Sweep, options: &SweepOptions, progress: &(dyn Fn(usize
                 std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
             }
             let fresh = previous.is_empty();
-            let mut file = if fresh {
-                std::fs::File::create(path)
-            } else {
-                std::fs::OpenOptions::new().append(true).open(path)
-            }
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut file =
+                if fresh { std::fs::File::create(path) } else { std::fs::OpenOptions::new().append(true).open(path) }
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
             if fresh {
                 let line = serde_json::to_string(&header).map_err(|e| e.to_string())?;
                 writeln!(file, "{line}").and_then(|_| file.flush()).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -150,7 +166,11 @@ pub fn run_sweep(sweep: &Sweep, options: &SweepOptions, progress: &(dyn Fn(usize
     let finished = AtomicUsize::new(resumed);
     progress(resumed, total);
 
-    let figure_columns: Vec<usize> = sweep.figures.iter().map(|f| sweep.target.figures().iter().position(|g| g == f).expect("checked when parsed")).collect();
+    let figure_columns: Vec<usize> = sweep
+        .figures
+        .iter()
+        .map(|f| sweep.target.figures().iter().position(|g| g == f).expect("checked when parsed"))
+        .collect();
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::new());
     let journal_error = Mutex::new(None::<String>);
@@ -166,27 +186,44 @@ pub fn run_sweep(sweep: &Sweep, options: &SweepOptions, progress: &(dyn Fn(usize
                     return;
                 }
                 let Some(&run) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else { return };
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sweep.target.run(&sweep.settings[run], &options.stop)))
-                    .unwrap_or_else(|panic| Err(format!("the run panicked: {}", panic_message(&panic))));
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    sweep.target.run(&sweep.settings[run], &options.stop)
+                }))
+                .unwrap_or_else(|panic| Err(format!("the run panicked: {}", panic_message(&panic))));
                 if options.stop.load(Ordering::Relaxed) != 0 {
                     // Possibly cut short: not a result. A resumed sweep runs it again.
                     return;
                 }
                 let record = match outcome {
-                    Ok(all) => RunRecord { run, inputs: sweep.points[run].clone(), figures: figure_columns.iter().map(|&j| all[j]).collect(), error: None },
-                    Err(e) => RunRecord { run, inputs: sweep.points[run].clone(), figures: vec![None; figure_columns.len()], error: Some(e) },
+                    Ok(all) => RunRecord {
+                        run,
+                        inputs: sweep.points[run].clone(),
+                        figures: figure_columns.iter().map(|&j| all[j]).collect(),
+                        error: None,
+                    },
+                    Err(e) => RunRecord {
+                        run,
+                        inputs: sweep.points[run].clone(),
+                        figures: vec![None; figure_columns.len()],
+                        error: Some(e),
+                    },
                 };
                 if let Some(journal) = &journal {
-                    let line = JournalLine { run, figures: record.figures.iter().map(|f| f.map(f64::to_bits)).collect(), error: record.error.clone() };
-                    let written = serde_json::to_string(&line)
-                        .map_err(|e| e.to_string())
-                        .and_then(|text| {
-                            let mut file = journal.lock().map_err(|_| "journal lock poisoned".to_string())?;
-                            writeln!(file, "{text}").and_then(|_| file.flush()).map_err(|e| e.to_string())
-                        });
+                    let line = JournalLine {
+                        run,
+                        figures: record.figures.iter().map(|f| f.map(f64::to_bits)).collect(),
+                        error: record.error.clone(),
+                    };
+                    let written = serde_json::to_string(&line).map_err(|e| e.to_string()).and_then(|text| {
+                        let mut file = journal.lock().map_err(|_| "journal lock poisoned".to_string())?;
+                        writeln!(file, "{text}").and_then(|_| file.flush()).map_err(|e| e.to_string())
+                    });
                     if let Err(e) = written {
                         if let Ok(mut slot) = journal_error.lock() {
-                            *slot = Some(format!("{}: {e}", options.journal.as_ref().map_or(String::new(), |p| p.display().to_string())));
+                            *slot = Some(format!(
+                                "{}: {e}",
+                                options.journal.as_ref().map_or(String::new(), |p| p.display().to_string())
+                            ));
                         }
                         return;
                     }

@@ -88,25 +88,47 @@ impl SweepTable {
         // One key: the arrow schema's metadata is a hash map, and one entry keeps the file's
         // bytes the same from run to run.
         let header = serde_json::to_string(&self.header).map_err(arrow_error)?;
-        let metadata: std::collections::HashMap<String, String> = [(METADATA_KEY.to_string(), header)].into_iter().collect();
+        let metadata: std::collections::HashMap<String, String> =
+            [(METADATA_KEY.to_string(), header)].into_iter().collect();
         Ok(Arc::new(Schema::new_with_metadata(fields, metadata)))
     }
 
     fn batch(&self) -> Result<RecordBatch, String> {
-        let mut columns: Vec<ArrayRef> = vec![Arc::new(UInt64Array::from_iter_values(self.rows.iter().map(|r| r.run as u64)))];
+        let mut columns: Vec<ArrayRef> =
+            vec![Arc::new(UInt64Array::from_iter_values(self.rows.iter().map(|r| r.run as u64)))];
         for (j, kind) in self.input_kinds.iter().enumerate() {
             let cells = self.rows.iter().map(|r| &r.inputs[j]);
             let column: ArrayRef = match kind {
-                CellKind::Number => Arc::new(Float64Array::from_iter_values(cells.map(|c| if let Cell::Number(x) = c { *x } else { f64::NAN }))),
-                CellKind::Text => Arc::new(StringArray::from_iter_values(cells.map(|c| if let Cell::Text(s) = c { s.as_str() } else { "" }))),
-                CellKind::Flag => Arc::new(BooleanArray::from(cells.map(|c| matches!(c, Cell::Flag(true))).collect::<Vec<_>>())),
+                CellKind::Number => Arc::new(Float64Array::from_iter_values(cells.map(|c| {
+                    if let Cell::Number(x) = c {
+                        *x
+                    } else {
+                        f64::NAN
+                    }
+                }))),
+                CellKind::Text => Arc::new(StringArray::from_iter_values(cells.map(|c| {
+                    if let Cell::Text(s) = c {
+                        s.as_str()
+                    } else {
+                        ""
+                    }
+                }))),
+                CellKind::Flag => {
+                    Arc::new(BooleanArray::from(cells.map(|c| matches!(c, Cell::Flag(true))).collect::<Vec<_>>()))
+                }
             };
             columns.push(column);
         }
         for j in 0..self.header.figures.len() {
             columns.push(Arc::new(Float64Array::from(self.rows.iter().map(|r| r.figures[j]).collect::<Vec<_>>())));
         }
-        columns.push(Arc::new(StringArray::from_iter_values(self.rows.iter().map(|r| if r.error.is_some() { "failed" } else { "ok" }))));
+        columns.push(Arc::new(StringArray::from_iter_values(self.rows.iter().map(|r| {
+            if r.error.is_some() {
+                "failed"
+            } else {
+                "ok"
+            }
+        }))));
         columns.push(Arc::new(StringArray::from(self.rows.iter().map(|r| r.error.as_deref()).collect::<Vec<_>>())));
         RecordBatch::try_new(self.schema()?, columns).map_err(arrow_error)
     }
@@ -185,12 +207,24 @@ impl SweepTable {
         for batch in builder.build().map_err(|e| fail(&e))? {
             let batch = batch.map_err(|e| fail(&e))?;
             let column = |name: &str| batch.column_by_name(name).ok_or_else(|| fail(&format!("no column `{name}`")));
-            let runs = column("run")?.as_any().downcast_ref::<UInt64Array>().ok_or_else(|| fail(&"`run` is not UInt64"))?.clone();
+            let runs = column("run")?
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .ok_or_else(|| fail(&"`run` is not UInt64"))?
+                .clone();
             let float = |name: &str| -> Result<Float64Array, String> {
-                column(name)?.as_any().downcast_ref::<Float64Array>().cloned().ok_or_else(|| fail(&format!("`{name}` is not Float64")))
+                column(name)?
+                    .as_any()
+                    .downcast_ref::<Float64Array>()
+                    .cloned()
+                    .ok_or_else(|| fail(&format!("`{name}` is not Float64")))
             };
             let text = |name: &str| -> Result<StringArray, String> {
-                column(name)?.as_any().downcast_ref::<StringArray>().cloned().ok_or_else(|| fail(&format!("`{name}` is not text")))
+                column(name)?
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .cloned()
+                    .ok_or_else(|| fail(&format!("`{name}` is not text")))
             };
             let figures: Vec<Float64Array> = header.figures.iter().map(|f| float(f)).collect::<Result<_, _>>()?;
             let errors = text("error")?;
@@ -206,7 +240,11 @@ impl SweepTable {
                         Box::new(move |i| Cell::Text(a.value(i).to_string()))
                     }
                     CellKind::Flag => {
-                        let a = column(name)?.as_any().downcast_ref::<BooleanArray>().cloned().ok_or_else(|| fail(&format!("`{name}` is not boolean")))?;
+                        let a = column(name)?
+                            .as_any()
+                            .downcast_ref::<BooleanArray>()
+                            .cloned()
+                            .ok_or_else(|| fail(&format!("`{name}` is not boolean")))?;
                         Box::new(move |i| Cell::Flag(a.value(i)))
                     }
                 });

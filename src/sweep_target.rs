@@ -47,7 +47,8 @@ const SNAKE_FIGURES: &[&str] = &["speed", "radius", "radius_rms", "evaluations"]
 /// The figures of a pinniped trial over its gait time: hub displacement (m), heading change
 /// (rad, anticlockwise), path length (m), mean speed = path length / gait time (m/s) and
 /// turn rate = heading change / gait time (rad/s).
-const TRIAL_FIGURES: &[&str] = &["displacement_x", "displacement_y", "heading_change", "distance", "speed", "turn_rate", "evaluations"];
+const TRIAL_FIGURES: &[&str] =
+    &["displacement_x", "displacement_y", "heading_change", "distance", "speed", "turn_rate", "evaluations"];
 
 /// The sweepable experiments and their runs' defaults (the values the experiment uses).
 const SNAKE_EXPERIMENTS: &[(&str, f64, f64, f64, f64)] = &[
@@ -114,7 +115,9 @@ impl Target {
     /// The run of a sweepable experiment.
     pub fn experiment(name: &str) -> Result<Target, String> {
         crate::experiment::find_experiment(name)?;
-        if let Some(&(experiment, frequency, pressure, offset, duration)) = SNAKE_EXPERIMENTS.iter().find(|e| e.0 == name) {
+        if let Some(&(experiment, frequency, pressure, offset, duration)) =
+            SNAKE_EXPERIMENTS.iter().find(|e| e.0 == name)
+        {
             return Ok(Target::WpiSnake { experiment, frequency, pressure, offset, duration });
         }
         if name == "002-protocol" {
@@ -156,7 +159,10 @@ impl Target {
             Target::WpiSnake { .. } => {
                 let s: SnakeSettings = deserialize(settings)?;
                 snake_model(s.model.as_deref())?;
-                known_parameters::<softgen_generated::wpi_snake::Params>("wpi_snake", s.params.keys().map(String::as_str))
+                known_parameters::<softgen_generated::wpi_snake::Params>(
+                    "wpi_snake",
+                    s.params.keys().map(String::as_str),
+                )
             }
             Target::PinnipedTrial => {
                 let s: TrialSettings = deserialize(settings)?;
@@ -184,7 +190,22 @@ impl Target {
                 let end = summary.com_end();
                 let d = end - start;
                 let v = if summary.simulated > 0.0 { d / summary.simulated } else { nalgebra::Vector3::zeros() };
-                Ok(vec![d.x, d.y, d.z, v.x, v.y, v.z, end.x, end.y, end.z, summary.max_depth, summary.evaluations as f64].into_iter().map(Some).collect())
+                Ok(vec![
+                    d.x,
+                    d.y,
+                    d.z,
+                    v.x,
+                    v.y,
+                    v.z,
+                    end.x,
+                    end.y,
+                    end.z,
+                    summary.max_depth,
+                    summary.evaluations as f64,
+                ]
+                .into_iter()
+                .map(Some)
+                .collect())
             }
             Target::WpiSnake { frequency, pressure, offset, duration, .. } => {
                 let s: SnakeSettings = deserialize(settings)?;
@@ -200,11 +221,17 @@ impl Target {
                 set_params(&mut run.params, &s.params)?;
                 // Only the figures are kept: samples every 0.1 s, as the experiments take them.
                 let outcome = run_snake(&run, ((0.1 / run.step).round() as usize).max(1), |_| {})?;
-                Ok(vec![Some(outcome.speed), outcome.circle.map(|c| c.0), outcome.circle.map(|c| c.1), Some(outcome.evaluations as f64)])
+                Ok(vec![
+                    Some(outcome.speed),
+                    outcome.circle.map(|c| c.0),
+                    outcome.circle.map(|c| c.1),
+                    Some(outcome.evaluations as f64),
+                ])
             }
             Target::PinnipedTrial => {
                 let s: TrialSettings = deserialize(settings)?;
-                let mut trial = Trial::new(gait(s.gait.as_deref())?, s.stride.unwrap_or(0.08), s.frequency.unwrap_or(1.0));
+                let mut trial =
+                    Trial::new(gait(s.gait.as_deref())?, s.stride.unwrap_or(0.08), s.frequency.unwrap_or(1.0));
                 trial.duration = s.duration.unwrap_or(trial.duration);
                 trial.settle = s.settle.unwrap_or(trial.settle);
                 trial.ceiling = s.ceiling.unwrap_or(trial.ceiling);
@@ -245,9 +272,11 @@ fn snake_model(name: Option<&str>) -> Result<SnakeModel, String> {
 
 fn gait(name: Option<&str>) -> Result<Gait, String> {
     let name = name.unwrap_or("backward");
-    GAITS.iter().find(|g| g.0 == name).map(|g| g.1).ok_or_else(|| {
-        format!("gait `{name}`: expected one of {}", GAITS.map(|g| g.0).join(", "))
-    })
+    GAITS
+        .iter()
+        .find(|g| g.0 == name)
+        .map(|g| g.1)
+        .ok_or_else(|| format!("gait `{name}`: expected one of {}", GAITS.map(|g| g.0).join(", ")))
 }
 
 fn set_params<P: ParamSet>(params: &mut P, values: &BTreeMap<String, f64>) -> Result<(), String> {

@@ -8,7 +8,9 @@
 use nalgebra::{SVector, Vector2, Vector3};
 use softgen_generated::underwater_snake::{Params, CONTACTS, DOF, THRUSTER_COUNT};
 use softgen_generated::UnderwaterSnake;
-use softgen_runtime::{Integrator, JointPd, Model, ParamSet, Rosenbrock34, Simulation, SimulationConfig, State, Terrain, Tolerances};
+use softgen_runtime::{
+    Integrator, JointPd, Model, ParamSet, Rosenbrock34, Simulation, SimulationConfig, State, Terrain, Tolerances,
+};
 use std::time::Instant;
 
 /// The joints' actuators: three per soft joint, u_J(1..3) on joint 1 (tail side), as the
@@ -37,26 +39,50 @@ pub fn straight_conditions() -> Vec<SwimCondition> {
     vec![
         SwimCondition { name: "forward (condition 1)", thrusts: FORWARD, pressures: [0.0; 6] },
         SwimCondition { name: "backward (condition 1)", thrusts: FORWARD.map(|u| -u), pressures: [0.0; 6] },
-        SwimCondition { name: "propellers 1 and 3 (condition 2)", thrusts: [1.0, 0.0, 1.0, 0.0, 0.0, 0.0], pressures: [0.0; 6] },
+        SwimCondition {
+            name: "propellers 1 and 3 (condition 2)",
+            thrusts: [1.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+            pressures: [0.0; 6],
+        },
     ]
 }
 
 pub fn yaw_conditions() -> Vec<SwimCondition> {
     vec![
-        SwimCondition { name: "u_J(1) = u_J(4) = 0.3 (condition 1)", thrusts: FORWARD, pressures: [0.3, 0.0, 0.0, 0.3, 0.0, 0.0] },
-        SwimCondition { name: "u_J(1) = u_J(4) = 0.1 (condition 2)", thrusts: FORWARD, pressures: [0.1, 0.0, 0.0, 0.1, 0.0, 0.0] },
+        SwimCondition {
+            name: "u_J(1) = u_J(4) = 0.3 (condition 1)",
+            thrusts: FORWARD,
+            pressures: [0.3, 0.0, 0.0, 0.3, 0.0, 0.0],
+        },
+        SwimCondition {
+            name: "u_J(1) = u_J(4) = 0.1 (condition 2)",
+            thrusts: FORWARD,
+            pressures: [0.1, 0.0, 0.0, 0.1, 0.0, 0.0],
+        },
     ]
 }
 
 pub fn pitch_conditions() -> Vec<SwimCondition> {
     vec![
-        SwimCondition { name: "u_J(1) = 0.2, u_J(2) = 0.3 (condition 1)", thrusts: FORWARD, pressures: [0.2, 0.3, 0.0, 0.0, 0.0, 0.0] },
-        SwimCondition { name: "u_J(1) = 0.2, u_J(3) = 0.1 (condition 2)", thrusts: FORWARD, pressures: [0.2, 0.0, 0.1, 0.0, 0.0, 0.0] },
+        SwimCondition {
+            name: "u_J(1) = 0.2, u_J(2) = 0.3 (condition 1)",
+            thrusts: FORWARD,
+            pressures: [0.2, 0.3, 0.0, 0.0, 0.0, 0.0],
+        },
+        SwimCondition {
+            name: "u_J(1) = 0.2, u_J(3) = 0.1 (condition 2)",
+            thrusts: FORWARD,
+            pressures: [0.2, 0.0, 0.1, 0.0, 0.0, 0.0],
+        },
     ]
 }
 
 pub fn spiral_conditions() -> Vec<SwimCondition> {
-    vec![SwimCondition { name: "u_J(1) = u_J(2) = 0.2, u_J(3) = u_J(4) = 0.3", thrusts: FORWARD, pressures: [0.2, 0.2, 0.3, 0.3, 0.0, 0.0] }]
+    vec![SwimCondition {
+        name: "u_J(1) = u_J(2) = 0.2, u_J(3) = u_J(4) = 0.3",
+        thrusts: FORWARD,
+        pressures: [0.2, 0.2, 0.3, 0.3, 0.0, 0.0],
+    }]
 }
 
 /// The neutral parameter set: every body as heavy as the water its hull displaces (the
@@ -126,7 +152,10 @@ pub fn swimming_simulation(p: &Params, period: f64) -> Result<Simulation<Underwa
 /// sampled every `period` s.
 pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -> Result<SwimRun, String> {
     if UnderwaterSnake::MUSCLES.len() != JOINT_ACTUATORS {
-        return Err(format!("the swimming inputs set {JOINT_ACTUATORS} joint pressures; the spec has {} muscles", UnderwaterSnake::MUSCLES.len()));
+        return Err(format!(
+            "the swimming inputs set {JOINT_ACTUATORS} joint pressures; the spec has {} muscles",
+            UnderwaterSnake::MUSCLES.len()
+        ));
     }
     let mut sim = swimming_simulation(p, period)?;
     sim.set_thrusts(&condition.thrusts)?;
@@ -139,7 +168,8 @@ pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -
     sim.set_actuator_forces(&forces);
     let geometry = softgen_generated::underwater_snake::section_geometry(p);
     let sections = softgen_generated::underwater_snake::SOFT_SECTIONS;
-    let mut integrator = Rosenbrock34::<DOF>::new(Tolerances { relative: 1e-6, absolute: 1e-8 }).map_err(|e| e.to_string())?;
+    let mut integrator =
+        Rosenbrock34::<DOF>::new(Tolerances { relative: 1e-6, absolute: 1e-8 }).map_err(|e| e.to_string())?;
     let mut x = State::new(SVector::from_iterator(UnderwaterSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
     let mut t = 0.0;
     let steps = (duration / period).round() as usize;
@@ -148,7 +178,9 @@ pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -
     let mut evaluations = 0;
     for k in 0..=steps {
         if k > 0 {
-            evaluations += integrator.integrate_to(&mut sim, &mut t, &mut x, k as f64 * period).map_err(|e| format!("{} at t = {t:.3} s: {e}", condition.name))?;
+            evaluations += integrator
+                .integrate_to(&mut sim, &mut t, &mut x, k as f64 * period)
+                .map_err(|e| format!("{} at t = {t:.3} s: {e}", condition.name))?;
         }
         let cache = UnderwaterSnake::cache(&x.q, p);
         let mut points = [Vector3::zeros(); CONTACTS];
@@ -159,7 +191,8 @@ pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -
         for (j, (section, geometry)) in sections.iter().zip(geometry).enumerate() {
             let g = geometry.ok_or("a soft joint without its actuator geometry")?;
             let first = section.first_coordinate;
-            joints[j] = joint_configuration([x.q[first], x.q[first + 1], x.q[first + 2]], g.rest_length, g.actuator_radius);
+            joints[j] =
+                joint_configuration([x.q[first], x.q[first + 1], x.q[first + 2]], g.rest_length, g.actuator_radius);
         }
         samples.push(SwimSample { t, q: x.q, qd: x.qd, nose: points[NOSE], nose_velocity: velocities[NOSE], joints });
     }
@@ -169,12 +202,14 @@ pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -
 /// A turn's radius (m) and the RMS distance of the path from its circle: the least-squares
 /// circle through the base's horizontal path over the samples from `from` s on.
 pub fn turning_circle(run: &SwimRun, from: f64) -> Option<(f64, f64)> {
-    let points: Vec<Vector2<f64>> = run.samples.iter().filter(|s| s.t >= from).map(|s| Vector2::new(s.q[0], s.q[1])).collect();
+    let points: Vec<Vector2<f64>> =
+        run.samples.iter().filter(|s| s.t >= from).map(|s| Vector2::new(s.q[0], s.q[1])).collect();
     crate::wpi_snake::fit_circle(&points)
 }
 
 /// The base's speed (m/s) averaged over the samples from `from` s on.
 pub fn mean_speed(run: &SwimRun, from: f64) -> f64 {
-    let late: Vec<f64> = run.samples.iter().filter(|s| s.t >= from).map(|s| Vector3::new(s.qd[0], s.qd[1], s.qd[2]).norm()).collect();
+    let late: Vec<f64> =
+        run.samples.iter().filter(|s| s.t >= from).map(|s| Vector3::new(s.qd[0], s.qd[1], s.qd[2]).norm()).collect();
     late.iter().sum::<f64>() / late.len().max(1) as f64
 }

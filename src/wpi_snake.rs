@@ -12,8 +12,8 @@ use nalgebra::{SVector, Vector2};
 use softgen_generated::wpi_snake::{Params, CONTACTS, DOF};
 use softgen_generated::WpiSnake;
 use softgen_runtime::{
-    ActuatorResponse, ContactLaw, DrivenCoordinate, FrictionLaw, Model, ParamSet, PrescribedSimulation, RungeKutta4, Simulation, SimulationConfig,
-    SimplifiedChain, State, ValveWave, JointPd,
+    ActuatorResponse, ContactLaw, DrivenCoordinate, FrictionLaw, JointPd, Model, ParamSet, PrescribedSimulation,
+    RungeKutta4, SimplifiedChain, Simulation, SimulationConfig, State, ValveWave,
 };
 
 /// Links of the snake.
@@ -75,7 +75,12 @@ impl SnakeRun {
     }
 
     fn validate(&self) -> Result<(), String> {
-        for (name, v, unit) in [("frequency", self.frequency, "Hz"), ("pressure", self.pressure, "kPa"), ("duration", self.duration, "s"), ("step", self.step, "s")] {
+        for (name, v, unit) in [
+            ("frequency", self.frequency, "Hz"),
+            ("pressure", self.pressure, "kPa"),
+            ("duration", self.duration, "s"),
+            ("step", self.step, "s"),
+        ] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(format!("{name} must be finite and > 0 {unit}, got {v}"));
             }
@@ -132,7 +137,8 @@ pub struct SnakeOutcome {
 
 /// The valve wave of a run.
 pub fn valve_wave(run: &SnakeRun) -> Result<ValveWave, String> {
-    let spec = WpiSnake::VALVE_GAIT.ok_or("the wpi_snake spec declares no valve wave ([gait] kind = \"travelling_wave_valves\")")?;
+    let spec = WpiSnake::VALVE_GAIT
+        .ok_or("the wpi_snake spec declares no valve wave ([gait] kind = \"travelling_wave_valves\")")?;
     Ok(ValveWave { temporal_frequency: std::f64::consts::TAU * run.frequency, delay: spec.delay, offset: run.offset })
 }
 
@@ -153,7 +159,11 @@ fn responses(p: &Params) -> Result<[ActuatorResponse; LINKS - 1], String> {
 }
 
 /// Runs one model at one operating point, calling `on_sample` every `sample_every` steps.
-pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(&SnakeSample)) -> Result<SnakeOutcome, String> {
+pub fn run_snake(
+    run: &SnakeRun,
+    sample_every: usize,
+    mut on_sample: impl FnMut(&SnakeSample),
+) -> Result<SnakeOutcome, String> {
     run.validate()?;
     let p = params_at(run)?;
     let responses = responses(&p)?;
@@ -183,9 +193,13 @@ pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(
                 control_period: run.step,
             };
             let simulation = Simulation::<WpiSnake, DOF, CONTACTS>::new(p.clone(), config)?;
-            let driven: Vec<DrivenCoordinate> =
-                WpiSnake::VALVES.iter().zip(&responses).map(|(&coordinate, &response)| DrivenCoordinate { coordinate, response }).collect();
-            let mut x = State::new(SVector::from_iterator(WpiSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
+            let driven: Vec<DrivenCoordinate> = WpiSnake::VALVES
+                .iter()
+                .zip(&responses)
+                .map(|(&coordinate, &response)| DrivenCoordinate { coordinate, response })
+                .collect();
+            let mut x =
+                State::new(SVector::from_iterator(WpiSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
             let mut system = PrescribedSimulation::new(simulation, &driven, 0.0, &x)?;
             let mut rk4 = RungeKutta4::new(run.step).map_err(|e| e.to_string())?;
             let mut t = 0.0;
@@ -219,7 +233,14 @@ pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(
             let inertias = [end, 2.0 * end, 2.0 * end, 2.0 * end, end];
             let mut contact: ContactLaw = WpiSnake::ENVIRONMENT.contact_law();
             contact.friction = run.friction;
-            let mut chain = SimplifiedChain::<LINKS>::new(masses, inertias, [p.channel_length; LINKS], &contact, p.gravity, &responses)?;
+            let mut chain = SimplifiedChain::<LINKS>::new(
+                masses,
+                inertias,
+                [p.channel_length; LINKS],
+                &contact,
+                p.gravity,
+                &responses,
+            )?;
             // Start as the complex model does: straight along x with the first link at the
             // origin, so the centre of mass is the body's middle.
             let length = 4.0 * p.channel_length;
@@ -251,7 +272,8 @@ pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(
                     break;
                 }
                 let next = ((k + 1) as f64 * run.step).min(run.duration);
-                used += softgen_runtime::Integrator::integrate_to(&mut rk4, &mut chain, &mut t, &mut x, next).map_err(|e| e.to_string())?;
+                used += softgen_runtime::Integrator::integrate_to(&mut rk4, &mut chain, &mut t, &mut x, next)
+                    .map_err(|e| e.to_string())?;
                 if !x.is_finite() {
                     return Err(format!("the simplified model diverged at t = {t:.4} s"));
                 }
@@ -275,7 +297,12 @@ pub fn run_snake(run: &SnakeRun, sample_every: usize, mut on_sample: impl FnMut(
 /// accelerations (wheel points: J qdd + Jdot qd, the second by a central difference along
 /// the motion) and the wheel forces: the force through segment i onto links i + 1.. is
 /// sum over them of (m a - f).
-fn complex_sample(system: &PrescribedSimulation<WpiSnake, DOF, CONTACTS>, t: f64, x: &State<DOF>, p: &Params) -> Result<SnakeSample, String> {
+fn complex_sample(
+    system: &PrescribedSimulation<WpiSnake, DOF, CONTACTS>,
+    t: f64,
+    x: &State<DOF>,
+    p: &Params,
+) -> Result<SnakeSample, String> {
     let (acceleration, actuation) = system.solve(t, &x.q, &x.qd).map_err(|e| e.to_string())?;
     // The state with the driven coordinates exact, as the solve used.
     let exact = system.exact_state(t, x);
@@ -365,10 +392,12 @@ mod tests {
 
     #[test]
     fn circle_fit_recovers_a_circle_and_rejects_a_line() {
-        let points: Vec<Vector2<f64>> = (0..20).map(|k| {
-            let a = 0.3 * k as f64;
-            Vector2::new(1.0 + 0.4 * a.cos(), -2.0 + 0.4 * a.sin())
-        }).collect();
+        let points: Vec<Vector2<f64>> = (0..20)
+            .map(|k| {
+                let a = 0.3 * k as f64;
+                Vector2::new(1.0 + 0.4 * a.cos(), -2.0 + 0.4 * a.sin())
+            })
+            .collect();
         let (r, rms) = fit_circle(&points).unwrap();
         assert!((r - 0.4).abs() < 1e-12 && rms < 1e-12, "{r} {rms}");
         let line: Vec<Vector2<f64>> = (0..20).map(|k| Vector2::new(0.1 * k as f64, 0.05 * k as f64)).collect();

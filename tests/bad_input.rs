@@ -86,7 +86,9 @@ fn run_case(case: &Case, folder: &Path) -> Option<Outcome> {
     let mut args = case.args.clone();
     let has = |flag: &str| case.args.iter().any(|a| a == flag || a.starts_with(&format!("{flag}=")));
     match args.first().map(String::as_str) {
-        Some("simulate" | "roll") if !has("--output") => args.extend(["--output".into(), folder.join("out").display().to_string()]),
+        Some("simulate" | "roll") if !has("--output") => {
+            args.extend(["--output".into(), folder.join("out").display().to_string()])
+        }
         Some("experiment") if args.get(1).map(String::as_str) == Some("run") && !has("--output") => {
             args.extend(["--output".into(), folder.join("out").display().to_string()])
         }
@@ -197,7 +199,10 @@ fn outputs(folder: &Path) -> Vec<String> {
 fn crashed(outcome: &Outcome) -> bool {
     let text = &outcome.output;
     let killed = outcome.code.is_none() && !outcome.interrupted;
-    killed || text.contains("panicked") || text.contains("memory allocation of") || text.contains("overflowed its stack")
+    killed
+        || text.contains("panicked")
+        || text.contains("memory allocation of")
+        || text.contains("overflowed its stack")
 }
 
 /// Runs every case of a corpus file; returns how many there were.
@@ -216,7 +221,10 @@ fn check_corpus(name: &str) -> usize {
             failures.push(format!("`{}`: crashed:\n{text}", case.what));
         } else if case.interrupt_after_ms.is_some() {
             if !outcome.interrupted || outcome.code != Some(128 + 15) {
-                failures.push(format!("`{}`: expected to be stopped by SIGTERM (exit 143), exit {:?}:\n{text}", case.what, outcome.code));
+                failures.push(format!(
+                    "`{}`: expected to be stopped by SIGTERM (exit 143), exit {:?}:\n{text}",
+                    case.what, outcome.code
+                ));
             }
             let missing: Vec<&String> = case.error.iter().filter(|piece| !text.contains(piece.as_str())).collect();
             if !missing.is_empty() {
@@ -246,7 +254,13 @@ fn check_corpus(name: &str) -> usize {
             eprintln!("note: `{}` took {:.1} s", case.what, outcome.elapsed.as_secs_f64());
         }
     }
-    assert!(failures.is_empty(), "{name}: {} of {} cases failed:\n\n{}", failures.len(), corpus.case.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{name}: {} of {} cases failed:\n\n{}",
+        failures.len(),
+        corpus.case.len(),
+        failures.join("\n\n")
+    );
     corpus.case.len()
 }
 
@@ -278,8 +292,10 @@ fn numeric_text() -> impl proptest::strategy::Strategy<Value = String> {
         (-1e3f64..1e3).prop_map(|v| format!("{v}")),
         (0f64..1.0).prop_map(|v| format!("{v}")),
         any::<i64>().prop_map(|v| format!("{v}")),
-        proptest::sample::select(vec!["nan", "-inf", "1e400", "-0", "", "abc", "1,2", "0x10", "1_0", " 1", "1e-300", "4.9e-324", "max"])
-            .prop_map(String::from),
+        proptest::sample::select(vec![
+            "nan", "-inf", "1e400", "-0", "", "abc", "1,2", "0x10", "1_0", " 1", "1e-300", "4.9e-324", "max"
+        ])
+        .prop_map(String::from),
     ]
 }
 
@@ -326,7 +342,10 @@ fn random_values_to_every_numeric_option_never_crash() {
     use proptest::test_runner::{Config, TestCaseError, TestRunner};
     for (prefix, option) in NUMERIC_OPTIONS {
         // A fixed seed per option keeps CI reproducible; the values still cover every class.
-        let mut runner = TestRunner::new_with_rng(Config { cases: 12, failure_persistence: None, ..Config::default() }, proptest::test_runner::TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha));
+        let mut runner = TestRunner::new_with_rng(
+            Config { cases: 12, failure_persistence: None, ..Config::default() },
+            proptest::test_runner::TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha),
+        );
         let result = runner.run(&numeric_text(), |value| {
             let mut args: Vec<String> = prefix.iter().map(|a| a.to_string()).collect();
             if option.starts_with("--") {
@@ -350,7 +369,10 @@ fn random_values_to_every_numeric_option_never_crash() {
             };
             let folder = tempfile::tempdir().unwrap();
             let Some(outcome) = run_case(&case, folder.path()) else {
-                return Err(TestCaseError::fail(format!("`{}` did not stop within {STOP_GRACE:?} of SIGTERM", case.what)));
+                return Err(TestCaseError::fail(format!(
+                    "`{}` did not stop within {STOP_GRACE:?} of SIGTERM",
+                    case.what
+                )));
             };
             if crashed(&outcome) {
                 return Err(TestCaseError::fail(format!("`{}` crashed:\n{}", case.what, outcome.output)));

@@ -106,7 +106,12 @@ fn a_rejected_run_keeps_the_previous_outputs() {
 fn a_run_that_fails_at_its_start_keeps_the_previous_record_and_trajectory() {
     let dir = tempfile::tempdir().unwrap();
     let (record, trajectory) = (dir.path().join("commands.csv"), dir.path().join("plant.csv"));
-    let paths = |r: &std::path::Path, t: &std::path::Path| vec!["run", "--duration", "0.2", "--record", r.to_str().unwrap(), "--trajectory", t.to_str().unwrap()].into_iter().map(String::from).collect::<Vec<_>>();
+    let paths = |r: &std::path::Path, t: &std::path::Path| {
+        vec!["run", "--duration", "0.2", "--record", r.to_str().unwrap(), "--trajectory", t.to_str().unwrap()]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
     let args = paths(&record, &trajectory);
     let (ok, _, stderr) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(ok, "{stderr}");
@@ -121,7 +126,11 @@ fn a_run_that_fails_at_its_start_keeps_the_previous_record_and_trajectory() {
         assert!(stderr.contains("is a directory, not a file to write"), "{stderr}");
         assert_eq!(std::fs::read(&record).unwrap(), record_before, "the previous record changed");
         assert_eq!(std::fs::read(&trajectory).unwrap(), trajectory_before, "the previous trajectory changed");
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".partial")).collect();
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().ends_with(".partial"))
+            .collect();
         assert!(leftovers.is_empty(), "partial files left: {leftovers:?}");
     }
 }

@@ -10,22 +10,38 @@
 use nalgebra::{SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakePedalWave, SoftSnake};
-use softgen_runtime::{ContactLaw, CoordinateKind, JointPd, Model, SecondOrderSystem, Simulation, SimulationConfig, State, Terrain};
+use softgen_runtime::{
+    ContactLaw, CoordinateKind, JointPd, Model, SecondOrderSystem, Simulation, SimulationConfig, State, Terrain,
+};
 
 const TOLERANCE: f64 = 1e-6;
 
 /// A robot without gait or servos on `terrain`.
 fn passive(contact: ContactLaw, terrain: Terrain) -> SimulationConfig {
-    SimulationConfig { contact, terrain, gait: None, servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, admittance: None, control_period: 0.01 }
+    SimulationConfig {
+        contact,
+        terrain,
+        gait: None,
+        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 0.01,
+    }
 }
 
-fn accelerations<R: Model<N, C>, const N: usize, const C: usize>(sim: &mut Simulation<R, N, C>, x: &State<N>) -> SVector<f64, N> {
+fn accelerations<R: Model<N, C>, const N: usize, const C: usize>(
+    sim: &mut Simulation<R, N, C>,
+    x: &State<N>,
+) -> SVector<f64, N> {
     let mut qdd = SVector::zeros();
     sim.acceleration(0.0, &x.q, &x.qd, &mut qdd).unwrap();
     qdd
 }
 
-fn signed_depths<R: Model<N, C>, const N: usize, const C: usize>(p: &R::Params, terrain: &Terrain, q: &SVector<f64, N>) -> Vec<f64> {
+fn signed_depths<R: Model<N, C>, const N: usize, const C: usize>(
+    p: &R::Params,
+    terrain: &Terrain,
+    q: &SVector<f64, N>,
+) -> Vec<f64> {
     let mut positions = [Vector3::zeros(); C];
     R::contact_positions_into(q, p, &R::cache(q, p), &mut positions);
     positions.iter().map(|x| terrain.signed_depth(x)).collect()
@@ -81,14 +97,19 @@ fn located_onsets<R: Model<N, C>, const N: usize, const C: usize>() {
         // Within the step, a point that was not armed carries no force: with every touching
         // point of the end armed instead, the accelerations differ exactly when one has come
         // down.
-        let (depth_start, depth_end) = (signed_depths::<R, N, C>(&p, &terrain, &start.q), signed_depths::<R, N, C>(&p, &terrain, &end.q));
+        let (depth_start, depth_end) =
+            (signed_depths::<R, N, C>(&p, &terrain, &start.q), signed_depths::<R, N, C>(&p, &terrain, &end.q));
         let came_down = (0..C).filter(|&i| depth_start[i] <= 0.0 && depth_end[i] > 0.0).count();
         armed_points += depth_start.iter().filter(|&&d| d > 0.0).count();
         landed += came_down;
         let mid_step = accelerations(&mut located, &end);
         let all_touching = accelerations(&mut unlocated, &end);
         if came_down == 0 {
-            assert!((mid_step - all_touching).norm() <= 1e-12 * (1.0 + all_touching.norm()), "{}: nobody came down, yet {mid_step} against {all_touching}", R::NAME);
+            assert!(
+                (mid_step - all_touching).norm() <= 1e-12 * (1.0 + all_touching.norm()),
+                "{}: nobody came down, yet {mid_step} against {all_touching}",
+                R::NAME
+            );
         }
 
         // The cut: the earliest of the points that came down deeper than the tolerance, where
@@ -101,7 +122,11 @@ fn located_onsets<R: Model<N, C>, const N: usize, const C: usize>() {
         match (cut, expected) {
             (None, None) => {}
             (Some(cut), Some(expected)) => {
-                assert!(cut > 0.0 && cut < 1.0 && (cut - expected).abs() < 1e-9, "{}: cut at {cut}, expected {expected}", R::NAME);
+                assert!(
+                    cut > 0.0 && cut < 1.0 && (cut - expected).abs() < 1e-9,
+                    "{}: cut at {cut}, expected {expected}",
+                    R::NAME
+                );
                 cuts += 1;
             }
             _ => panic!("{}: cut {cut:?}, expected {expected:?}", R::NAME),
@@ -110,10 +135,18 @@ fn located_onsets<R: Model<N, C>, const N: usize, const C: usize>() {
         // A report shows what a step from its state would see: every point in touch.
         let (shown, all) = (located.report(0.0, &end), unlocated.report(0.0, &end));
         assert_eq!(shown.active, all.active, "{}", R::NAME);
-        assert!((shown.normal_generalized - all.normal_generalized).norm() <= 1e-12 * (1.0 + all.normal_generalized.norm()), "{}", R::NAME);
+        assert!(
+            (shown.normal_generalized - all.normal_generalized).norm() <= 1e-12 * (1.0 + all.normal_generalized.norm()),
+            "{}",
+            R::NAME
+        );
     }
     println!("{}: {armed_points} points armed, {landed} came down in a step, {cuts} steps cut", R::NAME);
-    assert!(cuts >= 5 && landed >= 5 && armed_points >= 20 * C / 4, "{}: {cuts} cuts, {landed} points came down, {armed_points} armed", R::NAME);
+    assert!(
+        cuts >= 5 && landed >= 5 && armed_points >= 20 * C / 4,
+        "{}: {cuts} cuts, {landed} points came down, {armed_points} armed",
+        R::NAME
+    );
 }
 
 #[test]
@@ -132,7 +165,10 @@ fn onset_tolerance_must_be_positive_and_finite() {
     }
     sim.locate_contact_onsets(1e-6).unwrap();
     // Prescribed coordinates cannot place a touchdown: refused, not silently unlocated.
-    let driven = [softgen_runtime::DrivenCoordinate { coordinate: 6, response: softgen_runtime::ActuatorResponse::FirstOrder { time_constant: 0.05, gain: 1.0 } }];
+    let driven = [softgen_runtime::DrivenCoordinate {
+        coordinate: 6,
+        response: softgen_runtime::ActuatorResponse::FirstOrder { time_constant: 0.05, gain: 1.0 },
+    }];
     let start = State::new(SVector::from_iterator(SoftSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
     let message = softgen_runtime::PrescribedSimulation::new(sim, &driven, 0.0, &start).err().expect("refused");
     assert!(message.contains("located contact onsets"), "{message}");

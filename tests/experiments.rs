@@ -5,8 +5,8 @@ use nalgebra::SVector;
 use softgen::{run_scenario, IntegratorChoice, Scenario, TerrainChoice};
 use softgen_generated::{DoublePendulum, SnakeLateralUndulation, SnakePedalWave, SpatialTree};
 use softgen_runtime::{
-    ContactLaw, DormandPrince5, FrictionAnisotropy, FrictionLaw, Integrator, JointPd, Model, Serpenoid,
-    Simulation, SimulationConfig, State, Terrain, Tolerances,
+    ContactLaw, DormandPrince5, FrictionAnisotropy, FrictionLaw, Integrator, JointPd, Model, Serpenoid, Simulation,
+    SimulationConfig, State, Terrain, Tolerances,
 };
 
 fn free_config(gait: Option<Serpenoid>, servo: JointPd) -> SimulationConfig {
@@ -14,7 +14,12 @@ fn free_config(gait: Option<Serpenoid>, servo: JointPd) -> SimulationConfig {
         contact: ContactLaw {
             stiffness: 0.0,
             damping: 0.0,
-            friction: FrictionLaw { along: 0.0, across: 0.0, anisotropy: FrictionAnisotropy::Isotropic, regularisation: 0.0 },
+            friction: FrictionLaw {
+                along: 0.0,
+                across: 0.0,
+                anisotropy: FrictionAnisotropy::Isotropic,
+                regularisation: 0.0,
+            },
         },
         terrain: Terrain::None,
         gait,
@@ -40,7 +45,8 @@ fn energy_drift<R: Model<N, C>, const N: usize, const C: usize>(params: R::Param
     let mut integrator = tight();
     let (mut t, mut x) = (0.0, x0);
     let e0 = energy::<R, N, C>(&x, &params);
-    let reference = R::kinetic_energy(&x.q, &x.qd, &params) + R::potential_energy(&x.q, &params, &R::cache(&x.q, &params)).abs();
+    let reference =
+        R::kinetic_energy(&x.q, &x.qd, &params) + R::potential_energy(&x.q, &params, &R::cache(&x.q, &params)).abs();
     let mut worst: f64 = 0.0;
     while t < 10.0 {
         let next = (t + 0.1f64).min(10.0);
@@ -91,7 +97,8 @@ fn horizontal_plane_conserves_momentum_without_external_force() {
     let params = <R as Model<8, 13>>::Params::default();
     // The gait's servo torques are internal: they must neither move the centre of mass nor
     // create angular momentum.
-    let gait = Serpenoid { amplitude: 1.1, temporal_frequency: 1.2566, spatial_frequency: -1.5708, offset: 0.3, ramp: 1.0 };
+    let gait =
+        Serpenoid { amplitude: 1.1, temporal_frequency: 1.2566, spatial_frequency: -1.5708, offset: 0.3, ramp: 1.0 };
     let servo = JointPd { stiffness: 5.0, damping: 0.02, torque_limit: 2.0 };
     let mut sim = Simulation::<R, 8, 13>::new(params.clone(), free_config(Some(gait), servo)).unwrap();
     let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-10, absolute: 1e-12 }).unwrap();
@@ -117,7 +124,10 @@ fn horizontal_plane_conserves_momentum_without_external_force() {
     // Passive, with arbitrary initial velocities: momenta stay constant.
     let servo = JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
     let mut sim = Simulation::<R, 8, 13>::new(params.clone(), free_config(None, servo)).unwrap();
-    let mut x = State::new(SVector::from([0.1, -0.2, 0.3, 0.5, -0.4, 0.3, 0.2, -0.6]), SVector::from([0.3, -0.1, 0.5, 1.0, -2.0, 1.5, 0.5, 1.0]));
+    let mut x = State::new(
+        SVector::from([0.1, -0.2, 0.3, 0.5, -0.4, 0.3, 0.2, -0.6]),
+        SVector::from([0.3, -0.1, 0.5, 1.0, -2.0, 1.5, 0.5, 1.0]),
+    );
     let k0 = R::cache(&x.q, &params);
     let (p0, l0) = (R::linear_momentum(&x.q, &x.qd, &params, &k0), R::angular_momentum(&x.q, &x.qd, &params, &k0));
     let mut t = 0.0;
@@ -196,7 +206,12 @@ fn stair_crossing_with_and_without_admittance_control() {
         let mut s = scenario("snake_pedal_wave", 90.0);
         s.terrain = TerrainChoice::Override(Terrain::Stair { position: 0.9, height: 0.1 });
         if admittance {
-            s.admittance = Some(softgen_runtime::AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 });
+            s.admittance = Some(softgen_runtime::AdmittanceGains {
+                inertia: 1.0,
+                damping: 4.0,
+                stiffness: 4.0,
+                feedback_gain: 2.2,
+            });
         }
         let summary = run_scenario(&s, None, &mut |_| {}).unwrap();
         assert!(summary.error.is_none());
@@ -222,9 +237,20 @@ fn admittance_controller_adapts_spatial_frequencies_from_contact() {
     let config = SimulationConfig {
         contact: env.contact_law(),
         terrain: Terrain::Stair { position: 0.9, height: 0.1 },
-        gait: Some(Serpenoid { amplitude: g.amplitude, temporal_frequency: g.temporal_frequency, spatial_frequency: g.spatial_frequency, offset: 0.0, ramp: 2.0 }),
+        gait: Some(Serpenoid {
+            amplitude: g.amplitude,
+            temporal_frequency: g.temporal_frequency,
+            spatial_frequency: g.spatial_frequency,
+            offset: 0.0,
+            ramp: 2.0,
+        }),
         servo: g.servo(),
-        admittance: Some(softgen_runtime::AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 }),
+        admittance: Some(softgen_runtime::AdmittanceGains {
+            inertia: 1.0,
+            damping: 4.0,
+            stiffness: 4.0,
+            feedback_gain: 2.2,
+        }),
         control_period: 0.002,
     };
     let mut sim = Simulation::<R, 8, 13>::new(params, config).unwrap();

@@ -242,7 +242,10 @@ fn underwater_snake_swims_in_the_loop_through_its_thrusters_and_stops_them() {
     let held: Vec<f64> = boards.iter().filter(|v| (v.0 - 1.0).abs() < 1e-9).map(|v| v.2).collect();
     assert_eq!(held, vec![1.0, 0.0, 1.0, 1.0, 0.0, 1.0]);
     let analog = analog_values(&o.record);
-    assert!(analog.iter().filter(|v| (v.0 - 1.0).abs() < 1e-9).all(|v| (v.2 - if v.1 == 0 || v.1 == 3 { 3.0 } else { 0.0 }).abs() < 1e-9));
+    assert!(analog
+        .iter()
+        .filter(|v| (v.0 - 1.0).abs() < 1e-9)
+        .all(|v| (v.2 - if v.1 == 0 || v.1 == 3 { 3.0 } else { 0.0 }).abs() < 1e-9));
     // The plant swam as the offline run does: the same inputs, there held from t = 0, here
     // ramped up by the rate limits (1 N in 0.1 s, 3 bar in 0.15 s), which shifts the early
     // yaw transient (the bent joints first swing the body left, then the turn goes right).
@@ -250,9 +253,18 @@ fn underwater_snake_swims_in_the_loop_through_its_thrusters_and_stops_them() {
     let last: Vec<f64> = trajectory.lines().last().unwrap().split(',').map(|v| v.parse().unwrap()).collect();
     let offline = softgen::swim(&softgen::neutral_params(), &turn, 5.0, 0.05).unwrap();
     let end = offline.samples.last().unwrap();
-    println!("in the loop: x {:.4} y {:.4} yaw {:.4}; offline: x {:.4} y {:.4} yaw {:.4}", last[1], last[2], last[4], end.q[0], end.q[1], end.q[3]);
+    println!(
+        "in the loop: x {:.4} y {:.4} yaw {:.4}; offline: x {:.4} y {:.4} yaw {:.4}",
+        last[1], last[2], last[4], end.q[0], end.q[1], end.q[3]
+    );
     assert!((last[1] - end.q[0]).abs() < 0.05 * end.q[0].abs(), "x {} in the loop, {} offline", last[1], end.q[0]);
-    assert!(last[4].signum() == end.q[3].signum() && last[3].abs() < 0.01, "yaw {} in the loop, {} offline; z {}", last[4], end.q[3], last[3]);
+    assert!(
+        last[4].signum() == end.q[3].signum() && last[3].abs() < 0.01,
+        "yaw {} in the loop, {} offline; z {}",
+        last[4],
+        end.q[3],
+        last[3]
+    );
 }
 
 #[test]

@@ -21,7 +21,10 @@ fn random_state<const N: usize>(rng: &mut StdRng) -> (SVector<f64, N>, SVector<f
 /// A random state in each coordinate's physical range: soft sections' actuator length
 /// changes within +-4 cm (the PMAs extend by up to 7.5 cm) and curvatures within +-8 /m,
 /// and every fifth state with the sections straight (all zero) or within 1e-9 of it.
-fn physical_state<R: Model<N, C>, const N: usize, const C: usize>(rng: &mut StdRng, k: usize) -> (SVector<f64, N>, SVector<f64, N>) {
+fn physical_state<R: Model<N, C>, const N: usize, const C: usize>(
+    rng: &mut StdRng,
+    k: usize,
+) -> (SVector<f64, N>, SVector<f64, N>) {
     let (mut q, mut qd) = random_state::<N>(rng);
     for (i, c) in R::COORDINATES.iter().enumerate() {
         let (range, rate) = match c.kind {
@@ -39,13 +42,20 @@ fn physical_state<R: Model<N, C>, const N: usize, const C: usize>(rng: &mut StdR
     (q, qd)
 }
 
-fn mass_matrix<R: Model<N, C>, const N: usize, const C: usize>(q: &SVector<f64, N>, p: &R::Params) -> SMatrix<f64, N, N> {
+fn mass_matrix<R: Model<N, C>, const N: usize, const C: usize>(
+    q: &SVector<f64, N>,
+    p: &R::Params,
+) -> SMatrix<f64, N, N> {
     let mut m = SMatrix::zeros();
     R::mass_matrix_into(q, p, &R::cache(q, p), &mut m);
     m
 }
 
-fn kinetic<R: Model<N, C>, const N: usize, const C: usize>(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &R::Params) -> f64 {
+fn kinetic<R: Model<N, C>, const N: usize, const C: usize>(
+    q: &SVector<f64, N>,
+    qd: &SVector<f64, N>,
+    p: &R::Params,
+) -> f64 {
     0.5 * qd.dot(&(mass_matrix::<R, N, C>(q, p) * qd))
 }
 
@@ -89,15 +99,24 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             dv_dq[i] = (potential::<R, N, C>(&(q + e), &p) - potential::<R, N, C>(&(q - e), &p)) / (2.0 * h);
         }
         let lagrange = mdot * qd - dt_dq;
-        assert!((lagrange - cqd).norm() < 1e-5 * (1.0 + cqd.norm()), "{}: C qd {cqd} != Mdot qd - dT/dq {lagrange}", R::NAME);
+        assert!(
+            (lagrange - cqd).norm() < 1e-5 * (1.0 + cqd.norm()),
+            "{}: C qd {cqd} != Mdot qd - dT/dq {lagrange}",
+            R::NAME
+        );
         let mut g = SVector::<f64, N>::zeros();
         R::gravity_into(&q, &p, &k, &mut g);
         assert!((g - dv_dq).norm() < 1e-5 * (1.0 + g.norm()), "{}: G != dV/dq", R::NAME);
 
         // The combined kernel agrees with the separate ones.
-        let (mut m2, mut c2, mut g2) = (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+        let (mut m2, mut c2, mut g2) =
+            (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
         R::dynamics_into(&q, &qd, &p, &k, &mut m2, &mut c2, &mut g2);
-        assert!((m2 - m).norm() < 1e-12 * scale && (c2 - cqd).norm() < 1e-9 * (1.0 + cqd.norm()) && (g2 - g).norm() < 1e-9 * (1.0 + g.norm()));
+        assert!(
+            (m2 - m).norm() < 1e-12 * scale
+                && (c2 - cqd).norm() < 1e-9 * (1.0 + cqd.norm())
+                && (g2 - g).norm() < 1e-9 * (1.0 + g.norm())
+        );
 
         // The model's forward dynamics (the articulated-body algorithm for generated rigid
         // robots) solves M qdd = tau - C qd - G.
@@ -106,7 +125,12 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
         assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut qdd), "{}: forward dynamics failed", R::NAME);
         let residual = m * qdd - (tau - cqd - g);
         let size = (m * qdd).norm() + tau.norm() + cqd.norm() + g.norm();
-        assert!(residual.norm() < 1e-9 * size, "{}: M qdd != tau - C qd - G, residual {:e}", R::NAME, residual.norm() / size);
+        assert!(
+            residual.norm() < 1e-9 * size,
+            "{}: M qdd != tau - C qd - G, residual {:e}",
+            R::NAME,
+            residual.norm() / size
+        );
 
         // Contact Jacobians against finite differences of positions; velocities = J qd.
         let mut positions = [Vector3::zeros(); C];
@@ -123,7 +147,11 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
                 R::contact_positions_into(&(q + e), &p, &R::cache(&(q + e), &p), &mut plus);
                 R::contact_positions_into(&(q - e), &p, &R::cache(&(q - e), &p), &mut minus);
                 let column = (plus[point] - minus[point]) / (2.0 * h);
-                assert!((column - jacobian.column(i)).norm() < 1e-6, "{}: Jacobian of point {point}, column {i}", R::NAME);
+                assert!(
+                    (column - jacobian.column(i)).norm() < 1e-6,
+                    "{}: Jacobian of point {point}, column {i}",
+                    R::NAME
+                );
             }
             assert!((jacobian * qd - velocities[point]).norm() < 1e-9, "{}: velocity of point {point}", R::NAME);
         }
@@ -143,9 +171,17 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
                 assert_eq!(R::CONTACT_FRAME_OF[point] as usize, frame, "{}: point {point} in frame {frame}", R::NAME);
                 // Equal to rounding: the kernel of one frame may group the same products differently.
                 let difference = (alone[point] - positions[point]).norm();
-                assert!(difference <= 1e-14 * (1.0 + positions[point].norm()), "{}: point {point} placed with its frame {frame} moves by {difference:e}", R::NAME);
+                assert!(
+                    difference <= 1e-14 * (1.0 + positions[point].norm()),
+                    "{}: point {point} placed with its frame {frame} moves by {difference:e}",
+                    R::NAME
+                );
                 let distance = (positions[point] - centre).norm();
-                assert!(distance <= radius * (1.0 + 1e-12), "{}: point {point} is {distance} from its frame's origin, beyond {radius}", R::NAME);
+                assert!(
+                    distance <= radius * (1.0 + 1e-12),
+                    "{}: point {point} is {distance} from its frame's origin, beyond {radius}",
+                    R::NAME
+                );
             }
         }
 
@@ -168,7 +204,11 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             - R::center_of_mass(&(q - qd * h), &p, &R::cache(&(q - qd * h), &p)))
             / (2.0 * h);
         let momentum = R::linear_momentum(&q, &qd, &p, &k);
-        assert!((momentum - com_rate * R::total_mass(&p)).norm() < 1e-6 * (1.0 + momentum.norm()), "{}: momentum", R::NAME);
+        assert!(
+            (momentum - com_rate * R::total_mass(&p)).norm() < 1e-6 * (1.0 + momentum.norm()),
+            "{}: momentum",
+            R::NAME
+        );
         assert!((R::kinetic_energy(&q, &qd, &p) - kinetic::<R, N, C>(&q, &qd, &p)).abs() < 1e-12 * (1.0 + scale));
     }
 }
@@ -239,7 +279,8 @@ fn double_pendulum_matches_closed_form() {
         DoublePendulum::gravity_into(&q, &p, &k, &mut gv);
         let a = q[0];
         let b = q[0] + q[1];
-        let expected = SVector::<f64, 2>::new(g * ((m1 + m2) * l1 * a.cos() + m2 * l2 * b.cos()), g * m2 * l2 * b.cos());
+        let expected =
+            SVector::<f64, 2>::new(g * ((m1 + m2) * l1 * a.cos() + m2 * l2 * b.cos()), g * m2 * l2 * b.cos());
         assert!((gv - expected).norm() < 1e-12, "{gv} vs {expected}");
     }
 }

@@ -7,9 +7,8 @@ use nalgebra::{SVector, Vector2};
 use softgen::{RunConfig, WHEELED_SNAKE_RUN_CONFIG};
 use softgen_generated::SnakeLateralUndulation;
 use softgen_runtime::{
-    ActuatorCommand, GaitParameters, GaitPlanner, GoalSteering, Integrator, Model, Plan, PlanningSnapshot,
-    RungeKutta4, SimulatedPlant, Simulation, SimulationConfig, State, SteeredGait, SteeringConfig, SteeringLink,
-    SteeringPhase,
+    ActuatorCommand, GaitParameters, GaitPlanner, GoalSteering, Integrator, Model, Plan, PlanningSnapshot, RungeKutta4,
+    SimulatedPlant, Simulation, SimulationConfig, State, SteeredGait, SteeringConfig, SteeringLink, SteeringPhase,
 };
 
 type R = SnakeLateralUndulation;
@@ -17,7 +16,8 @@ const N: usize = 8;
 const C: usize = 13;
 
 fn run_config() -> RunConfig {
-    let actuated = ["link2", "link3", "link4", "link5", "link6"].map(|b| (b, softgen::Drives::Coordinate(softgen_runtime::CoordinateKind::RevoluteJoint)));
+    let actuated = ["link2", "link3", "link4", "link5", "link6"]
+        .map(|b| (b, softgen::Drives::Coordinate(softgen_runtime::CoordinateKind::RevoluteJoint)));
     RunConfig::parse("snake_lateral_undulation.run.toml", WHEELED_SNAKE_RUN_CONFIG, R::NAME, &actuated).unwrap()
 }
 
@@ -25,7 +25,14 @@ fn run_config() -> RunConfig {
 fn simulation() -> Simulation<R, N, C> {
     let env = R::ENVIRONMENT;
     let (contact, terrain) = run_config().environment.apply(env.contact_law(), env.terrain);
-    let config = SimulationConfig { contact, terrain, gait: None, servo: R::GAIT.unwrap().servo(), admittance: None, control_period: 0.001 };
+    let config = SimulationConfig {
+        contact,
+        terrain,
+        gait: None,
+        servo: R::GAIT.unwrap().servo(),
+        admittance: None,
+        control_period: 0.001,
+    };
     Simulation::new(Default::default(), config).unwrap()
 }
 
@@ -45,7 +52,14 @@ fn com_xy(x: &State<N>) -> Vector2<f64> {
 }
 
 /// Steps the plant one period with the gait's set points held (as the loop holds them).
-fn plant_period(plant: &mut Simulation<R, N, C>, rk4: &mut RungeKutta4, gait: &mut SteeredGait, t: &mut f64, x: &mut State<N>, dt: f64) {
+fn plant_period(
+    plant: &mut Simulation<R, N, C>,
+    rk4: &mut RungeKutta4,
+    gait: &mut SteeredGait,
+    t: &mut f64,
+    x: &mut State<N>,
+    dt: f64,
+) {
     let mut targets = SVector::<f64, N>::zeros();
     for j in 0..R::ACTUATED.len() {
         targets[j] = gait.joint_angle(j);
@@ -70,7 +84,10 @@ fn rollouts_predict_the_plant() {
     for _ in 0..5000 {
         plant_period(&mut plant, &mut rk4, &mut gait, &mut t, &mut x, 0.001);
     }
-    for turn in [GaitParameters { offset: 0.4, ..initial_gait() }, GaitParameters { temporal_frequency: -2.0, ..initial_gait() }] {
+    for turn in [
+        GaitParameters { offset: 0.4, ..initial_gait() },
+        GaitParameters { temporal_frequency: -2.0, ..initial_gait() },
+    ] {
         let snapshot = PlanningSnapshot { time: t, state: x, gait };
         let predicted = planner.predict(&snapshot, turn).unwrap();
         let (mut t1, mut x1, mut gait1) = (t, x, gait);
@@ -115,7 +132,8 @@ fn closed_loop_reaches_goals_in_every_direction() {
             plant_period(&mut plant, &mut rk4, &mut gait, &mut t, &mut x, 0.001);
         }
         println!("goal {name}: arrived at {arrived:?} s, final distance {:.3} m", (com_xy(&x) - goal).norm());
-        let at = arrived.unwrap_or_else(|| panic!("goal {name} not reached in 40 s: {:.3} m away", (com_xy(&x) - goal).norm()));
+        let at = arrived
+            .unwrap_or_else(|| panic!("goal {name} not reached in 40 s: {:.3} m away", (com_xy(&x) - goal).norm()));
         assert!(at < 35.0, "{name}: {at}");
     }
 }
@@ -124,7 +142,14 @@ fn closed_loop_reaches_goals_in_every_direction() {
 fn steering_takes_plans_hands_over_measurements_and_finishes_on_arrival() {
     let link = SteeringLink::<N>::new();
     let goal = Vector2::new(0.3, 0.5);
-    let config = SteeringConfig { goal, arrival_radius: 0.1, settle: 0.01, lag: 0.05, initial: initial_gait(), spatial_frequency: -1.0 };
+    let config = SteeringConfig {
+        goal,
+        arrival_radius: 0.1,
+        settle: 0.01,
+        lag: 0.05,
+        initial: initial_gait(),
+        spatial_frequency: -1.0,
+    };
     let mut steering = GoalSteering::<R, N, C>::new(Default::default(), &config, 0.001).unwrap();
     let mut commands = [ActuatorCommand::JointAngle(0.0); 5];
     // Nothing measured, nothing planned: the gait fades in on its own, from straight.

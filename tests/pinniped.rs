@@ -18,7 +18,12 @@ fn random_bends(n: usize) -> Vec<CurveParameters> {
         state ^= state << 17;
         (state >> 11) as f64 / (1u64 << 53) as f64
     };
-    (0..n).map(|_| CurveParameters { theta: std::f64::consts::PI * (2.0 * next() - 1.0), phi: 1e-6 + (MAX_REACH_BEND - 1e-6) * next() }).collect()
+    (0..n)
+        .map(|_| CurveParameters {
+            theta: std::f64::consts::PI * (2.0 * next() - 1.0),
+            phi: 1e-6 + (MAX_REACH_BEND - 1e-6) * next(),
+        })
+        .collect()
 }
 
 fn angle_gap(a: f64, b: f64) -> f64 {
@@ -40,7 +45,11 @@ fn forward_then_inverse_kinematics_round_trip() {
         assert!((back.phi - c.phi).abs() < 1e-9 && angle_gap(back.theta, c.theta) < 1e-9, "{c:?} -> {back:?}");
         // Eq 5 at xi = 1 is eq 6 written out.
         let (s, v) = (c.phi.sin(), 1.0 - c.phi.cos());
-        let eq6 = Vector3::new(LIMB.length * c.theta.cos() * v / c.phi, LIMB.length * c.theta.sin() * v / c.phi, LIMB.length * s / c.phi);
+        let eq6 = Vector3::new(
+            LIMB.length * c.theta.cos() * v / c.phi,
+            LIMB.length * c.theta.sin() * v / c.phi,
+            LIMB.length * s / c.phi,
+        );
         assert!((tip - eq6).norm() < 1e-12 * (1.0 + 1.0 / c.phi), "{tip} {eq6}");
     }
     // Finite limits at the straight pose and just off it.
@@ -111,7 +120,8 @@ fn bending_the_head_90_degrees_moves_the_centre_of_gravity_as_eqs_15_and_16_say(
     // Eq 15 in the head's own frame: (L / phi^2) (phi - sin phi, 0, 1 - cos phi).
     let c = LIMB.centre_of_gravity(CurveParameters { theta: 0.0, phi: std::f64::consts::FRAC_PI_2 });
     assert!((c - Vector3::new(0.0555, 0.0, 0.0973)).norm() < 1e-4, "{c}");
-    let shift = robot_centre_of_gravity(&limbs, &[bent, straight, straight, straight], 0.0) - robot_centre_of_gravity(&limbs, &[straight; 4], 0.0);
+    let shift = robot_centre_of_gravity(&limbs, &[bent, straight, straight, straight], 0.0)
+        - robot_centre_of_gravity(&limbs, &[straight; 4], 0.0);
     assert!((shift.x - 0.0139).abs() < 1e-4 && shift.y.abs() < 1e-12, "{shift}");
     let with_hub = model_centre_of_mass(&p, &[bent, straight, straight, straight]);
     assert!((with_hub.x - 0.0128).abs() < 1e-4, "{with_hub}");
@@ -134,7 +144,12 @@ fn crawling_moves_the_way_the_gait_says() {
     assert!(backward.displacement.0 < -0.01, "backward {:?}", backward.displacement);
     // FR and FL mirror each other: straight gaits hardly turn or drift sideways.
     for o in [&forward, &backward] {
-        assert!(o.heading_change.abs() < 0.02 && o.displacement.1.abs() < 0.005, "{:?} {}", o.displacement, o.heading_change);
+        assert!(
+            o.heading_change.abs() < 0.02 && o.displacement.1.abs() < 0.005,
+            "{:?} {}",
+            o.displacement,
+            o.heading_change
+        );
     }
 }
 
@@ -145,7 +160,12 @@ fn turning_in_place_changes_heading_with_little_translation_and_reverses() {
     assert!(ccw.heading_change > 0.2, "{}", ccw.heading_change);
     // Reversing every limb turns the other way about as fast (the head's circle starts at
     // its own +y in both, so the two are not exact mirror images).
-    assert!((cw.heading_change + ccw.heading_change).abs() < 0.02 * ccw.heading_change.abs(), "{} {}", cw.heading_change, ccw.heading_change);
+    assert!(
+        (cw.heading_change + ccw.heading_change).abs() < 0.02 * ccw.heading_change.abs(),
+        "{} {}",
+        cw.heading_change,
+        ccw.heading_change
+    );
     for o in [&ccw, &cw] {
         let moved = o.displacement.0.hypot(o.displacement.1);
         // Less than 10 cm per radian turned.

@@ -48,7 +48,18 @@ fn run_host(dir: &Path, port: &str, duration: &str) -> Output {
     let config = dir.join("snake.run.toml");
     std::fs::write(&config, SNAKE_RUN_CONFIG.replace("command_timeout = 0.05", "command_timeout = 10.0")).unwrap();
     Command::new(env!("CARGO_BIN_EXE_softgen"))
-        .args(["run", "--device", "serial", "--port", port, "--duration", duration, "--ack-timeout-ms", "200", "--config"])
+        .args([
+            "run",
+            "--device",
+            "serial",
+            "--port",
+            port,
+            "--duration",
+            duration,
+            "--ack-timeout-ms",
+            "200",
+            "--config",
+        ])
         .arg(&config)
         .arg("--record")
         .arg(dir.join("commands.csv"))
@@ -78,7 +89,8 @@ fn commands_arrive_in_order_with_correct_values() {
     let port = line.port.clone();
     line.close();
     assert!(out.status.success(), "host on {port}: {}", String::from_utf8_lossy(&out.stderr));
-    let sent = Recording::parse("commands.csv", &std::fs::read_to_string(dir.path().join("commands.csv")).unwrap()).unwrap();
+    let sent =
+        Recording::parse("commands.csv", &std::fs::read_to_string(dir.path().join("commands.csv")).unwrap()).unwrap();
     let received = board_log(&log);
     let sets: Vec<_> = received.iter().filter(|r| r.1 == "set").collect();
     assert_eq!(sets.len(), 5 * sent.periods.len(), "five servo values per period");
@@ -118,7 +130,8 @@ fn a_corrupted_frame_is_detected_and_reported() {
     nix::sys::termios::cfmakeraw(&mut termios);
     nix::sys::termios::tcsetattr(&port, nix::sys::termios::SetArg::TCSANOW, &termios).unwrap();
     let mut frame = [0u8; MAX_FRAME];
-    let n = protocol::encode_set(7, &[softgen_runtime::DeviceValue::Analog { channel: 1, volts: 2.0 }], &mut frame).unwrap();
+    let n = protocol::encode_set(7, &[softgen_runtime::DeviceValue::Analog { channel: 1, volts: 2.0 }], &mut frame)
+        .unwrap();
     frame[9] ^= 0x01;
     port.write_all(&frame[..n]).unwrap();
     let mut decoder = Decoder::default();

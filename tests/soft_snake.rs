@@ -12,7 +12,10 @@ use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::soft_snake::Params;
 use softgen_generated::SoftSnake;
-use softgen_runtime::{DormandPrince5, Integrator, Model, Rosenbrock2, Rosenbrock34, Simulation, SimulationConfig, State, Terrain, Tolerances};
+use softgen_runtime::{
+    DormandPrince5, Integrator, Model, Rosenbrock2, Rosenbrock34, Simulation, SimulationConfig, State, Terrain,
+    Tolerances,
+};
 
 type R = SoftSnake;
 const N: usize = 15;
@@ -45,7 +48,11 @@ fn slice(p: &Params, q: &SVector<f64, N>, i: usize, xi: f64) -> (Vector3<f64>, M
         let kappa = 2.0 / (3.0 * r) * (a * a + b * b).sqrt();
         let at = if s == i { xi } else { 1.0 };
         let angle = kappa * length * at;
-        let local = Vector3::new(angle.sin() / kappa, (1.0 - angle.cos()) / kappa * phi.cos(), (1.0 - angle.cos()) / kappa * phi.sin());
+        let local = Vector3::new(
+            angle.sin() / kappa,
+            (1.0 - angle.cos()) / kappa * phi.cos(),
+            (1.0 - angle.cos()) / kappa * phi.sin(),
+        );
         // Bending about the axis perpendicular to the tangent and the curvature direction.
         let axis = nalgebra::Unit::new_normalize(Vector3::new(0.0, -phi.sin(), phi.cos()));
         let bend = *nalgebra::Rotation3::from_axis_angle(&axis, angle).matrix();
@@ -75,7 +82,10 @@ fn independent_mass_matrix(p: &Params, q: &SVector<f64, N>) -> SMatrix<f64, N, N
                 let (pm, rm) = slice(p, &(q - e), i, xi);
                 jv.set_column(c, &((pp - pm) / (2.0 * h)));
                 let w = ((rp - rm) / (2.0 * h)) * frame.transpose();
-                jw.set_column(c, &(Vector3::new(w[(2, 1)] - w[(1, 2)], w[(0, 2)] - w[(2, 0)], w[(1, 0)] - w[(0, 1)]) * 0.5));
+                jw.set_column(
+                    c,
+                    &(Vector3::new(w[(2, 1)] - w[(1, 2)], w[(0, 2)] - w[(2, 0)], w[(1, 0)] - w[(0, 1)]) * 0.5),
+                );
             }
             let inertia = frame * disc * frame.transpose() * dm;
             m += jv.transpose() * jv * dm + jw.transpose() * inertia * jw;
@@ -142,7 +152,8 @@ fn regular_and_continuous_through_the_straight_pose() {
     q[2] = 0.3;
     let at = |q: &SVector<f64, N>| {
         let k = R::cache(q, &p);
-        let (mut m, mut c, mut g) = (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+        let (mut m, mut c, mut g) =
+            (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
         let qd = SVector::<f64, N>::from_fn(|i, _| 0.1 * (i as f64 - 7.0));
         R::dynamics_into(q, &qd, &p, &k, &mut m, &mut c, &mut g);
         (m, c, g)
@@ -186,7 +197,8 @@ fn energy_is_conserved_without_damping_contact_or_pressure() {
         qd[5] = 2.0;
         qd[7] = 0.05;
         qd[12] = -0.08;
-        let energy = |x: &State<N>| R::kinetic_energy(&x.q, &x.qd, &p) + R::potential_energy(&x.q, &p, &R::cache(&x.q, &p));
+        let energy =
+            |x: &State<N>| R::kinetic_energy(&x.q, &x.qd, &p) + R::potential_energy(&x.q, &p, &R::cache(&x.q, &p));
         let mut x = State::new(q, qd);
         let e0 = energy(&x);
         let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-10, absolute: 1e-12 }).unwrap();
@@ -262,14 +274,18 @@ fn rosenbrock_agrees_with_tight_dormand_prince() {
         (x, evaluations)
     };
     let (reference, dp5_evaluations) = run(&mut |sim, t, x| {
-        DormandPrince5::new(Tolerances { absolute: 1e-12, relative: 1e-10 }).unwrap().integrate_to(sim, t, x, 0.5).unwrap()
+        DormandPrince5::new(Tolerances { absolute: 1e-12, relative: 1e-10 })
+            .unwrap()
+            .integrate_to(sim, t, x, 0.5)
+            .unwrap()
     });
     // ROS2 is second order: in smooth free flight tight tolerances cost it more than DP5
     // (measured: 5e5 evaluations at 1e-6 against DP5's 4e4 at 1e-10); it earns its keep
     // through contact, where DP5's steps are bound by stability.
     for (tolerance, bound) in [(1e-3, 1e-2), (1e-5, 1e-4)] {
         let (x, evaluations) = run(&mut |sim, t, x| {
-            let mut ros = Rosenbrock2::<N>::new(Tolerances { absolute: tolerance * 1e-2, relative: tolerance }).unwrap();
+            let mut ros =
+                Rosenbrock2::<N>::new(Tolerances { absolute: tolerance * 1e-2, relative: tolerance }).unwrap();
             ros.jacobian_every = 10;
             ros.integrate_to(sim, t, x, 0.5).unwrap()
         });
@@ -278,7 +294,10 @@ fn rosenbrock_agrees_with_tight_dormand_prince() {
         assert!(error < bound, "rtol {tolerance}: {error}");
         // ROS34PW2 (third order) with the assembled Jacobian, refreshed every step.
         let (x, evaluations) = run(&mut |sim, t, x| {
-            Rosenbrock34::<N>::new(Tolerances { absolute: tolerance * 1e-2, relative: tolerance }).unwrap().integrate_to(sim, t, x, 0.5).unwrap()
+            Rosenbrock34::<N>::new(Tolerances { absolute: tolerance * 1e-2, relative: tolerance })
+                .unwrap()
+                .integrate_to(sim, t, x, 0.5)
+                .unwrap()
         });
         let error = (x.q - reference.q).norm() / reference.q.norm();
         println!("ROS34PW2 rtol {tolerance:e}: {evaluations} evaluations, relative difference in q {error:.2e}");
@@ -300,7 +319,10 @@ fn rolling_gaits_run_without_nan_and_move_the_robot() {
         let summary = softgen::run_rolling(&run, |_| {}).unwrap();
         assert!(summary.error.is_none(), "{rolling:?}: {:?}", summary.error);
         assert!(summary.samples.iter().all(|s| s.q.iter().all(|v| v.is_finite())));
-        assert!(summary.samples.iter().all(|s| s.pressures.iter().all(|p| (0.0..=3.0).contains(p))), "pressures within the ceiling");
+        assert!(
+            summary.samples.iter().all(|s| s.pressures.iter().all(|p| (0.0..=3.0).contains(p))),
+            "pressures within the ceiling"
+        );
         let first = summary.samples.iter().find(|s| s.t >= 1.0).unwrap().center_of_mass;
         let last = summary.samples.last().unwrap().center_of_mass;
         let moved = ((last - first).xy()).norm();
@@ -346,7 +368,6 @@ fn broad_phase_gives_the_contact_forces_of_every_point() {
     assert!(touching > 100, "the states touch the ground: {touching} points");
     assert!(skipped > 50, "rings in the air are skipped: {skipped}");
 }
-
 
 #[test]
 fn actuator_force_ramp_is_a_first_order_hold() {

@@ -10,7 +10,9 @@
 use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{Pinniped, PlanarSoftChain, RigidSoftChain, SoftKindsArm, SoftLimbedHub, SoftSnake};
-use softgen_runtime::{DormandPrince5, Integrator, JointPd, Model, ParamSet, Simulation, SimulationConfig, State, Terrain, Tolerances};
+use softgen_runtime::{
+    DormandPrince5, Integrator, JointPd, Model, ParamSet, Simulation, SimulationConfig, State, Terrain, Tolerances,
+};
 
 fn free_flight<R: Model<N, C>, const N: usize, const C: usize>() -> SimulationConfig {
     SimulationConfig {
@@ -45,7 +47,11 @@ fn moving<R: Model<N, C>, const N: usize, const C: usize>() -> State<N> {
     State::new(q, qd)
 }
 
-fn integrate<R: Model<N, C>, const N: usize, const C: usize>(p: &R::Params, seconds: f64, mut check: impl FnMut(&State<N>)) {
+fn integrate<R: Model<N, C>, const N: usize, const C: usize>(
+    p: &R::Params,
+    seconds: f64,
+    mut check: impl FnMut(&State<N>),
+) {
     let mut sim = Simulation::<R, N, C>::new(p.clone(), free_flight::<R, N, C>()).unwrap();
     let mut x = moving::<R, N, C>();
     let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-11, absolute: 1e-13 }).unwrap();
@@ -73,15 +79,22 @@ fn momentum_is_conserved<R: Model<N, C>, const N: usize, const C: usize>() {
     let p = undamped::<R, N, C>(true);
     let start = moving::<R, N, C>();
     let k0 = R::cache(&start.q, &p);
-    let (l0, h0) = (R::linear_momentum(&start.q, &start.qd, &p, &k0), R::angular_momentum(&start.q, &start.qd, &p, &k0));
+    let (l0, h0) =
+        (R::linear_momentum(&start.q, &start.qd, &p, &k0), R::angular_momentum(&start.q, &start.qd, &p, &k0));
     let scale = 1.0 + l0.norm() + h0.norm();
     let mut worst: f64 = 0.0;
     integrate::<R, N, C>(&p, 1.0, |x| {
         let k = R::cache(&x.q, &p);
-        let (l, h): (Vector3<f64>, Vector3<f64>) = (R::linear_momentum(&x.q, &x.qd, &p, &k), R::angular_momentum(&x.q, &x.qd, &p, &k));
+        let (l, h): (Vector3<f64>, Vector3<f64>) =
+            (R::linear_momentum(&x.q, &x.qd, &p, &k), R::angular_momentum(&x.q, &x.qd, &p, &k));
         worst = worst.max(((l - l0).norm() + (h - h0).norm()) / scale);
     });
-    println!("{}: momentum |L| {:.4}, |H| {:.4}, largest relative change over 1 s {worst:.2e}", R::NAME, l0.norm(), h0.norm());
+    println!(
+        "{}: momentum |L| {:.4}, |H| {:.4}, largest relative change over 1 s {worst:.2e}",
+        R::NAME,
+        l0.norm(),
+        h0.norm()
+    );
     assert!(worst < 1e-7, "{}: momentum changes by {worst:e}", R::NAME);
 }
 
@@ -161,14 +174,27 @@ fn frame_contact_matches_point_jacobians<R: Model<N, C>, const N: usize, const C
             };
             touching += usize::from(force != Vector3::zeros());
             let scale = 1.0 + force.norm();
-            assert!((report.forces[point] - force).norm() < 1e-9 * scale, "{}: point {point}: {} against {force}", R::NAME, report.forces[point]);
+            assert!(
+                (report.forces[point] - force).norm() < 1e-9 * scale,
+                "{}: point {point}: {} against {force}",
+                R::NAME,
+                report.forces[point]
+            );
             expected += jacobian.tr_mul(&force);
         }
         let scale = 1.0 + expected.norm();
-        assert!((reported - expected).norm() < 1e-9 * scale, "{}: {reported} against the points' J' F {expected}", R::NAME);
+        assert!(
+            (reported - expected).norm() < 1e-9 * scale,
+            "{}: {reported} against the points' J' F {expected}",
+            R::NAME
+        );
         assert!((alone - expected).norm() < 1e-9 * scale, "{}: without a report {alone} against {expected}", R::NAME);
         let split = report.normal_generalized + report.friction_generalized;
-        assert!((split - expected).norm() < 1e-9 * scale, "{}: normal and friction parts add to {split}, not {expected}", R::NAME);
+        assert!(
+            (split - expected).norm() < 1e-9 * scale,
+            "{}: normal and friction parts add to {split}, not {expected}",
+            R::NAME
+        );
     }
     assert!(touching >= 10 * C / 4, "{}: {touching} points touched in 10 states", R::NAME);
 }

@@ -133,7 +133,11 @@ dt = 0.001
     let table = whole(&sweep);
     assert_eq!(table.failed(), 1);
     let failed = &table.rows[1];
-    assert!(failed.error.as_deref().unwrap().contains("control period must be a finite number > 0"), "{:?}", failed.error);
+    assert!(
+        failed.error.as_deref().unwrap().contains("control period must be a finite number > 0"),
+        "{:?}",
+        failed.error
+    );
     assert!(failed.figures.iter().all(Option::is_none));
     assert!(table.rows[0].figures.iter().all(Option::is_some));
     let csv = String::from_utf8(table.to_csv()).unwrap();
@@ -171,7 +175,9 @@ integrator = ["rk4", "dopri5"]
     let names: Vec<&str> = sweep.inputs.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(names, ["integrator", "params.lower_mass", "params.upper_mass"]);
     for point in &sweep.points {
-        let (softgen::Cell::Number(lower), softgen::Cell::Number(upper)) = (&point[1], &point[2]) else { panic!("{point:?}") };
+        let (softgen::Cell::Number(lower), softgen::Cell::Number(upper)) = (&point[1], &point[2]) else {
+            panic!("{point:?}")
+        };
         assert!((0.1..=10.0).contains(lower) && (0.5..=2.0).contains(upper), "{point:?}");
     }
     let reseeded = Sweep::parse(&text.replace("seed = 42", "seed = 43"), "random.toml").unwrap();

@@ -56,11 +56,15 @@ fn hull_matrices_follow_eqs_30_and_32() {
     for (k, e) in expected.iter().enumerate() {
         assert!((added[(k, k)] - e).abs() < 1e-12, "diagonal {k}: {} against {e}", added[(k, k)]);
     }
-    assert!((expected[0] - 1.018).abs() < 1e-3 && (expected[1] - 5.089).abs() < 1e-3 && (expected[4] - 0.0679).abs() < 1e-4);
+    assert!(
+        (expected[0] - 1.018).abs() < 1e-3 && (expected[1] - 5.089).abs() < 1e-3 && (expected[4] - 0.0679).abs() < 1e-4
+    );
     // The couplings of eq 30, row 5's sign typo fixed: sway-yaw +m L / 2, heave-pitch -m L / 2.
     assert!((added[(1, 5)] - m_a * LENGTH / 2.0).abs() < 1e-12 && (added[(2, 4)] + m_a * LENGTH / 2.0).abs() < 1e-12);
     for h in 0..underwater_snake::HULLS.len() {
-        for matrix in [underwater_snake::hull_added_mass(h, &p).unwrap(), underwater_snake::hull_linear_drag(h, &p).unwrap()] {
+        for matrix in
+            [underwater_snake::hull_added_mass(h, &p).unwrap(), underwater_snake::hull_linear_drag(h, &p).unwrap()]
+        {
             assert_eq!(matrix, matrix.transpose(), "hull {h}: not symmetric");
             let eigen = matrix.symmetric_eigenvalues();
             assert!(eigen.min() > -1e-12 * eigen.max(), "hull {h}: not positive semidefinite, eigenvalues {eigen}");
@@ -85,9 +89,19 @@ fn mass_matrix_carries_every_hulls_added_mass() {
         let m = mass_matrix(&rest(), &p);
         let bodies = 3.0 * p.get_by_name("module_mass") + 2.0 * p.get_by_name("joint_mass");
         let water = 5.0 * displaced();
-        assert!((m[(0, 0)] - (bodies + 0.2 * water)).abs() < 1e-9 * m[(0, 0)], "{set}: surge {} against {}", m[(0, 0)], bodies + 0.2 * water);
+        assert!(
+            (m[(0, 0)] - (bodies + 0.2 * water)).abs() < 1e-9 * m[(0, 0)],
+            "{set}: surge {} against {}",
+            m[(0, 0)],
+            bodies + 0.2 * water
+        );
         for k in [1, 2] {
-            assert!((m[(k, k)] - (bodies + water)).abs() < 1e-9 * m[(k, k)], "{set}: across {k}: {} against {}", m[(k, k)], bodies + water);
+            assert!(
+                (m[(k, k)] - (bodies + water)).abs() < 1e-9 * m[(k, k)],
+                "{set}: across {k}: {} against {}",
+                m[(k, k)],
+                bodies + water
+            );
         }
         // Without water the robot's own mass matrix remains.
         let dry = {
@@ -124,7 +138,12 @@ fn hydrostatic_force_of_both_parameter_sets() {
     let modules = 3.0 * (displaced() - 0.563) * 9.81;
     let joints = 2.0 * (displaced() - 0.158) * 9.81;
     assert!((modules / 3.0 - 44.4).abs() < 0.05, "{}", modules / 3.0);
-    assert!((-literal[2] - (modules + joints)).abs() < 1e-9 * (modules + joints), "net upward force {} against {}", -literal[2], modules + joints);
+    assert!(
+        (-literal[2] - (modules + joints)).abs() < 1e-9 * (modules + joints),
+        "net upward force {} against {}",
+        -literal[2],
+        modules + joints
+    );
     // Neutral: no net force; with every centre of mass under its centre of buoyancy on one
     // vertical, no moment either, and the joints hold no elastic force.
     let neutral = gravity(&neutral());
@@ -152,7 +171,12 @@ fn drag_is_minus_the_gradient_of_its_dissipation_and_never_gives_energy() {
             let mut e = SVector::<f64, N>::zeros();
             e[i] = h;
             let gradient = (dissipation(&(qd + e)) - dissipation(&(qd - e))) / (2.0 * h);
-            assert!((force[i] + gradient).abs() < 1e-6 * (1.0 + force.norm()), "coordinate {i}: force {} against -dR/dqd {}", force[i], -gradient);
+            assert!(
+                (force[i] + gradient).abs() < 1e-6 * (1.0 + force.norm()),
+                "coordinate {i}: force {} against -dR/dqd {}",
+                force[i],
+                -gradient
+            );
         }
         assert!(dissipation(&qd) >= 0.0);
         assert!(force.dot(&qd) <= 0.0, "the drag does work {}", force.dot(&qd));
@@ -176,7 +200,14 @@ fn swim_exact(p: &Params, start: State<N>, seconds: f64, samples: usize, check: 
     swim_with(integrator, p, start, seconds, samples, check)
 }
 
-fn swim_with(mut integrator: impl Integrator<N>, p: &Params, start: State<N>, seconds: f64, samples: usize, mut check: impl FnMut(f64, &State<N>)) {
+fn swim_with(
+    mut integrator: impl Integrator<N>,
+    p: &Params,
+    start: State<N>,
+    seconds: f64,
+    samples: usize,
+    mut check: impl FnMut(f64, &State<N>),
+) {
     let mut sim = swimming(p);
     let mut x = start;
     let mut t = 0.0;
@@ -203,7 +234,8 @@ fn stirred() -> State<N> {
 }
 
 fn energy(p: &Params, x: &State<N>) -> f64 {
-    UnderwaterSnake::kinetic_energy(&x.q, &x.qd, p) + UnderwaterSnake::potential_energy(&x.q, p, &UnderwaterSnake::cache(&x.q, p))
+    UnderwaterSnake::kinetic_energy(&x.q, &x.qd, p)
+        + UnderwaterSnake::potential_energy(&x.q, p, &UnderwaterSnake::cache(&x.q, p))
 }
 
 #[test]
@@ -312,7 +344,10 @@ fn thruster_configuration_matrix() {
         }
         let b = thruster_matrix(&q, &p);
         for k in 0..6 {
-            assert!((Vector3::new(b[(0, k)], b[(1, k)], b[(2, k)]).norm() - 1.0).abs() < 1e-12, "thruster {k}: not a unit force");
+            assert!(
+                (Vector3::new(b[(0, k)], b[(1, k)], b[(2, k)]).norm() - 1.0).abs() < 1e-12,
+                "thruster {k}: not a unit force"
+            );
         }
     }
 }
@@ -336,7 +371,10 @@ fn straight_swimming_reaches_the_terminal_speed_of_the_drag_law() {
         let mut t = 0.0;
         integrator.integrate_to(&mut sim, &mut t, &mut x, 30.0).unwrap();
         let expected = thrusts.iter().sum::<f64>() / surge;
-        println!("{label}: {:.5} m/s after 30 s (drag law {expected:.5}), y {:.1e} m, z {:.1e} m", x.qd[0], x.q[1], x.q[2]);
+        println!(
+            "{label}: {:.5} m/s after 30 s (drag law {expected:.5}), y {:.1e} m, z {:.1e} m",
+            x.qd[0], x.q[1], x.q[2]
+        );
         assert!((x.qd[0] - expected).abs() < 1e-3 * expected.abs(), "{label}: {} against {expected}", x.qd[0]);
         assert!(x.q[1].abs() < 1e-9 && x.q[2].abs() < 1e-3 && x.q[3].abs() < 1e-9, "{label}: leaves the axis: {}", x.q);
     }
@@ -369,7 +407,11 @@ fn a_soft_joint_creeps_to_its_static_equilibrium() {
     let (mut low, mut high) = (1.0, 1.5);
     for _ in 0..100 {
         let mid = 0.5 * (low + high);
-        if area * yeoh_stress(mid) < pushed { low = mid } else { high = mid }
+        if area * yeoh_stress(mid) < pushed {
+            low = mid
+        } else {
+            high = mid
+        }
     }
     let equilibrium = (low - 1.0) * LENGTH;
     // The derived elastic force at that length balances the push.
@@ -377,7 +419,11 @@ fn a_soft_joint_creeps_to_its_static_equilibrium() {
     q[info.first_coordinate] = equilibrium;
     let mut g = SVector::<f64, N>::zeros();
     UnderwaterSnake::gravity_into(&q, &p, &UnderwaterSnake::cache(&q, &p), &mut g);
-    assert!((g[info.first_coordinate] - pushed).abs() < 1e-9 * pushed, "elastic force {} against {pushed}", g[info.first_coordinate]);
+    assert!(
+        (g[info.first_coordinate] - pushed).abs() < 1e-9 * pushed,
+        "elastic force {} against {pushed}",
+        g[info.first_coordinate]
+    );
 
     let mut sim = swimming(&p);
     sim.set_actuator_forces(&forces);
@@ -390,7 +436,10 @@ fn a_soft_joint_creeps_to_its_static_equilibrium() {
         assert!(x.q.iter().all(|v| v.is_finite()));
         samples.push(x.q[info.first_coordinate]);
     }
-    println!("creep of joint 1's first actuator towards {equilibrium:.5} m: {:?}", samples.iter().step_by(4).map(|v| format!("{v:.5}")).collect::<Vec<_>>());
+    println!(
+        "creep of joint 1's first actuator towards {equilibrium:.5} m: {:?}",
+        samples.iter().step_by(4).map(|v| format!("{v:.5}")).collect::<Vec<_>>()
+    );
     // It creeps up monotonically, never past the equilibrium, and ends within 0.5 % of it.
     assert!(samples.windows(2).all(|w| w[1] >= w[0] - 1e-9), "not monotone: {samples:?}");
     assert!(samples.iter().all(|&v| v <= equilibrium * (1.0 + 1e-6)), "overshoots: {samples:?}");
@@ -411,7 +460,10 @@ fn yaw_turns_widen_as_the_bend_shrinks_at_one_forward_speed() {
     assert!(wide > 1.5 * tight, "radius {wide} at 0.1 MPa against {tight} at 0.3 MPa");
     assert!((fast - slow).abs() < 0.1 * slow, "forward speeds {fast} and {slow}");
     for run in &runs {
-        assert!(run.samples.iter().all(|s| s.q[2].abs() < 0.01 && s.q[4].abs() < 0.01 && s.q[5].abs() < 0.01), "the turn leaves the horizontal plane");
+        assert!(
+            run.samples.iter().all(|s| s.q[2].abs() < 0.01 && s.q[4].abs() < 0.01 && s.q[5].abs() < 0.01),
+            "the turn leaves the horizontal plane"
+        );
     }
 }
 

@@ -85,7 +85,9 @@ fn joint_constraint_forces_obey_newton_on_the_tail_link() {
     for w in samples.windows(3).skip(200).step_by(7) {
         // Central differences need a smooth acceleration: skip a valve switching within the
         // window (the curvatures' acceleration jumps there).
-        if (0..4).any(|i| wave.state(w[0].t, i) != wave.state(w[1].t, i) || wave.state(w[1].t, i) != wave.state(w[2].t + 0.5 * dt, i)) {
+        if (0..4).any(|i| {
+            wave.state(w[0].t, i) != wave.state(w[1].t, i) || wave.state(w[1].t, i) != wave.state(w[2].t + 0.5 * dt, i)
+        }) {
             continue;
         }
         // The tail wheel's acceleration by central differences of its positions.
@@ -96,7 +98,9 @@ fn joint_constraint_forces_obey_newton_on_the_tail_link() {
         acceleration = acceleration.max(a.norm());
     }
     let segments = 4.0 * p.segment_mass * acceleration;
-    println!("largest |h_1| {scale:.4} N, tail balance residual {worst:.2e} N, segments' inertia bound {segments:.2e} N");
+    println!(
+        "largest |h_1| {scale:.4} N, tail balance residual {worst:.2e} N, segments' inertia bound {segments:.2e} N"
+    );
     assert!(scale > 0.05, "the joint forces are not trivially zero: {scale} N");
     assert!(worst < segments.max(1e-4), "the tail link's balance is off by {worst} N (segments bound {segments} N)");
 }
@@ -110,7 +114,12 @@ fn straight_at_zero_offset_and_mirrored_by_its_negative() {
         let right = run_snake(&SnakeRun::new(model, 1.5, 48.0, -0.4), 1000, |_| {}).unwrap();
         let (rl, rr) = (left.circle.unwrap().0, right.circle.unwrap().0);
         assert!((rl - rr).abs() < 0.02 * rl, "{model:?}: radii {rl} and {rr}");
-        assert!((left.speed - right.speed).abs() < 0.02 * left.speed, "{model:?}: speeds {} and {}", left.speed, right.speed);
+        assert!(
+            (left.speed - right.speed).abs() < 0.02 * left.speed,
+            "{model:?}: speeds {} and {}",
+            left.speed,
+            right.speed
+        );
         // Opposite turns: the headings change in opposite directions.
         let turn = |o: &softgen::SnakeOutcome| o.samples.last().unwrap().heading - o.samples[0].heading;
         assert!(turn(&left) * turn(&right) < 0.0, "{model:?}: {} and {}", turn(&left), turn(&right));

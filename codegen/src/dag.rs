@@ -263,7 +263,11 @@ impl Dag {
 
     /// Builds the DAG of an expression whose symbols `resolve` maps to nodes (inputs, or
     /// intermediates already in the DAG).
-    pub fn build_nodes(&mut self, e: &Expr, resolve: &mut dyn FnMut(&mut Dag, &str) -> Option<NodeId>) -> Result<NodeId, String> {
+    pub fn build_nodes(
+        &mut self,
+        e: &Expr,
+        resolve: &mut dyn FnMut(&mut Dag, &str) -> Option<NodeId>,
+    ) -> Result<NodeId, String> {
         Ok(match e {
             Expr::Num(n) => self.number(n.value()),
             Expr::Sym(s) => match resolve(self, s) {

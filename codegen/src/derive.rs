@@ -286,7 +286,12 @@ pub fn derive(robot: &Robot) -> Derived {
                             if let Some(c) = j.coordinate {
                                 match j.kind {
                                     JointKind::Revolute => {
-                                        let sign = if j.axis.iter().zip(nv.iter()).map(|(a, b)| a * b).sum::<f64>() > 0.0 { 1.0 } else { -1.0 };
+                                        let sign =
+                                            if j.axis.iter().zip(nv.iter()).map(|(a, b)| a * b).sum::<f64>() > 0.0 {
+                                                1.0
+                                            } else {
+                                                -1.0
+                                            };
                                         angle = add(&angle, &mul(&number(sign), &q[c]));
                                         angular_planar[c] += sign;
                                     }
@@ -350,10 +355,8 @@ pub fn derive(robot: &Robot) -> Derived {
         ];
         let com = vadd(&frame.position, &mat_vec(&r, &com_local));
         // Linear velocity Jacobian of the centre of mass, column by column.
-        let jv: Vec<Vec3> = q_symbols
-            .iter()
-            .map(|s| [com[0].derivative(*s), com[1].derivative(*s), com[2].derivative(*s)])
-            .collect();
+        let jv: Vec<Vec3> =
+            q_symbols.iter().map(|s| [com[0].derivative(*s), com[1].derivative(*s), com[2].derivative(*s)]).collect();
         for i in 0..n {
             for j in i..n {
                 let mut entry = mul(&m, &dot(&jv[i], &jv[j]));

@@ -5,8 +5,8 @@ use crate::dag::{Dag, Function, Input, Node, NodeId};
 use crate::equations::Equations;
 use crate::expr::{Expr, Number};
 use crate::model::{CoordinateKind, Robot, Rule, SectionKind, TerrainDefault};
-use crate::spec::Anisotropy;
 use crate::spatial::Articulated;
+use crate::spec::Anisotropy;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -71,7 +71,10 @@ impl<'a> Emitter<'a> {
         match &self.dag.nodes[id] {
             Node::Const(bits) => {
                 let v = f64::from_bits(*bits);
-                Some(Rendered { tokens: float(v), precedence: if v < 0.0 { Precedence::Unary } else { Precedence::Atom } })
+                Some(Rendered {
+                    tokens: float(v),
+                    precedence: if v < 0.0 { Precedence::Unary } else { Precedence::Atom },
+                })
             }
             Node::Input(Input::Q(i)) => {
                 let i = Literal::usize_unsuffixed(*i);
@@ -138,9 +141,17 @@ impl<'a> Emitter<'a> {
         };
         let num = join(&numerator);
         if denominator.is_empty() {
-            return Rendered { tokens: num, precedence: if numerator.len() > 1 { Precedence::Product } else { Precedence::Unary } };
+            return Rendered {
+                tokens: num,
+                precedence: if numerator.len() > 1 { Precedence::Product } else { Precedence::Unary },
+            };
         }
-        let den = if denominator.len() == 1 { denominator[0].clone() } else { let d = join(&denominator); quote!((#d)) };
+        let den = if denominator.len() == 1 {
+            denominator[0].clone()
+        } else {
+            let d = join(&denominator);
+            quote!((#d))
+        };
         Rendered { tokens: quote!(#num / #den), precedence: Precedence::Product }
     }
 
@@ -261,7 +272,13 @@ enum CacheUse {
 /// Statements that compute `outputs` (target, node): shared subexpressions become `let`s,
 /// named intermediates keep their names, and cached nodes are read from the cache (or, in
 /// the cache kernel, defined into it).
-fn body(dag: &Dag, params: &[Ident], cache: &HashMap<NodeId, Ident>, outputs: &[(TokenStream, NodeId)], mode: CacheUse) -> TokenStream {
+fn body(
+    dag: &Dag,
+    params: &[Ident],
+    cache: &HashMap<NodeId, Ident>,
+    outputs: &[(TokenStream, NodeId)],
+    mode: CacheUse,
+) -> TokenStream {
     let mut uses: HashMap<NodeId, usize> = HashMap::new();
     let mut order: Vec<NodeId> = Vec::new();
     let mut visited: HashSet<NodeId> = HashSet::new();
@@ -453,7 +470,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             _ => None,
         })
         .collect();
-    let (argument_fields, intermediates): (Vec<NodeId>, Vec<NodeId>) = read_by_several.into_iter().filter(|id| !argument_nodes.contains(id)).partition(|id| call_inputs.contains(id));
+    let (argument_fields, intermediates): (Vec<NodeId>, Vec<NodeId>) =
+        read_by_several.into_iter().filter(|id| !argument_nodes.contains(id)).partition(|id| call_inputs.contains(id));
     // Field names: `sin_q3` for functions of one coordinate, the algorithm's names for the
     // intermediates; made unique.
     let mut taken: HashSet<String> = HashSet::new();
@@ -468,7 +486,9 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                 };
                 let (text, _) = key(id);
                 let name = match (f, &dag.nodes[arg]) {
-                    (Function::Stumpff(k), _) if dag.names.contains_key(&arg) => format!("{}_c{k}", identifier(&dag.names[&arg])),
+                    (Function::Stumpff(k), _) if dag.names.contains_key(&arg) => {
+                        format!("{}_c{k}", identifier(&dag.names[&arg]))
+                    }
                     (_, Node::Input(Input::Q(k))) => format!("{method}_q{k}"),
                     _ => format!("{method}_{slot}"),
                 };
@@ -523,7 +543,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             }
         })
         .collect();
-    let argument_outputs: Vec<(TokenStream, NodeId)> = argument_lets.iter().map(|(id, name)| (quote!(let #name), *id)).collect();
+    let argument_outputs: Vec<(TokenStream, NodeId)> =
+        argument_lets.iter().map(|(id, name)| (quote!(let #name), *id)).collect();
     let argument_lets: HashMap<NodeId, Ident> = argument_lets.into_iter().collect();
     let mut cache_body = body(dag, &params, &argument_lets, &argument_outputs, CacheUse::Define);
     for (arg, value) in &arguments {
@@ -785,15 +806,19 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     };
 
     let imports = if robot.is_soft() {
-        quote!(use softgen_runtime::{
-            ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults, Model,
-            ParamSet, PlaneOfMotion, SectionGeometry, SoftSectionInfo, Terrain,
-        };)
+        quote!(
+            use softgen_runtime::{
+                ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults,
+                Model, ParamSet, PlaneOfMotion, SectionGeometry, SoftSectionInfo, Terrain,
+            };
+        )
     } else {
-        quote!(use softgen_runtime::{
-            ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults, Model,
-            ParamSet, PlaneOfMotion, Terrain,
-        };)
+        quote!(
+            use softgen_runtime::{
+                ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults,
+                Model, ParamSet, PlaneOfMotion, Terrain,
+            };
+        )
     };
     let (soft_items, soft_impl) = soft_sections(robot, equations, &params, &kernel);
     let (water_items, water_impl) = water(equations, &params, &kernel);
@@ -1008,7 +1033,10 @@ const OWN_COLUMNS: usize = 3;
 /// frame carries each point; per frame its own columns (a skin ring's section's) and x axis,
 /// per segment of frames the columns they share; so the runtime pays for a skin ring's own
 /// columns once however many of its points touch, and for the rest once per segment.
-fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream) -> Result<(TokenStream, TokenStream), String> {
+fn contact_frames(
+    equations: &Equations,
+    kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+) -> Result<(TokenStream, TokenStream), String> {
     if !equations.frame_motion {
         return Ok((TokenStream::new(), TokenStream::new()));
     }
@@ -1024,7 +1052,10 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
     for (f, frame) in equations.contact_frames.iter().enumerate() {
         let first = frame.own.first().copied().unwrap_or(0);
         if frame.own.len() > OWN_COLUMNS || frame.own.iter().enumerate().any(|(c, &j)| j != first + c) {
-            return Err(format!("contact frame `{}`: its own coordinates {:?} are not at most {OWN_COLUMNS} consecutive ones", frame.name, frame.own));
+            return Err(format!(
+                "contact frame `{}`: its own coordinates {:?} are not at most {OWN_COLUMNS} consecutive ones",
+                frame.name, frame.own
+            ));
         }
         own_range.push((first, frame.own.len()));
         let mut key = Vec::new();
@@ -1086,7 +1117,8 @@ fn contact_frames(equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)
     }
     for (f, frame) in equations.contact_frames.iter().enumerate() {
         let lf = idx(f);
-        let mut outputs: Vec<(TokenStream, NodeId)> = frame.origin.iter().enumerate().map(|(a, &id)| (quote!(centre[#a]), id)).collect();
+        let mut outputs: Vec<(TokenStream, NodeId)> =
+            frame.origin.iter().enumerate().map(|(a, &id)| (quote!(centre[#a]), id)).collect();
         let radius = match frame.radius {
             Some(id) => {
                 outputs.push((quote!(let radius), id));
@@ -1307,7 +1339,11 @@ fn soft_sections(
 
 /// A robot's thrusters: what they are, and the configuration matrix B(q) whose column k is
 /// the generalized force of a unit thrust of thruster k. Empty without thrusters.
-fn thrusters(robot: &Robot, equations: &Equations, kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream) -> (TokenStream, TokenStream) {
+fn thrusters(
+    robot: &Robot,
+    equations: &Equations,
+    kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+) -> (TokenStream, TokenStream) {
     if robot.thrusters.is_empty() {
         return (TokenStream::new(), TokenStream::new());
     }
@@ -1364,7 +1400,11 @@ fn thrusters(robot: &Robot, equations: &Equations, kernel: &dyn Fn(&[(TokenStrea
 /// A swimming robot's water terms beyond M, C and G: the drag's generalized force and its
 /// dissipation function, and each rigid hull's added mass and linear drag. Empty for robots
 /// in air.
-fn water(equations: &Equations, params: &[Ident], kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream) -> (TokenStream, TokenStream) {
+fn water(
+    equations: &Equations,
+    params: &[Ident],
+    kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+) -> (TokenStream, TokenStream) {
     let Some(dissipation) = equations.hydrodynamic_dissipation else { return (TokenStream::new(), TokenStream::new()) };
     let dag = &equations.dag;
     let idx = |i: usize| Literal::usize_unsuffixed(i);
@@ -1518,7 +1558,6 @@ pub fn format_module(robot: &Robot, tokens: TokenStream) -> Result<String, Strin
     Ok(header + body.as_str())
 }
 
-
 /// What every generated module has, rigid or soft: the `Params` struct with its defaults and
 /// `ParamSet`, and the constants of the `Model` impl.
 pub(crate) struct Shared {
@@ -1664,7 +1703,11 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
         let mut arms = Vec::new();
         for (b, bank) in robot.muscles.iter().enumerate() {
             let (body, first, count) = (&bank.body, idx(bank.first_coordinate), idx(bank.coordinates));
-            let (area, rated, lag) = (spec_expression(&bank.area), spec_expression(&bank.rated_pressure), spec_expression(&bank.pressure_lag));
+            let (area, rated, lag) = (
+                spec_expression(&bank.area),
+                spec_expression(&bank.rated_pressure),
+                spec_expression(&bank.pressure_lag),
+            );
             for j in 0..3 {
                 let name = format!("{body}_muscle{}", j + 1);
                 infos.push(quote!(softgen_runtime::MuscleInfo { name: #name, body: #body, first_coordinate: #first, coordinates: #count },));
@@ -1674,7 +1717,8 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
                         quote!([#(#unit),*])
                     }
                     Some((radius, angles)) => {
-                        let (r, l0, psi) = (spec_expression(radius), spec_expression(&bank.rest_length), spec_expression(&angles[j]));
+                        let (r, l0, psi) =
+                            (spec_expression(radius), spec_expression(&bank.rest_length), spec_expression(&angles[j]));
                         quote!([-(#r) * (#l0) * f64::cos(#psi), -(#r) * (#l0) * f64::sin(#psi), 0.0])
                     }
                 };

@@ -128,14 +128,16 @@ impl Equations {
     pub fn from_expanded(robot: &Robot, derived: &Derived) -> Result<Equations, String> {
         let reader = AtomReader { robot };
         let mut dag = Dag::default();
-        let row = |dag: &mut Dag, atoms: &[Atom]| atoms.iter().map(|a| reader.node(dag, a)).collect::<Result<Vec<_>, _>>();
+        let row =
+            |dag: &mut Dag, atoms: &[Atom]| atoms.iter().map(|a| reader.node(dag, a)).collect::<Result<Vec<_>, _>>();
         let matrix = |dag: &mut Dag, m: &[Vec<Atom>]| m.iter().map(|r| row(dag, r)).collect::<Result<Vec<_>, _>>();
         let mass_matrix = matrix(&mut dag, &derived.mass_matrix)?;
         let coriolis = row(&mut dag, &derived.coriolis)?;
         let coriolis_matrix = matrix(&mut dag, &derived.coriolis_matrix)?;
         let gravity = row(&mut dag, &derived.gravity)?;
         let potential_energy = reader.node(&mut dag, &derived.potential_energy)?;
-        let points = |dag: &mut Dag, v: &[[Atom; 3]]| v.iter().map(|p| reader.vec3(dag, p)).collect::<Result<Vec<_>, _>>();
+        let points =
+            |dag: &mut Dag, v: &[[Atom; 3]]| v.iter().map(|p| reader.vec3(dag, p)).collect::<Result<Vec<_>, _>>();
         let contact_positions = points(&mut dag, &derived.contact_positions)?;
         let contact_velocities = points(&mut dag, &derived.contact_velocities)?;
         let contact_axes = points(&mut dag, &derived.contact_axes)?;
@@ -219,7 +221,9 @@ impl Equations {
         }
         for frame in &self.contact_frames {
             match self.frame_motion {
-                true => kernels.push(frame.motion.iter().flat_map(|(_, m)| m.w.iter().chain(&m.v)).chain(&frame.axis).copied().collect()),
+                true => kernels.push(
+                    frame.motion.iter().flat_map(|(_, m)| m.w.iter().chain(&m.v)).chain(&frame.axis).copied().collect(),
+                ),
                 false => kernels.push(frame.columns.iter().flatten().copied().collect()),
             }
         }

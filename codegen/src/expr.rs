@@ -126,7 +126,11 @@ impl<'a> Parser<'a> {
                 _ => break,
             }
         }
-        Ok(if factors.len() == 1 { factors.pop().unwrap_or(Expr::Num(Number::Rational(1, 1))) } else { Expr::Mul(factors) })
+        Ok(if factors.len() == 1 {
+            factors.pop().unwrap_or(Expr::Num(Number::Rational(1, 1)))
+        } else {
+            Expr::Mul(factors)
+        })
     }
 
     fn unary(&mut self) -> Result<Expr, ParseError> {
@@ -473,7 +477,8 @@ mod tests {
     #[test]
     fn long_mantissas_near_1e40_stay_exact() {
         // 17 significant digits times 10^24 overflows i128: the f64 itself is kept instead.
-        for v in [1.2345678901234567e40, -9.876543210987654e38, 1.7976931348623157e308, 4.9e-324, 1e30, 123456789.0e25] {
+        for v in [1.2345678901234567e40, -9.876543210987654e38, 1.7976931348623157e308, 4.9e-324, 1e30, 123456789.0e25]
+        {
             assert_eq!(float_to_rational(v).value(), v, "{v:e}");
         }
     }

@@ -106,7 +106,8 @@ pub fn generate_fixture(links: usize) -> Result<Generated, GenerateError> {
 
 /// The scaling fixture of `links` links, validated, not derived.
 pub fn fixture_robot(links: usize) -> Result<Robot, GenerateError> {
-    let mut robot = load(&format!("{}.toml", scaling_name(links)), &planar_snake_spec(links)).map_err(GenerateError::Spec)?;
+    let mut robot =
+        load(&format!("{}.toml", scaling_name(links)), &planar_snake_spec(links)).map_err(GenerateError::Spec)?;
     robot.spec_path = scaling_origin(links);
     Ok(robot)
 }
@@ -116,7 +117,8 @@ pub fn fixture_robot(links: usize) -> Result<Robot, GenerateError> {
 pub fn library_source(robots: &[Robot], fixtures: &[Robot]) -> Result<String, GenerateError> {
     let entries: Vec<RegistryEntry> =
         robots.iter().map(RegistryEntry::robot).chain(fixtures.iter().map(RegistryEntry::fixture)).collect();
-    crate::registry::library_source(&entries).map_err(|message| GenerateError::Emit { path: "generated/src/lib.rs".into(), message })
+    crate::registry::library_source(&entries)
+        .map_err(|message| GenerateError::Emit { path: "generated/src/lib.rs".into(), message })
 }
 
 fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateError> {
@@ -170,7 +172,9 @@ fn read_spec(spec: &Path, display_path: &str) -> Result<String, GenerateError> {
     if spec.to_string_lossy().ends_with(".run.toml") {
         return Err(GenerateError::Emit {
             path: display_path.to_string(),
-            message: "this is a run configuration (<robot>.run.toml), not a robot spec; softgen run reads it with --config".into(),
+            message:
+                "this is a run configuration (<robot>.run.toml), not a robot spec; softgen run reads it with --config"
+                    .into(),
         });
     }
     // Read at most one byte past the limit, so that a huge file is refused without being

@@ -73,7 +73,14 @@ const HEAVE: usize = 5;
 /// velocity); integrated over the length: A = m' [alpha L, L, L; 0, I2, I2; couplings +-I1]
 /// with I1 = int x dx, I2 = int x^2 dx (eq 30 when the hull starts at the frame), and D
 /// likewise with beta along and Omega R^2 L in roll.
-pub(crate) fn cylinder(dag: &mut Dag, water: &WaterNodes, radius: NodeId, length: NodeId, start: NodeId, buoyancy_centre: Vec3) -> Hull {
+pub(crate) fn cylinder(
+    dag: &mut Dag,
+    water: &WaterNodes,
+    radius: NodeId,
+    length: NodeId,
+    start: NodeId,
+    buoyancy_centre: Vec3,
+) -> Hull {
     let pi = dag.number(std::f64::consts::PI);
     let area = dag.mul(vec![pi, radius, radius]);
     let end = dag.add2(start, length);
@@ -94,7 +101,15 @@ pub(crate) fn cylinder(dag: &mut Dag, water: &WaterNodes, radius: NodeId, length
     let rotational = dag.mul2(per_length, second);
     let added_mass = symmetric(
         dag,
-        &[(SURGE, SURGE, along), (SWAY, SWAY, across), (HEAVE, HEAVE, across), (PITCH, PITCH, rotational), (YAW, YAW, rotational), (SWAY, YAW, coupling), (HEAVE, PITCH, minus_coupling)],
+        &[
+            (SURGE, SURGE, along),
+            (SWAY, SWAY, across),
+            (HEAVE, HEAVE, across),
+            (PITCH, PITCH, rotational),
+            (YAW, YAW, rotational),
+            (SWAY, YAW, coupling),
+            (HEAVE, PITCH, minus_coupling),
+        ],
     );
     let drag_per_length = dag.mul(vec![water.density, pi, radius, water.drag_coefficient, water.reference_speed]);
     let drag_across = dag.mul2(drag_per_length, length);
@@ -145,14 +160,24 @@ pub(crate) fn slice(dag: &mut Dag, water: &WaterNodes, radius: NodeId, rest_leng
     let across = dag.mul(vec![water.added_mass_coefficient, water.density, area, thickness]);
     let along = dag.mul2(across, water.surge_added_mass);
     let added_mass = symmetric(dag, &[(SURGE, SURGE, along), (SWAY, SWAY, across), (HEAVE, HEAVE, across)]);
-    let drag_across = dag.mul(vec![water.density, pi, radius, water.drag_coefficient, water.reference_speed, thickness]);
+    let drag_across =
+        dag.mul(vec![water.density, pi, radius, water.drag_coefficient, water.reference_speed, thickness]);
     let drag_along = dag.mul2(drag_across, water.surge_linear_drag);
     let drag_roll = dag.mul(vec![drag_across, water.roll_linear_drag, radius, radius]);
-    let linear_drag = symmetric(dag, &[(SURGE, SURGE, drag_along), (SWAY, SWAY, drag_across), (HEAVE, HEAVE, drag_across), (ROLL, ROLL, drag_roll)]);
+    let linear_drag = symmetric(
+        dag,
+        &[(SURGE, SURGE, drag_along), (SWAY, SWAY, drag_across), (HEAVE, HEAVE, drag_across), (ROLL, ROLL, drag_roll)],
+    );
     let displaced_mass = dag.mul(vec![water.density, area, thickness]);
     let zero = dag.number(0.0);
     let cross_flow = dag.mul(vec![water.density, water.drag_coefficient, radius, thickness]);
-    Hull { added_mass, linear_drag, displaced_mass, buoyancy_centre: [zero, zero, zero], strips: vec![(zero, cross_flow)] }
+    Hull {
+        added_mass,
+        linear_drag,
+        displaced_mass,
+        buoyancy_centre: [zero, zero, zero],
+        strips: vec![(zero, cross_flow)],
+    }
 }
 
 /// Where water terms are added: the robot's outputs so far.
@@ -185,7 +210,15 @@ fn b_times(dag: &mut Dag, a: &Articulated, v: &Motion, momentum: &Force, u: &Mot
 /// Adds one hull's water terms. `frame` is the hull frame's world pose, velocity and bias
 /// acceleration; `columns` the world column S_j and its rate of every coordinate that moves
 /// it (its path from the root).
-pub(crate) fn immerse(dag: &mut Dag, name: &str, hull: &Hull, water: &WaterNodes, frame: &Frame, columns: &[(usize, Motion, Motion)], rows: &mut WaterRows) {
+pub(crate) fn immerse(
+    dag: &mut Dag,
+    name: &str,
+    hull: &Hull,
+    water: &WaterNodes,
+    frame: &Frame,
+    columns: &[(usize, Motion, Motion)],
+    rows: &mut WaterRows,
+) {
     let Frame { rotation, position, velocity, bias } = frame;
     // Everything in the hull's frame, where A and D are constant.
     let local: Vec<(usize, Motion, Motion)> = columns

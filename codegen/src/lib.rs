@@ -29,10 +29,11 @@ pub use emit::camel;
 pub use equations::Equations;
 pub use expr::{parse as parse_expression, Expr, Number, ParseError};
 pub use generate::{
-    expanded_equations, fixture_robot, generate_file, generate_fixture, generate_out_of_tree, generate_source, is_spec_file, library_source, load_file, recursive_equations,
-    symbolic_report, GenerateError, Generated, StageTimes,
+    expanded_equations, fixture_robot, generate_file, generate_fixture, generate_out_of_tree, generate_source,
+    is_spec_file, library_source, load_file, recursive_equations, symbolic_report, GenerateError, Generated,
+    StageTimes,
 };
 pub use model::Robot;
-pub use section::{kinematics_report, section_kinematics, SectionKinematics};
 pub use scaling::{planar_snake_spec, scaling_name, SCALING_LINKS};
+pub use section::{kinematics_report, section_kinematics, SectionKinematics};
 pub use validate::{load, SpecError, SpecErrors};

@@ -136,7 +136,10 @@ pub fn fixed_rotation(rpy: [f64; 3], normal: Option<[f64; 3]>) -> [[f64; 3]; 3] 
         Some(n) => rotation_about(n, if n[2] != 0.0 { rpy[2] } else { -rpy[1] }),
         None => {
             let [roll, pitch, yaw] = rpy;
-            times(&times(&rotation_about([0.0, 0.0, 1.0], yaw), &rotation_about([0.0, 1.0, 0.0], pitch)), &rotation_about([1.0, 0.0, 0.0], roll))
+            times(
+                &times(&rotation_about([0.0, 0.0, 1.0], yaw), &rotation_about([0.0, 1.0, 0.0], pitch)),
+                &rotation_about([1.0, 0.0, 0.0], roll),
+            )
         }
     }
 }
@@ -195,14 +198,18 @@ pub fn links(robot: &Robot) -> Vec<Link> {
                 (Inertia::Planar(i), Some(n)) => {
                     // About the plane normal only: i n n'.
                     let i = from_expr(i);
-                    [0, 1, 2].map(|a| [0, 1, 2].map(|b| if n[a] * n[b] == 0.0 { zero() } else { (number(n[a] * n[b]) * &i).expand() }))
+                    [0, 1, 2].map(|a| {
+                        [0, 1, 2].map(|b| if n[a] * n[b] == 0.0 { zero() } else { (number(n[a] * n[b]) * &i).expand() })
+                    })
                 }
                 (Inertia::Full([xx, yy, zz, xy, xz, yz]), _) => {
                     let e = |x: &crate::expr::Expr| from_expr(x).expand();
                     [[e(xx), e(xy), e(xz)], [e(xy), e(yy), e(yz)], [e(xz), e(yz), e(zz)]]
                 }
                 // A planar inertia in a spatial robot does not pass validation.
-                (Inertia::Planar(_), None) => [[zero(), zero(), zero()], [zero(), zero(), zero()], [zero(), zero(), zero()]],
+                (Inertia::Planar(_), None) => {
+                    [[zero(), zero(), zero()], [zero(), zero(), zero()], [zero(), zero(), zero()]]
+                }
             },
         });
         let link = match body.parent {
@@ -211,7 +218,8 @@ pub fn links(robot: &Robot) -> Vec<Link> {
                 match (robot.base, normal) {
                     (BaseKind::Fixed, _) => {}
                     (BaseKind::Planar, Some(n)) => {
-                        let second = if n[2] != 0.0 { ("base_y", [0.0, 1.0, 0.0]) } else { ("base_z", [0.0, 0.0, 1.0]) };
+                        let second =
+                            if n[2] != 0.0 { ("base_y", [0.0, 1.0, 0.0]) } else { ("base_z", [0.0, 0.0, 1.0]) };
                         for (k, (name, kind, axis)) in [
                             ("base_x", LinkJointKind::Prismatic, [1.0, 0.0, 0.0]),
                             (second.0, LinkJointKind::Prismatic, second.1),
@@ -264,7 +272,11 @@ pub fn links(robot: &Robot) -> Vec<Link> {
                     };
                     let axis = match (kind, normal) {
                         (LinkJointKind::Revolute, Some(n)) => {
-                            let sign = if j.axis.iter().zip(n.iter()).map(|(a, b)| a * b).sum::<f64>() > 0.0 { 1.0 } else { -1.0 };
+                            let sign = if j.axis.iter().zip(n.iter()).map(|(a, b)| a * b).sum::<f64>() > 0.0 {
+                                1.0
+                            } else {
+                                -1.0
+                            };
                             n.map(|c| sign * c)
                         }
                         _ => j.axis,

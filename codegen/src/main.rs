@@ -115,9 +115,7 @@ fn main() -> ExitCode {
     let jobs = specs.iter().map(Job::Spec).chain(fixtures.iter().map(|&links| Job::Fixture(links)));
     for job in jobs {
         let result = match job {
-            Job::Spec(spec) => {
-                softgen_codegen::generate_file(spec, &display_path(&root, spec))
-            }
+            Job::Spec(spec) => softgen_codegen::generate_file(spec, &display_path(&root, spec)),
             Job::Fixture(links) => softgen_codegen::generate_fixture(links),
         };
         let generated = match result {
@@ -191,7 +189,13 @@ fn out_of_tree(out: &Path, specs: &[PathBuf], check: bool) -> ExitCode {
             }
         };
         let target = out.join(format!("{}.rs", generated.robot.name));
-        println!("{:<28} {:>7.2} s codegen  {:>6} lines  -> {}", generated.robot.name, generated.seconds(), generated.lines(), target.display());
+        println!(
+            "{:<28} {:>7.2} s codegen  {:>6} lines  -> {}",
+            generated.robot.name,
+            generated.seconds(),
+            generated.lines(),
+            target.display()
+        );
         if let Err(e) = update(&target, &generated.source, check, &mut stale) {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;

@@ -15,7 +15,13 @@ pub fn gauss_legendre(order: usize) -> Vec<(f64, f64)> {
                 p0 = p1;
                 p1 = p2;
             }
-            let (p, pm1) = if n == 0 { (1.0, 0.0) } else if n == 1 { (x, 1.0) } else { (p1, p0) };
+            let (p, pm1) = if n == 0 {
+                (1.0, 0.0)
+            } else if n == 1 {
+                (x, 1.0)
+            } else {
+                (p1, p0)
+            };
             derivative = n as f64 * (x * p - pm1) / (x * x - 1.0);
             let step = p / derivative;
             x -= step;
@@ -42,7 +48,10 @@ mod tests {
             assert!((rule.iter().map(|(_, w)| w).sum::<f64>() - 1.0).abs() < 1e-14);
             for degree in 0..2 * n {
                 let integral: f64 = rule.iter().map(|(x, w)| w * x.powi(degree as i32)).sum();
-                assert!((integral - 1.0 / (degree as f64 + 1.0)).abs() < 1e-14, "order {n}, degree {degree}: {integral}");
+                assert!(
+                    (integral - 1.0 / (degree as f64 + 1.0)).abs() < 1e-14,
+                    "order {n}, degree {degree}: {integral}"
+                );
             }
             assert!(rule.windows(2).all(|p| p[0].0 < p[1].0) && rule.iter().all(|(x, _)| (0.0..=1.0).contains(x)));
         }

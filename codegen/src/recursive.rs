@@ -16,15 +16,15 @@
 //! every body's pose from the base, and its size grows with the entries of M.
 
 use crate::dag::{Dag, Input, NodeId};
+use crate::derive::from_expr;
 use crate::equations::{ArticulatedBody, AtomReader, ContactFrame, Equations};
+use crate::hydrodynamics::{self, WaterNodes, WaterRows};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
 use crate::model::Robot;
-use crate::derive::from_expr;
 use crate::section::section_kinematics;
-use crate::hydrodynamics::{self, WaterNodes, WaterRows};
-use std::collections::HashMap;
 use crate::section_pass::{section_rows, section_state, Pieces, Rows, SectionState, Station};
 use crate::spatial::{Articulated, Force, Inertia, InertiaRate, Mat3, Motion, Vec3};
+use std::collections::HashMap;
 
 /// Segments of each section's drawn centre line (points at xi = k / 6).
 pub const CENTRE_LINE_SEGMENTS: usize = 6;
@@ -107,7 +107,12 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
                 above.push((j, s_j, sd_j));
             }
-            let rows = Rows { mass_matrix: &mut mass_matrix, coriolis: &mut coriolis, coriolis_matrix: &mut coriolis_matrix, gravity: &mut gravity_force };
+            let rows = Rows {
+                mass_matrix: &mut mass_matrix,
+                coriolis: &mut coriolis,
+                coriolis_matrix: &mut coriolis_matrix,
+                gravity: &mut gravity_force,
+            };
             section_rows(&mut dag, section, beyond[index].as_ref(), &above, &up, rows);
             for (a, &k) in own.iter().enumerate() {
                 let rate = dag.input(Input::Qd(k));
@@ -210,7 +215,15 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                             columns.push((j, slice.columns[a], slice.column_rates[a]));
                         }
                         let slice_hull = hydrodynamics::slice(&mut dag, &nodes, radius, rest_length, weight);
-                        hydrodynamics::immerse(&mut dag, &format!("{name}_slice{k}"), &slice_hull, &nodes, &slice.frame, &columns, &mut rows);
+                        hydrodynamics::immerse(
+                            &mut dag,
+                            &format!("{name}_slice{k}"),
+                            &slice_hull,
+                            &nodes,
+                            &slice.frame,
+                            &columns,
+                            &mut rows,
+                        );
                     }
                 }
                 None => {
@@ -228,7 +241,12 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                         let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
                         columns.push((j, s_j, sd_j));
                     }
-                    let frame = Frame { rotation: state.rotation, position: state.position, velocity: state.velocity, bias: state.bias_acceleration };
+                    let frame = Frame {
+                        rotation: state.rotation,
+                        position: state.position,
+                        velocity: state.velocity,
+                        bias: state.bias_acceleration,
+                    };
                     hydrodynamics::immerse(&mut dag, name, &rigid_hull, &nodes, &frame, &columns, &mut rows);
                 }
             }
@@ -243,7 +261,10 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     // configuration matrix of eqs 35-37).
     let mut thruster_columns = Vec::new();
     for thruster in &robot.thrusters {
-        let index = links.iter().position(|l| l.body == Some(thruster.body)).ok_or("a thruster on a body that is not a link")?;
+        let index = links
+            .iter()
+            .position(|l| l.body == Some(thruster.body))
+            .ok_or("a thruster on a body that is not a link")?;
         let state = &states[index];
         let mut local = [zero; 3];
         for (a, e) in thruster.position.iter().enumerate() {
@@ -310,7 +331,8 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 let key = (index, skin.xi.to_bits());
                 if !rings.contains_key(&key) {
                     let pieces = pieces.as_ref().ok_or("a soft section without its local pieces")?;
-                    let label = format!("{}_ring{}", links[index].name, rings.keys().filter(|(l, _)| *l == index).count());
+                    let label =
+                        format!("{}_ring{}", links[index].name, rings.keys().filter(|(l, _)| *l == index).count());
                     let station = section.frame.station(&mut dag, pieces, skin.xi, &label, false)?;
                     rings.insert(key, station);
                 }
@@ -319,7 +341,11 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 let axes = match scaled_axes.get(&(key.0, key.1, radius)) {
                     Some(axes) => *axes,
                     None => {
-                        let label = format!("{}_ring{}", links[index].name, scaled_axes.keys().filter(|(l, _, _)| *l == index).count());
+                        let label = format!(
+                            "{}_ring{}",
+                            links[index].name,
+                            scaled_axes.keys().filter(|(l, _, _)| *l == index).count()
+                        );
                         let y = dag.scale3(&Dag::column3(&ring.rotation, 1), radius);
                         let z = dag.scale3(&Dag::column3(&ring.rotation, 2), radius);
                         let axes = (dag.pin3(y, &format!("{label}_skin_y")), dag.pin3(z, &format!("{label}_skin_z")));
@@ -332,12 +358,20 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 let along_y = dag.scale3(&axes.0, cos);
                 let along_z = dag.scale3(&axes.1, sin);
                 let offset = dag.add3(&along_y, &along_z);
-                let own: Vec<(usize, Motion)> = section.frame.coordinates.iter().copied().zip(ring.columns.iter().copied()).collect();
+                let own: Vec<(usize, Motion)> =
+                    section.frame.coordinates.iter().copied().zip(ring.columns.iter().copied()).collect();
                 (ring.rotation, ring.position, ring.velocity, offset, own, Some(radius))
             }
             _ => {
                 let local = reader.vec3(&mut dag, &contact_point_offset(point))?;
-                (state.rotation, state.position, state.velocity, dag.mat_vec3(&state.rotation, &local), Vec::new(), None)
+                (
+                    state.rotation,
+                    state.position,
+                    state.velocity,
+                    dag.mat_vec3(&state.rotation, &local),
+                    Vec::new(),
+                    None,
+                )
             }
         };
         let position = dag.add3(&origin, &local);
@@ -452,13 +486,22 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
 /// (cos(pi / 2) is 6e-17, not 0), so that the products it would scale fold away.
 fn snap_unit(x: f64) -> f64 {
     let nearest = x.round();
-    if (x - nearest).abs() < 1e-15 { nearest } else { x }
+    if (x - nearest).abs() < 1e-15 {
+        nearest
+    } else {
+        x
+    }
 }
 
 /// Parent to child: each link's world pose, its joint's world motion subspace S and rate
 /// v_parent x S, velocity and bias acceleration (at qdd = 0), and its body's inertia about the
 /// world origin with momentum, Newton-Euler force, gyroscopic force and inertia rate.
-fn forward_pass(dag: &mut Dag, reader: &AtomReader, links: &[Link], pieces: Option<&Pieces>) -> Result<Vec<LinkState>, String> {
+fn forward_pass(
+    dag: &mut Dag,
+    reader: &AtomReader,
+    links: &[Link],
+    pieces: Option<&Pieces>,
+) -> Result<Vec<LinkState>, String> {
     let mut states: Vec<LinkState> = Vec::with_capacity(links.len());
     for link in links {
         let name = &link.name;
@@ -477,7 +520,14 @@ fn forward_pass(dag: &mut Dag, reader: &AtomReader, links: &[Link], pieces: Opti
                 let rotation = dag.mat_mul3(&parent.rotation, &local_rotation);
                 let offset = dag.mat_vec3(&parent.rotation, &local_translation);
                 let position = dag.add3(&parent.position, &offset);
-                (rotation, position, parent.velocity, parent.bias_acceleration, parent.path.clone(), Some(parent.rotation))
+                (
+                    rotation,
+                    position,
+                    parent.velocity,
+                    parent.bias_acceleration,
+                    parent.path.clone(),
+                    Some(parent.rotation),
+                )
             }
         };
         let rotation = dag.pin_mat3(rotation, &format!("{name}_rotation"));
@@ -547,7 +597,17 @@ fn forward_pass(dag: &mut Dag, reader: &AtomReader, links: &[Link], pieces: Opti
                 Some(body_state(dag, name, mass, &local_com, &local_inertia, &frame))
             }
         };
-        states.push(LinkState { rotation, position, velocity, bias_acceleration: bias, joint, joint_bias, path, body, section: None });
+        states.push(LinkState {
+            rotation,
+            position,
+            velocity,
+            bias_acceleration: bias,
+            joint,
+            joint_bias,
+            path,
+            body,
+            section: None,
+        });
     }
     Ok(states)
 }
@@ -563,7 +623,14 @@ pub(crate) struct Frame {
 
 /// A rigid body's inertia quantities about the world origin, from its mass, centre of mass
 /// and rotational inertia (about the centre of mass) in the frame it moves with.
-pub(crate) fn body_state(dag: &mut Dag, name: &str, mass: NodeId, local_com: &Vec3, local_inertia: &Mat3, frame: &Frame) -> BodyState {
+pub(crate) fn body_state(
+    dag: &mut Dag,
+    name: &str,
+    mass: NodeId,
+    local_com: &Vec3,
+    local_inertia: &Mat3,
+    frame: &Frame,
+) -> BodyState {
     let Frame { rotation, position, velocity, bias } = frame;
     let com_offset = dag.mat_vec3(rotation, local_com);
     let com = dag.add3(position, &com_offset);
@@ -665,7 +732,11 @@ fn composites(dag: &mut Dag, links: &[Link], states: &[LinkState]) -> (Vec<Optio
             // inertia and force as the section sums them, in its base frame.
             for slice in &section.slices {
                 let b = &slice.body;
-                slices = Some(sum(dag, slices, &Composite { inertia: b.inertia, force: b.force, momentum: b.momentum, rate: b.rate }));
+                slices = Some(sum(
+                    dag,
+                    slices,
+                    &Composite { inertia: b.inertia, force: b.force, momentum: b.momentum, rate: b.rate },
+                ));
             }
             slices = slices.map(|c| Composite { inertia: section.slices_inertia, force: section.slices_force, ..c });
         }
@@ -710,7 +781,13 @@ fn composites(dag: &mut Dag, links: &[Link], states: &[LinkState]) -> (Vec<Optio
 /// qdd = (u - U . a) / D, a += S qdd, from the base's fictitious upward acceleration g.
 /// O(n) with no matrix to factorise. The articulated inertias, U and 1/D depend on the
 /// position only, so they are cached with the poses.
-fn articulated_body(dag: &mut Dag, links: &[Link], states: &[LinkState], gravity: NodeId, coordinates: usize) -> ArticulatedBody {
+fn articulated_body(
+    dag: &mut Dag,
+    links: &[Link],
+    states: &[LinkState],
+    gravity: NodeId,
+    coordinates: usize,
+) -> ArticulatedBody {
     let count = links.len();
     let mut inertia: Vec<Option<Articulated>> = vec![None; count];
     let mut bias: Vec<Option<Force>> = vec![None; count];

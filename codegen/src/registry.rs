@@ -22,7 +22,12 @@ pub struct RegistryEntry {
 impl RegistryEntry {
     /// A robot of model-specs/.
     pub fn robot(robot: &Robot) -> RegistryEntry {
-        RegistryEntry { name: robot.name.clone(), description: robot.description.clone(), spec_path: robot.spec_path.clone(), feature: None }
+        RegistryEntry {
+            name: robot.name.clone(),
+            description: robot.description.clone(),
+            spec_path: robot.spec_path.clone(),
+            feature: None,
+        }
     }
 
     /// A scaling fixture behind its feature `snake-links-<N>`.
@@ -98,7 +103,9 @@ pub fn library_source(entries: &[RegistryEntry]) -> Result<String, String> {
         quote!(#name => visitor.visit::<#robot, { #module::DOF }, { #module::CONTACTS }>(),)
     });
     let sections = [
-        quote!(use softgen_runtime::{RobotInfo, RobotVisitor};),
+        quote!(
+            use softgen_runtime::{RobotInfo, RobotVisitor};
+        ),
         quote!(#(#modules)*),
         quote!(#(#exports)*),
         quote! {
@@ -117,7 +124,8 @@ pub fn library_source(entries: &[RegistryEntry]) -> Result<String, String> {
     ];
     let mut source = String::from(HEADER);
     for tokens in sections {
-        let file: syn::File = syn::parse2(tokens).map_err(|e| format!("the registry's tokens do not parse as Rust: {e}"))?;
+        let file: syn::File =
+            syn::parse2(tokens).map_err(|e| format!("the registry's tokens do not parse as Rust: {e}"))?;
         source.push_str(&prettyplease::unparse(&file));
         source.push('\n');
     }
@@ -142,21 +150,39 @@ mod tests {
     use super::{library_source, RegistryEntry};
 
     fn entry(name: &str, spec_path: &str, feature: Option<&str>) -> RegistryEntry {
-        RegistryEntry { name: name.into(), description: String::new(), spec_path: spec_path.into(), feature: feature.map(Into::into) }
+        RegistryEntry {
+            name: name.into(),
+            description: String::new(),
+            spec_path: spec_path.into(),
+            feature: feature.map(Into::into),
+        }
     }
 
     #[test]
     fn colliding_names_are_an_error_naming_both_specs() {
-        let same_type = [entry("soft_snake", "model-specs/soft_snake.toml", None), entry("soft__snake", "model-specs/soft__snake.toml", None)];
+        let same_type = [
+            entry("soft_snake", "model-specs/soft_snake.toml", None),
+            entry("soft__snake", "model-specs/soft__snake.toml", None),
+        ];
         let error = library_source(&same_type).unwrap_err();
-        assert!(error.contains("model-specs/soft_snake.toml") && error.contains("model-specs/soft__snake.toml"), "{error}");
-        let fixture = [entry("snake_links_6", "model-specs/snake_links_6.toml", None), entry("snake_links_6", "codegen/src/scaling.rs", Some("snake-links-6"))];
+        assert!(
+            error.contains("model-specs/soft_snake.toml") && error.contains("model-specs/soft__snake.toml"),
+            "{error}"
+        );
+        let fixture = [
+            entry("snake_links_6", "model-specs/snake_links_6.toml", None),
+            entry("snake_links_6", "codegen/src/scaling.rs", Some("snake-links-6")),
+        ];
         assert!(library_source(&fixture).unwrap_err().contains("snake_links_6"));
     }
 
     #[test]
     fn fixtures_are_gated_and_left_out_of_the_registry() {
-        let source = library_source(&[entry("b_robot", "model-specs/b_robot.toml", None), entry("a_fixture", "x", Some("a-fixture"))]).unwrap();
+        let source = library_source(&[
+            entry("b_robot", "model-specs/b_robot.toml", None),
+            entry("a_fixture", "x", Some("a-fixture")),
+        ])
+        .unwrap();
         assert!(source.contains("#[cfg(feature = \"a-fixture\")]\npub mod a_fixture;"), "{source}");
         assert!(source.contains("\"b_robot\" =>") && !source.contains("\"a_fixture\" =>"), "{source}");
         assert!(source.contains("            b_robot => BRobot,\n"), "{source}");

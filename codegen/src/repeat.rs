@@ -4,7 +4,9 @@
 //! index: `"link{k}"`, `"link{k - 1}"`, `"{k} * link_length"`) replaced by their values. So
 //! an N-link snake is one body, one contact entry and one actuator written once.
 
-use crate::spec::{Actuator, Body, ContactPoints, HydrodynamicsSpec, Inertia, Repeat, SectionSpec, SkinGridSpec, Value, Vector};
+use crate::spec::{
+    Actuator, Body, ContactPoints, HydrodynamicsSpec, Inertia, Repeat, SectionSpec, SkinGridSpec, Value, Vector,
+};
 use std::ops::Range;
 use toml::Spanned;
 
@@ -32,7 +34,12 @@ pub trait Template: Sized + Clone {
 /// for the copy of a repeated one at k = 7. A repeat that would take the list past `limit`
 /// (the spec's own limit on it) is an error before it grows further; entries written out are
 /// counted by the validator's own check.
-pub fn expand<T: Template>(items: &[Spanned<T>], list: &str, limit: usize, errors: &mut Vec<RepeatError>) -> (Vec<Spanned<T>>, Vec<String>) {
+pub fn expand<T: Template>(
+    items: &[Spanned<T>],
+    list: &str,
+    limit: usize,
+    errors: &mut Vec<RepeatError>,
+) -> (Vec<Spanned<T>>, Vec<String>) {
     let mut expanded = Vec::new();
     let mut labels = Vec::new();
     for (position, item) in items.iter().enumerate() {
@@ -48,11 +55,18 @@ pub fn expand<T: Template>(items: &[Spanned<T>], list: &str, limit: usize, error
                 errors.push(RepeatError {
                     span: repeat.span(),
                     field: format!("{label}.repeat"),
-                    message: format!("{list} would have more than the limit of {limit} entries once repeats are expanded"),
+                    message: format!(
+                        "{list} would have more than the limit of {limit} entries once repeats are expanded"
+                    ),
                 });
                 return (expanded, labels);
             }
-            let mut with = Substitution { index: index.clone(), value, label: format!("{label} ({index} = {value})"), errors: Vec::new() };
+            let mut with = Substitution {
+                index: index.clone(),
+                value,
+                label: format!("{label} ({index} = {value})"),
+                errors: Vec::new(),
+            };
             let copy = item.get_ref().substitute(&mut with);
             let failed = !with.errors.is_empty();
             errors.append(&mut with.errors);
@@ -68,14 +82,23 @@ pub fn expand<T: Template>(items: &[Spanned<T>], list: &str, limit: usize, error
 }
 
 /// The index's name and values, or the errors that make them unusable.
-fn range(repeat: &Spanned<Repeat>, label: &str, errors: &mut Vec<RepeatError>) -> Option<(String, std::ops::RangeInclusive<i64>)> {
+fn range(
+    repeat: &Spanned<Repeat>,
+    label: &str,
+    errors: &mut Vec<RepeatError>,
+) -> Option<(String, std::ops::RangeInclusive<i64>)> {
     let field = format!("{label}.repeat");
     let r = repeat.get_ref();
-    let mut error = |span: Range<usize>, message: String| errors.push(RepeatError { span, field: field.clone(), message });
+    let mut error =
+        |span: Range<usize>, message: String| errors.push(RepeatError { span, field: field.clone(), message });
     let index = r.index.as_ref().map_or("i", |i| i.get_ref().as_str()).to_string();
-    let identifier = index.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && index.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let identifier = index.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && index.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !identifier {
-        error(r.index.as_ref().map_or(repeat.span(), |i| i.span()), format!("index `{index}` must be an identifier (letters, digits, _)"));
+        error(
+            r.index.as_ref().map_or(repeat.span(), |i| i.span()),
+            format!("index `{index}` must be an identifier (letters, digits, _)"),
+        );
         return None;
     }
     let (from, to) = (*r.from.get_ref(), *r.to.get_ref());
@@ -130,10 +153,19 @@ impl Substitution {
 
     fn vector(&mut self, field: &str, vector: &Vector) -> Vector {
         let [x, y, z] = vector;
-        [self.value(&format!("{field}[0]"), x), self.value(&format!("{field}[1]"), y), self.value(&format!("{field}[2]"), z)]
+        [
+            self.value(&format!("{field}[0]"), x),
+            self.value(&format!("{field}[1]"), y),
+            self.value(&format!("{field}[2]"), z),
+        ]
     }
 
-    fn optional<T>(&mut self, field: &str, value: &Option<Spanned<T>>, each: impl Fn(&mut Self, &str, &T, Range<usize>) -> T) -> Option<Spanned<T>> {
+    fn optional<T>(
+        &mut self,
+        field: &str,
+        value: &Option<Spanned<T>>,
+        each: impl Fn(&mut Self, &str, &T, Range<usize>) -> T,
+    ) -> Option<Spanned<T>> {
         value.as_ref().map(|v| Spanned::new(v.span(), each(self, field, v.get_ref(), v.span())))
     }
 }
@@ -145,7 +177,8 @@ pub fn fill(text: &str, index: &str, value: i64) -> Result<String, String> {
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
-        let close = after.find('}').ok_or_else(|| format!("placeholder `{{{after}` in `{text}` has no closing `}}`"))?;
+        let close =
+            after.find('}').ok_or_else(|| format!("placeholder `{{{after}` in `{text}` has no closing `}}`"))?;
         let expression = &after[..close];
         let result = Arithmetic { text: expression, position: 0, index, value }
             .evaluate()
@@ -196,7 +229,8 @@ impl Arithmetic<'_> {
             };
             self.position += 1;
             let term = self.product(depth)?;
-            total = if operator == '+' { total.checked_add(term) } else { total.checked_sub(term) }.ok_or("the value overflows")?;
+            total = if operator == '+' { total.checked_add(term) } else { total.checked_sub(term) }
+                .ok_or("the value overflows")?;
         }
     }
 
@@ -246,7 +280,9 @@ impl Arithmetic<'_> {
                 while self.peek().is_some_and(|c| c.is_ascii_digit()) {
                     self.position += 1;
                 }
-                self.text[start..self.position].parse().map_err(|_| format!("`{}` is too large", &self.text[start..self.position]))
+                self.text[start..self.position]
+                    .parse()
+                    .map_err(|_| format!("`{}` is too large", &self.text[start..self.position]))
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -256,7 +292,10 @@ impl Arithmetic<'_> {
                 if name == self.index {
                     Ok(self.value)
                 } else {
-                    Err(format!("`{name}` is not the index (`{}`); placeholders hold integer arithmetic in the index only", self.index))
+                    Err(format!(
+                        "`{name}` is not the index (`{}`); placeholders hold integer arithmetic in the index only",
+                        self.index
+                    ))
                 }
             }
             Some(c) => Err(format!("unexpected `{c}`")),
@@ -284,16 +323,24 @@ impl Template for Body {
             center_of_mass: self.center_of_mass.as_ref().map(|c| with.vector("center_of_mass", c)),
             inertia: with.optional("inertia", &self.inertia, |with, field, inertia, span| match inertia {
                 Inertia::Scalar(v) => Inertia::Scalar(with.plain_value(field, v, span)),
-                Inertia::Vector(values) => {
-                    Inertia::Vector(values.iter().enumerate().map(|(k, v)| with.plain_value(&format!("{field}[{k}]"), v, span.clone())).collect())
-                }
+                Inertia::Vector(values) => Inertia::Vector(
+                    values
+                        .iter()
+                        .enumerate()
+                        .map(|(k, v)| with.plain_value(&format!("{field}[{k}]"), v, span.clone()))
+                        .collect(),
+                ),
             }),
-            section: with.optional("section", &self.section, |with, field, section, _| section_copy(with, field, section)),
+            section: with
+                .optional("section", &self.section, |with, field, section, _| section_copy(with, field, section)),
             hydrodynamics: with.optional("hydrodynamics", &self.hydrodynamics, |with, field, h, _| HydrodynamicsSpec {
                 radius: with.value(&format!("{field}.radius"), &h.radius),
                 length: h.length.as_ref().map(|v| with.value(&format!("{field}.length"), v)),
                 start: h.start.as_ref().map(|v| with.value(&format!("{field}.start"), v)),
-                center_of_buoyancy: h.center_of_buoyancy.as_ref().map(|c| with.vector(&format!("{field}.center_of_buoyancy"), c)),
+                center_of_buoyancy: h
+                    .center_of_buoyancy
+                    .as_ref()
+                    .map(|c| with.vector(&format!("{field}.center_of_buoyancy"), c)),
             }),
             repeat: None,
         }
@@ -307,7 +354,12 @@ fn section_copy(with: &mut Substitution, field: &str, s: &SectionSpec) -> Sectio
         rest_length: with.value(&sub("rest_length"), &s.rest_length),
         actuator_radius: s.actuator_radius.as_ref().map(|v| with.value(&sub("actuator_radius"), v)),
         actuator_angles: s.actuator_angles.as_ref().map(|angles| {
-            let values = angles.get_ref().iter().enumerate().map(|(k, v)| with.value(&format!("{}[{k}]", sub("actuator_angles")), v)).collect();
+            let values = angles
+                .get_ref()
+                .iter()
+                .enumerate()
+                .map(|(k, v)| with.value(&format!("{}[{k}]", sub("actuator_angles")), v))
+                .collect();
             Spanned::new(angles.span(), values)
         }),
         disc_radius: s.disc_radius.as_ref().map(|v| with.value(&sub("disc_radius"), v)),
@@ -317,7 +369,13 @@ fn section_copy(with: &mut Substitution, field: &str, s: &SectionSpec) -> Sectio
         initial: s.initial.clone(),
         material: s.material.as_ref().map(|m| {
             let material = m.get_ref();
-            let yeoh = material.yeoh.get_ref().iter().enumerate().map(|(k, v)| with.value(&format!("{}[{k}]", sub("material.yeoh")), v)).collect();
+            let yeoh = material
+                .yeoh
+                .get_ref()
+                .iter()
+                .enumerate()
+                .map(|(k, v)| with.value(&format!("{}[{k}]", sub("material.yeoh")), v))
+                .collect();
             Spanned::new(
                 m.span(),
                 crate::spec::MaterialSpec {
@@ -341,7 +399,12 @@ impl Template for ContactPoints {
         ContactPoints {
             body: with.text("body", &self.body),
             kind: self.kind.clone(),
-            positions: self.positions.iter().enumerate().map(|(k, p)| with.vector(&format!("positions[{k}]"), p)).collect(),
+            positions: self
+                .positions
+                .iter()
+                .enumerate()
+                .map(|(k, p)| with.vector(&format!("positions[{k}]"), p))
+                .collect(),
             names: self.names.iter().enumerate().map(|(k, n)| with.text(&format!("names[{k}]"), n)).collect(),
             grid: with.optional("grid", &self.grid, |with, field, grid, _| SkinGridSpec {
                 radius: with.value(&format!("{field}.radius"), &grid.radius),
@@ -366,7 +429,12 @@ impl Template for Actuator {
             torque_limit: self.torque_limit.as_ref().map(|v| with.value("torque_limit", v)),
             response: self.response.as_ref().map(|r| {
                 let response = r.get_ref();
-                let constants = response.time_constants.get_ref().iter().map(|v| with.value("response.time_constants", v)).collect();
+                let constants = response
+                    .time_constants
+                    .get_ref()
+                    .iter()
+                    .map(|v| with.value("response.time_constants", v))
+                    .collect();
                 Spanned::new(
                     r.span(),
                     crate::spec::Response {
@@ -377,7 +445,8 @@ impl Template for Actuator {
             }),
             radius: self.radius.as_ref().map(|v| with.value("radius", v)),
             angles: self.angles.as_ref().map(|angles| {
-                let values = angles.get_ref().iter().enumerate().map(|(k, v)| with.value(&format!("angles[{k}]"), v)).collect();
+                let values =
+                    angles.get_ref().iter().enumerate().map(|(k, v)| with.value(&format!("angles[{k}]"), v)).collect();
                 Spanned::new(angles.span(), values)
             }),
             area: self.area.as_ref().map(|v| with.value("area", v)),

@@ -38,9 +38,14 @@ initial = [0.0, 0.0, 0.0]
     for k in 1..=links {
         spec.push_str(&format!("\n[[bodies]]\nname = \"link{k}\"\n"));
         if k > 1 {
-            spec.push_str(&format!("parent = \"link{}\"\njoint = \"revolute\"\norigin = [\"link_length\", 0, 0]\n", k - 1));
+            spec.push_str(&format!(
+                "parent = \"link{}\"\njoint = \"revolute\"\norigin = [\"link_length\", 0, 0]\n",
+                k - 1
+            ));
         }
-        spec.push_str("mass = \"link_mass\"\ncenter_of_mass = [\"link_length / 2\", 0, 0]\ninertia = \"link_inertia\"\n");
+        spec.push_str(
+            "mass = \"link_mass\"\ncenter_of_mass = [\"link_length / 2\", 0, 0]\ninertia = \"link_inertia\"\n",
+        );
     }
     for k in 1..=links {
         spec.push_str(&format!("\n[[contact_points]]\nbody = \"link{k}\"\n"));

@@ -100,7 +100,10 @@ fn partial_derivative(e: &Atom, x: usize) -> Atom {
         if along.is_zero() {
             continue;
         }
-        let rate = add(&mul(&number(0.5 * k as f64), &sym(&stumpff_symbol(k + 2))), &mul(&number(-0.5), &sym(&stumpff_symbol(k + 1))));
+        let rate = add(
+            &mul(&number(0.5 * k as f64), &sym(&stumpff_symbol(k + 2))),
+            &mul(&number(-0.5), &sym(&stumpff_symbol(k + 1))),
+        );
         out = add(&out, &mul(&along, &mul(&rate, &ds)));
     }
     // c_6 and c_7 are only ever reached, never differentiated: their derivatives would need
@@ -133,24 +136,41 @@ pub fn section_kinematics() -> SectionKinematics {
     let phi: Vec3 = [zero(), mul(&number(-1.0), &mul(&xi, &bend_z)), mul(&xi, &bend_y)];
     let phi_hat = hat(&phi);
     let phi_hat2 = mat_mul(&phi_hat, &phi_hat);
-    let rotation = mat_add(&mat_add(&identity(), &mat_scale(&phi_hat, &c(1))), &mat_scale(&phi_hat2, &c(2))).map(|row| row.map(|e| e.expand()));
+    let rotation = mat_add(&mat_add(&identity(), &mat_scale(&phi_hat, &c(1))), &mat_scale(&phi_hat2, &c(2)))
+        .map(|row| row.map(|e| e.expand()));
     let jacobian = mat_add(&mat_add(&identity(), &mat_scale(&phi_hat, &c(2))), &mat_scale(&phi_hat2, &c(3)));
     // p = len xi J e_x, whose first component len xi (1 - s c3) is len xi c1.
     let scale = mul(&len, &xi);
-    let position: Vec3 = expanded3([mul(&scale, &c(1)), mul(&scale, &mul(&xi, &mul(&c(2), &bend_y))), mul(&scale, &mul(&xi, &mul(&c(2), &bend_z)))]);
+    let position: Vec3 = expanded3([
+        mul(&scale, &c(1)),
+        mul(&scale, &mul(&xi, &mul(&c(2), &bend_y))),
+        mul(&scale, &mul(&xi, &mul(&c(2), &bend_z))),
+    ]);
     // dphi/dx for x = len, bend_y, bend_z.
-    let phi_rate: [Vec3; 3] = [[zero(), zero(), zero()], [zero(), zero(), xi.clone()], [zero(), mul(&number(-1.0), &xi), zero()]];
+    let phi_rate: [Vec3; 3] =
+        [[zero(), zero(), zero()], [zero(), zero(), xi.clone()], [zero(), mul(&number(-1.0), &xi), zero()]];
     let position_partials: [Vec3; 3] = std::array::from_fn(|x| total_derivative3(&position, x));
     let angular: [Vec3; 3] = std::array::from_fn(|x| expanded3(mat_vec(&jacobian, &phi_rate[x])));
-    let position_second: [[Vec3; 3]; 3] = std::array::from_fn(|x| std::array::from_fn(|y| total_derivative3(&position_partials[x], y)));
-    let angular_partials: [[Vec3; 3]; 3] = std::array::from_fn(|x| std::array::from_fn(|y| total_derivative3(&angular[x], y)));
+    let position_second: [[Vec3; 3]; 3] =
+        std::array::from_fn(|x| std::array::from_fn(|y| total_derivative3(&position_partials[x], y)));
+    let angular_partials: [[Vec3; 3]; 3] =
+        std::array::from_fn(|x| std::array::from_fn(|y| total_derivative3(&angular[x], y)));
     // w = J(phi) phi' with phi' = xi (0, -bend_z', bend_y'), and p as above, differentiated
     // along the motion (once and twice) in their factored form.
     let phi_dot: Vec3 = [zero(), mul(&number(-1.0), &mul(&xi, &sym(SHAPE_RATE[2]))), mul(&xi, &sym(SHAPE_RATE[1]))];
     let spin = mat_vec(&jacobian, &phi_dot);
     let angular_bias: Vec3 = std::array::from_fn(|a| time_derivative(&spin[a]).expand());
     let position_bias: Vec3 = std::array::from_fn(|a| time_derivative(&time_derivative(&position[a])).expand());
-    SectionKinematics { position, rotation, position_partials, angular, position_second, angular_partials, angular_bias, position_bias }
+    SectionKinematics {
+        position,
+        rotation,
+        position_partials,
+        angular,
+        position_second,
+        angular_partials,
+        angular_bias,
+        position_bias,
+    }
 }
 
 /// The pieces printed readably (for the equations snapshot), each expression cut at `width`

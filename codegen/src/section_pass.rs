@@ -37,14 +37,20 @@ impl Pieces {
         type Atom = symbolica::prelude::Atom;
         let one = |a: &Atom| StationSum::split(&read_atom(a)?);
         let three = |v: &[Atom; 3]| -> Result<[StationSum; 3], String> { Ok([one(&v[0])?, one(&v[1])?, one(&v[2])?]) };
-        let nine = |m: &[[Atom; 3]; 3]| -> Result<[[StationSum; 3]; 3], String> { Ok([three(&m[0])?, three(&m[1])?, three(&m[2])?]) };
+        let nine = |m: &[[Atom; 3]; 3]| -> Result<[[StationSum; 3]; 3], String> {
+            Ok([three(&m[0])?, three(&m[1])?, three(&m[2])?])
+        };
         Ok(Pieces {
             position: three(&k.position)?,
             rotation: nine(&k.rotation)?,
             position_partials: nine(&k.position_partials)?,
             angular: nine(&k.angular)?,
             position_second: [nine(&k.position_second[0])?, nine(&k.position_second[1])?, nine(&k.position_second[2])?],
-            angular_partials: [nine(&k.angular_partials[0])?, nine(&k.angular_partials[1])?, nine(&k.angular_partials[2])?],
+            angular_partials: [
+                nine(&k.angular_partials[0])?,
+                nine(&k.angular_partials[1])?,
+                nine(&k.angular_partials[2])?,
+            ],
             angular_bias: three(&k.angular_bias)?,
             position_bias: three(&k.position_bias)?,
         })
@@ -126,7 +132,11 @@ fn normalise(parts: Vec<Expr>) -> (f64, Expr) {
             n => Expr::Mul(vec![Expr::Num(n), monomial]),
         })
         .collect();
-    let polynomial = if terms.len() == 1 { terms.into_iter().next().unwrap_or(Expr::Num(Number::Rational(1, 1))) } else { Expr::Add(terms) };
+    let polynomial = if terms.len() == 1 {
+        terms.into_iter().next().unwrap_or(Expr::Num(Number::Rational(1, 1)))
+    } else {
+        Expr::Add(terms)
+    };
     (scale.value(), polynomial)
 }
 
@@ -317,7 +327,13 @@ impl ViscousNodes {
 }
 
 impl SectionFrame {
-    pub fn new(dag: &mut Dag, reader: &AtomReader, link: &Link, section: &SectionLink, base: Frame) -> Result<SectionFrame, String> {
+    pub fn new(
+        dag: &mut Dag,
+        reader: &AtomReader,
+        link: &Link,
+        section: &SectionLink,
+        base: Frame,
+    ) -> Result<SectionFrame, String> {
         let name = link.name.clone();
         let mut shape = [0; 3];
         for x in 0..3 {
@@ -346,7 +362,16 @@ impl SectionFrame {
         let bend_squared = dag.add(squares);
         let bend_squared = dag.pin_named(bend_squared, format!("{name}_bend_squared"));
         let zero = dag.number(0.0);
-        Ok(SectionFrame { name, base, coordinates: section.coordinates.clone(), shape, shape_rate, bend_squared, gradient, zero })
+        Ok(SectionFrame {
+            name,
+            base,
+            coordinates: section.coordinates.clone(),
+            shape,
+            shape_rate,
+            bend_squared,
+            gradient,
+            zero,
+        })
     }
 
     /// A vector of local pieces at `xi`: each group's polynomial built and pinned once per
@@ -388,7 +413,14 @@ impl SectionFrame {
 
     /// The station at `xi` in the section's base frame (about its origin, in its axes),
     /// named `label`; column rates and bias only `with_rates`.
-    pub fn local_station(&self, dag: &mut Dag, pieces: &Pieces, xi: f64, label: &str, with_rates: bool) -> Result<LocalStation, String> {
+    pub fn local_station(
+        &self,
+        dag: &mut Dag,
+        pieces: &Pieces,
+        xi: f64,
+        label: &str,
+        with_rates: bool,
+    ) -> Result<LocalStation, String> {
         let scale = dag.number(xi * xi);
         let s = dag.mul2(scale, self.bend_squared);
         let s = dag.pin_named(s, format!("{label}_bend"));
@@ -419,8 +451,11 @@ impl SectionFrame {
             let column = combine(dag, &generators, g);
             columns.push(dag.pin_motion(column, &format!("{label}_local_subspace{a}")));
         }
-        let shape_columns: Vec<Motion> =
-            self.moved_shape().into_iter().map(|x| dag.pin_motion(generators[x], &format!("{label}_local_{}_column", SHAPE[x]))).collect();
+        let shape_columns: Vec<Motion> = self
+            .moved_shape()
+            .into_iter()
+            .map(|x| dag.pin_motion(generators[x], &format!("{label}_local_{}_column", SHAPE[x])))
+            .collect();
         // The velocity relative to the base: sum_a S_a qd_a = sum_x G_x x'.
         let mut relative = dag.zero_motion();
         for (column, x) in shape_columns.iter().zip(self.moved_shape()) {
@@ -484,7 +519,14 @@ impl SectionFrame {
 
     /// The station at `xi` in the world, named `label`; column rates and bias only
     /// `with_rates`.
-    pub fn station(&self, dag: &mut Dag, pieces: &Pieces, xi: f64, label: &str, with_rates: bool) -> Result<Station, String> {
+    pub fn station(
+        &self,
+        dag: &mut Dag,
+        pieces: &Pieces,
+        xi: f64,
+        label: &str,
+        with_rates: bool,
+    ) -> Result<Station, String> {
         let local = self.local_station(dag, pieces, xi, label, with_rates)?;
         Ok(self.to_world_station(dag, &local, label))
     }
@@ -545,7 +587,14 @@ fn combine(dag: &mut Dag, parts: &[Motion], g: &[NodeId; 3]) -> Motion {
 /// one transform per section instead of one per slice (measured: the soft snake's cache and
 /// C qd shrink by about half). The world placement serves the Christoffel C and the
 /// diagnostics (momenta, energy), which only those kernels evaluate.
-pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces, link: &Link, section: &SectionLink, base: Frame) -> Result<SectionState, String> {
+pub(crate) fn section_state(
+    dag: &mut Dag,
+    reader: &AtomReader,
+    pieces: &Pieces,
+    link: &Link,
+    section: &SectionLink,
+    base: Frame,
+) -> Result<SectionState, String> {
     let frame = SectionFrame::new(dag, reader, link, section, base)?;
     let name = &link.name;
     let mass = reader.node(dag, &section.mass)?;
@@ -568,7 +617,12 @@ pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces,
         let slice_mass = dag.pin_named(slice_mass, format!("{label}_mass"));
         let diagonal = dag.scale3(&per_mass, slice_mass);
         let local_inertia = [[diagonal[0], zero, zero], [zero, diagonal[1], zero], [zero, zero, diagonal[2]]];
-        let at = Frame { rotation: station.rotation, position: station.position, velocity: station.velocity, bias: station.bias };
+        let at = Frame {
+            rotation: station.rotation,
+            position: station.position,
+            velocity: station.velocity,
+            bias: station.bias,
+        };
         let body = body_state(dag, &label, slice_mass, &[zero, zero, zero], &local_inertia, &at);
         // In the base frame: v = v_base + relative, a = a_base + v_base x relative + the
         // shape's own acceleration.
@@ -578,13 +632,21 @@ pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces,
         let own = local.bias.ok_or("a slice without its rates")?;
         let bias = dag.add_motion(&bias, &own);
         let in_base = Frame { rotation: local.rotation, position: local.position, velocity, bias };
-        let local_body = body_state(dag, &format!("{label}_local"), slice_mass, &[zero, zero, zero], &local_inertia, &in_base);
+        let local_body =
+            body_state(dag, &format!("{label}_local"), slice_mass, &[zero, zero, zero], &local_inertia, &in_base);
         inertia_sum = Some(match inertia_sum {
             None => local_body.inertia,
             Some(sum) => dag.add_inertia(&sum, &local_body.inertia),
         });
         force_sum = dag.add_force(&force_sum, &local_body.force);
-        slices.push(Slice { frame: at, body, columns: station.columns, column_rates: station.column_rates, local: local_body, local_generators: local.generators });
+        slices.push(Slice {
+            frame: at,
+            body,
+            columns: station.columns,
+            column_rates: station.column_rates,
+            local: local_body,
+            local_generators: local.generators,
+        });
     }
     let inertia_sum = inertia_sum.ok_or("a section without slices")?;
     let inertia_sum = dag.pin_inertia(inertia_sum, &format!("{name}_slices_local_inertia"));
@@ -594,7 +656,11 @@ pub(crate) fn section_state(dag: &mut Dag, reader: &AtomReader, pieces: &Pieces,
     let tip = frame.station(dag, pieces, 1.0, &format!("{name}_tip"), true)?;
     let mut elastic = Vec::new();
     for term in &section.elastic {
-        elastic.push(Elastic { energy: reader.node(dag, &term.energy)?, force: reader.node(dag, &term.force)?, stiffness: reader.node(dag, &term.stiffness)? });
+        elastic.push(Elastic {
+            energy: reader.node(dag, &term.energy)?,
+            force: reader.node(dag, &term.force)?,
+            stiffness: reader.node(dag, &term.stiffness)?,
+        });
     }
     let damping = reader.node(dag, &section.damping)?;
     let viscosity = match &section.viscosity {
@@ -651,7 +717,8 @@ pub(crate) fn section_rows(
     // Newton-Euler forces' sum_k f_k . G_x^k. Per coordinate, the subtree beyond the tip:
     // P_a^E = E S_a^tip (world).
     let moved = state.frame.moved_shape();
-    let weights: Vec<Vec<NodeId>> = state.frame.gradient.iter().map(|g| moved.iter().map(|&x| g[x]).collect()).collect();
+    let weights: Vec<Vec<NodeId>> =
+        state.frame.gradient.iter().map(|g| moved.iter().map(|&x| g[x]).collect()).collect();
     let mut projected: Vec<Vec<Force>> = Vec::new();
     let mut shape_totals: Vec<Force> = Vec::new();
     // Pinned, so the cache computes them once: the sums (read by M and G) are made of them,
@@ -678,15 +745,23 @@ pub(crate) fn section_rows(
     let mut shape_mass = vec![vec![0; moved.len()]; moved.len()];
     for m in 0..moved.len() {
         for n in 0..=m {
-            let terms: Vec<NodeId> =
-                state.slices.iter().enumerate().map(|(k, slice)| dag.force_dot_motion(&projected[m][k], &slice.local_generators[n])).collect();
+            let terms: Vec<NodeId> = state
+                .slices
+                .iter()
+                .enumerate()
+                .map(|(k, slice)| dag.force_dot_motion(&projected[m][k], &slice.local_generators[n]))
+                .collect();
             shape_mass[m][n] = dag.add(terms);
             shape_mass[n][m] = shape_mass[m][n];
         }
     }
     let shape_coriolis: Vec<NodeId> = (0..moved.len())
         .map(|m| {
-            let terms: Vec<NodeId> = state.slices.iter().map(|slice| dag.force_dot_motion(&slice.local.force, &slice.local_generators[m])).collect();
+            let terms: Vec<NodeId> = state
+                .slices
+                .iter()
+                .map(|slice| dag.force_dot_motion(&slice.local.force, &slice.local_generators[m]))
+                .collect();
             dag.add(terms)
         })
         .collect();

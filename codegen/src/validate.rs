@@ -2,11 +2,12 @@
 //! column and field, and what was expected. Never panics on user input.
 
 use crate::expr::{self, Expr, Number};
-use crate::repeat;
-use crate::model::{Elasticity, Hull, Thruster, Viscosity, Water, 
-    Body, ContactPoint, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Inertia, Joint, Parameter,
-    ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault, Valve, MuscleBank, ValveGaitDefaults,
+use crate::model::{
+    Body, ContactPoint, Coordinate, CoordinateKind, Elasticity, EnvironmentDefaults, GaitDefaults, Hull, Inertia,
+    Joint, MuscleBank, Parameter, ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault,
+    Thruster, Valve, ValveGaitDefaults, Viscosity, Water,
 };
+use crate::repeat;
 use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
 use softgen_runtime::physical_inertia;
 use std::collections::{BTreeMap, BTreeSet};
@@ -64,10 +65,10 @@ const RESERVED: &[&str] = &["pi", "gravity", "t"];
 /// Rust's keywords (strict, reserved and 2024-edition ones): a parameter becomes a struct
 /// field and a spec's file stem a module, so neither may be one.
 const RUST_KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn", "for",
-    "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "static",
-    "struct", "super", "trait", "true", "try", "type", "unsafe", "use", "where", "while", "abstract", "become", "box",
-    "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield",
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
+    "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self",
+    "static", "struct", "super", "trait", "true", "try", "type", "unsafe", "use", "where", "while", "abstract",
+    "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield",
 ];
 
 /// Most contact points a robot may have: each adds code to every contact kernel (about 280
@@ -89,7 +90,13 @@ pub const IN_TREE_COMMAND: &str = "cargo run -p softgen-codegen";
 /// Parses and validates a spec. `path` is used in messages and in the generated header;
 /// the robot's name is the file stem.
 pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
-    let mut v = Validator { path: path.to_string(), source: source.to_string(), errors: Vec::new(), rules: Vec::new(), labels: Labels::default() };
+    let mut v = Validator {
+        path: path.to_string(),
+        source: source.to_string(),
+        errors: Vec::new(),
+        rules: Vec::new(),
+        labels: Labels::default(),
+    };
     if source.len() > MAX_SPEC_BYTES {
         v.error(0..0, "", format!("the spec is {} bytes, more than the limit of {MAX_SPEC_BYTES}", source.len()));
         return Err(SpecErrors(v.errors));
@@ -110,7 +117,8 @@ pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
     // Repeated entries become entries written out, each labelled for errors.
     let mut repeat_errors = Vec::new();
     let (bodies, body_labels) = repeat::expand(&spec.bodies, "bodies", MAX_BODIES, &mut repeat_errors);
-    let (contact_points, contact_labels) = repeat::expand(&spec.contact_points, "contact_points", MAX_CONTACT_POINTS as usize, &mut repeat_errors);
+    let (contact_points, contact_labels) =
+        repeat::expand(&spec.contact_points, "contact_points", MAX_CONTACT_POINTS as usize, &mut repeat_errors);
     let (actuators, actuator_labels) = repeat::expand(&spec.actuators, "actuators", MAX_BODIES, &mut repeat_errors);
     for e in repeat_errors {
         v.error(e.span, &e.field, e.message);
@@ -189,8 +197,7 @@ fn stem(path: &str) -> String {
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 impl Validator {
@@ -300,12 +307,7 @@ impl Validator {
         }
     }
 
-    fn vector(
-        &mut self,
-        value: Option<&spec::Vector>,
-        field: &str,
-        parameters: &BTreeMap<String, f64>,
-    ) -> [Expr; 3] {
+    fn vector(&mut self, value: Option<&spec::Vector>, field: &str, parameters: &BTreeMap<String, f64>) -> [Expr; 3] {
         let zero = || Expr::Num(Number::Rational(0, 1));
         let Some(v) = value else { return [zero(), zero(), zero()] };
         let names = ["x", "y", "z"];
@@ -360,7 +362,15 @@ impl Validator {
         parameters: &mut BTreeMap<String, f64>,
         auto: &mut Vec<Parameter>,
     ) -> Option<Expr> {
-        self.signed_parameter(value, &format!("{field}.section.{key}"), format!("{body}_{key}"), format!("{doc} of `{body}`."), strictly, parameters, auto)
+        self.signed_parameter(
+            value,
+            &format!("{field}.section.{key}"),
+            format!("{body}_{key}"),
+            format!("{doc} of `{body}`."),
+            strictly,
+            parameters,
+            auto,
+        )
     }
 
     /// A value at `field` that must be > 0 (>= 0 unless `strictly`), a parameter `auto_name`
@@ -413,7 +423,15 @@ impl Validator {
             self.error(spec.span(), &field, "water acts in 3D (buoyancy up, drag across the hull): a swimming robot needs a spatial or fixed 3D base, not a planar one");
             return None;
         }
-        let radius = self.signed_parameter(&h.radius, &format!("{field}.radius"), format!("{body}_hull_radius"), format!("Hull radius of `{body}` (m)."), true, parameters, auto);
+        let radius = self.signed_parameter(
+            &h.radius,
+            &format!("{field}.radius"),
+            format!("{body}_hull_radius"),
+            format!("Hull radius of `{body}` (m)."),
+            true,
+            parameters,
+            auto,
+        );
         if let Some(rest) = section_length {
             let extra = [
                 (h.length.as_ref().map(|v| v.span()), "length"),
@@ -425,30 +443,71 @@ impl Validator {
                     self.error(span, &format!("{field}.{key}"), "a soft section's hull runs along its centre line at rest length and is buoyant at each slice's centre; remove it");
                 }
             }
-            return Some(Hull { radius: radius?, length: rest.clone(), start: zero(), center_of_buoyancy: [zero(), zero(), zero()] });
+            return Some(Hull {
+                radius: radius?,
+                length: rest.clone(),
+                start: zero(),
+                center_of_buoyancy: [zero(), zero(), zero()],
+            });
         }
         let Some(length) = &h.length else {
-            self.error(spec.span(), &format!("{field}.length"), "missing: a rigid body's hull needs the cylinder's length along its x axis (m)");
+            self.error(
+                spec.span(),
+                &format!("{field}.length"),
+                "missing: a rigid body's hull needs the cylinder's length along its x axis (m)",
+            );
             return None;
         };
-        let length = self.signed_parameter(length, &format!("{field}.length"), format!("{body}_hull_length"), format!("Hull length of `{body}` along its x axis (m)."), true, parameters, auto);
+        let length = self.signed_parameter(
+            length,
+            &format!("{field}.length"),
+            format!("{body}_hull_length"),
+            format!("Hull length of `{body}` along its x axis (m)."),
+            true,
+            parameters,
+            auto,
+        );
         let start = match &h.start {
-            Some(v) => self.parameterised(v, &format!("{field}.start"), format!("{body}_hull_start"), format!("Where the hull of `{body}` starts along its x axis (m)."), parameters, auto),
+            Some(v) => self.parameterised(
+                v,
+                &format!("{field}.start"),
+                format!("{body}_hull_start"),
+                format!("Where the hull of `{body}` starts along its x axis (m)."),
+                parameters,
+                auto,
+            ),
             None => Some(zero()),
         };
         let (length, start) = (length?, start?);
         let center_of_buoyancy = match &h.center_of_buoyancy {
             Some(v) => self.vector(Some(v), &format!("{field}.center_of_buoyancy"), parameters),
-            None => [Expr::Add(vec![start.clone(), Expr::Mul(vec![length.clone(), Expr::Num(Number::Rational(1, 2))])]), zero(), zero()],
+            None => [
+                Expr::Add(vec![start.clone(), Expr::Mul(vec![length.clone(), Expr::Num(Number::Rational(1, 2))])]),
+                zero(),
+                zero(),
+            ],
         };
         Some(Hull { radius: radius?, length, start, center_of_buoyancy })
     }
 
     /// A thruster on a rigid body: its point of attack and unit direction in the body frame.
     #[allow(clippy::too_many_arguments)]
-    fn thruster(&mut self, a: &spec::Actuator, field: &str, body: &Body, body_index: usize, default_name: String, normal: Option<[f64; 3]>, parameters: &BTreeMap<String, f64>) -> Option<Thruster> {
+    fn thruster(
+        &mut self,
+        a: &spec::Actuator,
+        field: &str,
+        body: &Body,
+        body_index: usize,
+        default_name: String,
+        normal: Option<[f64; 3]>,
+        parameters: &BTreeMap<String, f64>,
+    ) -> Option<Thruster> {
         if body.section.is_some() {
-            self.error(a.joint.span(), &format!("{field}.joint"), format!("a thruster sits on a rigid body; `{}` is a soft section", body.name));
+            self.error(
+                a.joint.span(),
+                &format!("{field}.joint"),
+                format!("a thruster sits on a rigid body; `{}` is a soft section", body.name),
+            );
             return None;
         }
         for (given, key) in [
@@ -456,24 +515,40 @@ impl Validator {
             (a.response.as_ref().map(|v| v.span()), "response"),
         ] {
             if let Some(span) = given {
-                self.error(span, &format!("{field}.{key}"), "a thruster has no such field (its limit is the run configuration's `max_thrust`)");
+                self.error(
+                    span,
+                    &format!("{field}.{key}"),
+                    "a thruster has no such field (its limit is the run configuration's `max_thrust`)",
+                );
             }
         }
         let name = match &a.name {
             Some(n) if is_identifier(n.get_ref()) => n.get_ref().clone(),
             Some(n) => {
-                self.error(n.span(), &format!("{field}.name"), format!("`{}` must be an identifier (letters, digits, _)", n.get_ref()));
+                self.error(
+                    n.span(),
+                    &format!("{field}.name"),
+                    format!("`{}` must be an identifier (letters, digits, _)", n.get_ref()),
+                );
                 return None;
             }
             None => default_name,
         };
         let Some(position) = &a.position else {
-            self.error(a.kind.span(), &format!("{field}.position"), "missing: a thruster needs its point of attack in the body frame (m)");
+            self.error(
+                a.kind.span(),
+                &format!("{field}.position"),
+                "missing: a thruster needs its point of attack in the body frame (m)",
+            );
             return None;
         };
         let position = self.vector(Some(position), &format!("{field}.position"), parameters);
         let Some(direction) = &a.direction else {
-            self.error(a.kind.span(), &format!("{field}.direction"), "missing: a thruster needs the direction of its thrust in the body frame");
+            self.error(
+                a.kind.span(),
+                &format!("{field}.direction"),
+                "missing: a thruster needs the direction of its thrust in the body frame",
+            );
             return None;
         };
         let d = *direction.get_ref();
@@ -484,10 +559,18 @@ impl Validator {
         }
         if let Some(n) = normal {
             if (d[0] * n[0] + d[1] * n[1] + d[2] * n[2]).abs() > 1e-9 * length {
-                self.error(direction.span(), &format!("{field}.direction"), "in a planar robot a thruster must push in the plane");
+                self.error(
+                    direction.span(),
+                    &format!("{field}.direction"),
+                    "in a planar robot a thruster must push in the plane",
+                );
             }
             if planar_violation(&position, Some(n)) {
-                self.error(a.position.as_ref().map_or(a.kind.span(), |p| p[0].span()), &format!("{field}.position"), "in a planar robot the point of attack must lie in the plane");
+                self.error(
+                    a.position.as_ref().map_or(a.kind.span(), |p| p[0].span()),
+                    &format!("{field}.position"),
+                    "in a planar robot the point of attack must lie in the plane",
+                );
             }
         }
         Some(Thruster { name, body: body_index, position, direction: d.map(|x| x / length) })
@@ -508,32 +591,81 @@ impl Validator {
         let field = format!("{field}.section.material");
         let values = material.yeoh.get_ref();
         if values.len() != 3 {
-            self.error(material.yeoh.span(), &format!("{field}.yeoh"), format!("expected the three Yeoh coefficients [C10, C20, C30] (J/m^3), got {}", values.len()));
+            self.error(
+                material.yeoh.span(),
+                &format!("{field}.yeoh"),
+                format!("expected the three Yeoh coefficients [C10, C20, C30] (J/m^3), got {}", values.len()),
+            );
             return (None, None);
         }
         let mut coefficients = Vec::new();
         for (k, v) in values.iter().enumerate() {
             let name = format!("c{}0", k + 1);
-            let e = self.parameterised(v, &format!("{field}.yeoh[{k}]"), format!("{body}_yeoh_{name}"), format!("Yeoh coefficient C{}0 of the actuators of `{body}` (J/m^3).", k + 1), parameters, auto);
+            let e = self.parameterised(
+                v,
+                &format!("{field}.yeoh[{k}]"),
+                format!("{body}_yeoh_{name}"),
+                format!("Yeoh coefficient C{}0 of the actuators of `{body}` (J/m^3).", k + 1),
+                parameters,
+                auto,
+            );
             coefficients.push(e);
         }
         if let Some(Ok(c10)) = coefficients[0].as_ref().map(|e| e.evaluate(parameters)) {
             if !(c10 > 0.0) {
-                self.error(values[0].span(), &format!("{field}.yeoh[0]"), format!("C10 is half the small-strain shear modulus: must be > 0, got {c10}"));
+                self.error(
+                    values[0].span(),
+                    &format!("{field}.yeoh[0]"),
+                    format!("C10 is half the small-strain shear modulus: must be > 0, got {c10}"),
+                );
             }
         }
         if let Some(c10) = &coefficients[0] {
             self.rule(&format!("{field}.yeoh[0]"), Rule::Positive, vec![c10.clone()]);
         }
-        let area = self.signed_parameter(&material.area, &format!("{field}.area"), format!("{body}_material_area"), format!("Silicone cross-section per actuator of `{body}` (m^2)."), true, parameters, auto);
+        let area = self.signed_parameter(
+            &material.area,
+            &format!("{field}.area"),
+            format!("{body}_material_area"),
+            format!("Silicone cross-section per actuator of `{body}` (m^2)."),
+            true,
+            parameters,
+            auto,
+        );
         let viscosity = match (&material.consistency, &material.power_index, &material.rate_scale) {
             (None, None, None) => None,
             (Some(consistency), Some(index), Some(scale)) => {
-                let consistency = self.signed_parameter(consistency, &format!("{field}.consistency"), format!("{body}_material_consistency"), format!("Viscous consistency eta_0 of the actuators of `{body}` (Pa s^k)."), false, parameters, auto);
-                let index = self.signed_parameter(index, &format!("{field}.power_index"), format!("{body}_material_power_index"), format!("Power-law index k of the actuators of `{body}`."), true, parameters, auto);
-                let scale = self.signed_parameter(scale, &format!("{field}.rate_scale"), format!("{body}_material_rate_scale"), format!("Strain rate below which the viscosity of `{body}` stops growing (1/s)."), true, parameters, auto);
+                let consistency = self.signed_parameter(
+                    consistency,
+                    &format!("{field}.consistency"),
+                    format!("{body}_material_consistency"),
+                    format!("Viscous consistency eta_0 of the actuators of `{body}` (Pa s^k)."),
+                    false,
+                    parameters,
+                    auto,
+                );
+                let index = self.signed_parameter(
+                    index,
+                    &format!("{field}.power_index"),
+                    format!("{body}_material_power_index"),
+                    format!("Power-law index k of the actuators of `{body}`."),
+                    true,
+                    parameters,
+                    auto,
+                );
+                let scale = self.signed_parameter(
+                    scale,
+                    &format!("{field}.rate_scale"),
+                    format!("{body}_material_rate_scale"),
+                    format!("Strain rate below which the viscosity of `{body}` stops growing (1/s)."),
+                    true,
+                    parameters,
+                    auto,
+                );
                 match (consistency, index, scale, &area) {
-                    (Some(consistency), Some(power_index), Some(rate_scale), Some(area)) => Some(Viscosity { area: area.clone(), consistency, power_index, rate_scale }),
+                    (Some(consistency), Some(power_index), Some(rate_scale), Some(area)) => {
+                        Some(Viscosity { area: area.clone(), consistency, power_index, rate_scale })
+                    }
                     _ => None,
                 }
             }
@@ -593,7 +725,15 @@ impl Validator {
         parameters: &mut BTreeMap<String, f64>,
         auto: &mut Vec<Parameter>,
     ) -> Option<Expr> {
-        self.signed_parameter(value, &format!("{field}.{key}"), format!("{body}_muscle_{key}"), format!("{doc} of the muscles of `{body}`."), strictly, parameters, auto)
+        self.signed_parameter(
+            value,
+            &format!("{field}.{key}"),
+            format!("{body}_muscle_{key}"),
+            format!("{doc} of the muscles of `{body}`."),
+            strictly,
+            parameters,
+            auto,
+        )
     }
 
     /// Three pneumatic muscles along a soft section: an extensible section's own actuators,
@@ -608,18 +748,32 @@ impl Validator {
     ) -> Option<MuscleBank> {
         let bname = body.name.clone();
         let Some(section) = &body.section else {
-            self.error(a.joint.span(), &format!("{field}.joint"), format!("pneumatic muscles drive a soft section, and `{bname}` is rigid"));
+            self.error(
+                a.joint.span(),
+                &format!("{field}.joint"),
+                format!("pneumatic muscles drive a soft section, and `{bname}` is rigid"),
+            );
             return None;
         };
         if let Some(l) = &a.torque_limit {
-            self.error(l.span(), &format!("{field}.torque_limit"), "pneumatic muscles are limited by `rated_pressure`; they have no torque limit");
+            self.error(
+                l.span(),
+                &format!("{field}.torque_limit"),
+                "pneumatic muscles are limited by `rated_pressure`; they have no torque limit",
+            );
         }
         if let Some(r) = &a.response {
-            self.error(r.span(), &format!("{field}.response"), "pneumatic muscles follow their pressure through `pressure_lag`; `response` is for solenoid valves");
+            self.error(
+                r.span(),
+                &format!("{field}.response"),
+                "pneumatic muscles follow their pressure through `pressure_lag`; `response` is for solenoid valves",
+            );
         }
         let placement = match &section.kind {
             SectionKind::Extensible { .. } => {
-                for (given, key) in [(a.radius.as_ref().map(|v| v.span()), "radius"), (a.angles.as_ref().map(|v| v.span()), "angles")] {
+                for (given, key) in
+                    [(a.radius.as_ref().map(|v| v.span()), "radius"), (a.angles.as_ref().map(|v| v.span()), "angles")]
+                {
                     if let Some(span) = given {
                         self.error(span, &format!("{field}.{key}"), format!("the muscles of extensible section `{bname}` are its actuators: its `section` places them"));
                     }
@@ -628,7 +782,16 @@ impl Validator {
             }
             SectionKind::Inextensible => {
                 let radius = match &a.radius {
-                    Some(r) => self.muscle_value(r, field, &bname, "radius", "Distance from the neutral axis (m)", true, parameters, auto),
+                    Some(r) => self.muscle_value(
+                        r,
+                        field,
+                        &bname,
+                        "radius",
+                        "Distance from the neutral axis (m)",
+                        true,
+                        parameters,
+                        auto,
+                    ),
                     None => {
                         self.error(a.kind.span(), &format!("{field}.radius"), format!("missing: muscles on inextensible section `{bname}` need their distance from the neutral axis (m)"));
                         None
@@ -636,16 +799,25 @@ impl Validator {
                 };
                 let angles: Option<[Expr; 3]> = match &a.angles {
                     None => {
-                        let third = |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
+                        let third =
+                            |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
                         Some([Expr::Num(Number::Rational(0, 1)), third(1), third(2)])
                     }
                     Some(angles) if angles.get_ref().len() == 3 => {
-                        let parsed: Vec<Option<Expr>> =
-                            angles.get_ref().iter().enumerate().map(|(j, v)| self.value(v, &format!("{field}.angles[{j}]"), parameters)).collect();
+                        let parsed: Vec<Option<Expr>> = angles
+                            .get_ref()
+                            .iter()
+                            .enumerate()
+                            .map(|(j, v)| self.value(v, &format!("{field}.angles[{j}]"), parameters))
+                            .collect();
                         parsed.into_iter().collect::<Option<Vec<Expr>>>().and_then(|v| v.try_into().ok())
                     }
                     Some(angles) => {
-                        self.error(angles.span(), &format!("{field}.angles"), format!("expected 3 angles, got {}", angles.get_ref().len()));
+                        self.error(
+                            angles.span(),
+                            &format!("{field}.angles"),
+                            format!("expected 3 angles, got {}", angles.get_ref().len()),
+                        );
                         None
                     }
                 };
@@ -658,13 +830,44 @@ impl Validator {
         };
         let required = |v: &Option<Spanned<Value>>| v.clone();
         let (Some(area), Some(rated)) = (required(&a.area), required(&a.rated_pressure)) else {
-            self.error(a.kind.span(), field, "pneumatic muscles need `area` (m^2, force per pressure) and `rated_pressure` (bar)");
+            self.error(
+                a.kind.span(),
+                field,
+                "pneumatic muscles need `area` (m^2, force per pressure) and `rated_pressure` (bar)",
+            );
             return None;
         };
-        let area = self.muscle_value(&area, field, &bname, "area", "Effective area, force per pressure (m^2)", true, parameters, auto);
-        let rated_pressure = self.muscle_value(&rated, field, &bname, "rated_pressure", "Highest rated pressure (bar)", true, parameters, auto);
+        let area = self.muscle_value(
+            &area,
+            field,
+            &bname,
+            "area",
+            "Effective area, force per pressure (m^2)",
+            true,
+            parameters,
+            auto,
+        );
+        let rated_pressure = self.muscle_value(
+            &rated,
+            field,
+            &bname,
+            "rated_pressure",
+            "Highest rated pressure (bar)",
+            true,
+            parameters,
+            auto,
+        );
         let pressure_lag = match &a.pressure_lag {
-            Some(v) => self.muscle_value(v, field, &bname, "pressure_lag", "Time constant of the pressure lag (s)", false, parameters, auto),
+            Some(v) => self.muscle_value(
+                v,
+                field,
+                &bname,
+                "pressure_lag",
+                "Time constant of the pressure lag (s)",
+                false,
+                parameters,
+                auto,
+            ),
             None => Some(Expr::Num(Number::Rational(0, 1))),
         };
         Some(MuscleBank {
@@ -693,16 +896,28 @@ impl Validator {
         let b = sb.get_ref();
         let bname = b.name.get_ref().clone();
         if let Some(j) = &b.joint {
-            self.error(j.span(), &format!("{field}.joint"), "a soft section's coordinates are its own (actuator lengths or curvatures); remove `joint`");
+            self.error(
+                j.span(),
+                &format!("{field}.joint"),
+                "a soft section's coordinates are its own (actuator lengths or curvatures); remove `joint`",
+            );
         }
         if b.axis.is_some() {
             self.error(sb.span(), &format!("{field}.axis"), "a soft section has no joint axis; remove `axis`");
         }
         if b.center_of_mass.is_some() {
-            self.error(sb.span(), &format!("{field}.center_of_mass"), "a soft section's mass is spread along it; remove `center_of_mass`");
+            self.error(
+                sb.span(),
+                &format!("{field}.center_of_mass"),
+                "a soft section's mass is spread along it; remove `center_of_mass`",
+            );
         }
         if let Some(i) = &b.initial {
-            self.error(i.span(), &format!("{field}.initial"), "give a soft section's initial coordinates as section.initial");
+            self.error(
+                i.span(),
+                &format!("{field}.initial"),
+                "give a soft section's initial coordinates as section.initial",
+            );
         }
         let Some(section) = &b.section else {
             self.error(
@@ -721,7 +936,16 @@ impl Validator {
                 "extensible and inextensible sections bend out of any plane: use model = \"planar\" in a planar robot, or give the robot a spatial or fixed base",
             );
         }
-        let rest_length = self.section_value(&s.rest_length, field, &bname, "rest_length", "Unactuated length (m)", true, parameters, auto);
+        let rest_length = self.section_value(
+            &s.rest_length,
+            field,
+            &bname,
+            "rest_length",
+            "Unactuated length (m)",
+            true,
+            parameters,
+            auto,
+        );
         let (length_unit, stiffness_unit, damping_unit) = match model {
             spec::SectionModel::Extensible => ("m", "N/m", "N s/m"),
             _ => ("1/m", "N m^3", "N m^3 s"),
@@ -729,17 +953,35 @@ impl Validator {
         let (elasticity, viscosity) = match (&s.material, &s.stiffness) {
             (Some(m), given) => {
                 if let Some(k) = given {
-                    self.error(k.span(), &format!("{field}.section.stiffness"), "the section's `material` gives its elasticity; remove `stiffness`");
+                    self.error(
+                        k.span(),
+                        &format!("{field}.section.stiffness"),
+                        "the section's `material` gives its elasticity; remove `stiffness`",
+                    );
                 }
                 if model != spec::SectionModel::Extensible {
-                    self.error(m.span(), &format!("{field}.section.material"), "a material stretches actuators: only extensible sections take one (use `stiffness`)");
+                    self.error(
+                        m.span(),
+                        &format!("{field}.section.material"),
+                        "a material stretches actuators: only extensible sections take one (use `stiffness`)",
+                    );
                     (None, None)
                 } else {
                     self.material(m, field, &bname, parameters, auto)
                 }
             }
             (None, Some(k)) => (
-                self.section_value(k, field, &bname, "stiffness", &format!("Elastic stiffness K of each coordinate ({stiffness_unit})"), false, parameters, auto).map(Elasticity::Linear),
+                self.section_value(
+                    k,
+                    field,
+                    &bname,
+                    "stiffness",
+                    &format!("Elastic stiffness K of each coordinate ({stiffness_unit})"),
+                    false,
+                    parameters,
+                    auto,
+                )
+                .map(Elasticity::Linear),
                 None,
             ),
             (None, None) => {
@@ -747,19 +989,42 @@ impl Validator {
                 (None, None)
             }
         };
-        let damping = self.section_value(&s.damping, field, &bname, "damping", &format!("Damping D of each coordinate ({damping_unit})"), false, parameters, auto);
+        let damping = self.section_value(
+            &s.damping,
+            field,
+            &bname,
+            "damping",
+            &format!("Damping D of each coordinate ({damping_unit})"),
+            false,
+            parameters,
+            auto,
+        );
         let kind = match model {
             spec::SectionModel::Extensible => {
                 let actuator_radius = match &s.actuator_radius {
-                    Some(r) => self.section_value(r, field, &bname, "actuator_radius", "Actuator distance from the neutral axis (m)", true, parameters, auto),
+                    Some(r) => self.section_value(
+                        r,
+                        field,
+                        &bname,
+                        "actuator_radius",
+                        "Actuator distance from the neutral axis (m)",
+                        true,
+                        parameters,
+                        auto,
+                    ),
                     None => {
-                        self.error(section.span(), &format!("{field}.section.actuator_radius"), "missing: extensible sections need the actuators' distance from the neutral axis (m)");
+                        self.error(
+                            section.span(),
+                            &format!("{field}.section.actuator_radius"),
+                            "missing: extensible sections need the actuators' distance from the neutral axis (m)",
+                        );
                         None
                     }
                 };
                 let actuator_angles: Option<[Expr; 3]> = match &s.actuator_angles {
                     None => {
-                        let third = |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
+                        let third =
+                            |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
                         Some([Expr::Num(Number::Rational(0, 1)), third(1), third(2)])
                     }
                     Some(angles) if angles.get_ref().len() == 3 => {
@@ -772,19 +1037,32 @@ impl Validator {
                         parsed.into_iter().collect::<Option<Vec<Expr>>>().and_then(|v| v.try_into().ok())
                     }
                     Some(angles) => {
-                        self.error(angles.span(), &format!("{field}.section.actuator_angles"), format!("expected 3 angles, got {}", angles.get_ref().len()));
+                        self.error(
+                            angles.span(),
+                            &format!("{field}.section.actuator_angles"),
+                            format!("expected 3 angles, got {}", angles.get_ref().len()),
+                        );
                         None
                     }
                 };
                 match (actuator_radius, actuator_angles) {
-                    (Some(actuator_radius), Some(actuator_angles)) => Some(SectionKind::Extensible { actuator_radius, actuator_angles }),
+                    (Some(actuator_radius), Some(actuator_angles)) => {
+                        Some(SectionKind::Extensible { actuator_radius, actuator_angles })
+                    }
                     _ => None,
                 }
             }
             other => {
-                for (given, key) in [(s.actuator_radius.as_ref().map(|r| r.span()), "actuator_radius"), (s.actuator_angles.as_ref().map(|a| a.span()), "actuator_angles")] {
+                for (given, key) in [
+                    (s.actuator_radius.as_ref().map(|r| r.span()), "actuator_radius"),
+                    (s.actuator_angles.as_ref().map(|a| a.span()), "actuator_angles"),
+                ] {
                     if let Some(span) = given {
-                        self.error(span, &format!("{field}.section.{key}"), "only extensible sections have actuators; their coordinates are curvatures");
+                        self.error(
+                            span,
+                            &format!("{field}.section.{key}"),
+                            "only extensible sections have actuators; their coordinates are curvatures",
+                        );
                     }
                 }
                 Some(match other {
@@ -793,7 +1071,14 @@ impl Validator {
                 })
             }
         };
-        let mass = self.parameterised(&b.mass, &format!("{field}.mass"), format!("{bname}_mass"), format!("Mass of `{bname}` (kg)."), parameters, auto);
+        let mass = self.parameterised(
+            &b.mass,
+            &format!("{field}.mass"),
+            format!("{bname}_mass"),
+            format!("Mass of `{bname}` (kg)."),
+            parameters,
+            auto,
+        );
         if let Some(m) = &mass {
             self.rule(&format!("{field}.mass"), Rule::Positive, vec![m.clone()]);
             match m.evaluate(parameters) {
@@ -805,27 +1090,47 @@ impl Validator {
         // The slices' rotational inertia per unit mass: a thin disc, or stated for the whole
         // section.
         let slice_inertia: Option<[Expr; 3]> = match (&s.disc_radius, &b.inertia) {
-            (Some(r), None) => self.section_value(r, field, &bname, "disc_radius", "Slice disc radius (m)", false, parameters, auto).map(|r| {
-                let squared = |f: i128| Expr::Mul(vec![Expr::Num(Number::Rational(1, f)), Expr::Pow(Box::new(r.clone()), Box::new(Expr::Num(Number::Rational(2, 1))))]);
-                [squared(2), squared(4), squared(4)]
-            }),
+            (Some(r), None) => self
+                .section_value(r, field, &bname, "disc_radius", "Slice disc radius (m)", false, parameters, auto)
+                .map(|r| {
+                    let squared = |f: i128| {
+                        Expr::Mul(vec![
+                            Expr::Num(Number::Rational(1, f)),
+                            Expr::Pow(Box::new(r.clone()), Box::new(Expr::Num(Number::Rational(2, 1)))),
+                        ])
+                    };
+                    [squared(2), squared(4), squared(4)]
+                }),
             (None, Some(i)) => match i.get_ref() {
                 spec::Inertia::Vector(values) if values.len() == 3 => {
                     let parsed: Vec<Option<Expr>> = values
                         .iter()
                         .enumerate()
-                        .map(|(k, v)| self.value(&Spanned::new(i.span(), v.clone()), &format!("{field}.inertia[{k}]"), parameters))
+                        .map(|(k, v)| {
+                            self.value(&Spanned::new(i.span(), v.clone()), &format!("{field}.inertia[{k}]"), parameters)
+                        })
                         .collect();
                     let parsed: Option<Vec<Expr>> = parsed.into_iter().collect();
                     match (parsed, &mass) {
                         (Some(v), Some(m)) => {
                             self.rule(&format!("{field}.inertia"), Rule::PrincipalMoments, v.clone());
-                            let numbers: Vec<f64> = v.iter().map(|e| e.evaluate(parameters).unwrap_or(f64::NAN)).collect();
-                            if let Err(message) = physical_inertia([numbers[0], numbers[1], numbers[2], 0.0, 0.0, 0.0]) {
-                                self.error(i.span(), &format!("{field}.inertia"), format!("must be the slices' principal moments summed over the section: {message}"));
+                            let numbers: Vec<f64> =
+                                v.iter().map(|e| e.evaluate(parameters).unwrap_or(f64::NAN)).collect();
+                            if let Err(message) = physical_inertia([numbers[0], numbers[1], numbers[2], 0.0, 0.0, 0.0])
+                            {
+                                self.error(
+                                    i.span(),
+                                    &format!("{field}.inertia"),
+                                    format!("must be the slices' principal moments summed over the section: {message}"),
+                                );
                                 None
                             } else {
-                                let per_mass = |e: &Expr| Expr::Mul(vec![e.clone(), Expr::Pow(Box::new(m.clone()), Box::new(Expr::Num(Number::Rational(-1, 1))))]);
+                                let per_mass = |e: &Expr| {
+                                    Expr::Mul(vec![
+                                        e.clone(),
+                                        Expr::Pow(Box::new(m.clone()), Box::new(Expr::Num(Number::Rational(-1, 1)))),
+                                    ])
+                                };
                                 Some([per_mass(&v[0]), per_mass(&v[1]), per_mass(&v[2])])
                             }
                         }
@@ -838,7 +1143,11 @@ impl Validator {
                 }
             },
             (Some(r), Some(_)) => {
-                self.error(r.span(), &format!("{field}.section.disc_radius"), "give either section.disc_radius (thin-disc slices) or the body's inertia, not both");
+                self.error(
+                    r.span(),
+                    &format!("{field}.section.disc_radius"),
+                    "give either section.disc_radius (thin-disc slices) or the body's inertia, not both",
+                );
                 None
             }
             (None, None) => {
@@ -850,7 +1159,11 @@ impl Validator {
             None => 8,
             Some(n) if (1..=32).contains(n.get_ref()) => *n.get_ref() as usize,
             Some(n) => {
-                self.error(n.span(), &format!("{field}.section.quadrature"), format!("must be in 1..=32 nodes, got {}", n.get_ref()));
+                self.error(
+                    n.span(),
+                    &format!("{field}.section.quadrature"),
+                    format!("must be in 1..=32 nodes, got {}", n.get_ref()),
+                );
                 8
             }
         };
@@ -858,7 +1171,11 @@ impl Validator {
         let mut initial = vec![0.0; count];
         if let Some(i) = &s.initial {
             if i.get_ref().len() != count {
-                self.error(i.span(), &format!("{field}.section.initial"), format!("expected {count} values ({length_unit}), got {}", i.get_ref().len()));
+                self.error(
+                    i.span(),
+                    &format!("{field}.section.initial"),
+                    format!("expected {count} values ({length_unit}), got {}", i.get_ref().len()),
+                );
             } else if i.get_ref().iter().any(|v| !v.is_finite()) {
                 self.error(i.span(), &format!("{field}.section.initial"), "must be finite");
             } else {
@@ -873,7 +1190,11 @@ impl Validator {
         let origin = match (&b.origin, context.parent) {
             (None, _) => Some([zero(), zero(), zero()]),
             (Some(o), None) => {
-                self.error(o[0].span(), &format!("{field}.origin"), "the base body's frame is the base; remove `origin`");
+                self.error(
+                    o[0].span(),
+                    &format!("{field}.origin"),
+                    "the base body's frame is the base; remove `origin`",
+                );
                 None
             }
             (Some(o), Some(_)) => Some(self.vector(Some(o), &format!("{field}.origin"), parameters)),
@@ -943,7 +1264,11 @@ impl Validator {
             self.error(spec.description.span(), "description", "must not be empty");
         } else if description.chars().any(char::is_control) {
             // It is written into the generated file's header comment.
-            self.error(spec.description.span(), "description", "must be one line of text, without newlines or other control characters");
+            self.error(
+                spec.description.span(),
+                "description",
+                "must be one line of text, without newlines or other control characters",
+            );
         }
 
         // Parameters.
@@ -981,7 +1306,11 @@ impl Validator {
         let gravity = match environment.and_then(|e| e.get_ref().gravity.as_ref()) {
             Some(g) if g.get_ref().is_finite() && *g.get_ref() >= 0.0 => *g.get_ref(),
             Some(g) => {
-                self.error(g.span(), "environment.gravity", format!("must be a finite number >= 0 (m/s^2, acting along -z), got {}", g.get_ref()));
+                self.error(
+                    g.span(),
+                    "environment.gravity",
+                    format!("must be a finite number >= 0 (m/s^2, acting along -z), got {}", g.get_ref()),
+                );
                 0.0
             }
             None => 9.81,
@@ -1013,13 +1342,21 @@ impl Validator {
             let b = b.get_ref();
             let n = b.name.get_ref();
             if !is_identifier(n) {
-                self.error(b.name.span(), &format!("{}.name", self.labels.body(i)), format!("`{n}` must be an identifier (letters, digits, _)"));
+                self.error(
+                    b.name.span(),
+                    &format!("{}.name", self.labels.body(i)),
+                    format!("`{n}` must be an identifier (letters, digits, _)"),
+                );
             }
             if n == "world" {
                 self.error(b.name.span(), &format!("{}.name", self.labels.body(i)), "`world` is reserved");
             }
             if index_of.insert(n.clone(), i).is_some() {
-                self.error(b.name.span(), &format!("{}.name", self.labels.body(i)), format!("duplicate body name `{n}`"));
+                self.error(
+                    b.name.span(),
+                    &format!("{}.name", self.labels.body(i)),
+                    format!("duplicate body name `{n}`"),
+                );
             }
         }
         if spec.bodies.is_empty() {
@@ -1038,14 +1375,18 @@ impl Validator {
             let b = b.get_ref();
             let field = format!("{} ({})", self.labels.body(i), b.name.get_ref());
             match (&b.parent, i == root) {
-                (Some(p), true) => self.error(p.span(), &format!("{field}.parent"), "the base body has no parent; remove `parent`"),
+                (Some(p), true) => {
+                    self.error(p.span(), &format!("{field}.parent"), "the base body has no parent; remove `parent`")
+                }
                 (None, false) => self.error(
                     b.name.span(),
                     &format!("{field}.parent"),
                     format!("missing: every body but the base body `{}` needs a parent", base.body.get_ref()),
                 ),
                 (Some(p), false) => match index_of.get(p.get_ref()) {
-                    Some(&pi) if pi == i => self.error(p.span(), &format!("{field}.parent"), "a body cannot be its own parent"),
+                    Some(&pi) if pi == i => {
+                        self.error(p.span(), &format!("{field}.parent"), "a body cannot be its own parent")
+                    }
                     Some(&pi) => parent_of[i] = Some(pi),
                     None => self.error(
                         p.span(),
@@ -1118,7 +1459,12 @@ impl Validator {
             self.error(
                 spec.base.span(),
                 "base.initial",
-                format!("expected {} values ({}), got {}", base_coords.len(), base_coords.iter().map(|c| c.0).collect::<Vec<_>>().join(", "), base.initial.len()),
+                format!(
+                    "expected {} values ({}), got {}",
+                    base_coords.len(),
+                    base_coords.iter().map(|c| c.0).collect::<Vec<_>>().join(", "),
+                    base.initial.len()
+                ),
             );
         }
         for v in &base.initial {
@@ -1152,7 +1498,11 @@ impl Validator {
                 continue;
             }
             if let Some(s) = &b.section {
-                self.error(s.span(), &format!("{field}.section"), "only kind = \"constant_curvature\" bodies take `section`");
+                self.error(
+                    s.span(),
+                    &format!("{field}.section"),
+                    "only kind = \"constant_curvature\" bodies take `section`",
+                );
             }
             let Some(b_inertia) = &b.inertia else {
                 self.error(sb.span(), &format!("{field}.inertia"), "missing: rigid bodies need an inertia");
@@ -1160,14 +1510,22 @@ impl Validator {
             };
             let joint = if o == root {
                 if let Some(j) = &b.joint {
-                    self.error(j.span(), &format!("{field}.joint"), "the base body has no joint; its motion is set by [base]");
+                    self.error(
+                        j.span(),
+                        &format!("{field}.joint"),
+                        "the base body has no joint; its motion is set by [base]",
+                    );
                 }
                 None
             } else {
                 let kind = match &b.joint {
                     Some(j) => *j.get_ref(),
                     None => {
-                        self.error(sb.span(), &format!("{field}.joint"), "missing: expected \"revolute\", \"prismatic\" or \"fixed\"");
+                        self.error(
+                            sb.span(),
+                            &format!("{field}.joint"),
+                            "missing: expected \"revolute\", \"prismatic\" or \"fixed\"",
+                        );
                         JointKind::Fixed
                     }
                 };
@@ -1192,7 +1550,11 @@ impl Validator {
                     (None, Some(n)) => n,
                     (None, None) => {
                         if kind != JointKind::Fixed {
-                            self.error(sb.span(), &format!("{field}.axis"), "missing: spatial robots must give each joint's axis");
+                            self.error(
+                                sb.span(),
+                                &format!("{field}.axis"),
+                                "missing: spatial robots must give each joint's axis",
+                            );
                         }
                         [0.0, 0.0, 1.0]
                     }
@@ -1202,7 +1564,11 @@ impl Validator {
                 } else {
                     coordinates.push(Coordinate {
                         name: format!("{bname}_joint"),
-                        kind: if kind == JointKind::Revolute { CoordinateKind::RevoluteJoint } else { CoordinateKind::PrismaticJoint },
+                        kind: if kind == JointKind::Revolute {
+                            CoordinateKind::RevoluteJoint
+                        } else {
+                            CoordinateKind::PrismaticJoint
+                        },
                         meaning: format!(
                             "{} of `{bname}` relative to `{}`",
                             if kind == JointKind::Revolute { "angle" } else { "travel" },
@@ -1218,7 +1584,11 @@ impl Validator {
                         self.error(v.span(), &format!("{field}.initial"), "must be finite");
                     }
                     if kind == JointKind::Fixed {
-                        self.error(v.span(), &format!("{field}.initial"), "a fixed joint has no coordinate to initialise");
+                        self.error(
+                            v.span(),
+                            &format!("{field}.initial"),
+                            "a fixed joint has no coordinate to initialise",
+                        );
                     }
                 }
                 Some(Joint { kind, axis, coordinate })
@@ -1231,21 +1601,41 @@ impl Validator {
                 if let Some(n) = normal {
                     // In a planar robot only rotations about the plane normal keep it planar.
                     let [roll, pitch, yaw] = *r.get_ref();
-                    let about_normal = if n[2] != 0.0 { roll == 0.0 && pitch == 0.0 } else { roll == 0.0 && yaw == 0.0 };
+                    let about_normal =
+                        if n[2] != 0.0 { roll == 0.0 && pitch == 0.0 } else { roll == 0.0 && yaw == 0.0 };
                     if !about_normal {
-                        self.error(r.span(), &format!("{field}.rotation"), "in a planar robot a fixed rotation may only turn about the plane normal");
+                        self.error(
+                            r.span(),
+                            &format!("{field}.rotation"),
+                            "in a planar robot a fixed rotation may only turn about the plane normal",
+                        );
                     }
                 }
             }
             if o == root && b.origin.is_some() {
-                self.error(sb.span(), &format!("{field}.origin"), "the base body's origin is its floating (or fixed) base position; remove `origin`");
+                self.error(
+                    sb.span(),
+                    &format!("{field}.origin"),
+                    "the base body's origin is its floating (or fixed) base position; remove `origin`",
+                );
             }
             let origin = self.vector(b.origin.as_ref(), &format!("{field}.origin"), &parameters);
             if planar_violation(&origin, normal) {
                 let span = b.origin.as_ref().map_or(sb.span(), |o| o[0].span());
-                self.error(span, &format!("{field}.origin"), "in a planar robot the origin must lie in the plane (zero along the plane normal)");
+                self.error(
+                    span,
+                    &format!("{field}.origin"),
+                    "in a planar robot the origin must lie in the plane (zero along the plane normal)",
+                );
             }
-            let mass = self.parameterised(&b.mass, &format!("{field}.mass"), format!("{bname}_mass"), format!("Mass of `{bname}` (kg)."), &mut parameters, &mut auto);
+            let mass = self.parameterised(
+                &b.mass,
+                &format!("{field}.mass"),
+                format!("{bname}_mass"),
+                format!("Mass of `{bname}` (kg)."),
+                &mut parameters,
+                &mut auto,
+            );
             if let Some(m) = &mass {
                 self.rule(&format!("{field}.mass"), Rule::Positive, vec![m.clone()]);
                 match m.evaluate(&parameters) {
@@ -1254,20 +1644,36 @@ impl Validator {
                     Err(e) => self.error(b.mass.span(), &format!("{field}.mass"), e),
                 }
             }
-            let center_of_mass = self.vector(b.center_of_mass.as_ref(), &format!("{field}.center_of_mass"), &parameters);
+            let center_of_mass =
+                self.vector(b.center_of_mass.as_ref(), &format!("{field}.center_of_mass"), &parameters);
             if planar_violation(&center_of_mass, normal) {
                 let span = b.center_of_mass.as_ref().map_or(sb.span(), |c| c[0].span());
-                self.error(span, &format!("{field}.center_of_mass"), "in a planar robot the centre of mass must lie in the plane");
+                self.error(
+                    span,
+                    &format!("{field}.center_of_mass"),
+                    "in a planar robot the centre of mass must lie in the plane",
+                );
             }
             let inertia_field = format!("{field}.inertia");
             let inertia = match (b_inertia.get_ref(), normal) {
                 (spec::Inertia::Scalar(v), Some(_)) => {
                     let spanned = Spanned::new(b_inertia.span(), v.clone());
-                    self.parameterised(&spanned, &inertia_field, format!("{bname}_inertia"), format!("Inertia of `{bname}` about the plane normal through its centre of mass (kg m^2)."), &mut parameters, &mut auto)
-                        .map(Inertia::Planar)
+                    self.parameterised(
+                        &spanned,
+                        &inertia_field,
+                        format!("{bname}_inertia"),
+                        format!("Inertia of `{bname}` about the plane normal through its centre of mass (kg m^2)."),
+                        &mut parameters,
+                        &mut auto,
+                    )
+                    .map(Inertia::Planar)
                 }
                 (spec::Inertia::Scalar(_), None) => {
-                    self.error(b_inertia.span(), &inertia_field, "a spatial robot needs [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");
+                    self.error(
+                        b_inertia.span(),
+                        &inertia_field,
+                        "a spatial robot needs [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]",
+                    );
                     None
                 }
                 (spec::Inertia::Vector(values), _) if values.len() == 3 || values.len() == 6 => {
@@ -1275,7 +1681,17 @@ impl Validator {
                     let mut out: Vec<Expr> = Vec::new();
                     for (i, v) in values.iter().enumerate() {
                         let spanned = Spanned::new(b_inertia.span(), v.clone());
-                        if let Some(e) = self.parameterised(&spanned, &format!("{inertia_field}[{i}]"), format!("{bname}_inertia_{}", names[i]), format!("Inertia I{} of `{bname}` about its centre of mass, body frame (kg m^2).", names[i]), &mut parameters, &mut auto) {
+                        if let Some(e) = self.parameterised(
+                            &spanned,
+                            &format!("{inertia_field}[{i}]"),
+                            format!("{bname}_inertia_{}", names[i]),
+                            format!(
+                                "Inertia I{} of `{bname}` about its centre of mass, body frame (kg m^2).",
+                                names[i]
+                            ),
+                            &mut parameters,
+                            &mut auto,
+                        ) {
                             out.push(e);
                         }
                     }
@@ -1291,7 +1707,11 @@ impl Validator {
                     })
                 }
                 (spec::Inertia::Vector(values), _) => {
-                    self.error(b_inertia.span(), &inertia_field, format!("expected 1, 3 or 6 values, got {}", values.len()));
+                    self.error(
+                        b_inertia.span(),
+                        &inertia_field,
+                        format!("expected 1, 3 or 6 values, got {}", values.len()),
+                    );
                     None
                 }
             };
@@ -1309,7 +1729,11 @@ impl Validator {
                     if let Ok(v) = e.evaluate(&parameters) {
                         if v < 0.0 {
                             nonnegative = false;
-                            self.error(b_inertia.span(), &inertia_field, format!("moments of inertia must be >= 0, got {v}"));
+                            self.error(
+                                b_inertia.span(),
+                                &inertia_field,
+                                format!("moments of inertia must be >= 0, got {v}"),
+                            );
                         }
                     }
                 }
@@ -1322,7 +1746,10 @@ impl Validator {
                     }
                 }
             }
-            let hull = b.hydrodynamics.as_ref().and_then(|h| self.hull(h, &field, &bname, None, normal, &mut parameters, &mut auto));
+            let hull = b
+                .hydrodynamics
+                .as_ref()
+                .and_then(|h| self.hull(h, &field, &bname, None, normal, &mut parameters, &mut auto));
             bodies.push(Body {
                 name: bname,
                 parent: parent_of[o].and_then(|p| new_index.get(&p).copied()),
@@ -1353,11 +1780,19 @@ impl Validator {
                     let g = g.get_ref();
                     let (rings, around) = (*g.rings.get_ref(), *g.around.get_ref());
                     if !(1..=1000).contains(&rings) {
-                        self.error(g.rings.span(), &format!("{field}.grid.rings"), format!("must be in 1..=1000, got {rings}"));
+                        self.error(
+                            g.rings.span(),
+                            &format!("{field}.grid.rings"),
+                            format!("must be in 1..=1000, got {rings}"),
+                        );
                         bad_grid = true;
                     }
                     if !(1..=1000).contains(&around) {
-                        self.error(g.around.span(), &format!("{field}.grid.around"), format!("must be in 1..=1000, got {around}"));
+                        self.error(
+                            g.around.span(),
+                            &format!("{field}.grid.around"),
+                            format!("must be in 1..=1000, got {around}"),
+                        );
                         bad_grid = true;
                     }
                     (rings.clamp(0, 1000) + i64::from(g.tip)) * around.clamp(0, 1000)
@@ -1393,14 +1828,29 @@ impl Validator {
                     continue;
                 }
                 if !c.positions.is_empty() || !c.names.is_empty() {
-                    self.error(c.body.span(), &format!("{field}.positions"), "a skin grid places its points itself; remove `positions` and `names`");
+                    self.error(
+                        c.body.span(),
+                        &format!("{field}.positions"),
+                        "a skin grid places its points itself; remove `positions` and `names`",
+                    );
                 }
                 let Some(grid) = &c.grid else {
-                    self.error(c.body.span(), &format!("{field}.grid"), "missing: expected grid = { radius = ..., rings = ..., around = ... }");
+                    self.error(
+                        c.body.span(),
+                        &format!("{field}.grid"),
+                        "missing: expected grid = { radius = ..., rings = ..., around = ... }",
+                    );
                     continue;
                 };
                 let g = grid.get_ref();
-                let radius = self.parameterised(&g.radius, &format!("{field}.grid.radius"), format!("{}_skin_radius", c.body.get_ref()), format!("Skin radius of `{}` (m).", c.body.get_ref()), &mut parameters, &mut auto);
+                let radius = self.parameterised(
+                    &g.radius,
+                    &format!("{field}.grid.radius"),
+                    format!("{}_skin_radius", c.body.get_ref()),
+                    format!("Skin radius of `{}` (m).", c.body.get_ref()),
+                    &mut parameters,
+                    &mut auto,
+                );
                 if let Some(r) = &radius {
                     self.rule(&format!("{field}.grid.radius"), Rule::Positive, vec![r.clone()]);
                 }
@@ -1418,14 +1868,22 @@ impl Validator {
                     for a in 0..around {
                         let name = format!("{}_skin_{k}_{a}", c.body.get_ref());
                         if !contact_names.insert(name.clone()) {
-                            self.error(c.body.span(), &format!("{field}"), format!("duplicate contact point name `{name}` (two grids on one section?)"));
+                            self.error(
+                                c.body.span(),
+                                &format!("{field}"),
+                                format!("duplicate contact point name `{name}` (two grids on one section?)"),
+                            );
                         }
                         let zero = || Expr::Num(Number::Rational(0, 1));
                         contact_points.push(ContactPoint {
                             name,
                             body: new_index.get(&body).copied().unwrap_or(0),
                             position: [zero(), zero(), zero()],
-                            skin: Some(SkinPlacement { xi, angle: std::f64::consts::TAU * a as f64 / around as f64, radius: radius.clone() }),
+                            skin: Some(SkinPlacement {
+                                xi,
+                                angle: std::f64::consts::TAU * a as f64 / around as f64,
+                                radius: radius.clone(),
+                            }),
                         });
                     }
                 }
@@ -1435,28 +1893,49 @@ impl Validator {
                 self.error(g.span(), &format!("{field}.grid"), "`grid` belongs to kind = \"skin_grid\"");
             }
             if soft {
-                self.error(c.kind.span(), &format!("{field}.kind"), "soft sections take contact points as a skin grid (kind = \"skin_grid\")");
+                self.error(
+                    c.kind.span(),
+                    &format!("{field}.kind"),
+                    "soft sections take contact points as a skin grid (kind = \"skin_grid\")",
+                );
                 continue;
             }
             if c.positions.is_empty() {
                 self.error(c.body.span(), &format!("{field}.positions"), "expected at least one position [x, y, z]");
             }
             if !c.names.is_empty() && c.names.len() != c.positions.len() {
-                self.error(c.body.span(), &format!("{field}.names"), format!("expected {} names (one per position), got {}", c.positions.len(), c.names.len()));
+                self.error(
+                    c.body.span(),
+                    &format!("{field}.names"),
+                    format!("expected {} names (one per position), got {}", c.positions.len(), c.names.len()),
+                );
             }
             for (k, p) in c.positions.iter().enumerate() {
                 let position = self.vector(Some(p), &format!("{field}.positions[{k}]"), &parameters);
                 if planar_violation(&position, normal) {
-                    self.error(p[0].span(), &format!("{field}.positions[{k}]"), "in a planar robot contact points must lie in the plane");
+                    self.error(
+                        p[0].span(),
+                        &format!("{field}.positions[{k}]"),
+                        "in a planar robot contact points must lie in the plane",
+                    );
                 }
                 let name = match c.names.get(k) {
                     Some(n) => n.get_ref().clone(),
                     None => format!("{}_{k}", c.body.get_ref()),
                 };
                 if !contact_names.insert(name.clone()) {
-                    self.error(c.body.span(), &format!("{field}.names"), format!("duplicate contact point name `{name}`"));
+                    self.error(
+                        c.body.span(),
+                        &format!("{field}.names"),
+                        format!("duplicate contact point name `{name}`"),
+                    );
                 }
-                contact_points.push(ContactPoint { name, body: new_index.get(&body).copied().unwrap_or(0), position, skin: None });
+                contact_points.push(ContactPoint {
+                    name,
+                    body: new_index.get(&body).copied().unwrap_or(0),
+                    position,
+                    skin: None,
+                });
             }
         }
 
@@ -1472,13 +1951,25 @@ impl Validator {
         };
         if let Some(e) = environment {
             let e = e.get_ref();
-            env.contact_stiffness = self.non_negative(e.contact_stiffness.as_ref(), 0.0, "environment.contact_stiffness", &parameters);
-            env.contact_damping = self.non_negative(e.contact_damping.as_ref(), 0.0, "environment.contact_damping", &parameters);
+            env.contact_stiffness =
+                self.non_negative(e.contact_stiffness.as_ref(), 0.0, "environment.contact_stiffness", &parameters);
+            env.contact_damping =
+                self.non_negative(e.contact_damping.as_ref(), 0.0, "environment.contact_damping", &parameters);
             if let Some(f) = &e.friction {
                 let f = f.get_ref();
                 env.friction_along = self.non_negative(Some(&f.along), 0.0, "environment.friction.along", &parameters);
-                env.friction_across = self.non_negative(f.across.as_ref(), env.friction_along, "environment.friction.across", &parameters);
-                env.friction_regularisation = self.non_negative(f.regularisation.as_ref(), 0.0, "environment.friction.regularisation", &parameters);
+                env.friction_across = self.non_negative(
+                    f.across.as_ref(),
+                    env.friction_along,
+                    "environment.friction.across",
+                    &parameters,
+                );
+                env.friction_regularisation = self.non_negative(
+                    f.regularisation.as_ref(),
+                    0.0,
+                    "environment.friction.regularisation",
+                    &parameters,
+                );
                 env.anisotropy = f.anisotropy.as_ref().map_or(Anisotropy::Isotropic, |a| *a.get_ref());
             }
             if let Some(t) = &e.terrain {
@@ -1488,37 +1979,59 @@ impl Validator {
                     match value {
                         Some(x) => v.number(x, &format!("environment.terrain.{what}"), &parameters).unwrap_or(0.0),
                         None => {
-                            v.error(span.clone(), &format!("environment.terrain.{what}"), format!("missing: a {:?} terrain needs `{what}`", t.kind.get_ref()).to_lowercase());
+                            v.error(
+                                span.clone(),
+                                &format!("environment.terrain.{what}"),
+                                format!("missing: a {:?} terrain needs `{what}`", t.kind.get_ref()).to_lowercase(),
+                            );
                             0.0
                         }
                     }
                 };
-                if matches!(t.kind.get_ref(), spec::TerrainKind::Flat | spec::TerrainKind::Stair) && plane == Some(Plane::Xy) {
+                if matches!(t.kind.get_ref(), spec::TerrainKind::Flat | spec::TerrainKind::Stair)
+                    && plane == Some(Plane::Xy)
+                {
                     self.error(span.clone(), "environment.terrain.kind", "flat ground and the stair push along z, which a robot in the horizontal plane (`plane = \"xy\"`) cannot move along: use `kind = \"floor\"`");
                 }
                 env.terrain = match t.kind.get_ref() {
                     spec::TerrainKind::None => TerrainDefault::None,
                     spec::TerrainKind::Flat => TerrainDefault::Flat {
-                        height: t.height.as_ref().and_then(|h| self.number(h, "environment.terrain.height", &parameters)).unwrap_or(0.0),
+                        height: t
+                            .height
+                            .as_ref()
+                            .and_then(|h| self.number(h, "environment.terrain.height", &parameters))
+                            .unwrap_or(0.0),
                     },
                     spec::TerrainKind::Stair => {
                         let position = need(self, &t.position, "position");
                         let height = need(self, &t.height, "height");
                         if height < 0.0 {
-                            self.error(span.clone(), "environment.terrain.height", format!("must be >= 0, got {height}"));
+                            self.error(
+                                span.clone(),
+                                "environment.terrain.height",
+                                format!("must be >= 0, got {height}"),
+                            );
                         }
                         TerrainDefault::Stair { position, height }
                     }
                     spec::TerrainKind::Floor => {
                         if plane != Some(Plane::Xy) {
-                            self.error(span.clone(), "environment.terrain.kind", "the floor carries robots that move in the horizontal plane: it needs `plane = \"xy\"`");
+                            self.error(
+                                span.clone(),
+                                "environment.terrain.kind",
+                                "the floor carries robots that move in the horizontal plane: it needs `plane = \"xy\"`",
+                            );
                         }
                         TerrainDefault::Floor
                     }
                     spec::TerrainKind::Pipe => {
                         let diameter = need(self, &t.diameter, "diameter");
                         if diameter <= 0.0 {
-                            self.error(span.clone(), "environment.terrain.diameter", format!("must be > 0, got {diameter}"));
+                            self.error(
+                                span.clone(),
+                                "environment.terrain.diameter",
+                                format!("must be > 0, got {diameter}"),
+                            );
                         }
                         TerrainDefault::Pipe { diameter }
                     }
@@ -1532,29 +2045,110 @@ impl Validator {
         parameters.insert("gravity".into(), gravity);
 
         // Water: its density and the hulls' coefficients, each a parameter.
-        let in_water = environment.and_then(|e| e.get_ref().medium.as_ref()).is_some_and(|m| *m.get_ref() == spec::Medium::Water);
+        let in_water =
+            environment.and_then(|e| e.get_ref().medium.as_ref()).is_some_and(|m| *m.get_ref() == spec::Medium::Water);
         let water_spec = environment.and_then(|e| e.get_ref().water.as_ref());
         let water = match (in_water, water_spec) {
             (true, w) => {
                 let w = w.map(|w| w.get_ref());
-                let mut value = |v: &mut Validator, pick: fn(&spec::WaterSpec) -> Option<&Spanned<Value>>, key: &str, name: &str, default: f64, doc: &str, strictly: bool| {
+                let mut value = |v: &mut Validator,
+                                 pick: fn(&spec::WaterSpec) -> Option<&Spanned<Value>>,
+                                 key: &str,
+                                 name: &str,
+                                 default: f64,
+                                 doc: &str,
+                                 strictly: bool| {
                     v.water_value(w.and_then(pick), key, name, default, doc, strictly, &mut parameters, &mut auto)
                 };
-                let density = value(self, |w| w.density.as_ref(), "density", "water_density", 1000.0, "Density of the water rho (kg/m^3).", true);
-                let added = value(self, |w| w.added_mass_coefficient.as_ref(), "added_mass_coefficient", "added_mass_coefficient", 1.0, "Added mass across a hull per displaced mass C_a.", false);
-                let surge = value(self, |w| w.surge_added_mass.as_ref(), "surge_added_mass", "surge_added_mass", 0.2, "Added mass along a hull relative to across, alpha.", false);
-                let drag = value(self, |w| w.drag_coefficient.as_ref(), "drag_coefficient", "drag_coefficient", 1.0, "Cross-flow drag coefficient C_D.", false);
-                let surge_drag = value(self, |w| w.surge_linear_drag.as_ref(), "surge_linear_drag", "surge_linear_drag", 0.2, "Linear drag along a hull relative to across, beta.", false);
-                let roll_drag = value(self, |w| w.roll_linear_drag.as_ref(), "roll_linear_drag", "roll_linear_drag", 0.5, "Linear roll drag per rho pi R^3 L C_D V, Omega.", false);
-                let speed = value(self, |w| w.reference_speed.as_ref(), "reference_speed", "reference_speed", 1.0, "Reference speed V of the linear drag (m/s).", false);
+                let density = value(
+                    self,
+                    |w| w.density.as_ref(),
+                    "density",
+                    "water_density",
+                    1000.0,
+                    "Density of the water rho (kg/m^3).",
+                    true,
+                );
+                let added = value(
+                    self,
+                    |w| w.added_mass_coefficient.as_ref(),
+                    "added_mass_coefficient",
+                    "added_mass_coefficient",
+                    1.0,
+                    "Added mass across a hull per displaced mass C_a.",
+                    false,
+                );
+                let surge = value(
+                    self,
+                    |w| w.surge_added_mass.as_ref(),
+                    "surge_added_mass",
+                    "surge_added_mass",
+                    0.2,
+                    "Added mass along a hull relative to across, alpha.",
+                    false,
+                );
+                let drag = value(
+                    self,
+                    |w| w.drag_coefficient.as_ref(),
+                    "drag_coefficient",
+                    "drag_coefficient",
+                    1.0,
+                    "Cross-flow drag coefficient C_D.",
+                    false,
+                );
+                let surge_drag = value(
+                    self,
+                    |w| w.surge_linear_drag.as_ref(),
+                    "surge_linear_drag",
+                    "surge_linear_drag",
+                    0.2,
+                    "Linear drag along a hull relative to across, beta.",
+                    false,
+                );
+                let roll_drag = value(
+                    self,
+                    |w| w.roll_linear_drag.as_ref(),
+                    "roll_linear_drag",
+                    "roll_linear_drag",
+                    0.5,
+                    "Linear roll drag per rho pi R^3 L C_D V, Omega.",
+                    false,
+                );
+                let speed = value(
+                    self,
+                    |w| w.reference_speed.as_ref(),
+                    "reference_speed",
+                    "reference_speed",
+                    1.0,
+                    "Reference speed V of the linear drag (m/s).",
+                    false,
+                );
                 if !bodies.iter().any(|b| b.hull.is_some()) {
                     let span = environment.and_then(|e| e.get_ref().medium.as_ref()).map_or(0..0, |m| m.span());
-                    self.error(span, "environment.medium", "a robot in water needs at least one body with `hydrodynamics = { radius = ... }` (its hull)");
+                    self.error(
+                        span,
+                        "environment.medium",
+                        "a robot in water needs at least one body with `hydrodynamics = { radius = ... }` (its hull)",
+                    );
                 }
                 match (density, added, surge, drag, surge_drag, roll_drag, speed) {
-                    (Some(density), Some(added_mass_coefficient), Some(surge_added_mass), Some(drag_coefficient), Some(surge_linear_drag), Some(roll_linear_drag), Some(reference_speed)) => {
-                        Some(Water { density, added_mass_coefficient, surge_added_mass, drag_coefficient, surge_linear_drag, roll_linear_drag, reference_speed })
-                    }
+                    (
+                        Some(density),
+                        Some(added_mass_coefficient),
+                        Some(surge_added_mass),
+                        Some(drag_coefficient),
+                        Some(surge_linear_drag),
+                        Some(roll_linear_drag),
+                        Some(reference_speed),
+                    ) => Some(Water {
+                        density,
+                        added_mass_coefficient,
+                        surge_added_mass,
+                        drag_coefficient,
+                        surge_linear_drag,
+                        roll_linear_drag,
+                        reference_speed,
+                    }),
                     _ => None,
                 }
             }
@@ -1567,7 +2161,11 @@ impl Validator {
         if !in_water {
             for (i, b) in spec.bodies.iter().enumerate() {
                 if let Some(h) = &b.get_ref().hydrodynamics {
-                    self.error(h.span(), &format!("{} ({}).hydrodynamics", self.labels.body(i), b.get_ref().name.get_ref()), "a hull acts only in water: set `medium = \"water\"` in [environment]");
+                    self.error(
+                        h.span(),
+                        &format!("{} ({}).hydrodynamics", self.labels.body(i), b.get_ref().name.get_ref()),
+                        "a hull acts only in water: set `medium = \"water\"` in [environment]",
+                    );
                 }
             }
         }
@@ -1620,9 +2218,17 @@ impl Validator {
             };
             if kind == spec::ActuatorKind::Thruster {
                 let default_name = format!("thruster{}", thrusters.len() + 1);
-                if let Some(thruster) = self.thruster(a, &field, body, new_index[&bi], default_name, normal, &parameters) {
-                    if thrusters.iter().any(|t: &Thruster| t.name == thruster.name) || contact_names.contains(&thruster.name) {
-                        self.error(a.name.as_ref().map_or(a.kind.span(), |n| n.span()), &format!("{field}.name"), format!("the name `{}` is taken", thruster.name));
+                if let Some(thruster) =
+                    self.thruster(a, &field, body, new_index[&bi], default_name, normal, &parameters)
+                {
+                    if thrusters.iter().any(|t: &Thruster| t.name == thruster.name)
+                        || contact_names.contains(&thruster.name)
+                    {
+                        self.error(
+                            a.name.as_ref().map_or(a.kind.span(), |n| n.span()),
+                            &format!("{field}.name"),
+                            format!("the name `{}` is taken", thruster.name),
+                        );
                     } else {
                         thrusters.push(thruster);
                     }
@@ -1632,7 +2238,11 @@ impl Validator {
             if kind == spec::ActuatorKind::PneumaticMuscle {
                 if let Some(bank) = self.muscle_bank(a, &field, body, &mut parameters, &mut auto) {
                     if muscles.iter().any(|m: &MuscleBank| m.body == bank.body) {
-                        self.error(a.joint.span(), &format!("{field}.joint"), format!("soft section `{}` already has its muscles", a.joint.get_ref()));
+                        self.error(
+                            a.joint.span(),
+                            &format!("{field}.joint"),
+                            format!("soft section `{}` already has its muscles", a.joint.get_ref()),
+                        );
                     } else {
                         muscles.push(bank);
                     }
@@ -1641,29 +2251,47 @@ impl Validator {
             }
             let coordinate = match (&body.joint, &body.section) {
                 (Some(j), _) => j.coordinate,
-                (None, Some(s)) if kind == spec::ActuatorKind::SolenoidValve && s.coordinates == 1 => Some(s.first_coordinate),
+                (None, Some(s)) if kind == spec::ActuatorKind::SolenoidValve && s.coordinates == 1 => {
+                    Some(s.first_coordinate)
+                }
                 (None, Some(s)) if kind == spec::ActuatorKind::SolenoidValve => {
                     self.error(
                         a.joint.span(),
                         &format!("{field}.joint"),
-                        format!("a valve pair drives one coordinate, and soft section `{}` has {}; use a planar section", a.joint.get_ref(), s.coordinates),
+                        format!(
+                            "a valve pair drives one coordinate, and soft section `{}` has {}; use a planar section",
+                            a.joint.get_ref(),
+                            s.coordinates
+                        ),
                     );
                     continue;
                 }
                 (None, _) => None,
             };
             let Some(coordinate) = coordinate else {
-                self.error(a.joint.span(), &format!("{field}.joint"), format!("body `{}` has no moving joint to drive", a.joint.get_ref()));
+                self.error(
+                    a.joint.span(),
+                    &format!("{field}.joint"),
+                    format!("body `{}` has no moving joint to drive", a.joint.get_ref()),
+                );
                 continue;
             };
             if actuated.contains(&coordinate) || valves.iter().any(|v: &Valve| v.coordinate == coordinate) {
-                self.error(a.joint.span(), &format!("{field}.joint"), format!("joint of `{}` already has an actuator", a.joint.get_ref()));
+                self.error(
+                    a.joint.span(),
+                    &format!("{field}.joint"),
+                    format!("joint of `{}` already has an actuator", a.joint.get_ref()),
+                );
                 continue;
             }
             coordinates[coordinate].actuated = true;
             if kind == spec::ActuatorKind::SolenoidValve {
                 if let Some(l) = &a.torque_limit {
-                    self.error(l.span(), &format!("{field}.torque_limit"), "a valve pair sets its coordinate through `response`; it has no torque limit");
+                    self.error(
+                        l.span(),
+                        &format!("{field}.torque_limit"),
+                        "a valve pair sets its coordinate through `response`; it has no torque limit",
+                    );
                 }
                 let Some(response) = &a.response else {
                     self.error(a.kind.span(), &format!("{field}.response"), "a solenoid valve needs `response = { time_constants = [tau1, tau2], gain = C0 }` (one time constant for a first-order response)");
@@ -1673,13 +2301,24 @@ impl Validator {
                 let bname = a.joint.get_ref().clone();
                 let count = r.time_constants.get_ref().len();
                 if !(1..=2).contains(&count) {
-                    self.error(r.time_constants.span(), &format!("{field}.response.time_constants"), format!("one (first order) or two (second order) time constants, got {count}"));
+                    self.error(
+                        r.time_constants.span(),
+                        &format!("{field}.response.time_constants"),
+                        format!("one (first order) or two (second order) time constants, got {count}"),
+                    );
                     continue;
                 }
                 let mut time_constants = Vec::new();
                 for (k, tc) in r.time_constants.get_ref().iter().enumerate() {
                     let f = format!("{field}.response.time_constants[{k}]");
-                    let e = self.parameterised(tc, &f, format!("{bname}_time_constant_{}", k + 1), format!("Time constant {} of the valve response of `{bname}` (s).", k + 1), &mut parameters, &mut auto);
+                    let e = self.parameterised(
+                        tc,
+                        &f,
+                        format!("{bname}_time_constant_{}", k + 1),
+                        format!("Time constant {} of the valve response of `{bname}` (s).", k + 1),
+                        &mut parameters,
+                        &mut auto,
+                    );
                     if let Some(e) = e {
                         self.rule(&f, Rule::Positive, vec![e.clone()]);
                         match e.evaluate(&parameters) {
@@ -1690,14 +2329,25 @@ impl Validator {
                         time_constants.push(e);
                     }
                 }
-                let gain = self.parameterised(&r.gain, &format!("{field}.response.gain"), format!("{bname}_valve_gain"), format!("Steady state of `{bname}`'s coordinate per unit valve state."), &mut parameters, &mut auto);
+                let gain = self.parameterised(
+                    &r.gain,
+                    &format!("{field}.response.gain"),
+                    format!("{bname}_valve_gain"),
+                    format!("Steady state of `{bname}`'s coordinate per unit valve state."),
+                    &mut parameters,
+                    &mut auto,
+                );
                 if let (Some(gain), true) = (gain, time_constants.len() == count) {
                     valves.push(Valve { coordinate, time_constants, gain });
                 }
                 continue;
             }
             if let Some(r) = &a.response {
-                self.error(r.span(), &format!("{field}.response"), "only solenoid valves have a response; a joint torque acts directly");
+                self.error(
+                    r.span(),
+                    &format!("{field}.response"),
+                    "only solenoid valves have a response; a joint torque acts directly",
+                );
             }
             actuated.push(coordinate);
             if let Some(l) = &a.torque_limit {
@@ -1724,13 +2374,21 @@ impl Validator {
             let num = |v: &mut Validator, x: &Spanned<Value>, f: &str| v.number(x, f, &parameters).unwrap_or(0.0);
             match *gs.kind.get_ref() {
                 spec::GaitKind::Serpenoid if actuated.is_empty() => {
-                    self.error(g.span(), "gait", "a gait needs actuated joints ([[actuators]] of kind \"joint_torque\")");
+                    self.error(
+                        g.span(),
+                        "gait",
+                        "a gait needs actuated joints ([[actuators]] of kind \"joint_torque\")",
+                    );
                 }
                 spec::GaitKind::Serpenoid => {
                     let (stiffness, damping) = match controller_gains {
                         Some(gains) => gains,
                         None => {
-                            self.error(g.span(), "controller", "a gait is tracked by a [controller] (kind = \"joint_pd\"), which is missing");
+                            self.error(
+                                g.span(),
+                                "controller",
+                                "a gait is tracked by a [controller] (kind = \"joint_pd\"), which is missing",
+                            );
                             (0.0, 0.0)
                         }
                     };
@@ -1752,11 +2410,19 @@ impl Validator {
                     });
                 }
                 spec::GaitKind::TravellingWaveValves if valves.is_empty() => {
-                    self.error(g.span(), "gait", "a travelling valve wave needs valves ([[actuators]] of kind \"solenoid_valve\")");
+                    self.error(
+                        g.span(),
+                        "gait",
+                        "a travelling valve wave needs valves ([[actuators]] of kind \"solenoid_valve\")",
+                    );
                 }
                 spec::GaitKind::TravellingWaveValves => {
                     if let Some(a) = &gs.amplitude {
-                        self.error(a.span(), "gait.amplitude", "a valve wave has no amplitude: the valves' `response.gain` sets it");
+                        self.error(
+                            a.span(),
+                            "gait.amplitude",
+                            "a valve wave has no amplitude: the valves' `response.gain` sets it",
+                        );
                     }
                     let temporal_frequency = num(self, &gs.temporal_frequency, "gait.temporal_frequency");
                     if temporal_frequency == 0.0 {
@@ -1769,7 +2435,11 @@ impl Validator {
                     });
                 }
                 spec::GaitKind::Rolling => {
-                    self.error(gs.kind.span(), "gait.kind", "rolling gaits are not supported yet; use \"serpenoid\" or \"travelling_wave_valves\"");
+                    self.error(
+                        gs.kind.span(),
+                        "gait.kind",
+                        "rolling gaits are not supported yet; use \"serpenoid\" or \"travelling_wave_valves\"",
+                    );
                 }
             }
         }

@@ -27,7 +27,8 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     // 1. The fixture, derived first so that symbol creation order (and so symbolica's term
     //    order in the printed equations) is always the same.
     let fixture = std::fs::read_to_string(root.join("model-specs/double_pendulum.toml")).unwrap();
-    let generated = softgen_codegen::generate_source("model-specs/double_pendulum.toml", &fixture).expect("fixture generates");
+    let generated =
+        softgen_codegen::generate_source("model-specs/double_pendulum.toml", &fixture).expect("fixture generates");
     let (derived, _) = softgen_codegen::expanded_equations(&generated.robot).expect("the fixture expands");
     insta::assert_snapshot!("double_pendulum_equations", softgen_codegen::symbolic_report(&generated.robot, &derived));
     insta::assert_snapshot!("double_pendulum_rust", generated.source);
@@ -75,7 +76,13 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     for (i, g) in generated.enumerate() {
         let g = g.unwrap_or_else(|e| panic!("{e}"));
         let name = g.robot.name.clone();
-        println!("{name:<28} {:>6.2} s codegen {:>6} lines {:>8} bytes ({})", g.seconds(), g.lines(), g.source.len(), g.times);
+        println!(
+            "{name:<28} {:>6.2} s codegen {:>6} lines {:>8} bytes ({})",
+            g.seconds(),
+            g.lines(),
+            g.source.len(),
+            g.times
+        );
         let committed = std::fs::read_to_string(root.join(format!("generated/src/{name}.rs"))).unwrap_or_default();
         if committed != g.source {
             stale.push(name.clone());
@@ -93,31 +100,47 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     // The example crates' modules, generated with `--out` into their own src/.
     for example in std::fs::read_dir(root.join("examples")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
         let crate_name = example.file_name().unwrap().to_string_lossy().to_string();
-        for spec in std::fs::read_dir(&example).unwrap().map(|e| e.unwrap().path()).filter(|p| softgen_codegen::is_spec_file(p) && !p.ends_with("Cargo.toml")) {
+        for spec in std::fs::read_dir(&example)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| softgen_codegen::is_spec_file(p) && !p.ends_with("Cargo.toml"))
+        {
             let stem = spec.file_stem().unwrap().to_string_lossy().to_string();
             let display = format!("examples/{crate_name}/{stem}.toml");
             let regenerate = format!("softgen-codegen --out examples/{crate_name}/src {display}");
-            let g = softgen_codegen::generate_out_of_tree(&spec, &display, &regenerate).unwrap_or_else(|e| panic!("{e}"));
+            let g =
+                softgen_codegen::generate_out_of_tree(&spec, &display, &regenerate).unwrap_or_else(|e| panic!("{e}"));
             if std::fs::read_to_string(example.join("src").join(format!("{stem}.rs"))).unwrap_or_default() != g.source {
                 stale.push(format!("examples/{crate_name}/src/{stem}.rs (`cargo run -p softgen-codegen -- --out examples/{crate_name}/src {display}`)"));
             }
         }
     }
     // A module no spec generates any more (codegen removes it).
+    // Only Rust files are modules (src/rustfmt.toml sits beside them).
     for path in std::fs::read_dir(root.join("generated/src")).unwrap().map(|e| e.unwrap().path()) {
         let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-        if stem != "lib" && !robots.iter().chain(&fixtures).any(|r| r.name == stem) {
+        let module = path.extension().is_some_and(|e| e == "rs");
+        if module && stem != "lib" && !robots.iter().chain(&fixtures).any(|r| r.name == stem) {
             stale.push(stem);
         }
     }
     // 5. Repetition in specs: the 20-link snake written with `repeat` generates the same
     //    module as the longhand fixture.
     let repeated = std::fs::read_to_string(root.join("codegen/tests/fixtures/snake_links_20_repeated.toml")).unwrap();
-    let from_repeated = softgen_codegen::generate_source("snake_links_20.toml", &repeated).unwrap_or_else(|e| panic!("{e}"));
-    let from_longhand = softgen_codegen::generate_source("snake_links_20.toml", &softgen_codegen::planar_snake_spec(20)).unwrap_or_else(|e| panic!("{e}"));
-    assert!(from_repeated.source == from_longhand.source, "the repeated 20-link snake generates a different module from the longhand one");
+    let from_repeated =
+        softgen_codegen::generate_source("snake_links_20.toml", &repeated).unwrap_or_else(|e| panic!("{e}"));
+    let from_longhand =
+        softgen_codegen::generate_source("snake_links_20.toml", &softgen_codegen::planar_snake_spec(20))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        from_repeated.source == from_longhand.source,
+        "the repeated 20-link snake generates a different module from the longhand one"
+    );
 
-    assert!(stale.is_empty(), "generated code is stale for {stale:?}: run `cargo run -p softgen-codegen` and commit generated/");
+    assert!(
+        stale.is_empty(),
+        "generated code is stale for {stale:?}: run `cargo run -p softgen-codegen` and commit generated/"
+    );
 }
 
 /// A small deterministic generator for test states (no dependency needed for ten numbers).
@@ -144,7 +167,8 @@ fn compare_recursive_with_expanded(robot: &softgen_codegen::Robot) {
         let oracle = expanded.evaluate(&q, &qd, &tau, &params);
         let group = |set: &[(&str, Vec<f64>)], name: &str| set.iter().find(|(g, _)| *g == name).unwrap().1.clone();
         // Forward dynamics (the oracle has none): M qdd = tau - C qd - G with the oracle's terms.
-        let (mass, coriolis, gravity) = (group(&oracle, "mass matrix"), group(&oracle, "coriolis force"), group(&oracle, "gravity force"));
+        let (mass, coriolis, gravity) =
+            (group(&oracle, "mass matrix"), group(&oracle, "coriolis force"), group(&oracle, "gravity force"));
         let qdd = group(&ours, "accelerations");
         let mut worst = 0.0f64;
         let mut size = 0.0f64;
@@ -156,7 +180,12 @@ fn compare_recursive_with_expanded(robot: &softgen_codegen::Robot) {
             worst = worst.max((m_qdd - (tau[i] - coriolis[i] - gravity[i])).abs());
             size = size.max(magnitude + tau[i].abs() + coriolis[i].abs() + gravity[i].abs());
         }
-        assert!(worst <= 1e-12 * size, "{}: articulated-body forward dynamics off by {:e} (relative) at state {state}", robot.name, worst / size);
+        assert!(
+            worst <= 1e-12 * size,
+            "{}: articulated-body forward dynamics off by {:e} (relative) at state {state}",
+            robot.name,
+            worst / size
+        );
         for ((group, a), (_, b)) in ours.iter().zip(&oracle) {
             if *group == "accelerations" {
                 continue;
@@ -164,7 +193,11 @@ fn compare_recursive_with_expanded(robot: &softgen_codegen::Robot) {
             assert_eq!(a.len(), b.len(), "{}: {group} sizes differ", robot.name);
             let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-300);
             let worst = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale;
-            assert!(worst <= 1e-12, "{}: {group} differs from the expanded derivation by {worst:e} (relative) at state {state}", robot.name);
+            assert!(
+                worst <= 1e-12,
+                "{}: {group} differs from the expanded derivation by {worst:e} (relative) at state {state}",
+                robot.name
+            );
         }
     }
     println!("{:<28} recursive = expanded to 1e-12 at 10 random states", robot.name);
@@ -172,7 +205,11 @@ fn compare_recursive_with_expanded(robot: &softgen_codegen::Robot) {
 
 /// The pieces at one shape, evaluated: (p, R, dp/dx, w_x, d2p/dxdy, dw_x/dy).
 #[allow(clippy::type_complexity)]
-fn section_values(k: &softgen_codegen::SectionKinematics, xi: f64, shape: [f64; 3]) -> ([f64; 3], [[f64; 3]; 3], [[f64; 3]; 3], [[f64; 3]; 3], [[[f64; 3]; 3]; 3], [[[f64; 3]; 3]; 3]) {
+fn section_values(
+    k: &softgen_codegen::SectionKinematics,
+    xi: f64,
+    shape: [f64; 3],
+) -> ([f64; 3], [[f64; 3]; 3], [[f64; 3]; 3], [[f64; 3]; 3], [[[f64; 3]; 3]; 3], [[[f64; 3]; 3]; 3]) {
     let s = xi * xi * (shape[1] * shape[1] + shape[2] * shape[2]);
     let c = softgen_runtime::stumpff(s);
     let mut values = std::collections::BTreeMap::new();
@@ -183,7 +220,9 @@ fn section_values(k: &softgen_codegen::SectionKinematics, xi: f64, shape: [f64; 
     for (j, v) in c.iter().enumerate() {
         values.insert(format!("c{j}"), *v);
     }
-    let value = |a: &dyn std::fmt::Display| softgen_codegen::parse_expression(&a.to_string()).unwrap().evaluate(&values).unwrap();
+    let value = |a: &dyn std::fmt::Display| {
+        softgen_codegen::parse_expression(&a.to_string()).unwrap().evaluate(&values).unwrap()
+    };
     let three = |v: &[_; 3]| [value(&v[0]), value(&v[1]), value(&v[2])];
     (
         three(&k.position),
@@ -196,7 +235,9 @@ fn section_values(k: &softgen_codegen::SectionKinematics, xi: f64, shape: [f64; 
 }
 
 fn check_section_pieces(k: &softgen_codegen::SectionKinematics) {
-    let close = |a: f64, b: f64, tolerance: f64, what: &str| assert!((a - b).abs() <= tolerance * (1.0 + b.abs()), "{what}: {a} vs {b}");
+    let close = |a: f64, b: f64, tolerance: f64, what: &str| {
+        assert!((a - b).abs() <= tolerance * (1.0 + b.abs()), "{what}: {a} vs {b}")
+    };
     for shape in [[0.15, 0.0, 0.0], [0.15, 1e-9, -2e-9], [0.2, 0.7, -0.4], [0.12, -2.1, 2.2], [0.3, 3.0, 0.2]] {
         for xi in [0.0, 0.31, 1.0] {
             let (p, r, dp, w, ddp, dw) = section_values(k, xi, shape);
@@ -215,7 +256,11 @@ fn check_section_pieces(k: &softgen_codegen::SectionKinematics) {
                 close(p[a], exact_p[a], 1e-13, &format!("p[{a}] at {shape:?}, xi {xi}"));
             }
             // The frame's x axis is the arc's tangent.
-            let tangent = if theta == 0.0 { [1.0, 0.0, 0.0] } else { [angle.cos(), angle.sin() * shape[1] / theta, angle.sin() * shape[2] / theta] };
+            let tangent = if theta == 0.0 {
+                [1.0, 0.0, 0.0]
+            } else {
+                [angle.cos(), angle.sin() * shape[1] / theta, angle.sin() * shape[2] / theta]
+            };
             for a in 0..3 {
                 close(r[a][0], tangent[a], 1e-13, &format!("R[{a}][0] at {shape:?}, xi {xi}"));
             }
@@ -229,15 +274,31 @@ fn check_section_pieces(k: &softgen_codegen::SectionKinematics) {
                 };
                 let (plus, minus) = (shifted(h), shifted(-h));
                 // w_x = vee(dR/dx R').
-                let dr: [[f64; 3]; 3] = std::array::from_fn(|a| std::array::from_fn(|b| (plus.1[a][b] - minus.1[a][b]) / (2.0 * h)));
+                let dr: [[f64; 3]; 3] =
+                    std::array::from_fn(|a| std::array::from_fn(|b| (plus.1[a][b] - minus.1[a][b]) / (2.0 * h)));
                 let product = |a: usize, b: usize| (0..3).map(|m| dr[a][m] * r[b][m]).sum::<f64>();
                 let vee = [product(2, 1), product(0, 2), product(1, 0)];
                 for a in 0..3 {
                     close(w[x][a], vee[a], 1e-7, &format!("w_{x}[{a}] at {shape:?}, xi {xi}"));
-                    close(dp[x][a], (plus.0[a] - minus.0[a]) / (2.0 * h), 1e-7, &format!("dp/d{x}[{a}] at {shape:?}, xi {xi}"));
+                    close(
+                        dp[x][a],
+                        (plus.0[a] - minus.0[a]) / (2.0 * h),
+                        1e-7,
+                        &format!("dp/d{x}[{a}] at {shape:?}, xi {xi}"),
+                    );
                     for y in 0..3 {
-                        close(ddp[y][x][a], (plus.2[y][a] - minus.2[y][a]) / (2.0 * h), 1e-6, &format!("d2p/d{y}d{x}[{a}] at {shape:?}"));
-                        close(dw[y][x][a], (plus.3[y][a] - minus.3[y][a]) / (2.0 * h), 1e-6, &format!("dw_{y}/d{x}[{a}] at {shape:?}"));
+                        close(
+                            ddp[y][x][a],
+                            (plus.2[y][a] - minus.2[y][a]) / (2.0 * h),
+                            1e-6,
+                            &format!("d2p/d{y}d{x}[{a}] at {shape:?}"),
+                        );
+                        close(
+                            dw[y][x][a],
+                            (plus.3[y][a] - minus.3[y][a]) / (2.0 * h),
+                            1e-6,
+                            &format!("dw_{y}/d{x}[{a}] at {shape:?}"),
+                        );
                     }
                 }
             }
@@ -250,12 +311,21 @@ fn check_section_pieces(k: &softgen_codegen::SectionKinematics) {
                 rated.insert(name.to_string(), shape[x]);
                 rated.insert(format!("{name}_rate"), rates[x]);
             }
-            for (j, v) in softgen_runtime::stumpff(xi * xi * (shape[1] * shape[1] + shape[2] * shape[2])).iter().enumerate() {
+            for (j, v) in
+                softgen_runtime::stumpff(xi * xi * (shape[1] * shape[1] + shape[2] * shape[2])).iter().enumerate()
+            {
                 rated.insert(format!("c{j}"), *v);
             }
-            let value = |a: &dyn std::fmt::Display| softgen_codegen::parse_expression(&a.to_string()).unwrap().evaluate(&rated).unwrap();
+            let value = |a: &dyn std::fmt::Display| {
+                softgen_codegen::parse_expression(&a.to_string()).unwrap().evaluate(&rated).unwrap()
+            };
             for a in 0..3 {
-                let contracted = |second: &[[[f64; 3]; 3]; 3]| (0..3).flat_map(|x| (0..3).map(move |y| (x, y))).map(|(x, y)| rates[x] * rates[y] * second[x][y][a]).sum::<f64>();
+                let contracted = |second: &[[[f64; 3]; 3]; 3]| {
+                    (0..3)
+                        .flat_map(|x| (0..3).map(move |y| (x, y)))
+                        .map(|(x, y)| rates[x] * rates[y] * second[x][y][a])
+                        .sum::<f64>()
+                };
                 close(value(&k.angular_bias[a]), contracted(&dw), 1e-12, &format!("w'[{a}] at {shape:?}, xi {xi}"));
                 close(value(&k.position_bias[a]), contracted(&ddp), 1e-12, &format!("p''[{a}] at {shape:?}, xi {xi}"));
             }

@@ -117,16 +117,29 @@ fn a_new_spec_needs_no_other_edit() {
 
     // Only the spec, its module and lib.rs differ from the workspace.
     let after = snapshot(workspace);
-    let changed: Vec<&PathBuf> = after.iter().filter(|(path, contents)| original.get(*path) != Some(*contents)).map(|(path, _)| path).collect();
+    let changed: Vec<&PathBuf> =
+        after.iter().filter(|(path, contents)| original.get(*path) != Some(*contents)).map(|(path, _)| path).collect();
     let removed: Vec<&PathBuf> = original.keys().filter(|path| !after.contains_key(*path)).collect();
     let expected = ["generated/src/lib.rs", "generated/src/three_link_chain.rs", "model-specs/three_link_chain.toml"];
-    assert_eq!(changed.iter().map(|p| p.to_string_lossy().replace('\\', "/")).collect::<Vec<_>>(), expected, "files changed");
+    assert_eq!(
+        changed.iter().map(|p| p.to_string_lossy().replace('\\', "/")).collect::<Vec<_>>(),
+        expected,
+        "files changed"
+    );
     assert!(removed.is_empty(), "files removed: {removed:?}");
 
     // Unoptimised throughout (the workspace's dev profile optimises the generated crate for
     // the physics tests; here that would only cost compile time).
     let mut build = Command::new(env!("CARGO"));
-    build.current_dir(workspace).env("CARGO_TARGET_DIR", &target).args(["build", "--locked", "--offline", "-p", "softgen", "--bin", "softgen"]);
+    build.current_dir(workspace).env("CARGO_TARGET_DIR", &target).args([
+        "build",
+        "--locked",
+        "--offline",
+        "-p",
+        "softgen",
+        "--bin",
+        "softgen",
+    ]);
     for package in ["softgen", "softgen-runtime", "softgen-generated"] {
         build.args(["--config", &format!("profile.dev.package.{package}.opt-level=0")]);
     }
@@ -142,7 +155,8 @@ fn a_new_spec_needs_no_other_edit() {
         list.contains("three_link_chain: Three-link planar chain hanging from a pivot, added by the one-spec test (3 coordinates, 1 contact points; model-specs/three_link_chain.toml)"),
         "{list}"
     );
-    let eval: serde_json::Value = serde_json::from_str(&run(softgen().args(["eval", "three_link_chain", "--q", "0.1,0.2,0.3"]))).unwrap();
+    let eval: serde_json::Value =
+        serde_json::from_str(&run(softgen().args(["eval", "three_link_chain", "--q", "0.1,0.2,0.3"]))).unwrap();
     let mass_matrix: Vec<Vec<f64>> = serde_json::from_value(eval["mass_matrix"].clone()).unwrap();
     assert_eq!(mass_matrix.len(), 3, "eval's mass matrix: {mass_matrix:?}");
     for i in 0..3 {
@@ -152,7 +166,8 @@ fn a_new_spec_needs_no_other_edit() {
         }
     }
 
-    let summary = run(softgen().args(["simulate", "--robot", "three_link_chain", "--duration", "1", "--output", "runs"]));
+    let summary =
+        run(softgen().args(["simulate", "--robot", "three_link_chain", "--duration", "1", "--output", "runs"]));
     assert!(summary.contains("simulated      1.000 s"), "{summary}");
     let csv = std::fs::read_to_string(workspace.join("runs/three_link_chain.csv")).unwrap();
     // A header and every 5th of 500 samples at the 2 ms step.

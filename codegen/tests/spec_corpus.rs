@@ -75,7 +75,11 @@ fn spec_bytes(case: &Case, root: &Path) -> Vec<u8> {
     let mut text = match &case.text {
         Some(text) => expand(text, &repeats),
         None => {
-            let path = if case.base.contains('/') { root.join(&case.base) } else { root.join("codegen/tests/corpus").join(format!("{}.toml", case.base)) };
+            let path = if case.base.contains('/') {
+                root.join(&case.base)
+            } else {
+                root.join("codegen/tests/corpus").join(format!("{}.toml", case.base))
+            };
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("`{}`: {}: {e}", case.what, path.display()))
         }
     };
@@ -93,7 +97,8 @@ fn spec_bytes(case: &Case, root: &Path) -> Vec<u8> {
 fn spec_corpus() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let corpus_path = root.join("codegen/tests/corpus/specs.toml");
-    let corpus: Corpus = toml::from_str(&std::fs::read_to_string(&corpus_path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", corpus_path.display()));
+    let corpus: Corpus = toml::from_str(&std::fs::read_to_string(&corpus_path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", corpus_path.display()));
     let mut failures = Vec::new();
     for case in &corpus.case {
         assert!(case.ok != !case.error.is_empty(), "`{}` must give either `ok = true` or `error`", case.what);
@@ -110,7 +115,11 @@ fn spec_corpus() {
         let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
         if output.status.code() == Some(124) {
             failures.push(format!("`{}`: still running after {DEADLINE_S} s", case.what));
-        } else if text.contains("panicked") || text.contains("memory allocation of") || text.contains("overflowed its stack") || output.status.code().is_none() {
+        } else if text.contains("panicked")
+            || text.contains("memory allocation of")
+            || text.contains("overflowed its stack")
+            || output.status.code().is_none()
+        {
             failures.push(format!("`{}`: crashed ({}):\n{text}", case.what, output.status));
         } else if case.ok && !output.status.success() {
             failures.push(format!("`{}`: should be accepted, was rejected:\n{text}", case.what));
@@ -124,6 +133,12 @@ fn spec_corpus() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases failed:\n\n{}", failures.len(), corpus.case.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n\n{}",
+        failures.len(),
+        corpus.case.len(),
+        failures.join("\n\n")
+    );
     assert!(corpus.case.len() >= 50, "{} cases", corpus.case.len());
 }

@@ -23,14 +23,75 @@ fn committed_specs() -> Vec<String> {
 
 /// Tokens a mutation inserts: TOML syntax, spec keys and values near every limit.
 const TOKENS: &[&str] = &[
-    "[", "]", "{", "}", "\"", "'", "=", ",", "\n", "#", ".", "-", "(", ")", "^", "*", "/", "sin(", "sqrt(", "log(",
-    "[[bodies]]\n", "[[contact_points]]\n", "[base]\n", "[environment]\n", "[[actuators]]\n", "[gait]\n", "[controller]\n",
-    "name = \"x\"\n", "parent = \"x\"\n", "joint = \"revolute\"\n", "joint = \"prismatic\"\n", "mass = ", "inertia = ",
-    "origin = [", "axis = [0, 0, 0]\n", "rotation = [1e308, 0, 0]\n", "kind = \"constant_curvature\"\n", "kind = \"skin_grid\"\n",
-    "rings = 1000", "around = 1000", "rings = 0", "tip = true", "plane = \"xy\"", "kind = \"spatial\"", "kind = \"fixed\"",
-    "nan", "inf", "-inf", "1e400", "1e-400", "1e40", "1.2345678901234567e40", "4.9e-324", "-0", "0", "1", "-1",
-    "9223372036854775807", "-9223372036854775808", "18446744073709551616", "true", "\"\"", "\"type\"", "\"world\"",
-    "\u{0}", "\u{feff}", "é", "\r", "\t",
+    "[",
+    "]",
+    "{",
+    "}",
+    "\"",
+    "'",
+    "=",
+    ",",
+    "\n",
+    "#",
+    ".",
+    "-",
+    "(",
+    ")",
+    "^",
+    "*",
+    "/",
+    "sin(",
+    "sqrt(",
+    "log(",
+    "[[bodies]]\n",
+    "[[contact_points]]\n",
+    "[base]\n",
+    "[environment]\n",
+    "[[actuators]]\n",
+    "[gait]\n",
+    "[controller]\n",
+    "name = \"x\"\n",
+    "parent = \"x\"\n",
+    "joint = \"revolute\"\n",
+    "joint = \"prismatic\"\n",
+    "mass = ",
+    "inertia = ",
+    "origin = [",
+    "axis = [0, 0, 0]\n",
+    "rotation = [1e308, 0, 0]\n",
+    "kind = \"constant_curvature\"\n",
+    "kind = \"skin_grid\"\n",
+    "rings = 1000",
+    "around = 1000",
+    "rings = 0",
+    "tip = true",
+    "plane = \"xy\"",
+    "kind = \"spatial\"",
+    "kind = \"fixed\"",
+    "nan",
+    "inf",
+    "-inf",
+    "1e400",
+    "1e-400",
+    "1e40",
+    "1.2345678901234567e40",
+    "4.9e-324",
+    "-0",
+    "0",
+    "1",
+    "-1",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "18446744073709551616",
+    "true",
+    "\"\"",
+    "\"type\"",
+    "\"world\"",
+    "\u{0}",
+    "\u{feff}",
+    "é",
+    "\r",
+    "\t",
 ];
 
 #[derive(Clone, Debug)]
@@ -65,7 +126,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::SwapLines { a, b }),
         any::<usize>().prop_map(|at| Mutation::Truncate { at }),
         (any::<usize>(), 0u8..8).prop_map(|(at, bit)| Mutation::FlipBit { at, bit }),
-        (any::<usize>(), prop_oneof![any::<f64>(), -2.0f64..2.0, Just(0.0), Just(1e40)]).prop_map(|(nth, value)| Mutation::ReplaceNumber { nth, value }),
+        (any::<usize>(), prop_oneof![any::<f64>(), -2.0f64..2.0, Just(0.0), Just(1e40)])
+            .prop_map(|(nth, value)| Mutation::ReplaceNumber { nth, value }),
         (any::<usize>(), 0..TOKENS.len()).prop_map(|(nth, token)| Mutation::ReplaceString { nth, token }),
     ]
 }
@@ -106,7 +168,11 @@ fn mutate(spec: &str, mutations: &[Mutation]) -> String {
             }
             Mutation::Truncate { at } => bytes.truncate(at % len),
             Mutation::ReplaceNumber { nth, value } => {
-                let spans = spans_of(&bytes, |b| b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'-', |b| b.is_ascii_digit());
+                let spans = spans_of(
+                    &bytes,
+                    |b| b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'-',
+                    |b| b.is_ascii_digit(),
+                );
                 if !spans.is_empty() {
                     let (start, end) = spans[nth % spans.len()];
                     bytes.splice(start..end, format!("{value}").into_bytes());
@@ -154,7 +220,10 @@ fn spans_of(bytes: &[u8], inside: impl Fn(u8) -> bool, must: impl Fn(u8) -> bool
 
 fn runner(cases: u32) -> TestRunner {
     // A fixed seed keeps CI reproducible; shrinking still finds a small failing input.
-    TestRunner::new_with_rng(Config { cases, failure_persistence: None, ..Config::default() }, TestRng::deterministic_rng(RngAlgorithm::ChaCha))
+    TestRunner::new_with_rng(
+        Config { cases, failure_persistence: None, ..Config::default() },
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    )
 }
 
 #[test]

@@ -33,9 +33,23 @@ unsafe extern "C" {
     fn comedi_find_subdevice_by_type(it: *mut ComediT, kind: c_int, start: c_uint) -> c_int;
     fn comedi_get_n_channels(it: *mut ComediT, subdevice: c_uint) -> c_int;
     fn comedi_get_maxdata(it: *mut ComediT, subdevice: c_uint, channel: c_uint) -> c_uint;
-    fn comedi_find_range(it: *mut ComediT, subdevice: c_uint, channel: c_uint, unit: c_uint, min: f64, max: f64) -> c_int;
+    fn comedi_find_range(
+        it: *mut ComediT,
+        subdevice: c_uint,
+        channel: c_uint,
+        unit: c_uint,
+        min: f64,
+        max: f64,
+    ) -> c_int;
     fn comedi_get_range(it: *mut ComediT, subdevice: c_uint, channel: c_uint, range: c_uint) -> *const ComediRange;
-    fn comedi_data_write(it: *mut ComediT, subdevice: c_uint, channel: c_uint, range: c_uint, aref: c_uint, data: c_uint) -> c_int;
+    fn comedi_data_write(
+        it: *mut ComediT,
+        subdevice: c_uint,
+        channel: c_uint,
+        range: c_uint,
+        aref: c_uint,
+        data: c_uint,
+    ) -> c_int;
     fn comedi_dio_config(it: *mut ComediT, subdevice: c_uint, channel: c_uint, direction: c_uint) -> c_int;
     fn comedi_dio_write(it: *mut ComediT, subdevice: c_uint, channel: c_uint, bit: c_uint) -> c_int;
 }
@@ -72,7 +86,14 @@ impl ComediDevice {
         if handle.is_null() {
             return Err(format!("{path}: {}", last_error()));
         }
-        let mut device = ComediDevice { name: format!("comedi {path}"), handle, analog: None, ranges: Vec::new(), digital: None, digital_lines: 0 };
+        let mut device = ComediDevice {
+            name: format!("comedi {path}"),
+            handle,
+            analog: None,
+            ranges: Vec::new(),
+            digital: None,
+            digital_lines: 0,
+        };
         // SAFETY (this block): `handle` is non-null and open; arguments are plain integers
         // and floats; returned range pointers are owned by libcomedi and only read here.
         unsafe {
@@ -83,7 +104,9 @@ impl ComediDevice {
                 for channel in 0..channels {
                     let index = comedi_find_range(handle, ao, channel, UNIT_VOLT, volts_min, volts_max);
                     if index < 0 {
-                        return Err(format!("{path}: analog channel {channel} has no range covering {volts_min}..{volts_max} V"));
+                        return Err(format!(
+                            "{path}: analog channel {channel} has no range covering {volts_min}..{volts_max} V"
+                        ));
                     }
                     let range = comedi_get_range(handle, ao, channel, index as c_uint);
                     if range.is_null() {
@@ -123,13 +146,18 @@ impl Device for ComediDevice {
 
     fn write(&mut self, _t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
         for value in values {
-            let s = sample(value, &self.ranges, self.digital_lines).map_err(|e| DeviceError(format!("{}: {e}", self.name)))?;
+            let s = sample(value, &self.ranges, self.digital_lines)
+                .map_err(|e| DeviceError(format!("{}: {e}", self.name)))?;
             // SAFETY: `handle` is open; sample() checked channel and line numbers against the
             // card's own counts.
             let status = unsafe {
                 match (s, self.analog, self.digital) {
-                    (Sample::Analog { channel, range, raw }, Some(ao), _) => comedi_data_write(self.handle, ao, channel, range, AREF_GROUND, raw),
-                    (Sample::Digital { channel, bit }, _, Some(dio)) => comedi_dio_write(self.handle, dio, channel, bit),
+                    (Sample::Analog { channel, range, raw }, Some(ao), _) => {
+                        comedi_data_write(self.handle, ao, channel, range, AREF_GROUND, raw)
+                    }
+                    (Sample::Digital { channel, bit }, _, Some(dio)) => {
+                        comedi_dio_write(self.handle, dio, channel, bit)
+                    }
                     _ => -1,
                 }
             };

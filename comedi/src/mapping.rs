@@ -44,9 +44,9 @@ pub enum Sample {
 pub fn sample(value: &DeviceValue, ranges: &[AnalogRange], digital_lines: u32) -> Result<Sample, String> {
     match *value {
         DeviceValue::Analog { channel, volts } => {
-            let range = ranges
-                .get(channel as usize)
-                .ok_or_else(|| format!("analog output channel {channel} does not exist (the card has {})", ranges.len()))?;
+            let range = ranges.get(channel as usize).ok_or_else(|| {
+                format!("analog output channel {channel} does not exist (the card has {})", ranges.len())
+            })?;
             Ok(Sample::Analog { channel: channel as u32, range: range.index, raw: range.raw(volts)? })
         }
         DeviceValue::Digital { line, high } => {
@@ -90,8 +90,13 @@ mod tests {
             sample(&DeviceValue::Analog { channel: 1, volts: 5.0 }, &ranges, 8).unwrap(),
             Sample::Analog { channel: 1, range: 0, raw: 49151 }
         );
-        assert_eq!(sample(&DeviceValue::Digital { line: 7, high: true }, &ranges, 8).unwrap(), Sample::Digital { channel: 7, bit: 1 });
-        assert!(sample(&DeviceValue::Analog { channel: 2, volts: 1.0 }, &ranges, 8).unwrap_err().contains("does not exist"));
+        assert_eq!(
+            sample(&DeviceValue::Digital { line: 7, high: true }, &ranges, 8).unwrap(),
+            Sample::Digital { channel: 7, bit: 1 }
+        );
+        assert!(sample(&DeviceValue::Analog { channel: 2, volts: 1.0 }, &ranges, 8)
+            .unwrap_err()
+            .contains("does not exist"));
         assert!(sample(&DeviceValue::Digital { line: 8, high: false }, &ranges, 8).is_err());
         assert!(sample(&DeviceValue::Off { channel: 0 }, &ranges, 8).unwrap_err().contains("only analog and digital"));
     }

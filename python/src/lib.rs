@@ -12,7 +12,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use robot::{DynamicRobot, MakeRobot};
 
-create_exception!(softgen, SoftgenError, PyValueError, "Bad input to softgen: the message says what was wrong and where.");
+create_exception!(
+    softgen,
+    SoftgenError,
+    PyValueError,
+    "Bad input to softgen: the message says what was wrong and where."
+);
 
 fn error(message: impl Into<String>) -> PyErr {
     SoftgenError::new_err(message.into())
@@ -29,7 +34,8 @@ fn vector(value: &Bound<'_, PyAny>, name: &str, n: usize, out: &mut Vec<f64>) ->
                 .call_method1("asarray", (value, numpy.getattr("float64")?))
                 .map_err(|e| error(format!("{name} must be an array of {n} numbers: {e}")))?;
             converted.extract().map_err(|_| {
-                let shape: String = converted.getattr("shape").and_then(|s| s.str().map(|s| s.to_string())).unwrap_or_default();
+                let shape: String =
+                    converted.getattr("shape").and_then(|s| s.str().map(|s| s.to_string())).unwrap_or_default();
                 error(format!("{name} must have shape ({n},), got {shape}"))
             })?
         }
@@ -163,14 +169,24 @@ impl Robot {
         Ok(out.into_pyarray(py))
     }
     /// C(q, qd) qd, N.
-    fn coriolis<'py>(&self, py: Python<'py>, q: &Bound<'py, PyAny>, qd: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn coriolis<'py>(
+        &self,
+        py: Python<'py>,
+        q: &Bound<'py, PyAny>,
+        qd: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let (q, qd) = self.q_qd(q, qd)?;
         let mut out = Array1::zeros(self.inner.dof());
         self.inner.coriolis(&q, &qd, out.as_slice_mut().expect("standard layout"));
         Ok(out.into_pyarray(py))
     }
     /// C(q, qd), N x N, with Mdot - 2C skew-symmetric.
-    fn coriolis_matrix<'py>(&self, py: Python<'py>, q: &Bound<'py, PyAny>, qd: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn coriolis_matrix<'py>(
+        &self,
+        py: Python<'py>,
+        q: &Bound<'py, PyAny>,
+        qd: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let (q, qd) = self.q_qd(q, qd)?;
         let n = self.inner.dof();
         let mut out = Array2::zeros((n, n));
@@ -210,7 +226,12 @@ impl Robot {
         Ok(out.into_pyarray(py))
     }
     /// The contact points' world velocities, contacts x 3.
-    fn contact_velocities<'py>(&self, py: Python<'py>, q: &Bound<'py, PyAny>, qd: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn contact_velocities<'py>(
+        &self,
+        py: Python<'py>,
+        q: &Bound<'py, PyAny>,
+        qd: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let (q, qd) = self.q_qd(q, qd)?;
         let mut out = Array2::zeros((self.inner.contacts(), 3));
         self.inner.contact_velocities(&q, &qd, out.as_slice_mut().expect("standard layout"));
@@ -238,7 +259,12 @@ impl Robot {
     }
     /// Everything `softgen eval` prints, as a dict (the same JSON document).
     #[pyo3(signature = (q = None, qd = None))]
-    fn eval<'py>(&self, py: Python<'py>, q: Option<&Bound<'py, PyAny>>, qd: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    fn eval<'py>(
+        &self,
+        py: Python<'py>,
+        q: Option<&Bound<'py, PyAny>>,
+        qd: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let mut input = softgen::EvalInput::default();
         if let Some(q) = q {
             input.q = Some(self.q(q)?);
@@ -248,7 +274,8 @@ impl Robot {
             vector(qd, "qd", self.inner.dof(), &mut v)?;
             input.qd = Some(v);
         }
-        input.params = self.inner.param_names().iter().enumerate().map(|(i, n)| (n.to_string(), self.inner.param(i))).collect();
+        input.params =
+            self.inner.param_names().iter().enumerate().map(|(i, n)| (n.to_string(), self.inner.param(i))).collect();
         let text = softgen::eval_json(self.inner.name(), &input).map_err(error)?;
         py.import("json")?.call_method1("loads", (text,))
     }
@@ -261,7 +288,12 @@ impl Robot {
         Ok(py.detach(|| inner.time_mass_matrix(&q, iterations)))
     }
     fn __repr__(&self) -> String {
-        format!("Robot('{}')  # {} coordinates, {} contact points", self.inner.name(), self.inner.dof(), self.inner.contacts())
+        format!(
+            "Robot('{}')  # {} coordinates, {} contact points",
+            self.inner.name(),
+            self.inner.dof(),
+            self.inner.contacts()
+        )
     }
 }
 
@@ -283,7 +315,10 @@ fn toml_value(value: &Bound<'_, PyAny>, at: &str) -> PyResult<toml::Value> {
         return Ok(toml::Value::Table(toml_table(dict, at)?));
     }
     // numpy scalars and anything else with a float value.
-    value.extract::<f64>().map(toml::Value::Float).map_err(|_| error(format!("{at}: expected a number, string, bool or dict, got {}", value.get_type())))
+    value
+        .extract::<f64>()
+        .map(toml::Value::Float)
+        .map_err(|_| error(format!("{at}: expected a number, string, bool or dict, got {}", value.get_type())))
 }
 
 fn toml_table(dict: &Bound<'_, PyDict>, at: &str) -> PyResult<toml::Table> {
@@ -312,7 +347,8 @@ fn simulate<'py>(
         Some(d) => toml_table(d, "")?,
         None => toml::Table::new(),
     };
-    let settings: softgen::RunSettings = toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| error(e.message().trim_end().to_string()))?;
+    let settings: softgen::RunSettings =
+        toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| error(e.message().trim_end().to_string()))?;
     let mut scenario = settings.scenario(robot).map_err(error)?.scenario;
     scenario.csv_every = every;
     scenario.snapshots = 0;
@@ -333,7 +369,8 @@ fn simulate<'py>(
     let mut rows = Rows { columns: Vec::new(), values: Vec::new() };
     let summary = py.detach(|| softgen::run_scenario_rows(&scenario, Some(&mut rows), &mut |_| {})).map_err(error)?;
     let width = rows.columns.len().max(1);
-    let data = Array2::from_shape_vec((rows.values.len() / width, width), rows.values).map_err(|e| error(e.to_string()))?;
+    let data =
+        Array2::from_shape_vec((rows.values.len() / width, width), rows.values).map_err(|e| error(e.to_string()))?;
     let info = PyDict::new(py);
     info.set_item("robot", &summary.robot)?;
     info.set_item("simulated", summary.simulated)?;
@@ -375,7 +412,13 @@ fn parse_sweep(text: &str, origin: &str) -> PyResult<softgen::Sweep> {
 /// error.
 #[pyfunction]
 #[pyo3(signature = (text, origin = "<sweep>", shard = None, workers = 0))]
-fn run_sweep<'py>(py: Python<'py>, text: &str, origin: &str, shard: Option<(usize, usize)>, workers: usize) -> PyResult<Bound<'py, PyBytes>> {
+fn run_sweep<'py>(
+    py: Python<'py>,
+    text: &str,
+    origin: &str,
+    shard: Option<(usize, usize)>,
+    workers: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
     let sweep = parse_sweep(text, origin)?;
     let shard = shard.map(|(k, n)| softgen::Shard::parse(&format!("{k}/{n}"))).transpose().map_err(error)?;
     let options = softgen::SweepOptions { shard, workers, ..Default::default() };
@@ -399,7 +442,10 @@ fn merge_tables<'py>(py: Python<'py>, shards: Vec<Vec<u8>>) -> PyResult<Bound<'p
     let tables = shards
         .into_iter()
         .enumerate()
-        .map(|(i, bytes)| softgen::SweepTable::from_parquet(bytes, &format!("shard table {i}")).map(|t| (format!("shard table {i}"), t)))
+        .map(|(i, bytes)| {
+            softgen::SweepTable::from_parquet(bytes, &format!("shard table {i}"))
+                .map(|t| (format!("shard table {i}"), t))
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(error)?;
     let merged = softgen::SweepTable::merge(tables).map_err(error)?;

@@ -81,7 +81,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> DynamicRobot for Robot<R, N
     fn coordinates(&self) -> Vec<CoordinateInfo> {
         R::COORDINATES
             .iter()
-            .map(|c| CoordinateInfo { name: c.name, kind: c.kind, unit: c.kind.unit(), meaning: c.meaning, actuated: c.actuated })
+            .map(|c| CoordinateInfo {
+                name: c.name,
+                kind: c.kind,
+                unit: c.kind.unit(),
+                meaning: c.meaning,
+                actuated: c.actuated,
+            })
             .collect()
     }
     fn contact_point_names(&self) -> Vec<&'static str> {

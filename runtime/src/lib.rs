@@ -30,8 +30,8 @@ pub use nalgebra;
 // The robot model.
 pub use robot::dynamics::{forward_dynamics, solve_spd_in_place, ForwardDynamicsError};
 pub use robot::model::{
-    ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model,
-    ParamSet, PlaneOfMotion, SoftSectionInfo, ThrusterInfo, UnknownParameter,
+    ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model, ParamSet, PlaneOfMotion,
+    SoftSectionInfo, ThrusterInfo, UnknownParameter,
 };
 pub use robot::parameter_rules::{check_rule, physical_inertia, RuleKind};
 pub use robot::registry::{RobotInfo, RobotVisitor};
@@ -66,8 +66,8 @@ pub use control::rolling::{PneumaticMuscles, RollingGait};
 pub use control::valve_wave::ValveWave;
 
 // Simulation and planning.
-pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
+pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
 pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};
 

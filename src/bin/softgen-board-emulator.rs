@@ -24,9 +24,17 @@ fn run() -> Result<(), String> {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match a.as_str() {
             "--log" => log_path = Some(value("--log")?),
-            "--silent-after" => silent_after = Some(value("--silent-after")?.parse().map_err(|_| "--silent-after takes a count")?),
-            "--corrupt-ack" => corrupt_ack = Some(value("--corrupt-ack")?.parse().map_err(|_| "--corrupt-ack takes a sequence")?),
-            other => return Err(format!("unknown argument `{other}`; usage: --log FILE [--silent-after N] [--corrupt-ack SEQ]")),
+            "--silent-after" => {
+                silent_after = Some(value("--silent-after")?.parse().map_err(|_| "--silent-after takes a count")?)
+            }
+            "--corrupt-ack" => {
+                corrupt_ack = Some(value("--corrupt-ack")?.parse().map_err(|_| "--corrupt-ack takes a sequence")?)
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`; usage: --log FILE [--silent-after N] [--corrupt-ack SEQ]"
+                ))
+            }
         }
     }
     let log_path = log_path.ok_or("--log FILE is required")?;
@@ -53,7 +61,8 @@ fn run() -> Result<(), String> {
                 Decoded::Frame { kind: protocol::SET, sequence, .. } => match protocol::decode_set(decoded.payload()) {
                     Some(values) => {
                         for v in values {
-                            writeln!(log, "{sequence},set,{},{},{}", v.kind(), v.channel(), v.number()).map_err(|e| e.to_string())?;
+                            writeln!(log, "{sequence},set,{},{},{}", v.kind(), v.channel(), v.number())
+                                .map_err(|e| e.to_string())?;
                         }
                         (protocol::ACK, *sequence, None)
                     }

@@ -8,9 +8,12 @@
 //! and driven by a computed-torque controller built on the generated mass matrix, Coriolis
 //! and gravity terms. The crate depends on softgen-runtime alone.
 
+// Written by softgen-codegen and laid out by prettyplease; rustfmt leaves it alone so the
+// regeneration check compares like with like.
+#[rustfmt::skip]
 mod two_link_arm;
 
-pub use two_link_arm::{Params, TwoLinkArm, CONTACTS, DOF};
+pub use self::two_link_arm::{Params, TwoLinkArm, CONTACTS, DOF};
 
 use softgen_runtime::nalgebra::{SMatrix, SVector};
 use softgen_runtime::{forward_dynamics, IntegrationError, Model, SecondOrderSystem};
@@ -66,7 +69,13 @@ impl ComputedTorque {
     }
 
     /// The joint torques for state (q, qd) and the reference, written into `torque`.
-    pub fn torque_into(&self, q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, reference: &Reference, torque: &mut SVector<f64, DOF>) {
+    pub fn torque_into(
+        &self,
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        reference: &Reference,
+        torque: &mut SVector<f64, DOF>,
+    ) {
         let cache = TwoLinkArm::cache(q, &self.model);
         let mut mass_matrix = SMatrix::<f64, DOF, DOF>::zeros();
         let mut coriolis = SVector::<f64, DOF>::zeros();
@@ -91,7 +100,13 @@ pub struct ControlledArm<'a> {
 }
 
 impl SecondOrderSystem<DOF> for ControlledArm<'_> {
-    fn acceleration(&mut self, t: f64, q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &mut SVector<f64, DOF>) -> Result<(), IntegrationError> {
+    fn acceleration(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &mut SVector<f64, DOF>,
+    ) -> Result<(), IntegrationError> {
         let mut torque = SVector::<f64, DOF>::zeros();
         self.controller.torque_into(q, qd, &self.reference.at(t), &mut torque);
         let cache = TwoLinkArm::cache(q, &self.plant);

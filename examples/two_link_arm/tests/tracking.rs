@@ -10,7 +10,8 @@ use two_link_arm::{ComputedTorque, ControlledArm, Params, Swing, TwoLinkArm, DOF
 fn mass_matrix_is_the_textbook_one() {
     let p = Params::default();
     let get = |name: &str| p.get(Params::names().iter().position(|n| *n == name).unwrap());
-    let (l1, l2, m1, m2, mp) = (get("upper_length"), get("lower_length"), get("upper_mass"), get("lower_mass"), get("payload"));
+    let (l1, l2, m1, m2, mp) =
+        (get("upper_length"), get("lower_length"), get("upper_mass"), get("lower_mass"), get("payload"));
     let (i1, i2, c1, c2) = (m1 * l1 * l1 / 12.0, m2 * l2 * l2 / 12.0, l1 / 2.0, l2 / 2.0);
     for (a, b) in [(0.0, 0.0), (-0.8, 0.6), (1.3, -2.1), (3.0, 3.0)] {
         let q = SVector::<f64, DOF>::new(a, b);
@@ -69,5 +70,8 @@ fn unknown_payload_leaves_an_error_that_falls_with_the_gains() {
     println!("unknown payload: {soft:.4} rad at w = 20 rad/s, {stiff:.4} rad at w = 40 rad/s");
     assert!(soft > 0.05 && soft < 0.5, "largest error over the last second {soft} rad at w = 20 rad/s");
     let ratio = stiff / soft;
-    assert!(ratio > 0.15 && ratio < 0.4, "doubling w scaled the error by {ratio} ({stiff} / {soft} rad), not about 1/4");
+    assert!(
+        ratio > 0.15 && ratio < 0.4,
+        "doubling w scaled the error by {ratio} ({stiff} / {soft} rad), not about 1/4"
+    );
 }

@@ -174,7 +174,9 @@ mod tests {
         ] {
             let start = ResponseState { value: 3.0, rate: -40.0, acceleration: 0.0 };
             let start = match response {
-                ActuatorResponse::FirstOrder { .. } => ResponseState { rate: response.derivative(3.0, 0.0, 1.0), ..start },
+                ActuatorResponse::FirstOrder { .. } => {
+                    ResponseState { rate: response.derivative(3.0, 0.0, 1.0), ..start }
+                }
                 _ => start,
             };
             let h = 1e-6;
@@ -184,8 +186,14 @@ mod tests {
                 let later = response.evolve(&start, 1.0, t + h);
                 let earlier = response.evolve(&start, 1.0, t - h);
                 let span = 2.0 * h;
-                assert!(((later.value - earlier.value) / span - s.rate).abs() < 1e-4 * (1.0 + s.rate.abs()), "{response:?} rate at {t}");
-                assert!(((later.rate - earlier.rate) / span - s.acceleration).abs() < 1e-3 * (1.0 + s.acceleration.abs()), "{response:?} acceleration at {t}");
+                assert!(
+                    ((later.value - earlier.value) / span - s.rate).abs() < 1e-4 * (1.0 + s.rate.abs()),
+                    "{response:?} rate at {t}"
+                );
+                assert!(
+                    ((later.rate - earlier.rate) / span - s.acceleration).abs() < 1e-3 * (1.0 + s.acceleration.abs()),
+                    "{response:?} acceleration at {t}"
+                );
                 // And they satisfy the differential equation.
                 let rhs = match response {
                     ActuatorResponse::FirstOrder { .. } => (response.derivative(s.value, 0.0, 1.0), s.rate),

@@ -17,7 +17,9 @@ impl AdmittanceGains {
         if !(self.inertia > 0.0 && self.inertia.is_finite()) {
             return Err(format!("admittance inertia must be > 0, got {}", self.inertia));
         }
-        for (name, v) in [("damping", self.damping), ("stiffness", self.stiffness), ("feedback gain", self.feedback_gain)] {
+        for (name, v) in
+            [("damping", self.damping), ("stiffness", self.stiffness), ("feedback gain", self.feedback_gain)]
+        {
             if !v.is_finite() || v < 0.0 {
                 return Err(format!("admittance {name} must be finite and >= 0, got {v}"));
             }

@@ -50,9 +50,9 @@ impl Serpenoid {
         ] {
             if !v.is_finite() {
                 return Err(format!("gait {name} must be finite, got {v}"));
-        }
-        if self.ramp < 0.0 {
-            return Err(format!("gait ramp must be >= 0, got {}", self.ramp));
+            }
+            if self.ramp < 0.0 {
+                return Err(format!("gait ramp must be >= 0, got {}", self.ramp));
             }
         }
         Ok(())

@@ -54,7 +54,9 @@ impl<const L: usize> LimbGait<L> {
                 }
                 LimbMotion::Circle { radius, start, sense } => {
                     if !(start.is_finite() && (sense == 1.0 || sense == -1.0)) {
-                        return Err(format!("limb {j}: circle start must be finite and sense +1 or -1, got {start}, {sense}"));
+                        return Err(format!(
+                            "limb {j}: circle start must be finite and sense +1 or -1, got {start}, {sense}"
+                        ));
                     }
                     if !(radius.is_finite() && radius >= 0.0) {
                         return Err(format!("limb {j}: circle radius must be finite and >= 0 m, got {radius}"));
@@ -63,7 +65,9 @@ impl<const L: usize> LimbGait<L> {
                 }
                 LimbMotion::Nod { theta, phi, peak } => {
                     if !(theta.is_finite() && phi.is_finite() && phi >= 0.0 && (0.0..=1.0).contains(&peak)) {
-                        return Err(format!("limb {j}: nod needs finite theta, phi >= 0 and peak in [0, 1], got {theta}, {phi}, {peak}"));
+                        return Err(format!(
+                            "limb {j}: nod needs finite theta, phi >= 0 and peak in [0, 1], got {theta}, {phi}, {peak}"
+                        ));
                     }
                 }
             }
@@ -94,7 +98,11 @@ impl<const L: usize> LimbGait<L> {
                 LimbMotion::Nod { theta, phi, peak } => {
                     // Raised cosine with its top at `peak`: 0 at the cycle's ends.
                     let u = if cycle <= peak {
-                        if peak > 0.0 { cycle / peak } else { 1.0 }
+                        if peak > 0.0 {
+                            cycle / peak
+                        } else {
+                            1.0
+                        }
                     } else if peak < 1.0 {
                         (1.0 - cycle) / (1.0 - peak)
                     } else {
@@ -109,7 +117,12 @@ impl<const L: usize> LimbGait<L> {
 
     /// Commanded pressures (bar, before any ceiling) of every limb's three muscles at time
     /// `t`: eq 1 then the jointspace-to-pressure map.
-    pub fn pressures(&self, t: f64, limbs: &[Limb; L], map: &JointspaceToPressure) -> Result<[[f64; 3]; L], OutOfReach> {
+    pub fn pressures(
+        &self,
+        t: f64,
+        limbs: &[Limb; L],
+        map: &JointspaceToPressure,
+    ) -> Result<[[f64; 3]; L], OutOfReach> {
         let curves = self.curves(t, limbs)?;
         Ok(std::array::from_fn(|j| map.pressures(limbs[j].muscle_lengths(curves[j]))))
     }
@@ -123,7 +136,11 @@ mod tests {
 
     #[test]
     fn circles_hold_a_constant_bend_and_turn_the_plane_once_a_cycle() {
-        let gait = LimbGait { frequency: 1.0, samples_per_cycle: 100, limbs: [LimbMotion::Circle { radius: 0.06, start: 0.5, sense: -1.0 }] };
+        let gait = LimbGait {
+            frequency: 1.0,
+            samples_per_cycle: 100,
+            limbs: [LimbMotion::Circle { radius: 0.06, start: 0.5, sense: -1.0 }],
+        };
         gait.validate(&[LIMB]).unwrap();
         for k in 0..100 {
             let t = k as f64 / 100.0 + 0.004;
@@ -137,14 +154,22 @@ mod tests {
 
     #[test]
     fn out_of_reach_circles_are_refused() {
-        let gait = LimbGait { frequency: 1.0, samples_per_cycle: 100, limbs: [LimbMotion::Circle { radius: 0.2, start: 0.0, sense: 1.0 }] };
+        let gait = LimbGait {
+            frequency: 1.0,
+            samples_per_cycle: 100,
+            limbs: [LimbMotion::Circle { radius: 0.2, start: 0.0, sense: 1.0 }],
+        };
         let e = gait.validate(&[LIMB]).unwrap_err();
         assert!(e.contains("stride radius 0.2 m") && e.contains("out of reach"), "{e}");
     }
 
     #[test]
     fn nods_start_and_end_straight() {
-        let gait = LimbGait { frequency: 2.0, samples_per_cycle: 100, limbs: [LimbMotion::Nod { theta: 0.3, phi: 1.5, peak: 0.5 }] };
+        let gait = LimbGait {
+            frequency: 2.0,
+            samples_per_cycle: 100,
+            limbs: [LimbMotion::Nod { theta: 0.3, phi: 1.5, peak: 0.5 }],
+        };
         assert_eq!(gait.curves(0.0, &[LIMB]).unwrap()[0].phi, 0.0);
         assert!((gait.curves(0.25, &[LIMB]).unwrap()[0].phi - 1.5).abs() < 1e-12);
     }

@@ -204,8 +204,12 @@ mod tests {
             pressure_lag: lag,
             gradient: [-r * length * psi.cos(), -r * length * psi.sin(), 0.0],
         };
-        MuscleDrive::new([info("limb_muscle1"), info("limb_muscle2"), info("limb_muscle3")], [muscle(0.0), muscle(third), muscle(2.0 * third)], 3.0)
-            .unwrap()
+        MuscleDrive::new(
+            [info("limb_muscle1"), info("limb_muscle2"), info("limb_muscle3")],
+            [muscle(0.0), muscle(third), muscle(2.0 * third)],
+            3.0,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -215,7 +219,9 @@ mod tests {
         let mut drive = bank(0.0);
         // Bends whose pressures stay under the 3 bar ceiling.
         for (kappa_y, kappa_z) in [(1.5, 0.0), (-0.7, 1.2), (0.3, -0.4)] {
-            let lengths: [f64; 3] = std::array::from_fn(|j| drive.muscles[j].gradient[0] * kappa_y + drive.muscles[j].gradient[1] * kappa_z);
+            let lengths: [f64; 3] = std::array::from_fn(|j| {
+                drive.muscles[j].gradient[0] * kappa_y + drive.muscles[j].gradient[1] * kappa_z
+            });
             drive.command(&map.pressures(lengths)).unwrap();
             drive.advance(1.0);
             let mut force = SVector::<f64, 2>::zeros();

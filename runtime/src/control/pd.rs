@@ -16,7 +16,8 @@ impl JointPd {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [("stiffness", self.stiffness), ("damping", self.damping), ("torque limit", self.torque_limit)] {
+        for (name, v) in [("stiffness", self.stiffness), ("damping", self.damping), ("torque limit", self.torque_limit)]
+        {
             if !v.is_finite() || v < 0.0 {
                 return Err(format!("servo {name} must be finite and >= 0, got {v}"));
             }

@@ -29,7 +29,12 @@ pub struct RollingGait {
 
 impl RollingGait {
     pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [("frequency", self.frequency), ("bend", self.bend), ("section phase", self.section_phase), ("ramp", self.ramp)] {
+        for (name, v) in [
+            ("frequency", self.frequency),
+            ("bend", self.bend),
+            ("section phase", self.section_phase),
+            ("ramp", self.ramp),
+        ] {
             if !v.is_finite() {
                 return Err(format!("rolling gait {name} must be finite, got {v}"));
             }
@@ -51,7 +56,9 @@ impl RollingGait {
         };
         let theta = self.bend * weight;
         let direction = std::f64::consts::TAU * self.frequency * t + i as f64 * self.section_phase - mount_roll;
-        std::array::from_fn(|j| geometry.actuator_radius * theta * (1.0 - (geometry.actuator_angles[j] - direction).cos()))
+        std::array::from_fn(|j| {
+            geometry.actuator_radius * theta * (1.0 - (geometry.actuator_angles[j] - direction).cos())
+        })
     }
 }
 
@@ -71,19 +78,27 @@ pub struct PneumaticMuscles {
 
 impl PneumaticMuscles {
     pub fn validate(&self) -> Result<(), String> {
-        for (name, value, strictly) in
-            [("extension per bar (m/bar)", self.metres_per_bar, true), ("area (m^2)", self.area, true), ("pressure ceiling (bar)", self.ceiling, false)]
-        {
+        for (name, value, strictly) in [
+            ("extension per bar (m/bar)", self.metres_per_bar, true),
+            ("area (m^2)", self.area, true),
+            ("pressure ceiling (bar)", self.ceiling, false),
+        ] {
             let in_range = if strictly { value > 0.0 } else { value >= 0.0 };
             if !(value.is_finite() && in_range) {
-                return Err(format!("muscle {name} must be finite and {} 0, got {value}", if strictly { ">" } else { ">=" }));
+                return Err(format!(
+                    "muscle {name} must be finite and {} 0, got {value}",
+                    if strictly { ">" } else { ">=" }
+                ));
             }
         }
         if !(self.rated > 0.0 && self.rated.is_finite()) {
             return Err(format!("the muscles' rated pressure must be > 0 bar, got {}", self.rated));
         }
         if self.ceiling > self.rated {
-            return Err(format!("pressure ceiling {} bar exceeds the {} bar the muscles are rated for", self.ceiling, self.rated));
+            return Err(format!(
+                "pressure ceiling {} bar exceeds the {} bar the muscles are rated for",
+                self.ceiling, self.rated
+            ));
         }
         Ok(())
     }
@@ -128,7 +143,11 @@ mod tests {
                 assert!((theta - 1.2).abs() < 1e-12, "{theta}");
                 let direction = b.theta_z.atan2(b.theta_y);
                 let expected = std::f64::consts::PI * t + i as f64 * std::f64::consts::FRAC_PI_3 - 0.4 * i as f64;
-                assert!(((direction - expected).rem_euclid(std::f64::consts::TAU)).min((expected - direction).rem_euclid(std::f64::consts::TAU)) < 1e-9);
+                assert!(
+                    ((direction - expected).rem_euclid(std::f64::consts::TAU))
+                        .min((expected - direction).rem_euclid(std::f64::consts::TAU))
+                        < 1e-9
+                );
             }
         }
     }

@@ -32,7 +32,9 @@ impl ValveWave {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [("temporal frequency", self.temporal_frequency), ("delay", self.delay), ("offset", self.offset)] {
+        for (name, v) in
+            [("temporal frequency", self.temporal_frequency), ("delay", self.delay), ("offset", self.offset)]
+        {
             if !v.is_finite() {
                 return Err(format!("valve wave {name} must be finite, got {v}"));
             }
@@ -52,7 +54,8 @@ mod tests {
     fn fraction_open(wave: &ValveWave, i: usize) -> f64 {
         let samples = 200_000;
         let period = wave.period();
-        (0..samples).filter(|k| wave.state(period * (*k as f64 + 0.5) / samples as f64, i) > 0.0).count() as f64 / samples as f64
+        (0..samples).filter(|k| wave.state(period * (*k as f64 + 0.5) / samples as f64, i) > 0.0).count() as f64
+            / samples as f64
     }
 
     /// Seed notes T2: states are +-1, the period is 1/f, neighbours are a quarter period

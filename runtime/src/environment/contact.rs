@@ -192,7 +192,8 @@ impl ContactLaw {
             Some(a) => {
                 let c = n.cross(&a);
                 let (va, vc) = (tangential.dot(&a), tangential.dot(&c));
-                let g = a * (law.along * signum(va, law.regularisation)) + c * (law.across * signum(vc, law.regularisation));
+                let g = a * (law.along * signum(va, law.regularisation))
+                    + c * (law.across * signum(vc, law.regularisation));
                 let dg = a * a.transpose() * (law.along * signum_rate(va, law.regularisation))
                     + c * c.transpose() * (law.across * signum_rate(vc, law.regularisation));
                 (g, dg)
@@ -269,10 +270,22 @@ mod tests {
             let h = 1e-7;
             for k in 0..3 {
                 let e = Vector3::ith(k, h);
-                let fv = (l.force(&contact(&p), &(v + e), &axis).total() - l.force(&contact(&p), &(v - e), &axis).total()) / (2.0 * h);
-                let fp = (l.force(&contact(&(p + e)), &v, &axis).total() - l.force(&contact(&(p - e)), &v, &axis).total()) / (2.0 * h);
-                assert!((fv - dv.column(k)).norm() < 1e-5 * (1.0 + fv.norm()), "{anisotropy:?} dv column {k}: {fv} vs {}", dv.column(k));
-                assert!((fp - dp.column(k)).norm() < 1e-5 * (1.0 + fp.norm()), "{anisotropy:?} dp column {k}: {fp} vs {}", dp.column(k));
+                let fv = (l.force(&contact(&p), &(v + e), &axis).total()
+                    - l.force(&contact(&p), &(v - e), &axis).total())
+                    / (2.0 * h);
+                let fp = (l.force(&contact(&(p + e)), &v, &axis).total()
+                    - l.force(&contact(&(p - e)), &v, &axis).total())
+                    / (2.0 * h);
+                assert!(
+                    (fv - dv.column(k)).norm() < 1e-5 * (1.0 + fv.norm()),
+                    "{anisotropy:?} dv column {k}: {fv} vs {}",
+                    dv.column(k)
+                );
+                assert!(
+                    (fp - dp.column(k)).norm() < 1e-5 * (1.0 + fp.norm()),
+                    "{anisotropy:?} dp column {k}: {fp} vs {}",
+                    dp.column(k)
+                );
             }
         }
     }

@@ -208,17 +208,26 @@ mod tests {
 
     #[test]
     fn signed_depth_is_the_contact_depth_inside_and_negative_outside() {
-        let terrains = [Terrain::Flat { height: 0.1 }, Terrain::Stair { position: 0.5, height: 0.2 }, Terrain::Pipe { diameter: 0.3 }];
+        let terrains = [
+            Terrain::Flat { height: 0.1 },
+            Terrain::Stair { position: 0.5, height: 0.2 },
+            Terrain::Pipe { diameter: 0.3 },
+        ];
         for terrain in terrains {
             let (mut inside, mut outside) = (0, 0);
             for i in 0..2000 {
                 let k = i as f64;
-                let point = Vector3::new(0.3 + 0.4 * (0.37 * k).sin(), 0.25 * (0.73 * k).cos(), 0.05 + 0.25 * (1.31 * k).sin());
+                let point =
+                    Vector3::new(0.3 + 0.4 * (0.37 * k).sin(), 0.25 * (0.73 * k).cos(), 0.05 + 0.25 * (1.31 * k).sin());
                 let depth = terrain.signed_depth(&point);
                 match terrain.contact(&point) {
                     Some(contact) => {
                         inside += 1;
-                        assert!((depth - contact.depth).abs() < 1e-15, "{terrain}: {point}: {depth} vs {}", contact.depth);
+                        assert!(
+                            (depth - contact.depth).abs() < 1e-15,
+                            "{terrain}: {point}: {depth} vs {}",
+                            contact.depth
+                        );
                         assert!(depth >= 0.0);
                     }
                     None => {
@@ -240,7 +249,11 @@ mod tests {
     fn may_touch_is_never_wrong_about_a_ball() {
         // Points on spheres about centres near each terrain: whenever one touches, the
         // broad phase must have said the ball may touch.
-        let terrains = [Terrain::Flat { height: 0.1 }, Terrain::Stair { position: 0.5, height: 0.2 }, Terrain::Pipe { diameter: 0.3 }];
+        let terrains = [
+            Terrain::Flat { height: 0.1 },
+            Terrain::Stair { position: 0.5, height: 0.2 },
+            Terrain::Pipe { diameter: 0.3 },
+        ];
         let radius = 0.05;
         for terrain in terrains {
             let mut skipped = 0;
@@ -251,7 +264,10 @@ mod tests {
                 for k in 0..64 {
                     let (a, b) = (k as f64 * 0.7, k as f64 * 1.3);
                     let point = centre + Vector3::new(a.cos() * b.sin(), a.sin() * b.sin(), b.cos()) * radius;
-                    assert!(may || terrain.contact(&point).is_none(), "{terrain}: {point} touches, ball at {centre} ruled out");
+                    assert!(
+                        may || terrain.contact(&point).is_none(),
+                        "{terrain}: {point} touches, ball at {centre} ruled out"
+                    );
                 }
             }
             assert!(skipped > 0, "{terrain}: some balls are ruled out");

@@ -38,7 +38,9 @@ impl DeviceValue {
     /// Output channel or line number.
     pub fn channel(&self) -> u16 {
         match *self {
-            DeviceValue::Analog { channel, .. } | DeviceValue::Board { channel, .. } | DeviceValue::Off { channel } => channel,
+            DeviceValue::Analog { channel, .. } | DeviceValue::Board { channel, .. } | DeviceValue::Off { channel } => {
+                channel
+            }
             DeviceValue::Digital { line, .. } => line,
         }
     }
@@ -100,7 +102,10 @@ impl PressureMap {
             }
             PressureMap::Table(points) => {
                 if points.len() < 2 {
-                    return Err(ChainError(format!("a calibration table needs at least 2 points, got {}", points.len())));
+                    return Err(ChainError(format!(
+                        "a calibration table needs at least 2 points, got {}",
+                        points.len()
+                    )));
                 }
                 for (i, w) in points.windows(2).enumerate() {
                     let ((p0, v0), (p1, v1)) = (w[0], w[1]);
@@ -298,7 +303,10 @@ mod tests {
         assert_eq!(regulator.safe_value(), Some(DeviceValue::Analog { channel: 3, volts: 0.0 }));
         let valve = Channel::Valve { line: 2, active_high: false };
         assert_eq!(valve.safe_value(), Some(DeviceValue::Digital { line: 2, high: true }));
-        assert_eq!(valve.device_value(ActuatorCommand::Valve(true)).unwrap(), DeviceValue::Digital { line: 2, high: false });
+        assert_eq!(
+            valve.device_value(ActuatorCommand::Valve(true)).unwrap(),
+            DeviceValue::Digital { line: 2, high: false }
+        );
         let muscle = Channel::PressureRegulator {
             channel: 0,
             map: PressureMap::Linear { full_scale_bar: 5.0, volts_min: 0.0, volts_max: 10.0 },

@@ -5,10 +5,10 @@
 use crate::control::muscle_drive::{Muscle, MuscleInfo};
 use crate::hardware::actuation::{DeviceValue, PressureMap};
 use crate::integration::integrator::{IntegrationError, Integrator};
-use crate::robot::model::Model;
 use crate::integration::rk4::RungeKutta4;
-use crate::simulation::closed_loop::Simulation;
+use crate::robot::model::Model;
 use crate::robot::state::State;
+use crate::simulation::closed_loop::Simulation;
 use nalgebra::SVector;
 use std::fmt;
 use std::io::{BufWriter, Write};
@@ -124,7 +124,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
     /// channels used twice.
     pub fn connect_thrusters(&mut self, channels: &[u16]) -> Result<(), DeviceError> {
         if channels.len() != R::THRUSTERS.len() {
-            return Err(DeviceError(format!("simulated plant: robot `{}` has {} thrusters, {} channels were given", R::NAME, R::THRUSTERS.len(), channels.len())));
+            return Err(DeviceError(format!(
+                "simulated plant: robot `{}` has {} thrusters, {} channels were given",
+                R::NAME,
+                R::THRUSTERS.len(),
+                channels.len()
+            )));
         }
         for (k, c) in channels.iter().enumerate() {
             if channels[..k].contains(c) {
@@ -187,11 +192,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Device for SimulatedPlant<R
             let j = v.channel() as usize;
             match *v {
                 DeviceValue::Analog { channel, volts } => {
-                    let m = self
-                        .muscles
-                        .iter_mut()
-                        .find(|m| m.channel == channel)
-                        .ok_or_else(|| DeviceError(format!("simulated plant: no muscle on analog channel {channel}")))?;
+                    let m = self.muscles.iter_mut().find(|m| m.channel == channel).ok_or_else(|| {
+                        DeviceError(format!("simulated plant: no muscle on analog channel {channel}"))
+                    })?;
                     if !volts.is_finite() {
                         return Err(DeviceError(format!("simulated plant: analog channel {channel} got {volts} V")));
                     }
@@ -206,7 +209,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Device for SimulatedPlant<R
                 }
                 DeviceValue::Board { value, .. } if j < R::ACTUATED.len() => self.targets[j] = value,
                 DeviceValue::Off { .. } if j < R::ACTUATED.len() => switched_off = true,
-                _ => return Err(DeviceError(format!("simulated plant: no actuated joint on {} channel {j}", v.kind()))),
+                _ => {
+                    return Err(DeviceError(format!("simulated plant: no actuated joint on {} channel {j}", v.kind())))
+                }
             }
         }
         if !self.thruster_channels.is_empty() {
@@ -342,7 +347,12 @@ mod tests {
         let mut buffer = Vec::new();
         {
             let mut recorder = Recorder::new(Sink(Vec::new()), &mut buffer, 1).unwrap();
-            recorder.write(0.0, &[DeviceValue::Analog { channel: 0, volts: 1.5 }, DeviceValue::Digital { line: 3, high: true }]).unwrap();
+            recorder
+                .write(
+                    0.0,
+                    &[DeviceValue::Analog { channel: 0, volts: 1.5 }, DeviceValue::Digital { line: 3, high: true }],
+                )
+                .unwrap();
             recorder.write(0.001, &[DeviceValue::Board { channel: 2, value: -0.25 }]).unwrap();
             recorder.flush().unwrap();
         }

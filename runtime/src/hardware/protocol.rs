@@ -171,7 +171,11 @@ mod tests {
 
     #[test]
     fn frames_round_trip_and_survive_noise_and_corruption() {
-        let values = [DeviceValue::Analog { channel: 2, volts: 4.5 }, DeviceValue::Digital { line: 7, high: true }, DeviceValue::Off { channel: 1 }];
+        let values = [
+            DeviceValue::Analog { channel: 2, volts: 4.5 },
+            DeviceValue::Digital { line: 7, high: true },
+            DeviceValue::Off { channel: 1 },
+        ];
         let mut frame = [0u8; MAX_FRAME];
         let n = encode_set(513, &values, &mut frame).unwrap();
         let mut d = Decoder::default();

@@ -94,7 +94,11 @@ impl LoopStats {
         for (i, count) in self.histogram.iter().enumerate() {
             seen += count;
             if seen >= target {
-                return if i == BUCKETS - 1 { self.max_lateness } else { Duration::from_nanos((i as u64 + 1) * BUCKET_NS) };
+                return if i == BUCKETS - 1 {
+                    self.max_lateness
+                } else {
+                    Duration::from_nanos((i as u64 + 1) * BUCKET_NS)
+                };
             }
         }
         self.max_lateness
@@ -160,7 +164,9 @@ pub fn run_fixed_rate(
         match stop.load(Ordering::Relaxed) {
             0 => {}
             STOP_FINISHED => return LoopOutcome { stats, fault: None },
-            STOP_REQUESTED => return LoopOutcome { stats, fault: Some(SafetyFault::Controller("stopped on request".into())) },
+            STOP_REQUESTED => {
+                return LoopOutcome { stats, fault: Some(SafetyFault::Controller("stopped on request".into())) }
+            }
             signal => return LoopOutcome { stats, fault: Some(SafetyFault::Signal(signal as i32)) },
         }
         let deadline = start + period * k as u32;
@@ -250,13 +256,18 @@ mod tests {
     fn step_errors_and_stop_requests_end_the_loop() {
         let config = LoopConfig { rate_hz: 1000.0, duration: 1.0, command_timeout: 1.0 };
         let stop = AtomicUsize::new(0);
-        let outcome = run_fixed_rate(&config, &stop, |k, _| {
-            if k == 5 {
-                Err(SafetyFault::Device("unplugged".into()))
-            } else {
-                Ok(())
-            }
-        });
+        let outcome =
+            run_fixed_rate(
+                &config,
+                &stop,
+                |k, _| {
+                    if k == 5 {
+                        Err(SafetyFault::Device("unplugged".into()))
+                    } else {
+                        Ok(())
+                    }
+                },
+            );
         assert_eq!(outcome.fault, Some(SafetyFault::Device("unplugged".into())));
         assert_eq!(outcome.stats.periods, 6);
         stop.store(STOP_REQUESTED, Ordering::Relaxed);

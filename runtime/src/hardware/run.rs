@@ -25,7 +25,13 @@ impl OutputChain {
     }
 
     /// Filters `commands` (one per channel) and writes the resulting values to `device`.
-    pub fn send(&mut self, device: &mut dyn Device, t: f64, dt: f64, commands: &[ActuatorCommand]) -> Result<(), SafetyFault> {
+    pub fn send(
+        &mut self,
+        device: &mut dyn Device,
+        t: f64,
+        dt: f64,
+        commands: &[ActuatorCommand],
+    ) -> Result<(), SafetyFault> {
         if commands.len() != self.channels.len() {
             return Err(SafetyFault::Controller(format!(
                 "{} commands for {} channels",
@@ -124,8 +130,11 @@ mod tests {
             map: PressureMap::Linear { full_scale_bar: 5.0, volts_min: 0.0, volts_max: 10.0 },
             extension: None,
         };
-        OutputChain::new(vec![regulator(0), regulator(1), Channel::Valve { line: 4, active_high: true }], SafetyLimits::default())
-            .unwrap()
+        OutputChain::new(
+            vec![regulator(0), regulator(1), Channel::Valve { line: 4, active_high: true }],
+            SafetyLimits::default(),
+        )
+        .unwrap()
     }
 
     #[test]

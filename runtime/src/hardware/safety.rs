@@ -76,9 +76,14 @@ pub(crate) fn check_command_timeout(seconds: f64) -> Result<(), String> {
 /// Why the safety layer stopped a run.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SafetyFault {
-    NonFinite { actuator: usize },
+    NonFinite {
+        actuator: usize,
+    },
     /// A command went out `late` seconds after it was due, more than the `limit`.
-    StaleCommand { late: f64, limit: f64 },
+    StaleCommand {
+        late: f64,
+        limit: f64,
+    },
     Controller(String),
     Device(String),
     Signal(i32),
@@ -133,7 +138,12 @@ impl SafetyFilter {
     }
 
     /// The command that may reach actuator `actuator` after `dt` seconds since the last.
-    pub fn apply(&mut self, actuator: usize, command: ActuatorCommand, dt: f64) -> Result<ActuatorCommand, SafetyFault> {
+    pub fn apply(
+        &mut self,
+        actuator: usize,
+        command: ActuatorCommand,
+        dt: f64,
+    ) -> Result<ActuatorCommand, SafetyFault> {
         let l = self.limits;
         Ok(match command {
             ActuatorCommand::JointAngle(a) if a.is_finite() => {
@@ -148,7 +158,9 @@ impl SafetyFilter {
             }
             ActuatorCommand::Valve(open) => ActuatorCommand::Valve(open),
             ActuatorCommand::MuscleExtension(_) => {
-                return Err(SafetyFault::Controller("muscle extensions must be converted to pressure before the safety filter".into()))
+                return Err(SafetyFault::Controller(
+                    "muscle extensions must be converted to pressure before the safety filter".into(),
+                ))
             }
             _ => return Err(SafetyFault::NonFinite { actuator }),
         })
@@ -196,7 +208,9 @@ mod tests {
     fn non_finite_commands_never_pass() {
         let mut f = SafetyFilter::new(SafetyLimits::default(), 1).unwrap();
         for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-            for command in [ActuatorCommand::Pressure(bad), ActuatorCommand::JointAngle(bad), ActuatorCommand::Thrust(bad)] {
+            for command in
+                [ActuatorCommand::Pressure(bad), ActuatorCommand::JointAngle(bad), ActuatorCommand::Thrust(bad)]
+            {
                 assert_eq!(f.apply(0, command, 0.001), Err(SafetyFault::NonFinite { actuator: 0 }));
             }
         }

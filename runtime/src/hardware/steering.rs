@@ -5,8 +5,8 @@
 use crate::hardware::actuation::ActuatorCommand;
 use crate::hardware::mailbox::Mailbox;
 use crate::robot::model::Model;
-use crate::simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlanningSnapshot, SteeredGait};
 use crate::robot::state::State;
+use crate::simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlanningSnapshot, SteeredGait};
 use nalgebra::Vector2;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,7 +34,12 @@ impl<const N: usize> Default for SteeringLink<N> {
 
 impl<const N: usize> SteeringLink<N> {
     pub fn new() -> Self {
-        SteeringLink { measured: Mailbox::new(), snapshots: Mailbox::new(), plans: Mailbox::new(), stop: AtomicBool::new(false) }
+        SteeringLink {
+            measured: Mailbox::new(),
+            snapshots: Mailbox::new(),
+            plans: Mailbox::new(),
+            stop: AtomicBool::new(false),
+        }
     }
 }
 
@@ -71,14 +76,23 @@ impl SteeringConfig {
         if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
             return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
         }
-        for (name, value) in [("arrival radius", self.arrival_radius), ("settle time", self.settle), ("gait lag", self.lag)] {
+        for (name, value) in
+            [("arrival radius", self.arrival_radius), ("settle time", self.settle), ("gait lag", self.lag)]
+        {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(format!("{name} must be finite and >= 0, got {value}"));
             }
         }
         let p = self.initial;
-        if !(p.amplitude.is_finite() && p.temporal_frequency.is_finite() && p.offset.is_finite() && self.spatial_frequency.is_finite()) {
-            return Err(format!("initial gait must be finite, got {p:?} with spatial frequency {}", self.spatial_frequency));
+        if !(p.amplitude.is_finite()
+            && p.temporal_frequency.is_finite()
+            && p.offset.is_finite()
+            && self.spatial_frequency.is_finite())
+        {
+            return Err(format!(
+                "initial gait must be finite, got {p:?} with spatial frequency {}",
+                self.spatial_frequency
+            ));
         }
         Ok(())
     }
@@ -136,7 +150,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalSteering<R, N, C> {
     /// Computes this period's joint set points into `commands` (one per actuated joint).
     /// Takes the newest plan, hands the newest measurement to the planner, and tracks
     /// arrival. Never blocks and never allocates.
-    pub fn command(&mut self, link: &SteeringLink<N>, t: f64, commands: &mut [ActuatorCommand]) -> Result<SteeringPhase, String> {
+    pub fn command(
+        &mut self,
+        link: &SteeringLink<N>,
+        t: f64,
+        commands: &mut [ActuatorCommand],
+    ) -> Result<SteeringPhase, String> {
         if commands.len() != R::ACTUATED.len() {
             return Err(format!("{} commands for {} actuated joints", commands.len(), R::ACTUATED.len()));
         }

@@ -1,6 +1,8 @@
 //! Adaptive Dormand-Prince 5(4) with embedded error estimate and step-size control.
 
-use crate::integration::integrator::{derivative, step_to_event, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::integration::integrator::{
+    derivative, step_to_event, IntegrationError, Integrator, SecondOrderSystem, StepReport,
+};
 use crate::robot::state::State;
 
 /// Absolute and relative error tolerances.
@@ -126,11 +128,8 @@ impl<const N: usize> Integrator<N> for DormandPrince5 {
             let k2 = derivative(system, *t + C2 * h, &combine(x, h, &[(A21, &k1)]))?;
             let k3 = derivative(system, *t + C3 * h, &combine(x, h, &[(A31, &k1), (A32, &k2)]))?;
             let k4 = derivative(system, *t + C4 * h, &combine(x, h, &[(A41, &k1), (A42, &k2), (A43, &k3)]))?;
-            let k5 = derivative(
-                system,
-                *t + C5 * h,
-                &combine(x, h, &[(A51, &k1), (A52, &k2), (A53, &k3), (A54, &k4)]),
-            )?;
+            let k5 =
+                derivative(system, *t + C5 * h, &combine(x, h, &[(A51, &k1), (A52, &k2), (A53, &k3), (A54, &k4)]))?;
             let k6 = derivative(
                 system,
                 *t + h,
@@ -139,7 +138,8 @@ impl<const N: usize> Integrator<N> for DormandPrince5 {
             let next = combine(x, h, &[(B1, &k1), (B3, &k3), (B4, &k4), (B5, &k5), (B6, &k6)]);
             let k7 = derivative(system, *t + h, &next)?;
             evaluations += 6;
-            let error = combine(&State::zeros(), h, &[(E1, &k1), (E3, &k3), (E4, &k4), (E5, &k5), (E6, &k6), (E7, &k7)]);
+            let error =
+                combine(&State::zeros(), h, &[(E1, &k1), (E3, &k3), (E4, &k4), (E5, &k5), (E6, &k6), (E7, &k7)]);
             let norm = error_norm(x, &next, &error, self.tolerances);
             if !norm.is_finite() || !next.is_finite() {
                 // Treat as a failed attempt: shrink hard and retry, unless already tiny.

@@ -8,8 +8,13 @@ use std::fmt;
 /// A mechanical system qdd = f(t, q, qd), written into a `&mut` output.
 pub trait SecondOrderSystem<const N: usize> {
     /// Writes the generalized accelerations at (t, q, qd) into `qdd`.
-    fn acceleration(&mut self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>, qdd: &mut SVector<f64, N>)
-        -> Result<(), IntegrationError>;
+    fn acceleration(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        qdd: &mut SVector<f64, N>,
+    ) -> Result<(), IntegrationError>;
 
     /// The Jacobians of the accelerations, d(qdd)/dq into `by_position` and d(qdd)/d(qd)
     /// into `by_velocity`, for implicit and linearly implicit integrators. Exact or an

@@ -1,6 +1,8 @@
 //! Classical fixed-step fourth-order Runge-Kutta.
 
-use crate::integration::integrator::{check_step, derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::integration::integrator::{
+    check_step, derivative, IntegrationError, Integrator, SecondOrderSystem, StepReport,
+};
 use crate::robot::state::State;
 
 /// Fixed-step RK4 (four right-hand sides per step).

@@ -16,7 +16,9 @@
 //! k_q = r_q + gamma h k_v. All on the stack.
 
 use crate::integration::dopri5::{error_norm, Tolerances};
-use crate::integration::integrator::{derivative, step_to_event, IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::integration::integrator::{
+    derivative, step_to_event, IntegrationError, Integrator, SecondOrderSystem, StepReport,
+};
 use crate::robot::state::State;
 use nalgebra::{SMatrix, SVector};
 
@@ -99,7 +101,14 @@ impl<const N: usize, M: RosenbrockMethod> RosenbrockW<N, M> {
         self
     }
 
-    fn refresh<S: SecondOrderSystem<N>>(&mut self, system: &mut S, t: f64, x: &State<N>, f0: &State<N>, evaluations: &mut usize) -> Result<Blocks<N>, IntegrationError> {
+    fn refresh<S: SecondOrderSystem<N>>(
+        &mut self,
+        system: &mut S,
+        t: f64,
+        x: &State<N>,
+        f0: &State<N>,
+        evaluations: &mut usize,
+    ) -> Result<Blocks<N>, IntegrationError> {
         let (b, used) = jacobian(system, t, x, f0, &mut self.finite_difference_jacobians)?;
         *evaluations += used;
         self.jacobians += 1;
@@ -241,7 +250,8 @@ const W_G: [[f64; 3]; 4] = [
     [-9.033_805_701_304_408_2e-1, 5.418_067_238_809_532_6e-2, 0.0],
     [2.421_238_070_609_534_6e-1, -1.223_250_583_904_514_7, 5.452_602_553_351_021_4e-1],
 ];
-const W_B: [f64; 4] = [2.421_238_070_609_534_6e-1, -1.223_250_583_904_514_7, 1.545_260_255_335_102, 4.358_665_215_084_590e-1];
+const W_B: [f64; 4] =
+    [2.421_238_070_609_534_6e-1, -1.223_250_583_904_514_7, 1.545_260_255_335_102, 4.358_665_215_084_590e-1];
 const W_E: [f64; 4] = [3.781_090_314_581_936_9e-1, -9.604_229_221_242_317_8e-2, 0.5, 2.179_332_607_542_295e-1];
 
 impl RosenbrockMethod for Ros2 {
@@ -257,7 +267,8 @@ impl RosenbrockMethod for Ros2 {
         evaluations: &mut usize,
     ) -> Option<(State<N>, State<N>)> {
         let gh = GAMMA * h;
-        let matrix = Factored::new(SMatrix::<f64, N, N>::identity() - blocks.by_velocity * gh - blocks.by_position * (gh * gh))?;
+        let matrix =
+            Factored::new(SMatrix::<f64, N, N>::identity() - blocks.by_velocity * gh - blocks.by_position * (gh * gh))?;
         let k1 = solve_stage(&matrix, blocks, gh, f0)?;
         *evaluations += 1;
         let f2 = derivative(system, t + h, &x.add_scaled(h, &k1)).ok()?;
@@ -282,7 +293,8 @@ impl RosenbrockMethod for Ros34pw2 {
         evaluations: &mut usize,
     ) -> Option<(State<N>, State<N>)> {
         let gh = W_GAMMA * h;
-        let matrix = Factored::new(SMatrix::<f64, N, N>::identity() - blocks.by_velocity * gh - blocks.by_position * (gh * gh))?;
+        let matrix =
+            Factored::new(SMatrix::<f64, N, N>::identity() - blocks.by_velocity * gh - blocks.by_position * (gh * gh))?;
         let mut k = [State::<N>::zeros(); 4];
         for i in 0..4 {
             let mut stage = *x;
@@ -358,7 +370,11 @@ impl<const N: usize, M: RosenbrockMethod> Integrator<N> for RosenbrockW<N, M> {
                         // mostly buys another rejection. Measured on the soft snake's rolling
                         // runs: 2 % (spatial) and 4 % (planar) fewer right-hand sides.
                         let ceiling = if rejected > 0 { 1.0 } else { 5.0 };
-                        let factor = if norm == 0.0 { ceiling } else { (0.9 * norm.powf(-1.0 / M::ERROR_ORDER)).clamp(0.2, ceiling) };
+                        let factor = if norm == 0.0 {
+                            ceiling
+                        } else {
+                            (0.9 * norm.powf(-1.0 / M::ERROR_ORDER)).clamp(0.2, ceiling)
+                        };
                         *x = next;
                         *t += h;
                         // Do not let the clamp to `t_end` shrink the step for the next call.
@@ -402,11 +418,24 @@ mod tests {
     }
 
     impl SecondOrderSystem<1> for StiffOscillator {
-        fn acceleration(&mut self, _t: f64, q: &SVector<f64, 1>, qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
+        fn acceleration(
+            &mut self,
+            _t: f64,
+            q: &SVector<f64, 1>,
+            qd: &SVector<f64, 1>,
+            qdd: &mut SVector<f64, 1>,
+        ) -> Result<(), IntegrationError> {
             qdd[0] = -(1.0 + self.stiffness) * qd[0] - self.stiffness * q[0];
             Ok(())
         }
-        fn acceleration_jacobian(&mut self, _t: f64, _q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, a_q: &mut SMatrix<f64, 1, 1>, a_v: &mut SMatrix<f64, 1, 1>) -> Result<bool, IntegrationError> {
+        fn acceleration_jacobian(
+            &mut self,
+            _t: f64,
+            _q: &SVector<f64, 1>,
+            _qd: &SVector<f64, 1>,
+            a_q: &mut SMatrix<f64, 1, 1>,
+            a_v: &mut SMatrix<f64, 1, 1>,
+        ) -> Result<bool, IntegrationError> {
             a_q[0] = -self.stiffness;
             a_v[0] = -(1.0 + self.stiffness);
             Ok(self.exact_jacobian)
@@ -448,11 +477,24 @@ mod tests {
     struct Harmonic(Option<(f64, f64)>);
 
     impl SecondOrderSystem<1> for Harmonic {
-        fn acceleration(&mut self, _t: f64, q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
+        fn acceleration(
+            &mut self,
+            _t: f64,
+            q: &SVector<f64, 1>,
+            _qd: &SVector<f64, 1>,
+            qdd: &mut SVector<f64, 1>,
+        ) -> Result<(), IntegrationError> {
             qdd[0] = -q[0];
             Ok(())
         }
-        fn acceleration_jacobian(&mut self, _t: f64, _q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, a_q: &mut SMatrix<f64, 1, 1>, a_v: &mut SMatrix<f64, 1, 1>) -> Result<bool, IntegrationError> {
+        fn acceleration_jacobian(
+            &mut self,
+            _t: f64,
+            _q: &SVector<f64, 1>,
+            _qd: &SVector<f64, 1>,
+            a_q: &mut SMatrix<f64, 1, 1>,
+            a_v: &mut SMatrix<f64, 1, 1>,
+        ) -> Result<bool, IntegrationError> {
             let Some((by_position, by_velocity)) = self.0 else { return Ok(false) };
             a_q[0] = by_position;
             a_v[0] = by_velocity;
@@ -473,7 +515,8 @@ mod tests {
     #[test]
     fn ros34pw2_is_third_order_and_handles_stiffness() {
         let true_jacobian = Some((-1.0, 0.0));
-        let ratio = fixed_step_error::<Ros34pw2>(0.02, true_jacobian) / fixed_step_error::<Ros34pw2>(0.01, true_jacobian);
+        let ratio =
+            fixed_step_error::<Ros34pw2>(0.02, true_jacobian) / fixed_step_error::<Ros34pw2>(0.01, true_jacobian);
         assert!((ratio - 8.0).abs() < 1.0, "order 3 expected, error ratio {ratio}");
         // Order 3 with an approximate Jacobian too (the W property): half of the true one.
         let approximate = Some((-0.5, 0.3));
@@ -509,13 +552,26 @@ mod tests {
     const TOLERANCE: f64 = 1e-6;
 
     impl SecondOrderSystem<1> for LandingBall {
-        fn acceleration(&mut self, _t: f64, q: &SVector<f64, 1>, qd: &SVector<f64, 1>, qdd: &mut SVector<f64, 1>) -> Result<(), IntegrationError> {
+        fn acceleration(
+            &mut self,
+            _t: f64,
+            q: &SVector<f64, 1>,
+            qd: &SVector<f64, 1>,
+            qdd: &mut SVector<f64, 1>,
+        ) -> Result<(), IntegrationError> {
             let touching = q[0] < 0.0 && (self.armed || !self.located);
             let ground = if touching { (-GROUND_STIFFNESS * q[0] - GROUND_DAMPING * qd[0]).max(0.0) } else { 0.0 };
             qdd[0] = ground / BALL_MASS - BALL_GRAVITY;
             Ok(())
         }
-        fn acceleration_jacobian(&mut self, _t: f64, q: &SVector<f64, 1>, _qd: &SVector<f64, 1>, a_q: &mut SMatrix<f64, 1, 1>, a_v: &mut SMatrix<f64, 1, 1>) -> Result<bool, IntegrationError> {
+        fn acceleration_jacobian(
+            &mut self,
+            _t: f64,
+            q: &SVector<f64, 1>,
+            _qd: &SVector<f64, 1>,
+            a_q: &mut SMatrix<f64, 1, 1>,
+            a_v: &mut SMatrix<f64, 1, 1>,
+        ) -> Result<bool, IntegrationError> {
             let touching = q[0] < 0.0 && (self.armed || !self.located);
             a_q[0] = if touching { -GROUND_STIFFNESS / BALL_MASS } else { 0.0 };
             a_v[0] = if touching { -GROUND_DAMPING / BALL_MASS } else { 0.0 };
@@ -584,25 +640,45 @@ mod tests {
                 }
                 located_evaluations += used;
                 // The touchdown takes effect at most TOLERANCE deep: the height is off by less.
-                assert!(height_error < TOLERANCE && speed_error < 10.0 * TOLERANCE, "drop {height}: {height_error:e} m, {speed_error:e} m/s");
-                assert!(ball.armed && ball.deepest_at_arming > 0.0 && ball.deepest_at_arming <= TOLERANCE, "armed {} m deep", ball.deepest_at_arming);
+                assert!(
+                    height_error < TOLERANCE && speed_error < 10.0 * TOLERANCE,
+                    "drop {height}: {height_error:e} m, {speed_error:e} m/s"
+                );
+                assert!(
+                    ball.armed && ball.deepest_at_arming > 0.0 && ball.deepest_at_arming <= TOLERANCE,
+                    "armed {} m deep",
+                    ball.deepest_at_arming
+                );
                 // DOPRI5 locates it too (the ground is stiff, but not beyond its stability).
                 let mut ball = LandingBall { located, armed: false, deepest_at_arming: 0.0 };
                 let mut dp5 = DormandPrince5::new(tolerances).unwrap();
                 let (mut t, mut x) = (0.0, State::new(SVector::from([height]), SVector::from([0.0])));
                 dp5.integrate_to(&mut ball, &mut t, &mut x, end).unwrap();
                 let height_error = (x.q[0] - exact_height).abs();
-                assert!(height_error < TOLERANCE && ball.deepest_at_arming <= TOLERANCE, "DOPRI5, drop {height}: {height_error:e} m, armed {} m deep", ball.deepest_at_arming);
+                assert!(
+                    height_error < TOLERANCE && ball.deepest_at_arming <= TOLERANCE,
+                    "DOPRI5, drop {height}: {height_error:e} m, armed {} m deep",
+                    ball.deepest_at_arming
+                );
             }
         }
         // Measured: 1,597 located against 1,844 unlocated.
-        assert!(located_evaluations < unlocated_evaluations, "located {located_evaluations}, unlocated {unlocated_evaluations}");
+        assert!(
+            located_evaluations < unlocated_evaluations,
+            "located {located_evaluations}, unlocated {unlocated_evaluations}"
+        );
     }
 
     #[test]
     fn factored_matrix_solves_several_right_hand_sides() {
         // A matrix that needs pivoting (zero leading entry), against nalgebra's LU.
-        let a = SMatrix::<f64, 4, 4>::from_fn(|i, j| if i == 0 && j == 0 { 0.0 } else { ((3 * i + 7 * j) as f64).sin() + if i == j { 2.0 } else { 0.0 } });
+        let a = SMatrix::<f64, 4, 4>::from_fn(|i, j| {
+            if i == 0 && j == 0 {
+                0.0
+            } else {
+                ((3 * i + 7 * j) as f64).sin() + if i == j { 2.0 } else { 0.0 }
+            }
+        });
         let factored = Factored::new(a).unwrap();
         for k in 0..3 {
             let b = SVector::<f64, 4>::from_fn(|i, _| ((i + 5 * k) as f64).cos());

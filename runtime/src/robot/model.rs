@@ -1,10 +1,10 @@
 //! The `Model` trait that every generated robot implements, and the metadata it carries.
 
-use crate::environment::contact::{ContactLaw, FrictionAnisotropy, FrictionLaw};
 use crate::control::actuator_response::ActuatorResponse;
+use crate::control::muscle_drive::{Muscle, MuscleInfo};
 use crate::control::pd::JointPd;
 use crate::control::valve_wave::ValveWave;
-use crate::control::muscle_drive::{Muscle, MuscleInfo};
+use crate::environment::contact::{ContactLaw, FrictionAnisotropy, FrictionLaw};
 use crate::environment::terrain::Terrain;
 use nalgebra::{SMatrix, SVector, Vector3};
 use std::fmt;
@@ -324,13 +324,25 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     const CONTACT_FRAME_START: &'static [u16] = &[];
     /// The origin of contact frame `frame` (into `centre`) and the radius of a ball about it
     /// that holds all the frame's points (infinite when no bound is known): a broad phase.
-    fn contact_frame_sphere(frame: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, centre: &mut Vector3<f64>) -> f64 {
+    fn contact_frame_sphere(
+        frame: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        centre: &mut Vector3<f64>,
+    ) -> f64 {
         let _ = (frame, q, p, k, centre);
         f64::INFINITY
     }
     /// World positions of the points of contact frame `frame` into `out` (the others left
     /// as they are); by default all of them.
-    fn contact_frame_positions_into(frame: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, out: &mut [Vector3<f64>; C]) {
+    fn contact_frame_positions_into(
+        frame: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut [Vector3<f64>; C],
+    ) {
         let _ = frame;
         Self::contact_positions_into(q, p, k, out)
     }
@@ -344,13 +356,26 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     const CONTACT_FRAME_OWN: &'static [(u16, u8)] = &[];
     /// World Plücker columns that the frames of contact segment `segment` share (zero for
     /// their own coordinates and for coordinates that do not move them).
-    fn contact_segment_into(segment: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, columns: &mut SMatrix<f64, 6, N>) {
+    fn contact_segment_into(
+        segment: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        columns: &mut SMatrix<f64, 6, N>,
+    ) {
         let _ = (segment, q, p, k);
         *columns = SMatrix::zeros();
     }
     /// World Plücker columns of contact frame `frame`'s own coordinates (`CONTACT_FRAME_OWN`,
     /// in order; the rest of `own` zero) and the frame's x axis.
-    fn contact_frame_own_into(frame: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, own: &mut SMatrix<f64, 6, 3>, axis: &mut Vector3<f64>) {
+    fn contact_frame_own_into(
+        frame: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+        axis: &mut Vector3<f64>,
+    ) {
         let _ = (frame, q, p, k);
         *own = SMatrix::zeros();
         *axis = Vector3::zeros();
@@ -415,7 +440,13 @@ pub trait Model<const N: usize, const C: usize>: 'static {
 
     /// Generalized force of the thrusters' commands (N each, in [`Model::THRUSTERS`] order):
     /// B(q) u with B the configuration matrix; zero without thrusters.
-    fn thruster_force_into(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, thrusts: &[f64], out: &mut SVector<f64, N>) {
+    fn thruster_force_into(
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        thrusts: &[f64],
+        out: &mut SVector<f64, N>,
+    ) {
         let _ = (q, p, k, thrusts);
         *out = SVector::zeros();
     }
@@ -426,7 +457,13 @@ pub trait Model<const N: usize, const C: usize>: 'static {
 
     /// Generalized force of the water's drag (linear and quadratic cross-flow on every hull),
     /// to be added to the applied forces; zero in air.
-    fn hydrodynamic_force_into(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, out: &mut SVector<f64, N>) {
+    fn hydrodynamic_force_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SVector<f64, N>,
+    ) {
         let _ = (q, qd, p, k);
         *out = SVector::zeros();
     }

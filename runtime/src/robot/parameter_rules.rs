@@ -32,7 +32,8 @@ pub fn physical_inertia(i: [f64; 6]) -> Result<(), String> {
     let scale = xx.abs().max(yy.abs()).max(zz.abs()).max(f64::MIN_POSITIVE);
     let tolerance = 1e-12 * scale;
     let minor2 = |a: usize, b: usize| j[a][a] * j[b][b] - j[a][b] * j[a][b];
-    let determinant = j[0][0] * (j[1][1] * j[2][2] - j[1][2] * j[1][2]) - j[0][1] * (j[0][1] * j[2][2] - j[1][2] * j[0][2])
+    let determinant = j[0][0] * (j[1][1] * j[2][2] - j[1][2] * j[1][2])
+        - j[0][1] * (j[0][1] * j[2][2] - j[1][2] * j[0][2])
         + j[0][2] * (j[0][1] * j[1][2] - j[1][1] * j[0][2]);
     let ok = (0..3).all(|a| j[a][a] >= -tolerance)
         && minor2(0, 1) >= -tolerance * scale

@@ -3,15 +3,15 @@
 //! second-order system that any integrator can step.
 
 use crate::control::admittance::{AdmittanceController, AdmittanceGains};
-use crate::environment::contact::ContactLaw;
-use crate::robot::dynamics::forward_dynamics;
 use crate::control::gait::Serpenoid;
-use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
-use crate::robot::model::{Model, ParamSet};
 use crate::control::pd::JointPd;
-use crate::robot::state::State;
-use crate::environment::terrain::Terrain;
+use crate::environment::contact::ContactLaw;
 use crate::environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
+use crate::environment::terrain::Terrain;
+use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
+use crate::robot::dynamics::forward_dynamics;
+use crate::robot::model::{Model, ParamSet};
+use crate::robot::state::State;
 use nalgebra::{SMatrix, SVector, Vector3, Vector6};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -286,12 +286,23 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     /// input trajectory sampled at the two times. Offline runs of a trajectory that is a
     /// smooth function of time use it instead of holding each sample, whose jumps would excite
     /// a fast transient at every sample that the integrator has to resolve in small steps.
-    pub fn set_actuator_force_ramp(&mut self, t_start: f64, start: &SVector<f64, N>, t_end: f64, end: &SVector<f64, N>) -> Result<(), String> {
+    pub fn set_actuator_force_ramp(
+        &mut self,
+        t_start: f64,
+        start: &SVector<f64, N>,
+        t_end: f64,
+        end: &SVector<f64, N>,
+    ) -> Result<(), String> {
         if !(t_start.is_finite() && t_end.is_finite() && t_end > t_start) {
-            return Err(format!("an actuator force ramp needs finite times with end > start, got {t_start} to {t_end}"));
+            return Err(format!(
+                "an actuator force ramp needs finite times with end > start, got {t_start} to {t_end}"
+            ));
         }
         if let Some(i) = (0..N).find(|&i| !(start[i].is_finite() && end[i].is_finite())) {
-            return Err(format!("actuator force on coordinate {i} ramps from {} to {}; forces must be finite", start[i], end[i]));
+            return Err(format!(
+                "actuator force on coordinate {i} ramps from {} to {}; forces must be finite",
+                start[i], end[i]
+            ));
         }
         self.actuator_forces = *start;
         self.actuator_force_rate = (end - start) / (t_end - t_start);
@@ -303,7 +314,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     /// until the next call.
     pub fn set_thrusts(&mut self, thrusts: &[f64]) -> Result<(), String> {
         if thrusts.len() != self.thrusts.len() {
-            return Err(format!("robot `{}` has {} thrusters, got {} thrust commands", R::NAME, self.thrusts.len(), thrusts.len()));
+            return Err(format!(
+                "robot `{}` has {} thrusters, got {} thrust commands",
+                R::NAME,
+                self.thrusts.len(),
+                thrusts.len()
+            ));
         }
         if let Some(k) = thrusts.iter().position(|t| !t.is_finite()) {
             return Err(format!("thrust of `{}` is {}; thrusts must be finite", R::THRUSTERS[k].name, thrusts[k]));
@@ -400,7 +416,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             if count == 0 {
                 continue;
             }
-            R::contact_kinematics_into(&indices[..count], q, &self.params, cache, &mut jacobians[..count], &mut axes[..count]);
+            R::contact_kinematics_into(
+                &indices[..count],
+                q,
+                &self.params,
+                cache,
+                &mut jacobians[..count],
+                &mut axes[..count],
+            );
             for n in 0..count {
                 let Some(contact) = &contacts[n] else { continue };
                 let jacobian = &jacobians[n];
@@ -449,7 +472,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if place_all {
             R::contact_positions_into(q, &self.params, cache, &mut positions);
         }
-        let mut segment = Segment { index: usize::MAX, columns: SMatrix::zeros(), twist: Vector6::zeros(), wrench: Vector6::zeros(), normal_wrench: Vector6::zeros() };
+        let mut segment = Segment {
+            index: usize::MAX,
+            columns: SMatrix::zeros(),
+            twist: Vector6::zeros(),
+            wrench: Vector6::zeros(),
+            normal_wrench: Vector6::zeros(),
+        };
         let mut own = SMatrix::<f64, 6, 3>::zeros();
         let mut axis = Vector3::zeros();
         let mut centre = Vector3::zeros();
@@ -541,7 +570,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     /// A segment's wrench into the generalized force through its shared columns (and the
     /// report's normal and friction parts); nothing before the first segment.
     #[inline]
-    fn flush_segment(&self, segment: &Segment<N>, force: &mut SVector<f64, N>, report: Option<&mut ContactReport<N, C>>) {
+    fn flush_segment(
+        &self,
+        segment: &Segment<N>,
+        force: &mut SVector<f64, N>,
+        report: Option<&mut ContactReport<N, C>>,
+    ) {
         if segment.index == usize::MAX {
             return;
         }
@@ -549,7 +583,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if let Some(r) = report {
             let normal = frame_generalized_force(&segment.columns, &segment.normal_wrench);
             r.normal_generalized += normal;
-            r.friction_generalized += frame_generalized_force(&segment.columns, &(segment.wrench - segment.normal_wrench));
+            r.friction_generalized +=
+                frame_generalized_force(&segment.columns, &(segment.wrench - segment.normal_wrench));
         }
     }
 
@@ -782,7 +817,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         // M factored once for the 2 N columns.
         let mut factor = SMatrix::<f64, N, N>::zeros();
         R::mass_matrix_into(q, &self.params, cache, &mut factor);
-        crate::robot::dynamics::cholesky_in_place(&mut factor).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+        crate::robot::dynamics::cholesky_in_place(&mut factor)
+            .map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
         for i in 0..N {
             let mut a = position_force.column(i).into_owned();
             crate::robot::dynamics::solve_cholesky(&factor, &mut a);

@@ -9,10 +9,10 @@
 //! perturbed candidates, so successive plans refine one another at the re-planning rate.
 
 use crate::integration::integrator::{IntegrationError, Integrator};
-use crate::robot::model::Model;
 use crate::integration::semi_implicit_euler::SemiImplicitEuler;
-use crate::simulation::closed_loop::Simulation;
+use crate::robot::model::Model;
 use crate::robot::state::State;
+use crate::simulation::closed_loop::Simulation;
 use nalgebra::{SVector, Vector2};
 
 /// The gait parameters the planner chooses.
@@ -77,7 +77,8 @@ impl SteeredGait {
         let blend = if self.lag > 0.0 { 1.0 - (-dt / self.lag).exp() } else { 1.0 };
         let applied = self.applied.to_array();
         let target = self.target.to_array();
-        self.applied = GaitParameters::from_array(std::array::from_fn(|i| applied[i] + blend * (target[i] - applied[i])));
+        self.applied =
+            GaitParameters::from_array(std::array::from_fn(|i| applied[i] + blend * (target[i] - applied[i])));
         self.phase = (self.phase + self.applied.temporal_frequency * dt).rem_euclid(std::f64::consts::TAU);
     }
 }
@@ -315,7 +316,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
     /// Cost of following `parameters` from `snapshot` for one horizon: the mean distance of
     /// the centre of mass from the goal over the horizon, plus its distance at the end
     /// weighted up by how far the body's direction of travel points away from the goal.
-    pub fn rollout(&mut self, snapshot: &PlanningSnapshot<N>, parameters: GaitParameters) -> Result<f64, IntegrationError> {
+    pub fn rollout(
+        &mut self,
+        snapshot: &PlanningSnapshot<N>,
+        parameters: GaitParameters,
+    ) -> Result<f64, IntegrationError> {
         let mut running = 0.0;
         let mut previous = (snapshot.time, self.distance(&snapshot.state));
         let (end, gait) = self.simulate(snapshot, parameters, |planner, t, x| {
@@ -329,7 +334,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
 
     /// The state one horizon after `snapshot` when following `parameters`: what a rollout
     /// predicts.
-    pub fn predict(&mut self, snapshot: &PlanningSnapshot<N>, parameters: GaitParameters) -> Result<State<N>, IntegrationError> {
+    pub fn predict(
+        &mut self,
+        snapshot: &PlanningSnapshot<N>,
+        parameters: GaitParameters,
+    ) -> Result<State<N>, IntegrationError> {
         self.simulate(snapshot, parameters, |_, _, _| {}).map(|(x, _)| x)
     }
 

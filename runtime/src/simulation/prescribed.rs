@@ -39,7 +39,12 @@ pub struct PrescribedSimulation<R: Model<N, C>, const N: usize, const C: usize> 
 impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, C> {
     /// Drives `driven` from the state `x` at time `t`, with zero commands until the first
     /// [`PrescribedSimulation::command`].
-    pub fn new(simulation: Simulation<R, N, C>, driven: &[DrivenCoordinate], t: f64, x: &State<N>) -> Result<Self, String> {
+    pub fn new(
+        simulation: Simulation<R, N, C>,
+        driven: &[DrivenCoordinate],
+        t: f64,
+        x: &State<N>,
+    ) -> Result<Self, String> {
         for (k, d) in driven.iter().enumerate() {
             if d.coordinate >= N {
                 return Err(format!("driven coordinate {} does not exist: robot `{}` has {N}", d.coordinate, R::NAME));
@@ -56,7 +61,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
         // events interface passes states without their times, so a touchdown could not be
         // placed where the prescribed coordinates put it.
         if simulation.locates_contact_onsets() {
-            return Err(format!("robot `{}`: located contact onsets are not supported with prescribed coordinates", R::NAME));
+            return Err(format!(
+                "robot `{}`: located contact onsets are not supported with prescribed coordinates",
+                R::NAME
+            ));
         }
         let responses: Vec<ActuatorResponse> = driven.iter().map(|d| d.response).collect();
         let starts = driven
@@ -79,7 +87,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
             return Err(format!("{} commands for {} driven coordinates", commands.len(), self.driven.len()));
         }
         if let Some(bad) = commands.iter().position(|c| !c.is_finite()) {
-            return Err(format!("command for `{}` is not finite: {}", R::COORDINATES[self.driven[bad].coordinate].name, commands[bad]));
+            return Err(format!(
+                "command for `{}` is not finite: {}",
+                R::COORDINATES[self.driven[bad].coordinate].name,
+                commands[bad]
+            ));
         }
         self.responses.command(t, commands);
         for (k, d) in self.driven.iter().enumerate() {
@@ -104,7 +116,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
 
     /// The state with the driven coordinates at their exact values, and their accelerations.
     #[inline]
-    fn exact(&self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>) -> (SVector<f64, N>, SVector<f64, N>, SVector<f64, N>) {
+    fn exact(
+        &self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+    ) -> (SVector<f64, N>, SVector<f64, N>, SVector<f64, N>) {
         let (mut q, mut qd) = (*q, *qd);
         let mut driven_acceleration = SVector::<f64, N>::zeros();
         for (k, d) in self.driven.iter().enumerate() {
@@ -119,7 +136,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
     /// Accelerations of every coordinate, with M and the net force M qdd balances (what the
     /// actuators' forces are computed from).
     #[inline]
-    fn accelerations(&self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>, SVector<f64, N>), IntegrationError> {
+    fn accelerations(
+        &self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+    ) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>, SVector<f64, N>), IntegrationError> {
         let (q, qd, driven_acceleration) = self.exact(t, q, qd);
         let p = &self.simulation.params;
         let cache = R::cache(&q, p);
@@ -149,7 +171,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
 
     /// Accelerations of every coordinate and the actuators' generalized forces (non-zero on
     /// the driven coordinates only) at time t.
-    pub fn solve(&self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>) -> Result<(SVector<f64, N>, SVector<f64, N>), IntegrationError> {
+    pub fn solve(
+        &self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+    ) -> Result<(SVector<f64, N>, SVector<f64, N>), IntegrationError> {
         let (acceleration, mass_matrix, net) = self.accelerations(t, q, qd)?;
         let all = mass_matrix * acceleration - net;
         let mut actuation = SVector::<f64, N>::zeros();
@@ -200,7 +227,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
 
 impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for PrescribedSimulation<R, N, C> {
     #[inline]
-    fn acceleration(&mut self, t: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>, qdd: &mut SVector<f64, N>) -> Result<(), IntegrationError> {
+    fn acceleration(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        qdd: &mut SVector<f64, N>,
+    ) -> Result<(), IntegrationError> {
         // The actuators' forces are not needed to step: only the accelerations.
         *qdd = self.accelerations(t, q, qd)?.0;
         Ok(())

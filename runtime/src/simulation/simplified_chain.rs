@@ -15,8 +15,8 @@
 //! curvatures are not state (they follow the responses in closed form).
 
 use crate::control::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
-use crate::environment::contact::FrictionLaw;
 use crate::environment::contact::ContactLaw;
+use crate::environment::contact::FrictionLaw;
 use crate::integration::integrator::{IntegrationError, SecondOrderSystem};
 use nalgebra::{SVector, Vector2, Vector3};
 
@@ -57,7 +57,14 @@ fn chord_factor(a: f64) -> (f64, f64) {
 
 impl<const L: usize> SimplifiedChain<L> {
     /// A chain with `responses` driving the L - 1 curvatures, all starting straight and at rest.
-    pub fn new(masses: [f64; L], inertias: [f64; L], lengths: [f64; L], contact: &ContactLaw, gravity: f64, responses: &[ActuatorResponse]) -> Result<Self, String> {
+    pub fn new(
+        masses: [f64; L],
+        inertias: [f64; L],
+        lengths: [f64; L],
+        contact: &ContactLaw,
+        gravity: f64,
+        responses: &[ActuatorResponse],
+    ) -> Result<Self, String> {
         if L < 2 {
             return Err("a chain needs at least two links".into());
         }
@@ -67,7 +74,8 @@ impl<const L: usize> SimplifiedChain<L> {
         for r in responses {
             r.validate()?;
         }
-        for (name, values) in [("mass", &masses[..]), ("inertia", &inertias[..]), ("segment length", &lengths[..L - 1])] {
+        for (name, values) in [("mass", &masses[..]), ("inertia", &inertias[..]), ("segment length", &lengths[..L - 1])]
+        {
             if let Some(v) = values.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
                 return Err(format!("every link {name} must be finite and > 0, got {v}"));
             }
@@ -125,7 +133,9 @@ impl<const L: usize> SimplifiedChain<L> {
             let direction_rate = 0.5 * (rates[k] + rates[k + 1]);
             let (sin, cos) = direction.sin_cos();
             relative[k + 1] = relative[k] + Vector2::new(cos, sin) * chord;
-            relative_rate[k + 1] = relative_rate[k] + Vector2::new(cos, sin) * chord_rate + Vector2::new(-sin, cos) * (chord * direction_rate);
+            relative_rate[k + 1] = relative_rate[k]
+                + Vector2::new(cos, sin) * chord_rate
+                + Vector2::new(-sin, cos) * (chord * direction_rate);
         }
         let total: f64 = self.masses.iter().sum();
         let mut mean = Vector2::zeros();
@@ -150,14 +160,25 @@ impl<const L: usize> SimplifiedChain<L> {
         std::array::from_fn(|i| {
             let velocity = Vector3::new(pose.velocities[i].x, pose.velocities[i].y, 0.0);
             let (s, c) = pose.headings[i].sin_cos();
-            let sample = law.with_normal_force(self.masses[i] * self.gravity, &Vector3::z(), &velocity, &Vector3::new(c, s, 0.0));
+            let sample = law.with_normal_force(
+                self.masses[i] * self.gravity,
+                &Vector3::z(),
+                &velocity,
+                &Vector3::new(c, s, 0.0),
+            );
             Vector2::new(sample.friction.x, sample.friction.y)
         })
     }
 }
 
 impl<const L: usize> SecondOrderSystem<3> for SimplifiedChain<L> {
-    fn acceleration(&mut self, t: f64, q: &SVector<f64, 3>, qd: &SVector<f64, 3>, qdd: &mut SVector<f64, 3>) -> Result<(), IntegrationError> {
+    fn acceleration(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, 3>,
+        qd: &SVector<f64, 3>,
+        qdd: &mut SVector<f64, 3>,
+    ) -> Result<(), IntegrationError> {
         let pose = self.pose(t, q, qd);
         let forces = self.wheel_forces(&pose);
         let cross = |a: Vector2<f64>, b: Vector2<f64>| a.x * b.y - a.y * b.x;
@@ -238,7 +259,11 @@ mod tests {
     fn without_anisotropy_the_chain_goes_nowhere() {
         // Seed notes T8: the wheels' anisotropy is what propels the chain.
         let run = |mut c: SimplifiedChain<5>| {
-            let wave = crate::control::valve_wave::ValveWave { temporal_frequency: std::f64::consts::TAU * 1.5, delay: std::f64::consts::FRAC_PI_2, offset: 0.0 };
+            let wave = crate::control::valve_wave::ValveWave {
+                temporal_frequency: std::f64::consts::TAU * 1.5,
+                delay: std::f64::consts::FRAC_PI_2,
+                offset: 0.0,
+            };
             let mut x = crate::robot::state::State::<3>::new(SVector::zeros(), SVector::zeros());
             let mut rk4 = crate::integration::rk4::RungeKutta4 { step: 1e-3 };
             let mut t = 0.0;
@@ -250,7 +275,8 @@ mod tests {
                 let commands: Vec<f64> = (0..4).map(|i| wave.state(t, i)).collect();
                 c.command(t, &commands).unwrap();
                 let next = (k + 1) as f64 * 1e-3;
-                crate::integration::integrator::Integrator::integrate_to(&mut rk4, &mut c, &mut t, &mut x, next).unwrap();
+                crate::integration::integrator::Integrator::integrate_to(&mut rk4, &mut c, &mut t, &mut x, next)
+                    .unwrap();
             }
             ((x.q[0] - settled[0]).powi(2) + (x.q[1] - settled[1]).powi(2)).sqrt()
         };

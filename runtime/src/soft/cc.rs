@@ -148,7 +148,11 @@ mod tests {
             let kappa = theta / b.length;
             for xi in [0.0, 0.3, 1.0] {
                 let (p, r) = b.pose(xi);
-                let exact = [(theta * xi).sin() / kappa, (1.0 - (theta * xi).cos()) / kappa * phi.cos(), (1.0 - (theta * xi).cos()) / kappa * phi.sin()];
+                let exact = [
+                    (theta * xi).sin() / kappa,
+                    (1.0 - (theta * xi).cos()) / kappa * phi.cos(),
+                    (1.0 - (theta * xi).cos()) / kappa * phi.sin(),
+                ];
                 for k in 0..3 {
                     assert!((p[k] - exact[k]).abs() < 1e-14, "{l:?} xi {xi}: {p:?} vs {exact:?}");
                 }
@@ -176,7 +180,11 @@ mod tests {
         for l in [[0.03, -0.01, 0.0], [0.05, 0.06, 0.01], [0.0, 0.0, 0.0], [1e-9, 0.0, 0.0]] {
             let b = g.bending(l);
             for j in 0..3 {
-                let offset = [0.0, g.actuator_radius * g.actuator_angles[j].cos(), g.actuator_radius * g.actuator_angles[j].sin()];
+                let offset = [
+                    0.0,
+                    g.actuator_radius * g.actuator_angles[j].cos(),
+                    g.actuator_radius * g.actuator_angles[j].sin(),
+                ];
                 let point = |xi: f64| {
                     let (p, r) = b.pose(xi);
                     let mut out = p;

@@ -56,7 +56,11 @@ pub struct OutOfReach {
 impl fmt::Display for OutOfReach {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.distance.is_finite() {
-            write!(f, "tip target {:.4} m from the limb axis is out of reach: the tip gets at most {:.4} m from it", self.distance, self.reach)
+            write!(
+                f,
+                "tip target {:.4} m from the limb axis is out of reach: the tip gets at most {:.4} m from it",
+                self.distance, self.reach
+            )
         } else {
             write!(f, "tip target is not finite ({} m from the limb axis)", self.distance)
         }

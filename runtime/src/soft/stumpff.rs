@@ -96,7 +96,12 @@ mod tests {
             let u: f64 = f64::sqrt(s);
             let exact = [u.cos(), u.sin() / u, 2.0 * (u / 2.0).sin().powi(2) / s, (u - u.sin()) / (s * u)];
             for k in 0..4 {
-                assert!((c[k] - exact[k]).abs() < 1e-14 * exact[k].abs().max(1e-3), "c{k}({s}) = {} vs {}", c[k], exact[k]);
+                assert!(
+                    (c[k] - exact[k]).abs() < 1e-14 * exact[k].abs().max(1e-3),
+                    "c{k}({s}) = {} vs {}",
+                    c[k],
+                    exact[k]
+                );
             }
         }
         assert_eq!(stumpff(0.0), INVERSE_FACTORIALS);
