@@ -3,15 +3,16 @@
 //!
 //! Everything on the per-step path works on fixed-size nalgebra types and does not allocate.
 //!
-//! One folder per layer, each using only the layers before it: `robot` (the `Model` trait,
-//! forward dynamics, parameters, state), `environment` (terrain, contact and friction),
-//! `integration` (integrators), `soft` (soft-section kinematics), `control` (gaits, servos,
-//! admittance), `simulation` (a robot in its environment under control as one system, and
-//! MPC) and `hardware` (actuation, safety, devices, protocol, the real-time loop, steering).
-//! One exception: `robot`'s model states its spec's defaults in `environment`'s and
-//! `control`'s types (terrain, contact and friction laws, the servo). Everything public is
-//! re-exported here, flat.
+//! One folder per layer, each using only the layers before it, with no exception (the tidy
+//! test checks it): `soft` (soft-section kinematics), `environment` (plane of motion,
+//! terrain, contact and friction), `actuators` (actuator dynamics, servos, valve waves,
+//! muscles), `robot` (the `Model` trait, which states its spec's defaults in the two
+//! layers before it, forward dynamics, parameters, state), `integration` (integrators),
+//! `control` (gaits, admittance), `simulation` (a robot in its environment under control as
+//! one system, and MPC) and `hardware` (actuation, safety, devices, protocol, the real-time
+//! loop, steering). Everything public is re-exported here, flat.
 
+mod actuators;
 mod control;
 mod environment;
 mod hardware;
@@ -30,8 +31,8 @@ pub use nalgebra;
 // The robot model.
 pub use robot::dynamics::{forward_dynamics, solve_spd_in_place, ForwardDynamicsError};
 pub use robot::model::{
-    ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model, ParamSet, PlaneOfMotion,
-    SoftSectionInfo, ThrusterInfo, UnknownParameter,
+    ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model, ParamSet, SoftSectionInfo,
+    ThrusterInfo, UnknownParameter,
 };
 pub use robot::parameter_rules::{check_rule, physical_inertia, RuleKind};
 pub use robot::registry::{RobotInfo, RobotVisitor};
@@ -40,6 +41,7 @@ pub use robot::state::State;
 // Terrain and contact.
 pub use environment::contact::{ContactLaw, ContactSample, FrictionAnisotropy, FrictionLaw};
 pub use environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
+pub use environment::plane::PlaneOfMotion;
 pub use environment::terrain::{SurfaceContact, Terrain};
 
 // Integration.
@@ -55,15 +57,17 @@ pub use soft::limb::{robot_centre_of_gravity, CurveParameters, Limb, MountedLimb
 pub use soft::real::{Dual, Real};
 pub use soft::stumpff::stumpff;
 
+// Actuators.
+pub use actuators::actuator_response::{ActuatorResponse, ResponseState};
+pub use actuators::muscle_drive::{JointspaceToPressure, Muscle, MuscleDrive, MuscleInfo};
+pub use actuators::pd::JointPd;
+pub use actuators::valve_wave::ValveWave;
+
 // Control laws.
-pub use control::actuator_response::{ActuatorResponse, ResponseState};
 pub use control::admittance::{AdmittanceController, AdmittanceGains};
 pub use control::gait::Serpenoid;
 pub use control::limb_gait::{LimbGait, LimbMotion};
-pub use control::muscle_drive::{JointspaceToPressure, Muscle, MuscleDrive, MuscleInfo};
-pub use control::pd::JointPd;
 pub use control::rolling::{PneumaticMuscles, RollingGait};
-pub use control::valve_wave::ValveWave;
 
 // Simulation and planning.
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};

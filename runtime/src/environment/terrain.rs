@@ -1,7 +1,7 @@
 //! Terrains the robot touches: flat ground, a stair step, a pipe; signed penetration depth
 //! and surface normal at a point.
 
-use crate::robot::model::PlaneOfMotion;
+use crate::environment::plane::PlaneOfMotion;
 use nalgebra::Vector3;
 use std::fmt;
 

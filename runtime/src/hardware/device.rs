@@ -2,7 +2,7 @@
 //! logs every value with its time to CSV around any device, and a replayer that feeds a
 //! recording back to any device.
 
-use crate::control::muscle_drive::{Muscle, MuscleInfo};
+use crate::actuators::muscle_drive::{Muscle, MuscleInfo};
 use crate::hardware::actuation::{DeviceValue, PressureMap};
 use crate::integration::integrator::{IntegrationError, Integrator};
 use crate::integration::rk4::RungeKutta4;

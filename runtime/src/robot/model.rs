@@ -1,10 +1,11 @@
 //! The `Model` trait that every generated robot implements, and the metadata it carries.
 
-use crate::control::actuator_response::ActuatorResponse;
-use crate::control::muscle_drive::{Muscle, MuscleInfo};
-use crate::control::pd::JointPd;
-use crate::control::valve_wave::ValveWave;
+use crate::actuators::actuator_response::ActuatorResponse;
+use crate::actuators::muscle_drive::{Muscle, MuscleInfo};
+use crate::actuators::pd::JointPd;
+use crate::actuators::valve_wave::ValveWave;
 use crate::environment::contact::{ContactLaw, FrictionAnisotropy, FrictionLaw};
+use crate::environment::plane::PlaneOfMotion;
 use crate::environment::terrain::Terrain;
 use nalgebra::{SMatrix, SVector, Vector3};
 use std::fmt;
@@ -76,17 +77,6 @@ pub struct ThrusterInfo {
     pub body: &'static str,
     /// Unit direction of positive thrust in the body's frame.
     pub direction: [f64; 3],
-}
-
-/// The plane a planar robot moves in, or spatial motion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlaneOfMotion {
-    /// Vertical plane: x forward, z up (pedal wave).
-    Xz,
-    /// Horizontal plane: x forward, y left (lateral undulation).
-    Xy,
-    /// Full 3D motion.
-    Spatial,
 }
 
 /// Contact and terrain defaults from the spec's `[environment]` table.

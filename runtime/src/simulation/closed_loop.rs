@@ -2,9 +2,9 @@
 //! tracked by joint servos and the optional admittance controller, as one closed-loop
 //! second-order system that any integrator can step.
 
+use crate::actuators::pd::JointPd;
 use crate::control::admittance::{AdmittanceController, AdmittanceGains};
 use crate::control::gait::Serpenoid;
-use crate::control::pd::JointPd;
 use crate::environment::contact::ContactLaw;
 use crate::environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
 use crate::environment::terrain::Terrain;

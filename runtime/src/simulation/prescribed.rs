@@ -12,7 +12,7 @@
 //! integrator state: the integrated copies are overwritten with the exact values at every
 //! period, and the right-hand side uses the exact values throughout.
 
-use crate::control::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
+use crate::actuators::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
 use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
 use crate::robot::dynamics::solve_spd_in_place;
 use crate::robot::model::Model;

@@ -14,7 +14,7 @@
 //! Coordinates: (p_x, p_y, theta_1), the centre of mass and the first link's heading; the
 //! curvatures are not state (they follow the responses in closed form).
 
-use crate::control::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
+use crate::actuators::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
 use crate::environment::contact::ContactLaw;
 use crate::environment::contact::FrictionLaw;
 use crate::integration::integrator::{IntegrationError, SecondOrderSystem};
@@ -259,7 +259,7 @@ mod tests {
     fn without_anisotropy_the_chain_goes_nowhere() {
         // Seed notes T8: the wheels' anisotropy is what propels the chain.
         let run = |mut c: SimplifiedChain<5>| {
-            let wave = crate::control::valve_wave::ValveWave {
+            let wave = crate::actuators::valve_wave::ValveWave {
                 temporal_frequency: std::f64::consts::TAU * 1.5,
                 delay: std::f64::consts::FRAC_PI_2,
                 offset: 0.0,
