@@ -10,24 +10,15 @@
 //! each body's absolute angle as a sum of coordinates, nothing is expanded, and zero
 //! derivatives are skipped.
 //!
-//! Some helpers here (atoms from numbers and spec expressions, rotations) are shared with
-//! `local.rs`.
+//! Its atom arithmetic and rotations are its own (the generation path has its copy in
+//! `symbolic.rs`): the two share only the names of the symbols, the interface through which
+//! their outputs are compared.
 
 use crate::expr::{shortest_decimal, Expr, Number};
 use crate::model::{CoordinateKind, Inertia, Robot};
 use crate::spec::{BaseKind, JointKind};
+use crate::symbolic::{param_symbol, q_symbol, qd_symbol};
 use symbolica::prelude::*;
-
-/// Symbol names used in derived expressions.
-pub fn q_symbol(i: usize) -> String {
-    format!("q{i}")
-}
-pub fn qd_symbol(i: usize) -> String {
-    format!("qd{i}")
-}
-pub fn param_symbol(name: &str) -> String {
-    format!("p_{name}")
-}
 
 /// Everything derived for one robot, as symbolica expressions.
 pub struct Derived {
@@ -47,7 +38,7 @@ pub struct Derived {
     pub angular_momentum: [Atom; 3],
 }
 
-pub(crate) fn zero() -> Atom {
+fn zero() -> Atom {
     Atom::num(0)
 }
 
@@ -65,7 +56,7 @@ fn number_text(v: f64) -> String {
     }
 }
 
-pub(crate) fn number(v: f64) -> Atom {
+fn number(v: f64) -> Atom {
     parse!(&number_text(v))
 }
 
@@ -85,7 +76,7 @@ fn floats_out(e: &Expr, floats: &mut Vec<f64>) -> Expr {
 }
 
 /// A spec expression as an atom over `p_` parameter symbols, every number exact.
-pub(crate) fn from_expr(e: &Expr) -> Atom {
+fn from_expr(e: &Expr) -> Atom {
     let mut floats = Vec::new();
     let without_floats = floats_out(e, &mut floats);
     let renamed = without_floats.rename(&|s| {
@@ -105,15 +96,15 @@ pub(crate) fn from_expr(e: &Expr) -> Atom {
     parse!(&text)
 }
 
-pub(crate) fn sym(name: &str) -> Atom {
+fn sym(name: &str) -> Atom {
     parse!(name)
 }
 
-pub(crate) fn call(f: &str, a: &Atom) -> Atom {
+fn call(f: &str, a: &Atom) -> Atom {
     parse!(&format!("{f}({a})"))
 }
 
-pub(crate) fn add(a: &Atom, b: &Atom) -> Atom {
+fn add(a: &Atom, b: &Atom) -> Atom {
     if a.is_zero() {
         return b.clone();
     }
@@ -123,38 +114,38 @@ pub(crate) fn add(a: &Atom, b: &Atom) -> Atom {
     a + b
 }
 
-pub(crate) fn mul(a: &Atom, b: &Atom) -> Atom {
+fn mul(a: &Atom, b: &Atom) -> Atom {
     if a.is_zero() || b.is_zero() {
         return zero();
     }
     a * b
 }
 
-pub(crate) type Vec3 = [Atom; 3];
-pub(crate) type Mat3 = [[Atom; 3]; 3];
+type Vec3 = [Atom; 3];
+type Mat3 = [[Atom; 3]; 3];
 
-pub(crate) fn vadd(a: &Vec3, b: &Vec3) -> Vec3 {
+fn vadd(a: &Vec3, b: &Vec3) -> Vec3 {
     [add(&a[0], &b[0]), add(&a[1], &b[1]), add(&a[2], &b[2])]
 }
 
-pub(crate) fn vscale(a: &Vec3, s: &Atom) -> Vec3 {
+fn vscale(a: &Vec3, s: &Atom) -> Vec3 {
     [mul(&a[0], s), mul(&a[1], s), mul(&a[2], s)]
 }
 
-pub(crate) fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
+fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
     let d = |x: &Atom, y: &Atom, z: &Atom, w: &Atom| add(&mul(x, y), &mul(&number(-1.0), &mul(z, w)));
     [d(&a[1], &b[2], &a[2], &b[1]), d(&a[2], &b[0], &a[0], &b[2]), d(&a[0], &b[1], &a[1], &b[0])]
 }
 
-pub(crate) fn dot(a: &Vec3, b: &Vec3) -> Atom {
+fn dot(a: &Vec3, b: &Vec3) -> Atom {
     add(&add(&mul(&a[0], &b[0]), &mul(&a[1], &b[1])), &mul(&a[2], &b[2]))
 }
 
-pub(crate) fn mat_vec(m: &Mat3, v: &Vec3) -> Vec3 {
+fn mat_vec(m: &Mat3, v: &Vec3) -> Vec3 {
     [dot(&m[0], v), dot(&m[1], v), dot(&m[2], v)]
 }
 
-pub(crate) fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
+fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
     let col = |j: usize| [b[0][j].clone(), b[1][j].clone(), b[2][j].clone()];
     let c = [col(0), col(1), col(2)];
     [
@@ -169,16 +160,16 @@ fn transpose(a: &Mat3) -> Mat3 {
     [[e(0, 0), e(0, 1), e(0, 2)], [e(1, 0), e(1, 1), e(1, 2)], [e(2, 0), e(2, 1), e(2, 2)]]
 }
 
-pub(crate) fn identity() -> Mat3 {
+fn identity() -> Mat3 {
     [[number(1.0), zero(), zero()], [zero(), number(1.0), zero()], [zero(), zero(), number(1.0)]]
 }
 
-pub(crate) fn constant_vec(v: [f64; 3]) -> Vec3 {
+fn constant_vec(v: [f64; 3]) -> Vec3 {
     [number(v[0]), number(v[1]), number(v[2])]
 }
 
 /// Rotation by `angle` about the constant unit `axis` (Rodrigues).
-pub(crate) fn axis_angle(axis: [f64; 3], angle: &Atom) -> Mat3 {
+fn axis_angle(axis: [f64; 3], angle: &Atom) -> Mat3 {
     let c = call("cos", angle);
     let s = call("sin", angle);
     let one_minus_c = add(&number(1.0), &mul(&number(-1.0), &c));

@@ -3,10 +3,11 @@
 //! whole-body expansion kept as a test oracle).
 
 use crate::dag::{Dag, Input, NodeId};
-use crate::derive::{param_symbol, q_symbol, qd_symbol, Derived};
+use crate::derive::Derived;
 use crate::expr;
 use crate::model::Robot;
 use crate::spatial::{Articulated, Motion};
+use crate::symbolic::{param_symbol, q_symbol, qd_symbol};
 use symbolica::prelude::Atom;
 
 /// A robot's equations of motion and kinematics, as DAG nodes.

@@ -20,8 +20,8 @@
 
 use crate::dag::{Dag, NodeId};
 use crate::quadrature::gauss_legendre;
-use crate::recursive::Frame;
 use crate::spatial::{Articulated, Force, Motion, Vec3};
+use crate::tree::Frame;
 
 /// Gauss-Legendre strips along a rigid hull for the quadratic cross-flow drag.
 const STRIPS: usize = 4;

@@ -22,6 +22,8 @@ mod section;
 mod section_pass;
 mod spatial;
 mod spec;
+mod symbolic;
+mod tree;
 mod validate;
 
 pub use derive::{derive, Derived};

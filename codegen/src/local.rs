@@ -9,9 +9,9 @@
 //! rotated axes, R = Rz Ry Rx), so every joint of the tree moves one coordinate about an axis
 //! fixed in its link and one algorithm serves every base.
 
-use crate::derive::{add, axis_angle, from_expr, identity, mat_mul, mul, number, q_symbol, sym, zero, Mat3, Vec3};
 use crate::model::{ContactPoint, Elasticity, Inertia, Robot, SectionKind, SoftSection};
 use crate::spec::{BaseKind, JointKind};
+use crate::symbolic::{add, axis_angle, from_expr, identity, mat_mul, mul, number, q_symbol, sym, zero, Mat3, Vec3};
 use symbolica::prelude::*;
 
 /// How a link moves relative to its parent.
@@ -382,8 +382,8 @@ fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink 
                 .iter()
                 .map(|angle| {
                     let angle = from_expr(angle);
-                    let cos = crate::derive::call("cos", &angle);
-                    let sin = crate::derive::call("sin", &angle);
+                    let cos = crate::symbolic::call("cos", &angle);
+                    let sin = crate::symbolic::call("sin", &angle);
                     [number(1.0 / 3.0), mul(&per_radius, &cos).expand(), mul(&per_radius, &sin).expand()]
                 })
                 .collect()

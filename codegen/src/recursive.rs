@@ -16,14 +16,15 @@
 //! every body's pose from the base, and its size grows with the entries of M.
 
 use crate::dag::{Dag, Input, NodeId};
-use crate::derive::from_expr;
 use crate::equations::{ArticulatedBody, AtomReader, ContactFrame, Equations};
 use crate::hydrodynamics::{self, WaterNodes, WaterRows};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
 use crate::model::Robot;
 use crate::section::section_kinematics;
 use crate::section_pass::{section_rows, section_state, Pieces, Rows, SectionState, Station};
-use crate::spatial::{Articulated, Force, Inertia, InertiaRate, Mat3, Motion, Vec3};
+use crate::spatial::{Articulated, Force, Mat3, Motion, Vec3};
+use crate::symbolic::from_expr;
+use crate::tree::{body_state, BodyState, Composite, Frame};
 use std::collections::HashMap;
 
 /// Segments of each section's drawn centre line (points at xi = k / 6).
@@ -46,20 +47,77 @@ struct LinkState {
     section: Option<SectionState>,
 }
 
-/// A body's inertia quantities, about the world origin.
-pub(crate) struct BodyState {
-    pub inertia: Inertia,
-    pub momentum: Force,
-    /// Newton-Euler force at zero joint acceleration: I a + v x* I v.
-    pub force: Force,
-    /// The velocity-product force v x* I v.
-    pub gyroscopic: Force,
-    pub rate: InertiaRate,
+/// What the passes after the forward and composite passes read: the robot, its links with
+/// their world state, and each coordinate's world motion subspace with its rate.
+struct Tree<'a> {
+    robot: &'a Robot,
+    reader: AtomReader<'a>,
+    links: &'a [Link],
+    states: &'a [LinkState],
+    subspaces: Vec<Option<(Motion, Motion)>>,
+    pieces: Option<&'a Pieces>,
+    gravity: NodeId,
+    zero: NodeId,
 }
 
-/// Builds every output of the generated module from the robot's links.
+impl Tree<'_> {
+    fn coordinates(&self) -> usize {
+        self.robot.coordinates.len()
+    }
+
+    /// The motion subspace of coordinate `j` and its rate.
+    fn subspace(&self, j: usize) -> Result<(Motion, Motion), String> {
+        self.subspaces[j].ok_or_else(|| "a coordinate without a joint".to_string())
+    }
+}
+
+/// The rows of the equations per coordinate: M, C qd, the Christoffel C and G, and a
+/// section's elastic energy, damping and stiffness.
+struct CoordinateRows {
+    mass_matrix: Vec<Vec<NodeId>>,
+    coriolis: Vec<NodeId>,
+    coriolis_matrix: Vec<Vec<NodeId>>,
+    gravity: Vec<NodeId>,
+    elastic_energy: Vec<NodeId>,
+    damping: Vec<NodeId>,
+    damping_slope: Vec<NodeId>,
+    stiffness: Vec<NodeId>,
+}
+
+/// Water's contributions beside the rows it adds to (`hydrodynamics.rs`).
+#[derive(Default)]
+struct WaterOutputs {
+    force: Vec<NodeId>,
+    dissipation: Option<NodeId>,
+    hulls: Vec<(String, Articulated, Articulated)>,
+}
+
+/// Contact points' kinematics and their frames.
+#[derive(Default)]
+struct ContactOutputs {
+    positions: Vec<Vec3>,
+    velocities: Vec<Vec3>,
+    axes: Vec<Vec3>,
+    jacobians: Vec<Vec<Vec3>>,
+    frames: Vec<ContactFrame>,
+    frame_of: Vec<usize>,
+}
+
+/// Whole-robot quantities from the root composites.
+struct WholeRobot {
+    total_mass: NodeId,
+    center_of_mass: Vec3,
+    momentum: Force,
+    /// Gravity's, the sections' elastic and water's potential energy.
+    potential_energy: NodeId,
+}
+
+/// Builds every output of the generated module from the robot's links, pass by pass:
+/// forward (poses, subspaces, velocities, bodies), composites (child to parent), the rows
+/// per coordinate, water, thrusters, whole-robot quantities, contact points, centre lines,
+/// and the articulated-body algorithm. The passes run in this order, which is also the
+/// order the DAG's nodes are made in.
 pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
-    let n = robot.coordinates.len();
     let reader = AtomReader { robot };
     let mut dag = Dag::default();
     let gravity = dag.input(Input::Param(
@@ -73,14 +131,70 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let states = forward_pass(&mut dag, &reader, links, pieces.as_ref())?;
     let (composites, beyond) = composites(&mut dag, links, &states);
 
-    // Per coordinate.
     let zero = dag.number(0.0);
-    let mut mass_matrix = vec![vec![zero; n]; n];
-    let mut coriolis = vec![zero; n];
-    let mut coriolis_matrix = vec![vec![zero; n]; n];
-    let mut gravity_force = vec![zero; n];
+    let tree = Tree {
+        robot,
+        reader,
+        links,
+        states: &states,
+        subspaces: subspaces(&states, robot.coordinates.len()),
+        pieces: pieces.as_ref(),
+        gravity,
+        zero,
+    };
+    let mut rows = coordinate_rows(&mut dag, &tree, &composites, &beyond)?;
+    let water = match &robot.water {
+        Some(water) => immerse_hulls(&mut dag, &tree, water, &mut rows)?,
+        None => WaterOutputs::default(),
+    };
+    let thruster_columns = thruster_columns(&mut dag, &tree)?;
+    let whole = whole_robot(&mut dag, &tree, &composites, rows.elastic_energy);
+    let contacts = contact_points(&mut dag, &tree)?;
+    let centre_line = centre_lines(&mut dag, &tree)?;
+
+    // The articulated-body algorithm needs every joint's motion to be a rigid body's; soft
+    // sections move many slices along different columns, so their robots factorise M.
+    // Added mass is not a rigid body's inertia either: robots in water factorise M too.
+    let articulated = match states.iter().any(|s| s.section.is_some()) || robot.water.is_some() {
+        true => None,
+        false => Some(articulated_body(&mut dag, links, &states, gravity, robot.coordinates.len())),
+    };
+
+    Ok(Equations {
+        dag,
+        mass_matrix: rows.mass_matrix,
+        coriolis: rows.coriolis,
+        coriolis_matrix: rows.coriolis_matrix,
+        gravity: rows.gravity,
+        potential_energy: whole.potential_energy,
+        contact_positions: contacts.positions,
+        contact_velocities: contacts.velocities,
+        contact_axes: contacts.axes,
+        contact_jacobians: contacts.jacobians,
+        contact_frames: contacts.frames,
+        contact_frame_of: contacts.frame_of,
+        frame_motion: states.iter().any(|s| s.section.is_some()),
+        center_of_mass: whole.center_of_mass,
+        total_mass: whole.total_mass,
+        linear_momentum: whole.momentum.f,
+        angular_momentum: whole.momentum.n,
+        articulated,
+        damping: rows.damping,
+        damping_slope: rows.damping_slope,
+        stiffness: rows.stiffness,
+        centre_line,
+        hydrodynamic_force: water.force,
+        hydrodynamic_dissipation: water.dissipation,
+        hulls: water.hulls,
+        thruster_columns,
+    })
+}
+
+/// Each coordinate's world motion subspace and rate: a joint's own, and below a section its
+/// coordinates' columns at the tip (which move everything beyond it).
+fn subspaces(states: &[LinkState], n: usize) -> Vec<Option<(Motion, Motion)>> {
     let mut subspaces: Vec<Option<(Motion, Motion)>> = vec![None; n];
-    for state in &states {
+    for state in states {
         if let Some((k, s, sd)) = state.joint {
             subspaces[k] = Some((s, sd));
         }
@@ -91,6 +205,24 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
             }
         }
     }
+    subspaces
+}
+
+/// M by the composite rigid body algorithm, C qd by Newton-Euler, G from composite inertias
+/// and the Christoffel C in composite form, per joint; a section's rows from its slices and
+/// what hangs from its tip (`section_pass.rs`), with its elasticity and damping.
+fn coordinate_rows(
+    dag: &mut Dag,
+    tree: &Tree,
+    composites: &[Option<Composite>],
+    beyond: &[Option<Composite>],
+) -> Result<CoordinateRows, String> {
+    let (n, zero, gravity) = (tree.coordinates(), tree.zero, tree.gravity);
+    let (links, states) = (tree.links, tree.states);
+    let mut mass_matrix = vec![vec![zero; n]; n];
+    let mut coriolis = vec![zero; n];
+    let mut coriolis_matrix = vec![vec![zero; n]; n];
+    let mut gravity_force = vec![zero; n];
     let up = {
         let z = dag.number(0.0);
         Motion { w: [z, z, z], v: [z, z, gravity] }
@@ -104,7 +236,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
             let own = &section.frame.coordinates;
             let mut above = Vec::new();
             for &j in state.path.iter().filter(|j| !own.contains(j)) {
-                let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
+                let (s_j, sd_j) = tree.subspace(j)?;
                 above.push((j, s_j, sd_j));
             }
             let rows = Rows {
@@ -113,13 +245,13 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 coriolis_matrix: &mut coriolis_matrix,
                 gravity: &mut gravity_force,
             };
-            section_rows(&mut dag, section, beyond[index].as_ref(), &above, &up, rows);
+            section_rows(dag, section, beyond[index].as_ref(), &above, &up, rows);
             for (a, &k) in own.iter().enumerate() {
                 let rate = dag.input(Input::Qd(k));
                 damping[k] = dag.mul2(section.damping, rate);
                 damping_slope[k] = section.damping;
                 if let Some(viscosity) = &section.viscosity {
-                    let (force, slope) = viscosity.force(&mut dag, rate);
+                    let (force, slope) = viscosity.force(dag, rate);
                     damping[k] = dag.add2(damping[k], force);
                     damping_slope[k] = dag.add2(damping_slope[k], slope);
                 }
@@ -135,7 +267,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         let projected = dag.inertia_times(&inertia, &s_i);
         let projected = dag.pin_force(projected, &format!("{name}_projected_inertia"));
         for &j in &state.path {
-            let (s_j, _) = subspaces[j].ok_or("a coordinate without a joint")?;
+            let (s_j, _) = tree.subspace(j)?;
             let entry = dag.force_dot_motion(&projected, &s_j);
             mass_matrix[i][j] = entry;
             mass_matrix[j][i] = entry;
@@ -157,7 +289,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         let column = dag.add_force(&inertia_sd, &b_s);
         let column = dag.pin_force(column, &format!("{name}_coriolis_column"));
         for &j in &state.path {
-            let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
+            let (s_j, sd_j) = tree.subspace(j)?;
             let from_rate = dag.force_dot_motion(&projected, &sd_j);
             let from_b = dag.force_dot_motion(&bt_s, &s_j);
             coriolis_matrix[i][j] = dag.add2(from_rate, from_b);
@@ -167,20 +299,39 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         }
     }
 
-    // Water: buoyancy, added mass and drag of every hull.
-    let mut hydrodynamic_force = Vec::new();
-    let mut hydrodynamic_dissipation = None;
+    Ok(CoordinateRows {
+        mass_matrix,
+        coriolis,
+        coriolis_matrix,
+        gravity: gravity_force,
+        elastic_energy,
+        damping,
+        damping_slope,
+        stiffness,
+    })
+}
+
+/// Water: buoyancy, added mass and drag of every hull, added to the rows; the drag and its
+/// dissipation function, and each rigid hull's added mass and linear drag.
+fn immerse_hulls(
+    dag: &mut Dag,
+    tree: &Tree,
+    water: &crate::model::Water,
+    rows: &mut CoordinateRows,
+) -> Result<WaterOutputs, String> {
+    let (n, zero, gravity) = (tree.coordinates(), tree.zero, tree.gravity);
+    let (robot, links, states, reader) = (tree.robot, tree.links, tree.states, &tree.reader);
     let mut hulls = Vec::new();
-    if let Some(water) = &robot.water {
+    {
         let node = |dag: &mut Dag, e: &crate::expr::Expr| reader.node(dag, &from_expr(e));
         let nodes = WaterNodes {
-            density: node(&mut dag, &water.density)?,
-            added_mass_coefficient: node(&mut dag, &water.added_mass_coefficient)?,
-            surge_added_mass: node(&mut dag, &water.surge_added_mass)?,
-            drag_coefficient: node(&mut dag, &water.drag_coefficient)?,
-            surge_linear_drag: node(&mut dag, &water.surge_linear_drag)?,
-            roll_linear_drag: node(&mut dag, &water.roll_linear_drag)?,
-            reference_speed: node(&mut dag, &water.reference_speed)?,
+            density: node(dag, &water.density)?,
+            added_mass_coefficient: node(dag, &water.added_mass_coefficient)?,
+            surge_added_mass: node(dag, &water.surge_added_mass)?,
+            drag_coefficient: node(dag, &water.drag_coefficient)?,
+            surge_linear_drag: node(dag, &water.surge_linear_drag)?,
+            roll_linear_drag: node(dag, &water.roll_linear_drag)?,
+            reference_speed: node(dag, &water.reference_speed)?,
             gravity,
         };
         let mut drag = vec![zero; n];
@@ -189,23 +340,23 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         for (index, state) in states.iter().enumerate() {
             let Some(hull) = links[index].body.and_then(|b| robot.bodies[b].hull.as_ref()) else { continue };
             let name = &links[index].name;
-            let radius = node(&mut dag, &hull.radius)?;
-            let mut rows = WaterRows {
-                mass_matrix: &mut mass_matrix,
-                coriolis: &mut coriolis,
-                coriolis_matrix: &mut coriolis_matrix,
-                gravity: &mut gravity_force,
+            let radius = node(dag, &hull.radius)?;
+            let mut water_rows = WaterRows {
+                mass_matrix: &mut rows.mass_matrix,
+                coriolis: &mut rows.coriolis,
+                coriolis_matrix: &mut rows.coriolis_matrix,
+                gravity: &mut rows.gravity,
                 potential: &mut water_potential,
                 drag: &mut drag,
                 dissipation: &mut dissipation,
             };
             match &state.section {
                 Some(section) => {
-                    let rest_length = node(&mut dag, &hull.length)?;
+                    let rest_length = node(dag, &hull.length)?;
                     let own = &section.frame.coordinates;
                     let mut above = Vec::new();
                     for &j in state.path.iter().filter(|j| !own.contains(j)) {
-                        let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
+                        let (s_j, sd_j) = tree.subspace(j)?;
                         above.push((j, s_j, sd_j));
                     }
                     let quadrature = links[index].section.as_ref().map(|s| s.quadrature.clone()).unwrap_or_default();
@@ -214,31 +365,31 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                         for (a, &j) in own.iter().enumerate() {
                             columns.push((j, slice.columns[a], slice.column_rates[a]));
                         }
-                        let slice_hull = hydrodynamics::slice(&mut dag, &nodes, radius, rest_length, weight);
+                        let slice_hull = hydrodynamics::slice(dag, &nodes, radius, rest_length, weight);
                         hydrodynamics::immerse(
-                            &mut dag,
+                            dag,
                             &format!("{name}_slice{k}"),
                             &slice_hull,
                             &nodes,
                             &slice.frame,
                             &columns,
-                            &mut rows,
+                            &mut water_rows,
                         );
                     }
                 }
                 None => {
-                    let length = node(&mut dag, &hull.length)?;
-                    let start = node(&mut dag, &hull.start)?;
+                    let length = node(dag, &hull.length)?;
+                    let start = node(dag, &hull.start)?;
                     let centre = [
-                        node(&mut dag, &hull.center_of_buoyancy[0])?,
-                        node(&mut dag, &hull.center_of_buoyancy[1])?,
-                        node(&mut dag, &hull.center_of_buoyancy[2])?,
+                        node(dag, &hull.center_of_buoyancy[0])?,
+                        node(dag, &hull.center_of_buoyancy[1])?,
+                        node(dag, &hull.center_of_buoyancy[2])?,
                     ];
-                    let rigid_hull = hydrodynamics::cylinder(&mut dag, &nodes, radius, length, start, centre);
+                    let rigid_hull = hydrodynamics::cylinder(dag, &nodes, radius, length, start, centre);
                     hulls.push((name.clone(), rigid_hull.added_mass, rigid_hull.linear_drag));
                     let mut columns = Vec::new();
                     for &j in &state.path {
-                        let (s_j, sd_j) = subspaces[j].ok_or("a coordinate without a joint")?;
+                        let (s_j, sd_j) = tree.subspace(j)?;
                         columns.push((j, s_j, sd_j));
                     }
                     let frame = Frame {
@@ -247,18 +398,22 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                         velocity: state.velocity,
                         bias: state.bias_acceleration,
                     };
-                    hydrodynamics::immerse(&mut dag, name, &rigid_hull, &nodes, &frame, &columns, &mut rows);
+                    hydrodynamics::immerse(dag, name, &rigid_hull, &nodes, &frame, &columns, &mut water_rows);
                 }
             }
         }
-        elastic_energy.extend(water_potential);
-        hydrodynamic_force = drag;
-        hydrodynamic_dissipation = Some(dag.add(dissipation));
+        rows.elastic_energy.extend(water_potential);
+        let dissipation = dag.add(dissipation);
+        Ok(WaterOutputs { force: drag, dissipation: Some(dissipation), hulls })
     }
+}
 
-    // Thrusters: the generalized force of a unit thrust, S_j . (c x d; d) along the path of
-    // the carrying body, with c the point of attack and d the direction in the world (the
-    // configuration matrix of eqs 35-37).
+/// Thrusters: the generalized force of a unit thrust, S_j . (c x d; d) along the path of the
+/// carrying body, with c the point of attack and d the direction in the world (the
+/// configuration matrix of eqs 35-37).
+fn thruster_columns(dag: &mut Dag, tree: &Tree) -> Result<Vec<Vec<NodeId>>, String> {
+    let (n, zero) = (tree.coordinates(), tree.zero);
+    let (robot, links, states, reader) = (tree.robot, tree.links, tree.states, &tree.reader);
     let mut thruster_columns = Vec::new();
     for thruster in &robot.thrusters {
         let index = links
@@ -268,7 +423,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         let state = &states[index];
         let mut local = [zero; 3];
         for (a, e) in thruster.position.iter().enumerate() {
-            local[a] = reader.node(&mut dag, &from_expr(e))?;
+            local[a] = reader.node(dag, &from_expr(e))?;
         }
         let offset = dag.mat_vec3(&state.rotation, &local);
         let point = dag.add3(&state.position, &offset);
@@ -279,13 +434,24 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         let wrench = Force { n: dag.cross3(&point, &direction), f: direction };
         let mut column = vec![zero; n];
         for &j in &state.path {
-            let (s_j, _) = subspaces[j].ok_or("a coordinate without a joint")?;
+            let (s_j, _) = tree.subspace(j)?;
             column[j] = dag.force_dot_motion(&wrench, &s_j);
         }
         thruster_columns.push(column);
     }
 
-    // Whole-robot quantities from the root composites.
+    Ok(thruster_columns)
+}
+
+/// Whole-robot quantities from the root composites: mass, centre of mass, momentum, and the
+/// potential energy (gravity's added to the other potential energies).
+fn whole_robot(
+    dag: &mut Dag,
+    tree: &Tree,
+    composites: &[Option<Composite>],
+    mut elastic_energy: Vec<NodeId>,
+) -> WholeRobot {
+    let (links, gravity) = (tree.links, tree.gravity);
     let roots: Vec<usize> = (0..links.len()).filter(|&i| links[i].parent.is_none()).collect();
     let mut total = dag.number(0.0);
     let mut first_moment = dag.zero3();
@@ -303,8 +469,14 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let inverse_total = dag.powi(total, -1);
     let center_of_mass = dag.scale3(&first_moment, inverse_total);
 
-    // Contact points: positions, velocities, axes and Jacobian columns from their link's
-    // pose, velocity and the motion subspaces on its path.
+    WholeRobot { total_mass: total, center_of_mass, momentum, potential_energy }
+}
+
+/// Contact points: positions, velocities, axes and Jacobian columns from their link's pose,
+/// velocity and the motion subspaces on its path, and the frames they share.
+fn contact_points(dag: &mut Dag, tree: &Tree) -> Result<ContactOutputs, String> {
+    let n = tree.coordinates();
+    let (robot, links, states, reader, pieces) = (tree.robot, tree.links, tree.states, &tree.reader, tree.pieces);
     let mut link_of_body = vec![0; robot.bodies.len()];
     for (index, link) in links.iter().enumerate() {
         if let Some(b) = link.body {
@@ -333,11 +505,11 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                     let pieces = pieces.as_ref().ok_or("a soft section without its local pieces")?;
                     let label =
                         format!("{}_ring{}", links[index].name, rings.keys().filter(|(l, _)| *l == index).count());
-                    let station = section.frame.station(&mut dag, pieces, skin.xi, &label, false)?;
+                    let station = section.frame.station(dag, pieces, skin.xi, &label, false)?;
                     rings.insert(key, station);
                 }
                 let ring = &rings[&key];
-                let radius = reader.node(&mut dag, &from_expr(&skin.radius))?;
+                let radius = reader.node(dag, &from_expr(&skin.radius))?;
                 let axes = match scaled_axes.get(&(key.0, key.1, radius)) {
                     Some(axes) => *axes,
                     None => {
@@ -363,7 +535,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                 (ring.rotation, ring.position, ring.velocity, offset, own, Some(radius))
             }
             _ => {
-                let local = reader.vec3(&mut dag, &contact_point_offset(point))?;
+                let local = reader.vec3(dag, &contact_point_offset(point))?;
                 (
                     state.rotation,
                     state.position,
@@ -384,7 +556,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         for &j in &state.path {
             let s_j = match own.iter().find(|(k, _)| *k == j) {
                 Some((_, column)) => *column,
-                None => subspaces[j].ok_or("a coordinate without a joint")?.0,
+                None => tree.subspace(j)?.0,
             };
             path_columns.push((j, s_j));
         }
@@ -408,7 +580,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
                     None => links[index].name.clone(),
                 };
                 let at = [dag.input(Input::Point(0)), dag.input(Input::Point(1)), dag.input(Input::Point(2))];
-                let columns = columns_at(&mut dag, &at);
+                let columns = columns_at(dag, &at);
                 let motion = path_columns.clone();
                 let axis = Dag::column3(&rotation, 0);
                 frame_keys.push(frame_key);
@@ -424,14 +596,26 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
             contact_frames[frame].radius = None;
         }
         contact_frame_of.push(frame);
-        let columns = columns_at(&mut dag, &position);
+        let columns = columns_at(dag, &position);
         contact_positions.push(position);
         contact_velocities.push(velocity);
         contact_axes.push(Dag::column3(&rotation, 0));
         contact_jacobians.push(columns);
     }
 
-    // Points along each section's centre line, for drawing it.
+    Ok(ContactOutputs {
+        positions: contact_positions,
+        velocities: contact_velocities,
+        axes: contact_axes,
+        jacobians: contact_jacobians,
+        frames: contact_frames,
+        frame_of: contact_frame_of,
+    })
+}
+
+/// Points along each section's centre line, for drawing it.
+fn centre_lines(dag: &mut Dag, tree: &Tree) -> Result<Vec<Vec3>, String> {
+    let (links, states, pieces) = (tree.links, tree.states, tree.pieces);
     let mut centre_line = Vec::new();
     for (index, state) in states.iter().enumerate() {
         if let Some(section) = &state.section {
@@ -439,47 +623,12 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
             for k in 0..=CENTRE_LINE_SEGMENTS {
                 let xi = k as f64 / CENTRE_LINE_SEGMENTS as f64;
                 let label = format!("{}_centre{k}", links[index].name);
-                centre_line.push(section.frame.station(&mut dag, pieces, xi, &label, false)?.position);
+                centre_line.push(section.frame.station(dag, pieces, xi, &label, false)?.position);
             }
         }
     }
 
-    // The articulated-body algorithm needs every joint's motion to be a rigid body's; soft
-    // sections move many slices along different columns, so their robots factorise M.
-    // Added mass is not a rigid body's inertia either: robots in water factorise M too.
-    let articulated = match states.iter().any(|s| s.section.is_some()) || robot.water.is_some() {
-        true => None,
-        false => Some(articulated_body(&mut dag, links, &states, gravity, n)),
-    };
-
-    Ok(Equations {
-        dag,
-        mass_matrix,
-        coriolis,
-        coriolis_matrix,
-        gravity: gravity_force,
-        potential_energy,
-        contact_positions,
-        contact_velocities,
-        contact_axes,
-        contact_jacobians,
-        contact_frames,
-        contact_frame_of,
-        frame_motion: states.iter().any(|s| s.section.is_some()),
-        center_of_mass,
-        total_mass: total,
-        linear_momentum: momentum.f,
-        angular_momentum: momentum.n,
-        articulated,
-        damping,
-        damping_slope,
-        stiffness,
-        centre_line,
-        hydrodynamic_force,
-        hydrodynamic_dissipation,
-        hulls,
-        thruster_columns,
-    })
+    Ok(centre_line)
 }
 
 /// A sine or cosine of a skin angle with its round-off at the multiples of pi / 2 removed
@@ -610,104 +759,6 @@ fn forward_pass(
         });
     }
     Ok(states)
-}
-
-/// A frame moving with a body: world pose, spatial velocity and bias acceleration.
-#[derive(Clone, Copy)]
-pub(crate) struct Frame {
-    pub rotation: Mat3,
-    pub position: Vec3,
-    pub velocity: Motion,
-    pub bias: Motion,
-}
-
-/// A rigid body's inertia quantities about the world origin, from its mass, centre of mass
-/// and rotational inertia (about the centre of mass) in the frame it moves with.
-pub(crate) fn body_state(
-    dag: &mut Dag,
-    name: &str,
-    mass: NodeId,
-    local_com: &Vec3,
-    local_inertia: &Mat3,
-    frame: &Frame,
-) -> BodyState {
-    let Frame { rotation, position, velocity, bias } = frame;
-    let com_offset = dag.mat_vec3(rotation, local_com);
-    let com = dag.add3(position, &com_offset);
-    let com = dag.pin3(com, &format!("{name}_com"));
-    let world_inertia = rotated_inertia(dag, rotation, local_inertia);
-    let world_inertia = dag.pin_symmetric3(world_inertia, &format!("{name}_inertia_com"));
-    let inertia = dag.body_inertia(mass, &com, &world_inertia);
-    let inertia = dag.pin_inertia(inertia, &format!("{name}_inertia"));
-    let momentum = dag.inertia_times(&inertia, velocity);
-    let momentum = dag.pin_force(momentum, &format!("{name}_momentum"));
-    let inertial = dag.inertia_times(&inertia, bias);
-    let gyroscopic = dag.force_cross(velocity, &momentum);
-    let force = dag.add_force(&inertial, &gyroscopic);
-    let spin = dag.cross3(&velocity.w, &com);
-    let com_velocity = dag.add3(&velocity.v, &spin);
-    let rate = dag.body_inertia_rate(mass, &com, &com_velocity, &velocity.w, &world_inertia);
-    BodyState { inertia, momentum, force, gyroscopic, rate }
-}
-
-/// R I R' about the centre of mass, in world axes. A body symmetric about one of its axes
-/// (a disc slice of a soft section, a cylinder, a sphere) has I = d 1 + (d_a - d) a a' in
-/// the world, with `a` that axis's world direction: 16 operations instead of about 40, and
-/// shorter expressions where the rotation is long (measured on the soft snake, whose 36 disc
-/// slices have I_yy = I_zz: its cache lost ops in proportion).
-fn rotated_inertia(dag: &mut Dag, rotation: &Mat3, local_inertia: &Mat3) -> Mat3 {
-    let zero = dag.number(0.0);
-    let diagonal = [local_inertia[0][0], local_inertia[1][1], local_inertia[2][2]];
-    let off_diagonal_zero = (0..3).all(|a| (0..3).all(|b| a == b || local_inertia[a][b] == zero));
-    // The axis whose moment differs from the other two equal ones.
-    let symmetric_axis = if !off_diagonal_zero {
-        None
-    } else if diagonal[1] == diagonal[2] {
-        Some(0)
-    } else if diagonal[0] == diagonal[2] {
-        Some(1)
-    } else if diagonal[0] == diagonal[1] {
-        Some(2)
-    } else {
-        None
-    };
-    let mut world_inertia = [[zero; 3]; 3];
-    match symmetric_axis {
-        Some(axis) => {
-            let across = diagonal[(axis + 1) % 3];
-            let excess = dag.sub(diagonal[axis], across);
-            let direction = [rotation[0][axis], rotation[1][axis], rotation[2][axis]];
-            for a in 0..3 {
-                for b in a..3 {
-                    let product = dag.mul(vec![excess, direction[a], direction[b]]);
-                    world_inertia[a][b] = if a == b { dag.add2(across, product) } else { product };
-                    world_inertia[b][a] = world_inertia[a][b];
-                }
-            }
-        }
-        None => {
-            let rotated = dag.mat_mul3(rotation, local_inertia);
-            for a in 0..3 {
-                for b in a..3 {
-                    let row = rotated[a];
-                    let column = [rotation[b][0], rotation[b][1], rotation[b][2]];
-                    world_inertia[a][b] = dag.dot3(&row, &column);
-                    world_inertia[b][a] = world_inertia[a][b];
-                }
-            }
-        }
-    }
-    world_inertia
-}
-
-/// A subtree's sums, about the world origin.
-#[derive(Clone, Copy)]
-pub(crate) struct Composite {
-    pub inertia: Inertia,
-    /// Newton-Euler force at zero joint acceleration.
-    pub force: Force,
-    pub momentum: Force,
-    pub rate: InertiaRate,
 }
 
 /// Child to parent: the composite of every subtree that has a body (None for links with no

@@ -21,7 +21,7 @@
 //! dp/dx; the recursive algorithms make the Plücker column (w_x, dp/dx - w_x x p) and its
 //! rate from these and the second partials.
 
-use crate::derive::{add, identity, mat_mul, mat_vec, mul, number, sym, zero, Mat3, Vec3};
+use crate::symbolic::{add, identity, mat_mul, mat_vec, mul, number, sym, zero, Mat3, Vec3};
 use symbolica::prelude::*;
 
 /// The shape variables, in the order of the partial derivatives below.

@@ -16,9 +16,9 @@ use crate::dag::{Dag, Function, Input, NodeId};
 use crate::equations::{read_atom, AtomReader};
 use crate::expr::{Expr, Number};
 use crate::local::{Link, SectionLink};
-use crate::recursive::{body_state, BodyState, Composite, Frame};
 use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, SHAPE_RATE, XI};
 use crate::spatial::{Force, Inertia, Mat3, Motion, Vec3};
+use crate::tree::{body_state, BodyState, Composite, Frame};
 
 /// symbolica's local pieces read once, each split into its per-station sum.
 pub(crate) struct Pieces {
