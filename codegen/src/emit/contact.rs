@@ -1,0 +1,206 @@
+//! The frame-motion contact kernels of soft robots: which frame carries each point, each
+//! frame's own columns and axis, and the columns a segment of frames shares.
+
+// The emitter's imports and helpers, shared by its files.
+use super::*;
+
+/// Most coordinates a contact frame owns: a soft section's.
+pub(super) const OWN_COLUMNS: usize = 3;
+
+/// The frame-motion contact kernels of soft robots (see `Equations::frame_motion`): which
+/// frame carries each point; per frame its own columns (a skin ring's section's) and x axis,
+/// per segment of frames the columns they share; so the runtime pays for a skin ring's own
+/// columns once however many of its points touch, and for the rest once per segment.
+pub(super) fn contact_frames(
+    equations: &Equations,
+    kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+) -> Result<(TokenStream, TokenStream), String> {
+    if !equations.frame_motion {
+        return Ok((TokenStream::new(), TokenStream::new()));
+    }
+    let dag = &equations.dag;
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    // Frames whose columns outside their own coordinates are the same expressions form a
+    // segment (a section's rings, a rigid body's frames): the runtime builds those columns
+    // and the segment's twist once, and each touching frame adds only its own columns.
+    let mut segment_keys: Vec<Vec<(usize, [NodeId; 6])>> = Vec::new();
+    let mut segment_of = Vec::with_capacity(equations.contact_frames.len());
+    let mut own_range = Vec::with_capacity(equations.contact_frames.len());
+    let mut own_arms = TokenStream::new();
+    for (f, frame) in equations.contact_frames.iter().enumerate() {
+        let first = frame.own.first().copied().unwrap_or(0);
+        if frame.own.len() > OWN_COLUMNS || frame.own.iter().enumerate().any(|(c, &j)| j != first + c) {
+            return Err(format!(
+                "contact frame `{}`: its own coordinates {:?} are not at most {OWN_COLUMNS} consecutive ones",
+                frame.name, frame.own
+            ));
+        }
+        own_range.push((first, frame.own.len()));
+        let mut key = Vec::new();
+        let mut outputs = Vec::new();
+        for &(j, column) in &frame.motion {
+            let ids = [column.w[0], column.w[1], column.w[2], column.v[0], column.v[1], column.v[2]];
+            match frame.own.iter().position(|&k| k == j) {
+                Some(c) => {
+                    let lc = idx(c);
+                    for (row, &id) in ids.iter().enumerate() {
+                        if dag.constant(id) != Some(0.0) {
+                            let lr = idx(row);
+                            outputs.push((quote!(own[(#lr, #lc)]), id));
+                        }
+                    }
+                }
+                None => key.push((j, ids)),
+            }
+        }
+        for (row, &id) in frame.axis.iter().enumerate() {
+            let lr = idx(row);
+            outputs.push((quote!(axis[#lr]), id));
+        }
+        let body = kernel(&outputs);
+        let lf = idx(f);
+        own_arms.extend(quote!(#lf => { #body }));
+        let segment = match segment_keys.iter().position(|k| *k == key) {
+            Some(s) => s,
+            None => {
+                segment_keys.push(key);
+                segment_keys.len() - 1
+            }
+        };
+        segment_of.push(segment);
+    }
+    let mut segment_arms = TokenStream::new();
+    for (segment, key) in segment_keys.iter().enumerate() {
+        let mut outputs = Vec::new();
+        for &(j, ids) in key {
+            let lj = idx(j);
+            for (row, &id) in ids.iter().enumerate() {
+                if dag.constant(id) != Some(0.0) {
+                    let lr = idx(row);
+                    outputs.push((quote!(columns[(#lr, #lj)]), id));
+                }
+            }
+        }
+        let body = kernel(&outputs);
+        let ls = idx(segment);
+        segment_arms.extend(quote!(#ls => { #body }));
+    }
+    // The broad phase: per frame its origin and bounding radius, and its points' positions.
+    let mut sphere_arms = TokenStream::new();
+    let mut position_arms = TokenStream::new();
+    // Each frame's points are consecutive (see `recursive::equations`): where they start.
+    let mut start = vec![0u16; equations.contact_frames.len() + 1];
+    for (k, &f) in equations.contact_frame_of.iter().enumerate() {
+        start[f + 1] = k as u16 + 1;
+    }
+    for (f, frame) in equations.contact_frames.iter().enumerate() {
+        let lf = idx(f);
+        let mut outputs: Vec<(TokenStream, NodeId)> =
+            frame.origin.iter().enumerate().map(|(a, &id)| (quote!(centre[#a]), id)).collect();
+        let radius = match frame.radius {
+            Some(id) => {
+                outputs.push((quote!(let radius), id));
+                quote!(radius.abs())
+            }
+            None => quote!(f64::INFINITY),
+        };
+        let body = kernel(&outputs);
+        sphere_arms.extend(quote!(#lf => { #body #radius }));
+        let mut outputs = Vec::new();
+        for (k, &of) in equations.contact_frame_of.iter().enumerate() {
+            if of == f {
+                let lk = idx(k);
+                for (a, &id) in equations.contact_positions[k].iter().enumerate() {
+                    outputs.push((quote!(out[#lk][#a]), id));
+                }
+            }
+        }
+        let body = kernel(&outputs);
+        position_arms.extend(quote!(#lf => { #body }));
+    }
+    let start = start.iter().map(|&s| Literal::u16_unsuffixed(s));
+    let frame_of = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
+    let segment_lits = segment_of.iter().map(|&s| Literal::u16_unsuffixed(s as u16));
+    let own_lits = own_range.iter().map(|&(first, count)| {
+        let (first, count) = (Literal::u16_unsuffixed(first as u16), Literal::u8_unsuffixed(count as u8));
+        quote!((#first, #count))
+    });
+    Ok((
+        quote! {
+            /// The origin of contact frame `frame` in the world (into `centre`) and the radius of
+            /// a ball about it that holds all the frame's points (infinite for frames that are
+            /// not skin rings): a broad phase, since terrain that cannot reach the ball touches
+            /// none of them.
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_frame_sphere(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, centre: &mut Vector3<f64>) -> f64 {
+                match frame {
+                    #sphere_arms
+                    _ => f64::INFINITY,
+                }
+            }
+
+            /// World positions of the contact points of frame `frame` (the others in `out`
+            /// are left as they are).
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_frame_positions_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                match frame {
+                    #position_arms
+                    _ => {}
+                }
+            }
+
+            /// World Plücker columns of the coordinates that contact segment `segment`'s frames
+            /// share (rows 0-2 angular, 3-5 linear about the world origin; zero for the frames'
+            /// own coordinates and for coordinates that do not move them).
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_segment_into(segment: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, columns: &mut SMatrix<f64, 6, DOF>) {
+                *columns = SMatrix::zeros();
+                match segment {
+                    #segment_arms
+                    _ => {}
+                }
+            }
+
+            /// World Plücker columns of contact frame `frame`'s own coordinates
+            /// (`CONTACT_FRAME_OWN`; the rest of `own` zero) and its x axis.
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_frame_own_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut SMatrix<f64, 6, 3>, axis: &mut Vector3<f64>) {
+                *own = SMatrix::zeros();
+                match frame {
+                    #own_arms
+                    _ => *axis = Vector3::zeros(),
+                }
+            }
+
+            /// Per contact frame, its segment: the frames of a segment share the columns of
+            /// every coordinate that is not their own.
+            pub const CONTACT_FRAME_SEGMENT: &[u16] = &[#(#segment_lits),*];
+
+            /// Per contact frame, the first of its own coordinates (whose columns differ from
+            /// frame to frame within its segment) and how many there are.
+            pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[#(#own_lits),*];
+        },
+        quote! {
+            const CONTACT_FRAME_OF: &'static [u16] = &[#(#frame_of),*];
+            const CONTACT_FRAME_START: &'static [u16] = &[#(#start),*];
+            fn contact_frame_sphere(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, centre: &mut Vector3<f64>) -> f64 {
+                contact_frame_sphere(frame, q, p, k, centre)
+            }
+            fn contact_frame_positions_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                contact_frame_positions_into(frame, q, p, k, out)
+            }
+            const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
+            const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;
+            fn contact_segment_into(segment: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>) {
+                contact_segment_into(segment, q, p, k, columns)
+            }
+            fn contact_frame_own_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut SMatrix<f64, 6, 3>, axis: &mut Vector3<f64>) {
+                contact_frame_own_into(frame, q, p, k, own, axis)
+            }
+        },
+    ))
+}

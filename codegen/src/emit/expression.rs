@@ -1,0 +1,446 @@
+//! Expressions of the DAG as Rust tokens: numbers, operators with the fewest parentheses,
+//! functions, and a kernel's body of `let`s (named intermediates, shared nodes, cache reads)
+//! writing its outputs; a spec expression over the parameters; reachability in the DAG.
+
+// The emitter's imports and helpers, shared by its files.
+use super::*;
+
+/// Precedence of a rendered expression, to parenthesise only where needed.
+#[derive(Clone, Copy, PartialEq, PartialOrd)]
+pub(super) enum Precedence {
+    Sum,
+    Product,
+    Unary,
+    Atom,
+}
+
+pub(super) struct Rendered {
+    pub(super) tokens: TokenStream,
+    pub(super) precedence: Precedence,
+}
+
+pub(super) fn atom(tokens: TokenStream) -> Rendered {
+    Rendered { tokens, precedence: Precedence::Atom }
+}
+
+pub(crate) fn float(v: f64) -> TokenStream {
+    let lit = Literal::f64_unsuffixed(v.abs());
+    if v < 0.0 {
+        quote!((-#lit))
+    } else {
+        quote!(#lit)
+    }
+}
+
+pub(super) fn wrap(r: Rendered, at_least: Precedence) -> TokenStream {
+    let t = r.tokens;
+    if r.precedence < at_least {
+        quote!((#t))
+    } else {
+        t
+    }
+}
+
+/// The emitter's view of a kernel: which nodes are bound to `let`s and how leaves read.
+pub(super) struct Emitter<'a> {
+    pub(super) dag: &'a Dag,
+    pub(super) params: &'a [Ident],
+    /// Nodes read from the per-state cache, with their field names.
+    pub(super) cache: &'a HashMap<NodeId, Ident>,
+    /// How a cache field is read in this kernel: `cache.` in kernels, nothing in `cache()`,
+    /// where the fields are local `let`s until the struct is built.
+    pub(super) reads: TokenStream,
+    pub(super) bound: HashMap<NodeId, Ident>,
+}
+
+impl<'a> Emitter<'a> {
+    pub(super) fn leaf(&self, id: NodeId) -> Option<Rendered> {
+        if let Some(name) = self.bound.get(&id) {
+            return Some(atom(quote!(#name)));
+        }
+        if let Some(field) = self.cache.get(&id) {
+            let reads = &self.reads;
+            return Some(atom(quote!(#reads #field)));
+        }
+        match &self.dag.nodes[id] {
+            Node::Const(bits) => {
+                let v = f64::from_bits(*bits);
+                Some(Rendered {
+                    tokens: float(v),
+                    precedence: if v < 0.0 { Precedence::Unary } else { Precedence::Atom },
+                })
+            }
+            Node::Input(Input::Q(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(q[#i])))
+            }
+            Node::Input(Input::Qd(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(qd[#i])))
+            }
+            Node::Input(Input::Force(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(tau[#i])))
+            }
+            Node::Input(Input::Point(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(point[#i])))
+            }
+            Node::Input(Input::Param(i)) => {
+                let name = &self.params[*i];
+                Some(atom(quote!(p.#name)))
+            }
+            _ => None,
+        }
+    }
+
+    /// (sign, magnitude) split of a term for sums: -c*x renders as "- c*x".
+    pub(super) fn negated_term(&self, id: NodeId) -> Option<Rendered> {
+        match &self.dag.nodes[id] {
+            Node::Const(bits) if f64::from_bits(*bits) < 0.0 && !self.bound.contains_key(&id) => {
+                Some(atom(float(-f64::from_bits(*bits))))
+            }
+            Node::Mul(factors) if !self.bound.contains_key(&id) && !self.cache.contains_key(&id) => {
+                let coefficient = factors.iter().find_map(|&f| self.dag.constant(f))?;
+                if coefficient >= 0.0 {
+                    return None;
+                }
+                Some(self.product(factors, -coefficient))
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn product(&self, factors: &[NodeId], coefficient: f64) -> Rendered {
+        let mut numerator: Vec<TokenStream> = Vec::new();
+        let mut denominator: Vec<TokenStream> = Vec::new();
+        if coefficient != 1.0 {
+            numerator.push(float(coefficient));
+        }
+        for &f in factors {
+            if self.dag.constant(f).is_some() && !self.bound.contains_key(&f) {
+                continue;
+            }
+            match &self.dag.nodes[f] {
+                Node::Powi(base, e) if *e < 0 && !self.bound.contains_key(&f) => {
+                    denominator.push(wrap(self.power(*base, -*e), Precedence::Atom));
+                }
+                _ => numerator.push(wrap(self.render(f), Precedence::Unary)),
+            }
+        }
+        let join = |items: &[TokenStream]| -> TokenStream {
+            let mut it = items.iter();
+            let first = it.next().cloned().unwrap_or_else(|| quote!(1.0));
+            it.fold(first, |acc, t| quote!(#acc * #t))
+        };
+        let num = join(&numerator);
+        if denominator.is_empty() {
+            return Rendered {
+                tokens: num,
+                precedence: if numerator.len() > 1 { Precedence::Product } else { Precedence::Unary },
+            };
+        }
+        let den = if denominator.len() == 1 {
+            denominator[0].clone()
+        } else {
+            let d = join(&denominator);
+            quote!((#d))
+        };
+        Rendered { tokens: quote!(#num / #den), precedence: Precedence::Product }
+    }
+
+    pub(super) fn power(&self, base: NodeId, exponent: i32) -> Rendered {
+        let b = self.render(base);
+        if exponent == 1 {
+            return b;
+        }
+        if exponent == 2 && b.precedence == Precedence::Atom {
+            let t = b.tokens;
+            return Rendered { tokens: quote!(#t * #t), precedence: Precedence::Product };
+        }
+        let t = wrap(b, Precedence::Atom);
+        let e = Literal::i32_unsuffixed(exponent);
+        atom(quote!(#t.powi(#e)))
+    }
+
+    pub(super) fn render(&self, id: NodeId) -> Rendered {
+        if let Some(r) = self.leaf(id) {
+            return r;
+        }
+        self.render_node(id)
+    }
+
+    /// The node's own expression, even where the node itself is cached or bound.
+    pub(super) fn render_node(&self, id: NodeId) -> Rendered {
+        match &self.dag.nodes[id] {
+            Node::Add(terms) => {
+                let mut positive: Vec<TokenStream> = Vec::new();
+                let mut negative: Vec<TokenStream> = Vec::new();
+                for &t in terms {
+                    match self.negated_term(t) {
+                        Some(r) => negative.push(wrap(r, Precedence::Product)),
+                        None => positive.push(wrap(self.render(t), Precedence::Product)),
+                    }
+                }
+                let mut tokens = match positive.first() {
+                    Some(first) => {
+                        let mut acc = first.clone();
+                        for t in &positive[1..] {
+                            acc = quote!(#acc + #t);
+                        }
+                        acc
+                    }
+                    None => {
+                        let first = negative.remove(0);
+                        quote!(-#first)
+                    }
+                };
+                for t in &negative {
+                    tokens = quote!(#tokens - #t);
+                }
+                Rendered { tokens, precedence: Precedence::Sum }
+            }
+            Node::Mul(factors) => {
+                let coefficient = factors.iter().find_map(|&f| self.dag.constant(f)).unwrap_or(1.0);
+                if coefficient < 0.0 {
+                    let inner = wrap(self.product(factors, -coefficient), Precedence::Unary);
+                    Rendered { tokens: quote!(-#inner), precedence: Precedence::Unary }
+                } else {
+                    self.product(factors, coefficient)
+                }
+            }
+            Node::Powi(base, e) if *e < 0 => {
+                let d = wrap(self.power(*base, -*e), Precedence::Atom);
+                Rendered { tokens: quote!(1.0 / #d), precedence: Precedence::Product }
+            }
+            Node::Powi(base, e) => self.power(*base, *e),
+            Node::Powf(base, bits) => {
+                let b = wrap(self.render(*base), Precedence::Atom);
+                let e = f64::from_bits(*bits);
+                if e == 0.5 {
+                    atom(quote!(#b.sqrt()))
+                } else {
+                    let lit = float(e);
+                    atom(quote!(#b.powf(#lit)))
+                }
+            }
+            Node::Call(Function::Stumpff(k), arg) => {
+                let a = self.render(*arg).tokens;
+                let k = Literal::usize_unsuffixed(*k as usize);
+                atom(quote!(softgen_runtime::stumpff(#a)[#k]))
+            }
+            Node::Call(f, arg) => {
+                let a = wrap(self.render(*arg), Precedence::Atom);
+                let m = function_method(*f);
+                atom(quote!(#a.#m()))
+            }
+            Node::Const(_) | Node::Input(_) => self.leaf(id).unwrap_or_else(|| atom(quote!(0.0))),
+        }
+    }
+}
+
+pub(super) fn function_method(f: Function) -> Ident {
+    Ident::new(
+        match f {
+            Function::Sin => "sin",
+            Function::Cos => "cos",
+            Function::Tan => "tan",
+            Function::Exp => "exp",
+            Function::Log => "ln",
+            Function::Stumpff(_) => "stumpff",
+        },
+        Span::call_site(),
+    )
+}
+
+/// How a kernel sees the per-state cache.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum CacheUse {
+    /// A kernel reading the cache (`cache.field`).
+    Read,
+    /// The cache kernel itself: cached outputs are defined as `let`s, in dependency order,
+    /// and later ones read earlier ones.
+    Define,
+}
+
+/// Statements that compute `outputs` (target, node): shared subexpressions become `let`s,
+/// named intermediates keep their names, and cached nodes are read from the cache (or, in
+/// the cache kernel, defined into it).
+pub(super) fn body(
+    dag: &Dag,
+    params: &[Ident],
+    cache: &HashMap<NodeId, Ident>,
+    outputs: &[(TokenStream, NodeId)],
+    mode: CacheUse,
+) -> TokenStream {
+    let mut uses: HashMap<NodeId, usize> = HashMap::new();
+    let mut order: Vec<NodeId> = Vec::new();
+    let mut visited: HashSet<NodeId> = HashSet::new();
+    let targets: HashMap<NodeId, &TokenStream> = outputs.iter().map(|(t, id)| (*id, t)).collect();
+    let defined = |id: NodeId| mode == CacheUse::Define && targets.contains_key(&id);
+    // Iterative post-order DFS (expressions can be deep).
+    for (_, root) in outputs {
+        *uses.entry(*root).or_default() += 1;
+        if visited.contains(root) {
+            continue;
+        }
+        let mut stack = vec![(*root, false)];
+        while let Some((id, expanded)) = stack.pop() {
+            if expanded {
+                order.push(id);
+                continue;
+            }
+            if !visited.insert(id) {
+                continue;
+            }
+            stack.push((id, true));
+            if cache.contains_key(&id) && !defined(id) {
+                continue;
+            }
+            for c in dag.children(id).into_iter().rev() {
+                *uses.entry(c).or_default() += 1;
+                if !visited.contains(&c) {
+                    stack.push((c, false));
+                }
+            }
+        }
+    }
+    let reads = match mode {
+        CacheUse::Read => quote!(cache.),
+        CacheUse::Define => quote!(),
+    };
+    let mut emitter = Emitter { dag, params, cache, reads, bound: HashMap::new() };
+    let mut statements = TokenStream::new();
+    let mut counter = 0usize;
+    // In `cache()` the fields are `let`s too: other names must not shadow them.
+    let mut taken: HashSet<String> = match mode {
+        CacheUse::Define => cache.values().map(|field| field.to_string()).collect(),
+        CacheUse::Read => HashSet::new(),
+    };
+    let mut assigned: HashSet<NodeId> = HashSet::new();
+    for id in order {
+        if defined(id) {
+            // Defined where all its inputs are known, so later cache entries can read it.
+            let target = targets[&id];
+            let value = emitter.render_node(id).tokens;
+            statements.extend(quote!(#target = #value;));
+            assigned.insert(id);
+            continue;
+        }
+        let cached = cache.contains_key(&id);
+        let named = dag.names.get(&id);
+        let used = uses.get(&id).copied().unwrap_or(0);
+        // Named intermediates (a body's rotation, a composite inertia) keep their names so the
+        // emitted code reads as the algorithm; other shared nodes are numbered.
+        let bind = !dag.is_leaf(id) && !cached && (named.is_some() || used >= 2);
+        if !bind {
+            continue;
+        }
+        let name = match named {
+            Some(text) => {
+                let mut text = identifier(text);
+                while !taken.insert(text.clone()) {
+                    text.push('_');
+                }
+                format_ident!("{}", text)
+            }
+            None => {
+                counter += 1;
+                format_ident!("t{}", counter - 1)
+            }
+        };
+        let value = emitter.render(id).tokens;
+        statements.extend(quote!(let #name = #value;));
+        emitter.bound.insert(id, name);
+    }
+    for (target, id) in outputs {
+        if assigned.contains(id) {
+            continue;
+        }
+        let value = emitter.render(*id).tokens;
+        statements.extend(quote!(#target = #value;));
+    }
+    statements
+}
+
+/// The non-zero entries of a per-coordinate output as targets `out[i]`, or as the diagonal
+/// `out[(i, i)]` of a matrix.
+pub(super) fn per_coordinate(dag: &Dag, nodes: &[NodeId], diagonal: bool) -> Vec<(TokenStream, NodeId)> {
+    nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, &id)| dag.constant(id) != Some(0.0))
+        .map(|(i, &id)| {
+            let li = Literal::usize_unsuffixed(i);
+            (if diagonal { quote!(out[(#li, #li)]) } else { quote!(out[#li]) }, id)
+        })
+        .collect()
+}
+
+/// A spec expression as Rust over `p.<parameter>`.
+pub(super) fn spec_expression(e: &Expr) -> TokenStream {
+    match e {
+        Expr::Num(Number::Rational(n, d)) => float(*n as f64 / *d as f64),
+        Expr::Num(Number::Float(v)) => float(*v),
+        Expr::Sym(s) if s == "pi" => quote!(std::f64::consts::PI),
+        Expr::Sym(s) => {
+            let f = format_ident!("{}", s);
+            quote!(p.#f)
+        }
+        Expr::Add(terms) => {
+            let t = terms.iter().map(spec_expression);
+            quote!((0.0 #(+ #t)*))
+        }
+        Expr::Mul(factors) => {
+            let f = factors.iter().map(spec_expression);
+            quote!((1.0 #(* #f)*))
+        }
+        Expr::Pow(base, exponent) => {
+            let b = spec_expression(base);
+            match exponent.as_ref() {
+                Expr::Num(Number::Rational(n, 1)) => {
+                    let n = *n as i32;
+                    quote!(f64::powi(#b, #n))
+                }
+                other => {
+                    let x = spec_expression(other);
+                    quote!(f64::powf(#b, #x))
+                }
+            }
+        }
+        Expr::Call(name, args) => {
+            let f = format_ident!("{}", name);
+            let a = args.iter().map(spec_expression);
+            quote!(f64::#f(#(#a),*))
+        }
+    }
+}
+
+/// Adds every node reachable from `root` (itself included) to `seen`.
+pub(super) fn collect_reachable(dag: &Dag, root: NodeId, seen: &mut HashSet<NodeId>) {
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        if seen.insert(id) {
+            stack.extend(dag.children(id));
+        }
+    }
+}
+
+pub(super) fn reaches(dag: &Dag, from: NodeId, target: NodeId) -> bool {
+    let mut stack = vec![from];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(id) = stack.pop() {
+        if id == target {
+            return true;
+        }
+        if seen.insert(id) {
+            stack.extend(dag.children(id));
+        }
+    }
+    false
+}
+
+pub(crate) fn doc(text: &str) -> TokenStream {
+    let lines = text.lines().map(|l| format!(" {l}"));
+    quote!(#(#[doc = #lines])*)
+}

@@ -1,0 +1,698 @@
+//! Rust emission: derived expressions become straight-line, allocation-free functions on
+//! fixed-size nalgebra types, built as tokens with quote and formatted with prettyplease.
+//! `emit` puts a module together; each file here emits one concern of it.
+
+mod contact;
+mod expression;
+mod names;
+mod sections;
+mod shared;
+mod thrusters;
+mod water;
+
+pub use names::camel;
+
+use crate::dag::{Dag, Function, Input, Node, NodeId};
+use crate::equations::Equations;
+use crate::expr::{Expr, Number};
+use crate::model::{CoordinateKind, Robot, Rule, SectionKind, TerrainDefault};
+use crate::spatial::Articulated;
+use crate::spec::Anisotropy;
+use contact::contact_frames;
+use expression::*;
+use names::identifier;
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+use sections::soft_sections;
+use shared::{shared, Shared};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use thrusters::thrusters;
+use water::water;
+
+/// Emits the generated module for one robot as tokens (formatted by [`format_module`]).
+pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String> {
+    let n = robot.coordinates.len();
+    let c = robot.contact_points.len();
+    let dag = &equations.dag;
+    let mass_matrix = &equations.mass_matrix;
+    let coriolis = &equations.coriolis;
+    let coriolis_matrix = &equations.coriolis_matrix;
+    let gravity = &equations.gravity;
+    let potential = equations.potential_energy;
+    let positions: Vec<Vec<NodeId>> = equations.contact_positions.iter().map(|v| v.to_vec()).collect();
+    let velocities: Vec<Vec<NodeId>> = equations.contact_velocities.iter().map(|v| v.to_vec()).collect();
+    let axes: Vec<Vec<NodeId>> = equations.contact_axes.iter().map(|v| v.to_vec()).collect();
+    let jacobians: Vec<Vec<Vec<NodeId>>> =
+        equations.contact_jacobians.iter().map(|cols| cols.iter().map(|col| col.to_vec()).collect()).collect();
+    let com = equations.center_of_mass;
+    let total_mass = equations.total_mass;
+    let linear_momentum = equations.linear_momentum;
+    let angular_momentum = equations.angular_momentum;
+
+    // Transcendental cache: every call of a function of q (and parameters) that a hot
+    // kernel reads (see `Equations::kernels`); diagnostics evaluate the others themselves.
+    let velocity_dependent = dag.rate_dependence();
+    let mut hot: HashSet<NodeId> = HashSet::new();
+    for roots in equations.kernels() {
+        for root in roots {
+            collect_reachable(dag, root, &mut hot);
+        }
+    }
+    let mut calls: Vec<NodeId> = (0..dag.nodes.len())
+        .filter(|&id| matches!(dag.nodes[id], Node::Call(..)) && !velocity_dependent[id] && hot.contains(&id))
+        .collect();
+    // Deterministic order: by argument's rendering, then function.
+    let params: Vec<Ident> = robot.parameters.iter().map(|p| format_ident!("{}", p.name)).collect();
+    let empty = HashMap::new();
+    let key = |id: NodeId| -> (String, String) {
+        let Node::Call(f, arg) = dag.nodes[id] else { return (String::new(), String::new()) };
+        let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(cache.), bound: HashMap::new() };
+        (e.render(arg).tokens.to_string(), format!("{f:?}"))
+    };
+    calls.sort_by_cached_key(|&id| key(id));
+    for &id in &calls {
+        if let Node::Call(_, arg) = dag.nodes[id] {
+            if calls.iter().any(|&other| reaches(dag, arg, other)) {
+                return Err("nested transcendental functions of q are not supported yet".into());
+            }
+        }
+    }
+    // Position-level intermediates of the recursive algorithms (named nodes that do not
+    // depend on qd or forces: poses, joint subspaces, inertias, composite inertias, contact
+    // positions) that more than one kernel reads join the cache, so the kernels of a state
+    // share one forward-kinematics pass; what only one kernel reads (the articulated
+    // inertias of forward dynamics) stays in that kernel, so no kernel pays for another's
+    // work. Nodes inside the arguments of the transcendental functions are computed first,
+    // before the calls.
+    let mut call_inputs: HashSet<NodeId> = HashSet::new();
+    for &id in &calls {
+        if let Node::Call(_, arg) = dag.nodes[id] {
+            collect_reachable(dag, arg, &mut call_inputs);
+        }
+    }
+    let mut readers: HashMap<NodeId, usize> = HashMap::new();
+    for roots in equations.kernels() {
+        let mut reached = HashSet::new();
+        for root in roots {
+            collect_reachable(dag, root, &mut reached);
+        }
+        for id in reached {
+            *readers.entry(id).or_default() += 1;
+        }
+    }
+    // Named position-level nodes that more than one kernel reads.
+    let mut read_by_several: Vec<NodeId> = dag
+        .names
+        .keys()
+        .copied()
+        .filter(|&id| {
+            readers.get(&id).copied().unwrap_or(0) >= 2
+                && !velocity_dependent[id]
+                && !dag.is_leaf(id)
+                && !matches!(dag.nodes[id], Node::Call(..))
+        })
+        .collect();
+    read_by_several.sort_unstable();
+    // Named nodes inside the arguments (a soft section's bends, from which its Stumpff
+    // functions' arguments are made) join the cache too, defined while the arguments are
+    // computed: otherwise every per-frame contact kernel recomputed them from q (measured on
+    // the soft snake: a third of a ring's ball test). The arguments themselves are `let`s of
+    // that phase.
+    let argument_nodes: HashSet<NodeId> = calls
+        .iter()
+        .filter_map(|&id| match dag.nodes[id] {
+            Node::Call(_, arg) => Some(arg),
+            _ => None,
+        })
+        .collect();
+    let (argument_fields, intermediates): (Vec<NodeId>, Vec<NodeId>) =
+        read_by_several.into_iter().filter(|id| !argument_nodes.contains(id)).partition(|id| call_inputs.contains(id));
+    // Field names: `sin_q3` for functions of one coordinate, the algorithm's names for the
+    // intermediates; made unique.
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut cache: HashMap<NodeId, Ident> = HashMap::new();
+    let mut fields: Vec<(Ident, Option<String>)> = Vec::new();
+    for (slot, &id) in calls.iter().chain(&argument_fields).chain(&intermediates).enumerate() {
+        let (mut name, note) = match dag.nodes[id] {
+            Node::Call(f, arg) => {
+                let method = match f {
+                    Function::Stumpff(k) => format!("stumpff_c{k}"),
+                    _ => function_method(f).to_string(),
+                };
+                let (text, _) = key(id);
+                let name = match (f, &dag.nodes[arg]) {
+                    (Function::Stumpff(k), _) if dag.names.contains_key(&arg) => {
+                        format!("{}_c{k}", identifier(&dag.names[&arg]))
+                    }
+                    (_, Node::Input(Input::Q(k))) => format!("{method}_q{k}"),
+                    _ => format!("{method}_{slot}"),
+                };
+                (name, Some(format!("{method}({})", text.replace(' ', ""))))
+            }
+            _ => (identifier(&dag.names[&id]), None),
+        };
+        while !taken.insert(name.clone()) {
+            name.push('_');
+        }
+        let field = format_ident!("{}", name);
+        cache.insert(id, field.clone());
+        fields.push((field, note));
+    }
+
+    // Cache kernel: one argument evaluation per distinct argument, sin_cos when both are used,
+    // then the intermediates parent to child.
+    let mut by_argument: BTreeMap<NodeId, Vec<(Function, NodeId)>> = BTreeMap::new();
+    for &id in &calls {
+        if let Node::Call(f, arg) = dag.nodes[id] {
+            by_argument.entry(arg).or_default().push((f, id));
+        }
+    }
+    let mut argument_order: Vec<NodeId> = Vec::new();
+    for &id in &calls {
+        if let Node::Call(_, arg) = dag.nodes[id] {
+            if !argument_order.contains(&arg) {
+                argument_order.push(arg);
+            }
+        }
+    }
+    // Arguments that are not plain inputs are computed once into `angle<k>`.
+    // The argument phase defines the fields among the arguments' inputs and the arguments,
+    // each a `let` that what follows in it reads by name: an argument's the algorithm's name
+    // for it (a slice's `bend`), else `angle<k>`.
+    let mut argument_lets: Vec<(NodeId, Ident)> = argument_fields.iter().map(|id| (*id, cache[id].clone())).collect();
+    let arguments: Vec<(NodeId, TokenStream)> = argument_order
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| {
+            let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(), bound: HashMap::new() };
+            if dag.is_leaf(a) {
+                (a, wrap(e.render(a), Precedence::Atom))
+            } else {
+                let mut name = dag.names.get(&a).map_or_else(|| format!("angle{k}"), |n| identifier(n));
+                while !taken.insert(name.clone()) {
+                    name.push('_');
+                }
+                let name = format_ident!("{}", name);
+                argument_lets.push((a, name.clone()));
+                (a, quote!(#name))
+            }
+        })
+        .collect();
+    let argument_outputs: Vec<(TokenStream, NodeId)> =
+        argument_lets.iter().map(|(id, name)| (quote!(let #name), *id)).collect();
+    let argument_lets: HashMap<NodeId, Ident> = argument_lets.into_iter().collect();
+    let mut cache_body = body(dag, &params, &argument_lets, &argument_outputs, CacheUse::Define);
+    for (arg, value) in &arguments {
+        let uses = &by_argument[arg];
+        let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| &cache[&u.1]);
+        let cos = uses.iter().find(|(f, _)| *f == Function::Cos).map(|u| &cache[&u.1]);
+        if let (Some(s), Some(c)) = (sin, cos) {
+            cache_body.extend(quote!(let (#s, #c) = #value.sin_cos();));
+        }
+        // Every Stumpff function of one argument from one evaluation.
+        if uses.iter().any(|(f, _)| matches!(f, Function::Stumpff(_))) {
+            let all = format_ident!("stumpff_{}", cache[&uses[0].1]);
+            cache_body.extend(quote!(let #all = softgen_runtime::stumpff(#value);));
+            for (f, id) in uses {
+                if let Function::Stumpff(k) = f {
+                    let field = &cache[id];
+                    let k = Literal::usize_unsuffixed(*k as usize);
+                    cache_body.extend(quote!(let #field = #all[#k];));
+                }
+            }
+        }
+        for (f, id) in uses {
+            if (*f == Function::Sin || *f == Function::Cos) && sin.is_some() && cos.is_some() {
+                continue;
+            }
+            if matches!(f, Function::Stumpff(_)) {
+                continue;
+            }
+            let m = function_method(*f);
+            let field = &cache[id];
+            cache_body.extend(quote!(let #field = #value.#m();));
+        }
+    }
+    let intermediate_outputs: Vec<(TokenStream, NodeId)> = intermediates
+        .iter()
+        .map(|id| {
+            let field = &cache[id];
+            (quote!(let #field), *id)
+        })
+        .collect();
+    cache_body.extend(body(dag, &params, &cache, &intermediate_outputs, CacheUse::Define));
+    let field_names: Vec<&Ident> = fields.iter().map(|(f, _)| f).collect();
+    let field_items = fields.iter().map(|(f, note)| {
+        let d = note.as_ref().map(|n| doc(&format!("`{n}`"))).unwrap_or_default();
+        quote!(#d pub #f: f64,)
+    });
+    let cache_summary = if fields.is_empty() {
+        "(none: this robot's equations are polynomial in q)".to_string()
+    } else {
+        "Sines and cosines of the coordinates, then the position-level intermediates of the recursive \
+         algorithms in the order [`cache`] computes them, parent to child: link rotations and positions, \
+         joint motion subspaces, inertias and composite inertias about the world origin, contact point \
+         positions."
+            .to_string()
+    };
+
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let matrix_outputs = |target: TokenStream, m: &[Vec<NodeId>], symmetric: bool| -> Vec<(TokenStream, NodeId)> {
+        let mut out = Vec::new();
+        for i in 0..m.len() {
+            for j in 0..m[i].len() {
+                if symmetric && j < i {
+                    continue;
+                }
+                if dag.constant(m[i][j]) == Some(0.0) {
+                    continue;
+                }
+                let (li, lj) = (idx(i), idx(j));
+                out.push((quote!(#target[(#li, #lj)]), m[i][j]));
+                if symmetric && i != j {
+                    out.push((quote!(#target[(#lj, #li)]), m[i][j]));
+                }
+            }
+        }
+        out
+    };
+    let vector_outputs = |target: TokenStream, v: &[NodeId]| -> Vec<(TokenStream, NodeId)> {
+        v.iter()
+            .enumerate()
+            .filter(|(_, &id)| dag.constant(id) != Some(0.0))
+            .map(|(i, &id)| {
+                let li = idx(i);
+                (quote!(#target[#li]), id)
+            })
+            .collect()
+    };
+    let kernel = |outputs: &[(TokenStream, NodeId)]| body(dag, &params, &cache, outputs, CacheUse::Read);
+
+    let mass_body = kernel(&matrix_outputs(quote!(out), mass_matrix, true));
+    let coriolis_body = kernel(&vector_outputs(quote!(out), coriolis));
+    let coriolis_matrix_body = kernel(&matrix_outputs(quote!(out), coriolis_matrix, false));
+    let gravity_body = kernel(&vector_outputs(quote!(out), gravity));
+    let potential_body = kernel(&[(quote!(let energy), potential)]);
+    let per_point = |v: &[Vec<NodeId>]| -> Vec<(TokenStream, NodeId)> {
+        let mut out = Vec::new();
+        for (k, p) in v.iter().enumerate() {
+            for (i, &id) in p.iter().enumerate() {
+                let (lk, li) = (idx(k), idx(i));
+                out.push((quote!(out[#lk][#li]), id));
+            }
+        }
+        out
+    };
+    let positions_body = kernel(&per_point(&positions));
+    let velocities_body = kernel(&per_point(&velocities));
+    let axes_body = kernel(&per_point(&axes));
+    let com_body = kernel(&[(quote!(let x), com[0]), (quote!(let y), com[1]), (quote!(let z), com[2])]);
+    // `total_mass(p)` has no cache: it is computed from the parameters alone.
+    let total_mass_body = body(dag, &params, &empty, &[(quote!(let mass), total_mass)], CacheUse::Read);
+    let linear_body = kernel(&[
+        (quote!(let x), linear_momentum[0]),
+        (quote!(let y), linear_momentum[1]),
+        (quote!(let z), linear_momentum[2]),
+    ]);
+    let angular_body = kernel(&[
+        (quote!(let x), angular_momentum[0]),
+        (quote!(let y), angular_momentum[1]),
+        (quote!(let z), angular_momentum[2]),
+    ]);
+    // Forward dynamics by the articulated-body algorithm, where the equations have it.
+    let (forward_fn, forward_impl) = match &equations.articulated {
+        None => (TokenStream::new(), TokenStream::new()),
+        Some(articulated) => {
+            let mut outputs = vector_outputs(quote!(out), &articulated.accelerations);
+            for (k, &pivot) in articulated.pivots.iter().enumerate() {
+                let lk = idx(k);
+                outputs.push((quote!(pivots[#lk]), pivot));
+            }
+            let forward_body = kernel(&outputs);
+            let pivot_count = idx(articulated.pivots.len());
+            (
+                quote! {
+                    /// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
+                    /// algorithm, unrolled for this robot: O(n), nothing to factorise. Returns
+                    /// false (and `out` is meaningless) where M is not positive definite, i.e. where
+                    /// an articulated pivot is not positive.
+                    #[inline]
+                    #[allow(unused_variables)]
+                    pub fn forward_dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, tau: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) -> bool {
+                        *out = SVector::zeros();
+                        let mut pivots = [0.0f64; #pivot_count];
+                        #forward_body
+                        pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+                    }
+                },
+                quote! {
+                    fn forward_dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, tau: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) -> bool { forward_dynamics_into(q, qd, tau, p, k, out) }
+                },
+            )
+        }
+    };
+    let mut jacobian_fns = TokenStream::new();
+    let mut jacobian_arms = TokenStream::new();
+    let column_outputs = |cols: &[Vec<NodeId>]| {
+        let mut outputs = Vec::new();
+        for (j, col) in cols.iter().enumerate() {
+            for (i, &id) in col.iter().enumerate() {
+                if dag.constant(id) == Some(0.0) {
+                    continue;
+                }
+                let (li, lj) = (idx(i), idx(j));
+                outputs.push((quote!(out[(#li, #lj)]), id));
+            }
+        }
+        outputs
+    };
+    // Frames carrying more than one point (skin rings, bodies with several points) get one
+    // Jacobian function of the point's position, which each point's function calls.
+    let points_on_frame = equations.points_on_frame();
+    // Soft robots serve points from their frame's motion instead (see `Equations::frame_motion`).
+    let (frame_fn, frame_impl) = contact_frames(equations, &kernel)?;
+    let robot_type = format_ident!("{}", camel(&robot.name));
+    for (f, frame) in equations.contact_frames.iter().enumerate() {
+        if points_on_frame[f] < 2 || equations.frame_motion {
+            continue;
+        }
+        let name = format_ident!("frame_jacobian_{}", f);
+        let cols: Vec<Vec<NodeId>> = frame.columns.iter().map(|c| c.to_vec()).collect();
+        let body = kernel(&column_outputs(&cols));
+        let d = doc(&format!("Jacobian of the point at world position `point` fixed to `{}`.", frame.name));
+        jacobian_fns.extend(quote! {
+            #d
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn #name(point: &Vector3<f64>, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 3, DOF>) {
+                *out = SMatrix::zeros();
+                #body
+            }
+        });
+    }
+    for (k, cols) in jacobians.iter().enumerate() {
+        let name = format_ident!("contact_jacobian_{}", k);
+        let point = &robot.contact_points[k];
+        let d = doc(&format!("Jacobian of contact point `{}` (on `{}`).", point.name, robot.bodies[point.body].name));
+        let frame = equations.contact_frame_of[k];
+        let body = if points_on_frame[frame] < 2 {
+            let body = kernel(&column_outputs(cols));
+            quote!(*out = SMatrix::zeros(); #body)
+        } else if equations.frame_motion {
+            let at = &positions[k];
+            let body = kernel(&[(quote!(let x), at[0]), (quote!(let y), at[1]), (quote!(let z), at[2])]);
+            let lf = idx(frame);
+            quote! {
+                #body
+                let mut columns = SMatrix::<f64, 6, DOF>::zeros();
+                let mut axis = Vector3::zeros();
+                #robot_type::contact_frame_into(#lf, q, p, cache, &mut columns, &mut axis);
+                *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
+            }
+        } else {
+            let at = &positions[k];
+            let body = kernel(&[(quote!(let x), at[0]), (quote!(let y), at[1]), (quote!(let z), at[2])]);
+            let frame_fn = format_ident!("frame_jacobian_{}", frame);
+            quote!(#body #frame_fn(&Vector3::new(x, y, z), q, p, cache, out);)
+        };
+        jacobian_fns.extend(quote! {
+            #d
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn #name(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 3, DOF>) {
+                #body
+            }
+        });
+        let lk = idx(k);
+        jacobian_arms.extend(quote!(#lk => #name(q, p, cache, out),));
+    }
+    // With frames shared by several points (skin rings), the points in contact ask for their
+    // own axes instead of every point's.
+    let (axis_fn, kinematics_impl) = if points_on_frame.iter().all(|&c| c < 2) || equations.frame_motion {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        let mut arms = TokenStream::new();
+        for (k, axis) in axes.iter().enumerate() {
+            let body = kernel(&[(quote!(let x), axis[0]), (quote!(let y), axis[1]), (quote!(let z), axis[2])]);
+            let lk = idx(k);
+            arms.extend(quote!(#lk => { #body Vector3::new(x, y, z) }));
+        }
+        (
+            quote! {
+                /// The x axis of the frame carrying contact point `index` (zero past the last).
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_axis(index: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
+                    match index {
+                        #arms
+                        _ => Vector3::zeros(),
+                    }
+                }
+            },
+            quote! {
+                fn contact_kinematics_into(indices: &[usize], q: &SVector<f64, DOF>, p: &Params, k: &Cache, jacobians: &mut [SMatrix<f64, 3, DOF>], axes: &mut [Vector3<f64>]) {
+                    for ((&index, jacobian), axis) in indices.iter().zip(jacobians.iter_mut()).zip(axes.iter_mut()) {
+                        contact_jacobian_into(index, q, p, k, jacobian);
+                        *axis = contact_axis(index, q, p, k);
+                    }
+                }
+            },
+        )
+    };
+
+    let imports = if robot.is_soft() {
+        quote!(
+            use softgen_runtime::{
+                ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults,
+                Model, ParamSet, PlaneOfMotion, SectionGeometry, SoftSectionInfo, Terrain,
+            };
+        )
+    } else {
+        quote!(
+            use softgen_runtime::{
+                ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FrictionAnisotropy, GaitDefaults,
+                Model, ParamSet, PlaneOfMotion, Terrain,
+            };
+        )
+    };
+    let (soft_items, soft_impl) = soft_sections(robot, equations, &params, &kernel);
+    let (water_items, water_impl) = water(equations, &params, &kernel);
+    let (thruster_items, thruster_impl) = thrusters(robot, equations, &kernel);
+    let Shared { params: params_items, constants } = shared(robot);
+    let description = &robot.description;
+    let cache_doc = doc(&format!(
+        "Everything about a state that does not depend on the rates, computed once per state by [`cache`] \
+         and shared by every kernel.\n\n{cache_summary}"
+    ));
+    let model_doc = doc(&format!("{description}\n\n{n} generalized coordinates, {c} contact points."));
+    let n_lit = idx(n);
+    let c_lit = idx(c);
+
+    let tokens = quote! {
+        use softgen_runtime::nalgebra::{SMatrix, SVector, Vector3};
+        #imports
+
+        /// Number of generalized coordinates.
+        pub const DOF: usize = #n_lit;
+        /// Number of contact points.
+        pub const CONTACTS: usize = #c_lit;
+
+        #params_items
+
+        #cache_doc
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct Cache {
+            #(#field_items)*
+        }
+
+        /// Computes the transcendental cache for `q`.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
+            #cache_body
+            Cache { #(#field_names),* }
+        }
+
+        /// Mass matrix M(q).
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn mass_matrix_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, DOF, DOF>) {
+            *out = SMatrix::zeros();
+            #mass_body
+        }
+
+        /// Coriolis and centrifugal force C(q, qd) qd.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn coriolis_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
+            *out = SVector::zeros();
+            #coriolis_body
+        }
+
+        /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn coriolis_matrix_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, DOF, DOF>) {
+            *out = SMatrix::zeros();
+            #coriolis_matrix_body
+        }
+
+        /// Generalized gravity force G(q) = dV/dq.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn gravity_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
+            *out = SVector::zeros();
+            #gravity_body
+        }
+
+        /// M, C qd and G together, all three from the one cache.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn dynamics_into(
+            q: &SVector<f64, DOF>,
+            qd: &SVector<f64, DOF>,
+            p: &Params,
+            cache: &Cache,
+            mass_matrix: &mut SMatrix<f64, DOF, DOF>,
+            coriolis: &mut SVector<f64, DOF>,
+            gravity: &mut SVector<f64, DOF>,
+        ) {
+            // Everything the three share is in the cache, so calling them loses nothing.
+            mass_matrix_into(q, p, cache, mass_matrix);
+            coriolis_into(q, qd, p, cache, coriolis);
+            gravity_into(q, p, cache, gravity);
+        }
+
+        #forward_fn
+
+        /// Gravitational potential energy V(q).
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
+            #potential_body
+            energy
+        }
+
+        /// World positions of the contact points.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+            #positions_body
+        }
+
+        /// World velocities of the contact points.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+            #velocities_body
+        }
+
+        /// World x axis of the body carrying each contact point.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+            #axes_body
+        }
+
+        #jacobian_fns
+
+        /// Jacobian of contact point `index`; an index past the last point gives zeros.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 3, DOF>) {
+            match index {
+                #jacobian_arms
+                _ => *out = SMatrix::zeros(),
+            }
+        }
+
+        #axis_fn
+        #frame_fn
+
+        /// Whole-robot centre of mass.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
+            #com_body
+            Vector3::new(x, y, z)
+        }
+
+        /// Total mass.
+        #[inline]
+        pub fn total_mass(p: &Params) -> f64 {
+            #total_mass_body
+            mass
+        }
+
+        /// Total linear momentum.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn linear_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
+            #linear_body
+            Vector3::new(x, y, z)
+        }
+
+        /// Total angular momentum about the world origin.
+        #[inline]
+        #[allow(unused_variables)]
+        pub fn angular_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> Vector3<f64> {
+            #angular_body
+            Vector3::new(x, y, z)
+        }
+
+        #soft_items
+
+        #water_items
+
+        #thruster_items
+
+        #model_doc
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct #robot_type;
+
+        impl Model<DOF, CONTACTS> for #robot_type {
+            type Params = Params;
+            type Cache = Cache;
+            #constants
+
+            fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache { cache(q, p) }
+            fn mass_matrix_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, DOF, DOF>) { mass_matrix_into(q, p, k, out) }
+            fn coriolis_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { coriolis_into(q, qd, p, k, out) }
+            fn coriolis_matrix_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, DOF, DOF>) { coriolis_matrix_into(q, qd, p, k, out) }
+            fn gravity_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { gravity_into(q, p, k, out) }
+            fn dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, m: &mut SMatrix<f64, DOF, DOF>, c: &mut SVector<f64, DOF>, g: &mut SVector<f64, DOF>) { dynamics_into(q, qd, p, k, m, c, g) }
+            #forward_impl
+            #soft_impl
+            #water_impl
+            #thruster_impl
+            fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { potential_energy(q, p, k) }
+            fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_positions_into(q, p, k, out) }
+            fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }
+            fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_axes_into(q, p, k, out) }
+            fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 3, DOF>) { contact_jacobian_into(index, q, p, k, out) }
+            #kinematics_impl
+            #frame_impl
+            fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { center_of_mass(q, p, k) }
+            fn total_mass(p: &Params) -> f64 { total_mass(p) }
+            fn linear_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { linear_momentum(q, qd, p, k) }
+            fn angular_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { angular_momentum(q, qd, p, k) }
+        }
+    };
+    Ok(tokens)
+}
+
+/// Formats a generated module's tokens with prettyplease under the generated-file header.
+pub fn format_module(robot: &Robot, tokens: TokenStream) -> Result<String, String> {
+    let file: syn::File = syn::parse2(tokens).map_err(|e| format!("emitted tokens do not parse as Rust: {e}"))?;
+    let body = prettyplease::unparse(&file);
+    // Text in a line comment cannot end the comment except through a line break, so every
+    // control character becomes a space (validation already rejects them in descriptions).
+    let one_line = |text: &str| text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>();
+    let header = format!(
+        "//! {}\n//!\n//! Generated by softgen-codegen from `{}`: do not edit. Change the spec and run\n//! `{}` to regenerate.\n#![allow(clippy::all, unused_parens)]\n\n",
+        one_line(&robot.description),
+        one_line(&robot.spec_path),
+        one_line(&robot.regenerate)
+    );
+    Ok(header + body.as_str())
+}
