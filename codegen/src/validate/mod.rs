@@ -1,0 +1,218 @@
+//! Spec validation: from parsed TOML to a `Robot`, with every error naming the file, line,
+//! column and field, and what was expected. Never panics on user input.
+//!
+//! One `Validator` whose methods are spread over files by concern, as one impl: `values.rs`
+//! (numbers, expressions and parameters, and the rules `Params::check` applies),
+//! `soft.rs` (soft sections, their materials and muscles), `water.rs` (hulls, thrusters and
+//! the water's coefficients) and `robot.rs` (the whole spec in order: parameters,
+//! environment, base, bodies, coordinates, contact points, actuators).
+
+mod robot;
+mod soft;
+mod values;
+mod water;
+
+use crate::expr::{self, Expr, Number};
+use crate::model::{
+    Body, ContactPoint, Coordinate, CoordinateKind, Elasticity, EnvironmentDefaults, GaitDefaults, Hull, Inertia,
+    Joint, MuscleBank, Parameter, ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault,
+    Thruster, Valve, ValveGaitDefaults, Viscosity, Water,
+};
+use crate::repeat;
+use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
+use softgen_runtime::physical_inertia;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::ops::Range;
+use toml::Spanned;
+
+/// Where a soft section sits.
+struct SoftContext {
+    normal: Option<[f64; 3]>,
+    parent: Option<usize>,
+}
+
+/// One problem in a spec file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+        } else {
+            write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.column, self.field, self.message)
+        }
+    }
+}
+
+/// All problems found in one spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecErrors(pub Vec<SpecError>);
+
+impl fmt::Display for SpecErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SpecErrors {}
+
+/// Names a spec may not use for parameters: coordinates and built-ins.
+const RESERVED: &[&str] = &["pi", "gravity", "t"];
+
+/// Rust's keywords (strict, reserved and 2024-edition ones): a parameter becomes a struct
+/// field and a spec's file stem a module, so neither may be one.
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
+    "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self",
+    "static", "struct", "super", "trait", "true", "try", "type", "unsafe", "use", "where", "while", "abstract",
+    "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield",
+];
+
+/// Most contact points a robot may have: each adds code to every contact kernel (about 280
+/// lines per skin point), so that thousands of them would make codegen and the generated
+/// crate's build run out of memory and time.
+pub const MAX_CONTACT_POINTS: i64 = 1000;
+/// Most bodies a robot may have (the scaling fixtures go to 60 links).
+pub const MAX_BODIES: usize = 200;
+/// Largest spec file read, in bytes.
+pub const MAX_SPEC_BYTES: usize = 1 << 20;
+
+/// Module names a spec's file stem may not take: the generated crate's own root file.
+const RESERVED_MODULES: &[&str] = &["lib", "main"];
+
+/// How a module in this workspace's generated/ is regenerated; out-of-tree modules name their
+/// own command (`softgen-codegen --out DIR SPEC`).
+pub const IN_TREE_COMMAND: &str = "cargo run -p softgen-codegen";
+
+/// Parses and validates a spec. `path` is used in messages and in the generated header;
+/// the robot's name is the file stem.
+pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
+    let mut v = Validator {
+        path: path.to_string(),
+        source: source.to_string(),
+        errors: Vec::new(),
+        rules: Vec::new(),
+        labels: Labels::default(),
+    };
+    if source.len() > MAX_SPEC_BYTES {
+        v.error(0..0, "", format!("the spec is {} bytes, more than the limit of {MAX_SPEC_BYTES}", source.len()));
+        return Err(SpecErrors(v.errors));
+    }
+    // Through serde_path_to_error, so that a wrong-typed or missing value names its field
+    // (`bodies[1].origin`), not only its line.
+    let spec: Spec = match serde_path_to_error::deserialize(toml::Deserializer::new(source)) {
+        Ok(s) => s,
+        Err(e) => {
+            let field = field_path(e.path());
+            let e = e.into_inner();
+            let span = e.span().unwrap_or(0..0);
+            let message = e.message().trim().to_string();
+            v.error(span, &field, message);
+            return Err(SpecErrors(v.errors));
+        }
+    };
+    // Repeated entries become entries written out, each labelled for errors.
+    let mut repeat_errors = Vec::new();
+    let (bodies, body_labels) = repeat::expand(&spec.bodies, "bodies", MAX_BODIES, &mut repeat_errors);
+    let (contact_points, contact_labels) =
+        repeat::expand(&spec.contact_points, "contact_points", MAX_CONTACT_POINTS as usize, &mut repeat_errors);
+    let (actuators, actuator_labels) = repeat::expand(&spec.actuators, "actuators", MAX_BODIES, &mut repeat_errors);
+    for e in repeat_errors {
+        v.error(e.span, &e.field, e.message);
+    }
+    if !v.errors.is_empty() {
+        return Err(SpecErrors(v.errors));
+    }
+    v.labels = Labels { bodies: body_labels, contact_points: contact_labels, actuators: actuator_labels };
+    let spec = Spec { bodies, contact_points, actuators, ..spec };
+    let robot = v.robot(&spec);
+    if v.errors.is_empty() {
+        robot.ok_or_else(|| SpecErrors(vec![]))
+    } else {
+        Err(SpecErrors(v.errors))
+    }
+}
+
+struct Validator {
+    path: String,
+    source: String,
+    errors: Vec<SpecError>,
+    rules: Vec<ParameterRule>,
+    labels: Labels,
+}
+
+/// How errors name each entry of the expanded lists: `bodies[3]`, or `bodies[1] (k = 7)` for
+/// one of a repeated entry's copies.
+#[derive(Default)]
+struct Labels {
+    bodies: Vec<String>,
+    contact_points: Vec<String>,
+    actuators: Vec<String>,
+}
+
+impl Labels {
+    fn of(list: &[String], name: &str, i: usize) -> String {
+        list.get(i).cloned().unwrap_or_else(|| format!("{name}[{i}]"))
+    }
+    fn body(&self, i: usize) -> String {
+        Labels::of(&self.bodies, "bodies", i)
+    }
+    fn contact_points(&self, i: usize) -> String {
+        Labels::of(&self.contact_points, "contact_points", i)
+    }
+    fn actuator(&self, i: usize) -> String {
+        Labels::of(&self.actuators, "actuators", i)
+    }
+}
+
+/// A serde path as the spec's fields are written (`bodies[1].origin`), without the private
+/// keys through which toml carries spans.
+fn field_path(path: &serde_path_to_error::Path) -> String {
+    let mut field = String::new();
+    for segment in path.iter() {
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => field.push_str(&format!("[{index}]")),
+            serde_path_to_error::Segment::Map { key } | serde_path_to_error::Segment::Enum { variant: key } => {
+                if key.starts_with("$__") {
+                    continue;
+                }
+                if !field.is_empty() {
+                    field.push('.');
+                }
+                field.push_str(key);
+            }
+            serde_path_to_error::Segment::Unknown => {}
+        }
+    }
+    field
+}
+
+fn stem(path: &str) -> String {
+    let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    file.strip_suffix(".toml").unwrap_or(file).to_string()
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn planar_violation(v: &[Expr; 3], normal: Option<[f64; 3]>) -> bool {
+    let Some(n) = normal else { return false };
+    let axis = n.iter().position(|c| *c != 0.0).unwrap_or(2);
+    v[axis] != Expr::Num(Number::Rational(0, 1))
+}
