@@ -113,10 +113,14 @@ pub fn fixture_robot(links: usize) -> Result<Robot, GenerateError> {
 }
 
 /// generated/src/lib.rs for these robots of model-specs/ and the scaling fixtures: every
-/// module, and the registry of the robots (see [`crate::registry`]).
-pub fn library_source(robots: &[Robot], fixtures: &[Robot]) -> Result<String, GenerateError> {
-    let entries: Vec<RegistryEntry> =
-        robots.iter().map(RegistryEntry::robot).chain(fixtures.iter().map(RegistryEntry::fixture)).collect();
+/// module, and the registry of the robots (see [`crate::registry`]); `root` is the workspace
+/// the robots' spec paths are relative to.
+pub fn library_source(robots: &[Robot], fixtures: &[Robot], root: &Path) -> Result<String, GenerateError> {
+    let entries: Vec<RegistryEntry> = robots
+        .iter()
+        .map(|robot| RegistryEntry::robot(robot, root))
+        .chain(fixtures.iter().map(RegistryEntry::fixture))
+        .collect();
     crate::registry::library_source(&entries)
         .map_err(|message| GenerateError::Emit { path: "generated/src/lib.rs".into(), message })
 }

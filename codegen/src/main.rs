@@ -256,7 +256,7 @@ fn registry(root: &Path, generated: Vec<softgen_codegen::Robot>) -> Result<(Stri
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     let modules = robots.iter().chain(&fixtures).map(|r| r.name.clone()).collect();
-    let source = softgen_codegen::library_source(&robots, &fixtures).map_err(|e| e.to_string())?;
+    let source = softgen_codegen::library_source(&robots, &fixtures, root).map_err(|e| e.to_string())?;
     Ok((source, modules))
 }
 

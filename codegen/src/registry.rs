@@ -6,6 +6,7 @@ use crate::emit::camel;
 use crate::model::Robot;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use std::path::Path;
 
 /// One module of the generated crate.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,23 +18,39 @@ pub struct RegistryEntry {
     /// Cargo feature the module is behind (the scaling fixtures), or none: a robot of
     /// model-specs/, always compiled and listed in the registry.
     pub feature: Option<String>,
+    /// The spec's sibling run configuration (`<spec stem>.run.toml`, relative to the
+    /// workspace), when it has one: what `softgen run` uses for the robot by default.
+    pub run_config: Option<String>,
 }
 
 impl RegistryEntry {
-    /// A robot of model-specs/.
-    pub fn robot(robot: &Robot) -> RegistryEntry {
+    /// A robot of model-specs/; `root` is the workspace its spec path is relative to, where
+    /// its sibling run configuration is looked for.
+    pub fn robot(robot: &Robot, root: &Path) -> RegistryEntry {
+        let run_config = robot
+            .spec_path
+            .strip_suffix(".toml")
+            .map(|stem| format!("{stem}.run.toml"))
+            .filter(|p| root.join(p).is_file());
         RegistryEntry {
             name: robot.name.clone(),
             description: robot.description.clone(),
             spec_path: robot.spec_path.clone(),
             feature: None,
+            run_config,
         }
     }
 
     /// A scaling fixture behind its feature `snake-links-<N>`.
     pub fn fixture(robot: &Robot) -> RegistryEntry {
         let feature = robot.name.replace('_', "-");
-        RegistryEntry { feature: Some(feature), ..RegistryEntry::robot(robot) }
+        RegistryEntry {
+            name: robot.name.clone(),
+            description: robot.description.clone(),
+            spec_path: robot.spec_path.clone(),
+            feature: Some(feature),
+            run_config: None,
+        }
     }
 }
 
@@ -58,7 +75,7 @@ const HEADER: &str = "\
 pub fn library_source(entries: &[RegistryEntry]) -> Result<String, String> {
     let mut entries = entries.to_vec();
     entries.sort_by(|a, b| a.name.cmp(&b.name));
-    // Two modules of one name, or two names with one type (`soft_snake`, `soft__snake`), would
+    // Two modules of one name, or two names with one type (`soft_arm`, `soft__arm`), would
     // not compile; say which specs collide instead.
     for (i, a) in entries.iter().enumerate() {
         if let Some(b) = entries[i + 1..].iter().find(|b| b.name == a.name || camel(&b.name) == camel(&a.name)) {
@@ -92,8 +109,23 @@ pub fn library_source(entries: &[RegistryEntry]) -> Result<String, String> {
     let infos = robots.iter().map(|entry| {
         let module = format_ident!("{}", entry.name);
         let (name, description, spec) = (&entry.name, &entry.description, &entry.spec_path);
+        // Included from the workspace, so the registry carries the file as it is at build time.
+        let run_config = match &entry.run_config {
+            Some(path) => {
+                let include = format!("../../{path}");
+                quote!(Some(RunConfigFile { path: #path, text: include_str!(#include) }))
+            }
+            None => quote!(None),
+        };
         quote! {
-            RobotInfo { name: #name, description: #description, spec: #spec, dof: #module::DOF, contacts: #module::CONTACTS }
+            RobotInfo {
+                name: #name,
+                description: #description,
+                spec: #spec,
+                dof: #module::DOF,
+                contacts: #module::CONTACTS,
+                run_config: #run_config,
+            }
         }
     });
     let arms = robots.iter().map(|entry| {
@@ -104,7 +136,7 @@ pub fn library_source(entries: &[RegistryEntry]) -> Result<String, String> {
     });
     let sections = [
         quote!(
-            use softgen_runtime::{RobotInfo, RobotVisitor};
+            use softgen_runtime::{RobotInfo, RobotVisitor, RunConfigFile};
         ),
         quote!(#(#modules)*),
         quote!(#(#exports)*),
@@ -155,20 +187,18 @@ mod tests {
             description: String::new(),
             spec_path: spec_path.into(),
             feature: feature.map(Into::into),
+            run_config: None,
         }
     }
 
     #[test]
     fn colliding_names_are_an_error_naming_both_specs() {
         let same_type = [
-            entry("soft_snake", "model-specs/soft_snake.toml", None),
-            entry("soft__snake", "model-specs/soft__snake.toml", None),
+            entry("soft_arm", "model-specs/soft_arm.toml", None),
+            entry("soft__arm", "model-specs/soft__arm.toml", None),
         ];
         let error = library_source(&same_type).unwrap_err();
-        assert!(
-            error.contains("model-specs/soft_snake.toml") && error.contains("model-specs/soft__snake.toml"),
-            "{error}"
-        );
+        assert!(error.contains("model-specs/soft_arm.toml") && error.contains("model-specs/soft__arm.toml"), "{error}");
         let fixture = [
             entry("snake_links_6", "model-specs/snake_links_6.toml", None),
             entry("snake_links_6", "codegen/src/scaling.rs", Some("snake-links-6")),

@@ -93,7 +93,7 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             fixtures.push(g.robot);
         }
     }
-    let library = softgen_codegen::library_source(&robots, &fixtures).unwrap_or_else(|e| panic!("{e}"));
+    let library = softgen_codegen::library_source(&robots, &fixtures, &root).unwrap_or_else(|e| panic!("{e}"));
     if std::fs::read_to_string(root.join("generated/src/lib.rs")).unwrap_or_default() != library {
         stale.push("lib".into());
     }

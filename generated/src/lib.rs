@@ -12,7 +12,7 @@
 //! Architecture Invariant: every file here is the output of `cargo run -p softgen-codegen`,
 //! and a test fails if any differs from it.
 
-use softgen_runtime::{RobotInfo, RobotVisitor};
+use softgen_runtime::{RobotInfo, RobotVisitor, RunConfigFile};
 
 pub mod double_pendulum;
 pub mod pinniped;
@@ -64,6 +64,7 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/double_pendulum.toml",
         dof: double_pendulum::DOF,
         contacts: double_pendulum::CONTACTS,
+        run_config: None,
     },
     RobotInfo {
         name: "pinniped",
@@ -71,6 +72,10 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/pinniped.toml",
         dof: pinniped::DOF,
         contacts: pinniped::CONTACTS,
+        run_config: Some(RunConfigFile {
+            path: "model-specs/pinniped.run.toml",
+            text: include_str!("../../model-specs/pinniped.run.toml"),
+        }),
     },
     RobotInfo {
         name: "planar_soft_chain",
@@ -78,6 +83,7 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/planar_soft_chain.toml",
         dof: planar_soft_chain::DOF,
         contacts: planar_soft_chain::CONTACTS,
+        run_config: None,
     },
     RobotInfo {
         name: "rigid_soft_chain",
@@ -85,6 +91,7 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/rigid_soft_chain.toml",
         dof: rigid_soft_chain::DOF,
         contacts: rigid_soft_chain::CONTACTS,
+        run_config: None,
     },
     RobotInfo {
         name: "snake_lateral_undulation",
@@ -92,6 +99,10 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/snake_lateral_undulation.toml",
         dof: snake_lateral_undulation::DOF,
         contacts: snake_lateral_undulation::CONTACTS,
+        run_config: Some(RunConfigFile {
+            path: "model-specs/snake_lateral_undulation.run.toml",
+            text: include_str!("../../model-specs/snake_lateral_undulation.run.toml"),
+        }),
     },
     RobotInfo {
         name: "snake_pedal_wave",
@@ -99,6 +110,10 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/snake_pedal_wave.toml",
         dof: snake_pedal_wave::DOF,
         contacts: snake_pedal_wave::CONTACTS,
+        run_config: Some(RunConfigFile {
+            path: "model-specs/snake_pedal_wave.run.toml",
+            text: include_str!("../../model-specs/snake_pedal_wave.run.toml"),
+        }),
     },
     RobotInfo {
         name: "soft_kinds_arm",
@@ -106,6 +121,7 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/soft_kinds_arm.toml",
         dof: soft_kinds_arm::DOF,
         contacts: soft_kinds_arm::CONTACTS,
+        run_config: None,
     },
     RobotInfo {
         name: "soft_limbed_hub",
@@ -113,6 +129,7 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/soft_limbed_hub.toml",
         dof: soft_limbed_hub::DOF,
         contacts: soft_limbed_hub::CONTACTS,
+        run_config: None,
     },
     RobotInfo {
         name: "soft_snake",
@@ -120,6 +137,7 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/soft_snake.toml",
         dof: soft_snake::DOF,
         contacts: soft_snake::CONTACTS,
+        run_config: None,
     },
     RobotInfo {
         name: "spatial_tree",
@@ -127,6 +145,7 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/spatial_tree.toml",
         dof: spatial_tree::DOF,
         contacts: spatial_tree::CONTACTS,
+        run_config: None,
     },
     RobotInfo {
         name: "underwater_snake",
@@ -134,6 +153,10 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/underwater_snake.toml",
         dof: underwater_snake::DOF,
         contacts: underwater_snake::CONTACTS,
+        run_config: Some(RunConfigFile {
+            path: "model-specs/underwater_snake.run.toml",
+            text: include_str!("../../model-specs/underwater_snake.run.toml"),
+        }),
     },
     RobotInfo {
         name: "wpi_snake",
@@ -141,6 +164,7 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/wpi_snake.toml",
         dof: wpi_snake::DOF,
         contacts: wpi_snake::CONTACTS,
+        run_config: None,
     },
 ];
 

@@ -35,7 +35,7 @@ pub use robot::model::{
     ThrusterInfo, UnknownParameter,
 };
 pub use robot::parameter_rules::{check_rule, physical_inertia, RuleKind};
-pub use robot::registry::{RobotInfo, RobotVisitor};
+pub use robot::registry::{RobotInfo, RobotVisitor, RunConfigFile};
 pub use robot::state::State;
 
 // Terrain and contact.

@@ -16,6 +16,18 @@ pub struct RobotInfo {
     pub dof: usize,
     /// Number of contact points.
     pub contacts: usize,
+    /// The spec's sibling run configuration (`<spec>.run.toml`), if it has one: the channels,
+    /// safety limits and environment `softgen run` uses for the robot by default.
+    pub run_config: Option<RunConfigFile>,
+}
+
+/// A run configuration file as a registry carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunConfigFile {
+    /// Its path relative to the workspace, for messages.
+    pub path: &'static str,
+    /// Its text.
+    pub text: &'static str,
 }
 
 /// Generic code to run for one robot type, called by a registry's `visit_robot` with the
