@@ -107,13 +107,18 @@ fn runs(c: &mut Criterion) {
 /// (the run configuration's floor and friction): one rollout of the 1 s horizon, and one
 /// plan of 32 rollouts, from a mid-gait state.
 fn model_predictive_control(c: &mut Criterion) {
-    use softgen::{RunConfig, WHEELED_SNAKE_RUN_CONFIG};
+    use softgen::RunConfig;
     use softgen_generated::SnakeLateralUndulation as W;
     use softgen_runtime::{GaitParameters, GaitPlanner, PlanningSnapshot, SteeredGait};
     let actuated = ["link2", "link3", "link4", "link5", "link6"]
         .map(|name| (name, softgen::Drives::Coordinate(softgen_runtime::CoordinateKind::RevoluteJoint)));
-    let run =
-        RunConfig::parse("snake_lateral_undulation.run.toml", WHEELED_SNAKE_RUN_CONFIG, W::NAME, &actuated).unwrap();
+    let run = RunConfig::parse(
+        "snake_lateral_undulation.run.toml",
+        softgen::run_config_of(W::NAME).expect("the wheeled snake has a run configuration").text,
+        W::NAME,
+        &actuated,
+    )
+    .unwrap();
     let settings = run.mpc.unwrap();
     let env = W::ENVIRONMENT;
     let g = W::GAIT.unwrap();
@@ -200,7 +205,7 @@ fn soft_snake(c: &mut Criterion) {
 /// curvatures, the base from the partitioned equations), the simplified model's, and one
 /// point of the speed map (12 s simulated) with each.
 fn wpi_snake(c: &mut Criterion) {
-    use softgen::{run_snake, SnakeModel, SnakeRun};
+    use softgen::papers::wpi_snake::{run_snake, SnakeModel, SnakeRun};
     use softgen_generated::WpiSnake as W;
     use softgen_runtime::{ActuatorResponse, ContactLaw, DrivenCoordinate, PrescribedSimulation, SimplifiedChain};
     const WN: usize = 7;
@@ -264,7 +269,7 @@ fn wpi_snake(c: &mut Criterion) {
 /// The pinniped (002) mid-gait: its kernels, the right-hand side with contact and muscle
 /// forces, and one 15 s trial of the protocol.
 fn pinniped(c: &mut Criterion) {
-    use softgen::{run_trial, Gait, Trial};
+    use softgen::papers::pinniped::{run_trial, Gait, Trial};
     use softgen_generated::Pinniped as P;
     const PN: usize = 14;
     const PC: usize = 55;
@@ -307,10 +312,10 @@ fn pinniped(c: &mut Criterion) {
     let gait = softgen_runtime::LimbGait {
         frequency: 1.0,
         samples_per_cycle: 100,
-        limbs: softgen::RestGeometry::new(&p).motions(Gait::InPlace { counterclockwise: true }, 0.10),
+        limbs: softgen::papers::pinniped::RestGeometry::new(&p).motions(Gait::InPlace { counterclockwise: true }, 0.10),
     };
-    let map = softgen::pressure_map(&p).unwrap();
-    let limbs = softgen::limbs(&p);
+    let map = softgen::papers::pinniped::pressure_map(&p).unwrap();
+    let limbs = softgen::papers::pinniped::limbs(&p);
     group.bench_function("gait pressures of all 12 muscles (4 circles through eq 7, eq 1, the map)", |b| {
         b.iter(|| gait.pressures(black_box(0.37), &limbs, &map).unwrap())
     });
@@ -328,9 +333,9 @@ fn underwater_snake(c: &mut Criterion) {
     use softgen_generated::UnderwaterSnake as U;
     const UN: usize = 12;
     const UC: usize = 2;
-    let p = softgen::neutral_params();
-    let turn = &softgen::yaw_conditions()[0];
-    let run = softgen::swim(&p, turn, 20.0, 1.0).unwrap();
+    let p = softgen::papers::underwater_snake::neutral_params();
+    let turn = &softgen::papers::underwater_snake::yaw_conditions()[0];
+    let run = softgen::papers::underwater_snake::swim(&p, turn, 20.0, 1.0).unwrap();
     let s = run.samples.last().unwrap();
     let (q, qd) = (s.q, s.qd);
     let config = SimulationConfig {
@@ -365,13 +370,13 @@ fn underwater_snake(c: &mut Criterion) {
     });
     group.sample_size(10);
     for (name, condition, duration) in [
-        ("004-straight forward, 20 s", softgen::straight_conditions()[0].clone(), 20.0),
-        ("004-yaw 0.3 MPa, 60 s", softgen::yaw_conditions()[0].clone(), 60.0),
-        ("004-pitch condition 1, 40 s", softgen::pitch_conditions()[0].clone(), 40.0),
-        ("004-spiral, 180 s", softgen::spiral_conditions()[0].clone(), 180.0),
+        ("004-straight forward, 20 s", softgen::papers::underwater_snake::straight_conditions()[0].clone(), 20.0),
+        ("004-yaw 0.3 MPa, 60 s", softgen::papers::underwater_snake::yaw_conditions()[0].clone(), 60.0),
+        ("004-pitch condition 1, 40 s", softgen::papers::underwater_snake::pitch_conditions()[0].clone(), 40.0),
+        ("004-spiral, 180 s", softgen::papers::underwater_snake::spiral_conditions()[0].clone(), 180.0),
     ] {
         group.bench_function(format!("{name}, ROS34PW2 sampled at 20 Hz"), |b| {
-            b.iter(|| softgen::swim(&p, &condition, duration, 0.05).unwrap())
+            b.iter(|| softgen::papers::underwater_snake::swim(&p, &condition, duration, 0.05).unwrap())
         });
     }
     group.finish();

@@ -1,57 +1,40 @@
-//! softgen: run generated robot models. The library half of the `softgen` CLI: scenarios
-//! (a robot, its environment and gait, an integrator) run to CSV and PNG, `eval`, and the
-//! seed papers' experiments.
+//! softgen: run generated robot models. The library half of the `softgen` CLI, by purpose:
+//! `simulate` (a scenario of one robot run to CSV, its settings by name, `eval`), `sweep`
+//! (sweep files, runs on every core, results tables), `hardware` (run configurations, the
+//! serial board, a controller through the output chain to a device), `support` (pending
+//! outputs, figures, parallel runs) and `papers` (one folder per seed paper: its runs and
+//! experiments, and the registry the generic code reads them from).
+//!
+//! Generic items are re-exported here flat; a paper's items are reached through its folder
+//! (`softgen::papers::<robot>::...`), so no robot-specific item has a generic name.
 
-mod eval;
-mod experiment;
-mod hardware_run;
-mod output;
-mod parallel;
-mod pinniped;
-mod plot;
-mod robots;
-mod rolling_run;
-mod run_config;
-mod run_settings;
-mod scenario;
-mod serial;
+mod hardware;
+pub mod papers;
+mod simulate;
+mod support;
 mod sweep;
-mod sweep_run;
-mod sweep_table;
-mod sweep_target;
-mod underwater_snake;
-mod wpi_snake;
 
-pub use eval::{eval_json, read_stdin_input, EvalInput};
-pub use experiment::{find_experiment, Experiment, ExperimentReport, Verdict, EXPERIMENTS, FREQUENCIES, PRESSURES};
-pub use hardware_run::{
-    run_on_device, ControllerChoice, MpcReport, RunOptions, RunReport, PINNIPED_RUN_CONFIG, SNAKE_RUN_CONFIG,
-    UNDERWATER_SNAKE_RUN_CONFIG, WHEELED_SNAKE_RUN_CONFIG,
+pub use hardware::config::{Drives, EnvironmentOverride, MpcSettings, RunConfig};
+pub use hardware::run::{
+    run_with_drivers, Controller, ControllerChoice, HeldInputs, LimbController, LimbGaitRequest, MpcReport, RunDriver,
+    RunOptions, RunReport,
 };
-pub use output::PendingFile;
-pub use pinniped::{
-    limb_gait, limbs, model_centre_of_mass, muscle_drive, pressure_controller, pressure_map, run_trial, Gait,
-    RestGeometry, Trial, TrialOutcome, TrialSample, LIMB_NAMES, MUSCLES,
+pub use hardware::serial::SerialDevice;
+pub use papers::{
+    experiments, find_experiment, run_on_device, sweep_runs, Experiment, ExperimentReport, ExperimentRuns, Verdict,
+    DEFAULT_ROBOT, PAPERS, RUN_DRIVERS,
 };
-pub use plot::{plot_contour, plot_paths, plot_run, plot_time_series, plot_track, Series};
-pub use robots::{has_soft_sections, with_robot, RobotInfo, RobotVisitor, ROBOTS};
-pub use rolling_run::{run_rolling, write_rolling_outputs, Rolling, RollingRun, RollingSample, RollingSummary};
-pub use run_config::{Drives, EnvironmentOverride, MpcSettings, RunConfig};
-pub use run_settings::{
-    AnisotropyName, IntegratorName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES, ROS34_TOLERANCES,
-};
-pub use scenario::{
+pub use simulate::eval::{eval_json, read_stdin_input, EvalInput};
+pub use simulate::robots::{has_soft_sections, run_config_of, with_robot, RobotInfo, RobotVisitor, ROBOTS};
+pub use simulate::scenario::{
     run_scenario, run_scenario_rows, IntegratorChoice, RunSummary, SampleRows, Scenario, TerrainChoice,
 };
-pub use serial::SerialDevice;
-pub use sweep::{Cell, CellKind, Shard, Sweep, MAX_RUNS};
-pub use sweep_run::{default_output, format_of, journal_path, run_sweep, sweep_to_file, SweepOptions, SweepOutcome};
-pub use sweep_table::{RunRecord, SweepTable, TableFormat, TableHeader};
-pub use sweep_target::Target;
-pub use underwater_snake::{
-    joint_configuration, mean_speed, neutral_params, pitch_conditions, spiral_conditions, straight_conditions, swim,
-    swimming_simulation, turning_circle, yaw_conditions, SwimCondition, SwimRun, SwimSample, FORWARD,
+pub use simulate::settings::{
+    AnisotropyName, IntegratorName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES, ROS34_TOLERANCES,
 };
-pub use wpi_snake::{
-    fit_circle, run_grid, run_snake, valve_wave, SnakeModel, SnakeOutcome, SnakeRun, SnakeSample, LINKS,
-};
+pub use support::output::PendingFile;
+pub use support::plot::{plot_contour, plot_paths, plot_run, plot_time_series, plot_track, RunView, Series};
+pub use sweep::file::{Cell, CellKind, Shard, Sweep, MAX_RUNS};
+pub use sweep::run::{default_output, format_of, journal_path, run_sweep, sweep_to_file, SweepOptions, SweepOutcome};
+pub use sweep::table::{RunRecord, SweepTable, TableFormat, TableHeader};
+pub use sweep::target::Target;

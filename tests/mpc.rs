@@ -4,12 +4,17 @@
 //! controller's hand-over of plans, measurements and arrival.
 
 use nalgebra::{SVector, Vector2};
-use softgen::{RunConfig, WHEELED_SNAKE_RUN_CONFIG};
+use softgen::RunConfig;
 use softgen_generated::SnakeLateralUndulation;
 use softgen_runtime::{
     ActuatorCommand, GaitParameters, GaitPlanner, GoalSteering, Integrator, Model, Plan, PlanningSnapshot, RungeKutta4,
     SimulatedPlant, Simulation, SimulationConfig, State, SteeredGait, SteeringConfig, SteeringLink, SteeringPhase,
 };
+
+/// The run configuration the robot comes with (its spec's sibling `.run.toml`).
+fn run_config_text(robot: &str) -> &'static str {
+    softgen::run_config_of(robot).unwrap_or_else(|| panic!("{robot} has no run configuration")).text
+}
 
 type R = SnakeLateralUndulation;
 const N: usize = 8;
@@ -18,7 +23,13 @@ const C: usize = 13;
 fn run_config() -> RunConfig {
     let actuated = ["link2", "link3", "link4", "link5", "link6"]
         .map(|b| (b, softgen::Drives::Coordinate(softgen_runtime::CoordinateKind::RevoluteJoint)));
-    RunConfig::parse("snake_lateral_undulation.run.toml", WHEELED_SNAKE_RUN_CONFIG, R::NAME, &actuated).unwrap()
+    RunConfig::parse(
+        "snake_lateral_undulation.run.toml",
+        run_config_text("snake_lateral_undulation"),
+        R::NAME,
+        &actuated,
+    )
+    .unwrap()
 }
 
 /// The plant of the run configuration: the floor under the wheels, servos tracking set points.

@@ -3,18 +3,26 @@
 //! the gait to the plant, until the snake reaches a goal 1 m away. Its own test binary, so
 //! no other test competes for the cores while the loop keeps its deadlines.
 
-use softgen::{run_on_device, ControllerChoice, RunOptions, WHEELED_SNAKE_RUN_CONFIG};
+use softgen::{run_on_device, ControllerChoice, RunOptions};
 use softgen_runtime::Recording;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
+
+/// The run configuration the robot comes with (its spec's sibling `.run.toml`).
+fn run_config(robot: &str) -> &'static str {
+    softgen::run_config_of(robot).unwrap_or_else(|| panic!("{robot} has no run configuration")).text
+}
 
 #[test]
 fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
     let dir = tempfile::tempdir().unwrap();
     // A watchdog that tolerates a shared, loaded test machine (every miss is still counted).
     let config = dir.path().join("snake_lateral_undulation.run.toml");
-    std::fs::write(&config, WHEELED_SNAKE_RUN_CONFIG.replace("command_timeout = 0.05", "command_timeout = 10.0"))
-        .unwrap();
+    std::fs::write(
+        &config,
+        run_config("snake_lateral_undulation").replace("command_timeout = 0.05", "command_timeout = 10.0"),
+    )
+    .unwrap();
     let options = RunOptions {
         robot: "snake_lateral_undulation".into(),
         serial_port: None,

@@ -2,7 +2,7 @@
 //! resumes to the same table without redoing finished runs, failed runs are rows, a journal
 //! of another sweep is refused, and the experiments' runs sweep.
 
-use softgen::{run_sweep, sweep_to_file, Shard, Sweep, SweepOptions, SweepTable, TableFormat};
+use softgen::{run_sweep, sweep_to_file, Cell, Shard, Sweep, SweepOptions, SweepTable, TableFormat};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -224,4 +224,14 @@ stride = [0.10]
     let table = whole(&sweep);
     assert_eq!(table.failed(), 0, "{:?}", table.rows);
     assert!(table.rows[0].figures[0].unwrap() < 0.0, "backward crawling moves -x: {:?}", table.rows[0]);
+}
+
+#[test]
+fn grid_orders_runs_with_the_last_key_fastest() {
+    let text = "robot = \"double_pendulum\"\n[base]\nduration = 0.1\n[grid]\nramp = [0.0, 1.0]\n[grid.params]\nupper_mass = { from = 1.0, to = 2.0, count = 3 }\n";
+    let sweep = Sweep::parse(text, "g.toml").unwrap();
+    assert_eq!(sweep.name, "g");
+    assert_eq!(sweep.points.len(), 6);
+    assert_eq!(sweep.inputs[0].0, "params.upper_mass");
+    assert_eq!(sweep.points[1], vec![Cell::Number(1.0), Cell::Number(1.0)]);
 }

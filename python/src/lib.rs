@@ -390,7 +390,7 @@ fn robots() -> Vec<&'static str> {
 /// The experiments: (name, what it runs).
 #[pyfunction]
 fn experiments() -> Vec<(&'static str, &'static str)> {
-    softgen::EXPERIMENTS.iter().map(|e| (e.name, e.what)).collect()
+    softgen::experiments().map(|e| (e.name, e.what)).collect()
 }
 
 /// Runs experiment `name` with its outputs under `output/name/`; returns its printed

@@ -1,0 +1,111 @@
+//! `softgen roll`: the soft snake's drop and rolling runs of 000 with their settings on the
+//! command line.
+
+use super::signals::{stop_flag, stopped_by_signal};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum RollingName {
+    /// All sections bend in one plane, which turns about the body axis.
+    Planar,
+    /// Adjacent sections' bending planes shifted by pi / 3.
+    Spatial,
+}
+
+#[derive(Args)]
+pub(crate) struct RollArgs {
+    #[arg(value_enum, default_value = "spatial")]
+    gait: RollingName,
+    /// Gait time after the drop (s).
+    #[arg(long, default_value_t = 15.0)]
+    duration: f64,
+    /// Time to fall from 0.6 m and settle before the gait (s).
+    #[arg(long, default_value_t = 2.0)]
+    settle: f64,
+    /// Turns of the bending plane per second (Hz).
+    #[arg(long, default_value_t = 0.5)]
+    frequency: f64,
+    /// Pressure ceiling (bar).
+    #[arg(long, default_value_t = 3.0)]
+    ceiling: f64,
+    /// Bend of every section (rad); "max" for the largest the ceiling allows.
+    #[arg(long, default_value = "0.4")]
+    bend: String,
+    /// Relative tolerance of the ROS34PW2 integrator.
+    #[arg(long, default_value_t = 1e-3)]
+    tolerance: f64,
+    /// Output folder.
+    #[arg(long, default_value = "out")]
+    output: PathBuf,
+}
+
+pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
+    let stop = stop_flag()?;
+    let rolling = match args.gait {
+        RollingName::Planar => softgen::papers::soft_snake::Rolling::Planar,
+        RollingName::Spatial => softgen::papers::soft_snake::Rolling::Spatial,
+    };
+    let mut run = softgen::papers::soft_snake::RollingRun::new(rolling);
+    run.stop = Some(Arc::clone(&stop));
+    run.duration = args.duration;
+    run.settle = args.settle;
+    run.frequency = args.frequency;
+    run.ceiling = args.ceiling;
+    run.tolerance = args.tolerance;
+    run.bend = match args.bend.as_str() {
+        "max" => None,
+        text => Some(text.parse::<f64>().map_err(|_| format!("--bend: expected radians or \"max\", got `{text}`"))?),
+    };
+    let name = match rolling {
+        softgen::papers::soft_snake::Rolling::Planar => "planar",
+        softgen::papers::soft_snake::Rolling::Spatial => "spatial",
+    };
+    let progress = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
+    progress.set_style(ProgressStyle::with_template("{bar:40} {msg}").map_err(|e| e.to_string())?);
+    let end = run.settle + run.duration;
+    let summary = softgen::papers::soft_snake::run_rolling(&run, |s| {
+        progress.set_position((1000.0 * s.t / end.max(1e-9)) as u64);
+        progress.set_message(format!("t = {:.1} s", s.t));
+    })?;
+    progress.finish_and_clear();
+    let csv_path = softgen::papers::soft_snake::write_rolling_outputs(&summary, name, &args.output)?;
+    let (paper_x, paper_y) = match rolling {
+        softgen::papers::soft_snake::Rolling::Planar => (3.51, 9.39),
+        softgen::papers::soft_snake::Rolling::Spatial => (0.67, 7.77),
+    };
+    // Where the run ended (the end time unless it stopped early).
+    let simulated = summary.samples.last().map_or(0.0, |s| s.t);
+    println!(
+        "{name} rolling, {} s at {} Hz, {} bar ceiling, bend {:.3} rad per section",
+        run.duration, run.frequency, run.ceiling, summary.bend
+    );
+    match summary.velocity_cm_s {
+        Some((vx, vy)) => println!("travelling velocity  V_x = {vx:.2} cm/s, V_y = {vy:.2} cm/s (paper's model, Table I: {paper_x}, {paper_y})"),
+        None => println!(
+            "travelling velocity  not measured: it is fitted after the gait's ramp, from t = {:.1} s, and the run ended at t = {simulated:.1} s",
+            summary.window_start
+        ),
+    }
+    println!(
+        "integration          {} right-hand sides, {} Jacobians, {:.2} s wall for {:.1} s simulated ({:.2}x real time)",
+        summary.evaluations,
+        summary.jacobians,
+        summary.wall_seconds,
+        simulated,
+        simulated / summary.wall_seconds.max(1e-9)
+    );
+    println!(
+        "outputs              {} and .position, .orientation, .lengths, .track (.png and .svg)",
+        csv_path.display()
+    );
+    if let Some(code) = summary.error.as_ref().and_then(|e| stopped_by_signal(&stop, e)) {
+        return Ok(code);
+    }
+    match summary.error {
+        Some(e) => Err(format!("the run stopped early: {e} (outputs above hold everything up to then)")),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,153 @@
+//! `softgen run`: a robot's controller through its output chain to a device at a fixed rate.
+
+use super::signals::{signal_exit, stop_flag};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum DeviceName {
+    /// The generated model integrated in step with the commands (hardware in the loop).
+    Sim,
+    /// A microcontroller board on a serial line (docs/serial-protocol.md); needs --port.
+    Serial,
+    /// A comedi DAQ card (NI PCI-6221, PCI-6703, ...); --port is its device, e.g.
+    /// /dev/comedi0. Needs a build with `--features comedi`.
+    Comedi,
+}
+
+#[derive(Args)]
+pub(crate) struct RunArgs {
+    #[arg(long, default_value = softgen::papers::DEFAULT_ROBOT)]
+    robot: String,
+    /// Run configuration (channel map, ranges, safety limits); default: the snake's.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "sim")]
+    device: DeviceName,
+    /// Serial port of the board (with --device serial).
+    #[arg(long)]
+    port: Option<String>,
+    /// Acknowledgement timeout of the serial board (ms).
+    #[arg(long, default_value_t = 50)]
+    ack_timeout_ms: u64,
+    /// Loop rate (Hz, 1-100000); default: the run configuration's.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Run length (s; at most 1e9 loop periods).
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Where every device value is recorded with its time.
+    #[arg(long, default_value = "out/run_commands.csv")]
+    record: PathBuf,
+    /// Where the simulated plant's trajectory is written.
+    #[arg(long, default_value = "out/run_plant.csv")]
+    trajectory: PathBuf,
+    /// Print the channel map and the first commands; touch no device.
+    #[arg(long)]
+    dry_run: bool,
+    /// Try SCHED_FIFO and mlockall (says so when the system refuses).
+    #[arg(long)]
+    realtime: bool,
+    #[arg(long)]
+    amplitude: Option<f64>,
+    #[arg(long)]
+    temporal_frequency: Option<f64>,
+    #[arg(long)]
+    spatial_frequency: Option<f64>,
+    #[arg(long)]
+    offset: Option<f64>,
+    /// What drives the actuators: the robot's gait, or the model-predictive controller
+    /// steering the gait to a goal (needs --device sim: it uses the plant's state).
+    #[arg(long, value_enum, default_value = "gait")]
+    controller: ControllerName,
+    /// Goal of the model-predictive controller, "X,Y" in metres (world frame); default:
+    /// the run configuration's [mpc] goal.
+    #[arg(long, value_parser = parse_goal, allow_hyphen_values = true)]
+    goal: Option<nalgebra::Vector2<f64>>,
+    /// Muscle-driven robots: the limb gait, by the name its paper gives it (002: forward,
+    /// backward, turn-left, turn-right, in-place-cw, in-place-ccw; default backward).
+    #[arg(long)]
+    limb_gait: Option<String>,
+    /// Limbed robots: stride radius of the circling limbs (m); default 0.10.
+    #[arg(long, allow_hyphen_values = true)]
+    stride: Option<f64>,
+    /// Limbed robots: gait cycles per second (Hz); default 1.00.
+    #[arg(long, allow_hyphen_values = true)]
+    gait_frequency: Option<f64>,
+    /// Swimming robots: which of its paper's inputs to hold (004: forward, backward,
+    /// two-propellers, yaw-0.3, yaw-0.1, pitch-1, pitch-2, spiral; default forward).
+    #[arg(long)]
+    swim: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ControllerName {
+    /// The robot's gait, open loop.
+    Gait,
+    /// Model-predictive control: re-plans amplitude, frequency and offset towards --goal.
+    Mpc,
+}
+
+pub(crate) fn parse_goal(text: &str) -> Result<nalgebra::Vector2<f64>, String> {
+    let bad = || format!("expected X,Y in metres (e.g. 1.0,-0.7), got `{text}`");
+    let (x, y) = text.split_once(',').ok_or_else(bad)?;
+    let x: f64 = x.trim().parse().map_err(|_| bad())?;
+    let y: f64 = y.trim().parse().map_err(|_| bad())?;
+    if !(x.is_finite() && y.is_finite()) {
+        return Err(bad());
+    }
+    Ok(nalgebra::Vector2::new(x, y))
+}
+
+pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
+    let stop = stop_flag()?;
+    for path in [&args.record, &args.trajectory] {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+    }
+    let (serial_port, comedi_device) = match (args.device, args.port) {
+        (DeviceName::Sim, None) => (None, None),
+        (DeviceName::Sim, Some(_)) => return Err("--port goes with --device serial or comedi".into()),
+        (DeviceName::Serial, Some(p)) => (Some(p), None),
+        (DeviceName::Comedi, Some(p)) => (None, Some(p)),
+        (DeviceName::Serial | DeviceName::Comedi, None) => {
+            return Err("--device serial and --device comedi need --port PATH".into())
+        }
+    };
+    let options = softgen::RunOptions {
+        robot: args.robot,
+        serial_port,
+        comedi_device,
+        ack_timeout: std::time::Duration::from_millis(args.ack_timeout_ms),
+        config: args.config,
+        dry_run: args.dry_run,
+        rate_hz: args.rate,
+        duration: args.duration,
+        record: args.record,
+        trajectory: args.trajectory,
+        realtime: args.realtime,
+        amplitude: args.amplitude,
+        temporal_frequency: args.temporal_frequency,
+        spatial_frequency: args.spatial_frequency,
+        offset: args.offset,
+        controller: match args.controller {
+            ControllerName::Gait => softgen::ControllerChoice::Gait,
+            ControllerName::Mpc => softgen::ControllerChoice::Mpc,
+        },
+        goal: args.goal,
+        limb_gait: args.limb_gait,
+        stride: args.stride,
+        gait_frequency: args.gait_frequency,
+        swim: args.swim,
+    };
+    let report = softgen::run_on_device(&options, stop)?;
+    match report.fault {
+        None => Ok(ExitCode::SUCCESS),
+        Some(softgen_runtime::SafetyFault::Signal(s)) => {
+            eprintln!("stopped by signal {s}: outputs in their safe state, logs complete");
+            Ok(signal_exit(s as usize))
+        }
+        Some(fault) => Err(format!("run stopped: {fault} (outputs in their safe state, logs complete)")),
+    }
+}

@@ -1,0 +1,6 @@
+//! `softgen run`: run configuration files, the serial board device, and a robot's
+//! controller through the output chain to a device at a fixed rate.
+
+pub(crate) mod config;
+pub(crate) mod run;
+pub(crate) mod serial;

@@ -1,0 +1,836 @@
+//! `softgen run`: a robot's gait, or the model-predictive controller steering it to a goal,
+//! through the output chain to a device at a fixed rate: the simulated plant (hardware in
+//! the loop), a serial board, a comedi card or, with `--dry-run`, nowhere (the channel map
+//! and the first commands are printed and no device is touched).
+
+use crate::hardware::config::{Drives, MpcSettings, RunConfig};
+use crate::simulate::robots::{with_robot, RobotVisitor};
+use crate::support::output::PendingFile;
+use nalgebra::{SVector, Vector2};
+use softgen_runtime::{
+    run_hardware, run_planner, ActuatorCommand, CoordinateKind, Device, DeviceError, DeviceValue, GaitParameters,
+    GaitPlanner, GoalSteering, LoopConfig, LoopStats, Model, OutputChain, PlannerStats, Recorder, SafetyFault,
+    Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State, SteeringConfig, SteeringLink, SteeringPhase,
+    STOP_FINISHED,
+};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// One control period's commands: fills every actuator's command at time `t` (s).
+pub type Controller = Box<dyn FnMut(f64, &mut [ActuatorCommand]) -> Result<(), String>>;
+
+/// What `softgen run` asks of a limb gait: its name and settings as given on the command line
+/// (None: the driver's defaults), and the index of the first muscle among the actuators.
+#[derive(Clone, Debug)]
+pub struct LimbGaitRequest<'a> {
+    pub gait: Option<&'a str>,
+    pub stride: Option<f64>,
+    pub frequency: Option<f64>,
+    pub first_muscle: usize,
+}
+
+/// A limb gait's controller, with the line that describes it and the time (s) whose
+/// commands a dry run prints.
+pub struct LimbController {
+    pub controller: Controller,
+    pub description: String,
+    pub dry_run_at: f64,
+}
+
+/// Inputs a swimming robot holds from the start: each thruster's thrust (N) and each
+/// muscle's water pressure (MPa).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldInputs {
+    pub name: String,
+    pub thrusts: Vec<f64>,
+    pub pressures: Vec<f64>,
+}
+
+/// How a paper drives its robot in `softgen run` where the generic serpenoid gait does not
+/// apply. The papers' registry lists these (`papers::RUN_DRIVERS`); generic code finds a
+/// robot's by name and names no robot itself.
+pub struct RunDriver {
+    /// The robot it drives.
+    pub robot: &'static str,
+    /// A muscle-driven robot's limb gait (`--limb-gait`, `--stride`, `--gait-frequency`).
+    pub limb_gait: Option<fn(&LimbGaitRequest) -> Result<LimbController, String>>,
+    /// A swimming robot's named held inputs (`--swim NAME`; None: the default).
+    pub held_inputs: Option<fn(Option<&str>) -> Result<HeldInputs, String>>,
+}
+
+/// Which controller drives the actuators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControllerChoice {
+    /// The robot's gait, open loop.
+    Gait,
+    /// The model-predictive controller re-planning the gait towards a goal from the
+    /// measured state (needs a state source: the simulated plant).
+    Mpc,
+}
+
+/// What `softgen run` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub robot: String,
+    /// The serial board's port; `None` runs the simulated plant.
+    pub serial_port: Option<String>,
+    /// A comedi DAQ device (e.g. /dev/comedi0); needs the `comedi` build feature.
+    pub comedi_device: Option<String>,
+    /// How long the board may take to acknowledge a frame.
+    pub ack_timeout: std::time::Duration,
+    /// Run configuration file; `None` uses the robot's own (its spec's sibling
+    /// `<robot>.run.toml`, carried by the generated registry).
+    pub config: Option<PathBuf>,
+    pub dry_run: bool,
+    pub rate_hz: Option<f64>,
+    pub duration: f64,
+    /// Every value sent to the device, with its time (CSV).
+    pub record: PathBuf,
+    /// The simulated plant's trajectory (CSV).
+    pub trajectory: PathBuf,
+    /// Try real-time scheduling and memory locking.
+    pub realtime: bool,
+    pub amplitude: Option<f64>,
+    pub temporal_frequency: Option<f64>,
+    pub spatial_frequency: Option<f64>,
+    pub offset: Option<f64>,
+    pub controller: ControllerChoice,
+    /// The model-predictive controller's goal (m), in place of the run configuration's.
+    pub goal: Option<Vector2<f64>>,
+    /// Muscle-driven robots: the limb gait by name, its stride radius (m) and frequency
+    /// (Hz); defaults are the robot's driver's.
+    pub limb_gait: Option<String>,
+    pub stride: Option<f64>,
+    pub gait_frequency: Option<f64>,
+    /// Swimming robots: the named inputs to hold; default the robot's driver's.
+    pub swim: Option<String>,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct RunReport {
+    pub stats: Option<LoopStats>,
+    pub fault: Option<SafetyFault>,
+    /// What the model-predictive controller did, on `ControllerChoice::Mpc` runs.
+    pub mpc: Option<MpcReport>,
+}
+
+/// The model-predictive controller's side of a run.
+#[derive(Clone, Debug)]
+pub struct MpcReport {
+    pub goal: Vector2<f64>,
+    pub planner: PlannerStats,
+    /// Plans the gait took over.
+    pub plans_applied: u64,
+    /// When the centre of mass came within the arrival radius (s), if it did.
+    pub arrived_at: Option<f64>,
+    /// Distance of the centre of mass from the goal at the last measurement (m).
+    pub final_distance: f64,
+    /// Distance at the start (m).
+    pub start_distance: f64,
+}
+
+/// Runs `options` with the robots' own drivers; `stop` is set by signal handlers (the signal
+/// number) to end the run.
+pub fn run_with_drivers(
+    options: &RunOptions,
+    stop: Arc<AtomicUsize>,
+    drivers: &[RunDriver],
+) -> Result<RunReport, String> {
+    let driver = drivers.iter().find(|d| d.robot == options.robot);
+    with_robot(&options.robot, Run { options, stop, driver })?
+}
+
+struct Run<'a> {
+    options: &'a RunOptions,
+    stop: Arc<AtomicUsize>,
+    driver: Option<&'a RunDriver>,
+}
+
+/// Prints what would reach a device.
+struct Printer {
+    periods: usize,
+}
+
+impl Device for Printer {
+    fn name(&self) -> &str {
+        "dry run"
+    }
+    fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
+        self.periods += 1;
+        let text: Vec<String> =
+            values.iter().map(|v| format!("{} {} = {:.4}", v.kind(), v.channel(), v.number())).collect();
+        println!("  t = {t:.4} s: {}", text.join(", "));
+        Ok(())
+    }
+}
+
+fn try_realtime() {
+    use nix::sys::mman::{mlockall, MlockAllFlags};
+    match mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE) {
+        Ok(()) => println!("memory      locked (mlockall)"),
+        Err(e) => println!("memory      not locked: mlockall failed ({e}); page faults may cause deadline misses"),
+    }
+    use thread_priority::{
+        set_thread_priority_and_policy, thread_native_id, RealtimeThreadSchedulePolicy, ThreadPriority,
+        ThreadSchedulePolicy,
+    };
+    let policy = ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo);
+    match set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Max, policy) {
+        Ok(()) => println!("scheduling  SCHED_FIFO at maximum priority"),
+        Err(e) => println!(
+            "scheduling  normal: SCHED_FIFO was refused ({e:?}); run as root or grant CAP_SYS_NICE / an rtprio limit"
+        ),
+    }
+}
+
+impl Run<'_> {
+    /// A robot driven by pressure-regulated muscles: the limb gait's pressures through the
+    /// output chain to a comedi card, a serial board or the simulated plant, whose muscles
+    /// read the regulators' voltages back.
+    fn run_muscles<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+    ) -> Result<RunReport, String> {
+        let o = self.options;
+        if o.amplitude.is_some()
+            || o.temporal_frequency.is_some()
+            || o.spatial_frequency.is_some()
+            || o.offset.is_some()
+        {
+            return Err(format!("--amplitude, --temporal-frequency, --spatial-frequency and --offset set a serpenoid gait; `{}` runs a limb gait (--limb-gait, --stride, --gait-frequency)", R::NAME));
+        }
+        if matches!(o.controller, ControllerChoice::Mpc) {
+            return Err(format!("the mpc controller steers serpenoid gaits; `{}` runs a limb gait", R::NAME));
+        }
+        let limb_gait = self
+            .driver
+            .and_then(|d| d.limb_gait)
+            .ok_or_else(|| format!("robot `{}` has muscles, but no paper registers a limb gait for it", R::NAME))?;
+        let request = LimbGaitRequest {
+            gait: o.limb_gait.as_deref(),
+            stride: o.stride,
+            frequency: o.gait_frequency,
+            first_muscle: R::ACTUATED.len(),
+        };
+        let LimbController { controller, description, dry_run_at } = limb_gait(&request)?;
+        let loop_config = loop_config(o, &config)?;
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let actuators: Vec<&str> =
+            R::ACTUATED.iter().map(|&i| R::COORDINATES[i].name).chain(R::MUSCLES.iter().map(|m| m.name)).collect();
+        let controller_line = format!("{description}; ceiling {} bar", config.safety.pressure_ceiling);
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
+        let mut controller = controller;
+        if o.dry_run {
+            println!("dry run: the commands a quarter cycle into the gait, no device touched");
+            return dry_run(
+                &mut chain,
+                &mut controller,
+                &[dry_run_at],
+                1.0 / loop_config.rate_hz,
+                ActuatorCommand::Pressure(0.0),
+            );
+        }
+        if o.realtime {
+            try_realtime();
+        }
+        if let Some(report) =
+            run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
+        {
+            return Ok(report);
+        }
+        // Hardware in the loop: every regulator's voltage is read back as its muscle's
+        // commanded pressure.
+        let mut regulators = Vec::new();
+        for (j, c) in config.channels.iter().enumerate().skip(R::ACTUATED.len()) {
+            match c {
+                softgen_runtime::Channel::PressureRegulator { channel, map, .. } => {
+                    regulators.push((*channel, j - R::ACTUATED.len(), map.clone()))
+                }
+                other => {
+                    return Err(format!(
+                        "{path}: the simulated plant reads muscles from pressure regulators; `{}` has {other:?}",
+                        actuators[j]
+                    ))
+                }
+            }
+        }
+        let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+        // The muscles' 1 ms step: a limbed robot's contacts need it.
+        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.001)?;
+        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+        let (report, end) = run_on_plant(plant, o, &loop_config, &mut chain, &self.stop, controller)?;
+        if let Some((x, y, heading)) = end.map(|q| (q[0], q[1], q[3])) {
+            println!("plant       hub at ({x:.3}, {y:.3}) m, heading {heading:.3} rad");
+        }
+        Ok(report)
+    }
+}
+
+impl Run<'_> {
+    /// A swimming robot: its driver's named inputs held from the start, thrusts to the thrusters' channels and water pressures to the joints'
+    /// regulators, through the output chain to a serial board or the simulated plant, whose
+    /// thrusters and muscles read them back.
+    fn run_swimmer<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+    ) -> Result<RunReport, String> {
+        let o = self.options;
+        if o.amplitude.is_some()
+            || o.temporal_frequency.is_some()
+            || o.spatial_frequency.is_some()
+            || o.offset.is_some()
+            || o.limb_gait.is_some()
+            || o.stride.is_some()
+            || o.gait_frequency.is_some()
+        {
+            return Err(format!("`{}` swims: choose its inputs with --swim; the gait options do not apply", R::NAME));
+        }
+        if matches!(o.controller, ControllerChoice::Mpc) {
+            return Err(format!(
+                "the mpc controller steers serpenoid gaits; `{}` swims with held inputs (--swim)",
+                R::NAME
+            ));
+        }
+        let held_inputs = self
+            .driver
+            .and_then(|d| d.held_inputs)
+            .ok_or_else(|| format!("robot `{}` swims, but no paper registers its swimming inputs (--swim)", R::NAME))?;
+        let swim = held_inputs(o.swim.as_deref())?;
+        let (joints, muscles, thrusters) = (R::ACTUATED.len(), R::MUSCLES.len(), R::THRUSTERS.len());
+        if swim.pressures.len() != muscles || swim.thrusts.len() != thrusters {
+            return Err(format!(
+                "--swim sets {} pressures and {} thrusts; `{}` has {muscles} muscles and {thrusters} thrusters",
+                swim.pressures.len(),
+                swim.thrusts.len(),
+                R::NAME
+            ));
+        }
+        if joints > 0 {
+            return Err(format!(
+                "`{}` has joint actuators besides its thrusters, which no swimming input drives",
+                R::NAME
+            ));
+        }
+        let loop_config = loop_config(o, &config)?;
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let actuators: Vec<&str> =
+            R::MUSCLES.iter().map(|m| m.name).chain(R::THRUSTERS.iter().map(|t| t.name)).collect();
+        let controller_line =
+            format!("{} held: thrusts {:?} N, joint pressures {:?} MPa", swim.name, swim.thrusts, swim.pressures);
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
+        let held = swim.clone();
+        // The first period sends zeros, so the safety filter's rate limits ramp every input
+        // up from rest (it limits changes from the last command sent).
+        let first = 1.0 / loop_config.rate_hz;
+        let mut controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+            let on = if t < 0.5 * first { 0.0 } else { 1.0 };
+            for (j, c) in commands.iter_mut().enumerate() {
+                *c = match j < muscles {
+                    // MPa to bar.
+                    true => ActuatorCommand::Pressure(on * 10.0 * held.pressures[j]),
+                    false => ActuatorCommand::Thrust(on * held.thrusts[j - muscles]),
+                };
+            }
+            Ok(())
+        };
+        if o.dry_run {
+            println!("dry run: the first three periods' commands (zeros, then ramping under the rate limits), no device touched");
+            return dry_run(
+                &mut chain,
+                &mut controller,
+                &[0.0, first, 2.0 * first],
+                first,
+                ActuatorCommand::Thrust(0.0),
+            );
+        }
+        if o.realtime {
+            try_realtime();
+        }
+        if let Some(report) =
+            run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
+        {
+            return Ok(report);
+        }
+        // Hardware in the loop: regulators' voltages become the joints' water pressures,
+        // thruster channels' values the thrusts.
+        let mut regulators = Vec::new();
+        let mut thruster_channels = Vec::new();
+        for (j, c) in config.channels.iter().enumerate() {
+            match (j < muscles, c) {
+                (true, softgen_runtime::Channel::PressureRegulator { channel, map, .. }) => regulators.push((*channel, j, map.clone())),
+                (false, softgen_runtime::Channel::Thruster { channel, .. }) => thruster_channels.push(*channel),
+                (_, other) => return Err(format!("{path}: the simulated plant reads muscles from pressure regulators and thrusters from thruster channels; `{}` has {other:?}", actuators[j])),
+            }
+        }
+        let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+        // RK4 at 0.25 ms: the joints' viscosity at rest (2.5e4 N s/m per actuator) is stiff.
+        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.00025)?;
+        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+        plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
+        let (report, end) = run_on_plant(plant, o, &loop_config, &mut chain, &self.stop, controller)?;
+        if let Some((x, y, z, yaw)) = end.map(|q| (q[0], q[1], q[2], q[3])) {
+            println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m, yaw {yaw:.3} rad");
+        }
+        Ok(report)
+    }
+}
+
+impl RobotVisitor for Run<'_> {
+    type Output = Result<RunReport, String>;
+
+    fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
+        let o = self.options;
+        // Joint actuators, then muscles (a muscle takes pressure, like an actuator length),
+        // then thrusters.
+        let actuated: Vec<(&str, Drives)> = R::ACTUATED
+            .iter()
+            .map(|&i| {
+                (
+                    R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name),
+                    Drives::Coordinate(R::COORDINATES[i].kind),
+                )
+            })
+            .chain(R::MUSCLES.iter().map(|m| (m.name, Drives::Coordinate(CoordinateKind::ActuatorLength))))
+            .chain(R::THRUSTERS.iter().map(|t| (t.name, Drives::Thrust)))
+            .collect();
+        let (path, text) = match &o.config {
+            Some(p) => (
+                p.to_string_lossy().to_string(),
+                std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+            ),
+            None => match crate::simulate::robots::run_config_of(R::NAME) {
+                Some(file) => (file.path.to_string(), file.text.to_string()),
+                None => {
+                    return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME))
+                }
+            },
+        };
+        let config = RunConfig::parse(&path, &text, R::NAME, &actuated)?;
+        configured_params::<R, N, C>(&config).map_err(|e| format!("{path}: {e}"))?;
+        if let Some(terrain) = config.environment.terrain {
+            terrain
+                .fits(R::PLANE)
+                .map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
+        }
+        if !R::THRUSTERS.is_empty() {
+            return self.run_swimmer::<R, N, C>(config, path);
+        }
+        if o.swim.is_some() {
+            return Err(format!("--swim holds a swimming robot's thrusts; `{}` has no thrusters", R::NAME));
+        }
+        if !R::MUSCLES.is_empty() {
+            return self.run_muscles::<R, N, C>(config, path);
+        }
+        if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
+            return Err(format!(
+                "--limb-gait, --stride and --gait-frequency drive limbed robots; `{}` has no muscles",
+                R::NAME
+            ));
+        }
+        let gait_defaults = R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait to run", R::NAME))?;
+        let gait = Serpenoid {
+            amplitude: o.amplitude.unwrap_or(gait_defaults.amplitude),
+            temporal_frequency: o.temporal_frequency.unwrap_or(gait_defaults.temporal_frequency),
+            spatial_frequency: o.spatial_frequency.unwrap_or(gait_defaults.spatial_frequency),
+            offset: o.offset.unwrap_or(gait_defaults.offset),
+            ramp: 2.0,
+        };
+        gait.validate()?;
+        let loop_config = loop_config(o, &config)?;
+        let mpc = match o.controller {
+            ControllerChoice::Gait => None,
+            ControllerChoice::Mpc => {
+                if o.serial_port.is_some() || o.comedi_device.is_some() {
+                    return Err("the mpc controller needs the robot's measured state, which only the simulated plant \
+                                provides; run it with --device sim"
+                        .into());
+                }
+                let mut settings = match (config.mpc, o.goal) {
+                    (Some(s), _) => s,
+                    (None, Some(_)) => MpcSettings::default(),
+                    (None, None) => return Err(format!("{path} has no [mpc] table: give the goal with --goal X,Y")),
+                };
+                if let Some(goal) = o.goal {
+                    settings.goal = goal;
+                }
+                settings.planner(settings.goal).validate()?;
+                Some(settings)
+            }
+        };
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let mut controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+            for (j, c) in commands.iter_mut().enumerate() {
+                *c = ActuatorCommand::JointAngle(gait.joint(t, j, gait.spatial_frequency).0);
+            }
+            Ok(())
+        };
+
+        let controller_line = match &mpc {
+            Some(m) => format!(
+                "mpc: goal ({}, {}) m, {} rollouts of {} s every {} ms ({} Hz)",
+                m.goal.x,
+                m.goal.y,
+                m.samples,
+                m.horizon,
+                1e3 / m.replan_hz,
+                m.replan_hz
+            ),
+            None => format!(
+                "gait: A = {} rad, omega = {} rad/s, eta = {} rad, offset = {} rad",
+                gait.amplitude, gait.temporal_frequency, gait.spatial_frequency, gait.offset
+            ),
+        };
+        let names: Vec<&str> = actuated.iter().map(|a| a.0).collect();
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
+        if o.dry_run {
+            if mpc.is_some() {
+                println!("dry run: the mpc controller needs the plant's state, so these are the gait's commands");
+            }
+            println!("dry run: first commands, no device touched");
+            let dt = 1.0 / loop_config.rate_hz;
+            let times: Vec<f64> = (0..5).map(|k| k as f64 * dt).collect();
+            return dry_run(&mut chain, &mut controller, &times, dt, ActuatorCommand::Valve(false));
+        }
+
+        if o.realtime {
+            try_realtime();
+        }
+        if let Some(report) =
+            run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
+        {
+            return Ok(report);
+        }
+
+        // Hardware in the loop: the generated model behind the same chain.
+        let (plant_config, mut plant) =
+            simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
+        let start = plant.state;
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
+        let link = Arc::new(SteeringLink::<N>::new());
+        let measured = Arc::clone(&link);
+        plant.observe(Box::new(move |t, x| {
+            // The state source of the model-predictive controller: never waits.
+            measured.measured.try_post((t, *x));
+            write_row(t, x);
+        }));
+        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+        let Some(settings) = mpc else {
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+            return finish(
+                outcome,
+                safe,
+                &chain,
+                device.into_inner().map(drop),
+                pending_record,
+                Some(pending_trajectory),
+            );
+        };
+
+        // Model-predictive control: the planner rolls out the same model in the same
+        // environment, in its own thread; the loop only swaps plans and measurements.
+        let params = configured_params::<R, N, C>(&config)?;
+        let model = Simulation::<R, N, C>::new(params.clone(), plant_config)?;
+        let initial = GaitParameters {
+            amplitude: gait.amplitude,
+            temporal_frequency: gait.temporal_frequency,
+            offset: gait.offset,
+        };
+        let mut planner = GaitPlanner::new(model, settings.planner(settings.goal), initial)?;
+        let steering_config = SteeringConfig {
+            goal: settings.goal,
+            arrival_radius: settings.arrival_radius,
+            settle: settings.settle,
+            lag: settings.lag,
+            initial,
+            spatial_frequency: gait.spatial_frequency,
+        };
+        let mut steering = GoalSteering::<R, N, C>::new(params.clone(), &steering_config, 1.0 / loop_config.rate_hz)?;
+        let start_distance = {
+            let cache = R::cache(&start.q, &params);
+            let com = R::center_of_mass(&start.q, &params, &cache);
+            (Vector2::new(com.x, com.y) - settings.goal).norm()
+        };
+        let stop = &*self.stop;
+        let link = &*link;
+        let (outcome, safe, planner_stats) = std::thread::scope(|scope| {
+            let planner_thread = scope.spawn(|| run_planner(&mut planner, link, settings.replan_hz));
+            let controller = |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+                if planner_thread.is_finished() {
+                    return Err("the planner thread stopped".into());
+                }
+                if let SteeringPhase::Finished { .. } = steering.command(link, t, commands)? {
+                    stop.store(STOP_FINISHED, Ordering::Relaxed);
+                }
+                Ok(())
+            };
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, stop, controller);
+            link.stop.store(true, Ordering::Relaxed);
+            let planner_stats = planner_thread.join().map_err(|_| "the planner thread panicked".to_string());
+            (outcome, safe, planner_stats)
+        });
+        let planner_stats = planner_stats?;
+        let arrived_at = match steering.phase {
+            SteeringPhase::Travelling => None,
+            SteeringPhase::Arrived { at } | SteeringPhase::Finished { at } => Some(at),
+        };
+        let report = MpcReport {
+            goal: settings.goal,
+            planner: planner_stats,
+            plans_applied: steering.plans_applied,
+            arrived_at,
+            final_distance: steering.distance,
+            start_distance,
+        };
+        let mut run =
+            finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory))?;
+        println!("planner     {}", report.planner);
+        match report.arrived_at {
+            Some(at) => println!(
+                "goal        reached at t = {at:.2} s ({:.3} m from the start, {:.3} m at the end)",
+                report.start_distance, report.final_distance
+            ),
+            None => println!(
+                "goal        not reached: {:.3} m away at the end ({:.3} m at the start)",
+                report.final_distance, report.start_distance
+            ),
+        }
+        run.mpc = Some(report);
+        Ok(run)
+    }
+}
+
+/// Hardware in the loop: the generated model in the run configuration's environment behind
+/// the chain, with `servo` on its joints, stepped with RK4 at the loop period or `max_step`,
+/// whichever is shorter. Returns the plant's simulation settings too (the MPC's model shares
+/// them).
+fn simulated_plant<R: Model<N, C>, const N: usize, const C: usize>(
+    config: &RunConfig,
+    loop_config: &LoopConfig,
+    servo: softgen_runtime::JointPd,
+    max_step: f64,
+) -> Result<(SimulationConfig, SimulatedPlant<R, N, C>), String> {
+    let env = R::ENVIRONMENT;
+    let (contact, terrain) = config.environment.apply(env.contact_law(), env.terrain);
+    let plant_config = SimulationConfig {
+        contact,
+        terrain,
+        gait: None,
+        servo,
+        admittance: None,
+        control_period: 1.0 / loop_config.rate_hz,
+    };
+    let simulation = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
+    let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let step = (1.0 / loop_config.rate_hz).min(max_step);
+    let plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
+    Ok((plant_config, plant))
+}
+
+/// The loop's rate (the command line's, else the run configuration's), duration and
+/// watchdog, checked.
+fn loop_config(o: &RunOptions, config: &RunConfig) -> Result<LoopConfig, String> {
+    let loop_config = LoopConfig {
+        rate_hz: o.rate_hz.unwrap_or(config.rate_hz),
+        duration: o.duration,
+        command_timeout: config.safety.command_timeout,
+    };
+    loop_config.validate()?;
+    Ok(loop_config)
+}
+
+/// What a run is about to do: robot, configuration, rate, controller and each actuator's
+/// channel.
+fn print_header(
+    robot: &str,
+    path: &str,
+    loop_config: &LoopConfig,
+    controller: &str,
+    channels: &[softgen_runtime::Channel],
+    actuators: &[&str],
+) {
+    println!("robot       {robot}");
+    println!("config      {path}");
+    println!("rate        {} Hz for {} s", loop_config.rate_hz, loop_config.duration);
+    println!("controller  {controller}");
+    for (j, c) in channels.iter().enumerate() {
+        println!("channel     actuator {j} ({}) -> {c:?}", actuators[j]);
+    }
+}
+
+/// A dry run: the controller's commands at `times` (a period `dt` apart) through the chain
+/// to a printer, then the safe state one period after the last; no device touched.
+fn dry_run(
+    chain: &mut OutputChain,
+    controller: &mut impl FnMut(f64, &mut [ActuatorCommand]) -> Result<(), String>,
+    times: &[f64],
+    dt: f64,
+    fill: ActuatorCommand,
+) -> Result<RunReport, String> {
+    let mut printer = Printer { periods: 0 };
+    let mut commands = vec![fill; chain.channels.len()];
+    for &t in times {
+        controller(t, &mut commands)?;
+        chain.send(&mut printer, t, dt, &commands).map_err(|e| e.to_string())?;
+    }
+    println!("safe state:");
+    chain.safe_state(&mut printer, times.last().copied().unwrap_or(0.0) + dt).map_err(|e| e.to_string())?;
+    Ok(RunReport { stats: None, fault: None, mpc: None })
+}
+
+/// Hardware in the loop on `plant`: the loop runs `controller` through the chain to the
+/// plant, recording the commands and the plant's trajectory; returns the report and the
+/// plant's final coordinates (None when the plant could not be closed).
+fn run_on_plant<R: Model<N, C>, const N: usize, const C: usize>(
+    mut plant: SimulatedPlant<R, N, C>,
+    o: &RunOptions,
+    loop_config: &LoopConfig,
+    chain: &mut OutputChain,
+    stop: &AtomicUsize,
+    controller: impl FnMut(f64, &mut [ActuatorCommand]) -> Result<(), String>,
+) -> Result<(RunReport, Option<SVector<f64, N>>), String> {
+    let (pending_record, record) = PendingFile::create(&o.record)?;
+    let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
+    plant.observe(Box::new(move |t, x| write_row(t, x)));
+    let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+    let (outcome, safe) = run_hardware(loop_config, chain, &mut device, stop, controller);
+    let plant = device.into_inner();
+    let end = plant.as_ref().ok().map(|p| p.state.q);
+    let report = finish(outcome, safe, chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+    Ok((report, end))
+}
+
+/// The robot's parameters with the run configuration's values in place of the spec's.
+fn configured_params<R: Model<N, C>, const N: usize, const C: usize>(config: &RunConfig) -> Result<R::Params, String> {
+    use softgen_runtime::ParamSet;
+    let mut p = R::Params::default();
+    for (name, value) in &config.parameters {
+        p.set(name, *value).map_err(|e| format!("run configuration [parameters]: {e}"))?;
+    }
+    p.check().map_err(|e| format!("run configuration [parameters]: {e}"))?;
+    Ok(p)
+}
+
+/// The plant's trajectory CSV (`t` and every coordinate by name) as a pending file and the
+/// function that writes one row.
+fn trajectory_writer<R: Model<N, C>, const N: usize, const C: usize>(
+    path: &std::path::Path,
+) -> Result<(PendingFile, impl FnMut(f64, &State<N>) + Send + 'static), String> {
+    let (pending, file) = PendingFile::create(path)?;
+    let mut trajectory = std::io::BufWriter::new(file);
+    let header: Vec<&str> = std::iter::once("t").chain(R::COORDINATES.iter().map(|c| c.name)).collect();
+    writeln!(trajectory, "{}", header.join(",")).map_err(|e| e.to_string())?;
+    Ok((pending, move |t: f64, x: &State<N>| {
+        let _ = write!(trajectory, "{t}");
+        for v in x.q.iter() {
+            let _ = write!(trajectory, ",{v}");
+        }
+        let _ = writeln!(trajectory);
+    }))
+}
+
+/// Runs the loop on the comedi card or serial board the options name, recording every value
+/// sent; `None` when they name neither (the simulated plant's turn).
+fn run_real_device(
+    o: &RunOptions,
+    channels: &[softgen_runtime::Channel],
+    loop_config: &LoopConfig,
+    chain: &mut OutputChain,
+    stop: &AtomicUsize,
+    controller: impl FnMut(f64, &mut [ActuatorCommand]) -> Result<(), String>,
+) -> Result<Option<RunReport>, String> {
+    if let Some(path) = &o.comedi_device {
+        let device = open_comedi(path, channels)?;
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let mut device = Recorder::new(device, record, 100).map_err(|e| e.0)?;
+        let (outcome, safe) = run_hardware(loop_config, chain, &mut device, stop, controller);
+        return finish(outcome, safe, chain, device.into_inner().map(drop), pending_record, None).map(Some);
+    }
+    if let Some(port) = &o.serial_port {
+        let board = crate::hardware::serial::SerialDevice::open(port, o.ack_timeout)?;
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let mut device = Recorder::new(board, record, 100).map_err(|e| e.0)?;
+        let (outcome, safe) = run_hardware(loop_config, chain, &mut device, stop, controller);
+        return finish(outcome, safe, chain, device.into_inner().map(drop), pending_record, None).map(Some);
+    }
+    Ok(None)
+}
+
+/// Opens a comedi card with analog ranges covering the regulators' voltages (0-10 V when
+/// the configuration has no regulator).
+#[cfg(feature = "comedi")]
+fn open_comedi(path: &str, channels: &[softgen_runtime::Channel]) -> Result<softgen_comedi::ComediDevice, String> {
+    use softgen_runtime::{Channel, PressureMap};
+    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+    for c in channels {
+        if let Channel::PressureRegulator { map, .. } = c {
+            let (a, b) = match map {
+                PressureMap::Linear { volts_min, volts_max, .. } => (*volts_min, *volts_max),
+                PressureMap::Table(points) => (points[0].1, points[points.len() - 1].1),
+            };
+            low = low.min(a);
+            high = high.max(b);
+        }
+    }
+    if !low.is_finite() {
+        (low, high) = (0.0, 10.0);
+    }
+    softgen_comedi::ComediDevice::open(path, low, high)
+}
+
+#[cfg(not(feature = "comedi"))]
+fn open_comedi(_path: &str, _channels: &[softgen_runtime::Channel]) -> Result<NoDevice, String> {
+    Err("this softgen was built without comedi support: rebuild with `--features comedi` (needs libcomedi, Debian package libcomedi-dev)".into())
+}
+
+/// Stands in for the comedi device in builds without it; never constructed.
+#[cfg(not(feature = "comedi"))]
+struct NoDevice;
+
+#[cfg(not(feature = "comedi"))]
+impl Device for NoDevice {
+    fn name(&self) -> &str {
+        "none"
+    }
+    fn write(&mut self, _t: f64, _values: &[DeviceValue]) -> Result<(), DeviceError> {
+        Err(DeviceError("no device".into()))
+    }
+}
+
+/// Prints how a run went and builds its report.
+fn finish(
+    outcome: softgen_runtime::LoopOutcome,
+    safe: Result<(), SafetyFault>,
+    chain: &OutputChain,
+    closed: Result<(), DeviceError>,
+    record: PendingFile,
+    trajectory: Option<PendingFile>,
+) -> Result<RunReport, String> {
+    println!("loop        {}", outcome.stats);
+    println!("limited     {} commands clamped or rate-limited", chain.filter.limited);
+    match &safe {
+        Ok(()) => println!("safe state  sent"),
+        Err(e) => println!("safe state  FAILED: {e}"),
+    }
+    if let Err(e) = &closed {
+        println!("recording   could not be completed: {e}");
+    }
+    // The loop ran: its record (and the plant's trajectory) replace earlier ones, whatever
+    // the outcome; a fault's record is the one worth reading.
+    println!("recording   {}", record.target().display());
+    record.commit()?;
+    if let Some(t) = trajectory {
+        println!("trajectory  {}", t.target().display());
+        t.commit()?;
+    }
+    Ok(RunReport {
+        stats: Some(outcome.stats),
+        fault: outcome.fault.or(safe.err()).or(closed.err().map(|e| SafetyFault::Device(e.0))),
+        mpc: None,
+    })
+}

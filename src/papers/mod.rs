@@ -1,0 +1,76 @@
+//! The seed papers, one folder each: the robot's runs as the paper made them (drivers, gaits,
+//! figures) and its experiments, each a `softgen experiment run` command with a computed
+//! verdict. This module is the registry the generic code reads them from; robot names appear
+//! in the library only below it.
+
+pub mod experiment;
+pub mod modular_snake;
+pub mod pinniped;
+pub mod soft_snake;
+pub mod underwater_snake;
+pub mod wpi_snake;
+
+pub use experiment::{Experiment, ExperimentReport, ExperimentRuns, Verdict};
+
+use crate::hardware::run::{run_with_drivers, RunDriver, RunOptions, RunReport};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+/// The robot `softgen simulate` and `softgen run` drive when no robot is named: the modular
+/// snake's pedal wave of 003, on flat ground.
+pub const DEFAULT_ROBOT: &str = "snake_pedal_wave";
+
+/// What one seed paper adds to softgen.
+pub struct Paper {
+    /// The seed's number and file stem (`000_a2f8bdeafcf4372f`).
+    pub seed: &'static str,
+    /// Its experiments, in the order `experiment list` prints them.
+    pub experiments: &'static [Experiment],
+    /// The runs of those of its experiments that a sweep can vary.
+    pub sweep_runs: &'static [ExperimentRuns],
+}
+
+/// Every seed paper, in seed order.
+pub const PAPERS: &[Paper] = &[
+    Paper { seed: "000_a2f8bdeafcf4372f", experiments: soft_snake::experiments::EXPERIMENTS, sweep_runs: &[] },
+    Paper {
+        seed: "001_6780a70913e94322",
+        experiments: wpi_snake::experiments::EXPERIMENTS,
+        sweep_runs: &wpi_snake::sweep::SWEEP_RUNS,
+    },
+    Paper {
+        seed: "002_f355a977a209e7c9",
+        experiments: pinniped::experiments::EXPERIMENTS,
+        sweep_runs: &pinniped::sweep::SWEEP_RUNS,
+    },
+    Paper { seed: "003_011ffa2a91e05fc5", experiments: modular_snake::experiments::EXPERIMENTS, sweep_runs: &[] },
+    Paper { seed: "004_4e5a2166b70a9520", experiments: underwater_snake::experiments::EXPERIMENTS, sweep_runs: &[] },
+];
+
+/// The experiments a sweep can vary, made of runs (`experiment = "..."` in a sweep file).
+pub fn sweep_runs() -> impl Iterator<Item = &'static ExperimentRuns> {
+    PAPERS.iter().flat_map(|p| p.sweep_runs.iter())
+}
+
+/// Every experiment, in seed order.
+pub fn experiments() -> impl Iterator<Item = &'static Experiment> {
+    PAPERS.iter().flat_map(|p| p.experiments.iter())
+}
+
+/// The experiment called `name`, or an error listing them.
+pub fn find_experiment(name: &str) -> Result<&'static Experiment, String> {
+    experiments().find(|e| e.name == name).ok_or_else(|| {
+        let names: Vec<&str> = experiments().map(|e| e.name).collect();
+        format!("no experiment named `{name}`; the experiments are: {}", names.join(", "))
+    })
+}
+
+/// How `softgen run` drives the robots whose papers drive them their own way (a limb gait,
+/// held swimming inputs); every other robot runs its spec's serpenoid gait.
+pub const RUN_DRIVERS: &[RunDriver] = &[pinniped::run::DRIVER, underwater_snake::run::DRIVER];
+
+/// `softgen run`: runs `options` on its device with the robot's driver; `stop` is set by
+/// signal handlers (the signal number) to end the run.
+pub fn run_on_device(options: &RunOptions, stop: Arc<AtomicUsize>) -> Result<RunReport, String> {
+    run_with_drivers(options, stop, RUN_DRIVERS)
+}

@@ -1,0 +1,266 @@
+//! The experiments of 002_f355a977a209e7c9, the soft-limbed pinniped: each runs the robot as the paper did, writes its
+//! CSV and figures and ends with a computed verdict.
+
+use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport};
+use std::path::Path;
+use std::time::Instant;
+
+/// The experiments of 002, in the order `experiment list` prints them.
+pub(crate) const EXPERIMENTS: &[Experiment] = &[
+    Experiment { name: "002-kinematics", what: "pinniped: limb inverse kinematics, reach, rest pose and centre of gravity (002, eqs 1-16)", run: pinniped_kinematics },
+    Experiment { name: "002-protocol", what: "pinniped: the 54 trials (18 gaits x 0.75/1.00/1.25 Hz, 15 s each) run dynamically, Tables I-III (002, section IV)", run: pinniped_protocol },
+];
+
+fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
+    use crate::papers::pinniped::model::{limbs, model_centre_of_mass, RestGeometry};
+    use softgen_generated::pinniped::Params;
+    use softgen_runtime::{robot_centre_of_gravity, CurveParameters};
+    let p = Params::default();
+    let limb = limbs(&p)[0];
+    let mut lines = Vec::new();
+    let mut reasons = Vec::new();
+    let mut rows = Vec::new();
+    // Eq 7 for the gait circles: the bend the geometry implies (the notes' values).
+    for (rho, expected) in [(0.04, 0.3365), (0.06, 0.5110), (0.08, 0.6941), (0.10, 0.8907)] {
+        let c = limb.inverse(rho, 0.0).map_err(|e| e.to_string())?;
+        let tip = limb.tip(c);
+        lines.push(format!(
+            "stride radius {rho:.2} m: bend {:.4} rad (expected {expected:.4}), tip height d = {:.4} m",
+            c.phi, tip.z
+        ));
+        rows.push(format!("{rho},{},{}", c.phi, tip.z));
+        if (c.phi - expected).abs() > 5e-5 {
+            reasons.push(format!("the bend for {rho} m is {:.4} rad, not {expected}", c.phi));
+        }
+    }
+    let reach = limb.reach();
+    let refused = limb.inverse(reach * 1.01, 0.0).is_err();
+    lines.push(format!(
+        "reach {:.4} m = {:.5} L; a target 1 % beyond it is {}",
+        reach,
+        reach / limb.length,
+        if refused { "refused" } else { "ACCEPTED" }
+    ));
+    if !refused {
+        reasons.push("a target beyond the reach was accepted".into());
+    }
+    // The generated robot at rest: the lower tips on one circle.
+    let rest = RestGeometry::new(&p);
+    let radii: Vec<f64> = (1..4).map(|i| rest.tips[i].xy().norm()).collect();
+    let heights: Vec<f64> = (1..4).map(|i| rest.tips[i].z).collect();
+    let spread = (0..3).map(|i| (radii[i] - radii[0]).abs().max((heights[i] - heights[0]).abs())).fold(0.0, f64::max);
+    lines.push(format!(
+        "rest: lower tips {:.4} m from the hub axis at z = {:.4} m (eq 8 without a hub: 0.2263 and -0.0800; here the limbs start {:.3} m out), spread {:.1e} m",
+        radii[0], heights[0], p.hub_radius, spread
+    ));
+    if spread > 1e-9 {
+        reasons.push("the lower tips are not on one circle at rest".into());
+    }
+    // Eq 16 against the generated model's centre of mass, at rest and with H bent 90 degrees
+    // towards +x.
+    let mounted = rest.mounted_limbs(&p);
+    let straight = CurveParameters { theta: 0.0, phi: 0.0 };
+    let head_bent =
+        CurveParameters { theta: rest.theta_towards(0, nalgebra::Vector3::x()), phi: std::f64::consts::FRAC_PI_2 };
+    let mut worst: f64 = 0.0;
+    for (name, curves) in
+        [("rest", [straight; 4]), ("H bent 90 degrees towards +x", [head_bent, straight, straight, straight])]
+    {
+        let eq16 = robot_centre_of_gravity(&mounted, &curves, p.hub_mass);
+        let limbs_only = robot_centre_of_gravity(&mounted, &curves, 0.0);
+        let model = model_centre_of_mass(&p, &curves);
+        worst = worst.max((eq16 - model).norm());
+        lines.push(format!(
+            "{name}: eq 16 with the hub ({:.4}, {:.4}, {:.4}) m, limbs only ({:.4}, {:.4}, {:.4}); generated model ({:.4}, {:.4}, {:.4})",
+            eq16.x, eq16.y, eq16.z, limbs_only.x, limbs_only.y, limbs_only.z, model.x, model.y, model.z
+        ));
+    }
+    let shift = robot_centre_of_gravity(&mounted, &[head_bent, straight, straight, straight], 0.0)
+        - robot_centre_of_gravity(&mounted, &[straight; 4], 0.0);
+    lines.push(format!(
+        "bending H by 90 degrees moves the limbs' centre of gravity {:.4} m towards the bend (the notes: 0.0139 m without a hub offset), the generated model agrees to {:.1e} m",
+        shift.x, worst
+    ));
+    if (shift.x - 0.0139).abs() > 2e-4 {
+        reasons.push(format!("the head's 90-degree bend moves the centre of gravity {:.4} m, not 0.0139 m", shift.x));
+    }
+    if worst > 1e-4 {
+        reasons.push(format!("eq 16 and the generated model's centre of mass differ by {worst:.1e} m"));
+    }
+    write_csv(&out.join("gait_circles.csv"), "stride_radius_m,bend_rad,tip_height_m", &rows)?;
+    lines.push("outputs: gait_circles.csv".into());
+    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+}
+
+fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
+    use crate::papers::pinniped::model::{
+        measured_value, paper_value, protocol_cells, run_trials, Gait, Trial, CRAWL_STRIDES, LIMB_NAMES, TURN_STRIDES,
+    };
+    let cells = protocol_cells();
+    let trials: Vec<Trial> = cells.iter().map(|c| Trial::new(c.gait, c.stride, c.frequency)).collect();
+    let start = Instant::now();
+    let results = run_trials(&trials);
+    let wall = start.elapsed().as_secs_f64();
+    let mut values = Vec::new();
+    let mut rows = Vec::new();
+    let mut paths = Vec::new();
+    for ((cell, trial), result) in cells.iter().zip(&trials).zip(&results) {
+        let outcome = result
+            .as_ref()
+            .map_err(|e| format!("{} at {} m, {} Hz: {e}", cell.gait.name(), cell.stride, cell.frequency))?;
+        if let Some(e) = &outcome.error {
+            return Err(format!("{} at {} m, {} Hz stopped early: {e}", cell.gait.name(), cell.stride, cell.frequency));
+        }
+        let value = measured_value(cell, outcome, trial.duration);
+        let senses: Vec<String> = outcome
+            .senses
+            .iter()
+            .zip(LIMB_NAMES)
+            .filter_map(|(s, n)| s.map(|s| format!("{n} {}", if s > 0.0 { "anticlockwise" } else { "clockwise" })))
+            .collect();
+        rows.push(format!(
+            "{},{},{},{},{},{},{},{},{},{}",
+            cell.gait.slug(),
+            cell.stride,
+            cell.frequency,
+            value,
+            paper_value(cell),
+            outcome.displacement.0,
+            outcome.displacement.1,
+            outcome.heading_change,
+            outcome.distance,
+            senses.join(" / ")
+        ));
+        values.push(value);
+        let fig9 = match cell.gait {
+            Gait::CrawlTurn { .. } => (cell.stride - 0.08).abs() < 1e-9,
+            _ => (cell.stride - 0.10).abs() < 1e-9,
+        };
+        if fig9 && (cell.frequency - 1.0).abs() < 1e-9 {
+            let colour = [[200, 40, 40], [40, 60, 200], [30, 150, 60], [230, 140, 20], [120, 40, 160], [20, 160, 170]]
+                [paths.len() % 6];
+            paths.push(crate::support::plot::Series {
+                name: cell.gait.name().to_string(),
+                colour,
+                points: outcome.samples.iter().map(|s| (s.q[0], s.q[1])).collect(),
+            });
+        }
+    }
+    write_csv(
+        &out.join("protocol.csv"),
+        "gait,stride_radius_m,frequency_hz,value,paper_value,dx_m,dy_m,heading_change_rad,path_length_m,circling_limbs",
+        &rows,
+    )?;
+    crate::support::plot::plot_paths(
+        "pinniped: hub paths at 1.00 Hz, 0.10 m (B at 0.08 m in crawl-and-turn), 15 s",
+        &paths,
+        &out.join("paths.png"),
+    )?;
+
+    // values[row * 9 + stride * 3 + frequency], rows in protocol order.
+    let at = |row: usize, s: usize, f: usize| values[9 * row + 3 * s + f];
+    let paper_at = |row: usize, s: usize, f: usize| paper_value(&cells[9 * row + 3 * s + f]);
+    let mut lines = vec![format!(
+        "54 trials of 15 s (after 1 s settling) in {wall:.1} s wall on {} threads",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    )];
+    let tables = [
+        ("Table I, mean speed (cm/s)", ["forward", "backward"], 0, CRAWL_STRIDES),
+        ("Table II, turn rate per path length (rad/(m s))", ["leftward", "rightward"], 2, TURN_STRIDES),
+        ("Table III, turn rate (rad/s)", ["clockwise", "counterclockwise"], 4, CRAWL_STRIDES),
+    ];
+    for (title, names, first, strides) in tables {
+        lines.push(format!(
+            "{title}: softgen / paper, stride radius {:.2} / {:.2} / {:.2} m, each at 0.75 / 1.00 / 1.25 Hz",
+            strides[0], strides[1], strides[2]
+        ));
+        for (k, name) in names.iter().enumerate() {
+            let row = first + k;
+            let cells: Vec<String> = (0..3)
+                .map(|s| {
+                    (0..3)
+                        .map(|f| format!("{:.2}/{:.2}", at(row, s, f), paper_at(row, s, f)))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            lines.push(format!("  {name:<17} {}", cells.join(" | ")));
+        }
+    }
+    // The trends the paper's data shows in every cell.
+    let mut reasons = Vec::new();
+    let count = |f: &dyn Fn(usize, usize) -> bool, rows: &[usize]| -> (usize, usize) {
+        let mut n = 0;
+        let mut total = 0;
+        for &row in rows {
+            for i in 0..3 {
+                total += 1;
+                n += usize::from(f(row, i));
+            }
+        }
+        (n, total)
+    };
+    let all_rows = [0, 1, 2, 3, 4, 5];
+    let (rising, total) = count(&|row, f| at(row, 0, f) < at(row, 1, f) && at(row, 1, f) < at(row, 2, f), &all_rows);
+    lines.push(format!("trend (i), the value rises with the stride radius: {rising} of {total} gait-frequency rows"));
+    if rising < total {
+        reasons.push(format!("the value rises with the stride radius in {rising} of {total} rows, not all"));
+    }
+    let (peaks, total) = count(&|row, s| at(row, s, 1) > at(row, s, 0) && at(row, s, 1) > at(row, s, 2), &all_rows);
+    lines.push(format!("trend (ii), 1.00 Hz is the fastest: {peaks} of {total} gait-stride rows"));
+    if peaks < total {
+        reasons.push(format!("1.00 Hz is the fastest in {peaks} of {total} rows"));
+    }
+    let backward_wins = (0..9).filter(|&c| at(1, c / 3, c % 3) > at(0, c / 3, c % 3)).count();
+    lines.push(format!("trend (iii), backward beats forward: {backward_wins} of 9 cells"));
+    if backward_wins < 9 {
+        reasons.push(format!("backward beats forward in {backward_wins} of 9 cells"));
+    }
+    let worst_lr = (0..9)
+        .map(|c| {
+            (at(2, c / 3, c % 3) - at(3, c / 3, c % 3)).abs()
+                / (0.5 * (at(2, c / 3, c % 3) + at(3, c / 3, c % 3))).abs().max(1e-9)
+        })
+        .fold(0.0, f64::max);
+    lines.push(format!(
+        "trend (iv), left and right turns agree: largest difference {:.0} % of their mean (paper: 6 %)",
+        100.0 * worst_lr
+    ));
+    if worst_lr > 0.2 {
+        reasons.push(format!("left and right turns differ by up to {:.0} %", 100.0 * worst_lr));
+    }
+    let directions = [
+        (0, "forward crawling moves +x"),
+        (1, "backward crawling moves -x"),
+        (2, "the leftward gait turns left"),
+        (3, "the rightward gait turns right"),
+        (4, "the clockwise gait turns clockwise"),
+        (5, "the counterclockwise gait turns counterclockwise"),
+    ];
+    for (row, what) in directions {
+        let right_way = (0..9).filter(|&c| at(row, c / 3, c % 3) > 0.0).count();
+        lines.push(format!("direction: {what} in {right_way} of 9 cells"));
+        if right_way < 9 {
+            reasons.push(format!("{what} in only {right_way} of 9 cells"));
+        }
+    }
+    let ratios: Vec<f64> = (0..54).map(|i| values[i] / paper_value(&cells[i])).collect();
+    let (low, high) = ratios.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| (a.min(*r), b.max(*r)));
+    lines.push(format!("magnitudes: softgen / paper from {low:.2} to {high:.2}"));
+    for (t, (title, ..)) in tables.iter().enumerate() {
+        let r: Vec<f64> = ratios[18 * t..18 * t + 18].to_vec();
+        let mean = r.iter().sum::<f64>() / 18.0;
+        lines.push(format!("  {title}: mean ratio {mean:.2}"));
+        if !(0.7..=1.3).contains(&mean) {
+            reasons.push(format!(
+                "{} is {mean:.2} times the paper's on average",
+                title.split(',').next().unwrap_or(title)
+            ));
+        }
+    }
+    lines.push(
+        "outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), paths.png (and .svg)"
+            .into(),
+    );
+    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+}

@@ -1,0 +1,99 @@
+//! The experiments of 000_a2f8bdeafcf4372f, the soft snake: each runs the robot as the paper did, writes its
+//! CSV and figures and ends with a computed verdict.
+
+use super::rolling::{run_rolling, write_rolling_outputs, Rolling, RollingRun};
+use crate::papers::experiment::{differs_if, Experiment, ExperimentReport, Verdict};
+use std::path::Path;
+
+/// The experiments of 000, in the order `experiment list` prints them.
+pub(crate) const EXPERIMENTS: &[Experiment] = &[
+    Experiment {
+        name: "000-drop",
+        what: "soft snake dropped from 0.6 m onto carpet (000, section IV-C, Fig 8A)",
+        run: soft_snake_drop,
+    },
+    Experiment {
+        name: "000-rolling-planar",
+        what: "soft snake, planar rolling at 3 bar and 0.5 Hz for 15 s (000, Table I)",
+        run: rolling_planar,
+    },
+    Experiment {
+        name: "000-rolling-spatial",
+        what: "soft snake, spatial rolling at 3 bar and 0.5 Hz for 15 s (000, Table I)",
+        run: rolling_spatial,
+    },
+];
+
+fn soft_snake_drop(out: &Path) -> Result<ExperimentReport, String> {
+    let mut run = RollingRun::new(Rolling::Planar);
+    run.duration = 0.0;
+    let summary = run_rolling(&run, |_| {})?;
+    if let Some(e) = &summary.error {
+        return Err(format!("the drop stopped early: {e}"));
+    }
+    write_rolling_outputs(&summary, "drop", out)?;
+    let lowest_com = summary.samples.iter().map(|s| s.center_of_mass.z).fold(f64::INFINITY, f64::min);
+    let last = summary.samples.last().ok_or("no samples")?;
+    let rest =
+        summary.samples.iter().rev().take_while(|s| (s.q[2] - last.q[2]).abs() < 1e-4).last().map_or(last.t, |s| s.t);
+    let lines = vec![
+        format!("paper:   z stops at the ground and the body stays above it (Fig 8A)"),
+        format!(
+            "softgen: base at {:.2} mm after {:.1} s, settled by t = {rest:.2} s; centre of mass never below {:.2} mm",
+            1000.0 * last.q[2],
+            last.t,
+            1000.0 * lowest_com
+        ),
+    ];
+    let mut reasons = Vec::new();
+    if !(lowest_com > 0.0) {
+        reasons.push(format!("the centre of mass went {:.2} mm below the ground", -1000.0 * lowest_com));
+    }
+    if !(last.q[2] > 0.0 && last.q[2] < 0.03) {
+        reasons.push(format!("the base came to rest at {:.1} mm, not on the ground", 1000.0 * last.q[2]));
+    }
+    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+}
+
+fn rolling(out: &Path, rolling: Rolling) -> Result<ExperimentReport, String> {
+    let run = RollingRun::new(rolling);
+    let summary = run_rolling(&run, |_| {})?;
+    if let Some(e) = &summary.error {
+        return Err(format!("the run stopped early: {e}"));
+    }
+    let name = match rolling {
+        Rolling::Planar => "planar",
+        Rolling::Spatial => "spatial",
+    };
+    write_rolling_outputs(&summary, name, out)?;
+    let (paper, prototype) = match rolling {
+        Rolling::Planar => ((3.51, 9.39), (3.31, 9.01)),
+        Rolling::Spatial => ((0.67, 7.77), (0.61, 7.12)),
+    };
+    let (vx, vy) = summary.velocity_cm_s.ok_or("the run is too short to fit a velocity")?;
+    let lines = vec![
+        format!(
+            "paper (Table I):  V_x = {:.2}, V_y = {:.2} cm/s (model); {:.2}, {:.2} (prototype)",
+            paper.0, paper.1, prototype.0, prototype.1
+        ),
+        format!("softgen:          V_x = {vx:.2}, V_y = {vy:.2} cm/s (bend {:.2} rad per section)", summary.bend),
+    ];
+    let close = |a: f64, b: f64| (a - b).abs() <= 0.2 * b.abs().max(1.0);
+    let verdict = if close(vx, paper.0) && close(vy, paper.1) {
+        Verdict::Reproduced
+    } else {
+        Verdict::Differs(format!(
+            "V = ({vx:.2}, {vy:.2}) cm/s against the paper's ({:.2}, {:.2}): its joint trajectories come from an optimisation it does not list",
+            paper.0, paper.1
+        ))
+    };
+    Ok(ExperimentReport { lines, verdict })
+}
+
+fn rolling_planar(out: &Path) -> Result<ExperimentReport, String> {
+    rolling(out, Rolling::Planar)
+}
+
+fn rolling_spatial(out: &Path) -> Result<ExperimentReport, String> {
+    rolling(out, Rolling::Spatial)
+}

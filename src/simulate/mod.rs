@@ -1,0 +1,7 @@
+//! One robot simulated or evaluated: the robots this binary knows (through the generated
+//! registry), a scenario run to CSV and a summary, a run's settings by name, and `eval`.
+
+pub(crate) mod eval;
+pub(crate) mod robots;
+pub(crate) mod scenario;
+pub(crate) mod settings;

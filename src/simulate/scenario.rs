@@ -1,0 +1,497 @@
+//! A scenario: one robot, its terrain, gait and controllers, an integrator and a duration;
+//! run to a CSV trajectory and a summary with what the plot needs.
+
+use crate::simulate::robots::{with_robot, RobotVisitor};
+use crate::support::plot::{plot_run, RunView};
+use nalgebra::{SVector, Vector3};
+use softgen_runtime::{
+    AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, Integrator, JointPd, Model, ParamSet,
+    PlaneOfMotion, Rosenbrock34, RungeKutta4, SecondOrderSystem, SemiImplicitEuler, Serpenoid, Simulation,
+    SimulationConfig, State, StepReport, Terrain, Tolerances, ValveWave,
+};
+use std::io::Write;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Which integrator steps the run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IntegratorChoice {
+    RungeKutta4 {
+        step: f64,
+    },
+    SemiImplicitEuler {
+        step: f64,
+    },
+    DormandPrince5 {
+        relative: f64,
+        absolute: f64,
+    },
+    /// ROS34PW2, linearly implicit, for stiff robots (soft sections, stiff contact).
+    Rosenbrock34 {
+        relative: f64,
+        absolute: f64,
+    },
+}
+
+/// The chosen integrator, built, as one type that steps as the one it holds does: a run is
+/// written once whichever was chosen.
+pub(crate) enum ChosenIntegrator<const N: usize> {
+    RungeKutta4(RungeKutta4),
+    SemiImplicitEuler(SemiImplicitEuler),
+    DormandPrince5(DormandPrince5),
+    Rosenbrock34(Rosenbrock34<N>),
+}
+
+impl IntegratorChoice {
+    /// The integrator for `N` coordinates; adaptive ones step at most one control period.
+    pub(crate) fn build<const N: usize>(&self, control_period: f64) -> Result<ChosenIntegrator<N>, String> {
+        Ok(match *self {
+            IntegratorChoice::RungeKutta4 { step } => {
+                ChosenIntegrator::RungeKutta4(RungeKutta4::new(step).map_err(|e| e.to_string())?)
+            }
+            IntegratorChoice::SemiImplicitEuler { step } => {
+                ChosenIntegrator::SemiImplicitEuler(SemiImplicitEuler::new(step).map_err(|e| e.to_string())?)
+            }
+            IntegratorChoice::DormandPrince5 { relative, absolute } => ChosenIntegrator::DormandPrince5(
+                DormandPrince5::new(Tolerances { relative, absolute })
+                    .map_err(|e| e.to_string())?
+                    .with_max_step(control_period),
+            ),
+            IntegratorChoice::Rosenbrock34 { relative, absolute } => {
+                let mut i = Rosenbrock34::new(Tolerances { relative, absolute })
+                    .map_err(|e| e.to_string())?
+                    .with_max_step(control_period);
+                i.jacobian_every = 20;
+                ChosenIntegrator::Rosenbrock34(i)
+            }
+        })
+    }
+}
+
+impl<const N: usize> Integrator<N> for ChosenIntegrator<N> {
+    fn step<S: SecondOrderSystem<N>>(
+        &mut self,
+        system: &mut S,
+        t: &mut f64,
+        x: &mut State<N>,
+        t_end: f64,
+    ) -> Result<StepReport, IntegrationError> {
+        match self {
+            ChosenIntegrator::RungeKutta4(i) => i.step(system, t, x, t_end),
+            ChosenIntegrator::SemiImplicitEuler(i) => i.step(system, t, x, t_end),
+            ChosenIntegrator::DormandPrince5(i) => i.step(system, t, x, t_end),
+            ChosenIntegrator::Rosenbrock34(i) => i.step(system, t, x, t_end),
+        }
+    }
+}
+
+/// Terrain override; `SpecDefault` keeps the spec's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TerrainChoice {
+    SpecDefault,
+    Override(Terrain),
+}
+
+/// Everything a run needs besides the robot's generated code.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub robot: String,
+    pub duration: f64,
+    pub integrator: IntegratorChoice,
+    /// Controller and sample period (s).
+    pub control_period: f64,
+    pub terrain: TerrainChoice,
+    /// Disable the gait: joints are passive (no torque).
+    pub passive: bool,
+    pub amplitude: Option<f64>,
+    pub temporal_frequency: Option<f64>,
+    pub spatial_frequency: Option<f64>,
+    pub offset: Option<f64>,
+    /// Gait fade-in time (s).
+    pub ramp: f64,
+    pub admittance: Option<AdmittanceGains>,
+    pub contact_stiffness: Option<f64>,
+    pub contact_damping: Option<f64>,
+    pub friction_along: Option<f64>,
+    pub friction_across: Option<f64>,
+    pub friction_regularisation: Option<f64>,
+    pub friction_anisotropy: Option<softgen_runtime::FrictionAnisotropy>,
+    /// Parameter overrides by name.
+    pub params: Vec<(String, f64)>,
+    /// Write every k-th sample to the CSV.
+    pub csv_every: usize,
+    /// Number of body snapshots kept for the plot.
+    pub snapshots: usize,
+    /// Set non-zero (a signal's number) to end the run at the next control period.
+    pub stop: Option<Arc<AtomicUsize>>,
+}
+
+impl Scenario {
+    /// The paper's pedal-wave demo: the default of `softgen simulate`.
+    pub fn new(robot: &str) -> Scenario {
+        Scenario {
+            robot: robot.to_string(),
+            duration: 20.0,
+            integrator: IntegratorChoice::RungeKutta4 { step: 0.002 },
+            control_period: 0.002,
+            terrain: TerrainChoice::SpecDefault,
+            passive: false,
+            amplitude: None,
+            temporal_frequency: None,
+            spatial_frequency: None,
+            offset: None,
+            ramp: 2.0,
+            admittance: None,
+            contact_stiffness: None,
+            contact_damping: None,
+            friction_along: None,
+            friction_across: None,
+            friction_regularisation: None,
+            friction_anisotropy: None,
+            params: Vec::new(),
+            csv_every: 5,
+            snapshots: 8,
+            stop: None,
+        }
+    }
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub robot: String,
+    pub plane: PlaneOfMotion,
+    pub terrain: Terrain,
+    pub simulated: f64,
+    pub wall_seconds: f64,
+    pub evaluations: usize,
+    pub samples: usize,
+    /// (t, centre of mass) at every sample.
+    pub com_path: Vec<(f64, Vector3<f64>)>,
+    /// (t, contact point positions) at evenly spaced times, for drawing the body.
+    pub snapshots: Vec<(f64, Vec<Vector3<f64>>)>,
+    /// Deepest penetration seen (m).
+    pub max_depth: f64,
+    /// Highest point of any contact point at the end (m, world z).
+    pub final_points: Vec<Vector3<f64>>,
+    /// The integration error that ended the run early, if any.
+    pub error: Option<String>,
+}
+
+impl RunSummary {
+    /// Draws the run (terrain, body snapshots, centre-of-mass path) to `path` (PNG) and the
+    /// SVG beside it.
+    pub fn plot(&self, path: &std::path::Path) -> Result<(), String> {
+        let view = RunView {
+            robot: &self.robot,
+            simulated: self.simulated,
+            terrain: self.terrain,
+            plane: self.plane,
+            com_path: &self.com_path,
+            snapshots: &self.snapshots,
+        };
+        plot_run(&view, path)
+    }
+
+    pub fn com_start(&self) -> Vector3<f64> {
+        self.com_path.first().map_or(Vector3::zeros(), |c| c.1)
+    }
+    pub fn com_end(&self) -> Vector3<f64> {
+        self.com_path.last().map_or(Vector3::zeros(), |c| c.1)
+    }
+    /// Centre of mass at the last sample at or before `t`.
+    pub fn com_at(&self, t: f64) -> Vector3<f64> {
+        let mut last = self.com_start();
+        for (time, c) in &self.com_path {
+            if *time > t + 1e-9 {
+                break;
+            }
+            last = *c;
+        }
+        last
+    }
+}
+
+fn check(name: &str, v: f64, positive: bool) -> Result<(), String> {
+    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) {
+        return Err(format!("{name} must be a finite number {} 0, got {v}", if positive { ">" } else { ">=" }));
+    }
+    Ok(())
+}
+
+/// The most control periods one run may take: 1e8 (about a day of simulated time at 1 kHz,
+/// minutes of wall time), so that a duration of 1e12 s or a period of 1e-300 s is refused at
+/// once instead of running for ever.
+pub const MAX_CONTROL_PERIODS: f64 = 1e8;
+
+/// Refuses runs of more than [`MAX_CONTROL_PERIODS`] periods.
+pub fn check_periods(duration: f64, control_period: f64) -> Result<(), String> {
+    let periods = duration / control_period;
+    if !(periods <= MAX_CONTROL_PERIODS) {
+        return Err(format!(
+            "duration / control period = {duration} s / {control_period} s = {periods:.3e} control periods, more than the limit of {MAX_CONTROL_PERIODS:.0e}: shorten the run or lengthen the period"
+        ));
+    }
+    Ok(())
+}
+
+/// Where a run's samples go, one row of numbers per kept sample: t, q, the centre of mass,
+/// the active contacts, the deepest penetration, then each contact point's force.
+pub trait SampleRows {
+    /// The column names, before the first row.
+    fn header(&mut self, columns: &[String]) -> Result<(), String>;
+    fn row(&mut self, values: &[f64]) -> Result<(), String>;
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Rows as CSV text: t to the microsecond, positions to the nanometre, forces to the
+/// micronewton.
+struct CsvRows<'c, 'w> {
+    writer: &'c mut (dyn Write + 'w),
+    /// Columns before the contact forces, the contact count's column.
+    count_column: usize,
+}
+
+impl SampleRows for CsvRows<'_, '_> {
+    fn header(&mut self, columns: &[String]) -> Result<(), String> {
+        self.count_column = columns.iter().position(|c| c == "active_contacts").unwrap_or(usize::MAX);
+        writeln!(self.writer, "{}", columns.join(",")).map_err(|e| format!("writing CSV: {e}"))
+    }
+    fn row(&mut self, values: &[f64]) -> Result<(), String> {
+        let mut row = String::with_capacity(16 * values.len());
+        for (i, v) in values.iter().enumerate() {
+            use std::fmt::Write as _;
+            let _ = match i {
+                0 => write!(row, "{v:.6}"),
+                i if i == self.count_column => write!(row, ",{v}"),
+                i if i > self.count_column + 1 => write!(row, ",{v:.6}"),
+                _ => write!(row, ",{v:.9}"),
+            };
+        }
+        writeln!(self.writer, "{row}").map_err(|e| format!("writing CSV: {e}"))
+    }
+    fn finish(&mut self) -> Result<(), String> {
+        self.writer.flush().map_err(|e| format!("writing CSV: {e}"))
+    }
+}
+
+/// Runs a scenario, writing CSV rows to `csv` as it goes (the header first) and reporting
+/// progress in simulated seconds to `progress`.
+pub fn run_scenario(
+    scenario: &Scenario,
+    csv: Option<&mut dyn Write>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunSummary, String> {
+    match csv {
+        Some(writer) => run_scenario_rows(scenario, Some(&mut CsvRows { writer, count_column: usize::MAX }), progress),
+        None => run_scenario_rows(scenario, None, progress),
+    }
+}
+
+/// Runs a scenario, giving every `csv_every`-th sample to `rows` as it goes.
+pub fn run_scenario_rows(
+    scenario: &Scenario,
+    rows: Option<&mut dyn SampleRows>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunSummary, String> {
+    check("duration", scenario.duration, false)?;
+    check("control period", scenario.control_period, true)?;
+    check_periods(scenario.duration, scenario.control_period)?;
+    if scenario.csv_every == 0 {
+        return Err("csv sampling interval must be at least 1".into());
+    }
+    with_robot(&scenario.robot, Runner { scenario, csv: rows, progress })?
+}
+
+struct Runner<'a, 'c, 'b> {
+    scenario: &'a Scenario,
+    csv: Option<&'c mut dyn SampleRows>,
+    progress: &'b mut dyn FnMut(f64),
+}
+
+impl RobotVisitor for Runner<'_, '_, '_> {
+    type Output = Result<RunSummary, String>;
+
+    fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
+        let s = self.scenario;
+        let mut params = R::Params::default();
+        for (name, value) in &s.params {
+            if !value.is_finite() {
+                return Err(format!("parameter `{name}` must be finite, got {value}"));
+            }
+            params.set(name, *value).map_err(|e| e.to_string())?;
+        }
+        params.check().map_err(|e| format!("parameters: {e}"))?;
+        let env = R::ENVIRONMENT;
+        let contact = ContactLaw {
+            stiffness: s.contact_stiffness.unwrap_or(env.contact_stiffness),
+            damping: s.contact_damping.unwrap_or(env.contact_damping),
+            friction: FrictionLaw {
+                along: s.friction_along.unwrap_or(env.friction_along),
+                across: s.friction_across.or(s.friction_along).unwrap_or(env.friction_across),
+                anisotropy: s.friction_anisotropy.unwrap_or(env.friction_anisotropy),
+                regularisation: s.friction_regularisation.unwrap_or(env.friction_regularisation),
+            },
+        };
+        let terrain = match s.terrain {
+            TerrainChoice::SpecDefault => env.terrain,
+            TerrainChoice::Override(t) => t,
+        };
+        let gait = match (R::GAIT, s.passive) {
+            (Some(g), false) => Some(Serpenoid {
+                amplitude: s.amplitude.unwrap_or(g.amplitude),
+                temporal_frequency: s.temporal_frequency.unwrap_or(g.temporal_frequency),
+                spatial_frequency: s.spatial_frequency.unwrap_or(g.spatial_frequency),
+                offset: s.offset.unwrap_or(g.offset),
+                ramp: s.ramp,
+            }),
+            (None, false) if (s.amplitude.is_some() && R::VALVE_GAIT.is_none()) || s.admittance.is_some() => {
+                return Err(format!("robot `{}` declares no gait ([gait] in its spec)", R::NAME));
+            }
+            _ => None,
+        };
+        let servo = R::GAIT.map_or(JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, |g| g.servo());
+        let config = SimulationConfig {
+            contact,
+            terrain,
+            gait,
+            servo,
+            admittance: s.admittance,
+            control_period: s.control_period,
+        };
+        let mut simulation = Simulation::<R, N, C>::new(params.clone(), config)?;
+        if let Some(flag) = &s.stop {
+            simulation.stop_on(Arc::clone(flag));
+        }
+        let mut x = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+        let mut t = 0.0;
+
+        let mut csv = self.csv;
+        if let Some(w) = csv.as_deref_mut() {
+            let mut header = vec!["t".to_string()];
+            header.extend(R::COORDINATES.iter().map(|c| c.name.to_string()));
+            header.extend(["com_x", "com_y", "com_z", "active_contacts", "max_depth"].map(String::from));
+            for p in R::CONTACT_POINTS {
+                for axis in ["fx", "fy", "fz"] {
+                    header.push(format!("{}_{axis}", p.name));
+                }
+            }
+            w.header(&header)?;
+        }
+        let snapshot_period = if s.snapshots > 1 { s.duration / (s.snapshots - 1) as f64 } else { f64::INFINITY };
+        let mut summary = RunSummary {
+            robot: R::NAME.to_string(),
+            plane: R::PLANE,
+            terrain,
+            simulated: 0.0,
+            wall_seconds: 0.0,
+            evaluations: 0,
+            samples: 0,
+            com_path: Vec::new(),
+            snapshots: Vec::new(),
+            max_depth: 0.0,
+            final_points: Vec::new(),
+            error: None,
+        };
+        let mut next_snapshot = 0.0;
+        let mut write_error: Option<String> = None;
+        let mut row: Vec<f64> = Vec::with_capacity(1 + N + 5 + 3 * C);
+        let progress = self.progress;
+        let start = Instant::now();
+        let mut on_sample =
+            |t: f64, x: &State<N>, report: &softgen_runtime::ContactReport<N, C>, _: &Simulation<R, N, C>| {
+                let cache = R::cache(&x.q, &params);
+                let com = R::center_of_mass(&x.q, &params, &cache);
+                summary.com_path.push((t, com));
+                summary.max_depth = summary.max_depth.max(report.max_depth);
+                if t >= next_snapshot - 1e-9 {
+                    summary.snapshots.push((t, report.positions.to_vec()));
+                    next_snapshot += snapshot_period;
+                }
+                summary.final_points = report.positions.to_vec();
+                if let Some(w) = csv.as_deref_mut() {
+                    if summary.samples % s.csv_every == 0 && write_error.is_none() {
+                        row.clear();
+                        row.push(t);
+                        row.extend(x.q.iter().chain(com.iter()));
+                        row.extend([report.active as f64, report.max_depth]);
+                        row.extend(report.forces.iter().flat_map(|f| [f.x, f.y, f.z]));
+                        if let Err(e) = w.row(&row) {
+                            write_error = Some(e);
+                        }
+                    }
+                }
+                summary.samples += 1;
+                summary.simulated = t;
+                progress(t);
+            };
+        // Valve-driven robots: the spec's valve wave commands the valves, whose coordinates
+        // follow their responses; the rest of the robot follows the dynamics.
+        let valve_wave = match (R::VALVE_GAIT, s.passive) {
+            (Some(w), false) if !R::VALVES.is_empty() => Some(ValveWave {
+                temporal_frequency: s.temporal_frequency.unwrap_or(w.temporal_frequency),
+                delay: s.spatial_frequency.unwrap_or(w.delay),
+                offset: s.offset.unwrap_or(w.offset),
+            }),
+            _ => None,
+        };
+        if let Some(wave) = valve_wave {
+            wave.validate()?;
+            if s.amplitude.is_some() {
+                return Err(format!("robot `{}` is driven by valves: its wave has no amplitude (the valves' response gain sets it; change it with --set)", R::NAME));
+            }
+            let mut driven = Vec::new();
+            for (k, &coordinate) in R::VALVES.iter().enumerate() {
+                let response = R::valve_response(k, &params)
+                    .ok_or_else(|| format!("valve {k} of `{}` has no response", R::NAME))?;
+                driven.push(softgen_runtime::DrivenCoordinate { coordinate, response });
+            }
+            let mut system = softgen_runtime::PrescribedSimulation::new(simulation, &driven, t, &x)?;
+            let commands = |t: f64, out: &mut [f64]| {
+                for (i, c) in out.iter_mut().enumerate() {
+                    *c = wave.state(t, i);
+                }
+            };
+            let mut sample = |t: f64, x: &State<N>, system: &softgen_runtime::PrescribedSimulation<R, N, C>| {
+                let report = system.report(t, x);
+                on_sample(t, x, &report, &system.simulation);
+                Ok(())
+            };
+            let mut integrator = s.integrator.build::<N>(s.control_period)?;
+            let result = system.run(&mut integrator, &mut t, &mut x, s.duration, commands, &mut sample);
+            let _ = summary_flush(csv);
+            summary.wall_seconds = start.elapsed().as_secs_f64();
+            match result {
+                Ok(evaluations) => summary.evaluations = evaluations,
+                Err(e) => summary.error = Some(e),
+            }
+            if let Some(e) = write_error {
+                return Err(e);
+            }
+            return Ok(summary);
+        }
+        let mut integrator = s.integrator.build::<N>(s.control_period)?;
+        let result: Result<usize, IntegrationError> =
+            simulation.run(&mut integrator, &mut t, &mut x, s.duration, &mut on_sample);
+        let _ = summary_flush(csv);
+        summary.wall_seconds = start.elapsed().as_secs_f64();
+        match result {
+            Ok(evaluations) => summary.evaluations = evaluations,
+            Err(e) => summary.error = Some(e.to_string()),
+        }
+        if let Some(e) = write_error {
+            return Err(e);
+        }
+        Ok(summary)
+    }
+}
+
+fn summary_flush(rows: Option<&mut dyn SampleRows>) -> Result<(), String> {
+    match rows {
+        Some(w) => w.finish(),
+        None => Ok(()),
+    }
+}

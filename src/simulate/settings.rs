@@ -1,0 +1,228 @@
+//! The settings of one simulation run, by name: what `softgen simulate` takes as flags and a
+//! sweep file takes as keys, turned into a [`Scenario`] in one place.
+
+use crate::simulate::robots::has_soft_sections;
+use crate::simulate::scenario::{IntegratorChoice, Scenario, TerrainChoice};
+use serde::Deserialize;
+use softgen_runtime::{AdmittanceGains, FrictionAnisotropy, Terrain};
+use std::collections::BTreeMap;
+
+/// Which integrator steps a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum IntegratorName {
+    /// ros34 for robots with soft sections (stiff), rk4 for rigid ones.
+    Auto,
+    /// Fixed-step classical Runge-Kutta.
+    Rk4,
+    /// Fixed-step semi-implicit (symplectic) Euler.
+    Euler,
+    /// Adaptive Dormand-Prince 5(4).
+    Dopri5,
+    /// Adaptive linearly implicit Rosenbrock-W of order 3 (ROS34PW2), for stiff robots such
+    /// as the soft snake; uses --rtol and --atol.
+    Ros34,
+}
+
+/// The ground a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum TerrainName {
+    /// The terrain in the robot's spec.
+    Spec,
+    None,
+    Flat,
+    Stair,
+    Pipe,
+    /// Floor under a horizontal-plane robot: weight shared by the contact points, friction only.
+    Floor,
+}
+
+/// The directions of the two friction coefficients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnisotropyName {
+    Isotropic,
+    /// `friction` along the carrying body's x axis, `friction_across` perpendicular (wheels).
+    BodyAxis,
+    /// `friction` along world x.
+    WorldAxis,
+}
+
+/// Everything a simulation run accepts besides its robot, with the command line's defaults.
+/// Field names are the sweep file's keys and, with `-` for `_`, the flags of `simulate`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSettings {
+    /// Simulated time (s).
+    pub duration: f64,
+    pub integrator: IntegratorName,
+    /// Step of fixed-step integrators, and controller and sample period (s).
+    pub dt: f64,
+    /// Relative tolerance of the adaptive integrators (default: [`DOPRI5_TOLERANCES`] or
+    /// [`ROS34_TOLERANCES`]).
+    pub rtol: Option<f64>,
+    /// Absolute tolerance of the adaptive integrators (default as `rtol`).
+    pub atol: Option<f64>,
+    pub terrain: TerrainName,
+    /// Stair face position along x (m).
+    pub stair_position: f64,
+    /// Stair height (m).
+    pub stair_height: f64,
+    /// Pipe inner diameter (m).
+    pub pipe_diameter: f64,
+    pub amplitude: Option<f64>,
+    pub temporal_frequency: Option<f64>,
+    pub spatial_frequency: Option<f64>,
+    pub offset: Option<f64>,
+    /// Gait fade-in time (s).
+    pub ramp: f64,
+    pub passive: bool,
+    pub admittance: bool,
+    pub admittance_inertia: f64,
+    pub admittance_damping: f64,
+    pub admittance_stiffness: f64,
+    pub admittance_gain: f64,
+    pub contact_stiffness: Option<f64>,
+    pub contact_damping: Option<f64>,
+    pub friction: Option<f64>,
+    pub friction_across: Option<f64>,
+    pub anisotropy: Option<AnisotropyName>,
+    pub friction_regularisation: Option<f64>,
+    /// Model parameters by name.
+    pub params: BTreeMap<String, f64>,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings::DEFAULT
+    }
+}
+
+/// Dormand-Prince's default (relative, absolute) tolerances.
+pub const DOPRI5_TOLERANCES: (f64, f64) = (1e-6, 1e-8);
+
+/// ROS34PW2's default (relative, absolute) tolerances: the soft snake's rolling experiment's
+/// (000), whose figures they reproduce. Contact forces jump where a point touches (the
+/// damping term), and an error-controlled step cannot cross a jump much larger than its
+/// tolerance: at 1e-6 / 1e-8 the soft snake's first touchdown shrank the step below 1e-12 s.
+pub const ROS34_TOLERANCES: (f64, f64) = (1e-3, 1e-4);
+
+/// A scenario built from settings, with the integrator `auto` resolved to and any note for
+/// the user.
+pub struct ResolvedRun {
+    pub scenario: Scenario,
+    pub integrator: IntegratorName,
+    pub notes: Vec<String>,
+}
+
+impl RunSettings {
+    /// The command line's defaults, also every sweep key's.
+    pub const DEFAULT: RunSettings = RunSettings {
+        duration: 20.0,
+        integrator: IntegratorName::Auto,
+        dt: 0.002,
+        rtol: None,
+        atol: None,
+        terrain: TerrainName::Spec,
+        stair_position: 0.9,
+        stair_height: 0.1,
+        pipe_diameter: 0.2,
+        amplitude: None,
+        temporal_frequency: None,
+        spatial_frequency: None,
+        offset: None,
+        ramp: 2.0,
+        passive: false,
+        admittance: false,
+        admittance_inertia: 1.0,
+        admittance_damping: 4.0,
+        admittance_stiffness: 4.0,
+        admittance_gain: 2.2,
+        contact_stiffness: None,
+        contact_damping: None,
+        friction: None,
+        friction_across: None,
+        anisotropy: None,
+        friction_regularisation: None,
+        params: BTreeMap::new(),
+    };
+
+    /// (relative, absolute) tolerances: the ones given, else the integrator's defaults.
+    fn tolerances(&self, defaults: (f64, f64)) -> (f64, f64) {
+        (self.rtol.unwrap_or(defaults.0), self.atol.unwrap_or(defaults.1))
+    }
+
+    /// The scenario that runs `robot` with these settings.
+    pub fn scenario(&self, robot: &str) -> Result<ResolvedRun, String> {
+        let mut s = Scenario::new(robot);
+        let mut notes = Vec::new();
+        s.duration = self.duration;
+        s.control_period = self.dt;
+        let integrator = match self.integrator {
+            IntegratorName::Auto if has_soft_sections(robot)? => IntegratorName::Ros34,
+            IntegratorName::Auto => IntegratorName::Rk4,
+            chosen => chosen,
+        };
+        s.integrator = match integrator {
+            // `auto` became rk4 or ros34 above.
+            IntegratorName::Auto | IntegratorName::Rk4 => IntegratorChoice::RungeKutta4 { step: self.dt },
+            IntegratorName::Euler => IntegratorChoice::SemiImplicitEuler { step: self.dt },
+            IntegratorName::Dopri5 => {
+                let (relative, absolute) = self.tolerances(DOPRI5_TOLERANCES);
+                IntegratorChoice::DormandPrince5 { relative, absolute }
+            }
+            IntegratorName::Ros34 => {
+                let (relative, absolute) = self.tolerances(ROS34_TOLERANCES);
+                IntegratorChoice::Rosenbrock34 { relative, absolute }
+            }
+        };
+        s.terrain = match self.terrain {
+            TerrainName::Spec => TerrainChoice::SpecDefault,
+            TerrainName::None => TerrainChoice::Override(Terrain::None),
+            TerrainName::Flat => TerrainChoice::Override(Terrain::Flat { height: 0.0 }),
+            TerrainName::Stair => {
+                TerrainChoice::Override(Terrain::Stair { position: self.stair_position, height: self.stair_height })
+            }
+            TerrainName::Pipe => TerrainChoice::Override(Terrain::Pipe { diameter: self.pipe_diameter }),
+            TerrainName::Floor => TerrainChoice::Override(Terrain::Floor),
+        };
+        if let TerrainChoice::Override(t) = s.terrain {
+            t.validate()?;
+        }
+        s.passive = self.passive;
+        s.amplitude = self.amplitude;
+        s.temporal_frequency = self.temporal_frequency;
+        s.spatial_frequency = self.spatial_frequency;
+        s.offset = self.offset;
+        s.ramp = self.ramp;
+        if self.admittance {
+            s.admittance = Some(AdmittanceGains {
+                inertia: self.admittance_inertia,
+                damping: self.admittance_damping,
+                stiffness: self.admittance_stiffness,
+                feedback_gain: self.admittance_gain,
+            });
+        }
+        s.contact_stiffness = self.contact_stiffness;
+        s.contact_damping = self.contact_damping;
+        s.friction_along = self.friction;
+        s.friction_across = self.friction_across;
+        s.friction_regularisation = self.friction_regularisation;
+        s.friction_anisotropy = self.anisotropy.map(|a| match a {
+            AnisotropyName::Isotropic => FrictionAnisotropy::Isotropic,
+            AnisotropyName::BodyAxis => FrictionAnisotropy::BodyAxis,
+            AnisotropyName::WorldAxis => FrictionAnisotropy::WorldAxis,
+        });
+        if matches!(integrator, IntegratorName::Dopri5 | IntegratorName::Ros34)
+            && self.friction_regularisation.is_none()
+        {
+            // Exact Coulomb friction is discontinuous in velocity: error control would shrink
+            // the step towards zero at every stick-slip switch. Say so and smooth it.
+            notes.push("adaptive integrators use regularised friction (--friction-regularisation 0.001 m/s); pass 0 for the exact sign".into());
+            s.friction_regularisation = Some(1e-3);
+        }
+        s.params = self.params.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        Ok(ResolvedRun { scenario: s, integrator, notes })
+    }
+}

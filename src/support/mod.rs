@@ -1,0 +1,6 @@
+//! What every command uses and no robot shapes: output files that replace earlier ones only
+//! once a run has produced them, figures, and independent runs over every core.
+
+pub(crate) mod output;
+pub(crate) mod parallel;
+pub(crate) mod plot;

@@ -1,0 +1,162 @@
+//! The `softgen` binary end to end: the default run writes its CSV and PNG, `eval` prints
+//! JSON for states from the command line and stdin, and a failing run leaves the previous
+//! outputs byte for byte, and `experiment` lists and runs the seed experiments. The bad-input
+//! corpus is tests/cli/bad_input.rs.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn softgen() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_softgen"))
+}
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = softgen().args(args).output().expect("binary runs");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn simulate_writes_csv_and_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (ok, stdout, stderr) = run(&["simulate", "--duration", "1", "--output", out]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("mean velocity"), "{stdout}");
+    let csv = std::fs::read_to_string(dir.path().join("snake_pedal_wave.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("t,base_x,base_z,base_pitch,link2_joint"), "{header}");
+    assert!(header.contains("com_x") && header.contains("head_tip_fz"));
+    let columns = header.split(',').count();
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 101, "1 s at 2 ms, every 5th sample");
+    assert!(rows.iter().all(|r| r.split(',').count() == columns));
+    let png = std::fs::read(dir.path().join("snake_pedal_wave.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    let svg = std::fs::read_to_string(dir.path().join("snake_pedal_wave.svg")).unwrap();
+    for text in ["snake_pedal_wave: centre of mass and body", "x (m)", "z (m)", "centre of mass", "ground"] {
+        assert!(svg.contains(text), "the SVG lacks `{text}`");
+    }
+}
+
+#[test]
+fn every_integrator_and_terrain_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    for args in [
+        vec!["--integrator", "euler", "--dt", "0.0005"],
+        vec!["--integrator", "dopri5", "--friction-regularisation", "0.001"],
+        vec!["--terrain", "stair", "--admittance"],
+        vec!["--robot", "snake_lateral_undulation", "--terrain", "pipe", "--pipe-diameter", "0.1"],
+        vec!["--robot", "double_pendulum", "--set", "lower_mass=2"],
+        vec!["--robot", "soft_snake", "--integrator", "ros34", "--rtol", "1e-3", "--atol", "1e-4", "--dt", "0.01"],
+    ] {
+        let mut all = vec!["simulate", "--duration", "0.5", "--no-plot", "--output", out];
+        all.extend(args.iter());
+        let (ok, _, stderr) = run(&all);
+        assert!(ok, "{all:?}: {stderr}");
+    }
+}
+
+#[test]
+fn eval_prints_the_model_as_json() {
+    let (ok, stdout, stderr) = run(&["eval", "double_pendulum", "--q=-1,0.5", "--qd", "0.3,-0.2"]);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["coordinates"][1]["name"], "lower_joint");
+    assert_eq!(v["mass_matrix"].as_array().unwrap().len(), 2);
+    let m01 = v["mass_matrix"][0][1].as_f64().unwrap();
+    let expected = 0.5 * 0.7 * 0.7 + 0.5 * 1.0 * 0.7 * 0.5f64.cos();
+    assert!((m01 - expected).abs() < 1e-12);
+    assert_eq!(v["contact_points"][0]["jacobian"].as_array().unwrap().len(), 3);
+
+    let mut child = softgen()
+        .args(["eval", "snake_pedal_wave", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"q": [0, 0.1, 0.2, 0.3, -0.3, 0.2, 0.1, 0], "qd": [1, 0, 0, 0, 0, 0, 0, 0], "params": {"link_mass": 0.2}}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!((v["mass_matrix"][0][0].as_f64().unwrap() - 1.2).abs() < 1e-12, "six links of 0.2 kg");
+    assert!((v["linear_momentum"][0].as_f64().unwrap() - 1.2).abs() < 1e-12);
+    assert_eq!(v["contact_points"].as_array().unwrap().len(), 13);
+}
+
+#[test]
+fn a_rejected_run_keeps_the_previous_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (ok, _, stderr) = run(&["simulate", "--duration", "0.2", "--output", out]);
+    assert!(ok, "{stderr}");
+    let before = std::fs::read(dir.path().join("snake_pedal_wave.csv")).unwrap();
+    let (ok, _, _) = run(&["simulate", "--duration", "0.2", "--set", "nonsense=1", "--output", out]);
+    assert!(!ok);
+    assert_eq!(std::fs::read(dir.path().join("snake_pedal_wave.csv")).unwrap(), before);
+}
+
+#[test]
+fn a_run_that_fails_at_its_start_keeps_the_previous_record_and_trajectory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (record, trajectory) = (dir.path().join("commands.csv"), dir.path().join("plant.csv"));
+    let paths = |r: &std::path::Path, t: &std::path::Path| {
+        vec!["run", "--duration", "0.2", "--record", r.to_str().unwrap(), "--trajectory", t.to_str().unwrap()]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let args = paths(&record, &trajectory);
+    let (ok, _, stderr) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok, "{stderr}");
+    let (record_before, trajectory_before) = (std::fs::read(&record).unwrap(), std::fs::read(&trajectory).unwrap());
+    assert!(!record_before.is_empty() && !trajectory_before.is_empty());
+    // The record is opened first, then the trajectory fails: nothing of the new run stays.
+    let blocked = dir.path().join("a directory");
+    std::fs::create_dir(&blocked).unwrap();
+    for args in [paths(&record, &blocked), paths(&blocked, &trajectory)] {
+        let (ok, _, stderr) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(!ok, "{args:?} should fail");
+        assert!(stderr.contains("is a directory, not a file to write"), "{stderr}");
+        assert_eq!(std::fs::read(&record).unwrap(), record_before, "the previous record changed");
+        assert_eq!(std::fs::read(&trajectory).unwrap(), trajectory_before, "the previous trajectory changed");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().ends_with(".partial"))
+            .collect();
+        assert!(leftovers.is_empty(), "partial files left: {leftovers:?}");
+    }
+}
+
+#[test]
+fn experiments_are_listed_one_a_line_and_run_to_their_verdict() {
+    let (ok, stdout, stderr) = run(&["experiment", "list"]);
+    assert!(ok, "{stderr}");
+    let names: Vec<&str> = stdout.lines().collect();
+    let expected: Vec<&str> = softgen::experiments().map(|e| e.name).collect();
+    assert_eq!(names, expected);
+    for name in &names {
+        let (seed, short) = name.split_once('-').unwrap();
+        assert!(seed.len() == 3 && seed.chars().all(|c| c.is_ascii_digit()) && !short.is_empty(), "{name}");
+    }
+    // One whole experiment: its files, its comparison and the verdict as the last line.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (ok, stdout, stderr) = run(&["experiment", "run", "001-trajectory", "--output", out]);
+    assert!(ok, "{stderr}");
+    let last = stdout.lines().last().unwrap();
+    assert!(last == "verdict: reproduced" || last.starts_with("verdict: differs: "), "{stdout}");
+    assert!(stdout.contains("complex") && stdout.contains("simplified"), "{stdout}");
+    let csv = std::fs::read_to_string(dir.path().join("001-trajectory/trajectory.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("h1_x"), "joint constraint forces in the CSV");
+    for file in ["trajectory.png", "trajectory.svg"] {
+        assert!(dir.path().join("001-trajectory").join(file).exists(), "{file}");
+    }
+}

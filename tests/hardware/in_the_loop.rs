@@ -1,0 +1,295 @@
+//! Hardware runs end to end: hardware in the loop at 1 kHz with the recorded plant trajectory
+//! checked against an offline replay of the recorded commands, the dry run, and a run
+//! killed by a signal leaving the safe state and complete logs.
+
+use nalgebra::SVector;
+use softgen::{run_on_device, RunOptions};
+use softgen_generated::SnakePedalWave;
+use softgen_runtime::{Model, Recording, SimulatedPlant, Simulation, SimulationConfig, State};
+use std::path::Path;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+
+/// The run configuration the robot comes with (its spec's sibling `.run.toml`).
+fn run_config(robot: &str) -> &'static str {
+    softgen::run_config_of(robot).unwrap_or_else(|| panic!("{robot} has no run configuration")).text
+}
+
+/// The snake's run configuration with a watchdog that tolerates a shared, loaded test
+/// machine (the loop statistics still report every miss).
+fn tolerant_config(dir: &Path) -> std::path::PathBuf {
+    let text = run_config("snake_pedal_wave").replace("command_timeout = 0.05", "command_timeout = 10.0");
+    let path = dir.join("snake.run.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn options(dir: &Path, duration: f64) -> RunOptions {
+    RunOptions {
+        robot: "snake_pedal_wave".into(),
+        serial_port: None,
+        comedi_device: None,
+        ack_timeout: std::time::Duration::from_millis(50),
+        config: Some(tolerant_config(dir)),
+        dry_run: false,
+        rate_hz: None,
+        duration,
+        record: dir.join("commands.csv"),
+        trajectory: dir.join("plant.csv"),
+        realtime: false,
+        amplitude: None,
+        temporal_frequency: None,
+        spatial_frequency: None,
+        offset: None,
+        controller: softgen::ControllerChoice::Gait,
+        goal: None,
+        limb_gait: None,
+        stride: None,
+        gait_frequency: None,
+        swim: None,
+    }
+}
+
+type R = SnakePedalWave;
+
+#[test]
+fn hardware_in_the_loop_matches_an_offline_replay_of_its_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path(), 10.0);
+    let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    let stats = report.stats.unwrap();
+    assert_eq!(stats.periods, 10_001, "1 kHz for 10 s");
+    println!("HIL loop: {stats}");
+
+    // Replay the recorded commands into a fresh plant, offline and as fast as possible.
+    let recording = Recording::parse("commands.csv", &std::fs::read_to_string(&o.record).unwrap()).unwrap();
+    assert_eq!(recording.periods.len(), 10_002, "every period plus the safe state");
+    let env = R::ENVIRONMENT;
+    let g = R::GAIT.unwrap();
+    let config = SimulationConfig {
+        contact: env.contact_law(),
+        terrain: env.terrain,
+        gait: None,
+        servo: g.servo(),
+        admittance: None,
+        control_period: 0.001,
+    };
+    let sim = Simulation::<R, 8, 13>::new(Default::default(), config).unwrap();
+    let mut plant = SimulatedPlant::new(sim, State::new(SVector::zeros(), SVector::zeros()), 0.001).unwrap();
+    let rows = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&rows);
+    plant.observe(Box::new(move |t, x| {
+        let mut line = format!("{t}");
+        for v in x.q.iter() {
+            line.push_str(&format!(",{v}"));
+        }
+        sink.lock().unwrap().push(line);
+    }));
+    recording.replay(&mut plant).unwrap();
+    let recorded = std::fs::read_to_string(&o.trajectory).unwrap();
+    let recorded: Vec<&str> = recorded.lines().skip(1).collect();
+    let replayed = rows.lock().unwrap();
+    assert_eq!(recorded.len(), replayed.len());
+    for (a, b) in recorded.iter().zip(replayed.iter()) {
+        assert_eq!(a, b, "recorded and replayed plant states differ");
+    }
+    // And the plant really walked: the gait moved the snake forward.
+    let last: Vec<f64> = recorded.last().unwrap().split(',').map(|v| v.parse().unwrap()).collect();
+    assert!(last[1] > 0.02, "base x after 10 s: {}", last[1]);
+}
+
+#[test]
+fn dry_run_touches_no_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(dir.path(), 10.0);
+    o.dry_run = true;
+    let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.stats.is_none());
+    assert!(!o.record.exists() && !o.trajectory.exists());
+}
+
+#[test]
+fn a_signal_mid_run_leaves_the_safe_state_and_complete_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path(), 60.0);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_softgen"))
+        .args(["run", "--duration", "60", "--config"])
+        .arg(o.config.as_ref().unwrap())
+        .arg("--record")
+        .arg(&o.record)
+        .arg("--trajectory")
+        .arg(&o.trajectory)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopped by signal 2"), "{stderr}");
+    let text = std::fs::read_to_string(&o.record).unwrap();
+    assert!(text.ends_with('\n'), "the log ends with a complete line");
+    let recording = Recording::parse("commands.csv", &text).unwrap();
+    let (_, last) = recording.periods.last().unwrap();
+    assert_eq!(last.len(), 5);
+    assert!(last.iter().all(|v| v.kind() == "off"), "safe state last: {last:?}");
+    assert!(recording.periods.len() > 100, "the run was under way");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("deadline misses"), "statistics printed: {stdout}");
+}
+
+#[test]
+fn bad_run_configuration_is_reported_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.run.toml");
+    std::fs::write(&path, run_config("snake_pedal_wave").replace("actuator = \"link4\"", "actuator = \"link9\""))
+        .unwrap();
+    let mut o = options(dir.path(), 1.0);
+    o.config = Some(path);
+    let e = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap_err();
+    assert!(e.contains("bad.run.toml:") && e.contains("`link9` is not an actuator"), "{e}");
+    assert!(!o.record.exists(), "nothing written for a rejected configuration");
+}
+
+/// The pinniped's run configuration with a relaxed watchdog and the ceiling given.
+fn pinniped_options(dir: &Path, duration: f64, ceiling: f64) -> RunOptions {
+    let text = run_config("pinniped")
+        .replace("command_timeout = 0.05", "command_timeout = 10.0")
+        .replace("pressure_ceiling = 3.0", &format!("pressure_ceiling = {ceiling:?}"));
+    let path = dir.join("pinniped.run.toml");
+    std::fs::write(&path, text).unwrap();
+    RunOptions { robot: "pinniped".into(), config: Some(path), ..options(dir, duration) }
+}
+
+/// The values of one kind (`analog`, `board`, ...) of a recording: (t, channel, value).
+fn recorded_values(path: &Path, kind: &str) -> Vec<(f64, u16, f64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1] == kind).then(|| (f[0].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// The analog values of a recording: (t, channel, volts).
+fn analog_values(path: &Path) -> Vec<(f64, u16, f64)> {
+    recorded_values(path, "analog")
+}
+
+#[test]
+fn pinniped_crawls_backwards_in_the_loop_through_twelve_regulators_under_the_ceiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = pinniped_options(dir.path(), 3.0, 3.0);
+    let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    assert_eq!(report.stats.unwrap().periods, 3001);
+    let values = analog_values(&o.record);
+    let channels: std::collections::BTreeSet<u16> = values.iter().map(|v| v.1).collect();
+    assert_eq!(channels, (0..12).collect());
+    // 0-10 V for 0-9 bar: the 3 bar ceiling is 3.33 V. Zero until the gait starts at 1 s,
+    // and every regulator vented at the end.
+    assert!(values.iter().all(|v| v.2 >= 0.0 && v.2 <= 10.0 * 3.0 / 9.0 + 1e-12));
+    assert!(values.iter().filter(|v| v.0 < 0.999).all(|v| v.2 == 0.0));
+    let last_time = values.last().unwrap().0;
+    assert!(values.iter().filter(|v| v.0 == last_time).all(|v| v.2 == 0.0));
+    // The plant crawled backwards (-x) once the gait began.
+    let trajectory = std::fs::read_to_string(&o.trajectory).unwrap();
+    let last = trajectory.lines().last().unwrap();
+    let x: f64 = last.split(',').nth(1).unwrap().parse().unwrap();
+    assert!(x < -0.03, "hub x {x} m");
+}
+
+#[test]
+fn pinniped_ceiling_caps_every_regulator() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = pinniped_options(dir.path(), 2.0, 1.0);
+    let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    let values = analog_values(&o.record);
+    let highest = values.iter().map(|v| v.2).fold(0.0, f64::max);
+    // The gait asks up to 1.7 bar (the held head); the chain passes 1 bar, 1.11 V.
+    assert!((highest - 10.0 / 9.0).abs() < 1e-9, "{highest}");
+}
+
+/// The underwater snake's run configuration with a relaxed watchdog.
+fn swimmer_options(dir: &Path, duration: f64, swim: &str) -> RunOptions {
+    let text = run_config("underwater_snake").replace("command_timeout = 0.05", "command_timeout = 10.0");
+    let path = dir.join("underwater_snake.run.toml");
+    std::fs::write(&path, text).unwrap();
+    RunOptions {
+        robot: "underwater_snake".into(),
+        config: Some(path),
+        swim: Some(swim.into()),
+        ..options(dir, duration)
+    }
+}
+
+#[test]
+fn underwater_snake_swims_in_the_loop_through_its_thrusters_and_stops_them() {
+    // Yaw turn, condition 1: thrusters 1, 3, 4, 6 at 1 N and joint actuators 1 and 4 at
+    // 3 bar, 5 s at 100 Hz on the simulated plant (the neutral set of the run
+    // configuration).
+    let dir = tempfile::tempdir().unwrap();
+    let turn = softgen::papers::underwater_snake::yaw_conditions()[0].clone();
+    let o = swimmer_options(dir.path(), 5.0, "yaw-0.3");
+    assert_eq!(softgen::papers::underwater_snake::run::condition("yaw-0.3"), Some(turn.clone()));
+    let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    assert_eq!(report.stats.unwrap().periods, 501);
+    let boards = recorded_values(&o.record, "board");
+    let channels: std::collections::BTreeSet<u16> = boards.iter().map(|v| v.1).collect();
+    assert_eq!(channels, (0..6).collect());
+    // Zeros first, ramped by the 10 N/s limit, held at 1 N, and stopped at the end.
+    assert!(boards.iter().filter(|v| v.0 == 0.0).all(|v| v.2 == 0.0));
+    assert!(boards.iter().all(|v| v.2.abs() <= 1.0 + 1e-12));
+    let last_time = boards.last().unwrap().0;
+    assert!(boards.iter().filter(|v| v.0 == last_time).all(|v| v.2 == 0.0), "thrusters not stopped at the end");
+    let held: Vec<f64> = boards.iter().filter(|v| (v.0 - 1.0).abs() < 1e-9).map(|v| v.2).collect();
+    assert_eq!(held, vec![1.0, 0.0, 1.0, 1.0, 0.0, 1.0]);
+    let analog = analog_values(&o.record);
+    assert!(analog
+        .iter()
+        .filter(|v| (v.0 - 1.0).abs() < 1e-9)
+        .all(|v| (v.2 - if v.1 == 0 || v.1 == 3 { 3.0 } else { 0.0 }).abs() < 1e-9));
+    // The plant swam as the offline run does: the same inputs, there held from t = 0, here
+    // ramped up by the rate limits (1 N in 0.1 s, 3 bar in 0.15 s), which shifts the early
+    // yaw transient (the bent joints first swing the body left, then the turn goes right).
+    let trajectory = std::fs::read_to_string(&o.trajectory).unwrap();
+    let last: Vec<f64> = trajectory.lines().last().unwrap().split(',').map(|v| v.parse().unwrap()).collect();
+    let offline =
+        softgen::papers::underwater_snake::swim(&softgen::papers::underwater_snake::neutral_params(), &turn, 5.0, 0.05)
+            .unwrap();
+    let end = offline.samples.last().unwrap();
+    println!(
+        "in the loop: x {:.4} y {:.4} yaw {:.4}; offline: x {:.4} y {:.4} yaw {:.4}",
+        last[1], last[2], last[4], end.q[0], end.q[1], end.q[3]
+    );
+    assert!((last[1] - end.q[0]).abs() < 0.05 * end.q[0].abs(), "x {} in the loop, {} offline", last[1], end.q[0]);
+    assert!(
+        last[4].signum() == end.q[3].signum() && last[3].abs() < 0.01,
+        "yaw {} in the loop, {} offline; z {}",
+        last[4],
+        end.q[3],
+        last[3]
+    );
+}
+
+#[test]
+fn a_swimming_robot_refuses_the_gait_options_and_a_robot_without_thrusters_refuses_swimming() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = swimmer_options(dir.path(), 1.0, "forward");
+    o.stride = Some(0.1);
+    let e = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap_err();
+    assert!(e.contains("--swim"), "{e}");
+    let mut o = options(dir.path(), 1.0);
+    o.swim = Some("forward".into());
+    let e = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap_err();
+    assert!(e.contains("has no thrusters"), "{e}");
+}

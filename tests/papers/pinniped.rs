@@ -1,0 +1,174 @@
+//! The soft-limbed pinniped of 002_f355a977a209e7c9: limb kinematics (eqs 1-7), the centre
+//! of gravity (eqs 14-16) against the generated model, the gaits' inverse kinematics, and
+//! short dynamic trials that must move the way the paper's gaits do.
+
+use nalgebra::Vector3;
+use softgen::papers::pinniped::{model_centre_of_mass, run_trial, Gait, RestGeometry, Trial};
+use softgen_generated::pinniped::Params;
+use softgen_runtime::{robot_centre_of_gravity, CurveParameters, Limb, MAX_REACH_BEND};
+
+const LIMB: Limb = Limb { length: 0.24, muscle_radius: 0.0125 };
+
+/// A small deterministic generator (xorshift) for the random bends.
+fn random_bends(n: usize) -> Vec<CurveParameters> {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|_| CurveParameters {
+            theta: std::f64::consts::PI * (2.0 * next() - 1.0),
+            phi: 1e-6 + (MAX_REACH_BEND - 1e-6) * next(),
+        })
+        .collect()
+}
+
+fn angle_gap(a: f64, b: f64) -> f64 {
+    let d = (a - b).rem_euclid(std::f64::consts::TAU);
+    d.min(std::f64::consts::TAU - d)
+}
+
+#[test]
+fn forward_then_inverse_kinematics_round_trip() {
+    for c in random_bends(2000) {
+        // Eq 1 then eq 2.
+        let l = LIMB.muscle_lengths(c);
+        assert!(l.iter().sum::<f64>().abs() < 1e-15, "{l:?}");
+        let back = LIMB.curve_parameters(l);
+        assert!((back.phi - c.phi).abs() < 1e-9 && angle_gap(back.theta, c.theta) < 1e-9, "{c:?} -> {back:?}");
+        // Eq 6 then eq 7.
+        let tip = LIMB.tip(c);
+        let back = LIMB.inverse(tip.x, tip.y).unwrap();
+        assert!((back.phi - c.phi).abs() < 1e-9 && angle_gap(back.theta, c.theta) < 1e-9, "{c:?} -> {back:?}");
+        // Eq 5 at xi = 1 is eq 6 written out.
+        let (s, v) = (c.phi.sin(), 1.0 - c.phi.cos());
+        let eq6 = Vector3::new(
+            LIMB.length * c.theta.cos() * v / c.phi,
+            LIMB.length * c.theta.sin() * v / c.phi,
+            LIMB.length * s / c.phi,
+        );
+        assert!((tip - eq6).norm() < 1e-12 * (1.0 + 1.0 / c.phi), "{tip} {eq6}");
+    }
+    // Finite limits at the straight pose and just off it.
+    for phi in [0.0, 1e-12, 1e-8, 1e-5] {
+        let c = CurveParameters { theta: 0.7, phi };
+        let tip = LIMB.tip(c);
+        assert!(tip.iter().all(|v| v.is_finite()) && (tip.z - 0.24).abs() < 1e-9, "{tip}");
+        assert!((LIMB.centre_of_gravity(c) - Vector3::new(0.0, 0.0, 0.12)).norm() < 1e-6);
+    }
+}
+
+#[test]
+fn gait_circles_give_the_bend_the_geometry_implies_and_unreachable_targets_are_refused() {
+    for (rho, expected) in [(0.04, 0.3365), (0.06, 0.5110), (0.08, 0.6941), (0.10, 0.8907)] {
+        for k in 0..100 {
+            let a = std::f64::consts::TAU * k as f64 / 100.0;
+            let c = LIMB.inverse(rho * a.cos(), rho * a.sin()).unwrap();
+            assert!((c.phi - expected).abs() < 5e-5, "{rho}: {}", c.phi);
+            assert!(angle_gap(c.theta, a) < 1e-12);
+        }
+    }
+    let reach = 0.72461 * 0.24;
+    assert!(LIMB.inverse(reach * 0.999, 0.0).is_ok());
+    let e = LIMB.inverse(0.18, 0.0).unwrap_err();
+    assert!(e.to_string().contains("out of reach"), "{e}");
+    assert!(LIMB.inverse(f64::NAN, 0.0).is_err());
+}
+
+#[test]
+fn rest_pose_and_centre_of_gravity_follow_eqs_8_and_16() {
+    let p = Params::default();
+    let rest = RestGeometry::new(&p);
+    // The corrected eq 8: limb axes 109.47 degrees apart, the head straight up.
+    for i in 0..4 {
+        for j in 0..i {
+            let angle = rest.axes[i][0].dot(&rest.axes[j][0]).acos().to_degrees();
+            assert!((angle - 109.4712).abs() < 1e-3, "{i} {j}: {angle}");
+        }
+    }
+    assert!((rest.axes[0][0] - Vector3::z()).norm() < 1e-12);
+    // The three lower tips on one circle: L + hub offset along each axis.
+    let along = p.limb_length + p.hub_radius;
+    for i in 1..4 {
+        assert!((rest.tips[i].xy().norm() - along * (8f64 / 9.0).sqrt()).abs() < 1e-9, "{}", rest.tips[i]);
+        assert!((rest.tips[i].z + along / 3.0).abs() < 1e-9, "{}", rest.tips[i]);
+    }
+    let limbs = rest.mounted_limbs(&p);
+    let straight = CurveParameters { theta: 0.0, phi: 0.0 };
+    let at_rest = robot_centre_of_gravity(&limbs, &[straight; 4], p.hub_mass);
+    assert!(at_rest.norm() < 1e-12 && model_centre_of_mass(&p, &[straight; 4]).norm() < 1e-12);
+    // Random bends of every limb: eq 16 (with the hub) against the generated model.
+    let bends = random_bends(40);
+    for k in 0..10 {
+        let curves = [bends[4 * k], bends[4 * k + 1], bends[4 * k + 2], bends[4 * k + 3]];
+        let eq16 = robot_centre_of_gravity(&limbs, &curves, p.hub_mass);
+        let model = model_centre_of_mass(&p, &curves);
+        assert!((eq16 - model).norm() < 1e-6, "{eq16} {model}");
+    }
+}
+
+#[test]
+fn bending_the_head_90_degrees_moves_the_centre_of_gravity_as_eqs_15_and_16_say() {
+    let p = Params::default();
+    let rest = RestGeometry::new(&p);
+    let limbs = rest.mounted_limbs(&p);
+    let straight = CurveParameters { theta: 0.0, phi: 0.0 };
+    let bent = CurveParameters { theta: rest.theta_towards(0, Vector3::x()), phi: std::f64::consts::FRAC_PI_2 };
+    // Eq 15 in the head's own frame: (L / phi^2) (phi - sin phi, 0, 1 - cos phi).
+    let c = LIMB.centre_of_gravity(CurveParameters { theta: 0.0, phi: std::f64::consts::FRAC_PI_2 });
+    assert!((c - Vector3::new(0.0555, 0.0, 0.0973)).norm() < 1e-4, "{c}");
+    let shift = robot_centre_of_gravity(&limbs, &[bent, straight, straight, straight], 0.0)
+        - robot_centre_of_gravity(&limbs, &[straight; 4], 0.0);
+    assert!((shift.x - 0.0139).abs() < 1e-4 && shift.y.abs() < 1e-12, "{shift}");
+    let with_hub = model_centre_of_mass(&p, &[bent, straight, straight, straight]);
+    assert!((with_hub.x - 0.0128).abs() < 1e-4, "{with_hub}");
+}
+
+/// Short trials (2 s of gait after 1 s settling) at 0.10 m and 1.00 Hz.
+fn short(gait: Gait) -> softgen::papers::pinniped::TrialOutcome {
+    let mut trial = Trial::new(gait, 0.10, 1.0);
+    trial.duration = 2.0;
+    let outcome = run_trial(&trial, |_| {}).unwrap();
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    outcome
+}
+
+#[test]
+fn crawling_moves_the_way_the_gait_says() {
+    let forward = short(Gait::Forward);
+    let backward = short(Gait::Backward);
+    assert!(forward.displacement.0 > 0.01, "forward {:?}", forward.displacement);
+    assert!(backward.displacement.0 < -0.01, "backward {:?}", backward.displacement);
+    // FR and FL mirror each other: straight gaits hardly turn or drift sideways.
+    for o in [&forward, &backward] {
+        assert!(
+            o.heading_change.abs() < 0.02 && o.displacement.1.abs() < 0.005,
+            "{:?} {}",
+            o.displacement,
+            o.heading_change
+        );
+    }
+}
+
+#[test]
+fn turning_in_place_changes_heading_with_little_translation_and_reverses() {
+    let ccw = short(Gait::InPlace { counterclockwise: true });
+    let cw = short(Gait::InPlace { counterclockwise: false });
+    assert!(ccw.heading_change > 0.2, "{}", ccw.heading_change);
+    // Reversing every limb turns the other way about as fast (the head's circle starts at
+    // its own +y in both, so the two are not exact mirror images).
+    assert!(
+        (cw.heading_change + ccw.heading_change).abs() < 0.02 * ccw.heading_change.abs(),
+        "{} {}",
+        cw.heading_change,
+        ccw.heading_change
+    );
+    for o in [&ccw, &cw] {
+        let moved = o.displacement.0.hypot(o.displacement.1);
+        // Less than 10 cm per radian turned.
+        assert!(moved < 0.1 * o.heading_change.abs(), "{moved} m for {} rad", o.heading_change);
+    }
+}

@@ -1,0 +1,399 @@
+//! The soft snake of 000_a2f8bdeafcf4372f against an independent numerical model, and its
+//! energy without damping, contact or pressure.
+//!
+//! The independent model shares nothing with the generated one but the physical
+//! definition: each section is cut into many thin slices; slice positions and frames come
+//! from the exact trigonometric constant-curvature formula, with the curvature and bending
+//! plane solved from the three actuator lengths (L_j = L (1 - kappa r cos(psi_j - phi)));
+//! Jacobians are central finite differences; M = sum of slice mass Jv'Jv + Jw' I Jw
+//! (midpoint rule), G = finite differences of the potential.
+
+use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use softgen_generated::soft_snake::Params;
+use softgen_generated::SoftSnake;
+use softgen_runtime::{
+    DormandPrince5, Integrator, Model, Rosenbrock2, Rosenbrock34, Simulation, SimulationConfig, State, Terrain,
+    Tolerances,
+};
+
+type R = SoftSnake;
+const N: usize = 15;
+const C: usize = 310;
+
+fn rot(axis: usize, angle: f64) -> Matrix3<f64> {
+    let a = [Vector3::x_axis(), Vector3::y_axis(), Vector3::z_axis()][axis];
+    *nalgebra::Rotation3::from_axis_angle(&a, angle).matrix()
+}
+
+/// Position and frame of the slice at xi on section `i`, exact trigonometric form.
+fn slice(p: &Params, q: &SVector<f64, N>, i: usize, xi: f64) -> (Vector3<f64>, Matrix3<f64>) {
+    let mut position = Vector3::new(q[0], q[1], q[2]);
+    let mut frame = rot(2, q[3]) * rot(1, q[4]) * rot(0, q[5]);
+    let r = p.pma_radius;
+    let psi = [0.0, std::f64::consts::TAU / 3.0, 2.0 * std::f64::consts::TAU / 3.0];
+    for s in 0..=i {
+        if s > 0 {
+            frame *= rot(0, std::f64::consts::PI / 3.0);
+        }
+        let lengths: Vec<f64> = (0..3).map(|j| p.rest_length + q[6 + 3 * s + j]).collect();
+        let length = lengths.iter().sum::<f64>() / 3.0;
+        let (mut a, mut b) = (0.0, 0.0);
+        for j in 0..3 {
+            let u = 1.0 - lengths[j] / length;
+            a += u * psi[j].cos();
+            b += u * psi[j].sin();
+        }
+        let phi = b.atan2(a);
+        let kappa = 2.0 / (3.0 * r) * (a * a + b * b).sqrt();
+        let at = if s == i { xi } else { 1.0 };
+        let angle = kappa * length * at;
+        let local = Vector3::new(
+            angle.sin() / kappa,
+            (1.0 - angle.cos()) / kappa * phi.cos(),
+            (1.0 - angle.cos()) / kappa * phi.sin(),
+        );
+        // Bending about the axis perpendicular to the tangent and the curvature direction.
+        let axis = nalgebra::Unit::new_normalize(Vector3::new(0.0, -phi.sin(), phi.cos()));
+        let bend = *nalgebra::Rotation3::from_axis_angle(&axis, angle).matrix();
+        position += frame * local;
+        frame *= bend;
+    }
+    (position, frame)
+}
+
+const SLICES: usize = 1500;
+
+fn independent_mass_matrix(p: &Params, q: &SVector<f64, N>) -> SMatrix<f64, N, N> {
+    let h = 1e-6;
+    let mut m = SMatrix::<f64, N, N>::zeros();
+    let disc = Matrix3::from_diagonal(&Vector3::new(0.5, 0.25, 0.25)) * p.skin_radius * p.skin_radius;
+    for i in 0..3 {
+        for k in 0..SLICES {
+            let xi = (k as f64 + 0.5) / SLICES as f64;
+            let dm = p.section_mass / SLICES as f64;
+            let (_, frame) = slice(p, q, i, xi);
+            let mut jv = SMatrix::<f64, 3, N>::zeros();
+            let mut jw = SMatrix::<f64, 3, N>::zeros();
+            for c in 0..N {
+                let mut e = SVector::<f64, N>::zeros();
+                e[c] = h;
+                let (pp, rp) = slice(p, &(q + e), i, xi);
+                let (pm, rm) = slice(p, &(q - e), i, xi);
+                jv.set_column(c, &((pp - pm) / (2.0 * h)));
+                let w = ((rp - rm) / (2.0 * h)) * frame.transpose();
+                jw.set_column(
+                    c,
+                    &(Vector3::new(w[(2, 1)] - w[(1, 2)], w[(0, 2)] - w[(2, 0)], w[(1, 0)] - w[(0, 1)]) * 0.5),
+                );
+            }
+            let inertia = frame * disc * frame.transpose() * dm;
+            m += jv.transpose() * jv * dm + jw.transpose() * inertia * jw;
+        }
+    }
+    m
+}
+
+fn independent_potential(p: &Params, q: &SVector<f64, N>) -> f64 {
+    let mut v = 0.0;
+    for i in 0..3 {
+        for k in 0..SLICES {
+            let (position, _) = slice(p, q, i, (k as f64 + 0.5) / SLICES as f64);
+            v += p.section_mass / SLICES as f64 * p.gravity * position.z;
+        }
+    }
+    v + 0.5 * p.pma_stiffness * q.rows(6, 9).norm_squared()
+}
+
+fn bent_state(rng: &mut StdRng) -> SVector<f64, N> {
+    let mut q = SVector::<f64, N>::zeros();
+    for i in 0..6 {
+        q[i] = rng.gen_range(-0.8..0.8);
+    }
+    for i in 6..N {
+        // Away from straight: every section bends by at least a few degrees.
+        q[i] = rng.gen_range(-0.04..0.04);
+    }
+    q
+}
+
+#[test]
+fn mass_matrix_and_gravity_match_an_independent_sliced_model() {
+    let p = Params::default();
+    let mut rng = StdRng::seed_from_u64(11);
+    for _ in 0..3 {
+        let q = bent_state(&mut rng);
+        let k = R::cache(&q, &p);
+        let mut m = SMatrix::<f64, N, N>::zeros();
+        R::mass_matrix_into(&q, &p, &k, &mut m);
+        let reference = independent_mass_matrix(&p, &q);
+        let error = (m - reference).norm() / reference.norm();
+        println!("M relative difference {error:.2e}");
+        assert!(error < 1e-6, "M differs by {error:e} relative\n{m}\n{reference}");
+
+        let mut g = SVector::<f64, N>::zeros();
+        R::gravity_into(&q, &p, &k, &mut g);
+        let h = 1e-6;
+        let reference = SVector::<f64, N>::from_fn(|c, _| {
+            let mut e = SVector::<f64, N>::zeros();
+            e[c] = h;
+            (independent_potential(&p, &(q + e)) - independent_potential(&p, &(q - e))) / (2.0 * h)
+        });
+        let error = (g - reference).norm() / reference.norm();
+        println!("G relative difference {error:.2e}");
+        assert!(error < 1e-6, "G differs by {error:e} relative\n{g}\n{reference}");
+    }
+}
+
+#[test]
+fn regular_and_continuous_through_the_straight_pose() {
+    let p = Params::default();
+    let mut q = SVector::<f64, N>::zeros();
+    q[2] = 0.3;
+    let at = |q: &SVector<f64, N>| {
+        let k = R::cache(q, &p);
+        let (mut m, mut c, mut g) =
+            (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+        let qd = SVector::<f64, N>::from_fn(|i, _| 0.1 * (i as f64 - 7.0));
+        R::dynamics_into(q, &qd, &p, &k, &mut m, &mut c, &mut g);
+        (m, c, g)
+    };
+    let (m0, c0, g0) = at(&q);
+    assert!(m0.iter().chain(c0.iter()).chain(g0.iter()).all(|v| v.is_finite()));
+    let eigen = nalgebra::DMatrix::from_iterator(N, N, m0.iter().copied()).symmetric_eigenvalues();
+    assert!(eigen.min() > 0.0, "M positive definite when straight (rolling about the body axis included): {eigen}");
+    for eps in [1e-5, 1e-8, 1e-11] {
+        let mut near = q;
+        near[6] = eps;
+        near[10] = -eps;
+        let (m1, c1, g1) = at(&near);
+        let change = (m1 - m0).norm() / m0.norm() + (c1 - c0).norm() / (1.0 + c0.norm()) + (g1 - g0).norm() / g0.norm();
+        assert!(change < 1e3 * eps, "jump of {change:e} at {eps:e} from straight");
+    }
+}
+
+#[test]
+fn energy_is_conserved_without_damping_contact_or_pressure() {
+    let mut p = Params::default();
+    p.pma_damping = 0.0;
+    let config = SimulationConfig {
+        contact: R::ENVIRONMENT.contact_law(),
+        terrain: Terrain::None,
+        gait: None,
+        servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 0.01,
+    };
+    let mut sim = Simulation::<R, N, C>::new(p.clone(), config).unwrap();
+    // Bent, spinning and stretching: every term of M, C and G is exercised; one state
+    // starts straight.
+    for (name, l) in [("bent", [0.02, -0.01, 0.005, 0.0, 0.015, -0.02, 0.01, 0.01, -0.03]), ("straight", [0.0; 9])] {
+        let mut q = SVector::<f64, N>::zeros();
+        q[2] = 0.6;
+        q.fixed_rows_mut::<9>(6).copy_from_slice(&l);
+        let mut qd = SVector::<f64, N>::zeros();
+        qd[0] = 0.1;
+        qd[3] = 0.5;
+        qd[5] = 2.0;
+        qd[7] = 0.05;
+        qd[12] = -0.08;
+        let energy =
+            |x: &State<N>| R::kinetic_energy(&x.q, &x.qd, &p) + R::potential_energy(&x.q, &p, &R::cache(&x.q, &p));
+        let mut x = State::new(q, qd);
+        let e0 = energy(&x);
+        let mut integrator = DormandPrince5::new(Tolerances { relative: 1e-10, absolute: 1e-12 }).unwrap();
+        let mut t = 0.0;
+        integrator.integrate_to(&mut sim, &mut t, &mut x, 5.0).unwrap();
+        let drift = ((energy(&x) - e0) / e0).abs();
+        println!("{name}: energy {e0} J, relative drift over 5 s {drift:.2e}");
+        assert!(drift < 1e-6, "{name}: relative energy drift {drift:e}");
+    }
+}
+
+fn carpet(regularisation: f64) -> SimulationConfig {
+    let mut contact = R::ENVIRONMENT.contact_law();
+    contact.friction.regularisation = regularisation;
+    SimulationConfig {
+        contact,
+        terrain: R::ENVIRONMENT.terrain,
+        gait: None,
+        servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 0.01,
+    }
+}
+
+#[test]
+fn drop_from_sixty_centimetres_settles_on_the_skin() {
+    // Section IV-C: dropped from 0.6 m, the base stops at the ground and the body stays
+    // above it. Stiff (contact damping 130 N s/m per point, PMA damping 90 N s/m), so the
+    // linearly implicit ROS2, with its Jacobian refreshed every 10 steps.
+    let p = Params::default();
+    let mut sim = Simulation::<R, N, C>::new(p.clone(), carpet(0.01)).unwrap();
+    let mut x = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let mut ros = Rosenbrock2::<N>::new(Tolerances { absolute: 1e-5, relative: 1e-3 }).unwrap();
+    ros.jacobian_every = 10;
+    let mut t = 0.0;
+    let mut deepest: f64 = 0.0;
+    let mut lowest_com = f64::INFINITY;
+    for k in 1..=300 {
+        ros.integrate_to(&mut sim, &mut t, &mut x, k as f64 * 0.01).unwrap();
+        assert!(x.is_finite());
+        let report = sim.report(t, &x);
+        deepest = deepest.max(report.max_depth);
+        lowest_com = lowest_com.min(R::center_of_mass(&x.q, &p, &R::cache(&x.q, &p)).z);
+    }
+    let report = sim.report(t, &x);
+    println!(
+        "after 3 s: base z {:.5} m, {} points in contact, deepest now {:.2} mm, deepest ever {:.2} mm, speed {:.2e} m/s; {} Jacobians",
+        x.q[2], report.active, report.max_depth * 1e3, deepest * 1e3, x.qd.norm(), ros.jacobians
+    );
+    // The base line lies on the skin radius, a fraction of a millimetre deep.
+    assert!((x.q[2] - p.skin_radius).abs() < 2e-3, "base z {}", x.q[2]);
+    assert!(report.max_depth < 3e-3, "resting depth {}", report.max_depth);
+    assert!(deepest < 2e-2, "impact depth {deepest}");
+    assert!(lowest_com > 0.0, "the body stays above the ground");
+    assert!(report.active >= 10, "it rests on its skin: {} points", report.active);
+    assert!(x.qd.norm() < 1e-2, "settled: {}", x.qd.norm());
+}
+
+#[test]
+fn rosenbrock_agrees_with_tight_dormand_prince() {
+    // Free flight with the PMAs stretched and released: the damped, stiff actuator modes
+    // (K = 1900 N/m, D = 90 N s/m) and a spinning base, 0.5 s.
+    let p = Params::default();
+    let mut config = carpet(0.0);
+    config.terrain = Terrain::None;
+    let mut start: State<N> = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    start.q.fixed_rows_mut::<9>(6).copy_from_slice(&[0.03, -0.01, 0.0, 0.0, 0.02, -0.02, 0.01, 0.0, 0.03]);
+    start.qd[5] = 3.0;
+    let run = |integrator: &mut dyn FnMut(&mut Simulation<R, N, C>, &mut f64, &mut State<N>) -> usize| {
+        let mut sim = Simulation::<R, N, C>::new(p.clone(), config).unwrap();
+        let (mut t, mut x) = (0.0, start);
+        let evaluations = integrator(&mut sim, &mut t, &mut x);
+        (x, evaluations)
+    };
+    let (reference, dp5_evaluations) = run(&mut |sim, t, x| {
+        DormandPrince5::new(Tolerances { absolute: 1e-12, relative: 1e-10 })
+            .unwrap()
+            .integrate_to(sim, t, x, 0.5)
+            .unwrap()
+    });
+    // ROS2 is second order: in smooth free flight tight tolerances cost it more than DP5
+    // (measured: 5e5 evaluations at 1e-6 against DP5's 4e4 at 1e-10); it earns its keep
+    // through contact, where DP5's steps are bound by stability.
+    for (tolerance, bound) in [(1e-3, 1e-2), (1e-5, 1e-4)] {
+        let (x, evaluations) = run(&mut |sim, t, x| {
+            let mut ros =
+                Rosenbrock2::<N>::new(Tolerances { absolute: tolerance * 1e-2, relative: tolerance }).unwrap();
+            ros.jacobian_every = 10;
+            ros.integrate_to(sim, t, x, 0.5).unwrap()
+        });
+        let error = (x.q - reference.q).norm() / reference.q.norm();
+        println!("ROS2 rtol {tolerance:e}: {evaluations} evaluations, relative difference in q {error:.2e} (DP5 at 1e-10: {dp5_evaluations})");
+        assert!(error < bound, "rtol {tolerance}: {error}");
+        // ROS34PW2 (third order) with the assembled Jacobian, refreshed every step.
+        let (x, evaluations) = run(&mut |sim, t, x| {
+            Rosenbrock34::<N>::new(Tolerances { absolute: tolerance * 1e-2, relative: tolerance })
+                .unwrap()
+                .integrate_to(sim, t, x, 0.5)
+                .unwrap()
+        });
+        let error = (x.q - reference.q).norm() / reference.q.norm();
+        println!("ROS34PW2 rtol {tolerance:e}: {evaluations} evaluations, relative difference in q {error:.2e}");
+        // Its tolerance bounds the local error of each of its few, long steps (its embedded
+        // solution is second order), so the global difference is a larger multiple of the
+        // tolerance than ROS2's: measured 8e-3 at 1e-3 and 2e-4 at 1e-5.
+        assert!(error < 50.0 * tolerance, "ROS34PW2 rtol {tolerance}: {error}");
+    }
+}
+
+#[test]
+fn rolling_gaits_run_without_nan_and_move_the_robot() {
+    // Short versions of the paper's runs (3 bar ceiling, 0.5 Hz): 1 s drop, 3 s of gait.
+    // The 15 s runs and their velocities are `softgen roll planar|spatial` (README).
+    for rolling in [softgen::papers::soft_snake::Rolling::Planar, softgen::papers::soft_snake::Rolling::Spatial] {
+        let mut run = softgen::papers::soft_snake::RollingRun::new(rolling);
+        run.settle = 1.0;
+        run.duration = 3.0;
+        let summary = softgen::papers::soft_snake::run_rolling(&run, |_| {}).unwrap();
+        assert!(summary.error.is_none(), "{rolling:?}: {:?}", summary.error);
+        assert!(summary.samples.iter().all(|s| s.q.iter().all(|v| v.is_finite())));
+        assert!(
+            summary.samples.iter().all(|s| s.pressures.iter().all(|p| (0.0..=3.0).contains(p))),
+            "pressures within the ceiling"
+        );
+        let first = summary.samples.iter().find(|s| s.t >= 1.0).unwrap().center_of_mass;
+        let last = summary.samples.last().unwrap().center_of_mass;
+        let moved = ((last - first).xy()).norm();
+        let roll = summary.samples.last().unwrap().q[5];
+        println!("{rolling:?}: moved {moved:.3} m, base roll {roll:.2} rad, V = {:?} cm/s", summary.velocity_cm_s);
+        assert!(moved > 0.05, "{rolling:?} rolling moves the robot: {moved} m");
+        assert!(roll.abs() > std::f64::consts::PI, "{rolling:?}: the body rolls about its axis: {roll} rad");
+        assert!(summary.samples.iter().all(|s| s.center_of_mass.z > 0.0), "stays above the ground");
+    }
+}
+
+#[test]
+fn broad_phase_gives_the_contact_forces_of_every_point() {
+    // Without a report, rings whose ball cannot reach the ground are skipped before their
+    // points are placed; with one, every point is placed and checked. Lying on the carpet,
+    // bent and moving, both give the same generalized force.
+    let p = Params::default();
+    let sim = Simulation::<R, N, C>::new(p.clone(), carpet(0.0)).unwrap();
+    let mut rng = StdRng::seed_from_u64(5);
+    let (mut touching, mut skipped) = (0, 0);
+    for _ in 0..20 {
+        let mut q = SVector::<f64, N>::zeros();
+        q[2] = p.skin_radius - rng.gen_range(0.0..1e-3);
+        // Pitched, so that one end lifts and its rings are skipped.
+        q[4] = rng.gen_range(-0.4..0.4);
+        q[5] = rng.gen_range(-0.3..0.3);
+        for i in 6..N {
+            q[i] = rng.gen_range(-0.02..0.02);
+        }
+        let qd = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-0.1..0.1));
+        let cache = R::cache(&q, &p);
+        let mut report = softgen_runtime::ContactReport::default();
+        let everything = sim.generalized_force(0.0, &q, &qd, &cache, Some(&mut report));
+        let broad = sim.generalized_force(0.0, &q, &qd, &cache, None);
+        touching += report.active;
+        for frame in 0..R::CONTACT_FRAME_START.len() - 1 {
+            let mut centre = Vector3::zeros();
+            let radius = R::contact_frame_sphere(frame, &q, &p, &cache, &mut centre);
+            skipped += usize::from(!R::ENVIRONMENT.terrain.may_touch(&centre, radius));
+        }
+        assert!((broad - everything).norm() <= 1e-12 * (1.0 + everything.norm()), "{broad} vs {everything}");
+    }
+    assert!(touching > 100, "the states touch the ground: {touching} points");
+    assert!(skipped > 50, "rings in the air are skipped: {skipped}");
+}
+
+#[test]
+fn actuator_force_ramp_is_a_first_order_hold() {
+    // A ramp set over [t0, t1] gives, at any time, the straight line through its two samples
+    // (in the air, so the actuators are the only generalized force); holding forces again
+    // stops the ramp. Bad ramps are refused with the reason.
+    let p = Params::default();
+    let mut sim = Simulation::<R, N, C>::new(p.clone(), carpet(0.0)).unwrap();
+    let mut q = SVector::<f64, N>::zeros();
+    q[2] = 1.0;
+    let qd = SVector::<f64, N>::zeros();
+    let cache = R::cache(&q, &p);
+    let start = SVector::<f64, N>::from_fn(|i, _| if i >= 6 { i as f64 } else { 0.0 });
+    let end = SVector::<f64, N>::from_fn(|i, _| if i >= 6 { -2.0 * i as f64 } else { 0.0 });
+    sim.set_actuator_force_ramp(0.2, &start, 0.3, &end).unwrap();
+    for (t, s) in [(0.2, 0.0), (0.225, 0.25), (0.3, 1.0), (0.35, 1.5)] {
+        let expected = start + (end - start) * s;
+        let force = sim.generalized_force(t, &q, &qd, &cache, None);
+        assert!((force - expected).norm() < 1e-12, "t = {t}: {force} against {expected}");
+    }
+    sim.set_actuator_forces(&start);
+    assert_eq!(sim.generalized_force(0.9, &q, &qd, &cache, None), start, "a held force does not ramp");
+    let error = sim.set_actuator_force_ramp(0.3, &start, 0.3, &end).unwrap_err();
+    assert!(error.contains("end > start"), "{error}");
+    let mut bad = end;
+    bad[7] = f64::NAN;
+    let error = sim.set_actuator_force_ramp(0.2, &start, 0.3, &bad).unwrap_err();
+    assert!(error.contains("coordinate 7"), "{error}");
+}

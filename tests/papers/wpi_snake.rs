@@ -1,0 +1,175 @@
+//! The valve-driven soft snake of 001_6780a70913e94322 (WPI SRS): both models against the
+//! seed notes' checks and the paper's statements. T6: consecutive wheels one chord (eq 3)
+//! apart; the driven curvatures follow eq 15 exactly; the joint constraint forces balance.
+//! T7: straight at phi = 0, mirrored by -phi. T8: the wheels' anisotropy propels the
+//! snake. T10: the two models agree. T11: the turning radius depends on pressure.
+
+use softgen::papers::wpi_snake::{run_snake, valve_wave, SnakeModel, SnakeRun};
+use softgen_generated::wpi_snake::Params;
+use softgen_generated::WpiSnake;
+use softgen_runtime::{ActuatorResponse, Model, ResponseState};
+
+fn chord(l: f64, kappa: f64) -> f64 {
+    let a = kappa * l;
+    if a.abs() < 1e-9 {
+        l
+    } else {
+        2.0 * l * (0.5 * a).sin() / a
+    }
+}
+
+#[test]
+fn the_spec_holds_the_papers_values() {
+    // T1 and T5.
+    let p = Params::default();
+    assert_eq!((p.link_mass, p.channel_length), (0.03, 0.037));
+    let env = WpiSnake::ENVIRONMENT;
+    assert_eq!((env.friction_along, env.friction_across), (0.043, 0.57));
+    let wave = WpiSnake::VALVE_GAIT.unwrap();
+    assert!((wave.delay - std::f64::consts::TAU / 4.0).abs() < 1e-15);
+    assert_eq!(WpiSnake::VALVES.len(), 4);
+    let end = p.link_mass * p.channel_length.powi(2) / 3.0;
+    assert!((end - 1.369e-5).abs() < 1e-8);
+    match WpiSnake::valve_response(0, &p).unwrap() {
+        ActuatorResponse::SecondOrder { time_constants, gain } => {
+            assert_eq!(time_constants, [p.time_constant_1, p.time_constant_2]);
+            assert!((gain - p.curvature_per_kpa * (p.supply_pressure - p.threshold_pressure)).abs() < 1e-12);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn complex_model_keeps_chords_and_follows_eq_15() {
+    let run = SnakeRun { duration: 6.0, ..SnakeRun::new(SnakeModel::Complex, 1.5, 50.0, 0.0) };
+    let p = run.params.clone();
+    let wave = valve_wave(&run).unwrap();
+    let mut p_at = p.clone();
+    p_at.supply_pressure = 50.0;
+    let response = WpiSnake::valve_response(0, &p_at).unwrap();
+    // Eq 15 integrated independently with the same held valve states, step by step.
+    let mut reference = [ResponseState::default(); 4];
+    let mut last_t = 0.0;
+    let mut last_command = [0.0; 4];
+    let mut worst_chord: f64 = 0.0;
+    let mut worst_curvature: f64 = 0.0;
+    let outcome = run_snake(&run, 1, |s| {
+        for i in 0..4 {
+            reference[i] = response.evolve(&reference[i], last_command[i], s.t - last_t);
+            worst_curvature = worst_curvature.max((reference[i].value - s.curvatures[i]).abs());
+            last_command[i] = wave.state(s.t, i);
+            let distance = (s.wheels[i + 1] - s.wheels[i]).norm();
+            worst_chord = worst_chord.max((distance - chord(p.channel_length, s.curvatures[i])).abs());
+        }
+        last_t = s.t;
+    })
+    .unwrap();
+    println!("chord error {worst_chord:e} m, curvature error {worst_curvature:e} 1/m");
+    assert!(worst_chord < 1e-9, "T6: wheels one chord apart, worst {worst_chord:e} m");
+    assert!(worst_curvature < 1e-9, "curvatures follow eq 15, worst {worst_curvature:e}");
+    assert!(outcome.speed > 0.05, "{}", outcome.speed);
+}
+
+#[test]
+fn joint_constraint_forces_obey_newton_on_the_tail_link() {
+    // h_1 is the force links 2..5 receive through segment 1, so the whole robot's momentum
+    // balance leaves m a_1 = f_1 - h_1 for the tail link, up to the segments' own 1 g each
+    // (their inertial forces are in neither side).
+    let run = SnakeRun { duration: 3.0, ..SnakeRun::new(SnakeModel::Complex, 2.0, 54.0, 0.4) };
+    let mut samples = Vec::new();
+    run_snake(&run, 1, |s| samples.push(*s)).unwrap();
+    let p = Params::default();
+    let dt = run.step;
+    let (mut worst, mut scale, mut acceleration): (f64, f64, f64) = (0.0, 0.0, 0.0);
+    let wave = valve_wave(&run).unwrap();
+    for w in samples.windows(3).skip(200).step_by(7) {
+        // Central differences need a smooth acceleration: skip a valve switching within the
+        // window (the curvatures' acceleration jumps there).
+        if (0..4).any(|i| {
+            wave.state(w[0].t, i) != wave.state(w[1].t, i) || wave.state(w[1].t, i) != wave.state(w[2].t + 0.5 * dt, i)
+        }) {
+            continue;
+        }
+        // The tail wheel's acceleration by central differences of its positions.
+        let a = (w[2].wheels[0] - 2.0 * w[1].wheels[0] + w[0].wheels[0]) / (dt * dt);
+        let residual = a * p.link_mass - w[1].wheel_forces[0] + w[1].joint_forces[0];
+        worst = worst.max(residual.norm());
+        scale = scale.max(w[1].joint_forces[0].norm());
+        acceleration = acceleration.max(a.norm());
+    }
+    let segments = 4.0 * p.segment_mass * acceleration;
+    println!(
+        "largest |h_1| {scale:.4} N, tail balance residual {worst:.2e} N, segments' inertia bound {segments:.2e} N"
+    );
+    assert!(scale > 0.05, "the joint forces are not trivially zero: {scale} N");
+    assert!(worst < segments.max(1e-4), "the tail link's balance is off by {worst} N (segments bound {segments} N)");
+}
+
+#[test]
+fn straight_at_zero_offset_and_mirrored_by_its_negative() {
+    for model in [SnakeModel::Complex, SnakeModel::Simplified] {
+        let straight = run_snake(&SnakeRun::new(model, 1.5, 48.0, 0.0), 1000, |_| {}).unwrap();
+        assert!(straight.circle.map_or(true, |c| c.0 > 5.0), "T7 {model:?}: {:?}", straight.circle);
+        let left = run_snake(&SnakeRun::new(model, 1.5, 48.0, 0.4), 1000, |_| {}).unwrap();
+        let right = run_snake(&SnakeRun::new(model, 1.5, 48.0, -0.4), 1000, |_| {}).unwrap();
+        let (rl, rr) = (left.circle.unwrap().0, right.circle.unwrap().0);
+        assert!((rl - rr).abs() < 0.02 * rl, "{model:?}: radii {rl} and {rr}");
+        assert!(
+            (left.speed - right.speed).abs() < 0.02 * left.speed,
+            "{model:?}: speeds {} and {}",
+            left.speed,
+            right.speed
+        );
+        // Opposite turns: the headings change in opposite directions.
+        let turn =
+            |o: &softgen::papers::wpi_snake::SnakeOutcome| o.samples.last().unwrap().heading - o.samples[0].heading;
+        assert!(turn(&left) * turn(&right) < 0.0, "{model:?}: {} and {}", turn(&left), turn(&right));
+    }
+}
+
+#[test]
+fn the_wheels_anisotropy_propels_the_snake_towards_its_head() {
+    // T8 with the complex model: forward is +x, where the head points at the start (the
+    // wave runs head to tail); with isotropic wheels the snake hardly moves.
+    let advance =
+        |o: &softgen::papers::wpi_snake::SnakeOutcome| (o.cycle_centres.last().unwrap() - o.cycle_centres[4]).x;
+    let paper = run_snake(&SnakeRun::new(SnakeModel::Complex, 1.5, 48.0, 0.0), 1000, |_| {}).unwrap();
+    let mut isotropic = SnakeRun::new(SnakeModel::Complex, 1.5, 48.0, 0.0);
+    isotropic.friction.across = isotropic.friction.along;
+    let isotropic = run_snake(&isotropic, 1000, |_| {}).unwrap();
+    println!("advance over 7 s: {} m with the paper's wheels, {} m isotropic", advance(&paper), advance(&isotropic));
+    assert!(advance(&paper) > 0.3, "{}", advance(&paper));
+    assert!(paper.cycle_centres.iter().all(|c| c.y.abs() < 0.05 * advance(&paper)));
+    assert!(advance(&isotropic).abs() < 0.1 * advance(&paper), "{}", advance(&isotropic));
+}
+
+#[test]
+fn both_models_agree_and_radius_falls_with_pressure() {
+    for offset in [0.0, 0.4] {
+        for (f, p) in [(1.0, 41.0), (2.0, 55.0)] {
+            let complex = run_snake(&SnakeRun::new(SnakeModel::Complex, f, p, offset), 1000, |_| {}).unwrap();
+            let simplified = run_snake(&SnakeRun::new(SnakeModel::Simplified, f, p, offset), 1000, |_| {}).unwrap();
+            let gap = (complex.speed - simplified.speed).abs() / complex.speed;
+            assert!(gap < 0.25, "T10 at {f} Hz, {p} kPa, phi {offset}: {} vs {}", complex.speed, simplified.speed);
+        }
+    }
+    for model in [SnakeModel::Complex, SnakeModel::Simplified] {
+        let radius = |p: f64| run_snake(&SnakeRun::new(model, 1.5, p, 0.4), 1000, |_| {}).unwrap().circle.unwrap().0;
+        let (low, high) = (radius(41.0), radius(55.0));
+        assert!(high < 0.8 * low, "T11 {model:?}: radius {low} m at 41 kPa, {high} m at 55 kPa");
+    }
+}
+
+#[test]
+fn bad_runs_are_refused_with_their_reason() {
+    let mut run = SnakeRun::new(SnakeModel::Complex, 1.5, 48.0, 0.0);
+    run.duration = 1.0;
+    let e = run_snake(&run, 1, |_| {}).unwrap_err();
+    assert!(e.contains("cycles"), "{e}");
+    let e = run_snake(&SnakeRun::new(SnakeModel::Simplified, f64::NAN, 48.0, 0.0), 1, |_| {}).unwrap_err();
+    assert!(e.contains("frequency"), "{e}");
+    let mut run = SnakeRun::new(SnakeModel::Complex, 1.5, 48.0, 0.0);
+    run.params.time_constant_1 = -1.0;
+    let e = run_snake(&run, 1, |_| {}).unwrap_err();
+    assert!(e.contains("time_constant"), "{e}");
+}
