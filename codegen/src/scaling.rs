@@ -1,5 +1,5 @@
-//! The scaling fixture: planar snakes of any number of links, with the link data of
-//! model-specs/snake_pedal_wave.toml (0.1 kg, 0.1 m, a thin-rod inertia, a servoed revolute
+//! The scaling fixture: planar snakes of any number of links, with the link data of the
+//! modular snake's pedal-wave spec of 003 (0.1 kg, 0.1 m, a thin-rod inertia, a servoed revolute
 //! joint between links, contact at every link's rear and centre and at the head tip). Codegen
 //! writes `generated/src/snake_links_<N>.rs` for each of [`SCALING_LINKS`], so codegen time,
 //! generated size, compile time and kernel time can be measured against the number of
