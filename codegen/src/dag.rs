@@ -23,6 +23,12 @@ pub enum Input {
     /// A component of a point's world position (the contact Jacobian of any point on a
     /// frame is one kernel of it).
     Point(usize),
+    /// Generalized acceleration of a coordinate (the inverse dynamics' input).
+    Acceleration(usize),
+    /// A coordinate's component of the direction a derivative is taken along (dq).
+    PositionDirection(usize),
+    /// A rate's component of the direction a derivative is taken along (dqd).
+    VelocityDirection(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -93,6 +99,9 @@ impl Dag {
                     Input::Param(k) => (4, *k),
                     Input::Force(k) => (10, *k),
                     Input::Point(k) => (11, *k),
+                    Input::Acceleration(k) => (12, *k),
+                    Input::PositionDirection(k) => (13, *k),
+                    Input::VelocityDirection(k) => (14, *k),
                 };
                 fnv(&[tag, k as u64])
             }
@@ -123,6 +132,11 @@ impl Dag {
     /// Whether `id` is a constant or an input.
     pub fn is_leaf(&self, id: NodeId) -> bool {
         matches!(self.nodes[id], Node::Const(_) | Node::Input(_))
+    }
+
+    /// Whether `id` is pinned (see [`Dag::pin`]).
+    pub fn is_pinned(&self, id: NodeId) -> bool {
+        self.pinned[id]
     }
 
     /// Keeps `id` whole: sums and products that use it do not flatten it.
@@ -329,7 +343,13 @@ impl Dag {
         let mut depends = vec![false; self.nodes.len()];
         for id in 0..self.nodes.len() {
             depends[id] = match &self.nodes[id] {
-                Node::Input(Input::Qd(_) | Input::Force(_)) => true,
+                Node::Input(
+                    Input::Qd(_)
+                    | Input::Force(_)
+                    | Input::Acceleration(_)
+                    | Input::PositionDirection(_)
+                    | Input::VelocityDirection(_),
+                ) => true,
                 _ => self.children(id).into_iter().any(|c| depends[c]),
             };
         }
@@ -362,6 +382,70 @@ impl Dag {
             values.push(v);
         }
         values
+    }
+
+    /// A sum with like terms collected: terms that differ only by a constant factor (c x and
+    /// d x) become one, (c + d) x, and vanish when they cancel. Derivatives need it: the
+    /// tangent of v x (I v) or of a rotation's orthogonality has terms that cancel exactly,
+    /// and a zero found here is a zero for everything built on it.
+    pub fn add_collecting(&mut self, terms: Vec<NodeId>) -> NodeId {
+        let mut flat = Vec::new();
+        let mut stack = terms;
+        while let Some(t) = stack.pop() {
+            match &self.nodes[t] {
+                Node::Add(inner) if !self.pinned[t] => stack.extend(inner.iter().copied()),
+                _ => flat.push(t),
+            }
+        }
+        let mut constant = 0.0;
+        let mut order: Vec<NodeId> = Vec::new();
+        let mut coefficients: HashMap<NodeId, f64> = HashMap::new();
+        for t in flat {
+            let (coefficient, base) = match &self.nodes[t] {
+                Node::Const(bits) => {
+                    constant += f64::from_bits(*bits);
+                    continue;
+                }
+                Node::Mul(factors) if !self.pinned[t] => {
+                    let factors = factors.clone();
+                    match factors.iter().position(|&f| self.constant(f).is_some()) {
+                        Some(k) => {
+                            let c = self.constant(factors[k]).unwrap_or(1.0);
+                            let rest: Vec<NodeId> =
+                                factors.iter().enumerate().filter(|&(i, _)| i != k).map(|(_, &f)| f).collect();
+                            (c, self.mul(rest))
+                        }
+                        None => (1.0, t),
+                    }
+                }
+                _ => (1.0, t),
+            };
+            match coefficients.get_mut(&base) {
+                Some(sum) => *sum += coefficient,
+                None => {
+                    coefficients.insert(base, coefficient);
+                    order.push(base);
+                }
+            }
+        }
+        let mut rest: Vec<NodeId> = Vec::new();
+        for base in order {
+            let c = coefficients[&base];
+            if c == 0.0 {
+                continue;
+            }
+            rest.push(match c == 1.0 {
+                true => base,
+                false => {
+                    let c = self.number(c);
+                    self.mul(vec![c, base])
+                }
+            });
+        }
+        if constant != 0.0 {
+            rest.push(self.number(constant));
+        }
+        self.add(rest)
     }
 
     /// a + b.

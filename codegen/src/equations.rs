@@ -4,6 +4,7 @@
 
 use crate::dag::{Dag, Input, NodeId};
 use crate::derive::Derived;
+use crate::differentiate::InverseDynamicsDerivatives;
 use crate::expr;
 use crate::model::Robot;
 use crate::spatial::{Articulated, Motion};
@@ -57,6 +58,11 @@ pub struct Equations {
     pub hulls: Vec<(String, Articulated, Articulated)>,
     /// Per thruster, per coordinate: the generalized force of a unit thrust.
     pub thruster_columns: Vec<Vec<NodeId>>,
+    /// The inverse dynamics M qdd + C qd + G per coordinate, qdd the inputs
+    /// `Input::Acceleration` (Newton-Euler; empty where not derived).
+    pub inverse_dynamics: Vec<NodeId>,
+    /// The inverse dynamics' partial derivatives, once the derivative stage has run.
+    pub derivatives: Option<InverseDynamicsDerivatives>,
 }
 
 /// A frame carrying contact points.
@@ -175,6 +181,8 @@ impl Equations {
             hydrodynamic_dissipation: None,
             hulls: Vec::new(),
             thruster_columns: Vec::new(),
+            inverse_dynamics: Vec::new(),
+            derivatives: None,
         })
     }
 
@@ -239,6 +247,8 @@ impl Equations {
             Input::Qd(k) => qd[k],
             Input::Param(k) => params[k],
             Input::Force(k) => tau[k],
+            // Only the inverse dynamics and its derivatives read these; not outputs here.
+            Input::Acceleration(_) | Input::PositionDirection(_) | Input::VelocityDirection(_) => 0.0,
             // Only the per-frame Jacobian kernels read points; they are not outputs here.
             Input::Point(_) => 0.0,
         });

@@ -2,6 +2,7 @@
 //! stage, whole spec directories to generated/, and a readable report of the equations.
 
 use crate::derive::{derive, Derived};
+use crate::differentiate::inverse_dynamics_derivatives;
 use crate::emit::{emit, format_module};
 use crate::equations::Equations;
 use crate::local::{links, local_report};
@@ -28,6 +29,8 @@ pub struct StageTimes {
     pub validate: f64,
     /// Local pieces with symbolica, then the recursive algorithms into the DAG.
     pub derive: f64,
+    /// Partial derivatives of the inverse dynamics, in the DAG.
+    pub derivatives: f64,
     /// DAG to Rust tokens (common subexpressions, the transcendental cache).
     pub emit: f64,
     /// Tokens to formatted source (syn, prettyplease).
@@ -36,7 +39,7 @@ pub struct StageTimes {
 
 impl StageTimes {
     pub fn total(&self) -> f64 {
-        self.validate + self.derive + self.emit + self.format
+        self.validate + self.derive + self.derivatives + self.emit + self.format
     }
 }
 
@@ -44,8 +47,8 @@ impl fmt::Display for StageTimes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "validate {:.3} s, derive {:.3} s, emit {:.3} s, format {:.3} s",
-            self.validate, self.derive, self.emit, self.format
+            "validate {:.3} s, derive {:.3} s, derivatives {:.3} s, emit {:.3} s, format {:.3} s",
+            self.validate, self.derive, self.derivatives, self.emit, self.format
         )
     }
 }
@@ -130,8 +133,11 @@ fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateErro
     let path = robot.spec_path.clone();
     let emit_error = |message| GenerateError::Emit { path: path.to_string(), message };
     let start = Instant::now();
-    let equations = recursive_equations(&robot).map_err(emit_error)?;
+    let mut equations = recursive_equations(&robot).map_err(emit_error)?;
     times.derive = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    equations.derivatives = Some(inverse_dynamics_derivatives(&mut equations).map_err(emit_error)?);
+    times.derivatives = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let tokens = emit(&robot, &equations).map_err(emit_error)?;
     times.emit = start.elapsed().as_secs_f64();

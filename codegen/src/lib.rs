@@ -6,6 +6,7 @@
 
 mod dag;
 mod derive;
+mod differentiate;
 mod emit;
 mod equations;
 mod expr;

@@ -128,7 +128,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         true => Some(Pieces::read(&section_kinematics())?),
         false => None,
     };
-    let states = forward_pass(&mut dag, &reader, links, pieces.as_ref())?;
+    let states = forward_pass(&mut dag, &reader, links, pieces.as_ref(), false)?;
     let (composites, beyond) = composites(&mut dag, links, &states);
 
     let zero = dag.number(0.0);
@@ -159,6 +159,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         true => None,
         false => Some(articulated_body(&mut dag, links, &states, gravity, robot.coordinates.len())),
     };
+    let inverse_dynamics = inverse_dynamics(&mut dag, robot, links, pieces.as_ref(), gravity)?;
 
     Ok(Equations {
         dag,
@@ -187,7 +188,36 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         hydrodynamic_dissipation: water.dissipation,
         hulls: water.hulls,
         thruster_columns,
+        inverse_dynamics,
+        derivatives: None,
     })
+}
+
+/// The inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G by Newton-Euler: the forward pass
+/// again with every coordinate's acceleration (`Input::Acceleration`) added to the bias
+/// accelerations, a joint's S qdd and a section's sum_a S_a qdd_a at each slice and its tip,
+/// so that the Newton-Euler forces that gave C qd give M qdd + C qd (water's Kirchhoff terms
+/// likewise add the added mass times the acceleration). Poses, columns, inertias and
+/// velocities are the first pass's nodes (the DAG shares them); only accelerations and forces
+/// are new. O(n) nodes, so that a coordinate's tangent of it is O(n) too.
+fn inverse_dynamics(
+    dag: &mut Dag,
+    robot: &Robot,
+    links: &[Link],
+    pieces: Option<&Pieces>,
+    gravity: NodeId,
+) -> Result<Vec<NodeId>, String> {
+    let reader = AtomReader { robot };
+    let states = forward_pass(dag, &reader, links, pieces, true)?;
+    let (composites, beyond) = composites(dag, links, &states);
+    let n = robot.coordinates.len();
+    let zero = dag.number(0.0);
+    let tree = Tree { robot, reader, links, states: &states, subspaces: subspaces(&states, n), pieces, gravity, zero };
+    let mut rows = coordinate_rows(dag, &tree, &composites, &beyond)?;
+    if let Some(water) = &robot.water {
+        immerse_hulls(dag, &tree, water, &mut rows)?;
+    }
+    Ok((0..n).map(|i| dag.add2(rows.coriolis[i], rows.gravity[i])).collect())
 }
 
 /// Each coordinate's world motion subspace and rate: a joint's own, and below a section its
@@ -650,6 +680,7 @@ fn forward_pass(
     reader: &AtomReader,
     links: &[Link],
     pieces: Option<&Pieces>,
+    accelerations: bool,
 ) -> Result<Vec<LinkState>, String> {
     let mut states: Vec<LinkState> = Vec::with_capacity(links.len());
     for link in links {
@@ -684,7 +715,7 @@ fn forward_pass(
         if let Some(section) = &link.section {
             let pieces = pieces.ok_or("a soft section without its local pieces")?;
             let base = Frame { rotation, position, velocity, bias };
-            let state = section_state(dag, reader, pieces, link, section, base)?;
+            let state = section_state(dag, reader, pieces, link, section, base, accelerations)?;
             path.extend(section.coordinates.iter().copied());
             let zero = dag.zero_motion();
             states.push(LinkState {
@@ -721,11 +752,16 @@ fn forward_pass(
                 let joint_velocity = dag.scale_motion(&subspace, rate);
                 let velocity = dag.add_motion(&velocity, &joint_velocity);
                 let joint_bias = dag.scale_motion(&subspace_rate, rate);
-                let bias = dag.add_motion(&bias, &joint_bias);
+                let mut bias = dag.add_motion(&bias, &joint_bias);
+                if accelerations {
+                    let acceleration = dag.input(Input::Acceleration(j.coordinate));
+                    let joint_acceleration = dag.scale_motion(&subspace, acceleration);
+                    bias = dag.add_motion(&bias, &joint_acceleration);
+                }
                 path.push(j.coordinate);
                 (
                     dag.pin_motion(velocity, &format!("{name}_velocity")),
-                    dag.pin_motion(bias, &format!("{name}_bias")),
+                    dag.pin_motion(bias, &format!("{name}_{}", if accelerations { "acceleration" } else { "bias" })),
                     Some((j.coordinate, subspace, subspace_rate)),
                     joint_bias,
                 )

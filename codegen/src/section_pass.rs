@@ -217,6 +217,9 @@ pub(crate) struct SectionFrame {
     /// d(shape)/dq per coordinate.
     gradient: Vec<[NodeId; 3]>,
     zero: NodeId,
+    /// Whether stations' accelerations include the coordinates' own accelerations
+    /// (`Input::Acceleration`, the inverse dynamics) or are bias accelerations at qdd = 0.
+    accelerations: bool,
 }
 
 /// A point along a section with the frame of the slice there.
@@ -333,6 +336,7 @@ impl SectionFrame {
         link: &Link,
         section: &SectionLink,
         base: Frame,
+        accelerations: bool,
     ) -> Result<SectionFrame, String> {
         let name = link.name.clone();
         let mut shape = [0; 3];
@@ -371,6 +375,7 @@ impl SectionFrame {
             bend_squared,
             gradient,
             zero,
+            accelerations,
         })
     }
 
@@ -503,7 +508,16 @@ impl SectionFrame {
             let second = dag.cross3(&spin, &drift);
             let linear = dag.sub3(&acceleration, &first);
             let linear = dag.sub3(&linear, &second);
-            bias = Some(Motion { w: spin_rate, v: linear });
+            let mut relative_acceleration = Motion { w: spin_rate, v: linear };
+            // With the coordinates' accelerations: + sum_a S_a qdd_a.
+            if self.accelerations {
+                for (column, &c) in columns.iter().zip(&self.coordinates) {
+                    let acceleration = dag.input(Input::Acceleration(c));
+                    let part = dag.scale_motion(column, acceleration);
+                    relative_acceleration = dag.add_motion(&relative_acceleration, &part);
+                }
+            }
+            bias = Some(relative_acceleration);
         }
         Ok(LocalStation { rotation, position, generators: shape_columns, columns, relative, column_rates, bias })
     }
@@ -594,8 +608,9 @@ pub(crate) fn section_state(
     link: &Link,
     section: &SectionLink,
     base: Frame,
+    accelerations: bool,
 ) -> Result<SectionState, String> {
-    let frame = SectionFrame::new(dag, reader, link, section, base)?;
+    let frame = SectionFrame::new(dag, reader, link, section, base, accelerations)?;
     let name = &link.name;
     let mass = reader.node(dag, &section.mass)?;
     let per_mass = reader.vec3(dag, &section.slice_inertia)?;

@@ -2499,6 +2499,2153 @@ pub fn dynamics_into(
     coriolis_into(q, qd, p, cache, coriolis);
     gravity_into(q, p, cache, gravity);
 }
+/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_position_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+    let tail_com_x_along_dq = 0.5 * p.link_length * base_angle_rotation_00_along_dq
+        + dq[0];
+    let tail_inertia_h_x_along_dq = p.link_mass * tail_com_x_along_dq;
+    let base_angle_subspace_v_y_along_dq = -dq[0];
+    let base_angle_velocity_v_y_along_dq = qd[2] * base_angle_subspace_v_y_along_dq;
+    let tail_momentum_f_y_along_dq = tail_inertia_h_x_along_dq * qd[2]
+        + p.link_mass * base_angle_velocity_v_y_along_dq;
+    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let segment1_bend_y_along_dq = p.segment_length * dq[3];
+    let t0 = p.segment_length * segment1_bend_y_along_dq;
+    let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
+        * segment1_bend_y_along_dq;
+    let t1 = segment1_bend_squared_along_dq
+        * (cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3);
+    let t2 = p.segment_length * cache.segment1_bend_y;
+    let t3 = 1.5 * cache.segment1_bend_squared_c5 - 0.5 * cache.segment1_bend_squared_c4;
+    let t4 = cache.segment1_bend_squared_c3 * t0
+        + t3 * segment1_bend_squared_along_dq * t2 - t1 * t2
+        - cache.segment1_bend_squared_c2 * t0;
+    let t5 = segment1_bend_squared_along_dq
+        * (0.5 * cache.segment1_bend_squared_c3 - 0.5 * cache.segment1_bend_squared_c2);
+    let t6 = p.segment_length * t5;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+    let t7 = p.segment_length * segment1_bend_squared;
+    let t8 = 2.0 * cache.segment1_bend_squared_c6 - 0.5 * cache.segment1_bend_squared_c5;
+    let t9 = segment1_bend_squared_along_dq * p.segment_length;
+    let t10 = 2.0 * segment1_bend_squared_along_dq * t7 * t8
+        + 2.0 * t9 * cache.segment1_bend_squared_c4 + t1 * p.segment_length
+        - t9 * cache.segment1_bend_squared_c3 - t3 * segment1_bend_squared_along_dq * t7;
+    let segment1_tip_local_bend_y_column_v_y_along_dq = t10 - t6;
+    let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
+        * p.segment_length;
+    let t11 = segment1_bend_y_rate * segment1_bend_y_rate;
+    let t12 = t11 * p.segment_length * cache.segment1_bend_y;
+    let t13 = t11 * p.segment_length * segment1_bend_y_along_dq;
+    let t14 = t11 * (3.0 * segment1_bend_squared * segment1_bend_y_along_dq)
+        * p.segment_length;
+    let t15 = softgen_runtime::stumpff(segment1_bend_squared)[7];
+    let t16 = 2.5 * t15 - 0.5 * cache.segment1_bend_squared_c6;
+    let t17 = t11 * p.segment_length * cache.segment1_bend_y.powi(3);
+    let t18 = segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
+        + (6.0 * t12 * segment1_bend_squared_along_dq * t8
+            + 6.0 * cache.segment1_bend_squared_c4 * t13
+            + t14 * cache.segment1_bend_squared_c4
+            + 8.0 * segment1_bend_squared_along_dq
+                * (3.0 * softgen_runtime::stumpff(segment1_bend_squared)[8] - 0.5 * t15)
+                * t17 + segment1_bend_squared_along_dq * t8 * t17
+            + 8.0 * t14 * cache.segment1_bend_squared_c6
+            - 5.0 * cache.segment1_bend_squared_c5 * t14
+            - 3.0 * t12 * t3 * segment1_bend_squared_along_dq
+            - 5.0 * segment1_bend_squared_along_dq * t16 * t17
+            - 3.0 * cache.segment1_bend_squared_c3 * t13)
+        - segment1_bend_y_rate * segment1_bend_y_rate * t4;
+    let t19 = t1 * t2 + cache.segment1_bend_squared_c2 * t0;
+    let segment1_tip_local_bend_y_column_v_x_along_dq = t19 + t4;
+    let segment1_tip_local_subspace0_v_x_along_dq = segment1_tip_local_bend_y_column_v_x_along_dq
+        * p.segment_length;
+    let t20 = t11 * segment1_bend_squared_along_dq * p.segment_length;
+    let t21 = t11 * p.segment_length * segment1_bend_squared;
+    let t22 = t11 * p.segment_length;
+    let t23 = segment1_bend_y_rate * segment1_bend_y_rate * t10
+        + segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
+        + (cache.segment1_bend_squared_c3 * t20
+            + t3 * segment1_bend_squared_along_dq * t21
+            + t3 * segment1_bend_squared_along_dq * t22
+            + 3.0 * segment1_bend_squared_along_dq * t21 * t16
+            + 3.0 * cache.segment1_bend_squared_c5 * t20 - t1 * t22
+            - 3.0 * segment1_bend_squared_along_dq * t21 * t8
+            - 3.0 * cache.segment1_bend_squared_c4 * t20);
+    let t24 = (8.0 * cache.segment1_bend_squared_c6 * t17
+        + 6.0 * t12 * cache.segment1_bend_squared_c4
+        + cache.segment1_bend_squared_c4 * t17
+        - 5.0 * cache.segment1_bend_squared_c5 * t17
+        - 3.0 * t12 * cache.segment1_bend_squared_c3)
+        + cache.segment1_tip_local_subspace0_v_y * qdd[3]
+        - segment1_bend_y_rate * segment1_bend_y_rate
+            * (cache.segment1_bend_squared_c3 * t2
+                - t2 * cache.segment1_bend_squared_c2);
+    let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
+    let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+    let segment1_position_y_along_dq = p.link_length * base_angle_rotation_10_along_dq
+        + dq[1];
+    let t25 = (cache.segment1_bend_squared_c3 * t22
+        + 3.0 * cache.segment1_bend_squared_c5 * t21
+        + cache.segment1_bend_squared_c3 * t21
+        - 3.0 * cache.segment1_bend_squared_c4 * t21
+        - t22 * cache.segment1_bend_squared_c2)
+        + cache.segment1_tip_local_subspace0_v_x * qdd[3]
+        + segment1_bend_y_rate * segment1_bend_y_rate
+            * (p.segment_length * cache.segment1_bend_squared_c2
+                + 2.0 * cache.segment1_bend_squared_c4 * t7
+                - cache.segment1_bend_squared_c3 * t7);
+    let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
+    let segment1_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
+    let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
+        * segment1_tip_local_subspace0_v_x_along_dq
+        + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_10_along_dq
+        + segment1_tip_local_subspace0_v_y_along_dq * cache.cos_q2
+        + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
+        - segment1_position_x_along_dq * p.segment_length;
+    let segment1_tip_bias_v_x_along_dq = t18 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t23 + t24 * base_angle_rotation_01_along_dq
+        + p.segment_length * segment1_position_y_along_dq * qdd[3]
+        + t25 * base_angle_rotation_00_along_dq + base_angle_acceleration_v_x_along_dq
+        + segment1_bend_y_rate * base_angle_velocity_v_y_along_dq
+        - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
+    let t26 = cache.segment1_bend_squared_c1 * p.segment_length;
+    let t27 = t2 * cache.segment1_bend_squared_c2;
+    let segment1_tip_position_y_along_dq = cache.cos_q2 * t19
+        + t26 * base_angle_rotation_10_along_dq + t27 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t6 + segment1_position_y_along_dq;
+    let t28 = 1.0 - segment1_bend_squared * cache.segment1_bend_squared_c2;
+    let t29 = cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
+        + cache.segment1_bend_y * t5;
+    let t30 = -segment1_bend_squared_along_dq * cache.segment1_bend_squared_c2
+        - t1 * segment1_bend_squared;
+    let t31 = cache.segment1_bend_squared_c1 * cache.segment1_bend_y;
+    let segment1_tip_rotation_10_along_dq = t28 * base_angle_rotation_10_along_dq
+        + t29 * cache.cos_q2 + cache.sin_q2 * t30
+        + t31 * base_angle_rotation_00_along_dq;
+    let middle_com_y_along_dq = segment1_tip_position_y_along_dq
+        + 0.5 * segment1_tip_rotation_10_along_dq * p.link_length;
+    let middle_inertia_h_y_along_dq = p.link_mass * middle_com_y_along_dq;
+    let segment1_tip_bias_w_z = qdd[2] + p.segment_length * qdd[3];
+    let t32 = -(cache.segment1_bend_squared_c1 * cache.segment1_bend_y);
+    let t33 = -cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
+        - cache.segment1_bend_y * t5;
+    let segment1_tip_rotation_01_along_dq = t28 * base_angle_rotation_01_along_dq
+        + t32 * base_angle_rotation_00_along_dq + t33 * cache.cos_q2
+        + t30 * cache.base_angle_rotation_01;
+    let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
+    let segment2_slice2_bias_w_z = qdd[4] * segment1_slice2_local_subspace0_w_z
+        + segment1_tip_bias_w_z;
+    let t34 = segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_x;
+    let segment2_bend_y_rate = qd[4] * p.segment_length;
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let t35 = segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.segment2_position_x;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let t36 = segment1_tip_velocity_v_x
+        - cache.segment2_position_y * segment1_tip_velocity_w_z;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t35
+        + t36 * cache.segment1_tip_rotation_00;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
+    let t37 = cache.segment2_bend_y * p.segment_length;
+    let t38 = segment2_bend_y_rate * segment2_bend_y_rate;
+    let t39 = p.segment_length * cache.segment2_bend_y.powi(3) * t38;
+    let t40 = cache.segment2_bend_y * p.segment_length * t38;
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let base_angle_acceleration_v_y = qdd[2] * cache.base_angle_subspace_v_y + qdd[1]
+        + base_angle_bias_v_y;
+    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + t24 * cache.cos_q2
+        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + cache.sin_q2 * t25
+        - p.segment_length * cache.segment1_position_x * qdd[3]
+        - segment1_bend_y_rate * base_angle_velocity_v_x;
+    let t41 = segment1_tip_bias_v_y + cache.segment2_position_x * segment1_tip_bias_w_z;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let segment1_tip_bias_v_x = cache.cos_q2 * t25
+        + p.segment_length * cache.segment1_position_y * qdd[3]
+        + t24 * cache.base_angle_rotation_01 + base_angle_acceleration_v_x
+        + segment1_bend_y_rate * base_angle_velocity_v_y
+        - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
+    let t42 = segment1_tip_bias_v_x - cache.segment2_position_y * segment1_tip_bias_w_z;
+    let segment2_base_bias_v_y = cache.segment1_tip_rotation_11 * t41
+        + t42 * cache.segment1_tip_rotation_01;
+    let t43 = segment2_slice0_local_subspace0_v_y * qdd[4]
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * cache.segment2_slice0_local_bend_y_column_v_x
+        + (0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t39
+            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t39
+            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t40
+            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t40
+            - 0.00001024594466368116 * t39 * cache.segment2_slice0_bend_c5)
+        + segment2_base_bias_v_y
+        - 0.1127016653792583 * segment2_bend_y_rate * segment2_base_velocity_v_x
+        - 0.1127016653792583
+            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t37
+                - 0.0014314988413324798 * t37 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let t44 = t43 * cache.segment1_slice0_mass;
+    let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
+    let segment2_slice0_bias_w_z = qdd[4] * segment1_slice0_local_subspace0_w_z
+        + segment1_tip_bias_w_z;
+    let t45 = cache.segment2_slice0_local_inertia_h_x * segment2_slice0_bias_w_z;
+    let segment2_slice1_bias_w_z = qdd[4] * cache.segment1_slice1_local_subspace0_w_z
+        + segment1_tip_bias_w_z;
+    let t46 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
+    let t47 = 0.1127016653792583 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let t48 = segment2_base_velocity_v_x
+        + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice0_local_momentum_f_x = t48 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t47;
+    let t49 = t47 * segment2_slice0_local_momentum_f_x;
+    let t50 = segment1_tip_velocity_w_z + 0.5 * segment2_bend_y_rate;
+    let t51 = segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x;
+    let segment2_slice1_local_momentum_f_x = t51 * cache.segment1_slice1_mass
+        - cache.segment2_slice1_local_inertia_h_y * t50;
+    let t52 = t50 * segment2_slice1_local_momentum_f_x;
+    let t53 = segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x;
+    let t54 = segment1_tip_velocity_w_z + 0.8872983346207417 * segment2_bend_y_rate;
+    let segment2_slice2_local_momentum_f_x = t53 * cache.segment1_slice0_mass
+        - t54 * cache.segment2_slice2_local_inertia_h_y;
+    let t55 = segment2_slice2_local_momentum_f_x * t54;
+    let segment2_slice1_local_subspace0_v_y = cache
+        .segment2_slice1_local_bend_y_column_v_y * p.segment_length;
+    let t56 = segment1_tip_velocity_w_z * segment2_bend_y_rate
+        * cache.segment2_slice1_local_bend_y_column_v_x
+        + (0.125 * cache.segment2_slice1_bend_c6 * t39
+            + 0.375 * cache.segment2_slice1_bend_c4 * t40
+            + 0.015625 * cache.segment2_slice1_bend_c4 * t39
+            - 0.078125 * cache.segment2_slice1_bend_c5 * t39
+            - 0.1875 * cache.segment2_slice1_bend_c3 * t40)
+        + qdd[4] * segment2_slice1_local_subspace0_v_y + segment2_base_bias_v_y
+        - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x
+        - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.125 * cache.segment2_slice1_bend_c3 * t37
+                - 0.125 * cache.segment2_slice1_bend_c2 * t37);
+    let t57 = t56 * cache.segment1_slice1_mass;
+    let segment2_slice2_local_subspace0_v_y = cache
+        .segment2_slice2_local_bend_y_column_v_y * p.segment_length;
+    let t58 = (3.7190320061795608 * t40 * cache.segment2_slice2_bend_c4
+        + 3.903983606488539 * t39 * cache.segment2_slice2_bend_c6
+        + 0.4879979508110674 * t39 * cache.segment2_slice2_bend_c4
+        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t40
+        - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t39)
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * cache.segment2_slice2_local_bend_y_column_v_x
+        + qdd[4] * segment2_slice2_local_subspace0_v_y + segment2_base_bias_v_y
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t37
+                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t37)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        - 0.8872983346207417 * segment2_bend_y_rate * segment2_base_velocity_v_x;
+    let t59 = t58 * cache.segment1_slice0_mass;
+    let t60 = t34 + t44 + t45 + t46 + t49 + t52 + t55 + t57 + t59;
+    let t61 = segment1_tip_rotation_01_along_dq * t60;
+    let t62 = t28 * base_angle_rotation_00_along_dq;
+    let t63 = t30 * cache.cos_q2;
+    let segment1_tip_rotation_00_along_dq = t31 * base_angle_rotation_01_along_dq + t62
+        + t63 + t29 * cache.base_angle_rotation_01;
+    let t64 = -(segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_y);
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t35
+        + cache.segment1_tip_rotation_01 * t36;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
+    let t65 = p.segment_length * segment2_bend_squared;
+    let segment2_base_bias_v_x = t42 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_10 * t41;
+    let t66 = p.segment_length * segment2_bend_squared * t38;
+    let t67 = p.segment_length * t38;
+    let segment2_slice2_local_subspace0_v_x = p.segment_length
+        * cache.segment2_slice2_local_bend_y_column_v_x;
+    let t68 = 0.8872983346207417 * segment2_base_velocity_v_y * segment2_bend_y_rate
+        + 0.8872983346207417
+            * (1.239677335393187 * t65 * cache.segment2_slice2_bend_c4
+                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
+                - 0.6198386676965935 * t65 * cache.segment2_slice2_bend_c3)
+            * segment2_bend_y_rate * segment2_bend_y_rate + segment2_base_bias_v_x
+        + (1.6499454527421802 * t66 * cache.segment2_slice2_bend_c5
+            + 0.5499818175807267 * t66 * cache.segment2_slice2_bend_c3
+            + 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t67
+            - 1.6499454527421802 * t66 * cache.segment2_slice2_bend_c4
+            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t67)
+        + segment2_slice2_local_subspace0_v_x * qdd[4]
+        - cache.segment2_slice2_local_bend_y_column_v_y * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate;
+    let t69 = t68 * cache.segment1_slice0_mass;
+    let t70 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t70
+        + t47 * cache.segment2_slice0_local_inertia_h_x;
+    let t71 = -(segment2_slice0_local_momentum_f_y * t47);
+    let t72 = -(cache.segment2_slice1_local_inertia_h_y * segment2_slice1_bias_w_z);
+    let t73 = segment2_base_velocity_v_y
+        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate;
+    let segment2_slice2_local_momentum_f_y = t73 * cache.segment1_slice0_mass
+        + cache.segment2_slice2_local_inertia_h_x * t54;
+    let t74 = -(segment2_slice2_local_momentum_f_y * t54);
+    let segment2_slice1_local_subspace0_v_x = cache
+        .segment2_slice1_local_bend_y_column_v_x * p.segment_length;
+    let t75 = segment2_base_bias_v_x
+        + 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
+                + 0.125 * t65 * cache.segment2_slice1_bend_c4
+                - 0.0625 * t65 * cache.segment2_slice1_bend_c3)
+        + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate
+        + qdd[4] * segment2_slice1_local_subspace0_v_x
+        + (0.03125 * t66 * cache.segment2_slice1_bend_c3
+            + 0.125 * cache.segment2_slice1_bend_c3 * t67
+            + 0.09375 * t66 * cache.segment2_slice1_bend_c5
+            - 0.125 * cache.segment2_slice1_bend_c2 * t67
+            - 0.09375 * t66 * cache.segment2_slice1_bend_c4)
+        - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
+            * segment2_bend_y_rate;
+    let t76 = t75 * cache.segment1_slice1_mass;
+    let segment2_slice0_local_subspace0_v_x = p.segment_length
+        * cache.segment2_slice0_local_bend_y_column_v_x;
+    let t77 = segment2_base_bias_v_x
+        + 0.1127016653792583 * segment2_base_velocity_v_y * segment2_bend_y_rate
+        + qdd[4] * segment2_slice0_local_subspace0_v_x
+        + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
+            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t65
+                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
+                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t65)
+        + (0.000054547257820203424 * t66 * cache.segment2_slice0_bend_c5
+            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t67
+            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t66
+            - 0.000054547257820203424 * t66 * cache.segment2_slice0_bend_c4
+            - 0.0014314988413324798 * cache.segment2_slice0_bend_c2 * t67)
+        - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate;
+    let t78 = cache.segment1_slice0_mass * t77;
+    let t79 = segment2_base_velocity_v_y
+        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate;
+    let segment2_slice1_local_momentum_f_y = t79 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * t50;
+    let t80 = -(t50 * segment2_slice1_local_momentum_f_y);
+    let t81 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
+    let t82 = t64 + t69 + t71 + t72 + t74 + t76 + t78 + t80 + t81;
+    let t83 = segment1_tip_rotation_00_along_dq * t82;
+    let t84 = cache.segment2_slice2_bend_c4 - 0.5 * cache.segment2_slice2_bend_c3;
+    let segment2_bend_y_along_dq = p.segment_length * dq[4];
+    let segment2_bend_squared_along_dq = 2.0 * cache.segment2_bend_y
+        * segment2_bend_y_along_dq;
+    let segment2_slice2_bend_along_dq = 0.7872983346207417
+        * segment2_bend_squared_along_dq;
+    let t85 = p.segment_length * segment2_bend_y_along_dq;
+    let segment2_slice2_local_com_y_along_dq = 0.7872983346207417 * t84 * t37
+        * segment2_slice2_bend_along_dq
+        + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * t85;
+    let segment2_slice2_local_inertia_h_y_along_dq = segment2_slice2_local_com_y_along_dq
+        * cache.segment1_slice0_mass;
+    let segment1_tip_velocity_v_y_along_dq = base_angle_velocity_v_y_along_dq
+        + segment1_tip_subspace0_v_y_along_dq * qd[3];
+    let segment1_tip_position_x_along_dq = t26 * base_angle_rotation_00_along_dq
+        + t6 * cache.cos_q2 + segment1_position_x_along_dq
+        + cache.base_angle_rotation_01 * t19 + t27 * base_angle_rotation_01_along_dq;
+    let segment2_position_x_along_dq = p.link_length * segment1_tip_rotation_00_along_dq
+        + segment1_tip_position_x_along_dq;
+    let t86 = segment1_tip_velocity_v_y_along_dq
+        + segment2_position_x_along_dq * segment1_tip_velocity_w_z;
+    let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
+    let segment1_tip_subspace0_v_x_along_dq = segment1_tip_local_subspace0_v_y_along_dq
+        * cache.base_angle_rotation_01 + p.segment_length * segment1_position_y_along_dq
+        + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq
+        + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_00_along_dq
+        + segment1_tip_local_subspace0_v_x_along_dq * cache.cos_q2;
+    let segment1_tip_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
+        + segment1_tip_subspace0_v_x_along_dq * qd[3];
+    let segment2_position_y_along_dq = segment1_tip_position_y_along_dq
+        + segment1_tip_rotation_10_along_dq * p.link_length;
+    let t87 = segment1_tip_velocity_v_x_along_dq
+        - segment1_tip_velocity_w_z * segment2_position_y_along_dq;
+    let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t86
+        + cache.segment1_tip_rotation_00 * t87 + segment1_tip_rotation_00_along_dq * t36
+        + segment1_tip_rotation_10_along_dq * t35;
+    let t88 = 1.5 * cache.segment2_slice2_bend_c5 - 0.5 * cache.segment2_slice2_bend_c4;
+    let t89 = 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t85
+        + 0.6985685011586675 * t88 * t37 * segment2_slice2_bend_along_dq
+        - 0.6985685011586675 * t84 * t37 * segment2_slice2_bend_along_dq
+        - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t85;
+    let segment2_slice2_local_bend_y_column_v_x_along_dq = t89
+        + 0.8872983346207417 * segment2_slice2_local_com_y_along_dq;
+    let t90 = segment2_base_velocity_v_x_along_dq
+        + segment2_bend_y_rate * segment2_slice2_local_bend_y_column_v_x_along_dq;
+    let segment2_slice2_local_momentum_f_x_along_dq = t90 * cache.segment1_slice0_mass
+        - segment2_slice2_local_inertia_h_y_along_dq * t54;
+    let t91 = segment2_slice2_local_momentum_f_x_along_dq * t54;
+    let t92 = 1.5 * cache.segment2_slice0_bend_c5 - 0.5 * cache.segment2_slice0_bend_c4;
+    let segment2_slice0_bend_along_dq = 0.012701665379258308
+        * segment2_bend_squared_along_dq;
+    let t93 = cache.segment2_slice0_bend_c4 - 0.5 * cache.segment2_slice0_bend_c3;
+    let t94 = 0.0014314988413324798 * t92 * segment2_slice0_bend_along_dq * t37
+        + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t85
+        - 0.0014314988413324798 * t85 * cache.segment2_slice0_bend_c2
+        - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t93 * t37;
+    let segment2_slice0_local_com_y_along_dq = 0.012701665379258308 * t85
+        * cache.segment2_slice0_bend_c2
+        + 0.012701665379258308 * segment2_slice0_bend_along_dq * t93 * t37;
+    let segment2_slice0_local_bend_y_column_v_x_along_dq = t94
+        + 0.1127016653792583 * segment2_slice0_local_com_y_along_dq;
+    let t95 = segment2_base_velocity_v_x_along_dq
+        + segment2_bend_y_rate * segment2_slice0_local_bend_y_column_v_x_along_dq;
+    let segment2_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+        * segment2_slice0_local_com_y_along_dq;
+    let segment2_slice0_local_momentum_f_x_along_dq = t95 * cache.segment1_slice0_mass
+        - t47 * segment2_slice0_local_inertia_h_y_along_dq;
+    let t96 = t47 * segment2_slice0_local_momentum_f_x_along_dq;
+    let segment2_slice1_bend_along_dq = 0.25 * segment2_bend_squared_along_dq;
+    let t97 = cache.segment2_slice1_bend_c4 - 0.5 * cache.segment2_slice1_bend_c3;
+    let segment2_slice1_local_com_y_along_dq = 0.25 * cache.segment2_slice1_bend_c2 * t85
+        + 0.25 * segment2_slice1_bend_along_dq * t97 * t37;
+    let t98 = 1.5 * cache.segment2_slice1_bend_c5 - 0.5 * cache.segment2_slice1_bend_c4;
+    let t99 = 0.125 * t98 * segment2_slice1_bend_along_dq * t37
+        + 0.125 * t85 * cache.segment2_slice1_bend_c3
+        - 0.125 * segment2_slice1_bend_along_dq * t97 * t37
+        - 0.125 * cache.segment2_slice1_bend_c2 * t85;
+    let segment2_slice1_local_bend_y_column_v_x_along_dq = 0.5
+        * segment2_slice1_local_com_y_along_dq + t99;
+    let t100 = segment2_base_velocity_v_x_along_dq
+        + segment2_bend_y_rate * segment2_slice1_local_bend_y_column_v_x_along_dq;
+    let segment2_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
+        * segment2_slice1_local_com_y_along_dq;
+    let segment2_slice1_local_momentum_f_x_along_dq = t100 * cache.segment1_slice1_mass
+        - segment2_slice1_local_inertia_h_y_along_dq * t50;
+    let t101 = segment2_slice1_local_momentum_f_x_along_dq * t50;
+    let segment2_slice1_local_com_x_along_dq = 0.5 * p.segment_length
+        * segment2_slice1_bend_along_dq
+        * (0.5 * cache.segment2_slice1_bend_c3 - 0.5 * cache.segment2_slice1_bend_c2);
+    let segment2_slice1_local_inertia_h_x_along_dq = segment2_slice1_local_com_x_along_dq
+        * cache.segment1_slice1_mass;
+    let t102 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
+    let t103 = 2.0 * cache.segment2_slice1_bend_c6 - 0.5 * cache.segment2_slice1_bend_c5;
+    let t104 = p.segment_length * segment2_bend_squared_along_dq;
+    let t105 = 0.125 * t103 * t65 * segment2_slice1_bend_along_dq
+        + 0.125 * t104 * cache.segment2_slice1_bend_c4
+        + 0.25 * p.segment_length * segment2_slice1_bend_along_dq * t97
+        - 0.0625 * t98 * t65 * segment2_slice1_bend_along_dq
+        - 0.0625 * t104 * cache.segment2_slice1_bend_c3;
+    let segment2_slice1_local_bend_y_column_v_y_along_dq = t105
+        - 0.5 * segment2_slice1_local_com_x_along_dq;
+    let segment2_slice1_local_subspace0_v_y_along_dq = p.segment_length
+        * segment2_slice1_local_bend_y_column_v_y_along_dq;
+    let t106 = segment1_tip_bias_v_x_along_dq
+        - segment2_position_y_along_dq * segment1_tip_bias_w_z;
+    let base_angle_acceleration_v_y_along_dq = qdd[2] * base_angle_subspace_v_y_along_dq;
+    let segment1_tip_bias_v_y_along_dq = t24 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t23 + base_angle_rotation_10_along_dq * t25
+        + base_angle_acceleration_v_y_along_dq + cache.cos_q2 * t18
+        + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3]
+        - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate
+        - segment1_position_x_along_dq * p.segment_length * qdd[3];
+    let t107 = segment2_position_x_along_dq * segment1_tip_bias_w_z
+        + segment1_tip_bias_v_y_along_dq;
+    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t32 + t62
+        + cache.sin_q2 * t33 + t63;
+    let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01 * t106
+        + t42 * segment1_tip_rotation_01_along_dq + cache.segment1_tip_rotation_11 * t107
+        + segment1_tip_rotation_11_along_dq * t41;
+    let t108 = p.segment_length * t38 * segment2_bend_y_along_dq;
+    let segment2_slice1_bend = 0.25 * segment2_bend_squared;
+    let t109 = softgen_runtime::stumpff(segment2_slice1_bend)[7];
+    let t110 = 2.5 * t109 - 0.5 * cache.segment2_slice1_bend_c6;
+    let t111 = p.segment_length
+        * (3.0 * segment2_bend_squared * segment2_bend_y_along_dq) * t38;
+    let t112 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
+        + segment2_base_bias_v_y_along_dq
+        + (0.375 * cache.segment2_slice1_bend_c4 * t108
+            + 0.375 * t103 * segment2_slice1_bend_along_dq * t40
+            + 0.125 * cache.segment2_slice1_bend_c6 * t111
+            + 0.125 * segment2_slice1_bend_along_dq * t39
+                * (3.0 * softgen_runtime::stumpff(segment2_slice1_bend)[8] - 0.5 * t109)
+            + 0.015625 * t103 * segment2_slice1_bend_along_dq * t39
+            + 0.015625 * cache.segment2_slice1_bend_c4 * t111
+            - 0.1875 * cache.segment2_slice1_bend_c3 * t108
+            - 0.078125 * t110 * segment2_slice1_bend_along_dq * t39
+            - 0.1875 * t98 * segment2_slice1_bend_along_dq * t40
+            - 0.078125 * cache.segment2_slice1_bend_c5 * t111)
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * segment2_slice1_local_bend_y_column_v_x_along_dq
+        - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate * t99
+        - 0.5 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate;
+    let t113 = t112 * cache.segment1_slice1_mass;
+    let segment2_slice2_local_com_x_along_dq = 0.8872983346207417
+        * (0.5 * cache.segment2_slice2_bend_c3 - 0.5 * cache.segment2_slice2_bend_c2)
+        * p.segment_length * segment2_slice2_bend_along_dq;
+    let segment2_slice2_local_inertia_h_x_along_dq = segment2_slice2_local_com_x_along_dq
+        * cache.segment1_slice0_mass;
+    let t114 = segment2_slice2_local_inertia_h_x_along_dq * segment2_slice2_bias_w_z;
+    let segment2_slice0_local_com_x_along_dq = 0.1127016653792583 * p.segment_length
+        * segment2_slice0_bend_along_dq
+        * (0.5 * cache.segment2_slice0_bend_c3 - 0.5 * cache.segment2_slice0_bend_c2);
+    let t115 = 2.0 * cache.segment2_slice0_bend_c6 - 0.5 * cache.segment2_slice0_bend_c5;
+    let t116 = 0.012701665379258308 * p.segment_length * segment2_slice0_bend_along_dq
+        * t93 + 0.0003226646068132982 * t115 * segment2_slice0_bend_along_dq * t65
+        + 0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t104
+        - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t104
+        - 0.0001613323034066491 * t92 * segment2_slice0_bend_along_dq * t65;
+    let segment2_slice0_local_bend_y_column_v_y_along_dq = t116
+        - 0.1127016653792583 * segment2_slice0_local_com_x_along_dq;
+    let segment2_slice0_local_subspace0_v_y_along_dq = p.segment_length
+        * segment2_slice0_local_bend_y_column_v_y_along_dq;
+    let segment2_slice0_bend = 0.012701665379258308 * segment2_bend_squared;
+    let t117 = softgen_runtime::stumpff(segment2_slice0_bend)[7];
+    let t118 = 2.5 * t117 - 0.5 * cache.segment2_slice0_bend_c6;
+    let t119 = qdd[4] * segment2_slice0_local_subspace0_v_y_along_dq
+        + segment2_base_bias_v_y_along_dq
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * segment2_slice0_local_bend_y_column_v_x_along_dq
+        + (0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t108
+            + 0.000016393511461889856 * segment2_slice0_bend_along_dq
+                * (3.0 * softgen_runtime::stumpff(segment2_slice0_bend)[8] - 0.5 * t117)
+                * t39 + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t111
+            + 0.0009679938204398945 * t115 * segment2_slice0_bend_along_dq * t40
+            + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t111
+            + 0.000002049188932736232 * t115 * segment2_slice0_bend_along_dq * t39
+            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t108
+            - 0.00048399691021994726 * t92 * segment2_slice0_bend_along_dq * t40
+            - 0.00001024594466368116 * t111 * cache.segment2_slice0_bend_c5
+            - 0.00001024594466368116 * segment2_slice0_bend_along_dq * t39 * t118)
+        - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate
+        - 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t94;
+    let t120 = t119 * cache.segment1_slice0_mass;
+    let segment2_slice0_local_inertia_h_x_along_dq = segment2_slice0_local_com_x_along_dq
+        * cache.segment1_slice0_mass;
+    let t121 = segment2_slice0_local_inertia_h_x_along_dq * segment2_slice0_bias_w_z;
+    let t122 = 2.0 * cache.segment2_slice2_bend_c6 - 0.5 * cache.segment2_slice2_bend_c5;
+    let t123 = 0.7872983346207417 * t84 * p.segment_length
+        * segment2_slice2_bend_along_dq
+        + 1.239677335393187 * t65 * t122 * segment2_slice2_bend_along_dq
+        + 1.239677335393187 * t104 * cache.segment2_slice2_bend_c4
+        - 0.6198386676965935 * cache.segment2_slice2_bend_c3 * t104
+        - 0.6198386676965935 * t88 * t65 * segment2_slice2_bend_along_dq;
+    let segment2_slice2_local_bend_y_column_v_y_along_dq = t123
+        - 0.8872983346207417 * segment2_slice2_local_com_x_along_dq;
+    let segment2_slice2_local_subspace0_v_y_along_dq = segment2_slice2_local_bend_y_column_v_y_along_dq
+        * p.segment_length;
+    let segment2_slice2_bend = 0.7872983346207417 * segment2_bend_squared;
+    let t124 = softgen_runtime::stumpff(segment2_slice2_bend)[7];
+    let t125 = 2.5 * t124 - 0.5 * cache.segment2_slice2_bend_c6;
+    let t126 = segment2_slice2_local_subspace0_v_y_along_dq * qdd[4]
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * segment2_slice2_local_bend_y_column_v_x_along_dq
+        + (3.7190320061795608 * t108 * cache.segment2_slice2_bend_c4
+            + 3.903983606488539 * t111 * cache.segment2_slice2_bend_c6
+            + 3.903983606488539
+                * (3.0 * softgen_runtime::stumpff(segment2_slice2_bend)[8] - 0.5 * t124)
+                * t39 * segment2_slice2_bend_along_dq
+            + 0.4879979508110674 * t122 * t39 * segment2_slice2_bend_along_dq
+            + 0.4879979508110674 * t111 * cache.segment2_slice2_bend_c4
+            + 3.7190320061795608 * t122 * t40 * segment2_slice2_bend_along_dq
+            - 1.8595160030897804 * t88 * t40 * segment2_slice2_bend_along_dq
+            - 2.439989754055337 * t125 * t39 * segment2_slice2_bend_along_dq
+            - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t111
+            - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t108)
+        + segment2_base_bias_v_y_along_dq
+        - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate
+        - 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate * t89;
+    let t127 = t126 * cache.segment1_slice0_mass;
+    let t128 = t91 + t96 + t101 + t102 + t113 + t114 + t120 + t121 + t127;
+    let t129 = cache.segment1_tip_rotation_01 * t128;
+    let t130 = 1.5 * cache.segment2_bend_squared_c5
+        - 0.5 * cache.segment2_bend_squared_c4;
+    let t131 = p.segment_length * t38 * segment2_bend_squared_along_dq;
+    let t132 = softgen_runtime::stumpff(segment2_bend_squared)[7];
+    let t133 = 2.5 * t132 - 0.5 * cache.segment2_bend_squared_c6;
+    let t134 = 2.0 * cache.segment2_bend_squared_c6
+        - 0.5 * cache.segment2_bend_squared_c5;
+    let t135 = (cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3)
+        * segment2_bend_squared_along_dq;
+    let t136 = cache.segment2_bend_squared_c2 * t85 + t135 * t37;
+    let t137 = cache.segment2_bend_squared_c3 * t85
+        + t130 * t37 * segment2_bend_squared_along_dq
+        - cache.segment2_bend_squared_c2 * t85 - t135 * t37;
+    let segment2_tip_local_bend_y_column_v_x_along_dq = t136 + t137;
+    let segment2_tip_local_subspace0_v_x_along_dq = segment2_tip_local_bend_y_column_v_x_along_dq
+        * p.segment_length;
+    let t138 = p.segment_length * t135
+        + 2.0 * t65 * segment2_bend_squared_along_dq * t134
+        + 2.0 * t104 * cache.segment2_bend_squared_c4
+        - t130 * t65 * segment2_bend_squared_along_dq
+        - cache.segment2_bend_squared_c3 * t104;
+    let t139 = (t66 * t130 * segment2_bend_squared_along_dq
+        + t131 * cache.segment2_bend_squared_c3
+        + 3.0 * t133 * t66 * segment2_bend_squared_along_dq
+        + t130 * segment2_bend_squared_along_dq * t67
+        + 3.0 * t131 * cache.segment2_bend_squared_c5
+        - 3.0 * t131 * cache.segment2_bend_squared_c4
+        - 3.0 * t66 * segment2_bend_squared_along_dq * t134 - t135 * t67)
+        + qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
+        + t138 * segment2_bend_y_rate * segment2_bend_y_rate;
+    let t140 = (0.5 * cache.segment2_bend_squared_c3
+        - 0.5 * cache.segment2_bend_squared_c2) * segment2_bend_squared_along_dq;
+    let t141 = t140 * p.segment_length;
+    let segment2_tip_local_bend_y_column_v_y_along_dq = t138 - t141;
+    let segment2_tip_local_subspace0_v_y_along_dq = p.segment_length
+        * segment2_tip_local_bend_y_column_v_y_along_dq;
+    let t142 = (6.0 * segment2_bend_squared_along_dq * t134 * t40
+        + 8.0 * cache.segment2_bend_squared_c6 * t111
+        + 6.0 * cache.segment2_bend_squared_c4 * t108
+        + cache.segment2_bend_squared_c4 * t111
+        + 8.0 * (3.0 * softgen_runtime::stumpff(segment2_bend_squared)[8] - 0.5 * t132)
+            * t39 * segment2_bend_squared_along_dq
+        + t39 * segment2_bend_squared_along_dq * t134
+        - 3.0 * cache.segment2_bend_squared_c3 * t108
+        - 3.0 * t130 * segment2_bend_squared_along_dq * t40
+        - 5.0 * t133 * t39 * segment2_bend_squared_along_dq
+        - 5.0 * cache.segment2_bend_squared_c5 * t111)
+        + qdd[4] * segment2_tip_local_subspace0_v_y_along_dq
+        - segment2_bend_y_rate * segment2_bend_y_rate * t137;
+    let t143 = cache.segment2_tip_local_subspace0_v_x * qdd[4]
+        + segment2_bend_y_rate * segment2_bend_y_rate
+            * (2.0 * t65 * cache.segment2_bend_squared_c4
+                + cache.segment2_bend_squared_c2 * p.segment_length
+                - cache.segment2_bend_squared_c3 * t65)
+        + (cache.segment2_bend_squared_c3 * t66
+            + 3.0 * cache.segment2_bend_squared_c5 * t66
+            + cache.segment2_bend_squared_c3 * t67 - cache.segment2_bend_squared_c2 * t67
+            - 3.0 * t66 * cache.segment2_bend_squared_c4);
+    let t144 = (8.0 * cache.segment2_bend_squared_c6 * t39
+        + 6.0 * cache.segment2_bend_squared_c4 * t40
+        + cache.segment2_bend_squared_c4 * t39
+        - 5.0 * cache.segment2_bend_squared_c5 * t39
+        - 3.0 * cache.segment2_bend_squared_c3 * t40)
+        + qdd[4] * cache.segment2_tip_local_subspace0_v_y
+        - (cache.segment2_bend_squared_c3 * t37 - cache.segment2_bend_squared_c2 * t37)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let segment2_tip_subspace0_v_y_along_dq = cache.segment2_tip_local_subspace0_v_y
+        * segment1_tip_rotation_11_along_dq
+        + cache.segment1_tip_rotation_10 * segment2_tip_local_subspace0_v_x_along_dq
+        + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
+        + cache.segment1_tip_rotation_11 * segment2_tip_local_subspace0_v_y_along_dq
+        - segment2_position_x_along_dq * p.segment_length;
+    let segment2_tip_bias_v_x_along_dq = t139 * cache.segment1_tip_rotation_00
+        + segment2_bend_y_rate * segment1_tip_velocity_v_y_along_dq
+        + t142 * cache.segment1_tip_rotation_01
+        + qdd[4] * p.segment_length * segment2_position_y_along_dq
+        + t143 * segment1_tip_rotation_00_along_dq
+        + segment1_tip_rotation_01_along_dq * t144 + segment1_tip_bias_v_x_along_dq
+        - segment2_tip_subspace0_v_y_along_dq * segment1_tip_velocity_w_z * qd[4];
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
+        + segment2_tip_subspace0_v_y_along_dq * qd[4];
+    let t145 = p.segment_length * cache.segment2_bend_squared_c1;
+    let t146 = cache.segment2_bend_squared_c2 * t37;
+    let segment2_tip_position_x_along_dq = segment2_position_x_along_dq
+        + segment1_tip_rotation_00_along_dq * t145
+        + t136 * cache.segment1_tip_rotation_01
+        + segment1_tip_rotation_01_along_dq * t146
+        + t141 * cache.segment1_tip_rotation_00;
+    let t147 = cache.segment2_bend_squared_c1 * segment2_bend_y_along_dq
+        + t140 * cache.segment2_bend_y;
+    let t148 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
+    let t149 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
+    let t150 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
+        - t135 * segment2_bend_squared;
+    let segment2_tip_rotation_00_along_dq = t147 * cache.segment1_tip_rotation_01
+        + segment1_tip_rotation_00_along_dq * t148
+        + segment1_tip_rotation_01_along_dq * t149
+        + t150 * cache.segment1_tip_rotation_00;
+    let head_com_x_along_dq = segment2_tip_position_x_along_dq
+        + 0.5 * segment2_tip_rotation_00_along_dq * p.link_length;
+    let head_inertia_h_x_along_dq = p.link_mass * head_com_x_along_dq;
+    let head_momentum_f_y_along_dq = segment2_tip_velocity_v_y_along_dq * p.link_mass
+        + segment2_tip_velocity_w_z * head_inertia_h_x_along_dq;
+    let segment2_tip_bias_w_z = segment1_tip_bias_w_z + qdd[4] * p.segment_length;
+    let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_10_along_dq * t148
+        + t147 * cache.segment1_tip_rotation_11 + cache.segment1_tip_rotation_10 * t150
+        + segment1_tip_rotation_11_along_dq * t149;
+    let segment2_tip_position_y_along_dq = t146 * segment1_tip_rotation_11_along_dq
+        + segment1_tip_rotation_10_along_dq * t145
+        + cache.segment1_tip_rotation_10 * t141 + segment2_position_y_along_dq
+        + t136 * cache.segment1_tip_rotation_11;
+    let head_com_y_along_dq = 0.5 * segment2_tip_rotation_10_along_dq * p.link_length
+        + segment2_tip_position_y_along_dq;
+    let head_inertia_h_y_along_dq = p.link_mass * head_com_y_along_dq;
+    let head_composite_force_f_x_along_dq = p.link_mass * segment2_tip_bias_v_x_along_dq
+        - segment2_tip_velocity_w_z * head_momentum_f_y_along_dq
+        - segment2_tip_bias_w_z * head_inertia_h_y_along_dq;
+    let t151 = -(segment2_slice2_bias_w_z * segment2_slice2_local_inertia_h_y_along_dq);
+    let segment2_base_velocity_v_y_along_dq = segment1_tip_rotation_01_along_dq * t36
+        + segment1_tip_rotation_11_along_dq * t35 + cache.segment1_tip_rotation_11 * t86
+        + cache.segment1_tip_rotation_01 * t87;
+    let t152 = segment2_base_velocity_v_y_along_dq
+        + segment2_bend_y_rate * segment2_slice1_local_bend_y_column_v_y_along_dq;
+    let segment2_slice1_local_momentum_f_y_along_dq = t152 * cache.segment1_slice1_mass
+        + t50 * segment2_slice1_local_inertia_h_x_along_dq;
+    let t153 = -(segment2_slice1_local_momentum_f_y_along_dq * t50);
+    let segment2_slice0_local_subspace0_v_x_along_dq = p.segment_length
+        * segment2_slice0_local_bend_y_column_v_x_along_dq;
+    let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_10_along_dq * t41
+        + t42 * segment1_tip_rotation_00_along_dq + cache.segment1_tip_rotation_10 * t107
+        + cache.segment1_tip_rotation_00 * t106;
+    let t154 = qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
+        + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t116
+        + segment2_base_bias_v_x_along_dq
+        + (0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t131
+            + 0.000054547257820203424 * t131 * cache.segment2_slice0_bend_c5
+            + 0.0014314988413324798 * t92 * segment2_slice0_bend_along_dq * t67
+            + 0.00001818241927340114 * t92 * segment2_slice0_bend_along_dq * t66
+            + 0.000054547257820203424 * segment2_slice0_bend_along_dq * t66 * t118
+            - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t93 * t67
+            - 0.000054547257820203424 * t131 * cache.segment2_slice0_bend_c4
+            - 0.000054547257820203424 * t115 * segment2_slice0_bend_along_dq * t66)
+        + 0.1127016653792583 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dq
+        - segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * segment2_slice0_local_bend_y_column_v_y_along_dq;
+    let t155 = t154 * cache.segment1_slice0_mass;
+    let segment2_slice2_local_subspace0_v_x_along_dq = p.segment_length
+        * segment2_slice2_local_bend_y_column_v_x_along_dq;
+    let t156 = 0.8872983346207417 * segment2_bend_y_rate
+        * segment2_base_velocity_v_y_along_dq
+        + (0.5499818175807267 * t88 * t66 * segment2_slice2_bend_along_dq
+            + 0.5499818175807267 * t131 * cache.segment2_slice2_bend_c3
+            + 1.6499454527421802 * t66 * t125 * segment2_slice2_bend_along_dq
+            + 1.6499454527421802 * t131 * cache.segment2_slice2_bend_c5
+            + 0.6985685011586675 * t88 * segment2_slice2_bend_along_dq * t67
+            - 1.6499454527421802 * t66 * t122 * segment2_slice2_bend_along_dq
+            - 1.6499454527421802 * t131 * cache.segment2_slice2_bend_c4
+            - 0.6985685011586675 * t84 * segment2_slice2_bend_along_dq * t67)
+        + segment2_base_bias_v_x_along_dq
+        + 0.8872983346207417 * t123 * segment2_bend_y_rate * segment2_bend_y_rate
+        + qdd[4] * segment2_slice2_local_subspace0_v_x_along_dq
+        - segment2_slice2_local_bend_y_column_v_y_along_dq * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate;
+    let t157 = t156 * cache.segment1_slice0_mass;
+    let t158 = segment2_slice2_local_bend_y_column_v_y_along_dq * segment2_bend_y_rate
+        + segment2_base_velocity_v_y_along_dq;
+    let segment2_slice2_local_momentum_f_y_along_dq = segment2_slice2_local_inertia_h_x_along_dq
+        * t54 + cache.segment1_slice0_mass * t158;
+    let t159 = -(segment2_slice2_local_momentum_f_y_along_dq * t54);
+    let t160 = -(segment2_slice0_local_inertia_h_y_along_dq * segment2_slice0_bias_w_z);
+    let segment2_slice1_local_subspace0_v_x_along_dq = p.segment_length
+        * segment2_slice1_local_bend_y_column_v_x_along_dq;
+    let t161 = (0.09375 * t66 * t110 * segment2_slice1_bend_along_dq
+        + 0.09375 * t131 * cache.segment2_slice1_bend_c5
+        + 0.125 * t98 * segment2_slice1_bend_along_dq * t67
+        + 0.03125 * t98 * t66 * segment2_slice1_bend_along_dq
+        + 0.03125 * t131 * cache.segment2_slice1_bend_c3
+        - 0.09375 * t131 * cache.segment2_slice1_bend_c4
+        - 0.09375 * t103 * t66 * segment2_slice1_bend_along_dq
+        - 0.125 * segment2_slice1_bend_along_dq * t97 * t67)
+        + 0.5 * t105 * segment2_bend_y_rate * segment2_bend_y_rate
+        + segment2_base_bias_v_x_along_dq
+        + qdd[4] * segment2_slice1_local_subspace0_v_x_along_dq
+        + 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dq
+        - segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * segment2_slice1_local_bend_y_column_v_y_along_dq;
+    let t162 = t161 * cache.segment1_slice1_mass;
+    let t163 = segment2_bend_y_rate * segment2_slice0_local_bend_y_column_v_y_along_dq
+        + segment2_base_velocity_v_y_along_dq;
+    let segment2_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass * t163
+        + t47 * segment2_slice0_local_inertia_h_x_along_dq;
+    let t164 = -(segment2_slice0_local_momentum_f_y_along_dq * t47);
+    let t165 = -(segment2_slice1_local_inertia_h_y_along_dq * segment2_slice1_bias_w_z);
+    let t166 = t151 + t153 + t155 + t157 + t159 + t160 + t162 + t164 + t165;
+    let t167 = cache.segment1_tip_rotation_00 * t166;
+    let segment2_composite_force_f_x_along_dq = t61 + t83 + t129
+        + head_composite_force_f_x_along_dq + t167;
+    let middle_com_x_along_dq = segment1_tip_position_x_along_dq
+        + 0.5 * p.link_length * segment1_tip_rotation_00_along_dq;
+    let middle_inertia_h_x_along_dq = p.link_mass * middle_com_x_along_dq;
+    let middle_momentum_f_y_along_dq = p.link_mass * segment1_tip_velocity_v_y_along_dq
+        + segment1_tip_velocity_w_z * middle_inertia_h_x_along_dq;
+    let middle_composite_force_f_x_along_dq = p.link_mass
+        * segment1_tip_bias_v_x_along_dq + segment2_composite_force_f_x_along_dq
+        - middle_inertia_h_y_along_dq * segment1_tip_bias_w_z
+        - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dq;
+    let t168 = 0.1127016653792583 * segment1_bend_y_rate + qd[2];
+    let t169 = cache.segment1_slice0_bend_c4 - 0.5 * cache.segment1_slice0_bend_c3;
+    let segment1_slice0_bend_along_dq = 0.012701665379258308
+        * segment1_bend_squared_along_dq;
+    let t170 = 1.5 * cache.segment1_slice0_bend_c5 - 0.5 * cache.segment1_slice0_bend_c4;
+    let t171 = 0.0014314988413324798 * cache.segment1_slice0_bend_c3 * t0
+        + 0.0014314988413324798 * t170 * t2 * segment1_slice0_bend_along_dq
+        - 0.0014314988413324798 * t169 * t2 * segment1_slice0_bend_along_dq
+        - 0.0014314988413324798 * cache.segment1_slice0_bend_c2 * t0;
+    let segment1_slice0_local_com_y_along_dq = 0.012701665379258308 * t169 * t2
+        * segment1_slice0_bend_along_dq
+        + 0.012701665379258308 * cache.segment1_slice0_bend_c2 * t0;
+    let segment1_slice0_local_bend_y_column_v_x_along_dq = t171
+        + 0.1127016653792583 * segment1_slice0_local_com_y_along_dq;
+    let t172 = segment1_position_x_along_dq * qd[2] + base_angle_velocity_v_y_along_dq;
+    let t173 = base_angle_velocity_v_x_along_dq - qd[2] * segment1_position_y_along_dq;
+    let t174 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
+    let t175 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
+    let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t172 + cache.cos_q2 * t173
+        + t174 * base_angle_rotation_00_along_dq
+        + t175 * base_angle_rotation_10_along_dq;
+    let t176 = segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_x_along_dq
+        + segment1_base_velocity_v_x_along_dq;
+    let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_local_momentum_f_x_along_dq = t176 * cache.segment1_slice0_mass
+        - segment1_slice0_local_inertia_h_y_along_dq * t168;
+    let t177 = t168 * segment1_slice0_local_momentum_f_x_along_dq;
+    let t178 = base_angle_acceleration_v_x_along_dq
+        - qdd[2] * segment1_position_y_along_dq;
+    let t179 = base_angle_acceleration_v_x - qdd[2] * cache.segment1_position_y;
+    let t180 = base_angle_acceleration_v_y + qdd[2] * cache.segment1_position_x;
+    let t181 = qdd[2] * segment1_position_x_along_dq
+        + base_angle_acceleration_v_y_along_dq;
+    let segment1_base_bias_v_y_along_dq = t178 * cache.base_angle_rotation_01
+        + t179 * base_angle_rotation_01_along_dq + t180 * base_angle_rotation_00_along_dq
+        + t181 * cache.cos_q2;
+    let segment1_slice1_bend_along_dq = 0.25 * segment1_bend_squared_along_dq;
+    let t182 = 2.0 * cache.segment1_slice1_bend_c6 - 0.5 * cache.segment1_slice1_bend_c5;
+    let segment1_slice1_bend = 0.25 * segment1_bend_squared;
+    let t183 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
+    let t184 = 2.5 * t183 - 0.5 * cache.segment1_slice1_bend_c6;
+    let t185 = 1.5 * cache.segment1_slice1_bend_c5 - 0.5 * cache.segment1_slice1_bend_c4;
+    let t186 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
+    let t187 = 0.125 * cache.segment1_slice1_bend_c3 * t0
+        + 0.125 * segment1_slice1_bend_along_dq * t2 * t185
+        - 0.125 * cache.segment1_slice1_bend_c2 * t0
+        - 0.125 * segment1_slice1_bend_along_dq * t186 * t2;
+    let segment1_slice1_local_com_y_along_dq = 0.25 * segment1_slice1_bend_along_dq
+        * t186 * t2 + 0.25 * cache.segment1_slice1_bend_c2 * t0;
+    let segment1_slice1_local_bend_y_column_v_x_along_dq = t187
+        + 0.5 * segment1_slice1_local_com_y_along_dq;
+    let t188 = 0.125 * t9 * cache.segment1_slice1_bend_c4
+        + 0.25 * segment1_slice1_bend_along_dq * t186 * p.segment_length
+        + 0.125 * segment1_slice1_bend_along_dq * t7 * t182
+        - 0.0625 * t9 * cache.segment1_slice1_bend_c3
+        - 0.0625 * segment1_slice1_bend_along_dq * t7 * t185;
+    let segment1_slice1_local_com_x_along_dq = 0.5 * segment1_slice1_bend_along_dq
+        * p.segment_length
+        * (0.5 * cache.segment1_slice1_bend_c3 - 0.5 * cache.segment1_slice1_bend_c2);
+    let segment1_slice1_local_bend_y_column_v_y_along_dq = t188
+        - 0.5 * segment1_slice1_local_com_x_along_dq;
+    let segment1_slice1_local_subspace0_v_y_along_dq = p.segment_length
+        * segment1_slice1_local_bend_y_column_v_y_along_dq;
+    let t189 = segment1_base_bias_v_y_along_dq
+        + (0.125 * t14 * cache.segment1_slice1_bend_c6
+            + 0.375 * segment1_slice1_bend_along_dq * t12 * t182
+            + 0.125 * segment1_slice1_bend_along_dq
+                * (3.0 * softgen_runtime::stumpff(segment1_slice1_bend)[8] - 0.5 * t183)
+                * t17 + 0.015625 * t14 * cache.segment1_slice1_bend_c4
+            + 0.375 * t13 * cache.segment1_slice1_bend_c4
+            + 0.015625 * segment1_slice1_bend_along_dq * t17 * t182
+            - 0.078125 * cache.segment1_slice1_bend_c5 * t14
+            - 0.078125 * segment1_slice1_bend_along_dq * t184 * t17
+            - 0.1875 * segment1_slice1_bend_along_dq * t12 * t185
+            - 0.1875 * cache.segment1_slice1_bend_c3 * t13)
+        + segment1_slice1_local_bend_y_column_v_x_along_dq * segment1_bend_y_rate * qd[2]
+        + qdd[3] * segment1_slice1_local_subspace0_v_y_along_dq
+        - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq
+        - 0.5 * segment1_bend_y_rate * segment1_bend_y_rate * t187;
+    let t190 = t189 * cache.segment1_slice1_mass;
+    let t191 = 0.8872983346207417 * segment1_bend_y_rate + qd[2];
+    let t192 = cache.segment1_slice2_bend_c4 - 0.5 * cache.segment1_slice2_bend_c3;
+    let segment1_slice2_bend_along_dq = 0.7872983346207417
+        * segment1_bend_squared_along_dq;
+    let segment1_slice2_local_com_y_along_dq = 0.7872983346207417
+        * cache.segment1_slice2_bend_c2 * t0
+        + 0.7872983346207417 * t192 * segment1_slice2_bend_along_dq * t2;
+    let segment1_slice2_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+        * segment1_slice2_local_com_y_along_dq;
+    let t193 = 1.5 * cache.segment1_slice2_bend_c5 - 0.5 * cache.segment1_slice2_bend_c4;
+    let t194 = 0.6985685011586675 * t193 * segment1_slice2_bend_along_dq * t2
+        + 0.6985685011586675 * t0 * cache.segment1_slice2_bend_c3
+        - 0.6985685011586675 * t192 * segment1_slice2_bend_along_dq * t2
+        - 0.6985685011586675 * cache.segment1_slice2_bend_c2 * t0;
+    let segment1_slice2_local_bend_y_column_v_x_along_dq = 0.8872983346207417
+        * segment1_slice2_local_com_y_along_dq + t194;
+    let t195 = segment1_base_velocity_v_x_along_dq
+        + segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_x_along_dq;
+    let segment1_slice2_local_momentum_f_x_along_dq = t195 * cache.segment1_slice0_mass
+        - t191 * segment1_slice2_local_inertia_h_y_along_dq;
+    let t196 = segment1_slice2_local_momentum_f_x_along_dq * t191;
+    let segment1_slice0_bend = 0.012701665379258308 * segment1_bend_squared;
+    let t197 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
+    let t198 = 2.0 * cache.segment1_slice0_bend_c6 - 0.5 * cache.segment1_slice0_bend_c5;
+    let t199 = 2.5 * t197 - 0.5 * cache.segment1_slice0_bend_c6;
+    let t200 = 0.0003226646068132982 * t7 * t198 * segment1_slice0_bend_along_dq
+        + 0.012701665379258308 * t169 * p.segment_length * segment1_slice0_bend_along_dq
+        + 0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t9
+        - 0.0001613323034066491 * t9 * cache.segment1_slice0_bend_c3
+        - 0.0001613323034066491 * t170 * t7 * segment1_slice0_bend_along_dq;
+    let segment1_slice0_local_com_x_along_dq = 0.1127016653792583
+        * (0.5 * cache.segment1_slice0_bend_c3 - 0.5 * cache.segment1_slice0_bend_c2)
+        * p.segment_length * segment1_slice0_bend_along_dq;
+    let segment1_slice0_local_bend_y_column_v_y_along_dq = t200
+        - 0.1127016653792583 * segment1_slice0_local_com_x_along_dq;
+    let segment1_slice0_local_subspace0_v_y_along_dq = segment1_slice0_local_bend_y_column_v_y_along_dq
+        * p.segment_length;
+    let t201 = segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_x_along_dq
+        * qd[2] + segment1_base_bias_v_y_along_dq
+        + (0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t13
+            + 0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t14
+            + 0.000016393511461889856 * t14 * cache.segment1_slice0_bend_c6
+            + 0.000016393511461889856
+                * (3.0 * softgen_runtime::stumpff(segment1_slice0_bend)[8] - 0.5 * t197)
+                * t17 * segment1_slice0_bend_along_dq
+            + 0.0009679938204398945 * t12 * t198 * segment1_slice0_bend_along_dq
+            + 0.000002049188932736232 * t198 * t17 * segment1_slice0_bend_along_dq
+            - 0.00048399691021994726 * t13 * cache.segment1_slice0_bend_c3
+            - 0.00048399691021994726 * t12 * t170 * segment1_slice0_bend_along_dq
+            - 0.00001024594466368116 * t14 * cache.segment1_slice0_bend_c5
+            - 0.00001024594466368116 * t199 * t17 * segment1_slice0_bend_along_dq)
+        + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
+        - 0.1127016653792583 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq
+        - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t171;
+    let t202 = t201 * cache.segment1_slice0_mass;
+    let segment1_slice2_local_com_x_along_dq = 0.8872983346207417
+        * (0.5 * cache.segment1_slice2_bend_c3 - 0.5 * cache.segment1_slice2_bend_c2)
+        * segment1_slice2_bend_along_dq * p.segment_length;
+    let segment1_slice2_local_inertia_h_x_along_dq = segment1_slice2_local_com_x_along_dq
+        * cache.segment1_slice0_mass;
+    let segment1_slice2_bias_w_z = qdd[2] + qdd[3] * segment1_slice2_local_subspace0_w_z;
+    let t203 = segment1_slice2_local_inertia_h_x_along_dq * segment1_slice2_bias_w_z;
+    let segment1_slice0_bias_w_z = qdd[2] + segment1_slice0_local_subspace0_w_z * qdd[3];
+    let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
+        * cache.segment1_slice0_mass;
+    let t204 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_h_x_along_dq;
+    let t205 = 0.5 * segment1_bend_y_rate + qd[2];
+    let t206 = segment1_base_velocity_v_x_along_dq
+        + segment1_slice1_local_bend_y_column_v_x_along_dq * segment1_bend_y_rate;
+    let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
+        * segment1_slice1_local_com_y_along_dq;
+    let segment1_slice1_local_momentum_f_x_along_dq = t206 * cache.segment1_slice1_mass
+        - t205 * segment1_slice1_local_inertia_h_y_along_dq;
+    let t207 = t205 * segment1_slice1_local_momentum_f_x_along_dq;
+    let segment1_slice1_bias_w_z = qdd[2]
+        + cache.segment1_slice1_local_subspace0_w_z * qdd[3];
+    let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
+        * cache.segment1_slice1_mass;
+    let t208 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
+    let t209 = 2.0 * cache.segment1_slice2_bend_c6 - 0.5 * cache.segment1_slice2_bend_c5;
+    let t210 = 0.7872983346207417 * t192 * segment1_slice2_bend_along_dq
+        * p.segment_length
+        + 1.239677335393187 * t209 * segment1_slice2_bend_along_dq * t7
+        + 1.239677335393187 * t9 * cache.segment1_slice2_bend_c4
+        - 0.6198386676965935 * t9 * cache.segment1_slice2_bend_c3
+        - 0.6198386676965935 * t193 * segment1_slice2_bend_along_dq * t7;
+    let segment1_slice2_local_bend_y_column_v_y_along_dq = t210
+        - 0.8872983346207417 * segment1_slice2_local_com_x_along_dq;
+    let segment1_slice2_local_subspace0_v_y_along_dq = segment1_slice2_local_bend_y_column_v_y_along_dq
+        * p.segment_length;
+    let segment1_slice2_bend = 0.7872983346207417 * segment1_bend_squared;
+    let t211 = softgen_runtime::stumpff(segment1_slice2_bend)[7];
+    let t212 = 2.5 * t211 - 0.5 * cache.segment1_slice2_bend_c6;
+    let t213 = segment1_slice2_local_subspace0_v_y_along_dq * qdd[3]
+        + segment1_base_bias_v_y_along_dq
+        + segment1_bend_y_rate * qd[2] * segment1_slice2_local_bend_y_column_v_x_along_dq
+        + (3.7190320061795608 * t12 * t209 * segment1_slice2_bend_along_dq
+            + 3.7190320061795608 * t13 * cache.segment1_slice2_bend_c4
+            + 3.903983606488539 * t14 * cache.segment1_slice2_bend_c6
+            + 0.4879979508110674 * t14 * cache.segment1_slice2_bend_c4
+            + 3.903983606488539 * segment1_slice2_bend_along_dq
+                * (3.0 * softgen_runtime::stumpff(segment1_slice2_bend)[8] - 0.5 * t211)
+                * t17 + 0.4879979508110674 * t209 * segment1_slice2_bend_along_dq * t17
+            - 1.8595160030897804 * t13 * cache.segment1_slice2_bend_c3
+            - 2.439989754055337 * segment1_slice2_bend_along_dq * t212 * t17
+            - 2.439989754055337 * t14 * cache.segment1_slice2_bend_c5
+            - 1.8595160030897804 * t12 * t193 * segment1_slice2_bend_along_dq)
+        - 0.8872983346207417 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq
+        - 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t194;
+    let t214 = t213 * cache.segment1_slice0_mass;
+    let t215 = t177 + t190 + t196 + t202 + t203 + t204 + t207 + t208 + t214;
+    let t216 = cache.base_angle_rotation_01 * t215;
+    let t217 = -(segment1_slice2_bias_w_z * segment1_slice2_local_inertia_h_y_along_dq);
+    let segment1_slice2_local_subspace0_v_x_along_dq = p.segment_length
+        * segment1_slice2_local_bend_y_column_v_x_along_dq;
+    let segment1_base_velocity_v_y_along_dq = t175 * base_angle_rotation_00_along_dq
+        + t174 * base_angle_rotation_01_along_dq + cache.base_angle_rotation_01 * t173
+        + cache.cos_q2 * t172;
+    let segment1_base_bias_v_x_along_dq = t178 * cache.cos_q2
+        + t180 * base_angle_rotation_10_along_dq + t179 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t181;
+    let t218 = segment1_slice2_local_subspace0_v_x_along_dq * qdd[3]
+        + (0.5499818175807267 * t20 * cache.segment1_slice2_bend_c3
+            + 0.6985685011586675 * t193 * segment1_slice2_bend_along_dq * t22
+            + 0.5499818175807267 * t193 * segment1_slice2_bend_along_dq * t21
+            + 1.6499454527421802 * t20 * cache.segment1_slice2_bend_c5
+            + 1.6499454527421802 * segment1_slice2_bend_along_dq * t21 * t212
+            - 1.6499454527421802 * t20 * cache.segment1_slice2_bend_c4
+            - 0.6985685011586675 * t192 * segment1_slice2_bend_along_dq * t22
+            - 1.6499454527421802 * t209 * segment1_slice2_bend_along_dq * t21)
+        + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t210
+        + 0.8872983346207417 * segment1_base_velocity_v_y_along_dq * segment1_bend_y_rate
+        + segment1_base_bias_v_x_along_dq
+        - segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq
+            * qd[2];
+    let t219 = cache.segment1_slice0_mass * t218;
+    let t220 = segment1_base_velocity_v_y_along_dq
+        + segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate;
+    let segment1_slice0_local_momentum_f_y_along_dq = segment1_slice0_local_inertia_h_x_along_dq
+        * t168 + t220 * cache.segment1_slice0_mass;
+    let t221 = -(segment1_slice0_local_momentum_f_y_along_dq * t168);
+    let segment1_slice1_local_subspace0_v_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
+        * p.segment_length;
+    let t222 = segment1_slice1_local_subspace0_v_x_along_dq * qdd[3]
+        + 0.5 * segment1_base_velocity_v_y_along_dq * segment1_bend_y_rate
+        + (0.09375 * cache.segment1_slice1_bend_c5 * t20
+            + 0.09375 * segment1_slice1_bend_along_dq * t184 * t21
+            + 0.125 * segment1_slice1_bend_along_dq * t22 * t185
+            + 0.03125 * cache.segment1_slice1_bend_c3 * t20
+            + 0.03125 * segment1_slice1_bend_along_dq * t21 * t185
+            - 0.09375 * t20 * cache.segment1_slice1_bend_c4
+            - 0.09375 * segment1_slice1_bend_along_dq * t21 * t182
+            - 0.125 * segment1_slice1_bend_along_dq * t186 * t22)
+        + segment1_base_bias_v_x_along_dq
+        + 0.5 * t188 * segment1_bend_y_rate * segment1_bend_y_rate
+        - segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq
+            * qd[2];
+    let t223 = t222 * cache.segment1_slice1_mass;
+    let t224 = segment1_base_velocity_v_y_along_dq
+        + segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq;
+    let segment1_slice2_local_momentum_f_y_along_dq = segment1_slice2_local_inertia_h_x_along_dq
+        * t191 + t224 * cache.segment1_slice0_mass;
+    let t225 = -(segment1_slice2_local_momentum_f_y_along_dq * t191);
+    let t226 = -(segment1_slice1_local_inertia_h_y_along_dq * segment1_slice1_bias_w_z);
+    let t227 = -(segment1_slice0_local_inertia_h_y_along_dq * segment1_slice0_bias_w_z);
+    let segment1_slice0_local_subspace0_v_x_along_dq = segment1_slice0_local_bend_y_column_v_x_along_dq
+        * p.segment_length;
+    let t228 = 0.1127016653792583 * segment1_base_velocity_v_y_along_dq
+        * segment1_bend_y_rate + segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
+        + (0.00001818241927340114 * t170 * t21 * segment1_slice0_bend_along_dq
+            + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t20
+            + 0.0014314988413324798 * t170 * t22 * segment1_slice0_bend_along_dq
+            + 0.000054547257820203424 * t21 * t199 * segment1_slice0_bend_along_dq
+            + 0.00001818241927340114 * t20 * cache.segment1_slice0_bend_c3
+            - 0.000054547257820203424 * t21 * t198 * segment1_slice0_bend_along_dq
+            - 0.0014314988413324798 * t169 * t22 * segment1_slice0_bend_along_dq
+            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t20)
+        + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t200
+        + segment1_base_bias_v_x_along_dq
+        - segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate
+            * qd[2];
+    let t229 = t228 * cache.segment1_slice0_mass;
+    let t230 = segment1_base_velocity_v_y_along_dq
+        + segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq;
+    let segment1_slice1_local_momentum_f_y_along_dq = t205
+        * segment1_slice1_local_inertia_h_x_along_dq + t230 * cache.segment1_slice1_mass;
+    let t231 = -(t205 * segment1_slice1_local_momentum_f_y_along_dq);
+    let t232 = t217 + t219 + t221 + t223 + t225 + t226 + t227 + t229 + t231;
+    let t233 = cache.cos_q2 * t232;
+    let t234 = cache.segment1_slice2_local_inertia_h_x * segment1_slice2_bias_w_z;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t175 + t174 * cache.cos_q2;
+    let t235 = cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate
+        + segment1_base_velocity_v_x;
+    let segment1_slice1_local_momentum_f_x = t235 * cache.segment1_slice1_mass
+        - t205 * cache.segment1_slice1_local_inertia_h_y;
+    let t236 = t205 * segment1_slice1_local_momentum_f_x;
+    let t237 = segment1_base_velocity_v_x
+        + segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_local_momentum_f_x = t237 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * t168;
+    let t238 = t168 * segment1_slice0_local_momentum_f_x;
+    let t239 = segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_x;
+    let segment1_base_bias_v_y = t180 * cache.cos_q2
+        + t179 * cache.base_angle_rotation_01;
+    let t240 = cache.segment1_slice1_local_subspace0_v_y * qdd[3]
+        + cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
+        + (0.125 * cache.segment1_slice1_bend_c6 * t17
+            + 0.375 * t12 * cache.segment1_slice1_bend_c4
+            + 0.015625 * t17 * cache.segment1_slice1_bend_c4
+            - 0.078125 * cache.segment1_slice1_bend_c5 * t17
+            - 0.1875 * t12 * cache.segment1_slice1_bend_c3) + segment1_base_bias_v_y
+        - 0.5 * segment1_base_velocity_v_x * segment1_bend_y_rate
+        - 0.5
+            * (0.125 * cache.segment1_slice1_bend_c3 * t2
+                - 0.125 * t2 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
+            * segment1_bend_y_rate;
+    let t241 = t240 * cache.segment1_slice1_mass;
+    let segment1_slice2_local_subspace0_v_y = cache
+        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
+    let t242 = segment1_slice2_local_subspace0_v_y * qdd[3]
+        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
+        + segment1_base_bias_v_y
+        + (3.7190320061795608 * t12 * cache.segment1_slice2_bend_c4
+            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * t17
+            + 0.4879979508110674 * t17 * cache.segment1_slice2_bend_c4
+            - 1.8595160030897804 * t12 * cache.segment1_slice2_bend_c3
+            - 2.439989754055337 * t17 * cache.segment1_slice2_bend_c5)
+        - 0.8872983346207417
+            * (0.6985685011586675 * t2 * cache.segment1_slice2_bend_c3
+                - 0.6985685011586675 * t2 * cache.segment1_slice2_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate
+        - 0.8872983346207417 * segment1_base_velocity_v_x * segment1_bend_y_rate;
+    let t243 = t242 * cache.segment1_slice0_mass;
+    let t244 = cache.segment1_slice1_local_inertia_h_x * segment1_slice1_bias_w_z;
+    let segment1_slice0_local_subspace0_v_y = p.segment_length
+        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t245 = (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t17
+        + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t12
+        + 0.000016393511461889856 * cache.segment1_slice0_bend_c6 * t17
+        - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t17
+        - 0.00048399691021994726 * t12 * cache.segment1_slice0_bend_c3)
+        + segment1_base_bias_v_y + segment1_slice0_local_subspace0_v_y * qdd[3]
+        + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
+        - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c3
+                - 0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c2)
+        - 0.1127016653792583 * segment1_base_velocity_v_x * segment1_bend_y_rate;
+    let t246 = cache.segment1_slice0_mass * t245;
+    let t247 = segment1_base_velocity_v_x
+        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate;
+    let segment1_slice2_local_momentum_f_x = t247 * cache.segment1_slice0_mass
+        - cache.segment1_slice2_local_inertia_h_y * t191;
+    let t248 = segment1_slice2_local_momentum_f_x * t191;
+    let t249 = t234 + t236 + t238 + t239 + t241 + t243 + t244 + t246 + t248;
+    let t250 = t249 * base_angle_rotation_01_along_dq;
+    let t251 = -(segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_y);
+    let t252 = -(cache.segment1_slice1_local_inertia_h_y * segment1_slice1_bias_w_z);
+    let t253 = -(segment1_slice2_bias_w_z * cache.segment1_slice2_local_inertia_h_y);
+    let segment1_base_bias_v_x = cache.sin_q2 * t180 + t179 * cache.cos_q2;
+    let segment1_base_velocity_v_y = t174 * cache.base_angle_rotation_01
+        + t175 * cache.cos_q2;
+    let t254 = (0.09375 * cache.segment1_slice1_bend_c5 * t21
+        + 0.125 * cache.segment1_slice1_bend_c3 * t22
+        + 0.03125 * cache.segment1_slice1_bend_c3 * t21
+        - 0.125 * t22 * cache.segment1_slice1_bend_c2
+        - 0.09375 * t21 * cache.segment1_slice1_bend_c4)
+        + 0.5 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.125 * t7 * cache.segment1_slice1_bend_c4
+                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
+                - 0.0625 * cache.segment1_slice1_bend_c3 * t7)
+        + cache.segment1_slice1_local_subspace0_v_x * qdd[3] + segment1_base_bias_v_x
+        + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        - cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
+    let t255 = t254 * cache.segment1_slice1_mass;
+    let t256 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t168
+        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t256;
+    let t257 = -(segment1_slice0_local_momentum_f_y * t168);
+    let segment1_slice2_local_subspace0_v_x = cache
+        .segment1_slice2_local_bend_y_column_v_x * p.segment_length;
+    let t258 = segment1_slice2_local_subspace0_v_x * qdd[3]
+        + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
+                + 1.239677335393187 * t7 * cache.segment1_slice2_bend_c4
+                - 0.6198386676965935 * t7 * cache.segment1_slice2_bend_c3)
+        + (0.5499818175807267 * t21 * cache.segment1_slice2_bend_c3
+            + 1.6499454527421802 * t21 * cache.segment1_slice2_bend_c5
+            + 0.6985685011586675 * t22 * cache.segment1_slice2_bend_c3
+            - 1.6499454527421802 * t21 * cache.segment1_slice2_bend_c4
+            - 0.6985685011586675 * t22 * cache.segment1_slice2_bend_c2)
+        + 0.8872983346207417 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        + segment1_base_bias_v_x
+        - cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
+    let t259 = t258 * cache.segment1_slice0_mass;
+    let t260 = cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate
+        + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t260 * cache.segment1_slice1_mass
+        + cache.segment1_slice1_local_inertia_h_x * t205;
+    let t261 = -(t205 * segment1_slice1_local_momentum_f_y);
+    let segment1_slice0_local_subspace0_v_x = p.segment_length
+        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t262 = qdd[3] * segment1_slice0_local_subspace0_v_x
+        + (0.0014314988413324798 * t22 * cache.segment1_slice0_bend_c3
+            + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t21
+            + 0.00001818241927340114 * t21 * cache.segment1_slice0_bend_c3
+            - 0.0014314988413324798 * t22 * cache.segment1_slice0_bend_c2
+            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t21)
+        + segment1_base_bias_v_x
+        + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t7
+                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
+                - 0.0001613323034066491 * t7 * cache.segment1_slice0_bend_c3)
+        + 0.1127016653792583 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t263 = t262 * cache.segment1_slice0_mass;
+    let t264 = cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
+        + segment1_base_velocity_v_y;
+    let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
+        * t191 + cache.segment1_slice0_mass * t264;
+    let t265 = -(segment1_slice2_local_momentum_f_y * t191);
+    let t266 = t251 + t252 + t253 + t255 + t257 + t259 + t261 + t263 + t265;
+    let t267 = t266 * base_angle_rotation_00_along_dq;
+    let segment1_composite_force_f_x_along_dq = middle_composite_force_f_x_along_dq
+        + t216 + t233 + t250 + t267;
+    let tail_com_y_along_dq = 0.5 * p.link_length * base_angle_rotation_10_along_dq
+        + dq[1];
+    let tail_inertia_h_y_along_dq = p.link_mass * tail_com_y_along_dq;
+    let tail_composite_force_f_x_along_dq = segment1_composite_force_f_x_along_dq
+        + p.link_mass * base_angle_acceleration_v_x_along_dq
+        - qd[2] * tail_momentum_f_y_along_dq - qdd[2] * tail_inertia_h_y_along_dq;
+    let t268 = t249 * base_angle_rotation_00_along_dq;
+    let segment2_tip_subspace0_v_x_along_dq = cache.segment1_tip_rotation_00
+        * segment2_tip_local_subspace0_v_x_along_dq
+        + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00_along_dq
+        + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq
+        + p.segment_length * segment2_position_y_along_dq
+        + segment1_tip_rotation_01_along_dq * cache.segment2_tip_local_subspace0_v_y;
+    let segment2_tip_velocity_v_x_along_dq = segment2_tip_subspace0_v_x_along_dq * qd[4]
+        + segment1_tip_velocity_v_x_along_dq;
+    let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
+        - head_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
+    let segment2_tip_bias_v_y_along_dq = t144 * segment1_tip_rotation_11_along_dq
+        + cache.segment1_tip_rotation_10 * t139 + t142 * cache.segment1_tip_rotation_11
+        + t143 * segment1_tip_rotation_10_along_dq
+        + segment1_tip_velocity_w_z * segment2_tip_subspace0_v_x_along_dq * qd[4]
+        + segment1_tip_bias_v_y_along_dq
+        - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dq
+        - segment2_position_x_along_dq * qdd[4] * p.segment_length;
+    let head_composite_force_f_y_along_dq = head_momentum_f_x_along_dq
+        * segment2_tip_velocity_w_z + segment2_tip_bias_w_z * head_inertia_h_x_along_dq
+        + p.link_mass * segment2_tip_bias_v_y_along_dq;
+    let t269 = cache.segment1_tip_rotation_11 * t128;
+    let t270 = t60 * segment1_tip_rotation_11_along_dq;
+    let t271 = segment1_tip_rotation_10_along_dq * t82;
+    let t272 = cache.segment1_tip_rotation_10 * t166;
+    let segment2_composite_force_f_y_along_dq = head_composite_force_f_y_along_dq + t269
+        + t270 + t271 + t272;
+    let middle_momentum_f_x_along_dq = p.link_mass * segment1_tip_velocity_v_x_along_dq
+        - middle_inertia_h_y_along_dq * segment1_tip_velocity_w_z;
+    let middle_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
+        + segment1_tip_velocity_w_z * middle_momentum_f_x_along_dq
+        + middle_inertia_h_x_along_dq * segment1_tip_bias_w_z
+        + p.link_mass * segment1_tip_bias_v_y_along_dq;
+    let t273 = cache.cos_q2 * t215;
+    let t274 = t266 * base_angle_rotation_10_along_dq;
+    let t275 = cache.sin_q2 * t232;
+    let segment1_composite_force_f_y_along_dq = t268
+        + middle_composite_force_f_y_along_dq + t273 + t274 + t275;
+    let tail_momentum_f_x_along_dq = p.link_mass * base_angle_velocity_v_x_along_dq
+        - qd[2] * tail_inertia_h_y_along_dq;
+    let tail_composite_force_f_y_along_dq = segment1_composite_force_f_y_along_dq
+        + tail_momentum_f_x_along_dq * qd[2]
+        + p.link_mass * base_angle_acceleration_v_y_along_dq
+        + qdd[2] * tail_inertia_h_x_along_dq;
+    let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let t276 = t249 * cache.base_angle_rotation_01;
+    let t277 = t60 * cache.segment1_tip_rotation_01;
+    let t278 = cache.segment1_tip_rotation_00 * t82;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
+        + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
+    let segment2_tip_bias_v_x = segment1_tip_bias_v_x
+        + cache.segment1_tip_rotation_01 * t144 + t143 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_y * qdd[4] * p.segment_length
+        + segment1_tip_velocity_v_y * segment2_bend_y_rate
+        - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y * qd[4];
+    let head_composite_force_f_x = segment2_tip_bias_v_x * p.link_mass
+        - head_momentum_f_y * segment2_tip_velocity_w_z
+        - segment2_tip_bias_w_z * cache.head_inertia_h_y;
+    let segment2_composite_force_f_x = t277 + t278 + head_composite_force_f_x;
+    let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
+    let middle_composite_force_f_x = segment2_composite_force_f_x
+        + segment1_tip_bias_v_x * p.link_mass
+        - cache.middle_inertia_h_y * segment1_tip_bias_w_z
+        - segment1_tip_velocity_w_z * middle_momentum_f_y;
+    let t279 = t266 * cache.cos_q2;
+    let segment1_composite_force_f_x = t276 + middle_composite_force_f_x + t279;
+    let tail_composite_force_f_x = p.link_mass * base_angle_acceleration_v_x
+        + segment1_composite_force_f_x - qdd[2] * cache.tail_inertia_h_y
+        - tail_momentum_f_y * qd[2];
+    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.tail_inertia_h_y * qd[2];
+    let tail_inertia_i_22_along_dq = p.link_mass
+        * (2.0 * cache.tail_com_y * tail_com_y_along_dq
+            + 2.0 * cache.tail_com_x * tail_com_x_along_dq);
+    let t280 = cache.sin_q2 * t266;
+    let t281 = cache.cos_q2 * t249;
+    let t282 = -(segment1_slice0_local_inertia_h_y_along_dq * t262);
+    let t283 = segment1_slice2_local_momentum_f_y_along_dq * t247;
+    let t284 = segment1_slice0_local_inertia_h_x_along_dq * t245;
+    let segment1_slice2_local_inertia_i_22_along_dq = (2.0
+        * segment1_slice2_local_com_x_along_dq * cache.segment1_slice2_local_com_x
+        + 2.0 * cache.segment1_slice2_local_com_y * segment1_slice2_local_com_y_along_dq)
+        * cache.segment1_slice0_mass;
+    let t285 = segment1_slice2_local_inertia_i_22_along_dq * segment1_slice2_bias_w_z;
+    let t286 = t206 * segment1_slice1_local_momentum_f_y;
+    let t287 = segment1_slice0_local_momentum_f_y_along_dq * t237;
+    let segment1_slice1_local_inertia_i_22_along_dq = (2.0
+        * segment1_slice1_local_com_x_along_dq * cache.segment1_slice1_local_com_x
+        + 2.0 * cache.segment1_slice1_local_com_y * segment1_slice1_local_com_y_along_dq)
+        * cache.segment1_slice1_mass;
+    let t288 = segment1_slice1_local_inertia_i_22_along_dq * segment1_slice1_bias_w_z;
+    let t289 = -(t258 * segment1_slice2_local_inertia_h_y_along_dq);
+    let segment1_slice0_local_inertia_i_22_along_dq = (2.0
+        * segment1_slice0_local_com_x_along_dq * cache.segment1_slice0_local_com_x
+        + 2.0 * cache.segment1_slice0_local_com_y * segment1_slice0_local_com_y_along_dq)
+        * cache.segment1_slice0_mass;
+    let t290 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_i_22_along_dq;
+    let t291 = cache.segment1_slice1_local_inertia_h_x * t189;
+    let t292 = t201 * cache.segment1_slice0_local_inertia_h_x;
+    let t293 = t235 * segment1_slice1_local_momentum_f_y_along_dq;
+    let t294 = segment1_slice0_local_momentum_f_y * t176;
+    let t295 = -(cache.segment1_slice1_local_inertia_h_y * t222);
+    let t296 = -(cache.segment1_slice2_local_inertia_h_y * t218);
+    let t297 = -(segment1_slice1_local_inertia_h_y_along_dq * t254);
+    let t298 = t195 * segment1_slice2_local_momentum_f_y;
+    let t299 = -(t228 * cache.segment1_slice0_local_inertia_h_y);
+    let t300 = -(segment1_slice1_local_momentum_f_x_along_dq * t260);
+    let t301 = segment1_slice2_local_inertia_h_x_along_dq * t242;
+    let t302 = -(segment1_slice0_local_momentum_f_x_along_dq * t256);
+    let t303 = -(t220 * segment1_slice0_local_momentum_f_x);
+    let t304 = -(t224 * segment1_slice2_local_momentum_f_x);
+    let t305 = t240 * segment1_slice1_local_inertia_h_x_along_dq;
+    let t306 = -(segment1_slice1_local_momentum_f_x * t230);
+    let t307 = cache.segment1_slice2_local_inertia_h_x * t213;
+    let t308 = -(segment1_slice2_local_momentum_f_x_along_dq * t264);
+    let middle_inertia_i_22_along_dq = p.link_mass
+        * (2.0 * middle_com_x_along_dq * cache.middle_com_x
+            + 2.0 * middle_com_y_along_dq * cache.middle_com_y);
+    let t309 = segment2_slice2_local_inertia_h_x_along_dq * t58;
+    let t310 = segment2_slice2_local_momentum_f_y_along_dq * t53;
+    let t311 = -(t75 * segment2_slice1_local_inertia_h_y_along_dq);
+    let t312 = -(segment2_slice0_local_momentum_f_x_along_dq * t70);
+    let t313 = -(t152 * segment2_slice1_local_momentum_f_x);
+    let segment2_tip_bias_v_y = segment1_tip_bias_v_y
+        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_tip_subspace0_v_x
+        + cache.segment1_tip_rotation_10 * t143 + cache.segment1_tip_rotation_11 * t144
+        - segment2_bend_y_rate * segment1_tip_velocity_v_x
+        - qdd[4] * p.segment_length * cache.segment2_position_x;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
+    let head_inertia_i_22_along_dq = p.link_mass
+        * (2.0 * cache.head_com_x * head_com_x_along_dq
+            + 2.0 * cache.head_com_y * head_com_y_along_dq);
+    let head_composite_force_n_z_along_dq = segment2_tip_bias_v_y_along_dq
+        * cache.head_inertia_h_x + segment2_tip_bias_v_y * head_inertia_h_x_along_dq
+        + segment2_tip_velocity_v_x_along_dq * head_momentum_f_y
+        + segment2_tip_velocity_v_x * head_momentum_f_y_along_dq
+        + segment2_tip_bias_w_z * head_inertia_i_22_along_dq
+        - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y
+        - segment2_tip_velocity_v_y_along_dq * head_momentum_f_x
+        - head_momentum_f_x_along_dq * segment2_tip_velocity_v_y
+        - segment2_tip_bias_v_x * head_inertia_h_y_along_dq;
+    let t314 = t100 * segment2_slice1_local_momentum_f_y;
+    let t315 = t126 * cache.segment2_slice2_local_inertia_h_x;
+    let t316 = -(segment2_slice0_local_inertia_h_y_along_dq * t77);
+    let t317 = -(segment2_slice1_local_momentum_f_x_along_dq * t79);
+    let t318 = segment2_slice0_local_momentum_f_y_along_dq * t48;
+    let t319 = -(segment2_slice0_local_momentum_f_x * t163);
+    let t320 = t90 * segment2_slice2_local_momentum_f_y;
+    let t321 = segment2_slice0_local_inertia_h_x_along_dq * t43;
+    let t322 = -(cache.segment2_slice0_local_inertia_h_y * t154);
+    let t323 = cache.segment2_slice0_local_inertia_h_x * t119;
+    let t324 = -(t156 * cache.segment2_slice2_local_inertia_h_y);
+    let t325 = t56 * segment2_slice1_local_inertia_h_x_along_dq;
+    let t326 = -(t73 * segment2_slice2_local_momentum_f_x_along_dq);
+    let segment2_slice1_local_inertia_i_22_along_dq = (2.0
+        * cache.segment2_slice1_local_com_y * segment2_slice1_local_com_y_along_dq
+        + 2.0 * segment2_slice1_local_com_x_along_dq * cache.segment2_slice1_local_com_x)
+        * cache.segment1_slice1_mass;
+    let t327 = segment2_slice1_local_inertia_i_22_along_dq * segment2_slice1_bias_w_z;
+    let t328 = t60 * cache.segment1_tip_rotation_11;
+    let t329 = cache.segment1_tip_rotation_10 * t82;
+    let t330 = -(t68 * segment2_slice2_local_inertia_h_y_along_dq);
+    let segment2_slice0_local_inertia_i_22_along_dq = (2.0
+        * cache.segment2_slice0_local_com_y * segment2_slice0_local_com_y_along_dq
+        + 2.0 * cache.segment2_slice0_local_com_x * segment2_slice0_local_com_x_along_dq)
+        * cache.segment1_slice0_mass;
+    let t331 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_i_22_along_dq;
+    let t332 = t95 * segment2_slice0_local_momentum_f_y;
+    let t333 = -(segment2_slice2_local_momentum_f_x * t158);
+    let t334 = segment2_slice1_local_momentum_f_y_along_dq * t51;
+    let t335 = cache.segment2_slice1_local_inertia_h_x * t112;
+    let t336 = -(cache.segment2_slice1_local_inertia_h_y * t161);
+    let segment2_slice2_local_inertia_i_22_along_dq = (2.0
+        * segment2_slice2_local_com_y_along_dq * cache.segment2_slice2_local_com_y
+        + 2.0 * segment2_slice2_local_com_x_along_dq * cache.segment2_slice2_local_com_x)
+        * cache.segment1_slice0_mass;
+    let t337 = segment2_slice2_bias_w_z * segment2_slice2_local_inertia_i_22_along_dq;
+    let segment2_composite_force_n_z_along_dq = t309 + t310 + t311 + t312 + t313
+        + head_composite_force_n_z_along_dq + t314 + t315 + t316 + t317 + t318 + t319
+        + t320 + t321 + t322 + t323 + t324 + t325 + t326 + t327
+        + segment2_position_x_along_dq * (t328 + t329) + t330 + t331 + t332 + t333 + t334
+        + (t269 + t270 + t271 + t272) * cache.segment2_position_x + t335 + t336 + t337
+        - (t277 + t278) * segment2_position_y_along_dq
+        - cache.segment2_position_y * (t61 + t83 + t129 + t167);
+    let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
+    let middle_composite_force_n_z_along_dq = middle_inertia_i_22_along_dq
+        * segment1_tip_bias_w_z + segment1_tip_bias_v_y * middle_inertia_h_x_along_dq
+        + segment2_composite_force_n_z_along_dq
+        + segment1_tip_velocity_v_x * middle_momentum_f_y_along_dq
+        + cache.middle_inertia_h_x * segment1_tip_bias_v_y_along_dq
+        + middle_momentum_f_y * segment1_tip_velocity_v_x_along_dq
+        - middle_inertia_h_y_along_dq * segment1_tip_bias_v_x
+        - segment1_tip_velocity_v_y * middle_momentum_f_x_along_dq
+        - cache.middle_inertia_h_y * segment1_tip_bias_v_x_along_dq
+        - segment1_tip_velocity_v_y_along_dq * middle_momentum_f_x;
+    let segment1_composite_force_n_z_along_dq = (t280 + t281)
+        * segment1_position_x_along_dq
+        + cache.segment1_position_x * (t268 + t273 + t274 + t275) + t282 + t283 + t284
+        + t285 + t286 + t287 + t288 + t289 + t290 + t291 + t292 + t293 + t294 + t295
+        + t296 + t297 + t298 + t299 + t300 + t301 + t302 + t303 + t304 + t305 + t306
+        + t307 + t308 + middle_composite_force_n_z_along_dq
+        - (t276 + t279) * segment1_position_y_along_dq
+        - (t216 + t233 + t250 + t267) * cache.segment1_position_y;
+    let tail_composite_force_n_z_along_dq = base_angle_velocity_v_x_along_dq
+        * tail_momentum_f_y + qdd[2] * tail_inertia_i_22_along_dq
+        + segment1_composite_force_n_z_along_dq
+        + base_angle_acceleration_v_y * tail_inertia_h_x_along_dq
+        + tail_momentum_f_y_along_dq * base_angle_velocity_v_x
+        + cache.tail_inertia_h_x * base_angle_acceleration_v_y_along_dq
+        - base_angle_acceleration_v_x * tail_inertia_h_y_along_dq
+        - base_angle_velocity_v_y_along_dq * tail_momentum_f_x
+        - tail_momentum_f_x_along_dq * base_angle_velocity_v_y
+        - cache.tail_inertia_h_y * base_angle_acceleration_v_x_along_dq;
+    let head_composite_force_f_y = p.link_mass * segment2_tip_bias_v_y
+        + head_momentum_f_x * segment2_tip_velocity_w_z
+        + segment2_tip_bias_w_z * cache.head_inertia_h_x;
+    let segment2_composite_force_f_y = head_composite_force_f_y + t328 + t329;
+    let middle_composite_force_f_y = segment1_tip_velocity_w_z * middle_momentum_f_x
+        + segment2_composite_force_f_y + cache.middle_inertia_h_x * segment1_tip_bias_w_z
+        + segment1_tip_bias_v_y * p.link_mass;
+    let segment1_composite_force_f_y = t280 + middle_composite_force_f_y + t281;
+    let tail_composite_force_f_y = qdd[2] * cache.tail_inertia_h_x
+        + qd[2] * tail_momentum_f_x + base_angle_acceleration_v_y * p.link_mass
+        + segment1_composite_force_f_y;
+    out[0] = tail_composite_force_f_x_along_dq;
+    out[1] = tail_composite_force_f_y_along_dq;
+    out[2] = q[1] * tail_composite_force_f_x_along_dq + tail_composite_force_f_x * dq[1]
+        + tail_composite_force_n_z_along_dq
+        + tail_composite_force_f_y * base_angle_subspace_v_y_along_dq
+        + tail_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
+    out[3] = p.segment_length * middle_composite_force_n_z_along_dq
+        + segment1_tip_subspace0_v_y_along_dq * middle_composite_force_f_y
+        + segment1_tip_subspace0_v_x_along_dq * middle_composite_force_f_x
+        + middle_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y
+        + p.segment_length
+            * ((t252 + t255 + t261) * segment1_slice1_local_bend_y_column_v_x_along_dq
+                + 0.8872983346207417
+                    * (t283 + t285 + t289 + t296 + t298 + t301 + t304 + t307 + t308)
+                + cache.segment1_slice2_local_bend_y_column_v_x * (t217 + t219 + t225)
+                + 0.5 * (t286 + t288 + t291 + t293 + t295 + t297 + t300 + t305 + t306)
+                + 0.1127016653792583
+                    * (t282 + t284 + t287 + t290 + t292 + t294 + t299 + t302 + t303)
+                + (t253 + t259 + t265) * segment1_slice2_local_bend_y_column_v_x_along_dq
+                + (t236 + t241 + t244) * segment1_slice1_local_bend_y_column_v_y_along_dq
+                + (t196 + t203 + t214) * cache.segment1_slice2_local_bend_y_column_v_y
+                + (t221 + t227 + t229) * cache.segment1_slice0_local_bend_y_column_v_x
+                + segment1_slice0_local_bend_y_column_v_y_along_dq * (t238 + t239 + t246)
+                + segment1_slice0_local_bend_y_column_v_x_along_dq * (t251 + t257 + t263)
+                + (t234 + t243 + t248) * segment1_slice2_local_bend_y_column_v_y_along_dq
+                + cache.segment1_slice1_local_bend_y_column_v_y * (t190 + t207 + t208)
+                + cache.segment1_slice1_local_bend_y_column_v_x * (t223 + t226 + t231)
+                + cache.segment1_slice0_local_bend_y_column_v_y * (t177 + t202 + t204))
+        + middle_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x
+        + p.segment_stiffness * dq[3];
+    out[4] = head_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y
+        + p.segment_stiffness * dq[4]
+        + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
+        + ((t34 + t55 + t59) * segment2_slice2_local_bend_y_column_v_y_along_dq
+            + cache.segment2_slice2_local_bend_y_column_v_y * (t91 + t114 + t127)
+            + 0.5 * (t311 + t313 + t314 + t317 + t325 + t327 + t334 + t335 + t336)
+            + cache.segment2_slice1_local_bend_y_column_v_y * (t101 + t102 + t113)
+            + (t71 + t78 + t81) * segment2_slice0_local_bend_y_column_v_x_along_dq
+            + (t44 + t45 + t49) * segment2_slice0_local_bend_y_column_v_y_along_dq
+            + (t72 + t76 + t80) * segment2_slice1_local_bend_y_column_v_x_along_dq
+            + 0.1127016653792583
+                * (t312 + t316 + t318 + t319 + t321 + t322 + t323 + t331 + t332)
+            + (t46 + t52 + t57) * segment2_slice1_local_bend_y_column_v_y_along_dq
+            + (t153 + t162 + t165) * cache.segment2_slice1_local_bend_y_column_v_x
+            + cache.segment2_slice0_local_bend_y_column_v_y * (t96 + t120 + t121)
+            + (t155 + t160 + t164) * cache.segment2_slice0_local_bend_y_column_v_x
+            + (t64 + t69 + t74) * segment2_slice2_local_bend_y_column_v_x_along_dq
+            + cache.segment2_slice2_local_bend_y_column_v_x * (t151 + t157 + t159)
+            + 0.8872983346207417
+                * (t309 + t310 + t315 + t320 + t324 + t326 + t330 + t333 + t337))
+            * p.segment_length
+        + head_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
+        + head_composite_force_n_z_along_dq * p.segment_length
+        + segment2_tip_subspace0_v_x_along_dq * head_composite_force_f_x;
+}
+/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_velocity_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    dqd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_velocity_v_y_along_dqd = dqd[1]
+        + dqd[2] * cache.base_angle_subspace_v_y;
+    let tail_momentum_f_y_along_dqd = p.link_mass * base_angle_velocity_v_y_along_dqd
+        + dqd[2] * cache.tail_inertia_h_x;
+    let segment1_bend_y_rate_along_dqd = dqd[3] * p.segment_length;
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let base_angle_bias_v_x_along_dqd = dqd[2] * qd[1] + dqd[1] * qd[2];
+    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+    let t0 = 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+        * p.segment_length * segment1_bend_squared;
+    let t1 = 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+        * p.segment_length;
+    let t2 = p.segment_length * segment1_bend_squared;
+    let t3 = (3.0 * cache.segment1_bend_squared_c5 * t0
+        + cache.segment1_bend_squared_c3 * t0 + cache.segment1_bend_squared_c3 * t1
+        - t1 * cache.segment1_bend_squared_c2
+        - 3.0 * cache.segment1_bend_squared_c4 * t0)
+        + 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+            * (p.segment_length * cache.segment1_bend_squared_c2
+                + 2.0 * cache.segment1_bend_squared_c4 * t2
+                - cache.segment1_bend_squared_c3 * t2);
+    let t4 = p.segment_length * cache.segment1_bend_y;
+    let t5 = 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+        * p.segment_length * cache.segment1_bend_y.powi(3);
+    let t6 = 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+        * p.segment_length * cache.segment1_bend_y;
+    let t7 = (cache.segment1_bend_squared_c4 * t5
+        + 8.0 * t5 * cache.segment1_bend_squared_c6
+        + 6.0 * cache.segment1_bend_squared_c4 * t6
+        - 5.0 * cache.segment1_bend_squared_c5 * t5
+        - 3.0 * cache.segment1_bend_squared_c3 * t6)
+        - 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+            * (cache.segment1_bend_squared_c3 * t4
+                - t4 * cache.segment1_bend_squared_c2);
+    let segment1_tip_bias_v_x_along_dqd = segment1_bend_y_rate_along_dqd
+        * base_angle_velocity_v_y + base_angle_bias_v_x_along_dqd
+        + segment1_bend_y_rate * base_angle_velocity_v_y_along_dqd + t3 * cache.cos_q2
+        + cache.base_angle_rotation_01 * t7
+        - dqd[3] * cache.segment1_tip_subspace0_v_y * qd[2]
+        - dqd[2] * cache.segment1_tip_subspace0_v_y * qd[3];
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
+    let segment1_tip_velocity_w_z_along_dqd = dqd[2] + segment1_bend_y_rate_along_dqd;
+    let segment1_tip_velocity_v_y_along_dqd = dqd[3] * cache.segment1_tip_subspace0_v_y
+        + base_angle_velocity_v_y_along_dqd;
+    let middle_momentum_f_y_along_dqd = cache.middle_inertia_h_x
+        * segment1_tip_velocity_w_z_along_dqd
+        + p.link_mass * segment1_tip_velocity_v_y_along_dqd;
+    let segment2_bend_y_rate = qd[4] * p.segment_length;
+    let segment2_bend_y_rate_along_dqd = p.segment_length * dqd[4];
+    let t8 = 2.0 * segment2_bend_y_rate * p.segment_length
+        * segment2_bend_y_rate_along_dqd;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
+    let t9 = 2.0 * segment2_bend_y_rate * p.segment_length
+        * segment2_bend_y_rate_along_dqd * segment2_bend_squared;
+    let t10 = p.segment_length * segment2_bend_squared;
+    let t11 = (t8 * cache.segment2_bend_squared_c3 + t9 * cache.segment2_bend_squared_c3
+        + 3.0 * t9 * cache.segment2_bend_squared_c5 - t8 * cache.segment2_bend_squared_c2
+        - 3.0 * t9 * cache.segment2_bend_squared_c4)
+        + 2.0 * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
+            * (2.0 * t10 * cache.segment2_bend_squared_c4
+                + cache.segment2_bend_squared_c2 * p.segment_length
+                - cache.segment2_bend_squared_c3 * t10);
+    let t12 = cache.segment2_bend_y * p.segment_length;
+    let t13 = 2.0 * segment2_bend_y_rate * p.segment_length
+        * segment2_bend_y_rate_along_dqd * cache.segment2_bend_y.powi(3);
+    let t14 = 2.0 * segment2_bend_y_rate * cache.segment2_bend_y * p.segment_length
+        * segment2_bend_y_rate_along_dqd;
+    let t15 = (8.0 * t13 * cache.segment2_bend_squared_c6
+        + 6.0 * cache.segment2_bend_squared_c4 * t14
+        + t13 * cache.segment2_bend_squared_c4
+        - 3.0 * cache.segment2_bend_squared_c3 * t14
+        - 5.0 * cache.segment2_bend_squared_c5 * t13)
+        - 2.0
+            * (cache.segment2_bend_squared_c3 * t12
+                - cache.segment2_bend_squared_c2 * t12) * segment2_bend_y_rate
+            * segment2_bend_y_rate_along_dqd;
+    let segment2_tip_bias_v_x_along_dqd = segment2_bend_y_rate
+        * segment1_tip_velocity_v_y_along_dqd + segment1_tip_bias_v_x_along_dqd
+        + t11 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_01 * t15
+        + segment1_tip_velocity_v_y * segment2_bend_y_rate_along_dqd
+        - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y * dqd[4]
+        - cache.segment2_tip_subspace0_v_y * qd[4] * segment1_tip_velocity_w_z_along_dqd;
+    let segment2_tip_velocity_v_y_along_dqd = cache.segment2_tip_subspace0_v_y * dqd[4]
+        + segment1_tip_velocity_v_y_along_dqd;
+    let segment2_tip_velocity_w_z_along_dqd = segment2_bend_y_rate_along_dqd
+        + segment1_tip_velocity_w_z_along_dqd;
+    let head_momentum_f_y_along_dqd = p.link_mass * segment2_tip_velocity_v_y_along_dqd
+        + segment2_tip_velocity_w_z_along_dqd * cache.head_inertia_h_x;
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
+        + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
+    let head_composite_force_f_x_along_dqd = p.link_mass
+        * segment2_tip_bias_v_x_along_dqd
+        - head_momentum_f_y_along_dqd * segment2_tip_velocity_w_z
+        - segment2_tip_velocity_w_z_along_dqd * head_momentum_f_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let base_angle_subspace_rate_v_y_along_dqd = -dqd[0];
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y_along_dqd = qd[2] * base_angle_subspace_rate_v_y_along_dqd
+        + dqd[2] * base_angle_subspace_rate_v_y;
+    let base_angle_velocity_v_x_along_dqd = dqd[0] + q[1] * dqd[2];
+    let segment1_tip_bias_v_y_along_dqd = base_angle_bias_v_y_along_dqd
+        + cache.cos_q2 * t7 + cache.sin_q2 * t3
+        + dqd[2] * cache.segment1_tip_subspace0_v_x * qd[3]
+        + dqd[3] * cache.segment1_tip_subspace0_v_x * qd[2]
+        - segment1_bend_y_rate_along_dqd * base_angle_velocity_v_x
+        - segment1_bend_y_rate * base_angle_velocity_v_x_along_dqd;
+    let segment2_base_bias_v_x_along_dqd = segment1_tip_bias_v_y_along_dqd
+        * cache.segment1_tip_rotation_10
+        + segment1_tip_bias_v_x_along_dqd * cache.segment1_tip_rotation_00;
+    let t16 = segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.segment2_position_x;
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let t17 = segment1_tip_velocity_v_x
+        - cache.segment2_position_y * segment1_tip_velocity_w_z;
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t16
+        + cache.segment1_tip_rotation_01 * t17;
+    let segment1_tip_velocity_v_x_along_dqd = dqd[3] * cache.segment1_tip_subspace0_v_x
+        + base_angle_velocity_v_x_along_dqd;
+    let t18 = segment1_tip_velocity_v_x_along_dqd
+        - cache.segment2_position_y * segment1_tip_velocity_w_z_along_dqd;
+    let t19 = cache.segment2_position_x * segment1_tip_velocity_w_z_along_dqd
+        + segment1_tip_velocity_v_y_along_dqd;
+    let segment2_base_velocity_v_y_along_dqd = t18 * cache.segment1_tip_rotation_01
+        + t19 * cache.segment1_tip_rotation_11;
+    let t20 = (0.09375 * t9 * cache.segment2_slice1_bend_c5
+        + 0.03125 * t9 * cache.segment2_slice1_bend_c3
+        + 0.125 * t8 * cache.segment2_slice1_bend_c3
+        - 0.125 * t8 * cache.segment2_slice1_bend_c2
+        - 0.09375 * t9 * cache.segment2_slice1_bend_c4)
+        + segment2_base_bias_v_x_along_dqd
+        + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate_along_dqd
+        + segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
+            * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
+                + 0.125 * t10 * cache.segment2_slice1_bend_c4
+                - 0.0625 * t10 * cache.segment2_slice1_bend_c3)
+        + 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dqd
+        - cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
+            * segment1_tip_velocity_w_z_along_dqd
+        - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
+            * segment2_bend_y_rate_along_dqd;
+    let t21 = t20 * cache.segment1_slice1_mass;
+    let t22 = 0.5 * segment2_bend_y_rate_along_dqd + segment1_tip_velocity_w_z_along_dqd;
+    let t23 = segment2_base_velocity_v_y
+        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate;
+    let t24 = segment1_tip_velocity_w_z + 0.5 * segment2_bend_y_rate;
+    let segment2_slice1_local_momentum_f_y = t23 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * t24;
+    let t25 = -(t22 * segment2_slice1_local_momentum_f_y);
+    let t26 = segment2_base_bias_v_x_along_dqd
+        + 0.1127016653792583 * segment2_base_velocity_v_y
+            * segment2_bend_y_rate_along_dqd
+        + 0.2254033307585166 * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
+            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t10
+                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
+                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t10)
+        + (0.00001818241927340114 * t9 * cache.segment2_slice0_bend_c3
+            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t8
+            + 0.000054547257820203424 * t9 * cache.segment2_slice0_bend_c5
+            - 0.0014314988413324798 * t8 * cache.segment2_slice0_bend_c2
+            - 0.000054547257820203424 * t9 * cache.segment2_slice0_bend_c4)
+        + 0.1127016653792583 * segment2_bend_y_rate
+            * segment2_base_velocity_v_y_along_dqd
+        - cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
+            * segment1_tip_velocity_w_z_along_dqd
+        - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate_along_dqd;
+    let t27 = cache.segment1_slice0_mass * t26;
+    let t28 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let t29 = 0.1127016653792583 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t28
+        + t29 * cache.segment2_slice0_local_inertia_h_x;
+    let t30 = 0.1127016653792583 * segment2_bend_y_rate_along_dqd
+        + segment1_tip_velocity_w_z_along_dqd;
+    let t31 = -(segment2_slice0_local_momentum_f_y * t30);
+    let t32 = segment2_base_velocity_v_y_along_dqd
+        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate_along_dqd;
+    let segment2_slice1_local_momentum_f_y_along_dqd = t32 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * t22;
+    let t33 = -(segment2_slice1_local_momentum_f_y_along_dqd * t24);
+    let t34 = 0.8872983346207417 * segment2_bend_y_rate_along_dqd
+        + segment1_tip_velocity_w_z_along_dqd;
+    let t35 = segment2_base_velocity_v_y
+        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate;
+    let t36 = segment1_tip_velocity_w_z + 0.8872983346207417 * segment2_bend_y_rate;
+    let segment2_slice2_local_momentum_f_y = t35 * cache.segment1_slice0_mass
+        + cache.segment2_slice2_local_inertia_h_x * t36;
+    let t37 = -(t34 * segment2_slice2_local_momentum_f_y);
+    let t38 = segment2_base_velocity_v_y_along_dqd
+        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate_along_dqd;
+    let segment2_slice2_local_momentum_f_y_along_dqd = t34
+        * cache.segment2_slice2_local_inertia_h_x + cache.segment1_slice0_mass * t38;
+    let t39 = -(segment2_slice2_local_momentum_f_y_along_dqd * t36);
+    let t40 = segment2_base_bias_v_x_along_dqd
+        + 0.8872983346207417 * segment2_bend_y_rate
+            * segment2_base_velocity_v_y_along_dqd
+        + (0.5499818175807267 * t9 * cache.segment2_slice2_bend_c3
+            + 1.6499454527421802 * t9 * cache.segment2_slice2_bend_c5
+            + 0.6985685011586675 * t8 * cache.segment2_slice2_bend_c3
+            - 1.6499454527421802 * t9 * cache.segment2_slice2_bend_c4
+            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t8)
+        + 1.7745966692414834
+            * (1.239677335393187 * t10 * cache.segment2_slice2_bend_c4
+                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
+                - 0.6198386676965935 * t10 * cache.segment2_slice2_bend_c3)
+            * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
+        + 0.8872983346207417 * segment2_base_velocity_v_y
+            * segment2_bend_y_rate_along_dqd
+        - cache.segment2_slice2_local_bend_y_column_v_y * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate_along_dqd
+        - cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate
+            * segment1_tip_velocity_w_z_along_dqd;
+    let t41 = t40 * cache.segment1_slice0_mass;
+    let t42 = cache.segment2_slice0_local_bend_y_column_v_y
+        * segment2_bend_y_rate_along_dqd + segment2_base_velocity_v_y_along_dqd;
+    let segment2_slice0_local_momentum_f_y_along_dqd = cache
+        .segment2_slice0_local_inertia_h_x * t30 + cache.segment1_slice0_mass * t42;
+    let t43 = -(t29 * segment2_slice0_local_momentum_f_y_along_dqd);
+    let t44 = t21 + t25 + t27 + t31 + t33 + t37 + t39 + t41 + t43;
+    let t45 = cache.segment1_tip_rotation_00 * t44;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t16
+        + t17 * cache.segment1_tip_rotation_00;
+    let t46 = segment2_base_velocity_v_x
+        + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice0_local_momentum_f_x = t46 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t29;
+    let t47 = segment2_slice0_local_momentum_f_x * t30;
+    let segment2_base_velocity_v_x_along_dqd = cache.segment1_tip_rotation_10 * t19
+        + t18 * cache.segment1_tip_rotation_00;
+    let t48 = segment2_base_velocity_v_x_along_dqd
+        + segment2_bend_y_rate_along_dqd * cache.segment2_slice2_local_bend_y_column_v_x;
+    let segment2_slice2_local_momentum_f_x_along_dqd = t48 * cache.segment1_slice0_mass
+        - t34 * cache.segment2_slice2_local_inertia_h_y;
+    let t49 = segment2_slice2_local_momentum_f_x_along_dqd * t36;
+    let t50 = cache.segment2_slice1_local_bend_y_column_v_x
+        * segment2_bend_y_rate_along_dqd + segment2_base_velocity_v_x_along_dqd;
+    let segment2_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice1_mass * t50
+        - cache.segment2_slice1_local_inertia_h_y * t22;
+    let t51 = t24 * segment2_slice1_local_momentum_f_x_along_dqd;
+    let t52 = segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x;
+    let segment2_slice1_local_momentum_f_x = t52 * cache.segment1_slice1_mass
+        - cache.segment2_slice1_local_inertia_h_y * t24;
+    let t53 = t22 * segment2_slice1_local_momentum_f_x;
+    let segment2_base_bias_v_y_along_dqd = segment1_tip_bias_v_x_along_dqd
+        * cache.segment1_tip_rotation_01
+        + segment1_tip_bias_v_y_along_dqd * cache.segment1_tip_rotation_11;
+    let t54 = segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
+        * cache.segment2_slice0_local_bend_y_column_v_x
+        + (0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t14
+            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t13
+            + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t13
+            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t14
+            - 0.00001024594466368116 * t13 * cache.segment2_slice0_bend_c5)
+        + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x
+            * segment1_tip_velocity_w_z_along_dqd + segment2_base_bias_v_y_along_dqd
+        - 0.1127016653792583 * segment2_bend_y_rate
+            * segment2_base_velocity_v_x_along_dqd
+        - 0.2254033307585166
+            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t12
+                - 0.0014314988413324798 * t12 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
+        - 0.1127016653792583 * segment2_bend_y_rate_along_dqd
+            * segment2_base_velocity_v_x;
+    let t55 = cache.segment1_slice0_mass * t54;
+    let t56 = segment2_base_velocity_v_x_along_dqd
+        + segment2_bend_y_rate_along_dqd * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice0_local_momentum_f_x_along_dqd = t56 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t30;
+    let t57 = t29 * segment2_slice0_local_momentum_f_x_along_dqd;
+    let t58 = (0.4879979508110674 * t13 * cache.segment2_slice2_bend_c4
+        + 3.7190320061795608 * t14 * cache.segment2_slice2_bend_c4
+        + 3.903983606488539 * t13 * cache.segment2_slice2_bend_c6
+        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t14
+        - 2.439989754055337 * t13 * cache.segment2_slice2_bend_c5)
+        + segment2_base_bias_v_y_along_dqd
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
+            * cache.segment2_slice2_local_bend_y_column_v_x
+        + segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
+            * segment1_tip_velocity_w_z_along_dqd
+        - 0.8872983346207417 * segment2_bend_y_rate_along_dqd
+            * segment2_base_velocity_v_x
+        - 1.7745966692414834
+            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t12
+                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t12)
+            * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
+        - 0.8872983346207417 * segment2_bend_y_rate
+            * segment2_base_velocity_v_x_along_dqd;
+    let t59 = cache.segment1_slice0_mass * t58;
+    let t60 = segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
+        * segment2_bend_y_rate_along_dqd
+        + segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
+            * segment1_tip_velocity_w_z_along_dqd + segment2_base_bias_v_y_along_dqd
+        + (0.375 * cache.segment2_slice1_bend_c4 * t14
+            + 0.125 * t13 * cache.segment2_slice1_bend_c6
+            + 0.015625 * t13 * cache.segment2_slice1_bend_c4
+            - 0.078125 * t13 * cache.segment2_slice1_bend_c5
+            - 0.1875 * cache.segment2_slice1_bend_c3 * t14)
+        - segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
+            * (0.125 * cache.segment2_slice1_bend_c3 * t12
+                - 0.125 * cache.segment2_slice1_bend_c2 * t12)
+        - 0.5 * segment2_bend_y_rate_along_dqd * segment2_base_velocity_v_x
+        - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x_along_dqd;
+    let t61 = t60 * cache.segment1_slice1_mass;
+    let t62 = segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x;
+    let segment2_slice2_local_momentum_f_x = t62 * cache.segment1_slice0_mass
+        - t36 * cache.segment2_slice2_local_inertia_h_y;
+    let t63 = t34 * segment2_slice2_local_momentum_f_x;
+    let t64 = t47 + t49 + t51 + t53 + t55 + t57 + t59 + t61 + t63;
+    let t65 = cache.segment1_tip_rotation_01 * t64;
+    let segment2_composite_force_f_x_along_dqd = head_composite_force_f_x_along_dqd + t45
+        + t65;
+    let middle_composite_force_f_x_along_dqd = p.link_mass
+        * segment1_tip_bias_v_x_along_dqd + segment2_composite_force_f_x_along_dqd
+        - middle_momentum_f_y * segment1_tip_velocity_w_z_along_dqd
+        - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dqd;
+    let t66 = 0.5 * segment1_bend_y_rate + qd[2];
+    let t67 = dqd[2] * cache.segment1_position_x + base_angle_velocity_v_y_along_dqd;
+    let t68 = base_angle_velocity_v_x_along_dqd - dqd[2] * cache.segment1_position_y;
+    let segment1_base_velocity_v_y_along_dqd = t67 * cache.cos_q2
+        + cache.base_angle_rotation_01 * t68;
+    let t69 = segment1_base_velocity_v_y_along_dqd
+        + segment1_bend_y_rate_along_dqd * cache.segment1_slice1_local_bend_y_column_v_y;
+    let t70 = dqd[2] + 0.5 * segment1_bend_y_rate_along_dqd;
+    let segment1_slice1_local_momentum_f_y_along_dqd = t69 * cache.segment1_slice1_mass
+        + t70 * cache.segment1_slice1_local_inertia_h_x;
+    let t71 = -(t66 * segment1_slice1_local_momentum_f_y_along_dqd);
+    let t72 = dqd[2] + 0.8872983346207417 * segment1_bend_y_rate_along_dqd;
+    let t73 = segment1_base_velocity_v_y_along_dqd
+        + segment1_bend_y_rate_along_dqd * cache.segment1_slice2_local_bend_y_column_v_y;
+    let segment1_slice2_local_momentum_f_y_along_dqd = t72
+        * cache.segment1_slice2_local_inertia_h_x + t73 * cache.segment1_slice0_mass;
+    let t74 = 0.8872983346207417 * segment1_bend_y_rate + qd[2];
+    let t75 = -(segment1_slice2_local_momentum_f_y_along_dqd * t74);
+    let t76 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
+    let t77 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
+    let segment1_base_velocity_v_y = t76 * cache.base_angle_rotation_01
+        + t77 * cache.cos_q2;
+    let t78 = cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate
+        + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t78 * cache.segment1_slice1_mass
+        + cache.segment1_slice1_local_inertia_h_x * t66;
+    let t79 = -(t70 * segment1_slice1_local_momentum_f_y);
+    let t80 = 0.1127016653792583 * segment1_bend_y_rate + qd[2];
+    let t81 = 0.1127016653792583 * segment1_bend_y_rate_along_dqd + dqd[2];
+    let t82 = segment1_bend_y_rate_along_dqd
+        * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y_along_dqd;
+    let segment1_slice0_local_momentum_f_y_along_dqd = t81
+        * cache.segment1_slice0_local_inertia_h_x + t82 * cache.segment1_slice0_mass;
+    let t83 = -(t80 * segment1_slice0_local_momentum_f_y_along_dqd);
+    let segment1_base_bias_v_x_along_dqd = cache.cos_q2 * base_angle_bias_v_x_along_dqd
+        + cache.sin_q2 * base_angle_bias_v_y_along_dqd;
+    let t84 = segment1_base_bias_v_x_along_dqd
+        + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y_along_dqd
+        + (0.125 * t1 * cache.segment1_slice1_bend_c3
+            + 0.09375 * cache.segment1_slice1_bend_c5 * t0
+            + 0.03125 * cache.segment1_slice1_bend_c3 * t0
+            - 0.125 * t1 * cache.segment1_slice1_bend_c2
+            - 0.09375 * t0 * cache.segment1_slice1_bend_c4)
+        + segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+            * (0.125 * t2 * cache.segment1_slice1_bend_c4
+                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
+                - 0.0625 * cache.segment1_slice1_bend_c3 * t2)
+        + 0.5 * segment1_bend_y_rate_along_dqd * segment1_base_velocity_v_y
+        - segment1_bend_y_rate_along_dqd * cache.segment1_slice1_local_bend_y_column_v_y
+            * qd[2]
+        - dqd[2] * cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate;
+    let t85 = t84 * cache.segment1_slice1_mass;
+    let t86 = 0.2254033307585166 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+        * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t2
+            + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
+            - 0.0001613323034066491 * t2 * cache.segment1_slice0_bend_c3)
+        + (0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t0
+            + 0.0014314988413324798 * t1 * cache.segment1_slice0_bend_c3
+            + 0.00001818241927340114 * cache.segment1_slice0_bend_c3 * t0
+            - 0.0014314988413324798 * t1 * cache.segment1_slice0_bend_c2
+            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t0)
+        + segment1_base_bias_v_x_along_dqd
+        + 0.1127016653792583 * segment1_bend_y_rate
+            * segment1_base_velocity_v_y_along_dqd
+        + 0.1127016653792583 * segment1_bend_y_rate_along_dqd
+            * segment1_base_velocity_v_y
+        - segment1_bend_y_rate_along_dqd * qd[2]
+            * cache.segment1_slice0_local_bend_y_column_v_y
+        - dqd[2] * segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t87 = t86 * cache.segment1_slice0_mass;
+    let t88 = 1.7745966692414834 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+        * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
+            + 1.239677335393187 * t2 * cache.segment1_slice2_bend_c4
+            - 0.6198386676965935 * t2 * cache.segment1_slice2_bend_c3)
+        + 0.8872983346207417 * segment1_bend_y_rate
+            * segment1_base_velocity_v_y_along_dqd + segment1_base_bias_v_x_along_dqd
+        + 0.8872983346207417 * segment1_bend_y_rate_along_dqd
+            * segment1_base_velocity_v_y
+        + (1.6499454527421802 * t0 * cache.segment1_slice2_bend_c5
+            + 0.6985685011586675 * t1 * cache.segment1_slice2_bend_c3
+            + 0.5499818175807267 * t0 * cache.segment1_slice2_bend_c3
+            - 1.6499454527421802 * t0 * cache.segment1_slice2_bend_c4
+            - 0.6985685011586675 * t1 * cache.segment1_slice2_bend_c2)
+        - dqd[2] * cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
+        - segment1_bend_y_rate_along_dqd * cache.segment1_slice2_local_bend_y_column_v_y
+            * qd[2];
+    let t89 = cache.segment1_slice0_mass * t88;
+    let t90 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t80
+        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t90;
+    let t91 = -(t81 * segment1_slice0_local_momentum_f_y);
+    let t92 = cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
+        + segment1_base_velocity_v_y;
+    let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
+        * t74 + cache.segment1_slice0_mass * t92;
+    let t93 = -(t72 * segment1_slice2_local_momentum_f_y);
+    let t94 = t71 + t75 + t79 + t83 + t85 + t87 + t89 + t91 + t93;
+    let t95 = cache.cos_q2 * t94;
+    let segment1_base_velocity_v_x_along_dqd = cache.sin_q2 * t67 + cache.cos_q2 * t68;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t77 + t76 * cache.cos_q2;
+    let segment1_base_bias_v_y_along_dqd = base_angle_bias_v_y_along_dqd * cache.cos_q2
+        + cache.base_angle_rotation_01 * base_angle_bias_v_x_along_dqd;
+    let t96 = segment1_bend_y_rate_along_dqd * qd[2]
+        * cache.segment1_slice0_local_bend_y_column_v_x
+        + dqd[2] * segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
+        + (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t5
+            + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t6
+            + 0.000016393511461889856 * t5 * cache.segment1_slice0_bend_c6
+            - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t5
+            - 0.00048399691021994726 * cache.segment1_slice0_bend_c3 * t6)
+        + segment1_base_bias_v_y_along_dqd
+        - 0.1127016653792583 * segment1_bend_y_rate
+            * segment1_base_velocity_v_x_along_dqd
+        - 0.2254033307585166 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+            * (0.0014314988413324798 * t4 * cache.segment1_slice0_bend_c3
+                - 0.0014314988413324798 * t4 * cache.segment1_slice0_bend_c2)
+        - 0.1127016653792583 * segment1_bend_y_rate_along_dqd
+            * segment1_base_velocity_v_x;
+    let t97 = cache.segment1_slice0_mass * t96;
+    let t98 = cache.segment1_slice1_local_bend_y_column_v_x
+        * segment1_bend_y_rate_along_dqd * qd[2]
+        + cache.segment1_slice1_local_bend_y_column_v_x * dqd[2] * segment1_bend_y_rate
+        + segment1_base_bias_v_y_along_dqd
+        + (0.375 * t6 * cache.segment1_slice1_bend_c4
+            + 0.125 * t5 * cache.segment1_slice1_bend_c6
+            + 0.015625 * t5 * cache.segment1_slice1_bend_c4
+            - 0.1875 * cache.segment1_slice1_bend_c3 * t6
+            - 0.078125 * cache.segment1_slice1_bend_c5 * t5)
+        - 0.5 * segment1_bend_y_rate_along_dqd * segment1_base_velocity_v_x
+        - segment1_bend_y_rate_along_dqd
+            * (0.125 * cache.segment1_slice1_bend_c3 * t4
+                - 0.125 * t4 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
+        - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dqd;
+    let t99 = t98 * cache.segment1_slice1_mass;
+    let t100 = cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate
+        + segment1_base_velocity_v_x;
+    let segment1_slice1_local_momentum_f_x = t100 * cache.segment1_slice1_mass
+        - t66 * cache.segment1_slice1_local_inertia_h_y;
+    let t101 = t70 * segment1_slice1_local_momentum_f_x;
+    let t102 = segment1_base_velocity_v_x_along_dqd
+        + cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate_along_dqd;
+    let segment1_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice1_mass * t102
+        - t70 * cache.segment1_slice1_local_inertia_h_y;
+    let t103 = t66 * segment1_slice1_local_momentum_f_x_along_dqd;
+    let t104 = segment1_base_velocity_v_x
+        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate;
+    let segment1_slice2_local_momentum_f_x = t104 * cache.segment1_slice0_mass
+        - cache.segment1_slice2_local_inertia_h_y * t74;
+    let t105 = t72 * segment1_slice2_local_momentum_f_x;
+    let t106 = segment1_base_velocity_v_x
+        + segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_local_momentum_f_x = t106 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * t80;
+    let t107 = t81 * segment1_slice0_local_momentum_f_x;
+    let t108 = segment1_bend_y_rate_along_dqd
+        * cache.segment1_slice2_local_bend_y_column_v_x
+        + segment1_base_velocity_v_x_along_dqd;
+    let segment1_slice2_local_momentum_f_x_along_dqd = t108 * cache.segment1_slice0_mass
+        - t72 * cache.segment1_slice2_local_inertia_h_y;
+    let t109 = segment1_slice2_local_momentum_f_x_along_dqd * t74;
+    let t110 = segment1_bend_y_rate_along_dqd
+        * cache.segment1_slice0_local_bend_y_column_v_x
+        + segment1_base_velocity_v_x_along_dqd;
+    let segment1_slice0_local_momentum_f_x_along_dqd = t110 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * t81;
+    let t111 = segment1_slice0_local_momentum_f_x_along_dqd * t80;
+    let t112 = segment1_bend_y_rate_along_dqd
+        * cache.segment1_slice2_local_bend_y_column_v_x * qd[2]
+        + (3.903983606488539 * cache.segment1_slice2_bend_c6 * t5
+            + 3.7190320061795608 * t6 * cache.segment1_slice2_bend_c4
+            + 0.4879979508110674 * t5 * cache.segment1_slice2_bend_c4
+            - 2.439989754055337 * t5 * cache.segment1_slice2_bend_c5
+            - 1.8595160030897804 * t6 * cache.segment1_slice2_bend_c3)
+        + segment1_base_bias_v_y_along_dqd
+        + dqd[2] * cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate
+        - 0.8872983346207417 * segment1_bend_y_rate
+            * segment1_base_velocity_v_x_along_dqd
+        - 0.8872983346207417 * segment1_bend_y_rate_along_dqd
+            * segment1_base_velocity_v_x
+        - 1.7745966692414834 * segment1_bend_y_rate_along_dqd
+            * (0.6985685011586675 * t4 * cache.segment1_slice2_bend_c3
+                - 0.6985685011586675 * t4 * cache.segment1_slice2_bend_c2)
+            * segment1_bend_y_rate;
+    let t113 = cache.segment1_slice0_mass * t112;
+    let t114 = t97 + t99 + t101 + t103 + t105 + t107 + t109 + t111 + t113;
+    let t115 = cache.base_angle_rotation_01 * t114;
+    let segment1_composite_force_f_x_along_dqd = middle_composite_force_f_x_along_dqd
+        + t95 + t115;
+    let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let tail_composite_force_f_x_along_dqd = segment1_composite_force_f_x_along_dqd
+        + p.link_mass * base_angle_bias_v_x_along_dqd
+        - tail_momentum_f_y_along_dqd * qd[2] - dqd[2] * tail_momentum_f_y;
+    let tail_momentum_f_x_along_dqd = p.link_mass * base_angle_velocity_v_x_along_dqd
+        - cache.tail_inertia_h_y * dqd[2];
+    let t116 = cache.segment1_tip_rotation_11 * t64;
+    let segment2_tip_bias_v_y_along_dqd = segment1_tip_bias_v_y_along_dqd
+        + qd[4] * segment1_tip_velocity_w_z_along_dqd * cache.segment2_tip_subspace0_v_x
+        + cache.segment1_tip_rotation_11 * t15 + cache.segment1_tip_rotation_10 * t11
+        + segment1_tip_velocity_w_z * dqd[4] * cache.segment2_tip_subspace0_v_x
+        - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dqd
+        - segment1_tip_velocity_v_x * segment2_bend_y_rate_along_dqd;
+    let segment2_tip_velocity_v_x_along_dqd = segment1_tip_velocity_v_x_along_dqd
+        + dqd[4] * cache.segment2_tip_subspace0_v_x;
+    let head_momentum_f_x_along_dqd = p.link_mass * segment2_tip_velocity_v_x_along_dqd
+        - segment2_tip_velocity_w_z_along_dqd * cache.head_inertia_h_y;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
+    let head_composite_force_f_y_along_dqd = p.link_mass
+        * segment2_tip_bias_v_y_along_dqd
+        + head_momentum_f_x_along_dqd * segment2_tip_velocity_w_z
+        + segment2_tip_velocity_w_z_along_dqd * head_momentum_f_x;
+    let t117 = cache.segment1_tip_rotation_10 * t44;
+    let segment2_composite_force_f_y_along_dqd = t116
+        + head_composite_force_f_y_along_dqd + t117;
+    let middle_momentum_f_x_along_dqd = p.link_mass * segment1_tip_velocity_v_x_along_dqd
+        - cache.middle_inertia_h_y * segment1_tip_velocity_w_z_along_dqd;
+    let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
+    let middle_composite_force_f_y_along_dqd = segment2_composite_force_f_y_along_dqd
+        + segment1_tip_bias_v_y_along_dqd * p.link_mass
+        + segment1_tip_velocity_w_z * middle_momentum_f_x_along_dqd
+        + middle_momentum_f_x * segment1_tip_velocity_w_z_along_dqd;
+    let t118 = cache.sin_q2 * t94;
+    let t119 = cache.cos_q2 * t114;
+    let segment1_composite_force_f_y_along_dqd = middle_composite_force_f_y_along_dqd
+        + t118 + t119;
+    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.tail_inertia_h_y * qd[2];
+    let tail_composite_force_f_y_along_dqd = qd[2] * tail_momentum_f_x_along_dqd
+        + segment1_composite_force_f_y_along_dqd
+        + p.link_mass * base_angle_bias_v_y_along_dqd + dqd[2] * tail_momentum_f_x;
+    let t120 = segment1_slice0_local_momentum_f_y * t110;
+    let t121 = -(segment1_slice2_local_momentum_f_x * t73);
+    let t122 = -(cache.segment1_slice2_local_inertia_h_y * t88);
+    let t123 = -(t92 * segment1_slice2_local_momentum_f_x_along_dqd);
+    let t124 = -(segment1_slice1_local_momentum_f_x_along_dqd * t78);
+    let t125 = -(cache.segment1_slice0_local_inertia_h_y * t86);
+    let t126 = cache.segment1_slice1_local_inertia_h_x * t98;
+    let t127 = segment1_slice2_local_momentum_f_y_along_dqd * t104;
+    let t128 = t108 * segment1_slice2_local_momentum_f_y;
+    let t129 = cache.segment1_slice0_local_inertia_h_x * t96;
+    let t130 = segment1_slice1_local_momentum_f_y * t102;
+    let t131 = cache.segment2_slice2_local_inertia_h_x * t58;
+    let t132 = cache.segment2_slice0_local_inertia_h_x * t54;
+    let t133 = -(segment2_slice0_local_momentum_f_x_along_dqd * t28);
+    let t134 = -(segment2_slice2_local_momentum_f_x * t38);
+    let t135 = -(t32 * segment2_slice1_local_momentum_f_x);
+    let t136 = -(segment2_slice0_local_momentum_f_x * t42);
+    let t137 = t56 * segment2_slice0_local_momentum_f_y;
+    let t138 = t52 * segment2_slice1_local_momentum_f_y_along_dqd;
+    let t139 = segment2_slice1_local_momentum_f_y * t50;
+    let t140 = -(cache.segment2_slice0_local_inertia_h_y * t26);
+    let t141 = t46 * segment2_slice0_local_momentum_f_y_along_dqd;
+    let t142 = -(t23 * segment2_slice1_local_momentum_f_x_along_dqd);
+    let t143 = -(t20 * cache.segment2_slice1_local_inertia_h_y);
+    let t144 = cache.segment2_slice1_local_inertia_h_x * t60;
+    let head_composite_force_n_z_along_dqd = cache.head_inertia_h_x
+        * segment2_tip_bias_v_y_along_dqd
+        + segment2_tip_velocity_v_x * head_momentum_f_y_along_dqd
+        + segment2_tip_velocity_v_x_along_dqd * head_momentum_f_y
+        - segment2_tip_velocity_v_y * head_momentum_f_x_along_dqd
+        - segment2_tip_bias_v_x_along_dqd * cache.head_inertia_h_y
+        - segment2_tip_velocity_v_y_along_dqd * head_momentum_f_x;
+    let t145 = t62 * segment2_slice2_local_momentum_f_y_along_dqd;
+    let t146 = -(t40 * cache.segment2_slice2_local_inertia_h_y);
+    let t147 = t48 * segment2_slice2_local_momentum_f_y;
+    let t148 = -(t35 * segment2_slice2_local_momentum_f_x_along_dqd);
+    let segment2_composite_force_n_z_along_dqd = t131 + t132
+        + (t116 + t117) * cache.segment2_position_x + t133 + t134 + t135 + t136 + t137
+        + t138 + t139 + t140 + t141 + t142 + t143 + t144
+        + head_composite_force_n_z_along_dqd + t145 + t146 + t147 + t148
+        - cache.segment2_position_y * (t45 + t65);
+    let middle_composite_force_n_z_along_dqd = middle_momentum_f_y
+        * segment1_tip_velocity_v_x_along_dqd + segment2_composite_force_n_z_along_dqd
+        + segment1_tip_bias_v_y_along_dqd * cache.middle_inertia_h_x
+        + segment1_tip_velocity_v_x * middle_momentum_f_y_along_dqd
+        - segment1_tip_bias_v_x_along_dqd * cache.middle_inertia_h_y
+        - middle_momentum_f_x * segment1_tip_velocity_v_y_along_dqd
+        - segment1_tip_velocity_v_y * middle_momentum_f_x_along_dqd;
+    let t149 = -(t82 * segment1_slice0_local_momentum_f_x);
+    let t150 = t100 * segment1_slice1_local_momentum_f_y_along_dqd;
+    let t151 = t106 * segment1_slice0_local_momentum_f_y_along_dqd;
+    let t152 = cache.segment1_slice2_local_inertia_h_x * t112;
+    let t153 = -(cache.segment1_slice1_local_inertia_h_y * t84);
+    let t154 = -(segment1_slice1_local_momentum_f_x * t69);
+    let t155 = -(segment1_slice0_local_momentum_f_x_along_dqd * t90);
+    let segment1_composite_force_n_z_along_dqd = t120 + t121 + t122 + t123 + t124 + t125
+        + t126 + t127 + t128 + t129 + t130 + (t118 + t119) * cache.segment1_position_x
+        + middle_composite_force_n_z_along_dqd + t149 + t150 + t151 + t152 + t153 + t154
+        + t155 - (t95 + t115) * cache.segment1_position_y;
+    let tail_composite_force_n_z_along_dqd = base_angle_bias_v_y_along_dqd
+        * cache.tail_inertia_h_x + tail_momentum_f_y * base_angle_velocity_v_x_along_dqd
+        + segment1_composite_force_n_z_along_dqd
+        + tail_momentum_f_y_along_dqd * base_angle_velocity_v_x
+        - tail_momentum_f_x * base_angle_velocity_v_y_along_dqd
+        - base_angle_velocity_v_y * tail_momentum_f_x_along_dqd
+        - cache.tail_inertia_h_y * base_angle_bias_v_x_along_dqd;
+    out[0] = tail_composite_force_f_x_along_dqd;
+    out[1] = tail_composite_force_f_y_along_dqd;
+    out[2] = q[1] * tail_composite_force_f_x_along_dqd
+        + tail_composite_force_f_y_along_dqd * cache.base_angle_subspace_v_y
+        + tail_composite_force_n_z_along_dqd;
+    out[3] = p.segment_length * middle_composite_force_n_z_along_dqd
+        + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y_along_dqd
+        + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x_along_dqd
+        + ((t71 + t79 + t85) * cache.segment1_slice1_local_bend_y_column_v_x
+            + cache.segment1_slice2_local_bend_y_column_v_y * (t105 + t109 + t113)
+            + 0.1127016653792583 * (t120 + t125 + t129 + t149 + t151 + t155)
+            + (t83 + t87 + t91) * cache.segment1_slice0_local_bend_y_column_v_x
+            + 0.8872983346207417 * (t121 + t122 + t123 + t127 + t128 + t152)
+            + (t75 + t89 + t93) * cache.segment1_slice2_local_bend_y_column_v_x
+            + 0.5 * (t124 + t126 + t130 + t150 + t153 + t154)
+            + (t99 + t101 + t103) * cache.segment1_slice1_local_bend_y_column_v_y
+            + cache.segment1_slice0_local_bend_y_column_v_y * (t97 + t107 + t111))
+            * p.segment_length;
+    out[4] = cache.segment2_tip_subspace0_v_y * head_composite_force_f_y_along_dqd
+        + head_composite_force_f_x_along_dqd * cache.segment2_tip_subspace0_v_x
+        + p.segment_length
+            * ((t37 + t39 + t41) * cache.segment2_slice2_local_bend_y_column_v_x
+                + cache.segment2_slice0_local_bend_y_column_v_y * (t47 + t55 + t57)
+                + cache.segment2_slice2_local_bend_y_column_v_y * (t49 + t59 + t63)
+                + 0.1127016653792583 * (t132 + t133 + t136 + t137 + t140 + t141)
+                + (t21 + t25 + t33) * cache.segment2_slice1_local_bend_y_column_v_x
+                + 0.5 * (t135 + t138 + t139 + t142 + t143 + t144)
+                + (t27 + t31 + t43) * cache.segment2_slice0_local_bend_y_column_v_x
+                + cache.segment2_slice1_local_bend_y_column_v_y * (t51 + t53 + t61)
+                + 0.8872983346207417 * (t131 + t134 + t145 + t146 + t147 + t148))
+        + p.segment_length * head_composite_force_n_z_along_dqd;
+}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -3957,6 +6104,27 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
+    }
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        dqd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
         damping_into(qd, p, out)

@@ -17098,6 +17098,13853 @@ pub fn dynamics_into(
     coriolis_into(q, qd, p, cache, coriolis);
     gravity_into(q, p, cache, gravity);
 }
+/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_position_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+    let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+    let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+    let base_pitch_rotation_00_along_dq = cache.cos_q4 * base_yaw_rotation_00_along_dq
+        + base_pitch_rotation_22_along_dq * cache.cos_q3;
+    let base_roll_subspace_v_y_along_dq = cache.base_pitch_rotation_00 * dq[2]
+        + base_pitch_rotation_00_along_dq * q[2] - cache.base_pitch_rotation_20 * dq[0]
+        - base_pitch_rotation_20_along_dq * q[0];
+    let base_yaw_subspace_v_y_along_dq = -dq[0];
+    let base_yaw_velocity_v_y_along_dq = base_yaw_subspace_v_y_along_dq * qd[3];
+    let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+    let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+    let base_pitch_subspace_v_y_along_dq = dq[2] * cache.base_yaw_rotation_01
+        + base_yaw_rotation_01_along_dq * q[2];
+    let base_pitch_velocity_v_y_along_dq = base_yaw_velocity_v_y_along_dq
+        + qd[4] * base_pitch_subspace_v_y_along_dq;
+    let base_roll_velocity_v_y_along_dq = qd[5] * base_roll_subspace_v_y_along_dq
+        + base_pitch_velocity_v_y_along_dq;
+    let base_pitch_velocity_w_x_along_dq = qd[4] * base_yaw_rotation_01_along_dq;
+    let base_roll_velocity_w_x_along_dq = qd[5] * base_pitch_rotation_00_along_dq
+        + base_pitch_velocity_w_x_along_dq;
+    let tail_com_x_along_dq = 0.5 * p.module_length * base_pitch_rotation_00_along_dq
+        + dq[0];
+    let tail_inertia_h_x_along_dq = p.module_mass * tail_com_x_along_dq;
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let tail_com_z_along_dq = dq[2]
+        + 0.5 * base_pitch_rotation_20_along_dq * p.module_length;
+    let tail_inertia_h_z_along_dq = p.module_mass * tail_com_z_along_dq;
+    let base_roll_velocity_w_z_along_dq = base_pitch_rotation_20_along_dq * qd[5];
+    let tail_momentum_f_y_along_dq = p.module_mass * base_roll_velocity_v_y_along_dq
+        - (base_roll_velocity_w_x_along_dq * cache.tail_inertia_h_z
+            + base_roll_velocity_w_x * tail_inertia_h_z_along_dq
+            - base_roll_velocity_w_z * tail_inertia_h_x_along_dq
+            - base_roll_velocity_w_z_along_dq * cache.tail_inertia_h_x);
+    let base_pitch_velocity_w_y_along_dq = qd[4] * base_yaw_rotation_00_along_dq;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_pitch_rotation_10_along_dq = cache.cos_q4 * base_yaw_rotation_10_along_dq
+        + base_pitch_rotation_22_along_dq * cache.sin_q3;
+    let base_roll_subspace_rate_w_z_along_dq = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x_along_dq
+        + base_pitch_rotation_10_along_dq * base_pitch_velocity_w_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_w_y_along_dq
+        - base_pitch_velocity_w_y * base_pitch_rotation_00_along_dq;
+    let base_roll_bias_w_z_along_dq = qd[5] * base_roll_subspace_rate_w_z_along_dq;
+    let base_roll_acceleration_w_z_along_dq = base_roll_bias_w_z_along_dq
+        + base_pitch_rotation_20_along_dq * qdd[5];
+    let base_pitch_subspace_rate_w_y_along_dq = base_yaw_rotation_01_along_dq * qd[3];
+    let base_pitch_bias_w_y_along_dq = qd[4] * base_pitch_subspace_rate_w_y_along_dq;
+    let base_pitch_acceleration_w_y_along_dq = base_pitch_bias_w_y_along_dq
+        + qdd[4] * base_yaw_rotation_00_along_dq;
+    let base_roll_subspace_rate_w_y_along_dq = qd[3] * base_pitch_rotation_00_along_dq
+        - base_pitch_rotation_20_along_dq * base_pitch_velocity_w_x
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x_along_dq;
+    let base_roll_acceleration_w_y_along_dq = base_pitch_acceleration_w_y_along_dq
+        + qd[5] * base_roll_subspace_rate_w_y_along_dq
+        + qdd[5] * base_pitch_rotation_10_along_dq;
+    let tail_com_y_along_dq = dq[1]
+        + 0.5 * base_pitch_rotation_10_along_dq * p.module_length;
+    let tail_inertia_h_y_along_dq = p.module_mass * tail_com_y_along_dq;
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_roll_acceleration_w_z = qdd[5] * cache.base_pitch_rotation_20
+        + base_roll_bias_w_z + qdd[3];
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_pitch_acceleration_w_y = qdd[4] * cache.cos_q3 + base_pitch_bias_w_y;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_roll_acceleration_w_y = qdd[5] * cache.base_pitch_rotation_10
+        + base_pitch_acceleration_w_y + base_roll_subspace_rate_w_y * qd[5];
+    let t0 = 1.0 / p.actuator_radius;
+    let joint1_bend_z_rate = 0.5773502691896255 * t0 * qd[8]
+        - 0.5773502691896257 * t0 * qd[7];
+    let t1 = joint1_bend_z_rate * cache.joint1_slice3_local_bend_z_column_w_y;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + cache.base_pitch_rotation_10 * qd[5];
+    let joint1_base_velocity_w_y = base_roll_velocity_w_x * cache.base_roll_rotation_01
+        + base_roll_velocity_w_z * cache.base_roll_rotation_21
+        + cache.base_roll_rotation_11 * base_roll_velocity_w_y;
+    let joint1_bend_y_rate = 0.3333333333333336 * t0 * qd[8]
+        + 0.33333333333333315 * t0 * qd[7] - 0.6666666666666666 * qd[6] * t0;
+    let t2 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_w_y;
+    let t3 = t1 + joint1_base_velocity_w_y + t2;
+    let t4 = cache.joint1_slice3_bend_c4 - 0.5 * cache.joint1_slice3_bend_c3;
+    let joint1_bend_y_along_dq = 0.33333333333333315 * t0 * dq[7]
+        + 0.3333333333333336 * t0 * dq[8] - 0.6666666666666666 * t0 * dq[6];
+    let t5 = 2.0 * cache.joint1_bend_y * joint1_bend_y_along_dq;
+    let joint1_bend_z_along_dq = 0.5773502691896255 * t0 * dq[8]
+        - 0.5773502691896257 * t0 * dq[7];
+    let t6 = 2.0 * joint1_bend_z_along_dq * cache.joint1_bend_z;
+    let joint1_bend_squared_along_dq = t5 + t6;
+    let joint1_slice3_bend_along_dq = 0.8659570925834785 * joint1_bend_squared_along_dq;
+    let t7 = cache.joint1_bend_z * cache.joint1_len;
+    let joint1_len_along_dq = 0.3333333333333333 * dq[8] + 0.3333333333333333 * dq[6]
+        + 0.3333333333333333 * dq[7];
+    let t8 = joint1_bend_z_along_dq * cache.joint1_len
+        + joint1_len_along_dq * cache.joint1_bend_z;
+    let joint1_slice3_local_com_z_along_dq = 0.8659570925834785 * t4
+        * joint1_slice3_bend_along_dq * t7
+        + 0.8659570925834785 * cache.joint1_slice3_bend_c2 * t8;
+    let joint1_slice3_local_inertia_h_z_along_dq = cache.joint1_slice0_mass
+        * joint1_slice3_local_com_z_along_dq;
+    let t9 = cache.joint1_bend_y * joint1_bend_z_along_dq
+        + cache.joint1_bend_z * joint1_bend_y_along_dq;
+    let t10 = 1.5 * cache.joint1_slice3_bend_c5 - 0.5 * cache.joint1_slice3_bend_c4;
+    let t11 = cache.joint1_bend_y * cache.joint1_bend_z;
+    let joint1_slice3_local_bend_z_column_w_z_along_dq = 0.8058320946447624 * t9
+        * cache.joint1_slice3_bend_c3
+        + 0.8058320946447624 * t10 * t11 * joint1_slice3_bend_along_dq;
+    let t12 = joint1_bend_z_rate * joint1_slice3_local_bend_z_column_w_z_along_dq;
+    let base_pitch_rotation_12_along_dq = cache.sin_q4 * base_yaw_rotation_10_along_dq
+        + cache.cos_q4 * cache.sin_q3 * dq[4];
+    let base_roll_rotation_12_along_dq = cache.cos_q5 * base_pitch_rotation_12_along_dq
+        - cache.sin_q5 * base_yaw_rotation_00_along_dq
+        - cache.cos_q5 * dq[5] * cache.cos_q3
+        - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+    let base_roll_velocity_w_y_along_dq = base_pitch_rotation_10_along_dq * qd[5]
+        + base_pitch_velocity_w_y_along_dq;
+    let base_pitch_rotation_02_along_dq = cache.sin_q4 * base_yaw_rotation_00_along_dq
+        + cache.cos_q4 * cache.cos_q3 * dq[4];
+    let base_roll_rotation_02_along_dq = cache.cos_q5 * base_pitch_rotation_02_along_dq
+        - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+        - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+        - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+    let base_roll_rotation_22_along_dq = cache.cos_q5 * base_pitch_rotation_22_along_dq
+        - dq[5] * cache.sin_q5 * cache.cos_q4;
+    let joint1_base_velocity_w_z_along_dq = cache.base_roll_rotation_02
+        * base_roll_velocity_w_x_along_dq
+        + base_roll_rotation_12_along_dq * base_roll_velocity_w_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_w_y_along_dq
+        + base_roll_velocity_w_z_along_dq * cache.base_roll_rotation_22
+        + base_roll_velocity_w_x * base_roll_rotation_02_along_dq
+        + base_roll_velocity_w_z * base_roll_rotation_22_along_dq;
+    let t13 = cache.joint1_bend_z * cache.joint1_bend_z;
+    let joint1_slice3_local_bend_y_column_w_z_along_dq = -0.8058320946447624 * t10 * t13
+        * joint1_slice3_bend_along_dq
+        - 0.8058320946447624 * t6 * cache.joint1_slice3_bend_c3;
+    let t14 = joint1_bend_y_rate * joint1_slice3_local_bend_y_column_w_z_along_dq;
+    let t15 = t12 + joint1_base_velocity_w_z_along_dq + t14;
+    let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+        + base_pitch_rotation_22_along_dq * cache.sin_q5;
+    let base_roll_rotation_11_along_dq = cache.cos_q5 * base_yaw_rotation_00_along_dq
+        + base_pitch_rotation_12_along_dq * cache.sin_q5
+        + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+        - dq[5] * cache.sin_q5 * cache.cos_q3;
+    let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+        * cache.base_pitch_rotation_02 + cache.cos_q5 * base_yaw_rotation_01_along_dq
+        + cache.sin_q5 * base_pitch_rotation_02_along_dq
+        - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+    let joint1_base_velocity_w_y_along_dq = base_roll_velocity_w_z
+        * base_roll_rotation_21_along_dq
+        + cache.base_roll_rotation_11 * base_roll_velocity_w_y_along_dq
+        + cache.base_roll_rotation_01 * base_roll_velocity_w_x_along_dq
+        + base_roll_velocity_w_z_along_dq * cache.base_roll_rotation_21
+        + base_roll_rotation_11_along_dq * base_roll_velocity_w_y
+        + base_roll_rotation_01_along_dq * base_roll_velocity_w_x;
+    let joint1_slice3_local_bend_y_column_w_y_along_dq = -0.8058320946447624 * t10 * t11
+        * joint1_slice3_bend_along_dq
+        - 0.8058320946447624 * t9 * cache.joint1_slice3_bend_c3;
+    let t16 = joint1_bend_y_rate * joint1_slice3_local_bend_y_column_w_y_along_dq;
+    let t17 = cache.joint1_bend_y * cache.joint1_bend_y;
+    let joint1_slice3_local_bend_z_column_w_y_along_dq = 0.8058320946447624 * t5
+        * cache.joint1_slice3_bend_c3
+        + 0.8058320946447624 * t10 * t17 * joint1_slice3_bend_along_dq;
+    let t18 = joint1_bend_z_rate * joint1_slice3_local_bend_z_column_w_y_along_dq;
+    let t19 = joint1_base_velocity_w_y_along_dq + t16 + t18;
+    let t20 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_w_z;
+    let joint1_base_velocity_w_z = cache.base_roll_rotation_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * cache.base_roll_rotation_22
+        + base_roll_velocity_w_x * cache.base_roll_rotation_02;
+    let t21 = cache.joint1_slice3_local_bend_z_column_w_z * joint1_bend_z_rate;
+    let t22 = t20 + joint1_base_velocity_w_z + t21;
+    let t23 = cache.joint1_bend_y * cache.joint1_len;
+    let t24 = cache.joint1_len * joint1_bend_y_along_dq
+        + joint1_len_along_dq * cache.joint1_bend_y;
+    let joint1_slice3_local_com_y_along_dq = 0.8659570925834785 * t4 * t23
+        * joint1_slice3_bend_along_dq
+        + 0.8659570925834785 * cache.joint1_slice3_bend_c2 * t24;
+    let joint1_slice3_local_inertia_h_y_along_dq = cache.joint1_slice0_mass
+        * joint1_slice3_local_com_y_along_dq;
+    let t25 = 0.8058320946447624 * t8 * cache.joint1_slice3_bend_c3
+        + 0.8058320946447624 * t10 * joint1_slice3_bend_along_dq * t7
+        - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * t8
+        - 0.8058320946447624 * t4 * joint1_slice3_bend_along_dq * t7;
+    let joint1_slice3_local_bend_z_column_v_x_along_dq = t25
+        - (joint1_slice3_local_com_z_along_dq
+            * cache.joint1_slice3_local_bend_z_column_w_y
+            + joint1_slice3_local_bend_z_column_w_y_along_dq
+                * cache.joint1_slice3_local_com_z
+            - cache.joint1_slice3_local_com_y
+                * joint1_slice3_local_bend_z_column_w_z_along_dq
+            - cache.joint1_slice3_local_bend_z_column_w_z
+                * joint1_slice3_local_com_y_along_dq);
+    let t26 = joint1_slice3_local_bend_z_column_v_x_along_dq * joint1_bend_z_rate;
+    let joint1_position_y_along_dq = base_pitch_rotation_10_along_dq * p.module_length
+        + dq[1];
+    let joint1_position_x_along_dq = dq[0]
+        + p.module_length * base_pitch_rotation_00_along_dq;
+    let base_pitch_subspace_v_z_along_dq = q[0] * base_yaw_rotation_00_along_dq
+        + dq[0] * cache.cos_q3 - q[1] * base_yaw_rotation_01_along_dq
+        - dq[1] * cache.base_yaw_rotation_01;
+    let base_pitch_velocity_v_z_along_dq = qd[4] * base_pitch_subspace_v_z_along_dq;
+    let base_roll_subspace_v_z_along_dq = q[0] * base_pitch_rotation_10_along_dq
+        + cache.base_pitch_rotation_10 * dq[0] - q[1] * base_pitch_rotation_00_along_dq
+        - dq[1] * cache.base_pitch_rotation_00;
+    let base_roll_velocity_v_z_along_dq = base_pitch_velocity_v_z_along_dq
+        + base_roll_subspace_v_z_along_dq * qd[5];
+    let t27 = base_roll_velocity_v_z_along_dq
+        - (cache.joint1_position_x * base_roll_velocity_w_y_along_dq
+            + joint1_position_x_along_dq * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * joint1_position_y_along_dq
+            - cache.joint1_position_y * base_roll_velocity_w_x_along_dq);
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let t28 = base_roll_velocity_v_z
+        - (cache.joint1_position_x * base_roll_velocity_w_y
+            - cache.joint1_position_y * base_roll_velocity_w_x);
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let t29 = base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.joint1_position_z
+            - base_roll_velocity_w_z * cache.joint1_position_x);
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let t30 = base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.joint1_position_y
+            - cache.joint1_position_z * base_roll_velocity_w_y);
+    let base_yaw_velocity_v_x_along_dq = dq[1] * qd[3];
+    let base_pitch_subspace_v_x_along_dq = -dq[2] * cache.cos_q3
+        - base_yaw_rotation_00_along_dq * q[2];
+    let base_pitch_velocity_v_x_along_dq = base_yaw_velocity_v_x_along_dq
+        + qd[4] * base_pitch_subspace_v_x_along_dq;
+    let base_roll_subspace_v_x_along_dq = q[1] * base_pitch_rotation_20_along_dq
+        + cache.base_pitch_rotation_20 * dq[1] - base_pitch_rotation_10_along_dq * q[2]
+        - cache.base_pitch_rotation_10 * dq[2];
+    let base_roll_velocity_v_x_along_dq = base_pitch_velocity_v_x_along_dq
+        + qd[5] * base_roll_subspace_v_x_along_dq;
+    let joint1_position_z_along_dq = dq[2]
+        + base_pitch_rotation_20_along_dq * p.module_length;
+    let t31 = base_roll_velocity_v_x_along_dq
+        - (base_roll_velocity_w_z * joint1_position_y_along_dq
+            + cache.joint1_position_y * base_roll_velocity_w_z_along_dq
+            - cache.joint1_position_z * base_roll_velocity_w_y_along_dq
+            - joint1_position_z_along_dq * base_roll_velocity_w_y);
+    let t32 = base_roll_velocity_v_y_along_dq
+        - (base_roll_velocity_w_x * joint1_position_z_along_dq
+            + cache.joint1_position_z * base_roll_velocity_w_x_along_dq
+            - cache.joint1_position_x * base_roll_velocity_w_z_along_dq
+            - joint1_position_x_along_dq * base_roll_velocity_w_z);
+    let joint1_base_velocity_v_x_along_dq = cache.base_pitch_rotation_20 * t27
+        + base_pitch_rotation_20_along_dq * t28 + base_pitch_rotation_10_along_dq * t29
+        + t30 * base_pitch_rotation_00_along_dq + t31 * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * t32;
+    let t33 = 0.5 * cache.joint1_slice3_bend_c3 - 0.5 * cache.joint1_slice3_bend_c2;
+    let joint1_slice3_local_len_column_v_x_along_dq = 0.9305681557970262
+        * joint1_slice3_bend_along_dq * t33;
+    let joint1_len_rate = 0.3333333333333333 * qd[7] + 0.3333333333333333 * qd[6]
+        + 0.3333333333333333 * qd[8];
+    let t34 = joint1_slice3_local_len_column_v_x_along_dq * joint1_len_rate;
+    let t35 = 0.8058320946447624 * t10 * t23 * joint1_slice3_bend_along_dq
+        + 0.8058320946447624 * cache.joint1_slice3_bend_c3 * t24
+        - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * t24
+        - 0.8058320946447624 * t4 * t23 * joint1_slice3_bend_along_dq;
+    let joint1_slice3_local_bend_y_column_v_x_along_dq = t35
+        - (cache.joint1_slice3_local_bend_y_column_w_y
+            * joint1_slice3_local_com_z_along_dq
+            + joint1_slice3_local_bend_y_column_w_y_along_dq
+                * cache.joint1_slice3_local_com_z
+            - joint1_slice3_local_bend_y_column_w_z_along_dq
+                * cache.joint1_slice3_local_com_y
+            - joint1_slice3_local_com_y_along_dq
+                * cache.joint1_slice3_local_bend_y_column_w_z);
+    let t36 = joint1_slice3_local_bend_y_column_v_x_along_dq * joint1_bend_y_rate;
+    let t37 = t26 + joint1_base_velocity_v_x_along_dq + t34 + t36;
+    let joint1_slice3_local_momentum_f_x_along_dq = cache.joint1_slice0_mass * t37
+        - (t15 * cache.joint1_slice3_local_inertia_h_y
+            + t22 * joint1_slice3_local_inertia_h_y_along_dq
+            - joint1_slice3_local_inertia_h_z_along_dq * t3
+            - cache.joint1_slice3_local_inertia_h_z * t19);
+    let t38 = -(t3 * joint1_slice3_local_momentum_f_x_along_dq);
+    let t39 = joint1_len_rate * cache.joint1_slice3_local_len_column_v_y;
+    let t40 = cache.joint1_slice3_local_bend_z_column_v_y * joint1_bend_z_rate;
+    let t41 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_v_y;
+    let t42 = t39 + t40 + t41;
+    let joint1_base_velocity_w_x_along_dq = cache.base_pitch_rotation_10
+        * base_roll_velocity_w_y_along_dq
+        + base_roll_velocity_w_x * base_pitch_rotation_00_along_dq
+        + cache.base_pitch_rotation_20 * base_roll_velocity_w_z_along_dq
+        + base_pitch_rotation_10_along_dq * base_roll_velocity_w_y
+        + base_pitch_rotation_20_along_dq * base_roll_velocity_w_z
+        + cache.base_pitch_rotation_00 * base_roll_velocity_w_x_along_dq;
+    let t43 = joint1_bend_z_rate * cache.joint1_slice3_local_bend_z_column_v_x;
+    let t44 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_v_x;
+    let t45 = joint1_len_rate * cache.joint1_slice3_local_len_column_v_x;
+    let t46 = t43 + t44 + t45;
+    let t47 = joint1_bend_y_rate
+        * (0.8058320946447624 * t23 * cache.joint1_slice3_bend_c3
+            - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * t23)
+        + (0.8058320946447624 * t7 * cache.joint1_slice3_bend_c3
+            - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * t7) * joint1_bend_z_rate
+        + t45;
+    let t48 = t16 + t18;
+    let joint1_slice3_local_bend_y_column_w_x_along_dq = -0.8659570925834785
+        * cache.joint1_slice3_bend_c2 * joint1_bend_z_along_dq
+        - 0.8659570925834785 * t4 * joint1_slice3_bend_along_dq * cache.joint1_bend_z;
+    let t49 = joint1_bend_y_rate * joint1_slice3_local_bend_y_column_w_x_along_dq;
+    let joint1_slice3_local_len_column_v_y_along_dq = 0.8659570925834785
+        * cache.joint1_slice3_bend_c2 * joint1_bend_y_along_dq
+        + 0.8659570925834785 * t4 * cache.joint1_bend_y * joint1_slice3_bend_along_dq;
+    let t50 = joint1_slice3_local_len_column_v_y_along_dq * joint1_bend_z_rate;
+    let t51 = t49 + t50;
+    let t52 = t17 * cache.joint1_len;
+    let t53 = 0.8659570925834785 * cache.joint1_slice3_bend_c2 * cache.joint1_len;
+    let t54 = cache.joint1_bend_y * cache.joint1_bend_z * cache.joint1_len;
+    let t55 = 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t54
+        - 0.7498816861956312 * t54 * cache.joint1_slice3_bend_c3;
+    let t56 = t39
+        + joint1_bend_y_rate
+            * (1.4997633723912625 * cache.joint1_slice3_bend_c4 * t52 + t53
+                - 0.7498816861956312 * t52 * cache.joint1_slice3_bend_c3)
+        + joint1_bend_z_rate * t55;
+    let t57 = joint1_slice3_local_len_column_v_y_along_dq * joint1_len_rate;
+    let t58 = joint1_len_along_dq * t17 + t5 * cache.joint1_len;
+    let t59 = 0.8659570925834785 * t4 * joint1_slice3_bend_along_dq * cache.joint1_len;
+    let t60 = 2.0 * cache.joint1_slice3_bend_c6 - 0.5 * cache.joint1_slice3_bend_c5;
+    let t61 = 0.8659570925834785 * joint1_len_along_dq * cache.joint1_slice3_bend_c2;
+    let t62 = t59 + 1.4997633723912625 * joint1_slice3_bend_along_dq * t52 * t60 + t61
+        + 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t58
+        - 0.7498816861956312 * t58 * cache.joint1_slice3_bend_c3
+        - 0.7498816861956312 * t10 * joint1_slice3_bend_along_dq * t52;
+    let t63 = joint1_len_along_dq * cache.joint1_bend_y * cache.joint1_bend_z
+        + cache.joint1_bend_z * cache.joint1_len * joint1_bend_y_along_dq
+        + cache.joint1_bend_y * joint1_bend_z_along_dq * cache.joint1_len;
+    let t64 = 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t63
+        + 1.4997633723912625 * joint1_slice3_bend_along_dq * t60 * t54
+        - 0.7498816861956312 * t63 * cache.joint1_slice3_bend_c3
+        - 0.7498816861956312 * t10 * joint1_slice3_bend_along_dq * t54;
+    let t65 = t57 + t62 * joint1_bend_y_rate + joint1_bend_z_rate * t64;
+    let t66 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_w_x;
+    let t67 = joint1_bend_z_rate * cache.joint1_slice3_local_len_column_v_y;
+    let t68 = t66 + t67;
+    let t69 = t1 + t2;
+    let t70 = joint1_bend_y_rate * t35 + t25 * joint1_bend_z_rate + t34;
+    let joint1_slice3_local_com_x_along_dq = 0.9305681557970262
+        * joint1_slice3_bend_along_dq * cache.joint1_len * t33
+        + 0.9305681557970262 * joint1_len_along_dq * cache.joint1_slice3_bend_c1;
+    let joint1_slice3_local_bend_y_column_v_z_along_dq = t64
+        - (joint1_slice3_local_bend_y_column_w_x_along_dq
+            * cache.joint1_slice3_local_com_y
+            + cache.joint1_slice3_local_bend_y_column_w_x
+                * joint1_slice3_local_com_y_along_dq
+            - cache.joint1_slice3_local_com_x
+                * joint1_slice3_local_bend_y_column_w_y_along_dq
+            - joint1_slice3_local_com_x_along_dq
+                * cache.joint1_slice3_local_bend_y_column_w_y);
+    let joint1_slice3_local_len_column_v_z_along_dq = 0.8659570925834785
+        * cache.joint1_slice3_bend_c2 * joint1_bend_z_along_dq
+        + 0.8659570925834785 * t4 * joint1_slice3_bend_along_dq * cache.joint1_bend_z;
+    let t71 = 0.3333333333333333 * joint1_slice3_local_len_column_v_z_along_dq;
+    let joint1_slice3_local_subspace0_v_z_along_dq = t71
+        - 0.6666666666666666 * t0 * joint1_slice3_local_bend_y_column_v_z_along_dq;
+    let joint1_base_velocity_v_y_along_dq = t31 * cache.base_roll_rotation_01
+        + base_roll_rotation_21_along_dq * t28 + base_roll_rotation_01_along_dq * t30
+        + cache.base_roll_rotation_21 * t27 + cache.base_roll_rotation_11 * t32
+        + t29 * base_roll_rotation_11_along_dq;
+    let joint1_base_velocity_v_y = cache.base_roll_rotation_11 * t29
+        + cache.base_roll_rotation_01 * t30 + cache.base_roll_rotation_21 * t28;
+    let t72 = joint1_bend_y_rate * joint1_bend_y_rate;
+    let t73 = joint1_bend_z_rate * joint1_bend_z_rate;
+    let t74 = cache.joint1_bend_y.powi(3);
+    let t75 = t17 * cache.joint1_bend_z * t72
+        + joint1_bend_y_rate * cache.joint1_bend_y * t13 * joint1_bend_z_rate
+        - t17 * cache.joint1_bend_z * t73
+        - joint1_bend_y_rate * t74 * joint1_bend_z_rate;
+    let t76 = cache.joint1_bend_z * t72
+        - joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate;
+    let joint1_bend_squared = t17 + t13;
+    let joint1_slice3_bend = 0.8659570925834785 * joint1_bend_squared;
+    let t77 = softgen_runtime::stumpff(joint1_slice3_bend)[7];
+    let t78 = 2.5 * t77 - 0.5 * cache.joint1_slice3_bend_c6;
+    let t79 = joint1_bend_z_along_dq * t72
+        - joint1_bend_y_rate * joint1_bend_z_rate * joint1_bend_y_along_dq;
+    let t80 = 3.0 * t17 * joint1_bend_y_along_dq;
+    let t81 = t17 * joint1_bend_z_along_dq * t72
+        + joint1_bend_y_rate * t6 * cache.joint1_bend_y * joint1_bend_z_rate
+        + joint1_bend_y_rate * t13 * joint1_bend_z_rate * joint1_bend_y_along_dq
+        + t5 * cache.joint1_bend_z * t72 - joint1_bend_y_rate * t80 * joint1_bend_z_rate
+        - t5 * cache.joint1_bend_z * t73 - t17 * joint1_bend_z_along_dq * t73;
+    let t82 = 0.6978160177890329 * t75 * joint1_slice3_bend_along_dq * t60
+        + 0.6978160177890329 * cache.joint1_slice3_bend_c4 * t81
+        - 0.8058320946447624 * t10 * joint1_slice3_bend_along_dq * t76
+        - 2.0934480533670987 * t75 * joint1_slice3_bend_along_dq * t78
+        - 0.8058320946447624 * t79 * cache.joint1_slice3_bend_c3
+        - 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t81;
+    let t83 = cache.joint1_bend_y * joint1_bend_z_along_dq * t72
+        + joint1_bend_y_rate * t6 * joint1_bend_z_rate
+        + cache.joint1_bend_z * t72 * joint1_bend_y_along_dq
+        - cache.joint1_bend_y * joint1_bend_z_along_dq * t73
+        - joint1_bend_y_rate * t5 * joint1_bend_z_rate
+        - cache.joint1_bend_z * t73 * joint1_bend_y_along_dq;
+    let t84 = joint1_bend_y_rate * t13 * joint1_bend_z_rate
+        + cache.joint1_bend_y * cache.joint1_bend_z * t72
+        - joint1_bend_y_rate * t17 * joint1_bend_z_rate
+        - cache.joint1_bend_y * cache.joint1_bend_z * t73;
+    let t85 = 0.7498816861956312 * t83 * cache.joint1_slice3_bend_c3
+        + 0.7498816861956312 * t10 * joint1_slice3_bend_along_dq * t84
+        - 1.4997633723912625 * t83 * cache.joint1_slice3_bend_c4
+        - 1.4997633723912625 * joint1_slice3_bend_along_dq * t84 * t60;
+    let t86 = 0.7498816861956312 * t84 * cache.joint1_slice3_bend_c3
+        - 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t84;
+    let t87 = 0.6978160177890329 * t75 * cache.joint1_slice3_bend_c4
+        - 0.8058320946447624 * t76 * cache.joint1_slice3_bend_c3
+        - 2.0934480533670987 * t75 * cache.joint1_slice3_bend_c5;
+    let joint1_base_velocity_v_x = cache.base_pitch_rotation_00 * t30
+        + cache.base_pitch_rotation_10 * t29 + cache.base_pitch_rotation_20 * t28;
+    let t88 = cache.joint1_bend_z.powi(3);
+    let t89 = 3.0 * joint1_bend_z_along_dq * t13;
+    let t90 = joint1_len_along_dq * t88 * t73 + t89 * cache.joint1_len * t73
+        + t17 * joint1_bend_z_along_dq * t72 * cache.joint1_len
+        + t5 * cache.joint1_bend_z * t72 * cache.joint1_len
+        + joint1_len_along_dq * t17 * cache.joint1_bend_z * t72
+        + 2.0 * joint1_bend_y_rate * t6 * cache.joint1_bend_y * joint1_bend_z_rate
+            * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * joint1_len_along_dq * cache.joint1_bend_y * t13
+            * joint1_bend_z_rate
+        + 2.0 * joint1_bend_y_rate * t13 * joint1_bend_z_rate * cache.joint1_len
+            * joint1_bend_y_along_dq;
+    let t91 = cache.joint1_bend_z * t72 * cache.joint1_len
+        + 3.0 * cache.joint1_bend_z * cache.joint1_len * t73
+        + 2.0 * joint1_len_rate * t13 * joint1_bend_z_rate
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate
+            * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_len_rate
+            * cache.joint1_bend_z;
+    let t92 = 3.0 * joint1_len_along_dq * cache.joint1_bend_z * t73
+        + 2.0 * joint1_bend_y_rate * joint1_len_rate * cache.joint1_bend_z
+            * joint1_bend_y_along_dq + joint1_bend_z_along_dq * t72 * cache.joint1_len
+        + 3.0 * joint1_bend_z_along_dq * cache.joint1_len * t73
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_along_dq
+            * joint1_len_rate + 2.0 * t6 * joint1_len_rate * joint1_bend_z_rate
+        + 2.0 * joint1_bend_y_rate * joint1_len_along_dq * cache.joint1_bend_y
+            * joint1_bend_z_rate
+        + 2.0 * joint1_bend_y_rate * joint1_bend_z_rate * cache.joint1_len
+            * joint1_bend_y_along_dq + joint1_len_along_dq * cache.joint1_bend_z * t72;
+    let t93 = joint1_len_rate * joint1_bend_z_rate;
+    let t94 = t88 * cache.joint1_len * t73
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * t13 * joint1_bend_z_rate
+            * cache.joint1_len + t17 * cache.joint1_bend_z * t72 * cache.joint1_len;
+    let t95 = 3.0 * softgen_runtime::stumpff(joint1_slice3_bend)[8] - 0.5 * t77;
+    let t96 = t26 + t34 + t36;
+    let joint1_slice3_local_bend_y_column_v_y_along_dq = t62
+        - (cache.joint1_slice3_local_com_x
+            * joint1_slice3_local_bend_y_column_w_z_along_dq
+            + joint1_slice3_local_com_x_along_dq
+                * cache.joint1_slice3_local_bend_y_column_w_z
+            - joint1_slice3_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice3_local_com_z
+            - cache.joint1_slice3_local_bend_y_column_w_x
+                * joint1_slice3_local_com_z_along_dq);
+    let t97 = joint1_bend_y_rate * joint1_slice3_local_bend_y_column_v_y_along_dq;
+    let joint1_slice3_local_bend_z_column_v_y_along_dq = t64
+        - (joint1_slice3_local_com_x_along_dq
+            * cache.joint1_slice3_local_bend_z_column_w_z
+            + cache.joint1_slice3_local_com_x
+                * joint1_slice3_local_bend_z_column_w_z_along_dq
+            - joint1_slice3_local_len_column_v_y_along_dq
+                * cache.joint1_slice3_local_com_z
+            - cache.joint1_slice3_local_len_column_v_y
+                * joint1_slice3_local_com_z_along_dq);
+    let t98 = joint1_slice3_local_bend_z_column_v_y_along_dq * joint1_bend_z_rate;
+    let t99 = t97 + t98 + t57;
+    let joint1_base_velocity_w_x = base_roll_velocity_w_x * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * cache.base_pitch_rotation_20;
+    let t100 = t13 * cache.joint1_len;
+    let t101 = t6 * cache.joint1_len + joint1_len_along_dq * t13;
+    let t102 = t59 + 1.4997633723912625 * joint1_slice3_bend_along_dq * t60 * t100
+        + 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t101 + t61
+        - 0.7498816861956312 * t101 * cache.joint1_slice3_bend_c3
+        - 0.7498816861956312 * t10 * joint1_slice3_bend_along_dq * t100;
+    let joint1_slice3_local_bend_z_column_v_z_along_dq = t102
+        - (joint1_slice3_local_len_column_v_y_along_dq * cache.joint1_slice3_local_com_y
+            + joint1_slice3_local_com_y_along_dq
+                * cache.joint1_slice3_local_len_column_v_y
+            - cache.joint1_slice3_local_com_x
+                * joint1_slice3_local_bend_z_column_w_y_along_dq
+            - joint1_slice3_local_com_x_along_dq
+                * cache.joint1_slice3_local_bend_z_column_w_y);
+    let joint1_slice3_local_subspace2_v_z_along_dq = 0.5773502691896255 * t0
+        * joint1_slice3_local_bend_z_column_v_z_along_dq + t71
+        + 0.3333333333333336 * t0 * joint1_slice3_local_bend_y_column_v_z_along_dq;
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_yaw_acceleration_v_y = cache.base_yaw_subspace_v_y * qdd[3] + qdd[1]
+        + base_yaw_bias_v_y;
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
+    let base_pitch_acceleration_v_y = base_yaw_acceleration_v_y
+        + qd[4] * base_pitch_subspace_rate_v_y + qdd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let base_roll_acceleration_v_y = cache.base_roll_subspace_v_y * qdd[5]
+        + base_pitch_acceleration_v_y + qd[5] * base_roll_subspace_rate_v_y;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_pitch_acceleration_w_x = qdd[4] * cache.base_yaw_rotation_01
+        + base_pitch_bias_w_x;
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_roll_acceleration_w_x = base_pitch_acceleration_w_x
+        + base_roll_subspace_rate_w_x * qd[5] + qdd[5] * cache.base_pitch_rotation_00;
+    let t103 = base_roll_acceleration_v_y
+        - (base_roll_acceleration_w_x * cache.joint1_position_z
+            - cache.joint1_position_x * base_roll_acceleration_w_z);
+    let base_pitch_subspace_rate_v_x_along_dq = -base_pitch_subspace_v_y_along_dq * qd[3]
+        - base_yaw_rotation_00_along_dq * qd[2];
+    let base_yaw_acceleration_v_x_along_dq = dq[1] * qdd[3];
+    let base_pitch_acceleration_v_x_along_dq = base_pitch_subspace_rate_v_x_along_dq
+        * qd[4] + base_yaw_acceleration_v_x_along_dq
+        + qdd[4] * base_pitch_subspace_v_x_along_dq;
+    let base_roll_subspace_rate_v_x_along_dq = base_roll_subspace_v_z_along_dq
+        * base_pitch_velocity_w_y
+        + base_pitch_rotation_20_along_dq * base_pitch_velocity_v_y
+        + cache.base_roll_subspace_v_z * base_pitch_velocity_w_y_along_dq
+        + cache.base_pitch_rotation_20 * base_pitch_velocity_v_y_along_dq
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z_along_dq
+        - base_pitch_rotation_10_along_dq * base_pitch_velocity_v_z
+        - qd[3] * base_roll_subspace_v_y_along_dq;
+    let base_roll_acceleration_v_x_along_dq = base_pitch_acceleration_v_x_along_dq
+        + qdd[5] * base_roll_subspace_v_x_along_dq
+        + base_roll_subspace_rate_v_x_along_dq * qd[5];
+    let t104 = base_roll_acceleration_v_x_along_dq
+        - (base_roll_acceleration_w_z_along_dq * cache.joint1_position_y
+            + joint1_position_y_along_dq * base_roll_acceleration_w_z
+            - cache.joint1_position_z * base_roll_acceleration_w_y_along_dq
+            - base_roll_acceleration_w_y * joint1_position_z_along_dq);
+    let base_pitch_subspace_rate_w_x_along_dq = -(base_yaw_rotation_00_along_dq * qd[3]);
+    let base_pitch_bias_w_x_along_dq = qd[4] * base_pitch_subspace_rate_w_x_along_dq;
+    let base_pitch_acceleration_w_x_along_dq = base_pitch_bias_w_x_along_dq
+        + qdd[4] * base_yaw_rotation_01_along_dq;
+    let base_roll_subspace_rate_w_x_along_dq = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y_along_dq
+        + base_pitch_rotation_20_along_dq * base_pitch_velocity_w_y
+        - base_pitch_rotation_10_along_dq * qd[3];
+    let base_roll_acceleration_w_x_along_dq = base_pitch_acceleration_w_x_along_dq
+        + qd[5] * base_roll_subspace_rate_w_x_along_dq
+        + qdd[5] * base_pitch_rotation_00_along_dq;
+    let base_roll_subspace_rate_v_z_along_dq = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x_along_dq
+        + base_pitch_velocity_v_x * base_pitch_rotation_10_along_dq
+        + base_pitch_velocity_v_x_along_dq * cache.base_pitch_rotation_10
+        + base_pitch_velocity_w_x * base_roll_subspace_v_y_along_dq
+        - base_pitch_velocity_w_y * base_roll_subspace_v_x_along_dq
+        - base_pitch_velocity_v_y_along_dq * cache.base_pitch_rotation_00
+        - cache.base_roll_subspace_v_x * base_pitch_velocity_w_y_along_dq
+        - base_pitch_velocity_v_y * base_pitch_rotation_00_along_dq;
+    let base_pitch_subspace_rate_v_z_along_dq = base_yaw_velocity_v_x_along_dq
+        * cache.cos_q3 + base_yaw_rotation_00_along_dq * base_yaw_velocity_v_x
+        - base_yaw_velocity_v_y * base_yaw_rotation_01_along_dq
+        - base_yaw_velocity_v_y_along_dq * cache.base_yaw_rotation_01;
+    let base_pitch_bias_v_z_along_dq = qd[4] * base_pitch_subspace_rate_v_z_along_dq;
+    let base_pitch_acceleration_v_z_along_dq = qdd[4] * base_pitch_subspace_v_z_along_dq
+        + base_pitch_bias_v_z_along_dq;
+    let base_roll_acceleration_v_z_along_dq = qd[5]
+        * base_roll_subspace_rate_v_z_along_dq + base_pitch_acceleration_v_z_along_dq
+        + qdd[5] * base_roll_subspace_v_z_along_dq;
+    let t105 = base_roll_acceleration_v_z_along_dq
+        - (cache.joint1_position_x * base_roll_acceleration_w_y_along_dq
+            + joint1_position_x_along_dq * base_roll_acceleration_w_y
+            - cache.joint1_position_y * base_roll_acceleration_w_x_along_dq
+            - base_roll_acceleration_w_x * joint1_position_y_along_dq);
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_pitch_acceleration_v_z = qdd[2] + qdd[4] * cache.base_pitch_subspace_v_z
+        + base_pitch_bias_v_z;
+    let base_roll_acceleration_v_z = qd[5] * base_roll_subspace_rate_v_z
+        + qdd[5] * cache.base_roll_subspace_v_z + base_pitch_acceleration_v_z;
+    let t106 = base_roll_acceleration_v_z
+        - (base_roll_acceleration_w_y * cache.joint1_position_x
+            - cache.joint1_position_y * base_roll_acceleration_w_x);
+    let base_roll_subspace_rate_v_y_along_dq = base_pitch_velocity_v_z_along_dq
+        * cache.base_pitch_rotation_00
+        + base_pitch_velocity_v_z * base_pitch_rotation_00_along_dq
+        + qd[3] * base_roll_subspace_v_x_along_dq
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x_along_dq
+        - base_roll_subspace_v_z_along_dq * base_pitch_velocity_w_x
+        - base_pitch_rotation_20_along_dq * base_pitch_velocity_v_x
+        - base_pitch_velocity_v_x_along_dq * cache.base_pitch_rotation_20;
+    let base_pitch_subspace_rate_v_y_along_dq = qd[2] * base_yaw_rotation_01_along_dq
+        + base_pitch_subspace_v_x_along_dq * qd[3];
+    let base_yaw_acceleration_v_y_along_dq = base_yaw_subspace_v_y_along_dq * qdd[3];
+    let base_pitch_acceleration_v_y_along_dq = qd[4]
+        * base_pitch_subspace_rate_v_y_along_dq + base_yaw_acceleration_v_y_along_dq
+        + qdd[4] * base_pitch_subspace_v_y_along_dq;
+    let base_roll_acceleration_v_y_along_dq = qdd[5] * base_roll_subspace_v_y_along_dq
+        + qd[5] * base_roll_subspace_rate_v_y_along_dq
+        + base_pitch_acceleration_v_y_along_dq;
+    let t107 = base_roll_acceleration_v_y_along_dq
+        - (cache.joint1_position_z * base_roll_acceleration_w_x_along_dq
+            + base_roll_acceleration_w_x * joint1_position_z_along_dq
+            - base_roll_acceleration_w_z_along_dq * cache.joint1_position_x
+            - joint1_position_x_along_dq * base_roll_acceleration_w_z);
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_yaw_acceleration_v_x = base_yaw_bias_v_x + q[1] * qdd[3] + qdd[0];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_acceleration_v_x = base_yaw_acceleration_v_x
+        + qdd[4] * cache.base_pitch_subspace_v_x + qd[4] * base_pitch_subspace_rate_v_x;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_acceleration_v_x = base_pitch_acceleration_v_x
+        + base_roll_subspace_rate_v_x * qd[5] + qdd[5] * cache.base_roll_subspace_v_x;
+    let t108 = base_roll_acceleration_v_x
+        - (cache.joint1_position_y * base_roll_acceleration_w_z
+            - base_roll_acceleration_w_y * cache.joint1_position_z);
+    let joint1_base_bias_v_z_along_dq = base_roll_rotation_12_along_dq * t103
+        + t104 * cache.base_roll_rotation_02 + t105 * cache.base_roll_rotation_22
+        + base_roll_rotation_22_along_dq * t106 + cache.base_roll_rotation_12 * t107
+        + t108 * base_roll_rotation_02_along_dq;
+    let joint1_slice3_local_subspace1_v_z_along_dq = t71
+        + 0.33333333333333315 * t0 * joint1_slice3_local_bend_y_column_v_z_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice3_local_bend_z_column_v_z_along_dq;
+    let t109 = t42 * joint1_base_velocity_w_x_along_dq
+        + joint1_base_velocity_v_x_along_dq * t69
+        + joint1_slice3_local_subspace0_v_z_along_dq * qdd[6]
+        + t48 * joint1_base_velocity_v_x
+        + (0.6493653647595652 * cache.joint1_slice3_bend_c4 * t90
+            + 1.4997633723912625 * joint1_slice3_bend_along_dq * t91 * t60
+            + 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t92
+            + 1.731914185166957 * t4 * t93 * joint1_slice3_bend_along_dq
+            + 5.1949229180765215 * t95 * joint1_slice3_bend_along_dq * t94
+            + 5.1949229180765215 * cache.joint1_slice3_bend_c6 * t90
+            + 0.6493653647595652 * joint1_slice3_bend_along_dq * t94 * t60
+            - 0.7498816861956312 * t10 * joint1_slice3_bend_along_dq * t91
+            - 0.7498816861956312 * cache.joint1_slice3_bend_c3 * t92
+            - 3.246826823797826 * cache.joint1_slice3_bend_c5 * t90
+            - 3.246826823797826 * joint1_slice3_bend_along_dq * t94 * t78)
+        + t99 * joint1_base_velocity_w_x
+        + joint1_slice3_local_subspace2_v_z_along_dq * qdd[8]
+        + joint1_base_bias_v_z_along_dq
+        + qdd[7] * joint1_slice3_local_subspace1_v_z_along_dq
+        - joint1_base_velocity_w_y_along_dq * t46
+        - (t51 * t56 + t65 * t68 - t47 * t48 - t69 * t70)
+        - t68 * joint1_base_velocity_v_y_along_dq - t51 * joint1_base_velocity_v_y
+        - (t85 * cache.joint1_slice3_local_com_y
+            + t86 * joint1_slice3_local_com_y_along_dq
+            - cache.joint1_slice3_local_com_x * t82
+            - joint1_slice3_local_com_x_along_dq * t87) - t96 * joint1_base_velocity_w_y;
+    let t110 = cache.joint1_slice0_mass * t109;
+    let joint1_slice2_bend_along_dq = 0.44888729929169013 * joint1_bend_squared_along_dq;
+    let t111 = 1.5 * cache.joint1_slice2_bend_c5 - 0.5 * cache.joint1_slice2_bend_c4;
+    let joint1_slice2_local_bend_y_column_w_y_along_dq = -0.3007502358784333 * t11
+        * joint1_slice2_bend_along_dq * t111
+        - 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t9;
+    let t112 = joint1_bend_y_rate * joint1_slice2_local_bend_y_column_w_y_along_dq;
+    let joint1_slice2_local_bend_z_column_w_y_along_dq = 0.3007502358784333 * t5
+        * cache.joint1_slice2_bend_c3
+        + 0.3007502358784333 * t17 * joint1_slice2_bend_along_dq * t111;
+    let t113 = joint1_bend_z_rate * joint1_slice2_local_bend_z_column_w_y_along_dq;
+    let t114 = joint1_base_velocity_w_y_along_dq + t112 + t113;
+    let t115 = cache.joint1_slice2_local_bend_z_column_w_y * joint1_bend_z_rate;
+    let t116 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_w_y;
+    let t117 = t115 + t116 + joint1_base_velocity_w_y;
+    let t118 = joint1_bend_z_rate * cache.joint1_slice2_local_bend_z_column_w_z;
+    let t119 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_w_z;
+    let t120 = t118 + joint1_base_velocity_w_z + t119;
+    let t121 = cache.joint1_slice2_local_bend_z_column_v_x * joint1_bend_z_rate;
+    let t122 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_v_x;
+    let t123 = joint1_len_rate * cache.joint1_slice2_local_len_column_v_x;
+    let t124 = t121 + t122 + joint1_base_velocity_v_x + t123;
+    let joint1_slice2_local_momentum_f_x = t124 * cache.joint1_slice1_mass
+        - (cache.joint1_slice2_local_inertia_h_y * t120
+            - t117 * cache.joint1_slice2_local_inertia_h_z);
+    let t125 = -(t114 * joint1_slice2_local_momentum_f_x);
+    let joint1_slice0_bend_along_dq = 0.004820780989426014
+        * joint1_bend_squared_along_dq;
+    let t126 = 1.5 * cache.joint1_slice0_bend_c5 - 0.5 * cache.joint1_slice0_bend_c4;
+    let joint1_slice0_local_bend_y_column_w_z_along_dq = -0.0003347157145944845 * t13
+        * joint1_slice0_bend_along_dq * t126
+        - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t6;
+    let t127 = joint1_bend_y_rate * joint1_slice0_local_bend_y_column_w_z_along_dq;
+    let joint1_slice0_local_bend_z_column_w_z_along_dq = 0.0003347157145944845 * t11
+        * joint1_slice0_bend_along_dq * t126
+        + 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t9;
+    let t128 = joint1_bend_z_rate * joint1_slice0_local_bend_z_column_w_z_along_dq;
+    let t129 = t127 + t128;
+    let joint1_slice0_bend = 0.004820780989426014 * joint1_bend_squared;
+    let t130 = softgen_runtime::stumpff(joint1_slice0_bend)[7];
+    let t131 = 2.5 * t130 - 0.5 * cache.joint1_slice0_bend_c6;
+    let t132 = 2.0 * cache.joint1_slice0_bend_c6 - 0.5 * cache.joint1_slice0_bend_c5;
+    let t133 = 0.0000016135911537792344 * t81 * cache.joint1_slice0_bend_c4
+        + 0.0000016135911537792344 * t75 * joint1_slice0_bend_along_dq * t132
+        - 0.000004840773461337703 * t75 * t131 * joint1_slice0_bend_along_dq
+        - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t79
+        - 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t81
+        - 0.0003347157145944845 * joint1_slice0_bend_along_dq * t126 * t76;
+    let t134 = cache.joint1_slice0_bend_c4 - 0.5 * cache.joint1_slice0_bend_c3;
+    let joint1_slice0_local_bend_y_column_w_x_along_dq = -0.004820780989426014
+        * joint1_bend_z_along_dq * cache.joint1_slice0_bend_c2
+        - 0.004820780989426014 * joint1_slice0_bend_along_dq * cache.joint1_bend_z
+            * t134;
+    let t135 = joint1_bend_y_rate * joint1_slice0_local_bend_y_column_w_x_along_dq;
+    let joint1_slice0_local_len_column_v_y_along_dq = 0.004820780989426014
+        * cache.joint1_slice0_bend_c2 * joint1_bend_y_along_dq
+        + 0.004820780989426014 * cache.joint1_bend_y * joint1_slice0_bend_along_dq
+            * t134;
+    let t136 = joint1_slice0_local_len_column_v_y_along_dq * joint1_bend_z_rate;
+    let t137 = t135 + t136;
+    let joint1_slice0_local_bend_z_column_w_y_along_dq = 0.0003347157145944845 * t17
+        * joint1_slice0_bend_along_dq * t126
+        + 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t5;
+    let joint1_slice0_local_bend_y_column_w_y_along_dq = -0.0003347157145944845
+        * cache.joint1_slice0_bend_c3 * t9
+        - 0.0003347157145944845 * t11 * joint1_slice0_bend_along_dq * t126;
+    let joint1_slice0_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint1_slice0_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice0_local_bend_z_column_w_y_along_dq;
+    let joint1_base_bias_w_y_along_dq = cache.base_roll_rotation_01
+        * base_roll_acceleration_w_x_along_dq
+        + base_roll_rotation_21_along_dq * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_z_along_dq * cache.base_roll_rotation_21
+        + base_roll_rotation_01_along_dq * base_roll_acceleration_w_x
+        + base_roll_acceleration_w_y * base_roll_rotation_11_along_dq
+        + cache.base_roll_rotation_11 * base_roll_acceleration_w_y_along_dq;
+    let joint1_slice0_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+        * joint1_slice0_local_bend_y_column_w_y_along_dq
+        + 0.5773502691896255 * t0 * joint1_slice0_local_bend_z_column_w_y_along_dq;
+    let t138 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_w_z;
+    let t139 = joint1_bend_z_rate * cache.joint1_slice0_local_bend_z_column_w_z;
+    let t140 = t138 + t139;
+    let t141 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_w_x;
+    let t142 = joint1_bend_z_rate * cache.joint1_slice0_local_len_column_v_y;
+    let t143 = t141 + t142;
+    let joint1_slice0_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice0_local_bend_y_column_w_y_along_dq);
+    let t144 = t133 + joint1_base_velocity_w_z * t137
+        + qdd[7] * joint1_slice0_local_subspace1_w_y_along_dq
+        + joint1_base_bias_w_y_along_dq
+        + joint1_slice0_local_subspace2_w_y_along_dq * qdd[8]
+        + joint1_base_velocity_w_z_along_dq * t143
+        + joint1_slice0_local_subspace0_w_y_along_dq * qdd[6]
+        - joint1_base_velocity_w_x * t129 - t140 * joint1_base_velocity_w_x_along_dq;
+    let joint1_slice0_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint1_slice0_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * joint1_slice0_local_len_column_v_y_along_dq * t0;
+    let t145 = joint1_bend_z_rate * cache.joint1_slice0_local_bend_z_column_w_y;
+    let t146 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_w_y;
+    let t147 = t145 + t146;
+    let t148 = 0.000023239929348011262 * joint1_slice0_bend_along_dq * t126 * t84
+        + 0.000023239929348011262 * t83 * cache.joint1_slice0_bend_c3
+        - 0.000046479858696022525 * joint1_slice0_bend_along_dq * t84 * t132
+        - 0.000046479858696022525 * t83 * cache.joint1_slice0_bend_c4;
+    let joint1_base_bias_w_x_along_dq = cache.base_pitch_rotation_00
+        * base_roll_acceleration_w_x_along_dq
+        + base_roll_acceleration_w_z_along_dq * cache.base_pitch_rotation_20
+        + base_pitch_rotation_20_along_dq * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_y * base_pitch_rotation_10_along_dq
+        + base_roll_acceleration_w_x * base_pitch_rotation_00_along_dq
+        + cache.base_pitch_rotation_10 * base_roll_acceleration_w_y_along_dq;
+    let joint1_slice0_local_subspace2_w_x_along_dq = 0.5773502691896255
+        * joint1_slice0_local_len_column_v_y_along_dq * t0
+        + 0.3333333333333336 * t0 * joint1_slice0_local_bend_y_column_w_x_along_dq;
+    let joint1_slice0_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice0_local_bend_y_column_w_x_along_dq);
+    let t149 = joint1_slice0_local_bend_z_column_w_y_along_dq * joint1_bend_z_rate;
+    let t150 = joint1_bend_y_rate * joint1_slice0_local_bend_y_column_w_y_along_dq;
+    let t151 = t149 + t150;
+    let t152 = qdd[7] * joint1_slice0_local_subspace1_w_x_along_dq
+        + joint1_base_velocity_w_y * t129 + t148 + joint1_base_bias_w_x_along_dq
+        + qdd[8] * joint1_slice0_local_subspace2_w_x_along_dq
+        + joint1_base_velocity_w_y_along_dq * t140
+        + joint1_slice0_local_subspace0_w_x_along_dq * qdd[6]
+        - t147 * joint1_base_velocity_w_z_along_dq - t151 * joint1_base_velocity_w_z;
+    let joint1_slice0_local_com_y_along_dq = 0.004820780989426014 * t23
+        * joint1_slice0_bend_along_dq * t134
+        + 0.004820780989426014 * cache.joint1_slice0_bend_c2 * t24;
+    let joint1_slice0_local_inertia_h_y_along_dq = joint1_slice0_local_com_y_along_dq
+        * cache.joint1_slice0_mass;
+    let joint1_base_bias_w_x = base_roll_acceleration_w_x * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_20 * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_y * cache.base_pitch_rotation_10;
+    let joint1_slice0_local_subspace0_w_x = -(0.6666666666666666 * t0
+        * cache.joint1_slice0_local_bend_y_column_w_x);
+    let joint1_slice0_local_subspace2_w_x = 0.5773502691896255 * t0
+        * cache.joint1_slice0_local_len_column_v_y
+        + 0.3333333333333336 * t0 * cache.joint1_slice0_local_bend_y_column_w_x;
+    let t153 = 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t84
+        - 0.000046479858696022525 * t84 * cache.joint1_slice0_bend_c4;
+    let joint1_slice0_local_subspace1_w_x = 0.33333333333333315 * t0
+        * cache.joint1_slice0_local_bend_y_column_w_x
+        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_len_column_v_y;
+    let t154 = joint1_base_bias_w_x + joint1_slice0_local_subspace0_w_x * qdd[6]
+        + joint1_slice0_local_subspace2_w_x * qdd[8] + t153
+        + t140 * joint1_base_velocity_w_y + joint1_slice0_local_subspace1_w_x * qdd[7]
+        - t147 * joint1_base_velocity_w_z;
+    let t155 = 0.5 * cache.joint1_slice0_bend_c3 - 0.5 * cache.joint1_slice0_bend_c2;
+    let joint1_slice0_local_com_x_along_dq = 0.06943184420297371 * t155
+        * joint1_slice0_bend_along_dq * cache.joint1_len
+        + 0.06943184420297371 * joint1_len_along_dq * cache.joint1_slice0_bend_c1;
+    let joint1_slice0_local_inertia_h_x_along_dq = joint1_slice0_local_com_x_along_dq
+        * cache.joint1_slice0_mass;
+    let joint1_slice0_local_subspace1_w_y = 0.33333333333333315 * t0
+        * cache.joint1_slice0_local_bend_y_column_w_y
+        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_bend_z_column_w_y;
+    let joint1_slice0_local_subspace2_w_y = 0.5773502691896255 * t0
+        * cache.joint1_slice0_local_bend_z_column_w_y
+        + 0.3333333333333336 * t0 * cache.joint1_slice0_local_bend_y_column_w_y;
+    let joint1_slice0_local_subspace0_w_y = -(0.6666666666666666 * t0
+        * cache.joint1_slice0_local_bend_y_column_w_y);
+    let t156 = 0.0000016135911537792344 * t75 * cache.joint1_slice0_bend_c4
+        - 0.000004840773461337703 * t75 * cache.joint1_slice0_bend_c5
+        - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t76;
+    let joint1_base_bias_w_y = base_roll_acceleration_w_x * cache.base_roll_rotation_01
+        + base_roll_acceleration_w_y * cache.base_roll_rotation_11
+        + cache.base_roll_rotation_21 * base_roll_acceleration_w_z;
+    let t157 = joint1_slice0_local_subspace1_w_y * qdd[7]
+        + joint1_slice0_local_subspace2_w_y * qdd[8] + joint1_base_velocity_w_z * t143
+        + joint1_slice0_local_subspace0_w_y * qdd[6] + t156 + joint1_base_bias_w_y
+        - joint1_base_velocity_w_x * t140;
+    let t158 = -(cache.joint1_slice0_local_inertia_h_x * t144
+        + joint1_slice0_local_inertia_h_x_along_dq * t157
+        - cache.joint1_slice0_local_inertia_h_y * t152
+        - joint1_slice0_local_inertia_h_y_along_dq * t154);
+    let t159 = 0.004820780989426014 * cache.joint1_slice0_bend_c2 * cache.joint1_len;
+    let t160 = 0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t54
+        - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t54;
+    let t161 = joint1_len_rate * cache.joint1_slice0_local_len_column_v_y;
+    let t162 = (0.000046479858696022525 * t52 * cache.joint1_slice0_bend_c4 + t159
+        - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t52)
+        * joint1_bend_y_rate + t160 * joint1_bend_z_rate + t161;
+    let t163 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t8
+        + 0.0003347157145944845 * joint1_slice0_bend_along_dq * t126 * t7
+        - 0.0003347157145944845 * joint1_slice0_bend_along_dq * t134 * t7
+        - 0.0003347157145944845 * t8 * cache.joint1_slice0_bend_c2;
+    let t164 = 0.0003347157145944845 * t23 * joint1_slice0_bend_along_dq * t126
+        + 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t24
+        - 0.0003347157145944845 * t23 * joint1_slice0_bend_along_dq * t134
+        - 0.0003347157145944845 * cache.joint1_slice0_bend_c2 * t24;
+    let joint1_slice0_local_len_column_v_x_along_dq = 0.06943184420297371 * t155
+        * joint1_slice0_bend_along_dq;
+    let t165 = joint1_len_rate * joint1_slice0_local_len_column_v_x_along_dq;
+    let t166 = joint1_bend_z_rate * t163 + joint1_bend_y_rate * t164 + t165;
+    let t167 = 0.004820780989426014 * joint1_len_along_dq * cache.joint1_slice0_bend_c2;
+    let t168 = 0.004820780989426014 * joint1_slice0_bend_along_dq * t134
+        * cache.joint1_len;
+    let t169 = 0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t58 + t167
+        + 0.000046479858696022525 * joint1_slice0_bend_along_dq * t52 * t132 + t168
+        - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t58
+        - 0.000023239929348011262 * joint1_slice0_bend_along_dq * t126 * t52;
+    let t170 = joint1_slice0_local_len_column_v_y_along_dq * joint1_len_rate;
+    let t171 = 0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t63
+        + 0.000046479858696022525 * joint1_slice0_bend_along_dq * t132 * t54
+        - 0.000023239929348011262 * joint1_slice0_bend_along_dq * t126 * t54
+        - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t63;
+    let t172 = joint1_bend_y_rate * t169 + t170 + t171 * joint1_bend_z_rate;
+    let t173 = cache.joint1_slice0_local_len_column_v_x * joint1_len_rate;
+    let t174 = joint1_bend_y_rate
+        * (0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t23
+            - 0.0003347157145944845 * t23 * cache.joint1_slice0_bend_c2)
+        + (0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t7
+            - 0.0003347157145944845 * cache.joint1_slice0_bend_c2 * t7)
+            * joint1_bend_z_rate + t173;
+    let t175 = joint1_bend_z_rate * cache.joint1_slice0_local_bend_z_column_v_y;
+    let t176 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_v_y;
+    let t177 = t175 + t176 + t161;
+    let joint1_slice0_local_len_column_v_z_along_dq = 0.004820780989426014
+        * joint1_bend_z_along_dq * cache.joint1_slice0_bend_c2
+        + 0.004820780989426014 * joint1_slice0_bend_along_dq * cache.joint1_bend_z
+            * t134;
+    let t178 = 0.3333333333333333 * joint1_slice0_local_len_column_v_z_along_dq;
+    let joint1_slice0_local_bend_y_column_v_z_along_dq = t171
+        - (joint1_slice0_local_com_y_along_dq
+            * cache.joint1_slice0_local_bend_y_column_w_x
+            + joint1_slice0_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice0_local_com_y
+            - cache.joint1_slice0_local_com_x
+                * joint1_slice0_local_bend_y_column_w_y_along_dq
+            - cache.joint1_slice0_local_bend_y_column_w_y
+                * joint1_slice0_local_com_x_along_dq);
+    let joint1_slice0_local_subspace0_v_z_along_dq = t178
+        - 0.6666666666666666 * t0 * joint1_slice0_local_bend_y_column_v_z_along_dq;
+    let joint1_slice0_local_com_z_along_dq = 0.004820780989426014
+        * joint1_slice0_bend_along_dq * t134 * t7
+        + 0.004820780989426014 * t8 * cache.joint1_slice0_bend_c2;
+    let joint1_slice0_local_bend_z_column_v_y_along_dq = t171
+        - (joint1_slice0_local_bend_z_column_w_z_along_dq
+            * cache.joint1_slice0_local_com_x
+            + joint1_slice0_local_com_x_along_dq
+                * cache.joint1_slice0_local_bend_z_column_w_z
+            - joint1_slice0_local_com_z_along_dq
+                * cache.joint1_slice0_local_len_column_v_y
+            - joint1_slice0_local_len_column_v_y_along_dq
+                * cache.joint1_slice0_local_com_z);
+    let t179 = joint1_bend_z_rate * joint1_slice0_local_bend_z_column_v_y_along_dq;
+    let joint1_slice0_local_bend_y_column_v_y_along_dq = t169
+        - (joint1_slice0_local_com_x_along_dq
+            * cache.joint1_slice0_local_bend_y_column_w_z
+            + joint1_slice0_local_bend_y_column_w_z_along_dq
+                * cache.joint1_slice0_local_com_x
+            - cache.joint1_slice0_local_bend_y_column_w_x
+                * joint1_slice0_local_com_z_along_dq
+            - joint1_slice0_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice0_local_com_z);
+    let t180 = joint1_bend_y_rate * joint1_slice0_local_bend_y_column_v_y_along_dq;
+    let t181 = t170 + t179 + t180;
+    let joint1_slice0_local_bend_z_column_v_x_along_dq = t163
+        - (joint1_slice0_local_bend_z_column_w_y_along_dq
+            * cache.joint1_slice0_local_com_z
+            + joint1_slice0_local_com_z_along_dq
+                * cache.joint1_slice0_local_bend_z_column_w_y
+            - joint1_slice0_local_bend_z_column_w_z_along_dq
+                * cache.joint1_slice0_local_com_y
+            - joint1_slice0_local_com_y_along_dq
+                * cache.joint1_slice0_local_bend_z_column_w_z);
+    let t182 = joint1_slice0_local_bend_z_column_v_x_along_dq * joint1_bend_z_rate;
+    let joint1_slice0_local_bend_y_column_v_x_along_dq = t164
+        - (cache.joint1_slice0_local_com_z
+            * joint1_slice0_local_bend_y_column_w_y_along_dq
+            + cache.joint1_slice0_local_bend_y_column_w_y
+                * joint1_slice0_local_com_z_along_dq
+            - joint1_slice0_local_com_y_along_dq
+                * cache.joint1_slice0_local_bend_y_column_w_z
+            - joint1_slice0_local_bend_y_column_w_z_along_dq
+                * cache.joint1_slice0_local_com_y);
+    let t183 = joint1_bend_y_rate * joint1_slice0_local_bend_y_column_v_x_along_dq;
+    let t184 = t182 + t183 + t165;
+    let t185 = 0.000046479858696022525 * t101 * cache.joint1_slice0_bend_c4
+        + 0.000046479858696022525 * joint1_slice0_bend_along_dq * t132 * t100 + t167
+        + t168 - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t101
+        - 0.000023239929348011262 * joint1_slice0_bend_along_dq * t126 * t100;
+    let joint1_slice0_local_bend_z_column_v_z_along_dq = t185
+        - (joint1_slice0_local_len_column_v_y_along_dq * cache.joint1_slice0_local_com_y
+            + joint1_slice0_local_com_y_along_dq
+                * cache.joint1_slice0_local_len_column_v_y
+            - joint1_slice0_local_com_x_along_dq
+                * cache.joint1_slice0_local_bend_z_column_w_y
+            - joint1_slice0_local_bend_z_column_w_y_along_dq
+                * cache.joint1_slice0_local_com_x);
+    let joint1_slice0_local_subspace2_v_z_along_dq = 0.5773502691896255 * t0
+        * joint1_slice0_local_bend_z_column_v_z_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice0_local_bend_y_column_v_z_along_dq
+        + t178;
+    let t186 = cache.joint1_slice0_local_bend_y_column_v_x * joint1_bend_y_rate;
+    let t187 = cache.joint1_slice0_local_bend_z_column_v_x * joint1_bend_z_rate;
+    let t188 = t186 + t173 + t187;
+    let t189 = 3.0 * softgen_runtime::stumpff(joint1_slice0_bend)[8] - 0.5 * t130;
+    let joint1_slice0_local_subspace1_v_z_along_dq = t178
+        + 0.33333333333333315 * t0 * joint1_slice0_local_bend_y_column_v_z_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice0_local_bend_z_column_v_z_along_dq;
+    let t190 = t177 * joint1_base_velocity_w_x_along_dq
+        + joint1_slice0_local_subspace0_v_z_along_dq * qdd[6]
+        + t181 * joint1_base_velocity_w_x
+        + joint1_slice0_local_subspace2_v_z_along_dq * qdd[8]
+        + joint1_base_bias_v_z_along_dq + t151 * joint1_base_velocity_v_x
+        + t147 * joint1_base_velocity_v_x_along_dq
+        + (0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t92
+            + 0.0000008962768767719712 * cache.joint1_slice0_bend_c6 * t90
+            + 0.0000008962768767719712 * t189 * joint1_slice0_bend_along_dq * t94
+            + 0.0000001120346095964964 * t90 * cache.joint1_slice0_bend_c4
+            + 0.000046479858696022525 * joint1_slice0_bend_along_dq * t91 * t132
+            + 0.0000001120346095964964 * joint1_slice0_bend_along_dq * t94 * t132
+            + 0.009641561978852029 * t93 * joint1_slice0_bend_along_dq * t134
+            - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t92
+            - 0.000023239929348011262 * joint1_slice0_bend_along_dq * t126 * t91
+            - 0.000000560173047982482 * cache.joint1_slice0_bend_c5 * t90
+            - 0.000000560173047982482 * t131 * joint1_slice0_bend_along_dq * t94)
+        + joint1_slice0_local_subspace1_v_z_along_dq * qdd[7]
+        - (t162 * t137 + t172 * t143 - t147 * t166 - t151 * t174)
+        - joint1_base_velocity_v_y * t137
+        - (joint1_slice0_local_com_y_along_dq * t153
+            + t148 * cache.joint1_slice0_local_com_y
+            - joint1_slice0_local_com_x_along_dq * t156
+            - t133 * cache.joint1_slice0_local_com_x) - t184 * joint1_base_velocity_w_y
+        - joint1_base_velocity_v_y_along_dq * t143
+        - joint1_base_velocity_w_y_along_dq * t188;
+    let t191 = t190 * cache.joint1_slice0_mass;
+    let t192 = t49 + joint1_base_velocity_w_x_along_dq + t50;
+    let t193 = t66 + t67 + joint1_base_velocity_w_x;
+    let t194 = t39 + t40 + joint1_base_velocity_v_y + t41;
+    let joint1_slice3_local_momentum_f_y = t194 * cache.joint1_slice0_mass
+        - (cache.joint1_slice3_local_inertia_h_z * t193
+            - t22 * cache.joint1_slice3_local_inertia_h_x);
+    let t195 = t192 * joint1_slice3_local_momentum_f_y;
+    let t196 = t43 + t44 + t45 + joint1_base_velocity_v_x;
+    let joint1_slice3_local_momentum_f_x = cache.joint1_slice0_mass * t196
+        - (t22 * cache.joint1_slice3_local_inertia_h_y
+            - cache.joint1_slice3_local_inertia_h_z * t3);
+    let t197 = -(joint1_slice3_local_momentum_f_x * t19);
+    let joint1_slice3_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice3_local_bend_y_column_w_y_along_dq);
+    let joint1_slice3_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint1_slice3_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice3_local_bend_z_column_w_y_along_dq;
+    let joint1_slice3_local_subspace2_w_y_along_dq = 0.5773502691896255 * t0
+        * joint1_slice3_local_bend_z_column_w_y_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice3_local_bend_y_column_w_y_along_dq;
+    let t198 = t12 + t14;
+    let t199 = t20 + t21;
+    let t200 = qdd[6] * joint1_slice3_local_subspace0_w_y_along_dq
+        + qdd[7] * joint1_slice3_local_subspace1_w_y_along_dq
+        + joint1_base_velocity_w_z * t51
+        + joint1_slice3_local_subspace2_w_y_along_dq * qdd[8]
+        + joint1_base_bias_w_y_along_dq + t82 + joint1_base_velocity_w_z_along_dq * t68
+        - t198 * joint1_base_velocity_w_x - t199 * joint1_base_velocity_w_x_along_dq;
+    let joint1_slice3_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice3_local_bend_y_column_w_x_along_dq);
+    let joint1_slice3_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint1_slice3_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice3_local_len_column_v_y_along_dq;
+    let joint1_slice3_local_subspace2_w_x_along_dq = 0.5773502691896255 * t0
+        * joint1_slice3_local_len_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice3_local_bend_y_column_w_x_along_dq;
+    let t201 = t85 + joint1_base_bias_w_x_along_dq
+        + joint1_slice3_local_subspace0_w_x_along_dq * qdd[6]
+        + joint1_slice3_local_subspace1_w_x_along_dq * qdd[7]
+        + joint1_base_velocity_w_y_along_dq * t199
+        + joint1_slice3_local_subspace2_w_x_along_dq * qdd[8]
+        + t198 * joint1_base_velocity_w_y - joint1_base_velocity_w_z_along_dq * t69
+        - joint1_base_velocity_w_z * t48;
+    let joint1_slice3_local_subspace2_w_x = 0.3333333333333336 * t0
+        * cache.joint1_slice3_local_bend_y_column_w_x
+        + 0.5773502691896255 * t0 * cache.joint1_slice3_local_len_column_v_y;
+    let joint1_slice3_local_subspace0_w_x = -(0.6666666666666666 * t0
+        * cache.joint1_slice3_local_bend_y_column_w_x);
+    let joint1_slice3_local_subspace1_w_x = 0.33333333333333315 * t0
+        * cache.joint1_slice3_local_bend_y_column_w_x
+        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_len_column_v_y;
+    let t202 = qdd[8] * joint1_slice3_local_subspace2_w_x
+        + t199 * joint1_base_velocity_w_y + t86 + joint1_base_bias_w_x
+        + joint1_slice3_local_subspace0_w_x * qdd[6]
+        + joint1_slice3_local_subspace1_w_x * qdd[7] - joint1_base_velocity_w_z * t69;
+    let joint1_slice3_local_inertia_h_x_along_dq = joint1_slice3_local_com_x_along_dq
+        * cache.joint1_slice0_mass;
+    let joint1_slice3_local_subspace2_w_y = 0.5773502691896255 * t0
+        * cache.joint1_slice3_local_bend_z_column_w_y
+        + 0.3333333333333336 * t0 * cache.joint1_slice3_local_bend_y_column_w_y;
+    let joint1_slice3_local_subspace1_w_y = 0.33333333333333315 * t0
+        * cache.joint1_slice3_local_bend_y_column_w_y
+        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_bend_z_column_w_y;
+    let joint1_slice3_local_subspace0_w_y = -(0.6666666666666666 * t0
+        * cache.joint1_slice3_local_bend_y_column_w_y);
+    let t203 = joint1_slice3_local_subspace2_w_y * qdd[8]
+        + qdd[7] * joint1_slice3_local_subspace1_w_y + joint1_base_velocity_w_z * t68
+        + t87 + joint1_slice3_local_subspace0_w_y * qdd[6] + joint1_base_bias_w_y
+        - t199 * joint1_base_velocity_w_x;
+    let t204 = -(cache.joint1_slice3_local_inertia_h_x * t200
+        + joint1_slice3_local_inertia_h_x_along_dq * t203
+        - cache.joint1_slice3_local_inertia_h_y * t201
+        - t202 * joint1_slice3_local_inertia_h_y_along_dq);
+    let t205 = 0.5 * cache.joint1_slice2_bend_c3 - 0.5 * cache.joint1_slice2_bend_c2;
+    let joint1_slice2_local_len_column_v_x_along_dq = 0.6699905217924281
+        * joint1_slice2_bend_along_dq * t205;
+    let t206 = joint1_len_rate * joint1_slice2_local_len_column_v_x_along_dq;
+    let t207 = cache.joint1_slice2_bend_c4 - 0.5 * cache.joint1_slice2_bend_c3;
+    let t208 = 0.3007502358784333 * t23 * joint1_slice2_bend_along_dq * t111
+        + 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t24
+        - 0.3007502358784333 * t24 * cache.joint1_slice2_bend_c2
+        - 0.3007502358784333 * t23 * joint1_slice2_bend_along_dq * t207;
+    let joint1_slice2_local_com_z_along_dq = 0.44888729929169013
+        * joint1_slice2_bend_along_dq * t207 * t7
+        + 0.44888729929169013 * t8 * cache.joint1_slice2_bend_c2;
+    let joint1_slice2_local_bend_y_column_w_z_along_dq = -0.3007502358784333 * t6
+        * cache.joint1_slice2_bend_c3
+        - 0.3007502358784333 * t13 * joint1_slice2_bend_along_dq * t111;
+    let joint1_slice2_local_com_y_along_dq = 0.44888729929169013 * t23
+        * joint1_slice2_bend_along_dq * t207
+        + 0.44888729929169013 * t24 * cache.joint1_slice2_bend_c2;
+    let joint1_slice2_local_bend_y_column_v_x_along_dq = t208
+        - (joint1_slice2_local_com_z_along_dq
+            * cache.joint1_slice2_local_bend_y_column_w_y
+            + joint1_slice2_local_bend_y_column_w_y_along_dq
+                * cache.joint1_slice2_local_com_z
+            - cache.joint1_slice2_local_com_y
+                * joint1_slice2_local_bend_y_column_w_z_along_dq
+            - cache.joint1_slice2_local_bend_y_column_w_z
+                * joint1_slice2_local_com_y_along_dq);
+    let t209 = joint1_bend_y_rate * joint1_slice2_local_bend_y_column_v_x_along_dq;
+    let t210 = 0.3007502358784333 * joint1_slice2_bend_along_dq * t111 * t7
+        + 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t8
+        - 0.3007502358784333 * joint1_slice2_bend_along_dq * t207 * t7
+        - 0.3007502358784333 * t8 * cache.joint1_slice2_bend_c2;
+    let joint1_slice2_local_bend_z_column_w_z_along_dq = 0.3007502358784333 * t11
+        * joint1_slice2_bend_along_dq * t111
+        + 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t9;
+    let joint1_slice2_local_bend_z_column_v_x_along_dq = t210
+        - (cache.joint1_slice2_local_com_z
+            * joint1_slice2_local_bend_z_column_w_y_along_dq
+            + joint1_slice2_local_com_z_along_dq
+                * cache.joint1_slice2_local_bend_z_column_w_y
+            - cache.joint1_slice2_local_com_y
+                * joint1_slice2_local_bend_z_column_w_z_along_dq
+            - joint1_slice2_local_com_y_along_dq
+                * cache.joint1_slice2_local_bend_z_column_w_z);
+    let t211 = joint1_bend_z_rate * joint1_slice2_local_bend_z_column_v_x_along_dq;
+    let t212 = t206 + joint1_base_velocity_v_x_along_dq + t209 + t211;
+    let joint1_slice2_local_inertia_h_z_along_dq = joint1_slice2_local_com_z_along_dq
+        * cache.joint1_slice1_mass;
+    let t213 = joint1_bend_y_rate * joint1_slice2_local_bend_y_column_w_z_along_dq;
+    let t214 = joint1_bend_z_rate * joint1_slice2_local_bend_z_column_w_z_along_dq;
+    let t215 = joint1_base_velocity_w_z_along_dq + t213 + t214;
+    let joint1_slice2_local_inertia_h_y_along_dq = joint1_slice2_local_com_y_along_dq
+        * cache.joint1_slice1_mass;
+    let joint1_slice2_local_momentum_f_x_along_dq = t212 * cache.joint1_slice1_mass
+        - (t215 * cache.joint1_slice2_local_inertia_h_y
+            + joint1_slice2_local_inertia_h_y_along_dq * t120
+            - joint1_slice2_local_inertia_h_z_along_dq * t117
+            - t114 * cache.joint1_slice2_local_inertia_h_z);
+    let t216 = -(joint1_slice2_local_momentum_f_x_along_dq * t117);
+    let t217 = 2.0 * cache.joint1_slice2_bend_c6 - 0.5 * cache.joint1_slice2_bend_c5;
+    let t218 = 0.4029996149307748 * cache.joint1_slice2_bend_c4 * t63
+        + 0.4029996149307748 * joint1_slice2_bend_along_dq * t217 * t54
+        - 0.2014998074653874 * joint1_slice2_bend_along_dq * t111 * t54
+        - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t63;
+    let joint1_slice2_local_bend_y_column_w_x_along_dq = -0.44888729929169013
+        * joint1_slice2_bend_along_dq * t207 * cache.joint1_bend_z
+        - 0.44888729929169013 * joint1_bend_z_along_dq * cache.joint1_slice2_bend_c2;
+    let joint1_slice2_local_com_x_along_dq = 0.6699905217924281 * joint1_len_along_dq
+        * cache.joint1_slice2_bend_c1
+        + 0.6699905217924281 * joint1_slice2_bend_along_dq * cache.joint1_len * t205;
+    let joint1_slice2_local_bend_y_column_v_z_along_dq = t218
+        - (joint1_slice2_local_com_y_along_dq
+            * cache.joint1_slice2_local_bend_y_column_w_x
+            + joint1_slice2_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice2_local_com_y
+            - joint1_slice2_local_bend_y_column_w_y_along_dq
+                * cache.joint1_slice2_local_com_x
+            - cache.joint1_slice2_local_bend_y_column_w_y
+                * joint1_slice2_local_com_x_along_dq);
+    let joint1_slice2_local_len_column_v_z_along_dq = 0.44888729929169013
+        * joint1_bend_z_along_dq * cache.joint1_slice2_bend_c2
+        + 0.44888729929169013 * joint1_slice2_bend_along_dq * t207 * cache.joint1_bend_z;
+    let t219 = 0.3333333333333333 * joint1_slice2_local_len_column_v_z_along_dq;
+    let t220 = 0.44888729929169013 * joint1_len_along_dq * cache.joint1_slice2_bend_c2;
+    let t221 = 0.44888729929169013 * joint1_slice2_bend_along_dq * t207
+        * cache.joint1_len;
+    let t222 = 0.4029996149307748 * joint1_slice2_bend_along_dq * t217 * t100 + t220
+        + 0.4029996149307748 * t101 * cache.joint1_slice2_bend_c4 + t221
+        - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t101
+        - 0.2014998074653874 * joint1_slice2_bend_along_dq * t111 * t100;
+    let joint1_slice2_local_len_column_v_y_along_dq = 0.44888729929169013
+        * cache.joint1_bend_y * joint1_slice2_bend_along_dq * t207
+        + 0.44888729929169013 * joint1_bend_y_along_dq * cache.joint1_slice2_bend_c2;
+    let joint1_slice2_local_bend_z_column_v_z_along_dq = t222
+        - (cache.joint1_slice2_local_com_y * joint1_slice2_local_len_column_v_y_along_dq
+            + cache.joint1_slice2_local_len_column_v_y
+                * joint1_slice2_local_com_y_along_dq
+            - cache.joint1_slice2_local_bend_z_column_w_y
+                * joint1_slice2_local_com_x_along_dq
+            - cache.joint1_slice2_local_com_x
+                * joint1_slice2_local_bend_z_column_w_y_along_dq);
+    let joint1_slice2_local_subspace1_v_z_along_dq = 0.33333333333333315 * t0
+        * joint1_slice2_local_bend_y_column_v_z_along_dq + t219
+        - 0.5773502691896257 * t0 * joint1_slice2_local_bend_z_column_v_z_along_dq;
+    let t223 = t112 + t113;
+    let t224 = t206 + t209 + t211;
+    let t225 = joint1_bend_z_rate
+        * (0.3007502358784333 * cache.joint1_slice2_bend_c3 * t7
+            - 0.3007502358784333 * t7 * cache.joint1_slice2_bend_c2)
+        + joint1_bend_y_rate
+            * (0.3007502358784333 * cache.joint1_slice2_bend_c3 * t23
+                - 0.3007502358784333 * t23 * cache.joint1_slice2_bend_c2) + t123;
+    let t226 = 0.4029996149307748 * t58 * cache.joint1_slice2_bend_c4 + t220
+        + 0.4029996149307748 * joint1_slice2_bend_along_dq * t52 * t217 + t221
+        - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t58
+        - 0.2014998074653874 * joint1_slice2_bend_along_dq * t52 * t111;
+    let t227 = joint1_len_rate * joint1_slice2_local_len_column_v_y_along_dq;
+    let t228 = joint1_bend_y_rate * t226 + t227 + t218 * joint1_bend_z_rate;
+    let t229 = cache.joint1_slice2_local_len_column_v_y * joint1_bend_z_rate;
+    let t230 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_w_x;
+    let t231 = t229 + t230;
+    let t232 = t210 * joint1_bend_z_rate + joint1_bend_y_rate * t208 + t206;
+    let t233 = t115 + t116;
+    let t234 = 0.4029996149307748 * t54 * cache.joint1_slice2_bend_c4
+        - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t54;
+    let t235 = joint1_len_rate * cache.joint1_slice2_local_len_column_v_y;
+    let t236 = 0.44888729929169013 * cache.joint1_len * cache.joint1_slice2_bend_c2;
+    let t237 = joint1_bend_z_rate * t234 + t235
+        + joint1_bend_y_rate
+            * (0.4029996149307748 * t52 * cache.joint1_slice2_bend_c4 + t236
+                - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t52);
+    let t238 = joint1_bend_z_rate * joint1_slice2_local_len_column_v_y_along_dq;
+    let t239 = joint1_slice2_local_bend_y_column_w_x_along_dq * joint1_bend_y_rate;
+    let t240 = t238 + t239;
+    let joint1_slice2_bend = 0.44888729929169013 * joint1_bend_squared;
+    let t241 = softgen_runtime::stumpff(joint1_slice2_bend)[7];
+    let t242 = 3.0 * softgen_runtime::stumpff(joint1_slice2_bend)[8] - 0.5 * t241;
+    let t243 = 2.5 * t241 - 0.5 * cache.joint1_slice2_bend_c6;
+    let t244 = t121 + t122 + t123;
+    let joint1_slice2_local_bend_y_column_v_y_along_dq = t226
+        - (cache.joint1_slice2_local_bend_y_column_w_z
+            * joint1_slice2_local_com_x_along_dq
+            + cache.joint1_slice2_local_com_x
+                * joint1_slice2_local_bend_y_column_w_z_along_dq
+            - joint1_slice2_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice2_local_com_z
+            - joint1_slice2_local_com_z_along_dq
+                * cache.joint1_slice2_local_bend_y_column_w_x);
+    let t245 = joint1_bend_y_rate * joint1_slice2_local_bend_y_column_v_y_along_dq;
+    let joint1_slice2_local_bend_z_column_v_y_along_dq = t218
+        - (cache.joint1_slice2_local_com_x
+            * joint1_slice2_local_bend_z_column_w_z_along_dq
+            + cache.joint1_slice2_local_bend_z_column_w_z
+                * joint1_slice2_local_com_x_along_dq
+            - joint1_slice2_local_com_z_along_dq
+                * cache.joint1_slice2_local_len_column_v_y
+            - cache.joint1_slice2_local_com_z
+                * joint1_slice2_local_len_column_v_y_along_dq);
+    let t246 = joint1_slice2_local_bend_z_column_v_y_along_dq * joint1_bend_z_rate;
+    let t247 = t245 + t227 + t246;
+    let t248 = 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t84
+        - 0.4029996149307748 * t84 * cache.joint1_slice2_bend_c4;
+    let t249 = 0.2014998074653874 * joint1_slice2_bend_along_dq * t111 * t84
+        + 0.2014998074653874 * t83 * cache.joint1_slice2_bend_c3
+        - 0.4029996149307748 * joint1_slice2_bend_along_dq * t217 * t84
+        - 0.4029996149307748 * t83 * cache.joint1_slice2_bend_c4;
+    let t250 = 0.1350029611448087 * t81 * cache.joint1_slice2_bend_c4
+        + 0.1350029611448087 * t75 * joint1_slice2_bend_along_dq * t217
+        - 0.3007502358784333 * joint1_slice2_bend_along_dq * t111 * t76
+        - 0.3007502358784333 * t79 * cache.joint1_slice2_bend_c3
+        - 0.4050088834344261 * t75 * joint1_slice2_bend_along_dq * t243
+        - 0.4050088834344261 * t81 * cache.joint1_slice2_bend_c5;
+    let t251 = 0.1350029611448087 * t75 * cache.joint1_slice2_bend_c4
+        - 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t76
+        - 0.4050088834344261 * t75 * cache.joint1_slice2_bend_c5;
+    let joint1_slice2_local_subspace0_v_z_along_dq = t219
+        - 0.6666666666666666 * t0 * joint1_slice2_local_bend_y_column_v_z_along_dq;
+    let joint1_slice2_local_subspace2_v_z_along_dq = 0.3333333333333336 * t0
+        * joint1_slice2_local_bend_y_column_v_z_along_dq + t219
+        + 0.5773502691896255 * t0 * joint1_slice2_local_bend_z_column_v_z_along_dq;
+    let t252 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_v_y;
+    let t253 = joint1_bend_z_rate * cache.joint1_slice2_local_bend_z_column_v_y;
+    let t254 = t235 + t252 + t253;
+    let t255 = joint1_slice2_local_subspace1_v_z_along_dq * qdd[7]
+        + t223 * joint1_base_velocity_v_x
+        + (0.7236056350474663 * cache.joint1_slice2_bend_c6 * t90
+            + 0.4029996149307748 * joint1_slice2_bend_along_dq * t217 * t91
+            + 0.7236056350474663 * joint1_slice2_bend_along_dq * t94 * t242
+            + 0.8977745985833803 * t93 * joint1_slice2_bend_along_dq * t207
+            + 0.09045070438093329 * t90 * cache.joint1_slice2_bend_c4
+            + 0.09045070438093329 * joint1_slice2_bend_along_dq * t94 * t217
+            + 0.4029996149307748 * cache.joint1_slice2_bend_c4 * t92
+            - 0.45225352190466644 * t90 * cache.joint1_slice2_bend_c5
+            - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t92
+            - 0.45225352190466644 * joint1_slice2_bend_along_dq * t243 * t94
+            - 0.2014998074653874 * joint1_slice2_bend_along_dq * t111 * t91)
+        + t247 * joint1_base_velocity_w_x
+        + qdd[6] * joint1_slice2_local_subspace0_v_z_along_dq
+        + joint1_base_bias_v_z_along_dq
+        + joint1_slice2_local_subspace2_v_z_along_dq * qdd[8]
+        + joint1_base_velocity_v_x_along_dq * t233
+        + t254 * joint1_base_velocity_w_x_along_dq - t224 * joint1_base_velocity_w_y
+        - (t228 * t231 + t237 * t240 - t225 * t223 - t232 * t233)
+        - joint1_base_velocity_v_y_along_dq * t231
+        - t244 * joint1_base_velocity_w_y_along_dq
+        - (joint1_slice2_local_com_y_along_dq * t248
+            + cache.joint1_slice2_local_com_y * t249
+            - t250 * cache.joint1_slice2_local_com_x
+            - t251 * joint1_slice2_local_com_x_along_dq)
+        - t240 * joint1_base_velocity_v_y;
+    let t256 = cache.joint1_slice1_mass * t255;
+    let joint1_slice2_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint1_slice2_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice2_local_bend_z_column_w_y_along_dq;
+    let joint1_slice2_local_subspace2_w_y_along_dq = 0.5773502691896255 * t0
+        * joint1_slice2_local_bend_z_column_w_y_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice2_local_bend_y_column_w_y_along_dq;
+    let t257 = t213 + t214;
+    let t258 = t118 + t119;
+    let joint1_slice2_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice2_local_bend_y_column_w_y_along_dq);
+    let t259 = qdd[7] * joint1_slice2_local_subspace1_w_y_along_dq
+        + joint1_slice2_local_subspace2_w_y_along_dq * qdd[8] + t250
+        + joint1_base_velocity_w_z_along_dq * t231
+        + joint1_slice2_local_subspace0_w_y_along_dq * qdd[6]
+        + joint1_base_bias_w_y_along_dq + t240 * joint1_base_velocity_w_z
+        - t257 * joint1_base_velocity_w_x - joint1_base_velocity_w_x_along_dq * t258;
+    let joint1_slice2_local_subspace1_w_x = 0.33333333333333315 * t0
+        * cache.joint1_slice2_local_bend_y_column_w_x
+        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_len_column_v_y;
+    let joint1_slice2_local_subspace2_w_x = 0.5773502691896255 * t0
+        * cache.joint1_slice2_local_len_column_v_y
+        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_w_x;
+    let joint1_slice2_local_subspace0_w_x = -(0.6666666666666666 * t0
+        * cache.joint1_slice2_local_bend_y_column_w_x);
+    let t260 = qdd[7] * joint1_slice2_local_subspace1_w_x
+        + joint1_base_velocity_w_y * t258 + joint1_base_bias_w_x
+        + joint1_slice2_local_subspace2_w_x * qdd[8] + t248
+        + qdd[6] * joint1_slice2_local_subspace0_w_x - joint1_base_velocity_w_z * t233;
+    let joint1_slice2_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint1_slice2_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice2_local_len_column_v_y_along_dq;
+    let joint1_slice2_local_subspace2_w_x_along_dq = 0.5773502691896255 * t0
+        * joint1_slice2_local_len_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice2_local_bend_y_column_w_x_along_dq;
+    let joint1_slice2_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice2_local_bend_y_column_w_x_along_dq);
+    let t261 = qdd[7] * joint1_slice2_local_subspace1_w_x_along_dq
+        + joint1_base_velocity_w_y_along_dq * t258
+        + joint1_slice2_local_subspace2_w_x_along_dq * qdd[8]
+        + joint1_base_bias_w_x_along_dq + t257 * joint1_base_velocity_w_y
+        + joint1_slice2_local_subspace0_w_x_along_dq * qdd[6] + t249
+        - joint1_base_velocity_w_z * t223 - joint1_base_velocity_w_z_along_dq * t233;
+    let joint1_slice2_local_subspace2_w_y = 0.3333333333333336 * t0
+        * cache.joint1_slice2_local_bend_y_column_w_y
+        + 0.5773502691896255 * t0 * cache.joint1_slice2_local_bend_z_column_w_y;
+    let joint1_slice2_local_subspace1_w_y = 0.33333333333333315 * t0
+        * cache.joint1_slice2_local_bend_y_column_w_y
+        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_w_y;
+    let joint1_slice2_local_subspace0_w_y = -(0.6666666666666666 * t0
+        * cache.joint1_slice2_local_bend_y_column_w_y);
+    let t262 = t251 + joint1_slice2_local_subspace2_w_y * qdd[8]
+        + joint1_base_velocity_w_z * t231 + qdd[7] * joint1_slice2_local_subspace1_w_y
+        + joint1_slice2_local_subspace0_w_y * qdd[6] + joint1_base_bias_w_y
+        - joint1_base_velocity_w_x * t258;
+    let joint1_slice2_local_inertia_h_x_along_dq = joint1_slice2_local_com_x_along_dq
+        * cache.joint1_slice1_mass;
+    let t263 = -(t259 * cache.joint1_slice2_local_inertia_h_x
+        + t262 * joint1_slice2_local_inertia_h_x_along_dq
+        - joint1_slice2_local_inertia_h_y_along_dq * t260
+        - t261 * cache.joint1_slice2_local_inertia_h_y);
+    let t264 = t145 + t146 + joint1_base_velocity_w_y;
+    let t265 = joint1_base_velocity_w_z + t138 + t139;
+    let t266 = t186 + t173 + t187 + joint1_base_velocity_v_x;
+    let joint1_slice0_local_momentum_f_x = cache.joint1_slice0_mass * t266
+        - (cache.joint1_slice0_local_inertia_h_y * t265
+            - t264 * cache.joint1_slice0_local_inertia_h_z);
+    let t267 = joint1_base_velocity_w_y_along_dq + t149 + t150;
+    let t268 = -(joint1_slice0_local_momentum_f_x * t267);
+    let t269 = joint1_base_velocity_v_x_along_dq + t182 + t183 + t165;
+    let t270 = t127 + joint1_base_velocity_w_z_along_dq + t128;
+    let joint1_slice0_local_inertia_h_z_along_dq = cache.joint1_slice0_mass
+        * joint1_slice0_local_com_z_along_dq;
+    let joint1_slice0_local_momentum_f_x_along_dq = cache.joint1_slice0_mass * t269
+        - (cache.joint1_slice0_local_inertia_h_y * t270
+            + joint1_slice0_local_inertia_h_y_along_dq * t265
+            - t267 * cache.joint1_slice0_local_inertia_h_z
+            - joint1_slice0_local_inertia_h_z_along_dq * t264);
+    let t271 = -(joint1_slice0_local_momentum_f_x_along_dq * t264);
+    let t272 = 0.5 * cache.joint1_slice1_bend_c3 - 0.5 * cache.joint1_slice1_bend_c2;
+    let joint1_slice1_bend_along_dq = 0.10890625570683385 * joint1_bend_squared_along_dq;
+    let joint1_slice1_local_len_column_v_x_along_dq = 0.33000947820757187 * t272
+        * joint1_slice1_bend_along_dq;
+    let t273 = joint1_slice1_local_len_column_v_x_along_dq * joint1_len_rate;
+    let t274 = 1.5 * cache.joint1_slice1_bend_c5 - 0.5 * cache.joint1_slice1_bend_c4;
+    let t275 = cache.joint1_slice1_bend_c4 - 0.5 * cache.joint1_slice1_bend_c3;
+    let t276 = 0.035940096619352636 * t274 * joint1_slice1_bend_along_dq * t7
+        + 0.035940096619352636 * t8 * cache.joint1_slice1_bend_c3
+        - 0.035940096619352636 * t275 * joint1_slice1_bend_along_dq * t7
+        - 0.035940096619352636 * t8 * cache.joint1_slice1_bend_c2;
+    let joint1_slice1_local_com_y_along_dq = 0.10890625570683385 * t275 * t23
+        * joint1_slice1_bend_along_dq
+        + 0.10890625570683385 * t24 * cache.joint1_slice1_bend_c2;
+    let joint1_slice1_local_bend_z_column_w_z_along_dq = 0.035940096619352636 * t9
+        * cache.joint1_slice1_bend_c3
+        + 0.035940096619352636 * t11 * t274 * joint1_slice1_bend_along_dq;
+    let joint1_slice1_local_bend_z_column_w_y_along_dq = 0.035940096619352636 * t5
+        * cache.joint1_slice1_bend_c3
+        + 0.035940096619352636 * t17 * t274 * joint1_slice1_bend_along_dq;
+    let joint1_slice1_local_com_z_along_dq = 0.10890625570683385 * t275
+        * joint1_slice1_bend_along_dq * t7
+        + 0.10890625570683385 * t8 * cache.joint1_slice1_bend_c2;
+    let joint1_slice1_local_bend_z_column_v_x_along_dq = t276
+        - (joint1_slice1_local_bend_z_column_w_y_along_dq
+            * cache.joint1_slice1_local_com_z
+            + joint1_slice1_local_com_z_along_dq
+                * cache.joint1_slice1_local_bend_z_column_w_y
+            - joint1_slice1_local_com_y_along_dq
+                * cache.joint1_slice1_local_bend_z_column_w_z
+            - cache.joint1_slice1_local_com_y
+                * joint1_slice1_local_bend_z_column_w_z_along_dq);
+    let t277 = joint1_slice1_local_bend_z_column_v_x_along_dq * joint1_bend_z_rate;
+    let t278 = 0.035940096619352636 * t274 * t23 * joint1_slice1_bend_along_dq
+        + 0.035940096619352636 * cache.joint1_slice1_bend_c3 * t24
+        - 0.035940096619352636 * t275 * t23 * joint1_slice1_bend_along_dq
+        - 0.035940096619352636 * t24 * cache.joint1_slice1_bend_c2;
+    let joint1_slice1_local_bend_y_column_w_z_along_dq = -0.035940096619352636 * t274
+        * t13 * joint1_slice1_bend_along_dq
+        - 0.035940096619352636 * t6 * cache.joint1_slice1_bend_c3;
+    let joint1_slice1_local_bend_y_column_w_y_along_dq = -0.035940096619352636 * t11
+        * t274 * joint1_slice1_bend_along_dq
+        - 0.035940096619352636 * t9 * cache.joint1_slice1_bend_c3;
+    let joint1_slice1_local_bend_y_column_v_x_along_dq = t278
+        - (joint1_slice1_local_com_z_along_dq
+            * cache.joint1_slice1_local_bend_y_column_w_y
+            + joint1_slice1_local_bend_y_column_w_y_along_dq
+                * cache.joint1_slice1_local_com_z
+            - cache.joint1_slice1_local_bend_y_column_w_z
+                * joint1_slice1_local_com_y_along_dq
+            - cache.joint1_slice1_local_com_y
+                * joint1_slice1_local_bend_y_column_w_z_along_dq);
+    let t279 = joint1_bend_y_rate * joint1_slice1_local_bend_y_column_v_x_along_dq;
+    let t280 = t273 + joint1_base_velocity_v_x_along_dq + t277 + t279;
+    let joint1_slice1_local_inertia_h_y_along_dq = joint1_slice1_local_com_y_along_dq
+        * cache.joint1_slice1_mass;
+    let t281 = joint1_bend_z_rate * cache.joint1_slice1_local_bend_z_column_w_z;
+    let t282 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_w_z;
+    let t283 = joint1_base_velocity_w_z + t281 + t282;
+    let t284 = joint1_bend_y_rate * joint1_slice1_local_bend_y_column_w_y_along_dq;
+    let t285 = joint1_slice1_local_bend_z_column_w_y_along_dq * joint1_bend_z_rate;
+    let t286 = joint1_base_velocity_w_y_along_dq + t284 + t285;
+    let t287 = joint1_bend_y_rate * joint1_slice1_local_bend_y_column_w_z_along_dq;
+    let t288 = joint1_bend_z_rate * joint1_slice1_local_bend_z_column_w_z_along_dq;
+    let t289 = t287 + t288 + joint1_base_velocity_w_z_along_dq;
+    let joint1_slice1_local_inertia_h_z_along_dq = joint1_slice1_local_com_z_along_dq
+        * cache.joint1_slice1_mass;
+    let t290 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_w_y;
+    let t291 = cache.joint1_slice1_local_bend_z_column_w_y * joint1_bend_z_rate;
+    let t292 = t290 + t291 + joint1_base_velocity_w_y;
+    let joint1_slice1_local_momentum_f_x_along_dq = t280 * cache.joint1_slice1_mass
+        - (joint1_slice1_local_inertia_h_y_along_dq * t283
+            + t289 * cache.joint1_slice1_local_inertia_h_y
+            - cache.joint1_slice1_local_inertia_h_z * t286
+            - joint1_slice1_local_inertia_h_z_along_dq * t292);
+    let t293 = -(joint1_slice1_local_momentum_f_x_along_dq * t292);
+    let t294 = cache.joint1_slice1_local_bend_z_column_v_x * joint1_bend_z_rate;
+    let t295 = joint1_len_rate * cache.joint1_slice1_local_len_column_v_x;
+    let t296 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_v_x;
+    let t297 = t294 + t295 + t296 + joint1_base_velocity_v_x;
+    let joint1_slice1_local_momentum_f_x = t297 * cache.joint1_slice1_mass
+        - (cache.joint1_slice1_local_inertia_h_y * t283
+            - cache.joint1_slice1_local_inertia_h_z * t292);
+    let t298 = -(joint1_slice1_local_momentum_f_x * t286);
+    let t299 = joint1_base_velocity_w_x + t229 + t230;
+    let t300 = t238 + t239 + joint1_base_velocity_w_x_along_dq;
+    let t301 = t245 + t227 + joint1_base_velocity_v_y_along_dq + t246;
+    let joint1_slice2_local_momentum_f_y_along_dq = cache.joint1_slice1_mass * t301
+        - (t300 * cache.joint1_slice2_local_inertia_h_z
+            + t299 * joint1_slice2_local_inertia_h_z_along_dq
+            - t215 * cache.joint1_slice2_local_inertia_h_x
+            - joint1_slice2_local_inertia_h_x_along_dq * t120);
+    let t302 = t299 * joint1_slice2_local_momentum_f_y_along_dq;
+    let t303 = t170 + t179 + t180 + joint1_base_velocity_v_y_along_dq;
+    let t304 = joint1_base_velocity_w_x + t141 + t142;
+    let t305 = t135 + t136 + joint1_base_velocity_w_x_along_dq;
+    let joint1_slice0_local_momentum_f_y_along_dq = t303 * cache.joint1_slice0_mass
+        - (joint1_slice0_local_inertia_h_z_along_dq * t304
+            + t305 * cache.joint1_slice0_local_inertia_h_z
+            - cache.joint1_slice0_local_inertia_h_x * t270
+            - joint1_slice0_local_inertia_h_x_along_dq * t265);
+    let t306 = joint1_slice0_local_momentum_f_y_along_dq * t304;
+    let t307 = t175 + t176 + joint1_base_velocity_v_y + t161;
+    let joint1_slice0_local_momentum_f_y = t307 * cache.joint1_slice0_mass
+        - (t304 * cache.joint1_slice0_local_inertia_h_z
+            - cache.joint1_slice0_local_inertia_h_x * t265);
+    let t308 = joint1_slice0_local_momentum_f_y * t305;
+    let joint1_slice1_local_len_column_v_y_along_dq = 0.10890625570683385 * t275
+        * cache.joint1_bend_y * joint1_slice1_bend_along_dq
+        + 0.10890625570683385 * joint1_bend_y_along_dq * cache.joint1_slice1_bend_c2;
+    let t309 = joint1_bend_z_rate * joint1_slice1_local_len_column_v_y_along_dq;
+    let joint1_slice1_local_bend_y_column_w_x_along_dq = -0.10890625570683385
+        * joint1_bend_z_along_dq * cache.joint1_slice1_bend_c2
+        - 0.10890625570683385 * t275 * cache.joint1_bend_z * joint1_slice1_bend_along_dq;
+    let t310 = joint1_bend_y_rate * joint1_slice1_local_bend_y_column_w_x_along_dq;
+    let t311 = t309 + t310 + joint1_base_velocity_w_x_along_dq;
+    let t312 = cache.joint1_slice1_local_bend_z_column_v_y * joint1_bend_z_rate;
+    let t313 = cache.joint1_slice1_local_len_column_v_y * joint1_len_rate;
+    let t314 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_v_y;
+    let t315 = t312 + t313 + t314 + joint1_base_velocity_v_y;
+    let t316 = cache.joint1_slice1_local_len_column_v_y * joint1_bend_z_rate;
+    let t317 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_w_x;
+    let t318 = joint1_base_velocity_w_x + t316 + t317;
+    let joint1_slice1_local_momentum_f_y = t315 * cache.joint1_slice1_mass
+        - (cache.joint1_slice1_local_inertia_h_z * t318
+            - t283 * cache.joint1_slice1_local_inertia_h_x);
+    let t319 = t311 * joint1_slice1_local_momentum_f_y;
+    let t320 = t287 + t288;
+    let joint1_slice1_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice1_local_bend_y_column_w_y_along_dq);
+    let t321 = t316 + t317;
+    let t322 = 2.0 * cache.joint1_slice1_bend_c6 - 0.5 * cache.joint1_slice1_bend_c5;
+    let joint1_slice1_bend = 0.10890625570683385 * joint1_bend_squared;
+    let t323 = softgen_runtime::stumpff(joint1_slice1_bend)[7];
+    let t324 = 2.5 * t323 - 0.5 * cache.joint1_slice1_bend_c6;
+    let t325 = 0.003914101352555533 * t75 * joint1_slice1_bend_along_dq * t322
+        + 0.003914101352555533 * cache.joint1_slice1_bend_c4 * t81
+        - 0.0117423040576666 * t81 * cache.joint1_slice1_bend_c5
+        - 0.0117423040576666 * t75 * joint1_slice1_bend_along_dq * t324
+        - 0.035940096619352636 * t274 * t76 * joint1_slice1_bend_along_dq
+        - 0.035940096619352636 * t79 * cache.joint1_slice1_bend_c3;
+    let t326 = t281 + t282;
+    let t327 = t309 + t310;
+    let joint1_slice1_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+        * joint1_slice1_local_bend_y_column_w_y_along_dq
+        + 0.5773502691896255 * t0 * joint1_slice1_local_bend_z_column_w_y_along_dq;
+    let joint1_slice1_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint1_slice1_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice1_local_bend_z_column_w_y_along_dq;
+    let t328 = qdd[6] * joint1_slice1_local_subspace0_w_y_along_dq
+        + t321 * joint1_base_velocity_w_z_along_dq + t325
+        + t327 * joint1_base_velocity_w_z
+        + joint1_slice1_local_subspace2_w_y_along_dq * qdd[8]
+        + joint1_base_bias_w_y_along_dq
+        + qdd[7] * joint1_slice1_local_subspace1_w_y_along_dq
+        - joint1_base_velocity_w_x * t320 - t326 * joint1_base_velocity_w_x_along_dq;
+    let joint1_slice1_local_com_x_along_dq = 0.33000947820757187 * joint1_len_along_dq
+        * cache.joint1_slice1_bend_c1
+        + 0.33000947820757187 * t272 * cache.joint1_len * joint1_slice1_bend_along_dq;
+    let joint1_slice1_local_inertia_h_x_along_dq = joint1_slice1_local_com_x_along_dq
+        * cache.joint1_slice1_mass;
+    let t329 = 0.003914101352555533 * t75 * cache.joint1_slice1_bend_c4
+        - 0.0117423040576666 * t75 * cache.joint1_slice1_bend_c5
+        - 0.035940096619352636 * t76 * cache.joint1_slice1_bend_c3;
+    let joint1_slice1_local_subspace2_w_y = 0.5773502691896255 * t0
+        * cache.joint1_slice1_local_bend_z_column_w_y
+        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_w_y;
+    let joint1_slice1_local_subspace0_w_y = -(0.6666666666666666 * t0
+        * cache.joint1_slice1_local_bend_y_column_w_y);
+    let joint1_slice1_local_subspace1_w_y = 0.33333333333333315 * t0
+        * cache.joint1_slice1_local_bend_y_column_w_y
+        - 0.5773502691896257 * t0 * cache.joint1_slice1_local_bend_z_column_w_y;
+    let t330 = t329 + qdd[8] * joint1_slice1_local_subspace2_w_y
+        + joint1_base_velocity_w_z * t321 + qdd[6] * joint1_slice1_local_subspace0_w_y
+        + qdd[7] * joint1_slice1_local_subspace1_w_y + joint1_base_bias_w_y
+        - joint1_base_velocity_w_x * t326;
+    let joint1_slice1_local_subspace2_w_x_along_dq = 0.5773502691896255 * t0
+        * joint1_slice1_local_len_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice1_local_bend_y_column_w_x_along_dq;
+    let t331 = t290 + t291;
+    let joint1_slice1_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint1_slice1_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice1_local_len_column_v_y_along_dq;
+    let joint1_slice1_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice1_local_bend_y_column_w_x_along_dq);
+    let t332 = t284 + t285;
+    let t333 = 0.01186057253208228 * t83 * cache.joint1_slice1_bend_c3
+        + 0.01186057253208228 * t274 * t84 * joint1_slice1_bend_along_dq
+        - 0.02372114506416456 * t83 * cache.joint1_slice1_bend_c4
+        - 0.02372114506416456 * t84 * joint1_slice1_bend_along_dq * t322;
+    let t334 = qdd[8] * joint1_slice1_local_subspace2_w_x_along_dq
+        + joint1_base_velocity_w_y_along_dq * t326 + joint1_base_bias_w_x_along_dq
+        + t320 * joint1_base_velocity_w_y
+        + joint1_slice1_local_subspace1_w_x_along_dq * qdd[7]
+        + qdd[6] * joint1_slice1_local_subspace0_w_x_along_dq + t333
+        - joint1_base_velocity_w_z_along_dq * t331 - joint1_base_velocity_w_z * t332;
+    let joint1_slice1_local_subspace2_w_x = 0.3333333333333336 * t0
+        * cache.joint1_slice1_local_bend_y_column_w_x
+        + 0.5773502691896255 * cache.joint1_slice1_local_len_column_v_y * t0;
+    let joint1_slice1_local_subspace0_w_x = -(0.6666666666666666 * t0
+        * cache.joint1_slice1_local_bend_y_column_w_x);
+    let t335 = 0.01186057253208228 * t84 * cache.joint1_slice1_bend_c3
+        - 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t84;
+    let joint1_slice1_local_subspace1_w_x = 0.33333333333333315 * t0
+        * cache.joint1_slice1_local_bend_y_column_w_x
+        - 0.5773502691896257 * cache.joint1_slice1_local_len_column_v_y * t0;
+    let t336 = joint1_slice1_local_subspace2_w_x * qdd[8] + joint1_base_bias_w_x
+        + t326 * joint1_base_velocity_w_y + joint1_slice1_local_subspace0_w_x * qdd[6]
+        + t335 + joint1_slice1_local_subspace1_w_x * qdd[7]
+        - joint1_base_velocity_w_z * t331;
+    let t337 = -(t328 * cache.joint1_slice1_local_inertia_h_x
+        + joint1_slice1_local_inertia_h_x_along_dq * t330
+        - cache.joint1_slice1_local_inertia_h_y * t334
+        - joint1_slice1_local_inertia_h_y_along_dq * t336);
+    let t338 = t294 + t295 + t296;
+    let t339 = joint1_len_rate * joint1_slice1_local_len_column_v_y_along_dq;
+    let t340 = 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t63
+        + 0.02372114506416456 * t54 * joint1_slice1_bend_along_dq * t322
+        - 0.01186057253208228 * t274 * t54 * joint1_slice1_bend_along_dq
+        - 0.01186057253208228 * cache.joint1_slice1_bend_c3 * t63;
+    let t341 = 0.10890625570683385 * t275 * cache.joint1_len
+        * joint1_slice1_bend_along_dq;
+    let t342 = 0.10890625570683385 * joint1_len_along_dq * cache.joint1_slice1_bend_c2;
+    let t343 = t341 + 0.02372114506416456 * t52 * joint1_slice1_bend_along_dq * t322
+        + t342 + 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t58
+        - 0.01186057253208228 * t274 * t52 * joint1_slice1_bend_along_dq
+        - 0.01186057253208228 * t58 * cache.joint1_slice1_bend_c3;
+    let t344 = t339 + t340 * joint1_bend_z_rate + joint1_bend_y_rate * t343;
+    let t345 = 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t54
+        - 0.01186057253208228 * t54 * cache.joint1_slice1_bend_c3;
+    let t346 = 0.10890625570683385 * cache.joint1_len * cache.joint1_slice1_bend_c2;
+    let t347 = t345 * joint1_bend_z_rate + t313
+        + joint1_bend_y_rate
+            * (0.02372114506416456 * cache.joint1_slice1_bend_c4 * t52 + t346
+                - 0.01186057253208228 * t52 * cache.joint1_slice1_bend_c3);
+    let t348 = t276 * joint1_bend_z_rate + t273 + joint1_bend_y_rate * t278;
+    let t349 = joint1_bend_z_rate
+        * (0.035940096619352636 * cache.joint1_slice1_bend_c3 * t7
+            - 0.035940096619352636 * t7 * cache.joint1_slice1_bend_c2)
+        + joint1_bend_y_rate
+            * (0.035940096619352636 * t23 * cache.joint1_slice1_bend_c3
+                - 0.035940096619352636 * t23 * cache.joint1_slice1_bend_c2) + t295;
+    let t350 = 3.0 * softgen_runtime::stumpff(joint1_slice1_bend)[8] - 0.5 * t323;
+    let joint1_slice1_local_bend_y_column_v_z_along_dq = t340
+        - (joint1_slice1_local_bend_y_column_w_x_along_dq
+            * cache.joint1_slice1_local_com_y
+            + cache.joint1_slice1_local_bend_y_column_w_x
+                * joint1_slice1_local_com_y_along_dq
+            - cache.joint1_slice1_local_com_x
+                * joint1_slice1_local_bend_y_column_w_y_along_dq
+            - joint1_slice1_local_com_x_along_dq
+                * cache.joint1_slice1_local_bend_y_column_w_y);
+    let joint1_slice1_local_len_column_v_z_along_dq = 0.10890625570683385 * t275
+        * cache.joint1_bend_z * joint1_slice1_bend_along_dq
+        + 0.10890625570683385 * joint1_bend_z_along_dq * cache.joint1_slice1_bend_c2;
+    let t351 = 0.3333333333333333 * joint1_slice1_local_len_column_v_z_along_dq;
+    let t352 = t341 + 0.02372114506416456 * joint1_slice1_bend_along_dq * t100 * t322
+        + 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t101 + t342
+        - 0.01186057253208228 * t101 * cache.joint1_slice1_bend_c3
+        - 0.01186057253208228 * t274 * joint1_slice1_bend_along_dq * t100;
+    let joint1_slice1_local_bend_z_column_v_z_along_dq = t352
+        - (cache.joint1_slice1_local_com_y * joint1_slice1_local_len_column_v_y_along_dq
+            + cache.joint1_slice1_local_len_column_v_y
+                * joint1_slice1_local_com_y_along_dq
+            - cache.joint1_slice1_local_bend_z_column_w_y
+                * joint1_slice1_local_com_x_along_dq
+            - cache.joint1_slice1_local_com_x
+                * joint1_slice1_local_bend_z_column_w_y_along_dq);
+    let joint1_slice1_local_subspace1_v_z_along_dq = 0.33333333333333315 * t0
+        * joint1_slice1_local_bend_y_column_v_z_along_dq + t351
+        - 0.5773502691896257 * t0 * joint1_slice1_local_bend_z_column_v_z_along_dq;
+    let joint1_slice1_local_subspace2_v_z_along_dq = 0.3333333333333336 * t0
+        * joint1_slice1_local_bend_y_column_v_z_along_dq
+        + 0.5773502691896255 * t0 * joint1_slice1_local_bend_z_column_v_z_along_dq
+        + t351;
+    let t353 = t273 + t277 + t279;
+    let joint1_slice1_local_bend_z_column_v_y_along_dq = t340
+        - (cache.joint1_slice1_local_com_x
+            * joint1_slice1_local_bend_z_column_w_z_along_dq
+            + joint1_slice1_local_com_x_along_dq
+                * cache.joint1_slice1_local_bend_z_column_w_z
+            - cache.joint1_slice1_local_com_z
+                * joint1_slice1_local_len_column_v_y_along_dq
+            - cache.joint1_slice1_local_len_column_v_y
+                * joint1_slice1_local_com_z_along_dq);
+    let t354 = joint1_bend_z_rate * joint1_slice1_local_bend_z_column_v_y_along_dq;
+    let joint1_slice1_local_bend_y_column_v_y_along_dq = t343
+        - (cache.joint1_slice1_local_com_x
+            * joint1_slice1_local_bend_y_column_w_z_along_dq
+            + cache.joint1_slice1_local_bend_y_column_w_z
+                * joint1_slice1_local_com_x_along_dq
+            - joint1_slice1_local_com_z_along_dq
+                * cache.joint1_slice1_local_bend_y_column_w_x
+            - joint1_slice1_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice1_local_com_z);
+    let t355 = joint1_bend_y_rate * joint1_slice1_local_bend_y_column_v_y_along_dq;
+    let t356 = t339 + t354 + t355;
+    let t357 = t312 + t313 + t314;
+    let joint1_slice1_local_subspace0_v_z_along_dq = t351
+        - 0.6666666666666666 * t0 * joint1_slice1_local_bend_y_column_v_z_along_dq;
+    let t358 = joint1_base_velocity_v_x * t332
+        + (0.02372114506416456 * t91 * joint1_slice1_bend_along_dq * t322
+            + 0.0012916905450084026 * t94 * joint1_slice1_bend_along_dq * t322
+            + 0.010333524360067221 * t90 * cache.joint1_slice1_bend_c6
+            + 0.2178125114136677 * t275 * t93 * joint1_slice1_bend_along_dq
+            + 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t92
+            + 0.0012916905450084026 * cache.joint1_slice1_bend_c4 * t90
+            + 0.010333524360067221 * t94 * t350 * joint1_slice1_bend_along_dq
+            - 0.01186057253208228 * cache.joint1_slice1_bend_c3 * t92
+            - 0.006458452725042013 * t94 * joint1_slice1_bend_along_dq * t324
+            - 0.01186057253208228 * t274 * t91 * joint1_slice1_bend_along_dq
+            - 0.006458452725042013 * t90 * cache.joint1_slice1_bend_c5)
+        + joint1_base_velocity_v_x_along_dq * t331
+        + qdd[7] * joint1_slice1_local_subspace1_v_z_along_dq
+        + joint1_slice1_local_subspace2_v_z_along_dq * qdd[8]
+        + joint1_base_velocity_w_x * t356 + joint1_base_bias_v_z_along_dq
+        + t357 * joint1_base_velocity_w_x_along_dq
+        + joint1_slice1_local_subspace0_v_z_along_dq * qdd[6]
+        - joint1_base_velocity_w_y_along_dq * t338
+        - (cache.joint1_slice1_local_com_y * t333
+            + joint1_slice1_local_com_y_along_dq * t335
+            - cache.joint1_slice1_local_com_x * t325
+            - t329 * joint1_slice1_local_com_x_along_dq)
+        - (t321 * t344 + t327 * t347 - t348 * t331 - t349 * t332)
+        - t321 * joint1_base_velocity_v_y_along_dq - t327 * joint1_base_velocity_v_y
+        - t353 * joint1_base_velocity_w_y;
+    let t359 = cache.joint1_slice1_mass * t358;
+    let t360 = t235 + t252 + joint1_base_velocity_v_y + t253;
+    let joint1_slice2_local_momentum_f_y = t360 * cache.joint1_slice1_mass
+        - (t299 * cache.joint1_slice2_local_inertia_h_z
+            - cache.joint1_slice2_local_inertia_h_x * t120);
+    let t361 = joint1_slice2_local_momentum_f_y * t300;
+    let t362 = t97 + t98 + t57 + joint1_base_velocity_v_y_along_dq;
+    let joint1_slice3_local_momentum_f_y_along_dq = cache.joint1_slice0_mass * t362
+        - (cache.joint1_slice3_local_inertia_h_z * t192
+            + joint1_slice3_local_inertia_h_z_along_dq * t193
+            - t22 * joint1_slice3_local_inertia_h_x_along_dq
+            - cache.joint1_slice3_local_inertia_h_x * t15);
+    let t363 = t193 * joint1_slice3_local_momentum_f_y_along_dq;
+    let t364 = t339 + joint1_base_velocity_v_y_along_dq + t354 + t355;
+    let joint1_slice1_local_momentum_f_y_along_dq = t364 * cache.joint1_slice1_mass
+        - (t311 * cache.joint1_slice1_local_inertia_h_z
+            + t318 * joint1_slice1_local_inertia_h_z_along_dq
+            - joint1_slice1_local_inertia_h_x_along_dq * t283
+            - t289 * cache.joint1_slice1_local_inertia_h_x);
+    let t365 = joint1_slice1_local_momentum_f_y_along_dq * t318;
+    let t366 = t38 + t110 + t125 + t158 + t191 + t195 + t197 + t204 + t216 + t256 + t263
+        + t268 + t271 + t293 + t298 + t302 + t306 + t308 + t319 + t337 + t359 + t361
+        + t363 + t365;
+    let t367 = t366 * cache.base_roll_rotation_02;
+    let t368 = cache.joint1_bend_squared_c4 - 0.5 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_len_column_v_y_along_dq = cache.joint1_bend_y * t368
+        * joint1_bend_squared_along_dq
+        + cache.joint1_bend_squared_c2 * joint1_bend_y_along_dq;
+    let joint1_tip_local_bend_y_column_w_x_along_dq = -cache.joint1_bend_z * t368
+        * joint1_bend_squared_along_dq
+        - joint1_bend_z_along_dq * cache.joint1_bend_squared_c2;
+    let joint1_tip_local_subspace1_w_x_along_dq = 0.33333333333333315
+        * joint1_tip_local_bend_y_column_w_x_along_dq * t0
+        - 0.5773502691896257 * t0 * joint1_tip_local_len_column_v_y_along_dq;
+    let t369 = 1.5 * cache.joint1_bend_squared_c5 - 0.5 * cache.joint1_bend_squared_c4;
+    let joint1_tip_local_bend_y_column_w_z_along_dq = -t13 * t369
+        * joint1_bend_squared_along_dq - t6 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_bend_z_column_w_z_along_dq = t11 * t369
+        * joint1_bend_squared_along_dq + t9 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint1_tip_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * t0 * joint1_tip_local_bend_z_column_w_z_along_dq;
+    let joint1_tip_local_bend_y_column_w_y_along_dq = -t11 * t369
+        * joint1_bend_squared_along_dq - t9 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_bend_z_column_w_y_along_dq = t17 * t369
+        * joint1_bend_squared_along_dq + t5 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint1_tip_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint1_tip_local_bend_z_column_w_y_along_dq;
+    let joint1_tip_subspace1_w_y_along_dq = cache.joint1_tip_local_subspace1_w_x
+        * base_pitch_rotation_10_along_dq
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace1_w_x_along_dq
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace1_w_z_along_dq
+        + cache.joint1_tip_local_subspace1_w_y * base_roll_rotation_11_along_dq
+        + cache.base_roll_rotation_11 * joint1_tip_local_subspace1_w_y_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace1_w_z;
+    let t370 = qd[7] * joint1_tip_subspace1_w_y_along_dq;
+    let joint1_tip_local_subspace2_w_x_along_dq = 0.5773502691896255 * t0
+        * joint1_tip_local_len_column_v_y_along_dq
+        + 0.3333333333333336 * joint1_tip_local_bend_y_column_w_x_along_dq * t0;
+    let joint1_tip_local_subspace2_w_z_along_dq = 0.3333333333333336 * t0
+        * joint1_tip_local_bend_y_column_w_z_along_dq
+        + 0.5773502691896255 * t0 * joint1_tip_local_bend_z_column_w_z_along_dq;
+    let joint1_tip_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+        * joint1_tip_local_bend_y_column_w_y_along_dq
+        + 0.5773502691896255 * t0 * joint1_tip_local_bend_z_column_w_y_along_dq;
+    let joint1_tip_subspace2_w_y_along_dq = base_pitch_rotation_10_along_dq
+        * cache.joint1_tip_local_subspace2_w_x
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace2_w_x_along_dq
+        + cache.joint1_tip_local_subspace2_w_y * base_roll_rotation_11_along_dq
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace2_w_z_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace2_w_z
+        + joint1_tip_local_subspace2_w_y_along_dq * cache.base_roll_rotation_11;
+    let t371 = joint1_tip_subspace2_w_y_along_dq * qd[8];
+    let joint1_tip_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint1_tip_local_bend_y_column_w_y_along_dq);
+    let joint1_tip_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint1_tip_local_bend_y_column_w_z_along_dq);
+    let joint1_tip_local_subspace0_w_x_along_dq = -(0.6666666666666666
+        * joint1_tip_local_bend_y_column_w_x_along_dq * t0);
+    let joint1_tip_subspace0_w_y_along_dq = cache.base_roll_rotation_11
+        * joint1_tip_local_subspace0_w_y_along_dq
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace0_w_z_along_dq
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace0_w_x_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace0_w_z
+        + base_pitch_rotation_10_along_dq * cache.joint1_tip_local_subspace0_w_x
+        + cache.joint1_tip_local_subspace0_w_y * base_roll_rotation_11_along_dq;
+    let t372 = qd[6] * joint1_tip_subspace0_w_y_along_dq;
+    let joint1_tip_velocity_w_y_along_dq = t370 + t371 + base_roll_velocity_w_y_along_dq
+        + t372;
+    let t373 = t368 * joint1_bend_squared_along_dq * t7
+        + cache.joint1_bend_squared_c2 * t8;
+    let t374 = cache.joint1_bend_squared_c2 * t7;
+    let t375 = t23 * t368 * joint1_bend_squared_along_dq
+        + cache.joint1_bend_squared_c2 * t24;
+    let t376 = cache.joint1_bend_squared_c1 * cache.joint1_len;
+    let t377 = t23 * cache.joint1_bend_squared_c2;
+    let joint1_tip_local_len_column_v_x_along_dq = joint1_bend_squared_along_dq
+        * (0.5 * cache.joint1_bend_squared_c3 - 0.5 * cache.joint1_bend_squared_c2);
+    let t378 = joint1_tip_local_len_column_v_x_along_dq * cache.joint1_len
+        + cache.joint1_bend_squared_c1 * joint1_len_along_dq;
+    let joint1_tip_position_y_along_dq = cache.base_roll_rotation_12 * t373
+        + t374 * base_roll_rotation_12_along_dq + t375 * cache.base_roll_rotation_11
+        + t376 * base_pitch_rotation_10_along_dq + t377 * base_roll_rotation_11_along_dq
+        + cache.base_pitch_rotation_10 * t378 + joint1_position_y_along_dq;
+    let t379 = 1.0 - joint1_bend_squared * cache.joint1_bend_squared_c2;
+    let t380 = joint1_tip_local_len_column_v_x_along_dq * cache.joint1_bend_z
+        + cache.joint1_bend_squared_c1 * joint1_bend_z_along_dq;
+    let t381 = cache.joint1_bend_squared_c1 * cache.joint1_bend_z;
+    let t382 = cache.joint1_bend_squared_c1 * joint1_bend_y_along_dq
+        + cache.joint1_bend_y * joint1_tip_local_len_column_v_x_along_dq;
+    let t383 = -cache.joint1_bend_squared_c2 * joint1_bend_squared_along_dq
+        - joint1_bend_squared * t368 * joint1_bend_squared_along_dq;
+    let t384 = cache.joint1_bend_squared_c1 * cache.joint1_bend_y;
+    let joint1_tip_rotation_10_along_dq = base_pitch_rotation_10_along_dq * t379
+        + cache.base_roll_rotation_12 * t380 + base_roll_rotation_12_along_dq * t381
+        + t382 * cache.base_roll_rotation_11 + cache.base_pitch_rotation_10 * t383
+        + base_roll_rotation_11_along_dq * t384;
+    let middle_com_y_along_dq = joint1_tip_position_y_along_dq
+        + 0.5 * p.module_length * joint1_tip_rotation_10_along_dq;
+    let middle_inertia_h_y_along_dq = p.module_mass * middle_com_y_along_dq;
+    let t385 = qd[6] * cache.joint1_tip_subspace0_w_x;
+    let t386 = cache.joint1_tip_subspace2_w_x * qd[8];
+    let t387 = cache.joint1_tip_subspace1_w_x * qd[7];
+    let joint1_tip_velocity_w_x = t385 + t386 + base_roll_velocity_w_x + t387;
+    let joint1_tip_subspace1_w_x_along_dq = joint1_tip_local_subspace1_w_y_along_dq
+        * cache.base_roll_rotation_01
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace1_w_y
+        + cache.joint1_tip_local_subspace1_w_z * base_roll_rotation_02_along_dq
+        + joint1_tip_local_subspace1_w_x_along_dq * cache.base_pitch_rotation_00
+        + cache.joint1_tip_local_subspace1_w_x * base_pitch_rotation_00_along_dq
+        + joint1_tip_local_subspace1_w_z_along_dq * cache.base_roll_rotation_02;
+    let t388 = qd[7] * joint1_tip_subspace1_w_x_along_dq;
+    let joint1_tip_subspace0_w_x_along_dq = base_roll_rotation_01_along_dq
+        * cache.joint1_tip_local_subspace0_w_y
+        + cache.base_roll_rotation_02 * joint1_tip_local_subspace0_w_z_along_dq
+        + cache.base_pitch_rotation_00 * joint1_tip_local_subspace0_w_x_along_dq
+        + cache.base_roll_rotation_01 * joint1_tip_local_subspace0_w_y_along_dq
+        + cache.joint1_tip_local_subspace0_w_z * base_roll_rotation_02_along_dq
+        + cache.joint1_tip_local_subspace0_w_x * base_pitch_rotation_00_along_dq;
+    let t389 = qd[6] * joint1_tip_subspace0_w_x_along_dq;
+    let joint1_tip_subspace2_w_x_along_dq = joint1_tip_local_subspace2_w_y_along_dq
+        * cache.base_roll_rotation_01
+        + joint1_tip_local_subspace2_w_z_along_dq * cache.base_roll_rotation_02
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace2_w_y
+        + cache.joint1_tip_local_subspace2_w_x * base_pitch_rotation_00_along_dq
+        + joint1_tip_local_subspace2_w_x_along_dq * cache.base_pitch_rotation_00
+        + cache.joint1_tip_local_subspace2_w_z * base_roll_rotation_02_along_dq;
+    let t390 = joint1_tip_subspace2_w_x_along_dq * qd[8];
+    let joint1_tip_velocity_w_x_along_dq = t388 + base_roll_velocity_w_x_along_dq + t389
+        + t390;
+    let joint1_tip_rotation_00_along_dq = base_roll_rotation_01_along_dq * t384
+        + t380 * cache.base_roll_rotation_02 + t379 * base_pitch_rotation_00_along_dq
+        + cache.base_pitch_rotation_00 * t383 + t382 * cache.base_roll_rotation_01
+        + t381 * base_roll_rotation_02_along_dq;
+    let joint1_tip_position_x_along_dq = t374 * base_roll_rotation_02_along_dq
+        + joint1_position_x_along_dq + t375 * cache.base_roll_rotation_01
+        + t376 * base_pitch_rotation_00_along_dq + cache.base_pitch_rotation_00 * t378
+        + cache.base_roll_rotation_02 * t373 + base_roll_rotation_01_along_dq * t377;
+    let middle_com_x_along_dq = 0.5 * joint1_tip_rotation_00_along_dq * p.module_length
+        + joint1_tip_position_x_along_dq;
+    let middle_inertia_h_x_along_dq = p.module_mass * middle_com_x_along_dq;
+    let t391 = cache.joint1_tip_subspace2_w_y * qd[8];
+    let t392 = qd[6] * cache.joint1_tip_subspace0_w_y;
+    let t393 = qd[7] * cache.joint1_tip_subspace1_w_y;
+    let joint1_tip_velocity_w_y = t391 + t392 + t393 + base_roll_velocity_w_y;
+    let t394 = t23 * t369 * joint1_bend_squared_along_dq
+        + cache.joint1_bend_squared_c3 * t24 - t23 * t368 * joint1_bend_squared_along_dq
+        - cache.joint1_bend_squared_c2 * t24;
+    let joint1_tip_local_bend_y_column_v_x_along_dq = t394
+        - (t374 * joint1_tip_local_bend_y_column_w_y_along_dq
+            + cache.joint1_tip_local_bend_y_column_w_y * t373
+            - cache.joint1_tip_local_bend_y_column_w_z * t375
+            - joint1_tip_local_bend_y_column_w_z_along_dq * t377);
+    let t395 = 0.3333333333333333 * joint1_tip_local_len_column_v_x_along_dq;
+    let joint1_tip_local_subspace0_v_x_along_dq = t395
+        - 0.6666666666666666 * t0 * joint1_tip_local_bend_y_column_v_x_along_dq;
+    let t396 = joint1_len_along_dq * cache.joint1_bend_squared_c2;
+    let t397 = cache.joint1_len * t368 * joint1_bend_squared_along_dq;
+    let t398 = 2.0 * cache.joint1_bend_squared_c6 - 0.5 * cache.joint1_bend_squared_c5;
+    let t399 = t396 + t397 + 2.0 * cache.joint1_bend_squared_c4 * t58
+        + 2.0 * t398 * t52 * joint1_bend_squared_along_dq
+        - cache.joint1_bend_squared_c3 * t58 - t52 * t369 * joint1_bend_squared_along_dq;
+    let joint1_tip_local_bend_y_column_v_y_along_dq = t399
+        - (t376 * joint1_tip_local_bend_y_column_w_z_along_dq
+            + cache.joint1_tip_local_bend_y_column_w_z * t378
+            - cache.joint1_tip_local_bend_y_column_w_x * t373
+            - joint1_tip_local_bend_y_column_w_x_along_dq * t374);
+    let t400 = 0.3333333333333333 * joint1_tip_local_len_column_v_y_along_dq;
+    let joint1_tip_local_subspace0_v_y_along_dq = t400
+        - 0.6666666666666666 * t0 * joint1_tip_local_bend_y_column_v_y_along_dq;
+    let t401 = 2.0 * t398 * joint1_bend_squared_along_dq * t54
+        + 2.0 * cache.joint1_bend_squared_c4 * t63 - cache.joint1_bend_squared_c3 * t63
+        - t369 * joint1_bend_squared_along_dq * t54;
+    let joint1_tip_local_bend_y_column_v_z_along_dq = t401
+        - (cache.joint1_tip_local_bend_y_column_w_x * t375
+            + joint1_tip_local_bend_y_column_w_x_along_dq * t377
+            - t376 * joint1_tip_local_bend_y_column_w_y_along_dq
+            - cache.joint1_tip_local_bend_y_column_w_y * t378);
+    let joint1_tip_local_len_column_v_z_along_dq = joint1_bend_z_along_dq
+        * cache.joint1_bend_squared_c2
+        + cache.joint1_bend_z * t368 * joint1_bend_squared_along_dq;
+    let t402 = 0.3333333333333333 * joint1_tip_local_len_column_v_z_along_dq;
+    let joint1_tip_local_subspace0_v_z_along_dq = t402
+        - 0.6666666666666666 * joint1_tip_local_bend_y_column_v_z_along_dq * t0;
+    let joint1_tip_subspace0_v_z_along_dq = cache.joint1_tip_local_subspace0_v_z
+        * base_roll_rotation_22_along_dq
+        + cache.joint1_position_x * joint1_tip_subspace0_w_y_along_dq
+        + base_roll_rotation_21_along_dq * cache.joint1_tip_local_subspace0_v_y
+        + joint1_tip_local_subspace0_v_x_along_dq * cache.base_pitch_rotation_20
+        + joint1_position_x_along_dq * cache.joint1_tip_subspace0_w_y
+        + cache.base_roll_rotation_21 * joint1_tip_local_subspace0_v_y_along_dq
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace0_v_x
+        + joint1_tip_local_subspace0_v_z_along_dq * cache.base_roll_rotation_22
+        - cache.joint1_tip_subspace0_w_x * joint1_position_y_along_dq
+        - cache.joint1_position_y * joint1_tip_subspace0_w_x_along_dq;
+    let t403 = qd[6] * joint1_tip_subspace0_v_z_along_dq;
+    let joint1_tip_local_bend_z_column_v_y_along_dq = t401
+        - (joint1_tip_local_bend_z_column_w_z_along_dq * t376
+            + cache.joint1_tip_local_bend_z_column_w_z * t378
+            - cache.joint1_tip_local_len_column_v_y * t373
+            - t374 * joint1_tip_local_len_column_v_y_along_dq);
+    let joint1_tip_local_subspace1_v_y_along_dq = 0.33333333333333315 * t0
+        * joint1_tip_local_bend_y_column_v_y_along_dq + t400
+        - 0.5773502691896257 * t0 * joint1_tip_local_bend_z_column_v_y_along_dq;
+    let t404 = t369 * joint1_bend_squared_along_dq * t7
+        + cache.joint1_bend_squared_c3 * t8 - cache.joint1_bend_squared_c2 * t8
+        - t368 * joint1_bend_squared_along_dq * t7;
+    let joint1_tip_local_bend_z_column_v_x_along_dq = t404
+        - (cache.joint1_tip_local_bend_z_column_w_y * t373
+            + t374 * joint1_tip_local_bend_z_column_w_y_along_dq
+            - joint1_tip_local_bend_z_column_w_z_along_dq * t377
+            - cache.joint1_tip_local_bend_z_column_w_z * t375);
+    let joint1_tip_local_subspace1_v_x_along_dq = 0.33333333333333315 * t0
+        * joint1_tip_local_bend_y_column_v_x_along_dq + t395
+        - 0.5773502691896257 * joint1_tip_local_bend_z_column_v_x_along_dq * t0;
+    let t405 = t396 + t397 + 2.0 * cache.joint1_bend_squared_c4 * t101
+        + 2.0 * t398 * joint1_bend_squared_along_dq * t100
+        - t369 * joint1_bend_squared_along_dq * t100
+        - t101 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_bend_z_column_v_z_along_dq = t405
+        - (t377 * joint1_tip_local_len_column_v_y_along_dq
+            + cache.joint1_tip_local_len_column_v_y * t375
+            - t376 * joint1_tip_local_bend_z_column_w_y_along_dq
+            - cache.joint1_tip_local_bend_z_column_w_y * t378);
+    let joint1_tip_local_subspace1_v_z_along_dq = 0.33333333333333315
+        * joint1_tip_local_bend_y_column_v_z_along_dq * t0 + t402
+        - 0.5773502691896257 * t0 * joint1_tip_local_bend_z_column_v_z_along_dq;
+    let joint1_tip_subspace1_v_z_along_dq = cache.joint1_position_x
+        * joint1_tip_subspace1_w_y_along_dq
+        + joint1_tip_local_subspace1_v_y_along_dq * cache.base_roll_rotation_21
+        + cache.joint1_tip_local_subspace1_v_z * base_roll_rotation_22_along_dq
+        + cache.base_pitch_rotation_20 * joint1_tip_local_subspace1_v_x_along_dq
+        + joint1_tip_local_subspace1_v_z_along_dq * cache.base_roll_rotation_22
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace1_v_x
+        + joint1_position_x_along_dq * cache.joint1_tip_subspace1_w_y
+        + cache.joint1_tip_local_subspace1_v_y * base_roll_rotation_21_along_dq
+        - cache.joint1_position_y * joint1_tip_subspace1_w_x_along_dq
+        - cache.joint1_tip_subspace1_w_x * joint1_position_y_along_dq;
+    let t406 = qd[7] * joint1_tip_subspace1_v_z_along_dq;
+    let joint1_tip_local_subspace2_v_z_along_dq = 0.3333333333333336
+        * joint1_tip_local_bend_y_column_v_z_along_dq * t0
+        + 0.5773502691896255 * t0 * joint1_tip_local_bend_z_column_v_z_along_dq + t402;
+    let joint1_tip_local_subspace2_v_x_along_dq = 0.3333333333333336 * t0
+        * joint1_tip_local_bend_y_column_v_x_along_dq + t395
+        + 0.5773502691896255 * joint1_tip_local_bend_z_column_v_x_along_dq * t0;
+    let joint1_tip_local_subspace2_v_y_along_dq = 0.5773502691896255 * t0
+        * joint1_tip_local_bend_z_column_v_y_along_dq + t400
+        + 0.3333333333333336 * t0 * joint1_tip_local_bend_y_column_v_y_along_dq;
+    let joint1_tip_subspace2_v_z_along_dq = joint1_tip_local_subspace2_v_z_along_dq
+        * cache.base_roll_rotation_22
+        + cache.joint1_tip_local_subspace2_v_y * base_roll_rotation_21_along_dq
+        + joint1_position_x_along_dq * cache.joint1_tip_subspace2_w_y
+        + cache.base_pitch_rotation_20 * joint1_tip_local_subspace2_v_x_along_dq
+        + joint1_tip_subspace2_w_y_along_dq * cache.joint1_position_x
+        + cache.base_roll_rotation_21 * joint1_tip_local_subspace2_v_y_along_dq
+        + cache.joint1_tip_local_subspace2_v_z * base_roll_rotation_22_along_dq
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace2_v_x
+        - cache.joint1_position_y * joint1_tip_subspace2_w_x_along_dq
+        - cache.joint1_tip_subspace2_w_x * joint1_position_y_along_dq;
+    let t407 = qd[8] * joint1_tip_subspace2_v_z_along_dq;
+    let joint1_tip_velocity_v_z_along_dq = t403 + t406 + t407
+        + base_roll_velocity_v_z_along_dq;
+    let middle_momentum_f_z_along_dq = p.module_mass * joint1_tip_velocity_v_z_along_dq
+        - (cache.middle_inertia_h_x * joint1_tip_velocity_w_y_along_dq
+            + middle_inertia_h_x_along_dq * joint1_tip_velocity_w_y
+            - middle_inertia_h_y_along_dq * joint1_tip_velocity_w_x
+            - joint1_tip_velocity_w_x_along_dq * cache.middle_inertia_h_y);
+    let t408 = t391 + t392 + t393;
+    let t409 = 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate
+        * cache.joint1_bend_z * cache.joint1_len + t13 * cache.joint1_len * t73
+        + t17 * t72 * cache.joint1_len;
+    let t410 = softgen_runtime::stumpff(joint1_bend_squared)[7];
+    let t411 = 2.5 * t410 - 0.5 * cache.joint1_bend_squared_c6;
+    let t412 = 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_along_dq
+        * joint1_bend_z_rate * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * joint1_bend_z_rate * cache.joint1_bend_z
+            * cache.joint1_len * joint1_bend_y_along_dq + t6 * cache.joint1_len * t73
+        + 2.0 * joint1_bend_y_rate * joint1_len_along_dq * cache.joint1_bend_y
+            * joint1_bend_z_rate * cache.joint1_bend_z + joint1_len_along_dq * t17 * t72
+        + joint1_len_along_dq * t13 * t73 + t5 * t72 * cache.joint1_len;
+    let t413 = cache.joint1_len * t73
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_len_rate
+        + 2.0 * joint1_len_rate * joint1_bend_z_rate * cache.joint1_bend_z
+        + t72 * cache.joint1_len;
+    let t414 = joint1_len_along_dq * t73
+        + 2.0 * joint1_bend_z_along_dq * joint1_len_rate * joint1_bend_z_rate
+        + 2.0 * joint1_bend_y_rate * joint1_len_rate * joint1_bend_y_along_dq
+        + joint1_len_along_dq * t72;
+    let t415 = cache.joint1_bend_y * t13 * t72
+        + joint1_bend_y_rate * t88 * joint1_bend_z_rate - cache.joint1_bend_y * t13 * t73
+        - joint1_bend_y_rate * t17 * joint1_bend_z_rate * cache.joint1_bend_z;
+    let t416 = cache.joint1_bend_y * t73
+        - joint1_bend_y_rate * joint1_bend_z_rate * cache.joint1_bend_z;
+    let t417 = cache.joint1_bend_squared_c4 * t415 + cache.joint1_bend_squared_c3 * t416
+        - 3.0 * t415 * cache.joint1_bend_squared_c5;
+    let t418 = t75 * cache.joint1_bend_squared_c4
+        - 3.0 * t75 * cache.joint1_bend_squared_c5 - cache.joint1_bend_squared_c3 * t76;
+    let t419 = t73 * joint1_bend_y_along_dq
+        - joint1_bend_y_rate * joint1_bend_z_along_dq * joint1_bend_z_rate;
+    let t420 = t89 * joint1_bend_y_rate * joint1_bend_z_rate
+        + t13 * t72 * joint1_bend_y_along_dq + t6 * cache.joint1_bend_y * t72
+        - joint1_bend_y_rate * t5 * joint1_bend_z_rate * cache.joint1_bend_z
+        - joint1_bend_y_rate * t17 * joint1_bend_z_along_dq * joint1_bend_z_rate
+        - t6 * cache.joint1_bend_y * t73 - t13 * t73 * joint1_bend_y_along_dq;
+    let t421 = t416 * t369 * joint1_bend_squared_along_dq
+        + t415 * t398 * joint1_bend_squared_along_dq
+        + t419 * cache.joint1_bend_squared_c3 + cache.joint1_bend_squared_c4 * t420
+        - 3.0 * t415 * joint1_bend_squared_along_dq * t411
+        - 3.0 * t420 * cache.joint1_bend_squared_c5;
+    let t422 = cache.joint1_bend_squared_c4 * t81
+        + t75 * t398 * joint1_bend_squared_along_dq
+        - 3.0 * t81 * cache.joint1_bend_squared_c5 - t79 * cache.joint1_bend_squared_c3
+        - 3.0 * t75 * joint1_bend_squared_along_dq * t411
+        - t76 * t369 * joint1_bend_squared_along_dq;
+    let t423 = cache.joint1_tip_local_bend_y_column_w_z * joint1_bend_y_rate
+        + cache.joint1_tip_local_bend_z_column_w_z * joint1_bend_z_rate;
+    let t424 = joint1_bend_y_rate * t399
+        + joint1_len_rate * joint1_tip_local_len_column_v_y_along_dq
+        + t401 * joint1_bend_z_rate;
+    let t425 = joint1_bend_y_rate * joint1_tip_local_bend_y_column_w_z_along_dq
+        + joint1_tip_local_bend_z_column_w_z_along_dq * joint1_bend_z_rate;
+    let t426 = cache.joint1_bend_squared_c2 * cache.joint1_len;
+    let t427 = 2.0 * cache.joint1_bend_squared_c4 * t54
+        - cache.joint1_bend_squared_c3 * t54;
+    let t428 = cache.joint1_tip_local_len_column_v_y * joint1_len_rate
+        + joint1_bend_y_rate
+            * (t426 + 2.0 * cache.joint1_bend_squared_c4 * t52
+                - cache.joint1_bend_squared_c3 * t52) + joint1_bend_z_rate * t427;
+    let t429 = cache.joint1_tip_local_bend_z_column_w_y * joint1_bend_z_rate
+        + cache.joint1_tip_local_bend_y_column_w_y * joint1_bend_y_rate;
+    let t430 = joint1_bend_z_rate * t405
+        + joint1_len_rate * joint1_tip_local_len_column_v_z_along_dq
+        + joint1_bend_y_rate * t401;
+    let t431 = joint1_bend_y_rate * t427
+        + (t426 + 2.0 * cache.joint1_bend_squared_c4 * t100
+            - cache.joint1_bend_squared_c3 * t100) * joint1_bend_z_rate
+        + cache.joint1_tip_local_len_column_v_z * joint1_len_rate;
+    let t432 = joint1_bend_y_rate * joint1_tip_local_bend_y_column_w_y_along_dq
+        + joint1_tip_local_bend_z_column_w_y_along_dq * joint1_bend_z_rate;
+    let t433 = (3.0 * t409 * joint1_bend_squared_along_dq * t411
+        + t409 * t369 * joint1_bend_squared_along_dq
+        + t413 * t369 * joint1_bend_squared_along_dq
+        + cache.joint1_bend_squared_c3 * t412 + 3.0 * t412 * cache.joint1_bend_squared_c5
+        + t414 * cache.joint1_bend_squared_c3 - 3.0 * cache.joint1_bend_squared_c4 * t412
+        - t413 * t368 * joint1_bend_squared_along_dq
+        - 3.0 * t409 * t398 * joint1_bend_squared_along_dq
+        - t414 * cache.joint1_bend_squared_c2)
+        + qdd[7] * joint1_tip_local_subspace1_v_x_along_dq
+        + joint1_tip_local_subspace2_v_x_along_dq * qdd[8]
+        + joint1_tip_local_subspace0_v_x_along_dq * qdd[6]
+        - (t418 * t373 + t374 * t422 - t417 * t375 - t377 * t421)
+        - (t429 * t430 + t431 * t432 - t423 * t424 - t425 * t428);
+    let t434 = qd[8] * cache.joint1_tip_subspace2_v_z;
+    let t435 = qd[7] * cache.joint1_tip_subspace1_v_z;
+    let t436 = qd[6] * cache.joint1_tip_subspace0_v_z;
+    let t437 = t434 + t435 + t436;
+    let t438 = cache.joint1_bend_squared_c3 * t84
+        - 2.0 * cache.joint1_bend_squared_c4 * t84;
+    let t439 = cache.joint1_tip_local_len_column_v_y * joint1_bend_z_rate
+        + joint1_bend_y_rate * cache.joint1_tip_local_bend_y_column_w_x;
+    let t440 = cache.joint1_bend_squared_c1 * joint1_len_rate
+        + (cache.joint1_bend_squared_c3 * t7 - cache.joint1_bend_squared_c2 * t7)
+            * joint1_bend_z_rate
+        + joint1_bend_y_rate
+            * (t23 * cache.joint1_bend_squared_c3 - t23 * cache.joint1_bend_squared_c2);
+    let t441 = cache.joint1_tip_local_subspace2_v_z * qdd[8]
+        + (2.0 * cache.joint1_bend_squared_c4 * t91
+            + 2.0 * t93 * cache.joint1_bend_squared_c2
+            + cache.joint1_bend_squared_c4 * t94
+            + 8.0 * t94 * cache.joint1_bend_squared_c6
+            - 5.0 * t94 * cache.joint1_bend_squared_c5
+            - cache.joint1_bend_squared_c3 * t91)
+        + cache.joint1_tip_local_subspace0_v_z * qdd[6]
+        + cache.joint1_tip_local_subspace1_v_z * qdd[7] - (t438 * t377 - t418 * t376)
+        - (t428 * t439 - t429 * t440);
+    let t442 = qd[8] * cache.joint1_tip_subspace2_w_z;
+    let t443 = qd[6] * cache.joint1_tip_subspace0_w_z;
+    let t444 = cache.joint1_tip_subspace1_w_z * qd[7];
+    let t445 = t442 + t443 + t444;
+    let joint1_tip_subspace1_w_z_along_dq = joint1_tip_local_subspace1_w_z_along_dq
+        * cache.base_roll_rotation_22
+        + cache.joint1_tip_local_subspace1_w_x * base_pitch_rotation_20_along_dq
+        + cache.joint1_tip_local_subspace1_w_z * base_roll_rotation_22_along_dq
+        + cache.base_pitch_rotation_20 * joint1_tip_local_subspace1_w_x_along_dq
+        + cache.joint1_tip_local_subspace1_w_y * base_roll_rotation_21_along_dq
+        + joint1_tip_local_subspace1_w_y_along_dq * cache.base_roll_rotation_21;
+    let joint1_tip_subspace1_v_y_along_dq = joint1_tip_local_subspace1_v_y_along_dq
+        * cache.base_roll_rotation_11
+        + cache.joint1_tip_local_subspace1_v_y * base_roll_rotation_11_along_dq
+        + cache.joint1_tip_subspace1_w_x * joint1_position_z_along_dq
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace1_v_x_along_dq
+        + joint1_tip_subspace1_w_x_along_dq * cache.joint1_position_z
+        + cache.joint1_tip_local_subspace1_v_z * base_roll_rotation_12_along_dq
+        + base_pitch_rotation_10_along_dq * cache.joint1_tip_local_subspace1_v_x
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace1_v_z_along_dq
+        - cache.joint1_tip_subspace1_w_z * joint1_position_x_along_dq
+        - joint1_tip_subspace1_w_z_along_dq * cache.joint1_position_x;
+    let t446 = joint1_tip_subspace1_v_y_along_dq * qd[7];
+    let joint1_tip_subspace0_w_z_along_dq = cache.joint1_tip_local_subspace0_w_y
+        * base_roll_rotation_21_along_dq
+        + cache.base_roll_rotation_21 * joint1_tip_local_subspace0_w_y_along_dq
+        + cache.base_pitch_rotation_20 * joint1_tip_local_subspace0_w_x_along_dq
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace0_w_x
+        + joint1_tip_local_subspace0_w_z_along_dq * cache.base_roll_rotation_22
+        + cache.joint1_tip_local_subspace0_w_z * base_roll_rotation_22_along_dq;
+    let joint1_tip_subspace0_v_y_along_dq = cache.joint1_tip_local_subspace0_v_x
+        * base_pitch_rotation_10_along_dq
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace0_v_z_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace0_v_z
+        + base_roll_rotation_11_along_dq * cache.joint1_tip_local_subspace0_v_y
+        + cache.joint1_tip_subspace0_w_x * joint1_position_z_along_dq
+        + joint1_tip_local_subspace0_v_x_along_dq * cache.base_pitch_rotation_10
+        + joint1_tip_subspace0_w_x_along_dq * cache.joint1_position_z
+        + cache.base_roll_rotation_11 * joint1_tip_local_subspace0_v_y_along_dq
+        - joint1_tip_subspace0_w_z_along_dq * cache.joint1_position_x
+        - joint1_position_x_along_dq * cache.joint1_tip_subspace0_w_z;
+    let t447 = qd[6] * joint1_tip_subspace0_v_y_along_dq;
+    let joint1_tip_subspace2_w_z_along_dq = cache.base_pitch_rotation_20
+        * joint1_tip_local_subspace2_w_x_along_dq
+        + cache.joint1_tip_local_subspace2_w_z * base_roll_rotation_22_along_dq
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace2_w_x
+        + joint1_tip_local_subspace2_w_z_along_dq * cache.base_roll_rotation_22
+        + cache.joint1_tip_local_subspace2_w_y * base_roll_rotation_21_along_dq
+        + joint1_tip_local_subspace2_w_y_along_dq * cache.base_roll_rotation_21;
+    let joint1_tip_subspace2_v_y_along_dq = cache.base_roll_rotation_11
+        * joint1_tip_local_subspace2_v_y_along_dq
+        + joint1_tip_subspace2_w_x_along_dq * cache.joint1_position_z
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace2_v_z_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace2_v_z
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace2_v_x_along_dq
+        + cache.joint1_tip_subspace2_w_x * joint1_position_z_along_dq
+        + cache.joint1_tip_local_subspace2_v_x * base_pitch_rotation_10_along_dq
+        + cache.joint1_tip_local_subspace2_v_y * base_roll_rotation_11_along_dq
+        - joint1_position_x_along_dq * cache.joint1_tip_subspace2_w_z
+        - cache.joint1_position_x * joint1_tip_subspace2_w_z_along_dq;
+    let t448 = joint1_tip_subspace2_v_y_along_dq * qd[8];
+    let t449 = t446 + t447 + t448;
+    let t450 = t418 + qdd[7] * cache.joint1_tip_local_subspace1_w_y
+        + cache.joint1_tip_local_subspace0_w_y * qdd[6]
+        + cache.joint1_tip_local_subspace2_w_y * qdd[8];
+    let t451 = base_roll_rotation_21_along_dq * t450;
+    let t452 = cache.joint1_tip_local_subspace2_w_x * qdd[8]
+        + cache.joint1_tip_local_subspace1_w_x * qdd[7] + t438
+        + qdd[6] * cache.joint1_tip_local_subspace0_w_x;
+    let t453 = base_pitch_rotation_20_along_dq * t452;
+    let t454 = t417 + cache.joint1_tip_local_subspace0_w_z * qdd[6]
+        + qdd[7] * cache.joint1_tip_local_subspace1_w_z
+        + cache.joint1_tip_local_subspace2_w_z * qdd[8];
+    let t455 = t454 * base_roll_rotation_22_along_dq;
+    let t456 = t84 * t369 * joint1_bend_squared_along_dq
+        + t83 * cache.joint1_bend_squared_c3 - 2.0 * t83 * cache.joint1_bend_squared_c4
+        - 2.0 * t398 * t84 * joint1_bend_squared_along_dq;
+    let t457 = t456 + qdd[7] * joint1_tip_local_subspace1_w_x_along_dq
+        + qdd[6] * joint1_tip_local_subspace0_w_x_along_dq
+        + joint1_tip_local_subspace2_w_x_along_dq * qdd[8];
+    let t458 = cache.base_pitch_rotation_20 * t457;
+    let t459 = qdd[6] * joint1_tip_local_subspace0_w_z_along_dq
+        + joint1_tip_local_subspace1_w_z_along_dq * qdd[7]
+        + joint1_tip_local_subspace2_w_z_along_dq * qdd[8] + t421;
+    let t460 = t459 * cache.base_roll_rotation_22;
+    let t461 = joint1_tip_local_subspace2_w_y_along_dq * qdd[8] + t422
+        + qdd[7] * joint1_tip_local_subspace1_w_y_along_dq
+        + qdd[6] * joint1_tip_local_subspace0_w_y_along_dq;
+    let t462 = t461 * cache.base_roll_rotation_21;
+    let t463 = t451 + t453 + t455 + t458 + t460 + t462;
+    let t464 = qd[6] * joint1_tip_subspace0_w_z_along_dq;
+    let t465 = joint1_tip_subspace2_w_z_along_dq * qd[8];
+    let t466 = joint1_tip_subspace1_w_z_along_dq * qd[7];
+    let t467 = t464 + t465 + t466;
+    let t468 = joint1_bend_z_rate * joint1_tip_local_len_column_v_y_along_dq
+        + joint1_tip_local_bend_y_column_w_x_along_dq * joint1_bend_y_rate;
+    let t469 = joint1_bend_y_rate * t394 + joint1_bend_z_rate * t404
+        + joint1_len_rate * joint1_tip_local_len_column_v_x_along_dq;
+    let t470 = 3.0 * softgen_runtime::stumpff(joint1_bend_squared)[8] - 0.5 * t410;
+    let t471 = qdd[6] * joint1_tip_local_subspace0_v_z_along_dq
+        + joint1_tip_local_subspace1_v_z_along_dq * qdd[7]
+        + (2.0 * t93 * t368 * joint1_bend_squared_along_dq
+            + 8.0 * t470 * t94 * joint1_bend_squared_along_dq
+            + 8.0 * t90 * cache.joint1_bend_squared_c6
+            + 2.0 * t398 * t91 * joint1_bend_squared_along_dq
+            + cache.joint1_bend_squared_c4 * t90
+            + t398 * t94 * joint1_bend_squared_along_dq
+            + 2.0 * cache.joint1_bend_squared_c4 * t92
+            - cache.joint1_bend_squared_c3 * t92
+            - t91 * t369 * joint1_bend_squared_along_dq
+            - 5.0 * t90 * cache.joint1_bend_squared_c5
+            - 5.0 * t94 * joint1_bend_squared_along_dq * t411)
+        + joint1_tip_local_subspace2_v_z_along_dq * qdd[8]
+        - (t468 * t428 + t439 * t424 - t429 * t469 - t440 * t432)
+        - (t375 * t438 + t456 * t377 - t418 * t378 - t376 * t422);
+    let t472 = t13 * cache.joint1_len * t73 * joint1_bend_y_along_dq
+        + joint1_len_along_dq * t74 * t72
+        + 2.0 * joint1_bend_y_rate * t17 * joint1_bend_z_along_dq * joint1_bend_z_rate
+            * cache.joint1_len + joint1_len_along_dq * cache.joint1_bend_y * t13 * t73
+        + t6 * cache.joint1_bend_y * cache.joint1_len * t73
+        + t80 * t72 * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * joint1_len_along_dq * t17 * joint1_bend_z_rate
+            * cache.joint1_bend_z
+        + 2.0 * joint1_bend_y_rate * t5 * joint1_bend_z_rate * cache.joint1_bend_z
+            * cache.joint1_len;
+    let t473 = 0.6666666666666666 * joint1_bend_y_rate * joint1_bend_z_rate
+        * cache.joint1_bend_z * cache.joint1_len
+        + 0.3333333333333333 * cache.joint1_bend_y * cache.joint1_len * t73
+        + 0.6666666666666666 * joint1_bend_y_rate * t17 * joint1_len_rate
+        + cache.joint1_bend_y * t72 * cache.joint1_len
+        + 0.6666666666666666 * cache.joint1_bend_y * joint1_len_rate * joint1_bend_z_rate
+            * cache.joint1_bend_z;
+    let t474 = t74 * t72 * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * t17 * joint1_bend_z_rate * cache.joint1_bend_z
+            * cache.joint1_len + cache.joint1_bend_y * t13 * cache.joint1_len * t73;
+    let t475 = 0.6666666666666666 * joint1_bend_y_rate * t5 * joint1_len_rate
+        + 0.3333333333333333 * joint1_len_along_dq * cache.joint1_bend_y * t73
+        + 0.6666666666666666 * joint1_bend_y_rate * joint1_len_along_dq
+            * joint1_bend_z_rate * cache.joint1_bend_z
+        + joint1_len_along_dq * cache.joint1_bend_y * t72
+        + 0.6666666666666666 * cache.joint1_bend_y * joint1_bend_z_along_dq
+            * joint1_len_rate * joint1_bend_z_rate
+        + 0.6666666666666666 * joint1_bend_y_rate * joint1_bend_z_along_dq
+            * joint1_bend_z_rate * cache.joint1_len
+        + 0.3333333333333333 * cache.joint1_len * t73 * joint1_bend_y_along_dq
+        + t72 * cache.joint1_len * joint1_bend_y_along_dq
+        + 0.6666666666666666 * joint1_len_rate * joint1_bend_z_rate * cache.joint1_bend_z
+            * joint1_bend_y_along_dq;
+    let t476 = joint1_bend_y_rate * joint1_len_rate;
+    let t477 = qdd[6] * joint1_tip_local_subspace0_v_y_along_dq
+        + qdd[8] * joint1_tip_local_subspace2_v_y_along_dq
+        + joint1_tip_local_subspace1_v_y_along_dq * qdd[7]
+        + (6.0 * t398 * t473 * joint1_bend_squared_along_dq
+            + t398 * t474 * joint1_bend_squared_along_dq
+            + 6.0 * cache.joint1_bend_squared_c4 * t475
+            + cache.joint1_bend_squared_c4 * t472
+            + 2.0 * t476 * t368 * joint1_bend_squared_along_dq
+            + 8.0 * t470 * t474 * joint1_bend_squared_along_dq
+            + 8.0 * t472 * cache.joint1_bend_squared_c6
+            - 5.0 * t472 * cache.joint1_bend_squared_c5
+            - 3.0 * t475 * cache.joint1_bend_squared_c3
+            - 5.0 * t474 * joint1_bend_squared_along_dq * t411
+            - 3.0 * t369 * t473 * joint1_bend_squared_along_dq)
+        - (t423 * t469 + t425 * t440 - t468 * t431 - t439 * t430)
+        - (t417 * t378 + t376 * t421 - t438 * t373 - t374 * t456);
+    let t478 = (6.0 * cache.joint1_bend_squared_c4 * t473
+        + cache.joint1_bend_squared_c4 * t474 + 8.0 * t474 * cache.joint1_bend_squared_c6
+        + 2.0 * t476 * cache.joint1_bend_squared_c2
+        - 5.0 * t474 * cache.joint1_bend_squared_c5
+        - 3.0 * cache.joint1_bend_squared_c3 * t473)
+        + qdd[6] * cache.joint1_tip_local_subspace0_v_y
+        + cache.joint1_tip_local_subspace1_v_y * qdd[7]
+        + cache.joint1_tip_local_subspace2_v_y * qdd[8] - (t376 * t417 - t374 * t438)
+        - (t423 * t440 - t439 * t431);
+    let t479 = t450 * cache.base_roll_rotation_21;
+    let t480 = t454 * cache.base_roll_rotation_22;
+    let t481 = cache.base_pitch_rotation_20 * t452;
+    let t482 = t479 + t480 + t481;
+    let t483 = t370 + t371 + t372;
+    let t484 = cache.base_roll_rotation_12 * t454;
+    let t485 = cache.base_pitch_rotation_10 * t452;
+    let t486 = cache.base_roll_rotation_11 * t450;
+    let t487 = t484 + t485 + t486;
+    let t488 = cache.base_roll_rotation_12 * t459;
+    let t489 = cache.base_pitch_rotation_10 * t457;
+    let t490 = t461 * cache.base_roll_rotation_11;
+    let t491 = t454 * base_roll_rotation_12_along_dq;
+    let t492 = t450 * base_roll_rotation_11_along_dq;
+    let t493 = base_pitch_rotation_10_along_dq * t452;
+    let t494 = t488 + t489 + t490 + t491 + t492 + t493;
+    let t495 = t403 + t406 + t407;
+    let t496 = qd[7] * cache.joint1_tip_subspace1_v_y;
+    let t497 = qd[6] * cache.joint1_tip_subspace0_v_y;
+    let t498 = cache.joint1_tip_subspace2_v_y * qd[8];
+    let t499 = t496 + t497 + t498;
+    let t500 = cache.joint1_tip_local_subspace0_v_x * qdd[6]
+        + (t413 * cache.joint1_bend_squared_c3
+            + 3.0 * t409 * cache.joint1_bend_squared_c5
+            + t409 * cache.joint1_bend_squared_c3
+            - 3.0 * cache.joint1_bend_squared_c4 * t409
+            - t413 * cache.joint1_bend_squared_c2)
+        + cache.joint1_tip_local_subspace2_v_x * qdd[8]
+        + qdd[7] * cache.joint1_tip_local_subspace1_v_x - (t374 * t418 - t417 * t377)
+        - (t429 * t431 - t423 * t428);
+    let joint1_tip_bias_v_x_along_dq = t433 * cache.base_pitch_rotation_00
+        + base_roll_velocity_w_y_along_dq * t437 + t441 * base_roll_rotation_02_along_dq
+        + base_roll_velocity_v_y_along_dq * t445 + base_roll_acceleration_v_x_along_dq
+        + cache.joint1_position_y * t463 + t467 * base_roll_velocity_v_y
+        + cache.base_roll_rotation_02 * t471 + cache.base_roll_rotation_01 * t477
+        + base_roll_rotation_01_along_dq * t478 + joint1_position_y_along_dq * t482
+        + base_roll_velocity_w_y * t495 + t500 * base_pitch_rotation_00_along_dq
+        - t408 * base_roll_velocity_v_z_along_dq - base_roll_velocity_w_z * t449
+        - t483 * base_roll_velocity_v_z - joint1_position_z_along_dq * t487
+        - cache.joint1_position_z * t494 - base_roll_velocity_w_z_along_dq * t499;
+    let joint1_tip_velocity_v_z = t434 + t435 + base_roll_velocity_v_z + t436;
+    let middle_momentum_f_z = p.module_mass * joint1_tip_velocity_v_z
+        - (joint1_tip_velocity_w_y * cache.middle_inertia_h_x
+            - joint1_tip_velocity_w_x * cache.middle_inertia_h_y);
+    let t501 = t385 + t386 + t387;
+    let joint1_tip_bias_w_z = t408 * base_roll_velocity_w_x + t479 + t480 + t481
+        + base_roll_acceleration_w_z - base_roll_velocity_w_y * t501;
+    let t502 = t388 + t389 + t390;
+    let joint1_tip_bias_w_z_along_dq = base_roll_acceleration_w_z_along_dq
+        + t483 * base_roll_velocity_w_x + t451 + t408 * base_roll_velocity_w_x_along_dq
+        + t453 + t455 + t458 + t460 + t462 - base_roll_velocity_w_y_along_dq * t501
+        - t502 * base_roll_velocity_w_y;
+    let joint1_tip_bias_w_y_along_dq = t488 + t489 + base_roll_velocity_w_z * t502 + t490
+        + base_roll_acceleration_w_y_along_dq + t491 + t492
+        + base_roll_velocity_w_z_along_dq * t501 + t493
+        - t445 * base_roll_velocity_w_x_along_dq - t467 * base_roll_velocity_w_x;
+    let joint1_tip_bias_w_y = base_roll_acceleration_w_y + t484
+        + base_roll_velocity_w_z * t501 + t485 + t486 - base_roll_velocity_w_x * t445;
+    let joint1_tip_position_z_along_dq = t375 * cache.base_roll_rotation_21
+        + base_roll_rotation_21_along_dq * t377 + t374 * base_roll_rotation_22_along_dq
+        + base_pitch_rotation_20_along_dq * t376 + cache.base_pitch_rotation_20 * t378
+        + joint1_position_z_along_dq + t373 * cache.base_roll_rotation_22;
+    let joint1_tip_rotation_20_along_dq = t380 * cache.base_roll_rotation_22
+        + t381 * base_roll_rotation_22_along_dq + cache.base_pitch_rotation_20 * t383
+        + base_roll_rotation_21_along_dq * t384 + base_pitch_rotation_20_along_dq * t379
+        + t382 * cache.base_roll_rotation_21;
+    let middle_com_z_along_dq = joint1_tip_position_z_along_dq
+        + 0.5 * joint1_tip_rotation_20_along_dq * p.module_length;
+    let middle_inertia_h_z_along_dq = p.module_mass * middle_com_z_along_dq;
+    let t503 = -t17 * t368 * joint1_bend_squared_along_dq
+        - t5 * cache.joint1_bend_squared_c2;
+    let t504 = -cache.joint1_bend_y * joint1_tip_local_len_column_v_x_along_dq
+        - cache.joint1_bend_squared_c1 * joint1_bend_y_along_dq;
+    let t505 = -t11 * t368 * joint1_bend_squared_along_dq
+        - cache.joint1_bend_squared_c2 * t9;
+    let t506 = -(cache.joint1_bend_squared_c1 * cache.joint1_bend_y);
+    let t507 = 1.0 - t17 * cache.joint1_bend_squared_c2;
+    let t508 = -(t11 * cache.joint1_bend_squared_c2);
+    let joint1_tip_rotation_01_along_dq = t503 * cache.base_roll_rotation_01
+        + t504 * cache.base_pitch_rotation_00 + t505 * cache.base_roll_rotation_02
+        + base_pitch_rotation_00_along_dq * t506 + base_roll_rotation_01_along_dq * t507
+        + t508 * base_roll_rotation_02_along_dq;
+    let t509 = -(cache.joint1_bend_squared_c1 * cache.joint1_bend_z);
+    let t510 = 1.0 - cache.joint1_bend_squared_c2 * t13;
+    let t511 = -cache.joint1_bend_squared_c1 * joint1_bend_z_along_dq
+        - joint1_tip_local_len_column_v_x_along_dq * cache.joint1_bend_z;
+    let t512 = -t6 * cache.joint1_bend_squared_c2
+        - t13 * t368 * joint1_bend_squared_along_dq;
+    let joint1_tip_rotation_02_along_dq = t509 * base_pitch_rotation_00_along_dq
+        + cache.base_roll_rotation_01 * t505 + t510 * base_roll_rotation_02_along_dq
+        + t511 * cache.base_pitch_rotation_00 + base_roll_rotation_01_along_dq * t508
+        + t512 * cache.base_roll_rotation_02;
+    let joint2_rotation_02_along_dq = 0.5000000000000001
+        * joint1_tip_rotation_02_along_dq
+        - 0.8660254037844386 * joint1_tip_rotation_01_along_dq;
+    let joint2_bend_z_rate = 0.5773502691896255 * t0 * qd[11]
+        - 0.5773502691896257 * t0 * qd[10];
+    let t513 = cache.joint2_slice3_local_bend_z_column_w_z * joint2_bend_z_rate;
+    let joint1_tip_velocity_w_z = t442 + base_roll_velocity_w_z + t443 + t444;
+    let joint2_base_velocity_w_z = cache.joint2_rotation_02 * joint1_tip_velocity_w_x
+        + cache.joint2_rotation_12 * joint1_tip_velocity_w_y
+        + joint1_tip_velocity_w_z * cache.joint2_rotation_22;
+    let joint2_bend_y_rate = 0.33333333333333315 * t0 * qd[10]
+        + 0.3333333333333336 * t0 * qd[11] - 0.6666666666666666 * t0 * qd[9];
+    let t514 = cache.joint2_slice3_local_bend_y_column_w_z * joint2_bend_y_rate;
+    let t515 = t513 + joint2_base_velocity_w_z + t514;
+    let t516 = joint2_bend_z_rate * cache.joint2_slice3_local_bend_z_column_w_y;
+    let t517 = joint2_bend_y_rate * cache.joint2_slice3_local_bend_y_column_w_y;
+    let joint2_base_velocity_w_y = cache.joint2_rotation_21 * joint1_tip_velocity_w_z
+        + cache.joint2_rotation_01 * joint1_tip_velocity_w_x
+        + joint1_tip_velocity_w_y * cache.joint2_rotation_11;
+    let t518 = t516 + t517 + joint2_base_velocity_w_y;
+    let joint2_len_rate = 0.3333333333333333 * qd[9] + 0.3333333333333333 * qd[11]
+        + 0.3333333333333333 * qd[10];
+    let t519 = cache.joint2_slice3_local_len_column_v_x * joint2_len_rate;
+    let t520 = joint1_tip_velocity_v_z
+        - (cache.joint2_position_x * joint1_tip_velocity_w_y
+            - cache.joint2_position_y * joint1_tip_velocity_w_x);
+    let joint1_tip_velocity_v_y = t496 + t497 + base_roll_velocity_v_y + t498;
+    let t521 = joint1_tip_velocity_v_y
+        - (cache.joint2_position_z * joint1_tip_velocity_w_x
+            - cache.joint2_position_x * joint1_tip_velocity_w_z);
+    let t522 = qd[6] * cache.joint1_tip_subspace0_v_x;
+    let t523 = cache.joint1_tip_subspace2_v_x * qd[8];
+    let t524 = qd[7] * cache.joint1_tip_subspace1_v_x;
+    let joint1_tip_velocity_v_x = t522 + base_roll_velocity_v_x + t523 + t524;
+    let t525 = joint1_tip_velocity_v_x
+        - (cache.joint2_position_y * joint1_tip_velocity_w_z
+            - joint1_tip_velocity_w_y * cache.joint2_position_z);
+    let joint2_base_velocity_v_x = t520 * cache.joint1_tip_rotation_20
+        + t521 * cache.joint1_tip_rotation_10 + cache.joint1_tip_rotation_00 * t525;
+    let t526 = cache.joint2_slice3_local_bend_z_column_v_x * joint2_bend_z_rate;
+    let t527 = joint2_bend_y_rate * cache.joint2_slice3_local_bend_y_column_v_x;
+    let t528 = t519 + joint2_base_velocity_v_x + t526 + t527;
+    let joint2_slice3_local_momentum_f_x = cache.joint1_slice0_mass * t528
+        - (t515 * cache.joint2_slice3_local_inertia_h_y
+            - cache.joint2_slice3_local_inertia_h_z * t518);
+    let t529 = -(joint2_slice3_local_momentum_f_x * t518);
+    let joint2_base_velocity_v_y = t521 * cache.joint2_rotation_11
+        + t520 * cache.joint2_rotation_21 + cache.joint2_rotation_01 * t525;
+    let t530 = joint2_bend_z_rate * cache.joint2_slice3_local_len_column_v_y;
+    let t531 = joint2_bend_y_rate * cache.joint2_slice3_local_bend_y_column_w_x;
+    let t532 = t530 + t531;
+    let t533 = 0.3333333333333333 * cache.joint2_slice3_local_len_column_v_z;
+    let joint2_slice3_local_subspace2_v_z = 0.3333333333333336 * t0
+        * cache.joint2_slice3_local_bend_y_column_v_z
+        + 0.5773502691896255 * t0 * cache.joint2_slice3_local_bend_z_column_v_z + t533;
+    let joint2_slice3_local_subspace0_v_z = t533
+        - 0.6666666666666666 * t0 * cache.joint2_slice3_local_bend_y_column_v_z;
+    let t534 = joint2_bend_z_rate * joint2_len_rate;
+    let t535 = joint2_bend_z_rate * joint2_bend_z_rate;
+    let t536 = cache.joint2_bend_z * cache.joint2_bend_z;
+    let t537 = joint2_bend_y_rate * joint2_bend_y_rate;
+    let t538 = 3.0 * cache.joint2_bend_z * t535 * cache.joint2_len
+        + 2.0 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_len
+            * cache.joint2_bend_y + 2.0 * t536 * joint2_bend_z_rate * joint2_len_rate
+        + cache.joint2_bend_z * cache.joint2_len * t537
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_z * cache.joint2_bend_y
+            * joint2_len_rate;
+    let t539 = cache.joint2_bend_y * cache.joint2_bend_y;
+    let t540 = cache.joint2_bend_z.powi(3);
+    let t541 = cache.joint2_bend_z * cache.joint2_len * t539 * t537
+        + 2.0 * t536 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_len
+            * cache.joint2_bend_y + t535 * cache.joint2_len * t540;
+    let t542 = t516 + t517;
+    let joint2_base_velocity_w_x = joint1_tip_velocity_w_y * cache.joint1_tip_rotation_10
+        + cache.joint1_tip_rotation_20 * joint1_tip_velocity_w_z
+        + cache.joint1_tip_rotation_00 * joint1_tip_velocity_w_x;
+    let t543 = joint2_bend_y_rate * cache.joint2_slice3_local_bend_y_column_v_y;
+    let t544 = cache.joint2_slice3_local_len_column_v_y * joint2_len_rate;
+    let t545 = cache.joint2_slice3_local_bend_z_column_v_y * joint2_bend_z_rate;
+    let t546 = t543 + t544 + t545;
+    let joint2_slice3_local_subspace1_v_z = 0.33333333333333315 * t0
+        * cache.joint2_slice3_local_bend_y_column_v_z + t533
+        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_v_z;
+    let joint1_tip_bias_v_x = cache.base_pitch_rotation_00 * t500
+        + t437 * base_roll_velocity_w_y + t445 * base_roll_velocity_v_y
+        + t441 * cache.base_roll_rotation_02 + t478 * cache.base_roll_rotation_01
+        + base_roll_acceleration_v_x + cache.joint1_position_y * t482
+        - t408 * base_roll_velocity_v_z - base_roll_velocity_w_z * t499
+        - cache.joint1_position_z * t487;
+    let t547 = joint1_tip_bias_v_x
+        - (cache.joint2_position_y * joint1_tip_bias_w_z
+            - joint1_tip_bias_w_y * cache.joint2_position_z);
+    let t548 = cache.base_pitch_rotation_00 * t452;
+    let t549 = t450 * cache.base_roll_rotation_01;
+    let t550 = t454 * cache.base_roll_rotation_02;
+    let joint1_tip_bias_w_x = base_roll_acceleration_w_x + t548 + t549
+        + t445 * base_roll_velocity_w_y + t550 - t408 * base_roll_velocity_w_z;
+    let t551 = t548 + t549 + t550;
+    let t552 = t522 + t523 + t524;
+    let joint1_tip_bias_v_y = t441 * cache.base_roll_rotation_12
+        + base_roll_velocity_v_z * t501 + t551 * cache.joint1_position_z
+        + base_roll_acceleration_v_y + base_roll_velocity_w_z * t552
+        + cache.base_roll_rotation_11 * t478 + cache.base_pitch_rotation_10 * t500
+        - base_roll_velocity_w_x * t437 - cache.joint1_position_x * t482
+        - t445 * base_roll_velocity_v_x;
+    let t553 = joint1_tip_bias_v_y
+        - (joint1_tip_bias_w_x * cache.joint2_position_z
+            - cache.joint2_position_x * joint1_tip_bias_w_z);
+    let joint1_tip_bias_v_z = base_roll_acceleration_v_z + base_roll_velocity_w_x * t499
+        + cache.base_pitch_rotation_20 * t500 + t408 * base_roll_velocity_v_x
+        + cache.joint1_position_x * t487 + t478 * cache.base_roll_rotation_21
+        + t441 * cache.base_roll_rotation_22 - base_roll_velocity_v_y * t501
+        - cache.joint1_position_y * t551 - base_roll_velocity_w_y * t552;
+    let t554 = joint1_tip_bias_v_z
+        - (cache.joint2_position_x * joint1_tip_bias_w_y
+            - cache.joint2_position_y * joint1_tip_bias_w_x);
+    let joint2_base_bias_v_z = cache.joint2_rotation_02 * t547
+        + cache.joint2_rotation_12 * t553 + t554 * cache.joint2_rotation_22;
+    let t555 = cache.joint2_bend_z * cache.joint2_bend_y * t537
+        + t536 * joint2_bend_y_rate * joint2_bend_z_rate
+        - cache.joint2_bend_z * t535 * cache.joint2_bend_y
+        - joint2_bend_y_rate * joint2_bend_z_rate * t539;
+    let t556 = 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t555
+        - 1.4997633723912625 * t555 * cache.joint2_slice3_bend_c4;
+    let t557 = cache.joint2_bend_y.powi(3);
+    let t558 = cache.joint2_bend_z * t539 * t537
+        + t536 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_bend_y
+        - joint2_bend_y_rate * joint2_bend_z_rate * t557
+        - cache.joint2_bend_z * t535 * t539;
+    let t559 = cache.joint2_bend_z * t537
+        - joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_bend_y;
+    let t560 = 0.6978160177890329 * t558 * cache.joint2_slice3_bend_c4
+        - 2.0934480533670987 * t558 * cache.joint2_slice3_bend_c5
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t559;
+    let t561 = cache.joint2_bend_z * cache.joint2_len * cache.joint2_bend_y;
+    let t562 = 1.4997633723912625 * t561 * cache.joint2_slice3_bend_c4
+        - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t561;
+    let t563 = cache.joint2_len * t539;
+    let t564 = 0.8659570925834785 * cache.joint2_slice3_bend_c2 * cache.joint2_len;
+    let t565 = t562 * joint2_bend_z_rate
+        + (t564 + 1.4997633723912625 * t563 * cache.joint2_slice3_bend_c4
+            - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t563)
+            * joint2_bend_y_rate + t544;
+    let t566 = cache.joint2_bend_z * cache.joint2_len;
+    let t567 = cache.joint2_len * cache.joint2_bend_y;
+    let t568 = (0.8058320946447624 * cache.joint2_slice3_bend_c3 * t566
+        - 0.8058320946447624 * t566 * cache.joint2_slice3_bend_c2) * joint2_bend_z_rate
+        + t519
+        + (0.8058320946447624 * cache.joint2_slice3_bend_c3 * t567
+            - 0.8058320946447624 * t567 * cache.joint2_slice3_bend_c2)
+            * joint2_bend_y_rate;
+    let t569 = t519 + t526 + t527;
+    let t570 = joint2_slice3_local_subspace2_v_z * qdd[11]
+        + joint2_slice3_local_subspace0_v_z * qdd[9]
+        + (1.731914185166957 * t534 * cache.joint2_slice3_bend_c2
+            + 1.4997633723912625 * t538 * cache.joint2_slice3_bend_c4
+            + 0.6493653647595652 * t541 * cache.joint2_slice3_bend_c4
+            + 5.1949229180765215 * t541 * cache.joint2_slice3_bend_c6
+            - 3.246826823797826 * t541 * cache.joint2_slice3_bend_c5
+            - 0.7498816861956312 * t538 * cache.joint2_slice3_bend_c3)
+        + joint2_base_velocity_v_x * t542 + joint2_base_velocity_w_x * t546
+        + qdd[10] * joint2_slice3_local_subspace1_v_z + joint2_base_bias_v_z
+        - joint2_base_velocity_v_y * t532
+        - (t556 * cache.joint2_slice3_local_com_y
+            - t560 * cache.joint2_slice3_local_com_x) - (t565 * t532 - t568 * t542)
+        - t569 * joint2_base_velocity_w_y;
+    let t571 = t570 * cache.joint1_slice0_mass;
+    let t572 = cache.joint2_slice0_local_bend_y_column_w_x * joint2_bend_y_rate;
+    let t573 = cache.joint2_slice0_local_len_column_v_y * joint2_bend_z_rate;
+    let t574 = t572 + t573;
+    let t575 = cache.joint2_slice0_local_bend_z_column_w_y * joint2_bend_z_rate;
+    let t576 = joint2_bend_y_rate * cache.joint2_slice0_local_bend_y_column_w_y;
+    let t577 = t575 + t576;
+    let t578 = cache.joint2_slice0_local_len_column_v_x * joint2_len_rate;
+    let t579 = cache.joint2_slice0_local_bend_z_column_v_x * joint2_bend_z_rate;
+    let t580 = cache.joint2_slice0_local_bend_y_column_v_x * joint2_bend_y_rate;
+    let t581 = t578 + t579 + t580;
+    let t582 = 0.000023239929348011262 * t555 * cache.joint2_slice0_bend_c3
+        - 0.000046479858696022525 * t555 * cache.joint2_slice0_bend_c4;
+    let t583 = 0.0000016135911537792344 * t558 * cache.joint2_slice0_bend_c4
+        - 0.0003347157145944845 * t559 * cache.joint2_slice0_bend_c3
+        - 0.000004840773461337703 * t558 * cache.joint2_slice0_bend_c5;
+    let t584 = cache.joint2_slice0_local_len_column_v_y * joint2_len_rate;
+    let t585 = cache.joint2_slice0_local_bend_z_column_v_y * joint2_bend_z_rate;
+    let t586 = cache.joint2_slice0_local_bend_y_column_v_y * joint2_bend_y_rate;
+    let t587 = t584 + t585 + t586;
+    let t588 = 0.004820780989426014 * cache.joint2_slice0_bend_c2 * cache.joint2_len;
+    let t589 = 0.000046479858696022525 * t561 * cache.joint2_slice0_bend_c4
+        - 0.000023239929348011262 * t561 * cache.joint2_slice0_bend_c3;
+    let t590 = t584
+        + joint2_bend_y_rate
+            * (0.000046479858696022525 * t563 * cache.joint2_slice0_bend_c4 + t588
+                - 0.000023239929348011262 * t563 * cache.joint2_slice0_bend_c3)
+        + t589 * joint2_bend_z_rate;
+    let t591 = t578
+        + (0.0003347157145944845 * t567 * cache.joint2_slice0_bend_c3
+            - 0.0003347157145944845 * t567 * cache.joint2_slice0_bend_c2)
+            * joint2_bend_y_rate
+        + (0.0003347157145944845 * t566 * cache.joint2_slice0_bend_c3
+            - 0.0003347157145944845 * t566 * cache.joint2_slice0_bend_c2)
+            * joint2_bend_z_rate;
+    let t592 = 0.3333333333333333 * cache.joint2_slice0_local_len_column_v_z;
+    let joint2_slice0_local_subspace2_v_z = 0.5773502691896255 * t0
+        * cache.joint2_slice0_local_bend_z_column_v_z
+        + 0.3333333333333336 * t0 * cache.joint2_slice0_local_bend_y_column_v_z + t592;
+    let joint2_slice0_local_subspace1_v_z = 0.33333333333333315 * t0
+        * cache.joint2_slice0_local_bend_y_column_v_z + t592
+        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_bend_z_column_v_z;
+    let joint2_slice0_local_subspace0_v_z = t592
+        - 0.6666666666666666 * t0 * cache.joint2_slice0_local_bend_y_column_v_z;
+    let t593 = t577 * joint2_base_velocity_v_x + joint2_base_velocity_w_x * t587
+        + joint2_slice0_local_subspace2_v_z * qdd[11] + joint2_base_bias_v_z
+        + qdd[10] * joint2_slice0_local_subspace1_v_z
+        + (0.0000001120346095964964 * t541 * cache.joint2_slice0_bend_c4
+            + 0.009641561978852029 * t534 * cache.joint2_slice0_bend_c2
+            + 0.0000008962768767719712 * t541 * cache.joint2_slice0_bend_c6
+            + 0.000046479858696022525 * t538 * cache.joint2_slice0_bend_c4
+            - 0.000023239929348011262 * t538 * cache.joint2_slice0_bend_c3
+            - 0.000000560173047982482 * cache.joint2_slice0_bend_c5 * t541)
+        + joint2_slice0_local_subspace0_v_z * qdd[9] - t574 * joint2_base_velocity_v_y
+        - t581 * joint2_base_velocity_w_y
+        - (cache.joint2_slice0_local_com_y * t582
+            - t583 * cache.joint2_slice0_local_com_x) - (t574 * t590 - t577 * t591);
+    let t594 = t593 * cache.joint1_slice0_mass;
+    let t595 = joint2_bend_z_rate * cache.joint2_slice1_local_bend_z_column_w_y;
+    let t596 = joint2_bend_y_rate * cache.joint2_slice1_local_bend_y_column_w_y;
+    let t597 = t595 + t596 + joint2_base_velocity_w_y;
+    let t598 = cache.joint2_slice1_local_bend_y_column_w_z * joint2_bend_y_rate;
+    let t599 = cache.joint2_slice1_local_bend_z_column_w_z * joint2_bend_z_rate;
+    let t600 = joint2_base_velocity_w_z + t598 + t599;
+    let t601 = joint2_bend_y_rate * cache.joint2_slice1_local_bend_y_column_v_x;
+    let t602 = cache.joint2_slice1_local_bend_z_column_v_x * joint2_bend_z_rate;
+    let t603 = cache.joint2_slice1_local_len_column_v_x * joint2_len_rate;
+    let t604 = t601 + t602 + joint2_base_velocity_v_x + t603;
+    let joint2_slice1_local_momentum_f_x = t604 * cache.joint1_slice1_mass
+        - (cache.joint2_slice1_local_inertia_h_y * t600
+            - cache.joint2_slice1_local_inertia_h_z * t597);
+    let t605 = -(t597 * joint2_slice1_local_momentum_f_x);
+    let t606 = t513 + t514;
+    let joint2_base_bias_w_x = cache.joint1_tip_rotation_20 * joint1_tip_bias_w_z
+        + cache.joint1_tip_rotation_00 * joint1_tip_bias_w_x
+        + cache.joint1_tip_rotation_10 * joint1_tip_bias_w_y;
+    let joint2_slice3_local_subspace1_w_x = 0.33333333333333315 * t0
+        * cache.joint2_slice3_local_bend_y_column_w_x
+        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_len_column_v_y;
+    let joint2_slice3_local_subspace0_w_x = -(0.6666666666666666 * t0
+        * cache.joint2_slice3_local_bend_y_column_w_x);
+    let joint2_slice3_local_subspace2_w_x = 0.3333333333333336 * t0
+        * cache.joint2_slice3_local_bend_y_column_w_x
+        + 0.5773502691896255 * t0 * cache.joint2_slice3_local_len_column_v_y;
+    let t607 = t556 + t606 * joint2_base_velocity_w_y + joint2_base_bias_w_x
+        + qdd[10] * joint2_slice3_local_subspace1_w_x
+        + joint2_slice3_local_subspace0_w_x * qdd[9]
+        + joint2_slice3_local_subspace2_w_x * qdd[11] - joint2_base_velocity_w_z * t542;
+    let joint2_base_bias_w_y = cache.joint2_rotation_01 * joint1_tip_bias_w_x
+        + cache.joint2_rotation_11 * joint1_tip_bias_w_y
+        + cache.joint2_rotation_21 * joint1_tip_bias_w_z;
+    let joint2_slice3_local_subspace2_w_y = 0.3333333333333336 * t0
+        * cache.joint2_slice3_local_bend_y_column_w_y
+        + 0.5773502691896255 * t0 * cache.joint2_slice3_local_bend_z_column_w_y;
+    let joint2_slice3_local_subspace0_w_y = -(0.6666666666666666 * t0
+        * cache.joint2_slice3_local_bend_y_column_w_y);
+    let joint2_slice3_local_subspace1_w_y = 0.33333333333333315 * t0
+        * cache.joint2_slice3_local_bend_y_column_w_y
+        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_w_y;
+    let t608 = joint2_base_bias_w_y + joint2_slice3_local_subspace2_w_y * qdd[11]
+        + joint2_base_velocity_w_z * t532 + qdd[9] * joint2_slice3_local_subspace0_w_y
+        + t560 + qdd[10] * joint2_slice3_local_subspace1_w_y
+        - joint2_base_velocity_w_x * t606;
+    let t609 = -(cache.joint2_slice3_local_inertia_h_x * t608
+        - t607 * cache.joint2_slice3_local_inertia_h_y);
+    let t610 = joint2_base_velocity_w_x + t530 + t531;
+    let t611 = t543 + t544 + t545 + joint2_base_velocity_v_y;
+    let joint2_slice3_local_momentum_f_y = cache.joint1_slice0_mass * t611
+        - (cache.joint2_slice3_local_inertia_h_z * t610
+            - cache.joint2_slice3_local_inertia_h_x * t515);
+    let t612 = t610 * joint2_slice3_local_momentum_f_y;
+    let joint2_slice1_local_subspace1_w_x = 0.33333333333333315
+        * cache.joint2_slice1_local_bend_y_column_w_x * t0
+        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_len_column_v_y;
+    let t613 = 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t555
+        - 0.02372114506416456 * t555 * cache.joint2_slice1_bend_c4;
+    let joint2_slice1_local_subspace0_w_x = -(0.6666666666666666
+        * cache.joint2_slice1_local_bend_y_column_w_x * t0);
+    let t614 = t595 + t596;
+    let t615 = t598 + t599;
+    let joint2_slice1_local_subspace2_w_x = 0.3333333333333336
+        * cache.joint2_slice1_local_bend_y_column_w_x * t0
+        + 0.5773502691896255 * t0 * cache.joint2_slice1_local_len_column_v_y;
+    let t616 = qdd[10] * joint2_slice1_local_subspace1_w_x + joint2_base_bias_w_x + t613
+        + qdd[9] * joint2_slice1_local_subspace0_w_x + joint2_base_velocity_w_y * t615
+        + joint2_slice1_local_subspace2_w_x * qdd[11] - joint2_base_velocity_w_z * t614;
+    let t617 = joint2_bend_z_rate * cache.joint2_slice1_local_len_column_v_y;
+    let t618 = cache.joint2_slice1_local_bend_y_column_w_x * joint2_bend_y_rate;
+    let t619 = t617 + t618;
+    let t620 = 0.003914101352555533 * t558 * cache.joint2_slice1_bend_c4
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t559
+        - 0.0117423040576666 * t558 * cache.joint2_slice1_bend_c5;
+    let joint2_slice1_local_subspace2_w_y = 0.5773502691896255 * t0
+        * cache.joint2_slice1_local_bend_z_column_w_y
+        + 0.3333333333333336 * t0 * cache.joint2_slice1_local_bend_y_column_w_y;
+    let joint2_slice1_local_subspace0_w_y = -(0.6666666666666666 * t0
+        * cache.joint2_slice1_local_bend_y_column_w_y);
+    let joint2_slice1_local_subspace1_w_y = 0.33333333333333315 * t0
+        * cache.joint2_slice1_local_bend_y_column_w_y
+        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_bend_z_column_w_y;
+    let t621 = joint2_base_bias_w_y + joint2_base_velocity_w_z * t619 + t620
+        + joint2_slice1_local_subspace2_w_y * qdd[11]
+        + joint2_slice1_local_subspace0_w_y * qdd[9]
+        + qdd[10] * joint2_slice1_local_subspace1_w_y - joint2_base_velocity_w_x * t615;
+    let t622 = -(t621 * cache.joint2_slice1_local_inertia_h_x
+        - cache.joint2_slice1_local_inertia_h_y * t616);
+    let t623 = t575 + t576 + joint2_base_velocity_w_y;
+    let t624 = t578 + t579 + joint2_base_velocity_v_x + t580;
+    let t625 = cache.joint2_slice0_local_bend_z_column_w_z * joint2_bend_z_rate;
+    let t626 = cache.joint2_slice0_local_bend_y_column_w_z * joint2_bend_y_rate;
+    let t627 = t625 + joint2_base_velocity_w_z + t626;
+    let joint2_slice0_local_momentum_f_x = t624 * cache.joint1_slice0_mass
+        - (t627 * cache.joint2_slice0_local_inertia_h_y
+            - t623 * cache.joint2_slice0_local_inertia_h_z);
+    let t628 = -(t623 * joint2_slice0_local_momentum_f_x);
+    let t629 = 0.1350029611448087 * t558 * cache.joint2_slice2_bend_c4
+        - 0.3007502358784333 * cache.joint2_slice2_bend_c3 * t559
+        - 0.4050088834344261 * t558 * cache.joint2_slice2_bend_c5;
+    let joint2_slice2_local_subspace1_w_y = 0.33333333333333315 * t0
+        * cache.joint2_slice2_local_bend_y_column_w_y
+        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_w_y;
+    let t630 = cache.joint2_slice2_local_len_column_v_y * joint2_bend_z_rate;
+    let t631 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_w_x;
+    let t632 = t630 + t631;
+    let joint2_slice2_local_subspace2_w_y = 0.3333333333333336 * t0
+        * cache.joint2_slice2_local_bend_y_column_w_y
+        + 0.5773502691896255 * t0 * cache.joint2_slice2_local_bend_z_column_w_y;
+    let joint2_slice2_local_subspace0_w_y = -(0.6666666666666666 * t0
+        * cache.joint2_slice2_local_bend_y_column_w_y);
+    let t633 = cache.joint2_slice2_local_bend_y_column_w_z * joint2_bend_y_rate;
+    let t634 = cache.joint2_slice2_local_bend_z_column_w_z * joint2_bend_z_rate;
+    let t635 = t633 + t634;
+    let t636 = joint2_base_bias_w_y + t629 + qdd[10] * joint2_slice2_local_subspace1_w_y
+        + joint2_base_velocity_w_z * t632 + qdd[11] * joint2_slice2_local_subspace2_w_y
+        + qdd[9] * joint2_slice2_local_subspace0_w_y - joint2_base_velocity_w_x * t635;
+    let joint2_slice2_local_subspace1_w_x = 0.33333333333333315 * t0
+        * cache.joint2_slice2_local_bend_y_column_w_x
+        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_len_column_v_y;
+    let joint2_slice2_local_subspace2_w_x = 0.3333333333333336 * t0
+        * cache.joint2_slice2_local_bend_y_column_w_x
+        + 0.5773502691896255 * t0 * cache.joint2_slice2_local_len_column_v_y;
+    let t637 = 0.2014998074653874 * t555 * cache.joint2_slice2_bend_c3
+        - 0.4029996149307748 * t555 * cache.joint2_slice2_bend_c4;
+    let t638 = joint2_bend_z_rate * cache.joint2_slice2_local_bend_z_column_w_y;
+    let t639 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_w_y;
+    let t640 = t638 + t639;
+    let joint2_slice2_local_subspace0_w_x = -(0.6666666666666666 * t0
+        * cache.joint2_slice2_local_bend_y_column_w_x);
+    let t641 = qdd[10] * joint2_slice2_local_subspace1_w_x
+        + joint2_slice2_local_subspace2_w_x * qdd[11] + t637 + joint2_base_bias_w_x
+        + joint2_base_velocity_w_y * t635 + joint2_slice2_local_subspace0_w_x * qdd[9]
+        - joint2_base_velocity_w_z * t640;
+    let t642 = -(cache.joint2_slice2_local_inertia_h_x * t636
+        - cache.joint2_slice2_local_inertia_h_y * t641);
+    let t643 = 0.3333333333333333 * cache.joint2_slice1_local_len_column_v_z;
+    let joint2_slice1_local_subspace2_v_z = t643
+        + 0.3333333333333336 * t0 * cache.joint2_slice1_local_bend_y_column_v_z
+        + 0.5773502691896255 * cache.joint2_slice1_local_bend_z_column_v_z * t0;
+    let t644 = t601 + t602 + t603;
+    let t645 = cache.joint2_slice1_local_bend_z_column_v_y * joint2_bend_z_rate;
+    let t646 = joint2_bend_y_rate * cache.joint2_slice1_local_bend_y_column_v_y;
+    let t647 = cache.joint2_slice1_local_len_column_v_y * joint2_len_rate;
+    let t648 = t645 + t646 + t647;
+    let joint2_slice1_local_subspace1_v_z = 0.33333333333333315 * t0
+        * cache.joint2_slice1_local_bend_y_column_v_z + t643
+        - 0.5773502691896257 * cache.joint2_slice1_local_bend_z_column_v_z * t0;
+    let joint2_slice1_local_subspace0_v_z = t643
+        - 0.6666666666666666 * t0 * cache.joint2_slice1_local_bend_y_column_v_z;
+    let t649 = 0.02372114506416456 * t561 * cache.joint2_slice1_bend_c4
+        - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t561;
+    let t650 = 0.10890625570683385 * cache.joint2_slice1_bend_c2 * cache.joint2_len;
+    let t651 = t649 * joint2_bend_z_rate
+        + (0.02372114506416456 * t563 * cache.joint2_slice1_bend_c4 + t650
+            - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t563)
+            * joint2_bend_y_rate + t647;
+    let t652 = joint2_bend_y_rate
+        * (0.035940096619352636 * cache.joint2_slice1_bend_c3 * t567
+            - 0.035940096619352636 * t567 * cache.joint2_slice1_bend_c2) + t603
+        + joint2_bend_z_rate
+            * (0.035940096619352636 * cache.joint2_slice1_bend_c3 * t566
+                - 0.035940096619352636 * t566 * cache.joint2_slice1_bend_c2);
+    let t653 = joint2_slice1_local_subspace2_v_z * qdd[11]
+        + joint2_base_velocity_w_x * t648
+        + (0.02372114506416456 * t538 * cache.joint2_slice1_bend_c4
+            + 0.010333524360067221 * t541 * cache.joint2_slice1_bend_c6
+            + 0.2178125114136677 * t534 * cache.joint2_slice1_bend_c2
+            + 0.0012916905450084026 * t541 * cache.joint2_slice1_bend_c4
+            - 0.01186057253208228 * t538 * cache.joint2_slice1_bend_c3
+            - 0.006458452725042013 * t541 * cache.joint2_slice1_bend_c5)
+        + joint2_base_bias_v_z + qdd[10] * joint2_slice1_local_subspace1_v_z
+        + joint2_slice1_local_subspace0_v_z * qdd[9] + t614 * joint2_base_velocity_v_x
+        - joint2_base_velocity_w_y * t644
+        - (t613 * cache.joint2_slice1_local_com_y
+            - t620 * cache.joint2_slice1_local_com_x) - t619 * joint2_base_velocity_v_y
+        - (t619 * t651 - t614 * t652);
+    let t654 = cache.joint1_slice1_mass * t653;
+    let t655 = joint2_base_velocity_w_x + t617 + t618;
+    let t656 = t645 + t646 + joint2_base_velocity_v_y + t647;
+    let joint2_slice1_local_momentum_f_y = cache.joint1_slice1_mass * t656
+        - (cache.joint2_slice1_local_inertia_h_z * t655
+            - t600 * cache.joint2_slice1_local_inertia_h_x);
+    let t657 = joint2_slice1_local_momentum_f_y * t655;
+    let t658 = joint2_base_velocity_w_x + t630 + t631;
+    let t659 = t633 + joint2_base_velocity_w_z + t634;
+    let t660 = joint2_bend_z_rate * cache.joint2_slice2_local_bend_z_column_v_y;
+    let t661 = cache.joint2_slice2_local_len_column_v_y * joint2_len_rate;
+    let t662 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_v_y;
+    let t663 = t660 + t661 + t662 + joint2_base_velocity_v_y;
+    let joint2_slice2_local_momentum_f_y = t663 * cache.joint1_slice1_mass
+        - (cache.joint2_slice2_local_inertia_h_z * t658
+            - cache.joint2_slice2_local_inertia_h_x * t659);
+    let t664 = joint2_slice2_local_momentum_f_y * t658;
+    let t665 = joint2_base_velocity_w_x + t572 + t573;
+    let t666 = t584 + t585 + t586 + joint2_base_velocity_v_y;
+    let joint2_slice0_local_momentum_f_y = t666 * cache.joint1_slice0_mass
+        - (cache.joint2_slice0_local_inertia_h_z * t665
+            - t627 * cache.joint2_slice0_local_inertia_h_x);
+    let t667 = joint2_slice0_local_momentum_f_y * t665;
+    let joint2_slice0_local_subspace0_w_x = -(0.6666666666666666 * t0
+        * cache.joint2_slice0_local_bend_y_column_w_x);
+    let joint2_slice0_local_subspace1_w_x = 0.33333333333333315 * t0
+        * cache.joint2_slice0_local_bend_y_column_w_x
+        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_len_column_v_y;
+    let t668 = t625 + t626;
+    let joint2_slice0_local_subspace2_w_x = 0.5773502691896255 * t0
+        * cache.joint2_slice0_local_len_column_v_y
+        + 0.3333333333333336 * t0 * cache.joint2_slice0_local_bend_y_column_w_x;
+    let t669 = joint2_base_bias_w_x + qdd[9] * joint2_slice0_local_subspace0_w_x
+        + joint2_slice0_local_subspace1_w_x * qdd[10] + t668 * joint2_base_velocity_w_y
+        + t582 + joint2_slice0_local_subspace2_w_x * qdd[11]
+        - joint2_base_velocity_w_z * t577;
+    let joint2_slice0_local_subspace2_w_y = 0.5773502691896255
+        * cache.joint2_slice0_local_bend_z_column_w_y * t0
+        + 0.3333333333333336 * t0 * cache.joint2_slice0_local_bend_y_column_w_y;
+    let joint2_slice0_local_subspace1_w_y = 0.33333333333333315 * t0
+        * cache.joint2_slice0_local_bend_y_column_w_y
+        - 0.5773502691896257 * cache.joint2_slice0_local_bend_z_column_w_y * t0;
+    let joint2_slice0_local_subspace0_w_y = -(0.6666666666666666 * t0
+        * cache.joint2_slice0_local_bend_y_column_w_y);
+    let t670 = joint2_base_bias_w_y + joint2_slice0_local_subspace2_w_y * qdd[11] + t583
+        + qdd[10] * joint2_slice0_local_subspace1_w_y
+        + joint2_slice0_local_subspace0_w_y * qdd[9] + joint2_base_velocity_w_z * t574
+        - joint2_base_velocity_w_x * t668;
+    let t671 = -(t670 * cache.joint2_slice0_local_inertia_h_x
+        - t669 * cache.joint2_slice0_local_inertia_h_y);
+    let t672 = t638 + t639 + joint2_base_velocity_w_y;
+    let t673 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_v_x;
+    let t674 = cache.joint2_slice2_local_len_column_v_x * joint2_len_rate;
+    let t675 = cache.joint2_slice2_local_bend_z_column_v_x * joint2_bend_z_rate;
+    let t676 = t673 + t674 + joint2_base_velocity_v_x + t675;
+    let joint2_slice2_local_momentum_f_x = cache.joint1_slice1_mass * t676
+        - (t659 * cache.joint2_slice2_local_inertia_h_y
+            - cache.joint2_slice2_local_inertia_h_z * t672);
+    let t677 = -(t672 * joint2_slice2_local_momentum_f_x);
+    let t678 = 0.3333333333333333 * cache.joint2_slice2_local_len_column_v_z;
+    let joint2_slice2_local_subspace1_v_z = t678
+        + 0.33333333333333315 * t0 * cache.joint2_slice2_local_bend_y_column_v_z
+        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_v_z;
+    let t679 = (0.3007502358784333 * t566 * cache.joint2_slice2_bend_c3
+        - 0.3007502358784333 * t566 * cache.joint2_slice2_bend_c2) * joint2_bend_z_rate
+        + t674
+        + joint2_bend_y_rate
+            * (0.3007502358784333 * t567 * cache.joint2_slice2_bend_c3
+                - 0.3007502358784333 * t567 * cache.joint2_slice2_bend_c2);
+    let t680 = 0.44888729929169013 * cache.joint2_slice2_bend_c2 * cache.joint2_len;
+    let t681 = 0.4029996149307748 * t561 * cache.joint2_slice2_bend_c4
+        - 0.2014998074653874 * t561 * cache.joint2_slice2_bend_c3;
+    let t682 = t661
+        + (t680 + 0.4029996149307748 * t563 * cache.joint2_slice2_bend_c4
+            - 0.2014998074653874 * t563 * cache.joint2_slice2_bend_c3)
+            * joint2_bend_y_rate + t681 * joint2_bend_z_rate;
+    let t683 = t660 + t661 + t662;
+    let joint2_slice2_local_subspace0_v_z = t678
+        - 0.6666666666666666 * t0 * cache.joint2_slice2_local_bend_y_column_v_z;
+    let t684 = t673 + t674 + t675;
+    let joint2_slice2_local_subspace2_v_z = 0.3333333333333336 * t0
+        * cache.joint2_slice2_local_bend_y_column_v_z + t678
+        + 0.5773502691896255 * t0 * cache.joint2_slice2_local_bend_z_column_v_z;
+    let t685 = qdd[10] * joint2_slice2_local_subspace1_v_z
+        + t640 * joint2_base_velocity_v_x + joint2_base_velocity_w_x * t683
+        + joint2_base_bias_v_z + joint2_slice2_local_subspace0_v_z * qdd[9]
+        + (0.4029996149307748 * t538 * cache.joint2_slice2_bend_c4
+            + 0.09045070438093329 * t541 * cache.joint2_slice2_bend_c4
+            + 0.7236056350474663 * t541 * cache.joint2_slice2_bend_c6
+            + 0.8977745985833803 * t534 * cache.joint2_slice2_bend_c2
+            - 0.2014998074653874 * t538 * cache.joint2_slice2_bend_c3
+            - 0.45225352190466644 * t541 * cache.joint2_slice2_bend_c5)
+        + joint2_slice2_local_subspace2_v_z * qdd[11]
+        - (t637 * cache.joint2_slice2_local_com_y
+            - cache.joint2_slice2_local_com_x * t629) - (t632 * t682 - t679 * t640)
+        - t684 * joint2_base_velocity_w_y - t632 * joint2_base_velocity_v_y;
+    let t686 = cache.joint1_slice1_mass * t685;
+    let t687 = t529 + t571 + t594 + t605 + t609 + t612 + t622 + t628 + t642 + t654 + t657
+        + t664 + t667 + t671 + t677 + t686;
+    let t688 = joint2_rotation_02_along_dq * t687;
+    let t689 = qd[9] * cache.joint2_tip_subspace0_v_y;
+    let t690 = cache.joint2_tip_subspace1_v_y * qd[10];
+    let t691 = qd[11] * cache.joint2_tip_subspace2_v_y;
+    let joint2_tip_velocity_v_y = t689 + t690 + t691 + joint1_tip_velocity_v_y;
+    let t692 = cache.joint2_tip_subspace2_w_z * qd[11];
+    let t693 = cache.joint2_tip_subspace0_w_z * qd[9];
+    let t694 = cache.joint2_tip_subspace1_w_z * qd[10];
+    let joint2_tip_velocity_w_z = t692 + t693 + joint1_tip_velocity_w_z + t694;
+    let t695 = cache.joint2_tip_subspace0_w_x * qd[9];
+    let t696 = cache.joint2_tip_subspace2_w_x * qd[11];
+    let t697 = qd[10] * cache.joint2_tip_subspace1_w_x;
+    let joint2_tip_velocity_w_x = t695 + t696 + t697 + joint1_tip_velocity_w_x;
+    let head_momentum_f_y = p.module_mass * joint2_tip_velocity_v_y
+        - (cache.head_inertia_h_z * joint2_tip_velocity_w_x
+            - cache.head_inertia_h_x * joint2_tip_velocity_w_z);
+    let joint1_tip_rotation_22_along_dq = t505 * cache.base_roll_rotation_21
+        + t512 * cache.base_roll_rotation_22 + t508 * base_roll_rotation_21_along_dq
+        + t510 * base_roll_rotation_22_along_dq + t511 * cache.base_pitch_rotation_20
+        + base_pitch_rotation_20_along_dq * t509;
+    let joint1_tip_rotation_21_along_dq = t504 * cache.base_pitch_rotation_20
+        + t505 * cache.base_roll_rotation_22 + base_roll_rotation_21_along_dq * t507
+        + t503 * cache.base_roll_rotation_21 + base_pitch_rotation_20_along_dq * t506
+        + t508 * base_roll_rotation_22_along_dq;
+    let joint2_rotation_22_along_dq = 0.5000000000000001
+        * joint1_tip_rotation_22_along_dq
+        - 0.8660254037844386 * joint1_tip_rotation_21_along_dq;
+    let joint2_bend_z_along_dq = 0.5773502691896255 * t0 * dq[11]
+        - 0.5773502691896257 * t0 * dq[10];
+    let t698 = 2.0 * cache.joint2_bend_z * joint2_bend_z_along_dq;
+    let joint2_bend_y_along_dq = 0.3333333333333336 * t0 * dq[11]
+        + 0.33333333333333315 * t0 * dq[10] - 0.6666666666666666 * t0 * dq[9];
+    let t699 = 2.0 * joint2_bend_y_along_dq * cache.joint2_bend_y;
+    let joint2_bend_squared_along_dq = t698 + t699;
+    let t700 = 1.5 * cache.joint2_bend_squared_c5 - 0.5 * cache.joint2_bend_squared_c4;
+    let t701 = cache.joint2_bend_z * cache.joint2_bend_y;
+    let t702 = cache.joint2_bend_y * joint2_bend_z_along_dq
+        + joint2_bend_y_along_dq * cache.joint2_bend_z;
+    let joint2_tip_local_bend_y_column_w_y_along_dq = -joint2_bend_squared_along_dq
+        * t700 * t701 - t702 * cache.joint2_bend_squared_c3;
+    let joint2_tip_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint2_tip_local_bend_y_column_w_y_along_dq);
+    let joint2_tip_local_bend_y_column_w_z_along_dq = -t698
+        * cache.joint2_bend_squared_c3 - t536 * joint2_bend_squared_along_dq * t700;
+    let joint2_tip_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint2_tip_local_bend_y_column_w_z_along_dq);
+    let t703 = cache.joint2_bend_squared_c4 - 0.5 * cache.joint2_bend_squared_c3;
+    let joint2_tip_local_bend_y_column_w_x_along_dq = -joint2_bend_squared_along_dq
+        * cache.joint2_bend_z * t703
+        - cache.joint2_bend_squared_c2 * joint2_bend_z_along_dq;
+    let joint2_tip_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint2_tip_local_bend_y_column_w_x_along_dq);
+    let joint2_rotation_21_along_dq = 0.5000000000000001
+        * joint1_tip_rotation_21_along_dq
+        + 0.8660254037844386 * joint1_tip_rotation_22_along_dq;
+    let joint2_tip_subspace0_w_z_along_dq = joint1_tip_rotation_20_along_dq
+        * cache.joint2_tip_local_subspace0_w_x
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace0_w_z
+        + cache.joint2_rotation_21 * joint2_tip_local_subspace0_w_y_along_dq
+        + joint2_tip_local_subspace0_w_z_along_dq * cache.joint2_rotation_22
+        + joint2_tip_local_subspace0_w_x_along_dq * cache.joint1_tip_rotation_20
+        + joint2_rotation_21_along_dq * cache.joint2_tip_local_subspace0_w_y;
+    let t704 = joint2_tip_subspace0_w_z_along_dq * qd[9];
+    let joint2_tip_local_bend_z_column_w_z_along_dq = t702 * cache.joint2_bend_squared_c3
+        + joint2_bend_squared_along_dq * t700 * t701;
+    let joint2_tip_local_subspace2_w_z_along_dq = 0.5773502691896255
+        * joint2_tip_local_bend_z_column_w_z_along_dq * t0
+        + 0.3333333333333336 * t0 * joint2_tip_local_bend_y_column_w_z_along_dq;
+    let joint2_tip_local_len_column_v_y_along_dq = joint2_bend_y_along_dq
+        * cache.joint2_bend_squared_c2
+        + joint2_bend_squared_along_dq * t703 * cache.joint2_bend_y;
+    let joint2_tip_local_subspace2_w_x_along_dq = 0.3333333333333336 * t0
+        * joint2_tip_local_bend_y_column_w_x_along_dq
+        + 0.5773502691896255 * t0 * joint2_tip_local_len_column_v_y_along_dq;
+    let joint2_tip_local_bend_z_column_w_y_along_dq = t699 * cache.joint2_bend_squared_c3
+        + joint2_bend_squared_along_dq * t700 * t539;
+    let joint2_tip_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+        * joint2_tip_local_bend_y_column_w_y_along_dq
+        + 0.5773502691896255 * t0 * joint2_tip_local_bend_z_column_w_y_along_dq;
+    let joint2_tip_subspace2_w_z_along_dq = joint2_tip_local_subspace2_w_z_along_dq
+        * cache.joint2_rotation_22
+        + cache.joint1_tip_rotation_20 * joint2_tip_local_subspace2_w_x_along_dq
+        + cache.joint2_tip_local_subspace2_w_x * joint1_tip_rotation_20_along_dq
+        + cache.joint2_tip_local_subspace2_w_z * joint2_rotation_22_along_dq
+        + cache.joint2_tip_local_subspace2_w_y * joint2_rotation_21_along_dq
+        + joint2_tip_local_subspace2_w_y_along_dq * cache.joint2_rotation_21;
+    let t705 = joint2_tip_subspace2_w_z_along_dq * qd[11];
+    let joint1_tip_velocity_w_z_along_dq = t464 + t465 + base_roll_velocity_w_z_along_dq
+        + t466;
+    let joint2_tip_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint2_tip_local_bend_z_column_w_y_along_dq;
+    let joint2_tip_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * t0 * joint2_tip_local_len_column_v_y_along_dq;
+    let joint2_tip_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * joint2_tip_local_bend_z_column_w_z_along_dq * t0;
+    let joint2_tip_subspace1_w_z_along_dq = joint2_tip_local_subspace1_w_y_along_dq
+        * cache.joint2_rotation_21
+        + joint2_rotation_21_along_dq * cache.joint2_tip_local_subspace1_w_y
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace1_w_z
+        + cache.joint2_tip_local_subspace1_w_x * joint1_tip_rotation_20_along_dq
+        + cache.joint1_tip_rotation_20 * joint2_tip_local_subspace1_w_x_along_dq
+        + joint2_tip_local_subspace1_w_z_along_dq * cache.joint2_rotation_22;
+    let t706 = qd[10] * joint2_tip_subspace1_w_z_along_dq;
+    let joint2_tip_velocity_w_z_along_dq = t704 + t705 + joint1_tip_velocity_w_z_along_dq
+        + t706;
+    let joint2_rotation_01_along_dq = 0.8660254037844386
+        * joint1_tip_rotation_02_along_dq
+        + 0.5000000000000001 * joint1_tip_rotation_01_along_dq;
+    let joint2_tip_subspace2_w_x_along_dq = cache.joint1_tip_rotation_00
+        * joint2_tip_local_subspace2_w_x_along_dq
+        + cache.joint2_tip_local_subspace2_w_x * joint1_tip_rotation_00_along_dq
+        + cache.joint2_tip_local_subspace2_w_y * joint2_rotation_01_along_dq
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace2_w_z
+        + joint2_tip_local_subspace2_w_y_along_dq * cache.joint2_rotation_01
+        + joint2_tip_local_subspace2_w_z_along_dq * cache.joint2_rotation_02;
+    let t707 = qd[11] * joint2_tip_subspace2_w_x_along_dq;
+    let joint2_tip_subspace1_w_x_along_dq = cache.joint1_tip_rotation_00
+        * joint2_tip_local_subspace1_w_x_along_dq
+        + joint2_tip_local_subspace1_w_y_along_dq * cache.joint2_rotation_01
+        + cache.joint2_tip_local_subspace1_w_x * joint1_tip_rotation_00_along_dq
+        + joint2_rotation_01_along_dq * cache.joint2_tip_local_subspace1_w_y
+        + joint2_tip_local_subspace1_w_z_along_dq * cache.joint2_rotation_02
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace1_w_z;
+    let t708 = joint2_tip_subspace1_w_x_along_dq * qd[10];
+    let joint2_tip_subspace0_w_x_along_dq = cache.joint2_rotation_01
+        * joint2_tip_local_subspace0_w_y_along_dq
+        + joint2_rotation_01_along_dq * cache.joint2_tip_local_subspace0_w_y
+        + joint2_tip_local_subspace0_w_x_along_dq * cache.joint1_tip_rotation_00
+        + joint1_tip_rotation_00_along_dq * cache.joint2_tip_local_subspace0_w_x
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace0_w_z
+        + cache.joint2_rotation_02 * joint2_tip_local_subspace0_w_z_along_dq;
+    let t709 = qd[9] * joint2_tip_subspace0_w_x_along_dq;
+    let joint2_tip_velocity_w_x_along_dq = t707 + t708 + joint1_tip_velocity_w_x_along_dq
+        + t709;
+    let joint2_len_along_dq = 0.3333333333333333 * dq[9] + 0.3333333333333333 * dq[11]
+        + 0.3333333333333333 * dq[10];
+    let t710 = joint2_bend_y_along_dq * cache.joint2_len
+        + joint2_len_along_dq * cache.joint2_bend_y;
+    let t711 = cache.joint2_bend_squared_c2 * t710
+        + joint2_bend_squared_along_dq * t567 * t703;
+    let joint2_tip_local_len_column_v_x_along_dq = joint2_bend_squared_along_dq
+        * (0.5 * cache.joint2_bend_squared_c3 - 0.5 * cache.joint2_bend_squared_c2);
+    let t712 = joint2_len_along_dq * cache.joint2_bend_squared_c1
+        + joint2_tip_local_len_column_v_x_along_dq * cache.joint2_len;
+    let t713 = cache.joint2_bend_squared_c1 * cache.joint2_len;
+    let joint2_position_x_along_dq = joint1_tip_rotation_00_along_dq * p.module_length
+        + joint1_tip_position_x_along_dq;
+    let t714 = t566 * cache.joint2_bend_squared_c2;
+    let t715 = t567 * cache.joint2_bend_squared_c2;
+    let t716 = cache.joint2_len * joint2_bend_z_along_dq
+        + joint2_len_along_dq * cache.joint2_bend_z;
+    let t717 = cache.joint2_bend_squared_c2 * t716
+        + t566 * joint2_bend_squared_along_dq * t703;
+    let joint2_tip_position_x_along_dq = cache.joint2_rotation_01 * t711
+        + cache.joint1_tip_rotation_00 * t712 + t713 * joint1_tip_rotation_00_along_dq
+        + joint2_position_x_along_dq + joint2_rotation_02_along_dq * t714
+        + joint2_rotation_01_along_dq * t715 + t717 * cache.joint2_rotation_02;
+    let joint2_bend_squared = t536 + t539;
+    let t718 = -joint2_bend_squared * joint2_bend_squared_along_dq * t703
+        - joint2_bend_squared_along_dq * cache.joint2_bend_squared_c2;
+    let t719 = joint2_bend_y_along_dq * cache.joint2_bend_squared_c1
+        + joint2_tip_local_len_column_v_x_along_dq * cache.joint2_bend_y;
+    let t720 = joint2_tip_local_len_column_v_x_along_dq * cache.joint2_bend_z
+        + cache.joint2_bend_squared_c1 * joint2_bend_z_along_dq;
+    let t721 = cache.joint2_bend_squared_c1 * cache.joint2_bend_y;
+    let t722 = cache.joint2_bend_z * cache.joint2_bend_squared_c1;
+    let t723 = 1.0 - joint2_bend_squared * cache.joint2_bend_squared_c2;
+    let joint2_tip_rotation_00_along_dq = cache.joint1_tip_rotation_00 * t718
+        + t719 * cache.joint2_rotation_01 + t720 * cache.joint2_rotation_02
+        + joint2_rotation_01_along_dq * t721 + joint2_rotation_02_along_dq * t722
+        + t723 * joint1_tip_rotation_00_along_dq;
+    let head_com_x_along_dq = joint2_tip_position_x_along_dq
+        + 0.5 * joint2_tip_rotation_00_along_dq * p.module_length;
+    let head_inertia_h_x_along_dq = p.module_mass * head_com_x_along_dq;
+    let t724 = qd[10] * cache.joint2_tip_subspace1_w_y;
+    let t725 = cache.joint2_tip_subspace2_w_y * qd[11];
+    let t726 = cache.joint2_tip_subspace0_w_y * qd[9];
+    let joint2_tip_velocity_w_y = joint1_tip_velocity_w_y + t724 + t725 + t726;
+    let joint1_tip_rotation_12_along_dq = cache.base_roll_rotation_12 * t512
+        + t511 * cache.base_pitch_rotation_10 + t508 * base_roll_rotation_11_along_dq
+        + cache.base_roll_rotation_11 * t505 + base_pitch_rotation_10_along_dq * t509
+        + base_roll_rotation_12_along_dq * t510;
+    let joint1_tip_rotation_11_along_dq = base_roll_rotation_12_along_dq * t508
+        + base_pitch_rotation_10_along_dq * t506 + t503 * cache.base_roll_rotation_11
+        + base_roll_rotation_11_along_dq * t507 + cache.base_pitch_rotation_10 * t504
+        + cache.base_roll_rotation_12 * t505;
+    let joint2_rotation_12_along_dq = 0.5000000000000001
+        * joint1_tip_rotation_12_along_dq
+        - 0.8660254037844386 * joint1_tip_rotation_11_along_dq;
+    let joint2_rotation_11_along_dq = 0.8660254037844386
+        * joint1_tip_rotation_12_along_dq
+        + 0.5000000000000001 * joint1_tip_rotation_11_along_dq;
+    let joint2_tip_subspace1_w_y_along_dq = cache.joint2_tip_local_subspace1_w_x
+        * joint1_tip_rotation_10_along_dq
+        + cache.joint2_tip_local_subspace1_w_z * joint2_rotation_12_along_dq
+        + joint2_tip_local_subspace1_w_x_along_dq * cache.joint1_tip_rotation_10
+        + joint2_tip_local_subspace1_w_z_along_dq * cache.joint2_rotation_12
+        + joint2_tip_local_subspace1_w_y_along_dq * cache.joint2_rotation_11
+        + joint2_rotation_11_along_dq * cache.joint2_tip_local_subspace1_w_y;
+    let t727 = qd[10] * joint2_tip_subspace1_w_y_along_dq;
+    let joint2_tip_subspace2_w_y_along_dq = joint2_tip_local_subspace2_w_z_along_dq
+        * cache.joint2_rotation_12
+        + joint2_tip_local_subspace2_w_x_along_dq * cache.joint1_tip_rotation_10
+        + cache.joint2_tip_local_subspace2_w_z * joint2_rotation_12_along_dq
+        + cache.joint2_tip_local_subspace2_w_x * joint1_tip_rotation_10_along_dq
+        + cache.joint2_tip_local_subspace2_w_y * joint2_rotation_11_along_dq
+        + joint2_tip_local_subspace2_w_y_along_dq * cache.joint2_rotation_11;
+    let t728 = joint2_tip_subspace2_w_y_along_dq * qd[11];
+    let joint2_tip_subspace0_w_y_along_dq = joint2_rotation_11_along_dq
+        * cache.joint2_tip_local_subspace0_w_y
+        + joint1_tip_rotation_10_along_dq * cache.joint2_tip_local_subspace0_w_x
+        + joint2_tip_local_subspace0_w_y_along_dq * cache.joint2_rotation_11
+        + cache.joint2_rotation_12 * joint2_tip_local_subspace0_w_z_along_dq
+        + cache.joint2_tip_local_subspace0_w_z * joint2_rotation_12_along_dq
+        + joint2_tip_local_subspace0_w_x_along_dq * cache.joint1_tip_rotation_10;
+    let t729 = joint2_tip_subspace0_w_y_along_dq * qd[9];
+    let joint2_tip_velocity_w_y_along_dq = t727 + t728 + joint1_tip_velocity_w_y_along_dq
+        + t729;
+    let joint2_tip_rotation_10_along_dq = t722 * joint2_rotation_12_along_dq
+        + t719 * cache.joint2_rotation_11 + t723 * joint1_tip_rotation_10_along_dq
+        + t718 * cache.joint1_tip_rotation_10 + t720 * cache.joint2_rotation_12
+        + joint2_rotation_11_along_dq * t721;
+    let joint2_position_y_along_dq = p.module_length * joint1_tip_rotation_10_along_dq
+        + joint1_tip_position_y_along_dq;
+    let joint2_tip_position_y_along_dq = t712 * cache.joint1_tip_rotation_10
+        + t714 * joint2_rotation_12_along_dq + t713 * joint1_tip_rotation_10_along_dq
+        + t711 * cache.joint2_rotation_11 + joint2_rotation_11_along_dq * t715
+        + joint2_position_y_along_dq + t717 * cache.joint2_rotation_12;
+    let head_com_y_along_dq = 0.5 * joint2_tip_rotation_10_along_dq * p.module_length
+        + joint2_tip_position_y_along_dq;
+    let head_inertia_h_y_along_dq = p.module_mass * head_com_y_along_dq;
+    let joint2_tip_local_len_column_v_z_along_dq = cache.joint2_bend_squared_c2
+        * joint2_bend_z_along_dq
+        + joint2_bend_squared_along_dq * cache.joint2_bend_z * t703;
+    let t730 = 0.3333333333333333 * joint2_tip_local_len_column_v_z_along_dq;
+    let t731 = joint2_bend_squared_along_dq * cache.joint2_len * t703;
+    let t732 = t536 * cache.joint2_len;
+    let t733 = 2.0 * cache.joint2_bend_squared_c6 - 0.5 * cache.joint2_bend_squared_c5;
+    let t734 = joint2_len_along_dq * cache.joint2_bend_squared_c2;
+    let t735 = t536 * joint2_len_along_dq + t698 * cache.joint2_len;
+    let t736 = t731 + 2.0 * joint2_bend_squared_along_dq * t732 * t733 + t734
+        + 2.0 * t735 * cache.joint2_bend_squared_c4
+        - joint2_bend_squared_along_dq * t732 * t700
+        - t735 * cache.joint2_bend_squared_c3;
+    let joint2_tip_local_bend_z_column_v_z_along_dq = t736
+        - (joint2_tip_local_len_column_v_y_along_dq * t715
+            + t711 * cache.joint2_tip_local_len_column_v_y
+            - t713 * joint2_tip_local_bend_z_column_w_y_along_dq
+            - t712 * cache.joint2_tip_local_bend_z_column_w_y);
+    let t737 = joint2_len_along_dq * cache.joint2_bend_z * cache.joint2_bend_y
+        + cache.joint2_len * cache.joint2_bend_y * joint2_bend_z_along_dq
+        + joint2_bend_y_along_dq * cache.joint2_bend_z * cache.joint2_len;
+    let t738 = 2.0 * t737 * cache.joint2_bend_squared_c4
+        + 2.0 * joint2_bend_squared_along_dq * t561 * t733
+        - joint2_bend_squared_along_dq * t561 * t700
+        - t737 * cache.joint2_bend_squared_c3;
+    let joint2_tip_local_bend_y_column_v_z_along_dq = t738
+        - (joint2_tip_local_bend_y_column_w_x_along_dq * t715
+            + t711 * cache.joint2_tip_local_bend_y_column_w_x
+            - cache.joint2_tip_local_bend_y_column_w_y * t712
+            - t713 * joint2_tip_local_bend_y_column_w_y_along_dq);
+    let joint2_tip_local_subspace2_v_z_along_dq = t730
+        + 0.5773502691896255 * t0 * joint2_tip_local_bend_z_column_v_z_along_dq
+        + 0.3333333333333336 * t0 * joint2_tip_local_bend_y_column_v_z_along_dq;
+    let t739 = 0.3333333333333333 * joint2_tip_local_len_column_v_x_along_dq;
+    let t740 = t710 * cache.joint2_bend_squared_c3
+        + joint2_bend_squared_along_dq * t567 * t700
+        - cache.joint2_bend_squared_c2 * t710
+        - joint2_bend_squared_along_dq * t567 * t703;
+    let joint2_tip_local_bend_y_column_v_x_along_dq = t740
+        - (t717 * cache.joint2_tip_local_bend_y_column_w_y
+            + t714 * joint2_tip_local_bend_y_column_w_y_along_dq
+            - cache.joint2_tip_local_bend_y_column_w_z * t711
+            - joint2_tip_local_bend_y_column_w_z_along_dq * t715);
+    let t741 = cache.joint2_bend_squared_c3 * t716
+        + t566 * joint2_bend_squared_along_dq * t700
+        - cache.joint2_bend_squared_c2 * t716
+        - t566 * joint2_bend_squared_along_dq * t703;
+    let joint2_tip_local_bend_z_column_v_x_along_dq = t741
+        - (t714 * joint2_tip_local_bend_z_column_w_y_along_dq
+            + t717 * cache.joint2_tip_local_bend_z_column_w_y
+            - t711 * cache.joint2_tip_local_bend_z_column_w_z
+            - joint2_tip_local_bend_z_column_w_z_along_dq * t715);
+    let joint2_tip_local_subspace2_v_x_along_dq = t739
+        + 0.3333333333333336 * t0 * joint2_tip_local_bend_y_column_v_x_along_dq
+        + 0.5773502691896255 * t0 * joint2_tip_local_bend_z_column_v_x_along_dq;
+    let t742 = 0.3333333333333333 * joint2_tip_local_len_column_v_y_along_dq;
+    let joint2_tip_local_bend_z_column_v_y_along_dq = t738
+        - (t712 * cache.joint2_tip_local_bend_z_column_w_z
+            + joint2_tip_local_bend_z_column_w_z_along_dq * t713
+            - t714 * joint2_tip_local_len_column_v_y_along_dq
+            - t717 * cache.joint2_tip_local_len_column_v_y);
+    let t743 = t699 * cache.joint2_len + joint2_len_along_dq * t539;
+    let t744 = 2.0 * joint2_bend_squared_along_dq * t563 * t733 + t731 + t734
+        + 2.0 * t743 * cache.joint2_bend_squared_c4 - t743 * cache.joint2_bend_squared_c3
+        - joint2_bend_squared_along_dq * t563 * t700;
+    let joint2_tip_local_bend_y_column_v_y_along_dq = t744
+        - (cache.joint2_tip_local_bend_y_column_w_z * t712
+            + t713 * joint2_tip_local_bend_y_column_w_z_along_dq
+            - t714 * joint2_tip_local_bend_y_column_w_x_along_dq
+            - t717 * cache.joint2_tip_local_bend_y_column_w_x);
+    let joint2_tip_local_subspace2_v_y_along_dq = t742
+        + 0.5773502691896255 * t0 * joint2_tip_local_bend_z_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint2_tip_local_bend_y_column_v_y_along_dq;
+    let joint2_tip_subspace2_v_z_along_dq = joint2_tip_local_subspace2_v_z_along_dq
+        * cache.joint2_rotation_22
+        + joint2_tip_local_subspace2_v_x_along_dq * cache.joint1_tip_rotation_20
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace2_v_z
+        + cache.joint2_position_x * joint2_tip_subspace2_w_y_along_dq
+        + joint1_tip_rotation_20_along_dq * cache.joint2_tip_local_subspace2_v_x
+        + joint2_rotation_21_along_dq * cache.joint2_tip_local_subspace2_v_y
+        + joint2_position_x_along_dq * cache.joint2_tip_subspace2_w_y
+        + joint2_tip_local_subspace2_v_y_along_dq * cache.joint2_rotation_21
+        - cache.joint2_tip_subspace2_w_x * joint2_position_y_along_dq
+        - cache.joint2_position_y * joint2_tip_subspace2_w_x_along_dq;
+    let t745 = joint2_tip_subspace2_v_z_along_dq * qd[11];
+    let joint2_tip_local_subspace0_v_z_along_dq = t730
+        - 0.6666666666666666 * t0 * joint2_tip_local_bend_y_column_v_z_along_dq;
+    let joint2_tip_local_subspace0_v_y_along_dq = t742
+        - 0.6666666666666666 * t0 * joint2_tip_local_bend_y_column_v_y_along_dq;
+    let joint2_tip_local_subspace0_v_x_along_dq = t739
+        - 0.6666666666666666 * t0 * joint2_tip_local_bend_y_column_v_x_along_dq;
+    let joint2_tip_subspace0_v_z_along_dq = cache.joint2_position_x
+        * joint2_tip_subspace0_w_y_along_dq
+        + joint2_position_x_along_dq * cache.joint2_tip_subspace0_w_y
+        + joint2_tip_local_subspace0_v_z_along_dq * cache.joint2_rotation_22
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace0_v_z
+        + cache.joint2_rotation_21 * joint2_tip_local_subspace0_v_y_along_dq
+        + cache.joint1_tip_rotation_20 * joint2_tip_local_subspace0_v_x_along_dq
+        + joint1_tip_rotation_20_along_dq * cache.joint2_tip_local_subspace0_v_x
+        + joint2_rotation_21_along_dq * cache.joint2_tip_local_subspace0_v_y
+        - cache.joint2_tip_subspace0_w_x * joint2_position_y_along_dq
+        - cache.joint2_position_y * joint2_tip_subspace0_w_x_along_dq;
+    let t746 = joint2_tip_subspace0_v_z_along_dq * qd[9];
+    let joint2_tip_local_subspace1_v_x_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_v_x_along_dq + t739
+        - 0.5773502691896257 * t0 * joint2_tip_local_bend_z_column_v_x_along_dq;
+    let joint2_tip_local_subspace1_v_y_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_v_y_along_dq + t742
+        - 0.5773502691896257 * t0 * joint2_tip_local_bend_z_column_v_y_along_dq;
+    let joint2_tip_local_subspace1_v_z_along_dq = t730
+        + 0.33333333333333315 * t0 * joint2_tip_local_bend_y_column_v_z_along_dq
+        - 0.5773502691896257 * t0 * joint2_tip_local_bend_z_column_v_z_along_dq;
+    let joint2_tip_subspace1_v_z_along_dq = cache.joint2_tip_local_subspace1_v_y
+        * joint2_rotation_21_along_dq
+        + cache.joint1_tip_rotation_20 * joint2_tip_local_subspace1_v_x_along_dq
+        + joint2_tip_local_subspace1_v_y_along_dq * cache.joint2_rotation_21
+        + joint2_position_x_along_dq * cache.joint2_tip_subspace1_w_y
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace1_v_z
+        + cache.joint2_tip_local_subspace1_v_x * joint1_tip_rotation_20_along_dq
+        + joint2_tip_local_subspace1_v_z_along_dq * cache.joint2_rotation_22
+        + cache.joint2_position_x * joint2_tip_subspace1_w_y_along_dq
+        - cache.joint2_tip_subspace1_w_x * joint2_position_y_along_dq
+        - joint2_tip_subspace1_w_x_along_dq * cache.joint2_position_y;
+    let t747 = qd[10] * joint2_tip_subspace1_v_z_along_dq;
+    let joint2_tip_velocity_v_z_along_dq = t745 + t746 + joint1_tip_velocity_v_z_along_dq
+        + t747;
+    let head_momentum_f_z_along_dq = p.module_mass * joint2_tip_velocity_v_z_along_dq
+        - (head_inertia_h_x_along_dq * joint2_tip_velocity_w_y
+            + cache.head_inertia_h_x * joint2_tip_velocity_w_y_along_dq
+            - joint2_tip_velocity_w_x_along_dq * cache.head_inertia_h_y
+            - head_inertia_h_y_along_dq * joint2_tip_velocity_w_x);
+    let t748 = joint2_tip_local_bend_z_column_w_z_along_dq * joint2_bend_z_rate
+        + joint2_bend_y_rate * joint2_tip_local_bend_y_column_w_z_along_dq;
+    let t749 = cache.joint2_bend_squared_c2 * cache.joint2_len;
+    let t750 = 2.0 * t561 * cache.joint2_bend_squared_c4
+        - t561 * cache.joint2_bend_squared_c3;
+    let t751 = (t749 + 2.0 * t563 * cache.joint2_bend_squared_c4
+        - t563 * cache.joint2_bend_squared_c3) * joint2_bend_y_rate
+        + t750 * joint2_bend_z_rate
+        + cache.joint2_tip_local_len_column_v_y * joint2_len_rate;
+    let t752 = t738 * joint2_bend_z_rate + joint2_bend_y_rate * t744
+        + joint2_tip_local_len_column_v_y_along_dq * joint2_len_rate;
+    let t753 = cache.joint2_tip_local_bend_y_column_w_z * joint2_bend_y_rate
+        + joint2_bend_z_rate * cache.joint2_tip_local_bend_z_column_w_z;
+    let t754 = joint2_bend_y_rate * t738 + joint2_bend_z_rate * t736
+        + joint2_tip_local_len_column_v_z_along_dq * joint2_len_rate;
+    let t755 = cache.joint2_tip_local_bend_z_column_w_y * joint2_bend_z_rate
+        + cache.joint2_tip_local_bend_y_column_w_y * joint2_bend_y_rate;
+    let t756 = joint2_tip_local_bend_z_column_w_y_along_dq * joint2_bend_z_rate
+        + joint2_bend_y_rate * joint2_tip_local_bend_y_column_w_y_along_dq;
+    let t757 = joint2_bend_z_rate
+        * (t749 + 2.0 * t732 * cache.joint2_bend_squared_c4
+            - t732 * cache.joint2_bend_squared_c3) + t750 * joint2_bend_y_rate
+        + cache.joint2_tip_local_len_column_v_z * joint2_len_rate;
+    let t758 = t698 * t535 * cache.joint2_len
+        + 2.0 * joint2_len_along_dq * joint2_bend_y_rate * cache.joint2_bend_z
+            * joint2_bend_z_rate * cache.joint2_bend_y
+        + t536 * joint2_len_along_dq * t535 + t699 * cache.joint2_len * t537
+        + 2.0 * joint2_bend_y_along_dq * joint2_bend_y_rate * cache.joint2_bend_z
+            * joint2_bend_z_rate * cache.joint2_len + joint2_len_along_dq * t539 * t537
+        + 2.0 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_len
+            * cache.joint2_bend_y * joint2_bend_z_along_dq;
+    let t759 = joint2_len_along_dq * t535 + joint2_len_along_dq * t537
+        + 2.0 * joint2_bend_z_rate * joint2_len_rate * joint2_bend_z_along_dq
+        + 2.0 * joint2_bend_y_along_dq * joint2_bend_y_rate * joint2_len_rate;
+    let t760 = cache.joint2_len * t537 + t535 * cache.joint2_len
+        + 2.0 * cache.joint2_bend_z * joint2_bend_z_rate * joint2_len_rate
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_y * joint2_len_rate;
+    let t761 = cache.joint2_len * t539 * t537
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_len * cache.joint2_bend_y + t536 * t535 * cache.joint2_len;
+    let t762 = softgen_runtime::stumpff(joint2_bend_squared)[7];
+    let t763 = 2.5 * t762 - 0.5 * cache.joint2_bend_squared_c6;
+    let t764 = 3.0 * t536 * joint2_bend_z_along_dq;
+    let t765 = t536 * joint2_bend_y_along_dq * t537 + t698 * cache.joint2_bend_y * t537
+        + joint2_bend_y_rate * t764 * joint2_bend_z_rate
+        - joint2_bend_y_rate * joint2_bend_z_rate * t539 * joint2_bend_z_along_dq
+        - joint2_bend_y_rate * t699 * cache.joint2_bend_z * joint2_bend_z_rate
+        - t698 * t535 * cache.joint2_bend_y - t536 * joint2_bend_y_along_dq * t535;
+    let t766 = t536 * cache.joint2_bend_y * t537
+        + joint2_bend_y_rate * joint2_bend_z_rate * t540
+        - joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate * t539
+        - t536 * t535 * cache.joint2_bend_y;
+    let t767 = t535 * cache.joint2_bend_y
+        - joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate;
+    let t768 = joint2_bend_y_along_dq * t535
+        - joint2_bend_y_rate * joint2_bend_z_rate * joint2_bend_z_along_dq;
+    let t769 = t765 * cache.joint2_bend_squared_c4
+        + joint2_bend_squared_along_dq * t767 * t700
+        + t768 * cache.joint2_bend_squared_c3
+        + t766 * joint2_bend_squared_along_dq * t733
+        - 3.0 * t766 * joint2_bend_squared_along_dq * t763
+        - 3.0 * t765 * cache.joint2_bend_squared_c5;
+    let t770 = t767 * cache.joint2_bend_squared_c3 + t766 * cache.joint2_bend_squared_c4
+        - 3.0 * t766 * cache.joint2_bend_squared_c5;
+    let t771 = t537 * joint2_bend_z_along_dq
+        - joint2_bend_y_along_dq * joint2_bend_y_rate * joint2_bend_z_rate;
+    let t772 = 3.0 * joint2_bend_y_along_dq * t539;
+    let t773 = t536 * joint2_bend_y_along_dq * joint2_bend_y_rate * joint2_bend_z_rate
+        + t539 * t537 * joint2_bend_z_along_dq + t699 * cache.joint2_bend_z * t537
+        + t698 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_bend_y
+        - t535 * t539 * joint2_bend_z_along_dq - t699 * cache.joint2_bend_z * t535
+        - t772 * joint2_bend_y_rate * joint2_bend_z_rate;
+    let t774 = joint2_bend_squared_along_dq * t558 * t733
+        + t773 * cache.joint2_bend_squared_c4
+        - 3.0 * joint2_bend_squared_along_dq * t558 * t763
+        - joint2_bend_squared_along_dq * t700 * t559
+        - cache.joint2_bend_squared_c3 * t771
+        - 3.0 * t773 * cache.joint2_bend_squared_c5;
+    let t775 = t558 * cache.joint2_bend_squared_c4
+        - 3.0 * t558 * cache.joint2_bend_squared_c5
+        - cache.joint2_bend_squared_c3 * t559;
+    let t776 = (cache.joint2_bend_squared_c3 * t758 + cache.joint2_bend_squared_c3 * t759
+        + joint2_bend_squared_along_dq * t760 * t700
+        + 3.0 * cache.joint2_bend_squared_c5 * t758
+        + joint2_bend_squared_along_dq * t761 * t700
+        + 3.0 * joint2_bend_squared_along_dq * t761 * t763
+        - 3.0 * t758 * cache.joint2_bend_squared_c4
+        - joint2_bend_squared_along_dq * t760 * t703
+        - 3.0 * joint2_bend_squared_along_dq * t761 * t733
+        - cache.joint2_bend_squared_c2 * t759)
+        + qdd[10] * joint2_tip_local_subspace1_v_x_along_dq
+        + joint2_tip_local_subspace2_v_x_along_dq * qdd[11]
+        + joint2_tip_local_subspace0_v_x_along_dq * qdd[9]
+        - (t754 * t755 + t756 * t757 - t748 * t751 - t752 * t753)
+        - (t714 * t774 + t717 * t775 - t769 * t715 - t770 * t711);
+    let t777 = t536 * t535 * cache.joint2_len * cache.joint2_bend_y
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_len * t539 + cache.joint2_len * t557 * t537;
+    let t778 = 0.6666666666666666 * joint2_bend_y_rate * cache.joint2_bend_z
+        * joint2_bend_z_rate * cache.joint2_len
+        + 0.3333333333333333 * t535 * cache.joint2_len * cache.joint2_bend_y
+        + cache.joint2_len * cache.joint2_bend_y * t537
+        + 0.6666666666666666 * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_bend_y * joint2_len_rate
+        + 0.6666666666666666 * joint2_bend_y_rate * t539 * joint2_len_rate;
+    let t779 = joint2_bend_y_rate * joint2_len_rate;
+    let t780 = joint2_bend_y_rate * cache.joint2_tip_local_bend_y_column_w_x
+        + joint2_bend_z_rate * cache.joint2_tip_local_len_column_v_y;
+    let t781 = (t567 * cache.joint2_bend_squared_c3
+        - t567 * cache.joint2_bend_squared_c2) * joint2_bend_y_rate
+        + joint2_bend_z_rate
+            * (t566 * cache.joint2_bend_squared_c3 - t566 * cache.joint2_bend_squared_c2)
+        + cache.joint2_bend_squared_c1 * joint2_len_rate;
+    let t782 = t555 * cache.joint2_bend_squared_c3
+        - 2.0 * t555 * cache.joint2_bend_squared_c4;
+    let t783 = qdd[11] * cache.joint2_tip_local_subspace2_v_y
+        + qdd[10] * cache.joint2_tip_local_subspace1_v_y
+        + (t777 * cache.joint2_bend_squared_c4
+            + 8.0 * t777 * cache.joint2_bend_squared_c6
+            + 6.0 * t778 * cache.joint2_bend_squared_c4
+            + 2.0 * cache.joint2_bend_squared_c2 * t779
+            - 5.0 * t777 * cache.joint2_bend_squared_c5
+            - 3.0 * t778 * cache.joint2_bend_squared_c3)
+        + qdd[9] * cache.joint2_tip_local_subspace0_v_y - (t781 * t753 - t757 * t780)
+        - (t713 * t770 - t714 * t782);
+    let t784 = t745 + t746 + t747;
+    let t785 = t727 + t728 + t729;
+    let t786 = cache.joint2_tip_local_subspace1_v_x * qdd[10]
+        + cache.joint2_tip_local_subspace2_v_x * qdd[11]
+        + (t760 * cache.joint2_bend_squared_c3 + t761 * cache.joint2_bend_squared_c3
+            + 3.0 * t761 * cache.joint2_bend_squared_c5
+            - 3.0 * t761 * cache.joint2_bend_squared_c4
+            - t760 * cache.joint2_bend_squared_c2)
+        + qdd[9] * cache.joint2_tip_local_subspace0_v_x - (t714 * t775 - t770 * t715)
+        - (t757 * t755 - t751 * t753);
+    let t787 = t692 + t693 + t694;
+    let joint1_tip_velocity_v_y_along_dq = base_roll_velocity_v_y_along_dq + t446 + t447
+        + t448;
+    let t788 = t704 + t705 + t706;
+    let t789 = qdd[9] * cache.joint2_tip_local_subspace0_w_x
+        + cache.joint2_tip_local_subspace2_w_x * qdd[11] + t782
+        + qdd[10] * cache.joint2_tip_local_subspace1_w_x;
+    let t790 = joint1_tip_rotation_20_along_dq * t789;
+    let t791 = cache.joint2_tip_local_subspace0_w_y * qdd[9] + t775
+        + cache.joint2_tip_local_subspace2_w_y * qdd[11]
+        + qdd[10] * cache.joint2_tip_local_subspace1_w_y;
+    let t792 = t791 * joint2_rotation_21_along_dq;
+    let t793 = cache.joint2_bend_y * t537 * joint2_bend_z_along_dq
+        + t698 * joint2_bend_y_rate * joint2_bend_z_rate
+        + joint2_bend_y_along_dq * cache.joint2_bend_z * t537
+        - t535 * cache.joint2_bend_y * joint2_bend_z_along_dq
+        - joint2_bend_y_rate * t699 * joint2_bend_z_rate
+        - joint2_bend_y_along_dq * cache.joint2_bend_z * t535;
+    let t794 = joint2_bend_squared_along_dq * t555 * t700
+        + cache.joint2_bend_squared_c3 * t793
+        - 2.0 * joint2_bend_squared_along_dq * t555 * t733
+        - 2.0 * t793 * cache.joint2_bend_squared_c4;
+    let t795 = joint2_tip_local_subspace2_w_x_along_dq * qdd[11]
+        + joint2_tip_local_subspace0_w_x_along_dq * qdd[9] + t794
+        + qdd[10] * joint2_tip_local_subspace1_w_x_along_dq;
+    let t796 = cache.joint1_tip_rotation_20 * t795;
+    let t797 = joint2_tip_local_subspace0_w_y_along_dq * qdd[9]
+        + joint2_tip_local_subspace2_w_y_along_dq * qdd[11]
+        + qdd[10] * joint2_tip_local_subspace1_w_y_along_dq + t774;
+    let t798 = cache.joint2_rotation_21 * t797;
+    let t799 = qdd[9] * joint2_tip_local_subspace0_w_z_along_dq + t769
+        + joint2_tip_local_subspace2_w_z_along_dq * qdd[11]
+        + qdd[10] * joint2_tip_local_subspace1_w_z_along_dq;
+    let t800 = cache.joint2_rotation_22 * t799;
+    let t801 = qdd[9] * cache.joint2_tip_local_subspace0_w_z
+        + qdd[10] * cache.joint2_tip_local_subspace1_w_z
+        + cache.joint2_tip_local_subspace2_w_z * qdd[11] + t770;
+    let t802 = joint2_rotation_22_along_dq * t801;
+    let t803 = t790 + t792 + t796 + t798 + t800 + t802;
+    let t804 = t724 + t725 + t726;
+    let t805 = 2.0 * t536 * joint2_bend_y_along_dq * joint2_bend_y_rate
+        * joint2_bend_z_rate * cache.joint2_len
+        + 2.0 * t536 * joint2_len_along_dq * joint2_bend_y_rate * joint2_bend_z_rate
+            * cache.joint2_bend_y + joint2_len_along_dq * t535 * t540
+        + 2.0 * t698 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_len
+            * cache.joint2_bend_y + t764 * t535 * cache.joint2_len
+        + cache.joint2_len * t539 * t537 * joint2_bend_z_along_dq
+        + joint2_len_along_dq * cache.joint2_bend_z * t539 * t537
+        + t699 * cache.joint2_bend_z * cache.joint2_len * t537;
+    let t806 = 3.0 * joint2_len_along_dq * cache.joint2_bend_z * t535
+        + joint2_len_along_dq * cache.joint2_bend_z * t537
+        + 3.0 * t535 * cache.joint2_len * joint2_bend_z_along_dq
+        + 2.0 * joint2_bend_y_along_dq * joint2_bend_y_rate * cache.joint2_bend_z
+            * joint2_len_rate + 2.0 * t698 * joint2_bend_z_rate * joint2_len_rate
+        + 2.0 * joint2_bend_y_along_dq * joint2_bend_y_rate * joint2_bend_z_rate
+            * cache.joint2_len
+        + 2.0 * joint2_len_along_dq * joint2_bend_y_rate * joint2_bend_z_rate
+            * cache.joint2_bend_y
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_y * joint2_len_rate
+            * joint2_bend_z_along_dq + cache.joint2_len * t537 * joint2_bend_z_along_dq;
+    let t807 = 3.0 * softgen_runtime::stumpff(joint2_bend_squared)[8] - 0.5 * t762;
+    let t808 = joint2_tip_local_bend_y_column_w_x_along_dq * joint2_bend_y_rate
+        + joint2_tip_local_len_column_v_y_along_dq * joint2_bend_z_rate;
+    let t809 = joint2_tip_local_len_column_v_x_along_dq * joint2_len_rate
+        + joint2_bend_z_rate * t741 + joint2_bend_y_rate * t740;
+    let t810 = qdd[10] * joint2_tip_local_subspace1_v_z_along_dq
+        + (joint2_bend_squared_along_dq * t541 * t733
+            + t805 * cache.joint2_bend_squared_c4
+            + 2.0 * t806 * cache.joint2_bend_squared_c4
+            + 2.0 * t534 * joint2_bend_squared_along_dq * t703
+            + 2.0 * t538 * joint2_bend_squared_along_dq * t733
+            + 8.0 * t805 * cache.joint2_bend_squared_c6
+            + 8.0 * joint2_bend_squared_along_dq * t807 * t541
+            - t538 * joint2_bend_squared_along_dq * t700
+            - 5.0 * t805 * cache.joint2_bend_squared_c5
+            - 5.0 * joint2_bend_squared_along_dq * t541 * t763
+            - t806 * cache.joint2_bend_squared_c3)
+        + joint2_tip_local_subspace0_v_z_along_dq * qdd[9]
+        + joint2_tip_local_subspace2_v_z_along_dq * qdd[11]
+        - (t751 * t808 + t780 * t752 - t756 * t781 - t809 * t755)
+        - (t782 * t711 + t794 * t715 - t775 * t712 - t713 * t774);
+    let t811 = joint1_tip_rotation_10_along_dq * t789;
+    let t812 = t791 * joint2_rotation_11_along_dq;
+    let t813 = cache.joint2_rotation_12 * t799;
+    let t814 = cache.joint2_rotation_11 * t797;
+    let t815 = t801 * joint2_rotation_12_along_dq;
+    let t816 = cache.joint1_tip_rotation_10 * t795;
+    let t817 = t811 + t812 + t813 + t814 + t815 + t816;
+    let t818 = cache.joint2_tip_local_subspace0_v_z * qdd[9]
+        + (t541 * cache.joint2_bend_squared_c4
+            + 8.0 * t541 * cache.joint2_bend_squared_c6
+            + 2.0 * t534 * cache.joint2_bend_squared_c2
+            + 2.0 * t538 * cache.joint2_bend_squared_c4
+            - t538 * cache.joint2_bend_squared_c3
+            - 5.0 * t541 * cache.joint2_bend_squared_c5)
+        + cache.joint2_tip_local_subspace2_v_z * qdd[11]
+        + qdd[10] * cache.joint2_tip_local_subspace1_v_z - (t780 * t751 - t781 * t755)
+        - (t782 * t715 - t775 * t713);
+    let t819 = t536 * joint2_len_along_dq * t535 * cache.joint2_bend_y
+        + 2.0 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_len * t539
+            * joint2_bend_z_along_dq
+        + 2.0 * joint2_len_along_dq * joint2_bend_y_rate * cache.joint2_bend_z
+            * joint2_bend_z_rate * t539 + t772 * cache.joint2_len * t537
+        + 2.0 * joint2_bend_y_rate * t699 * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_len + t536 * joint2_bend_y_along_dq * t535 * cache.joint2_len
+        + t698 * t535 * cache.joint2_len * cache.joint2_bend_y
+        + joint2_len_along_dq * t557 * t537;
+    let t820 = 0.3333333333333333 * joint2_bend_y_along_dq * t535 * cache.joint2_len
+        + 0.6666666666666666 * joint2_bend_y_rate * t699 * joint2_len_rate
+        + 0.6666666666666666 * joint2_bend_y_along_dq * cache.joint2_bend_z
+            * joint2_bend_z_rate * joint2_len_rate
+        + 0.6666666666666666 * joint2_len_along_dq * joint2_bend_y_rate
+            * cache.joint2_bend_z * joint2_bend_z_rate
+        + 0.6666666666666666 * joint2_bend_z_rate * cache.joint2_bend_y * joint2_len_rate
+            * joint2_bend_z_along_dq
+        + 0.6666666666666666 * joint2_bend_y_rate * joint2_bend_z_rate * cache.joint2_len
+            * joint2_bend_z_along_dq
+        + 0.3333333333333333 * joint2_len_along_dq * t535 * cache.joint2_bend_y
+        + joint2_len_along_dq * cache.joint2_bend_y * t537
+        + joint2_bend_y_along_dq * cache.joint2_len * t537;
+    let t821 = qdd[10] * joint2_tip_local_subspace1_v_y_along_dq
+        + (8.0 * t777 * joint2_bend_squared_along_dq * t807
+            + 8.0 * t819 * cache.joint2_bend_squared_c6
+            + t777 * joint2_bend_squared_along_dq * t733
+            + 2.0 * joint2_bend_squared_along_dq * t703 * t779
+            + 6.0 * t778 * joint2_bend_squared_along_dq * t733
+            + 6.0 * t820 * cache.joint2_bend_squared_c4
+            + t819 * cache.joint2_bend_squared_c4
+            - 5.0 * t777 * joint2_bend_squared_along_dq * t763
+            - 5.0 * cache.joint2_bend_squared_c5 * t819
+            - 3.0 * t778 * joint2_bend_squared_along_dq * t700
+            - 3.0 * t820 * cache.joint2_bend_squared_c3)
+        + joint2_tip_local_subspace2_v_y_along_dq * qdd[11]
+        + joint2_tip_local_subspace0_v_y_along_dq * qdd[9]
+        - (t781 * t748 + t809 * t753 - t754 * t780 - t757 * t808)
+        - (t713 * t769 + t712 * t770 - t717 * t782 - t714 * t794);
+    let joint2_position_z_along_dq = joint1_tip_position_z_along_dq
+        + joint1_tip_rotation_20_along_dq * p.module_length;
+    let t822 = t791 * cache.joint2_rotation_11;
+    let t823 = cache.joint1_tip_rotation_10 * t789;
+    let t824 = cache.joint2_rotation_12 * t801;
+    let t825 = t822 + t823 + t824;
+    let t826 = t689 + t690 + t691;
+    let t827 = t791 * cache.joint2_rotation_21;
+    let t828 = t801 * cache.joint2_rotation_22;
+    let t829 = cache.joint1_tip_rotation_20 * t789;
+    let t830 = t827 + t828 + t829;
+    let joint2_tip_subspace0_v_y_along_dq = joint2_rotation_11_along_dq
+        * cache.joint2_tip_local_subspace0_v_y
+        + cache.joint1_tip_rotation_10 * joint2_tip_local_subspace0_v_x_along_dq
+        + cache.joint2_position_z * joint2_tip_subspace0_w_x_along_dq
+        + cache.joint2_tip_local_subspace0_v_z * joint2_rotation_12_along_dq
+        + joint2_tip_local_subspace0_v_y_along_dq * cache.joint2_rotation_11
+        + joint1_tip_rotation_10_along_dq * cache.joint2_tip_local_subspace0_v_x
+        + joint2_position_z_along_dq * cache.joint2_tip_subspace0_w_x
+        + cache.joint2_rotation_12 * joint2_tip_local_subspace0_v_z_along_dq
+        - cache.joint2_position_x * joint2_tip_subspace0_w_z_along_dq
+        - cache.joint2_tip_subspace0_w_z * joint2_position_x_along_dq;
+    let t831 = joint2_tip_subspace0_v_y_along_dq * qd[9];
+    let joint2_tip_subspace2_v_y_along_dq = joint2_tip_local_subspace2_v_x_along_dq
+        * cache.joint1_tip_rotation_10
+        + cache.joint2_rotation_12 * joint2_tip_local_subspace2_v_z_along_dq
+        + cache.joint2_tip_local_subspace2_v_x * joint1_tip_rotation_10_along_dq
+        + joint2_position_z_along_dq * cache.joint2_tip_subspace2_w_x
+        + cache.joint2_tip_local_subspace2_v_z * joint2_rotation_12_along_dq
+        + joint2_rotation_11_along_dq * cache.joint2_tip_local_subspace2_v_y
+        + cache.joint2_position_z * joint2_tip_subspace2_w_x_along_dq
+        + joint2_tip_local_subspace2_v_y_along_dq * cache.joint2_rotation_11
+        - joint2_tip_subspace2_w_z_along_dq * cache.joint2_position_x
+        - cache.joint2_tip_subspace2_w_z * joint2_position_x_along_dq;
+    let t832 = joint2_tip_subspace2_v_y_along_dq * qd[11];
+    let joint2_tip_subspace1_v_y_along_dq = joint2_tip_subspace1_w_x_along_dq
+        * cache.joint2_position_z
+        + cache.joint2_tip_local_subspace1_v_z * joint2_rotation_12_along_dq
+        + joint2_rotation_11_along_dq * cache.joint2_tip_local_subspace1_v_y
+        + cache.joint1_tip_rotation_10 * joint2_tip_local_subspace1_v_x_along_dq
+        + cache.joint2_tip_local_subspace1_v_x * joint1_tip_rotation_10_along_dq
+        + joint2_tip_local_subspace1_v_y_along_dq * cache.joint2_rotation_11
+        + cache.joint2_rotation_12 * joint2_tip_local_subspace1_v_z_along_dq
+        + joint2_position_z_along_dq * cache.joint2_tip_subspace1_w_x
+        - cache.joint2_position_x * joint2_tip_subspace1_w_z_along_dq
+        - cache.joint2_tip_subspace1_w_z * joint2_position_x_along_dq;
+    let t833 = qd[10] * joint2_tip_subspace1_v_y_along_dq;
+    let t834 = t831 + t832 + t833;
+    let t835 = cache.joint2_tip_subspace0_v_z * qd[9];
+    let t836 = cache.joint2_tip_subspace2_v_z * qd[11];
+    let t837 = cache.joint2_tip_subspace1_v_z * qd[10];
+    let t838 = t835 + t836 + t837;
+    let joint2_tip_bias_v_x_along_dq = cache.joint1_tip_rotation_00 * t776
+        + t783 * joint2_rotation_01_along_dq + t784 * joint1_tip_velocity_w_y
+        + joint1_tip_rotation_00_along_dq * t786
+        + t787 * joint1_tip_velocity_v_y_along_dq + t788 * joint1_tip_velocity_v_y
+        + cache.joint2_position_y * t803 + cache.joint2_rotation_02 * t810
+        + joint2_rotation_02_along_dq * t818 + cache.joint2_rotation_01 * t821
+        + t830 * joint2_position_y_along_dq + joint1_tip_bias_v_x_along_dq
+        + joint1_tip_velocity_w_y_along_dq * t838 - t785 * joint1_tip_velocity_v_z
+        - t804 * joint1_tip_velocity_v_z_along_dq - t817 * cache.joint2_position_z
+        - joint2_position_z_along_dq * t825 - t826 * joint1_tip_velocity_w_z_along_dq
+        - t834 * joint1_tip_velocity_w_z;
+    let joint2_tip_velocity_v_y_along_dq = t831 + t832 + t833
+        + joint1_tip_velocity_v_y_along_dq;
+    let joint2_tip_rotation_20_along_dq = t720 * cache.joint2_rotation_22
+        + t723 * joint1_tip_rotation_20_along_dq + joint2_rotation_22_along_dq * t722
+        + joint2_rotation_21_along_dq * t721 + t719 * cache.joint2_rotation_21
+        + cache.joint1_tip_rotation_20 * t718;
+    let joint2_tip_position_z_along_dq = joint2_rotation_22_along_dq * t714
+        + cache.joint2_rotation_21 * t711 + cache.joint1_tip_rotation_20 * t712
+        + joint2_position_z_along_dq + joint2_rotation_21_along_dq * t715
+        + t713 * joint1_tip_rotation_20_along_dq + t717 * cache.joint2_rotation_22;
+    let head_com_z_along_dq = 0.5 * joint2_tip_rotation_20_along_dq * p.module_length
+        + joint2_tip_position_z_along_dq;
+    let head_inertia_h_z_along_dq = p.module_mass * head_com_z_along_dq;
+    let head_momentum_f_y_along_dq = p.module_mass * joint2_tip_velocity_v_y_along_dq
+        - (head_inertia_h_z_along_dq * joint2_tip_velocity_w_x
+            + joint2_tip_velocity_w_x_along_dq * cache.head_inertia_h_z
+            - cache.head_inertia_h_x * joint2_tip_velocity_w_z_along_dq
+            - head_inertia_h_x_along_dq * joint2_tip_velocity_w_z);
+    let t839 = t707 + t708 + t709;
+    let t840 = t695 + t696 + t697;
+    let joint2_tip_bias_w_z_along_dq = t790 + t785 * joint1_tip_velocity_w_x + t792
+        + t796 + t798 + t804 * joint1_tip_velocity_w_x_along_dq
+        + joint1_tip_bias_w_z_along_dq + t800 + t802 - joint1_tip_velocity_w_y * t839
+        - joint1_tip_velocity_w_y_along_dq * t840;
+    let joint2_tip_bias_w_y = t822 + t823 + t824 + joint1_tip_bias_w_y
+        + t840 * joint1_tip_velocity_w_z - t787 * joint1_tip_velocity_w_x;
+    let joint2_tip_bias_w_z = t804 * joint1_tip_velocity_w_x + t827 + t828
+        + joint1_tip_bias_w_z + t829 - joint1_tip_velocity_w_y * t840;
+    let joint2_tip_bias_w_y_along_dq = t811 + joint1_tip_velocity_w_z * t839 + t812
+        + t813 + joint1_tip_bias_w_y_along_dq + t814
+        + t840 * joint1_tip_velocity_w_z_along_dq + t815 + t816
+        - t788 * joint1_tip_velocity_w_x - t787 * joint1_tip_velocity_w_x_along_dq;
+    let joint2_tip_velocity_v_z = joint1_tip_velocity_v_z + t835 + t836 + t837;
+    let head_momentum_f_z = p.module_mass * joint2_tip_velocity_v_z
+        - (cache.head_inertia_h_x * joint2_tip_velocity_w_y
+            - joint2_tip_velocity_w_x * cache.head_inertia_h_y);
+    let head_composite_force_f_x_along_dq = head_momentum_f_z_along_dq
+        * joint2_tip_velocity_w_y + p.module_mass * joint2_tip_bias_v_x_along_dq
+        + joint2_tip_velocity_w_y_along_dq * head_momentum_f_z
+        - head_momentum_f_y * joint2_tip_velocity_w_z_along_dq
+        - joint2_tip_velocity_w_z * head_momentum_f_y_along_dq
+        - (joint2_tip_bias_w_z_along_dq * cache.head_inertia_h_y
+            + head_inertia_h_y_along_dq * joint2_tip_bias_w_z
+            - head_inertia_h_z_along_dq * joint2_tip_bias_w_y
+            - cache.head_inertia_h_z * joint2_tip_bias_w_y_along_dq);
+    let joint2_slice1_local_subspace2_w_z = 0.5773502691896255 * t0
+        * cache.joint2_slice1_local_bend_z_column_w_z
+        + 0.3333333333333336 * cache.joint2_slice1_local_bend_y_column_w_z * t0;
+    let joint2_slice1_local_subspace1_w_z = 0.33333333333333315
+        * cache.joint2_slice1_local_bend_y_column_w_z * t0
+        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_bend_z_column_w_z;
+    let joint2_base_bias_w_z = cache.joint2_rotation_02 * joint1_tip_bias_w_x
+        + cache.joint2_rotation_12 * joint1_tip_bias_w_y
+        + joint1_tip_bias_w_z * cache.joint2_rotation_22;
+    let t841 = 0.003914101352555533 * t766 * cache.joint2_slice1_bend_c4
+        + 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t767
+        - 0.0117423040576666 * t766 * cache.joint2_slice1_bend_c5;
+    let joint2_slice1_local_subspace0_w_z = -(0.6666666666666666
+        * cache.joint2_slice1_local_bend_y_column_w_z * t0);
+    let t842 = qdd[11] * joint2_slice1_local_subspace2_w_z
+        + joint2_base_velocity_w_x * t614 + qdd[10] * joint2_slice1_local_subspace1_w_z
+        + joint2_base_bias_w_z + t841 + qdd[9] * joint2_slice1_local_subspace0_w_z
+        - t619 * joint2_base_velocity_w_y;
+    let t843 = -(cache.joint2_slice1_local_inertia_h_y * t842
+        - t621 * cache.joint2_slice1_local_inertia_h_z);
+    let joint2_slice2_local_subspace1_w_z = 0.33333333333333315 * t0
+        * cache.joint2_slice2_local_bend_y_column_w_z
+        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_w_z;
+    let joint2_slice2_local_subspace0_w_z = -(0.6666666666666666 * t0
+        * cache.joint2_slice2_local_bend_y_column_w_z);
+    let joint2_slice2_local_subspace2_w_z = 0.5773502691896255 * t0
+        * cache.joint2_slice2_local_bend_z_column_w_z
+        + 0.3333333333333336 * t0 * cache.joint2_slice2_local_bend_y_column_w_z;
+    let t844 = 0.1350029611448087 * t766 * cache.joint2_slice2_bend_c4
+        + 0.3007502358784333 * t767 * cache.joint2_slice2_bend_c3
+        - 0.4050088834344261 * t766 * cache.joint2_slice2_bend_c5;
+    let t845 = qdd[10] * joint2_slice2_local_subspace1_w_z
+        + joint2_base_velocity_w_x * t640 + joint2_slice2_local_subspace0_w_z * qdd[9]
+        + joint2_slice2_local_subspace2_w_z * qdd[11] + joint2_base_bias_w_z + t844
+        - t632 * joint2_base_velocity_w_y;
+    let t846 = -(t845 * cache.joint2_slice2_local_inertia_h_y
+        - cache.joint2_slice2_local_inertia_h_z * t636);
+    let t847 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t767
+        + 0.6978160177890329 * t766 * cache.joint2_slice3_bend_c4
+        - 2.0934480533670987 * t766 * cache.joint2_slice3_bend_c5;
+    let joint2_slice3_local_subspace0_w_z = -(0.6666666666666666
+        * cache.joint2_slice3_local_bend_y_column_w_z * t0);
+    let joint2_slice3_local_subspace1_w_z = 0.33333333333333315
+        * cache.joint2_slice3_local_bend_y_column_w_z * t0
+        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_w_z;
+    let joint2_slice3_local_subspace2_w_z = 0.5773502691896255 * t0
+        * cache.joint2_slice3_local_bend_z_column_w_z
+        + 0.3333333333333336 * cache.joint2_slice3_local_bend_y_column_w_z * t0;
+    let t848 = t847 + qdd[9] * joint2_slice3_local_subspace0_w_z
+        + qdd[10] * joint2_slice3_local_subspace1_w_z + joint2_base_velocity_w_x * t542
+        + joint2_slice3_local_subspace2_w_z * qdd[11] + joint2_base_bias_w_z
+        - joint2_base_velocity_w_y * t532;
+    let t849 = -(t848 * cache.joint2_slice3_local_inertia_h_y
+        - cache.joint2_slice3_local_inertia_h_z * t608);
+    let t850 = cache.joint2_slice2_local_len_column_v_z * joint2_len_rate;
+    let t851 = cache.joint2_slice2_local_bend_z_column_v_z * joint2_bend_z_rate;
+    let t852 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_v_z;
+    let joint2_base_velocity_v_z = t521 * cache.joint2_rotation_12
+        + t520 * cache.joint2_rotation_22 + cache.joint2_rotation_02 * t525;
+    let t853 = t850 + t851 + t852 + joint2_base_velocity_v_z;
+    let joint2_slice2_local_momentum_f_z = cache.joint1_slice1_mass * t853
+        - (cache.joint2_slice2_local_inertia_h_x * t672
+            - t658 * cache.joint2_slice2_local_inertia_h_y);
+    let t854 = t672 * joint2_slice2_local_momentum_f_z;
+    let t855 = cache.joint2_slice0_local_len_column_v_z * joint2_len_rate;
+    let t856 = joint2_bend_z_rate * cache.joint2_slice0_local_bend_z_column_v_z;
+    let t857 = cache.joint2_slice0_local_bend_y_column_v_z * joint2_bend_y_rate;
+    let t858 = t855 + t856 + joint2_base_velocity_v_z + t857;
+    let joint2_slice0_local_momentum_f_z = t858 * cache.joint1_slice0_mass
+        - (t623 * cache.joint2_slice0_local_inertia_h_x
+            - t665 * cache.joint2_slice0_local_inertia_h_y);
+    let t859 = t623 * joint2_slice0_local_momentum_f_z;
+    let t860 = -(t627 * joint2_slice0_local_momentum_f_y);
+    let joint2_slice0_local_subspace2_w_z = 0.5773502691896255 * t0
+        * cache.joint2_slice0_local_bend_z_column_w_z
+        + 0.3333333333333336 * cache.joint2_slice0_local_bend_y_column_w_z * t0;
+    let joint2_slice0_local_subspace0_w_z = -(0.6666666666666666
+        * cache.joint2_slice0_local_bend_y_column_w_z * t0);
+    let joint2_slice0_local_subspace1_w_z = 0.33333333333333315
+        * cache.joint2_slice0_local_bend_y_column_w_z * t0
+        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_bend_z_column_w_z;
+    let t861 = 0.0000016135911537792344 * t766 * cache.joint2_slice0_bend_c4
+        + 0.0003347157145944845 * t767 * cache.joint2_slice0_bend_c3
+        - 0.000004840773461337703 * t766 * cache.joint2_slice0_bend_c5;
+    let t862 = joint2_slice0_local_subspace2_w_z * qdd[11]
+        + joint2_slice0_local_subspace0_w_z * qdd[9] + joint2_base_velocity_w_x * t577
+        + qdd[10] * joint2_slice0_local_subspace1_w_z + t861 + joint2_base_bias_w_z
+        - t574 * joint2_base_velocity_w_y;
+    let t863 = -(t862 * cache.joint2_slice0_local_inertia_h_y
+        - cache.joint2_slice0_local_inertia_h_z * t670);
+    let t864 = -(joint2_slice1_local_momentum_f_y * t600);
+    let t865 = cache.joint2_slice3_local_len_column_v_z * joint2_len_rate;
+    let t866 = cache.joint2_slice3_local_bend_z_column_v_z * joint2_bend_z_rate;
+    let t867 = cache.joint2_slice3_local_bend_y_column_v_z * joint2_bend_y_rate;
+    let t868 = t865 + joint2_base_velocity_v_z + t866 + t867;
+    let joint2_slice3_local_momentum_f_z = cache.joint1_slice0_mass * t868
+        - (cache.joint2_slice3_local_inertia_h_x * t518
+            - t610 * cache.joint2_slice3_local_inertia_h_y);
+    let t869 = t518 * joint2_slice3_local_momentum_f_z;
+    let t870 = 0.3333333333333333 * cache.joint2_slice0_local_len_column_v_x;
+    let joint2_slice0_local_subspace2_v_x = 0.5773502691896255 * t0
+        * cache.joint2_slice0_local_bend_z_column_v_x
+        + 0.3333333333333336 * cache.joint2_slice0_local_bend_y_column_v_x * t0 + t870;
+    let joint2_base_bias_v_x = cache.joint1_tip_rotation_20 * t554
+        + cache.joint1_tip_rotation_00 * t547 + cache.joint1_tip_rotation_10 * t553;
+    let joint2_slice0_local_subspace1_v_x = 0.33333333333333315
+        * cache.joint2_slice0_local_bend_y_column_v_x * t0 + t870
+        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_bend_z_column_v_x;
+    let t871 = t855 + t589 * joint2_bend_y_rate
+        + (0.000046479858696022525 * t732 * cache.joint2_slice0_bend_c4 + t588
+            - 0.000023239929348011262 * t732 * cache.joint2_slice0_bend_c3)
+            * joint2_bend_z_rate;
+    let joint2_slice0_local_subspace0_v_x = t870
+        - 0.6666666666666666 * cache.joint2_slice0_local_bend_y_column_v_x * t0;
+    let t872 = t855 + t856 + t857;
+    let t873 = joint2_slice0_local_subspace2_v_x * qdd[11]
+        + (0.0003347157145944845 * t760 * cache.joint2_slice0_bend_c3
+            + 0.000004840773461337703 * t761 * cache.joint2_slice0_bend_c5
+            + 0.0000016135911537792344 * t761 * cache.joint2_slice0_bend_c3
+            - 0.0003347157145944845 * t760 * cache.joint2_slice0_bend_c2
+            - 0.000004840773461337703 * t761 * cache.joint2_slice0_bend_c4)
+        + joint2_base_bias_v_x + qdd[10] * joint2_slice0_local_subspace1_v_x
+        + t668 * joint2_base_velocity_v_y + joint2_slice0_local_subspace0_v_x * qdd[9]
+        + t872 * joint2_base_velocity_w_y - t577 * joint2_base_velocity_v_z
+        - (t577 * t871 - t668 * t590) - joint2_base_velocity_w_z * t587
+        - (t583 * cache.joint2_slice0_local_com_z
+            - cache.joint2_slice0_local_com_y * t861);
+    let t874 = cache.joint1_slice0_mass * t873;
+    let t875 = 0.3333333333333333 * cache.joint2_slice3_local_len_column_v_x;
+    let joint2_slice3_local_subspace1_v_x = 0.33333333333333315 * t0
+        * cache.joint2_slice3_local_bend_y_column_v_x + t875
+        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_v_x;
+    let t876 = t865 + t866 + t867;
+    let joint2_slice3_local_subspace0_v_x = t875
+        - 0.6666666666666666 * t0 * cache.joint2_slice3_local_bend_y_column_v_x;
+    let joint2_slice3_local_subspace2_v_x = 0.5773502691896255 * t0
+        * cache.joint2_slice3_local_bend_z_column_v_x
+        + 0.3333333333333336 * t0 * cache.joint2_slice3_local_bend_y_column_v_x + t875;
+    let t877 = (1.4997633723912625 * t732 * cache.joint2_slice3_bend_c4 + t564
+        - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t732) * joint2_bend_z_rate
+        + t865 + joint2_bend_y_rate * t562;
+    let t878 = qdd[10] * joint2_slice3_local_subspace1_v_x
+        + t876 * joint2_base_velocity_w_y + t606 * joint2_base_velocity_v_y
+        + qdd[9] * joint2_slice3_local_subspace0_v_x + joint2_base_bias_v_x
+        + joint2_slice3_local_subspace2_v_x * qdd[11]
+        + (0.8058320946447624 * cache.joint2_slice3_bend_c3 * t760
+            + 2.0934480533670987 * t761 * cache.joint2_slice3_bend_c5
+            + 0.6978160177890329 * cache.joint2_slice3_bend_c3 * t761
+            - 2.0934480533670987 * t761 * cache.joint2_slice3_bend_c4
+            - 0.8058320946447624 * t760 * cache.joint2_slice3_bend_c2)
+        - joint2_base_velocity_v_z * t542
+        - (t560 * cache.joint2_slice3_local_com_z
+            - t847 * cache.joint2_slice3_local_com_y) - joint2_base_velocity_w_z * t546
+        - (t877 * t542 - t606 * t565);
+    let t879 = cache.joint1_slice0_mass * t878;
+    let t880 = 0.3333333333333333 * cache.joint2_slice2_local_len_column_v_x;
+    let joint2_slice2_local_subspace2_v_x = 0.5773502691896255 * t0
+        * cache.joint2_slice2_local_bend_z_column_v_x
+        + 0.3333333333333336 * t0 * cache.joint2_slice2_local_bend_y_column_v_x + t880;
+    let joint2_slice2_local_subspace1_v_x = 0.33333333333333315 * t0
+        * cache.joint2_slice2_local_bend_y_column_v_x + t880
+        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_v_x;
+    let joint2_slice2_local_subspace0_v_x = t880
+        - 0.6666666666666666 * t0 * cache.joint2_slice2_local_bend_y_column_v_x;
+    let t881 = t681 * joint2_bend_y_rate
+        + (t680 + 0.4029996149307748 * t732 * cache.joint2_slice2_bend_c4
+            - 0.2014998074653874 * t732 * cache.joint2_slice2_bend_c3)
+            * joint2_bend_z_rate + t850;
+    let t882 = t850 + t851 + t852;
+    let t883 = joint2_slice2_local_subspace2_v_x * qdd[11]
+        + qdd[10] * joint2_slice2_local_subspace1_v_x
+        + (0.1350029611448087 * t761 * cache.joint2_slice2_bend_c3
+            + 0.3007502358784333 * t760 * cache.joint2_slice2_bend_c3
+            + 0.4050088834344261 * t761 * cache.joint2_slice2_bend_c5
+            - 0.3007502358784333 * t760 * cache.joint2_slice2_bend_c2
+            - 0.4050088834344261 * t761 * cache.joint2_slice2_bend_c4)
+        + qdd[9] * joint2_slice2_local_subspace0_v_x + joint2_base_velocity_v_y * t635
+        + joint2_base_bias_v_x + t882 * joint2_base_velocity_w_y
+        - t640 * joint2_base_velocity_v_z
+        - (t629 * cache.joint2_slice2_local_com_z
+            - cache.joint2_slice2_local_com_y * t844) - (t881 * t640 - t682 * t635)
+        - joint2_base_velocity_w_z * t683;
+    let t884 = t883 * cache.joint1_slice1_mass;
+    let t885 = 0.3333333333333333 * cache.joint2_slice1_local_len_column_v_x;
+    let joint2_slice1_local_subspace1_v_x = 0.33333333333333315 * t0
+        * cache.joint2_slice1_local_bend_y_column_v_x + t885
+        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_bend_z_column_v_x;
+    let joint2_slice1_local_subspace0_v_x = t885
+        - 0.6666666666666666 * t0 * cache.joint2_slice1_local_bend_y_column_v_x;
+    let t886 = cache.joint2_slice1_local_bend_y_column_v_z * joint2_bend_y_rate;
+    let t887 = cache.joint2_slice1_local_bend_z_column_v_z * joint2_bend_z_rate;
+    let t888 = cache.joint2_slice1_local_len_column_v_z * joint2_len_rate;
+    let t889 = t886 + t887 + t888;
+    let t890 = joint2_bend_y_rate * t649
+        + joint2_bend_z_rate
+            * (t650 + 0.02372114506416456 * t732 * cache.joint2_slice1_bend_c4
+                - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t732) + t888;
+    let joint2_slice1_local_subspace2_v_x = 0.3333333333333336 * t0
+        * cache.joint2_slice1_local_bend_y_column_v_x
+        + 0.5773502691896255 * t0 * cache.joint2_slice1_local_bend_z_column_v_x + t885;
+    let t891 = qdd[10] * joint2_slice1_local_subspace1_v_x
+        + joint2_slice1_local_subspace0_v_x * qdd[9]
+        + (0.0117423040576666 * t761 * cache.joint2_slice1_bend_c5
+            + 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t760
+            + 0.003914101352555533 * cache.joint2_slice1_bend_c3 * t761
+            - 0.035940096619352636 * t760 * cache.joint2_slice1_bend_c2
+            - 0.0117423040576666 * t761 * cache.joint2_slice1_bend_c4)
+        + t889 * joint2_base_velocity_w_y + joint2_base_bias_v_x
+        + t615 * joint2_base_velocity_v_y + joint2_slice1_local_subspace2_v_x * qdd[11]
+        - joint2_base_velocity_w_z * t648 - t614 * joint2_base_velocity_v_z
+        - (t614 * t890 - t615 * t651)
+        - (t620 * cache.joint2_slice1_local_com_z
+            - cache.joint2_slice1_local_com_y * t841);
+    let t892 = cache.joint1_slice1_mass * t891;
+    let t893 = -(joint2_slice2_local_momentum_f_y * t659);
+    let t894 = -(t515 * joint2_slice3_local_momentum_f_y);
+    let t895 = t886 + joint2_base_velocity_v_z + t887 + t888;
+    let joint2_slice1_local_momentum_f_z = t895 * cache.joint1_slice1_mass
+        - (t597 * cache.joint2_slice1_local_inertia_h_x
+            - cache.joint2_slice1_local_inertia_h_y * t655);
+    let t896 = joint2_slice1_local_momentum_f_z * t597;
+    let t897 = t843 + t846 + t849 + t854 + t859 + t860 + t863 + t864 + t869 + t874 + t879
+        + t884 + t892 + t893 + t894 + t896;
+    let t898 = t897 * joint1_tip_rotation_00_along_dq;
+    let joint2_slice2_bend_along_dq = 0.44888729929169013 * joint2_bend_squared_along_dq;
+    let t899 = cache.joint2_slice2_bend_c4 - 0.5 * cache.joint2_slice2_bend_c3;
+    let joint2_slice2_local_com_y_along_dq = 0.44888729929169013
+        * joint2_slice2_bend_along_dq * t567 * t899
+        + 0.44888729929169013 * cache.joint2_slice2_bend_c2 * t710;
+    let joint2_slice2_local_inertia_h_y_along_dq = cache.joint1_slice1_mass
+        * joint2_slice2_local_com_y_along_dq;
+    let joint2_slice2_local_com_z_along_dq = 0.44888729929169013
+        * cache.joint2_slice2_bend_c2 * t716
+        + 0.44888729929169013 * joint2_slice2_bend_along_dq * t566 * t899;
+    let joint2_slice2_local_inertia_h_z_along_dq = joint2_slice2_local_com_z_along_dq
+        * cache.joint1_slice1_mass;
+    let t900 = 1.5 * cache.joint2_slice2_bend_c5 - 0.5 * cache.joint2_slice2_bend_c4;
+    let joint2_slice2_local_bend_z_column_w_z_along_dq = 0.3007502358784333 * t702
+        * cache.joint2_slice2_bend_c3
+        + 0.3007502358784333 * t900 * joint2_slice2_bend_along_dq * t701;
+    let t901 = joint2_bend_z_rate * joint2_slice2_local_bend_z_column_w_z_along_dq;
+    let joint2_slice2_local_bend_y_column_w_z_along_dq = -0.3007502358784333 * t536
+        * t900 * joint2_slice2_bend_along_dq
+        - 0.3007502358784333 * t698 * cache.joint2_slice2_bend_c3;
+    let t902 = joint2_slice2_local_bend_y_column_w_z_along_dq * joint2_bend_y_rate;
+    let joint2_base_velocity_w_z_along_dq = joint1_tip_velocity_w_y
+        * joint2_rotation_12_along_dq
+        + joint1_tip_velocity_w_z_along_dq * cache.joint2_rotation_22
+        + cache.joint2_rotation_02 * joint1_tip_velocity_w_x_along_dq
+        + joint2_rotation_02_along_dq * joint1_tip_velocity_w_x
+        + cache.joint2_rotation_12 * joint1_tip_velocity_w_y_along_dq
+        + joint2_rotation_22_along_dq * joint1_tip_velocity_w_z;
+    let t903 = t901 + t902 + joint2_base_velocity_w_z_along_dq;
+    let joint2_base_velocity_w_y_along_dq = joint2_rotation_01_along_dq
+        * joint1_tip_velocity_w_x
+        + cache.joint2_rotation_21 * joint1_tip_velocity_w_z_along_dq
+        + joint2_rotation_21_along_dq * joint1_tip_velocity_w_z
+        + joint2_rotation_11_along_dq * joint1_tip_velocity_w_y
+        + cache.joint2_rotation_01 * joint1_tip_velocity_w_x_along_dq
+        + joint1_tip_velocity_w_y_along_dq * cache.joint2_rotation_11;
+    let joint2_slice2_local_bend_y_column_w_y_along_dq = -0.3007502358784333 * t900
+        * joint2_slice2_bend_along_dq * t701
+        - 0.3007502358784333 * t702 * cache.joint2_slice2_bend_c3;
+    let t904 = joint2_bend_y_rate * joint2_slice2_local_bend_y_column_w_y_along_dq;
+    let joint2_slice2_local_bend_z_column_w_y_along_dq = 0.3007502358784333 * t699
+        * cache.joint2_slice2_bend_c3
+        + 0.3007502358784333 * t900 * joint2_slice2_bend_along_dq * t539;
+    let t905 = joint2_slice2_local_bend_z_column_w_y_along_dq * joint2_bend_z_rate;
+    let t906 = joint2_base_velocity_w_y_along_dq + t904 + t905;
+    let t907 = 0.3007502358784333 * t710 * cache.joint2_slice2_bend_c3
+        + 0.3007502358784333 * t900 * joint2_slice2_bend_along_dq * t567
+        - 0.3007502358784333 * joint2_slice2_bend_along_dq * t567 * t899
+        - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * t710;
+    let joint2_slice2_local_bend_y_column_v_x_along_dq = t907
+        - (joint2_slice2_local_bend_y_column_w_y_along_dq
+            * cache.joint2_slice2_local_com_z
+            + joint2_slice2_local_com_z_along_dq
+                * cache.joint2_slice2_local_bend_y_column_w_y
+            - cache.joint2_slice2_local_bend_y_column_w_z
+                * joint2_slice2_local_com_y_along_dq
+            - joint2_slice2_local_bend_y_column_w_z_along_dq
+                * cache.joint2_slice2_local_com_y);
+    let t908 = joint2_bend_y_rate * joint2_slice2_local_bend_y_column_v_x_along_dq;
+    let t909 = joint1_tip_velocity_v_y_along_dq
+        - (joint2_position_z_along_dq * joint1_tip_velocity_w_x
+            + joint1_tip_velocity_w_x_along_dq * cache.joint2_position_z
+            - joint2_position_x_along_dq * joint1_tip_velocity_w_z
+            - cache.joint2_position_x * joint1_tip_velocity_w_z_along_dq);
+    let joint1_tip_subspace0_v_x_along_dq = cache.base_roll_rotation_02
+        * joint1_tip_local_subspace0_v_z_along_dq
+        + cache.joint1_position_y * joint1_tip_subspace0_w_z_along_dq
+        + cache.joint1_tip_subspace0_w_z * joint1_position_y_along_dq
+        + cache.base_roll_rotation_01 * joint1_tip_local_subspace0_v_y_along_dq
+        + cache.joint1_tip_local_subspace0_v_x * base_pitch_rotation_00_along_dq
+        + cache.joint1_tip_local_subspace0_v_z * base_roll_rotation_02_along_dq
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace0_v_y
+        + joint1_tip_local_subspace0_v_x_along_dq * cache.base_pitch_rotation_00
+        - joint1_position_z_along_dq * cache.joint1_tip_subspace0_w_y
+        - joint1_tip_subspace0_w_y_along_dq * cache.joint1_position_z;
+    let t910 = joint1_tip_subspace0_v_x_along_dq * qd[6];
+    let joint1_tip_subspace2_v_x_along_dq = joint1_tip_local_subspace2_v_z_along_dq
+        * cache.base_roll_rotation_02
+        + cache.joint1_tip_local_subspace2_v_x * base_pitch_rotation_00_along_dq
+        + cache.base_roll_rotation_01 * joint1_tip_local_subspace2_v_y_along_dq
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace2_v_y
+        + cache.joint1_position_y * joint1_tip_subspace2_w_z_along_dq
+        + joint1_position_y_along_dq * cache.joint1_tip_subspace2_w_z
+        + joint1_tip_local_subspace2_v_x_along_dq * cache.base_pitch_rotation_00
+        + cache.joint1_tip_local_subspace2_v_z * base_roll_rotation_02_along_dq
+        - cache.joint1_tip_subspace2_w_y * joint1_position_z_along_dq
+        - joint1_tip_subspace2_w_y_along_dq * cache.joint1_position_z;
+    let t911 = joint1_tip_subspace2_v_x_along_dq * qd[8];
+    let joint1_tip_subspace1_v_x_along_dq = cache.joint1_position_y
+        * joint1_tip_subspace1_w_z_along_dq
+        + cache.joint1_tip_subspace1_w_z * joint1_position_y_along_dq
+        + joint1_tip_local_subspace1_v_z_along_dq * cache.base_roll_rotation_02
+        + joint1_tip_local_subspace1_v_y_along_dq * cache.base_roll_rotation_01
+        + cache.joint1_tip_local_subspace1_v_z * base_roll_rotation_02_along_dq
+        + cache.joint1_tip_local_subspace1_v_x * base_pitch_rotation_00_along_dq
+        + cache.base_pitch_rotation_00 * joint1_tip_local_subspace1_v_x_along_dq
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace1_v_y
+        - cache.joint1_tip_subspace1_w_y * joint1_position_z_along_dq
+        - cache.joint1_position_z * joint1_tip_subspace1_w_y_along_dq;
+    let t912 = qd[7] * joint1_tip_subspace1_v_x_along_dq;
+    let joint1_tip_velocity_v_x_along_dq = t910 + t911 + base_roll_velocity_v_x_along_dq
+        + t912;
+    let t913 = joint1_tip_velocity_v_x_along_dq
+        - (cache.joint2_position_y * joint1_tip_velocity_w_z_along_dq
+            + joint1_tip_velocity_w_z * joint2_position_y_along_dq
+            - joint1_tip_velocity_w_y_along_dq * cache.joint2_position_z
+            - joint2_position_z_along_dq * joint1_tip_velocity_w_y);
+    let t914 = joint1_tip_velocity_v_z_along_dq
+        - (cache.joint2_position_x * joint1_tip_velocity_w_y_along_dq
+            + joint1_tip_velocity_w_y * joint2_position_x_along_dq
+            - cache.joint2_position_y * joint1_tip_velocity_w_x_along_dq
+            - joint2_position_y_along_dq * joint1_tip_velocity_w_x);
+    let joint2_base_velocity_v_x_along_dq = cache.joint1_tip_rotation_10 * t909
+        + joint1_tip_rotation_00_along_dq * t525 + t520 * joint1_tip_rotation_20_along_dq
+        + t913 * cache.joint1_tip_rotation_00 + t521 * joint1_tip_rotation_10_along_dq
+        + cache.joint1_tip_rotation_20 * t914;
+    let t915 = 0.5 * cache.joint2_slice2_bend_c3 - 0.5 * cache.joint2_slice2_bend_c2;
+    let joint2_slice2_local_len_column_v_x_along_dq = 0.6699905217924281
+        * joint2_slice2_bend_along_dq * t915;
+    let t916 = joint2_slice2_local_len_column_v_x_along_dq * joint2_len_rate;
+    let t917 = 0.3007502358784333 * cache.joint2_slice2_bend_c3 * t716
+        + 0.3007502358784333 * t900 * joint2_slice2_bend_along_dq * t566
+        - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * t716
+        - 0.3007502358784333 * joint2_slice2_bend_along_dq * t566 * t899;
+    let joint2_slice2_local_bend_z_column_v_x_along_dq = t917
+        - (joint2_slice2_local_bend_z_column_w_y_along_dq
+            * cache.joint2_slice2_local_com_z
+            + joint2_slice2_local_com_z_along_dq
+                * cache.joint2_slice2_local_bend_z_column_w_y
+            - cache.joint2_slice2_local_bend_z_column_w_z
+                * joint2_slice2_local_com_y_along_dq
+            - joint2_slice2_local_bend_z_column_w_z_along_dq
+                * cache.joint2_slice2_local_com_y);
+    let t918 = joint2_bend_z_rate * joint2_slice2_local_bend_z_column_v_x_along_dq;
+    let t919 = t908 + joint2_base_velocity_v_x_along_dq + t916 + t918;
+    let joint2_slice2_local_momentum_f_x_along_dq = t919 * cache.joint1_slice1_mass
+        - (joint2_slice2_local_inertia_h_y_along_dq * t659
+            + t903 * cache.joint2_slice2_local_inertia_h_y
+            - joint2_slice2_local_inertia_h_z_along_dq * t672
+            - cache.joint2_slice2_local_inertia_h_z * t906);
+    let t920 = t659 * joint2_slice2_local_momentum_f_x_along_dq;
+    let t921 = 1.5 * cache.joint2_slice0_bend_c5 - 0.5 * cache.joint2_slice0_bend_c4;
+    let joint2_slice0_bend_along_dq = 0.004820780989426014
+        * joint2_bend_squared_along_dq;
+    let joint2_slice0_local_bend_y_column_w_z_along_dq = -0.0003347157145944845 * t698
+        * cache.joint2_slice0_bend_c3
+        - 0.0003347157145944845 * t536 * t921 * joint2_slice0_bend_along_dq;
+    let t922 = joint2_bend_y_rate * joint2_slice0_local_bend_y_column_w_z_along_dq;
+    let joint2_slice0_local_bend_z_column_w_z_along_dq = 0.0003347157145944845 * t702
+        * cache.joint2_slice0_bend_c3
+        + 0.0003347157145944845 * t921 * joint2_slice0_bend_along_dq * t701;
+    let t923 = joint2_slice0_local_bend_z_column_w_z_along_dq * joint2_bend_z_rate;
+    let t924 = t922 + t923 + joint2_base_velocity_w_z_along_dq;
+    let t925 = joint2_slice0_local_momentum_f_x * t924;
+    let joint2_slice1_bend_along_dq = 0.10890625570683385 * joint2_bend_squared_along_dq;
+    let t926 = 1.5 * cache.joint2_slice1_bend_c5 - 0.5 * cache.joint2_slice1_bend_c4;
+    let joint2_slice1_local_bend_z_column_w_y_along_dq = 0.035940096619352636
+        * cache.joint2_slice1_bend_c3 * t699
+        + 0.035940096619352636 * joint2_slice1_bend_along_dq * t539 * t926;
+    let t927 = joint2_slice1_local_bend_z_column_w_y_along_dq * joint2_bend_z_rate;
+    let joint2_slice1_local_bend_y_column_w_y_along_dq = -0.035940096619352636
+        * joint2_slice1_bend_along_dq * t701 * t926
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t702;
+    let t928 = joint2_slice1_local_bend_y_column_w_y_along_dq * joint2_bend_y_rate;
+    let t929 = t927 + joint2_base_velocity_w_y_along_dq + t928;
+    let joint2_slice1_local_bend_y_column_w_z_along_dq = -0.035940096619352636 * t536
+        * joint2_slice1_bend_along_dq * t926
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t698;
+    let t930 = joint2_bend_y_rate * joint2_slice1_local_bend_y_column_w_z_along_dq;
+    let joint2_slice1_local_bend_z_column_w_z_along_dq = 0.035940096619352636
+        * cache.joint2_slice1_bend_c3 * t702
+        + 0.035940096619352636 * joint2_slice1_bend_along_dq * t701 * t926;
+    let t931 = joint2_slice1_local_bend_z_column_w_z_along_dq * joint2_bend_z_rate;
+    let t932 = t930 + t931 + joint2_base_velocity_w_z_along_dq;
+    let t933 = cache.joint2_slice1_bend_c4 - 0.5 * cache.joint2_slice1_bend_c3;
+    let joint2_slice1_local_com_y_along_dq = 0.10890625570683385
+        * cache.joint2_slice1_bend_c2 * t710
+        + 0.10890625570683385 * joint2_slice1_bend_along_dq * t567 * t933;
+    let joint2_slice1_local_inertia_h_y_along_dq = joint2_slice1_local_com_y_along_dq
+        * cache.joint1_slice1_mass;
+    let joint2_slice1_local_com_z_along_dq = 0.10890625570683385
+        * joint2_slice1_bend_along_dq * t566 * t933
+        + 0.10890625570683385 * cache.joint2_slice1_bend_c2 * t716;
+    let joint2_slice1_local_inertia_h_z_along_dq = joint2_slice1_local_com_z_along_dq
+        * cache.joint1_slice1_mass;
+    let t934 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t716
+        + 0.035940096619352636 * joint2_slice1_bend_along_dq * t566 * t926
+        - 0.035940096619352636 * joint2_slice1_bend_along_dq * t566 * t933
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * t716;
+    let joint2_slice1_local_bend_z_column_v_x_along_dq = t934
+        - (joint2_slice1_local_bend_z_column_w_y_along_dq
+            * cache.joint2_slice1_local_com_z
+            + joint2_slice1_local_com_z_along_dq
+                * cache.joint2_slice1_local_bend_z_column_w_y
+            - cache.joint2_slice1_local_com_y
+                * joint2_slice1_local_bend_z_column_w_z_along_dq
+            - cache.joint2_slice1_local_bend_z_column_w_z
+                * joint2_slice1_local_com_y_along_dq);
+    let t935 = joint2_bend_z_rate * joint2_slice1_local_bend_z_column_v_x_along_dq;
+    let t936 = 0.5 * cache.joint2_slice1_bend_c3 - 0.5 * cache.joint2_slice1_bend_c2;
+    let joint2_slice1_local_len_column_v_x_along_dq = 0.33000947820757187
+        * joint2_slice1_bend_along_dq * t936;
+    let t937 = joint2_slice1_local_len_column_v_x_along_dq * joint2_len_rate;
+    let t938 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t710
+        + 0.035940096619352636 * joint2_slice1_bend_along_dq * t567 * t926
+        - 0.035940096619352636 * joint2_slice1_bend_along_dq * t567 * t933
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * t710;
+    let joint2_slice1_local_bend_y_column_v_x_along_dq = t938
+        - (joint2_slice1_local_bend_y_column_w_y_along_dq
+            * cache.joint2_slice1_local_com_z
+            + cache.joint2_slice1_local_bend_y_column_w_y
+                * joint2_slice1_local_com_z_along_dq
+            - cache.joint2_slice1_local_bend_y_column_w_z
+                * joint2_slice1_local_com_y_along_dq
+            - cache.joint2_slice1_local_com_y
+                * joint2_slice1_local_bend_y_column_w_z_along_dq);
+    let t939 = joint2_bend_y_rate * joint2_slice1_local_bend_y_column_v_x_along_dq;
+    let t940 = t935 + joint2_base_velocity_v_x_along_dq + t937 + t939;
+    let joint2_slice1_local_momentum_f_x_along_dq = cache.joint1_slice1_mass * t940
+        - (cache.joint2_slice1_local_inertia_h_y * t932
+            + t600 * joint2_slice1_local_inertia_h_y_along_dq
+            - t929 * cache.joint2_slice1_local_inertia_h_z
+            - t597 * joint2_slice1_local_inertia_h_z_along_dq);
+    let t941 = t600 * joint2_slice1_local_momentum_f_x_along_dq;
+    let t942 = t932 * joint2_slice1_local_momentum_f_x;
+    let joint2_slice1_local_bend_y_column_w_x_along_dq = -0.10890625570683385
+        * cache.joint2_slice1_bend_c2 * joint2_bend_z_along_dq
+        - 0.10890625570683385 * joint2_slice1_bend_along_dq * cache.joint2_bend_z * t933;
+    let t943 = joint2_bend_y_rate * joint2_slice1_local_bend_y_column_w_x_along_dq;
+    let joint2_slice1_local_len_column_v_y_along_dq = 0.10890625570683385
+        * joint2_slice1_bend_along_dq * t933 * cache.joint2_bend_y
+        + 0.10890625570683385 * joint2_bend_y_along_dq * cache.joint2_slice1_bend_c2;
+    let t944 = joint2_slice1_local_len_column_v_y_along_dq * joint2_bend_z_rate;
+    let joint2_base_velocity_w_x_along_dq = cache.joint1_tip_rotation_00
+        * joint1_tip_velocity_w_x_along_dq
+        + joint1_tip_velocity_w_y_along_dq * cache.joint1_tip_rotation_10
+        + joint1_tip_rotation_20_along_dq * joint1_tip_velocity_w_z
+        + cache.joint1_tip_rotation_20 * joint1_tip_velocity_w_z_along_dq
+        + joint1_tip_velocity_w_y * joint1_tip_rotation_10_along_dq
+        + joint1_tip_rotation_00_along_dq * joint1_tip_velocity_w_x;
+    let t945 = t943 + t944 + joint2_base_velocity_w_x_along_dq;
+    let t946 = -(joint2_slice1_local_momentum_f_z * t945);
+    let t947 = 2.0 * cache.joint2_slice0_bend_c6 - 0.5 * cache.joint2_slice0_bend_c5;
+    let t948 = 0.000046479858696022525 * t947 * t561 * joint2_slice0_bend_along_dq
+        + 0.000046479858696022525 * t737 * cache.joint2_slice0_bend_c4
+        - 0.000023239929348011262 * t737 * cache.joint2_slice0_bend_c3
+        - 0.000023239929348011262 * t921 * t561 * joint2_slice0_bend_along_dq;
+    let t949 = cache.joint2_slice0_bend_c4 - 0.5 * cache.joint2_slice0_bend_c3;
+    let joint2_slice0_local_bend_y_column_w_x_along_dq = -0.004820780989426014
+        * joint2_slice0_bend_along_dq * cache.joint2_bend_z * t949
+        - 0.004820780989426014 * cache.joint2_slice0_bend_c2 * joint2_bend_z_along_dq;
+    let joint2_slice0_local_bend_y_column_w_y_along_dq = -0.0003347157145944845 * t702
+        * cache.joint2_slice0_bend_c3
+        - 0.0003347157145944845 * t921 * joint2_slice0_bend_along_dq * t701;
+    let t950 = 0.5 * cache.joint2_slice0_bend_c3 - 0.5 * cache.joint2_slice0_bend_c2;
+    let joint2_slice0_local_com_x_along_dq = 0.06943184420297371 * joint2_len_along_dq
+        * cache.joint2_slice0_bend_c1
+        + 0.06943184420297371 * t950 * joint2_slice0_bend_along_dq * cache.joint2_len;
+    let joint2_slice0_local_com_y_along_dq = 0.004820780989426014 * t710
+        * cache.joint2_slice0_bend_c2
+        + 0.004820780989426014 * t567 * joint2_slice0_bend_along_dq * t949;
+    let joint2_slice0_local_bend_y_column_v_z_along_dq = t948
+        - (cache.joint2_slice0_local_com_y
+            * joint2_slice0_local_bend_y_column_w_x_along_dq
+            + joint2_slice0_local_com_y_along_dq
+                * cache.joint2_slice0_local_bend_y_column_w_x
+            - joint2_slice0_local_bend_y_column_w_y_along_dq
+                * cache.joint2_slice0_local_com_x
+            - joint2_slice0_local_com_x_along_dq
+                * cache.joint2_slice0_local_bend_y_column_w_y);
+    let t951 = joint2_slice0_local_bend_y_column_v_z_along_dq * joint2_bend_y_rate;
+    let joint2_slice0_local_len_column_v_z_along_dq = 0.004820780989426014
+        * joint2_slice0_bend_along_dq * cache.joint2_bend_z * t949
+        + 0.004820780989426014 * cache.joint2_slice0_bend_c2 * joint2_bend_z_along_dq;
+    let t952 = joint2_slice0_local_len_column_v_z_along_dq * joint2_len_rate;
+    let joint2_base_velocity_v_z_along_dq = t521 * joint2_rotation_12_along_dq
+        + t913 * cache.joint2_rotation_02 + joint2_rotation_22_along_dq * t520
+        + t914 * cache.joint2_rotation_22 + cache.joint2_rotation_12 * t909
+        + joint2_rotation_02_along_dq * t525;
+    let t953 = 0.004820780989426014 * joint2_slice0_bend_along_dq * t949
+        * cache.joint2_len;
+    let t954 = 0.004820780989426014 * joint2_len_along_dq * cache.joint2_slice0_bend_c2;
+    let t955 = t953 + t954 + 0.000046479858696022525 * t735 * cache.joint2_slice0_bend_c4
+        + 0.000046479858696022525 * t947 * joint2_slice0_bend_along_dq * t732
+        - 0.000023239929348011262 * t921 * joint2_slice0_bend_along_dq * t732
+        - 0.000023239929348011262 * t735 * cache.joint2_slice0_bend_c3;
+    let joint2_slice0_local_len_column_v_y_along_dq = 0.004820780989426014
+        * joint2_bend_y_along_dq * cache.joint2_slice0_bend_c2
+        + 0.004820780989426014 * joint2_slice0_bend_along_dq * t949
+            * cache.joint2_bend_y;
+    let joint2_slice0_local_bend_z_column_w_y_along_dq = 0.0003347157145944845 * t699
+        * cache.joint2_slice0_bend_c3
+        + 0.0003347157145944845 * t921 * joint2_slice0_bend_along_dq * t539;
+    let joint2_slice0_local_bend_z_column_v_z_along_dq = t955
+        - (joint2_slice0_local_com_y_along_dq * cache.joint2_slice0_local_len_column_v_y
+            + cache.joint2_slice0_local_com_y
+                * joint2_slice0_local_len_column_v_y_along_dq
+            - cache.joint2_slice0_local_bend_z_column_w_y
+                * joint2_slice0_local_com_x_along_dq
+            - cache.joint2_slice0_local_com_x
+                * joint2_slice0_local_bend_z_column_w_y_along_dq);
+    let t956 = joint2_slice0_local_bend_z_column_v_z_along_dq * joint2_bend_z_rate;
+    let t957 = t951 + t952 + joint2_base_velocity_v_z_along_dq + t956;
+    let joint2_slice0_local_inertia_h_x_along_dq = cache.joint1_slice0_mass
+        * joint2_slice0_local_com_x_along_dq;
+    let t958 = joint2_bend_z_rate * joint2_slice0_local_len_column_v_y_along_dq;
+    let t959 = joint2_bend_y_rate * joint2_slice0_local_bend_y_column_w_x_along_dq;
+    let t960 = t958 + t959 + joint2_base_velocity_w_x_along_dq;
+    let joint2_slice0_local_inertia_h_y_along_dq = joint2_slice0_local_com_y_along_dq
+        * cache.joint1_slice0_mass;
+    let t961 = joint2_slice0_local_bend_y_column_w_y_along_dq * joint2_bend_y_rate;
+    let t962 = joint2_bend_z_rate * joint2_slice0_local_bend_z_column_w_y_along_dq;
+    let t963 = joint2_base_velocity_w_y_along_dq + t961 + t962;
+    let joint2_slice0_local_momentum_f_z_along_dq = cache.joint1_slice0_mass * t957
+        - (t623 * joint2_slice0_local_inertia_h_x_along_dq
+            + t963 * cache.joint2_slice0_local_inertia_h_x
+            - cache.joint2_slice0_local_inertia_h_y * t960
+            - joint2_slice0_local_inertia_h_y_along_dq * t665);
+    let t964 = -(joint2_slice0_local_momentum_f_z_along_dq * t665);
+    let joint2_slice0_local_com_z_along_dq = 0.004820780989426014 * t566
+        * joint2_slice0_bend_along_dq * t949
+        + 0.004820780989426014 * cache.joint2_slice0_bend_c2 * t716;
+    let joint2_slice0_local_inertia_h_z_along_dq = cache.joint1_slice0_mass
+        * joint2_slice0_local_com_z_along_dq;
+    let t965 = 0.0003347157145944845 * t716 * cache.joint2_slice0_bend_c3
+        + 0.0003347157145944845 * t566 * t921 * joint2_slice0_bend_along_dq
+        - 0.0003347157145944845 * cache.joint2_slice0_bend_c2 * t716
+        - 0.0003347157145944845 * t566 * joint2_slice0_bend_along_dq * t949;
+    let joint2_slice0_local_bend_z_column_v_x_along_dq = t965
+        - (cache.joint2_slice0_local_com_z
+            * joint2_slice0_local_bend_z_column_w_y_along_dq
+            + cache.joint2_slice0_local_bend_z_column_w_y
+                * joint2_slice0_local_com_z_along_dq
+            - joint2_slice0_local_bend_z_column_w_z_along_dq
+                * cache.joint2_slice0_local_com_y
+            - joint2_slice0_local_com_y_along_dq
+                * cache.joint2_slice0_local_bend_z_column_w_z);
+    let t966 = joint2_slice0_local_bend_z_column_v_x_along_dq * joint2_bend_z_rate;
+    let joint2_slice0_local_len_column_v_x_along_dq = 0.06943184420297371 * t950
+        * joint2_slice0_bend_along_dq;
+    let t967 = joint2_slice0_local_len_column_v_x_along_dq * joint2_len_rate;
+    let t968 = 0.0003347157145944845 * t710 * cache.joint2_slice0_bend_c3
+        + 0.0003347157145944845 * t567 * t921 * joint2_slice0_bend_along_dq
+        - 0.0003347157145944845 * t710 * cache.joint2_slice0_bend_c2
+        - 0.0003347157145944845 * t567 * joint2_slice0_bend_along_dq * t949;
+    let joint2_slice0_local_bend_y_column_v_x_along_dq = t968
+        - (joint2_slice0_local_com_z_along_dq
+            * cache.joint2_slice0_local_bend_y_column_w_y
+            + joint2_slice0_local_bend_y_column_w_y_along_dq
+                * cache.joint2_slice0_local_com_z
+            - cache.joint2_slice0_local_com_y
+                * joint2_slice0_local_bend_y_column_w_z_along_dq
+            - cache.joint2_slice0_local_bend_y_column_w_z
+                * joint2_slice0_local_com_y_along_dq);
+    let t969 = joint2_bend_y_rate * joint2_slice0_local_bend_y_column_v_x_along_dq;
+    let t970 = t966 + t967 + joint2_base_velocity_v_x_along_dq + t969;
+    let joint2_slice0_local_momentum_f_x_along_dq = cache.joint1_slice0_mass * t970
+        - (t627 * joint2_slice0_local_inertia_h_y_along_dq
+            + cache.joint2_slice0_local_inertia_h_y * t924
+            - t623 * joint2_slice0_local_inertia_h_z_along_dq
+            - cache.joint2_slice0_local_inertia_h_z * t963);
+    let t971 = t627 * joint2_slice0_local_momentum_f_x_along_dq;
+    let t972 = 0.5 * cache.joint2_slice3_bend_c3 - 0.5 * cache.joint2_slice3_bend_c2;
+    let joint2_slice3_bend_along_dq = 0.8659570925834785 * joint2_bend_squared_along_dq;
+    let joint2_slice3_local_len_column_v_x_along_dq = 0.9305681557970262 * t972
+        * joint2_slice3_bend_along_dq;
+    let t973 = joint2_slice3_local_len_column_v_x_along_dq * joint2_len_rate;
+    let t974 = cache.joint2_slice3_bend_c4 - 0.5 * cache.joint2_slice3_bend_c3;
+    let t975 = 1.5 * cache.joint2_slice3_bend_c5 - 0.5 * cache.joint2_slice3_bend_c4;
+    let t976 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t716
+        + 0.8058320946447624 * t566 * t975 * joint2_slice3_bend_along_dq
+        - 0.8058320946447624 * t566 * t974 * joint2_slice3_bend_along_dq
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * t716;
+    let joint2_slice3_local_bend_z_column_w_y_along_dq = 0.8058320946447624 * t975 * t539
+        * joint2_slice3_bend_along_dq
+        + 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t699;
+    let joint2_slice3_local_bend_z_column_w_z_along_dq = 0.8058320946447624 * t975 * t701
+        * joint2_slice3_bend_along_dq
+        + 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t702;
+    let joint2_slice3_local_com_y_along_dq = 0.8659570925834785 * t974 * t567
+        * joint2_slice3_bend_along_dq
+        + 0.8659570925834785 * t710 * cache.joint2_slice3_bend_c2;
+    let joint2_slice3_local_com_z_along_dq = 0.8659570925834785
+        * cache.joint2_slice3_bend_c2 * t716
+        + 0.8659570925834785 * t566 * t974 * joint2_slice3_bend_along_dq;
+    let joint2_slice3_local_bend_z_column_v_x_along_dq = t976
+        - (joint2_slice3_local_bend_z_column_w_y_along_dq
+            * cache.joint2_slice3_local_com_z
+            + joint2_slice3_local_com_z_along_dq
+                * cache.joint2_slice3_local_bend_z_column_w_y
+            - joint2_slice3_local_bend_z_column_w_z_along_dq
+                * cache.joint2_slice3_local_com_y
+            - cache.joint2_slice3_local_bend_z_column_w_z
+                * joint2_slice3_local_com_y_along_dq);
+    let t977 = joint2_bend_z_rate * joint2_slice3_local_bend_z_column_v_x_along_dq;
+    let t978 = 0.8058320946447624 * t567 * t975 * joint2_slice3_bend_along_dq
+        + 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t710
+        - 0.8058320946447624 * t974 * t567 * joint2_slice3_bend_along_dq
+        - 0.8058320946447624 * t710 * cache.joint2_slice3_bend_c2;
+    let joint2_slice3_local_bend_y_column_w_y_along_dq = -0.8058320946447624
+        * cache.joint2_slice3_bend_c3 * t702
+        - 0.8058320946447624 * t975 * t701 * joint2_slice3_bend_along_dq;
+    let joint2_slice3_local_bend_y_column_w_z_along_dq = -0.8058320946447624
+        * cache.joint2_slice3_bend_c3 * t698
+        - 0.8058320946447624 * t536 * t975 * joint2_slice3_bend_along_dq;
+    let joint2_slice3_local_bend_y_column_v_x_along_dq = t978
+        - (cache.joint2_slice3_local_com_z
+            * joint2_slice3_local_bend_y_column_w_y_along_dq
+            + joint2_slice3_local_com_z_along_dq
+                * cache.joint2_slice3_local_bend_y_column_w_y
+            - cache.joint2_slice3_local_bend_y_column_w_z
+                * joint2_slice3_local_com_y_along_dq
+            - joint2_slice3_local_bend_y_column_w_z_along_dq
+                * cache.joint2_slice3_local_com_y);
+    let t979 = joint2_bend_y_rate * joint2_slice3_local_bend_y_column_v_x_along_dq;
+    let t980 = t973 + t977 + t979 + joint2_base_velocity_v_x_along_dq;
+    let joint2_slice3_local_inertia_h_z_along_dq = joint2_slice3_local_com_z_along_dq
+        * cache.joint1_slice0_mass;
+    let joint2_slice3_local_inertia_h_y_along_dq = cache.joint1_slice0_mass
+        * joint2_slice3_local_com_y_along_dq;
+    let t981 = joint2_slice3_local_bend_y_column_w_z_along_dq * joint2_bend_y_rate;
+    let t982 = joint2_slice3_local_bend_z_column_w_z_along_dq * joint2_bend_z_rate;
+    let t983 = t981 + t982 + joint2_base_velocity_w_z_along_dq;
+    let t984 = joint2_slice3_local_bend_z_column_w_y_along_dq * joint2_bend_z_rate;
+    let t985 = joint2_bend_y_rate * joint2_slice3_local_bend_y_column_w_y_along_dq;
+    let t986 = joint2_base_velocity_w_y_along_dq + t984 + t985;
+    let joint2_slice3_local_momentum_f_x_along_dq = cache.joint1_slice0_mass * t980
+        - (t515 * joint2_slice3_local_inertia_h_y_along_dq
+            + t983 * cache.joint2_slice3_local_inertia_h_y
+            - joint2_slice3_local_inertia_h_z_along_dq * t518
+            - cache.joint2_slice3_local_inertia_h_z * t986);
+    let t987 = t515 * joint2_slice3_local_momentum_f_x_along_dq;
+    let joint2_slice1_local_com_x_along_dq = 0.33000947820757187
+        * joint2_slice1_bend_along_dq * cache.joint2_len * t936
+        + 0.33000947820757187 * cache.joint2_slice1_bend_c1 * joint2_len_along_dq;
+    let t988 = 0.10890625570683385 * joint2_len_along_dq * cache.joint2_slice1_bend_c2;
+    let t989 = 2.0 * cache.joint2_slice1_bend_c6 - 0.5 * cache.joint2_slice1_bend_c5;
+    let t990 = 0.10890625570683385 * joint2_slice1_bend_along_dq * cache.joint2_len
+        * t933;
+    let t991 = t988 + 0.02372114506416456 * t735 * cache.joint2_slice1_bend_c4
+        + 0.02372114506416456 * joint2_slice1_bend_along_dq * t732 * t989 + t990
+        - 0.01186057253208228 * joint2_slice1_bend_along_dq * t732 * t926
+        - 0.01186057253208228 * t735 * cache.joint2_slice1_bend_c3;
+    let joint2_slice1_local_bend_z_column_v_z_along_dq = t991
+        - (joint2_slice1_local_com_y_along_dq * cache.joint2_slice1_local_len_column_v_y
+            + cache.joint2_slice1_local_com_y
+                * joint2_slice1_local_len_column_v_y_along_dq
+            - joint2_slice1_local_com_x_along_dq
+                * cache.joint2_slice1_local_bend_z_column_w_y
+            - joint2_slice1_local_bend_z_column_w_y_along_dq
+                * cache.joint2_slice1_local_com_x);
+    let t992 = joint2_bend_z_rate * joint2_slice1_local_bend_z_column_v_z_along_dq;
+    let joint2_slice1_local_len_column_v_z_along_dq = 0.10890625570683385
+        * cache.joint2_slice1_bend_c2 * joint2_bend_z_along_dq
+        + 0.10890625570683385 * joint2_slice1_bend_along_dq * cache.joint2_bend_z * t933;
+    let t993 = joint2_slice1_local_len_column_v_z_along_dq * joint2_len_rate;
+    let t994 = 0.02372114506416456 * t737 * cache.joint2_slice1_bend_c4
+        + 0.02372114506416456 * joint2_slice1_bend_along_dq * t561 * t989
+        - 0.01186057253208228 * joint2_slice1_bend_along_dq * t561 * t926
+        - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t737;
+    let joint2_slice1_local_bend_y_column_v_z_along_dq = t994
+        - (cache.joint2_slice1_local_bend_y_column_w_x
+            * joint2_slice1_local_com_y_along_dq
+            + cache.joint2_slice1_local_com_y
+                * joint2_slice1_local_bend_y_column_w_x_along_dq
+            - joint2_slice1_local_bend_y_column_w_y_along_dq
+                * cache.joint2_slice1_local_com_x
+            - joint2_slice1_local_com_x_along_dq
+                * cache.joint2_slice1_local_bend_y_column_w_y);
+    let t995 = joint2_bend_y_rate * joint2_slice1_local_bend_y_column_v_z_along_dq;
+    let t996 = t992 + t993 + joint2_base_velocity_v_z_along_dq + t995;
+    let joint2_slice1_local_inertia_h_x_along_dq = joint2_slice1_local_com_x_along_dq
+        * cache.joint1_slice1_mass;
+    let joint2_slice1_local_momentum_f_z_along_dq = cache.joint1_slice1_mass * t996
+        - (t597 * joint2_slice1_local_inertia_h_x_along_dq
+            + t929 * cache.joint2_slice1_local_inertia_h_x
+            - cache.joint2_slice1_local_inertia_h_y * t945
+            - t655 * joint2_slice1_local_inertia_h_y_along_dq);
+    let t997 = -(joint2_slice1_local_momentum_f_z_along_dq * t655);
+    let joint2_slice3_local_com_x_along_dq = 0.9305681557970262 * t972 * cache.joint2_len
+        * joint2_slice3_bend_along_dq
+        + 0.9305681557970262 * cache.joint2_slice3_bend_c1 * joint2_len_along_dq;
+    let joint2_slice3_local_inertia_h_x_along_dq = cache.joint1_slice0_mass
+        * joint2_slice3_local_com_x_along_dq;
+    let joint2_slice3_local_len_column_v_y_along_dq = 0.8659570925834785
+        * joint2_bend_y_along_dq * cache.joint2_slice3_bend_c2
+        + 0.8659570925834785 * t974 * joint2_slice3_bend_along_dq * cache.joint2_bend_y;
+    let t998 = joint2_slice3_local_len_column_v_y_along_dq * joint2_bend_z_rate;
+    let joint2_slice3_local_bend_y_column_w_x_along_dq = -0.8659570925834785 * t974
+        * cache.joint2_bend_z * joint2_slice3_bend_along_dq
+        - 0.8659570925834785 * cache.joint2_slice3_bend_c2 * joint2_bend_z_along_dq;
+    let t999 = joint2_slice3_local_bend_y_column_w_x_along_dq * joint2_bend_y_rate;
+    let t1000 = t998 + t999 + joint2_base_velocity_w_x_along_dq;
+    let joint2_slice3_local_len_column_v_z_along_dq = 0.8659570925834785 * t974
+        * cache.joint2_bend_z * joint2_slice3_bend_along_dq
+        + 0.8659570925834785 * cache.joint2_slice3_bend_c2 * joint2_bend_z_along_dq;
+    let t1001 = joint2_slice3_local_len_column_v_z_along_dq * joint2_len_rate;
+    let t1002 = 2.0 * cache.joint2_slice3_bend_c6 - 0.5 * cache.joint2_slice3_bend_c5;
+    let t1003 = 0.8659570925834785 * joint2_len_along_dq * cache.joint2_slice3_bend_c2;
+    let t1004 = 0.8659570925834785 * t974 * cache.joint2_len
+        * joint2_slice3_bend_along_dq;
+    let t1005 = 1.4997633723912625 * t1002 * t732 * joint2_slice3_bend_along_dq
+        + 1.4997633723912625 * t735 * cache.joint2_slice3_bend_c4 + t1003 + t1004
+        - 0.7498816861956312 * t975 * t732 * joint2_slice3_bend_along_dq
+        - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t735;
+    let joint2_slice3_local_bend_z_column_v_z_along_dq = t1005
+        - (joint2_slice3_local_len_column_v_y_along_dq * cache.joint2_slice3_local_com_y
+            + joint2_slice3_local_com_y_along_dq
+                * cache.joint2_slice3_local_len_column_v_y
+            - joint2_slice3_local_bend_z_column_w_y_along_dq
+                * cache.joint2_slice3_local_com_x
+            - joint2_slice3_local_com_x_along_dq
+                * cache.joint2_slice3_local_bend_z_column_w_y);
+    let t1006 = joint2_bend_z_rate * joint2_slice3_local_bend_z_column_v_z_along_dq;
+    let t1007 = 1.4997633723912625 * t737 * cache.joint2_slice3_bend_c4
+        + 1.4997633723912625 * t1002 * t561 * joint2_slice3_bend_along_dq
+        - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t737
+        - 0.7498816861956312 * t975 * t561 * joint2_slice3_bend_along_dq;
+    let joint2_slice3_local_bend_y_column_v_z_along_dq = t1007
+        - (cache.joint2_slice3_local_bend_y_column_w_x
+            * joint2_slice3_local_com_y_along_dq
+            + joint2_slice3_local_bend_y_column_w_x_along_dq
+                * cache.joint2_slice3_local_com_y
+            - cache.joint2_slice3_local_bend_y_column_w_y
+                * joint2_slice3_local_com_x_along_dq
+            - joint2_slice3_local_bend_y_column_w_y_along_dq
+                * cache.joint2_slice3_local_com_x);
+    let t1008 = joint2_bend_y_rate * joint2_slice3_local_bend_y_column_v_z_along_dq;
+    let t1009 = t1001 + t1006 + t1008 + joint2_base_velocity_v_z_along_dq;
+    let joint2_slice3_local_momentum_f_z_along_dq = t1009 * cache.joint1_slice0_mass
+        - (t518 * joint2_slice3_local_inertia_h_x_along_dq
+            + cache.joint2_slice3_local_inertia_h_x * t986
+            - t610 * joint2_slice3_local_inertia_h_y_along_dq
+            - t1000 * cache.joint2_slice3_local_inertia_h_y);
+    let t1010 = -(joint2_slice3_local_momentum_f_z_along_dq * t610);
+    let joint2_slice0_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint2_slice0_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * joint2_slice0_local_bend_z_column_w_z_along_dq * t0;
+    let t1011 = t961 + t962;
+    let t1012 = t958 + t959;
+    let joint2_slice0_bend = 0.004820780989426014 * joint2_bend_squared;
+    let t1013 = softgen_runtime::stumpff(joint2_slice0_bend)[7];
+    let t1014 = 2.5 * t1013 - 0.5 * cache.joint2_slice0_bend_c6;
+    let t1015 = 0.0000016135911537792344 * t765 * cache.joint2_slice0_bend_c4
+        + 0.0000016135911537792344 * t766 * t947 * joint2_slice0_bend_along_dq
+        + 0.0003347157145944845 * t768 * cache.joint2_slice0_bend_c3
+        + 0.0003347157145944845 * t921 * joint2_slice0_bend_along_dq * t767
+        - 0.000004840773461337703 * t766 * joint2_slice0_bend_along_dq * t1014
+        - 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t765;
+    let joint2_slice0_local_subspace2_w_z_along_dq = 0.3333333333333336 * t0
+        * joint2_slice0_local_bend_y_column_w_z_along_dq
+        + 0.5773502691896255 * joint2_slice0_local_bend_z_column_w_z_along_dq * t0;
+    let joint2_slice0_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice0_local_bend_y_column_w_z_along_dq);
+    let t1016 = base_pitch_rotation_00_along_dq * t452;
+    let t1017 = t454 * base_roll_rotation_02_along_dq;
+    let t1018 = base_roll_rotation_01_along_dq * t450;
+    let t1019 = cache.base_pitch_rotation_00 * t457;
+    let t1020 = cache.base_roll_rotation_02 * t459;
+    let t1021 = t461 * cache.base_roll_rotation_01;
+    let joint1_tip_bias_w_x_along_dq = t1016 + t1017 + t1018
+        + t467 * base_roll_velocity_w_y + t445 * base_roll_velocity_w_y_along_dq + t1019
+        + t1020 + t1021 + base_roll_acceleration_w_x_along_dq
+        - base_roll_velocity_w_z * t483 - t408 * base_roll_velocity_w_z_along_dq;
+    let joint2_base_bias_w_z_along_dq = cache.joint2_rotation_02
+        * joint1_tip_bias_w_x_along_dq
+        + joint2_rotation_02_along_dq * joint1_tip_bias_w_x
+        + joint1_tip_bias_w_y_along_dq * cache.joint2_rotation_12
+        + joint1_tip_bias_w_z_along_dq * cache.joint2_rotation_22
+        + joint1_tip_bias_w_y * joint2_rotation_12_along_dq
+        + joint2_rotation_22_along_dq * joint1_tip_bias_w_z;
+    let t1022 = qdd[10] * joint2_slice0_local_subspace1_w_z_along_dq
+        + joint2_base_velocity_w_x * t1011 + t577 * joint2_base_velocity_w_x_along_dq
+        + t1015 + qdd[11] * joint2_slice0_local_subspace2_w_z_along_dq
+        + joint2_slice0_local_subspace0_w_z_along_dq * qdd[9]
+        + joint2_base_bias_w_z_along_dq - t1012 * joint2_base_velocity_w_y
+        - joint2_base_velocity_w_y_along_dq * t574;
+    let t1023 = 0.000023239929348011262 * t793 * cache.joint2_slice0_bend_c3
+        + 0.000023239929348011262 * t555 * t921 * joint2_slice0_bend_along_dq
+        - 0.000046479858696022525 * cache.joint2_slice0_bend_c4 * t793
+        - 0.000046479858696022525 * t555 * t947 * joint2_slice0_bend_along_dq;
+    let joint2_slice0_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint2_slice0_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice0_local_len_column_v_y_along_dq;
+    let joint2_slice0_local_subspace2_w_x_along_dq = 0.5773502691896255 * t0
+        * joint2_slice0_local_len_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint2_slice0_local_bend_y_column_w_x_along_dq;
+    let t1024 = t922 + t923;
+    let joint2_slice0_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice0_local_bend_y_column_w_x_along_dq);
+    let joint2_base_bias_w_x_along_dq = joint1_tip_rotation_00_along_dq
+        * joint1_tip_bias_w_x
+        + cache.joint1_tip_rotation_00 * joint1_tip_bias_w_x_along_dq
+        + joint1_tip_bias_w_y_along_dq * cache.joint1_tip_rotation_10
+        + cache.joint1_tip_rotation_20 * joint1_tip_bias_w_z_along_dq
+        + joint1_tip_rotation_20_along_dq * joint1_tip_bias_w_z
+        + joint1_tip_rotation_10_along_dq * joint1_tip_bias_w_y;
+    let t1025 = t1023 + qdd[10] * joint2_slice0_local_subspace1_w_x_along_dq
+        + joint2_slice0_local_subspace2_w_x_along_dq * qdd[11]
+        + t1024 * joint2_base_velocity_w_y
+        + joint2_slice0_local_subspace0_w_x_along_dq * qdd[9]
+        + joint2_base_velocity_w_y_along_dq * t668 + joint2_base_bias_w_x_along_dq
+        - joint2_base_velocity_w_z * t1011 - t577 * joint2_base_velocity_w_z_along_dq;
+    let t1026 = -(t669 * joint2_slice0_local_inertia_h_z_along_dq
+        + t1025 * cache.joint2_slice0_local_inertia_h_z
+        - t1022 * cache.joint2_slice0_local_inertia_h_x
+        - t862 * joint2_slice0_local_inertia_h_x_along_dq);
+    let t1027 = t916 + t907 * joint2_bend_y_rate + t917 * joint2_bend_z_rate;
+    let t1028 = 0.44888729929169013 * joint2_slice2_bend_along_dq * cache.joint2_len
+        * t899;
+    let t1029 = 0.44888729929169013 * joint2_len_along_dq * cache.joint2_slice2_bend_c2;
+    let t1030 = 2.0 * cache.joint2_slice2_bend_c6 - 0.5 * cache.joint2_slice2_bend_c5;
+    let t1031 = t1028 + t1029
+        + 0.4029996149307748 * joint2_slice2_bend_along_dq * t732 * t1030
+        + 0.4029996149307748 * t735 * cache.joint2_slice2_bend_c4
+        - 0.2014998074653874 * t735 * cache.joint2_slice2_bend_c3
+        - 0.2014998074653874 * t900 * joint2_slice2_bend_along_dq * t732;
+    let joint2_slice2_local_len_column_v_z_along_dq = 0.44888729929169013
+        * cache.joint2_slice2_bend_c2 * joint2_bend_z_along_dq
+        + 0.44888729929169013 * joint2_slice2_bend_along_dq * cache.joint2_bend_z * t899;
+    let t1032 = joint2_slice2_local_len_column_v_z_along_dq * joint2_len_rate;
+    let t1033 = 0.4029996149307748 * t737 * cache.joint2_slice2_bend_c4
+        + 0.4029996149307748 * joint2_slice2_bend_along_dq * t561 * t1030
+        - 0.2014998074653874 * t737 * cache.joint2_slice2_bend_c3
+        - 0.2014998074653874 * t900 * joint2_slice2_bend_along_dq * t561;
+    let t1034 = joint2_bend_z_rate * t1031 + t1032 + joint2_bend_y_rate * t1033;
+    let t1035 = t901 + t902;
+    let joint2_slice2_local_bend_y_column_w_x_along_dq = -0.44888729929169013
+        * cache.joint2_slice2_bend_c2 * joint2_bend_z_along_dq
+        - 0.44888729929169013 * joint2_slice2_bend_along_dq * cache.joint2_bend_z * t899;
+    let t1036 = joint2_bend_y_rate * joint2_slice2_local_bend_y_column_w_x_along_dq;
+    let joint2_slice2_local_len_column_v_y_along_dq = 0.44888729929169013
+        * joint2_slice2_bend_along_dq * t899 * cache.joint2_bend_y
+        + 0.44888729929169013 * joint2_bend_y_along_dq * cache.joint2_slice2_bend_c2;
+    let t1037 = joint2_bend_z_rate * joint2_slice2_local_len_column_v_y_along_dq;
+    let t1038 = t1036 + t1037;
+    let joint2_slice2_local_com_x_along_dq = 0.6699905217924281
+        * joint2_slice2_bend_along_dq * t915 * cache.joint2_len
+        + 0.6699905217924281 * joint2_len_along_dq * cache.joint2_slice2_bend_c1;
+    let joint2_slice2_bend = 0.44888729929169013 * joint2_bend_squared;
+    let t1039 = softgen_runtime::stumpff(joint2_slice2_bend)[7];
+    let t1040 = 2.5 * t1039 - 0.5 * cache.joint2_slice2_bend_c6;
+    let t1041 = 0.3007502358784333 * t900 * joint2_slice2_bend_along_dq * t767
+        + 0.1350029611448087 * joint2_slice2_bend_along_dq * t766 * t1030
+        + 0.1350029611448087 * t765 * cache.joint2_slice2_bend_c4
+        + 0.3007502358784333 * t768 * cache.joint2_slice2_bend_c3
+        - 0.4050088834344261 * joint2_slice2_bend_along_dq * t766 * t1040
+        - 0.4050088834344261 * t765 * cache.joint2_slice2_bend_c5;
+    let t1042 = 0.2014998074653874 * cache.joint2_slice2_bend_c3 * t793
+        + 0.2014998074653874 * t900 * joint2_slice2_bend_along_dq * t555
+        - 0.4029996149307748 * joint2_slice2_bend_along_dq * t555 * t1030
+        - 0.4029996149307748 * cache.joint2_slice2_bend_c4 * t793;
+    let t1043 = t908 + t916 + t918;
+    let t1044 = 0.3333333333333333 * joint2_slice2_local_len_column_v_y_along_dq;
+    let joint2_slice2_local_bend_z_column_v_y_along_dq = t1033
+        - (joint2_slice2_local_com_x_along_dq
+            * cache.joint2_slice2_local_bend_z_column_w_z
+            + cache.joint2_slice2_local_com_x
+                * joint2_slice2_local_bend_z_column_w_z_along_dq
+            - joint2_slice2_local_len_column_v_y_along_dq
+                * cache.joint2_slice2_local_com_z
+            - cache.joint2_slice2_local_len_column_v_y
+                * joint2_slice2_local_com_z_along_dq);
+    let t1045 = 0.4029996149307748 * joint2_slice2_bend_along_dq * t563 * t1030 + t1028
+        + t1029 + 0.4029996149307748 * t743 * cache.joint2_slice2_bend_c4
+        - 0.2014998074653874 * t743 * cache.joint2_slice2_bend_c3
+        - 0.2014998074653874 * t900 * joint2_slice2_bend_along_dq * t563;
+    let joint2_slice2_local_bend_y_column_v_y_along_dq = t1045
+        - (cache.joint2_slice2_local_bend_y_column_w_z
+            * joint2_slice2_local_com_x_along_dq
+            + cache.joint2_slice2_local_com_x
+                * joint2_slice2_local_bend_y_column_w_z_along_dq
+            - joint2_slice2_local_com_z_along_dq
+                * cache.joint2_slice2_local_bend_y_column_w_x
+            - cache.joint2_slice2_local_com_z
+                * joint2_slice2_local_bend_y_column_w_x_along_dq);
+    let joint2_slice2_local_subspace2_v_y_along_dq = t1044
+        + 0.5773502691896255 * t0 * joint2_slice2_local_bend_z_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint2_slice2_local_bend_y_column_v_y_along_dq;
+    let t1046 = t910 + t911 + t912;
+    let t1047 = t1016 + t1017 + t1018 + t1019 + t1020 + t1021;
+    let joint1_tip_bias_v_y_along_dq = cache.base_pitch_rotation_10 * t433
+        + cache.base_roll_rotation_12 * t471 + t441 * base_roll_rotation_12_along_dq
+        + base_roll_velocity_v_z_along_dq * t501 + base_roll_velocity_w_z_along_dq * t552
+        + t478 * base_roll_rotation_11_along_dq + cache.base_roll_rotation_11 * t477
+        + base_roll_velocity_w_z * t1046 + base_roll_acceleration_v_y_along_dq
+        + t502 * base_roll_velocity_v_z + t551 * joint1_position_z_along_dq
+        + cache.joint1_position_z * t1047 + base_pitch_rotation_10_along_dq * t500
+        - base_roll_velocity_w_x_along_dq * t437 - joint1_position_x_along_dq * t482
+        - t463 * cache.joint1_position_x - t467 * base_roll_velocity_v_x
+        - t445 * base_roll_velocity_v_x_along_dq - base_roll_velocity_w_x * t495;
+    let t1048 = joint1_tip_bias_v_y_along_dq
+        - (joint2_position_z_along_dq * joint1_tip_bias_w_x
+            + cache.joint2_position_z * joint1_tip_bias_w_x_along_dq
+            - cache.joint2_position_x * joint1_tip_bias_w_z_along_dq
+            - joint2_position_x_along_dq * joint1_tip_bias_w_z);
+    let joint1_tip_bias_v_z_along_dq = t471 * cache.base_roll_rotation_22
+        + t477 * cache.base_roll_rotation_21 + t408 * base_roll_velocity_v_x_along_dq
+        + t483 * base_roll_velocity_v_x + base_roll_acceleration_v_z_along_dq
+        + cache.base_pitch_rotation_20 * t433 + base_roll_velocity_w_x_along_dq * t499
+        + t441 * base_roll_rotation_22_along_dq + t478 * base_roll_rotation_21_along_dq
+        + joint1_position_x_along_dq * t487 + cache.joint1_position_x * t494
+        + base_roll_velocity_w_x * t449 + base_pitch_rotation_20_along_dq * t500
+        - base_roll_velocity_w_y * t1046 - base_roll_velocity_w_y_along_dq * t552
+        - t502 * base_roll_velocity_v_y - base_roll_velocity_v_y_along_dq * t501
+        - cache.joint1_position_y * t1047 - t551 * joint1_position_y_along_dq;
+    let t1049 = joint1_tip_bias_v_z_along_dq
+        - (joint2_position_x_along_dq * joint1_tip_bias_w_y
+            + cache.joint2_position_x * joint1_tip_bias_w_y_along_dq
+            - cache.joint2_position_y * joint1_tip_bias_w_x_along_dq
+            - joint1_tip_bias_w_x * joint2_position_y_along_dq);
+    let t1050 = joint1_tip_bias_v_x_along_dq
+        - (joint1_tip_bias_w_z * joint2_position_y_along_dq
+            + cache.joint2_position_y * joint1_tip_bias_w_z_along_dq
+            - joint1_tip_bias_w_y_along_dq * cache.joint2_position_z
+            - joint2_position_z_along_dq * joint1_tip_bias_w_y);
+    let joint2_base_bias_v_y_along_dq = t1048 * cache.joint2_rotation_11
+        + t1049 * cache.joint2_rotation_21 + joint2_rotation_01_along_dq * t547
+        + joint2_rotation_11_along_dq * t553 + joint2_rotation_21_along_dq * t554
+        + cache.joint2_rotation_01 * t1050;
+    let t1051 = 3.0 * softgen_runtime::stumpff(joint2_slice2_bend)[8] - 0.5 * t1039;
+    let joint2_slice2_local_bend_y_column_v_z_along_dq = t1033
+        - (cache.joint2_slice2_local_bend_y_column_w_x
+            * joint2_slice2_local_com_y_along_dq
+            + cache.joint2_slice2_local_com_y
+                * joint2_slice2_local_bend_y_column_w_x_along_dq
+            - cache.joint2_slice2_local_com_x
+                * joint2_slice2_local_bend_y_column_w_y_along_dq
+            - joint2_slice2_local_com_x_along_dq
+                * cache.joint2_slice2_local_bend_y_column_w_y);
+    let t1052 = joint2_bend_y_rate * joint2_slice2_local_bend_y_column_v_z_along_dq;
+    let joint2_slice2_local_bend_z_column_v_z_along_dq = t1031
+        - (cache.joint2_slice2_local_len_column_v_y * joint2_slice2_local_com_y_along_dq
+            + joint2_slice2_local_len_column_v_y_along_dq
+                * cache.joint2_slice2_local_com_y
+            - joint2_slice2_local_com_x_along_dq
+                * cache.joint2_slice2_local_bend_z_column_w_y
+            - cache.joint2_slice2_local_com_x
+                * joint2_slice2_local_bend_z_column_w_y_along_dq);
+    let t1053 = joint2_slice2_local_bend_z_column_v_z_along_dq * joint2_bend_z_rate;
+    let t1054 = t1052 + t1032 + t1053;
+    let joint2_slice2_local_subspace1_v_y_along_dq = t1044
+        + 0.33333333333333315 * t0 * joint2_slice2_local_bend_y_column_v_y_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice2_local_bend_z_column_v_y_along_dq;
+    let joint2_slice2_local_subspace0_v_y_along_dq = t1044
+        - 0.6666666666666666 * t0 * joint2_slice2_local_bend_y_column_v_y_along_dq;
+    let t1055 = joint2_base_velocity_w_z * t1043
+        + joint2_slice2_local_subspace2_v_y_along_dq * qdd[11]
+        + joint2_base_bias_v_y_along_dq + t1038 * joint2_base_velocity_v_z
+        + (0.09045070438093329 * joint2_slice2_bend_along_dq * t777 * t1030
+            + 0.09045070438093329 * cache.joint2_slice2_bend_c4 * t819
+            + 0.7236056350474663 * cache.joint2_slice2_bend_c6 * t819
+            + 0.7236056350474663 * joint2_slice2_bend_along_dq * t777 * t1051
+            + 0.8977745985833803 * joint2_slice2_bend_along_dq * t899 * t779
+            + 1.2089988447923243 * joint2_slice2_bend_along_dq * t778 * t1030
+            + 1.2089988447923243 * t820 * cache.joint2_slice2_bend_c4
+            - 0.6044994223961622 * t900 * joint2_slice2_bend_along_dq * t778
+            - 0.45225352190466644 * t819 * cache.joint2_slice2_bend_c5
+            - 0.6044994223961622 * t820 * cache.joint2_slice2_bend_c3
+            - 0.45225352190466644 * joint2_slice2_bend_along_dq * t777 * t1040)
+        + t684 * joint2_base_velocity_w_z_along_dq
+        + t632 * joint2_base_velocity_v_z_along_dq
+        + qdd[10] * joint2_slice2_local_subspace1_v_y_along_dq
+        + qdd[9] * joint2_slice2_local_subspace0_v_y_along_dq
+        - (t1027 * t635 + t679 * t1035 - t1034 * t632 - t881 * t1038)
+        - (joint2_slice2_local_com_x_along_dq * t844
+            + cache.joint2_slice2_local_com_x * t1041
+            - t637 * joint2_slice2_local_com_z_along_dq
+            - t1042 * cache.joint2_slice2_local_com_z)
+        - t882 * joint2_base_velocity_w_x_along_dq - joint2_base_velocity_w_x * t1054
+        - joint2_base_velocity_v_x * t1035 - joint2_base_velocity_v_x_along_dq * t635;
+    let t1056 = t1055 * cache.joint1_slice1_mass;
+    let t1057 = t983 * joint2_slice3_local_momentum_f_x;
+    let joint2_slice3_local_bend_z_column_v_y_along_dq = t1007
+        - (joint2_slice3_local_bend_z_column_w_z_along_dq
+            * cache.joint2_slice3_local_com_x
+            + cache.joint2_slice3_local_bend_z_column_w_z
+                * joint2_slice3_local_com_x_along_dq
+            - joint2_slice3_local_len_column_v_y_along_dq
+                * cache.joint2_slice3_local_com_z
+            - joint2_slice3_local_com_z_along_dq
+                * cache.joint2_slice3_local_len_column_v_y);
+    let t1058 = 0.3333333333333333 * joint2_slice3_local_len_column_v_y_along_dq;
+    let t1059 = 1.4997633723912625 * t743 * cache.joint2_slice3_bend_c4
+        + 1.4997633723912625 * t1002 * t563 * joint2_slice3_bend_along_dq + t1003 + t1004
+        - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t743
+        - 0.7498816861956312 * t975 * t563 * joint2_slice3_bend_along_dq;
+    let joint2_slice3_local_bend_y_column_v_y_along_dq = t1059
+        - (cache.joint2_slice3_local_bend_y_column_w_z
+            * joint2_slice3_local_com_x_along_dq
+            + joint2_slice3_local_bend_y_column_w_z_along_dq
+                * cache.joint2_slice3_local_com_x
+            - joint2_slice3_local_com_z_along_dq
+                * cache.joint2_slice3_local_bend_y_column_w_x
+            - joint2_slice3_local_bend_y_column_w_x_along_dq
+                * cache.joint2_slice3_local_com_z);
+    let joint2_slice3_local_subspace1_v_y_along_dq = t1058
+        + 0.33333333333333315 * t0 * joint2_slice3_local_bend_y_column_v_y_along_dq
+        - 0.5773502691896257 * joint2_slice3_local_bend_z_column_v_y_along_dq * t0;
+    let t1060 = t1001 + t1007 * joint2_bend_y_rate + t1005 * joint2_bend_z_rate;
+    let t1061 = t998 + t999;
+    let t1062 = t981 + t982;
+    let t1063 = t973 + joint2_bend_y_rate * t978 + t976 * joint2_bend_z_rate;
+    let t1064 = t1001 + t1006 + t1008;
+    let t1065 = t973 + t977 + t979;
+    let joint2_slice3_local_subspace2_v_y_along_dq = 0.3333333333333336 * t0
+        * joint2_slice3_local_bend_y_column_v_y_along_dq
+        + 0.5773502691896255 * joint2_slice3_local_bend_z_column_v_y_along_dq * t0
+        + t1058;
+    let t1066 = 0.7498816861956312 * t555 * t975 * joint2_slice3_bend_along_dq
+        + 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t793
+        - 1.4997633723912625 * t555 * t1002 * joint2_slice3_bend_along_dq
+        - 1.4997633723912625 * cache.joint2_slice3_bend_c4 * t793;
+    let joint2_slice3_bend = 0.8659570925834785 * joint2_bend_squared;
+    let t1067 = softgen_runtime::stumpff(joint2_slice3_bend)[7];
+    let t1068 = 2.5 * t1067 - 0.5 * cache.joint2_slice3_bend_c6;
+    let t1069 = 0.8058320946447624 * t975 * t767 * joint2_slice3_bend_along_dq
+        + 0.6978160177890329 * t766 * t1002 * joint2_slice3_bend_along_dq
+        + 0.6978160177890329 * t765 * cache.joint2_slice3_bend_c4
+        + 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t768
+        - 2.0934480533670987 * t766 * t1068 * joint2_slice3_bend_along_dq
+        - 2.0934480533670987 * t765 * cache.joint2_slice3_bend_c5;
+    let joint2_slice3_local_subspace0_v_y_along_dq = t1058
+        - 0.6666666666666666 * t0 * joint2_slice3_local_bend_y_column_v_y_along_dq;
+    let t1070 = 3.0 * softgen_runtime::stumpff(joint2_slice3_bend)[8] - 0.5 * t1067;
+    let t1071 = t569 * joint2_base_velocity_w_z_along_dq
+        + qdd[10] * joint2_slice3_local_subspace1_v_y_along_dq
+        + joint2_base_bias_v_y_along_dq + joint2_base_velocity_v_z_along_dq * t532
+        + joint2_base_velocity_w_z * t1065
+        + qdd[11] * joint2_slice3_local_subspace2_v_y_along_dq
+        + qdd[9] * joint2_slice3_local_subspace0_v_y_along_dq
+        + t1061 * joint2_base_velocity_v_z
+        + (1.731914185166957 * t974 * joint2_slice3_bend_along_dq * t779
+            + 0.6493653647595652 * t777 * t1002 * joint2_slice3_bend_along_dq
+            + 4.499290117173787 * t778 * t1002 * joint2_slice3_bend_along_dq
+            + 5.1949229180765215 * cache.joint2_slice3_bend_c6 * t819
+            + 5.1949229180765215 * t777 * joint2_slice3_bend_along_dq * t1070
+            + 0.6493653647595652 * cache.joint2_slice3_bend_c4 * t819
+            + 4.499290117173787 * t820 * cache.joint2_slice3_bend_c4
+            - 2.2496450585868937 * cache.joint2_slice3_bend_c3 * t820
+            - 3.246826823797826 * t777 * t1068 * joint2_slice3_bend_along_dq
+            - 3.246826823797826 * cache.joint2_slice3_bend_c5 * t819
+            - 2.2496450585868937 * t778 * t975 * joint2_slice3_bend_along_dq)
+        - t876 * joint2_base_velocity_w_x_along_dq
+        - (t568 * t1062 + t606 * t1063 - t1060 * t532 - t1061 * t877)
+        - joint2_base_velocity_v_x * t1062 - joint2_base_velocity_w_x * t1064
+        - t606 * joint2_base_velocity_v_x_along_dq
+        - (t847 * joint2_slice3_local_com_x_along_dq
+            + t1069 * cache.joint2_slice3_local_com_x
+            - t1066 * cache.joint2_slice3_local_com_z
+            - t556 * joint2_slice3_local_com_z_along_dq);
+    let t1072 = cache.joint1_slice0_mass * t1071;
+    let joint2_slice2_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint2_slice2_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice2_local_len_column_v_y_along_dq;
+    let t1073 = t904 + t905;
+    let joint2_slice2_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice2_local_bend_y_column_w_x_along_dq);
+    let joint2_slice2_local_subspace2_w_x_along_dq = 0.3333333333333336 * t0
+        * joint2_slice2_local_bend_y_column_w_x_along_dq
+        + 0.5773502691896255 * t0 * joint2_slice2_local_len_column_v_y_along_dq;
+    let t1074 = t1035 * joint2_base_velocity_w_y
+        + joint2_base_velocity_w_y_along_dq * t635
+        + qdd[10] * joint2_slice2_local_subspace1_w_x_along_dq + t1042
+        + joint2_slice2_local_subspace0_w_x_along_dq * qdd[9]
+        + joint2_slice2_local_subspace2_w_x_along_dq * qdd[11]
+        + joint2_base_bias_w_x_along_dq - t640 * joint2_base_velocity_w_z_along_dq
+        - joint2_base_velocity_w_z * t1073;
+    let joint2_slice2_local_inertia_h_x_along_dq = joint2_slice2_local_com_x_along_dq
+        * cache.joint1_slice1_mass;
+    let joint2_slice2_local_subspace1_w_z_along_dq = 0.33333333333333315
+        * joint2_slice2_local_bend_y_column_w_z_along_dq * t0
+        - 0.5773502691896257 * t0 * joint2_slice2_local_bend_z_column_w_z_along_dq;
+    let joint2_slice2_local_subspace2_w_z_along_dq = 0.5773502691896255 * t0
+        * joint2_slice2_local_bend_z_column_w_z_along_dq
+        + 0.3333333333333336 * joint2_slice2_local_bend_y_column_w_z_along_dq * t0;
+    let joint2_slice2_local_subspace0_w_z_along_dq = -(0.6666666666666666
+        * joint2_slice2_local_bend_y_column_w_z_along_dq * t0);
+    let t1075 = qdd[10] * joint2_slice2_local_subspace1_w_z_along_dq
+        + joint2_base_velocity_w_x * t1073
+        + joint2_slice2_local_subspace2_w_z_along_dq * qdd[11] + t1041
+        + t640 * joint2_base_velocity_w_x_along_dq
+        + joint2_slice2_local_subspace0_w_z_along_dq * qdd[9]
+        + joint2_base_bias_w_z_along_dq - t1038 * joint2_base_velocity_w_y
+        - t632 * joint2_base_velocity_w_y_along_dq;
+    let t1076 = -(cache.joint2_slice2_local_inertia_h_z * t1074
+        + joint2_slice2_local_inertia_h_z_along_dq * t641
+        - t845 * joint2_slice2_local_inertia_h_x_along_dq
+        - cache.joint2_slice2_local_inertia_h_x * t1075);
+    let t1077 = 0.01186057253208228 * joint2_slice1_bend_along_dq * t555 * t926
+        + 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t793
+        - 0.02372114506416456 * joint2_slice1_bend_along_dq * t555 * t989
+        - 0.02372114506416456 * cache.joint2_slice1_bend_c4 * t793;
+    let joint2_slice1_bend = 0.10890625570683385 * joint2_bend_squared;
+    let t1078 = softgen_runtime::stumpff(joint2_slice1_bend)[7];
+    let t1079 = 2.5 * t1078 - 0.5 * cache.joint2_slice1_bend_c6;
+    let t1080 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t768
+        + 0.003914101352555533 * t765 * cache.joint2_slice1_bend_c4
+        + 0.035940096619352636 * joint2_slice1_bend_along_dq * t767 * t926
+        + 0.003914101352555533 * t766 * joint2_slice1_bend_along_dq * t989
+        - 0.0117423040576666 * t766 * t1079 * joint2_slice1_bend_along_dq
+        - 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t765;
+    let t1081 = t935 + t937 + t939;
+    let t1082 = t992 + t993 + t995;
+    let t1083 = 0.3333333333333333 * joint2_slice1_local_len_column_v_y_along_dq;
+    let t1084 = t988 + 0.02372114506416456 * joint2_slice1_bend_along_dq * t563 * t989
+        + 0.02372114506416456 * t743 * cache.joint2_slice1_bend_c4 + t990
+        - 0.01186057253208228 * joint2_slice1_bend_along_dq * t563 * t926
+        - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t743;
+    let joint2_slice1_local_bend_y_column_v_y_along_dq = t1084
+        - (joint2_slice1_local_com_x_along_dq
+            * cache.joint2_slice1_local_bend_y_column_w_z
+            + joint2_slice1_local_bend_y_column_w_z_along_dq
+                * cache.joint2_slice1_local_com_x
+            - joint2_slice1_local_bend_y_column_w_x_along_dq
+                * cache.joint2_slice1_local_com_z
+            - cache.joint2_slice1_local_bend_y_column_w_x
+                * joint2_slice1_local_com_z_along_dq);
+    let joint2_slice1_local_subspace0_v_y_along_dq = t1083
+        - 0.6666666666666666 * joint2_slice1_local_bend_y_column_v_y_along_dq * t0;
+    let t1085 = t943 + t944;
+    let t1086 = t930 + t931;
+    let joint2_slice1_local_bend_z_column_v_y_along_dq = t994
+        - (joint2_slice1_local_com_x_along_dq
+            * cache.joint2_slice1_local_bend_z_column_w_z
+            + joint2_slice1_local_bend_z_column_w_z_along_dq
+                * cache.joint2_slice1_local_com_x
+            - joint2_slice1_local_com_z_along_dq
+                * cache.joint2_slice1_local_len_column_v_y
+            - joint2_slice1_local_len_column_v_y_along_dq
+                * cache.joint2_slice1_local_com_z);
+    let joint2_slice1_local_subspace1_v_y_along_dq = t1083
+        + 0.33333333333333315 * joint2_slice1_local_bend_y_column_v_y_along_dq * t0
+        - 0.5773502691896257 * t0 * joint2_slice1_local_bend_z_column_v_y_along_dq;
+    let t1087 = 3.0 * softgen_runtime::stumpff(joint2_slice1_bend)[8] - 0.5 * t1078;
+    let t1088 = t994 * joint2_bend_y_rate + joint2_bend_z_rate * t991 + t993;
+    let t1089 = joint2_bend_z_rate * t934 + joint2_bend_y_rate * t938 + t937;
+    let joint2_slice1_local_subspace2_v_y_along_dq = t1083
+        + 0.3333333333333336 * joint2_slice1_local_bend_y_column_v_y_along_dq * t0
+        + 0.5773502691896255 * t0 * joint2_slice1_local_bend_z_column_v_y_along_dq;
+    let t1090 = t619 * joint2_base_velocity_v_z_along_dq
+        + joint2_base_velocity_w_z * t1081 + joint2_base_bias_v_y_along_dq
+        + joint2_slice1_local_subspace0_v_y_along_dq * qdd[9]
+        + t1085 * joint2_base_velocity_v_z + joint2_base_velocity_w_z_along_dq * t644
+        + qdd[10] * joint2_slice1_local_subspace1_v_y_along_dq
+        + (0.0012916905450084026 * cache.joint2_slice1_bend_c4 * t819
+            + 0.07116343519249368 * t778 * joint2_slice1_bend_along_dq * t989
+            + 0.0012916905450084026 * t777 * joint2_slice1_bend_along_dq * t989
+            + 0.2178125114136677 * joint2_slice1_bend_along_dq * t933 * t779
+            + 0.07116343519249368 * t820 * cache.joint2_slice1_bend_c4
+            + 0.010333524360067221 * t777 * joint2_slice1_bend_along_dq * t1087
+            + 0.010333524360067221 * cache.joint2_slice1_bend_c6 * t819
+            - 0.03558171759624684 * cache.joint2_slice1_bend_c3 * t820
+            - 0.006458452725042013 * t1079 * t777 * joint2_slice1_bend_along_dq
+            - 0.006458452725042013 * cache.joint2_slice1_bend_c5 * t819
+            - 0.03558171759624684 * t778 * joint2_slice1_bend_along_dq * t926)
+        + joint2_slice1_local_subspace2_v_y_along_dq * qdd[11]
+        - (joint2_slice1_local_com_x_along_dq * t841
+            + t1080 * cache.joint2_slice1_local_com_x
+            - t1077 * cache.joint2_slice1_local_com_z
+            - t613 * joint2_slice1_local_com_z_along_dq)
+        - joint2_base_velocity_w_x * t1082 - joint2_base_velocity_v_x_along_dq * t615
+        - joint2_base_velocity_v_x * t1086 - t889 * joint2_base_velocity_w_x_along_dq
+        - (t652 * t1086 + t1089 * t615 - t1085 * t890 - t619 * t1088);
+    let t1091 = cache.joint1_slice1_mass * t1090;
+    let t1092 = t1036 + t1037 + joint2_base_velocity_w_x_along_dq;
+    let t1093 = -(t1092 * joint2_slice2_local_momentum_f_z);
+    let t1094 = t1052 + t1032 + t1053 + joint2_base_velocity_v_z_along_dq;
+    let joint2_slice2_local_momentum_f_z_along_dq = t1094 * cache.joint1_slice1_mass
+        - (t672 * joint2_slice2_local_inertia_h_x_along_dq
+            + cache.joint2_slice2_local_inertia_h_x * t906
+            - joint2_slice2_local_inertia_h_y_along_dq * t658
+            - t1092 * cache.joint2_slice2_local_inertia_h_y);
+    let t1095 = -(joint2_slice2_local_momentum_f_z_along_dq * t658);
+    let t1096 = -(t1000 * joint2_slice3_local_momentum_f_z);
+    let t1097 = t903 * joint2_slice2_local_momentum_f_x;
+    let t1098 = t984 + t985;
+    let joint2_slice3_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice3_local_bend_y_column_w_z_along_dq);
+    let joint2_slice3_local_subspace2_w_z_along_dq = 0.5773502691896255 * t0
+        * joint2_slice3_local_bend_z_column_w_z_along_dq
+        + 0.3333333333333336 * t0 * joint2_slice3_local_bend_y_column_w_z_along_dq;
+    let joint2_slice3_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint2_slice3_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice3_local_bend_z_column_w_z_along_dq;
+    let t1099 = t542 * joint2_base_velocity_w_x_along_dq
+        + joint2_base_velocity_w_x * t1098 + t1069
+        + joint2_slice3_local_subspace0_w_z_along_dq * qdd[9]
+        + joint2_slice3_local_subspace2_w_z_along_dq * qdd[11]
+        + qdd[10] * joint2_slice3_local_subspace1_w_z_along_dq
+        + joint2_base_bias_w_z_along_dq - t1061 * joint2_base_velocity_w_y
+        - joint2_base_velocity_w_y_along_dq * t532;
+    let joint2_slice3_local_subspace2_w_x_along_dq = 0.5773502691896255 * t0
+        * joint2_slice3_local_len_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint2_slice3_local_bend_y_column_w_x_along_dq;
+    let joint2_slice3_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice3_local_bend_y_column_w_x_along_dq);
+    let joint2_slice3_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint2_slice3_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice3_local_len_column_v_y_along_dq;
+    let t1100 = joint2_slice3_local_subspace2_w_x_along_dq * qdd[11] + t1066
+        + t606 * joint2_base_velocity_w_y_along_dq
+        + joint2_slice3_local_subspace0_w_x_along_dq * qdd[9]
+        + t1062 * joint2_base_velocity_w_y
+        + qdd[10] * joint2_slice3_local_subspace1_w_x_along_dq
+        + joint2_base_bias_w_x_along_dq - joint2_base_velocity_w_z * t1098
+        - t542 * joint2_base_velocity_w_z_along_dq;
+    let t1101 = -(t607 * joint2_slice3_local_inertia_h_z_along_dq
+        + cache.joint2_slice3_local_inertia_h_z * t1100
+        - cache.joint2_slice3_local_inertia_h_x * t1099
+        - t848 * joint2_slice3_local_inertia_h_x_along_dq);
+    let joint2_slice1_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice1_local_bend_y_column_w_z_along_dq);
+    let joint2_slice1_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint2_slice1_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice1_local_bend_z_column_w_z_along_dq;
+    let joint2_slice1_local_subspace2_w_z_along_dq = 0.3333333333333336 * t0
+        * joint2_slice1_local_bend_y_column_w_z_along_dq
+        + 0.5773502691896255 * t0 * joint2_slice1_local_bend_z_column_w_z_along_dq;
+    let t1102 = t927 + t928;
+    let t1103 = t1080 + t614 * joint2_base_velocity_w_x_along_dq
+        + qdd[9] * joint2_slice1_local_subspace0_w_z_along_dq
+        + qdd[10] * joint2_slice1_local_subspace1_w_z_along_dq
+        + joint2_slice1_local_subspace2_w_z_along_dq * qdd[11]
+        + joint2_base_velocity_w_x * t1102 + joint2_base_bias_w_z_along_dq
+        - t1085 * joint2_base_velocity_w_y - joint2_base_velocity_w_y_along_dq * t619;
+    let joint2_slice1_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint2_slice1_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice1_local_len_column_v_y_along_dq;
+    let joint2_slice1_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice1_local_bend_y_column_w_x_along_dq);
+    let joint2_slice1_local_subspace2_w_x_along_dq = 0.3333333333333336 * t0
+        * joint2_slice1_local_bend_y_column_w_x_along_dq
+        + 0.5773502691896255 * t0 * joint2_slice1_local_len_column_v_y_along_dq;
+    let t1104 = t1077 + qdd[10] * joint2_slice1_local_subspace1_w_x_along_dq
+        + joint2_slice1_local_subspace0_w_x_along_dq * qdd[9]
+        + joint2_base_velocity_w_y * t1086
+        + joint2_slice1_local_subspace2_w_x_along_dq * qdd[11]
+        + joint2_base_velocity_w_y_along_dq * t615 + joint2_base_bias_w_x_along_dq
+        - t614 * joint2_base_velocity_w_z_along_dq - joint2_base_velocity_w_z * t1102;
+    let t1105 = -(t1104 * cache.joint2_slice1_local_inertia_h_z
+        + joint2_slice1_local_inertia_h_z_along_dq * t616
+        - t1103 * cache.joint2_slice1_local_inertia_h_x
+        - t842 * joint2_slice1_local_inertia_h_x_along_dq);
+    let t1106 = 0.3333333333333333 * joint2_slice0_local_len_column_v_y_along_dq;
+    let t1107 = t953 + t954
+        + 0.000046479858696022525 * t947 * joint2_slice0_bend_along_dq * t563
+        + 0.000046479858696022525 * t743 * cache.joint2_slice0_bend_c4
+        - 0.000023239929348011262 * t743 * cache.joint2_slice0_bend_c3
+        - 0.000023239929348011262 * t921 * joint2_slice0_bend_along_dq * t563;
+    let joint2_slice0_local_bend_y_column_v_y_along_dq = t1107
+        - (cache.joint2_slice0_local_com_x
+            * joint2_slice0_local_bend_y_column_w_z_along_dq
+            + cache.joint2_slice0_local_bend_y_column_w_z
+                * joint2_slice0_local_com_x_along_dq
+            - cache.joint2_slice0_local_bend_y_column_w_x
+                * joint2_slice0_local_com_z_along_dq
+            - cache.joint2_slice0_local_com_z
+                * joint2_slice0_local_bend_y_column_w_x_along_dq);
+    let joint2_slice0_local_subspace0_v_y_along_dq = t1106
+        - 0.6666666666666666 * t0 * joint2_slice0_local_bend_y_column_v_y_along_dq;
+    let t1108 = t951 + t952 + t956;
+    let t1109 = t967 + t968 * joint2_bend_y_rate + t965 * joint2_bend_z_rate;
+    let t1110 = t955 * joint2_bend_z_rate + t952 + t948 * joint2_bend_y_rate;
+    let joint2_slice0_local_bend_z_column_v_y_along_dq = t948
+        - (cache.joint2_slice0_local_bend_z_column_w_z
+            * joint2_slice0_local_com_x_along_dq
+            + joint2_slice0_local_bend_z_column_w_z_along_dq
+                * cache.joint2_slice0_local_com_x
+            - cache.joint2_slice0_local_com_z
+                * joint2_slice0_local_len_column_v_y_along_dq
+            - cache.joint2_slice0_local_len_column_v_y
+                * joint2_slice0_local_com_z_along_dq);
+    let joint2_slice0_local_subspace1_v_y_along_dq = 0.33333333333333315 * t0
+        * joint2_slice0_local_bend_y_column_v_y_along_dq + t1106
+        - 0.5773502691896257 * t0 * joint2_slice0_local_bend_z_column_v_y_along_dq;
+    let t1111 = t966 + t967 + t969;
+    let joint2_slice0_local_subspace2_v_y_along_dq = 0.5773502691896255 * t0
+        * joint2_slice0_local_bend_z_column_v_y_along_dq + t1106
+        + 0.3333333333333336 * t0 * joint2_slice0_local_bend_y_column_v_y_along_dq;
+    let t1112 = 3.0 * softgen_runtime::stumpff(joint2_slice0_bend)[8] - 0.5 * t1013;
+    let t1113 = joint2_slice0_local_subspace0_v_y_along_dq * qdd[9]
+        + joint2_base_bias_v_y_along_dq
+        + qdd[10] * joint2_slice0_local_subspace1_v_y_along_dq
+        + t574 * joint2_base_velocity_v_z_along_dq + joint2_base_velocity_w_z * t1111
+        + t1012 * joint2_base_velocity_v_z
+        + qdd[11] * joint2_slice0_local_subspace2_v_y_along_dq
+        + (0.00013943957608806757 * t778 * t947 * joint2_slice0_bend_along_dq
+            + 0.009641561978852029 * joint2_slice0_bend_along_dq * t949 * t779
+            + 0.00013943957608806757 * t820 * cache.joint2_slice0_bend_c4
+            + 0.0000008962768767719712 * t777 * t1112 * joint2_slice0_bend_along_dq
+            + 0.0000001120346095964964 * cache.joint2_slice0_bend_c4 * t819
+            + 0.0000001120346095964964 * t777 * t947 * joint2_slice0_bend_along_dq
+            + 0.0000008962768767719712 * cache.joint2_slice0_bend_c6 * t819
+            - 0.00006971978804403378 * t778 * t921 * joint2_slice0_bend_along_dq
+            - 0.00006971978804403378 * t820 * cache.joint2_slice0_bend_c3
+            - 0.000000560173047982482 * t777 * joint2_slice0_bend_along_dq * t1014
+            - 0.000000560173047982482 * cache.joint2_slice0_bend_c5 * t819)
+        + t581 * joint2_base_velocity_w_z_along_dq - joint2_base_velocity_w_x * t1108
+        - (t1109 * t668 + t1024 * t591 - t574 * t1110 - t871 * t1012)
+        - joint2_base_velocity_v_x_along_dq * t668
+        - t872 * joint2_base_velocity_w_x_along_dq
+        - (joint2_slice0_local_com_x_along_dq * t861
+            + cache.joint2_slice0_local_com_x * t1015
+            - joint2_slice0_local_com_z_along_dq * t582
+            - t1023 * cache.joint2_slice0_local_com_z)
+        - t1024 * joint2_base_velocity_v_x;
+    let t1114 = t1113 * cache.joint1_slice0_mass;
+    let t1115 = -(joint2_slice0_local_momentum_f_z * t960);
+    let t1116 = t920 + t925 + t941 + t942 + t946 + t964 + t971 + t987 + t997 + t1010
+        + t1026 + t1056 + t1057 + t1072 + t1076 + t1091 + t1093 + t1095 + t1096 + t1097
+        + t1101 + t1105 + t1114 + t1115;
+    let t1117 = t1116 * cache.joint2_rotation_01;
+    let t1118 = 0.3333333333333333 * joint2_slice1_local_len_column_v_z_along_dq;
+    let joint2_slice1_local_subspace0_v_z_along_dq = t1118
+        - 0.6666666666666666 * t0 * joint2_slice1_local_bend_y_column_v_z_along_dq;
+    let joint2_slice1_local_subspace2_v_z_along_dq = t1118
+        + 0.5773502691896255 * t0 * joint2_slice1_local_bend_z_column_v_z_along_dq
+        + 0.3333333333333336 * t0 * joint2_slice1_local_bend_y_column_v_z_along_dq;
+    let t1119 = joint2_slice1_local_len_column_v_y_along_dq * joint2_len_rate;
+    let t1120 = joint2_bend_y_rate * t1084 + t994 * joint2_bend_z_rate + t1119;
+    let joint2_slice1_local_subspace1_v_z_along_dq = t1118
+        + 0.33333333333333315 * t0 * joint2_slice1_local_bend_y_column_v_z_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice1_local_bend_z_column_v_z_along_dq;
+    let t1121 = joint2_slice1_local_bend_y_column_v_y_along_dq * joint2_bend_y_rate;
+    let t1122 = joint2_slice1_local_bend_z_column_v_y_along_dq * joint2_bend_z_rate;
+    let t1123 = t1121 + t1119 + t1122;
+    let t1124 = 0.003914101352555533 * joint2_slice1_bend_along_dq * t558 * t989
+        + 0.003914101352555533 * t773 * cache.joint2_slice1_bend_c4
+        - 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t773
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t771
+        - 0.0117423040576666 * t1079 * joint2_slice1_bend_along_dq * t558
+        - 0.035940096619352636 * joint2_slice1_bend_along_dq * t926 * t559;
+    let joint2_base_bias_v_z_along_dq = t1049 * cache.joint2_rotation_22
+        + t1050 * cache.joint2_rotation_02 + joint2_rotation_22_along_dq * t554
+        + t1048 * cache.joint2_rotation_12 + joint2_rotation_02_along_dq * t547
+        + t553 * joint2_rotation_12_along_dq;
+    let joint2_base_velocity_v_y_along_dq = t909 * cache.joint2_rotation_11
+        + t913 * cache.joint2_rotation_01 + cache.joint2_rotation_21 * t914
+        + t521 * joint2_rotation_11_along_dq + t520 * joint2_rotation_21_along_dq
+        + joint2_rotation_01_along_dq * t525;
+    let t1125 = joint2_slice1_local_subspace0_v_z_along_dq * qdd[9]
+        + (0.010333524360067221 * t805 * cache.joint2_slice1_bend_c6
+            + 0.02372114506416456 * t806 * cache.joint2_slice1_bend_c4
+            + 0.010333524360067221 * joint2_slice1_bend_along_dq * t1087 * t541
+            + 0.0012916905450084026 * t805 * cache.joint2_slice1_bend_c4
+            + 0.0012916905450084026 * joint2_slice1_bend_along_dq * t541 * t989
+            + 0.2178125114136677 * t534 * joint2_slice1_bend_along_dq * t933
+            + 0.02372114506416456 * t538 * joint2_slice1_bend_along_dq * t989
+            - 0.006458452725042013 * t805 * cache.joint2_slice1_bend_c5
+            - 0.01186057253208228 * t538 * joint2_slice1_bend_along_dq * t926
+            - 0.006458452725042013 * t1079 * joint2_slice1_bend_along_dq * t541
+            - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t806)
+        + t648 * joint2_base_velocity_w_x_along_dq
+        + joint2_slice1_local_subspace2_v_z_along_dq * qdd[11]
+        + qdd[10] * joint2_slice1_local_subspace1_v_z_along_dq
+        + joint2_base_velocity_w_x * t1123 + joint2_base_velocity_v_x * t1102
+        + joint2_base_bias_v_z_along_dq + t614 * joint2_base_velocity_v_x_along_dq
+        - (t1085 * t651 + t1120 * t619 - t1102 * t652 - t614 * t1089)
+        - t1081 * joint2_base_velocity_w_y - joint2_base_velocity_w_y_along_dq * t644
+        - t1085 * joint2_base_velocity_v_y
+        - (t613 * joint2_slice1_local_com_y_along_dq
+            + t1077 * cache.joint2_slice1_local_com_y
+            - joint2_slice1_local_com_x_along_dq * t620
+            - t1124 * cache.joint2_slice1_local_com_x)
+        - t619 * joint2_base_velocity_v_y_along_dq;
+    let t1126 = cache.joint1_slice1_mass * t1125;
+    let t1127 = joint2_slice0_local_momentum_f_y * t960;
+    let t1128 = t1121 + t1119 + t1122 + joint2_base_velocity_v_y_along_dq;
+    let joint2_slice1_local_momentum_f_y_along_dq = cache.joint1_slice1_mass * t1128
+        - (joint2_slice1_local_inertia_h_z_along_dq * t655
+            + cache.joint2_slice1_local_inertia_h_z * t945
+            - t600 * joint2_slice1_local_inertia_h_x_along_dq
+            - t932 * cache.joint2_slice1_local_inertia_h_x);
+    let t1129 = joint2_slice1_local_momentum_f_y_along_dq * t655;
+    let t1130 = -(joint2_slice1_local_momentum_f_x_along_dq * t597);
+    let t1131 = -(t623 * joint2_slice0_local_momentum_f_x_along_dq);
+    let t1132 = -(t672 * joint2_slice2_local_momentum_f_x_along_dq);
+    let t1133 = 0.3333333333333333 * joint2_slice2_local_len_column_v_z_along_dq;
+    let joint2_slice2_local_subspace1_v_z_along_dq = 0.33333333333333315 * t0
+        * joint2_slice2_local_bend_y_column_v_z_along_dq + t1133
+        - 0.5773502691896257 * t0 * joint2_slice2_local_bend_z_column_v_z_along_dq;
+    let joint2_slice2_local_subspace2_v_z_along_dq = 0.3333333333333336 * t0
+        * joint2_slice2_local_bend_y_column_v_z_along_dq
+        + 0.5773502691896255 * t0 * joint2_slice2_local_bend_z_column_v_z_along_dq
+        + t1133;
+    let t1134 = 0.1350029611448087 * t773 * cache.joint2_slice2_bend_c4
+        + 0.1350029611448087 * joint2_slice2_bend_along_dq * t558 * t1030
+        - 0.4050088834344261 * joint2_slice2_bend_along_dq * t558 * t1040
+        - 0.4050088834344261 * t773 * cache.joint2_slice2_bend_c5
+        - 0.3007502358784333 * t900 * joint2_slice2_bend_along_dq * t559
+        - 0.3007502358784333 * cache.joint2_slice2_bend_c3 * t771;
+    let joint2_slice2_local_subspace0_v_z_along_dq = t1133
+        - 0.6666666666666666 * t0 * joint2_slice2_local_bend_y_column_v_z_along_dq;
+    let t1135 = joint2_slice2_local_bend_z_column_v_y_along_dq * joint2_bend_z_rate;
+    let t1136 = joint2_slice2_local_len_column_v_y_along_dq * joint2_len_rate;
+    let t1137 = joint2_slice2_local_bend_y_column_v_y_along_dq * joint2_bend_y_rate;
+    let t1138 = t1135 + t1136 + t1137;
+    let t1139 = t1136 + t1033 * joint2_bend_z_rate + t1045 * joint2_bend_y_rate;
+    let t1140 = qdd[10] * joint2_slice2_local_subspace1_v_z_along_dq
+        + joint2_slice2_local_subspace2_v_z_along_dq * qdd[11]
+        + t640 * joint2_base_velocity_v_x_along_dq
+        + joint2_slice2_local_subspace0_v_z_along_dq * qdd[9]
+        + t683 * joint2_base_velocity_w_x_along_dq + joint2_base_bias_v_z_along_dq
+        + joint2_base_velocity_w_x * t1138 + t1073 * joint2_base_velocity_v_x
+        + (0.8977745985833803 * joint2_slice2_bend_along_dq * t534 * t899
+            + 0.4029996149307748 * t538 * joint2_slice2_bend_along_dq * t1030
+            + 0.4029996149307748 * t806 * cache.joint2_slice2_bend_c4
+            + 0.7236056350474663 * joint2_slice2_bend_along_dq * t541 * t1051
+            + 0.7236056350474663 * t805 * cache.joint2_slice2_bend_c6
+            + 0.09045070438093329 * joint2_slice2_bend_along_dq * t541 * t1030
+            + 0.09045070438093329 * t805 * cache.joint2_slice2_bend_c4
+            - 0.45225352190466644 * joint2_slice2_bend_along_dq * t1040 * t541
+            - 0.2014998074653874 * t806 * cache.joint2_slice2_bend_c3
+            - 0.2014998074653874 * t538 * t900 * joint2_slice2_bend_along_dq
+            - 0.45225352190466644 * t805 * cache.joint2_slice2_bend_c5)
+        - (t637 * joint2_slice2_local_com_y_along_dq
+            + t1042 * cache.joint2_slice2_local_com_y
+            - t629 * joint2_slice2_local_com_x_along_dq
+            - cache.joint2_slice2_local_com_x * t1134)
+        - t632 * joint2_base_velocity_v_y_along_dq
+        - joint2_base_velocity_w_y_along_dq * t684 - t1038 * joint2_base_velocity_v_y
+        - (t632 * t1139 + t682 * t1038 - t679 * t1073 - t640 * t1027)
+        - t1043 * joint2_base_velocity_w_y;
+    let t1141 = t1140 * cache.joint1_slice1_mass;
+    let joint2_slice3_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+        * joint2_slice3_local_bend_y_column_w_y_along_dq
+        + 0.5773502691896255 * t0 * joint2_slice3_local_bend_z_column_w_y_along_dq;
+    let t1142 = 0.6978160177890329 * t773 * cache.joint2_slice3_bend_c4
+        + 0.6978160177890329 * t558 * t1002 * joint2_slice3_bend_along_dq
+        - 2.0934480533670987 * t773 * cache.joint2_slice3_bend_c5
+        - 0.8058320946447624 * t975 * joint2_slice3_bend_along_dq * t559
+        - 2.0934480533670987 * t558 * t1068 * joint2_slice3_bend_along_dq
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t771;
+    let joint2_base_bias_w_y_along_dq = cache.joint2_rotation_01
+        * joint1_tip_bias_w_x_along_dq
+        + joint2_rotation_01_along_dq * joint1_tip_bias_w_x
+        + cache.joint2_rotation_21 * joint1_tip_bias_w_z_along_dq
+        + joint1_tip_bias_w_y_along_dq * cache.joint2_rotation_11
+        + joint2_rotation_11_along_dq * joint1_tip_bias_w_y
+        + joint2_rotation_21_along_dq * joint1_tip_bias_w_z;
+    let joint2_slice3_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint2_slice3_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice3_local_bend_z_column_w_y_along_dq;
+    let joint2_slice3_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice3_local_bend_y_column_w_y_along_dq);
+    let t1143 = joint2_slice3_local_subspace2_w_y_along_dq * qdd[11] + t1142
+        + joint2_base_velocity_w_z_along_dq * t532 + joint2_base_bias_w_y_along_dq
+        + qdd[10] * joint2_slice3_local_subspace1_w_y_along_dq
+        + joint2_slice3_local_subspace0_w_y_along_dq * qdd[9]
+        + t1061 * joint2_base_velocity_w_z - t606 * joint2_base_velocity_w_x_along_dq
+        - joint2_base_velocity_w_x * t1062;
+    let t1144 = -(joint2_slice3_local_inertia_h_x_along_dq * t608
+        + cache.joint2_slice3_local_inertia_h_x * t1143
+        - t1100 * cache.joint2_slice3_local_inertia_h_y
+        - t607 * joint2_slice3_local_inertia_h_y_along_dq);
+    let t1145 = joint2_slice3_local_momentum_f_y * t1000;
+    let joint2_slice0_local_subspace0_w_y_along_dq = -(0.6666666666666666
+        * joint2_slice0_local_bend_y_column_w_y_along_dq * t0);
+    let joint2_slice0_local_subspace2_w_y_along_dq = 0.5773502691896255 * t0
+        * joint2_slice0_local_bend_z_column_w_y_along_dq
+        + 0.3333333333333336 * joint2_slice0_local_bend_y_column_w_y_along_dq * t0;
+    let joint2_slice0_local_subspace1_w_y_along_dq = 0.33333333333333315
+        * joint2_slice0_local_bend_y_column_w_y_along_dq * t0
+        - 0.5773502691896257 * t0 * joint2_slice0_local_bend_z_column_w_y_along_dq;
+    let t1146 = 0.0000016135911537792344 * t558 * t947 * joint2_slice0_bend_along_dq
+        + 0.0000016135911537792344 * t773 * cache.joint2_slice0_bend_c4
+        - 0.0003347157145944845 * t921 * joint2_slice0_bend_along_dq * t559
+        - 0.000004840773461337703 * t558 * joint2_slice0_bend_along_dq * t1014
+        - 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t773
+        - 0.0003347157145944845 * cache.joint2_slice0_bend_c3 * t771;
+    let t1147 = qdd[9] * joint2_slice0_local_subspace0_w_y_along_dq
+        + joint2_slice0_local_subspace2_w_y_along_dq * qdd[11]
+        + qdd[10] * joint2_slice0_local_subspace1_w_y_along_dq
+        + joint2_base_bias_w_y_along_dq + t574 * joint2_base_velocity_w_z_along_dq
+        + t1146 + joint2_base_velocity_w_z * t1012 - joint2_base_velocity_w_x * t1024
+        - t668 * joint2_base_velocity_w_x_along_dq;
+    let t1148 = -(t670 * joint2_slice0_local_inertia_h_x_along_dq
+        + t1147 * cache.joint2_slice0_local_inertia_h_x
+        - t669 * joint2_slice0_local_inertia_h_y_along_dq
+        - t1025 * cache.joint2_slice0_local_inertia_h_y);
+    let t1149 = joint2_slice1_local_momentum_f_y * t945;
+    let t1150 = t1135 + t1136 + t1137 + joint2_base_velocity_v_y_along_dq;
+    let joint2_slice2_local_momentum_f_y_along_dq = cache.joint1_slice1_mass * t1150
+        - (cache.joint2_slice2_local_inertia_h_z * t1092
+            + joint2_slice2_local_inertia_h_z_along_dq * t658
+            - cache.joint2_slice2_local_inertia_h_x * t903
+            - joint2_slice2_local_inertia_h_x_along_dq * t659);
+    let t1151 = t658 * joint2_slice2_local_momentum_f_y_along_dq;
+    let t1152 = joint2_slice2_local_momentum_f_y * t1092;
+    let t1153 = -(joint2_slice0_local_momentum_f_x * t963);
+    let t1154 = joint2_slice0_local_bend_z_column_v_y_along_dq * joint2_bend_z_rate;
+    let t1155 = joint2_slice0_local_len_column_v_y_along_dq * joint2_len_rate;
+    let t1156 = joint2_slice0_local_bend_y_column_v_y_along_dq * joint2_bend_y_rate;
+    let t1157 = t1154 + t1155 + t1156;
+    let t1158 = 0.3333333333333333 * joint2_slice0_local_len_column_v_z_along_dq;
+    let joint2_slice0_local_subspace1_v_z_along_dq = 0.33333333333333315 * t0
+        * joint2_slice0_local_bend_y_column_v_z_along_dq + t1158
+        - 0.5773502691896257 * joint2_slice0_local_bend_z_column_v_z_along_dq * t0;
+    let joint2_slice0_local_subspace0_v_z_along_dq = t1158
+        - 0.6666666666666666 * t0 * joint2_slice0_local_bend_y_column_v_z_along_dq;
+    let t1159 = t1155 + t948 * joint2_bend_z_rate + joint2_bend_y_rate * t1107;
+    let joint2_slice0_local_subspace2_v_z_along_dq = 0.5773502691896255
+        * joint2_slice0_local_bend_z_column_v_z_along_dq * t0
+        + 0.3333333333333336 * t0 * joint2_slice0_local_bend_y_column_v_z_along_dq
+        + t1158;
+    let t1160 = joint2_base_velocity_w_x * t1157 + t1011 * joint2_base_velocity_v_x
+        + qdd[10] * joint2_slice0_local_subspace1_v_z_along_dq
+        + (0.000046479858696022525 * t806 * cache.joint2_slice0_bend_c4
+            + 0.000046479858696022525 * t538 * t947 * joint2_slice0_bend_along_dq
+            + 0.0000001120346095964964 * t805 * cache.joint2_slice0_bend_c4
+            + 0.0000008962768767719712 * t1112 * joint2_slice0_bend_along_dq * t541
+            + 0.0000008962768767719712 * t805 * cache.joint2_slice0_bend_c6
+            + 0.009641561978852029 * t534 * joint2_slice0_bend_along_dq * t949
+            + 0.0000001120346095964964 * t947 * joint2_slice0_bend_along_dq * t541
+            - 0.000023239929348011262 * t806 * cache.joint2_slice0_bend_c3
+            - 0.000000560173047982482 * t805 * cache.joint2_slice0_bend_c5
+            - 0.000000560173047982482 * joint2_slice0_bend_along_dq * t541 * t1014
+            - 0.000023239929348011262 * t538 * t921 * joint2_slice0_bend_along_dq)
+        + t587 * joint2_base_velocity_w_x_along_dq
+        + qdd[9] * joint2_slice0_local_subspace0_v_z_along_dq
+        + t577 * joint2_base_velocity_v_x_along_dq + joint2_base_bias_v_z_along_dq
+        + joint2_slice0_local_subspace2_v_z_along_dq * qdd[11]
+        - (t1023 * cache.joint2_slice0_local_com_y
+            + joint2_slice0_local_com_y_along_dq * t582
+            - t1146 * cache.joint2_slice0_local_com_x
+            - t583 * joint2_slice0_local_com_x_along_dq)
+        - joint2_base_velocity_w_y_along_dq * t581 - joint2_base_velocity_w_y * t1111
+        - (t1159 * t574 + t1012 * t590 - t577 * t1109 - t591 * t1011)
+        - t574 * joint2_base_velocity_v_y_along_dq - t1012 * joint2_base_velocity_v_y;
+    let t1161 = t1160 * cache.joint1_slice0_mass;
+    let t1162 = t1154 + t1155 + t1156 + joint2_base_velocity_v_y_along_dq;
+    let joint2_slice0_local_momentum_f_y_along_dq = cache.joint1_slice0_mass * t1162
+        - (joint2_slice0_local_inertia_h_z_along_dq * t665
+            + cache.joint2_slice0_local_inertia_h_z * t960
+            - t924 * cache.joint2_slice0_local_inertia_h_x
+            - t627 * joint2_slice0_local_inertia_h_x_along_dq);
+    let t1163 = joint2_slice0_local_momentum_f_y_along_dq * t665;
+    let t1164 = -(joint2_slice3_local_momentum_f_x * t986);
+    let t1165 = 0.3333333333333333 * joint2_slice3_local_len_column_v_z_along_dq;
+    let joint2_slice3_local_subspace2_v_z_along_dq = t1165
+        + 0.5773502691896255 * t0 * joint2_slice3_local_bend_z_column_v_z_along_dq
+        + 0.3333333333333336 * t0 * joint2_slice3_local_bend_y_column_v_z_along_dq;
+    let joint2_slice3_local_subspace1_v_z_along_dq = 0.33333333333333315 * t0
+        * joint2_slice3_local_bend_y_column_v_z_along_dq + t1165
+        - 0.5773502691896257 * t0 * joint2_slice3_local_bend_z_column_v_z_along_dq;
+    let t1166 = joint2_slice3_local_len_column_v_y_along_dq * joint2_len_rate;
+    let t1167 = t1166 + t1007 * joint2_bend_z_rate + t1059 * joint2_bend_y_rate;
+    let joint2_slice3_local_subspace0_v_z_along_dq = t1165
+        - 0.6666666666666666 * t0 * joint2_slice3_local_bend_y_column_v_z_along_dq;
+    let t1168 = joint2_slice3_local_bend_z_column_v_y_along_dq * joint2_bend_z_rate;
+    let t1169 = joint2_bend_y_rate * joint2_slice3_local_bend_y_column_v_y_along_dq;
+    let t1170 = t1166 + t1168 + t1169;
+    let t1171 = joint2_slice3_local_subspace2_v_z_along_dq * qdd[11]
+        + qdd[10] * joint2_slice3_local_subspace1_v_z_along_dq
+        + joint2_base_velocity_v_x_along_dq * t542
+        + joint2_slice3_local_subspace0_v_z_along_dq * qdd[9]
+        + (1.731914185166957 * t534 * t974 * joint2_slice3_bend_along_dq
+            + 1.4997633723912625 * t538 * t1002 * joint2_slice3_bend_along_dq
+            + 0.6493653647595652 * t805 * cache.joint2_slice3_bend_c4
+            + 5.1949229180765215 * t805 * cache.joint2_slice3_bend_c6
+            + 0.6493653647595652 * t1002 * t541 * joint2_slice3_bend_along_dq
+            + 5.1949229180765215 * t541 * joint2_slice3_bend_along_dq * t1070
+            + 1.4997633723912625 * t806 * cache.joint2_slice3_bend_c4
+            - 3.246826823797826 * t1068 * t541 * joint2_slice3_bend_along_dq
+            - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t806
+            - 3.246826823797826 * t805 * cache.joint2_slice3_bend_c5
+            - 0.7498816861956312 * t538 * t975 * joint2_slice3_bend_along_dq)
+        + t1098 * joint2_base_velocity_v_x + joint2_base_bias_v_z_along_dq
+        + t546 * joint2_base_velocity_w_x_along_dq + joint2_base_velocity_w_x * t1170
+        - joint2_base_velocity_v_y_along_dq * t532
+        - (t1061 * t565 + t1167 * t532 - t542 * t1063 - t1098 * t568)
+        - joint2_base_velocity_w_y * t1065 - t1061 * joint2_base_velocity_v_y
+        - joint2_base_velocity_w_y_along_dq * t569
+        - (t556 * joint2_slice3_local_com_y_along_dq
+            + t1066 * cache.joint2_slice3_local_com_y
+            - t560 * joint2_slice3_local_com_x_along_dq
+            - t1142 * cache.joint2_slice3_local_com_x);
+    let t1172 = cache.joint1_slice0_mass * t1171;
+    let t1173 = t1166 + t1168 + t1169 + joint2_base_velocity_v_y_along_dq;
+    let joint2_slice3_local_momentum_f_y_along_dq = cache.joint1_slice0_mass * t1173
+        - (cache.joint2_slice3_local_inertia_h_z * t1000
+            + joint2_slice3_local_inertia_h_z_along_dq * t610
+            - t515 * joint2_slice3_local_inertia_h_x_along_dq
+            - t983 * cache.joint2_slice3_local_inertia_h_x);
+    let t1174 = t610 * joint2_slice3_local_momentum_f_y_along_dq;
+    let t1175 = -(t929 * joint2_slice1_local_momentum_f_x);
+    let joint2_slice2_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint2_slice2_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice2_local_bend_z_column_w_y_along_dq;
+    let joint2_slice2_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+        * joint2_slice2_local_bend_y_column_w_y_along_dq
+        + 0.5773502691896255 * t0 * joint2_slice2_local_bend_z_column_w_y_along_dq;
+    let joint2_slice2_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice2_local_bend_y_column_w_y_along_dq);
+    let t1176 = joint2_base_bias_w_y_along_dq
+        + qdd[10] * joint2_slice2_local_subspace1_w_y_along_dq
+        + joint2_slice2_local_subspace2_w_y_along_dq * qdd[11] + t1134
+        + joint2_slice2_local_subspace0_w_y_along_dq * qdd[9]
+        + joint2_base_velocity_w_z * t1038 + t632 * joint2_base_velocity_w_z_along_dq
+        - t635 * joint2_base_velocity_w_x_along_dq - joint2_base_velocity_w_x * t1035;
+    let t1177 = -(cache.joint2_slice2_local_inertia_h_x * t1176
+        + joint2_slice2_local_inertia_h_x_along_dq * t636
+        - joint2_slice2_local_inertia_h_y_along_dq * t641
+        - t1074 * cache.joint2_slice2_local_inertia_h_y);
+    let t1178 = -(t906 * joint2_slice2_local_momentum_f_x);
+    let t1179 = -(joint2_slice3_local_momentum_f_x_along_dq * t518);
+    let joint2_slice1_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+        * joint2_slice1_local_bend_y_column_w_y_along_dq
+        + 0.5773502691896255 * t0 * joint2_slice1_local_bend_z_column_w_y_along_dq;
+    let joint2_slice1_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint2_slice1_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice1_local_bend_z_column_w_y_along_dq;
+    let joint2_slice1_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint2_slice1_local_bend_y_column_w_y_along_dq);
+    let t1180 = joint2_base_velocity_w_z * t1085
+        + joint2_slice1_local_subspace2_w_y_along_dq * qdd[11]
+        + joint2_base_bias_w_y_along_dq + t619 * joint2_base_velocity_w_z_along_dq
+        + t1124 + joint2_slice1_local_subspace1_w_y_along_dq * qdd[10]
+        + joint2_slice1_local_subspace0_w_y_along_dq * qdd[9]
+        - joint2_base_velocity_w_x * t1086 - t615 * joint2_base_velocity_w_x_along_dq;
+    let t1181 = -(t1180 * cache.joint2_slice1_local_inertia_h_x
+        + t621 * joint2_slice1_local_inertia_h_x_along_dq
+        - cache.joint2_slice1_local_inertia_h_y * t1104
+        - t616 * joint2_slice1_local_inertia_h_y_along_dq);
+    let t1182 = t1126 + t1127 + t1129 + t1130 + t1131 + t1132 + t1141 + t1144 + t1145
+        + t1148 + t1149 + t1151 + t1152 + t1153 + t1161 + t1163 + t1164 + t1172 + t1174
+        + t1175 + t1177 + t1178 + t1179 + t1181;
+    let t1183 = cache.joint2_rotation_02 * t1182;
+    let t1184 = -(t658 * joint2_slice2_local_momentum_f_z);
+    let t1185 = -(t610 * joint2_slice3_local_momentum_f_z);
+    let joint2_base_bias_v_y = cache.joint2_rotation_21 * t554
+        + t553 * cache.joint2_rotation_11 + cache.joint2_rotation_01 * t547;
+    let t1186 = 0.3333333333333333 * cache.joint2_slice3_local_len_column_v_y;
+    let joint2_slice3_local_subspace0_v_y = t1186
+        - 0.6666666666666666 * t0 * cache.joint2_slice3_local_bend_y_column_v_y;
+    let joint2_slice3_local_subspace1_v_y = t1186
+        + 0.33333333333333315 * t0 * cache.joint2_slice3_local_bend_y_column_v_y
+        - 0.5773502691896257 * t0 * cache.joint2_slice3_local_bend_z_column_v_y;
+    let joint2_slice3_local_subspace2_v_y = t1186
+        + 0.5773502691896255 * t0 * cache.joint2_slice3_local_bend_z_column_v_y
+        + 0.3333333333333336 * t0 * cache.joint2_slice3_local_bend_y_column_v_y;
+    let t1187 = joint2_base_bias_v_y + joint2_base_velocity_v_z * t532
+        + qdd[9] * joint2_slice3_local_subspace0_v_y + joint2_base_velocity_w_z * t569
+        + qdd[10] * joint2_slice3_local_subspace1_v_y
+        + joint2_slice3_local_subspace2_v_y * qdd[11]
+        + (5.1949229180765215 * t777 * cache.joint2_slice3_bend_c6
+            + 4.499290117173787 * t778 * cache.joint2_slice3_bend_c4
+            + 0.6493653647595652 * t777 * cache.joint2_slice3_bend_c4
+            + 1.731914185166957 * cache.joint2_slice3_bend_c2 * t779
+            - 2.2496450585868937 * cache.joint2_slice3_bend_c3 * t778
+            - 3.246826823797826 * t777 * cache.joint2_slice3_bend_c5)
+        - (t606 * t568 - t877 * t532)
+        - (t847 * cache.joint2_slice3_local_com_x
+            - t556 * cache.joint2_slice3_local_com_z) - joint2_base_velocity_w_x * t876
+        - t606 * joint2_base_velocity_v_x;
+    let t1188 = t1187 * cache.joint1_slice0_mass;
+    let t1189 = t515 * joint2_slice3_local_momentum_f_x;
+    let t1190 = 0.3333333333333333 * cache.joint2_slice2_local_len_column_v_y;
+    let joint2_slice2_local_subspace2_v_y = t1190
+        + 0.5773502691896255 * t0 * cache.joint2_slice2_local_bend_z_column_v_y
+        + 0.3333333333333336 * t0 * cache.joint2_slice2_local_bend_y_column_v_y;
+    let joint2_slice2_local_subspace0_v_y = t1190
+        - 0.6666666666666666 * t0 * cache.joint2_slice2_local_bend_y_column_v_y;
+    let joint2_slice2_local_subspace1_v_y = t1190
+        + 0.33333333333333315 * t0 * cache.joint2_slice2_local_bend_y_column_v_y
+        - 0.5773502691896257 * t0 * cache.joint2_slice2_local_bend_z_column_v_y;
+    let t1191 = joint2_base_bias_v_y + t632 * joint2_base_velocity_v_z
+        + qdd[11] * joint2_slice2_local_subspace2_v_y + joint2_base_velocity_w_z * t684
+        + joint2_slice2_local_subspace0_v_y * qdd[9]
+        + (0.09045070438093329 * t777 * cache.joint2_slice2_bend_c4
+            + 1.2089988447923243 * t778 * cache.joint2_slice2_bend_c4
+            + 0.8977745985833803 * cache.joint2_slice2_bend_c2 * t779
+            + 0.7236056350474663 * t777 * cache.joint2_slice2_bend_c6
+            - 0.45225352190466644 * t777 * cache.joint2_slice2_bend_c5
+            - 0.6044994223961622 * t778 * cache.joint2_slice2_bend_c3)
+        + qdd[10] * joint2_slice2_local_subspace1_v_y
+        - (cache.joint2_slice2_local_com_x * t844
+            - t637 * cache.joint2_slice2_local_com_z) - (t679 * t635 - t881 * t632)
+        - joint2_base_velocity_v_x * t635 - joint2_base_velocity_w_x * t882;
+    let t1192 = t1191 * cache.joint1_slice1_mass;
+    let t1193 = 0.3333333333333333 * cache.joint2_slice1_local_len_column_v_y;
+    let joint2_slice1_local_subspace0_v_y = t1193
+        - 0.6666666666666666 * t0 * cache.joint2_slice1_local_bend_y_column_v_y;
+    let joint2_slice1_local_subspace1_v_y = 0.33333333333333315 * t0
+        * cache.joint2_slice1_local_bend_y_column_v_y + t1193
+        - 0.5773502691896257 * t0 * cache.joint2_slice1_local_bend_z_column_v_y;
+    let joint2_slice1_local_subspace2_v_y = 0.3333333333333336 * t0
+        * cache.joint2_slice1_local_bend_y_column_v_y
+        + 0.5773502691896255 * t0 * cache.joint2_slice1_local_bend_z_column_v_y + t1193;
+    let t1194 = joint2_slice1_local_subspace0_v_y * qdd[9] + joint2_base_bias_v_y
+        + joint2_base_velocity_w_z * t644
+        + (0.010333524360067221 * t777 * cache.joint2_slice1_bend_c6
+            + 0.0012916905450084026 * t777 * cache.joint2_slice1_bend_c4
+            + 0.07116343519249368 * t778 * cache.joint2_slice1_bend_c4
+            + 0.2178125114136677 * cache.joint2_slice1_bend_c2 * t779
+            - 0.006458452725042013 * t777 * cache.joint2_slice1_bend_c5
+            - 0.03558171759624684 * cache.joint2_slice1_bend_c3 * t778)
+        + qdd[10] * joint2_slice1_local_subspace1_v_y
+        + joint2_slice1_local_subspace2_v_y * qdd[11] + t619 * joint2_base_velocity_v_z
+        - joint2_base_velocity_v_x * t615 - joint2_base_velocity_w_x * t889
+        - (t652 * t615 - t619 * t890)
+        - (cache.joint2_slice1_local_com_x * t841
+            - t613 * cache.joint2_slice1_local_com_z);
+    let t1195 = t1194 * cache.joint1_slice1_mass;
+    let t1196 = joint2_slice2_local_momentum_f_x * t659;
+    let t1197 = 0.3333333333333333 * cache.joint2_slice0_local_len_column_v_y;
+    let joint2_slice0_local_subspace1_v_y = 0.33333333333333315
+        * cache.joint2_slice0_local_bend_y_column_v_y * t0 + t1197
+        - 0.5773502691896257 * t0 * cache.joint2_slice0_local_bend_z_column_v_y;
+    let joint2_slice0_local_subspace0_v_y = t1197
+        - 0.6666666666666666 * cache.joint2_slice0_local_bend_y_column_v_y * t0;
+    let joint2_slice0_local_subspace2_v_y = 0.3333333333333336
+        * cache.joint2_slice0_local_bend_y_column_v_y * t0 + t1197
+        + 0.5773502691896255 * t0 * cache.joint2_slice0_local_bend_z_column_v_y;
+    let t1198 = qdd[10] * joint2_slice0_local_subspace1_v_y + joint2_base_bias_v_y
+        + (0.0000008962768767719712 * t777 * cache.joint2_slice0_bend_c6
+            + 0.0000001120346095964964 * t777 * cache.joint2_slice0_bend_c4
+            + 0.009641561978852029 * cache.joint2_slice0_bend_c2 * t779
+            + 0.00013943957608806757 * t778 * cache.joint2_slice0_bend_c4
+            - 0.00006971978804403378 * t778 * cache.joint2_slice0_bend_c3
+            - 0.000000560173047982482 * t777 * cache.joint2_slice0_bend_c5)
+        + joint2_slice0_local_subspace0_v_y * qdd[9] + t574 * joint2_base_velocity_v_z
+        + joint2_slice0_local_subspace2_v_y * qdd[11] + joint2_base_velocity_w_z * t581
+        - (cache.joint2_slice0_local_com_x * t861
+            - cache.joint2_slice0_local_com_z * t582) - joint2_base_velocity_w_x * t872
+        - (t591 * t668 - t871 * t574) - joint2_base_velocity_v_x * t668;
+    let t1199 = cache.joint1_slice0_mass * t1198;
+    let t1200 = -(cache.joint2_slice1_local_inertia_h_z * t616
+        - t842 * cache.joint2_slice1_local_inertia_h_x);
+    let t1201 = -(joint2_slice1_local_momentum_f_z * t655);
+    let t1202 = t627 * joint2_slice0_local_momentum_f_x;
+    let t1203 = -(cache.joint2_slice3_local_inertia_h_z * t607
+        - cache.joint2_slice3_local_inertia_h_x * t848);
+    let t1204 = t600 * joint2_slice1_local_momentum_f_x;
+    let t1205 = -(joint2_slice0_local_momentum_f_z * t665);
+    let t1206 = -(t669 * cache.joint2_slice0_local_inertia_h_z
+        - t862 * cache.joint2_slice0_local_inertia_h_x);
+    let t1207 = -(cache.joint2_slice2_local_inertia_h_z * t641
+        - t845 * cache.joint2_slice2_local_inertia_h_x);
+    let t1208 = t1184 + t1185 + t1188 + t1189 + t1192 + t1195 + t1196 + t1199 + t1200
+        + t1201 + t1202 + t1203 + t1204 + t1205 + t1206 + t1207;
+    let t1209 = t1208 * joint2_rotation_01_along_dq;
+    let t1210 = -(t659 * joint2_slice2_local_momentum_f_y_along_dq);
+    let t1211 = -(t903 * joint2_slice2_local_momentum_f_y);
+    let t1212 = -(joint2_slice0_local_momentum_f_y * t924);
+    let t1213 = joint2_slice1_local_momentum_f_z_along_dq * t597;
+    let t1214 = -(t1099 * cache.joint2_slice3_local_inertia_h_y
+        + t848 * joint2_slice3_local_inertia_h_y_along_dq
+        - cache.joint2_slice3_local_inertia_h_z * t1143
+        - joint2_slice3_local_inertia_h_z_along_dq * t608);
+    let t1215 = -(cache.joint2_slice1_local_inertia_h_y * t1103
+        + t842 * joint2_slice1_local_inertia_h_y_along_dq
+        - t621 * joint2_slice1_local_inertia_h_z_along_dq
+        - cache.joint2_slice1_local_inertia_h_z * t1180);
+    let t1216 = joint2_slice2_local_momentum_f_z_along_dq * t672;
+    let t1217 = t963 * joint2_slice0_local_momentum_f_z;
+    let t1218 = 0.3333333333333333 * joint2_slice0_local_len_column_v_x_along_dq;
+    let joint2_slice0_local_subspace2_v_x_along_dq = 0.5773502691896255 * t0
+        * joint2_slice0_local_bend_z_column_v_x_along_dq + t1218
+        + 0.3333333333333336 * t0 * joint2_slice0_local_bend_y_column_v_x_along_dq;
+    let joint2_slice0_local_subspace0_v_x_along_dq = t1218
+        - 0.6666666666666666 * t0 * joint2_slice0_local_bend_y_column_v_x_along_dq;
+    let joint2_slice0_local_subspace1_v_x_along_dq = 0.33333333333333315 * t0
+        * joint2_slice0_local_bend_y_column_v_x_along_dq + t1218
+        - 0.5773502691896257 * t0 * joint2_slice0_local_bend_z_column_v_x_along_dq;
+    let joint2_base_bias_v_x_along_dq = t553 * joint1_tip_rotation_10_along_dq
+        + t1048 * cache.joint1_tip_rotation_10 + cache.joint1_tip_rotation_20 * t1049
+        + cache.joint1_tip_rotation_00 * t1050 + joint1_tip_rotation_00_along_dq * t547
+        + joint1_tip_rotation_20_along_dq * t554;
+    let t1219 = joint2_slice0_local_subspace2_v_x_along_dq * qdd[11]
+        + (0.0003347157145944845 * cache.joint2_slice0_bend_c3 * t759
+            + 0.000004840773461337703 * t761 * joint2_slice0_bend_along_dq * t1014
+            + 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t758
+            + 0.0003347157145944845 * t760 * t921 * joint2_slice0_bend_along_dq
+            + 0.0000016135911537792344 * t761 * t921 * joint2_slice0_bend_along_dq
+            + 0.0000016135911537792344 * cache.joint2_slice0_bend_c3 * t758
+            - 0.0003347157145944845 * t760 * joint2_slice0_bend_along_dq * t949
+            - 0.0003347157145944845 * cache.joint2_slice0_bend_c2 * t759
+            - 0.000004840773461337703 * cache.joint2_slice0_bend_c4 * t758
+            - 0.000004840773461337703 * t761 * t947 * joint2_slice0_bend_along_dq)
+        + qdd[9] * joint2_slice0_local_subspace0_v_x_along_dq
+        + qdd[10] * joint2_slice0_local_subspace1_v_x_along_dq
+        + t1108 * joint2_base_velocity_w_y + t668 * joint2_base_velocity_v_y_along_dq
+        + joint2_base_velocity_w_y_along_dq * t872 + joint2_base_bias_v_x_along_dq
+        + t1024 * joint2_base_velocity_v_y - t577 * joint2_base_velocity_v_z_along_dq
+        - (t583 * joint2_slice0_local_com_z_along_dq
+            + t1146 * cache.joint2_slice0_local_com_z
+            - cache.joint2_slice0_local_com_y * t1015
+            - joint2_slice0_local_com_y_along_dq * t861)
+        - t587 * joint2_base_velocity_w_z_along_dq
+        - (t871 * t1011 + t577 * t1110 - t1024 * t590 - t1159 * t668)
+        - t1011 * joint2_base_velocity_v_z - joint2_base_velocity_w_z * t1157;
+    let t1220 = t1219 * cache.joint1_slice0_mass;
+    let t1221 = -(t983 * joint2_slice3_local_momentum_f_y);
+    let t1222 = t986 * joint2_slice3_local_momentum_f_z;
+    let t1223 = -(joint2_slice1_local_momentum_f_y * t932);
+    let t1224 = 0.3333333333333333 * joint2_slice3_local_len_column_v_x_along_dq;
+    let joint2_slice3_local_subspace1_v_x_along_dq = t1224
+        + 0.33333333333333315 * t0 * joint2_slice3_local_bend_y_column_v_x_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice3_local_bend_z_column_v_x_along_dq;
+    let joint2_slice3_local_subspace2_v_x_along_dq = 0.3333333333333336 * t0
+        * joint2_slice3_local_bend_y_column_v_x_along_dq + t1224
+        + 0.5773502691896255 * t0 * joint2_slice3_local_bend_z_column_v_x_along_dq;
+    let joint2_slice3_local_subspace0_v_x_along_dq = t1224
+        - 0.6666666666666666 * t0 * joint2_slice3_local_bend_y_column_v_x_along_dq;
+    let t1225 = joint2_base_velocity_w_y_along_dq * t876
+        + t1062 * joint2_base_velocity_v_y + t606 * joint2_base_velocity_v_y_along_dq
+        + qdd[10] * joint2_slice3_local_subspace1_v_x_along_dq
+        + t1064 * joint2_base_velocity_w_y
+        + joint2_slice3_local_subspace2_v_x_along_dq * qdd[11]
+        + joint2_base_bias_v_x_along_dq
+        + (0.6978160177890329 * t761 * t975 * joint2_slice3_bend_along_dq
+            + 0.6978160177890329 * cache.joint2_slice3_bend_c3 * t758
+            + 2.0934480533670987 * t761 * t1068 * joint2_slice3_bend_along_dq
+            + 0.8058320946447624 * t760 * t975 * joint2_slice3_bend_along_dq
+            + 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t759
+            + 2.0934480533670987 * cache.joint2_slice3_bend_c5 * t758
+            - 2.0934480533670987 * cache.joint2_slice3_bend_c4 * t758
+            - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * t759
+            - 0.8058320946447624 * t974 * t760 * joint2_slice3_bend_along_dq
+            - 2.0934480533670987 * t761 * t1002 * joint2_slice3_bend_along_dq)
+        + joint2_slice3_local_subspace0_v_x_along_dq * qdd[9]
+        - t546 * joint2_base_velocity_w_z_along_dq
+        - (joint2_slice3_local_com_z_along_dq * t560
+            + t1142 * cache.joint2_slice3_local_com_z
+            - t1069 * cache.joint2_slice3_local_com_y
+            - t847 * joint2_slice3_local_com_y_along_dq)
+        - t542 * joint2_base_velocity_v_z_along_dq
+        - (t1098 * t877 + t1060 * t542 - t1167 * t606 - t565 * t1062)
+        - joint2_base_velocity_w_z * t1170 - t1098 * joint2_base_velocity_v_z;
+    let t1226 = cache.joint1_slice0_mass * t1225;
+    let t1227 = -(t515 * joint2_slice3_local_momentum_f_y_along_dq);
+    let t1228 = 0.3333333333333333 * joint2_slice2_local_len_column_v_x_along_dq;
+    let joint2_slice2_local_subspace0_v_x_along_dq = t1228
+        - 0.6666666666666666 * t0 * joint2_slice2_local_bend_y_column_v_x_along_dq;
+    let joint2_slice2_local_subspace2_v_x_along_dq = t1228
+        + 0.3333333333333336 * t0 * joint2_slice2_local_bend_y_column_v_x_along_dq
+        + 0.5773502691896255 * t0 * joint2_slice2_local_bend_z_column_v_x_along_dq;
+    let joint2_slice2_local_subspace1_v_x_along_dq = t1228
+        + 0.33333333333333315 * t0 * joint2_slice2_local_bend_y_column_v_x_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice2_local_bend_z_column_v_x_along_dq;
+    let t1229 = (0.1350029611448087 * cache.joint2_slice2_bend_c3 * t758
+        + 0.3007502358784333 * t900 * joint2_slice2_bend_along_dq * t760
+        + 0.4050088834344261 * joint2_slice2_bend_along_dq * t761 * t1040
+        + 0.1350029611448087 * t900 * joint2_slice2_bend_along_dq * t761
+        + 0.4050088834344261 * t758 * cache.joint2_slice2_bend_c5
+        + 0.3007502358784333 * cache.joint2_slice2_bend_c3 * t759
+        - 0.4050088834344261 * cache.joint2_slice2_bend_c4 * t758
+        - 0.4050088834344261 * joint2_slice2_bend_along_dq * t761 * t1030
+        - 0.3007502358784333 * joint2_slice2_bend_along_dq * t760 * t899
+        - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * t759)
+        + joint2_base_velocity_v_y_along_dq * t635
+        + joint2_base_velocity_w_y_along_dq * t882
+        + qdd[9] * joint2_slice2_local_subspace0_v_x_along_dq
+        + t1054 * joint2_base_velocity_w_y + t1035 * joint2_base_velocity_v_y
+        + joint2_slice2_local_subspace2_v_x_along_dq * qdd[11]
+        + joint2_base_bias_v_x_along_dq
+        + qdd[10] * joint2_slice2_local_subspace1_v_x_along_dq
+        - (t881 * t1073 + t1034 * t640 - t1139 * t635 - t682 * t1035)
+        - (t629 * joint2_slice2_local_com_z_along_dq
+            + t1134 * cache.joint2_slice2_local_com_z
+            - t1041 * cache.joint2_slice2_local_com_y
+            - joint2_slice2_local_com_y_along_dq * t844)
+        - t1073 * joint2_base_velocity_v_z - t640 * joint2_base_velocity_v_z_along_dq
+        - joint2_base_velocity_w_z * t1138 - t683 * joint2_base_velocity_w_z_along_dq;
+    let t1230 = t1229 * cache.joint1_slice1_mass;
+    let t1231 = t906 * joint2_slice2_local_momentum_f_z;
+    let t1232 = -(t1022 * cache.joint2_slice0_local_inertia_h_y
+        + t862 * joint2_slice0_local_inertia_h_y_along_dq
+        - joint2_slice0_local_inertia_h_z_along_dq * t670
+        - t1147 * cache.joint2_slice0_local_inertia_h_z);
+    let t1233 = -(t627 * joint2_slice0_local_momentum_f_y_along_dq);
+    let t1234 = 0.3333333333333333 * joint2_slice1_local_len_column_v_x_along_dq;
+    let joint2_slice1_local_subspace2_v_x_along_dq = t1234
+        + 0.5773502691896255 * t0 * joint2_slice1_local_bend_z_column_v_x_along_dq
+        + 0.3333333333333336 * t0 * joint2_slice1_local_bend_y_column_v_x_along_dq;
+    let joint2_slice1_local_subspace1_v_x_along_dq = t1234
+        + 0.33333333333333315 * t0 * joint2_slice1_local_bend_y_column_v_x_along_dq
+        - 0.5773502691896257 * t0 * joint2_slice1_local_bend_z_column_v_x_along_dq;
+    let joint2_slice1_local_subspace0_v_x_along_dq = t1234
+        - 0.6666666666666666 * t0 * joint2_slice1_local_bend_y_column_v_x_along_dq;
+    let t1235 = joint2_slice1_local_subspace2_v_x_along_dq * qdd[11]
+        + (0.003914101352555533 * cache.joint2_slice1_bend_c3 * t758
+            + 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t758
+            + 0.0117423040576666 * t1079 * joint2_slice1_bend_along_dq * t761
+            + 0.003914101352555533 * joint2_slice1_bend_along_dq * t761 * t926
+            + 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t759
+            + 0.035940096619352636 * joint2_slice1_bend_along_dq * t760 * t926
+            - 0.0117423040576666 * joint2_slice1_bend_along_dq * t761 * t989
+            - 0.0117423040576666 * cache.joint2_slice1_bend_c4 * t758
+            - 0.035940096619352636 * joint2_slice1_bend_along_dq * t760 * t933
+            - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * t759)
+        + qdd[10] * joint2_slice1_local_subspace1_v_x_along_dq
+        + t1086 * joint2_base_velocity_v_y + t615 * joint2_base_velocity_v_y_along_dq
+        + t1082 * joint2_base_velocity_w_y + joint2_base_bias_v_x_along_dq
+        + joint2_base_velocity_w_y_along_dq * t889
+        + joint2_slice1_local_subspace0_v_x_along_dq * qdd[9]
+        - (t620 * joint2_slice1_local_com_z_along_dq
+            + t1124 * cache.joint2_slice1_local_com_z
+            - joint2_slice1_local_com_y_along_dq * t841
+            - cache.joint2_slice1_local_com_y * t1080) - joint2_base_velocity_w_z * t1123
+        - (t1102 * t890 + t614 * t1088 - t1086 * t651 - t1120 * t615)
+        - t1102 * joint2_base_velocity_v_z - t648 * joint2_base_velocity_w_z_along_dq
+        - t614 * joint2_base_velocity_v_z_along_dq;
+    let t1236 = t1235 * cache.joint1_slice1_mass;
+    let t1237 = t929 * joint2_slice1_local_momentum_f_z;
+    let t1238 = -(t600 * joint2_slice1_local_momentum_f_y_along_dq);
+    let t1239 = -(cache.joint2_slice2_local_inertia_h_y * t1075
+        + t845 * joint2_slice2_local_inertia_h_y_along_dq
+        - cache.joint2_slice2_local_inertia_h_z * t1176
+        - joint2_slice2_local_inertia_h_z_along_dq * t636);
+    let t1240 = t623 * joint2_slice0_local_momentum_f_z_along_dq;
+    let t1241 = joint2_slice3_local_momentum_f_z_along_dq * t518;
+    let t1242 = t1210 + t1211 + t1212 + t1213 + t1214 + t1215 + t1216 + t1217 + t1220
+        + t1221 + t1222 + t1223 + t1226 + t1227 + t1230 + t1231 + t1232 + t1233 + t1236
+        + t1237 + t1238 + t1239 + t1240 + t1241;
+    let t1243 = t1242 * cache.joint1_tip_rotation_00;
+    let joint2_composite_force_f_x_along_dq = t688 + head_composite_force_f_x_along_dq
+        + t898 + t1117 + t1183 + t1209 + t1243;
+    let middle_momentum_f_y_along_dq = p.module_mass * joint1_tip_velocity_v_y_along_dq
+        - (middle_inertia_h_z_along_dq * joint1_tip_velocity_w_x
+            + joint1_tip_velocity_w_x_along_dq * cache.middle_inertia_h_z
+            - cache.middle_inertia_h_x * joint1_tip_velocity_w_z_along_dq
+            - middle_inertia_h_x_along_dq * joint1_tip_velocity_w_z);
+    let middle_momentum_f_y = p.module_mass * joint1_tip_velocity_v_y
+        - (joint1_tip_velocity_w_x * cache.middle_inertia_h_z
+            - cache.middle_inertia_h_x * joint1_tip_velocity_w_z);
+    let middle_composite_force_f_x_along_dq = middle_momentum_f_z_along_dq
+        * joint1_tip_velocity_w_y + p.module_mass * joint1_tip_bias_v_x_along_dq
+        + middle_momentum_f_z * joint1_tip_velocity_w_y_along_dq
+        + joint2_composite_force_f_x_along_dq
+        - (middle_inertia_h_y_along_dq * joint1_tip_bias_w_z
+            + joint1_tip_bias_w_z_along_dq * cache.middle_inertia_h_y
+            - joint1_tip_bias_w_y_along_dq * cache.middle_inertia_h_z
+            - joint1_tip_bias_w_y * middle_inertia_h_z_along_dq)
+        - middle_momentum_f_y_along_dq * joint1_tip_velocity_w_z
+        - middle_momentum_f_y * joint1_tip_velocity_w_z_along_dq;
+    let joint1_slice3_local_subspace2_w_z = 0.5773502691896255 * t0
+        * cache.joint1_slice3_local_bend_z_column_w_z
+        + 0.3333333333333336 * t0 * cache.joint1_slice3_local_bend_y_column_w_z;
+    let joint1_slice3_local_subspace1_w_z = 0.33333333333333315 * t0
+        * cache.joint1_slice3_local_bend_y_column_w_z
+        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_bend_z_column_w_z;
+    let t1244 = 0.6978160177890329 * cache.joint1_slice3_bend_c4 * t415
+        + 0.8058320946447624 * t416 * cache.joint1_slice3_bend_c3
+        - 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t415;
+    let joint1_base_bias_w_z = cache.base_roll_rotation_22 * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_x * cache.base_roll_rotation_02
+        + cache.base_roll_rotation_12 * base_roll_acceleration_w_y;
+    let joint1_slice3_local_subspace0_w_z = -(0.6666666666666666 * t0
+        * cache.joint1_slice3_local_bend_y_column_w_z);
+    let t1245 = joint1_slice3_local_subspace2_w_z * qdd[8]
+        + joint1_slice3_local_subspace1_w_z * qdd[7] + t1244 + joint1_base_bias_w_z
+        + joint1_slice3_local_subspace0_w_z * qdd[6] + t69 * joint1_base_velocity_w_x
+        - t68 * joint1_base_velocity_w_y;
+    let t1246 = -(t1245 * cache.joint1_slice3_local_inertia_h_y
+        - cache.joint1_slice3_local_inertia_h_z * t203);
+    let t1247 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_v_z;
+    let joint1_base_velocity_v_z = cache.base_roll_rotation_12 * t29
+        + t28 * cache.base_roll_rotation_22 + cache.base_roll_rotation_02 * t30;
+    let t1248 = joint1_bend_z_rate * cache.joint1_slice3_local_bend_z_column_v_z;
+    let t1249 = joint1_len_rate * cache.joint1_slice3_local_len_column_v_z;
+    let t1250 = t1247 + joint1_base_velocity_v_z + t1248 + t1249;
+    let joint1_slice3_local_momentum_f_z = t1250 * cache.joint1_slice0_mass
+        - (cache.joint1_slice3_local_inertia_h_x * t3
+            - cache.joint1_slice3_local_inertia_h_y * t193);
+    let t1251 = t3 * joint1_slice3_local_momentum_f_z;
+    let joint1_slice1_local_subspace2_w_z = 0.5773502691896255 * t0
+        * cache.joint1_slice1_local_bend_z_column_w_z
+        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_w_z;
+    let t1252 = 0.035940096619352636 * t416 * cache.joint1_slice1_bend_c3
+        + 0.003914101352555533 * cache.joint1_slice1_bend_c4 * t415
+        - 0.0117423040576666 * t415 * cache.joint1_slice1_bend_c5;
+    let joint1_slice1_local_subspace0_w_z = -(0.6666666666666666 * t0
+        * cache.joint1_slice1_local_bend_y_column_w_z);
+    let joint1_slice1_local_subspace1_w_z = 0.33333333333333315 * t0
+        * cache.joint1_slice1_local_bend_y_column_w_z
+        - 0.5773502691896257 * t0 * cache.joint1_slice1_local_bend_z_column_w_z;
+    let t1253 = joint1_slice1_local_subspace2_w_z * qdd[8] + t1252
+        + qdd[6] * joint1_slice1_local_subspace0_w_z + joint1_base_bias_w_z
+        + joint1_base_velocity_w_x * t331 + joint1_slice1_local_subspace1_w_z * qdd[7]
+        - t321 * joint1_base_velocity_w_y;
+    let t1254 = -(t1253 * cache.joint1_slice1_local_inertia_h_y
+        - cache.joint1_slice1_local_inertia_h_z * t330);
+    let joint1_slice0_local_subspace0_w_z = -(0.6666666666666666 * t0
+        * cache.joint1_slice0_local_bend_y_column_w_z);
+    let t1255 = 0.0000016135911537792344 * t415 * cache.joint1_slice0_bend_c4
+        + 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t416
+        - 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t415;
+    let joint1_slice0_local_subspace2_w_z = 0.3333333333333336 * t0
+        * cache.joint1_slice0_local_bend_y_column_w_z
+        + 0.5773502691896255 * t0 * cache.joint1_slice0_local_bend_z_column_w_z;
+    let joint1_slice0_local_subspace1_w_z = 0.33333333333333315 * t0
+        * cache.joint1_slice0_local_bend_y_column_w_z
+        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_bend_z_column_w_z;
+    let t1256 = joint1_base_bias_w_z + joint1_slice0_local_subspace0_w_z * qdd[6] + t1255
+        + qdd[8] * joint1_slice0_local_subspace2_w_z + t147 * joint1_base_velocity_w_x
+        + qdd[7] * joint1_slice0_local_subspace1_w_z - joint1_base_velocity_w_y * t143;
+    let t1257 = -(t1256 * cache.joint1_slice0_local_inertia_h_y
+        - t157 * cache.joint1_slice0_local_inertia_h_z);
+    let t1258 = cache.joint1_slice1_local_len_column_v_z * joint1_len_rate;
+    let t1259 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_v_z;
+    let t1260 = cache.joint1_slice1_local_bend_z_column_v_z * joint1_bend_z_rate;
+    let t1261 = t1258 + t1259 + t1260;
+    let joint1_base_bias_v_x = cache.base_pitch_rotation_20 * t106
+        + cache.base_pitch_rotation_10 * t103 + t108 * cache.base_pitch_rotation_00;
+    let t1262 = t1258 + joint1_bend_y_rate * t345
+        + (0.02372114506416456 * cache.joint1_slice1_bend_c4 * t100 + t346
+            - 0.01186057253208228 * t100 * cache.joint1_slice1_bend_c3)
+            * joint1_bend_z_rate;
+    let t1263 = 0.3333333333333333 * cache.joint1_slice1_local_len_column_v_x;
+    let joint1_slice1_local_subspace1_v_x = 0.33333333333333315 * t0
+        * cache.joint1_slice1_local_bend_y_column_v_x + t1263
+        - 0.5773502691896257 * t0 * cache.joint1_slice1_local_bend_z_column_v_x;
+    let joint1_slice1_local_subspace0_v_x = t1263
+        - 0.6666666666666666 * t0 * cache.joint1_slice1_local_bend_y_column_v_x;
+    let joint1_slice1_local_subspace2_v_x = t1263
+        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_v_x
+        + 0.5773502691896255 * t0 * cache.joint1_slice1_local_bend_z_column_v_x;
+    let t1264 = t1261 * joint1_base_velocity_w_y + joint1_base_velocity_v_y * t326
+        + joint1_base_bias_v_x
+        + (0.0117423040576666 * t409 * cache.joint1_slice1_bend_c5
+            + 0.003914101352555533 * t409 * cache.joint1_slice1_bend_c3
+            + 0.035940096619352636 * t413 * cache.joint1_slice1_bend_c3
+            - 0.0117423040576666 * t409 * cache.joint1_slice1_bend_c4
+            - 0.035940096619352636 * t413 * cache.joint1_slice1_bend_c2)
+        + qdd[7] * joint1_slice1_local_subspace1_v_x
+        + qdd[6] * joint1_slice1_local_subspace0_v_x
+        + joint1_slice1_local_subspace2_v_x * qdd[8] - (t1262 * t331 - t347 * t326)
+        - (t329 * cache.joint1_slice1_local_com_z
+            - t1252 * cache.joint1_slice1_local_com_y) - joint1_base_velocity_w_z * t357
+        - joint1_base_velocity_v_z * t331;
+    let t1265 = t1264 * cache.joint1_slice1_mass;
+    let t1266 = t1247 + t1248 + t1249;
+    let t1267 = joint1_bend_y_rate * t55
+        + joint1_bend_z_rate
+            * (t53 + 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t100
+                - 0.7498816861956312 * t100 * cache.joint1_slice3_bend_c3) + t1249;
+    let t1268 = 0.3333333333333333 * cache.joint1_slice3_local_len_column_v_x;
+    let joint1_slice3_local_subspace2_v_x = t1268
+        + 0.5773502691896255 * t0 * cache.joint1_slice3_local_bend_z_column_v_x
+        + 0.3333333333333336 * t0 * cache.joint1_slice3_local_bend_y_column_v_x;
+    let joint1_slice3_local_subspace1_v_x = 0.33333333333333315 * t0
+        * cache.joint1_slice3_local_bend_y_column_v_x + t1268
+        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_bend_z_column_v_x;
+    let joint1_slice3_local_subspace0_v_x = t1268
+        - 0.6666666666666666 * t0 * cache.joint1_slice3_local_bend_y_column_v_x;
+    let t1269 = joint1_base_bias_v_x
+        + (0.6978160177890329 * t409 * cache.joint1_slice3_bend_c3
+            + 2.0934480533670987 * t409 * cache.joint1_slice3_bend_c5
+            + 0.8058320946447624 * t413 * cache.joint1_slice3_bend_c3
+            - 2.0934480533670987 * t409 * cache.joint1_slice3_bend_c4
+            - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * t413)
+        + joint1_base_velocity_w_y * t1266 + qdd[8] * joint1_slice3_local_subspace2_v_x
+        + t199 * joint1_base_velocity_v_y + qdd[7] * joint1_slice3_local_subspace1_v_x
+        + qdd[6] * joint1_slice3_local_subspace0_v_x - t69 * joint1_base_velocity_v_z
+        - joint1_base_velocity_w_z * t42 - (t1267 * t69 - t199 * t56)
+        - (t87 * cache.joint1_slice3_local_com_z
+            - t1244 * cache.joint1_slice3_local_com_y);
+    let t1270 = t1269 * cache.joint1_slice0_mass;
+    let t1271 = t1258 + joint1_base_velocity_v_z + t1259 + t1260;
+    let joint1_slice1_local_momentum_f_z = t1271 * cache.joint1_slice1_mass
+        - (t292 * cache.joint1_slice1_local_inertia_h_x
+            - cache.joint1_slice1_local_inertia_h_y * t318);
+    let t1272 = t292 * joint1_slice1_local_momentum_f_z;
+    let t1273 = -(joint1_slice0_local_momentum_f_y * t265);
+    let t1274 = joint1_len_rate * cache.joint1_slice2_local_len_column_v_z;
+    let t1275 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_v_z;
+    let t1276 = joint1_bend_z_rate * cache.joint1_slice2_local_bend_z_column_v_z;
+    let t1277 = t1274 + joint1_base_velocity_v_z + t1275 + t1276;
+    let joint1_slice2_local_momentum_f_z = t1277 * cache.joint1_slice1_mass
+        - (cache.joint1_slice2_local_inertia_h_x * t117
+            - t299 * cache.joint1_slice2_local_inertia_h_y);
+    let t1278 = joint1_slice2_local_momentum_f_z * t117;
+    let t1279 = -(t22 * joint1_slice3_local_momentum_f_y);
+    let t1280 = -(joint1_slice2_local_momentum_f_y * t120);
+    let t1281 = 0.3333333333333333 * cache.joint1_slice2_local_len_column_v_x;
+    let joint1_slice2_local_subspace2_v_x = t1281
+        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_v_x
+        + 0.5773502691896255 * t0 * cache.joint1_slice2_local_bend_z_column_v_x;
+    let joint1_slice2_local_subspace0_v_x = t1281
+        - 0.6666666666666666 * t0 * cache.joint1_slice2_local_bend_y_column_v_x;
+    let t1282 = 0.1350029611448087 * t415 * cache.joint1_slice2_bend_c4
+        + 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t416
+        - 0.4050088834344261 * t415 * cache.joint1_slice2_bend_c5;
+    let joint1_slice2_local_subspace1_v_x = 0.33333333333333315 * t0
+        * cache.joint1_slice2_local_bend_y_column_v_x + t1281
+        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_v_x;
+    let t1283 = t1274 + t1275 + t1276;
+    let t1284 = t1274
+        + joint1_bend_z_rate
+            * (t236 + 0.4029996149307748 * t100 * cache.joint1_slice2_bend_c4
+                - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t100)
+        + joint1_bend_y_rate * t234;
+    let t1285 = qdd[8] * joint1_slice2_local_subspace2_v_x + joint1_base_bias_v_x
+        + (0.4050088834344261 * t409 * cache.joint1_slice2_bend_c5
+            + 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t413
+            + 0.1350029611448087 * t409 * cache.joint1_slice2_bend_c3
+            - 0.4050088834344261 * t409 * cache.joint1_slice2_bend_c4
+            - 0.3007502358784333 * t413 * cache.joint1_slice2_bend_c2)
+        + joint1_slice2_local_subspace0_v_x * qdd[6]
+        + qdd[7] * joint1_slice2_local_subspace1_v_x + t1283 * joint1_base_velocity_w_y
+        + joint1_base_velocity_v_y * t258 - joint1_base_velocity_w_z * t254
+        - (t251 * cache.joint1_slice2_local_com_z
+            - cache.joint1_slice2_local_com_y * t1282) - joint1_base_velocity_v_z * t233
+        - (t1284 * t233 - t237 * t258);
+    let t1286 = t1285 * cache.joint1_slice1_mass;
+    let joint1_slice2_local_subspace1_w_z = 0.33333333333333315 * t0
+        * cache.joint1_slice2_local_bend_y_column_w_z
+        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_w_z;
+    let joint1_slice2_local_subspace0_w_z = -(0.6666666666666666 * t0
+        * cache.joint1_slice2_local_bend_y_column_w_z);
+    let joint1_slice2_local_subspace2_w_z = 0.5773502691896255 * t0
+        * cache.joint1_slice2_local_bend_z_column_w_z
+        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_w_z;
+    let t1287 = joint1_base_velocity_w_x * t233 + joint1_base_bias_w_z
+        + joint1_slice2_local_subspace1_w_z * qdd[7] + t1282
+        + qdd[6] * joint1_slice2_local_subspace0_w_z
+        + joint1_slice2_local_subspace2_w_z * qdd[8] - t231 * joint1_base_velocity_w_y;
+    let t1288 = -(cache.joint1_slice2_local_inertia_h_y * t1287
+        - t262 * cache.joint1_slice2_local_inertia_h_z);
+    let t1289 = cache.joint1_slice0_local_len_column_v_z * joint1_len_rate;
+    let t1290 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_v_z;
+    let t1291 = cache.joint1_slice0_local_bend_z_column_v_z * joint1_bend_z_rate;
+    let t1292 = joint1_base_velocity_v_z + t1289 + t1290 + t1291;
+    let joint1_slice0_local_momentum_f_z = t1292 * cache.joint1_slice0_mass
+        - (cache.joint1_slice0_local_inertia_h_x * t264
+            - cache.joint1_slice0_local_inertia_h_y * t304);
+    let t1293 = joint1_slice0_local_momentum_f_z * t264;
+    let t1294 = -(t283 * joint1_slice1_local_momentum_f_y);
+    let t1295 = 0.3333333333333333 * cache.joint1_slice0_local_len_column_v_x;
+    let joint1_slice0_local_subspace0_v_x = t1295
+        - 0.6666666666666666 * cache.joint1_slice0_local_bend_y_column_v_x * t0;
+    let t1296 = (0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t100 + t159
+        - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t100)
+        * joint1_bend_z_rate + t160 * joint1_bend_y_rate + t1289;
+    let joint1_slice0_local_subspace1_v_x = 0.33333333333333315
+        * cache.joint1_slice0_local_bend_y_column_v_x * t0 + t1295
+        - 0.5773502691896257 * cache.joint1_slice0_local_bend_z_column_v_x * t0;
+    let t1297 = t1289 + t1290 + t1291;
+    let joint1_slice0_local_subspace2_v_x = 0.3333333333333336
+        * cache.joint1_slice0_local_bend_y_column_v_x * t0 + t1295
+        + 0.5773502691896255 * cache.joint1_slice0_local_bend_z_column_v_x * t0;
+    let t1298 = qdd[6] * joint1_slice0_local_subspace0_v_x + joint1_base_bias_v_x
+        + qdd[7] * joint1_slice0_local_subspace1_v_x + t1297 * joint1_base_velocity_w_y
+        + joint1_slice0_local_subspace2_v_x * qdd[8]
+        + (0.0000016135911537792344 * cache.joint1_slice0_bend_c3 * t409
+            + 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t413
+            + 0.000004840773461337703 * t409 * cache.joint1_slice0_bend_c5
+            - 0.000004840773461337703 * t409 * cache.joint1_slice0_bend_c4
+            - 0.0003347157145944845 * t413 * cache.joint1_slice0_bend_c2)
+        + t140 * joint1_base_velocity_v_y - (t147 * t1296 - t162 * t140)
+        - (cache.joint1_slice0_local_com_z * t156
+            - t1255 * cache.joint1_slice0_local_com_y) - t177 * joint1_base_velocity_w_z
+        - t147 * joint1_base_velocity_v_z;
+    let t1299 = t1298 * cache.joint1_slice0_mass;
+    let t1300 = t1246 + t1251 + t1254 + t1257 + t1265 + t1270 + t1272 + t1273 + t1278
+        + t1279 + t1280 + t1286 + t1288 + t1293 + t1294 + t1299;
+    let t1301 = t1300 * base_pitch_rotation_00_along_dq;
+    let t1302 = 0.3333333333333333 * cache.joint1_slice0_local_len_column_v_y;
+    let joint1_slice0_local_subspace2_v_y = t1302
+        + 0.5773502691896255 * t0 * cache.joint1_slice0_local_bend_z_column_v_y
+        + 0.3333333333333336 * t0 * cache.joint1_slice0_local_bend_y_column_v_y;
+    let joint1_slice0_local_subspace0_v_y = t1302
+        - 0.6666666666666666 * t0 * cache.joint1_slice0_local_bend_y_column_v_y;
+    let joint1_base_bias_v_y = t103 * cache.base_roll_rotation_11
+        + t106 * cache.base_roll_rotation_21 + t108 * cache.base_roll_rotation_01;
+    let joint1_slice0_local_subspace1_v_y = t1302
+        + 0.33333333333333315 * t0 * cache.joint1_slice0_local_bend_y_column_v_y
+        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_bend_z_column_v_y;
+    let t1303 = qdd[8] * joint1_slice0_local_subspace2_v_y
+        + joint1_slice0_local_subspace0_v_y * qdd[6] + joint1_base_velocity_v_z * t143
+        + t188 * joint1_base_velocity_w_z + joint1_base_bias_v_y
+        + joint1_slice0_local_subspace1_v_y * qdd[7]
+        + (0.00013943957608806757 * t473 * cache.joint1_slice0_bend_c4
+            + 0.0000001120346095964964 * cache.joint1_slice0_bend_c4 * t474
+            + 0.009641561978852029 * t476 * cache.joint1_slice0_bend_c2
+            + 0.0000008962768767719712 * cache.joint1_slice0_bend_c6 * t474
+            - 0.00006971978804403378 * cache.joint1_slice0_bend_c3 * t473
+            - 0.000000560173047982482 * cache.joint1_slice0_bend_c5 * t474)
+        - (t1255 * cache.joint1_slice0_local_com_x
+            - cache.joint1_slice0_local_com_z * t153) - t140 * joint1_base_velocity_v_x
+        - t1297 * joint1_base_velocity_w_x - (t174 * t140 - t1296 * t143);
+    let t1304 = cache.joint1_slice0_mass * t1303;
+    let t1305 = joint1_slice2_local_momentum_f_x * t120;
+    let t1306 = -(joint1_slice2_local_momentum_f_z * t299);
+    let t1307 = -(cache.joint1_slice3_local_inertia_h_z * t202
+        - cache.joint1_slice3_local_inertia_h_x * t1245);
+    let t1308 = 0.3333333333333333 * cache.joint1_slice1_local_len_column_v_y;
+    let joint1_slice1_local_subspace2_v_y = t1308
+        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_v_y
+        + 0.5773502691896255 * t0 * cache.joint1_slice1_local_bend_z_column_v_y;
+    let joint1_slice1_local_subspace1_v_y = t1308
+        + 0.33333333333333315 * t0 * cache.joint1_slice1_local_bend_y_column_v_y
+        - 0.5773502691896257 * t0 * cache.joint1_slice1_local_bend_z_column_v_y;
+    let joint1_slice1_local_subspace0_v_y = t1308
+        - 0.6666666666666666 * t0 * cache.joint1_slice1_local_bend_y_column_v_y;
+    let t1309 = (0.0012916905450084026 * cache.joint1_slice1_bend_c4 * t474
+        + 0.2178125114136677 * t476 * cache.joint1_slice1_bend_c2
+        + 0.010333524360067221 * t474 * cache.joint1_slice1_bend_c6
+        + 0.07116343519249368 * cache.joint1_slice1_bend_c4 * t473
+        - 0.006458452725042013 * t474 * cache.joint1_slice1_bend_c5
+        - 0.03558171759624684 * t473 * cache.joint1_slice1_bend_c3)
+        + joint1_slice1_local_subspace2_v_y * qdd[8] + t338 * joint1_base_velocity_w_z
+        + qdd[7] * joint1_slice1_local_subspace1_v_y
+        + qdd[6] * joint1_slice1_local_subspace0_v_y + joint1_base_bias_v_y
+        + t321 * joint1_base_velocity_v_z
+        - (cache.joint1_slice1_local_com_x * t1252
+            - t335 * cache.joint1_slice1_local_com_z) - (t349 * t326 - t321 * t1262)
+        - t1261 * joint1_base_velocity_w_x - t326 * joint1_base_velocity_v_x;
+    let t1310 = t1309 * cache.joint1_slice1_mass;
+    let t1311 = -(t318 * joint1_slice1_local_momentum_f_z);
+    let t1312 = -(t260 * cache.joint1_slice2_local_inertia_h_z
+        - t1287 * cache.joint1_slice2_local_inertia_h_x);
+    let t1313 = -(t154 * cache.joint1_slice0_local_inertia_h_z
+        - cache.joint1_slice0_local_inertia_h_x * t1256);
+    let t1314 = t22 * joint1_slice3_local_momentum_f_x;
+    let t1315 = joint1_slice1_local_momentum_f_x * t283;
+    let t1316 = 0.3333333333333333 * cache.joint1_slice3_local_len_column_v_y;
+    let joint1_slice3_local_subspace2_v_y = 0.5773502691896255
+        * cache.joint1_slice3_local_bend_z_column_v_y * t0
+        + 0.3333333333333336 * t0 * cache.joint1_slice3_local_bend_y_column_v_y + t1316;
+    let joint1_slice3_local_subspace0_v_y = t1316
+        - 0.6666666666666666 * t0 * cache.joint1_slice3_local_bend_y_column_v_y;
+    let joint1_slice3_local_subspace1_v_y = 0.33333333333333315 * t0
+        * cache.joint1_slice3_local_bend_y_column_v_y + t1316
+        - 0.5773502691896257 * cache.joint1_slice3_local_bend_z_column_v_y * t0;
+    let t1317 = (1.731914185166957 * cache.joint1_slice3_bend_c2 * t476
+        + 5.1949229180765215 * cache.joint1_slice3_bend_c6 * t474
+        + 0.6493653647595652 * cache.joint1_slice3_bend_c4 * t474
+        + 4.499290117173787 * cache.joint1_slice3_bend_c4 * t473
+        - 2.2496450585868937 * t473 * cache.joint1_slice3_bend_c3
+        - 3.246826823797826 * cache.joint1_slice3_bend_c5 * t474)
+        + joint1_slice3_local_subspace2_v_y * qdd[8] + joint1_base_velocity_v_z * t68
+        + qdd[6] * joint1_slice3_local_subspace0_v_y + joint1_base_bias_v_y
+        + qdd[7] * joint1_slice3_local_subspace1_v_y + joint1_base_velocity_w_z * t46
+        - (cache.joint1_slice3_local_com_x * t1244
+            - t86 * cache.joint1_slice3_local_com_z) - (t199 * t47 - t1267 * t68)
+        - t199 * joint1_base_velocity_v_x - joint1_base_velocity_w_x * t1266;
+    let t1318 = t1317 * cache.joint1_slice0_mass;
+    let t1319 = -(cache.joint1_slice1_local_inertia_h_z * t336
+        - t1253 * cache.joint1_slice1_local_inertia_h_x);
+    let t1320 = -(t304 * joint1_slice0_local_momentum_f_z);
+    let t1321 = joint1_slice0_local_momentum_f_x * t265;
+    let t1322 = -(t193 * joint1_slice3_local_momentum_f_z);
+    let t1323 = 0.3333333333333333 * cache.joint1_slice2_local_len_column_v_y;
+    let joint1_slice2_local_subspace0_v_y = t1323
+        - 0.6666666666666666 * t0 * cache.joint1_slice2_local_bend_y_column_v_y;
+    let joint1_slice2_local_subspace2_v_y = 0.5773502691896255 * t0
+        * cache.joint1_slice2_local_bend_z_column_v_y + t1323
+        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_v_y;
+    let joint1_slice2_local_subspace1_v_y = t1323
+        + 0.33333333333333315 * t0 * cache.joint1_slice2_local_bend_y_column_v_y
+        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_v_y;
+    let t1324 = t244 * joint1_base_velocity_w_z
+        + (0.09045070438093329 * t474 * cache.joint1_slice2_bend_c4
+            + 0.7236056350474663 * cache.joint1_slice2_bend_c6 * t474
+            + 0.8977745985833803 * t476 * cache.joint1_slice2_bend_c2
+            + 1.2089988447923243 * t473 * cache.joint1_slice2_bend_c4
+            - 0.45225352190466644 * t474 * cache.joint1_slice2_bend_c5
+            - 0.6044994223961622 * cache.joint1_slice2_bend_c3 * t473)
+        + qdd[6] * joint1_slice2_local_subspace0_v_y
+        + joint1_slice2_local_subspace2_v_y * qdd[8] + joint1_base_bias_v_y
+        + qdd[7] * joint1_slice2_local_subspace1_v_y + joint1_base_velocity_v_z * t231
+        - (t225 * t258 - t1284 * t231)
+        - (cache.joint1_slice2_local_com_x * t1282
+            - t248 * cache.joint1_slice2_local_com_z) - t1283 * joint1_base_velocity_w_x
+        - joint1_base_velocity_v_x * t258;
+    let t1325 = cache.joint1_slice1_mass * t1324;
+    let t1326 = t1304 + t1305 + t1306 + t1307 + t1310 + t1311 + t1312 + t1313 + t1314
+        + t1315 + t1318 + t1319 + t1320 + t1321 + t1322 + t1325;
+    let t1327 = base_roll_rotation_01_along_dq * t1326;
+    let t1328 = -(t305 * joint1_slice0_local_momentum_f_z);
+    let t1329 = joint1_len_rate * joint1_slice0_local_len_column_v_z_along_dq;
+    let joint1_base_velocity_v_z_along_dq = base_roll_rotation_22_along_dq * t28
+        + base_roll_rotation_12_along_dq * t29 + cache.base_roll_rotation_12 * t32
+        + t30 * base_roll_rotation_02_along_dq + t27 * cache.base_roll_rotation_22
+        + t31 * cache.base_roll_rotation_02;
+    let t1330 = joint1_bend_z_rate * joint1_slice0_local_bend_z_column_v_z_along_dq;
+    let t1331 = joint1_bend_y_rate * joint1_slice0_local_bend_y_column_v_z_along_dq;
+    let t1332 = t1329 + joint1_base_velocity_v_z_along_dq + t1330 + t1331;
+    let joint1_slice0_local_momentum_f_z_along_dq = cache.joint1_slice0_mass * t1332
+        - (joint1_slice0_local_inertia_h_x_along_dq * t264
+            + cache.joint1_slice0_local_inertia_h_x * t267
+            - joint1_slice0_local_inertia_h_y_along_dq * t304
+            - t305 * cache.joint1_slice0_local_inertia_h_y);
+    let t1333 = -(t304 * joint1_slice0_local_momentum_f_z_along_dq);
+    let t1334 = -(joint1_slice2_local_momentum_f_z * t300);
+    let joint1_slice3_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint1_slice3_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice3_local_bend_z_column_w_z_along_dq;
+    let t1335 = 0.8058320946447624 * t10 * joint1_slice3_bend_along_dq * t416
+        + 0.6978160177890329 * cache.joint1_slice3_bend_c4 * t420
+        + 0.8058320946447624 * t419 * cache.joint1_slice3_bend_c3
+        + 0.6978160177890329 * t415 * joint1_slice3_bend_along_dq * t60
+        - 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t420
+        - 2.0934480533670987 * t415 * joint1_slice3_bend_along_dq * t78;
+    let joint1_slice3_local_subspace2_w_z_along_dq = 0.3333333333333336 * t0
+        * joint1_slice3_local_bend_y_column_w_z_along_dq
+        + 0.5773502691896255 * t0 * joint1_slice3_local_bend_z_column_w_z_along_dq;
+    let joint1_base_bias_w_z_along_dq = cache.base_roll_rotation_12
+        * base_roll_acceleration_w_y_along_dq
+        + base_roll_acceleration_w_z_along_dq * cache.base_roll_rotation_22
+        + base_roll_acceleration_w_y * base_roll_rotation_12_along_dq
+        + cache.base_roll_rotation_02 * base_roll_acceleration_w_x_along_dq
+        + base_roll_rotation_22_along_dq * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_x * base_roll_rotation_02_along_dq;
+    let joint1_slice3_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice3_local_bend_y_column_w_z_along_dq);
+    let t1336 = qdd[7] * joint1_slice3_local_subspace1_w_z_along_dq + t1335
+        + joint1_slice3_local_subspace2_w_z_along_dq * qdd[8]
+        + joint1_base_velocity_w_x * t48 + t69 * joint1_base_velocity_w_x_along_dq
+        + joint1_base_bias_w_z_along_dq
+        + qdd[6] * joint1_slice3_local_subspace0_w_z_along_dq
+        - t51 * joint1_base_velocity_w_y - joint1_base_velocity_w_y_along_dq * t68;
+    let t1337 = -(cache.joint1_slice3_local_inertia_h_z * t201
+        + joint1_slice3_local_inertia_h_z_along_dq * t202
+        - joint1_slice3_local_inertia_h_x_along_dq * t1245
+        - cache.joint1_slice3_local_inertia_h_x * t1336);
+    let t1338 = joint1_slice0_local_momentum_f_x * t270;
+    let t1339 = joint1_slice3_local_momentum_f_x * t15;
+    let t1340 = 0.3333333333333333 * joint1_slice3_local_len_column_v_y_along_dq;
+    let joint1_slice3_local_subspace1_v_y_along_dq = 0.33333333333333315 * t0
+        * joint1_slice3_local_bend_y_column_v_y_along_dq + t1340
+        - 0.5773502691896257 * t0 * joint1_slice3_local_bend_z_column_v_y_along_dq;
+    let joint1_slice3_local_subspace2_v_y_along_dq = 0.5773502691896255 * t0
+        * joint1_slice3_local_bend_z_column_v_y_along_dq + t1340
+        + 0.3333333333333336 * t0 * joint1_slice3_local_bend_y_column_v_y_along_dq;
+    let t1341 = joint1_len_rate * joint1_slice3_local_len_column_v_z_along_dq;
+    let t1342 = joint1_bend_z_rate * t102 + joint1_bend_y_rate * t64 + t1341;
+    let t1343 = joint1_bend_z_rate * joint1_slice3_local_bend_z_column_v_z_along_dq;
+    let t1344 = joint1_bend_y_rate * joint1_slice3_local_bend_y_column_v_z_along_dq;
+    let t1345 = t1343 + t1341 + t1344;
+    let joint1_slice3_local_subspace0_v_y_along_dq = t1340
+        - 0.6666666666666666 * t0 * joint1_slice3_local_bend_y_column_v_y_along_dq;
+    let joint1_base_bias_v_y_along_dq = t103 * base_roll_rotation_11_along_dq
+        + base_roll_rotation_01_along_dq * t108 + t107 * cache.base_roll_rotation_11
+        + t105 * cache.base_roll_rotation_21 + cache.base_roll_rotation_01 * t104
+        + base_roll_rotation_21_along_dq * t106;
+    let t1346 = joint1_base_velocity_w_z * t96 + joint1_base_velocity_v_z * t51
+        + joint1_base_velocity_w_z_along_dq * t46
+        + qdd[7] * joint1_slice3_local_subspace1_v_y_along_dq
+        + joint1_slice3_local_subspace2_v_y_along_dq * qdd[8]
+        + (0.6493653647595652 * t472 * cache.joint1_slice3_bend_c4
+            + 5.1949229180765215 * t472 * cache.joint1_slice3_bend_c6
+            + 1.731914185166957 * t4 * t476 * joint1_slice3_bend_along_dq
+            + 4.499290117173787 * joint1_slice3_bend_along_dq * t473 * t60
+            + 5.1949229180765215 * t95 * joint1_slice3_bend_along_dq * t474
+            + 0.6493653647595652 * joint1_slice3_bend_along_dq * t474 * t60
+            + 4.499290117173787 * cache.joint1_slice3_bend_c4 * t475
+            - 3.246826823797826 * cache.joint1_slice3_bend_c5 * t472
+            - 3.246826823797826 * joint1_slice3_bend_along_dq * t474 * t78
+            - 2.2496450585868937 * t475 * cache.joint1_slice3_bend_c3
+            - 2.2496450585868937 * t10 * joint1_slice3_bend_along_dq * t473)
+        + qdd[6] * joint1_slice3_local_subspace0_v_y_along_dq
+        + joint1_base_velocity_v_z_along_dq * t68 + joint1_base_bias_v_y_along_dq
+        - t198 * joint1_base_velocity_v_x - t1266 * joint1_base_velocity_w_x_along_dq
+        - (t198 * t47 + t199 * t70 - t1267 * t51 - t68 * t1342)
+        - joint1_base_velocity_w_x * t1345 - joint1_base_velocity_v_x_along_dq * t199
+        - (joint1_slice3_local_com_x_along_dq * t1244
+            + t1335 * cache.joint1_slice3_local_com_x
+            - t85 * cache.joint1_slice3_local_com_z
+            - t86 * joint1_slice3_local_com_z_along_dq);
+    let t1347 = t1346 * cache.joint1_slice0_mass;
+    let t1348 = 0.0000016135911537792344 * cache.joint1_slice0_bend_c4 * t420
+        + 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t419
+        + 0.0000016135911537792344 * t415 * joint1_slice0_bend_along_dq * t132
+        + 0.0003347157145944845 * joint1_slice0_bend_along_dq * t126 * t416
+        - 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t420
+        - 0.000004840773461337703 * t131 * t415 * joint1_slice0_bend_along_dq;
+    let joint1_slice0_local_subspace2_w_z_along_dq = 0.3333333333333336 * t0
+        * joint1_slice0_local_bend_y_column_w_z_along_dq
+        + 0.5773502691896255 * t0 * joint1_slice0_local_bend_z_column_w_z_along_dq;
+    let joint1_slice0_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint1_slice0_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice0_local_bend_z_column_w_z_along_dq;
+    let joint1_slice0_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice0_local_bend_y_column_w_z_along_dq);
+    let t1349 = t1348 + t151 * joint1_base_velocity_w_x
+        + joint1_slice0_local_subspace2_w_z_along_dq * qdd[8]
+        + t147 * joint1_base_velocity_w_x_along_dq + joint1_base_bias_w_z_along_dq
+        + qdd[7] * joint1_slice0_local_subspace1_w_z_along_dq
+        + joint1_slice0_local_subspace0_w_z_along_dq * qdd[6]
+        - joint1_base_velocity_w_y * t137 - joint1_base_velocity_w_y_along_dq * t143;
+    let t1350 = -(t152 * cache.joint1_slice0_local_inertia_h_z
+        + joint1_slice0_local_inertia_h_z_along_dq * t154
+        - cache.joint1_slice0_local_inertia_h_x * t1349
+        - joint1_slice0_local_inertia_h_x_along_dq * t1256);
+    let t1351 = 0.3333333333333333 * joint1_slice0_local_len_column_v_y_along_dq;
+    let joint1_slice0_local_subspace2_v_y_along_dq = t1351
+        + 0.5773502691896255 * t0 * joint1_slice0_local_bend_z_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice0_local_bend_y_column_v_y_along_dq;
+    let joint1_slice0_local_subspace0_v_y_along_dq = t1351
+        - 0.6666666666666666 * t0 * joint1_slice0_local_bend_y_column_v_y_along_dq;
+    let joint1_slice0_local_subspace1_v_y_along_dq = t1351
+        + 0.33333333333333315 * t0 * joint1_slice0_local_bend_y_column_v_y_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice0_local_bend_z_column_v_y_along_dq;
+    let t1352 = t1329 + t1330 + t1331;
+    let t1353 = t1329 + t185 * joint1_bend_z_rate + t171 * joint1_bend_y_rate;
+    let t1354 = joint1_base_velocity_v_z * t137
+        + joint1_slice0_local_subspace2_v_y_along_dq * qdd[8]
+        + (0.009641561978852029 * t476 * joint1_slice0_bend_along_dq * t134
+            + 0.0000001120346095964964 * joint1_slice0_bend_along_dq * t474 * t132
+            + 0.00013943957608806757 * joint1_slice0_bend_along_dq * t473 * t132
+            + 0.0000001120346095964964 * t472 * cache.joint1_slice0_bend_c4
+            + 0.0000008962768767719712 * t472 * cache.joint1_slice0_bend_c6
+            + 0.00013943957608806757 * t475 * cache.joint1_slice0_bend_c4
+            + 0.0000008962768767719712 * t189 * joint1_slice0_bend_along_dq * t474
+            - 0.00006971978804403378 * joint1_slice0_bend_along_dq * t126 * t473
+            - 0.000000560173047982482 * t131 * joint1_slice0_bend_along_dq * t474
+            - 0.000000560173047982482 * t472 * cache.joint1_slice0_bend_c5
+            - 0.00006971978804403378 * cache.joint1_slice0_bend_c3 * t475)
+        + joint1_base_velocity_v_z_along_dq * t143 + joint1_base_velocity_w_z * t184
+        + t188 * joint1_base_velocity_w_z_along_dq
+        + qdd[6] * joint1_slice0_local_subspace0_v_y_along_dq
+        + joint1_slice0_local_subspace1_v_y_along_dq * qdd[7]
+        + joint1_base_bias_v_y_along_dq - joint1_base_velocity_v_x_along_dq * t140
+        - t1297 * joint1_base_velocity_w_x_along_dq
+        - (t1348 * cache.joint1_slice0_local_com_x
+            + joint1_slice0_local_com_x_along_dq * t1255
+            - joint1_slice0_local_com_z_along_dq * t153
+            - t148 * cache.joint1_slice0_local_com_z) - joint1_base_velocity_v_x * t129
+        - t1352 * joint1_base_velocity_w_x
+        - (t166 * t140 + t174 * t129 - t1296 * t137 - t1353 * t143);
+    let t1355 = cache.joint1_slice0_mass * t1354;
+    let t1356 = t289 * joint1_slice1_local_momentum_f_x;
+    let t1357 = joint1_slice1_local_len_column_v_z_along_dq * joint1_len_rate;
+    let t1358 = joint1_slice1_local_bend_z_column_v_z_along_dq * joint1_bend_z_rate;
+    let t1359 = joint1_bend_y_rate * joint1_slice1_local_bend_y_column_v_z_along_dq;
+    let t1360 = t1357 + joint1_base_velocity_v_z_along_dq + t1358 + t1359;
+    let joint1_slice1_local_momentum_f_z_along_dq = cache.joint1_slice1_mass * t1360
+        - (t286 * cache.joint1_slice1_local_inertia_h_x
+            + joint1_slice1_local_inertia_h_x_along_dq * t292
+            - joint1_slice1_local_inertia_h_y_along_dq * t318
+            - t311 * cache.joint1_slice1_local_inertia_h_y);
+    let t1361 = -(t318 * joint1_slice1_local_momentum_f_z_along_dq);
+    let t1362 = joint1_slice2_local_momentum_f_x_along_dq * t120;
+    let t1363 = t1343 + joint1_base_velocity_v_z_along_dq + t1341 + t1344;
+    let joint1_slice3_local_momentum_f_z_along_dq = cache.joint1_slice0_mass * t1363
+        - (cache.joint1_slice3_local_inertia_h_x * t19
+            + joint1_slice3_local_inertia_h_x_along_dq * t3
+            - joint1_slice3_local_inertia_h_y_along_dq * t193
+            - cache.joint1_slice3_local_inertia_h_y * t192);
+    let t1364 = -(t193 * joint1_slice3_local_momentum_f_z_along_dq);
+    let t1365 = t22 * joint1_slice3_local_momentum_f_x_along_dq;
+    let joint1_slice1_local_subspace2_w_z_along_dq = 0.3333333333333336 * t0
+        * joint1_slice1_local_bend_y_column_w_z_along_dq
+        + 0.5773502691896255 * t0 * joint1_slice1_local_bend_z_column_w_z_along_dq;
+    let joint1_slice1_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice1_local_bend_y_column_w_z_along_dq);
+    let t1366 = 0.003914101352555533 * t415 * joint1_slice1_bend_along_dq * t322
+        + 0.003914101352555533 * cache.joint1_slice1_bend_c4 * t420
+        + 0.035940096619352636 * t274 * t416 * joint1_slice1_bend_along_dq
+        + 0.035940096619352636 * t419 * cache.joint1_slice1_bend_c3
+        - 0.0117423040576666 * t415 * joint1_slice1_bend_along_dq * t324
+        - 0.0117423040576666 * t420 * cache.joint1_slice1_bend_c5;
+    let joint1_slice1_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint1_slice1_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice1_local_bend_z_column_w_z_along_dq;
+    let t1367 = joint1_base_velocity_w_x * t332
+        + joint1_slice1_local_subspace2_w_z_along_dq * qdd[8]
+        + joint1_slice1_local_subspace0_w_z_along_dq * qdd[6]
+        + t331 * joint1_base_velocity_w_x_along_dq + t1366
+        + qdd[7] * joint1_slice1_local_subspace1_w_z_along_dq
+        + joint1_base_bias_w_z_along_dq - t327 * joint1_base_velocity_w_y
+        - joint1_base_velocity_w_y_along_dq * t321;
+    let t1368 = -(t336 * joint1_slice1_local_inertia_h_z_along_dq
+        + cache.joint1_slice1_local_inertia_h_z * t334
+        - t1367 * cache.joint1_slice1_local_inertia_h_x
+        - t1253 * joint1_slice1_local_inertia_h_x_along_dq);
+    let t1369 = 0.3333333333333333 * joint1_slice2_local_len_column_v_y_along_dq;
+    let joint1_slice2_local_subspace1_v_y_along_dq = t1369
+        + 0.33333333333333315 * t0 * joint1_slice2_local_bend_y_column_v_y_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice2_local_bend_z_column_v_y_along_dq;
+    let t1370 = joint1_len_rate * joint1_slice2_local_len_column_v_z_along_dq;
+    let t1371 = t218 * joint1_bend_y_rate + t1370 + t222 * joint1_bend_z_rate;
+    let joint1_slice2_local_subspace0_v_y_along_dq = t1369
+        - 0.6666666666666666 * t0 * joint1_slice2_local_bend_y_column_v_y_along_dq;
+    let t1372 = joint1_bend_y_rate * joint1_slice2_local_bend_y_column_v_z_along_dq;
+    let t1373 = joint1_slice2_local_bend_z_column_v_z_along_dq * joint1_bend_z_rate;
+    let t1374 = t1370 + t1372 + t1373;
+    let t1375 = 0.1350029611448087 * t415 * joint1_slice2_bend_along_dq * t217
+        + 0.1350029611448087 * t420 * cache.joint1_slice2_bend_c4
+        + 0.3007502358784333 * joint1_slice2_bend_along_dq * t111 * t416
+        + 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t419
+        - 0.4050088834344261 * t420 * cache.joint1_slice2_bend_c5
+        - 0.4050088834344261 * t415 * joint1_slice2_bend_along_dq * t243;
+    let joint1_slice2_local_subspace2_v_y_along_dq = t1369
+        + 0.3333333333333336 * t0 * joint1_slice2_local_bend_y_column_v_y_along_dq
+        + 0.5773502691896255 * t0 * joint1_slice2_local_bend_z_column_v_y_along_dq;
+    let t1376 = qdd[7] * joint1_slice2_local_subspace1_v_y_along_dq
+        + t244 * joint1_base_velocity_w_z_along_dq
+        + qdd[6] * joint1_slice2_local_subspace0_v_y_along_dq
+        + joint1_base_velocity_w_z * t224
+        + (0.7236056350474663 * t472 * cache.joint1_slice2_bend_c6
+            + 0.7236056350474663 * joint1_slice2_bend_along_dq * t474 * t242
+            + 1.2089988447923243 * t475 * cache.joint1_slice2_bend_c4
+            + 0.8977745985833803 * t476 * joint1_slice2_bend_along_dq * t207
+            + 0.09045070438093329 * t472 * cache.joint1_slice2_bend_c4
+            + 0.09045070438093329 * joint1_slice2_bend_along_dq * t217 * t474
+            + 1.2089988447923243 * joint1_slice2_bend_along_dq * t217 * t473
+            - 0.45225352190466644 * t472 * cache.joint1_slice2_bend_c5
+            - 0.6044994223961622 * t475 * cache.joint1_slice2_bend_c3
+            - 0.6044994223961622 * joint1_slice2_bend_along_dq * t111 * t473
+            - 0.45225352190466644 * joint1_slice2_bend_along_dq * t243 * t474)
+        + t240 * joint1_base_velocity_v_z + joint1_base_velocity_v_z_along_dq * t231
+        + qdd[8] * joint1_slice2_local_subspace2_v_y_along_dq
+        + joint1_base_bias_v_y_along_dq - t1283 * joint1_base_velocity_w_x_along_dq
+        - (t232 * t258 + t257 * t225 - t240 * t1284 - t1371 * t231)
+        - t257 * joint1_base_velocity_v_x - t1374 * joint1_base_velocity_w_x
+        - joint1_base_velocity_v_x_along_dq * t258
+        - (cache.joint1_slice2_local_com_x * t1375
+            + joint1_slice2_local_com_x_along_dq * t1282
+            - joint1_slice2_local_com_z_along_dq * t248
+            - cache.joint1_slice2_local_com_z * t249);
+    let t1377 = cache.joint1_slice1_mass * t1376;
+    let t1378 = -(t192 * joint1_slice3_local_momentum_f_z);
+    let joint1_slice2_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint1_slice2_local_bend_y_column_w_z_along_dq);
+    let joint1_slice2_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint1_slice2_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice2_local_bend_z_column_w_z_along_dq;
+    let joint1_slice2_local_subspace2_w_z_along_dq = 0.5773502691896255 * t0
+        * joint1_slice2_local_bend_z_column_w_z_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice2_local_bend_y_column_w_z_along_dq;
+    let t1379 = joint1_slice2_local_subspace0_w_z_along_dq * qdd[6]
+        + qdd[7] * joint1_slice2_local_subspace1_w_z_along_dq
+        + t233 * joint1_base_velocity_w_x_along_dq
+        + joint1_slice2_local_subspace2_w_z_along_dq * qdd[8] + t1375
+        + joint1_base_velocity_w_x * t223 + joint1_base_bias_w_z_along_dq
+        - t240 * joint1_base_velocity_w_y - joint1_base_velocity_w_y_along_dq * t231;
+    let t1380 = -(t261 * cache.joint1_slice2_local_inertia_h_z
+        + t260 * joint1_slice2_local_inertia_h_z_along_dq
+        - cache.joint1_slice2_local_inertia_h_x * t1379
+        - t1287 * joint1_slice2_local_inertia_h_x_along_dq);
+    let t1381 = joint1_slice1_local_momentum_f_x_along_dq * t283;
+    let t1382 = joint1_slice0_local_momentum_f_x_along_dq * t265;
+    let t1383 = -(t311 * joint1_slice1_local_momentum_f_z);
+    let t1384 = t1357 + t1358 + t1359;
+    let t1385 = 0.3333333333333333 * joint1_slice1_local_len_column_v_y_along_dq;
+    let joint1_slice1_local_subspace0_v_y_along_dq = t1385
+        - 0.6666666666666666 * t0 * joint1_slice1_local_bend_y_column_v_y_along_dq;
+    let joint1_slice1_local_subspace1_v_y_along_dq = 0.33333333333333315 * t0
+        * joint1_slice1_local_bend_y_column_v_y_along_dq + t1385
+        - 0.5773502691896257 * t0 * joint1_slice1_local_bend_z_column_v_y_along_dq;
+    let t1386 = joint1_bend_y_rate * t340 + t1357 + t352 * joint1_bend_z_rate;
+    let joint1_slice1_local_subspace2_v_y_along_dq = 0.5773502691896255 * t0
+        * joint1_slice1_local_bend_z_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice1_local_bend_y_column_v_y_along_dq
+        + t1385;
+    let t1387 = t321 * joint1_base_velocity_v_z_along_dq
+        + qdd[6] * joint1_slice1_local_subspace0_v_y_along_dq
+        + t338 * joint1_base_velocity_w_z_along_dq
+        + qdd[7] * joint1_slice1_local_subspace1_v_y_along_dq
+        + t327 * joint1_base_velocity_v_z
+        + joint1_slice1_local_subspace2_v_y_along_dq * qdd[8]
+        + joint1_base_bias_v_y_along_dq
+        + (0.07116343519249368 * cache.joint1_slice1_bend_c4 * t475
+            + 0.0012916905450084026 * t474 * joint1_slice1_bend_along_dq * t322
+            + 0.2178125114136677 * t275 * t476 * joint1_slice1_bend_along_dq
+            + 0.010333524360067221 * t350 * t474 * joint1_slice1_bend_along_dq
+            + 0.010333524360067221 * t472 * cache.joint1_slice1_bend_c6
+            + 0.07116343519249368 * t473 * joint1_slice1_bend_along_dq * t322
+            + 0.0012916905450084026 * t472 * cache.joint1_slice1_bend_c4
+            - 0.006458452725042013 * t474 * joint1_slice1_bend_along_dq * t324
+            - 0.03558171759624684 * t475 * cache.joint1_slice1_bend_c3
+            - 0.03558171759624684 * t274 * t473 * joint1_slice1_bend_along_dq
+            - 0.006458452725042013 * t472 * cache.joint1_slice1_bend_c5)
+        + t353 * joint1_base_velocity_w_z - joint1_base_velocity_w_x * t1384
+        - (cache.joint1_slice1_local_com_x * t1366
+            + t1252 * joint1_slice1_local_com_x_along_dq
+            - joint1_slice1_local_com_z_along_dq * t335
+            - cache.joint1_slice1_local_com_z * t333) - t320 * joint1_base_velocity_v_x
+        - joint1_base_velocity_v_x_along_dq * t326
+        - (t348 * t326 + t349 * t320 - t321 * t1386 - t327 * t1262)
+        - t1261 * joint1_base_velocity_w_x_along_dq;
+    let t1388 = t1387 * cache.joint1_slice1_mass;
+    let t1389 = joint1_base_velocity_v_z_along_dq + t1370 + t1372 + t1373;
+    let joint1_slice2_local_momentum_f_z_along_dq = t1389 * cache.joint1_slice1_mass
+        - (joint1_slice2_local_inertia_h_x_along_dq * t117
+            + cache.joint1_slice2_local_inertia_h_x * t114
+            - joint1_slice2_local_inertia_h_y_along_dq * t299
+            - cache.joint1_slice2_local_inertia_h_y * t300);
+    let t1390 = -(t299 * joint1_slice2_local_momentum_f_z_along_dq);
+    let t1391 = t215 * joint1_slice2_local_momentum_f_x;
+    let t1392 = t1328 + t1333 + t1334 + t1337 + t1338 + t1339 + t1347 + t1350 + t1355
+        + t1356 + t1361 + t1362 + t1364 + t1365 + t1368 + t1377 + t1378 + t1380 + t1381
+        + t1382 + t1383 + t1388 + t1390 + t1391;
+    let t1393 = cache.base_roll_rotation_01 * t1392;
+    let t1394 = 0.3333333333333333 * cache.joint1_slice3_local_len_column_v_z;
+    let joint1_slice3_local_subspace0_v_z = t1394
+        - 0.6666666666666666 * t0 * cache.joint1_slice3_local_bend_y_column_v_z;
+    let joint1_slice3_local_subspace1_v_z = 0.33333333333333315 * t0
+        * cache.joint1_slice3_local_bend_y_column_v_z + t1394
+        - 0.5773502691896257 * t0 * cache.joint1_slice3_local_bend_z_column_v_z;
+    let joint1_base_bias_v_z = t106 * cache.base_roll_rotation_22
+        + t108 * cache.base_roll_rotation_02 + cache.base_roll_rotation_12 * t103;
+    let joint1_slice3_local_subspace2_v_z = 0.3333333333333336 * t0
+        * cache.joint1_slice3_local_bend_y_column_v_z
+        + 0.5773502691896255 * t0 * cache.joint1_slice3_local_bend_z_column_v_z + t1394;
+    let t1395 = joint1_slice3_local_subspace0_v_z * qdd[6]
+        + qdd[7] * joint1_slice3_local_subspace1_v_z + joint1_base_velocity_w_x * t42
+        + joint1_base_bias_v_z + t69 * joint1_base_velocity_v_x
+        + joint1_slice3_local_subspace2_v_z * qdd[8]
+        + (0.6493653647595652 * cache.joint1_slice3_bend_c4 * t94
+            + 1.731914185166957 * cache.joint1_slice3_bend_c2 * t93
+            + 5.1949229180765215 * cache.joint1_slice3_bend_c6 * t94
+            + 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t91
+            - 0.7498816861956312 * t91 * cache.joint1_slice3_bend_c3
+            - 3.246826823797826 * cache.joint1_slice3_bend_c5 * t94)
+        - (t86 * cache.joint1_slice3_local_com_y - cache.joint1_slice3_local_com_x * t87)
+        - t68 * joint1_base_velocity_v_y - (t68 * t56 - t69 * t47)
+        - t46 * joint1_base_velocity_w_y;
+    let t1396 = cache.joint1_slice0_mass * t1395;
+    let t1397 = 0.3333333333333333 * cache.joint1_slice0_local_len_column_v_z;
+    let joint1_slice0_local_subspace0_v_z = t1397
+        - 0.6666666666666666 * t0 * cache.joint1_slice0_local_bend_y_column_v_z;
+    let joint1_slice0_local_subspace1_v_z = t1397
+        + 0.33333333333333315 * t0 * cache.joint1_slice0_local_bend_y_column_v_z
+        - 0.5773502691896257 * t0 * cache.joint1_slice0_local_bend_z_column_v_z;
+    let joint1_slice0_local_subspace2_v_z = 0.3333333333333336 * t0
+        * cache.joint1_slice0_local_bend_y_column_v_z + t1397
+        + 0.5773502691896255 * t0 * cache.joint1_slice0_local_bend_z_column_v_z;
+    let t1398 = qdd[6] * joint1_slice0_local_subspace0_v_z
+        + t177 * joint1_base_velocity_w_x
+        + (0.000046479858696022525 * t91 * cache.joint1_slice0_bend_c4
+            + 0.009641561978852029 * t93 * cache.joint1_slice0_bend_c2
+            + 0.0000001120346095964964 * t94 * cache.joint1_slice0_bend_c4
+            + 0.0000008962768767719712 * cache.joint1_slice0_bend_c6 * t94
+            - 0.000000560173047982482 * cache.joint1_slice0_bend_c5 * t94
+            - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t91)
+        + joint1_base_bias_v_z + joint1_slice0_local_subspace1_v_z * qdd[7]
+        + joint1_slice0_local_subspace2_v_z * qdd[8] + t147 * joint1_base_velocity_v_x
+        - joint1_base_velocity_v_y * t143 - (t162 * t143 - t147 * t174)
+        - t188 * joint1_base_velocity_w_y
+        - (cache.joint1_slice0_local_com_y * t153
+            - t156 * cache.joint1_slice0_local_com_x);
+    let t1399 = t1398 * cache.joint1_slice0_mass;
+    let t1400 = t193 * joint1_slice3_local_momentum_f_y;
+    let t1401 = 0.3333333333333333 * cache.joint1_slice2_local_len_column_v_z;
+    let joint1_slice2_local_subspace0_v_z = t1401
+        - 0.6666666666666666 * t0 * cache.joint1_slice2_local_bend_y_column_v_z;
+    let joint1_slice2_local_subspace1_v_z = t1401
+        + 0.33333333333333315 * t0 * cache.joint1_slice2_local_bend_y_column_v_z
+        - 0.5773502691896257 * t0 * cache.joint1_slice2_local_bend_z_column_v_z;
+    let joint1_slice2_local_subspace2_v_z = 0.5773502691896255 * t0
+        * cache.joint1_slice2_local_bend_z_column_v_z
+        + 0.3333333333333336 * t0 * cache.joint1_slice2_local_bend_y_column_v_z + t1401;
+    let t1402 = joint1_slice2_local_subspace0_v_z * qdd[6]
+        + qdd[7] * joint1_slice2_local_subspace1_v_z + t233 * joint1_base_velocity_v_x
+        + joint1_base_velocity_w_x * t254 + joint1_base_bias_v_z
+        + joint1_slice2_local_subspace2_v_z * qdd[8]
+        + (0.7236056350474663 * cache.joint1_slice2_bend_c6 * t94
+            + 0.8977745985833803 * t93 * cache.joint1_slice2_bend_c2
+            + 0.4029996149307748 * t91 * cache.joint1_slice2_bend_c4
+            + 0.09045070438093329 * t94 * cache.joint1_slice2_bend_c4
+            - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t91
+            - 0.45225352190466644 * t94 * cache.joint1_slice2_bend_c5)
+        - (cache.joint1_slice2_local_com_y * t248
+            - t251 * cache.joint1_slice2_local_com_x) - (t237 * t231 - t225 * t233)
+        - t231 * joint1_base_velocity_v_y - t244 * joint1_base_velocity_w_y;
+    let t1403 = t1402 * cache.joint1_slice1_mass;
+    let t1404 = joint1_slice0_local_momentum_f_y * t304;
+    let t1405 = -(joint1_slice3_local_momentum_f_x * t3);
+    let t1406 = -(cache.joint1_slice0_local_inertia_h_x * t157
+        - cache.joint1_slice0_local_inertia_h_y * t154);
+    let t1407 = -(joint1_slice1_local_momentum_f_x * t292);
+    let t1408 = -(t330 * cache.joint1_slice1_local_inertia_h_x
+        - cache.joint1_slice1_local_inertia_h_y * t336);
+    let t1409 = -(t262 * cache.joint1_slice2_local_inertia_h_x
+        - t260 * cache.joint1_slice2_local_inertia_h_y);
+    let t1410 = -(joint1_slice2_local_momentum_f_x * t117);
+    let t1411 = joint1_slice2_local_momentum_f_y * t299;
+    let t1412 = t318 * joint1_slice1_local_momentum_f_y;
+    let t1413 = -(joint1_slice0_local_momentum_f_x * t264);
+    let t1414 = -(cache.joint1_slice3_local_inertia_h_x * t203
+        - t202 * cache.joint1_slice3_local_inertia_h_y);
+    let t1415 = 0.3333333333333333 * cache.joint1_slice1_local_len_column_v_z;
+    let joint1_slice1_local_subspace1_v_z = t1415
+        + 0.33333333333333315 * t0 * cache.joint1_slice1_local_bend_y_column_v_z
+        - 0.5773502691896257 * cache.joint1_slice1_local_bend_z_column_v_z * t0;
+    let joint1_slice1_local_subspace2_v_z = t1415
+        + 0.5773502691896255 * cache.joint1_slice1_local_bend_z_column_v_z * t0
+        + 0.3333333333333336 * t0 * cache.joint1_slice1_local_bend_y_column_v_z;
+    let joint1_slice1_local_subspace0_v_z = t1415
+        - 0.6666666666666666 * t0 * cache.joint1_slice1_local_bend_y_column_v_z;
+    let t1416 = qdd[7] * joint1_slice1_local_subspace1_v_z
+        + t357 * joint1_base_velocity_w_x + qdd[8] * joint1_slice1_local_subspace2_v_z
+        + joint1_base_bias_v_z
+        + (0.010333524360067221 * t94 * cache.joint1_slice1_bend_c6
+            + 0.2178125114136677 * t93 * cache.joint1_slice1_bend_c2
+            + 0.0012916905450084026 * cache.joint1_slice1_bend_c4 * t94
+            + 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t91
+            - 0.006458452725042013 * t94 * cache.joint1_slice1_bend_c5
+            - 0.01186057253208228 * t91 * cache.joint1_slice1_bend_c3)
+        + joint1_slice1_local_subspace0_v_z * qdd[6] + t331 * joint1_base_velocity_v_x
+        - t321 * joint1_base_velocity_v_y - (t321 * t347 - t349 * t331)
+        - (t335 * cache.joint1_slice1_local_com_y
+            - t329 * cache.joint1_slice1_local_com_x) - t338 * joint1_base_velocity_w_y;
+    let t1417 = t1416 * cache.joint1_slice1_mass;
+    let t1418 = t1396 + t1399 + t1400 + t1403 + t1404 + t1405 + t1406 + t1407 + t1408
+        + t1409 + t1410 + t1411 + t1412 + t1413 + t1414 + t1417;
+    let t1419 = t1418 * base_roll_rotation_02_along_dq;
+    let t1420 = t286 * joint1_slice1_local_momentum_f_z;
+    let t1421 = joint1_slice2_local_momentum_f_z * t114;
+    let t1422 = joint1_slice2_local_momentum_f_z_along_dq * t117;
+    let joint1_base_bias_v_x_along_dq = t103 * base_pitch_rotation_10_along_dq
+        + base_pitch_rotation_20_along_dq * t106 + t105 * cache.base_pitch_rotation_20
+        + cache.base_pitch_rotation_10 * t107 + t108 * base_pitch_rotation_00_along_dq
+        + cache.base_pitch_rotation_00 * t104;
+    let t1423 = 0.3333333333333333 * joint1_slice3_local_len_column_v_x_along_dq;
+    let joint1_slice3_local_subspace0_v_x_along_dq = t1423
+        - 0.6666666666666666 * joint1_slice3_local_bend_y_column_v_x_along_dq * t0;
+    let joint1_slice3_local_subspace1_v_x_along_dq = 0.33333333333333315
+        * joint1_slice3_local_bend_y_column_v_x_along_dq * t0 + t1423
+        - 0.5773502691896257 * t0 * joint1_slice3_local_bend_z_column_v_x_along_dq;
+    let joint1_slice3_local_subspace2_v_x_along_dq = 0.5773502691896255 * t0
+        * joint1_slice3_local_bend_z_column_v_x_along_dq
+        + 0.3333333333333336 * joint1_slice3_local_bend_y_column_v_x_along_dq * t0
+        + t1423;
+    let t1424 = joint1_base_bias_v_x_along_dq
+        + qdd[6] * joint1_slice3_local_subspace0_v_x_along_dq
+        + (0.6978160177890329 * t409 * t10 * joint1_slice3_bend_along_dq
+            + 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t412
+            + 2.0934480533670987 * t409 * joint1_slice3_bend_along_dq * t78
+            + 0.6978160177890329 * t412 * cache.joint1_slice3_bend_c3
+            + 0.8058320946447624 * t10 * t413 * joint1_slice3_bend_along_dq
+            + 0.8058320946447624 * t414 * cache.joint1_slice3_bend_c3
+            - 2.0934480533670987 * cache.joint1_slice3_bend_c4 * t412
+            - 0.8058320946447624 * t4 * t413 * joint1_slice3_bend_along_dq
+            - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * t414
+            - 2.0934480533670987 * t409 * joint1_slice3_bend_along_dq * t60)
+        + t199 * joint1_base_velocity_v_y_along_dq
+        + joint1_base_velocity_w_y_along_dq * t1266 + t1345 * joint1_base_velocity_w_y
+        + t198 * joint1_base_velocity_v_y
+        + qdd[7] * joint1_slice3_local_subspace1_v_x_along_dq
+        + joint1_slice3_local_subspace2_v_x_along_dq * qdd[8]
+        - (t69 * t1342 + t1267 * t48 - t198 * t56 - t199 * t65)
+        - (joint1_slice3_local_com_z_along_dq * t87
+            + t82 * cache.joint1_slice3_local_com_z
+            - t1244 * joint1_slice3_local_com_y_along_dq
+            - t1335 * cache.joint1_slice3_local_com_y) - joint1_base_velocity_v_z * t48
+        - t99 * joint1_base_velocity_w_z - joint1_base_velocity_w_z_along_dq * t42
+        - t69 * joint1_base_velocity_v_z_along_dq;
+    let t1425 = t1424 * cache.joint1_slice0_mass;
+    let t1426 = joint1_slice0_local_momentum_f_z * t267;
+    let t1427 = -(joint1_slice2_local_inertia_h_y_along_dq * t1287
+        + cache.joint1_slice2_local_inertia_h_y * t1379
+        - t262 * joint1_slice2_local_inertia_h_z_along_dq
+        - t259 * cache.joint1_slice2_local_inertia_h_z);
+    let t1428 = -(t22 * joint1_slice3_local_momentum_f_y_along_dq);
+    let t1429 = -(t289 * joint1_slice1_local_momentum_f_y);
+    let t1430 = -(t15 * joint1_slice3_local_momentum_f_y);
+    let t1431 = 0.3333333333333333 * joint1_slice1_local_len_column_v_x_along_dq;
+    let joint1_slice1_local_subspace0_v_x_along_dq = t1431
+        - 0.6666666666666666 * t0 * joint1_slice1_local_bend_y_column_v_x_along_dq;
+    let joint1_slice1_local_subspace1_v_x_along_dq = t1431
+        + 0.33333333333333315 * t0 * joint1_slice1_local_bend_y_column_v_x_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice1_local_bend_z_column_v_x_along_dq;
+    let joint1_slice1_local_subspace2_v_x_along_dq = 0.3333333333333336 * t0
+        * joint1_slice1_local_bend_y_column_v_x_along_dq
+        + 0.5773502691896255 * t0 * joint1_slice1_local_bend_z_column_v_x_along_dq
+        + t1431;
+    let t1432 = t320 * joint1_base_velocity_v_y
+        + qdd[6] * joint1_slice1_local_subspace0_v_x_along_dq
+        + joint1_base_bias_v_x_along_dq
+        + (0.035940096619352636 * t414 * cache.joint1_slice1_bend_c3
+            + 0.003914101352555533 * t412 * cache.joint1_slice1_bend_c3
+            + 0.035940096619352636 * t274 * t413 * joint1_slice1_bend_along_dq
+            + 0.0117423040576666 * t409 * joint1_slice1_bend_along_dq * t324
+            + 0.003914101352555533 * t409 * t274 * joint1_slice1_bend_along_dq
+            + 0.0117423040576666 * t412 * cache.joint1_slice1_bend_c5
+            - 0.035940096619352636 * t275 * t413 * joint1_slice1_bend_along_dq
+            - 0.035940096619352636 * t414 * cache.joint1_slice1_bend_c2
+            - 0.0117423040576666 * t409 * joint1_slice1_bend_along_dq * t322
+            - 0.0117423040576666 * cache.joint1_slice1_bend_c4 * t412)
+        + qdd[7] * joint1_slice1_local_subspace1_v_x_along_dq
+        + joint1_base_velocity_w_y_along_dq * t1261
+        + joint1_slice1_local_subspace2_v_x_along_dq * qdd[8]
+        + t1384 * joint1_base_velocity_w_y + joint1_base_velocity_v_y_along_dq * t326
+        - joint1_base_velocity_v_z * t332 - joint1_base_velocity_w_z * t356
+        - t357 * joint1_base_velocity_w_z_along_dq
+        - (t1386 * t331 + t1262 * t332 - t347 * t320 - t344 * t326)
+        - (t329 * joint1_slice1_local_com_z_along_dq
+            + t325 * cache.joint1_slice1_local_com_z
+            - t1366 * cache.joint1_slice1_local_com_y
+            - t1252 * joint1_slice1_local_com_y_along_dq)
+        - joint1_base_velocity_v_z_along_dq * t331;
+    let t1433 = t1432 * cache.joint1_slice1_mass;
+    let t1434 = -(joint1_slice1_local_momentum_f_y_along_dq * t283);
+    let t1435 = -(t1349 * cache.joint1_slice0_local_inertia_h_y
+        + joint1_slice0_local_inertia_h_y_along_dq * t1256
+        - joint1_slice0_local_inertia_h_z_along_dq * t157
+        - t144 * cache.joint1_slice0_local_inertia_h_z);
+    let t1436 = -(t1245 * joint1_slice3_local_inertia_h_y_along_dq
+        + cache.joint1_slice3_local_inertia_h_y * t1336
+        - cache.joint1_slice3_local_inertia_h_z * t200
+        - joint1_slice3_local_inertia_h_z_along_dq * t203);
+    let t1437 = -(joint1_slice0_local_momentum_f_y_along_dq * t265);
+    let t1438 = -(joint1_slice2_local_momentum_f_y * t215);
+    let t1439 = t19 * joint1_slice3_local_momentum_f_z;
+    let t1440 = t3 * joint1_slice3_local_momentum_f_z_along_dq;
+    let t1441 = joint1_slice1_local_momentum_f_z_along_dq * t292;
+    let t1442 = joint1_slice0_local_momentum_f_z_along_dq * t264;
+    let t1443 = -(joint1_slice2_local_momentum_f_y_along_dq * t120);
+    let t1444 = -(joint1_slice1_local_inertia_h_y_along_dq * t1253
+        + cache.joint1_slice1_local_inertia_h_y * t1367
+        - t328 * cache.joint1_slice1_local_inertia_h_z
+        - joint1_slice1_local_inertia_h_z_along_dq * t330);
+    let t1445 = 0.3333333333333333 * joint1_slice0_local_len_column_v_x_along_dq;
+    let joint1_slice0_local_subspace2_v_x_along_dq = 0.5773502691896255 * t0
+        * joint1_slice0_local_bend_z_column_v_x_along_dq
+        + 0.3333333333333336 * t0 * joint1_slice0_local_bend_y_column_v_x_along_dq
+        + t1445;
+    let joint1_slice0_local_subspace1_v_x_along_dq = t1445
+        + 0.33333333333333315 * t0 * joint1_slice0_local_bend_y_column_v_x_along_dq
+        - 0.5773502691896257 * t0 * joint1_slice0_local_bend_z_column_v_x_along_dq;
+    let joint1_slice0_local_subspace0_v_x_along_dq = t1445
+        - 0.6666666666666666 * t0 * joint1_slice0_local_bend_y_column_v_x_along_dq;
+    let t1446 = qdd[8] * joint1_slice0_local_subspace2_v_x_along_dq
+        + qdd[7] * joint1_slice0_local_subspace1_v_x_along_dq
+        + joint1_base_bias_v_x_along_dq + t1352 * joint1_base_velocity_w_y
+        + joint1_base_velocity_v_y_along_dq * t140 + joint1_base_velocity_v_y * t129
+        + joint1_slice0_local_subspace0_v_x_along_dq * qdd[6]
+        + (0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t412
+            + 0.0000016135911537792344 * cache.joint1_slice0_bend_c3 * t412
+            + 0.0000016135911537792344 * t409 * joint1_slice0_bend_along_dq * t126
+            + 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t414
+            + 0.000004840773461337703 * t409 * t131 * joint1_slice0_bend_along_dq
+            + 0.0003347157145944845 * t413 * joint1_slice0_bend_along_dq * t126
+            - 0.000004840773461337703 * t412 * cache.joint1_slice0_bend_c4
+            - 0.0003347157145944845 * t414 * cache.joint1_slice0_bend_c2
+            - 0.0003347157145944845 * t413 * joint1_slice0_bend_along_dq * t134
+            - 0.000004840773461337703 * t409 * joint1_slice0_bend_along_dq * t132)
+        + joint1_base_velocity_w_y_along_dq * t1297 - t151 * joint1_base_velocity_v_z
+        - (joint1_slice0_local_com_z_along_dq * t156
+            + t133 * cache.joint1_slice0_local_com_z
+            - joint1_slice0_local_com_y_along_dq * t1255
+            - t1348 * cache.joint1_slice0_local_com_y) - t181 * joint1_base_velocity_w_z
+        - t177 * joint1_base_velocity_w_z_along_dq
+        - t147 * joint1_base_velocity_v_z_along_dq
+        - (t147 * t1353 + t1296 * t151 - t172 * t140 - t162 * t129);
+    let t1447 = t1446 * cache.joint1_slice0_mass;
+    let t1448 = -(joint1_slice0_local_momentum_f_y * t270);
+    let t1449 = 0.3333333333333333 * joint1_slice2_local_len_column_v_x_along_dq;
+    let joint1_slice2_local_subspace1_v_x_along_dq = 0.33333333333333315 * t0
+        * joint1_slice2_local_bend_y_column_v_x_along_dq + t1449
+        - 0.5773502691896257 * t0 * joint1_slice2_local_bend_z_column_v_x_along_dq;
+    let joint1_slice2_local_subspace0_v_x_along_dq = t1449
+        - 0.6666666666666666 * t0 * joint1_slice2_local_bend_y_column_v_x_along_dq;
+    let joint1_slice2_local_subspace2_v_x_along_dq = 0.3333333333333336 * t0
+        * joint1_slice2_local_bend_y_column_v_x_along_dq
+        + 0.5773502691896255 * t0 * joint1_slice2_local_bend_z_column_v_x_along_dq
+        + t1449;
+    let t1450 = qdd[7] * joint1_slice2_local_subspace1_v_x_along_dq
+        + joint1_base_bias_v_x_along_dq
+        + (0.3007502358784333 * cache.joint1_slice2_bend_c3 * t414
+            + 0.4050088834344261 * t409 * joint1_slice2_bend_along_dq * t243
+            + 0.1350029611448087 * cache.joint1_slice2_bend_c3 * t412
+            + 0.1350029611448087 * t409 * joint1_slice2_bend_along_dq * t111
+            + 0.4050088834344261 * t412 * cache.joint1_slice2_bend_c5
+            + 0.3007502358784333 * t413 * joint1_slice2_bend_along_dq * t111
+            - 0.4050088834344261 * t409 * joint1_slice2_bend_along_dq * t217
+            - 0.3007502358784333 * t413 * joint1_slice2_bend_along_dq * t207
+            - 0.3007502358784333 * t414 * cache.joint1_slice2_bend_c2
+            - 0.4050088834344261 * t412 * cache.joint1_slice2_bend_c4)
+        + qdd[6] * joint1_slice2_local_subspace0_v_x_along_dq
+        + joint1_base_velocity_w_y_along_dq * t1283
+        + qdd[8] * joint1_slice2_local_subspace2_v_x_along_dq
+        + t1374 * joint1_base_velocity_w_y + joint1_base_velocity_v_y_along_dq * t258
+        + t257 * joint1_base_velocity_v_y - joint1_base_velocity_v_z * t223
+        - joint1_base_velocity_v_z_along_dq * t233
+        - (t250 * cache.joint1_slice2_local_com_z
+            + joint1_slice2_local_com_z_along_dq * t251
+            - joint1_slice2_local_com_y_along_dq * t1282
+            - cache.joint1_slice2_local_com_y * t1375)
+        - (t1284 * t223 + t1371 * t233 - t257 * t237 - t228 * t258)
+        - t247 * joint1_base_velocity_w_z - joint1_base_velocity_w_z_along_dq * t254;
+    let t1451 = t1450 * cache.joint1_slice1_mass;
+    let t1452 = t1420 + t1421 + t1422 + t1425 + t1426 + t1427 + t1428 + t1429 + t1430
+        + t1433 + t1434 + t1435 + t1436 + t1437 + t1438 + t1439 + t1440 + t1441 + t1442
+        + t1443 + t1444 + t1447 + t1448 + t1451;
+    let t1453 = t1452 * cache.base_pitch_rotation_00;
+    let joint1_composite_force_f_x_along_dq = t367 + middle_composite_force_f_x_along_dq
+        + t1301 + t1327 + t1393 + t1419 + t1453;
+    let tail_momentum_f_y = p.module_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.tail_inertia_h_z
+            - base_roll_velocity_w_z * cache.tail_inertia_h_x);
+    let tail_momentum_f_z = p.module_mass * base_roll_velocity_v_z
+        - (base_roll_velocity_w_y * cache.tail_inertia_h_x
+            - base_roll_velocity_w_x * cache.tail_inertia_h_y);
+    let tail_momentum_f_z_along_dq = p.module_mass * base_roll_velocity_v_z_along_dq
+        - (base_roll_velocity_w_y_along_dq * cache.tail_inertia_h_x
+            + base_roll_velocity_w_y * tail_inertia_h_x_along_dq
+            - base_roll_velocity_w_x * tail_inertia_h_y_along_dq
+            - cache.tail_inertia_h_y * base_roll_velocity_w_x_along_dq);
+    let tail_composite_force_f_x_along_dq = joint1_composite_force_f_x_along_dq
+        + p.module_mass * base_roll_acceleration_v_x_along_dq
+        + tail_momentum_f_z * base_roll_velocity_w_y_along_dq
+        + tail_momentum_f_z_along_dq * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * tail_momentum_f_y_along_dq
+        - (base_roll_acceleration_w_z_along_dq * cache.tail_inertia_h_y
+            + tail_inertia_h_y_along_dq * base_roll_acceleration_w_z
+            - base_roll_acceleration_w_y_along_dq * cache.tail_inertia_h_z
+            - base_roll_acceleration_w_y * tail_inertia_h_z_along_dq)
+        - base_roll_velocity_w_z_along_dq * tail_momentum_f_y;
+    let t1454 = t1452 * cache.base_pitch_rotation_10;
+    let t1455 = base_roll_rotation_12_along_dq * t1418;
+    let t1456 = cache.base_roll_rotation_12 * t366;
+    let t1457 = base_pitch_rotation_10_along_dq * t1300;
+    let t1458 = cache.base_roll_rotation_11 * t1392;
+    let t1459 = base_roll_rotation_11_along_dq * t1326;
+    let middle_momentum_f_x = p.module_mass * joint1_tip_velocity_v_x
+        - (joint1_tip_velocity_w_z * cache.middle_inertia_h_y
+            - joint1_tip_velocity_w_y * cache.middle_inertia_h_z);
+    let middle_momentum_f_x_along_dq = p.module_mass * joint1_tip_velocity_v_x_along_dq
+        - (middle_inertia_h_y_along_dq * joint1_tip_velocity_w_z
+            + joint1_tip_velocity_w_z_along_dq * cache.middle_inertia_h_y
+            - joint1_tip_velocity_w_y * middle_inertia_h_z_along_dq
+            - joint1_tip_velocity_w_y_along_dq * cache.middle_inertia_h_z);
+    let t1460 = cache.joint2_rotation_12 * t1182;
+    let t1461 = t1242 * cache.joint1_tip_rotation_10;
+    let t1462 = t897 * joint1_tip_rotation_10_along_dq;
+    let t1463 = qd[10] * cache.joint2_tip_subspace1_v_x;
+    let t1464 = cache.joint2_tip_subspace2_v_x * qd[11];
+    let t1465 = qd[9] * cache.joint2_tip_subspace0_v_x;
+    let joint2_tip_velocity_v_x = t1463 + t1464 + t1465 + joint1_tip_velocity_v_x;
+    let head_momentum_f_x = p.module_mass * joint2_tip_velocity_v_x
+        - (joint2_tip_velocity_w_z * cache.head_inertia_h_y
+            - cache.head_inertia_h_z * joint2_tip_velocity_w_y);
+    let t1466 = t791 * joint2_rotation_01_along_dq;
+    let t1467 = cache.joint2_rotation_01 * t797;
+    let t1468 = joint1_tip_rotation_00_along_dq * t789;
+    let t1469 = cache.joint1_tip_rotation_00 * t795;
+    let t1470 = cache.joint2_rotation_02 * t799;
+    let t1471 = joint2_rotation_02_along_dq * t801;
+    let joint2_tip_bias_w_x_along_dq = t1466 + t1467 + t1468
+        + t787 * joint1_tip_velocity_w_y_along_dq + t788 * joint1_tip_velocity_w_y
+        + t1469 + t1470 + joint1_tip_bias_w_x_along_dq + t1471
+        - t804 * joint1_tip_velocity_w_z_along_dq - t785 * joint1_tip_velocity_w_z;
+    let t1472 = t791 * cache.joint2_rotation_01;
+    let t1473 = t801 * cache.joint2_rotation_02;
+    let t1474 = cache.joint1_tip_rotation_00 * t789;
+    let joint2_tip_bias_w_x = t1472 + t1473 + joint1_tip_bias_w_x
+        + joint1_tip_velocity_w_y * t787 + t1474 - t804 * joint1_tip_velocity_w_z;
+    let joint2_tip_subspace0_v_x_along_dq = cache.joint2_tip_subspace0_w_z
+        * joint2_position_y_along_dq
+        + joint1_tip_rotation_00_along_dq * cache.joint2_tip_local_subspace0_v_x
+        + cache.joint2_rotation_01 * joint2_tip_local_subspace0_v_y_along_dq
+        + cache.joint1_tip_rotation_00 * joint2_tip_local_subspace0_v_x_along_dq
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace0_v_z
+        + cache.joint2_position_y * joint2_tip_subspace0_w_z_along_dq
+        + joint2_rotation_01_along_dq * cache.joint2_tip_local_subspace0_v_y
+        + cache.joint2_rotation_02 * joint2_tip_local_subspace0_v_z_along_dq
+        - joint2_position_z_along_dq * cache.joint2_tip_subspace0_w_y
+        - joint2_tip_subspace0_w_y_along_dq * cache.joint2_position_z;
+    let t1475 = joint2_tip_subspace0_v_x_along_dq * qd[9];
+    let joint2_tip_subspace2_v_x_along_dq = joint1_tip_rotation_00_along_dq
+        * cache.joint2_tip_local_subspace2_v_x
+        + cache.joint2_tip_subspace2_w_z * joint2_position_y_along_dq
+        + joint2_tip_local_subspace2_v_x_along_dq * cache.joint1_tip_rotation_00
+        + joint2_tip_local_subspace2_v_y_along_dq * cache.joint2_rotation_01
+        + joint2_rotation_01_along_dq * cache.joint2_tip_local_subspace2_v_y
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace2_v_z
+        + joint2_tip_subspace2_w_z_along_dq * cache.joint2_position_y
+        + cache.joint2_rotation_02 * joint2_tip_local_subspace2_v_z_along_dq
+        - joint2_tip_subspace2_w_y_along_dq * cache.joint2_position_z
+        - joint2_position_z_along_dq * cache.joint2_tip_subspace2_w_y;
+    let t1476 = joint2_tip_subspace2_v_x_along_dq * qd[11];
+    let joint2_tip_subspace1_v_x_along_dq = cache.joint1_tip_rotation_00
+        * joint2_tip_local_subspace1_v_x_along_dq
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace1_v_z
+        + cache.joint2_rotation_02 * joint2_tip_local_subspace1_v_z_along_dq
+        + cache.joint2_position_y * joint2_tip_subspace1_w_z_along_dq
+        + cache.joint2_tip_local_subspace1_v_x * joint1_tip_rotation_00_along_dq
+        + cache.joint2_tip_subspace1_w_z * joint2_position_y_along_dq
+        + cache.joint2_rotation_01 * joint2_tip_local_subspace1_v_y_along_dq
+        + cache.joint2_tip_local_subspace1_v_y * joint2_rotation_01_along_dq
+        - joint2_position_z_along_dq * cache.joint2_tip_subspace1_w_y
+        - cache.joint2_position_z * joint2_tip_subspace1_w_y_along_dq;
+    let t1477 = joint2_tip_subspace1_v_x_along_dq * qd[10];
+    let joint2_tip_velocity_v_x_along_dq = t1475 + t1476
+        + joint1_tip_velocity_v_x_along_dq + t1477;
+    let head_momentum_f_x_along_dq = p.module_mass * joint2_tip_velocity_v_x_along_dq
+        - (cache.head_inertia_h_y * joint2_tip_velocity_w_z_along_dq
+            + head_inertia_h_y_along_dq * joint2_tip_velocity_w_z
+            - head_inertia_h_z_along_dq * joint2_tip_velocity_w_y
+            - cache.head_inertia_h_z * joint2_tip_velocity_w_y_along_dq);
+    let t1478 = t1463 + t1464 + t1465;
+    let t1479 = t1475 + t1476 + t1477;
+    let t1480 = t1472 + t1473 + t1474;
+    let t1481 = t1466 + t1467 + t1468 + t1469 + t1470 + t1471;
+    let joint2_tip_bias_v_y_along_dq = t1478 * joint1_tip_velocity_w_z_along_dq
+        + joint1_tip_velocity_w_z * t1479 + cache.joint1_tip_rotation_10 * t776
+        + t821 * cache.joint2_rotation_11 + t840 * joint1_tip_velocity_v_z_along_dq
+        + joint1_tip_bias_v_y_along_dq + joint1_tip_rotation_10_along_dq * t786
+        + t1480 * joint2_position_z_along_dq + joint2_rotation_11_along_dq * t783
+        + cache.joint2_rotation_12 * t810 + t1481 * cache.joint2_position_z
+        + joint1_tip_velocity_v_z * t839 + t818 * joint2_rotation_12_along_dq
+        - joint2_position_x_along_dq * t830 - t784 * joint1_tip_velocity_w_x
+        - joint1_tip_velocity_v_x_along_dq * t787
+        - joint1_tip_velocity_w_x_along_dq * t838 - cache.joint2_position_x * t803
+        - t788 * joint1_tip_velocity_v_x;
+    let head_composite_force_f_y_along_dq = joint2_tip_velocity_w_z_along_dq
+        * head_momentum_f_x + head_momentum_f_x_along_dq * joint2_tip_velocity_w_z
+        + p.module_mass * joint2_tip_bias_v_y_along_dq
+        - (cache.head_inertia_h_z * joint2_tip_bias_w_x_along_dq
+            + joint2_tip_bias_w_x * head_inertia_h_z_along_dq
+            - cache.head_inertia_h_x * joint2_tip_bias_w_z_along_dq
+            - head_inertia_h_x_along_dq * joint2_tip_bias_w_z)
+        - joint2_tip_velocity_w_x_along_dq * head_momentum_f_z
+        - head_momentum_f_z_along_dq * joint2_tip_velocity_w_x;
+    let t1482 = t1116 * cache.joint2_rotation_11;
+    let t1483 = joint2_rotation_11_along_dq * t1208;
+    let t1484 = t687 * joint2_rotation_12_along_dq;
+    let joint2_composite_force_f_y_along_dq = t1460 + t1461 + t1462
+        + head_composite_force_f_y_along_dq + t1482 + t1483 + t1484;
+    let middle_composite_force_f_y_along_dq = middle_momentum_f_x
+        * joint1_tip_velocity_w_z_along_dq
+        + joint1_tip_velocity_w_z * middle_momentum_f_x_along_dq
+        + joint2_composite_force_f_y_along_dq
+        + p.module_mass * joint1_tip_bias_v_y_along_dq
+        - (joint1_tip_bias_w_x * middle_inertia_h_z_along_dq
+            + joint1_tip_bias_w_x_along_dq * cache.middle_inertia_h_z
+            - cache.middle_inertia_h_x * joint1_tip_bias_w_z_along_dq
+            - middle_inertia_h_x_along_dq * joint1_tip_bias_w_z)
+        - middle_momentum_f_z_along_dq * joint1_tip_velocity_w_x
+        - middle_momentum_f_z * joint1_tip_velocity_w_x_along_dq;
+    let joint1_composite_force_f_y_along_dq = t1454 + t1455 + t1456 + t1457 + t1458
+        + t1459 + middle_composite_force_f_y_along_dq;
+    let tail_momentum_f_x_along_dq = p.module_mass * base_roll_velocity_v_x_along_dq
+        - (base_roll_velocity_w_z_along_dq * cache.tail_inertia_h_y
+            + base_roll_velocity_w_z * tail_inertia_h_y_along_dq
+            - tail_inertia_h_z_along_dq * base_roll_velocity_w_y
+            - base_roll_velocity_w_y_along_dq * cache.tail_inertia_h_z);
+    let tail_momentum_f_x = p.module_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.tail_inertia_h_y
+            - cache.tail_inertia_h_z * base_roll_velocity_w_y);
+    let tail_composite_force_f_y_along_dq = joint1_composite_force_f_y_along_dq
+        + base_roll_velocity_w_z * tail_momentum_f_x_along_dq
+        + p.module_mass * base_roll_acceleration_v_y_along_dq
+        + tail_momentum_f_x * base_roll_velocity_w_z_along_dq
+        - tail_momentum_f_z * base_roll_velocity_w_x_along_dq
+        - tail_momentum_f_z_along_dq * base_roll_velocity_w_x
+        - (base_roll_acceleration_w_x * tail_inertia_h_z_along_dq
+            + cache.tail_inertia_h_z * base_roll_acceleration_w_x_along_dq
+            - tail_inertia_h_x_along_dq * base_roll_acceleration_w_z
+            - base_roll_acceleration_w_z_along_dq * cache.tail_inertia_h_x);
+    let t1485 = t366 * cache.base_roll_rotation_22;
+    let t1486 = base_roll_rotation_21_along_dq * t1326;
+    let joint2_tip_bias_v_z_along_dq = t821 * cache.joint2_rotation_21
+        + t810 * cache.joint2_rotation_22 + joint1_tip_bias_v_z_along_dq
+        + t834 * joint1_tip_velocity_w_x + t825 * joint2_position_x_along_dq
+        + cache.joint2_position_x * t817 + joint1_tip_rotation_20_along_dq * t786
+        + t785 * joint1_tip_velocity_v_x + joint1_tip_velocity_v_x_along_dq * t804
+        + cache.joint1_tip_rotation_20 * t776 + joint2_rotation_22_along_dq * t818
+        + joint1_tip_velocity_w_x_along_dq * t826 + joint2_rotation_21_along_dq * t783
+        - t840 * joint1_tip_velocity_v_y_along_dq
+        - t1478 * joint1_tip_velocity_w_y_along_dq - joint1_tip_velocity_v_y * t839
+        - joint1_tip_velocity_w_y * t1479 - t1480 * joint2_position_y_along_dq
+        - t1481 * cache.joint2_position_y;
+    let head_composite_force_f_z_along_dq = joint2_tip_velocity_w_x_along_dq
+        * head_momentum_f_y + joint2_tip_velocity_w_x * head_momentum_f_y_along_dq
+        + p.module_mass * joint2_tip_bias_v_z_along_dq
+        - joint2_tip_velocity_w_y_along_dq * head_momentum_f_x
+        - head_momentum_f_x_along_dq * joint2_tip_velocity_w_y
+        - (joint2_tip_bias_w_y * head_inertia_h_x_along_dq
+            + cache.head_inertia_h_x * joint2_tip_bias_w_y_along_dq
+            - joint2_tip_bias_w_x_along_dq * cache.head_inertia_h_y
+            - joint2_tip_bias_w_x * head_inertia_h_y_along_dq);
+    let t1487 = t1116 * cache.joint2_rotation_21;
+    let t1488 = t897 * joint1_tip_rotation_20_along_dq;
+    let t1489 = t1182 * cache.joint2_rotation_22;
+    let t1490 = t1242 * cache.joint1_tip_rotation_20;
+    let t1491 = joint2_rotation_21_along_dq * t1208;
+    let t1492 = joint2_rotation_22_along_dq * t687;
+    let joint2_composite_force_f_z_along_dq = head_composite_force_f_z_along_dq + t1487
+        + t1488 + t1489 + t1490 + t1491 + t1492;
+    let middle_composite_force_f_z_along_dq = middle_momentum_f_y
+        * joint1_tip_velocity_w_x_along_dq + p.module_mass * joint1_tip_bias_v_z_along_dq
+        + joint2_composite_force_f_z_along_dq
+        + middle_momentum_f_y_along_dq * joint1_tip_velocity_w_x
+        - joint1_tip_velocity_w_y * middle_momentum_f_x_along_dq
+        - joint1_tip_velocity_w_y_along_dq * middle_momentum_f_x
+        - (middle_inertia_h_x_along_dq * joint1_tip_bias_w_y
+            + joint1_tip_bias_w_y_along_dq * cache.middle_inertia_h_x
+            - joint1_tip_bias_w_x_along_dq * cache.middle_inertia_h_y
+            - middle_inertia_h_y_along_dq * joint1_tip_bias_w_x);
+    let t1493 = t1452 * cache.base_pitch_rotation_20;
+    let t1494 = base_roll_rotation_22_along_dq * t1418;
+    let t1495 = cache.base_roll_rotation_21 * t1392;
+    let t1496 = base_pitch_rotation_20_along_dq * t1300;
+    let joint1_composite_force_f_z_along_dq = t1485 + t1486
+        + middle_composite_force_f_z_along_dq + t1493 + t1494 + t1495 + t1496;
+    let tail_composite_force_f_z_along_dq = joint1_composite_force_f_z_along_dq
+        + base_roll_velocity_w_x_along_dq * tail_momentum_f_y
+        + base_roll_velocity_w_x * tail_momentum_f_y_along_dq
+        + p.module_mass * base_roll_acceleration_v_z_along_dq
+        - tail_momentum_f_x * base_roll_velocity_w_y_along_dq
+        - tail_momentum_f_x_along_dq * base_roll_velocity_w_y
+        - (base_roll_acceleration_w_y_along_dq * cache.tail_inertia_h_x
+            + base_roll_acceleration_w_y * tail_inertia_h_x_along_dq
+            - cache.tail_inertia_h_y * base_roll_acceleration_w_x_along_dq
+            - base_roll_acceleration_w_x * tail_inertia_h_y_along_dq);
+    let tail_momentum_n_x = base_roll_velocity_w_x * cache.tail_inertia_i_00
+        + cache.tail_inertia_h_y * base_roll_velocity_v_z
+        + base_roll_velocity_w_z * cache.tail_inertia_i_02
+        + cache.tail_inertia_i_01 * base_roll_velocity_w_y
+        - base_roll_velocity_v_y * cache.tail_inertia_h_z;
+    let t1497 = p.module_radius * p.module_radius;
+    let t1498 = 0.5 * p.module_mass * t1497
+        - (0.25 * p.module_mass * t1497
+            + 0.08333333333333333 * p.module_mass * (p.module_length * p.module_length));
+    let tail_inertia_com_12_along_dq = base_pitch_rotation_20_along_dq * t1498
+        * cache.base_pitch_rotation_10
+        + t1498 * cache.base_pitch_rotation_20 * base_pitch_rotation_10_along_dq;
+    let tail_inertia_i_12_along_dq = tail_inertia_com_12_along_dq
+        - p.module_mass * tail_com_z_along_dq * cache.tail_com_y
+        - p.module_mass * tail_com_y_along_dq * cache.tail_com_z;
+    let tail_inertia_com_02_along_dq = t1498 * cache.base_pitch_rotation_20
+        * base_pitch_rotation_00_along_dq
+        + base_pitch_rotation_20_along_dq * t1498 * cache.base_pitch_rotation_00;
+    let tail_inertia_i_02_along_dq = tail_inertia_com_02_along_dq
+        - p.module_mass * cache.tail_com_x * tail_com_z_along_dq
+        - p.module_mass * tail_com_x_along_dq * cache.tail_com_z;
+    let tail_inertia_com_01_along_dq = t1498 * cache.base_pitch_rotation_10
+        * base_pitch_rotation_00_along_dq
+        + t1498 * base_pitch_rotation_10_along_dq * cache.base_pitch_rotation_00;
+    let tail_inertia_i_01_along_dq = tail_inertia_com_01_along_dq
+        - p.module_mass * cache.tail_com_x * tail_com_y_along_dq
+        - p.module_mass * tail_com_x_along_dq * cache.tail_com_y;
+    let t1499 = 2.0 * tail_com_z_along_dq * cache.tail_com_z;
+    let t1500 = 2.0 * tail_com_y_along_dq * cache.tail_com_y;
+    let tail_inertia_com_00_along_dq = 2.0 * t1498 * cache.base_pitch_rotation_00
+        * base_pitch_rotation_00_along_dq;
+    let tail_inertia_i_00_along_dq = p.module_mass * (t1499 + t1500)
+        + tail_inertia_com_00_along_dq;
+    let tail_momentum_n_x_along_dq = cache.tail_inertia_i_01
+        * base_roll_velocity_w_y_along_dq
+        + base_roll_velocity_w_z * tail_inertia_i_02_along_dq
+        + cache.tail_inertia_h_y * base_roll_velocity_v_z_along_dq
+        + tail_inertia_i_01_along_dq * base_roll_velocity_w_y
+        + base_roll_velocity_w_z_along_dq * cache.tail_inertia_i_02
+        + base_roll_velocity_w_x_along_dq * cache.tail_inertia_i_00
+        + base_roll_velocity_v_z * tail_inertia_h_y_along_dq
+        + base_roll_velocity_w_x * tail_inertia_i_00_along_dq
+        - base_roll_velocity_v_y_along_dq * cache.tail_inertia_h_z
+        - tail_inertia_h_z_along_dq * base_roll_velocity_v_y;
+    let t1501 = t1454 + t1455 + t1456 + t1457 + t1458 + t1459;
+    let t1502 = cache.base_pitch_rotation_10 * t1300;
+    let t1503 = cache.base_roll_rotation_11 * t1326;
+    let t1504 = cache.base_roll_rotation_12 * t1418;
+    let t1505 = t1502 + t1503 + t1504;
+    let t1506 = joint1_slice3_local_inertia_h_x_along_dq * t1317;
+    let t1507 = cache.joint1_slice3_local_inertia_h_x * t1346;
+    let t1508 = 0.5 * t1497 * cache.joint1_slice0_mass
+        - 0.25 * t1497 * cache.joint1_slice0_mass;
+    let t1509 = 0.9305681557970262 * cache.joint1_bend_y * cache.joint1_slice3_bend_c1;
+    let t1510 = 0.9305681557970262 * joint1_bend_z_along_dq * cache.joint1_slice3_bend_c1
+        + 0.9305681557970262 * joint1_slice3_bend_along_dq * cache.joint1_bend_z * t33;
+    let t1511 = 0.9305681557970262 * cache.joint1_bend_z * cache.joint1_slice3_bend_c1;
+    let t1512 = 0.9305681557970262 * cache.joint1_slice3_bend_c1 * joint1_bend_y_along_dq
+        + 0.9305681557970262 * cache.joint1_bend_y * joint1_slice3_bend_along_dq * t33;
+    let joint1_slice3_local_inertia_com_12_along_dq = t1508 * t1509 * t1510
+        + t1508 * t1511 * t1512;
+    let joint1_slice3_local_inertia_i_12_along_dq = joint1_slice3_local_inertia_com_12_along_dq
+        - cache.joint1_slice0_mass * joint1_slice3_local_com_z_along_dq
+            * cache.joint1_slice3_local_com_y
+        - cache.joint1_slice0_mass * joint1_slice3_local_com_y_along_dq
+            * cache.joint1_slice3_local_com_z;
+    let t1513 = joint1_slice3_local_inertia_i_12_along_dq * t203;
+    let t1514 = 0.33000947820757187 * t272 * cache.joint1_bend_z
+        * joint1_slice1_bend_along_dq
+        + 0.33000947820757187 * joint1_bend_z_along_dq * cache.joint1_slice1_bend_c1;
+    let t1515 = 0.5 * t1497 * cache.joint1_slice1_mass
+        - 0.25 * t1497 * cache.joint1_slice1_mass;
+    let t1516 = 1.0
+        - 0.10890625570683385 * joint1_bend_squared * cache.joint1_slice1_bend_c2;
+    let t1517 = 0.33000947820757187 * cache.joint1_slice1_bend_c1 * cache.joint1_bend_z;
+    let t1518 = -0.10890625570683385 * joint1_bend_squared * t275
+        * joint1_slice1_bend_along_dq
+        - 0.10890625570683385 * joint1_bend_squared_along_dq
+            * cache.joint1_slice1_bend_c2;
+    let joint1_slice1_local_inertia_com_02_along_dq = t1514 * t1515 * t1516
+        + t1515 * t1517 * t1518;
+    let joint1_slice1_local_inertia_i_02_along_dq = joint1_slice1_local_inertia_com_02_along_dq
+        - joint1_slice1_local_com_x_along_dq * cache.joint1_slice1_local_com_z
+            * cache.joint1_slice1_mass
+        - cache.joint1_slice1_local_com_x * joint1_slice1_local_com_z_along_dq
+            * cache.joint1_slice1_mass;
+    let t1519 = t336 * joint1_slice1_local_inertia_i_02_along_dq;
+    let joint1_slice3_local_momentum_n_y = t193 * cache.joint1_slice3_local_inertia_i_01
+        + t22 * cache.joint1_slice3_local_inertia_i_12
+        + cache.joint1_slice3_local_inertia_h_z * t196
+        + cache.joint1_slice3_local_inertia_i_11 * t3
+        - cache.joint1_slice3_local_inertia_h_x * t1250;
+    let t1520 = joint1_slice3_local_momentum_n_y * t192;
+    let t1521 = t1387 * cache.joint1_slice1_local_inertia_h_x;
+    let t1522 = t124 * joint1_slice2_local_momentum_f_y_along_dq;
+    let t1523 = -(t194 * joint1_slice3_local_momentum_f_x_along_dq);
+    let t1524 = cache.joint1_slice2_local_inertia_h_x * t1376;
+    let joint1_slice0_local_momentum_n_y = cache.joint1_slice0_local_inertia_i_12 * t265
+        + t264 * cache.joint1_slice0_local_inertia_i_11
+        + t266 * cache.joint1_slice0_local_inertia_h_z
+        + t304 * cache.joint1_slice0_local_inertia_i_01
+        - cache.joint1_slice0_local_inertia_h_x * t1292;
+    let t1525 = t305 * joint1_slice0_local_momentum_n_y;
+    let joint1_slice1_local_momentum_n_y = cache.joint1_slice1_local_inertia_i_11 * t292
+        + t297 * cache.joint1_slice1_local_inertia_h_z
+        + cache.joint1_slice1_local_inertia_i_12 * t283
+        + cache.joint1_slice1_local_inertia_i_01 * t318
+        - t1271 * cache.joint1_slice1_local_inertia_h_x;
+    let t1526 = t311 * joint1_slice1_local_momentum_n_y;
+    let t1527 = -0.8659570925834785 * cache.joint1_slice3_bend_c2
+        * joint1_bend_squared_along_dq
+        - 0.8659570925834785 * joint1_bend_squared * t4 * joint1_slice3_bend_along_dq;
+    let t1528 = 1.0
+        - 0.8659570925834785 * joint1_bend_squared * cache.joint1_slice3_bend_c2;
+    let joint1_slice3_local_inertia_com_02_along_dq = t1508 * t1527 * t1511
+        + t1508 * t1528 * t1510;
+    let joint1_slice3_local_inertia_i_02_along_dq = joint1_slice3_local_inertia_com_02_along_dq
+        - joint1_slice3_local_com_x_along_dq * cache.joint1_slice0_mass
+            * cache.joint1_slice3_local_com_z
+        - cache.joint1_slice3_local_com_x * cache.joint1_slice0_mass
+            * joint1_slice3_local_com_z_along_dq;
+    let joint1_slice3_local_inertia_com_00_along_dq = 2.0 * t1508 * t1528 * t1527;
+    let t1529 = 2.0 * joint1_slice3_local_com_z_along_dq
+        * cache.joint1_slice3_local_com_z;
+    let t1530 = 2.0 * joint1_slice3_local_com_y_along_dq
+        * cache.joint1_slice3_local_com_y;
+    let joint1_slice3_local_inertia_i_00_along_dq = joint1_slice3_local_inertia_com_00_along_dq
+        + (t1529 + t1530) * cache.joint1_slice0_mass;
+    let joint1_slice3_local_inertia_com_01_along_dq = t1508 * t1509 * t1527
+        + t1508 * t1528 * t1512;
+    let joint1_slice3_local_inertia_i_01_along_dq = joint1_slice3_local_inertia_com_01_along_dq
+        - cache.joint1_slice3_local_com_x * cache.joint1_slice0_mass
+            * joint1_slice3_local_com_y_along_dq
+        - joint1_slice3_local_com_x_along_dq * cache.joint1_slice0_mass
+            * cache.joint1_slice3_local_com_y;
+    let joint1_slice3_local_momentum_n_x_along_dq = t22
+        * joint1_slice3_local_inertia_i_02_along_dq
+        + t1250 * joint1_slice3_local_inertia_h_y_along_dq
+        + cache.joint1_slice3_local_inertia_h_y * t1363
+        + t193 * joint1_slice3_local_inertia_i_00_along_dq
+        + t192 * cache.joint1_slice3_local_inertia_i_00
+        + joint1_slice3_local_inertia_i_01_along_dq * t3
+        + t19 * cache.joint1_slice3_local_inertia_i_01
+        + cache.joint1_slice3_local_inertia_i_02 * t15
+        - t194 * joint1_slice3_local_inertia_h_z_along_dq
+        - cache.joint1_slice3_local_inertia_h_z * t362;
+    let t1531 = -(joint1_slice3_local_momentum_n_x_along_dq * t3);
+    let t1532 = cache.joint1_slice1_local_inertia_i_22 * t1367;
+    let t1533 = t1309 * joint1_slice1_local_inertia_h_x_along_dq;
+    let t1534 = 0.06943184420297371 * cache.joint1_slice0_bend_c1
+        * joint1_bend_z_along_dq
+        + 0.06943184420297371 * t155 * joint1_slice0_bend_along_dq * cache.joint1_bend_z;
+    let t1535 = 0.06943184420297371 * cache.joint1_bend_y * cache.joint1_slice0_bend_c1;
+    let t1536 = 0.06943184420297371 * cache.joint1_slice0_bend_c1 * cache.joint1_bend_z;
+    let t1537 = 0.06943184420297371 * t155 * cache.joint1_bend_y
+        * joint1_slice0_bend_along_dq
+        + 0.06943184420297371 * cache.joint1_slice0_bend_c1 * joint1_bend_y_along_dq;
+    let joint1_slice0_local_inertia_com_12_along_dq = t1534 * t1508 * t1535
+        + t1508 * t1536 * t1537;
+    let joint1_slice0_local_inertia_i_12_along_dq = joint1_slice0_local_inertia_com_12_along_dq
+        - cache.joint1_slice0_mass * joint1_slice0_local_com_z_along_dq
+            * cache.joint1_slice0_local_com_y
+        - joint1_slice0_local_com_y_along_dq * cache.joint1_slice0_local_com_z
+            * cache.joint1_slice0_mass;
+    let t1538 = 1.0
+        - 0.004820780989426014 * joint1_bend_squared * cache.joint1_slice0_bend_c2;
+    let t1539 = -0.004820780989426014 * cache.joint1_slice0_bend_c2
+        * joint1_bend_squared_along_dq
+        - 0.004820780989426014 * joint1_bend_squared * joint1_slice0_bend_along_dq
+            * t134;
+    let joint1_slice0_local_inertia_com_01_along_dq = t1508 * t1538 * t1537
+        + t1508 * t1535 * t1539;
+    let joint1_slice0_local_inertia_i_01_along_dq = joint1_slice0_local_inertia_com_01_along_dq
+        - joint1_slice0_local_com_y_along_dq * cache.joint1_slice0_mass
+            * cache.joint1_slice0_local_com_x
+        - joint1_slice0_local_com_x_along_dq * cache.joint1_slice0_mass
+            * cache.joint1_slice0_local_com_y;
+    let joint1_slice0_local_inertia_com_11_along_dq = 2.0 * t1508 * t1537 * t1535;
+    let t1540 = 2.0 * cache.joint1_slice0_local_com_z
+        * joint1_slice0_local_com_z_along_dq;
+    let t1541 = 2.0 * joint1_slice0_local_com_x_along_dq
+        * cache.joint1_slice0_local_com_x;
+    let joint1_slice0_local_inertia_i_11_along_dq = joint1_slice0_local_inertia_com_11_along_dq
+        + (t1540 + t1541) * cache.joint1_slice0_mass;
+    let joint1_slice0_local_momentum_n_y_along_dq = t265
+        * joint1_slice0_local_inertia_i_12_along_dq
+        + t304 * joint1_slice0_local_inertia_i_01_along_dq
+        + cache.joint1_slice0_local_inertia_h_z * t269
+        + t267 * cache.joint1_slice0_local_inertia_i_11
+        + joint1_slice0_local_inertia_i_11_along_dq * t264
+        + joint1_slice0_local_inertia_h_z_along_dq * t266
+        + t305 * cache.joint1_slice0_local_inertia_i_01
+        + t270 * cache.joint1_slice0_local_inertia_i_12
+        - cache.joint1_slice0_local_inertia_h_x * t1332
+        - joint1_slice0_local_inertia_h_x_along_dq * t1292;
+    let t1542 = t304 * joint1_slice0_local_momentum_n_y_along_dq;
+    let t1543 = 0.6699905217924281 * cache.joint1_bend_y * joint1_slice2_bend_along_dq
+        * t205
+        + 0.6699905217924281 * cache.joint1_slice2_bend_c1 * joint1_bend_y_along_dq;
+    let t1544 = 0.6699905217924281 * cache.joint1_slice2_bend_c1 * cache.joint1_bend_z;
+    let t1545 = 0.6699905217924281 * cache.joint1_bend_y * cache.joint1_slice2_bend_c1;
+    let t1546 = 0.6699905217924281 * joint1_bend_z_along_dq * cache.joint1_slice2_bend_c1
+        + 0.6699905217924281 * joint1_slice2_bend_along_dq * cache.joint1_bend_z * t205;
+    let joint1_slice2_local_inertia_com_12_along_dq = t1515 * t1543 * t1544
+        + t1515 * t1545 * t1546;
+    let joint1_slice2_local_inertia_i_12_along_dq = joint1_slice2_local_inertia_com_12_along_dq
+        - joint1_slice2_local_com_z_along_dq * cache.joint1_slice2_local_com_y
+            * cache.joint1_slice1_mass
+        - joint1_slice2_local_com_y_along_dq * cache.joint1_slice2_local_com_z
+            * cache.joint1_slice1_mass;
+    let t1547 = t262 * joint1_slice2_local_inertia_i_12_along_dq;
+    let t1548 = 2.0 * cache.joint1_slice2_local_com_x
+        * joint1_slice2_local_com_x_along_dq;
+    let t1549 = 2.0 * joint1_slice2_local_com_y_along_dq
+        * cache.joint1_slice2_local_com_y;
+    let joint1_slice2_local_inertia_com_22_along_dq = 2.0 * t1515 * t1544 * t1546;
+    let joint1_slice2_local_inertia_i_22_along_dq = cache.joint1_slice1_mass
+        * (t1548 + t1549) + joint1_slice2_local_inertia_com_22_along_dq;
+    let t1550 = t1287 * joint1_slice2_local_inertia_i_22_along_dq;
+    let joint1_slice0_local_inertia_com_02_along_dq = t1534 * t1508 * t1538
+        + t1508 * t1536 * t1539;
+    let joint1_slice0_local_inertia_i_02_along_dq = joint1_slice0_local_inertia_com_02_along_dq
+        - joint1_slice0_local_com_x_along_dq * cache.joint1_slice0_local_com_z
+            * cache.joint1_slice0_mass
+        - cache.joint1_slice0_mass * joint1_slice0_local_com_z_along_dq
+            * cache.joint1_slice0_local_com_x;
+    let t1551 = joint1_slice0_local_inertia_i_02_along_dq * t154;
+    let t1552 = -(t1446 * cache.joint1_slice0_local_inertia_h_y);
+    let t1553 = joint1_slice1_local_momentum_f_y_along_dq * t297;
+    let joint1_slice3_local_momentum_n_x = t1250 * cache.joint1_slice3_local_inertia_h_y
+        + t22 * cache.joint1_slice3_local_inertia_i_02
+        + t193 * cache.joint1_slice3_local_inertia_i_00
+        + t3 * cache.joint1_slice3_local_inertia_i_01
+        - cache.joint1_slice3_local_inertia_h_z * t194;
+    let t1554 = -(t19 * joint1_slice3_local_momentum_n_x);
+    let t1555 = -(t364 * joint1_slice1_local_momentum_f_x);
+    let t1556 = t144 * cache.joint1_slice0_local_inertia_i_12;
+    let t1557 = cache.joint1_slice0_local_inertia_i_02 * t152;
+    let t1558 = -(t1298 * joint1_slice0_local_inertia_h_y_along_dq);
+    let t1559 = -(t1424 * cache.joint1_slice3_local_inertia_h_y);
+    let t1560 = cache.joint1_slice1_local_inertia_i_12 * t328;
+    let t1561 = -(joint1_slice2_local_momentum_f_x * t301);
+    let t1562 = cache.joint1_slice3_local_inertia_i_22 * t1336;
+    let t1563 = t196 * joint1_slice3_local_momentum_f_y_along_dq;
+    let t1564 = 2.0 * cache.joint1_slice3_local_com_x
+        * joint1_slice3_local_com_x_along_dq;
+    let joint1_slice3_local_inertia_com_11_along_dq = 2.0 * t1508 * t1509 * t1512;
+    let joint1_slice3_local_inertia_i_11_along_dq = (t1564 + t1529)
+        * cache.joint1_slice0_mass + joint1_slice3_local_inertia_com_11_along_dq;
+    let joint1_slice3_local_momentum_n_y_along_dq = cache.joint1_slice3_local_inertia_h_z
+        * t37 + joint1_slice3_local_inertia_h_z_along_dq * t196
+        + t19 * cache.joint1_slice3_local_inertia_i_11
+        + joint1_slice3_local_inertia_i_11_along_dq * t3
+        + t192 * cache.joint1_slice3_local_inertia_i_01
+        + t22 * joint1_slice3_local_inertia_i_12_along_dq
+        + joint1_slice3_local_inertia_i_01_along_dq * t193
+        + t15 * cache.joint1_slice3_local_inertia_i_12
+        - joint1_slice3_local_inertia_h_x_along_dq * t1250
+        - cache.joint1_slice3_local_inertia_h_x * t1363;
+    let t1565 = t193 * joint1_slice3_local_momentum_n_y_along_dq;
+    let t1566 = -(t315 * joint1_slice1_local_momentum_f_x_along_dq);
+    let joint1_slice0_local_momentum_n_x = cache.joint1_slice0_local_inertia_i_02 * t265
+        + t1292 * cache.joint1_slice0_local_inertia_h_y
+        + cache.joint1_slice0_local_inertia_i_01 * t264
+        + t304 * cache.joint1_slice0_local_inertia_i_00
+        - t307 * cache.joint1_slice0_local_inertia_h_z;
+    let t1567 = -(joint1_slice0_local_momentum_n_x * t267);
+    let t1568 = cache.joint1_slice2_local_inertia_i_22 * t1379;
+    let t1569 = joint1_slice3_local_inertia_i_02_along_dq * t202;
+    let t1570 = joint1_slice2_local_inertia_h_x_along_dq * t1324;
+    let t1571 = joint1_slice0_local_inertia_h_x_along_dq * t1303;
+    let t1572 = t200 * cache.joint1_slice3_local_inertia_i_12;
+    let t1573 = cache.joint1_slice0_local_inertia_h_x * t1354;
+    let t1574 = joint1_slice0_local_momentum_f_y * t269;
+    let t1575 = 0.33000947820757187 * cache.joint1_bend_y * cache.joint1_slice1_bend_c1;
+    let t1576 = 0.33000947820757187 * cache.joint1_slice1_bend_c1
+        * joint1_bend_y_along_dq
+        + 0.33000947820757187 * t272 * cache.joint1_bend_y * joint1_slice1_bend_along_dq;
+    let joint1_slice1_local_inertia_com_01_along_dq = t1575 * t1515 * t1518
+        + t1515 * t1576 * t1516;
+    let joint1_slice1_local_inertia_i_01_along_dq = joint1_slice1_local_inertia_com_01_along_dq
+        - cache.joint1_slice1_local_com_x * joint1_slice1_local_com_y_along_dq
+            * cache.joint1_slice1_mass
+        - joint1_slice1_local_com_x_along_dq * cache.joint1_slice1_local_com_y
+            * cache.joint1_slice1_mass;
+    let t1577 = 2.0 * joint1_slice1_local_com_y_along_dq
+        * cache.joint1_slice1_local_com_y;
+    let t1578 = 2.0 * joint1_slice1_local_com_z_along_dq
+        * cache.joint1_slice1_local_com_z;
+    let joint1_slice1_local_inertia_com_00_along_dq = 2.0 * t1515 * t1518 * t1516;
+    let joint1_slice1_local_inertia_i_00_along_dq = (t1577 + t1578)
+        * cache.joint1_slice1_mass + joint1_slice1_local_inertia_com_00_along_dq;
+    let joint1_slice1_local_momentum_n_x_along_dq = joint1_slice1_local_inertia_i_01_along_dq
+        * t292 + cache.joint1_slice1_local_inertia_h_y * t1360
+        + joint1_slice1_local_inertia_i_02_along_dq * t283
+        + joint1_slice1_local_inertia_h_y_along_dq * t1271
+        + cache.joint1_slice1_local_inertia_i_01 * t286
+        + t311 * cache.joint1_slice1_local_inertia_i_00
+        + t289 * cache.joint1_slice1_local_inertia_i_02
+        + joint1_slice1_local_inertia_i_00_along_dq * t318
+        - t315 * joint1_slice1_local_inertia_h_z_along_dq
+        - t364 * cache.joint1_slice1_local_inertia_h_z;
+    let t1579 = -(joint1_slice1_local_momentum_n_x_along_dq * t292);
+    let joint1_slice1_local_inertia_com_22_along_dq = 2.0 * t1514 * t1515 * t1517;
+    let t1580 = 2.0 * cache.joint1_slice1_local_com_x
+        * joint1_slice1_local_com_x_along_dq;
+    let joint1_slice1_local_inertia_i_22_along_dq = joint1_slice1_local_inertia_com_22_along_dq
+        + (t1577 + t1580) * cache.joint1_slice1_mass;
+    let t1581 = t1253 * joint1_slice1_local_inertia_i_22_along_dq;
+    let t1582 = 2.0 * joint1_slice0_local_com_y_along_dq
+        * cache.joint1_slice0_local_com_y;
+    let joint1_slice0_local_inertia_com_00_along_dq = 2.0 * t1508 * t1538 * t1539;
+    let joint1_slice0_local_inertia_i_00_along_dq = cache.joint1_slice0_mass
+        * (t1540 + t1582) + joint1_slice0_local_inertia_com_00_along_dq;
+    let joint1_slice0_local_momentum_n_x_along_dq = joint1_slice0_local_inertia_i_02_along_dq
+        * t265 + t305 * cache.joint1_slice0_local_inertia_i_00
+        + cache.joint1_slice0_local_inertia_i_02 * t270
+        + cache.joint1_slice0_local_inertia_h_y * t1332
+        + joint1_slice0_local_inertia_i_01_along_dq * t264
+        + joint1_slice0_local_inertia_i_00_along_dq * t304
+        + joint1_slice0_local_inertia_h_y_along_dq * t1292
+        + t267 * cache.joint1_slice0_local_inertia_i_01
+        - t303 * cache.joint1_slice0_local_inertia_h_z
+        - t307 * joint1_slice0_local_inertia_h_z_along_dq;
+    let t1583 = -(joint1_slice0_local_momentum_n_x_along_dq * t264);
+    let t1584 = -(t1450 * cache.joint1_slice2_local_inertia_h_y);
+    let t1585 = joint1_slice2_local_momentum_f_y * t212;
+    let t1586 = -(t1432 * cache.joint1_slice1_local_inertia_h_y);
+    let t1587 = t259 * cache.joint1_slice2_local_inertia_i_12;
+    let t1588 = cache.joint1_slice1_local_inertia_i_02 * t334;
+    let joint1_slice1_local_inertia_com_11_along_dq = 2.0 * t1575 * t1515 * t1576;
+    let joint1_slice1_local_inertia_i_11_along_dq = cache.joint1_slice1_mass
+        * (t1578 + t1580) + joint1_slice1_local_inertia_com_11_along_dq;
+    let joint1_slice1_local_inertia_com_12_along_dq = t1514 * t1575 * t1515
+        + t1515 * t1517 * t1576;
+    let joint1_slice1_local_inertia_i_12_along_dq = joint1_slice1_local_inertia_com_12_along_dq
+        - joint1_slice1_local_com_z_along_dq * cache.joint1_slice1_local_com_y
+            * cache.joint1_slice1_mass
+        - joint1_slice1_local_com_y_along_dq * cache.joint1_slice1_local_com_z
+            * cache.joint1_slice1_mass;
+    let joint1_slice1_local_momentum_n_y_along_dq = t297
+        * joint1_slice1_local_inertia_h_z_along_dq
+        + t280 * cache.joint1_slice1_local_inertia_h_z
+        + t292 * joint1_slice1_local_inertia_i_11_along_dq
+        + joint1_slice1_local_inertia_i_12_along_dq * t283
+        + cache.joint1_slice1_local_inertia_i_11 * t286
+        + cache.joint1_slice1_local_inertia_i_01 * t311
+        + t318 * joint1_slice1_local_inertia_i_01_along_dq
+        + t289 * cache.joint1_slice1_local_inertia_i_12
+        - t1360 * cache.joint1_slice1_local_inertia_h_x
+        - joint1_slice1_local_inertia_h_x_along_dq * t1271;
+    let t1589 = joint1_slice1_local_momentum_n_y_along_dq * t318;
+    let t1590 = cache.joint1_slice3_local_inertia_i_02 * t201;
+    let t1591 = -(joint1_slice0_local_momentum_f_x * t303);
+    let t1592 = t280 * joint1_slice1_local_momentum_f_y;
+    let joint1_slice2_local_momentum_n_x = cache.joint1_slice2_local_inertia_h_y * t1277
+        + cache.joint1_slice2_local_inertia_i_02 * t120
+        + cache.joint1_slice2_local_inertia_i_00 * t299
+        + t117 * cache.joint1_slice2_local_inertia_i_01
+        - t360 * cache.joint1_slice2_local_inertia_h_z;
+    let t1593 = -(joint1_slice2_local_momentum_n_x * t114);
+    let t1594 = t261 * cache.joint1_slice2_local_inertia_i_02;
+    let t1595 = joint1_slice0_local_momentum_f_y_along_dq * t266;
+    let joint1_slice1_local_momentum_n_x = cache.joint1_slice1_local_inertia_i_02 * t283
+        + cache.joint1_slice1_local_inertia_i_01 * t292
+        + t1271 * cache.joint1_slice1_local_inertia_h_y
+        + cache.joint1_slice1_local_inertia_i_00 * t318
+        - t315 * cache.joint1_slice1_local_inertia_h_z;
+    let t1596 = -(joint1_slice1_local_momentum_n_x * t286);
+    let t1597 = 1.0
+        - 0.44888729929169013 * joint1_bend_squared * cache.joint1_slice2_bend_c2;
+    let t1598 = -0.44888729929169013 * joint1_bend_squared * joint1_slice2_bend_along_dq
+        * t207
+        - 0.44888729929169013 * joint1_bend_squared_along_dq
+            * cache.joint1_slice2_bend_c2;
+    let joint1_slice2_local_inertia_com_02_along_dq = t1515 * t1597 * t1546
+        + t1515 * t1598 * t1544;
+    let joint1_slice2_local_inertia_i_02_along_dq = joint1_slice2_local_inertia_com_02_along_dq
+        - joint1_slice2_local_com_z_along_dq * cache.joint1_slice2_local_com_x
+            * cache.joint1_slice1_mass
+        - joint1_slice2_local_com_x_along_dq * cache.joint1_slice2_local_com_z
+            * cache.joint1_slice1_mass;
+    let t1599 = t260 * joint1_slice2_local_inertia_i_02_along_dq;
+    let joint1_slice0_local_inertia_com_22_along_dq = 2.0 * t1534 * t1508 * t1536;
+    let joint1_slice0_local_inertia_i_22_along_dq = cache.joint1_slice0_mass
+        * (t1582 + t1541) + joint1_slice0_local_inertia_com_22_along_dq;
+    let t1600 = t1256 * joint1_slice0_local_inertia_i_22_along_dq;
+    let t1601 = -(t1269 * joint1_slice3_local_inertia_h_y_along_dq);
+    let t1602 = joint1_slice1_local_inertia_i_12_along_dq * t330;
+    let t1603 = -(t307 * joint1_slice0_local_momentum_f_x_along_dq);
+    let t1604 = -(t1285 * joint1_slice2_local_inertia_h_y_along_dq);
+    let t1605 = t157 * joint1_slice0_local_inertia_i_12_along_dq;
+    let t1606 = t37 * joint1_slice3_local_momentum_f_y;
+    let t1607 = 2.0 * joint1_slice2_local_com_z_along_dq
+        * cache.joint1_slice2_local_com_z;
+    let joint1_slice2_local_inertia_com_00_along_dq = 2.0 * t1515 * t1598 * t1597;
+    let joint1_slice2_local_inertia_i_00_along_dq = (t1549 + t1607)
+        * cache.joint1_slice1_mass + joint1_slice2_local_inertia_com_00_along_dq;
+    let joint1_slice2_local_inertia_com_01_along_dq = t1515 * t1545 * t1598
+        + t1515 * t1543 * t1597;
+    let joint1_slice2_local_inertia_i_01_along_dq = joint1_slice2_local_inertia_com_01_along_dq
+        - joint1_slice2_local_com_y_along_dq * cache.joint1_slice2_local_com_x
+            * cache.joint1_slice1_mass
+        - cache.joint1_slice2_local_com_y * joint1_slice2_local_com_x_along_dq
+            * cache.joint1_slice1_mass;
+    let joint1_slice2_local_momentum_n_x_along_dq = cache
+        .joint1_slice2_local_inertia_i_00 * t300
+        + t215 * cache.joint1_slice2_local_inertia_i_02
+        + t299 * joint1_slice2_local_inertia_i_00_along_dq
+        + joint1_slice2_local_inertia_i_02_along_dq * t120
+        + joint1_slice2_local_inertia_h_y_along_dq * t1277
+        + joint1_slice2_local_inertia_i_01_along_dq * t117
+        + t1389 * cache.joint1_slice2_local_inertia_h_y
+        + t114 * cache.joint1_slice2_local_inertia_i_01
+        - t301 * cache.joint1_slice2_local_inertia_h_z
+        - t360 * joint1_slice2_local_inertia_h_z_along_dq;
+    let t1608 = -(joint1_slice2_local_momentum_n_x_along_dq * t117);
+    let t1609 = -(t1264 * joint1_slice1_local_inertia_h_y_along_dq);
+    let joint1_slice2_local_inertia_com_11_along_dq = 2.0 * t1515 * t1545 * t1543;
+    let joint1_slice2_local_inertia_i_11_along_dq = (t1548 + t1607)
+        * cache.joint1_slice1_mass + joint1_slice2_local_inertia_com_11_along_dq;
+    let joint1_slice2_local_momentum_n_y_along_dq = t299
+        * joint1_slice2_local_inertia_i_01_along_dq
+        + t114 * cache.joint1_slice2_local_inertia_i_11
+        + cache.joint1_slice2_local_inertia_i_01 * t300
+        + t124 * joint1_slice2_local_inertia_h_z_along_dq
+        + joint1_slice2_local_inertia_i_11_along_dq * t117
+        + t120 * joint1_slice2_local_inertia_i_12_along_dq
+        + t212 * cache.joint1_slice2_local_inertia_h_z
+        + t215 * cache.joint1_slice2_local_inertia_i_12
+        - t1389 * cache.joint1_slice2_local_inertia_h_x
+        - t1277 * joint1_slice2_local_inertia_h_x_along_dq;
+    let t1610 = t299 * joint1_slice2_local_momentum_n_y_along_dq;
+    let t1611 = -(t360 * joint1_slice2_local_momentum_f_x_along_dq);
+    let joint1_slice2_local_momentum_n_y = t117 * cache.joint1_slice2_local_inertia_i_11
+        + t299 * cache.joint1_slice2_local_inertia_i_01
+        + cache.joint1_slice2_local_inertia_i_12 * t120
+        + t124 * cache.joint1_slice2_local_inertia_h_z
+        - t1277 * cache.joint1_slice2_local_inertia_h_x;
+    let t1612 = joint1_slice2_local_momentum_n_y * t300;
+    let joint1_slice3_local_inertia_com_22_along_dq = 2.0 * t1508 * t1510 * t1511;
+    let joint1_slice3_local_inertia_i_22_along_dq = joint1_slice3_local_inertia_com_22_along_dq
+        + (t1564 + t1530) * cache.joint1_slice0_mass;
+    let t1613 = t1245 * joint1_slice3_local_inertia_i_22_along_dq;
+    let t1614 = -(joint1_slice3_local_momentum_f_x * t362);
+    let t1615 = t1349 * cache.joint1_slice0_local_inertia_i_22;
+    let t1616 = t1506 + t1507 + t1513 + t1519 + t1520 + t1521 + t1522 + t1523 + t1524
+        + t1525 + t1526 + t1531 + t1532 + t1533 + t1542 + t1547 + t1550 + t1551 + t1552
+        + t1553 + t1554 + t1555 + t1556 + t1557 + t1558 + t1559 + t1560 + t1561 + t1562
+        + t1563 + t1565 + t1566 + t1567 + t1568 + t1569 + t1570 + t1571 + t1572 + t1573
+        + t1574 + t1579 + t1581 + t1583 + t1584 + t1585 + t1586 + t1587 + t1588 + t1589
+        + t1590 + t1591 + t1592 + t1593 + t1594 + t1595 + t1596 + t1599 + t1600 + t1601
+        + t1602 + t1603 + t1604 + t1605 + t1606 + t1608 + t1609 + t1610 + t1611 + t1612
+        + t1613 + t1614 + t1615;
+    let t1617 = t367 + t1301 + t1327 + t1393 + t1419 + t1453;
+    let t1618 = -(joint1_slice2_local_momentum_n_y * t215);
+    let t1619 = joint1_slice0_local_inertia_i_02_along_dq * t1256;
+    let t1620 = t1253 * joint1_slice1_local_inertia_i_02_along_dq;
+    let t1621 = t190 * cache.joint1_slice0_local_inertia_h_y;
+    let t1622 = -(t265 * joint1_slice0_local_momentum_n_y_along_dq);
+    let joint1_slice2_local_momentum_n_z = t360 * cache.joint1_slice2_local_inertia_h_x
+        + cache.joint1_slice2_local_inertia_i_22 * t120
+        + t299 * cache.joint1_slice2_local_inertia_i_02
+        + cache.joint1_slice2_local_inertia_i_12 * t117
+        - t124 * cache.joint1_slice2_local_inertia_h_y;
+    let t1623 = t114 * joint1_slice2_local_momentum_n_z;
+    let joint1_slice3_local_momentum_n_z_along_dq = t19
+        * cache.joint1_slice3_local_inertia_i_12
+        + cache.joint1_slice3_local_inertia_h_x * t362
+        + joint1_slice3_local_inertia_h_x_along_dq * t194
+        + t22 * joint1_slice3_local_inertia_i_22_along_dq
+        + cache.joint1_slice3_local_inertia_i_22 * t15
+        + joint1_slice3_local_inertia_i_12_along_dq * t3
+        + joint1_slice3_local_inertia_i_02_along_dq * t193
+        + cache.joint1_slice3_local_inertia_i_02 * t192
+        - t196 * joint1_slice3_local_inertia_h_y_along_dq
+        - cache.joint1_slice3_local_inertia_h_y * t37;
+    let t1624 = t3 * joint1_slice3_local_momentum_n_z_along_dq;
+    let t1625 = t315 * joint1_slice1_local_momentum_f_z_along_dq;
+    let t1626 = -(t1376 * cache.joint1_slice2_local_inertia_h_z);
+    let t1627 = joint1_slice0_local_inertia_h_y_along_dq * t1398;
+    let t1628 = t157 * joint1_slice0_local_inertia_i_01_along_dq;
+    let t1629 = t152 * cache.joint1_slice0_local_inertia_i_00;
+    let t1630 = -(t1389 * joint1_slice2_local_momentum_f_y);
+    let t1631 = cache.joint1_slice2_local_inertia_i_02 * t1379;
+    let t1632 = cache.joint1_slice1_local_inertia_i_02 * t1367;
+    let t1633 = t259 * cache.joint1_slice2_local_inertia_i_01;
+    let t1634 = t360 * joint1_slice2_local_momentum_f_z_along_dq;
+    let t1635 = -(cache.joint1_slice3_local_inertia_h_z * t1346);
+    let t1636 = -(joint1_slice2_local_momentum_n_y_along_dq * t120);
+    let t1637 = -(t1363 * joint1_slice3_local_momentum_f_y);
+    let t1638 = joint1_slice3_local_inertia_h_y_along_dq * t1395;
+    let t1639 = t109 * cache.joint1_slice3_local_inertia_h_y;
+    let joint1_slice1_local_momentum_n_z = cache.joint1_slice1_local_inertia_i_22 * t283
+        + cache.joint1_slice1_local_inertia_i_12 * t292
+        + cache.joint1_slice1_local_inertia_i_02 * t318
+        + t315 * cache.joint1_slice1_local_inertia_h_x
+        - t297 * cache.joint1_slice1_local_inertia_h_y;
+    let t1640 = joint1_slice1_local_momentum_n_z * t286;
+    let t1641 = joint1_slice2_local_momentum_f_z * t301;
+    let t1642 = cache.joint1_slice1_local_inertia_i_01 * t328;
+    let t1643 = -(t22 * joint1_slice3_local_momentum_n_y_along_dq);
+    let t1644 = cache.joint1_slice2_local_inertia_i_00 * t261;
+    let t1645 = cache.joint1_slice1_local_inertia_h_y * t358;
+    let joint1_slice3_local_momentum_n_z = t3 * cache.joint1_slice3_local_inertia_i_12
+        + cache.joint1_slice3_local_inertia_i_02 * t193
+        + cache.joint1_slice3_local_inertia_h_x * t194
+        + t22 * cache.joint1_slice3_local_inertia_i_22
+        - cache.joint1_slice3_local_inertia_h_y * t196;
+    let t1646 = joint1_slice3_local_momentum_n_z * t19;
+    let t1647 = t364 * joint1_slice1_local_momentum_f_z;
+    let t1648 = cache.joint1_slice0_local_inertia_i_01 * t144;
+    let t1649 = -(joint1_slice0_local_inertia_h_z_along_dq * t1303);
+    let t1650 = -(t1309 * joint1_slice1_local_inertia_h_z_along_dq);
+    let t1651 = -(joint1_slice0_local_momentum_f_y * t1332);
+    let t1652 = cache.joint1_slice1_local_inertia_i_00 * t334;
+    let t1653 = -(t1387 * cache.joint1_slice1_local_inertia_h_z);
+    let t1654 = joint1_slice2_local_inertia_i_02_along_dq * t1287;
+    let t1655 = t194 * joint1_slice3_local_momentum_f_z_along_dq;
+    let t1656 = cache.joint1_slice0_local_inertia_i_02 * t1349;
+    let t1657 = -(joint1_slice2_local_inertia_h_z_along_dq * t1324);
+    let t1658 = cache.joint1_slice2_local_inertia_h_y * t255;
+    let t1659 = t200 * cache.joint1_slice3_local_inertia_i_01;
+    let t1660 = -(joint1_slice1_local_momentum_n_y_along_dq * t283);
+    let t1661 = joint1_slice1_local_inertia_h_y_along_dq * t1416;
+    let t1662 = joint1_slice1_local_inertia_i_00_along_dq * t336;
+    let t1663 = -(joint1_slice1_local_momentum_f_y * t1360);
+    let t1664 = -(t1277 * joint1_slice2_local_momentum_f_y_along_dq);
+    let t1665 = t307 * joint1_slice0_local_momentum_f_z_along_dq;
+    let t1666 = -(t289 * joint1_slice1_local_momentum_n_y);
+    let t1667 = joint1_slice3_local_momentum_f_z * t362;
+    let t1668 = -(joint1_slice0_local_momentum_f_y_along_dq * t1292);
+    let t1669 = cache.joint1_slice3_local_inertia_i_02 * t1336;
+    let t1670 = -(t1250 * joint1_slice3_local_momentum_f_y_along_dq);
+    let t1671 = t260 * joint1_slice2_local_inertia_i_00_along_dq;
+    let t1672 = -(t270 * joint1_slice0_local_momentum_n_y);
+    let t1673 = t262 * joint1_slice2_local_inertia_i_01_along_dq;
+    let t1674 = joint1_slice3_local_inertia_i_02_along_dq * t1245;
+    let t1675 = t201 * cache.joint1_slice3_local_inertia_i_00;
+    let t1676 = t303 * joint1_slice0_local_momentum_f_z;
+    let t1677 = t202 * joint1_slice3_local_inertia_i_00_along_dq;
+    let joint1_slice0_local_momentum_n_z_along_dq = cache.joint1_slice0_local_inertia_h_x
+        * t303 + t265 * joint1_slice0_local_inertia_i_22_along_dq
+        + cache.joint1_slice0_local_inertia_i_02 * t305
+        + t264 * joint1_slice0_local_inertia_i_12_along_dq
+        + t270 * cache.joint1_slice0_local_inertia_i_22
+        + joint1_slice0_local_inertia_i_02_along_dq * t304
+        + t307 * joint1_slice0_local_inertia_h_x_along_dq
+        + t267 * cache.joint1_slice0_local_inertia_i_12
+        - joint1_slice0_local_inertia_h_y_along_dq * t266
+        - cache.joint1_slice0_local_inertia_h_y * t269;
+    let t1678 = joint1_slice0_local_momentum_n_z_along_dq * t264;
+    let t1679 = joint1_slice3_local_inertia_i_01_along_dq * t203;
+    let joint1_slice1_local_momentum_n_z_along_dq = joint1_slice1_local_inertia_i_12_along_dq
+        * t292 + cache.joint1_slice1_local_inertia_i_12 * t286
+        + cache.joint1_slice1_local_inertia_i_22 * t289
+        + t283 * joint1_slice1_local_inertia_i_22_along_dq
+        + t311 * cache.joint1_slice1_local_inertia_i_02
+        + t318 * joint1_slice1_local_inertia_i_02_along_dq
+        + t364 * cache.joint1_slice1_local_inertia_h_x
+        + t315 * joint1_slice1_local_inertia_h_x_along_dq
+        - cache.joint1_slice1_local_inertia_h_y * t280
+        - joint1_slice1_local_inertia_h_y_along_dq * t297;
+    let t1680 = joint1_slice1_local_momentum_n_z_along_dq * t292;
+    let t1681 = -(joint1_slice3_local_inertia_h_z_along_dq * t1317);
+    let t1682 = -(joint1_slice1_local_momentum_f_y_along_dq * t1271);
+    let joint1_slice0_local_momentum_n_z = cache.joint1_slice0_local_inertia_i_22 * t265
+        + cache.joint1_slice0_local_inertia_i_02 * t304
+        + t307 * cache.joint1_slice0_local_inertia_h_x
+        + cache.joint1_slice0_local_inertia_i_12 * t264
+        - cache.joint1_slice0_local_inertia_h_y * t266;
+    let t1683 = t267 * joint1_slice0_local_momentum_n_z;
+    let t1684 = joint1_slice0_local_inertia_i_00_along_dq * t154;
+    let t1685 = t1402 * joint1_slice2_local_inertia_h_y_along_dq;
+    let joint1_slice2_local_momentum_n_z_along_dq = cache
+        .joint1_slice2_local_inertia_i_02 * t300
+        + cache.joint1_slice2_local_inertia_i_22 * t215
+        + cache.joint1_slice2_local_inertia_i_12 * t114
+        + joint1_slice2_local_inertia_i_02_along_dq * t299
+        + t360 * joint1_slice2_local_inertia_h_x_along_dq
+        + t117 * joint1_slice2_local_inertia_i_12_along_dq
+        + cache.joint1_slice2_local_inertia_h_x * t301
+        + joint1_slice2_local_inertia_i_22_along_dq * t120
+        - t212 * cache.joint1_slice2_local_inertia_h_y
+        - joint1_slice2_local_inertia_h_y_along_dq * t124;
+    let t1686 = t117 * joint1_slice2_local_momentum_n_z_along_dq;
+    let t1687 = -(t15 * joint1_slice3_local_momentum_n_y);
+    let t1688 = -(t1354 * cache.joint1_slice0_local_inertia_h_z);
+    let t1689 = joint1_slice1_local_inertia_i_01_along_dq * t330;
+    let t1690 = t1618 + t1619 + t1620 + t1621 + t1622 + t1623 + t1624 + t1625 + t1626
+        + t1627 + t1628 + t1629 + t1630 + t1631 + t1632 + t1633 + t1634 + t1635 + t1636
+        + t1637 + t1638 + t1639 + t1640 + t1641 + t1642 + t1643 + t1644 + t1645 + t1646
+        + t1647 + t1648 + t1649 + t1650 + t1651 + t1652 + t1653 + t1654 + t1655 + t1656
+        + t1657 + t1658 + t1659 + t1660 + t1661 + t1662 + t1663 + t1664 + t1665 + t1666
+        + t1667 + t1668 + t1669 + t1670 + t1671 + t1672 + t1673 + t1674 + t1675 + t1676
+        + t1677 + t1678 + t1679 + t1680 + t1681 + t1682 + t1683 + t1684 + t1685 + t1686
+        + t1687 + t1688 + t1689;
+    let t1691 = cache.joint1_slice3_local_inertia_i_02 * t1245;
+    let t1692 = cache.joint1_slice1_local_inertia_h_y * t1416;
+    let t1693 = t1402 * cache.joint1_slice2_local_inertia_h_y;
+    let t1694 = t307 * joint1_slice0_local_momentum_f_z;
+    let t1695 = -(joint1_slice0_local_momentum_f_y * t1292);
+    let t1696 = t262 * cache.joint1_slice2_local_inertia_i_01;
+    let t1697 = -(joint1_slice2_local_momentum_f_y * t1277);
+    let t1698 = -(t22 * joint1_slice3_local_momentum_n_y);
+    let t1699 = t154 * cache.joint1_slice0_local_inertia_i_00;
+    let t1700 = -(t283 * joint1_slice1_local_momentum_n_y);
+    let t1701 = t1287 * cache.joint1_slice2_local_inertia_i_02;
+    let t1702 = t117 * joint1_slice2_local_momentum_n_z;
+    let t1703 = cache.joint1_slice0_local_inertia_i_02 * t1256;
+    let t1704 = t315 * joint1_slice1_local_momentum_f_z;
+    let t1705 = t1253 * cache.joint1_slice1_local_inertia_i_02;
+    let t1706 = cache.joint1_slice3_local_inertia_h_y * t1395;
+    let t1707 = joint1_slice3_local_momentum_n_z * t3;
+    let t1708 = t360 * joint1_slice2_local_momentum_f_z;
+    let t1709 = cache.joint1_slice2_local_inertia_i_00 * t260;
+    let t1710 = t194 * joint1_slice3_local_momentum_f_z;
+    let t1711 = t157 * cache.joint1_slice0_local_inertia_i_01;
+    let t1712 = t264 * joint1_slice0_local_momentum_n_z;
+    let t1713 = cache.joint1_slice1_local_inertia_i_01 * t330;
+    let t1714 = t1398 * cache.joint1_slice0_local_inertia_h_y;
+    let t1715 = -(cache.joint1_slice3_local_inertia_h_z * t1317);
+    let t1716 = -(t265 * joint1_slice0_local_momentum_n_y);
+    let t1717 = -(joint1_slice2_local_momentum_n_y * t120);
+    let t1718 = -(t1271 * joint1_slice1_local_momentum_f_y);
+    let t1719 = t203 * cache.joint1_slice3_local_inertia_i_01;
+    let t1720 = -(t1250 * joint1_slice3_local_momentum_f_y);
+    let t1721 = t202 * cache.joint1_slice3_local_inertia_i_00;
+    let t1722 = -(cache.joint1_slice0_local_inertia_h_z * t1303);
+    let t1723 = -(t1309 * cache.joint1_slice1_local_inertia_h_z);
+    let t1724 = joint1_slice1_local_momentum_n_z * t292;
+    let t1725 = -(t1324 * cache.joint1_slice2_local_inertia_h_z);
+    let t1726 = cache.joint1_slice1_local_inertia_i_00 * t336;
+    let t1727 = t1691 + t1692 + t1693 + t1694 + t1695 + t1696 + t1697 + t1698 + t1699
+        + t1700 + t1701 + t1702 + t1703 + t1704 + t1705 + t1706 + t1707 + t1708 + t1709
+        + t1710 + t1711 + t1712 + t1713 + t1714 + t1715 + t1716 + t1717 + t1718 + t1719
+        + t1720 + t1721 + t1722 + t1723 + t1724 + t1725 + t1726;
+    let middle_inertia_com_01_along_dq = t1498 * cache.joint1_tip_rotation_00
+        * joint1_tip_rotation_10_along_dq
+        + t1498 * joint1_tip_rotation_00_along_dq * cache.joint1_tip_rotation_10;
+    let middle_inertia_i_01_along_dq = middle_inertia_com_01_along_dq
+        - p.module_mass * cache.middle_com_y * middle_com_x_along_dq
+        - p.module_mass * middle_com_y_along_dq * cache.middle_com_x;
+    let middle_inertia_com_02_along_dq = t1498 * cache.joint1_tip_rotation_00
+        * joint1_tip_rotation_20_along_dq
+        + t1498 * joint1_tip_rotation_00_along_dq * cache.joint1_tip_rotation_20;
+    let middle_inertia_i_02_along_dq = middle_inertia_com_02_along_dq
+        - p.module_mass * cache.middle_com_x * middle_com_z_along_dq
+        - p.module_mass * cache.middle_com_z * middle_com_x_along_dq;
+    let t1728 = 2.0 * middle_com_y_along_dq * cache.middle_com_y;
+    let t1729 = 2.0 * cache.middle_com_z * middle_com_z_along_dq;
+    let middle_inertia_com_00_along_dq = 2.0 * t1498 * cache.joint1_tip_rotation_00
+        * joint1_tip_rotation_00_along_dq;
+    let middle_inertia_i_00_along_dq = p.module_mass * (t1728 + t1729)
+        + middle_inertia_com_00_along_dq;
+    let middle_momentum_n_x_along_dq = joint1_tip_velocity_v_z
+        * middle_inertia_h_y_along_dq
+        + joint1_tip_velocity_w_x_along_dq * cache.middle_inertia_i_00
+        + cache.middle_inertia_i_02 * joint1_tip_velocity_w_z_along_dq
+        + joint1_tip_velocity_w_y * middle_inertia_i_01_along_dq
+        + cache.middle_inertia_i_01 * joint1_tip_velocity_w_y_along_dq
+        + joint1_tip_velocity_v_z_along_dq * cache.middle_inertia_h_y
+        + middle_inertia_i_02_along_dq * joint1_tip_velocity_w_z
+        + middle_inertia_i_00_along_dq * joint1_tip_velocity_w_x
+        - joint1_tip_velocity_v_y * middle_inertia_h_z_along_dq
+        - joint1_tip_velocity_v_y_along_dq * cache.middle_inertia_h_z;
+    let t1730 = 2.0 * cache.middle_com_x * middle_com_x_along_dq;
+    let middle_inertia_com_11_along_dq = 2.0 * t1498 * cache.joint1_tip_rotation_10
+        * joint1_tip_rotation_10_along_dq;
+    let middle_inertia_i_11_along_dq = p.module_mass * (t1730 + t1729)
+        + middle_inertia_com_11_along_dq;
+    let middle_inertia_com_12_along_dq = t1498 * cache.joint1_tip_rotation_20
+        * joint1_tip_rotation_10_along_dq
+        + t1498 * joint1_tip_rotation_20_along_dq * cache.joint1_tip_rotation_10;
+    let middle_inertia_i_12_along_dq = middle_inertia_com_12_along_dq
+        - p.module_mass * cache.middle_com_y * middle_com_z_along_dq
+        - p.module_mass * middle_com_y_along_dq * cache.middle_com_z;
+    let middle_momentum_n_y_along_dq = cache.middle_inertia_i_12
+        * joint1_tip_velocity_w_z_along_dq
+        + joint1_tip_velocity_v_x_along_dq * cache.middle_inertia_h_z
+        + joint1_tip_velocity_v_x * middle_inertia_h_z_along_dq
+        + middle_inertia_i_01_along_dq * joint1_tip_velocity_w_x
+        + joint1_tip_velocity_w_y * middle_inertia_i_11_along_dq
+        + middle_inertia_i_12_along_dq * joint1_tip_velocity_w_z
+        + cache.middle_inertia_i_11 * joint1_tip_velocity_w_y_along_dq
+        + cache.middle_inertia_i_01 * joint1_tip_velocity_w_x_along_dq
+        - cache.middle_inertia_h_x * joint1_tip_velocity_v_z_along_dq
+        - middle_inertia_h_x_along_dq * joint1_tip_velocity_v_z;
+    let middle_momentum_n_x = cache.middle_inertia_i_00 * joint1_tip_velocity_w_x
+        + joint1_tip_velocity_v_z * cache.middle_inertia_h_y
+        + cache.middle_inertia_i_02 * joint1_tip_velocity_w_z
+        + cache.middle_inertia_i_01 * joint1_tip_velocity_w_y
+        - joint1_tip_velocity_v_y * cache.middle_inertia_h_z;
+    let t1731 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * cache.joint2_bend_z;
+    let t1732 = -0.44888729929169013 * joint2_bend_squared_along_dq
+        * cache.joint2_slice2_bend_c2
+        - 0.44888729929169013 * joint2_bend_squared * joint2_slice2_bend_along_dq * t899;
+    let t1733 = 1.0
+        - 0.44888729929169013 * joint2_bend_squared * cache.joint2_slice2_bend_c2;
+    let t1734 = 0.6699905217924281 * joint2_slice2_bend_along_dq * t915
+        * cache.joint2_bend_z
+        + 0.6699905217924281 * cache.joint2_slice2_bend_c1 * joint2_bend_z_along_dq;
+    let joint2_slice2_local_inertia_com_02_along_dq = t1515 * t1731 * t1732
+        + t1515 * t1733 * t1734;
+    let joint2_slice2_local_inertia_i_02_along_dq = joint2_slice2_local_inertia_com_02_along_dq
+        - cache.joint2_slice2_local_com_x * joint2_slice2_local_com_z_along_dq
+            * cache.joint1_slice1_mass
+        - joint2_slice2_local_com_x_along_dq * cache.joint1_slice1_mass
+            * cache.joint2_slice2_local_com_z;
+    let t1735 = t845 * joint2_slice2_local_inertia_i_02_along_dq;
+    let t1736 = t1025 * cache.joint2_slice0_local_inertia_i_00;
+    let t1737 = t653 * joint2_slice1_local_inertia_h_y_along_dq;
+    let t1738 = -(t1009 * joint2_slice3_local_momentum_f_y);
+    let t1739 = t1180 * cache.joint2_slice1_local_inertia_i_01;
+    let t1740 = -(cache.joint2_slice3_local_inertia_h_z * t1071);
+    let t1741 = t1103 * cache.joint2_slice1_local_inertia_i_02;
+    let t1742 = cache.joint2_slice1_local_inertia_h_y * t1125;
+    let t1743 = joint2_slice1_local_momentum_f_z_along_dq * t656;
+    let joint2_slice3_local_momentum_n_y = t610 * cache.joint2_slice3_local_inertia_i_01
+        + cache.joint2_slice3_local_inertia_h_z * t528
+        + t518 * cache.joint2_slice3_local_inertia_i_11
+        + t515 * cache.joint2_slice3_local_inertia_i_12
+        - cache.joint2_slice3_local_inertia_h_x * t868;
+    let t1744 = -(t983 * joint2_slice3_local_momentum_n_y);
+    let t1745 = joint2_slice2_local_inertia_h_y_along_dq * t685;
+    let t1746 = -(joint2_slice3_local_momentum_f_y_along_dq * t868);
+    let joint2_slice3_local_momentum_n_z = t518 * cache.joint2_slice3_local_inertia_i_12
+        + cache.joint2_slice3_local_inertia_h_x * t611
+        + t515 * cache.joint2_slice3_local_inertia_i_22
+        + t610 * cache.joint2_slice3_local_inertia_i_02
+        - t528 * cache.joint2_slice3_local_inertia_h_y;
+    let t1747 = joint2_slice3_local_momentum_n_z * t986;
+    let t1748 = -(t853 * joint2_slice2_local_momentum_f_y_along_dq);
+    let t1749 = t1143 * cache.joint2_slice3_local_inertia_i_01;
+    let t1750 = -0.10890625570683385 * joint2_bend_squared * joint2_slice1_bend_along_dq
+        * t933
+        - 0.10890625570683385 * joint2_bend_squared_along_dq
+            * cache.joint2_slice1_bend_c2;
+    let t1751 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * cache.joint2_bend_y;
+    let t1752 = 0.33000947820757187 * joint2_bend_y_along_dq
+        * cache.joint2_slice1_bend_c1
+        + 0.33000947820757187 * joint2_slice1_bend_along_dq * t936 * cache.joint2_bend_y;
+    let t1753 = 1.0
+        - 0.10890625570683385 * joint2_bend_squared * cache.joint2_slice1_bend_c2;
+    let joint2_slice1_local_inertia_com_01_along_dq = t1750 * t1515 * t1751
+        + t1515 * t1752 * t1753;
+    let joint2_slice1_local_inertia_i_01_along_dq = joint2_slice1_local_inertia_com_01_along_dq
+        - joint2_slice1_local_com_x_along_dq * cache.joint2_slice1_local_com_y
+            * cache.joint1_slice1_mass
+        - joint2_slice1_local_com_y_along_dq * cache.joint1_slice1_mass
+            * cache.joint2_slice1_local_com_x;
+    let t1754 = 0.33000947820757187 * cache.joint2_slice1_bend_c1 * cache.joint2_bend_z;
+    let t1755 = 0.33000947820757187 * joint2_slice1_bend_along_dq * cache.joint2_bend_z
+        * t936
+        + 0.33000947820757187 * cache.joint2_slice1_bend_c1 * joint2_bend_z_along_dq;
+    let joint2_slice1_local_inertia_com_12_along_dq = t1515 * t1754 * t1752
+        + t1515 * t1755 * t1751;
+    let joint2_slice1_local_inertia_i_12_along_dq = joint2_slice1_local_inertia_com_12_along_dq
+        - cache.joint2_slice1_local_com_y * joint2_slice1_local_com_z_along_dq
+            * cache.joint1_slice1_mass
+        - joint2_slice1_local_com_y_along_dq * cache.joint1_slice1_mass
+            * cache.joint2_slice1_local_com_z;
+    let joint2_slice1_local_inertia_com_11_along_dq = 2.0 * t1515 * t1752 * t1751;
+    let t1756 = 2.0 * joint2_slice1_local_com_z_along_dq
+        * cache.joint2_slice1_local_com_z;
+    let t1757 = 2.0 * joint2_slice1_local_com_x_along_dq
+        * cache.joint2_slice1_local_com_x;
+    let joint2_slice1_local_inertia_i_11_along_dq = joint2_slice1_local_inertia_com_11_along_dq
+        + cache.joint1_slice1_mass * (t1756 + t1757);
+    let joint2_slice1_local_momentum_n_y_along_dq = t945
+        * cache.joint2_slice1_local_inertia_i_01
+        + joint2_slice1_local_inertia_i_01_along_dq * t655
+        + t604 * joint2_slice1_local_inertia_h_z_along_dq
+        + t929 * cache.joint2_slice1_local_inertia_i_11
+        + cache.joint2_slice1_local_inertia_i_12 * t932
+        + t600 * joint2_slice1_local_inertia_i_12_along_dq
+        + cache.joint2_slice1_local_inertia_h_z * t940
+        + joint2_slice1_local_inertia_i_11_along_dq * t597
+        - t895 * joint2_slice1_local_inertia_h_x_along_dq
+        - cache.joint2_slice1_local_inertia_h_x * t996;
+    let t1758 = -(t600 * joint2_slice1_local_momentum_n_y_along_dq);
+    let t1759 = -(t858 * joint2_slice0_local_momentum_f_y_along_dq);
+    let joint2_slice0_local_momentum_n_z = t666 * cache.joint2_slice0_local_inertia_h_x
+        + t623 * cache.joint2_slice0_local_inertia_i_12
+        + cache.joint2_slice0_local_inertia_i_02 * t665
+        + cache.joint2_slice0_local_inertia_i_22 * t627
+        - t624 * cache.joint2_slice0_local_inertia_h_y;
+    let t1760 = joint2_slice0_local_momentum_n_z * t963;
+    let t1761 = -(joint2_slice1_local_momentum_f_y * t996);
+    let joint2_slice1_local_inertia_com_00_along_dq = 2.0 * t1750 * t1515 * t1753;
+    let t1762 = 2.0 * cache.joint2_slice1_local_com_y
+        * joint2_slice1_local_com_y_along_dq;
+    let joint2_slice1_local_inertia_i_00_along_dq = joint2_slice1_local_inertia_com_00_along_dq
+        + (t1756 + t1762) * cache.joint1_slice1_mass;
+    let t1763 = joint2_slice1_local_inertia_i_00_along_dq * t616;
+    let t1764 = cache.joint2_slice2_local_inertia_i_01 * t1176;
+    let t1765 = 1.0
+        - 0.004820780989426014 * joint2_bend_squared * cache.joint2_slice0_bend_c2;
+    let t1766 = 0.06943184420297371 * t950 * joint2_slice0_bend_along_dq
+        * cache.joint2_bend_z
+        + 0.06943184420297371 * cache.joint2_slice0_bend_c1 * joint2_bend_z_along_dq;
+    let t1767 = -0.004820780989426014 * joint2_bend_squared_along_dq
+        * cache.joint2_slice0_bend_c2
+        - 0.004820780989426014 * joint2_bend_squared * joint2_slice0_bend_along_dq
+            * t949;
+    let t1768 = 0.06943184420297371 * cache.joint2_bend_z * cache.joint2_slice0_bend_c1;
+    let joint2_slice0_local_inertia_com_02_along_dq = t1508 * t1765 * t1766
+        + t1508 * t1767 * t1768;
+    let joint2_slice0_local_inertia_i_02_along_dq = joint2_slice0_local_inertia_com_02_along_dq
+        - cache.joint2_slice0_local_com_x * cache.joint1_slice0_mass
+            * joint2_slice0_local_com_z_along_dq
+        - cache.joint1_slice0_mass * joint2_slice0_local_com_x_along_dq
+            * cache.joint2_slice0_local_com_z;
+    let t1769 = joint2_slice0_local_inertia_i_02_along_dq * t862;
+    let t1770 = t570 * joint2_slice3_local_inertia_h_y_along_dq;
+    let t1771 = 0.06943184420297371 * joint2_bend_y_along_dq
+        * cache.joint2_slice0_bend_c1
+        + 0.06943184420297371 * t950 * joint2_slice0_bend_along_dq * cache.joint2_bend_y;
+    let t1772 = 0.06943184420297371 * cache.joint2_slice0_bend_c1 * cache.joint2_bend_y;
+    let joint2_slice0_local_inertia_com_01_along_dq = t1508 * t1771 * t1765
+        + t1508 * t1772 * t1767;
+    let joint2_slice0_local_inertia_i_01_along_dq = joint2_slice0_local_inertia_com_01_along_dq
+        - joint2_slice0_local_com_y_along_dq * cache.joint2_slice0_local_com_x
+            * cache.joint1_slice0_mass
+        - cache.joint2_slice0_local_com_y * cache.joint1_slice0_mass
+            * joint2_slice0_local_com_x_along_dq;
+    let joint2_slice0_local_inertia_com_12_along_dq = t1508 * t1772 * t1766
+        + t1508 * t1771 * t1768;
+    let joint2_slice0_local_inertia_i_12_along_dq = joint2_slice0_local_inertia_com_12_along_dq
+        - cache.joint2_slice0_local_com_y * cache.joint1_slice0_mass
+            * joint2_slice0_local_com_z_along_dq
+        - joint2_slice0_local_com_y_along_dq * cache.joint1_slice0_mass
+            * cache.joint2_slice0_local_com_z;
+    let t1773 = 2.0 * cache.joint2_slice0_local_com_x
+        * joint2_slice0_local_com_x_along_dq;
+    let t1774 = 2.0 * joint2_slice0_local_com_z_along_dq
+        * cache.joint2_slice0_local_com_z;
+    let joint2_slice0_local_inertia_com_11_along_dq = 2.0 * t1508 * t1771 * t1772;
+    let joint2_slice0_local_inertia_i_11_along_dq = (t1773 + t1774)
+        * cache.joint1_slice0_mass + joint2_slice0_local_inertia_com_11_along_dq;
+    let joint2_slice0_local_momentum_n_y_along_dq = t624
+        * joint2_slice0_local_inertia_h_z_along_dq
+        + cache.joint2_slice0_local_inertia_i_12 * t924
+        + t963 * cache.joint2_slice0_local_inertia_i_11
+        + t665 * joint2_slice0_local_inertia_i_01_along_dq
+        + cache.joint2_slice0_local_inertia_i_01 * t960
+        + t627 * joint2_slice0_local_inertia_i_12_along_dq
+        + t623 * joint2_slice0_local_inertia_i_11_along_dq
+        + cache.joint2_slice0_local_inertia_h_z * t970
+        - t858 * joint2_slice0_local_inertia_h_x_along_dq
+        - cache.joint2_slice0_local_inertia_h_x * t957;
+    let t1775 = -(t627 * joint2_slice0_local_momentum_n_y_along_dq);
+    let t1776 = t1171 * cache.joint2_slice3_local_inertia_h_y;
+    let joint2_slice1_local_inertia_com_02_along_dq = t1750 * t1515 * t1754
+        + t1515 * t1755 * t1753;
+    let joint2_slice1_local_inertia_i_02_along_dq = joint2_slice1_local_inertia_com_02_along_dq
+        - joint2_slice1_local_com_z_along_dq * cache.joint1_slice1_mass
+            * cache.joint2_slice1_local_com_x
+        - joint2_slice1_local_com_x_along_dq * cache.joint1_slice1_mass
+            * cache.joint2_slice1_local_com_z;
+    let t1777 = t842 * joint2_slice1_local_inertia_i_02_along_dq;
+    let joint2_slice0_local_momentum_n_y = t623 * cache.joint2_slice0_local_inertia_i_11
+        + t624 * cache.joint2_slice0_local_inertia_h_z
+        + t627 * cache.joint2_slice0_local_inertia_i_12
+        + cache.joint2_slice0_local_inertia_i_01 * t665
+        - t858 * cache.joint2_slice0_local_inertia_h_x;
+    let t1778 = -(joint2_slice0_local_momentum_n_y * t924);
+    let t1779 = 2.0 * joint2_slice2_local_com_z_along_dq
+        * cache.joint2_slice2_local_com_z;
+    let t1780 = 2.0 * joint2_slice2_local_com_y_along_dq
+        * cache.joint2_slice2_local_com_y;
+    let joint2_slice2_local_inertia_com_00_along_dq = 2.0 * t1515 * t1733 * t1732;
+    let joint2_slice2_local_inertia_i_00_along_dq = (t1779 + t1780)
+        * cache.joint1_slice1_mass + joint2_slice2_local_inertia_com_00_along_dq;
+    let t1781 = joint2_slice2_local_inertia_i_00_along_dq * t641;
+    let t1782 = joint2_slice0_local_momentum_f_z * t1162;
+    let t1783 = cache.joint2_slice0_local_inertia_i_02 * t1022;
+    let joint2_slice1_local_inertia_com_22_along_dq = 2.0 * t1515 * t1754 * t1755;
+    let joint2_slice1_local_inertia_i_22_along_dq = cache.joint1_slice1_mass
+        * (t1757 + t1762) + joint2_slice1_local_inertia_com_22_along_dq;
+    let joint2_slice1_local_momentum_n_z_along_dq = joint2_slice1_local_inertia_i_02_along_dq
+        * t655 + t932 * cache.joint2_slice1_local_inertia_i_22
+        + t597 * joint2_slice1_local_inertia_i_12_along_dq
+        + joint2_slice1_local_inertia_h_x_along_dq * t656
+        + cache.joint2_slice1_local_inertia_i_12 * t929
+        + t600 * joint2_slice1_local_inertia_i_22_along_dq
+        + cache.joint2_slice1_local_inertia_i_02 * t945
+        + cache.joint2_slice1_local_inertia_h_x * t1128
+        - cache.joint2_slice1_local_inertia_h_y * t940
+        - t604 * joint2_slice1_local_inertia_h_y_along_dq;
+    let t1784 = t597 * joint2_slice1_local_momentum_n_z_along_dq;
+    let t1785 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * cache.joint2_bend_y;
+    let t1786 = 0.9305681557970262 * joint2_bend_y_along_dq * cache.joint2_slice3_bend_c1
+        + 0.9305681557970262 * t972 * joint2_slice3_bend_along_dq * cache.joint2_bend_y;
+    let joint2_slice3_local_inertia_com_11_along_dq = 2.0 * t1508 * t1785 * t1786;
+    let t1787 = 2.0 * joint2_slice3_local_com_x_along_dq
+        * cache.joint2_slice3_local_com_x;
+    let t1788 = 2.0 * joint2_slice3_local_com_z_along_dq
+        * cache.joint2_slice3_local_com_z;
+    let joint2_slice3_local_inertia_i_11_along_dq = joint2_slice3_local_inertia_com_11_along_dq
+        + cache.joint1_slice0_mass * (t1787 + t1788);
+    let t1789 = 0.9305681557970262 * t972 * cache.joint2_bend_z
+        * joint2_slice3_bend_along_dq
+        + 0.9305681557970262 * cache.joint2_slice3_bend_c1 * joint2_bend_z_along_dq;
+    let t1790 = 0.9305681557970262 * cache.joint2_slice3_bend_c1 * cache.joint2_bend_z;
+    let joint2_slice3_local_inertia_com_12_along_dq = t1508 * t1789 * t1785
+        + t1508 * t1790 * t1786;
+    let joint2_slice3_local_inertia_i_12_along_dq = joint2_slice3_local_inertia_com_12_along_dq
+        - joint2_slice3_local_com_z_along_dq * cache.joint1_slice0_mass
+            * cache.joint2_slice3_local_com_y
+        - cache.joint2_slice3_local_com_z * cache.joint1_slice0_mass
+            * joint2_slice3_local_com_y_along_dq;
+    let t1791 = 1.0
+        - 0.8659570925834785 * joint2_bend_squared * cache.joint2_slice3_bend_c2;
+    let t1792 = -0.8659570925834785 * joint2_bend_squared_along_dq
+        * cache.joint2_slice3_bend_c2
+        - 0.8659570925834785 * joint2_bend_squared * t974 * joint2_slice3_bend_along_dq;
+    let joint2_slice3_local_inertia_com_01_along_dq = t1508 * t1791 * t1786
+        + t1508 * t1785 * t1792;
+    let joint2_slice3_local_inertia_i_01_along_dq = joint2_slice3_local_inertia_com_01_along_dq
+        - cache.joint1_slice0_mass * cache.joint2_slice3_local_com_y
+            * joint2_slice3_local_com_x_along_dq
+        - cache.joint1_slice0_mass * joint2_slice3_local_com_y_along_dq
+            * cache.joint2_slice3_local_com_x;
+    let joint2_slice3_local_momentum_n_y_along_dq = joint2_slice3_local_inertia_i_11_along_dq
+        * t518 + t515 * joint2_slice3_local_inertia_i_12_along_dq
+        + t1000 * cache.joint2_slice3_local_inertia_i_01
+        + joint2_slice3_local_inertia_i_01_along_dq * t610
+        + t983 * cache.joint2_slice3_local_inertia_i_12
+        + joint2_slice3_local_inertia_h_z_along_dq * t528
+        + cache.joint2_slice3_local_inertia_h_z * t980
+        + t986 * cache.joint2_slice3_local_inertia_i_11
+        - joint2_slice3_local_inertia_h_x_along_dq * t868
+        - cache.joint2_slice3_local_inertia_h_x * t1009;
+    let t1793 = -(joint2_slice3_local_momentum_n_y_along_dq * t515);
+    let t1794 = -(joint2_slice0_local_inertia_h_z_along_dq * t1198);
+    let t1795 = 2.0 * cache.joint2_slice2_local_com_x
+        * joint2_slice2_local_com_x_along_dq;
+    let joint2_slice2_local_inertia_com_22_along_dq = 2.0 * t1515 * t1731 * t1734;
+    let joint2_slice2_local_inertia_i_22_along_dq = (t1780 + t1795)
+        * cache.joint1_slice1_mass + joint2_slice2_local_inertia_com_22_along_dq;
+    let t1796 = 0.6699905217924281 * joint2_bend_y_along_dq * cache.joint2_slice2_bend_c1
+        + 0.6699905217924281 * joint2_slice2_bend_along_dq * t915 * cache.joint2_bend_y;
+    let t1797 = 0.6699905217924281 * cache.joint2_slice2_bend_c1 * cache.joint2_bend_y;
+    let joint2_slice2_local_inertia_com_12_along_dq = t1515 * t1731 * t1796
+        + t1515 * t1797 * t1734;
+    let joint2_slice2_local_inertia_i_12_along_dq = joint2_slice2_local_inertia_com_12_along_dq
+        - cache.joint1_slice1_mass * joint2_slice2_local_com_y_along_dq
+            * cache.joint2_slice2_local_com_z
+        - joint2_slice2_local_com_z_along_dq * cache.joint1_slice1_mass
+            * cache.joint2_slice2_local_com_y;
+    let joint2_slice2_local_momentum_n_z_along_dq = cache
+        .joint2_slice2_local_inertia_i_22 * t903
+        + joint2_slice2_local_inertia_h_x_along_dq * t663
+        + t659 * joint2_slice2_local_inertia_i_22_along_dq
+        + cache.joint2_slice2_local_inertia_i_02 * t1092
+        + joint2_slice2_local_inertia_i_02_along_dq * t658
+        + t906 * cache.joint2_slice2_local_inertia_i_12
+        + cache.joint2_slice2_local_inertia_h_x * t1150
+        + joint2_slice2_local_inertia_i_12_along_dq * t672
+        - t919 * cache.joint2_slice2_local_inertia_h_y
+        - joint2_slice2_local_inertia_h_y_along_dq * t676;
+    let t1798 = joint2_slice2_local_momentum_n_z_along_dq * t672;
+    let t1799 = t1100 * cache.joint2_slice3_local_inertia_i_00;
+    let t1800 = joint2_slice2_local_momentum_f_z_along_dq * t663;
+    let joint2_slice0_local_inertia_com_00_along_dq = 2.0 * t1508 * t1765 * t1767;
+    let t1801 = 2.0 * joint2_slice0_local_com_y_along_dq
+        * cache.joint2_slice0_local_com_y;
+    let joint2_slice0_local_inertia_i_00_along_dq = joint2_slice0_local_inertia_com_00_along_dq
+        + (t1774 + t1801) * cache.joint1_slice0_mass;
+    let t1802 = t669 * joint2_slice0_local_inertia_i_00_along_dq;
+    let t1803 = -(t1187 * joint2_slice3_local_inertia_h_z_along_dq);
+    let joint2_slice2_local_inertia_com_01_along_dq = t1515 * t1733 * t1796
+        + t1515 * t1797 * t1732;
+    let joint2_slice2_local_inertia_i_01_along_dq = joint2_slice2_local_inertia_com_01_along_dq
+        - joint2_slice2_local_com_x_along_dq * cache.joint1_slice1_mass
+            * cache.joint2_slice2_local_com_y
+        - cache.joint2_slice2_local_com_x * cache.joint1_slice1_mass
+            * joint2_slice2_local_com_y_along_dq;
+    let t1804 = t636 * joint2_slice2_local_inertia_i_01_along_dq;
+    let t1805 = cache.joint2_slice0_local_inertia_i_01 * t1147;
+    let joint2_slice1_local_momentum_n_y = cache.joint2_slice1_local_inertia_h_z * t604
+        + cache.joint2_slice1_local_inertia_i_11 * t597
+        + t655 * cache.joint2_slice1_local_inertia_i_01
+        + cache.joint2_slice1_local_inertia_i_12 * t600
+        - t895 * cache.joint2_slice1_local_inertia_h_x;
+    let t1806 = -(joint2_slice1_local_momentum_n_y * t932);
+    let t1807 = joint2_slice1_local_momentum_f_z * t1128;
+    let joint2_slice3_local_inertia_com_00_along_dq = 2.0 * t1508 * t1791 * t1792;
+    let t1808 = 2.0 * joint2_slice3_local_com_y_along_dq
+        * cache.joint2_slice3_local_com_y;
+    let joint2_slice3_local_inertia_i_00_along_dq = joint2_slice3_local_inertia_com_00_along_dq
+        + (t1788 + t1808) * cache.joint1_slice0_mass;
+    let t1809 = t607 * joint2_slice3_local_inertia_i_00_along_dq;
+    let t1810 = t666 * joint2_slice0_local_momentum_f_z_along_dq;
+    let t1811 = t593 * joint2_slice0_local_inertia_h_y_along_dq;
+    let t1812 = t1160 * cache.joint2_slice0_local_inertia_h_y;
+    let t1813 = -(joint2_slice0_local_momentum_f_y * t957);
+    let joint2_slice0_local_inertia_com_22_along_dq = 2.0 * t1508 * t1768 * t1766;
+    let joint2_slice0_local_inertia_i_22_along_dq = (t1773 + t1801)
+        * cache.joint1_slice0_mass + joint2_slice0_local_inertia_com_22_along_dq;
+    let joint2_slice0_local_momentum_n_z_along_dq = joint2_slice0_local_inertia_i_02_along_dq
+        * t665 + cache.joint2_slice0_local_inertia_h_x * t1162
+        + cache.joint2_slice0_local_inertia_i_22 * t924
+        + joint2_slice0_local_inertia_i_22_along_dq * t627
+        + t666 * joint2_slice0_local_inertia_h_x_along_dq
+        + t623 * joint2_slice0_local_inertia_i_12_along_dq
+        + cache.joint2_slice0_local_inertia_i_02 * t960
+        + t963 * cache.joint2_slice0_local_inertia_i_12
+        - t970 * cache.joint2_slice0_local_inertia_h_y
+        - t624 * joint2_slice0_local_inertia_h_y_along_dq;
+    let t1814 = t623 * joint2_slice0_local_momentum_n_z_along_dq;
+    let joint2_slice2_local_momentum_n_z = cache.joint2_slice2_local_inertia_h_x * t663
+        + t672 * cache.joint2_slice2_local_inertia_i_12
+        + cache.joint2_slice2_local_inertia_i_22 * t659
+        + cache.joint2_slice2_local_inertia_i_02 * t658
+        - cache.joint2_slice2_local_inertia_h_y * t676;
+    let t1815 = t906 * joint2_slice2_local_momentum_n_z;
+    let t1816 = t1099 * cache.joint2_slice3_local_inertia_i_02;
+    let t1817 = t1104 * cache.joint2_slice1_local_inertia_i_00;
+    let t1818 = joint2_slice3_local_momentum_f_z * t1173;
+    let t1819 = joint2_slice3_local_momentum_f_z_along_dq * t611;
+    let t1820 = t1074 * cache.joint2_slice2_local_inertia_i_00;
+    let t1821 = -(t895 * joint2_slice1_local_momentum_f_y_along_dq);
+    let joint2_slice1_local_momentum_n_z = t600 * cache.joint2_slice1_local_inertia_i_22
+        + cache.joint2_slice1_local_inertia_h_x * t656
+        + cache.joint2_slice1_local_inertia_i_02 * t655
+        + cache.joint2_slice1_local_inertia_i_12 * t597
+        - cache.joint2_slice1_local_inertia_h_y * t604;
+    let t1822 = joint2_slice1_local_momentum_n_z * t929;
+    let t1823 = -(cache.joint2_slice2_local_inertia_h_z * t1055);
+    let joint2_slice2_local_momentum_n_y = t659 * cache.joint2_slice2_local_inertia_i_12
+        + cache.joint2_slice2_local_inertia_h_z * t676
+        + cache.joint2_slice2_local_inertia_i_01 * t658
+        + t672 * cache.joint2_slice2_local_inertia_i_11
+        - cache.joint2_slice2_local_inertia_h_x * t853;
+    let t1824 = -(t903 * joint2_slice2_local_momentum_n_y);
+    let t1825 = t670 * joint2_slice0_local_inertia_i_01_along_dq;
+    let t1826 = t1140 * cache.joint2_slice2_local_inertia_h_y;
+    let joint2_slice3_local_inertia_com_02_along_dq = t1508 * t1792 * t1790
+        + t1508 * t1791 * t1789;
+    let joint2_slice3_local_inertia_i_02_along_dq = joint2_slice3_local_inertia_com_02_along_dq
+        - joint2_slice3_local_com_z_along_dq * cache.joint1_slice0_mass
+            * cache.joint2_slice3_local_com_x
+        - cache.joint2_slice3_local_com_z * cache.joint1_slice0_mass
+            * joint2_slice3_local_com_x_along_dq;
+    let t1827 = joint2_slice3_local_inertia_i_02_along_dq * t848;
+    let t1828 = -(t1113 * cache.joint2_slice0_local_inertia_h_z);
+    let t1829 = -(cache.joint2_slice1_local_inertia_h_z * t1090);
+    let t1830 = joint2_slice3_local_inertia_i_01_along_dq * t608;
+    let t1831 = cache.joint2_slice2_local_inertia_i_02 * t1075;
+    let t1832 = t1150 * joint2_slice2_local_momentum_f_z;
+    let t1833 = t621 * joint2_slice1_local_inertia_i_01_along_dq;
+    let joint2_slice2_local_inertia_com_11_along_dq = 2.0 * t1515 * t1797 * t1796;
+    let joint2_slice2_local_inertia_i_11_along_dq = joint2_slice2_local_inertia_com_11_along_dq
+        + cache.joint1_slice1_mass * (t1779 + t1795);
+    let joint2_slice2_local_momentum_n_y_along_dq = t903
+        * cache.joint2_slice2_local_inertia_i_12
+        + t906 * cache.joint2_slice2_local_inertia_i_11
+        + t658 * joint2_slice2_local_inertia_i_01_along_dq
+        + t672 * joint2_slice2_local_inertia_i_11_along_dq
+        + joint2_slice2_local_inertia_h_z_along_dq * t676
+        + cache.joint2_slice2_local_inertia_h_z * t919
+        + joint2_slice2_local_inertia_i_12_along_dq * t659
+        + cache.joint2_slice2_local_inertia_i_01 * t1092
+        - t1094 * cache.joint2_slice2_local_inertia_h_x
+        - joint2_slice2_local_inertia_h_x_along_dq * t853;
+    let t1834 = -(joint2_slice2_local_momentum_n_y_along_dq * t659);
+    let joint2_slice3_local_inertia_com_22_along_dq = 2.0 * t1508 * t1789 * t1790;
+    let joint2_slice3_local_inertia_i_22_along_dq = joint2_slice3_local_inertia_com_22_along_dq
+        + (t1787 + t1808) * cache.joint1_slice0_mass;
+    let joint2_slice3_local_momentum_n_z_along_dq = joint2_slice3_local_inertia_h_x_along_dq
+        * t611 + cache.joint2_slice3_local_inertia_h_x * t1173
+        + joint2_slice3_local_inertia_i_02_along_dq * t610
+        + t515 * joint2_slice3_local_inertia_i_22_along_dq
+        + t518 * joint2_slice3_local_inertia_i_12_along_dq
+        + cache.joint2_slice3_local_inertia_i_02 * t1000
+        + t983 * cache.joint2_slice3_local_inertia_i_22
+        + t986 * cache.joint2_slice3_local_inertia_i_12
+        - t980 * cache.joint2_slice3_local_inertia_h_y
+        - t528 * joint2_slice3_local_inertia_h_y_along_dq;
+    let t1835 = joint2_slice3_local_momentum_n_z_along_dq * t518;
+    let t1836 = -(t1191 * joint2_slice2_local_inertia_h_z_along_dq);
+    let t1837 = -(t1094 * joint2_slice2_local_momentum_f_y);
+    let t1838 = -(t1194 * joint2_slice1_local_inertia_h_z_along_dq);
+    let t1839 = t1735 + t1736 + t1737 + t1738 + t1739 + t1740 + t1741 + t1742 + t1743
+        + t1744 + t1745 + t1746 + t1747 + t1748 + t1749 + t1758 + t1759 + t1760 + t1761
+        + t1763 + t1764 + t1769 + t1770 + t1775 + t1776 + t1777 + t1778 + t1781 + t1782
+        + t1783 + t1784 + t1793 + t1794 + t1798 + t1799 + t1800 + t1802 + t1803 + t1804
+        + t1805 + t1806 + t1807 + t1809 + t1810 + t1811 + t1812 + t1813 + t1814 + t1815
+        + t1816 + t1817 + t1818 + t1819 + t1820 + t1821 + t1822 + t1823 + t1824 + t1825
+        + t1826 + t1827 + t1828 + t1829 + t1830 + t1831 + t1832 + t1833 + t1834 + t1835
+        + t1836 + t1837 + t1838;
+    let t1840 = t897 * cache.joint1_tip_rotation_10;
+    let t1841 = cache.joint2_rotation_12 * t687;
+    let t1842 = t1208 * cache.joint2_rotation_11;
+    let t1843 = t1840 + t1841 + t1842;
+    let t1844 = t853 * joint2_slice2_local_momentum_f_x_along_dq;
+    let joint2_slice0_local_momentum_n_x_along_dq = joint2_slice0_local_inertia_i_02_along_dq
+        * t627 + t623 * joint2_slice0_local_inertia_i_01_along_dq
+        + cache.joint2_slice0_local_inertia_i_00 * t960
+        + t665 * joint2_slice0_local_inertia_i_00_along_dq
+        + cache.joint2_slice0_local_inertia_h_y * t957
+        + t858 * joint2_slice0_local_inertia_h_y_along_dq
+        + cache.joint2_slice0_local_inertia_i_01 * t963
+        + cache.joint2_slice0_local_inertia_i_02 * t924
+        - t666 * joint2_slice0_local_inertia_h_z_along_dq
+        - cache.joint2_slice0_local_inertia_h_z * t1162;
+    let t1845 = joint2_slice0_local_momentum_n_x_along_dq * t627;
+    let t1846 = -(joint2_slice0_local_momentum_n_z * t960);
+    let t1847 = t1025 * cache.joint2_slice0_local_inertia_i_01;
+    let t1848 = -(t980 * joint2_slice3_local_momentum_f_z);
+    let t1849 = joint2_slice2_local_inertia_i_11_along_dq * t636;
+    let t1850 = t1074 * cache.joint2_slice2_local_inertia_i_01;
+    let joint2_slice3_local_momentum_n_x = t518 * cache.joint2_slice3_local_inertia_i_01
+        + cache.joint2_slice3_local_inertia_i_00 * t610
+        + t515 * cache.joint2_slice3_local_inertia_i_02
+        + t868 * cache.joint2_slice3_local_inertia_h_y
+        - cache.joint2_slice3_local_inertia_h_z * t611;
+    let t1851 = t983 * joint2_slice3_local_momentum_n_x;
+    let t1852 = -(joint2_slice3_local_momentum_n_z_along_dq * t610);
+    let t1853 = t862 * joint2_slice0_local_inertia_i_12_along_dq;
+    let t1854 = t842 * joint2_slice1_local_inertia_i_12_along_dq;
+    let t1855 = t858 * joint2_slice0_local_momentum_f_x_along_dq;
+    let t1856 = -(joint2_slice3_local_momentum_n_z * t1000);
+    let joint2_slice0_local_momentum_n_x = t665 * cache.joint2_slice0_local_inertia_i_00
+        + t623 * cache.joint2_slice0_local_inertia_i_01
+        + t627 * cache.joint2_slice0_local_inertia_i_02
+        + t858 * cache.joint2_slice0_local_inertia_h_y
+        - t666 * cache.joint2_slice0_local_inertia_h_z;
+    let t1857 = joint2_slice0_local_momentum_n_x * t924;
+    let t1858 = -(cache.joint2_slice1_local_inertia_h_x * t1125);
+    let t1859 = -(t1092 * joint2_slice2_local_momentum_n_z);
+    let t1860 = cache.joint2_slice1_local_inertia_i_11 * t1180;
+    let t1861 = joint2_slice1_local_momentum_f_x_along_dq * t895;
+    let t1862 = -(t919 * joint2_slice2_local_momentum_f_z);
+    let t1863 = cache.joint2_slice2_local_inertia_h_z * t1229;
+    let t1864 = t1147 * cache.joint2_slice0_local_inertia_i_11;
+    let t1865 = t607 * joint2_slice3_local_inertia_i_01_along_dq;
+    let t1866 = joint2_slice0_local_inertia_h_z_along_dq * t873;
+    let t1867 = -(t593 * joint2_slice0_local_inertia_h_x_along_dq);
+    let t1868 = t1104 * cache.joint2_slice1_local_inertia_i_01;
+    let t1869 = t848 * joint2_slice3_local_inertia_i_12_along_dq;
+    let t1870 = cache.joint2_slice1_local_inertia_i_12 * t1103;
+    let t1871 = t845 * joint2_slice2_local_inertia_i_12_along_dq;
+    let joint2_slice1_local_momentum_n_x_along_dq = t600
+        * joint2_slice1_local_inertia_i_02_along_dq
+        + cache.joint2_slice1_local_inertia_h_y * t996
+        + t932 * cache.joint2_slice1_local_inertia_i_02
+        + joint2_slice1_local_inertia_i_00_along_dq * t655
+        + t895 * joint2_slice1_local_inertia_h_y_along_dq
+        + t597 * joint2_slice1_local_inertia_i_01_along_dq
+        + t929 * cache.joint2_slice1_local_inertia_i_01
+        + t945 * cache.joint2_slice1_local_inertia_i_00
+        - joint2_slice1_local_inertia_h_z_along_dq * t656
+        - cache.joint2_slice1_local_inertia_h_z * t1128;
+    let t1872 = joint2_slice1_local_momentum_n_x_along_dq * t600;
+    let t1873 = -(joint2_slice0_local_momentum_f_z_along_dq * t624);
+    let t1874 = joint2_slice3_local_momentum_f_x_along_dq * t868;
+    let t1875 = t1143 * cache.joint2_slice3_local_inertia_i_11;
+    let t1876 = t1099 * cache.joint2_slice3_local_inertia_i_12;
+    let t1877 = -(joint2_slice2_local_inertia_h_x_along_dq * t685);
+    let t1878 = -(joint2_slice1_local_momentum_n_z * t945);
+    let t1879 = t669 * joint2_slice0_local_inertia_i_01_along_dq;
+    let t1880 = t1094 * joint2_slice2_local_momentum_f_x;
+    let t1881 = joint2_slice1_local_inertia_i_01_along_dq * t616;
+    let t1882 = -(joint2_slice2_local_momentum_n_z_along_dq * t658);
+    let t1883 = -(joint2_slice2_local_momentum_f_z_along_dq * t676);
+    let joint2_slice3_local_momentum_n_x_along_dq = joint2_slice3_local_inertia_i_01_along_dq
+        * t518 + cache.joint2_slice3_local_inertia_i_00 * t1000
+        + joint2_slice3_local_inertia_i_00_along_dq * t610
+        + t983 * cache.joint2_slice3_local_inertia_i_02
+        + t515 * joint2_slice3_local_inertia_i_02_along_dq
+        + t1009 * cache.joint2_slice3_local_inertia_h_y
+        + t986 * cache.joint2_slice3_local_inertia_i_01
+        + t868 * joint2_slice3_local_inertia_h_y_along_dq
+        - cache.joint2_slice3_local_inertia_h_z * t1173
+        - joint2_slice3_local_inertia_h_z_along_dq * t611;
+    let t1884 = t515 * joint2_slice3_local_momentum_n_x_along_dq;
+    let t1885 = cache.joint2_slice2_local_inertia_i_12 * t1075;
+    let t1886 = t1219 * cache.joint2_slice0_local_inertia_h_z;
+    let t1887 = -(joint2_slice1_local_momentum_n_z_along_dq * t655);
+    let t1888 = t1100 * cache.joint2_slice3_local_inertia_i_01;
+    let t1889 = t621 * joint2_slice1_local_inertia_i_11_along_dq;
+    let t1890 = joint2_slice0_local_momentum_f_x * t957;
+    let t1891 = -(cache.joint2_slice2_local_inertia_h_x * t1140);
+    let t1892 = t1022 * cache.joint2_slice0_local_inertia_i_12;
+    let t1893 = t641 * joint2_slice2_local_inertia_i_01_along_dq;
+    let t1894 = -(t970 * joint2_slice0_local_momentum_f_z);
+    let t1895 = -(joint2_slice1_local_momentum_f_z_along_dq * t604);
+    let t1896 = cache.joint2_slice2_local_inertia_i_11 * t1176;
+    let t1897 = -(joint2_slice0_local_momentum_n_z_along_dq * t665);
+    let t1898 = joint2_slice1_local_momentum_f_x * t996;
+    let joint2_slice2_local_momentum_n_x_along_dq = t658
+        * joint2_slice2_local_inertia_i_00_along_dq
+        + t1094 * cache.joint2_slice2_local_inertia_h_y
+        + t1092 * cache.joint2_slice2_local_inertia_i_00
+        + t906 * cache.joint2_slice2_local_inertia_i_01
+        + cache.joint2_slice2_local_inertia_i_02 * t903
+        + joint2_slice2_local_inertia_h_y_along_dq * t853
+        + t672 * joint2_slice2_local_inertia_i_01_along_dq
+        + joint2_slice2_local_inertia_i_02_along_dq * t659
+        - joint2_slice2_local_inertia_h_z_along_dq * t663
+        - cache.joint2_slice2_local_inertia_h_z * t1150;
+    let t1899 = joint2_slice2_local_momentum_n_x_along_dq * t659;
+    let t1900 = joint2_slice2_local_inertia_h_z_along_dq * t883;
+    let joint2_slice2_local_momentum_n_x = cache.joint2_slice2_local_inertia_i_02 * t659
+        + t853 * cache.joint2_slice2_local_inertia_h_y
+        + t658 * cache.joint2_slice2_local_inertia_i_00
+        + t672 * cache.joint2_slice2_local_inertia_i_01
+        - cache.joint2_slice2_local_inertia_h_z * t663;
+    let t1901 = t903 * joint2_slice2_local_momentum_n_x;
+    let t1902 = cache.joint2_slice3_local_inertia_h_z * t1225;
+    let t1903 = joint2_slice3_local_inertia_h_z_along_dq * t878;
+    let t1904 = -(joint2_slice1_local_inertia_h_x_along_dq * t653);
+    let t1905 = -(cache.joint2_slice3_local_inertia_h_x * t1171);
+    let t1906 = -(t1160 * cache.joint2_slice0_local_inertia_h_x);
+    let t1907 = joint2_slice3_local_inertia_i_11_along_dq * t608;
+    let t1908 = joint2_slice0_local_inertia_i_11_along_dq * t670;
+    let joint2_slice1_local_momentum_n_x = t600 * cache.joint2_slice1_local_inertia_i_02
+        + t597 * cache.joint2_slice1_local_inertia_i_01
+        + cache.joint2_slice1_local_inertia_i_00 * t655
+        + cache.joint2_slice1_local_inertia_h_y * t895
+        - cache.joint2_slice1_local_inertia_h_z * t656;
+    let t1909 = t932 * joint2_slice1_local_momentum_n_x;
+    let t1910 = -(joint2_slice3_local_momentum_f_z_along_dq * t528);
+    let t1911 = -(joint2_slice1_local_momentum_f_z * t940);
+    let t1912 = joint2_slice1_local_inertia_h_z_along_dq * t891;
+    let t1913 = t1235 * cache.joint2_slice1_local_inertia_h_z;
+    let t1914 = -(t570 * joint2_slice3_local_inertia_h_x_along_dq);
+    let t1915 = joint2_slice3_local_momentum_f_x * t1009;
+    let t1916 = t1844 + t1845 + t1846 + t1847 + t1848 + t1849 + t1850 + t1851 + t1852
+        + t1853 + t1854 + t1855 + t1856 + t1857 + t1858 + t1859 + t1860 + t1861 + t1862
+        + t1863 + t1864 + t1865 + t1866 + t1867 + t1868 + t1869 + t1870 + t1871 + t1872
+        + t1873 + t1874 + t1875 + t1876 + t1877 + t1878 + t1879 + t1880 + t1881 + t1882
+        + t1883 + t1884 + t1885 + t1886 + t1887 + t1888 + t1889 + t1890 + t1891 + t1892
+        + t1893 + t1894 + t1895 + t1896 + t1897 + t1898 + t1899 + t1900 + t1901 + t1902
+        + t1903 + t1904 + t1905 + t1906 + t1907 + t1908 + t1909 + t1910 + t1911 + t1912
+        + t1913 + t1914 + t1915;
+    let head_momentum_n_y = joint2_tip_velocity_w_z * cache.head_inertia_i_12
+        + cache.head_inertia_i_01 * joint2_tip_velocity_w_x
+        + cache.head_inertia_i_11 * joint2_tip_velocity_w_y
+        + cache.head_inertia_h_z * joint2_tip_velocity_v_x
+        - cache.head_inertia_h_x * joint2_tip_velocity_v_z;
+    let head_momentum_n_x = cache.head_inertia_i_00 * joint2_tip_velocity_w_x
+        + joint2_tip_velocity_w_z * cache.head_inertia_i_02
+        + cache.head_inertia_i_01 * joint2_tip_velocity_w_y
+        + joint2_tip_velocity_v_z * cache.head_inertia_h_y
+        - cache.head_inertia_h_z * joint2_tip_velocity_v_y;
+    let head_inertia_com_22_along_dq = 2.0 * t1498 * joint2_tip_rotation_20_along_dq
+        * cache.joint2_tip_rotation_20;
+    let t1917 = 2.0 * head_com_x_along_dq * cache.head_com_x;
+    let t1918 = 2.0 * cache.head_com_y * head_com_y_along_dq;
+    let head_inertia_i_22_along_dq = head_inertia_com_22_along_dq
+        + p.module_mass * (t1917 + t1918);
+    let head_inertia_com_11_along_dq = 2.0 * t1498 * joint2_tip_rotation_10_along_dq
+        * cache.joint2_tip_rotation_10;
+    let t1919 = 2.0 * head_com_z_along_dq * cache.head_com_z;
+    let head_inertia_i_11_along_dq = head_inertia_com_11_along_dq
+        + p.module_mass * (t1917 + t1919);
+    let head_inertia_com_12_along_dq = t1498 * joint2_tip_rotation_10_along_dq
+        * cache.joint2_tip_rotation_20
+        + t1498 * joint2_tip_rotation_20_along_dq * cache.joint2_tip_rotation_10;
+    let head_inertia_i_12_along_dq = head_inertia_com_12_along_dq
+        - p.module_mass * cache.head_com_z * head_com_y_along_dq
+        - p.module_mass * head_com_z_along_dq * cache.head_com_y;
+    let head_inertia_com_01_along_dq = joint2_tip_rotation_00_along_dq * t1498
+        * cache.joint2_tip_rotation_10
+        + cache.joint2_tip_rotation_00 * t1498 * joint2_tip_rotation_10_along_dq;
+    let head_inertia_i_01_along_dq = head_inertia_com_01_along_dq
+        - p.module_mass * head_com_y_along_dq * cache.head_com_x
+        - p.module_mass * cache.head_com_y * head_com_x_along_dq;
+    let head_momentum_n_y_along_dq = joint2_tip_velocity_w_y * head_inertia_i_11_along_dq
+        + joint2_tip_velocity_w_z_along_dq * cache.head_inertia_i_12
+        + cache.head_inertia_i_11 * joint2_tip_velocity_w_y_along_dq
+        + head_inertia_i_12_along_dq * joint2_tip_velocity_w_z
+        + head_inertia_i_01_along_dq * joint2_tip_velocity_w_x
+        + head_inertia_h_z_along_dq * joint2_tip_velocity_v_x
+        + joint2_tip_velocity_w_x_along_dq * cache.head_inertia_i_01
+        + cache.head_inertia_h_z * joint2_tip_velocity_v_x_along_dq
+        - head_inertia_h_x_along_dq * joint2_tip_velocity_v_z
+        - cache.head_inertia_h_x * joint2_tip_velocity_v_z_along_dq;
+    let joint2_tip_bias_v_x = cache.joint1_tip_rotation_00 * t786
+        + t787 * joint1_tip_velocity_v_y + cache.joint2_rotation_02 * t818
+        + joint1_tip_velocity_w_y * t838 + cache.joint2_position_y * t830
+        + joint1_tip_bias_v_x + cache.joint2_rotation_01 * t783
+        - t804 * joint1_tip_velocity_v_z - t826 * joint1_tip_velocity_w_z
+        - t825 * cache.joint2_position_z;
+    let head_inertia_com_02_along_dq = cache.joint2_tip_rotation_00 * t1498
+        * joint2_tip_rotation_20_along_dq
+        + joint2_tip_rotation_00_along_dq * t1498 * cache.joint2_tip_rotation_20;
+    let head_inertia_i_02_along_dq = head_inertia_com_02_along_dq
+        - p.module_mass * head_com_z_along_dq * cache.head_com_x
+        - p.module_mass * cache.head_com_z * head_com_x_along_dq;
+    let joint2_tip_bias_v_y = t783 * cache.joint2_rotation_11 + joint1_tip_bias_v_y
+        + cache.joint1_tip_rotation_10 * t786 + t1478 * joint1_tip_velocity_w_z
+        + t1480 * cache.joint2_position_z + joint1_tip_velocity_v_z * t840
+        + cache.joint2_rotation_12 * t818 - cache.joint2_position_x * t830
+        - t787 * joint1_tip_velocity_v_x - t838 * joint1_tip_velocity_w_x;
+    let head_inertia_com_00_along_dq = 2.0 * joint2_tip_rotation_00_along_dq
+        * cache.joint2_tip_rotation_00 * t1498;
+    let head_inertia_i_00_along_dq = head_inertia_com_00_along_dq
+        + p.module_mass * (t1918 + t1919);
+    let head_momentum_n_x_along_dq = joint2_tip_velocity_w_z * head_inertia_i_02_along_dq
+        + joint2_tip_velocity_w_x_along_dq * cache.head_inertia_i_00
+        + cache.head_inertia_i_01 * joint2_tip_velocity_w_y_along_dq
+        + cache.head_inertia_i_02 * joint2_tip_velocity_w_z_along_dq
+        + head_inertia_h_y_along_dq * joint2_tip_velocity_v_z
+        + head_inertia_i_01_along_dq * joint2_tip_velocity_w_y
+        + joint2_tip_velocity_w_x * head_inertia_i_00_along_dq
+        + cache.head_inertia_h_y * joint2_tip_velocity_v_z_along_dq
+        - head_inertia_h_z_along_dq * joint2_tip_velocity_v_y
+        - cache.head_inertia_h_z * joint2_tip_velocity_v_y_along_dq;
+    let head_composite_force_n_z_along_dq = joint2_tip_velocity_w_x_along_dq
+        * head_momentum_n_y + joint2_tip_velocity_v_x * head_momentum_f_y_along_dq
+        + cache.head_inertia_i_22 * joint2_tip_bias_w_z_along_dq
+        + joint2_tip_bias_w_z * head_inertia_i_22_along_dq
+        + head_momentum_n_y_along_dq * joint2_tip_velocity_w_x
+        + joint2_tip_bias_w_x * head_inertia_i_02_along_dq
+        + joint2_tip_bias_w_y_along_dq * cache.head_inertia_i_12
+        + head_inertia_i_12_along_dq * joint2_tip_bias_w_y
+        + joint2_tip_bias_v_y * head_inertia_h_x_along_dq
+        + cache.head_inertia_h_x * joint2_tip_bias_v_y_along_dq
+        + joint2_tip_bias_w_x_along_dq * cache.head_inertia_i_02
+        + head_momentum_f_y * joint2_tip_velocity_v_x_along_dq
+        - joint2_tip_velocity_v_y_along_dq * head_momentum_f_x
+        - head_momentum_n_x * joint2_tip_velocity_w_y_along_dq
+        - head_inertia_h_y_along_dq * joint2_tip_bias_v_x
+        - head_momentum_f_x_along_dq * joint2_tip_velocity_v_y
+        - joint2_tip_bias_v_x_along_dq * cache.head_inertia_h_y
+        - head_momentum_n_x_along_dq * joint2_tip_velocity_w_y;
+    let t1920 = cache.joint2_rotation_02 * t687;
+    let t1921 = t897 * cache.joint1_tip_rotation_00;
+    let t1922 = cache.joint2_rotation_01 * t1208;
+    let t1923 = t1920 + t1921 + t1922;
+    let t1924 = t570 * cache.joint2_slice3_local_inertia_h_y;
+    let t1925 = t845 * cache.joint2_slice2_local_inertia_i_02;
+    let t1926 = t669 * cache.joint2_slice0_local_inertia_i_00;
+    let t1927 = t663 * joint2_slice2_local_momentum_f_z;
+    let t1928 = -(cache.joint2_slice0_local_inertia_h_z * t1198);
+    let t1929 = t672 * joint2_slice2_local_momentum_n_z;
+    let t1930 = cache.joint2_slice1_local_inertia_h_y * t653;
+    let t1931 = t842 * cache.joint2_slice1_local_inertia_i_02;
+    let t1932 = -(t1194 * cache.joint2_slice1_local_inertia_h_z);
+    let t1933 = cache.joint2_slice1_local_inertia_i_00 * t616;
+    let t1934 = -(joint2_slice1_local_momentum_f_y * t895);
+    let t1935 = t685 * cache.joint2_slice2_local_inertia_h_y;
+    let t1936 = joint2_slice1_local_momentum_f_z * t656;
+    let t1937 = t593 * cache.joint2_slice0_local_inertia_h_y;
+    let t1938 = -(joint2_slice1_local_momentum_n_y * t600);
+    let t1939 = joint2_slice1_local_momentum_n_z * t597;
+    let t1940 = -(t515 * joint2_slice3_local_momentum_n_y);
+    let t1941 = t666 * joint2_slice0_local_momentum_f_z;
+    let t1942 = -(t627 * joint2_slice0_local_momentum_n_y);
+    let t1943 = t621 * cache.joint2_slice1_local_inertia_i_01;
+    let t1944 = -(t858 * joint2_slice0_local_momentum_f_y);
+    let t1945 = cache.joint2_slice2_local_inertia_i_01 * t636;
+    let t1946 = joint2_slice3_local_momentum_n_z * t518;
+    let t1947 = t611 * joint2_slice3_local_momentum_f_z;
+    let t1948 = t641 * cache.joint2_slice2_local_inertia_i_00;
+    let t1949 = t607 * cache.joint2_slice3_local_inertia_i_00;
+    let t1950 = t623 * joint2_slice0_local_momentum_n_z;
+    let t1951 = -(t659 * joint2_slice2_local_momentum_n_y);
+    let t1952 = cache.joint2_slice3_local_inertia_i_02 * t848;
+    let t1953 = -(joint2_slice3_local_momentum_f_y * t868);
+    let t1954 = -(cache.joint2_slice3_local_inertia_h_z * t1187);
+    let t1955 = t862 * cache.joint2_slice0_local_inertia_i_02;
+    let t1956 = t608 * cache.joint2_slice3_local_inertia_i_01;
+    let t1957 = cache.joint2_slice0_local_inertia_i_01 * t670;
+    let t1958 = -(cache.joint2_slice2_local_inertia_h_z * t1191);
+    let t1959 = -(joint2_slice2_local_momentum_f_y * t853);
+    let t1960 = t1924 + t1925 + t1926 + t1927 + t1928 + t1929 + t1930 + t1931 + t1932
+        + t1933 + t1934 + t1935 + t1936 + t1937 + t1938 + t1939 + t1940 + t1941 + t1942
+        + t1943 + t1944 + t1945 + t1946 + t1947 + t1948 + t1949 + t1950 + t1951 + t1952
+        + t1953 + t1954 + t1955 + t1956 + t1957 + t1958 + t1959;
+    let t1961 = t688 + t898 + t1117 + t1183 + t1209 + t1243;
+    let t1962 = t1460 + t1461 + t1462 + t1482 + t1483 + t1484;
+    let t1963 = cache.joint2_slice1_local_inertia_h_z * t891;
+    let t1964 = -(t676 * joint2_slice2_local_momentum_f_z);
+    let t1965 = cache.joint2_slice1_local_inertia_i_01 * t616;
+    let t1966 = cache.joint2_slice0_local_inertia_h_z * t873;
+    let t1967 = -(t593 * cache.joint2_slice0_local_inertia_h_x);
+    let t1968 = t621 * cache.joint2_slice1_local_inertia_i_11;
+    let t1969 = cache.joint2_slice0_local_inertia_i_01 * t669;
+    let t1970 = t607 * cache.joint2_slice3_local_inertia_i_01;
+    let t1971 = t670 * cache.joint2_slice0_local_inertia_i_11;
+    let t1972 = t515 * joint2_slice3_local_momentum_n_x;
+    let t1973 = joint2_slice3_local_momentum_f_x * t868;
+    let t1974 = -(joint2_slice2_local_momentum_n_z * t658);
+    let t1975 = t858 * joint2_slice0_local_momentum_f_x;
+    let t1976 = -(t528 * joint2_slice3_local_momentum_f_z);
+    let t1977 = t845 * cache.joint2_slice2_local_inertia_i_12;
+    let t1978 = -(t570 * cache.joint2_slice3_local_inertia_h_x);
+    let t1979 = cache.joint2_slice1_local_inertia_i_12 * t842;
+    let t1980 = -(t624 * joint2_slice0_local_momentum_f_z);
+    let t1981 = t627 * joint2_slice0_local_momentum_n_x;
+    let t1982 = cache.joint2_slice2_local_inertia_h_z * t883;
+    let t1983 = cache.joint2_slice2_local_inertia_i_11 * t636;
+    let t1984 = t600 * joint2_slice1_local_momentum_n_x;
+    let t1985 = t862 * cache.joint2_slice0_local_inertia_i_12;
+    let t1986 = -(joint2_slice3_local_momentum_n_z * t610);
+    let t1987 = -(joint2_slice1_local_momentum_n_z * t655);
+    let t1988 = cache.joint2_slice2_local_inertia_i_01 * t641;
+    let t1989 = t848 * cache.joint2_slice3_local_inertia_i_12;
+    let t1990 = cache.joint2_slice3_local_inertia_h_z * t878;
+    let t1991 = t895 * joint2_slice1_local_momentum_f_x;
+    let t1992 = t659 * joint2_slice2_local_momentum_n_x;
+    let t1993 = -(joint2_slice1_local_momentum_f_z * t604);
+    let t1994 = t608 * cache.joint2_slice3_local_inertia_i_11;
+    let t1995 = -(cache.joint2_slice2_local_inertia_h_x * t685);
+    let t1996 = -(cache.joint2_slice1_local_inertia_h_x * t653);
+    let t1997 = -(joint2_slice0_local_momentum_n_z * t665);
+    let t1998 = joint2_slice2_local_momentum_f_x * t853;
+    let t1999 = t1963 + t1964 + t1965 + t1966 + t1967 + t1968 + t1969 + t1970 + t1971
+        + t1972 + t1973 + t1974 + t1975 + t1976 + t1977 + t1978 + t1979 + t1980 + t1981
+        + t1982 + t1983 + t1984 + t1985 + t1986 + t1987 + t1988 + t1989 + t1990 + t1991
+        + t1992 + t1993 + t1994 + t1995 + t1996 + t1997 + t1998;
+    let t2000 = t1100 * cache.joint2_slice3_local_inertia_i_02;
+    let t2001 = -(joint2_slice2_local_inertia_h_y_along_dq * t883);
+    let t2002 = cache.joint2_slice0_local_inertia_i_22 * t1022;
+    let t2003 = joint2_slice2_local_inertia_i_12_along_dq * t636;
+    let t2004 = joint2_slice0_local_inertia_h_x_along_dq * t1198;
+    let t2005 = -(joint2_slice1_local_momentum_n_x_along_dq * t597);
+    let t2006 = joint2_slice3_local_momentum_n_y_along_dq * t610;
+    let t2007 = -(joint2_slice2_local_momentum_f_x * t1150);
+    let t2008 = -(joint2_slice0_local_inertia_h_y_along_dq * t873);
+    let t2009 = t1147 * cache.joint2_slice0_local_inertia_i_12;
+    let t2010 = t842 * joint2_slice1_local_inertia_i_22_along_dq;
+    let t2011 = t1191 * joint2_slice2_local_inertia_h_x_along_dq;
+    let t2012 = t845 * joint2_slice2_local_inertia_i_22_along_dq;
+    let t2013 = t670 * joint2_slice0_local_inertia_i_12_along_dq;
+    let t2014 = t621 * joint2_slice1_local_inertia_i_12_along_dq;
+    let t2015 = joint2_slice0_local_inertia_i_22_along_dq * t862;
+    let t2016 = -(joint2_slice0_local_momentum_f_x * t1162);
+    let t2017 = -(joint2_slice1_local_momentum_f_x * t1128);
+    let t2018 = joint2_slice0_local_momentum_n_y_along_dq * t665;
+    let t2019 = t1194 * joint2_slice1_local_inertia_h_x_along_dq;
+    let t2020 = cache.joint2_slice3_local_inertia_h_x * t1071;
+    let t2021 = -(cache.joint2_slice1_local_inertia_h_y * t1235);
+    let t2022 = cache.joint2_slice3_local_inertia_i_22 * t1099;
+    let t2023 = -(t518 * joint2_slice3_local_momentum_n_x_along_dq);
+    let t2024 = joint2_slice2_local_momentum_n_y_along_dq * t658;
+    let t2025 = t1176 * cache.joint2_slice2_local_inertia_i_12;
+    let t2026 = t624 * joint2_slice0_local_momentum_f_y_along_dq;
+    let t2027 = -(t906 * joint2_slice2_local_momentum_n_x);
+    let t2028 = joint2_slice1_local_momentum_f_y * t940;
+    let t2029 = t1025 * cache.joint2_slice0_local_inertia_i_02;
+    let t2030 = t1103 * cache.joint2_slice1_local_inertia_i_22;
+    let t2031 = -(joint2_slice0_local_momentum_n_x * t963);
+    let t2032 = t1104 * cache.joint2_slice1_local_inertia_i_02;
+    let t2033 = t919 * joint2_slice2_local_momentum_f_y;
+    let t2034 = -(t1225 * cache.joint2_slice3_local_inertia_h_y);
+    let t2035 = joint2_slice1_local_momentum_n_y_along_dq * t655;
+    let t2036 = t1000 * joint2_slice3_local_momentum_n_y;
+    let t2037 = t607 * joint2_slice3_local_inertia_i_02_along_dq;
+    let t2038 = -(joint2_slice1_local_momentum_f_x_along_dq * t656);
+    let t2039 = joint2_slice1_local_inertia_i_02_along_dq * t616;
+    let t2040 = joint2_slice1_local_momentum_f_y_along_dq * t604;
+    let t2041 = -(t663 * joint2_slice2_local_momentum_f_x_along_dq);
+    let t2042 = -(t986 * joint2_slice3_local_momentum_n_x);
+    let t2043 = -(t1219 * cache.joint2_slice0_local_inertia_h_y);
+    let t2044 = cache.joint2_slice1_local_inertia_h_x * t1090;
+    let t2045 = t528 * joint2_slice3_local_momentum_f_y_along_dq;
+    let t2046 = t1143 * cache.joint2_slice3_local_inertia_i_12;
+    let t2047 = -(t891 * joint2_slice1_local_inertia_h_y_along_dq);
+    let t2048 = -(joint2_slice2_local_momentum_n_x_along_dq * t672);
+    let t2049 = t960 * joint2_slice0_local_momentum_n_y;
+    let t2050 = t848 * joint2_slice3_local_inertia_i_22_along_dq;
+    let t2051 = -(t1229 * cache.joint2_slice2_local_inertia_h_y);
+    let t2052 = -(joint2_slice3_local_momentum_f_x_along_dq * t611);
+    let t2053 = cache.joint2_slice2_local_inertia_i_22 * t1075;
+    let t2054 = t1187 * joint2_slice3_local_inertia_h_x_along_dq;
+    let t2055 = t1092 * joint2_slice2_local_momentum_n_y;
+    let t2056 = joint2_slice1_local_momentum_n_y * t945;
+    let t2057 = -(t666 * joint2_slice0_local_momentum_f_x_along_dq);
+    let t2058 = -(t929 * joint2_slice1_local_momentum_n_x);
+    let t2059 = joint2_slice0_local_inertia_i_02_along_dq * t669;
+    let t2060 = t980 * joint2_slice3_local_momentum_f_y;
+    let t2061 = joint2_slice0_local_momentum_f_y * t970;
+    let t2062 = -(joint2_slice3_local_momentum_f_x * t1173);
+    let t2063 = joint2_slice2_local_inertia_i_02_along_dq * t641;
+    let t2064 = -(t878 * joint2_slice3_local_inertia_h_y_along_dq);
+    let t2065 = t1113 * cache.joint2_slice0_local_inertia_h_x;
+    let t2066 = t676 * joint2_slice2_local_momentum_f_y_along_dq;
+    let t2067 = -(t623 * joint2_slice0_local_momentum_n_x_along_dq);
+    let t2068 = t608 * joint2_slice3_local_inertia_i_12_along_dq;
+    let t2069 = t1074 * cache.joint2_slice2_local_inertia_i_02;
+    let t2070 = t1055 * cache.joint2_slice2_local_inertia_h_x;
+    let t2071 = cache.joint2_slice1_local_inertia_i_12 * t1180;
+    let t2072 = t2000 + t2001 + t2002 + t2003 + t2004 + t2005 + t2006 + t2007 + t2008
+        + t2009 + t2010 + t2011 + t2012 + t2013 + t2014 + t2015 + t2016 + t2017 + t2018
+        + t2019 + t2020 + t2021 + t2022 + t2023 + t2024 + t2025 + t2026 + t2027 + t2028
+        + t2029 + t2030 + t2031 + t2032 + t2033 + t2034 + t2035 + t2036 + t2037 + t2038
+        + t2039 + t2040 + t2041 + t2042 + t2043 + t2044 + t2045 + t2046 + t2047 + t2048
+        + t2049 + t2050 + t2051 + t2052 + t2053 + t2054 + t2055 + t2056 + t2057 + t2058
+        + t2059 + t2060 + t2061 + t2062 + t2063 + t2064 + t2065 + t2066 + t2067 + t2068
+        + t2069 + t2070 + t2071;
+    let t2073 = cache.joint2_slice1_local_inertia_i_02 * t616;
+    let t2074 = -(t623 * joint2_slice0_local_momentum_n_x);
+    let t2075 = t528 * joint2_slice3_local_momentum_f_y;
+    let t2076 = cache.joint2_slice2_local_inertia_i_02 * t641;
+    let t2077 = cache.joint2_slice0_local_inertia_i_22 * t862;
+    let t2078 = joint2_slice1_local_momentum_f_y * t604;
+    let t2079 = t669 * cache.joint2_slice0_local_inertia_i_02;
+    let t2080 = -(t663 * joint2_slice2_local_momentum_f_x);
+    let t2081 = t665 * joint2_slice0_local_momentum_n_y;
+    let t2082 = t610 * joint2_slice3_local_momentum_n_y;
+    let t2083 = -(joint2_slice1_local_momentum_f_x * t656);
+    let t2084 = -(t518 * joint2_slice3_local_momentum_n_x);
+    let t2085 = t636 * cache.joint2_slice2_local_inertia_i_12;
+    let t2086 = t670 * cache.joint2_slice0_local_inertia_i_12;
+    let t2087 = -(cache.joint2_slice1_local_inertia_h_y * t891);
+    let t2088 = -(t883 * cache.joint2_slice2_local_inertia_h_y);
+    let t2089 = -(t672 * joint2_slice2_local_momentum_n_x);
+    let t2090 = -(t597 * joint2_slice1_local_momentum_n_x);
+    let t2091 = t1187 * cache.joint2_slice3_local_inertia_h_x;
+    let t2092 = cache.joint2_slice0_local_inertia_h_x * t1198;
+    let t2093 = joint2_slice1_local_momentum_n_y * t655;
+    let t2094 = t608 * cache.joint2_slice3_local_inertia_i_12;
+    let t2095 = cache.joint2_slice3_local_inertia_i_22 * t848;
+    let t2096 = -(joint2_slice3_local_momentum_f_x * t611);
+    let t2097 = -(t873 * cache.joint2_slice0_local_inertia_h_y);
+    let t2098 = -(t878 * cache.joint2_slice3_local_inertia_h_y);
+    let t2099 = t1191 * cache.joint2_slice2_local_inertia_h_x;
+    let t2100 = joint2_slice2_local_momentum_f_y * t676;
+    let t2101 = t658 * joint2_slice2_local_momentum_n_y;
+    let t2102 = t845 * cache.joint2_slice2_local_inertia_i_22;
+    let t2103 = t621 * cache.joint2_slice1_local_inertia_i_12;
+    let t2104 = -(t666 * joint2_slice0_local_momentum_f_x);
+    let t2105 = t624 * joint2_slice0_local_momentum_f_y;
+    let t2106 = t1194 * cache.joint2_slice1_local_inertia_h_x;
+    let t2107 = t607 * cache.joint2_slice3_local_inertia_i_02;
+    let t2108 = t842 * cache.joint2_slice1_local_inertia_i_22;
+    let t2109 = t2073 + t2074 + t2075 + t2076 + t2077 + t2078 + t2079 + t2080 + t2081
+        + t2082 + t2083 + t2084 + t2085 + t2086 + t2087 + t2088 + t2089 + t2090 + t2091
+        + t2092 + t2093 + t2094 + t2095 + t2096 + t2097 + t2098 + t2099 + t2100 + t2101
+        + t2102 + t2103 + t2104 + t2105 + t2106 + t2107 + t2108;
+    let joint2_composite_force_n_z_along_dq = cache.joint1_tip_rotation_20 * t1839
+        + joint2_position_x_along_dq * t1843 + cache.joint2_rotation_21 * t1916
+        + head_composite_force_n_z_along_dq + joint1_tip_rotation_20_along_dq * t1960
+        + cache.joint2_position_x * t1962 + joint2_rotation_21_along_dq * t1999
+        + t2072 * cache.joint2_rotation_22 + joint2_rotation_22_along_dq * t2109
+        - t1923 * joint2_position_y_along_dq - cache.joint2_position_y * t1961;
+    let middle_inertia_com_22_along_dq = 2.0 * t1498 * cache.joint1_tip_rotation_20
+        * joint1_tip_rotation_20_along_dq;
+    let middle_inertia_i_22_along_dq = p.module_mass * (t1728 + t1730)
+        + middle_inertia_com_22_along_dq;
+    let middle_momentum_n_y = joint1_tip_velocity_v_x * cache.middle_inertia_h_z
+        + cache.middle_inertia_i_01 * joint1_tip_velocity_w_x
+        + cache.middle_inertia_i_12 * joint1_tip_velocity_w_z
+        + cache.middle_inertia_i_11 * joint1_tip_velocity_w_y
+        - cache.middle_inertia_h_x * joint1_tip_velocity_v_z;
+    let middle_composite_force_n_z_along_dq = middle_inertia_i_02_along_dq
+        * joint1_tip_bias_w_x + joint1_tip_bias_v_y_along_dq * cache.middle_inertia_h_x
+        + middle_momentum_n_y_along_dq * joint1_tip_velocity_w_x
+        + middle_inertia_i_12_along_dq * joint1_tip_bias_w_y
+        + joint1_tip_velocity_v_x_along_dq * middle_momentum_f_y
+        + cache.middle_inertia_i_02 * joint1_tip_bias_w_x_along_dq
+        + middle_momentum_f_y_along_dq * joint1_tip_velocity_v_x
+        + joint2_composite_force_n_z_along_dq
+        + middle_inertia_i_22_along_dq * joint1_tip_bias_w_z
+        + joint1_tip_velocity_w_x_along_dq * middle_momentum_n_y
+        + cache.middle_inertia_i_22 * joint1_tip_bias_w_z_along_dq
+        + cache.middle_inertia_i_12 * joint1_tip_bias_w_y_along_dq
+        + joint1_tip_bias_v_y * middle_inertia_h_x_along_dq
+        - middle_momentum_n_x_along_dq * joint1_tip_velocity_w_y
+        - middle_inertia_h_y_along_dq * joint1_tip_bias_v_x
+        - middle_momentum_n_x * joint1_tip_velocity_w_y_along_dq
+        - joint1_tip_bias_v_x_along_dq * cache.middle_inertia_h_y
+        - middle_momentum_f_x * joint1_tip_velocity_v_y_along_dq
+        - joint1_tip_velocity_v_y * middle_momentum_f_x_along_dq;
+    let t2110 = t330 * joint1_slice1_local_inertia_i_11_along_dq;
+    let t2111 = -(t190 * cache.joint1_slice0_local_inertia_h_x);
+    let t2112 = t289 * joint1_slice1_local_momentum_n_x;
+    let t2113 = t336 * joint1_slice1_local_inertia_i_01_along_dq;
+    let t2114 = -(t304 * joint1_slice0_local_momentum_n_z_along_dq);
+    let t2115 = cache.joint1_slice1_local_inertia_i_01 * t334;
+    let t2116 = cache.joint1_slice1_local_inertia_i_12 * t1367;
+    let t2117 = t144 * cache.joint1_slice0_local_inertia_i_11;
+    let t2118 = -(t297 * joint1_slice1_local_momentum_f_z_along_dq);
+    let t2119 = t15 * joint1_slice3_local_momentum_n_x;
+    let t2120 = -(t280 * joint1_slice1_local_momentum_f_z);
+    let t2121 = t1264 * joint1_slice1_local_inertia_h_z_along_dq;
+    let t2122 = joint1_slice1_local_momentum_n_x_along_dq * t283;
+    let t2123 = -(joint1_slice1_local_momentum_n_z_along_dq * t318);
+    let t2124 = -(t196 * joint1_slice3_local_momentum_f_z_along_dq);
+    let t2125 = t1269 * joint1_slice3_local_inertia_h_z_along_dq;
+    let t2126 = t1446 * cache.joint1_slice0_local_inertia_h_z;
+    let t2127 = t260 * joint1_slice2_local_inertia_i_01_along_dq;
+    let t2128 = t1298 * joint1_slice0_local_inertia_h_z_along_dq;
+    let t2129 = -(t311 * joint1_slice1_local_momentum_n_z);
+    let t2130 = joint1_slice3_local_inertia_i_01_along_dq * t202;
+    let t2131 = -(t299 * joint1_slice2_local_momentum_n_z_along_dq);
+    let t2132 = -(joint1_slice2_local_momentum_f_z * t212);
+    let t2133 = t1432 * cache.joint1_slice1_local_inertia_h_z;
+    let t2134 = t1336 * cache.joint1_slice3_local_inertia_i_12;
+    let t2135 = cache.joint1_slice2_local_inertia_i_12 * t1379;
+    let t2136 = -(t193 * joint1_slice3_local_momentum_n_z_along_dq);
+    let t2137 = t200 * cache.joint1_slice3_local_inertia_i_11;
+    let t2138 = -(t305 * joint1_slice0_local_momentum_n_z);
+    let t2139 = t1292 * joint1_slice0_local_momentum_f_x_along_dq;
+    let t2140 = t157 * joint1_slice0_local_inertia_i_11_along_dq;
+    let t2141 = -(t1402 * joint1_slice2_local_inertia_h_x_along_dq);
+    let t2142 = -(joint1_slice0_local_momentum_f_z * t269);
+    let t2143 = t1250 * joint1_slice3_local_momentum_f_x_along_dq;
+    let t2144 = t1389 * joint1_slice2_local_momentum_f_x;
+    let t2145 = -(t124 * joint1_slice2_local_momentum_f_z_along_dq);
+    let t2146 = -(t300 * joint1_slice2_local_momentum_n_z);
+    let t2147 = t259 * cache.joint1_slice2_local_inertia_i_11;
+    let t2148 = joint1_slice3_local_momentum_f_x * t1363;
+    let t2149 = -(t266 * joint1_slice0_local_momentum_f_z_along_dq);
+    let t2150 = joint1_slice1_local_inertia_i_12_along_dq * t1253;
+    let t2151 = cache.joint1_slice3_local_inertia_h_z * t1424;
+    let t2152 = joint1_slice3_local_inertia_i_11_along_dq * t203;
+    let t2153 = joint1_slice0_local_momentum_f_x * t1332;
+    let t2154 = t1450 * cache.joint1_slice2_local_inertia_h_z;
+    let t2155 = t1285 * joint1_slice2_local_inertia_h_z_along_dq;
+    let t2156 = joint1_slice0_local_momentum_n_x_along_dq * t265;
+    let t2157 = joint1_slice0_local_inertia_i_01_along_dq * t154;
+    let t2158 = t1287 * joint1_slice2_local_inertia_i_12_along_dq;
+    let t2159 = -(cache.joint1_slice3_local_inertia_h_x * t109);
+    let t2160 = -(joint1_slice0_local_inertia_h_x_along_dq * t1398);
+    let t2161 = joint1_slice2_local_momentum_n_x_along_dq * t120;
+    let t2162 = t22 * joint1_slice3_local_momentum_n_x_along_dq;
+    let t2163 = joint1_slice2_local_inertia_i_11_along_dq * t262;
+    let t2164 = cache.joint1_slice1_local_inertia_i_11 * t328;
+    let t2165 = joint1_slice1_local_momentum_f_x_along_dq * t1271;
+    let t2166 = t215 * joint1_slice2_local_momentum_n_x;
+    let t2167 = joint1_slice0_local_momentum_n_x * t270;
+    let t2168 = -(joint1_slice3_local_inertia_h_x_along_dq * t1395);
+    let t2169 = -(joint1_slice3_local_momentum_n_z * t192);
+    let t2170 = joint1_slice1_local_momentum_f_x * t1360;
+    let t2171 = joint1_slice2_local_momentum_f_x_along_dq * t1277;
+    let t2172 = -(joint1_slice3_local_momentum_f_z * t37);
+    let t2173 = -(joint1_slice1_local_inertia_h_x_along_dq * t1416);
+    let t2174 = t261 * cache.joint1_slice2_local_inertia_i_01;
+    let t2175 = -(t358 * cache.joint1_slice1_local_inertia_h_x);
+    let t2176 = t1245 * joint1_slice3_local_inertia_i_12_along_dq;
+    let t2177 = t1256 * joint1_slice0_local_inertia_i_12_along_dq;
+    let t2178 = -(cache.joint1_slice2_local_inertia_h_x * t255);
+    let t2179 = t152 * cache.joint1_slice0_local_inertia_i_01;
+    let t2180 = t201 * cache.joint1_slice3_local_inertia_i_01;
+    let t2181 = t1349 * cache.joint1_slice0_local_inertia_i_12;
+    let t2182 = t2110 + t2111 + t2112 + t2113 + t2114 + t2115 + t2116 + t2117 + t2118
+        + t2119 + t2120 + t2121 + t2122 + t2123 + t2124 + t2125 + t2126 + t2127 + t2128
+        + t2129 + t2130 + t2131 + t2132 + t2133 + t2134 + t2135 + t2136 + t2137 + t2138
+        + t2139 + t2140 + t2141 + t2142 + t2143 + t2144 + t2145 + t2146 + t2147 + t2148
+        + t2149 + t2150 + t2151 + t2152 + t2153 + t2154 + t2155 + t2156 + t2157 + t2158
+        + t2159 + t2160 + t2161 + t2162 + t2163 + t2164 + t2165 + t2166 + t2167 + t2168
+        + t2169 + t2170 + t2171 + t2172 + t2173 + t2174 + t2175 + t2176 + t2177 + t2178
+        + t2179 + t2180 + t2181;
+    let t2183 = -(t307 * joint1_slice0_local_momentum_f_x);
+    let t2184 = t260 * cache.joint1_slice2_local_inertia_i_02;
+    let t2185 = -(t1269 * cache.joint1_slice3_local_inertia_h_y);
+    let t2186 = -(t1285 * cache.joint1_slice2_local_inertia_h_y);
+    let t2187 = -(t194 * joint1_slice3_local_momentum_f_x);
+    let t2188 = t203 * cache.joint1_slice3_local_inertia_i_12;
+    let t2189 = cache.joint1_slice3_local_inertia_i_22 * t1245;
+    let t2190 = -(t1298 * cache.joint1_slice0_local_inertia_h_y);
+    let t2191 = t297 * joint1_slice1_local_momentum_f_y;
+    let t2192 = -(joint1_slice0_local_momentum_n_x * t264);
+    let t2193 = t1256 * cache.joint1_slice0_local_inertia_i_22;
+    let t2194 = t196 * joint1_slice3_local_momentum_f_y;
+    let t2195 = joint1_slice0_local_momentum_f_y * t266;
+    let t2196 = cache.joint1_slice0_local_inertia_h_x * t1303;
+    let t2197 = t318 * joint1_slice1_local_momentum_n_y;
+    let t2198 = cache.joint1_slice3_local_inertia_h_x * t1317;
+    let t2199 = t1309 * cache.joint1_slice1_local_inertia_h_x;
+    let t2200 = cache.joint1_slice1_local_inertia_i_02 * t336;
+    let t2201 = joint1_slice2_local_momentum_f_y * t124;
+    let t2202 = t304 * joint1_slice0_local_momentum_n_y;
+    let t2203 = -(t1264 * cache.joint1_slice1_local_inertia_h_y);
+    let t2204 = joint1_slice3_local_momentum_n_y * t193;
+    let t2205 = cache.joint1_slice1_local_inertia_i_12 * t330;
+    let t2206 = -(t360 * joint1_slice2_local_momentum_f_x);
+    let t2207 = -(joint1_slice2_local_momentum_n_x * t117);
+    let t2208 = -(joint1_slice1_local_momentum_n_x * t292);
+    let t2209 = cache.joint1_slice3_local_inertia_i_02 * t202;
+    let t2210 = cache.joint1_slice1_local_inertia_i_22 * t1253;
+    let t2211 = cache.joint1_slice2_local_inertia_i_22 * t1287;
+    let t2212 = cache.joint1_slice2_local_inertia_h_x * t1324;
+    let t2213 = joint1_slice2_local_momentum_n_y * t299;
+    let t2214 = cache.joint1_slice0_local_inertia_i_02 * t154;
+    let t2215 = t262 * cache.joint1_slice2_local_inertia_i_12;
+    let t2216 = -(t3 * joint1_slice3_local_momentum_n_x);
+    let t2217 = t157 * cache.joint1_slice0_local_inertia_i_12;
+    let t2218 = -(t315 * joint1_slice1_local_momentum_f_x);
+    let t2219 = t2183 + t2184 + t2185 + t2186 + t2187 + t2188 + t2189 + t2190 + t2191
+        + t2192 + t2193 + t2194 + t2195 + t2196 + t2197 + t2198 + t2199 + t2200 + t2201
+        + t2202 + t2203 + t2204 + t2205 + t2206 + t2207 + t2208 + t2209 + t2210 + t2211
+        + t2212 + t2213 + t2214 + t2215 + t2216 + t2217 + t2218;
+    let t2220 = cache.base_pitch_rotation_00 * t1300;
+    let t2221 = cache.base_roll_rotation_01 * t1326;
+    let t2222 = cache.base_roll_rotation_02 * t1418;
+    let t2223 = t2220 + t2221 + t2222;
+    let t2224 = t1256 * cache.joint1_slice0_local_inertia_i_12;
+    let t2225 = -(t196 * joint1_slice3_local_momentum_f_z);
+    let t2226 = -(t304 * joint1_slice0_local_momentum_n_z);
+    let t2227 = joint1_slice0_local_momentum_n_x * t265;
+    let t2228 = t1264 * cache.joint1_slice1_local_inertia_h_z;
+    let t2229 = t1245 * cache.joint1_slice3_local_inertia_i_12;
+    let t2230 = -(joint1_slice3_local_momentum_n_z * t193);
+    let t2231 = -(joint1_slice0_local_momentum_f_z * t266);
+    let t2232 = t202 * cache.joint1_slice3_local_inertia_i_01;
+    let t2233 = -(t1402 * cache.joint1_slice2_local_inertia_h_x);
+    let t2234 = t22 * joint1_slice3_local_momentum_n_x;
+    let t2235 = -(t299 * joint1_slice2_local_momentum_n_z);
+    let t2236 = joint1_slice2_local_momentum_n_x * t120;
+    let t2237 = t157 * cache.joint1_slice0_local_inertia_i_11;
+    let t2238 = t1285 * cache.joint1_slice2_local_inertia_h_z;
+    let t2239 = t154 * cache.joint1_slice0_local_inertia_i_01;
+    let t2240 = -(joint1_slice1_local_momentum_n_z * t318);
+    let t2241 = t1298 * cache.joint1_slice0_local_inertia_h_z;
+    let t2242 = -(t297 * joint1_slice1_local_momentum_f_z);
+    let t2243 = cache.joint1_slice1_local_inertia_i_12 * t1253;
+    let t2244 = t262 * cache.joint1_slice2_local_inertia_i_11;
+    let t2245 = joint1_slice0_local_momentum_f_x * t1292;
+    let t2246 = t260 * cache.joint1_slice2_local_inertia_i_01;
+    let t2247 = joint1_slice1_local_momentum_f_x * t1271;
+    let t2248 = joint1_slice1_local_momentum_n_x * t283;
+    let t2249 = t1287 * cache.joint1_slice2_local_inertia_i_12;
+    let t2250 = -(cache.joint1_slice3_local_inertia_h_x * t1395);
+    let t2251 = t1277 * joint1_slice2_local_momentum_f_x;
+    let t2252 = -(t1416 * cache.joint1_slice1_local_inertia_h_x);
+    let t2253 = t203 * cache.joint1_slice3_local_inertia_i_11;
+    let t2254 = cache.joint1_slice3_local_inertia_h_z * t1269;
+    let t2255 = cache.joint1_slice1_local_inertia_i_01 * t336;
+    let t2256 = -(joint1_slice2_local_momentum_f_z * t124);
+    let t2257 = -(cache.joint1_slice0_local_inertia_h_x * t1398);
+    let t2258 = cache.joint1_slice1_local_inertia_i_11 * t330;
+    let t2259 = joint1_slice3_local_momentum_f_x * t1250;
+    let t2260 = t2224 + t2225 + t2226 + t2227 + t2228 + t2229 + t2230 + t2231 + t2232
+        + t2233 + t2234 + t2235 + t2236 + t2237 + t2238 + t2239 + t2240 + t2241 + t2242
+        + t2243 + t2244 + t2245 + t2246 + t2247 + t2248 + t2249 + t2250 + t2251 + t2252
+        + t2253 + t2254 + t2255 + t2256 + t2257 + t2258 + t2259;
+    let joint1_composite_force_n_z_along_dq = cache.joint1_position_x * t1501
+        + joint1_position_x_along_dq * t1505 + t1616 * cache.base_roll_rotation_22
+        + cache.base_pitch_rotation_20 * t1690 + base_pitch_rotation_20_along_dq * t1727
+        + middle_composite_force_n_z_along_dq + t2182 * cache.base_roll_rotation_21
+        + t2219 * base_roll_rotation_22_along_dq + base_roll_rotation_21_along_dq * t2260
+        - cache.joint1_position_y * t1617 - t2223 * joint1_position_y_along_dq;
+    let t2261 = 2.0 * cache.tail_com_x * tail_com_x_along_dq;
+    let tail_inertia_com_22_along_dq = 2.0 * base_pitch_rotation_20_along_dq * t1498
+        * cache.base_pitch_rotation_20;
+    let tail_inertia_i_22_along_dq = p.module_mass * (t2261 + t1500)
+        + tail_inertia_com_22_along_dq;
+    let tail_momentum_n_y = base_roll_velocity_v_x * cache.tail_inertia_h_z
+        + cache.tail_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.tail_inertia_i_01
+        + base_roll_velocity_w_z * cache.tail_inertia_i_12
+        - base_roll_velocity_v_z * cache.tail_inertia_h_x;
+    let tail_inertia_com_11_along_dq = 2.0 * t1498 * cache.base_pitch_rotation_10
+        * base_pitch_rotation_10_along_dq;
+    let tail_inertia_i_11_along_dq = tail_inertia_com_11_along_dq
+        + p.module_mass * (t1499 + t2261);
+    let tail_momentum_n_y_along_dq = base_roll_velocity_w_z_along_dq
+        * cache.tail_inertia_i_12
+        + cache.tail_inertia_i_01 * base_roll_velocity_w_x_along_dq
+        + base_roll_velocity_v_x_along_dq * cache.tail_inertia_h_z
+        + base_roll_velocity_v_x * tail_inertia_h_z_along_dq
+        + base_roll_velocity_w_y_along_dq * cache.tail_inertia_i_11
+        + base_roll_velocity_w_x * tail_inertia_i_01_along_dq
+        + base_roll_velocity_w_z * tail_inertia_i_12_along_dq
+        + tail_inertia_i_11_along_dq * base_roll_velocity_w_y
+        - base_roll_velocity_v_z_along_dq * cache.tail_inertia_h_x
+        - base_roll_velocity_v_z * tail_inertia_h_x_along_dq;
+    let tail_composite_force_n_z_along_dq = base_roll_acceleration_v_y_along_dq
+        * cache.tail_inertia_h_x
+        + cache.tail_inertia_i_12 * base_roll_acceleration_w_y_along_dq
+        + base_roll_velocity_v_x_along_dq * tail_momentum_f_y
+        + base_roll_acceleration_w_z_along_dq * cache.tail_inertia_i_22
+        + cache.tail_inertia_i_02 * base_roll_acceleration_w_x_along_dq
+        + base_roll_acceleration_w_y * tail_inertia_i_12_along_dq
+        + base_roll_acceleration_v_y * tail_inertia_h_x_along_dq
+        + joint1_composite_force_n_z_along_dq
+        + base_roll_velocity_v_x * tail_momentum_f_y_along_dq
+        + tail_inertia_i_02_along_dq * base_roll_acceleration_w_x
+        + tail_inertia_i_22_along_dq * base_roll_acceleration_w_z
+        + tail_momentum_n_y * base_roll_velocity_w_x_along_dq
+        + base_roll_velocity_w_x * tail_momentum_n_y_along_dq
+        - tail_momentum_n_x * base_roll_velocity_w_y_along_dq
+        - base_roll_velocity_v_y_along_dq * tail_momentum_f_x
+        - tail_inertia_h_y_along_dq * base_roll_acceleration_v_x
+        - tail_momentum_f_x_along_dq * base_roll_velocity_v_y
+        - tail_momentum_n_x_along_dq * base_roll_velocity_w_y
+        - base_roll_acceleration_v_x_along_dq * cache.tail_inertia_h_y;
+    let head_composite_force_f_y = joint2_tip_velocity_w_z * head_momentum_f_x
+        + p.module_mass * joint2_tip_bias_v_y
+        - joint2_tip_velocity_w_x * head_momentum_f_z
+        - (joint2_tip_bias_w_x * cache.head_inertia_h_z
+            - cache.head_inertia_h_x * joint2_tip_bias_w_z);
+    let joint2_composite_force_f_y = t1840 + t1841 + t1842 + head_composite_force_f_y;
+    let middle_composite_force_f_y = middle_momentum_f_x * joint1_tip_velocity_w_z
+        + p.module_mass * joint1_tip_bias_v_y + joint2_composite_force_f_y
+        - middle_momentum_f_z * joint1_tip_velocity_w_x
+        - (joint1_tip_bias_w_x * cache.middle_inertia_h_z
+            - cache.middle_inertia_h_x * joint1_tip_bias_w_z);
+    let joint1_composite_force_f_y = middle_composite_force_f_y + t1502 + t1503 + t1504;
+    let tail_composite_force_f_y = joint1_composite_force_f_y
+        + p.module_mass * base_roll_acceleration_v_y
+        + base_roll_velocity_w_z * tail_momentum_f_x
+        - (base_roll_acceleration_w_x * cache.tail_inertia_h_z
+            - cache.tail_inertia_h_x * base_roll_acceleration_w_z)
+        - tail_momentum_f_z * base_roll_velocity_w_x;
+    let head_composite_force_f_x = joint2_tip_velocity_w_y * head_momentum_f_z
+        + p.module_mass * joint2_tip_bias_v_x
+        - (joint2_tip_bias_w_z * cache.head_inertia_h_y
+            - cache.head_inertia_h_z * joint2_tip_bias_w_y)
+        - joint2_tip_velocity_w_z * head_momentum_f_y;
+    let joint2_composite_force_f_x = head_composite_force_f_x + t1920 + t1921 + t1922;
+    let middle_composite_force_f_x = middle_momentum_f_z * joint1_tip_velocity_w_y
+        + p.module_mass * joint1_tip_bias_v_x + joint2_composite_force_f_x
+        - middle_momentum_f_y * joint1_tip_velocity_w_z
+        - (joint1_tip_bias_w_z * cache.middle_inertia_h_y
+            - joint1_tip_bias_w_y * cache.middle_inertia_h_z);
+    let joint1_composite_force_f_x = middle_composite_force_f_x + t2220 + t2221 + t2222;
+    let tail_composite_force_f_x = p.module_mass * base_roll_acceleration_v_x
+        + tail_momentum_f_z * base_roll_velocity_w_y + joint1_composite_force_f_x
+        - base_roll_velocity_w_z * tail_momentum_f_y
+        - (cache.tail_inertia_h_y * base_roll_acceleration_w_z
+            - base_roll_acceleration_w_y * cache.tail_inertia_h_z);
+    let joint2_slices_local_inertia_h_y_along_dq = joint2_slice2_local_inertia_h_y_along_dq
+        + joint2_slice0_local_inertia_h_y_along_dq
+        + joint2_slice3_local_inertia_h_y_along_dq
+        + joint2_slice1_local_inertia_h_y_along_dq;
+    let joint2_slices_local_inertia_h_z_along_dq = joint2_slice3_local_inertia_h_z_along_dq
+        + joint2_slice0_local_inertia_h_z_along_dq
+        + joint2_slice2_local_inertia_h_z_along_dq
+        + joint2_slice1_local_inertia_h_z_along_dq;
+    let joint2_slices_local_inertia_h_x_along_dq = joint2_slice2_local_inertia_h_x_along_dq
+        + joint2_slice3_local_inertia_h_x_along_dq
+        + joint2_slice0_local_inertia_h_x_along_dq
+        + joint2_slice1_local_inertia_h_x_along_dq;
+    let joint2_slices_inertia_h_x_along_dq = joint2_slices_local_inertia_h_y_along_dq
+        * cache.joint2_rotation_01
+        + joint1_tip_rotation_00_along_dq * cache.joint2_slices_local_inertia_h_x
+        + cache.joint1_slices_local_inertia_m * joint2_position_x_along_dq
+        + joint2_slices_local_inertia_h_z_along_dq * cache.joint2_rotation_02
+        + joint2_rotation_01_along_dq * cache.joint2_slices_local_inertia_h_y
+        + joint2_rotation_02_along_dq * cache.joint2_slices_local_inertia_h_z
+        + cache.joint1_tip_rotation_00 * joint2_slices_local_inertia_h_x_along_dq;
+    let joint2_composite_inertia_h_x_along_dq = joint2_slices_inertia_h_x_along_dq
+        + head_inertia_h_x_along_dq;
+    let middle_composite_inertia_h_x_along_dq = joint2_composite_inertia_h_x_along_dq
+        + middle_inertia_h_x_along_dq;
+    let joint1_slices_local_inertia_h_y_along_dq = joint1_slice0_local_inertia_h_y_along_dq
+        + joint1_slice1_local_inertia_h_y_along_dq
+        + joint1_slice2_local_inertia_h_y_along_dq
+        + joint1_slice3_local_inertia_h_y_along_dq;
+    let joint1_slices_local_inertia_h_x_along_dq = joint1_slice3_local_inertia_h_x_along_dq
+        + joint1_slice0_local_inertia_h_x_along_dq
+        + joint1_slice1_local_inertia_h_x_along_dq
+        + joint1_slice2_local_inertia_h_x_along_dq;
+    let joint1_slices_local_inertia_h_z_along_dq = joint1_slice0_local_inertia_h_z_along_dq
+        + joint1_slice3_local_inertia_h_z_along_dq
+        + joint1_slice2_local_inertia_h_z_along_dq
+        + joint1_slice1_local_inertia_h_z_along_dq;
+    let joint1_slices_inertia_h_x_along_dq = cache.joint1_slices_local_inertia_h_z
+        * base_roll_rotation_02_along_dq
+        + base_roll_rotation_01_along_dq * cache.joint1_slices_local_inertia_h_y
+        + joint1_slices_local_inertia_h_y_along_dq * cache.base_roll_rotation_01
+        + joint1_slices_local_inertia_h_x_along_dq * cache.base_pitch_rotation_00
+        + cache.joint1_slices_local_inertia_h_x * base_pitch_rotation_00_along_dq
+        + joint1_slices_local_inertia_h_z_along_dq * cache.base_roll_rotation_02
+        + joint1_position_x_along_dq * cache.joint1_slices_local_inertia_m;
+    let joint1_composite_inertia_h_x_along_dq = middle_composite_inertia_h_x_along_dq
+        + joint1_slices_inertia_h_x_along_dq;
+    let tail_composite_inertia_h_x_along_dq = joint1_composite_inertia_h_x_along_dq
+        + tail_inertia_h_x_along_dq;
+    let joint1_slices_inertia_h_y_along_dq = cache.base_roll_rotation_12
+        * joint1_slices_local_inertia_h_z_along_dq
+        + joint1_slices_local_inertia_h_x_along_dq * cache.base_pitch_rotation_10
+        + cache.joint1_slices_local_inertia_h_y * base_roll_rotation_11_along_dq
+        + cache.joint1_slices_local_inertia_h_z * base_roll_rotation_12_along_dq
+        + cache.joint1_slices_local_inertia_m * joint1_position_y_along_dq
+        + joint1_slices_local_inertia_h_y_along_dq * cache.base_roll_rotation_11
+        + base_pitch_rotation_10_along_dq * cache.joint1_slices_local_inertia_h_x;
+    let joint2_slices_inertia_h_y_along_dq = cache.joint2_slices_local_inertia_h_x
+        * joint1_tip_rotation_10_along_dq
+        + cache.joint2_rotation_12 * joint2_slices_local_inertia_h_z_along_dq
+        + joint2_rotation_11_along_dq * cache.joint2_slices_local_inertia_h_y
+        + cache.joint2_slices_local_inertia_h_z * joint2_rotation_12_along_dq
+        + cache.joint1_slices_local_inertia_m * joint2_position_y_along_dq
+        + joint2_slices_local_inertia_h_x_along_dq * cache.joint1_tip_rotation_10
+        + joint2_slices_local_inertia_h_y_along_dq * cache.joint2_rotation_11;
+    let joint2_composite_inertia_h_y_along_dq = head_inertia_h_y_along_dq
+        + joint2_slices_inertia_h_y_along_dq;
+    let middle_composite_inertia_h_y_along_dq = joint2_composite_inertia_h_y_along_dq
+        + middle_inertia_h_y_along_dq;
+    let joint1_composite_inertia_h_y_along_dq = joint1_slices_inertia_h_y_along_dq
+        + middle_composite_inertia_h_y_along_dq;
+    let tail_composite_inertia_h_y_along_dq = tail_inertia_h_y_along_dq
+        + joint1_composite_inertia_h_y_along_dq;
+    let t2262 = cache.base_pitch_rotation_20 * t1300;
+    let t2263 = t1418 * cache.base_roll_rotation_22;
+    let t2264 = t1208 * cache.joint2_rotation_21;
+    let t2265 = t687 * cache.joint2_rotation_22;
+    let t2266 = t897 * cache.joint1_tip_rotation_20;
+    let joint2_tip_bias_v_z = t826 * joint1_tip_velocity_w_x
+        + t783 * cache.joint2_rotation_21 + t818 * cache.joint2_rotation_22
+        + cache.joint2_position_x * t825 + t804 * joint1_tip_velocity_v_x
+        + joint1_tip_bias_v_z + cache.joint1_tip_rotation_20 * t786
+        - t840 * joint1_tip_velocity_v_y - t1480 * cache.joint2_position_y
+        - t1478 * joint1_tip_velocity_w_y;
+    let head_composite_force_f_z = joint2_tip_velocity_w_x * head_momentum_f_y
+        + p.module_mass * joint2_tip_bias_v_z
+        - (cache.head_inertia_h_x * joint2_tip_bias_w_y
+            - joint2_tip_bias_w_x * cache.head_inertia_h_y)
+        - joint2_tip_velocity_w_y * head_momentum_f_x;
+    let joint2_composite_force_f_z = t2264 + t2265 + t2266 + head_composite_force_f_z;
+    let middle_composite_force_f_z = middle_momentum_f_y * joint1_tip_velocity_w_x
+        + p.module_mass * joint1_tip_bias_v_z + joint2_composite_force_f_z
+        - (cache.middle_inertia_h_x * joint1_tip_bias_w_y
+            - joint1_tip_bias_w_x * cache.middle_inertia_h_y)
+        - joint1_tip_velocity_w_y * middle_momentum_f_x;
+    let t2267 = cache.base_roll_rotation_21 * t1326;
+    let joint1_composite_force_f_z = t2262 + t2263 + middle_composite_force_f_z + t2267;
+    let tail_composite_force_f_z = joint1_composite_force_f_z
+        + p.module_mass * base_roll_acceleration_v_z
+        + base_roll_velocity_w_x * tail_momentum_f_y
+        - tail_momentum_f_x * base_roll_velocity_w_y
+        - (base_roll_acceleration_w_y * cache.tail_inertia_h_x
+            - base_roll_acceleration_w_x * cache.tail_inertia_h_y);
+    let tail_momentum_n_z_along_dq = cache.tail_inertia_i_12
+        * base_roll_velocity_w_y_along_dq
+        + tail_inertia_i_12_along_dq * base_roll_velocity_w_y
+        + base_roll_velocity_v_y * tail_inertia_h_x_along_dq
+        + tail_inertia_i_22_along_dq * base_roll_velocity_w_z
+        + base_roll_velocity_w_z_along_dq * cache.tail_inertia_i_22
+        + base_roll_velocity_w_x * tail_inertia_i_02_along_dq
+        + base_roll_velocity_w_x_along_dq * cache.tail_inertia_i_02
+        + base_roll_velocity_v_y_along_dq * cache.tail_inertia_h_x
+        - base_roll_velocity_v_x * tail_inertia_h_y_along_dq
+        - cache.tail_inertia_h_y * base_roll_velocity_v_x_along_dq;
+    let t2268 = t2262 + t2263 + t2267;
+    let t2269 = t1485 + t1486 + t1493 + t1494 + t1495 + t1496;
+    let middle_momentum_n_z = cache.middle_inertia_h_x * joint1_tip_velocity_v_y
+        + cache.middle_inertia_i_12 * joint1_tip_velocity_w_y
+        + cache.middle_inertia_i_22 * joint1_tip_velocity_w_z
+        + cache.middle_inertia_i_02 * joint1_tip_velocity_w_x
+        - joint1_tip_velocity_v_x * cache.middle_inertia_h_y;
+    let middle_momentum_n_z_along_dq = middle_inertia_h_x_along_dq
+        * joint1_tip_velocity_v_y
+        + cache.middle_inertia_h_x * joint1_tip_velocity_v_y_along_dq
+        + cache.middle_inertia_i_12 * joint1_tip_velocity_w_y_along_dq
+        + middle_inertia_i_22_along_dq * joint1_tip_velocity_w_z
+        + cache.middle_inertia_i_02 * joint1_tip_velocity_w_x_along_dq
+        + cache.middle_inertia_i_22 * joint1_tip_velocity_w_z_along_dq
+        + middle_inertia_i_02_along_dq * joint1_tip_velocity_w_x
+        + joint1_tip_velocity_w_y * middle_inertia_i_12_along_dq
+        - joint1_tip_velocity_v_x_along_dq * cache.middle_inertia_h_y
+        - middle_inertia_h_y_along_dq * joint1_tip_velocity_v_x;
+    let t2270 = t1487 + t1488 + t1489 + t1490 + t1491 + t1492;
+    let t2271 = t2264 + t2265 + t2266;
+    let head_momentum_n_z = joint2_tip_velocity_w_y * cache.head_inertia_i_12
+        + joint2_tip_velocity_w_x * cache.head_inertia_i_02
+        + cache.head_inertia_h_x * joint2_tip_velocity_v_y
+        + cache.head_inertia_i_22 * joint2_tip_velocity_w_z
+        - joint2_tip_velocity_v_x * cache.head_inertia_h_y;
+    let head_momentum_n_z_along_dq = head_inertia_i_12_along_dq * joint2_tip_velocity_w_y
+        + cache.head_inertia_h_x * joint2_tip_velocity_v_y_along_dq
+        + joint2_tip_velocity_v_y * head_inertia_h_x_along_dq
+        + joint2_tip_velocity_w_x_along_dq * cache.head_inertia_i_02
+        + joint2_tip_velocity_w_z * head_inertia_i_22_along_dq
+        + joint2_tip_velocity_w_y_along_dq * cache.head_inertia_i_12
+        + cache.head_inertia_i_22 * joint2_tip_velocity_w_z_along_dq
+        + joint2_tip_velocity_w_x * head_inertia_i_02_along_dq
+        - joint2_tip_velocity_v_x * head_inertia_h_y_along_dq
+        - cache.head_inertia_h_y * joint2_tip_velocity_v_x_along_dq;
+    let head_composite_force_n_x_along_dq = head_inertia_i_02_along_dq
+        * joint2_tip_bias_w_z + cache.head_inertia_i_01 * joint2_tip_bias_w_y_along_dq
+        + head_inertia_h_y_along_dq * joint2_tip_bias_v_z
+        + joint2_tip_bias_w_x * head_inertia_i_00_along_dq
+        + cache.head_inertia_i_00 * joint2_tip_bias_w_x_along_dq
+        + joint2_tip_bias_w_y * head_inertia_i_01_along_dq
+        + head_momentum_n_z * joint2_tip_velocity_w_y_along_dq
+        + joint2_tip_velocity_v_y_along_dq * head_momentum_f_z
+        + head_momentum_n_z_along_dq * joint2_tip_velocity_w_y
+        + joint2_tip_bias_w_z_along_dq * cache.head_inertia_i_02
+        + cache.head_inertia_h_y * joint2_tip_bias_v_z_along_dq
+        + joint2_tip_velocity_v_y * head_momentum_f_z_along_dq
+        - head_momentum_f_y * joint2_tip_velocity_v_z_along_dq
+        - joint2_tip_velocity_w_z_along_dq * head_momentum_n_y
+        - cache.head_inertia_h_z * joint2_tip_bias_v_y_along_dq
+        - joint2_tip_velocity_v_z * head_momentum_f_y_along_dq
+        - head_inertia_h_z_along_dq * joint2_tip_bias_v_y
+        - head_momentum_n_y_along_dq * joint2_tip_velocity_w_z;
+    let joint2_composite_force_n_x_along_dq = cache.joint1_tip_rotation_00 * t1839
+        + cache.joint2_rotation_01 * t1916 + cache.joint2_position_y * t2270
+        + cache.joint2_rotation_02 * t2072 + t2271 * joint2_position_y_along_dq
+        + head_composite_force_n_x_along_dq + joint2_rotation_02_along_dq * t2109
+        + joint2_rotation_01_along_dq * t1999 + joint1_tip_rotation_00_along_dq * t1960
+        - joint2_position_z_along_dq * t1843 - cache.joint2_position_z * t1962;
+    let middle_composite_force_n_x_along_dq = middle_inertia_i_01_along_dq
+        * joint1_tip_bias_w_y + cache.middle_inertia_i_02 * joint1_tip_bias_w_z_along_dq
+        + middle_inertia_i_02_along_dq * joint1_tip_bias_w_z
+        + cache.middle_inertia_i_01 * joint1_tip_bias_w_y_along_dq
+        + joint1_tip_bias_w_x * middle_inertia_i_00_along_dq
+        + middle_momentum_n_z * joint1_tip_velocity_w_y_along_dq
+        + middle_momentum_f_z_along_dq * joint1_tip_velocity_v_y
+        + joint1_tip_velocity_w_y * middle_momentum_n_z_along_dq
+        + middle_inertia_h_y_along_dq * joint1_tip_bias_v_z
+        + joint2_composite_force_n_x_along_dq
+        + cache.middle_inertia_i_00 * joint1_tip_bias_w_x_along_dq
+        + middle_momentum_f_z * joint1_tip_velocity_v_y_along_dq
+        + joint1_tip_bias_v_z_along_dq * cache.middle_inertia_h_y
+        - joint1_tip_bias_v_y * middle_inertia_h_z_along_dq
+        - middle_momentum_f_y * joint1_tip_velocity_v_z_along_dq
+        - middle_momentum_n_y * joint1_tip_velocity_w_z_along_dq
+        - joint1_tip_bias_v_y_along_dq * cache.middle_inertia_h_z
+        - middle_momentum_f_y_along_dq * joint1_tip_velocity_v_z
+        - joint1_tip_velocity_w_z * middle_momentum_n_y_along_dq;
+    let joint1_composite_force_n_x_along_dq = base_roll_rotation_01_along_dq * t2260
+        + t2182 * cache.base_roll_rotation_01 + t2219 * base_roll_rotation_02_along_dq
+        + t2268 * joint1_position_y_along_dq + t1616 * cache.base_roll_rotation_02
+        + t1727 * base_pitch_rotation_00_along_dq + t1690 * cache.base_pitch_rotation_00
+        + cache.joint1_position_y * t2269 + middle_composite_force_n_x_along_dq
+        - cache.joint1_position_z * t1501 - joint1_position_z_along_dq * t1505;
+    let tail_momentum_n_z = base_roll_velocity_w_x * cache.tail_inertia_i_02
+        + base_roll_velocity_v_y * cache.tail_inertia_h_x
+        + cache.tail_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * cache.tail_inertia_i_22
+        - cache.tail_inertia_h_y * base_roll_velocity_v_x;
+    let tail_composite_force_n_x_along_dq = base_roll_velocity_v_y_along_dq
+        * tail_momentum_f_z + tail_momentum_n_z_along_dq * base_roll_velocity_w_y
+        + base_roll_acceleration_v_z * tail_inertia_h_y_along_dq
+        + tail_inertia_i_02_along_dq * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_z_along_dq * cache.tail_inertia_i_02
+        + joint1_composite_force_n_x_along_dq
+        + base_roll_acceleration_w_y * tail_inertia_i_01_along_dq
+        + cache.tail_inertia_i_00 * base_roll_acceleration_w_x_along_dq
+        + tail_momentum_f_z_along_dq * base_roll_velocity_v_y
+        + base_roll_acceleration_v_z_along_dq * cache.tail_inertia_h_y
+        + base_roll_acceleration_w_x * tail_inertia_i_00_along_dq
+        + cache.tail_inertia_i_01 * base_roll_acceleration_w_y_along_dq
+        + tail_momentum_n_z * base_roll_velocity_w_y_along_dq
+        - base_roll_velocity_w_z_along_dq * tail_momentum_n_y
+        - cache.tail_inertia_h_z * base_roll_acceleration_v_y_along_dq
+        - base_roll_velocity_w_z * tail_momentum_n_y_along_dq
+        - base_roll_velocity_v_z_along_dq * tail_momentum_f_y
+        - base_roll_acceleration_v_y * tail_inertia_h_z_along_dq
+        - base_roll_velocity_v_z * tail_momentum_f_y_along_dq;
+    let head_composite_force_n_y = cache.head_inertia_h_z * joint2_tip_bias_v_x
+        + head_momentum_n_x * joint2_tip_velocity_w_z
+        + joint2_tip_bias_w_z * cache.head_inertia_i_12
+        + joint2_tip_velocity_v_z * head_momentum_f_x
+        + cache.head_inertia_i_11 * joint2_tip_bias_w_y
+        + joint2_tip_bias_w_x * cache.head_inertia_i_01
+        - joint2_tip_velocity_v_x * head_momentum_f_z
+        - head_momentum_n_z * joint2_tip_velocity_w_x
+        - cache.head_inertia_h_x * joint2_tip_bias_v_z;
+    let joint2_composite_force_n_y = cache.joint1_tip_rotation_10 * t1960
+        + t1999 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t2109
+        + head_composite_force_n_y + t1923 * cache.joint2_position_z
+        - cache.joint2_position_x * t2271;
+    let middle_composite_force_n_y = joint1_tip_velocity_v_z * middle_momentum_f_x
+        + cache.middle_inertia_i_12 * joint1_tip_bias_w_z
+        + middle_momentum_n_x * joint1_tip_velocity_w_z
+        + cache.middle_inertia_i_11 * joint1_tip_bias_w_y
+        + cache.middle_inertia_i_01 * joint1_tip_bias_w_x + joint2_composite_force_n_y
+        + joint1_tip_bias_v_x * cache.middle_inertia_h_z
+        - middle_momentum_n_z * joint1_tip_velocity_w_x
+        - cache.middle_inertia_h_x * joint1_tip_bias_v_z
+        - middle_momentum_f_z * joint1_tip_velocity_v_x;
+    let joint1_composite_force_n_y = middle_composite_force_n_y
+        + t1727 * cache.base_pitch_rotation_10 + cache.base_roll_rotation_11 * t2260
+        + cache.base_roll_rotation_12 * t2219 + t2223 * cache.joint1_position_z
+        - cache.joint1_position_x * t2268;
+    let tail_composite_force_n_y = cache.tail_inertia_h_z * base_roll_acceleration_v_x
+        + base_roll_acceleration_w_y * cache.tail_inertia_i_11
+        + joint1_composite_force_n_y
+        + cache.tail_inertia_i_12 * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_x * cache.tail_inertia_i_01
+        + tail_momentum_n_x * base_roll_velocity_w_z
+        + tail_momentum_f_x * base_roll_velocity_v_z
+        - base_roll_velocity_w_x * tail_momentum_n_z
+        - base_roll_acceleration_v_z * cache.tail_inertia_h_x
+        - tail_momentum_f_z * base_roll_velocity_v_x;
+    let head_composite_force_n_x = joint2_tip_bias_v_z * cache.head_inertia_h_y
+        + cache.head_inertia_i_02 * joint2_tip_bias_w_z
+        + cache.head_inertia_i_01 * joint2_tip_bias_w_y
+        + head_momentum_n_z * joint2_tip_velocity_w_y
+        + joint2_tip_bias_w_x * cache.head_inertia_i_00
+        + joint2_tip_velocity_v_y * head_momentum_f_z
+        - head_momentum_f_y * joint2_tip_velocity_v_z
+        - cache.head_inertia_h_z * joint2_tip_bias_v_y
+        - joint2_tip_velocity_w_z * head_momentum_n_y;
+    let joint2_composite_force_n_x = cache.joint2_rotation_01 * t1999
+        + cache.joint2_rotation_02 * t2109 + cache.joint2_position_y * t2271
+        + head_composite_force_n_x + cache.joint1_tip_rotation_00 * t1960
+        - cache.joint2_position_z * t1843;
+    let middle_composite_force_n_x = joint1_tip_bias_w_x * cache.middle_inertia_i_00
+        + joint1_tip_bias_v_z * cache.middle_inertia_h_y
+        + cache.middle_inertia_i_01 * joint1_tip_bias_w_y
+        + middle_momentum_f_z * joint1_tip_velocity_v_y
+        + middle_momentum_n_z * joint1_tip_velocity_w_y
+        + cache.middle_inertia_i_02 * joint1_tip_bias_w_z + joint2_composite_force_n_x
+        - joint1_tip_bias_v_y * cache.middle_inertia_h_z
+        - joint1_tip_velocity_w_z * middle_momentum_n_y
+        - joint1_tip_velocity_v_z * middle_momentum_f_y;
+    let joint1_composite_force_n_x = t1727 * cache.base_pitch_rotation_00
+        + cache.joint1_position_y * t2268 + middle_composite_force_n_x
+        + cache.base_roll_rotation_01 * t2260 + t2219 * cache.base_roll_rotation_02
+        - cache.joint1_position_z * t1505;
+    let tail_composite_force_n_x = base_roll_acceleration_w_x * cache.tail_inertia_i_00
+        + tail_momentum_n_z * base_roll_velocity_w_y
+        + base_roll_acceleration_w_y * cache.tail_inertia_i_01
+        + joint1_composite_force_n_x
+        + cache.tail_inertia_i_02 * base_roll_acceleration_w_z
+        + tail_momentum_f_z * base_roll_velocity_v_y
+        + base_roll_acceleration_v_z * cache.tail_inertia_h_y
+        - base_roll_velocity_v_z * tail_momentum_f_y
+        - base_roll_velocity_w_z * tail_momentum_n_y
+        - base_roll_acceleration_v_y * cache.tail_inertia_h_z;
+    let head_composite_force_n_y_along_dq = joint2_tip_bias_w_y
+        * head_inertia_i_11_along_dq
+        + cache.head_inertia_h_z * joint2_tip_bias_v_x_along_dq
+        + head_inertia_h_z_along_dq * joint2_tip_bias_v_x
+        + cache.head_inertia_i_11 * joint2_tip_bias_w_y_along_dq
+        + joint2_tip_bias_w_x * head_inertia_i_01_along_dq
+        + head_momentum_f_x_along_dq * joint2_tip_velocity_v_z
+        + head_inertia_i_12_along_dq * joint2_tip_bias_w_z
+        + head_momentum_n_x * joint2_tip_velocity_w_z_along_dq
+        + joint2_tip_bias_w_z_along_dq * cache.head_inertia_i_12
+        + head_momentum_n_x_along_dq * joint2_tip_velocity_w_z
+        + head_momentum_f_x * joint2_tip_velocity_v_z_along_dq
+        + cache.head_inertia_i_01 * joint2_tip_bias_w_x_along_dq
+        - cache.head_inertia_h_x * joint2_tip_bias_v_z_along_dq
+        - head_momentum_n_z_along_dq * joint2_tip_velocity_w_x
+        - head_momentum_f_z * joint2_tip_velocity_v_x_along_dq
+        - joint2_tip_velocity_v_x * head_momentum_f_z_along_dq
+        - joint2_tip_velocity_w_x_along_dq * head_momentum_n_z
+        - joint2_tip_bias_v_z * head_inertia_h_x_along_dq;
+    let joint2_composite_force_n_y_along_dq = cache.joint2_rotation_11 * t1916
+        + joint2_rotation_11_along_dq * t1999 + t1961 * cache.joint2_position_z
+        + cache.joint2_rotation_12 * t2072 + joint1_tip_rotation_10_along_dq * t1960
+        + t1923 * joint2_position_z_along_dq + head_composite_force_n_y_along_dq
+        + t2109 * joint2_rotation_12_along_dq + t1839 * cache.joint1_tip_rotation_10
+        - cache.joint2_position_x * t2270 - joint2_position_x_along_dq * t2271;
+    let middle_composite_force_n_y_along_dq = cache.middle_inertia_i_11
+        * joint1_tip_bias_w_y_along_dq
+        + cache.middle_inertia_i_01 * joint1_tip_bias_w_x_along_dq
+        + middle_momentum_f_x * joint1_tip_velocity_v_z_along_dq
+        + middle_momentum_n_x_along_dq * joint1_tip_velocity_w_z
+        + joint2_composite_force_n_y_along_dq
+        + joint1_tip_bias_v_x_along_dq * cache.middle_inertia_h_z
+        + middle_momentum_n_x * joint1_tip_velocity_w_z_along_dq
+        + cache.middle_inertia_i_12 * joint1_tip_bias_w_z_along_dq
+        + middle_inertia_i_12_along_dq * joint1_tip_bias_w_z
+        + joint1_tip_bias_w_y * middle_inertia_i_11_along_dq
+        + joint1_tip_velocity_v_z * middle_momentum_f_x_along_dq
+        + middle_inertia_i_01_along_dq * joint1_tip_bias_w_x
+        + joint1_tip_bias_v_x * middle_inertia_h_z_along_dq
+        - joint1_tip_velocity_v_x_along_dq * middle_momentum_f_z
+        - joint1_tip_bias_v_z_along_dq * cache.middle_inertia_h_x
+        - middle_momentum_n_z * joint1_tip_velocity_w_x_along_dq
+        - middle_inertia_h_x_along_dq * joint1_tip_bias_v_z
+        - middle_momentum_f_z_along_dq * joint1_tip_velocity_v_x
+        - middle_momentum_n_z_along_dq * joint1_tip_velocity_w_x;
+    let joint1_composite_force_n_y_along_dq = cache.base_pitch_rotation_10 * t1690
+        + base_roll_rotation_11_along_dq * t2260 + t2223 * joint1_position_z_along_dq
+        + cache.joint1_position_z * t1617 + t2182 * cache.base_roll_rotation_11
+        + base_roll_rotation_12_along_dq * t2219 + middle_composite_force_n_y_along_dq
+        + t1727 * base_pitch_rotation_10_along_dq + cache.base_roll_rotation_12 * t1616
+        - cache.joint1_position_x * t2269 - joint1_position_x_along_dq * t2268;
+    let tail_composite_force_n_y_along_dq = joint1_composite_force_n_y_along_dq
+        + cache.tail_inertia_i_01 * base_roll_acceleration_w_x_along_dq
+        + tail_inertia_i_12_along_dq * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_y_along_dq * cache.tail_inertia_i_11
+        + base_roll_acceleration_w_y * tail_inertia_i_11_along_dq
+        + base_roll_velocity_v_z * tail_momentum_f_x_along_dq
+        + base_roll_acceleration_w_x * tail_inertia_i_01_along_dq
+        + tail_momentum_n_x * base_roll_velocity_w_z_along_dq
+        + tail_inertia_h_z_along_dq * base_roll_acceleration_v_x
+        + base_roll_acceleration_v_x_along_dq * cache.tail_inertia_h_z
+        + tail_momentum_f_x * base_roll_velocity_v_z_along_dq
+        + base_roll_velocity_w_z * tail_momentum_n_x_along_dq
+        + base_roll_acceleration_w_z_along_dq * cache.tail_inertia_i_12
+        - tail_momentum_n_z * base_roll_velocity_w_x_along_dq
+        - base_roll_velocity_w_x * tail_momentum_n_z_along_dq
+        - base_roll_acceleration_v_z * tail_inertia_h_x_along_dq
+        - tail_momentum_f_z_along_dq * base_roll_velocity_v_x
+        - base_roll_acceleration_v_z_along_dq * cache.tail_inertia_h_x
+        - tail_momentum_f_z * base_roll_velocity_v_x_along_dq;
+    let head_composite_force_n_z = joint2_tip_velocity_w_x * head_momentum_n_y
+        + cache.head_inertia_h_x * joint2_tip_bias_v_y
+        + joint2_tip_bias_w_x * cache.head_inertia_i_02
+        + joint2_tip_bias_w_y * cache.head_inertia_i_12
+        + cache.head_inertia_i_22 * joint2_tip_bias_w_z
+        + joint2_tip_velocity_v_x * head_momentum_f_y
+        - joint2_tip_velocity_v_y * head_momentum_f_x
+        - head_momentum_n_x * joint2_tip_velocity_w_y
+        - joint2_tip_bias_v_x * cache.head_inertia_h_y;
+    let joint2_composite_force_n_z = cache.joint1_tip_rotation_20 * t1960
+        + cache.joint2_rotation_21 * t1999 + t2109 * cache.joint2_rotation_22
+        + head_composite_force_n_z + cache.joint2_position_x * t1843
+        - t1923 * cache.joint2_position_y;
+    let middle_composite_force_n_z = cache.middle_inertia_i_22 * joint1_tip_bias_w_z
+        + middle_momentum_f_y * joint1_tip_velocity_v_x
+        + middle_momentum_n_y * joint1_tip_velocity_w_x
+        + joint1_tip_bias_v_y * cache.middle_inertia_h_x
+        + cache.middle_inertia_i_12 * joint1_tip_bias_w_y
+        + cache.middle_inertia_i_02 * joint1_tip_bias_w_x + joint2_composite_force_n_z
+        - middle_momentum_f_x * joint1_tip_velocity_v_y
+        - middle_momentum_n_x * joint1_tip_velocity_w_y
+        - joint1_tip_bias_v_x * cache.middle_inertia_h_y;
+    let joint1_composite_force_n_z = t1727 * cache.base_pitch_rotation_20
+        + cache.base_roll_rotation_21 * t2260 + t2219 * cache.base_roll_rotation_22
+        + middle_composite_force_n_z + cache.joint1_position_x * t1505
+        - cache.joint1_position_y * t2223;
+    let tail_composite_force_n_z = cache.tail_inertia_i_22 * base_roll_acceleration_w_z
+        + base_roll_acceleration_v_y * cache.tail_inertia_h_x
+        + base_roll_velocity_w_x * tail_momentum_n_y
+        + base_roll_velocity_v_x * tail_momentum_f_y
+        + base_roll_acceleration_w_y * cache.tail_inertia_i_12
+        + base_roll_acceleration_w_x * cache.tail_inertia_i_02
+        + joint1_composite_force_n_z - tail_momentum_f_x * base_roll_velocity_v_y
+        - tail_momentum_n_x * base_roll_velocity_w_y
+        - cache.tail_inertia_h_y * base_roll_acceleration_v_x;
+    let t2272 = t1403 + t1409 + t1410 + t1411;
+    let t2273 = t1421 + t1422 + t1427 + t1438 + t1443 + t1451;
+    let t2274 = t1337 + t1339 + t1347 + t1364 + t1365 + t1378;
+    let t2275 = t125 + t216 + t256 + t263 + t302 + t361;
+    let t2276 = t1425 + t1428 + t1430 + t1436 + t1439 + t1440;
+    let t2277 = t1420 + t1429 + t1433 + t1434 + t1441 + t1444;
+    let t2278 = t1334 + t1362 + t1377 + t1380 + t1390 + t1391;
+    let t2279 = t1356 + t1361 + t1368 + t1381 + t1383 + t1388;
+    let t2280 = t1304 + t1313 + t1320 + t1321;
+    let t2281 = t1310 + t1311 + t1315 + t1319;
+    let t2282 = t1246 + t1251 + t1270 + t1279;
+    let t2283 = t1257 + t1273 + t1293 + t1299;
+    let t2284 = t1396 + t1400 + t1405 + t1414;
+    let t2285 = t38 + t110 + t195 + t197 + t204 + t363;
+    let t2286 = t1426 + t1435 + t1437 + t1442 + t1447 + t1448;
+    let t2287 = t1407 + t1408 + t1412 + t1417;
+    let t2288 = t158 + t191 + t268 + t271 + t306 + t308;
+    let t2289 = t1278 + t1280 + t1286 + t1288;
+    let t2290 = t1307 + t1314 + t1318 + t1322;
+    let t2291 = t293 + t298 + t319 + t337 + t359 + t365;
+    let t2292 = t1328 + t1333 + t1338 + t1350 + t1355 + t1382;
+    let t2293 = t1254 + t1265 + t1272 + t1294;
+    let t2294 = t1305 + t1306 + t1312 + t1325;
+    let t2295 = t1399 + t1404 + t1406 + t1413;
+    let t2296 = 0.3333333333333333
+        * (joint1_slice2_local_len_column_v_z_along_dq * t2272
+            + cache.joint1_slice2_local_len_column_v_x * t2273
+            + cache.joint1_slice3_local_len_column_v_y * t2274
+            + t2275 * cache.joint1_slice2_local_len_column_v_z
+            + cache.joint1_slice3_local_len_column_v_x * t2276
+            + t2277 * cache.joint1_slice1_local_len_column_v_x
+            + cache.joint1_slice2_local_len_column_v_y * t2278
+            + cache.joint1_slice1_local_len_column_v_y * t2279
+            + joint1_slice0_local_len_column_v_y_along_dq * t2280
+            + t2281 * joint1_slice1_local_len_column_v_y_along_dq
+            + joint1_slice3_local_len_column_v_x_along_dq * t2282
+            + t2283 * joint1_slice0_local_len_column_v_x_along_dq
+            + t2284 * joint1_slice3_local_len_column_v_z_along_dq
+            + t2285 * cache.joint1_slice3_local_len_column_v_z
+            + cache.joint1_slice0_local_len_column_v_x * t2286
+            + joint1_slice1_local_len_column_v_z_along_dq * t2287
+            + cache.joint1_slice0_local_len_column_v_z * t2288
+            + joint1_slice2_local_len_column_v_x_along_dq * t2289
+            + joint1_slice3_local_len_column_v_y_along_dq * t2290
+            + cache.joint1_slice1_local_len_column_v_z * t2291
+            + t2292 * cache.joint1_slice0_local_len_column_v_y
+            + joint1_slice1_local_len_column_v_x_along_dq * t2293
+            + t2294 * joint1_slice2_local_len_column_v_y_along_dq
+            + t2295 * joint1_slice0_local_len_column_v_z_along_dq);
+    let joint1_slice2_local_len_projected_inertia_f_x_along_dq = cache.joint1_slice1_mass
+        * joint1_slice2_local_len_column_v_x_along_dq;
+    let joint1_slice0_local_len_projected_inertia_f_x_along_dq = cache.joint1_slice0_mass
+        * joint1_slice0_local_len_column_v_x_along_dq;
+    let joint1_slice1_local_len_projected_inertia_f_x_along_dq = joint1_slice1_local_len_column_v_x_along_dq
+        * cache.joint1_slice1_mass;
+    let joint1_slice3_local_len_projected_inertia_f_x_along_dq = joint1_slice3_local_len_column_v_x_along_dq
+        * cache.joint1_slice0_mass;
+    let joint1_slice3_local_len_projected_inertia_f_z_along_dq = joint1_slice3_local_len_column_v_z_along_dq
+        * cache.joint1_slice0_mass;
+    let joint1_slice1_local_len_projected_inertia_f_z_along_dq = joint1_slice1_local_len_column_v_z_along_dq
+        * cache.joint1_slice1_mass;
+    let joint1_slice2_local_len_projected_inertia_f_z_along_dq = joint1_slice2_local_len_column_v_z_along_dq
+        * cache.joint1_slice1_mass;
+    let joint1_slice0_local_len_projected_inertia_f_z_along_dq = cache.joint1_slice0_mass
+        * joint1_slice0_local_len_column_v_z_along_dq;
+    let joint1_slice1_local_len_projected_inertia_f_y_along_dq = cache.joint1_slice1_mass
+        * joint1_slice1_local_len_column_v_y_along_dq;
+    let joint1_slice2_local_len_projected_inertia_f_y_along_dq = cache.joint1_slice1_mass
+        * joint1_slice2_local_len_column_v_y_along_dq;
+    let joint1_slice0_local_len_projected_inertia_f_y_along_dq = joint1_slice0_local_len_column_v_y_along_dq
+        * cache.joint1_slice0_mass;
+    let joint1_slice3_local_len_projected_inertia_f_y_along_dq = joint1_slice3_local_len_column_v_y_along_dq
+        * cache.joint1_slice0_mass;
+    let t2297 = 0.3333333333333333
+        * (cache.base_pitch_rotation_20
+            * (joint1_slice2_local_len_projected_inertia_f_x_along_dq
+                + joint1_slice0_local_len_projected_inertia_f_x_along_dq
+                + joint1_slice1_local_len_projected_inertia_f_x_along_dq
+                + joint1_slice3_local_len_projected_inertia_f_x_along_dq)
+            + (joint1_slice3_local_len_projected_inertia_f_z_along_dq
+                + joint1_slice1_local_len_projected_inertia_f_z_along_dq
+                + joint1_slice2_local_len_projected_inertia_f_z_along_dq
+                + joint1_slice0_local_len_projected_inertia_f_z_along_dq)
+                * cache.base_roll_rotation_22
+            + (cache.joint1_slice0_local_len_projected_inertia_f_z
+                + cache.joint1_slice1_local_len_projected_inertia_f_z
+                + cache.joint1_slice3_local_len_projected_inertia_f_z
+                + cache.joint1_slice2_local_len_projected_inertia_f_z)
+                * base_roll_rotation_22_along_dq
+            + (cache.joint1_slice0_local_len_projected_inertia_f_y
+                + cache.joint1_slice3_local_len_projected_inertia_f_y
+                + cache.joint1_slice2_local_len_projected_inertia_f_y
+                + cache.joint1_slice1_local_len_projected_inertia_f_y)
+                * base_roll_rotation_21_along_dq
+            + (joint1_slice1_local_len_projected_inertia_f_y_along_dq
+                + joint1_slice2_local_len_projected_inertia_f_y_along_dq
+                + joint1_slice0_local_len_projected_inertia_f_y_along_dq
+                + joint1_slice3_local_len_projected_inertia_f_y_along_dq)
+                * cache.base_roll_rotation_21
+            + base_pitch_rotation_20_along_dq
+                * (cache.joint1_slice2_local_len_projected_inertia_f_x
+                    + cache.joint1_slice1_local_len_projected_inertia_f_x
+                    + cache.joint1_slice3_local_len_projected_inertia_f_x
+                    + cache.joint1_slice0_local_len_projected_inertia_f_x));
+    let joint1_slice0_local_bend_y_projected_inertia_f_z_along_dq = joint1_slice0_local_bend_y_column_v_z_along_dq
+        * cache.joint1_slice0_mass
+        - (cache.joint1_slice0_local_inertia_h_x
+            * joint1_slice0_local_bend_y_column_w_y_along_dq
+            + cache.joint1_slice0_local_bend_y_column_w_y
+                * joint1_slice0_local_inertia_h_x_along_dq
+            - joint1_slice0_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice0_local_inertia_h_y
+            - joint1_slice0_local_inertia_h_y_along_dq
+                * cache.joint1_slice0_local_bend_y_column_w_x);
+    let joint1_slice2_local_bend_y_projected_inertia_f_z_along_dq = joint1_slice2_local_bend_y_column_v_z_along_dq
+        * cache.joint1_slice1_mass
+        - (cache.joint1_slice2_local_bend_y_column_w_y
+            * joint1_slice2_local_inertia_h_x_along_dq
+            + joint1_slice2_local_bend_y_column_w_y_along_dq
+                * cache.joint1_slice2_local_inertia_h_x
+            - joint1_slice2_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice2_local_inertia_h_y
+            - joint1_slice2_local_inertia_h_y_along_dq
+                * cache.joint1_slice2_local_bend_y_column_w_x);
+    let joint1_slice3_local_bend_y_projected_inertia_f_z_along_dq = joint1_slice3_local_bend_y_column_v_z_along_dq
+        * cache.joint1_slice0_mass
+        - (joint1_slice3_local_inertia_h_x_along_dq
+            * cache.joint1_slice3_local_bend_y_column_w_y
+            + cache.joint1_slice3_local_inertia_h_x
+                * joint1_slice3_local_bend_y_column_w_y_along_dq
+            - cache.joint1_slice3_local_inertia_h_y
+                * joint1_slice3_local_bend_y_column_w_x_along_dq
+            - cache.joint1_slice3_local_bend_y_column_w_x
+                * joint1_slice3_local_inertia_h_y_along_dq);
+    let joint1_slice1_local_bend_y_projected_inertia_f_z_along_dq = cache
+        .joint1_slice1_mass * joint1_slice1_local_bend_y_column_v_z_along_dq
+        - (joint1_slice1_local_bend_y_column_w_y_along_dq
+            * cache.joint1_slice1_local_inertia_h_x
+            + cache.joint1_slice1_local_bend_y_column_w_y
+                * joint1_slice1_local_inertia_h_x_along_dq
+            - cache.joint1_slice1_local_bend_y_column_w_x
+                * joint1_slice1_local_inertia_h_y_along_dq
+            - cache.joint1_slice1_local_inertia_h_y
+                * joint1_slice1_local_bend_y_column_w_x_along_dq);
+    let joint1_slice3_local_bend_y_projected_inertia_f_y_along_dq = cache
+        .joint1_slice0_mass * joint1_slice3_local_bend_y_column_v_y_along_dq
+        - (cache.joint1_slice3_local_inertia_h_z
+            * joint1_slice3_local_bend_y_column_w_x_along_dq
+            + joint1_slice3_local_inertia_h_z_along_dq
+                * cache.joint1_slice3_local_bend_y_column_w_x
+            - joint1_slice3_local_inertia_h_x_along_dq
+                * cache.joint1_slice3_local_bend_y_column_w_z
+            - cache.joint1_slice3_local_inertia_h_x
+                * joint1_slice3_local_bend_y_column_w_z_along_dq);
+    let joint1_slice0_local_bend_y_projected_inertia_f_y_along_dq = cache
+        .joint1_slice0_mass * joint1_slice0_local_bend_y_column_v_y_along_dq
+        - (joint1_slice0_local_inertia_h_z_along_dq
+            * cache.joint1_slice0_local_bend_y_column_w_x
+            + joint1_slice0_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice0_local_inertia_h_z
+            - joint1_slice0_local_bend_y_column_w_z_along_dq
+                * cache.joint1_slice0_local_inertia_h_x
+            - joint1_slice0_local_inertia_h_x_along_dq
+                * cache.joint1_slice0_local_bend_y_column_w_z);
+    let joint1_slice2_local_bend_y_projected_inertia_f_y_along_dq = cache
+        .joint1_slice1_mass * joint1_slice2_local_bend_y_column_v_y_along_dq
+        - (joint1_slice2_local_bend_y_column_w_x_along_dq
+            * cache.joint1_slice2_local_inertia_h_z
+            + joint1_slice2_local_inertia_h_z_along_dq
+                * cache.joint1_slice2_local_bend_y_column_w_x
+            - cache.joint1_slice2_local_bend_y_column_w_z
+                * joint1_slice2_local_inertia_h_x_along_dq
+            - cache.joint1_slice2_local_inertia_h_x
+                * joint1_slice2_local_bend_y_column_w_z_along_dq);
+    let joint1_slice1_local_bend_y_projected_inertia_f_y_along_dq = joint1_slice1_local_bend_y_column_v_y_along_dq
+        * cache.joint1_slice1_mass
+        - (cache.joint1_slice1_local_bend_y_column_w_x
+            * joint1_slice1_local_inertia_h_z_along_dq
+            + joint1_slice1_local_bend_y_column_w_x_along_dq
+                * cache.joint1_slice1_local_inertia_h_z
+            - cache.joint1_slice1_local_bend_y_column_w_z
+                * joint1_slice1_local_inertia_h_x_along_dq
+            - joint1_slice1_local_bend_y_column_w_z_along_dq
+                * cache.joint1_slice1_local_inertia_h_x);
+    let joint1_slice3_local_bend_y_projected_inertia_f_x_along_dq = joint1_slice3_local_bend_y_column_v_x_along_dq
+        * cache.joint1_slice0_mass
+        - (joint1_slice3_local_bend_y_column_w_z_along_dq
+            * cache.joint1_slice3_local_inertia_h_y
+            + joint1_slice3_local_inertia_h_y_along_dq
+                * cache.joint1_slice3_local_bend_y_column_w_z
+            - joint1_slice3_local_inertia_h_z_along_dq
+                * cache.joint1_slice3_local_bend_y_column_w_y
+            - cache.joint1_slice3_local_inertia_h_z
+                * joint1_slice3_local_bend_y_column_w_y_along_dq);
+    let joint1_slice0_local_bend_y_projected_inertia_f_x_along_dq = cache
+        .joint1_slice0_mass * joint1_slice0_local_bend_y_column_v_x_along_dq
+        - (joint1_slice0_local_bend_y_column_w_z_along_dq
+            * cache.joint1_slice0_local_inertia_h_y
+            + joint1_slice0_local_inertia_h_y_along_dq
+                * cache.joint1_slice0_local_bend_y_column_w_z
+            - joint1_slice0_local_inertia_h_z_along_dq
+                * cache.joint1_slice0_local_bend_y_column_w_y
+            - cache.joint1_slice0_local_inertia_h_z
+                * joint1_slice0_local_bend_y_column_w_y_along_dq);
+    let joint1_slice1_local_bend_y_projected_inertia_f_x_along_dq = cache
+        .joint1_slice1_mass * joint1_slice1_local_bend_y_column_v_x_along_dq
+        - (cache.joint1_slice1_local_bend_y_column_w_z
+            * joint1_slice1_local_inertia_h_y_along_dq
+            + cache.joint1_slice1_local_inertia_h_y
+                * joint1_slice1_local_bend_y_column_w_z_along_dq
+            - cache.joint1_slice1_local_bend_y_column_w_y
+                * joint1_slice1_local_inertia_h_z_along_dq
+            - joint1_slice1_local_bend_y_column_w_y_along_dq
+                * cache.joint1_slice1_local_inertia_h_z);
+    let joint1_slice2_local_bend_y_projected_inertia_f_x_along_dq = cache
+        .joint1_slice1_mass * joint1_slice2_local_bend_y_column_v_x_along_dq
+        - (cache.joint1_slice2_local_inertia_h_y
+            * joint1_slice2_local_bend_y_column_w_z_along_dq
+            + cache.joint1_slice2_local_bend_y_column_w_z
+                * joint1_slice2_local_inertia_h_y_along_dq
+            - cache.joint1_slice2_local_bend_y_column_w_y
+                * joint1_slice2_local_inertia_h_z_along_dq
+            - joint1_slice2_local_bend_y_column_w_y_along_dq
+                * cache.joint1_slice2_local_inertia_h_z);
+    let t2298 = base_pitch_rotation_20_along_dq
+        * (cache.joint1_slice2_local_bend_y_projected_inertia_f_x
+            + cache.joint1_slice1_local_bend_y_projected_inertia_f_x
+            + cache.joint1_slice0_local_bend_y_projected_inertia_f_x
+            + cache.joint1_slice3_local_bend_y_projected_inertia_f_x)
+        + (joint1_slice0_local_bend_y_projected_inertia_f_z_along_dq
+            + joint1_slice2_local_bend_y_projected_inertia_f_z_along_dq
+            + joint1_slice3_local_bend_y_projected_inertia_f_z_along_dq
+            + joint1_slice1_local_bend_y_projected_inertia_f_z_along_dq)
+            * cache.base_roll_rotation_22
+        + (cache.joint1_slice1_local_bend_y_projected_inertia_f_y
+            + cache.joint1_slice2_local_bend_y_projected_inertia_f_y
+            + cache.joint1_slice3_local_bend_y_projected_inertia_f_y
+            + cache.joint1_slice0_local_bend_y_projected_inertia_f_y)
+            * base_roll_rotation_21_along_dq
+        + cache.base_roll_rotation_21
+            * (joint1_slice3_local_bend_y_projected_inertia_f_y_along_dq
+                + joint1_slice0_local_bend_y_projected_inertia_f_y_along_dq
+                + joint1_slice2_local_bend_y_projected_inertia_f_y_along_dq
+                + joint1_slice1_local_bend_y_projected_inertia_f_y_along_dq)
+        + (cache.joint1_slice0_local_bend_y_projected_inertia_f_z
+            + cache.joint1_slice2_local_bend_y_projected_inertia_f_z
+            + cache.joint1_slice3_local_bend_y_projected_inertia_f_z
+            + cache.joint1_slice1_local_bend_y_projected_inertia_f_z)
+            * base_roll_rotation_22_along_dq
+        + cache.base_pitch_rotation_20
+            * (joint1_slice3_local_bend_y_projected_inertia_f_x_along_dq
+                + joint1_slice0_local_bend_y_projected_inertia_f_x_along_dq
+                + joint1_slice1_local_bend_y_projected_inertia_f_x_along_dq
+                + joint1_slice2_local_bend_y_projected_inertia_f_x_along_dq);
+    let joint1_subspace0_projected_inertia_f_z_along_dq = t2297
+        + cache.middle_composite_inertia_m * joint1_tip_subspace0_v_z_along_dq
+        - (cache.middle_composite_inertia_h_x * joint1_tip_subspace0_w_y_along_dq
+            + middle_composite_inertia_h_x_along_dq * cache.joint1_tip_subspace0_w_y
+            - joint1_tip_subspace0_w_x_along_dq * cache.middle_composite_inertia_h_y
+            - cache.joint1_tip_subspace0_w_x * middle_composite_inertia_h_y_along_dq)
+        - 0.6666666666666666 * t2298 * t0;
+    let t2299 = t2233 + t2235 + t2236 + t2238 + t2244 + t2246 + t2249 + t2251 + t2256;
+    let t2300 = t1519 + t1521 + t1526 + t1532 + t1533 + t1553 + t1555 + t1560 + t1566
+        + t1579 + t1581 + t1586 + t1588 + t1589 + t1592 + t1596 + t1602 + t1609;
+    let t2301 = t2224 + t2226 + t2227 + t2231 + t2237 + t2239 + t2241 + t2245 + t2257;
+    let t2302 = t2183 + t2190 + t2192 + t2193 + t2195 + t2196 + t2202 + t2214 + t2217;
+    let t2303 = t1522 + t1524 + t1547 + t1550 + t1561 + t1568 + t1570 + t1584 + t1585
+        + t1587 + t1593 + t1594 + t1599 + t1604 + t1608 + t1610 + t1611 + t1612;
+    let t2304 = t2119 + t2124 + t2125 + t2130 + t2134 + t2136 + t2137 + t2143 + t2148
+        + t2151 + t2152 + t2159 + t2162 + t2168 + t2169 + t2172 + t2176 + t2180;
+    let t2305 = t1525 + t1542 + t1551 + t1552 + t1556 + t1557 + t1558 + t1567 + t1571
+        + t1573 + t1574 + t1583 + t1591 + t1595 + t1600 + t1603 + t1605 + t1615;
+    let t2306 = t2185 + t2187 + t2188 + t2189 + t2194 + t2198 + t2204 + t2209 + t2216;
+    let t2307 = t2225 + t2229 + t2230 + t2232 + t2234 + t2250 + t2253 + t2254 + t2259;
+    let t2308 = t1620 + t1625 + t1632 + t1640 + t1642 + t1645 + t1647 + t1650 + t1652
+        + t1653 + t1660 + t1661 + t1662 + t1663 + t1666 + t1680 + t1682 + t1689;
+    let t2309 = t2191 + t2197 + t2199 + t2200 + t2203 + t2205 + t2208 + t2210 + t2218;
+    let t2310 = t1694 + t1695 + t1699 + t1703 + t1711 + t1712 + t1714 + t1716 + t1722;
+    let t2311 = t1624 + t1635 + t1637 + t1638 + t1639 + t1643 + t1646 + t1655 + t1659
+        + t1667 + t1669 + t1670 + t1674 + t1675 + t1677 + t1679 + t1681 + t1687;
+    let t2312 = t2127 + t2131 + t2132 + t2135 + t2141 + t2144 + t2145 + t2146 + t2147
+        + t2154 + t2155 + t2158 + t2161 + t2163 + t2166 + t2171 + t2174 + t2178;
+    let t2313 = t1692 + t1700 + t1704 + t1705 + t1713 + t1718 + t1723 + t1724 + t1726;
+    let t2314 = t1618 + t1623 + t1626 + t1630 + t1631 + t1633 + t1634 + t1636 + t1641
+        + t1644 + t1654 + t1657 + t1658 + t1664 + t1671 + t1673 + t1685 + t1686;
+    let t2315 = t2111 + t2114 + t2117 + t2126 + t2128 + t2138 + t2139 + t2140 + t2142
+        + t2149 + t2153 + t2156 + t2157 + t2160 + t2167 + t2177 + t2179 + t2181;
+    let t2316 = t1691 + t1698 + t1706 + t1707 + t1710 + t1715 + t1719 + t1720 + t1721;
+    let t2317 = t2184 + t2186 + t2201 + t2206 + t2207 + t2211 + t2212 + t2213 + t2215;
+    let t2318 = t1693 + t1696 + t1697 + t1701 + t1702 + t1708 + t1709 + t1717 + t1725;
+    let t2319 = t1619 + t1621 + t1622 + t1627 + t1628 + t1629 + t1648 + t1649 + t1651
+        + t1656 + t1665 + t1668 + t1672 + t1676 + t1678 + t1683 + t1684 + t1688;
+    let t2320 = t1506 + t1507 + t1513 + t1520 + t1523 + t1531 + t1554 + t1559 + t1562
+        + t1563 + t1565 + t1569 + t1572 + t1590 + t1601 + t1606 + t1613 + t1614;
+    let t2321 = t2228 + t2240 + t2242 + t2243 + t2247 + t2248 + t2252 + t2255 + t2258;
+    let t2322 = t2110 + t2112 + t2113 + t2115 + t2116 + t2118 + t2120 + t2121 + t2122
+        + t2123 + t2129 + t2133 + t2150 + t2164 + t2165 + t2170 + t2173 + t2175;
+    let t2323 = joint1_slice2_local_bend_y_column_w_y_along_dq * t2299
+        + t2287 * joint1_slice1_local_bend_y_column_v_z_along_dq
+        + t2300 * cache.joint1_slice1_local_bend_y_column_w_z
+        + t2280 * joint1_slice0_local_bend_y_column_v_y_along_dq
+        + joint1_slice3_local_bend_y_column_v_y_along_dq * t2290
+        + t2301 * joint1_slice0_local_bend_y_column_w_y_along_dq
+        + t2284 * joint1_slice3_local_bend_y_column_v_z_along_dq
+        + joint1_slice3_local_bend_y_column_v_x_along_dq * t2282
+        + t2292 * cache.joint1_slice0_local_bend_y_column_v_y
+        + joint1_slice2_local_bend_y_column_v_x_along_dq * t2289
+        + joint1_slice0_local_bend_y_column_w_z_along_dq * t2302
+        + joint1_slice0_local_bend_y_column_v_z_along_dq * t2295
+        + cache.joint1_slice2_local_bend_y_column_w_z * t2303
+        + cache.joint1_slice3_local_bend_y_column_w_y * t2304
+        + cache.joint1_slice3_local_bend_y_column_v_y * t2274
+        + cache.joint1_slice0_local_bend_y_column_w_z * t2305
+        + t2306 * joint1_slice3_local_bend_y_column_w_z_along_dq
+        + joint1_slice3_local_bend_y_column_w_y_along_dq * t2307
+        + cache.joint1_slice1_local_bend_y_column_w_x * t2308
+        + t2309 * joint1_slice1_local_bend_y_column_w_z_along_dq
+        + t2277 * cache.joint1_slice1_local_bend_y_column_v_x
+        + t2283 * joint1_slice0_local_bend_y_column_v_x_along_dq
+        + t2293 * joint1_slice1_local_bend_y_column_v_x_along_dq
+        + joint1_slice0_local_bend_y_column_w_x_along_dq * t2310
+        + cache.joint1_slice3_local_bend_y_column_w_x * t2311
+        + cache.joint1_slice2_local_bend_y_column_w_y * t2312
+        + cache.joint1_slice0_local_bend_y_column_v_x * t2286
+        + t2313 * joint1_slice1_local_bend_y_column_w_x_along_dq
+        + cache.joint1_slice3_local_bend_y_column_v_z * t2285
+        + t2314 * cache.joint1_slice2_local_bend_y_column_w_x
+        + cache.joint1_slice2_local_bend_y_column_v_y * t2278
+        + t2291 * cache.joint1_slice1_local_bend_y_column_v_z
+        + t2315 * cache.joint1_slice0_local_bend_y_column_w_y
+        + t2316 * joint1_slice3_local_bend_y_column_w_x_along_dq
+        + joint1_slice2_local_bend_y_column_v_z_along_dq * t2272
+        + joint1_slice1_local_bend_y_column_v_y_along_dq * t2281
+        + t2276 * cache.joint1_slice3_local_bend_y_column_v_x
+        + t2317 * joint1_slice2_local_bend_y_column_w_z_along_dq
+        + cache.joint1_slice0_local_bend_y_column_v_z * t2288
+        + joint1_slice2_local_bend_y_column_w_x_along_dq * t2318
+        + cache.joint1_slice1_local_bend_y_column_v_y * t2279
+        + cache.joint1_slice0_local_bend_y_column_w_x * t2319
+        + t2275 * cache.joint1_slice2_local_bend_y_column_v_z
+        + t2320 * cache.joint1_slice3_local_bend_y_column_w_z
+        + joint1_slice1_local_bend_y_column_w_y_along_dq * t2321
+        + t2294 * joint1_slice2_local_bend_y_column_v_y_along_dq
+        + t2322 * cache.joint1_slice1_local_bend_y_column_w_y
+        + t2273 * cache.joint1_slice2_local_bend_y_column_v_x;
+    let joint1_slice1_local_bend_z_projected_inertia_f_z_along_dq = joint1_slice1_local_bend_z_column_v_z_along_dq
+        * cache.joint1_slice1_mass
+        - (joint1_slice1_local_bend_z_column_w_y_along_dq
+            * cache.joint1_slice1_local_inertia_h_x
+            + cache.joint1_slice1_local_bend_z_column_w_y
+                * joint1_slice1_local_inertia_h_x_along_dq
+            - cache.joint1_slice1_local_inertia_h_y
+                * joint1_slice1_local_len_column_v_y_along_dq
+            - cache.joint1_slice1_local_len_column_v_y
+                * joint1_slice1_local_inertia_h_y_along_dq);
+    let joint1_slice2_local_bend_z_projected_inertia_f_z_along_dq = joint1_slice2_local_bend_z_column_v_z_along_dq
+        * cache.joint1_slice1_mass
+        - (cache.joint1_slice2_local_inertia_h_x
+            * joint1_slice2_local_bend_z_column_w_y_along_dq
+            + cache.joint1_slice2_local_bend_z_column_w_y
+                * joint1_slice2_local_inertia_h_x_along_dq
+            - joint1_slice2_local_inertia_h_y_along_dq
+                * cache.joint1_slice2_local_len_column_v_y
+            - cache.joint1_slice2_local_inertia_h_y
+                * joint1_slice2_local_len_column_v_y_along_dq);
+    let joint1_slice0_local_bend_z_projected_inertia_f_z_along_dq = cache
+        .joint1_slice0_mass * joint1_slice0_local_bend_z_column_v_z_along_dq
+        - (joint1_slice0_local_bend_z_column_w_y_along_dq
+            * cache.joint1_slice0_local_inertia_h_x
+            + joint1_slice0_local_inertia_h_x_along_dq
+                * cache.joint1_slice0_local_bend_z_column_w_y
+            - joint1_slice0_local_len_column_v_y_along_dq
+                * cache.joint1_slice0_local_inertia_h_y
+            - joint1_slice0_local_inertia_h_y_along_dq
+                * cache.joint1_slice0_local_len_column_v_y);
+    let joint1_slice3_local_bend_z_projected_inertia_f_z_along_dq = cache
+        .joint1_slice0_mass * joint1_slice3_local_bend_z_column_v_z_along_dq
+        - (joint1_slice3_local_inertia_h_x_along_dq
+            * cache.joint1_slice3_local_bend_z_column_w_y
+            + cache.joint1_slice3_local_inertia_h_x
+                * joint1_slice3_local_bend_z_column_w_y_along_dq
+            - joint1_slice3_local_inertia_h_y_along_dq
+                * cache.joint1_slice3_local_len_column_v_y
+            - joint1_slice3_local_len_column_v_y_along_dq
+                * cache.joint1_slice3_local_inertia_h_y);
+    let joint1_slice3_local_bend_z_projected_inertia_f_x_along_dq = joint1_slice3_local_bend_z_column_v_x_along_dq
+        * cache.joint1_slice0_mass
+        - (cache.joint1_slice3_local_inertia_h_y
+            * joint1_slice3_local_bend_z_column_w_z_along_dq
+            + cache.joint1_slice3_local_bend_z_column_w_z
+                * joint1_slice3_local_inertia_h_y_along_dq
+            - joint1_slice3_local_inertia_h_z_along_dq
+                * cache.joint1_slice3_local_bend_z_column_w_y
+            - cache.joint1_slice3_local_inertia_h_z
+                * joint1_slice3_local_bend_z_column_w_y_along_dq);
+    let joint1_slice0_local_bend_z_projected_inertia_f_x_along_dq = joint1_slice0_local_bend_z_column_v_x_along_dq
+        * cache.joint1_slice0_mass
+        - (joint1_slice0_local_bend_z_column_w_z_along_dq
+            * cache.joint1_slice0_local_inertia_h_y
+            + joint1_slice0_local_inertia_h_y_along_dq
+                * cache.joint1_slice0_local_bend_z_column_w_z
+            - joint1_slice0_local_bend_z_column_w_y_along_dq
+                * cache.joint1_slice0_local_inertia_h_z
+            - joint1_slice0_local_inertia_h_z_along_dq
+                * cache.joint1_slice0_local_bend_z_column_w_y);
+    let joint1_slice2_local_bend_z_projected_inertia_f_x_along_dq = cache
+        .joint1_slice1_mass * joint1_slice2_local_bend_z_column_v_x_along_dq
+        - (cache.joint1_slice2_local_inertia_h_y
+            * joint1_slice2_local_bend_z_column_w_z_along_dq
+            + joint1_slice2_local_inertia_h_y_along_dq
+                * cache.joint1_slice2_local_bend_z_column_w_z
+            - cache.joint1_slice2_local_bend_z_column_w_y
+                * joint1_slice2_local_inertia_h_z_along_dq
+            - joint1_slice2_local_bend_z_column_w_y_along_dq
+                * cache.joint1_slice2_local_inertia_h_z);
+    let joint1_slice1_local_bend_z_projected_inertia_f_x_along_dq = joint1_slice1_local_bend_z_column_v_x_along_dq
+        * cache.joint1_slice1_mass
+        - (joint1_slice1_local_inertia_h_y_along_dq
+            * cache.joint1_slice1_local_bend_z_column_w_z
+            + cache.joint1_slice1_local_inertia_h_y
+                * joint1_slice1_local_bend_z_column_w_z_along_dq
+            - joint1_slice1_local_bend_z_column_w_y_along_dq
+                * cache.joint1_slice1_local_inertia_h_z
+            - cache.joint1_slice1_local_bend_z_column_w_y
+                * joint1_slice1_local_inertia_h_z_along_dq);
+    let joint1_slice0_local_bend_z_projected_inertia_f_y_along_dq = cache
+        .joint1_slice0_mass * joint1_slice0_local_bend_z_column_v_y_along_dq
+        - (joint1_slice0_local_inertia_h_z_along_dq
+            * cache.joint1_slice0_local_len_column_v_y
+            + joint1_slice0_local_len_column_v_y_along_dq
+                * cache.joint1_slice0_local_inertia_h_z
+            - joint1_slice0_local_inertia_h_x_along_dq
+                * cache.joint1_slice0_local_bend_z_column_w_z
+            - cache.joint1_slice0_local_inertia_h_x
+                * joint1_slice0_local_bend_z_column_w_z_along_dq);
+    let joint1_slice2_local_bend_z_projected_inertia_f_y_along_dq = joint1_slice2_local_bend_z_column_v_y_along_dq
+        * cache.joint1_slice1_mass
+        - (joint1_slice2_local_len_column_v_y_along_dq
+            * cache.joint1_slice2_local_inertia_h_z
+            + cache.joint1_slice2_local_len_column_v_y
+                * joint1_slice2_local_inertia_h_z_along_dq
+            - cache.joint1_slice2_local_bend_z_column_w_z
+                * joint1_slice2_local_inertia_h_x_along_dq
+            - cache.joint1_slice2_local_inertia_h_x
+                * joint1_slice2_local_bend_z_column_w_z_along_dq);
+    let joint1_slice1_local_bend_z_projected_inertia_f_y_along_dq = joint1_slice1_local_bend_z_column_v_y_along_dq
+        * cache.joint1_slice1_mass
+        - (cache.joint1_slice1_local_inertia_h_z
+            * joint1_slice1_local_len_column_v_y_along_dq
+            + cache.joint1_slice1_local_len_column_v_y
+                * joint1_slice1_local_inertia_h_z_along_dq
+            - joint1_slice1_local_inertia_h_x_along_dq
+                * cache.joint1_slice1_local_bend_z_column_w_z
+            - joint1_slice1_local_bend_z_column_w_z_along_dq
+                * cache.joint1_slice1_local_inertia_h_x);
+    let joint1_slice3_local_bend_z_projected_inertia_f_y_along_dq = joint1_slice3_local_bend_z_column_v_y_along_dq
+        * cache.joint1_slice0_mass
+        - (cache.joint1_slice3_local_inertia_h_z
+            * joint1_slice3_local_len_column_v_y_along_dq
+            + joint1_slice3_local_inertia_h_z_along_dq
+                * cache.joint1_slice3_local_len_column_v_y
+            - joint1_slice3_local_inertia_h_x_along_dq
+                * cache.joint1_slice3_local_bend_z_column_w_z
+            - cache.joint1_slice3_local_inertia_h_x
+                * joint1_slice3_local_bend_z_column_w_z_along_dq);
+    let t2324 = base_pitch_rotation_20_along_dq
+        * (cache.joint1_slice1_local_bend_z_projected_inertia_f_x
+            + cache.joint1_slice0_local_bend_z_projected_inertia_f_x
+            + cache.joint1_slice3_local_bend_z_projected_inertia_f_x
+            + cache.joint1_slice2_local_bend_z_projected_inertia_f_x)
+        + base_roll_rotation_21_along_dq
+            * (cache.joint1_slice1_local_bend_z_projected_inertia_f_y
+                + cache.joint1_slice2_local_bend_z_projected_inertia_f_y
+                + cache.joint1_slice3_local_bend_z_projected_inertia_f_y
+                + cache.joint1_slice0_local_bend_z_projected_inertia_f_y)
+        + (joint1_slice1_local_bend_z_projected_inertia_f_z_along_dq
+            + joint1_slice2_local_bend_z_projected_inertia_f_z_along_dq
+            + joint1_slice0_local_bend_z_projected_inertia_f_z_along_dq
+            + joint1_slice3_local_bend_z_projected_inertia_f_z_along_dq)
+            * cache.base_roll_rotation_22
+        + cache.base_pitch_rotation_20
+            * (joint1_slice3_local_bend_z_projected_inertia_f_x_along_dq
+                + joint1_slice0_local_bend_z_projected_inertia_f_x_along_dq
+                + joint1_slice2_local_bend_z_projected_inertia_f_x_along_dq
+                + joint1_slice1_local_bend_z_projected_inertia_f_x_along_dq)
+        + (cache.joint1_slice0_local_bend_z_projected_inertia_f_z
+            + cache.joint1_slice1_local_bend_z_projected_inertia_f_z
+            + cache.joint1_slice2_local_bend_z_projected_inertia_f_z
+            + cache.joint1_slice3_local_bend_z_projected_inertia_f_z)
+            * base_roll_rotation_22_along_dq
+        + (joint1_slice0_local_bend_z_projected_inertia_f_y_along_dq
+            + joint1_slice2_local_bend_z_projected_inertia_f_y_along_dq
+            + joint1_slice1_local_bend_z_projected_inertia_f_y_along_dq
+            + joint1_slice3_local_bend_z_projected_inertia_f_y_along_dq)
+            * cache.base_roll_rotation_21;
+    let joint1_subspace1_projected_inertia_f_z_along_dq = 0.33333333333333315 * t2298
+        * t0 + t2297
+        + cache.middle_composite_inertia_m * joint1_tip_subspace1_v_z_along_dq
+        - (middle_composite_inertia_h_x_along_dq * cache.joint1_tip_subspace1_w_y
+            + cache.middle_composite_inertia_h_x * joint1_tip_subspace1_w_y_along_dq
+            - cache.joint1_tip_subspace1_w_x * middle_composite_inertia_h_y_along_dq
+            - joint1_tip_subspace1_w_x_along_dq * cache.middle_composite_inertia_h_y)
+        - 0.5773502691896257 * t0 * t2324;
+    let t2325 = joint1_slice2_local_len_column_v_y_along_dq * t2318
+        + t2315 * cache.joint1_slice0_local_bend_z_column_w_y
+        + joint1_slice3_local_bend_z_column_w_y_along_dq * t2307
+        + t2322 * cache.joint1_slice1_local_bend_z_column_w_y
+        + t2317 * joint1_slice2_local_bend_z_column_w_z_along_dq
+        + t2284 * joint1_slice3_local_bend_z_column_v_z_along_dq
+        + joint1_slice1_local_bend_z_column_v_y_along_dq * t2281
+        + cache.joint1_slice2_local_bend_z_column_v_z * t2275
+        + cache.joint1_slice0_local_bend_z_column_v_z * t2288
+        + cache.joint1_slice2_local_bend_z_column_w_y * t2312
+        + joint1_slice0_local_len_column_v_y_along_dq * t2310
+        + cache.joint1_slice2_local_bend_z_column_v_y * t2278
+        + cache.joint1_slice1_local_bend_z_column_v_x * t2277
+        + cache.joint1_slice3_local_bend_z_column_w_z * t2320
+        + cache.joint1_slice1_local_len_column_v_y * t2308
+        + t2306 * joint1_slice3_local_bend_z_column_w_z_along_dq
+        + joint1_slice2_local_bend_z_column_v_y_along_dq * t2294
+        + t2299 * joint1_slice2_local_bend_z_column_w_y_along_dq
+        + cache.joint1_slice3_local_bend_z_column_v_x * t2276
+        + joint1_slice1_local_bend_z_column_v_x_along_dq * t2293
+        + cache.joint1_slice0_local_bend_z_column_v_x * t2286
+        + t2319 * cache.joint1_slice0_local_len_column_v_y
+        + t2314 * cache.joint1_slice2_local_len_column_v_y
+        + cache.joint1_slice2_local_bend_z_column_v_x * t2273
+        + t2305 * cache.joint1_slice0_local_bend_z_column_w_z
+        + t2285 * cache.joint1_slice3_local_bend_z_column_v_z
+        + cache.joint1_slice2_local_bend_z_column_w_z * t2303
+        + joint1_slice0_local_bend_z_column_w_y_along_dq * t2301
+        + t2302 * joint1_slice0_local_bend_z_column_w_z_along_dq
+        + cache.joint1_slice1_local_bend_z_column_v_z * t2291
+        + joint1_slice3_local_bend_z_column_v_x_along_dq * t2282
+        + joint1_slice2_local_bend_z_column_v_z_along_dq * t2272
+        + cache.joint1_slice3_local_len_column_v_y * t2311
+        + joint1_slice2_local_bend_z_column_v_x_along_dq * t2289
+        + t2304 * cache.joint1_slice3_local_bend_z_column_w_y
+        + joint1_slice1_local_bend_z_column_w_y_along_dq * t2321
+        + t2292 * cache.joint1_slice0_local_bend_z_column_v_y
+        + t2309 * joint1_slice1_local_bend_z_column_w_z_along_dq
+        + t2313 * joint1_slice1_local_len_column_v_y_along_dq
+        + t2280 * joint1_slice0_local_bend_z_column_v_y_along_dq
+        + joint1_slice3_local_bend_z_column_v_y_along_dq * t2290
+        + cache.joint1_slice1_local_bend_z_column_v_y * t2279
+        + t2283 * joint1_slice0_local_bend_z_column_v_x_along_dq
+        + t2295 * joint1_slice0_local_bend_z_column_v_z_along_dq
+        + t2316 * joint1_slice3_local_len_column_v_y_along_dq
+        + t2300 * cache.joint1_slice1_local_bend_z_column_w_z
+        + cache.joint1_slice3_local_bend_z_column_v_y * t2274
+        + joint1_slice1_local_bend_z_column_v_z_along_dq * t2287;
+    let joint1_subspace2_projected_inertia_f_z_along_dq = t2297
+        + 0.3333333333333336 * t2298 * t0
+        + cache.middle_composite_inertia_m * joint1_tip_subspace2_v_z_along_dq
+        + 0.5773502691896255 * t0 * t2324
+        - (middle_composite_inertia_h_x_along_dq * cache.joint1_tip_subspace2_w_y
+            + joint1_tip_subspace2_w_y_along_dq * cache.middle_composite_inertia_h_x
+            - joint1_tip_subspace2_w_x_along_dq * cache.middle_composite_inertia_h_y
+            - cache.joint1_tip_subspace2_w_x * middle_composite_inertia_h_y_along_dq);
+    let t2326 = t920 + t1056 + t1076 + t1093 + t1095 + t1097;
+    let t2327 = t1126 + t1129 + t1130 + t1149 + t1175 + t1181;
+    let t2328 = t1184 + t1192 + t1196 + t1207;
+    let t2329 = t843 + t864 + t892 + t896;
+    let t2330 = t1737 + t1739 + t1741 + t1742 + t1743 + t1758 + t1761 + t1763 + t1777
+        + t1784 + t1806 + t1807 + t1817 + t1821 + t1822 + t1829 + t1833 + t1838;
+    let t2331 = t2073 + t2078 + t2083 + t2087 + t2090 + t2093 + t2103 + t2106 + t2108;
+    let t2332 = t2075 + t2082 + t2084 + t2091 + t2094 + t2095 + t2096 + t2098 + t2107;
+    let t2333 = t1185 + t1188 + t1189 + t1203;
+    let t2334 = t1845 + t1846 + t1847 + t1853 + t1855 + t1857 + t1864 + t1866 + t1867
+        + t1873 + t1879 + t1886 + t1890 + t1892 + t1894 + t1897 + t1906 + t1908;
+    let t2335 = t987 + t1010 + t1057 + t1072 + t1096 + t1101;
+    let t2336 = t594 + t628 + t667 + t671;
+    let t2337 = t1966 + t1967 + t1969 + t1971 + t1975 + t1980 + t1981 + t1985 + t1997;
+    let t2338 = t1963 + t1965 + t1968 + t1979 + t1984 + t1987 + t1991 + t1993 + t1996;
+    let t2339 = t849 + t869 + t879 + t894;
+    let t2340 = t2001 + t2003 + t2007 + t2011 + t2012 + t2024 + t2025 + t2027 + t2033
+        + t2041 + t2048 + t2051 + t2053 + t2055 + t2063 + t2066 + t2069 + t2070;
+    let t2341 = t1195 + t1200 + t1201 + t1204;
+    let t2342 = t2000 + t2006 + t2020 + t2022 + t2023 + t2034 + t2036 + t2037 + t2042
+        + t2045 + t2046 + t2050 + t2052 + t2054 + t2060 + t2062 + t2064 + t2068;
+    let t2343 = t859 + t860 + t863 + t874;
+    let t2344 = t1854 + t1858 + t1860 + t1861 + t1868 + t1870 + t1872 + t1878 + t1881
+        + t1887 + t1889 + t1895 + t1898 + t1904 + t1909 + t1911 + t1912 + t1913;
+    let t2345 = t1144 + t1145 + t1164 + t1172 + t1174 + t1179;
+    let t2346 = t1926 + t1928 + t1937 + t1941 + t1942 + t1944 + t1950 + t1955 + t1957;
+    let t2347 = t1964 + t1974 + t1977 + t1982 + t1983 + t1988 + t1992 + t1995 + t1998;
+    let t2348 = t2005 + t2010 + t2014 + t2017 + t2019 + t2021 + t2028 + t2030 + t2032
+        + t2035 + t2038 + t2039 + t2040 + t2044 + t2047 + t2056 + t2058 + t2071;
+    let t2349 = t1924 + t1940 + t1946 + t1947 + t1949 + t1952 + t1953 + t1954 + t1956;
+    let t2350 = t846 + t854 + t884 + t893;
+    let t2351 = t1214 + t1221 + t1222 + t1226 + t1227 + t1241;
+    let t2352 = t925 + t964 + t971 + t1026 + t1114 + t1115;
+    let t2353 = t529 + t571 + t609 + t612;
+    let t2354 = t1199 + t1202 + t1205 + t1206;
+    let t2355 = t1738 + t1740 + t1744 + t1746 + t1747 + t1749 + t1770 + t1776 + t1793
+        + t1799 + t1803 + t1809 + t1816 + t1818 + t1819 + t1827 + t1830 + t1835;
+    let t2356 = t1213 + t1215 + t1223 + t1236 + t1237 + t1238;
+    let t2357 = t1930 + t1931 + t1932 + t1933 + t1934 + t1936 + t1938 + t1939 + t1943;
+    let t2358 = t1210 + t1211 + t1216 + t1230 + t1231 + t1239;
+    let t2359 = t605 + t622 + t654 + t657;
+    let t2360 = t1735 + t1745 + t1748 + t1764 + t1781 + t1798 + t1800 + t1804 + t1815
+        + t1820 + t1823 + t1824 + t1826 + t1831 + t1832 + t1834 + t1836 + t1837;
+    let t2361 = t1970 + t1972 + t1973 + t1976 + t1978 + t1986 + t1989 + t1990 + t1994;
+    let t2362 = t1848 + t1851 + t1852 + t1856 + t1865 + t1869 + t1874 + t1875 + t1876
+        + t1884 + t1888 + t1902 + t1903 + t1905 + t1907 + t1910 + t1914 + t1915;
+    let t2363 = t642 + t664 + t677 + t686;
+    let t2364 = t1844 + t1849 + t1850 + t1859 + t1862 + t1863 + t1871 + t1877 + t1880
+        + t1882 + t1883 + t1885 + t1891 + t1893 + t1896 + t1899 + t1900 + t1901;
+    let t2365 = t1736 + t1759 + t1760 + t1769 + t1775 + t1778 + t1782 + t1783 + t1794
+        + t1802 + t1805 + t1810 + t1811 + t1812 + t1813 + t1814 + t1825 + t1828;
+    let t2366 = t1212 + t1217 + t1220 + t1232 + t1233 + t1240;
+    let t2367 = t2076 + t2080 + t2085 + t2088 + t2089 + t2099 + t2100 + t2101 + t2102;
+    let t2368 = t2002 + t2004 + t2008 + t2009 + t2013 + t2015 + t2016 + t2018 + t2026
+        + t2029 + t2031 + t2043 + t2049 + t2057 + t2059 + t2061 + t2065 + t2067;
+    let t2369 = t2074 + t2077 + t2079 + t2081 + t2086 + t2092 + t2097 + t2104 + t2105;
+    let t2370 = t1925 + t1927 + t1929 + t1935 + t1945 + t1948 + t1951 + t1958 + t1959;
+    let t2371 = t1132 + t1141 + t1151 + t1152 + t1177 + t1178;
+    let t2372 = t1127 + t1131 + t1148 + t1153 + t1161 + t1163;
+    let t2373 = t941 + t942 + t946 + t997 + t1091 + t1105;
+    let t2374 = t2326 * cache.joint2_slice2_local_bend_y_column_v_y
+        + cache.joint2_slice1_local_bend_y_column_v_z * t2327
+        + joint2_slice2_local_bend_y_column_v_y_along_dq * t2328
+        + t2329 * joint2_slice1_local_bend_y_column_v_x_along_dq
+        + cache.joint2_slice1_local_bend_y_column_w_x * t2330
+        + joint2_slice1_local_bend_y_column_w_z_along_dq * t2331
+        + joint2_slice3_local_bend_y_column_w_z_along_dq * t2332
+        + t2333 * joint2_slice3_local_bend_y_column_v_y_along_dq
+        + cache.joint2_slice0_local_bend_y_column_w_y * t2334
+        + t2335 * cache.joint2_slice3_local_bend_y_column_v_y
+        + joint2_slice0_local_bend_y_column_v_z_along_dq * t2336
+        + joint2_slice0_local_bend_y_column_w_y_along_dq * t2337
+        + t2338 * joint2_slice1_local_bend_y_column_w_y_along_dq
+        + t2339 * joint2_slice3_local_bend_y_column_v_x_along_dq
+        + cache.joint2_slice2_local_bend_y_column_w_z * t2340
+        + joint2_slice1_local_bend_y_column_v_y_along_dq * t2341
+        + cache.joint2_slice3_local_bend_y_column_w_z * t2342
+        + joint2_slice0_local_bend_y_column_v_x_along_dq * t2343
+        + cache.joint2_slice1_local_bend_y_column_w_y * t2344
+        + cache.joint2_slice3_local_bend_y_column_v_z * t2345
+        + t2346 * joint2_slice0_local_bend_y_column_w_x_along_dq
+        + t2347 * joint2_slice2_local_bend_y_column_w_y_along_dq
+        + cache.joint2_slice1_local_bend_y_column_w_z * t2348
+        + joint2_slice3_local_bend_y_column_w_x_along_dq * t2349
+        + joint2_slice2_local_bend_y_column_v_x_along_dq * t2350
+        + cache.joint2_slice3_local_bend_y_column_v_x * t2351
+        + cache.joint2_slice0_local_bend_y_column_v_y * t2352
+        + t2353 * joint2_slice3_local_bend_y_column_v_z_along_dq
+        + joint2_slice0_local_bend_y_column_v_y_along_dq * t2354
+        + t2355 * cache.joint2_slice3_local_bend_y_column_w_x
+        + t2356 * cache.joint2_slice1_local_bend_y_column_v_x
+        + t2357 * joint2_slice1_local_bend_y_column_w_x_along_dq
+        + t2358 * cache.joint2_slice2_local_bend_y_column_v_x
+        + t2359 * joint2_slice1_local_bend_y_column_v_z_along_dq
+        + cache.joint2_slice2_local_bend_y_column_w_x * t2360
+        + t2361 * joint2_slice3_local_bend_y_column_w_y_along_dq
+        + t2362 * cache.joint2_slice3_local_bend_y_column_w_y
+        + t2363 * joint2_slice2_local_bend_y_column_v_z_along_dq
+        + cache.joint2_slice2_local_bend_y_column_w_y * t2364
+        + cache.joint2_slice0_local_bend_y_column_w_x * t2365
+        + cache.joint2_slice0_local_bend_y_column_v_x * t2366
+        + joint2_slice2_local_bend_y_column_w_z_along_dq * t2367
+        + cache.joint2_slice0_local_bend_y_column_w_z * t2368
+        + joint2_slice0_local_bend_y_column_w_z_along_dq * t2369
+        + t2370 * joint2_slice2_local_bend_y_column_w_x_along_dq
+        + t2371 * cache.joint2_slice2_local_bend_y_column_v_z
+        + cache.joint2_slice0_local_bend_y_column_v_z * t2372
+        + t2373 * cache.joint2_slice1_local_bend_y_column_v_y;
+    let t2375 = 0.3333333333333333
+        * (cache.joint2_slice1_local_len_column_v_x * t2356
+            + cache.joint2_slice2_local_len_column_v_z * t2371
+            + t2329 * joint2_slice1_local_len_column_v_x_along_dq
+            + joint2_slice3_local_len_column_v_x_along_dq * t2339
+            + t2335 * cache.joint2_slice3_local_len_column_v_y
+            + t2326 * cache.joint2_slice2_local_len_column_v_y
+            + t2352 * cache.joint2_slice0_local_len_column_v_y
+            + t2373 * cache.joint2_slice1_local_len_column_v_y
+            + joint2_slice1_local_len_column_v_y_along_dq * t2341
+            + joint2_slice2_local_len_column_v_y_along_dq * t2328
+            + t2336 * joint2_slice0_local_len_column_v_z_along_dq
+            + joint2_slice2_local_len_column_v_z_along_dq * t2363
+            + joint2_slice2_local_len_column_v_x_along_dq * t2350
+            + cache.joint2_slice0_local_len_column_v_z * t2372
+            + t2353 * joint2_slice3_local_len_column_v_z_along_dq
+            + t2327 * cache.joint2_slice1_local_len_column_v_z
+            + joint2_slice0_local_len_column_v_x_along_dq * t2343
+            + t2354 * joint2_slice0_local_len_column_v_y_along_dq
+            + cache.joint2_slice2_local_len_column_v_x * t2358
+            + cache.joint2_slice3_local_len_column_v_z * t2345
+            + joint2_slice3_local_len_column_v_y_along_dq * t2333
+            + cache.joint2_slice3_local_len_column_v_x * t2351
+            + t2359 * joint2_slice1_local_len_column_v_z_along_dq
+            + t2366 * cache.joint2_slice0_local_len_column_v_x);
+    let joint2_slice0_local_bend_y_projected_inertia_f_x_along_dq = cache
+        .joint1_slice0_mass * joint2_slice0_local_bend_y_column_v_x_along_dq
+        - (cache.joint2_slice0_local_inertia_h_y
+            * joint2_slice0_local_bend_y_column_w_z_along_dq
+            + cache.joint2_slice0_local_bend_y_column_w_z
+                * joint2_slice0_local_inertia_h_y_along_dq
+            - joint2_slice0_local_bend_y_column_w_y_along_dq
+                * cache.joint2_slice0_local_inertia_h_z
+            - joint2_slice0_local_inertia_h_z_along_dq
+                * cache.joint2_slice0_local_bend_y_column_w_y);
+    let joint2_slice1_local_bend_y_projected_inertia_f_x_along_dq = joint2_slice1_local_bend_y_column_v_x_along_dq
+        * cache.joint1_slice1_mass
+        - (cache.joint2_slice1_local_bend_y_column_w_z
+            * joint2_slice1_local_inertia_h_y_along_dq
+            + cache.joint2_slice1_local_inertia_h_y
+                * joint2_slice1_local_bend_y_column_w_z_along_dq
+            - cache.joint2_slice1_local_inertia_h_z
+                * joint2_slice1_local_bend_y_column_w_y_along_dq
+            - cache.joint2_slice1_local_bend_y_column_w_y
+                * joint2_slice1_local_inertia_h_z_along_dq);
+    let joint2_slice2_local_bend_y_projected_inertia_f_x_along_dq = cache
+        .joint1_slice1_mass * joint2_slice2_local_bend_y_column_v_x_along_dq
+        - (joint2_slice2_local_bend_y_column_w_z_along_dq
+            * cache.joint2_slice2_local_inertia_h_y
+            + cache.joint2_slice2_local_bend_y_column_w_z
+                * joint2_slice2_local_inertia_h_y_along_dq
+            - joint2_slice2_local_inertia_h_z_along_dq
+                * cache.joint2_slice2_local_bend_y_column_w_y
+            - cache.joint2_slice2_local_inertia_h_z
+                * joint2_slice2_local_bend_y_column_w_y_along_dq);
+    let joint2_slice3_local_bend_y_projected_inertia_f_x_along_dq = cache
+        .joint1_slice0_mass * joint2_slice3_local_bend_y_column_v_x_along_dq
+        - (joint2_slice3_local_bend_y_column_w_z_along_dq
+            * cache.joint2_slice3_local_inertia_h_y
+            + cache.joint2_slice3_local_bend_y_column_w_z
+                * joint2_slice3_local_inertia_h_y_along_dq
+            - joint2_slice3_local_inertia_h_z_along_dq
+                * cache.joint2_slice3_local_bend_y_column_w_y
+            - cache.joint2_slice3_local_inertia_h_z
+                * joint2_slice3_local_bend_y_column_w_y_along_dq);
+    let joint2_slice2_local_bend_y_projected_inertia_f_y_along_dq = joint2_slice2_local_bend_y_column_v_y_along_dq
+        * cache.joint1_slice1_mass
+        - (joint2_slice2_local_inertia_h_z_along_dq
+            * cache.joint2_slice2_local_bend_y_column_w_x
+            + cache.joint2_slice2_local_inertia_h_z
+                * joint2_slice2_local_bend_y_column_w_x_along_dq
+            - joint2_slice2_local_bend_y_column_w_z_along_dq
+                * cache.joint2_slice2_local_inertia_h_x
+            - cache.joint2_slice2_local_bend_y_column_w_z
+                * joint2_slice2_local_inertia_h_x_along_dq);
+    let joint2_slice1_local_bend_y_projected_inertia_f_y_along_dq = joint2_slice1_local_bend_y_column_v_y_along_dq
+        * cache.joint1_slice1_mass
+        - (cache.joint2_slice1_local_inertia_h_z
+            * joint2_slice1_local_bend_y_column_w_x_along_dq
+            + cache.joint2_slice1_local_bend_y_column_w_x
+                * joint2_slice1_local_inertia_h_z_along_dq
+            - cache.joint2_slice1_local_bend_y_column_w_z
+                * joint2_slice1_local_inertia_h_x_along_dq
+            - joint2_slice1_local_bend_y_column_w_z_along_dq
+                * cache.joint2_slice1_local_inertia_h_x);
+    let joint2_slice0_local_bend_y_projected_inertia_f_y_along_dq = joint2_slice0_local_bend_y_column_v_y_along_dq
+        * cache.joint1_slice0_mass
+        - (cache.joint2_slice0_local_inertia_h_z
+            * joint2_slice0_local_bend_y_column_w_x_along_dq
+            + joint2_slice0_local_inertia_h_z_along_dq
+                * cache.joint2_slice0_local_bend_y_column_w_x
+            - cache.joint2_slice0_local_bend_y_column_w_z
+                * joint2_slice0_local_inertia_h_x_along_dq
+            - joint2_slice0_local_bend_y_column_w_z_along_dq
+                * cache.joint2_slice0_local_inertia_h_x);
+    let joint2_slice3_local_bend_y_projected_inertia_f_y_along_dq = cache
+        .joint1_slice0_mass * joint2_slice3_local_bend_y_column_v_y_along_dq
+        - (cache.joint2_slice3_local_inertia_h_z
+            * joint2_slice3_local_bend_y_column_w_x_along_dq
+            + joint2_slice3_local_inertia_h_z_along_dq
+                * cache.joint2_slice3_local_bend_y_column_w_x
+            - cache.joint2_slice3_local_bend_y_column_w_z
+                * joint2_slice3_local_inertia_h_x_along_dq
+            - joint2_slice3_local_bend_y_column_w_z_along_dq
+                * cache.joint2_slice3_local_inertia_h_x);
+    let joint2_slice0_local_bend_y_projected_inertia_f_z_along_dq = joint2_slice0_local_bend_y_column_v_z_along_dq
+        * cache.joint1_slice0_mass
+        - (joint2_slice0_local_bend_y_column_w_y_along_dq
+            * cache.joint2_slice0_local_inertia_h_x
+            + cache.joint2_slice0_local_bend_y_column_w_y
+                * joint2_slice0_local_inertia_h_x_along_dq
+            - cache.joint2_slice0_local_bend_y_column_w_x
+                * joint2_slice0_local_inertia_h_y_along_dq
+            - cache.joint2_slice0_local_inertia_h_y
+                * joint2_slice0_local_bend_y_column_w_x_along_dq);
+    let joint2_slice1_local_bend_y_projected_inertia_f_z_along_dq = joint2_slice1_local_bend_y_column_v_z_along_dq
+        * cache.joint1_slice1_mass
+        - (joint2_slice1_local_bend_y_column_w_y_along_dq
+            * cache.joint2_slice1_local_inertia_h_x
+            + cache.joint2_slice1_local_bend_y_column_w_y
+                * joint2_slice1_local_inertia_h_x_along_dq
+            - cache.joint2_slice1_local_inertia_h_y
+                * joint2_slice1_local_bend_y_column_w_x_along_dq
+            - cache.joint2_slice1_local_bend_y_column_w_x
+                * joint2_slice1_local_inertia_h_y_along_dq);
+    let joint2_slice3_local_bend_y_projected_inertia_f_z_along_dq = cache
+        .joint1_slice0_mass * joint2_slice3_local_bend_y_column_v_z_along_dq
+        - (cache.joint2_slice3_local_bend_y_column_w_y
+            * joint2_slice3_local_inertia_h_x_along_dq
+            + cache.joint2_slice3_local_inertia_h_x
+                * joint2_slice3_local_bend_y_column_w_y_along_dq
+            - joint2_slice3_local_bend_y_column_w_x_along_dq
+                * cache.joint2_slice3_local_inertia_h_y
+            - cache.joint2_slice3_local_bend_y_column_w_x
+                * joint2_slice3_local_inertia_h_y_along_dq);
+    let joint2_slice2_local_bend_y_projected_inertia_f_z_along_dq = joint2_slice2_local_bend_y_column_v_z_along_dq
+        * cache.joint1_slice1_mass
+        - (joint2_slice2_local_inertia_h_x_along_dq
+            * cache.joint2_slice2_local_bend_y_column_w_y
+            + cache.joint2_slice2_local_inertia_h_x
+                * joint2_slice2_local_bend_y_column_w_y_along_dq
+            - joint2_slice2_local_inertia_h_y_along_dq
+                * cache.joint2_slice2_local_bend_y_column_w_x
+            - cache.joint2_slice2_local_inertia_h_y
+                * joint2_slice2_local_bend_y_column_w_x_along_dq);
+    let t2376 = joint2_rotation_22_along_dq
+        * (cache.joint2_slice2_local_bend_y_projected_inertia_f_z
+            + cache.joint2_slice3_local_bend_y_projected_inertia_f_z
+            + cache.joint2_slice1_local_bend_y_projected_inertia_f_z
+            + cache.joint2_slice0_local_bend_y_projected_inertia_f_z)
+        + (joint2_slice0_local_bend_y_projected_inertia_f_x_along_dq
+            + joint2_slice1_local_bend_y_projected_inertia_f_x_along_dq
+            + joint2_slice2_local_bend_y_projected_inertia_f_x_along_dq
+            + joint2_slice3_local_bend_y_projected_inertia_f_x_along_dq)
+            * cache.joint1_tip_rotation_20
+        + cache.joint2_rotation_21
+            * (joint2_slice2_local_bend_y_projected_inertia_f_y_along_dq
+                + joint2_slice1_local_bend_y_projected_inertia_f_y_along_dq
+                + joint2_slice0_local_bend_y_projected_inertia_f_y_along_dq
+                + joint2_slice3_local_bend_y_projected_inertia_f_y_along_dq)
+        + joint2_rotation_21_along_dq
+            * (cache.joint2_slice3_local_bend_y_projected_inertia_f_y
+                + cache.joint2_slice0_local_bend_y_projected_inertia_f_y
+                + cache.joint2_slice1_local_bend_y_projected_inertia_f_y
+                + cache.joint2_slice2_local_bend_y_projected_inertia_f_y)
+        + joint1_tip_rotation_20_along_dq
+            * (cache.joint2_slice2_local_bend_y_projected_inertia_f_x
+                + cache.joint2_slice3_local_bend_y_projected_inertia_f_x
+                + cache.joint2_slice1_local_bend_y_projected_inertia_f_x
+                + cache.joint2_slice0_local_bend_y_projected_inertia_f_x)
+        + (joint2_slice0_local_bend_y_projected_inertia_f_z_along_dq
+            + joint2_slice1_local_bend_y_projected_inertia_f_z_along_dq
+            + joint2_slice3_local_bend_y_projected_inertia_f_z_along_dq
+            + joint2_slice2_local_bend_y_projected_inertia_f_z_along_dq)
+            * cache.joint2_rotation_22;
+    let joint2_slice1_local_len_projected_inertia_f_y_along_dq = joint2_slice1_local_len_column_v_y_along_dq
+        * cache.joint1_slice1_mass;
+    let joint2_slice2_local_len_projected_inertia_f_y_along_dq = cache.joint1_slice1_mass
+        * joint2_slice2_local_len_column_v_y_along_dq;
+    let joint2_slice3_local_len_projected_inertia_f_y_along_dq = joint2_slice3_local_len_column_v_y_along_dq
+        * cache.joint1_slice0_mass;
+    let joint2_slice0_local_len_projected_inertia_f_y_along_dq = cache.joint1_slice0_mass
+        * joint2_slice0_local_len_column_v_y_along_dq;
+    let joint2_slice2_local_len_projected_inertia_f_x_along_dq = joint2_slice2_local_len_column_v_x_along_dq
+        * cache.joint1_slice1_mass;
+    let joint2_slice0_local_len_projected_inertia_f_x_along_dq = cache.joint1_slice0_mass
+        * joint2_slice0_local_len_column_v_x_along_dq;
+    let joint2_slice1_local_len_projected_inertia_f_x_along_dq = joint2_slice1_local_len_column_v_x_along_dq
+        * cache.joint1_slice1_mass;
+    let joint2_slice3_local_len_projected_inertia_f_x_along_dq = joint2_slice3_local_len_column_v_x_along_dq
+        * cache.joint1_slice0_mass;
+    let joint2_slice2_local_len_projected_inertia_f_z_along_dq = joint2_slice2_local_len_column_v_z_along_dq
+        * cache.joint1_slice1_mass;
+    let joint2_slice3_local_len_projected_inertia_f_z_along_dq = cache.joint1_slice0_mass
+        * joint2_slice3_local_len_column_v_z_along_dq;
+    let joint2_slice1_local_len_projected_inertia_f_z_along_dq = joint2_slice1_local_len_column_v_z_along_dq
+        * cache.joint1_slice1_mass;
+    let joint2_slice0_local_len_projected_inertia_f_z_along_dq = cache.joint1_slice0_mass
+        * joint2_slice0_local_len_column_v_z_along_dq;
+    let t2377 = 0.3333333333333333
+        * (joint2_rotation_22_along_dq
+            * (cache.joint2_slice2_local_len_projected_inertia_f_z
+                + cache.joint2_slice1_local_len_projected_inertia_f_z
+                + cache.joint2_slice0_local_len_projected_inertia_f_z
+                + cache.joint2_slice3_local_len_projected_inertia_f_z)
+            + cache.joint2_rotation_21
+                * (joint2_slice1_local_len_projected_inertia_f_y_along_dq
+                    + joint2_slice2_local_len_projected_inertia_f_y_along_dq
+                    + joint2_slice3_local_len_projected_inertia_f_y_along_dq
+                    + joint2_slice0_local_len_projected_inertia_f_y_along_dq)
+            + cache.joint1_tip_rotation_20
+                * (joint2_slice2_local_len_projected_inertia_f_x_along_dq
+                    + joint2_slice0_local_len_projected_inertia_f_x_along_dq
+                    + joint2_slice1_local_len_projected_inertia_f_x_along_dq
+                    + joint2_slice3_local_len_projected_inertia_f_x_along_dq)
+            + (cache.joint2_slice1_local_len_projected_inertia_f_x
+                + cache.joint2_slice3_local_len_projected_inertia_f_x
+                + cache.joint2_slice0_local_len_projected_inertia_f_x
+                + cache.joint2_slice2_local_len_projected_inertia_f_x)
+                * joint1_tip_rotation_20_along_dq
+            + joint2_rotation_21_along_dq
+                * (cache.joint2_slice1_local_len_projected_inertia_f_y
+                    + cache.joint2_slice0_local_len_projected_inertia_f_y
+                    + cache.joint2_slice2_local_len_projected_inertia_f_y
+                    + cache.joint2_slice3_local_len_projected_inertia_f_y)
+            + (joint2_slice2_local_len_projected_inertia_f_z_along_dq
+                + joint2_slice3_local_len_projected_inertia_f_z_along_dq
+                + joint2_slice1_local_len_projected_inertia_f_z_along_dq
+                + joint2_slice0_local_len_projected_inertia_f_z_along_dq)
+                * cache.joint2_rotation_22);
+    let joint2_subspace0_projected_inertia_f_z_along_dq = p.module_mass
+        * joint2_tip_subspace0_v_z_along_dq + t2377
+        - (head_inertia_h_x_along_dq * cache.joint2_tip_subspace0_w_y
+            + cache.head_inertia_h_x * joint2_tip_subspace0_w_y_along_dq
+            - cache.head_inertia_h_y * joint2_tip_subspace0_w_x_along_dq
+            - head_inertia_h_y_along_dq * cache.joint2_tip_subspace0_w_x)
+        - 0.6666666666666666 * t0 * t2376;
+    let joint2_slice1_local_bend_z_projected_inertia_f_y_along_dq = joint2_slice1_local_bend_z_column_v_y_along_dq
+        * cache.joint1_slice1_mass
+        - (joint2_slice1_local_inertia_h_z_along_dq
+            * cache.joint2_slice1_local_len_column_v_y
+            + cache.joint2_slice1_local_inertia_h_z
+                * joint2_slice1_local_len_column_v_y_along_dq
+            - cache.joint2_slice1_local_bend_z_column_w_z
+                * joint2_slice1_local_inertia_h_x_along_dq
+            - joint2_slice1_local_bend_z_column_w_z_along_dq
+                * cache.joint2_slice1_local_inertia_h_x);
+    let joint2_slice2_local_bend_z_projected_inertia_f_y_along_dq = joint2_slice2_local_bend_z_column_v_y_along_dq
+        * cache.joint1_slice1_mass
+        - (cache.joint2_slice2_local_inertia_h_z
+            * joint2_slice2_local_len_column_v_y_along_dq
+            + cache.joint2_slice2_local_len_column_v_y
+                * joint2_slice2_local_inertia_h_z_along_dq
+            - joint2_slice2_local_inertia_h_x_along_dq
+                * cache.joint2_slice2_local_bend_z_column_w_z
+            - cache.joint2_slice2_local_inertia_h_x
+                * joint2_slice2_local_bend_z_column_w_z_along_dq);
+    let joint2_slice0_local_bend_z_projected_inertia_f_y_along_dq = joint2_slice0_local_bend_z_column_v_y_along_dq
+        * cache.joint1_slice0_mass
+        - (cache.joint2_slice0_local_inertia_h_z
+            * joint2_slice0_local_len_column_v_y_along_dq
+            + joint2_slice0_local_inertia_h_z_along_dq
+                * cache.joint2_slice0_local_len_column_v_y
+            - joint2_slice0_local_bend_z_column_w_z_along_dq
+                * cache.joint2_slice0_local_inertia_h_x
+            - cache.joint2_slice0_local_bend_z_column_w_z
+                * joint2_slice0_local_inertia_h_x_along_dq);
+    let joint2_slice3_local_bend_z_projected_inertia_f_y_along_dq = joint2_slice3_local_bend_z_column_v_y_along_dq
+        * cache.joint1_slice0_mass
+        - (joint2_slice3_local_inertia_h_z_along_dq
+            * cache.joint2_slice3_local_len_column_v_y
+            + cache.joint2_slice3_local_inertia_h_z
+                * joint2_slice3_local_len_column_v_y_along_dq
+            - cache.joint2_slice3_local_inertia_h_x
+                * joint2_slice3_local_bend_z_column_w_z_along_dq
+            - cache.joint2_slice3_local_bend_z_column_w_z
+                * joint2_slice3_local_inertia_h_x_along_dq);
+    let joint2_slice3_local_bend_z_projected_inertia_f_z_along_dq = cache
+        .joint1_slice0_mass * joint2_slice3_local_bend_z_column_v_z_along_dq
+        - (joint2_slice3_local_inertia_h_x_along_dq
+            * cache.joint2_slice3_local_bend_z_column_w_y
+            + cache.joint2_slice3_local_inertia_h_x
+                * joint2_slice3_local_bend_z_column_w_y_along_dq
+            - joint2_slice3_local_len_column_v_y_along_dq
+                * cache.joint2_slice3_local_inertia_h_y
+            - joint2_slice3_local_inertia_h_y_along_dq
+                * cache.joint2_slice3_local_len_column_v_y);
+    let joint2_slice0_local_bend_z_projected_inertia_f_z_along_dq = joint2_slice0_local_bend_z_column_v_z_along_dq
+        * cache.joint1_slice0_mass
+        - (cache.joint2_slice0_local_bend_z_column_w_y
+            * joint2_slice0_local_inertia_h_x_along_dq
+            + cache.joint2_slice0_local_inertia_h_x
+                * joint2_slice0_local_bend_z_column_w_y_along_dq
+            - cache.joint2_slice0_local_inertia_h_y
+                * joint2_slice0_local_len_column_v_y_along_dq
+            - joint2_slice0_local_inertia_h_y_along_dq
+                * cache.joint2_slice0_local_len_column_v_y);
+    let joint2_slice2_local_bend_z_projected_inertia_f_z_along_dq = joint2_slice2_local_bend_z_column_v_z_along_dq
+        * cache.joint1_slice1_mass
+        - (cache.joint2_slice2_local_inertia_h_x
+            * joint2_slice2_local_bend_z_column_w_y_along_dq
+            + joint2_slice2_local_inertia_h_x_along_dq
+                * cache.joint2_slice2_local_bend_z_column_w_y
+            - cache.joint2_slice2_local_len_column_v_y
+                * joint2_slice2_local_inertia_h_y_along_dq
+            - joint2_slice2_local_len_column_v_y_along_dq
+                * cache.joint2_slice2_local_inertia_h_y);
+    let joint2_slice1_local_bend_z_projected_inertia_f_z_along_dq = cache
+        .joint1_slice1_mass * joint2_slice1_local_bend_z_column_v_z_along_dq
+        - (cache.joint2_slice1_local_bend_z_column_w_y
+            * joint2_slice1_local_inertia_h_x_along_dq
+            + joint2_slice1_local_bend_z_column_w_y_along_dq
+                * cache.joint2_slice1_local_inertia_h_x
+            - cache.joint2_slice1_local_inertia_h_y
+                * joint2_slice1_local_len_column_v_y_along_dq
+            - cache.joint2_slice1_local_len_column_v_y
+                * joint2_slice1_local_inertia_h_y_along_dq);
+    let joint2_slice1_local_bend_z_projected_inertia_f_x_along_dq = cache
+        .joint1_slice1_mass * joint2_slice1_local_bend_z_column_v_x_along_dq
+        - (cache.joint2_slice1_local_bend_z_column_w_z
+            * joint2_slice1_local_inertia_h_y_along_dq
+            + cache.joint2_slice1_local_inertia_h_y
+                * joint2_slice1_local_bend_z_column_w_z_along_dq
+            - joint2_slice1_local_inertia_h_z_along_dq
+                * cache.joint2_slice1_local_bend_z_column_w_y
+            - cache.joint2_slice1_local_inertia_h_z
+                * joint2_slice1_local_bend_z_column_w_y_along_dq);
+    let joint2_slice3_local_bend_z_projected_inertia_f_x_along_dq = cache
+        .joint1_slice0_mass * joint2_slice3_local_bend_z_column_v_x_along_dq
+        - (cache.joint2_slice3_local_bend_z_column_w_z
+            * joint2_slice3_local_inertia_h_y_along_dq
+            + joint2_slice3_local_bend_z_column_w_z_along_dq
+                * cache.joint2_slice3_local_inertia_h_y
+            - cache.joint2_slice3_local_inertia_h_z
+                * joint2_slice3_local_bend_z_column_w_y_along_dq
+            - joint2_slice3_local_inertia_h_z_along_dq
+                * cache.joint2_slice3_local_bend_z_column_w_y);
+    let joint2_slice2_local_bend_z_projected_inertia_f_x_along_dq = cache
+        .joint1_slice1_mass * joint2_slice2_local_bend_z_column_v_x_along_dq
+        - (joint2_slice2_local_inertia_h_y_along_dq
+            * cache.joint2_slice2_local_bend_z_column_w_z
+            + joint2_slice2_local_bend_z_column_w_z_along_dq
+                * cache.joint2_slice2_local_inertia_h_y
+            - cache.joint2_slice2_local_inertia_h_z
+                * joint2_slice2_local_bend_z_column_w_y_along_dq
+            - joint2_slice2_local_inertia_h_z_along_dq
+                * cache.joint2_slice2_local_bend_z_column_w_y);
+    let joint2_slice0_local_bend_z_projected_inertia_f_x_along_dq = joint2_slice0_local_bend_z_column_v_x_along_dq
+        * cache.joint1_slice0_mass
+        - (joint2_slice0_local_bend_z_column_w_z_along_dq
+            * cache.joint2_slice0_local_inertia_h_y
+            + cache.joint2_slice0_local_bend_z_column_w_z
+                * joint2_slice0_local_inertia_h_y_along_dq
+            - cache.joint2_slice0_local_bend_z_column_w_y
+                * joint2_slice0_local_inertia_h_z_along_dq
+            - cache.joint2_slice0_local_inertia_h_z
+                * joint2_slice0_local_bend_z_column_w_y_along_dq);
+    let t2378 = joint2_rotation_22_along_dq
+        * (cache.joint2_slice3_local_bend_z_projected_inertia_f_z
+            + cache.joint2_slice1_local_bend_z_projected_inertia_f_z
+            + cache.joint2_slice2_local_bend_z_projected_inertia_f_z
+            + cache.joint2_slice0_local_bend_z_projected_inertia_f_z)
+        + joint2_rotation_21_along_dq
+            * (cache.joint2_slice1_local_bend_z_projected_inertia_f_y
+                + cache.joint2_slice3_local_bend_z_projected_inertia_f_y
+                + cache.joint2_slice2_local_bend_z_projected_inertia_f_y
+                + cache.joint2_slice0_local_bend_z_projected_inertia_f_y)
+        + cache.joint2_rotation_21
+            * (joint2_slice1_local_bend_z_projected_inertia_f_y_along_dq
+                + joint2_slice2_local_bend_z_projected_inertia_f_y_along_dq
+                + joint2_slice0_local_bend_z_projected_inertia_f_y_along_dq
+                + joint2_slice3_local_bend_z_projected_inertia_f_y_along_dq)
+        + (joint2_slice3_local_bend_z_projected_inertia_f_z_along_dq
+            + joint2_slice0_local_bend_z_projected_inertia_f_z_along_dq
+            + joint2_slice2_local_bend_z_projected_inertia_f_z_along_dq
+            + joint2_slice1_local_bend_z_projected_inertia_f_z_along_dq)
+            * cache.joint2_rotation_22
+        + joint1_tip_rotation_20_along_dq
+            * (cache.joint2_slice2_local_bend_z_projected_inertia_f_x
+                + cache.joint2_slice1_local_bend_z_projected_inertia_f_x
+                + cache.joint2_slice3_local_bend_z_projected_inertia_f_x
+                + cache.joint2_slice0_local_bend_z_projected_inertia_f_x)
+        + (joint2_slice1_local_bend_z_projected_inertia_f_x_along_dq
+            + joint2_slice3_local_bend_z_projected_inertia_f_x_along_dq
+            + joint2_slice2_local_bend_z_projected_inertia_f_x_along_dq
+            + joint2_slice0_local_bend_z_projected_inertia_f_x_along_dq)
+            * cache.joint1_tip_rotation_20;
+    let joint2_subspace1_projected_inertia_f_z_along_dq = 0.33333333333333315 * t0
+        * t2376 + t2377 + p.module_mass * joint2_tip_subspace1_v_z_along_dq
+        - 0.5773502691896257 * t0 * t2378
+        - (cache.head_inertia_h_x * joint2_tip_subspace1_w_y_along_dq
+            + head_inertia_h_x_along_dq * cache.joint2_tip_subspace1_w_y
+            - joint2_tip_subspace1_w_x_along_dq * cache.head_inertia_h_y
+            - head_inertia_h_y_along_dq * cache.joint2_tip_subspace1_w_x);
+    let t2379 = t2335 * cache.joint2_slice3_local_bend_z_column_v_y
+        + joint2_slice0_local_bend_z_column_v_z_along_dq * t2336
+        + t2364 * cache.joint2_slice2_local_bend_z_column_w_y
+        + t2346 * joint2_slice0_local_len_column_v_y_along_dq
+        + joint2_slice3_local_bend_z_column_w_z_along_dq * t2332
+        + t2337 * joint2_slice0_local_bend_z_column_w_y_along_dq
+        + t2362 * cache.joint2_slice3_local_bend_z_column_w_y
+        + cache.joint2_slice0_local_bend_z_column_v_y * t2352
+        + t2329 * joint2_slice1_local_bend_z_column_v_x_along_dq
+        + t2370 * joint2_slice2_local_len_column_v_y_along_dq
+        + cache.joint2_slice2_local_bend_z_column_v_x * t2358
+        + cache.joint2_slice1_local_bend_z_column_v_x * t2356
+        + t2353 * joint2_slice3_local_bend_z_column_v_z_along_dq
+        + cache.joint2_slice2_local_len_column_v_y * t2360
+        + joint2_slice3_local_bend_z_column_v_y_along_dq * t2333
+        + t2342 * cache.joint2_slice3_local_bend_z_column_w_z
+        + cache.joint2_slice2_local_bend_z_column_w_z * t2340
+        + t2345 * cache.joint2_slice3_local_bend_z_column_v_z
+        + t2339 * joint2_slice3_local_bend_z_column_v_x_along_dq
+        + t2367 * joint2_slice2_local_bend_z_column_w_z_along_dq
+        + joint2_slice0_local_bend_z_column_v_x_along_dq * t2343
+        + t2326 * cache.joint2_slice2_local_bend_z_column_v_y
+        + joint2_slice3_local_bend_z_column_w_y_along_dq * t2361
+        + t2357 * joint2_slice1_local_len_column_v_y_along_dq
+        + cache.joint2_slice1_local_bend_z_column_w_z * t2348
+        + joint2_slice1_local_bend_z_column_w_z_along_dq * t2331
+        + t2350 * joint2_slice2_local_bend_z_column_v_x_along_dq
+        + t2366 * cache.joint2_slice0_local_bend_z_column_v_x
+        + cache.joint2_slice0_local_bend_z_column_w_y * t2334
+        + joint2_slice0_local_bend_z_column_v_y_along_dq * t2354
+        + t2359 * joint2_slice1_local_bend_z_column_v_z_along_dq
+        + cache.joint2_slice0_local_len_column_v_y * t2365
+        + t2371 * cache.joint2_slice2_local_bend_z_column_v_z
+        + t2347 * joint2_slice2_local_bend_z_column_w_y_along_dq
+        + t2344 * cache.joint2_slice1_local_bend_z_column_w_y
+        + joint2_slice3_local_len_column_v_y_along_dq * t2349
+        + t2338 * joint2_slice1_local_bend_z_column_w_y_along_dq
+        + t2372 * cache.joint2_slice0_local_bend_z_column_v_z
+        + cache.joint2_slice1_local_bend_z_column_v_z * t2327
+        + cache.joint2_slice0_local_bend_z_column_w_z * t2368
+        + t2330 * cache.joint2_slice1_local_len_column_v_y
+        + joint2_slice2_local_bend_z_column_v_z_along_dq * t2363
+        + joint2_slice2_local_bend_z_column_v_y_along_dq * t2328
+        + t2355 * cache.joint2_slice3_local_len_column_v_y
+        + joint2_slice1_local_bend_z_column_v_y_along_dq * t2341
+        + cache.joint2_slice3_local_bend_z_column_v_x * t2351
+        + joint2_slice0_local_bend_z_column_w_z_along_dq * t2369
+        + t2373 * cache.joint2_slice1_local_bend_z_column_v_y;
+    let joint2_subspace2_projected_inertia_f_z_along_dq = t2377
+        + 0.3333333333333336 * t0 * t2376 + 0.5773502691896255 * t0 * t2378
+        + p.module_mass * joint2_tip_subspace2_v_z_along_dq
+        - (cache.head_inertia_h_x * joint2_tip_subspace2_w_y_along_dq
+            + head_inertia_h_x_along_dq * cache.joint2_tip_subspace2_w_y
+            - joint2_tip_subspace2_w_x_along_dq * cache.head_inertia_h_y
+            - cache.joint2_tip_subspace2_w_x * head_inertia_h_y_along_dq);
+    out[0] = tail_composite_force_f_x_along_dq;
+    out[1] = tail_composite_force_f_y_along_dq;
+    out[2] = tail_composite_force_f_z_along_dq;
+    out[3] = tail_composite_force_n_z_along_dq
+        + base_yaw_subspace_v_y_along_dq * tail_composite_force_f_y
+        + q[1] * tail_composite_force_f_x_along_dq + dq[1] * tail_composite_force_f_x
+        + cache.base_yaw_subspace_v_y * tail_composite_force_f_y_along_dq;
+    out[4] = base_pitch_subspace_v_y_along_dq * tail_composite_force_f_y
+        + p.gravity * base_yaw_rotation_01_along_dq * cache.tail_composite_inertia_h_y
+        + p.gravity * tail_composite_inertia_h_y_along_dq * cache.base_yaw_rotation_01
+        + tail_composite_force_f_z * base_pitch_subspace_v_z_along_dq
+        + tail_composite_force_n_x_along_dq * cache.base_yaw_rotation_01
+        + p.gravity * cache.tail_composite_inertia_m * base_pitch_subspace_v_z_along_dq
+        + base_yaw_rotation_00_along_dq * tail_composite_force_n_y
+        + tail_composite_force_f_x_along_dq * cache.base_pitch_subspace_v_x
+        + tail_composite_force_n_x * base_yaw_rotation_01_along_dq
+        + tail_composite_force_f_x * base_pitch_subspace_v_x_along_dq
+        + cache.base_pitch_subspace_v_y * tail_composite_force_f_y_along_dq
+        + cache.base_pitch_subspace_v_z * tail_composite_force_f_z_along_dq
+        + tail_composite_force_n_y_along_dq * cache.cos_q3
+        - p.gravity * base_yaw_rotation_00_along_dq * cache.tail_composite_inertia_h_x
+        - p.gravity * tail_composite_inertia_h_x_along_dq * cache.cos_q3;
+    out[5] = base_roll_subspace_v_z_along_dq * p.gravity * cache.tail_composite_inertia_m
+        + tail_composite_force_n_y * base_pitch_rotation_10_along_dq
+        + cache.base_roll_subspace_v_y * tail_composite_force_f_y_along_dq
+        + p.gravity * cache.tail_composite_inertia_h_y * base_pitch_rotation_00_along_dq
+        + base_roll_subspace_v_y_along_dq * tail_composite_force_f_y
+        + cache.base_pitch_rotation_10 * tail_composite_force_n_y_along_dq
+        + cache.base_pitch_rotation_00 * tail_composite_force_n_x_along_dq
+        + cache.base_roll_subspace_v_z * tail_composite_force_f_z_along_dq
+        + base_pitch_rotation_20_along_dq * tail_composite_force_n_z
+        + tail_composite_force_n_z_along_dq * cache.base_pitch_rotation_20
+        + tail_composite_force_n_x * base_pitch_rotation_00_along_dq
+        + p.gravity * cache.base_pitch_rotation_00 * tail_composite_inertia_h_y_along_dq
+        + tail_composite_force_f_x * base_roll_subspace_v_x_along_dq
+        + base_roll_subspace_v_z_along_dq * tail_composite_force_f_z
+        + tail_composite_force_f_x_along_dq * cache.base_roll_subspace_v_x
+        - p.gravity * base_pitch_rotation_10_along_dq * cache.tail_composite_inertia_h_x
+        - cache.base_pitch_rotation_10 * p.gravity * tail_composite_inertia_h_x_along_dq;
+    out[6] = middle_composite_force_f_z * joint1_tip_subspace0_v_z_along_dq + t2296
+        + p.gravity * joint1_subspace0_projected_inertia_f_z_along_dq
+        + dq[6] * p.joint_stiffness
+        + middle_composite_force_n_y_along_dq * cache.joint1_tip_subspace0_w_y
+        + middle_composite_force_f_x_along_dq * cache.joint1_tip_subspace0_v_x
+        + middle_composite_force_n_z_along_dq * cache.joint1_tip_subspace0_w_z
+        + joint1_tip_subspace0_v_x_along_dq * middle_composite_force_f_x
+        + middle_composite_force_f_y * joint1_tip_subspace0_v_y_along_dq
+        + joint1_tip_subspace0_w_z_along_dq * middle_composite_force_n_z
+        + cache.joint1_tip_subspace0_v_y * middle_composite_force_f_y_along_dq
+        + cache.joint1_tip_subspace0_v_z * middle_composite_force_f_z_along_dq
+        + middle_composite_force_n_y * joint1_tip_subspace0_w_y_along_dq
+        + middle_composite_force_n_x * joint1_tip_subspace0_w_x_along_dq
+        + cache.joint1_tip_subspace0_w_x * middle_composite_force_n_x_along_dq
+        - 0.6666666666666666 * t0 * t2323;
+    out[7] = middle_composite_force_f_y_along_dq * cache.joint1_tip_subspace1_v_y
+        + middle_composite_force_n_y * joint1_tip_subspace1_w_y_along_dq
+        + middle_composite_force_f_x_along_dq * cache.joint1_tip_subspace1_v_x
+        + p.gravity * joint1_subspace1_projected_inertia_f_z_along_dq
+        + joint1_tip_subspace1_v_y_along_dq * middle_composite_force_f_y
+        + cache.joint1_tip_subspace1_w_z * middle_composite_force_n_z_along_dq
+        + middle_composite_force_f_z * joint1_tip_subspace1_v_z_along_dq + t2296
+        + cache.joint1_tip_subspace1_w_y * middle_composite_force_n_y_along_dq
+        + cache.joint1_tip_subspace1_w_x * middle_composite_force_n_x_along_dq
+        + middle_composite_force_f_x * joint1_tip_subspace1_v_x_along_dq
+        + dq[7] * p.joint_stiffness
+        + joint1_tip_subspace1_w_z_along_dq * middle_composite_force_n_z
+        + 0.33333333333333315 * t0 * t2323
+        + middle_composite_force_n_x * joint1_tip_subspace1_w_x_along_dq
+        + middle_composite_force_f_z_along_dq * cache.joint1_tip_subspace1_v_z
+        - 0.5773502691896257 * t0 * t2325;
+    out[8] = cache.joint1_tip_subspace2_v_y * middle_composite_force_f_y_along_dq
+        + p.gravity * joint1_subspace2_projected_inertia_f_z_along_dq
+        + cache.joint1_tip_subspace2_w_x * middle_composite_force_n_x_along_dq
+        + 0.3333333333333336 * t0 * t2323 + t2296 + 0.5773502691896255 * t0 * t2325
+        + middle_composite_force_f_x_along_dq * cache.joint1_tip_subspace2_v_x
+        + middle_composite_force_f_x * joint1_tip_subspace2_v_x_along_dq
+        + dq[8] * p.joint_stiffness
+        + middle_composite_force_f_y * joint1_tip_subspace2_v_y_along_dq
+        + middle_composite_force_n_x * joint1_tip_subspace2_w_x_along_dq
+        + middle_composite_force_n_y * joint1_tip_subspace2_w_y_along_dq
+        + joint1_tip_subspace2_w_z_along_dq * middle_composite_force_n_z
+        + middle_composite_force_n_z_along_dq * cache.joint1_tip_subspace2_w_z
+        + middle_composite_force_f_z * joint1_tip_subspace2_v_z_along_dq
+        + middle_composite_force_f_z_along_dq * cache.joint1_tip_subspace2_v_z
+        + cache.joint1_tip_subspace2_w_y * middle_composite_force_n_y_along_dq;
+    out[9] = head_composite_force_n_x_along_dq * cache.joint2_tip_subspace0_w_x
+        + joint2_tip_subspace0_w_y_along_dq * head_composite_force_n_y
+        + head_composite_force_f_x * joint2_tip_subspace0_v_x_along_dq
+        + head_composite_force_n_z * joint2_tip_subspace0_w_z_along_dq
+        + head_composite_force_n_y_along_dq * cache.joint2_tip_subspace0_w_y
+        + cache.joint2_tip_subspace0_w_z * head_composite_force_n_z_along_dq
+        + joint2_tip_subspace0_v_y_along_dq * head_composite_force_f_y
+        + dq[9] * p.joint_stiffness
+        + head_composite_force_f_z_along_dq * cache.joint2_tip_subspace0_v_z
+        + head_composite_force_f_x_along_dq * cache.joint2_tip_subspace0_v_x + t2375
+        + joint2_tip_subspace0_v_z_along_dq * head_composite_force_f_z
+        + head_composite_force_f_y_along_dq * cache.joint2_tip_subspace0_v_y
+        + head_composite_force_n_x * joint2_tip_subspace0_w_x_along_dq
+        + p.gravity * joint2_subspace0_projected_inertia_f_z_along_dq
+        - 0.6666666666666666 * t2374 * t0;
+    out[10] = cache.joint2_tip_subspace1_v_y * head_composite_force_f_y_along_dq
+        + joint2_tip_subspace1_v_x_along_dq * head_composite_force_f_x
+        + p.gravity * joint2_subspace1_projected_inertia_f_z_along_dq
+        + 0.33333333333333315 * t2374 * t0
+        + head_composite_force_f_z_along_dq * cache.joint2_tip_subspace1_v_z + t2375
+        + joint2_tip_subspace1_w_x_along_dq * head_composite_force_n_x
+        + head_composite_force_n_y_along_dq * cache.joint2_tip_subspace1_w_y
+        + head_composite_force_f_z * joint2_tip_subspace1_v_z_along_dq
+        + dq[10] * p.joint_stiffness
+        + head_composite_force_n_z * joint2_tip_subspace1_w_z_along_dq
+        + head_composite_force_n_y * joint2_tip_subspace1_w_y_along_dq
+        + joint2_tip_subspace1_v_y_along_dq * head_composite_force_f_y
+        + head_composite_force_n_x_along_dq * cache.joint2_tip_subspace1_w_x
+        + head_composite_force_n_z_along_dq * cache.joint2_tip_subspace1_w_z
+        + head_composite_force_f_x_along_dq * cache.joint2_tip_subspace1_v_x
+        - 0.5773502691896257 * t0 * t2379;
+    out[11] = 0.3333333333333336 * t2374 * t0
+        + cache.joint2_tip_subspace2_w_z * head_composite_force_n_z_along_dq
+        + head_composite_force_f_y_along_dq * cache.joint2_tip_subspace2_v_y
+        + head_composite_force_f_z_along_dq * cache.joint2_tip_subspace2_v_z
+        + head_composite_force_f_x_along_dq * cache.joint2_tip_subspace2_v_x
+        + joint2_tip_subspace2_w_y_along_dq * head_composite_force_n_y
+        + joint2_tip_subspace2_v_y_along_dq * head_composite_force_f_y
+        + head_composite_force_n_x * joint2_tip_subspace2_w_x_along_dq
+        + p.joint_stiffness * dq[11]
+        + joint2_tip_subspace2_v_z_along_dq * head_composite_force_f_z
+        + cache.joint2_tip_subspace2_w_x * head_composite_force_n_x_along_dq
+        + 0.5773502691896255 * t0 * t2379
+        + joint2_tip_subspace2_w_z_along_dq * head_composite_force_n_z + t2375
+        + head_composite_force_f_x * joint2_tip_subspace2_v_x_along_dq
+        + p.gravity * joint2_subspace2_projected_inertia_f_z_along_dq
+        + head_composite_force_n_y_along_dq * cache.joint2_tip_subspace2_w_y;
+}
+/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_velocity_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    dqd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_yaw_bias_v_x_along_dqd = dqd[1] * qd[3] + dqd[3] * qd[1];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_subspace_rate_v_x_along_dqd = -dqd[3] * cache.base_pitch_subspace_v_y
+        - dqd[2] * cache.cos_q3;
+    let base_pitch_acceleration_v_x_along_dqd = base_yaw_bias_v_x_along_dqd
+        + base_pitch_subspace_rate_v_x * dqd[4]
+        + base_pitch_subspace_rate_v_x_along_dqd * qd[4];
+    let base_pitch_velocity_v_z_along_dqd = dqd[2]
+        + cache.base_pitch_subspace_v_z * dqd[4];
+    let base_yaw_velocity_v_y_along_dqd = dqd[1] + dqd[3] * cache.base_yaw_subspace_v_y;
+    let base_pitch_velocity_v_y_along_dqd = cache.base_pitch_subspace_v_y * dqd[4]
+        + base_yaw_velocity_v_y_along_dqd;
+    let base_pitch_velocity_w_y_along_dqd = dqd[4] * cache.cos_q3;
+    let base_roll_subspace_rate_v_x_along_dqd = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y_along_dqd
+        + base_pitch_velocity_w_y_along_dqd * cache.base_roll_subspace_v_z
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z_along_dqd
+        - dqd[3] * cache.base_roll_subspace_v_y;
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_acceleration_v_x_along_dqd = base_pitch_acceleration_v_x_along_dqd
+        + base_roll_subspace_rate_v_x_along_dqd * qd[5]
+        + base_roll_subspace_rate_v_x * dqd[5];
+    let base_roll_velocity_v_z_along_dqd = base_pitch_velocity_v_z_along_dqd
+        + cache.base_roll_subspace_v_z * dqd[5];
+    let base_pitch_velocity_w_x_along_dqd = cache.base_yaw_rotation_01 * dqd[4];
+    let base_roll_velocity_w_x_along_dqd = base_pitch_velocity_w_x_along_dqd
+        + cache.base_pitch_rotation_00 * dqd[5];
+    let base_roll_velocity_w_y_along_dqd = base_pitch_velocity_w_y_along_dqd
+        + cache.base_pitch_rotation_10 * dqd[5];
+    let tail_momentum_f_z_along_dqd = p.module_mass * base_roll_velocity_v_z_along_dqd
+        - (base_roll_velocity_w_y_along_dqd * cache.tail_inertia_h_x
+            - base_roll_velocity_w_x_along_dqd * cache.tail_inertia_h_y);
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + cache.base_pitch_rotation_10 * qd[5];
+    let base_roll_subspace_rate_w_y_along_dqd = dqd[3] * cache.base_pitch_rotation_00
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x_along_dqd;
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_pitch_subspace_rate_w_y_along_dqd = dqd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_bias_w_y_along_dqd = base_pitch_subspace_rate_w_y_along_dqd * qd[4]
+        + base_pitch_subspace_rate_w_y * dqd[4];
+    let base_roll_acceleration_w_y_along_dqd = base_roll_subspace_rate_w_y_along_dqd
+        * qd[5] + base_roll_subspace_rate_w_y * dqd[5] + base_pitch_bias_w_y_along_dqd;
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_subspace_rate_w_z_along_dqd = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x_along_dqd
+        - base_pitch_velocity_w_y_along_dqd * cache.base_pitch_rotation_00;
+    let base_roll_bias_w_z_along_dqd = base_roll_subspace_rate_w_z * dqd[5]
+        + qd[5] * base_roll_subspace_rate_w_z_along_dqd;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let tail_momentum_f_y = p.module_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.tail_inertia_h_z
+            - base_roll_velocity_w_z * cache.tail_inertia_h_x);
+    let base_roll_velocity_w_z_along_dqd = dqd[3]
+        + cache.base_pitch_rotation_20 * dqd[5];
+    let joint1_base_velocity_w_y_along_dqd = base_roll_velocity_w_x_along_dqd
+        * cache.base_roll_rotation_01
+        + base_roll_velocity_w_y_along_dqd * cache.base_roll_rotation_11
+        + cache.base_roll_rotation_21 * base_roll_velocity_w_z_along_dqd;
+    let t0 = 1.0 / p.actuator_radius;
+    let joint1_bend_z_rate_along_dqd = 0.5773502691896255 * t0 * dqd[8]
+        - 0.5773502691896257 * t0 * dqd[7];
+    let t1 = cache.joint1_slice1_local_bend_z_column_w_y * joint1_bend_z_rate_along_dqd;
+    let joint1_bend_y_rate_along_dqd = 0.3333333333333336 * t0 * dqd[8]
+        + 0.33333333333333315 * t0 * dqd[7] - 0.6666666666666666 * t0 * dqd[6];
+    let t2 = joint1_bend_y_rate_along_dqd * cache.joint1_slice1_local_bend_y_column_w_y;
+    let t3 = joint1_base_velocity_w_y_along_dqd + t1 + t2;
+    let joint1_bend_z_rate = 0.5773502691896255 * t0 * qd[8]
+        - 0.5773502691896257 * t0 * qd[7];
+    let t4 = cache.joint1_slice1_local_bend_z_column_v_x * joint1_bend_z_rate;
+    let joint1_len_rate = 0.3333333333333333 * qd[7] + 0.3333333333333333 * qd[6]
+        + 0.3333333333333333 * qd[8];
+    let t5 = joint1_len_rate * cache.joint1_slice1_local_len_column_v_x;
+    let joint1_bend_y_rate = 0.3333333333333336 * t0 * qd[8]
+        + 0.33333333333333315 * t0 * qd[7] - 0.6666666666666666 * qd[6] * t0;
+    let t6 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_v_x;
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let t7 = base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.joint1_position_y
+            - cache.joint1_position_z * base_roll_velocity_w_y);
+    let t8 = base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.joint1_position_z
+            - base_roll_velocity_w_z * cache.joint1_position_x);
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let t9 = base_roll_velocity_v_z
+        - (cache.joint1_position_x * base_roll_velocity_w_y
+            - cache.joint1_position_y * base_roll_velocity_w_x);
+    let joint1_base_velocity_v_x = cache.base_pitch_rotation_00 * t7
+        + cache.base_pitch_rotation_10 * t8 + cache.base_pitch_rotation_20 * t9;
+    let t10 = t4 + t5 + t6 + joint1_base_velocity_v_x;
+    let joint1_base_velocity_w_z = cache.base_roll_rotation_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * cache.base_roll_rotation_22
+        + base_roll_velocity_w_x * cache.base_roll_rotation_02;
+    let t11 = joint1_bend_z_rate * cache.joint1_slice1_local_bend_z_column_w_z;
+    let t12 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_w_z;
+    let t13 = joint1_base_velocity_w_z + t11 + t12;
+    let t14 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_w_y;
+    let t15 = cache.joint1_slice1_local_bend_z_column_w_y * joint1_bend_z_rate;
+    let joint1_base_velocity_w_y = base_roll_velocity_w_x * cache.base_roll_rotation_01
+        + base_roll_velocity_w_z * cache.base_roll_rotation_21
+        + cache.base_roll_rotation_11 * base_roll_velocity_w_y;
+    let t16 = t14 + t15 + joint1_base_velocity_w_y;
+    let joint1_slice1_local_momentum_f_x = t10 * cache.joint1_slice1_mass
+        - (cache.joint1_slice1_local_inertia_h_y * t13
+            - cache.joint1_slice1_local_inertia_h_z * t16);
+    let t17 = -(t3 * joint1_slice1_local_momentum_f_x);
+    let t18 = cache.joint1_slice2_local_bend_y_column_v_y * joint1_bend_y_rate_along_dqd;
+    let base_roll_velocity_v_y_along_dqd = cache.base_roll_subspace_v_y * dqd[5]
+        + base_pitch_velocity_v_y_along_dqd;
+    let t19 = base_roll_velocity_v_y_along_dqd
+        - (base_roll_velocity_w_x_along_dqd * cache.joint1_position_z
+            - cache.joint1_position_x * base_roll_velocity_w_z_along_dqd);
+    let base_yaw_velocity_v_x_along_dqd = dqd[3] * q[1] + dqd[0];
+    let base_pitch_velocity_v_x_along_dqd = base_yaw_velocity_v_x_along_dqd
+        + dqd[4] * cache.base_pitch_subspace_v_x;
+    let base_roll_velocity_v_x_along_dqd = cache.base_roll_subspace_v_x * dqd[5]
+        + base_pitch_velocity_v_x_along_dqd;
+    let t20 = base_roll_velocity_v_x_along_dqd
+        - (cache.joint1_position_y * base_roll_velocity_w_z_along_dqd
+            - base_roll_velocity_w_y_along_dqd * cache.joint1_position_z);
+    let t21 = base_roll_velocity_v_z_along_dqd
+        - (base_roll_velocity_w_y_along_dqd * cache.joint1_position_x
+            - base_roll_velocity_w_x_along_dqd * cache.joint1_position_y);
+    let joint1_base_velocity_v_y_along_dqd = cache.base_roll_rotation_11 * t19
+        + cache.base_roll_rotation_01 * t20 + t21 * cache.base_roll_rotation_21;
+    let t22 = cache.joint1_slice2_local_bend_z_column_v_y * joint1_bend_z_rate_along_dqd;
+    let joint1_len_rate_along_dqd = 0.3333333333333333 * dqd[8]
+        + 0.3333333333333333 * dqd[7] + 0.3333333333333333 * dqd[6];
+    let t23 = cache.joint1_slice2_local_len_column_v_y * joint1_len_rate_along_dqd;
+    let t24 = t18 + joint1_base_velocity_v_y_along_dqd + t22 + t23;
+    let t25 = joint1_bend_y_rate_along_dqd * cache.joint1_slice2_local_bend_y_column_w_x;
+    let joint1_base_velocity_w_x_along_dqd = base_roll_velocity_w_x_along_dqd
+        * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_20 * base_roll_velocity_w_z_along_dqd
+        + base_roll_velocity_w_y_along_dqd * cache.base_pitch_rotation_10;
+    let t26 = cache.joint1_slice2_local_len_column_v_y * joint1_bend_z_rate_along_dqd;
+    let t27 = t25 + joint1_base_velocity_w_x_along_dqd + t26;
+    let t28 = cache.joint1_slice2_local_bend_z_column_w_z * joint1_bend_z_rate_along_dqd;
+    let joint1_base_velocity_w_z_along_dqd = base_roll_velocity_w_x_along_dqd
+        * cache.base_roll_rotation_02
+        + base_roll_velocity_w_y_along_dqd * cache.base_roll_rotation_12
+        + cache.base_roll_rotation_22 * base_roll_velocity_w_z_along_dqd;
+    let t29 = cache.joint1_slice2_local_bend_y_column_w_z * joint1_bend_y_rate_along_dqd;
+    let t30 = t28 + joint1_base_velocity_w_z_along_dqd + t29;
+    let joint1_slice2_local_momentum_f_y_along_dqd = t24 * cache.joint1_slice1_mass
+        - (t27 * cache.joint1_slice2_local_inertia_h_z
+            - cache.joint1_slice2_local_inertia_h_x * t30);
+    let joint1_base_velocity_w_x = base_roll_velocity_w_x * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * cache.base_pitch_rotation_20;
+    let t31 = cache.joint1_slice2_local_len_column_v_y * joint1_bend_z_rate;
+    let t32 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_w_x;
+    let t33 = joint1_base_velocity_w_x + t31 + t32;
+    let t34 = joint1_slice2_local_momentum_f_y_along_dqd * t33;
+    let t35 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_w_x;
+    let t36 = joint1_bend_z_rate * cache.joint1_slice3_local_len_column_v_y;
+    let t37 = t35 + t36 + joint1_base_velocity_w_x;
+    let t38 = cache.joint1_slice3_local_bend_z_column_v_y * joint1_bend_z_rate_along_dqd;
+    let t39 = joint1_len_rate_along_dqd * cache.joint1_slice3_local_len_column_v_y;
+    let t40 = joint1_bend_y_rate_along_dqd * cache.joint1_slice3_local_bend_y_column_v_y;
+    let t41 = t38 + t39 + t40 + joint1_base_velocity_v_y_along_dqd;
+    let t42 = cache.joint1_slice3_local_bend_z_column_w_z * joint1_bend_z_rate_along_dqd;
+    let t43 = joint1_bend_y_rate_along_dqd * cache.joint1_slice3_local_bend_y_column_w_z;
+    let t44 = t42 + joint1_base_velocity_w_z_along_dqd + t43;
+    let t45 = cache.joint1_slice3_local_len_column_v_y * joint1_bend_z_rate_along_dqd;
+    let t46 = joint1_bend_y_rate_along_dqd * cache.joint1_slice3_local_bend_y_column_w_x;
+    let t47 = t45 + t46 + joint1_base_velocity_w_x_along_dqd;
+    let joint1_slice3_local_momentum_f_y_along_dqd = cache.joint1_slice0_mass * t41
+        - (cache.joint1_slice3_local_inertia_h_z * t47
+            - cache.joint1_slice3_local_inertia_h_x * t44);
+    let t48 = t37 * joint1_slice3_local_momentum_f_y_along_dqd;
+    let t49 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_w_z;
+    let t50 = cache.joint1_slice3_local_bend_z_column_w_z * joint1_bend_z_rate;
+    let t51 = t49 + joint1_base_velocity_w_z + t50;
+    let t52 = joint1_len_rate * cache.joint1_slice3_local_len_column_v_y;
+    let t53 = cache.joint1_slice3_local_bend_z_column_v_y * joint1_bend_z_rate;
+    let joint1_base_velocity_v_y = cache.base_roll_rotation_11 * t8
+        + cache.base_roll_rotation_01 * t7 + cache.base_roll_rotation_21 * t9;
+    let t54 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_v_y;
+    let t55 = t52 + t53 + joint1_base_velocity_v_y + t54;
+    let joint1_slice3_local_momentum_f_y = t55 * cache.joint1_slice0_mass
+        - (cache.joint1_slice3_local_inertia_h_z * t37
+            - t51 * cache.joint1_slice3_local_inertia_h_x);
+    let t56 = joint1_slice3_local_momentum_f_y * t47;
+    let t57 = cache.joint1_slice3_local_bend_z_column_v_x * joint1_bend_z_rate_along_dqd;
+    let t58 = joint1_len_rate_along_dqd * cache.joint1_slice3_local_len_column_v_x;
+    let joint1_base_velocity_v_x_along_dqd = cache.base_pitch_rotation_20 * t21
+        + cache.base_pitch_rotation_10 * t19 + cache.base_pitch_rotation_00 * t20;
+    let t59 = joint1_bend_y_rate_along_dqd * cache.joint1_slice3_local_bend_y_column_v_x;
+    let t60 = t57 + t58 + joint1_base_velocity_v_x_along_dqd + t59;
+    let t61 = cache.joint1_slice3_local_bend_y_column_w_y * joint1_bend_y_rate_along_dqd;
+    let t62 = joint1_bend_z_rate_along_dqd * cache.joint1_slice3_local_bend_z_column_w_y;
+    let t63 = joint1_base_velocity_w_y_along_dqd + t61 + t62;
+    let joint1_slice3_local_momentum_f_x_along_dqd = cache.joint1_slice0_mass * t60
+        - (t44 * cache.joint1_slice3_local_inertia_h_y
+            - cache.joint1_slice3_local_inertia_h_z * t63);
+    let t64 = joint1_bend_z_rate * cache.joint1_slice3_local_bend_z_column_w_y;
+    let t65 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_w_y;
+    let t66 = t64 + joint1_base_velocity_w_y + t65;
+    let t67 = -(joint1_slice3_local_momentum_f_x_along_dqd * t66);
+    let t68 = 2.0 * joint1_bend_y_rate * joint1_bend_y_rate_along_dqd
+        * cache.joint1_bend_z
+        - joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_z_rate_along_dqd
+        - cache.joint1_bend_y * joint1_bend_y_rate_along_dqd * joint1_bend_z_rate;
+    let t69 = cache.joint1_bend_z * cache.joint1_bend_z;
+    let t70 = cache.joint1_bend_y * cache.joint1_bend_y;
+    let t71 = cache.joint1_bend_y.powi(3);
+    let t72 = cache.joint1_bend_y * joint1_bend_y_rate_along_dqd * t69
+        * joint1_bend_z_rate
+        + joint1_bend_y_rate * cache.joint1_bend_y * t69 * joint1_bend_z_rate_along_dqd
+        + 2.0 * joint1_bend_y_rate * t70 * joint1_bend_y_rate_along_dqd
+            * cache.joint1_bend_z
+        - 2.0 * t70 * joint1_bend_z_rate * cache.joint1_bend_z
+            * joint1_bend_z_rate_along_dqd
+        - joint1_bend_y_rate_along_dqd * t71 * joint1_bend_z_rate
+        - joint1_bend_y_rate * t71 * joint1_bend_z_rate_along_dqd;
+    let t73 = 0.6978160177890329 * cache.joint1_slice3_bend_c4 * t72
+        - 0.8058320946447624 * t68 * cache.joint1_slice3_bend_c3
+        - 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t72;
+    let t74 = t35 + t36;
+    let base_pitch_subspace_rate_w_x_along_dqd = -(dqd[3] * cache.cos_q3);
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let base_pitch_bias_w_x_along_dqd = base_pitch_subspace_rate_w_x_along_dqd * qd[4]
+        + base_pitch_subspace_rate_w_x * dqd[4];
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_roll_subspace_rate_w_x_along_dqd = base_pitch_velocity_w_y_along_dqd
+        * cache.base_pitch_rotation_20 - dqd[3] * cache.base_pitch_rotation_10;
+    let base_roll_acceleration_w_x_along_dqd = base_pitch_bias_w_x_along_dqd
+        + base_roll_subspace_rate_w_x * dqd[5]
+        + base_roll_subspace_rate_w_x_along_dqd * qd[5];
+    let joint1_base_bias_w_y_along_dqd = base_roll_acceleration_w_y_along_dqd
+        * cache.base_roll_rotation_11
+        + cache.base_roll_rotation_01 * base_roll_acceleration_w_x_along_dqd
+        + base_roll_bias_w_z_along_dqd * cache.base_roll_rotation_21;
+    let t75 = t42 + t43;
+    let t76 = t49 + t50;
+    let t77 = t45 + t46;
+    let t78 = t73 + t74 * joint1_base_velocity_w_z_along_dqd
+        + joint1_base_bias_w_y_along_dqd + joint1_base_velocity_w_z * t77
+        - t75 * joint1_base_velocity_w_x - t76 * joint1_base_velocity_w_x_along_dqd;
+    let t79 = joint1_bend_y_rate * t69 * joint1_bend_z_rate_along_dqd
+        + joint1_bend_y_rate_along_dqd * t69 * joint1_bend_z_rate
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_y_rate_along_dqd
+            * cache.joint1_bend_z
+        - joint1_bend_y_rate * t70 * joint1_bend_z_rate_along_dqd
+        - t70 * joint1_bend_y_rate_along_dqd * joint1_bend_z_rate
+        - 2.0 * cache.joint1_bend_y * joint1_bend_z_rate * cache.joint1_bend_z
+            * joint1_bend_z_rate_along_dqd;
+    let t80 = 0.7498816861956312 * cache.joint1_slice3_bend_c3 * t79
+        - 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t79;
+    let t81 = t61 + t62;
+    let joint1_base_bias_w_x_along_dqd = cache.base_pitch_rotation_20
+        * base_roll_bias_w_z_along_dqd
+        + cache.base_pitch_rotation_10 * base_roll_acceleration_w_y_along_dqd
+        + cache.base_pitch_rotation_00 * base_roll_acceleration_w_x_along_dqd;
+    let t82 = t64 + t65;
+    let t83 = t80 + t75 * joint1_base_velocity_w_y + joint1_base_bias_w_x_along_dqd
+        + joint1_base_velocity_w_y_along_dqd * t76 - t81 * joint1_base_velocity_w_z
+        - t82 * joint1_base_velocity_w_z_along_dqd;
+    let t84 = -(cache.joint1_slice3_local_inertia_h_x * t78
+        - t83 * cache.joint1_slice3_local_inertia_h_y);
+    let t85 = cache.joint1_slice1_local_len_column_v_y * joint1_bend_z_rate_along_dqd;
+    let t86 = cache.joint1_slice1_local_bend_y_column_w_x * joint1_bend_y_rate_along_dqd;
+    let t87 = t85 + joint1_base_velocity_w_x_along_dqd + t86;
+    let t88 = cache.joint1_slice1_local_bend_z_column_v_y * joint1_bend_z_rate;
+    let t89 = cache.joint1_slice1_local_len_column_v_y * joint1_len_rate;
+    let t90 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_v_y;
+    let t91 = t88 + t89 + t90 + joint1_base_velocity_v_y;
+    let t92 = cache.joint1_slice1_local_len_column_v_y * joint1_bend_z_rate;
+    let t93 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_w_x;
+    let t94 = joint1_base_velocity_w_x + t92 + t93;
+    let joint1_slice1_local_momentum_f_y = t91 * cache.joint1_slice1_mass
+        - (cache.joint1_slice1_local_inertia_h_z * t94
+            - t13 * cache.joint1_slice1_local_inertia_h_x);
+    let t95 = t87 * joint1_slice1_local_momentum_f_y;
+    let t96 = joint1_bend_y_rate_along_dqd * cache.joint1_slice0_local_bend_y_column_w_y;
+    let t97 = cache.joint1_slice0_local_bend_z_column_w_y * joint1_bend_z_rate_along_dqd;
+    let t98 = joint1_base_velocity_w_y_along_dqd + t96 + t97;
+    let t99 = joint1_bend_z_rate * cache.joint1_slice0_local_bend_z_column_w_y;
+    let t100 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_w_y;
+    let t101 = t99 + t100 + joint1_base_velocity_w_y;
+    let t102 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_w_z;
+    let t103 = joint1_bend_z_rate * cache.joint1_slice0_local_bend_z_column_w_z;
+    let t104 = joint1_base_velocity_w_z + t102 + t103;
+    let t105 = cache.joint1_slice0_local_bend_y_column_v_x * joint1_bend_y_rate;
+    let t106 = cache.joint1_slice0_local_len_column_v_x * joint1_len_rate;
+    let t107 = cache.joint1_slice0_local_bend_z_column_v_x * joint1_bend_z_rate;
+    let t108 = t105 + t106 + t107 + joint1_base_velocity_v_x;
+    let joint1_slice0_local_momentum_f_x = cache.joint1_slice0_mass * t108
+        - (cache.joint1_slice0_local_inertia_h_y * t104
+            - t101 * cache.joint1_slice0_local_inertia_h_z);
+    let t109 = -(t98 * joint1_slice0_local_momentum_f_x);
+    let t110 = cache.joint1_slice2_local_bend_z_column_w_y
+        * joint1_bend_z_rate_along_dqd;
+    let t111 = joint1_bend_y_rate_along_dqd
+        * cache.joint1_slice2_local_bend_y_column_w_y;
+    let t112 = t110 + t111;
+    let t113 = joint1_bend_z_rate * cache.joint1_slice2_local_bend_z_column_w_z;
+    let t114 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_w_z;
+    let t115 = t113 + t114;
+    let t116 = cache.joint1_slice2_local_bend_z_column_w_y * joint1_bend_z_rate;
+    let t117 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_w_y;
+    let t118 = t116 + t117;
+    let t119 = t28 + t29;
+    let t120 = 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t79
+        - 0.4029996149307748 * cache.joint1_slice2_bend_c4 * t79;
+    let t121 = joint1_base_velocity_w_y_along_dqd * t115 + joint1_base_bias_w_x_along_dqd
+        + t119 * joint1_base_velocity_w_y + t120 - joint1_base_velocity_w_z * t112
+        - joint1_base_velocity_w_z_along_dqd * t118;
+    let t122 = t25 + t26;
+    let t123 = t31 + t32;
+    let t124 = 0.1350029611448087 * t72 * cache.joint1_slice2_bend_c4
+        - 0.4050088834344261 * t72 * cache.joint1_slice2_bend_c5
+        - 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t68;
+    let t125 = t122 * joint1_base_velocity_w_z
+        + t123 * joint1_base_velocity_w_z_along_dqd + joint1_base_bias_w_y_along_dqd
+        + t124 - joint1_base_velocity_w_x * t119
+        - joint1_base_velocity_w_x_along_dqd * t115;
+    let t126 = -(t125 * cache.joint1_slice2_local_inertia_h_x
+        - cache.joint1_slice2_local_inertia_h_y * t121);
+    let t127 = t4 + t5 + t6;
+    let t128 = joint1_bend_y_rate_along_dqd
+        * cache.joint1_slice1_local_bend_y_column_v_y;
+    let t129 = cache.joint1_slice1_local_len_column_v_y * joint1_len_rate_along_dqd;
+    let t130 = cache.joint1_slice1_local_bend_z_column_v_y
+        * joint1_bend_z_rate_along_dqd;
+    let t131 = t128 + t129 + t130;
+    let t132 = t85 + t86;
+    let t133 = t1 + t2;
+    let t134 = t14 + t15;
+    let t135 = joint1_len_rate_along_dqd * cache.joint1_slice1_local_len_column_v_x;
+    let t136 = cache.joint1_bend_z * cache.joint1_len;
+    let t137 = 0.035940096619352636 * cache.joint1_slice1_bend_c3 * t136
+        - 0.035940096619352636 * t136 * cache.joint1_slice1_bend_c2;
+    let t138 = cache.joint1_bend_y * cache.joint1_len;
+    let t139 = 0.035940096619352636 * t138 * cache.joint1_slice1_bend_c3
+        - 0.035940096619352636 * t138 * cache.joint1_slice1_bend_c2;
+    let t140 = t135 + t137 * joint1_bend_z_rate_along_dqd
+        + t139 * joint1_bend_y_rate_along_dqd;
+    let t141 = cache.joint1_bend_y * cache.joint1_bend_z * cache.joint1_len;
+    let t142 = 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t141
+        - 0.01186057253208228 * t141 * cache.joint1_slice1_bend_c3;
+    let t143 = t70 * cache.joint1_len;
+    let t144 = 0.10890625570683385 * cache.joint1_len * cache.joint1_slice1_bend_c2;
+    let t145 = 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t143 + t144
+        - 0.01186057253208228 * t143 * cache.joint1_slice1_bend_c3;
+    let t146 = t142 * joint1_bend_z_rate + t89 + joint1_bend_y_rate * t145;
+    let t147 = t92 + t93;
+    let t148 = t129 + joint1_bend_y_rate_along_dqd * t145
+        + t142 * joint1_bend_z_rate_along_dqd;
+    let t149 = joint1_bend_z_rate * t137 + joint1_bend_y_rate * t139 + t5;
+    let t150 = 0.003914101352555533 * cache.joint1_slice1_bend_c4 * t72
+        - 0.0117423040576666 * t72 * cache.joint1_slice1_bend_c5
+        - 0.035940096619352636 * t68 * cache.joint1_slice1_bend_c3;
+    let t151 = 0.01186057253208228 * cache.joint1_slice1_bend_c3 * t79
+        - 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t79;
+    let t152 = cache.joint1_bend_z.powi(3);
+    let t153 = 2.0 * joint1_bend_y_rate * t70 * joint1_bend_y_rate_along_dqd
+        * cache.joint1_bend_z * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * t69 * cache.joint1_len
+            * joint1_bend_z_rate_along_dqd
+        + 2.0 * t152 * joint1_bend_z_rate * cache.joint1_len
+            * joint1_bend_z_rate_along_dqd
+        + 2.0 * cache.joint1_bend_y * joint1_bend_y_rate_along_dqd * t69
+            * joint1_bend_z_rate * cache.joint1_len;
+    let t154 = joint1_len_rate * joint1_bend_z_rate_along_dqd
+        + joint1_bend_z_rate * joint1_len_rate_along_dqd;
+    let t155 = 2.0 * joint1_len_rate * t69 * joint1_bend_z_rate_along_dqd
+        + 2.0 * joint1_bend_y_rate * joint1_bend_y_rate_along_dqd * cache.joint1_bend_z
+            * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * cache.joint1_len
+            * joint1_bend_z_rate_along_dqd
+        + 2.0 * cache.joint1_bend_y * joint1_bend_y_rate_along_dqd * joint1_bend_z_rate
+            * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * cache.joint1_bend_z
+            * joint1_len_rate_along_dqd
+        + 2.0 * cache.joint1_bend_y * joint1_len_rate * joint1_bend_y_rate_along_dqd
+            * cache.joint1_bend_z
+        + 6.0 * joint1_bend_z_rate * cache.joint1_bend_z * cache.joint1_len
+            * joint1_bend_z_rate_along_dqd
+        + 2.0 * t69 * joint1_bend_z_rate * joint1_len_rate_along_dqd;
+    let t156 = base_roll_acceleration_v_x_along_dqd
+        - (cache.joint1_position_y * base_roll_bias_w_z_along_dqd
+            - base_roll_acceleration_w_y_along_dqd * cache.joint1_position_z);
+    let base_roll_subspace_rate_v_y_along_dqd = dqd[3] * cache.base_roll_subspace_v_x
+        + base_pitch_velocity_v_z_along_dqd * cache.base_pitch_rotation_00
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_v_x_along_dqd
+        - base_pitch_velocity_w_x_along_dqd * cache.base_roll_subspace_v_z;
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
+    let base_pitch_subspace_rate_v_y_along_dqd = dqd[2] * cache.base_yaw_rotation_01
+        + dqd[3] * cache.base_pitch_subspace_v_x;
+    let base_yaw_subspace_rate_v_y_along_dqd = -dqd[0];
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y_along_dqd = qd[3] * base_yaw_subspace_rate_v_y_along_dqd
+        + dqd[3] * base_yaw_subspace_rate_v_y;
+    let base_pitch_acceleration_v_y_along_dqd = base_pitch_subspace_rate_v_y * dqd[4]
+        + qd[4] * base_pitch_subspace_rate_v_y_along_dqd + base_yaw_bias_v_y_along_dqd;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let base_roll_acceleration_v_y_along_dqd = base_roll_subspace_rate_v_y_along_dqd
+        * qd[5] + base_pitch_acceleration_v_y_along_dqd
+        + base_roll_subspace_rate_v_y * dqd[5];
+    let t157 = base_roll_acceleration_v_y_along_dqd
+        - (cache.joint1_position_z * base_roll_acceleration_w_x_along_dqd
+            - cache.joint1_position_x * base_roll_bias_w_z_along_dqd);
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let base_pitch_subspace_rate_v_z_along_dqd = base_yaw_velocity_v_x_along_dqd
+        * cache.cos_q3 - cache.base_yaw_rotation_01 * base_yaw_velocity_v_y_along_dqd;
+    let base_pitch_bias_v_z_along_dqd = base_pitch_subspace_rate_v_z * dqd[4]
+        + base_pitch_subspace_rate_v_z_along_dqd * qd[4];
+    let base_roll_subspace_rate_v_z_along_dqd = cache.base_pitch_rotation_10
+        * base_pitch_velocity_v_x_along_dqd
+        + cache.base_roll_subspace_v_y * base_pitch_velocity_w_x_along_dqd
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y_along_dqd
+        - base_pitch_velocity_w_y_along_dqd * cache.base_roll_subspace_v_x;
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_roll_acceleration_v_z_along_dqd = base_pitch_bias_v_z_along_dqd
+        + qd[5] * base_roll_subspace_rate_v_z_along_dqd
+        + base_roll_subspace_rate_v_z * dqd[5];
+    let t158 = base_roll_acceleration_v_z_along_dqd
+        - (cache.joint1_position_x * base_roll_acceleration_w_y_along_dqd
+            - cache.joint1_position_y * base_roll_acceleration_w_x_along_dqd);
+    let joint1_base_bias_v_z_along_dqd = t156 * cache.base_roll_rotation_02
+        + cache.base_roll_rotation_12 * t157 + t158 * cache.base_roll_rotation_22;
+    let t159 = t88 + t89 + t90;
+    let t160 = cache.joint1_slice1_local_bend_z_column_v_x
+        * joint1_bend_z_rate_along_dqd;
+    let t161 = joint1_bend_y_rate_along_dqd
+        * cache.joint1_slice1_local_bend_y_column_v_x;
+    let t162 = t160 + t161 + t135;
+    let t163 = joint1_base_velocity_w_x * t131 + t133 * joint1_base_velocity_v_x
+        + t134 * joint1_base_velocity_v_x_along_dqd
+        + (0.2178125114136677 * t154 * cache.joint1_slice1_bend_c2
+            + 0.010333524360067221 * t153 * cache.joint1_slice1_bend_c6
+            + 0.0012916905450084026 * cache.joint1_slice1_bend_c4 * t153
+            + 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t155
+            - 0.006458452725042013 * t153 * cache.joint1_slice1_bend_c5
+            - 0.01186057253208228 * t155 * cache.joint1_slice1_bend_c3)
+        + joint1_base_bias_v_z_along_dqd + t159 * joint1_base_velocity_w_x_along_dqd
+        - joint1_base_velocity_w_y_along_dqd * t127 - t132 * joint1_base_velocity_v_y
+        - (t132 * t146 + t147 * t148 - t140 * t134 - t133 * t149)
+        - (t151 * cache.joint1_slice1_local_com_y
+            - t150 * cache.joint1_slice1_local_com_x)
+        - t147 * joint1_base_velocity_v_y_along_dqd - t162 * joint1_base_velocity_w_y;
+    let t164 = t163 * cache.joint1_slice1_mass;
+    let t165 = t113 + joint1_base_velocity_w_z + t114;
+    let t166 = joint1_len_rate * cache.joint1_slice2_local_len_column_v_y;
+    let t167 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_v_y;
+    let t168 = joint1_bend_z_rate * cache.joint1_slice2_local_bend_z_column_v_y;
+    let t169 = t166 + t167 + joint1_base_velocity_v_y + t168;
+    let joint1_slice2_local_momentum_f_y = t169 * cache.joint1_slice1_mass
+        - (t33 * cache.joint1_slice2_local_inertia_h_z
+            - cache.joint1_slice2_local_inertia_h_x * t165);
+    let t170 = joint1_slice2_local_momentum_f_y * t27;
+    let t171 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_w_x;
+    let t172 = joint1_bend_z_rate * cache.joint1_slice0_local_len_column_v_y;
+    let t173 = joint1_base_velocity_w_x + t171 + t172;
+    let t174 = joint1_bend_z_rate_along_dqd
+        * cache.joint1_slice0_local_bend_z_column_w_z;
+    let t175 = joint1_bend_y_rate_along_dqd
+        * cache.joint1_slice0_local_bend_y_column_w_z;
+    let t176 = t174 + joint1_base_velocity_w_z_along_dqd + t175;
+    let t177 = cache.joint1_slice0_local_bend_y_column_w_x
+        * joint1_bend_y_rate_along_dqd;
+    let t178 = joint1_bend_z_rate_along_dqd * cache.joint1_slice0_local_len_column_v_y;
+    let t179 = t177 + joint1_base_velocity_w_x_along_dqd + t178;
+    let t180 = joint1_bend_y_rate_along_dqd
+        * cache.joint1_slice0_local_bend_y_column_v_y;
+    let t181 = joint1_bend_z_rate_along_dqd
+        * cache.joint1_slice0_local_bend_z_column_v_y;
+    let t182 = joint1_len_rate_along_dqd * cache.joint1_slice0_local_len_column_v_y;
+    let t183 = t180 + t181 + joint1_base_velocity_v_y_along_dqd + t182;
+    let joint1_slice0_local_momentum_f_y_along_dqd = t183 * cache.joint1_slice0_mass
+        - (t179 * cache.joint1_slice0_local_inertia_h_z
+            - cache.joint1_slice0_local_inertia_h_x * t176);
+    let t184 = t173 * joint1_slice0_local_momentum_f_y_along_dqd;
+    let t185 = 0.0000016135911537792344 * t72 * cache.joint1_slice0_bend_c4
+        - 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t72
+        - 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t68;
+    let t186 = t177 + t178;
+    let t187 = t102 + t103;
+    let t188 = t171 + t172;
+    let t189 = t174 + t175;
+    let t190 = t185 + joint1_base_velocity_w_z * t186 + joint1_base_bias_w_y_along_dqd
+        + joint1_base_velocity_w_z_along_dqd * t188
+        - joint1_base_velocity_w_x_along_dqd * t187 - joint1_base_velocity_w_x * t189;
+    let t191 = 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t79
+        - 0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t79;
+    let t192 = t96 + t97;
+    let t193 = t99 + t100;
+    let t194 = t191 + joint1_base_velocity_w_y * t189 + joint1_base_bias_w_x_along_dqd
+        + joint1_base_velocity_w_y_along_dqd * t187 - joint1_base_velocity_w_z * t192
+        - t193 * joint1_base_velocity_w_z_along_dqd;
+    let t195 = -(cache.joint1_slice0_local_inertia_h_x * t190
+        - t194 * cache.joint1_slice0_local_inertia_h_y);
+    let t196 = cache.joint1_slice0_local_len_column_v_x * joint1_len_rate_along_dqd;
+    let t197 = cache.joint1_slice0_local_bend_y_column_v_x
+        * joint1_bend_y_rate_along_dqd;
+    let t198 = cache.joint1_slice0_local_bend_z_column_v_x
+        * joint1_bend_z_rate_along_dqd;
+    let t199 = t196 + t197 + joint1_base_velocity_v_x_along_dqd + t198;
+    let joint1_slice0_local_momentum_f_x_along_dqd = t199 * cache.joint1_slice0_mass
+        - (t176 * cache.joint1_slice0_local_inertia_h_y
+            - t98 * cache.joint1_slice0_local_inertia_h_z);
+    let t200 = -(joint1_slice0_local_momentum_f_x_along_dqd * t101);
+    let t201 = t18 + t22 + t23;
+    let t202 = 0.4029996149307748 * t141 * cache.joint1_slice2_bend_c4
+        - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t141;
+    let t203 = 0.44888729929169013 * cache.joint1_len * cache.joint1_slice2_bend_c2;
+    let t204 = 0.4029996149307748 * t143 * cache.joint1_slice2_bend_c4 + t203
+        - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t143;
+    let t205 = joint1_bend_z_rate * t202 + t166 + joint1_bend_y_rate * t204;
+    let t206 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t136
+        - 0.3007502358784333 * t136 * cache.joint1_slice2_bend_c2;
+    let t207 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t138
+        - 0.3007502358784333 * t138 * cache.joint1_slice2_bend_c2;
+    let t208 = joint1_len_rate * cache.joint1_slice2_local_len_column_v_x;
+    let t209 = joint1_bend_z_rate * t206 + joint1_bend_y_rate * t207 + t208;
+    let t210 = t204 * joint1_bend_y_rate_along_dqd + t202 * joint1_bend_z_rate_along_dqd
+        + t23;
+    let t211 = cache.joint1_slice2_local_len_column_v_x * joint1_len_rate_along_dqd;
+    let t212 = joint1_bend_y_rate_along_dqd * t207 + t211
+        + joint1_bend_z_rate_along_dqd * t206;
+    let t213 = joint1_bend_y_rate_along_dqd
+        * cache.joint1_slice2_local_bend_y_column_v_x;
+    let t214 = cache.joint1_slice2_local_bend_z_column_v_x
+        * joint1_bend_z_rate_along_dqd;
+    let t215 = t213 + t214 + t211;
+    let t216 = cache.joint1_slice2_local_bend_z_column_v_x * joint1_bend_z_rate;
+    let t217 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_v_x;
+    let t218 = t216 + t217 + t208;
+    let t219 = t166 + t167 + t168;
+    let t220 = t201 * joint1_base_velocity_w_x + t112 * joint1_base_velocity_v_x
+        + joint1_base_bias_v_z_along_dqd + t118 * joint1_base_velocity_v_x_along_dqd
+        + (0.7236056350474663 * cache.joint1_slice2_bend_c6 * t153
+            + 0.09045070438093329 * t153 * cache.joint1_slice2_bend_c4
+            + 0.4029996149307748 * t155 * cache.joint1_slice2_bend_c4
+            + 0.8977745985833803 * t154 * cache.joint1_slice2_bend_c2
+            - 0.45225352190466644 * t153 * cache.joint1_slice2_bend_c5
+            - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t155)
+        + t219 * joint1_base_velocity_w_x_along_dqd
+        - (t205 * t122 + t210 * t123 - t209 * t112 - t212 * t118)
+        - t122 * joint1_base_velocity_v_y - joint1_base_velocity_v_y_along_dqd * t123
+        - t215 * joint1_base_velocity_w_y - joint1_base_velocity_w_y_along_dqd * t218
+        - (cache.joint1_slice2_local_com_y * t120
+            - cache.joint1_slice2_local_com_x * t124);
+    let t221 = t220 * cache.joint1_slice1_mass;
+    let t222 = t128 + joint1_base_velocity_v_y_along_dqd + t129 + t130;
+    let t223 = joint1_bend_z_rate_along_dqd
+        * cache.joint1_slice1_local_bend_z_column_w_z;
+    let t224 = cache.joint1_slice1_local_bend_y_column_w_z
+        * joint1_bend_y_rate_along_dqd;
+    let t225 = t223 + t224 + joint1_base_velocity_w_z_along_dqd;
+    let joint1_slice1_local_momentum_f_y_along_dqd = cache.joint1_slice1_mass * t222
+        - (t87 * cache.joint1_slice1_local_inertia_h_z
+            - t225 * cache.joint1_slice1_local_inertia_h_x);
+    let t226 = t94 * joint1_slice1_local_momentum_f_y_along_dqd;
+    let t227 = t116 + t117 + joint1_base_velocity_w_y;
+    let t228 = t216 + t217 + joint1_base_velocity_v_x + t208;
+    let joint1_slice2_local_momentum_f_x = t228 * cache.joint1_slice1_mass
+        - (cache.joint1_slice2_local_inertia_h_y * t165
+            - t227 * cache.joint1_slice2_local_inertia_h_z);
+    let t229 = joint1_base_velocity_w_y_along_dqd + t110 + t111;
+    let t230 = -(joint1_slice2_local_momentum_f_x * t229);
+    let t231 = 0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t141
+        - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t141;
+    let t232 = 0.004820780989426014 * cache.joint1_slice0_bend_c2 * cache.joint1_len;
+    let t233 = 0.000046479858696022525 * t143 * cache.joint1_slice0_bend_c4 + t232
+        - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t143;
+    let t234 = t231 * joint1_bend_z_rate_along_dqd + t233 * joint1_bend_y_rate_along_dqd
+        + t182;
+    let t235 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t138
+        - 0.0003347157145944845 * t138 * cache.joint1_slice0_bend_c2;
+    let t236 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t136
+        - 0.0003347157145944845 * cache.joint1_slice0_bend_c2 * t136;
+    let t237 = joint1_bend_y_rate * t235 + t236 * joint1_bend_z_rate + t106;
+    let t238 = joint1_len_rate * cache.joint1_slice0_local_len_column_v_y;
+    let t239 = t233 * joint1_bend_y_rate + t231 * joint1_bend_z_rate + t238;
+    let t240 = joint1_bend_y_rate_along_dqd * t235 + t196
+        + t236 * joint1_bend_z_rate_along_dqd;
+    let t241 = t196 + t197 + t198;
+    let t242 = t105 + t106 + t107;
+    let t243 = joint1_bend_z_rate * cache.joint1_slice0_local_bend_z_column_v_y;
+    let t244 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_v_y;
+    let t245 = t243 + t244 + t238;
+    let t246 = t180 + t181 + t182;
+    let t247 = (0.0000001120346095964964 * t153 * cache.joint1_slice0_bend_c4
+        + 0.0000008962768767719712 * t153 * cache.joint1_slice0_bend_c6
+        + 0.009641561978852029 * t154 * cache.joint1_slice0_bend_c2
+        + 0.000046479858696022525 * t155 * cache.joint1_slice0_bend_c4
+        - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t155
+        - 0.000000560173047982482 * cache.joint1_slice0_bend_c5 * t153)
+        + joint1_base_bias_v_z_along_dqd + t192 * joint1_base_velocity_v_x
+        + t193 * joint1_base_velocity_v_x_along_dqd
+        + t245 * joint1_base_velocity_w_x_along_dqd + t246 * joint1_base_velocity_w_x
+        - (t234 * t188 + t239 * t186 - t237 * t192 - t193 * t240)
+        - t241 * joint1_base_velocity_w_y - joint1_base_velocity_v_y_along_dqd * t188
+        - (t191 * cache.joint1_slice0_local_com_y
+            - t185 * cache.joint1_slice0_local_com_x)
+        - joint1_base_velocity_w_y_along_dqd * t242 - joint1_base_velocity_v_y * t186;
+    let t248 = t247 * cache.joint1_slice0_mass;
+    let t249 = t213 + t214 + joint1_base_velocity_v_x_along_dqd + t211;
+    let joint1_slice2_local_momentum_f_x_along_dqd = t249 * cache.joint1_slice1_mass
+        - (cache.joint1_slice2_local_inertia_h_y * t30
+            - t229 * cache.joint1_slice2_local_inertia_h_z);
+    let t250 = -(joint1_slice2_local_momentum_f_x_along_dqd * t227);
+    let t251 = 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t141
+        - 0.7498816861956312 * t141 * cache.joint1_slice3_bend_c3;
+    let t252 = 0.8659570925834785 * cache.joint1_slice3_bend_c2 * cache.joint1_len;
+    let t253 = 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t143 + t252
+        - 0.7498816861956312 * t143 * cache.joint1_slice3_bend_c3;
+    let t254 = t39 + joint1_bend_z_rate_along_dqd * t251
+        + joint1_bend_y_rate_along_dqd * t253;
+    let t255 = t52 + joint1_bend_y_rate * t253 + joint1_bend_z_rate * t251;
+    let t256 = 0.8058320946447624 * t136 * cache.joint1_slice3_bend_c3
+        - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * t136;
+    let t257 = 0.8058320946447624 * t138 * cache.joint1_slice3_bend_c3
+        - 0.8058320946447624 * cache.joint1_slice3_bend_c2 * t138;
+    let t258 = t58 + t256 * joint1_bend_z_rate_along_dqd
+        + joint1_bend_y_rate_along_dqd * t257;
+    let t259 = joint1_len_rate * cache.joint1_slice3_local_len_column_v_x;
+    let t260 = joint1_bend_y_rate * t257 + t256 * joint1_bend_z_rate + t259;
+    let t261 = t57 + t58 + t59;
+    let t262 = t38 + t39 + t40;
+    let t263 = joint1_bend_z_rate * cache.joint1_slice3_local_bend_z_column_v_x;
+    let t264 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_v_x;
+    let t265 = t263 + t264 + t259;
+    let t266 = t52 + t53 + t54;
+    let t267 = t81 * joint1_base_velocity_v_x
+        + (1.4997633723912625 * cache.joint1_slice3_bend_c4 * t155
+            + 5.1949229180765215 * t153 * cache.joint1_slice3_bend_c6
+            + 1.731914185166957 * cache.joint1_slice3_bend_c2 * t154
+            + 0.6493653647595652 * cache.joint1_slice3_bend_c4 * t153
+            - 0.7498816861956312 * t155 * cache.joint1_slice3_bend_c3
+            - 3.246826823797826 * cache.joint1_slice3_bend_c5 * t153)
+        + joint1_base_bias_v_z_along_dqd + t262 * joint1_base_velocity_w_x
+        + t82 * joint1_base_velocity_v_x_along_dqd
+        + joint1_base_velocity_w_x_along_dqd * t266
+        - (t254 * t74 + t77 * t255 - t258 * t82 - t81 * t260)
+        - (t80 * cache.joint1_slice3_local_com_y - cache.joint1_slice3_local_com_x * t73)
+        - t77 * joint1_base_velocity_v_y - t261 * joint1_base_velocity_w_y
+        - joint1_base_velocity_w_y_along_dqd * t265
+        - t74 * joint1_base_velocity_v_y_along_dqd;
+    let t268 = t267 * cache.joint1_slice0_mass;
+    let t269 = t263 + t264 + t259 + joint1_base_velocity_v_x;
+    let joint1_slice3_local_momentum_f_x = cache.joint1_slice0_mass * t269
+        - (t51 * cache.joint1_slice3_local_inertia_h_y
+            - cache.joint1_slice3_local_inertia_h_z * t66);
+    let t270 = -(joint1_slice3_local_momentum_f_x * t63);
+    let t271 = t11 + t12;
+    let t272 = t223 + t224;
+    let t273 = t150 + joint1_base_velocity_w_z * t132 + joint1_base_bias_w_y_along_dqd
+        + t147 * joint1_base_velocity_w_z_along_dqd
+        - joint1_base_velocity_w_x_along_dqd * t271 - joint1_base_velocity_w_x * t272;
+    let t274 = joint1_base_velocity_w_y * t272
+        + joint1_base_velocity_w_y_along_dqd * t271 + t151
+        + joint1_base_bias_w_x_along_dqd - joint1_base_velocity_w_z_along_dqd * t134
+        - joint1_base_velocity_w_z * t133;
+    let t275 = -(t273 * cache.joint1_slice1_local_inertia_h_x
+        - t274 * cache.joint1_slice1_local_inertia_h_y);
+    let t276 = t160 + t161 + t135 + joint1_base_velocity_v_x_along_dqd;
+    let joint1_slice1_local_momentum_f_x_along_dqd = t276 * cache.joint1_slice1_mass
+        - (cache.joint1_slice1_local_inertia_h_y * t225
+            - t3 * cache.joint1_slice1_local_inertia_h_z);
+    let t277 = -(joint1_slice1_local_momentum_f_x_along_dqd * t16);
+    let t278 = t243 + t244 + joint1_base_velocity_v_y + t238;
+    let joint1_slice0_local_momentum_f_y = t278 * cache.joint1_slice0_mass
+        - (t173 * cache.joint1_slice0_local_inertia_h_z
+            - cache.joint1_slice0_local_inertia_h_x * t104);
+    let t279 = joint1_slice0_local_momentum_f_y * t179;
+    let t280 = t17 + t34 + t48 + t56 + t67 + t84 + t95 + t109 + t126 + t164 + t170 + t184
+        + t195 + t200 + t221 + t226 + t230 + t248 + t250 + t268 + t270 + t275 + t277
+        + t279;
+    let t281 = cache.base_roll_rotation_02 * t280;
+    let joint1_base_velocity_v_z_along_dqd = cache.base_roll_rotation_02 * t20
+        + t21 * cache.base_roll_rotation_22 + cache.base_roll_rotation_12 * t19;
+    let t282 = cache.joint1_slice3_local_bend_y_column_v_z
+        * joint1_bend_y_rate_along_dqd;
+    let t283 = joint1_len_rate_along_dqd * cache.joint1_slice3_local_len_column_v_z;
+    let t284 = cache.joint1_slice3_local_bend_z_column_v_z
+        * joint1_bend_z_rate_along_dqd;
+    let t285 = joint1_base_velocity_v_z_along_dqd + t282 + t283 + t284;
+    let joint1_slice3_local_momentum_f_z_along_dqd = t285 * cache.joint1_slice0_mass
+        - (cache.joint1_slice3_local_inertia_h_x * t63
+            - cache.joint1_slice3_local_inertia_h_y * t47);
+    let t286 = t66 * joint1_slice3_local_momentum_f_z_along_dqd;
+    let joint1_base_bias_w_z_along_dqd = cache.base_roll_rotation_12
+        * base_roll_acceleration_w_y_along_dqd
+        + cache.base_roll_rotation_02 * base_roll_acceleration_w_x_along_dqd
+        + base_roll_bias_w_z_along_dqd * cache.base_roll_rotation_22;
+    let t287 = 2.0 * cache.joint1_bend_y * joint1_bend_z_rate
+        * joint1_bend_z_rate_along_dqd
+        - joint1_bend_y_rate_along_dqd * joint1_bend_z_rate * cache.joint1_bend_z
+        - joint1_bend_y_rate * cache.joint1_bend_z * joint1_bend_z_rate_along_dqd;
+    let t288 = joint1_bend_y_rate * t152 * joint1_bend_z_rate_along_dqd
+        + t152 * joint1_bend_y_rate_along_dqd * joint1_bend_z_rate
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_bend_y_rate_along_dqd
+            * t69
+        - t70 * joint1_bend_y_rate_along_dqd * joint1_bend_z_rate * cache.joint1_bend_z
+        - joint1_bend_y_rate * t70 * cache.joint1_bend_z * joint1_bend_z_rate_along_dqd
+        - 2.0 * cache.joint1_bend_y * t69 * joint1_bend_z_rate
+            * joint1_bend_z_rate_along_dqd;
+    let t289 = 0.0003347157145944845 * cache.joint1_slice0_bend_c3 * t287
+        + 0.0000016135911537792344 * t288 * cache.joint1_slice0_bend_c4
+        - 0.000004840773461337703 * t288 * cache.joint1_slice0_bend_c5;
+    let t290 = joint1_base_bias_w_z_along_dqd + t289 + joint1_base_velocity_w_x * t192
+        + t193 * joint1_base_velocity_w_x_along_dqd
+        - joint1_base_velocity_w_y_along_dqd * t188 - joint1_base_velocity_w_y * t186;
+    let t291 = -(cache.joint1_slice0_local_inertia_h_y * t290
+        - t190 * cache.joint1_slice0_local_inertia_h_z);
+    let t292 = -(t225 * joint1_slice1_local_momentum_f_y);
+    let t293 = cache.joint1_slice1_local_len_column_v_z * joint1_len_rate_along_dqd;
+    let t294 = joint1_bend_y_rate_along_dqd
+        * cache.joint1_slice1_local_bend_y_column_v_z;
+    let t295 = cache.joint1_slice1_local_bend_z_column_v_z
+        * joint1_bend_z_rate_along_dqd;
+    let t296 = t293 + t294 + joint1_base_velocity_v_z_along_dqd + t295;
+    let joint1_slice1_local_momentum_f_z_along_dqd = cache.joint1_slice1_mass * t296
+        - (t3 * cache.joint1_slice1_local_inertia_h_x
+            - t87 * cache.joint1_slice1_local_inertia_h_y);
+    let t297 = joint1_slice1_local_momentum_f_z_along_dqd * t16;
+    let t298 = 0.8058320946447624 * t287 * cache.joint1_slice3_bend_c3
+        + 0.6978160177890329 * t288 * cache.joint1_slice3_bend_c4
+        - 2.0934480533670987 * t288 * cache.joint1_slice3_bend_c5;
+    let t299 = t81 * joint1_base_velocity_w_x + joint1_base_bias_w_z_along_dqd + t298
+        + t82 * joint1_base_velocity_w_x_along_dqd - t77 * joint1_base_velocity_w_y
+        - joint1_base_velocity_w_y_along_dqd * t74;
+    let t300 = -(t299 * cache.joint1_slice3_local_inertia_h_y
+        - cache.joint1_slice3_local_inertia_h_z * t78);
+    let t301 = -(joint1_slice0_local_momentum_f_y_along_dqd * t104);
+    let t302 = -(joint1_slice0_local_momentum_f_y * t176);
+    let t303 = -(joint1_slice2_local_momentum_f_y_along_dqd * t165);
+    let t304 = -(joint1_slice1_local_momentum_f_y_along_dqd * t13);
+    let joint1_base_velocity_v_z = cache.base_roll_rotation_12 * t8
+        + t9 * cache.base_roll_rotation_22 + cache.base_roll_rotation_02 * t7;
+    let t305 = cache.joint1_slice0_local_len_column_v_z * joint1_len_rate;
+    let t306 = joint1_bend_y_rate * cache.joint1_slice0_local_bend_y_column_v_z;
+    let t307 = cache.joint1_slice0_local_bend_z_column_v_z * joint1_bend_z_rate;
+    let t308 = joint1_base_velocity_v_z + t305 + t306 + t307;
+    let joint1_slice0_local_momentum_f_z = t308 * cache.joint1_slice0_mass
+        - (cache.joint1_slice0_local_inertia_h_x * t101
+            - cache.joint1_slice0_local_inertia_h_y * t173);
+    let t309 = t98 * joint1_slice0_local_momentum_f_z;
+    let t310 = cache.joint1_slice1_local_len_column_v_z * joint1_len_rate;
+    let t311 = joint1_bend_y_rate * cache.joint1_slice1_local_bend_y_column_v_z;
+    let t312 = cache.joint1_slice1_local_bend_z_column_v_z * joint1_bend_z_rate;
+    let t313 = t310 + joint1_base_velocity_v_z + t311 + t312;
+    let joint1_slice1_local_momentum_f_z = t313 * cache.joint1_slice1_mass
+        - (t16 * cache.joint1_slice1_local_inertia_h_x
+            - cache.joint1_slice1_local_inertia_h_y * t94);
+    let t314 = t3 * joint1_slice1_local_momentum_f_z;
+    let t315 = -(t44 * joint1_slice3_local_momentum_f_y);
+    let t316 = t305 + t306 + t307;
+    let joint1_base_bias_v_x_along_dqd = t157 * cache.base_pitch_rotation_10
+        + t158 * cache.base_pitch_rotation_20 + t156 * cache.base_pitch_rotation_00;
+    let t317 = 2.0 * joint1_bend_z_rate * cache.joint1_len * joint1_bend_z_rate_along_dqd
+        + 2.0 * joint1_len_rate * cache.joint1_bend_z * joint1_bend_z_rate_along_dqd
+        + 2.0 * cache.joint1_bend_y * joint1_len_rate * joint1_bend_y_rate_along_dqd
+        + 2.0 * joint1_bend_z_rate * cache.joint1_bend_z * joint1_len_rate_along_dqd
+        + 2.0 * joint1_bend_y_rate * joint1_bend_y_rate_along_dqd * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * joint1_len_rate_along_dqd;
+    let t318 = 2.0 * joint1_bend_y_rate * cache.joint1_bend_y * cache.joint1_bend_z
+        * cache.joint1_len * joint1_bend_z_rate_along_dqd
+        + 2.0 * joint1_bend_y_rate * t70 * joint1_bend_y_rate_along_dqd
+            * cache.joint1_len
+        + 2.0 * t69 * joint1_bend_z_rate * cache.joint1_len
+            * joint1_bend_z_rate_along_dqd
+        + 2.0 * cache.joint1_bend_y * joint1_bend_y_rate_along_dqd * joint1_bend_z_rate
+            * cache.joint1_bend_z * cache.joint1_len;
+    let t319 = cache.joint1_slice0_local_len_column_v_z * joint1_len_rate_along_dqd;
+    let t320 = t69 * cache.joint1_len;
+    let t321 = 0.000046479858696022525 * cache.joint1_slice0_bend_c4 * t320 + t232
+        - 0.000023239929348011262 * cache.joint1_slice0_bend_c3 * t320;
+    let t322 = t319 + t231 * joint1_bend_y_rate_along_dqd
+        + t321 * joint1_bend_z_rate_along_dqd;
+    let t323 = t321 * joint1_bend_z_rate + t231 * joint1_bend_y_rate + t305;
+    let t324 = cache.joint1_slice0_local_bend_z_column_v_z
+        * joint1_bend_z_rate_along_dqd;
+    let t325 = joint1_bend_y_rate_along_dqd
+        * cache.joint1_slice0_local_bend_y_column_v_z;
+    let t326 = t319 + t324 + t325;
+    let t327 = joint1_base_velocity_w_y_along_dqd * t316 + joint1_base_bias_v_x_along_dqd
+        + (0.0003347157145944845 * t317 * cache.joint1_slice0_bend_c3
+            + 0.000004840773461337703 * cache.joint1_slice0_bend_c5 * t318
+            + 0.0000016135911537792344 * cache.joint1_slice0_bend_c3 * t318
+            - 0.0003347157145944845 * t317 * cache.joint1_slice0_bend_c2
+            - 0.000004840773461337703 * t318 * cache.joint1_slice0_bend_c4)
+        + joint1_base_velocity_v_y * t189 + t326 * joint1_base_velocity_w_y
+        + t187 * joint1_base_velocity_v_y_along_dqd
+        - (t185 * cache.joint1_slice0_local_com_z
+            - t289 * cache.joint1_slice0_local_com_y)
+        - t245 * joint1_base_velocity_w_z_along_dqd
+        - (t193 * t322 + t323 * t192 - t239 * t189 - t234 * t187)
+        - joint1_base_velocity_w_z * t246 - joint1_base_velocity_v_z * t192
+        - t193 * joint1_base_velocity_v_z_along_dqd;
+    let t328 = cache.joint1_slice0_mass * t327;
+    let t329 = t252 + 1.4997633723912625 * cache.joint1_slice3_bend_c4 * t320
+        - 0.7498816861956312 * t320 * cache.joint1_slice3_bend_c3;
+    let t330 = joint1_bend_y_rate_along_dqd * t251 + t329 * joint1_bend_z_rate_along_dqd
+        + t283;
+    let t331 = joint1_len_rate * cache.joint1_slice3_local_len_column_v_z;
+    let t332 = joint1_bend_y_rate * t251 + joint1_bend_z_rate * t329 + t331;
+    let t333 = t282 + t283 + t284;
+    let t334 = joint1_bend_y_rate * cache.joint1_slice3_local_bend_y_column_v_z;
+    let t335 = joint1_bend_z_rate * cache.joint1_slice3_local_bend_z_column_v_z;
+    let t336 = t334 + t335 + t331;
+    let t337 = (0.6978160177890329 * t318 * cache.joint1_slice3_bend_c3
+        + 2.0934480533670987 * cache.joint1_slice3_bend_c5 * t318
+        + 0.8058320946447624 * t317 * cache.joint1_slice3_bend_c3
+        - 0.8058320946447624 * t317 * cache.joint1_slice3_bend_c2
+        - 2.0934480533670987 * cache.joint1_slice3_bend_c4 * t318)
+        + joint1_base_bias_v_x_along_dqd + t333 * joint1_base_velocity_w_y
+        + joint1_base_velocity_w_y_along_dqd * t336 + t75 * joint1_base_velocity_v_y
+        + t76 * joint1_base_velocity_v_y_along_dqd
+        - (t82 * t330 + t81 * t332 - t75 * t255 - t254 * t76)
+        - t81 * joint1_base_velocity_v_z - joint1_base_velocity_w_z_along_dqd * t266
+        - t262 * joint1_base_velocity_w_z
+        - (t73 * cache.joint1_slice3_local_com_z
+            - t298 * cache.joint1_slice3_local_com_y)
+        - t82 * joint1_base_velocity_v_z_along_dqd;
+    let t338 = cache.joint1_slice0_mass * t337;
+    let t339 = cache.joint1_slice2_local_bend_z_column_v_z
+        * joint1_bend_z_rate_along_dqd;
+    let t340 = joint1_bend_y_rate_along_dqd
+        * cache.joint1_slice2_local_bend_y_column_v_z;
+    let t341 = joint1_len_rate_along_dqd * cache.joint1_slice2_local_len_column_v_z;
+    let t342 = t339 + t340 + joint1_base_velocity_v_z_along_dqd + t341;
+    let joint1_slice2_local_momentum_f_z_along_dqd = cache.joint1_slice1_mass * t342
+        - (cache.joint1_slice2_local_inertia_h_x * t229
+            - cache.joint1_slice2_local_inertia_h_y * t27);
+    let t343 = joint1_slice2_local_momentum_f_z_along_dqd * t227;
+    let t344 = 0.3007502358784333 * cache.joint1_slice2_bend_c3 * t287
+        + 0.1350029611448087 * t288 * cache.joint1_slice2_bend_c4
+        - 0.4050088834344261 * t288 * cache.joint1_slice2_bend_c5;
+    let t345 = joint1_base_velocity_w_x_along_dqd * t118
+        + t112 * joint1_base_velocity_w_x + joint1_base_bias_w_z_along_dqd + t344
+        - t122 * joint1_base_velocity_w_y - joint1_base_velocity_w_y_along_dqd * t123;
+    let t346 = -(cache.joint1_slice2_local_inertia_h_y * t345
+        - t125 * cache.joint1_slice2_local_inertia_h_z);
+    let t347 = -(joint1_slice2_local_momentum_f_y * t30);
+    let t348 = -(t51 * joint1_slice3_local_momentum_f_y_along_dqd);
+    let t349 = joint1_len_rate * cache.joint1_slice2_local_len_column_v_z;
+    let t350 = joint1_bend_y_rate * cache.joint1_slice2_local_bend_y_column_v_z;
+    let t351 = joint1_bend_z_rate * cache.joint1_slice2_local_bend_z_column_v_z;
+    let t352 = t349 + joint1_base_velocity_v_z + t350 + t351;
+    let joint1_slice2_local_momentum_f_z = t352 * cache.joint1_slice1_mass
+        - (cache.joint1_slice2_local_inertia_h_x * t227
+            - t33 * cache.joint1_slice2_local_inertia_h_y);
+    let t353 = joint1_slice2_local_momentum_f_z * t229;
+    let t354 = 0.035940096619352636 * cache.joint1_slice1_bend_c3 * t287
+        + 0.003914101352555533 * t288 * cache.joint1_slice1_bend_c4
+        - 0.0117423040576666 * t288 * cache.joint1_slice1_bend_c5;
+    let t355 = joint1_base_bias_w_z_along_dqd + joint1_base_velocity_w_x_along_dqd * t134
+        + t354 + t133 * joint1_base_velocity_w_x
+        - joint1_base_velocity_w_y_along_dqd * t147 - t132 * joint1_base_velocity_w_y;
+    let t356 = -(t355 * cache.joint1_slice1_local_inertia_h_y
+        - t273 * cache.joint1_slice1_local_inertia_h_z);
+    let t357 = t334 + joint1_base_velocity_v_z + t335 + t331;
+    let joint1_slice3_local_momentum_f_z = t357 * cache.joint1_slice0_mass
+        - (cache.joint1_slice3_local_inertia_h_x * t66
+            - cache.joint1_slice3_local_inertia_h_y * t37);
+    let t358 = joint1_slice3_local_momentum_f_z * t63;
+    let t359 = t349 + t350 + t351;
+    let t360 = t339 + t340 + t341;
+    let t361 = t203 + 0.4029996149307748 * t320 * cache.joint1_slice2_bend_c4
+        - 0.2014998074653874 * cache.joint1_slice2_bend_c3 * t320;
+    let t362 = joint1_bend_y_rate_along_dqd * t202 + t361 * joint1_bend_z_rate_along_dqd
+        + t341;
+    let t363 = t349 + joint1_bend_z_rate * t361 + joint1_bend_y_rate * t202;
+    let t364 = joint1_base_velocity_w_y_along_dqd * t359
+        + joint1_base_velocity_v_y_along_dqd * t115 + joint1_base_bias_v_x_along_dqd
+        + t360 * joint1_base_velocity_w_y
+        + (0.4050088834344261 * t318 * cache.joint1_slice2_bend_c5
+            + 0.3007502358784333 * t317 * cache.joint1_slice2_bend_c3
+            + 0.1350029611448087 * cache.joint1_slice2_bend_c3 * t318
+            - 0.4050088834344261 * t318 * cache.joint1_slice2_bend_c4
+            - 0.3007502358784333 * t317 * cache.joint1_slice2_bend_c2)
+        + joint1_base_velocity_v_y * t119 - joint1_base_velocity_v_z_along_dqd * t118
+        - t219 * joint1_base_velocity_w_z_along_dqd
+        - (cache.joint1_slice2_local_com_z * t124
+            - cache.joint1_slice2_local_com_y * t344) - t112 * joint1_base_velocity_v_z
+        - joint1_base_velocity_w_z * t201
+        - (t362 * t118 + t112 * t363 - t205 * t119 - t210 * t115);
+    let t365 = cache.joint1_slice1_mass * t364;
+    let t366 = t319 + joint1_base_velocity_v_z_along_dqd + t324 + t325;
+    let joint1_slice0_local_momentum_f_z_along_dqd = cache.joint1_slice0_mass * t366
+        - (t98 * cache.joint1_slice0_local_inertia_h_x
+            - cache.joint1_slice0_local_inertia_h_y * t179);
+    let t367 = t101 * joint1_slice0_local_momentum_f_z_along_dqd;
+    let t368 = t293 + t294 + t295;
+    let t369 = t310 + t311 + t312;
+    let t370 = 0.02372114506416456 * cache.joint1_slice1_bend_c4 * t320 + t144
+        - 0.01186057253208228 * t320 * cache.joint1_slice1_bend_c3;
+    let t371 = t310 + joint1_bend_y_rate * t142 + t370 * joint1_bend_z_rate;
+    let t372 = t293 + t142 * joint1_bend_y_rate_along_dqd
+        + t370 * joint1_bend_z_rate_along_dqd;
+    let t373 = joint1_base_bias_v_x_along_dqd
+        + (0.003914101352555533 * t318 * cache.joint1_slice1_bend_c3
+            + 0.0117423040576666 * t318 * cache.joint1_slice1_bend_c5
+            + 0.035940096619352636 * t317 * cache.joint1_slice1_bend_c3
+            - 0.0117423040576666 * cache.joint1_slice1_bend_c4 * t318
+            - 0.035940096619352636 * t317 * cache.joint1_slice1_bend_c2)
+        + joint1_base_velocity_w_y * t368 + joint1_base_velocity_v_y * t272
+        + joint1_base_velocity_w_y_along_dqd * t369
+        + joint1_base_velocity_v_y_along_dqd * t271 - joint1_base_velocity_w_z * t131
+        - (t150 * cache.joint1_slice1_local_com_z
+            - t354 * cache.joint1_slice1_local_com_y)
+        - joint1_base_velocity_v_z_along_dqd * t134
+        - t159 * joint1_base_velocity_w_z_along_dqd - joint1_base_velocity_v_z * t133
+        - (t133 * t371 + t134 * t372 - t146 * t272 - t148 * t271);
+    let t374 = t373 * cache.joint1_slice1_mass;
+    let t375 = t286 + t291 + t292 + t297 + t300 + t301 + t302 + t303 + t304 + t309 + t314
+        + t315 + t328 + t338 + t343 + t346 + t347 + t348 + t353 + t356 + t358 + t365
+        + t367 + t374;
+    let t376 = cache.base_pitch_rotation_00 * t375;
+    let t377 = -(joint1_slice2_local_momentum_f_z_along_dqd * t33);
+    let t378 = -(t87 * joint1_slice1_local_momentum_f_z);
+    let t379 = -(t37 * joint1_slice3_local_momentum_f_z_along_dqd);
+    let t380 = 2.0 * joint1_bend_y_rate * joint1_bend_y_rate_along_dqd * t71
+        * cache.joint1_len
+        + 2.0 * cache.joint1_bend_y * t69 * joint1_bend_z_rate * cache.joint1_len
+            * joint1_bend_z_rate_along_dqd
+        + 2.0 * t70 * joint1_bend_y_rate_along_dqd * joint1_bend_z_rate
+            * cache.joint1_bend_z * cache.joint1_len
+        + 2.0 * joint1_bend_y_rate * t70 * cache.joint1_bend_z * cache.joint1_len
+            * joint1_bend_z_rate_along_dqd;
+    let t381 = 2.0 * joint1_bend_y_rate * cache.joint1_bend_y
+        * joint1_bend_y_rate_along_dqd * cache.joint1_len
+        + 0.6666666666666666 * cache.joint1_bend_y * joint1_len_rate
+            * cache.joint1_bend_z * joint1_bend_z_rate_along_dqd
+        + 0.6666666666666666 * cache.joint1_bend_y * joint1_bend_z_rate
+            * cache.joint1_bend_z * joint1_len_rate_along_dqd
+        + 0.6666666666666666 * cache.joint1_bend_y * joint1_bend_z_rate
+            * cache.joint1_len * joint1_bend_z_rate_along_dqd
+        + 0.6666666666666666 * joint1_bend_y_rate_along_dqd * joint1_bend_z_rate
+            * cache.joint1_bend_z * cache.joint1_len
+        + 0.6666666666666666 * joint1_bend_y_rate * t70 * joint1_len_rate_along_dqd
+        + 0.6666666666666666 * t70 * joint1_len_rate * joint1_bend_y_rate_along_dqd
+        + 0.6666666666666666 * joint1_bend_y_rate * cache.joint1_bend_z
+            * cache.joint1_len * joint1_bend_z_rate_along_dqd;
+    let t382 = joint1_bend_y_rate * joint1_len_rate_along_dqd
+        + joint1_len_rate * joint1_bend_y_rate_along_dqd;
+    let joint1_base_bias_v_y_along_dqd = t157 * cache.base_roll_rotation_11
+        + t158 * cache.base_roll_rotation_21 + cache.base_roll_rotation_01 * t156;
+    let t383 = (4.499290117173787 * cache.joint1_slice3_bend_c4 * t381
+        + 5.1949229180765215 * t380 * cache.joint1_slice3_bend_c6
+        + 1.731914185166957 * t382 * cache.joint1_slice3_bend_c2
+        + 0.6493653647595652 * cache.joint1_slice3_bend_c4 * t380
+        - 3.246826823797826 * cache.joint1_slice3_bend_c5 * t380
+        - 2.2496450585868937 * t381 * cache.joint1_slice3_bend_c3)
+        + joint1_base_velocity_v_z_along_dqd * t74 + joint1_base_bias_v_y_along_dqd
+        + t265 * joint1_base_velocity_w_z_along_dqd + t77 * joint1_base_velocity_v_z
+        + joint1_base_velocity_w_z * t261 - t76 * joint1_base_velocity_v_x_along_dqd
+        - joint1_base_velocity_w_x_along_dqd * t336
+        - (cache.joint1_slice3_local_com_x * t298
+            - t80 * cache.joint1_slice3_local_com_z) - t75 * joint1_base_velocity_v_x
+        - t333 * joint1_base_velocity_w_x
+        - (t258 * t76 + t75 * t260 - t74 * t330 - t77 * t332);
+    let t384 = t383 * cache.joint1_slice0_mass;
+    let t385 = joint1_slice2_local_momentum_f_x_along_dqd * t165;
+    let t386 = (0.00013943957608806757 * cache.joint1_slice0_bend_c4 * t381
+        + 0.0000008962768767719712 * t380 * cache.joint1_slice0_bend_c6
+        + 0.0000001120346095964964 * t380 * cache.joint1_slice0_bend_c4
+        + 0.009641561978852029 * t382 * cache.joint1_slice0_bend_c2
+        - 0.00006971978804403378 * cache.joint1_slice0_bend_c3 * t381
+        - 0.000000560173047982482 * cache.joint1_slice0_bend_c5 * t380)
+        + joint1_base_bias_v_y_along_dqd + joint1_base_velocity_v_z_along_dqd * t188
+        + t242 * joint1_base_velocity_w_z_along_dqd + joint1_base_velocity_w_z * t241
+        + joint1_base_velocity_v_z * t186 - t187 * joint1_base_velocity_v_x_along_dqd
+        - joint1_base_velocity_v_x * t189
+        - (t240 * t187 + t237 * t189 - t323 * t186 - t322 * t188)
+        - t316 * joint1_base_velocity_w_x_along_dqd - joint1_base_velocity_w_x * t326
+        - (t289 * cache.joint1_slice0_local_com_x
+            - t191 * cache.joint1_slice0_local_com_z);
+    let t387 = t386 * cache.joint1_slice0_mass;
+    let t388 = joint1_slice3_local_momentum_f_x * t44;
+    let t389 = joint1_slice0_local_momentum_f_x_along_dqd * t104;
+    let t390 = -(t121 * cache.joint1_slice2_local_inertia_h_z
+        - cache.joint1_slice2_local_inertia_h_x * t345);
+    let t391 = -(t173 * joint1_slice0_local_momentum_f_z_along_dqd);
+    let t392 = t51 * joint1_slice3_local_momentum_f_x_along_dqd;
+    let t393 = joint1_base_velocity_w_z * t162 + joint1_base_bias_v_y_along_dqd
+        + (0.0012916905450084026 * cache.joint1_slice1_bend_c4 * t380
+            + 0.010333524360067221 * t380 * cache.joint1_slice1_bend_c6
+            + 0.2178125114136677 * t382 * cache.joint1_slice1_bend_c2
+            + 0.07116343519249368 * cache.joint1_slice1_bend_c4 * t381
+            - 0.03558171759624684 * cache.joint1_slice1_bend_c3 * t381
+            - 0.006458452725042013 * t380 * cache.joint1_slice1_bend_c5)
+        + t127 * joint1_base_velocity_w_z_along_dqd
+        + t147 * joint1_base_velocity_v_z_along_dqd + t132 * joint1_base_velocity_v_z
+        - t369 * joint1_base_velocity_w_x_along_dqd
+        - t271 * joint1_base_velocity_v_x_along_dqd
+        - (t140 * t271 + t149 * t272 - t132 * t371 - t147 * t372)
+        - (cache.joint1_slice1_local_com_x * t354
+            - t151 * cache.joint1_slice1_local_com_z) - joint1_base_velocity_w_x * t368
+        - t272 * joint1_base_velocity_v_x;
+    let t394 = cache.joint1_slice1_mass * t393;
+    let t395 = joint1_slice1_local_momentum_f_x_along_dqd * t13;
+    let t396 = -(cache.joint1_slice3_local_inertia_h_z * t83
+        - cache.joint1_slice3_local_inertia_h_x * t299);
+    let t397 = t215 * joint1_base_velocity_w_z
+        + t218 * joint1_base_velocity_w_z_along_dqd + t122 * joint1_base_velocity_v_z
+        + joint1_base_bias_v_y_along_dqd
+        + (0.8977745985833803 * t382 * cache.joint1_slice2_bend_c2
+            + 0.7236056350474663 * cache.joint1_slice2_bend_c6 * t380
+            + 1.2089988447923243 * t381 * cache.joint1_slice2_bend_c4
+            + 0.09045070438093329 * t380 * cache.joint1_slice2_bend_c4
+            - 0.45225352190466644 * t380 * cache.joint1_slice2_bend_c5
+            - 0.6044994223961622 * cache.joint1_slice2_bend_c3 * t381)
+        + joint1_base_velocity_v_z_along_dqd * t123
+        - joint1_base_velocity_v_x_along_dqd * t115 - joint1_base_velocity_w_x * t360
+        - t119 * joint1_base_velocity_v_x
+        - (cache.joint1_slice2_local_com_x * t344
+            - cache.joint1_slice2_local_com_z * t120)
+        - (t212 * t115 + t209 * t119 - t362 * t123 - t122 * t363)
+        - t359 * joint1_base_velocity_w_x_along_dqd;
+    let t398 = t397 * cache.joint1_slice1_mass;
+    let t399 = -(joint1_slice2_local_momentum_f_z * t27);
+    let t400 = t30 * joint1_slice2_local_momentum_f_x;
+    let t401 = -(joint1_slice3_local_momentum_f_z * t47);
+    let t402 = -(joint1_slice1_local_momentum_f_z_along_dqd * t94);
+    let t403 = joint1_slice0_local_momentum_f_x * t176;
+    let t404 = -(t194 * cache.joint1_slice0_local_inertia_h_z
+        - cache.joint1_slice0_local_inertia_h_x * t290);
+    let t405 = -(t274 * cache.joint1_slice1_local_inertia_h_z
+        - t355 * cache.joint1_slice1_local_inertia_h_x);
+    let t406 = -(joint1_slice0_local_momentum_f_z * t179);
+    let t407 = joint1_slice1_local_momentum_f_x * t225;
+    let t408 = t377 + t378 + t379 + t384 + t385 + t387 + t388 + t389 + t390 + t391 + t392
+        + t394 + t395 + t396 + t398 + t399 + t400 + t401 + t402 + t403 + t404 + t405
+        + t406 + t407;
+    let t409 = t408 * cache.base_roll_rotation_01;
+    let t410 = cache.joint1_tip_subspace0_v_y * dqd[6];
+    let t411 = dqd[7] * cache.joint1_tip_subspace1_v_y;
+    let t412 = cache.joint1_tip_subspace2_v_y * dqd[8];
+    let t413 = t410 + t411 + t412;
+    let t414 = qd[8] * cache.joint1_tip_subspace2_v_z;
+    let t415 = qd[7] * cache.joint1_tip_subspace1_v_z;
+    let t416 = qd[6] * cache.joint1_tip_subspace0_v_z;
+    let t417 = t414 + t415 + t416;
+    let t418 = joint1_bend_y_rate_along_dqd * cache.joint1_tip_local_bend_y_column_w_x
+        + cache.joint1_tip_local_len_column_v_y * joint1_bend_z_rate_along_dqd;
+    let t419 = 2.0 * cache.joint1_bend_squared_c4 * t141
+        - cache.joint1_bend_squared_c3 * t141;
+    let t420 = cache.joint1_bend_squared_c2 * cache.joint1_len;
+    let t421 = t420 + 2.0 * cache.joint1_bend_squared_c4 * t320
+        - cache.joint1_bend_squared_c3 * t320;
+    let t422 = joint1_bend_y_rate * t419 + t421 * joint1_bend_z_rate
+        + cache.joint1_tip_local_len_column_v_z * joint1_len_rate;
+    let t423 = cache.joint1_tip_local_bend_y_column_w_z * joint1_bend_y_rate_along_dqd
+        + cache.joint1_tip_local_bend_z_column_w_z * joint1_bend_z_rate_along_dqd;
+    let t424 = cache.joint1_bend_squared_c3 * t136 - cache.joint1_bend_squared_c2 * t136;
+    let t425 = t138 * cache.joint1_bend_squared_c3 - t138 * cache.joint1_bend_squared_c2;
+    let t426 = cache.joint1_bend_squared_c1 * joint1_len_rate + t424 * joint1_bend_z_rate
+        + joint1_bend_y_rate * t425;
+    let t427 = cache.joint1_tip_local_len_column_v_z * joint1_len_rate_along_dqd
+        + joint1_bend_y_rate_along_dqd * t419 + t421 * joint1_bend_z_rate_along_dqd;
+    let t428 = cache.joint1_tip_local_len_column_v_y * joint1_bend_z_rate
+        + joint1_bend_y_rate * cache.joint1_tip_local_bend_y_column_w_x;
+    let t429 = cache.joint1_tip_local_bend_y_column_w_z * joint1_bend_y_rate
+        + cache.joint1_tip_local_bend_z_column_w_z * joint1_bend_z_rate;
+    let t430 = t424 * joint1_bend_z_rate_along_dqd
+        + cache.joint1_bend_squared_c1 * joint1_len_rate_along_dqd
+        + joint1_bend_y_rate_along_dqd * t425;
+    let t431 = cache.joint1_bend_squared_c4 * t288 + cache.joint1_bend_squared_c3 * t287
+        - 3.0 * t288 * cache.joint1_bend_squared_c5;
+    let t432 = cache.joint1_bend_squared_c1 * cache.joint1_len;
+    let t433 = cache.joint1_bend_squared_c2 * t136;
+    let t434 = cache.joint1_bend_squared_c3 * t79
+        - 2.0 * cache.joint1_bend_squared_c4 * t79;
+    let t435 = (6.0 * cache.joint1_bend_squared_c4 * t381
+        + 2.0 * t382 * cache.joint1_bend_squared_c2
+        + 8.0 * t380 * cache.joint1_bend_squared_c6 + cache.joint1_bend_squared_c4 * t380
+        - 5.0 * t380 * cache.joint1_bend_squared_c5
+        - 3.0 * cache.joint1_bend_squared_c3 * t381)
+        - (t423 * t426 + t429 * t430 - t418 * t422 - t427 * t428)
+        - (t431 * t432 - t433 * t434);
+    let t436 = qd[7] * cache.joint1_tip_subspace1_v_y;
+    let t437 = qd[6] * cache.joint1_tip_subspace0_v_y;
+    let t438 = cache.joint1_tip_subspace2_v_y * qd[8];
+    let t439 = t436 + t437 + t438;
+    let t440 = dqd[8] * cache.joint1_tip_subspace2_w_z;
+    let t441 = cache.joint1_tip_subspace0_w_z * dqd[6];
+    let t442 = cache.joint1_tip_subspace1_w_z * dqd[7];
+    let t443 = t440 + t441 + t442;
+    let t444 = cache.joint1_bend_squared_c4 * t72
+        - 3.0 * t72 * cache.joint1_bend_squared_c5 - cache.joint1_bend_squared_c3 * t68;
+    let t445 = t444 * cache.base_roll_rotation_21;
+    let t446 = cache.base_pitch_rotation_20 * t434;
+    let t447 = t431 * cache.base_roll_rotation_22;
+    let t448 = t445 + t446 + t447;
+    let t449 = t138 * cache.joint1_bend_squared_c2;
+    let t450 = t420 + 2.0 * cache.joint1_bend_squared_c4 * t143
+        - cache.joint1_bend_squared_c3 * t143;
+    let t451 = cache.joint1_tip_local_len_column_v_y * joint1_len_rate
+        + joint1_bend_y_rate * t450 + joint1_bend_z_rate * t419;
+    let t452 = cache.joint1_tip_local_bend_z_column_w_y * joint1_bend_z_rate
+        + cache.joint1_tip_local_bend_y_column_w_y * joint1_bend_y_rate;
+    let t453 = cache.joint1_tip_local_bend_z_column_w_y * joint1_bend_z_rate_along_dqd
+        + cache.joint1_tip_local_bend_y_column_w_y * joint1_bend_y_rate_along_dqd;
+    let t454 = joint1_bend_z_rate_along_dqd * t419
+        + cache.joint1_tip_local_len_column_v_y * joint1_len_rate_along_dqd
+        + joint1_bend_y_rate_along_dqd * t450;
+    let t455 = (cache.joint1_bend_squared_c4 * t153
+        + 8.0 * t153 * cache.joint1_bend_squared_c6
+        + 2.0 * cache.joint1_bend_squared_c4 * t155
+        + 2.0 * t154 * cache.joint1_bend_squared_c2 - cache.joint1_bend_squared_c3 * t155
+        - 5.0 * t153 * cache.joint1_bend_squared_c5) - (t449 * t434 - t432 * t444)
+        - (t418 * t451 + t454 * t428 - t452 * t430 - t453 * t426);
+    let t456 = cache.joint1_tip_subspace2_w_y * qd[8];
+    let t457 = qd[6] * cache.joint1_tip_subspace0_w_y;
+    let t458 = qd[7] * cache.joint1_tip_subspace1_w_y;
+    let t459 = t456 + t457 + t458;
+    let t460 = dqd[6] * cache.joint1_tip_subspace0_w_y;
+    let t461 = dqd[7] * cache.joint1_tip_subspace1_w_y;
+    let t462 = cache.joint1_tip_subspace2_w_y * dqd[8];
+    let t463 = t460 + t461 + t462;
+    let t464 = t444 * cache.base_roll_rotation_11;
+    let t465 = cache.base_roll_rotation_12 * t431;
+    let t466 = cache.base_pitch_rotation_10 * t434;
+    let t467 = t464 + t465 + t466;
+    let t468 = qd[8] * cache.joint1_tip_subspace2_w_z;
+    let t469 = qd[6] * cache.joint1_tip_subspace0_w_z;
+    let t470 = cache.joint1_tip_subspace1_w_z * qd[7];
+    let t471 = t468 + t469 + t470;
+    let t472 = (t318 * cache.joint1_bend_squared_c3 + t317 * cache.joint1_bend_squared_c3
+        + 3.0 * t318 * cache.joint1_bend_squared_c5 - t317 * cache.joint1_bend_squared_c2
+        - 3.0 * cache.joint1_bend_squared_c4 * t318)
+        - (t427 * t452 + t453 * t422 - t423 * t451 - t454 * t429)
+        - (t433 * t444 - t431 * t449);
+    let t473 = dqd[7] * cache.joint1_tip_subspace1_v_z;
+    let t474 = cache.joint1_tip_subspace0_v_z * dqd[6];
+    let t475 = dqd[8] * cache.joint1_tip_subspace2_v_z;
+    let t476 = t473 + t474 + t475;
+    let joint1_tip_bias_v_x_along_dqd = base_roll_velocity_w_y_along_dqd * t417
+        + cache.base_roll_rotation_01 * t435 + t443 * base_roll_velocity_v_y
+        + cache.joint1_position_y * t448 + t455 * cache.base_roll_rotation_02
+        + base_roll_acceleration_v_x_along_dqd + t471 * base_roll_velocity_v_y_along_dqd
+        + t472 * cache.base_pitch_rotation_00 + t476 * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * t413 - t439 * base_roll_velocity_w_z_along_dqd
+        - t459 * base_roll_velocity_v_z_along_dqd - t463 * base_roll_velocity_v_z
+        - t467 * cache.joint1_position_z;
+    let t477 = qd[6] * cache.joint1_tip_subspace0_w_x;
+    let t478 = cache.joint1_tip_subspace2_w_x * qd[8];
+    let t479 = cache.joint1_tip_subspace1_w_x * qd[7];
+    let t480 = t477 + t478 + t479;
+    let t481 = cache.joint1_tip_subspace1_w_x * dqd[7];
+    let t482 = cache.joint1_tip_subspace2_w_x * dqd[8];
+    let t483 = cache.joint1_tip_subspace0_w_x * dqd[6];
+    let t484 = t481 + t482 + t483;
+    let joint1_tip_bias_w_y_along_dqd = t464 + t465
+        + t480 * base_roll_velocity_w_z_along_dqd + base_roll_acceleration_w_y_along_dqd
+        + base_roll_velocity_w_z * t484 + t466 - base_roll_velocity_w_x_along_dqd * t471
+        - base_roll_velocity_w_x * t443;
+    let joint1_tip_bias_w_z_along_dqd = t445 + t446 + t463 * base_roll_velocity_w_x
+        + base_roll_bias_w_z_along_dqd + t459 * base_roll_velocity_w_x_along_dqd + t447
+        - t484 * base_roll_velocity_w_y - base_roll_velocity_w_y_along_dqd * t480;
+    let joint1_tip_velocity_w_z = t468 + base_roll_velocity_w_z + t469 + t470;
+    let joint1_tip_velocity_v_y_along_dqd = t410 + t411
+        + base_roll_velocity_v_y_along_dqd + t412;
+    let joint1_tip_velocity_w_z_along_dqd = t440 + t441 + t442
+        + base_roll_velocity_w_z_along_dqd;
+    let joint1_tip_velocity_w_x_along_dqd = base_roll_velocity_w_x_along_dqd + t481
+        + t482 + t483;
+    let middle_momentum_f_y_along_dqd = p.module_mass * joint1_tip_velocity_v_y_along_dqd
+        - (joint1_tip_velocity_w_x_along_dqd * cache.middle_inertia_h_z
+            - cache.middle_inertia_h_x * joint1_tip_velocity_w_z_along_dqd);
+    let joint1_tip_velocity_v_y = t436 + t437 + base_roll_velocity_v_y + t438;
+    let joint1_tip_velocity_w_x = t477 + t478 + base_roll_velocity_w_x + t479;
+    let middle_momentum_f_y = p.module_mass * joint1_tip_velocity_v_y
+        - (joint1_tip_velocity_w_x * cache.middle_inertia_h_z
+            - cache.middle_inertia_h_x * joint1_tip_velocity_w_z);
+    let joint2_len_rate_along_dqd = 0.3333333333333333 * dqd[10]
+        + 0.3333333333333333 * dqd[9] + 0.3333333333333333 * dqd[11];
+    let t485 = cache.joint2_slice2_local_len_column_v_z * joint2_len_rate_along_dqd;
+    let joint2_bend_z_rate_along_dqd = 0.5773502691896255 * dqd[11] * t0
+        - 0.5773502691896257 * t0 * dqd[10];
+    let t486 = cache.joint2_slice2_local_bend_z_column_v_z
+        * joint2_bend_z_rate_along_dqd;
+    let t487 = joint1_tip_velocity_v_y_along_dqd
+        - (joint1_tip_velocity_w_x_along_dqd * cache.joint2_position_z
+            - cache.joint2_position_x * joint1_tip_velocity_w_z_along_dqd);
+    let joint1_tip_velocity_w_y_along_dqd = base_roll_velocity_w_y_along_dqd + t460
+        + t461 + t462;
+    let joint1_tip_velocity_v_z_along_dqd = t473 + t474 + t475
+        + base_roll_velocity_v_z_along_dqd;
+    let t488 = joint1_tip_velocity_v_z_along_dqd
+        - (cache.joint2_position_x * joint1_tip_velocity_w_y_along_dqd
+            - cache.joint2_position_y * joint1_tip_velocity_w_x_along_dqd);
+    let t489 = cache.joint1_tip_subspace2_v_x * dqd[8];
+    let t490 = dqd[7] * cache.joint1_tip_subspace1_v_x;
+    let t491 = dqd[6] * cache.joint1_tip_subspace0_v_x;
+    let joint1_tip_velocity_v_x_along_dqd = t489 + t490 + t491
+        + base_roll_velocity_v_x_along_dqd;
+    let t492 = joint1_tip_velocity_v_x_along_dqd
+        - (cache.joint2_position_y * joint1_tip_velocity_w_z_along_dqd
+            - cache.joint2_position_z * joint1_tip_velocity_w_y_along_dqd);
+    let joint2_base_velocity_v_z_along_dqd = cache.joint2_rotation_12 * t487
+        + t488 * cache.joint2_rotation_22 + cache.joint2_rotation_02 * t492;
+    let joint2_bend_y_rate_along_dqd = 0.3333333333333336 * dqd[11] * t0
+        + 0.33333333333333315 * t0 * dqd[10] - 0.6666666666666666 * t0 * dqd[9];
+    let t493 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice2_local_bend_y_column_v_z;
+    let t494 = t485 + t486 + joint2_base_velocity_v_z_along_dqd + t493;
+    let joint2_base_velocity_w_x_along_dqd = cache.joint1_tip_rotation_10
+        * joint1_tip_velocity_w_y_along_dqd
+        + cache.joint1_tip_rotation_00 * joint1_tip_velocity_w_x_along_dqd
+        + cache.joint1_tip_rotation_20 * joint1_tip_velocity_w_z_along_dqd;
+    let t495 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice2_local_bend_y_column_w_x;
+    let t496 = cache.joint2_slice2_local_len_column_v_y * joint2_bend_z_rate_along_dqd;
+    let t497 = joint2_base_velocity_w_x_along_dqd + t495 + t496;
+    let t498 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice2_local_bend_y_column_w_y;
+    let t499 = joint2_bend_z_rate_along_dqd
+        * cache.joint2_slice2_local_bend_z_column_w_y;
+    let joint2_base_velocity_w_y_along_dqd = cache.joint2_rotation_21
+        * joint1_tip_velocity_w_z_along_dqd
+        + cache.joint2_rotation_11 * joint1_tip_velocity_w_y_along_dqd
+        + cache.joint2_rotation_01 * joint1_tip_velocity_w_x_along_dqd;
+    let t500 = t498 + t499 + joint2_base_velocity_w_y_along_dqd;
+    let joint2_slice2_local_momentum_f_z_along_dqd = cache.joint1_slice1_mass * t494
+        - (cache.joint2_slice2_local_inertia_h_x * t500
+            - cache.joint2_slice2_local_inertia_h_y * t497);
+    let joint2_bend_z_rate = 0.5773502691896255 * t0 * qd[11]
+        - 0.5773502691896257 * t0 * qd[10];
+    let t501 = joint2_bend_z_rate * cache.joint2_slice2_local_bend_z_column_w_y;
+    let joint2_bend_y_rate = 0.33333333333333315 * t0 * qd[10]
+        + 0.3333333333333336 * t0 * qd[11] - 0.6666666666666666 * t0 * qd[9];
+    let t502 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_w_y;
+    let joint1_tip_velocity_w_y = t456 + t457 + t458 + base_roll_velocity_w_y;
+    let joint2_base_velocity_w_y = cache.joint2_rotation_21 * joint1_tip_velocity_w_z
+        + cache.joint2_rotation_01 * joint1_tip_velocity_w_x
+        + joint1_tip_velocity_w_y * cache.joint2_rotation_11;
+    let t503 = t501 + t502 + joint2_base_velocity_w_y;
+    let t504 = joint2_slice2_local_momentum_f_z_along_dqd * t503;
+    let t505 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice3_local_bend_y_column_w_y;
+    let t506 = joint2_bend_z_rate_along_dqd
+        * cache.joint2_slice3_local_bend_z_column_w_y;
+    let t507 = t505 + t506 + joint2_base_velocity_w_y_along_dqd;
+    let t508 = joint2_bend_z_rate_along_dqd * cache.joint2_slice3_local_len_column_v_y;
+    let t509 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice3_local_bend_y_column_w_x;
+    let t510 = t508 + joint2_base_velocity_w_x_along_dqd + t509;
+    let t511 = cache.joint2_slice3_local_bend_y_column_v_z
+        * joint2_bend_y_rate_along_dqd;
+    let t512 = cache.joint2_slice3_local_bend_z_column_v_z
+        * joint2_bend_z_rate_along_dqd;
+    let t513 = cache.joint2_slice3_local_len_column_v_z * joint2_len_rate_along_dqd;
+    let t514 = t511 + t512 + joint2_base_velocity_v_z_along_dqd + t513;
+    let joint2_slice3_local_momentum_f_z_along_dqd = cache.joint1_slice0_mass * t514
+        - (cache.joint2_slice3_local_inertia_h_x * t507
+            - t510 * cache.joint2_slice3_local_inertia_h_y);
+    let t515 = joint2_bend_z_rate * cache.joint2_slice3_local_bend_z_column_w_y;
+    let t516 = joint2_bend_y_rate * cache.joint2_slice3_local_bend_y_column_w_y;
+    let t517 = t515 + t516 + joint2_base_velocity_w_y;
+    let t518 = joint2_slice3_local_momentum_f_z_along_dqd * t517;
+    let t519 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice0_local_bend_y_column_w_x;
+    let t520 = cache.joint2_slice0_local_len_column_v_y * joint2_bend_z_rate_along_dqd;
+    let t521 = t519 + t520;
+    let t522 = cache.joint2_slice0_local_bend_y_column_w_x * joint2_bend_y_rate;
+    let t523 = cache.joint2_slice0_local_len_column_v_y * joint2_bend_z_rate;
+    let t524 = t522 + t523;
+    let t525 = cache.joint2_slice0_local_bend_z_column_w_y * joint2_bend_z_rate;
+    let t526 = joint2_bend_y_rate * cache.joint2_slice0_local_bend_y_column_w_y;
+    let t527 = t525 + t526;
+    let joint2_base_velocity_w_x = joint1_tip_velocity_w_y * cache.joint1_tip_rotation_10
+        + cache.joint1_tip_rotation_20 * joint1_tip_velocity_w_z
+        + cache.joint1_tip_rotation_00 * joint1_tip_velocity_w_x;
+    let t528 = cache.joint2_slice0_local_bend_z_column_w_y
+        * joint2_bend_z_rate_along_dqd;
+    let t529 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice0_local_bend_y_column_w_y;
+    let t530 = t528 + t529;
+    let t531 = t431 * cache.base_roll_rotation_02;
+    let t532 = t434 * cache.base_pitch_rotation_00;
+    let t533 = t444 * cache.base_roll_rotation_01;
+    let joint1_tip_bias_w_x_along_dqd = t531 + t532 + t443 * base_roll_velocity_w_y
+        + base_roll_velocity_w_y_along_dqd * t471 + t533
+        + base_roll_acceleration_w_x_along_dqd - base_roll_velocity_w_z * t463
+        - t459 * base_roll_velocity_w_z_along_dqd;
+    let joint2_base_bias_w_z_along_dqd = cache.joint2_rotation_02
+        * joint1_tip_bias_w_x_along_dqd
+        + cache.joint2_rotation_12 * joint1_tip_bias_w_y_along_dqd
+        + joint1_tip_bias_w_z_along_dqd * cache.joint2_rotation_22;
+    let t534 = cache.joint2_bend_y * cache.joint2_bend_y;
+    let t535 = cache.joint2_bend_z * cache.joint2_bend_z;
+    let t536 = cache.joint2_bend_z.powi(3);
+    let t537 = 2.0 * t535 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate
+        * cache.joint2_bend_y + joint2_bend_y_rate_along_dqd * joint2_bend_z_rate * t536
+        + joint2_bend_y_rate * joint2_bend_z_rate_along_dqd * t536
+        - joint2_bend_y_rate_along_dqd * cache.joint2_bend_z * joint2_bend_z_rate * t534
+        - 2.0 * t535 * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate
+            * cache.joint2_bend_y
+        - joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate_along_dqd * t534;
+    let t538 = 2.0 * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate
+        * cache.joint2_bend_y
+        - joint2_bend_y_rate_along_dqd * cache.joint2_bend_z * joint2_bend_z_rate
+        - joint2_bend_y_rate * cache.joint2_bend_z * joint2_bend_z_rate_along_dqd;
+    let t539 = 0.0000016135911537792344 * t537 * cache.joint2_slice0_bend_c4
+        + 0.0003347157145944845 * t538 * cache.joint2_slice0_bend_c3
+        - 0.000004840773461337703 * t537 * cache.joint2_slice0_bend_c5;
+    let t540 = joint2_base_velocity_w_x_along_dqd * t527
+        + joint2_base_velocity_w_x * t530 + joint2_base_bias_w_z_along_dqd + t539
+        - joint2_base_velocity_w_y * t521 - t524 * joint2_base_velocity_w_y_along_dqd;
+    let t541 = cache.joint2_bend_y.powi(3);
+    let t542 = 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate
+        * cache.joint2_bend_z * t534
+        + t535 * joint2_bend_y_rate_along_dqd * joint2_bend_z_rate * cache.joint2_bend_y
+        + t535 * joint2_bend_y_rate * joint2_bend_z_rate_along_dqd * cache.joint2_bend_y
+        - joint2_bend_y_rate_along_dqd * joint2_bend_z_rate * t541
+        - joint2_bend_y_rate * joint2_bend_z_rate_along_dqd * t541
+        - 2.0 * cache.joint2_bend_z * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate
+            * t534;
+    let t543 = 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate
+        * cache.joint2_bend_z
+        - joint2_bend_y_rate * joint2_bend_z_rate_along_dqd * cache.joint2_bend_y
+        - joint2_bend_y_rate_along_dqd * joint2_bend_z_rate * cache.joint2_bend_y;
+    let t544 = 0.0000016135911537792344 * t542 * cache.joint2_slice0_bend_c4
+        - 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t542
+        - 0.0003347157145944845 * t543 * cache.joint2_slice0_bend_c3;
+    let joint2_base_velocity_w_z_along_dqd = cache.joint2_rotation_12
+        * joint1_tip_velocity_w_y_along_dqd
+        + joint1_tip_velocity_w_z_along_dqd * cache.joint2_rotation_22
+        + cache.joint2_rotation_02 * joint1_tip_velocity_w_x_along_dqd;
+    let joint2_base_velocity_w_z = cache.joint2_rotation_02 * joint1_tip_velocity_w_x
+        + cache.joint2_rotation_12 * joint1_tip_velocity_w_y
+        + joint1_tip_velocity_w_z * cache.joint2_rotation_22;
+    let t545 = cache.joint2_slice0_local_bend_z_column_w_z
+        * joint2_bend_z_rate_along_dqd;
+    let t546 = cache.joint2_slice0_local_bend_y_column_w_z
+        * joint2_bend_y_rate_along_dqd;
+    let t547 = t545 + t546;
+    let t548 = cache.joint2_slice0_local_bend_z_column_w_z * joint2_bend_z_rate;
+    let t549 = cache.joint2_slice0_local_bend_y_column_w_z * joint2_bend_y_rate;
+    let t550 = t548 + t549;
+    let joint2_base_bias_w_y_along_dqd = joint1_tip_bias_w_z_along_dqd
+        * cache.joint2_rotation_21
+        + cache.joint2_rotation_11 * joint1_tip_bias_w_y_along_dqd
+        + cache.joint2_rotation_01 * joint1_tip_bias_w_x_along_dqd;
+    let t551 = t544 + joint2_base_velocity_w_z_along_dqd * t524
+        + joint2_base_velocity_w_z * t521 + joint2_base_bias_w_y_along_dqd
+        - joint2_base_velocity_w_x * t547 - joint2_base_velocity_w_x_along_dqd * t550;
+    let t552 = -(t540 * cache.joint2_slice0_local_inertia_h_y
+        - cache.joint2_slice0_local_inertia_h_z * t551);
+    let t553 = joint2_bend_z_rate * cache.joint2_slice1_local_len_column_v_y;
+    let t554 = cache.joint2_slice1_local_bend_y_column_w_x * joint2_bend_y_rate;
+    let t555 = t553 + t554;
+    let t556 = joint2_bend_z_rate_along_dqd
+        * cache.joint2_slice1_local_bend_z_column_w_y;
+    let t557 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice1_local_bend_y_column_w_y;
+    let t558 = t556 + t557;
+    let t559 = joint2_bend_z_rate * cache.joint2_slice1_local_bend_z_column_w_y;
+    let t560 = joint2_bend_y_rate * cache.joint2_slice1_local_bend_y_column_w_y;
+    let t561 = t559 + t560;
+    let t562 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t538
+        + 0.003914101352555533 * t537 * cache.joint2_slice1_bend_c4
+        - 0.0117423040576666 * t537 * cache.joint2_slice1_bend_c5;
+    let t563 = cache.joint2_slice1_local_bend_y_column_w_x
+        * joint2_bend_y_rate_along_dqd;
+    let t564 = joint2_bend_z_rate_along_dqd * cache.joint2_slice1_local_len_column_v_y;
+    let t565 = t563 + t564;
+    let t566 = joint2_base_velocity_w_x * t558 + joint2_base_bias_w_z_along_dqd
+        + joint2_base_velocity_w_x_along_dqd * t561 + t562
+        - t555 * joint2_base_velocity_w_y_along_dqd - t565 * joint2_base_velocity_w_y;
+    let t567 = cache.joint2_slice1_local_bend_y_column_w_z
+        * joint2_bend_y_rate_along_dqd;
+    let t568 = cache.joint2_slice1_local_bend_z_column_w_z
+        * joint2_bend_z_rate_along_dqd;
+    let t569 = t567 + t568;
+    let t570 = cache.joint2_slice1_local_bend_y_column_w_z * joint2_bend_y_rate;
+    let t571 = cache.joint2_slice1_local_bend_z_column_w_z * joint2_bend_z_rate;
+    let t572 = t570 + t571;
+    let t573 = 0.003914101352555533 * t542 * cache.joint2_slice1_bend_c4
+        - 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t543
+        - 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t542;
+    let t574 = joint2_base_velocity_w_z_along_dqd * t555 + joint2_base_bias_w_y_along_dqd
+        + t573 + joint2_base_velocity_w_z * t565 - joint2_base_velocity_w_x * t569
+        - joint2_base_velocity_w_x_along_dqd * t572;
+    let t575 = -(cache.joint2_slice1_local_inertia_h_y * t566
+        - cache.joint2_slice1_local_inertia_h_z * t574);
+    let t576 = joint2_bend_z_rate * cache.joint2_slice3_local_len_column_v_y;
+    let t577 = joint2_bend_y_rate * cache.joint2_slice3_local_bend_y_column_w_x;
+    let t578 = joint2_base_velocity_w_x + t576 + t577;
+    let joint2_len_rate = 0.3333333333333333 * qd[9] + 0.3333333333333333 * qd[11]
+        + 0.3333333333333333 * qd[10];
+    let t579 = cache.joint2_slice3_local_len_column_v_z * joint2_len_rate;
+    let t580 = joint1_tip_velocity_v_y
+        - (cache.joint2_position_z * joint1_tip_velocity_w_x
+            - cache.joint2_position_x * joint1_tip_velocity_w_z);
+    let joint1_tip_velocity_v_z = t414 + t415 + base_roll_velocity_v_z + t416;
+    let t581 = joint1_tip_velocity_v_z
+        - (cache.joint2_position_x * joint1_tip_velocity_w_y
+            - cache.joint2_position_y * joint1_tip_velocity_w_x);
+    let t582 = qd[6] * cache.joint1_tip_subspace0_v_x;
+    let t583 = cache.joint1_tip_subspace2_v_x * qd[8];
+    let t584 = qd[7] * cache.joint1_tip_subspace1_v_x;
+    let joint1_tip_velocity_v_x = t582 + base_roll_velocity_v_x + t583 + t584;
+    let t585 = joint1_tip_velocity_v_x
+        - (cache.joint2_position_y * joint1_tip_velocity_w_z
+            - joint1_tip_velocity_w_y * cache.joint2_position_z);
+    let joint2_base_velocity_v_z = t580 * cache.joint2_rotation_12
+        + t581 * cache.joint2_rotation_22 + cache.joint2_rotation_02 * t585;
+    let t586 = cache.joint2_slice3_local_bend_z_column_v_z * joint2_bend_z_rate;
+    let t587 = cache.joint2_slice3_local_bend_y_column_v_z * joint2_bend_y_rate;
+    let t588 = t579 + joint2_base_velocity_v_z + t586 + t587;
+    let joint2_slice3_local_momentum_f_z = cache.joint1_slice0_mass * t588
+        - (cache.joint2_slice3_local_inertia_h_x * t517
+            - t578 * cache.joint2_slice3_local_inertia_h_y);
+    let t589 = t507 * joint2_slice3_local_momentum_f_z;
+    let t590 = cache.joint2_slice0_local_bend_z_column_v_y
+        * joint2_bend_z_rate_along_dqd;
+    let t591 = cache.joint2_slice0_local_bend_y_column_v_y
+        * joint2_bend_y_rate_along_dqd;
+    let t592 = cache.joint2_slice0_local_len_column_v_y * joint2_len_rate_along_dqd;
+    let t593 = t590 + t591 + t592;
+    let t594 = t489 + t490 + t491;
+    let t595 = t531 + t532 + t533;
+    let t596 = t582 + t583 + t584;
+    let joint1_tip_bias_v_z_along_dqd = t463 * base_roll_velocity_v_x
+        + cache.joint1_position_x * t467 + t455 * cache.base_roll_rotation_22
+        + t459 * base_roll_velocity_v_x_along_dqd + base_roll_acceleration_v_z_along_dqd
+        + base_roll_velocity_w_x * t413 + base_roll_velocity_w_x_along_dqd * t439
+        + cache.base_roll_rotation_21 * t435 + t472 * cache.base_pitch_rotation_20
+        - t594 * base_roll_velocity_w_y - t484 * base_roll_velocity_v_y
+        - base_roll_velocity_v_y_along_dqd * t480 - cache.joint1_position_y * t595
+        - base_roll_velocity_w_y_along_dqd * t596;
+    let t597 = joint1_tip_bias_v_z_along_dqd
+        - (cache.joint2_position_x * joint1_tip_bias_w_y_along_dqd
+            - cache.joint2_position_y * joint1_tip_bias_w_x_along_dqd);
+    let t598 = joint1_tip_bias_v_x_along_dqd
+        - (joint1_tip_bias_w_z_along_dqd * cache.joint2_position_y
+            - cache.joint2_position_z * joint1_tip_bias_w_y_along_dqd);
+    let joint1_tip_bias_v_y_along_dqd = base_roll_velocity_v_z_along_dqd * t480
+        + cache.base_roll_rotation_11 * t435 + t596 * base_roll_velocity_w_z_along_dqd
+        + cache.joint1_position_z * t595 + t472 * cache.base_pitch_rotation_10
+        + base_roll_velocity_w_z * t594 + t484 * base_roll_velocity_v_z
+        + cache.base_roll_rotation_12 * t455 + base_roll_acceleration_v_y_along_dqd
+        - t471 * base_roll_velocity_v_x_along_dqd - base_roll_velocity_w_x * t476
+        - base_roll_velocity_w_x_along_dqd * t417 - base_roll_velocity_v_x * t443
+        - cache.joint1_position_x * t448;
+    let t599 = joint1_tip_bias_v_y_along_dqd
+        - (joint1_tip_bias_w_x_along_dqd * cache.joint2_position_z
+            - cache.joint2_position_x * joint1_tip_bias_w_z_along_dqd);
+    let joint2_base_bias_v_x_along_dqd = cache.joint1_tip_rotation_20 * t597
+        + cache.joint1_tip_rotation_00 * t598 + t599 * cache.joint1_tip_rotation_10;
+    let t600 = cache.joint2_slice0_local_len_column_v_y * joint2_len_rate;
+    let t601 = cache.joint2_slice0_local_bend_z_column_v_y * joint2_bend_z_rate;
+    let t602 = cache.joint2_slice0_local_bend_y_column_v_y * joint2_bend_y_rate;
+    let t603 = t600 + t601 + t602;
+    let t604 = cache.joint2_slice0_local_len_column_v_z * joint2_len_rate;
+    let t605 = cache.joint2_bend_z * cache.joint2_len * cache.joint2_bend_y;
+    let t606 = 0.000046479858696022525 * t605 * cache.joint2_slice0_bend_c4
+        - 0.000023239929348011262 * t605 * cache.joint2_slice0_bend_c3;
+    let t607 = t535 * cache.joint2_len;
+    let t608 = 0.004820780989426014 * cache.joint2_slice0_bend_c2 * cache.joint2_len;
+    let t609 = 0.000046479858696022525 * t607 * cache.joint2_slice0_bend_c4 + t608
+        - 0.000023239929348011262 * t607 * cache.joint2_slice0_bend_c3;
+    let t610 = t604 + t606 * joint2_bend_y_rate + t609 * joint2_bend_z_rate;
+    let t611 = cache.joint2_len * t534;
+    let t612 = 0.000046479858696022525 * t611 * cache.joint2_slice0_bend_c4 + t608
+        - 0.000023239929348011262 * t611 * cache.joint2_slice0_bend_c3;
+    let t613 = t606 * joint2_bend_z_rate_along_dqd + t592
+        + joint2_bend_y_rate_along_dqd * t612;
+    let t614 = t600 + joint2_bend_y_rate * t612 + t606 * joint2_bend_z_rate;
+    let t615 = cache.joint2_slice0_local_len_column_v_z * joint2_len_rate_along_dqd;
+    let t616 = t606 * joint2_bend_y_rate_along_dqd + t615
+        + t609 * joint2_bend_z_rate_along_dqd;
+    let t617 = joint2_bend_z_rate * cache.joint2_slice0_local_bend_z_column_v_z;
+    let t618 = cache.joint2_slice0_local_bend_y_column_v_z * joint2_bend_y_rate;
+    let t619 = t604 + t617 + t618;
+    let joint2_base_velocity_v_y_along_dqd = cache.joint2_rotation_11 * t487
+        + cache.joint2_rotation_21 * t488 + cache.joint2_rotation_01 * t492;
+    let t620 = joint2_bend_z_rate_along_dqd
+        * cache.joint2_slice0_local_bend_z_column_v_z;
+    let t621 = cache.joint2_slice0_local_bend_y_column_v_z
+        * joint2_bend_y_rate_along_dqd;
+    let t622 = t620 + t615 + t621;
+    let joint2_base_velocity_v_y = t580 * cache.joint2_rotation_11
+        + t581 * cache.joint2_rotation_21 + cache.joint2_rotation_01 * t585;
+    let t623 = 2.0 * cache.joint2_bend_z * joint2_bend_z_rate_along_dqd * joint2_len_rate
+        + 2.0 * joint2_bend_y_rate_along_dqd * cache.joint2_bend_y * joint2_len_rate
+        + 2.0 * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate * cache.joint2_len
+        + 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate * cache.joint2_len
+        + 2.0 * cache.joint2_bend_z * joint2_bend_z_rate * joint2_len_rate_along_dqd
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_y * joint2_len_rate_along_dqd;
+    let t624 = 2.0 * joint2_bend_y_rate * cache.joint2_bend_z
+        * joint2_bend_z_rate_along_dqd * cache.joint2_len * cache.joint2_bend_y
+        + 2.0 * joint2_bend_y_rate_along_dqd * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_len * cache.joint2_bend_y
+        + 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate * cache.joint2_len
+            * t534
+        + 2.0 * t535 * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate
+            * cache.joint2_len;
+    let t625 = joint2_base_bias_v_x_along_dqd + t619 * joint2_base_velocity_w_y_along_dqd
+        + joint2_base_velocity_v_y_along_dqd * t550 + t622 * joint2_base_velocity_w_y
+        + t547 * joint2_base_velocity_v_y
+        + (0.0003347157145944845 * t623 * cache.joint2_slice0_bend_c3
+            + 0.0000016135911537792344 * t624 * cache.joint2_slice0_bend_c3
+            + 0.000004840773461337703 * cache.joint2_slice0_bend_c5 * t624
+            - 0.0003347157145944845 * cache.joint2_slice0_bend_c2 * t623
+            - 0.000004840773461337703 * t624 * cache.joint2_slice0_bend_c4)
+        - joint2_base_velocity_w_z * t593 - joint2_base_velocity_v_z * t530
+        - joint2_base_velocity_w_z_along_dqd * t603
+        - (t610 * t530 + t616 * t527 - t613 * t550 - t547 * t614)
+        - (t544 * cache.joint2_slice0_local_com_z
+            - cache.joint2_slice0_local_com_y * t539)
+        - t527 * joint2_base_velocity_v_z_along_dqd;
+    let t626 = t625 * cache.joint1_slice0_mass;
+    let t627 = cache.joint2_slice2_local_bend_z_column_w_z
+        * joint2_bend_z_rate_along_dqd;
+    let t628 = cache.joint2_slice2_local_bend_y_column_w_z
+        * joint2_bend_y_rate_along_dqd;
+    let t629 = t627 + joint2_base_velocity_w_z_along_dqd + t628;
+    let t630 = cache.joint2_slice2_local_len_column_v_y * joint2_bend_z_rate;
+    let t631 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_w_x;
+    let t632 = joint2_base_velocity_w_x + t630 + t631;
+    let t633 = cache.joint2_slice2_local_bend_y_column_w_z * joint2_bend_y_rate;
+    let t634 = cache.joint2_slice2_local_bend_z_column_w_z * joint2_bend_z_rate;
+    let t635 = t633 + joint2_base_velocity_w_z + t634;
+    let t636 = joint2_bend_z_rate * cache.joint2_slice2_local_bend_z_column_v_y;
+    let t637 = cache.joint2_slice2_local_len_column_v_y * joint2_len_rate;
+    let t638 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_v_y;
+    let t639 = t636 + t637 + t638 + joint2_base_velocity_v_y;
+    let joint2_slice2_local_momentum_f_y = t639 * cache.joint1_slice1_mass
+        - (cache.joint2_slice2_local_inertia_h_z * t632
+            - cache.joint2_slice2_local_inertia_h_x * t635);
+    let t640 = -(t629 * joint2_slice2_local_momentum_f_y);
+    let t641 = joint2_base_velocity_w_x + t553 + t554;
+    let t642 = joint2_base_velocity_w_z + t570 + t571;
+    let t643 = cache.joint2_slice1_local_bend_z_column_v_y * joint2_bend_z_rate;
+    let t644 = joint2_bend_y_rate * cache.joint2_slice1_local_bend_y_column_v_y;
+    let t645 = cache.joint2_slice1_local_len_column_v_y * joint2_len_rate;
+    let t646 = t643 + t644 + joint2_base_velocity_v_y + t645;
+    let joint2_slice1_local_momentum_f_y = cache.joint1_slice1_mass * t646
+        - (cache.joint2_slice1_local_inertia_h_z * t641
+            - t642 * cache.joint2_slice1_local_inertia_h_x);
+    let t647 = t567 + joint2_base_velocity_w_z_along_dqd + t568;
+    let t648 = -(joint2_slice1_local_momentum_f_y * t647);
+    let t649 = t528 + t529 + joint2_base_velocity_w_y_along_dqd;
+    let t650 = joint2_base_velocity_w_x + t522 + t523;
+    let t651 = t525 + t526 + joint2_base_velocity_w_y;
+    let t652 = t604 + t617 + joint2_base_velocity_v_z + t618;
+    let joint2_slice0_local_momentum_f_z = t652 * cache.joint1_slice0_mass
+        - (t651 * cache.joint2_slice0_local_inertia_h_x
+            - t650 * cache.joint2_slice0_local_inertia_h_y);
+    let t653 = t649 * joint2_slice0_local_momentum_f_z;
+    let t654 = cache.joint2_slice3_local_bend_z_column_w_z * joint2_bend_z_rate;
+    let t655 = cache.joint2_slice3_local_bend_y_column_w_z * joint2_bend_y_rate;
+    let t656 = t654 + joint2_base_velocity_w_z + t655;
+    let t657 = cache.joint2_slice3_local_bend_z_column_v_y
+        * joint2_bend_z_rate_along_dqd;
+    let t658 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice3_local_bend_y_column_v_y;
+    let t659 = cache.joint2_slice3_local_len_column_v_y * joint2_len_rate_along_dqd;
+    let t660 = t657 + t658 + joint2_base_velocity_v_y_along_dqd + t659;
+    let t661 = cache.joint2_slice3_local_bend_y_column_w_z
+        * joint2_bend_y_rate_along_dqd;
+    let t662 = cache.joint2_slice3_local_bend_z_column_w_z
+        * joint2_bend_z_rate_along_dqd;
+    let t663 = t661 + joint2_base_velocity_w_z_along_dqd + t662;
+    let joint2_slice3_local_momentum_f_y_along_dqd = t660 * cache.joint1_slice0_mass
+        - (cache.joint2_slice3_local_inertia_h_z * t510
+            - cache.joint2_slice3_local_inertia_h_x * t663);
+    let t664 = -(t656 * joint2_slice3_local_momentum_f_y_along_dqd);
+    let t665 = t620 + joint2_base_velocity_v_z_along_dqd + t615 + t621;
+    let t666 = joint2_base_velocity_w_x_along_dqd + t519 + t520;
+    let joint2_slice0_local_momentum_f_z_along_dqd = cache.joint1_slice0_mass * t665
+        - (t649 * cache.joint2_slice0_local_inertia_h_x
+            - cache.joint2_slice0_local_inertia_h_y * t666);
+    let t667 = t651 * joint2_slice0_local_momentum_f_z_along_dqd;
+    let t668 = joint2_base_velocity_w_x_along_dqd + t563 + t564;
+    let t669 = t556 + t557 + joint2_base_velocity_w_y_along_dqd;
+    let t670 = cache.joint2_slice1_local_bend_y_column_v_z
+        * joint2_bend_y_rate_along_dqd;
+    let t671 = cache.joint2_slice1_local_bend_z_column_v_z
+        * joint2_bend_z_rate_along_dqd;
+    let t672 = cache.joint2_slice1_local_len_column_v_z * joint2_len_rate_along_dqd;
+    let t673 = t670 + joint2_base_velocity_v_z_along_dqd + t671 + t672;
+    let joint2_slice1_local_momentum_f_z_along_dqd = cache.joint1_slice1_mass * t673
+        - (t669 * cache.joint2_slice1_local_inertia_h_x
+            - cache.joint2_slice1_local_inertia_h_y * t668);
+    let t674 = t559 + t560 + joint2_base_velocity_w_y;
+    let t675 = joint2_slice1_local_momentum_f_z_along_dqd * t674;
+    let t676 = t545 + joint2_base_velocity_w_z_along_dqd + t546;
+    let t677 = t548 + joint2_base_velocity_w_z + t549;
+    let t678 = t600 + t601 + t602 + joint2_base_velocity_v_y;
+    let joint2_slice0_local_momentum_f_y = t678 * cache.joint1_slice0_mass
+        - (cache.joint2_slice0_local_inertia_h_z * t650
+            - t677 * cache.joint2_slice0_local_inertia_h_x);
+    let t679 = -(t676 * joint2_slice0_local_momentum_f_y);
+    let t680 = cache.joint2_slice2_local_len_column_v_y * joint2_len_rate_along_dqd;
+    let t681 = joint2_bend_z_rate_along_dqd
+        * cache.joint2_slice2_local_bend_z_column_v_y;
+    let t682 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice2_local_bend_y_column_v_y;
+    let t683 = t680 + t681 + t682;
+    let t684 = t627 + t628;
+    let t685 = t633 + t634;
+    let t686 = t501 + t502;
+    let t687 = t485 + t486 + t493;
+    let t688 = t498 + t499;
+    let t689 = 0.3007502358784333 * t538 * cache.joint2_slice2_bend_c3
+        + 0.1350029611448087 * t537 * cache.joint2_slice2_bend_c4
+        - 0.4050088834344261 * t537 * cache.joint2_slice2_bend_c5;
+    let t690 = 0.1350029611448087 * t542 * cache.joint2_slice2_bend_c4
+        - 0.4050088834344261 * t542 * cache.joint2_slice2_bend_c5
+        - 0.3007502358784333 * t543 * cache.joint2_slice2_bend_c3;
+    let t691 = cache.joint2_slice2_local_len_column_v_z * joint2_len_rate;
+    let t692 = cache.joint2_slice2_local_bend_z_column_v_z * joint2_bend_z_rate;
+    let t693 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_v_z;
+    let t694 = t691 + t692 + t693;
+    let t695 = t636 + t637 + t638;
+    let t696 = 0.4029996149307748 * t605 * cache.joint2_slice2_bend_c4
+        - 0.2014998074653874 * t605 * cache.joint2_slice2_bend_c3;
+    let t697 = 0.44888729929169013 * cache.joint2_slice2_bend_c2 * cache.joint2_len;
+    let t698 = t697 + 0.4029996149307748 * t607 * cache.joint2_slice2_bend_c4
+        - 0.2014998074653874 * t607 * cache.joint2_slice2_bend_c3;
+    let t699 = t696 * joint2_bend_y_rate + t698 * joint2_bend_z_rate + t691;
+    let t700 = t697 + 0.4029996149307748 * t611 * cache.joint2_slice2_bend_c4
+        - 0.2014998074653874 * t611 * cache.joint2_slice2_bend_c3;
+    let t701 = t696 * joint2_bend_z_rate_along_dqd + t680
+        + joint2_bend_y_rate_along_dqd * t700;
+    let t702 = t637 + t700 * joint2_bend_y_rate + t696 * joint2_bend_z_rate;
+    let t703 = t485 + t696 * joint2_bend_y_rate_along_dqd
+        + t698 * joint2_bend_z_rate_along_dqd;
+    let t704 = joint2_base_bias_v_x_along_dqd + t684 * joint2_base_velocity_v_y
+        + joint2_base_velocity_v_y_along_dqd * t685 + t687 * joint2_base_velocity_w_y
+        + t694 * joint2_base_velocity_w_y_along_dqd
+        + (0.1350029611448087 * cache.joint2_slice2_bend_c3 * t624
+            + 0.3007502358784333 * t623 * cache.joint2_slice2_bend_c3
+            + 0.4050088834344261 * t624 * cache.joint2_slice2_bend_c5
+            - 0.4050088834344261 * t624 * cache.joint2_slice2_bend_c4
+            - 0.3007502358784333 * cache.joint2_slice2_bend_c2 * t623)
+        - joint2_base_velocity_w_z * t683 - joint2_base_velocity_v_z_along_dqd * t686
+        - t688 * joint2_base_velocity_v_z
+        - (t690 * cache.joint2_slice2_local_com_z
+            - t689 * cache.joint2_slice2_local_com_y)
+        - joint2_base_velocity_w_z_along_dqd * t695
+        - (t699 * t688 + t686 * t703 - t701 * t685 - t702 * t684);
+    let t705 = t704 * cache.joint1_slice1_mass;
+    let t706 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice1_local_bend_y_column_v_y;
+    let t707 = cache.joint2_slice1_local_len_column_v_y * joint2_len_rate_along_dqd;
+    let t708 = cache.joint2_slice1_local_bend_z_column_v_y
+        * joint2_bend_z_rate_along_dqd;
+    let t709 = joint2_base_velocity_v_y_along_dqd + t706 + t707 + t708;
+    let joint2_slice1_local_momentum_f_y_along_dqd = t709 * cache.joint1_slice1_mass
+        - (cache.joint2_slice1_local_inertia_h_z * t668
+            - cache.joint2_slice1_local_inertia_h_x * t647);
+    let t710 = -(t642 * joint2_slice1_local_momentum_f_y_along_dqd);
+    let t711 = cache.joint2_slice1_local_bend_y_column_v_z * joint2_bend_y_rate;
+    let t712 = cache.joint2_slice1_local_bend_z_column_v_z * joint2_bend_z_rate;
+    let t713 = cache.joint2_slice1_local_len_column_v_z * joint2_len_rate;
+    let t714 = t711 + joint2_base_velocity_v_z + t712 + t713;
+    let joint2_slice1_local_momentum_f_z = t714 * cache.joint1_slice1_mass
+        - (t674 * cache.joint2_slice1_local_inertia_h_x
+            - cache.joint2_slice1_local_inertia_h_y * t641);
+    let t715 = t669 * joint2_slice1_local_momentum_f_z;
+    let t716 = t706 + t707 + t708;
+    let t717 = t643 + t644 + t645;
+    let t718 = 0.02372114506416456 * t605 * cache.joint2_slice1_bend_c4
+        - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t605;
+    let t719 = 0.10890625570683385 * cache.joint2_slice1_bend_c2 * cache.joint2_len;
+    let t720 = 0.02372114506416456 * t611 * cache.joint2_slice1_bend_c4 + t719
+        - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t611;
+    let t721 = t718 * joint2_bend_z_rate + t720 * joint2_bend_y_rate + t645;
+    let t722 = t720 * joint2_bend_y_rate_along_dqd + t718 * joint2_bend_z_rate_along_dqd
+        + t707;
+    let t723 = t719 + 0.02372114506416456 * t607 * cache.joint2_slice1_bend_c4
+        - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t607;
+    let t724 = joint2_bend_y_rate * t718 + joint2_bend_z_rate * t723 + t713;
+    let t725 = joint2_bend_y_rate_along_dqd * t718 + joint2_bend_z_rate_along_dqd * t723
+        + t672;
+    let t726 = t670 + t671 + t672;
+    let t727 = t711 + t712 + t713;
+    let t728 = joint2_base_bias_v_x_along_dqd
+        + (0.035940096619352636 * cache.joint2_slice1_bend_c3 * t623
+            + 0.0117423040576666 * cache.joint2_slice1_bend_c5 * t624
+            + 0.003914101352555533 * cache.joint2_slice1_bend_c3 * t624
+            - 0.035940096619352636 * cache.joint2_slice1_bend_c2 * t623
+            - 0.0117423040576666 * cache.joint2_slice1_bend_c4 * t624)
+        + t569 * joint2_base_velocity_v_y + joint2_base_velocity_v_y_along_dqd * t572
+        + t726 * joint2_base_velocity_w_y + t727 * joint2_base_velocity_w_y_along_dqd
+        - (t573 * cache.joint2_slice1_local_com_z
+            - cache.joint2_slice1_local_com_y * t562) - t558 * joint2_base_velocity_v_z
+        - joint2_base_velocity_w_z * t716 - joint2_base_velocity_w_z_along_dqd * t717
+        - (t558 * t724 + t561 * t725 - t569 * t721 - t722 * t572)
+        - joint2_base_velocity_v_z_along_dqd * t561;
+    let t729 = t728 * cache.joint1_slice1_mass;
+    let t730 = t691 + t692 + t693 + joint2_base_velocity_v_z;
+    let joint2_slice2_local_momentum_f_z = cache.joint1_slice1_mass * t730
+        - (cache.joint2_slice2_local_inertia_h_x * t503
+            - t632 * cache.joint2_slice2_local_inertia_h_y);
+    let t731 = t500 * joint2_slice2_local_momentum_f_z;
+    let t732 = t680 + t681 + joint2_base_velocity_v_y_along_dqd + t682;
+    let joint2_slice2_local_momentum_f_y_along_dqd = cache.joint1_slice1_mass * t732
+        - (cache.joint2_slice2_local_inertia_h_z * t497
+            - cache.joint2_slice2_local_inertia_h_x * t629);
+    let t733 = -(t635 * joint2_slice2_local_momentum_f_y_along_dqd);
+    let t734 = t590 + joint2_base_velocity_v_y_along_dqd + t591 + t592;
+    let joint2_slice0_local_momentum_f_y_along_dqd = t734 * cache.joint1_slice0_mass
+        - (cache.joint2_slice0_local_inertia_h_z * t666
+            - t676 * cache.joint2_slice0_local_inertia_h_x);
+    let t735 = -(t677 * joint2_slice0_local_momentum_f_y_along_dqd);
+    let t736 = joint2_bend_y_rate * cache.joint2_slice3_local_bend_y_column_v_y;
+    let t737 = cache.joint2_slice3_local_len_column_v_y * joint2_len_rate;
+    let t738 = cache.joint2_slice3_local_bend_z_column_v_y * joint2_bend_z_rate;
+    let t739 = t736 + t737 + t738 + joint2_base_velocity_v_y;
+    let joint2_slice3_local_momentum_f_y = cache.joint1_slice0_mass * t739
+        - (cache.joint2_slice3_local_inertia_h_z * t578
+            - cache.joint2_slice3_local_inertia_h_x * t656);
+    let t740 = -(joint2_slice3_local_momentum_f_y * t663);
+    let t741 = t630 + t631;
+    let t742 = t495 + t496;
+    let t743 = t741 * joint2_base_velocity_w_z_along_dqd + t690
+        + joint2_base_bias_w_y_along_dqd + t742 * joint2_base_velocity_w_z
+        - joint2_base_velocity_w_x * t684 - joint2_base_velocity_w_x_along_dqd * t685;
+    let t744 = joint2_base_velocity_w_x * t688
+        + joint2_base_velocity_w_x_along_dqd * t686 + t689
+        + joint2_base_bias_w_z_along_dqd - t741 * joint2_base_velocity_w_y_along_dqd
+        - t742 * joint2_base_velocity_w_y;
+    let t745 = -(t744 * cache.joint2_slice2_local_inertia_h_y
+        - cache.joint2_slice2_local_inertia_h_z * t743);
+    let t746 = 0.6978160177890329 * t537 * cache.joint2_slice3_bend_c4
+        + 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t538
+        - 2.0934480533670987 * t537 * cache.joint2_slice3_bend_c5;
+    let t747 = t508 + t509;
+    let t748 = t505 + t506;
+    let t749 = t576 + t577;
+    let t750 = t515 + t516;
+    let t751 = t746 + joint2_base_velocity_w_x * t748 + joint2_base_bias_w_z_along_dqd
+        + joint2_base_velocity_w_x_along_dqd * t750 - joint2_base_velocity_w_y * t747
+        - joint2_base_velocity_w_y_along_dqd * t749;
+    let t752 = t654 + t655;
+    let t753 = 0.6978160177890329 * t542 * cache.joint2_slice3_bend_c4
+        - 2.0934480533670987 * t542 * cache.joint2_slice3_bend_c5
+        - 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t543;
+    let t754 = t661 + t662;
+    let t755 = joint2_base_velocity_w_z * t747 + joint2_base_bias_w_y_along_dqd + t753
+        + joint2_base_velocity_w_z_along_dqd * t749
+        - joint2_base_velocity_w_x_along_dqd * t752 - joint2_base_velocity_w_x * t754;
+    let t756 = -(t751 * cache.joint2_slice3_local_inertia_h_y
+        - cache.joint2_slice3_local_inertia_h_z * t755);
+    let t757 = t657 + t658 + t659;
+    let t758 = t579 + t586 + t587;
+    let t759 = 1.4997633723912625 * t605 * cache.joint2_slice3_bend_c4
+        - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t605;
+    let t760 = 0.8659570925834785 * cache.joint2_slice3_bend_c2 * cache.joint2_len;
+    let t761 = t760 + 1.4997633723912625 * t611 * cache.joint2_slice3_bend_c4
+        - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t611;
+    let t762 = t759 * joint2_bend_z_rate_along_dqd + t761 * joint2_bend_y_rate_along_dqd
+        + t659;
+    let t763 = t759 * joint2_bend_z_rate + t761 * joint2_bend_y_rate + t737;
+    let t764 = 1.4997633723912625 * t607 * cache.joint2_slice3_bend_c4 + t760
+        - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t607;
+    let t765 = t764 * joint2_bend_z_rate + t579 + joint2_bend_y_rate * t759;
+    let t766 = joint2_bend_y_rate_along_dqd * t759 + t764 * joint2_bend_z_rate_along_dqd
+        + t513;
+    let t767 = t511 + t512 + t513;
+    let t768 = t736 + t737 + t738;
+    let t769 = joint2_base_bias_v_x_along_dqd + t758 * joint2_base_velocity_w_y_along_dqd
+        + t767 * joint2_base_velocity_w_y + joint2_base_velocity_v_y * t754
+        + t752 * joint2_base_velocity_v_y_along_dqd
+        + (2.0934480533670987 * cache.joint2_slice3_bend_c5 * t624
+            + 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t623
+            + 0.6978160177890329 * cache.joint2_slice3_bend_c3 * t624
+            - 2.0934480533670987 * t624 * cache.joint2_slice3_bend_c4
+            - 0.8058320946447624 * cache.joint2_slice3_bend_c2 * t623)
+        - joint2_base_velocity_w_z * t757 - joint2_base_velocity_v_z_along_dqd * t750
+        - (t748 * t765 + t766 * t750 - t752 * t762 - t763 * t754)
+        - (t753 * cache.joint2_slice3_local_com_z
+            - t746 * cache.joint2_slice3_local_com_y) - t748 * joint2_base_velocity_v_z
+        - t768 * joint2_base_velocity_w_z_along_dqd;
+    let t770 = t769 * cache.joint1_slice0_mass;
+    let t771 = t504 + t518 + t552 + t575 + t589 + t626 + t640 + t648 + t653 + t664 + t667
+        + t675 + t679 + t705 + t710 + t715 + t729 + t731 + t733 + t735 + t740 + t745
+        + t756 + t770;
+    let t772 = t771 * cache.joint1_tip_rotation_00;
+    let t773 = dqd[9] * cache.joint2_tip_subspace0_w_z;
+    let t774 = dqd[10] * cache.joint2_tip_subspace1_w_z;
+    let t775 = dqd[11] * cache.joint2_tip_subspace2_w_z;
+    let joint2_tip_velocity_w_z_along_dqd = t773 + t774 + t775
+        + joint1_tip_velocity_w_z_along_dqd;
+    let t776 = qd[9] * cache.joint2_tip_subspace0_v_y;
+    let t777 = cache.joint2_tip_subspace1_v_y * qd[10];
+    let t778 = qd[11] * cache.joint2_tip_subspace2_v_y;
+    let joint2_tip_velocity_v_y = t776 + t777 + t778 + joint1_tip_velocity_v_y;
+    let t779 = cache.joint2_tip_subspace2_w_z * qd[11];
+    let t780 = cache.joint2_tip_subspace0_w_z * qd[9];
+    let t781 = cache.joint2_tip_subspace1_w_z * qd[10];
+    let joint2_tip_velocity_w_z = t779 + t780 + joint1_tip_velocity_w_z + t781;
+    let t782 = cache.joint2_tip_subspace0_w_x * qd[9];
+    let t783 = cache.joint2_tip_subspace2_w_x * qd[11];
+    let t784 = qd[10] * cache.joint2_tip_subspace1_w_x;
+    let joint2_tip_velocity_w_x = t782 + t783 + t784 + joint1_tip_velocity_w_x;
+    let head_momentum_f_y = p.module_mass * joint2_tip_velocity_v_y
+        - (cache.head_inertia_h_z * joint2_tip_velocity_w_x
+            - cache.head_inertia_h_x * joint2_tip_velocity_w_z);
+    let t785 = dqd[10] * cache.joint2_tip_subspace1_w_y;
+    let t786 = dqd[11] * cache.joint2_tip_subspace2_w_y;
+    let t787 = dqd[9] * cache.joint2_tip_subspace0_w_y;
+    let joint2_tip_velocity_w_y_along_dqd = t785 + t786 + t787
+        + joint1_tip_velocity_w_y_along_dqd;
+    let t788 = cache.joint2_tip_subspace0_v_z * qd[9];
+    let t789 = cache.joint2_tip_subspace2_v_z * qd[11];
+    let t790 = cache.joint2_tip_subspace1_v_z * qd[10];
+    let joint2_tip_velocity_v_z = joint1_tip_velocity_v_z + t788 + t789 + t790;
+    let t791 = qd[10] * cache.joint2_tip_subspace1_w_y;
+    let t792 = cache.joint2_tip_subspace2_w_y * qd[11];
+    let t793 = cache.joint2_tip_subspace0_w_y * qd[9];
+    let joint2_tip_velocity_w_y = joint1_tip_velocity_w_y + t791 + t792 + t793;
+    let head_momentum_f_z = p.module_mass * joint2_tip_velocity_v_z
+        - (cache.head_inertia_h_x * joint2_tip_velocity_w_y
+            - joint2_tip_velocity_w_x * cache.head_inertia_h_y);
+    let t794 = cache.joint2_tip_subspace1_v_y * dqd[10];
+    let t795 = dqd[11] * cache.joint2_tip_subspace2_v_y;
+    let t796 = dqd[9] * cache.joint2_tip_subspace0_v_y;
+    let joint2_tip_velocity_v_y_along_dqd = t794 + t795
+        + joint1_tip_velocity_v_y_along_dqd + t796;
+    let t797 = dqd[9] * cache.joint2_tip_subspace0_w_x;
+    let t798 = dqd[11] * cache.joint2_tip_subspace2_w_x;
+    let t799 = dqd[10] * cache.joint2_tip_subspace1_w_x;
+    let joint2_tip_velocity_w_x_along_dqd = t797 + joint1_tip_velocity_w_x_along_dqd
+        + t798 + t799;
+    let head_momentum_f_y_along_dqd = p.module_mass * joint2_tip_velocity_v_y_along_dqd
+        - (cache.head_inertia_h_z * joint2_tip_velocity_w_x_along_dqd
+            - cache.head_inertia_h_x * joint2_tip_velocity_w_z_along_dqd);
+    let t800 = t785 + t786 + t787;
+    let t801 = cache.joint2_bend_squared_c2 * cache.joint2_len;
+    let t802 = t801 + 2.0 * t611 * cache.joint2_bend_squared_c4
+        - t611 * cache.joint2_bend_squared_c3;
+    let t803 = 2.0 * t605 * cache.joint2_bend_squared_c4
+        - t605 * cache.joint2_bend_squared_c3;
+    let t804 = t802 * joint2_bend_y_rate + t803 * joint2_bend_z_rate
+        + cache.joint2_tip_local_len_column_v_y * joint2_len_rate;
+    let t805 = joint2_bend_z_rate_along_dqd * cache.joint2_tip_local_len_column_v_y
+        + joint2_bend_y_rate_along_dqd * cache.joint2_tip_local_bend_y_column_w_x;
+    let t806 = cache.joint2_len * cache.joint2_bend_y;
+    let t807 = t806 * cache.joint2_bend_squared_c3 - t806 * cache.joint2_bend_squared_c2;
+    let t808 = cache.joint2_bend_z * cache.joint2_len;
+    let t809 = t808 * cache.joint2_bend_squared_c3 - t808 * cache.joint2_bend_squared_c2;
+    let t810 = cache.joint2_bend_squared_c1 * joint2_len_rate_along_dqd
+        + t807 * joint2_bend_y_rate_along_dqd + joint2_bend_z_rate_along_dqd * t809;
+    let t811 = cache.joint2_tip_local_bend_z_column_w_y * joint2_bend_z_rate
+        + cache.joint2_tip_local_bend_y_column_w_y * joint2_bend_y_rate;
+    let t812 = joint2_bend_y_rate * cache.joint2_tip_local_bend_y_column_w_x
+        + joint2_bend_z_rate * cache.joint2_tip_local_len_column_v_y;
+    let t813 = cache.joint2_tip_local_len_column_v_y * joint2_len_rate_along_dqd
+        + t803 * joint2_bend_z_rate_along_dqd + t802 * joint2_bend_y_rate_along_dqd;
+    let t814 = t807 * joint2_bend_y_rate + joint2_bend_z_rate * t809
+        + cache.joint2_bend_squared_c1 * joint2_len_rate;
+    let t815 = cache.joint2_tip_local_bend_y_column_w_y * joint2_bend_y_rate_along_dqd
+        + cache.joint2_tip_local_bend_z_column_w_y * joint2_bend_z_rate_along_dqd;
+    let t816 = 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate
+        * cache.joint2_bend_z * cache.joint2_len * t534
+        + 2.0 * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate * cache.joint2_len
+            * t536
+        + 2.0 * t535 * joint2_bend_y_rate * joint2_bend_z_rate_along_dqd
+            * cache.joint2_len * cache.joint2_bend_y
+        + 2.0 * t535 * joint2_bend_y_rate_along_dqd * joint2_bend_z_rate
+            * cache.joint2_len * cache.joint2_bend_y;
+    let t817 = joint2_bend_z_rate_along_dqd * joint2_len_rate
+        + joint2_bend_z_rate * joint2_len_rate_along_dqd;
+    let t818 = 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate
+        * cache.joint2_bend_z * cache.joint2_len
+        + 2.0 * t535 * joint2_bend_z_rate * joint2_len_rate_along_dqd
+        + 2.0 * joint2_bend_y_rate * cache.joint2_bend_z * cache.joint2_bend_y
+            * joint2_len_rate_along_dqd
+        + 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_z_rate * cache.joint2_len
+            * cache.joint2_bend_y
+        + 2.0 * joint2_bend_y_rate_along_dqd * cache.joint2_bend_z * cache.joint2_bend_y
+            * joint2_len_rate
+        + 2.0 * t535 * joint2_bend_z_rate_along_dqd * joint2_len_rate
+        + 2.0 * joint2_bend_y_rate * joint2_bend_z_rate_along_dqd * cache.joint2_len
+            * cache.joint2_bend_y
+        + 6.0 * cache.joint2_bend_z * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate
+            * cache.joint2_len;
+    let t819 = t535 * joint2_bend_y_rate_along_dqd * joint2_bend_z_rate
+        + 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate * cache.joint2_bend_z
+            * cache.joint2_bend_y
+        + t535 * joint2_bend_y_rate * joint2_bend_z_rate_along_dqd
+        - joint2_bend_y_rate * joint2_bend_z_rate_along_dqd * t534
+        - joint2_bend_y_rate_along_dqd * joint2_bend_z_rate * t534
+        - 2.0 * cache.joint2_bend_z * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate
+            * cache.joint2_bend_y;
+    let t820 = t819 * cache.joint2_bend_squared_c3
+        - 2.0 * t819 * cache.joint2_bend_squared_c4;
+    let t821 = t806 * cache.joint2_bend_squared_c2;
+    let t822 = cache.joint2_bend_squared_c1 * cache.joint2_len;
+    let t823 = t542 * cache.joint2_bend_squared_c4 - t543 * cache.joint2_bend_squared_c3
+        - 3.0 * cache.joint2_bend_squared_c5 * t542;
+    let t824 = (t816 * cache.joint2_bend_squared_c4
+        + 8.0 * cache.joint2_bend_squared_c6 * t816
+        + 2.0 * t817 * cache.joint2_bend_squared_c2
+        + 2.0 * t818 * cache.joint2_bend_squared_c4
+        - 5.0 * cache.joint2_bend_squared_c5 * t816
+        - t818 * cache.joint2_bend_squared_c3)
+        - (t804 * t805 + t812 * t813 - t810 * t811 - t814 * t815)
+        - (t820 * t821 - t822 * t823);
+    let t825 = t791 + t792 + t793;
+    let t826 = dqd[11] * cache.joint2_tip_subspace2_v_z;
+    let t827 = dqd[10] * cache.joint2_tip_subspace1_v_z;
+    let t828 = dqd[9] * cache.joint2_tip_subspace0_v_z;
+    let t829 = t826 + t827 + t828;
+    let t830 = t820 * cache.joint1_tip_rotation_20;
+    let t831 = t823 * cache.joint2_rotation_21;
+    let t832 = t537 * cache.joint2_bend_squared_c4 + t538 * cache.joint2_bend_squared_c3
+        - 3.0 * t537 * cache.joint2_bend_squared_c5;
+    let t833 = t832 * cache.joint2_rotation_22;
+    let t834 = t830 + t831 + t833;
+    let t835 = t823 * cache.joint2_rotation_11;
+    let t836 = cache.joint2_rotation_12 * t832;
+    let t837 = t820 * cache.joint1_tip_rotation_10;
+    let t838 = t835 + t836 + t837;
+    let t839 = t776 + t777 + t778;
+    let t840 = t808 * cache.joint2_bend_squared_c2;
+    let t841 = t801 + 2.0 * t607 * cache.joint2_bend_squared_c4
+        - t607 * cache.joint2_bend_squared_c3;
+    let t842 = joint2_bend_z_rate * t841 + t803 * joint2_bend_y_rate
+        + cache.joint2_tip_local_len_column_v_z * joint2_len_rate;
+    let t843 = joint2_bend_y_rate_along_dqd * t803
+        + cache.joint2_tip_local_len_column_v_z * joint2_len_rate_along_dqd
+        + joint2_bend_z_rate_along_dqd * t841;
+    let t844 = cache.joint2_tip_local_bend_y_column_w_z * joint2_bend_y_rate
+        + joint2_bend_z_rate * cache.joint2_tip_local_bend_z_column_w_z;
+    let t845 = cache.joint2_tip_local_bend_y_column_w_z * joint2_bend_y_rate_along_dqd
+        + joint2_bend_z_rate_along_dqd * cache.joint2_tip_local_bend_z_column_w_z;
+    let t846 = (t623 * cache.joint2_bend_squared_c3 + t624 * cache.joint2_bend_squared_c3
+        + 3.0 * cache.joint2_bend_squared_c5 * t624
+        - 3.0 * t624 * cache.joint2_bend_squared_c4
+        - cache.joint2_bend_squared_c2 * t623) - (t840 * t823 - t832 * t821)
+        - (t842 * t815 + t843 * t811 - t813 * t844 - t804 * t845);
+    let t847 = t794 + t795 + t796;
+    let t848 = t788 + t789 + t790;
+    let t849 = t779 + t780 + t781;
+    let t850 = 2.0 * joint2_bend_y_rate * cache.joint2_bend_z
+        * joint2_bend_z_rate_along_dqd * cache.joint2_len * t534
+        + 2.0 * t535 * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate
+            * cache.joint2_len * cache.joint2_bend_y
+        + 2.0 * joint2_bend_y_rate_along_dqd * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_len * t534
+        + 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate * cache.joint2_len
+            * t541;
+    let t851 = 0.6666666666666666 * cache.joint2_bend_z * joint2_bend_z_rate_along_dqd
+        * cache.joint2_bend_y * joint2_len_rate
+        + 0.6666666666666666 * joint2_bend_z_rate_along_dqd * joint2_bend_z_rate
+            * cache.joint2_len * cache.joint2_bend_y
+        + 0.6666666666666666 * joint2_bend_y_rate_along_dqd * cache.joint2_bend_z
+            * joint2_bend_z_rate * cache.joint2_len
+        + 0.6666666666666666 * joint2_bend_y_rate_along_dqd * t534 * joint2_len_rate
+        + 0.6666666666666666 * joint2_bend_y_rate * t534 * joint2_len_rate_along_dqd
+        + 0.6666666666666666 * joint2_bend_y_rate * cache.joint2_bend_z
+            * joint2_bend_z_rate_along_dqd * cache.joint2_len
+        + 0.6666666666666666 * cache.joint2_bend_z * joint2_bend_z_rate
+            * cache.joint2_bend_y * joint2_len_rate_along_dqd
+        + 2.0 * joint2_bend_y_rate_along_dqd * joint2_bend_y_rate * cache.joint2_len
+            * cache.joint2_bend_y;
+    let t852 = joint2_bend_y_rate_along_dqd * joint2_len_rate
+        + joint2_bend_y_rate * joint2_len_rate_along_dqd;
+    let t853 = (t850 * cache.joint2_bend_squared_c4
+        + 8.0 * t850 * cache.joint2_bend_squared_c6
+        + 6.0 * t851 * cache.joint2_bend_squared_c4
+        + 2.0 * cache.joint2_bend_squared_c2 * t852
+        - 3.0 * t851 * cache.joint2_bend_squared_c3
+        - 5.0 * t850 * cache.joint2_bend_squared_c5)
+        - (t810 * t844 + t814 * t845 - t843 * t812 - t842 * t805)
+        - (t822 * t832 - t840 * t820);
+    let t854 = t773 + t774 + t775;
+    let joint2_tip_bias_v_x_along_dqd = cache.joint2_rotation_02 * t824
+        + joint1_tip_velocity_w_y * t829 + cache.joint2_position_y * t834
+        + cache.joint1_tip_rotation_00 * t846 + t848 * joint1_tip_velocity_w_y_along_dqd
+        + t849 * joint1_tip_velocity_v_y_along_dqd + joint1_tip_bias_v_x_along_dqd
+        + t853 * cache.joint2_rotation_01 + t854 * joint1_tip_velocity_v_y
+        - t800 * joint1_tip_velocity_v_z - t825 * joint1_tip_velocity_v_z_along_dqd
+        - t838 * cache.joint2_position_z - t839 * joint1_tip_velocity_w_z_along_dqd
+        - joint1_tip_velocity_w_z * t847;
+    let t855 = t797 + t798 + t799;
+    let t856 = t782 + t783 + t784;
+    let joint2_tip_bias_w_y_along_dqd = t835 + t855 * joint1_tip_velocity_w_z + t836
+        + t856 * joint1_tip_velocity_w_z_along_dqd + t837 + joint1_tip_bias_w_y_along_dqd
+        - t854 * joint1_tip_velocity_w_x - t849 * joint1_tip_velocity_w_x_along_dqd;
+    let joint2_tip_bias_w_z_along_dqd = t800 * joint1_tip_velocity_w_x + t830 + t831
+        + joint1_tip_velocity_w_x_along_dqd * t825 + joint1_tip_bias_w_z_along_dqd + t833
+        - joint1_tip_velocity_w_y * t855 - t856 * joint1_tip_velocity_w_y_along_dqd;
+    let joint2_tip_velocity_v_z_along_dqd = t826 + joint1_tip_velocity_v_z_along_dqd
+        + t827 + t828;
+    let head_momentum_f_z_along_dqd = p.module_mass * joint2_tip_velocity_v_z_along_dqd
+        - (cache.head_inertia_h_x * joint2_tip_velocity_w_y_along_dqd
+            - cache.head_inertia_h_y * joint2_tip_velocity_w_x_along_dqd);
+    let head_composite_force_f_x_along_dqd = joint2_tip_velocity_w_y_along_dqd
+        * head_momentum_f_z + p.module_mass * joint2_tip_bias_v_x_along_dqd
+        + head_momentum_f_z_along_dqd * joint2_tip_velocity_w_y
+        - joint2_tip_velocity_w_z_along_dqd * head_momentum_f_y
+        - head_momentum_f_y_along_dqd * joint2_tip_velocity_w_z
+        - (joint2_tip_bias_w_z_along_dqd * cache.head_inertia_h_y
+            - cache.head_inertia_h_z * joint2_tip_bias_w_y_along_dqd);
+    let t857 = 0.000023239929348011262 * t819 * cache.joint2_slice0_bend_c3
+        - 0.000046479858696022525 * t819 * cache.joint2_slice0_bend_c4;
+    let joint2_base_velocity_v_x = t581 * cache.joint1_tip_rotation_20
+        + t580 * cache.joint1_tip_rotation_10 + cache.joint1_tip_rotation_00 * t585;
+    let t858 = cache.joint2_slice0_local_len_column_v_x * joint2_len_rate;
+    let t859 = cache.joint2_slice0_local_bend_z_column_v_x * joint2_bend_z_rate;
+    let t860 = cache.joint2_slice0_local_bend_y_column_v_x * joint2_bend_y_rate;
+    let t861 = t858 + t859 + t860;
+    let joint2_base_bias_v_z_along_dqd = cache.joint2_rotation_12 * t599
+        + t597 * cache.joint2_rotation_22 + cache.joint2_rotation_02 * t598;
+    let joint2_base_velocity_v_x_along_dqd = cache.joint1_tip_rotation_10 * t487
+        + cache.joint1_tip_rotation_20 * t488 + cache.joint1_tip_rotation_00 * t492;
+    let t862 = 0.0003347157145944845 * t808 * cache.joint2_slice0_bend_c3
+        - 0.0003347157145944845 * t808 * cache.joint2_slice0_bend_c2;
+    let t863 = 0.0003347157145944845 * t806 * cache.joint2_slice0_bend_c3
+        - 0.0003347157145944845 * t806 * cache.joint2_slice0_bend_c2;
+    let t864 = cache.joint2_slice0_local_len_column_v_x * joint2_len_rate_along_dqd;
+    let t865 = t862 * joint2_bend_z_rate_along_dqd + joint2_bend_y_rate_along_dqd * t863
+        + t864;
+    let t866 = t858 + t863 * joint2_bend_y_rate + t862 * joint2_bend_z_rate;
+    let t867 = cache.joint2_slice0_local_bend_z_column_v_x
+        * joint2_bend_z_rate_along_dqd;
+    let t868 = cache.joint2_slice0_local_bend_y_column_v_x
+        * joint2_bend_y_rate_along_dqd;
+    let t869 = t867 + t864 + t868;
+    let t870 = joint2_base_velocity_v_x * t530
+        + joint2_base_velocity_w_x_along_dqd * t603 + joint2_base_bias_v_z_along_dqd
+        + t527 * joint2_base_velocity_v_x_along_dqd + joint2_base_velocity_w_x * t593
+        + (0.0000001120346095964964 * cache.joint2_slice0_bend_c4 * t816
+            + 0.0000008962768767719712 * cache.joint2_slice0_bend_c6 * t816
+            + 0.009641561978852029 * t817 * cache.joint2_slice0_bend_c2
+            + 0.000046479858696022525 * t818 * cache.joint2_slice0_bend_c4
+            - 0.000000560173047982482 * cache.joint2_slice0_bend_c5 * t816
+            - 0.000023239929348011262 * t818 * cache.joint2_slice0_bend_c3)
+        - (cache.joint2_slice0_local_com_y * t857
+            - t544 * cache.joint2_slice0_local_com_x)
+        - t861 * joint2_base_velocity_w_y_along_dqd - joint2_base_velocity_v_y * t521
+        - (t614 * t521 + t524 * t613 - t527 * t865 - t866 * t530)
+        - t869 * joint2_base_velocity_w_y - joint2_base_velocity_v_y_along_dqd * t524;
+    let t871 = cache.joint1_slice0_mass * t870;
+    let t872 = cache.joint2_slice3_local_bend_z_column_v_x
+        * joint2_bend_z_rate_along_dqd;
+    let t873 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice3_local_bend_y_column_v_x;
+    let t874 = cache.joint2_slice3_local_len_column_v_x * joint2_len_rate_along_dqd;
+    let t875 = t872 + t873 + joint2_base_velocity_v_x_along_dqd + t874;
+    let joint2_slice3_local_momentum_f_x_along_dqd = t875 * cache.joint1_slice0_mass
+        - (cache.joint2_slice3_local_inertia_h_y * t663
+            - cache.joint2_slice3_local_inertia_h_z * t507);
+    let t876 = -(t517 * joint2_slice3_local_momentum_f_x_along_dqd);
+    let t877 = joint2_slice3_local_momentum_f_y * t510;
+    let joint2_base_bias_w_x_along_dqd = cache.joint1_tip_rotation_10
+        * joint1_tip_bias_w_y_along_dqd
+        + cache.joint1_tip_rotation_00 * joint1_tip_bias_w_x_along_dqd
+        + joint1_tip_bias_w_z_along_dqd * cache.joint1_tip_rotation_20;
+    let t878 = 0.2014998074653874 * t819 * cache.joint2_slice2_bend_c3
+        - 0.4029996149307748 * t819 * cache.joint2_slice2_bend_c4;
+    let t879 = t684 * joint2_base_velocity_w_y
+        + joint2_base_velocity_w_y_along_dqd * t685 + joint2_base_bias_w_x_along_dqd
+        + t878 - t686 * joint2_base_velocity_w_z_along_dqd
+        - joint2_base_velocity_w_z * t688;
+    let t880 = -(cache.joint2_slice2_local_inertia_h_x * t743
+        - cache.joint2_slice2_local_inertia_h_y * t879);
+    let t881 = joint2_bend_y_rate * cache.joint2_slice1_local_bend_y_column_v_x;
+    let t882 = cache.joint2_slice1_local_bend_z_column_v_x * joint2_bend_z_rate;
+    let t883 = cache.joint2_slice1_local_len_column_v_x * joint2_len_rate;
+    let t884 = t881 + t882 + t883;
+    let t885 = 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t819
+        - 0.02372114506416456 * t819 * cache.joint2_slice1_bend_c4;
+    let t886 = cache.joint2_slice1_local_len_column_v_x * joint2_len_rate_along_dqd;
+    let t887 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t806
+        - 0.035940096619352636 * t806 * cache.joint2_slice1_bend_c2;
+    let t888 = 0.035940096619352636 * cache.joint2_slice1_bend_c3 * t808
+        - 0.035940096619352636 * t808 * cache.joint2_slice1_bend_c2;
+    let t889 = t886 + joint2_bend_y_rate_along_dqd * t887
+        + joint2_bend_z_rate_along_dqd * t888;
+    let t890 = joint2_bend_y_rate * t887 + t883 + joint2_bend_z_rate * t888;
+    let t891 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice1_local_bend_y_column_v_x;
+    let t892 = cache.joint2_slice1_local_bend_z_column_v_x
+        * joint2_bend_z_rate_along_dqd;
+    let t893 = t891 + t886 + t892;
+    let t894 = t561 * joint2_base_velocity_v_x_along_dqd + joint2_base_bias_v_z_along_dqd
+        + joint2_base_velocity_w_x * t716 + t558 * joint2_base_velocity_v_x
+        + (0.02372114506416456 * t818 * cache.joint2_slice1_bend_c4
+            + 0.0012916905450084026 * cache.joint2_slice1_bend_c4 * t816
+            + 0.010333524360067221 * cache.joint2_slice1_bend_c6 * t816
+            + 0.2178125114136677 * t817 * cache.joint2_slice1_bend_c2
+            - 0.006458452725042013 * cache.joint2_slice1_bend_c5 * t816
+            - 0.01186057253208228 * cache.joint2_slice1_bend_c3 * t818)
+        + joint2_base_velocity_w_x_along_dqd * t717 - t565 * joint2_base_velocity_v_y
+        - joint2_base_velocity_w_y_along_dqd * t884
+        - (cache.joint2_slice1_local_com_y * t885
+            - cache.joint2_slice1_local_com_x * t573)
+        - joint2_base_velocity_v_y_along_dqd * t555
+        - (t722 * t555 + t565 * t721 - t561 * t889 - t558 * t890)
+        - t893 * joint2_base_velocity_w_y;
+    let t895 = t894 * cache.joint1_slice1_mass;
+    let t896 = joint2_slice1_local_momentum_f_y_along_dqd * t641;
+    let t897 = t547 * joint2_base_velocity_w_y
+        + t550 * joint2_base_velocity_w_y_along_dqd + t857
+        + joint2_base_bias_w_x_along_dqd - t527 * joint2_base_velocity_w_z_along_dqd
+        - joint2_base_velocity_w_z * t530;
+    let t898 = -(t551 * cache.joint2_slice0_local_inertia_h_x
+        - t897 * cache.joint2_slice0_local_inertia_h_y);
+    let t899 = joint2_bend_y_rate * cache.joint2_slice2_local_bend_y_column_v_x;
+    let t900 = cache.joint2_slice2_local_len_column_v_x * joint2_len_rate;
+    let t901 = cache.joint2_slice2_local_bend_z_column_v_x * joint2_bend_z_rate;
+    let t902 = t899 + t900 + joint2_base_velocity_v_x + t901;
+    let joint2_slice2_local_momentum_f_x = cache.joint1_slice1_mass * t902
+        - (t635 * cache.joint2_slice2_local_inertia_h_y
+            - cache.joint2_slice2_local_inertia_h_z * t503);
+    let t903 = -(t500 * joint2_slice2_local_momentum_f_x);
+    let t904 = cache.joint2_slice3_local_len_column_v_x * joint2_len_rate;
+    let t905 = cache.joint2_slice3_local_bend_z_column_v_x * joint2_bend_z_rate;
+    let t906 = joint2_bend_y_rate * cache.joint2_slice3_local_bend_y_column_v_x;
+    let t907 = t904 + t905 + t906;
+    let t908 = t872 + t873 + t874;
+    let t909 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t808
+        - 0.8058320946447624 * t808 * cache.joint2_slice3_bend_c2;
+    let t910 = 0.8058320946447624 * cache.joint2_slice3_bend_c3 * t806
+        - 0.8058320946447624 * t806 * cache.joint2_slice3_bend_c2;
+    let t911 = t909 * joint2_bend_z_rate + t904 + t910 * joint2_bend_y_rate;
+    let t912 = t910 * joint2_bend_y_rate_along_dqd + t909 * joint2_bend_z_rate_along_dqd
+        + t874;
+    let t913 = 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t819
+        - 1.4997633723912625 * t819 * cache.joint2_slice3_bend_c4;
+    let t914 = joint2_base_velocity_v_x_along_dqd * t750
+        + t768 * joint2_base_velocity_w_x_along_dqd + joint2_base_bias_v_z_along_dqd
+        + (5.1949229180765215 * cache.joint2_slice3_bend_c6 * t816
+            + 0.6493653647595652 * cache.joint2_slice3_bend_c4 * t816
+            + 1.731914185166957 * t817 * cache.joint2_slice3_bend_c2
+            + 1.4997633723912625 * t818 * cache.joint2_slice3_bend_c4
+            - 3.246826823797826 * cache.joint2_slice3_bend_c5 * t816
+            - 0.7498816861956312 * cache.joint2_slice3_bend_c3 * t818)
+        + joint2_base_velocity_w_x * t757 + t748 * joint2_base_velocity_v_x
+        - t907 * joint2_base_velocity_w_y_along_dqd - t747 * joint2_base_velocity_v_y
+        - t908 * joint2_base_velocity_w_y
+        - (t763 * t747 + t762 * t749 - t748 * t911 - t912 * t750)
+        - joint2_base_velocity_v_y_along_dqd * t749
+        - (t913 * cache.joint2_slice3_local_com_y
+            - t753 * cache.joint2_slice3_local_com_x);
+    let t915 = t914 * cache.joint1_slice0_mass;
+    let t916 = t858 + t859 + joint2_base_velocity_v_x + t860;
+    let joint2_slice0_local_momentum_f_x = t916 * cache.joint1_slice0_mass
+        - (t677 * cache.joint2_slice0_local_inertia_h_y
+            - t651 * cache.joint2_slice0_local_inertia_h_z);
+    let t917 = -(joint2_slice0_local_momentum_f_x * t649);
+    let t918 = joint2_bend_y_rate_along_dqd
+        * cache.joint2_slice2_local_bend_y_column_v_x;
+    let t919 = cache.joint2_slice2_local_len_column_v_x * joint2_len_rate_along_dqd;
+    let t920 = cache.joint2_slice2_local_bend_z_column_v_x
+        * joint2_bend_z_rate_along_dqd;
+    let t921 = t918 + t919 + t920 + joint2_base_velocity_v_x_along_dqd;
+    let joint2_slice2_local_momentum_f_x_along_dqd = cache.joint1_slice1_mass * t921
+        - (t629 * cache.joint2_slice2_local_inertia_h_y
+            - cache.joint2_slice2_local_inertia_h_z * t500);
+    let t922 = -(t503 * joint2_slice2_local_momentum_f_x_along_dqd);
+    let t923 = joint2_slice2_local_momentum_f_y * t497;
+    let t924 = t891 + t886 + t892 + joint2_base_velocity_v_x_along_dqd;
+    let joint2_slice1_local_momentum_f_x_along_dqd = cache.joint1_slice1_mass * t924
+        - (cache.joint2_slice1_local_inertia_h_y * t647
+            - t669 * cache.joint2_slice1_local_inertia_h_z);
+    let t925 = -(joint2_slice1_local_momentum_f_x_along_dqd * t674);
+    let t926 = joint2_slice0_local_momentum_f_y_along_dqd * t650;
+    let t927 = t904 + joint2_base_velocity_v_x + t905 + t906;
+    let joint2_slice3_local_momentum_f_x = cache.joint1_slice0_mass * t927
+        - (t656 * cache.joint2_slice3_local_inertia_h_y
+            - cache.joint2_slice3_local_inertia_h_z * t517);
+    let t928 = -(t507 * joint2_slice3_local_momentum_f_x);
+    let t929 = 0.3007502358784333 * t808 * cache.joint2_slice2_bend_c3
+        - 0.3007502358784333 * t808 * cache.joint2_slice2_bend_c2;
+    let t930 = 0.3007502358784333 * t806 * cache.joint2_slice2_bend_c3
+        - 0.3007502358784333 * t806 * cache.joint2_slice2_bend_c2;
+    let t931 = t929 * joint2_bend_z_rate + t900 + joint2_bend_y_rate * t930;
+    let t932 = t919 + t929 * joint2_bend_z_rate_along_dqd
+        + joint2_bend_y_rate_along_dqd * t930;
+    let t933 = t918 + t919 + t920;
+    let t934 = t899 + t900 + t901;
+    let t935 = joint2_base_velocity_w_x * t683 + joint2_base_bias_v_z_along_dqd
+        + (0.4029996149307748 * t818 * cache.joint2_slice2_bend_c4
+            + 0.09045070438093329 * cache.joint2_slice2_bend_c4 * t816
+            + 0.8977745985833803 * t817 * cache.joint2_slice2_bend_c2
+            + 0.7236056350474663 * cache.joint2_slice2_bend_c6 * t816
+            - 0.45225352190466644 * t816 * cache.joint2_slice2_bend_c5
+            - 0.2014998074653874 * t818 * cache.joint2_slice2_bend_c3)
+        + joint2_base_velocity_w_x_along_dqd * t695
+        + t686 * joint2_base_velocity_v_x_along_dqd + t688 * joint2_base_velocity_v_x
+        - (t742 * t702 + t741 * t701 - t931 * t688 - t686 * t932)
+        - joint2_base_velocity_w_y * t933 - t934 * joint2_base_velocity_w_y_along_dqd
+        - (cache.joint2_slice2_local_com_y * t878
+            - cache.joint2_slice2_local_com_x * t690) - t742 * joint2_base_velocity_v_y
+        - t741 * joint2_base_velocity_v_y_along_dqd;
+    let t936 = t935 * cache.joint1_slice1_mass;
+    let t937 = joint2_slice0_local_momentum_f_y * t666;
+    let t938 = t881 + t882 + joint2_base_velocity_v_x + t883;
+    let joint2_slice1_local_momentum_f_x = t938 * cache.joint1_slice1_mass
+        - (cache.joint2_slice1_local_inertia_h_y * t642
+            - cache.joint2_slice1_local_inertia_h_z * t674);
+    let t939 = -(t669 * joint2_slice1_local_momentum_f_x);
+    let t940 = t572 * joint2_base_velocity_w_y_along_dqd
+        + t569 * joint2_base_velocity_w_y + t885 + joint2_base_bias_w_x_along_dqd
+        - joint2_base_velocity_w_z_along_dqd * t561 - joint2_base_velocity_w_z * t558;
+    let t941 = -(t574 * cache.joint2_slice1_local_inertia_h_x
+        - cache.joint2_slice1_local_inertia_h_y * t940);
+    let t942 = t867 + joint2_base_velocity_v_x_along_dqd + t864 + t868;
+    let joint2_slice0_local_momentum_f_x_along_dqd = cache.joint1_slice0_mass * t942
+        - (t676 * cache.joint2_slice0_local_inertia_h_y
+            - t649 * cache.joint2_slice0_local_inertia_h_z);
+    let t943 = -(t651 * joint2_slice0_local_momentum_f_x_along_dqd);
+    let t944 = t632 * joint2_slice2_local_momentum_f_y_along_dqd;
+    let t945 = joint2_slice1_local_momentum_f_y * t668;
+    let t946 = t578 * joint2_slice3_local_momentum_f_y_along_dqd;
+    let t947 = t913 + t752 * joint2_base_velocity_w_y_along_dqd
+        + joint2_base_velocity_w_y * t754 + joint2_base_bias_w_x_along_dqd
+        - joint2_base_velocity_w_z * t748 - joint2_base_velocity_w_z_along_dqd * t750;
+    let t948 = -(cache.joint2_slice3_local_inertia_h_x * t755
+        - t947 * cache.joint2_slice3_local_inertia_h_y);
+    let t949 = t871 + t876 + t877 + t880 + t895 + t896 + t898 + t903 + t915 + t917 + t922
+        + t923 + t925 + t926 + t928 + t936 + t937 + t939 + t941 + t943 + t944 + t945
+        + t946 + t948;
+    let t950 = t949 * cache.joint2_rotation_02;
+    let t951 = -(joint2_slice1_local_momentum_f_z_along_dqd * t641);
+    let joint2_base_bias_v_y_along_dqd = cache.joint2_rotation_21 * t597
+        + t599 * cache.joint2_rotation_11 + cache.joint2_rotation_01 * t598;
+    let t952 = joint2_base_bias_v_y_along_dqd + joint2_base_velocity_v_z_along_dqd * t749
+        + joint2_base_velocity_w_z_along_dqd * t907
+        + (4.499290117173787 * t851 * cache.joint2_slice3_bend_c4
+            + 5.1949229180765215 * t850 * cache.joint2_slice3_bend_c6
+            + 1.731914185166957 * cache.joint2_slice3_bend_c2 * t852
+            + 0.6493653647595652 * t850 * cache.joint2_slice3_bend_c4
+            - 3.246826823797826 * t850 * cache.joint2_slice3_bend_c5
+            - 2.2496450585868937 * cache.joint2_slice3_bend_c3 * t851)
+        + joint2_base_velocity_v_z * t747 + joint2_base_velocity_w_z * t908
+        - joint2_base_velocity_w_x * t767 - t752 * joint2_base_velocity_v_x_along_dqd
+        - joint2_base_velocity_w_x_along_dqd * t758
+        - (t746 * cache.joint2_slice3_local_com_x
+            - t913 * cache.joint2_slice3_local_com_z)
+        - (t911 * t754 + t912 * t752 - t766 * t749 - t765 * t747)
+        - joint2_base_velocity_v_x * t754;
+    let t953 = cache.joint1_slice0_mass * t952;
+    let t954 = joint2_slice1_local_momentum_f_x * t647;
+    let t955 = -(joint2_slice1_local_momentum_f_z * t668);
+    let t956 = -(joint2_slice0_local_momentum_f_z * t666);
+    let t957 = t676 * joint2_slice0_local_momentum_f_x;
+    let t958 = -(t497 * joint2_slice2_local_momentum_f_z);
+    let t959 = joint2_base_bias_v_y_along_dqd + joint2_base_velocity_v_z_along_dqd * t555
+        + (0.07116343519249368 * t851 * cache.joint2_slice1_bend_c4
+            + 0.2178125114136677 * cache.joint2_slice1_bend_c2 * t852
+            + 0.0012916905450084026 * t850 * cache.joint2_slice1_bend_c4
+            + 0.010333524360067221 * t850 * cache.joint2_slice1_bend_c6
+            - 0.006458452725042013 * t850 * cache.joint2_slice1_bend_c5
+            - 0.03558171759624684 * cache.joint2_slice1_bend_c3 * t851)
+        + joint2_base_velocity_w_z * t893 + joint2_base_velocity_w_z_along_dqd * t884
+        + joint2_base_velocity_v_z * t565
+        - (t562 * cache.joint2_slice1_local_com_x
+            - t885 * cache.joint2_slice1_local_com_z)
+        - joint2_base_velocity_v_x_along_dqd * t572
+        - (t889 * t572 + t569 * t890 - t565 * t724 - t725 * t555)
+        - joint2_base_velocity_w_x * t726 - t569 * joint2_base_velocity_v_x
+        - joint2_base_velocity_w_x_along_dqd * t727;
+    let t960 = cache.joint1_slice1_mass * t959;
+    let t961 = t656 * joint2_slice3_local_momentum_f_x_along_dqd;
+    let t962 = t677 * joint2_slice0_local_momentum_f_x_along_dqd;
+    let t963 = t629 * joint2_slice2_local_momentum_f_x;
+    let t964 = -(t510 * joint2_slice3_local_momentum_f_z);
+    let t965 = t635 * joint2_slice2_local_momentum_f_x_along_dqd;
+    let t966 = joint2_slice1_local_momentum_f_x_along_dqd * t642;
+    let t967 = joint2_slice3_local_momentum_f_x * t663;
+    let t968 = joint2_base_bias_v_y_along_dqd
+        + (0.09045070438093329 * t850 * cache.joint2_slice2_bend_c4
+            + 0.7236056350474663 * t850 * cache.joint2_slice2_bend_c6
+            + 0.8977745985833803 * cache.joint2_slice2_bend_c2 * t852
+            + 1.2089988447923243 * t851 * cache.joint2_slice2_bend_c4
+            - 0.45225352190466644 * t850 * cache.joint2_slice2_bend_c5
+            - 0.6044994223961622 * t851 * cache.joint2_slice2_bend_c3)
+        + t742 * joint2_base_velocity_v_z + t741 * joint2_base_velocity_v_z_along_dqd
+        + joint2_base_velocity_w_z_along_dqd * t934 + joint2_base_velocity_w_z * t933
+        - joint2_base_velocity_w_x * t687 - t684 * joint2_base_velocity_v_x
+        - joint2_base_velocity_w_x_along_dqd * t694
+        - (t932 * t685 + t931 * t684 - t742 * t699 - t741 * t703)
+        - joint2_base_velocity_v_x_along_dqd * t685
+        - (cache.joint2_slice2_local_com_x * t689
+            - t878 * cache.joint2_slice2_local_com_z);
+    let t969 = cache.joint1_slice1_mass * t968;
+    let t970 = -(joint2_slice3_local_momentum_f_z_along_dqd * t578);
+    let t971 = -(cache.joint2_slice3_local_inertia_h_z * t947
+        - t751 * cache.joint2_slice3_local_inertia_h_x);
+    let t972 = joint2_base_bias_v_y_along_dqd + joint2_base_velocity_v_z_along_dqd * t524
+        + t861 * joint2_base_velocity_w_z_along_dqd + joint2_base_velocity_v_z * t521
+        + joint2_base_velocity_w_z * t869
+        + (0.00013943957608806757 * t851 * cache.joint2_slice0_bend_c4
+            + 0.0000001120346095964964 * t850 * cache.joint2_slice0_bend_c4
+            + 0.009641561978852029 * t852 * cache.joint2_slice0_bend_c2
+            + 0.0000008962768767719712 * t850 * cache.joint2_slice0_bend_c6
+            - 0.000000560173047982482 * t850 * cache.joint2_slice0_bend_c5
+            - 0.00006971978804403378 * t851 * cache.joint2_slice0_bend_c3)
+        - (cache.joint2_slice0_local_com_x * t539
+            - t857 * cache.joint2_slice0_local_com_z)
+        - t550 * joint2_base_velocity_v_x_along_dqd - t547 * joint2_base_velocity_v_x
+        - joint2_base_velocity_w_x * t622
+        - (t547 * t866 + t865 * t550 - t610 * t521 - t616 * t524)
+        - joint2_base_velocity_w_x_along_dqd * t619;
+    let t973 = cache.joint1_slice0_mass * t972;
+    let t974 = -(cache.joint2_slice2_local_inertia_h_z * t879
+        - cache.joint2_slice2_local_inertia_h_x * t744);
+    let t975 = -(joint2_slice2_local_momentum_f_z_along_dqd * t632);
+    let t976 = -(joint2_slice0_local_momentum_f_z_along_dqd * t650);
+    let t977 = -(cache.joint2_slice1_local_inertia_h_z * t940
+        - t566 * cache.joint2_slice1_local_inertia_h_x);
+    let t978 = -(cache.joint2_slice0_local_inertia_h_z * t897
+        - t540 * cache.joint2_slice0_local_inertia_h_x);
+    let t979 = t951 + t953 + t954 + t955 + t956 + t957 + t958 + t960 + t961 + t962 + t963
+        + t964 + t965 + t966 + t967 + t969 + t970 + t971 + t973 + t974 + t975 + t976
+        + t977 + t978;
+    let t980 = cache.joint2_rotation_01 * t979;
+    let joint2_composite_force_f_x_along_dqd = t772 + head_composite_force_f_x_along_dqd
+        + t950 + t980;
+    let middle_momentum_f_z = p.module_mass * joint1_tip_velocity_v_z
+        - (joint1_tip_velocity_w_y * cache.middle_inertia_h_x
+            - joint1_tip_velocity_w_x * cache.middle_inertia_h_y);
+    let middle_momentum_f_z_along_dqd = p.module_mass * joint1_tip_velocity_v_z_along_dqd
+        - (cache.middle_inertia_h_x * joint1_tip_velocity_w_y_along_dqd
+            - joint1_tip_velocity_w_x_along_dqd * cache.middle_inertia_h_y);
+    let middle_composite_force_f_x_along_dqd = p.module_mass
+        * joint1_tip_bias_v_x_along_dqd + joint2_composite_force_f_x_along_dqd
+        + middle_momentum_f_z * joint1_tip_velocity_w_y_along_dqd
+        + joint1_tip_velocity_w_y * middle_momentum_f_z_along_dqd
+        - (joint1_tip_bias_w_z_along_dqd * cache.middle_inertia_h_y
+            - joint1_tip_bias_w_y_along_dqd * cache.middle_inertia_h_z)
+        - joint1_tip_velocity_w_z * middle_momentum_f_y_along_dqd
+        - middle_momentum_f_y * joint1_tip_velocity_w_z_along_dqd;
+    let joint1_composite_force_f_x_along_dqd = t281 + t376 + t409
+        + middle_composite_force_f_x_along_dqd;
+    let tail_momentum_f_z = p.module_mass * base_roll_velocity_v_z
+        - (base_roll_velocity_w_y * cache.tail_inertia_h_x
+            - base_roll_velocity_w_x * cache.tail_inertia_h_y);
+    let tail_momentum_f_y_along_dqd = p.module_mass * base_roll_velocity_v_y_along_dqd
+        - (base_roll_velocity_w_x_along_dqd * cache.tail_inertia_h_z
+            - cache.tail_inertia_h_x * base_roll_velocity_w_z_along_dqd);
+    let tail_composite_force_f_x_along_dqd = p.module_mass
+        * base_roll_acceleration_v_x_along_dqd
+        + tail_momentum_f_z_along_dqd * base_roll_velocity_w_y
+        + joint1_composite_force_f_x_along_dqd
+        + base_roll_velocity_w_y_along_dqd * tail_momentum_f_z
+        - (base_roll_bias_w_z_along_dqd * cache.tail_inertia_h_y
+            - base_roll_acceleration_w_y_along_dqd * cache.tail_inertia_h_z)
+        - tail_momentum_f_y * base_roll_velocity_w_z_along_dqd
+        - base_roll_velocity_w_z * tail_momentum_f_y_along_dqd;
+    let tail_momentum_f_x_along_dqd = p.module_mass * base_roll_velocity_v_x_along_dqd
+        - (cache.tail_inertia_h_y * base_roll_velocity_w_z_along_dqd
+            - base_roll_velocity_w_y_along_dqd * cache.tail_inertia_h_z);
+    let t981 = t408 * cache.base_roll_rotation_11;
+    let middle_momentum_f_x_along_dqd = p.module_mass * joint1_tip_velocity_v_x_along_dqd
+        - (joint1_tip_velocity_w_z_along_dqd * cache.middle_inertia_h_y
+            - joint1_tip_velocity_w_y_along_dqd * cache.middle_inertia_h_z);
+    let middle_momentum_f_x = p.module_mass * joint1_tip_velocity_v_x
+        - (joint1_tip_velocity_w_z * cache.middle_inertia_h_y
+            - joint1_tip_velocity_w_y * cache.middle_inertia_h_z);
+    let t982 = t949 * cache.joint2_rotation_12;
+    let t983 = t771 * cache.joint1_tip_rotation_10;
+    let t984 = qd[10] * cache.joint2_tip_subspace1_v_x;
+    let t985 = cache.joint2_tip_subspace2_v_x * qd[11];
+    let t986 = qd[9] * cache.joint2_tip_subspace0_v_x;
+    let joint2_tip_velocity_v_x = t984 + t985 + t986 + joint1_tip_velocity_v_x;
+    let head_momentum_f_x = p.module_mass * joint2_tip_velocity_v_x
+        - (joint2_tip_velocity_w_z * cache.head_inertia_h_y
+            - cache.head_inertia_h_z * joint2_tip_velocity_w_y);
+    let t987 = t984 + t985 + t986;
+    let t988 = dqd[9] * cache.joint2_tip_subspace0_v_x;
+    let t989 = dqd[10] * cache.joint2_tip_subspace1_v_x;
+    let t990 = dqd[11] * cache.joint2_tip_subspace2_v_x;
+    let t991 = t988 + t989 + t990;
+    let t992 = t823 * cache.joint2_rotation_01;
+    let t993 = cache.joint2_rotation_02 * t832;
+    let t994 = cache.joint1_tip_rotation_00 * t820;
+    let t995 = t992 + t993 + t994;
+    let joint2_tip_bias_v_y_along_dqd = joint1_tip_bias_v_y_along_dqd
+        + cache.joint2_rotation_12 * t824 + t987 * joint1_tip_velocity_w_z_along_dqd
+        + cache.joint1_tip_rotation_10 * t846 + joint1_tip_velocity_v_z * t855
+        + t856 * joint1_tip_velocity_v_z_along_dqd + t991 * joint1_tip_velocity_w_z
+        + t995 * cache.joint2_position_z + t853 * cache.joint2_rotation_11
+        - t829 * joint1_tip_velocity_w_x - cache.joint2_position_x * t834
+        - t854 * joint1_tip_velocity_v_x - t849 * joint1_tip_velocity_v_x_along_dqd
+        - joint1_tip_velocity_w_x_along_dqd * t848;
+    let joint2_tip_velocity_v_x_along_dqd = t988 + t989
+        + joint1_tip_velocity_v_x_along_dqd + t990;
+    let head_momentum_f_x_along_dqd = p.module_mass * joint2_tip_velocity_v_x_along_dqd
+        - (joint2_tip_velocity_w_z_along_dqd * cache.head_inertia_h_y
+            - cache.head_inertia_h_z * joint2_tip_velocity_w_y_along_dqd);
+    let joint2_tip_bias_w_x_along_dqd = t849 * joint1_tip_velocity_w_y_along_dqd + t992
+        + t854 * joint1_tip_velocity_w_y + joint1_tip_bias_w_x_along_dqd + t993 + t994
+        - t825 * joint1_tip_velocity_w_z_along_dqd - t800 * joint1_tip_velocity_w_z;
+    let head_composite_force_f_y_along_dqd = joint2_tip_velocity_w_z_along_dqd
+        * head_momentum_f_x + p.module_mass * joint2_tip_bias_v_y_along_dqd
+        + joint2_tip_velocity_w_z * head_momentum_f_x_along_dqd
+        - head_momentum_f_z * joint2_tip_velocity_w_x_along_dqd
+        - head_momentum_f_z_along_dqd * joint2_tip_velocity_w_x
+        - (cache.head_inertia_h_z * joint2_tip_bias_w_x_along_dqd
+            - cache.head_inertia_h_x * joint2_tip_bias_w_z_along_dqd);
+    let t996 = t979 * cache.joint2_rotation_11;
+    let joint2_composite_force_f_y_along_dqd = t982 + t983
+        + head_composite_force_f_y_along_dqd + t996;
+    let middle_composite_force_f_y_along_dqd = joint1_tip_velocity_w_z
+        * middle_momentum_f_x_along_dqd + p.module_mass * joint1_tip_bias_v_y_along_dqd
+        + middle_momentum_f_x * joint1_tip_velocity_w_z_along_dqd
+        + joint2_composite_force_f_y_along_dqd
+        - middle_momentum_f_z * joint1_tip_velocity_w_x_along_dqd
+        - middle_momentum_f_z_along_dqd * joint1_tip_velocity_w_x
+        - (joint1_tip_bias_w_x_along_dqd * cache.middle_inertia_h_z
+            - joint1_tip_bias_w_z_along_dqd * cache.middle_inertia_h_x);
+    let t997 = cache.base_roll_rotation_12 * t280;
+    let t998 = cache.base_pitch_rotation_10 * t375;
+    let joint1_composite_force_f_y_along_dqd = t981
+        + middle_composite_force_f_y_along_dqd + t997 + t998;
+    let tail_momentum_f_x = p.module_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.tail_inertia_h_y
+            - cache.tail_inertia_h_z * base_roll_velocity_w_y);
+    let tail_composite_force_f_y_along_dqd = base_roll_velocity_w_z
+        * tail_momentum_f_x_along_dqd + joint1_composite_force_f_y_along_dqd
+        + p.module_mass * base_roll_acceleration_v_y_along_dqd
+        + tail_momentum_f_x * base_roll_velocity_w_z_along_dqd
+        - base_roll_velocity_w_x_along_dqd * tail_momentum_f_z
+        - tail_momentum_f_z_along_dqd * base_roll_velocity_w_x
+        - (base_roll_acceleration_w_x_along_dqd * cache.tail_inertia_h_z
+            - base_roll_bias_w_z_along_dqd * cache.tail_inertia_h_x);
+    let t999 = t949 * cache.joint2_rotation_22;
+    let t1000 = t771 * cache.joint1_tip_rotation_20;
+    let joint2_tip_bias_v_z_along_dqd = joint1_tip_velocity_w_x_along_dqd * t839
+        + t800 * joint1_tip_velocity_v_x + joint1_tip_bias_v_z_along_dqd
+        + t847 * joint1_tip_velocity_w_x + t824 * cache.joint2_rotation_22
+        + cache.joint2_position_x * t838 + t853 * cache.joint2_rotation_21
+        + t825 * joint1_tip_velocity_v_x_along_dqd + cache.joint1_tip_rotation_20 * t846
+        - joint1_tip_velocity_v_y * t855 - t987 * joint1_tip_velocity_w_y_along_dqd
+        - t856 * joint1_tip_velocity_v_y_along_dqd - t991 * joint1_tip_velocity_w_y
+        - cache.joint2_position_y * t995;
+    let head_composite_force_f_z_along_dqd = head_momentum_f_y_along_dqd
+        * joint2_tip_velocity_w_x + head_momentum_f_y * joint2_tip_velocity_w_x_along_dqd
+        + p.module_mass * joint2_tip_bias_v_z_along_dqd
+        - joint2_tip_velocity_w_y_along_dqd * head_momentum_f_x
+        - (cache.head_inertia_h_x * joint2_tip_bias_w_y_along_dqd
+            - cache.head_inertia_h_y * joint2_tip_bias_w_x_along_dqd)
+        - joint2_tip_velocity_w_y * head_momentum_f_x_along_dqd;
+    let t1001 = cache.joint2_rotation_21 * t979;
+    let joint2_composite_force_f_z_along_dqd = t999 + t1000
+        + head_composite_force_f_z_along_dqd + t1001;
+    let middle_composite_force_f_z_along_dqd = middle_momentum_f_y_along_dqd
+        * joint1_tip_velocity_w_x + p.module_mass * joint1_tip_bias_v_z_along_dqd
+        + joint1_tip_velocity_w_x_along_dqd * middle_momentum_f_y
+        + joint2_composite_force_f_z_along_dqd
+        - joint1_tip_velocity_w_y * middle_momentum_f_x_along_dqd
+        - (cache.middle_inertia_h_x * joint1_tip_bias_w_y_along_dqd
+            - joint1_tip_bias_w_x_along_dqd * cache.middle_inertia_h_y)
+        - middle_momentum_f_x * joint1_tip_velocity_w_y_along_dqd;
+    let t1002 = cache.base_pitch_rotation_20 * t375;
+    let t1003 = cache.base_roll_rotation_22 * t280;
+    let t1004 = t408 * cache.base_roll_rotation_21;
+    let joint1_composite_force_f_z_along_dqd = middle_composite_force_f_z_along_dqd
+        + t1002 + t1003 + t1004;
+    let tail_composite_force_f_z_along_dqd = joint1_composite_force_f_z_along_dqd
+        + p.module_mass * base_roll_acceleration_v_z_along_dqd
+        + base_roll_velocity_w_x_along_dqd * tail_momentum_f_y
+        + base_roll_velocity_w_x * tail_momentum_f_y_along_dqd
+        - tail_momentum_f_x_along_dqd * base_roll_velocity_w_y
+        - base_roll_velocity_w_y_along_dqd * tail_momentum_f_x
+        - (base_roll_acceleration_w_y_along_dqd * cache.tail_inertia_h_x
+            - cache.tail_inertia_h_y * base_roll_acceleration_w_x_along_dqd);
+    let middle_momentum_n_y_along_dqd = cache.middle_inertia_i_11
+        * joint1_tip_velocity_w_y_along_dqd
+        + joint1_tip_velocity_v_x_along_dqd * cache.middle_inertia_h_z
+        + cache.middle_inertia_i_01 * joint1_tip_velocity_w_x_along_dqd
+        + cache.middle_inertia_i_12 * joint1_tip_velocity_w_z_along_dqd
+        - cache.middle_inertia_h_x * joint1_tip_velocity_v_z_along_dqd;
+    let middle_momentum_n_x_along_dqd = joint1_tip_velocity_v_z_along_dqd
+        * cache.middle_inertia_h_y
+        + cache.middle_inertia_i_02 * joint1_tip_velocity_w_z_along_dqd
+        + cache.middle_inertia_i_01 * joint1_tip_velocity_w_y_along_dqd
+        + joint1_tip_velocity_w_x_along_dqd * cache.middle_inertia_i_00
+        - joint1_tip_velocity_v_y_along_dqd * cache.middle_inertia_h_z;
+    let middle_momentum_n_y = joint1_tip_velocity_v_x * cache.middle_inertia_h_z
+        + cache.middle_inertia_i_01 * joint1_tip_velocity_w_x
+        + cache.middle_inertia_i_12 * joint1_tip_velocity_w_z
+        + cache.middle_inertia_i_11 * joint1_tip_velocity_w_y
+        - cache.middle_inertia_h_x * joint1_tip_velocity_v_z;
+    let t1005 = -(joint2_slice3_local_momentum_f_z_along_dqd * t927);
+    let joint2_slice3_local_momentum_n_x_along_dqd = cache
+        .joint2_slice3_local_inertia_i_00 * t510
+        + t514 * cache.joint2_slice3_local_inertia_h_y
+        + cache.joint2_slice3_local_inertia_i_02 * t663
+        + t507 * cache.joint2_slice3_local_inertia_i_01
+        - cache.joint2_slice3_local_inertia_h_z * t660;
+    let t1006 = t656 * joint2_slice3_local_momentum_n_x_along_dqd;
+    let joint2_slice1_local_momentum_n_z_along_dqd = cache
+        .joint2_slice1_local_inertia_i_22 * t647
+        + t709 * cache.joint2_slice1_local_inertia_h_x
+        + cache.joint2_slice1_local_inertia_i_02 * t668
+        + t669 * cache.joint2_slice1_local_inertia_i_12
+        - cache.joint2_slice1_local_inertia_h_y * t924;
+    let t1007 = -(joint2_slice1_local_momentum_n_z_along_dqd * t641);
+    let t1008 = joint2_slice1_local_momentum_f_x * t673;
+    let joint2_slice0_local_momentum_n_x_along_dqd = cache
+        .joint2_slice0_local_inertia_i_01 * t649
+        + cache.joint2_slice0_local_inertia_i_00 * t666
+        + t676 * cache.joint2_slice0_local_inertia_i_02
+        + t665 * cache.joint2_slice0_local_inertia_h_y
+        - t734 * cache.joint2_slice0_local_inertia_h_z;
+    let t1009 = t677 * joint2_slice0_local_momentum_n_x_along_dqd;
+    let t1010 = joint2_slice1_local_momentum_f_x_along_dqd * t714;
+    let joint2_slice2_local_momentum_n_x_along_dqd = t500
+        * cache.joint2_slice2_local_inertia_i_01
+        + t494 * cache.joint2_slice2_local_inertia_h_y
+        + t629 * cache.joint2_slice2_local_inertia_i_02
+        + cache.joint2_slice2_local_inertia_i_00 * t497
+        - cache.joint2_slice2_local_inertia_h_z * t732;
+    let t1011 = joint2_slice2_local_momentum_n_x_along_dqd * t635;
+    let t1012 = t940 * cache.joint2_slice1_local_inertia_i_01;
+    let t1013 = -(t894 * cache.joint2_slice1_local_inertia_h_x);
+    let t1014 = -(cache.joint2_slice0_local_inertia_h_x * t870);
+    let t1015 = -(t921 * joint2_slice2_local_momentum_f_z);
+    let t1016 = t751 * cache.joint2_slice3_local_inertia_i_12;
+    let t1017 = -(cache.joint2_slice3_local_inertia_h_x * t914);
+    let t1018 = t625 * cache.joint2_slice0_local_inertia_h_z;
+    let joint2_slice0_local_momentum_n_z_along_dqd = cache
+        .joint2_slice0_local_inertia_i_22 * t676
+        + t734 * cache.joint2_slice0_local_inertia_h_x
+        + cache.joint2_slice0_local_inertia_i_02 * t666
+        + t649 * cache.joint2_slice0_local_inertia_i_12
+        - cache.joint2_slice0_local_inertia_h_y * t942;
+    let t1019 = -(t650 * joint2_slice0_local_momentum_n_z_along_dqd);
+    let t1020 = cache.joint2_slice1_local_inertia_i_12 * t566;
+    let t1021 = cache.joint2_slice2_local_inertia_i_01 * t879;
+    let t1022 = -(joint2_slice1_local_momentum_f_z * t924);
+    let joint2_slice3_local_momentum_n_z_along_dqd = t507
+        * cache.joint2_slice3_local_inertia_i_12
+        + t660 * cache.joint2_slice3_local_inertia_h_x
+        + cache.joint2_slice3_local_inertia_i_22 * t663
+        + cache.joint2_slice3_local_inertia_i_02 * t510
+        - t875 * cache.joint2_slice3_local_inertia_h_y;
+    let t1023 = -(joint2_slice3_local_momentum_n_z_along_dqd * t578);
+    let t1024 = -(t916 * joint2_slice0_local_momentum_f_z_along_dqd);
+    let joint2_slice2_local_momentum_n_z_along_dqd = t629
+        * cache.joint2_slice2_local_inertia_i_22
+        + t500 * cache.joint2_slice2_local_inertia_i_12
+        + cache.joint2_slice2_local_inertia_h_x * t732
+        + cache.joint2_slice2_local_inertia_i_02 * t497
+        - t921 * cache.joint2_slice2_local_inertia_h_y;
+    let t1025 = -(joint2_slice2_local_momentum_n_z_along_dqd * t632);
+    let t1026 = t551 * cache.joint2_slice0_local_inertia_i_11;
+    let t1027 = t947 * cache.joint2_slice3_local_inertia_i_01;
+    let joint2_slice1_local_momentum_n_z = t642 * cache.joint2_slice1_local_inertia_i_22
+        + cache.joint2_slice1_local_inertia_h_x * t646
+        + cache.joint2_slice1_local_inertia_i_02 * t641
+        + cache.joint2_slice1_local_inertia_i_12 * t674
+        - cache.joint2_slice1_local_inertia_h_y * t938;
+    let t1028 = -(joint2_slice1_local_momentum_n_z * t668);
+    let t1029 = t494 * joint2_slice2_local_momentum_f_x;
+    let t1030 = t744 * cache.joint2_slice2_local_inertia_i_12;
+    let joint2_slice0_local_momentum_n_x = t650 * cache.joint2_slice0_local_inertia_i_00
+        + t651 * cache.joint2_slice0_local_inertia_i_01
+        + t677 * cache.joint2_slice0_local_inertia_i_02
+        + t652 * cache.joint2_slice0_local_inertia_h_y
+        - t678 * cache.joint2_slice0_local_inertia_h_z;
+    let t1031 = joint2_slice0_local_momentum_n_x * t676;
+    let t1032 = -(joint2_slice0_local_momentum_f_z * t942);
+    let t1033 = t728 * cache.joint2_slice1_local_inertia_h_z;
+    let joint2_slice2_local_momentum_n_x = cache.joint2_slice2_local_inertia_i_02 * t635
+        + t730 * cache.joint2_slice2_local_inertia_h_y
+        + t632 * cache.joint2_slice2_local_inertia_i_00
+        + t503 * cache.joint2_slice2_local_inertia_i_01
+        - cache.joint2_slice2_local_inertia_h_z * t639;
+    let t1034 = t629 * joint2_slice2_local_momentum_n_x;
+    let t1035 = -(cache.joint2_slice2_local_inertia_h_x * t935);
+    let t1036 = -(t875 * joint2_slice3_local_momentum_f_z);
+    let t1037 = cache.joint2_slice1_local_inertia_i_11 * t574;
+    let joint2_slice2_local_momentum_n_z = cache.joint2_slice2_local_inertia_h_x * t639
+        + t503 * cache.joint2_slice2_local_inertia_i_12
+        + cache.joint2_slice2_local_inertia_i_22 * t635
+        + cache.joint2_slice2_local_inertia_i_02 * t632
+        - cache.joint2_slice2_local_inertia_h_y * t902;
+    let t1038 = -(joint2_slice2_local_momentum_n_z * t497);
+    let t1039 = cache.joint2_slice3_local_inertia_h_z * t769;
+    let joint2_slice3_local_momentum_n_x = t517 * cache.joint2_slice3_local_inertia_i_01
+        + cache.joint2_slice3_local_inertia_i_00 * t578
+        + t656 * cache.joint2_slice3_local_inertia_i_02
+        + t588 * cache.joint2_slice3_local_inertia_h_y
+        - cache.joint2_slice3_local_inertia_h_z * t739;
+    let t1040 = joint2_slice3_local_momentum_n_x * t663;
+    let joint2_slice1_local_momentum_n_x_along_dqd = t669
+        * cache.joint2_slice1_local_inertia_i_01
+        + cache.joint2_slice1_local_inertia_h_y * t673
+        + cache.joint2_slice1_local_inertia_i_00 * t668
+        + cache.joint2_slice1_local_inertia_i_02 * t647
+        - cache.joint2_slice1_local_inertia_h_z * t709;
+    let t1041 = joint2_slice1_local_momentum_n_x_along_dqd * t642;
+    let t1042 = joint2_slice3_local_momentum_f_x * t514;
+    let t1043 = -(joint2_slice2_local_momentum_f_z_along_dqd * t902);
+    let joint2_slice3_local_momentum_n_z = t517 * cache.joint2_slice3_local_inertia_i_12
+        + cache.joint2_slice3_local_inertia_h_x * t739
+        + t656 * cache.joint2_slice3_local_inertia_i_22
+        + t578 * cache.joint2_slice3_local_inertia_i_02
+        - t927 * cache.joint2_slice3_local_inertia_h_y;
+    let t1044 = -(joint2_slice3_local_momentum_n_z * t510);
+    let t1045 = t540 * cache.joint2_slice0_local_inertia_i_12;
+    let t1046 = joint2_slice0_local_momentum_f_x * t665;
+    let t1047 = cache.joint2_slice2_local_inertia_i_11 * t743;
+    let joint2_slice0_local_momentum_n_z = t678 * cache.joint2_slice0_local_inertia_h_x
+        + t651 * cache.joint2_slice0_local_inertia_i_12
+        + cache.joint2_slice0_local_inertia_i_02 * t650
+        + cache.joint2_slice0_local_inertia_i_22 * t677
+        - t916 * cache.joint2_slice0_local_inertia_h_y;
+    let t1048 = -(joint2_slice0_local_momentum_n_z * t666);
+    let t1049 = t730 * joint2_slice2_local_momentum_f_x_along_dqd;
+    let t1050 = t755 * cache.joint2_slice3_local_inertia_i_11;
+    let t1051 = -(joint2_slice1_local_momentum_f_z_along_dqd * t938);
+    let joint2_slice1_local_momentum_n_x = t642 * cache.joint2_slice1_local_inertia_i_02
+        + t674 * cache.joint2_slice1_local_inertia_i_01
+        + cache.joint2_slice1_local_inertia_i_00 * t641
+        + cache.joint2_slice1_local_inertia_h_y * t714
+        - cache.joint2_slice1_local_inertia_h_z * t646;
+    let t1052 = t647 * joint2_slice1_local_momentum_n_x;
+    let t1053 = t652 * joint2_slice0_local_momentum_f_x_along_dqd;
+    let t1054 = joint2_slice3_local_momentum_f_x_along_dqd * t588;
+    let t1055 = cache.joint2_slice0_local_inertia_i_01 * t897;
+    let t1056 = cache.joint2_slice2_local_inertia_h_z * t704;
+    let t1057 = t1005 + t1006 + t1007 + t1008 + t1009 + t1010 + t1011 + t1012 + t1013
+        + t1014 + t1015 + t1016 + t1017 + t1018 + t1019 + t1020 + t1021 + t1022 + t1023
+        + t1024 + t1025 + t1026 + t1027 + t1028 + t1029 + t1030 + t1031 + t1032 + t1033
+        + t1034 + t1035 + t1036 + t1037 + t1038 + t1039 + t1040 + t1041 + t1042 + t1043
+        + t1044 + t1045 + t1046 + t1047 + t1048 + t1049 + t1050 + t1051 + t1052 + t1053
+        + t1054 + t1055 + t1056;
+    let t1058 = -(t714 * joint2_slice1_local_momentum_f_y_along_dqd);
+    let joint2_slice3_local_momentum_n_y_along_dqd = t510
+        * cache.joint2_slice3_local_inertia_i_01
+        + cache.joint2_slice3_local_inertia_i_12 * t663
+        + t507 * cache.joint2_slice3_local_inertia_i_11
+        + cache.joint2_slice3_local_inertia_h_z * t875
+        - cache.joint2_slice3_local_inertia_h_x * t514;
+    let t1059 = -(joint2_slice3_local_momentum_n_y_along_dqd * t656);
+    let t1060 = joint2_slice3_local_momentum_f_z_along_dqd * t739;
+    let t1061 = t503 * joint2_slice2_local_momentum_n_z_along_dqd;
+    let t1062 = t678 * joint2_slice0_local_momentum_f_z_along_dqd;
+    let t1063 = t574 * cache.joint2_slice1_local_inertia_i_01;
+    let t1064 = -(t588 * joint2_slice3_local_momentum_f_y_along_dqd);
+    let t1065 = t755 * cache.joint2_slice3_local_inertia_i_01;
+    let t1066 = cache.joint2_slice1_local_inertia_h_y * t894;
+    let joint2_slice2_local_momentum_n_y_along_dqd = t629
+        * cache.joint2_slice2_local_inertia_i_12
+        + cache.joint2_slice2_local_inertia_i_01 * t497
+        + cache.joint2_slice2_local_inertia_h_z * t921
+        + t500 * cache.joint2_slice2_local_inertia_i_11
+        - cache.joint2_slice2_local_inertia_h_x * t494;
+    let t1067 = -(joint2_slice2_local_momentum_n_y_along_dqd * t635);
+    let t1068 = t734 * joint2_slice0_local_momentum_f_z;
+    let t1069 = t744 * cache.joint2_slice2_local_inertia_i_02;
+    let t1070 = cache.joint2_slice0_local_inertia_h_y * t870;
+    let t1071 = t651 * joint2_slice0_local_momentum_n_z_along_dqd;
+    let joint2_slice0_local_momentum_n_y = t651 * cache.joint2_slice0_local_inertia_i_11
+        + t916 * cache.joint2_slice0_local_inertia_h_z
+        + t677 * cache.joint2_slice0_local_inertia_i_12
+        + cache.joint2_slice0_local_inertia_i_01 * t650
+        - t652 * cache.joint2_slice0_local_inertia_h_x;
+    let t1072 = -(t676 * joint2_slice0_local_momentum_n_y);
+    let t1073 = t751 * cache.joint2_slice3_local_inertia_i_02;
+    let t1074 = -(cache.joint2_slice1_local_inertia_h_z * t959);
+    let t1075 = -(t730 * joint2_slice2_local_momentum_f_y_along_dqd);
+    let t1076 = -(t652 * joint2_slice0_local_momentum_f_y_along_dqd);
+    let t1077 = -(cache.joint2_slice0_local_inertia_h_z * t972);
+    let t1078 = t660 * joint2_slice3_local_momentum_f_z;
+    let joint2_slice3_local_momentum_n_y = t578 * cache.joint2_slice3_local_inertia_i_01
+        + cache.joint2_slice3_local_inertia_h_z * t927
+        + t517 * cache.joint2_slice3_local_inertia_i_11
+        + t656 * cache.joint2_slice3_local_inertia_i_12
+        - cache.joint2_slice3_local_inertia_h_x * t588;
+    let t1079 = -(t663 * joint2_slice3_local_momentum_n_y);
+    let joint2_slice1_local_momentum_n_y = cache.joint2_slice1_local_inertia_h_z * t938
+        + cache.joint2_slice1_local_inertia_i_11 * t674
+        + t641 * cache.joint2_slice1_local_inertia_i_01
+        + cache.joint2_slice1_local_inertia_i_12 * t642
+        - t714 * cache.joint2_slice1_local_inertia_h_x;
+    let t1080 = -(joint2_slice1_local_momentum_n_y * t647);
+    let t1081 = joint2_slice1_local_momentum_n_z * t669;
+    let t1082 = t879 * cache.joint2_slice2_local_inertia_i_00;
+    let t1083 = t947 * cache.joint2_slice3_local_inertia_i_00;
+    let t1084 = t500 * joint2_slice2_local_momentum_n_z;
+    let t1085 = joint2_slice1_local_momentum_n_z_along_dqd * t674;
+    let t1086 = joint2_slice3_local_momentum_n_z_along_dqd * t517;
+    let t1087 = cache.joint2_slice0_local_inertia_i_01 * t551;
+    let t1088 = t732 * joint2_slice2_local_momentum_f_z;
+    let t1089 = joint2_slice1_local_momentum_f_z_along_dqd * t646;
+    let t1090 = -(cache.joint2_slice3_local_inertia_h_z * t952);
+    let t1091 = t914 * cache.joint2_slice3_local_inertia_h_y;
+    let t1092 = -(cache.joint2_slice2_local_inertia_h_z * t968);
+    let t1093 = joint2_slice2_local_momentum_f_z_along_dqd * t639;
+    let t1094 = t566 * cache.joint2_slice1_local_inertia_i_02;
+    let t1095 = -(joint2_slice0_local_momentum_f_y * t665);
+    let joint2_slice1_local_momentum_n_y_along_dqd = cache
+        .joint2_slice1_local_inertia_i_12 * t647
+        + cache.joint2_slice1_local_inertia_h_z * t924
+        + cache.joint2_slice1_local_inertia_i_01 * t668
+        + t669 * cache.joint2_slice1_local_inertia_i_11
+        - t673 * cache.joint2_slice1_local_inertia_h_x;
+    let t1096 = -(t642 * joint2_slice1_local_momentum_n_y_along_dqd);
+    let t1097 = t897 * cache.joint2_slice0_local_inertia_i_00;
+    let t1098 = t743 * cache.joint2_slice2_local_inertia_i_01;
+    let t1099 = t935 * cache.joint2_slice2_local_inertia_h_y;
+    let joint2_slice2_local_momentum_n_y = t635 * cache.joint2_slice2_local_inertia_i_12
+        + cache.joint2_slice2_local_inertia_h_z * t902
+        + cache.joint2_slice2_local_inertia_i_01 * t632
+        + t503 * cache.joint2_slice2_local_inertia_i_11
+        - cache.joint2_slice2_local_inertia_h_x * t730;
+    let t1100 = -(t629 * joint2_slice2_local_momentum_n_y);
+    let t1101 = -(joint2_slice1_local_momentum_f_y * t673);
+    let t1102 = joint2_slice3_local_momentum_n_z * t507;
+    let t1103 = joint2_slice1_local_momentum_f_z * t709;
+    let joint2_slice0_local_momentum_n_y_along_dqd = cache
+        .joint2_slice0_local_inertia_i_01 * t666
+        + t676 * cache.joint2_slice0_local_inertia_i_12
+        + cache.joint2_slice0_local_inertia_h_z * t942
+        + t649 * cache.joint2_slice0_local_inertia_i_11
+        - t665 * cache.joint2_slice0_local_inertia_h_x;
+    let t1104 = -(t677 * joint2_slice0_local_momentum_n_y_along_dqd);
+    let t1105 = t540 * cache.joint2_slice0_local_inertia_i_02;
+    let t1106 = cache.joint2_slice1_local_inertia_i_00 * t940;
+    let t1107 = joint2_slice0_local_momentum_n_z * t649;
+    let t1108 = -(joint2_slice2_local_momentum_f_y * t494);
+    let t1109 = -(joint2_slice3_local_momentum_f_y * t514);
+    let t1110 = t1058 + t1059 + t1060 + t1061 + t1062 + t1063 + t1064 + t1065 + t1066
+        + t1067 + t1068 + t1069 + t1070 + t1071 + t1072 + t1073 + t1074 + t1075 + t1076
+        + t1077 + t1078 + t1079 + t1080 + t1081 + t1082 + t1083 + t1084 + t1085 + t1086
+        + t1087 + t1088 + t1089 + t1090 + t1091 + t1092 + t1093 + t1094 + t1095 + t1096
+        + t1097 + t1098 + t1099 + t1100 + t1101 + t1102 + t1103 + t1104 + t1105 + t1106
+        + t1107 + t1108 + t1109;
+    let t1111 = t772 + t950 + t980;
+    let t1112 = t982 + t983 + t996;
+    let head_momentum_n_x = cache.head_inertia_i_00 * joint2_tip_velocity_w_x
+        + joint2_tip_velocity_w_z * cache.head_inertia_i_02
+        + cache.head_inertia_i_01 * joint2_tip_velocity_w_y
+        + joint2_tip_velocity_v_z * cache.head_inertia_h_y
+        - cache.head_inertia_h_z * joint2_tip_velocity_v_y;
+    let head_momentum_n_y = joint2_tip_velocity_w_z * cache.head_inertia_i_12
+        + cache.head_inertia_i_01 * joint2_tip_velocity_w_x
+        + cache.head_inertia_i_11 * joint2_tip_velocity_w_y
+        + cache.head_inertia_h_z * joint2_tip_velocity_v_x
+        - cache.head_inertia_h_x * joint2_tip_velocity_v_z;
+    let head_momentum_n_y_along_dqd = cache.head_inertia_h_z
+        * joint2_tip_velocity_v_x_along_dqd
+        + cache.head_inertia_i_01 * joint2_tip_velocity_w_x_along_dqd
+        + joint2_tip_velocity_w_z_along_dqd * cache.head_inertia_i_12
+        + cache.head_inertia_i_11 * joint2_tip_velocity_w_y_along_dqd
+        - cache.head_inertia_h_x * joint2_tip_velocity_v_z_along_dqd;
+    let head_momentum_n_x_along_dqd = cache.head_inertia_i_01
+        * joint2_tip_velocity_w_y_along_dqd
+        + cache.head_inertia_i_00 * joint2_tip_velocity_w_x_along_dqd
+        + joint2_tip_velocity_w_z_along_dqd * cache.head_inertia_i_02
+        + joint2_tip_velocity_v_z_along_dqd * cache.head_inertia_h_y
+        - cache.head_inertia_h_z * joint2_tip_velocity_v_y_along_dqd;
+    let head_composite_force_n_z_along_dqd = joint2_tip_velocity_v_x_along_dqd
+        * head_momentum_f_y + cache.head_inertia_i_02 * joint2_tip_bias_w_x_along_dqd
+        + head_momentum_n_y * joint2_tip_velocity_w_x_along_dqd
+        + cache.head_inertia_h_x * joint2_tip_bias_v_y_along_dqd
+        + joint2_tip_bias_w_y_along_dqd * cache.head_inertia_i_12
+        + cache.head_inertia_i_22 * joint2_tip_bias_w_z_along_dqd
+        + head_momentum_n_y_along_dqd * joint2_tip_velocity_w_x
+        + head_momentum_f_y_along_dqd * joint2_tip_velocity_v_x
+        - joint2_tip_bias_v_x_along_dqd * cache.head_inertia_h_y
+        - head_momentum_n_x * joint2_tip_velocity_w_y_along_dqd
+        - joint2_tip_velocity_v_y_along_dqd * head_momentum_f_x
+        - head_momentum_n_x_along_dqd * joint2_tip_velocity_w_y
+        - joint2_tip_velocity_v_y * head_momentum_f_x_along_dqd;
+    let t1113 = -(t769 * cache.joint2_slice3_local_inertia_h_y);
+    let t1114 = -(t507 * joint2_slice3_local_momentum_n_x);
+    let t1115 = cache.joint2_slice2_local_inertia_h_x * t968;
+    let t1116 = cache.joint2_slice2_local_inertia_i_02 * t879;
+    let t1117 = -(joint2_slice2_local_momentum_f_x * t732);
+    let t1118 = -(t625 * cache.joint2_slice0_local_inertia_h_y);
+    let t1119 = -(t709 * joint2_slice1_local_momentum_f_x);
+    let t1120 = -(t500 * joint2_slice2_local_momentum_n_x);
+    let t1121 = cache.joint2_slice1_local_inertia_i_02 * t940;
+    let t1122 = joint2_slice0_local_momentum_n_y * t666;
+    let t1123 = t751 * cache.joint2_slice3_local_inertia_i_22;
+    let t1124 = -(t678 * joint2_slice0_local_momentum_f_x_along_dqd);
+    let t1125 = joint2_slice1_local_momentum_f_y * t924;
+    let t1126 = joint2_slice3_local_momentum_n_y_along_dqd * t578;
+    let t1127 = -(joint2_slice3_local_momentum_f_x_along_dqd * t739);
+    let t1128 = cache.joint2_slice1_local_inertia_i_12 * t574;
+    let t1129 = cache.joint2_slice3_local_inertia_h_x * t952;
+    let t1130 = -(t651 * joint2_slice0_local_momentum_n_x_along_dqd);
+    let t1131 = -(t728 * cache.joint2_slice1_local_inertia_h_y);
+    let t1132 = joint2_slice1_local_momentum_n_y_along_dqd * t641;
+    let t1133 = t875 * joint2_slice3_local_momentum_f_y;
+    let t1134 = t927 * joint2_slice3_local_momentum_f_y_along_dqd;
+    let t1135 = joint2_slice2_local_momentum_f_y * t921;
+    let t1136 = -(joint2_slice1_local_momentum_n_x_along_dqd * t674);
+    let t1137 = joint2_slice2_local_momentum_n_y_along_dqd * t632;
+    let t1138 = cache.joint2_slice0_local_inertia_i_02 * t897;
+    let t1139 = -(t503 * joint2_slice2_local_momentum_n_x_along_dqd);
+    let t1140 = t540 * cache.joint2_slice0_local_inertia_i_22;
+    let t1141 = t755 * cache.joint2_slice3_local_inertia_i_12;
+    let t1142 = t744 * cache.joint2_slice2_local_inertia_i_22;
+    let t1143 = t916 * joint2_slice0_local_momentum_f_y_along_dqd;
+    let t1144 = t510 * joint2_slice3_local_momentum_n_y;
+    let t1145 = -(joint2_slice0_local_momentum_n_x * t649);
+    let t1146 = t743 * cache.joint2_slice2_local_inertia_i_12;
+    let t1147 = joint2_slice1_local_momentum_n_y * t668;
+    let t1148 = -(t639 * joint2_slice2_local_momentum_f_x_along_dqd);
+    let t1149 = cache.joint2_slice1_local_inertia_h_x * t959;
+    let t1150 = -(t660 * joint2_slice3_local_momentum_f_x);
+    let t1151 = t938 * joint2_slice1_local_momentum_f_y_along_dqd;
+    let t1152 = t947 * cache.joint2_slice3_local_inertia_i_02;
+    let t1153 = t650 * joint2_slice0_local_momentum_n_y_along_dqd;
+    let t1154 = joint2_slice0_local_momentum_f_y * t942;
+    let t1155 = -(t517 * joint2_slice3_local_momentum_n_x_along_dqd);
+    let t1156 = -(t704 * cache.joint2_slice2_local_inertia_h_y);
+    let t1157 = t551 * cache.joint2_slice0_local_inertia_i_12;
+    let t1158 = t497 * joint2_slice2_local_momentum_n_y;
+    let t1159 = -(t734 * joint2_slice0_local_momentum_f_x);
+    let t1160 = joint2_slice2_local_momentum_f_y_along_dqd * t902;
+    let t1161 = t566 * cache.joint2_slice1_local_inertia_i_22;
+    let t1162 = -(t669 * joint2_slice1_local_momentum_n_x);
+    let t1163 = t972 * cache.joint2_slice0_local_inertia_h_x;
+    let t1164 = -(joint2_slice1_local_momentum_f_x_along_dqd * t646);
+    let t1165 = t1113 + t1114 + t1115 + t1116 + t1117 + t1118 + t1119 + t1120 + t1121
+        + t1122 + t1123 + t1124 + t1125 + t1126 + t1127 + t1128 + t1129 + t1130 + t1131
+        + t1132 + t1133 + t1134 + t1135 + t1136 + t1137 + t1138 + t1139 + t1140 + t1141
+        + t1142 + t1143 + t1144 + t1145 + t1146 + t1147 + t1148 + t1149 + t1150 + t1151
+        + t1152 + t1153 + t1154 + t1155 + t1156 + t1157 + t1158 + t1159 + t1160 + t1161
+        + t1162 + t1163 + t1164;
+    let joint2_composite_force_n_z_along_dqd = cache.joint2_rotation_21 * t1057
+        + t1110 * cache.joint1_tip_rotation_20 + t1112 * cache.joint2_position_x
+        + head_composite_force_n_z_along_dqd + t1165 * cache.joint2_rotation_22
+        - cache.joint2_position_y * t1111;
+    let middle_momentum_n_x = cache.middle_inertia_i_00 * joint1_tip_velocity_w_x
+        + joint1_tip_velocity_v_z * cache.middle_inertia_h_y
+        + cache.middle_inertia_i_02 * joint1_tip_velocity_w_z
+        + cache.middle_inertia_i_01 * joint1_tip_velocity_w_y
+        - joint1_tip_velocity_v_y * cache.middle_inertia_h_z;
+    let middle_composite_force_n_z_along_dqd = middle_momentum_n_y_along_dqd
+        * joint1_tip_velocity_w_x
+        + cache.middle_inertia_i_12 * joint1_tip_bias_w_y_along_dqd
+        + cache.middle_inertia_i_02 * joint1_tip_bias_w_x_along_dqd
+        + joint1_tip_velocity_v_x * middle_momentum_f_y_along_dqd
+        + joint1_tip_velocity_v_x_along_dqd * middle_momentum_f_y
+        + joint1_tip_velocity_w_x_along_dqd * middle_momentum_n_y
+        + joint2_composite_force_n_z_along_dqd
+        + cache.middle_inertia_i_22 * joint1_tip_bias_w_z_along_dqd
+        + joint1_tip_bias_v_y_along_dqd * cache.middle_inertia_h_x
+        - joint1_tip_velocity_w_y * middle_momentum_n_x_along_dqd
+        - joint1_tip_bias_v_x_along_dqd * cache.middle_inertia_h_y
+        - middle_momentum_f_x * joint1_tip_velocity_v_y_along_dqd
+        - joint1_tip_velocity_v_y * middle_momentum_f_x_along_dqd
+        - middle_momentum_n_x * joint1_tip_velocity_w_y_along_dqd;
+    let t1166 = t274 * cache.joint1_slice1_local_inertia_i_00;
+    let t1167 = t194 * cache.joint1_slice0_local_inertia_i_00;
+    let t1168 = t267 * cache.joint1_slice3_local_inertia_h_y;
+    let t1169 = -(t357 * joint1_slice3_local_momentum_f_y_along_dqd);
+    let joint1_slice2_local_momentum_n_z_along_dqd = cache
+        .joint1_slice2_local_inertia_i_22 * t30
+        + t24 * cache.joint1_slice2_local_inertia_h_x
+        + cache.joint1_slice2_local_inertia_i_02 * t27
+        + cache.joint1_slice2_local_inertia_i_12 * t229
+        - cache.joint1_slice2_local_inertia_h_y * t249;
+    let t1170 = joint1_slice2_local_momentum_n_z_along_dqd * t227;
+    let joint1_slice3_local_momentum_n_z = t66 * cache.joint1_slice3_local_inertia_i_12
+        + cache.joint1_slice3_local_inertia_i_02 * t37
+        + cache.joint1_slice3_local_inertia_h_x * t55
+        + t51 * cache.joint1_slice3_local_inertia_i_22
+        - cache.joint1_slice3_local_inertia_h_y * t269;
+    let t1171 = joint1_slice3_local_momentum_n_z * t63;
+    let t1172 = -(cache.joint1_slice3_local_inertia_h_z * t383);
+    let joint1_slice1_local_momentum_n_z_along_dqd = t222
+        * cache.joint1_slice1_local_inertia_h_x
+        + t3 * cache.joint1_slice1_local_inertia_i_12
+        + cache.joint1_slice1_local_inertia_i_22 * t225
+        + t87 * cache.joint1_slice1_local_inertia_i_02
+        - cache.joint1_slice1_local_inertia_h_y * t276;
+    let t1173 = joint1_slice1_local_momentum_n_z_along_dqd * t16;
+    let t1174 = t83 * cache.joint1_slice3_local_inertia_i_00;
+    let joint1_slice3_local_momentum_n_y_along_dqd = t44
+        * cache.joint1_slice3_local_inertia_i_12
+        + t47 * cache.joint1_slice3_local_inertia_i_01
+        + cache.joint1_slice3_local_inertia_h_z * t60
+        + cache.joint1_slice3_local_inertia_i_11 * t63
+        - cache.joint1_slice3_local_inertia_h_x * t285;
+    let t1175 = -(t51 * joint1_slice3_local_momentum_n_y_along_dqd);
+    let t1176 = t247 * cache.joint1_slice0_local_inertia_h_y;
+    let joint1_slice3_local_momentum_n_y = t37 * cache.joint1_slice3_local_inertia_i_01
+        + t51 * cache.joint1_slice3_local_inertia_i_12
+        + cache.joint1_slice3_local_inertia_h_z * t269
+        + cache.joint1_slice3_local_inertia_i_11 * t66
+        - cache.joint1_slice3_local_inertia_h_x * t357;
+    let t1177 = -(t44 * joint1_slice3_local_momentum_n_y);
+    let joint1_slice1_local_momentum_n_y_along_dqd = t3
+        * cache.joint1_slice1_local_inertia_i_11
+        + cache.joint1_slice1_local_inertia_i_01 * t87
+        + t276 * cache.joint1_slice1_local_inertia_h_z
+        + cache.joint1_slice1_local_inertia_i_12 * t225
+        - t296 * cache.joint1_slice1_local_inertia_h_x;
+    let t1178 = -(joint1_slice1_local_momentum_n_y_along_dqd * t13);
+    let t1179 = -(cache.joint1_slice1_local_inertia_h_z * t393);
+    let t1180 = -(joint1_slice0_local_momentum_f_y * t366);
+    let t1181 = cache.joint1_slice1_local_inertia_i_01 * t273;
+    let t1182 = -(joint1_slice2_local_momentum_f_y * t342);
+    let joint1_slice1_local_momentum_n_z = cache.joint1_slice1_local_inertia_i_22 * t13
+        + cache.joint1_slice1_local_inertia_i_12 * t16
+        + cache.joint1_slice1_local_inertia_i_02 * t94
+        + t91 * cache.joint1_slice1_local_inertia_h_x
+        - t10 * cache.joint1_slice1_local_inertia_h_y;
+    let t1183 = t3 * joint1_slice1_local_momentum_n_z;
+    let t1184 = cache.joint1_slice3_local_inertia_i_02 * t299;
+    let joint1_slice0_local_momentum_n_z = cache.joint1_slice0_local_inertia_i_22 * t104
+        + cache.joint1_slice0_local_inertia_i_02 * t173
+        + t278 * cache.joint1_slice0_local_inertia_h_x
+        + cache.joint1_slice0_local_inertia_i_12 * t101
+        - cache.joint1_slice0_local_inertia_h_y * t108;
+    let t1185 = t98 * joint1_slice0_local_momentum_n_z;
+    let t1186 = joint1_slice2_local_momentum_f_z * t24;
+    let joint1_slice2_local_momentum_n_y = t227 * cache.joint1_slice2_local_inertia_i_11
+        + t33 * cache.joint1_slice2_local_inertia_i_01
+        + cache.joint1_slice2_local_inertia_i_12 * t165
+        + t228 * cache.joint1_slice2_local_inertia_h_z
+        - t352 * cache.joint1_slice2_local_inertia_h_x;
+    let t1187 = -(joint1_slice2_local_momentum_n_y * t30);
+    let joint1_slice2_local_momentum_n_z = t169 * cache.joint1_slice2_local_inertia_h_x
+        + cache.joint1_slice2_local_inertia_i_22 * t165
+        + t33 * cache.joint1_slice2_local_inertia_i_02
+        + cache.joint1_slice2_local_inertia_i_12 * t227
+        - t228 * cache.joint1_slice2_local_inertia_h_y;
+    let t1188 = t229 * joint1_slice2_local_momentum_n_z;
+    let t1189 = -(joint1_slice2_local_momentum_f_y_along_dqd * t352);
+    let t1190 = t55 * joint1_slice3_local_momentum_f_z_along_dqd;
+    let t1191 = t125 * cache.joint1_slice2_local_inertia_i_01;
+    let t1192 = cache.joint1_slice0_local_inertia_i_01 * t190;
+    let joint1_slice0_local_momentum_n_z_along_dqd = t176
+        * cache.joint1_slice0_local_inertia_i_22
+        + t98 * cache.joint1_slice0_local_inertia_i_12
+        + cache.joint1_slice0_local_inertia_i_02 * t179
+        + cache.joint1_slice0_local_inertia_h_x * t183
+        - t199 * cache.joint1_slice0_local_inertia_h_y;
+    let t1193 = joint1_slice0_local_momentum_n_z_along_dqd * t101;
+    let t1194 = cache.joint1_slice2_local_inertia_i_00 * t121;
+    let t1195 = -(t308 * joint1_slice0_local_momentum_f_y_along_dqd);
+    let t1196 = t78 * cache.joint1_slice3_local_inertia_i_01;
+    let t1197 = t355 * cache.joint1_slice1_local_inertia_i_02;
+    let joint1_slice2_local_momentum_n_y_along_dqd = t249
+        * cache.joint1_slice2_local_inertia_h_z
+        + t27 * cache.joint1_slice2_local_inertia_i_01
+        + t30 * cache.joint1_slice2_local_inertia_i_12
+        + cache.joint1_slice2_local_inertia_i_11 * t229
+        - cache.joint1_slice2_local_inertia_h_x * t342;
+    let t1198 = -(joint1_slice2_local_momentum_n_y_along_dqd * t165);
+    let t1199 = -(t386 * cache.joint1_slice0_local_inertia_h_z);
+    let t1200 = t163 * cache.joint1_slice1_local_inertia_h_y;
+    let t1201 = t183 * joint1_slice0_local_momentum_f_z;
+    let joint1_slice0_local_momentum_n_y_along_dqd = t199
+        * cache.joint1_slice0_local_inertia_h_z
+        + t176 * cache.joint1_slice0_local_inertia_i_12
+        + t98 * cache.joint1_slice0_local_inertia_i_11
+        + t179 * cache.joint1_slice0_local_inertia_i_01
+        - cache.joint1_slice0_local_inertia_h_x * t366;
+    let t1202 = -(t104 * joint1_slice0_local_momentum_n_y_along_dqd);
+    let t1203 = t169 * joint1_slice2_local_momentum_f_z_along_dqd;
+    let joint1_slice1_local_momentum_n_y = cache.joint1_slice1_local_inertia_i_11 * t16
+        + t10 * cache.joint1_slice1_local_inertia_h_z
+        + cache.joint1_slice1_local_inertia_i_12 * t13
+        + cache.joint1_slice1_local_inertia_i_01 * t94
+        - t313 * cache.joint1_slice1_local_inertia_h_x;
+    let t1204 = -(t225 * joint1_slice1_local_momentum_n_y);
+    let t1205 = t220 * cache.joint1_slice2_local_inertia_h_y;
+    let t1206 = t278 * joint1_slice0_local_momentum_f_z_along_dqd;
+    let t1207 = t222 * joint1_slice1_local_momentum_f_z;
+    let joint1_slice0_local_momentum_n_y = cache.joint1_slice0_local_inertia_i_12 * t104
+        + t101 * cache.joint1_slice0_local_inertia_i_11
+        + t108 * cache.joint1_slice0_local_inertia_h_z
+        + t173 * cache.joint1_slice0_local_inertia_i_01
+        - cache.joint1_slice0_local_inertia_h_x * t308;
+    let t1208 = -(t176 * joint1_slice0_local_momentum_n_y);
+    let t1209 = -(t285 * joint1_slice3_local_momentum_f_y);
+    let joint1_slice3_local_momentum_n_z_along_dqd = t63
+        * cache.joint1_slice3_local_inertia_i_12
+        + cache.joint1_slice3_local_inertia_i_02 * t47
+        + cache.joint1_slice3_local_inertia_h_x * t41
+        + cache.joint1_slice3_local_inertia_i_22 * t44
+        - cache.joint1_slice3_local_inertia_h_y * t60;
+    let t1210 = joint1_slice3_local_momentum_n_z_along_dqd * t66;
+    let t1211 = t91 * joint1_slice1_local_momentum_f_z_along_dqd;
+    let t1212 = -(t313 * joint1_slice1_local_momentum_f_y_along_dqd);
+    let t1213 = -(joint1_slice1_local_momentum_f_y * t296);
+    let t1214 = cache.joint1_slice2_local_inertia_i_02 * t345;
+    let t1215 = cache.joint1_slice0_local_inertia_i_02 * t290;
+    let t1216 = -(t397 * cache.joint1_slice2_local_inertia_h_z);
+    let t1217 = t41 * joint1_slice3_local_momentum_f_z;
+    let t1218 = t1166 + t1167 + t1168 + t1169 + t1170 + t1171 + t1172 + t1173 + t1174
+        + t1175 + t1176 + t1177 + t1178 + t1179 + t1180 + t1181 + t1182 + t1183 + t1184
+        + t1185 + t1186 + t1187 + t1188 + t1189 + t1190 + t1191 + t1192 + t1193 + t1194
+        + t1195 + t1196 + t1197 + t1198 + t1199 + t1200 + t1201 + t1202 + t1203 + t1204
+        + t1205 + t1206 + t1207 + t1208 + t1209 + t1210 + t1211 + t1212 + t1213 + t1214
+        + t1215 + t1216 + t1217;
+    let joint1_slice3_local_momentum_n_x_along_dqd = cache
+        .joint1_slice3_local_inertia_i_02 * t44
+        + t63 * cache.joint1_slice3_local_inertia_i_01
+        + t285 * cache.joint1_slice3_local_inertia_h_y
+        + cache.joint1_slice3_local_inertia_i_00 * t47
+        - cache.joint1_slice3_local_inertia_h_z * t41;
+    let t1219 = -(joint1_slice3_local_momentum_n_x_along_dqd * t66);
+    let t1220 = joint1_slice1_local_momentum_n_y_along_dqd * t94;
+    let t1221 = t121 * cache.joint1_slice2_local_inertia_i_02;
+    let t1222 = -(t373 * cache.joint1_slice1_local_inertia_h_y);
+    let joint1_slice2_local_momentum_n_x_along_dqd = cache
+        .joint1_slice2_local_inertia_i_01 * t229
+        + cache.joint1_slice2_local_inertia_i_00 * t27
+        + cache.joint1_slice2_local_inertia_h_y * t342
+        + t30 * cache.joint1_slice2_local_inertia_i_02
+        - t24 * cache.joint1_slice2_local_inertia_h_z;
+    let t1223 = -(joint1_slice2_local_momentum_n_x_along_dqd * t227);
+    let t1224 = -(t24 * joint1_slice2_local_momentum_f_x);
+    let t1225 = -(t278 * joint1_slice0_local_momentum_f_x_along_dqd);
+    let t1226 = cache.joint1_slice0_local_inertia_i_22 * t290;
+    let t1227 = cache.joint1_slice0_local_inertia_i_02 * t194;
+    let t1228 = t108 * joint1_slice0_local_momentum_f_y_along_dqd;
+    let t1229 = cache.joint1_slice0_local_inertia_h_x * t386;
+    let t1230 = -(t55 * joint1_slice3_local_momentum_f_x_along_dqd);
+    let t1231 = joint1_slice3_local_momentum_f_y * t60;
+    let t1232 = t397 * cache.joint1_slice2_local_inertia_h_x;
+    let joint1_slice1_local_momentum_n_x_along_dqd = cache
+        .joint1_slice1_local_inertia_h_y * t296
+        + t87 * cache.joint1_slice1_local_inertia_i_00
+        + cache.joint1_slice1_local_inertia_i_02 * t225
+        + cache.joint1_slice1_local_inertia_i_01 * t3
+        - cache.joint1_slice1_local_inertia_h_z * t222;
+    let t1233 = -(joint1_slice1_local_momentum_n_x_along_dqd * t16);
+    let t1234 = t393 * cache.joint1_slice1_local_inertia_h_x;
+    let t1235 = joint1_slice3_local_momentum_n_y * t47;
+    let joint1_slice1_local_momentum_n_x = cache.joint1_slice1_local_inertia_i_02 * t13
+        + cache.joint1_slice1_local_inertia_i_01 * t16
+        + t313 * cache.joint1_slice1_local_inertia_h_y
+        + cache.joint1_slice1_local_inertia_i_00 * t94
+        - t91 * cache.joint1_slice1_local_inertia_h_z;
+    let t1236 = -(t3 * joint1_slice1_local_momentum_n_x);
+    let t1237 = t173 * joint1_slice0_local_momentum_n_y_along_dqd;
+    let t1238 = cache.joint1_slice3_local_inertia_h_x * t383;
+    let joint1_slice2_local_momentum_n_x = cache.joint1_slice2_local_inertia_h_y * t352
+        + cache.joint1_slice2_local_inertia_i_02 * t165
+        + cache.joint1_slice2_local_inertia_i_00 * t33
+        + t227 * cache.joint1_slice2_local_inertia_i_01
+        - t169 * cache.joint1_slice2_local_inertia_h_z;
+    let t1239 = -(joint1_slice2_local_momentum_n_x * t229);
+    let t1240 = t274 * cache.joint1_slice1_local_inertia_i_02;
+    let t1241 = cache.joint1_slice1_local_inertia_i_22 * t355;
+    let t1242 = -(joint1_slice3_local_momentum_f_x * t41);
+    let t1243 = t78 * cache.joint1_slice3_local_inertia_i_12;
+    let t1244 = t199 * joint1_slice0_local_momentum_f_y;
+    let t1245 = -(joint1_slice0_local_momentum_f_x * t183);
+    let t1246 = t190 * cache.joint1_slice0_local_inertia_i_12;
+    let t1247 = t179 * joint1_slice0_local_momentum_n_y;
+    let t1248 = t276 * joint1_slice1_local_momentum_f_y;
+    let t1249 = -(t169 * joint1_slice2_local_momentum_f_x_along_dqd);
+    let t1250 = cache.joint1_slice3_local_inertia_i_02 * t83;
+    let t1251 = t269 * joint1_slice3_local_momentum_f_y_along_dqd;
+    let t1252 = -(cache.joint1_slice0_local_inertia_h_y * t327);
+    let t1253 = cache.joint1_slice2_local_inertia_i_22 * t345;
+    let t1254 = joint1_slice2_local_momentum_f_y_along_dqd * t228;
+    let t1255 = -(cache.joint1_slice2_local_inertia_h_y * t364);
+    let t1256 = t33 * joint1_slice2_local_momentum_n_y_along_dqd;
+    let t1257 = t299 * cache.joint1_slice3_local_inertia_i_22;
+    let joint1_slice0_local_momentum_n_x = cache.joint1_slice0_local_inertia_i_02 * t104
+        + t308 * cache.joint1_slice0_local_inertia_h_y
+        + cache.joint1_slice0_local_inertia_i_01 * t101
+        + t173 * cache.joint1_slice0_local_inertia_i_00
+        - t278 * cache.joint1_slice0_local_inertia_h_z;
+    let t1258 = -(t98 * joint1_slice0_local_momentum_n_x);
+    let t1259 = t10 * joint1_slice1_local_momentum_f_y_along_dqd;
+    let t1260 = joint1_slice2_local_momentum_n_y * t27;
+    let t1261 = joint1_slice2_local_momentum_f_y * t249;
+    let joint1_slice3_local_momentum_n_x = t357 * cache.joint1_slice3_local_inertia_h_y
+        + t51 * cache.joint1_slice3_local_inertia_i_02
+        + t37 * cache.joint1_slice3_local_inertia_i_00
+        + t66 * cache.joint1_slice3_local_inertia_i_01
+        - cache.joint1_slice3_local_inertia_h_z * t55;
+    let t1262 = -(t63 * joint1_slice3_local_momentum_n_x);
+    let t1263 = t87 * joint1_slice1_local_momentum_n_y;
+    let t1264 = -(t91 * joint1_slice1_local_momentum_f_x_along_dqd);
+    let t1265 = t125 * cache.joint1_slice2_local_inertia_i_12;
+    let joint1_slice0_local_momentum_n_x_along_dqd = t98
+        * cache.joint1_slice0_local_inertia_i_01
+        + t179 * cache.joint1_slice0_local_inertia_i_00
+        + cache.joint1_slice0_local_inertia_h_y * t366
+        + cache.joint1_slice0_local_inertia_i_02 * t176
+        - t183 * cache.joint1_slice0_local_inertia_h_z;
+    let t1266 = -(joint1_slice0_local_momentum_n_x_along_dqd * t101);
+    let t1267 = -(cache.joint1_slice3_local_inertia_h_y * t337);
+    let t1268 = cache.joint1_slice1_local_inertia_i_12 * t273;
+    let t1269 = joint1_slice3_local_momentum_n_y_along_dqd * t37;
+    let t1270 = -(joint1_slice1_local_momentum_f_x * t222);
+    let t1271 = t1219 + t1220 + t1221 + t1222 + t1223 + t1224 + t1225 + t1226 + t1227
+        + t1228 + t1229 + t1230 + t1231 + t1232 + t1233 + t1234 + t1235 + t1236 + t1237
+        + t1238 + t1239 + t1240 + t1241 + t1242 + t1243 + t1244 + t1245 + t1246 + t1247
+        + t1248 + t1249 + t1250 + t1251 + t1252 + t1253 + t1254 + t1255 + t1256 + t1257
+        + t1258 + t1259 + t1260 + t1261 + t1262 + t1263 + t1264 + t1265 + t1266 + t1267
+        + t1268 + t1269 + t1270;
+    let t1272 = t281 + t376 + t409;
+    let t1273 = t981 + t997 + t998;
+    let t1274 = joint1_slice0_local_momentum_f_x * t366;
+    let t1275 = joint1_slice0_local_momentum_n_x * t176;
+    let t1276 = -(joint1_slice1_local_momentum_f_z_along_dqd * t10);
+    let t1277 = joint1_slice2_local_momentum_n_x * t30;
+    let t1278 = cache.joint1_slice2_local_inertia_i_12 * t345;
+    let t1279 = t327 * cache.joint1_slice0_local_inertia_h_z;
+    let t1280 = joint1_slice1_local_momentum_n_x_along_dqd * t13;
+    let t1281 = t355 * cache.joint1_slice1_local_inertia_i_12;
+    let t1282 = t121 * cache.joint1_slice2_local_inertia_i_01;
+    let t1283 = -(joint1_slice1_local_momentum_n_z_along_dqd * t94);
+    let t1284 = t364 * cache.joint1_slice2_local_inertia_h_z;
+    let t1285 = joint1_slice0_local_momentum_n_x_along_dqd * t104;
+    let t1286 = -(t108 * joint1_slice0_local_momentum_f_z_along_dqd);
+    let t1287 = -(t33 * joint1_slice2_local_momentum_n_z_along_dqd);
+    let t1288 = -(t199 * joint1_slice0_local_momentum_f_z);
+    let t1289 = -(joint1_slice0_local_momentum_n_z_along_dqd * t173);
+    let t1290 = -(t276 * joint1_slice1_local_momentum_f_z);
+    let t1291 = cache.joint1_slice1_local_inertia_i_01 * t274;
+    let t1292 = t190 * cache.joint1_slice0_local_inertia_i_11;
+    let t1293 = cache.joint1_slice1_local_inertia_i_11 * t273;
+    let t1294 = t373 * cache.joint1_slice1_local_inertia_h_z;
+    let t1295 = -(joint1_slice3_local_momentum_n_z_along_dqd * t37);
+    let t1296 = -(joint1_slice2_local_momentum_f_z * t249);
+    let t1297 = cache.joint1_slice3_local_inertia_h_z * t337;
+    let t1298 = -(t27 * joint1_slice2_local_momentum_n_z);
+    let t1299 = t78 * cache.joint1_slice3_local_inertia_i_11;
+    let t1300 = -(joint1_slice3_local_momentum_n_z * t47);
+    let t1301 = t194 * cache.joint1_slice0_local_inertia_i_01;
+    let t1302 = t83 * cache.joint1_slice3_local_inertia_i_01;
+    let t1303 = t299 * cache.joint1_slice3_local_inertia_i_12;
+    let t1304 = joint1_slice2_local_momentum_n_x_along_dqd * t165;
+    let t1305 = -(t87 * joint1_slice1_local_momentum_n_z);
+    let t1306 = t44 * joint1_slice3_local_momentum_n_x;
+    let t1307 = -(t269 * joint1_slice3_local_momentum_f_z_along_dqd);
+    let t1308 = -(joint1_slice3_local_momentum_f_z * t60);
+    let t1309 = -(t179 * joint1_slice0_local_momentum_n_z);
+    let t1310 = joint1_slice3_local_momentum_f_x * t285;
+    let t1311 = -(t220 * cache.joint1_slice2_local_inertia_h_x);
+    let t1312 = -(t163 * cache.joint1_slice1_local_inertia_h_x);
+    let t1313 = t125 * cache.joint1_slice2_local_inertia_i_11;
+    let t1314 = -(cache.joint1_slice3_local_inertia_h_x * t267);
+    let t1315 = joint1_slice2_local_momentum_f_x_along_dqd * t352;
+    let t1316 = -(cache.joint1_slice0_local_inertia_h_x * t247);
+    let t1317 = t290 * cache.joint1_slice0_local_inertia_i_12;
+    let t1318 = joint1_slice1_local_momentum_n_x * t225;
+    let t1319 = t313 * joint1_slice1_local_momentum_f_x_along_dqd;
+    let t1320 = -(joint1_slice2_local_momentum_f_z_along_dqd * t228);
+    let t1321 = t357 * joint1_slice3_local_momentum_f_x_along_dqd;
+    let t1322 = joint1_slice0_local_momentum_f_x_along_dqd * t308;
+    let t1323 = t51 * joint1_slice3_local_momentum_n_x_along_dqd;
+    let t1324 = joint1_slice1_local_momentum_f_x * t296;
+    let t1325 = joint1_slice2_local_momentum_f_x * t342;
+    let t1326 = t1274 + t1275 + t1276 + t1277 + t1278 + t1279 + t1280 + t1281 + t1282
+        + t1283 + t1284 + t1285 + t1286 + t1287 + t1288 + t1289 + t1290 + t1291 + t1292
+        + t1293 + t1294 + t1295 + t1296 + t1297 + t1298 + t1299 + t1300 + t1301 + t1302
+        + t1303 + t1304 + t1305 + t1306 + t1307 + t1308 + t1309 + t1310 + t1311 + t1312
+        + t1313 + t1314 + t1315 + t1316 + t1317 + t1318 + t1319 + t1320 + t1321 + t1322
+        + t1323 + t1324 + t1325;
+    let joint1_composite_force_n_z_along_dqd = middle_composite_force_n_z_along_dqd
+        + cache.base_pitch_rotation_20 * t1218 + t1271 * cache.base_roll_rotation_22
+        + cache.joint1_position_x * t1273 + t1326 * cache.base_roll_rotation_21
+        - cache.joint1_position_y * t1272;
+    let tail_momentum_n_x = base_roll_velocity_w_x * cache.tail_inertia_i_00
+        + cache.tail_inertia_h_y * base_roll_velocity_v_z
+        + base_roll_velocity_w_z * cache.tail_inertia_i_02
+        + cache.tail_inertia_i_01 * base_roll_velocity_w_y
+        - base_roll_velocity_v_y * cache.tail_inertia_h_z;
+    let tail_momentum_n_y = base_roll_velocity_v_x * cache.tail_inertia_h_z
+        + cache.tail_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.tail_inertia_i_01
+        + base_roll_velocity_w_z * cache.tail_inertia_i_12
+        - base_roll_velocity_v_z * cache.tail_inertia_h_x;
+    let tail_momentum_n_y_along_dqd = base_roll_velocity_w_y_along_dqd
+        * cache.tail_inertia_i_11
+        + cache.tail_inertia_i_12 * base_roll_velocity_w_z_along_dqd
+        + base_roll_velocity_w_x_along_dqd * cache.tail_inertia_i_01
+        + base_roll_velocity_v_x_along_dqd * cache.tail_inertia_h_z
+        - base_roll_velocity_v_z_along_dqd * cache.tail_inertia_h_x;
+    let tail_momentum_n_x_along_dqd = cache.tail_inertia_i_02
+        * base_roll_velocity_w_z_along_dqd
+        + cache.tail_inertia_h_y * base_roll_velocity_v_z_along_dqd
+        + base_roll_velocity_w_y_along_dqd * cache.tail_inertia_i_01
+        + base_roll_velocity_w_x_along_dqd * cache.tail_inertia_i_00
+        - base_roll_velocity_v_y_along_dqd * cache.tail_inertia_h_z;
+    let tail_composite_force_n_z_along_dqd = joint1_composite_force_n_z_along_dqd
+        + base_roll_bias_w_z_along_dqd * cache.tail_inertia_i_22
+        + base_roll_velocity_w_x_along_dqd * tail_momentum_n_y
+        + cache.tail_inertia_i_02 * base_roll_acceleration_w_x_along_dqd
+        + base_roll_acceleration_v_y_along_dqd * cache.tail_inertia_h_x
+        + base_roll_velocity_v_x_along_dqd * tail_momentum_f_y
+        + base_roll_velocity_v_x * tail_momentum_f_y_along_dqd
+        + base_roll_velocity_w_x * tail_momentum_n_y_along_dqd
+        + base_roll_acceleration_w_y_along_dqd * cache.tail_inertia_i_12
+        - tail_momentum_f_x_along_dqd * base_roll_velocity_v_y
+        - base_roll_velocity_w_y_along_dqd * tail_momentum_n_x
+        - tail_momentum_f_x * base_roll_velocity_v_y_along_dqd
+        - base_roll_acceleration_v_x_along_dqd * cache.tail_inertia_h_y
+        - tail_momentum_n_x_along_dqd * base_roll_velocity_w_y;
+    let tail_momentum_n_z_along_dqd = cache.tail_inertia_i_22
+        * base_roll_velocity_w_z_along_dqd
+        + base_roll_velocity_w_y_along_dqd * cache.tail_inertia_i_12
+        + base_roll_velocity_w_x_along_dqd * cache.tail_inertia_i_02
+        + base_roll_velocity_v_y_along_dqd * cache.tail_inertia_h_x
+        - cache.tail_inertia_h_y * base_roll_velocity_v_x_along_dqd;
+    let tail_momentum_n_z = base_roll_velocity_w_x * cache.tail_inertia_i_02
+        + base_roll_velocity_v_y * cache.tail_inertia_h_x
+        + cache.tail_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * cache.tail_inertia_i_22
+        - cache.tail_inertia_h_y * base_roll_velocity_v_x;
+    let t1327 = t1002 + t1003 + t1004;
+    let middle_momentum_n_z_along_dqd = cache.middle_inertia_h_x
+        * joint1_tip_velocity_v_y_along_dqd
+        + cache.middle_inertia_i_12 * joint1_tip_velocity_w_y_along_dqd
+        + joint1_tip_velocity_w_x_along_dqd * cache.middle_inertia_i_02
+        + cache.middle_inertia_i_22 * joint1_tip_velocity_w_z_along_dqd
+        - joint1_tip_velocity_v_x_along_dqd * cache.middle_inertia_h_y;
+    let head_momentum_n_z_along_dqd = cache.head_inertia_i_22
+        * joint2_tip_velocity_w_z_along_dqd
+        + cache.head_inertia_h_x * joint2_tip_velocity_v_y_along_dqd
+        + cache.head_inertia_i_02 * joint2_tip_velocity_w_x_along_dqd
+        + joint2_tip_velocity_w_y_along_dqd * cache.head_inertia_i_12
+        - joint2_tip_velocity_v_x_along_dqd * cache.head_inertia_h_y;
+    let head_momentum_n_z = joint2_tip_velocity_w_y * cache.head_inertia_i_12
+        + joint2_tip_velocity_w_x * cache.head_inertia_i_02
+        + cache.head_inertia_h_x * joint2_tip_velocity_v_y
+        + cache.head_inertia_i_22 * joint2_tip_velocity_w_z
+        - joint2_tip_velocity_v_x * cache.head_inertia_h_y;
+    let head_composite_force_n_y_along_dqd = cache.head_inertia_i_01
+        * joint2_tip_bias_w_x_along_dqd
+        + joint2_tip_velocity_v_z_along_dqd * head_momentum_f_x
+        + joint2_tip_velocity_v_z * head_momentum_f_x_along_dqd
+        + cache.head_inertia_i_11 * joint2_tip_bias_w_y_along_dqd
+        + head_momentum_n_x_along_dqd * joint2_tip_velocity_w_z
+        + head_momentum_n_x * joint2_tip_velocity_w_z_along_dqd
+        + joint2_tip_bias_w_z_along_dqd * cache.head_inertia_i_12
+        + cache.head_inertia_h_z * joint2_tip_bias_v_x_along_dqd
+        - cache.head_inertia_h_x * joint2_tip_bias_v_z_along_dqd
+        - joint2_tip_velocity_v_x_along_dqd * head_momentum_f_z
+        - head_momentum_n_z_along_dqd * joint2_tip_velocity_w_x
+        - joint2_tip_velocity_v_x * head_momentum_f_z_along_dqd
+        - head_momentum_n_z * joint2_tip_velocity_w_x_along_dqd;
+    let t1328 = t999 + t1000 + t1001;
+    let joint2_composite_force_n_y_along_dqd = cache.joint2_position_z * t1111
+        + cache.joint2_rotation_11 * t1057 + head_composite_force_n_y_along_dqd
+        + t1110 * cache.joint1_tip_rotation_10 + cache.joint2_rotation_12 * t1165
+        - cache.joint2_position_x * t1328;
+    let middle_momentum_n_z = cache.middle_inertia_h_x * joint1_tip_velocity_v_y
+        + cache.middle_inertia_i_12 * joint1_tip_velocity_w_y
+        + cache.middle_inertia_i_22 * joint1_tip_velocity_w_z
+        + cache.middle_inertia_i_02 * joint1_tip_velocity_w_x
+        - joint1_tip_velocity_v_x * cache.middle_inertia_h_y;
+    let middle_composite_force_n_y_along_dqd = cache.middle_inertia_i_11
+        * joint1_tip_bias_w_y_along_dqd
+        + cache.middle_inertia_i_01 * joint1_tip_bias_w_x_along_dqd
+        + middle_momentum_n_x_along_dqd * joint1_tip_velocity_w_z
+        + joint1_tip_velocity_v_z * middle_momentum_f_x_along_dqd
+        + middle_momentum_f_x * joint1_tip_velocity_v_z_along_dqd
+        + cache.middle_inertia_i_12 * joint1_tip_bias_w_z_along_dqd
+        + joint1_tip_bias_v_x_along_dqd * cache.middle_inertia_h_z
+        + joint2_composite_force_n_y_along_dqd
+        + middle_momentum_n_x * joint1_tip_velocity_w_z_along_dqd
+        - middle_momentum_n_z_along_dqd * joint1_tip_velocity_w_x
+        - middle_momentum_f_z * joint1_tip_velocity_v_x_along_dqd
+        - joint1_tip_bias_v_z_along_dqd * cache.middle_inertia_h_x
+        - middle_momentum_f_z_along_dqd * joint1_tip_velocity_v_x
+        - middle_momentum_n_z * joint1_tip_velocity_w_x_along_dqd;
+    let joint1_composite_force_n_y_along_dqd = cache.base_roll_rotation_12 * t1271
+        + cache.base_pitch_rotation_10 * t1218 + t1272 * cache.joint1_position_z
+        + cache.base_roll_rotation_11 * t1326 + middle_composite_force_n_y_along_dqd
+        - cache.joint1_position_x * t1327;
+    let tail_composite_force_n_y_along_dqd = tail_momentum_f_x
+        * base_roll_velocity_v_z_along_dqd
+        + base_roll_acceleration_v_x_along_dqd * cache.tail_inertia_h_z
+        + base_roll_acceleration_w_y_along_dqd * cache.tail_inertia_i_11
+        + tail_momentum_f_x_along_dqd * base_roll_velocity_v_z
+        + tail_momentum_n_x * base_roll_velocity_w_z_along_dqd
+        + base_roll_velocity_w_z * tail_momentum_n_x_along_dqd
+        + base_roll_bias_w_z_along_dqd * cache.tail_inertia_i_12
+        + cache.tail_inertia_i_01 * base_roll_acceleration_w_x_along_dqd
+        + joint1_composite_force_n_y_along_dqd
+        - tail_momentum_n_z_along_dqd * base_roll_velocity_w_x
+        - base_roll_velocity_w_x_along_dqd * tail_momentum_n_z
+        - tail_momentum_f_z * base_roll_velocity_v_x_along_dqd
+        - tail_momentum_f_z_along_dqd * base_roll_velocity_v_x
+        - base_roll_acceleration_v_z_along_dqd * cache.tail_inertia_h_x;
+    let head_composite_force_n_x_along_dqd = joint2_tip_velocity_v_y
+        * head_momentum_f_z_along_dqd
+        + joint2_tip_bias_v_z_along_dqd * cache.head_inertia_h_y
+        + head_momentum_n_z_along_dqd * joint2_tip_velocity_w_y
+        + joint2_tip_velocity_v_y_along_dqd * head_momentum_f_z
+        + cache.head_inertia_i_01 * joint2_tip_bias_w_y_along_dqd
+        + cache.head_inertia_i_02 * joint2_tip_bias_w_z_along_dqd
+        + cache.head_inertia_i_00 * joint2_tip_bias_w_x_along_dqd
+        + head_momentum_n_z * joint2_tip_velocity_w_y_along_dqd
+        - head_momentum_n_y_along_dqd * joint2_tip_velocity_w_z
+        - cache.head_inertia_h_z * joint2_tip_bias_v_y_along_dqd
+        - head_momentum_f_y_along_dqd * joint2_tip_velocity_v_z
+        - joint2_tip_velocity_w_z_along_dqd * head_momentum_n_y
+        - joint2_tip_velocity_v_z_along_dqd * head_momentum_f_y;
+    let joint2_composite_force_n_x_along_dqd = t1110 * cache.joint1_tip_rotation_00
+        + head_composite_force_n_x_along_dqd + cache.joint2_rotation_01 * t1057
+        + cache.joint2_position_y * t1328 + cache.joint2_rotation_02 * t1165
+        - t1112 * cache.joint2_position_z;
+    let middle_composite_force_n_x_along_dqd = joint1_tip_bias_w_x_along_dqd
+        * cache.middle_inertia_i_00
+        + middle_momentum_n_z * joint1_tip_velocity_w_y_along_dqd
+        + joint1_tip_bias_w_z_along_dqd * cache.middle_inertia_i_02
+        + joint2_composite_force_n_x_along_dqd
+        + middle_momentum_f_z_along_dqd * joint1_tip_velocity_v_y
+        + cache.middle_inertia_i_01 * joint1_tip_bias_w_y_along_dqd
+        + middle_momentum_n_z_along_dqd * joint1_tip_velocity_w_y
+        + middle_momentum_f_z * joint1_tip_velocity_v_y_along_dqd
+        + joint1_tip_bias_v_z_along_dqd * cache.middle_inertia_h_y
+        - joint1_tip_bias_v_y_along_dqd * cache.middle_inertia_h_z
+        - joint1_tip_velocity_v_z * middle_momentum_f_y_along_dqd
+        - joint1_tip_velocity_w_z * middle_momentum_n_y_along_dqd
+        - middle_momentum_n_y * joint1_tip_velocity_w_z_along_dqd
+        - middle_momentum_f_y * joint1_tip_velocity_v_z_along_dqd;
+    let joint1_composite_force_n_x_along_dqd = middle_composite_force_n_x_along_dqd
+        + t1218 * cache.base_pitch_rotation_00 + cache.joint1_position_y * t1327
+        + t1271 * cache.base_roll_rotation_02 + cache.base_roll_rotation_01 * t1326
+        - t1273 * cache.joint1_position_z;
+    let tail_composite_force_n_x_along_dqd = tail_momentum_f_z
+        * base_roll_velocity_v_y_along_dqd
+        + base_roll_acceleration_w_x_along_dqd * cache.tail_inertia_i_00
+        + tail_momentum_f_z_along_dqd * base_roll_velocity_v_y
+        + base_roll_acceleration_v_z_along_dqd * cache.tail_inertia_h_y
+        + joint1_composite_force_n_x_along_dqd
+        + base_roll_acceleration_w_y_along_dqd * cache.tail_inertia_i_01
+        + base_roll_velocity_w_y_along_dqd * tail_momentum_n_z
+        + tail_momentum_n_z_along_dqd * base_roll_velocity_w_y
+        + base_roll_bias_w_z_along_dqd * cache.tail_inertia_i_02
+        - base_roll_acceleration_v_y_along_dqd * cache.tail_inertia_h_z
+        - tail_momentum_n_y * base_roll_velocity_w_z_along_dqd
+        - base_roll_velocity_v_z * tail_momentum_f_y_along_dqd
+        - base_roll_velocity_w_z * tail_momentum_n_y_along_dqd
+        - tail_momentum_f_y * base_roll_velocity_v_z_along_dqd;
+    let t1329 = t48 + t56 + t67 + t84 + t268 + t270;
+    let t1330 = t1276 + t1280 + t1281 + t1283 + t1290 + t1291 + t1293 + t1294 + t1305
+        + t1312 + t1318 + t1319 + t1324;
+    let t1331 = t1166 + t1173 + t1178 + t1179 + t1181 + t1183 + t1197 + t1200 + t1204
+        + t1207 + t1211 + t1212 + t1213;
+    let t1332 = t291 + t301 + t302 + t309 + t328 + t367;
+    let t1333 = t34 + t126 + t170 + t221 + t230 + t250;
+    let t1334 = t1167 + t1176 + t1180 + t1185 + t1192 + t1193 + t1195 + t1199 + t1201
+        + t1202 + t1206 + t1208 + t1215;
+    let t1335 = t1219 + t1230 + t1231 + t1235 + t1238 + t1242 + t1243 + t1250 + t1251
+        + t1257 + t1262 + t1267 + t1269;
+    let t1336 = t1295 + t1297 + t1299 + t1300 + t1302 + t1303 + t1306 + t1307 + t1308
+        + t1310 + t1314 + t1321 + t1323;
+    let t1337 = t1220 + t1222 + t1233 + t1234 + t1236 + t1240 + t1241 + t1248 + t1259
+        + t1263 + t1264 + t1268 + t1270;
+    let t1338 = t378 + t394 + t395 + t402 + t405 + t407;
+    let t1339 = t292 + t297 + t304 + t314 + t356 + t374;
+    let t1340 = t1168 + t1169 + t1171 + t1172 + t1174 + t1175 + t1177 + t1184 + t1190
+        + t1196 + t1209 + t1210 + t1217;
+    let t1341 = t377 + t385 + t390 + t398 + t399 + t400;
+    let t1342 = t303 + t343 + t346 + t347 + t353 + t365;
+    let t1343 = t17 + t95 + t164 + t226 + t275 + t277;
+    let t1344 = t387 + t389 + t391 + t403 + t404 + t406;
+    let t1345 = t1277 + t1278 + t1282 + t1284 + t1287 + t1296 + t1298 + t1304 + t1311
+        + t1313 + t1315 + t1320 + t1325;
+    let t1346 = t1170 + t1182 + t1186 + t1187 + t1188 + t1189 + t1191 + t1194 + t1198
+        + t1203 + t1205 + t1214 + t1216;
+    let t1347 = t379 + t384 + t388 + t392 + t396 + t401;
+    let t1348 = t1221 + t1223 + t1224 + t1232 + t1239 + t1249 + t1253 + t1254 + t1255
+        + t1256 + t1260 + t1261 + t1265;
+    let t1349 = t1225 + t1226 + t1227 + t1228 + t1229 + t1237 + t1244 + t1245 + t1246
+        + t1247 + t1252 + t1258 + t1266;
+    let t1350 = t286 + t300 + t315 + t338 + t348 + t358;
+    let t1351 = t109 + t184 + t195 + t200 + t248 + t279;
+    let t1352 = t1274 + t1275 + t1279 + t1285 + t1286 + t1288 + t1289 + t1292 + t1301
+        + t1309 + t1316 + t1317 + t1322;
+    let t1353 = cache.joint1_slice3_local_bend_y_column_v_z * t1329
+        + cache.joint1_slice1_local_bend_y_column_w_y * t1330
+        + cache.joint1_slice1_local_bend_y_column_w_x * t1331
+        + cache.joint1_slice0_local_bend_y_column_v_x * t1332
+        + t1333 * cache.joint1_slice2_local_bend_y_column_v_z
+        + t1334 * cache.joint1_slice0_local_bend_y_column_w_x
+        + t1335 * cache.joint1_slice3_local_bend_y_column_w_z
+        + t1336 * cache.joint1_slice3_local_bend_y_column_w_y
+        + cache.joint1_slice1_local_bend_y_column_w_z * t1337
+        + t1338 * cache.joint1_slice1_local_bend_y_column_v_y
+        + t1339 * cache.joint1_slice1_local_bend_y_column_v_x
+        + t1340 * cache.joint1_slice3_local_bend_y_column_w_x
+        + cache.joint1_slice2_local_bend_y_column_v_y * t1341
+        + t1342 * cache.joint1_slice2_local_bend_y_column_v_x
+        + t1343 * cache.joint1_slice1_local_bend_y_column_v_z
+        + t1344 * cache.joint1_slice0_local_bend_y_column_v_y
+        + cache.joint1_slice2_local_bend_y_column_w_y * t1345
+        + t1346 * cache.joint1_slice2_local_bend_y_column_w_x
+        + t1347 * cache.joint1_slice3_local_bend_y_column_v_y
+        + t1348 * cache.joint1_slice2_local_bend_y_column_w_z
+        + t1349 * cache.joint1_slice0_local_bend_y_column_w_z
+        + t1350 * cache.joint1_slice3_local_bend_y_column_v_x
+        + t1351 * cache.joint1_slice0_local_bend_y_column_v_z
+        + t1352 * cache.joint1_slice0_local_bend_y_column_w_y;
+    let t1354 = 0.3333333333333333
+        * (cache.joint1_slice1_local_len_column_v_x * t1339
+            + t1329 * cache.joint1_slice3_local_len_column_v_z
+            + t1342 * cache.joint1_slice2_local_len_column_v_x
+            + t1347 * cache.joint1_slice3_local_len_column_v_y
+            + cache.joint1_slice1_local_len_column_v_y * t1338
+            + cache.joint1_slice2_local_len_column_v_y * t1341
+            + t1350 * cache.joint1_slice3_local_len_column_v_x
+            + cache.joint1_slice0_local_len_column_v_z * t1351
+            + t1333 * cache.joint1_slice2_local_len_column_v_z
+            + cache.joint1_slice0_local_len_column_v_x * t1332
+            + cache.joint1_slice1_local_len_column_v_z * t1343
+            + t1344 * cache.joint1_slice0_local_len_column_v_y);
+    let t1355 = cache.joint1_slice1_local_bend_z_column_v_z * t1343
+        + cache.joint1_slice0_local_bend_z_column_v_y * t1344
+        + t1336 * cache.joint1_slice3_local_bend_z_column_w_y
+        + t1335 * cache.joint1_slice3_local_bend_z_column_w_z
+        + t1337 * cache.joint1_slice1_local_bend_z_column_w_z
+        + cache.joint1_slice2_local_bend_z_column_v_x * t1342
+        + t1340 * cache.joint1_slice3_local_len_column_v_y
+        + cache.joint1_slice2_local_bend_z_column_v_y * t1341
+        + t1348 * cache.joint1_slice2_local_bend_z_column_w_z
+        + t1349 * cache.joint1_slice0_local_bend_z_column_w_z
+        + cache.joint1_slice0_local_bend_z_column_v_z * t1351
+        + cache.joint1_slice1_local_bend_z_column_v_y * t1338
+        + cache.joint1_slice1_local_len_column_v_y * t1331
+        + cache.joint1_slice3_local_bend_z_column_v_y * t1347
+        + t1352 * cache.joint1_slice0_local_bend_z_column_w_y
+        + t1334 * cache.joint1_slice0_local_len_column_v_y
+        + cache.joint1_slice2_local_bend_z_column_v_z * t1333
+        + cache.joint1_slice1_local_bend_z_column_w_y * t1330
+        + cache.joint1_slice0_local_bend_z_column_v_x * t1332
+        + t1350 * cache.joint1_slice3_local_bend_z_column_v_x
+        + cache.joint1_slice1_local_bend_z_column_v_x * t1339
+        + cache.joint1_slice3_local_bend_z_column_v_z * t1329
+        + cache.joint1_slice2_local_bend_z_column_w_y * t1345
+        + cache.joint1_slice2_local_len_column_v_y * t1346;
+    let t1356 = t880 + t903 + t922 + t923 + t936 + t944;
+    let t1357 = t958 + t963 + t965 + t969 + t974 + t975;
+    let t1358 = t871 + t898 + t917 + t926 + t937 + t943;
+    let t1359 = t575 + t648 + t675 + t710 + t715 + t729;
+    let t1360 = t552 + t626 + t653 + t667 + t679 + t735;
+    let t1361 = t953 + t961 + t964 + t967 + t970 + t971;
+    let t1362 = t518 + t589 + t664 + t740 + t756 + t770;
+    let t1363 = t895 + t896 + t925 + t939 + t941 + t945;
+    let t1364 = t951 + t954 + t955 + t960 + t966 + t977;
+    let t1365 = t504 + t640 + t705 + t731 + t733 + t745;
+    let t1366 = t956 + t957 + t962 + t973 + t976 + t978;
+    let t1367 = t876 + t877 + t915 + t928 + t946 + t948;
+    let t1368 = 0.3333333333333333
+        * (t1356 * cache.joint2_slice2_local_len_column_v_z
+            + cache.joint2_slice2_local_len_column_v_y * t1357
+            + cache.joint2_slice0_local_len_column_v_z * t1358
+            + t1359 * cache.joint2_slice1_local_len_column_v_x
+            + t1360 * cache.joint2_slice0_local_len_column_v_x
+            + cache.joint2_slice3_local_len_column_v_y * t1361
+            + t1362 * cache.joint2_slice3_local_len_column_v_x
+            + t1363 * cache.joint2_slice1_local_len_column_v_z
+            + t1364 * cache.joint2_slice1_local_len_column_v_y
+            + t1365 * cache.joint2_slice2_local_len_column_v_x
+            + t1366 * cache.joint2_slice0_local_len_column_v_y
+            + cache.joint2_slice3_local_len_column_v_z * t1367);
+    let t1369 = t1011 + t1015 + t1021 + t1025 + t1029 + t1030 + t1034 + t1035 + t1038
+        + t1043 + t1047 + t1049 + t1056;
+    let t1370 = t1061 + t1067 + t1069 + t1075 + t1082 + t1084 + t1088 + t1092 + t1093
+        + t1098 + t1099 + t1100 + t1108;
+    let t1371 = t1119 + t1121 + t1125 + t1128 + t1131 + t1132 + t1136 + t1147 + t1149
+        + t1151 + t1161 + t1162 + t1164;
+    let t1372 = t1059 + t1060 + t1064 + t1065 + t1073 + t1078 + t1079 + t1083 + t1086
+        + t1090 + t1091 + t1102 + t1109;
+    let t1373 = t1115 + t1116 + t1117 + t1120 + t1135 + t1137 + t1139 + t1142 + t1146
+        + t1148 + t1156 + t1158 + t1160;
+    let t1374 = t1009 + t1014 + t1018 + t1019 + t1024 + t1026 + t1031 + t1032 + t1045
+        + t1046 + t1048 + t1053 + t1055;
+    let t1375 = t1058 + t1063 + t1066 + t1074 + t1080 + t1081 + t1085 + t1089 + t1094
+        + t1096 + t1101 + t1103 + t1106;
+    let t1376 = t1007 + t1008 + t1010 + t1012 + t1013 + t1020 + t1022 + t1028 + t1033
+        + t1037 + t1041 + t1051 + t1052;
+    let t1377 = t1062 + t1068 + t1070 + t1071 + t1072 + t1076 + t1077 + t1087 + t1095
+        + t1097 + t1104 + t1105 + t1107;
+    let t1378 = t1118 + t1122 + t1124 + t1130 + t1138 + t1140 + t1143 + t1145 + t1153
+        + t1154 + t1157 + t1159 + t1163;
+    let t1379 = t1113 + t1114 + t1123 + t1126 + t1127 + t1129 + t1133 + t1134 + t1141
+        + t1144 + t1150 + t1152 + t1155;
+    let t1380 = t1005 + t1006 + t1016 + t1017 + t1023 + t1027 + t1036 + t1039 + t1040
+        + t1042 + t1044 + t1050 + t1054;
+    let t1381 = t1369 * cache.joint2_slice2_local_bend_y_column_w_y
+        + cache.joint2_slice2_local_bend_y_column_v_y * t1357
+        + t1356 * cache.joint2_slice2_local_bend_y_column_v_z
+        + cache.joint2_slice3_local_bend_y_column_v_y * t1361
+        + t1370 * cache.joint2_slice2_local_bend_y_column_w_x
+        + cache.joint2_slice1_local_bend_y_column_w_z * t1371
+        + t1372 * cache.joint2_slice3_local_bend_y_column_w_x
+        + cache.joint2_slice0_local_bend_y_column_v_x * t1360
+        + cache.joint2_slice3_local_bend_y_column_v_z * t1367
+        + cache.joint2_slice2_local_bend_y_column_w_z * t1373
+        + t1374 * cache.joint2_slice0_local_bend_y_column_w_y
+        + cache.joint2_slice1_local_bend_y_column_v_z * t1363
+        + t1362 * cache.joint2_slice3_local_bend_y_column_v_x
+        + cache.joint2_slice1_local_bend_y_column_w_x * t1375
+        + t1376 * cache.joint2_slice1_local_bend_y_column_w_y
+        + cache.joint2_slice0_local_bend_y_column_w_x * t1377
+        + cache.joint2_slice0_local_bend_y_column_w_z * t1378
+        + cache.joint2_slice3_local_bend_y_column_w_z * t1379
+        + cache.joint2_slice3_local_bend_y_column_w_y * t1380
+        + t1365 * cache.joint2_slice2_local_bend_y_column_v_x
+        + t1364 * cache.joint2_slice1_local_bend_y_column_v_y
+        + cache.joint2_slice0_local_bend_y_column_v_z * t1358
+        + t1359 * cache.joint2_slice1_local_bend_y_column_v_x
+        + cache.joint2_slice0_local_bend_y_column_v_y * t1366;
+    let t1382 = cache.joint2_slice0_local_bend_z_column_w_y * t1374
+        + t1356 * cache.joint2_slice2_local_bend_z_column_v_z
+        + cache.joint2_slice2_local_bend_z_column_w_z * t1373
+        + t1376 * cache.joint2_slice1_local_bend_z_column_w_y
+        + t1365 * cache.joint2_slice2_local_bend_z_column_v_x
+        + t1369 * cache.joint2_slice2_local_bend_z_column_w_y
+        + t1366 * cache.joint2_slice0_local_bend_z_column_v_y
+        + cache.joint2_slice3_local_bend_z_column_w_z * t1379
+        + cache.joint2_slice1_local_bend_z_column_w_z * t1371
+        + cache.joint2_slice0_local_len_column_v_y * t1377
+        + cache.joint2_slice2_local_bend_z_column_v_y * t1357
+        + cache.joint2_slice3_local_bend_z_column_v_y * t1361
+        + t1362 * cache.joint2_slice3_local_bend_z_column_v_x
+        + cache.joint2_slice1_local_bend_z_column_v_z * t1363
+        + t1358 * cache.joint2_slice0_local_bend_z_column_v_z
+        + t1360 * cache.joint2_slice0_local_bend_z_column_v_x
+        + t1372 * cache.joint2_slice3_local_len_column_v_y
+        + cache.joint2_slice2_local_len_column_v_y * t1370
+        + t1359 * cache.joint2_slice1_local_bend_z_column_v_x
+        + t1380 * cache.joint2_slice3_local_bend_z_column_w_y
+        + t1364 * cache.joint2_slice1_local_bend_z_column_v_y
+        + cache.joint2_slice0_local_bend_z_column_w_z * t1378
+        + cache.joint2_slice3_local_bend_z_column_v_z * t1367
+        + t1375 * cache.joint2_slice1_local_len_column_v_y;
+    out[0] = tail_composite_force_f_x_along_dqd;
+    out[1] = tail_composite_force_f_y_along_dqd;
+    out[2] = tail_composite_force_f_z_along_dqd;
+    out[3] = tail_composite_force_n_z_along_dqd
+        + cache.base_yaw_subspace_v_y * tail_composite_force_f_y_along_dqd
+        + q[1] * tail_composite_force_f_x_along_dqd;
+    out[4] = cache.base_pitch_subspace_v_z * tail_composite_force_f_z_along_dqd
+        + tail_composite_force_f_x_along_dqd * cache.base_pitch_subspace_v_x
+        + tail_composite_force_n_y_along_dqd * cache.cos_q3
+        + tail_composite_force_n_x_along_dqd * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_y * tail_composite_force_f_y_along_dqd;
+    out[5] = cache.base_roll_subspace_v_x * tail_composite_force_f_x_along_dqd
+        + cache.base_pitch_rotation_10 * tail_composite_force_n_y_along_dqd
+        + tail_composite_force_n_z_along_dqd * cache.base_pitch_rotation_20
+        + tail_composite_force_n_x_along_dqd * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_z * tail_composite_force_f_z_along_dqd
+        + cache.base_roll_subspace_v_y * tail_composite_force_f_y_along_dqd;
+    out[6] = middle_composite_force_f_x_along_dqd * cache.joint1_tip_subspace0_v_x
+        + middle_composite_force_n_x_along_dqd * cache.joint1_tip_subspace0_w_x + t1354
+        + middle_composite_force_f_z_along_dqd * cache.joint1_tip_subspace0_v_z
+        + middle_composite_force_f_y_along_dqd * cache.joint1_tip_subspace0_v_y
+        + middle_composite_force_n_y_along_dqd * cache.joint1_tip_subspace0_w_y
+        + middle_composite_force_n_z_along_dqd * cache.joint1_tip_subspace0_w_z
+        - 0.6666666666666666 * t0 * t1353;
+    out[7] = middle_composite_force_f_z_along_dqd * cache.joint1_tip_subspace1_v_z
+        + cache.joint1_tip_subspace1_w_y * middle_composite_force_n_y_along_dqd
+        + middle_composite_force_n_z_along_dqd * cache.joint1_tip_subspace1_w_z
+        + middle_composite_force_f_y_along_dqd * cache.joint1_tip_subspace1_v_y + t1354
+        + middle_composite_force_n_x_along_dqd * cache.joint1_tip_subspace1_w_x
+        + 0.33333333333333315 * t0 * t1353
+        + cache.joint1_tip_subspace1_v_x * middle_composite_force_f_x_along_dqd
+        - 0.5773502691896257 * t0 * t1355;
+    out[8] = 0.5773502691896255 * t0 * t1355
+        + middle_composite_force_f_y_along_dqd * cache.joint1_tip_subspace2_v_y
+        + middle_composite_force_n_x_along_dqd * cache.joint1_tip_subspace2_w_x
+        + middle_composite_force_f_z_along_dqd * cache.joint1_tip_subspace2_v_z
+        + cache.joint1_tip_subspace2_w_y * middle_composite_force_n_y_along_dqd + t1354
+        + middle_composite_force_n_z_along_dqd * cache.joint1_tip_subspace2_w_z
+        + cache.joint1_tip_subspace2_v_x * middle_composite_force_f_x_along_dqd
+        + 0.3333333333333336 * t0 * t1353;
+    out[9] = head_composite_force_n_y_along_dqd * cache.joint2_tip_subspace0_w_y
+        + cache.joint2_tip_subspace0_w_z * head_composite_force_n_z_along_dqd
+        + head_composite_force_n_x_along_dqd * cache.joint2_tip_subspace0_w_x
+        + head_composite_force_f_x_along_dqd * cache.joint2_tip_subspace0_v_x + t1368
+        + cache.joint2_tip_subspace0_v_z * head_composite_force_f_z_along_dqd
+        + head_composite_force_f_y_along_dqd * cache.joint2_tip_subspace0_v_y
+        - 0.6666666666666666 * t0 * t1381;
+    out[10] = cache.joint2_tip_subspace1_v_z * head_composite_force_f_z_along_dqd
+        + head_composite_force_n_y_along_dqd * cache.joint2_tip_subspace1_w_y
+        + head_composite_force_n_x_along_dqd * cache.joint2_tip_subspace1_w_x
+        + cache.joint2_tip_subspace1_v_y * head_composite_force_f_y_along_dqd
+        + 0.33333333333333315 * t0 * t1381 + t1368
+        + head_composite_force_f_x_along_dqd * cache.joint2_tip_subspace1_v_x
+        + cache.joint2_tip_subspace1_w_z * head_composite_force_n_z_along_dqd
+        - 0.5773502691896257 * t0 * t1382;
+    out[11] = 0.5773502691896255 * t0 * t1382
+        + head_composite_force_f_y_along_dqd * cache.joint2_tip_subspace2_v_y
+        + head_composite_force_n_y_along_dqd * cache.joint2_tip_subspace2_w_y
+        + 0.3333333333333336 * t0 * t1381 + t1368
+        + cache.joint2_tip_subspace2_w_z * head_composite_force_n_z_along_dqd
+        + cache.joint2_tip_subspace2_v_z * head_composite_force_f_z_along_dqd
+        + cache.joint2_tip_subspace2_w_x * head_composite_force_n_x_along_dqd
+        + head_composite_force_f_x_along_dqd * cache.joint2_tip_subspace2_v_x;
+}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -24234,6 +38081,27 @@ impl Model<DOF, CONTACTS> for RigidSoftChain {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
+    }
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        dqd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
         damping_into(qd, p, out)

@@ -1646,6 +1646,818 @@ pub fn forward_dynamics_into(
     pivots[7] = base_y_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_position_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+    let link2_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
+    let link2_subspace_v_y_along_dq = -link2_position_x_along_dq;
+    let base_angle_subspace_v_y_along_dq = -dq[0];
+    let base_angle_velocity_v_y_along_dq = qd[2] * base_angle_subspace_v_y_along_dq;
+    let link2_velocity_v_y_along_dq = link2_subspace_v_y_along_dq * qd[3]
+        + base_angle_velocity_v_y_along_dq;
+    let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
+    let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+    let t0 = -(cache.cos_q2 * cache.sin_q3 * dq[3]);
+    let t1 = cache.cos_q3 * base_angle_rotation_00_along_dq;
+    let link2_rotation_00_along_dq = cache.sin_q3 * base_angle_rotation_01_along_dq
+        + cache.base_angle_rotation_01 * dq[3] * cache.cos_q3 + t0 + t1;
+    let link2_com_x_along_dq = 0.5 * p.link_length * link2_rotation_00_along_dq
+        + link2_position_x_along_dq;
+    let link2_inertia_h_x_along_dq = p.link_mass * link2_com_x_along_dq;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let link2_momentum_f_y_along_dq = link2_velocity_v_y_along_dq * p.link_mass
+        + link2_inertia_h_x_along_dq * link2_velocity_w_z;
+    let link2_position_y_along_dq = dq[1]
+        + p.link_length * base_angle_rotation_10_along_dq;
+    let link2_rotation_10_along_dq = cache.sin_q3 * base_angle_rotation_00_along_dq
+        + cache.cos_q2 * dq[3] * cache.cos_q3
+        + base_angle_rotation_10_along_dq * cache.cos_q3
+        - cache.sin_q2 * cache.sin_q3 * dq[3];
+    let link2_com_y_along_dq = link2_position_y_along_dq
+        + 0.5 * p.link_length * link2_rotation_10_along_dq;
+    let link2_inertia_h_y_along_dq = link2_com_y_along_dq * p.link_mass;
+    let link2_acceleration_w_z = qdd[2] + qdd[3];
+    let link2_rotation_01_along_dq = base_angle_rotation_01_along_dq * cache.cos_q3
+        - cache.cos_q2 * dq[3] * cache.cos_q3
+        - cache.base_angle_rotation_01 * cache.sin_q3 * dq[3]
+        - cache.sin_q3 * base_angle_rotation_00_along_dq;
+    let link3_rotation_00_along_dq = cache.cos_q4 * cache.link2_rotation_01 * dq[4]
+        + cache.cos_q4 * link2_rotation_00_along_dq
+        + cache.sin_q4 * link2_rotation_01_along_dq
+        - cache.sin_q4 * cache.link2_rotation_00 * dq[4];
+    let link3_position_x_along_dq = link2_position_x_along_dq
+        + p.link_length * link2_rotation_00_along_dq;
+    let link3_com_x_along_dq = 0.5 * p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link3_inertia_h_x_along_dq = p.link_mass * link3_com_x_along_dq;
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link3_subspace_v_y_along_dq = -link3_position_x_along_dq;
+    let link3_velocity_v_y_along_dq = link2_velocity_v_y_along_dq
+        + qd[4] * link3_subspace_v_y_along_dq;
+    let link3_momentum_f_y_along_dq = link3_inertia_h_x_along_dq * link3_velocity_w_z
+        + p.link_mass * link3_velocity_v_y_along_dq;
+    let link3_position_y_along_dq = link2_position_y_along_dq
+        + p.link_length * link2_rotation_10_along_dq;
+    let link2_rotation_11_along_dq = t0 + t1 - cache.sin_q2 * dq[3] * cache.cos_q3
+        - base_angle_rotation_10_along_dq * cache.sin_q3;
+    let link3_rotation_10_along_dq = cache.cos_q4 * cache.link2_rotation_11 * dq[4]
+        + cache.sin_q4 * link2_rotation_11_along_dq
+        + cache.cos_q4 * link2_rotation_10_along_dq
+        - cache.sin_q4 * cache.link2_rotation_10 * dq[4];
+    let link3_com_y_along_dq = link3_position_y_along_dq
+        + 0.5 * p.link_length * link3_rotation_10_along_dq;
+    let link3_inertia_h_y_along_dq = p.link_mass * link3_com_y_along_dq;
+    let link3_acceleration_w_z = qdd[4] + link2_acceleration_w_z;
+    let link4_acceleration_w_z = qdd[5] + link3_acceleration_w_z;
+    let link5_acceleration_w_z = qdd[6] + link4_acceleration_w_z;
+    let link3_rotation_11_along_dq = cache.cos_q4 * link2_rotation_11_along_dq
+        - cache.sin_q4 * cache.link2_rotation_11 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_10 * dq[4]
+        - link2_rotation_10_along_dq * cache.sin_q4;
+    let link4_rotation_10_along_dq = cache.cos_q5 * link3_rotation_10_along_dq
+        + cache.sin_q5 * link3_rotation_11_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_11
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_10;
+    let link4_position_y_along_dq = link3_position_y_along_dq
+        + p.link_length * link3_rotation_10_along_dq;
+    let link5_position_y_along_dq = p.link_length * link4_rotation_10_along_dq
+        + link4_position_y_along_dq;
+    let link4_rotation_11_along_dq = cache.cos_q5 * link3_rotation_11_along_dq
+        - cache.sin_q5 * link3_rotation_10_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_10
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_11;
+    let link5_rotation_10_along_dq = dq[6] * cache.link4_rotation_11 * cache.cos_q6
+        + link4_rotation_11_along_dq * cache.sin_q6
+        + cache.cos_q6 * link4_rotation_10_along_dq
+        - dq[6] * cache.link4_rotation_10 * cache.sin_q6;
+    let link5_com_y_along_dq = link5_position_y_along_dq
+        + 0.5 * link5_rotation_10_along_dq * p.link_length;
+    let link5_inertia_h_y_along_dq = link5_com_y_along_dq * p.link_mass;
+    let link6_position_y_along_dq = link5_position_y_along_dq
+        + link5_rotation_10_along_dq * p.link_length;
+    let link4_position_x_along_dq = p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link4_subspace_v_y_along_dq = -link4_position_x_along_dq;
+    let link4_velocity_v_y_along_dq = qd[5] * link4_subspace_v_y_along_dq
+        + link3_velocity_v_y_along_dq;
+    let link3_rotation_01_along_dq = cache.cos_q4 * link2_rotation_01_along_dq
+        - cache.sin_q4 * link2_rotation_00_along_dq
+        - cache.link2_rotation_01 * cache.sin_q4 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_rotation_00_along_dq = cache.cos_q5 * link3_rotation_00_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_01
+        + link3_rotation_01_along_dq * cache.sin_q5
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_00;
+    let link5_position_x_along_dq = p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link5_subspace_v_y_along_dq = -link5_position_x_along_dq;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link5_subspace_rate_v_x_along_dq = link4_velocity_v_y_along_dq
+        - link5_subspace_v_y_along_dq * link4_velocity_w_z;
+    let link3_subspace_rate_v_x_along_dq = link2_velocity_v_y_along_dq
+        - link2_velocity_w_z * link3_subspace_v_y_along_dq;
+    let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
+    let link2_subspace_rate_v_x_along_dq = base_angle_velocity_v_y_along_dq
+        - qd[2] * link2_subspace_v_y_along_dq;
+    let link2_acceleration_v_x_along_dq = link2_position_y_along_dq * qdd[3]
+        + base_angle_acceleration_v_x_along_dq
+        + link2_subspace_rate_v_x_along_dq * qd[3];
+    let link3_acceleration_v_x_along_dq = link3_subspace_rate_v_x_along_dq * qd[4]
+        + link3_position_y_along_dq * qdd[4] + link2_acceleration_v_x_along_dq;
+    let link4_subspace_rate_v_x_along_dq = link3_velocity_v_y_along_dq
+        - link3_velocity_w_z * link4_subspace_v_y_along_dq;
+    let link4_acceleration_v_x_along_dq = link3_acceleration_v_x_along_dq
+        + qdd[5] * link4_position_y_along_dq + link4_subspace_rate_v_x_along_dq * qd[5];
+    let link5_acceleration_v_x_along_dq = link5_subspace_rate_v_x_along_dq * qd[6]
+        + link4_acceleration_v_x_along_dq + link5_position_y_along_dq * qdd[6];
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link4_rotation_01_along_dq = cache.cos_q5 * link3_rotation_01_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_00
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_01
+        - cache.sin_q5 * link3_rotation_00_along_dq;
+    let link5_rotation_00_along_dq = link4_rotation_00_along_dq * cache.cos_q6
+        + dq[6] * cache.link4_rotation_01 * cache.cos_q6
+        + link4_rotation_01_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.sin_q6;
+    let link6_position_x_along_dq = link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link6_subspace_v_y_along_dq = -link6_position_x_along_dq;
+    let link5_velocity_v_y_along_dq = link4_velocity_v_y_along_dq
+        + link5_subspace_v_y_along_dq * qd[6];
+    let link6_subspace_rate_v_x_along_dq = link5_velocity_v_y_along_dq
+        - link5_velocity_w_z * link6_subspace_v_y_along_dq;
+    let link6_acceleration_v_x_along_dq = link6_position_y_along_dq * qdd[7]
+        + link5_acceleration_v_x_along_dq + qd[7] * link6_subspace_rate_v_x_along_dq;
+    let link5_rotation_11_along_dq = cache.cos_q6 * link4_rotation_11_along_dq
+        - dq[6] * cache.link4_rotation_10 * cache.cos_q6
+        - dq[6] * cache.link4_rotation_11 * cache.sin_q6
+        - cache.sin_q6 * link4_rotation_10_along_dq;
+    let link6_rotation_10_along_dq = dq[7] * cache.link5_rotation_11 * cache.cos_q7
+        + link5_rotation_10_along_dq * cache.cos_q7
+        + link5_rotation_11_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_10;
+    let link6_com_y_along_dq = 0.5 * p.link_length * link6_rotation_10_along_dq
+        + link6_position_y_along_dq;
+    let link6_inertia_h_y_along_dq = link6_com_y_along_dq * p.link_mass;
+    let link6_acceleration_w_z = link5_acceleration_w_z + qdd[7];
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link5_rotation_01_along_dq = cache.cos_q6 * link4_rotation_01_along_dq
+        - link4_rotation_00_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_01 * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.cos_q6;
+    let link6_rotation_00_along_dq = link5_rotation_00_along_dq * cache.cos_q7
+        + dq[7] * cache.link5_rotation_01 * cache.cos_q7
+        + cache.sin_q7 * link5_rotation_01_along_dq
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_00;
+    let link6_com_x_along_dq = 0.5 * p.link_length * link6_rotation_00_along_dq
+        + link6_position_x_along_dq;
+    let link6_inertia_h_x_along_dq = link6_com_x_along_dq * p.link_mass;
+    let link6_velocity_v_y_along_dq = qd[7] * link6_subspace_v_y_along_dq
+        + link5_velocity_v_y_along_dq;
+    let link6_momentum_f_y_along_dq = link6_velocity_w_z * link6_inertia_h_x_along_dq
+        + link6_velocity_v_y_along_dq * p.link_mass;
+    let link6_articulated_bias_f_x_along_dq = -(link6_velocity_w_z
+        * link6_momentum_f_y_along_dq);
+    let link6_composite_force_f_x_along_dq = p.link_mass
+        * link6_acceleration_v_x_along_dq + link6_articulated_bias_f_x_along_dq
+        - link6_inertia_h_y_along_dq * link6_acceleration_w_z;
+    let link5_com_x_along_dq = 0.5 * link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link5_inertia_h_x_along_dq = p.link_mass * link5_com_x_along_dq;
+    let link5_momentum_f_y_along_dq = p.link_mass * link5_velocity_v_y_along_dq
+        + link5_velocity_w_z * link5_inertia_h_x_along_dq;
+    let link5_composite_force_f_x_along_dq = link6_composite_force_f_x_along_dq
+        + p.link_mass * link5_acceleration_v_x_along_dq
+        - link5_acceleration_w_z * link5_inertia_h_y_along_dq
+        - link5_velocity_w_z * link5_momentum_f_y_along_dq;
+    let link4_com_y_along_dq = link4_position_y_along_dq
+        + 0.5 * p.link_length * link4_rotation_10_along_dq;
+    let link4_inertia_h_y_along_dq = p.link_mass * link4_com_y_along_dq;
+    let link4_com_x_along_dq = 0.5 * p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link4_inertia_h_x_along_dq = link4_com_x_along_dq * p.link_mass;
+    let link4_momentum_f_y_along_dq = link4_velocity_v_y_along_dq * p.link_mass
+        + link4_inertia_h_x_along_dq * link4_velocity_w_z;
+    let link4_composite_force_f_x_along_dq = link5_composite_force_f_x_along_dq
+        + link4_acceleration_v_x_along_dq * p.link_mass
+        - link4_acceleration_w_z * link4_inertia_h_y_along_dq
+        - link4_momentum_f_y_along_dq * link4_velocity_w_z;
+    let link3_composite_force_f_x_along_dq = link4_composite_force_f_x_along_dq
+        + link3_acceleration_v_x_along_dq * p.link_mass
+        - link3_momentum_f_y_along_dq * link3_velocity_w_z
+        - link3_inertia_h_y_along_dq * link3_acceleration_w_z;
+    let link2_composite_force_f_x_along_dq = link3_composite_force_f_x_along_dq
+        + p.link_mass * link2_acceleration_v_x_along_dq
+        - link2_momentum_f_y_along_dq * link2_velocity_w_z
+        - link2_inertia_h_y_along_dq * link2_acceleration_w_z;
+    let link1_com_x_along_dq = dq[0]
+        + 0.5 * p.link_length * base_angle_rotation_00_along_dq;
+    let link1_inertia_h_x_along_dq = link1_com_x_along_dq * p.link_mass;
+    let link1_momentum_f_y_along_dq = link1_inertia_h_x_along_dq * qd[2]
+        + p.link_mass * base_angle_velocity_v_y_along_dq;
+    let link1_com_y_along_dq = dq[1]
+        + 0.5 * p.link_length * base_angle_rotation_10_along_dq;
+    let link1_inertia_h_y_along_dq = p.link_mass * link1_com_y_along_dq;
+    let link1_composite_force_f_x_along_dq = link2_composite_force_f_x_along_dq
+        + p.link_mass * base_angle_acceleration_v_x_along_dq
+        - qd[2] * link1_momentum_f_y_along_dq - qdd[2] * link1_inertia_h_y_along_dq;
+    let base_angle_acceleration_v_y_along_dq = qdd[2] * base_angle_subspace_v_y_along_dq;
+    let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
+    let link2_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
+        + link2_position_y_along_dq * qd[3];
+    let link2_momentum_f_x_along_dq = p.link_mass * link2_velocity_v_x_along_dq
+        - link2_inertia_h_y_along_dq * link2_velocity_w_z;
+    let link2_subspace_rate_v_y_along_dq = link2_position_y_along_dq * qd[2]
+        - base_angle_velocity_v_x_along_dq;
+    let link2_acceleration_v_y_along_dq = link2_subspace_rate_v_y_along_dq * qd[3]
+        + link2_subspace_v_y_along_dq * qdd[3] + base_angle_acceleration_v_y_along_dq;
+    let link3_subspace_rate_v_y_along_dq = link3_position_y_along_dq * link2_velocity_w_z
+        - link2_velocity_v_x_along_dq;
+    let link3_acceleration_v_y_along_dq = qdd[4] * link3_subspace_v_y_along_dq
+        + link2_acceleration_v_y_along_dq + qd[4] * link3_subspace_rate_v_y_along_dq;
+    let link3_velocity_v_x_along_dq = link2_velocity_v_x_along_dq
+        + link3_position_y_along_dq * qd[4];
+    let link4_subspace_rate_v_y_along_dq = link3_velocity_w_z * link4_position_y_along_dq
+        - link3_velocity_v_x_along_dq;
+    let link4_acceleration_v_y_along_dq = link3_acceleration_v_y_along_dq
+        + qdd[5] * link4_subspace_v_y_along_dq
+        + link4_subspace_rate_v_y_along_dq * qd[5];
+    let link4_velocity_v_x_along_dq = qd[5] * link4_position_y_along_dq
+        + link3_velocity_v_x_along_dq;
+    let link5_subspace_rate_v_y_along_dq = link5_position_y_along_dq * link4_velocity_w_z
+        - link4_velocity_v_x_along_dq;
+    let link5_acceleration_v_y_along_dq = link4_acceleration_v_y_along_dq
+        + qd[6] * link5_subspace_rate_v_y_along_dq
+        + link5_subspace_v_y_along_dq * qdd[6];
+    let link5_velocity_v_x_along_dq = qd[6] * link5_position_y_along_dq
+        + link4_velocity_v_x_along_dq;
+    let link6_subspace_rate_v_y_along_dq = link5_velocity_w_z * link6_position_y_along_dq
+        - link5_velocity_v_x_along_dq;
+    let link6_acceleration_v_y_along_dq = qdd[7] * link6_subspace_v_y_along_dq
+        + qd[7] * link6_subspace_rate_v_y_along_dq + link5_acceleration_v_y_along_dq;
+    let link6_velocity_v_x_along_dq = qd[7] * link6_position_y_along_dq
+        + link5_velocity_v_x_along_dq;
+    let link6_momentum_f_x_along_dq = p.link_mass * link6_velocity_v_x_along_dq
+        - link6_velocity_w_z * link6_inertia_h_y_along_dq;
+    let link6_articulated_bias_f_y_along_dq = link6_velocity_w_z
+        * link6_momentum_f_x_along_dq;
+    let link6_composite_force_f_y_along_dq = link6_inertia_h_x_along_dq
+        * link6_acceleration_w_z + link6_acceleration_v_y_along_dq * p.link_mass
+        + link6_articulated_bias_f_y_along_dq;
+    let link5_momentum_f_x_along_dq = p.link_mass * link5_velocity_v_x_along_dq
+        - link5_velocity_w_z * link5_inertia_h_y_along_dq;
+    let link5_composite_force_f_y_along_dq = p.link_mass
+        * link5_acceleration_v_y_along_dq
+        + link5_acceleration_w_z * link5_inertia_h_x_along_dq
+        + link6_composite_force_f_y_along_dq
+        + link5_velocity_w_z * link5_momentum_f_x_along_dq;
+    let link4_momentum_f_x_along_dq = p.link_mass * link4_velocity_v_x_along_dq
+        - link4_velocity_w_z * link4_inertia_h_y_along_dq;
+    let link4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq
+        + link4_velocity_w_z * link4_momentum_f_x_along_dq
+        + link4_inertia_h_x_along_dq * link4_acceleration_w_z
+        + link4_acceleration_v_y_along_dq * p.link_mass;
+    let link3_momentum_f_x_along_dq = p.link_mass * link3_velocity_v_x_along_dq
+        - link3_inertia_h_y_along_dq * link3_velocity_w_z;
+    let link3_composite_force_f_y_along_dq = link4_composite_force_f_y_along_dq
+        + link3_inertia_h_x_along_dq * link3_acceleration_w_z
+        + p.link_mass * link3_acceleration_v_y_along_dq
+        + link3_momentum_f_x_along_dq * link3_velocity_w_z;
+    let link2_composite_force_f_y_along_dq = link2_inertia_h_x_along_dq
+        * link2_acceleration_w_z + link2_momentum_f_x_along_dq * link2_velocity_w_z
+        + link3_composite_force_f_y_along_dq
+        + p.link_mass * link2_acceleration_v_y_along_dq;
+    let link1_momentum_f_x_along_dq = base_angle_velocity_v_x_along_dq * p.link_mass
+        - link1_inertia_h_y_along_dq * qd[2];
+    let link1_composite_force_f_y_along_dq = p.link_mass
+        * base_angle_acceleration_v_y_along_dq + link2_composite_force_f_y_along_dq
+        + link1_momentum_f_x_along_dq * qd[2] + qdd[2] * link1_inertia_h_x_along_dq;
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let base_angle_acceleration_v_y = qdd[2] * cache.base_angle_subspace_v_y + qdd[1]
+        + base_angle_bias_v_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * cache.link6_position_y
+        - link5_velocity_v_x;
+    let link5_subspace_rate_v_y = cache.link5_position_y * link4_velocity_w_z
+        - link4_velocity_v_x;
+    let link3_subspace_rate_v_y = cache.link3_position_y * link2_velocity_w_z
+        - link2_velocity_v_x;
+    let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_y = base_angle_acceleration_v_y
+        + link2_subspace_rate_v_y * qd[3] + cache.link2_subspace_v_y * qdd[3];
+    let link3_acceleration_v_y = qd[4] * link3_subspace_rate_v_y
+        + qdd[4] * cache.link3_subspace_v_y + link2_acceleration_v_y;
+    let link4_subspace_rate_v_y = cache.link4_position_y * link3_velocity_w_z
+        - link3_velocity_v_x;
+    let link4_acceleration_v_y = qdd[5] * cache.link4_subspace_v_y
+        + link3_acceleration_v_y + qd[5] * link4_subspace_rate_v_y;
+    let link5_acceleration_v_y = qd[6] * link5_subspace_rate_v_y
+        + qdd[6] * cache.link5_subspace_v_y + link4_acceleration_v_y;
+    let link6_acceleration_v_y = link6_subspace_rate_v_y * qd[7] + link5_acceleration_v_y
+        + cache.link6_subspace_v_y * qdd[7];
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
+    let link6_articulated_bias_f_y = link6_velocity_w_z * link6_momentum_f_x;
+    let link6_composite_force_f_y = link6_acceleration_v_y * p.link_mass
+        + cache.link6_inertia_h_x * link6_acceleration_w_z + link6_articulated_bias_f_y;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
+    let link5_composite_force_f_y = link6_composite_force_f_y
+        + link5_velocity_w_z * link5_momentum_f_x + link5_acceleration_v_y * p.link_mass
+        + link5_acceleration_w_z * cache.link5_inertia_h_x;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
+    let link4_composite_force_f_y = link5_composite_force_f_y
+        + cache.link4_inertia_h_x * link4_acceleration_w_z
+        + link4_momentum_f_x * link4_velocity_w_z + p.link_mass * link4_acceleration_v_y;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
+    let link3_composite_force_f_y = link4_composite_force_f_y
+        + link3_acceleration_w_z * cache.link3_inertia_h_x
+        + link3_momentum_f_x * link3_velocity_w_z + link3_acceleration_v_y * p.link_mass;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
+    let link2_composite_force_f_y = link3_composite_force_f_y
+        + p.link_mass * link2_acceleration_v_y + link2_momentum_f_x * link2_velocity_w_z
+        + cache.link2_inertia_h_x * link2_acceleration_w_z;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_composite_force_f_y = base_angle_acceleration_v_y * p.link_mass
+        + qdd[2] * cache.link1_inertia_h_x + link2_composite_force_f_y
+        + link1_momentum_f_x * qd[2];
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y
+        - cache.link2_subspace_v_y * qd[2];
+    let link2_acceleration_v_x = cache.link2_position_y * qdd[3]
+        + base_angle_acceleration_v_x + link2_subspace_rate_v_x * qd[3];
+    let link3_subspace_rate_v_x = link2_velocity_v_y
+        - link2_velocity_w_z * cache.link3_subspace_v_y;
+    let link3_acceleration_v_x = link2_acceleration_v_x + qdd[4] * cache.link3_position_y
+        + qd[4] * link3_subspace_rate_v_x;
+    let link4_subspace_rate_v_x = link3_velocity_v_y
+        - link3_velocity_w_z * cache.link4_subspace_v_y;
+    let link4_acceleration_v_x = qd[5] * link4_subspace_rate_v_x
+        + cache.link4_position_y * qdd[5] + link3_acceleration_v_x;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link5_subspace_rate_v_x = link4_velocity_v_y
+        - cache.link5_subspace_v_y * link4_velocity_w_z;
+    let link5_acceleration_v_x = link4_acceleration_v_x + cache.link5_position_y * qdd[6]
+        + qd[6] * link5_subspace_rate_v_x;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link6_articulated_bias_f_x = -(link6_velocity_w_z * link6_momentum_f_y);
+    let link6_subspace_rate_v_x = link5_velocity_v_y
+        - link5_velocity_w_z * cache.link6_subspace_v_y;
+    let link6_acceleration_v_x = cache.link6_position_y * qdd[7]
+        + link6_subspace_rate_v_x * qd[7] + link5_acceleration_v_x;
+    let link6_composite_force_f_x = link6_articulated_bias_f_x
+        + p.link_mass * link6_acceleration_v_x
+        - cache.link6_inertia_h_y * link6_acceleration_w_z;
+    let link5_composite_force_f_x = p.link_mass * link5_acceleration_v_x
+        + link6_composite_force_f_x - link5_acceleration_w_z * cache.link5_inertia_h_y
+        - link5_velocity_w_z * link5_momentum_f_y;
+    let link4_composite_force_f_x = link4_acceleration_v_x * p.link_mass
+        + link5_composite_force_f_x - cache.link4_inertia_h_y * link4_acceleration_w_z
+        - link4_velocity_w_z * link4_momentum_f_y;
+    let link3_composite_force_f_x = p.link_mass * link3_acceleration_v_x
+        + link4_composite_force_f_x - link3_momentum_f_y * link3_velocity_w_z
+        - link3_acceleration_w_z * cache.link3_inertia_h_y;
+    let link2_composite_force_f_x = link3_composite_force_f_x
+        + p.link_mass * link2_acceleration_v_x - link2_momentum_f_y * link2_velocity_w_z
+        - cache.link2_inertia_h_y * link2_acceleration_w_z;
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link1_composite_force_f_x = link2_composite_force_f_x
+        + base_angle_acceleration_v_x * p.link_mass - qdd[2] * cache.link1_inertia_h_y
+        - qd[2] * link1_momentum_f_y;
+    let link3_inertia_i_22_along_dq = (2.0 * cache.link3_com_x * link3_com_x_along_dq
+        + 2.0 * cache.link3_com_y * link3_com_y_along_dq) * p.link_mass;
+    let link5_inertia_i_22_along_dq = (2.0 * cache.link5_com_x * link5_com_x_along_dq
+        + 2.0 * link5_com_y_along_dq * cache.link5_com_y) * p.link_mass;
+    let link6_articulated_bias_n_z_along_dq = link6_velocity_v_x
+        * link6_momentum_f_y_along_dq + link6_momentum_f_y * link6_velocity_v_x_along_dq
+        - link6_momentum_f_x_along_dq * link6_velocity_v_y
+        - link6_velocity_v_y_along_dq * link6_momentum_f_x;
+    let link6_inertia_i_22_along_dq = p.link_mass
+        * (2.0 * link6_com_x_along_dq * cache.link6_com_x
+            + 2.0 * cache.link6_com_y * link6_com_y_along_dq);
+    let link6_composite_force_n_z_along_dq = link6_acceleration_v_y
+        * link6_inertia_h_x_along_dq + link6_articulated_bias_n_z_along_dq
+        + link6_inertia_i_22_along_dq * link6_acceleration_w_z
+        + link6_acceleration_v_y_along_dq * cache.link6_inertia_h_x
+        - cache.link6_inertia_h_y * link6_acceleration_v_x_along_dq
+        - link6_inertia_h_y_along_dq * link6_acceleration_v_x;
+    let link5_composite_force_n_z_along_dq = link5_acceleration_v_y
+        * link5_inertia_h_x_along_dq + link5_velocity_v_x_along_dq * link5_momentum_f_y
+        + link5_momentum_f_y_along_dq * link5_velocity_v_x
+        + link5_acceleration_w_z * link5_inertia_i_22_along_dq
+        + link6_composite_force_n_z_along_dq
+        + link5_acceleration_v_y_along_dq * cache.link5_inertia_h_x
+        - link5_inertia_h_y_along_dq * link5_acceleration_v_x
+        - link5_momentum_f_x * link5_velocity_v_y_along_dq
+        - link5_velocity_v_y * link5_momentum_f_x_along_dq
+        - cache.link5_inertia_h_y * link5_acceleration_v_x_along_dq;
+    let link4_inertia_i_22_along_dq = (2.0 * cache.link4_com_y * link4_com_y_along_dq
+        + 2.0 * link4_com_x_along_dq * cache.link4_com_x) * p.link_mass;
+    let link4_composite_force_n_z_along_dq = link4_velocity_v_x
+        * link4_momentum_f_y_along_dq + link5_composite_force_n_z_along_dq
+        + link4_inertia_h_x_along_dq * link4_acceleration_v_y
+        + link4_acceleration_v_y_along_dq * cache.link4_inertia_h_x
+        + link4_inertia_i_22_along_dq * link4_acceleration_w_z
+        + link4_momentum_f_y * link4_velocity_v_x_along_dq
+        - link4_velocity_v_y * link4_momentum_f_x_along_dq
+        - link4_acceleration_v_x_along_dq * cache.link4_inertia_h_y
+        - link4_velocity_v_y_along_dq * link4_momentum_f_x
+        - link4_acceleration_v_x * link4_inertia_h_y_along_dq;
+    let link3_composite_force_n_z_along_dq = link3_momentum_f_y
+        * link3_velocity_v_x_along_dq + link3_momentum_f_y_along_dq * link3_velocity_v_x
+        + link3_acceleration_v_y_along_dq * cache.link3_inertia_h_x
+        + link3_acceleration_v_y * link3_inertia_h_x_along_dq
+        + link3_inertia_i_22_along_dq * link3_acceleration_w_z
+        + link4_composite_force_n_z_along_dq
+        - link3_momentum_f_x_along_dq * link3_velocity_v_y
+        - link3_momentum_f_x * link3_velocity_v_y_along_dq
+        - link3_acceleration_v_x_along_dq * cache.link3_inertia_h_y
+        - link3_inertia_h_y_along_dq * link3_acceleration_v_x;
+    let link2_inertia_i_22_along_dq = p.link_mass
+        * (2.0 * link2_com_y_along_dq * cache.link2_com_y
+            + 2.0 * cache.link2_com_x * link2_com_x_along_dq);
+    let link2_composite_force_n_z_along_dq = link2_velocity_v_x
+        * link2_momentum_f_y_along_dq
+        + link2_inertia_h_x_along_dq * link2_acceleration_v_y
+        + link3_composite_force_n_z_along_dq
+        + link2_inertia_i_22_along_dq * link2_acceleration_w_z
+        + link2_momentum_f_y * link2_velocity_v_x_along_dq
+        + link2_acceleration_v_y_along_dq * cache.link2_inertia_h_x
+        - link2_inertia_h_y_along_dq * link2_acceleration_v_x
+        - link2_momentum_f_x_along_dq * link2_velocity_v_y
+        - link2_velocity_v_y_along_dq * link2_momentum_f_x
+        - cache.link2_inertia_h_y * link2_acceleration_v_x_along_dq;
+    let link1_inertia_i_22_along_dq = (2.0 * link1_com_x_along_dq * cache.link1_com_x
+        + 2.0 * cache.link1_com_y * link1_com_y_along_dq) * p.link_mass;
+    let link1_composite_force_n_z_along_dq = link2_composite_force_n_z_along_dq
+        + qdd[2] * link1_inertia_i_22_along_dq
+        + cache.link1_inertia_h_x * base_angle_acceleration_v_y_along_dq
+        + link1_momentum_f_y_along_dq * base_angle_velocity_v_x
+        + base_angle_velocity_v_x_along_dq * link1_momentum_f_y
+        + base_angle_acceleration_v_y * link1_inertia_h_x_along_dq
+        - link1_momentum_f_x * base_angle_velocity_v_y_along_dq
+        - link1_inertia_h_y_along_dq * base_angle_acceleration_v_x
+        - link1_momentum_f_x_along_dq * base_angle_velocity_v_y
+        - cache.link1_inertia_h_y * base_angle_acceleration_v_x_along_dq;
+    out[0] = link1_composite_force_f_x_along_dq;
+    out[1] = link1_composite_force_f_y_along_dq;
+    out[2] = q[1] * link1_composite_force_f_x_along_dq
+        + base_angle_subspace_v_y_along_dq * link1_composite_force_f_y
+        + link1_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y
+        + link1_composite_force_f_x * dq[1] + link1_composite_force_n_z_along_dq;
+    out[3] = link2_composite_force_n_z_along_dq
+        + link2_subspace_v_y_along_dq * link2_composite_force_f_y
+        + link2_position_y_along_dq * link2_composite_force_f_x
+        + link2_composite_force_f_x_along_dq * cache.link2_position_y
+        + cache.link2_subspace_v_y * link2_composite_force_f_y_along_dq;
+    out[4] = link3_composite_force_n_z_along_dq
+        + cache.link3_position_y * link3_composite_force_f_x_along_dq
+        + link3_composite_force_f_y * link3_subspace_v_y_along_dq
+        + link3_composite_force_f_y_along_dq * cache.link3_subspace_v_y
+        + link3_position_y_along_dq * link3_composite_force_f_x;
+    out[5] = cache.link4_position_y * link4_composite_force_f_x_along_dq
+        + link4_composite_force_f_y * link4_subspace_v_y_along_dq
+        + link4_composite_force_n_z_along_dq
+        + link4_composite_force_f_y_along_dq * cache.link4_subspace_v_y
+        + link4_position_y_along_dq * link4_composite_force_f_x;
+    out[6] = link5_position_y_along_dq * link5_composite_force_f_x
+        + link5_composite_force_n_z_along_dq
+        + link5_composite_force_f_x_along_dq * cache.link5_position_y
+        + link5_subspace_v_y_along_dq * link5_composite_force_f_y
+        + link5_composite_force_f_y_along_dq * cache.link5_subspace_v_y;
+    out[7] = link6_position_y_along_dq * link6_composite_force_f_x
+        + cache.link6_subspace_v_y * link6_composite_force_f_y_along_dq
+        + link6_composite_force_n_z_along_dq
+        + cache.link6_position_y * link6_composite_force_f_x_along_dq
+        + link6_composite_force_f_y * link6_subspace_v_y_along_dq;
+}
+/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_velocity_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    dqd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_velocity_v_y_along_dqd = dqd[1]
+        + dqd[2] * cache.base_angle_subspace_v_y;
+    let link1_momentum_f_y_along_dqd = p.link_mass * base_angle_velocity_v_y_along_dqd
+        + dqd[2] * cache.link1_inertia_h_x;
+    let base_angle_bias_v_x_along_dqd = dqd[2] * qd[1] + dqd[1] * qd[2];
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link2_velocity_w_z_along_dqd = dqd[3] + dqd[2];
+    let link2_velocity_v_y_along_dqd = dqd[3] * cache.link2_subspace_v_y
+        + base_angle_velocity_v_y_along_dqd;
+    let link2_momentum_f_y_along_dqd = cache.link2_inertia_h_x
+        * link2_velocity_w_z_along_dqd + p.link_mass * link2_velocity_v_y_along_dqd;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link2_subspace_rate_v_x_along_dqd = base_angle_velocity_v_y_along_dqd
+        - dqd[2] * cache.link2_subspace_v_y;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y
+        - cache.link2_subspace_v_y * qd[2];
+    let link2_acceleration_v_x_along_dqd = base_angle_bias_v_x_along_dqd
+        + qd[3] * link2_subspace_rate_v_x_along_dqd + dqd[3] * link2_subspace_rate_v_x;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
+    let link3_velocity_w_z_along_dqd = dqd[4] + link2_velocity_w_z_along_dqd;
+    let link3_velocity_v_y_along_dqd = dqd[4] * cache.link3_subspace_v_y
+        + link2_velocity_v_y_along_dqd;
+    let link3_momentum_f_y_along_dqd = p.link_mass * link3_velocity_v_y_along_dqd
+        + link3_velocity_w_z_along_dqd * cache.link3_inertia_h_x;
+    let link3_subspace_rate_v_x_along_dqd = link2_velocity_v_y_along_dqd
+        - cache.link3_subspace_v_y * link2_velocity_w_z_along_dqd;
+    let link3_subspace_rate_v_x = link2_velocity_v_y
+        - link2_velocity_w_z * cache.link3_subspace_v_y;
+    let link3_acceleration_v_x_along_dqd = link3_subspace_rate_v_x_along_dqd * qd[4]
+        + link3_subspace_rate_v_x * dqd[4] + link2_acceleration_v_x_along_dqd;
+    let link4_velocity_w_z_along_dqd = link3_velocity_w_z_along_dqd + dqd[5];
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link4_subspace_rate_v_x = link3_velocity_v_y
+        - link3_velocity_w_z * cache.link4_subspace_v_y;
+    let link4_subspace_rate_v_x_along_dqd = link3_velocity_v_y_along_dqd
+        - link3_velocity_w_z_along_dqd * cache.link4_subspace_v_y;
+    let link4_acceleration_v_x_along_dqd = link4_subspace_rate_v_x * dqd[5]
+        + link3_acceleration_v_x_along_dqd + link4_subspace_rate_v_x_along_dqd * qd[5];
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link4_velocity_v_y_along_dqd = cache.link4_subspace_v_y * dqd[5]
+        + link3_velocity_v_y_along_dqd;
+    let link5_velocity_v_y_along_dqd = cache.link5_subspace_v_y * dqd[6]
+        + link4_velocity_v_y_along_dqd;
+    let link5_velocity_w_z_along_dqd = link4_velocity_w_z_along_dqd + dqd[6];
+    let link5_momentum_f_y_along_dqd = p.link_mass * link5_velocity_v_y_along_dqd
+        + link5_velocity_w_z_along_dqd * cache.link5_inertia_h_x;
+    let link6_subspace_rate_v_x_along_dqd = link5_velocity_v_y_along_dqd
+        - cache.link6_subspace_v_y * link5_velocity_w_z_along_dqd;
+    let link5_subspace_rate_v_x_along_dqd = link4_velocity_v_y_along_dqd
+        - link4_velocity_w_z_along_dqd * cache.link5_subspace_v_y;
+    let link5_subspace_rate_v_x = link4_velocity_v_y
+        - cache.link5_subspace_v_y * link4_velocity_w_z;
+    let link5_acceleration_v_x_along_dqd = qd[6] * link5_subspace_rate_v_x_along_dqd
+        + link4_acceleration_v_x_along_dqd + link5_subspace_rate_v_x * dqd[6];
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link6_subspace_rate_v_x = link5_velocity_v_y
+        - link5_velocity_w_z * cache.link6_subspace_v_y;
+    let link6_acceleration_v_x_along_dqd = link6_subspace_rate_v_x_along_dqd * qd[7]
+        + link5_acceleration_v_x_along_dqd + link6_subspace_rate_v_x * dqd[7];
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link6_velocity_w_z_along_dqd = dqd[7] + link5_velocity_w_z_along_dqd;
+    let link6_velocity_v_y_along_dqd = cache.link6_subspace_v_y * dqd[7]
+        + link5_velocity_v_y_along_dqd;
+    let link6_momentum_f_y_along_dqd = cache.link6_inertia_h_x
+        * link6_velocity_w_z_along_dqd + link6_velocity_v_y_along_dqd * p.link_mass;
+    let link6_articulated_bias_f_x_along_dqd = -link6_momentum_f_y
+        * link6_velocity_w_z_along_dqd
+        - link6_velocity_w_z * link6_momentum_f_y_along_dqd;
+    let link6_composite_force_f_x_along_dqd = link6_acceleration_v_x_along_dqd
+        * p.link_mass + link6_articulated_bias_f_x_along_dqd;
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link5_composite_force_f_x_along_dqd = link6_composite_force_f_x_along_dqd
+        + link5_acceleration_v_x_along_dqd * p.link_mass
+        - link5_velocity_w_z * link5_momentum_f_y_along_dqd
+        - link5_velocity_w_z_along_dqd * link5_momentum_f_y;
+    let link4_momentum_f_y_along_dqd = link4_velocity_w_z_along_dqd
+        * cache.link4_inertia_h_x + p.link_mass * link4_velocity_v_y_along_dqd;
+    let link4_composite_force_f_x_along_dqd = p.link_mass
+        * link4_acceleration_v_x_along_dqd + link5_composite_force_f_x_along_dqd
+        - link4_velocity_w_z_along_dqd * link4_momentum_f_y
+        - link4_velocity_w_z * link4_momentum_f_y_along_dqd;
+    let link3_composite_force_f_x_along_dqd = p.link_mass
+        * link3_acceleration_v_x_along_dqd + link4_composite_force_f_x_along_dqd
+        - link3_momentum_f_y * link3_velocity_w_z_along_dqd
+        - link3_momentum_f_y_along_dqd * link3_velocity_w_z;
+    let link2_composite_force_f_x_along_dqd = p.link_mass
+        * link2_acceleration_v_x_along_dqd + link3_composite_force_f_x_along_dqd
+        - link2_momentum_f_y_along_dqd * link2_velocity_w_z
+        - link2_momentum_f_y * link2_velocity_w_z_along_dqd;
+    let link1_composite_force_f_x_along_dqd = base_angle_bias_v_x_along_dqd * p.link_mass
+        + link2_composite_force_f_x_along_dqd - link1_momentum_f_y_along_dqd * qd[2]
+        - dqd[2] * link1_momentum_f_y;
+    let base_angle_subspace_rate_v_y_along_dqd = -dqd[0];
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y_along_dqd = qd[2] * base_angle_subspace_rate_v_y_along_dqd
+        + dqd[2] * base_angle_subspace_rate_v_y;
+    let base_angle_velocity_v_x_along_dqd = dqd[0] + q[1] * dqd[2];
+    let link1_momentum_f_x_along_dqd = p.link_mass * base_angle_velocity_v_x_along_dqd
+        - dqd[2] * cache.link1_inertia_h_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
+    let link2_subspace_rate_v_y_along_dqd = dqd[2] * cache.link2_position_y
+        - base_angle_velocity_v_x_along_dqd;
+    let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_y_along_dqd = base_angle_bias_v_y_along_dqd
+        + link2_subspace_rate_v_y_along_dqd * qd[3] + dqd[3] * link2_subspace_rate_v_y;
+    let link2_velocity_v_x_along_dqd = dqd[3] * cache.link2_position_y
+        + base_angle_velocity_v_x_along_dqd;
+    let link2_momentum_f_x_along_dqd = link2_velocity_v_x_along_dqd * p.link_mass
+        - cache.link2_inertia_h_y * link2_velocity_w_z_along_dqd;
+    let link3_velocity_v_x_along_dqd = link2_velocity_v_x_along_dqd
+        + cache.link3_position_y * dqd[4];
+    let link3_momentum_f_x_along_dqd = p.link_mass * link3_velocity_v_x_along_dqd
+        - link3_velocity_w_z_along_dqd * cache.link3_inertia_h_y;
+    let link3_subspace_rate_v_y_along_dqd = cache.link3_position_y
+        * link2_velocity_w_z_along_dqd - link2_velocity_v_x_along_dqd;
+    let link3_subspace_rate_v_y = cache.link3_position_y * link2_velocity_w_z
+        - link2_velocity_v_x;
+    let link3_acceleration_v_y_along_dqd = qd[4] * link3_subspace_rate_v_y_along_dqd
+        + link2_acceleration_v_y_along_dqd + link3_subspace_rate_v_y * dqd[4];
+    let link4_subspace_rate_v_y_along_dqd = cache.link4_position_y
+        * link3_velocity_w_z_along_dqd - link3_velocity_v_x_along_dqd;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_subspace_rate_v_y = cache.link4_position_y * link3_velocity_w_z
+        - link3_velocity_v_x;
+    let link4_acceleration_v_y_along_dqd = link3_acceleration_v_y_along_dqd
+        + qd[5] * link4_subspace_rate_v_y_along_dqd + link4_subspace_rate_v_y * dqd[5];
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
+    let link4_velocity_v_x_along_dqd = cache.link4_position_y * dqd[5]
+        + link3_velocity_v_x_along_dqd;
+    let link5_velocity_v_x_along_dqd = link4_velocity_v_x_along_dqd
+        + cache.link5_position_y * dqd[6];
+    let link5_momentum_f_x_along_dqd = p.link_mass * link5_velocity_v_x_along_dqd
+        - link5_velocity_w_z_along_dqd * cache.link5_inertia_h_y;
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
+    let link6_velocity_v_x_along_dqd = cache.link6_position_y * dqd[7]
+        + link5_velocity_v_x_along_dqd;
+    let link6_momentum_f_x_along_dqd = p.link_mass * link6_velocity_v_x_along_dqd
+        - link6_velocity_w_z_along_dqd * cache.link6_inertia_h_y;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
+    let link6_articulated_bias_f_y_along_dqd = link6_velocity_w_z
+        * link6_momentum_f_x_along_dqd
+        + link6_momentum_f_x * link6_velocity_w_z_along_dqd;
+    let link6_subspace_rate_v_y_along_dqd = cache.link6_position_y
+        * link5_velocity_w_z_along_dqd - link5_velocity_v_x_along_dqd;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * cache.link6_position_y
+        - link5_velocity_v_x;
+    let link5_subspace_rate_v_y = cache.link5_position_y * link4_velocity_w_z
+        - link4_velocity_v_x;
+    let link5_subspace_rate_v_y_along_dqd = link4_velocity_w_z_along_dqd
+        * cache.link5_position_y - link4_velocity_v_x_along_dqd;
+    let link5_acceleration_v_y_along_dqd = link4_acceleration_v_y_along_dqd
+        + link5_subspace_rate_v_y * dqd[6] + qd[6] * link5_subspace_rate_v_y_along_dqd;
+    let link6_acceleration_v_y_along_dqd = qd[7] * link6_subspace_rate_v_y_along_dqd
+        + link6_subspace_rate_v_y * dqd[7] + link5_acceleration_v_y_along_dqd;
+    let link6_composite_force_f_y_along_dqd = link6_articulated_bias_f_y_along_dqd
+        + link6_acceleration_v_y_along_dqd * p.link_mass;
+    let link5_composite_force_f_y_along_dqd = link5_velocity_w_z
+        * link5_momentum_f_x_along_dqd
+        + link5_velocity_w_z_along_dqd * link5_momentum_f_x
+        + link6_composite_force_f_y_along_dqd
+        + p.link_mass * link5_acceleration_v_y_along_dqd;
+    let link4_momentum_f_x_along_dqd = link4_velocity_v_x_along_dqd * p.link_mass
+        - link4_velocity_w_z_along_dqd * cache.link4_inertia_h_y;
+    let link4_composite_force_f_y_along_dqd = link4_acceleration_v_y_along_dqd
+        * p.link_mass + link4_velocity_w_z_along_dqd * link4_momentum_f_x
+        + link5_composite_force_f_y_along_dqd
+        + link4_momentum_f_x_along_dqd * link4_velocity_w_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
+    let link3_composite_force_f_y_along_dqd = link3_momentum_f_x_along_dqd
+        * link3_velocity_w_z + link3_acceleration_v_y_along_dqd * p.link_mass
+        + link4_composite_force_f_y_along_dqd
+        + link3_momentum_f_x * link3_velocity_w_z_along_dqd;
+    let link2_composite_force_f_y_along_dqd = link2_momentum_f_x
+        * link2_velocity_w_z_along_dqd + link2_acceleration_v_y_along_dqd * p.link_mass
+        + link2_velocity_w_z * link2_momentum_f_x_along_dqd
+        + link3_composite_force_f_y_along_dqd;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_composite_force_f_y_along_dqd = base_angle_bias_v_y_along_dqd * p.link_mass
+        + link1_momentum_f_x_along_dqd * qd[2] + link2_composite_force_f_y_along_dqd
+        + dqd[2] * link1_momentum_f_x;
+    let link6_articulated_bias_n_z_along_dqd = link6_velocity_v_x
+        * link6_momentum_f_y_along_dqd
+        + link6_momentum_f_y * link6_velocity_v_x_along_dqd
+        - link6_velocity_v_y_along_dqd * link6_momentum_f_x
+        - link6_momentum_f_x_along_dqd * link6_velocity_v_y;
+    let link6_composite_force_n_z_along_dqd = link6_articulated_bias_n_z_along_dqd
+        + link6_acceleration_v_y_along_dqd * cache.link6_inertia_h_x
+        - link6_acceleration_v_x_along_dqd * cache.link6_inertia_h_y;
+    let link5_composite_force_n_z_along_dqd = cache.link5_inertia_h_x
+        * link5_acceleration_v_y_along_dqd
+        + link5_velocity_v_x * link5_momentum_f_y_along_dqd
+        + link5_momentum_f_y * link5_velocity_v_x_along_dqd
+        + link6_composite_force_n_z_along_dqd
+        - link5_velocity_v_y * link5_momentum_f_x_along_dqd
+        - link5_acceleration_v_x_along_dqd * cache.link5_inertia_h_y
+        - link5_momentum_f_x * link5_velocity_v_y_along_dqd;
+    let link4_composite_force_n_z_along_dqd = link5_composite_force_n_z_along_dqd
+        + cache.link4_inertia_h_x * link4_acceleration_v_y_along_dqd
+        + link4_velocity_v_x_along_dqd * link4_momentum_f_y
+        + link4_velocity_v_x * link4_momentum_f_y_along_dqd
+        - link4_velocity_v_y * link4_momentum_f_x_along_dqd
+        - cache.link4_inertia_h_y * link4_acceleration_v_x_along_dqd
+        - link4_momentum_f_x * link4_velocity_v_y_along_dqd;
+    let link3_composite_force_n_z_along_dqd = link3_momentum_f_y
+        * link3_velocity_v_x_along_dqd + link4_composite_force_n_z_along_dqd
+        + link3_momentum_f_y_along_dqd * link3_velocity_v_x
+        + link3_acceleration_v_y_along_dqd * cache.link3_inertia_h_x
+        - link3_acceleration_v_x_along_dqd * cache.link3_inertia_h_y
+        - link3_momentum_f_x * link3_velocity_v_y_along_dqd
+        - link3_momentum_f_x_along_dqd * link3_velocity_v_y;
+    let link2_composite_force_n_z_along_dqd = link3_composite_force_n_z_along_dqd
+        + link2_momentum_f_y * link2_velocity_v_x_along_dqd
+        + link2_acceleration_v_y_along_dqd * cache.link2_inertia_h_x
+        + link2_velocity_v_x * link2_momentum_f_y_along_dqd
+        - cache.link2_inertia_h_y * link2_acceleration_v_x_along_dqd
+        - link2_velocity_v_y * link2_momentum_f_x_along_dqd
+        - link2_momentum_f_x * link2_velocity_v_y_along_dqd;
+    let link1_composite_force_n_z_along_dqd = base_angle_velocity_v_x_along_dqd
+        * link1_momentum_f_y + link2_composite_force_n_z_along_dqd
+        + base_angle_bias_v_y_along_dqd * cache.link1_inertia_h_x
+        + link1_momentum_f_y_along_dqd * base_angle_velocity_v_x
+        - link1_momentum_f_x * base_angle_velocity_v_y_along_dqd
+        - link1_momentum_f_x_along_dqd * base_angle_velocity_v_y
+        - base_angle_bias_v_x_along_dqd * cache.link1_inertia_h_y;
+    out[0] = link1_composite_force_f_x_along_dqd;
+    out[1] = link1_composite_force_f_y_along_dqd;
+    out[2] = link1_composite_force_n_z_along_dqd
+        + q[1] * link1_composite_force_f_x_along_dqd
+        + cache.base_angle_subspace_v_y * link1_composite_force_f_y_along_dqd;
+    out[3] = link2_composite_force_n_z_along_dqd
+        + cache.link2_position_y * link2_composite_force_f_x_along_dqd
+        + cache.link2_subspace_v_y * link2_composite_force_f_y_along_dqd;
+    out[4] = link3_composite_force_n_z_along_dqd
+        + link3_composite_force_f_y_along_dqd * cache.link3_subspace_v_y
+        + cache.link3_position_y * link3_composite_force_f_x_along_dqd;
+    out[5] = cache.link4_position_y * link4_composite_force_f_x_along_dqd
+        + link4_composite_force_n_z_along_dqd
+        + cache.link4_subspace_v_y * link4_composite_force_f_y_along_dqd;
+    out[6] = link5_composite_force_n_z_along_dqd
+        + link5_composite_force_f_y_along_dqd * cache.link5_subspace_v_y
+        + cache.link5_position_y * link5_composite_force_f_x_along_dqd;
+    out[7] = cache.link6_position_y * link6_composite_force_f_x_along_dqd
+        + link6_composite_force_n_z_along_dqd
+        + cache.link6_subspace_v_y * link6_composite_force_f_y_along_dqd;
+}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -2593,6 +3405,27 @@ impl Model<DOF, CONTACTS> for SnakeLateralUndulation {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
+    }
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        dqd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -3541,6 +3541,1709 @@ pub fn forward_dynamics_into(
     pivots[13] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_position_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_rotation_20_along_dq = cache.cos_q2 * dq[2];
+    let link1_com_z_along_dq = dq[1]
+        + 0.5 * p.link_length * base_angle_rotation_20_along_dq;
+    let link1_inertia_h_z_along_dq = p.link_mass * link1_com_z_along_dq;
+    let base_angle_acceleration_w_y = -qdd[2];
+    let base_angle_subspace_v_z_along_dq = -dq[0];
+    let base_angle_velocity_v_z_along_dq = qd[2] * base_angle_subspace_v_z_along_dq;
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_02 * dq[2];
+    let link1_com_x_along_dq = dq[0]
+        + 0.5 * p.link_length * base_angle_rotation_00_along_dq;
+    let link1_inertia_h_x_along_dq = link1_com_x_along_dq * p.link_mass;
+    let base_angle_velocity_w_y = -qd[2];
+    let link1_momentum_f_z_along_dq = p.link_mass * base_angle_velocity_v_z_along_dq
+        - link1_inertia_h_x_along_dq * base_angle_velocity_w_y;
+    let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let base_angle_rotation_02_along_dq = -base_angle_rotation_20_along_dq;
+    let t0 = -(cache.cos_q2 * cache.sin_q3 * dq[3]);
+    let t1 = cache.cos_q3 * base_angle_rotation_00_along_dq;
+    let link2_rotation_00_along_dq = cache.sin_q3 * base_angle_rotation_02_along_dq
+        + cache.base_angle_rotation_02 * dq[3] * cache.cos_q3 + t0 + t1;
+    let link2_rotation_02_along_dq = base_angle_rotation_02_along_dq * cache.cos_q3
+        - cache.cos_q2 * dq[3] * cache.cos_q3
+        - cache.base_angle_rotation_02 * cache.sin_q3 * dq[3]
+        - cache.sin_q3 * base_angle_rotation_00_along_dq;
+    let link3_rotation_00_along_dq = cache.cos_q4 * cache.link2_rotation_02 * dq[4]
+        + cache.cos_q4 * link2_rotation_00_along_dq
+        + cache.sin_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * cache.link2_rotation_00 * dq[4];
+    let link2_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
+    let link3_position_x_along_dq = link2_position_x_along_dq
+        + p.link_length * link2_rotation_00_along_dq;
+    let link3_com_x_along_dq = 0.5 * p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link3_inertia_h_x_along_dq = p.link_mass * link3_com_x_along_dq;
+    let link2_subspace_v_z_along_dq = -link2_position_x_along_dq;
+    let link2_velocity_v_z_along_dq = link2_subspace_v_z_along_dq * qd[3]
+        + base_angle_velocity_v_z_along_dq;
+    let link3_subspace_v_z_along_dq = -link3_position_x_along_dq;
+    let link3_velocity_v_z_along_dq = link2_velocity_v_z_along_dq
+        + qd[4] * link3_subspace_v_z_along_dq;
+    let link3_momentum_f_z_along_dq = p.link_mass * link3_velocity_v_z_along_dq
+        - link3_inertia_h_x_along_dq * link3_velocity_w_y;
+    let link3_subspace_rate_v_x_along_dq = link2_velocity_v_z_along_dq
+        + link2_velocity_w_y * link3_subspace_v_z_along_dq;
+    let link2_position_z_along_dq = dq[1]
+        + p.link_length * base_angle_rotation_20_along_dq;
+    let link2_subspace_rate_v_x_along_dq = base_angle_velocity_v_z_along_dq
+        + base_angle_velocity_w_y * link2_subspace_v_z_along_dq;
+    let link2_acceleration_v_x_along_dq = link2_position_z_along_dq * qdd[3]
+        + base_angle_acceleration_v_x_along_dq
+        + link2_subspace_rate_v_x_along_dq * qd[3];
+    let link2_rotation_20_along_dq = cache.sin_q3 * base_angle_rotation_00_along_dq
+        + cache.cos_q2 * dq[3] * cache.cos_q3
+        + base_angle_rotation_20_along_dq * cache.cos_q3
+        - cache.sin_q2 * cache.sin_q3 * dq[3];
+    let link3_position_z_along_dq = link2_position_z_along_dq
+        + p.link_length * link2_rotation_20_along_dq;
+    let link3_acceleration_v_x_along_dq = link3_subspace_rate_v_x_along_dq * qd[4]
+        + link2_acceleration_v_x_along_dq + link3_position_z_along_dq * qdd[4];
+    let link2_rotation_22_along_dq = t0 + t1 - cache.sin_q2 * dq[3] * cache.cos_q3
+        - base_angle_rotation_20_along_dq * cache.sin_q3;
+    let link3_rotation_20_along_dq = cache.cos_q4 * cache.link2_rotation_22 * dq[4]
+        + cache.sin_q4 * link2_rotation_22_along_dq
+        + cache.cos_q4 * link2_rotation_20_along_dq
+        - cache.sin_q4 * cache.link2_rotation_20 * dq[4];
+    let link4_position_z_along_dq = link3_position_z_along_dq
+        + p.link_length * link3_rotation_20_along_dq;
+    let link4_position_x_along_dq = p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link4_subspace_v_z_along_dq = -link4_position_x_along_dq;
+    let link4_subspace_rate_v_x_along_dq = link3_velocity_w_y
+        * link4_subspace_v_z_along_dq + link3_velocity_v_z_along_dq;
+    let link4_acceleration_v_x_along_dq = link3_acceleration_v_x_along_dq
+        + qdd[5] * link4_position_z_along_dq + link4_subspace_rate_v_x_along_dq * qd[5];
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link3_rotation_02_along_dq = cache.cos_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * link2_rotation_00_along_dq
+        - cache.link2_rotation_02 * cache.sin_q4 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_rotation_00_along_dq = cache.cos_q5 * link3_rotation_00_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_02
+        + link3_rotation_02_along_dq * cache.sin_q5
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_00;
+    let link4_com_x_along_dq = 0.5 * p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link4_inertia_h_x_along_dq = link4_com_x_along_dq * p.link_mass;
+    let link4_velocity_v_z_along_dq = qd[5] * link4_subspace_v_z_along_dq
+        + link3_velocity_v_z_along_dq;
+    let link4_momentum_f_z_along_dq = link4_velocity_v_z_along_dq * p.link_mass
+        - link4_velocity_w_y * link4_inertia_h_x_along_dq;
+    let link3_rotation_22_along_dq = cache.cos_q4 * link2_rotation_22_along_dq
+        - cache.sin_q4 * cache.link2_rotation_22 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_20 * dq[4]
+        - link2_rotation_20_along_dq * cache.sin_q4;
+    let link4_rotation_20_along_dq = cache.cos_q5 * link3_rotation_20_along_dq
+        + cache.sin_q5 * link3_rotation_22_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_22
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_20;
+    let link5_position_z_along_dq = p.link_length * link4_rotation_20_along_dq
+        + link4_position_z_along_dq;
+    let link4_rotation_22_along_dq = cache.cos_q5 * link3_rotation_22_along_dq
+        - cache.sin_q5 * link3_rotation_20_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_20
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_22;
+    let link5_rotation_20_along_dq = dq[6] * cache.link4_rotation_22 * cache.cos_q6
+        + link4_rotation_22_along_dq * cache.sin_q6
+        + cache.cos_q6 * link4_rotation_20_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.sin_q6;
+    let link6_position_z_along_dq = link5_position_z_along_dq
+        + link5_rotation_20_along_dq * p.link_length;
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link4_rotation_02_along_dq = cache.cos_q5 * link3_rotation_02_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_00
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_02
+        - cache.sin_q5 * link3_rotation_00_along_dq;
+    let link5_rotation_00_along_dq = link4_rotation_00_along_dq * cache.cos_q6
+        + dq[6] * cache.link4_rotation_02 * cache.cos_q6
+        + link4_rotation_02_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.sin_q6;
+    let link5_position_x_along_dq = p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link6_position_x_along_dq = link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link6_subspace_v_z_along_dq = -link6_position_x_along_dq;
+    let link5_subspace_v_z_along_dq = -link5_position_x_along_dq;
+    let link5_velocity_v_z_along_dq = link4_velocity_v_z_along_dq
+        + link5_subspace_v_z_along_dq * qd[6];
+    let link6_subspace_rate_v_x_along_dq = link5_velocity_w_y
+        * link6_subspace_v_z_along_dq + link5_velocity_v_z_along_dq;
+    let link5_subspace_rate_v_x_along_dq = link4_velocity_v_z_along_dq
+        + link5_subspace_v_z_along_dq * link4_velocity_w_y;
+    let link5_acceleration_v_x_along_dq = qd[6] * link5_subspace_rate_v_x_along_dq
+        + link4_acceleration_v_x_along_dq + link5_position_z_along_dq * qdd[6];
+    let link6_acceleration_v_x_along_dq = link6_position_z_along_dq * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x_along_dq + link5_acceleration_v_x_along_dq;
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link5_rotation_02_along_dq = cache.cos_q6 * link4_rotation_02_along_dq
+        - link4_rotation_00_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_02 * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.cos_q6;
+    let link6_rotation_00_along_dq = link5_rotation_00_along_dq * cache.cos_q7
+        + dq[7] * cache.link5_rotation_02 * cache.cos_q7
+        + cache.sin_q7 * link5_rotation_02_along_dq
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_00;
+    let link6_com_x_along_dq = 0.5 * p.link_length * link6_rotation_00_along_dq
+        + link6_position_x_along_dq;
+    let link6_inertia_h_x_along_dq = link6_com_x_along_dq * p.link_mass;
+    let link6_velocity_v_z_along_dq = qd[7] * link6_subspace_v_z_along_dq
+        + link5_velocity_v_z_along_dq;
+    let link6_momentum_f_z_along_dq = link6_velocity_v_z_along_dq * p.link_mass
+        - link6_inertia_h_x_along_dq * link6_velocity_w_y;
+    let link2_acceleration_w_y = base_angle_acceleration_w_y - qdd[3];
+    let link3_acceleration_w_y = link2_acceleration_w_y - qdd[4];
+    let link4_acceleration_w_y = link3_acceleration_w_y - qdd[5];
+    let link5_acceleration_w_y = link4_acceleration_w_y - qdd[6];
+    let link6_acceleration_w_y = link5_acceleration_w_y - qdd[7];
+    let link5_rotation_22_along_dq = cache.cos_q6 * link4_rotation_22_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.cos_q6
+        - dq[6] * cache.link4_rotation_22 * cache.sin_q6
+        - cache.sin_q6 * link4_rotation_20_along_dq;
+    let link6_rotation_20_along_dq = dq[7] * cache.link5_rotation_22 * cache.cos_q7
+        + link5_rotation_20_along_dq * cache.cos_q7
+        + link5_rotation_22_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_20;
+    let link6_com_z_along_dq = 0.5 * p.link_length * link6_rotation_20_along_dq
+        + link6_position_z_along_dq;
+    let link6_inertia_h_z_along_dq = link6_com_z_along_dq * p.link_mass;
+    let link7_position_x_along_dq = p.link_length * link6_rotation_00_along_dq
+        + link6_position_x_along_dq;
+    let link7_subspace_v_z_along_dq = -link7_position_x_along_dq;
+    let link7_velocity_v_z_along_dq = link7_subspace_v_z_along_dq * qd[8]
+        + link6_velocity_v_z_along_dq;
+    let link6_rotation_02_along_dq = link5_rotation_02_along_dq * cache.cos_q7
+        - link5_rotation_00_along_dq * cache.sin_q7
+        - dq[7] * cache.link5_rotation_00 * cache.cos_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_02;
+    let link7_rotation_00_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_02
+        + cache.sin_q8 * link6_rotation_02_along_dq
+        + cache.cos_q8 * link6_rotation_00_along_dq
+        - cache.sin_q8 * cache.link6_rotation_00 * dq[8];
+    let link8_position_x_along_dq = p.link_length * link7_rotation_00_along_dq
+        + link7_position_x_along_dq;
+    let link8_subspace_v_z_along_dq = -link8_position_x_along_dq;
+    let link8_velocity_v_z_along_dq = link7_velocity_v_z_along_dq
+        + link8_subspace_v_z_along_dq * qd[9];
+    let link7_rotation_02_along_dq = link6_rotation_02_along_dq * cache.cos_q8
+        - cache.link6_rotation_00 * dq[8] * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_02
+        - cache.sin_q8 * link6_rotation_00_along_dq;
+    let link8_rotation_00_along_dq = cache.sin_q9 * link7_rotation_02_along_dq
+        + dq[9] * cache.cos_q9 * cache.link7_rotation_02
+        + link7_rotation_00_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_00;
+    let link8_com_x_along_dq = 0.5 * link8_rotation_00_along_dq * p.link_length
+        + link8_position_x_along_dq;
+    let link8_inertia_h_x_along_dq = p.link_mass * link8_com_x_along_dq;
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link8_momentum_f_z_along_dq = p.link_mass * link8_velocity_v_z_along_dq
+        - link8_inertia_h_x_along_dq * link8_velocity_w_y;
+    let link6_rotation_22_along_dq = link5_rotation_22_along_dq * cache.cos_q7
+        - dq[7] * cache.link5_rotation_20 * cache.cos_q7
+        - link5_rotation_20_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_22;
+    let link7_rotation_22_along_dq = link6_rotation_22_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_22
+        - dq[8] * cache.cos_q8 * cache.link6_rotation_20
+        - cache.sin_q8 * link6_rotation_20_along_dq;
+    let link7_rotation_20_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_22
+        + link6_rotation_22_along_dq * cache.sin_q8
+        + link6_rotation_20_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_20;
+    let link8_rotation_20_along_dq = cache.link7_rotation_22 * dq[9] * cache.cos_q9
+        + cache.sin_q9 * link7_rotation_22_along_dq
+        + cache.cos_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_20 * dq[9];
+    let link8_rotation_22_along_dq = link7_rotation_22_along_dq * cache.cos_q9
+        - cache.sin_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_22 * dq[9]
+        - cache.link7_rotation_20 * dq[9] * cache.cos_q9;
+    let link9_rotation_20_along_dq = link8_rotation_20_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_22_along_dq
+        + cache.link8_rotation_22 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_20 * dq[10];
+    let link7_position_z_along_dq = link6_position_z_along_dq
+        + p.link_length * link6_rotation_20_along_dq;
+    let link8_position_z_along_dq = link7_position_z_along_dq
+        + p.link_length * link7_rotation_20_along_dq;
+    let link9_position_z_along_dq = p.link_length * link8_rotation_20_along_dq
+        + link8_position_z_along_dq;
+    let link9_com_z_along_dq = 0.5 * p.link_length * link9_rotation_20_along_dq
+        + link9_position_z_along_dq;
+    let link9_inertia_h_z_along_dq = link9_com_z_along_dq * p.link_mass;
+    let link7_acceleration_w_y = link6_acceleration_w_y - qdd[8];
+    let link8_acceleration_w_y = link7_acceleration_w_y - qdd[9];
+    let link9_acceleration_w_y = link8_acceleration_w_y - qdd[10];
+    let link10_position_z_along_dq = p.link_length * link9_rotation_20_along_dq
+        + link9_position_z_along_dq;
+    let link9_rotation_22_along_dq = cache.cos_q10 * link8_rotation_22_along_dq
+        - cache.sin_q10 * cache.link8_rotation_22 * dq[10]
+        - cache.link8_rotation_20 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * link8_rotation_20_along_dq;
+    let link10_rotation_20_along_dq = cache.cos_q11 * link9_rotation_20_along_dq
+        + cache.cos_q11 * cache.link9_rotation_22 * dq[11]
+        + link9_rotation_22_along_dq * cache.sin_q11
+        - cache.link9_rotation_20 * cache.sin_q11 * dq[11];
+    let link10_com_z_along_dq = link10_position_z_along_dq
+        + 0.5 * p.link_length * link10_rotation_20_along_dq;
+    let link10_inertia_h_z_along_dq = link10_com_z_along_dq * p.link_mass;
+    let link10_acceleration_w_y = link9_acceleration_w_y - qdd[11];
+    let link9_position_x_along_dq = link8_rotation_00_along_dq * p.link_length
+        + link8_position_x_along_dq;
+    let link9_subspace_v_z_along_dq = -link9_position_x_along_dq;
+    let link9_velocity_v_z_along_dq = link8_velocity_v_z_along_dq
+        + link9_subspace_v_z_along_dq * qd[10];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link8_rotation_02_along_dq = link7_rotation_02_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_02
+        - cache.sin_q9 * link7_rotation_00_along_dq
+        - dq[9] * cache.link7_rotation_00 * cache.cos_q9;
+    let link9_rotation_00_along_dq = cache.link8_rotation_02 * dq[10] * cache.cos_q10
+        + link8_rotation_00_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_02_along_dq
+        - cache.sin_q10 * cache.link8_rotation_00 * dq[10];
+    let link10_position_x_along_dq = link9_rotation_00_along_dq * p.link_length
+        + link9_position_x_along_dq;
+    let link10_subspace_v_z_along_dq = -link10_position_x_along_dq;
+    let link10_subspace_rate_v_x_along_dq = link9_velocity_v_z_along_dq
+        + link9_velocity_w_y * link10_subspace_v_z_along_dq;
+    let link7_subspace_rate_v_x_along_dq = link6_velocity_v_z_along_dq
+        + link7_subspace_v_z_along_dq * link6_velocity_w_y;
+    let link7_acceleration_v_x_along_dq = link7_position_z_along_dq * qdd[8]
+        + link7_subspace_rate_v_x_along_dq * qd[8] + link6_acceleration_v_x_along_dq;
+    let link8_subspace_rate_v_x_along_dq = link8_subspace_v_z_along_dq
+        * link7_velocity_w_y + link7_velocity_v_z_along_dq;
+    let link8_acceleration_v_x_along_dq = link8_position_z_along_dq * qdd[9]
+        + link7_acceleration_v_x_along_dq + qd[9] * link8_subspace_rate_v_x_along_dq;
+    let link9_subspace_rate_v_x_along_dq = link9_subspace_v_z_along_dq
+        * link8_velocity_w_y + link8_velocity_v_z_along_dq;
+    let link9_acceleration_v_x_along_dq = link8_acceleration_v_x_along_dq
+        + qd[10] * link9_subspace_rate_v_x_along_dq
+        + qdd[10] * link9_position_z_along_dq;
+    let link10_acceleration_v_x_along_dq = link10_position_z_along_dq * qdd[11]
+        + link10_subspace_rate_v_x_along_dq * qd[11] + link9_acceleration_v_x_along_dq;
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link9_rotation_02_along_dq = link8_rotation_02_along_dq * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_02 * dq[10]
+        - cache.sin_q10 * link8_rotation_00_along_dq
+        - cache.link8_rotation_00 * dq[10] * cache.cos_q10;
+    let link10_rotation_00_along_dq = cache.cos_q11 * cache.link9_rotation_02 * dq[11]
+        + link9_rotation_02_along_dq * cache.sin_q11
+        + link9_rotation_00_along_dq * cache.cos_q11
+        - cache.sin_q11 * dq[11] * cache.link9_rotation_00;
+    let link10_com_x_along_dq = link10_position_x_along_dq
+        + 0.5 * link10_rotation_00_along_dq * p.link_length;
+    let link10_inertia_h_x_along_dq = link10_com_x_along_dq * p.link_mass;
+    let link10_velocity_v_z_along_dq = qd[11] * link10_subspace_v_z_along_dq
+        + link9_velocity_v_z_along_dq;
+    let link10_momentum_f_z_along_dq = link10_velocity_v_z_along_dq * p.link_mass
+        - link10_inertia_h_x_along_dq * link10_velocity_w_y;
+    let link11_acceleration_w_y = link10_acceleration_w_y - qdd[12];
+    let link12_acceleration_w_y = link11_acceleration_w_y - qdd[13];
+    let link10_rotation_22_along_dq = cache.cos_q11 * link9_rotation_22_along_dq
+        - link9_rotation_20_along_dq * cache.sin_q11
+        - cache.link9_rotation_22 * cache.sin_q11 * dq[11]
+        - cache.link9_rotation_20 * cache.cos_q11 * dq[11];
+    let link11_rotation_20_along_dq = cache.cos_q12 * link10_rotation_20_along_dq
+        + cache.link10_rotation_22 * cache.cos_q12 * dq[12]
+        + cache.sin_q12 * link10_rotation_22_along_dq
+        - cache.link10_rotation_20 * cache.sin_q12 * dq[12];
+    let link11_position_z_along_dq = p.link_length * link10_rotation_20_along_dq
+        + link10_position_z_along_dq;
+    let link12_position_z_along_dq = p.link_length * link11_rotation_20_along_dq
+        + link11_position_z_along_dq;
+    let link11_rotation_22_along_dq = cache.cos_q12 * link10_rotation_22_along_dq
+        - cache.link10_rotation_22 * cache.sin_q12 * dq[12]
+        - cache.link10_rotation_20 * cache.cos_q12 * dq[12]
+        - cache.sin_q12 * link10_rotation_20_along_dq;
+    let link12_rotation_20_along_dq = cache.sin_q13 * link11_rotation_22_along_dq
+        + dq[13] * cache.cos_q13 * cache.link11_rotation_22
+        + cache.cos_q13 * link11_rotation_20_along_dq
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_20;
+    let link12_com_z_along_dq = link12_position_z_along_dq
+        + 0.5 * link12_rotation_20_along_dq * p.link_length;
+    let link12_inertia_h_z_along_dq = link12_com_z_along_dq * p.link_mass;
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link11_position_x_along_dq = link10_rotation_00_along_dq * p.link_length
+        + link10_position_x_along_dq;
+    let link10_rotation_02_along_dq = cache.cos_q11 * link9_rotation_02_along_dq
+        - link9_rotation_00_along_dq * cache.sin_q11
+        - cache.cos_q11 * dq[11] * cache.link9_rotation_00
+        - cache.link9_rotation_02 * cache.sin_q11 * dq[11];
+    let link11_rotation_00_along_dq = link10_rotation_02_along_dq * cache.sin_q12
+        + link10_rotation_00_along_dq * cache.cos_q12
+        + cache.link10_rotation_02 * cache.cos_q12 * dq[12]
+        - cache.sin_q12 * cache.link10_rotation_00 * dq[12];
+    let link12_position_x_along_dq = link11_position_x_along_dq
+        + link11_rotation_00_along_dq * p.link_length;
+    let link11_rotation_02_along_dq = link10_rotation_02_along_dq * cache.cos_q12
+        - cache.cos_q12 * cache.link10_rotation_00 * dq[12]
+        - cache.link10_rotation_02 * cache.sin_q12 * dq[12]
+        - link10_rotation_00_along_dq * cache.sin_q12;
+    let link12_rotation_00_along_dq = link11_rotation_00_along_dq * cache.cos_q13
+        + dq[13] * cache.cos_q13 * cache.link11_rotation_02
+        + link11_rotation_02_along_dq * cache.sin_q13
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_00;
+    let link12_com_x_along_dq = link12_position_x_along_dq
+        + 0.5 * p.link_length * link12_rotation_00_along_dq;
+    let link12_inertia_h_x_along_dq = p.link_mass * link12_com_x_along_dq;
+    let link11_subspace_v_z_along_dq = -link11_position_x_along_dq;
+    let link11_velocity_v_z_along_dq = link10_velocity_v_z_along_dq
+        + qd[12] * link11_subspace_v_z_along_dq;
+    let link12_subspace_v_z_along_dq = -link12_position_x_along_dq;
+    let link12_velocity_v_z_along_dq = link11_velocity_v_z_along_dq
+        + qd[13] * link12_subspace_v_z_along_dq;
+    let link12_momentum_f_z_along_dq = p.link_mass * link12_velocity_v_z_along_dq
+        - link12_velocity_w_y * link12_inertia_h_x_along_dq;
+    let link12_articulated_bias_f_x_along_dq = link12_momentum_f_z_along_dq
+        * link12_velocity_w_y;
+    let link11_subspace_rate_v_x_along_dq = link10_velocity_v_z_along_dq
+        + link10_velocity_w_y * link11_subspace_v_z_along_dq;
+    let link11_acceleration_v_x_along_dq = link10_acceleration_v_x_along_dq
+        + qd[12] * link11_subspace_rate_v_x_along_dq
+        + qdd[12] * link11_position_z_along_dq;
+    let link12_subspace_rate_v_x_along_dq = link11_velocity_v_z_along_dq
+        + link11_velocity_w_y * link12_subspace_v_z_along_dq;
+    let link12_acceleration_v_x_along_dq = link11_acceleration_v_x_along_dq
+        + qd[13] * link12_subspace_rate_v_x_along_dq
+        + link12_position_z_along_dq * qdd[13];
+    let link12_composite_force_f_x_along_dq = link12_acceleration_w_y
+        * link12_inertia_h_z_along_dq + link12_articulated_bias_f_x_along_dq
+        + p.link_mass * link12_acceleration_v_x_along_dq;
+    let link11_com_x_along_dq = link11_position_x_along_dq
+        + 0.5 * link11_rotation_00_along_dq * p.link_length;
+    let link11_inertia_h_x_along_dq = link11_com_x_along_dq * p.link_mass;
+    let link11_momentum_f_z_along_dq = link11_velocity_v_z_along_dq * p.link_mass
+        - link11_velocity_w_y * link11_inertia_h_x_along_dq;
+    let link11_com_z_along_dq = 0.5 * p.link_length * link11_rotation_20_along_dq
+        + link11_position_z_along_dq;
+    let link11_inertia_h_z_along_dq = p.link_mass * link11_com_z_along_dq;
+    let link11_composite_force_f_x_along_dq = link12_composite_force_f_x_along_dq
+        + link11_momentum_f_z_along_dq * link11_velocity_w_y
+        + link11_acceleration_v_x_along_dq * p.link_mass
+        + link11_inertia_h_z_along_dq * link11_acceleration_w_y;
+    let link10_composite_force_f_x_along_dq = link10_inertia_h_z_along_dq
+        * link10_acceleration_w_y + p.link_mass * link10_acceleration_v_x_along_dq
+        + link10_velocity_w_y * link10_momentum_f_z_along_dq
+        + link11_composite_force_f_x_along_dq;
+    let link9_com_x_along_dq = 0.5 * link9_rotation_00_along_dq * p.link_length
+        + link9_position_x_along_dq;
+    let link9_inertia_h_x_along_dq = p.link_mass * link9_com_x_along_dq;
+    let link9_momentum_f_z_along_dq = p.link_mass * link9_velocity_v_z_along_dq
+        - link9_velocity_w_y * link9_inertia_h_x_along_dq;
+    let link9_composite_force_f_x_along_dq = link9_inertia_h_z_along_dq
+        * link9_acceleration_w_y + link10_composite_force_f_x_along_dq
+        + link9_velocity_w_y * link9_momentum_f_z_along_dq
+        + link9_acceleration_v_x_along_dq * p.link_mass;
+    let link8_com_z_along_dq = 0.5 * p.link_length * link8_rotation_20_along_dq
+        + link8_position_z_along_dq;
+    let link8_inertia_h_z_along_dq = p.link_mass * link8_com_z_along_dq;
+    let link8_composite_force_f_x_along_dq = link8_momentum_f_z_along_dq
+        * link8_velocity_w_y + link9_composite_force_f_x_along_dq
+        + link8_acceleration_v_x_along_dq * p.link_mass
+        + link8_inertia_h_z_along_dq * link8_acceleration_w_y;
+    let link7_com_x_along_dq = 0.5 * p.link_length * link7_rotation_00_along_dq
+        + link7_position_x_along_dq;
+    let link7_inertia_h_x_along_dq = p.link_mass * link7_com_x_along_dq;
+    let link7_momentum_f_z_along_dq = link7_velocity_v_z_along_dq * p.link_mass
+        - link7_velocity_w_y * link7_inertia_h_x_along_dq;
+    let link7_com_z_along_dq = 0.5 * p.link_length * link7_rotation_20_along_dq
+        + link7_position_z_along_dq;
+    let link7_inertia_h_z_along_dq = link7_com_z_along_dq * p.link_mass;
+    let link7_composite_force_f_x_along_dq = link8_composite_force_f_x_along_dq
+        + link7_velocity_w_y * link7_momentum_f_z_along_dq
+        + p.link_mass * link7_acceleration_v_x_along_dq
+        + link7_inertia_h_z_along_dq * link7_acceleration_w_y;
+    let link6_composite_force_f_x_along_dq = p.link_mass
+        * link6_acceleration_v_x_along_dq
+        + link6_velocity_w_y * link6_momentum_f_z_along_dq
+        + link6_acceleration_w_y * link6_inertia_h_z_along_dq
+        + link7_composite_force_f_x_along_dq;
+    let link5_com_x_along_dq = 0.5 * link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link5_inertia_h_x_along_dq = p.link_mass * link5_com_x_along_dq;
+    let link5_momentum_f_z_along_dq = p.link_mass * link5_velocity_v_z_along_dq
+        - link5_velocity_w_y * link5_inertia_h_x_along_dq;
+    let link5_com_z_along_dq = link5_position_z_along_dq
+        + 0.5 * link5_rotation_20_along_dq * p.link_length;
+    let link5_inertia_h_z_along_dq = link5_com_z_along_dq * p.link_mass;
+    let link5_composite_force_f_x_along_dq = link6_composite_force_f_x_along_dq
+        + link5_acceleration_v_x_along_dq * p.link_mass
+        + link5_velocity_w_y * link5_momentum_f_z_along_dq
+        + link5_acceleration_w_y * link5_inertia_h_z_along_dq;
+    let link4_com_z_along_dq = link4_position_z_along_dq
+        + 0.5 * p.link_length * link4_rotation_20_along_dq;
+    let link4_inertia_h_z_along_dq = p.link_mass * link4_com_z_along_dq;
+    let link4_composite_force_f_x_along_dq = link4_acceleration_v_x_along_dq
+        * p.link_mass + link4_velocity_w_y * link4_momentum_f_z_along_dq
+        + link5_composite_force_f_x_along_dq
+        + link4_inertia_h_z_along_dq * link4_acceleration_w_y;
+    let link3_com_z_along_dq = link3_position_z_along_dq
+        + 0.5 * p.link_length * link3_rotation_20_along_dq;
+    let link3_inertia_h_z_along_dq = p.link_mass * link3_com_z_along_dq;
+    let link3_composite_force_f_x_along_dq = link3_velocity_w_y
+        * link3_momentum_f_z_along_dq + link3_acceleration_v_x_along_dq * p.link_mass
+        + link4_composite_force_f_x_along_dq
+        + link3_inertia_h_z_along_dq * link3_acceleration_w_y;
+    let link2_com_z_along_dq = link2_position_z_along_dq
+        + 0.5 * p.link_length * link2_rotation_20_along_dq;
+    let link2_inertia_h_z_along_dq = link2_com_z_along_dq * p.link_mass;
+    let link2_com_x_along_dq = 0.5 * p.link_length * link2_rotation_00_along_dq
+        + link2_position_x_along_dq;
+    let link2_inertia_h_x_along_dq = p.link_mass * link2_com_x_along_dq;
+    let link2_momentum_f_z_along_dq = link2_velocity_v_z_along_dq * p.link_mass
+        - link2_velocity_w_y * link2_inertia_h_x_along_dq;
+    let link2_composite_force_f_x_along_dq = link3_composite_force_f_x_along_dq
+        + link2_acceleration_v_x_along_dq * p.link_mass
+        + link2_inertia_h_z_along_dq * link2_acceleration_w_y
+        + link2_velocity_w_y * link2_momentum_f_z_along_dq;
+    let link1_composite_force_f_x_along_dq = link1_inertia_h_z_along_dq
+        * base_angle_acceleration_w_y
+        + link1_momentum_f_z_along_dq * base_angle_velocity_w_y
+        + p.link_mass * base_angle_acceleration_v_x_along_dq
+        + link2_composite_force_f_x_along_dq;
+    let base_angle_acceleration_v_z_along_dq = qdd[2] * base_angle_subspace_v_z_along_dq;
+    let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
+    let link1_momentum_f_x_along_dq = base_angle_velocity_v_x_along_dq * p.link_mass
+        + link1_inertia_h_z_along_dq * base_angle_velocity_w_y;
+    let link2_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
+        + link2_position_z_along_dq * qd[3];
+    let link2_momentum_f_x_along_dq = link2_velocity_w_y * link2_inertia_h_z_along_dq
+        + p.link_mass * link2_velocity_v_x_along_dq;
+    let link2_subspace_rate_v_z_along_dq = -link2_position_z_along_dq
+        * base_angle_velocity_w_y - base_angle_velocity_v_x_along_dq;
+    let link2_acceleration_v_z_along_dq = link2_subspace_rate_v_z_along_dq * qd[3]
+        + link2_subspace_v_z_along_dq * qdd[3] + base_angle_acceleration_v_z_along_dq;
+    let link3_velocity_v_x_along_dq = link2_velocity_v_x_along_dq
+        + link3_position_z_along_dq * qd[4];
+    let link3_momentum_f_x_along_dq = link3_inertia_h_z_along_dq * link3_velocity_w_y
+        + p.link_mass * link3_velocity_v_x_along_dq;
+    let link4_subspace_rate_v_z_along_dq = -link3_velocity_v_x_along_dq
+        - link3_velocity_w_y * link4_position_z_along_dq;
+    let link3_subspace_rate_v_z_along_dq = -link2_velocity_v_x_along_dq
+        - link3_position_z_along_dq * link2_velocity_w_y;
+    let link3_acceleration_v_z_along_dq = qdd[4] * link3_subspace_v_z_along_dq
+        + link2_acceleration_v_z_along_dq + link3_subspace_rate_v_z_along_dq * qd[4];
+    let link4_acceleration_v_z_along_dq = qd[5] * link4_subspace_rate_v_z_along_dq
+        + qdd[5] * link4_subspace_v_z_along_dq + link3_acceleration_v_z_along_dq;
+    let link4_velocity_v_x_along_dq = qd[5] * link4_position_z_along_dq
+        + link3_velocity_v_x_along_dq;
+    let link5_subspace_rate_v_z_along_dq = -link4_velocity_w_y
+        * link5_position_z_along_dq - link4_velocity_v_x_along_dq;
+    let link5_acceleration_v_z_along_dq = link4_acceleration_v_z_along_dq
+        + qd[6] * link5_subspace_rate_v_z_along_dq
+        + link5_subspace_v_z_along_dq * qdd[6];
+    let link5_velocity_v_x_along_dq = qd[6] * link5_position_z_along_dq
+        + link4_velocity_v_x_along_dq;
+    let link6_subspace_rate_v_z_along_dq = -link5_velocity_v_x_along_dq
+        - link5_velocity_w_y * link6_position_z_along_dq;
+    let link6_acceleration_v_z_along_dq = qdd[7] * link6_subspace_v_z_along_dq
+        + link5_acceleration_v_z_along_dq + qd[7] * link6_subspace_rate_v_z_along_dq;
+    let link6_velocity_v_x_along_dq = qd[7] * link6_position_z_along_dq
+        + link5_velocity_v_x_along_dq;
+    let link7_velocity_v_x_along_dq = link7_position_z_along_dq * qd[8]
+        + link6_velocity_v_x_along_dq;
+    let link8_velocity_v_x_along_dq = link7_velocity_v_x_along_dq
+        + link8_position_z_along_dq * qd[9];
+    let link8_momentum_f_x_along_dq = link8_inertia_h_z_along_dq * link8_velocity_w_y
+        + p.link_mass * link8_velocity_v_x_along_dq;
+    let link7_subspace_rate_v_z_along_dq = -link7_position_z_along_dq
+        * link6_velocity_w_y - link6_velocity_v_x_along_dq;
+    let link7_acceleration_v_z_along_dq = link6_acceleration_v_z_along_dq
+        + link7_subspace_rate_v_z_along_dq * qd[8]
+        + link7_subspace_v_z_along_dq * qdd[8];
+    let link8_subspace_rate_v_z_along_dq = -link7_velocity_v_x_along_dq
+        - link7_velocity_w_y * link8_position_z_along_dq;
+    let link8_acceleration_v_z_along_dq = link7_acceleration_v_z_along_dq
+        + link8_subspace_rate_v_z_along_dq * qd[9]
+        + link8_subspace_v_z_along_dq * qdd[9];
+    let link9_subspace_rate_v_z_along_dq = -link9_position_z_along_dq
+        * link8_velocity_w_y - link8_velocity_v_x_along_dq;
+    let link9_acceleration_v_z_along_dq = link8_acceleration_v_z_along_dq
+        + qdd[10] * link9_subspace_v_z_along_dq
+        + link9_subspace_rate_v_z_along_dq * qd[10];
+    let link9_velocity_v_x_along_dq = qd[10] * link9_position_z_along_dq
+        + link8_velocity_v_x_along_dq;
+    let link10_subspace_rate_v_z_along_dq = -link9_velocity_v_x_along_dq
+        - link9_velocity_w_y * link10_position_z_along_dq;
+    let link10_acceleration_v_z_along_dq = link9_acceleration_v_z_along_dq
+        + link10_subspace_rate_v_z_along_dq * qd[11]
+        + link10_subspace_v_z_along_dq * qdd[11];
+    let link10_velocity_v_x_along_dq = link9_velocity_v_x_along_dq
+        + link10_position_z_along_dq * qd[11];
+    let link10_momentum_f_x_along_dq = p.link_mass * link10_velocity_v_x_along_dq
+        + link10_velocity_w_y * link10_inertia_h_z_along_dq;
+    let link11_subspace_rate_v_z_along_dq = -link10_velocity_w_y
+        * link11_position_z_along_dq - link10_velocity_v_x_along_dq;
+    let link11_acceleration_v_z_along_dq = qd[12] * link11_subspace_rate_v_z_along_dq
+        + link10_acceleration_v_z_along_dq + qdd[12] * link11_subspace_v_z_along_dq;
+    let link11_velocity_v_x_along_dq = qd[12] * link11_position_z_along_dq
+        + link10_velocity_v_x_along_dq;
+    let link12_subspace_rate_v_z_along_dq = -link12_position_z_along_dq
+        * link11_velocity_w_y - link11_velocity_v_x_along_dq;
+    let link12_acceleration_v_z_along_dq = link11_acceleration_v_z_along_dq
+        + qdd[13] * link12_subspace_v_z_along_dq
+        + link12_subspace_rate_v_z_along_dq * qd[13];
+    let link12_velocity_v_x_along_dq = link12_position_z_along_dq * qd[13]
+        + link11_velocity_v_x_along_dq;
+    let link12_momentum_f_x_along_dq = link12_velocity_w_y * link12_inertia_h_z_along_dq
+        + link12_velocity_v_x_along_dq * p.link_mass;
+    let link12_articulated_bias_f_z_along_dq = -(link12_momentum_f_x_along_dq
+        * link12_velocity_w_y);
+    let link12_composite_force_f_z_along_dq = p.link_mass
+        * link12_acceleration_v_z_along_dq + link12_articulated_bias_f_z_along_dq
+        - link12_acceleration_w_y * link12_inertia_h_x_along_dq;
+    let link11_momentum_f_x_along_dq = p.link_mass * link11_velocity_v_x_along_dq
+        + link11_inertia_h_z_along_dq * link11_velocity_w_y;
+    let link11_composite_force_f_z_along_dq = link11_acceleration_v_z_along_dq
+        * p.link_mass + link12_composite_force_f_z_along_dq
+        - link11_momentum_f_x_along_dq * link11_velocity_w_y
+        - link11_acceleration_w_y * link11_inertia_h_x_along_dq;
+    let link10_composite_force_f_z_along_dq = p.link_mass
+        * link10_acceleration_v_z_along_dq + link11_composite_force_f_z_along_dq
+        - link10_velocity_w_y * link10_momentum_f_x_along_dq
+        - link10_inertia_h_x_along_dq * link10_acceleration_w_y;
+    let link9_momentum_f_x_along_dq = link9_velocity_w_y * link9_inertia_h_z_along_dq
+        + link9_velocity_v_x_along_dq * p.link_mass;
+    let link9_composite_force_f_z_along_dq = link9_acceleration_v_z_along_dq
+        * p.link_mass + link10_composite_force_f_z_along_dq
+        - link9_velocity_w_y * link9_momentum_f_x_along_dq
+        - link9_inertia_h_x_along_dq * link9_acceleration_w_y;
+    let link8_composite_force_f_z_along_dq = link8_acceleration_v_z_along_dq
+        * p.link_mass + link9_composite_force_f_z_along_dq
+        - link8_momentum_f_x_along_dq * link8_velocity_w_y
+        - link8_inertia_h_x_along_dq * link8_acceleration_w_y;
+    let link7_momentum_f_x_along_dq = link7_velocity_w_y * link7_inertia_h_z_along_dq
+        + link7_velocity_v_x_along_dq * p.link_mass;
+    let link7_composite_force_f_z_along_dq = link8_composite_force_f_z_along_dq
+        + link7_acceleration_v_z_along_dq * p.link_mass
+        - link7_velocity_w_y * link7_momentum_f_x_along_dq
+        - link7_acceleration_w_y * link7_inertia_h_x_along_dq;
+    let link6_momentum_f_x_along_dq = link6_inertia_h_z_along_dq * link6_velocity_w_y
+        + p.link_mass * link6_velocity_v_x_along_dq;
+    let link6_composite_force_f_z_along_dq = p.link_mass
+        * link6_acceleration_v_z_along_dq + link7_composite_force_f_z_along_dq
+        - link6_acceleration_w_y * link6_inertia_h_x_along_dq
+        - link6_momentum_f_x_along_dq * link6_velocity_w_y;
+    let link5_momentum_f_x_along_dq = link5_velocity_w_y * link5_inertia_h_z_along_dq
+        + p.link_mass * link5_velocity_v_x_along_dq;
+    let link5_composite_force_f_z_along_dq = link5_acceleration_v_z_along_dq
+        * p.link_mass + link6_composite_force_f_z_along_dq
+        - link5_acceleration_w_y * link5_inertia_h_x_along_dq
+        - link5_velocity_w_y * link5_momentum_f_x_along_dq;
+    let link4_momentum_f_x_along_dq = p.link_mass * link4_velocity_v_x_along_dq
+        + link4_velocity_w_y * link4_inertia_h_z_along_dq;
+    let link4_composite_force_f_z_along_dq = link5_composite_force_f_z_along_dq
+        + p.link_mass * link4_acceleration_v_z_along_dq
+        - link4_inertia_h_x_along_dq * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x_along_dq;
+    let link3_composite_force_f_z_along_dq = link4_composite_force_f_z_along_dq
+        + p.link_mass * link3_acceleration_v_z_along_dq
+        - link3_velocity_w_y * link3_momentum_f_x_along_dq
+        - link3_inertia_h_x_along_dq * link3_acceleration_w_y;
+    let link2_composite_force_f_z_along_dq = p.link_mass
+        * link2_acceleration_v_z_along_dq + link3_composite_force_f_z_along_dq
+        - link2_momentum_f_x_along_dq * link2_velocity_w_y
+        - link2_inertia_h_x_along_dq * link2_acceleration_w_y;
+    let link1_composite_force_f_z_along_dq = p.link_mass
+        * base_angle_acceleration_v_z_along_dq + link2_composite_force_f_z_along_dq
+        - link1_momentum_f_x_along_dq * base_angle_velocity_w_y
+        - link1_inertia_h_x_along_dq * base_angle_acceleration_w_y;
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link1_inertia_i_11_along_dq = (2.0 * link1_com_x_along_dq * cache.link1_com_x
+        + 2.0 * cache.link1_com_z * link1_com_z_along_dq) * p.link_mass;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_acceleration_v_z = qdd[2] * cache.base_angle_subspace_v_z + qdd[1]
+        + base_angle_bias_v_z;
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let link2_acceleration_v_x = link2_subspace_rate_v_x * qd[3]
+        + cache.link2_position_z * qdd[3] + base_angle_acceleration_v_x;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_z = base_angle_acceleration_v_z
+        + link2_subspace_rate_v_z * qd[3] + cache.link2_subspace_v_z * qdd[3];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_acceleration_v_x = qd[4] * link3_subspace_rate_v_x + link2_acceleration_v_x
+        + qdd[4] * cache.link3_position_z;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x = link3_acceleration_v_x + cache.link4_position_z * qdd[5]
+        + qd[5] * link4_subspace_rate_v_x;
+    let link5_acceleration_v_x = qd[6] * link5_subspace_rate_v_x + link4_acceleration_v_x
+        + cache.link5_position_z * qdd[6];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link6_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link6_com_x_along_dq * cache.link6_com_x
+            + 2.0 * cache.link6_com_z * link6_com_z_along_dq);
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link3_acceleration_v_z = qd[4] * link3_subspace_rate_v_z
+        + qdd[4] * cache.link3_subspace_v_z + link2_acceleration_v_z;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z = qdd[5] * cache.link4_subspace_v_z
+        + link3_acceleration_v_z + link4_subspace_rate_v_z * qd[5];
+    let link5_acceleration_v_z = qdd[6] * cache.link5_subspace_v_z
+        + qd[6] * link5_subspace_rate_v_z + link4_acceleration_v_z;
+    let link6_acceleration_v_z = qd[7] * link6_subspace_rate_v_z + link5_acceleration_v_z
+        + cache.link6_subspace_v_z * qdd[7];
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x = cache.link6_position_z * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x + link5_acceleration_v_x;
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link7_acceleration_v_z = cache.link7_subspace_v_z * qdd[8]
+        + link6_acceleration_v_z + link7_subspace_rate_v_z * qd[8];
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link8_acceleration_v_z = link7_acceleration_v_z + link8_subspace_rate_v_z * qd[9]
+        + qdd[9] * cache.link8_subspace_v_z;
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link9_acceleration_v_z = qd[10] * link9_subspace_rate_v_z
+        + link8_acceleration_v_z + qdd[10] * cache.link9_subspace_v_z;
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link10_acceleration_v_z = cache.link10_subspace_v_z * qdd[11]
+        + link9_acceleration_v_z + link10_subspace_rate_v_z * qd[11];
+    let link10_inertia_i_11_along_dq = (2.0 * link10_com_x_along_dq * cache.link10_com_x
+        + 2.0 * cache.link10_com_z * link10_com_z_along_dq) * p.link_mass;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link7_acceleration_v_x = cache.link7_position_z * qdd[8] + link6_acceleration_v_x
+        + link7_subspace_rate_v_x * qd[8];
+    let link8_acceleration_v_x = link8_subspace_rate_v_x * qd[9] + link7_acceleration_v_x
+        + cache.link8_position_z * qdd[9];
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link9_acceleration_v_x = qdd[10] * cache.link9_position_z
+        + link8_acceleration_v_x + link9_subspace_rate_v_x * qd[10];
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_acceleration_v_x = cache.link10_position_z * qdd[11]
+        + link9_acceleration_v_x + link10_subspace_rate_v_x * qd[11];
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_acceleration_v_x = link10_acceleration_v_x
+        + qdd[12] * cache.link11_position_z + link11_subspace_rate_v_x * qd[12];
+    let link12_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link12_com_x * link12_com_x_along_dq
+            + 2.0 * link12_com_z_along_dq * cache.link12_com_z);
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link12_articulated_bias_n_y_along_dq = link12_velocity_v_z_along_dq
+        * link12_momentum_f_x + link12_momentum_f_x_along_dq * link12_velocity_v_z
+        - link12_momentum_f_z_along_dq * link12_velocity_v_x
+        - link12_velocity_v_x_along_dq * link12_momentum_f_z;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link11_acceleration_v_z = cache.link11_subspace_v_z * qdd[12]
+        + qd[12] * link11_subspace_rate_v_z + link10_acceleration_v_z;
+    let link12_acceleration_v_z = qdd[13] * cache.link12_subspace_v_z
+        + qd[13] * link12_subspace_rate_v_z + link11_acceleration_v_z;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link12_acceleration_v_x = qdd[13] * cache.link12_position_z
+        + qd[13] * link12_subspace_rate_v_x + link11_acceleration_v_x;
+    let link12_composite_force_n_y_along_dq = link12_acceleration_v_x_along_dq
+        * cache.link12_inertia_h_z
+        + link12_inertia_i_11_along_dq * link12_acceleration_w_y
+        + link12_articulated_bias_n_y_along_dq
+        + link12_acceleration_v_x * link12_inertia_h_z_along_dq
+        - cache.link12_inertia_h_x * link12_acceleration_v_z_along_dq
+        - link12_acceleration_v_z * link12_inertia_h_x_along_dq;
+    let link11_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link11_com_x_along_dq * cache.link11_com_x
+            + 2.0 * cache.link11_com_z * link11_com_z_along_dq);
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link11_composite_force_n_y_along_dq = link11_acceleration_v_x
+        * link11_inertia_h_z_along_dq + link12_composite_force_n_y_along_dq
+        + link11_inertia_i_11_along_dq * link11_acceleration_w_y
+        + link11_velocity_v_z * link11_momentum_f_x_along_dq
+        + link11_acceleration_v_x_along_dq * cache.link11_inertia_h_z
+        + link11_velocity_v_z_along_dq * link11_momentum_f_x
+        - link11_momentum_f_z * link11_velocity_v_x_along_dq
+        - link11_velocity_v_x * link11_momentum_f_z_along_dq
+        - link11_acceleration_v_z * link11_inertia_h_x_along_dq
+        - link11_acceleration_v_z_along_dq * cache.link11_inertia_h_x;
+    let link10_composite_force_n_y_along_dq = link10_inertia_i_11_along_dq
+        * link10_acceleration_w_y + link10_velocity_v_z_along_dq * link10_momentum_f_x
+        + cache.link10_inertia_h_z * link10_acceleration_v_x_along_dq
+        + link11_composite_force_n_y_along_dq
+        + link10_velocity_v_z * link10_momentum_f_x_along_dq
+        + link10_acceleration_v_x * link10_inertia_h_z_along_dq
+        - cache.link10_inertia_h_x * link10_acceleration_v_z_along_dq
+        - link10_inertia_h_x_along_dq * link10_acceleration_v_z
+        - link10_momentum_f_z * link10_velocity_v_x_along_dq
+        - link10_velocity_v_x * link10_momentum_f_z_along_dq;
+    let link9_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link9_com_z_along_dq * cache.link9_com_z
+            + 2.0 * cache.link9_com_x * link9_com_x_along_dq);
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link9_composite_force_n_y_along_dq = link9_acceleration_v_x_along_dq
+        * cache.link9_inertia_h_z + link9_velocity_v_z * link9_momentum_f_x_along_dq
+        + link10_composite_force_n_y_along_dq
+        + link9_inertia_i_11_along_dq * link9_acceleration_w_y
+        + link9_inertia_h_z_along_dq * link9_acceleration_v_x
+        + link9_momentum_f_x * link9_velocity_v_z_along_dq
+        - link9_acceleration_v_z * link9_inertia_h_x_along_dq
+        - link9_velocity_v_x_along_dq * link9_momentum_f_z
+        - link9_acceleration_v_z_along_dq * cache.link9_inertia_h_x
+        - link9_velocity_v_x * link9_momentum_f_z_along_dq;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link8_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link8_com_x_along_dq * cache.link8_com_x
+            + 2.0 * link8_com_z_along_dq * cache.link8_com_z);
+    let link8_composite_force_n_y_along_dq = link9_composite_force_n_y_along_dq
+        + link8_acceleration_v_x_along_dq * cache.link8_inertia_h_z
+        + link8_acceleration_v_x * link8_inertia_h_z_along_dq
+        + link8_velocity_v_z * link8_momentum_f_x_along_dq
+        + link8_momentum_f_x * link8_velocity_v_z_along_dq
+        + link8_inertia_i_11_along_dq * link8_acceleration_w_y
+        - link8_momentum_f_z * link8_velocity_v_x_along_dq
+        - link8_acceleration_v_z * link8_inertia_h_x_along_dq
+        - link8_momentum_f_z_along_dq * link8_velocity_v_x
+        - cache.link8_inertia_h_x * link8_acceleration_v_z_along_dq;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link7_com_x_along_dq * cache.link7_com_x
+            + 2.0 * link7_com_z_along_dq * cache.link7_com_z);
+    let link7_composite_force_n_y_along_dq = link8_composite_force_n_y_along_dq
+        + cache.link7_inertia_h_z * link7_acceleration_v_x_along_dq
+        + link7_velocity_v_z_along_dq * link7_momentum_f_x
+        + link7_inertia_i_11_along_dq * link7_acceleration_w_y
+        + link7_velocity_v_z * link7_momentum_f_x_along_dq
+        + link7_acceleration_v_x * link7_inertia_h_z_along_dq
+        - link7_velocity_v_x_along_dq * link7_momentum_f_z
+        - link7_acceleration_v_z_along_dq * cache.link7_inertia_h_x
+        - link7_acceleration_v_z * link7_inertia_h_x_along_dq
+        - link7_velocity_v_x * link7_momentum_f_z_along_dq;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link6_composite_force_n_y_along_dq = cache.link6_inertia_h_z
+        * link6_acceleration_v_x_along_dq
+        + link6_acceleration_w_y * link6_inertia_i_11_along_dq
+        + link6_momentum_f_x_along_dq * link6_velocity_v_z
+        + link6_inertia_h_z_along_dq * link6_acceleration_v_x
+        + link7_composite_force_n_y_along_dq
+        + link6_velocity_v_z_along_dq * link6_momentum_f_x
+        - cache.link6_inertia_h_x * link6_acceleration_v_z_along_dq
+        - link6_velocity_v_x * link6_momentum_f_z_along_dq
+        - link6_acceleration_v_z * link6_inertia_h_x_along_dq
+        - link6_velocity_v_x_along_dq * link6_momentum_f_z;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_inertia_i_11_along_dq = (2.0 * cache.link5_com_x * link5_com_x_along_dq
+        + 2.0 * link5_com_z_along_dq * cache.link5_com_z) * p.link_mass;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_composite_force_n_y_along_dq = link5_acceleration_v_x
+        * link5_inertia_h_z_along_dq + link6_composite_force_n_y_along_dq
+        + link5_momentum_f_x * link5_velocity_v_z_along_dq
+        + link5_acceleration_v_x_along_dq * cache.link5_inertia_h_z
+        + link5_acceleration_w_y * link5_inertia_i_11_along_dq
+        + link5_velocity_v_z * link5_momentum_f_x_along_dq
+        - link5_acceleration_v_z_along_dq * cache.link5_inertia_h_x
+        - link5_momentum_f_z_along_dq * link5_velocity_v_x
+        - link5_acceleration_v_z * link5_inertia_h_x_along_dq
+        - link5_momentum_f_z * link5_velocity_v_x_along_dq;
+    let link4_inertia_i_11_along_dq = (2.0 * cache.link4_com_z * link4_com_z_along_dq
+        + 2.0 * link4_com_x_along_dq * cache.link4_com_x) * p.link_mass;
+    let link4_composite_force_n_y_along_dq = link4_velocity_v_z_along_dq
+        * link4_momentum_f_x + link5_composite_force_n_y_along_dq
+        + link4_velocity_v_z * link4_momentum_f_x_along_dq
+        + link4_inertia_i_11_along_dq * link4_acceleration_w_y
+        + link4_inertia_h_z_along_dq * link4_acceleration_v_x
+        + link4_acceleration_v_x_along_dq * cache.link4_inertia_h_z
+        - link4_momentum_f_z * link4_velocity_v_x_along_dq
+        - link4_inertia_h_x_along_dq * link4_acceleration_v_z
+        - link4_velocity_v_x * link4_momentum_f_z_along_dq
+        - cache.link4_inertia_h_x * link4_acceleration_v_z_along_dq;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_inertia_i_11_along_dq = (2.0 * cache.link3_com_x * link3_com_x_along_dq
+        + 2.0 * cache.link3_com_z * link3_com_z_along_dq) * p.link_mass;
+    let link3_composite_force_n_y_along_dq = link3_velocity_v_z_along_dq
+        * link3_momentum_f_x + link4_composite_force_n_y_along_dq
+        + link3_acceleration_v_x_along_dq * cache.link3_inertia_h_z
+        + link3_momentum_f_x_along_dq * link3_velocity_v_z
+        + link3_acceleration_v_x * link3_inertia_h_z_along_dq
+        + link3_inertia_i_11_along_dq * link3_acceleration_w_y
+        - link3_velocity_v_x * link3_momentum_f_z_along_dq
+        - link3_momentum_f_z * link3_velocity_v_x_along_dq
+        - cache.link3_inertia_h_x * link3_acceleration_v_z_along_dq
+        - link3_inertia_h_x_along_dq * link3_acceleration_v_z;
+    let link2_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link2_com_z_along_dq * cache.link2_com_z
+            + 2.0 * cache.link2_com_x * link2_com_x_along_dq);
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_composite_force_n_y_along_dq = link2_acceleration_v_x
+        * link2_inertia_h_z_along_dq + link2_momentum_f_x_along_dq * link2_velocity_v_z
+        + link3_composite_force_n_y_along_dq
+        + cache.link2_inertia_h_z * link2_acceleration_v_x_along_dq
+        + link2_inertia_i_11_along_dq * link2_acceleration_w_y
+        + link2_velocity_v_z_along_dq * link2_momentum_f_x
+        - link2_velocity_v_x * link2_momentum_f_z_along_dq
+        - link2_inertia_h_x_along_dq * link2_acceleration_v_z
+        - link2_momentum_f_z * link2_velocity_v_x_along_dq
+        - link2_acceleration_v_z_along_dq * cache.link2_inertia_h_x;
+    let link1_composite_force_n_y_along_dq = link1_momentum_f_x_along_dq
+        * base_angle_velocity_v_z
+        + link1_inertia_i_11_along_dq * base_angle_acceleration_w_y
+        + link1_inertia_h_z_along_dq * base_angle_acceleration_v_x
+        + cache.link1_inertia_h_z * base_angle_acceleration_v_x_along_dq
+        + link1_momentum_f_x * base_angle_velocity_v_z_along_dq
+        + link2_composite_force_n_y_along_dq
+        - cache.link1_inertia_h_x * base_angle_acceleration_v_z_along_dq
+        - link1_momentum_f_z_along_dq * base_angle_velocity_v_x
+        - base_angle_acceleration_v_z * link1_inertia_h_x_along_dq
+        - base_angle_velocity_v_x_along_dq * link1_momentum_f_z;
+    let link12_articulated_bias_f_x = link12_velocity_w_y * link12_momentum_f_z;
+    let link12_composite_force_f_x = link12_articulated_bias_f_x
+        + link12_acceleration_v_x * p.link_mass
+        + link12_acceleration_w_y * cache.link12_inertia_h_z;
+    let link11_composite_force_f_x = link11_acceleration_v_x * p.link_mass
+        + link12_composite_force_f_x + link11_momentum_f_z * link11_velocity_w_y
+        + cache.link11_inertia_h_z * link11_acceleration_w_y;
+    let link10_composite_force_f_x = cache.link10_inertia_h_z * link10_acceleration_w_y
+        + link11_composite_force_f_x + link10_acceleration_v_x * p.link_mass
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link9_composite_force_f_x = cache.link9_inertia_h_z * link9_acceleration_w_y
+        + p.link_mass * link9_acceleration_v_x + link9_velocity_w_y * link9_momentum_f_z
+        + link10_composite_force_f_x;
+    let link8_composite_force_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + link8_acceleration_v_x * p.link_mass + link9_composite_force_f_x
+        + cache.link8_inertia_h_z * link8_acceleration_w_y;
+    let link7_composite_force_f_x = cache.link7_inertia_h_z * link7_acceleration_w_y
+        + link7_acceleration_v_x * p.link_mass + link8_composite_force_f_x
+        + link7_velocity_w_y * link7_momentum_f_z;
+    let link6_composite_force_f_x = link7_composite_force_f_x
+        + link6_acceleration_v_x * p.link_mass + link6_momentum_f_z * link6_velocity_w_y
+        + link6_acceleration_w_y * cache.link6_inertia_h_z;
+    let link5_composite_force_f_x = link5_acceleration_v_x * p.link_mass
+        + link5_acceleration_w_y * cache.link5_inertia_h_z + link6_composite_force_f_x
+        + link5_velocity_w_y * link5_momentum_f_z;
+    let link4_composite_force_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + cache.link4_inertia_h_z * link4_acceleration_w_y
+        + p.link_mass * link4_acceleration_v_x + link5_composite_force_f_x;
+    let link3_composite_force_f_x = link3_acceleration_v_x * p.link_mass
+        + link4_composite_force_f_x + cache.link3_inertia_h_z * link3_acceleration_w_y
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link2_composite_force_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + cache.link2_inertia_h_z * link2_acceleration_w_y
+        + link2_acceleration_v_x * p.link_mass + link3_composite_force_f_x;
+    let link1_composite_force_f_x = cache.link1_inertia_h_z * base_angle_acceleration_w_y
+        + base_angle_velocity_w_y * link1_momentum_f_z + link2_composite_force_f_x
+        + base_angle_acceleration_v_x * p.link_mass;
+    let link11_composite_inertia_h_x_along_dq = link12_inertia_h_x_along_dq
+        + link11_inertia_h_x_along_dq;
+    let link10_composite_inertia_h_x_along_dq = link10_inertia_h_x_along_dq
+        + link11_composite_inertia_h_x_along_dq;
+    let link9_composite_inertia_h_x_along_dq = link9_inertia_h_x_along_dq
+        + link10_composite_inertia_h_x_along_dq;
+    let link8_composite_inertia_h_x_along_dq = link8_inertia_h_x_along_dq
+        + link9_composite_inertia_h_x_along_dq;
+    let link7_composite_inertia_h_x_along_dq = link8_composite_inertia_h_x_along_dq
+        + link7_inertia_h_x_along_dq;
+    let link6_composite_inertia_h_x_along_dq = link6_inertia_h_x_along_dq
+        + link7_composite_inertia_h_x_along_dq;
+    let link5_composite_inertia_h_x_along_dq = link6_composite_inertia_h_x_along_dq
+        + link5_inertia_h_x_along_dq;
+    let link4_composite_inertia_h_x_along_dq = link5_composite_inertia_h_x_along_dq
+        + link4_inertia_h_x_along_dq;
+    let link3_composite_inertia_h_x_along_dq = link4_composite_inertia_h_x_along_dq
+        + link3_inertia_h_x_along_dq;
+    let link2_composite_inertia_h_x_along_dq = link2_inertia_h_x_along_dq
+        + link3_composite_inertia_h_x_along_dq;
+    let link1_composite_inertia_h_x_along_dq = link1_inertia_h_x_along_dq
+        + link2_composite_inertia_h_x_along_dq;
+    let link12_articulated_bias_f_z = -(link12_velocity_w_y * link12_momentum_f_x);
+    let link12_composite_force_f_z = link12_acceleration_v_z * p.link_mass
+        + link12_articulated_bias_f_z
+        - cache.link12_inertia_h_x * link12_acceleration_w_y;
+    let link11_composite_force_f_z = link12_composite_force_f_z
+        + p.link_mass * link11_acceleration_v_z
+        - link11_momentum_f_x * link11_velocity_w_y
+        - cache.link11_inertia_h_x * link11_acceleration_w_y;
+    let link10_composite_force_f_z = p.link_mass * link10_acceleration_v_z
+        + link11_composite_force_f_z - link10_velocity_w_y * link10_momentum_f_x
+        - link10_acceleration_w_y * cache.link10_inertia_h_x;
+    let link9_composite_force_f_z = link10_composite_force_f_z
+        + link9_acceleration_v_z * p.link_mass - link9_velocity_w_y * link9_momentum_f_x
+        - cache.link9_inertia_h_x * link9_acceleration_w_y;
+    let link8_composite_force_f_z = link9_composite_force_f_z
+        + link8_acceleration_v_z * p.link_mass - link8_momentum_f_x * link8_velocity_w_y
+        - cache.link8_inertia_h_x * link8_acceleration_w_y;
+    let link7_composite_force_f_z = link7_acceleration_v_z * p.link_mass
+        + link8_composite_force_f_z - link7_velocity_w_y * link7_momentum_f_x
+        - cache.link7_inertia_h_x * link7_acceleration_w_y;
+    let link6_composite_force_f_z = link6_acceleration_v_z * p.link_mass
+        + link7_composite_force_f_z - link6_acceleration_w_y * cache.link6_inertia_h_x
+        - link6_momentum_f_x * link6_velocity_w_y;
+    let link5_composite_force_f_z = link6_composite_force_f_z
+        + link5_acceleration_v_z * p.link_mass
+        - link5_acceleration_w_y * cache.link5_inertia_h_x
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link4_composite_force_f_z = p.link_mass * link4_acceleration_v_z
+        + link5_composite_force_f_z - cache.link4_inertia_h_x * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link3_composite_force_f_z = p.link_mass * link3_acceleration_v_z
+        + link4_composite_force_f_z - cache.link3_inertia_h_x * link3_acceleration_w_y
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link2_composite_force_f_z = p.link_mass * link2_acceleration_v_z
+        + link3_composite_force_f_z - link2_velocity_w_y * link2_momentum_f_x
+        - cache.link2_inertia_h_x * link2_acceleration_w_y;
+    let link1_composite_force_f_z = base_angle_acceleration_v_z * p.link_mass
+        + link2_composite_force_f_z - base_angle_velocity_w_y * link1_momentum_f_x
+        - cache.link1_inertia_h_x * base_angle_acceleration_w_y;
+    out[0] = link1_composite_force_f_x_along_dq;
+    out[1] = link1_composite_force_f_z_along_dq;
+    out[2] = cache.base_angle_subspace_v_z * link1_composite_force_f_z_along_dq
+        + dq[1] * link1_composite_force_f_x
+        + link1_composite_inertia_h_x_along_dq * p.gravity
+        + link1_composite_force_f_z * base_angle_subspace_v_z_along_dq
+        + q[1] * link1_composite_force_f_x_along_dq
+        + cache.link1_composite_inertia_m * p.gravity * base_angle_subspace_v_z_along_dq
+        - link1_composite_force_n_y_along_dq;
+    out[3] = link2_position_z_along_dq * link2_composite_force_f_x
+        + cache.link2_subspace_v_z * link2_composite_force_f_z_along_dq
+        + cache.link2_position_z * link2_composite_force_f_x_along_dq
+        + link2_composite_force_f_z * link2_subspace_v_z_along_dq
+        + p.gravity * link2_composite_inertia_h_x_along_dq
+        + cache.link2_composite_inertia_m * p.gravity * link2_subspace_v_z_along_dq
+        - link2_composite_force_n_y_along_dq;
+    out[4] = link3_composite_force_f_x_along_dq * cache.link3_position_z
+        + p.gravity * cache.link3_composite_inertia_m * link3_subspace_v_z_along_dq
+        + link3_composite_force_f_z_along_dq * cache.link3_subspace_v_z
+        + link3_position_z_along_dq * link3_composite_force_f_x
+        + link3_composite_force_f_z * link3_subspace_v_z_along_dq
+        + p.gravity * link3_composite_inertia_h_x_along_dq
+        - link3_composite_force_n_y_along_dq;
+    out[5] = cache.link4_position_z * link4_composite_force_f_x_along_dq
+        + link4_subspace_v_z_along_dq * link4_composite_force_f_z
+        + link4_composite_force_f_x * link4_position_z_along_dq
+        + link4_composite_force_f_z_along_dq * cache.link4_subspace_v_z
+        + p.gravity * link4_subspace_v_z_along_dq * cache.link4_composite_inertia_m
+        + link4_composite_inertia_h_x_along_dq * p.gravity
+        - link4_composite_force_n_y_along_dq;
+    out[6] = link5_subspace_v_z_along_dq * cache.link5_composite_inertia_m * p.gravity
+        + cache.link5_position_z * link5_composite_force_f_x_along_dq
+        + link5_subspace_v_z_along_dq * link5_composite_force_f_z
+        + link5_position_z_along_dq * link5_composite_force_f_x
+        + link5_composite_inertia_h_x_along_dq * p.gravity
+        + link5_composite_force_f_z_along_dq * cache.link5_subspace_v_z
+        - link5_composite_force_n_y_along_dq;
+    out[7] = link6_composite_inertia_h_x_along_dq * p.gravity
+        + link6_composite_force_f_x_along_dq * cache.link6_position_z
+        + cache.link6_subspace_v_z * link6_composite_force_f_z_along_dq
+        + link6_subspace_v_z_along_dq * link6_composite_force_f_z
+        + p.gravity * cache.link6_composite_inertia_m * link6_subspace_v_z_along_dq
+        + link6_position_z_along_dq * link6_composite_force_f_x
+        - link6_composite_force_n_y_along_dq;
+    out[8] = link7_subspace_v_z_along_dq * link7_composite_force_f_z
+        + cache.link7_subspace_v_z * link7_composite_force_f_z_along_dq
+        + p.gravity * link7_subspace_v_z_along_dq * cache.link7_composite_inertia_m
+        + p.gravity * link7_composite_inertia_h_x_along_dq
+        + link7_composite_force_f_x * link7_position_z_along_dq
+        + cache.link7_position_z * link7_composite_force_f_x_along_dq
+        - link7_composite_force_n_y_along_dq;
+    out[9] = link8_subspace_v_z_along_dq * link8_composite_force_f_z
+        + link8_subspace_v_z_along_dq * cache.link8_composite_inertia_m * p.gravity
+        + link8_composite_force_f_z_along_dq * cache.link8_subspace_v_z
+        + link8_position_z_along_dq * link8_composite_force_f_x
+        + link8_composite_force_f_x_along_dq * cache.link8_position_z
+        + link8_composite_inertia_h_x_along_dq * p.gravity
+        - link8_composite_force_n_y_along_dq;
+    out[10] = cache.link9_position_z * link9_composite_force_f_x_along_dq
+        + link9_subspace_v_z_along_dq * link9_composite_force_f_z
+        + p.gravity * link9_composite_inertia_h_x_along_dq
+        + link9_subspace_v_z_along_dq * p.gravity * cache.link9_composite_inertia_m
+        + link9_composite_force_f_x * link9_position_z_along_dq
+        + cache.link9_subspace_v_z * link9_composite_force_f_z_along_dq
+        - link9_composite_force_n_y_along_dq;
+    out[11] = p.gravity * link10_composite_inertia_h_x_along_dq
+        + link10_composite_force_f_z_along_dq * cache.link10_subspace_v_z
+        + link10_subspace_v_z_along_dq * link10_composite_force_f_z
+        + p.gravity * link10_subspace_v_z_along_dq * cache.link10_composite_inertia_m
+        + link10_position_z_along_dq * link10_composite_force_f_x
+        + link10_composite_force_f_x_along_dq * cache.link10_position_z
+        - link10_composite_force_n_y_along_dq;
+    out[12] = link11_composite_force_f_x * link11_position_z_along_dq
+        + p.gravity * link11_composite_inertia_h_x_along_dq
+        + cache.link11_subspace_v_z * link11_composite_force_f_z_along_dq
+        + link11_subspace_v_z_along_dq * link11_composite_force_f_z
+        + cache.link11_composite_inertia_m * p.gravity * link11_subspace_v_z_along_dq
+        + link11_composite_force_f_x_along_dq * cache.link11_position_z
+        - link11_composite_force_n_y_along_dq;
+    out[13] = p.gravity * p.link_mass * link12_subspace_v_z_along_dq
+        + p.gravity * link12_inertia_h_x_along_dq
+        + cache.link12_subspace_v_z * link12_composite_force_f_z_along_dq
+        + link12_composite_force_f_x_along_dq * cache.link12_position_z
+        + link12_position_z_along_dq * link12_composite_force_f_x
+        + link12_composite_force_f_z * link12_subspace_v_z_along_dq
+        - link12_composite_force_n_y_along_dq;
+}
+/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_velocity_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    dqd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_velocity_w_y_along_dqd = -dqd[2];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let base_angle_velocity_w_y = -qd[2];
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let base_angle_velocity_v_z_along_dqd = dqd[1]
+        + dqd[2] * cache.base_angle_subspace_v_z;
+    let link1_momentum_f_z_along_dqd = p.link_mass * base_angle_velocity_v_z_along_dqd
+        - base_angle_velocity_w_y_along_dqd * cache.link1_inertia_h_x;
+    let base_angle_bias_v_x_along_dqd = dqd[2] * qd[1] + dqd[1] * qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link2_velocity_w_y_along_dqd = base_angle_velocity_w_y_along_dqd - dqd[3];
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let link2_subspace_rate_v_x_along_dqd = cache.link2_subspace_v_z
+        * base_angle_velocity_w_y_along_dqd + base_angle_velocity_v_z_along_dqd;
+    let link2_acceleration_v_x_along_dqd = base_angle_bias_v_x_along_dqd
+        + dqd[3] * link2_subspace_rate_v_x + link2_subspace_rate_v_x_along_dqd * qd[3];
+    let link2_velocity_v_z_along_dqd = dqd[3] * cache.link2_subspace_v_z
+        + base_angle_velocity_v_z_along_dqd;
+    let link2_momentum_f_z_along_dqd = p.link_mass * link2_velocity_v_z_along_dqd
+        - cache.link2_inertia_h_x * link2_velocity_w_y_along_dqd;
+    let link3_velocity_w_y_along_dqd = link2_velocity_w_y_along_dqd - dqd[4];
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_velocity_v_z_along_dqd = dqd[4] * cache.link3_subspace_v_z
+        + link2_velocity_v_z_along_dqd;
+    let link3_momentum_f_z_along_dqd = p.link_mass * link3_velocity_v_z_along_dqd
+        - link3_velocity_w_y_along_dqd * cache.link3_inertia_h_x;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link4_velocity_w_y_along_dqd = link3_velocity_w_y_along_dqd - dqd[5];
+    let link4_velocity_v_z_along_dqd = cache.link4_subspace_v_z * dqd[5]
+        + link3_velocity_v_z_along_dqd;
+    let link4_momentum_f_z_along_dqd = p.link_mass * link4_velocity_v_z_along_dqd
+        - link4_velocity_w_y_along_dqd * cache.link4_inertia_h_x;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link5_velocity_w_y_along_dqd = link4_velocity_w_y_along_dqd - dqd[6];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link6_velocity_w_y_along_dqd = link5_velocity_w_y_along_dqd - dqd[7];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link5_subspace_rate_v_x_along_dqd = link4_velocity_w_y_along_dqd
+        * cache.link5_subspace_v_z + link4_velocity_v_z_along_dqd;
+    let link4_subspace_rate_v_x_along_dqd = link3_velocity_v_z_along_dqd
+        + link3_velocity_w_y_along_dqd * cache.link4_subspace_v_z;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_subspace_rate_v_x_along_dqd = link2_velocity_v_z_along_dqd
+        + link2_velocity_w_y_along_dqd * cache.link3_subspace_v_z;
+    let link3_acceleration_v_x_along_dqd = dqd[4] * link3_subspace_rate_v_x
+        + qd[4] * link3_subspace_rate_v_x_along_dqd + link2_acceleration_v_x_along_dqd;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x_along_dqd = link4_subspace_rate_v_x_along_dqd * qd[5]
+        + link3_acceleration_v_x_along_dqd + link4_subspace_rate_v_x * dqd[5];
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link5_acceleration_v_x_along_dqd = qd[6] * link5_subspace_rate_v_x_along_dqd
+        + link4_acceleration_v_x_along_dqd + link5_subspace_rate_v_x * dqd[6];
+    let link5_velocity_v_z_along_dqd = cache.link5_subspace_v_z * dqd[6]
+        + link4_velocity_v_z_along_dqd;
+    let link6_subspace_rate_v_x_along_dqd = cache.link6_subspace_v_z
+        * link5_velocity_w_y_along_dqd + link5_velocity_v_z_along_dqd;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x_along_dqd = link5_acceleration_v_x_along_dqd
+        + qd[7] * link6_subspace_rate_v_x_along_dqd + dqd[7] * link6_subspace_rate_v_x;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link6_velocity_v_z_along_dqd = cache.link6_subspace_v_z * dqd[7]
+        + link5_velocity_v_z_along_dqd;
+    let link7_subspace_rate_v_x_along_dqd = link6_velocity_v_z_along_dqd
+        + link6_velocity_w_y_along_dqd * cache.link7_subspace_v_z;
+    let link7_acceleration_v_x_along_dqd = link6_acceleration_v_x_along_dqd
+        + dqd[8] * link7_subspace_rate_v_x + link7_subspace_rate_v_x_along_dqd * qd[8];
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link7_velocity_v_z_along_dqd = dqd[8] * cache.link7_subspace_v_z
+        + link6_velocity_v_z_along_dqd;
+    let link7_velocity_w_y_along_dqd = link6_velocity_w_y_along_dqd - dqd[8];
+    let link8_subspace_rate_v_x_along_dqd = link7_velocity_v_z_along_dqd
+        + cache.link8_subspace_v_z * link7_velocity_w_y_along_dqd;
+    let link8_acceleration_v_x_along_dqd = link7_acceleration_v_x_along_dqd
+        + dqd[9] * link8_subspace_rate_v_x + link8_subspace_rate_v_x_along_dqd * qd[9];
+    let link8_velocity_v_z_along_dqd = link7_velocity_v_z_along_dqd
+        + dqd[9] * cache.link8_subspace_v_z;
+    let link8_velocity_w_y_along_dqd = link7_velocity_w_y_along_dqd - dqd[9];
+    let link8_momentum_f_z_along_dqd = p.link_mass * link8_velocity_v_z_along_dqd
+        - cache.link8_inertia_h_x * link8_velocity_w_y_along_dqd;
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link9_velocity_w_y_along_dqd = link8_velocity_w_y_along_dqd - dqd[10];
+    let link9_velocity_v_z_along_dqd = cache.link9_subspace_v_z * dqd[10]
+        + link8_velocity_v_z_along_dqd;
+    let link9_momentum_f_z_along_dqd = link9_velocity_v_z_along_dqd * p.link_mass
+        - link9_velocity_w_y_along_dqd * cache.link9_inertia_h_x;
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link10_velocity_w_y_along_dqd = link9_velocity_w_y_along_dqd - dqd[11];
+    let link10_velocity_v_z_along_dqd = link9_velocity_v_z_along_dqd
+        + dqd[11] * cache.link10_subspace_v_z;
+    let link10_momentum_f_z_along_dqd = p.link_mass * link10_velocity_v_z_along_dqd
+        - link10_velocity_w_y_along_dqd * cache.link10_inertia_h_x;
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_subspace_rate_v_x_along_dqd = link9_velocity_v_z_along_dqd
+        + cache.link10_subspace_v_z * link9_velocity_w_y_along_dqd;
+    let link9_subspace_rate_v_x_along_dqd = link8_velocity_v_z_along_dqd
+        + cache.link9_subspace_v_z * link8_velocity_w_y_along_dqd;
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link9_acceleration_v_x_along_dqd = qd[10] * link9_subspace_rate_v_x_along_dqd
+        + dqd[10] * link9_subspace_rate_v_x + link8_acceleration_v_x_along_dqd;
+    let link10_acceleration_v_x_along_dqd = dqd[11] * link10_subspace_rate_v_x
+        + qd[11] * link10_subspace_rate_v_x_along_dqd + link9_acceleration_v_x_along_dqd;
+    let link11_subspace_rate_v_x_along_dqd = cache.link11_subspace_v_z
+        * link10_velocity_w_y_along_dqd + link10_velocity_v_z_along_dqd;
+    let link11_acceleration_v_x_along_dqd = link11_subspace_rate_v_x * dqd[12]
+        + link10_acceleration_v_x_along_dqd
+        + link11_subspace_rate_v_x_along_dqd * qd[12];
+    let link11_velocity_w_y_along_dqd = link10_velocity_w_y_along_dqd - dqd[12];
+    let link12_velocity_w_y_along_dqd = link11_velocity_w_y_along_dqd - dqd[13];
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link11_velocity_v_z_along_dqd = cache.link11_subspace_v_z * dqd[12]
+        + link10_velocity_v_z_along_dqd;
+    let link12_velocity_v_z_along_dqd = cache.link12_subspace_v_z * dqd[13]
+        + link11_velocity_v_z_along_dqd;
+    let link12_momentum_f_z_along_dqd = link12_velocity_v_z_along_dqd * p.link_mass
+        - cache.link12_inertia_h_x * link12_velocity_w_y_along_dqd;
+    let link12_articulated_bias_f_x_along_dqd = link12_velocity_w_y_along_dqd
+        * link12_momentum_f_z + link12_momentum_f_z_along_dqd * link12_velocity_w_y;
+    let link12_subspace_rate_v_x_along_dqd = cache.link12_subspace_v_z
+        * link11_velocity_w_y_along_dqd + link11_velocity_v_z_along_dqd;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link12_acceleration_v_x_along_dqd = link11_acceleration_v_x_along_dqd
+        + qd[13] * link12_subspace_rate_v_x_along_dqd
+        + link12_subspace_rate_v_x * dqd[13];
+    let link12_composite_force_f_x_along_dqd = link12_articulated_bias_f_x_along_dqd
+        + link12_acceleration_v_x_along_dqd * p.link_mass;
+    let link11_momentum_f_z_along_dqd = p.link_mass * link11_velocity_v_z_along_dqd
+        - cache.link11_inertia_h_x * link11_velocity_w_y_along_dqd;
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link11_composite_force_f_x_along_dqd = link11_acceleration_v_x_along_dqd
+        * p.link_mass + link12_composite_force_f_x_along_dqd
+        + link11_momentum_f_z_along_dqd * link11_velocity_w_y
+        + link11_velocity_w_y_along_dqd * link11_momentum_f_z;
+    let link10_composite_force_f_x_along_dqd = link10_velocity_w_y
+        * link10_momentum_f_z_along_dqd
+        + link10_momentum_f_z * link10_velocity_w_y_along_dqd
+        + link11_composite_force_f_x_along_dqd
+        + p.link_mass * link10_acceleration_v_x_along_dqd;
+    let link9_composite_force_f_x_along_dqd = link9_momentum_f_z_along_dqd
+        * link9_velocity_w_y + link9_velocity_w_y_along_dqd * link9_momentum_f_z
+        + link10_composite_force_f_x_along_dqd
+        + p.link_mass * link9_acceleration_v_x_along_dqd;
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link8_composite_force_f_x_along_dqd = link8_acceleration_v_x_along_dqd
+        * p.link_mass + link8_momentum_f_z_along_dqd * link8_velocity_w_y
+        + link9_composite_force_f_x_along_dqd
+        + link8_momentum_f_z * link8_velocity_w_y_along_dqd;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link7_momentum_f_z_along_dqd = link7_velocity_v_z_along_dqd * p.link_mass
+        - cache.link7_inertia_h_x * link7_velocity_w_y_along_dqd;
+    let link7_composite_force_f_x_along_dqd = link8_composite_force_f_x_along_dqd
+        + link7_acceleration_v_x_along_dqd * p.link_mass
+        + link7_momentum_f_z * link7_velocity_w_y_along_dqd
+        + link7_momentum_f_z_along_dqd * link7_velocity_w_y;
+    let link6_momentum_f_z_along_dqd = link6_velocity_v_z_along_dqd * p.link_mass
+        - link6_velocity_w_y_along_dqd * cache.link6_inertia_h_x;
+    let link6_composite_force_f_x_along_dqd = link6_velocity_w_y_along_dqd
+        * link6_momentum_f_z + link7_composite_force_f_x_along_dqd
+        + link6_momentum_f_z_along_dqd * link6_velocity_w_y
+        + link6_acceleration_v_x_along_dqd * p.link_mass;
+    let link5_momentum_f_z_along_dqd = p.link_mass * link5_velocity_v_z_along_dqd
+        - link5_velocity_w_y_along_dqd * cache.link5_inertia_h_x;
+    let link5_composite_force_f_x_along_dqd = link5_velocity_w_y_along_dqd
+        * link5_momentum_f_z + link6_composite_force_f_x_along_dqd
+        + link5_acceleration_v_x_along_dqd * p.link_mass
+        + link5_velocity_w_y * link5_momentum_f_z_along_dqd;
+    let link4_composite_force_f_x_along_dqd = link4_velocity_w_y
+        * link4_momentum_f_z_along_dqd
+        + link4_velocity_w_y_along_dqd * link4_momentum_f_z
+        + link5_composite_force_f_x_along_dqd
+        + link4_acceleration_v_x_along_dqd * p.link_mass;
+    let link3_composite_force_f_x_along_dqd = link3_velocity_w_y_along_dqd
+        * link3_momentum_f_z + link3_velocity_w_y * link3_momentum_f_z_along_dqd
+        + link4_composite_force_f_x_along_dqd
+        + link3_acceleration_v_x_along_dqd * p.link_mass;
+    let link2_composite_force_f_x_along_dqd = link2_momentum_f_z
+        * link2_velocity_w_y_along_dqd + p.link_mass * link2_acceleration_v_x_along_dqd
+        + link2_velocity_w_y * link2_momentum_f_z_along_dqd
+        + link3_composite_force_f_x_along_dqd;
+    let link1_composite_force_f_x_along_dqd = base_angle_velocity_w_y_along_dqd
+        * link1_momentum_f_z + link1_momentum_f_z_along_dqd * base_angle_velocity_w_y
+        + base_angle_bias_v_x_along_dqd * p.link_mass
+        + link2_composite_force_f_x_along_dqd;
+    let base_angle_subspace_rate_v_z_along_dqd = -dqd[0];
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z_along_dqd = qd[2] * base_angle_subspace_rate_v_z_along_dqd
+        + dqd[2] * base_angle_subspace_rate_v_z;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let base_angle_velocity_v_x_along_dqd = dqd[0] + q[1] * dqd[2];
+    let link1_momentum_f_x_along_dqd = base_angle_velocity_w_y_along_dqd
+        * cache.link1_inertia_h_z + p.link_mass * base_angle_velocity_v_x_along_dqd;
+    let link2_velocity_v_x_along_dqd = dqd[3] * cache.link2_position_z
+        + base_angle_velocity_v_x_along_dqd;
+    let link3_velocity_v_x_along_dqd = link2_velocity_v_x_along_dqd
+        + cache.link3_position_z * dqd[4];
+    let link3_momentum_f_x_along_dqd = link3_velocity_w_y_along_dqd
+        * cache.link3_inertia_h_z + p.link_mass * link3_velocity_v_x_along_dqd;
+    let link3_subspace_rate_v_z_along_dqd = -cache.link3_position_z
+        * link2_velocity_w_y_along_dqd - link2_velocity_v_x_along_dqd;
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_subspace_rate_v_z_along_dqd = -base_angle_velocity_v_x_along_dqd
+        - base_angle_velocity_w_y_along_dqd * cache.link2_position_z;
+    let link2_acceleration_v_z_along_dqd = base_angle_bias_v_z_along_dqd
+        + dqd[3] * link2_subspace_rate_v_z + link2_subspace_rate_v_z_along_dqd * qd[3];
+    let link3_acceleration_v_z_along_dqd = qd[4] * link3_subspace_rate_v_z_along_dqd
+        + link3_subspace_rate_v_z * dqd[4] + link2_acceleration_v_z_along_dqd;
+    let link4_subspace_rate_v_z_along_dqd = -link3_velocity_v_x_along_dqd
+        - cache.link4_position_z * link3_velocity_w_y_along_dqd;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z_along_dqd = link3_acceleration_v_z_along_dqd
+        + link4_subspace_rate_v_z_along_dqd * qd[5] + link4_subspace_rate_v_z * dqd[5];
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link4_velocity_v_x_along_dqd = cache.link4_position_z * dqd[5]
+        + link3_velocity_v_x_along_dqd;
+    let link5_velocity_v_x_along_dqd = link4_velocity_v_x_along_dqd
+        + cache.link5_position_z * dqd[6];
+    let link5_momentum_f_x_along_dqd = p.link_mass * link5_velocity_v_x_along_dqd
+        + link5_velocity_w_y_along_dqd * cache.link5_inertia_h_z;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_subspace_rate_v_z_along_dqd = -link4_velocity_v_x_along_dqd
+        - link4_velocity_w_y_along_dqd * cache.link5_position_z;
+    let link5_acceleration_v_z_along_dqd = link4_acceleration_v_z_along_dqd
+        + dqd[6] * link5_subspace_rate_v_z + qd[6] * link5_subspace_rate_v_z_along_dqd;
+    let link6_subspace_rate_v_z_along_dqd = -cache.link6_position_z
+        * link5_velocity_w_y_along_dqd - link5_velocity_v_x_along_dqd;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link6_acceleration_v_z_along_dqd = link5_acceleration_v_z_along_dqd
+        + qd[7] * link6_subspace_rate_v_z_along_dqd + link6_subspace_rate_v_z * dqd[7];
+    let link6_velocity_v_x_along_dqd = cache.link6_position_z * dqd[7]
+        + link5_velocity_v_x_along_dqd;
+    let link7_velocity_v_x_along_dqd = cache.link7_position_z * dqd[8]
+        + link6_velocity_v_x_along_dqd;
+    let link7_momentum_f_x_along_dqd = link7_velocity_v_x_along_dqd * p.link_mass
+        + cache.link7_inertia_h_z * link7_velocity_w_y_along_dqd;
+    let link8_velocity_v_x_along_dqd = cache.link8_position_z * dqd[9]
+        + link7_velocity_v_x_along_dqd;
+    let link8_momentum_f_x_along_dqd = cache.link8_inertia_h_z
+        * link8_velocity_w_y_along_dqd + link8_velocity_v_x_along_dqd * p.link_mass;
+    let link9_velocity_v_x_along_dqd = dqd[10] * cache.link9_position_z
+        + link8_velocity_v_x_along_dqd;
+    let link9_momentum_f_x_along_dqd = p.link_mass * link9_velocity_v_x_along_dqd
+        + link9_velocity_w_y_along_dqd * cache.link9_inertia_h_z;
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link10_velocity_v_x_along_dqd = link9_velocity_v_x_along_dqd
+        + dqd[11] * cache.link10_position_z;
+    let link10_momentum_f_x_along_dqd = link10_velocity_v_x_along_dqd * p.link_mass
+        + cache.link10_inertia_h_z * link10_velocity_w_y_along_dqd;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link11_velocity_v_x_along_dqd = link10_velocity_v_x_along_dqd
+        + cache.link11_position_z * dqd[12];
+    let link11_momentum_f_x_along_dqd = link11_velocity_v_x_along_dqd * p.link_mass
+        + link11_velocity_w_y_along_dqd * cache.link11_inertia_h_z;
+    let link12_subspace_rate_v_z_along_dqd = -link11_velocity_v_x_along_dqd
+        - link11_velocity_w_y_along_dqd * cache.link12_position_z;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link11_subspace_rate_v_z_along_dqd = -cache.link11_position_z
+        * link10_velocity_w_y_along_dqd - link10_velocity_v_x_along_dqd;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link9_subspace_rate_v_z_along_dqd = -cache.link9_position_z
+        * link8_velocity_w_y_along_dqd - link8_velocity_v_x_along_dqd;
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link7_subspace_rate_v_z_along_dqd = -link6_velocity_v_x_along_dqd
+        - cache.link7_position_z * link6_velocity_w_y_along_dqd;
+    let link7_acceleration_v_z_along_dqd = link7_subspace_rate_v_z * dqd[8]
+        + link6_acceleration_v_z_along_dqd + link7_subspace_rate_v_z_along_dqd * qd[8];
+    let link8_subspace_rate_v_z_along_dqd = -link7_velocity_v_x_along_dqd
+        - cache.link8_position_z * link7_velocity_w_y_along_dqd;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link8_acceleration_v_z_along_dqd = link7_acceleration_v_z_along_dqd
+        + link8_subspace_rate_v_z_along_dqd * qd[9] + link8_subspace_rate_v_z * dqd[9];
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link9_acceleration_v_z_along_dqd = qd[10] * link9_subspace_rate_v_z_along_dqd
+        + link8_acceleration_v_z_along_dqd + dqd[10] * link9_subspace_rate_v_z;
+    let link10_subspace_rate_v_z_along_dqd = -link9_velocity_v_x_along_dqd
+        - link9_velocity_w_y_along_dqd * cache.link10_position_z;
+    let link10_acceleration_v_z_along_dqd = dqd[11] * link10_subspace_rate_v_z
+        + link9_acceleration_v_z_along_dqd + link10_subspace_rate_v_z_along_dqd * qd[11];
+    let link11_acceleration_v_z_along_dqd = dqd[12] * link11_subspace_rate_v_z
+        + qd[12] * link11_subspace_rate_v_z_along_dqd
+        + link10_acceleration_v_z_along_dqd;
+    let link12_acceleration_v_z_along_dqd = qd[13] * link12_subspace_rate_v_z_along_dqd
+        + dqd[13] * link12_subspace_rate_v_z + link11_acceleration_v_z_along_dqd;
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_velocity_v_x_along_dqd = link11_velocity_v_x_along_dqd
+        + cache.link12_position_z * dqd[13];
+    let link12_momentum_f_x_along_dqd = p.link_mass * link12_velocity_v_x_along_dqd
+        + link12_velocity_w_y_along_dqd * cache.link12_inertia_h_z;
+    let link12_articulated_bias_f_z_along_dqd = -link12_velocity_w_y_along_dqd
+        * link12_momentum_f_x - link12_momentum_f_x_along_dqd * link12_velocity_w_y;
+    let link12_composite_force_f_z_along_dqd = p.link_mass
+        * link12_acceleration_v_z_along_dqd + link12_articulated_bias_f_z_along_dqd;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link11_composite_force_f_z_along_dqd = link12_composite_force_f_z_along_dqd
+        + p.link_mass * link11_acceleration_v_z_along_dqd
+        - link11_velocity_w_y * link11_momentum_f_x_along_dqd
+        - link11_velocity_w_y_along_dqd * link11_momentum_f_x;
+    let link10_composite_force_f_z_along_dqd = link11_composite_force_f_z_along_dqd
+        + p.link_mass * link10_acceleration_v_z_along_dqd
+        - link10_velocity_w_y * link10_momentum_f_x_along_dqd
+        - link10_velocity_w_y_along_dqd * link10_momentum_f_x;
+    let link9_composite_force_f_z_along_dqd = link10_composite_force_f_z_along_dqd
+        + p.link_mass * link9_acceleration_v_z_along_dqd
+        - link9_velocity_w_y * link9_momentum_f_x_along_dqd
+        - link9_velocity_w_y_along_dqd * link9_momentum_f_x;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link8_composite_force_f_z_along_dqd = link9_composite_force_f_z_along_dqd
+        + p.link_mass * link8_acceleration_v_z_along_dqd
+        - link8_momentum_f_x_along_dqd * link8_velocity_w_y
+        - link8_momentum_f_x * link8_velocity_w_y_along_dqd;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_composite_force_f_z_along_dqd = link8_composite_force_f_z_along_dqd
+        + link7_acceleration_v_z_along_dqd * p.link_mass
+        - link7_velocity_w_y * link7_momentum_f_x_along_dqd
+        - link7_velocity_w_y_along_dqd * link7_momentum_f_x;
+    let link6_momentum_f_x_along_dqd = p.link_mass * link6_velocity_v_x_along_dqd
+        + link6_velocity_w_y_along_dqd * cache.link6_inertia_h_z;
+    let link6_composite_force_f_z_along_dqd = p.link_mass
+        * link6_acceleration_v_z_along_dqd + link7_composite_force_f_z_along_dqd
+        - link6_velocity_w_y_along_dqd * link6_momentum_f_x
+        - link6_momentum_f_x_along_dqd * link6_velocity_w_y;
+    let link5_composite_force_f_z_along_dqd = link6_composite_force_f_z_along_dqd
+        + p.link_mass * link5_acceleration_v_z_along_dqd
+        - link5_momentum_f_x * link5_velocity_w_y_along_dqd
+        - link5_velocity_w_y * link5_momentum_f_x_along_dqd;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_momentum_f_x_along_dqd = link4_velocity_w_y_along_dqd
+        * cache.link4_inertia_h_z + link4_velocity_v_x_along_dqd * p.link_mass;
+    let link4_composite_force_f_z_along_dqd = link4_acceleration_v_z_along_dqd
+        * p.link_mass + link5_composite_force_f_z_along_dqd
+        - link4_velocity_w_y_along_dqd * link4_momentum_f_x
+        - link4_velocity_w_y * link4_momentum_f_x_along_dqd;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link3_composite_force_f_z_along_dqd = link3_acceleration_v_z_along_dqd
+        * p.link_mass + link4_composite_force_f_z_along_dqd
+        - link3_velocity_w_y * link3_momentum_f_x_along_dqd
+        - link3_velocity_w_y_along_dqd * link3_momentum_f_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_momentum_f_x_along_dqd = link2_velocity_v_x_along_dqd * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y_along_dqd;
+    let link2_composite_force_f_z_along_dqd = link3_composite_force_f_z_along_dqd
+        + link2_acceleration_v_z_along_dqd * p.link_mass
+        - link2_momentum_f_x * link2_velocity_w_y_along_dqd
+        - link2_velocity_w_y * link2_momentum_f_x_along_dqd;
+    let link1_composite_force_f_z_along_dqd = base_angle_bias_v_z_along_dqd * p.link_mass
+        + link2_composite_force_f_z_along_dqd
+        - base_angle_velocity_w_y_along_dqd * link1_momentum_f_x
+        - link1_momentum_f_x_along_dqd * base_angle_velocity_w_y;
+    let link12_articulated_bias_n_y_along_dqd = link12_momentum_f_x_along_dqd
+        * link12_velocity_v_z + link12_velocity_v_z_along_dqd * link12_momentum_f_x
+        - link12_velocity_v_x_along_dqd * link12_momentum_f_z
+        - link12_momentum_f_z_along_dqd * link12_velocity_v_x;
+    let link12_composite_force_n_y_along_dqd = link12_acceleration_v_x_along_dqd
+        * cache.link12_inertia_h_z + link12_articulated_bias_n_y_along_dqd
+        - cache.link12_inertia_h_x * link12_acceleration_v_z_along_dqd;
+    let link11_composite_force_n_y_along_dqd = link11_velocity_v_z
+        * link11_momentum_f_x_along_dqd + link12_composite_force_n_y_along_dqd
+        + link11_acceleration_v_x_along_dqd * cache.link11_inertia_h_z
+        + link11_momentum_f_x * link11_velocity_v_z_along_dqd
+        - link11_velocity_v_x * link11_momentum_f_z_along_dqd
+        - cache.link11_inertia_h_x * link11_acceleration_v_z_along_dqd
+        - link11_velocity_v_x_along_dqd * link11_momentum_f_z;
+    let link10_composite_force_n_y_along_dqd = link11_composite_force_n_y_along_dqd
+        + link10_momentum_f_x * link10_velocity_v_z_along_dqd
+        + link10_velocity_v_z * link10_momentum_f_x_along_dqd
+        + cache.link10_inertia_h_z * link10_acceleration_v_x_along_dqd
+        - link10_velocity_v_x_along_dqd * link10_momentum_f_z
+        - link10_velocity_v_x * link10_momentum_f_z_along_dqd
+        - cache.link10_inertia_h_x * link10_acceleration_v_z_along_dqd;
+    let link9_composite_force_n_y_along_dqd = link9_velocity_v_z
+        * link9_momentum_f_x_along_dqd
+        + link9_velocity_v_z_along_dqd * link9_momentum_f_x
+        + cache.link9_inertia_h_z * link9_acceleration_v_x_along_dqd
+        + link10_composite_force_n_y_along_dqd
+        - link9_momentum_f_z_along_dqd * link9_velocity_v_x
+        - link9_momentum_f_z * link9_velocity_v_x_along_dqd
+        - cache.link9_inertia_h_x * link9_acceleration_v_z_along_dqd;
+    let link8_composite_force_n_y_along_dqd = link8_acceleration_v_x_along_dqd
+        * cache.link8_inertia_h_z + link9_composite_force_n_y_along_dqd
+        + link8_velocity_v_z * link8_momentum_f_x_along_dqd
+        + link8_momentum_f_x * link8_velocity_v_z_along_dqd
+        - cache.link8_inertia_h_x * link8_acceleration_v_z_along_dqd
+        - link8_momentum_f_z_along_dqd * link8_velocity_v_x
+        - link8_velocity_v_x_along_dqd * link8_momentum_f_z;
+    let link7_composite_force_n_y_along_dqd = link7_velocity_v_z
+        * link7_momentum_f_x_along_dqd + link8_composite_force_n_y_along_dqd
+        + link7_acceleration_v_x_along_dqd * cache.link7_inertia_h_z
+        + link7_velocity_v_z_along_dqd * link7_momentum_f_x
+        - link7_acceleration_v_z_along_dqd * cache.link7_inertia_h_x
+        - link7_velocity_v_x_along_dqd * link7_momentum_f_z
+        - link7_velocity_v_x * link7_momentum_f_z_along_dqd;
+    let link6_composite_force_n_y_along_dqd = link6_acceleration_v_x_along_dqd
+        * cache.link6_inertia_h_z + link6_momentum_f_x_along_dqd * link6_velocity_v_z
+        + link6_velocity_v_z_along_dqd * link6_momentum_f_x
+        + link7_composite_force_n_y_along_dqd
+        - link6_momentum_f_z_along_dqd * link6_velocity_v_x
+        - link6_momentum_f_z * link6_velocity_v_x_along_dqd
+        - cache.link6_inertia_h_x * link6_acceleration_v_z_along_dqd;
+    let link5_composite_force_n_y_along_dqd = link5_acceleration_v_x_along_dqd
+        * cache.link5_inertia_h_z + link5_momentum_f_x * link5_velocity_v_z_along_dqd
+        + link6_composite_force_n_y_along_dqd
+        + link5_velocity_v_z * link5_momentum_f_x_along_dqd
+        - link5_velocity_v_x * link5_momentum_f_z_along_dqd
+        - link5_momentum_f_z * link5_velocity_v_x_along_dqd
+        - link5_acceleration_v_z_along_dqd * cache.link5_inertia_h_x;
+    let link4_composite_force_n_y_along_dqd = link5_composite_force_n_y_along_dqd
+        + link4_acceleration_v_x_along_dqd * cache.link4_inertia_h_z
+        + link4_momentum_f_x * link4_velocity_v_z_along_dqd
+        + link4_velocity_v_z * link4_momentum_f_x_along_dqd
+        - link4_momentum_f_z_along_dqd * link4_velocity_v_x
+        - link4_acceleration_v_z_along_dqd * cache.link4_inertia_h_x
+        - link4_velocity_v_x_along_dqd * link4_momentum_f_z;
+    let link3_composite_force_n_y_along_dqd = link3_velocity_v_z_along_dqd
+        * link3_momentum_f_x + link4_composite_force_n_y_along_dqd
+        + link3_acceleration_v_x_along_dqd * cache.link3_inertia_h_z
+        + link3_momentum_f_x_along_dqd * link3_velocity_v_z
+        - link3_momentum_f_z * link3_velocity_v_x_along_dqd
+        - link3_velocity_v_x * link3_momentum_f_z_along_dqd
+        - link3_acceleration_v_z_along_dqd * cache.link3_inertia_h_x;
+    let link2_composite_force_n_y_along_dqd = cache.link2_inertia_h_z
+        * link2_acceleration_v_x_along_dqd
+        + link2_momentum_f_x * link2_velocity_v_z_along_dqd
+        + link3_composite_force_n_y_along_dqd
+        + link2_velocity_v_z * link2_momentum_f_x_along_dqd
+        - link2_velocity_v_x * link2_momentum_f_z_along_dqd
+        - link2_velocity_v_x_along_dqd * link2_momentum_f_z
+        - link2_acceleration_v_z_along_dqd * cache.link2_inertia_h_x;
+    let link1_composite_force_n_y_along_dqd = link1_momentum_f_x_along_dqd
+        * base_angle_velocity_v_z + link2_composite_force_n_y_along_dqd
+        + base_angle_bias_v_x_along_dqd * cache.link1_inertia_h_z
+        + link1_momentum_f_x * base_angle_velocity_v_z_along_dqd
+        - base_angle_bias_v_z_along_dqd * cache.link1_inertia_h_x
+        - base_angle_velocity_v_x_along_dqd * link1_momentum_f_z
+        - link1_momentum_f_z_along_dqd * base_angle_velocity_v_x;
+    out[0] = link1_composite_force_f_x_along_dqd;
+    out[1] = link1_composite_force_f_z_along_dqd;
+    out[2] = cache.base_angle_subspace_v_z * link1_composite_force_f_z_along_dqd
+        + q[1] * link1_composite_force_f_x_along_dqd
+        - link1_composite_force_n_y_along_dqd;
+    out[3] = cache.link2_position_z * link2_composite_force_f_x_along_dqd
+        + cache.link2_subspace_v_z * link2_composite_force_f_z_along_dqd
+        - link2_composite_force_n_y_along_dqd;
+    out[4] = cache.link3_position_z * link3_composite_force_f_x_along_dqd
+        + link3_composite_force_f_z_along_dqd * cache.link3_subspace_v_z
+        - link3_composite_force_n_y_along_dqd;
+    out[5] = cache.link4_subspace_v_z * link4_composite_force_f_z_along_dqd
+        + cache.link4_position_z * link4_composite_force_f_x_along_dqd
+        - link4_composite_force_n_y_along_dqd;
+    out[6] = cache.link5_position_z * link5_composite_force_f_x_along_dqd
+        + cache.link5_subspace_v_z * link5_composite_force_f_z_along_dqd
+        - link5_composite_force_n_y_along_dqd;
+    out[7] = cache.link6_subspace_v_z * link6_composite_force_f_z_along_dqd
+        + cache.link6_position_z * link6_composite_force_f_x_along_dqd
+        - link6_composite_force_n_y_along_dqd;
+    out[8] = cache.link7_subspace_v_z * link7_composite_force_f_z_along_dqd
+        + cache.link7_position_z * link7_composite_force_f_x_along_dqd
+        - link7_composite_force_n_y_along_dqd;
+    out[9] = link8_composite_force_f_z_along_dqd * cache.link8_subspace_v_z
+        + cache.link8_position_z * link8_composite_force_f_x_along_dqd
+        - link8_composite_force_n_y_along_dqd;
+    out[10] = cache.link9_position_z * link9_composite_force_f_x_along_dqd
+        + cache.link9_subspace_v_z * link9_composite_force_f_z_along_dqd
+        - link9_composite_force_n_y_along_dqd;
+    out[11] = link10_composite_force_f_x_along_dqd * cache.link10_position_z
+        + cache.link10_subspace_v_z * link10_composite_force_f_z_along_dqd
+        - link10_composite_force_n_y_along_dqd;
+    out[12] = cache.link11_subspace_v_z * link11_composite_force_f_z_along_dqd
+        + link11_composite_force_f_x_along_dqd * cache.link11_position_z
+        - link11_composite_force_n_y_along_dqd;
+    out[13] = link12_composite_force_f_x_along_dqd * cache.link12_position_z
+        + link12_composite_force_f_z_along_dqd * cache.link12_subspace_v_z
+        - link12_composite_force_n_y_along_dqd;
+}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -5280,6 +6983,27 @@ impl Model<DOF, CONTACTS> for SnakeLinks12 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
+    }
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        dqd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

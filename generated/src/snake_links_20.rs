@@ -6630,6 +6630,2864 @@ pub fn forward_dynamics_into(
     pivots[21] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_position_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_rotation_20_along_dq = cache.cos_q2 * dq[2];
+    let link1_com_z_along_dq = dq[1]
+        + 0.5 * p.link_length * base_angle_rotation_20_along_dq;
+    let link1_inertia_h_z_along_dq = p.link_mass * link1_com_z_along_dq;
+    let base_angle_acceleration_w_y = -qdd[2];
+    let base_angle_subspace_v_z_along_dq = -dq[0];
+    let base_angle_velocity_v_z_along_dq = qd[2] * base_angle_subspace_v_z_along_dq;
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_02 * dq[2];
+    let link1_com_x_along_dq = dq[0]
+        + 0.5 * p.link_length * base_angle_rotation_00_along_dq;
+    let link1_inertia_h_x_along_dq = link1_com_x_along_dq * p.link_mass;
+    let base_angle_velocity_w_y = -qd[2];
+    let link1_momentum_f_z_along_dq = p.link_mass * base_angle_velocity_v_z_along_dq
+        - link1_inertia_h_x_along_dq * base_angle_velocity_w_y;
+    let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
+    let link2_position_z_along_dq = dq[1]
+        + p.link_length * base_angle_rotation_20_along_dq;
+    let link2_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
+    let link2_subspace_v_z_along_dq = -link2_position_x_along_dq;
+    let link2_subspace_rate_v_x_along_dq = base_angle_velocity_v_z_along_dq
+        + base_angle_velocity_w_y * link2_subspace_v_z_along_dq;
+    let link2_acceleration_v_x_along_dq = link2_position_z_along_dq * qdd[3]
+        + base_angle_acceleration_v_x_along_dq
+        + link2_subspace_rate_v_x_along_dq * qd[3];
+    let link2_rotation_20_along_dq = cache.sin_q3 * base_angle_rotation_00_along_dq
+        + cache.cos_q2 * dq[3] * cache.cos_q3
+        + base_angle_rotation_20_along_dq * cache.cos_q3
+        - cache.sin_q2 * cache.sin_q3 * dq[3];
+    let link2_com_z_along_dq = link2_position_z_along_dq
+        + 0.5 * p.link_length * link2_rotation_20_along_dq;
+    let link2_inertia_h_z_along_dq = link2_com_z_along_dq * p.link_mass;
+    let link2_acceleration_w_y = base_angle_acceleration_w_y - qdd[3];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let base_angle_rotation_02_along_dq = -base_angle_rotation_20_along_dq;
+    let t0 = -(cache.cos_q2 * cache.sin_q3 * dq[3]);
+    let t1 = cache.cos_q3 * base_angle_rotation_00_along_dq;
+    let link2_rotation_00_along_dq = cache.sin_q3 * base_angle_rotation_02_along_dq
+        + cache.base_angle_rotation_02 * dq[3] * cache.cos_q3 + t0 + t1;
+    let link2_rotation_02_along_dq = base_angle_rotation_02_along_dq * cache.cos_q3
+        - cache.cos_q2 * dq[3] * cache.cos_q3
+        - cache.base_angle_rotation_02 * cache.sin_q3 * dq[3]
+        - cache.sin_q3 * base_angle_rotation_00_along_dq;
+    let link3_rotation_00_along_dq = cache.cos_q4 * cache.link2_rotation_02 * dq[4]
+        + cache.cos_q4 * link2_rotation_00_along_dq
+        + cache.sin_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * cache.link2_rotation_00 * dq[4];
+    let link3_position_x_along_dq = link2_position_x_along_dq
+        + p.link_length * link2_rotation_00_along_dq;
+    let link3_com_x_along_dq = 0.5 * p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link3_inertia_h_x_along_dq = p.link_mass * link3_com_x_along_dq;
+    let link2_velocity_v_z_along_dq = link2_subspace_v_z_along_dq * qd[3]
+        + base_angle_velocity_v_z_along_dq;
+    let link3_subspace_v_z_along_dq = -link3_position_x_along_dq;
+    let link3_velocity_v_z_along_dq = link2_velocity_v_z_along_dq
+        + qd[4] * link3_subspace_v_z_along_dq;
+    let link3_momentum_f_z_along_dq = p.link_mass * link3_velocity_v_z_along_dq
+        - link3_inertia_h_x_along_dq * link3_velocity_w_y;
+    let link3_subspace_rate_v_x_along_dq = link2_velocity_v_z_along_dq
+        + link2_velocity_w_y * link3_subspace_v_z_along_dq;
+    let link3_position_z_along_dq = link2_position_z_along_dq
+        + p.link_length * link2_rotation_20_along_dq;
+    let link3_acceleration_v_x_along_dq = link3_subspace_rate_v_x_along_dq * qd[4]
+        + link2_acceleration_v_x_along_dq + link3_position_z_along_dq * qdd[4];
+    let link2_rotation_22_along_dq = t0 + t1 - cache.sin_q2 * dq[3] * cache.cos_q3
+        - base_angle_rotation_20_along_dq * cache.sin_q3;
+    let link3_rotation_20_along_dq = cache.cos_q4 * cache.link2_rotation_22 * dq[4]
+        + cache.sin_q4 * link2_rotation_22_along_dq
+        + cache.cos_q4 * link2_rotation_20_along_dq
+        - cache.sin_q4 * cache.link2_rotation_20 * dq[4];
+    let link4_position_z_along_dq = link3_position_z_along_dq
+        + p.link_length * link3_rotation_20_along_dq;
+    let link4_position_x_along_dq = p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link4_subspace_v_z_along_dq = -link4_position_x_along_dq;
+    let link4_subspace_rate_v_x_along_dq = link3_velocity_w_y
+        * link4_subspace_v_z_along_dq + link3_velocity_v_z_along_dq;
+    let link4_acceleration_v_x_along_dq = link3_acceleration_v_x_along_dq
+        + qdd[5] * link4_position_z_along_dq + link4_subspace_rate_v_x_along_dq * qd[5];
+    let link4_velocity_v_z_along_dq = qd[5] * link4_subspace_v_z_along_dq
+        + link3_velocity_v_z_along_dq;
+    let link3_rotation_02_along_dq = cache.cos_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * link2_rotation_00_along_dq
+        - cache.link2_rotation_02 * cache.sin_q4 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_rotation_00_along_dq = cache.cos_q5 * link3_rotation_00_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_02
+        + link3_rotation_02_along_dq * cache.sin_q5
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_00;
+    let link5_position_x_along_dq = p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link5_subspace_v_z_along_dq = -link5_position_x_along_dq;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_subspace_rate_v_x_along_dq = link4_velocity_v_z_along_dq
+        + link5_subspace_v_z_along_dq * link4_velocity_w_y;
+    let link3_rotation_22_along_dq = cache.cos_q4 * link2_rotation_22_along_dq
+        - cache.sin_q4 * cache.link2_rotation_22 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_20 * dq[4]
+        - link2_rotation_20_along_dq * cache.sin_q4;
+    let link4_rotation_20_along_dq = cache.cos_q5 * link3_rotation_20_along_dq
+        + cache.sin_q5 * link3_rotation_22_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_22
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_20;
+    let link5_position_z_along_dq = p.link_length * link4_rotation_20_along_dq
+        + link4_position_z_along_dq;
+    let link5_acceleration_v_x_along_dq = qd[6] * link5_subspace_rate_v_x_along_dq
+        + link4_acceleration_v_x_along_dq + link5_position_z_along_dq * qdd[6];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link5_velocity_v_z_along_dq = link4_velocity_v_z_along_dq
+        + link5_subspace_v_z_along_dq * qd[6];
+    let link4_rotation_02_along_dq = cache.cos_q5 * link3_rotation_02_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_00
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_02
+        - cache.sin_q5 * link3_rotation_00_along_dq;
+    let link5_rotation_00_along_dq = link4_rotation_00_along_dq * cache.cos_q6
+        + dq[6] * cache.link4_rotation_02 * cache.cos_q6
+        + link4_rotation_02_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.sin_q6;
+    let link5_com_x_along_dq = 0.5 * link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link5_inertia_h_x_along_dq = p.link_mass * link5_com_x_along_dq;
+    let link5_momentum_f_z_along_dq = p.link_mass * link5_velocity_v_z_along_dq
+        - link5_velocity_w_y * link5_inertia_h_x_along_dq;
+    let link3_acceleration_w_y = link2_acceleration_w_y - qdd[4];
+    let link4_acceleration_w_y = link3_acceleration_w_y - qdd[5];
+    let link5_acceleration_w_y = link4_acceleration_w_y - qdd[6];
+    let link4_rotation_22_along_dq = cache.cos_q5 * link3_rotation_22_along_dq
+        - cache.sin_q5 * link3_rotation_20_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_20
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_22;
+    let link5_rotation_20_along_dq = dq[6] * cache.link4_rotation_22 * cache.cos_q6
+        + link4_rotation_22_along_dq * cache.sin_q6
+        + cache.cos_q6 * link4_rotation_20_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.sin_q6;
+    let link5_com_z_along_dq = link5_position_z_along_dq
+        + 0.5 * link5_rotation_20_along_dq * p.link_length;
+    let link5_inertia_h_z_along_dq = link5_com_z_along_dq * p.link_mass;
+    let link6_position_z_along_dq = link5_position_z_along_dq
+        + link5_rotation_20_along_dq * p.link_length;
+    let link6_position_x_along_dq = link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link6_subspace_v_z_along_dq = -link6_position_x_along_dq;
+    let link6_subspace_rate_v_x_along_dq = link5_velocity_w_y
+        * link6_subspace_v_z_along_dq + link5_velocity_v_z_along_dq;
+    let link6_acceleration_v_x_along_dq = link6_position_z_along_dq * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x_along_dq + link5_acceleration_v_x_along_dq;
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link5_rotation_02_along_dq = cache.cos_q6 * link4_rotation_02_along_dq
+        - link4_rotation_00_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_02 * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.cos_q6;
+    let link6_rotation_00_along_dq = link5_rotation_00_along_dq * cache.cos_q7
+        + dq[7] * cache.link5_rotation_02 * cache.cos_q7
+        + cache.sin_q7 * link5_rotation_02_along_dq
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_00;
+    let link6_com_x_along_dq = 0.5 * p.link_length * link6_rotation_00_along_dq
+        + link6_position_x_along_dq;
+    let link6_inertia_h_x_along_dq = link6_com_x_along_dq * p.link_mass;
+    let link6_velocity_v_z_along_dq = qd[7] * link6_subspace_v_z_along_dq
+        + link5_velocity_v_z_along_dq;
+    let link6_momentum_f_z_along_dq = link6_velocity_v_z_along_dq * p.link_mass
+        - link6_inertia_h_x_along_dq * link6_velocity_w_y;
+    let link6_acceleration_w_y = link5_acceleration_w_y - qdd[7];
+    let link5_rotation_22_along_dq = cache.cos_q6 * link4_rotation_22_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.cos_q6
+        - dq[6] * cache.link4_rotation_22 * cache.sin_q6
+        - cache.sin_q6 * link4_rotation_20_along_dq;
+    let link6_rotation_20_along_dq = dq[7] * cache.link5_rotation_22 * cache.cos_q7
+        + link5_rotation_20_along_dq * cache.cos_q7
+        + link5_rotation_22_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_20;
+    let link6_com_z_along_dq = 0.5 * p.link_length * link6_rotation_20_along_dq
+        + link6_position_z_along_dq;
+    let link6_inertia_h_z_along_dq = link6_com_z_along_dq * p.link_mass;
+    let link7_position_x_along_dq = p.link_length * link6_rotation_00_along_dq
+        + link6_position_x_along_dq;
+    let link7_subspace_v_z_along_dq = -link7_position_x_along_dq;
+    let link7_velocity_v_z_along_dq = link7_subspace_v_z_along_dq * qd[8]
+        + link6_velocity_v_z_along_dq;
+    let link6_rotation_02_along_dq = link5_rotation_02_along_dq * cache.cos_q7
+        - link5_rotation_00_along_dq * cache.sin_q7
+        - dq[7] * cache.link5_rotation_00 * cache.cos_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_02;
+    let link7_rotation_00_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_02
+        + cache.sin_q8 * link6_rotation_02_along_dq
+        + cache.cos_q8 * link6_rotation_00_along_dq
+        - cache.sin_q8 * cache.link6_rotation_00 * dq[8];
+    let link8_position_x_along_dq = p.link_length * link7_rotation_00_along_dq
+        + link7_position_x_along_dq;
+    let link8_subspace_v_z_along_dq = -link8_position_x_along_dq;
+    let link8_velocity_v_z_along_dq = link7_velocity_v_z_along_dq
+        + link8_subspace_v_z_along_dq * qd[9];
+    let link7_rotation_02_along_dq = link6_rotation_02_along_dq * cache.cos_q8
+        - cache.link6_rotation_00 * dq[8] * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_02
+        - cache.sin_q8 * link6_rotation_00_along_dq;
+    let link8_rotation_00_along_dq = cache.sin_q9 * link7_rotation_02_along_dq
+        + dq[9] * cache.cos_q9 * cache.link7_rotation_02
+        + link7_rotation_00_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_00;
+    let link8_com_x_along_dq = 0.5 * link8_rotation_00_along_dq * p.link_length
+        + link8_position_x_along_dq;
+    let link8_inertia_h_x_along_dq = p.link_mass * link8_com_x_along_dq;
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link8_momentum_f_z_along_dq = p.link_mass * link8_velocity_v_z_along_dq
+        - link8_inertia_h_x_along_dq * link8_velocity_w_y;
+    let link7_position_z_along_dq = link6_position_z_along_dq
+        + p.link_length * link6_rotation_20_along_dq;
+    let link6_rotation_22_along_dq = link5_rotation_22_along_dq * cache.cos_q7
+        - dq[7] * cache.link5_rotation_20 * cache.cos_q7
+        - link5_rotation_20_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_22;
+    let link7_rotation_20_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_22
+        + link6_rotation_22_along_dq * cache.sin_q8
+        + link6_rotation_20_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_20;
+    let link8_position_z_along_dq = link7_position_z_along_dq
+        + p.link_length * link7_rotation_20_along_dq;
+    let link7_subspace_rate_v_x_along_dq = link6_velocity_v_z_along_dq
+        + link7_subspace_v_z_along_dq * link6_velocity_w_y;
+    let link7_acceleration_v_x_along_dq = link7_position_z_along_dq * qdd[8]
+        + link7_subspace_rate_v_x_along_dq * qd[8] + link6_acceleration_v_x_along_dq;
+    let link8_subspace_rate_v_x_along_dq = link8_subspace_v_z_along_dq
+        * link7_velocity_w_y + link7_velocity_v_z_along_dq;
+    let link8_acceleration_v_x_along_dq = link8_position_z_along_dq * qdd[9]
+        + link7_acceleration_v_x_along_dq + qd[9] * link8_subspace_rate_v_x_along_dq;
+    let link7_rotation_22_along_dq = link6_rotation_22_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_22
+        - dq[8] * cache.cos_q8 * cache.link6_rotation_20
+        - cache.sin_q8 * link6_rotation_20_along_dq;
+    let link8_rotation_20_along_dq = cache.link7_rotation_22 * dq[9] * cache.cos_q9
+        + cache.sin_q9 * link7_rotation_22_along_dq
+        + cache.cos_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_20 * dq[9];
+    let link8_com_z_along_dq = 0.5 * p.link_length * link8_rotation_20_along_dq
+        + link8_position_z_along_dq;
+    let link8_inertia_h_z_along_dq = p.link_mass * link8_com_z_along_dq;
+    let link7_acceleration_w_y = link6_acceleration_w_y - qdd[8];
+    let link8_acceleration_w_y = link7_acceleration_w_y - qdd[9];
+    let link8_rotation_22_along_dq = link7_rotation_22_along_dq * cache.cos_q9
+        - cache.sin_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_22 * dq[9]
+        - cache.link7_rotation_20 * dq[9] * cache.cos_q9;
+    let link9_rotation_20_along_dq = link8_rotation_20_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_22_along_dq
+        + cache.link8_rotation_22 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_20 * dq[10];
+    let link9_position_z_along_dq = p.link_length * link8_rotation_20_along_dq
+        + link8_position_z_along_dq;
+    let link9_com_z_along_dq = 0.5 * p.link_length * link9_rotation_20_along_dq
+        + link9_position_z_along_dq;
+    let link9_inertia_h_z_along_dq = link9_com_z_along_dq * p.link_mass;
+    let link9_acceleration_w_y = link8_acceleration_w_y - qdd[10];
+    let link10_position_z_along_dq = p.link_length * link9_rotation_20_along_dq
+        + link9_position_z_along_dq;
+    let link9_rotation_22_along_dq = cache.cos_q10 * link8_rotation_22_along_dq
+        - cache.sin_q10 * cache.link8_rotation_22 * dq[10]
+        - cache.link8_rotation_20 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * link8_rotation_20_along_dq;
+    let link10_rotation_20_along_dq = cache.cos_q11 * link9_rotation_20_along_dq
+        + cache.cos_q11 * cache.link9_rotation_22 * dq[11]
+        + link9_rotation_22_along_dq * cache.sin_q11
+        - cache.link9_rotation_20 * cache.sin_q11 * dq[11];
+    let link10_com_z_along_dq = link10_position_z_along_dq
+        + 0.5 * p.link_length * link10_rotation_20_along_dq;
+    let link10_inertia_h_z_along_dq = link10_com_z_along_dq * p.link_mass;
+    let link10_acceleration_w_y = link9_acceleration_w_y - qdd[11];
+    let link9_position_x_along_dq = link8_rotation_00_along_dq * p.link_length
+        + link8_position_x_along_dq;
+    let link9_subspace_v_z_along_dq = -link9_position_x_along_dq;
+    let link9_velocity_v_z_along_dq = link8_velocity_v_z_along_dq
+        + link9_subspace_v_z_along_dq * qd[10];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link8_rotation_02_along_dq = link7_rotation_02_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_02
+        - cache.sin_q9 * link7_rotation_00_along_dq
+        - dq[9] * cache.link7_rotation_00 * cache.cos_q9;
+    let link9_rotation_00_along_dq = cache.link8_rotation_02 * dq[10] * cache.cos_q10
+        + link8_rotation_00_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_02_along_dq
+        - cache.sin_q10 * cache.link8_rotation_00 * dq[10];
+    let link10_position_x_along_dq = link9_rotation_00_along_dq * p.link_length
+        + link9_position_x_along_dq;
+    let link10_subspace_v_z_along_dq = -link10_position_x_along_dq;
+    let link10_subspace_rate_v_x_along_dq = link9_velocity_v_z_along_dq
+        + link9_velocity_w_y * link10_subspace_v_z_along_dq;
+    let link9_subspace_rate_v_x_along_dq = link9_subspace_v_z_along_dq
+        * link8_velocity_w_y + link8_velocity_v_z_along_dq;
+    let link9_acceleration_v_x_along_dq = link8_acceleration_v_x_along_dq
+        + qd[10] * link9_subspace_rate_v_x_along_dq
+        + qdd[10] * link9_position_z_along_dq;
+    let link10_acceleration_v_x_along_dq = link10_position_z_along_dq * qdd[11]
+        + link10_subspace_rate_v_x_along_dq * qd[11] + link9_acceleration_v_x_along_dq;
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link9_rotation_02_along_dq = link8_rotation_02_along_dq * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_02 * dq[10]
+        - cache.sin_q10 * link8_rotation_00_along_dq
+        - cache.link8_rotation_00 * dq[10] * cache.cos_q10;
+    let link10_rotation_00_along_dq = cache.cos_q11 * cache.link9_rotation_02 * dq[11]
+        + link9_rotation_02_along_dq * cache.sin_q11
+        + link9_rotation_00_along_dq * cache.cos_q11
+        - cache.sin_q11 * dq[11] * cache.link9_rotation_00;
+    let link10_com_x_along_dq = link10_position_x_along_dq
+        + 0.5 * link10_rotation_00_along_dq * p.link_length;
+    let link10_inertia_h_x_along_dq = link10_com_x_along_dq * p.link_mass;
+    let link10_velocity_v_z_along_dq = qd[11] * link10_subspace_v_z_along_dq
+        + link9_velocity_v_z_along_dq;
+    let link10_momentum_f_z_along_dq = link10_velocity_v_z_along_dq * p.link_mass
+        - link10_inertia_h_x_along_dq * link10_velocity_w_y;
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
+    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
+    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
+    let link10_rotation_02_along_dq = cache.cos_q11 * link9_rotation_02_along_dq
+        - link9_rotation_00_along_dq * cache.sin_q11
+        - cache.cos_q11 * dq[11] * cache.link9_rotation_00
+        - cache.link9_rotation_02 * cache.sin_q11 * dq[11];
+    let link11_rotation_00_along_dq = link10_rotation_02_along_dq * cache.sin_q12
+        + link10_rotation_00_along_dq * cache.cos_q12
+        + cache.link10_rotation_02 * cache.cos_q12 * dq[12]
+        - cache.sin_q12 * cache.link10_rotation_00 * dq[12];
+    let link11_rotation_02_along_dq = link10_rotation_02_along_dq * cache.cos_q12
+        - cache.cos_q12 * cache.link10_rotation_00 * dq[12]
+        - cache.link10_rotation_02 * cache.sin_q12 * dq[12]
+        - link10_rotation_00_along_dq * cache.sin_q12;
+    let link12_rotation_02_along_dq = link11_rotation_02_along_dq * cache.cos_q13
+        - link11_rotation_00_along_dq * cache.sin_q13
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_02
+        - dq[13] * cache.cos_q13 * cache.link11_rotation_00;
+    let link12_rotation_00_along_dq = link11_rotation_00_along_dq * cache.cos_q13
+        + dq[13] * cache.cos_q13 * cache.link11_rotation_02
+        + link11_rotation_02_along_dq * cache.sin_q13
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_00;
+    let link13_rotation_00_along_dq = link12_rotation_02_along_dq * cache.sin_q14
+        + cache.link12_rotation_02 * dq[14] * cache.cos_q14
+        + link12_rotation_00_along_dq * cache.cos_q14
+        - cache.link12_rotation_00 * dq[14] * cache.sin_q14;
+    let link11_position_x_along_dq = link10_rotation_00_along_dq * p.link_length
+        + link10_position_x_along_dq;
+    let link12_position_x_along_dq = link11_position_x_along_dq
+        + link11_rotation_00_along_dq * p.link_length;
+    let link13_position_x_along_dq = link12_position_x_along_dq
+        + p.link_length * link12_rotation_00_along_dq;
+    let link14_position_x_along_dq = link13_rotation_00_along_dq * p.link_length
+        + link13_position_x_along_dq;
+    let link13_rotation_02_along_dq = link12_rotation_02_along_dq * cache.cos_q14
+        - cache.link12_rotation_00 * dq[14] * cache.cos_q14
+        - link12_rotation_00_along_dq * cache.sin_q14
+        - cache.link12_rotation_02 * dq[14] * cache.sin_q14;
+    let link14_rotation_00_along_dq = cache.sin_q15 * link13_rotation_02_along_dq
+        + dq[15] * cache.cos_q15 * cache.link13_rotation_02
+        + link13_rotation_00_along_dq * cache.cos_q15
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_00;
+    let link15_position_x_along_dq = link14_position_x_along_dq
+        + p.link_length * link14_rotation_00_along_dq;
+    let link14_rotation_02_along_dq = cache.cos_q15 * link13_rotation_02_along_dq
+        - dq[15] * cache.cos_q15 * cache.link13_rotation_00
+        - link13_rotation_00_along_dq * cache.sin_q15
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_02;
+    let link15_rotation_00_along_dq = dq[16] * cache.cos_q16 * cache.link14_rotation_02
+        + cache.sin_q16 * link14_rotation_02_along_dq
+        + cache.cos_q16 * link14_rotation_00_along_dq
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_00;
+    let link15_com_x_along_dq = link15_position_x_along_dq
+        + 0.5 * p.link_length * link15_rotation_00_along_dq;
+    let link15_inertia_h_x_along_dq = p.link_mass * link15_com_x_along_dq;
+    let link15_subspace_v_z_along_dq = -link15_position_x_along_dq;
+    let link14_subspace_v_z_along_dq = -link14_position_x_along_dq;
+    let link13_subspace_v_z_along_dq = -link13_position_x_along_dq;
+    let link11_subspace_v_z_along_dq = -link11_position_x_along_dq;
+    let link11_velocity_v_z_along_dq = link10_velocity_v_z_along_dq
+        + qd[12] * link11_subspace_v_z_along_dq;
+    let link12_subspace_v_z_along_dq = -link12_position_x_along_dq;
+    let link12_velocity_v_z_along_dq = link11_velocity_v_z_along_dq
+        + qd[13] * link12_subspace_v_z_along_dq;
+    let link13_velocity_v_z_along_dq = qd[14] * link13_subspace_v_z_along_dq
+        + link12_velocity_v_z_along_dq;
+    let link14_velocity_v_z_along_dq = link14_subspace_v_z_along_dq * qd[15]
+        + link13_velocity_v_z_along_dq;
+    let link15_velocity_v_z_along_dq = link15_subspace_v_z_along_dq * qd[16]
+        + link14_velocity_v_z_along_dq;
+    let link15_momentum_f_z_along_dq = p.link_mass * link15_velocity_v_z_along_dq
+        - link15_inertia_h_x_along_dq * link15_velocity_w_y;
+    let link11_acceleration_w_y = link10_acceleration_w_y - qdd[12];
+    let link12_acceleration_w_y = link11_acceleration_w_y - qdd[13];
+    let link13_acceleration_w_y = link12_acceleration_w_y - qdd[14];
+    let link14_acceleration_w_y = link13_acceleration_w_y - qdd[15];
+    let link15_acceleration_w_y = link14_acceleration_w_y - qdd[16];
+    let link10_rotation_22_along_dq = cache.cos_q11 * link9_rotation_22_along_dq
+        - link9_rotation_20_along_dq * cache.sin_q11
+        - cache.link9_rotation_22 * cache.sin_q11 * dq[11]
+        - cache.link9_rotation_20 * cache.cos_q11 * dq[11];
+    let link11_rotation_20_along_dq = cache.cos_q12 * link10_rotation_20_along_dq
+        + cache.link10_rotation_22 * cache.cos_q12 * dq[12]
+        + cache.sin_q12 * link10_rotation_22_along_dq
+        - cache.link10_rotation_20 * cache.sin_q12 * dq[12];
+    let link11_rotation_22_along_dq = cache.cos_q12 * link10_rotation_22_along_dq
+        - cache.link10_rotation_22 * cache.sin_q12 * dq[12]
+        - cache.link10_rotation_20 * cache.cos_q12 * dq[12]
+        - cache.sin_q12 * link10_rotation_20_along_dq;
+    let link12_rotation_22_along_dq = cache.cos_q13 * link11_rotation_22_along_dq
+        - cache.sin_q13 * link11_rotation_20_along_dq
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_22
+        - dq[13] * cache.cos_q13 * cache.link11_rotation_20;
+    let link12_rotation_20_along_dq = cache.sin_q13 * link11_rotation_22_along_dq
+        + dq[13] * cache.cos_q13 * cache.link11_rotation_22
+        + cache.cos_q13 * link11_rotation_20_along_dq
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_20;
+    let link13_rotation_22_along_dq = link12_rotation_22_along_dq * cache.cos_q14
+        - dq[14] * cache.sin_q14 * cache.link12_rotation_22
+        - cache.link12_rotation_20 * dq[14] * cache.cos_q14
+        - link12_rotation_20_along_dq * cache.sin_q14;
+    let link13_rotation_20_along_dq = link12_rotation_20_along_dq * cache.cos_q14
+        + dq[14] * cache.cos_q14 * cache.link12_rotation_22
+        + link12_rotation_22_along_dq * cache.sin_q14
+        - cache.link12_rotation_20 * dq[14] * cache.sin_q14;
+    let link14_rotation_20_along_dq = link13_rotation_22_along_dq * cache.sin_q15
+        + link13_rotation_20_along_dq * cache.cos_q15
+        + dq[15] * cache.cos_q15 * cache.link13_rotation_22
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_20;
+    let link14_rotation_22_along_dq = link13_rotation_22_along_dq * cache.cos_q15
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_22
+        - dq[15] * cache.cos_q15 * cache.link13_rotation_20
+        - link13_rotation_20_along_dq * cache.sin_q15;
+    let link15_rotation_20_along_dq = link14_rotation_20_along_dq * cache.cos_q16
+        + cache.sin_q16 * link14_rotation_22_along_dq
+        + dq[16] * cache.cos_q16 * cache.link14_rotation_22
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_20;
+    let link11_position_z_along_dq = p.link_length * link10_rotation_20_along_dq
+        + link10_position_z_along_dq;
+    let link12_position_z_along_dq = p.link_length * link11_rotation_20_along_dq
+        + link11_position_z_along_dq;
+    let link13_position_z_along_dq = link12_position_z_along_dq
+        + link12_rotation_20_along_dq * p.link_length;
+    let link14_position_z_along_dq = link13_rotation_20_along_dq * p.link_length
+        + link13_position_z_along_dq;
+    let link15_position_z_along_dq = link14_position_z_along_dq
+        + link14_rotation_20_along_dq * p.link_length;
+    let link15_com_z_along_dq = 0.5 * p.link_length * link15_rotation_20_along_dq
+        + link15_position_z_along_dq;
+    let link15_inertia_h_z_along_dq = link15_com_z_along_dq * p.link_mass;
+    let link16_acceleration_w_y = link15_acceleration_w_y - qdd[17];
+    let link16_position_z_along_dq = p.link_length * link15_rotation_20_along_dq
+        + link15_position_z_along_dq;
+    let link15_rotation_22_along_dq = cache.cos_q16 * link14_rotation_22_along_dq
+        - link14_rotation_20_along_dq * cache.sin_q16
+        - dq[16] * cache.cos_q16 * cache.link14_rotation_20
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_22;
+    let link16_rotation_20_along_dq = link15_rotation_22_along_dq * cache.sin_q17
+        + cache.cos_q17 * dq[17] * cache.link15_rotation_22
+        + cache.cos_q17 * link15_rotation_20_along_dq
+        - dq[17] * cache.link15_rotation_20 * cache.sin_q17;
+    let link16_com_z_along_dq = link16_position_z_along_dq
+        + 0.5 * link16_rotation_20_along_dq * p.link_length;
+    let link16_inertia_h_z_along_dq = link16_com_z_along_dq * p.link_mass;
+    let link16_position_x_along_dq = link15_position_x_along_dq
+        + p.link_length * link15_rotation_00_along_dq;
+    let link15_rotation_02_along_dq = cache.cos_q16 * link14_rotation_02_along_dq
+        - dq[16] * cache.cos_q16 * cache.link14_rotation_00
+        - link14_rotation_00_along_dq * cache.sin_q16
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_02;
+    let link16_rotation_00_along_dq = cache.cos_q17 * link15_rotation_00_along_dq
+        + cache.cos_q17 * cache.link15_rotation_02 * dq[17]
+        + link15_rotation_02_along_dq * cache.sin_q17
+        - cache.link15_rotation_00 * dq[17] * cache.sin_q17;
+    let link17_position_x_along_dq = link16_position_x_along_dq
+        + p.link_length * link16_rotation_00_along_dq;
+    let link16_rotation_02_along_dq = link15_rotation_02_along_dq * cache.cos_q17
+        - cache.cos_q17 * cache.link15_rotation_00 * dq[17]
+        - cache.link15_rotation_02 * dq[17] * cache.sin_q17
+        - cache.sin_q17 * link15_rotation_00_along_dq;
+    let link17_rotation_00_along_dq = cache.cos_q18 * link16_rotation_00_along_dq
+        + cache.cos_q18 * dq[18] * cache.link16_rotation_02
+        + cache.sin_q18 * link16_rotation_02_along_dq
+        - cache.sin_q18 * cache.link16_rotation_00 * dq[18];
+    let link18_position_x_along_dq = link17_position_x_along_dq
+        + p.link_length * link17_rotation_00_along_dq;
+    let link18_subspace_v_z_along_dq = -link18_position_x_along_dq;
+    let link16_subspace_v_z_along_dq = -link16_position_x_along_dq;
+    let link16_velocity_v_z_along_dq = link15_velocity_v_z_along_dq
+        + qd[17] * link16_subspace_v_z_along_dq;
+    let link17_subspace_v_z_along_dq = -link17_position_x_along_dq;
+    let link17_velocity_v_z_along_dq = link16_velocity_v_z_along_dq
+        + qd[18] * link17_subspace_v_z_along_dq;
+    let link18_velocity_v_z_along_dq = link18_subspace_v_z_along_dq * qd[19]
+        + link17_velocity_v_z_along_dq;
+    let link17_rotation_02_along_dq = cache.cos_q18 * link16_rotation_02_along_dq
+        - cache.sin_q18 * dq[18] * cache.link16_rotation_02
+        - cache.sin_q18 * link16_rotation_00_along_dq
+        - cache.cos_q18 * cache.link16_rotation_00 * dq[18];
+    let link18_rotation_00_along_dq = link17_rotation_00_along_dq * cache.cos_q19
+        + cache.sin_q19 * link17_rotation_02_along_dq
+        + cache.link17_rotation_02 * cache.cos_q19 * dq[19]
+        - cache.sin_q19 * cache.link17_rotation_00 * dq[19];
+    let link18_com_x_along_dq = link18_position_x_along_dq
+        + 0.5 * link18_rotation_00_along_dq * p.link_length;
+    let link18_inertia_h_x_along_dq = link18_com_x_along_dq * p.link_mass;
+    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
+    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
+    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
+    let link18_momentum_f_z_along_dq = link18_velocity_v_z_along_dq * p.link_mass
+        - link18_inertia_h_x_along_dq * link18_velocity_w_y;
+    let link17_acceleration_w_y = link16_acceleration_w_y - qdd[18];
+    let link18_acceleration_w_y = link17_acceleration_w_y - qdd[19];
+    let link16_rotation_22_along_dq = link15_rotation_22_along_dq * cache.cos_q17
+        - dq[17] * cache.sin_q17 * cache.link15_rotation_22
+        - link15_rotation_20_along_dq * cache.sin_q17
+        - cache.cos_q17 * dq[17] * cache.link15_rotation_20;
+    let link17_rotation_20_along_dq = cache.cos_q18 * cache.link16_rotation_22 * dq[18]
+        + cache.sin_q18 * link16_rotation_22_along_dq
+        + link16_rotation_20_along_dq * cache.cos_q18
+        - cache.sin_q18 * cache.link16_rotation_20 * dq[18];
+    let link17_rotation_22_along_dq = cache.cos_q18 * link16_rotation_22_along_dq
+        - cache.sin_q18 * cache.link16_rotation_22 * dq[18]
+        - link16_rotation_20_along_dq * cache.sin_q18
+        - cache.cos_q18 * cache.link16_rotation_20 * dq[18];
+    let link18_rotation_20_along_dq = cache.link17_rotation_22 * cache.cos_q19 * dq[19]
+        + link17_rotation_20_along_dq * cache.cos_q19
+        + cache.sin_q19 * link17_rotation_22_along_dq
+        - cache.sin_q19 * cache.link17_rotation_20 * dq[19];
+    let link17_position_z_along_dq = link16_position_z_along_dq
+        + link16_rotation_20_along_dq * p.link_length;
+    let link18_position_z_along_dq = p.link_length * link17_rotation_20_along_dq
+        + link17_position_z_along_dq;
+    let link18_com_z_along_dq = 0.5 * p.link_length * link18_rotation_20_along_dq
+        + link18_position_z_along_dq;
+    let link18_inertia_h_z_along_dq = link18_com_z_along_dq * p.link_mass;
+    let link19_position_z_along_dq = p.link_length * link18_rotation_20_along_dq
+        + link18_position_z_along_dq;
+    let link18_subspace_rate_v_x_along_dq = link18_subspace_v_z_along_dq
+        * link17_velocity_w_y + link17_velocity_v_z_along_dq;
+    let link17_subspace_rate_v_x_along_dq = link16_velocity_w_y
+        * link17_subspace_v_z_along_dq + link16_velocity_v_z_along_dq;
+    let link13_subspace_rate_v_x_along_dq = link12_velocity_w_y
+        * link13_subspace_v_z_along_dq + link12_velocity_v_z_along_dq;
+    let link11_subspace_rate_v_x_along_dq = link10_velocity_v_z_along_dq
+        + link10_velocity_w_y * link11_subspace_v_z_along_dq;
+    let link11_acceleration_v_x_along_dq = link10_acceleration_v_x_along_dq
+        + qd[12] * link11_subspace_rate_v_x_along_dq
+        + qdd[12] * link11_position_z_along_dq;
+    let link12_subspace_rate_v_x_along_dq = link11_velocity_v_z_along_dq
+        + link11_velocity_w_y * link12_subspace_v_z_along_dq;
+    let link12_acceleration_v_x_along_dq = link11_acceleration_v_x_along_dq
+        + qd[13] * link12_subspace_rate_v_x_along_dq
+        + link12_position_z_along_dq * qdd[13];
+    let link13_acceleration_v_x_along_dq = qd[14] * link13_subspace_rate_v_x_along_dq
+        + qdd[14] * link13_position_z_along_dq + link12_acceleration_v_x_along_dq;
+    let link14_subspace_rate_v_x_along_dq = link14_subspace_v_z_along_dq
+        * link13_velocity_w_y + link13_velocity_v_z_along_dq;
+    let link14_acceleration_v_x_along_dq = link14_position_z_along_dq * qdd[15]
+        + link13_acceleration_v_x_along_dq + link14_subspace_rate_v_x_along_dq * qd[15];
+    let link15_subspace_rate_v_x_along_dq = link15_subspace_v_z_along_dq
+        * link14_velocity_w_y + link14_velocity_v_z_along_dq;
+    let link15_acceleration_v_x_along_dq = qdd[16] * link15_position_z_along_dq
+        + link14_acceleration_v_x_along_dq + link15_subspace_rate_v_x_along_dq * qd[16];
+    let link16_subspace_rate_v_x_along_dq = link15_velocity_v_z_along_dq
+        + link15_velocity_w_y * link16_subspace_v_z_along_dq;
+    let link16_acceleration_v_x_along_dq = link16_position_z_along_dq * qdd[17]
+        + link15_acceleration_v_x_along_dq + link16_subspace_rate_v_x_along_dq * qd[17];
+    let link17_acceleration_v_x_along_dq = link17_position_z_along_dq * qdd[18]
+        + link17_subspace_rate_v_x_along_dq * qd[18] + link16_acceleration_v_x_along_dq;
+    let link18_acceleration_v_x_along_dq = link18_subspace_rate_v_x_along_dq * qd[19]
+        + qdd[19] * link18_position_z_along_dq + link17_acceleration_v_x_along_dq;
+    let link19_position_x_along_dq = link18_position_x_along_dq
+        + link18_rotation_00_along_dq * p.link_length;
+    let link19_subspace_v_z_along_dq = -link19_position_x_along_dq;
+    let link19_subspace_rate_v_x_along_dq = link18_velocity_v_z_along_dq
+        + link18_velocity_w_y * link19_subspace_v_z_along_dq;
+    let link19_acceleration_v_x_along_dq = qdd[20] * link19_position_z_along_dq
+        + link18_acceleration_v_x_along_dq + qd[20] * link19_subspace_rate_v_x_along_dq;
+    let link19_velocity_v_z_along_dq = link18_velocity_v_z_along_dq
+        + qd[20] * link19_subspace_v_z_along_dq;
+    let link18_rotation_02_along_dq = cache.cos_q19 * link17_rotation_02_along_dq
+        - cache.sin_q19 * cache.link17_rotation_02 * dq[19]
+        - cache.sin_q19 * link17_rotation_00_along_dq
+        - cache.cos_q19 * cache.link17_rotation_00 * dq[19];
+    let link19_rotation_00_along_dq = cache.sin_q20 * link18_rotation_02_along_dq
+        + cache.link18_rotation_02 * cache.cos_q20 * dq[20]
+        + link18_rotation_00_along_dq * cache.cos_q20
+        - cache.sin_q20 * cache.link18_rotation_00 * dq[20];
+    let link20_position_x_along_dq = link19_position_x_along_dq
+        + p.link_length * link19_rotation_00_along_dq;
+    let link20_subspace_v_z_along_dq = -link20_position_x_along_dq;
+    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
+    let link20_subspace_rate_v_x_along_dq = link19_velocity_v_z_along_dq
+        + link20_subspace_v_z_along_dq * link19_velocity_w_y;
+    let link18_rotation_22_along_dq = link17_rotation_22_along_dq * cache.cos_q19
+        - cache.sin_q19 * link17_rotation_20_along_dq
+        - cache.link17_rotation_20 * cache.cos_q19 * dq[19]
+        - cache.sin_q19 * cache.link17_rotation_22 * dq[19];
+    let link19_rotation_20_along_dq = cache.cos_q20 * link18_rotation_20_along_dq
+        + cache.sin_q20 * link18_rotation_22_along_dq
+        + cache.cos_q20 * cache.link18_rotation_22 * dq[20]
+        - cache.sin_q20 * cache.link18_rotation_20 * dq[20];
+    let link20_position_z_along_dq = p.link_length * link19_rotation_20_along_dq
+        + link19_position_z_along_dq;
+    let link20_acceleration_v_x_along_dq = link19_acceleration_v_x_along_dq
+        + qd[21] * link20_subspace_rate_v_x_along_dq
+        + qdd[21] * link20_position_z_along_dq;
+    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
+    let link19_rotation_02_along_dq = cache.cos_q20 * link18_rotation_02_along_dq
+        - cache.link18_rotation_02 * cache.sin_q20 * dq[20]
+        - link18_rotation_00_along_dq * cache.sin_q20
+        - cache.cos_q20 * cache.link18_rotation_00 * dq[20];
+    let link20_rotation_00_along_dq = cache.cos_q21 * link19_rotation_00_along_dq
+        + cache.sin_q21 * link19_rotation_02_along_dq
+        + cache.cos_q21 * cache.link19_rotation_02 * dq[21]
+        - cache.sin_q21 * cache.link19_rotation_00 * dq[21];
+    let link20_com_x_along_dq = 0.5 * p.link_length * link20_rotation_00_along_dq
+        + link20_position_x_along_dq;
+    let link20_inertia_h_x_along_dq = link20_com_x_along_dq * p.link_mass;
+    let link20_velocity_v_z_along_dq = link19_velocity_v_z_along_dq
+        + link20_subspace_v_z_along_dq * qd[21];
+    let link20_momentum_f_z_along_dq = link20_velocity_v_z_along_dq * p.link_mass
+        - link20_inertia_h_x_along_dq * link20_velocity_w_y;
+    let link20_articulated_bias_f_x_along_dq = link20_velocity_w_y
+        * link20_momentum_f_z_along_dq;
+    let link19_acceleration_w_y = link18_acceleration_w_y - qdd[20];
+    let link20_acceleration_w_y = link19_acceleration_w_y - qdd[21];
+    let link19_rotation_22_along_dq = cache.cos_q20 * link18_rotation_22_along_dq
+        - cache.cos_q20 * cache.link18_rotation_20 * dq[20]
+        - cache.sin_q20 * link18_rotation_20_along_dq
+        - cache.sin_q20 * cache.link18_rotation_22 * dq[20];
+    let link20_rotation_20_along_dq = link19_rotation_22_along_dq * cache.sin_q21
+        + cache.cos_q21 * cache.link19_rotation_22 * dq[21]
+        + cache.cos_q21 * link19_rotation_20_along_dq
+        - cache.link19_rotation_20 * cache.sin_q21 * dq[21];
+    let link20_com_z_along_dq = 0.5 * link20_rotation_20_along_dq * p.link_length
+        + link20_position_z_along_dq;
+    let link20_inertia_h_z_along_dq = link20_com_z_along_dq * p.link_mass;
+    let link20_composite_force_f_x_along_dq = p.link_mass
+        * link20_acceleration_v_x_along_dq + link20_articulated_bias_f_x_along_dq
+        + link20_acceleration_w_y * link20_inertia_h_z_along_dq;
+    let link19_com_z_along_dq = 0.5 * p.link_length * link19_rotation_20_along_dq
+        + link19_position_z_along_dq;
+    let link19_inertia_h_z_along_dq = link19_com_z_along_dq * p.link_mass;
+    let link19_com_x_along_dq = 0.5 * p.link_length * link19_rotation_00_along_dq
+        + link19_position_x_along_dq;
+    let link19_inertia_h_x_along_dq = p.link_mass * link19_com_x_along_dq;
+    let link19_momentum_f_z_along_dq = link19_velocity_v_z_along_dq * p.link_mass
+        - link19_velocity_w_y * link19_inertia_h_x_along_dq;
+    let link19_composite_force_f_x_along_dq = link20_composite_force_f_x_along_dq
+        + link19_inertia_h_z_along_dq * link19_acceleration_w_y
+        + link19_momentum_f_z_along_dq * link19_velocity_w_y
+        + link19_acceleration_v_x_along_dq * p.link_mass;
+    let link18_composite_force_f_x_along_dq = link18_momentum_f_z_along_dq
+        * link18_velocity_w_y + link18_acceleration_w_y * link18_inertia_h_z_along_dq
+        + link19_composite_force_f_x_along_dq
+        + link18_acceleration_v_x_along_dq * p.link_mass;
+    let link17_com_x_along_dq = link17_position_x_along_dq
+        + 0.5 * p.link_length * link17_rotation_00_along_dq;
+    let link17_inertia_h_x_along_dq = link17_com_x_along_dq * p.link_mass;
+    let link17_momentum_f_z_along_dq = p.link_mass * link17_velocity_v_z_along_dq
+        - link17_inertia_h_x_along_dq * link17_velocity_w_y;
+    let link17_com_z_along_dq = 0.5 * p.link_length * link17_rotation_20_along_dq
+        + link17_position_z_along_dq;
+    let link17_inertia_h_z_along_dq = link17_com_z_along_dq * p.link_mass;
+    let link17_composite_force_f_x_along_dq = link18_composite_force_f_x_along_dq
+        + link17_momentum_f_z_along_dq * link17_velocity_w_y
+        + link17_inertia_h_z_along_dq * link17_acceleration_w_y
+        + p.link_mass * link17_acceleration_v_x_along_dq;
+    let link16_com_x_along_dq = link16_position_x_along_dq
+        + 0.5 * p.link_length * link16_rotation_00_along_dq;
+    let link16_inertia_h_x_along_dq = p.link_mass * link16_com_x_along_dq;
+    let link16_momentum_f_z_along_dq = link16_velocity_v_z_along_dq * p.link_mass
+        - link16_inertia_h_x_along_dq * link16_velocity_w_y;
+    let link16_composite_force_f_x_along_dq = link16_acceleration_w_y
+        * link16_inertia_h_z_along_dq + link17_composite_force_f_x_along_dq
+        + link16_momentum_f_z_along_dq * link16_velocity_w_y
+        + p.link_mass * link16_acceleration_v_x_along_dq;
+    let link15_composite_force_f_x_along_dq = link15_velocity_w_y
+        * link15_momentum_f_z_along_dq
+        + link15_acceleration_w_y * link15_inertia_h_z_along_dq
+        + link16_composite_force_f_x_along_dq
+        + link15_acceleration_v_x_along_dq * p.link_mass;
+    let link14_com_x_along_dq = link14_position_x_along_dq
+        + 0.5 * p.link_length * link14_rotation_00_along_dq;
+    let link14_inertia_h_x_along_dq = link14_com_x_along_dq * p.link_mass;
+    let link14_momentum_f_z_along_dq = p.link_mass * link14_velocity_v_z_along_dq
+        - link14_velocity_w_y * link14_inertia_h_x_along_dq;
+    let link14_com_z_along_dq = link14_position_z_along_dq
+        + 0.5 * link14_rotation_20_along_dq * p.link_length;
+    let link14_inertia_h_z_along_dq = link14_com_z_along_dq * p.link_mass;
+    let link14_composite_force_f_x_along_dq = link15_composite_force_f_x_along_dq
+        + link14_momentum_f_z_along_dq * link14_velocity_w_y
+        + link14_acceleration_v_x_along_dq * p.link_mass
+        + link14_acceleration_w_y * link14_inertia_h_z_along_dq;
+    let link13_com_x_along_dq = 0.5 * link13_rotation_00_along_dq * p.link_length
+        + link13_position_x_along_dq;
+    let link13_inertia_h_x_along_dq = p.link_mass * link13_com_x_along_dq;
+    let link13_momentum_f_z_along_dq = p.link_mass * link13_velocity_v_z_along_dq
+        - link13_inertia_h_x_along_dq * link13_velocity_w_y;
+    let link13_com_z_along_dq = 0.5 * link13_rotation_20_along_dq * p.link_length
+        + link13_position_z_along_dq;
+    let link13_inertia_h_z_along_dq = p.link_mass * link13_com_z_along_dq;
+    let link13_composite_force_f_x_along_dq = link14_composite_force_f_x_along_dq
+        + link13_velocity_w_y * link13_momentum_f_z_along_dq
+        + link13_acceleration_v_x_along_dq * p.link_mass
+        + link13_acceleration_w_y * link13_inertia_h_z_along_dq;
+    let link12_com_z_along_dq = link12_position_z_along_dq
+        + 0.5 * link12_rotation_20_along_dq * p.link_length;
+    let link12_inertia_h_z_along_dq = link12_com_z_along_dq * p.link_mass;
+    let link12_com_x_along_dq = link12_position_x_along_dq
+        + 0.5 * p.link_length * link12_rotation_00_along_dq;
+    let link12_inertia_h_x_along_dq = p.link_mass * link12_com_x_along_dq;
+    let link12_momentum_f_z_along_dq = p.link_mass * link12_velocity_v_z_along_dq
+        - link12_velocity_w_y * link12_inertia_h_x_along_dq;
+    let link12_composite_force_f_x_along_dq = link13_composite_force_f_x_along_dq
+        + link12_acceleration_w_y * link12_inertia_h_z_along_dq
+        + link12_momentum_f_z_along_dq * link12_velocity_w_y
+        + p.link_mass * link12_acceleration_v_x_along_dq;
+    let link11_com_x_along_dq = link11_position_x_along_dq
+        + 0.5 * link11_rotation_00_along_dq * p.link_length;
+    let link11_inertia_h_x_along_dq = link11_com_x_along_dq * p.link_mass;
+    let link11_momentum_f_z_along_dq = link11_velocity_v_z_along_dq * p.link_mass
+        - link11_velocity_w_y * link11_inertia_h_x_along_dq;
+    let link11_com_z_along_dq = 0.5 * p.link_length * link11_rotation_20_along_dq
+        + link11_position_z_along_dq;
+    let link11_inertia_h_z_along_dq = p.link_mass * link11_com_z_along_dq;
+    let link11_composite_force_f_x_along_dq = link12_composite_force_f_x_along_dq
+        + link11_momentum_f_z_along_dq * link11_velocity_w_y
+        + link11_acceleration_v_x_along_dq * p.link_mass
+        + link11_inertia_h_z_along_dq * link11_acceleration_w_y;
+    let link10_composite_force_f_x_along_dq = link10_inertia_h_z_along_dq
+        * link10_acceleration_w_y + p.link_mass * link10_acceleration_v_x_along_dq
+        + link10_velocity_w_y * link10_momentum_f_z_along_dq
+        + link11_composite_force_f_x_along_dq;
+    let link9_com_x_along_dq = 0.5 * link9_rotation_00_along_dq * p.link_length
+        + link9_position_x_along_dq;
+    let link9_inertia_h_x_along_dq = p.link_mass * link9_com_x_along_dq;
+    let link9_momentum_f_z_along_dq = p.link_mass * link9_velocity_v_z_along_dq
+        - link9_velocity_w_y * link9_inertia_h_x_along_dq;
+    let link9_composite_force_f_x_along_dq = link9_inertia_h_z_along_dq
+        * link9_acceleration_w_y + link10_composite_force_f_x_along_dq
+        + link9_velocity_w_y * link9_momentum_f_z_along_dq
+        + link9_acceleration_v_x_along_dq * p.link_mass;
+    let link8_composite_force_f_x_along_dq = link8_momentum_f_z_along_dq
+        * link8_velocity_w_y + link8_acceleration_v_x_along_dq * p.link_mass
+        + link8_inertia_h_z_along_dq * link8_acceleration_w_y
+        + link9_composite_force_f_x_along_dq;
+    let link7_com_x_along_dq = 0.5 * p.link_length * link7_rotation_00_along_dq
+        + link7_position_x_along_dq;
+    let link7_inertia_h_x_along_dq = p.link_mass * link7_com_x_along_dq;
+    let link7_momentum_f_z_along_dq = link7_velocity_v_z_along_dq * p.link_mass
+        - link7_velocity_w_y * link7_inertia_h_x_along_dq;
+    let link7_com_z_along_dq = 0.5 * p.link_length * link7_rotation_20_along_dq
+        + link7_position_z_along_dq;
+    let link7_inertia_h_z_along_dq = link7_com_z_along_dq * p.link_mass;
+    let link7_composite_force_f_x_along_dq = link8_composite_force_f_x_along_dq
+        + link7_velocity_w_y * link7_momentum_f_z_along_dq
+        + p.link_mass * link7_acceleration_v_x_along_dq
+        + link7_inertia_h_z_along_dq * link7_acceleration_w_y;
+    let link6_composite_force_f_x_along_dq = p.link_mass
+        * link6_acceleration_v_x_along_dq
+        + link6_velocity_w_y * link6_momentum_f_z_along_dq
+        + link6_acceleration_w_y * link6_inertia_h_z_along_dq
+        + link7_composite_force_f_x_along_dq;
+    let link5_composite_force_f_x_along_dq = link5_acceleration_v_x_along_dq
+        * p.link_mass + link5_velocity_w_y * link5_momentum_f_z_along_dq
+        + link5_acceleration_w_y * link5_inertia_h_z_along_dq
+        + link6_composite_force_f_x_along_dq;
+    let link4_com_x_along_dq = 0.5 * p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link4_inertia_h_x_along_dq = link4_com_x_along_dq * p.link_mass;
+    let link4_momentum_f_z_along_dq = link4_velocity_v_z_along_dq * p.link_mass
+        - link4_velocity_w_y * link4_inertia_h_x_along_dq;
+    let link4_com_z_along_dq = link4_position_z_along_dq
+        + 0.5 * p.link_length * link4_rotation_20_along_dq;
+    let link4_inertia_h_z_along_dq = p.link_mass * link4_com_z_along_dq;
+    let link4_composite_force_f_x_along_dq = link4_acceleration_v_x_along_dq
+        * p.link_mass + link5_composite_force_f_x_along_dq
+        + link4_velocity_w_y * link4_momentum_f_z_along_dq
+        + link4_inertia_h_z_along_dq * link4_acceleration_w_y;
+    let link3_com_z_along_dq = link3_position_z_along_dq
+        + 0.5 * p.link_length * link3_rotation_20_along_dq;
+    let link3_inertia_h_z_along_dq = p.link_mass * link3_com_z_along_dq;
+    let link3_composite_force_f_x_along_dq = link3_velocity_w_y
+        * link3_momentum_f_z_along_dq + link4_composite_force_f_x_along_dq
+        + link3_acceleration_v_x_along_dq * p.link_mass
+        + link3_inertia_h_z_along_dq * link3_acceleration_w_y;
+    let link2_com_x_along_dq = 0.5 * p.link_length * link2_rotation_00_along_dq
+        + link2_position_x_along_dq;
+    let link2_inertia_h_x_along_dq = p.link_mass * link2_com_x_along_dq;
+    let link2_momentum_f_z_along_dq = link2_velocity_v_z_along_dq * p.link_mass
+        - link2_velocity_w_y * link2_inertia_h_x_along_dq;
+    let link2_composite_force_f_x_along_dq = link2_acceleration_v_x_along_dq
+        * p.link_mass + link2_inertia_h_z_along_dq * link2_acceleration_w_y
+        + link3_composite_force_f_x_along_dq
+        + link2_velocity_w_y * link2_momentum_f_z_along_dq;
+    let link1_composite_force_f_x_along_dq = link1_inertia_h_z_along_dq
+        * base_angle_acceleration_w_y
+        + link1_momentum_f_z_along_dq * base_angle_velocity_w_y
+        + p.link_mass * base_angle_acceleration_v_x_along_dq
+        + link2_composite_force_f_x_along_dq;
+    let base_angle_acceleration_v_z_along_dq = qdd[2] * base_angle_subspace_v_z_along_dq;
+    let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
+    let link1_momentum_f_x_along_dq = base_angle_velocity_v_x_along_dq * p.link_mass
+        + link1_inertia_h_z_along_dq * base_angle_velocity_w_y;
+    let link2_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
+        + link2_position_z_along_dq * qd[3];
+    let link3_velocity_v_x_along_dq = link2_velocity_v_x_along_dq
+        + link3_position_z_along_dq * qd[4];
+    let link4_subspace_rate_v_z_along_dq = -link3_velocity_v_x_along_dq
+        - link3_velocity_w_y * link4_position_z_along_dq;
+    let link2_subspace_rate_v_z_along_dq = -link2_position_z_along_dq
+        * base_angle_velocity_w_y - base_angle_velocity_v_x_along_dq;
+    let link2_acceleration_v_z_along_dq = link2_subspace_rate_v_z_along_dq * qd[3]
+        + link2_subspace_v_z_along_dq * qdd[3] + base_angle_acceleration_v_z_along_dq;
+    let link3_subspace_rate_v_z_along_dq = -link2_velocity_v_x_along_dq
+        - link3_position_z_along_dq * link2_velocity_w_y;
+    let link3_acceleration_v_z_along_dq = qdd[4] * link3_subspace_v_z_along_dq
+        + link2_acceleration_v_z_along_dq + link3_subspace_rate_v_z_along_dq * qd[4];
+    let link4_acceleration_v_z_along_dq = qd[5] * link4_subspace_rate_v_z_along_dq
+        + qdd[5] * link4_subspace_v_z_along_dq + link3_acceleration_v_z_along_dq;
+    let link4_velocity_v_x_along_dq = qd[5] * link4_position_z_along_dq
+        + link3_velocity_v_x_along_dq;
+    let link5_subspace_rate_v_z_along_dq = -link4_velocity_w_y
+        * link5_position_z_along_dq - link4_velocity_v_x_along_dq;
+    let link5_acceleration_v_z_along_dq = link4_acceleration_v_z_along_dq
+        + qd[6] * link5_subspace_rate_v_z_along_dq
+        + link5_subspace_v_z_along_dq * qdd[6];
+    let link5_velocity_v_x_along_dq = qd[6] * link5_position_z_along_dq
+        + link4_velocity_v_x_along_dq;
+    let link6_velocity_v_x_along_dq = qd[7] * link6_position_z_along_dq
+        + link5_velocity_v_x_along_dq;
+    let link7_velocity_v_x_along_dq = link7_position_z_along_dq * qd[8]
+        + link6_velocity_v_x_along_dq;
+    let link8_velocity_v_x_along_dq = link7_velocity_v_x_along_dq
+        + link8_position_z_along_dq * qd[9];
+    let link8_momentum_f_x_along_dq = link8_inertia_h_z_along_dq * link8_velocity_w_y
+        + p.link_mass * link8_velocity_v_x_along_dq;
+    let link6_subspace_rate_v_z_along_dq = -link5_velocity_v_x_along_dq
+        - link5_velocity_w_y * link6_position_z_along_dq;
+    let link6_acceleration_v_z_along_dq = qdd[7] * link6_subspace_v_z_along_dq
+        + link5_acceleration_v_z_along_dq + qd[7] * link6_subspace_rate_v_z_along_dq;
+    let link7_subspace_rate_v_z_along_dq = -link7_position_z_along_dq
+        * link6_velocity_w_y - link6_velocity_v_x_along_dq;
+    let link7_acceleration_v_z_along_dq = link6_acceleration_v_z_along_dq
+        + link7_subspace_rate_v_z_along_dq * qd[8]
+        + link7_subspace_v_z_along_dq * qdd[8];
+    let link8_subspace_rate_v_z_along_dq = -link7_velocity_v_x_along_dq
+        - link7_velocity_w_y * link8_position_z_along_dq;
+    let link8_acceleration_v_z_along_dq = link7_acceleration_v_z_along_dq
+        + link8_subspace_rate_v_z_along_dq * qd[9]
+        + link8_subspace_v_z_along_dq * qdd[9];
+    let link9_subspace_rate_v_z_along_dq = -link9_position_z_along_dq
+        * link8_velocity_w_y - link8_velocity_v_x_along_dq;
+    let link9_acceleration_v_z_along_dq = link8_acceleration_v_z_along_dq
+        + qdd[10] * link9_subspace_v_z_along_dq
+        + link9_subspace_rate_v_z_along_dq * qd[10];
+    let link9_velocity_v_x_along_dq = qd[10] * link9_position_z_along_dq
+        + link8_velocity_v_x_along_dq;
+    let link10_subspace_rate_v_z_along_dq = -link9_velocity_v_x_along_dq
+        - link9_velocity_w_y * link10_position_z_along_dq;
+    let link10_acceleration_v_z_along_dq = link9_acceleration_v_z_along_dq
+        + link10_subspace_rate_v_z_along_dq * qd[11]
+        + link10_subspace_v_z_along_dq * qdd[11];
+    let link10_velocity_v_x_along_dq = link9_velocity_v_x_along_dq
+        + link10_position_z_along_dq * qd[11];
+    let link10_momentum_f_x_along_dq = p.link_mass * link10_velocity_v_x_along_dq
+        + link10_velocity_w_y * link10_inertia_h_z_along_dq;
+    let link11_subspace_rate_v_z_along_dq = -link10_velocity_w_y
+        * link11_position_z_along_dq - link10_velocity_v_x_along_dq;
+    let link11_acceleration_v_z_along_dq = qd[12] * link11_subspace_rate_v_z_along_dq
+        + link10_acceleration_v_z_along_dq + qdd[12] * link11_subspace_v_z_along_dq;
+    let link11_velocity_v_x_along_dq = qd[12] * link11_position_z_along_dq
+        + link10_velocity_v_x_along_dq;
+    let link11_momentum_f_x_along_dq = p.link_mass * link11_velocity_v_x_along_dq
+        + link11_inertia_h_z_along_dq * link11_velocity_w_y;
+    let link12_subspace_rate_v_z_along_dq = -link12_position_z_along_dq
+        * link11_velocity_w_y - link11_velocity_v_x_along_dq;
+    let link12_acceleration_v_z_along_dq = link11_acceleration_v_z_along_dq
+        + qdd[13] * link12_subspace_v_z_along_dq
+        + link12_subspace_rate_v_z_along_dq * qd[13];
+    let link12_velocity_v_x_along_dq = link12_position_z_along_dq * qd[13]
+        + link11_velocity_v_x_along_dq;
+    let link12_momentum_f_x_along_dq = link12_velocity_w_y * link12_inertia_h_z_along_dq
+        + link12_velocity_v_x_along_dq * p.link_mass;
+    let link13_subspace_rate_v_z_along_dq = -link12_velocity_v_x_along_dq
+        - link13_position_z_along_dq * link12_velocity_w_y;
+    let link13_acceleration_v_z_along_dq = qdd[14] * link13_subspace_v_z_along_dq
+        + link12_acceleration_v_z_along_dq + qd[14] * link13_subspace_rate_v_z_along_dq;
+    let link13_velocity_v_x_along_dq = link12_velocity_v_x_along_dq
+        + qd[14] * link13_position_z_along_dq;
+    let link14_velocity_v_x_along_dq = link14_position_z_along_dq * qd[15]
+        + link13_velocity_v_x_along_dq;
+    let link15_velocity_v_x_along_dq = qd[16] * link15_position_z_along_dq
+        + link14_velocity_v_x_along_dq;
+    let link15_momentum_f_x_along_dq = link15_velocity_v_x_along_dq * p.link_mass
+        + link15_velocity_w_y * link15_inertia_h_z_along_dq;
+    let link16_subspace_rate_v_z_along_dq = -link15_velocity_w_y
+        * link16_position_z_along_dq - link15_velocity_v_x_along_dq;
+    let link14_subspace_rate_v_z_along_dq = -link13_velocity_v_x_along_dq
+        - link14_position_z_along_dq * link13_velocity_w_y;
+    let link14_acceleration_v_z_along_dq = link13_acceleration_v_z_along_dq
+        + link14_subspace_v_z_along_dq * qdd[15]
+        + qd[15] * link14_subspace_rate_v_z_along_dq;
+    let link15_subspace_rate_v_z_along_dq = -link14_velocity_v_x_along_dq
+        - link14_velocity_w_y * link15_position_z_along_dq;
+    let link15_acceleration_v_z_along_dq = link15_subspace_v_z_along_dq * qdd[16]
+        + link14_acceleration_v_z_along_dq + link15_subspace_rate_v_z_along_dq * qd[16];
+    let link16_acceleration_v_z_along_dq = qdd[17] * link16_subspace_v_z_along_dq
+        + link16_subspace_rate_v_z_along_dq * qd[17] + link15_acceleration_v_z_along_dq;
+    let link16_velocity_v_x_along_dq = link16_position_z_along_dq * qd[17]
+        + link15_velocity_v_x_along_dq;
+    let link17_velocity_v_x_along_dq = link16_velocity_v_x_along_dq
+        + qd[18] * link17_position_z_along_dq;
+    let link18_subspace_rate_v_z_along_dq = -link17_velocity_v_x_along_dq
+        - link17_velocity_w_y * link18_position_z_along_dq;
+    let link17_subspace_rate_v_z_along_dq = -link16_velocity_v_x_along_dq
+        - link16_velocity_w_y * link17_position_z_along_dq;
+    let link17_acceleration_v_z_along_dq = qdd[18] * link17_subspace_v_z_along_dq
+        + link17_subspace_rate_v_z_along_dq * qd[18] + link16_acceleration_v_z_along_dq;
+    let link18_acceleration_v_z_along_dq = qd[19] * link18_subspace_rate_v_z_along_dq
+        + link17_acceleration_v_z_along_dq + link18_subspace_v_z_along_dq * qdd[19];
+    let link18_velocity_v_x_along_dq = qd[19] * link18_position_z_along_dq
+        + link17_velocity_v_x_along_dq;
+    let link19_subspace_rate_v_z_along_dq = -link18_velocity_v_x_along_dq
+        - link18_velocity_w_y * link19_position_z_along_dq;
+    let link19_acceleration_v_z_along_dq = qdd[20] * link19_subspace_v_z_along_dq
+        + qd[20] * link19_subspace_rate_v_z_along_dq + link18_acceleration_v_z_along_dq;
+    let link19_velocity_v_x_along_dq = qd[20] * link19_position_z_along_dq
+        + link18_velocity_v_x_along_dq;
+    let link19_momentum_f_x_along_dq = link19_velocity_v_x_along_dq * p.link_mass
+        + link19_inertia_h_z_along_dq * link19_velocity_w_y;
+    let link20_subspace_rate_v_z_along_dq = -link19_velocity_v_x_along_dq
+        - link20_position_z_along_dq * link19_velocity_w_y;
+    let link20_acceleration_v_z_along_dq = link19_acceleration_v_z_along_dq
+        + qd[21] * link20_subspace_rate_v_z_along_dq
+        + qdd[21] * link20_subspace_v_z_along_dq;
+    let link20_velocity_v_x_along_dq = link19_velocity_v_x_along_dq
+        + qd[21] * link20_position_z_along_dq;
+    let link20_momentum_f_x_along_dq = link20_velocity_v_x_along_dq * p.link_mass
+        + link20_velocity_w_y * link20_inertia_h_z_along_dq;
+    let link20_articulated_bias_f_z_along_dq = -(link20_momentum_f_x_along_dq
+        * link20_velocity_w_y);
+    let link20_composite_force_f_z_along_dq = p.link_mass
+        * link20_acceleration_v_z_along_dq + link20_articulated_bias_f_z_along_dq
+        - link20_inertia_h_x_along_dq * link20_acceleration_w_y;
+    let link19_composite_force_f_z_along_dq = link19_acceleration_v_z_along_dq
+        * p.link_mass + link20_composite_force_f_z_along_dq
+        - link19_velocity_w_y * link19_momentum_f_x_along_dq
+        - link19_acceleration_w_y * link19_inertia_h_x_along_dq;
+    let link18_momentum_f_x_along_dq = link18_velocity_w_y * link18_inertia_h_z_along_dq
+        + p.link_mass * link18_velocity_v_x_along_dq;
+    let link18_composite_force_f_z_along_dq = p.link_mass
+        * link18_acceleration_v_z_along_dq + link19_composite_force_f_z_along_dq
+        - link18_acceleration_w_y * link18_inertia_h_x_along_dq
+        - link18_momentum_f_x_along_dq * link18_velocity_w_y;
+    let link17_momentum_f_x_along_dq = link17_velocity_v_x_along_dq * p.link_mass
+        + link17_inertia_h_z_along_dq * link17_velocity_w_y;
+    let link17_composite_force_f_z_along_dq = link18_composite_force_f_z_along_dq
+        + p.link_mass * link17_acceleration_v_z_along_dq
+        - link17_acceleration_w_y * link17_inertia_h_x_along_dq
+        - link17_momentum_f_x_along_dq * link17_velocity_w_y;
+    let link16_momentum_f_x_along_dq = link16_velocity_v_x_along_dq * p.link_mass
+        + link16_inertia_h_z_along_dq * link16_velocity_w_y;
+    let link16_composite_force_f_z_along_dq = p.link_mass
+        * link16_acceleration_v_z_along_dq + link17_composite_force_f_z_along_dq
+        - link16_acceleration_w_y * link16_inertia_h_x_along_dq
+        - link16_momentum_f_x_along_dq * link16_velocity_w_y;
+    let link15_composite_force_f_z_along_dq = link16_composite_force_f_z_along_dq
+        + p.link_mass * link15_acceleration_v_z_along_dq
+        - link15_velocity_w_y * link15_momentum_f_x_along_dq
+        - link15_inertia_h_x_along_dq * link15_acceleration_w_y;
+    let link14_momentum_f_x_along_dq = link14_inertia_h_z_along_dq * link14_velocity_w_y
+        + p.link_mass * link14_velocity_v_x_along_dq;
+    let link14_composite_force_f_z_along_dq = link15_composite_force_f_z_along_dq
+        + p.link_mass * link14_acceleration_v_z_along_dq
+        - link14_acceleration_w_y * link14_inertia_h_x_along_dq
+        - link14_momentum_f_x_along_dq * link14_velocity_w_y;
+    let link13_momentum_f_x_along_dq = link13_inertia_h_z_along_dq * link13_velocity_w_y
+        + p.link_mass * link13_velocity_v_x_along_dq;
+    let link13_composite_force_f_z_along_dq = link13_acceleration_v_z_along_dq
+        * p.link_mass + link14_composite_force_f_z_along_dq
+        - link13_acceleration_w_y * link13_inertia_h_x_along_dq
+        - link13_momentum_f_x_along_dq * link13_velocity_w_y;
+    let link12_composite_force_f_z_along_dq = p.link_mass
+        * link12_acceleration_v_z_along_dq + link13_composite_force_f_z_along_dq
+        - link12_acceleration_w_y * link12_inertia_h_x_along_dq
+        - link12_momentum_f_x_along_dq * link12_velocity_w_y;
+    let link11_composite_force_f_z_along_dq = link11_acceleration_v_z_along_dq
+        * p.link_mass + link12_composite_force_f_z_along_dq
+        - link11_momentum_f_x_along_dq * link11_velocity_w_y
+        - link11_acceleration_w_y * link11_inertia_h_x_along_dq;
+    let link10_composite_force_f_z_along_dq = p.link_mass
+        * link10_acceleration_v_z_along_dq + link11_composite_force_f_z_along_dq
+        - link10_velocity_w_y * link10_momentum_f_x_along_dq
+        - link10_inertia_h_x_along_dq * link10_acceleration_w_y;
+    let link9_momentum_f_x_along_dq = link9_velocity_w_y * link9_inertia_h_z_along_dq
+        + link9_velocity_v_x_along_dq * p.link_mass;
+    let link9_composite_force_f_z_along_dq = link9_acceleration_v_z_along_dq
+        * p.link_mass + link10_composite_force_f_z_along_dq
+        - link9_velocity_w_y * link9_momentum_f_x_along_dq
+        - link9_inertia_h_x_along_dq * link9_acceleration_w_y;
+    let link8_composite_force_f_z_along_dq = link8_acceleration_v_z_along_dq
+        * p.link_mass + link9_composite_force_f_z_along_dq
+        - link8_momentum_f_x_along_dq * link8_velocity_w_y
+        - link8_inertia_h_x_along_dq * link8_acceleration_w_y;
+    let link7_momentum_f_x_along_dq = link7_velocity_w_y * link7_inertia_h_z_along_dq
+        + link7_velocity_v_x_along_dq * p.link_mass;
+    let link7_composite_force_f_z_along_dq = link8_composite_force_f_z_along_dq
+        + link7_acceleration_v_z_along_dq * p.link_mass
+        - link7_velocity_w_y * link7_momentum_f_x_along_dq
+        - link7_acceleration_w_y * link7_inertia_h_x_along_dq;
+    let link6_momentum_f_x_along_dq = link6_inertia_h_z_along_dq * link6_velocity_w_y
+        + p.link_mass * link6_velocity_v_x_along_dq;
+    let link6_composite_force_f_z_along_dq = link7_composite_force_f_z_along_dq
+        + p.link_mass * link6_acceleration_v_z_along_dq
+        - link6_acceleration_w_y * link6_inertia_h_x_along_dq
+        - link6_momentum_f_x_along_dq * link6_velocity_w_y;
+    let link5_momentum_f_x_along_dq = link5_velocity_w_y * link5_inertia_h_z_along_dq
+        + p.link_mass * link5_velocity_v_x_along_dq;
+    let link5_composite_force_f_z_along_dq = link5_acceleration_v_z_along_dq
+        * p.link_mass + link6_composite_force_f_z_along_dq
+        - link5_acceleration_w_y * link5_inertia_h_x_along_dq
+        - link5_velocity_w_y * link5_momentum_f_x_along_dq;
+    let link4_momentum_f_x_along_dq = p.link_mass * link4_velocity_v_x_along_dq
+        + link4_velocity_w_y * link4_inertia_h_z_along_dq;
+    let link4_composite_force_f_z_along_dq = link5_composite_force_f_z_along_dq
+        + p.link_mass * link4_acceleration_v_z_along_dq
+        - link4_inertia_h_x_along_dq * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x_along_dq;
+    let link3_momentum_f_x_along_dq = link3_inertia_h_z_along_dq * link3_velocity_w_y
+        + p.link_mass * link3_velocity_v_x_along_dq;
+    let link3_composite_force_f_z_along_dq = link4_composite_force_f_z_along_dq
+        + p.link_mass * link3_acceleration_v_z_along_dq
+        - link3_velocity_w_y * link3_momentum_f_x_along_dq
+        - link3_inertia_h_x_along_dq * link3_acceleration_w_y;
+    let link2_momentum_f_x_along_dq = link2_velocity_w_y * link2_inertia_h_z_along_dq
+        + p.link_mass * link2_velocity_v_x_along_dq;
+    let link2_composite_force_f_z_along_dq = link3_composite_force_f_z_along_dq
+        + p.link_mass * link2_acceleration_v_z_along_dq
+        - link2_momentum_f_x_along_dq * link2_velocity_w_y
+        - link2_inertia_h_x_along_dq * link2_acceleration_w_y;
+    let link1_composite_force_f_z_along_dq = p.link_mass
+        * base_angle_acceleration_v_z_along_dq + link2_composite_force_f_z_along_dq
+        - link1_momentum_f_x_along_dq * base_angle_velocity_w_y
+        - link1_inertia_h_x_along_dq * base_angle_acceleration_w_y;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_acceleration_v_z = qdd[2] * cache.base_angle_subspace_v_z + qdd[1]
+        + base_angle_bias_v_z;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_z = base_angle_acceleration_v_z
+        + link2_subspace_rate_v_z * qd[3] + cache.link2_subspace_v_z * qdd[3];
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link3_acceleration_v_z = qd[4] * link3_subspace_rate_v_z
+        + qdd[4] * cache.link3_subspace_v_z + link2_acceleration_v_z;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z = qdd[5] * cache.link4_subspace_v_z
+        + link3_acceleration_v_z + link4_subspace_rate_v_z * qd[5];
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_acceleration_v_z = qdd[6] * cache.link5_subspace_v_z
+        + qd[6] * link5_subspace_rate_v_z + link4_acceleration_v_z;
+    let link6_acceleration_v_z = qd[7] * link6_subspace_rate_v_z + link5_acceleration_v_z
+        + cache.link6_subspace_v_z * qdd[7];
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link7_acceleration_v_z = cache.link7_subspace_v_z * qdd[8]
+        + link6_acceleration_v_z + link7_subspace_rate_v_z * qd[8];
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link13_velocity_v_x = qd[14] * cache.link13_position_z + link12_velocity_v_x;
+    let link13_momentum_f_x = cache.link13_inertia_h_z * link13_velocity_w_y
+        + link13_velocity_v_x * p.link_mass;
+    let link14_velocity_v_x = cache.link14_position_z * qd[15] + link13_velocity_v_x;
+    let link15_subspace_rate_v_z = -cache.link15_position_z * link14_velocity_w_y
+        - link14_velocity_v_x;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link8_acceleration_v_z = link7_acceleration_v_z + link8_subspace_rate_v_z * qd[9]
+        + qdd[9] * cache.link8_subspace_v_z;
+    let link9_acceleration_v_z = qd[10] * link9_subspace_rate_v_z
+        + link8_acceleration_v_z + qdd[10] * cache.link9_subspace_v_z;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link10_acceleration_v_z = cache.link10_subspace_v_z * qdd[11]
+        + link9_acceleration_v_z + link10_subspace_rate_v_z * qd[11];
+    let link11_acceleration_v_z = cache.link11_subspace_v_z * qdd[12]
+        + qd[12] * link11_subspace_rate_v_z + link10_acceleration_v_z;
+    let link12_acceleration_v_z = qdd[13] * cache.link12_subspace_v_z
+        + qd[13] * link12_subspace_rate_v_z + link11_acceleration_v_z;
+    let link13_subspace_rate_v_z = -cache.link13_position_z * link12_velocity_w_y
+        - link12_velocity_v_x;
+    let link13_acceleration_v_z = cache.link13_subspace_v_z * qdd[14]
+        + link12_acceleration_v_z + qd[14] * link13_subspace_rate_v_z;
+    let link14_subspace_rate_v_z = -link13_velocity_v_x
+        - cache.link14_position_z * link13_velocity_w_y;
+    let link14_acceleration_v_z = qdd[15] * cache.link14_subspace_v_z
+        + link13_acceleration_v_z + link14_subspace_rate_v_z * qd[15];
+    let link15_acceleration_v_z = qd[16] * link15_subspace_rate_v_z
+        + cache.link15_subspace_v_z * qdd[16] + link14_acceleration_v_z;
+    let link15_velocity_v_x = cache.link15_position_z * qd[16] + link14_velocity_v_x;
+    let link16_subspace_rate_v_z = -link15_velocity_v_x
+        - cache.link16_position_z * link15_velocity_w_y;
+    let link16_acceleration_v_z = link15_acceleration_v_z
+        + link16_subspace_rate_v_z * qd[17] + cache.link16_subspace_v_z * qdd[17];
+    let link16_velocity_v_x = link15_velocity_v_x + cache.link16_position_z * qd[17];
+    let link17_velocity_v_x = link16_velocity_v_x + qd[18] * cache.link17_position_z;
+    let link17_momentum_f_x = cache.link17_inertia_h_z * link17_velocity_w_y
+        + p.link_mass * link17_velocity_v_x;
+    let link17_subspace_rate_v_z = -link16_velocity_w_y * cache.link17_position_z
+        - link16_velocity_v_x;
+    let link17_acceleration_v_z = qd[18] * link17_subspace_rate_v_z
+        + cache.link17_subspace_v_z * qdd[18] + link16_acceleration_v_z;
+    let link18_subspace_rate_v_z = -link17_velocity_v_x
+        - cache.link18_position_z * link17_velocity_w_y;
+    let link18_acceleration_v_z = link18_subspace_rate_v_z * qd[19]
+        + cache.link18_subspace_v_z * qdd[19] + link17_acceleration_v_z;
+    let link18_velocity_v_x = cache.link18_position_z * qd[19] + link17_velocity_v_x;
+    let link19_velocity_v_x = qd[20] * cache.link19_position_z + link18_velocity_v_x;
+    let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
+    let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
+        + link20_velocity_w_y * cache.link20_inertia_h_z;
+    let link20_articulated_bias_f_z = -(link20_momentum_f_x * link20_velocity_w_y);
+    let link20_subspace_rate_v_z = -cache.link20_position_z * link19_velocity_w_y
+        - link19_velocity_v_x;
+    let link19_subspace_rate_v_z = -link18_velocity_w_y * cache.link19_position_z
+        - link18_velocity_v_x;
+    let link19_acceleration_v_z = link18_acceleration_v_z
+        + link19_subspace_rate_v_z * qd[20] + qdd[20] * cache.link19_subspace_v_z;
+    let link20_acceleration_v_z = qdd[21] * cache.link20_subspace_v_z
+        + link20_subspace_rate_v_z * qd[21] + link19_acceleration_v_z;
+    let link20_composite_force_f_z = link20_articulated_bias_f_z
+        + link20_acceleration_v_z * p.link_mass
+        - link20_acceleration_w_y * cache.link20_inertia_h_x;
+    let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
+        + link19_velocity_w_y * cache.link19_inertia_h_z;
+    let link19_composite_force_f_z = link20_composite_force_f_z
+        + p.link_mass * link19_acceleration_v_z
+        - link19_momentum_f_x * link19_velocity_w_y
+        - cache.link19_inertia_h_x * link19_acceleration_w_y;
+    let link18_momentum_f_x = link18_velocity_w_y * cache.link18_inertia_h_z
+        + p.link_mass * link18_velocity_v_x;
+    let link18_composite_force_f_z = link18_acceleration_v_z * p.link_mass
+        + link19_composite_force_f_z - cache.link18_inertia_h_x * link18_acceleration_w_y
+        - link18_velocity_w_y * link18_momentum_f_x;
+    let link17_composite_force_f_z = link17_acceleration_v_z * p.link_mass
+        + link18_composite_force_f_z - link17_momentum_f_x * link17_velocity_w_y
+        - cache.link17_inertia_h_x * link17_acceleration_w_y;
+    let link16_momentum_f_x = link16_velocity_v_x * p.link_mass
+        + cache.link16_inertia_h_z * link16_velocity_w_y;
+    let link16_composite_force_f_z = p.link_mass * link16_acceleration_v_z
+        + link17_composite_force_f_z - link16_acceleration_w_y * cache.link16_inertia_h_x
+        - link16_velocity_w_y * link16_momentum_f_x;
+    let link15_momentum_f_x = link15_velocity_w_y * cache.link15_inertia_h_z
+        + link15_velocity_v_x * p.link_mass;
+    let link15_composite_force_f_z = link16_composite_force_f_z
+        + link15_acceleration_v_z * p.link_mass
+        - link15_acceleration_w_y * cache.link15_inertia_h_x
+        - link15_momentum_f_x * link15_velocity_w_y;
+    let link14_momentum_f_x = cache.link14_inertia_h_z * link14_velocity_w_y
+        + link14_velocity_v_x * p.link_mass;
+    let link14_composite_force_f_z = link15_composite_force_f_z
+        + p.link_mass * link14_acceleration_v_z
+        - link14_acceleration_w_y * cache.link14_inertia_h_x
+        - link14_momentum_f_x * link14_velocity_w_y;
+    let link13_composite_force_f_z = link14_composite_force_f_z
+        + p.link_mass * link13_acceleration_v_z
+        - link13_momentum_f_x * link13_velocity_w_y
+        - link13_acceleration_w_y * cache.link13_inertia_h_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_composite_force_f_z = link13_composite_force_f_z
+        + link12_acceleration_v_z * p.link_mass
+        - cache.link12_inertia_h_x * link12_acceleration_w_y
+        - link12_velocity_w_y * link12_momentum_f_x;
+    let link11_composite_force_f_z = link12_composite_force_f_z
+        + p.link_mass * link11_acceleration_v_z
+        - link11_momentum_f_x * link11_velocity_w_y
+        - cache.link11_inertia_h_x * link11_acceleration_w_y;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_composite_force_f_z = link11_composite_force_f_z
+        + p.link_mass * link10_acceleration_v_z
+        - link10_velocity_w_y * link10_momentum_f_x
+        - link10_acceleration_w_y * cache.link10_inertia_h_x;
+    let link9_composite_force_f_z = link10_composite_force_f_z
+        + link9_acceleration_v_z * p.link_mass - link9_velocity_w_y * link9_momentum_f_x
+        - cache.link9_inertia_h_x * link9_acceleration_w_y;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link8_composite_force_f_z = link9_composite_force_f_z
+        + link8_acceleration_v_z * p.link_mass - link8_momentum_f_x * link8_velocity_w_y
+        - cache.link8_inertia_h_x * link8_acceleration_w_y;
+    let link7_composite_force_f_z = link7_acceleration_v_z * p.link_mass
+        + link8_composite_force_f_z - link7_velocity_w_y * link7_momentum_f_x
+        - cache.link7_inertia_h_x * link7_acceleration_w_y;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link6_composite_force_f_z = link6_acceleration_v_z * p.link_mass
+        + link7_composite_force_f_z - link6_acceleration_w_y * cache.link6_inertia_h_x
+        - link6_momentum_f_x * link6_velocity_w_y;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_composite_force_f_z = link6_composite_force_f_z
+        + link5_acceleration_v_z * p.link_mass
+        - link5_acceleration_w_y * cache.link5_inertia_h_x
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_composite_force_f_z = p.link_mass * link4_acceleration_v_z
+        + link5_composite_force_f_z - cache.link4_inertia_h_x * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link3_composite_force_f_z = p.link_mass * link3_acceleration_v_z
+        + link4_composite_force_f_z - cache.link3_inertia_h_x * link3_acceleration_w_y
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link2_composite_force_f_z = p.link_mass * link2_acceleration_v_z
+        + link3_composite_force_f_z - link2_velocity_w_y * link2_momentum_f_x
+        - cache.link2_inertia_h_x * link2_acceleration_w_y;
+    let link1_composite_force_f_z = base_angle_acceleration_v_z * p.link_mass
+        + link2_composite_force_f_z - base_angle_velocity_w_y * link1_momentum_f_x
+        - cache.link1_inertia_h_x * base_angle_acceleration_w_y;
+    let link19_composite_inertia_h_x_along_dq = link20_inertia_h_x_along_dq
+        + link19_inertia_h_x_along_dq;
+    let link18_composite_inertia_h_x_along_dq = link18_inertia_h_x_along_dq
+        + link19_composite_inertia_h_x_along_dq;
+    let link17_composite_inertia_h_x_along_dq = link18_composite_inertia_h_x_along_dq
+        + link17_inertia_h_x_along_dq;
+    let link16_composite_inertia_h_x_along_dq = link17_composite_inertia_h_x_along_dq
+        + link16_inertia_h_x_along_dq;
+    let link15_composite_inertia_h_x_along_dq = link15_inertia_h_x_along_dq
+        + link16_composite_inertia_h_x_along_dq;
+    let link14_composite_inertia_h_x_along_dq = link15_composite_inertia_h_x_along_dq
+        + link14_inertia_h_x_along_dq;
+    let link13_composite_inertia_h_x_along_dq = link13_inertia_h_x_along_dq
+        + link14_composite_inertia_h_x_along_dq;
+    let link12_composite_inertia_h_x_along_dq = link13_composite_inertia_h_x_along_dq
+        + link12_inertia_h_x_along_dq;
+    let link11_composite_inertia_h_x_along_dq = link12_composite_inertia_h_x_along_dq
+        + link11_inertia_h_x_along_dq;
+    let link10_composite_inertia_h_x_along_dq = link10_inertia_h_x_along_dq
+        + link11_composite_inertia_h_x_along_dq;
+    let link9_composite_inertia_h_x_along_dq = link10_composite_inertia_h_x_along_dq
+        + link9_inertia_h_x_along_dq;
+    let link8_composite_inertia_h_x_along_dq = link9_composite_inertia_h_x_along_dq
+        + link8_inertia_h_x_along_dq;
+    let link7_composite_inertia_h_x_along_dq = link8_composite_inertia_h_x_along_dq
+        + link7_inertia_h_x_along_dq;
+    let link6_composite_inertia_h_x_along_dq = link7_composite_inertia_h_x_along_dq
+        + link6_inertia_h_x_along_dq;
+    let link5_composite_inertia_h_x_along_dq = link6_composite_inertia_h_x_along_dq
+        + link5_inertia_h_x_along_dq;
+    let link4_composite_inertia_h_x_along_dq = link5_composite_inertia_h_x_along_dq
+        + link4_inertia_h_x_along_dq;
+    let link3_composite_inertia_h_x_along_dq = link3_inertia_h_x_along_dq
+        + link4_composite_inertia_h_x_along_dq;
+    let link2_composite_inertia_h_x_along_dq = link2_inertia_h_x_along_dq
+        + link3_composite_inertia_h_x_along_dq;
+    let link1_composite_inertia_h_x_along_dq = link1_inertia_h_x_along_dq
+        + link2_composite_inertia_h_x_along_dq;
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_acceleration_v_x = link2_subspace_rate_v_x * qd[3]
+        + cache.link2_position_z * qdd[3] + base_angle_acceleration_v_x;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_acceleration_v_x = qd[4] * link3_subspace_rate_v_x + link2_acceleration_v_x
+        + qdd[4] * cache.link3_position_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x = link3_acceleration_v_x + cache.link4_position_z * qdd[5]
+        + qd[5] * link4_subspace_rate_v_x;
+    let link5_acceleration_v_x = qd[6] * link5_subspace_rate_v_x + link4_acceleration_v_x
+        + cache.link5_position_z * qdd[6];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x = cache.link6_position_z * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x + link5_acceleration_v_x;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link7_acceleration_v_x = cache.link7_position_z * qdd[8] + link6_acceleration_v_x
+        + link7_subspace_rate_v_x * qd[8];
+    let link8_acceleration_v_x = link8_subspace_rate_v_x * qd[9] + link7_acceleration_v_x
+        + cache.link8_position_z * qdd[9];
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link9_acceleration_v_x = qdd[10] * cache.link9_position_z
+        + link8_acceleration_v_x + link9_subspace_rate_v_x * qd[10];
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_acceleration_v_x = cache.link10_position_z * qdd[11]
+        + link9_acceleration_v_x + link10_subspace_rate_v_x * qd[11];
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_acceleration_v_x = link10_acceleration_v_x
+        + qdd[12] * cache.link11_position_z + link11_subspace_rate_v_x * qd[12];
+    let link12_acceleration_v_x = qdd[13] * cache.link12_position_z
+        + qd[13] * link12_subspace_rate_v_x + link11_acceleration_v_x;
+    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * cache.link13_subspace_v_z;
+    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
+        - cache.link13_inertia_h_x * link13_velocity_w_y;
+    let link14_velocity_v_z = qd[15] * cache.link14_subspace_v_z + link13_velocity_v_z;
+    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
+        - cache.link14_inertia_h_x * link14_velocity_w_y;
+    let link13_subspace_rate_v_x = cache.link13_subspace_v_z * link12_velocity_w_y
+        + link12_velocity_v_z;
+    let link13_acceleration_v_x = qd[14] * link13_subspace_rate_v_x
+        + link12_acceleration_v_x + cache.link13_position_z * qdd[14];
+    let link14_subspace_rate_v_x = cache.link14_subspace_v_z * link13_velocity_w_y
+        + link13_velocity_v_z;
+    let link14_acceleration_v_x = cache.link14_position_z * qdd[15]
+        + link13_acceleration_v_x + link14_subspace_rate_v_x * qd[15];
+    let link15_velocity_v_z = cache.link15_subspace_v_z * qd[16] + link14_velocity_v_z;
+    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
+        - link15_velocity_w_y * cache.link15_inertia_h_x;
+    let link16_velocity_v_z = cache.link16_subspace_v_z * qd[17] + link15_velocity_v_z;
+    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
+        - cache.link16_inertia_h_x * link16_velocity_w_y;
+    let link17_subspace_rate_v_x = link16_velocity_v_z
+        + cache.link17_subspace_v_z * link16_velocity_w_y;
+    let link16_subspace_rate_v_x = cache.link16_subspace_v_z * link15_velocity_w_y
+        + link15_velocity_v_z;
+    let link15_subspace_rate_v_x = link14_velocity_v_z
+        + cache.link15_subspace_v_z * link14_velocity_w_y;
+    let link15_acceleration_v_x = link15_subspace_rate_v_x * qd[16]
+        + cache.link15_position_z * qdd[16] + link14_acceleration_v_x;
+    let link16_acceleration_v_x = link16_subspace_rate_v_x * qd[17]
+        + link15_acceleration_v_x + cache.link16_position_z * qdd[17];
+    let link17_acceleration_v_x = cache.link17_position_z * qdd[18]
+        + qd[18] * link17_subspace_rate_v_x + link16_acceleration_v_x;
+    let link17_velocity_v_z = link16_velocity_v_z + cache.link17_subspace_v_z * qd[18];
+    let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
+        + link17_velocity_v_z;
+    let link18_acceleration_v_x = qd[19] * link18_subspace_rate_v_x
+        + link17_acceleration_v_x + cache.link18_position_z * qdd[19];
+    let link18_velocity_v_z = cache.link18_subspace_v_z * qd[19] + link17_velocity_v_z;
+    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
+        - cache.link18_inertia_h_x * link18_velocity_w_y;
+    let link19_velocity_v_z = cache.link19_subspace_v_z * qd[20] + link18_velocity_v_z;
+    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y;
+    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
+    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
+        - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link20_articulated_bias_f_x = link20_velocity_w_y * link20_momentum_f_z;
+    let link19_subspace_rate_v_x = link18_velocity_v_z
+        + cache.link19_subspace_v_z * link18_velocity_w_y;
+    let link19_acceleration_v_x = qdd[20] * cache.link19_position_z
+        + link19_subspace_rate_v_x * qd[20] + link18_acceleration_v_x;
+    let link20_subspace_rate_v_x = link19_velocity_v_z
+        + link19_velocity_w_y * cache.link20_subspace_v_z;
+    let link20_acceleration_v_x = qdd[21] * cache.link20_position_z
+        + link19_acceleration_v_x + link20_subspace_rate_v_x * qd[21];
+    let link20_composite_force_f_x = link20_articulated_bias_f_x
+        + link20_acceleration_v_x * p.link_mass
+        + link20_acceleration_w_y * cache.link20_inertia_h_z;
+    let link19_composite_force_f_x = link19_momentum_f_z * link19_velocity_w_y
+        + link19_acceleration_w_y * cache.link19_inertia_h_z + link20_composite_force_f_x
+        + p.link_mass * link19_acceleration_v_x;
+    let link18_composite_force_f_x = p.link_mass * link18_acceleration_v_x
+        + link18_acceleration_w_y * cache.link18_inertia_h_z
+        + link18_velocity_w_y * link18_momentum_f_z + link19_composite_force_f_x;
+    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
+        - cache.link17_inertia_h_x * link17_velocity_w_y;
+    let link17_composite_force_f_x = p.link_mass * link17_acceleration_v_x
+        + link18_composite_force_f_x + link17_acceleration_w_y * cache.link17_inertia_h_z
+        + link17_momentum_f_z * link17_velocity_w_y;
+    let link16_composite_force_f_x = link16_momentum_f_z * link16_velocity_w_y
+        + link17_composite_force_f_x + link16_acceleration_w_y * cache.link16_inertia_h_z
+        + p.link_mass * link16_acceleration_v_x;
+    let link15_composite_force_f_x = link15_velocity_w_y * link15_momentum_f_z
+        + link15_acceleration_w_y * cache.link15_inertia_h_z + link16_composite_force_f_x
+        + link15_acceleration_v_x * p.link_mass;
+    let link14_composite_force_f_x = link14_acceleration_w_y * cache.link14_inertia_h_z
+        + link14_momentum_f_z * link14_velocity_w_y
+        + p.link_mass * link14_acceleration_v_x + link15_composite_force_f_x;
+    let link13_composite_force_f_x = link13_velocity_w_y * link13_momentum_f_z
+        + link14_composite_force_f_x + link13_acceleration_w_y * cache.link13_inertia_h_z
+        + p.link_mass * link13_acceleration_v_x;
+    let link12_composite_force_f_x = link12_velocity_w_y * link12_momentum_f_z
+        + link12_acceleration_v_x * p.link_mass
+        + link12_acceleration_w_y * cache.link12_inertia_h_z
+        + link13_composite_force_f_x;
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link11_composite_force_f_x = link12_composite_force_f_x
+        + link11_acceleration_v_x * p.link_mass
+        + link11_momentum_f_z * link11_velocity_w_y
+        + cache.link11_inertia_h_z * link11_acceleration_w_y;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_composite_force_f_x = cache.link10_inertia_h_z * link10_acceleration_w_y
+        + link10_acceleration_v_x * p.link_mass + link11_composite_force_f_x
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link9_composite_force_f_x = cache.link9_inertia_h_z * link9_acceleration_w_y
+        + p.link_mass * link9_acceleration_v_x + link9_velocity_w_y * link9_momentum_f_z
+        + link10_composite_force_f_x;
+    let link8_composite_force_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + link8_acceleration_v_x * p.link_mass + link9_composite_force_f_x
+        + cache.link8_inertia_h_z * link8_acceleration_w_y;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link7_composite_force_f_x = cache.link7_inertia_h_z * link7_acceleration_w_y
+        + link8_composite_force_f_x + link7_acceleration_v_x * p.link_mass
+        + link7_velocity_w_y * link7_momentum_f_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_composite_force_f_x = link6_acceleration_v_x * p.link_mass
+        + link7_composite_force_f_x + link6_momentum_f_z * link6_velocity_w_y
+        + link6_acceleration_w_y * cache.link6_inertia_h_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_composite_force_f_x = link5_acceleration_v_x * p.link_mass
+        + link5_acceleration_w_y * cache.link5_inertia_h_z + link6_composite_force_f_x
+        + link5_velocity_w_y * link5_momentum_f_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link4_composite_force_f_x = link5_composite_force_f_x
+        + link4_velocity_w_y * link4_momentum_f_z
+        + cache.link4_inertia_h_z * link4_acceleration_w_y
+        + p.link_mass * link4_acceleration_v_x;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_composite_force_f_x = link3_acceleration_v_x * p.link_mass
+        + link4_composite_force_f_x + cache.link3_inertia_h_z * link3_acceleration_w_y
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link2_composite_force_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + cache.link2_inertia_h_z * link2_acceleration_w_y
+        + link2_acceleration_v_x * p.link_mass + link3_composite_force_f_x;
+    let link1_composite_force_f_x = cache.link1_inertia_h_z * base_angle_acceleration_w_y
+        + base_angle_velocity_w_y * link1_momentum_f_z + link2_composite_force_f_x
+        + base_angle_acceleration_v_x * p.link_mass;
+    let link1_inertia_i_11_along_dq = (2.0 * link1_com_x_along_dq * cache.link1_com_x
+        + 2.0 * cache.link1_com_z * link1_com_z_along_dq) * p.link_mass;
+    let link4_inertia_i_11_along_dq = (2.0 * cache.link4_com_z * link4_com_z_along_dq
+        + 2.0 * link4_com_x_along_dq * cache.link4_com_x) * p.link_mass;
+    let link6_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link6_com_x_along_dq * cache.link6_com_x
+            + 2.0 * cache.link6_com_z * link6_com_z_along_dq);
+    let link9_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link9_com_z_along_dq * cache.link9_com_z
+            + 2.0 * cache.link9_com_x * link9_com_x_along_dq);
+    let link10_inertia_i_11_along_dq = (2.0 * link10_com_x_along_dq * cache.link10_com_x
+        + 2.0 * cache.link10_com_z * link10_com_z_along_dq) * p.link_mass;
+    let link11_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link11_com_x_along_dq * cache.link11_com_x
+            + 2.0 * cache.link11_com_z * link11_com_z_along_dq);
+    let link12_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link12_com_x * link12_com_x_along_dq
+            + 2.0 * link12_com_z_along_dq * cache.link12_com_z);
+    let link17_inertia_i_11_along_dq = (2.0 * link17_com_z_along_dq * cache.link17_com_z
+        + 2.0 * link17_com_x_along_dq * cache.link17_com_x) * p.link_mass;
+    let link19_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link19_com_z * link19_com_z_along_dq
+            + 2.0 * cache.link19_com_x * link19_com_x_along_dq);
+    let link20_articulated_bias_n_y_along_dq = link20_momentum_f_x
+        * link20_velocity_v_z_along_dq
+        + link20_momentum_f_x_along_dq * link20_velocity_v_z
+        - link20_momentum_f_z * link20_velocity_v_x_along_dq
+        - link20_velocity_v_x * link20_momentum_f_z_along_dq;
+    let link20_inertia_i_11_along_dq = (2.0 * link20_com_z_along_dq * cache.link20_com_z
+        + 2.0 * link20_com_x_along_dq * cache.link20_com_x) * p.link_mass;
+    let link20_composite_force_n_y_along_dq = link20_articulated_bias_n_y_along_dq
+        + link20_acceleration_v_x * link20_inertia_h_z_along_dq
+        + link20_inertia_i_11_along_dq * link20_acceleration_w_y
+        + link20_acceleration_v_x_along_dq * cache.link20_inertia_h_z
+        - cache.link20_inertia_h_x * link20_acceleration_v_z_along_dq
+        - link20_inertia_h_x_along_dq * link20_acceleration_v_z;
+    let link19_composite_force_n_y_along_dq = link19_velocity_v_z_along_dq
+        * link19_momentum_f_x + link19_acceleration_w_y * link19_inertia_i_11_along_dq
+        + link20_composite_force_n_y_along_dq
+        + link19_inertia_h_z_along_dq * link19_acceleration_v_x
+        + link19_acceleration_v_x_along_dq * cache.link19_inertia_h_z
+        + link19_velocity_v_z * link19_momentum_f_x_along_dq
+        - link19_inertia_h_x_along_dq * link19_acceleration_v_z
+        - link19_acceleration_v_z_along_dq * cache.link19_inertia_h_x
+        - link19_velocity_v_x_along_dq * link19_momentum_f_z
+        - link19_velocity_v_x * link19_momentum_f_z_along_dq;
+    let link18_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link18_com_z * link18_com_z_along_dq
+            + 2.0 * cache.link18_com_x * link18_com_x_along_dq);
+    let link18_composite_force_n_y_along_dq = link19_composite_force_n_y_along_dq
+        + link18_acceleration_w_y * link18_inertia_i_11_along_dq
+        + link18_velocity_v_z_along_dq * link18_momentum_f_x
+        + link18_momentum_f_x_along_dq * link18_velocity_v_z
+        + link18_inertia_h_z_along_dq * link18_acceleration_v_x
+        + link18_acceleration_v_x_along_dq * cache.link18_inertia_h_z
+        - cache.link18_inertia_h_x * link18_acceleration_v_z_along_dq
+        - link18_velocity_v_x_along_dq * link18_momentum_f_z
+        - link18_acceleration_v_z * link18_inertia_h_x_along_dq
+        - link18_momentum_f_z_along_dq * link18_velocity_v_x;
+    let link17_composite_force_n_y_along_dq = link17_momentum_f_x_along_dq
+        * link17_velocity_v_z + link17_acceleration_w_y * link17_inertia_i_11_along_dq
+        + link17_inertia_h_z_along_dq * link17_acceleration_v_x
+        + link18_composite_force_n_y_along_dq
+        + link17_momentum_f_x * link17_velocity_v_z_along_dq
+        + cache.link17_inertia_h_z * link17_acceleration_v_x_along_dq
+        - link17_momentum_f_z_along_dq * link17_velocity_v_x
+        - link17_velocity_v_x_along_dq * link17_momentum_f_z
+        - link17_acceleration_v_z * link17_inertia_h_x_along_dq
+        - cache.link17_inertia_h_x * link17_acceleration_v_z_along_dq;
+    let link16_inertia_i_11_along_dq = (2.0 * link16_com_x_along_dq * cache.link16_com_x
+        + 2.0 * link16_com_z_along_dq * cache.link16_com_z) * p.link_mass;
+    let link16_composite_force_n_y_along_dq = link16_inertia_h_z_along_dq
+        * link16_acceleration_v_x + link17_composite_force_n_y_along_dq
+        + link16_acceleration_w_y * link16_inertia_i_11_along_dq
+        + cache.link16_inertia_h_z * link16_acceleration_v_x_along_dq
+        + link16_velocity_v_z * link16_momentum_f_x_along_dq
+        + link16_velocity_v_z_along_dq * link16_momentum_f_x
+        - cache.link16_inertia_h_x * link16_acceleration_v_z_along_dq
+        - link16_velocity_v_x_along_dq * link16_momentum_f_z
+        - link16_inertia_h_x_along_dq * link16_acceleration_v_z
+        - link16_momentum_f_z_along_dq * link16_velocity_v_x;
+    let link15_inertia_i_11_along_dq = (2.0 * cache.link15_com_z * link15_com_z_along_dq
+        + 2.0 * cache.link15_com_x * link15_com_x_along_dq) * p.link_mass;
+    let link15_composite_force_n_y_along_dq = link15_momentum_f_x
+        * link15_velocity_v_z_along_dq + link16_composite_force_n_y_along_dq
+        + link15_acceleration_v_x * link15_inertia_h_z_along_dq
+        + link15_momentum_f_x_along_dq * link15_velocity_v_z
+        + link15_inertia_i_11_along_dq * link15_acceleration_w_y
+        + link15_acceleration_v_x_along_dq * cache.link15_inertia_h_z
+        - link15_momentum_f_z * link15_velocity_v_x_along_dq
+        - cache.link15_inertia_h_x * link15_acceleration_v_z_along_dq
+        - link15_inertia_h_x_along_dq * link15_acceleration_v_z
+        - link15_velocity_v_x * link15_momentum_f_z_along_dq;
+    let link14_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link14_com_z_along_dq * cache.link14_com_z
+            + 2.0 * link14_com_x_along_dq * cache.link14_com_x);
+    let link14_composite_force_n_y_along_dq = link15_composite_force_n_y_along_dq
+        + link14_inertia_h_z_along_dq * link14_acceleration_v_x
+        + cache.link14_inertia_h_z * link14_acceleration_v_x_along_dq
+        + link14_inertia_i_11_along_dq * link14_acceleration_w_y
+        + link14_momentum_f_x * link14_velocity_v_z_along_dq
+        + link14_momentum_f_x_along_dq * link14_velocity_v_z
+        - link14_acceleration_v_z * link14_inertia_h_x_along_dq
+        - link14_momentum_f_z_along_dq * link14_velocity_v_x
+        - cache.link14_inertia_h_x * link14_acceleration_v_z_along_dq
+        - link14_momentum_f_z * link14_velocity_v_x_along_dq;
+    let link13_inertia_i_11_along_dq = (2.0 * link13_com_x_along_dq * cache.link13_com_x
+        + 2.0 * cache.link13_com_z * link13_com_z_along_dq) * p.link_mass;
+    let link13_composite_force_n_y_along_dq = link14_composite_force_n_y_along_dq
+        + link13_acceleration_v_x_along_dq * cache.link13_inertia_h_z
+        + link13_momentum_f_x_along_dq * link13_velocity_v_z
+        + link13_inertia_i_11_along_dq * link13_acceleration_w_y
+        + link13_momentum_f_x * link13_velocity_v_z_along_dq
+        + link13_inertia_h_z_along_dq * link13_acceleration_v_x
+        - link13_velocity_v_x * link13_momentum_f_z_along_dq
+        - link13_inertia_h_x_along_dq * link13_acceleration_v_z
+        - link13_momentum_f_z * link13_velocity_v_x_along_dq
+        - link13_acceleration_v_z_along_dq * cache.link13_inertia_h_x;
+    let link12_composite_force_n_y_along_dq = link12_velocity_v_z_along_dq
+        * link12_momentum_f_x
+        + link12_acceleration_v_x_along_dq * cache.link12_inertia_h_z
+        + link12_momentum_f_x_along_dq * link12_velocity_v_z
+        + link12_inertia_i_11_along_dq * link12_acceleration_w_y
+        + link13_composite_force_n_y_along_dq
+        + link12_acceleration_v_x * link12_inertia_h_z_along_dq
+        - link12_momentum_f_z_along_dq * link12_velocity_v_x
+        - link12_velocity_v_x_along_dq * link12_momentum_f_z
+        - cache.link12_inertia_h_x * link12_acceleration_v_z_along_dq
+        - link12_acceleration_v_z * link12_inertia_h_x_along_dq;
+    let link11_composite_force_n_y_along_dq = link11_acceleration_v_x
+        * link11_inertia_h_z_along_dq
+        + link11_inertia_i_11_along_dq * link11_acceleration_w_y
+        + link11_velocity_v_z * link11_momentum_f_x_along_dq
+        + link11_acceleration_v_x_along_dq * cache.link11_inertia_h_z
+        + link12_composite_force_n_y_along_dq
+        + link11_velocity_v_z_along_dq * link11_momentum_f_x
+        - link11_momentum_f_z * link11_velocity_v_x_along_dq
+        - link11_velocity_v_x * link11_momentum_f_z_along_dq
+        - link11_acceleration_v_z * link11_inertia_h_x_along_dq
+        - link11_acceleration_v_z_along_dq * cache.link11_inertia_h_x;
+    let link10_composite_force_n_y_along_dq = link10_inertia_i_11_along_dq
+        * link10_acceleration_w_y + link10_velocity_v_z_along_dq * link10_momentum_f_x
+        + cache.link10_inertia_h_z * link10_acceleration_v_x_along_dq
+        + link10_velocity_v_z * link10_momentum_f_x_along_dq
+        + link10_acceleration_v_x * link10_inertia_h_z_along_dq
+        + link11_composite_force_n_y_along_dq
+        - cache.link10_inertia_h_x * link10_acceleration_v_z_along_dq
+        - link10_inertia_h_x_along_dq * link10_acceleration_v_z
+        - link10_momentum_f_z * link10_velocity_v_x_along_dq
+        - link10_velocity_v_x * link10_momentum_f_z_along_dq;
+    let link9_composite_force_n_y_along_dq = link9_acceleration_v_x_along_dq
+        * cache.link9_inertia_h_z + link9_velocity_v_z * link9_momentum_f_x_along_dq
+        + link9_inertia_i_11_along_dq * link9_acceleration_w_y
+        + link10_composite_force_n_y_along_dq
+        + link9_inertia_h_z_along_dq * link9_acceleration_v_x
+        + link9_momentum_f_x * link9_velocity_v_z_along_dq
+        - link9_acceleration_v_z * link9_inertia_h_x_along_dq
+        - link9_velocity_v_x_along_dq * link9_momentum_f_z
+        - link9_acceleration_v_z_along_dq * cache.link9_inertia_h_x
+        - link9_velocity_v_x * link9_momentum_f_z_along_dq;
+    let link8_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link8_com_x_along_dq * cache.link8_com_x
+            + 2.0 * link8_com_z_along_dq * cache.link8_com_z);
+    let link8_composite_force_n_y_along_dq = link9_composite_force_n_y_along_dq
+        + link8_acceleration_v_x_along_dq * cache.link8_inertia_h_z
+        + link8_acceleration_v_x * link8_inertia_h_z_along_dq
+        + link8_velocity_v_z * link8_momentum_f_x_along_dq
+        + link8_momentum_f_x * link8_velocity_v_z_along_dq
+        + link8_inertia_i_11_along_dq * link8_acceleration_w_y
+        - link8_momentum_f_z * link8_velocity_v_x_along_dq
+        - link8_acceleration_v_z * link8_inertia_h_x_along_dq
+        - link8_momentum_f_z_along_dq * link8_velocity_v_x
+        - cache.link8_inertia_h_x * link8_acceleration_v_z_along_dq;
+    let link7_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link7_com_x_along_dq * cache.link7_com_x
+            + 2.0 * link7_com_z_along_dq * cache.link7_com_z);
+    let link7_composite_force_n_y_along_dq = link8_composite_force_n_y_along_dq
+        + cache.link7_inertia_h_z * link7_acceleration_v_x_along_dq
+        + link7_velocity_v_z_along_dq * link7_momentum_f_x
+        + link7_inertia_i_11_along_dq * link7_acceleration_w_y
+        + link7_velocity_v_z * link7_momentum_f_x_along_dq
+        + link7_acceleration_v_x * link7_inertia_h_z_along_dq
+        - link7_velocity_v_x_along_dq * link7_momentum_f_z
+        - link7_acceleration_v_z_along_dq * cache.link7_inertia_h_x
+        - link7_acceleration_v_z * link7_inertia_h_x_along_dq
+        - link7_velocity_v_x * link7_momentum_f_z_along_dq;
+    let link6_composite_force_n_y_along_dq = cache.link6_inertia_h_z
+        * link6_acceleration_v_x_along_dq
+        + link6_acceleration_w_y * link6_inertia_i_11_along_dq
+        + link6_momentum_f_x_along_dq * link6_velocity_v_z
+        + link6_inertia_h_z_along_dq * link6_acceleration_v_x
+        + link7_composite_force_n_y_along_dq
+        + link6_velocity_v_z_along_dq * link6_momentum_f_x
+        - cache.link6_inertia_h_x * link6_acceleration_v_z_along_dq
+        - link6_velocity_v_x * link6_momentum_f_z_along_dq
+        - link6_acceleration_v_z * link6_inertia_h_x_along_dq
+        - link6_velocity_v_x_along_dq * link6_momentum_f_z;
+    let link5_inertia_i_11_along_dq = (2.0 * cache.link5_com_x * link5_com_x_along_dq
+        + 2.0 * link5_com_z_along_dq * cache.link5_com_z) * p.link_mass;
+    let link5_composite_force_n_y_along_dq = link5_acceleration_v_x
+        * link5_inertia_h_z_along_dq + link5_momentum_f_x * link5_velocity_v_z_along_dq
+        + link5_acceleration_v_x_along_dq * cache.link5_inertia_h_z
+        + link6_composite_force_n_y_along_dq
+        + link5_acceleration_w_y * link5_inertia_i_11_along_dq
+        + link5_velocity_v_z * link5_momentum_f_x_along_dq
+        - link5_acceleration_v_z_along_dq * cache.link5_inertia_h_x
+        - link5_momentum_f_z_along_dq * link5_velocity_v_x
+        - link5_acceleration_v_z * link5_inertia_h_x_along_dq
+        - link5_momentum_f_z * link5_velocity_v_x_along_dq;
+    let link4_composite_force_n_y_along_dq = link4_velocity_v_z_along_dq
+        * link4_momentum_f_x + link4_velocity_v_z * link4_momentum_f_x_along_dq
+        + link4_inertia_i_11_along_dq * link4_acceleration_w_y
+        + link5_composite_force_n_y_along_dq
+        + link4_inertia_h_z_along_dq * link4_acceleration_v_x
+        + link4_acceleration_v_x_along_dq * cache.link4_inertia_h_z
+        - link4_momentum_f_z * link4_velocity_v_x_along_dq
+        - link4_inertia_h_x_along_dq * link4_acceleration_v_z
+        - link4_velocity_v_x * link4_momentum_f_z_along_dq
+        - cache.link4_inertia_h_x * link4_acceleration_v_z_along_dq;
+    let link3_inertia_i_11_along_dq = (2.0 * cache.link3_com_x * link3_com_x_along_dq
+        + 2.0 * cache.link3_com_z * link3_com_z_along_dq) * p.link_mass;
+    let link3_composite_force_n_y_along_dq = link3_velocity_v_z_along_dq
+        * link3_momentum_f_x + link3_acceleration_v_x_along_dq * cache.link3_inertia_h_z
+        + link3_momentum_f_x_along_dq * link3_velocity_v_z
+        + link3_acceleration_v_x * link3_inertia_h_z_along_dq
+        + link4_composite_force_n_y_along_dq
+        + link3_inertia_i_11_along_dq * link3_acceleration_w_y
+        - link3_velocity_v_x * link3_momentum_f_z_along_dq
+        - link3_momentum_f_z * link3_velocity_v_x_along_dq
+        - cache.link3_inertia_h_x * link3_acceleration_v_z_along_dq
+        - link3_inertia_h_x_along_dq * link3_acceleration_v_z;
+    let link2_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link2_com_z_along_dq * cache.link2_com_z
+            + 2.0 * cache.link2_com_x * link2_com_x_along_dq);
+    let link2_composite_force_n_y_along_dq = link2_acceleration_v_x
+        * link2_inertia_h_z_along_dq + link3_composite_force_n_y_along_dq
+        + link2_momentum_f_x_along_dq * link2_velocity_v_z
+        + cache.link2_inertia_h_z * link2_acceleration_v_x_along_dq
+        + link2_inertia_i_11_along_dq * link2_acceleration_w_y
+        + link2_velocity_v_z_along_dq * link2_momentum_f_x
+        - link2_velocity_v_x * link2_momentum_f_z_along_dq
+        - link2_inertia_h_x_along_dq * link2_acceleration_v_z
+        - link2_momentum_f_z * link2_velocity_v_x_along_dq
+        - link2_acceleration_v_z_along_dq * cache.link2_inertia_h_x;
+    let link1_composite_force_n_y_along_dq = link1_momentum_f_x_along_dq
+        * base_angle_velocity_v_z
+        + link1_inertia_i_11_along_dq * base_angle_acceleration_w_y
+        + link2_composite_force_n_y_along_dq
+        + link1_inertia_h_z_along_dq * base_angle_acceleration_v_x
+        + cache.link1_inertia_h_z * base_angle_acceleration_v_x_along_dq
+        + link1_momentum_f_x * base_angle_velocity_v_z_along_dq
+        - cache.link1_inertia_h_x * base_angle_acceleration_v_z_along_dq
+        - link1_momentum_f_z_along_dq * base_angle_velocity_v_x
+        - base_angle_acceleration_v_z * link1_inertia_h_x_along_dq
+        - base_angle_velocity_v_x_along_dq * link1_momentum_f_z;
+    out[0] = link1_composite_force_f_x_along_dq;
+    out[1] = link1_composite_force_f_z_along_dq;
+    out[2] = link1_composite_force_f_z * base_angle_subspace_v_z_along_dq
+        + cache.link1_composite_inertia_m * p.gravity * base_angle_subspace_v_z_along_dq
+        + cache.base_angle_subspace_v_z * link1_composite_force_f_z_along_dq
+        + p.gravity * link1_composite_inertia_h_x_along_dq
+        + q[1] * link1_composite_force_f_x_along_dq + link1_composite_force_f_x * dq[1]
+        - link1_composite_force_n_y_along_dq;
+    out[3] = link2_position_z_along_dq * link2_composite_force_f_x
+        + cache.link2_composite_inertia_m * p.gravity * link2_subspace_v_z_along_dq
+        + p.gravity * link2_composite_inertia_h_x_along_dq
+        + link2_subspace_v_z_along_dq * link2_composite_force_f_z
+        + cache.link2_position_z * link2_composite_force_f_x_along_dq
+        + cache.link2_subspace_v_z * link2_composite_force_f_z_along_dq
+        - link2_composite_force_n_y_along_dq;
+    out[4] = link3_composite_force_f_z_along_dq * cache.link3_subspace_v_z
+        + cache.link3_position_z * link3_composite_force_f_x_along_dq
+        + link3_composite_force_f_z * link3_subspace_v_z_along_dq
+        + p.gravity * link3_composite_inertia_h_x_along_dq
+        + link3_position_z_along_dq * link3_composite_force_f_x
+        + p.gravity * cache.link3_composite_inertia_m * link3_subspace_v_z_along_dq
+        - link3_composite_force_n_y_along_dq;
+    out[5] = cache.link4_position_z * link4_composite_force_f_x_along_dq
+        + link4_composite_force_f_z * link4_subspace_v_z_along_dq
+        + p.gravity * link4_subspace_v_z_along_dq * cache.link4_composite_inertia_m
+        + link4_composite_force_f_z_along_dq * cache.link4_subspace_v_z
+        + link4_composite_force_f_x * link4_position_z_along_dq
+        + p.gravity * link4_composite_inertia_h_x_along_dq
+        - link4_composite_force_n_y_along_dq;
+    out[6] = cache.link5_position_z * link5_composite_force_f_x_along_dq
+        + link5_composite_force_f_z_along_dq * cache.link5_subspace_v_z
+        + link5_subspace_v_z_along_dq * link5_composite_force_f_z
+        + link5_subspace_v_z_along_dq * cache.link5_composite_inertia_m * p.gravity
+        + link5_position_z_along_dq * link5_composite_force_f_x
+        + link5_composite_inertia_h_x_along_dq * p.gravity
+        - link5_composite_force_n_y_along_dq;
+    out[7] = p.gravity * link6_subspace_v_z_along_dq * cache.link6_composite_inertia_m
+        + cache.link6_subspace_v_z * link6_composite_force_f_z_along_dq
+        + link6_composite_force_f_z * link6_subspace_v_z_along_dq
+        + link6_position_z_along_dq * link6_composite_force_f_x
+        + cache.link6_position_z * link6_composite_force_f_x_along_dq
+        + link6_composite_inertia_h_x_along_dq * p.gravity
+        - link6_composite_force_n_y_along_dq;
+    out[8] = link7_composite_force_f_z * link7_subspace_v_z_along_dq
+        + p.gravity * link7_subspace_v_z_along_dq * cache.link7_composite_inertia_m
+        + p.gravity * link7_composite_inertia_h_x_along_dq
+        + link7_composite_force_f_z_along_dq * cache.link7_subspace_v_z
+        + cache.link7_position_z * link7_composite_force_f_x_along_dq
+        + link7_composite_force_f_x * link7_position_z_along_dq
+        - link7_composite_force_n_y_along_dq;
+    out[9] = cache.link8_position_z * link8_composite_force_f_x_along_dq
+        + p.gravity * link8_composite_inertia_h_x_along_dq
+        + link8_subspace_v_z_along_dq * p.gravity * cache.link8_composite_inertia_m
+        + link8_composite_force_f_z_along_dq * cache.link8_subspace_v_z
+        + link8_composite_force_f_x * link8_position_z_along_dq
+        + link8_subspace_v_z_along_dq * link8_composite_force_f_z
+        - link8_composite_force_n_y_along_dq;
+    out[10] = cache.link9_composite_inertia_m * link9_subspace_v_z_along_dq * p.gravity
+        + link9_subspace_v_z_along_dq * link9_composite_force_f_z
+        + link9_position_z_along_dq * link9_composite_force_f_x
+        + p.gravity * link9_composite_inertia_h_x_along_dq
+        + cache.link9_subspace_v_z * link9_composite_force_f_z_along_dq
+        + cache.link9_position_z * link9_composite_force_f_x_along_dq
+        - link9_composite_force_n_y_along_dq;
+    out[11] = link10_composite_force_f_x_along_dq * cache.link10_position_z
+        + cache.link10_subspace_v_z * link10_composite_force_f_z_along_dq
+        + link10_subspace_v_z_along_dq * link10_composite_force_f_z
+        + link10_position_z_along_dq * link10_composite_force_f_x
+        + p.gravity * link10_composite_inertia_h_x_along_dq
+        + cache.link10_composite_inertia_m * p.gravity * link10_subspace_v_z_along_dq
+        - link10_composite_force_n_y_along_dq;
+    out[12] = cache.link11_subspace_v_z * link11_composite_force_f_z_along_dq
+        + link11_composite_inertia_h_x_along_dq * p.gravity
+        + link11_composite_force_f_x * link11_position_z_along_dq
+        + link11_composite_force_f_z * link11_subspace_v_z_along_dq
+        + p.gravity * link11_subspace_v_z_along_dq * cache.link11_composite_inertia_m
+        + cache.link11_position_z * link11_composite_force_f_x_along_dq
+        - link11_composite_force_n_y_along_dq;
+    out[13] = link12_position_z_along_dq * link12_composite_force_f_x
+        + p.gravity * link12_subspace_v_z_along_dq * cache.link12_composite_inertia_m
+        + cache.link12_subspace_v_z * link12_composite_force_f_z_along_dq
+        + link12_composite_force_f_z * link12_subspace_v_z_along_dq
+        + p.gravity * link12_composite_inertia_h_x_along_dq
+        + link12_composite_force_f_x_along_dq * cache.link12_position_z
+        - link12_composite_force_n_y_along_dq;
+    out[14] = link13_composite_inertia_h_x_along_dq * p.gravity
+        + cache.link13_subspace_v_z * link13_composite_force_f_z_along_dq
+        + link13_composite_force_f_z * link13_subspace_v_z_along_dq
+        + cache.link13_position_z * link13_composite_force_f_x_along_dq
+        + link13_position_z_along_dq * link13_composite_force_f_x
+        + cache.link13_composite_inertia_m * p.gravity * link13_subspace_v_z_along_dq
+        - link13_composite_force_n_y_along_dq;
+    out[15] = link14_subspace_v_z_along_dq * link14_composite_force_f_z
+        + link14_position_z_along_dq * link14_composite_force_f_x
+        + cache.link14_position_z * link14_composite_force_f_x_along_dq
+        + link14_subspace_v_z_along_dq * p.gravity * cache.link14_composite_inertia_m
+        + p.gravity * link14_composite_inertia_h_x_along_dq
+        + link14_composite_force_f_z_along_dq * cache.link14_subspace_v_z
+        - link14_composite_force_n_y_along_dq;
+    out[16] = link15_composite_force_f_z * link15_subspace_v_z_along_dq
+        + link15_composite_force_f_x_along_dq * cache.link15_position_z
+        + link15_composite_force_f_x * link15_position_z_along_dq
+        + link15_composite_force_f_z_along_dq * cache.link15_subspace_v_z
+        + p.gravity * link15_subspace_v_z_along_dq * cache.link15_composite_inertia_m
+        + p.gravity * link15_composite_inertia_h_x_along_dq
+        - link15_composite_force_n_y_along_dq;
+    out[17] = cache.link16_subspace_v_z * link16_composite_force_f_z_along_dq
+        + cache.link16_composite_inertia_m * p.gravity * link16_subspace_v_z_along_dq
+        + cache.link16_position_z * link16_composite_force_f_x_along_dq
+        + link16_composite_force_f_x * link16_position_z_along_dq
+        + link16_composite_force_f_z * link16_subspace_v_z_along_dq
+        + p.gravity * link16_composite_inertia_h_x_along_dq
+        - link16_composite_force_n_y_along_dq;
+    out[18] = link17_composite_inertia_h_x_along_dq * p.gravity
+        + link17_composite_force_f_x * link17_position_z_along_dq
+        + cache.link17_subspace_v_z * link17_composite_force_f_z_along_dq
+        + link17_composite_force_f_x_along_dq * cache.link17_position_z
+        + link17_composite_force_f_z * link17_subspace_v_z_along_dq
+        + p.gravity * cache.link17_composite_inertia_m * link17_subspace_v_z_along_dq
+        - link17_composite_force_n_y_along_dq;
+    out[19] = link18_composite_force_f_z_along_dq * cache.link18_subspace_v_z
+        + link18_subspace_v_z_along_dq * link18_composite_force_f_z
+        + link18_composite_inertia_h_x_along_dq * p.gravity
+        + link18_composite_force_f_x_along_dq * cache.link18_position_z
+        + link18_subspace_v_z_along_dq * p.gravity * cache.link18_composite_inertia_m
+        + link18_composite_force_f_x * link18_position_z_along_dq
+        - link18_composite_force_n_y_along_dq;
+    out[20] = link19_position_z_along_dq * link19_composite_force_f_x
+        + link19_composite_force_f_x_along_dq * cache.link19_position_z
+        + link19_subspace_v_z_along_dq * link19_composite_force_f_z
+        + cache.link19_composite_inertia_m * p.gravity * link19_subspace_v_z_along_dq
+        + cache.link19_subspace_v_z * link19_composite_force_f_z_along_dq
+        + p.gravity * link19_composite_inertia_h_x_along_dq
+        - link19_composite_force_n_y_along_dq;
+    out[21] = link20_subspace_v_z_along_dq * link20_composite_force_f_z
+        + link20_subspace_v_z_along_dq * p.gravity * p.link_mass
+        + link20_composite_force_f_z_along_dq * cache.link20_subspace_v_z
+        + link20_composite_force_f_x_along_dq * cache.link20_position_z
+        + link20_position_z_along_dq * link20_composite_force_f_x
+        + link20_inertia_h_x_along_dq * p.gravity - link20_composite_force_n_y_along_dq;
+}
+/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_velocity_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    dqd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_velocity_w_y_along_dqd = -dqd[2];
+    let link2_velocity_w_y_along_dqd = base_angle_velocity_w_y_along_dqd - dqd[3];
+    let link3_velocity_w_y_along_dqd = link2_velocity_w_y_along_dqd - dqd[4];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let base_angle_velocity_v_z_along_dqd = dqd[1]
+        + dqd[2] * cache.base_angle_subspace_v_z;
+    let link2_velocity_v_z_along_dqd = dqd[3] * cache.link2_subspace_v_z
+        + base_angle_velocity_v_z_along_dqd;
+    let link3_velocity_v_z_along_dqd = dqd[4] * cache.link3_subspace_v_z
+        + link2_velocity_v_z_along_dqd;
+    let link3_momentum_f_z_along_dqd = p.link_mass * link3_velocity_v_z_along_dqd
+        - link3_velocity_w_y_along_dqd * cache.link3_inertia_h_x;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link4_velocity_w_y_along_dqd = link3_velocity_w_y_along_dqd - dqd[5];
+    let link4_velocity_v_z_along_dqd = cache.link4_subspace_v_z * dqd[5]
+        + link3_velocity_v_z_along_dqd;
+    let link4_momentum_f_z_along_dqd = p.link_mass * link4_velocity_v_z_along_dqd
+        - link4_velocity_w_y_along_dqd * cache.link4_inertia_h_x;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link4_subspace_rate_v_x_along_dqd = link3_velocity_v_z_along_dqd
+        + link3_velocity_w_y_along_dqd * cache.link4_subspace_v_z;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_subspace_rate_v_x_along_dqd = link2_velocity_v_z_along_dqd
+        + link2_velocity_w_y_along_dqd * cache.link3_subspace_v_z;
+    let base_angle_bias_v_x_along_dqd = dqd[2] * qd[1] + dqd[1] * qd[2];
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let link2_subspace_rate_v_x_along_dqd = cache.link2_subspace_v_z
+        * base_angle_velocity_w_y_along_dqd + base_angle_velocity_v_z_along_dqd;
+    let link2_acceleration_v_x_along_dqd = base_angle_bias_v_x_along_dqd
+        + dqd[3] * link2_subspace_rate_v_x + link2_subspace_rate_v_x_along_dqd * qd[3];
+    let link3_acceleration_v_x_along_dqd = dqd[4] * link3_subspace_rate_v_x
+        + qd[4] * link3_subspace_rate_v_x_along_dqd + link2_acceleration_v_x_along_dqd;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x_along_dqd = link4_subspace_rate_v_x_along_dqd * qd[5]
+        + link3_acceleration_v_x_along_dqd + link4_subspace_rate_v_x * dqd[5];
+    let link5_velocity_w_y_along_dqd = link4_velocity_w_y_along_dqd - dqd[6];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link6_velocity_w_y_along_dqd = link5_velocity_w_y_along_dqd - dqd[7];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link5_subspace_rate_v_x_along_dqd = link4_velocity_w_y_along_dqd
+        * cache.link5_subspace_v_z + link4_velocity_v_z_along_dqd;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link5_acceleration_v_x_along_dqd = qd[6] * link5_subspace_rate_v_x_along_dqd
+        + link4_acceleration_v_x_along_dqd + link5_subspace_rate_v_x * dqd[6];
+    let link5_velocity_v_z_along_dqd = cache.link5_subspace_v_z * dqd[6]
+        + link4_velocity_v_z_along_dqd;
+    let link6_subspace_rate_v_x_along_dqd = cache.link6_subspace_v_z
+        * link5_velocity_w_y_along_dqd + link5_velocity_v_z_along_dqd;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x_along_dqd = link5_acceleration_v_x_along_dqd
+        + qd[7] * link6_subspace_rate_v_x_along_dqd + dqd[7] * link6_subspace_rate_v_x;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link6_velocity_v_z_along_dqd = cache.link6_subspace_v_z * dqd[7]
+        + link5_velocity_v_z_along_dqd;
+    let link7_subspace_rate_v_x_along_dqd = link6_velocity_v_z_along_dqd
+        + link6_velocity_w_y_along_dqd * cache.link7_subspace_v_z;
+    let link7_acceleration_v_x_along_dqd = link6_acceleration_v_x_along_dqd
+        + dqd[8] * link7_subspace_rate_v_x + link7_subspace_rate_v_x_along_dqd * qd[8];
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link7_velocity_v_z_along_dqd = dqd[8] * cache.link7_subspace_v_z
+        + link6_velocity_v_z_along_dqd;
+    let link7_velocity_w_y_along_dqd = link6_velocity_w_y_along_dqd - dqd[8];
+    let link8_subspace_rate_v_x_along_dqd = link7_velocity_v_z_along_dqd
+        + cache.link8_subspace_v_z * link7_velocity_w_y_along_dqd;
+    let link8_acceleration_v_x_along_dqd = link7_acceleration_v_x_along_dqd
+        + dqd[9] * link8_subspace_rate_v_x + link8_subspace_rate_v_x_along_dqd * qd[9];
+    let link8_velocity_v_z_along_dqd = link7_velocity_v_z_along_dqd
+        + dqd[9] * cache.link8_subspace_v_z;
+    let link8_velocity_w_y_along_dqd = link7_velocity_w_y_along_dqd - dqd[9];
+    let link8_momentum_f_z_along_dqd = p.link_mass * link8_velocity_v_z_along_dqd
+        - cache.link8_inertia_h_x * link8_velocity_w_y_along_dqd;
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link9_velocity_w_y_along_dqd = link8_velocity_w_y_along_dqd - dqd[10];
+    let link10_velocity_w_y_along_dqd = link9_velocity_w_y_along_dqd - dqd[11];
+    let link9_velocity_v_z_along_dqd = cache.link9_subspace_v_z * dqd[10]
+        + link8_velocity_v_z_along_dqd;
+    let link10_velocity_v_z_along_dqd = link9_velocity_v_z_along_dqd
+        + dqd[11] * cache.link10_subspace_v_z;
+    let link10_momentum_f_z_along_dqd = p.link_mass * link10_velocity_v_z_along_dqd
+        - link10_velocity_w_y_along_dqd * cache.link10_inertia_h_x;
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_subspace_rate_v_x_along_dqd = link9_velocity_v_z_along_dqd
+        + cache.link10_subspace_v_z * link9_velocity_w_y_along_dqd;
+    let link9_subspace_rate_v_x_along_dqd = link8_velocity_v_z_along_dqd
+        + cache.link9_subspace_v_z * link8_velocity_w_y_along_dqd;
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link9_acceleration_v_x_along_dqd = qd[10] * link9_subspace_rate_v_x_along_dqd
+        + dqd[10] * link9_subspace_rate_v_x + link8_acceleration_v_x_along_dqd;
+    let link10_acceleration_v_x_along_dqd = dqd[11] * link10_subspace_rate_v_x
+        + qd[11] * link10_subspace_rate_v_x_along_dqd + link9_acceleration_v_x_along_dqd;
+    let link11_subspace_rate_v_x_along_dqd = cache.link11_subspace_v_z
+        * link10_velocity_w_y_along_dqd + link10_velocity_v_z_along_dqd;
+    let link11_acceleration_v_x_along_dqd = link11_subspace_rate_v_x * dqd[12]
+        + link10_acceleration_v_x_along_dqd
+        + link11_subspace_rate_v_x_along_dqd * qd[12];
+    let link11_velocity_w_y_along_dqd = link10_velocity_w_y_along_dqd - dqd[12];
+    let link11_velocity_v_z_along_dqd = cache.link11_subspace_v_z * dqd[12]
+        + link10_velocity_v_z_along_dqd;
+    let link11_momentum_f_z_along_dqd = p.link_mass * link11_velocity_v_z_along_dqd
+        - cache.link11_inertia_h_x * link11_velocity_w_y_along_dqd;
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link12_velocity_w_y_along_dqd = link11_velocity_w_y_along_dqd - dqd[13];
+    let link13_velocity_w_y_along_dqd = link12_velocity_w_y_along_dqd - dqd[14];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * cache.link13_subspace_v_z;
+    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
+        - cache.link13_inertia_h_x * link13_velocity_w_y;
+    let link12_velocity_v_z_along_dqd = cache.link12_subspace_v_z * dqd[13]
+        + link11_velocity_v_z_along_dqd;
+    let link13_velocity_v_z_along_dqd = cache.link13_subspace_v_z * dqd[14]
+        + link12_velocity_v_z_along_dqd;
+    let link13_momentum_f_z_along_dqd = p.link_mass * link13_velocity_v_z_along_dqd
+        - link13_velocity_w_y_along_dqd * cache.link13_inertia_h_x;
+    let link14_subspace_rate_v_x = cache.link14_subspace_v_z * link13_velocity_w_y
+        + link13_velocity_v_z;
+    let link12_subspace_rate_v_x_along_dqd = cache.link12_subspace_v_z
+        * link11_velocity_w_y_along_dqd + link11_velocity_v_z_along_dqd;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link12_acceleration_v_x_along_dqd = link11_acceleration_v_x_along_dqd
+        + qd[13] * link12_subspace_rate_v_x_along_dqd
+        + link12_subspace_rate_v_x * dqd[13];
+    let link13_subspace_rate_v_x_along_dqd = link12_velocity_v_z_along_dqd
+        + cache.link13_subspace_v_z * link12_velocity_w_y_along_dqd;
+    let link13_subspace_rate_v_x = cache.link13_subspace_v_z * link12_velocity_w_y
+        + link12_velocity_v_z;
+    let link13_acceleration_v_x_along_dqd = link12_acceleration_v_x_along_dqd
+        + qd[14] * link13_subspace_rate_v_x_along_dqd
+        + link13_subspace_rate_v_x * dqd[14];
+    let link14_subspace_rate_v_x_along_dqd = link13_velocity_w_y_along_dqd
+        * cache.link14_subspace_v_z + link13_velocity_v_z_along_dqd;
+    let link14_acceleration_v_x_along_dqd = link14_subspace_rate_v_x * dqd[15]
+        + link13_acceleration_v_x_along_dqd
+        + link14_subspace_rate_v_x_along_dqd * qd[15];
+    let link14_velocity_w_y_along_dqd = link13_velocity_w_y_along_dqd - dqd[15];
+    let link14_velocity_v_z_along_dqd = link13_velocity_v_z_along_dqd
+        + dqd[15] * cache.link14_subspace_v_z;
+    let link14_momentum_f_z_along_dqd = p.link_mass * link14_velocity_v_z_along_dqd
+        - link14_velocity_w_y_along_dqd * cache.link14_inertia_h_x;
+    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
+    let link14_velocity_v_z = qd[15] * cache.link14_subspace_v_z + link13_velocity_v_z;
+    let link15_subspace_rate_v_x = link14_velocity_v_z
+        + cache.link15_subspace_v_z * link14_velocity_w_y;
+    let link15_subspace_rate_v_x_along_dqd = link14_velocity_w_y_along_dqd
+        * cache.link15_subspace_v_z + link14_velocity_v_z_along_dqd;
+    let link15_acceleration_v_x_along_dqd = link14_acceleration_v_x_along_dqd
+        + link15_subspace_rate_v_x * dqd[16]
+        + link15_subspace_rate_v_x_along_dqd * qd[16];
+    let link15_velocity_v_z_along_dqd = link14_velocity_v_z_along_dqd
+        + dqd[16] * cache.link15_subspace_v_z;
+    let link15_velocity_w_y_along_dqd = link14_velocity_w_y_along_dqd - dqd[16];
+    let link15_momentum_f_z_along_dqd = link15_velocity_v_z_along_dqd * p.link_mass
+        - cache.link15_inertia_h_x * link15_velocity_w_y_along_dqd;
+    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
+    let link15_velocity_v_z = cache.link15_subspace_v_z * qd[16] + link14_velocity_v_z;
+    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
+        - link15_velocity_w_y * cache.link15_inertia_h_x;
+    let link16_velocity_w_y_along_dqd = link15_velocity_w_y_along_dqd - dqd[17];
+    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
+    let link16_velocity_v_z = cache.link16_subspace_v_z * qd[17] + link15_velocity_v_z;
+    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
+        - cache.link16_inertia_h_x * link16_velocity_w_y;
+    let link16_velocity_v_z_along_dqd = link15_velocity_v_z_along_dqd
+        + cache.link16_subspace_v_z * dqd[17];
+    let link17_subspace_rate_v_x_along_dqd = cache.link17_subspace_v_z
+        * link16_velocity_w_y_along_dqd + link16_velocity_v_z_along_dqd;
+    let link17_subspace_rate_v_x = link16_velocity_v_z
+        + cache.link17_subspace_v_z * link16_velocity_w_y;
+    let link16_subspace_rate_v_x = cache.link16_subspace_v_z * link15_velocity_w_y
+        + link15_velocity_v_z;
+    let link16_subspace_rate_v_x_along_dqd = cache.link16_subspace_v_z
+        * link15_velocity_w_y_along_dqd + link15_velocity_v_z_along_dqd;
+    let link16_acceleration_v_x_along_dqd = link16_subspace_rate_v_x * dqd[17]
+        + link16_subspace_rate_v_x_along_dqd * qd[17]
+        + link15_acceleration_v_x_along_dqd;
+    let link17_acceleration_v_x_along_dqd = qd[18] * link17_subspace_rate_v_x_along_dqd
+        + dqd[18] * link17_subspace_rate_v_x + link16_acceleration_v_x_along_dqd;
+    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
+    let link17_velocity_v_z = link16_velocity_v_z + cache.link17_subspace_v_z * qd[18];
+    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
+        - cache.link17_inertia_h_x * link17_velocity_w_y;
+    let link17_velocity_w_y_along_dqd = link16_velocity_w_y_along_dqd - dqd[18];
+    let link17_velocity_v_z_along_dqd = link16_velocity_v_z_along_dqd
+        + dqd[18] * cache.link17_subspace_v_z;
+    let link17_momentum_f_z_along_dqd = p.link_mass * link17_velocity_v_z_along_dqd
+        - cache.link17_inertia_h_x * link17_velocity_w_y_along_dqd;
+    let link18_velocity_w_y_along_dqd = link17_velocity_w_y_along_dqd - dqd[19];
+    let link18_velocity_v_z = cache.link18_subspace_v_z * qd[19] + link17_velocity_v_z;
+    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
+    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
+        - cache.link18_inertia_h_x * link18_velocity_w_y;
+    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
+    let link19_velocity_v_z = cache.link19_subspace_v_z * qd[20] + link18_velocity_v_z;
+    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y;
+    let link19_velocity_w_y_along_dqd = link18_velocity_w_y_along_dqd - dqd[20];
+    let link18_velocity_v_z_along_dqd = cache.link18_subspace_v_z * dqd[19]
+        + link17_velocity_v_z_along_dqd;
+    let link19_velocity_v_z_along_dqd = cache.link19_subspace_v_z * dqd[20]
+        + link18_velocity_v_z_along_dqd;
+    let link19_momentum_f_z_along_dqd = link19_velocity_v_z_along_dqd * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y_along_dqd;
+    let link19_subspace_rate_v_x_along_dqd = cache.link19_subspace_v_z
+        * link18_velocity_w_y_along_dqd + link18_velocity_v_z_along_dqd;
+    let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
+        + link17_velocity_v_z;
+    let link18_subspace_rate_v_x_along_dqd = cache.link18_subspace_v_z
+        * link17_velocity_w_y_along_dqd + link17_velocity_v_z_along_dqd;
+    let link18_acceleration_v_x_along_dqd = link18_subspace_rate_v_x * dqd[19]
+        + link18_subspace_rate_v_x_along_dqd * qd[19]
+        + link17_acceleration_v_x_along_dqd;
+    let link19_subspace_rate_v_x = link18_velocity_v_z
+        + cache.link19_subspace_v_z * link18_velocity_w_y;
+    let link19_acceleration_v_x_along_dqd = qd[20] * link19_subspace_rate_v_x_along_dqd
+        + link18_acceleration_v_x_along_dqd + link19_subspace_rate_v_x * dqd[20];
+    let link20_subspace_rate_v_x_along_dqd = link19_velocity_v_z_along_dqd
+        + cache.link20_subspace_v_z * link19_velocity_w_y_along_dqd;
+    let link20_subspace_rate_v_x = link19_velocity_v_z
+        + link19_velocity_w_y * cache.link20_subspace_v_z;
+    let link20_acceleration_v_x_along_dqd = qd[21] * link20_subspace_rate_v_x_along_dqd
+        + link20_subspace_rate_v_x * dqd[21] + link19_acceleration_v_x_along_dqd;
+    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
+    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
+    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
+        - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link20_velocity_w_y_along_dqd = link19_velocity_w_y_along_dqd - dqd[21];
+    let link20_velocity_v_z_along_dqd = link19_velocity_v_z_along_dqd
+        + dqd[21] * cache.link20_subspace_v_z;
+    let link20_momentum_f_z_along_dqd = link20_velocity_v_z_along_dqd * p.link_mass
+        - cache.link20_inertia_h_x * link20_velocity_w_y_along_dqd;
+    let link20_articulated_bias_f_x_along_dqd = link20_momentum_f_z
+        * link20_velocity_w_y_along_dqd
+        + link20_velocity_w_y * link20_momentum_f_z_along_dqd;
+    let link20_composite_force_f_x_along_dqd = p.link_mass
+        * link20_acceleration_v_x_along_dqd + link20_articulated_bias_f_x_along_dqd;
+    let link19_composite_force_f_x_along_dqd = link19_momentum_f_z
+        * link19_velocity_w_y_along_dqd
+        + link19_momentum_f_z_along_dqd * link19_velocity_w_y
+        + p.link_mass * link19_acceleration_v_x_along_dqd
+        + link20_composite_force_f_x_along_dqd;
+    let link18_momentum_f_z_along_dqd = p.link_mass * link18_velocity_v_z_along_dqd
+        - cache.link18_inertia_h_x * link18_velocity_w_y_along_dqd;
+    let link18_composite_force_f_x_along_dqd = link18_velocity_w_y_along_dqd
+        * link18_momentum_f_z + link19_composite_force_f_x_along_dqd
+        + link18_momentum_f_z_along_dqd * link18_velocity_w_y
+        + p.link_mass * link18_acceleration_v_x_along_dqd;
+    let link17_composite_force_f_x_along_dqd = p.link_mass
+        * link17_acceleration_v_x_along_dqd
+        + link17_momentum_f_z * link17_velocity_w_y_along_dqd
+        + link17_momentum_f_z_along_dqd * link17_velocity_w_y
+        + link18_composite_force_f_x_along_dqd;
+    let link16_momentum_f_z_along_dqd = p.link_mass * link16_velocity_v_z_along_dqd
+        - cache.link16_inertia_h_x * link16_velocity_w_y_along_dqd;
+    let link16_composite_force_f_x_along_dqd = link16_velocity_w_y_along_dqd
+        * link16_momentum_f_z + link17_composite_force_f_x_along_dqd
+        + p.link_mass * link16_acceleration_v_x_along_dqd
+        + link16_velocity_w_y * link16_momentum_f_z_along_dqd;
+    let link15_composite_force_f_x_along_dqd = p.link_mass
+        * link15_acceleration_v_x_along_dqd
+        + link15_momentum_f_z_along_dqd * link15_velocity_w_y
+        + link15_momentum_f_z * link15_velocity_w_y_along_dqd
+        + link16_composite_force_f_x_along_dqd;
+    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
+        - cache.link14_inertia_h_x * link14_velocity_w_y;
+    let link14_composite_force_f_x_along_dqd = link14_acceleration_v_x_along_dqd
+        * p.link_mass + link14_momentum_f_z_along_dqd * link14_velocity_w_y
+        + link15_composite_force_f_x_along_dqd
+        + link14_velocity_w_y_along_dqd * link14_momentum_f_z;
+    let link13_composite_force_f_x_along_dqd = link13_velocity_w_y_along_dqd
+        * link13_momentum_f_z + link13_momentum_f_z_along_dqd * link13_velocity_w_y
+        + link14_composite_force_f_x_along_dqd
+        + link13_acceleration_v_x_along_dqd * p.link_mass;
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link12_momentum_f_z_along_dqd = link12_velocity_v_z_along_dqd * p.link_mass
+        - cache.link12_inertia_h_x * link12_velocity_w_y_along_dqd;
+    let link12_composite_force_f_x_along_dqd = link13_composite_force_f_x_along_dqd
+        + link12_velocity_w_y_along_dqd * link12_momentum_f_z
+        + link12_momentum_f_z_along_dqd * link12_velocity_w_y
+        + link12_acceleration_v_x_along_dqd * p.link_mass;
+    let link11_composite_force_f_x_along_dqd = link11_acceleration_v_x_along_dqd
+        * p.link_mass + link11_momentum_f_z_along_dqd * link11_velocity_w_y
+        + link11_velocity_w_y_along_dqd * link11_momentum_f_z
+        + link12_composite_force_f_x_along_dqd;
+    let link10_composite_force_f_x_along_dqd = link10_velocity_w_y
+        * link10_momentum_f_z_along_dqd
+        + link10_momentum_f_z * link10_velocity_w_y_along_dqd
+        + link11_composite_force_f_x_along_dqd
+        + p.link_mass * link10_acceleration_v_x_along_dqd;
+    let link9_momentum_f_z_along_dqd = link9_velocity_v_z_along_dqd * p.link_mass
+        - link9_velocity_w_y_along_dqd * cache.link9_inertia_h_x;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link9_composite_force_f_x_along_dqd = link10_composite_force_f_x_along_dqd
+        + link9_momentum_f_z_along_dqd * link9_velocity_w_y
+        + link9_velocity_w_y_along_dqd * link9_momentum_f_z
+        + p.link_mass * link9_acceleration_v_x_along_dqd;
+    let link8_composite_force_f_x_along_dqd = link8_acceleration_v_x_along_dqd
+        * p.link_mass + link8_momentum_f_z_along_dqd * link8_velocity_w_y
+        + link8_momentum_f_z * link8_velocity_w_y_along_dqd
+        + link9_composite_force_f_x_along_dqd;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link7_momentum_f_z_along_dqd = link7_velocity_v_z_along_dqd * p.link_mass
+        - cache.link7_inertia_h_x * link7_velocity_w_y_along_dqd;
+    let link7_composite_force_f_x_along_dqd = link8_composite_force_f_x_along_dqd
+        + link7_acceleration_v_x_along_dqd * p.link_mass
+        + link7_momentum_f_z * link7_velocity_w_y_along_dqd
+        + link7_momentum_f_z_along_dqd * link7_velocity_w_y;
+    let link6_momentum_f_z_along_dqd = link6_velocity_v_z_along_dqd * p.link_mass
+        - link6_velocity_w_y_along_dqd * cache.link6_inertia_h_x;
+    let link6_composite_force_f_x_along_dqd = link6_velocity_w_y_along_dqd
+        * link6_momentum_f_z + link7_composite_force_f_x_along_dqd
+        + link6_momentum_f_z_along_dqd * link6_velocity_w_y
+        + link6_acceleration_v_x_along_dqd * p.link_mass;
+    let link5_momentum_f_z_along_dqd = p.link_mass * link5_velocity_v_z_along_dqd
+        - link5_velocity_w_y_along_dqd * cache.link5_inertia_h_x;
+    let link5_composite_force_f_x_along_dqd = link5_velocity_w_y_along_dqd
+        * link5_momentum_f_z + link6_composite_force_f_x_along_dqd
+        + link5_acceleration_v_x_along_dqd * p.link_mass
+        + link5_velocity_w_y * link5_momentum_f_z_along_dqd;
+    let link4_composite_force_f_x_along_dqd = link4_velocity_w_y
+        * link4_momentum_f_z_along_dqd
+        + link4_velocity_w_y_along_dqd * link4_momentum_f_z
+        + link4_acceleration_v_x_along_dqd * p.link_mass
+        + link5_composite_force_f_x_along_dqd;
+    let link3_composite_force_f_x_along_dqd = link3_velocity_w_y_along_dqd
+        * link3_momentum_f_z + link3_velocity_w_y * link3_momentum_f_z_along_dqd
+        + link4_composite_force_f_x_along_dqd
+        + link3_acceleration_v_x_along_dqd * p.link_mass;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link2_momentum_f_z_along_dqd = p.link_mass * link2_velocity_v_z_along_dqd
+        - cache.link2_inertia_h_x * link2_velocity_w_y_along_dqd;
+    let link2_composite_force_f_x_along_dqd = link3_composite_force_f_x_along_dqd
+        + link2_momentum_f_z * link2_velocity_w_y_along_dqd
+        + p.link_mass * link2_acceleration_v_x_along_dqd
+        + link2_velocity_w_y * link2_momentum_f_z_along_dqd;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link1_momentum_f_z_along_dqd = p.link_mass * base_angle_velocity_v_z_along_dqd
+        - base_angle_velocity_w_y_along_dqd * cache.link1_inertia_h_x;
+    let link1_composite_force_f_x_along_dqd = link2_composite_force_f_x_along_dqd
+        + base_angle_velocity_w_y_along_dqd * link1_momentum_f_z
+        + link1_momentum_f_z_along_dqd * base_angle_velocity_w_y
+        + base_angle_bias_v_x_along_dqd * p.link_mass;
+    let base_angle_subspace_rate_v_z_along_dqd = -dqd[0];
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z_along_dqd = qd[2] * base_angle_subspace_rate_v_z_along_dqd
+        + dqd[2] * base_angle_subspace_rate_v_z;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let base_angle_velocity_v_x_along_dqd = dqd[0] + q[1] * dqd[2];
+    let link2_velocity_v_x_along_dqd = dqd[3] * cache.link2_position_z
+        + base_angle_velocity_v_x_along_dqd;
+    let link3_velocity_v_x_along_dqd = link2_velocity_v_x_along_dqd
+        + cache.link3_position_z * dqd[4];
+    let link3_momentum_f_x_along_dqd = link3_velocity_w_y_along_dqd
+        * cache.link3_inertia_h_z + p.link_mass * link3_velocity_v_x_along_dqd;
+    let link3_subspace_rate_v_z_along_dqd = -cache.link3_position_z
+        * link2_velocity_w_y_along_dqd - link2_velocity_v_x_along_dqd;
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_subspace_rate_v_z_along_dqd = -base_angle_velocity_v_x_along_dqd
+        - base_angle_velocity_w_y_along_dqd * cache.link2_position_z;
+    let link2_acceleration_v_z_along_dqd = base_angle_bias_v_z_along_dqd
+        + dqd[3] * link2_subspace_rate_v_z + link2_subspace_rate_v_z_along_dqd * qd[3];
+    let link3_acceleration_v_z_along_dqd = qd[4] * link3_subspace_rate_v_z_along_dqd
+        + link3_subspace_rate_v_z * dqd[4] + link2_acceleration_v_z_along_dqd;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link4_velocity_v_x_along_dqd = cache.link4_position_z * dqd[5]
+        + link3_velocity_v_x_along_dqd;
+    let link5_velocity_v_x_along_dqd = link4_velocity_v_x_along_dqd
+        + cache.link5_position_z * dqd[6];
+    let link5_momentum_f_x_along_dqd = p.link_mass * link5_velocity_v_x_along_dqd
+        + link5_velocity_w_y_along_dqd * cache.link5_inertia_h_z;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link4_subspace_rate_v_z_along_dqd = -link3_velocity_v_x_along_dqd
+        - cache.link4_position_z * link3_velocity_w_y_along_dqd;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z_along_dqd = link3_acceleration_v_z_along_dqd
+        + link4_subspace_rate_v_z_along_dqd * qd[5] + link4_subspace_rate_v_z * dqd[5];
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_subspace_rate_v_z_along_dqd = -link4_velocity_v_x_along_dqd
+        - link4_velocity_w_y_along_dqd * cache.link5_position_z;
+    let link5_acceleration_v_z_along_dqd = link4_acceleration_v_z_along_dqd
+        + dqd[6] * link5_subspace_rate_v_z + qd[6] * link5_subspace_rate_v_z_along_dqd;
+    let link6_subspace_rate_v_z_along_dqd = -cache.link6_position_z
+        * link5_velocity_w_y_along_dqd - link5_velocity_v_x_along_dqd;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link6_acceleration_v_z_along_dqd = link5_acceleration_v_z_along_dqd
+        + qd[7] * link6_subspace_rate_v_z_along_dqd + link6_subspace_rate_v_z * dqd[7];
+    let link6_velocity_v_x_along_dqd = cache.link6_position_z * dqd[7]
+        + link5_velocity_v_x_along_dqd;
+    let link7_velocity_v_x_along_dqd = cache.link7_position_z * dqd[8]
+        + link6_velocity_v_x_along_dqd;
+    let link7_momentum_f_x_along_dqd = link7_velocity_v_x_along_dqd * p.link_mass
+        + cache.link7_inertia_h_z * link7_velocity_w_y_along_dqd;
+    let link8_velocity_v_x_along_dqd = cache.link8_position_z * dqd[9]
+        + link7_velocity_v_x_along_dqd;
+    let link8_momentum_f_x_along_dqd = cache.link8_inertia_h_z
+        * link8_velocity_w_y_along_dqd + link8_velocity_v_x_along_dqd * p.link_mass;
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link7_subspace_rate_v_z_along_dqd = -link6_velocity_v_x_along_dqd
+        - cache.link7_position_z * link6_velocity_w_y_along_dqd;
+    let link7_acceleration_v_z_along_dqd = link7_subspace_rate_v_z * dqd[8]
+        + link6_acceleration_v_z_along_dqd + link7_subspace_rate_v_z_along_dqd * qd[8];
+    let link8_subspace_rate_v_z_along_dqd = -link7_velocity_v_x_along_dqd
+        - cache.link8_position_z * link7_velocity_w_y_along_dqd;
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link8_acceleration_v_z_along_dqd = link7_acceleration_v_z_along_dqd
+        + link8_subspace_rate_v_z_along_dqd * qd[9] + link8_subspace_rate_v_z * dqd[9];
+    let link9_velocity_v_x_along_dqd = dqd[10] * cache.link9_position_z
+        + link8_velocity_v_x_along_dqd;
+    let link9_momentum_f_x_along_dqd = p.link_mass * link9_velocity_v_x_along_dqd
+        + link9_velocity_w_y_along_dqd * cache.link9_inertia_h_z;
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link10_velocity_v_x_along_dqd = link9_velocity_v_x_along_dqd
+        + dqd[11] * cache.link10_position_z;
+    let link10_momentum_f_x_along_dqd = link10_velocity_v_x_along_dqd * p.link_mass
+        + cache.link10_inertia_h_z * link10_velocity_w_y_along_dqd;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link11_velocity_v_x_along_dqd = link10_velocity_v_x_along_dqd
+        + cache.link11_position_z * dqd[12];
+    let link12_velocity_v_x_along_dqd = link11_velocity_v_x_along_dqd
+        + cache.link12_position_z * dqd[13];
+    let link12_momentum_f_x_along_dqd = p.link_mass * link12_velocity_v_x_along_dqd
+        + link12_velocity_w_y_along_dqd * cache.link12_inertia_h_z;
+    let link12_subspace_rate_v_z_along_dqd = -link11_velocity_v_x_along_dqd
+        - link11_velocity_w_y_along_dqd * cache.link12_position_z;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link11_subspace_rate_v_z_along_dqd = -cache.link11_position_z
+        * link10_velocity_w_y_along_dqd - link10_velocity_v_x_along_dqd;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link9_subspace_rate_v_z_along_dqd = -cache.link9_position_z
+        * link8_velocity_w_y_along_dqd - link8_velocity_v_x_along_dqd;
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link9_acceleration_v_z_along_dqd = qd[10] * link9_subspace_rate_v_z_along_dqd
+        + link8_acceleration_v_z_along_dqd + dqd[10] * link9_subspace_rate_v_z;
+    let link10_subspace_rate_v_z_along_dqd = -link9_velocity_v_x_along_dqd
+        - link9_velocity_w_y_along_dqd * cache.link10_position_z;
+    let link10_acceleration_v_z_along_dqd = dqd[11] * link10_subspace_rate_v_z
+        + link9_acceleration_v_z_along_dqd + link10_subspace_rate_v_z_along_dqd * qd[11];
+    let link11_acceleration_v_z_along_dqd = dqd[12] * link11_subspace_rate_v_z
+        + qd[12] * link11_subspace_rate_v_z_along_dqd
+        + link10_acceleration_v_z_along_dqd;
+    let link12_acceleration_v_z_along_dqd = qd[13] * link12_subspace_rate_v_z_along_dqd
+        + dqd[13] * link12_subspace_rate_v_z + link11_acceleration_v_z_along_dqd;
+    let link13_velocity_v_x_along_dqd = cache.link13_position_z * dqd[14]
+        + link12_velocity_v_x_along_dqd;
+    let link13_momentum_f_x_along_dqd = link13_velocity_w_y_along_dqd
+        * cache.link13_inertia_h_z + link13_velocity_v_x_along_dqd * p.link_mass;
+    let link13_subspace_rate_v_z_along_dqd = -link12_velocity_v_x_along_dqd
+        - cache.link13_position_z * link12_velocity_w_y_along_dqd;
+    let link13_subspace_rate_v_z = -cache.link13_position_z * link12_velocity_w_y
+        - link12_velocity_v_x;
+    let link13_acceleration_v_z_along_dqd = qd[14] * link13_subspace_rate_v_z_along_dqd
+        + dqd[14] * link13_subspace_rate_v_z + link12_acceleration_v_z_along_dqd;
+    let link13_velocity_v_x = qd[14] * cache.link13_position_z + link12_velocity_v_x;
+    let link13_momentum_f_x = cache.link13_inertia_h_z * link13_velocity_w_y
+        + link13_velocity_v_x * p.link_mass;
+    let link14_velocity_v_x_along_dqd = link13_velocity_v_x_along_dqd
+        + cache.link14_position_z * dqd[15];
+    let link14_momentum_f_x_along_dqd = link14_velocity_v_x_along_dqd * p.link_mass
+        + link14_velocity_w_y_along_dqd * cache.link14_inertia_h_z;
+    let link14_velocity_v_x = cache.link14_position_z * qd[15] + link13_velocity_v_x;
+    let link14_momentum_f_x = cache.link14_inertia_h_z * link14_velocity_w_y
+        + link14_velocity_v_x * p.link_mass;
+    let link14_subspace_rate_v_z = -link13_velocity_v_x
+        - cache.link14_position_z * link13_velocity_w_y;
+    let link14_subspace_rate_v_z_along_dqd = -cache.link14_position_z
+        * link13_velocity_w_y_along_dqd - link13_velocity_v_x_along_dqd;
+    let link14_acceleration_v_z_along_dqd = link14_subspace_rate_v_z * dqd[15]
+        + link13_acceleration_v_z_along_dqd
+        + qd[15] * link14_subspace_rate_v_z_along_dqd;
+    let link15_subspace_rate_v_z = -cache.link15_position_z * link14_velocity_w_y
+        - link14_velocity_v_x;
+    let link15_subspace_rate_v_z_along_dqd = -link14_velocity_w_y_along_dqd
+        * cache.link15_position_z - link14_velocity_v_x_along_dqd;
+    let link15_acceleration_v_z_along_dqd = link14_acceleration_v_z_along_dqd
+        + dqd[16] * link15_subspace_rate_v_z
+        + link15_subspace_rate_v_z_along_dqd * qd[16];
+    let link15_velocity_v_x = cache.link15_position_z * qd[16] + link14_velocity_v_x;
+    let link16_velocity_v_x = link15_velocity_v_x + cache.link16_position_z * qd[17];
+    let link16_momentum_f_x = link16_velocity_v_x * p.link_mass
+        + cache.link16_inertia_h_z * link16_velocity_w_y;
+    let link16_subspace_rate_v_z = -link15_velocity_v_x
+        - cache.link16_position_z * link15_velocity_w_y;
+    let link15_velocity_v_x_along_dqd = dqd[16] * cache.link15_position_z
+        + link14_velocity_v_x_along_dqd;
+    let link16_subspace_rate_v_z_along_dqd = -link15_velocity_v_x_along_dqd
+        - cache.link16_position_z * link15_velocity_w_y_along_dqd;
+    let link16_acceleration_v_z_along_dqd = dqd[17] * link16_subspace_rate_v_z
+        + link16_subspace_rate_v_z_along_dqd * qd[17]
+        + link15_acceleration_v_z_along_dqd;
+    let link16_velocity_v_x_along_dqd = link15_velocity_v_x_along_dqd
+        + cache.link16_position_z * dqd[17];
+    let link17_subspace_rate_v_z_along_dqd = -link16_velocity_w_y_along_dqd
+        * cache.link17_position_z - link16_velocity_v_x_along_dqd;
+    let link17_subspace_rate_v_z = -link16_velocity_w_y * cache.link17_position_z
+        - link16_velocity_v_x;
+    let link17_acceleration_v_z_along_dqd = link16_acceleration_v_z_along_dqd
+        + link17_subspace_rate_v_z_along_dqd * qd[18]
+        + dqd[18] * link17_subspace_rate_v_z;
+    let link17_velocity_v_x_along_dqd = link16_velocity_v_x_along_dqd
+        + dqd[18] * cache.link17_position_z;
+    let link17_momentum_f_x_along_dqd = cache.link17_inertia_h_z
+        * link17_velocity_w_y_along_dqd + p.link_mass * link17_velocity_v_x_along_dqd;
+    let link18_velocity_v_x_along_dqd = cache.link18_position_z * dqd[19]
+        + link17_velocity_v_x_along_dqd;
+    let link18_momentum_f_x_along_dqd = link18_velocity_w_y_along_dqd
+        * cache.link18_inertia_h_z + link18_velocity_v_x_along_dqd * p.link_mass;
+    let link17_velocity_v_x = link16_velocity_v_x + qd[18] * cache.link17_position_z;
+    let link18_velocity_v_x = cache.link18_position_z * qd[19] + link17_velocity_v_x;
+    let link19_velocity_v_x = qd[20] * cache.link19_position_z + link18_velocity_v_x;
+    let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
+        + link19_velocity_w_y * cache.link19_inertia_h_z;
+    let link19_subspace_rate_v_z = -link18_velocity_w_y * cache.link19_position_z
+        - link18_velocity_v_x;
+    let link18_subspace_rate_v_z = -link17_velocity_v_x
+        - cache.link18_position_z * link17_velocity_w_y;
+    let link18_subspace_rate_v_z_along_dqd = -cache.link18_position_z
+        * link17_velocity_w_y_along_dqd - link17_velocity_v_x_along_dqd;
+    let link18_acceleration_v_z_along_dqd = link17_acceleration_v_z_along_dqd
+        + link18_subspace_rate_v_z * dqd[19]
+        + qd[19] * link18_subspace_rate_v_z_along_dqd;
+    let link19_subspace_rate_v_z_along_dqd = -link18_velocity_v_x_along_dqd
+        - link18_velocity_w_y_along_dqd * cache.link19_position_z;
+    let link19_acceleration_v_z_along_dqd = link19_subspace_rate_v_z * dqd[20]
+        + link18_acceleration_v_z_along_dqd
+        + qd[20] * link19_subspace_rate_v_z_along_dqd;
+    let link19_velocity_v_x_along_dqd = link18_velocity_v_x_along_dqd
+        + cache.link19_position_z * dqd[20];
+    let link19_momentum_f_x_along_dqd = cache.link19_inertia_h_z
+        * link19_velocity_w_y_along_dqd + link19_velocity_v_x_along_dqd * p.link_mass;
+    let link20_velocity_v_x_along_dqd = link19_velocity_v_x_along_dqd
+        + cache.link20_position_z * dqd[21];
+    let link20_momentum_f_x_along_dqd = link20_velocity_v_x_along_dqd * p.link_mass
+        + link20_velocity_w_y_along_dqd * cache.link20_inertia_h_z;
+    let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
+    let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
+        + link20_velocity_w_y * cache.link20_inertia_h_z;
+    let link20_articulated_bias_f_z_along_dqd = -link20_momentum_f_x_along_dqd
+        * link20_velocity_w_y - link20_momentum_f_x * link20_velocity_w_y_along_dqd;
+    let link20_subspace_rate_v_z_along_dqd = -link19_velocity_v_x_along_dqd
+        - cache.link20_position_z * link19_velocity_w_y_along_dqd;
+    let link20_subspace_rate_v_z = -cache.link20_position_z * link19_velocity_w_y
+        - link19_velocity_v_x;
+    let link20_acceleration_v_z_along_dqd = qd[21] * link20_subspace_rate_v_z_along_dqd
+        + link20_subspace_rate_v_z * dqd[21] + link19_acceleration_v_z_along_dqd;
+    let link20_composite_force_f_z_along_dqd = link20_articulated_bias_f_z_along_dqd
+        + link20_acceleration_v_z_along_dqd * p.link_mass;
+    let link19_composite_force_f_z_along_dqd = p.link_mass
+        * link19_acceleration_v_z_along_dqd + link20_composite_force_f_z_along_dqd
+        - link19_momentum_f_x * link19_velocity_w_y_along_dqd
+        - link19_velocity_w_y * link19_momentum_f_x_along_dqd;
+    let link18_momentum_f_x = link18_velocity_w_y * cache.link18_inertia_h_z
+        + p.link_mass * link18_velocity_v_x;
+    let link18_composite_force_f_z_along_dqd = link19_composite_force_f_z_along_dqd
+        + p.link_mass * link18_acceleration_v_z_along_dqd
+        - link18_velocity_w_y * link18_momentum_f_x_along_dqd
+        - link18_velocity_w_y_along_dqd * link18_momentum_f_x;
+    let link17_momentum_f_x = cache.link17_inertia_h_z * link17_velocity_w_y
+        + p.link_mass * link17_velocity_v_x;
+    let link17_composite_force_f_z_along_dqd = link17_acceleration_v_z_along_dqd
+        * p.link_mass + link18_composite_force_f_z_along_dqd
+        - link17_momentum_f_x_along_dqd * link17_velocity_w_y
+        - link17_momentum_f_x * link17_velocity_w_y_along_dqd;
+    let link16_momentum_f_x_along_dqd = cache.link16_inertia_h_z
+        * link16_velocity_w_y_along_dqd + link16_velocity_v_x_along_dqd * p.link_mass;
+    let link16_composite_force_f_z_along_dqd = link17_composite_force_f_z_along_dqd
+        + link16_acceleration_v_z_along_dqd * p.link_mass
+        - link16_velocity_w_y_along_dqd * link16_momentum_f_x
+        - link16_velocity_w_y * link16_momentum_f_x_along_dqd;
+    let link15_momentum_f_x_along_dqd = cache.link15_inertia_h_z
+        * link15_velocity_w_y_along_dqd + link15_velocity_v_x_along_dqd * p.link_mass;
+    let link15_momentum_f_x = link15_velocity_w_y * cache.link15_inertia_h_z
+        + link15_velocity_v_x * p.link_mass;
+    let link15_composite_force_f_z_along_dqd = p.link_mass
+        * link15_acceleration_v_z_along_dqd + link16_composite_force_f_z_along_dqd
+        - link15_momentum_f_x_along_dqd * link15_velocity_w_y
+        - link15_momentum_f_x * link15_velocity_w_y_along_dqd;
+    let link14_composite_force_f_z_along_dqd = link15_composite_force_f_z_along_dqd
+        + link14_acceleration_v_z_along_dqd * p.link_mass
+        - link14_momentum_f_x_along_dqd * link14_velocity_w_y
+        - link14_momentum_f_x * link14_velocity_w_y_along_dqd;
+    let link13_composite_force_f_z_along_dqd = p.link_mass
+        * link13_acceleration_v_z_along_dqd + link14_composite_force_f_z_along_dqd
+        - link13_momentum_f_x_along_dqd * link13_velocity_w_y
+        - link13_momentum_f_x * link13_velocity_w_y_along_dqd;
+    let link12_composite_force_f_z_along_dqd = p.link_mass
+        * link12_acceleration_v_z_along_dqd + link13_composite_force_f_z_along_dqd
+        - link12_velocity_w_y_along_dqd * link12_momentum_f_x
+        - link12_momentum_f_x_along_dqd * link12_velocity_w_y;
+    let link11_momentum_f_x_along_dqd = link11_velocity_v_x_along_dqd * p.link_mass
+        + link11_velocity_w_y_along_dqd * cache.link11_inertia_h_z;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link11_composite_force_f_z_along_dqd = link12_composite_force_f_z_along_dqd
+        + p.link_mass * link11_acceleration_v_z_along_dqd
+        - link11_velocity_w_y * link11_momentum_f_x_along_dqd
+        - link11_velocity_w_y_along_dqd * link11_momentum_f_x;
+    let link10_composite_force_f_z_along_dqd = link11_composite_force_f_z_along_dqd
+        + p.link_mass * link10_acceleration_v_z_along_dqd
+        - link10_velocity_w_y * link10_momentum_f_x_along_dqd
+        - link10_velocity_w_y_along_dqd * link10_momentum_f_x;
+    let link9_composite_force_f_z_along_dqd = link10_composite_force_f_z_along_dqd
+        + p.link_mass * link9_acceleration_v_z_along_dqd
+        - link9_velocity_w_y * link9_momentum_f_x_along_dqd
+        - link9_velocity_w_y_along_dqd * link9_momentum_f_x;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link8_composite_force_f_z_along_dqd = p.link_mass
+        * link8_acceleration_v_z_along_dqd + link9_composite_force_f_z_along_dqd
+        - link8_momentum_f_x_along_dqd * link8_velocity_w_y
+        - link8_momentum_f_x * link8_velocity_w_y_along_dqd;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_composite_force_f_z_along_dqd = link8_composite_force_f_z_along_dqd
+        + link7_acceleration_v_z_along_dqd * p.link_mass
+        - link7_velocity_w_y * link7_momentum_f_x_along_dqd
+        - link7_velocity_w_y_along_dqd * link7_momentum_f_x;
+    let link6_momentum_f_x_along_dqd = p.link_mass * link6_velocity_v_x_along_dqd
+        + link6_velocity_w_y_along_dqd * cache.link6_inertia_h_z;
+    let link6_composite_force_f_z_along_dqd = p.link_mass
+        * link6_acceleration_v_z_along_dqd + link7_composite_force_f_z_along_dqd
+        - link6_velocity_w_y_along_dqd * link6_momentum_f_x
+        - link6_momentum_f_x_along_dqd * link6_velocity_w_y;
+    let link5_composite_force_f_z_along_dqd = link6_composite_force_f_z_along_dqd
+        + p.link_mass * link5_acceleration_v_z_along_dqd
+        - link5_momentum_f_x * link5_velocity_w_y_along_dqd
+        - link5_velocity_w_y * link5_momentum_f_x_along_dqd;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_momentum_f_x_along_dqd = link4_velocity_w_y_along_dqd
+        * cache.link4_inertia_h_z + link4_velocity_v_x_along_dqd * p.link_mass;
+    let link4_composite_force_f_z_along_dqd = link5_composite_force_f_z_along_dqd
+        + link4_acceleration_v_z_along_dqd * p.link_mass
+        - link4_velocity_w_y_along_dqd * link4_momentum_f_x
+        - link4_velocity_w_y * link4_momentum_f_x_along_dqd;
+    let link3_composite_force_f_z_along_dqd = link3_acceleration_v_z_along_dqd
+        * p.link_mass + link4_composite_force_f_z_along_dqd
+        - link3_velocity_w_y * link3_momentum_f_x_along_dqd
+        - link3_velocity_w_y_along_dqd * link3_momentum_f_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_momentum_f_x_along_dqd = link2_velocity_v_x_along_dqd * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y_along_dqd;
+    let link2_composite_force_f_z_along_dqd = link3_composite_force_f_z_along_dqd
+        + link2_acceleration_v_z_along_dqd * p.link_mass
+        - link2_momentum_f_x * link2_velocity_w_y_along_dqd
+        - link2_velocity_w_y * link2_momentum_f_x_along_dqd;
+    let link1_momentum_f_x_along_dqd = base_angle_velocity_w_y_along_dqd
+        * cache.link1_inertia_h_z + p.link_mass * base_angle_velocity_v_x_along_dqd;
+    let link1_composite_force_f_z_along_dqd = base_angle_bias_v_z_along_dqd * p.link_mass
+        + link2_composite_force_f_z_along_dqd
+        - base_angle_velocity_w_y_along_dqd * link1_momentum_f_x
+        - link1_momentum_f_x_along_dqd * base_angle_velocity_w_y;
+    let link20_articulated_bias_n_y_along_dqd = link20_momentum_f_x
+        * link20_velocity_v_z_along_dqd
+        + link20_momentum_f_x_along_dqd * link20_velocity_v_z
+        - link20_momentum_f_z * link20_velocity_v_x_along_dqd
+        - link20_velocity_v_x * link20_momentum_f_z_along_dqd;
+    let link20_composite_force_n_y_along_dqd = link20_acceleration_v_x_along_dqd
+        * cache.link20_inertia_h_z + link20_articulated_bias_n_y_along_dqd
+        - link20_acceleration_v_z_along_dqd * cache.link20_inertia_h_x;
+    let link19_composite_force_n_y_along_dqd = link19_velocity_v_z
+        * link19_momentum_f_x_along_dqd
+        + link19_momentum_f_x * link19_velocity_v_z_along_dqd
+        + link19_acceleration_v_x_along_dqd * cache.link19_inertia_h_z
+        + link20_composite_force_n_y_along_dqd
+        - link19_velocity_v_x_along_dqd * link19_momentum_f_z
+        - cache.link19_inertia_h_x * link19_acceleration_v_z_along_dqd
+        - link19_velocity_v_x * link19_momentum_f_z_along_dqd;
+    let link18_composite_force_n_y_along_dqd = cache.link18_inertia_h_z
+        * link18_acceleration_v_x_along_dqd
+        + link18_momentum_f_x * link18_velocity_v_z_along_dqd
+        + link19_composite_force_n_y_along_dqd
+        + link18_velocity_v_z * link18_momentum_f_x_along_dqd
+        - cache.link18_inertia_h_x * link18_acceleration_v_z_along_dqd
+        - link18_velocity_v_x_along_dqd * link18_momentum_f_z
+        - link18_momentum_f_z_along_dqd * link18_velocity_v_x;
+    let link17_composite_force_n_y_along_dqd = link17_momentum_f_x
+        * link17_velocity_v_z_along_dqd
+        + link17_momentum_f_x_along_dqd * link17_velocity_v_z
+        + link18_composite_force_n_y_along_dqd
+        + cache.link17_inertia_h_z * link17_acceleration_v_x_along_dqd
+        - link17_momentum_f_z_along_dqd * link17_velocity_v_x
+        - link17_momentum_f_z * link17_velocity_v_x_along_dqd
+        - cache.link17_inertia_h_x * link17_acceleration_v_z_along_dqd;
+    let link16_composite_force_n_y_along_dqd = cache.link16_inertia_h_z
+        * link16_acceleration_v_x_along_dqd + link17_composite_force_n_y_along_dqd
+        + link16_velocity_v_z_along_dqd * link16_momentum_f_x
+        + link16_velocity_v_z * link16_momentum_f_x_along_dqd
+        - link16_acceleration_v_z_along_dqd * cache.link16_inertia_h_x
+        - link16_momentum_f_z * link16_velocity_v_x_along_dqd
+        - link16_velocity_v_x * link16_momentum_f_z_along_dqd;
+    let link15_composite_force_n_y_along_dqd = link15_momentum_f_x_along_dqd
+        * link15_velocity_v_z + link15_velocity_v_z_along_dqd * link15_momentum_f_x
+        + link16_composite_force_n_y_along_dqd
+        + link15_acceleration_v_x_along_dqd * cache.link15_inertia_h_z
+        - cache.link15_inertia_h_x * link15_acceleration_v_z_along_dqd
+        - link15_velocity_v_x_along_dqd * link15_momentum_f_z
+        - link15_momentum_f_z_along_dqd * link15_velocity_v_x;
+    let link14_composite_force_n_y_along_dqd = link14_momentum_f_x_along_dqd
+        * link14_velocity_v_z + link15_composite_force_n_y_along_dqd
+        + link14_momentum_f_x * link14_velocity_v_z_along_dqd
+        + cache.link14_inertia_h_z * link14_acceleration_v_x_along_dqd
+        - link14_acceleration_v_z_along_dqd * cache.link14_inertia_h_x
+        - link14_velocity_v_x_along_dqd * link14_momentum_f_z
+        - link14_momentum_f_z_along_dqd * link14_velocity_v_x;
+    let link13_composite_force_n_y_along_dqd = link13_acceleration_v_x_along_dqd
+        * cache.link13_inertia_h_z + link14_composite_force_n_y_along_dqd
+        + link13_momentum_f_x * link13_velocity_v_z_along_dqd
+        + link13_momentum_f_x_along_dqd * link13_velocity_v_z
+        - link13_velocity_v_x * link13_momentum_f_z_along_dqd
+        - link13_velocity_v_x_along_dqd * link13_momentum_f_z
+        - cache.link13_inertia_h_x * link13_acceleration_v_z_along_dqd;
+    let link12_composite_force_n_y_along_dqd = link12_acceleration_v_x_along_dqd
+        * cache.link12_inertia_h_z + link12_momentum_f_x_along_dqd * link12_velocity_v_z
+        + link13_composite_force_n_y_along_dqd
+        + link12_velocity_v_z_along_dqd * link12_momentum_f_x
+        - link12_velocity_v_x_along_dqd * link12_momentum_f_z
+        - link12_momentum_f_z_along_dqd * link12_velocity_v_x
+        - cache.link12_inertia_h_x * link12_acceleration_v_z_along_dqd;
+    let link11_composite_force_n_y_along_dqd = link11_velocity_v_z
+        * link11_momentum_f_x_along_dqd
+        + link11_acceleration_v_x_along_dqd * cache.link11_inertia_h_z
+        + link11_momentum_f_x * link11_velocity_v_z_along_dqd
+        + link12_composite_force_n_y_along_dqd
+        - link11_velocity_v_x * link11_momentum_f_z_along_dqd
+        - cache.link11_inertia_h_x * link11_acceleration_v_z_along_dqd
+        - link11_velocity_v_x_along_dqd * link11_momentum_f_z;
+    let link10_composite_force_n_y_along_dqd = link11_composite_force_n_y_along_dqd
+        + link10_momentum_f_x * link10_velocity_v_z_along_dqd
+        + link10_velocity_v_z * link10_momentum_f_x_along_dqd
+        + cache.link10_inertia_h_z * link10_acceleration_v_x_along_dqd
+        - link10_velocity_v_x_along_dqd * link10_momentum_f_z
+        - link10_velocity_v_x * link10_momentum_f_z_along_dqd
+        - cache.link10_inertia_h_x * link10_acceleration_v_z_along_dqd;
+    let link9_composite_force_n_y_along_dqd = link9_velocity_v_z
+        * link9_momentum_f_x_along_dqd + link10_composite_force_n_y_along_dqd
+        + link9_velocity_v_z_along_dqd * link9_momentum_f_x
+        + cache.link9_inertia_h_z * link9_acceleration_v_x_along_dqd
+        - link9_momentum_f_z_along_dqd * link9_velocity_v_x
+        - link9_momentum_f_z * link9_velocity_v_x_along_dqd
+        - cache.link9_inertia_h_x * link9_acceleration_v_z_along_dqd;
+    let link8_composite_force_n_y_along_dqd = link8_acceleration_v_x_along_dqd
+        * cache.link8_inertia_h_z + link9_composite_force_n_y_along_dqd
+        + link8_velocity_v_z * link8_momentum_f_x_along_dqd
+        + link8_momentum_f_x * link8_velocity_v_z_along_dqd
+        - cache.link8_inertia_h_x * link8_acceleration_v_z_along_dqd
+        - link8_momentum_f_z_along_dqd * link8_velocity_v_x
+        - link8_velocity_v_x_along_dqd * link8_momentum_f_z;
+    let link7_composite_force_n_y_along_dqd = link7_velocity_v_z
+        * link7_momentum_f_x_along_dqd + link8_composite_force_n_y_along_dqd
+        + link7_acceleration_v_x_along_dqd * cache.link7_inertia_h_z
+        + link7_velocity_v_z_along_dqd * link7_momentum_f_x
+        - link7_acceleration_v_z_along_dqd * cache.link7_inertia_h_x
+        - link7_velocity_v_x_along_dqd * link7_momentum_f_z
+        - link7_velocity_v_x * link7_momentum_f_z_along_dqd;
+    let link6_composite_force_n_y_along_dqd = link7_composite_force_n_y_along_dqd
+        + link6_acceleration_v_x_along_dqd * cache.link6_inertia_h_z
+        + link6_momentum_f_x_along_dqd * link6_velocity_v_z
+        + link6_velocity_v_z_along_dqd * link6_momentum_f_x
+        - link6_momentum_f_z_along_dqd * link6_velocity_v_x
+        - link6_momentum_f_z * link6_velocity_v_x_along_dqd
+        - cache.link6_inertia_h_x * link6_acceleration_v_z_along_dqd;
+    let link5_composite_force_n_y_along_dqd = link5_acceleration_v_x_along_dqd
+        * cache.link5_inertia_h_z + link5_momentum_f_x * link5_velocity_v_z_along_dqd
+        + link6_composite_force_n_y_along_dqd
+        + link5_velocity_v_z * link5_momentum_f_x_along_dqd
+        - link5_velocity_v_x * link5_momentum_f_z_along_dqd
+        - link5_momentum_f_z * link5_velocity_v_x_along_dqd
+        - link5_acceleration_v_z_along_dqd * cache.link5_inertia_h_x;
+    let link4_composite_force_n_y_along_dqd = link4_acceleration_v_x_along_dqd
+        * cache.link4_inertia_h_z + link4_momentum_f_x * link4_velocity_v_z_along_dqd
+        + link4_velocity_v_z * link4_momentum_f_x_along_dqd
+        + link5_composite_force_n_y_along_dqd
+        - link4_momentum_f_z_along_dqd * link4_velocity_v_x
+        - link4_acceleration_v_z_along_dqd * cache.link4_inertia_h_x
+        - link4_velocity_v_x_along_dqd * link4_momentum_f_z;
+    let link3_composite_force_n_y_along_dqd = link3_velocity_v_z_along_dqd
+        * link3_momentum_f_x + link4_composite_force_n_y_along_dqd
+        + link3_acceleration_v_x_along_dqd * cache.link3_inertia_h_z
+        + link3_momentum_f_x_along_dqd * link3_velocity_v_z
+        - link3_momentum_f_z * link3_velocity_v_x_along_dqd
+        - link3_velocity_v_x * link3_momentum_f_z_along_dqd
+        - link3_acceleration_v_z_along_dqd * cache.link3_inertia_h_x;
+    let link2_composite_force_n_y_along_dqd = cache.link2_inertia_h_z
+        * link2_acceleration_v_x_along_dqd
+        + link2_momentum_f_x * link2_velocity_v_z_along_dqd
+        + link2_velocity_v_z * link2_momentum_f_x_along_dqd
+        + link3_composite_force_n_y_along_dqd
+        - link2_velocity_v_x * link2_momentum_f_z_along_dqd
+        - link2_velocity_v_x_along_dqd * link2_momentum_f_z
+        - link2_acceleration_v_z_along_dqd * cache.link2_inertia_h_x;
+    let link1_composite_force_n_y_along_dqd = link2_composite_force_n_y_along_dqd
+        + link1_momentum_f_x_along_dqd * base_angle_velocity_v_z
+        + base_angle_bias_v_x_along_dqd * cache.link1_inertia_h_z
+        + link1_momentum_f_x * base_angle_velocity_v_z_along_dqd
+        - base_angle_bias_v_z_along_dqd * cache.link1_inertia_h_x
+        - base_angle_velocity_v_x_along_dqd * link1_momentum_f_z
+        - link1_momentum_f_z_along_dqd * base_angle_velocity_v_x;
+    out[0] = link1_composite_force_f_x_along_dqd;
+    out[1] = link1_composite_force_f_z_along_dqd;
+    out[2] = cache.base_angle_subspace_v_z * link1_composite_force_f_z_along_dqd
+        + q[1] * link1_composite_force_f_x_along_dqd
+        - link1_composite_force_n_y_along_dqd;
+    out[3] = cache.link2_subspace_v_z * link2_composite_force_f_z_along_dqd
+        + link2_composite_force_f_x_along_dqd * cache.link2_position_z
+        - link2_composite_force_n_y_along_dqd;
+    out[4] = link3_composite_force_f_x_along_dqd * cache.link3_position_z
+        + link3_composite_force_f_z_along_dqd * cache.link3_subspace_v_z
+        - link3_composite_force_n_y_along_dqd;
+    out[5] = cache.link4_subspace_v_z * link4_composite_force_f_z_along_dqd
+        + cache.link4_position_z * link4_composite_force_f_x_along_dqd
+        - link4_composite_force_n_y_along_dqd;
+    out[6] = link5_composite_force_f_z_along_dqd * cache.link5_subspace_v_z
+        + cache.link5_position_z * link5_composite_force_f_x_along_dqd
+        - link5_composite_force_n_y_along_dqd;
+    out[7] = cache.link6_position_z * link6_composite_force_f_x_along_dqd
+        + cache.link6_subspace_v_z * link6_composite_force_f_z_along_dqd
+        - link6_composite_force_n_y_along_dqd;
+    out[8] = link7_composite_force_f_z_along_dqd * cache.link7_subspace_v_z
+        + cache.link7_position_z * link7_composite_force_f_x_along_dqd
+        - link7_composite_force_n_y_along_dqd;
+    out[9] = cache.link8_position_z * link8_composite_force_f_x_along_dqd
+        + link8_composite_force_f_z_along_dqd * cache.link8_subspace_v_z
+        - link8_composite_force_n_y_along_dqd;
+    out[10] = cache.link9_subspace_v_z * link9_composite_force_f_z_along_dqd
+        + cache.link9_position_z * link9_composite_force_f_x_along_dqd
+        - link9_composite_force_n_y_along_dqd;
+    out[11] = link10_composite_force_f_x_along_dqd * cache.link10_position_z
+        + cache.link10_subspace_v_z * link10_composite_force_f_z_along_dqd
+        - link10_composite_force_n_y_along_dqd;
+    out[12] = cache.link11_position_z * link11_composite_force_f_x_along_dqd
+        + cache.link11_subspace_v_z * link11_composite_force_f_z_along_dqd
+        - link11_composite_force_n_y_along_dqd;
+    out[13] = link12_composite_force_f_z_along_dqd * cache.link12_subspace_v_z
+        + cache.link12_position_z * link12_composite_force_f_x_along_dqd
+        - link12_composite_force_n_y_along_dqd;
+    out[14] = cache.link13_subspace_v_z * link13_composite_force_f_z_along_dqd
+        + link13_composite_force_f_x_along_dqd * cache.link13_position_z
+        - link13_composite_force_n_y_along_dqd;
+    out[15] = cache.link14_subspace_v_z * link14_composite_force_f_z_along_dqd
+        + cache.link14_position_z * link14_composite_force_f_x_along_dqd
+        - link14_composite_force_n_y_along_dqd;
+    out[16] = cache.link15_subspace_v_z * link15_composite_force_f_z_along_dqd
+        + link15_composite_force_f_x_along_dqd * cache.link15_position_z
+        - link15_composite_force_n_y_along_dqd;
+    out[17] = cache.link16_position_z * link16_composite_force_f_x_along_dqd
+        + cache.link16_subspace_v_z * link16_composite_force_f_z_along_dqd
+        - link16_composite_force_n_y_along_dqd;
+    out[18] = cache.link17_subspace_v_z * link17_composite_force_f_z_along_dqd
+        + link17_composite_force_f_x_along_dqd * cache.link17_position_z
+        - link17_composite_force_n_y_along_dqd;
+    out[19] = cache.link18_position_z * link18_composite_force_f_x_along_dqd
+        + cache.link18_subspace_v_z * link18_composite_force_f_z_along_dqd
+        - link18_composite_force_n_y_along_dqd;
+    out[20] = cache.link19_subspace_v_z * link19_composite_force_f_z_along_dqd
+        + link19_composite_force_f_x_along_dqd * cache.link19_position_z
+        - link19_composite_force_n_y_along_dqd;
+    out[21] = link20_composite_force_f_z_along_dqd * cache.link20_subspace_v_z
+        + cache.link20_position_z * link20_composite_force_f_x_along_dqd
+        - link20_composite_force_n_y_along_dqd;
+}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -9539,6 +12397,27 @@ impl Model<DOF, CONTACTS> for SnakeLinks20 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
+    }
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        dqd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

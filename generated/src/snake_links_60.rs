@@ -31747,6 +31747,8657 @@ pub fn forward_dynamics_into(
     pivots[61] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_position_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_rotation_20_along_dq = cache.cos_q2 * dq[2];
+    let link2_position_z_along_dq = dq[1]
+        + p.link_length * base_angle_rotation_20_along_dq;
+    let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
+    let base_angle_subspace_v_z_along_dq = -dq[0];
+    let base_angle_velocity_v_z_along_dq = qd[2] * base_angle_subspace_v_z_along_dq;
+    let base_angle_velocity_w_y = -qd[2];
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_02 * dq[2];
+    let link2_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
+    let link2_subspace_v_z_along_dq = -link2_position_x_along_dq;
+    let link2_subspace_rate_v_x_along_dq = base_angle_velocity_v_z_along_dq
+        + base_angle_velocity_w_y * link2_subspace_v_z_along_dq;
+    let link2_acceleration_v_x_along_dq = link2_position_z_along_dq * qdd[3]
+        + base_angle_acceleration_v_x_along_dq
+        + link2_subspace_rate_v_x_along_dq * qd[3];
+    let link2_rotation_20_along_dq = cache.sin_q3 * base_angle_rotation_00_along_dq
+        + cache.cos_q2 * dq[3] * cache.cos_q3
+        + base_angle_rotation_20_along_dq * cache.cos_q3
+        - cache.sin_q2 * cache.sin_q3 * dq[3];
+    let link2_com_z_along_dq = link2_position_z_along_dq
+        + 0.5 * p.link_length * link2_rotation_20_along_dq;
+    let link2_inertia_h_z_along_dq = link2_com_z_along_dq * p.link_mass;
+    let base_angle_acceleration_w_y = -qdd[2];
+    let link2_acceleration_w_y = base_angle_acceleration_w_y - qdd[3];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link2_velocity_v_z_along_dq = link2_subspace_v_z_along_dq * qd[3]
+        + base_angle_velocity_v_z_along_dq;
+    let base_angle_rotation_02_along_dq = -base_angle_rotation_20_along_dq;
+    let t0 = -(cache.cos_q2 * cache.sin_q3 * dq[3]);
+    let t1 = cache.cos_q3 * base_angle_rotation_00_along_dq;
+    let link2_rotation_00_along_dq = cache.sin_q3 * base_angle_rotation_02_along_dq
+        + cache.base_angle_rotation_02 * dq[3] * cache.cos_q3 + t0 + t1;
+    let link2_com_x_along_dq = 0.5 * p.link_length * link2_rotation_00_along_dq
+        + link2_position_x_along_dq;
+    let link2_inertia_h_x_along_dq = p.link_mass * link2_com_x_along_dq;
+    let link2_momentum_f_z_along_dq = link2_velocity_v_z_along_dq * p.link_mass
+        - link2_velocity_w_y * link2_inertia_h_x_along_dq;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link2_rotation_02_along_dq = base_angle_rotation_02_along_dq * cache.cos_q3
+        - cache.cos_q2 * dq[3] * cache.cos_q3
+        - cache.base_angle_rotation_02 * cache.sin_q3 * dq[3]
+        - cache.sin_q3 * base_angle_rotation_00_along_dq;
+    let link3_rotation_00_along_dq = cache.cos_q4 * cache.link2_rotation_02 * dq[4]
+        + cache.cos_q4 * link2_rotation_00_along_dq
+        + cache.sin_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * cache.link2_rotation_00 * dq[4];
+    let link3_position_x_along_dq = link2_position_x_along_dq
+        + p.link_length * link2_rotation_00_along_dq;
+    let link3_com_x_along_dq = 0.5 * p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link3_inertia_h_x_along_dq = p.link_mass * link3_com_x_along_dq;
+    let link3_subspace_v_z_along_dq = -link3_position_x_along_dq;
+    let link3_velocity_v_z_along_dq = link2_velocity_v_z_along_dq
+        + qd[4] * link3_subspace_v_z_along_dq;
+    let link3_momentum_f_z_along_dq = p.link_mass * link3_velocity_v_z_along_dq
+        - link3_inertia_h_x_along_dq * link3_velocity_w_y;
+    let link3_subspace_rate_v_x_along_dq = link2_velocity_v_z_along_dq
+        + link2_velocity_w_y * link3_subspace_v_z_along_dq;
+    let link3_position_z_along_dq = link2_position_z_along_dq
+        + p.link_length * link2_rotation_20_along_dq;
+    let link3_acceleration_v_x_along_dq = link3_subspace_rate_v_x_along_dq * qd[4]
+        + link2_acceleration_v_x_along_dq + link3_position_z_along_dq * qdd[4];
+    let link2_rotation_22_along_dq = t0 + t1 - cache.sin_q2 * dq[3] * cache.cos_q3
+        - base_angle_rotation_20_along_dq * cache.sin_q3;
+    let link3_rotation_20_along_dq = cache.cos_q4 * cache.link2_rotation_22 * dq[4]
+        + cache.sin_q4 * link2_rotation_22_along_dq
+        + cache.cos_q4 * link2_rotation_20_along_dq
+        - cache.sin_q4 * cache.link2_rotation_20 * dq[4];
+    let link4_position_z_along_dq = link3_position_z_along_dq
+        + p.link_length * link3_rotation_20_along_dq;
+    let link4_position_x_along_dq = p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link4_subspace_v_z_along_dq = -link4_position_x_along_dq;
+    let link4_subspace_rate_v_x_along_dq = link3_velocity_w_y
+        * link4_subspace_v_z_along_dq + link3_velocity_v_z_along_dq;
+    let link4_acceleration_v_x_along_dq = link3_acceleration_v_x_along_dq
+        + qdd[5] * link4_position_z_along_dq + link4_subspace_rate_v_x_along_dq * qd[5];
+    let link4_velocity_v_z_along_dq = qd[5] * link4_subspace_v_z_along_dq
+        + link3_velocity_v_z_along_dq;
+    let link3_rotation_02_along_dq = cache.cos_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * link2_rotation_00_along_dq
+        - cache.link2_rotation_02 * cache.sin_q4 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_rotation_00_along_dq = cache.cos_q5 * link3_rotation_00_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_02
+        + link3_rotation_02_along_dq * cache.sin_q5
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_00;
+    let link5_position_x_along_dq = p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link5_subspace_v_z_along_dq = -link5_position_x_along_dq;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_subspace_rate_v_x_along_dq = link4_velocity_v_z_along_dq
+        + link5_subspace_v_z_along_dq * link4_velocity_w_y;
+    let link3_rotation_22_along_dq = cache.cos_q4 * link2_rotation_22_along_dq
+        - cache.sin_q4 * cache.link2_rotation_22 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_20 * dq[4]
+        - link2_rotation_20_along_dq * cache.sin_q4;
+    let link4_rotation_20_along_dq = cache.cos_q5 * link3_rotation_20_along_dq
+        + cache.sin_q5 * link3_rotation_22_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_22
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_20;
+    let link5_position_z_along_dq = p.link_length * link4_rotation_20_along_dq
+        + link4_position_z_along_dq;
+    let link5_acceleration_v_x_along_dq = qd[6] * link5_subspace_rate_v_x_along_dq
+        + link4_acceleration_v_x_along_dq + link5_position_z_along_dq * qdd[6];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link5_velocity_v_z_along_dq = link4_velocity_v_z_along_dq
+        + link5_subspace_v_z_along_dq * qd[6];
+    let link4_rotation_02_along_dq = cache.cos_q5 * link3_rotation_02_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_00
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_02
+        - cache.sin_q5 * link3_rotation_00_along_dq;
+    let link5_rotation_00_along_dq = link4_rotation_00_along_dq * cache.cos_q6
+        + dq[6] * cache.link4_rotation_02 * cache.cos_q6
+        + link4_rotation_02_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.sin_q6;
+    let link5_com_x_along_dq = 0.5 * link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link5_inertia_h_x_along_dq = p.link_mass * link5_com_x_along_dq;
+    let link5_momentum_f_z_along_dq = p.link_mass * link5_velocity_v_z_along_dq
+        - link5_velocity_w_y * link5_inertia_h_x_along_dq;
+    let link4_rotation_22_along_dq = cache.cos_q5 * link3_rotation_22_along_dq
+        - cache.sin_q5 * link3_rotation_20_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_20
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_22;
+    let link5_rotation_20_along_dq = dq[6] * cache.link4_rotation_22 * cache.cos_q6
+        + link4_rotation_22_along_dq * cache.sin_q6
+        + cache.cos_q6 * link4_rotation_20_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.sin_q6;
+    let link6_position_z_along_dq = link5_position_z_along_dq
+        + link5_rotation_20_along_dq * p.link_length;
+    let link6_position_x_along_dq = link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link6_subspace_v_z_along_dq = -link6_position_x_along_dq;
+    let link6_subspace_rate_v_x_along_dq = link5_velocity_w_y
+        * link6_subspace_v_z_along_dq + link5_velocity_v_z_along_dq;
+    let link6_acceleration_v_x_along_dq = link6_position_z_along_dq * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x_along_dq + link5_acceleration_v_x_along_dq;
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link5_rotation_02_along_dq = cache.cos_q6 * link4_rotation_02_along_dq
+        - link4_rotation_00_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_02 * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.cos_q6;
+    let link6_rotation_00_along_dq = link5_rotation_00_along_dq * cache.cos_q7
+        + dq[7] * cache.link5_rotation_02 * cache.cos_q7
+        + cache.sin_q7 * link5_rotation_02_along_dq
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_00;
+    let link6_com_x_along_dq = 0.5 * p.link_length * link6_rotation_00_along_dq
+        + link6_position_x_along_dq;
+    let link6_inertia_h_x_along_dq = link6_com_x_along_dq * p.link_mass;
+    let link6_velocity_v_z_along_dq = qd[7] * link6_subspace_v_z_along_dq
+        + link5_velocity_v_z_along_dq;
+    let link6_momentum_f_z_along_dq = link6_velocity_v_z_along_dq * p.link_mass
+        - link6_inertia_h_x_along_dq * link6_velocity_w_y;
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link7_position_x_along_dq = p.link_length * link6_rotation_00_along_dq
+        + link6_position_x_along_dq;
+    let link7_subspace_v_z_along_dq = -link7_position_x_along_dq;
+    let link7_velocity_v_z_along_dq = link7_subspace_v_z_along_dq * qd[8]
+        + link6_velocity_v_z_along_dq;
+    let link6_rotation_02_along_dq = link5_rotation_02_along_dq * cache.cos_q7
+        - link5_rotation_00_along_dq * cache.sin_q7
+        - dq[7] * cache.link5_rotation_00 * cache.cos_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_02;
+    let link7_rotation_00_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_02
+        + cache.sin_q8 * link6_rotation_02_along_dq
+        + cache.cos_q8 * link6_rotation_00_along_dq
+        - cache.sin_q8 * cache.link6_rotation_00 * dq[8];
+    let link7_com_x_along_dq = 0.5 * p.link_length * link7_rotation_00_along_dq
+        + link7_position_x_along_dq;
+    let link7_inertia_h_x_along_dq = p.link_mass * link7_com_x_along_dq;
+    let link7_momentum_f_z_along_dq = link7_velocity_v_z_along_dq * p.link_mass
+        - link7_velocity_w_y * link7_inertia_h_x_along_dq;
+    let link5_rotation_22_along_dq = cache.cos_q6 * link4_rotation_22_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.cos_q6
+        - dq[6] * cache.link4_rotation_22 * cache.sin_q6
+        - cache.sin_q6 * link4_rotation_20_along_dq;
+    let link6_rotation_20_along_dq = dq[7] * cache.link5_rotation_22 * cache.cos_q7
+        + link5_rotation_20_along_dq * cache.cos_q7
+        + link5_rotation_22_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_20;
+    let link7_position_z_along_dq = link6_position_z_along_dq
+        + p.link_length * link6_rotation_20_along_dq;
+    let link7_subspace_rate_v_x_along_dq = link6_velocity_v_z_along_dq
+        + link7_subspace_v_z_along_dq * link6_velocity_w_y;
+    let link7_acceleration_v_x_along_dq = link7_position_z_along_dq * qdd[8]
+        + link7_subspace_rate_v_x_along_dq * qd[8] + link6_acceleration_v_x_along_dq;
+    let link6_rotation_22_along_dq = link5_rotation_22_along_dq * cache.cos_q7
+        - dq[7] * cache.link5_rotation_20 * cache.cos_q7
+        - link5_rotation_20_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_22;
+    let link7_rotation_20_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_22
+        + link6_rotation_22_along_dq * cache.sin_q8
+        + link6_rotation_20_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_20;
+    let link7_com_z_along_dq = 0.5 * p.link_length * link7_rotation_20_along_dq
+        + link7_position_z_along_dq;
+    let link7_inertia_h_z_along_dq = link7_com_z_along_dq * p.link_mass;
+    let link3_acceleration_w_y = link2_acceleration_w_y - qdd[4];
+    let link4_acceleration_w_y = link3_acceleration_w_y - qdd[5];
+    let link5_acceleration_w_y = link4_acceleration_w_y - qdd[6];
+    let link6_acceleration_w_y = link5_acceleration_w_y - qdd[7];
+    let link7_acceleration_w_y = link6_acceleration_w_y - qdd[8];
+    let link7_rotation_22_along_dq = link6_rotation_22_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_22
+        - dq[8] * cache.cos_q8 * cache.link6_rotation_20
+        - cache.sin_q8 * link6_rotation_20_along_dq;
+    let link8_rotation_20_along_dq = cache.link7_rotation_22 * dq[9] * cache.cos_q9
+        + cache.sin_q9 * link7_rotation_22_along_dq
+        + cache.cos_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_20 * dq[9];
+    let link8_rotation_22_along_dq = link7_rotation_22_along_dq * cache.cos_q9
+        - cache.sin_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_22 * dq[9]
+        - cache.link7_rotation_20 * dq[9] * cache.cos_q9;
+    let link9_rotation_20_along_dq = link8_rotation_20_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_22_along_dq
+        + cache.link8_rotation_22 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_20 * dq[10];
+    let link8_position_z_along_dq = link7_position_z_along_dq
+        + p.link_length * link7_rotation_20_along_dq;
+    let link9_position_z_along_dq = p.link_length * link8_rotation_20_along_dq
+        + link8_position_z_along_dq;
+    let link9_com_z_along_dq = 0.5 * p.link_length * link9_rotation_20_along_dq
+        + link9_position_z_along_dq;
+    let link9_inertia_h_z_along_dq = link9_com_z_along_dq * p.link_mass;
+    let link8_acceleration_w_y = link7_acceleration_w_y - qdd[9];
+    let link9_acceleration_w_y = link8_acceleration_w_y - qdd[10];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link7_rotation_02_along_dq = link6_rotation_02_along_dq * cache.cos_q8
+        - cache.link6_rotation_00 * dq[8] * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_02
+        - cache.sin_q8 * link6_rotation_00_along_dq;
+    let link8_rotation_00_along_dq = cache.sin_q9 * link7_rotation_02_along_dq
+        + dq[9] * cache.cos_q9 * cache.link7_rotation_02
+        + link7_rotation_00_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_00;
+    let link8_rotation_02_along_dq = link7_rotation_02_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_02
+        - cache.sin_q9 * link7_rotation_00_along_dq
+        - dq[9] * cache.link7_rotation_00 * cache.cos_q9;
+    let link9_rotation_00_along_dq = cache.link8_rotation_02 * dq[10] * cache.cos_q10
+        + link8_rotation_00_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_02_along_dq
+        - cache.sin_q10 * cache.link8_rotation_00 * dq[10];
+    let link8_position_x_along_dq = p.link_length * link7_rotation_00_along_dq
+        + link7_position_x_along_dq;
+    let link9_position_x_along_dq = link8_rotation_00_along_dq * p.link_length
+        + link8_position_x_along_dq;
+    let link9_com_x_along_dq = 0.5 * link9_rotation_00_along_dq * p.link_length
+        + link9_position_x_along_dq;
+    let link9_inertia_h_x_along_dq = p.link_mass * link9_com_x_along_dq;
+    let link8_subspace_v_z_along_dq = -link8_position_x_along_dq;
+    let link8_velocity_v_z_along_dq = link7_velocity_v_z_along_dq
+        + link8_subspace_v_z_along_dq * qd[9];
+    let link9_subspace_v_z_along_dq = -link9_position_x_along_dq;
+    let link9_velocity_v_z_along_dq = link8_velocity_v_z_along_dq
+        + link9_subspace_v_z_along_dq * qd[10];
+    let link9_momentum_f_z_along_dq = p.link_mass * link9_velocity_v_z_along_dq
+        - link9_velocity_w_y * link9_inertia_h_x_along_dq;
+    let link10_position_z_along_dq = p.link_length * link9_rotation_20_along_dq
+        + link9_position_z_along_dq;
+    let link9_rotation_22_along_dq = cache.cos_q10 * link8_rotation_22_along_dq
+        - cache.sin_q10 * cache.link8_rotation_22 * dq[10]
+        - cache.link8_rotation_20 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * link8_rotation_20_along_dq;
+    let link10_rotation_20_along_dq = cache.cos_q11 * link9_rotation_20_along_dq
+        + cache.cos_q11 * cache.link9_rotation_22 * dq[11]
+        + link9_rotation_22_along_dq * cache.sin_q11
+        - cache.link9_rotation_20 * cache.sin_q11 * dq[11];
+    let link10_com_z_along_dq = link10_position_z_along_dq
+        + 0.5 * p.link_length * link10_rotation_20_along_dq;
+    let link10_inertia_h_z_along_dq = link10_com_z_along_dq * p.link_mass;
+    let link10_acceleration_w_y = link9_acceleration_w_y - qdd[11];
+    let link10_position_x_along_dq = link9_rotation_00_along_dq * p.link_length
+        + link9_position_x_along_dq;
+    let link10_subspace_v_z_along_dq = -link10_position_x_along_dq;
+    let link10_subspace_rate_v_x_along_dq = link9_velocity_v_z_along_dq
+        + link9_velocity_w_y * link10_subspace_v_z_along_dq;
+    let link8_subspace_rate_v_x_along_dq = link8_subspace_v_z_along_dq
+        * link7_velocity_w_y + link7_velocity_v_z_along_dq;
+    let link8_acceleration_v_x_along_dq = link8_position_z_along_dq * qdd[9]
+        + link7_acceleration_v_x_along_dq + qd[9] * link8_subspace_rate_v_x_along_dq;
+    let link9_subspace_rate_v_x_along_dq = link9_subspace_v_z_along_dq
+        * link8_velocity_w_y + link8_velocity_v_z_along_dq;
+    let link9_acceleration_v_x_along_dq = link8_acceleration_v_x_along_dq
+        + qd[10] * link9_subspace_rate_v_x_along_dq
+        + qdd[10] * link9_position_z_along_dq;
+    let link10_acceleration_v_x_along_dq = link10_position_z_along_dq * qdd[11]
+        + link10_subspace_rate_v_x_along_dq * qd[11] + link9_acceleration_v_x_along_dq;
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link9_rotation_02_along_dq = link8_rotation_02_along_dq * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_02 * dq[10]
+        - cache.sin_q10 * link8_rotation_00_along_dq
+        - cache.link8_rotation_00 * dq[10] * cache.cos_q10;
+    let link10_rotation_00_along_dq = cache.cos_q11 * cache.link9_rotation_02 * dq[11]
+        + link9_rotation_02_along_dq * cache.sin_q11
+        + link9_rotation_00_along_dq * cache.cos_q11
+        - cache.sin_q11 * dq[11] * cache.link9_rotation_00;
+    let link10_com_x_along_dq = link10_position_x_along_dq
+        + 0.5 * link10_rotation_00_along_dq * p.link_length;
+    let link10_inertia_h_x_along_dq = link10_com_x_along_dq * p.link_mass;
+    let link10_velocity_v_z_along_dq = qd[11] * link10_subspace_v_z_along_dq
+        + link9_velocity_v_z_along_dq;
+    let link10_momentum_f_z_along_dq = link10_velocity_v_z_along_dq * p.link_mass
+        - link10_inertia_h_x_along_dq * link10_velocity_w_y;
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link11_position_x_along_dq = link10_rotation_00_along_dq * p.link_length
+        + link10_position_x_along_dq;
+    let link10_rotation_02_along_dq = cache.cos_q11 * link9_rotation_02_along_dq
+        - link9_rotation_00_along_dq * cache.sin_q11
+        - cache.cos_q11 * dq[11] * cache.link9_rotation_00
+        - cache.link9_rotation_02 * cache.sin_q11 * dq[11];
+    let link11_rotation_00_along_dq = link10_rotation_02_along_dq * cache.sin_q12
+        + link10_rotation_00_along_dq * cache.cos_q12
+        + cache.link10_rotation_02 * cache.cos_q12 * dq[12]
+        - cache.sin_q12 * cache.link10_rotation_00 * dq[12];
+    let link11_com_x_along_dq = link11_position_x_along_dq
+        + 0.5 * link11_rotation_00_along_dq * p.link_length;
+    let link11_inertia_h_x_along_dq = link11_com_x_along_dq * p.link_mass;
+    let link11_subspace_v_z_along_dq = -link11_position_x_along_dq;
+    let link11_velocity_v_z_along_dq = link10_velocity_v_z_along_dq
+        + qd[12] * link11_subspace_v_z_along_dq;
+    let link11_momentum_f_z_along_dq = link11_velocity_v_z_along_dq * p.link_mass
+        - link11_velocity_w_y * link11_inertia_h_x_along_dq;
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
+    let link11_rotation_02_along_dq = link10_rotation_02_along_dq * cache.cos_q12
+        - cache.cos_q12 * cache.link10_rotation_00 * dq[12]
+        - cache.link10_rotation_02 * cache.sin_q12 * dq[12]
+        - link10_rotation_00_along_dq * cache.sin_q12;
+    let link12_rotation_02_along_dq = link11_rotation_02_along_dq * cache.cos_q13
+        - link11_rotation_00_along_dq * cache.sin_q13
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_02
+        - dq[13] * cache.cos_q13 * cache.link11_rotation_00;
+    let link12_rotation_00_along_dq = link11_rotation_00_along_dq * cache.cos_q13
+        + dq[13] * cache.cos_q13 * cache.link11_rotation_02
+        + link11_rotation_02_along_dq * cache.sin_q13
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_00;
+    let link13_rotation_00_along_dq = link12_rotation_02_along_dq * cache.sin_q14
+        + cache.link12_rotation_02 * dq[14] * cache.cos_q14
+        + link12_rotation_00_along_dq * cache.cos_q14
+        - cache.link12_rotation_00 * dq[14] * cache.sin_q14;
+    let link12_position_x_along_dq = link11_position_x_along_dq
+        + link11_rotation_00_along_dq * p.link_length;
+    let link13_position_x_along_dq = link12_position_x_along_dq
+        + p.link_length * link12_rotation_00_along_dq;
+    let link13_com_x_along_dq = 0.5 * link13_rotation_00_along_dq * p.link_length
+        + link13_position_x_along_dq;
+    let link13_inertia_h_x_along_dq = p.link_mass * link13_com_x_along_dq;
+    let link13_subspace_v_z_along_dq = -link13_position_x_along_dq;
+    let link12_subspace_v_z_along_dq = -link12_position_x_along_dq;
+    let link12_velocity_v_z_along_dq = link11_velocity_v_z_along_dq
+        + qd[13] * link12_subspace_v_z_along_dq;
+    let link13_velocity_v_z_along_dq = qd[14] * link13_subspace_v_z_along_dq
+        + link12_velocity_v_z_along_dq;
+    let link13_momentum_f_z_along_dq = p.link_mass * link13_velocity_v_z_along_dq
+        - link13_inertia_h_x_along_dq * link13_velocity_w_y;
+    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
+    let link14_position_x_along_dq = link13_rotation_00_along_dq * p.link_length
+        + link13_position_x_along_dq;
+    let link13_rotation_02_along_dq = link12_rotation_02_along_dq * cache.cos_q14
+        - cache.link12_rotation_00 * dq[14] * cache.cos_q14
+        - link12_rotation_00_along_dq * cache.sin_q14
+        - cache.link12_rotation_02 * dq[14] * cache.sin_q14;
+    let link14_rotation_00_along_dq = cache.sin_q15 * link13_rotation_02_along_dq
+        + dq[15] * cache.cos_q15 * cache.link13_rotation_02
+        + link13_rotation_00_along_dq * cache.cos_q15
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_00;
+    let link14_com_x_along_dq = link14_position_x_along_dq
+        + 0.5 * p.link_length * link14_rotation_00_along_dq;
+    let link14_inertia_h_x_along_dq = link14_com_x_along_dq * p.link_mass;
+    let link14_subspace_v_z_along_dq = -link14_position_x_along_dq;
+    let link14_velocity_v_z_along_dq = link14_subspace_v_z_along_dq * qd[15]
+        + link13_velocity_v_z_along_dq;
+    let link14_momentum_f_z_along_dq = p.link_mass * link14_velocity_v_z_along_dq
+        - link14_velocity_w_y * link14_inertia_h_x_along_dq;
+    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
+    let link15_position_x_along_dq = link14_position_x_along_dq
+        + p.link_length * link14_rotation_00_along_dq;
+    let link14_rotation_02_along_dq = cache.cos_q15 * link13_rotation_02_along_dq
+        - dq[15] * cache.cos_q15 * cache.link13_rotation_00
+        - link13_rotation_00_along_dq * cache.sin_q15
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_02;
+    let link15_rotation_00_along_dq = dq[16] * cache.cos_q16 * cache.link14_rotation_02
+        + cache.sin_q16 * link14_rotation_02_along_dq
+        + cache.cos_q16 * link14_rotation_00_along_dq
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_00;
+    let link15_com_x_along_dq = link15_position_x_along_dq
+        + 0.5 * p.link_length * link15_rotation_00_along_dq;
+    let link15_inertia_h_x_along_dq = p.link_mass * link15_com_x_along_dq;
+    let link15_subspace_v_z_along_dq = -link15_position_x_along_dq;
+    let link15_velocity_v_z_along_dq = link15_subspace_v_z_along_dq * qd[16]
+        + link14_velocity_v_z_along_dq;
+    let link15_momentum_f_z_along_dq = p.link_mass * link15_velocity_v_z_along_dq
+        - link15_inertia_h_x_along_dq * link15_velocity_w_y;
+    let link11_acceleration_w_y = link10_acceleration_w_y - qdd[12];
+    let link12_acceleration_w_y = link11_acceleration_w_y - qdd[13];
+    let link13_acceleration_w_y = link12_acceleration_w_y - qdd[14];
+    let link14_acceleration_w_y = link13_acceleration_w_y - qdd[15];
+    let link15_acceleration_w_y = link14_acceleration_w_y - qdd[16];
+    let link10_rotation_22_along_dq = cache.cos_q11 * link9_rotation_22_along_dq
+        - link9_rotation_20_along_dq * cache.sin_q11
+        - cache.link9_rotation_22 * cache.sin_q11 * dq[11]
+        - cache.link9_rotation_20 * cache.cos_q11 * dq[11];
+    let link11_rotation_20_along_dq = cache.cos_q12 * link10_rotation_20_along_dq
+        + cache.link10_rotation_22 * cache.cos_q12 * dq[12]
+        + cache.sin_q12 * link10_rotation_22_along_dq
+        - cache.link10_rotation_20 * cache.sin_q12 * dq[12];
+    let link11_rotation_22_along_dq = cache.cos_q12 * link10_rotation_22_along_dq
+        - cache.link10_rotation_22 * cache.sin_q12 * dq[12]
+        - cache.link10_rotation_20 * cache.cos_q12 * dq[12]
+        - cache.sin_q12 * link10_rotation_20_along_dq;
+    let link12_rotation_22_along_dq = cache.cos_q13 * link11_rotation_22_along_dq
+        - cache.sin_q13 * link11_rotation_20_along_dq
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_22
+        - dq[13] * cache.cos_q13 * cache.link11_rotation_20;
+    let link12_rotation_20_along_dq = cache.sin_q13 * link11_rotation_22_along_dq
+        + dq[13] * cache.cos_q13 * cache.link11_rotation_22
+        + cache.cos_q13 * link11_rotation_20_along_dq
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_20;
+    let link13_rotation_22_along_dq = link12_rotation_22_along_dq * cache.cos_q14
+        - dq[14] * cache.sin_q14 * cache.link12_rotation_22
+        - cache.link12_rotation_20 * dq[14] * cache.cos_q14
+        - link12_rotation_20_along_dq * cache.sin_q14;
+    let link13_rotation_20_along_dq = link12_rotation_20_along_dq * cache.cos_q14
+        + dq[14] * cache.cos_q14 * cache.link12_rotation_22
+        + link12_rotation_22_along_dq * cache.sin_q14
+        - cache.link12_rotation_20 * dq[14] * cache.sin_q14;
+    let link14_rotation_20_along_dq = link13_rotation_22_along_dq * cache.sin_q15
+        + link13_rotation_20_along_dq * cache.cos_q15
+        + dq[15] * cache.cos_q15 * cache.link13_rotation_22
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_20;
+    let link14_rotation_22_along_dq = link13_rotation_22_along_dq * cache.cos_q15
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_22
+        - dq[15] * cache.cos_q15 * cache.link13_rotation_20
+        - link13_rotation_20_along_dq * cache.sin_q15;
+    let link15_rotation_20_along_dq = link14_rotation_20_along_dq * cache.cos_q16
+        + cache.sin_q16 * link14_rotation_22_along_dq
+        + dq[16] * cache.cos_q16 * cache.link14_rotation_22
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_20;
+    let link11_position_z_along_dq = p.link_length * link10_rotation_20_along_dq
+        + link10_position_z_along_dq;
+    let link12_position_z_along_dq = p.link_length * link11_rotation_20_along_dq
+        + link11_position_z_along_dq;
+    let link13_position_z_along_dq = link12_position_z_along_dq
+        + link12_rotation_20_along_dq * p.link_length;
+    let link14_position_z_along_dq = link13_rotation_20_along_dq * p.link_length
+        + link13_position_z_along_dq;
+    let link15_position_z_along_dq = link14_position_z_along_dq
+        + link14_rotation_20_along_dq * p.link_length;
+    let link15_com_z_along_dq = 0.5 * p.link_length * link15_rotation_20_along_dq
+        + link15_position_z_along_dq;
+    let link15_inertia_h_z_along_dq = link15_com_z_along_dq * p.link_mass;
+    let link16_acceleration_w_y = link15_acceleration_w_y - qdd[17];
+    let link16_position_z_along_dq = p.link_length * link15_rotation_20_along_dq
+        + link15_position_z_along_dq;
+    let link15_rotation_22_along_dq = cache.cos_q16 * link14_rotation_22_along_dq
+        - link14_rotation_20_along_dq * cache.sin_q16
+        - dq[16] * cache.cos_q16 * cache.link14_rotation_20
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_22;
+    let link16_rotation_20_along_dq = link15_rotation_22_along_dq * cache.sin_q17
+        + cache.cos_q17 * dq[17] * cache.link15_rotation_22
+        + cache.cos_q17 * link15_rotation_20_along_dq
+        - dq[17] * cache.link15_rotation_20 * cache.sin_q17;
+    let link16_com_z_along_dq = link16_position_z_along_dq
+        + 0.5 * link16_rotation_20_along_dq * p.link_length;
+    let link16_inertia_h_z_along_dq = link16_com_z_along_dq * p.link_mass;
+    let link16_position_x_along_dq = link15_position_x_along_dq
+        + p.link_length * link15_rotation_00_along_dq;
+    let link16_subspace_v_z_along_dq = -link16_position_x_along_dq;
+    let link16_velocity_v_z_along_dq = link15_velocity_v_z_along_dq
+        + qd[17] * link16_subspace_v_z_along_dq;
+    let link15_rotation_02_along_dq = cache.cos_q16 * link14_rotation_02_along_dq
+        - dq[16] * cache.cos_q16 * cache.link14_rotation_00
+        - link14_rotation_00_along_dq * cache.sin_q16
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_02;
+    let link16_rotation_00_along_dq = cache.cos_q17 * link15_rotation_00_along_dq
+        + cache.cos_q17 * cache.link15_rotation_02 * dq[17]
+        + link15_rotation_02_along_dq * cache.sin_q17
+        - cache.link15_rotation_00 * dq[17] * cache.sin_q17;
+    let link17_position_x_along_dq = link16_position_x_along_dq
+        + p.link_length * link16_rotation_00_along_dq;
+    let link17_subspace_v_z_along_dq = -link17_position_x_along_dq;
+    let link17_velocity_v_z_along_dq = link16_velocity_v_z_along_dq
+        + qd[18] * link17_subspace_v_z_along_dq;
+    let link16_rotation_02_along_dq = link15_rotation_02_along_dq * cache.cos_q17
+        - cache.cos_q17 * cache.link15_rotation_00 * dq[17]
+        - cache.link15_rotation_02 * dq[17] * cache.sin_q17
+        - cache.sin_q17 * link15_rotation_00_along_dq;
+    let link17_rotation_00_along_dq = cache.cos_q18 * link16_rotation_00_along_dq
+        + cache.cos_q18 * dq[18] * cache.link16_rotation_02
+        + cache.sin_q18 * link16_rotation_02_along_dq
+        - cache.sin_q18 * cache.link16_rotation_00 * dq[18];
+    let link17_com_x_along_dq = link17_position_x_along_dq
+        + 0.5 * p.link_length * link17_rotation_00_along_dq;
+    let link17_inertia_h_x_along_dq = link17_com_x_along_dq * p.link_mass;
+    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
+    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
+    let link17_momentum_f_z_along_dq = p.link_mass * link17_velocity_v_z_along_dq
+        - link17_inertia_h_x_along_dq * link17_velocity_w_y;
+    let link16_rotation_22_along_dq = link15_rotation_22_along_dq * cache.cos_q17
+        - dq[17] * cache.sin_q17 * cache.link15_rotation_22
+        - link15_rotation_20_along_dq * cache.sin_q17
+        - cache.cos_q17 * dq[17] * cache.link15_rotation_20;
+    let link17_rotation_20_along_dq = cache.cos_q18 * cache.link16_rotation_22 * dq[18]
+        + cache.sin_q18 * link16_rotation_22_along_dq
+        + link16_rotation_20_along_dq * cache.cos_q18
+        - cache.sin_q18 * cache.link16_rotation_20 * dq[18];
+    let link17_position_z_along_dq = link16_position_z_along_dq
+        + link16_rotation_20_along_dq * p.link_length;
+    let link17_com_z_along_dq = 0.5 * p.link_length * link17_rotation_20_along_dq
+        + link17_position_z_along_dq;
+    let link17_inertia_h_z_along_dq = link17_com_z_along_dq * p.link_mass;
+    let link17_acceleration_w_y = link16_acceleration_w_y - qdd[18];
+    let link18_position_x_along_dq = link17_position_x_along_dq
+        + p.link_length * link17_rotation_00_along_dq;
+    let link18_subspace_v_z_along_dq = -link18_position_x_along_dq;
+    let link18_velocity_v_z_along_dq = link18_subspace_v_z_along_dq * qd[19]
+        + link17_velocity_v_z_along_dq;
+    let link17_rotation_02_along_dq = cache.cos_q18 * link16_rotation_02_along_dq
+        - cache.sin_q18 * dq[18] * cache.link16_rotation_02
+        - cache.sin_q18 * link16_rotation_00_along_dq
+        - cache.cos_q18 * cache.link16_rotation_00 * dq[18];
+    let link18_rotation_00_along_dq = link17_rotation_00_along_dq * cache.cos_q19
+        + cache.sin_q19 * link17_rotation_02_along_dq
+        + cache.link17_rotation_02 * cache.cos_q19 * dq[19]
+        - cache.sin_q19 * cache.link17_rotation_00 * dq[19];
+    let link18_com_x_along_dq = link18_position_x_along_dq
+        + 0.5 * link18_rotation_00_along_dq * p.link_length;
+    let link18_inertia_h_x_along_dq = link18_com_x_along_dq * p.link_mass;
+    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
+    let link18_momentum_f_z_along_dq = link18_velocity_v_z_along_dq * p.link_mass
+        - link18_inertia_h_x_along_dq * link18_velocity_w_y;
+    let link18_acceleration_w_y = link17_acceleration_w_y - qdd[19];
+    let link17_rotation_22_along_dq = cache.cos_q18 * link16_rotation_22_along_dq
+        - cache.sin_q18 * cache.link16_rotation_22 * dq[18]
+        - link16_rotation_20_along_dq * cache.sin_q18
+        - cache.cos_q18 * cache.link16_rotation_20 * dq[18];
+    let link18_rotation_20_along_dq = cache.link17_rotation_22 * cache.cos_q19 * dq[19]
+        + link17_rotation_20_along_dq * cache.cos_q19
+        + cache.sin_q19 * link17_rotation_22_along_dq
+        - cache.sin_q19 * cache.link17_rotation_20 * dq[19];
+    let link18_position_z_along_dq = p.link_length * link17_rotation_20_along_dq
+        + link17_position_z_along_dq;
+    let link18_com_z_along_dq = 0.5 * p.link_length * link18_rotation_20_along_dq
+        + link18_position_z_along_dq;
+    let link18_inertia_h_z_along_dq = link18_com_z_along_dq * p.link_mass;
+    let link19_position_z_along_dq = p.link_length * link18_rotation_20_along_dq
+        + link18_position_z_along_dq;
+    let link18_subspace_rate_v_x_along_dq = link18_subspace_v_z_along_dq
+        * link17_velocity_w_y + link17_velocity_v_z_along_dq;
+    let link17_subspace_rate_v_x_along_dq = link16_velocity_w_y
+        * link17_subspace_v_z_along_dq + link16_velocity_v_z_along_dq;
+    let link13_subspace_rate_v_x_along_dq = link12_velocity_w_y
+        * link13_subspace_v_z_along_dq + link12_velocity_v_z_along_dq;
+    let link11_subspace_rate_v_x_along_dq = link10_velocity_v_z_along_dq
+        + link10_velocity_w_y * link11_subspace_v_z_along_dq;
+    let link11_acceleration_v_x_along_dq = link10_acceleration_v_x_along_dq
+        + qd[12] * link11_subspace_rate_v_x_along_dq
+        + qdd[12] * link11_position_z_along_dq;
+    let link12_subspace_rate_v_x_along_dq = link11_velocity_v_z_along_dq
+        + link11_velocity_w_y * link12_subspace_v_z_along_dq;
+    let link12_acceleration_v_x_along_dq = link11_acceleration_v_x_along_dq
+        + qd[13] * link12_subspace_rate_v_x_along_dq
+        + link12_position_z_along_dq * qdd[13];
+    let link13_acceleration_v_x_along_dq = qd[14] * link13_subspace_rate_v_x_along_dq
+        + qdd[14] * link13_position_z_along_dq + link12_acceleration_v_x_along_dq;
+    let link14_subspace_rate_v_x_along_dq = link14_subspace_v_z_along_dq
+        * link13_velocity_w_y + link13_velocity_v_z_along_dq;
+    let link14_acceleration_v_x_along_dq = link14_position_z_along_dq * qdd[15]
+        + link13_acceleration_v_x_along_dq + link14_subspace_rate_v_x_along_dq * qd[15];
+    let link15_subspace_rate_v_x_along_dq = link15_subspace_v_z_along_dq
+        * link14_velocity_w_y + link14_velocity_v_z_along_dq;
+    let link15_acceleration_v_x_along_dq = qdd[16] * link15_position_z_along_dq
+        + link14_acceleration_v_x_along_dq + link15_subspace_rate_v_x_along_dq * qd[16];
+    let link16_subspace_rate_v_x_along_dq = link15_velocity_v_z_along_dq
+        + link15_velocity_w_y * link16_subspace_v_z_along_dq;
+    let link16_acceleration_v_x_along_dq = link16_position_z_along_dq * qdd[17]
+        + link15_acceleration_v_x_along_dq + link16_subspace_rate_v_x_along_dq * qd[17];
+    let link17_acceleration_v_x_along_dq = link17_position_z_along_dq * qdd[18]
+        + link17_subspace_rate_v_x_along_dq * qd[18] + link16_acceleration_v_x_along_dq;
+    let link18_acceleration_v_x_along_dq = link18_subspace_rate_v_x_along_dq * qd[19]
+        + qdd[19] * link18_position_z_along_dq + link17_acceleration_v_x_along_dq;
+    let link19_position_x_along_dq = link18_position_x_along_dq
+        + link18_rotation_00_along_dq * p.link_length;
+    let link19_subspace_v_z_along_dq = -link19_position_x_along_dq;
+    let link19_subspace_rate_v_x_along_dq = link18_velocity_v_z_along_dq
+        + link18_velocity_w_y * link19_subspace_v_z_along_dq;
+    let link19_acceleration_v_x_along_dq = qdd[20] * link19_position_z_along_dq
+        + link18_acceleration_v_x_along_dq + qd[20] * link19_subspace_rate_v_x_along_dq;
+    let link19_velocity_v_z_along_dq = link18_velocity_v_z_along_dq
+        + qd[20] * link19_subspace_v_z_along_dq;
+    let link18_rotation_02_along_dq = cache.cos_q19 * link17_rotation_02_along_dq
+        - cache.sin_q19 * cache.link17_rotation_02 * dq[19]
+        - cache.sin_q19 * link17_rotation_00_along_dq
+        - cache.cos_q19 * cache.link17_rotation_00 * dq[19];
+    let link19_rotation_00_along_dq = cache.sin_q20 * link18_rotation_02_along_dq
+        + cache.link18_rotation_02 * cache.cos_q20 * dq[20]
+        + link18_rotation_00_along_dq * cache.cos_q20
+        - cache.sin_q20 * cache.link18_rotation_00 * dq[20];
+    let link20_position_x_along_dq = link19_position_x_along_dq
+        + p.link_length * link19_rotation_00_along_dq;
+    let link20_subspace_v_z_along_dq = -link20_position_x_along_dq;
+    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
+    let link20_subspace_rate_v_x_along_dq = link19_velocity_v_z_along_dq
+        + link20_subspace_v_z_along_dq * link19_velocity_w_y;
+    let link18_rotation_22_along_dq = link17_rotation_22_along_dq * cache.cos_q19
+        - cache.sin_q19 * link17_rotation_20_along_dq
+        - cache.link17_rotation_20 * cache.cos_q19 * dq[19]
+        - cache.sin_q19 * cache.link17_rotation_22 * dq[19];
+    let link19_rotation_20_along_dq = cache.cos_q20 * link18_rotation_20_along_dq
+        + cache.sin_q20 * link18_rotation_22_along_dq
+        + cache.cos_q20 * cache.link18_rotation_22 * dq[20]
+        - cache.sin_q20 * cache.link18_rotation_20 * dq[20];
+    let link20_position_z_along_dq = p.link_length * link19_rotation_20_along_dq
+        + link19_position_z_along_dq;
+    let link20_acceleration_v_x_along_dq = link19_acceleration_v_x_along_dq
+        + qd[21] * link20_subspace_rate_v_x_along_dq
+        + qdd[21] * link20_position_z_along_dq;
+    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
+    let link19_rotation_02_along_dq = cache.cos_q20 * link18_rotation_02_along_dq
+        - cache.link18_rotation_02 * cache.sin_q20 * dq[20]
+        - link18_rotation_00_along_dq * cache.sin_q20
+        - cache.cos_q20 * cache.link18_rotation_00 * dq[20];
+    let link20_rotation_00_along_dq = cache.cos_q21 * link19_rotation_00_along_dq
+        + cache.sin_q21 * link19_rotation_02_along_dq
+        + cache.cos_q21 * cache.link19_rotation_02 * dq[21]
+        - cache.sin_q21 * cache.link19_rotation_00 * dq[21];
+    let link20_com_x_along_dq = 0.5 * p.link_length * link20_rotation_00_along_dq
+        + link20_position_x_along_dq;
+    let link20_inertia_h_x_along_dq = link20_com_x_along_dq * p.link_mass;
+    let link20_velocity_v_z_along_dq = link19_velocity_v_z_along_dq
+        + link20_subspace_v_z_along_dq * qd[21];
+    let link20_momentum_f_z_along_dq = link20_velocity_v_z_along_dq * p.link_mass
+        - link20_inertia_h_x_along_dq * link20_velocity_w_y;
+    let link21_velocity_w_y = link20_velocity_w_y - qd[22];
+    let link20_rotation_02_along_dq = cache.cos_q21 * link19_rotation_02_along_dq
+        - cache.cos_q21 * cache.link19_rotation_00 * dq[21]
+        - cache.sin_q21 * cache.link19_rotation_02 * dq[21]
+        - cache.sin_q21 * link19_rotation_00_along_dq;
+    let link21_rotation_00_along_dq = cache.cos_q22 * dq[22] * cache.link20_rotation_02
+        + cache.sin_q22 * link20_rotation_02_along_dq
+        + cache.cos_q22 * link20_rotation_00_along_dq
+        - dq[22] * cache.sin_q22 * cache.link20_rotation_00;
+    let link21_position_x_along_dq = p.link_length * link20_rotation_00_along_dq
+        + link20_position_x_along_dq;
+    let link21_com_x_along_dq = 0.5 * p.link_length * link21_rotation_00_along_dq
+        + link21_position_x_along_dq;
+    let link21_inertia_h_x_along_dq = link21_com_x_along_dq * p.link_mass;
+    let link21_subspace_v_z_along_dq = -link21_position_x_along_dq;
+    let link21_velocity_v_z_along_dq = link20_velocity_v_z_along_dq
+        + qd[22] * link21_subspace_v_z_along_dq;
+    let link21_momentum_f_z_along_dq = link21_velocity_v_z_along_dq * p.link_mass
+        - link21_velocity_w_y * link21_inertia_h_x_along_dq;
+    let link19_rotation_22_along_dq = cache.cos_q20 * link18_rotation_22_along_dq
+        - cache.cos_q20 * cache.link18_rotation_20 * dq[20]
+        - cache.sin_q20 * link18_rotation_20_along_dq
+        - cache.sin_q20 * cache.link18_rotation_22 * dq[20];
+    let link20_rotation_20_along_dq = link19_rotation_22_along_dq * cache.sin_q21
+        + cache.cos_q21 * cache.link19_rotation_22 * dq[21]
+        + cache.cos_q21 * link19_rotation_20_along_dq
+        - cache.link19_rotation_20 * cache.sin_q21 * dq[21];
+    let link21_position_z_along_dq = link20_rotation_20_along_dq * p.link_length
+        + link20_position_z_along_dq;
+    let link21_subspace_rate_v_x_along_dq = link20_velocity_v_z_along_dq
+        + link20_velocity_w_y * link21_subspace_v_z_along_dq;
+    let link21_acceleration_v_x_along_dq = qdd[22] * link21_position_z_along_dq
+        + link20_acceleration_v_x_along_dq + qd[22] * link21_subspace_rate_v_x_along_dq;
+    let link20_rotation_22_along_dq = link19_rotation_22_along_dq * cache.cos_q21
+        - cache.link19_rotation_20 * cache.cos_q21 * dq[21]
+        - cache.sin_q21 * link19_rotation_20_along_dq
+        - cache.sin_q21 * cache.link19_rotation_22 * dq[21];
+    let link21_rotation_20_along_dq = link20_rotation_20_along_dq * cache.cos_q22
+        + cache.sin_q22 * link20_rotation_22_along_dq
+        + cache.cos_q22 * cache.link20_rotation_22 * dq[22]
+        - dq[22] * cache.sin_q22 * cache.link20_rotation_20;
+    let link22_position_z_along_dq = link21_rotation_20_along_dq * p.link_length
+        + link21_position_z_along_dq;
+    let link22_position_x_along_dq = p.link_length * link21_rotation_00_along_dq
+        + link21_position_x_along_dq;
+    let link22_subspace_v_z_along_dq = -link22_position_x_along_dq;
+    let link22_subspace_rate_v_x_along_dq = link21_velocity_v_z_along_dq
+        + link21_velocity_w_y * link22_subspace_v_z_along_dq;
+    let link22_acceleration_v_x_along_dq = qdd[23] * link22_position_z_along_dq
+        + qd[23] * link22_subspace_rate_v_x_along_dq + link21_acceleration_v_x_along_dq;
+    let link22_velocity_w_y = link21_velocity_w_y - qd[23];
+    let link22_velocity_v_z_along_dq = link21_velocity_v_z_along_dq
+        + qd[23] * link22_subspace_v_z_along_dq;
+    let link21_rotation_02_along_dq = cache.cos_q22 * link20_rotation_02_along_dq
+        - dq[22] * cache.sin_q22 * cache.link20_rotation_02
+        - cache.cos_q22 * dq[22] * cache.link20_rotation_00
+        - cache.sin_q22 * link20_rotation_00_along_dq;
+    let link22_rotation_00_along_dq = cache.link21_rotation_02 * dq[23] * cache.cos_q23
+        + link21_rotation_02_along_dq * cache.sin_q23
+        + cache.cos_q23 * link21_rotation_00_along_dq
+        - cache.link21_rotation_00 * dq[23] * cache.sin_q23;
+    let link22_com_x_along_dq = link22_position_x_along_dq
+        + 0.5 * p.link_length * link22_rotation_00_along_dq;
+    let link22_inertia_h_x_along_dq = link22_com_x_along_dq * p.link_mass;
+    let link22_momentum_f_z_along_dq = p.link_mass * link22_velocity_v_z_along_dq
+        - link22_inertia_h_x_along_dq * link22_velocity_w_y;
+    let link23_position_x_along_dq = p.link_length * link22_rotation_00_along_dq
+        + link22_position_x_along_dq;
+    let link23_subspace_v_z_along_dq = -link23_position_x_along_dq;
+    let link23_subspace_rate_v_x_along_dq = link22_velocity_w_y
+        * link23_subspace_v_z_along_dq + link22_velocity_v_z_along_dq;
+    let link21_rotation_22_along_dq = cache.cos_q22 * link20_rotation_22_along_dq
+        - cache.link20_rotation_22 * dq[22] * cache.sin_q22
+        - cache.cos_q22 * dq[22] * cache.link20_rotation_20
+        - link20_rotation_20_along_dq * cache.sin_q22;
+    let link22_rotation_20_along_dq = dq[23] * cache.cos_q23 * cache.link21_rotation_22
+        + link21_rotation_20_along_dq * cache.cos_q23
+        + link21_rotation_22_along_dq * cache.sin_q23
+        - dq[23] * cache.link21_rotation_20 * cache.sin_q23;
+    let link23_position_z_along_dq = p.link_length * link22_rotation_20_along_dq
+        + link22_position_z_along_dq;
+    let link23_acceleration_v_x_along_dq = qd[24] * link23_subspace_rate_v_x_along_dq
+        + link22_acceleration_v_x_along_dq + link23_position_z_along_dq * qdd[24];
+    let link19_acceleration_w_y = link18_acceleration_w_y - qdd[20];
+    let link20_acceleration_w_y = link19_acceleration_w_y - qdd[21];
+    let link21_acceleration_w_y = link20_acceleration_w_y - qdd[22];
+    let link22_acceleration_w_y = link21_acceleration_w_y - qdd[23];
+    let link23_acceleration_w_y = link22_acceleration_w_y - qdd[24];
+    let link22_rotation_22_along_dq = link21_rotation_22_along_dq * cache.cos_q23
+        - link21_rotation_20_along_dq * cache.sin_q23
+        - dq[23] * cache.link21_rotation_22 * cache.sin_q23
+        - dq[23] * cache.cos_q23 * cache.link21_rotation_20;
+    let link23_rotation_20_along_dq = link22_rotation_20_along_dq * cache.cos_q24
+        + dq[24] * cache.link22_rotation_22 * cache.cos_q24
+        + cache.sin_q24 * link22_rotation_22_along_dq
+        - cache.link22_rotation_20 * dq[24] * cache.sin_q24;
+    let link23_com_z_along_dq = link23_position_z_along_dq
+        + 0.5 * link23_rotation_20_along_dq * p.link_length;
+    let link23_inertia_h_z_along_dq = link23_com_z_along_dq * p.link_mass;
+    let link23_velocity_w_y = link22_velocity_w_y - qd[24];
+    let link23_velocity_v_z_along_dq = qd[24] * link23_subspace_v_z_along_dq
+        + link22_velocity_v_z_along_dq;
+    let link22_rotation_02_along_dq = cache.cos_q23 * link21_rotation_02_along_dq
+        - cache.link21_rotation_00 * dq[23] * cache.cos_q23
+        - link21_rotation_00_along_dq * cache.sin_q23
+        - cache.link21_rotation_02 * dq[23] * cache.sin_q23;
+    let link23_rotation_00_along_dq = link22_rotation_00_along_dq * cache.cos_q24
+        + link22_rotation_02_along_dq * cache.sin_q24
+        + dq[24] * cache.link22_rotation_02 * cache.cos_q24
+        - cache.link22_rotation_00 * dq[24] * cache.sin_q24;
+    let link23_com_x_along_dq = link23_position_x_along_dq
+        + 0.5 * p.link_length * link23_rotation_00_along_dq;
+    let link23_inertia_h_x_along_dq = link23_com_x_along_dq * p.link_mass;
+    let link23_momentum_f_z_along_dq = p.link_mass * link23_velocity_v_z_along_dq
+        - link23_velocity_w_y * link23_inertia_h_x_along_dq;
+    let link24_acceleration_w_y = link23_acceleration_w_y - qdd[25];
+    let link23_rotation_22_along_dq = link22_rotation_22_along_dq * cache.cos_q24
+        - cache.sin_q24 * link22_rotation_20_along_dq
+        - dq[24] * cache.sin_q24 * cache.link22_rotation_22
+        - cache.link22_rotation_20 * dq[24] * cache.cos_q24;
+    let link24_rotation_20_along_dq = cache.cos_q25 * dq[25] * cache.link23_rotation_22
+        + link23_rotation_20_along_dq * cache.cos_q25
+        + cache.sin_q25 * link23_rotation_22_along_dq
+        - cache.sin_q25 * cache.link23_rotation_20 * dq[25];
+    let link24_position_z_along_dq = link23_position_z_along_dq
+        + link23_rotation_20_along_dq * p.link_length;
+    let link24_com_z_along_dq = 0.5 * p.link_length * link24_rotation_20_along_dq
+        + link24_position_z_along_dq;
+    let link24_inertia_h_z_along_dq = link24_com_z_along_dq * p.link_mass;
+    let link24_velocity_w_y = link23_velocity_w_y - qd[25];
+    let link24_position_x_along_dq = link23_position_x_along_dq
+        + p.link_length * link23_rotation_00_along_dq;
+    let link24_subspace_v_z_along_dq = -link24_position_x_along_dq;
+    let link24_velocity_v_z_along_dq = link24_subspace_v_z_along_dq * qd[25]
+        + link23_velocity_v_z_along_dq;
+    let link23_rotation_02_along_dq = link22_rotation_02_along_dq * cache.cos_q24
+        - link22_rotation_00_along_dq * cache.sin_q24
+        - cache.link22_rotation_00 * dq[24] * cache.cos_q24
+        - dq[24] * cache.link22_rotation_02 * cache.sin_q24;
+    let link24_rotation_00_along_dq = cache.cos_q25 * dq[25] * cache.link23_rotation_02
+        + cache.sin_q25 * link23_rotation_02_along_dq
+        + cache.cos_q25 * link23_rotation_00_along_dq
+        - cache.sin_q25 * dq[25] * cache.link23_rotation_00;
+    let link24_com_x_along_dq = link24_position_x_along_dq
+        + 0.5 * p.link_length * link24_rotation_00_along_dq;
+    let link24_inertia_h_x_along_dq = p.link_mass * link24_com_x_along_dq;
+    let link24_momentum_f_z_along_dq = link24_velocity_v_z_along_dq * p.link_mass
+        - link24_velocity_w_y * link24_inertia_h_x_along_dq;
+    let link24_subspace_rate_v_x_along_dq = link23_velocity_w_y
+        * link24_subspace_v_z_along_dq + link23_velocity_v_z_along_dq;
+    let link24_acceleration_v_x_along_dq = link24_subspace_rate_v_x_along_dq * qd[25]
+        + link24_position_z_along_dq * qdd[25] + link23_acceleration_v_x_along_dq;
+    let link25_position_z_along_dq = link24_position_z_along_dq
+        + p.link_length * link24_rotation_20_along_dq;
+    let link25_position_x_along_dq = link24_position_x_along_dq
+        + p.link_length * link24_rotation_00_along_dq;
+    let link25_subspace_v_z_along_dq = -link25_position_x_along_dq;
+    let link25_subspace_rate_v_x_along_dq = link24_velocity_v_z_along_dq
+        + link24_velocity_w_y * link25_subspace_v_z_along_dq;
+    let link25_acceleration_v_x_along_dq = link24_acceleration_v_x_along_dq
+        + link25_position_z_along_dq * qdd[26]
+        + link25_subspace_rate_v_x_along_dq * qd[26];
+    let link25_acceleration_w_y = link24_acceleration_w_y - qdd[26];
+    let link26_acceleration_w_y = link25_acceleration_w_y - qdd[27];
+    let link24_rotation_22_along_dq = cache.cos_q25 * link23_rotation_22_along_dq
+        - cache.sin_q25 * link23_rotation_20_along_dq
+        - cache.sin_q25 * dq[25] * cache.link23_rotation_22
+        - cache.link23_rotation_20 * cache.cos_q25 * dq[25];
+    let link25_rotation_20_along_dq = cache.cos_q26 * link24_rotation_20_along_dq
+        + cache.sin_q26 * link24_rotation_22_along_dq
+        + cache.cos_q26 * cache.link24_rotation_22 * dq[26]
+        - cache.sin_q26 * dq[26] * cache.link24_rotation_20;
+    let link26_position_z_along_dq = link25_position_z_along_dq
+        + p.link_length * link25_rotation_20_along_dq;
+    let link25_rotation_22_along_dq = cache.cos_q26 * link24_rotation_22_along_dq
+        - link24_rotation_20_along_dq * cache.sin_q26
+        - cache.cos_q26 * dq[26] * cache.link24_rotation_20
+        - cache.sin_q26 * cache.link24_rotation_22 * dq[26];
+    let link26_rotation_20_along_dq = cache.link25_rotation_22 * dq[27] * cache.cos_q27
+        + cache.sin_q27 * link25_rotation_22_along_dq
+        + link25_rotation_20_along_dq * cache.cos_q27
+        - cache.sin_q27 * dq[27] * cache.link25_rotation_20;
+    let link26_com_z_along_dq = link26_position_z_along_dq
+        + 0.5 * p.link_length * link26_rotation_20_along_dq;
+    let link26_inertia_h_z_along_dq = p.link_mass * link26_com_z_along_dq;
+    let link24_rotation_02_along_dq = cache.cos_q25 * link23_rotation_02_along_dq
+        - cache.sin_q25 * dq[25] * cache.link23_rotation_02
+        - cache.cos_q25 * dq[25] * cache.link23_rotation_00
+        - cache.sin_q25 * link23_rotation_00_along_dq;
+    let link25_rotation_02_along_dq = cache.cos_q26 * link24_rotation_02_along_dq
+        - link24_rotation_00_along_dq * cache.sin_q26
+        - cache.link24_rotation_02 * cache.sin_q26 * dq[26]
+        - cache.cos_q26 * dq[26] * cache.link24_rotation_00;
+    let link25_rotation_00_along_dq = link24_rotation_02_along_dq * cache.sin_q26
+        + cache.cos_q26 * link24_rotation_00_along_dq
+        + cache.cos_q26 * cache.link24_rotation_02 * dq[26]
+        - cache.sin_q26 * dq[26] * cache.link24_rotation_00;
+    let link26_rotation_02_along_dq = link25_rotation_02_along_dq * cache.cos_q27
+        - cache.link25_rotation_00 * dq[27] * cache.cos_q27
+        - cache.link25_rotation_02 * cache.sin_q27 * dq[27]
+        - link25_rotation_00_along_dq * cache.sin_q27;
+    let link26_rotation_00_along_dq = link25_rotation_02_along_dq * cache.sin_q27
+        + cache.link25_rotation_02 * dq[27] * cache.cos_q27
+        + link25_rotation_00_along_dq * cache.cos_q27
+        - cache.link25_rotation_00 * cache.sin_q27 * dq[27];
+    let link27_rotation_02_along_dq = cache.cos_q28 * link26_rotation_02_along_dq
+        - cache.link26_rotation_02 * cache.sin_q28 * dq[28]
+        - cache.sin_q28 * link26_rotation_00_along_dq
+        - cache.link26_rotation_00 * cache.cos_q28 * dq[28];
+    let link27_rotation_00_along_dq = cache.sin_q28 * link26_rotation_02_along_dq
+        + cache.cos_q28 * link26_rotation_00_along_dq
+        + cache.link26_rotation_02 * cache.cos_q28 * dq[28]
+        - cache.link26_rotation_00 * cache.sin_q28 * dq[28];
+    let link28_rotation_00_along_dq = dq[29] * cache.link27_rotation_02 * cache.cos_q29
+        + link27_rotation_02_along_dq * cache.sin_q29
+        + link27_rotation_00_along_dq * cache.cos_q29
+        - dq[29] * cache.link27_rotation_00 * cache.sin_q29;
+    let link26_position_x_along_dq = p.link_length * link25_rotation_00_along_dq
+        + link25_position_x_along_dq;
+    let link27_position_x_along_dq = p.link_length * link26_rotation_00_along_dq
+        + link26_position_x_along_dq;
+    let link28_position_x_along_dq = link27_position_x_along_dq
+        + p.link_length * link27_rotation_00_along_dq;
+    let link28_com_x_along_dq = 0.5 * p.link_length * link28_rotation_00_along_dq
+        + link28_position_x_along_dq;
+    let link28_inertia_h_x_along_dq = link28_com_x_along_dq * p.link_mass;
+    let link25_velocity_w_y = link24_velocity_w_y - qd[26];
+    let link26_velocity_w_y = link25_velocity_w_y - qd[27];
+    let link27_velocity_w_y = link26_velocity_w_y - qd[28];
+    let link28_velocity_w_y = link27_velocity_w_y - qd[29];
+    let link28_subspace_v_z_along_dq = -link28_position_x_along_dq;
+    let link25_velocity_v_z_along_dq = link24_velocity_v_z_along_dq
+        + qd[26] * link25_subspace_v_z_along_dq;
+    let link26_subspace_v_z_along_dq = -link26_position_x_along_dq;
+    let link26_velocity_v_z_along_dq = link25_velocity_v_z_along_dq
+        + qd[27] * link26_subspace_v_z_along_dq;
+    let link27_subspace_v_z_along_dq = -link27_position_x_along_dq;
+    let link27_velocity_v_z_along_dq = link26_velocity_v_z_along_dq
+        + link27_subspace_v_z_along_dq * qd[28];
+    let link28_velocity_v_z_along_dq = link28_subspace_v_z_along_dq * qd[29]
+        + link27_velocity_v_z_along_dq;
+    let link28_momentum_f_z_along_dq = p.link_mass * link28_velocity_v_z_along_dq
+        - link28_inertia_h_x_along_dq * link28_velocity_w_y;
+    let link26_rotation_22_along_dq = link25_rotation_22_along_dq * cache.cos_q27
+        - link25_rotation_20_along_dq * cache.sin_q27
+        - dq[27] * cache.link25_rotation_20 * cache.cos_q27
+        - cache.link25_rotation_22 * cache.sin_q27 * dq[27];
+    let link27_rotation_20_along_dq = link26_rotation_22_along_dq * cache.sin_q28
+        + link26_rotation_20_along_dq * cache.cos_q28
+        + cache.cos_q28 * cache.link26_rotation_22 * dq[28]
+        - cache.sin_q28 * cache.link26_rotation_20 * dq[28];
+    let link27_rotation_22_along_dq = cache.cos_q28 * link26_rotation_22_along_dq
+        - link26_rotation_20_along_dq * cache.sin_q28
+        - cache.sin_q28 * cache.link26_rotation_22 * dq[28]
+        - cache.cos_q28 * cache.link26_rotation_20 * dq[28];
+    let link28_rotation_20_along_dq = link27_rotation_20_along_dq * cache.cos_q29
+        + dq[29] * cache.link27_rotation_22 * cache.cos_q29
+        + cache.sin_q29 * link27_rotation_22_along_dq
+        - dq[29] * cache.sin_q29 * cache.link27_rotation_20;
+    let link27_position_z_along_dq = p.link_length * link26_rotation_20_along_dq
+        + link26_position_z_along_dq;
+    let link28_position_z_along_dq = p.link_length * link27_rotation_20_along_dq
+        + link27_position_z_along_dq;
+    let link28_com_z_along_dq = 0.5 * p.link_length * link28_rotation_20_along_dq
+        + link28_position_z_along_dq;
+    let link28_inertia_h_z_along_dq = link28_com_z_along_dq * p.link_mass;
+    let link27_acceleration_w_y = link26_acceleration_w_y - qdd[28];
+    let link28_acceleration_w_y = link27_acceleration_w_y - qdd[29];
+    let link29_position_x_along_dq = p.link_length * link28_rotation_00_along_dq
+        + link28_position_x_along_dq;
+    let link29_subspace_v_z_along_dq = -link29_position_x_along_dq;
+    let link29_subspace_rate_v_x_along_dq = link29_subspace_v_z_along_dq
+        * link28_velocity_w_y + link28_velocity_v_z_along_dq;
+    let link28_subspace_rate_v_x_along_dq = link28_subspace_v_z_along_dq
+        * link27_velocity_w_y + link27_velocity_v_z_along_dq;
+    let link26_subspace_rate_v_x_along_dq = link25_velocity_v_z_along_dq
+        + link26_subspace_v_z_along_dq * link25_velocity_w_y;
+    let link26_acceleration_v_x_along_dq = link26_position_z_along_dq * qdd[27]
+        + link26_subspace_rate_v_x_along_dq * qd[27] + link25_acceleration_v_x_along_dq;
+    let link27_subspace_rate_v_x_along_dq = link27_subspace_v_z_along_dq
+        * link26_velocity_w_y + link26_velocity_v_z_along_dq;
+    let link27_acceleration_v_x_along_dq = link26_acceleration_v_x_along_dq
+        + qd[28] * link27_subspace_rate_v_x_along_dq
+        + qdd[28] * link27_position_z_along_dq;
+    let link28_acceleration_v_x_along_dq = qdd[29] * link28_position_z_along_dq
+        + qd[29] * link28_subspace_rate_v_x_along_dq + link27_acceleration_v_x_along_dq;
+    let link29_position_z_along_dq = p.link_length * link28_rotation_20_along_dq
+        + link28_position_z_along_dq;
+    let link29_acceleration_v_x_along_dq = qd[30] * link29_subspace_rate_v_x_along_dq
+        + link28_acceleration_v_x_along_dq + link29_position_z_along_dq * qdd[30];
+    let link29_velocity_v_z_along_dq = qd[30] * link29_subspace_v_z_along_dq
+        + link28_velocity_v_z_along_dq;
+    let link29_velocity_w_y = link28_velocity_w_y - qd[30];
+    let link28_rotation_02_along_dq = link27_rotation_02_along_dq * cache.cos_q29
+        - dq[29] * cache.link27_rotation_00 * cache.cos_q29
+        - dq[29] * cache.sin_q29 * cache.link27_rotation_02
+        - link27_rotation_00_along_dq * cache.sin_q29;
+    let link29_rotation_00_along_dq = dq[30] * cache.cos_q30 * cache.link28_rotation_02
+        + link28_rotation_02_along_dq * cache.sin_q30
+        + cache.cos_q30 * link28_rotation_00_along_dq
+        - dq[30] * cache.link28_rotation_00 * cache.sin_q30;
+    let link29_com_x_along_dq = link29_position_x_along_dq
+        + 0.5 * p.link_length * link29_rotation_00_along_dq;
+    let link29_inertia_h_x_along_dq = p.link_mass * link29_com_x_along_dq;
+    let link29_momentum_f_z_along_dq = p.link_mass * link29_velocity_v_z_along_dq
+        - link29_velocity_w_y * link29_inertia_h_x_along_dq;
+    let link30_velocity_w_y = link29_velocity_w_y - qd[31];
+    let link30_position_x_along_dq = link29_position_x_along_dq
+        + p.link_length * link29_rotation_00_along_dq;
+    let link29_rotation_02_along_dq = link28_rotation_02_along_dq * cache.cos_q30
+        - link28_rotation_00_along_dq * cache.sin_q30
+        - dq[30] * cache.cos_q30 * cache.link28_rotation_00
+        - dq[30] * cache.link28_rotation_02 * cache.sin_q30;
+    let link30_rotation_00_along_dq = dq[31] * cache.link29_rotation_02 * cache.cos_q31
+        + link29_rotation_02_along_dq * cache.sin_q31
+        + link29_rotation_00_along_dq * cache.cos_q31
+        - dq[31] * cache.sin_q31 * cache.link29_rotation_00;
+    let link30_com_x_along_dq = link30_position_x_along_dq
+        + 0.5 * p.link_length * link30_rotation_00_along_dq;
+    let link30_inertia_h_x_along_dq = link30_com_x_along_dq * p.link_mass;
+    let link30_subspace_v_z_along_dq = -link30_position_x_along_dq;
+    let link30_velocity_v_z_along_dq = qd[31] * link30_subspace_v_z_along_dq
+        + link29_velocity_v_z_along_dq;
+    let link30_momentum_f_z_along_dq = p.link_mass * link30_velocity_v_z_along_dq
+        - link30_velocity_w_y * link30_inertia_h_x_along_dq;
+    let link31_position_x_along_dq = link30_position_x_along_dq
+        + p.link_length * link30_rotation_00_along_dq;
+    let link31_subspace_v_z_along_dq = -link31_position_x_along_dq;
+    let link31_subspace_rate_v_x_along_dq = link30_velocity_w_y
+        * link31_subspace_v_z_along_dq + link30_velocity_v_z_along_dq;
+    let link30_subspace_rate_v_x_along_dq = link30_subspace_v_z_along_dq
+        * link29_velocity_w_y + link29_velocity_v_z_along_dq;
+    let link28_rotation_22_along_dq = link27_rotation_22_along_dq * cache.cos_q29
+        - dq[29] * cache.link27_rotation_20 * cache.cos_q29
+        - cache.sin_q29 * link27_rotation_20_along_dq
+        - dq[29] * cache.sin_q29 * cache.link27_rotation_22;
+    let link29_rotation_20_along_dq = link28_rotation_22_along_dq * cache.sin_q30
+        + cache.cos_q30 * link28_rotation_20_along_dq
+        + cache.link28_rotation_22 * dq[30] * cache.cos_q30
+        - dq[30] * cache.link28_rotation_20 * cache.sin_q30;
+    let link30_position_z_along_dq = link29_position_z_along_dq
+        + p.link_length * link29_rotation_20_along_dq;
+    let link30_acceleration_v_x_along_dq = link29_acceleration_v_x_along_dq
+        + qd[31] * link30_subspace_rate_v_x_along_dq
+        + qdd[31] * link30_position_z_along_dq;
+    let link29_rotation_22_along_dq = link28_rotation_22_along_dq * cache.cos_q30
+        - cache.link28_rotation_22 * dq[30] * cache.sin_q30
+        - dq[30] * cache.link28_rotation_20 * cache.cos_q30
+        - link28_rotation_20_along_dq * cache.sin_q30;
+    let link30_rotation_20_along_dq = dq[31] * cache.link29_rotation_22 * cache.cos_q31
+        + link29_rotation_22_along_dq * cache.sin_q31
+        + link29_rotation_20_along_dq * cache.cos_q31
+        - cache.link29_rotation_20 * dq[31] * cache.sin_q31;
+    let link31_position_z_along_dq = link30_position_z_along_dq
+        + p.link_length * link30_rotation_20_along_dq;
+    let link31_acceleration_v_x_along_dq = link31_subspace_rate_v_x_along_dq * qd[32]
+        + link30_acceleration_v_x_along_dq + link31_position_z_along_dq * qdd[32];
+    let link30_rotation_02_along_dq = link29_rotation_02_along_dq * cache.cos_q31
+        - cache.sin_q31 * link29_rotation_00_along_dq
+        - dq[31] * cache.sin_q31 * cache.link29_rotation_02
+        - dq[31] * cache.link29_rotation_00 * cache.cos_q31;
+    let link31_rotation_00_along_dq = cache.link30_rotation_02 * dq[32] * cache.cos_q32
+        + link30_rotation_00_along_dq * cache.cos_q32
+        + cache.sin_q32 * link30_rotation_02_along_dq
+        - cache.link30_rotation_00 * dq[32] * cache.sin_q32;
+    let link31_com_x_along_dq = link31_position_x_along_dq
+        + 0.5 * p.link_length * link31_rotation_00_along_dq;
+    let link31_inertia_h_x_along_dq = link31_com_x_along_dq * p.link_mass;
+    let link31_velocity_w_y = link30_velocity_w_y - qd[32];
+    let link31_velocity_v_z_along_dq = link30_velocity_v_z_along_dq
+        + link31_subspace_v_z_along_dq * qd[32];
+    let link31_momentum_f_z_along_dq = p.link_mass * link31_velocity_v_z_along_dq
+        - link31_inertia_h_x_along_dq * link31_velocity_w_y;
+    let link29_acceleration_w_y = link28_acceleration_w_y - qdd[30];
+    let link30_acceleration_w_y = link29_acceleration_w_y - qdd[31];
+    let link31_acceleration_w_y = link30_acceleration_w_y - qdd[32];
+    let link32_acceleration_w_y = link31_acceleration_w_y - qdd[33];
+    let link30_rotation_22_along_dq = link29_rotation_22_along_dq * cache.cos_q31
+        - cache.link29_rotation_20 * dq[31] * cache.cos_q31
+        - dq[31] * cache.sin_q31 * cache.link29_rotation_22
+        - cache.sin_q31 * link29_rotation_20_along_dq;
+    let link31_rotation_20_along_dq = cache.link30_rotation_22 * dq[32] * cache.cos_q32
+        + link30_rotation_22_along_dq * cache.sin_q32
+        + link30_rotation_20_along_dq * cache.cos_q32
+        - dq[32] * cache.sin_q32 * cache.link30_rotation_20;
+    let link31_rotation_22_along_dq = link30_rotation_22_along_dq * cache.cos_q32
+        - cache.link30_rotation_22 * dq[32] * cache.sin_q32
+        - dq[32] * cache.cos_q32 * cache.link30_rotation_20
+        - link30_rotation_20_along_dq * cache.sin_q32;
+    let link32_rotation_20_along_dq = link31_rotation_20_along_dq * cache.cos_q33
+        + cache.link31_rotation_22 * dq[33] * cache.cos_q33
+        + cache.sin_q33 * link31_rotation_22_along_dq
+        - cache.link31_rotation_20 * dq[33] * cache.sin_q33;
+    let link32_position_z_along_dq = link31_rotation_20_along_dq * p.link_length
+        + link31_position_z_along_dq;
+    let link32_com_z_along_dq = 0.5 * p.link_length * link32_rotation_20_along_dq
+        + link32_position_z_along_dq;
+    let link32_inertia_h_z_along_dq = p.link_mass * link32_com_z_along_dq;
+    let link32_position_x_along_dq = link31_position_x_along_dq
+        + p.link_length * link31_rotation_00_along_dq;
+    let link32_subspace_v_z_along_dq = -link32_position_x_along_dq;
+    let link32_subspace_rate_v_x_along_dq = link31_velocity_v_z_along_dq
+        + link32_subspace_v_z_along_dq * link31_velocity_w_y;
+    let link32_acceleration_v_x_along_dq = link31_acceleration_v_x_along_dq
+        + qd[33] * link32_subspace_rate_v_x_along_dq
+        + qdd[33] * link32_position_z_along_dq;
+    let link33_acceleration_w_y = link32_acceleration_w_y - qdd[34];
+    let link32_rotation_22_along_dq = link31_rotation_22_along_dq * cache.cos_q33
+        - cache.link31_rotation_20 * dq[33] * cache.cos_q33
+        - cache.link31_rotation_22 * dq[33] * cache.sin_q33
+        - link31_rotation_20_along_dq * cache.sin_q33;
+    let link33_rotation_20_along_dq = cache.cos_q34 * cache.link32_rotation_22 * dq[34]
+        + cache.cos_q34 * link32_rotation_20_along_dq
+        + cache.sin_q34 * link32_rotation_22_along_dq
+        - cache.link32_rotation_20 * cache.sin_q34 * dq[34];
+    let link33_position_z_along_dq = p.link_length * link32_rotation_20_along_dq
+        + link32_position_z_along_dq;
+    let link33_com_z_along_dq = 0.5 * p.link_length * link33_rotation_20_along_dq
+        + link33_position_z_along_dq;
+    let link33_inertia_h_z_along_dq = p.link_mass * link33_com_z_along_dq;
+    let link32_velocity_v_z_along_dq = qd[33] * link32_subspace_v_z_along_dq
+        + link31_velocity_v_z_along_dq;
+    let link31_rotation_02_along_dq = cache.cos_q32 * link30_rotation_02_along_dq
+        - cache.link30_rotation_02 * dq[32] * cache.sin_q32
+        - link30_rotation_00_along_dq * cache.sin_q32
+        - cache.link30_rotation_00 * dq[32] * cache.cos_q32;
+    let link32_rotation_00_along_dq = cache.link31_rotation_02 * dq[33] * cache.cos_q33
+        + link31_rotation_00_along_dq * cache.cos_q33
+        + link31_rotation_02_along_dq * cache.sin_q33
+        - dq[33] * cache.link31_rotation_00 * cache.sin_q33;
+    let link33_position_x_along_dq = link32_position_x_along_dq
+        + p.link_length * link32_rotation_00_along_dq;
+    let link33_subspace_v_z_along_dq = -link33_position_x_along_dq;
+    let link33_velocity_v_z_along_dq = link32_velocity_v_z_along_dq
+        + qd[34] * link33_subspace_v_z_along_dq;
+    let link32_rotation_02_along_dq = link31_rotation_02_along_dq * cache.cos_q33
+        - cache.link31_rotation_02 * dq[33] * cache.sin_q33
+        - dq[33] * cache.link31_rotation_00 * cache.cos_q33
+        - link31_rotation_00_along_dq * cache.sin_q33;
+    let link33_rotation_00_along_dq = cache.cos_q34 * link32_rotation_00_along_dq
+        + cache.cos_q34 * cache.link32_rotation_02 * dq[34]
+        + cache.sin_q34 * link32_rotation_02_along_dq
+        - cache.sin_q34 * cache.link32_rotation_00 * dq[34];
+    let link33_com_x_along_dq = link33_position_x_along_dq
+        + 0.5 * link33_rotation_00_along_dq * p.link_length;
+    let link33_inertia_h_x_along_dq = p.link_mass * link33_com_x_along_dq;
+    let link32_velocity_w_y = link31_velocity_w_y - qd[33];
+    let link33_velocity_w_y = link32_velocity_w_y - qd[34];
+    let link33_momentum_f_z_along_dq = p.link_mass * link33_velocity_v_z_along_dq
+        - link33_inertia_h_x_along_dq * link33_velocity_w_y;
+    let link34_velocity_w_y = link33_velocity_w_y - qd[35];
+    let link34_position_x_along_dq = link33_position_x_along_dq
+        + link33_rotation_00_along_dq * p.link_length;
+    let link33_rotation_02_along_dq = cache.cos_q34 * link32_rotation_02_along_dq
+        - cache.sin_q34 * cache.link32_rotation_02 * dq[34]
+        - cache.sin_q34 * link32_rotation_00_along_dq
+        - cache.cos_q34 * cache.link32_rotation_00 * dq[34];
+    let link34_rotation_00_along_dq = cache.sin_q35 * link33_rotation_02_along_dq
+        + link33_rotation_00_along_dq * cache.cos_q35
+        + cache.link33_rotation_02 * cache.cos_q35 * dq[35]
+        - cache.link33_rotation_00 * cache.sin_q35 * dq[35];
+    let link35_position_x_along_dq = link34_position_x_along_dq
+        + link34_rotation_00_along_dq * p.link_length;
+    let link35_subspace_v_z_along_dq = -link35_position_x_along_dq;
+    let link34_subspace_v_z_along_dq = -link34_position_x_along_dq;
+    let link34_velocity_v_z_along_dq = link34_subspace_v_z_along_dq * qd[35]
+        + link33_velocity_v_z_along_dq;
+    let link35_subspace_rate_v_x_along_dq = link34_velocity_w_y
+        * link35_subspace_v_z_along_dq + link34_velocity_v_z_along_dq;
+    let link33_rotation_22_along_dq = cache.cos_q34 * link32_rotation_22_along_dq
+        - cache.sin_q34 * link32_rotation_20_along_dq
+        - cache.link32_rotation_20 * cache.cos_q34 * dq[34]
+        - cache.sin_q34 * cache.link32_rotation_22 * dq[34];
+    let link34_rotation_20_along_dq = cache.sin_q35 * link33_rotation_22_along_dq
+        + link33_rotation_20_along_dq * cache.cos_q35
+        + cache.link33_rotation_22 * cache.cos_q35 * dq[35]
+        - cache.sin_q35 * cache.link33_rotation_20 * dq[35];
+    let link34_position_z_along_dq = link33_position_z_along_dq
+        + p.link_length * link33_rotation_20_along_dq;
+    let link35_position_z_along_dq = p.link_length * link34_rotation_20_along_dq
+        + link34_position_z_along_dq;
+    let link34_subspace_rate_v_x_along_dq = link33_velocity_v_z_along_dq
+        + link34_subspace_v_z_along_dq * link33_velocity_w_y;
+    let link33_subspace_rate_v_x_along_dq = link32_velocity_v_z_along_dq
+        + link33_subspace_v_z_along_dq * link32_velocity_w_y;
+    let link33_acceleration_v_x_along_dq = link33_subspace_rate_v_x_along_dq * qd[34]
+        + link32_acceleration_v_x_along_dq + link33_position_z_along_dq * qdd[34];
+    let link34_acceleration_v_x_along_dq = qdd[35] * link34_position_z_along_dq
+        + link34_subspace_rate_v_x_along_dq * qd[35] + link33_acceleration_v_x_along_dq;
+    let link35_acceleration_v_x_along_dq = qd[36] * link35_subspace_rate_v_x_along_dq
+        + link35_position_z_along_dq * qdd[36] + link34_acceleration_v_x_along_dq;
+    let link35_velocity_w_y = link34_velocity_w_y - qd[36];
+    let link36_velocity_w_y = link35_velocity_w_y - qd[37];
+    let link34_rotation_02_along_dq = cache.cos_q35 * link33_rotation_02_along_dq
+        - cache.sin_q35 * cache.link33_rotation_02 * dq[35]
+        - link33_rotation_00_along_dq * cache.sin_q35
+        - cache.link33_rotation_00 * cache.cos_q35 * dq[35];
+    let link35_rotation_02_along_dq = link34_rotation_02_along_dq * cache.cos_q36
+        - dq[36] * cache.link34_rotation_02 * cache.sin_q36
+        - link34_rotation_00_along_dq * cache.sin_q36
+        - dq[36] * cache.link34_rotation_00 * cache.cos_q36;
+    let link35_rotation_00_along_dq = link34_rotation_00_along_dq * cache.cos_q36
+        + link34_rotation_02_along_dq * cache.sin_q36
+        + dq[36] * cache.link34_rotation_02 * cache.cos_q36
+        - dq[36] * cache.link34_rotation_00 * cache.sin_q36;
+    let link36_rotation_00_along_dq = cache.sin_q37 * link35_rotation_02_along_dq
+        + link35_rotation_00_along_dq * cache.cos_q37
+        + cache.link35_rotation_02 * dq[37] * cache.cos_q37
+        - dq[37] * cache.sin_q37 * cache.link35_rotation_00;
+    let link36_position_x_along_dq = link35_position_x_along_dq
+        + p.link_length * link35_rotation_00_along_dq;
+    let link36_com_x_along_dq = 0.5 * link36_rotation_00_along_dq * p.link_length
+        + link36_position_x_along_dq;
+    let link36_inertia_h_x_along_dq = link36_com_x_along_dq * p.link_mass;
+    let link35_velocity_v_z_along_dq = qd[36] * link35_subspace_v_z_along_dq
+        + link34_velocity_v_z_along_dq;
+    let link36_subspace_v_z_along_dq = -link36_position_x_along_dq;
+    let link36_velocity_v_z_along_dq = link35_velocity_v_z_along_dq
+        + link36_subspace_v_z_along_dq * qd[37];
+    let link36_momentum_f_z_along_dq = link36_velocity_v_z_along_dq * p.link_mass
+        - link36_inertia_h_x_along_dq * link36_velocity_w_y;
+    let link34_rotation_22_along_dq = link33_rotation_22_along_dq * cache.cos_q35
+        - link33_rotation_20_along_dq * cache.sin_q35
+        - cache.link33_rotation_20 * cache.cos_q35 * dq[35]
+        - cache.link33_rotation_22 * cache.sin_q35 * dq[35];
+    let link35_rotation_20_along_dq = link34_rotation_22_along_dq * cache.sin_q36
+        + dq[36] * cache.link34_rotation_22 * cache.cos_q36
+        + link34_rotation_20_along_dq * cache.cos_q36
+        - dq[36] * cache.link34_rotation_20 * cache.sin_q36;
+    let link35_rotation_22_along_dq = link34_rotation_22_along_dq * cache.cos_q36
+        - dq[36] * cache.link34_rotation_22 * cache.sin_q36
+        - link34_rotation_20_along_dq * cache.sin_q36
+        - dq[36] * cache.link34_rotation_20 * cache.cos_q36;
+    let link36_rotation_22_along_dq = cache.cos_q37 * link35_rotation_22_along_dq
+        - link35_rotation_20_along_dq * cache.sin_q37
+        - cache.link35_rotation_22 * dq[37] * cache.sin_q37
+        - dq[37] * cache.link35_rotation_20 * cache.cos_q37;
+    let link36_rotation_20_along_dq = link35_rotation_20_along_dq * cache.cos_q37
+        + cache.sin_q37 * link35_rotation_22_along_dq
+        + cache.link35_rotation_22 * dq[37] * cache.cos_q37
+        - dq[37] * cache.link35_rotation_20 * cache.sin_q37;
+    let link37_rotation_20_along_dq = cache.cos_q38 * dq[38] * cache.link36_rotation_22
+        + cache.sin_q38 * link36_rotation_22_along_dq
+        + cache.cos_q38 * link36_rotation_20_along_dq
+        - dq[38] * cache.sin_q38 * cache.link36_rotation_20;
+    let link36_position_z_along_dq = link35_position_z_along_dq
+        + link35_rotation_20_along_dq * p.link_length;
+    let link37_position_z_along_dq = link36_position_z_along_dq
+        + p.link_length * link36_rotation_20_along_dq;
+    let link37_com_z_along_dq = 0.5 * p.link_length * link37_rotation_20_along_dq
+        + link37_position_z_along_dq;
+    let link37_inertia_h_z_along_dq = link37_com_z_along_dq * p.link_mass;
+    let link34_acceleration_w_y = link33_acceleration_w_y - qdd[35];
+    let link35_acceleration_w_y = link34_acceleration_w_y - qdd[36];
+    let link36_acceleration_w_y = link35_acceleration_w_y - qdd[37];
+    let link37_acceleration_w_y = link36_acceleration_w_y - qdd[38];
+    let link36_subspace_rate_v_x_along_dq = link36_subspace_v_z_along_dq
+        * link35_velocity_w_y + link35_velocity_v_z_along_dq;
+    let link36_acceleration_v_x_along_dq = link35_acceleration_v_x_along_dq
+        + qdd[37] * link36_position_z_along_dq
+        + qd[37] * link36_subspace_rate_v_x_along_dq;
+    let link37_position_x_along_dq = link36_position_x_along_dq
+        + link36_rotation_00_along_dq * p.link_length;
+    let link37_subspace_v_z_along_dq = -link37_position_x_along_dq;
+    let link37_subspace_rate_v_x_along_dq = link36_velocity_v_z_along_dq
+        + link37_subspace_v_z_along_dq * link36_velocity_w_y;
+    let link37_acceleration_v_x_along_dq = link36_acceleration_v_x_along_dq
+        + link37_subspace_rate_v_x_along_dq * qd[38]
+        + qdd[38] * link37_position_z_along_dq;
+    let link37_velocity_w_y = link36_velocity_w_y - qd[38];
+    let link36_rotation_02_along_dq = cache.cos_q37 * link35_rotation_02_along_dq
+        - dq[37] * cache.cos_q37 * cache.link35_rotation_00
+        - link35_rotation_00_along_dq * cache.sin_q37
+        - cache.link35_rotation_02 * dq[37] * cache.sin_q37;
+    let link37_rotation_00_along_dq = cache.sin_q38 * link36_rotation_02_along_dq
+        + link36_rotation_00_along_dq * cache.cos_q38
+        + cache.cos_q38 * dq[38] * cache.link36_rotation_02
+        - dq[38] * cache.sin_q38 * cache.link36_rotation_00;
+    let link37_com_x_along_dq = 0.5 * p.link_length * link37_rotation_00_along_dq
+        + link37_position_x_along_dq;
+    let link37_inertia_h_x_along_dq = p.link_mass * link37_com_x_along_dq;
+    let link37_velocity_v_z_along_dq = link36_velocity_v_z_along_dq
+        + qd[38] * link37_subspace_v_z_along_dq;
+    let link37_momentum_f_z_along_dq = link37_velocity_v_z_along_dq * p.link_mass
+        - link37_velocity_w_y * link37_inertia_h_x_along_dq;
+    let link38_acceleration_w_y = link37_acceleration_w_y - qdd[39];
+    let link39_acceleration_w_y = link38_acceleration_w_y - qdd[40];
+    let link37_rotation_22_along_dq = cache.cos_q38 * link36_rotation_22_along_dq
+        - cache.sin_q38 * link36_rotation_20_along_dq
+        - cache.cos_q38 * dq[38] * cache.link36_rotation_20
+        - dq[38] * cache.sin_q38 * cache.link36_rotation_22;
+    let link38_rotation_20_along_dq = cache.cos_q39 * cache.link37_rotation_22 * dq[39]
+        + cache.cos_q39 * link37_rotation_20_along_dq
+        + link37_rotation_22_along_dq * cache.sin_q39
+        - cache.link37_rotation_20 * dq[39] * cache.sin_q39;
+    let link38_position_z_along_dq = p.link_length * link37_rotation_20_along_dq
+        + link37_position_z_along_dq;
+    let link39_position_z_along_dq = p.link_length * link38_rotation_20_along_dq
+        + link38_position_z_along_dq;
+    let link38_rotation_22_along_dq = cache.cos_q39 * link37_rotation_22_along_dq
+        - cache.sin_q39 * link37_rotation_20_along_dq
+        - cache.link37_rotation_22 * dq[39] * cache.sin_q39
+        - cache.cos_q39 * cache.link37_rotation_20 * dq[39];
+    let link39_rotation_20_along_dq = link38_rotation_20_along_dq * cache.cos_q40
+        + cache.sin_q40 * link38_rotation_22_along_dq
+        + cache.link38_rotation_22 * dq[40] * cache.cos_q40
+        - cache.sin_q40 * dq[40] * cache.link38_rotation_20;
+    let link39_com_z_along_dq = link39_position_z_along_dq
+        + 0.5 * p.link_length * link39_rotation_20_along_dq;
+    let link39_inertia_h_z_along_dq = link39_com_z_along_dq * p.link_mass;
+    let link38_velocity_w_y = link37_velocity_w_y - qd[39];
+    let link39_velocity_w_y = link38_velocity_w_y - qd[40];
+    let link37_rotation_02_along_dq = cache.cos_q38 * link36_rotation_02_along_dq
+        - dq[38] * cache.link36_rotation_02 * cache.sin_q38
+        - link36_rotation_00_along_dq * cache.sin_q38
+        - cache.cos_q38 * dq[38] * cache.link36_rotation_00;
+    let link38_rotation_02_along_dq = cache.cos_q39 * link37_rotation_02_along_dq
+        - dq[39] * cache.link37_rotation_02 * cache.sin_q39
+        - cache.cos_q39 * dq[39] * cache.link37_rotation_00
+        - cache.sin_q39 * link37_rotation_00_along_dq;
+    let link38_rotation_00_along_dq = cache.cos_q39 * link37_rotation_00_along_dq
+        + cache.cos_q39 * dq[39] * cache.link37_rotation_02
+        + link37_rotation_02_along_dq * cache.sin_q39
+        - dq[39] * cache.sin_q39 * cache.link37_rotation_00;
+    let link39_rotation_00_along_dq = cache.sin_q40 * link38_rotation_02_along_dq
+        + link38_rotation_00_along_dq * cache.cos_q40
+        + cache.link38_rotation_02 * dq[40] * cache.cos_q40
+        - cache.sin_q40 * cache.link38_rotation_00 * dq[40];
+    let link38_position_x_along_dq = link37_position_x_along_dq
+        + p.link_length * link37_rotation_00_along_dq;
+    let link39_position_x_along_dq = link38_position_x_along_dq
+        + p.link_length * link38_rotation_00_along_dq;
+    let link40_position_x_along_dq = p.link_length * link39_rotation_00_along_dq
+        + link39_position_x_along_dq;
+    let link40_subspace_v_z_along_dq = -link40_position_x_along_dq;
+    let link39_subspace_v_z_along_dq = -link39_position_x_along_dq;
+    let link38_subspace_v_z_along_dq = -link38_position_x_along_dq;
+    let link38_velocity_v_z_along_dq = link37_velocity_v_z_along_dq
+        + qd[39] * link38_subspace_v_z_along_dq;
+    let link39_velocity_v_z_along_dq = link39_subspace_v_z_along_dq * qd[40]
+        + link38_velocity_v_z_along_dq;
+    let link40_subspace_rate_v_x_along_dq = link39_velocity_w_y
+        * link40_subspace_v_z_along_dq + link39_velocity_v_z_along_dq;
+    let link40_position_z_along_dq = link39_position_z_along_dq
+        + p.link_length * link39_rotation_20_along_dq;
+    let link39_subspace_rate_v_x_along_dq = link38_velocity_w_y
+        * link39_subspace_v_z_along_dq + link38_velocity_v_z_along_dq;
+    let link38_subspace_rate_v_x_along_dq = link37_velocity_v_z_along_dq
+        + link37_velocity_w_y * link38_subspace_v_z_along_dq;
+    let link38_acceleration_v_x_along_dq = qdd[39] * link38_position_z_along_dq
+        + link37_acceleration_v_x_along_dq + qd[39] * link38_subspace_rate_v_x_along_dq;
+    let link39_acceleration_v_x_along_dq = link39_position_z_along_dq * qdd[40]
+        + link39_subspace_rate_v_x_along_dq * qd[40] + link38_acceleration_v_x_along_dq;
+    let link40_acceleration_v_x_along_dq = qd[41] * link40_subspace_rate_v_x_along_dq
+        + link40_position_z_along_dq * qdd[41] + link39_acceleration_v_x_along_dq;
+    let link40_acceleration_w_y = link39_acceleration_w_y - qdd[41];
+    let link41_acceleration_w_y = link40_acceleration_w_y - qdd[42];
+    let link42_acceleration_w_y = link41_acceleration_w_y - qdd[43];
+    let link39_rotation_22_along_dq = cache.cos_q40 * link38_rotation_22_along_dq
+        - dq[40] * cache.link38_rotation_20 * cache.cos_q40
+        - cache.sin_q40 * link38_rotation_20_along_dq
+        - cache.sin_q40 * cache.link38_rotation_22 * dq[40];
+    let link40_rotation_22_along_dq = link39_rotation_22_along_dq * cache.cos_q41
+        - cache.link39_rotation_20 * cache.cos_q41 * dq[41]
+        - cache.sin_q41 * link39_rotation_20_along_dq
+        - cache.link39_rotation_22 * cache.sin_q41 * dq[41];
+    let link40_rotation_20_along_dq = link39_rotation_22_along_dq * cache.sin_q41
+        + cache.cos_q41 * link39_rotation_20_along_dq
+        + cache.link39_rotation_22 * cache.cos_q41 * dq[41]
+        - cache.sin_q41 * cache.link39_rotation_20 * dq[41];
+    let link41_rotation_22_along_dq = cache.cos_q42 * link40_rotation_22_along_dq
+        - cache.cos_q42 * cache.link40_rotation_20 * dq[42]
+        - link40_rotation_20_along_dq * cache.sin_q42
+        - cache.sin_q42 * dq[42] * cache.link40_rotation_22;
+    let link41_rotation_20_along_dq = link40_rotation_22_along_dq * cache.sin_q42
+        + link40_rotation_20_along_dq * cache.cos_q42
+        + cache.cos_q42 * dq[42] * cache.link40_rotation_22
+        - cache.link40_rotation_20 * cache.sin_q42 * dq[42];
+    let link42_rotation_20_along_dq = cache.cos_q43 * cache.link41_rotation_22 * dq[43]
+        + link41_rotation_22_along_dq * cache.sin_q43
+        + cache.cos_q43 * link41_rotation_20_along_dq
+        - cache.link41_rotation_20 * cache.sin_q43 * dq[43];
+    let link41_position_z_along_dq = link40_position_z_along_dq
+        + p.link_length * link40_rotation_20_along_dq;
+    let link42_position_z_along_dq = p.link_length * link41_rotation_20_along_dq
+        + link41_position_z_along_dq;
+    let link42_com_z_along_dq = 0.5 * p.link_length * link42_rotation_20_along_dq
+        + link42_position_z_along_dq;
+    let link42_inertia_h_z_along_dq = link42_com_z_along_dq * p.link_mass;
+    let link43_position_z_along_dq = link42_position_z_along_dq
+        + p.link_length * link42_rotation_20_along_dq;
+    let link39_rotation_02_along_dq = link38_rotation_02_along_dq * cache.cos_q40
+        - cache.sin_q40 * cache.link38_rotation_02 * dq[40]
+        - cache.link38_rotation_00 * dq[40] * cache.cos_q40
+        - cache.sin_q40 * link38_rotation_00_along_dq;
+    let link40_rotation_00_along_dq = cache.sin_q41 * link39_rotation_02_along_dq
+        + cache.cos_q41 * dq[41] * cache.link39_rotation_02
+        + cache.cos_q41 * link39_rotation_00_along_dq
+        - cache.sin_q41 * dq[41] * cache.link39_rotation_00;
+    let link41_position_x_along_dq = p.link_length * link40_rotation_00_along_dq
+        + link40_position_x_along_dq;
+    let link41_subspace_v_z_along_dq = -link41_position_x_along_dq;
+    let link40_velocity_w_y = link39_velocity_w_y - qd[41];
+    let link40_velocity_v_z_along_dq = link39_velocity_v_z_along_dq
+        + qd[41] * link40_subspace_v_z_along_dq;
+    let link41_subspace_rate_v_x_along_dq = link41_subspace_v_z_along_dq
+        * link40_velocity_w_y + link40_velocity_v_z_along_dq;
+    let link41_acceleration_v_x_along_dq = qdd[42] * link41_position_z_along_dq
+        + link40_acceleration_v_x_along_dq + link41_subspace_rate_v_x_along_dq * qd[42];
+    let link41_velocity_v_z_along_dq = link41_subspace_v_z_along_dq * qd[42]
+        + link40_velocity_v_z_along_dq;
+    let link40_rotation_02_along_dq = cache.cos_q41 * link39_rotation_02_along_dq
+        - cache.cos_q41 * dq[41] * cache.link39_rotation_00
+        - cache.sin_q41 * dq[41] * cache.link39_rotation_02
+        - cache.sin_q41 * link39_rotation_00_along_dq;
+    let link41_rotation_00_along_dq = cache.sin_q42 * link40_rotation_02_along_dq
+        + cache.link40_rotation_02 * cache.cos_q42 * dq[42]
+        + cache.cos_q42 * link40_rotation_00_along_dq
+        - cache.link40_rotation_00 * cache.sin_q42 * dq[42];
+    let link42_position_x_along_dq = link41_position_x_along_dq
+        + p.link_length * link41_rotation_00_along_dq;
+    let link42_subspace_v_z_along_dq = -link42_position_x_along_dq;
+    let link41_velocity_w_y = link40_velocity_w_y - qd[42];
+    let link42_subspace_rate_v_x_along_dq = link41_velocity_v_z_along_dq
+        + link42_subspace_v_z_along_dq * link41_velocity_w_y;
+    let link42_acceleration_v_x_along_dq = link41_acceleration_v_x_along_dq
+        + link42_subspace_rate_v_x_along_dq * qd[43]
+        + link42_position_z_along_dq * qdd[43];
+    let link41_rotation_02_along_dq = cache.cos_q42 * link40_rotation_02_along_dq
+        - link40_rotation_00_along_dq * cache.sin_q42
+        - cache.link40_rotation_02 * cache.sin_q42 * dq[42]
+        - cache.link40_rotation_00 * cache.cos_q42 * dq[42];
+    let link42_rotation_00_along_dq = cache.cos_q43 * link41_rotation_00_along_dq
+        + cache.cos_q43 * cache.link41_rotation_02 * dq[43]
+        + link41_rotation_02_along_dq * cache.sin_q43
+        - cache.sin_q43 * cache.link41_rotation_00 * dq[43];
+    let link43_position_x_along_dq = p.link_length * link42_rotation_00_along_dq
+        + link42_position_x_along_dq;
+    let link43_subspace_v_z_along_dq = -link43_position_x_along_dq;
+    let link42_velocity_w_y = link41_velocity_w_y - qd[43];
+    let link42_velocity_v_z_along_dq = link41_velocity_v_z_along_dq
+        + link42_subspace_v_z_along_dq * qd[43];
+    let link43_subspace_rate_v_x_along_dq = link43_subspace_v_z_along_dq
+        * link42_velocity_w_y + link42_velocity_v_z_along_dq;
+    let link43_acceleration_v_x_along_dq = qdd[44] * link43_position_z_along_dq
+        + link42_acceleration_v_x_along_dq + qd[44] * link43_subspace_rate_v_x_along_dq;
+    let link43_velocity_v_z_along_dq = link43_subspace_v_z_along_dq * qd[44]
+        + link42_velocity_v_z_along_dq;
+    let link42_rotation_02_along_dq = cache.cos_q43 * link41_rotation_02_along_dq
+        - cache.link41_rotation_02 * cache.sin_q43 * dq[43]
+        - cache.cos_q43 * cache.link41_rotation_00 * dq[43]
+        - link41_rotation_00_along_dq * cache.sin_q43;
+    let link43_rotation_00_along_dq = link42_rotation_00_along_dq * cache.cos_q44
+        + dq[44] * cache.cos_q44 * cache.link42_rotation_02
+        + link42_rotation_02_along_dq * cache.sin_q44
+        - dq[44] * cache.sin_q44 * cache.link42_rotation_00;
+    let link44_position_x_along_dq = link43_position_x_along_dq
+        + p.link_length * link43_rotation_00_along_dq;
+    let link44_subspace_v_z_along_dq = -link44_position_x_along_dq;
+    let link43_velocity_w_y = link42_velocity_w_y - qd[44];
+    let link44_subspace_rate_v_x_along_dq = link43_velocity_v_z_along_dq
+        + link44_subspace_v_z_along_dq * link43_velocity_w_y;
+    let link42_rotation_22_along_dq = cache.cos_q43 * link41_rotation_22_along_dq
+        - cache.cos_q43 * cache.link41_rotation_20 * dq[43]
+        - cache.link41_rotation_22 * cache.sin_q43 * dq[43]
+        - cache.sin_q43 * link41_rotation_20_along_dq;
+    let link43_rotation_20_along_dq = cache.cos_q44 * link42_rotation_20_along_dq
+        + dq[44] * cache.link42_rotation_22 * cache.cos_q44
+        + link42_rotation_22_along_dq * cache.sin_q44
+        - dq[44] * cache.link42_rotation_20 * cache.sin_q44;
+    let link44_position_z_along_dq = link43_position_z_along_dq
+        + p.link_length * link43_rotation_20_along_dq;
+    let link44_acceleration_v_x_along_dq = link43_acceleration_v_x_along_dq
+        + link44_subspace_rate_v_x_along_dq * qd[45]
+        + qdd[45] * link44_position_z_along_dq;
+    let link43_rotation_22_along_dq = link42_rotation_22_along_dq * cache.cos_q44
+        - dq[44] * cache.link42_rotation_20 * cache.cos_q44
+        - dq[44] * cache.link42_rotation_22 * cache.sin_q44
+        - cache.sin_q44 * link42_rotation_20_along_dq;
+    let link44_rotation_20_along_dq = link43_rotation_22_along_dq * cache.sin_q45
+        + cache.cos_q45 * cache.link43_rotation_22 * dq[45]
+        + cache.cos_q45 * link43_rotation_20_along_dq
+        - dq[45] * cache.link43_rotation_20 * cache.sin_q45;
+    let link44_com_z_along_dq = 0.5 * p.link_length * link44_rotation_20_along_dq
+        + link44_position_z_along_dq;
+    let link44_inertia_h_z_along_dq = link44_com_z_along_dq * p.link_mass;
+    let link43_acceleration_w_y = link42_acceleration_w_y - qdd[44];
+    let link44_acceleration_w_y = link43_acceleration_w_y - qdd[45];
+    let link44_rotation_22_along_dq = link43_rotation_22_along_dq * cache.cos_q45
+        - link43_rotation_20_along_dq * cache.sin_q45
+        - cache.cos_q45 * dq[45] * cache.link43_rotation_20
+        - cache.link43_rotation_22 * dq[45] * cache.sin_q45;
+    let link45_rotation_20_along_dq = cache.sin_q46 * link44_rotation_22_along_dq
+        + link44_rotation_20_along_dq * cache.cos_q46
+        + dq[46] * cache.link44_rotation_22 * cache.cos_q46
+        - cache.sin_q46 * dq[46] * cache.link44_rotation_20;
+    let link45_position_z_along_dq = p.link_length * link44_rotation_20_along_dq
+        + link44_position_z_along_dq;
+    let link45_com_z_along_dq = 0.5 * p.link_length * link45_rotation_20_along_dq
+        + link45_position_z_along_dq;
+    let link45_inertia_h_z_along_dq = p.link_mass * link45_com_z_along_dq;
+    let link45_acceleration_w_y = link44_acceleration_w_y - qdd[46];
+    let link44_velocity_v_z_along_dq = link44_subspace_v_z_along_dq * qd[45]
+        + link43_velocity_v_z_along_dq;
+    let link43_rotation_02_along_dq = link42_rotation_02_along_dq * cache.cos_q44
+        - link42_rotation_00_along_dq * cache.sin_q44
+        - dq[44] * cache.sin_q44 * cache.link42_rotation_02
+        - dq[44] * cache.link42_rotation_00 * cache.cos_q44;
+    let link44_rotation_00_along_dq = cache.sin_q45 * link43_rotation_02_along_dq
+        + cache.cos_q45 * dq[45] * cache.link43_rotation_02
+        + cache.cos_q45 * link43_rotation_00_along_dq
+        - cache.link43_rotation_00 * dq[45] * cache.sin_q45;
+    let link45_position_x_along_dq = link44_position_x_along_dq
+        + p.link_length * link44_rotation_00_along_dq;
+    let link45_subspace_v_z_along_dq = -link45_position_x_along_dq;
+    let link44_velocity_w_y = link43_velocity_w_y - qd[45];
+    let link45_subspace_rate_v_x_along_dq = link44_velocity_v_z_along_dq
+        + link45_subspace_v_z_along_dq * link44_velocity_w_y;
+    let link45_acceleration_v_x_along_dq = qdd[46] * link45_position_z_along_dq
+        + qd[46] * link45_subspace_rate_v_x_along_dq + link44_acceleration_v_x_along_dq;
+    let link46_position_z_along_dq = link45_position_z_along_dq
+        + p.link_length * link45_rotation_20_along_dq;
+    let link45_rotation_22_along_dq = link44_rotation_22_along_dq * cache.cos_q46
+        - cache.sin_q46 * link44_rotation_20_along_dq
+        - cache.sin_q46 * dq[46] * cache.link44_rotation_22
+        - dq[46] * cache.link44_rotation_20 * cache.cos_q46;
+    let link46_rotation_20_along_dq = cache.cos_q47 * link45_rotation_20_along_dq
+        + link45_rotation_22_along_dq * cache.sin_q47
+        + dq[47] * cache.cos_q47 * cache.link45_rotation_22
+        - cache.link45_rotation_20 * dq[47] * cache.sin_q47;
+    let link46_com_z_along_dq = link46_position_z_along_dq
+        + 0.5 * p.link_length * link46_rotation_20_along_dq;
+    let link46_inertia_h_z_along_dq = link46_com_z_along_dq * p.link_mass;
+    let link46_acceleration_w_y = link45_acceleration_w_y - qdd[47];
+    let link45_velocity_w_y = link44_velocity_w_y - qd[46];
+    let link46_velocity_w_y = link45_velocity_w_y - qd[47];
+    let link44_rotation_02_along_dq = cache.cos_q45 * link43_rotation_02_along_dq
+        - cache.sin_q45 * link43_rotation_00_along_dq
+        - cache.cos_q45 * cache.link43_rotation_00 * dq[45]
+        - dq[45] * cache.sin_q45 * cache.link43_rotation_02;
+    let link45_rotation_00_along_dq = dq[46] * cache.cos_q46 * cache.link44_rotation_02
+        + cache.sin_q46 * link44_rotation_02_along_dq
+        + link44_rotation_00_along_dq * cache.cos_q46
+        - cache.sin_q46 * cache.link44_rotation_00 * dq[46];
+    let link45_rotation_02_along_dq = link44_rotation_02_along_dq * cache.cos_q46
+        - cache.sin_q46 * link44_rotation_00_along_dq
+        - cache.sin_q46 * dq[46] * cache.link44_rotation_02
+        - cache.link44_rotation_00 * dq[46] * cache.cos_q46;
+    let link46_rotation_00_along_dq = dq[47] * cache.cos_q47 * cache.link45_rotation_02
+        + link45_rotation_00_along_dq * cache.cos_q47
+        + link45_rotation_02_along_dq * cache.sin_q47
+        - dq[47] * cache.link45_rotation_00 * cache.sin_q47;
+    let link46_position_x_along_dq = link45_rotation_00_along_dq * p.link_length
+        + link45_position_x_along_dq;
+    let link46_com_x_along_dq = 0.5 * link46_rotation_00_along_dq * p.link_length
+        + link46_position_x_along_dq;
+    let link46_inertia_h_x_along_dq = link46_com_x_along_dq * p.link_mass;
+    let link45_velocity_v_z_along_dq = qd[46] * link45_subspace_v_z_along_dq
+        + link44_velocity_v_z_along_dq;
+    let link46_subspace_v_z_along_dq = -link46_position_x_along_dq;
+    let link46_velocity_v_z_along_dq = link45_velocity_v_z_along_dq
+        + link46_subspace_v_z_along_dq * qd[47];
+    let link46_momentum_f_z_along_dq = link46_velocity_v_z_along_dq * p.link_mass
+        - link46_velocity_w_y * link46_inertia_h_x_along_dq;
+    let link46_subspace_rate_v_x_along_dq = link45_velocity_v_z_along_dq
+        + link45_velocity_w_y * link46_subspace_v_z_along_dq;
+    let link46_acceleration_v_x_along_dq = qdd[47] * link46_position_z_along_dq
+        + link46_subspace_rate_v_x_along_dq * qd[47] + link45_acceleration_v_x_along_dq;
+    let link47_velocity_w_y = link46_velocity_w_y - qd[48];
+    let link48_velocity_w_y = link47_velocity_w_y - qd[49];
+    let link49_velocity_w_y = link48_velocity_w_y - qd[50];
+    let link46_rotation_02_along_dq = cache.cos_q47 * link45_rotation_02_along_dq
+        - dq[47] * cache.sin_q47 * cache.link45_rotation_02
+        - link45_rotation_00_along_dq * cache.sin_q47
+        - dq[47] * cache.cos_q47 * cache.link45_rotation_00;
+    let link47_rotation_02_along_dq = link46_rotation_02_along_dq * cache.cos_q48
+        - link46_rotation_00_along_dq * cache.sin_q48
+        - dq[48] * cache.link46_rotation_00 * cache.cos_q48
+        - cache.link46_rotation_02 * dq[48] * cache.sin_q48;
+    let link47_rotation_00_along_dq = cache.link46_rotation_02 * dq[48] * cache.cos_q48
+        + link46_rotation_00_along_dq * cache.cos_q48
+        + link46_rotation_02_along_dq * cache.sin_q48
+        - dq[48] * cache.link46_rotation_00 * cache.sin_q48;
+    let link48_rotation_02_along_dq = link47_rotation_02_along_dq * cache.cos_q49
+        - cache.link47_rotation_02 * cache.sin_q49 * dq[49]
+        - dq[49] * cache.cos_q49 * cache.link47_rotation_00
+        - cache.sin_q49 * link47_rotation_00_along_dq;
+    let link48_rotation_00_along_dq = link47_rotation_00_along_dq * cache.cos_q49
+        + link47_rotation_02_along_dq * cache.sin_q49
+        + cache.link47_rotation_02 * dq[49] * cache.cos_q49
+        - cache.sin_q49 * dq[49] * cache.link47_rotation_00;
+    let link49_rotation_00_along_dq = cache.sin_q50 * link48_rotation_02_along_dq
+        + cache.cos_q50 * cache.link48_rotation_02 * dq[50]
+        + cache.cos_q50 * link48_rotation_00_along_dq
+        - cache.sin_q50 * cache.link48_rotation_00 * dq[50];
+    let link47_position_x_along_dq = link46_rotation_00_along_dq * p.link_length
+        + link46_position_x_along_dq;
+    let link48_position_x_along_dq = p.link_length * link47_rotation_00_along_dq
+        + link47_position_x_along_dq;
+    let link49_position_x_along_dq = p.link_length * link48_rotation_00_along_dq
+        + link48_position_x_along_dq;
+    let link49_com_x_along_dq = 0.5 * p.link_length * link49_rotation_00_along_dq
+        + link49_position_x_along_dq;
+    let link49_inertia_h_x_along_dq = link49_com_x_along_dq * p.link_mass;
+    let link49_subspace_v_z_along_dq = -link49_position_x_along_dq;
+    let link48_subspace_v_z_along_dq = -link48_position_x_along_dq;
+    let link47_subspace_v_z_along_dq = -link47_position_x_along_dq;
+    let link47_velocity_v_z_along_dq = link46_velocity_v_z_along_dq
+        + link47_subspace_v_z_along_dq * qd[48];
+    let link48_velocity_v_z_along_dq = qd[49] * link48_subspace_v_z_along_dq
+        + link47_velocity_v_z_along_dq;
+    let link49_velocity_v_z_along_dq = link49_subspace_v_z_along_dq * qd[50]
+        + link48_velocity_v_z_along_dq;
+    let link49_momentum_f_z_along_dq = p.link_mass * link49_velocity_v_z_along_dq
+        - link49_inertia_h_x_along_dq * link49_velocity_w_y;
+    let link47_acceleration_w_y = link46_acceleration_w_y - qdd[48];
+    let link48_acceleration_w_y = link47_acceleration_w_y - qdd[49];
+    let link49_acceleration_w_y = link48_acceleration_w_y - qdd[50];
+    let link47_position_z_along_dq = link46_position_z_along_dq
+        + p.link_length * link46_rotation_20_along_dq;
+    let link46_rotation_22_along_dq = cache.cos_q47 * link45_rotation_22_along_dq
+        - dq[47] * cache.link45_rotation_22 * cache.sin_q47
+        - cache.link45_rotation_20 * dq[47] * cache.cos_q47
+        - cache.sin_q47 * link45_rotation_20_along_dq;
+    let link47_rotation_20_along_dq = cache.link46_rotation_22 * dq[48] * cache.cos_q48
+        + link46_rotation_22_along_dq * cache.sin_q48
+        + cache.cos_q48 * link46_rotation_20_along_dq
+        - dq[48] * cache.sin_q48 * cache.link46_rotation_20;
+    let link48_position_z_along_dq = link47_position_z_along_dq
+        + p.link_length * link47_rotation_20_along_dq;
+    let link47_rotation_22_along_dq = link46_rotation_22_along_dq * cache.cos_q48
+        - cache.link46_rotation_22 * dq[48] * cache.sin_q48
+        - dq[48] * cache.cos_q48 * cache.link46_rotation_20
+        - cache.sin_q48 * link46_rotation_20_along_dq;
+    let link48_rotation_20_along_dq = link47_rotation_20_along_dq * cache.cos_q49
+        + cache.sin_q49 * link47_rotation_22_along_dq
+        + cache.link47_rotation_22 * dq[49] * cache.cos_q49
+        - cache.sin_q49 * dq[49] * cache.link47_rotation_20;
+    let link49_position_z_along_dq = link48_position_z_along_dq
+        + p.link_length * link48_rotation_20_along_dq;
+    let link48_rotation_22_along_dq = link47_rotation_22_along_dq * cache.cos_q49
+        - dq[49] * cache.cos_q49 * cache.link47_rotation_20
+        - cache.link47_rotation_22 * cache.sin_q49 * dq[49]
+        - cache.sin_q49 * link47_rotation_20_along_dq;
+    let link49_rotation_20_along_dq = cache.cos_q50 * link48_rotation_20_along_dq
+        + cache.sin_q50 * link48_rotation_22_along_dq
+        + cache.link48_rotation_22 * cache.cos_q50 * dq[50]
+        - cache.sin_q50 * dq[50] * cache.link48_rotation_20;
+    let link49_com_z_along_dq = link49_position_z_along_dq
+        + 0.5 * p.link_length * link49_rotation_20_along_dq;
+    let link49_inertia_h_z_along_dq = link49_com_z_along_dq * p.link_mass;
+    let link50_position_z_along_dq = link49_position_z_along_dq
+        + p.link_length * link49_rotation_20_along_dq;
+    let link49_rotation_22_along_dq = cache.cos_q50 * link48_rotation_22_along_dq
+        - cache.sin_q50 * link48_rotation_20_along_dq
+        - cache.cos_q50 * dq[50] * cache.link48_rotation_20
+        - cache.sin_q50 * cache.link48_rotation_22 * dq[50];
+    let link50_rotation_20_along_dq = link49_rotation_22_along_dq * cache.sin_q51
+        + cache.link49_rotation_22 * cache.cos_q51 * dq[51]
+        + link49_rotation_20_along_dq * cache.cos_q51
+        - cache.sin_q51 * dq[51] * cache.link49_rotation_20;
+    let link50_com_z_along_dq = link50_position_z_along_dq
+        + 0.5 * p.link_length * link50_rotation_20_along_dq;
+    let link50_inertia_h_z_along_dq = link50_com_z_along_dq * p.link_mass;
+    let link50_acceleration_w_y = link49_acceleration_w_y - qdd[51];
+    let link50_velocity_w_y = link49_velocity_w_y - qd[51];
+    let link49_rotation_02_along_dq = cache.cos_q50 * link48_rotation_02_along_dq
+        - cache.sin_q50 * link48_rotation_00_along_dq
+        - cache.cos_q50 * cache.link48_rotation_00 * dq[50]
+        - cache.sin_q50 * cache.link48_rotation_02 * dq[50];
+    let link50_rotation_00_along_dq = link49_rotation_00_along_dq * cache.cos_q51
+        + link49_rotation_02_along_dq * cache.sin_q51
+        + cache.cos_q51 * cache.link49_rotation_02 * dq[51]
+        - cache.sin_q51 * cache.link49_rotation_00 * dq[51];
+    let link50_position_x_along_dq = p.link_length * link49_rotation_00_along_dq
+        + link49_position_x_along_dq;
+    let link50_com_x_along_dq = 0.5 * p.link_length * link50_rotation_00_along_dq
+        + link50_position_x_along_dq;
+    let link50_inertia_h_x_along_dq = p.link_mass * link50_com_x_along_dq;
+    let link50_subspace_v_z_along_dq = -link50_position_x_along_dq;
+    let link50_velocity_v_z_along_dq = link49_velocity_v_z_along_dq
+        + link50_subspace_v_z_along_dq * qd[51];
+    let link50_momentum_f_z_along_dq = link50_velocity_v_z_along_dq * p.link_mass
+        - link50_velocity_w_y * link50_inertia_h_x_along_dq;
+    let link51_velocity_w_y = link50_velocity_w_y - qd[52];
+    let link51_position_x_along_dq = p.link_length * link50_rotation_00_along_dq
+        + link50_position_x_along_dq;
+    let link50_rotation_02_along_dq = link49_rotation_02_along_dq * cache.cos_q51
+        - cache.sin_q51 * link49_rotation_00_along_dq
+        - cache.cos_q51 * cache.link49_rotation_00 * dq[51]
+        - cache.sin_q51 * cache.link49_rotation_02 * dq[51];
+    let link51_rotation_00_along_dq = cache.sin_q52 * link50_rotation_02_along_dq
+        + dq[52] * cache.cos_q52 * cache.link50_rotation_02
+        + cache.cos_q52 * link50_rotation_00_along_dq
+        - dq[52] * cache.sin_q52 * cache.link50_rotation_00;
+    let link51_com_x_along_dq = link51_position_x_along_dq
+        + 0.5 * p.link_length * link51_rotation_00_along_dq;
+    let link51_inertia_h_x_along_dq = link51_com_x_along_dq * p.link_mass;
+    let link51_subspace_v_z_along_dq = -link51_position_x_along_dq;
+    let link51_velocity_v_z_along_dq = link50_velocity_v_z_along_dq
+        + link51_subspace_v_z_along_dq * qd[52];
+    let link51_momentum_f_z_along_dq = link51_velocity_v_z_along_dq * p.link_mass
+        - link51_inertia_h_x_along_dq * link51_velocity_w_y;
+    let link50_subspace_rate_v_x_along_dq = link50_subspace_v_z_along_dq
+        * link49_velocity_w_y + link49_velocity_v_z_along_dq;
+    let link47_subspace_rate_v_x_along_dq = link46_velocity_w_y
+        * link47_subspace_v_z_along_dq + link46_velocity_v_z_along_dq;
+    let link47_acceleration_v_x_along_dq = link47_position_z_along_dq * qdd[48]
+        + link46_acceleration_v_x_along_dq + link47_subspace_rate_v_x_along_dq * qd[48];
+    let link48_subspace_rate_v_x_along_dq = link47_velocity_w_y
+        * link48_subspace_v_z_along_dq + link47_velocity_v_z_along_dq;
+    let link48_acceleration_v_x_along_dq = link47_acceleration_v_x_along_dq
+        + qd[49] * link48_subspace_rate_v_x_along_dq
+        + qdd[49] * link48_position_z_along_dq;
+    let link49_subspace_rate_v_x_along_dq = link49_subspace_v_z_along_dq
+        * link48_velocity_w_y + link48_velocity_v_z_along_dq;
+    let link49_acceleration_v_x_along_dq = link48_acceleration_v_x_along_dq
+        + link49_position_z_along_dq * qdd[50]
+        + link49_subspace_rate_v_x_along_dq * qd[50];
+    let link50_acceleration_v_x_along_dq = link50_subspace_rate_v_x_along_dq * qd[51]
+        + link49_acceleration_v_x_along_dq + link50_position_z_along_dq * qdd[51];
+    let link51_subspace_rate_v_x_along_dq = link50_velocity_v_z_along_dq
+        + link51_subspace_v_z_along_dq * link50_velocity_w_y;
+    let link51_position_z_along_dq = link50_position_z_along_dq
+        + p.link_length * link50_rotation_20_along_dq;
+    let link51_acceleration_v_x_along_dq = link50_acceleration_v_x_along_dq
+        + qd[52] * link51_subspace_rate_v_x_along_dq
+        + qdd[52] * link51_position_z_along_dq;
+    let link51_acceleration_w_y = link50_acceleration_w_y - qdd[52];
+    let link50_rotation_22_along_dq = link49_rotation_22_along_dq * cache.cos_q51
+        - cache.sin_q51 * cache.link49_rotation_22 * dq[51]
+        - cache.sin_q51 * link49_rotation_20_along_dq
+        - cache.cos_q51 * dq[51] * cache.link49_rotation_20;
+    let link51_rotation_20_along_dq = cache.sin_q52 * link50_rotation_22_along_dq
+        + dq[52] * cache.cos_q52 * cache.link50_rotation_22
+        + cache.cos_q52 * link50_rotation_20_along_dq
+        - dq[52] * cache.sin_q52 * cache.link50_rotation_20;
+    let link51_com_z_along_dq = 0.5 * p.link_length * link51_rotation_20_along_dq
+        + link51_position_z_along_dq;
+    let link51_inertia_h_z_along_dq = p.link_mass * link51_com_z_along_dq;
+    let link52_position_z_along_dq = p.link_length * link51_rotation_20_along_dq
+        + link51_position_z_along_dq;
+    let link51_rotation_22_along_dq = cache.cos_q52 * link50_rotation_22_along_dq
+        - cache.sin_q52 * link50_rotation_20_along_dq
+        - dq[52] * cache.sin_q52 * cache.link50_rotation_22
+        - dq[52] * cache.cos_q52 * cache.link50_rotation_20;
+    let link52_rotation_20_along_dq = cache.sin_q53 * link51_rotation_22_along_dq
+        + cache.cos_q53 * link51_rotation_20_along_dq
+        + cache.link51_rotation_22 * dq[53] * cache.cos_q53
+        - dq[53] * cache.link51_rotation_20 * cache.sin_q53;
+    let link53_position_z_along_dq = link52_position_z_along_dq
+        + p.link_length * link52_rotation_20_along_dq;
+    let link52_position_x_along_dq = p.link_length * link51_rotation_00_along_dq
+        + link51_position_x_along_dq;
+    let link52_subspace_v_z_along_dq = -link52_position_x_along_dq;
+    let link52_velocity_v_z_along_dq = link51_velocity_v_z_along_dq
+        + link52_subspace_v_z_along_dq * qd[53];
+    let link52_velocity_w_y = link51_velocity_w_y - qd[53];
+    let link51_rotation_02_along_dq = cache.cos_q52 * link50_rotation_02_along_dq
+        - dq[52] * cache.sin_q52 * cache.link50_rotation_02
+        - cache.sin_q52 * link50_rotation_00_along_dq
+        - dq[52] * cache.cos_q52 * cache.link50_rotation_00;
+    let link52_rotation_00_along_dq = cache.cos_q53 * link51_rotation_00_along_dq
+        + dq[53] * cache.cos_q53 * cache.link51_rotation_02
+        + link51_rotation_02_along_dq * cache.sin_q53
+        - dq[53] * cache.sin_q53 * cache.link51_rotation_00;
+    let link53_position_x_along_dq = link52_position_x_along_dq
+        + p.link_length * link52_rotation_00_along_dq;
+    let link53_subspace_v_z_along_dq = -link53_position_x_along_dq;
+    let link53_subspace_rate_v_x_along_dq = link52_velocity_v_z_along_dq
+        + link52_velocity_w_y * link53_subspace_v_z_along_dq;
+    let link52_subspace_rate_v_x_along_dq = link52_subspace_v_z_along_dq
+        * link51_velocity_w_y + link51_velocity_v_z_along_dq;
+    let link52_acceleration_v_x_along_dq = link52_subspace_rate_v_x_along_dq * qd[53]
+        + link51_acceleration_v_x_along_dq + link52_position_z_along_dq * qdd[53];
+    let link53_acceleration_v_x_along_dq = qdd[54] * link53_position_z_along_dq
+        + qd[54] * link53_subspace_rate_v_x_along_dq + link52_acceleration_v_x_along_dq;
+    let link52_rotation_02_along_dq = link51_rotation_02_along_dq * cache.cos_q53
+        - dq[53] * cache.sin_q53 * cache.link51_rotation_02
+        - cache.sin_q53 * link51_rotation_00_along_dq
+        - dq[53] * cache.cos_q53 * cache.link51_rotation_00;
+    let link53_rotation_00_along_dq = dq[54] * cache.link52_rotation_02 * cache.cos_q54
+        + cache.cos_q54 * link52_rotation_00_along_dq
+        + link52_rotation_02_along_dq * cache.sin_q54
+        - dq[54] * cache.link52_rotation_00 * cache.sin_q54;
+    let link53_com_x_along_dq = 0.5 * p.link_length * link53_rotation_00_along_dq
+        + link53_position_x_along_dq;
+    let link53_inertia_h_x_along_dq = link53_com_x_along_dq * p.link_mass;
+    let link53_velocity_w_y = link52_velocity_w_y - qd[54];
+    let link53_velocity_v_z_along_dq = qd[54] * link53_subspace_v_z_along_dq
+        + link52_velocity_v_z_along_dq;
+    let link53_momentum_f_z_along_dq = p.link_mass * link53_velocity_v_z_along_dq
+        - link53_inertia_h_x_along_dq * link53_velocity_w_y;
+    let link52_acceleration_w_y = link51_acceleration_w_y - qdd[53];
+    let link53_acceleration_w_y = link52_acceleration_w_y - qdd[54];
+    let link52_rotation_22_along_dq = cache.cos_q53 * link51_rotation_22_along_dq
+        - dq[53] * cache.link51_rotation_20 * cache.cos_q53
+        - cache.link51_rotation_22 * dq[53] * cache.sin_q53
+        - cache.sin_q53 * link51_rotation_20_along_dq;
+    let link53_rotation_20_along_dq = cache.cos_q54 * link52_rotation_20_along_dq
+        + cache.sin_q54 * link52_rotation_22_along_dq
+        + cache.link52_rotation_22 * dq[54] * cache.cos_q54
+        - cache.link52_rotation_20 * dq[54] * cache.sin_q54;
+    let link53_com_z_along_dq = 0.5 * p.link_length * link53_rotation_20_along_dq
+        + link53_position_z_along_dq;
+    let link53_inertia_h_z_along_dq = link53_com_z_along_dq * p.link_mass;
+    let link54_velocity_w_y = link53_velocity_w_y - qd[55];
+    let link54_position_x_along_dq = p.link_length * link53_rotation_00_along_dq
+        + link53_position_x_along_dq;
+    let link54_subspace_v_z_along_dq = -link54_position_x_along_dq;
+    let link54_velocity_v_z_along_dq = qd[55] * link54_subspace_v_z_along_dq
+        + link53_velocity_v_z_along_dq;
+    let link53_rotation_02_along_dq = link52_rotation_02_along_dq * cache.cos_q54
+        - dq[54] * cache.link52_rotation_02 * cache.sin_q54
+        - cache.sin_q54 * link52_rotation_00_along_dq
+        - dq[54] * cache.link52_rotation_00 * cache.cos_q54;
+    let link54_rotation_00_along_dq = link53_rotation_02_along_dq * cache.sin_q55
+        + link53_rotation_00_along_dq * cache.cos_q55
+        + dq[55] * cache.link53_rotation_02 * cache.cos_q55
+        - dq[55] * cache.link53_rotation_00 * cache.sin_q55;
+    let link54_com_x_along_dq = link54_position_x_along_dq
+        + 0.5 * p.link_length * link54_rotation_00_along_dq;
+    let link54_inertia_h_x_along_dq = link54_com_x_along_dq * p.link_mass;
+    let link54_momentum_f_z_along_dq = link54_velocity_v_z_along_dq * p.link_mass
+        - link54_velocity_w_y * link54_inertia_h_x_along_dq;
+    let link53_rotation_22_along_dq = link52_rotation_22_along_dq * cache.cos_q54
+        - cache.link52_rotation_22 * dq[54] * cache.sin_q54
+        - cache.link52_rotation_20 * dq[54] * cache.cos_q54
+        - cache.sin_q54 * link52_rotation_20_along_dq;
+    let link54_rotation_20_along_dq = link53_rotation_22_along_dq * cache.sin_q55
+        + dq[55] * cache.cos_q55 * cache.link53_rotation_22
+        + link53_rotation_20_along_dq * cache.cos_q55
+        - dq[55] * cache.link53_rotation_20 * cache.sin_q55;
+    let link54_position_z_along_dq = p.link_length * link53_rotation_20_along_dq
+        + link53_position_z_along_dq;
+    let link54_com_z_along_dq = 0.5 * p.link_length * link54_rotation_20_along_dq
+        + link54_position_z_along_dq;
+    let link54_inertia_h_z_along_dq = p.link_mass * link54_com_z_along_dq;
+    let link54_acceleration_w_y = link53_acceleration_w_y - qdd[55];
+    let link55_velocity_w_y = link54_velocity_w_y - qd[56];
+    let link55_position_x_along_dq = link54_position_x_along_dq
+        + p.link_length * link54_rotation_00_along_dq;
+    let link55_subspace_v_z_along_dq = -link55_position_x_along_dq;
+    let link55_velocity_v_z_along_dq = link54_velocity_v_z_along_dq
+        + link55_subspace_v_z_along_dq * qd[56];
+    let link54_rotation_02_along_dq = link53_rotation_02_along_dq * cache.cos_q55
+        - dq[55] * cache.link53_rotation_00 * cache.cos_q55
+        - dq[55] * cache.link53_rotation_02 * cache.sin_q55
+        - link53_rotation_00_along_dq * cache.sin_q55;
+    let link55_rotation_00_along_dq = cache.cos_q56 * link54_rotation_00_along_dq
+        + cache.sin_q56 * link54_rotation_02_along_dq
+        + dq[56] * cache.cos_q56 * cache.link54_rotation_02
+        - dq[56] * cache.sin_q56 * cache.link54_rotation_00;
+    let link55_com_x_along_dq = 0.5 * p.link_length * link55_rotation_00_along_dq
+        + link55_position_x_along_dq;
+    let link55_inertia_h_x_along_dq = p.link_mass * link55_com_x_along_dq;
+    let link55_momentum_f_z_along_dq = link55_velocity_v_z_along_dq * p.link_mass
+        - link55_inertia_h_x_along_dq * link55_velocity_w_y;
+    let link56_position_x_along_dq = p.link_length * link55_rotation_00_along_dq
+        + link55_position_x_along_dq;
+    let link56_subspace_v_z_along_dq = -link56_position_x_along_dq;
+    let link56_subspace_rate_v_x_along_dq = link55_velocity_v_z_along_dq
+        + link56_subspace_v_z_along_dq * link55_velocity_w_y;
+    let link54_subspace_rate_v_x_along_dq = link54_subspace_v_z_along_dq
+        * link53_velocity_w_y + link53_velocity_v_z_along_dq;
+    let link54_acceleration_v_x_along_dq = qd[55] * link54_subspace_rate_v_x_along_dq
+        + link53_acceleration_v_x_along_dq + qdd[55] * link54_position_z_along_dq;
+    let link55_subspace_rate_v_x_along_dq = link54_velocity_w_y
+        * link55_subspace_v_z_along_dq + link54_velocity_v_z_along_dq;
+    let link55_position_z_along_dq = link54_position_z_along_dq
+        + p.link_length * link54_rotation_20_along_dq;
+    let link55_acceleration_v_x_along_dq = link54_acceleration_v_x_along_dq
+        + link55_subspace_rate_v_x_along_dq * qd[56]
+        + link55_position_z_along_dq * qdd[56];
+    let link54_rotation_22_along_dq = cache.cos_q55 * link53_rotation_22_along_dq
+        - dq[55] * cache.cos_q55 * cache.link53_rotation_20
+        - link53_rotation_20_along_dq * cache.sin_q55
+        - dq[55] * cache.link53_rotation_22 * cache.sin_q55;
+    let link55_rotation_20_along_dq = link54_rotation_20_along_dq * cache.cos_q56
+        + dq[56] * cache.cos_q56 * cache.link54_rotation_22
+        + link54_rotation_22_along_dq * cache.sin_q56
+        - cache.link54_rotation_20 * dq[56] * cache.sin_q56;
+    let link56_position_z_along_dq = link55_position_z_along_dq
+        + link55_rotation_20_along_dq * p.link_length;
+    let link56_acceleration_v_x_along_dq = link56_subspace_rate_v_x_along_dq * qd[57]
+        + link55_acceleration_v_x_along_dq + link56_position_z_along_dq * qdd[57];
+    let link55_acceleration_w_y = link54_acceleration_w_y - qdd[56];
+    let link56_acceleration_w_y = link55_acceleration_w_y - qdd[57];
+    let link55_rotation_22_along_dq = link54_rotation_22_along_dq * cache.cos_q56
+        - link54_rotation_20_along_dq * cache.sin_q56
+        - cache.link54_rotation_20 * dq[56] * cache.cos_q56
+        - dq[56] * cache.sin_q56 * cache.link54_rotation_22;
+    let link56_rotation_20_along_dq = link55_rotation_20_along_dq * cache.cos_q57
+        + dq[57] * cache.link55_rotation_22 * cache.cos_q57
+        + link55_rotation_22_along_dq * cache.sin_q57
+        - dq[57] * cache.link55_rotation_20 * cache.sin_q57;
+    let link56_com_z_along_dq = link56_position_z_along_dq
+        + 0.5 * p.link_length * link56_rotation_20_along_dq;
+    let link56_inertia_h_z_along_dq = link56_com_z_along_dq * p.link_mass;
+    let link56_velocity_v_z_along_dq = link55_velocity_v_z_along_dq
+        + link56_subspace_v_z_along_dq * qd[57];
+    let link55_rotation_02_along_dq = cache.cos_q56 * link54_rotation_02_along_dq
+        - dq[56] * cache.cos_q56 * cache.link54_rotation_00
+        - cache.sin_q56 * link54_rotation_00_along_dq
+        - dq[56] * cache.sin_q56 * cache.link54_rotation_02;
+    let link56_rotation_00_along_dq = cache.link55_rotation_02 * dq[57] * cache.cos_q57
+        + link55_rotation_02_along_dq * cache.sin_q57
+        + link55_rotation_00_along_dq * cache.cos_q57
+        - cache.link55_rotation_00 * dq[57] * cache.sin_q57;
+    let link56_com_x_along_dq = 0.5 * p.link_length * link56_rotation_00_along_dq
+        + link56_position_x_along_dq;
+    let link56_inertia_h_x_along_dq = link56_com_x_along_dq * p.link_mass;
+    let link56_velocity_w_y = link55_velocity_w_y - qd[57];
+    let link56_momentum_f_z_along_dq = p.link_mass * link56_velocity_v_z_along_dq
+        - link56_inertia_h_x_along_dq * link56_velocity_w_y;
+    let link57_position_x_along_dq = p.link_length * link56_rotation_00_along_dq
+        + link56_position_x_along_dq;
+    let link57_subspace_v_z_along_dq = -link57_position_x_along_dq;
+    let link57_subspace_rate_v_x_along_dq = link56_velocity_v_z_along_dq
+        + link56_velocity_w_y * link57_subspace_v_z_along_dq;
+    let link57_position_z_along_dq = p.link_length * link56_rotation_20_along_dq
+        + link56_position_z_along_dq;
+    let link57_acceleration_v_x_along_dq = qd[58] * link57_subspace_rate_v_x_along_dq
+        + link57_position_z_along_dq * qdd[58] + link56_acceleration_v_x_along_dq;
+    let link57_velocity_w_y = link56_velocity_w_y - qd[58];
+    let link57_velocity_v_z_along_dq = qd[58] * link57_subspace_v_z_along_dq
+        + link56_velocity_v_z_along_dq;
+    let link56_rotation_02_along_dq = link55_rotation_02_along_dq * cache.cos_q57
+        - cache.link55_rotation_00 * dq[57] * cache.cos_q57
+        - cache.link55_rotation_02 * dq[57] * cache.sin_q57
+        - link55_rotation_00_along_dq * cache.sin_q57;
+    let link57_rotation_00_along_dq = cache.cos_q58 * cache.link56_rotation_02 * dq[58]
+        + cache.cos_q58 * link56_rotation_00_along_dq
+        + link56_rotation_02_along_dq * cache.sin_q58
+        - cache.link56_rotation_00 * dq[58] * cache.sin_q58;
+    let link57_com_x_along_dq = 0.5 * link57_rotation_00_along_dq * p.link_length
+        + link57_position_x_along_dq;
+    let link57_inertia_h_x_along_dq = link57_com_x_along_dq * p.link_mass;
+    let link57_momentum_f_z_along_dq = link57_velocity_v_z_along_dq * p.link_mass
+        - link57_velocity_w_y * link57_inertia_h_x_along_dq;
+    let link58_velocity_w_y = link57_velocity_w_y - qd[59];
+    let link58_position_x_along_dq = link57_rotation_00_along_dq * p.link_length
+        + link57_position_x_along_dq;
+    let link58_subspace_v_z_along_dq = -link58_position_x_along_dq;
+    let link58_velocity_v_z_along_dq = link57_velocity_v_z_along_dq
+        + link58_subspace_v_z_along_dq * qd[59];
+    let link57_rotation_02_along_dq = cache.cos_q58 * link56_rotation_02_along_dq
+        - cache.link56_rotation_02 * dq[58] * cache.sin_q58
+        - link56_rotation_00_along_dq * cache.sin_q58
+        - cache.cos_q58 * cache.link56_rotation_00 * dq[58];
+    let link58_rotation_00_along_dq = cache.sin_q59 * link57_rotation_02_along_dq
+        + cache.link57_rotation_02 * cache.cos_q59 * dq[59]
+        + link57_rotation_00_along_dq * cache.cos_q59
+        - cache.link57_rotation_00 * cache.sin_q59 * dq[59];
+    let link58_com_x_along_dq = 0.5 * p.link_length * link58_rotation_00_along_dq
+        + link58_position_x_along_dq;
+    let link58_inertia_h_x_along_dq = link58_com_x_along_dq * p.link_mass;
+    let link58_momentum_f_z_along_dq = link58_velocity_v_z_along_dq * p.link_mass
+        - link58_inertia_h_x_along_dq * link58_velocity_w_y;
+    let link57_acceleration_w_y = link56_acceleration_w_y - qdd[58];
+    let link58_acceleration_w_y = link57_acceleration_w_y - qdd[59];
+    let link56_rotation_22_along_dq = link55_rotation_22_along_dq * cache.cos_q57
+        - dq[57] * cache.link55_rotation_20 * cache.cos_q57
+        - dq[57] * cache.link55_rotation_22 * cache.sin_q57
+        - link55_rotation_20_along_dq * cache.sin_q57;
+    let link57_rotation_20_along_dq = cache.cos_q58 * cache.link56_rotation_22 * dq[58]
+        + link56_rotation_22_along_dq * cache.sin_q58
+        + cache.cos_q58 * link56_rotation_20_along_dq
+        - dq[58] * cache.sin_q58 * cache.link56_rotation_20;
+    let link58_position_z_along_dq = p.link_length * link57_rotation_20_along_dq
+        + link57_position_z_along_dq;
+    let link57_rotation_22_along_dq = link56_rotation_22_along_dq * cache.cos_q58
+        - link56_rotation_20_along_dq * cache.sin_q58
+        - cache.link56_rotation_22 * dq[58] * cache.sin_q58
+        - cache.cos_q58 * dq[58] * cache.link56_rotation_20;
+    let link58_rotation_20_along_dq = cache.cos_q59 * cache.link57_rotation_22 * dq[59]
+        + cache.cos_q59 * link57_rotation_20_along_dq
+        + link57_rotation_22_along_dq * cache.sin_q59
+        - cache.link57_rotation_20 * cache.sin_q59 * dq[59];
+    let link58_com_z_along_dq = link58_position_z_along_dq
+        + 0.5 * p.link_length * link58_rotation_20_along_dq;
+    let link58_inertia_h_z_along_dq = p.link_mass * link58_com_z_along_dq;
+    let link58_subspace_rate_v_x_along_dq = link57_velocity_w_y
+        * link58_subspace_v_z_along_dq + link57_velocity_v_z_along_dq;
+    let link58_acceleration_v_x_along_dq = link57_acceleration_v_x_along_dq
+        + link58_position_z_along_dq * qdd[59]
+        + link58_subspace_rate_v_x_along_dq * qd[59];
+    let link59_velocity_w_y = link58_velocity_w_y - qd[60];
+    let link60_velocity_w_y = link59_velocity_w_y - qd[61];
+    let link59_position_x_along_dq = p.link_length * link58_rotation_00_along_dq
+        + link58_position_x_along_dq;
+    let link58_rotation_02_along_dq = cache.cos_q59 * link57_rotation_02_along_dq
+        - cache.cos_q59 * cache.link57_rotation_00 * dq[59]
+        - link57_rotation_00_along_dq * cache.sin_q59
+        - cache.link57_rotation_02 * cache.sin_q59 * dq[59];
+    let link59_rotation_00_along_dq = cache.cos_q60 * link58_rotation_00_along_dq
+        + dq[60] * cache.cos_q60 * cache.link58_rotation_02
+        + cache.sin_q60 * link58_rotation_02_along_dq
+        - dq[60] * cache.sin_q60 * cache.link58_rotation_00;
+    let link60_position_x_along_dq = link59_position_x_along_dq
+        + p.link_length * link59_rotation_00_along_dq;
+    let link59_rotation_02_along_dq = cache.cos_q60 * link58_rotation_02_along_dq
+        - dq[60] * cache.cos_q60 * cache.link58_rotation_00
+        - dq[60] * cache.sin_q60 * cache.link58_rotation_02
+        - cache.sin_q60 * link58_rotation_00_along_dq;
+    let link60_rotation_00_along_dq = cache.sin_q61 * link59_rotation_02_along_dq
+        + link59_rotation_00_along_dq * cache.cos_q61
+        + dq[61] * cache.link59_rotation_02 * cache.cos_q61
+        - dq[61] * cache.link59_rotation_00 * cache.sin_q61;
+    let link60_com_x_along_dq = link60_position_x_along_dq
+        + 0.5 * link60_rotation_00_along_dq * p.link_length;
+    let link60_inertia_h_x_along_dq = p.link_mass * link60_com_x_along_dq;
+    let link60_subspace_v_z_along_dq = -link60_position_x_along_dq;
+    let link59_subspace_v_z_along_dq = -link59_position_x_along_dq;
+    let link59_velocity_v_z_along_dq = qd[60] * link59_subspace_v_z_along_dq
+        + link58_velocity_v_z_along_dq;
+    let link60_velocity_v_z_along_dq = qd[61] * link60_subspace_v_z_along_dq
+        + link59_velocity_v_z_along_dq;
+    let link60_momentum_f_z_along_dq = p.link_mass * link60_velocity_v_z_along_dq
+        - link60_inertia_h_x_along_dq * link60_velocity_w_y;
+    let link60_articulated_bias_f_x_along_dq = link60_velocity_w_y
+        * link60_momentum_f_z_along_dq;
+    let link59_position_z_along_dq = p.link_length * link58_rotation_20_along_dq
+        + link58_position_z_along_dq;
+    let link59_subspace_rate_v_x_along_dq = link58_velocity_w_y
+        * link59_subspace_v_z_along_dq + link58_velocity_v_z_along_dq;
+    let link59_acceleration_v_x_along_dq = qdd[60] * link59_position_z_along_dq
+        + link58_acceleration_v_x_along_dq + link59_subspace_rate_v_x_along_dq * qd[60];
+    let link58_rotation_22_along_dq = cache.cos_q59 * link57_rotation_22_along_dq
+        - cache.link57_rotation_20 * cache.cos_q59 * dq[59]
+        - cache.sin_q59 * cache.link57_rotation_22 * dq[59]
+        - link57_rotation_20_along_dq * cache.sin_q59;
+    let link59_rotation_20_along_dq = cache.sin_q60 * link58_rotation_22_along_dq
+        + dq[60] * cache.cos_q60 * cache.link58_rotation_22
+        + cache.cos_q60 * link58_rotation_20_along_dq
+        - dq[60] * cache.sin_q60 * cache.link58_rotation_20;
+    let link60_position_z_along_dq = link59_position_z_along_dq
+        + p.link_length * link59_rotation_20_along_dq;
+    let link60_subspace_rate_v_x_along_dq = link59_velocity_w_y
+        * link60_subspace_v_z_along_dq + link59_velocity_v_z_along_dq;
+    let link60_acceleration_v_x_along_dq = link59_acceleration_v_x_along_dq
+        + link60_position_z_along_dq * qdd[61]
+        + link60_subspace_rate_v_x_along_dq * qd[61];
+    let link59_rotation_22_along_dq = cache.cos_q60 * link58_rotation_22_along_dq
+        - cache.sin_q60 * link58_rotation_20_along_dq
+        - dq[60] * cache.cos_q60 * cache.link58_rotation_20
+        - dq[60] * cache.sin_q60 * cache.link58_rotation_22;
+    let link60_rotation_20_along_dq = dq[61] * cache.cos_q61 * cache.link59_rotation_22
+        + link59_rotation_20_along_dq * cache.cos_q61
+        + link59_rotation_22_along_dq * cache.sin_q61
+        - cache.link59_rotation_20 * dq[61] * cache.sin_q61;
+    let link60_com_z_along_dq = 0.5 * p.link_length * link60_rotation_20_along_dq
+        + link60_position_z_along_dq;
+    let link60_inertia_h_z_along_dq = link60_com_z_along_dq * p.link_mass;
+    let link59_acceleration_w_y = link58_acceleration_w_y - qdd[60];
+    let link60_acceleration_w_y = link59_acceleration_w_y - qdd[61];
+    let link60_composite_force_f_x_along_dq = link60_articulated_bias_f_x_along_dq
+        + link60_acceleration_v_x_along_dq * p.link_mass
+        + link60_inertia_h_z_along_dq * link60_acceleration_w_y;
+    let link59_com_z_along_dq = 0.5 * p.link_length * link59_rotation_20_along_dq
+        + link59_position_z_along_dq;
+    let link59_inertia_h_z_along_dq = link59_com_z_along_dq * p.link_mass;
+    let link59_com_x_along_dq = link59_position_x_along_dq
+        + 0.5 * p.link_length * link59_rotation_00_along_dq;
+    let link59_inertia_h_x_along_dq = p.link_mass * link59_com_x_along_dq;
+    let link59_momentum_f_z_along_dq = p.link_mass * link59_velocity_v_z_along_dq
+        - link59_inertia_h_x_along_dq * link59_velocity_w_y;
+    let link59_composite_force_f_x_along_dq = link60_composite_force_f_x_along_dq
+        + link59_acceleration_v_x_along_dq * p.link_mass
+        + link59_acceleration_w_y * link59_inertia_h_z_along_dq
+        + link59_momentum_f_z_along_dq * link59_velocity_w_y;
+    let link58_composite_force_f_x_along_dq = link58_velocity_w_y
+        * link58_momentum_f_z_along_dq
+        + link58_acceleration_w_y * link58_inertia_h_z_along_dq
+        + p.link_mass * link58_acceleration_v_x_along_dq
+        + link59_composite_force_f_x_along_dq;
+    let link57_com_z_along_dq = link57_position_z_along_dq
+        + 0.5 * p.link_length * link57_rotation_20_along_dq;
+    let link57_inertia_h_z_along_dq = p.link_mass * link57_com_z_along_dq;
+    let link57_composite_force_f_x_along_dq = link57_acceleration_v_x_along_dq
+        * p.link_mass + link57_velocity_w_y * link57_momentum_f_z_along_dq
+        + link58_composite_force_f_x_along_dq
+        + link57_acceleration_w_y * link57_inertia_h_z_along_dq;
+    let link56_composite_force_f_x_along_dq = p.link_mass
+        * link56_acceleration_v_x_along_dq
+        + link56_acceleration_w_y * link56_inertia_h_z_along_dq
+        + link56_momentum_f_z_along_dq * link56_velocity_w_y
+        + link57_composite_force_f_x_along_dq;
+    let link55_com_z_along_dq = link55_position_z_along_dq
+        + 0.5 * link55_rotation_20_along_dq * p.link_length;
+    let link55_inertia_h_z_along_dq = p.link_mass * link55_com_z_along_dq;
+    let link55_composite_force_f_x_along_dq = link55_velocity_w_y
+        * link55_momentum_f_z_along_dq + link56_composite_force_f_x_along_dq
+        + p.link_mass * link55_acceleration_v_x_along_dq
+        + link55_inertia_h_z_along_dq * link55_acceleration_w_y;
+    let link54_composite_force_f_x_along_dq = link54_velocity_w_y
+        * link54_momentum_f_z_along_dq
+        + link54_inertia_h_z_along_dq * link54_acceleration_w_y
+        + link55_composite_force_f_x_along_dq
+        + link54_acceleration_v_x_along_dq * p.link_mass;
+    let link53_composite_force_f_x_along_dq = link53_acceleration_v_x_along_dq
+        * p.link_mass + link53_momentum_f_z_along_dq * link53_velocity_w_y
+        + link53_acceleration_w_y * link53_inertia_h_z_along_dq
+        + link54_composite_force_f_x_along_dq;
+    let link52_com_x_along_dq = link52_position_x_along_dq
+        + 0.5 * p.link_length * link52_rotation_00_along_dq;
+    let link52_inertia_h_x_along_dq = link52_com_x_along_dq * p.link_mass;
+    let link52_momentum_f_z_along_dq = p.link_mass * link52_velocity_v_z_along_dq
+        - link52_inertia_h_x_along_dq * link52_velocity_w_y;
+    let link52_com_z_along_dq = link52_position_z_along_dq
+        + 0.5 * p.link_length * link52_rotation_20_along_dq;
+    let link52_inertia_h_z_along_dq = link52_com_z_along_dq * p.link_mass;
+    let link52_composite_force_f_x_along_dq = link53_composite_force_f_x_along_dq
+        + p.link_mass * link52_acceleration_v_x_along_dq
+        + link52_momentum_f_z_along_dq * link52_velocity_w_y
+        + link52_acceleration_w_y * link52_inertia_h_z_along_dq;
+    let link51_composite_force_f_x_along_dq = link51_velocity_w_y
+        * link51_momentum_f_z_along_dq + p.link_mass * link51_acceleration_v_x_along_dq
+        + link51_acceleration_w_y * link51_inertia_h_z_along_dq
+        + link52_composite_force_f_x_along_dq;
+    let link50_composite_force_f_x_along_dq = link50_inertia_h_z_along_dq
+        * link50_acceleration_w_y + link50_momentum_f_z_along_dq * link50_velocity_w_y
+        + link51_composite_force_f_x_along_dq
+        + p.link_mass * link50_acceleration_v_x_along_dq;
+    let link49_composite_force_f_x_along_dq = link49_velocity_w_y
+        * link49_momentum_f_z_along_dq
+        + link49_acceleration_w_y * link49_inertia_h_z_along_dq
+        + link50_composite_force_f_x_along_dq
+        + link49_acceleration_v_x_along_dq * p.link_mass;
+    let link48_com_z_along_dq = 0.5 * p.link_length * link48_rotation_20_along_dq
+        + link48_position_z_along_dq;
+    let link48_inertia_h_z_along_dq = link48_com_z_along_dq * p.link_mass;
+    let link48_com_x_along_dq = link48_position_x_along_dq
+        + 0.5 * p.link_length * link48_rotation_00_along_dq;
+    let link48_inertia_h_x_along_dq = p.link_mass * link48_com_x_along_dq;
+    let link48_momentum_f_z_along_dq = p.link_mass * link48_velocity_v_z_along_dq
+        - link48_inertia_h_x_along_dq * link48_velocity_w_y;
+    let link48_composite_force_f_x_along_dq = link49_composite_force_f_x_along_dq
+        + link48_acceleration_w_y * link48_inertia_h_z_along_dq
+        + link48_acceleration_v_x_along_dq * p.link_mass
+        + link48_momentum_f_z_along_dq * link48_velocity_w_y;
+    let link47_com_z_along_dq = link47_position_z_along_dq
+        + 0.5 * p.link_length * link47_rotation_20_along_dq;
+    let link47_inertia_h_z_along_dq = p.link_mass * link47_com_z_along_dq;
+    let link47_com_x_along_dq = 0.5 * p.link_length * link47_rotation_00_along_dq
+        + link47_position_x_along_dq;
+    let link47_inertia_h_x_along_dq = p.link_mass * link47_com_x_along_dq;
+    let link47_momentum_f_z_along_dq = link47_velocity_v_z_along_dq * p.link_mass
+        - link47_velocity_w_y * link47_inertia_h_x_along_dq;
+    let link47_composite_force_f_x_along_dq = link48_composite_force_f_x_along_dq
+        + link47_acceleration_v_x_along_dq * p.link_mass
+        + link47_acceleration_w_y * link47_inertia_h_z_along_dq
+        + link47_velocity_w_y * link47_momentum_f_z_along_dq;
+    let link46_composite_force_f_x_along_dq = link46_inertia_h_z_along_dq
+        * link46_acceleration_w_y + link46_velocity_w_y * link46_momentum_f_z_along_dq
+        + p.link_mass * link46_acceleration_v_x_along_dq
+        + link47_composite_force_f_x_along_dq;
+    let link45_com_x_along_dq = 0.5 * link45_rotation_00_along_dq * p.link_length
+        + link45_position_x_along_dq;
+    let link45_inertia_h_x_along_dq = link45_com_x_along_dq * p.link_mass;
+    let link45_momentum_f_z_along_dq = link45_velocity_v_z_along_dq * p.link_mass
+        - link45_velocity_w_y * link45_inertia_h_x_along_dq;
+    let link45_composite_force_f_x_along_dq = link45_inertia_h_z_along_dq
+        * link45_acceleration_w_y + p.link_mass * link45_acceleration_v_x_along_dq
+        + link46_composite_force_f_x_along_dq
+        + link45_velocity_w_y * link45_momentum_f_z_along_dq;
+    let link44_com_x_along_dq = link44_position_x_along_dq
+        + 0.5 * p.link_length * link44_rotation_00_along_dq;
+    let link44_inertia_h_x_along_dq = link44_com_x_along_dq * p.link_mass;
+    let link44_momentum_f_z_along_dq = p.link_mass * link44_velocity_v_z_along_dq
+        - link44_inertia_h_x_along_dq * link44_velocity_w_y;
+    let link44_composite_force_f_x_along_dq = p.link_mass
+        * link44_acceleration_v_x_along_dq
+        + link44_inertia_h_z_along_dq * link44_acceleration_w_y
+        + link45_composite_force_f_x_along_dq
+        + link44_momentum_f_z_along_dq * link44_velocity_w_y;
+    let link43_com_x_along_dq = 0.5 * p.link_length * link43_rotation_00_along_dq
+        + link43_position_x_along_dq;
+    let link43_inertia_h_x_along_dq = p.link_mass * link43_com_x_along_dq;
+    let link43_momentum_f_z_along_dq = link43_velocity_v_z_along_dq * p.link_mass
+        - link43_inertia_h_x_along_dq * link43_velocity_w_y;
+    let link43_com_z_along_dq = link43_position_z_along_dq
+        + 0.5 * p.link_length * link43_rotation_20_along_dq;
+    let link43_inertia_h_z_along_dq = link43_com_z_along_dq * p.link_mass;
+    let link43_composite_force_f_x_along_dq = link44_composite_force_f_x_along_dq
+        + link43_velocity_w_y * link43_momentum_f_z_along_dq
+        + link43_acceleration_v_x_along_dq * p.link_mass
+        + link43_inertia_h_z_along_dq * link43_acceleration_w_y;
+    let link42_com_x_along_dq = link42_position_x_along_dq
+        + 0.5 * p.link_length * link42_rotation_00_along_dq;
+    let link42_inertia_h_x_along_dq = link42_com_x_along_dq * p.link_mass;
+    let link42_momentum_f_z_along_dq = p.link_mass * link42_velocity_v_z_along_dq
+        - link42_velocity_w_y * link42_inertia_h_x_along_dq;
+    let link42_composite_force_f_x_along_dq = link42_acceleration_w_y
+        * link42_inertia_h_z_along_dq + link43_composite_force_f_x_along_dq
+        + link42_momentum_f_z_along_dq * link42_velocity_w_y
+        + link42_acceleration_v_x_along_dq * p.link_mass;
+    let link41_com_x_along_dq = 0.5 * p.link_length * link41_rotation_00_along_dq
+        + link41_position_x_along_dq;
+    let link41_inertia_h_x_along_dq = link41_com_x_along_dq * p.link_mass;
+    let link41_momentum_f_z_along_dq = link41_velocity_v_z_along_dq * p.link_mass
+        - link41_inertia_h_x_along_dq * link41_velocity_w_y;
+    let link41_com_z_along_dq = 0.5 * p.link_length * link41_rotation_20_along_dq
+        + link41_position_z_along_dq;
+    let link41_inertia_h_z_along_dq = p.link_mass * link41_com_z_along_dq;
+    let link41_composite_force_f_x_along_dq = link42_composite_force_f_x_along_dq
+        + link41_velocity_w_y * link41_momentum_f_z_along_dq
+        + link41_acceleration_v_x_along_dq * p.link_mass
+        + link41_acceleration_w_y * link41_inertia_h_z_along_dq;
+    let link40_com_z_along_dq = link40_position_z_along_dq
+        + 0.5 * p.link_length * link40_rotation_20_along_dq;
+    let link40_inertia_h_z_along_dq = link40_com_z_along_dq * p.link_mass;
+    let link40_com_x_along_dq = 0.5 * p.link_length * link40_rotation_00_along_dq
+        + link40_position_x_along_dq;
+    let link40_inertia_h_x_along_dq = link40_com_x_along_dq * p.link_mass;
+    let link40_momentum_f_z_along_dq = p.link_mass * link40_velocity_v_z_along_dq
+        - link40_inertia_h_x_along_dq * link40_velocity_w_y;
+    let link40_composite_force_f_x_along_dq = link40_acceleration_v_x_along_dq
+        * p.link_mass + link41_composite_force_f_x_along_dq
+        + link40_acceleration_w_y * link40_inertia_h_z_along_dq
+        + link40_velocity_w_y * link40_momentum_f_z_along_dq;
+    let link39_com_x_along_dq = 0.5 * p.link_length * link39_rotation_00_along_dq
+        + link39_position_x_along_dq;
+    let link39_inertia_h_x_along_dq = p.link_mass * link39_com_x_along_dq;
+    let link39_momentum_f_z_along_dq = p.link_mass * link39_velocity_v_z_along_dq
+        - link39_velocity_w_y * link39_inertia_h_x_along_dq;
+    let link39_composite_force_f_x_along_dq = link39_acceleration_w_y
+        * link39_inertia_h_z_along_dq + link40_composite_force_f_x_along_dq
+        + link39_momentum_f_z_along_dq * link39_velocity_w_y
+        + p.link_mass * link39_acceleration_v_x_along_dq;
+    let link38_com_x_along_dq = link38_position_x_along_dq
+        + 0.5 * p.link_length * link38_rotation_00_along_dq;
+    let link38_inertia_h_x_along_dq = link38_com_x_along_dq * p.link_mass;
+    let link38_momentum_f_z_along_dq = p.link_mass * link38_velocity_v_z_along_dq
+        - link38_velocity_w_y * link38_inertia_h_x_along_dq;
+    let link38_com_z_along_dq = link38_position_z_along_dq
+        + 0.5 * p.link_length * link38_rotation_20_along_dq;
+    let link38_inertia_h_z_along_dq = p.link_mass * link38_com_z_along_dq;
+    let link38_composite_force_f_x_along_dq = link39_composite_force_f_x_along_dq
+        + link38_velocity_w_y * link38_momentum_f_z_along_dq
+        + link38_acceleration_v_x_along_dq * p.link_mass
+        + link38_acceleration_w_y * link38_inertia_h_z_along_dq;
+    let link37_composite_force_f_x_along_dq = link37_inertia_h_z_along_dq
+        * link37_acceleration_w_y + p.link_mass * link37_acceleration_v_x_along_dq
+        + link37_velocity_w_y * link37_momentum_f_z_along_dq
+        + link38_composite_force_f_x_along_dq;
+    let link36_com_z_along_dq = link36_position_z_along_dq
+        + 0.5 * p.link_length * link36_rotation_20_along_dq;
+    let link36_inertia_h_z_along_dq = p.link_mass * link36_com_z_along_dq;
+    let link36_composite_force_f_x_along_dq = link36_velocity_w_y
+        * link36_momentum_f_z_along_dq + link37_composite_force_f_x_along_dq
+        + link36_inertia_h_z_along_dq * link36_acceleration_w_y
+        + link36_acceleration_v_x_along_dq * p.link_mass;
+    let link35_com_x_along_dq = link35_position_x_along_dq
+        + 0.5 * p.link_length * link35_rotation_00_along_dq;
+    let link35_inertia_h_x_along_dq = link35_com_x_along_dq * p.link_mass;
+    let link35_momentum_f_z_along_dq = link35_velocity_v_z_along_dq * p.link_mass
+        - link35_inertia_h_x_along_dq * link35_velocity_w_y;
+    let link35_com_z_along_dq = link35_position_z_along_dq
+        + 0.5 * link35_rotation_20_along_dq * p.link_length;
+    let link35_inertia_h_z_along_dq = p.link_mass * link35_com_z_along_dq;
+    let link35_composite_force_f_x_along_dq = link35_acceleration_v_x_along_dq
+        * p.link_mass + link36_composite_force_f_x_along_dq
+        + link35_momentum_f_z_along_dq * link35_velocity_w_y
+        + link35_acceleration_w_y * link35_inertia_h_z_along_dq;
+    let link34_com_x_along_dq = link34_position_x_along_dq
+        + 0.5 * link34_rotation_00_along_dq * p.link_length;
+    let link34_inertia_h_x_along_dq = link34_com_x_along_dq * p.link_mass;
+    let link34_momentum_f_z_along_dq = p.link_mass * link34_velocity_v_z_along_dq
+        - link34_inertia_h_x_along_dq * link34_velocity_w_y;
+    let link34_com_z_along_dq = 0.5 * p.link_length * link34_rotation_20_along_dq
+        + link34_position_z_along_dq;
+    let link34_inertia_h_z_along_dq = p.link_mass * link34_com_z_along_dq;
+    let link34_composite_force_f_x_along_dq = link35_composite_force_f_x_along_dq
+        + link34_momentum_f_z_along_dq * link34_velocity_w_y
+        + p.link_mass * link34_acceleration_v_x_along_dq
+        + link34_inertia_h_z_along_dq * link34_acceleration_w_y;
+    let link33_composite_force_f_x_along_dq = link33_acceleration_w_y
+        * link33_inertia_h_z_along_dq
+        + link33_momentum_f_z_along_dq * link33_velocity_w_y
+        + link34_composite_force_f_x_along_dq
+        + p.link_mass * link33_acceleration_v_x_along_dq;
+    let link32_com_x_along_dq = link32_position_x_along_dq
+        + 0.5 * p.link_length * link32_rotation_00_along_dq;
+    let link32_inertia_h_x_along_dq = link32_com_x_along_dq * p.link_mass;
+    let link32_momentum_f_z_along_dq = link32_velocity_v_z_along_dq * p.link_mass
+        - link32_inertia_h_x_along_dq * link32_velocity_w_y;
+    let link32_composite_force_f_x_along_dq = link32_acceleration_w_y
+        * link32_inertia_h_z_along_dq + p.link_mass * link32_acceleration_v_x_along_dq
+        + link33_composite_force_f_x_along_dq
+        + link32_momentum_f_z_along_dq * link32_velocity_w_y;
+    let link31_com_z_along_dq = 0.5 * link31_rotation_20_along_dq * p.link_length
+        + link31_position_z_along_dq;
+    let link31_inertia_h_z_along_dq = p.link_mass * link31_com_z_along_dq;
+    let link31_composite_force_f_x_along_dq = link31_acceleration_v_x_along_dq
+        * p.link_mass + link31_momentum_f_z_along_dq * link31_velocity_w_y
+        + link32_composite_force_f_x_along_dq
+        + link31_acceleration_w_y * link31_inertia_h_z_along_dq;
+    let link30_com_z_along_dq = 0.5 * p.link_length * link30_rotation_20_along_dq
+        + link30_position_z_along_dq;
+    let link30_inertia_h_z_along_dq = p.link_mass * link30_com_z_along_dq;
+    let link30_composite_force_f_x_along_dq = link30_momentum_f_z_along_dq
+        * link30_velocity_w_y + link31_composite_force_f_x_along_dq
+        + link30_inertia_h_z_along_dq * link30_acceleration_w_y
+        + p.link_mass * link30_acceleration_v_x_along_dq;
+    let link29_com_z_along_dq = link29_position_z_along_dq
+        + 0.5 * p.link_length * link29_rotation_20_along_dq;
+    let link29_inertia_h_z_along_dq = link29_com_z_along_dq * p.link_mass;
+    let link29_composite_force_f_x_along_dq = link29_acceleration_v_x_along_dq
+        * p.link_mass + link29_momentum_f_z_along_dq * link29_velocity_w_y
+        + link30_composite_force_f_x_along_dq
+        + link29_inertia_h_z_along_dq * link29_acceleration_w_y;
+    let link28_composite_force_f_x_along_dq = link28_momentum_f_z_along_dq
+        * link28_velocity_w_y + link28_inertia_h_z_along_dq * link28_acceleration_w_y
+        + link29_composite_force_f_x_along_dq
+        + link28_acceleration_v_x_along_dq * p.link_mass;
+    let link27_com_z_along_dq = 0.5 * p.link_length * link27_rotation_20_along_dq
+        + link27_position_z_along_dq;
+    let link27_inertia_h_z_along_dq = p.link_mass * link27_com_z_along_dq;
+    let link27_com_x_along_dq = link27_position_x_along_dq
+        + 0.5 * p.link_length * link27_rotation_00_along_dq;
+    let link27_inertia_h_x_along_dq = link27_com_x_along_dq * p.link_mass;
+    let link27_momentum_f_z_along_dq = p.link_mass * link27_velocity_v_z_along_dq
+        - link27_inertia_h_x_along_dq * link27_velocity_w_y;
+    let link27_composite_force_f_x_along_dq = link28_composite_force_f_x_along_dq
+        + link27_acceleration_w_y * link27_inertia_h_z_along_dq
+        + link27_momentum_f_z_along_dq * link27_velocity_w_y
+        + p.link_mass * link27_acceleration_v_x_along_dq;
+    let link26_com_x_along_dq = 0.5 * p.link_length * link26_rotation_00_along_dq
+        + link26_position_x_along_dq;
+    let link26_inertia_h_x_along_dq = p.link_mass * link26_com_x_along_dq;
+    let link26_momentum_f_z_along_dq = link26_velocity_v_z_along_dq * p.link_mass
+        - link26_velocity_w_y * link26_inertia_h_x_along_dq;
+    let link26_composite_force_f_x_along_dq = link26_acceleration_w_y
+        * link26_inertia_h_z_along_dq + link27_composite_force_f_x_along_dq
+        + link26_acceleration_v_x_along_dq * p.link_mass
+        + link26_velocity_w_y * link26_momentum_f_z_along_dq;
+    let link25_com_x_along_dq = 0.5 * p.link_length * link25_rotation_00_along_dq
+        + link25_position_x_along_dq;
+    let link25_inertia_h_x_along_dq = p.link_mass * link25_com_x_along_dq;
+    let link25_momentum_f_z_along_dq = p.link_mass * link25_velocity_v_z_along_dq
+        - link25_inertia_h_x_along_dq * link25_velocity_w_y;
+    let link25_com_z_along_dq = link25_position_z_along_dq
+        + 0.5 * p.link_length * link25_rotation_20_along_dq;
+    let link25_inertia_h_z_along_dq = link25_com_z_along_dq * p.link_mass;
+    let link25_composite_force_f_x_along_dq = p.link_mass
+        * link25_acceleration_v_x_along_dq + link26_composite_force_f_x_along_dq
+        + link25_momentum_f_z_along_dq * link25_velocity_w_y
+        + link25_acceleration_w_y * link25_inertia_h_z_along_dq;
+    let link24_composite_force_f_x_along_dq = link24_acceleration_w_y
+        * link24_inertia_h_z_along_dq
+        + link24_velocity_w_y * link24_momentum_f_z_along_dq
+        + link25_composite_force_f_x_along_dq
+        + link24_acceleration_v_x_along_dq * p.link_mass;
+    let link23_composite_force_f_x_along_dq = p.link_mass
+        * link23_acceleration_v_x_along_dq
+        + link23_acceleration_w_y * link23_inertia_h_z_along_dq
+        + link23_velocity_w_y * link23_momentum_f_z_along_dq
+        + link24_composite_force_f_x_along_dq;
+    let link22_com_z_along_dq = link22_position_z_along_dq
+        + 0.5 * p.link_length * link22_rotation_20_along_dq;
+    let link22_inertia_h_z_along_dq = link22_com_z_along_dq * p.link_mass;
+    let link22_composite_force_f_x_along_dq = p.link_mass
+        * link22_acceleration_v_x_along_dq
+        + link22_velocity_w_y * link22_momentum_f_z_along_dq
+        + link23_composite_force_f_x_along_dq
+        + link22_inertia_h_z_along_dq * link22_acceleration_w_y;
+    let link21_com_z_along_dq = 0.5 * link21_rotation_20_along_dq * p.link_length
+        + link21_position_z_along_dq;
+    let link21_inertia_h_z_along_dq = p.link_mass * link21_com_z_along_dq;
+    let link21_composite_force_f_x_along_dq = link21_velocity_w_y
+        * link21_momentum_f_z_along_dq + p.link_mass * link21_acceleration_v_x_along_dq
+        + link22_composite_force_f_x_along_dq
+        + link21_inertia_h_z_along_dq * link21_acceleration_w_y;
+    let link20_com_z_along_dq = 0.5 * link20_rotation_20_along_dq * p.link_length
+        + link20_position_z_along_dq;
+    let link20_inertia_h_z_along_dq = link20_com_z_along_dq * p.link_mass;
+    let link20_composite_force_f_x_along_dq = p.link_mass
+        * link20_acceleration_v_x_along_dq
+        + link20_velocity_w_y * link20_momentum_f_z_along_dq
+        + link21_composite_force_f_x_along_dq
+        + link20_acceleration_w_y * link20_inertia_h_z_along_dq;
+    let link19_com_z_along_dq = 0.5 * p.link_length * link19_rotation_20_along_dq
+        + link19_position_z_along_dq;
+    let link19_inertia_h_z_along_dq = link19_com_z_along_dq * p.link_mass;
+    let link19_com_x_along_dq = 0.5 * p.link_length * link19_rotation_00_along_dq
+        + link19_position_x_along_dq;
+    let link19_inertia_h_x_along_dq = p.link_mass * link19_com_x_along_dq;
+    let link19_momentum_f_z_along_dq = link19_velocity_v_z_along_dq * p.link_mass
+        - link19_velocity_w_y * link19_inertia_h_x_along_dq;
+    let link19_composite_force_f_x_along_dq = link20_composite_force_f_x_along_dq
+        + link19_inertia_h_z_along_dq * link19_acceleration_w_y
+        + link19_momentum_f_z_along_dq * link19_velocity_w_y
+        + link19_acceleration_v_x_along_dq * p.link_mass;
+    let link18_composite_force_f_x_along_dq = link18_momentum_f_z_along_dq
+        * link18_velocity_w_y + link18_acceleration_w_y * link18_inertia_h_z_along_dq
+        + link19_composite_force_f_x_along_dq
+        + link18_acceleration_v_x_along_dq * p.link_mass;
+    let link17_composite_force_f_x_along_dq = link17_momentum_f_z_along_dq
+        * link17_velocity_w_y + link17_inertia_h_z_along_dq * link17_acceleration_w_y
+        + link18_composite_force_f_x_along_dq
+        + p.link_mass * link17_acceleration_v_x_along_dq;
+    let link16_com_x_along_dq = link16_position_x_along_dq
+        + 0.5 * p.link_length * link16_rotation_00_along_dq;
+    let link16_inertia_h_x_along_dq = p.link_mass * link16_com_x_along_dq;
+    let link16_momentum_f_z_along_dq = link16_velocity_v_z_along_dq * p.link_mass
+        - link16_inertia_h_x_along_dq * link16_velocity_w_y;
+    let link16_composite_force_f_x_along_dq = link16_acceleration_w_y
+        * link16_inertia_h_z_along_dq + link17_composite_force_f_x_along_dq
+        + link16_momentum_f_z_along_dq * link16_velocity_w_y
+        + p.link_mass * link16_acceleration_v_x_along_dq;
+    let link15_composite_force_f_x_along_dq = link15_velocity_w_y
+        * link15_momentum_f_z_along_dq
+        + link15_acceleration_w_y * link15_inertia_h_z_along_dq
+        + link16_composite_force_f_x_along_dq
+        + link15_acceleration_v_x_along_dq * p.link_mass;
+    let link14_com_z_along_dq = link14_position_z_along_dq
+        + 0.5 * link14_rotation_20_along_dq * p.link_length;
+    let link14_inertia_h_z_along_dq = link14_com_z_along_dq * p.link_mass;
+    let link14_composite_force_f_x_along_dq = link14_momentum_f_z_along_dq
+        * link14_velocity_w_y + link15_composite_force_f_x_along_dq
+        + link14_acceleration_v_x_along_dq * p.link_mass
+        + link14_acceleration_w_y * link14_inertia_h_z_along_dq;
+    let link13_com_z_along_dq = 0.5 * link13_rotation_20_along_dq * p.link_length
+        + link13_position_z_along_dq;
+    let link13_inertia_h_z_along_dq = p.link_mass * link13_com_z_along_dq;
+    let link13_composite_force_f_x_along_dq = link13_velocity_w_y
+        * link13_momentum_f_z_along_dq + link14_composite_force_f_x_along_dq
+        + link13_acceleration_v_x_along_dq * p.link_mass
+        + link13_acceleration_w_y * link13_inertia_h_z_along_dq;
+    let link12_com_z_along_dq = link12_position_z_along_dq
+        + 0.5 * link12_rotation_20_along_dq * p.link_length;
+    let link12_inertia_h_z_along_dq = link12_com_z_along_dq * p.link_mass;
+    let link12_com_x_along_dq = link12_position_x_along_dq
+        + 0.5 * p.link_length * link12_rotation_00_along_dq;
+    let link12_inertia_h_x_along_dq = p.link_mass * link12_com_x_along_dq;
+    let link12_momentum_f_z_along_dq = p.link_mass * link12_velocity_v_z_along_dq
+        - link12_velocity_w_y * link12_inertia_h_x_along_dq;
+    let link12_composite_force_f_x_along_dq = link13_composite_force_f_x_along_dq
+        + link12_acceleration_w_y * link12_inertia_h_z_along_dq
+        + link12_momentum_f_z_along_dq * link12_velocity_w_y
+        + p.link_mass * link12_acceleration_v_x_along_dq;
+    let link11_com_z_along_dq = 0.5 * p.link_length * link11_rotation_20_along_dq
+        + link11_position_z_along_dq;
+    let link11_inertia_h_z_along_dq = p.link_mass * link11_com_z_along_dq;
+    let link11_composite_force_f_x_along_dq = link11_momentum_f_z_along_dq
+        * link11_velocity_w_y + link12_composite_force_f_x_along_dq
+        + link11_acceleration_v_x_along_dq * p.link_mass
+        + link11_inertia_h_z_along_dq * link11_acceleration_w_y;
+    let link10_composite_force_f_x_along_dq = link10_inertia_h_z_along_dq
+        * link10_acceleration_w_y + p.link_mass * link10_acceleration_v_x_along_dq
+        + link10_velocity_w_y * link10_momentum_f_z_along_dq
+        + link11_composite_force_f_x_along_dq;
+    let link9_composite_force_f_x_along_dq = link9_inertia_h_z_along_dq
+        * link9_acceleration_w_y + link9_velocity_w_y * link9_momentum_f_z_along_dq
+        + link10_composite_force_f_x_along_dq
+        + link9_acceleration_v_x_along_dq * p.link_mass;
+    let link8_com_x_along_dq = 0.5 * link8_rotation_00_along_dq * p.link_length
+        + link8_position_x_along_dq;
+    let link8_inertia_h_x_along_dq = p.link_mass * link8_com_x_along_dq;
+    let link8_momentum_f_z_along_dq = p.link_mass * link8_velocity_v_z_along_dq
+        - link8_inertia_h_x_along_dq * link8_velocity_w_y;
+    let link8_com_z_along_dq = 0.5 * p.link_length * link8_rotation_20_along_dq
+        + link8_position_z_along_dq;
+    let link8_inertia_h_z_along_dq = p.link_mass * link8_com_z_along_dq;
+    let link8_composite_force_f_x_along_dq = link9_composite_force_f_x_along_dq
+        + link8_momentum_f_z_along_dq * link8_velocity_w_y
+        + link8_acceleration_v_x_along_dq * p.link_mass
+        + link8_inertia_h_z_along_dq * link8_acceleration_w_y;
+    let link7_composite_force_f_x_along_dq = link7_velocity_w_y
+        * link7_momentum_f_z_along_dq + p.link_mass * link7_acceleration_v_x_along_dq
+        + link7_inertia_h_z_along_dq * link7_acceleration_w_y
+        + link8_composite_force_f_x_along_dq;
+    let link6_com_z_along_dq = 0.5 * p.link_length * link6_rotation_20_along_dq
+        + link6_position_z_along_dq;
+    let link6_inertia_h_z_along_dq = link6_com_z_along_dq * p.link_mass;
+    let link6_composite_force_f_x_along_dq = p.link_mass
+        * link6_acceleration_v_x_along_dq
+        + link6_velocity_w_y * link6_momentum_f_z_along_dq
+        + link7_composite_force_f_x_along_dq
+        + link6_acceleration_w_y * link6_inertia_h_z_along_dq;
+    let link5_com_z_along_dq = link5_position_z_along_dq
+        + 0.5 * link5_rotation_20_along_dq * p.link_length;
+    let link5_inertia_h_z_along_dq = link5_com_z_along_dq * p.link_mass;
+    let link5_composite_force_f_x_along_dq = link5_acceleration_v_x_along_dq
+        * p.link_mass + link5_velocity_w_y * link5_momentum_f_z_along_dq
+        + link6_composite_force_f_x_along_dq
+        + link5_acceleration_w_y * link5_inertia_h_z_along_dq;
+    let link4_com_x_along_dq = 0.5 * p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link4_inertia_h_x_along_dq = link4_com_x_along_dq * p.link_mass;
+    let link4_momentum_f_z_along_dq = link4_velocity_v_z_along_dq * p.link_mass
+        - link4_velocity_w_y * link4_inertia_h_x_along_dq;
+    let link4_com_z_along_dq = link4_position_z_along_dq
+        + 0.5 * p.link_length * link4_rotation_20_along_dq;
+    let link4_inertia_h_z_along_dq = p.link_mass * link4_com_z_along_dq;
+    let link4_composite_force_f_x_along_dq = link4_acceleration_v_x_along_dq
+        * p.link_mass + link5_composite_force_f_x_along_dq
+        + link4_velocity_w_y * link4_momentum_f_z_along_dq
+        + link4_inertia_h_z_along_dq * link4_acceleration_w_y;
+    let link3_com_z_along_dq = link3_position_z_along_dq
+        + 0.5 * p.link_length * link3_rotation_20_along_dq;
+    let link3_inertia_h_z_along_dq = p.link_mass * link3_com_z_along_dq;
+    let link3_composite_force_f_x_along_dq = link3_velocity_w_y
+        * link3_momentum_f_z_along_dq + link4_composite_force_f_x_along_dq
+        + link3_acceleration_v_x_along_dq * p.link_mass
+        + link3_inertia_h_z_along_dq * link3_acceleration_w_y;
+    let link2_composite_force_f_x_along_dq = link2_acceleration_v_x_along_dq
+        * p.link_mass + link2_inertia_h_z_along_dq * link2_acceleration_w_y
+        + link2_velocity_w_y * link2_momentum_f_z_along_dq
+        + link3_composite_force_f_x_along_dq;
+    let link1_com_z_along_dq = dq[1]
+        + 0.5 * p.link_length * base_angle_rotation_20_along_dq;
+    let link1_inertia_h_z_along_dq = p.link_mass * link1_com_z_along_dq;
+    let link1_com_x_along_dq = dq[0]
+        + 0.5 * p.link_length * base_angle_rotation_00_along_dq;
+    let link1_inertia_h_x_along_dq = link1_com_x_along_dq * p.link_mass;
+    let link1_momentum_f_z_along_dq = p.link_mass * base_angle_velocity_v_z_along_dq
+        - link1_inertia_h_x_along_dq * base_angle_velocity_w_y;
+    let link1_composite_force_f_x_along_dq = link2_composite_force_f_x_along_dq
+        + link1_inertia_h_z_along_dq * base_angle_acceleration_w_y
+        + link1_momentum_f_z_along_dq * base_angle_velocity_w_y
+        + p.link_mass * base_angle_acceleration_v_x_along_dq;
+    let base_angle_acceleration_v_z_along_dq = qdd[2] * base_angle_subspace_v_z_along_dq;
+    let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
+    let link1_momentum_f_x_along_dq = base_angle_velocity_v_x_along_dq * p.link_mass
+        + link1_inertia_h_z_along_dq * base_angle_velocity_w_y;
+    let link2_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
+        + link2_position_z_along_dq * qd[3];
+    let link2_momentum_f_x_along_dq = link2_velocity_w_y * link2_inertia_h_z_along_dq
+        + p.link_mass * link2_velocity_v_x_along_dq;
+    let link2_subspace_rate_v_z_along_dq = -link2_position_z_along_dq
+        * base_angle_velocity_w_y - base_angle_velocity_v_x_along_dq;
+    let link2_acceleration_v_z_along_dq = link2_subspace_rate_v_z_along_dq * qd[3]
+        + link2_subspace_v_z_along_dq * qdd[3] + base_angle_acceleration_v_z_along_dq;
+    let link3_velocity_v_x_along_dq = link2_velocity_v_x_along_dq
+        + link3_position_z_along_dq * qd[4];
+    let link4_subspace_rate_v_z_along_dq = -link3_velocity_v_x_along_dq
+        - link3_velocity_w_y * link4_position_z_along_dq;
+    let link3_subspace_rate_v_z_along_dq = -link2_velocity_v_x_along_dq
+        - link3_position_z_along_dq * link2_velocity_w_y;
+    let link3_acceleration_v_z_along_dq = qdd[4] * link3_subspace_v_z_along_dq
+        + link2_acceleration_v_z_along_dq + link3_subspace_rate_v_z_along_dq * qd[4];
+    let link4_acceleration_v_z_along_dq = qd[5] * link4_subspace_rate_v_z_along_dq
+        + qdd[5] * link4_subspace_v_z_along_dq + link3_acceleration_v_z_along_dq;
+    let link4_velocity_v_x_along_dq = qd[5] * link4_position_z_along_dq
+        + link3_velocity_v_x_along_dq;
+    let link5_subspace_rate_v_z_along_dq = -link4_velocity_w_y
+        * link5_position_z_along_dq - link4_velocity_v_x_along_dq;
+    let link5_acceleration_v_z_along_dq = link4_acceleration_v_z_along_dq
+        + qd[6] * link5_subspace_rate_v_z_along_dq
+        + link5_subspace_v_z_along_dq * qdd[6];
+    let link5_velocity_v_x_along_dq = qd[6] * link5_position_z_along_dq
+        + link4_velocity_v_x_along_dq;
+    let link6_subspace_rate_v_z_along_dq = -link5_velocity_v_x_along_dq
+        - link5_velocity_w_y * link6_position_z_along_dq;
+    let link6_acceleration_v_z_along_dq = qdd[7] * link6_subspace_v_z_along_dq
+        + link5_acceleration_v_z_along_dq + qd[7] * link6_subspace_rate_v_z_along_dq;
+    let link6_velocity_v_x_along_dq = qd[7] * link6_position_z_along_dq
+        + link5_velocity_v_x_along_dq;
+    let link7_velocity_v_x_along_dq = link7_position_z_along_dq * qd[8]
+        + link6_velocity_v_x_along_dq;
+    let link7_momentum_f_x_along_dq = link7_velocity_w_y * link7_inertia_h_z_along_dq
+        + link7_velocity_v_x_along_dq * p.link_mass;
+    let link8_velocity_v_x_along_dq = link7_velocity_v_x_along_dq
+        + link8_position_z_along_dq * qd[9];
+    let link8_momentum_f_x_along_dq = link8_inertia_h_z_along_dq * link8_velocity_w_y
+        + p.link_mass * link8_velocity_v_x_along_dq;
+    let link7_subspace_rate_v_z_along_dq = -link7_position_z_along_dq
+        * link6_velocity_w_y - link6_velocity_v_x_along_dq;
+    let link7_acceleration_v_z_along_dq = link6_acceleration_v_z_along_dq
+        + link7_subspace_rate_v_z_along_dq * qd[8]
+        + link7_subspace_v_z_along_dq * qdd[8];
+    let link8_subspace_rate_v_z_along_dq = -link7_velocity_v_x_along_dq
+        - link7_velocity_w_y * link8_position_z_along_dq;
+    let link8_acceleration_v_z_along_dq = link7_acceleration_v_z_along_dq
+        + link8_subspace_rate_v_z_along_dq * qd[9]
+        + link8_subspace_v_z_along_dq * qdd[9];
+    let link9_subspace_rate_v_z_along_dq = -link9_position_z_along_dq
+        * link8_velocity_w_y - link8_velocity_v_x_along_dq;
+    let link9_acceleration_v_z_along_dq = link8_acceleration_v_z_along_dq
+        + qdd[10] * link9_subspace_v_z_along_dq
+        + link9_subspace_rate_v_z_along_dq * qd[10];
+    let link9_velocity_v_x_along_dq = qd[10] * link9_position_z_along_dq
+        + link8_velocity_v_x_along_dq;
+    let link10_subspace_rate_v_z_along_dq = -link9_velocity_v_x_along_dq
+        - link9_velocity_w_y * link10_position_z_along_dq;
+    let link10_acceleration_v_z_along_dq = link9_acceleration_v_z_along_dq
+        + link10_subspace_rate_v_z_along_dq * qd[11]
+        + link10_subspace_v_z_along_dq * qdd[11];
+    let link10_velocity_v_x_along_dq = link9_velocity_v_x_along_dq
+        + link10_position_z_along_dq * qd[11];
+    let link10_momentum_f_x_along_dq = p.link_mass * link10_velocity_v_x_along_dq
+        + link10_velocity_w_y * link10_inertia_h_z_along_dq;
+    let link11_subspace_rate_v_z_along_dq = -link10_velocity_w_y
+        * link11_position_z_along_dq - link10_velocity_v_x_along_dq;
+    let link11_acceleration_v_z_along_dq = qd[12] * link11_subspace_rate_v_z_along_dq
+        + link10_acceleration_v_z_along_dq + qdd[12] * link11_subspace_v_z_along_dq;
+    let link11_velocity_v_x_along_dq = qd[12] * link11_position_z_along_dq
+        + link10_velocity_v_x_along_dq;
+    let link12_subspace_rate_v_z_along_dq = -link12_position_z_along_dq
+        * link11_velocity_w_y - link11_velocity_v_x_along_dq;
+    let link12_acceleration_v_z_along_dq = link11_acceleration_v_z_along_dq
+        + qdd[13] * link12_subspace_v_z_along_dq
+        + link12_subspace_rate_v_z_along_dq * qd[13];
+    let link12_velocity_v_x_along_dq = link12_position_z_along_dq * qd[13]
+        + link11_velocity_v_x_along_dq;
+    let link12_momentum_f_x_along_dq = link12_velocity_w_y * link12_inertia_h_z_along_dq
+        + link12_velocity_v_x_along_dq * p.link_mass;
+    let link13_subspace_rate_v_z_along_dq = -link12_velocity_v_x_along_dq
+        - link13_position_z_along_dq * link12_velocity_w_y;
+    let link13_acceleration_v_z_along_dq = qdd[14] * link13_subspace_v_z_along_dq
+        + link12_acceleration_v_z_along_dq + qd[14] * link13_subspace_rate_v_z_along_dq;
+    let link13_velocity_v_x_along_dq = link12_velocity_v_x_along_dq
+        + qd[14] * link13_position_z_along_dq;
+    let link14_subspace_rate_v_z_along_dq = -link13_velocity_v_x_along_dq
+        - link14_position_z_along_dq * link13_velocity_w_y;
+    let link14_acceleration_v_z_along_dq = link13_acceleration_v_z_along_dq
+        + link14_subspace_v_z_along_dq * qdd[15]
+        + qd[15] * link14_subspace_rate_v_z_along_dq;
+    let link14_velocity_v_x_along_dq = link14_position_z_along_dq * qd[15]
+        + link13_velocity_v_x_along_dq;
+    let link15_velocity_v_x_along_dq = qd[16] * link15_position_z_along_dq
+        + link14_velocity_v_x_along_dq;
+    let link15_momentum_f_x_along_dq = link15_velocity_v_x_along_dq * p.link_mass
+        + link15_velocity_w_y * link15_inertia_h_z_along_dq;
+    let link16_subspace_rate_v_z_along_dq = -link15_velocity_w_y
+        * link16_position_z_along_dq - link15_velocity_v_x_along_dq;
+    let link15_subspace_rate_v_z_along_dq = -link14_velocity_v_x_along_dq
+        - link14_velocity_w_y * link15_position_z_along_dq;
+    let link15_acceleration_v_z_along_dq = link15_subspace_v_z_along_dq * qdd[16]
+        + link14_acceleration_v_z_along_dq + link15_subspace_rate_v_z_along_dq * qd[16];
+    let link16_acceleration_v_z_along_dq = qdd[17] * link16_subspace_v_z_along_dq
+        + link16_subspace_rate_v_z_along_dq * qd[17] + link15_acceleration_v_z_along_dq;
+    let link16_velocity_v_x_along_dq = link16_position_z_along_dq * qd[17]
+        + link15_velocity_v_x_along_dq;
+    let link17_subspace_rate_v_z_along_dq = -link16_velocity_v_x_along_dq
+        - link16_velocity_w_y * link17_position_z_along_dq;
+    let link17_acceleration_v_z_along_dq = qdd[18] * link17_subspace_v_z_along_dq
+        + link17_subspace_rate_v_z_along_dq * qd[18] + link16_acceleration_v_z_along_dq;
+    let link17_velocity_v_x_along_dq = link16_velocity_v_x_along_dq
+        + qd[18] * link17_position_z_along_dq;
+    let link18_velocity_v_x_along_dq = qd[19] * link18_position_z_along_dq
+        + link17_velocity_v_x_along_dq;
+    let link19_subspace_rate_v_z_along_dq = -link18_velocity_v_x_along_dq
+        - link18_velocity_w_y * link19_position_z_along_dq;
+    let link18_subspace_rate_v_z_along_dq = -link17_velocity_v_x_along_dq
+        - link17_velocity_w_y * link18_position_z_along_dq;
+    let link18_acceleration_v_z_along_dq = qd[19] * link18_subspace_rate_v_z_along_dq
+        + link17_acceleration_v_z_along_dq + link18_subspace_v_z_along_dq * qdd[19];
+    let link19_acceleration_v_z_along_dq = qdd[20] * link19_subspace_v_z_along_dq
+        + qd[20] * link19_subspace_rate_v_z_along_dq + link18_acceleration_v_z_along_dq;
+    let link19_velocity_v_x_along_dq = qd[20] * link19_position_z_along_dq
+        + link18_velocity_v_x_along_dq;
+    let link20_subspace_rate_v_z_along_dq = -link19_velocity_v_x_along_dq
+        - link20_position_z_along_dq * link19_velocity_w_y;
+    let link20_acceleration_v_z_along_dq = link19_acceleration_v_z_along_dq
+        + qd[21] * link20_subspace_rate_v_z_along_dq
+        + qdd[21] * link20_subspace_v_z_along_dq;
+    let link20_velocity_v_x_along_dq = link19_velocity_v_x_along_dq
+        + qd[21] * link20_position_z_along_dq;
+    let link20_momentum_f_x_along_dq = link20_velocity_v_x_along_dq * p.link_mass
+        + link20_velocity_w_y * link20_inertia_h_z_along_dq;
+    let link21_velocity_v_x_along_dq = link20_velocity_v_x_along_dq
+        + qd[22] * link21_position_z_along_dq;
+    let link21_momentum_f_x_along_dq = p.link_mass * link21_velocity_v_x_along_dq
+        + link21_velocity_w_y * link21_inertia_h_z_along_dq;
+    let link21_subspace_rate_v_z_along_dq = -link20_velocity_w_y
+        * link21_position_z_along_dq - link20_velocity_v_x_along_dq;
+    let link21_acceleration_v_z_along_dq = qd[22] * link21_subspace_rate_v_z_along_dq
+        + qdd[22] * link21_subspace_v_z_along_dq + link20_acceleration_v_z_along_dq;
+    let link22_subspace_rate_v_z_along_dq = -link21_velocity_w_y
+        * link22_position_z_along_dq - link21_velocity_v_x_along_dq;
+    let link22_acceleration_v_z_along_dq = qd[23] * link22_subspace_rate_v_z_along_dq
+        + qdd[23] * link22_subspace_v_z_along_dq + link21_acceleration_v_z_along_dq;
+    let link22_velocity_v_x_along_dq = qd[23] * link22_position_z_along_dq
+        + link21_velocity_v_x_along_dq;
+    let link22_momentum_f_x_along_dq = link22_velocity_v_x_along_dq * p.link_mass
+        + link22_inertia_h_z_along_dq * link22_velocity_w_y;
+    let link23_velocity_v_x_along_dq = link22_velocity_v_x_along_dq
+        + link23_position_z_along_dq * qd[24];
+    let link23_momentum_f_x_along_dq = link23_velocity_w_y * link23_inertia_h_z_along_dq
+        + link23_velocity_v_x_along_dq * p.link_mass;
+    let link24_velocity_v_x_along_dq = link23_velocity_v_x_along_dq
+        + link24_position_z_along_dq * qd[25];
+    let link24_momentum_f_x_along_dq = link24_velocity_w_y * link24_inertia_h_z_along_dq
+        + link24_velocity_v_x_along_dq * p.link_mass;
+    let link24_subspace_rate_v_z_along_dq = -link23_velocity_w_y
+        * link24_position_z_along_dq - link23_velocity_v_x_along_dq;
+    let link23_subspace_rate_v_z_along_dq = -link22_velocity_v_x_along_dq
+        - link23_position_z_along_dq * link22_velocity_w_y;
+    let link23_acceleration_v_z_along_dq = qd[24] * link23_subspace_rate_v_z_along_dq
+        + link22_acceleration_v_z_along_dq + qdd[24] * link23_subspace_v_z_along_dq;
+    let link24_acceleration_v_z_along_dq = link24_subspace_rate_v_z_along_dq * qd[25]
+        + link24_subspace_v_z_along_dq * qdd[25] + link23_acceleration_v_z_along_dq;
+    let link25_subspace_rate_v_z_along_dq = -link24_velocity_v_x_along_dq
+        - link24_velocity_w_y * link25_position_z_along_dq;
+    let link25_acceleration_v_z_along_dq = link25_subspace_rate_v_z_along_dq * qd[26]
+        + link24_acceleration_v_z_along_dq + link25_subspace_v_z_along_dq * qdd[26];
+    let link25_velocity_v_x_along_dq = link25_position_z_along_dq * qd[26]
+        + link24_velocity_v_x_along_dq;
+    let link26_velocity_v_x_along_dq = link25_velocity_v_x_along_dq
+        + qd[27] * link26_position_z_along_dq;
+    let link27_velocity_v_x_along_dq = link26_velocity_v_x_along_dq
+        + qd[28] * link27_position_z_along_dq;
+    let link28_velocity_v_x_along_dq = link27_velocity_v_x_along_dq
+        + qd[29] * link28_position_z_along_dq;
+    let link28_momentum_f_x_along_dq = link28_inertia_h_z_along_dq * link28_velocity_w_y
+        + link28_velocity_v_x_along_dq * p.link_mass;
+    let link26_subspace_rate_v_z_along_dq = -link25_velocity_v_x_along_dq
+        - link26_position_z_along_dq * link25_velocity_w_y;
+    let link26_acceleration_v_z_along_dq = link26_subspace_v_z_along_dq * qdd[27]
+        + qd[27] * link26_subspace_rate_v_z_along_dq + link25_acceleration_v_z_along_dq;
+    let link27_subspace_rate_v_z_along_dq = -link26_velocity_v_x_along_dq
+        - link26_velocity_w_y * link27_position_z_along_dq;
+    let link27_acceleration_v_z_along_dq = link26_acceleration_v_z_along_dq
+        + link27_subspace_v_z_along_dq * qdd[28]
+        + link27_subspace_rate_v_z_along_dq * qd[28];
+    let link28_subspace_rate_v_z_along_dq = -link27_velocity_w_y
+        * link28_position_z_along_dq - link27_velocity_v_x_along_dq;
+    let link28_acceleration_v_z_along_dq = link27_acceleration_v_z_along_dq
+        + link28_subspace_v_z_along_dq * qdd[29]
+        + qd[29] * link28_subspace_rate_v_z_along_dq;
+    let link29_velocity_v_x_along_dq = link28_velocity_v_x_along_dq
+        + qd[30] * link29_position_z_along_dq;
+    let link29_momentum_f_x_along_dq = link29_velocity_v_x_along_dq * p.link_mass
+        + link29_inertia_h_z_along_dq * link29_velocity_w_y;
+    let link29_subspace_rate_v_z_along_dq = -link28_velocity_v_x_along_dq
+        - link29_position_z_along_dq * link28_velocity_w_y;
+    let link29_acceleration_v_z_along_dq = link28_acceleration_v_z_along_dq
+        + qd[30] * link29_subspace_rate_v_z_along_dq
+        + qdd[30] * link29_subspace_v_z_along_dq;
+    let link30_subspace_rate_v_z_along_dq = -link29_velocity_v_x_along_dq
+        - link29_velocity_w_y * link30_position_z_along_dq;
+    let link30_acceleration_v_z_along_dq = link30_subspace_v_z_along_dq * qdd[31]
+        + link29_acceleration_v_z_along_dq + qd[31] * link30_subspace_rate_v_z_along_dq;
+    let link30_velocity_v_x_along_dq = link29_velocity_v_x_along_dq
+        + qd[31] * link30_position_z_along_dq;
+    let link31_subspace_rate_v_z_along_dq = -link30_velocity_v_x_along_dq
+        - link30_velocity_w_y * link31_position_z_along_dq;
+    let link31_acceleration_v_z_along_dq = link30_acceleration_v_z_along_dq
+        + link31_subspace_rate_v_z_along_dq * qd[32]
+        + link31_subspace_v_z_along_dq * qdd[32];
+    let link31_velocity_v_x_along_dq = link31_position_z_along_dq * qd[32]
+        + link30_velocity_v_x_along_dq;
+    let link32_subspace_rate_v_z_along_dq = -link31_velocity_w_y
+        * link32_position_z_along_dq - link31_velocity_v_x_along_dq;
+    let link32_acceleration_v_z_along_dq = link31_acceleration_v_z_along_dq
+        + qd[33] * link32_subspace_rate_v_z_along_dq
+        + link32_subspace_v_z_along_dq * qdd[33];
+    let link32_velocity_v_x_along_dq = qd[33] * link32_position_z_along_dq
+        + link31_velocity_v_x_along_dq;
+    let link32_momentum_f_x_along_dq = link32_velocity_v_x_along_dq * p.link_mass
+        + link32_inertia_h_z_along_dq * link32_velocity_w_y;
+    let link33_subspace_rate_v_z_along_dq = -link32_velocity_v_x_along_dq
+        - link33_position_z_along_dq * link32_velocity_w_y;
+    let link33_acceleration_v_z_along_dq = link33_subspace_rate_v_z_along_dq * qd[34]
+        + link33_subspace_v_z_along_dq * qdd[34] + link32_acceleration_v_z_along_dq;
+    let link33_velocity_v_x_along_dq = link32_velocity_v_x_along_dq
+        + qd[34] * link33_position_z_along_dq;
+    let link34_subspace_rate_v_z_along_dq = -link33_velocity_w_y
+        * link34_position_z_along_dq - link33_velocity_v_x_along_dq;
+    let link34_acceleration_v_z_along_dq = qd[35] * link34_subspace_rate_v_z_along_dq
+        + link34_subspace_v_z_along_dq * qdd[35] + link33_acceleration_v_z_along_dq;
+    let link34_velocity_v_x_along_dq = qd[35] * link34_position_z_along_dq
+        + link33_velocity_v_x_along_dq;
+    let link34_momentum_f_x_along_dq = p.link_mass * link34_velocity_v_x_along_dq
+        + link34_inertia_h_z_along_dq * link34_velocity_w_y;
+    let link35_subspace_rate_v_z_along_dq = -link34_velocity_v_x_along_dq
+        - link35_position_z_along_dq * link34_velocity_w_y;
+    let link35_acceleration_v_z_along_dq = qdd[36] * link35_subspace_v_z_along_dq
+        + link34_acceleration_v_z_along_dq + link35_subspace_rate_v_z_along_dq * qd[36];
+    let link35_velocity_v_x_along_dq = link34_velocity_v_x_along_dq
+        + link35_position_z_along_dq * qd[36];
+    let link35_momentum_f_x_along_dq = link35_velocity_w_y * link35_inertia_h_z_along_dq
+        + link35_velocity_v_x_along_dq * p.link_mass;
+    let link36_velocity_v_x_along_dq = qd[37] * link36_position_z_along_dq
+        + link35_velocity_v_x_along_dq;
+    let link37_velocity_v_x_along_dq = link36_velocity_v_x_along_dq
+        + qd[38] * link37_position_z_along_dq;
+    let link37_momentum_f_x_along_dq = link37_velocity_v_x_along_dq * p.link_mass
+        + link37_velocity_w_y * link37_inertia_h_z_along_dq;
+    let link38_velocity_v_x_along_dq = qd[39] * link38_position_z_along_dq
+        + link37_velocity_v_x_along_dq;
+    let link38_momentum_f_x_along_dq = link38_velocity_w_y * link38_inertia_h_z_along_dq
+        + p.link_mass * link38_velocity_v_x_along_dq;
+    let link38_subspace_rate_v_z_along_dq = -link37_velocity_w_y
+        * link38_position_z_along_dq - link37_velocity_v_x_along_dq;
+    let link36_subspace_rate_v_z_along_dq = -link35_velocity_v_x_along_dq
+        - link36_position_z_along_dq * link35_velocity_w_y;
+    let link36_acceleration_v_z_along_dq = link35_acceleration_v_z_along_dq
+        + qd[37] * link36_subspace_rate_v_z_along_dq
+        + qdd[37] * link36_subspace_v_z_along_dq;
+    let link37_subspace_rate_v_z_along_dq = -link36_velocity_v_x_along_dq
+        - link37_position_z_along_dq * link36_velocity_w_y;
+    let link37_acceleration_v_z_along_dq = link36_acceleration_v_z_along_dq
+        + qd[38] * link37_subspace_rate_v_z_along_dq
+        + qdd[38] * link37_subspace_v_z_along_dq;
+    let link38_acceleration_v_z_along_dq = qdd[39] * link38_subspace_v_z_along_dq
+        + link38_subspace_rate_v_z_along_dq * qd[39] + link37_acceleration_v_z_along_dq;
+    let link39_subspace_rate_v_z_along_dq = -link38_velocity_v_x_along_dq
+        - link39_position_z_along_dq * link38_velocity_w_y;
+    let link39_acceleration_v_z_along_dq = link38_acceleration_v_z_along_dq
+        + link39_subspace_v_z_along_dq * qdd[40]
+        + link39_subspace_rate_v_z_along_dq * qd[40];
+    let link39_velocity_v_x_along_dq = link39_position_z_along_dq * qd[40]
+        + link38_velocity_v_x_along_dq;
+    let link39_momentum_f_x_along_dq = link39_velocity_w_y * link39_inertia_h_z_along_dq
+        + link39_velocity_v_x_along_dq * p.link_mass;
+    let link40_subspace_rate_v_z_along_dq = -link40_position_z_along_dq
+        * link39_velocity_w_y - link39_velocity_v_x_along_dq;
+    let link40_acceleration_v_z_along_dq = qd[41] * link40_subspace_rate_v_z_along_dq
+        + qdd[41] * link40_subspace_v_z_along_dq + link39_acceleration_v_z_along_dq;
+    let link40_velocity_v_x_along_dq = link39_velocity_v_x_along_dq
+        + qd[41] * link40_position_z_along_dq;
+    let link41_velocity_v_x_along_dq = qd[42] * link41_position_z_along_dq
+        + link40_velocity_v_x_along_dq;
+    let link42_velocity_v_x_along_dq = link41_velocity_v_x_along_dq
+        + link42_position_z_along_dq * qd[43];
+    let link43_velocity_v_x_along_dq = link42_velocity_v_x_along_dq
+        + qd[44] * link43_position_z_along_dq;
+    let link43_momentum_f_x_along_dq = link43_inertia_h_z_along_dq * link43_velocity_w_y
+        + link43_velocity_v_x_along_dq * p.link_mass;
+    let link44_subspace_rate_v_z_along_dq = -link43_velocity_v_x_along_dq
+        - link43_velocity_w_y * link44_position_z_along_dq;
+    let link41_subspace_rate_v_z_along_dq = -link40_velocity_w_y
+        * link41_position_z_along_dq - link40_velocity_v_x_along_dq;
+    let link41_acceleration_v_z_along_dq = link41_subspace_v_z_along_dq * qdd[42]
+        + link41_subspace_rate_v_z_along_dq * qd[42] + link40_acceleration_v_z_along_dq;
+    let link42_subspace_rate_v_z_along_dq = -link42_position_z_along_dq
+        * link41_velocity_w_y - link41_velocity_v_x_along_dq;
+    let link42_acceleration_v_z_along_dq = link42_subspace_v_z_along_dq * qdd[43]
+        + link41_acceleration_v_z_along_dq + link42_subspace_rate_v_z_along_dq * qd[43];
+    let link43_subspace_rate_v_z_along_dq = -link43_position_z_along_dq
+        * link42_velocity_w_y - link42_velocity_v_x_along_dq;
+    let link43_acceleration_v_z_along_dq = qdd[44] * link43_subspace_v_z_along_dq
+        + link42_acceleration_v_z_along_dq + qd[44] * link43_subspace_rate_v_z_along_dq;
+    let link44_acceleration_v_z_along_dq = qdd[45] * link44_subspace_v_z_along_dq
+        + link44_subspace_rate_v_z_along_dq * qd[45] + link43_acceleration_v_z_along_dq;
+    let link44_velocity_v_x_along_dq = link43_velocity_v_x_along_dq
+        + qd[45] * link44_position_z_along_dq;
+    let link45_velocity_v_x_along_dq = link44_velocity_v_x_along_dq
+        + qd[46] * link45_position_z_along_dq;
+    let link46_velocity_v_x_along_dq = qd[47] * link46_position_z_along_dq
+        + link45_velocity_v_x_along_dq;
+    let link46_momentum_f_x_along_dq = link46_inertia_h_z_along_dq * link46_velocity_w_y
+        + link46_velocity_v_x_along_dq * p.link_mass;
+    let link47_velocity_v_x_along_dq = link46_velocity_v_x_along_dq
+        + link47_position_z_along_dq * qd[48];
+    let link47_momentum_f_x_along_dq = link47_velocity_v_x_along_dq * p.link_mass
+        + link47_velocity_w_y * link47_inertia_h_z_along_dq;
+    let link45_subspace_rate_v_z_along_dq = -link44_velocity_v_x_along_dq
+        - link45_position_z_along_dq * link44_velocity_w_y;
+    let link45_acceleration_v_z_along_dq = qdd[46] * link45_subspace_v_z_along_dq
+        + qd[46] * link45_subspace_rate_v_z_along_dq + link44_acceleration_v_z_along_dq;
+    let link46_subspace_rate_v_z_along_dq = -link45_velocity_w_y
+        * link46_position_z_along_dq - link45_velocity_v_x_along_dq;
+    let link46_acceleration_v_z_along_dq = link45_acceleration_v_z_along_dq
+        + qdd[47] * link46_subspace_v_z_along_dq
+        + link46_subspace_rate_v_z_along_dq * qd[47];
+    let link47_subspace_rate_v_z_along_dq = -link46_velocity_v_x_along_dq
+        - link46_velocity_w_y * link47_position_z_along_dq;
+    let link47_acceleration_v_z_along_dq = link46_acceleration_v_z_along_dq
+        + link47_subspace_rate_v_z_along_dq * qd[48]
+        + link47_subspace_v_z_along_dq * qdd[48];
+    let link48_subspace_rate_v_z_along_dq = -link47_velocity_w_y
+        * link48_position_z_along_dq - link47_velocity_v_x_along_dq;
+    let link48_acceleration_v_z_along_dq = link48_subspace_v_z_along_dq * qdd[49]
+        + qd[49] * link48_subspace_rate_v_z_along_dq + link47_acceleration_v_z_along_dq;
+    let link48_velocity_v_x_along_dq = link47_velocity_v_x_along_dq
+        + qd[49] * link48_position_z_along_dq;
+    let link48_momentum_f_x_along_dq = link48_velocity_w_y * link48_inertia_h_z_along_dq
+        + p.link_mass * link48_velocity_v_x_along_dq;
+    let link49_subspace_rate_v_z_along_dq = -link48_velocity_v_x_along_dq
+        - link49_position_z_along_dq * link48_velocity_w_y;
+    let link49_acceleration_v_z_along_dq = link49_subspace_rate_v_z_along_dq * qd[50]
+        + link49_subspace_v_z_along_dq * qdd[50] + link48_acceleration_v_z_along_dq;
+    let link49_velocity_v_x_along_dq = link49_position_z_along_dq * qd[50]
+        + link48_velocity_v_x_along_dq;
+    let link50_subspace_rate_v_z_along_dq = -link50_position_z_along_dq
+        * link49_velocity_w_y - link49_velocity_v_x_along_dq;
+    let link50_acceleration_v_z_along_dq = link50_subspace_rate_v_z_along_dq * qd[51]
+        + link50_subspace_v_z_along_dq * qdd[51] + link49_acceleration_v_z_along_dq;
+    let link50_velocity_v_x_along_dq = link49_velocity_v_x_along_dq
+        + link50_position_z_along_dq * qd[51];
+    let link50_momentum_f_x_along_dq = p.link_mass * link50_velocity_v_x_along_dq
+        + link50_inertia_h_z_along_dq * link50_velocity_w_y;
+    let link51_velocity_v_x_along_dq = link50_velocity_v_x_along_dq
+        + qd[52] * link51_position_z_along_dq;
+    let link51_momentum_f_x_along_dq = link51_velocity_w_y * link51_inertia_h_z_along_dq
+        + link51_velocity_v_x_along_dq * p.link_mass;
+    let link51_subspace_rate_v_z_along_dq = -link50_velocity_w_y
+        * link51_position_z_along_dq - link50_velocity_v_x_along_dq;
+    let link51_acceleration_v_z_along_dq = link51_subspace_rate_v_z_along_dq * qd[52]
+        + qdd[52] * link51_subspace_v_z_along_dq + link50_acceleration_v_z_along_dq;
+    let link52_velocity_v_x_along_dq = link52_position_z_along_dq * qd[53]
+        + link51_velocity_v_x_along_dq;
+    let link53_velocity_v_x_along_dq = link52_velocity_v_x_along_dq
+        + qd[54] * link53_position_z_along_dq;
+    let link54_subspace_rate_v_z_along_dq = -link54_position_z_along_dq
+        * link53_velocity_w_y - link53_velocity_v_x_along_dq;
+    let link53_subspace_rate_v_z_along_dq = -link52_velocity_v_x_along_dq
+        - link53_position_z_along_dq * link52_velocity_w_y;
+    let link52_subspace_rate_v_z_along_dq = -link52_position_z_along_dq
+        * link51_velocity_w_y - link51_velocity_v_x_along_dq;
+    let link52_acceleration_v_z_along_dq = link52_subspace_rate_v_z_along_dq * qd[53]
+        + link52_subspace_v_z_along_dq * qdd[53] + link51_acceleration_v_z_along_dq;
+    let link53_acceleration_v_z_along_dq = qd[54] * link53_subspace_rate_v_z_along_dq
+        + link52_acceleration_v_z_along_dq + qdd[54] * link53_subspace_v_z_along_dq;
+    let link54_acceleration_v_z_along_dq = qd[55] * link54_subspace_rate_v_z_along_dq
+        + link53_acceleration_v_z_along_dq + qdd[55] * link54_subspace_v_z_along_dq;
+    let link54_velocity_v_x_along_dq = link54_position_z_along_dq * qd[55]
+        + link53_velocity_v_x_along_dq;
+    let link54_momentum_f_x_along_dq = link54_velocity_w_y * link54_inertia_h_z_along_dq
+        + link54_velocity_v_x_along_dq * p.link_mass;
+    let link55_subspace_rate_v_z_along_dq = -link54_velocity_w_y
+        * link55_position_z_along_dq - link54_velocity_v_x_along_dq;
+    let link55_acceleration_v_z_along_dq = link55_subspace_v_z_along_dq * qdd[56]
+        + link54_acceleration_v_z_along_dq + link55_subspace_rate_v_z_along_dq * qd[56];
+    let link55_velocity_v_x_along_dq = link54_velocity_v_x_along_dq
+        + link55_position_z_along_dq * qd[56];
+    let link56_velocity_v_x_along_dq = link56_position_z_along_dq * qd[57]
+        + link55_velocity_v_x_along_dq;
+    let link57_velocity_v_x_along_dq = link56_velocity_v_x_along_dq
+        + link57_position_z_along_dq * qd[58];
+    let link57_momentum_f_x_along_dq = p.link_mass * link57_velocity_v_x_along_dq
+        + link57_velocity_w_y * link57_inertia_h_z_along_dq;
+    let link56_subspace_rate_v_z_along_dq = -link55_velocity_v_x_along_dq
+        - link55_velocity_w_y * link56_position_z_along_dq;
+    let link56_acceleration_v_z_along_dq = link56_subspace_v_z_along_dq * qdd[57]
+        + link56_subspace_rate_v_z_along_dq * qd[57] + link55_acceleration_v_z_along_dq;
+    let link57_subspace_rate_v_z_along_dq = -link57_position_z_along_dq
+        * link56_velocity_w_y - link56_velocity_v_x_along_dq;
+    let link57_acceleration_v_z_along_dq = link57_subspace_v_z_along_dq * qdd[58]
+        + link56_acceleration_v_z_along_dq + link57_subspace_rate_v_z_along_dq * qd[58];
+    let link58_velocity_v_x_along_dq = link57_velocity_v_x_along_dq
+        + link58_position_z_along_dq * qd[59];
+    let link58_momentum_f_x_along_dq = p.link_mass * link58_velocity_v_x_along_dq
+        + link58_inertia_h_z_along_dq * link58_velocity_w_y;
+    let link58_subspace_rate_v_z_along_dq = -link57_velocity_v_x_along_dq
+        - link57_velocity_w_y * link58_position_z_along_dq;
+    let link58_acceleration_v_z_along_dq = link58_subspace_rate_v_z_along_dq * qd[59]
+        + link58_subspace_v_z_along_dq * qdd[59] + link57_acceleration_v_z_along_dq;
+    let link59_velocity_v_x_along_dq = qd[60] * link59_position_z_along_dq
+        + link58_velocity_v_x_along_dq;
+    let link59_momentum_f_x_along_dq = p.link_mass * link59_velocity_v_x_along_dq
+        + link59_inertia_h_z_along_dq * link59_velocity_w_y;
+    let link59_subspace_rate_v_z_along_dq = -link58_velocity_w_y
+        * link59_position_z_along_dq - link58_velocity_v_x_along_dq;
+    let link59_acceleration_v_z_along_dq = qdd[60] * link59_subspace_v_z_along_dq
+        + qd[60] * link59_subspace_rate_v_z_along_dq + link58_acceleration_v_z_along_dq;
+    let link60_velocity_v_x_along_dq = qd[61] * link60_position_z_along_dq
+        + link59_velocity_v_x_along_dq;
+    let link60_momentum_f_x_along_dq = link60_velocity_v_x_along_dq * p.link_mass
+        + link60_inertia_h_z_along_dq * link60_velocity_w_y;
+    let link60_articulated_bias_f_z_along_dq = -(link60_momentum_f_x_along_dq
+        * link60_velocity_w_y);
+    let link60_subspace_rate_v_z_along_dq = -link59_velocity_v_x_along_dq
+        - link60_position_z_along_dq * link59_velocity_w_y;
+    let link60_acceleration_v_z_along_dq = qd[61] * link60_subspace_rate_v_z_along_dq
+        + link59_acceleration_v_z_along_dq + qdd[61] * link60_subspace_v_z_along_dq;
+    let link60_composite_force_f_z_along_dq = link60_articulated_bias_f_z_along_dq
+        + link60_acceleration_v_z_along_dq * p.link_mass
+        - link60_inertia_h_x_along_dq * link60_acceleration_w_y;
+    let link59_composite_force_f_z_along_dq = link59_acceleration_v_z_along_dq
+        * p.link_mass + link60_composite_force_f_z_along_dq
+        - link59_momentum_f_x_along_dq * link59_velocity_w_y
+        - link59_acceleration_w_y * link59_inertia_h_x_along_dq;
+    let link58_composite_force_f_z_along_dq = p.link_mass
+        * link58_acceleration_v_z_along_dq + link59_composite_force_f_z_along_dq
+        - link58_velocity_w_y * link58_momentum_f_x_along_dq
+        - link58_acceleration_w_y * link58_inertia_h_x_along_dq;
+    let link57_composite_force_f_z_along_dq = p.link_mass
+        * link57_acceleration_v_z_along_dq + link58_composite_force_f_z_along_dq
+        - link57_velocity_w_y * link57_momentum_f_x_along_dq
+        - link57_acceleration_w_y * link57_inertia_h_x_along_dq;
+    let link56_momentum_f_x_along_dq = link56_inertia_h_z_along_dq * link56_velocity_w_y
+        + p.link_mass * link56_velocity_v_x_along_dq;
+    let link56_composite_force_f_z_along_dq = link57_composite_force_f_z_along_dq
+        + p.link_mass * link56_acceleration_v_z_along_dq
+        - link56_acceleration_w_y * link56_inertia_h_x_along_dq
+        - link56_velocity_w_y * link56_momentum_f_x_along_dq;
+    let link55_momentum_f_x_along_dq = link55_inertia_h_z_along_dq * link55_velocity_w_y
+        + p.link_mass * link55_velocity_v_x_along_dq;
+    let link55_composite_force_f_z_along_dq = p.link_mass
+        * link55_acceleration_v_z_along_dq + link56_composite_force_f_z_along_dq
+        - link55_inertia_h_x_along_dq * link55_acceleration_w_y
+        - link55_velocity_w_y * link55_momentum_f_x_along_dq;
+    let link54_composite_force_f_z_along_dq = p.link_mass
+        * link54_acceleration_v_z_along_dq + link55_composite_force_f_z_along_dq
+        - link54_inertia_h_x_along_dq * link54_acceleration_w_y
+        - link54_velocity_w_y * link54_momentum_f_x_along_dq;
+    let link53_momentum_f_x_along_dq = link53_velocity_v_x_along_dq * p.link_mass
+        + link53_inertia_h_z_along_dq * link53_velocity_w_y;
+    let link53_composite_force_f_z_along_dq = link54_composite_force_f_z_along_dq
+        + p.link_mass * link53_acceleration_v_z_along_dq
+        - link53_momentum_f_x_along_dq * link53_velocity_w_y
+        - link53_acceleration_w_y * link53_inertia_h_x_along_dq;
+    let link52_momentum_f_x_along_dq = p.link_mass * link52_velocity_v_x_along_dq
+        + link52_inertia_h_z_along_dq * link52_velocity_w_y;
+    let link52_composite_force_f_z_along_dq = link53_composite_force_f_z_along_dq
+        + link52_acceleration_v_z_along_dq * p.link_mass
+        - link52_acceleration_w_y * link52_inertia_h_x_along_dq
+        - link52_momentum_f_x_along_dq * link52_velocity_w_y;
+    let link51_composite_force_f_z_along_dq = p.link_mass
+        * link51_acceleration_v_z_along_dq + link52_composite_force_f_z_along_dq
+        - link51_inertia_h_x_along_dq * link51_acceleration_w_y
+        - link51_momentum_f_x_along_dq * link51_velocity_w_y;
+    let link50_composite_force_f_z_along_dq = p.link_mass
+        * link50_acceleration_v_z_along_dq + link51_composite_force_f_z_along_dq
+        - link50_acceleration_w_y * link50_inertia_h_x_along_dq
+        - link50_velocity_w_y * link50_momentum_f_x_along_dq;
+    let link49_momentum_f_x_along_dq = link49_inertia_h_z_along_dq * link49_velocity_w_y
+        + link49_velocity_v_x_along_dq * p.link_mass;
+    let link49_composite_force_f_z_along_dq = p.link_mass
+        * link49_acceleration_v_z_along_dq + link50_composite_force_f_z_along_dq
+        - link49_inertia_h_x_along_dq * link49_acceleration_w_y
+        - link49_momentum_f_x_along_dq * link49_velocity_w_y;
+    let link48_composite_force_f_z_along_dq = link48_acceleration_v_z_along_dq
+        * p.link_mass + link49_composite_force_f_z_along_dq
+        - link48_momentum_f_x_along_dq * link48_velocity_w_y
+        - link48_acceleration_w_y * link48_inertia_h_x_along_dq;
+    let link47_composite_force_f_z_along_dq = link47_acceleration_v_z_along_dq
+        * p.link_mass + link48_composite_force_f_z_along_dq
+        - link47_velocity_w_y * link47_momentum_f_x_along_dq
+        - link47_acceleration_w_y * link47_inertia_h_x_along_dq;
+    let link46_composite_force_f_z_along_dq = link47_composite_force_f_z_along_dq
+        + link46_acceleration_v_z_along_dq * p.link_mass
+        - link46_velocity_w_y * link46_momentum_f_x_along_dq
+        - link46_acceleration_w_y * link46_inertia_h_x_along_dq;
+    let link45_momentum_f_x_along_dq = p.link_mass * link45_velocity_v_x_along_dq
+        + link45_velocity_w_y * link45_inertia_h_z_along_dq;
+    let link45_composite_force_f_z_along_dq = link46_composite_force_f_z_along_dq
+        + link45_acceleration_v_z_along_dq * p.link_mass
+        - link45_acceleration_w_y * link45_inertia_h_x_along_dq
+        - link45_velocity_w_y * link45_momentum_f_x_along_dq;
+    let link44_momentum_f_x_along_dq = link44_velocity_v_x_along_dq * p.link_mass
+        + link44_inertia_h_z_along_dq * link44_velocity_w_y;
+    let link44_composite_force_f_z_along_dq = p.link_mass
+        * link44_acceleration_v_z_along_dq + link45_composite_force_f_z_along_dq
+        - link44_acceleration_w_y * link44_inertia_h_x_along_dq
+        - link44_velocity_w_y * link44_momentum_f_x_along_dq;
+    let link43_composite_force_f_z_along_dq = link44_composite_force_f_z_along_dq
+        + p.link_mass * link43_acceleration_v_z_along_dq
+        - link43_momentum_f_x_along_dq * link43_velocity_w_y
+        - link43_inertia_h_x_along_dq * link43_acceleration_w_y;
+    let link42_momentum_f_x_along_dq = link42_velocity_v_x_along_dq * p.link_mass
+        + link42_inertia_h_z_along_dq * link42_velocity_w_y;
+    let link42_composite_force_f_z_along_dq = link43_composite_force_f_z_along_dq
+        + link42_acceleration_v_z_along_dq * p.link_mass
+        - link42_momentum_f_x_along_dq * link42_velocity_w_y
+        - link42_acceleration_w_y * link42_inertia_h_x_along_dq;
+    let link41_momentum_f_x_along_dq = link41_velocity_w_y * link41_inertia_h_z_along_dq
+        + link41_velocity_v_x_along_dq * p.link_mass;
+    let link41_composite_force_f_z_along_dq = link42_composite_force_f_z_along_dq
+        + link41_acceleration_v_z_along_dq * p.link_mass
+        - link41_momentum_f_x_along_dq * link41_velocity_w_y
+        - link41_inertia_h_x_along_dq * link41_acceleration_w_y;
+    let link40_momentum_f_x_along_dq = p.link_mass * link40_velocity_v_x_along_dq
+        + link40_inertia_h_z_along_dq * link40_velocity_w_y;
+    let link40_composite_force_f_z_along_dq = p.link_mass
+        * link40_acceleration_v_z_along_dq + link41_composite_force_f_z_along_dq
+        - link40_acceleration_w_y * link40_inertia_h_x_along_dq
+        - link40_velocity_w_y * link40_momentum_f_x_along_dq;
+    let link39_composite_force_f_z_along_dq = p.link_mass
+        * link39_acceleration_v_z_along_dq + link40_composite_force_f_z_along_dq
+        - link39_velocity_w_y * link39_momentum_f_x_along_dq
+        - link39_acceleration_w_y * link39_inertia_h_x_along_dq;
+    let link38_composite_force_f_z_along_dq = link39_composite_force_f_z_along_dq
+        + link38_acceleration_v_z_along_dq * p.link_mass
+        - link38_momentum_f_x_along_dq * link38_velocity_w_y
+        - link38_acceleration_w_y * link38_inertia_h_x_along_dq;
+    let link37_composite_force_f_z_along_dq = link38_composite_force_f_z_along_dq
+        + p.link_mass * link37_acceleration_v_z_along_dq
+        - link37_velocity_w_y * link37_momentum_f_x_along_dq
+        - link37_inertia_h_x_along_dq * link37_acceleration_w_y;
+    let link36_momentum_f_x_along_dq = link36_inertia_h_z_along_dq * link36_velocity_w_y
+        + link36_velocity_v_x_along_dq * p.link_mass;
+    let link36_composite_force_f_z_along_dq = link37_composite_force_f_z_along_dq
+        + link36_acceleration_v_z_along_dq * p.link_mass
+        - link36_inertia_h_x_along_dq * link36_acceleration_w_y
+        - link36_momentum_f_x_along_dq * link36_velocity_w_y;
+    let link35_composite_force_f_z_along_dq = link35_acceleration_v_z_along_dq
+        * p.link_mass + link36_composite_force_f_z_along_dq
+        - link35_acceleration_w_y * link35_inertia_h_x_along_dq
+        - link35_velocity_w_y * link35_momentum_f_x_along_dq;
+    let link34_composite_force_f_z_along_dq = p.link_mass
+        * link34_acceleration_v_z_along_dq + link35_composite_force_f_z_along_dq
+        - link34_inertia_h_x_along_dq * link34_acceleration_w_y
+        - link34_momentum_f_x_along_dq * link34_velocity_w_y;
+    let link33_momentum_f_x_along_dq = link33_velocity_w_y * link33_inertia_h_z_along_dq
+        + p.link_mass * link33_velocity_v_x_along_dq;
+    let link33_composite_force_f_z_along_dq = p.link_mass
+        * link33_acceleration_v_z_along_dq + link34_composite_force_f_z_along_dq
+        - link33_acceleration_w_y * link33_inertia_h_x_along_dq
+        - link33_momentum_f_x_along_dq * link33_velocity_w_y;
+    let link32_composite_force_f_z_along_dq = p.link_mass
+        * link32_acceleration_v_z_along_dq + link33_composite_force_f_z_along_dq
+        - link32_acceleration_w_y * link32_inertia_h_x_along_dq
+        - link32_momentum_f_x_along_dq * link32_velocity_w_y;
+    let link31_momentum_f_x_along_dq = link31_velocity_w_y * link31_inertia_h_z_along_dq
+        + p.link_mass * link31_velocity_v_x_along_dq;
+    let link31_composite_force_f_z_along_dq = link31_acceleration_v_z_along_dq
+        * p.link_mass + link32_composite_force_f_z_along_dq
+        - link31_acceleration_w_y * link31_inertia_h_x_along_dq
+        - link31_momentum_f_x_along_dq * link31_velocity_w_y;
+    let link30_momentum_f_x_along_dq = p.link_mass * link30_velocity_v_x_along_dq
+        + link30_velocity_w_y * link30_inertia_h_z_along_dq;
+    let link30_composite_force_f_z_along_dq = link30_acceleration_v_z_along_dq
+        * p.link_mass + link31_composite_force_f_z_along_dq
+        - link30_inertia_h_x_along_dq * link30_acceleration_w_y
+        - link30_momentum_f_x_along_dq * link30_velocity_w_y;
+    let link29_composite_force_f_z_along_dq = link30_composite_force_f_z_along_dq
+        + p.link_mass * link29_acceleration_v_z_along_dq
+        - link29_velocity_w_y * link29_momentum_f_x_along_dq
+        - link29_acceleration_w_y * link29_inertia_h_x_along_dq;
+    let link28_composite_force_f_z_along_dq = link28_acceleration_v_z_along_dq
+        * p.link_mass + link29_composite_force_f_z_along_dq
+        - link28_momentum_f_x_along_dq * link28_velocity_w_y
+        - link28_inertia_h_x_along_dq * link28_acceleration_w_y;
+    let link27_momentum_f_x_along_dq = link27_velocity_v_x_along_dq * p.link_mass
+        + link27_velocity_w_y * link27_inertia_h_z_along_dq;
+    let link27_composite_force_f_z_along_dq = link28_composite_force_f_z_along_dq
+        + link27_acceleration_v_z_along_dq * p.link_mass
+        - link27_inertia_h_x_along_dq * link27_acceleration_w_y
+        - link27_momentum_f_x_along_dq * link27_velocity_w_y;
+    let link26_momentum_f_x_along_dq = link26_inertia_h_z_along_dq * link26_velocity_w_y
+        + link26_velocity_v_x_along_dq * p.link_mass;
+    let link26_composite_force_f_z_along_dq = link27_composite_force_f_z_along_dq
+        + link26_acceleration_v_z_along_dq * p.link_mass
+        - link26_acceleration_w_y * link26_inertia_h_x_along_dq
+        - link26_momentum_f_x_along_dq * link26_velocity_w_y;
+    let link25_momentum_f_x_along_dq = link25_velocity_v_x_along_dq * p.link_mass
+        + link25_velocity_w_y * link25_inertia_h_z_along_dq;
+    let link25_composite_force_f_z_along_dq = p.link_mass
+        * link25_acceleration_v_z_along_dq + link26_composite_force_f_z_along_dq
+        - link25_inertia_h_x_along_dq * link25_acceleration_w_y
+        - link25_momentum_f_x_along_dq * link25_velocity_w_y;
+    let link24_composite_force_f_z_along_dq = link24_acceleration_v_z_along_dq
+        * p.link_mass + link25_composite_force_f_z_along_dq
+        - link24_acceleration_w_y * link24_inertia_h_x_along_dq
+        - link24_velocity_w_y * link24_momentum_f_x_along_dq;
+    let link23_composite_force_f_z_along_dq = link24_composite_force_f_z_along_dq
+        + p.link_mass * link23_acceleration_v_z_along_dq
+        - link23_acceleration_w_y * link23_inertia_h_x_along_dq
+        - link23_velocity_w_y * link23_momentum_f_x_along_dq;
+    let link22_composite_force_f_z_along_dq = p.link_mass
+        * link22_acceleration_v_z_along_dq + link23_composite_force_f_z_along_dq
+        - link22_inertia_h_x_along_dq * link22_acceleration_w_y
+        - link22_momentum_f_x_along_dq * link22_velocity_w_y;
+    let link21_composite_force_f_z_along_dq = p.link_mass
+        * link21_acceleration_v_z_along_dq + link22_composite_force_f_z_along_dq
+        - link21_inertia_h_x_along_dq * link21_acceleration_w_y
+        - link21_velocity_w_y * link21_momentum_f_x_along_dq;
+    let link20_composite_force_f_z_along_dq = p.link_mass
+        * link20_acceleration_v_z_along_dq + link21_composite_force_f_z_along_dq
+        - link20_momentum_f_x_along_dq * link20_velocity_w_y
+        - link20_inertia_h_x_along_dq * link20_acceleration_w_y;
+    let link19_momentum_f_x_along_dq = link19_velocity_v_x_along_dq * p.link_mass
+        + link19_inertia_h_z_along_dq * link19_velocity_w_y;
+    let link19_composite_force_f_z_along_dq = link19_acceleration_v_z_along_dq
+        * p.link_mass + link20_composite_force_f_z_along_dq
+        - link19_velocity_w_y * link19_momentum_f_x_along_dq
+        - link19_acceleration_w_y * link19_inertia_h_x_along_dq;
+    let link18_momentum_f_x_along_dq = link18_velocity_w_y * link18_inertia_h_z_along_dq
+        + p.link_mass * link18_velocity_v_x_along_dq;
+    let link18_composite_force_f_z_along_dq = link19_composite_force_f_z_along_dq
+        + p.link_mass * link18_acceleration_v_z_along_dq
+        - link18_acceleration_w_y * link18_inertia_h_x_along_dq
+        - link18_momentum_f_x_along_dq * link18_velocity_w_y;
+    let link17_momentum_f_x_along_dq = link17_velocity_v_x_along_dq * p.link_mass
+        + link17_inertia_h_z_along_dq * link17_velocity_w_y;
+    let link17_composite_force_f_z_along_dq = p.link_mass
+        * link17_acceleration_v_z_along_dq + link18_composite_force_f_z_along_dq
+        - link17_acceleration_w_y * link17_inertia_h_x_along_dq
+        - link17_momentum_f_x_along_dq * link17_velocity_w_y;
+    let link16_momentum_f_x_along_dq = link16_velocity_v_x_along_dq * p.link_mass
+        + link16_inertia_h_z_along_dq * link16_velocity_w_y;
+    let link16_composite_force_f_z_along_dq = p.link_mass
+        * link16_acceleration_v_z_along_dq + link17_composite_force_f_z_along_dq
+        - link16_acceleration_w_y * link16_inertia_h_x_along_dq
+        - link16_momentum_f_x_along_dq * link16_velocity_w_y;
+    let link15_composite_force_f_z_along_dq = link16_composite_force_f_z_along_dq
+        + p.link_mass * link15_acceleration_v_z_along_dq
+        - link15_velocity_w_y * link15_momentum_f_x_along_dq
+        - link15_inertia_h_x_along_dq * link15_acceleration_w_y;
+    let link14_momentum_f_x_along_dq = link14_inertia_h_z_along_dq * link14_velocity_w_y
+        + p.link_mass * link14_velocity_v_x_along_dq;
+    let link14_composite_force_f_z_along_dq = p.link_mass
+        * link14_acceleration_v_z_along_dq + link15_composite_force_f_z_along_dq
+        - link14_acceleration_w_y * link14_inertia_h_x_along_dq
+        - link14_momentum_f_x_along_dq * link14_velocity_w_y;
+    let link13_momentum_f_x_along_dq = link13_inertia_h_z_along_dq * link13_velocity_w_y
+        + p.link_mass * link13_velocity_v_x_along_dq;
+    let link13_composite_force_f_z_along_dq = link13_acceleration_v_z_along_dq
+        * p.link_mass + link14_composite_force_f_z_along_dq
+        - link13_acceleration_w_y * link13_inertia_h_x_along_dq
+        - link13_momentum_f_x_along_dq * link13_velocity_w_y;
+    let link12_composite_force_f_z_along_dq = p.link_mass
+        * link12_acceleration_v_z_along_dq + link13_composite_force_f_z_along_dq
+        - link12_acceleration_w_y * link12_inertia_h_x_along_dq
+        - link12_momentum_f_x_along_dq * link12_velocity_w_y;
+    let link11_momentum_f_x_along_dq = p.link_mass * link11_velocity_v_x_along_dq
+        + link11_inertia_h_z_along_dq * link11_velocity_w_y;
+    let link11_composite_force_f_z_along_dq = link11_acceleration_v_z_along_dq
+        * p.link_mass + link12_composite_force_f_z_along_dq
+        - link11_momentum_f_x_along_dq * link11_velocity_w_y
+        - link11_acceleration_w_y * link11_inertia_h_x_along_dq;
+    let link10_composite_force_f_z_along_dq = p.link_mass
+        * link10_acceleration_v_z_along_dq + link11_composite_force_f_z_along_dq
+        - link10_velocity_w_y * link10_momentum_f_x_along_dq
+        - link10_inertia_h_x_along_dq * link10_acceleration_w_y;
+    let link9_momentum_f_x_along_dq = link9_velocity_w_y * link9_inertia_h_z_along_dq
+        + link9_velocity_v_x_along_dq * p.link_mass;
+    let link9_composite_force_f_z_along_dq = link9_acceleration_v_z_along_dq
+        * p.link_mass + link10_composite_force_f_z_along_dq
+        - link9_velocity_w_y * link9_momentum_f_x_along_dq
+        - link9_inertia_h_x_along_dq * link9_acceleration_w_y;
+    let link8_composite_force_f_z_along_dq = link9_composite_force_f_z_along_dq
+        + link8_acceleration_v_z_along_dq * p.link_mass
+        - link8_momentum_f_x_along_dq * link8_velocity_w_y
+        - link8_inertia_h_x_along_dq * link8_acceleration_w_y;
+    let link7_composite_force_f_z_along_dq = link8_composite_force_f_z_along_dq
+        + link7_acceleration_v_z_along_dq * p.link_mass
+        - link7_velocity_w_y * link7_momentum_f_x_along_dq
+        - link7_acceleration_w_y * link7_inertia_h_x_along_dq;
+    let link6_momentum_f_x_along_dq = link6_inertia_h_z_along_dq * link6_velocity_w_y
+        + p.link_mass * link6_velocity_v_x_along_dq;
+    let link6_composite_force_f_z_along_dq = p.link_mass
+        * link6_acceleration_v_z_along_dq + link7_composite_force_f_z_along_dq
+        - link6_acceleration_w_y * link6_inertia_h_x_along_dq
+        - link6_momentum_f_x_along_dq * link6_velocity_w_y;
+    let link5_momentum_f_x_along_dq = link5_velocity_w_y * link5_inertia_h_z_along_dq
+        + p.link_mass * link5_velocity_v_x_along_dq;
+    let link5_composite_force_f_z_along_dq = link6_composite_force_f_z_along_dq
+        + link5_acceleration_v_z_along_dq * p.link_mass
+        - link5_acceleration_w_y * link5_inertia_h_x_along_dq
+        - link5_velocity_w_y * link5_momentum_f_x_along_dq;
+    let link4_momentum_f_x_along_dq = p.link_mass * link4_velocity_v_x_along_dq
+        + link4_velocity_w_y * link4_inertia_h_z_along_dq;
+    let link4_composite_force_f_z_along_dq = p.link_mass
+        * link4_acceleration_v_z_along_dq + link5_composite_force_f_z_along_dq
+        - link4_inertia_h_x_along_dq * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x_along_dq;
+    let link3_momentum_f_x_along_dq = link3_inertia_h_z_along_dq * link3_velocity_w_y
+        + p.link_mass * link3_velocity_v_x_along_dq;
+    let link3_composite_force_f_z_along_dq = link4_composite_force_f_z_along_dq
+        + p.link_mass * link3_acceleration_v_z_along_dq
+        - link3_velocity_w_y * link3_momentum_f_x_along_dq
+        - link3_inertia_h_x_along_dq * link3_acceleration_w_y;
+    let link2_composite_force_f_z_along_dq = p.link_mass
+        * link2_acceleration_v_z_along_dq + link3_composite_force_f_z_along_dq
+        - link2_momentum_f_x_along_dq * link2_velocity_w_y
+        - link2_inertia_h_x_along_dq * link2_acceleration_w_y;
+    let link1_composite_force_f_z_along_dq = p.link_mass
+        * base_angle_acceleration_v_z_along_dq + link2_composite_force_f_z_along_dq
+        - link1_momentum_f_x_along_dq * base_angle_velocity_w_y
+        - link1_inertia_h_x_along_dq * base_angle_acceleration_w_y;
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link1_inertia_i_11_along_dq = (2.0 * link1_com_x_along_dq * cache.link1_com_x
+        + 2.0 * cache.link1_com_z * link1_com_z_along_dq) * p.link_mass;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_acceleration_v_x = link2_subspace_rate_v_x * qd[3]
+        + cache.link2_position_z * qdd[3] + base_angle_acceleration_v_x;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_acceleration_v_z = qdd[2] * cache.base_angle_subspace_v_z + qdd[1]
+        + base_angle_bias_v_z;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_z = base_angle_acceleration_v_z
+        + link2_subspace_rate_v_z * qd[3] + cache.link2_subspace_v_z * qdd[3];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_acceleration_v_x = qd[4] * link3_subspace_rate_v_x + link2_acceleration_v_x
+        + qdd[4] * cache.link3_position_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link4_inertia_i_11_along_dq = (2.0 * cache.link4_com_z * link4_com_z_along_dq
+        + 2.0 * link4_com_x_along_dq * cache.link4_com_x) * p.link_mass;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x = link3_acceleration_v_x + cache.link4_position_z * qdd[5]
+        + qd[5] * link4_subspace_rate_v_x;
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link3_acceleration_v_z = qd[4] * link3_subspace_rate_v_z
+        + qdd[4] * cache.link3_subspace_v_z + link2_acceleration_v_z;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z = qdd[5] * cache.link4_subspace_v_z
+        + link3_acceleration_v_z + link4_subspace_rate_v_z * qd[5];
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link5_acceleration_v_x = qd[6] * link5_subspace_rate_v_x + link4_acceleration_v_x
+        + cache.link5_position_z * qdd[6];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_acceleration_v_z = qdd[6] * cache.link5_subspace_v_z
+        + qd[6] * link5_subspace_rate_v_z + link4_acceleration_v_z;
+    let link5_inertia_i_11_along_dq = (2.0 * cache.link5_com_x * link5_com_x_along_dq
+        + 2.0 * link5_com_z_along_dq * cache.link5_com_z) * p.link_mass;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link6_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link6_com_x_along_dq * cache.link6_com_x
+            + 2.0 * cache.link6_com_z * link6_com_z_along_dq);
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link6_acceleration_v_z = qd[7] * link6_subspace_rate_v_z + link5_acceleration_v_z
+        + cache.link6_subspace_v_z * qdd[7];
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x = cache.link6_position_z * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x + link5_acceleration_v_x;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link7_acceleration_v_z = cache.link7_subspace_v_z * qdd[8]
+        + link6_acceleration_v_z + link7_subspace_rate_v_z * qd[8];
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link9_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link9_com_z_along_dq * cache.link9_com_z
+            + 2.0 * cache.link9_com_x * link9_com_x_along_dq);
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link8_acceleration_v_z = link7_acceleration_v_z + link8_subspace_rate_v_z * qd[9]
+        + qdd[9] * cache.link8_subspace_v_z;
+    let link9_acceleration_v_z = qd[10] * link9_subspace_rate_v_z
+        + link8_acceleration_v_z + qdd[10] * cache.link9_subspace_v_z;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link12_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link12_com_x * link12_com_x_along_dq
+            + 2.0 * link12_com_z_along_dq * cache.link12_com_z);
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * cache.link13_subspace_v_z;
+    let link13_inertia_i_11_along_dq = (2.0 * link13_com_x_along_dq * cache.link13_com_x
+        + 2.0 * cache.link13_com_z * link13_com_z_along_dq) * p.link_mass;
+    let link13_velocity_v_x = qd[14] * cache.link13_position_z + link12_velocity_v_x;
+    let link13_momentum_f_x = cache.link13_inertia_h_z * link13_velocity_w_y
+        + link13_velocity_v_x * p.link_mass;
+    let link13_subspace_rate_v_x = cache.link13_subspace_v_z * link12_velocity_w_y
+        + link12_velocity_v_z;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link7_acceleration_v_x = cache.link7_position_z * qdd[8] + link6_acceleration_v_x
+        + link7_subspace_rate_v_x * qd[8];
+    let link8_acceleration_v_x = link8_subspace_rate_v_x * qd[9] + link7_acceleration_v_x
+        + cache.link8_position_z * qdd[9];
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link9_acceleration_v_x = qdd[10] * cache.link9_position_z
+        + link8_acceleration_v_x + link9_subspace_rate_v_x * qd[10];
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_acceleration_v_x = cache.link10_position_z * qdd[11]
+        + link9_acceleration_v_x + link10_subspace_rate_v_x * qd[11];
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_acceleration_v_x = link10_acceleration_v_x
+        + qdd[12] * cache.link11_position_z + link11_subspace_rate_v_x * qd[12];
+    let link12_acceleration_v_x = qdd[13] * cache.link12_position_z
+        + qd[13] * link12_subspace_rate_v_x + link11_acceleration_v_x;
+    let link13_acceleration_v_x = qd[14] * link13_subspace_rate_v_x
+        + link12_acceleration_v_x + cache.link13_position_z * qdd[14];
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link10_acceleration_v_z = cache.link10_subspace_v_z * qdd[11]
+        + link9_acceleration_v_z + link10_subspace_rate_v_z * qd[11];
+    let link11_acceleration_v_z = cache.link11_subspace_v_z * qdd[12]
+        + qd[12] * link11_subspace_rate_v_z + link10_acceleration_v_z;
+    let link12_acceleration_v_z = qdd[13] * cache.link12_subspace_v_z
+        + qd[13] * link12_subspace_rate_v_z + link11_acceleration_v_z;
+    let link13_subspace_rate_v_z = -cache.link13_position_z * link12_velocity_w_y
+        - link12_velocity_v_x;
+    let link13_acceleration_v_z = cache.link13_subspace_v_z * qdd[14]
+        + link12_acceleration_v_z + qd[14] * link13_subspace_rate_v_z;
+    let link14_subspace_rate_v_z = -link13_velocity_v_x
+        - cache.link14_position_z * link13_velocity_w_y;
+    let link14_acceleration_v_z = qdd[15] * cache.link14_subspace_v_z
+        + link13_acceleration_v_z + link14_subspace_rate_v_z * qd[15];
+    let link14_velocity_v_x = cache.link14_position_z * qd[15] + link13_velocity_v_x;
+    let link14_subspace_rate_v_x = cache.link14_subspace_v_z * link13_velocity_w_y
+        + link13_velocity_v_z;
+    let link14_acceleration_v_x = cache.link14_position_z * qdd[15]
+        + link13_acceleration_v_x + link14_subspace_rate_v_x * qd[15];
+    let link14_velocity_v_z = qd[15] * cache.link14_subspace_v_z + link13_velocity_v_z;
+    let link15_velocity_v_z = cache.link15_subspace_v_z * qd[16] + link14_velocity_v_z;
+    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
+        - link15_velocity_w_y * cache.link15_inertia_h_x;
+    let link16_subspace_rate_v_x = cache.link16_subspace_v_z * link15_velocity_w_y
+        + link15_velocity_v_z;
+    let link15_subspace_rate_v_x = link14_velocity_v_z
+        + cache.link15_subspace_v_z * link14_velocity_w_y;
+    let link15_acceleration_v_x = link15_subspace_rate_v_x * qd[16]
+        + cache.link15_position_z * qdd[16] + link14_acceleration_v_x;
+    let link16_acceleration_v_x = link16_subspace_rate_v_x * qd[17]
+        + link15_acceleration_v_x + cache.link16_position_z * qdd[17];
+    let link16_velocity_v_z = cache.link16_subspace_v_z * qd[17] + link15_velocity_v_z;
+    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
+        - cache.link16_inertia_h_x * link16_velocity_w_y;
+    let link17_velocity_v_z = link16_velocity_v_z + cache.link17_subspace_v_z * qd[18];
+    let link17_inertia_i_11_along_dq = (2.0 * link17_com_z_along_dq * cache.link17_com_z
+        + 2.0 * link17_com_x_along_dq * cache.link17_com_x) * p.link_mass;
+    let link17_subspace_rate_v_x = link16_velocity_v_z
+        + cache.link17_subspace_v_z * link16_velocity_w_y;
+    let link17_acceleration_v_x = cache.link17_position_z * qdd[18]
+        + qd[18] * link17_subspace_rate_v_x + link16_acceleration_v_x;
+    let link15_velocity_v_x = cache.link15_position_z * qd[16] + link14_velocity_v_x;
+    let link16_velocity_v_x = link15_velocity_v_x + cache.link16_position_z * qd[17];
+    let link17_velocity_v_x = link16_velocity_v_x + qd[18] * cache.link17_position_z;
+    let link17_momentum_f_x = cache.link17_inertia_h_z * link17_velocity_w_y
+        + p.link_mass * link17_velocity_v_x;
+    let link18_velocity_v_x = cache.link18_position_z * qd[19] + link17_velocity_v_x;
+    let link19_velocity_v_x = qd[20] * cache.link19_position_z + link18_velocity_v_x;
+    let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
+        + link19_velocity_w_y * cache.link19_inertia_h_z;
+    let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
+    let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
+        + link20_velocity_w_y * cache.link20_inertia_h_z;
+    let link18_velocity_v_z = cache.link18_subspace_v_z * qd[19] + link17_velocity_v_z;
+    let link19_subspace_rate_v_x = link18_velocity_v_z
+        + cache.link19_subspace_v_z * link18_velocity_w_y;
+    let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
+        + link17_velocity_v_z;
+    let link18_acceleration_v_x = qd[19] * link18_subspace_rate_v_x
+        + link17_acceleration_v_x + cache.link18_position_z * qdd[19];
+    let link19_acceleration_v_x = qdd[20] * cache.link19_position_z
+        + link19_subspace_rate_v_x * qd[20] + link18_acceleration_v_x;
+    let link19_velocity_v_z = cache.link19_subspace_v_z * qd[20] + link18_velocity_v_z;
+    let link20_subspace_rate_v_x = link19_velocity_v_z
+        + link19_velocity_w_y * cache.link20_subspace_v_z;
+    let link20_acceleration_v_x = qdd[21] * cache.link20_position_z
+        + link19_acceleration_v_x + link20_subspace_rate_v_x * qd[21];
+    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
+    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
+        - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link20_inertia_i_11_along_dq = (2.0 * link20_com_z_along_dq * cache.link20_com_z
+        + 2.0 * link20_com_x_along_dq * cache.link20_com_x) * p.link_mass;
+    let link22_inertia_i_11_along_dq = (2.0 * link22_com_x_along_dq * cache.link22_com_x
+        + 2.0 * link22_com_z_along_dq * cache.link22_com_z) * p.link_mass;
+    let link21_velocity_v_z = qd[22] * cache.link21_subspace_v_z + link20_velocity_v_z;
+    let link22_subspace_rate_v_x = link21_velocity_v_z
+        + link21_velocity_w_y * cache.link22_subspace_v_z;
+    let link21_subspace_rate_v_x = link20_velocity_w_y * cache.link21_subspace_v_z
+        + link20_velocity_v_z;
+    let link21_acceleration_v_x = link20_acceleration_v_x
+        + qdd[22] * cache.link21_position_z + qd[22] * link21_subspace_rate_v_x;
+    let link22_acceleration_v_x = qdd[23] * cache.link22_position_z
+        + qd[23] * link22_subspace_rate_v_x + link21_acceleration_v_x;
+    let link21_velocity_v_x = qd[22] * cache.link21_position_z + link20_velocity_v_x;
+    let link22_velocity_v_x = qd[23] * cache.link22_position_z + link21_velocity_v_x;
+    let link22_momentum_f_x = cache.link22_inertia_h_z * link22_velocity_w_y
+        + p.link_mass * link22_velocity_v_x;
+    let link22_velocity_v_z = link21_velocity_v_z + qd[23] * cache.link22_subspace_v_z;
+    let link22_momentum_f_z = p.link_mass * link22_velocity_v_z
+        - cache.link22_inertia_h_x * link22_velocity_w_y;
+    let link23_velocity_v_x = qd[24] * cache.link23_position_z + link22_velocity_v_x;
+    let link24_subspace_rate_v_z = -link23_velocity_v_x
+        - link23_velocity_w_y * cache.link24_position_z;
+    let link20_subspace_rate_v_z = -cache.link20_position_z * link19_velocity_w_y
+        - link19_velocity_v_x;
+    let link18_subspace_rate_v_z = -link17_velocity_v_x
+        - cache.link18_position_z * link17_velocity_w_y;
+    let link17_subspace_rate_v_z = -link16_velocity_w_y * cache.link17_position_z
+        - link16_velocity_v_x;
+    let link15_subspace_rate_v_z = -cache.link15_position_z * link14_velocity_w_y
+        - link14_velocity_v_x;
+    let link15_acceleration_v_z = qd[16] * link15_subspace_rate_v_z
+        + cache.link15_subspace_v_z * qdd[16] + link14_acceleration_v_z;
+    let link16_subspace_rate_v_z = -link15_velocity_v_x
+        - cache.link16_position_z * link15_velocity_w_y;
+    let link16_acceleration_v_z = link15_acceleration_v_z
+        + link16_subspace_rate_v_z * qd[17] + cache.link16_subspace_v_z * qdd[17];
+    let link17_acceleration_v_z = qd[18] * link17_subspace_rate_v_z
+        + cache.link17_subspace_v_z * qdd[18] + link16_acceleration_v_z;
+    let link18_acceleration_v_z = link18_subspace_rate_v_z * qd[19]
+        + cache.link18_subspace_v_z * qdd[19] + link17_acceleration_v_z;
+    let link19_subspace_rate_v_z = -link18_velocity_w_y * cache.link19_position_z
+        - link18_velocity_v_x;
+    let link19_acceleration_v_z = link18_acceleration_v_z
+        + link19_subspace_rate_v_z * qd[20] + qdd[20] * cache.link19_subspace_v_z;
+    let link20_acceleration_v_z = qdd[21] * cache.link20_subspace_v_z
+        + link20_subspace_rate_v_z * qd[21] + link19_acceleration_v_z;
+    let link21_subspace_rate_v_z = -link20_velocity_w_y * cache.link21_position_z
+        - link20_velocity_v_x;
+    let link21_acceleration_v_z = qdd[22] * cache.link21_subspace_v_z
+        + link20_acceleration_v_z + qd[22] * link21_subspace_rate_v_z;
+    let link22_subspace_rate_v_z = -link21_velocity_w_y * cache.link22_position_z
+        - link21_velocity_v_x;
+    let link22_acceleration_v_z = link21_acceleration_v_z
+        + qd[23] * link22_subspace_rate_v_z + qdd[23] * cache.link22_subspace_v_z;
+    let link23_subspace_rate_v_z = -link22_velocity_w_y * cache.link23_position_z
+        - link22_velocity_v_x;
+    let link23_acceleration_v_z = cache.link23_subspace_v_z * qdd[24]
+        + link22_acceleration_v_z + link23_subspace_rate_v_z * qd[24];
+    let link24_acceleration_v_z = link24_subspace_rate_v_z * qd[25]
+        + qdd[25] * cache.link24_subspace_v_z + link23_acceleration_v_z;
+    let link24_inertia_i_11_along_dq = (2.0 * cache.link24_com_z * link24_com_z_along_dq
+        + 2.0 * cache.link24_com_x * link24_com_x_along_dq) * p.link_mass;
+    let link23_velocity_v_z = cache.link23_subspace_v_z * qd[24] + link22_velocity_v_z;
+    let link24_velocity_v_z = link23_velocity_v_z + cache.link24_subspace_v_z * qd[25];
+    let link24_momentum_f_z = p.link_mass * link24_velocity_v_z
+        - link24_velocity_w_y * cache.link24_inertia_h_x;
+    let link24_velocity_v_x = cache.link24_position_z * qd[25] + link23_velocity_v_x;
+    let link23_subspace_rate_v_x = cache.link23_subspace_v_z * link22_velocity_w_y
+        + link22_velocity_v_z;
+    let link23_acceleration_v_x = qdd[24] * cache.link23_position_z
+        + link22_acceleration_v_x + link23_subspace_rate_v_x * qd[24];
+    let link24_subspace_rate_v_x = link23_velocity_v_z
+        + link23_velocity_w_y * cache.link24_subspace_v_z;
+    let link24_acceleration_v_x = link23_acceleration_v_x
+        + link24_subspace_rate_v_x * qd[25] + cache.link24_position_z * qdd[25];
+    let link24_momentum_f_x = cache.link24_inertia_h_z * link24_velocity_w_y
+        + link24_velocity_v_x * p.link_mass;
+    let link25_velocity_v_z = link24_velocity_v_z + qd[26] * cache.link25_subspace_v_z;
+    let link25_momentum_f_z = link25_velocity_v_z * p.link_mass
+        - link25_velocity_w_y * cache.link25_inertia_h_x;
+    let link25_velocity_v_x = link24_velocity_v_x + qd[26] * cache.link25_position_z;
+    let link26_velocity_v_x = qd[27] * cache.link26_position_z + link25_velocity_v_x;
+    let link26_velocity_v_z = cache.link26_subspace_v_z * qd[27] + link25_velocity_v_z;
+    let link27_velocity_v_z = link26_velocity_v_z + qd[28] * cache.link27_subspace_v_z;
+    let link27_momentum_f_z = p.link_mass * link27_velocity_v_z
+        - cache.link27_inertia_h_x * link27_velocity_w_y;
+    let link27_velocity_v_x = link26_velocity_v_x + qd[28] * cache.link27_position_z;
+    let link27_momentum_f_x = link27_velocity_w_y * cache.link27_inertia_h_z
+        + link27_velocity_v_x * p.link_mass;
+    let link28_velocity_v_x = link27_velocity_v_x + qd[29] * cache.link28_position_z;
+    let link28_momentum_f_x = link28_velocity_v_x * p.link_mass
+        + link28_velocity_w_y * cache.link28_inertia_h_z;
+    let link28_subspace_rate_v_z = -link27_velocity_v_x
+        - cache.link28_position_z * link27_velocity_w_y;
+    let link25_subspace_rate_v_z = -link24_velocity_v_x
+        - link24_velocity_w_y * cache.link25_position_z;
+    let link25_acceleration_v_z = link24_acceleration_v_z
+        + qd[26] * link25_subspace_rate_v_z + cache.link25_subspace_v_z * qdd[26];
+    let link26_subspace_rate_v_z = -link25_velocity_w_y * cache.link26_position_z
+        - link25_velocity_v_x;
+    let link26_acceleration_v_z = link25_acceleration_v_z
+        + cache.link26_subspace_v_z * qdd[27] + link26_subspace_rate_v_z * qd[27];
+    let link27_subspace_rate_v_z = -link26_velocity_v_x
+        - link26_velocity_w_y * cache.link27_position_z;
+    let link27_acceleration_v_z = qdd[28] * cache.link27_subspace_v_z
+        + link26_acceleration_v_z + link27_subspace_rate_v_z * qd[28];
+    let link28_acceleration_v_z = qd[29] * link28_subspace_rate_v_z
+        + link27_acceleration_v_z + qdd[29] * cache.link28_subspace_v_z;
+    let link27_subspace_rate_v_x = link26_velocity_v_z
+        + link26_velocity_w_y * cache.link27_subspace_v_z;
+    let link25_subspace_rate_v_x = link24_velocity_w_y * cache.link25_subspace_v_z
+        + link24_velocity_v_z;
+    let link25_acceleration_v_x = qdd[26] * cache.link25_position_z
+        + link25_subspace_rate_v_x * qd[26] + link24_acceleration_v_x;
+    let link26_subspace_rate_v_x = link25_velocity_v_z
+        + cache.link26_subspace_v_z * link25_velocity_w_y;
+    let link26_acceleration_v_x = link25_acceleration_v_x
+        + qdd[27] * cache.link26_position_z + link26_subspace_rate_v_x * qd[27];
+    let link27_acceleration_v_x = qdd[28] * cache.link27_position_z
+        + qd[28] * link27_subspace_rate_v_x + link26_acceleration_v_x;
+    let link28_subspace_rate_v_x = link27_velocity_w_y * cache.link28_subspace_v_z
+        + link27_velocity_v_z;
+    let link28_acceleration_v_x = link27_acceleration_v_x
+        + qdd[29] * cache.link28_position_z + qd[29] * link28_subspace_rate_v_x;
+    let link28_velocity_v_z = link27_velocity_v_z + qd[29] * cache.link28_subspace_v_z;
+    let link29_subspace_rate_v_x = link28_velocity_v_z
+        + link28_velocity_w_y * cache.link29_subspace_v_z;
+    let link29_acceleration_v_x = link28_acceleration_v_x
+        + cache.link29_position_z * qdd[30] + qd[30] * link29_subspace_rate_v_x;
+    let link29_inertia_i_11_along_dq = (2.0 * link29_com_z_along_dq * cache.link29_com_z
+        + 2.0 * cache.link29_com_x * link29_com_x_along_dq) * p.link_mass;
+    let link29_velocity_v_x = qd[30] * cache.link29_position_z + link28_velocity_v_x;
+    let link29_velocity_v_z = qd[30] * cache.link29_subspace_v_z + link28_velocity_v_z;
+    let link30_velocity_v_z = link29_velocity_v_z + qd[31] * cache.link30_subspace_v_z;
+    let link30_velocity_v_x = cache.link30_position_z * qd[31] + link29_velocity_v_x;
+    let link30_momentum_f_x = link30_velocity_w_y * cache.link30_inertia_h_z
+        + link30_velocity_v_x * p.link_mass;
+    let link31_velocity_v_z = link30_velocity_v_z + cache.link31_subspace_v_z * qd[32];
+    let link31_subspace_rate_v_x = link30_velocity_v_z
+        + link30_velocity_w_y * cache.link31_subspace_v_z;
+    let link30_subspace_rate_v_x = link29_velocity_v_z
+        + cache.link30_subspace_v_z * link29_velocity_w_y;
+    let link30_acceleration_v_x = link29_acceleration_v_x
+        + qd[31] * link30_subspace_rate_v_x + cache.link30_position_z * qdd[31];
+    let link31_acceleration_v_x = link31_subspace_rate_v_x * qd[32]
+        + qdd[32] * cache.link31_position_z + link30_acceleration_v_x;
+    let link30_subspace_rate_v_z = -cache.link30_position_z * link29_velocity_w_y
+        - link29_velocity_v_x;
+    let link29_subspace_rate_v_z = -link28_velocity_v_x
+        - cache.link29_position_z * link28_velocity_w_y;
+    let link29_acceleration_v_z = link28_acceleration_v_z
+        + qdd[30] * cache.link29_subspace_v_z + qd[30] * link29_subspace_rate_v_z;
+    let link30_acceleration_v_z = qd[31] * link30_subspace_rate_v_z
+        + link29_acceleration_v_z + qdd[31] * cache.link30_subspace_v_z;
+    let link31_subspace_rate_v_z = -link30_velocity_w_y * cache.link31_position_z
+        - link30_velocity_v_x;
+    let link31_acceleration_v_z = link30_acceleration_v_z
+        + link31_subspace_rate_v_z * qd[32] + cache.link31_subspace_v_z * qdd[32];
+    let link31_velocity_v_x = link30_velocity_v_x + cache.link31_position_z * qd[32];
+    let link32_subspace_rate_v_z = -link31_velocity_v_x
+        - cache.link32_position_z * link31_velocity_w_y;
+    let link32_acceleration_v_z = link31_acceleration_v_z
+        + qd[33] * link32_subspace_rate_v_z + cache.link32_subspace_v_z * qdd[33];
+    let link32_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link32_com_z * link32_com_z_along_dq
+            + 2.0 * link32_com_x_along_dq * cache.link32_com_x);
+    let link32_subspace_rate_v_x = link31_velocity_v_z
+        + cache.link32_subspace_v_z * link31_velocity_w_y;
+    let link32_acceleration_v_x = link31_acceleration_v_x
+        + qd[33] * link32_subspace_rate_v_x + cache.link32_position_z * qdd[33];
+    let link32_velocity_v_z = link31_velocity_v_z + qd[33] * cache.link32_subspace_v_z;
+    let link33_subspace_rate_v_x = link32_velocity_v_z
+        + cache.link33_subspace_v_z * link32_velocity_w_y;
+    let link33_acceleration_v_x = cache.link33_position_z * qdd[34]
+        + link32_acceleration_v_x + qd[34] * link33_subspace_rate_v_x;
+    let link32_velocity_v_x = link31_velocity_v_x + qd[33] * cache.link32_position_z;
+    let link33_velocity_v_x = qd[34] * cache.link33_position_z + link32_velocity_v_x;
+    let link34_velocity_v_x = link33_velocity_v_x + cache.link34_position_z * qd[35];
+    let link33_velocity_v_z = link32_velocity_v_z + cache.link33_subspace_v_z * qd[34];
+    let link34_velocity_v_z = link33_velocity_v_z + cache.link34_subspace_v_z * qd[35];
+    let link34_momentum_f_z = link34_velocity_v_z * p.link_mass
+        - cache.link34_inertia_h_x * link34_velocity_w_y;
+    let link34_subspace_rate_v_x = link33_velocity_v_z
+        + cache.link34_subspace_v_z * link33_velocity_w_y;
+    let link34_acceleration_v_x = cache.link34_position_z * qdd[35]
+        + link34_subspace_rate_v_x * qd[35] + link33_acceleration_v_x;
+    let link34_momentum_f_x = p.link_mass * link34_velocity_v_x
+        + link34_velocity_w_y * cache.link34_inertia_h_z;
+    let link35_velocity_v_z = link34_velocity_v_z + cache.link35_subspace_v_z * qd[36];
+    let link35_momentum_f_z = link35_velocity_v_z * p.link_mass
+        - cache.link35_inertia_h_x * link35_velocity_w_y;
+    let link35_subspace_rate_v_z = -cache.link35_position_z * link34_velocity_w_y
+        - link34_velocity_v_x;
+    let link34_subspace_rate_v_z = -cache.link34_position_z * link33_velocity_w_y
+        - link33_velocity_v_x;
+    let link33_subspace_rate_v_z = -cache.link33_position_z * link32_velocity_w_y
+        - link32_velocity_v_x;
+    let link33_acceleration_v_z = cache.link33_subspace_v_z * qdd[34]
+        + link32_acceleration_v_z + link33_subspace_rate_v_z * qd[34];
+    let link34_acceleration_v_z = cache.link34_subspace_v_z * qdd[35]
+        + link34_subspace_rate_v_z * qd[35] + link33_acceleration_v_z;
+    let link35_acceleration_v_z = link35_subspace_rate_v_z * qd[36]
+        + qdd[36] * cache.link35_subspace_v_z + link34_acceleration_v_z;
+    let link35_subspace_rate_v_x = cache.link35_subspace_v_z * link34_velocity_w_y
+        + link34_velocity_v_z;
+    let link35_acceleration_v_x = link34_acceleration_v_x
+        + qd[36] * link35_subspace_rate_v_x + qdd[36] * cache.link35_position_z;
+    let link36_velocity_v_z = link35_velocity_v_z + qd[37] * cache.link36_subspace_v_z;
+    let link37_velocity_v_z = qd[38] * cache.link37_subspace_v_z + link36_velocity_v_z;
+    let link37_momentum_f_z = p.link_mass * link37_velocity_v_z
+        - link37_velocity_w_y * cache.link37_inertia_h_x;
+    let link37_subspace_rate_v_x = cache.link37_subspace_v_z * link36_velocity_w_y
+        + link36_velocity_v_z;
+    let link36_subspace_rate_v_x = link35_velocity_w_y * cache.link36_subspace_v_z
+        + link35_velocity_v_z;
+    let link36_acceleration_v_x = link36_subspace_rate_v_x * qd[37]
+        + qdd[37] * cache.link36_position_z + link35_acceleration_v_x;
+    let link37_acceleration_v_x = qd[38] * link37_subspace_rate_v_x
+        + qdd[38] * cache.link37_position_z + link36_acceleration_v_x;
+    let link35_velocity_v_x = cache.link35_position_z * qd[36] + link34_velocity_v_x;
+    let link36_velocity_v_x = link35_velocity_v_x + cache.link36_position_z * qd[37];
+    let link37_subspace_rate_v_z = -link36_velocity_v_x
+        - link36_velocity_w_y * cache.link37_position_z;
+    let link36_subspace_rate_v_z = -cache.link36_position_z * link35_velocity_w_y
+        - link35_velocity_v_x;
+    let link36_acceleration_v_z = link35_acceleration_v_z
+        + qdd[37] * cache.link36_subspace_v_z + link36_subspace_rate_v_z * qd[37];
+    let link37_acceleration_v_z = link37_subspace_rate_v_z * qd[38]
+        + cache.link37_subspace_v_z * qdd[38] + link36_acceleration_v_z;
+    let link38_velocity_v_z = cache.link38_subspace_v_z * qd[39] + link37_velocity_v_z;
+    let link37_velocity_v_x = qd[38] * cache.link37_position_z + link36_velocity_v_x;
+    let link38_velocity_v_x = link37_velocity_v_x + qd[39] * cache.link38_position_z;
+    let link38_momentum_f_x = link38_velocity_w_y * cache.link38_inertia_h_z
+        + link38_velocity_v_x * p.link_mass;
+    let link38_inertia_i_11_along_dq = (2.0 * link38_com_x_along_dq * cache.link38_com_x
+        + 2.0 * link38_com_z_along_dq * cache.link38_com_z) * p.link_mass;
+    let link39_velocity_v_z = cache.link39_subspace_v_z * qd[40] + link38_velocity_v_z;
+    let link38_subspace_rate_v_x = cache.link38_subspace_v_z * link37_velocity_w_y
+        + link37_velocity_v_z;
+    let link38_acceleration_v_x = qd[39] * link38_subspace_rate_v_x
+        + qdd[39] * cache.link38_position_z + link37_acceleration_v_x;
+    let link39_subspace_rate_v_x = link38_velocity_w_y * cache.link39_subspace_v_z
+        + link38_velocity_v_z;
+    let link39_acceleration_v_x = cache.link39_position_z * qdd[40]
+        + link38_acceleration_v_x + link39_subspace_rate_v_x * qd[40];
+    let link39_momentum_f_z = link39_velocity_v_z * p.link_mass
+        - link39_velocity_w_y * cache.link39_inertia_h_x;
+    let link39_subspace_rate_v_z = -link38_velocity_w_y * cache.link39_position_z
+        - link38_velocity_v_x;
+    let link38_subspace_rate_v_z = -link37_velocity_w_y * cache.link38_position_z
+        - link37_velocity_v_x;
+    let link38_acceleration_v_z = link38_subspace_rate_v_z * qd[39]
+        + link37_acceleration_v_z + cache.link38_subspace_v_z * qdd[39];
+    let link39_acceleration_v_z = link39_subspace_rate_v_z * qd[40]
+        + link38_acceleration_v_z + cache.link39_subspace_v_z * qdd[40];
+    let link39_inertia_i_11_along_dq = (2.0 * link39_com_z_along_dq * cache.link39_com_z
+        + 2.0 * cache.link39_com_x * link39_com_x_along_dq) * p.link_mass;
+    let link40_inertia_i_11_along_dq = (2.0 * link40_com_x_along_dq * cache.link40_com_x
+        + 2.0 * cache.link40_com_z * link40_com_z_along_dq) * p.link_mass;
+    let link40_velocity_v_z = link39_velocity_v_z + qd[41] * cache.link40_subspace_v_z;
+    let link40_momentum_f_z = p.link_mass * link40_velocity_v_z
+        - cache.link40_inertia_h_x * link40_velocity_w_y;
+    let link40_subspace_rate_v_x = link39_velocity_v_z
+        + link39_velocity_w_y * cache.link40_subspace_v_z;
+    let link40_acceleration_v_x = link40_subspace_rate_v_x * qd[41]
+        + qdd[41] * cache.link40_position_z + link39_acceleration_v_x;
+    let link39_velocity_v_x = link38_velocity_v_x + cache.link39_position_z * qd[40];
+    let link40_subspace_rate_v_z = -link39_velocity_v_x
+        - link39_velocity_w_y * cache.link40_position_z;
+    let link40_acceleration_v_z = link39_acceleration_v_z
+        + qd[41] * link40_subspace_rate_v_z + qdd[41] * cache.link40_subspace_v_z;
+    let link40_velocity_v_x = qd[41] * cache.link40_position_z + link39_velocity_v_x;
+    let link40_momentum_f_x = link40_velocity_w_y * cache.link40_inertia_h_z
+        + p.link_mass * link40_velocity_v_x;
+    let link41_subspace_rate_v_x = link40_velocity_v_z
+        + cache.link41_subspace_v_z * link40_velocity_w_y;
+    let link41_acceleration_v_x = link40_acceleration_v_x
+        + cache.link41_position_z * qdd[42] + link41_subspace_rate_v_x * qd[42];
+    let link41_velocity_v_z = cache.link41_subspace_v_z * qd[42] + link40_velocity_v_z;
+    let link41_momentum_f_z = link41_velocity_v_z * p.link_mass
+        - cache.link41_inertia_h_x * link41_velocity_w_y;
+    let link41_subspace_rate_v_z = -link40_velocity_v_x
+        - cache.link41_position_z * link40_velocity_w_y;
+    let link41_acceleration_v_z = qd[42] * link41_subspace_rate_v_z
+        + link40_acceleration_v_z + cache.link41_subspace_v_z * qdd[42];
+    let link41_velocity_v_x = link40_velocity_v_x + qd[42] * cache.link41_position_z;
+    let link41_momentum_f_x = p.link_mass * link41_velocity_v_x
+        + link41_velocity_w_y * cache.link41_inertia_h_z;
+    let link41_inertia_i_11_along_dq = (2.0 * cache.link41_com_z * link41_com_z_along_dq
+        + 2.0 * cache.link41_com_x * link41_com_x_along_dq) * p.link_mass;
+    let link42_inertia_i_11_along_dq = (2.0 * cache.link42_com_z * link42_com_z_along_dq
+        + 2.0 * cache.link42_com_x * link42_com_x_along_dq) * p.link_mass;
+    let link42_velocity_v_z = cache.link42_subspace_v_z * qd[43] + link41_velocity_v_z;
+    let link42_momentum_f_z = p.link_mass * link42_velocity_v_z
+        - cache.link42_inertia_h_x * link42_velocity_w_y;
+    let link42_velocity_v_x = cache.link42_position_z * qd[43] + link41_velocity_v_x;
+    let link42_subspace_rate_v_x = link41_velocity_v_z
+        + cache.link42_subspace_v_z * link41_velocity_w_y;
+    let link42_acceleration_v_x = link41_acceleration_v_x
+        + cache.link42_position_z * qdd[43] + link42_subspace_rate_v_x * qd[43];
+    let link43_subspace_rate_v_x = cache.link43_subspace_v_z * link42_velocity_w_y
+        + link42_velocity_v_z;
+    let link43_acceleration_v_x = qdd[44] * cache.link43_position_z
+        + qd[44] * link43_subspace_rate_v_x + link42_acceleration_v_x;
+    let link43_velocity_v_z = qd[44] * cache.link43_subspace_v_z + link42_velocity_v_z;
+    let link44_subspace_rate_v_x = cache.link44_subspace_v_z * link43_velocity_w_y
+        + link43_velocity_v_z;
+    let link44_acceleration_v_x = link43_acceleration_v_x
+        + qdd[45] * cache.link44_position_z + qd[45] * link44_subspace_rate_v_x;
+    let link44_velocity_v_z = link43_velocity_v_z + cache.link44_subspace_v_z * qd[45];
+    let link45_subspace_rate_v_x = link44_velocity_v_z
+        + cache.link45_subspace_v_z * link44_velocity_w_y;
+    let link45_acceleration_v_x = link44_acceleration_v_x
+        + cache.link45_position_z * qdd[46] + qd[46] * link45_subspace_rate_v_x;
+    let link43_velocity_v_x = cache.link43_position_z * qd[44] + link42_velocity_v_x;
+    let link44_velocity_v_x = link43_velocity_v_x + qd[45] * cache.link44_position_z;
+    let link45_velocity_v_x = link44_velocity_v_x + qd[46] * cache.link45_position_z;
+    let link45_momentum_f_x = link45_velocity_w_y * cache.link45_inertia_h_z
+        + p.link_mass * link45_velocity_v_x;
+    let link45_velocity_v_z = qd[46] * cache.link45_subspace_v_z + link44_velocity_v_z;
+    let link43_subspace_rate_v_z = -cache.link43_position_z * link42_velocity_w_y
+        - link42_velocity_v_x;
+    let link42_subspace_rate_v_z = -link41_velocity_v_x
+        - cache.link42_position_z * link41_velocity_w_y;
+    let link42_acceleration_v_z = link41_acceleration_v_z
+        + link42_subspace_rate_v_z * qd[43] + cache.link42_subspace_v_z * qdd[43];
+    let link43_acceleration_v_z = qd[44] * link43_subspace_rate_v_z
+        + link42_acceleration_v_z + qdd[44] * cache.link43_subspace_v_z;
+    let link44_subspace_rate_v_z = -link43_velocity_w_y * cache.link44_position_z
+        - link43_velocity_v_x;
+    let link44_acceleration_v_z = link43_acceleration_v_z
+        + qdd[45] * cache.link44_subspace_v_z + qd[45] * link44_subspace_rate_v_z;
+    let link45_subspace_rate_v_z = -link44_velocity_v_x
+        - cache.link45_position_z * link44_velocity_w_y;
+    let link45_acceleration_v_z = link44_acceleration_v_z
+        + cache.link45_subspace_v_z * qdd[46] + qd[46] * link45_subspace_rate_v_z;
+    let link45_momentum_f_z = p.link_mass * link45_velocity_v_z
+        - link45_velocity_w_y * cache.link45_inertia_h_x;
+    let link46_velocity_v_x = qd[47] * cache.link46_position_z + link45_velocity_v_x;
+    let link46_momentum_f_x = link46_velocity_w_y * cache.link46_inertia_h_z
+        + link46_velocity_v_x * p.link_mass;
+    let link46_velocity_v_z = cache.link46_subspace_v_z * qd[47] + link45_velocity_v_z;
+    let link47_velocity_v_z = link46_velocity_v_z + cache.link47_subspace_v_z * qd[48];
+    let link47_velocity_v_x = link46_velocity_v_x + cache.link47_position_z * qd[48];
+    let link48_velocity_v_x = link47_velocity_v_x + qd[49] * cache.link48_position_z;
+    let link48_momentum_f_x = cache.link48_inertia_h_z * link48_velocity_w_y
+        + link48_velocity_v_x * p.link_mass;
+    let link48_velocity_v_z = qd[49] * cache.link48_subspace_v_z + link47_velocity_v_z;
+    let link49_velocity_v_x = link48_velocity_v_x + qd[50] * cache.link49_position_z;
+    let link47_subspace_rate_v_x = link46_velocity_v_z
+        + link46_velocity_w_y * cache.link47_subspace_v_z;
+    let link46_subspace_rate_v_x = cache.link46_subspace_v_z * link45_velocity_w_y
+        + link45_velocity_v_z;
+    let link46_acceleration_v_x = link45_acceleration_v_x
+        + link46_subspace_rate_v_x * qd[47] + qdd[47] * cache.link46_position_z;
+    let link47_acceleration_v_x = link47_subspace_rate_v_x * qd[48]
+        + link46_acceleration_v_x + cache.link47_position_z * qdd[48];
+    let link48_subspace_rate_v_x = link47_velocity_w_y * cache.link48_subspace_v_z
+        + link47_velocity_v_z;
+    let link48_acceleration_v_x = cache.link48_position_z * qdd[49]
+        + link47_acceleration_v_x + qd[49] * link48_subspace_rate_v_x;
+    let link49_subspace_rate_v_x = link48_velocity_v_z
+        + link48_velocity_w_y * cache.link49_subspace_v_z;
+    let link49_acceleration_v_x = link48_acceleration_v_x
+        + cache.link49_position_z * qdd[50] + qd[50] * link49_subspace_rate_v_x;
+    let link49_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link49_com_z * link49_com_z_along_dq
+            + 2.0 * cache.link49_com_x * link49_com_x_along_dq);
+    let link49_velocity_v_z = cache.link49_subspace_v_z * qd[50] + link48_velocity_v_z;
+    let link49_momentum_f_z = p.link_mass * link49_velocity_v_z
+        - cache.link49_inertia_h_x * link49_velocity_w_y;
+    let link48_subspace_rate_v_z = -link47_velocity_w_y * cache.link48_position_z
+        - link47_velocity_v_x;
+    let link47_subspace_rate_v_z = -link46_velocity_w_y * cache.link47_position_z
+        - link46_velocity_v_x;
+    let link46_subspace_rate_v_z = -link45_velocity_v_x
+        - link45_velocity_w_y * cache.link46_position_z;
+    let link46_acceleration_v_z = qd[47] * link46_subspace_rate_v_z
+        + cache.link46_subspace_v_z * qdd[47] + link45_acceleration_v_z;
+    let link47_acceleration_v_z = cache.link47_subspace_v_z * qdd[48]
+        + link47_subspace_rate_v_z * qd[48] + link46_acceleration_v_z;
+    let link48_acceleration_v_z = qd[49] * link48_subspace_rate_v_z
+        + cache.link48_subspace_v_z * qdd[49] + link47_acceleration_v_z;
+    let link49_subspace_rate_v_z = -link48_velocity_v_x
+        - link48_velocity_w_y * cache.link49_position_z;
+    let link49_acceleration_v_z = link48_acceleration_v_z
+        + qd[50] * link49_subspace_rate_v_z + cache.link49_subspace_v_z * qdd[50];
+    let link50_velocity_v_z = cache.link50_subspace_v_z * qd[51] + link49_velocity_v_z;
+    let link50_momentum_f_z = link50_velocity_v_z * p.link_mass
+        - link50_velocity_w_y * cache.link50_inertia_h_x;
+    let link50_velocity_v_x = link49_velocity_v_x + qd[51] * cache.link50_position_z;
+    let link50_momentum_f_x = cache.link50_inertia_h_z * link50_velocity_w_y
+        + p.link_mass * link50_velocity_v_x;
+    let link51_velocity_v_x = cache.link51_position_z * qd[52] + link50_velocity_v_x;
+    let link51_velocity_v_z = link50_velocity_v_z + qd[52] * cache.link51_subspace_v_z;
+    let link50_subspace_rate_v_z = -link49_velocity_w_y * cache.link50_position_z
+        - link49_velocity_v_x;
+    let link50_acceleration_v_z = link50_subspace_rate_v_z * qd[51]
+        + link49_acceleration_v_z + cache.link50_subspace_v_z * qdd[51];
+    let link51_subspace_rate_v_z = -link50_velocity_v_x
+        - cache.link51_position_z * link50_velocity_w_y;
+    let link51_acceleration_v_z = link50_acceleration_v_z
+        + qd[52] * link51_subspace_rate_v_z + qdd[52] * cache.link51_subspace_v_z;
+    let link52_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link52_com_x * link52_com_x_along_dq
+            + 2.0 * link52_com_z_along_dq * cache.link52_com_z);
+    let link52_velocity_v_z = link51_velocity_v_z + qd[53] * cache.link52_subspace_v_z;
+    let link53_velocity_v_z = link52_velocity_v_z + qd[54] * cache.link53_subspace_v_z;
+    let link53_momentum_f_z = p.link_mass * link53_velocity_v_z
+        - cache.link53_inertia_h_x * link53_velocity_w_y;
+    let link54_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link54_com_z * link54_com_z_along_dq
+            + 2.0 * link54_com_x_along_dq * cache.link54_com_x);
+    let link52_velocity_v_x = link51_velocity_v_x + cache.link52_position_z * qd[53];
+    let link53_velocity_v_x = cache.link53_position_z * qd[54] + link52_velocity_v_x;
+    let link54_velocity_v_x = link53_velocity_v_x + qd[55] * cache.link54_position_z;
+    let link54_momentum_f_x = link54_velocity_v_x * p.link_mass
+        + link54_velocity_w_y * cache.link54_inertia_h_z;
+    let link53_subspace_rate_v_x = link52_velocity_v_z
+        + link52_velocity_w_y * cache.link53_subspace_v_z;
+    let link52_subspace_rate_v_x = link51_velocity_v_z
+        + link51_velocity_w_y * cache.link52_subspace_v_z;
+    let link50_subspace_rate_v_x = cache.link50_subspace_v_z * link49_velocity_w_y
+        + link49_velocity_v_z;
+    let link50_acceleration_v_x = link49_acceleration_v_x
+        + qdd[51] * cache.link50_position_z + link50_subspace_rate_v_x * qd[51];
+    let link51_subspace_rate_v_x = link50_velocity_v_z
+        + cache.link51_subspace_v_z * link50_velocity_w_y;
+    let link51_acceleration_v_x = link50_acceleration_v_x
+        + qdd[52] * cache.link51_position_z + link51_subspace_rate_v_x * qd[52];
+    let link52_acceleration_v_x = qd[53] * link52_subspace_rate_v_x
+        + cache.link52_position_z * qdd[53] + link51_acceleration_v_x;
+    let link53_acceleration_v_x = cache.link53_position_z * qdd[54]
+        + link53_subspace_rate_v_x * qd[54] + link52_acceleration_v_x;
+    let link54_subspace_rate_v_x = cache.link54_subspace_v_z * link53_velocity_w_y
+        + link53_velocity_v_z;
+    let link54_acceleration_v_x = qdd[55] * cache.link54_position_z
+        + link53_acceleration_v_x + link54_subspace_rate_v_x * qd[55];
+    let link54_velocity_v_z = link53_velocity_v_z + cache.link54_subspace_v_z * qd[55];
+    let link54_subspace_rate_v_z = -cache.link54_position_z * link53_velocity_w_y
+        - link53_velocity_v_x;
+    let link53_subspace_rate_v_z = -link52_velocity_v_x
+        - cache.link53_position_z * link52_velocity_w_y;
+    let link52_subspace_rate_v_z = -link51_velocity_v_x
+        - cache.link52_position_z * link51_velocity_w_y;
+    let link52_acceleration_v_z = link51_acceleration_v_z
+        + qd[53] * link52_subspace_rate_v_z + qdd[53] * cache.link52_subspace_v_z;
+    let link53_acceleration_v_z = qd[54] * link53_subspace_rate_v_z
+        + qdd[54] * cache.link53_subspace_v_z + link52_acceleration_v_z;
+    let link54_acceleration_v_z = link54_subspace_rate_v_z * qd[55]
+        + cache.link54_subspace_v_z * qdd[55] + link53_acceleration_v_z;
+    let link55_velocity_v_x = link54_velocity_v_x + cache.link55_position_z * qd[56];
+    let link55_momentum_f_x = link55_velocity_v_x * p.link_mass
+        + link55_velocity_w_y * cache.link55_inertia_h_z;
+    let link55_subspace_rate_v_x = link54_velocity_v_z
+        + link54_velocity_w_y * cache.link55_subspace_v_z;
+    let link55_acceleration_v_x = cache.link55_position_z * qdd[56]
+        + link54_acceleration_v_x + link55_subspace_rate_v_x * qd[56];
+    let link55_velocity_v_z = link54_velocity_v_z + cache.link55_subspace_v_z * qd[56];
+    let link55_momentum_f_z = link55_velocity_v_z * p.link_mass
+        - link55_velocity_w_y * cache.link55_inertia_h_x;
+    let link56_velocity_v_z = link55_velocity_v_z + cache.link56_subspace_v_z * qd[57];
+    let link56_subspace_rate_v_x = link55_velocity_v_z
+        + link55_velocity_w_y * cache.link56_subspace_v_z;
+    let link56_acceleration_v_x = link55_acceleration_v_x
+        + link56_subspace_rate_v_x * qd[57] + cache.link56_position_z * qdd[57];
+    let link55_subspace_rate_v_z = -link54_velocity_v_x
+        - link54_velocity_w_y * cache.link55_position_z;
+    let link55_acceleration_v_z = cache.link55_subspace_v_z * qdd[56]
+        + link55_subspace_rate_v_z * qd[56] + link54_acceleration_v_z;
+    let link56_subspace_rate_v_z = -link55_velocity_v_x
+        - link55_velocity_w_y * cache.link56_position_z;
+    let link56_acceleration_v_z = qdd[57] * cache.link56_subspace_v_z
+        + link55_acceleration_v_z + link56_subspace_rate_v_z * qd[57];
+    let link56_velocity_v_x = link55_velocity_v_x + cache.link56_position_z * qd[57];
+    let link56_momentum_f_x = cache.link56_inertia_h_z * link56_velocity_w_y
+        + link56_velocity_v_x * p.link_mass;
+    let link56_momentum_f_z = link56_velocity_v_z * p.link_mass
+        - cache.link56_inertia_h_x * link56_velocity_w_y;
+    let link57_velocity_v_x = link56_velocity_v_x + cache.link57_position_z * qd[58];
+    let link57_velocity_v_z = link56_velocity_v_z + cache.link57_subspace_v_z * qd[58];
+    let link57_subspace_rate_v_z = -cache.link57_position_z * link56_velocity_w_y
+        - link56_velocity_v_x;
+    let link57_acceleration_v_z = link56_acceleration_v_z
+        + cache.link57_subspace_v_z * qdd[58] + link57_subspace_rate_v_z * qd[58];
+    let link57_momentum_f_x = link57_velocity_w_y * cache.link57_inertia_h_z
+        + link57_velocity_v_x * p.link_mass;
+    let link57_momentum_f_z = p.link_mass * link57_velocity_v_z
+        - link57_velocity_w_y * cache.link57_inertia_h_x;
+    let link57_subspace_rate_v_x = link56_velocity_v_z
+        + cache.link57_subspace_v_z * link56_velocity_w_y;
+    let link57_acceleration_v_x = cache.link57_position_z * qdd[58]
+        + link57_subspace_rate_v_x * qd[58] + link56_acceleration_v_x;
+    let link58_subspace_rate_v_x = link57_velocity_w_y * cache.link58_subspace_v_z
+        + link57_velocity_v_z;
+    let link58_acceleration_v_x = link57_acceleration_v_x
+        + qdd[59] * cache.link58_position_z + link58_subspace_rate_v_x * qd[59];
+    let link58_velocity_v_x = link57_velocity_v_x + qd[59] * cache.link58_position_z;
+    let link58_momentum_f_x = cache.link58_inertia_h_z * link58_velocity_w_y
+        + link58_velocity_v_x * p.link_mass;
+    let link58_velocity_v_z = cache.link58_subspace_v_z * qd[59] + link57_velocity_v_z;
+    let link58_momentum_f_z = p.link_mass * link58_velocity_v_z
+        - link58_velocity_w_y * cache.link58_inertia_h_x;
+    let link58_subspace_rate_v_z = -link57_velocity_w_y * cache.link58_position_z
+        - link57_velocity_v_x;
+    let link58_acceleration_v_z = link57_acceleration_v_z
+        + cache.link58_subspace_v_z * qdd[59] + link58_subspace_rate_v_z * qd[59];
+    let link59_subspace_rate_v_x = link58_velocity_w_y * cache.link59_subspace_v_z
+        + link58_velocity_v_z;
+    let link59_acceleration_v_x = qdd[60] * cache.link59_position_z
+        + link58_acceleration_v_x + link59_subspace_rate_v_x * qd[60];
+    let link59_subspace_rate_v_z = -link58_velocity_w_y * cache.link59_position_z
+        - link58_velocity_v_x;
+    let link59_acceleration_v_z = qdd[60] * cache.link59_subspace_v_z
+        + link58_acceleration_v_z + qd[60] * link59_subspace_rate_v_z;
+    let link59_inertia_i_11_along_dq = (2.0 * link59_com_z_along_dq * cache.link59_com_z
+        + 2.0 * cache.link59_com_x * link59_com_x_along_dq) * p.link_mass;
+    let link59_velocity_v_x = qd[60] * cache.link59_position_z + link58_velocity_v_x;
+    let link60_subspace_rate_v_z = -cache.link60_position_z * link59_velocity_w_y
+        - link59_velocity_v_x;
+    let link60_acceleration_v_z = link59_acceleration_v_z
+        + cache.link60_subspace_v_z * qdd[61] + link60_subspace_rate_v_z * qd[61];
+    let link60_inertia_i_11_along_dq = (2.0 * cache.link60_com_z * link60_com_z_along_dq
+        + 2.0 * link60_com_x_along_dq * cache.link60_com_x) * p.link_mass;
+    let link59_velocity_v_z = link58_velocity_v_z + qd[60] * cache.link59_subspace_v_z;
+    let link60_velocity_v_z = link59_velocity_v_z + cache.link60_subspace_v_z * qd[61];
+    let link60_momentum_f_z = link60_velocity_v_z * p.link_mass
+        - cache.link60_inertia_h_x * link60_velocity_w_y;
+    let link60_velocity_v_x = link59_velocity_v_x + qd[61] * cache.link60_position_z;
+    let link60_momentum_f_x = link60_velocity_w_y * cache.link60_inertia_h_z
+        + p.link_mass * link60_velocity_v_x;
+    let link60_articulated_bias_n_y_along_dq = link60_velocity_v_z
+        * link60_momentum_f_x_along_dq
+        + link60_momentum_f_x * link60_velocity_v_z_along_dq
+        - link60_velocity_v_x_along_dq * link60_momentum_f_z
+        - link60_velocity_v_x * link60_momentum_f_z_along_dq;
+    let link60_subspace_rate_v_x = cache.link60_subspace_v_z * link59_velocity_w_y
+        + link59_velocity_v_z;
+    let link60_acceleration_v_x = cache.link60_position_z * qdd[61]
+        + link59_acceleration_v_x + qd[61] * link60_subspace_rate_v_x;
+    let link60_composite_force_n_y_along_dq = link60_inertia_i_11_along_dq
+        * link60_acceleration_w_y
+        + link60_acceleration_v_x_along_dq * cache.link60_inertia_h_z
+        + link60_articulated_bias_n_y_along_dq
+        + link60_acceleration_v_x * link60_inertia_h_z_along_dq
+        - link60_inertia_h_x_along_dq * link60_acceleration_v_z
+        - cache.link60_inertia_h_x * link60_acceleration_v_z_along_dq;
+    let link59_momentum_f_z = link59_velocity_v_z * p.link_mass
+        - cache.link59_inertia_h_x * link59_velocity_w_y;
+    let link59_momentum_f_x = cache.link59_inertia_h_z * link59_velocity_w_y
+        + p.link_mass * link59_velocity_v_x;
+    let link59_composite_force_n_y_along_dq = link59_acceleration_v_x
+        * link59_inertia_h_z_along_dq
+        + link59_acceleration_w_y * link59_inertia_i_11_along_dq
+        + link59_acceleration_v_x_along_dq * cache.link59_inertia_h_z
+        + link60_composite_force_n_y_along_dq
+        + link59_velocity_v_z * link59_momentum_f_x_along_dq
+        + link59_momentum_f_x * link59_velocity_v_z_along_dq
+        - cache.link59_inertia_h_x * link59_acceleration_v_z_along_dq
+        - link59_acceleration_v_z * link59_inertia_h_x_along_dq
+        - link59_velocity_v_x_along_dq * link59_momentum_f_z
+        - link59_momentum_f_z_along_dq * link59_velocity_v_x;
+    let link58_inertia_i_11_along_dq = (2.0 * cache.link58_com_z * link58_com_z_along_dq
+        + 2.0 * link58_com_x_along_dq * cache.link58_com_x) * p.link_mass;
+    let link58_composite_force_n_y_along_dq = link58_inertia_h_z_along_dq
+        * link58_acceleration_v_x + link58_momentum_f_x * link58_velocity_v_z_along_dq
+        + link58_velocity_v_z * link58_momentum_f_x_along_dq
+        + cache.link58_inertia_h_z * link58_acceleration_v_x_along_dq
+        + link59_composite_force_n_y_along_dq
+        + link58_acceleration_w_y * link58_inertia_i_11_along_dq
+        - link58_velocity_v_x * link58_momentum_f_z_along_dq
+        - link58_momentum_f_z * link58_velocity_v_x_along_dq
+        - link58_inertia_h_x_along_dq * link58_acceleration_v_z
+        - link58_acceleration_v_z_along_dq * cache.link58_inertia_h_x;
+    let link57_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link57_com_z * link57_com_z_along_dq
+            + 2.0 * link57_com_x_along_dq * cache.link57_com_x);
+    let link57_composite_force_n_y_along_dq = link57_momentum_f_x_along_dq
+        * link57_velocity_v_z + link57_velocity_v_z_along_dq * link57_momentum_f_x
+        + link57_acceleration_v_x_along_dq * cache.link57_inertia_h_z
+        + link58_composite_force_n_y_along_dq
+        + link57_acceleration_w_y * link57_inertia_i_11_along_dq
+        + link57_acceleration_v_x * link57_inertia_h_z_along_dq
+        - link57_velocity_v_x * link57_momentum_f_z_along_dq
+        - link57_acceleration_v_z * link57_inertia_h_x_along_dq
+        - link57_momentum_f_z * link57_velocity_v_x_along_dq
+        - cache.link57_inertia_h_x * link57_acceleration_v_z_along_dq;
+    let link56_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link56_com_z * link56_com_z_along_dq
+            + 2.0 * link56_com_x_along_dq * cache.link56_com_x);
+    let link56_composite_force_n_y_along_dq = link56_velocity_v_z
+        * link56_momentum_f_x_along_dq
+        + link56_inertia_h_z_along_dq * link56_acceleration_v_x
+        + link56_acceleration_v_x_along_dq * cache.link56_inertia_h_z
+        + link56_velocity_v_z_along_dq * link56_momentum_f_x
+        + link57_composite_force_n_y_along_dq
+        + link56_acceleration_w_y * link56_inertia_i_11_along_dq
+        - cache.link56_inertia_h_x * link56_acceleration_v_z_along_dq
+        - link56_inertia_h_x_along_dq * link56_acceleration_v_z
+        - link56_momentum_f_z * link56_velocity_v_x_along_dq
+        - link56_velocity_v_x * link56_momentum_f_z_along_dq;
+    let link55_inertia_i_11_along_dq = (2.0 * link55_com_z_along_dq * cache.link55_com_z
+        + 2.0 * cache.link55_com_x * link55_com_x_along_dq) * p.link_mass;
+    let link55_composite_force_n_y_along_dq = link55_velocity_v_z_along_dq
+        * link55_momentum_f_x + link55_inertia_h_z_along_dq * link55_acceleration_v_x
+        + link55_acceleration_v_x_along_dq * cache.link55_inertia_h_z
+        + link56_composite_force_n_y_along_dq
+        + link55_acceleration_w_y * link55_inertia_i_11_along_dq
+        + link55_velocity_v_z * link55_momentum_f_x_along_dq
+        - link55_momentum_f_z * link55_velocity_v_x_along_dq
+        - link55_inertia_h_x_along_dq * link55_acceleration_v_z
+        - cache.link55_inertia_h_x * link55_acceleration_v_z_along_dq
+        - link55_velocity_v_x * link55_momentum_f_z_along_dq;
+    let link54_momentum_f_z = link54_velocity_v_z * p.link_mass
+        - link54_velocity_w_y * cache.link54_inertia_h_x;
+    let link54_composite_force_n_y_along_dq = link54_inertia_i_11_along_dq
+        * link54_acceleration_w_y + link54_velocity_v_z_along_dq * link54_momentum_f_x
+        + link54_inertia_h_z_along_dq * link54_acceleration_v_x
+        + link54_velocity_v_z * link54_momentum_f_x_along_dq
+        + link55_composite_force_n_y_along_dq
+        + link54_acceleration_v_x_along_dq * cache.link54_inertia_h_z
+        - cache.link54_inertia_h_x * link54_acceleration_v_z_along_dq
+        - link54_momentum_f_z_along_dq * link54_velocity_v_x
+        - link54_acceleration_v_z * link54_inertia_h_x_along_dq
+        - link54_velocity_v_x_along_dq * link54_momentum_f_z;
+    let link53_inertia_i_11_along_dq = (2.0 * link53_com_z_along_dq * cache.link53_com_z
+        + 2.0 * link53_com_x_along_dq * cache.link53_com_x) * p.link_mass;
+    let link53_momentum_f_x = link53_velocity_v_x * p.link_mass
+        + cache.link53_inertia_h_z * link53_velocity_w_y;
+    let link53_composite_force_n_y_along_dq = link53_momentum_f_x_along_dq
+        * link53_velocity_v_z + link54_composite_force_n_y_along_dq
+        + link53_acceleration_w_y * link53_inertia_i_11_along_dq
+        + link53_acceleration_v_x * link53_inertia_h_z_along_dq
+        + link53_acceleration_v_x_along_dq * cache.link53_inertia_h_z
+        + link53_momentum_f_x * link53_velocity_v_z_along_dq
+        - link53_velocity_v_x_along_dq * link53_momentum_f_z
+        - cache.link53_inertia_h_x * link53_acceleration_v_z_along_dq
+        - link53_inertia_h_x_along_dq * link53_acceleration_v_z
+        - link53_velocity_v_x * link53_momentum_f_z_along_dq;
+    let link52_momentum_f_x = link52_velocity_v_x * p.link_mass
+        + cache.link52_inertia_h_z * link52_velocity_w_y;
+    let link52_momentum_f_z = link52_velocity_v_z * p.link_mass
+        - cache.link52_inertia_h_x * link52_velocity_w_y;
+    let link52_composite_force_n_y_along_dq = link52_acceleration_w_y
+        * link52_inertia_i_11_along_dq + link53_composite_force_n_y_along_dq
+        + link52_inertia_h_z_along_dq * link52_acceleration_v_x
+        + link52_momentum_f_x * link52_velocity_v_z_along_dq
+        + cache.link52_inertia_h_z * link52_acceleration_v_x_along_dq
+        + link52_velocity_v_z * link52_momentum_f_x_along_dq
+        - link52_inertia_h_x_along_dq * link52_acceleration_v_z
+        - cache.link52_inertia_h_x * link52_acceleration_v_z_along_dq
+        - link52_velocity_v_x * link52_momentum_f_z_along_dq
+        - link52_momentum_f_z * link52_velocity_v_x_along_dq;
+    let link51_momentum_f_z = link51_velocity_v_z * p.link_mass
+        - cache.link51_inertia_h_x * link51_velocity_w_y;
+    let link51_inertia_i_11_along_dq = (2.0 * cache.link51_com_z * link51_com_z_along_dq
+        + 2.0 * link51_com_x_along_dq * cache.link51_com_x) * p.link_mass;
+    let link51_momentum_f_x = p.link_mass * link51_velocity_v_x
+        + cache.link51_inertia_h_z * link51_velocity_w_y;
+    let link51_composite_force_n_y_along_dq = cache.link51_inertia_h_z
+        * link51_acceleration_v_x_along_dq
+        + link51_velocity_v_z * link51_momentum_f_x_along_dq
+        + link52_composite_force_n_y_along_dq
+        + link51_inertia_h_z_along_dq * link51_acceleration_v_x
+        + link51_inertia_i_11_along_dq * link51_acceleration_w_y
+        + link51_velocity_v_z_along_dq * link51_momentum_f_x
+        - link51_momentum_f_z_along_dq * link51_velocity_v_x
+        - cache.link51_inertia_h_x * link51_acceleration_v_z_along_dq
+        - link51_acceleration_v_z * link51_inertia_h_x_along_dq
+        - link51_velocity_v_x_along_dq * link51_momentum_f_z;
+    let link50_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link50_com_z * link50_com_z_along_dq
+            + 2.0 * cache.link50_com_x * link50_com_x_along_dq);
+    let link50_composite_force_n_y_along_dq = link50_velocity_v_z
+        * link50_momentum_f_x_along_dq
+        + link50_velocity_v_z_along_dq * link50_momentum_f_x
+        + link51_composite_force_n_y_along_dq
+        + link50_acceleration_v_x * link50_inertia_h_z_along_dq
+        + link50_acceleration_w_y * link50_inertia_i_11_along_dq
+        + cache.link50_inertia_h_z * link50_acceleration_v_x_along_dq
+        - link50_velocity_v_x_along_dq * link50_momentum_f_z
+        - link50_acceleration_v_z_along_dq * cache.link50_inertia_h_x
+        - link50_acceleration_v_z * link50_inertia_h_x_along_dq
+        - link50_momentum_f_z_along_dq * link50_velocity_v_x;
+    let link49_momentum_f_x = link49_velocity_v_x * p.link_mass
+        + link49_velocity_w_y * cache.link49_inertia_h_z;
+    let link49_composite_force_n_y_along_dq = link49_inertia_h_z_along_dq
+        * link49_acceleration_v_x
+        + link49_inertia_i_11_along_dq * link49_acceleration_w_y
+        + link50_composite_force_n_y_along_dq
+        + link49_momentum_f_x * link49_velocity_v_z_along_dq
+        + link49_momentum_f_x_along_dq * link49_velocity_v_z
+        + link49_acceleration_v_x_along_dq * cache.link49_inertia_h_z
+        - cache.link49_inertia_h_x * link49_acceleration_v_z_along_dq
+        - link49_velocity_v_x * link49_momentum_f_z_along_dq
+        - link49_velocity_v_x_along_dq * link49_momentum_f_z
+        - link49_inertia_h_x_along_dq * link49_acceleration_v_z;
+    let link48_momentum_f_z = link48_velocity_v_z * p.link_mass
+        - link48_velocity_w_y * cache.link48_inertia_h_x;
+    let link48_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link48_com_z_along_dq * cache.link48_com_z
+            + 2.0 * cache.link48_com_x * link48_com_x_along_dq);
+    let link48_composite_force_n_y_along_dq = link48_momentum_f_x
+        * link48_velocity_v_z_along_dq
+        + link48_momentum_f_x_along_dq * link48_velocity_v_z
+        + link49_composite_force_n_y_along_dq
+        + link48_acceleration_v_x * link48_inertia_h_z_along_dq
+        + link48_acceleration_v_x_along_dq * cache.link48_inertia_h_z
+        + link48_acceleration_w_y * link48_inertia_i_11_along_dq
+        - link48_momentum_f_z_along_dq * link48_velocity_v_x
+        - link48_momentum_f_z * link48_velocity_v_x_along_dq
+        - link48_acceleration_v_z_along_dq * cache.link48_inertia_h_x
+        - link48_inertia_h_x_along_dq * link48_acceleration_v_z;
+    let link47_momentum_f_z = p.link_mass * link47_velocity_v_z
+        - link47_velocity_w_y * cache.link47_inertia_h_x;
+    let link47_momentum_f_x = link47_velocity_v_x * p.link_mass
+        + link47_velocity_w_y * cache.link47_inertia_h_z;
+    let link47_inertia_i_11_along_dq = (2.0 * cache.link47_com_x * link47_com_x_along_dq
+        + 2.0 * cache.link47_com_z * link47_com_z_along_dq) * p.link_mass;
+    let link47_composite_force_n_y_along_dq = link47_momentum_f_x_along_dq
+        * link47_velocity_v_z + link48_composite_force_n_y_along_dq
+        + link47_velocity_v_z_along_dq * link47_momentum_f_x
+        + link47_acceleration_v_x * link47_inertia_h_z_along_dq
+        + cache.link47_inertia_h_z * link47_acceleration_v_x_along_dq
+        + link47_acceleration_w_y * link47_inertia_i_11_along_dq
+        - cache.link47_inertia_h_x * link47_acceleration_v_z_along_dq
+        - link47_velocity_v_x_along_dq * link47_momentum_f_z
+        - link47_inertia_h_x_along_dq * link47_acceleration_v_z
+        - link47_momentum_f_z_along_dq * link47_velocity_v_x;
+    let link46_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link46_com_x_along_dq * cache.link46_com_x
+            + 2.0 * cache.link46_com_z * link46_com_z_along_dq);
+    let link46_momentum_f_z = link46_velocity_v_z * p.link_mass
+        - link46_velocity_w_y * cache.link46_inertia_h_x;
+    let link46_composite_force_n_y_along_dq = link46_velocity_v_z_along_dq
+        * link46_momentum_f_x + link47_composite_force_n_y_along_dq
+        + link46_acceleration_w_y * link46_inertia_i_11_along_dq
+        + link46_acceleration_v_x_along_dq * cache.link46_inertia_h_z
+        + link46_inertia_h_z_along_dq * link46_acceleration_v_x
+        + link46_velocity_v_z * link46_momentum_f_x_along_dq
+        - link46_acceleration_v_z_along_dq * cache.link46_inertia_h_x
+        - link46_inertia_h_x_along_dq * link46_acceleration_v_z
+        - link46_momentum_f_z_along_dq * link46_velocity_v_x
+        - link46_velocity_v_x_along_dq * link46_momentum_f_z;
+    let link45_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link45_com_z * link45_com_z_along_dq
+            + 2.0 * link45_com_x_along_dq * cache.link45_com_x);
+    let link45_composite_force_n_y_along_dq = link45_inertia_h_z_along_dq
+        * link45_acceleration_v_x + link45_momentum_f_x * link45_velocity_v_z_along_dq
+        + link45_velocity_v_z * link45_momentum_f_x_along_dq
+        + cache.link45_inertia_h_z * link45_acceleration_v_x_along_dq
+        + link46_composite_force_n_y_along_dq
+        + link45_acceleration_w_y * link45_inertia_i_11_along_dq
+        - link45_acceleration_v_z_along_dq * cache.link45_inertia_h_x
+        - link45_velocity_v_x * link45_momentum_f_z_along_dq
+        - link45_inertia_h_x_along_dq * link45_acceleration_v_z
+        - link45_momentum_f_z * link45_velocity_v_x_along_dq;
+    let link44_momentum_f_z = p.link_mass * link44_velocity_v_z
+        - cache.link44_inertia_h_x * link44_velocity_w_y;
+    let link44_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link44_com_z * link44_com_z_along_dq
+            + 2.0 * link44_com_x_along_dq * cache.link44_com_x);
+    let link44_momentum_f_x = link44_velocity_v_x * p.link_mass
+        + cache.link44_inertia_h_z * link44_velocity_w_y;
+    let link44_composite_force_n_y_along_dq = link45_composite_force_n_y_along_dq
+        + link44_velocity_v_z * link44_momentum_f_x_along_dq
+        + link44_acceleration_w_y * link44_inertia_i_11_along_dq
+        + link44_inertia_h_z_along_dq * link44_acceleration_v_x
+        + cache.link44_inertia_h_z * link44_acceleration_v_x_along_dq
+        + link44_momentum_f_x * link44_velocity_v_z_along_dq
+        - link44_velocity_v_x_along_dq * link44_momentum_f_z
+        - link44_acceleration_v_z * link44_inertia_h_x_along_dq
+        - link44_velocity_v_x * link44_momentum_f_z_along_dq
+        - cache.link44_inertia_h_x * link44_acceleration_v_z_along_dq;
+    let link43_momentum_f_x = cache.link43_inertia_h_z * link43_velocity_w_y
+        + link43_velocity_v_x * p.link_mass;
+    let link43_momentum_f_z = link43_velocity_v_z * p.link_mass
+        - cache.link43_inertia_h_x * link43_velocity_w_y;
+    let link43_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link43_com_z_along_dq * cache.link43_com_z
+            + 2.0 * cache.link43_com_x * link43_com_x_along_dq);
+    let link43_composite_force_n_y_along_dq = link44_composite_force_n_y_along_dq
+        + link43_velocity_v_z_along_dq * link43_momentum_f_x
+        + link43_acceleration_w_y * link43_inertia_i_11_along_dq
+        + link43_acceleration_v_x * link43_inertia_h_z_along_dq
+        + link43_momentum_f_x_along_dq * link43_velocity_v_z
+        + link43_acceleration_v_x_along_dq * cache.link43_inertia_h_z
+        - link43_velocity_v_x * link43_momentum_f_z_along_dq
+        - cache.link43_inertia_h_x * link43_acceleration_v_z_along_dq
+        - link43_velocity_v_x_along_dq * link43_momentum_f_z
+        - link43_inertia_h_x_along_dq * link43_acceleration_v_z;
+    let link42_momentum_f_x = link42_velocity_v_x * p.link_mass
+        + cache.link42_inertia_h_z * link42_velocity_w_y;
+    let link42_composite_force_n_y_along_dq = link42_acceleration_v_x_along_dq
+        * cache.link42_inertia_h_z
+        + link42_inertia_i_11_along_dq * link42_acceleration_w_y
+        + link42_inertia_h_z_along_dq * link42_acceleration_v_x
+        + link43_composite_force_n_y_along_dq
+        + link42_momentum_f_x_along_dq * link42_velocity_v_z
+        + link42_velocity_v_z_along_dq * link42_momentum_f_x
+        - link42_momentum_f_z * link42_velocity_v_x_along_dq
+        - link42_velocity_v_x * link42_momentum_f_z_along_dq
+        - link42_acceleration_v_z_along_dq * cache.link42_inertia_h_x
+        - link42_acceleration_v_z * link42_inertia_h_x_along_dq;
+    let link41_composite_force_n_y_along_dq = link41_acceleration_v_x
+        * link41_inertia_h_z_along_dq
+        + link41_momentum_f_x * link41_velocity_v_z_along_dq
+        + link41_momentum_f_x_along_dq * link41_velocity_v_z
+        + link41_inertia_i_11_along_dq * link41_acceleration_w_y
+        + link41_acceleration_v_x_along_dq * cache.link41_inertia_h_z
+        + link42_composite_force_n_y_along_dq
+        - link41_velocity_v_x_along_dq * link41_momentum_f_z
+        - cache.link41_inertia_h_x * link41_acceleration_v_z_along_dq
+        - link41_inertia_h_x_along_dq * link41_acceleration_v_z
+        - link41_velocity_v_x * link41_momentum_f_z_along_dq;
+    let link40_composite_force_n_y_along_dq = link40_acceleration_v_x_along_dq
+        * cache.link40_inertia_h_z
+        + link40_inertia_i_11_along_dq * link40_acceleration_w_y
+        + link40_velocity_v_z * link40_momentum_f_x_along_dq
+        + link40_acceleration_v_x * link40_inertia_h_z_along_dq
+        + link40_momentum_f_x * link40_velocity_v_z_along_dq
+        + link41_composite_force_n_y_along_dq
+        - link40_momentum_f_z * link40_velocity_v_x_along_dq
+        - cache.link40_inertia_h_x * link40_acceleration_v_z_along_dq
+        - link40_acceleration_v_z * link40_inertia_h_x_along_dq
+        - link40_velocity_v_x * link40_momentum_f_z_along_dq;
+    let link39_momentum_f_x = link39_velocity_v_x * p.link_mass
+        + cache.link39_inertia_h_z * link39_velocity_w_y;
+    let link39_composite_force_n_y_along_dq = link39_velocity_v_z
+        * link39_momentum_f_x_along_dq
+        + cache.link39_inertia_h_z * link39_acceleration_v_x_along_dq
+        + link39_inertia_h_z_along_dq * link39_acceleration_v_x
+        + link39_inertia_i_11_along_dq * link39_acceleration_w_y
+        + link40_composite_force_n_y_along_dq
+        + link39_momentum_f_x * link39_velocity_v_z_along_dq
+        - link39_momentum_f_z * link39_velocity_v_x_along_dq
+        - link39_acceleration_v_z * link39_inertia_h_x_along_dq
+        - link39_momentum_f_z_along_dq * link39_velocity_v_x
+        - link39_acceleration_v_z_along_dq * cache.link39_inertia_h_x;
+    let link38_momentum_f_z = p.link_mass * link38_velocity_v_z
+        - cache.link38_inertia_h_x * link38_velocity_w_y;
+    let link38_composite_force_n_y_along_dq = link38_momentum_f_x_along_dq
+        * link38_velocity_v_z + link38_momentum_f_x * link38_velocity_v_z_along_dq
+        + link38_acceleration_w_y * link38_inertia_i_11_along_dq
+        + link39_composite_force_n_y_along_dq
+        + link38_acceleration_v_x * link38_inertia_h_z_along_dq
+        + cache.link38_inertia_h_z * link38_acceleration_v_x_along_dq
+        - link38_velocity_v_x * link38_momentum_f_z_along_dq
+        - link38_acceleration_v_z_along_dq * cache.link38_inertia_h_x
+        - link38_acceleration_v_z * link38_inertia_h_x_along_dq
+        - link38_velocity_v_x_along_dq * link38_momentum_f_z;
+    let link37_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link37_com_x * link37_com_x_along_dq
+            + 2.0 * link37_com_z_along_dq * cache.link37_com_z);
+    let link37_momentum_f_x = link37_velocity_w_y * cache.link37_inertia_h_z
+        + p.link_mass * link37_velocity_v_x;
+    let link37_composite_force_n_y_along_dq = link37_inertia_h_z_along_dq
+        * link37_acceleration_v_x + link38_composite_force_n_y_along_dq
+        + link37_acceleration_v_x_along_dq * cache.link37_inertia_h_z
+        + link37_momentum_f_x_along_dq * link37_velocity_v_z
+        + link37_inertia_i_11_along_dq * link37_acceleration_w_y
+        + link37_velocity_v_z_along_dq * link37_momentum_f_x
+        - link37_velocity_v_x_along_dq * link37_momentum_f_z
+        - link37_acceleration_v_z * link37_inertia_h_x_along_dq
+        - link37_acceleration_v_z_along_dq * cache.link37_inertia_h_x
+        - link37_momentum_f_z_along_dq * link37_velocity_v_x;
+    let link36_momentum_f_z = p.link_mass * link36_velocity_v_z
+        - cache.link36_inertia_h_x * link36_velocity_w_y;
+    let link36_momentum_f_x = p.link_mass * link36_velocity_v_x
+        + cache.link36_inertia_h_z * link36_velocity_w_y;
+    let link36_inertia_i_11_along_dq = (2.0 * cache.link36_com_z * link36_com_z_along_dq
+        + 2.0 * link36_com_x_along_dq * cache.link36_com_x) * p.link_mass;
+    let link36_composite_force_n_y_along_dq = link37_composite_force_n_y_along_dq
+        + link36_acceleration_v_x_along_dq * cache.link36_inertia_h_z
+        + link36_velocity_v_z_along_dq * link36_momentum_f_x
+        + link36_inertia_h_z_along_dq * link36_acceleration_v_x
+        + link36_acceleration_w_y * link36_inertia_i_11_along_dq
+        + link36_velocity_v_z * link36_momentum_f_x_along_dq
+        - link36_inertia_h_x_along_dq * link36_acceleration_v_z
+        - link36_velocity_v_x_along_dq * link36_momentum_f_z
+        - cache.link36_inertia_h_x * link36_acceleration_v_z_along_dq
+        - link36_velocity_v_x * link36_momentum_f_z_along_dq;
+    let link35_momentum_f_x = link35_velocity_v_x * p.link_mass
+        + cache.link35_inertia_h_z * link35_velocity_w_y;
+    let link35_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link35_com_z_along_dq * cache.link35_com_z
+            + 2.0 * link35_com_x_along_dq * cache.link35_com_x);
+    let link35_composite_force_n_y_along_dq = link35_inertia_h_z_along_dq
+        * link35_acceleration_v_x + link36_composite_force_n_y_along_dq
+        + link35_velocity_v_z_along_dq * link35_momentum_f_x
+        + link35_velocity_v_z * link35_momentum_f_x_along_dq
+        + link35_acceleration_w_y * link35_inertia_i_11_along_dq
+        + cache.link35_inertia_h_z * link35_acceleration_v_x_along_dq
+        - link35_velocity_v_x_along_dq * link35_momentum_f_z
+        - link35_acceleration_v_z_along_dq * cache.link35_inertia_h_x
+        - link35_acceleration_v_z * link35_inertia_h_x_along_dq
+        - link35_momentum_f_z_along_dq * link35_velocity_v_x;
+    let link34_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link34_com_x_along_dq * cache.link34_com_x
+            + 2.0 * cache.link34_com_z * link34_com_z_along_dq);
+    let link34_composite_force_n_y_along_dq = link34_acceleration_v_x
+        * link34_inertia_h_z_along_dq
+        + link34_momentum_f_x * link34_velocity_v_z_along_dq
+        + link35_composite_force_n_y_along_dq
+        + cache.link34_inertia_h_z * link34_acceleration_v_x_along_dq
+        + link34_momentum_f_x_along_dq * link34_velocity_v_z
+        + link34_inertia_i_11_along_dq * link34_acceleration_w_y
+        - link34_momentum_f_z_along_dq * link34_velocity_v_x
+        - cache.link34_inertia_h_x * link34_acceleration_v_z_along_dq
+        - link34_momentum_f_z * link34_velocity_v_x_along_dq
+        - link34_inertia_h_x_along_dq * link34_acceleration_v_z;
+    let link33_momentum_f_z = link33_velocity_v_z * p.link_mass
+        - cache.link33_inertia_h_x * link33_velocity_w_y;
+    let link33_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link33_com_x * link33_com_x_along_dq
+            + 2.0 * link33_com_z_along_dq * cache.link33_com_z);
+    let link33_momentum_f_x = cache.link33_inertia_h_z * link33_velocity_w_y
+        + link33_velocity_v_x * p.link_mass;
+    let link33_composite_force_n_y_along_dq = link33_acceleration_v_x
+        * link33_inertia_h_z_along_dq + link34_composite_force_n_y_along_dq
+        + link33_momentum_f_x_along_dq * link33_velocity_v_z
+        + cache.link33_inertia_h_z * link33_acceleration_v_x_along_dq
+        + link33_acceleration_w_y * link33_inertia_i_11_along_dq
+        + link33_momentum_f_x * link33_velocity_v_z_along_dq
+        - cache.link33_inertia_h_x * link33_acceleration_v_z_along_dq
+        - link33_momentum_f_z_along_dq * link33_velocity_v_x
+        - link33_momentum_f_z * link33_velocity_v_x_along_dq
+        - link33_acceleration_v_z * link33_inertia_h_x_along_dq;
+    let link32_momentum_f_x = cache.link32_inertia_h_z * link32_velocity_w_y
+        + p.link_mass * link32_velocity_v_x;
+    let link32_momentum_f_z = link32_velocity_v_z * p.link_mass
+        - cache.link32_inertia_h_x * link32_velocity_w_y;
+    let link32_composite_force_n_y_along_dq = link32_acceleration_v_x_along_dq
+        * cache.link32_inertia_h_z
+        + link32_inertia_i_11_along_dq * link32_acceleration_w_y
+        + link32_acceleration_v_x * link32_inertia_h_z_along_dq
+        + link33_composite_force_n_y_along_dq
+        + link32_velocity_v_z_along_dq * link32_momentum_f_x
+        + link32_velocity_v_z * link32_momentum_f_x_along_dq
+        - link32_inertia_h_x_along_dq * link32_acceleration_v_z
+        - cache.link32_inertia_h_x * link32_acceleration_v_z_along_dq
+        - link32_velocity_v_x_along_dq * link32_momentum_f_z
+        - link32_momentum_f_z_along_dq * link32_velocity_v_x;
+    let link31_momentum_f_x = link31_velocity_v_x * p.link_mass
+        + link31_velocity_w_y * cache.link31_inertia_h_z;
+    let link31_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link31_com_z * link31_com_z_along_dq
+            + 2.0 * link31_com_x_along_dq * cache.link31_com_x);
+    let link31_momentum_f_z = link31_velocity_v_z * p.link_mass
+        - cache.link31_inertia_h_x * link31_velocity_w_y;
+    let link31_composite_force_n_y_along_dq = link31_velocity_v_z
+        * link31_momentum_f_x_along_dq
+        + link31_acceleration_v_x_along_dq * cache.link31_inertia_h_z
+        + link31_acceleration_v_x * link31_inertia_h_z_along_dq
+        + link32_composite_force_n_y_along_dq
+        + link31_momentum_f_x * link31_velocity_v_z_along_dq
+        + link31_acceleration_w_y * link31_inertia_i_11_along_dq
+        - link31_velocity_v_x * link31_momentum_f_z_along_dq
+        - link31_inertia_h_x_along_dq * link31_acceleration_v_z
+        - cache.link31_inertia_h_x * link31_acceleration_v_z_along_dq
+        - link31_momentum_f_z * link31_velocity_v_x_along_dq;
+    let link30_inertia_i_11_along_dq = (2.0 * link30_com_z_along_dq * cache.link30_com_z
+        + 2.0 * link30_com_x_along_dq * cache.link30_com_x) * p.link_mass;
+    let link30_momentum_f_z = link30_velocity_v_z * p.link_mass
+        - cache.link30_inertia_h_x * link30_velocity_w_y;
+    let link30_composite_force_n_y_along_dq = link30_momentum_f_x_along_dq
+        * link30_velocity_v_z + link30_momentum_f_x * link30_velocity_v_z_along_dq
+        + link31_composite_force_n_y_along_dq
+        + link30_inertia_i_11_along_dq * link30_acceleration_w_y
+        + link30_inertia_h_z_along_dq * link30_acceleration_v_x
+        + cache.link30_inertia_h_z * link30_acceleration_v_x_along_dq
+        - link30_acceleration_v_z_along_dq * cache.link30_inertia_h_x
+        - link30_momentum_f_z * link30_velocity_v_x_along_dq
+        - link30_acceleration_v_z * link30_inertia_h_x_along_dq
+        - link30_velocity_v_x * link30_momentum_f_z_along_dq;
+    let link29_momentum_f_x = cache.link29_inertia_h_z * link29_velocity_w_y
+        + p.link_mass * link29_velocity_v_x;
+    let link29_momentum_f_z = link29_velocity_v_z * p.link_mass
+        - cache.link29_inertia_h_x * link29_velocity_w_y;
+    let link29_composite_force_n_y_along_dq = link29_inertia_h_z_along_dq
+        * link29_acceleration_v_x
+        + link29_acceleration_v_x_along_dq * cache.link29_inertia_h_z
+        + link29_acceleration_w_y * link29_inertia_i_11_along_dq
+        + link30_composite_force_n_y_along_dq
+        + link29_momentum_f_x * link29_velocity_v_z_along_dq
+        + link29_velocity_v_z * link29_momentum_f_x_along_dq
+        - link29_momentum_f_z_along_dq * link29_velocity_v_x
+        - cache.link29_inertia_h_x * link29_acceleration_v_z_along_dq
+        - link29_acceleration_v_z * link29_inertia_h_x_along_dq
+        - link29_velocity_v_x_along_dq * link29_momentum_f_z;
+    let link28_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link28_com_x_along_dq * cache.link28_com_x
+            + 2.0 * link28_com_z_along_dq * cache.link28_com_z);
+    let link28_momentum_f_z = p.link_mass * link28_velocity_v_z
+        - cache.link28_inertia_h_x * link28_velocity_w_y;
+    let link28_composite_force_n_y_along_dq = link28_velocity_v_z_along_dq
+        * link28_momentum_f_x + link29_composite_force_n_y_along_dq
+        + link28_momentum_f_x_along_dq * link28_velocity_v_z
+        + link28_acceleration_w_y * link28_inertia_i_11_along_dq
+        + link28_acceleration_v_x * link28_inertia_h_z_along_dq
+        + link28_acceleration_v_x_along_dq * cache.link28_inertia_h_z
+        - link28_momentum_f_z_along_dq * link28_velocity_v_x
+        - link28_inertia_h_x_along_dq * link28_acceleration_v_z
+        - cache.link28_inertia_h_x * link28_acceleration_v_z_along_dq
+        - link28_velocity_v_x_along_dq * link28_momentum_f_z;
+    let link27_inertia_i_11_along_dq = (2.0 * link27_com_x_along_dq * cache.link27_com_x
+        + 2.0 * cache.link27_com_z * link27_com_z_along_dq) * p.link_mass;
+    let link27_composite_force_n_y_along_dq = link27_momentum_f_x
+        * link27_velocity_v_z_along_dq
+        + link27_momentum_f_x_along_dq * link27_velocity_v_z
+        + link28_composite_force_n_y_along_dq
+        + link27_inertia_i_11_along_dq * link27_acceleration_w_y
+        + link27_acceleration_v_x * link27_inertia_h_z_along_dq
+        + cache.link27_inertia_h_z * link27_acceleration_v_x_along_dq
+        - link27_acceleration_v_z_along_dq * cache.link27_inertia_h_x
+        - link27_velocity_v_x_along_dq * link27_momentum_f_z
+        - link27_momentum_f_z_along_dq * link27_velocity_v_x
+        - link27_inertia_h_x_along_dq * link27_acceleration_v_z;
+    let link26_inertia_i_11_along_dq = (2.0 * cache.link26_com_z * link26_com_z_along_dq
+        + 2.0 * cache.link26_com_x * link26_com_x_along_dq) * p.link_mass;
+    let link26_momentum_f_z = link26_velocity_v_z * p.link_mass
+        - cache.link26_inertia_h_x * link26_velocity_w_y;
+    let link26_momentum_f_x = cache.link26_inertia_h_z * link26_velocity_w_y
+        + link26_velocity_v_x * p.link_mass;
+    let link26_composite_force_n_y_along_dq = link27_composite_force_n_y_along_dq
+        + link26_acceleration_w_y * link26_inertia_i_11_along_dq
+        + link26_acceleration_v_x_along_dq * cache.link26_inertia_h_z
+        + link26_inertia_h_z_along_dq * link26_acceleration_v_x
+        + link26_velocity_v_z_along_dq * link26_momentum_f_x
+        + link26_momentum_f_x_along_dq * link26_velocity_v_z
+        - link26_velocity_v_x * link26_momentum_f_z_along_dq
+        - link26_velocity_v_x_along_dq * link26_momentum_f_z
+        - link26_acceleration_v_z * link26_inertia_h_x_along_dq
+        - link26_acceleration_v_z_along_dq * cache.link26_inertia_h_x;
+    let link25_inertia_i_11_along_dq = (2.0 * cache.link25_com_x * link25_com_x_along_dq
+        + 2.0 * link25_com_z_along_dq * cache.link25_com_z) * p.link_mass;
+    let link25_momentum_f_x = p.link_mass * link25_velocity_v_x
+        + cache.link25_inertia_h_z * link25_velocity_w_y;
+    let link25_composite_force_n_y_along_dq = link25_momentum_f_x_along_dq
+        * link25_velocity_v_z + link26_composite_force_n_y_along_dq
+        + link25_acceleration_w_y * link25_inertia_i_11_along_dq
+        + link25_velocity_v_z_along_dq * link25_momentum_f_x
+        + cache.link25_inertia_h_z * link25_acceleration_v_x_along_dq
+        + link25_acceleration_v_x * link25_inertia_h_z_along_dq
+        - link25_acceleration_v_z_along_dq * cache.link25_inertia_h_x
+        - link25_velocity_v_x_along_dq * link25_momentum_f_z
+        - link25_acceleration_v_z * link25_inertia_h_x_along_dq
+        - link25_momentum_f_z_along_dq * link25_velocity_v_x;
+    let link24_composite_force_n_y_along_dq = link24_inertia_i_11_along_dq
+        * link24_acceleration_w_y + link24_inertia_h_z_along_dq * link24_acceleration_v_x
+        + link24_momentum_f_x_along_dq * link24_velocity_v_z
+        + link24_velocity_v_z_along_dq * link24_momentum_f_x
+        + cache.link24_inertia_h_z * link24_acceleration_v_x_along_dq
+        + link25_composite_force_n_y_along_dq
+        - link24_acceleration_v_z * link24_inertia_h_x_along_dq
+        - link24_velocity_v_x_along_dq * link24_momentum_f_z
+        - link24_velocity_v_x * link24_momentum_f_z_along_dq
+        - link24_acceleration_v_z_along_dq * cache.link24_inertia_h_x;
+    let link23_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link23_com_x * link23_com_x_along_dq
+            + 2.0 * link23_com_z_along_dq * cache.link23_com_z);
+    let link23_momentum_f_x = p.link_mass * link23_velocity_v_x
+        + link23_velocity_w_y * cache.link23_inertia_h_z;
+    let link23_momentum_f_z = p.link_mass * link23_velocity_v_z
+        - link23_velocity_w_y * cache.link23_inertia_h_x;
+    let link23_composite_force_n_y_along_dq = link24_composite_force_n_y_along_dq
+        + link23_inertia_i_11_along_dq * link23_acceleration_w_y
+        + link23_momentum_f_x * link23_velocity_v_z_along_dq
+        + cache.link23_inertia_h_z * link23_acceleration_v_x_along_dq
+        + link23_velocity_v_z * link23_momentum_f_x_along_dq
+        + link23_acceleration_v_x * link23_inertia_h_z_along_dq
+        - link23_acceleration_v_z * link23_inertia_h_x_along_dq
+        - link23_velocity_v_x_along_dq * link23_momentum_f_z
+        - link23_acceleration_v_z_along_dq * cache.link23_inertia_h_x
+        - link23_momentum_f_z_along_dq * link23_velocity_v_x;
+    let link22_composite_force_n_y_along_dq = link22_inertia_i_11_along_dq
+        * link22_acceleration_w_y + link22_inertia_h_z_along_dq * link22_acceleration_v_x
+        + link22_momentum_f_x * link22_velocity_v_z_along_dq
+        + cache.link22_inertia_h_z * link22_acceleration_v_x_along_dq
+        + link22_momentum_f_x_along_dq * link22_velocity_v_z
+        + link23_composite_force_n_y_along_dq
+        - cache.link22_inertia_h_x * link22_acceleration_v_z_along_dq
+        - link22_velocity_v_x_along_dq * link22_momentum_f_z
+        - link22_momentum_f_z_along_dq * link22_velocity_v_x
+        - link22_acceleration_v_z * link22_inertia_h_x_along_dq;
+    let link21_momentum_f_z = link21_velocity_v_z * p.link_mass
+        - link21_velocity_w_y * cache.link21_inertia_h_x;
+    let link21_momentum_f_x = link21_velocity_w_y * cache.link21_inertia_h_z
+        + link21_velocity_v_x * p.link_mass;
+    let link21_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link21_com_x * link21_com_x_along_dq
+            + 2.0 * cache.link21_com_z * link21_com_z_along_dq);
+    let link21_composite_force_n_y_along_dq = link22_composite_force_n_y_along_dq
+        + link21_momentum_f_x_along_dq * link21_velocity_v_z
+        + link21_velocity_v_z_along_dq * link21_momentum_f_x
+        + cache.link21_inertia_h_z * link21_acceleration_v_x_along_dq
+        + link21_inertia_h_z_along_dq * link21_acceleration_v_x
+        + link21_inertia_i_11_along_dq * link21_acceleration_w_y
+        - link21_velocity_v_x_along_dq * link21_momentum_f_z
+        - link21_acceleration_v_z * link21_inertia_h_x_along_dq
+        - link21_acceleration_v_z_along_dq * cache.link21_inertia_h_x
+        - link21_velocity_v_x * link21_momentum_f_z_along_dq;
+    let link20_composite_force_n_y_along_dq = link20_momentum_f_x
+        * link20_velocity_v_z_along_dq
+        + link20_acceleration_v_x * link20_inertia_h_z_along_dq
+        + link20_inertia_i_11_along_dq * link20_acceleration_w_y
+        + link21_composite_force_n_y_along_dq
+        + link20_momentum_f_x_along_dq * link20_velocity_v_z
+        + link20_acceleration_v_x_along_dq * cache.link20_inertia_h_z
+        - cache.link20_inertia_h_x * link20_acceleration_v_z_along_dq
+        - link20_momentum_f_z * link20_velocity_v_x_along_dq
+        - link20_inertia_h_x_along_dq * link20_acceleration_v_z
+        - link20_velocity_v_x * link20_momentum_f_z_along_dq;
+    let link19_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link19_com_z * link19_com_z_along_dq
+            + 2.0 * cache.link19_com_x * link19_com_x_along_dq);
+    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y;
+    let link19_composite_force_n_y_along_dq = link19_velocity_v_z_along_dq
+        * link19_momentum_f_x + link20_composite_force_n_y_along_dq
+        + link19_acceleration_w_y * link19_inertia_i_11_along_dq
+        + link19_inertia_h_z_along_dq * link19_acceleration_v_x
+        + link19_acceleration_v_x_along_dq * cache.link19_inertia_h_z
+        + link19_velocity_v_z * link19_momentum_f_x_along_dq
+        - link19_inertia_h_x_along_dq * link19_acceleration_v_z
+        - link19_acceleration_v_z_along_dq * cache.link19_inertia_h_x
+        - link19_velocity_v_x_along_dq * link19_momentum_f_z
+        - link19_velocity_v_x * link19_momentum_f_z_along_dq;
+    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
+        - cache.link18_inertia_h_x * link18_velocity_w_y;
+    let link18_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * cache.link18_com_z * link18_com_z_along_dq
+            + 2.0 * cache.link18_com_x * link18_com_x_along_dq);
+    let link18_momentum_f_x = link18_velocity_w_y * cache.link18_inertia_h_z
+        + p.link_mass * link18_velocity_v_x;
+    let link18_composite_force_n_y_along_dq = link19_composite_force_n_y_along_dq
+        + link18_acceleration_w_y * link18_inertia_i_11_along_dq
+        + link18_velocity_v_z_along_dq * link18_momentum_f_x
+        + link18_momentum_f_x_along_dq * link18_velocity_v_z
+        + link18_inertia_h_z_along_dq * link18_acceleration_v_x
+        + link18_acceleration_v_x_along_dq * cache.link18_inertia_h_z
+        - cache.link18_inertia_h_x * link18_acceleration_v_z_along_dq
+        - link18_velocity_v_x_along_dq * link18_momentum_f_z
+        - link18_acceleration_v_z * link18_inertia_h_x_along_dq
+        - link18_momentum_f_z_along_dq * link18_velocity_v_x;
+    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
+        - cache.link17_inertia_h_x * link17_velocity_w_y;
+    let link17_composite_force_n_y_along_dq = link17_momentum_f_x_along_dq
+        * link17_velocity_v_z + link17_acceleration_w_y * link17_inertia_i_11_along_dq
+        + link17_inertia_h_z_along_dq * link17_acceleration_v_x
+        + link17_momentum_f_x * link17_velocity_v_z_along_dq
+        + link18_composite_force_n_y_along_dq
+        + cache.link17_inertia_h_z * link17_acceleration_v_x_along_dq
+        - link17_momentum_f_z_along_dq * link17_velocity_v_x
+        - link17_velocity_v_x_along_dq * link17_momentum_f_z
+        - link17_acceleration_v_z * link17_inertia_h_x_along_dq
+        - cache.link17_inertia_h_x * link17_acceleration_v_z_along_dq;
+    let link16_inertia_i_11_along_dq = (2.0 * link16_com_x_along_dq * cache.link16_com_x
+        + 2.0 * link16_com_z_along_dq * cache.link16_com_z) * p.link_mass;
+    let link16_momentum_f_x = link16_velocity_v_x * p.link_mass
+        + cache.link16_inertia_h_z * link16_velocity_w_y;
+    let link16_composite_force_n_y_along_dq = link16_inertia_h_z_along_dq
+        * link16_acceleration_v_x + link17_composite_force_n_y_along_dq
+        + link16_acceleration_w_y * link16_inertia_i_11_along_dq
+        + cache.link16_inertia_h_z * link16_acceleration_v_x_along_dq
+        + link16_velocity_v_z * link16_momentum_f_x_along_dq
+        + link16_velocity_v_z_along_dq * link16_momentum_f_x
+        - cache.link16_inertia_h_x * link16_acceleration_v_z_along_dq
+        - link16_velocity_v_x_along_dq * link16_momentum_f_z
+        - link16_inertia_h_x_along_dq * link16_acceleration_v_z
+        - link16_momentum_f_z_along_dq * link16_velocity_v_x;
+    let link15_momentum_f_x = link15_velocity_w_y * cache.link15_inertia_h_z
+        + link15_velocity_v_x * p.link_mass;
+    let link15_inertia_i_11_along_dq = (2.0 * cache.link15_com_z * link15_com_z_along_dq
+        + 2.0 * cache.link15_com_x * link15_com_x_along_dq) * p.link_mass;
+    let link15_composite_force_n_y_along_dq = link16_composite_force_n_y_along_dq
+        + link15_momentum_f_x * link15_velocity_v_z_along_dq
+        + link15_acceleration_v_x * link15_inertia_h_z_along_dq
+        + link15_momentum_f_x_along_dq * link15_velocity_v_z
+        + link15_inertia_i_11_along_dq * link15_acceleration_w_y
+        + link15_acceleration_v_x_along_dq * cache.link15_inertia_h_z
+        - link15_momentum_f_z * link15_velocity_v_x_along_dq
+        - cache.link15_inertia_h_x * link15_acceleration_v_z_along_dq
+        - link15_inertia_h_x_along_dq * link15_acceleration_v_z
+        - link15_velocity_v_x * link15_momentum_f_z_along_dq;
+    let link14_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link14_com_z_along_dq * cache.link14_com_z
+            + 2.0 * link14_com_x_along_dq * cache.link14_com_x);
+    let link14_momentum_f_x = cache.link14_inertia_h_z * link14_velocity_w_y
+        + link14_velocity_v_x * p.link_mass;
+    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
+        - cache.link14_inertia_h_x * link14_velocity_w_y;
+    let link14_composite_force_n_y_along_dq = link14_inertia_h_z_along_dq
+        * link14_acceleration_v_x + link15_composite_force_n_y_along_dq
+        + cache.link14_inertia_h_z * link14_acceleration_v_x_along_dq
+        + link14_inertia_i_11_along_dq * link14_acceleration_w_y
+        + link14_momentum_f_x * link14_velocity_v_z_along_dq
+        + link14_momentum_f_x_along_dq * link14_velocity_v_z
+        - link14_acceleration_v_z * link14_inertia_h_x_along_dq
+        - link14_momentum_f_z_along_dq * link14_velocity_v_x
+        - cache.link14_inertia_h_x * link14_acceleration_v_z_along_dq
+        - link14_momentum_f_z * link14_velocity_v_x_along_dq;
+    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
+        - cache.link13_inertia_h_x * link13_velocity_w_y;
+    let link13_composite_force_n_y_along_dq = link13_acceleration_v_x_along_dq
+        * cache.link13_inertia_h_z + link13_momentum_f_x_along_dq * link13_velocity_v_z
+        + link13_inertia_i_11_along_dq * link13_acceleration_w_y
+        + link13_momentum_f_x * link13_velocity_v_z_along_dq
+        + link13_inertia_h_z_along_dq * link13_acceleration_v_x
+        + link14_composite_force_n_y_along_dq
+        - link13_velocity_v_x * link13_momentum_f_z_along_dq
+        - link13_inertia_h_x_along_dq * link13_acceleration_v_z
+        - link13_momentum_f_z * link13_velocity_v_x_along_dq
+        - link13_acceleration_v_z_along_dq * cache.link13_inertia_h_x;
+    let link12_composite_force_n_y_along_dq = link12_velocity_v_z_along_dq
+        * link12_momentum_f_x
+        + link12_acceleration_v_x_along_dq * cache.link12_inertia_h_z
+        + link12_momentum_f_x_along_dq * link12_velocity_v_z
+        + link12_inertia_i_11_along_dq * link12_acceleration_w_y
+        + link13_composite_force_n_y_along_dq
+        + link12_acceleration_v_x * link12_inertia_h_z_along_dq
+        - link12_momentum_f_z_along_dq * link12_velocity_v_x
+        - link12_velocity_v_x_along_dq * link12_momentum_f_z
+        - cache.link12_inertia_h_x * link12_acceleration_v_z_along_dq
+        - link12_acceleration_v_z * link12_inertia_h_x_along_dq;
+    let link11_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link11_com_x_along_dq * cache.link11_com_x
+            + 2.0 * cache.link11_com_z * link11_com_z_along_dq);
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link11_composite_force_n_y_along_dq = link12_composite_force_n_y_along_dq
+        + link11_acceleration_v_x * link11_inertia_h_z_along_dq
+        + link11_inertia_i_11_along_dq * link11_acceleration_w_y
+        + link11_velocity_v_z * link11_momentum_f_x_along_dq
+        + link11_acceleration_v_x_along_dq * cache.link11_inertia_h_z
+        + link11_velocity_v_z_along_dq * link11_momentum_f_x
+        - link11_momentum_f_z * link11_velocity_v_x_along_dq
+        - link11_velocity_v_x * link11_momentum_f_z_along_dq
+        - link11_acceleration_v_z * link11_inertia_h_x_along_dq
+        - link11_acceleration_v_z_along_dq * cache.link11_inertia_h_x;
+    let link10_inertia_i_11_along_dq = (2.0 * link10_com_x_along_dq * cache.link10_com_x
+        + 2.0 * cache.link10_com_z * link10_com_z_along_dq) * p.link_mass;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_composite_force_n_y_along_dq = link11_composite_force_n_y_along_dq
+        + link10_inertia_i_11_along_dq * link10_acceleration_w_y
+        + link10_velocity_v_z_along_dq * link10_momentum_f_x
+        + cache.link10_inertia_h_z * link10_acceleration_v_x_along_dq
+        + link10_velocity_v_z * link10_momentum_f_x_along_dq
+        + link10_acceleration_v_x * link10_inertia_h_z_along_dq
+        - cache.link10_inertia_h_x * link10_acceleration_v_z_along_dq
+        - link10_inertia_h_x_along_dq * link10_acceleration_v_z
+        - link10_momentum_f_z * link10_velocity_v_x_along_dq
+        - link10_velocity_v_x * link10_momentum_f_z_along_dq;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link9_composite_force_n_y_along_dq = link9_acceleration_v_x_along_dq
+        * cache.link9_inertia_h_z + link9_velocity_v_z * link9_momentum_f_x_along_dq
+        + link9_inertia_i_11_along_dq * link9_acceleration_w_y
+        + link10_composite_force_n_y_along_dq
+        + link9_inertia_h_z_along_dq * link9_acceleration_v_x
+        + link9_momentum_f_x * link9_velocity_v_z_along_dq
+        - link9_acceleration_v_z * link9_inertia_h_x_along_dq
+        - link9_velocity_v_x_along_dq * link9_momentum_f_z
+        - link9_acceleration_v_z_along_dq * cache.link9_inertia_h_x
+        - link9_velocity_v_x * link9_momentum_f_z_along_dq;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link8_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link8_com_x_along_dq * cache.link8_com_x
+            + 2.0 * link8_com_z_along_dq * cache.link8_com_z);
+    let link8_composite_force_n_y_along_dq = link9_composite_force_n_y_along_dq
+        + link8_acceleration_v_x_along_dq * cache.link8_inertia_h_z
+        + link8_acceleration_v_x * link8_inertia_h_z_along_dq
+        + link8_velocity_v_z * link8_momentum_f_x_along_dq
+        + link8_momentum_f_x * link8_velocity_v_z_along_dq
+        + link8_inertia_i_11_along_dq * link8_acceleration_w_y
+        - link8_momentum_f_z * link8_velocity_v_x_along_dq
+        - link8_acceleration_v_z * link8_inertia_h_x_along_dq
+        - link8_momentum_f_z_along_dq * link8_velocity_v_x
+        - cache.link8_inertia_h_x * link8_acceleration_v_z_along_dq;
+    let link7_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link7_com_x_along_dq * cache.link7_com_x
+            + 2.0 * link7_com_z_along_dq * cache.link7_com_z);
+    let link7_composite_force_n_y_along_dq = cache.link7_inertia_h_z
+        * link7_acceleration_v_x_along_dq
+        + link7_velocity_v_z_along_dq * link7_momentum_f_x
+        + link8_composite_force_n_y_along_dq
+        + link7_inertia_i_11_along_dq * link7_acceleration_w_y
+        + link7_velocity_v_z * link7_momentum_f_x_along_dq
+        + link7_acceleration_v_x * link7_inertia_h_z_along_dq
+        - link7_velocity_v_x_along_dq * link7_momentum_f_z
+        - link7_acceleration_v_z_along_dq * cache.link7_inertia_h_x
+        - link7_acceleration_v_z * link7_inertia_h_x_along_dq
+        - link7_velocity_v_x * link7_momentum_f_z_along_dq;
+    let link6_composite_force_n_y_along_dq = cache.link6_inertia_h_z
+        * link6_acceleration_v_x_along_dq
+        + link6_acceleration_w_y * link6_inertia_i_11_along_dq
+        + link6_momentum_f_x_along_dq * link6_velocity_v_z
+        + link6_inertia_h_z_along_dq * link6_acceleration_v_x
+        + link6_velocity_v_z_along_dq * link6_momentum_f_x
+        + link7_composite_force_n_y_along_dq
+        - cache.link6_inertia_h_x * link6_acceleration_v_z_along_dq
+        - link6_velocity_v_x * link6_momentum_f_z_along_dq
+        - link6_acceleration_v_z * link6_inertia_h_x_along_dq
+        - link6_velocity_v_x_along_dq * link6_momentum_f_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_composite_force_n_y_along_dq = link5_acceleration_v_x
+        * link5_inertia_h_z_along_dq + link5_momentum_f_x * link5_velocity_v_z_along_dq
+        + link5_acceleration_v_x_along_dq * cache.link5_inertia_h_z
+        + link5_acceleration_w_y * link5_inertia_i_11_along_dq
+        + link6_composite_force_n_y_along_dq
+        + link5_velocity_v_z * link5_momentum_f_x_along_dq
+        - link5_acceleration_v_z_along_dq * cache.link5_inertia_h_x
+        - link5_momentum_f_z_along_dq * link5_velocity_v_x
+        - link5_acceleration_v_z * link5_inertia_h_x_along_dq
+        - link5_momentum_f_z * link5_velocity_v_x_along_dq;
+    let link4_composite_force_n_y_along_dq = link4_velocity_v_z_along_dq
+        * link4_momentum_f_x + link4_velocity_v_z * link4_momentum_f_x_along_dq
+        + link4_inertia_i_11_along_dq * link4_acceleration_w_y
+        + link4_inertia_h_z_along_dq * link4_acceleration_v_x
+        + link5_composite_force_n_y_along_dq
+        + link4_acceleration_v_x_along_dq * cache.link4_inertia_h_z
+        - link4_momentum_f_z * link4_velocity_v_x_along_dq
+        - link4_inertia_h_x_along_dq * link4_acceleration_v_z
+        - link4_velocity_v_x * link4_momentum_f_z_along_dq
+        - cache.link4_inertia_h_x * link4_acceleration_v_z_along_dq;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_inertia_i_11_along_dq = (2.0 * cache.link3_com_x * link3_com_x_along_dq
+        + 2.0 * cache.link3_com_z * link3_com_z_along_dq) * p.link_mass;
+    let link3_composite_force_n_y_along_dq = link3_velocity_v_z_along_dq
+        * link3_momentum_f_x + link3_acceleration_v_x_along_dq * cache.link3_inertia_h_z
+        + link3_momentum_f_x_along_dq * link3_velocity_v_z
+        + link3_acceleration_v_x * link3_inertia_h_z_along_dq
+        + link4_composite_force_n_y_along_dq
+        + link3_inertia_i_11_along_dq * link3_acceleration_w_y
+        - link3_velocity_v_x * link3_momentum_f_z_along_dq
+        - link3_momentum_f_z * link3_velocity_v_x_along_dq
+        - cache.link3_inertia_h_x * link3_acceleration_v_z_along_dq
+        - link3_inertia_h_x_along_dq * link3_acceleration_v_z;
+    let link2_inertia_i_11_along_dq = p.link_mass
+        * (2.0 * link2_com_z_along_dq * cache.link2_com_z
+            + 2.0 * cache.link2_com_x * link2_com_x_along_dq);
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_composite_force_n_y_along_dq = link2_acceleration_v_x
+        * link2_inertia_h_z_along_dq + link2_momentum_f_x_along_dq * link2_velocity_v_z
+        + link3_composite_force_n_y_along_dq
+        + cache.link2_inertia_h_z * link2_acceleration_v_x_along_dq
+        + link2_inertia_i_11_along_dq * link2_acceleration_w_y
+        + link2_velocity_v_z_along_dq * link2_momentum_f_x
+        - link2_velocity_v_x * link2_momentum_f_z_along_dq
+        - link2_inertia_h_x_along_dq * link2_acceleration_v_z
+        - link2_momentum_f_z * link2_velocity_v_x_along_dq
+        - link2_acceleration_v_z_along_dq * cache.link2_inertia_h_x;
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link1_composite_force_n_y_along_dq = link1_momentum_f_x_along_dq
+        * base_angle_velocity_v_z
+        + link1_inertia_i_11_along_dq * base_angle_acceleration_w_y
+        + link2_composite_force_n_y_along_dq
+        + link1_inertia_h_z_along_dq * base_angle_acceleration_v_x
+        + cache.link1_inertia_h_z * base_angle_acceleration_v_x_along_dq
+        + link1_momentum_f_x * base_angle_velocity_v_z_along_dq
+        - cache.link1_inertia_h_x * base_angle_acceleration_v_z_along_dq
+        - link1_momentum_f_z_along_dq * base_angle_velocity_v_x
+        - base_angle_acceleration_v_z * link1_inertia_h_x_along_dq
+        - base_angle_velocity_v_x_along_dq * link1_momentum_f_z;
+    let link59_composite_inertia_h_x_along_dq = link60_inertia_h_x_along_dq
+        + link59_inertia_h_x_along_dq;
+    let link58_composite_inertia_h_x_along_dq = link58_inertia_h_x_along_dq
+        + link59_composite_inertia_h_x_along_dq;
+    let link57_composite_inertia_h_x_along_dq = link58_composite_inertia_h_x_along_dq
+        + link57_inertia_h_x_along_dq;
+    let link56_composite_inertia_h_x_along_dq = link56_inertia_h_x_along_dq
+        + link57_composite_inertia_h_x_along_dq;
+    let link55_composite_inertia_h_x_along_dq = link55_inertia_h_x_along_dq
+        + link56_composite_inertia_h_x_along_dq;
+    let link54_composite_inertia_h_x_along_dq = link55_composite_inertia_h_x_along_dq
+        + link54_inertia_h_x_along_dq;
+    let link53_composite_inertia_h_x_along_dq = link54_composite_inertia_h_x_along_dq
+        + link53_inertia_h_x_along_dq;
+    let link52_composite_inertia_h_x_along_dq = link53_composite_inertia_h_x_along_dq
+        + link52_inertia_h_x_along_dq;
+    let link51_composite_inertia_h_x_along_dq = link51_inertia_h_x_along_dq
+        + link52_composite_inertia_h_x_along_dq;
+    let link50_composite_inertia_h_x_along_dq = link51_composite_inertia_h_x_along_dq
+        + link50_inertia_h_x_along_dq;
+    let link49_composite_inertia_h_x_along_dq = link49_inertia_h_x_along_dq
+        + link50_composite_inertia_h_x_along_dq;
+    let link48_composite_inertia_h_x_along_dq = link48_inertia_h_x_along_dq
+        + link49_composite_inertia_h_x_along_dq;
+    let link47_composite_inertia_h_x_along_dq = link47_inertia_h_x_along_dq
+        + link48_composite_inertia_h_x_along_dq;
+    let link46_composite_inertia_h_x_along_dq = link46_inertia_h_x_along_dq
+        + link47_composite_inertia_h_x_along_dq;
+    let link45_composite_inertia_h_x_along_dq = link45_inertia_h_x_along_dq
+        + link46_composite_inertia_h_x_along_dq;
+    let link44_composite_inertia_h_x_along_dq = link44_inertia_h_x_along_dq
+        + link45_composite_inertia_h_x_along_dq;
+    let link43_composite_inertia_h_x_along_dq = link43_inertia_h_x_along_dq
+        + link44_composite_inertia_h_x_along_dq;
+    let link42_composite_inertia_h_x_along_dq = link43_composite_inertia_h_x_along_dq
+        + link42_inertia_h_x_along_dq;
+    let link41_composite_inertia_h_x_along_dq = link41_inertia_h_x_along_dq
+        + link42_composite_inertia_h_x_along_dq;
+    let link40_composite_inertia_h_x_along_dq = link41_composite_inertia_h_x_along_dq
+        + link40_inertia_h_x_along_dq;
+    let link39_composite_inertia_h_x_along_dq = link40_composite_inertia_h_x_along_dq
+        + link39_inertia_h_x_along_dq;
+    let link38_composite_inertia_h_x_along_dq = link39_composite_inertia_h_x_along_dq
+        + link38_inertia_h_x_along_dq;
+    let link37_composite_inertia_h_x_along_dq = link37_inertia_h_x_along_dq
+        + link38_composite_inertia_h_x_along_dq;
+    let link36_composite_inertia_h_x_along_dq = link36_inertia_h_x_along_dq
+        + link37_composite_inertia_h_x_along_dq;
+    let link35_composite_inertia_h_x_along_dq = link36_composite_inertia_h_x_along_dq
+        + link35_inertia_h_x_along_dq;
+    let link34_composite_inertia_h_x_along_dq = link34_inertia_h_x_along_dq
+        + link35_composite_inertia_h_x_along_dq;
+    let link33_composite_inertia_h_x_along_dq = link34_composite_inertia_h_x_along_dq
+        + link33_inertia_h_x_along_dq;
+    let link32_composite_inertia_h_x_along_dq = link33_composite_inertia_h_x_along_dq
+        + link32_inertia_h_x_along_dq;
+    let link31_composite_inertia_h_x_along_dq = link31_inertia_h_x_along_dq
+        + link32_composite_inertia_h_x_along_dq;
+    let link30_composite_inertia_h_x_along_dq = link31_composite_inertia_h_x_along_dq
+        + link30_inertia_h_x_along_dq;
+    let link29_composite_inertia_h_x_along_dq = link30_composite_inertia_h_x_along_dq
+        + link29_inertia_h_x_along_dq;
+    let link28_composite_inertia_h_x_along_dq = link29_composite_inertia_h_x_along_dq
+        + link28_inertia_h_x_along_dq;
+    let link27_composite_inertia_h_x_along_dq = link27_inertia_h_x_along_dq
+        + link28_composite_inertia_h_x_along_dq;
+    let link26_composite_inertia_h_x_along_dq = link26_inertia_h_x_along_dq
+        + link27_composite_inertia_h_x_along_dq;
+    let link25_composite_inertia_h_x_along_dq = link25_inertia_h_x_along_dq
+        + link26_composite_inertia_h_x_along_dq;
+    let link24_composite_inertia_h_x_along_dq = link24_inertia_h_x_along_dq
+        + link25_composite_inertia_h_x_along_dq;
+    let link23_composite_inertia_h_x_along_dq = link23_inertia_h_x_along_dq
+        + link24_composite_inertia_h_x_along_dq;
+    let link22_composite_inertia_h_x_along_dq = link23_composite_inertia_h_x_along_dq
+        + link22_inertia_h_x_along_dq;
+    let link21_composite_inertia_h_x_along_dq = link22_composite_inertia_h_x_along_dq
+        + link21_inertia_h_x_along_dq;
+    let link20_composite_inertia_h_x_along_dq = link20_inertia_h_x_along_dq
+        + link21_composite_inertia_h_x_along_dq;
+    let link19_composite_inertia_h_x_along_dq = link19_inertia_h_x_along_dq
+        + link20_composite_inertia_h_x_along_dq;
+    let link18_composite_inertia_h_x_along_dq = link19_composite_inertia_h_x_along_dq
+        + link18_inertia_h_x_along_dq;
+    let link17_composite_inertia_h_x_along_dq = link18_composite_inertia_h_x_along_dq
+        + link17_inertia_h_x_along_dq;
+    let link16_composite_inertia_h_x_along_dq = link17_composite_inertia_h_x_along_dq
+        + link16_inertia_h_x_along_dq;
+    let link15_composite_inertia_h_x_along_dq = link16_composite_inertia_h_x_along_dq
+        + link15_inertia_h_x_along_dq;
+    let link14_composite_inertia_h_x_along_dq = link15_composite_inertia_h_x_along_dq
+        + link14_inertia_h_x_along_dq;
+    let link13_composite_inertia_h_x_along_dq = link14_composite_inertia_h_x_along_dq
+        + link13_inertia_h_x_along_dq;
+    let link12_composite_inertia_h_x_along_dq = link13_composite_inertia_h_x_along_dq
+        + link12_inertia_h_x_along_dq;
+    let link11_composite_inertia_h_x_along_dq = link12_composite_inertia_h_x_along_dq
+        + link11_inertia_h_x_along_dq;
+    let link10_composite_inertia_h_x_along_dq = link10_inertia_h_x_along_dq
+        + link11_composite_inertia_h_x_along_dq;
+    let link9_composite_inertia_h_x_along_dq = link9_inertia_h_x_along_dq
+        + link10_composite_inertia_h_x_along_dq;
+    let link8_composite_inertia_h_x_along_dq = link9_composite_inertia_h_x_along_dq
+        + link8_inertia_h_x_along_dq;
+    let link7_composite_inertia_h_x_along_dq = link8_composite_inertia_h_x_along_dq
+        + link7_inertia_h_x_along_dq;
+    let link6_composite_inertia_h_x_along_dq = link7_composite_inertia_h_x_along_dq
+        + link6_inertia_h_x_along_dq;
+    let link5_composite_inertia_h_x_along_dq = link6_composite_inertia_h_x_along_dq
+        + link5_inertia_h_x_along_dq;
+    let link4_composite_inertia_h_x_along_dq = link4_inertia_h_x_along_dq
+        + link5_composite_inertia_h_x_along_dq;
+    let link3_composite_inertia_h_x_along_dq = link3_inertia_h_x_along_dq
+        + link4_composite_inertia_h_x_along_dq;
+    let link2_composite_inertia_h_x_along_dq = link3_composite_inertia_h_x_along_dq
+        + link2_inertia_h_x_along_dq;
+    let link1_composite_inertia_h_x_along_dq = link2_composite_inertia_h_x_along_dq
+        + link1_inertia_h_x_along_dq;
+    let link60_articulated_bias_f_x = link60_momentum_f_z * link60_velocity_w_y;
+    let link60_composite_force_f_x = link60_articulated_bias_f_x
+        + cache.link60_inertia_h_z * link60_acceleration_w_y
+        + link60_acceleration_v_x * p.link_mass;
+    let link59_composite_force_f_x = link60_composite_force_f_x
+        + link59_acceleration_w_y * cache.link59_inertia_h_z
+        + link59_acceleration_v_x * p.link_mass
+        + link59_velocity_w_y * link59_momentum_f_z;
+    let link58_composite_force_f_x = link59_composite_force_f_x
+        + p.link_mass * link58_acceleration_v_x
+        + link58_acceleration_w_y * cache.link58_inertia_h_z
+        + link58_momentum_f_z * link58_velocity_w_y;
+    let link57_composite_force_f_x = link57_momentum_f_z * link57_velocity_w_y
+        + link58_composite_force_f_x + link57_acceleration_v_x * p.link_mass
+        + link57_acceleration_w_y * cache.link57_inertia_h_z;
+    let link56_composite_force_f_x = p.link_mass * link56_acceleration_v_x
+        + link57_composite_force_f_x + link56_momentum_f_z * link56_velocity_w_y
+        + link56_acceleration_w_y * cache.link56_inertia_h_z;
+    let link55_composite_force_f_x = link55_acceleration_v_x * p.link_mass
+        + link56_composite_force_f_x + link55_velocity_w_y * link55_momentum_f_z
+        + link55_acceleration_w_y * cache.link55_inertia_h_z;
+    let link54_composite_force_f_x = link54_velocity_w_y * link54_momentum_f_z
+        + link54_acceleration_v_x * p.link_mass
+        + cache.link54_inertia_h_z * link54_acceleration_w_y
+        + link55_composite_force_f_x;
+    let link53_composite_force_f_x = link53_momentum_f_z * link53_velocity_w_y
+        + link53_acceleration_w_y * cache.link53_inertia_h_z + link54_composite_force_f_x
+        + link53_acceleration_v_x * p.link_mass;
+    let link52_composite_force_f_x = link53_composite_force_f_x
+        + link52_acceleration_w_y * cache.link52_inertia_h_z
+        + link52_momentum_f_z * link52_velocity_w_y
+        + p.link_mass * link52_acceleration_v_x;
+    let link51_composite_force_f_x = link51_velocity_w_y * link51_momentum_f_z
+        + cache.link51_inertia_h_z * link51_acceleration_w_y + link52_composite_force_f_x
+        + p.link_mass * link51_acceleration_v_x;
+    let link50_composite_force_f_x = link50_acceleration_v_x * p.link_mass
+        + link50_velocity_w_y * link50_momentum_f_z
+        + link50_acceleration_w_y * cache.link50_inertia_h_z
+        + link51_composite_force_f_x;
+    let link49_composite_force_f_x = p.link_mass * link49_acceleration_v_x
+        + link49_acceleration_w_y * cache.link49_inertia_h_z + link50_composite_force_f_x
+        + link49_momentum_f_z * link49_velocity_w_y;
+    let link48_composite_force_f_x = link48_acceleration_v_x * p.link_mass
+        + link49_composite_force_f_x + link48_acceleration_w_y * cache.link48_inertia_h_z
+        + link48_velocity_w_y * link48_momentum_f_z;
+    let link47_composite_force_f_x = link47_acceleration_v_x * p.link_mass
+        + link48_composite_force_f_x + link47_acceleration_w_y * cache.link47_inertia_h_z
+        + link47_velocity_w_y * link47_momentum_f_z;
+    let link46_composite_force_f_x = link46_acceleration_w_y * cache.link46_inertia_h_z
+        + link46_velocity_w_y * link46_momentum_f_z + link47_composite_force_f_x
+        + link46_acceleration_v_x * p.link_mass;
+    let link45_composite_force_f_x = p.link_mass * link45_acceleration_v_x
+        + link45_acceleration_w_y * cache.link45_inertia_h_z
+        + link45_velocity_w_y * link45_momentum_f_z + link46_composite_force_f_x;
+    let link44_composite_force_f_x = link45_composite_force_f_x
+        + link44_acceleration_v_x * p.link_mass
+        + link44_velocity_w_y * link44_momentum_f_z
+        + link44_acceleration_w_y * cache.link44_inertia_h_z;
+    let link43_composite_force_f_x = link44_composite_force_f_x
+        + link43_acceleration_w_y * cache.link43_inertia_h_z
+        + link43_acceleration_v_x * p.link_mass
+        + link43_velocity_w_y * link43_momentum_f_z;
+    let link42_composite_force_f_x = link42_acceleration_w_y * cache.link42_inertia_h_z
+        + p.link_mass * link42_acceleration_v_x
+        + link42_momentum_f_z * link42_velocity_w_y + link43_composite_force_f_x;
+    let link41_composite_force_f_x = link41_acceleration_w_y * cache.link41_inertia_h_z
+        + link42_composite_force_f_x + link41_acceleration_v_x * p.link_mass
+        + link41_momentum_f_z * link41_velocity_w_y;
+    let link40_composite_force_f_x = link41_composite_force_f_x
+        + link40_acceleration_w_y * cache.link40_inertia_h_z
+        + link40_momentum_f_z * link40_velocity_w_y
+        + link40_acceleration_v_x * p.link_mass;
+    let link39_composite_force_f_x = link40_composite_force_f_x
+        + link39_acceleration_w_y * cache.link39_inertia_h_z
+        + p.link_mass * link39_acceleration_v_x
+        + link39_momentum_f_z * link39_velocity_w_y;
+    let link38_composite_force_f_x = link38_acceleration_v_x * p.link_mass
+        + link38_velocity_w_y * link38_momentum_f_z
+        + link38_acceleration_w_y * cache.link38_inertia_h_z
+        + link39_composite_force_f_x;
+    let link37_composite_force_f_x = cache.link37_inertia_h_z * link37_acceleration_w_y
+        + link37_velocity_w_y * link37_momentum_f_z
+        + p.link_mass * link37_acceleration_v_x + link38_composite_force_f_x;
+    let link36_composite_force_f_x = link37_composite_force_f_x
+        + cache.link36_inertia_h_z * link36_acceleration_w_y
+        + link36_momentum_f_z * link36_velocity_w_y
+        + p.link_mass * link36_acceleration_v_x;
+    let link35_composite_force_f_x = link35_momentum_f_z * link35_velocity_w_y
+        + cache.link35_inertia_h_z * link35_acceleration_w_y
+        + p.link_mass * link35_acceleration_v_x + link36_composite_force_f_x;
+    let link34_composite_force_f_x = cache.link34_inertia_h_z * link34_acceleration_w_y
+        + link35_composite_force_f_x + link34_acceleration_v_x * p.link_mass
+        + link34_momentum_f_z * link34_velocity_w_y;
+    let link33_composite_force_f_x = link33_acceleration_w_y * cache.link33_inertia_h_z
+        + link34_composite_force_f_x + link33_acceleration_v_x * p.link_mass
+        + link33_momentum_f_z * link33_velocity_w_y;
+    let link32_composite_force_f_x = link33_composite_force_f_x
+        + link32_velocity_w_y * link32_momentum_f_z
+        + p.link_mass * link32_acceleration_v_x
+        + link32_acceleration_w_y * cache.link32_inertia_h_z;
+    let link31_composite_force_f_x = link32_composite_force_f_x
+        + link31_momentum_f_z * link31_velocity_w_y
+        + p.link_mass * link31_acceleration_v_x
+        + link31_acceleration_w_y * cache.link31_inertia_h_z;
+    let link30_composite_force_f_x = link30_acceleration_w_y * cache.link30_inertia_h_z
+        + p.link_mass * link30_acceleration_v_x
+        + link30_velocity_w_y * link30_momentum_f_z + link31_composite_force_f_x;
+    let link29_composite_force_f_x = p.link_mass * link29_acceleration_v_x
+        + link29_momentum_f_z * link29_velocity_w_y + link30_composite_force_f_x
+        + cache.link29_inertia_h_z * link29_acceleration_w_y;
+    let link28_composite_force_f_x = link28_acceleration_w_y * cache.link28_inertia_h_z
+        + link29_composite_force_f_x + link28_acceleration_v_x * p.link_mass
+        + link28_momentum_f_z * link28_velocity_w_y;
+    let link27_composite_force_f_x = link28_composite_force_f_x
+        + link27_acceleration_v_x * p.link_mass
+        + link27_velocity_w_y * link27_momentum_f_z
+        + cache.link27_inertia_h_z * link27_acceleration_w_y;
+    let link26_composite_force_f_x = p.link_mass * link26_acceleration_v_x
+        + link26_acceleration_w_y * cache.link26_inertia_h_z
+        + link26_velocity_w_y * link26_momentum_f_z + link27_composite_force_f_x;
+    let link25_composite_force_f_x = link25_momentum_f_z * link25_velocity_w_y
+        + link25_acceleration_v_x * p.link_mass
+        + cache.link25_inertia_h_z * link25_acceleration_w_y
+        + link26_composite_force_f_x;
+    let link24_composite_force_f_x = link25_composite_force_f_x
+        + p.link_mass * link24_acceleration_v_x
+        + cache.link24_inertia_h_z * link24_acceleration_w_y
+        + link24_velocity_w_y * link24_momentum_f_z;
+    let link23_composite_force_f_x = link23_acceleration_v_x * p.link_mass
+        + cache.link23_inertia_h_z * link23_acceleration_w_y + link24_composite_force_f_x
+        + link23_velocity_w_y * link23_momentum_f_z;
+    let link22_composite_force_f_x = link23_composite_force_f_x
+        + cache.link22_inertia_h_z * link22_acceleration_w_y
+        + link22_momentum_f_z * link22_velocity_w_y
+        + p.link_mass * link22_acceleration_v_x;
+    let link21_composite_force_f_x = link22_composite_force_f_x
+        + p.link_mass * link21_acceleration_v_x
+        + cache.link21_inertia_h_z * link21_acceleration_w_y
+        + link21_velocity_w_y * link21_momentum_f_z;
+    let link20_composite_force_f_x = link21_composite_force_f_x
+        + link20_velocity_w_y * link20_momentum_f_z
+        + link20_acceleration_v_x * p.link_mass
+        + link20_acceleration_w_y * cache.link20_inertia_h_z;
+    let link19_composite_force_f_x = link19_momentum_f_z * link19_velocity_w_y
+        + link19_acceleration_w_y * cache.link19_inertia_h_z + link20_composite_force_f_x
+        + p.link_mass * link19_acceleration_v_x;
+    let link18_composite_force_f_x = p.link_mass * link18_acceleration_v_x
+        + link18_acceleration_w_y * cache.link18_inertia_h_z + link19_composite_force_f_x
+        + link18_velocity_w_y * link18_momentum_f_z;
+    let link17_composite_force_f_x = p.link_mass * link17_acceleration_v_x
+        + link18_composite_force_f_x + link17_acceleration_w_y * cache.link17_inertia_h_z
+        + link17_momentum_f_z * link17_velocity_w_y;
+    let link16_composite_force_f_x = link16_momentum_f_z * link16_velocity_w_y
+        + link17_composite_force_f_x + link16_acceleration_w_y * cache.link16_inertia_h_z
+        + p.link_mass * link16_acceleration_v_x;
+    let link15_composite_force_f_x = link15_velocity_w_y * link15_momentum_f_z
+        + link15_acceleration_w_y * cache.link15_inertia_h_z
+        + link15_acceleration_v_x * p.link_mass + link16_composite_force_f_x;
+    let link14_composite_force_f_x = link14_acceleration_w_y * cache.link14_inertia_h_z
+        + link15_composite_force_f_x + link14_momentum_f_z * link14_velocity_w_y
+        + p.link_mass * link14_acceleration_v_x;
+    let link13_composite_force_f_x = link14_composite_force_f_x
+        + link13_velocity_w_y * link13_momentum_f_z
+        + link13_acceleration_w_y * cache.link13_inertia_h_z
+        + p.link_mass * link13_acceleration_v_x;
+    let link12_composite_force_f_x = link12_velocity_w_y * link12_momentum_f_z
+        + link12_acceleration_v_x * p.link_mass + link13_composite_force_f_x
+        + link12_acceleration_w_y * cache.link12_inertia_h_z;
+    let link11_composite_force_f_x = link11_acceleration_v_x * p.link_mass
+        + link12_composite_force_f_x + link11_momentum_f_z * link11_velocity_w_y
+        + cache.link11_inertia_h_z * link11_acceleration_w_y;
+    let link10_composite_force_f_x = cache.link10_inertia_h_z * link10_acceleration_w_y
+        + link10_acceleration_v_x * p.link_mass + link11_composite_force_f_x
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link9_composite_force_f_x = cache.link9_inertia_h_z * link9_acceleration_w_y
+        + p.link_mass * link9_acceleration_v_x + link9_velocity_w_y * link9_momentum_f_z
+        + link10_composite_force_f_x;
+    let link8_composite_force_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + link8_acceleration_v_x * p.link_mass + link9_composite_force_f_x
+        + cache.link8_inertia_h_z * link8_acceleration_w_y;
+    let link7_composite_force_f_x = cache.link7_inertia_h_z * link7_acceleration_w_y
+        + link8_composite_force_f_x + link7_acceleration_v_x * p.link_mass
+        + link7_velocity_w_y * link7_momentum_f_z;
+    let link6_composite_force_f_x = link6_acceleration_v_x * p.link_mass
+        + link6_momentum_f_z * link6_velocity_w_y + link7_composite_force_f_x
+        + link6_acceleration_w_y * cache.link6_inertia_h_z;
+    let link5_composite_force_f_x = link6_composite_force_f_x
+        + link5_acceleration_v_x * p.link_mass
+        + link5_acceleration_w_y * cache.link5_inertia_h_z
+        + link5_velocity_w_y * link5_momentum_f_z;
+    let link4_composite_force_f_x = link5_composite_force_f_x
+        + link4_velocity_w_y * link4_momentum_f_z
+        + cache.link4_inertia_h_z * link4_acceleration_w_y
+        + p.link_mass * link4_acceleration_v_x;
+    let link3_composite_force_f_x = link3_acceleration_v_x * p.link_mass
+        + cache.link3_inertia_h_z * link3_acceleration_w_y + link4_composite_force_f_x
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link2_composite_force_f_x = link3_composite_force_f_x
+        + link2_velocity_w_y * link2_momentum_f_z
+        + cache.link2_inertia_h_z * link2_acceleration_w_y
+        + link2_acceleration_v_x * p.link_mass;
+    let link1_composite_force_f_x = link2_composite_force_f_x
+        + cache.link1_inertia_h_z * base_angle_acceleration_w_y
+        + base_angle_velocity_w_y * link1_momentum_f_z
+        + base_angle_acceleration_v_x * p.link_mass;
+    let link60_articulated_bias_f_z = -(link60_momentum_f_x * link60_velocity_w_y);
+    let link60_composite_force_f_z = p.link_mass * link60_acceleration_v_z
+        + link60_articulated_bias_f_z
+        - cache.link60_inertia_h_x * link60_acceleration_w_y;
+    let link59_composite_force_f_z = link59_acceleration_v_z * p.link_mass
+        + link60_composite_force_f_z - link59_momentum_f_x * link59_velocity_w_y
+        - link59_acceleration_w_y * cache.link59_inertia_h_x;
+    let link58_composite_force_f_z = link58_acceleration_v_z * p.link_mass
+        + link59_composite_force_f_z - link58_acceleration_w_y * cache.link58_inertia_h_x
+        - link58_momentum_f_x * link58_velocity_w_y;
+    let link57_composite_force_f_z = link58_composite_force_f_z
+        + link57_acceleration_v_z * p.link_mass
+        - link57_velocity_w_y * link57_momentum_f_x
+        - link57_acceleration_w_y * cache.link57_inertia_h_x;
+    let link56_composite_force_f_z = p.link_mass * link56_acceleration_v_z
+        + link57_composite_force_f_z - link56_velocity_w_y * link56_momentum_f_x
+        - link56_acceleration_w_y * cache.link56_inertia_h_x;
+    let link55_composite_force_f_z = p.link_mass * link55_acceleration_v_z
+        + link56_composite_force_f_z - link55_velocity_w_y * link55_momentum_f_x
+        - link55_acceleration_w_y * cache.link55_inertia_h_x;
+    let link54_composite_force_f_z = p.link_mass * link54_acceleration_v_z
+        + link55_composite_force_f_z - link54_velocity_w_y * link54_momentum_f_x
+        - cache.link54_inertia_h_x * link54_acceleration_w_y;
+    let link53_composite_force_f_z = p.link_mass * link53_acceleration_v_z
+        + link54_composite_force_f_z - link53_acceleration_w_y * cache.link53_inertia_h_x
+        - link53_momentum_f_x * link53_velocity_w_y;
+    let link52_composite_force_f_z = p.link_mass * link52_acceleration_v_z
+        + link53_composite_force_f_z - link52_momentum_f_x * link52_velocity_w_y
+        - link52_acceleration_w_y * cache.link52_inertia_h_x;
+    let link51_composite_force_f_z = link52_composite_force_f_z
+        + link51_acceleration_v_z * p.link_mass
+        - link51_velocity_w_y * link51_momentum_f_x
+        - link51_acceleration_w_y * cache.link51_inertia_h_x;
+    let link50_composite_force_f_z = link51_composite_force_f_z
+        + link50_acceleration_v_z * p.link_mass
+        - link50_acceleration_w_y * cache.link50_inertia_h_x
+        - link50_velocity_w_y * link50_momentum_f_x;
+    let link49_composite_force_f_z = link50_composite_force_f_z
+        + p.link_mass * link49_acceleration_v_z
+        - cache.link49_inertia_h_x * link49_acceleration_w_y
+        - link49_momentum_f_x * link49_velocity_w_y;
+    let link48_composite_force_f_z = link48_acceleration_v_z * p.link_mass
+        + link49_composite_force_f_z - link48_momentum_f_x * link48_velocity_w_y
+        - link48_acceleration_w_y * cache.link48_inertia_h_x;
+    let link47_composite_force_f_z = p.link_mass * link47_acceleration_v_z
+        + link48_composite_force_f_z - link47_acceleration_w_y * cache.link47_inertia_h_x
+        - link47_velocity_w_y * link47_momentum_f_x;
+    let link46_composite_force_f_z = p.link_mass * link46_acceleration_v_z
+        + link47_composite_force_f_z - link46_velocity_w_y * link46_momentum_f_x
+        - link46_acceleration_w_y * cache.link46_inertia_h_x;
+    let link45_composite_force_f_z = p.link_mass * link45_acceleration_v_z
+        + link46_composite_force_f_z - link45_acceleration_w_y * cache.link45_inertia_h_x
+        - link45_velocity_w_y * link45_momentum_f_x;
+    let link44_composite_force_f_z = link45_composite_force_f_z
+        + link44_acceleration_v_z * p.link_mass
+        - cache.link44_inertia_h_x * link44_acceleration_w_y
+        - link44_momentum_f_x * link44_velocity_w_y;
+    let link43_composite_force_f_z = link43_acceleration_v_z * p.link_mass
+        + link44_composite_force_f_z - cache.link43_inertia_h_x * link43_acceleration_w_y
+        - link43_momentum_f_x * link43_velocity_w_y;
+    let link42_composite_force_f_z = p.link_mass * link42_acceleration_v_z
+        + link43_composite_force_f_z - link42_momentum_f_x * link42_velocity_w_y
+        - link42_acceleration_w_y * cache.link42_inertia_h_x;
+    let link41_composite_force_f_z = link41_acceleration_v_z * p.link_mass
+        + link42_composite_force_f_z - cache.link41_inertia_h_x * link41_acceleration_w_y
+        - link41_momentum_f_x * link41_velocity_w_y;
+    let link40_composite_force_f_z = link41_composite_force_f_z
+        + link40_acceleration_v_z * p.link_mass
+        - link40_momentum_f_x * link40_velocity_w_y
+        - cache.link40_inertia_h_x * link40_acceleration_w_y;
+    let link39_composite_force_f_z = link39_acceleration_v_z * p.link_mass
+        + link40_composite_force_f_z - link39_acceleration_w_y * cache.link39_inertia_h_x
+        - link39_momentum_f_x * link39_velocity_w_y;
+    let link38_composite_force_f_z = link38_acceleration_v_z * p.link_mass
+        + link39_composite_force_f_z - link38_momentum_f_x * link38_velocity_w_y
+        - link38_acceleration_w_y * cache.link38_inertia_h_x;
+    let link37_composite_force_f_z = link38_composite_force_f_z
+        + link37_acceleration_v_z * p.link_mass
+        - link37_velocity_w_y * link37_momentum_f_x
+        - link37_acceleration_w_y * cache.link37_inertia_h_x;
+    let link36_composite_force_f_z = link37_composite_force_f_z
+        + link36_acceleration_v_z * p.link_mass
+        - link36_momentum_f_x * link36_velocity_w_y
+        - cache.link36_inertia_h_x * link36_acceleration_w_y;
+    let link35_composite_force_f_z = link36_composite_force_f_z
+        + link35_acceleration_v_z * p.link_mass
+        - cache.link35_inertia_h_x * link35_acceleration_w_y
+        - link35_momentum_f_x * link35_velocity_w_y;
+    let link34_composite_force_f_z = p.link_mass * link34_acceleration_v_z
+        + link35_composite_force_f_z - link34_momentum_f_x * link34_velocity_w_y
+        - cache.link34_inertia_h_x * link34_acceleration_w_y;
+    let link33_composite_force_f_z = link33_acceleration_v_z * p.link_mass
+        + link34_composite_force_f_z - link33_momentum_f_x * link33_velocity_w_y
+        - cache.link33_inertia_h_x * link33_acceleration_w_y;
+    let link32_composite_force_f_z = link33_composite_force_f_z
+        + p.link_mass * link32_acceleration_v_z
+        - link32_acceleration_w_y * cache.link32_inertia_h_x
+        - link32_momentum_f_x * link32_velocity_w_y;
+    let link31_composite_force_f_z = link32_composite_force_f_z
+        + link31_acceleration_v_z * p.link_mass
+        - link31_momentum_f_x * link31_velocity_w_y
+        - cache.link31_inertia_h_x * link31_acceleration_w_y;
+    let link30_composite_force_f_z = link30_acceleration_v_z * p.link_mass
+        + link31_composite_force_f_z - cache.link30_inertia_h_x * link30_acceleration_w_y
+        - link30_velocity_w_y * link30_momentum_f_x;
+    let link29_composite_force_f_z = link30_composite_force_f_z
+        + link29_acceleration_v_z * p.link_mass
+        - link29_momentum_f_x * link29_velocity_w_y
+        - cache.link29_inertia_h_x * link29_acceleration_w_y;
+    let link28_composite_force_f_z = link28_acceleration_v_z * p.link_mass
+        + link29_composite_force_f_z - link28_momentum_f_x * link28_velocity_w_y
+        - cache.link28_inertia_h_x * link28_acceleration_w_y;
+    let link27_composite_force_f_z = link28_composite_force_f_z
+        + p.link_mass * link27_acceleration_v_z
+        - link27_momentum_f_x * link27_velocity_w_y
+        - cache.link27_inertia_h_x * link27_acceleration_w_y;
+    let link26_composite_force_f_z = link27_composite_force_f_z
+        + link26_acceleration_v_z * p.link_mass
+        - link26_acceleration_w_y * cache.link26_inertia_h_x
+        - link26_velocity_w_y * link26_momentum_f_x;
+    let link25_composite_force_f_z = link25_acceleration_v_z * p.link_mass
+        + link26_composite_force_f_z - link25_acceleration_w_y * cache.link25_inertia_h_x
+        - link25_velocity_w_y * link25_momentum_f_x;
+    let link24_composite_force_f_z = link24_acceleration_v_z * p.link_mass
+        + link25_composite_force_f_z - link24_velocity_w_y * link24_momentum_f_x
+        - link24_acceleration_w_y * cache.link24_inertia_h_x;
+    let link23_composite_force_f_z = link24_composite_force_f_z
+        + p.link_mass * link23_acceleration_v_z
+        - link23_acceleration_w_y * cache.link23_inertia_h_x
+        - link23_velocity_w_y * link23_momentum_f_x;
+    let link22_composite_force_f_z = link23_composite_force_f_z
+        + link22_acceleration_v_z * p.link_mass
+        - cache.link22_inertia_h_x * link22_acceleration_w_y
+        - link22_velocity_w_y * link22_momentum_f_x;
+    let link21_composite_force_f_z = link22_composite_force_f_z
+        + link21_acceleration_v_z * p.link_mass
+        - link21_velocity_w_y * link21_momentum_f_x
+        - link21_acceleration_w_y * cache.link21_inertia_h_x;
+    let link20_composite_force_f_z = link20_acceleration_v_z * p.link_mass
+        + link21_composite_force_f_z - link20_momentum_f_x * link20_velocity_w_y
+        - link20_acceleration_w_y * cache.link20_inertia_h_x;
+    let link19_composite_force_f_z = link20_composite_force_f_z
+        + p.link_mass * link19_acceleration_v_z
+        - link19_momentum_f_x * link19_velocity_w_y
+        - cache.link19_inertia_h_x * link19_acceleration_w_y;
+    let link18_composite_force_f_z = link18_acceleration_v_z * p.link_mass
+        + link19_composite_force_f_z - cache.link18_inertia_h_x * link18_acceleration_w_y
+        - link18_velocity_w_y * link18_momentum_f_x;
+    let link17_composite_force_f_z = link18_composite_force_f_z
+        + link17_acceleration_v_z * p.link_mass
+        - link17_momentum_f_x * link17_velocity_w_y
+        - cache.link17_inertia_h_x * link17_acceleration_w_y;
+    let link16_composite_force_f_z = p.link_mass * link16_acceleration_v_z
+        + link17_composite_force_f_z - link16_acceleration_w_y * cache.link16_inertia_h_x
+        - link16_velocity_w_y * link16_momentum_f_x;
+    let link15_composite_force_f_z = link16_composite_force_f_z
+        + link15_acceleration_v_z * p.link_mass
+        - link15_acceleration_w_y * cache.link15_inertia_h_x
+        - link15_momentum_f_x * link15_velocity_w_y;
+    let link14_composite_force_f_z = link15_composite_force_f_z
+        + p.link_mass * link14_acceleration_v_z
+        - link14_acceleration_w_y * cache.link14_inertia_h_x
+        - link14_momentum_f_x * link14_velocity_w_y;
+    let link13_composite_force_f_z = link14_composite_force_f_z
+        + p.link_mass * link13_acceleration_v_z
+        - link13_momentum_f_x * link13_velocity_w_y
+        - link13_acceleration_w_y * cache.link13_inertia_h_x;
+    let link12_composite_force_f_z = link12_acceleration_v_z * p.link_mass
+        + link13_composite_force_f_z - cache.link12_inertia_h_x * link12_acceleration_w_y
+        - link12_velocity_w_y * link12_momentum_f_x;
+    let link11_composite_force_f_z = link12_composite_force_f_z
+        + p.link_mass * link11_acceleration_v_z
+        - link11_momentum_f_x * link11_velocity_w_y
+        - cache.link11_inertia_h_x * link11_acceleration_w_y;
+    let link10_composite_force_f_z = link11_composite_force_f_z
+        + p.link_mass * link10_acceleration_v_z
+        - link10_velocity_w_y * link10_momentum_f_x
+        - link10_acceleration_w_y * cache.link10_inertia_h_x;
+    let link9_composite_force_f_z = link10_composite_force_f_z
+        + link9_acceleration_v_z * p.link_mass - link9_velocity_w_y * link9_momentum_f_x
+        - cache.link9_inertia_h_x * link9_acceleration_w_y;
+    let link8_composite_force_f_z = link8_acceleration_v_z * p.link_mass
+        + link9_composite_force_f_z - link8_momentum_f_x * link8_velocity_w_y
+        - cache.link8_inertia_h_x * link8_acceleration_w_y;
+    let link7_composite_force_f_z = link8_composite_force_f_z
+        + link7_acceleration_v_z * p.link_mass - link7_velocity_w_y * link7_momentum_f_x
+        - cache.link7_inertia_h_x * link7_acceleration_w_y;
+    let link6_composite_force_f_z = link6_acceleration_v_z * p.link_mass
+        + link7_composite_force_f_z - link6_acceleration_w_y * cache.link6_inertia_h_x
+        - link6_momentum_f_x * link6_velocity_w_y;
+    let link5_composite_force_f_z = link6_composite_force_f_z
+        + link5_acceleration_v_z * p.link_mass
+        - link5_acceleration_w_y * cache.link5_inertia_h_x
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link4_composite_force_f_z = p.link_mass * link4_acceleration_v_z
+        + link5_composite_force_f_z - cache.link4_inertia_h_x * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link3_composite_force_f_z = p.link_mass * link3_acceleration_v_z
+        + link4_composite_force_f_z - cache.link3_inertia_h_x * link3_acceleration_w_y
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link2_composite_force_f_z = p.link_mass * link2_acceleration_v_z
+        + link3_composite_force_f_z - link2_velocity_w_y * link2_momentum_f_x
+        - cache.link2_inertia_h_x * link2_acceleration_w_y;
+    let link1_composite_force_f_z = base_angle_acceleration_v_z * p.link_mass
+        + link2_composite_force_f_z - base_angle_velocity_w_y * link1_momentum_f_x
+        - cache.link1_inertia_h_x * base_angle_acceleration_w_y;
+    out[0] = link1_composite_force_f_x_along_dq;
+    out[1] = link1_composite_force_f_z_along_dq;
+    out[2] = p.gravity * link1_composite_inertia_h_x_along_dq
+        + link1_composite_force_f_z_along_dq * cache.base_angle_subspace_v_z
+        + link1_composite_force_f_x * dq[1]
+        + link1_composite_force_f_z * base_angle_subspace_v_z_along_dq
+        + q[1] * link1_composite_force_f_x_along_dq
+        + cache.link1_composite_inertia_m * p.gravity * base_angle_subspace_v_z_along_dq
+        - link1_composite_force_n_y_along_dq;
+    out[3] = link2_composite_force_f_x * link2_position_z_along_dq
+        + cache.link2_composite_inertia_m * p.gravity * link2_subspace_v_z_along_dq
+        + link2_composite_force_f_x_along_dq * cache.link2_position_z
+        + link2_composite_inertia_h_x_along_dq * p.gravity
+        + link2_composite_force_f_z * link2_subspace_v_z_along_dq
+        + cache.link2_subspace_v_z * link2_composite_force_f_z_along_dq
+        - link2_composite_force_n_y_along_dq;
+    out[4] = link3_composite_inertia_h_x_along_dq * p.gravity
+        + link3_composite_force_f_z * link3_subspace_v_z_along_dq
+        + cache.link3_position_z * link3_composite_force_f_x_along_dq
+        + link3_composite_force_f_z_along_dq * cache.link3_subspace_v_z
+        + link3_position_z_along_dq * link3_composite_force_f_x
+        + p.gravity * cache.link3_composite_inertia_m * link3_subspace_v_z_along_dq
+        - link3_composite_force_n_y_along_dq;
+    out[5] = link4_composite_force_f_z * link4_subspace_v_z_along_dq
+        + link4_composite_force_f_z_along_dq * cache.link4_subspace_v_z
+        + p.gravity * link4_composite_inertia_h_x_along_dq
+        + p.gravity * cache.link4_composite_inertia_m * link4_subspace_v_z_along_dq
+        + cache.link4_position_z * link4_composite_force_f_x_along_dq
+        + link4_composite_force_f_x * link4_position_z_along_dq
+        - link4_composite_force_n_y_along_dq;
+    out[6] = link5_subspace_v_z_along_dq * link5_composite_force_f_z
+        + link5_composite_force_f_z_along_dq * cache.link5_subspace_v_z
+        + cache.link5_position_z * link5_composite_force_f_x_along_dq
+        + p.gravity * link5_composite_inertia_h_x_along_dq
+        + link5_subspace_v_z_along_dq * p.gravity * cache.link5_composite_inertia_m
+        + link5_position_z_along_dq * link5_composite_force_f_x
+        - link5_composite_force_n_y_along_dq;
+    out[7] = link6_composite_force_f_z * link6_subspace_v_z_along_dq
+        + cache.link6_subspace_v_z * link6_composite_force_f_z_along_dq
+        + cache.link6_position_z * link6_composite_force_f_x_along_dq
+        + cache.link6_composite_inertia_m * p.gravity * link6_subspace_v_z_along_dq
+        + link6_composite_force_f_x * link6_position_z_along_dq
+        + p.gravity * link6_composite_inertia_h_x_along_dq
+        - link6_composite_force_n_y_along_dq;
+    out[8] = link7_position_z_along_dq * link7_composite_force_f_x
+        + link7_subspace_v_z_along_dq * link7_composite_force_f_z
+        + cache.link7_composite_inertia_m * p.gravity * link7_subspace_v_z_along_dq
+        + cache.link7_subspace_v_z * link7_composite_force_f_z_along_dq
+        + link7_composite_inertia_h_x_along_dq * p.gravity
+        + cache.link7_position_z * link7_composite_force_f_x_along_dq
+        - link7_composite_force_n_y_along_dq;
+    out[9] = link8_subspace_v_z_along_dq * p.gravity * cache.link8_composite_inertia_m
+        + link8_composite_inertia_h_x_along_dq * p.gravity
+        + link8_subspace_v_z_along_dq * link8_composite_force_f_z
+        + link8_composite_force_f_z_along_dq * cache.link8_subspace_v_z
+        + cache.link8_position_z * link8_composite_force_f_x_along_dq
+        + link8_composite_force_f_x * link8_position_z_along_dq
+        - link8_composite_force_n_y_along_dq;
+    out[10] = cache.link9_subspace_v_z * link9_composite_force_f_z_along_dq
+        + link9_subspace_v_z_along_dq * p.gravity * cache.link9_composite_inertia_m
+        + link9_subspace_v_z_along_dq * link9_composite_force_f_z
+        + link9_composite_force_f_x_along_dq * cache.link9_position_z
+        + link9_composite_force_f_x * link9_position_z_along_dq
+        + link9_composite_inertia_h_x_along_dq * p.gravity
+        - link9_composite_force_n_y_along_dq;
+    out[11] = link10_subspace_v_z_along_dq * link10_composite_force_f_z
+        + cache.link10_composite_inertia_m * p.gravity * link10_subspace_v_z_along_dq
+        + cache.link10_subspace_v_z * link10_composite_force_f_z_along_dq
+        + link10_composite_force_f_x_along_dq * cache.link10_position_z
+        + p.gravity * link10_composite_inertia_h_x_along_dq
+        + link10_composite_force_f_x * link10_position_z_along_dq
+        - link10_composite_force_n_y_along_dq;
+    out[12] = cache.link11_position_z * link11_composite_force_f_x_along_dq
+        + link11_composite_force_f_x * link11_position_z_along_dq
+        + p.gravity * link11_composite_inertia_h_x_along_dq
+        + p.gravity * link11_subspace_v_z_along_dq * cache.link11_composite_inertia_m
+        + cache.link11_subspace_v_z * link11_composite_force_f_z_along_dq
+        + link11_composite_force_f_z * link11_subspace_v_z_along_dq
+        - link11_composite_force_n_y_along_dq;
+    out[13] = link12_composite_force_f_z * link12_subspace_v_z_along_dq
+        + cache.link12_composite_inertia_m * p.gravity * link12_subspace_v_z_along_dq
+        + link12_composite_force_f_x_along_dq * cache.link12_position_z
+        + cache.link12_subspace_v_z * link12_composite_force_f_z_along_dq
+        + p.gravity * link12_composite_inertia_h_x_along_dq
+        + link12_position_z_along_dq * link12_composite_force_f_x
+        - link12_composite_force_n_y_along_dq;
+    out[14] = link13_composite_inertia_h_x_along_dq * p.gravity
+        + cache.link13_subspace_v_z * link13_composite_force_f_z_along_dq
+        + link13_composite_force_f_x * link13_position_z_along_dq
+        + link13_composite_force_f_z * link13_subspace_v_z_along_dq
+        + p.gravity * cache.link13_composite_inertia_m * link13_subspace_v_z_along_dq
+        + cache.link13_position_z * link13_composite_force_f_x_along_dq
+        - link13_composite_force_n_y_along_dq;
+    out[15] = link14_position_z_along_dq * link14_composite_force_f_x
+        + link14_composite_inertia_h_x_along_dq * p.gravity
+        + link14_subspace_v_z_along_dq * p.gravity * cache.link14_composite_inertia_m
+        + cache.link14_position_z * link14_composite_force_f_x_along_dq
+        + link14_composite_force_f_z_along_dq * cache.link14_subspace_v_z
+        + link14_subspace_v_z_along_dq * link14_composite_force_f_z
+        - link14_composite_force_n_y_along_dq;
+    out[16] = link15_composite_force_f_z * link15_subspace_v_z_along_dq
+        + link15_composite_force_f_x_along_dq * cache.link15_position_z
+        + link15_composite_inertia_h_x_along_dq * p.gravity
+        + p.gravity * cache.link15_composite_inertia_m * link15_subspace_v_z_along_dq
+        + cache.link15_subspace_v_z * link15_composite_force_f_z_along_dq
+        + link15_composite_force_f_x * link15_position_z_along_dq
+        - link15_composite_force_n_y_along_dq;
+    out[17] = cache.link16_position_z * link16_composite_force_f_x_along_dq
+        + cache.link16_subspace_v_z * link16_composite_force_f_z_along_dq
+        + link16_position_z_along_dq * link16_composite_force_f_x
+        + link16_composite_force_f_z * link16_subspace_v_z_along_dq
+        + p.gravity * cache.link16_composite_inertia_m * link16_subspace_v_z_along_dq
+        + link16_composite_inertia_h_x_along_dq * p.gravity
+        - link16_composite_force_n_y_along_dq;
+    out[18] = link17_composite_force_f_x * link17_position_z_along_dq
+        + cache.link17_composite_inertia_m * p.gravity * link17_subspace_v_z_along_dq
+        + cache.link17_subspace_v_z * link17_composite_force_f_z_along_dq
+        + link17_composite_force_f_x_along_dq * cache.link17_position_z
+        + link17_composite_force_f_z * link17_subspace_v_z_along_dq
+        + link17_composite_inertia_h_x_along_dq * p.gravity
+        - link17_composite_force_n_y_along_dq;
+    out[19] = link18_subspace_v_z_along_dq * link18_composite_force_f_z
+        + link18_subspace_v_z_along_dq * cache.link18_composite_inertia_m * p.gravity
+        + cache.link18_subspace_v_z * link18_composite_force_f_z_along_dq
+        + cache.link18_position_z * link18_composite_force_f_x_along_dq
+        + link18_composite_force_f_x * link18_position_z_along_dq
+        + p.gravity * link18_composite_inertia_h_x_along_dq
+        - link18_composite_force_n_y_along_dq;
+    out[20] = link19_composite_inertia_h_x_along_dq * p.gravity
+        + link19_position_z_along_dq * link19_composite_force_f_x
+        + cache.link19_composite_inertia_m * p.gravity * link19_subspace_v_z_along_dq
+        + link19_composite_force_f_z_along_dq * cache.link19_subspace_v_z
+        + link19_composite_force_f_x_along_dq * cache.link19_position_z
+        + link19_composite_force_f_z * link19_subspace_v_z_along_dq
+        - link19_composite_force_n_y_along_dq;
+    out[21] = link20_subspace_v_z_along_dq * p.gravity * cache.link20_composite_inertia_m
+        + link20_composite_force_f_z_along_dq * cache.link20_subspace_v_z
+        + p.gravity * link20_composite_inertia_h_x_along_dq
+        + link20_composite_force_f_x_along_dq * cache.link20_position_z
+        + link20_position_z_along_dq * link20_composite_force_f_x
+        + link20_composite_force_f_z * link20_subspace_v_z_along_dq
+        - link20_composite_force_n_y_along_dq;
+    out[22] = link21_composite_force_f_x * link21_position_z_along_dq
+        + p.gravity * link21_subspace_v_z_along_dq * cache.link21_composite_inertia_m
+        + link21_composite_force_f_z_along_dq * cache.link21_subspace_v_z
+        + link21_subspace_v_z_along_dq * link21_composite_force_f_z
+        + link21_composite_inertia_h_x_along_dq * p.gravity
+        + link21_composite_force_f_x_along_dq * cache.link21_position_z
+        - link21_composite_force_n_y_along_dq;
+    out[23] = link22_composite_inertia_h_x_along_dq * p.gravity
+        + p.gravity * link22_subspace_v_z_along_dq * cache.link22_composite_inertia_m
+        + link22_composite_force_f_x * link22_position_z_along_dq
+        + cache.link22_position_z * link22_composite_force_f_x_along_dq
+        + cache.link22_subspace_v_z * link22_composite_force_f_z_along_dq
+        + link22_composite_force_f_z * link22_subspace_v_z_along_dq
+        - link22_composite_force_n_y_along_dq;
+    out[24] = link23_composite_force_f_x * link23_position_z_along_dq
+        + cache.link23_subspace_v_z * link23_composite_force_f_z_along_dq
+        + p.gravity * cache.link23_composite_inertia_m * link23_subspace_v_z_along_dq
+        + link23_composite_inertia_h_x_along_dq * p.gravity
+        + link23_composite_force_f_x_along_dq * cache.link23_position_z
+        + link23_composite_force_f_z * link23_subspace_v_z_along_dq
+        - link23_composite_force_n_y_along_dq;
+    out[25] = link24_position_z_along_dq * link24_composite_force_f_x
+        + cache.link24_composite_inertia_m * link24_subspace_v_z_along_dq * p.gravity
+        + p.gravity * link24_composite_inertia_h_x_along_dq
+        + cache.link24_position_z * link24_composite_force_f_x_along_dq
+        + link24_subspace_v_z_along_dq * link24_composite_force_f_z
+        + link24_composite_force_f_z_along_dq * cache.link24_subspace_v_z
+        - link24_composite_force_n_y_along_dq;
+    out[26] = cache.link25_subspace_v_z * link25_composite_force_f_z_along_dq
+        + link25_composite_force_f_x * link25_position_z_along_dq
+        + p.gravity * link25_composite_inertia_h_x_along_dq
+        + link25_composite_force_f_z * link25_subspace_v_z_along_dq
+        + link25_composite_force_f_x_along_dq * cache.link25_position_z
+        + p.gravity * link25_subspace_v_z_along_dq * cache.link25_composite_inertia_m
+        - link25_composite_force_n_y_along_dq;
+    out[27] = link26_position_z_along_dq * link26_composite_force_f_x
+        + link26_composite_force_f_x_along_dq * cache.link26_position_z
+        + cache.link26_composite_inertia_m * p.gravity * link26_subspace_v_z_along_dq
+        + cache.link26_subspace_v_z * link26_composite_force_f_z_along_dq
+        + link26_composite_force_f_z * link26_subspace_v_z_along_dq
+        + p.gravity * link26_composite_inertia_h_x_along_dq
+        - link26_composite_force_n_y_along_dq;
+    out[28] = link27_composite_force_f_x_along_dq * cache.link27_position_z
+        + cache.link27_subspace_v_z * link27_composite_force_f_z_along_dq
+        + link27_subspace_v_z_along_dq * link27_composite_force_f_z
+        + link27_subspace_v_z_along_dq * p.gravity * cache.link27_composite_inertia_m
+        + link27_position_z_along_dq * link27_composite_force_f_x
+        + p.gravity * link27_composite_inertia_h_x_along_dq
+        - link27_composite_force_n_y_along_dq;
+    out[29] = link28_composite_force_f_x_along_dq * cache.link28_position_z
+        + link28_composite_force_f_x * link28_position_z_along_dq
+        + link28_subspace_v_z_along_dq * link28_composite_force_f_z
+        + link28_subspace_v_z_along_dq * p.gravity * cache.link28_composite_inertia_m
+        + link28_composite_force_f_z_along_dq * cache.link28_subspace_v_z
+        + p.gravity * link28_composite_inertia_h_x_along_dq
+        - link28_composite_force_n_y_along_dq;
+    out[30] = link29_composite_force_f_z * link29_subspace_v_z_along_dq
+        + cache.link29_subspace_v_z * link29_composite_force_f_z_along_dq
+        + link29_position_z_along_dq * link29_composite_force_f_x
+        + cache.link29_composite_inertia_m * p.gravity * link29_subspace_v_z_along_dq
+        + cache.link29_position_z * link29_composite_force_f_x_along_dq
+        + link29_composite_inertia_h_x_along_dq * p.gravity
+        - link29_composite_force_n_y_along_dq;
+    out[31] = link30_composite_force_f_x * link30_position_z_along_dq
+        + link30_subspace_v_z_along_dq * link30_composite_force_f_z
+        + link30_subspace_v_z_along_dq * cache.link30_composite_inertia_m * p.gravity
+        + link30_composite_inertia_h_x_along_dq * p.gravity
+        + cache.link30_subspace_v_z * link30_composite_force_f_z_along_dq
+        + cache.link30_position_z * link30_composite_force_f_x_along_dq
+        - link30_composite_force_n_y_along_dq;
+    out[32] = link31_position_z_along_dq * link31_composite_force_f_x
+        + link31_composite_force_f_z_along_dq * cache.link31_subspace_v_z
+        + link31_subspace_v_z_along_dq * p.gravity * cache.link31_composite_inertia_m
+        + link31_subspace_v_z_along_dq * link31_composite_force_f_z
+        + link31_composite_force_f_x_along_dq * cache.link31_position_z
+        + link31_composite_inertia_h_x_along_dq * p.gravity
+        - link31_composite_force_n_y_along_dq;
+    out[33] = cache.link32_composite_inertia_m * link32_subspace_v_z_along_dq * p.gravity
+        + link32_composite_force_f_z_along_dq * cache.link32_subspace_v_z
+        + p.gravity * link32_composite_inertia_h_x_along_dq
+        + cache.link32_position_z * link32_composite_force_f_x_along_dq
+        + link32_composite_force_f_x * link32_position_z_along_dq
+        + link32_composite_force_f_z * link32_subspace_v_z_along_dq
+        - link32_composite_force_n_y_along_dq;
+    out[34] = link33_composite_force_f_z * link33_subspace_v_z_along_dq
+        + link33_composite_inertia_h_x_along_dq * p.gravity
+        + link33_composite_force_f_x_along_dq * cache.link33_position_z
+        + link33_composite_force_f_x * link33_position_z_along_dq
+        + cache.link33_subspace_v_z * link33_composite_force_f_z_along_dq
+        + p.gravity * cache.link33_composite_inertia_m * link33_subspace_v_z_along_dq
+        - link33_composite_force_n_y_along_dq;
+    out[35] = cache.link34_position_z * link34_composite_force_f_x_along_dq
+        + link34_composite_force_f_z_along_dq * cache.link34_subspace_v_z
+        + link34_subspace_v_z_along_dq * p.gravity * cache.link34_composite_inertia_m
+        + link34_subspace_v_z_along_dq * link34_composite_force_f_z
+        + link34_composite_force_f_x * link34_position_z_along_dq
+        + link34_composite_inertia_h_x_along_dq * p.gravity
+        - link34_composite_force_n_y_along_dq;
+    out[36] = link35_position_z_along_dq * link35_composite_force_f_x
+        + cache.link35_subspace_v_z * link35_composite_force_f_z_along_dq
+        + p.gravity * link35_subspace_v_z_along_dq * cache.link35_composite_inertia_m
+        + link35_composite_force_f_z * link35_subspace_v_z_along_dq
+        + link35_composite_inertia_h_x_along_dq * p.gravity
+        + link35_composite_force_f_x_along_dq * cache.link35_position_z
+        - link35_composite_force_n_y_along_dq;
+    out[37] = link36_composite_force_f_z_along_dq * cache.link36_subspace_v_z
+        + cache.link36_position_z * link36_composite_force_f_x_along_dq
+        + link36_composite_inertia_h_x_along_dq * p.gravity
+        + link36_position_z_along_dq * link36_composite_force_f_x
+        + link36_subspace_v_z_along_dq * link36_composite_force_f_z
+        + link36_subspace_v_z_along_dq * cache.link36_composite_inertia_m * p.gravity
+        - link36_composite_force_n_y_along_dq;
+    out[38] = p.gravity * link37_subspace_v_z_along_dq * cache.link37_composite_inertia_m
+        + link37_composite_force_f_x * link37_position_z_along_dq
+        + link37_composite_force_f_x_along_dq * cache.link37_position_z
+        + link37_composite_force_f_z_along_dq * cache.link37_subspace_v_z
+        + link37_composite_force_f_z * link37_subspace_v_z_along_dq
+        + p.gravity * link37_composite_inertia_h_x_along_dq
+        - link37_composite_force_n_y_along_dq;
+    out[39] = p.gravity * link38_composite_inertia_h_x_along_dq
+        + link38_position_z_along_dq * link38_composite_force_f_x
+        + cache.link38_position_z * link38_composite_force_f_x_along_dq
+        + cache.link38_subspace_v_z * link38_composite_force_f_z_along_dq
+        + link38_composite_force_f_z * link38_subspace_v_z_along_dq
+        + cache.link38_composite_inertia_m * p.gravity * link38_subspace_v_z_along_dq
+        - link38_composite_force_n_y_along_dq;
+    out[40] = cache.link39_composite_inertia_m * link39_subspace_v_z_along_dq * p.gravity
+        + link39_composite_force_f_x_along_dq * cache.link39_position_z
+        + cache.link39_subspace_v_z * link39_composite_force_f_z_along_dq
+        + link39_composite_inertia_h_x_along_dq * p.gravity
+        + link39_position_z_along_dq * link39_composite_force_f_x
+        + link39_subspace_v_z_along_dq * link39_composite_force_f_z
+        - link39_composite_force_n_y_along_dq;
+    out[41] = link40_composite_force_f_z * link40_subspace_v_z_along_dq
+        + link40_composite_force_f_z_along_dq * cache.link40_subspace_v_z
+        + p.gravity * cache.link40_composite_inertia_m * link40_subspace_v_z_along_dq
+        + p.gravity * link40_composite_inertia_h_x_along_dq
+        + link40_composite_force_f_x * link40_position_z_along_dq
+        + link40_composite_force_f_x_along_dq * cache.link40_position_z
+        - link40_composite_force_n_y_along_dq;
+    out[42] = link41_composite_force_f_z * link41_subspace_v_z_along_dq
+        + link41_composite_force_f_x_along_dq * cache.link41_position_z
+        + link41_subspace_v_z_along_dq * cache.link41_composite_inertia_m * p.gravity
+        + link41_composite_force_f_z_along_dq * cache.link41_subspace_v_z
+        + link41_composite_inertia_h_x_along_dq * p.gravity
+        + link41_composite_force_f_x * link41_position_z_along_dq
+        - link41_composite_force_n_y_along_dq;
+    out[43] = link42_composite_force_f_x * link42_position_z_along_dq
+        + cache.link42_composite_inertia_m * p.gravity * link42_subspace_v_z_along_dq
+        + p.gravity * link42_composite_inertia_h_x_along_dq
+        + link42_composite_force_f_x_along_dq * cache.link42_position_z
+        + cache.link42_subspace_v_z * link42_composite_force_f_z_along_dq
+        + link42_subspace_v_z_along_dq * link42_composite_force_f_z
+        - link42_composite_force_n_y_along_dq;
+    out[44] = link43_composite_inertia_h_x_along_dq * p.gravity
+        + cache.link43_position_z * link43_composite_force_f_x_along_dq
+        + link43_composite_force_f_z_along_dq * cache.link43_subspace_v_z
+        + link43_position_z_along_dq * link43_composite_force_f_x
+        + link43_subspace_v_z_along_dq * link43_composite_force_f_z
+        + link43_subspace_v_z_along_dq * p.gravity * cache.link43_composite_inertia_m
+        - link43_composite_force_n_y_along_dq;
+    out[45] = link44_composite_force_f_x_along_dq * cache.link44_position_z
+        + p.gravity * link44_subspace_v_z_along_dq * cache.link44_composite_inertia_m
+        + p.gravity * link44_composite_inertia_h_x_along_dq
+        + link44_subspace_v_z_along_dq * link44_composite_force_f_z
+        + cache.link44_subspace_v_z * link44_composite_force_f_z_along_dq
+        + link44_composite_force_f_x * link44_position_z_along_dq
+        - link44_composite_force_n_y_along_dq;
+    out[46] = cache.link45_position_z * link45_composite_force_f_x_along_dq
+        + cache.link45_composite_inertia_m * p.gravity * link45_subspace_v_z_along_dq
+        + cache.link45_subspace_v_z * link45_composite_force_f_z_along_dq
+        + link45_subspace_v_z_along_dq * link45_composite_force_f_z
+        + link45_composite_force_f_x * link45_position_z_along_dq
+        + p.gravity * link45_composite_inertia_h_x_along_dq
+        - link45_composite_force_n_y_along_dq;
+    out[47] = link46_subspace_v_z_along_dq * p.gravity * cache.link46_composite_inertia_m
+        + link46_position_z_along_dq * link46_composite_force_f_x
+        + cache.link46_subspace_v_z * link46_composite_force_f_z_along_dq
+        + link46_composite_force_f_x_along_dq * cache.link46_position_z
+        + link46_subspace_v_z_along_dq * link46_composite_force_f_z
+        + p.gravity * link46_composite_inertia_h_x_along_dq
+        - link46_composite_force_n_y_along_dq;
+    out[48] = link47_subspace_v_z_along_dq * link47_composite_force_f_z
+        + link47_subspace_v_z_along_dq * p.gravity * cache.link47_composite_inertia_m
+        + cache.link47_subspace_v_z * link47_composite_force_f_z_along_dq
+        + link47_composite_force_f_x * link47_position_z_along_dq
+        + cache.link47_position_z * link47_composite_force_f_x_along_dq
+        + p.gravity * link47_composite_inertia_h_x_along_dq
+        - link47_composite_force_n_y_along_dq;
+    out[49] = link48_subspace_v_z_along_dq * p.gravity * cache.link48_composite_inertia_m
+        + link48_subspace_v_z_along_dq * link48_composite_force_f_z
+        + link48_composite_force_f_x_along_dq * cache.link48_position_z
+        + p.gravity * link48_composite_inertia_h_x_along_dq
+        + link48_composite_force_f_x * link48_position_z_along_dq
+        + cache.link48_subspace_v_z * link48_composite_force_f_z_along_dq
+        - link48_composite_force_n_y_along_dq;
+    out[50] = link49_position_z_along_dq * link49_composite_force_f_x
+        + cache.link49_subspace_v_z * link49_composite_force_f_z_along_dq
+        + cache.link49_composite_inertia_m * link49_subspace_v_z_along_dq * p.gravity
+        + link49_subspace_v_z_along_dq * link49_composite_force_f_z
+        + p.gravity * link49_composite_inertia_h_x_along_dq
+        + link49_composite_force_f_x_along_dq * cache.link49_position_z
+        - link49_composite_force_n_y_along_dq;
+    out[51] = link50_composite_force_f_z_along_dq * cache.link50_subspace_v_z
+        + cache.link50_composite_inertia_m * p.gravity * link50_subspace_v_z_along_dq
+        + link50_position_z_along_dq * link50_composite_force_f_x
+        + link50_composite_force_f_x_along_dq * cache.link50_position_z
+        + link50_composite_force_f_z * link50_subspace_v_z_along_dq
+        + link50_composite_inertia_h_x_along_dq * p.gravity
+        - link50_composite_force_n_y_along_dq;
+    out[52] = link51_subspace_v_z_along_dq * p.gravity * cache.link51_composite_inertia_m
+        + cache.link51_subspace_v_z * link51_composite_force_f_z_along_dq
+        + cache.link51_position_z * link51_composite_force_f_x_along_dq
+        + link51_position_z_along_dq * link51_composite_force_f_x
+        + link51_composite_inertia_h_x_along_dq * p.gravity
+        + link51_composite_force_f_z * link51_subspace_v_z_along_dq
+        - link51_composite_force_n_y_along_dq;
+    out[53] = link52_composite_force_f_z * link52_subspace_v_z_along_dq
+        + link52_composite_force_f_z_along_dq * cache.link52_subspace_v_z
+        + link52_subspace_v_z_along_dq * p.gravity * cache.link52_composite_inertia_m
+        + link52_position_z_along_dq * link52_composite_force_f_x
+        + cache.link52_position_z * link52_composite_force_f_x_along_dq
+        + p.gravity * link52_composite_inertia_h_x_along_dq
+        - link52_composite_force_n_y_along_dq;
+    out[54] = link53_composite_inertia_h_x_along_dq * p.gravity
+        + link53_composite_force_f_z_along_dq * cache.link53_subspace_v_z
+        + cache.link53_composite_inertia_m * p.gravity * link53_subspace_v_z_along_dq
+        + link53_composite_force_f_x_along_dq * cache.link53_position_z
+        + link53_composite_force_f_x * link53_position_z_along_dq
+        + link53_composite_force_f_z * link53_subspace_v_z_along_dq
+        - link53_composite_force_n_y_along_dq;
+    out[55] = link54_subspace_v_z_along_dq * link54_composite_force_f_z
+        + link54_composite_inertia_h_x_along_dq * p.gravity
+        + link54_position_z_along_dq * link54_composite_force_f_x
+        + link54_composite_force_f_z_along_dq * cache.link54_subspace_v_z
+        + p.gravity * link54_subspace_v_z_along_dq * cache.link54_composite_inertia_m
+        + link54_composite_force_f_x_along_dq * cache.link54_position_z
+        - link54_composite_force_n_y_along_dq;
+    out[56] = link55_composite_inertia_h_x_along_dq * p.gravity
+        + link55_subspace_v_z_along_dq * link55_composite_force_f_z
+        + link55_position_z_along_dq * link55_composite_force_f_x
+        + cache.link55_position_z * link55_composite_force_f_x_along_dq
+        + cache.link55_subspace_v_z * link55_composite_force_f_z_along_dq
+        + p.gravity * link55_subspace_v_z_along_dq * cache.link55_composite_inertia_m
+        - link55_composite_force_n_y_along_dq;
+    out[57] = link56_subspace_v_z_along_dq * link56_composite_force_f_z
+        + cache.link56_position_z * link56_composite_force_f_x_along_dq
+        + link56_position_z_along_dq * link56_composite_force_f_x
+        + link56_subspace_v_z_along_dq * cache.link56_composite_inertia_m * p.gravity
+        + link56_composite_inertia_h_x_along_dq * p.gravity
+        + link56_composite_force_f_z_along_dq * cache.link56_subspace_v_z
+        - link56_composite_force_n_y_along_dq;
+    out[58] = p.gravity * link57_composite_inertia_h_x_along_dq
+        + p.gravity * cache.link57_composite_inertia_m * link57_subspace_v_z_along_dq
+        + link57_position_z_along_dq * link57_composite_force_f_x
+        + cache.link57_position_z * link57_composite_force_f_x_along_dq
+        + link57_composite_force_f_z * link57_subspace_v_z_along_dq
+        + cache.link57_subspace_v_z * link57_composite_force_f_z_along_dq
+        - link57_composite_force_n_y_along_dq;
+    out[59] = cache.link58_subspace_v_z * link58_composite_force_f_z_along_dq
+        + link58_composite_force_f_x * link58_position_z_along_dq
+        + link58_composite_force_f_z * link58_subspace_v_z_along_dq
+        + link58_composite_force_f_x_along_dq * cache.link58_position_z
+        + link58_composite_inertia_h_x_along_dq * p.gravity
+        + link58_subspace_v_z_along_dq * p.gravity * cache.link58_composite_inertia_m
+        - link58_composite_force_n_y_along_dq;
+    out[60] = cache.link59_position_z * link59_composite_force_f_x_along_dq
+        + link59_composite_force_f_x * link59_position_z_along_dq
+        + cache.link59_subspace_v_z * link59_composite_force_f_z_along_dq
+        + link59_subspace_v_z_along_dq * link59_composite_force_f_z
+        + cache.link59_composite_inertia_m * p.gravity * link59_subspace_v_z_along_dq
+        + link59_composite_inertia_h_x_along_dq * p.gravity
+        - link59_composite_force_n_y_along_dq;
+    out[61] = p.gravity * p.link_mass * link60_subspace_v_z_along_dq
+        + link60_composite_force_f_x * link60_position_z_along_dq
+        + cache.link60_subspace_v_z * link60_composite_force_f_z_along_dq
+        + link60_composite_force_f_x_along_dq * cache.link60_position_z
+        + link60_inertia_h_x_along_dq * p.gravity
+        + link60_composite_force_f_z * link60_subspace_v_z_along_dq
+        - link60_composite_force_n_y_along_dq;
+}
+/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_velocity_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    dqd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_velocity_w_y_along_dqd = -dqd[2];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let base_angle_velocity_w_y = -qd[2];
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link2_velocity_w_y_along_dqd = base_angle_velocity_w_y_along_dqd - dqd[3];
+    let link3_velocity_w_y_along_dqd = link2_velocity_w_y_along_dqd - dqd[4];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let base_angle_velocity_v_z_along_dqd = dqd[1]
+        + dqd[2] * cache.base_angle_subspace_v_z;
+    let link2_velocity_v_z_along_dqd = dqd[3] * cache.link2_subspace_v_z
+        + base_angle_velocity_v_z_along_dqd;
+    let link3_velocity_v_z_along_dqd = dqd[4] * cache.link3_subspace_v_z
+        + link2_velocity_v_z_along_dqd;
+    let link3_momentum_f_z_along_dqd = p.link_mass * link3_velocity_v_z_along_dqd
+        - link3_velocity_w_y_along_dqd * cache.link3_inertia_h_x;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link4_velocity_w_y_along_dqd = link3_velocity_w_y_along_dqd - dqd[5];
+    let link4_velocity_v_z_along_dqd = cache.link4_subspace_v_z * dqd[5]
+        + link3_velocity_v_z_along_dqd;
+    let link4_momentum_f_z_along_dqd = p.link_mass * link4_velocity_v_z_along_dqd
+        - link4_velocity_w_y_along_dqd * cache.link4_inertia_h_x;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link5_velocity_w_y_along_dqd = link4_velocity_w_y_along_dqd - dqd[6];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_subspace_rate_v_x_along_dqd = link4_velocity_w_y_along_dqd
+        * cache.link5_subspace_v_z + link4_velocity_v_z_along_dqd;
+    let link4_subspace_rate_v_x_along_dqd = link3_velocity_v_z_along_dqd
+        + link3_velocity_w_y_along_dqd * cache.link4_subspace_v_z;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_subspace_rate_v_x_along_dqd = link2_velocity_v_z_along_dqd
+        + link2_velocity_w_y_along_dqd * cache.link3_subspace_v_z;
+    let base_angle_bias_v_x_along_dqd = dqd[2] * qd[1] + dqd[1] * qd[2];
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let link2_subspace_rate_v_x_along_dqd = cache.link2_subspace_v_z
+        * base_angle_velocity_w_y_along_dqd + base_angle_velocity_v_z_along_dqd;
+    let link2_acceleration_v_x_along_dqd = base_angle_bias_v_x_along_dqd
+        + dqd[3] * link2_subspace_rate_v_x + link2_subspace_rate_v_x_along_dqd * qd[3];
+    let link3_acceleration_v_x_along_dqd = dqd[4] * link3_subspace_rate_v_x
+        + qd[4] * link3_subspace_rate_v_x_along_dqd + link2_acceleration_v_x_along_dqd;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x_along_dqd = link4_subspace_rate_v_x_along_dqd * qd[5]
+        + link3_acceleration_v_x_along_dqd + link4_subspace_rate_v_x * dqd[5];
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link5_acceleration_v_x_along_dqd = qd[6] * link5_subspace_rate_v_x_along_dqd
+        + link4_acceleration_v_x_along_dqd + link5_subspace_rate_v_x * dqd[6];
+    let link6_velocity_w_y_along_dqd = link5_velocity_w_y_along_dqd - dqd[7];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link5_velocity_v_z_along_dqd = cache.link5_subspace_v_z * dqd[6]
+        + link4_velocity_v_z_along_dqd;
+    let link6_velocity_v_z_along_dqd = cache.link6_subspace_v_z * dqd[7]
+        + link5_velocity_v_z_along_dqd;
+    let link6_momentum_f_z_along_dqd = link6_velocity_v_z_along_dqd * p.link_mass
+        - link6_velocity_w_y_along_dqd * cache.link6_inertia_h_x;
+    let link6_subspace_rate_v_x_along_dqd = cache.link6_subspace_v_z
+        * link5_velocity_w_y_along_dqd + link5_velocity_v_z_along_dqd;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x_along_dqd = link5_acceleration_v_x_along_dqd
+        + qd[7] * link6_subspace_rate_v_x_along_dqd + dqd[7] * link6_subspace_rate_v_x;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link7_subspace_rate_v_x_along_dqd = link6_velocity_v_z_along_dqd
+        + link6_velocity_w_y_along_dqd * cache.link7_subspace_v_z;
+    let link7_acceleration_v_x_along_dqd = link6_acceleration_v_x_along_dqd
+        + dqd[8] * link7_subspace_rate_v_x + link7_subspace_rate_v_x_along_dqd * qd[8];
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link7_velocity_w_y_along_dqd = link6_velocity_w_y_along_dqd - dqd[8];
+    let link7_velocity_v_z_along_dqd = dqd[8] * cache.link7_subspace_v_z
+        + link6_velocity_v_z_along_dqd;
+    let link7_momentum_f_z_along_dqd = link7_velocity_v_z_along_dqd * p.link_mass
+        - cache.link7_inertia_h_x * link7_velocity_w_y_along_dqd;
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link8_velocity_v_z_along_dqd = link7_velocity_v_z_along_dqd
+        + dqd[9] * cache.link8_subspace_v_z;
+    let link9_velocity_v_z_along_dqd = cache.link9_subspace_v_z * dqd[10]
+        + link8_velocity_v_z_along_dqd;
+    let link8_velocity_w_y_along_dqd = link7_velocity_w_y_along_dqd - dqd[9];
+    let link9_velocity_w_y_along_dqd = link8_velocity_w_y_along_dqd - dqd[10];
+    let link10_subspace_rate_v_x_along_dqd = link9_velocity_v_z_along_dqd
+        + cache.link10_subspace_v_z * link9_velocity_w_y_along_dqd;
+    let link9_subspace_rate_v_x_along_dqd = link8_velocity_v_z_along_dqd
+        + cache.link9_subspace_v_z * link8_velocity_w_y_along_dqd;
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link8_subspace_rate_v_x_along_dqd = link7_velocity_v_z_along_dqd
+        + cache.link8_subspace_v_z * link7_velocity_w_y_along_dqd;
+    let link8_acceleration_v_x_along_dqd = link7_acceleration_v_x_along_dqd
+        + dqd[9] * link8_subspace_rate_v_x + link8_subspace_rate_v_x_along_dqd * qd[9];
+    let link9_acceleration_v_x_along_dqd = qd[10] * link9_subspace_rate_v_x_along_dqd
+        + dqd[10] * link9_subspace_rate_v_x + link8_acceleration_v_x_along_dqd;
+    let link10_acceleration_v_x_along_dqd = dqd[11] * link10_subspace_rate_v_x
+        + qd[11] * link10_subspace_rate_v_x_along_dqd + link9_acceleration_v_x_along_dqd;
+    let link10_velocity_w_y_along_dqd = link9_velocity_w_y_along_dqd - dqd[11];
+    let link10_velocity_v_z_along_dqd = link9_velocity_v_z_along_dqd
+        + dqd[11] * cache.link10_subspace_v_z;
+    let link11_subspace_rate_v_x_along_dqd = cache.link11_subspace_v_z
+        * link10_velocity_w_y_along_dqd + link10_velocity_v_z_along_dqd;
+    let link11_acceleration_v_x_along_dqd = link11_subspace_rate_v_x * dqd[12]
+        + link10_acceleration_v_x_along_dqd
+        + link11_subspace_rate_v_x_along_dqd * qd[12];
+    let link11_velocity_w_y_along_dqd = link10_velocity_w_y_along_dqd - dqd[12];
+    let link11_velocity_v_z_along_dqd = cache.link11_subspace_v_z * dqd[12]
+        + link10_velocity_v_z_along_dqd;
+    let link11_momentum_f_z_along_dqd = p.link_mass * link11_velocity_v_z_along_dqd
+        - cache.link11_inertia_h_x * link11_velocity_w_y_along_dqd;
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link12_velocity_w_y_along_dqd = link11_velocity_w_y_along_dqd - dqd[13];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link12_velocity_v_z_along_dqd = cache.link12_subspace_v_z * dqd[13]
+        + link11_velocity_v_z_along_dqd;
+    let link12_momentum_f_z_along_dqd = link12_velocity_v_z_along_dqd * p.link_mass
+        - cache.link12_inertia_h_x * link12_velocity_w_y_along_dqd;
+    let link12_subspace_rate_v_x_along_dqd = cache.link12_subspace_v_z
+        * link11_velocity_w_y_along_dqd + link11_velocity_v_z_along_dqd;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link12_acceleration_v_x_along_dqd = link11_acceleration_v_x_along_dqd
+        + qd[13] * link12_subspace_rate_v_x_along_dqd
+        + link12_subspace_rate_v_x * dqd[13];
+    let link13_velocity_w_y_along_dqd = link12_velocity_w_y_along_dqd - dqd[14];
+    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
+    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * cache.link13_subspace_v_z;
+    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
+        - cache.link13_inertia_h_x * link13_velocity_w_y;
+    let link13_velocity_v_z_along_dqd = cache.link13_subspace_v_z * dqd[14]
+        + link12_velocity_v_z_along_dqd;
+    let link13_momentum_f_z_along_dqd = p.link_mass * link13_velocity_v_z_along_dqd
+        - link13_velocity_w_y_along_dqd * cache.link13_inertia_h_x;
+    let link14_subspace_rate_v_x = cache.link14_subspace_v_z * link13_velocity_w_y
+        + link13_velocity_v_z;
+    let link13_subspace_rate_v_x_along_dqd = link12_velocity_v_z_along_dqd
+        + cache.link13_subspace_v_z * link12_velocity_w_y_along_dqd;
+    let link13_subspace_rate_v_x = cache.link13_subspace_v_z * link12_velocity_w_y
+        + link12_velocity_v_z;
+    let link13_acceleration_v_x_along_dqd = link12_acceleration_v_x_along_dqd
+        + qd[14] * link13_subspace_rate_v_x_along_dqd
+        + link13_subspace_rate_v_x * dqd[14];
+    let link14_subspace_rate_v_x_along_dqd = link13_velocity_w_y_along_dqd
+        * cache.link14_subspace_v_z + link13_velocity_v_z_along_dqd;
+    let link14_acceleration_v_x_along_dqd = link14_subspace_rate_v_x * dqd[15]
+        + link13_acceleration_v_x_along_dqd
+        + link14_subspace_rate_v_x_along_dqd * qd[15];
+    let link14_velocity_w_y_along_dqd = link13_velocity_w_y_along_dqd - dqd[15];
+    let link14_velocity_v_z_along_dqd = link13_velocity_v_z_along_dqd
+        + dqd[15] * cache.link14_subspace_v_z;
+    let link14_momentum_f_z_along_dqd = p.link_mass * link14_velocity_v_z_along_dqd
+        - link14_velocity_w_y_along_dqd * cache.link14_inertia_h_x;
+    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
+    let link14_velocity_v_z = qd[15] * cache.link14_subspace_v_z + link13_velocity_v_z;
+    let link15_subspace_rate_v_x = link14_velocity_v_z
+        + cache.link15_subspace_v_z * link14_velocity_w_y;
+    let link15_subspace_rate_v_x_along_dqd = link14_velocity_w_y_along_dqd
+        * cache.link15_subspace_v_z + link14_velocity_v_z_along_dqd;
+    let link15_acceleration_v_x_along_dqd = link14_acceleration_v_x_along_dqd
+        + link15_subspace_rate_v_x * dqd[16]
+        + link15_subspace_rate_v_x_along_dqd * qd[16];
+    let link15_velocity_v_z_along_dqd = link14_velocity_v_z_along_dqd
+        + dqd[16] * cache.link15_subspace_v_z;
+    let link15_velocity_w_y_along_dqd = link14_velocity_w_y_along_dqd - dqd[16];
+    let link15_momentum_f_z_along_dqd = link15_velocity_v_z_along_dqd * p.link_mass
+        - cache.link15_inertia_h_x * link15_velocity_w_y_along_dqd;
+    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
+    let link15_velocity_v_z = cache.link15_subspace_v_z * qd[16] + link14_velocity_v_z;
+    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
+        - link15_velocity_w_y * cache.link15_inertia_h_x;
+    let link16_velocity_w_y_along_dqd = link15_velocity_w_y_along_dqd - dqd[17];
+    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
+    let link16_velocity_v_z = cache.link16_subspace_v_z * qd[17] + link15_velocity_v_z;
+    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
+        - cache.link16_inertia_h_x * link16_velocity_w_y;
+    let link17_velocity_w_y_along_dqd = link16_velocity_w_y_along_dqd - dqd[18];
+    let link18_velocity_w_y_along_dqd = link17_velocity_w_y_along_dqd - dqd[19];
+    let link17_velocity_v_z = link16_velocity_v_z + cache.link17_subspace_v_z * qd[18];
+    let link18_velocity_v_z = cache.link18_subspace_v_z * qd[19] + link17_velocity_v_z;
+    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
+    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
+    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
+        - cache.link18_inertia_h_x * link18_velocity_w_y;
+    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
+    let link19_velocity_v_z = cache.link19_subspace_v_z * qd[20] + link18_velocity_v_z;
+    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y;
+    let link19_velocity_w_y_along_dqd = link18_velocity_w_y_along_dqd - dqd[20];
+    let link16_velocity_v_z_along_dqd = link15_velocity_v_z_along_dqd
+        + cache.link16_subspace_v_z * dqd[17];
+    let link17_velocity_v_z_along_dqd = link16_velocity_v_z_along_dqd
+        + dqd[18] * cache.link17_subspace_v_z;
+    let link18_velocity_v_z_along_dqd = cache.link18_subspace_v_z * dqd[19]
+        + link17_velocity_v_z_along_dqd;
+    let link19_velocity_v_z_along_dqd = cache.link19_subspace_v_z * dqd[20]
+        + link18_velocity_v_z_along_dqd;
+    let link19_momentum_f_z_along_dqd = link19_velocity_v_z_along_dqd * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y_along_dqd;
+    let link19_subspace_rate_v_x_along_dqd = cache.link19_subspace_v_z
+        * link18_velocity_w_y_along_dqd + link18_velocity_v_z_along_dqd;
+    let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
+        + link17_velocity_v_z;
+    let link18_subspace_rate_v_x_along_dqd = cache.link18_subspace_v_z
+        * link17_velocity_w_y_along_dqd + link17_velocity_v_z_along_dqd;
+    let link17_subspace_rate_v_x_along_dqd = cache.link17_subspace_v_z
+        * link16_velocity_w_y_along_dqd + link16_velocity_v_z_along_dqd;
+    let link17_subspace_rate_v_x = link16_velocity_v_z
+        + cache.link17_subspace_v_z * link16_velocity_w_y;
+    let link16_subspace_rate_v_x = cache.link16_subspace_v_z * link15_velocity_w_y
+        + link15_velocity_v_z;
+    let link16_subspace_rate_v_x_along_dqd = cache.link16_subspace_v_z
+        * link15_velocity_w_y_along_dqd + link15_velocity_v_z_along_dqd;
+    let link16_acceleration_v_x_along_dqd = link16_subspace_rate_v_x * dqd[17]
+        + link16_subspace_rate_v_x_along_dqd * qd[17]
+        + link15_acceleration_v_x_along_dqd;
+    let link17_acceleration_v_x_along_dqd = qd[18] * link17_subspace_rate_v_x_along_dqd
+        + dqd[18] * link17_subspace_rate_v_x + link16_acceleration_v_x_along_dqd;
+    let link18_acceleration_v_x_along_dqd = link18_subspace_rate_v_x * dqd[19]
+        + link18_subspace_rate_v_x_along_dqd * qd[19]
+        + link17_acceleration_v_x_along_dqd;
+    let link19_subspace_rate_v_x = link18_velocity_v_z
+        + cache.link19_subspace_v_z * link18_velocity_w_y;
+    let link19_acceleration_v_x_along_dqd = qd[20] * link19_subspace_rate_v_x_along_dqd
+        + link18_acceleration_v_x_along_dqd + link19_subspace_rate_v_x * dqd[20];
+    let link20_subspace_rate_v_x_along_dqd = link19_velocity_v_z_along_dqd
+        + cache.link20_subspace_v_z * link19_velocity_w_y_along_dqd;
+    let link20_subspace_rate_v_x = link19_velocity_v_z
+        + link19_velocity_w_y * cache.link20_subspace_v_z;
+    let link20_acceleration_v_x_along_dqd = qd[21] * link20_subspace_rate_v_x_along_dqd
+        + link20_subspace_rate_v_x * dqd[21] + link19_acceleration_v_x_along_dqd;
+    let link20_velocity_v_z_along_dqd = link19_velocity_v_z_along_dqd
+        + dqd[21] * cache.link20_subspace_v_z;
+    let link21_velocity_v_z_along_dqd = dqd[22] * cache.link21_subspace_v_z
+        + link20_velocity_v_z_along_dqd;
+    let link20_velocity_w_y_along_dqd = link19_velocity_w_y_along_dqd - dqd[21];
+    let link21_velocity_w_y_along_dqd = link20_velocity_w_y_along_dqd - dqd[22];
+    let link21_momentum_f_z_along_dqd = p.link_mass * link21_velocity_v_z_along_dqd
+        - link21_velocity_w_y_along_dqd * cache.link21_inertia_h_x;
+    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
+    let link21_velocity_w_y = link20_velocity_w_y - qd[22];
+    let link22_velocity_v_z_along_dqd = link21_velocity_v_z_along_dqd
+        + dqd[23] * cache.link22_subspace_v_z;
+    let link22_velocity_w_y_along_dqd = link21_velocity_w_y_along_dqd - dqd[23];
+    let link22_momentum_f_z_along_dqd = p.link_mass * link22_velocity_v_z_along_dqd
+        - link22_velocity_w_y_along_dqd * cache.link22_inertia_h_x;
+    let link22_velocity_w_y = link21_velocity_w_y - qd[23];
+    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
+    let link21_velocity_v_z = qd[22] * cache.link21_subspace_v_z + link20_velocity_v_z;
+    let link22_velocity_v_z = link21_velocity_v_z + qd[23] * cache.link22_subspace_v_z;
+    let link22_momentum_f_z = p.link_mass * link22_velocity_v_z
+        - cache.link22_inertia_h_x * link22_velocity_w_y;
+    let link21_subspace_rate_v_x = link20_velocity_w_y * cache.link21_subspace_v_z
+        + link20_velocity_v_z;
+    let link21_subspace_rate_v_x_along_dqd = link20_velocity_v_z_along_dqd
+        + link20_velocity_w_y_along_dqd * cache.link21_subspace_v_z;
+    let link21_acceleration_v_x_along_dqd = link21_subspace_rate_v_x * dqd[22]
+        + qd[22] * link21_subspace_rate_v_x_along_dqd
+        + link20_acceleration_v_x_along_dqd;
+    let link22_subspace_rate_v_x = link21_velocity_v_z
+        + link21_velocity_w_y * cache.link22_subspace_v_z;
+    let link22_subspace_rate_v_x_along_dqd = link21_velocity_v_z_along_dqd
+        + cache.link22_subspace_v_z * link21_velocity_w_y_along_dqd;
+    let link22_acceleration_v_x_along_dqd = link21_acceleration_v_x_along_dqd
+        + link22_subspace_rate_v_x * dqd[23]
+        + link22_subspace_rate_v_x_along_dqd * qd[23];
+    let link23_velocity_w_y = link22_velocity_w_y - qd[24];
+    let link23_velocity_v_z_along_dqd = cache.link23_subspace_v_z * dqd[24]
+        + link22_velocity_v_z_along_dqd;
+    let link23_velocity_w_y_along_dqd = link22_velocity_w_y_along_dqd - dqd[24];
+    let link23_momentum_f_z_along_dqd = p.link_mass * link23_velocity_v_z_along_dqd
+        - link23_velocity_w_y_along_dqd * cache.link23_inertia_h_x;
+    let link24_velocity_w_y_along_dqd = link23_velocity_w_y_along_dqd - dqd[25];
+    let link24_velocity_v_z_along_dqd = dqd[25] * cache.link24_subspace_v_z
+        + link23_velocity_v_z_along_dqd;
+    let link25_subspace_rate_v_x_along_dqd = link24_velocity_w_y_along_dqd
+        * cache.link25_subspace_v_z + link24_velocity_v_z_along_dqd;
+    let link24_velocity_w_y = link23_velocity_w_y - qd[25];
+    let link23_velocity_v_z = cache.link23_subspace_v_z * qd[24] + link22_velocity_v_z;
+    let link24_velocity_v_z = link23_velocity_v_z + cache.link24_subspace_v_z * qd[25];
+    let link25_subspace_rate_v_x = link24_velocity_w_y * cache.link25_subspace_v_z
+        + link24_velocity_v_z;
+    let link24_subspace_rate_v_x = link23_velocity_v_z
+        + link23_velocity_w_y * cache.link24_subspace_v_z;
+    let link23_subspace_rate_v_x_along_dqd = cache.link23_subspace_v_z
+        * link22_velocity_w_y_along_dqd + link22_velocity_v_z_along_dqd;
+    let link23_subspace_rate_v_x = cache.link23_subspace_v_z * link22_velocity_w_y
+        + link22_velocity_v_z;
+    let link23_acceleration_v_x_along_dqd = qd[24] * link23_subspace_rate_v_x_along_dqd
+        + link22_acceleration_v_x_along_dqd + link23_subspace_rate_v_x * dqd[24];
+    let link24_subspace_rate_v_x_along_dqd = link23_velocity_w_y_along_dqd
+        * cache.link24_subspace_v_z + link23_velocity_v_z_along_dqd;
+    let link24_acceleration_v_x_along_dqd = dqd[25] * link24_subspace_rate_v_x
+        + link23_acceleration_v_x_along_dqd
+        + link24_subspace_rate_v_x_along_dqd * qd[25];
+    let link25_acceleration_v_x_along_dqd = link25_subspace_rate_v_x_along_dqd * qd[26]
+        + dqd[26] * link25_subspace_rate_v_x + link24_acceleration_v_x_along_dqd;
+    let link25_velocity_w_y_along_dqd = link24_velocity_w_y_along_dqd - dqd[26];
+    let link25_velocity_v_z_along_dqd = dqd[26] * cache.link25_subspace_v_z
+        + link24_velocity_v_z_along_dqd;
+    let link26_subspace_rate_v_x_along_dqd = cache.link26_subspace_v_z
+        * link25_velocity_w_y_along_dqd + link25_velocity_v_z_along_dqd;
+    let link25_velocity_v_z = link24_velocity_v_z + qd[26] * cache.link25_subspace_v_z;
+    let link25_velocity_w_y = link24_velocity_w_y - qd[26];
+    let link26_subspace_rate_v_x = link25_velocity_v_z
+        + cache.link26_subspace_v_z * link25_velocity_w_y;
+    let link26_acceleration_v_x_along_dqd = link25_acceleration_v_x_along_dqd
+        + link26_subspace_rate_v_x_along_dqd * qd[27]
+        + link26_subspace_rate_v_x * dqd[27];
+    let link26_velocity_w_y_along_dqd = link25_velocity_w_y_along_dqd - dqd[27];
+    let link26_velocity_w_y = link25_velocity_w_y - qd[27];
+    let link26_velocity_v_z = cache.link26_subspace_v_z * qd[27] + link25_velocity_v_z;
+    let link26_momentum_f_z = link26_velocity_v_z * p.link_mass
+        - cache.link26_inertia_h_x * link26_velocity_w_y;
+    let link26_velocity_v_z_along_dqd = cache.link26_subspace_v_z * dqd[27]
+        + link25_velocity_v_z_along_dqd;
+    let link26_momentum_f_z_along_dqd = link26_velocity_v_z_along_dqd * p.link_mass
+        - cache.link26_inertia_h_x * link26_velocity_w_y_along_dqd;
+    let link27_velocity_v_z_along_dqd = cache.link27_subspace_v_z * dqd[28]
+        + link26_velocity_v_z_along_dqd;
+    let link27_velocity_w_y_along_dqd = link26_velocity_w_y_along_dqd - dqd[28];
+    let link27_momentum_f_z_along_dqd = p.link_mass * link27_velocity_v_z_along_dqd
+        - cache.link27_inertia_h_x * link27_velocity_w_y_along_dqd;
+    let link27_velocity_w_y = link26_velocity_w_y - qd[28];
+    let link28_velocity_v_z_along_dqd = link27_velocity_v_z_along_dqd
+        + cache.link28_subspace_v_z * dqd[29];
+    let link28_velocity_w_y_along_dqd = link27_velocity_w_y_along_dqd - dqd[29];
+    let link28_momentum_f_z_along_dqd = link28_velocity_v_z_along_dqd * p.link_mass
+        - cache.link28_inertia_h_x * link28_velocity_w_y_along_dqd;
+    let link28_velocity_w_y = link27_velocity_w_y - qd[29];
+    let link28_subspace_rate_v_x_along_dqd = link27_velocity_w_y_along_dqd
+        * cache.link28_subspace_v_z + link27_velocity_v_z_along_dqd;
+    let link27_subspace_rate_v_x_along_dqd = link26_velocity_v_z_along_dqd
+        + cache.link27_subspace_v_z * link26_velocity_w_y_along_dqd;
+    let link27_subspace_rate_v_x = link26_velocity_v_z
+        + link26_velocity_w_y * cache.link27_subspace_v_z;
+    let link27_acceleration_v_x_along_dqd = qd[28] * link27_subspace_rate_v_x_along_dqd
+        + dqd[28] * link27_subspace_rate_v_x + link26_acceleration_v_x_along_dqd;
+    let link27_velocity_v_z = link26_velocity_v_z + qd[28] * cache.link27_subspace_v_z;
+    let link28_subspace_rate_v_x = link27_velocity_w_y * cache.link28_subspace_v_z
+        + link27_velocity_v_z;
+    let link28_acceleration_v_x_along_dqd = qd[29] * link28_subspace_rate_v_x_along_dqd
+        + link27_acceleration_v_x_along_dqd + link28_subspace_rate_v_x * dqd[29];
+    let link29_subspace_rate_v_x_along_dqd = link28_velocity_v_z_along_dqd
+        + link28_velocity_w_y_along_dqd * cache.link29_subspace_v_z;
+    let link28_velocity_v_z = link27_velocity_v_z + qd[29] * cache.link28_subspace_v_z;
+    let link29_subspace_rate_v_x = link28_velocity_v_z
+        + link28_velocity_w_y * cache.link29_subspace_v_z;
+    let link29_acceleration_v_x_along_dqd = link28_acceleration_v_x_along_dqd
+        + qd[30] * link29_subspace_rate_v_x_along_dqd
+        + dqd[30] * link29_subspace_rate_v_x;
+    let link29_velocity_v_z = qd[30] * cache.link29_subspace_v_z + link28_velocity_v_z;
+    let link29_velocity_w_y = link28_velocity_w_y - qd[30];
+    let link29_momentum_f_z = link29_velocity_v_z * p.link_mass
+        - cache.link29_inertia_h_x * link29_velocity_w_y;
+    let link29_velocity_w_y_along_dqd = link28_velocity_w_y_along_dqd - dqd[30];
+    let link29_velocity_v_z_along_dqd = link28_velocity_v_z_along_dqd
+        + dqd[30] * cache.link29_subspace_v_z;
+    let link29_momentum_f_z_along_dqd = link29_velocity_v_z_along_dqd * p.link_mass
+        - cache.link29_inertia_h_x * link29_velocity_w_y_along_dqd;
+    let link30_subspace_rate_v_x_along_dqd = link29_velocity_w_y_along_dqd
+        * cache.link30_subspace_v_z + link29_velocity_v_z_along_dqd;
+    let link30_subspace_rate_v_x = link29_velocity_v_z
+        + cache.link30_subspace_v_z * link29_velocity_w_y;
+    let link30_acceleration_v_x_along_dqd = qd[31] * link30_subspace_rate_v_x_along_dqd
+        + link29_acceleration_v_x_along_dqd + dqd[31] * link30_subspace_rate_v_x;
+    let link30_velocity_w_y_along_dqd = link29_velocity_w_y_along_dqd - dqd[31];
+    let link30_velocity_w_y = link29_velocity_w_y - qd[31];
+    let link30_velocity_v_z = link29_velocity_v_z + qd[31] * cache.link30_subspace_v_z;
+    let link30_momentum_f_z = link30_velocity_v_z * p.link_mass
+        - cache.link30_inertia_h_x * link30_velocity_w_y;
+    let link30_velocity_v_z_along_dqd = link29_velocity_v_z_along_dqd
+        + cache.link30_subspace_v_z * dqd[31];
+    let link30_momentum_f_z_along_dqd = p.link_mass * link30_velocity_v_z_along_dqd
+        - cache.link30_inertia_h_x * link30_velocity_w_y_along_dqd;
+    let link31_velocity_w_y = link30_velocity_w_y - qd[32];
+    let link31_velocity_w_y_along_dqd = link30_velocity_w_y_along_dqd - dqd[32];
+    let link31_velocity_v_z_along_dqd = dqd[32] * cache.link31_subspace_v_z
+        + link30_velocity_v_z_along_dqd;
+    let link31_momentum_f_z_along_dqd = p.link_mass * link31_velocity_v_z_along_dqd
+        - cache.link31_inertia_h_x * link31_velocity_w_y_along_dqd;
+    let link31_subspace_rate_v_x_along_dqd = cache.link31_subspace_v_z
+        * link30_velocity_w_y_along_dqd + link30_velocity_v_z_along_dqd;
+    let link31_subspace_rate_v_x = link30_velocity_v_z
+        + link30_velocity_w_y * cache.link31_subspace_v_z;
+    let link31_acceleration_v_x_along_dqd = link30_acceleration_v_x_along_dqd
+        + link31_subspace_rate_v_x_along_dqd * qd[32]
+        + dqd[32] * link31_subspace_rate_v_x;
+    let link32_velocity_w_y_along_dqd = link31_velocity_w_y_along_dqd - dqd[33];
+    let link32_velocity_w_y = link31_velocity_w_y - qd[33];
+    let link31_velocity_v_z = link30_velocity_v_z + cache.link31_subspace_v_z * qd[32];
+    let link32_velocity_v_z = link31_velocity_v_z + qd[33] * cache.link32_subspace_v_z;
+    let link32_momentum_f_z = link32_velocity_v_z * p.link_mass
+        - cache.link32_inertia_h_x * link32_velocity_w_y;
+    let link32_velocity_v_z_along_dqd = dqd[33] * cache.link32_subspace_v_z
+        + link31_velocity_v_z_along_dqd;
+    let link32_momentum_f_z_along_dqd = p.link_mass * link32_velocity_v_z_along_dqd
+        - link32_velocity_w_y_along_dqd * cache.link32_inertia_h_x;
+    let link32_subspace_rate_v_x = link31_velocity_v_z
+        + cache.link32_subspace_v_z * link31_velocity_w_y;
+    let link32_subspace_rate_v_x_along_dqd = cache.link32_subspace_v_z
+        * link31_velocity_w_y_along_dqd + link31_velocity_v_z_along_dqd;
+    let link32_acceleration_v_x_along_dqd = link32_subspace_rate_v_x * dqd[33]
+        + link31_acceleration_v_x_along_dqd
+        + link32_subspace_rate_v_x_along_dqd * qd[33];
+    let link33_subspace_rate_v_x = link32_velocity_v_z
+        + cache.link33_subspace_v_z * link32_velocity_w_y;
+    let link33_subspace_rate_v_x_along_dqd = link32_velocity_w_y_along_dqd
+        * cache.link33_subspace_v_z + link32_velocity_v_z_along_dqd;
+    let link33_acceleration_v_x_along_dqd = link32_acceleration_v_x_along_dqd
+        + dqd[34] * link33_subspace_rate_v_x
+        + link33_subspace_rate_v_x_along_dqd * qd[34];
+    let link33_velocity_w_y_along_dqd = link32_velocity_w_y_along_dqd - dqd[34];
+    let link33_velocity_v_z_along_dqd = dqd[34] * cache.link33_subspace_v_z
+        + link32_velocity_v_z_along_dqd;
+    let link33_momentum_f_z_along_dqd = link33_velocity_v_z_along_dqd * p.link_mass
+        - cache.link33_inertia_h_x * link33_velocity_w_y_along_dqd;
+    let link33_velocity_w_y = link32_velocity_w_y - qd[34];
+    let link33_velocity_v_z = link32_velocity_v_z + cache.link33_subspace_v_z * qd[34];
+    let link33_momentum_f_z = link33_velocity_v_z * p.link_mass
+        - cache.link33_inertia_h_x * link33_velocity_w_y;
+    let link34_velocity_w_y = link33_velocity_w_y - qd[35];
+    let link35_velocity_w_y = link34_velocity_w_y - qd[36];
+    let link34_velocity_v_z = link33_velocity_v_z + cache.link34_subspace_v_z * qd[35];
+    let link35_velocity_v_z = link34_velocity_v_z + cache.link35_subspace_v_z * qd[36];
+    let link36_subspace_rate_v_x = link35_velocity_w_y * cache.link36_subspace_v_z
+        + link35_velocity_v_z;
+    let link34_velocity_v_z_along_dqd = link33_velocity_v_z_along_dqd
+        + cache.link34_subspace_v_z * dqd[35];
+    let link35_velocity_v_z_along_dqd = cache.link35_subspace_v_z * dqd[36]
+        + link34_velocity_v_z_along_dqd;
+    let link34_velocity_w_y_along_dqd = link33_velocity_w_y_along_dqd - dqd[35];
+    let link35_velocity_w_y_along_dqd = link34_velocity_w_y_along_dqd - dqd[36];
+    let link36_subspace_rate_v_x_along_dqd = link35_velocity_v_z_along_dqd
+        + link35_velocity_w_y_along_dqd * cache.link36_subspace_v_z;
+    let link35_subspace_rate_v_x_along_dqd = link34_velocity_w_y_along_dqd
+        * cache.link35_subspace_v_z + link34_velocity_v_z_along_dqd;
+    let link35_subspace_rate_v_x = cache.link35_subspace_v_z * link34_velocity_w_y
+        + link34_velocity_v_z;
+    let link34_subspace_rate_v_x = link33_velocity_v_z
+        + cache.link34_subspace_v_z * link33_velocity_w_y;
+    let link34_subspace_rate_v_x_along_dqd = link33_velocity_v_z_along_dqd
+        + link33_velocity_w_y_along_dqd * cache.link34_subspace_v_z;
+    let link34_acceleration_v_x_along_dqd = link34_subspace_rate_v_x * dqd[35]
+        + qd[35] * link34_subspace_rate_v_x_along_dqd
+        + link33_acceleration_v_x_along_dqd;
+    let link35_acceleration_v_x_along_dqd = link35_subspace_rate_v_x_along_dqd * qd[36]
+        + link35_subspace_rate_v_x * dqd[36] + link34_acceleration_v_x_along_dqd;
+    let link36_acceleration_v_x_along_dqd = link36_subspace_rate_v_x * dqd[37]
+        + qd[37] * link36_subspace_rate_v_x_along_dqd
+        + link35_acceleration_v_x_along_dqd;
+    let link36_velocity_v_z_along_dqd = link35_velocity_v_z_along_dqd
+        + dqd[37] * cache.link36_subspace_v_z;
+    let link36_velocity_w_y_along_dqd = link35_velocity_w_y_along_dqd - dqd[37];
+    let link36_momentum_f_z_along_dqd = p.link_mass * link36_velocity_v_z_along_dqd
+        - link36_velocity_w_y_along_dqd * cache.link36_inertia_h_x;
+    let link36_velocity_w_y = link35_velocity_w_y - qd[37];
+    let link37_velocity_w_y = link36_velocity_w_y - qd[38];
+    let link37_velocity_v_z_along_dqd = cache.link37_subspace_v_z * dqd[38]
+        + link36_velocity_v_z_along_dqd;
+    let link37_velocity_w_y_along_dqd = link36_velocity_w_y_along_dqd - dqd[38];
+    let link37_momentum_f_z_along_dqd = p.link_mass * link37_velocity_v_z_along_dqd
+        - link37_velocity_w_y_along_dqd * cache.link37_inertia_h_x;
+    let link36_velocity_v_z = link35_velocity_v_z + qd[37] * cache.link36_subspace_v_z;
+    let link37_velocity_v_z = qd[38] * cache.link37_subspace_v_z + link36_velocity_v_z;
+    let link37_momentum_f_z = p.link_mass * link37_velocity_v_z
+        - link37_velocity_w_y * cache.link37_inertia_h_x;
+    let link38_velocity_w_y = link37_velocity_w_y - qd[39];
+    let link38_velocity_v_z_along_dqd = cache.link38_subspace_v_z * dqd[39]
+        + link37_velocity_v_z_along_dqd;
+    let link38_velocity_w_y_along_dqd = link37_velocity_w_y_along_dqd - dqd[39];
+    let link38_momentum_f_z_along_dqd = link38_velocity_v_z_along_dqd * p.link_mass
+        - cache.link38_inertia_h_x * link38_velocity_w_y_along_dqd;
+    let link38_velocity_v_z = cache.link38_subspace_v_z * qd[39] + link37_velocity_v_z;
+    let link38_momentum_f_z = p.link_mass * link38_velocity_v_z
+        - cache.link38_inertia_h_x * link38_velocity_w_y;
+    let link38_subspace_rate_v_x = cache.link38_subspace_v_z * link37_velocity_w_y
+        + link37_velocity_v_z;
+    let link38_subspace_rate_v_x_along_dqd = cache.link38_subspace_v_z
+        * link37_velocity_w_y_along_dqd + link37_velocity_v_z_along_dqd;
+    let link37_subspace_rate_v_x = cache.link37_subspace_v_z * link36_velocity_w_y
+        + link36_velocity_v_z;
+    let link37_subspace_rate_v_x_along_dqd = link36_velocity_w_y_along_dqd
+        * cache.link37_subspace_v_z + link36_velocity_v_z_along_dqd;
+    let link37_acceleration_v_x_along_dqd = dqd[38] * link37_subspace_rate_v_x
+        + link36_acceleration_v_x_along_dqd
+        + qd[38] * link37_subspace_rate_v_x_along_dqd;
+    let link38_acceleration_v_x_along_dqd = dqd[39] * link38_subspace_rate_v_x
+        + qd[39] * link38_subspace_rate_v_x_along_dqd
+        + link37_acceleration_v_x_along_dqd;
+    let link39_subspace_rate_v_x_along_dqd = link38_velocity_v_z_along_dqd
+        + link38_velocity_w_y_along_dqd * cache.link39_subspace_v_z;
+    let link39_subspace_rate_v_x = link38_velocity_w_y * cache.link39_subspace_v_z
+        + link38_velocity_v_z;
+    let link39_acceleration_v_x_along_dqd = link38_acceleration_v_x_along_dqd
+        + link39_subspace_rate_v_x_along_dqd * qd[40]
+        + link39_subspace_rate_v_x * dqd[40];
+    let link39_velocity_w_y = link38_velocity_w_y - qd[40];
+    let link39_velocity_v_z_along_dqd = link38_velocity_v_z_along_dqd
+        + cache.link39_subspace_v_z * dqd[40];
+    let link39_velocity_w_y_along_dqd = link38_velocity_w_y_along_dqd - dqd[40];
+    let link39_momentum_f_z_along_dqd = p.link_mass * link39_velocity_v_z_along_dqd
+        - link39_velocity_w_y_along_dqd * cache.link39_inertia_h_x;
+    let link39_velocity_v_z = cache.link39_subspace_v_z * qd[40] + link38_velocity_v_z;
+    let link39_momentum_f_z = link39_velocity_v_z * p.link_mass
+        - link39_velocity_w_y * cache.link39_inertia_h_x;
+    let link40_velocity_v_z_along_dqd = dqd[41] * cache.link40_subspace_v_z
+        + link39_velocity_v_z_along_dqd;
+    let link40_velocity_w_y_along_dqd = link39_velocity_w_y_along_dqd - dqd[41];
+    let link40_momentum_f_z_along_dqd = link40_velocity_v_z_along_dqd * p.link_mass
+        - cache.link40_inertia_h_x * link40_velocity_w_y_along_dqd;
+    let link40_velocity_w_y = link39_velocity_w_y - qd[41];
+    let link41_velocity_w_y = link40_velocity_w_y - qd[42];
+    let link40_velocity_v_z = link39_velocity_v_z + qd[41] * cache.link40_subspace_v_z;
+    let link41_velocity_v_z = cache.link41_subspace_v_z * qd[42] + link40_velocity_v_z;
+    let link41_momentum_f_z = link41_velocity_v_z * p.link_mass
+        - cache.link41_inertia_h_x * link41_velocity_w_y;
+    let link41_velocity_w_y_along_dqd = link40_velocity_w_y_along_dqd - dqd[42];
+    let link41_velocity_v_z_along_dqd = dqd[42] * cache.link41_subspace_v_z
+        + link40_velocity_v_z_along_dqd;
+    let link41_momentum_f_z_along_dqd = p.link_mass * link41_velocity_v_z_along_dqd
+        - cache.link41_inertia_h_x * link41_velocity_w_y_along_dqd;
+    let link41_subspace_rate_v_x = link40_velocity_v_z
+        + cache.link41_subspace_v_z * link40_velocity_w_y;
+    let link40_subspace_rate_v_x = link39_velocity_v_z
+        + link39_velocity_w_y * cache.link40_subspace_v_z;
+    let link40_subspace_rate_v_x_along_dqd = link39_velocity_w_y_along_dqd
+        * cache.link40_subspace_v_z + link39_velocity_v_z_along_dqd;
+    let link40_acceleration_v_x_along_dqd = link39_acceleration_v_x_along_dqd
+        + link40_subspace_rate_v_x * dqd[41]
+        + qd[41] * link40_subspace_rate_v_x_along_dqd;
+    let link41_subspace_rate_v_x_along_dqd = link40_velocity_v_z_along_dqd
+        + cache.link41_subspace_v_z * link40_velocity_w_y_along_dqd;
+    let link41_acceleration_v_x_along_dqd = dqd[42] * link41_subspace_rate_v_x
+        + link40_acceleration_v_x_along_dqd
+        + link41_subspace_rate_v_x_along_dqd * qd[42];
+    let link42_velocity_w_y_along_dqd = link41_velocity_w_y_along_dqd - dqd[43];
+    let link42_velocity_v_z_along_dqd = cache.link42_subspace_v_z * dqd[43]
+        + link41_velocity_v_z_along_dqd;
+    let link42_momentum_f_z_along_dqd = p.link_mass * link42_velocity_v_z_along_dqd
+        - link42_velocity_w_y_along_dqd * cache.link42_inertia_h_x;
+    let link42_velocity_w_y = link41_velocity_w_y - qd[43];
+    let link42_velocity_v_z = cache.link42_subspace_v_z * qd[43] + link41_velocity_v_z;
+    let link42_momentum_f_z = p.link_mass * link42_velocity_v_z
+        - cache.link42_inertia_h_x * link42_velocity_w_y;
+    let link43_velocity_w_y_along_dqd = link42_velocity_w_y_along_dqd - dqd[44];
+    let link43_velocity_v_z_along_dqd = cache.link43_subspace_v_z * dqd[44]
+        + link42_velocity_v_z_along_dqd;
+    let link43_momentum_f_z_along_dqd = p.link_mass * link43_velocity_v_z_along_dqd
+        - cache.link43_inertia_h_x * link43_velocity_w_y_along_dqd;
+    let link43_velocity_w_y = link42_velocity_w_y - qd[44];
+    let link42_subspace_rate_v_x = link41_velocity_v_z
+        + cache.link42_subspace_v_z * link41_velocity_w_y;
+    let link42_subspace_rate_v_x_along_dqd = cache.link42_subspace_v_z
+        * link41_velocity_w_y_along_dqd + link41_velocity_v_z_along_dqd;
+    let link42_acceleration_v_x_along_dqd = link42_subspace_rate_v_x * dqd[43]
+        + link42_subspace_rate_v_x_along_dqd * qd[43]
+        + link41_acceleration_v_x_along_dqd;
+    let link43_subspace_rate_v_x = cache.link43_subspace_v_z * link42_velocity_w_y
+        + link42_velocity_v_z;
+    let link43_subspace_rate_v_x_along_dqd = link42_velocity_w_y_along_dqd
+        * cache.link43_subspace_v_z + link42_velocity_v_z_along_dqd;
+    let link43_acceleration_v_x_along_dqd = link42_acceleration_v_x_along_dqd
+        + dqd[44] * link43_subspace_rate_v_x
+        + link43_subspace_rate_v_x_along_dqd * qd[44];
+    let link44_velocity_v_z_along_dqd = link43_velocity_v_z_along_dqd
+        + cache.link44_subspace_v_z * dqd[45];
+    let link44_velocity_w_y_along_dqd = link43_velocity_w_y_along_dqd - dqd[45];
+    let link44_momentum_f_z_along_dqd = link44_velocity_v_z_along_dqd * p.link_mass
+        - cache.link44_inertia_h_x * link44_velocity_w_y_along_dqd;
+    let link44_velocity_w_y = link43_velocity_w_y - qd[45];
+    let link43_velocity_v_z = qd[44] * cache.link43_subspace_v_z + link42_velocity_v_z;
+    let link44_velocity_v_z = link43_velocity_v_z + cache.link44_subspace_v_z * qd[45];
+    let link45_subspace_rate_v_x = link44_velocity_v_z
+        + cache.link45_subspace_v_z * link44_velocity_w_y;
+    let link45_subspace_rate_v_x_along_dqd = link44_velocity_v_z_along_dqd
+        + cache.link45_subspace_v_z * link44_velocity_w_y_along_dqd;
+    let link44_subspace_rate_v_x_along_dqd = cache.link44_subspace_v_z
+        * link43_velocity_w_y_along_dqd + link43_velocity_v_z_along_dqd;
+    let link44_subspace_rate_v_x = cache.link44_subspace_v_z * link43_velocity_w_y
+        + link43_velocity_v_z;
+    let link44_acceleration_v_x_along_dqd = qd[45] * link44_subspace_rate_v_x_along_dqd
+        + link43_acceleration_v_x_along_dqd + dqd[45] * link44_subspace_rate_v_x;
+    let link45_acceleration_v_x_along_dqd = link45_subspace_rate_v_x * dqd[46]
+        + qd[46] * link45_subspace_rate_v_x_along_dqd
+        + link44_acceleration_v_x_along_dqd;
+    let link45_velocity_v_z = qd[46] * cache.link45_subspace_v_z + link44_velocity_v_z;
+    let link45_velocity_w_y = link44_velocity_w_y - qd[46];
+    let link45_momentum_f_z = p.link_mass * link45_velocity_v_z
+        - link45_velocity_w_y * cache.link45_inertia_h_x;
+    let link45_velocity_w_y_along_dqd = link44_velocity_w_y_along_dqd - dqd[46];
+    let link45_velocity_v_z_along_dqd = link44_velocity_v_z_along_dqd
+        + cache.link45_subspace_v_z * dqd[46];
+    let link45_momentum_f_z_along_dqd = link45_velocity_v_z_along_dqd * p.link_mass
+        - link45_velocity_w_y_along_dqd * cache.link45_inertia_h_x;
+    let link46_velocity_w_y_along_dqd = link45_velocity_w_y_along_dqd - dqd[47];
+    let link46_velocity_w_y = link45_velocity_w_y - qd[47];
+    let link46_velocity_v_z = cache.link46_subspace_v_z * qd[47] + link45_velocity_v_z;
+    let link46_momentum_f_z = link46_velocity_v_z * p.link_mass
+        - link46_velocity_w_y * cache.link46_inertia_h_x;
+    let link46_velocity_v_z_along_dqd = link45_velocity_v_z_along_dqd
+        + cache.link46_subspace_v_z * dqd[47];
+    let link46_momentum_f_z_along_dqd = link46_velocity_v_z_along_dqd * p.link_mass
+        - link46_velocity_w_y_along_dqd * cache.link46_inertia_h_x;
+    let link47_velocity_w_y_along_dqd = link46_velocity_w_y_along_dqd - dqd[48];
+    let link47_velocity_v_z = link46_velocity_v_z + cache.link47_subspace_v_z * qd[48];
+    let link47_velocity_w_y = link46_velocity_w_y - qd[48];
+    let link47_momentum_f_z = p.link_mass * link47_velocity_v_z
+        - link47_velocity_w_y * cache.link47_inertia_h_x;
+    let link48_velocity_w_y = link47_velocity_w_y - qd[49];
+    let link48_velocity_v_z = qd[49] * cache.link48_subspace_v_z + link47_velocity_v_z;
+    let link48_momentum_f_z = link48_velocity_v_z * p.link_mass
+        - link48_velocity_w_y * cache.link48_inertia_h_x;
+    let link48_velocity_w_y_along_dqd = link47_velocity_w_y_along_dqd - dqd[49];
+    let link49_subspace_rate_v_x = link48_velocity_v_z
+        + link48_velocity_w_y * cache.link49_subspace_v_z;
+    let link47_velocity_v_z_along_dqd = link46_velocity_v_z_along_dqd
+        + dqd[48] * cache.link47_subspace_v_z;
+    let link48_subspace_rate_v_x_along_dqd = link47_velocity_v_z_along_dqd
+        + cache.link48_subspace_v_z * link47_velocity_w_y_along_dqd;
+    let link46_subspace_rate_v_x_along_dqd = link45_velocity_v_z_along_dqd
+        + cache.link46_subspace_v_z * link45_velocity_w_y_along_dqd;
+    let link46_subspace_rate_v_x = cache.link46_subspace_v_z * link45_velocity_w_y
+        + link45_velocity_v_z;
+    let link46_acceleration_v_x_along_dqd = qd[47] * link46_subspace_rate_v_x_along_dqd
+        + link46_subspace_rate_v_x * dqd[47] + link45_acceleration_v_x_along_dqd;
+    let link47_subspace_rate_v_x_along_dqd = link46_velocity_v_z_along_dqd
+        + link46_velocity_w_y_along_dqd * cache.link47_subspace_v_z;
+    let link47_subspace_rate_v_x = link46_velocity_v_z
+        + link46_velocity_w_y * cache.link47_subspace_v_z;
+    let link47_acceleration_v_x_along_dqd = link46_acceleration_v_x_along_dqd
+        + link47_subspace_rate_v_x_along_dqd * qd[48]
+        + dqd[48] * link47_subspace_rate_v_x;
+    let link48_subspace_rate_v_x = link47_velocity_w_y * cache.link48_subspace_v_z
+        + link47_velocity_v_z;
+    let link48_acceleration_v_x_along_dqd = qd[49] * link48_subspace_rate_v_x_along_dqd
+        + link47_acceleration_v_x_along_dqd + dqd[49] * link48_subspace_rate_v_x;
+    let link48_velocity_v_z_along_dqd = link47_velocity_v_z_along_dqd
+        + dqd[49] * cache.link48_subspace_v_z;
+    let link49_subspace_rate_v_x_along_dqd = cache.link49_subspace_v_z
+        * link48_velocity_w_y_along_dqd + link48_velocity_v_z_along_dqd;
+    let link49_acceleration_v_x_along_dqd = link49_subspace_rate_v_x * dqd[50]
+        + link48_acceleration_v_x_along_dqd
+        + qd[50] * link49_subspace_rate_v_x_along_dqd;
+    let link49_velocity_w_y_along_dqd = link48_velocity_w_y_along_dqd - dqd[50];
+    let link49_velocity_v_z_along_dqd = cache.link49_subspace_v_z * dqd[50]
+        + link48_velocity_v_z_along_dqd;
+    let link49_momentum_f_z_along_dqd = p.link_mass * link49_velocity_v_z_along_dqd
+        - cache.link49_inertia_h_x * link49_velocity_w_y_along_dqd;
+    let link49_velocity_w_y = link48_velocity_w_y - qd[50];
+    let link49_velocity_v_z = cache.link49_subspace_v_z * qd[50] + link48_velocity_v_z;
+    let link49_momentum_f_z = p.link_mass * link49_velocity_v_z
+        - cache.link49_inertia_h_x * link49_velocity_w_y;
+    let link50_velocity_w_y_along_dqd = link49_velocity_w_y_along_dqd - dqd[51];
+    let link50_velocity_v_z = cache.link50_subspace_v_z * qd[51] + link49_velocity_v_z;
+    let link50_velocity_w_y = link49_velocity_w_y - qd[51];
+    let link50_momentum_f_z = link50_velocity_v_z * p.link_mass
+        - link50_velocity_w_y * cache.link50_inertia_h_x;
+    let link51_subspace_rate_v_x = link50_velocity_v_z
+        + cache.link51_subspace_v_z * link50_velocity_w_y;
+    let link50_subspace_rate_v_x_along_dqd = link49_velocity_v_z_along_dqd
+        + cache.link50_subspace_v_z * link49_velocity_w_y_along_dqd;
+    let link50_subspace_rate_v_x = cache.link50_subspace_v_z * link49_velocity_w_y
+        + link49_velocity_v_z;
+    let link50_acceleration_v_x_along_dqd = qd[51] * link50_subspace_rate_v_x_along_dqd
+        + link49_acceleration_v_x_along_dqd + link50_subspace_rate_v_x * dqd[51];
+    let link50_velocity_v_z_along_dqd = cache.link50_subspace_v_z * dqd[51]
+        + link49_velocity_v_z_along_dqd;
+    let link51_subspace_rate_v_x_along_dqd = link50_velocity_v_z_along_dqd
+        + link50_velocity_w_y_along_dqd * cache.link51_subspace_v_z;
+    let link51_acceleration_v_x_along_dqd = link51_subspace_rate_v_x * dqd[52]
+        + link50_acceleration_v_x_along_dqd
+        + qd[52] * link51_subspace_rate_v_x_along_dqd;
+    let link51_velocity_w_y_along_dqd = link50_velocity_w_y_along_dqd - dqd[52];
+    let link52_velocity_w_y_along_dqd = link51_velocity_w_y_along_dqd - dqd[53];
+    let link51_velocity_v_z = link50_velocity_v_z + qd[52] * cache.link51_subspace_v_z;
+    let link52_velocity_v_z = link51_velocity_v_z + qd[53] * cache.link52_subspace_v_z;
+    let link51_velocity_w_y = link50_velocity_w_y - qd[52];
+    let link52_velocity_w_y = link51_velocity_w_y - qd[53];
+    let link52_momentum_f_z = link52_velocity_v_z * p.link_mass
+        - cache.link52_inertia_h_x * link52_velocity_w_y;
+    let link52_subspace_rate_v_x = link51_velocity_v_z
+        + link51_velocity_w_y * cache.link52_subspace_v_z;
+    let link51_velocity_v_z_along_dqd = link50_velocity_v_z_along_dqd
+        + cache.link51_subspace_v_z * dqd[52];
+    let link52_subspace_rate_v_x_along_dqd = link51_velocity_w_y_along_dqd
+        * cache.link52_subspace_v_z + link51_velocity_v_z_along_dqd;
+    let link52_acceleration_v_x_along_dqd = dqd[53] * link52_subspace_rate_v_x
+        + link52_subspace_rate_v_x_along_dqd * qd[53]
+        + link51_acceleration_v_x_along_dqd;
+    let link52_velocity_v_z_along_dqd = dqd[53] * cache.link52_subspace_v_z
+        + link51_velocity_v_z_along_dqd;
+    let link52_momentum_f_z_along_dqd = link52_velocity_v_z_along_dqd * p.link_mass
+        - link52_velocity_w_y_along_dqd * cache.link52_inertia_h_x;
+    let link53_subspace_rate_v_x_along_dqd = link52_velocity_w_y_along_dqd
+        * cache.link53_subspace_v_z + link52_velocity_v_z_along_dqd;
+    let link53_subspace_rate_v_x = link52_velocity_v_z
+        + link52_velocity_w_y * cache.link53_subspace_v_z;
+    let link53_acceleration_v_x_along_dqd = qd[54] * link53_subspace_rate_v_x_along_dqd
+        + link52_acceleration_v_x_along_dqd + link53_subspace_rate_v_x * dqd[54];
+    let link53_velocity_v_z = link52_velocity_v_z + qd[54] * cache.link53_subspace_v_z;
+    let link53_velocity_w_y = link52_velocity_w_y - qd[54];
+    let link53_momentum_f_z = p.link_mass * link53_velocity_v_z
+        - cache.link53_inertia_h_x * link53_velocity_w_y;
+    let link53_velocity_w_y_along_dqd = link52_velocity_w_y_along_dqd - dqd[54];
+    let link53_velocity_v_z_along_dqd = link52_velocity_v_z_along_dqd
+        + dqd[54] * cache.link53_subspace_v_z;
+    let link53_momentum_f_z_along_dqd = p.link_mass * link53_velocity_v_z_along_dqd
+        - cache.link53_inertia_h_x * link53_velocity_w_y_along_dqd;
+    let link54_velocity_w_y = link53_velocity_w_y - qd[55];
+    let link55_velocity_w_y = link54_velocity_w_y - qd[56];
+    let link56_velocity_w_y = link55_velocity_w_y - qd[57];
+    let link57_velocity_w_y = link56_velocity_w_y - qd[58];
+    let link54_velocity_w_y_along_dqd = link53_velocity_w_y_along_dqd - dqd[55];
+    let link55_velocity_w_y_along_dqd = link54_velocity_w_y_along_dqd - dqd[56];
+    let link56_velocity_w_y_along_dqd = link55_velocity_w_y_along_dqd - dqd[57];
+    let link57_velocity_w_y_along_dqd = link56_velocity_w_y_along_dqd - dqd[58];
+    let link54_velocity_v_z_along_dqd = link53_velocity_v_z_along_dqd
+        + cache.link54_subspace_v_z * dqd[55];
+    let link55_velocity_v_z_along_dqd = cache.link55_subspace_v_z * dqd[56]
+        + link54_velocity_v_z_along_dqd;
+    let link56_velocity_v_z_along_dqd = dqd[57] * cache.link56_subspace_v_z
+        + link55_velocity_v_z_along_dqd;
+    let link57_velocity_v_z_along_dqd = cache.link57_subspace_v_z * dqd[58]
+        + link56_velocity_v_z_along_dqd;
+    let link57_momentum_f_z_along_dqd = p.link_mass * link57_velocity_v_z_along_dqd
+        - cache.link57_inertia_h_x * link57_velocity_w_y_along_dqd;
+    let link58_velocity_v_z_along_dqd = cache.link58_subspace_v_z * dqd[59]
+        + link57_velocity_v_z_along_dqd;
+    let link58_velocity_w_y_along_dqd = link57_velocity_w_y_along_dqd - dqd[59];
+    let link58_momentum_f_z_along_dqd = p.link_mass * link58_velocity_v_z_along_dqd
+        - link58_velocity_w_y_along_dqd * cache.link58_inertia_h_x;
+    let link58_velocity_w_y = link57_velocity_w_y - qd[59];
+    let link54_velocity_v_z = link53_velocity_v_z + cache.link54_subspace_v_z * qd[55];
+    let link55_velocity_v_z = link54_velocity_v_z + cache.link55_subspace_v_z * qd[56];
+    let link56_velocity_v_z = link55_velocity_v_z + cache.link56_subspace_v_z * qd[57];
+    let link57_velocity_v_z = link56_velocity_v_z + cache.link57_subspace_v_z * qd[58];
+    let link58_velocity_v_z = cache.link58_subspace_v_z * qd[59] + link57_velocity_v_z;
+    let link58_momentum_f_z = p.link_mass * link58_velocity_v_z
+        - link58_velocity_w_y * cache.link58_inertia_h_x;
+    let link59_subspace_rate_v_x_along_dqd = link58_velocity_w_y_along_dqd
+        * cache.link59_subspace_v_z + link58_velocity_v_z_along_dqd;
+    let link55_subspace_rate_v_x_along_dqd = cache.link55_subspace_v_z
+        * link54_velocity_w_y_along_dqd + link54_velocity_v_z_along_dqd;
+    let link55_subspace_rate_v_x = link54_velocity_v_z
+        + link54_velocity_w_y * cache.link55_subspace_v_z;
+    let link54_subspace_rate_v_x = cache.link54_subspace_v_z * link53_velocity_w_y
+        + link53_velocity_v_z;
+    let link54_subspace_rate_v_x_along_dqd = cache.link54_subspace_v_z
+        * link53_velocity_w_y_along_dqd + link53_velocity_v_z_along_dqd;
+    let link54_acceleration_v_x_along_dqd = link53_acceleration_v_x_along_dqd
+        + link54_subspace_rate_v_x * dqd[55]
+        + link54_subspace_rate_v_x_along_dqd * qd[55];
+    let link55_acceleration_v_x_along_dqd = qd[56] * link55_subspace_rate_v_x_along_dqd
+        + dqd[56] * link55_subspace_rate_v_x + link54_acceleration_v_x_along_dqd;
+    let link56_subspace_rate_v_x_along_dqd = link55_velocity_w_y_along_dqd
+        * cache.link56_subspace_v_z + link55_velocity_v_z_along_dqd;
+    let link56_subspace_rate_v_x = link55_velocity_v_z
+        + link55_velocity_w_y * cache.link56_subspace_v_z;
+    let link56_acceleration_v_x_along_dqd = link55_acceleration_v_x_along_dqd
+        + link56_subspace_rate_v_x_along_dqd * qd[57]
+        + dqd[57] * link56_subspace_rate_v_x;
+    let link57_subspace_rate_v_x = link56_velocity_v_z
+        + cache.link57_subspace_v_z * link56_velocity_w_y;
+    let link57_subspace_rate_v_x_along_dqd = link56_velocity_w_y_along_dqd
+        * cache.link57_subspace_v_z + link56_velocity_v_z_along_dqd;
+    let link57_acceleration_v_x_along_dqd = link56_acceleration_v_x_along_dqd
+        + link57_subspace_rate_v_x * dqd[58]
+        + qd[58] * link57_subspace_rate_v_x_along_dqd;
+    let link58_subspace_rate_v_x_along_dqd = cache.link58_subspace_v_z
+        * link57_velocity_w_y_along_dqd + link57_velocity_v_z_along_dqd;
+    let link58_subspace_rate_v_x = link57_velocity_w_y * cache.link58_subspace_v_z
+        + link57_velocity_v_z;
+    let link58_acceleration_v_x_along_dqd = link57_acceleration_v_x_along_dqd
+        + link58_subspace_rate_v_x_along_dqd * qd[59]
+        + link58_subspace_rate_v_x * dqd[59];
+    let link59_subspace_rate_v_x = link58_velocity_w_y * cache.link59_subspace_v_z
+        + link58_velocity_v_z;
+    let link59_acceleration_v_x_along_dqd = qd[60] * link59_subspace_rate_v_x_along_dqd
+        + link58_acceleration_v_x_along_dqd + link59_subspace_rate_v_x * dqd[60];
+    let link59_velocity_w_y = link58_velocity_w_y - qd[60];
+    let link59_velocity_v_z = link58_velocity_v_z + qd[60] * cache.link59_subspace_v_z;
+    let link60_subspace_rate_v_x = cache.link60_subspace_v_z * link59_velocity_w_y
+        + link59_velocity_v_z;
+    let link59_velocity_w_y_along_dqd = link58_velocity_w_y_along_dqd - dqd[60];
+    let link59_velocity_v_z_along_dqd = link58_velocity_v_z_along_dqd
+        + cache.link59_subspace_v_z * dqd[60];
+    let link60_subspace_rate_v_x_along_dqd = cache.link60_subspace_v_z
+        * link59_velocity_w_y_along_dqd + link59_velocity_v_z_along_dqd;
+    let link60_acceleration_v_x_along_dqd = link59_acceleration_v_x_along_dqd
+        + dqd[61] * link60_subspace_rate_v_x
+        + qd[61] * link60_subspace_rate_v_x_along_dqd;
+    let link60_velocity_w_y_along_dqd = link59_velocity_w_y_along_dqd - dqd[61];
+    let link60_velocity_v_z_along_dqd = cache.link60_subspace_v_z * dqd[61]
+        + link59_velocity_v_z_along_dqd;
+    let link60_momentum_f_z_along_dqd = link60_velocity_v_z_along_dqd * p.link_mass
+        - link60_velocity_w_y_along_dqd * cache.link60_inertia_h_x;
+    let link60_velocity_w_y = link59_velocity_w_y - qd[61];
+    let link60_velocity_v_z = link59_velocity_v_z + cache.link60_subspace_v_z * qd[61];
+    let link60_momentum_f_z = link60_velocity_v_z * p.link_mass
+        - cache.link60_inertia_h_x * link60_velocity_w_y;
+    let link60_articulated_bias_f_x_along_dqd = link60_momentum_f_z_along_dqd
+        * link60_velocity_w_y + link60_velocity_w_y_along_dqd * link60_momentum_f_z;
+    let link60_composite_force_f_x_along_dqd = link60_acceleration_v_x_along_dqd
+        * p.link_mass + link60_articulated_bias_f_x_along_dqd;
+    let link59_momentum_f_z_along_dqd = p.link_mass * link59_velocity_v_z_along_dqd
+        - cache.link59_inertia_h_x * link59_velocity_w_y_along_dqd;
+    let link59_momentum_f_z = link59_velocity_v_z * p.link_mass
+        - cache.link59_inertia_h_x * link59_velocity_w_y;
+    let link59_composite_force_f_x_along_dqd = link60_composite_force_f_x_along_dqd
+        + link59_momentum_f_z_along_dqd * link59_velocity_w_y
+        + link59_acceleration_v_x_along_dqd * p.link_mass
+        + link59_velocity_w_y_along_dqd * link59_momentum_f_z;
+    let link58_composite_force_f_x_along_dqd = link58_momentum_f_z_along_dqd
+        * link58_velocity_w_y + link58_momentum_f_z * link58_velocity_w_y_along_dqd
+        + link59_composite_force_f_x_along_dqd
+        + p.link_mass * link58_acceleration_v_x_along_dqd;
+    let link57_momentum_f_z = p.link_mass * link57_velocity_v_z
+        - link57_velocity_w_y * cache.link57_inertia_h_x;
+    let link57_composite_force_f_x_along_dqd = link57_velocity_w_y
+        * link57_momentum_f_z_along_dqd + link58_composite_force_f_x_along_dqd
+        + link57_momentum_f_z * link57_velocity_w_y_along_dqd
+        + link57_acceleration_v_x_along_dqd * p.link_mass;
+    let link56_momentum_f_z_along_dqd = p.link_mass * link56_velocity_v_z_along_dqd
+        - link56_velocity_w_y_along_dqd * cache.link56_inertia_h_x;
+    let link56_momentum_f_z = link56_velocity_v_z * p.link_mass
+        - cache.link56_inertia_h_x * link56_velocity_w_y;
+    let link56_composite_force_f_x_along_dqd = link57_composite_force_f_x_along_dqd
+        + link56_acceleration_v_x_along_dqd * p.link_mass
+        + link56_momentum_f_z_along_dqd * link56_velocity_w_y
+        + link56_velocity_w_y_along_dqd * link56_momentum_f_z;
+    let link55_momentum_f_z = link55_velocity_v_z * p.link_mass
+        - link55_velocity_w_y * cache.link55_inertia_h_x;
+    let link55_momentum_f_z_along_dqd = p.link_mass * link55_velocity_v_z_along_dqd
+        - link55_velocity_w_y_along_dqd * cache.link55_inertia_h_x;
+    let link55_composite_force_f_x_along_dqd = link56_composite_force_f_x_along_dqd
+        + link55_velocity_w_y_along_dqd * link55_momentum_f_z
+        + link55_acceleration_v_x_along_dqd * p.link_mass
+        + link55_velocity_w_y * link55_momentum_f_z_along_dqd;
+    let link54_momentum_f_z = link54_velocity_v_z * p.link_mass
+        - link54_velocity_w_y * cache.link54_inertia_h_x;
+    let link54_momentum_f_z_along_dqd = p.link_mass * link54_velocity_v_z_along_dqd
+        - cache.link54_inertia_h_x * link54_velocity_w_y_along_dqd;
+    let link54_composite_force_f_x_along_dqd = link55_composite_force_f_x_along_dqd
+        + link54_velocity_w_y_along_dqd * link54_momentum_f_z
+        + p.link_mass * link54_acceleration_v_x_along_dqd
+        + link54_velocity_w_y * link54_momentum_f_z_along_dqd;
+    let link53_composite_force_f_x_along_dqd = p.link_mass
+        * link53_acceleration_v_x_along_dqd
+        + link53_momentum_f_z * link53_velocity_w_y_along_dqd
+        + link53_momentum_f_z_along_dqd * link53_velocity_w_y
+        + link54_composite_force_f_x_along_dqd;
+    let link52_composite_force_f_x_along_dqd = link52_velocity_w_y_along_dqd
+        * link52_momentum_f_z + p.link_mass * link52_acceleration_v_x_along_dqd
+        + link52_momentum_f_z_along_dqd * link52_velocity_w_y
+        + link53_composite_force_f_x_along_dqd;
+    let link51_momentum_f_z = link51_velocity_v_z * p.link_mass
+        - cache.link51_inertia_h_x * link51_velocity_w_y;
+    let link51_momentum_f_z_along_dqd = p.link_mass * link51_velocity_v_z_along_dqd
+        - cache.link51_inertia_h_x * link51_velocity_w_y_along_dqd;
+    let link51_composite_force_f_x_along_dqd = p.link_mass
+        * link51_acceleration_v_x_along_dqd + link52_composite_force_f_x_along_dqd
+        + link51_velocity_w_y_along_dqd * link51_momentum_f_z
+        + link51_velocity_w_y * link51_momentum_f_z_along_dqd;
+    let link50_momentum_f_z_along_dqd = link50_velocity_v_z_along_dqd * p.link_mass
+        - link50_velocity_w_y_along_dqd * cache.link50_inertia_h_x;
+    let link50_composite_force_f_x_along_dqd = link50_velocity_w_y_along_dqd
+        * link50_momentum_f_z + link51_composite_force_f_x_along_dqd
+        + link50_velocity_w_y * link50_momentum_f_z_along_dqd
+        + p.link_mass * link50_acceleration_v_x_along_dqd;
+    let link49_composite_force_f_x_along_dqd = link49_acceleration_v_x_along_dqd
+        * p.link_mass + link49_momentum_f_z_along_dqd * link49_velocity_w_y
+        + link49_momentum_f_z * link49_velocity_w_y_along_dqd
+        + link50_composite_force_f_x_along_dqd;
+    let link48_momentum_f_z_along_dqd = link48_velocity_v_z_along_dqd * p.link_mass
+        - cache.link48_inertia_h_x * link48_velocity_w_y_along_dqd;
+    let link48_composite_force_f_x_along_dqd = link48_momentum_f_z
+        * link48_velocity_w_y_along_dqd + link49_composite_force_f_x_along_dqd
+        + link48_momentum_f_z_along_dqd * link48_velocity_w_y
+        + p.link_mass * link48_acceleration_v_x_along_dqd;
+    let link47_momentum_f_z_along_dqd = link47_velocity_v_z_along_dqd * p.link_mass
+        - cache.link47_inertia_h_x * link47_velocity_w_y_along_dqd;
+    let link47_composite_force_f_x_along_dqd = link47_velocity_w_y_along_dqd
+        * link47_momentum_f_z + link48_composite_force_f_x_along_dqd
+        + p.link_mass * link47_acceleration_v_x_along_dqd
+        + link47_velocity_w_y * link47_momentum_f_z_along_dqd;
+    let link46_composite_force_f_x_along_dqd = link46_velocity_w_y_along_dqd
+        * link46_momentum_f_z + link46_velocity_w_y * link46_momentum_f_z_along_dqd
+        + link47_composite_force_f_x_along_dqd
+        + link46_acceleration_v_x_along_dqd * p.link_mass;
+    let link45_composite_force_f_x_along_dqd = p.link_mass
+        * link45_acceleration_v_x_along_dqd
+        + link45_momentum_f_z * link45_velocity_w_y_along_dqd
+        + link45_velocity_w_y * link45_momentum_f_z_along_dqd
+        + link46_composite_force_f_x_along_dqd;
+    let link44_momentum_f_z = p.link_mass * link44_velocity_v_z
+        - cache.link44_inertia_h_x * link44_velocity_w_y;
+    let link44_composite_force_f_x_along_dqd = link44_momentum_f_z_along_dqd
+        * link44_velocity_w_y + link45_composite_force_f_x_along_dqd
+        + link44_velocity_w_y_along_dqd * link44_momentum_f_z
+        + p.link_mass * link44_acceleration_v_x_along_dqd;
+    let link43_momentum_f_z = link43_velocity_v_z * p.link_mass
+        - cache.link43_inertia_h_x * link43_velocity_w_y;
+    let link43_composite_force_f_x_along_dqd = link43_momentum_f_z_along_dqd
+        * link43_velocity_w_y + p.link_mass * link43_acceleration_v_x_along_dqd
+        + link44_composite_force_f_x_along_dqd
+        + link43_velocity_w_y_along_dqd * link43_momentum_f_z;
+    let link42_composite_force_f_x_along_dqd = link42_momentum_f_z_along_dqd
+        * link42_velocity_w_y + link42_velocity_w_y_along_dqd * link42_momentum_f_z
+        + link43_composite_force_f_x_along_dqd
+        + link42_acceleration_v_x_along_dqd * p.link_mass;
+    let link41_composite_force_f_x_along_dqd = link41_momentum_f_z
+        * link41_velocity_w_y_along_dqd
+        + link41_momentum_f_z_along_dqd * link41_velocity_w_y
+        + p.link_mass * link41_acceleration_v_x_along_dqd
+        + link42_composite_force_f_x_along_dqd;
+    let link40_momentum_f_z = p.link_mass * link40_velocity_v_z
+        - cache.link40_inertia_h_x * link40_velocity_w_y;
+    let link40_composite_force_f_x_along_dqd = link40_momentum_f_z_along_dqd
+        * link40_velocity_w_y + link41_composite_force_f_x_along_dqd
+        + link40_momentum_f_z * link40_velocity_w_y_along_dqd
+        + link40_acceleration_v_x_along_dqd * p.link_mass;
+    let link39_composite_force_f_x_along_dqd = link39_acceleration_v_x_along_dqd
+        * p.link_mass + link39_velocity_w_y * link39_momentum_f_z_along_dqd
+        + link39_momentum_f_z * link39_velocity_w_y_along_dqd
+        + link40_composite_force_f_x_along_dqd;
+    let link38_composite_force_f_x_along_dqd = link38_velocity_w_y
+        * link38_momentum_f_z_along_dqd
+        + link38_velocity_w_y_along_dqd * link38_momentum_f_z
+        + link38_acceleration_v_x_along_dqd * p.link_mass
+        + link39_composite_force_f_x_along_dqd;
+    let link37_composite_force_f_x_along_dqd = link37_velocity_w_y
+        * link37_momentum_f_z_along_dqd
+        + link37_momentum_f_z * link37_velocity_w_y_along_dqd
+        + link38_composite_force_f_x_along_dqd
+        + p.link_mass * link37_acceleration_v_x_along_dqd;
+    let link36_momentum_f_z = p.link_mass * link36_velocity_v_z
+        - cache.link36_inertia_h_x * link36_velocity_w_y;
+    let link36_composite_force_f_x_along_dqd = link36_acceleration_v_x_along_dqd
+        * p.link_mass + link36_momentum_f_z_along_dqd * link36_velocity_w_y
+        + link37_composite_force_f_x_along_dqd
+        + link36_velocity_w_y_along_dqd * link36_momentum_f_z;
+    let link35_momentum_f_z = link35_velocity_v_z * p.link_mass
+        - cache.link35_inertia_h_x * link35_velocity_w_y;
+    let link35_momentum_f_z_along_dqd = link35_velocity_v_z_along_dqd * p.link_mass
+        - cache.link35_inertia_h_x * link35_velocity_w_y_along_dqd;
+    let link35_composite_force_f_x_along_dqd = link36_composite_force_f_x_along_dqd
+        + link35_momentum_f_z * link35_velocity_w_y_along_dqd
+        + link35_momentum_f_z_along_dqd * link35_velocity_w_y
+        + p.link_mass * link35_acceleration_v_x_along_dqd;
+    let link34_momentum_f_z_along_dqd = p.link_mass * link34_velocity_v_z_along_dqd
+        - cache.link34_inertia_h_x * link34_velocity_w_y_along_dqd;
+    let link34_momentum_f_z = link34_velocity_v_z * p.link_mass
+        - cache.link34_inertia_h_x * link34_velocity_w_y;
+    let link34_composite_force_f_x_along_dqd = link35_composite_force_f_x_along_dqd
+        + link34_momentum_f_z_along_dqd * link34_velocity_w_y
+        + link34_velocity_w_y_along_dqd * link34_momentum_f_z
+        + p.link_mass * link34_acceleration_v_x_along_dqd;
+    let link33_composite_force_f_x_along_dqd = p.link_mass
+        * link33_acceleration_v_x_along_dqd
+        + link33_momentum_f_z_along_dqd * link33_velocity_w_y
+        + link33_velocity_w_y_along_dqd * link33_momentum_f_z
+        + link34_composite_force_f_x_along_dqd;
+    let link32_composite_force_f_x_along_dqd = link32_velocity_w_y_along_dqd
+        * link32_momentum_f_z + link32_momentum_f_z_along_dqd * link32_velocity_w_y
+        + link32_acceleration_v_x_along_dqd * p.link_mass
+        + link33_composite_force_f_x_along_dqd;
+    let link31_momentum_f_z = link31_velocity_v_z * p.link_mass
+        - cache.link31_inertia_h_x * link31_velocity_w_y;
+    let link31_composite_force_f_x_along_dqd = link31_velocity_w_y
+        * link31_momentum_f_z_along_dqd + p.link_mass * link31_acceleration_v_x_along_dqd
+        + link32_composite_force_f_x_along_dqd
+        + link31_momentum_f_z * link31_velocity_w_y_along_dqd;
+    let link30_composite_force_f_x_along_dqd = link30_acceleration_v_x_along_dqd
+        * p.link_mass + link30_velocity_w_y_along_dqd * link30_momentum_f_z
+        + link30_momentum_f_z_along_dqd * link30_velocity_w_y
+        + link31_composite_force_f_x_along_dqd;
+    let link29_composite_force_f_x_along_dqd = p.link_mass
+        * link29_acceleration_v_x_along_dqd
+        + link29_momentum_f_z * link29_velocity_w_y_along_dqd
+        + link29_velocity_w_y * link29_momentum_f_z_along_dqd
+        + link30_composite_force_f_x_along_dqd;
+    let link28_momentum_f_z = p.link_mass * link28_velocity_v_z
+        - cache.link28_inertia_h_x * link28_velocity_w_y;
+    let link28_composite_force_f_x_along_dqd = link28_momentum_f_z_along_dqd
+        * link28_velocity_w_y + link28_acceleration_v_x_along_dqd * p.link_mass
+        + link29_composite_force_f_x_along_dqd
+        + link28_momentum_f_z * link28_velocity_w_y_along_dqd;
+    let link27_momentum_f_z = p.link_mass * link27_velocity_v_z
+        - cache.link27_inertia_h_x * link27_velocity_w_y;
+    let link27_composite_force_f_x_along_dqd = link27_momentum_f_z_along_dqd
+        * link27_velocity_w_y + link28_composite_force_f_x_along_dqd
+        + p.link_mass * link27_acceleration_v_x_along_dqd
+        + link27_velocity_w_y_along_dqd * link27_momentum_f_z;
+    let link26_composite_force_f_x_along_dqd = p.link_mass
+        * link26_acceleration_v_x_along_dqd
+        + link26_velocity_w_y_along_dqd * link26_momentum_f_z
+        + link26_momentum_f_z_along_dqd * link26_velocity_w_y
+        + link27_composite_force_f_x_along_dqd;
+    let link25_momentum_f_z_along_dqd = link25_velocity_v_z_along_dqd * p.link_mass
+        - link25_velocity_w_y_along_dqd * cache.link25_inertia_h_x;
+    let link25_momentum_f_z = link25_velocity_v_z * p.link_mass
+        - link25_velocity_w_y * cache.link25_inertia_h_x;
+    let link25_composite_force_f_x_along_dqd = link26_composite_force_f_x_along_dqd
+        + link25_velocity_w_y * link25_momentum_f_z_along_dqd
+        + p.link_mass * link25_acceleration_v_x_along_dqd
+        + link25_momentum_f_z * link25_velocity_w_y_along_dqd;
+    let link24_momentum_f_z = p.link_mass * link24_velocity_v_z
+        - link24_velocity_w_y * cache.link24_inertia_h_x;
+    let link24_momentum_f_z_along_dqd = p.link_mass * link24_velocity_v_z_along_dqd
+        - link24_velocity_w_y_along_dqd * cache.link24_inertia_h_x;
+    let link24_composite_force_f_x_along_dqd = link25_composite_force_f_x_along_dqd
+        + link24_velocity_w_y_along_dqd * link24_momentum_f_z
+        + link24_velocity_w_y * link24_momentum_f_z_along_dqd
+        + p.link_mass * link24_acceleration_v_x_along_dqd;
+    let link23_momentum_f_z = p.link_mass * link23_velocity_v_z
+        - link23_velocity_w_y * cache.link23_inertia_h_x;
+    let link23_composite_force_f_x_along_dqd = link23_velocity_w_y
+        * link23_momentum_f_z_along_dqd + link24_composite_force_f_x_along_dqd
+        + link23_velocity_w_y_along_dqd * link23_momentum_f_z
+        + p.link_mass * link23_acceleration_v_x_along_dqd;
+    let link22_composite_force_f_x_along_dqd = link22_momentum_f_z_along_dqd
+        * link22_velocity_w_y + link22_velocity_w_y_along_dqd * link22_momentum_f_z
+        + link22_acceleration_v_x_along_dqd * p.link_mass
+        + link23_composite_force_f_x_along_dqd;
+    let link21_momentum_f_z = link21_velocity_v_z * p.link_mass
+        - link21_velocity_w_y * cache.link21_inertia_h_x;
+    let link21_composite_force_f_x_along_dqd = link21_momentum_f_z_along_dqd
+        * link21_velocity_w_y + link22_composite_force_f_x_along_dqd
+        + p.link_mass * link21_acceleration_v_x_along_dqd
+        + link21_momentum_f_z * link21_velocity_w_y_along_dqd;
+    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
+        - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link20_momentum_f_z_along_dqd = link20_velocity_v_z_along_dqd * p.link_mass
+        - cache.link20_inertia_h_x * link20_velocity_w_y_along_dqd;
+    let link20_composite_force_f_x_along_dqd = p.link_mass
+        * link20_acceleration_v_x_along_dqd + link21_composite_force_f_x_along_dqd
+        + link20_momentum_f_z * link20_velocity_w_y_along_dqd
+        + link20_velocity_w_y * link20_momentum_f_z_along_dqd;
+    let link19_composite_force_f_x_along_dqd = link19_momentum_f_z
+        * link19_velocity_w_y_along_dqd
+        + link19_momentum_f_z_along_dqd * link19_velocity_w_y
+        + p.link_mass * link19_acceleration_v_x_along_dqd
+        + link20_composite_force_f_x_along_dqd;
+    let link18_momentum_f_z_along_dqd = p.link_mass * link18_velocity_v_z_along_dqd
+        - cache.link18_inertia_h_x * link18_velocity_w_y_along_dqd;
+    let link18_composite_force_f_x_along_dqd = link18_velocity_w_y_along_dqd
+        * link18_momentum_f_z + link19_composite_force_f_x_along_dqd
+        + link18_momentum_f_z_along_dqd * link18_velocity_w_y
+        + p.link_mass * link18_acceleration_v_x_along_dqd;
+    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
+        - cache.link17_inertia_h_x * link17_velocity_w_y;
+    let link17_momentum_f_z_along_dqd = p.link_mass * link17_velocity_v_z_along_dqd
+        - cache.link17_inertia_h_x * link17_velocity_w_y_along_dqd;
+    let link17_composite_force_f_x_along_dqd = link18_composite_force_f_x_along_dqd
+        + p.link_mass * link17_acceleration_v_x_along_dqd
+        + link17_momentum_f_z * link17_velocity_w_y_along_dqd
+        + link17_momentum_f_z_along_dqd * link17_velocity_w_y;
+    let link16_momentum_f_z_along_dqd = p.link_mass * link16_velocity_v_z_along_dqd
+        - cache.link16_inertia_h_x * link16_velocity_w_y_along_dqd;
+    let link16_composite_force_f_x_along_dqd = link16_velocity_w_y_along_dqd
+        * link16_momentum_f_z + link17_composite_force_f_x_along_dqd
+        + p.link_mass * link16_acceleration_v_x_along_dqd
+        + link16_velocity_w_y * link16_momentum_f_z_along_dqd;
+    let link15_composite_force_f_x_along_dqd = p.link_mass
+        * link15_acceleration_v_x_along_dqd
+        + link15_momentum_f_z_along_dqd * link15_velocity_w_y
+        + link15_momentum_f_z * link15_velocity_w_y_along_dqd
+        + link16_composite_force_f_x_along_dqd;
+    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
+        - cache.link14_inertia_h_x * link14_velocity_w_y;
+    let link14_composite_force_f_x_along_dqd = link14_acceleration_v_x_along_dqd
+        * p.link_mass + link14_momentum_f_z_along_dqd * link14_velocity_w_y
+        + link15_composite_force_f_x_along_dqd
+        + link14_velocity_w_y_along_dqd * link14_momentum_f_z;
+    let link13_composite_force_f_x_along_dqd = link13_velocity_w_y_along_dqd
+        * link13_momentum_f_z + link13_momentum_f_z_along_dqd * link13_velocity_w_y
+        + link14_composite_force_f_x_along_dqd
+        + link13_acceleration_v_x_along_dqd * p.link_mass;
+    let link12_composite_force_f_x_along_dqd = link12_velocity_w_y_along_dqd
+        * link12_momentum_f_z + link12_momentum_f_z_along_dqd * link12_velocity_w_y
+        + link12_acceleration_v_x_along_dqd * p.link_mass
+        + link13_composite_force_f_x_along_dqd;
+    let link11_composite_force_f_x_along_dqd = link11_acceleration_v_x_along_dqd
+        * p.link_mass + link11_momentum_f_z_along_dqd * link11_velocity_w_y
+        + link11_velocity_w_y_along_dqd * link11_momentum_f_z
+        + link12_composite_force_f_x_along_dqd;
+    let link10_momentum_f_z_along_dqd = p.link_mass * link10_velocity_v_z_along_dqd
+        - link10_velocity_w_y_along_dqd * cache.link10_inertia_h_x;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_composite_force_f_x_along_dqd = link11_composite_force_f_x_along_dqd
+        + link10_velocity_w_y * link10_momentum_f_z_along_dqd
+        + link10_momentum_f_z * link10_velocity_w_y_along_dqd
+        + p.link_mass * link10_acceleration_v_x_along_dqd;
+    let link9_momentum_f_z_along_dqd = link9_velocity_v_z_along_dqd * p.link_mass
+        - link9_velocity_w_y_along_dqd * cache.link9_inertia_h_x;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link9_composite_force_f_x_along_dqd = link10_composite_force_f_x_along_dqd
+        + link9_momentum_f_z_along_dqd * link9_velocity_w_y
+        + link9_velocity_w_y_along_dqd * link9_momentum_f_z
+        + p.link_mass * link9_acceleration_v_x_along_dqd;
+    let link8_momentum_f_z_along_dqd = p.link_mass * link8_velocity_v_z_along_dqd
+        - cache.link8_inertia_h_x * link8_velocity_w_y_along_dqd;
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link8_composite_force_f_x_along_dqd = link9_composite_force_f_x_along_dqd
+        + link8_acceleration_v_x_along_dqd * p.link_mass
+        + link8_momentum_f_z_along_dqd * link8_velocity_w_y
+        + link8_momentum_f_z * link8_velocity_w_y_along_dqd;
+    let link7_composite_force_f_x_along_dqd = link7_acceleration_v_x_along_dqd
+        * p.link_mass + link7_momentum_f_z * link7_velocity_w_y_along_dqd
+        + link7_momentum_f_z_along_dqd * link7_velocity_w_y
+        + link8_composite_force_f_x_along_dqd;
+    let link6_composite_force_f_x_along_dqd = link6_velocity_w_y_along_dqd
+        * link6_momentum_f_z + link6_momentum_f_z_along_dqd * link6_velocity_w_y
+        + link7_composite_force_f_x_along_dqd
+        + link6_acceleration_v_x_along_dqd * p.link_mass;
+    let link5_momentum_f_z_along_dqd = p.link_mass * link5_velocity_v_z_along_dqd
+        - link5_velocity_w_y_along_dqd * cache.link5_inertia_h_x;
+    let link5_composite_force_f_x_along_dqd = link5_velocity_w_y_along_dqd
+        * link5_momentum_f_z + link5_acceleration_v_x_along_dqd * p.link_mass
+        + link6_composite_force_f_x_along_dqd
+        + link5_velocity_w_y * link5_momentum_f_z_along_dqd;
+    let link4_composite_force_f_x_along_dqd = link4_velocity_w_y
+        * link4_momentum_f_z_along_dqd
+        + link4_velocity_w_y_along_dqd * link4_momentum_f_z
+        + link5_composite_force_f_x_along_dqd
+        + link4_acceleration_v_x_along_dqd * p.link_mass;
+    let link3_composite_force_f_x_along_dqd = link3_velocity_w_y_along_dqd
+        * link3_momentum_f_z + link3_velocity_w_y * link3_momentum_f_z_along_dqd
+        + link4_composite_force_f_x_along_dqd
+        + link3_acceleration_v_x_along_dqd * p.link_mass;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link2_momentum_f_z_along_dqd = p.link_mass * link2_velocity_v_z_along_dqd
+        - cache.link2_inertia_h_x * link2_velocity_w_y_along_dqd;
+    let link2_composite_force_f_x_along_dqd = link3_composite_force_f_x_along_dqd
+        + link2_momentum_f_z * link2_velocity_w_y_along_dqd
+        + p.link_mass * link2_acceleration_v_x_along_dqd
+        + link2_velocity_w_y * link2_momentum_f_z_along_dqd;
+    let link1_momentum_f_z_along_dqd = p.link_mass * base_angle_velocity_v_z_along_dqd
+        - base_angle_velocity_w_y_along_dqd * cache.link1_inertia_h_x;
+    let link1_composite_force_f_x_along_dqd = base_angle_velocity_w_y_along_dqd
+        * link1_momentum_f_z + link2_composite_force_f_x_along_dqd
+        + link1_momentum_f_z_along_dqd * base_angle_velocity_w_y
+        + base_angle_bias_v_x_along_dqd * p.link_mass;
+    let base_angle_subspace_rate_v_z_along_dqd = -dqd[0];
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z_along_dqd = qd[2] * base_angle_subspace_rate_v_z_along_dqd
+        + dqd[2] * base_angle_subspace_rate_v_z;
+    let base_angle_velocity_v_x_along_dqd = dqd[0] + q[1] * dqd[2];
+    let link2_velocity_v_x_along_dqd = dqd[3] * cache.link2_position_z
+        + base_angle_velocity_v_x_along_dqd;
+    let link3_velocity_v_x_along_dqd = link2_velocity_v_x_along_dqd
+        + cache.link3_position_z * dqd[4];
+    let link3_momentum_f_x_along_dqd = link3_velocity_w_y_along_dqd
+        * cache.link3_inertia_h_z + p.link_mass * link3_velocity_v_x_along_dqd;
+    let link3_subspace_rate_v_z_along_dqd = -cache.link3_position_z
+        * link2_velocity_w_y_along_dqd - link2_velocity_v_x_along_dqd;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_subspace_rate_v_z_along_dqd = -base_angle_velocity_v_x_along_dqd
+        - base_angle_velocity_w_y_along_dqd * cache.link2_position_z;
+    let link2_acceleration_v_z_along_dqd = base_angle_bias_v_z_along_dqd
+        + dqd[3] * link2_subspace_rate_v_z + link2_subspace_rate_v_z_along_dqd * qd[3];
+    let link3_acceleration_v_z_along_dqd = qd[4] * link3_subspace_rate_v_z_along_dqd
+        + link3_subspace_rate_v_z * dqd[4] + link2_acceleration_v_z_along_dqd;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link4_subspace_rate_v_z_along_dqd = -link3_velocity_v_x_along_dqd
+        - cache.link4_position_z * link3_velocity_w_y_along_dqd;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z_along_dqd = link3_acceleration_v_z_along_dqd
+        + link4_subspace_rate_v_z_along_dqd * qd[5] + link4_subspace_rate_v_z * dqd[5];
+    let link4_velocity_v_x_along_dqd = cache.link4_position_z * dqd[5]
+        + link3_velocity_v_x_along_dqd;
+    let link5_velocity_v_x_along_dqd = link4_velocity_v_x_along_dqd
+        + cache.link5_position_z * dqd[6];
+    let link6_velocity_v_x_along_dqd = cache.link6_position_z * dqd[7]
+        + link5_velocity_v_x_along_dqd;
+    let link7_velocity_v_x_along_dqd = cache.link7_position_z * dqd[8]
+        + link6_velocity_v_x_along_dqd;
+    let link7_momentum_f_x_along_dqd = link7_velocity_v_x_along_dqd * p.link_mass
+        + cache.link7_inertia_h_z * link7_velocity_w_y_along_dqd;
+    let link8_velocity_v_x_along_dqd = cache.link8_position_z * dqd[9]
+        + link7_velocity_v_x_along_dqd;
+    let link8_momentum_f_x_along_dqd = cache.link8_inertia_h_z
+        * link8_velocity_w_y_along_dqd + link8_velocity_v_x_along_dqd * p.link_mass;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_subspace_rate_v_z_along_dqd = -link4_velocity_v_x_along_dqd
+        - link4_velocity_w_y_along_dqd * cache.link5_position_z;
+    let link5_acceleration_v_z_along_dqd = link4_acceleration_v_z_along_dqd
+        + dqd[6] * link5_subspace_rate_v_z + qd[6] * link5_subspace_rate_v_z_along_dqd;
+    let link6_subspace_rate_v_z_along_dqd = -cache.link6_position_z
+        * link5_velocity_w_y_along_dqd - link5_velocity_v_x_along_dqd;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link6_acceleration_v_z_along_dqd = link5_acceleration_v_z_along_dqd
+        + qd[7] * link6_subspace_rate_v_z_along_dqd + link6_subspace_rate_v_z * dqd[7];
+    let link7_subspace_rate_v_z_along_dqd = -link6_velocity_v_x_along_dqd
+        - cache.link7_position_z * link6_velocity_w_y_along_dqd;
+    let link7_acceleration_v_z_along_dqd = link7_subspace_rate_v_z * dqd[8]
+        + link6_acceleration_v_z_along_dqd + link7_subspace_rate_v_z_along_dqd * qd[8];
+    let link8_subspace_rate_v_z_along_dqd = -link7_velocity_v_x_along_dqd
+        - cache.link8_position_z * link7_velocity_w_y_along_dqd;
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link8_acceleration_v_z_along_dqd = link7_acceleration_v_z_along_dqd
+        + link8_subspace_rate_v_z_along_dqd * qd[9] + link8_subspace_rate_v_z * dqd[9];
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link9_velocity_v_x_along_dqd = dqd[10] * cache.link9_position_z
+        + link8_velocity_v_x_along_dqd;
+    let link9_momentum_f_x_along_dqd = p.link_mass * link9_velocity_v_x_along_dqd
+        + link9_velocity_w_y_along_dqd * cache.link9_inertia_h_z;
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link10_velocity_v_x_along_dqd = link9_velocity_v_x_along_dqd
+        + dqd[11] * cache.link10_position_z;
+    let link11_velocity_v_x_along_dqd = link10_velocity_v_x_along_dqd
+        + cache.link11_position_z * dqd[12];
+    let link11_momentum_f_x_along_dqd = link11_velocity_v_x_along_dqd * p.link_mass
+        + link11_velocity_w_y_along_dqd * cache.link11_inertia_h_z;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_velocity_v_x_along_dqd = link11_velocity_v_x_along_dqd
+        + cache.link12_position_z * dqd[13];
+    let link12_momentum_f_x_along_dqd = p.link_mass * link12_velocity_v_x_along_dqd
+        + link12_velocity_w_y_along_dqd * cache.link12_inertia_h_z;
+    let link12_subspace_rate_v_z_along_dqd = -link11_velocity_v_x_along_dqd
+        - link11_velocity_w_y_along_dqd * cache.link12_position_z;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link11_subspace_rate_v_z_along_dqd = -cache.link11_position_z
+        * link10_velocity_w_y_along_dqd - link10_velocity_v_x_along_dqd;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link9_subspace_rate_v_z_along_dqd = -cache.link9_position_z
+        * link8_velocity_w_y_along_dqd - link8_velocity_v_x_along_dqd;
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link9_acceleration_v_z_along_dqd = qd[10] * link9_subspace_rate_v_z_along_dqd
+        + link8_acceleration_v_z_along_dqd + dqd[10] * link9_subspace_rate_v_z;
+    let link10_subspace_rate_v_z_along_dqd = -link9_velocity_v_x_along_dqd
+        - link9_velocity_w_y_along_dqd * cache.link10_position_z;
+    let link10_acceleration_v_z_along_dqd = dqd[11] * link10_subspace_rate_v_z
+        + link9_acceleration_v_z_along_dqd + link10_subspace_rate_v_z_along_dqd * qd[11];
+    let link11_acceleration_v_z_along_dqd = dqd[12] * link11_subspace_rate_v_z
+        + qd[12] * link11_subspace_rate_v_z_along_dqd
+        + link10_acceleration_v_z_along_dqd;
+    let link12_acceleration_v_z_along_dqd = qd[13] * link12_subspace_rate_v_z_along_dqd
+        + dqd[13] * link12_subspace_rate_v_z + link11_acceleration_v_z_along_dqd;
+    let link13_velocity_v_x_along_dqd = cache.link13_position_z * dqd[14]
+        + link12_velocity_v_x_along_dqd;
+    let link13_momentum_f_x_along_dqd = link13_velocity_w_y_along_dqd
+        * cache.link13_inertia_h_z + link13_velocity_v_x_along_dqd * p.link_mass;
+    let link13_subspace_rate_v_z_along_dqd = -link12_velocity_v_x_along_dqd
+        - cache.link13_position_z * link12_velocity_w_y_along_dqd;
+    let link13_subspace_rate_v_z = -cache.link13_position_z * link12_velocity_w_y
+        - link12_velocity_v_x;
+    let link13_acceleration_v_z_along_dqd = qd[14] * link13_subspace_rate_v_z_along_dqd
+        + dqd[14] * link13_subspace_rate_v_z + link12_acceleration_v_z_along_dqd;
+    let link13_velocity_v_x = qd[14] * cache.link13_position_z + link12_velocity_v_x;
+    let link14_subspace_rate_v_z = -link13_velocity_v_x
+        - cache.link14_position_z * link13_velocity_w_y;
+    let link14_subspace_rate_v_z_along_dqd = -cache.link14_position_z
+        * link13_velocity_w_y_along_dqd - link13_velocity_v_x_along_dqd;
+    let link14_acceleration_v_z_along_dqd = link14_subspace_rate_v_z * dqd[15]
+        + link13_acceleration_v_z_along_dqd
+        + qd[15] * link14_subspace_rate_v_z_along_dqd;
+    let link14_velocity_v_x = cache.link14_position_z * qd[15] + link13_velocity_v_x;
+    let link15_subspace_rate_v_z = -cache.link15_position_z * link14_velocity_w_y
+        - link14_velocity_v_x;
+    let link14_velocity_v_x_along_dqd = link13_velocity_v_x_along_dqd
+        + cache.link14_position_z * dqd[15];
+    let link15_subspace_rate_v_z_along_dqd = -link14_velocity_w_y_along_dqd
+        * cache.link15_position_z - link14_velocity_v_x_along_dqd;
+    let link15_acceleration_v_z_along_dqd = link14_acceleration_v_z_along_dqd
+        + dqd[16] * link15_subspace_rate_v_z
+        + link15_subspace_rate_v_z_along_dqd * qd[16];
+    let link15_velocity_v_x_along_dqd = dqd[16] * cache.link15_position_z
+        + link14_velocity_v_x_along_dqd;
+    let link15_momentum_f_x_along_dqd = cache.link15_inertia_h_z
+        * link15_velocity_w_y_along_dqd + link15_velocity_v_x_along_dqd * p.link_mass;
+    let link15_velocity_v_x = cache.link15_position_z * qd[16] + link14_velocity_v_x;
+    let link15_momentum_f_x = link15_velocity_w_y * cache.link15_inertia_h_z
+        + link15_velocity_v_x * p.link_mass;
+    let link16_velocity_v_x = link15_velocity_v_x + cache.link16_position_z * qd[17];
+    let link16_momentum_f_x = link16_velocity_v_x * p.link_mass
+        + cache.link16_inertia_h_z * link16_velocity_w_y;
+    let link16_velocity_v_x_along_dqd = link15_velocity_v_x_along_dqd
+        + cache.link16_position_z * dqd[17];
+    let link17_velocity_v_x_along_dqd = link16_velocity_v_x_along_dqd
+        + dqd[18] * cache.link17_position_z;
+    let link18_velocity_v_x_along_dqd = cache.link18_position_z * dqd[19]
+        + link17_velocity_v_x_along_dqd;
+    let link18_momentum_f_x_along_dqd = link18_velocity_w_y_along_dqd
+        * cache.link18_inertia_h_z + link18_velocity_v_x_along_dqd * p.link_mass;
+    let link17_velocity_v_x = link16_velocity_v_x + qd[18] * cache.link17_position_z;
+    let link18_velocity_v_x = cache.link18_position_z * qd[19] + link17_velocity_v_x;
+    let link18_momentum_f_x = link18_velocity_w_y * cache.link18_inertia_h_z
+        + p.link_mass * link18_velocity_v_x;
+    let link19_velocity_v_x = qd[20] * cache.link19_position_z + link18_velocity_v_x;
+    let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
+    let link21_velocity_v_x = qd[22] * cache.link21_position_z + link20_velocity_v_x;
+    let link21_momentum_f_x = link21_velocity_w_y * cache.link21_inertia_h_z
+        + link21_velocity_v_x * p.link_mass;
+    let link19_velocity_v_x_along_dqd = link18_velocity_v_x_along_dqd
+        + cache.link19_position_z * dqd[20];
+    let link20_velocity_v_x_along_dqd = link19_velocity_v_x_along_dqd
+        + cache.link20_position_z * dqd[21];
+    let link21_subspace_rate_v_z_along_dqd = -cache.link21_position_z
+        * link20_velocity_w_y_along_dqd - link20_velocity_v_x_along_dqd;
+    let link20_subspace_rate_v_z_along_dqd = -link19_velocity_v_x_along_dqd
+        - cache.link20_position_z * link19_velocity_w_y_along_dqd;
+    let link20_subspace_rate_v_z = -cache.link20_position_z * link19_velocity_w_y
+        - link19_velocity_v_x;
+    let link19_subspace_rate_v_z = -link18_velocity_w_y * cache.link19_position_z
+        - link18_velocity_v_x;
+    let link16_subspace_rate_v_z = -link15_velocity_v_x
+        - cache.link16_position_z * link15_velocity_w_y;
+    let link16_subspace_rate_v_z_along_dqd = -link15_velocity_v_x_along_dqd
+        - cache.link16_position_z * link15_velocity_w_y_along_dqd;
+    let link16_acceleration_v_z_along_dqd = dqd[17] * link16_subspace_rate_v_z
+        + link16_subspace_rate_v_z_along_dqd * qd[17]
+        + link15_acceleration_v_z_along_dqd;
+    let link17_subspace_rate_v_z_along_dqd = -link16_velocity_w_y_along_dqd
+        * cache.link17_position_z - link16_velocity_v_x_along_dqd;
+    let link17_subspace_rate_v_z = -link16_velocity_w_y * cache.link17_position_z
+        - link16_velocity_v_x;
+    let link17_acceleration_v_z_along_dqd = link16_acceleration_v_z_along_dqd
+        + link17_subspace_rate_v_z_along_dqd * qd[18]
+        + dqd[18] * link17_subspace_rate_v_z;
+    let link18_subspace_rate_v_z = -link17_velocity_v_x
+        - cache.link18_position_z * link17_velocity_w_y;
+    let link18_subspace_rate_v_z_along_dqd = -cache.link18_position_z
+        * link17_velocity_w_y_along_dqd - link17_velocity_v_x_along_dqd;
+    let link18_acceleration_v_z_along_dqd = link17_acceleration_v_z_along_dqd
+        + link18_subspace_rate_v_z * dqd[19]
+        + qd[19] * link18_subspace_rate_v_z_along_dqd;
+    let link19_subspace_rate_v_z_along_dqd = -link18_velocity_v_x_along_dqd
+        - link18_velocity_w_y_along_dqd * cache.link19_position_z;
+    let link19_acceleration_v_z_along_dqd = link19_subspace_rate_v_z * dqd[20]
+        + link18_acceleration_v_z_along_dqd
+        + qd[20] * link19_subspace_rate_v_z_along_dqd;
+    let link20_acceleration_v_z_along_dqd = qd[21] * link20_subspace_rate_v_z_along_dqd
+        + link20_subspace_rate_v_z * dqd[21] + link19_acceleration_v_z_along_dqd;
+    let link21_subspace_rate_v_z = -link20_velocity_w_y * cache.link21_position_z
+        - link20_velocity_v_x;
+    let link21_acceleration_v_z_along_dqd = link21_subspace_rate_v_z_along_dqd * qd[22]
+        + link20_acceleration_v_z_along_dqd + dqd[22] * link21_subspace_rate_v_z;
+    let link21_velocity_v_x_along_dqd = cache.link21_position_z * dqd[22]
+        + link20_velocity_v_x_along_dqd;
+    let link21_momentum_f_x_along_dqd = p.link_mass * link21_velocity_v_x_along_dqd
+        + cache.link21_inertia_h_z * link21_velocity_w_y_along_dqd;
+    let link22_velocity_v_x = qd[23] * cache.link22_position_z + link21_velocity_v_x;
+    let link22_momentum_f_x = cache.link22_inertia_h_z * link22_velocity_w_y
+        + p.link_mass * link22_velocity_v_x;
+    let link22_velocity_v_x_along_dqd = cache.link22_position_z * dqd[23]
+        + link21_velocity_v_x_along_dqd;
+    let link22_momentum_f_x_along_dqd = cache.link22_inertia_h_z
+        * link22_velocity_w_y_along_dqd + p.link_mass * link22_velocity_v_x_along_dqd;
+    let link22_subspace_rate_v_z_along_dqd = -cache.link22_position_z
+        * link21_velocity_w_y_along_dqd - link21_velocity_v_x_along_dqd;
+    let link22_subspace_rate_v_z = -link21_velocity_w_y * cache.link22_position_z
+        - link21_velocity_v_x;
+    let link22_acceleration_v_z_along_dqd = qd[23] * link22_subspace_rate_v_z_along_dqd
+        + dqd[23] * link22_subspace_rate_v_z + link21_acceleration_v_z_along_dqd;
+    let link23_subspace_rate_v_z = -link22_velocity_w_y * cache.link23_position_z
+        - link22_velocity_v_x;
+    let link23_subspace_rate_v_z_along_dqd = -link22_velocity_w_y_along_dqd
+        * cache.link23_position_z - link22_velocity_v_x_along_dqd;
+    let link23_acceleration_v_z_along_dqd = dqd[24] * link23_subspace_rate_v_z
+        + link23_subspace_rate_v_z_along_dqd * qd[24]
+        + link22_acceleration_v_z_along_dqd;
+    let link23_velocity_v_x = qd[24] * cache.link23_position_z + link22_velocity_v_x;
+    let link24_velocity_v_x = cache.link24_position_z * qd[25] + link23_velocity_v_x;
+    let link24_momentum_f_x = cache.link24_inertia_h_z * link24_velocity_w_y
+        + link24_velocity_v_x * p.link_mass;
+    let link23_velocity_v_x_along_dqd = dqd[24] * cache.link23_position_z
+        + link22_velocity_v_x_along_dqd;
+    let link24_subspace_rate_v_z_along_dqd = -link23_velocity_w_y_along_dqd
+        * cache.link24_position_z - link23_velocity_v_x_along_dqd;
+    let link24_subspace_rate_v_z = -link23_velocity_v_x
+        - link23_velocity_w_y * cache.link24_position_z;
+    let link24_acceleration_v_z_along_dqd = link23_acceleration_v_z_along_dqd
+        + link24_subspace_rate_v_z_along_dqd * qd[25]
+        + dqd[25] * link24_subspace_rate_v_z;
+    let link25_subspace_rate_v_z = -link24_velocity_v_x
+        - link24_velocity_w_y * cache.link25_position_z;
+    let link24_velocity_v_x_along_dqd = dqd[25] * cache.link24_position_z
+        + link23_velocity_v_x_along_dqd;
+    let link25_subspace_rate_v_z_along_dqd = -link24_velocity_v_x_along_dqd
+        - link24_velocity_w_y_along_dqd * cache.link25_position_z;
+    let link25_acceleration_v_z_along_dqd = dqd[26] * link25_subspace_rate_v_z
+        + link24_acceleration_v_z_along_dqd
+        + qd[26] * link25_subspace_rate_v_z_along_dqd;
+    let link25_velocity_v_x = link24_velocity_v_x + qd[26] * cache.link25_position_z;
+    let link25_momentum_f_x = p.link_mass * link25_velocity_v_x
+        + cache.link25_inertia_h_z * link25_velocity_w_y;
+    let link25_velocity_v_x_along_dqd = link24_velocity_v_x_along_dqd
+        + dqd[26] * cache.link25_position_z;
+    let link25_momentum_f_x_along_dqd = cache.link25_inertia_h_z
+        * link25_velocity_w_y_along_dqd + link25_velocity_v_x_along_dqd * p.link_mass;
+    let link26_velocity_v_x = qd[27] * cache.link26_position_z + link25_velocity_v_x;
+    let link26_momentum_f_x = cache.link26_inertia_h_z * link26_velocity_w_y
+        + link26_velocity_v_x * p.link_mass;
+    let link26_velocity_v_x_along_dqd = link25_velocity_v_x_along_dqd
+        + cache.link26_position_z * dqd[27];
+    let link27_velocity_v_x_along_dqd = link26_velocity_v_x_along_dqd
+        + cache.link27_position_z * dqd[28];
+    let link28_subspace_rate_v_z_along_dqd = -link27_velocity_w_y_along_dqd
+        * cache.link28_position_z - link27_velocity_v_x_along_dqd;
+    let link27_velocity_v_x = link26_velocity_v_x + qd[28] * cache.link27_position_z;
+    let link28_subspace_rate_v_z = -link27_velocity_v_x
+        - cache.link28_position_z * link27_velocity_w_y;
+    let link26_subspace_rate_v_z_along_dqd = -link25_velocity_w_y_along_dqd
+        * cache.link26_position_z - link25_velocity_v_x_along_dqd;
+    let link26_subspace_rate_v_z = -link25_velocity_w_y * cache.link26_position_z
+        - link25_velocity_v_x;
+    let link26_acceleration_v_z_along_dqd = link25_acceleration_v_z_along_dqd
+        + link26_subspace_rate_v_z_along_dqd * qd[27]
+        + link26_subspace_rate_v_z * dqd[27];
+    let link27_subspace_rate_v_z_along_dqd = -link26_velocity_v_x_along_dqd
+        - link26_velocity_w_y_along_dqd * cache.link27_position_z;
+    let link27_subspace_rate_v_z = -link26_velocity_v_x
+        - link26_velocity_w_y * cache.link27_position_z;
+    let link27_acceleration_v_z_along_dqd = link26_acceleration_v_z_along_dqd
+        + link27_subspace_rate_v_z_along_dqd * qd[28]
+        + link27_subspace_rate_v_z * dqd[28];
+    let link28_acceleration_v_z_along_dqd = qd[29] * link28_subspace_rate_v_z_along_dqd
+        + dqd[29] * link28_subspace_rate_v_z + link27_acceleration_v_z_along_dqd;
+    let link28_velocity_v_x = link27_velocity_v_x + qd[29] * cache.link28_position_z;
+    let link28_momentum_f_x = link28_velocity_v_x * p.link_mass
+        + link28_velocity_w_y * cache.link28_inertia_h_z;
+    let link28_velocity_v_x_along_dqd = link27_velocity_v_x_along_dqd
+        + cache.link28_position_z * dqd[29];
+    let link28_momentum_f_x_along_dqd = link28_velocity_w_y_along_dqd
+        * cache.link28_inertia_h_z + link28_velocity_v_x_along_dqd * p.link_mass;
+    let link29_velocity_v_x = qd[30] * cache.link29_position_z + link28_velocity_v_x;
+    let link30_velocity_v_x = cache.link30_position_z * qd[31] + link29_velocity_v_x;
+    let link31_velocity_v_x = link30_velocity_v_x + cache.link31_position_z * qd[32];
+    let link31_momentum_f_x = link31_velocity_v_x * p.link_mass
+        + link31_velocity_w_y * cache.link31_inertia_h_z;
+    let link29_velocity_v_x_along_dqd = link28_velocity_v_x_along_dqd
+        + cache.link29_position_z * dqd[30];
+    let link30_velocity_v_x_along_dqd = cache.link30_position_z * dqd[31]
+        + link29_velocity_v_x_along_dqd;
+    let link31_velocity_v_x_along_dqd = dqd[32] * cache.link31_position_z
+        + link30_velocity_v_x_along_dqd;
+    let link31_momentum_f_x_along_dqd = p.link_mass * link31_velocity_v_x_along_dqd
+        + cache.link31_inertia_h_z * link31_velocity_w_y_along_dqd;
+    let link31_subspace_rate_v_z = -link30_velocity_w_y * cache.link31_position_z
+        - link30_velocity_v_x;
+    let link31_subspace_rate_v_z_along_dqd = -link30_velocity_v_x_along_dqd
+        - link30_velocity_w_y_along_dqd * cache.link31_position_z;
+    let link29_subspace_rate_v_z = -link28_velocity_v_x
+        - cache.link29_position_z * link28_velocity_w_y;
+    let link29_subspace_rate_v_z_along_dqd = -link28_velocity_v_x_along_dqd
+        - cache.link29_position_z * link28_velocity_w_y_along_dqd;
+    let link29_acceleration_v_z_along_dqd = link28_acceleration_v_z_along_dqd
+        + link29_subspace_rate_v_z * dqd[30]
+        + qd[30] * link29_subspace_rate_v_z_along_dqd;
+    let link30_subspace_rate_v_z_along_dqd = -cache.link30_position_z
+        * link29_velocity_w_y_along_dqd - link29_velocity_v_x_along_dqd;
+    let link30_subspace_rate_v_z = -cache.link30_position_z * link29_velocity_w_y
+        - link29_velocity_v_x;
+    let link30_acceleration_v_z_along_dqd = link29_acceleration_v_z_along_dqd
+        + qd[31] * link30_subspace_rate_v_z_along_dqd
+        + dqd[31] * link30_subspace_rate_v_z;
+    let link31_acceleration_v_z_along_dqd = dqd[32] * link31_subspace_rate_v_z
+        + link31_subspace_rate_v_z_along_dqd * qd[32]
+        + link30_acceleration_v_z_along_dqd;
+    let link32_velocity_v_x = link31_velocity_v_x + qd[33] * cache.link32_position_z;
+    let link32_momentum_f_x = cache.link32_inertia_h_z * link32_velocity_w_y
+        + p.link_mass * link32_velocity_v_x;
+    let link33_velocity_v_x = qd[34] * cache.link33_position_z + link32_velocity_v_x;
+    let link33_momentum_f_x = cache.link33_inertia_h_z * link33_velocity_w_y
+        + link33_velocity_v_x * p.link_mass;
+    let link32_subspace_rate_v_z_along_dqd = -link31_velocity_v_x_along_dqd
+        - cache.link32_position_z * link31_velocity_w_y_along_dqd;
+    let link32_subspace_rate_v_z = -link31_velocity_v_x
+        - cache.link32_position_z * link31_velocity_w_y;
+    let link32_acceleration_v_z_along_dqd = qd[33] * link32_subspace_rate_v_z_along_dqd
+        + dqd[33] * link32_subspace_rate_v_z + link31_acceleration_v_z_along_dqd;
+    let link33_subspace_rate_v_z = -cache.link33_position_z * link32_velocity_w_y
+        - link32_velocity_v_x;
+    let link32_velocity_v_x_along_dqd = dqd[33] * cache.link32_position_z
+        + link31_velocity_v_x_along_dqd;
+    let link33_subspace_rate_v_z_along_dqd = -link32_velocity_w_y_along_dqd
+        * cache.link33_position_z - link32_velocity_v_x_along_dqd;
+    let link33_acceleration_v_z_along_dqd = link32_acceleration_v_z_along_dqd
+        + dqd[34] * link33_subspace_rate_v_z
+        + link33_subspace_rate_v_z_along_dqd * qd[34];
+    let link33_velocity_v_x_along_dqd = dqd[34] * cache.link33_position_z
+        + link32_velocity_v_x_along_dqd;
+    let link34_velocity_v_x_along_dqd = link33_velocity_v_x_along_dqd
+        + cache.link34_position_z * dqd[35];
+    let link35_velocity_v_x_along_dqd = link34_velocity_v_x_along_dqd
+        + cache.link35_position_z * dqd[36];
+    let link35_momentum_f_x_along_dqd = cache.link35_inertia_h_z
+        * link35_velocity_w_y_along_dqd + p.link_mass * link35_velocity_v_x_along_dqd;
+    let link34_velocity_v_x = link33_velocity_v_x + cache.link34_position_z * qd[35];
+    let link35_velocity_v_x = cache.link35_position_z * qd[36] + link34_velocity_v_x;
+    let link35_momentum_f_x = link35_velocity_v_x * p.link_mass
+        + cache.link35_inertia_h_z * link35_velocity_w_y;
+    let link35_subspace_rate_v_z_along_dqd = -link34_velocity_w_y_along_dqd
+        * cache.link35_position_z - link34_velocity_v_x_along_dqd;
+    let link34_subspace_rate_v_z = -cache.link34_position_z * link33_velocity_w_y
+        - link33_velocity_v_x;
+    let link34_subspace_rate_v_z_along_dqd = -link33_velocity_w_y_along_dqd
+        * cache.link34_position_z - link33_velocity_v_x_along_dqd;
+    let link34_acceleration_v_z_along_dqd = link33_acceleration_v_z_along_dqd
+        + link34_subspace_rate_v_z * dqd[35]
+        + link34_subspace_rate_v_z_along_dqd * qd[35];
+    let link35_subspace_rate_v_z = -cache.link35_position_z * link34_velocity_w_y
+        - link34_velocity_v_x;
+    let link35_acceleration_v_z_along_dqd = qd[36] * link35_subspace_rate_v_z_along_dqd
+        + link34_acceleration_v_z_along_dqd + link35_subspace_rate_v_z * dqd[36];
+    let link36_velocity_v_x = link35_velocity_v_x + cache.link36_position_z * qd[37];
+    let link37_velocity_v_x = qd[38] * cache.link37_position_z + link36_velocity_v_x;
+    let link38_subspace_rate_v_z = -link37_velocity_w_y * cache.link38_position_z
+        - link37_velocity_v_x;
+    let link36_velocity_v_x_along_dqd = cache.link36_position_z * dqd[37]
+        + link35_velocity_v_x_along_dqd;
+    let link37_velocity_v_x_along_dqd = dqd[38] * cache.link37_position_z
+        + link36_velocity_v_x_along_dqd;
+    let link38_subspace_rate_v_z_along_dqd = -link37_velocity_v_x_along_dqd
+        - cache.link38_position_z * link37_velocity_w_y_along_dqd;
+    let link36_subspace_rate_v_z = -cache.link36_position_z * link35_velocity_w_y
+        - link35_velocity_v_x;
+    let link36_subspace_rate_v_z_along_dqd = -link35_velocity_v_x_along_dqd
+        - cache.link36_position_z * link35_velocity_w_y_along_dqd;
+    let link36_acceleration_v_z_along_dqd = link36_subspace_rate_v_z * dqd[37]
+        + link35_acceleration_v_z_along_dqd
+        + qd[37] * link36_subspace_rate_v_z_along_dqd;
+    let link37_subspace_rate_v_z = -link36_velocity_v_x
+        - link36_velocity_w_y * cache.link37_position_z;
+    let link37_subspace_rate_v_z_along_dqd = -link36_velocity_w_y_along_dqd
+        * cache.link37_position_z - link36_velocity_v_x_along_dqd;
+    let link37_acceleration_v_z_along_dqd = link36_acceleration_v_z_along_dqd
+        + link37_subspace_rate_v_z * dqd[38]
+        + link37_subspace_rate_v_z_along_dqd * qd[38];
+    let link38_acceleration_v_z_along_dqd = link38_subspace_rate_v_z * dqd[39]
+        + link38_subspace_rate_v_z_along_dqd * qd[39]
+        + link37_acceleration_v_z_along_dqd;
+    let link38_velocity_v_x = link37_velocity_v_x + qd[39] * cache.link38_position_z;
+    let link39_velocity_v_x = link38_velocity_v_x + cache.link39_position_z * qd[40];
+    let link39_momentum_f_x = link39_velocity_v_x * p.link_mass
+        + cache.link39_inertia_h_z * link39_velocity_w_y;
+    let link38_velocity_v_x_along_dqd = link37_velocity_v_x_along_dqd
+        + dqd[39] * cache.link38_position_z;
+    let link39_velocity_v_x_along_dqd = dqd[40] * cache.link39_position_z
+        + link38_velocity_v_x_along_dqd;
+    let link39_momentum_f_x_along_dqd = cache.link39_inertia_h_z
+        * link39_velocity_w_y_along_dqd + link39_velocity_v_x_along_dqd * p.link_mass;
+    let link40_velocity_v_x_along_dqd = dqd[41] * cache.link40_position_z
+        + link39_velocity_v_x_along_dqd;
+    let link40_momentum_f_x_along_dqd = link40_velocity_v_x_along_dqd * p.link_mass
+        + link40_velocity_w_y_along_dqd * cache.link40_inertia_h_z;
+    let link40_velocity_v_x = qd[41] * cache.link40_position_z + link39_velocity_v_x;
+    let link40_momentum_f_x = link40_velocity_w_y * cache.link40_inertia_h_z
+        + p.link_mass * link40_velocity_v_x;
+    let link41_velocity_v_x_along_dqd = link40_velocity_v_x_along_dqd
+        + dqd[42] * cache.link41_position_z;
+    let link42_velocity_v_x_along_dqd = link41_velocity_v_x_along_dqd
+        + cache.link42_position_z * dqd[43];
+    let link43_velocity_v_x_along_dqd = link42_velocity_v_x_along_dqd
+        + cache.link43_position_z * dqd[44];
+    let link43_momentum_f_x_along_dqd = link43_velocity_w_y_along_dqd
+        * cache.link43_inertia_h_z + p.link_mass * link43_velocity_v_x_along_dqd;
+    let link41_velocity_v_x = link40_velocity_v_x + qd[42] * cache.link41_position_z;
+    let link42_velocity_v_x = cache.link42_position_z * qd[43] + link41_velocity_v_x;
+    let link43_velocity_v_x = cache.link43_position_z * qd[44] + link42_velocity_v_x;
+    let link43_momentum_f_x = cache.link43_inertia_h_z * link43_velocity_w_y
+        + link43_velocity_v_x * p.link_mass;
+    let link44_subspace_rate_v_z_along_dqd = -link43_velocity_v_x_along_dqd
+        - link43_velocity_w_y_along_dqd * cache.link44_position_z;
+    let link43_subspace_rate_v_z = -cache.link43_position_z * link42_velocity_w_y
+        - link42_velocity_v_x;
+    let link41_subspace_rate_v_z = -link40_velocity_v_x
+        - cache.link41_position_z * link40_velocity_w_y;
+    let link40_subspace_rate_v_z = -link39_velocity_v_x
+        - link39_velocity_w_y * cache.link40_position_z;
+    let link40_subspace_rate_v_z_along_dqd = -link39_velocity_v_x_along_dqd
+        - link39_velocity_w_y_along_dqd * cache.link40_position_z;
+    let link39_subspace_rate_v_z = -link38_velocity_w_y * cache.link39_position_z
+        - link38_velocity_v_x;
+    let link39_subspace_rate_v_z_along_dqd = -link38_velocity_w_y_along_dqd
+        * cache.link39_position_z - link38_velocity_v_x_along_dqd;
+    let link39_acceleration_v_z_along_dqd = dqd[40] * link39_subspace_rate_v_z
+        + link39_subspace_rate_v_z_along_dqd * qd[40]
+        + link38_acceleration_v_z_along_dqd;
+    let link40_acceleration_v_z_along_dqd = dqd[41] * link40_subspace_rate_v_z
+        + qd[41] * link40_subspace_rate_v_z_along_dqd
+        + link39_acceleration_v_z_along_dqd;
+    let link41_subspace_rate_v_z_along_dqd = -link40_velocity_v_x_along_dqd
+        - link40_velocity_w_y_along_dqd * cache.link41_position_z;
+    let link41_acceleration_v_z_along_dqd = dqd[42] * link41_subspace_rate_v_z
+        + link40_acceleration_v_z_along_dqd
+        + qd[42] * link41_subspace_rate_v_z_along_dqd;
+    let link42_subspace_rate_v_z_along_dqd = -cache.link42_position_z
+        * link41_velocity_w_y_along_dqd - link41_velocity_v_x_along_dqd;
+    let link42_subspace_rate_v_z = -link41_velocity_v_x
+        - cache.link42_position_z * link41_velocity_w_y;
+    let link42_acceleration_v_z_along_dqd = link41_acceleration_v_z_along_dqd
+        + link42_subspace_rate_v_z_along_dqd * qd[43]
+        + link42_subspace_rate_v_z * dqd[43];
+    let link43_subspace_rate_v_z_along_dqd = -link42_velocity_w_y_along_dqd
+        * cache.link43_position_z - link42_velocity_v_x_along_dqd;
+    let link43_acceleration_v_z_along_dqd = link43_subspace_rate_v_z * dqd[44]
+        + link42_acceleration_v_z_along_dqd
+        + qd[44] * link43_subspace_rate_v_z_along_dqd;
+    let link44_subspace_rate_v_z = -link43_velocity_w_y * cache.link44_position_z
+        - link43_velocity_v_x;
+    let link44_acceleration_v_z_along_dqd = qd[45] * link44_subspace_rate_v_z_along_dqd
+        + link43_acceleration_v_z_along_dqd + dqd[45] * link44_subspace_rate_v_z;
+    let link44_velocity_v_x = link43_velocity_v_x + qd[45] * cache.link44_position_z;
+    let link44_momentum_f_x = link44_velocity_v_x * p.link_mass
+        + cache.link44_inertia_h_z * link44_velocity_w_y;
+    let link44_velocity_v_x_along_dqd = link43_velocity_v_x_along_dqd
+        + dqd[45] * cache.link44_position_z;
+    let link45_subspace_rate_v_z_along_dqd = -link44_velocity_v_x_along_dqd
+        - cache.link45_position_z * link44_velocity_w_y_along_dqd;
+    let link45_subspace_rate_v_z = -link44_velocity_v_x
+        - cache.link45_position_z * link44_velocity_w_y;
+    let link45_acceleration_v_z_along_dqd = link44_acceleration_v_z_along_dqd
+        + link45_subspace_rate_v_z_along_dqd * qd[46]
+        + dqd[46] * link45_subspace_rate_v_z;
+    let link45_velocity_v_x_along_dqd = cache.link45_position_z * dqd[46]
+        + link44_velocity_v_x_along_dqd;
+    let link46_velocity_v_x_along_dqd = link45_velocity_v_x_along_dqd
+        + dqd[47] * cache.link46_position_z;
+    let link46_momentum_f_x_along_dqd = p.link_mass * link46_velocity_v_x_along_dqd
+        + link46_velocity_w_y_along_dqd * cache.link46_inertia_h_z;
+    let link45_velocity_v_x = link44_velocity_v_x + qd[46] * cache.link45_position_z;
+    let link46_velocity_v_x = qd[47] * cache.link46_position_z + link45_velocity_v_x;
+    let link47_velocity_v_x = link46_velocity_v_x + cache.link47_position_z * qd[48];
+    let link47_momentum_f_x = link47_velocity_v_x * p.link_mass
+        + link47_velocity_w_y * cache.link47_inertia_h_z;
+    let link47_velocity_v_x_along_dqd = dqd[48] * cache.link47_position_z
+        + link46_velocity_v_x_along_dqd;
+    let link48_velocity_v_x_along_dqd = link47_velocity_v_x_along_dqd
+        + dqd[49] * cache.link48_position_z;
+    let link48_momentum_f_x_along_dqd = p.link_mass * link48_velocity_v_x_along_dqd
+        + cache.link48_inertia_h_z * link48_velocity_w_y_along_dqd;
+    let link48_velocity_v_x = link47_velocity_v_x + qd[49] * cache.link48_position_z;
+    let link48_momentum_f_x = cache.link48_inertia_h_z * link48_velocity_w_y
+        + link48_velocity_v_x * p.link_mass;
+    let link49_subspace_rate_v_z = -link48_velocity_v_x
+        - link48_velocity_w_y * cache.link49_position_z;
+    let link49_subspace_rate_v_z_along_dqd = -cache.link49_position_z
+        * link48_velocity_w_y_along_dqd - link48_velocity_v_x_along_dqd;
+    let link47_subspace_rate_v_z_along_dqd = -cache.link47_position_z
+        * link46_velocity_w_y_along_dqd - link46_velocity_v_x_along_dqd;
+    let link47_subspace_rate_v_z = -link46_velocity_w_y * cache.link47_position_z
+        - link46_velocity_v_x;
+    let link46_subspace_rate_v_z = -link45_velocity_v_x
+        - link45_velocity_w_y * cache.link46_position_z;
+    let link46_subspace_rate_v_z_along_dqd = -link45_velocity_v_x_along_dqd
+        - link45_velocity_w_y_along_dqd * cache.link46_position_z;
+    let link46_acceleration_v_z_along_dqd = dqd[47] * link46_subspace_rate_v_z
+        + qd[47] * link46_subspace_rate_v_z_along_dqd
+        + link45_acceleration_v_z_along_dqd;
+    let link47_acceleration_v_z_along_dqd = link47_subspace_rate_v_z_along_dqd * qd[48]
+        + dqd[48] * link47_subspace_rate_v_z + link46_acceleration_v_z_along_dqd;
+    let link48_subspace_rate_v_z_along_dqd = -cache.link48_position_z
+        * link47_velocity_w_y_along_dqd - link47_velocity_v_x_along_dqd;
+    let link48_subspace_rate_v_z = -link47_velocity_w_y * cache.link48_position_z
+        - link47_velocity_v_x;
+    let link48_acceleration_v_z_along_dqd = link47_acceleration_v_z_along_dqd
+        + qd[49] * link48_subspace_rate_v_z_along_dqd
+        + dqd[49] * link48_subspace_rate_v_z;
+    let link49_acceleration_v_z_along_dqd = link49_subspace_rate_v_z * dqd[50]
+        + link49_subspace_rate_v_z_along_dqd * qd[50]
+        + link48_acceleration_v_z_along_dqd;
+    let link49_velocity_v_x = link48_velocity_v_x + qd[50] * cache.link49_position_z;
+    let link49_momentum_f_x = link49_velocity_v_x * p.link_mass
+        + link49_velocity_w_y * cache.link49_inertia_h_z;
+    let link49_velocity_v_x_along_dqd = cache.link49_position_z * dqd[50]
+        + link48_velocity_v_x_along_dqd;
+    let link49_momentum_f_x_along_dqd = p.link_mass * link49_velocity_v_x_along_dqd
+        + cache.link49_inertia_h_z * link49_velocity_w_y_along_dqd;
+    let link50_subspace_rate_v_z_along_dqd = -link49_velocity_v_x_along_dqd
+        - cache.link50_position_z * link49_velocity_w_y_along_dqd;
+    let link50_subspace_rate_v_z = -link49_velocity_w_y * cache.link50_position_z
+        - link49_velocity_v_x;
+    let link50_acceleration_v_z_along_dqd = link49_acceleration_v_z_along_dqd
+        + qd[51] * link50_subspace_rate_v_z_along_dqd
+        + link50_subspace_rate_v_z * dqd[51];
+    let link50_velocity_v_x_along_dqd = dqd[51] * cache.link50_position_z
+        + link49_velocity_v_x_along_dqd;
+    let link50_momentum_f_x_along_dqd = link50_velocity_v_x_along_dqd * p.link_mass
+        + link50_velocity_w_y_along_dqd * cache.link50_inertia_h_z;
+    let link50_velocity_v_x = link49_velocity_v_x + qd[51] * cache.link50_position_z;
+    let link51_velocity_v_x = cache.link51_position_z * qd[52] + link50_velocity_v_x;
+    let link51_momentum_f_x = p.link_mass * link51_velocity_v_x
+        + cache.link51_inertia_h_z * link51_velocity_w_y;
+    let link51_subspace_rate_v_z = -link50_velocity_v_x
+        - cache.link51_position_z * link50_velocity_w_y;
+    let link51_subspace_rate_v_z_along_dqd = -link50_velocity_w_y_along_dqd
+        * cache.link51_position_z - link50_velocity_v_x_along_dqd;
+    let link51_acceleration_v_z_along_dqd = dqd[52] * link51_subspace_rate_v_z
+        + link50_acceleration_v_z_along_dqd
+        + qd[52] * link51_subspace_rate_v_z_along_dqd;
+    let link51_velocity_v_x_along_dqd = link50_velocity_v_x_along_dqd
+        + cache.link51_position_z * dqd[52];
+    let link52_subspace_rate_v_z_along_dqd = -link51_velocity_v_x_along_dqd
+        - cache.link52_position_z * link51_velocity_w_y_along_dqd;
+    let link52_subspace_rate_v_z = -link51_velocity_v_x
+        - cache.link52_position_z * link51_velocity_w_y;
+    let link52_acceleration_v_z_along_dqd = link51_acceleration_v_z_along_dqd
+        + qd[53] * link52_subspace_rate_v_z_along_dqd
+        + dqd[53] * link52_subspace_rate_v_z;
+    let link52_velocity_v_x = link51_velocity_v_x + cache.link52_position_z * qd[53];
+    let link53_velocity_v_x = cache.link53_position_z * qd[54] + link52_velocity_v_x;
+    let link54_velocity_v_x = link53_velocity_v_x + qd[55] * cache.link54_position_z;
+    let link54_momentum_f_x = link54_velocity_v_x * p.link_mass
+        + link54_velocity_w_y * cache.link54_inertia_h_z;
+    let link52_velocity_v_x_along_dqd = cache.link52_position_z * dqd[53]
+        + link51_velocity_v_x_along_dqd;
+    let link53_velocity_v_x_along_dqd = cache.link53_position_z * dqd[54]
+        + link52_velocity_v_x_along_dqd;
+    let link54_velocity_v_x_along_dqd = dqd[55] * cache.link54_position_z
+        + link53_velocity_v_x_along_dqd;
+    let link54_momentum_f_x_along_dqd = link54_velocity_w_y_along_dqd
+        * cache.link54_inertia_h_z + link54_velocity_v_x_along_dqd * p.link_mass;
+    let link55_velocity_v_x = link54_velocity_v_x + cache.link55_position_z * qd[56];
+    let link56_subspace_rate_v_z = -link55_velocity_v_x
+        - link55_velocity_w_y * cache.link56_position_z;
+    let link55_velocity_v_x_along_dqd = link54_velocity_v_x_along_dqd
+        + dqd[56] * cache.link55_position_z;
+    let link56_subspace_rate_v_z_along_dqd = -link55_velocity_w_y_along_dqd
+        * cache.link56_position_z - link55_velocity_v_x_along_dqd;
+    let link55_subspace_rate_v_z = -link54_velocity_v_x
+        - link54_velocity_w_y * cache.link55_position_z;
+    let link55_subspace_rate_v_z_along_dqd = -cache.link55_position_z
+        * link54_velocity_w_y_along_dqd - link54_velocity_v_x_along_dqd;
+    let link54_subspace_rate_v_z = -cache.link54_position_z * link53_velocity_w_y
+        - link53_velocity_v_x;
+    let link53_subspace_rate_v_z_along_dqd = -cache.link53_position_z
+        * link52_velocity_w_y_along_dqd - link52_velocity_v_x_along_dqd;
+    let link53_subspace_rate_v_z = -link52_velocity_v_x
+        - cache.link53_position_z * link52_velocity_w_y;
+    let link53_acceleration_v_z_along_dqd = link52_acceleration_v_z_along_dqd
+        + qd[54] * link53_subspace_rate_v_z_along_dqd
+        + dqd[54] * link53_subspace_rate_v_z;
+    let link54_subspace_rate_v_z_along_dqd = -cache.link54_position_z
+        * link53_velocity_w_y_along_dqd - link53_velocity_v_x_along_dqd;
+    let link54_acceleration_v_z_along_dqd = link54_subspace_rate_v_z * dqd[55]
+        + link53_acceleration_v_z_along_dqd
+        + qd[55] * link54_subspace_rate_v_z_along_dqd;
+    let link55_acceleration_v_z_along_dqd = dqd[56] * link55_subspace_rate_v_z
+        + qd[56] * link55_subspace_rate_v_z_along_dqd
+        + link54_acceleration_v_z_along_dqd;
+    let link56_acceleration_v_z_along_dqd = link56_subspace_rate_v_z * dqd[57]
+        + link56_subspace_rate_v_z_along_dqd * qd[57]
+        + link55_acceleration_v_z_along_dqd;
+    let link56_velocity_v_x = link55_velocity_v_x + cache.link56_position_z * qd[57];
+    let link57_velocity_v_x = link56_velocity_v_x + cache.link57_position_z * qd[58];
+    let link58_velocity_v_x = link57_velocity_v_x + qd[59] * cache.link58_position_z;
+    let link58_momentum_f_x = cache.link58_inertia_h_z * link58_velocity_w_y
+        + link58_velocity_v_x * p.link_mass;
+    let link56_velocity_v_x_along_dqd = link55_velocity_v_x_along_dqd
+        + dqd[57] * cache.link56_position_z;
+    let link57_velocity_v_x_along_dqd = link56_velocity_v_x_along_dqd
+        + cache.link57_position_z * dqd[58];
+    let link58_subspace_rate_v_z_along_dqd = -link57_velocity_v_x_along_dqd
+        - link57_velocity_w_y_along_dqd * cache.link58_position_z;
+    let link58_subspace_rate_v_z = -link57_velocity_w_y * cache.link58_position_z
+        - link57_velocity_v_x;
+    let link57_subspace_rate_v_z = -cache.link57_position_z * link56_velocity_w_y
+        - link56_velocity_v_x;
+    let link57_subspace_rate_v_z_along_dqd = -link56_velocity_v_x_along_dqd
+        - link56_velocity_w_y_along_dqd * cache.link57_position_z;
+    let link57_acceleration_v_z_along_dqd = link56_acceleration_v_z_along_dqd
+        + link57_subspace_rate_v_z * dqd[58]
+        + link57_subspace_rate_v_z_along_dqd * qd[58];
+    let link58_acceleration_v_z_along_dqd = link58_subspace_rate_v_z_along_dqd * qd[59]
+        + link58_subspace_rate_v_z * dqd[59] + link57_acceleration_v_z_along_dqd;
+    let link58_velocity_v_x_along_dqd = link57_velocity_v_x_along_dqd
+        + dqd[59] * cache.link58_position_z;
+    let link59_velocity_v_x_along_dqd = cache.link59_position_z * dqd[60]
+        + link58_velocity_v_x_along_dqd;
+    let link59_momentum_f_x_along_dqd = cache.link59_inertia_h_z
+        * link59_velocity_w_y_along_dqd + link59_velocity_v_x_along_dqd * p.link_mass;
+    let link59_subspace_rate_v_z = -link58_velocity_w_y * cache.link59_position_z
+        - link58_velocity_v_x;
+    let link59_subspace_rate_v_z_along_dqd = -link58_velocity_v_x_along_dqd
+        - link58_velocity_w_y_along_dqd * cache.link59_position_z;
+    let link59_acceleration_v_z_along_dqd = dqd[60] * link59_subspace_rate_v_z
+        + link58_acceleration_v_z_along_dqd
+        + qd[60] * link59_subspace_rate_v_z_along_dqd;
+    let link59_velocity_v_x = qd[60] * cache.link59_position_z + link58_velocity_v_x;
+    let link59_momentum_f_x = cache.link59_inertia_h_z * link59_velocity_w_y
+        + p.link_mass * link59_velocity_v_x;
+    let link60_subspace_rate_v_z_along_dqd = -cache.link60_position_z
+        * link59_velocity_w_y_along_dqd - link59_velocity_v_x_along_dqd;
+    let link60_subspace_rate_v_z = -cache.link60_position_z * link59_velocity_w_y
+        - link59_velocity_v_x;
+    let link60_acceleration_v_z_along_dqd = link59_acceleration_v_z_along_dqd
+        + link60_subspace_rate_v_z_along_dqd * qd[61]
+        + link60_subspace_rate_v_z * dqd[61];
+    let link60_velocity_v_x_along_dqd = link59_velocity_v_x_along_dqd
+        + dqd[61] * cache.link60_position_z;
+    let link60_momentum_f_x_along_dqd = link60_velocity_w_y_along_dqd
+        * cache.link60_inertia_h_z + link60_velocity_v_x_along_dqd * p.link_mass;
+    let link60_velocity_v_x = link59_velocity_v_x + qd[61] * cache.link60_position_z;
+    let link60_momentum_f_x = link60_velocity_w_y * cache.link60_inertia_h_z
+        + p.link_mass * link60_velocity_v_x;
+    let link60_articulated_bias_f_z_along_dqd = -link60_momentum_f_x_along_dqd
+        * link60_velocity_w_y - link60_velocity_w_y_along_dqd * link60_momentum_f_x;
+    let link60_composite_force_f_z_along_dqd = link60_acceleration_v_z_along_dqd
+        * p.link_mass + link60_articulated_bias_f_z_along_dqd;
+    let link59_composite_force_f_z_along_dqd = link59_acceleration_v_z_along_dqd
+        * p.link_mass + link60_composite_force_f_z_along_dqd
+        - link59_velocity_w_y * link59_momentum_f_x_along_dqd
+        - link59_momentum_f_x * link59_velocity_w_y_along_dqd;
+    let link58_momentum_f_x_along_dqd = cache.link58_inertia_h_z
+        * link58_velocity_w_y_along_dqd + p.link_mass * link58_velocity_v_x_along_dqd;
+    let link58_composite_force_f_z_along_dqd = p.link_mass
+        * link58_acceleration_v_z_along_dqd + link59_composite_force_f_z_along_dqd
+        - link58_momentum_f_x * link58_velocity_w_y_along_dqd
+        - link58_velocity_w_y * link58_momentum_f_x_along_dqd;
+    let link57_momentum_f_x = link57_velocity_w_y * cache.link57_inertia_h_z
+        + link57_velocity_v_x * p.link_mass;
+    let link57_momentum_f_x_along_dqd = cache.link57_inertia_h_z
+        * link57_velocity_w_y_along_dqd + link57_velocity_v_x_along_dqd * p.link_mass;
+    let link57_composite_force_f_z_along_dqd = link58_composite_force_f_z_along_dqd
+        + p.link_mass * link57_acceleration_v_z_along_dqd
+        - link57_momentum_f_x * link57_velocity_w_y_along_dqd
+        - link57_velocity_w_y * link57_momentum_f_x_along_dqd;
+    let link56_momentum_f_x_along_dqd = link56_velocity_v_x_along_dqd * p.link_mass
+        + link56_velocity_w_y_along_dqd * cache.link56_inertia_h_z;
+    let link56_momentum_f_x = cache.link56_inertia_h_z * link56_velocity_w_y
+        + link56_velocity_v_x * p.link_mass;
+    let link56_composite_force_f_z_along_dqd = link56_acceleration_v_z_along_dqd
+        * p.link_mass + link57_composite_force_f_z_along_dqd
+        - link56_momentum_f_x_along_dqd * link56_velocity_w_y
+        - link56_velocity_w_y_along_dqd * link56_momentum_f_x;
+    let link55_momentum_f_x = link55_velocity_v_x * p.link_mass
+        + link55_velocity_w_y * cache.link55_inertia_h_z;
+    let link55_momentum_f_x_along_dqd = link55_velocity_w_y_along_dqd
+        * cache.link55_inertia_h_z + p.link_mass * link55_velocity_v_x_along_dqd;
+    let link55_composite_force_f_z_along_dqd = link56_composite_force_f_z_along_dqd
+        + p.link_mass * link55_acceleration_v_z_along_dqd
+        - link55_velocity_w_y_along_dqd * link55_momentum_f_x
+        - link55_velocity_w_y * link55_momentum_f_x_along_dqd;
+    let link54_composite_force_f_z_along_dqd = link55_composite_force_f_z_along_dqd
+        + p.link_mass * link54_acceleration_v_z_along_dqd
+        - link54_velocity_w_y_along_dqd * link54_momentum_f_x
+        - link54_velocity_w_y * link54_momentum_f_x_along_dqd;
+    let link53_momentum_f_x = link53_velocity_v_x * p.link_mass
+        + cache.link53_inertia_h_z * link53_velocity_w_y;
+    let link53_momentum_f_x_along_dqd = cache.link53_inertia_h_z
+        * link53_velocity_w_y_along_dqd + link53_velocity_v_x_along_dqd * p.link_mass;
+    let link53_composite_force_f_z_along_dqd = link54_composite_force_f_z_along_dqd
+        + link53_acceleration_v_z_along_dqd * p.link_mass
+        - link53_momentum_f_x * link53_velocity_w_y_along_dqd
+        - link53_momentum_f_x_along_dqd * link53_velocity_w_y;
+    let link52_momentum_f_x = link52_velocity_v_x * p.link_mass
+        + cache.link52_inertia_h_z * link52_velocity_w_y;
+    let link52_momentum_f_x_along_dqd = link52_velocity_v_x_along_dqd * p.link_mass
+        + link52_velocity_w_y_along_dqd * cache.link52_inertia_h_z;
+    let link52_composite_force_f_z_along_dqd = link52_acceleration_v_z_along_dqd
+        * p.link_mass + link53_composite_force_f_z_along_dqd
+        - link52_velocity_w_y_along_dqd * link52_momentum_f_x
+        - link52_velocity_w_y * link52_momentum_f_x_along_dqd;
+    let link51_momentum_f_x_along_dqd = cache.link51_inertia_h_z
+        * link51_velocity_w_y_along_dqd + link51_velocity_v_x_along_dqd * p.link_mass;
+    let link51_composite_force_f_z_along_dqd = link52_composite_force_f_z_along_dqd
+        + link51_acceleration_v_z_along_dqd * p.link_mass
+        - link51_velocity_w_y_along_dqd * link51_momentum_f_x
+        - link51_momentum_f_x_along_dqd * link51_velocity_w_y;
+    let link50_momentum_f_x = cache.link50_inertia_h_z * link50_velocity_w_y
+        + p.link_mass * link50_velocity_v_x;
+    let link50_composite_force_f_z_along_dqd = p.link_mass
+        * link50_acceleration_v_z_along_dqd + link51_composite_force_f_z_along_dqd
+        - link50_momentum_f_x_along_dqd * link50_velocity_w_y
+        - link50_velocity_w_y_along_dqd * link50_momentum_f_x;
+    let link49_composite_force_f_z_along_dqd = p.link_mass
+        * link49_acceleration_v_z_along_dqd + link50_composite_force_f_z_along_dqd
+        - link49_momentum_f_x * link49_velocity_w_y_along_dqd
+        - link49_momentum_f_x_along_dqd * link49_velocity_w_y;
+    let link48_composite_force_f_z_along_dqd = link49_composite_force_f_z_along_dqd
+        + p.link_mass * link48_acceleration_v_z_along_dqd
+        - link48_velocity_w_y * link48_momentum_f_x_along_dqd
+        - link48_momentum_f_x * link48_velocity_w_y_along_dqd;
+    let link47_momentum_f_x_along_dqd = link47_velocity_v_x_along_dqd * p.link_mass
+        + cache.link47_inertia_h_z * link47_velocity_w_y_along_dqd;
+    let link47_composite_force_f_z_along_dqd = link48_composite_force_f_z_along_dqd
+        + link47_acceleration_v_z_along_dqd * p.link_mass
+        - link47_momentum_f_x * link47_velocity_w_y_along_dqd
+        - link47_momentum_f_x_along_dqd * link47_velocity_w_y;
+    let link46_momentum_f_x = link46_velocity_w_y * cache.link46_inertia_h_z
+        + link46_velocity_v_x * p.link_mass;
+    let link46_composite_force_f_z_along_dqd = link47_composite_force_f_z_along_dqd
+        + p.link_mass * link46_acceleration_v_z_along_dqd
+        - link46_velocity_w_y * link46_momentum_f_x_along_dqd
+        - link46_velocity_w_y_along_dqd * link46_momentum_f_x;
+    let link45_momentum_f_x = link45_velocity_w_y * cache.link45_inertia_h_z
+        + p.link_mass * link45_velocity_v_x;
+    let link45_momentum_f_x_along_dqd = p.link_mass * link45_velocity_v_x_along_dqd
+        + link45_velocity_w_y_along_dqd * cache.link45_inertia_h_z;
+    let link45_composite_force_f_z_along_dqd = p.link_mass
+        * link45_acceleration_v_z_along_dqd + link46_composite_force_f_z_along_dqd
+        - link45_momentum_f_x * link45_velocity_w_y_along_dqd
+        - link45_velocity_w_y * link45_momentum_f_x_along_dqd;
+    let link44_momentum_f_x_along_dqd = p.link_mass * link44_velocity_v_x_along_dqd
+        + cache.link44_inertia_h_z * link44_velocity_w_y_along_dqd;
+    let link44_composite_force_f_z_along_dqd = link44_acceleration_v_z_along_dqd
+        * p.link_mass + link45_composite_force_f_z_along_dqd
+        - link44_momentum_f_x * link44_velocity_w_y_along_dqd
+        - link44_momentum_f_x_along_dqd * link44_velocity_w_y;
+    let link43_composite_force_f_z_along_dqd = link44_composite_force_f_z_along_dqd
+        + p.link_mass * link43_acceleration_v_z_along_dqd
+        - link43_velocity_w_y * link43_momentum_f_x_along_dqd
+        - link43_velocity_w_y_along_dqd * link43_momentum_f_x;
+    let link42_momentum_f_x_along_dqd = p.link_mass * link42_velocity_v_x_along_dqd
+        + link42_velocity_w_y_along_dqd * cache.link42_inertia_h_z;
+    let link42_momentum_f_x = link42_velocity_v_x * p.link_mass
+        + cache.link42_inertia_h_z * link42_velocity_w_y;
+    let link42_composite_force_f_z_along_dqd = link43_composite_force_f_z_along_dqd
+        + p.link_mass * link42_acceleration_v_z_along_dqd
+        - link42_velocity_w_y * link42_momentum_f_x_along_dqd
+        - link42_velocity_w_y_along_dqd * link42_momentum_f_x;
+    let link41_momentum_f_x_along_dqd = link41_velocity_v_x_along_dqd * p.link_mass
+        + link41_velocity_w_y_along_dqd * cache.link41_inertia_h_z;
+    let link41_momentum_f_x = p.link_mass * link41_velocity_v_x
+        + link41_velocity_w_y * cache.link41_inertia_h_z;
+    let link41_composite_force_f_z_along_dqd = link42_composite_force_f_z_along_dqd
+        + link41_acceleration_v_z_along_dqd * p.link_mass
+        - link41_momentum_f_x_along_dqd * link41_velocity_w_y
+        - link41_momentum_f_x * link41_velocity_w_y_along_dqd;
+    let link40_composite_force_f_z_along_dqd = link41_composite_force_f_z_along_dqd
+        + link40_acceleration_v_z_along_dqd * p.link_mass
+        - link40_momentum_f_x_along_dqd * link40_velocity_w_y
+        - link40_momentum_f_x * link40_velocity_w_y_along_dqd;
+    let link39_composite_force_f_z_along_dqd = link40_composite_force_f_z_along_dqd
+        + p.link_mass * link39_acceleration_v_z_along_dqd
+        - link39_momentum_f_x * link39_velocity_w_y_along_dqd
+        - link39_velocity_w_y * link39_momentum_f_x_along_dqd;
+    let link38_momentum_f_x_along_dqd = p.link_mass * link38_velocity_v_x_along_dqd
+        + link38_velocity_w_y_along_dqd * cache.link38_inertia_h_z;
+    let link38_momentum_f_x = link38_velocity_w_y * cache.link38_inertia_h_z
+        + link38_velocity_v_x * p.link_mass;
+    let link38_composite_force_f_z_along_dqd = p.link_mass
+        * link38_acceleration_v_z_along_dqd + link39_composite_force_f_z_along_dqd
+        - link38_velocity_w_y * link38_momentum_f_x_along_dqd
+        - link38_momentum_f_x * link38_velocity_w_y_along_dqd;
+    let link37_momentum_f_x = link37_velocity_w_y * cache.link37_inertia_h_z
+        + p.link_mass * link37_velocity_v_x;
+    let link37_momentum_f_x_along_dqd = link37_velocity_w_y_along_dqd
+        * cache.link37_inertia_h_z + link37_velocity_v_x_along_dqd * p.link_mass;
+    let link37_composite_force_f_z_along_dqd = link38_composite_force_f_z_along_dqd
+        + p.link_mass * link37_acceleration_v_z_along_dqd
+        - link37_momentum_f_x * link37_velocity_w_y_along_dqd
+        - link37_velocity_w_y * link37_momentum_f_x_along_dqd;
+    let link36_momentum_f_x = p.link_mass * link36_velocity_v_x
+        + cache.link36_inertia_h_z * link36_velocity_w_y;
+    let link36_momentum_f_x_along_dqd = p.link_mass * link36_velocity_v_x_along_dqd
+        + link36_velocity_w_y_along_dqd * cache.link36_inertia_h_z;
+    let link36_composite_force_f_z_along_dqd = link37_composite_force_f_z_along_dqd
+        + link36_acceleration_v_z_along_dqd * p.link_mass
+        - link36_velocity_w_y_along_dqd * link36_momentum_f_x
+        - link36_momentum_f_x_along_dqd * link36_velocity_w_y;
+    let link35_composite_force_f_z_along_dqd = p.link_mass
+        * link35_acceleration_v_z_along_dqd + link36_composite_force_f_z_along_dqd
+        - link35_momentum_f_x_along_dqd * link35_velocity_w_y
+        - link35_momentum_f_x * link35_velocity_w_y_along_dqd;
+    let link34_momentum_f_x = p.link_mass * link34_velocity_v_x
+        + link34_velocity_w_y * cache.link34_inertia_h_z;
+    let link34_momentum_f_x_along_dqd = link34_velocity_w_y_along_dqd
+        * cache.link34_inertia_h_z + link34_velocity_v_x_along_dqd * p.link_mass;
+    let link34_composite_force_f_z_along_dqd = link35_composite_force_f_z_along_dqd
+        + p.link_mass * link34_acceleration_v_z_along_dqd
+        - link34_velocity_w_y_along_dqd * link34_momentum_f_x
+        - link34_momentum_f_x_along_dqd * link34_velocity_w_y;
+    let link33_momentum_f_x_along_dqd = link33_velocity_v_x_along_dqd * p.link_mass
+        + cache.link33_inertia_h_z * link33_velocity_w_y_along_dqd;
+    let link33_composite_force_f_z_along_dqd = link33_acceleration_v_z_along_dqd
+        * p.link_mass + link34_composite_force_f_z_along_dqd
+        - link33_velocity_w_y_along_dqd * link33_momentum_f_x
+        - link33_momentum_f_x_along_dqd * link33_velocity_w_y;
+    let link32_momentum_f_x_along_dqd = link32_velocity_w_y_along_dqd
+        * cache.link32_inertia_h_z + p.link_mass * link32_velocity_v_x_along_dqd;
+    let link32_composite_force_f_z_along_dqd = link33_composite_force_f_z_along_dqd
+        + link32_acceleration_v_z_along_dqd * p.link_mass
+        - link32_velocity_w_y_along_dqd * link32_momentum_f_x
+        - link32_momentum_f_x_along_dqd * link32_velocity_w_y;
+    let link31_composite_force_f_z_along_dqd = p.link_mass
+        * link31_acceleration_v_z_along_dqd + link32_composite_force_f_z_along_dqd
+        - link31_momentum_f_x * link31_velocity_w_y_along_dqd
+        - link31_momentum_f_x_along_dqd * link31_velocity_w_y;
+    let link30_momentum_f_x_along_dqd = link30_velocity_v_x_along_dqd * p.link_mass
+        + link30_velocity_w_y_along_dqd * cache.link30_inertia_h_z;
+    let link30_momentum_f_x = link30_velocity_w_y * cache.link30_inertia_h_z
+        + link30_velocity_v_x * p.link_mass;
+    let link30_composite_force_f_z_along_dqd = link31_composite_force_f_z_along_dqd
+        + p.link_mass * link30_acceleration_v_z_along_dqd
+        - link30_velocity_w_y * link30_momentum_f_x_along_dqd
+        - link30_velocity_w_y_along_dqd * link30_momentum_f_x;
+    let link29_momentum_f_x_along_dqd = p.link_mass * link29_velocity_v_x_along_dqd
+        + cache.link29_inertia_h_z * link29_velocity_w_y_along_dqd;
+    let link29_momentum_f_x = cache.link29_inertia_h_z * link29_velocity_w_y
+        + p.link_mass * link29_velocity_v_x;
+    let link29_composite_force_f_z_along_dqd = link30_composite_force_f_z_along_dqd
+        + link29_acceleration_v_z_along_dqd * p.link_mass
+        - link29_velocity_w_y * link29_momentum_f_x_along_dqd
+        - link29_momentum_f_x * link29_velocity_w_y_along_dqd;
+    let link28_composite_force_f_z_along_dqd = link28_acceleration_v_z_along_dqd
+        * p.link_mass + link29_composite_force_f_z_along_dqd
+        - link28_velocity_w_y_along_dqd * link28_momentum_f_x
+        - link28_velocity_w_y * link28_momentum_f_x_along_dqd;
+    let link27_momentum_f_x_along_dqd = link27_velocity_w_y_along_dqd
+        * cache.link27_inertia_h_z + link27_velocity_v_x_along_dqd * p.link_mass;
+    let link27_momentum_f_x = link27_velocity_w_y * cache.link27_inertia_h_z
+        + link27_velocity_v_x * p.link_mass;
+    let link27_composite_force_f_z_along_dqd = link28_composite_force_f_z_along_dqd
+        + p.link_mass * link27_acceleration_v_z_along_dqd
+        - link27_momentum_f_x_along_dqd * link27_velocity_w_y
+        - link27_velocity_w_y_along_dqd * link27_momentum_f_x;
+    let link26_momentum_f_x_along_dqd = link26_velocity_v_x_along_dqd * p.link_mass
+        + cache.link26_inertia_h_z * link26_velocity_w_y_along_dqd;
+    let link26_composite_force_f_z_along_dqd = link27_composite_force_f_z_along_dqd
+        + link26_acceleration_v_z_along_dqd * p.link_mass
+        - link26_velocity_w_y_along_dqd * link26_momentum_f_x
+        - link26_momentum_f_x_along_dqd * link26_velocity_w_y;
+    let link25_composite_force_f_z_along_dqd = link25_acceleration_v_z_along_dqd
+        * p.link_mass + link26_composite_force_f_z_along_dqd
+        - link25_velocity_w_y_along_dqd * link25_momentum_f_x
+        - link25_momentum_f_x_along_dqd * link25_velocity_w_y;
+    let link24_momentum_f_x_along_dqd = link24_velocity_v_x_along_dqd * p.link_mass
+        + cache.link24_inertia_h_z * link24_velocity_w_y_along_dqd;
+    let link24_composite_force_f_z_along_dqd = p.link_mass
+        * link24_acceleration_v_z_along_dqd + link25_composite_force_f_z_along_dqd
+        - link24_velocity_w_y_along_dqd * link24_momentum_f_x
+        - link24_momentum_f_x_along_dqd * link24_velocity_w_y;
+    let link23_momentum_f_x_along_dqd = link23_velocity_v_x_along_dqd * p.link_mass
+        + link23_velocity_w_y_along_dqd * cache.link23_inertia_h_z;
+    let link23_momentum_f_x = p.link_mass * link23_velocity_v_x
+        + link23_velocity_w_y * cache.link23_inertia_h_z;
+    let link23_composite_force_f_z_along_dqd = link23_acceleration_v_z_along_dqd
+        * p.link_mass + link24_composite_force_f_z_along_dqd
+        - link23_velocity_w_y * link23_momentum_f_x_along_dqd
+        - link23_velocity_w_y_along_dqd * link23_momentum_f_x;
+    let link22_composite_force_f_z_along_dqd = p.link_mass
+        * link22_acceleration_v_z_along_dqd + link23_composite_force_f_z_along_dqd
+        - link22_velocity_w_y_along_dqd * link22_momentum_f_x
+        - link22_momentum_f_x_along_dqd * link22_velocity_w_y;
+    let link21_composite_force_f_z_along_dqd = p.link_mass
+        * link21_acceleration_v_z_along_dqd + link22_composite_force_f_z_along_dqd
+        - link21_momentum_f_x * link21_velocity_w_y_along_dqd
+        - link21_velocity_w_y * link21_momentum_f_x_along_dqd;
+    let link20_momentum_f_x_along_dqd = link20_velocity_v_x_along_dqd * p.link_mass
+        + link20_velocity_w_y_along_dqd * cache.link20_inertia_h_z;
+    let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
+        + link20_velocity_w_y * cache.link20_inertia_h_z;
+    let link20_composite_force_f_z_along_dqd = link21_composite_force_f_z_along_dqd
+        + link20_acceleration_v_z_along_dqd * p.link_mass
+        - link20_momentum_f_x_along_dqd * link20_velocity_w_y
+        - link20_momentum_f_x * link20_velocity_w_y_along_dqd;
+    let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
+        + link19_velocity_w_y * cache.link19_inertia_h_z;
+    let link19_momentum_f_x_along_dqd = cache.link19_inertia_h_z
+        * link19_velocity_w_y_along_dqd + link19_velocity_v_x_along_dqd * p.link_mass;
+    let link19_composite_force_f_z_along_dqd = link20_composite_force_f_z_along_dqd
+        + p.link_mass * link19_acceleration_v_z_along_dqd
+        - link19_momentum_f_x * link19_velocity_w_y_along_dqd
+        - link19_velocity_w_y * link19_momentum_f_x_along_dqd;
+    let link18_composite_force_f_z_along_dqd = link19_composite_force_f_z_along_dqd
+        + p.link_mass * link18_acceleration_v_z_along_dqd
+        - link18_velocity_w_y * link18_momentum_f_x_along_dqd
+        - link18_velocity_w_y_along_dqd * link18_momentum_f_x;
+    let link17_momentum_f_x_along_dqd = cache.link17_inertia_h_z
+        * link17_velocity_w_y_along_dqd + p.link_mass * link17_velocity_v_x_along_dqd;
+    let link17_momentum_f_x = cache.link17_inertia_h_z * link17_velocity_w_y
+        + p.link_mass * link17_velocity_v_x;
+    let link17_composite_force_f_z_along_dqd = link18_composite_force_f_z_along_dqd
+        + link17_acceleration_v_z_along_dqd * p.link_mass
+        - link17_momentum_f_x_along_dqd * link17_velocity_w_y
+        - link17_momentum_f_x * link17_velocity_w_y_along_dqd;
+    let link16_momentum_f_x_along_dqd = cache.link16_inertia_h_z
+        * link16_velocity_w_y_along_dqd + link16_velocity_v_x_along_dqd * p.link_mass;
+    let link16_composite_force_f_z_along_dqd = link17_composite_force_f_z_along_dqd
+        + link16_acceleration_v_z_along_dqd * p.link_mass
+        - link16_velocity_w_y_along_dqd * link16_momentum_f_x
+        - link16_velocity_w_y * link16_momentum_f_x_along_dqd;
+    let link15_composite_force_f_z_along_dqd = p.link_mass
+        * link15_acceleration_v_z_along_dqd + link16_composite_force_f_z_along_dqd
+        - link15_momentum_f_x_along_dqd * link15_velocity_w_y
+        - link15_momentum_f_x * link15_velocity_w_y_along_dqd;
+    let link14_momentum_f_x_along_dqd = link14_velocity_v_x_along_dqd * p.link_mass
+        + link14_velocity_w_y_along_dqd * cache.link14_inertia_h_z;
+    let link14_momentum_f_x = cache.link14_inertia_h_z * link14_velocity_w_y
+        + link14_velocity_v_x * p.link_mass;
+    let link14_composite_force_f_z_along_dqd = link15_composite_force_f_z_along_dqd
+        + link14_acceleration_v_z_along_dqd * p.link_mass
+        - link14_momentum_f_x_along_dqd * link14_velocity_w_y
+        - link14_momentum_f_x * link14_velocity_w_y_along_dqd;
+    let link13_momentum_f_x = cache.link13_inertia_h_z * link13_velocity_w_y
+        + link13_velocity_v_x * p.link_mass;
+    let link13_composite_force_f_z_along_dqd = p.link_mass
+        * link13_acceleration_v_z_along_dqd + link14_composite_force_f_z_along_dqd
+        - link13_momentum_f_x_along_dqd * link13_velocity_w_y
+        - link13_momentum_f_x * link13_velocity_w_y_along_dqd;
+    let link12_composite_force_f_z_along_dqd = p.link_mass
+        * link12_acceleration_v_z_along_dqd + link13_composite_force_f_z_along_dqd
+        - link12_velocity_w_y_along_dqd * link12_momentum_f_x
+        - link12_momentum_f_x_along_dqd * link12_velocity_w_y;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link11_composite_force_f_z_along_dqd = link12_composite_force_f_z_along_dqd
+        + p.link_mass * link11_acceleration_v_z_along_dqd
+        - link11_velocity_w_y * link11_momentum_f_x_along_dqd
+        - link11_velocity_w_y_along_dqd * link11_momentum_f_x;
+    let link10_momentum_f_x_along_dqd = link10_velocity_v_x_along_dqd * p.link_mass
+        + cache.link10_inertia_h_z * link10_velocity_w_y_along_dqd;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_composite_force_f_z_along_dqd = link11_composite_force_f_z_along_dqd
+        + p.link_mass * link10_acceleration_v_z_along_dqd
+        - link10_velocity_w_y * link10_momentum_f_x_along_dqd
+        - link10_velocity_w_y_along_dqd * link10_momentum_f_x;
+    let link9_composite_force_f_z_along_dqd = link10_composite_force_f_z_along_dqd
+        + p.link_mass * link9_acceleration_v_z_along_dqd
+        - link9_velocity_w_y * link9_momentum_f_x_along_dqd
+        - link9_velocity_w_y_along_dqd * link9_momentum_f_x;
+    let link8_composite_force_f_z_along_dqd = p.link_mass
+        * link8_acceleration_v_z_along_dqd + link9_composite_force_f_z_along_dqd
+        - link8_momentum_f_x_along_dqd * link8_velocity_w_y
+        - link8_momentum_f_x * link8_velocity_w_y_along_dqd;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_composite_force_f_z_along_dqd = link8_composite_force_f_z_along_dqd
+        + link7_acceleration_v_z_along_dqd * p.link_mass
+        - link7_velocity_w_y * link7_momentum_f_x_along_dqd
+        - link7_velocity_w_y_along_dqd * link7_momentum_f_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link6_momentum_f_x_along_dqd = p.link_mass * link6_velocity_v_x_along_dqd
+        + link6_velocity_w_y_along_dqd * cache.link6_inertia_h_z;
+    let link6_composite_force_f_z_along_dqd = link7_composite_force_f_z_along_dqd
+        + p.link_mass * link6_acceleration_v_z_along_dqd
+        - link6_velocity_w_y_along_dqd * link6_momentum_f_x
+        - link6_momentum_f_x_along_dqd * link6_velocity_w_y;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_momentum_f_x_along_dqd = p.link_mass * link5_velocity_v_x_along_dqd
+        + link5_velocity_w_y_along_dqd * cache.link5_inertia_h_z;
+    let link5_composite_force_f_z_along_dqd = link6_composite_force_f_z_along_dqd
+        + p.link_mass * link5_acceleration_v_z_along_dqd
+        - link5_momentum_f_x * link5_velocity_w_y_along_dqd
+        - link5_velocity_w_y * link5_momentum_f_x_along_dqd;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_momentum_f_x_along_dqd = link4_velocity_w_y_along_dqd
+        * cache.link4_inertia_h_z + link4_velocity_v_x_along_dqd * p.link_mass;
+    let link4_composite_force_f_z_along_dqd = link4_acceleration_v_z_along_dqd
+        * p.link_mass + link5_composite_force_f_z_along_dqd
+        - link4_velocity_w_y_along_dqd * link4_momentum_f_x
+        - link4_velocity_w_y * link4_momentum_f_x_along_dqd;
+    let link3_composite_force_f_z_along_dqd = link3_acceleration_v_z_along_dqd
+        * p.link_mass + link4_composite_force_f_z_along_dqd
+        - link3_velocity_w_y * link3_momentum_f_x_along_dqd
+        - link3_velocity_w_y_along_dqd * link3_momentum_f_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_momentum_f_x_along_dqd = link2_velocity_v_x_along_dqd * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y_along_dqd;
+    let link2_composite_force_f_z_along_dqd = link3_composite_force_f_z_along_dqd
+        + link2_acceleration_v_z_along_dqd * p.link_mass
+        - link2_momentum_f_x * link2_velocity_w_y_along_dqd
+        - link2_velocity_w_y * link2_momentum_f_x_along_dqd;
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_momentum_f_x_along_dqd = base_angle_velocity_w_y_along_dqd
+        * cache.link1_inertia_h_z + p.link_mass * base_angle_velocity_v_x_along_dqd;
+    let link1_composite_force_f_z_along_dqd = base_angle_bias_v_z_along_dqd * p.link_mass
+        + link2_composite_force_f_z_along_dqd
+        - base_angle_velocity_w_y_along_dqd * link1_momentum_f_x
+        - link1_momentum_f_x_along_dqd * base_angle_velocity_w_y;
+    let link60_articulated_bias_n_y_along_dqd = link60_momentum_f_x
+        * link60_velocity_v_z_along_dqd
+        + link60_velocity_v_z * link60_momentum_f_x_along_dqd
+        - link60_momentum_f_z_along_dqd * link60_velocity_v_x
+        - link60_velocity_v_x_along_dqd * link60_momentum_f_z;
+    let link60_composite_force_n_y_along_dqd = link60_acceleration_v_x_along_dqd
+        * cache.link60_inertia_h_z + link60_articulated_bias_n_y_along_dqd
+        - cache.link60_inertia_h_x * link60_acceleration_v_z_along_dqd;
+    let link59_composite_force_n_y_along_dqd = link59_momentum_f_x
+        * link59_velocity_v_z_along_dqd
+        + link59_velocity_v_z * link59_momentum_f_x_along_dqd
+        + link60_composite_force_n_y_along_dqd
+        + link59_acceleration_v_x_along_dqd * cache.link59_inertia_h_z
+        - link59_acceleration_v_z_along_dqd * cache.link59_inertia_h_x
+        - link59_velocity_v_x_along_dqd * link59_momentum_f_z
+        - link59_momentum_f_z_along_dqd * link59_velocity_v_x;
+    let link58_composite_force_n_y_along_dqd = link59_composite_force_n_y_along_dqd
+        + link58_momentum_f_x_along_dqd * link58_velocity_v_z
+        + link58_momentum_f_x * link58_velocity_v_z_along_dqd
+        + cache.link58_inertia_h_z * link58_acceleration_v_x_along_dqd
+        - link58_momentum_f_z * link58_velocity_v_x_along_dqd
+        - link58_momentum_f_z_along_dqd * link58_velocity_v_x
+        - link58_acceleration_v_z_along_dqd * cache.link58_inertia_h_x;
+    let link57_composite_force_n_y_along_dqd = link57_momentum_f_x_along_dqd
+        * link57_velocity_v_z
+        + link57_acceleration_v_x_along_dqd * cache.link57_inertia_h_z
+        + link57_momentum_f_x * link57_velocity_v_z_along_dqd
+        + link58_composite_force_n_y_along_dqd
+        - link57_velocity_v_x * link57_momentum_f_z_along_dqd
+        - link57_velocity_v_x_along_dqd * link57_momentum_f_z
+        - cache.link57_inertia_h_x * link57_acceleration_v_z_along_dqd;
+    let link56_composite_force_n_y_along_dqd = link57_composite_force_n_y_along_dqd
+        + link56_velocity_v_z * link56_momentum_f_x_along_dqd
+        + link56_acceleration_v_x_along_dqd * cache.link56_inertia_h_z
+        + link56_velocity_v_z_along_dqd * link56_momentum_f_x
+        - link56_velocity_v_x_along_dqd * link56_momentum_f_z
+        - link56_acceleration_v_z_along_dqd * cache.link56_inertia_h_x
+        - link56_velocity_v_x * link56_momentum_f_z_along_dqd;
+    let link55_composite_force_n_y_along_dqd = link55_momentum_f_x
+        * link55_velocity_v_z_along_dqd
+        + link55_velocity_v_z * link55_momentum_f_x_along_dqd
+        + link55_acceleration_v_x_along_dqd * cache.link55_inertia_h_z
+        + link56_composite_force_n_y_along_dqd
+        - link55_velocity_v_x_along_dqd * link55_momentum_f_z
+        - link55_velocity_v_x * link55_momentum_f_z_along_dqd
+        - cache.link55_inertia_h_x * link55_acceleration_v_z_along_dqd;
+    let link54_composite_force_n_y_along_dqd = cache.link54_inertia_h_z
+        * link54_acceleration_v_x_along_dqd + link55_composite_force_n_y_along_dqd
+        + link54_velocity_v_z * link54_momentum_f_x_along_dqd
+        + link54_momentum_f_x * link54_velocity_v_z_along_dqd
+        - cache.link54_inertia_h_x * link54_acceleration_v_z_along_dqd
+        - link54_velocity_v_x * link54_momentum_f_z_along_dqd
+        - link54_velocity_v_x_along_dqd * link54_momentum_f_z;
+    let link53_composite_force_n_y_along_dqd = link54_composite_force_n_y_along_dqd
+        + link53_momentum_f_x * link53_velocity_v_z_along_dqd
+        + link53_velocity_v_z * link53_momentum_f_x_along_dqd
+        + cache.link53_inertia_h_z * link53_acceleration_v_x_along_dqd
+        - cache.link53_inertia_h_x * link53_acceleration_v_z_along_dqd
+        - link53_velocity_v_x_along_dqd * link53_momentum_f_z
+        - link53_velocity_v_x * link53_momentum_f_z_along_dqd;
+    let link52_composite_force_n_y_along_dqd = link52_velocity_v_z
+        * link52_momentum_f_x_along_dqd
+        + cache.link52_inertia_h_z * link52_acceleration_v_x_along_dqd
+        + link53_composite_force_n_y_along_dqd
+        + link52_velocity_v_z_along_dqd * link52_momentum_f_x
+        - link52_acceleration_v_z_along_dqd * cache.link52_inertia_h_x
+        - link52_momentum_f_z_along_dqd * link52_velocity_v_x
+        - link52_momentum_f_z * link52_velocity_v_x_along_dqd;
+    let link51_composite_force_n_y_along_dqd = cache.link51_inertia_h_z
+        * link51_acceleration_v_x_along_dqd
+        + link51_momentum_f_x * link51_velocity_v_z_along_dqd
+        + link52_composite_force_n_y_along_dqd
+        + link51_momentum_f_x_along_dqd * link51_velocity_v_z
+        - link51_acceleration_v_z_along_dqd * cache.link51_inertia_h_x
+        - link51_velocity_v_x_along_dqd * link51_momentum_f_z
+        - link51_velocity_v_x * link51_momentum_f_z_along_dqd;
+    let link50_composite_force_n_y_along_dqd = link50_momentum_f_x_along_dqd
+        * link50_velocity_v_z
+        + cache.link50_inertia_h_z * link50_acceleration_v_x_along_dqd
+        + link50_velocity_v_z_along_dqd * link50_momentum_f_x
+        + link51_composite_force_n_y_along_dqd
+        - link50_velocity_v_x * link50_momentum_f_z_along_dqd
+        - link50_velocity_v_x_along_dqd * link50_momentum_f_z
+        - link50_acceleration_v_z_along_dqd * cache.link50_inertia_h_x;
+    let link49_composite_force_n_y_along_dqd = link50_composite_force_n_y_along_dqd
+        + link49_momentum_f_x_along_dqd * link49_velocity_v_z
+        + link49_acceleration_v_x_along_dqd * cache.link49_inertia_h_z
+        + link49_momentum_f_x * link49_velocity_v_z_along_dqd
+        - link49_momentum_f_z * link49_velocity_v_x_along_dqd
+        - link49_velocity_v_x * link49_momentum_f_z_along_dqd
+        - cache.link49_inertia_h_x * link49_acceleration_v_z_along_dqd;
+    let link48_composite_force_n_y_along_dqd = link49_composite_force_n_y_along_dqd
+        + cache.link48_inertia_h_z * link48_acceleration_v_x_along_dqd
+        + link48_velocity_v_z * link48_momentum_f_x_along_dqd
+        + link48_momentum_f_x * link48_velocity_v_z_along_dqd
+        - link48_momentum_f_z_along_dqd * link48_velocity_v_x
+        - link48_momentum_f_z * link48_velocity_v_x_along_dqd
+        - link48_acceleration_v_z_along_dqd * cache.link48_inertia_h_x;
+    let link47_composite_force_n_y_along_dqd = link48_composite_force_n_y_along_dqd
+        + cache.link47_inertia_h_z * link47_acceleration_v_x_along_dqd
+        + link47_momentum_f_x * link47_velocity_v_z_along_dqd
+        + link47_momentum_f_x_along_dqd * link47_velocity_v_z
+        - link47_acceleration_v_z_along_dqd * cache.link47_inertia_h_x
+        - link47_velocity_v_x_along_dqd * link47_momentum_f_z
+        - link47_momentum_f_z_along_dqd * link47_velocity_v_x;
+    let link46_composite_force_n_y_along_dqd = link46_velocity_v_z_along_dqd
+        * link46_momentum_f_x
+        + link46_acceleration_v_x_along_dqd * cache.link46_inertia_h_z
+        + link46_velocity_v_z * link46_momentum_f_x_along_dqd
+        + link47_composite_force_n_y_along_dqd
+        - link46_momentum_f_z * link46_velocity_v_x_along_dqd
+        - link46_velocity_v_x * link46_momentum_f_z_along_dqd
+        - link46_acceleration_v_z_along_dqd * cache.link46_inertia_h_x;
+    let link45_composite_force_n_y_along_dqd = link45_momentum_f_x
+        * link45_velocity_v_z_along_dqd
+        + cache.link45_inertia_h_z * link45_acceleration_v_x_along_dqd
+        + link45_momentum_f_x_along_dqd * link45_velocity_v_z
+        + link46_composite_force_n_y_along_dqd
+        - link45_velocity_v_x * link45_momentum_f_z_along_dqd
+        - link45_momentum_f_z * link45_velocity_v_x_along_dqd
+        - cache.link45_inertia_h_x * link45_acceleration_v_z_along_dqd;
+    let link44_composite_force_n_y_along_dqd = link44_momentum_f_x_along_dqd
+        * link44_velocity_v_z + link45_composite_force_n_y_along_dqd
+        + cache.link44_inertia_h_z * link44_acceleration_v_x_along_dqd
+        + link44_velocity_v_z_along_dqd * link44_momentum_f_x
+        - link44_velocity_v_x * link44_momentum_f_z_along_dqd
+        - link44_velocity_v_x_along_dqd * link44_momentum_f_z
+        - cache.link44_inertia_h_x * link44_acceleration_v_z_along_dqd;
+    let link43_composite_force_n_y_along_dqd = cache.link43_inertia_h_z
+        * link43_acceleration_v_x_along_dqd + link44_composite_force_n_y_along_dqd
+        + link43_velocity_v_z * link43_momentum_f_x_along_dqd
+        + link43_momentum_f_x * link43_velocity_v_z_along_dqd
+        - link43_velocity_v_x * link43_momentum_f_z_along_dqd
+        - cache.link43_inertia_h_x * link43_acceleration_v_z_along_dqd
+        - link43_velocity_v_x_along_dqd * link43_momentum_f_z;
+    let link42_composite_force_n_y_along_dqd = link42_momentum_f_x
+        * link42_velocity_v_z_along_dqd + link43_composite_force_n_y_along_dqd
+        + link42_velocity_v_z * link42_momentum_f_x_along_dqd
+        + link42_acceleration_v_x_along_dqd * cache.link42_inertia_h_z
+        - cache.link42_inertia_h_x * link42_acceleration_v_z_along_dqd
+        - link42_velocity_v_x * link42_momentum_f_z_along_dqd
+        - link42_momentum_f_z * link42_velocity_v_x_along_dqd;
+    let link41_composite_force_n_y_along_dqd = link42_composite_force_n_y_along_dqd
+        + link41_momentum_f_x * link41_velocity_v_z_along_dqd
+        + link41_momentum_f_x_along_dqd * link41_velocity_v_z
+        + link41_acceleration_v_x_along_dqd * cache.link41_inertia_h_z
+        - link41_velocity_v_x_along_dqd * link41_momentum_f_z
+        - link41_acceleration_v_z_along_dqd * cache.link41_inertia_h_x
+        - link41_velocity_v_x * link41_momentum_f_z_along_dqd;
+    let link40_composite_force_n_y_along_dqd = link40_velocity_v_z
+        * link40_momentum_f_x_along_dqd
+        + link40_acceleration_v_x_along_dqd * cache.link40_inertia_h_z
+        + link40_momentum_f_x * link40_velocity_v_z_along_dqd
+        + link41_composite_force_n_y_along_dqd
+        - link40_momentum_f_z_along_dqd * link40_velocity_v_x
+        - cache.link40_inertia_h_x * link40_acceleration_v_z_along_dqd
+        - link40_momentum_f_z * link40_velocity_v_x_along_dqd;
+    let link39_composite_force_n_y_along_dqd = link39_momentum_f_x
+        * link39_velocity_v_z_along_dqd
+        + link39_velocity_v_z * link39_momentum_f_x_along_dqd
+        + link39_acceleration_v_x_along_dqd * cache.link39_inertia_h_z
+        + link40_composite_force_n_y_along_dqd
+        - link39_velocity_v_x * link39_momentum_f_z_along_dqd
+        - link39_momentum_f_z * link39_velocity_v_x_along_dqd
+        - link39_acceleration_v_z_along_dqd * cache.link39_inertia_h_x;
+    let link38_composite_force_n_y_along_dqd = link39_composite_force_n_y_along_dqd
+        + link38_momentum_f_x_along_dqd * link38_velocity_v_z
+        + cache.link38_inertia_h_z * link38_acceleration_v_x_along_dqd
+        + link38_momentum_f_x * link38_velocity_v_z_along_dqd
+        - link38_velocity_v_x * link38_momentum_f_z_along_dqd
+        - link38_momentum_f_z * link38_velocity_v_x_along_dqd
+        - cache.link38_inertia_h_x * link38_acceleration_v_z_along_dqd;
+    let link37_composite_force_n_y_along_dqd = link38_composite_force_n_y_along_dqd
+        + cache.link37_inertia_h_z * link37_acceleration_v_x_along_dqd
+        + link37_momentum_f_x * link37_velocity_v_z_along_dqd
+        + link37_velocity_v_z * link37_momentum_f_x_along_dqd
+        - link37_acceleration_v_z_along_dqd * cache.link37_inertia_h_x
+        - link37_velocity_v_x_along_dqd * link37_momentum_f_z
+        - link37_momentum_f_z_along_dqd * link37_velocity_v_x;
+    let link36_composite_force_n_y_along_dqd = link36_momentum_f_x_along_dqd
+        * link36_velocity_v_z
+        + link36_acceleration_v_x_along_dqd * cache.link36_inertia_h_z
+        + link36_momentum_f_x * link36_velocity_v_z_along_dqd
+        + link37_composite_force_n_y_along_dqd
+        - cache.link36_inertia_h_x * link36_acceleration_v_z_along_dqd
+        - link36_momentum_f_z * link36_velocity_v_x_along_dqd
+        - link36_momentum_f_z_along_dqd * link36_velocity_v_x;
+    let link35_composite_force_n_y_along_dqd = link35_momentum_f_x
+        * link35_velocity_v_z_along_dqd
+        + cache.link35_inertia_h_z * link35_acceleration_v_x_along_dqd
+        + link36_composite_force_n_y_along_dqd
+        + link35_velocity_v_z * link35_momentum_f_x_along_dqd
+        - link35_velocity_v_x_along_dqd * link35_momentum_f_z
+        - link35_momentum_f_z_along_dqd * link35_velocity_v_x
+        - cache.link35_inertia_h_x * link35_acceleration_v_z_along_dqd;
+    let link34_composite_force_n_y_along_dqd = cache.link34_inertia_h_z
+        * link34_acceleration_v_x_along_dqd
+        + link34_momentum_f_x_along_dqd * link34_velocity_v_z
+        + link34_momentum_f_x * link34_velocity_v_z_along_dqd
+        + link35_composite_force_n_y_along_dqd
+        - link34_velocity_v_x_along_dqd * link34_momentum_f_z
+        - cache.link34_inertia_h_x * link34_acceleration_v_z_along_dqd
+        - link34_momentum_f_z_along_dqd * link34_velocity_v_x;
+    let link33_composite_force_n_y_along_dqd = link33_velocity_v_z_along_dqd
+        * link33_momentum_f_x
+        + cache.link33_inertia_h_z * link33_acceleration_v_x_along_dqd
+        + link34_composite_force_n_y_along_dqd
+        + link33_velocity_v_z * link33_momentum_f_x_along_dqd
+        - link33_velocity_v_x * link33_momentum_f_z_along_dqd
+        - cache.link33_inertia_h_x * link33_acceleration_v_z_along_dqd
+        - link33_velocity_v_x_along_dqd * link33_momentum_f_z;
+    let link32_composite_force_n_y_along_dqd = link33_composite_force_n_y_along_dqd
+        + link32_acceleration_v_x_along_dqd * cache.link32_inertia_h_z
+        + link32_momentum_f_x_along_dqd * link32_velocity_v_z
+        + link32_momentum_f_x * link32_velocity_v_z_along_dqd
+        - link32_acceleration_v_z_along_dqd * cache.link32_inertia_h_x
+        - link32_momentum_f_z_along_dqd * link32_velocity_v_x
+        - link32_velocity_v_x_along_dqd * link32_momentum_f_z;
+    let link31_composite_force_n_y_along_dqd = link31_velocity_v_z
+        * link31_momentum_f_x_along_dqd
+        + cache.link31_inertia_h_z * link31_acceleration_v_x_along_dqd
+        + link32_composite_force_n_y_along_dqd
+        + link31_momentum_f_x * link31_velocity_v_z_along_dqd
+        - link31_velocity_v_x * link31_momentum_f_z_along_dqd
+        - link31_momentum_f_z * link31_velocity_v_x_along_dqd
+        - cache.link31_inertia_h_x * link31_acceleration_v_z_along_dqd;
+    let link30_composite_force_n_y_along_dqd = link31_composite_force_n_y_along_dqd
+        + link30_momentum_f_x * link30_velocity_v_z_along_dqd
+        + link30_acceleration_v_x_along_dqd * cache.link30_inertia_h_z
+        + link30_momentum_f_x_along_dqd * link30_velocity_v_z
+        - cache.link30_inertia_h_x * link30_acceleration_v_z_along_dqd
+        - link30_velocity_v_x_along_dqd * link30_momentum_f_z
+        - link30_velocity_v_x * link30_momentum_f_z_along_dqd;
+    let link29_composite_force_n_y_along_dqd = link30_composite_force_n_y_along_dqd
+        + link29_velocity_v_z * link29_momentum_f_x_along_dqd
+        + link29_momentum_f_x * link29_velocity_v_z_along_dqd
+        + cache.link29_inertia_h_z * link29_acceleration_v_x_along_dqd
+        - link29_momentum_f_z_along_dqd * link29_velocity_v_x
+        - cache.link29_inertia_h_x * link29_acceleration_v_z_along_dqd
+        - link29_momentum_f_z * link29_velocity_v_x_along_dqd;
+    let link28_composite_force_n_y_along_dqd = link28_velocity_v_z
+        * link28_momentum_f_x_along_dqd
+        + link28_velocity_v_z_along_dqd * link28_momentum_f_x
+        + link29_composite_force_n_y_along_dqd
+        + link28_acceleration_v_x_along_dqd * cache.link28_inertia_h_z
+        - link28_momentum_f_z_along_dqd * link28_velocity_v_x
+        - cache.link28_inertia_h_x * link28_acceleration_v_z_along_dqd
+        - link28_momentum_f_z * link28_velocity_v_x_along_dqd;
+    let link27_composite_force_n_y_along_dqd = link28_composite_force_n_y_along_dqd
+        + cache.link27_inertia_h_z * link27_acceleration_v_x_along_dqd
+        + link27_momentum_f_x * link27_velocity_v_z_along_dqd
+        + link27_momentum_f_x_along_dqd * link27_velocity_v_z
+        - cache.link27_inertia_h_x * link27_acceleration_v_z_along_dqd
+        - link27_velocity_v_x_along_dqd * link27_momentum_f_z
+        - link27_momentum_f_z_along_dqd * link27_velocity_v_x;
+    let link26_composite_force_n_y_along_dqd = link26_velocity_v_z_along_dqd
+        * link26_momentum_f_x + link26_momentum_f_x_along_dqd * link26_velocity_v_z
+        + link27_composite_force_n_y_along_dqd
+        + cache.link26_inertia_h_z * link26_acceleration_v_x_along_dqd
+        - link26_momentum_f_z_along_dqd * link26_velocity_v_x
+        - link26_acceleration_v_z_along_dqd * cache.link26_inertia_h_x
+        - link26_velocity_v_x_along_dqd * link26_momentum_f_z;
+    let link25_composite_force_n_y_along_dqd = link25_velocity_v_z_along_dqd
+        * link25_momentum_f_x + link26_composite_force_n_y_along_dqd
+        + cache.link25_inertia_h_z * link25_acceleration_v_x_along_dqd
+        + link25_velocity_v_z * link25_momentum_f_x_along_dqd
+        - link25_momentum_f_z * link25_velocity_v_x_along_dqd
+        - link25_velocity_v_x * link25_momentum_f_z_along_dqd
+        - link25_acceleration_v_z_along_dqd * cache.link25_inertia_h_x;
+    let link24_composite_force_n_y_along_dqd = cache.link24_inertia_h_z
+        * link24_acceleration_v_x_along_dqd
+        + link24_momentum_f_x_along_dqd * link24_velocity_v_z
+        + link25_composite_force_n_y_along_dqd
+        + link24_momentum_f_x * link24_velocity_v_z_along_dqd
+        - link24_acceleration_v_z_along_dqd * cache.link24_inertia_h_x
+        - link24_velocity_v_x_along_dqd * link24_momentum_f_z
+        - link24_velocity_v_x * link24_momentum_f_z_along_dqd;
+    let link23_composite_force_n_y_along_dqd = link23_momentum_f_x_along_dqd
+        * link23_velocity_v_z
+        + cache.link23_inertia_h_z * link23_acceleration_v_x_along_dqd
+        + link24_composite_force_n_y_along_dqd
+        + link23_momentum_f_x * link23_velocity_v_z_along_dqd
+        - link23_acceleration_v_z_along_dqd * cache.link23_inertia_h_x
+        - link23_velocity_v_x_along_dqd * link23_momentum_f_z
+        - link23_velocity_v_x * link23_momentum_f_z_along_dqd;
+    let link22_composite_force_n_y_along_dqd = link22_momentum_f_x_along_dqd
+        * link22_velocity_v_z
+        + cache.link22_inertia_h_z * link22_acceleration_v_x_along_dqd
+        + link23_composite_force_n_y_along_dqd
+        + link22_momentum_f_x * link22_velocity_v_z_along_dqd
+        - link22_momentum_f_z * link22_velocity_v_x_along_dqd
+        - cache.link22_inertia_h_x * link22_acceleration_v_z_along_dqd
+        - link22_momentum_f_z_along_dqd * link22_velocity_v_x;
+    let link21_composite_force_n_y_along_dqd = link21_momentum_f_x
+        * link21_velocity_v_z_along_dqd
+        + link21_momentum_f_x_along_dqd * link21_velocity_v_z
+        + cache.link21_inertia_h_z * link21_acceleration_v_x_along_dqd
+        + link22_composite_force_n_y_along_dqd
+        - link21_momentum_f_z_along_dqd * link21_velocity_v_x
+        - link21_momentum_f_z * link21_velocity_v_x_along_dqd
+        - link21_acceleration_v_z_along_dqd * cache.link21_inertia_h_x;
+    let link20_composite_force_n_y_along_dqd = link21_composite_force_n_y_along_dqd
+        + link20_momentum_f_x * link20_velocity_v_z_along_dqd
+        + link20_acceleration_v_x_along_dqd * cache.link20_inertia_h_z
+        + link20_momentum_f_x_along_dqd * link20_velocity_v_z
+        - link20_momentum_f_z * link20_velocity_v_x_along_dqd
+        - link20_acceleration_v_z_along_dqd * cache.link20_inertia_h_x
+        - link20_velocity_v_x * link20_momentum_f_z_along_dqd;
+    let link19_composite_force_n_y_along_dqd = link19_velocity_v_z
+        * link19_momentum_f_x_along_dqd
+        + link19_momentum_f_x * link19_velocity_v_z_along_dqd
+        + link20_composite_force_n_y_along_dqd
+        + link19_acceleration_v_x_along_dqd * cache.link19_inertia_h_z
+        - link19_velocity_v_x_along_dqd * link19_momentum_f_z
+        - cache.link19_inertia_h_x * link19_acceleration_v_z_along_dqd
+        - link19_velocity_v_x * link19_momentum_f_z_along_dqd;
+    let link18_composite_force_n_y_along_dqd = cache.link18_inertia_h_z
+        * link18_acceleration_v_x_along_dqd
+        + link18_momentum_f_x * link18_velocity_v_z_along_dqd
+        + link19_composite_force_n_y_along_dqd
+        + link18_velocity_v_z * link18_momentum_f_x_along_dqd
+        - cache.link18_inertia_h_x * link18_acceleration_v_z_along_dqd
+        - link18_velocity_v_x_along_dqd * link18_momentum_f_z
+        - link18_momentum_f_z_along_dqd * link18_velocity_v_x;
+    let link17_composite_force_n_y_along_dqd = link18_composite_force_n_y_along_dqd
+        + link17_momentum_f_x * link17_velocity_v_z_along_dqd
+        + link17_momentum_f_x_along_dqd * link17_velocity_v_z
+        + cache.link17_inertia_h_z * link17_acceleration_v_x_along_dqd
+        - link17_momentum_f_z_along_dqd * link17_velocity_v_x
+        - link17_momentum_f_z * link17_velocity_v_x_along_dqd
+        - cache.link17_inertia_h_x * link17_acceleration_v_z_along_dqd;
+    let link16_composite_force_n_y_along_dqd = cache.link16_inertia_h_z
+        * link16_acceleration_v_x_along_dqd + link17_composite_force_n_y_along_dqd
+        + link16_velocity_v_z_along_dqd * link16_momentum_f_x
+        + link16_velocity_v_z * link16_momentum_f_x_along_dqd
+        - link16_acceleration_v_z_along_dqd * cache.link16_inertia_h_x
+        - link16_momentum_f_z * link16_velocity_v_x_along_dqd
+        - link16_velocity_v_x * link16_momentum_f_z_along_dqd;
+    let link15_composite_force_n_y_along_dqd = link15_momentum_f_x_along_dqd
+        * link15_velocity_v_z + link15_velocity_v_z_along_dqd * link15_momentum_f_x
+        + link15_acceleration_v_x_along_dqd * cache.link15_inertia_h_z
+        + link16_composite_force_n_y_along_dqd
+        - cache.link15_inertia_h_x * link15_acceleration_v_z_along_dqd
+        - link15_velocity_v_x_along_dqd * link15_momentum_f_z
+        - link15_momentum_f_z_along_dqd * link15_velocity_v_x;
+    let link14_composite_force_n_y_along_dqd = link14_momentum_f_x_along_dqd
+        * link14_velocity_v_z + link14_momentum_f_x * link14_velocity_v_z_along_dqd
+        + link15_composite_force_n_y_along_dqd
+        + cache.link14_inertia_h_z * link14_acceleration_v_x_along_dqd
+        - link14_acceleration_v_z_along_dqd * cache.link14_inertia_h_x
+        - link14_velocity_v_x_along_dqd * link14_momentum_f_z
+        - link14_momentum_f_z_along_dqd * link14_velocity_v_x;
+    let link13_composite_force_n_y_along_dqd = link13_acceleration_v_x_along_dqd
+        * cache.link13_inertia_h_z + link14_composite_force_n_y_along_dqd
+        + link13_momentum_f_x * link13_velocity_v_z_along_dqd
+        + link13_momentum_f_x_along_dqd * link13_velocity_v_z
+        - link13_velocity_v_x * link13_momentum_f_z_along_dqd
+        - link13_velocity_v_x_along_dqd * link13_momentum_f_z
+        - cache.link13_inertia_h_x * link13_acceleration_v_z_along_dqd;
+    let link12_composite_force_n_y_along_dqd = link13_composite_force_n_y_along_dqd
+        + link12_acceleration_v_x_along_dqd * cache.link12_inertia_h_z
+        + link12_momentum_f_x_along_dqd * link12_velocity_v_z
+        + link12_velocity_v_z_along_dqd * link12_momentum_f_x
+        - link12_velocity_v_x_along_dqd * link12_momentum_f_z
+        - link12_momentum_f_z_along_dqd * link12_velocity_v_x
+        - cache.link12_inertia_h_x * link12_acceleration_v_z_along_dqd;
+    let link11_composite_force_n_y_along_dqd = link11_velocity_v_z
+        * link11_momentum_f_x_along_dqd + link12_composite_force_n_y_along_dqd
+        + link11_acceleration_v_x_along_dqd * cache.link11_inertia_h_z
+        + link11_momentum_f_x * link11_velocity_v_z_along_dqd
+        - link11_velocity_v_x * link11_momentum_f_z_along_dqd
+        - cache.link11_inertia_h_x * link11_acceleration_v_z_along_dqd
+        - link11_velocity_v_x_along_dqd * link11_momentum_f_z;
+    let link10_composite_force_n_y_along_dqd = link10_momentum_f_x
+        * link10_velocity_v_z_along_dqd + link11_composite_force_n_y_along_dqd
+        + link10_velocity_v_z * link10_momentum_f_x_along_dqd
+        + cache.link10_inertia_h_z * link10_acceleration_v_x_along_dqd
+        - link10_velocity_v_x_along_dqd * link10_momentum_f_z
+        - link10_velocity_v_x * link10_momentum_f_z_along_dqd
+        - cache.link10_inertia_h_x * link10_acceleration_v_z_along_dqd;
+    let link9_composite_force_n_y_along_dqd = link9_velocity_v_z
+        * link9_momentum_f_x_along_dqd
+        + link9_velocity_v_z_along_dqd * link9_momentum_f_x
+        + cache.link9_inertia_h_z * link9_acceleration_v_x_along_dqd
+        + link10_composite_force_n_y_along_dqd
+        - link9_momentum_f_z_along_dqd * link9_velocity_v_x
+        - link9_momentum_f_z * link9_velocity_v_x_along_dqd
+        - cache.link9_inertia_h_x * link9_acceleration_v_z_along_dqd;
+    let link8_composite_force_n_y_along_dqd = link8_acceleration_v_x_along_dqd
+        * cache.link8_inertia_h_z + link9_composite_force_n_y_along_dqd
+        + link8_velocity_v_z * link8_momentum_f_x_along_dqd
+        + link8_momentum_f_x * link8_velocity_v_z_along_dqd
+        - cache.link8_inertia_h_x * link8_acceleration_v_z_along_dqd
+        - link8_momentum_f_z_along_dqd * link8_velocity_v_x
+        - link8_velocity_v_x_along_dqd * link8_momentum_f_z;
+    let link7_composite_force_n_y_along_dqd = link7_velocity_v_z
+        * link7_momentum_f_x_along_dqd
+        + link7_acceleration_v_x_along_dqd * cache.link7_inertia_h_z
+        + link7_velocity_v_z_along_dqd * link7_momentum_f_x
+        + link8_composite_force_n_y_along_dqd
+        - link7_acceleration_v_z_along_dqd * cache.link7_inertia_h_x
+        - link7_velocity_v_x_along_dqd * link7_momentum_f_z
+        - link7_velocity_v_x * link7_momentum_f_z_along_dqd;
+    let link6_composite_force_n_y_along_dqd = link7_composite_force_n_y_along_dqd
+        + link6_acceleration_v_x_along_dqd * cache.link6_inertia_h_z
+        + link6_momentum_f_x_along_dqd * link6_velocity_v_z
+        + link6_velocity_v_z_along_dqd * link6_momentum_f_x
+        - link6_momentum_f_z_along_dqd * link6_velocity_v_x
+        - link6_momentum_f_z * link6_velocity_v_x_along_dqd
+        - cache.link6_inertia_h_x * link6_acceleration_v_z_along_dqd;
+    let link5_composite_force_n_y_along_dqd = link5_acceleration_v_x_along_dqd
+        * cache.link5_inertia_h_z + link5_momentum_f_x * link5_velocity_v_z_along_dqd
+        + link6_composite_force_n_y_along_dqd
+        + link5_velocity_v_z * link5_momentum_f_x_along_dqd
+        - link5_velocity_v_x * link5_momentum_f_z_along_dqd
+        - link5_momentum_f_z * link5_velocity_v_x_along_dqd
+        - link5_acceleration_v_z_along_dqd * cache.link5_inertia_h_x;
+    let link4_composite_force_n_y_along_dqd = link5_composite_force_n_y_along_dqd
+        + link4_acceleration_v_x_along_dqd * cache.link4_inertia_h_z
+        + link4_momentum_f_x * link4_velocity_v_z_along_dqd
+        + link4_velocity_v_z * link4_momentum_f_x_along_dqd
+        - link4_momentum_f_z_along_dqd * link4_velocity_v_x
+        - link4_acceleration_v_z_along_dqd * cache.link4_inertia_h_x
+        - link4_velocity_v_x_along_dqd * link4_momentum_f_z;
+    let link3_composite_force_n_y_along_dqd = link3_velocity_v_z_along_dqd
+        * link3_momentum_f_x + link4_composite_force_n_y_along_dqd
+        + link3_acceleration_v_x_along_dqd * cache.link3_inertia_h_z
+        + link3_momentum_f_x_along_dqd * link3_velocity_v_z
+        - link3_momentum_f_z * link3_velocity_v_x_along_dqd
+        - link3_velocity_v_x * link3_momentum_f_z_along_dqd
+        - link3_acceleration_v_z_along_dqd * cache.link3_inertia_h_x;
+    let link2_composite_force_n_y_along_dqd = cache.link2_inertia_h_z
+        * link2_acceleration_v_x_along_dqd + link3_composite_force_n_y_along_dqd
+        + link2_momentum_f_x * link2_velocity_v_z_along_dqd
+        + link2_velocity_v_z * link2_momentum_f_x_along_dqd
+        - link2_velocity_v_x * link2_momentum_f_z_along_dqd
+        - link2_velocity_v_x_along_dqd * link2_momentum_f_z
+        - link2_acceleration_v_z_along_dqd * cache.link2_inertia_h_x;
+    let link1_composite_force_n_y_along_dqd = link2_composite_force_n_y_along_dqd
+        + link1_momentum_f_x_along_dqd * base_angle_velocity_v_z
+        + base_angle_bias_v_x_along_dqd * cache.link1_inertia_h_z
+        + link1_momentum_f_x * base_angle_velocity_v_z_along_dqd
+        - base_angle_bias_v_z_along_dqd * cache.link1_inertia_h_x
+        - base_angle_velocity_v_x_along_dqd * link1_momentum_f_z
+        - link1_momentum_f_z_along_dqd * base_angle_velocity_v_x;
+    out[0] = link1_composite_force_f_x_along_dqd;
+    out[1] = link1_composite_force_f_z_along_dqd;
+    out[2] = link1_composite_force_f_z_along_dqd * cache.base_angle_subspace_v_z
+        + q[1] * link1_composite_force_f_x_along_dqd
+        - link1_composite_force_n_y_along_dqd;
+    out[3] = cache.link2_subspace_v_z * link2_composite_force_f_z_along_dqd
+        + cache.link2_position_z * link2_composite_force_f_x_along_dqd
+        - link2_composite_force_n_y_along_dqd;
+    out[4] = link3_composite_force_f_x_along_dqd * cache.link3_position_z
+        + link3_composite_force_f_z_along_dqd * cache.link3_subspace_v_z
+        - link3_composite_force_n_y_along_dqd;
+    out[5] = cache.link4_position_z * link4_composite_force_f_x_along_dqd
+        + cache.link4_subspace_v_z * link4_composite_force_f_z_along_dqd
+        - link4_composite_force_n_y_along_dqd;
+    out[6] = cache.link5_position_z * link5_composite_force_f_x_along_dqd
+        + cache.link5_subspace_v_z * link5_composite_force_f_z_along_dqd
+        - link5_composite_force_n_y_along_dqd;
+    out[7] = link6_composite_force_f_z_along_dqd * cache.link6_subspace_v_z
+        + cache.link6_position_z * link6_composite_force_f_x_along_dqd
+        - link6_composite_force_n_y_along_dqd;
+    out[8] = cache.link7_position_z * link7_composite_force_f_x_along_dqd
+        + link7_composite_force_f_z_along_dqd * cache.link7_subspace_v_z
+        - link7_composite_force_n_y_along_dqd;
+    out[9] = link8_composite_force_f_z_along_dqd * cache.link8_subspace_v_z
+        + cache.link8_position_z * link8_composite_force_f_x_along_dqd
+        - link8_composite_force_n_y_along_dqd;
+    out[10] = link9_composite_force_f_x_along_dqd * cache.link9_position_z
+        + cache.link9_subspace_v_z * link9_composite_force_f_z_along_dqd
+        - link9_composite_force_n_y_along_dqd;
+    out[11] = link10_composite_force_f_x_along_dqd * cache.link10_position_z
+        + cache.link10_subspace_v_z * link10_composite_force_f_z_along_dqd
+        - link10_composite_force_n_y_along_dqd;
+    out[12] = cache.link11_subspace_v_z * link11_composite_force_f_z_along_dqd
+        + link11_composite_force_f_x_along_dqd * cache.link11_position_z
+        - link11_composite_force_n_y_along_dqd;
+    out[13] = cache.link12_subspace_v_z * link12_composite_force_f_z_along_dqd
+        + cache.link12_position_z * link12_composite_force_f_x_along_dqd
+        - link12_composite_force_n_y_along_dqd;
+    out[14] = cache.link13_subspace_v_z * link13_composite_force_f_z_along_dqd
+        + cache.link13_position_z * link13_composite_force_f_x_along_dqd
+        - link13_composite_force_n_y_along_dqd;
+    out[15] = cache.link14_subspace_v_z * link14_composite_force_f_z_along_dqd
+        + cache.link14_position_z * link14_composite_force_f_x_along_dqd
+        - link14_composite_force_n_y_along_dqd;
+    out[16] = link15_composite_force_f_x_along_dqd * cache.link15_position_z
+        + link15_composite_force_f_z_along_dqd * cache.link15_subspace_v_z
+        - link15_composite_force_n_y_along_dqd;
+    out[17] = cache.link16_subspace_v_z * link16_composite_force_f_z_along_dqd
+        + cache.link16_position_z * link16_composite_force_f_x_along_dqd
+        - link16_composite_force_n_y_along_dqd;
+    out[18] = link17_composite_force_f_x_along_dqd * cache.link17_position_z
+        + cache.link17_subspace_v_z * link17_composite_force_f_z_along_dqd
+        - link17_composite_force_n_y_along_dqd;
+    out[19] = link18_composite_force_f_z_along_dqd * cache.link18_subspace_v_z
+        + link18_composite_force_f_x_along_dqd * cache.link18_position_z
+        - link18_composite_force_n_y_along_dqd;
+    out[20] = link19_composite_force_f_x_along_dqd * cache.link19_position_z
+        + cache.link19_subspace_v_z * link19_composite_force_f_z_along_dqd
+        - link19_composite_force_n_y_along_dqd;
+    out[21] = link20_composite_force_f_z_along_dqd * cache.link20_subspace_v_z
+        + cache.link20_position_z * link20_composite_force_f_x_along_dqd
+        - link20_composite_force_n_y_along_dqd;
+    out[22] = link21_composite_force_f_z_along_dqd * cache.link21_subspace_v_z
+        + link21_composite_force_f_x_along_dqd * cache.link21_position_z
+        - link21_composite_force_n_y_along_dqd;
+    out[23] = link22_composite_force_f_x_along_dqd * cache.link22_position_z
+        + cache.link22_subspace_v_z * link22_composite_force_f_z_along_dqd
+        - link22_composite_force_n_y_along_dqd;
+    out[24] = link23_composite_force_f_x_along_dqd * cache.link23_position_z
+        + cache.link23_subspace_v_z * link23_composite_force_f_z_along_dqd
+        - link23_composite_force_n_y_along_dqd;
+    out[25] = cache.link24_position_z * link24_composite_force_f_x_along_dqd
+        + link24_composite_force_f_z_along_dqd * cache.link24_subspace_v_z
+        - link24_composite_force_n_y_along_dqd;
+    out[26] = link25_composite_force_f_x_along_dqd * cache.link25_position_z
+        + cache.link25_subspace_v_z * link25_composite_force_f_z_along_dqd
+        - link25_composite_force_n_y_along_dqd;
+    out[27] = cache.link26_subspace_v_z * link26_composite_force_f_z_along_dqd
+        + link26_composite_force_f_x_along_dqd * cache.link26_position_z
+        - link26_composite_force_n_y_along_dqd;
+    out[28] = link27_composite_force_f_z_along_dqd * cache.link27_subspace_v_z
+        + cache.link27_position_z * link27_composite_force_f_x_along_dqd
+        - link27_composite_force_n_y_along_dqd;
+    out[29] = link28_composite_force_f_x_along_dqd * cache.link28_position_z
+        + link28_composite_force_f_z_along_dqd * cache.link28_subspace_v_z
+        - link28_composite_force_n_y_along_dqd;
+    out[30] = cache.link29_position_z * link29_composite_force_f_x_along_dqd
+        + cache.link29_subspace_v_z * link29_composite_force_f_z_along_dqd
+        - link29_composite_force_n_y_along_dqd;
+    out[31] = cache.link30_position_z * link30_composite_force_f_x_along_dqd
+        + link30_composite_force_f_z_along_dqd * cache.link30_subspace_v_z
+        - link30_composite_force_n_y_along_dqd;
+    out[32] = link31_composite_force_f_z_along_dqd * cache.link31_subspace_v_z
+        + cache.link31_position_z * link31_composite_force_f_x_along_dqd
+        - link31_composite_force_n_y_along_dqd;
+    out[33] = cache.link32_subspace_v_z * link32_composite_force_f_z_along_dqd
+        + cache.link32_position_z * link32_composite_force_f_x_along_dqd
+        - link32_composite_force_n_y_along_dqd;
+    out[34] = cache.link33_position_z * link33_composite_force_f_x_along_dqd
+        + cache.link33_subspace_v_z * link33_composite_force_f_z_along_dqd
+        - link33_composite_force_n_y_along_dqd;
+    out[35] = link34_composite_force_f_x_along_dqd * cache.link34_position_z
+        + link34_composite_force_f_z_along_dqd * cache.link34_subspace_v_z
+        - link34_composite_force_n_y_along_dqd;
+    out[36] = link35_composite_force_f_x_along_dqd * cache.link35_position_z
+        + link35_composite_force_f_z_along_dqd * cache.link35_subspace_v_z
+        - link35_composite_force_n_y_along_dqd;
+    out[37] = link36_composite_force_f_z_along_dqd * cache.link36_subspace_v_z
+        + cache.link36_position_z * link36_composite_force_f_x_along_dqd
+        - link36_composite_force_n_y_along_dqd;
+    out[38] = link37_composite_force_f_x_along_dqd * cache.link37_position_z
+        + link37_composite_force_f_z_along_dqd * cache.link37_subspace_v_z
+        - link37_composite_force_n_y_along_dqd;
+    out[39] = cache.link38_position_z * link38_composite_force_f_x_along_dqd
+        + cache.link38_subspace_v_z * link38_composite_force_f_z_along_dqd
+        - link38_composite_force_n_y_along_dqd;
+    out[40] = cache.link39_subspace_v_z * link39_composite_force_f_z_along_dqd
+        + cache.link39_position_z * link39_composite_force_f_x_along_dqd
+        - link39_composite_force_n_y_along_dqd;
+    out[41] = link40_composite_force_f_z_along_dqd * cache.link40_subspace_v_z
+        + link40_composite_force_f_x_along_dqd * cache.link40_position_z
+        - link40_composite_force_n_y_along_dqd;
+    out[42] = cache.link41_position_z * link41_composite_force_f_x_along_dqd
+        + link41_composite_force_f_z_along_dqd * cache.link41_subspace_v_z
+        - link41_composite_force_n_y_along_dqd;
+    out[43] = cache.link42_position_z * link42_composite_force_f_x_along_dqd
+        + cache.link42_subspace_v_z * link42_composite_force_f_z_along_dqd
+        - link42_composite_force_n_y_along_dqd;
+    out[44] = link43_composite_force_f_z_along_dqd * cache.link43_subspace_v_z
+        + cache.link43_position_z * link43_composite_force_f_x_along_dqd
+        - link43_composite_force_n_y_along_dqd;
+    out[45] = link44_composite_force_f_x_along_dqd * cache.link44_position_z
+        + cache.link44_subspace_v_z * link44_composite_force_f_z_along_dqd
+        - link44_composite_force_n_y_along_dqd;
+    out[46] = cache.link45_subspace_v_z * link45_composite_force_f_z_along_dqd
+        + cache.link45_position_z * link45_composite_force_f_x_along_dqd
+        - link45_composite_force_n_y_along_dqd;
+    out[47] = cache.link46_subspace_v_z * link46_composite_force_f_z_along_dqd
+        + link46_composite_force_f_x_along_dqd * cache.link46_position_z
+        - link46_composite_force_n_y_along_dqd;
+    out[48] = cache.link47_position_z * link47_composite_force_f_x_along_dqd
+        + link47_composite_force_f_z_along_dqd * cache.link47_subspace_v_z
+        - link47_composite_force_n_y_along_dqd;
+    out[49] = cache.link48_subspace_v_z * link48_composite_force_f_z_along_dqd
+        + cache.link48_position_z * link48_composite_force_f_x_along_dqd
+        - link48_composite_force_n_y_along_dqd;
+    out[50] = link49_composite_force_f_x_along_dqd * cache.link49_position_z
+        + cache.link49_subspace_v_z * link49_composite_force_f_z_along_dqd
+        - link49_composite_force_n_y_along_dqd;
+    out[51] = cache.link50_position_z * link50_composite_force_f_x_along_dqd
+        + cache.link50_subspace_v_z * link50_composite_force_f_z_along_dqd
+        - link50_composite_force_n_y_along_dqd;
+    out[52] = cache.link51_subspace_v_z * link51_composite_force_f_z_along_dqd
+        + link51_composite_force_f_x_along_dqd * cache.link51_position_z
+        - link51_composite_force_n_y_along_dqd;
+    out[53] = link52_composite_force_f_z_along_dqd * cache.link52_subspace_v_z
+        + link52_composite_force_f_x_along_dqd * cache.link52_position_z
+        - link52_composite_force_n_y_along_dqd;
+    out[54] = cache.link53_position_z * link53_composite_force_f_x_along_dqd
+        + link53_composite_force_f_z_along_dqd * cache.link53_subspace_v_z
+        - link53_composite_force_n_y_along_dqd;
+    out[55] = link54_composite_force_f_x_along_dqd * cache.link54_position_z
+        + link54_composite_force_f_z_along_dqd * cache.link54_subspace_v_z
+        - link54_composite_force_n_y_along_dqd;
+    out[56] = link55_composite_force_f_x_along_dqd * cache.link55_position_z
+        + cache.link55_subspace_v_z * link55_composite_force_f_z_along_dqd
+        - link55_composite_force_n_y_along_dqd;
+    out[57] = link56_composite_force_f_x_along_dqd * cache.link56_position_z
+        + link56_composite_force_f_z_along_dqd * cache.link56_subspace_v_z
+        - link56_composite_force_n_y_along_dqd;
+    out[58] = cache.link57_position_z * link57_composite_force_f_x_along_dqd
+        + link57_composite_force_f_z_along_dqd * cache.link57_subspace_v_z
+        - link57_composite_force_n_y_along_dqd;
+    out[59] = link58_composite_force_f_x_along_dqd * cache.link58_position_z
+        + link58_composite_force_f_z_along_dqd * cache.link58_subspace_v_z
+        - link58_composite_force_n_y_along_dqd;
+    out[60] = link59_composite_force_f_z_along_dqd * cache.link59_subspace_v_z
+        + cache.link59_position_z * link59_composite_force_f_x_along_dqd
+        - link59_composite_force_n_y_along_dqd;
+    out[61] = cache.link60_subspace_v_z * link60_composite_force_f_z_along_dqd
+        + link60_composite_force_f_x_along_dqd * cache.link60_position_z
+        - link60_composite_force_n_y_along_dqd;
+}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -42418,6 +51069,27 @@ impl Model<DOF, CONTACTS> for SnakeLinks60 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
+    }
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        dqd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

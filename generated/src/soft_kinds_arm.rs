@@ -6891,6 +6891,6210 @@ pub fn dynamics_into(
     coriolis_into(q, qd, p, cache, coriolis);
     gravity_into(q, p, cache, gravity);
 }
+/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_position_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let arm_bend_z_rate = p.section_length * qd[1];
+    let t0 = cache.arm_bend_z * cache.arm_bend_z;
+    let arm_bend_y_rate = p.section_length * qd[0];
+    let t1 = arm_bend_z_rate * arm_bend_z_rate;
+    let t2 = cache.arm_bend_y * cache.arm_bend_y;
+    let t3 = cache.arm_bend_y.powi(3);
+    let t4 = arm_bend_y_rate * arm_bend_y_rate;
+    let t5 = cache.arm_bend_y * arm_bend_z_rate * t0 * arm_bend_y_rate
+        + cache.arm_bend_z * t2 * t4 - cache.arm_bend_z * t1 * t2
+        - arm_bend_z_rate * t3 * arm_bend_y_rate;
+    let t6 = cache.arm_bend_z * t4
+        - cache.arm_bend_y * arm_bend_z_rate * arm_bend_y_rate;
+    let t7 = t5 * cache.arm_bend_squared_c4 - 3.0 * t5 * cache.arm_bend_squared_c5
+        - t6 * cache.arm_bend_squared_c3;
+    let t8 = cache.arm_tip_local_subspace1_w_y * qdd[1]
+        + qdd[0] * cache.arm_tip_local_subspace0_w_y + t7;
+    let t9 = cache.arm_bend_z.powi(3);
+    let t10 = arm_bend_z_rate * t9 * arm_bend_y_rate + cache.arm_bend_y * t0 * t4
+        - cache.arm_bend_z * arm_bend_z_rate * t2 * arm_bend_y_rate
+        - cache.arm_bend_y * t1 * t0;
+    let t11 = cache.arm_bend_y * t1
+        - cache.arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
+    let t12 = t10 * cache.arm_bend_squared_c4 + cache.arm_bend_squared_c3 * t11
+        - 3.0 * cache.arm_bend_squared_c5 * t10;
+    let t13 = t12 + qdd[1] * cache.arm_tip_local_subspace1_w_z
+        + cache.arm_tip_local_subspace0_w_z * qdd[0];
+    let t14 = cache.arm_bend_z * cache.arm_bend_y * t4
+        + arm_bend_z_rate * t0 * arm_bend_y_rate - arm_bend_z_rate * t2 * arm_bend_y_rate
+        - cache.arm_bend_z * cache.arm_bend_y * t1;
+    let t15 = cache.arm_bend_squared_c3 * t14 - 2.0 * t14 * cache.arm_bend_squared_c4;
+    let t16 = cache.arm_tip_local_subspace1_w_x * qdd[1]
+        + cache.arm_tip_local_subspace0_w_x * qdd[0] + t15;
+    let arm_tip_bias_w_x = 0.9164595255079896 * t16 - 0.1748223713144484 * t8
+        - 0.35991537421130565 * t13;
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y
+            - cache.wrist_inertia_h_y * arm_tip_velocity_w_x);
+    let t17 = p.section_length * cache.arm_bend_squared_c1;
+    let t18 = cache.arm_bend_y * p.section_length;
+    let t19 = cache.arm_bend_squared_c2 * t18;
+    let t20 = 3.0 * cache.arm_bend_z * p.section_length * t1
+        + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
+        + cache.arm_bend_z * p.section_length * t4;
+    let t21 = cache.arm_bend_z * p.section_length * t2 * t4 + p.section_length * t1 * t9
+        + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * t0
+            * arm_bend_y_rate;
+    let t22 = cache.arm_bend_z * p.section_length;
+    let t23 = (t18 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t18)
+        * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t22 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t22);
+    let t24 = cache.arm_tip_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_y;
+    let t25 = cache.arm_bend_squared_c2 * p.section_length;
+    let t26 = p.section_length * t2;
+    let t27 = cache.arm_bend_z * cache.arm_bend_y * p.section_length;
+    let t28 = 2.0 * t27 * cache.arm_bend_squared_c4 - t27 * cache.arm_bend_squared_c3;
+    let t29 = (t25 + 2.0 * t26 * cache.arm_bend_squared_c4
+        - t26 * cache.arm_bend_squared_c3) * arm_bend_y_rate + arm_bend_z_rate * t28;
+    let t30 = arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_x
+        + cache.arm_tip_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t31 = cache.arm_tip_local_subspace0_v_z * qdd[0]
+        + cache.arm_tip_local_subspace1_v_z * qdd[1]
+        + (2.0 * t20 * cache.arm_bend_squared_c4 + t21 * cache.arm_bend_squared_c4
+            + 8.0 * t21 * cache.arm_bend_squared_c6 - t20 * cache.arm_bend_squared_c3
+            - 5.0 * t21 * cache.arm_bend_squared_c5) - (t19 * t15 - t17 * t7)
+        - (t29 * t30 - t23 * t24);
+    let arm_tip_bias_w_z = 0.3894183423086505 * t16 + 0.1829865712999871 * t8
+        + 0.90270109637546 * t13;
+    let t32 = cache.arm_bend_squared_c2 * t22;
+    let t33 = p.section_length * t1 + p.section_length * t4;
+    let t34 = 2.0 * cache.arm_bend_z * cache.arm_bend_y * arm_bend_z_rate
+        * p.section_length * arm_bend_y_rate + p.section_length * t1 * t0
+        + p.section_length * t2 * t4;
+    let t35 = p.section_length * t0;
+    let t36 = t28 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t25 + 2.0 * t35 * cache.arm_bend_squared_c4
+                - t35 * cache.arm_bend_squared_c3);
+    let t37 = cache.arm_tip_local_bend_y_column_w_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_z;
+    let t38 = qdd[0] * cache.arm_tip_local_subspace0_v_x
+        + (t33 * cache.arm_bend_squared_c3 + 3.0 * t34 * cache.arm_bend_squared_c5
+            + t34 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t33
+            - 3.0 * t34 * cache.arm_bend_squared_c4)
+        + cache.arm_tip_local_subspace1_v_x * qdd[1] - (t32 * t7 - t19 * t12)
+        - (t36 * t24 - t29 * t37);
+    let t39 = p.section_length * t3 * t4
+        + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length * t2
+            * arm_bend_y_rate + cache.arm_bend_y * p.section_length * t1 * t0;
+    let t40 = cache.arm_bend_y * p.section_length * t4
+        + 0.6666666666666666 * cache.arm_bend_z * arm_bend_z_rate * p.section_length
+            * arm_bend_y_rate
+        + 0.3333333333333333 * cache.arm_bend_y * p.section_length * t1;
+    let t41 = cache.arm_tip_local_subspace0_v_y * qdd[0]
+        + cache.arm_tip_local_subspace1_v_y * qdd[1]
+        + (t39 * cache.arm_bend_squared_c4 + 8.0 * cache.arm_bend_squared_c6 * t39
+            + 6.0 * t40 * cache.arm_bend_squared_c4
+            - 3.0 * t40 * cache.arm_bend_squared_c3
+            - 5.0 * cache.arm_bend_squared_c5 * t39) - (t17 * t12 - t32 * t15)
+        - (t23 * t37 - t30 * t36);
+    let arm_tip_bias_v_y = 0.01 * arm_tip_bias_w_x + 0.09195266597143173 * t38
+        + 0.96744666685656 * t41 - 0.2357788243436599 * t31 - 0.02 * arm_tip_bias_w_z;
+    let arm_tip_bias_w_y = 0.09195266597143173 * t16 + 0.96744666685656 * t8
+        - 0.2357788243436599 * t13;
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
+        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let arm_tip_bias_v_z = 0.02 * arm_tip_bias_w_y + 0.3894183423086505 * t38
+        + 0.1829865712999871 * t41 + 0.90270109637546 * t31;
+    let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
+        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
+    let t42 = arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_velocity_w_y);
+    let t43 = arm_tip_velocity_v_z
+        - (cache.flap_position_x * arm_tip_velocity_w_y
+            - cache.flap_position_y * arm_tip_velocity_w_x);
+    let t44 = arm_tip_velocity_v_y
+        - (cache.flap_position_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.flap_position_x);
+    let flap_base_velocity_v_x = cache.flap_rotation_00 * t42
+        + t43 * cache.flap_rotation_20 + t44 * cache.flap_rotation_10;
+    let flap_bend_y_rate = p.flap_length * qd[2];
+    let t45 = flap_bend_y_rate * flap_bend_y_rate;
+    let t46 = cache.flap_bend_y.powi(3) * p.flap_length * t45;
+    let t47 = p.flap_length * t45 * cache.flap_bend_y;
+    let t48 = p.flap_length * cache.flap_bend_y;
+    let flap_base_velocity_w_z = arm_tip_velocity_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_02 * arm_tip_velocity_w_x
+        + cache.flap_rotation_12 * arm_tip_velocity_w_y;
+    let t49 = arm_tip_bias_v_y
+        - (cache.flap_position_z * arm_tip_bias_w_x
+            - cache.flap_position_x * arm_tip_bias_w_z);
+    let arm_tip_bias_v_x = 0.9164595255079896 * t38 - 0.35991537421130565 * t31
+        - 0.1748223713144484 * t41 - 0.01 * arm_tip_bias_w_y;
+    let t50 = arm_tip_bias_v_x
+        - (arm_tip_bias_w_z * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_bias_w_y);
+    let t51 = arm_tip_bias_v_z
+        - (cache.flap_position_x * arm_tip_bias_w_y
+            - cache.flap_position_y * arm_tip_bias_w_x);
+    let flap_base_bias_v_y = t49 * cache.flap_rotation_11 + t50 * cache.flap_rotation_01
+        + cache.flap_rotation_21 * t51;
+    let flap_slice2_local_subspace0_v_y = cache.flap_slice2_local_bend_y_column_v_y
+        * p.flap_length;
+    let t52 = (0.4879979508110674 * t46 * cache.flap_slice2_bend_c4
+        + 3.7190320061795608 * t47 * cache.flap_slice2_bend_c4
+        + 3.903983606488539 * cache.flap_slice2_bend_c6 * t46
+        - 2.439989754055337 * cache.flap_slice2_bend_c5 * t46
+        - 1.8595160030897804 * t47 * cache.flap_slice2_bend_c3)
+        + flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x
+            * flap_base_velocity_w_z + flap_base_bias_v_y
+        + qdd[2] * flap_slice2_local_subspace0_v_y
+        - 0.8872983346207417 * flap_base_velocity_v_x * flap_bend_y_rate
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * t48
+                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t48)
+            * flap_bend_y_rate * flap_bend_y_rate;
+    let t53 = t52 * cache.flap_slice0_mass;
+    let flap_slice0_local_subspace0_w_z = 0.1127016653792583 * p.flap_length;
+    let flap_base_bias_w_z = cache.flap_rotation_12 * arm_tip_bias_w_y
+        + arm_tip_bias_w_z * cache.flap_rotation_22
+        + arm_tip_bias_w_x * cache.flap_rotation_02;
+    let t54 = qdd[2] * flap_slice0_local_subspace0_w_z + flap_base_bias_w_z;
+    let t55 = cache.flap_slice0_local_inertia_h_x * t54;
+    let flap_slice0_local_subspace0_v_y = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_y;
+    let t56 = qdd[2] * flap_slice0_local_subspace0_v_y + flap_base_bias_v_y
+        + (0.0009679938204398945 * cache.flap_slice0_bend_c4 * t47
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t46
+            + 0.000016393511461889856 * t46 * cache.flap_slice0_bend_c6
+            - 0.00001024594466368116 * t46 * cache.flap_slice0_bend_c5
+            - 0.00048399691021994726 * t47 * cache.flap_slice0_bend_c3)
+        + flap_bend_y_rate * flap_base_velocity_w_z
+            * cache.flap_slice0_local_bend_y_column_v_x
+        - 0.1127016653792583
+            * (0.0014314988413324798 * cache.flap_slice0_bend_c3 * t48
+                - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t48)
+            * flap_bend_y_rate * flap_bend_y_rate
+        - 0.1127016653792583 * flap_base_velocity_v_x * flap_bend_y_rate;
+    let t57 = t56 * cache.flap_slice0_mass;
+    let t58 = flap_base_velocity_w_z + 0.8872983346207417 * flap_bend_y_rate;
+    let t59 = flap_base_velocity_v_x
+        + flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x;
+    let flap_slice2_local_momentum_f_x = t59 * cache.flap_slice0_mass
+        - cache.flap_slice2_local_inertia_h_y * t58;
+    let t60 = flap_slice2_local_momentum_f_x * t58;
+    let t61 = 0.5 * flap_bend_y_rate + flap_base_velocity_w_z;
+    let t62 = cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+        + flap_base_velocity_v_x;
+    let flap_slice1_local_momentum_f_x = cache.flap_slice1_mass * t62
+        - t61 * cache.flap_slice1_local_inertia_h_y;
+    let t63 = t61 * flap_slice1_local_momentum_f_x;
+    let flap_base_velocity_w_x = cache.flap_rotation_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.flap_rotation_20
+        + cache.flap_rotation_10 * arm_tip_velocity_w_y;
+    let flap_base_velocity_w_y = cache.flap_rotation_01 * arm_tip_velocity_w_x
+        + cache.flap_rotation_11 * arm_tip_velocity_w_y
+        + arm_tip_velocity_w_z * cache.flap_rotation_21;
+    let flap_base_velocity_v_z = t44 * cache.flap_rotation_12
+        + t43 * cache.flap_rotation_22 + cache.flap_rotation_02 * t42;
+    let flap_slice1_local_momentum_f_z = cache.flap_slice1_mass * flap_base_velocity_v_z
+        - (flap_base_velocity_w_y * cache.flap_slice1_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice1_local_inertia_h_y);
+    let t64 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z);
+    let flap_slice2_local_subspace0_w_z = 0.8872983346207417 * p.flap_length;
+    let t65 = qdd[2] * flap_slice2_local_subspace0_w_z + flap_base_bias_w_z;
+    let t66 = t65 * cache.flap_slice2_local_inertia_h_x;
+    let t67 = qdd[2] * cache.flap_slice1_local_subspace0_v_y + flap_base_bias_v_y
+        + (0.375 * t47 * cache.flap_slice1_bend_c4
+            + 0.125 * t46 * cache.flap_slice1_bend_c6
+            + 0.015625 * cache.flap_slice1_bend_c4 * t46
+            - 0.078125 * t46 * cache.flap_slice1_bend_c5
+            - 0.1875 * t47 * cache.flap_slice1_bend_c3)
+        + cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+            * flap_base_velocity_w_z
+        - 0.5 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.125 * cache.flap_slice1_bend_c3 * t48
+                - 0.125 * cache.flap_slice1_bend_c2 * t48)
+        - 0.5 * flap_base_velocity_v_x * flap_bend_y_rate;
+    let t68 = cache.flap_slice1_mass * t67;
+    let t69 = flap_base_velocity_v_z * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_f_z = t69
+        - (flap_base_velocity_w_y * cache.flap_slice2_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice2_local_inertia_h_y);
+    let t70 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z);
+    let t71 = 0.1127016653792583 * flap_bend_y_rate + flap_base_velocity_w_z;
+    let t72 = flap_base_velocity_v_x
+        + flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_x;
+    let flap_slice0_local_momentum_f_x = t72 * cache.flap_slice0_mass
+        - cache.flap_slice0_local_inertia_h_y * t71;
+    let t73 = flap_slice0_local_momentum_f_x * t71;
+    let flap_slice0_local_momentum_f_z = t69
+        - (flap_base_velocity_w_y * cache.flap_slice0_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice0_local_inertia_h_y);
+    let t74 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z);
+    let t75 = flap_base_bias_w_z + qdd[2] * cache.flap_slice1_local_subspace0_w_z;
+    let t76 = t75 * cache.flap_slice1_local_inertia_h_x;
+    let t77 = t53 + t55 + t57 + t60 + t63 + t64 + t66 + t68 + t70 + t73 + t74 + t76;
+    let flap_base_bias_w_y = cache.flap_rotation_11 * arm_tip_bias_w_y
+        + arm_tip_bias_w_x * cache.flap_rotation_01
+        + cache.flap_rotation_21 * arm_tip_bias_w_z;
+    let t78 = flap_base_bias_w_y
+        - 0.8872983346207417 * flap_base_velocity_w_x * flap_bend_y_rate;
+    let flap_base_bias_w_x = cache.flap_rotation_10 * arm_tip_bias_w_y
+        + arm_tip_bias_w_x * cache.flap_rotation_00
+        + arm_tip_bias_w_z * cache.flap_rotation_20;
+    let t79 = 0.8872983346207417 * flap_base_velocity_w_y * flap_bend_y_rate
+        + flap_base_bias_w_x;
+    let flap_base_velocity_v_y = t43 * cache.flap_rotation_21
+        + cache.flap_rotation_01 * t42 + t44 * cache.flap_rotation_11;
+    let t80 = flap_base_velocity_v_y
+        + flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_y;
+    let flap_slice0_local_momentum_f_y = t80 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_h_x * t71;
+    let t81 = flap_base_velocity_v_y
+        + cache.flap_slice2_local_bend_y_column_v_y * flap_bend_y_rate;
+    let flap_slice2_local_momentum_f_y = t58 * cache.flap_slice2_local_inertia_h_x
+        + t81 * cache.flap_slice0_mass;
+    let t82 = flap_base_bias_w_y
+        - 0.1127016653792583 * flap_base_velocity_w_x * flap_bend_y_rate;
+    let t83 = 0.1127016653792583 * flap_base_velocity_w_y * flap_bend_y_rate
+        + flap_base_bias_w_x;
+    let flap_base_bias_v_z = t50 * cache.flap_rotation_02 + t49 * cache.flap_rotation_12
+        + t51 * cache.flap_rotation_22;
+    let t84 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_y
+        - flap_base_velocity_w_y * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_x;
+    let t85 = flap_base_velocity_v_y
+        + flap_bend_y_rate * cache.flap_slice1_local_bend_y_column_v_y;
+    let flap_slice1_local_momentum_f_y = t61 * cache.flap_slice1_local_inertia_h_x
+        + cache.flap_slice1_mass * t85;
+    let t86 = 0.5 * flap_base_velocity_w_y * flap_bend_y_rate + flap_base_bias_w_x;
+    let t87 = flap_base_bias_w_y - 0.5 * flap_base_velocity_w_x * flap_bend_y_rate;
+    let t88 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * cache.flap_slice2_local_bend_y_column_v_y
+            * flap_bend_y_rate
+        - flap_base_velocity_w_y * flap_bend_y_rate
+            * cache.flap_slice2_local_bend_y_column_v_x;
+    let t89 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * flap_bend_y_rate
+            * cache.flap_slice1_local_bend_y_column_v_y
+        - flap_base_velocity_w_y * cache.flap_slice1_local_bend_y_column_v_x
+            * flap_bend_y_rate;
+    let t90 = flap_base_velocity_w_x * flap_slice0_local_momentum_f_y
+        + flap_slice2_local_momentum_f_y * flap_base_velocity_w_x
+        + t84 * cache.flap_slice0_mass
+        + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y
+        + t88 * cache.flap_slice0_mass + cache.flap_slice1_mass * t89
+        - (cache.flap_slice2_local_inertia_h_x * t78
+            - cache.flap_slice2_local_inertia_h_y * t79)
+        - flap_slice2_local_momentum_f_x * flap_base_velocity_w_y
+        - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x
+        - (cache.flap_slice0_local_inertia_h_x * t82
+            - t83 * cache.flap_slice0_local_inertia_h_y)
+        - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x
+        - (cache.flap_slice1_local_inertia_h_x * t87
+            - t86 * cache.flap_slice1_local_inertia_h_y);
+    let flap_base_bias_v_x = t51 * cache.flap_rotation_20 + cache.flap_rotation_10 * t49
+        + t50 * cache.flap_rotation_00;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
+    let t91 = flap_bend_squared * p.flap_length * t45;
+    let t92 = p.flap_length * t45;
+    let t93 = flap_bend_squared * p.flap_length;
+    let flap_slice2_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice2_local_bend_y_column_v_x;
+    let t94 = flap_base_bias_v_x
+        + (0.5499818175807267 * cache.flap_slice2_bend_c3 * t91
+            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t92
+            + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t91
+            - 1.6499454527421802 * t91 * cache.flap_slice2_bend_c4
+            - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t92)
+        + 0.8872983346207417 * flap_base_velocity_v_y * flap_bend_y_rate
+        + 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate
+            * (1.239677335393187 * cache.flap_slice2_bend_c4 * t93
+                + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
+                - 0.6198386676965935 * cache.flap_slice2_bend_c3 * t93)
+        + qdd[2] * flap_slice2_local_subspace0_v_x
+        - cache.flap_slice2_local_bend_y_column_v_y * flap_bend_y_rate
+            * flap_base_velocity_w_z;
+    let t95 = t94 * cache.flap_slice0_mass;
+    let t96 = -(cache.flap_slice2_local_inertia_h_y * t65);
+    let t97 = -(cache.flap_slice0_local_inertia_h_y * t54);
+    let t98 = 0.5
+        * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
+            + 0.125 * cache.flap_slice1_bend_c4 * t93
+            - 0.0625 * cache.flap_slice1_bend_c3 * t93) * flap_bend_y_rate
+        * flap_bend_y_rate + 0.5 * flap_base_velocity_v_y * flap_bend_y_rate
+        + (0.09375 * t91 * cache.flap_slice1_bend_c5
+            + 0.125 * cache.flap_slice1_bend_c3 * t92
+            + 0.03125 * t91 * cache.flap_slice1_bend_c3
+            - 0.125 * t92 * cache.flap_slice1_bend_c2
+            - 0.09375 * cache.flap_slice1_bend_c4 * t91)
+        + qdd[2] * cache.flap_slice1_local_subspace0_v_x + flap_base_bias_v_x
+        - flap_bend_y_rate * flap_base_velocity_w_z
+            * cache.flap_slice1_local_bend_y_column_v_y;
+    let t99 = cache.flap_slice1_mass * t98;
+    let t100 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z;
+    let t101 = -(t75 * cache.flap_slice1_local_inertia_h_y);
+    let t102 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z;
+    let t103 = -(flap_slice2_local_momentum_f_y * t58);
+    let flap_slice0_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_x;
+    let t104 = (0.00001818241927340114 * t91 * cache.flap_slice0_bend_c3
+        + 0.000054547257820203424 * t91 * cache.flap_slice0_bend_c5
+        + 0.0014314988413324798 * t92 * cache.flap_slice0_bend_c3
+        - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t92
+        - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t91)
+        + 0.1127016653792583 * flap_base_velocity_v_y * flap_bend_y_rate
+        + flap_base_bias_v_x + qdd[2] * flap_slice0_local_subspace0_v_x
+        + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
+                + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t93
+                - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t93)
+        - flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_y
+            * flap_base_velocity_w_z;
+    let t105 = t104 * cache.flap_slice0_mass;
+    let t106 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z;
+    let t107 = -(flap_slice0_local_momentum_f_y * t71);
+    let t108 = -(t61 * flap_slice1_local_momentum_f_y);
+    let t109 = t95 + t96 + t97 + t99 + t100 + t101 + t102 + t103 + t105 + t106 + t107
+        + t108;
+    let flap_composite_force_f_z = cache.flap_rotation_21 * t77
+        + t90 * cache.flap_rotation_22 + cache.flap_rotation_20 * t109;
+    let flap_composite_force_f_y = t90 * cache.flap_rotation_12
+        + cache.flap_rotation_10 * t109 + cache.flap_rotation_11 * t77;
+    let t110 = 1.0
+        - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
+    let t111 = p.flap_disc_radius * p.flap_disc_radius;
+    let t112 = 0.5 * t111 * cache.flap_slice0_mass
+        - cache.flap_slice0_local_inertia_com_22;
+    let t113 = 0.1127016653792583 * cache.flap_bend_y * cache.flap_slice0_bend_c1;
+    let flap_slice0_local_inertia_com_01 = t110 * t112 * t113;
+    let flap_slice0_local_inertia_i_01 = flap_slice0_local_inertia_com_01
+        - cache.flap_slice0_local_com_y * cache.flap_slice0_local_com_x
+            * cache.flap_slice0_mass;
+    let flap_slice0_local_inertia_com_11 = t112 * t113 * t113
+        + cache.flap_slice0_local_inertia_com_22;
+    let t114 = cache.flap_slice0_local_com_y * cache.flap_slice0_local_com_y;
+    let t115 = cache.flap_slice0_local_com_x * cache.flap_slice0_local_com_x;
+    let flap_slice0_local_inertia_i_11 = flap_slice0_local_inertia_com_11
+        + (t114 + t115 - cache.flap_slice0_local_com_y * cache.flap_slice0_local_com_y)
+            * cache.flap_slice0_mass;
+    let flap_slice0_local_momentum_n_y = flap_base_velocity_w_x
+        * flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_y * flap_slice0_local_inertia_i_11
+        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z;
+    let flap_slice1_local_momentum_n_z = cache.flap_slice1_local_inertia_h_x * t85
+        + t61 * cache.flap_slice1_local_inertia_i_22
+        - t62 * cache.flap_slice1_local_inertia_h_y;
+    let flap_slice0_local_inertia_com_00 = t110 * t110 * t112
+        + cache.flap_slice0_local_inertia_com_22;
+    let flap_slice0_local_inertia_i_00 = (t114 + t115
+        - cache.flap_slice0_local_com_x * cache.flap_slice0_local_com_x)
+        * cache.flap_slice0_mass + flap_slice0_local_inertia_com_00;
+    let flap_slice2_local_momentum_n_z = t81 * cache.flap_slice2_local_inertia_h_x
+        + cache.flap_slice2_local_inertia_i_22 * t58
+        - t59 * cache.flap_slice2_local_inertia_h_y;
+    let flap_slice2_local_momentum_n_y = flap_base_velocity_w_y
+        * cache.flap_slice2_local_inertia_i_11
+        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_x
+        - flap_base_velocity_v_z * cache.flap_slice2_local_inertia_h_x;
+    let t116 = cache.flap_slice1_local_com_y * cache.flap_slice1_local_com_y;
+    let t117 = cache.flap_slice1_local_com_x * cache.flap_slice1_local_com_x;
+    let t118 = 0.5 * cache.flap_slice1_mass * t111
+        - cache.flap_slice1_local_inertia_com_22;
+    let t119 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+    let flap_slice1_local_inertia_com_00 = cache.flap_slice1_local_inertia_com_22
+        + t118 * t119 * t119;
+    let flap_slice1_local_inertia_i_00 = cache.flap_slice1_mass
+        * (t116 + t117 - cache.flap_slice1_local_com_x * cache.flap_slice1_local_com_x)
+        + flap_slice1_local_inertia_com_00;
+    let t120 = 0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y;
+    let flap_slice1_local_inertia_com_01 = t118 * t120 * t119;
+    let flap_slice1_local_inertia_i_01 = flap_slice1_local_inertia_com_01
+        - cache.flap_slice1_mass * cache.flap_slice1_local_com_x
+            * cache.flap_slice1_local_com_y;
+    let flap_slice1_local_inertia_com_11 = cache.flap_slice1_local_inertia_com_22
+        + t118 * t120 * t120;
+    let flap_slice1_local_inertia_i_11 = cache.flap_slice1_mass
+        * (t116 + t117 - cache.flap_slice1_local_com_y * cache.flap_slice1_local_com_y)
+        + flap_slice1_local_inertia_com_11;
+    let flap_slice1_local_momentum_n_y = flap_base_velocity_w_x
+        * flap_slice1_local_inertia_i_01
+        + flap_base_velocity_w_y * flap_slice1_local_inertia_i_11
+        - cache.flap_slice1_local_inertia_h_x * flap_base_velocity_v_z;
+    let flap_slice0_local_momentum_n_z = cache.flap_slice0_local_inertia_i_22 * t71
+        + cache.flap_slice0_local_inertia_h_x * t80
+        - t72 * cache.flap_slice0_local_inertia_h_y;
+    let t121 = cache.flap_slice1_local_inertia_h_y * t89
+        + flap_slice0_local_momentum_f_z * t80 + flap_slice1_local_momentum_f_z * t85
+        + t88 * cache.flap_slice2_local_inertia_h_y
+        + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z
+        + cache.flap_slice2_local_inertia_i_01 * t78
+        + flap_slice0_local_inertia_i_00 * t83
+        + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z
+        + flap_slice0_local_inertia_i_01 * t82
+        + t84 * cache.flap_slice0_local_inertia_h_y
+        + t86 * flap_slice1_local_inertia_i_00 + flap_slice1_local_inertia_i_01 * t87
+        + t81 * flap_slice2_local_momentum_f_z
+        + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z
+        + cache.flap_slice2_local_inertia_i_00 * t79
+        - flap_slice0_local_momentum_n_y * t71
+        - flap_slice2_local_momentum_f_y * flap_base_velocity_v_z
+        - flap_slice2_local_momentum_n_y * t58
+        - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y
+        - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z
+        - flap_slice1_local_momentum_n_y * t61;
+    let flap_slice2_local_momentum_n_x = cache.flap_slice2_local_inertia_i_01
+        * flap_base_velocity_w_y
+        + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x
+        + cache.flap_slice2_local_inertia_h_y * flap_base_velocity_v_z;
+    let flap_slice1_local_momentum_n_x = flap_base_velocity_w_x
+        * flap_slice1_local_inertia_i_00
+        + flap_base_velocity_v_z * cache.flap_slice1_local_inertia_h_y
+        + flap_base_velocity_w_y * flap_slice1_local_inertia_i_01;
+    let flap_slice0_local_momentum_n_x = cache.flap_slice0_local_inertia_h_y
+        * flap_base_velocity_v_z
+        + flap_base_velocity_w_y * flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_x * flap_slice0_local_inertia_i_00;
+    let t122 = cache.flap_slice0_local_inertia_h_x * t56
+        + cache.flap_slice0_local_inertia_i_22 * t54
+        + t75 * cache.flap_slice1_local_inertia_i_22
+        + flap_base_velocity_w_x * flap_slice2_local_momentum_n_y
+        + t67 * cache.flap_slice1_local_inertia_h_x
+        + t52 * cache.flap_slice2_local_inertia_h_x
+        + t62 * flap_slice1_local_momentum_f_y
+        + flap_slice0_local_momentum_n_y * flap_base_velocity_w_x
+        + flap_slice2_local_momentum_f_y * t59
+        + t65 * cache.flap_slice2_local_inertia_i_22
+        + t72 * flap_slice0_local_momentum_f_y
+        + flap_slice1_local_momentum_n_y * flap_base_velocity_w_x
+        - flap_base_velocity_w_y * flap_slice2_local_momentum_n_x
+        - cache.flap_slice1_local_inertia_h_y * t98
+        - flap_base_velocity_w_y * flap_slice1_local_momentum_n_x
+        - flap_base_velocity_w_y * flap_slice0_local_momentum_n_x
+        - t85 * flap_slice1_local_momentum_f_x
+        - cache.flap_slice2_local_inertia_h_y * t94
+        - flap_slice2_local_momentum_f_x * t81 - t80 * flap_slice0_local_momentum_f_x
+        - cache.flap_slice0_local_inertia_h_y * t104;
+    let t123 = flap_slice2_local_momentum_f_x * flap_base_velocity_v_z
+        + flap_slice0_local_inertia_i_01 * t83 + flap_slice1_local_momentum_n_x * t61
+        + t71 * flap_slice0_local_momentum_n_x + t86 * flap_slice1_local_inertia_i_01
+        + cache.flap_slice2_local_inertia_i_11 * t78
+        + flap_slice1_local_inertia_i_11 * t87 + flap_slice0_local_inertia_i_11 * t82
+        + flap_base_velocity_v_z * flap_slice1_local_momentum_f_x
+        + cache.flap_slice2_local_inertia_i_01 * t79
+        + t58 * flap_slice2_local_momentum_n_x
+        + flap_base_velocity_v_z * flap_slice0_local_momentum_f_x
+        - flap_slice0_local_momentum_f_z * t72
+        - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z
+        - t84 * cache.flap_slice0_local_inertia_h_x
+        - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z
+        - t59 * flap_slice2_local_momentum_f_z - t62 * flap_slice1_local_momentum_f_z
+        - t88 * cache.flap_slice2_local_inertia_h_x
+        - flap_base_velocity_w_x * flap_slice1_local_momentum_n_z
+        - cache.flap_slice1_local_inertia_h_x * t89;
+    let flap_composite_force_n_x = cache.flap_position_y * flap_composite_force_f_z
+        + cache.flap_rotation_00 * t121 + t122 * cache.flap_rotation_02
+        + cache.flap_rotation_01 * t123
+        - cache.flap_position_z * flap_composite_force_f_y;
+    let wrist_composite_force_n_x = arm_tip_bias_w_x * cache.wrist_inertia_i_00
+        + arm_tip_velocity_v_y * wrist_momentum_f_z
+        + cache.wrist_inertia_i_01 * arm_tip_bias_w_y
+        + arm_tip_bias_v_z * cache.wrist_inertia_h_y
+        + wrist_momentum_n_z * arm_tip_velocity_w_y
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_02 + flap_composite_force_n_x
+        - cache.wrist_inertia_h_z * arm_tip_bias_v_y
+        - arm_tip_velocity_v_z * wrist_momentum_f_y
+        - arm_tip_velocity_w_z * wrist_momentum_n_y;
+    let arm_bend_z_along_dq = p.section_length * dq[1];
+    let t124 = 2.0 * cache.arm_bend_z * arm_bend_z_along_dq;
+    let arm_bend_y_along_dq = p.section_length * dq[0];
+    let t125 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
+    let arm_bend_squared_along_dq = t125 + t124;
+    let t126 = 1.5 * cache.arm_bend_squared_c5 - 0.5 * cache.arm_bend_squared_c4;
+    let arm_tip_local_bend_y_column_w_z_along_dq = -t124 * cache.arm_bend_squared_c3
+        - arm_bend_squared_along_dq * t126 * t0;
+    let arm_tip_local_subspace0_w_z_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_w_z_along_dq;
+    let t127 = cache.arm_bend_squared_c4 - 0.5 * cache.arm_bend_squared_c3;
+    let arm_tip_local_bend_y_column_w_x_along_dq = -cache.arm_bend_squared_c2
+        * arm_bend_z_along_dq - cache.arm_bend_z * arm_bend_squared_along_dq * t127;
+    let arm_tip_local_subspace0_w_x_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_w_x_along_dq;
+    let t128 = cache.arm_bend_y * arm_bend_z_along_dq
+        + cache.arm_bend_z * arm_bend_y_along_dq;
+    let t129 = cache.arm_bend_z * cache.arm_bend_y;
+    let arm_tip_local_bend_y_column_w_y_along_dq = -t128 * cache.arm_bend_squared_c3
+        - t129 * arm_bend_squared_along_dq * t126;
+    let arm_tip_local_subspace0_w_y_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_w_y_along_dq;
+    let arm_tip_subspace0_w_x_along_dq = 0.9164595255079896
+        * arm_tip_local_subspace0_w_x_along_dq
+        - 0.35991537421130565 * arm_tip_local_subspace0_w_z_along_dq
+        - 0.1748223713144484 * arm_tip_local_subspace0_w_y_along_dq;
+    let arm_tip_subspace0_w_y_along_dq = 0.96744666685656
+        * arm_tip_local_subspace0_w_y_along_dq
+        + 0.09195266597143173 * arm_tip_local_subspace0_w_x_along_dq
+        - 0.2357788243436599 * arm_tip_local_subspace0_w_z_along_dq;
+    let t130 = p.section_length * arm_bend_y_along_dq;
+    let t131 = arm_bend_squared_along_dq * t126 * t18 + t130 * cache.arm_bend_squared_c3
+        - arm_bend_squared_along_dq * t127 * t18 - cache.arm_bend_squared_c2 * t130;
+    let t132 = arm_bend_squared_along_dq * t127 * t18 + cache.arm_bend_squared_c2 * t130;
+    let t133 = p.section_length * arm_bend_z_along_dq;
+    let t134 = t22 * arm_bend_squared_along_dq * t127 + cache.arm_bend_squared_c2 * t133;
+    let arm_tip_local_bend_y_column_v_x_along_dq = t131
+        - (t32 * arm_tip_local_bend_y_column_w_y_along_dq
+            + cache.arm_tip_local_bend_y_column_w_y * t134
+            - t132 * cache.arm_tip_local_bend_y_column_w_z
+            - t19 * arm_tip_local_bend_y_column_w_z_along_dq);
+    let arm_tip_local_subspace0_v_x_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_v_x_along_dq;
+    let t135 = arm_bend_squared_along_dq
+        * (0.5 * cache.arm_bend_squared_c3 - 0.5 * cache.arm_bend_squared_c2);
+    let t136 = p.section_length * t135;
+    let t137 = cache.arm_bend_y * p.section_length * arm_bend_z_along_dq
+        + cache.arm_bend_z * p.section_length * arm_bend_y_along_dq;
+    let t138 = 2.0 * cache.arm_bend_squared_c6 - 0.5 * cache.arm_bend_squared_c5;
+    let t139 = 2.0 * t137 * cache.arm_bend_squared_c4
+        + 2.0 * t138 * arm_bend_squared_along_dq * t27
+        - arm_bend_squared_along_dq * t126 * t27 - t137 * cache.arm_bend_squared_c3;
+    let arm_tip_local_bend_y_column_v_z_along_dq = t139
+        - (t19 * arm_tip_local_bend_y_column_w_x_along_dq
+            + t132 * cache.arm_tip_local_bend_y_column_w_x
+            - t17 * arm_tip_local_bend_y_column_w_y_along_dq
+            - cache.arm_tip_local_bend_y_column_w_y * t136);
+    let arm_tip_local_subspace0_v_z_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_v_z_along_dq;
+    let t140 = p.section_length * arm_bend_squared_along_dq * t127;
+    let t141 = p.section_length * t125;
+    let t142 = t140 + 2.0 * t141 * cache.arm_bend_squared_c4
+        + 2.0 * t138 * arm_bend_squared_along_dq * t26
+        - arm_bend_squared_along_dq * t126 * t26 - t141 * cache.arm_bend_squared_c3;
+    let arm_tip_local_bend_y_column_v_y_along_dq = t142
+        - (t17 * arm_tip_local_bend_y_column_w_z_along_dq
+            + t136 * cache.arm_tip_local_bend_y_column_w_z
+            - t32 * arm_tip_local_bend_y_column_w_x_along_dq
+            - t134 * cache.arm_tip_local_bend_y_column_w_x);
+    let arm_tip_local_subspace0_v_y_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_v_y_along_dq;
+    let arm_tip_subspace0_v_z_along_dq = 0.02 * arm_tip_subspace0_w_y_along_dq
+        + 0.3894183423086505 * arm_tip_local_subspace0_v_x_along_dq
+        + 0.90270109637546 * arm_tip_local_subspace0_v_z_along_dq
+        + 0.1829865712999871 * arm_tip_local_subspace0_v_y_along_dq;
+    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
+            - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
+    let wrist_composite_force_f_z = arm_tip_bias_v_z * p.wrist_mass
+        + flap_composite_force_f_z + wrist_momentum_f_y * arm_tip_velocity_w_x
+        - wrist_momentum_f_x * arm_tip_velocity_w_y
+        - (cache.wrist_inertia_h_x * arm_tip_bias_w_y
+            - arm_tip_bias_w_x * cache.wrist_inertia_h_y);
+    let flap_composite_force_f_x = t90 * cache.flap_rotation_02
+        + cache.flap_rotation_01 * t77 + cache.flap_rotation_00 * t109;
+    let wrist_composite_force_f_x = arm_tip_velocity_w_y * wrist_momentum_f_z
+        + p.wrist_mass * arm_tip_bias_v_x + flap_composite_force_f_x
+        - arm_tip_velocity_w_z * wrist_momentum_f_y
+        - (arm_tip_bias_w_z * cache.wrist_inertia_h_y
+            - cache.wrist_inertia_h_z * arm_tip_bias_w_y);
+    let arm_tip_subspace0_v_x_along_dq = 0.9164595255079896
+        * arm_tip_local_subspace0_v_x_along_dq - 0.01 * arm_tip_subspace0_w_y_along_dq
+        - 0.1748223713144484 * arm_tip_local_subspace0_v_y_along_dq
+        - 0.35991537421130565 * arm_tip_local_subspace0_v_z_along_dq;
+    let arm_tip_local_bend_z_column_w_z_along_dq = t129 * arm_bend_squared_along_dq
+        * t126 + t128 * cache.arm_bend_squared_c3;
+    let arm_tip_local_subspace1_w_z_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_w_z_along_dq;
+    let arm_bend_squared = t0 + t2;
+    let t143 = softgen_runtime::stumpff(arm_bend_squared)[7];
+    let t144 = 2.5 * t143 - 0.5 * cache.arm_bend_squared_c6;
+    let t145 = 3.0 * arm_bend_z_along_dq * t0;
+    let t146 = arm_bend_z_rate * t145 * arm_bend_y_rate + cache.arm_bend_y * t124 * t4
+        + arm_bend_y_along_dq * t0 * t4
+        - cache.arm_bend_z * arm_bend_z_rate * t125 * arm_bend_y_rate
+        - cache.arm_bend_y * t1 * t124
+        - arm_bend_z_rate * arm_bend_z_along_dq * t2 * arm_bend_y_rate
+        - arm_bend_y_along_dq * t1 * t0;
+    let t147 = arm_bend_y_along_dq * t1
+        - arm_bend_z_rate * arm_bend_z_along_dq * arm_bend_y_rate;
+    let t148 = t146 * cache.arm_bend_squared_c4 + t138 * arm_bend_squared_along_dq * t10
+        + arm_bend_squared_along_dq * t126 * t11 + t147 * cache.arm_bend_squared_c3
+        - 3.0 * arm_bend_squared_along_dq * t144 * t10
+        - 3.0 * t146 * cache.arm_bend_squared_c5;
+    let t149 = qdd[1] * arm_tip_local_subspace1_w_z_along_dq
+        + arm_tip_local_subspace0_w_z_along_dq * qdd[0] + t148;
+    let arm_tip_local_bend_z_column_w_y_along_dq = arm_bend_squared_along_dq * t126 * t2
+        + t125 * cache.arm_bend_squared_c3;
+    let arm_tip_local_subspace1_w_y_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_w_y_along_dq;
+    let t150 = 3.0 * arm_bend_y_along_dq * t2;
+    let t151 = arm_bend_z_rate * arm_bend_y_along_dq * t0 * arm_bend_y_rate
+        + cache.arm_bend_y * arm_bend_z_rate * t124 * arm_bend_y_rate
+        + cache.arm_bend_z * t125 * t4 + arm_bend_z_along_dq * t2 * t4
+        - arm_bend_z_along_dq * t1 * t2 - cache.arm_bend_z * t125 * t1
+        - arm_bend_z_rate * t150 * arm_bend_y_rate;
+    let t152 = arm_bend_z_along_dq * t4
+        - arm_bend_z_rate * arm_bend_y_along_dq * arm_bend_y_rate;
+    let t153 = t151 * cache.arm_bend_squared_c4 + t138 * arm_bend_squared_along_dq * t5
+        - 3.0 * t151 * cache.arm_bend_squared_c5
+        - 3.0 * arm_bend_squared_along_dq * t144 * t5
+        - arm_bend_squared_along_dq * t6 * t126 - t152 * cache.arm_bend_squared_c3;
+    let t154 = arm_tip_local_subspace0_w_y_along_dq * qdd[0]
+        + qdd[1] * arm_tip_local_subspace1_w_y_along_dq + t153;
+    let t155 = arm_bend_z_rate * t124 * arm_bend_y_rate
+        + cache.arm_bend_z * arm_bend_y_along_dq * t4
+        + cache.arm_bend_y * arm_bend_z_along_dq * t4
+        - cache.arm_bend_z * arm_bend_y_along_dq * t1
+        - cache.arm_bend_y * arm_bend_z_along_dq * t1
+        - arm_bend_z_rate * t125 * arm_bend_y_rate;
+    let t156 = arm_bend_squared_along_dq * t126 * t14 + t155 * cache.arm_bend_squared_c3
+        - 2.0 * t155 * cache.arm_bend_squared_c4
+        - 2.0 * t138 * arm_bend_squared_along_dq * t14;
+    let arm_tip_local_bend_z_column_w_x_along_dq = cache.arm_bend_y
+        * arm_bend_squared_along_dq * t127
+        + cache.arm_bend_squared_c2 * arm_bend_y_along_dq;
+    let arm_tip_local_subspace1_w_x_along_dq = arm_tip_local_bend_z_column_w_x_along_dq
+        * p.section_length;
+    let t157 = t156 + arm_tip_local_subspace0_w_x_along_dq * qdd[0]
+        + qdd[1] * arm_tip_local_subspace1_w_x_along_dq;
+    let arm_tip_bias_w_x_along_dq = 0.9164595255079896 * t157
+        - 0.35991537421130565 * t149 - 0.1748223713144484 * t154;
+    let t158 = cache.arm_bend_y * t135 + cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+    let t159 = arm_bend_z_along_dq * cache.arm_bend_squared_c1 + cache.arm_bend_z * t135;
+    let t160 = -cache.arm_bend_squared_c2 * arm_bend_squared_along_dq
+        - arm_bend_squared_along_dq * t127 * arm_bend_squared;
+    let arm_tip_rotation_00_along_dq = 0.9164595255079896 * t160
+        - 0.1748223713144484 * t158 - 0.35991537421130565 * t159;
+    let t161 = 0.01 * arm_tip_rotation_00_along_dq;
+    let arm_tip_position_x_along_dq = 0.9164595255079896 * t136
+        - 0.35991537421130565 * t134 - 0.1748223713144484 * t132;
+    let wrist_position_x_along_dq = t161 + arm_tip_position_x_along_dq;
+    let t162 = -cache.arm_bend_y * t135
+        - cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+    let t163 = -cache.arm_bend_squared_c2 * t125 - arm_bend_squared_along_dq * t127 * t2;
+    let t164 = -t129 * arm_bend_squared_along_dq * t127
+        - cache.arm_bend_squared_c2 * t128;
+    let arm_tip_rotation_01_along_dq = 0.9164595255079896 * t162
+        - 0.1748223713144484 * t163 - 0.35991537421130565 * t164;
+    let wrist_com_x_along_dq = wrist_position_x_along_dq
+        + 0.002 * arm_tip_rotation_01_along_dq + t161;
+    let wrist_inertia_h_x_along_dq = p.wrist_mass * wrist_com_x_along_dq;
+    let arm_tip_subspace1_w_x_along_dq = 0.9164595255079896
+        * arm_tip_local_subspace1_w_x_along_dq
+        - 0.1748223713144484 * arm_tip_local_subspace1_w_y_along_dq
+        - 0.35991537421130565 * arm_tip_local_subspace1_w_z_along_dq;
+    let arm_tip_velocity_w_x_along_dq = arm_tip_subspace1_w_x_along_dq * qd[1]
+        + qd[0] * arm_tip_subspace0_w_x_along_dq;
+    let arm_tip_rotation_11_along_dq = 0.09195266597143173 * t162
+        + 0.96744666685656 * t163 - 0.2357788243436599 * t164;
+    let arm_tip_rotation_10_along_dq = 0.96744666685656 * t158
+        + 0.09195266597143173 * t160 - 0.2357788243436599 * t159;
+    let t165 = 0.01 * arm_tip_rotation_10_along_dq;
+    let arm_tip_position_y_along_dq = 0.09195266597143173 * t136
+        + 0.96744666685656 * t132 - 0.2357788243436599 * t134;
+    let wrist_position_y_along_dq = arm_tip_position_y_along_dq + t165;
+    let wrist_com_y_along_dq = 0.002 * arm_tip_rotation_11_along_dq + t165
+        + wrist_position_y_along_dq;
+    let t166 = 2.0 * wrist_com_y_along_dq * cache.wrist_com_y;
+    let arm_tip_rotation_20_along_dq = 0.1829865712999871 * t158
+        + 0.90270109637546 * t159 + 0.3894183423086505 * t160;
+    let t167 = 0.01 * arm_tip_rotation_20_along_dq;
+    let arm_tip_position_z_along_dq = 0.3894183423086505 * t136
+        + 0.1829865712999871 * t132 + 0.90270109637546 * t134;
+    let wrist_position_z_along_dq = arm_tip_position_z_along_dq + t167;
+    let arm_tip_rotation_21_along_dq = 0.90270109637546 * t164
+        + 0.1829865712999871 * t163 + 0.3894183423086505 * t162;
+    let wrist_com_z_along_dq = t167 + wrist_position_z_along_dq
+        + 0.002 * arm_tip_rotation_21_along_dq;
+    let t168 = 2.0 * cache.wrist_com_z * wrist_com_z_along_dq;
+    let t169 = cache.arm_tip_rotation_00 * p.wrist_inertia_xy
+        + cache.arm_tip_rotation_02 * p.wrist_inertia_yz
+        + p.wrist_inertia_yy * cache.arm_tip_rotation_01;
+    let t170 = cache.arm_tip_rotation_02 * p.wrist_inertia_xz
+        + p.wrist_inertia_xx * cache.arm_tip_rotation_00
+        + p.wrist_inertia_xy * cache.arm_tip_rotation_01;
+    let t171 = cache.arm_tip_rotation_00 * p.wrist_inertia_xz
+        + cache.arm_tip_rotation_02 * p.wrist_inertia_zz
+        + cache.arm_tip_rotation_01 * p.wrist_inertia_yz;
+    let t172 = -cache.arm_bend_z * t135
+        - arm_bend_z_along_dq * cache.arm_bend_squared_c1;
+    let t173 = -arm_bend_squared_along_dq * t127 * t0 - cache.arm_bend_squared_c2 * t124;
+    let arm_tip_rotation_02_along_dq = 0.9164595255079896 * t172
+        - 0.1748223713144484 * t164 - 0.35991537421130565 * t173;
+    let t174 = arm_tip_rotation_02_along_dq * p.wrist_inertia_zz
+        + p.wrist_inertia_yz * arm_tip_rotation_01_along_dq
+        + arm_tip_rotation_00_along_dq * p.wrist_inertia_xz;
+    let t175 = p.wrist_inertia_xx * arm_tip_rotation_00_along_dq
+        + p.wrist_inertia_xy * arm_tip_rotation_01_along_dq
+        + arm_tip_rotation_02_along_dq * p.wrist_inertia_xz;
+    let t176 = arm_tip_rotation_02_along_dq * p.wrist_inertia_yz
+        + p.wrist_inertia_xy * arm_tip_rotation_00_along_dq
+        + p.wrist_inertia_yy * arm_tip_rotation_01_along_dq;
+    let wrist_inertia_com_00_along_dq = t169 * arm_tip_rotation_01_along_dq
+        + t170 * arm_tip_rotation_00_along_dq + t171 * arm_tip_rotation_02_along_dq
+        + t174 * cache.arm_tip_rotation_02 + t175 * cache.arm_tip_rotation_00
+        + t176 * cache.arm_tip_rotation_01;
+    let wrist_inertia_i_00_along_dq = p.wrist_mass * (t166 + t168)
+        + wrist_inertia_com_00_along_dq;
+    let t177 = p.section_length * t124;
+    let t178 = 2.0 * t177 * cache.arm_bend_squared_c4 + t140
+        + 2.0 * t138 * arm_bend_squared_along_dq * t35
+        - arm_bend_squared_along_dq * t126 * t35 - t177 * cache.arm_bend_squared_c3;
+    let arm_tip_local_bend_z_column_v_z_along_dq = t178
+        - (t19 * arm_tip_local_bend_z_column_w_x_along_dq
+            + t132 * cache.arm_tip_local_bend_z_column_w_x
+            - t136 * cache.arm_tip_local_bend_z_column_w_y
+            - t17 * arm_tip_local_bend_z_column_w_y_along_dq);
+    let arm_tip_local_subspace1_v_z_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_v_z_along_dq;
+    let t179 = t133 * cache.arm_bend_squared_c3 + t22 * arm_bend_squared_along_dq * t126
+        - t22 * arm_bend_squared_along_dq * t127 - cache.arm_bend_squared_c2 * t133;
+    let arm_tip_local_bend_z_column_v_x_along_dq = t179
+        - (cache.arm_tip_local_bend_z_column_w_y * t134
+            + t32 * arm_tip_local_bend_z_column_w_y_along_dq
+            - t132 * cache.arm_tip_local_bend_z_column_w_z
+            - t19 * arm_tip_local_bend_z_column_w_z_along_dq);
+    let arm_tip_local_subspace1_v_x_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_v_x_along_dq;
+    let arm_tip_local_bend_z_column_v_y_along_dq = t139
+        - (t136 * cache.arm_tip_local_bend_z_column_w_z
+            + t17 * arm_tip_local_bend_z_column_w_z_along_dq
+            - t134 * cache.arm_tip_local_bend_z_column_w_x
+            - t32 * arm_tip_local_bend_z_column_w_x_along_dq);
+    let arm_tip_local_subspace1_v_y_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_v_y_along_dq;
+    let arm_tip_subspace1_w_y_along_dq = 0.96744666685656
+        * arm_tip_local_subspace1_w_y_along_dq
+        + 0.09195266597143173 * arm_tip_local_subspace1_w_x_along_dq
+        - 0.2357788243436599 * arm_tip_local_subspace1_w_z_along_dq;
+    let arm_tip_subspace1_v_z_along_dq = 0.90270109637546
+        * arm_tip_local_subspace1_v_z_along_dq
+        + 0.3894183423086505 * arm_tip_local_subspace1_v_x_along_dq
+        + 0.1829865712999871 * arm_tip_local_subspace1_v_y_along_dq
+        + 0.02 * arm_tip_subspace1_w_y_along_dq;
+    let arm_tip_velocity_v_z_along_dq = arm_tip_subspace0_v_z_along_dq * qd[0]
+        + arm_tip_subspace1_v_z_along_dq * qd[1];
+    let wrist_inertia_h_y_along_dq = p.wrist_mass * wrist_com_y_along_dq;
+    let arm_tip_rotation_22_along_dq = 0.90270109637546 * t173
+        + 0.3894183423086505 * t172 + 0.1829865712999871 * t164;
+    let wrist_inertia_com_02_along_dq = t174 * cache.arm_tip_rotation_22
+        + t171 * arm_tip_rotation_22_along_dq + cache.arm_tip_rotation_20 * t175
+        + cache.arm_tip_rotation_21 * t176 + t169 * arm_tip_rotation_21_along_dq
+        + t170 * arm_tip_rotation_20_along_dq;
+    let wrist_inertia_i_02_along_dq = wrist_inertia_com_02_along_dq
+        - cache.wrist_com_z * p.wrist_mass * wrist_com_x_along_dq
+        - p.wrist_mass * wrist_com_z_along_dq * cache.wrist_com_x;
+    let arm_tip_subspace1_w_z_along_dq = 0.3894183423086505
+        * arm_tip_local_subspace1_w_x_along_dq
+        + 0.1829865712999871 * arm_tip_local_subspace1_w_y_along_dq
+        + 0.90270109637546 * arm_tip_local_subspace1_w_z_along_dq;
+    let arm_tip_subspace0_w_z_along_dq = 0.3894183423086505
+        * arm_tip_local_subspace0_w_x_along_dq
+        + 0.1829865712999871 * arm_tip_local_subspace0_w_y_along_dq
+        + 0.90270109637546 * arm_tip_local_subspace0_w_z_along_dq;
+    let arm_tip_velocity_w_z_along_dq = arm_tip_subspace1_w_z_along_dq * qd[1]
+        + arm_tip_subspace0_w_z_along_dq * qd[0];
+    let arm_tip_subspace0_v_y_along_dq = 0.01 * arm_tip_subspace0_w_x_along_dq
+        + 0.96744666685656 * arm_tip_local_subspace0_v_y_along_dq
+        + 0.09195266597143173 * arm_tip_local_subspace0_v_x_along_dq
+        - 0.02 * arm_tip_subspace0_w_z_along_dq
+        - 0.2357788243436599 * arm_tip_local_subspace0_v_z_along_dq;
+    let arm_tip_subspace1_v_y_along_dq = 0.96744666685656
+        * arm_tip_local_subspace1_v_y_along_dq + 0.01 * arm_tip_subspace1_w_x_along_dq
+        + 0.09195266597143173 * arm_tip_local_subspace1_v_x_along_dq
+        - 0.2357788243436599 * arm_tip_local_subspace1_v_z_along_dq
+        - 0.02 * arm_tip_subspace1_w_z_along_dq;
+    let arm_tip_velocity_v_y_along_dq = arm_tip_subspace0_v_y_along_dq * qd[0]
+        + arm_tip_subspace1_v_y_along_dq * qd[1];
+    let wrist_inertia_h_z_along_dq = p.wrist_mass * wrist_com_z_along_dq;
+    let arm_tip_rotation_12_along_dq = 0.09195266597143173 * t172
+        + 0.96744666685656 * t164 - 0.2357788243436599 * t173;
+    let wrist_inertia_com_01_along_dq = t170 * arm_tip_rotation_10_along_dq
+        + cache.arm_tip_rotation_10 * t175 + t169 * arm_tip_rotation_11_along_dq
+        + t171 * arm_tip_rotation_12_along_dq + t176 * cache.arm_tip_rotation_11
+        + cache.arm_tip_rotation_12 * t174;
+    let wrist_inertia_i_01_along_dq = wrist_inertia_com_01_along_dq
+        - p.wrist_mass * wrist_com_x_along_dq * cache.wrist_com_y
+        - p.wrist_mass * wrist_com_y_along_dq * cache.wrist_com_x;
+    let arm_tip_velocity_w_y_along_dq = arm_tip_subspace0_w_y_along_dq * qd[0]
+        + qd[1] * arm_tip_subspace1_w_y_along_dq;
+    let wrist_momentum_n_x_along_dq = arm_tip_velocity_w_x_along_dq
+        * cache.wrist_inertia_i_00 + wrist_inertia_i_00_along_dq * arm_tip_velocity_w_x
+        + cache.wrist_inertia_h_y * arm_tip_velocity_v_z_along_dq
+        + arm_tip_velocity_v_z * wrist_inertia_h_y_along_dq
+        + arm_tip_velocity_w_z * wrist_inertia_i_02_along_dq
+        + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_i_02
+        + wrist_inertia_i_01_along_dq * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_y_along_dq
+        - cache.wrist_inertia_h_z * arm_tip_velocity_v_y_along_dq
+        - arm_tip_velocity_v_y * wrist_inertia_h_z_along_dq;
+    let flap_position_x_along_dq = wrist_position_x_along_dq
+        + 0.02 * arm_tip_rotation_00_along_dq;
+    let flap_rotation_10_along_dq = 0.29552020666133955 * arm_tip_rotation_11_along_dq
+        + 0.9553364891256061 * arm_tip_rotation_10_along_dq;
+    let flap_rotation_00_along_dq = 0.29552020666133955 * arm_tip_rotation_01_along_dq
+        + 0.9553364891256061 * arm_tip_rotation_00_along_dq;
+    let flap_rotation_20_along_dq = 0.29552020666133955 * arm_tip_rotation_21_along_dq
+        + 0.9553364891256061 * arm_tip_rotation_20_along_dq;
+    let flap_base_velocity_w_x_along_dq = cache.flap_rotation_10
+        * arm_tip_velocity_w_y_along_dq
+        + flap_rotation_10_along_dq * arm_tip_velocity_w_y
+        + arm_tip_velocity_w_x_along_dq * cache.flap_rotation_00
+        + flap_rotation_00_along_dq * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * flap_rotation_20_along_dq
+        + arm_tip_velocity_w_z_along_dq * cache.flap_rotation_20;
+    let t180 = flap_slice0_local_momentum_n_y * flap_base_velocity_w_x_along_dq;
+    let t181 = 0.5 * cache.flap_slice2_bend_c3 - 0.5 * cache.flap_slice2_bend_c2;
+    let flap_bend_y_along_dq = p.flap_length * dq[2];
+    let flap_bend_squared_along_dq = 2.0 * flap_bend_y_along_dq * cache.flap_bend_y;
+    let flap_slice2_bend_along_dq = 0.7872983346207417 * flap_bend_squared_along_dq;
+    let flap_slice2_local_com_x_along_dq = 0.8872983346207417 * p.flap_length * t181
+        * flap_slice2_bend_along_dq;
+    let flap_slice2_local_inertia_h_x_along_dq = flap_slice2_local_com_x_along_dq
+        * cache.flap_slice0_mass;
+    let t182 = flap_slice2_local_inertia_h_x_along_dq * t52;
+    let flap_position_z_along_dq = 0.02 * arm_tip_rotation_20_along_dq
+        + wrist_position_z_along_dq;
+    let t183 = arm_tip_velocity_v_y_along_dq
+        - (cache.flap_position_z * arm_tip_velocity_w_x_along_dq
+            + flap_position_z_along_dq * arm_tip_velocity_w_x
+            - cache.flap_position_x * arm_tip_velocity_w_z_along_dq
+            - arm_tip_velocity_w_z * flap_position_x_along_dq);
+    let flap_position_y_along_dq = 0.02 * arm_tip_rotation_10_along_dq
+        + wrist_position_y_along_dq;
+    let t184 = arm_tip_velocity_v_z_along_dq
+        - (arm_tip_velocity_w_y * flap_position_x_along_dq
+            + cache.flap_position_x * arm_tip_velocity_w_y_along_dq
+            - cache.flap_position_y * arm_tip_velocity_w_x_along_dq
+            - flap_position_y_along_dq * arm_tip_velocity_w_x);
+    let arm_tip_subspace1_v_x_along_dq = 0.9164595255079896
+        * arm_tip_local_subspace1_v_x_along_dq
+        - 0.1748223713144484 * arm_tip_local_subspace1_v_y_along_dq
+        - 0.01 * arm_tip_subspace1_w_y_along_dq
+        - 0.35991537421130565 * arm_tip_local_subspace1_v_z_along_dq;
+    let arm_tip_velocity_v_x_along_dq = arm_tip_subspace1_v_x_along_dq * qd[1]
+        + arm_tip_subspace0_v_x_along_dq * qd[0];
+    let t185 = arm_tip_velocity_v_x_along_dq
+        - (arm_tip_velocity_w_z_along_dq * cache.flap_position_y
+            + arm_tip_velocity_w_z * flap_position_y_along_dq
+            - cache.flap_position_z * arm_tip_velocity_w_y_along_dq
+            - flap_position_z_along_dq * arm_tip_velocity_w_y);
+    let flap_base_velocity_v_x_along_dq = t43 * flap_rotation_20_along_dq
+        + cache.flap_rotation_10 * t183 + cache.flap_rotation_20 * t184
+        + t44 * flap_rotation_10_along_dq + t185 * cache.flap_rotation_00
+        + flap_rotation_00_along_dq * t42;
+    let t186 = cache.flap_slice1_bend_c4 - 0.5 * cache.flap_slice1_bend_c3;
+    let flap_slice1_bend_along_dq = 0.25 * flap_bend_squared_along_dq;
+    let t187 = p.flap_length * flap_bend_y_along_dq;
+    let t188 = 1.5 * cache.flap_slice1_bend_c5 - 0.5 * cache.flap_slice1_bend_c4;
+    let t189 = 0.125 * t187 * cache.flap_slice1_bend_c3
+        + 0.125 * t188 * flap_slice1_bend_along_dq * t48
+        - 0.125 * t186 * flap_slice1_bend_along_dq * t48
+        - 0.125 * t187 * cache.flap_slice1_bend_c2;
+    let flap_slice1_local_com_y_along_dq = 0.25 * t186 * flap_slice1_bend_along_dq * t48
+        + 0.25 * t187 * cache.flap_slice1_bend_c2;
+    let flap_slice1_local_bend_y_column_v_x_along_dq = t189
+        + 0.5 * flap_slice1_local_com_y_along_dq;
+    let t190 = flap_base_velocity_v_x_along_dq
+        + flap_bend_y_rate * flap_slice1_local_bend_y_column_v_x_along_dq;
+    let flap_slice1_local_inertia_h_y_along_dq = cache.flap_slice1_mass
+        * flap_slice1_local_com_y_along_dq;
+    let flap_rotation_12_along_dq = 0.7648421872844886 * arm_tip_rotation_12_along_dq
+        + 0.19037934406737264 * arm_tip_rotation_10_along_dq
+        - 0.6154446635582734 * arm_tip_rotation_11_along_dq;
+    let flap_rotation_02_along_dq = 0.7648421872844886 * arm_tip_rotation_02_along_dq
+        + 0.19037934406737264 * arm_tip_rotation_00_along_dq
+        - 0.6154446635582734 * arm_tip_rotation_01_along_dq;
+    let flap_rotation_22_along_dq = 0.7648421872844886 * arm_tip_rotation_22_along_dq
+        + 0.19037934406737264 * arm_tip_rotation_20_along_dq
+        - 0.6154446635582734 * arm_tip_rotation_21_along_dq;
+    let flap_base_velocity_w_z_along_dq = arm_tip_velocity_w_x_along_dq
+        * cache.flap_rotation_02 + arm_tip_velocity_w_y * flap_rotation_12_along_dq
+        + flap_rotation_02_along_dq * arm_tip_velocity_w_x
+        + cache.flap_rotation_12 * arm_tip_velocity_w_y_along_dq
+        + arm_tip_velocity_w_z_along_dq * cache.flap_rotation_22
+        + arm_tip_velocity_w_z * flap_rotation_22_along_dq;
+    let flap_slice1_local_momentum_f_x_along_dq = cache.flap_slice1_mass * t190
+        - t61 * flap_slice1_local_inertia_h_y_along_dq
+        - flap_base_velocity_w_z_along_dq * cache.flap_slice1_local_inertia_h_y;
+    let t191 = -(flap_slice1_local_momentum_f_x_along_dq * t85);
+    let flap_rotation_21_along_dq = 0.644217687237691 * arm_tip_rotation_22_along_dq
+        + 0.7306816499355124 * arm_tip_rotation_21_along_dq
+        - 0.22602632124962305 * arm_tip_rotation_20_along_dq;
+    let flap_rotation_11_along_dq = 0.644217687237691 * arm_tip_rotation_12_along_dq
+        + 0.7306816499355124 * arm_tip_rotation_11_along_dq
+        - 0.22602632124962305 * arm_tip_rotation_10_along_dq;
+    let flap_rotation_01_along_dq = 0.7306816499355124 * arm_tip_rotation_01_along_dq
+        + 0.644217687237691 * arm_tip_rotation_02_along_dq
+        - 0.22602632124962305 * arm_tip_rotation_00_along_dq;
+    let flap_base_velocity_w_y_along_dq = cache.flap_rotation_01
+        * arm_tip_velocity_w_x_along_dq
+        + arm_tip_velocity_w_z * flap_rotation_21_along_dq
+        + cache.flap_rotation_11 * arm_tip_velocity_w_y_along_dq
+        + cache.flap_rotation_21 * arm_tip_velocity_w_z_along_dq
+        + flap_rotation_11_along_dq * arm_tip_velocity_w_y
+        + flap_rotation_01_along_dq * arm_tip_velocity_w_x;
+    let flap_slice0_bend_along_dq = 0.012701665379258308 * flap_bend_squared_along_dq;
+    let t192 = cache.flap_slice0_bend_c4 - 0.5 * cache.flap_slice0_bend_c3;
+    let flap_slice0_local_com_y_along_dq = 0.012701665379258308
+        * flap_slice0_bend_along_dq * t192 * t48
+        + 0.012701665379258308 * t187 * cache.flap_slice0_bend_c2;
+    let flap_slice0_local_inertia_h_y_along_dq = flap_slice0_local_com_y_along_dq
+        * cache.flap_slice0_mass;
+    let t193 = -0.012701665379258308 * flap_bend_squared * flap_slice0_bend_along_dq
+        * t192
+        - 0.012701665379258308 * flap_bend_squared_along_dq * cache.flap_slice0_bend_c2;
+    let t194 = 0.5 * cache.flap_slice0_bend_c3 - 0.5 * cache.flap_slice0_bend_c2;
+    let t195 = 0.1127016653792583 * flap_bend_y_along_dq * cache.flap_slice0_bend_c1
+        + 0.1127016653792583 * t194 * flap_slice0_bend_along_dq * cache.flap_bend_y;
+    let flap_slice0_local_inertia_com_01_along_dq = t193 * t112 * t113
+        + t110 * t112 * t195;
+    let flap_slice0_local_com_x_along_dq = 0.1127016653792583 * t194 * p.flap_length
+        * flap_slice0_bend_along_dq;
+    let flap_slice0_local_inertia_i_01_along_dq = flap_slice0_local_inertia_com_01_along_dq
+        - cache.flap_slice0_local_com_x * flap_slice0_local_com_y_along_dq
+            * cache.flap_slice0_mass
+        - cache.flap_slice0_local_com_y * flap_slice0_local_com_x_along_dq
+            * cache.flap_slice0_mass;
+    let flap_base_velocity_v_z_along_dq = t43 * flap_rotation_22_along_dq
+        + t183 * cache.flap_rotation_12 + t185 * cache.flap_rotation_02
+        + cache.flap_rotation_22 * t184 + t44 * flap_rotation_12_along_dq
+        + flap_rotation_02_along_dq * t42;
+    let flap_slice0_local_inertia_com_00_along_dq = 2.0 * t193 * t110 * t112;
+    let flap_slice0_local_inertia_i_00_along_dq = flap_slice0_local_inertia_com_00_along_dq
+        + 2.0 * cache.flap_slice0_local_com_y * flap_slice0_local_com_y_along_dq
+            * cache.flap_slice0_mass;
+    let flap_slice0_local_momentum_n_x_along_dq = flap_slice0_local_inertia_i_01
+        * flap_base_velocity_w_y_along_dq
+        + flap_slice0_local_inertia_h_y_along_dq * flap_base_velocity_v_z
+        + flap_base_velocity_w_y * flap_slice0_local_inertia_i_01_along_dq
+        + cache.flap_slice0_local_inertia_h_y * flap_base_velocity_v_z_along_dq
+        + flap_base_velocity_w_x_along_dq * flap_slice0_local_inertia_i_00
+        + flap_base_velocity_w_x * flap_slice0_local_inertia_i_00_along_dq;
+    let t196 = -(flap_base_velocity_w_y * flap_slice0_local_momentum_n_x_along_dq);
+    let t197 = cache.flap_slice2_bend_c4 - 0.5 * cache.flap_slice2_bend_c3;
+    let flap_slice2_local_com_y_along_dq = 0.7872983346207417 * cache.flap_slice2_bend_c2
+        * t187 + 0.7872983346207417 * t197 * flap_slice2_bend_along_dq * t48;
+    let flap_slice2_local_inertia_i_22_along_dq = (2.0 * cache.flap_slice2_local_com_x
+        * flap_slice2_local_com_x_along_dq
+        + 2.0 * cache.flap_slice2_local_com_y * flap_slice2_local_com_y_along_dq)
+        * cache.flap_slice0_mass;
+    let t198 = flap_slice2_local_inertia_i_22_along_dq * t65;
+    let t199 = flap_slice1_local_momentum_n_y * flap_base_velocity_w_x_along_dq;
+    let flap_slice0_local_inertia_h_x_along_dq = flap_slice0_local_com_x_along_dq
+        * cache.flap_slice0_mass;
+    let t200 = t56 * flap_slice0_local_inertia_h_x_along_dq;
+    let t201 = 1.5 * cache.flap_slice2_bend_c5 - 0.5 * cache.flap_slice2_bend_c4;
+    let t202 = 0.6985685011586675 * cache.flap_slice2_bend_c3 * t187
+        + 0.6985685011586675 * t201 * flap_slice2_bend_along_dq * t48
+        - 0.6985685011586675 * t197 * flap_slice2_bend_along_dq * t48
+        - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t187;
+    let flap_slice2_local_bend_y_column_v_x_along_dq = 0.8872983346207417
+        * flap_slice2_local_com_y_along_dq + t202;
+    let t203 = flap_base_velocity_v_x_along_dq
+        + flap_bend_y_rate * flap_slice2_local_bend_y_column_v_x_along_dq;
+    let flap_slice2_local_inertia_h_y_along_dq = flap_slice2_local_com_y_along_dq
+        * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_f_x_along_dq = t203 * cache.flap_slice0_mass
+        - cache.flap_slice2_local_inertia_h_y * flap_base_velocity_w_z_along_dq
+        - t58 * flap_slice2_local_inertia_h_y_along_dq;
+    let t204 = -(t81 * flap_slice2_local_momentum_f_x_along_dq);
+    let arm_tip_bias_w_z_along_dq = 0.1829865712999871 * t154 + 0.90270109637546 * t149
+        + 0.3894183423086505 * t157;
+    let arm_tip_bias_w_y_along_dq = 0.09195266597143173 * t157 + 0.96744666685656 * t154
+        - 0.2357788243436599 * t149;
+    let flap_base_bias_w_z_along_dq = arm_tip_bias_w_z * flap_rotation_22_along_dq
+        + cache.flap_rotation_02 * arm_tip_bias_w_x_along_dq
+        + arm_tip_bias_w_z_along_dq * cache.flap_rotation_22
+        + flap_rotation_02_along_dq * arm_tip_bias_w_x
+        + arm_tip_bias_w_y * flap_rotation_12_along_dq
+        + cache.flap_rotation_12 * arm_tip_bias_w_y_along_dq;
+    let t205 = flap_base_bias_w_z_along_dq * cache.flap_slice1_local_inertia_i_22;
+    let t206 = cache.flap_slice2_local_inertia_i_22 * flap_base_bias_w_z_along_dq;
+    let t207 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
+    let t208 = -0.7872983346207417 * flap_bend_squared_along_dq
+        * cache.flap_slice2_bend_c2
+        - 0.7872983346207417 * t197 * flap_bend_squared * flap_slice2_bend_along_dq;
+    let flap_slice2_local_inertia_com_00_along_dq = 2.0 * t207 * t112 * t208;
+    let flap_slice2_local_inertia_i_00_along_dq = 2.0 * cache.flap_slice2_local_com_y
+        * flap_slice2_local_com_y_along_dq * cache.flap_slice0_mass
+        + flap_slice2_local_inertia_com_00_along_dq;
+    let t209 = 0.8872983346207417 * cache.flap_bend_y * cache.flap_slice2_bend_c1;
+    let t210 = 0.8872983346207417 * cache.flap_bend_y * t181 * flap_slice2_bend_along_dq
+        + 0.8872983346207417 * flap_bend_y_along_dq * cache.flap_slice2_bend_c1;
+    let flap_slice2_local_inertia_com_01_along_dq = t209 * t112 * t208
+        + t207 * t210 * t112;
+    let flap_slice2_local_inertia_i_01_along_dq = flap_slice2_local_inertia_com_01_along_dq
+        - cache.flap_slice2_local_com_x * flap_slice2_local_com_y_along_dq
+            * cache.flap_slice0_mass
+        - cache.flap_slice2_local_com_y * flap_slice2_local_com_x_along_dq
+            * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_n_x_along_dq = cache.flap_slice2_local_inertia_h_y
+        * flap_base_velocity_v_z_along_dq
+        + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x_along_dq
+        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_y_along_dq
+        + flap_base_velocity_w_x * flap_slice2_local_inertia_i_00_along_dq
+        + flap_base_velocity_w_y * flap_slice2_local_inertia_i_01_along_dq
+        + flap_base_velocity_v_z * flap_slice2_local_inertia_h_y_along_dq;
+    let t211 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x_along_dq);
+    let flap_base_velocity_v_y_along_dq = t43 * flap_rotation_21_along_dq
+        + flap_rotation_01_along_dq * t42 + t185 * cache.flap_rotation_01
+        + cache.flap_rotation_11 * t183 + cache.flap_rotation_21 * t184
+        + t44 * flap_rotation_11_along_dq;
+    let t212 = 1.5 * cache.flap_slice0_bend_c5 - 0.5 * cache.flap_slice0_bend_c4;
+    let t213 = flap_bend_squared_along_dq * p.flap_length;
+    let t214 = 2.0 * cache.flap_slice0_bend_c6 - 0.5 * cache.flap_slice0_bend_c5;
+    let t215 = 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t213
+        + 0.012701665379258308 * p.flap_length * flap_slice0_bend_along_dq * t192
+        + 0.0003226646068132982 * t214 * flap_slice0_bend_along_dq * t93
+        - 0.0001613323034066491 * t212 * flap_slice0_bend_along_dq * t93
+        - 0.0001613323034066491 * t213 * cache.flap_slice0_bend_c3;
+    let flap_slice0_local_bend_y_column_v_y_along_dq = t215
+        - 0.1127016653792583 * flap_slice0_local_com_x_along_dq;
+    let t216 = flap_base_velocity_v_y_along_dq
+        + flap_bend_y_rate * flap_slice0_local_bend_y_column_v_y_along_dq;
+    let t217 = -(t216 * flap_slice0_local_momentum_f_x);
+    let flap_slice2_local_subspace0_v_x_along_dq = p.flap_length
+        * flap_slice2_local_bend_y_column_v_x_along_dq;
+    let t218 = flap_bend_squared_along_dq * p.flap_length * t45;
+    let flap_slice2_bend = 0.7872983346207417 * flap_bend_squared;
+    let t219 = softgen_runtime::stumpff(flap_slice2_bend)[7];
+    let t220 = 2.5 * t219 - 0.5 * cache.flap_slice2_bend_c6;
+    let t221 = 2.0 * cache.flap_slice2_bend_c6 - 0.5 * cache.flap_slice2_bend_c5;
+    let t222 = 1.239677335393187 * t213 * cache.flap_slice2_bend_c4
+        + 0.7872983346207417 * t197 * p.flap_length * flap_slice2_bend_along_dq
+        + 1.239677335393187 * t221 * flap_slice2_bend_along_dq * t93
+        - 0.6198386676965935 * t213 * cache.flap_slice2_bend_c3
+        - 0.6198386676965935 * t201 * flap_slice2_bend_along_dq * t93;
+    let flap_slice2_local_bend_y_column_v_y_along_dq = t222
+        - 0.8872983346207417 * flap_slice2_local_com_x_along_dq;
+    let t223 = t142 * arm_bend_y_rate + arm_bend_z_rate * t139;
+    let t224 = t131 * arm_bend_y_rate + arm_bend_z_rate * t179;
+    let t225 = arm_tip_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_tip_local_bend_z_column_w_y_along_dq;
+    let t226 = arm_tip_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+        + arm_tip_local_bend_z_column_w_x_along_dq * arm_bend_z_rate;
+    let t227 = 3.0 * softgen_runtime::stumpff(arm_bend_squared)[8] - 0.5 * t143;
+    let t228 = 2.0 * arm_bend_z_rate * p.section_length * arm_bend_y_along_dq * t0
+        * arm_bend_y_rate + p.section_length * arm_bend_z_along_dq * t2 * t4
+        + p.section_length * t145 * t1
+        + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * t124
+            * arm_bend_y_rate + cache.arm_bend_z * p.section_length * t125 * t4;
+    let t229 = p.section_length * arm_bend_z_along_dq * t4
+        + 2.0 * arm_bend_z_rate * p.section_length * arm_bend_y_along_dq
+            * arm_bend_y_rate + 3.0 * p.section_length * arm_bend_z_along_dq * t1;
+    let t230 = qdd[0] * arm_tip_local_subspace0_v_z_along_dq
+        + (8.0 * arm_bend_squared_along_dq * t21 * t227
+            + 2.0 * t138 * arm_bend_squared_along_dq * t20
+            + t138 * arm_bend_squared_along_dq * t21
+            + 8.0 * t228 * cache.arm_bend_squared_c6 + t228 * cache.arm_bend_squared_c4
+            + 2.0 * cache.arm_bend_squared_c4 * t229
+            - arm_bend_squared_along_dq * t126 * t20
+            - 5.0 * t228 * cache.arm_bend_squared_c5
+            - 5.0 * arm_bend_squared_along_dq * t144 * t21
+            - cache.arm_bend_squared_c3 * t229)
+        + qdd[1] * arm_tip_local_subspace1_v_z_along_dq
+        - (t30 * t223 + t29 * t226 - t224 * t24 - t225 * t23)
+        - (t15 * t132 + t19 * t156 - t136 * t7 - t17 * t153);
+    let t231 = p.section_length * arm_bend_y_along_dq * t4
+        + 0.6666666666666666 * arm_bend_z_rate * p.section_length * arm_bend_z_along_dq
+            * arm_bend_y_rate
+        + 0.3333333333333333 * p.section_length * arm_bend_y_along_dq * t1;
+    let t232 = p.section_length * t150 * t4
+        + p.section_length * arm_bend_y_along_dq * t1 * t0
+        + 2.0 * arm_bend_z_rate * p.section_length * arm_bend_z_along_dq * t2
+            * arm_bend_y_rate
+        + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length * t125
+            * arm_bend_y_rate + cache.arm_bend_y * p.section_length * t1 * t124;
+    let t233 = arm_tip_local_bend_y_column_w_z_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_tip_local_bend_z_column_w_z_along_dq;
+    let t234 = arm_bend_z_rate * t178 + t139 * arm_bend_y_rate;
+    let t235 = (8.0 * t232 * cache.arm_bend_squared_c6
+        + t138 * arm_bend_squared_along_dq * t39
+        + 8.0 * arm_bend_squared_along_dq * t227 * t39 + t232 * cache.arm_bend_squared_c4
+        + 6.0 * t138 * arm_bend_squared_along_dq * t40
+        + 6.0 * cache.arm_bend_squared_c4 * t231
+        - 3.0 * arm_bend_squared_along_dq * t40 * t126
+        - 5.0 * arm_bend_squared_along_dq * t144 * t39
+        - 3.0 * cache.arm_bend_squared_c3 * t231
+        - 5.0 * t232 * cache.arm_bend_squared_c5)
+        + qdd[0] * arm_tip_local_subspace0_v_y_along_dq
+        + arm_tip_local_subspace1_v_y_along_dq * qdd[1]
+        - (t17 * t148 + t136 * t12 - t15 * t134 - t32 * t156)
+        - (t23 * t233 + t224 * t37 - t36 * t226 - t234 * t30);
+    let t236 = p.section_length * t125 * t4 + p.section_length * t1 * t124
+        + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length
+            * arm_bend_y_along_dq * arm_bend_y_rate
+        + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length
+            * arm_bend_z_along_dq * arm_bend_y_rate;
+    let t237 = arm_tip_local_subspace0_v_x_along_dq * qdd[0]
+        + (arm_bend_squared_along_dq * t33 * t126
+            + t34 * arm_bend_squared_along_dq * t126
+            + 3.0 * t34 * arm_bend_squared_along_dq * t144
+            + 3.0 * t236 * cache.arm_bend_squared_c5 + t236 * cache.arm_bend_squared_c3
+            - 3.0 * t138 * t34 * arm_bend_squared_along_dq
+            - 3.0 * t236 * cache.arm_bend_squared_c4
+            - arm_bend_squared_along_dq * t127 * t33)
+        + qdd[1] * arm_tip_local_subspace1_v_x_along_dq
+        - (t134 * t7 + t32 * t153 - t19 * t148 - t12 * t132)
+        - (t225 * t36 + t234 * t24 - t29 * t233 - t223 * t37);
+    let arm_tip_bias_v_x_along_dq = 0.9164595255079896 * t237
+        - 0.35991537421130565 * t230 - 0.01 * arm_tip_bias_w_y_along_dq
+        - 0.1748223713144484 * t235;
+    let t238 = arm_tip_bias_v_x_along_dq
+        - (arm_tip_bias_w_z_along_dq * cache.flap_position_y
+            + flap_position_y_along_dq * arm_tip_bias_w_z
+            - flap_position_z_along_dq * arm_tip_bias_w_y
+            - cache.flap_position_z * arm_tip_bias_w_y_along_dq);
+    let arm_tip_bias_v_z_along_dq = 0.1829865712999871 * t235 + 0.90270109637546 * t230
+        + 0.3894183423086505 * t237 + 0.02 * arm_tip_bias_w_y_along_dq;
+    let t239 = arm_tip_bias_v_z_along_dq
+        - (cache.flap_position_x * arm_tip_bias_w_y_along_dq
+            + arm_tip_bias_w_y * flap_position_x_along_dq
+            - flap_position_y_along_dq * arm_tip_bias_w_x
+            - cache.flap_position_y * arm_tip_bias_w_x_along_dq);
+    let arm_tip_bias_v_y_along_dq = 0.09195266597143173 * t237
+        + 0.01 * arm_tip_bias_w_x_along_dq + 0.96744666685656 * t235
+        - 0.02 * arm_tip_bias_w_z_along_dq - 0.2357788243436599 * t230;
+    let t240 = arm_tip_bias_v_y_along_dq
+        - (arm_tip_bias_w_x * flap_position_z_along_dq
+            + cache.flap_position_z * arm_tip_bias_w_x_along_dq
+            - cache.flap_position_x * arm_tip_bias_w_z_along_dq
+            - arm_tip_bias_w_z * flap_position_x_along_dq);
+    let flap_base_bias_v_x_along_dq = t51 * flap_rotation_20_along_dq
+        + flap_rotation_00_along_dq * t50 + flap_rotation_10_along_dq * t49
+        + t238 * cache.flap_rotation_00 + t239 * cache.flap_rotation_20
+        + t240 * cache.flap_rotation_10;
+    let t241 = qdd[2] * flap_slice2_local_subspace0_v_x_along_dq
+        + (0.5499818175807267 * cache.flap_slice2_bend_c3 * t218
+            + 1.6499454527421802 * t220 * t91 * flap_slice2_bend_along_dq
+            + 0.5499818175807267 * t91 * t201 * flap_slice2_bend_along_dq
+            + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t218
+            + 0.6985685011586675 * t92 * t201 * flap_slice2_bend_along_dq
+            - 1.6499454527421802 * cache.flap_slice2_bend_c4 * t218
+            - 0.6985685011586675 * t197 * t92 * flap_slice2_bend_along_dq
+            - 1.6499454527421802 * t91 * t221 * flap_slice2_bend_along_dq)
+        + 0.8872983346207417 * flap_bend_y_rate * flap_base_velocity_v_y_along_dq
+        + flap_base_bias_v_x_along_dq
+        + 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate * t222
+        - cache.flap_slice2_local_bend_y_column_v_y * flap_base_velocity_w_z_along_dq
+            * flap_bend_y_rate
+        - flap_bend_y_rate * flap_slice2_local_bend_y_column_v_y_along_dq
+            * flap_base_velocity_w_z;
+    let t242 = -(t241 * cache.flap_slice2_local_inertia_h_y);
+    let t243 = -(flap_base_velocity_w_y_along_dq * flap_slice0_local_momentum_n_x);
+    let t244 = 0.5 * cache.flap_slice1_bend_c3 - 0.5 * cache.flap_slice1_bend_c2;
+    let flap_slice1_local_com_x_along_dq = 0.5 * t244 * p.flap_length
+        * flap_slice1_bend_along_dq;
+    let t245 = 2.0 * cache.flap_slice1_bend_c6 - 0.5 * cache.flap_slice1_bend_c5;
+    let t246 = 0.125 * cache.flap_slice1_bend_c4 * t213
+        + 0.125 * flap_slice1_bend_along_dq * t245 * t93
+        + 0.25 * p.flap_length * t186 * flap_slice1_bend_along_dq
+        - 0.0625 * t188 * flap_slice1_bend_along_dq * t93
+        - 0.0625 * t213 * cache.flap_slice1_bend_c3;
+    let flap_slice1_local_bend_y_column_v_y_along_dq = t246
+        - 0.5 * flap_slice1_local_com_x_along_dq;
+    let t247 = flap_bend_y_rate * flap_slice1_local_bend_y_column_v_y_along_dq
+        + flap_base_velocity_v_y_along_dq;
+    let t248 = -(t247 * flap_slice1_local_momentum_f_x);
+    let flap_base_bias_v_y_along_dq = t49 * flap_rotation_11_along_dq
+        + t240 * cache.flap_rotation_11 + t51 * flap_rotation_21_along_dq
+        + cache.flap_rotation_01 * t238 + flap_rotation_01_along_dq * t50
+        + cache.flap_rotation_21 * t239;
+    let t249 = 0.0014314988413324798 * t212 * flap_slice0_bend_along_dq * t48
+        + 0.0014314988413324798 * t187 * cache.flap_slice0_bend_c3
+        - 0.0014314988413324798 * t187 * cache.flap_slice0_bend_c2
+        - 0.0014314988413324798 * flap_slice0_bend_along_dq * t192 * t48;
+    let t250 = (3.0 * flap_bend_squared * flap_bend_y_along_dq) * p.flap_length * t45;
+    let flap_slice0_bend = 0.012701665379258308 * flap_bend_squared;
+    let t251 = softgen_runtime::stumpff(flap_slice0_bend)[7];
+    let t252 = 2.5 * t251 - 0.5 * cache.flap_slice0_bend_c6;
+    let t253 = p.flap_length * t45 * flap_bend_y_along_dq;
+    let flap_slice0_local_subspace0_v_y_along_dq = p.flap_length
+        * flap_slice0_local_bend_y_column_v_y_along_dq;
+    let flap_slice0_local_bend_y_column_v_x_along_dq = 0.1127016653792583
+        * flap_slice0_local_com_y_along_dq + t249;
+    let t254 = flap_base_bias_v_y_along_dq
+        + (0.000002049188932736232 * t214 * t46 * flap_slice0_bend_along_dq
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t250
+            + 0.000016393511461889856 * t250 * cache.flap_slice0_bend_c6
+            + 0.0009679938204398945 * cache.flap_slice0_bend_c4 * t253
+            + 0.0009679938204398945 * t47 * t214 * flap_slice0_bend_along_dq
+            + 0.000016393511461889856
+                * (3.0 * softgen_runtime::stumpff(flap_slice0_bend)[8] - 0.5 * t251)
+                * t46 * flap_slice0_bend_along_dq
+            - 0.00001024594466368116 * cache.flap_slice0_bend_c5 * t250
+            - 0.00001024594466368116 * t46 * flap_slice0_bend_along_dq * t252
+            - 0.00048399691021994726 * cache.flap_slice0_bend_c3 * t253
+            - 0.00048399691021994726 * t47 * t212 * flap_slice0_bend_along_dq)
+        + qdd[2] * flap_slice0_local_subspace0_v_y_along_dq
+        + flap_bend_y_rate * flap_base_velocity_w_z
+            * flap_slice0_local_bend_y_column_v_x_along_dq
+        + flap_base_velocity_w_z_along_dq * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_x
+        - 0.1127016653792583 * flap_base_velocity_v_x_along_dq * flap_bend_y_rate
+        - 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate * t249;
+    let t255 = t254 * cache.flap_slice0_local_inertia_h_x;
+    let flap_slice1_bend = 0.25 * flap_bend_squared;
+    let t256 = softgen_runtime::stumpff(flap_slice1_bend)[7];
+    let t257 = 2.5 * t256 - 0.5 * cache.flap_slice1_bend_c6;
+    let flap_slice1_local_subspace0_v_x_along_dq = p.flap_length
+        * flap_slice1_local_bend_y_column_v_x_along_dq;
+    let t258 = 0.5 * flap_bend_y_rate * flap_bend_y_rate * t246
+        + 0.5 * flap_bend_y_rate * flap_base_velocity_v_y_along_dq
+        + (0.09375 * cache.flap_slice1_bend_c5 * t218
+            + 0.03125 * cache.flap_slice1_bend_c3 * t218
+            + 0.125 * t188 * t92 * flap_slice1_bend_along_dq
+            + 0.03125 * t188 * t91 * flap_slice1_bend_along_dq
+            + 0.09375 * t257 * t91 * flap_slice1_bend_along_dq
+            - 0.125 * t92 * t186 * flap_slice1_bend_along_dq
+            - 0.09375 * cache.flap_slice1_bend_c4 * t218
+            - 0.09375 * t91 * flap_slice1_bend_along_dq * t245)
+        + qdd[2] * flap_slice1_local_subspace0_v_x_along_dq + flap_base_bias_v_x_along_dq
+        - flap_base_velocity_w_z_along_dq * flap_bend_y_rate
+            * cache.flap_slice1_local_bend_y_column_v_y
+        - flap_bend_y_rate * flap_base_velocity_w_z
+            * flap_slice1_local_bend_y_column_v_y_along_dq;
+    let t259 = -(cache.flap_slice1_local_inertia_h_y * t258);
+    let t260 = -(flap_slice0_local_inertia_h_y_along_dq * t104);
+    let flap_slice1_local_inertia_h_x_along_dq = cache.flap_slice1_mass
+        * flap_slice1_local_com_x_along_dq;
+    let t261 = 0.5 * cache.flap_slice1_bend_c1 * flap_bend_y_along_dq
+        + 0.5 * t244 * cache.flap_bend_y * flap_slice1_bend_along_dq;
+    let flap_slice1_local_inertia_com_11_along_dq = 2.0 * t118 * t120 * t261;
+    let flap_slice1_local_inertia_i_11_along_dq = flap_slice1_local_inertia_com_11_along_dq
+        + 2.0 * cache.flap_slice1_mass * cache.flap_slice1_local_com_x
+            * flap_slice1_local_com_x_along_dq;
+    let t262 = -0.25 * flap_bend_squared_along_dq * cache.flap_slice1_bend_c2
+        - 0.25 * flap_bend_squared * t186 * flap_slice1_bend_along_dq;
+    let flap_slice1_local_inertia_com_01_along_dq = t118 * t119 * t261
+        + t262 * t118 * t120;
+    let flap_slice1_local_inertia_i_01_along_dq = flap_slice1_local_inertia_com_01_along_dq
+        - cache.flap_slice1_mass * flap_slice1_local_com_x_along_dq
+            * cache.flap_slice1_local_com_y
+        - cache.flap_slice1_mass * cache.flap_slice1_local_com_x
+            * flap_slice1_local_com_y_along_dq;
+    let flap_slice1_local_momentum_n_y_along_dq = flap_base_velocity_w_y
+        * flap_slice1_local_inertia_i_11_along_dq
+        + flap_base_velocity_w_x_along_dq * flap_slice1_local_inertia_i_01
+        + flap_base_velocity_w_x * flap_slice1_local_inertia_i_01_along_dq
+        + flap_slice1_local_inertia_i_11 * flap_base_velocity_w_y_along_dq
+        - flap_slice1_local_inertia_h_x_along_dq * flap_base_velocity_v_z
+        - flap_base_velocity_v_z_along_dq * cache.flap_slice1_local_inertia_h_x;
+    let t263 = flap_base_velocity_w_x * flap_slice1_local_momentum_n_y_along_dq;
+    let flap_slice0_local_inertia_i_22_along_dq = (2.0 * cache.flap_slice0_local_com_y
+        * flap_slice0_local_com_y_along_dq
+        + 2.0 * cache.flap_slice0_local_com_x * flap_slice0_local_com_x_along_dq)
+        * cache.flap_slice0_mass;
+    let t264 = flap_slice0_local_inertia_i_22_along_dq * t54;
+    let t265 = flap_base_velocity_v_x_along_dq
+        + flap_bend_y_rate * flap_slice0_local_bend_y_column_v_x_along_dq;
+    let flap_slice0_local_momentum_f_x_along_dq = t265 * cache.flap_slice0_mass
+        - flap_slice0_local_inertia_h_y_along_dq * t71
+        - flap_base_velocity_w_z_along_dq * cache.flap_slice0_local_inertia_h_y;
+    let t266 = -(flap_slice0_local_momentum_f_x_along_dq * t80);
+    let t267 = flap_slice1_local_inertia_h_x_along_dq * t67;
+    let t268 = flap_bend_y_rate * flap_slice2_local_bend_y_column_v_y_along_dq
+        + flap_base_velocity_v_y_along_dq;
+    let flap_slice2_local_momentum_f_y_along_dq = flap_slice2_local_inertia_h_x_along_dq
+        * t58 + flap_base_velocity_w_z_along_dq * cache.flap_slice2_local_inertia_h_x
+        + t268 * cache.flap_slice0_mass;
+    let t269 = t59 * flap_slice2_local_momentum_f_y_along_dq;
+    let flap_slice0_local_subspace0_v_x_along_dq = p.flap_length
+        * flap_slice0_local_bend_y_column_v_x_along_dq;
+    let t270 = (0.00001818241927340114 * t212 * t91 * flap_slice0_bend_along_dq
+        + 0.000054547257820203424 * t91 * flap_slice0_bend_along_dq * t252
+        + 0.000054547257820203424 * cache.flap_slice0_bend_c5 * t218
+        + 0.00001818241927340114 * cache.flap_slice0_bend_c3 * t218
+        + 0.0014314988413324798 * t212 * t92 * flap_slice0_bend_along_dq
+        - 0.0014314988413324798 * t92 * flap_slice0_bend_along_dq * t192
+        - 0.000054547257820203424 * t214 * t91 * flap_slice0_bend_along_dq
+        - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t218)
+        + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate * t215
+        + qdd[2] * flap_slice0_local_subspace0_v_x_along_dq
+        + 0.1127016653792583 * flap_bend_y_rate * flap_base_velocity_v_y_along_dq
+        + flap_base_bias_v_x_along_dq
+        - flap_base_velocity_w_z_along_dq * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_y
+        - flap_bend_y_rate * flap_base_velocity_w_z
+            * flap_slice0_local_bend_y_column_v_y_along_dq;
+    let t271 = -(cache.flap_slice0_local_inertia_h_y * t270);
+    let flap_slice1_local_inertia_i_22_along_dq = cache.flap_slice1_mass
+        * (2.0 * cache.flap_slice1_local_com_x * flap_slice1_local_com_x_along_dq
+            + 2.0 * cache.flap_slice1_local_com_y * flap_slice1_local_com_y_along_dq);
+    let t272 = t75 * flap_slice1_local_inertia_i_22_along_dq;
+    let t273 = -(flap_slice1_local_momentum_n_x * flap_base_velocity_w_y_along_dq);
+    let t274 = flap_base_velocity_w_x_along_dq * flap_slice2_local_momentum_n_y;
+    let t275 = flap_slice1_local_momentum_f_y * t190;
+    let flap_slice0_local_momentum_f_y_along_dq = t71
+        * flap_slice0_local_inertia_h_x_along_dq
+        + flap_base_velocity_w_z_along_dq * cache.flap_slice0_local_inertia_h_x
+        + t216 * cache.flap_slice0_mass;
+    let t276 = t72 * flap_slice0_local_momentum_f_y_along_dq;
+    let flap_slice2_local_subspace0_v_y_along_dq = p.flap_length
+        * flap_slice2_local_bend_y_column_v_y_along_dq;
+    let t277 = qdd[2] * flap_slice2_local_subspace0_v_y_along_dq
+        + flap_base_bias_v_y_along_dq
+        + flap_bend_y_rate * flap_base_velocity_w_z
+            * flap_slice2_local_bend_y_column_v_x_along_dq
+        + flap_base_velocity_w_z_along_dq * flap_bend_y_rate
+            * cache.flap_slice2_local_bend_y_column_v_x
+        + (3.903983606488539 * t46
+            * (3.0 * softgen_runtime::stumpff(flap_slice2_bend)[8] - 0.5 * t219)
+            * flap_slice2_bend_along_dq
+            + 3.903983606488539 * cache.flap_slice2_bend_c6 * t250
+            + 0.4879979508110674 * cache.flap_slice2_bend_c4 * t250
+            + 3.7190320061795608 * t47 * t221 * flap_slice2_bend_along_dq
+            + 3.7190320061795608 * t253 * cache.flap_slice2_bend_c4
+            + 0.4879979508110674 * t46 * t221 * flap_slice2_bend_along_dq
+            - 2.439989754055337 * cache.flap_slice2_bend_c5 * t250
+            - 2.439989754055337 * t220 * t46 * flap_slice2_bend_along_dq
+            - 1.8595160030897804 * cache.flap_slice2_bend_c3 * t253
+            - 1.8595160030897804 * t47 * t201 * flap_slice2_bend_along_dq)
+        - 0.8872983346207417 * flap_base_velocity_v_x_along_dq * flap_bend_y_rate
+        - 0.8872983346207417 * t202 * flap_bend_y_rate * flap_bend_y_rate;
+    let t278 = t277 * cache.flap_slice2_local_inertia_h_x;
+    let t279 = -(flap_slice2_local_momentum_f_x * t268);
+    let flap_slice1_local_inertia_com_00_along_dq = 2.0 * t262 * t118 * t119;
+    let flap_slice1_local_inertia_i_00_along_dq = 2.0 * cache.flap_slice1_mass
+        * cache.flap_slice1_local_com_y * flap_slice1_local_com_y_along_dq
+        + flap_slice1_local_inertia_com_00_along_dq;
+    let flap_slice1_local_momentum_n_x_along_dq = flap_slice1_local_inertia_i_01
+        * flap_base_velocity_w_y_along_dq
+        + flap_base_velocity_w_x * flap_slice1_local_inertia_i_00_along_dq
+        + flap_base_velocity_v_z_along_dq * cache.flap_slice1_local_inertia_h_y
+        + flap_base_velocity_w_x_along_dq * flap_slice1_local_inertia_i_00
+        + flap_base_velocity_w_y * flap_slice1_local_inertia_i_01_along_dq
+        + flap_slice1_local_inertia_h_y_along_dq * flap_base_velocity_v_z;
+    let t280 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x_along_dq);
+    let t281 = t265 * flap_slice0_local_momentum_f_y;
+    let flap_slice2_local_inertia_com_11_along_dq = 2.0 * t210 * t209 * t112;
+    let flap_slice2_local_inertia_i_11_along_dq = 2.0 * cache.flap_slice2_local_com_x
+        * flap_slice2_local_com_x_along_dq * cache.flap_slice0_mass
+        + flap_slice2_local_inertia_com_11_along_dq;
+    let flap_slice2_local_momentum_n_y_along_dq = flap_base_velocity_w_x
+        * flap_slice2_local_inertia_i_01_along_dq
+        + cache.flap_slice2_local_inertia_i_11 * flap_base_velocity_w_y_along_dq
+        + flap_base_velocity_w_y * flap_slice2_local_inertia_i_11_along_dq
+        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_x_along_dq
+        - flap_base_velocity_v_z_along_dq * cache.flap_slice2_local_inertia_h_x
+        - flap_slice2_local_inertia_h_x_along_dq * flap_base_velocity_v_z;
+    let t282 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y_along_dq;
+    let flap_slice1_local_subspace0_v_y_along_dq = p.flap_length
+        * flap_slice1_local_bend_y_column_v_y_along_dq;
+    let t283 = qdd[2] * flap_slice1_local_subspace0_v_y_along_dq
+        + flap_base_bias_v_y_along_dq
+        + cache.flap_slice1_local_bend_y_column_v_x * flap_base_velocity_w_z_along_dq
+            * flap_bend_y_rate
+        + flap_bend_y_rate * flap_base_velocity_w_z
+            * flap_slice1_local_bend_y_column_v_x_along_dq
+        + (0.015625 * cache.flap_slice1_bend_c4 * t250
+            + 0.015625 * t46 * flap_slice1_bend_along_dq * t245
+            + 0.125 * (3.0 * softgen_runtime::stumpff(flap_slice1_bend)[8] - 0.5 * t256)
+                * t46 * flap_slice1_bend_along_dq
+            + 0.375 * t47 * flap_slice1_bend_along_dq * t245
+            + 0.375 * cache.flap_slice1_bend_c4 * t253
+            + 0.125 * t250 * cache.flap_slice1_bend_c6
+            - 0.078125 * cache.flap_slice1_bend_c5 * t250
+            - 0.078125 * t257 * t46 * flap_slice1_bend_along_dq
+            - 0.1875 * t188 * t47 * flap_slice1_bend_along_dq
+            - 0.1875 * cache.flap_slice1_bend_c3 * t253)
+        - 0.5 * flap_base_velocity_v_x_along_dq * flap_bend_y_rate
+        - 0.5 * flap_bend_y_rate * flap_bend_y_rate * t189;
+    let t284 = cache.flap_slice1_local_inertia_h_x * t283;
+    let t285 = cache.flap_slice0_local_inertia_i_22 * flap_base_bias_w_z_along_dq;
+    let flap_slice1_local_momentum_f_y_along_dq = flap_slice1_local_inertia_h_x_along_dq
+        * t61 + flap_base_velocity_w_z_along_dq * cache.flap_slice1_local_inertia_h_x
+        + cache.flap_slice1_mass * t247;
+    let t286 = flap_slice1_local_momentum_f_y_along_dq * t62;
+    let t287 = -(t94 * flap_slice2_local_inertia_h_y_along_dq);
+    let flap_slice0_local_inertia_com_11_along_dq = 2.0 * t112 * t113 * t195;
+    let flap_slice0_local_inertia_i_11_along_dq = 2.0 * cache.flap_slice0_local_com_x
+        * flap_slice0_local_com_x_along_dq * cache.flap_slice0_mass
+        + flap_slice0_local_inertia_com_11_along_dq;
+    let flap_slice0_local_momentum_n_y_along_dq = flap_slice0_local_inertia_i_01
+        * flap_base_velocity_w_x_along_dq
+        + flap_slice0_local_inertia_i_11 * flap_base_velocity_w_y_along_dq
+        + flap_base_velocity_w_x * flap_slice0_local_inertia_i_01_along_dq
+        + flap_base_velocity_w_y * flap_slice0_local_inertia_i_11_along_dq
+        - flap_base_velocity_v_z * flap_slice0_local_inertia_h_x_along_dq
+        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z_along_dq;
+    let t288 = flap_base_velocity_w_x * flap_slice0_local_momentum_n_y_along_dq;
+    let t289 = -(flap_slice2_local_momentum_n_x * flap_base_velocity_w_y_along_dq);
+    let t290 = -(flap_slice1_local_inertia_h_y_along_dq * t98);
+    let t291 = flap_slice2_local_momentum_f_y * t203;
+    let t292 = t180 + t182 + t191 + t196 + t198 + t199 + t200 + t204 + t205 + t206 + t211
+        + t217 + t242 + t243 + t248 + t255 + t259 + t260 + t263 + t264 + t266 + t267
+        + t269 + t271 + t272 + t273 + t274 + t275 + t276 + t278 + t279 + t280 + t281
+        + t282 + t284 + t285 + t286 + t287 + t288 + t289 + t290 + t291;
+    let t293 = flap_base_velocity_v_z_along_dq * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_f_z_along_dq = t293
+        - (flap_base_velocity_w_y * flap_slice2_local_inertia_h_x_along_dq
+            + cache.flap_slice2_local_inertia_h_x * flap_base_velocity_w_y_along_dq
+            - flap_base_velocity_w_x_along_dq * cache.flap_slice2_local_inertia_h_y
+            - flap_base_velocity_w_x * flap_slice2_local_inertia_h_y_along_dq);
+    let t294 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z_along_dq;
+    let t295 = t241 * cache.flap_slice0_mass;
+    let t296 = cache.flap_slice1_mass * t258;
+    let t297 = -(flap_base_bias_w_z_along_dq * cache.flap_slice1_local_inertia_h_y);
+    let t298 = -(cache.flap_slice2_local_inertia_h_y * flap_base_bias_w_z_along_dq);
+    let t299 = -(flap_slice2_local_momentum_f_y_along_dq * t58);
+    let flap_slice1_local_momentum_f_z_along_dq = cache.flap_slice1_mass
+        * flap_base_velocity_v_z_along_dq
+        - (flap_slice1_local_inertia_h_x_along_dq * flap_base_velocity_w_y
+            + cache.flap_slice1_local_inertia_h_x * flap_base_velocity_w_y_along_dq
+            - flap_base_velocity_w_x * flap_slice1_local_inertia_h_y_along_dq
+            - flap_base_velocity_w_x_along_dq * cache.flap_slice1_local_inertia_h_y);
+    let t300 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z_along_dq;
+    let t301 = -(flap_slice0_local_momentum_f_y_along_dq * t71);
+    let t302 = flap_slice0_local_momentum_f_z * flap_base_velocity_w_y_along_dq;
+    let t303 = t270 * cache.flap_slice0_mass;
+    let flap_slice0_local_momentum_f_z_along_dq = t293
+        - (cache.flap_slice0_local_inertia_h_x * flap_base_velocity_w_y_along_dq
+            + flap_base_velocity_w_y * flap_slice0_local_inertia_h_x_along_dq
+            - flap_base_velocity_w_x * flap_slice0_local_inertia_h_y_along_dq
+            - flap_base_velocity_w_x_along_dq * cache.flap_slice0_local_inertia_h_y);
+    let t304 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z_along_dq;
+    let t305 = flap_base_velocity_w_y_along_dq * flap_slice2_local_momentum_f_z;
+    let t306 = -(t75 * flap_slice1_local_inertia_h_y_along_dq);
+    let t307 = -(t65 * flap_slice2_local_inertia_h_y_along_dq);
+    let t308 = -(flap_base_bias_w_z_along_dq * cache.flap_slice0_local_inertia_h_y);
+    let t309 = -(flap_slice2_local_momentum_f_y * flap_base_velocity_w_z_along_dq);
+    let t310 = -(flap_base_velocity_w_z_along_dq * flap_slice1_local_momentum_f_y);
+    let t311 = -(flap_base_velocity_w_z_along_dq * flap_slice0_local_momentum_f_y);
+    let t312 = -(t61 * flap_slice1_local_momentum_f_y_along_dq);
+    let t313 = -(flap_slice0_local_inertia_h_y_along_dq * t54);
+    let t314 = flap_base_velocity_w_y_along_dq * flap_slice1_local_momentum_f_z;
+    let t315 = t294 + t295 + t296 + t297 + t298 + t299 + t300 + t301 + t302 + t303 + t304
+        + t305 + t306 + t307 + t308 + t309 + t310 + t311 + t312 + t313 + t314;
+    let t316 = flap_base_bias_w_z_along_dq * cache.flap_slice2_local_inertia_h_x;
+    let t317 = -(flap_base_velocity_w_x_along_dq * flap_slice0_local_momentum_f_z);
+    let t318 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z_along_dq);
+    let t319 = t61 * flap_slice1_local_momentum_f_x_along_dq;
+    let t320 = flap_slice0_local_momentum_f_x_along_dq * t71;
+    let t321 = -(flap_base_velocity_w_x_along_dq * flap_slice1_local_momentum_f_z);
+    let t322 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z_along_dq);
+    let t323 = flap_slice2_local_momentum_f_x * flap_base_velocity_w_z_along_dq;
+    let t324 = t58 * flap_slice2_local_momentum_f_x_along_dq;
+    let t325 = cache.flap_slice0_local_inertia_h_x * flap_base_bias_w_z_along_dq;
+    let t326 = t75 * flap_slice1_local_inertia_h_x_along_dq;
+    let t327 = -(flap_base_velocity_w_x_along_dq * flap_slice2_local_momentum_f_z);
+    let t328 = flap_base_bias_w_z_along_dq * cache.flap_slice1_local_inertia_h_x;
+    let t329 = t65 * flap_slice2_local_inertia_h_x_along_dq;
+    let t330 = flap_base_velocity_w_z_along_dq * flap_slice1_local_momentum_f_x;
+    let t331 = t277 * cache.flap_slice0_mass;
+    let t332 = flap_base_velocity_w_z_along_dq * flap_slice0_local_momentum_f_x;
+    let t333 = cache.flap_slice1_mass * t283;
+    let t334 = t254 * cache.flap_slice0_mass;
+    let t335 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z_along_dq);
+    let t336 = t54 * flap_slice0_local_inertia_h_x_along_dq;
+    let t337 = t316 + t317 + t318 + t319 + t320 + t321 + t322 + t323 + t324 + t325 + t326
+        + t327 + t328 + t329 + t330 + t331 + t332 + t333 + t334 + t335 + t336;
+    let flap_base_bias_v_z_along_dq = t240 * cache.flap_rotation_12
+        + flap_rotation_02_along_dq * t50 + cache.flap_rotation_02 * t238
+        + t49 * flap_rotation_12_along_dq + t239 * cache.flap_rotation_22
+        + t51 * flap_rotation_22_along_dq;
+    let t338 = flap_base_velocity_w_x * flap_bend_y_rate
+        * flap_slice0_local_bend_y_column_v_y_along_dq
+        + flap_base_velocity_w_x_along_dq * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_y + flap_base_bias_v_z_along_dq
+        - flap_base_velocity_w_y * flap_bend_y_rate
+            * flap_slice0_local_bend_y_column_v_x_along_dq
+        - flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_x
+            * flap_base_velocity_w_y_along_dq;
+    let flap_base_bias_w_y_along_dq = cache.flap_rotation_11 * arm_tip_bias_w_y_along_dq
+        + flap_rotation_11_along_dq * arm_tip_bias_w_y
+        + cache.flap_rotation_21 * arm_tip_bias_w_z_along_dq
+        + flap_rotation_01_along_dq * arm_tip_bias_w_x
+        + cache.flap_rotation_01 * arm_tip_bias_w_x_along_dq
+        + arm_tip_bias_w_z * flap_rotation_21_along_dq;
+    let t339 = flap_base_bias_w_y_along_dq
+        - 0.5 * flap_base_velocity_w_x_along_dq * flap_bend_y_rate;
+    let flap_base_bias_w_x_along_dq = flap_rotation_10_along_dq * arm_tip_bias_w_y
+        + arm_tip_bias_w_z_along_dq * cache.flap_rotation_20
+        + arm_tip_bias_w_z * flap_rotation_20_along_dq
+        + cache.flap_rotation_10 * arm_tip_bias_w_y_along_dq
+        + flap_rotation_00_along_dq * arm_tip_bias_w_x
+        + arm_tip_bias_w_x_along_dq * cache.flap_rotation_00;
+    let t340 = flap_base_bias_w_x_along_dq
+        + 0.5 * flap_bend_y_rate * flap_base_velocity_w_y_along_dq;
+    let t341 = flap_base_velocity_w_x_along_dq * flap_bend_y_rate
+        * cache.flap_slice1_local_bend_y_column_v_y
+        + flap_base_velocity_w_x * flap_bend_y_rate
+            * flap_slice1_local_bend_y_column_v_y_along_dq + flap_base_bias_v_z_along_dq
+        - flap_base_velocity_w_y * flap_bend_y_rate
+            * flap_slice1_local_bend_y_column_v_x_along_dq
+        - cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+            * flap_base_velocity_w_y_along_dq;
+    let t342 = flap_base_bias_w_y_along_dq
+        - 0.8872983346207417 * flap_base_velocity_w_x_along_dq * flap_bend_y_rate;
+    let t343 = 0.8872983346207417 * flap_bend_y_rate * flap_base_velocity_w_y_along_dq
+        + flap_base_bias_w_x_along_dq;
+    let t344 = flap_base_bias_w_y_along_dq
+        - 0.1127016653792583 * flap_base_velocity_w_x_along_dq * flap_bend_y_rate;
+    let t345 = flap_base_bias_w_x_along_dq
+        + 0.1127016653792583 * flap_bend_y_rate * flap_base_velocity_w_y_along_dq;
+    let t346 = flap_base_bias_v_z_along_dq
+        + flap_base_velocity_w_x_along_dq * cache.flap_slice2_local_bend_y_column_v_y
+            * flap_bend_y_rate
+        + flap_base_velocity_w_x * flap_bend_y_rate
+            * flap_slice2_local_bend_y_column_v_y_along_dq
+        - flap_base_velocity_w_y * flap_bend_y_rate
+            * flap_slice2_local_bend_y_column_v_x_along_dq
+        - flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x
+            * flap_base_velocity_w_y_along_dq;
+    let t347 = flap_base_velocity_w_x_along_dq * flap_slice1_local_momentum_f_y
+        + flap_base_velocity_w_x_along_dq * flap_slice0_local_momentum_f_y
+        + t338 * cache.flap_slice0_mass
+        + flap_base_velocity_w_x * flap_slice0_local_momentum_f_y_along_dq
+        + flap_base_velocity_w_x * flap_slice2_local_momentum_f_y_along_dq
+        + cache.flap_slice1_mass * t341
+        + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y_along_dq
+        + t346 * cache.flap_slice0_mass
+        + flap_slice2_local_momentum_f_y * flap_base_velocity_w_x_along_dq
+        - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x_along_dq
+        - (flap_slice1_local_inertia_h_x_along_dq * t87
+            + cache.flap_slice1_local_inertia_h_x * t339
+            - t86 * flap_slice1_local_inertia_h_y_along_dq
+            - cache.flap_slice1_local_inertia_h_y * t340)
+        - flap_slice2_local_momentum_f_x * flap_base_velocity_w_y_along_dq
+        - flap_base_velocity_w_y_along_dq * flap_slice1_local_momentum_f_x
+        - (t342 * cache.flap_slice2_local_inertia_h_x
+            + flap_slice2_local_inertia_h_x_along_dq * t78
+            - cache.flap_slice2_local_inertia_h_y * t343
+            - flap_slice2_local_inertia_h_y_along_dq * t79)
+        - (t344 * cache.flap_slice0_local_inertia_h_x
+            + t82 * flap_slice0_local_inertia_h_x_along_dq
+            - flap_slice0_local_inertia_h_y_along_dq * t83
+            - cache.flap_slice0_local_inertia_h_y * t345)
+        - flap_base_velocity_w_y_along_dq * flap_slice0_local_momentum_f_x
+        - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x_along_dq
+        - flap_base_velocity_w_y * flap_slice2_local_momentum_f_x_along_dq;
+    let flap_composite_force_f_y_along_dq = cache.flap_rotation_10 * t315
+        + cache.flap_rotation_11 * t337 + flap_rotation_10_along_dq * t109
+        + t77 * flap_rotation_11_along_dq + t347 * cache.flap_rotation_12
+        + t90 * flap_rotation_12_along_dq;
+    let flap_slice1_local_momentum_n_z_along_dq = t247
+        * cache.flap_slice1_local_inertia_h_x
+        + t61 * flap_slice1_local_inertia_i_22_along_dq
+        + flap_slice1_local_inertia_h_x_along_dq * t85
+        + flap_base_velocity_w_z_along_dq * cache.flap_slice1_local_inertia_i_22
+        - cache.flap_slice1_local_inertia_h_y * t190
+        - t62 * flap_slice1_local_inertia_h_y_along_dq;
+    let flap_slice0_local_momentum_n_z_along_dq = flap_slice0_local_inertia_i_22_along_dq
+        * t71 + t80 * flap_slice0_local_inertia_h_x_along_dq
+        + flap_base_velocity_w_z_along_dq * cache.flap_slice0_local_inertia_i_22
+        + t216 * cache.flap_slice0_local_inertia_h_x
+        - flap_slice0_local_inertia_h_y_along_dq * t72
+        - t265 * cache.flap_slice0_local_inertia_h_y;
+    let flap_slice2_local_momentum_n_z_along_dq = t268
+        * cache.flap_slice2_local_inertia_h_x
+        + flap_base_velocity_w_z_along_dq * cache.flap_slice2_local_inertia_i_22
+        + flap_slice2_local_inertia_i_22_along_dq * t58
+        + t81 * flap_slice2_local_inertia_h_x_along_dq
+        - t59 * flap_slice2_local_inertia_h_y_along_dq
+        - cache.flap_slice2_local_inertia_h_y * t203;
+    let t348 = flap_slice1_local_momentum_n_z * flap_base_velocity_w_y_along_dq
+        + flap_slice0_local_inertia_i_01 * t344
+        + flap_slice0_local_inertia_h_y_along_dq * t84
+        + flap_slice2_local_inertia_i_00_along_dq * t79
+        + flap_slice0_local_inertia_i_01_along_dq * t82
+        + flap_slice2_local_momentum_n_z * flap_base_velocity_w_y_along_dq
+        + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z_along_dq
+        + flap_slice1_local_inertia_h_y_along_dq * t89
+        + cache.flap_slice2_local_inertia_h_y * t346
+        + cache.flap_slice0_local_inertia_h_y * t338
+        + t86 * flap_slice1_local_inertia_i_00_along_dq
+        + cache.flap_slice2_local_inertia_i_00 * t343
+        + t85 * flap_slice1_local_momentum_f_z_along_dq
+        + t341 * cache.flap_slice1_local_inertia_h_y
+        + flap_slice0_local_inertia_i_00_along_dq * t83
+        + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z_along_dq
+        + t268 * flap_slice2_local_momentum_f_z
+        + flap_slice2_local_inertia_i_01_along_dq * t78
+        + flap_base_velocity_w_y_along_dq * flap_slice0_local_momentum_n_z
+        + t87 * flap_slice1_local_inertia_i_01_along_dq
+        + flap_slice0_local_momentum_f_z_along_dq * t80
+        + t81 * flap_slice2_local_momentum_f_z_along_dq
+        + t340 * flap_slice1_local_inertia_i_00 + t247 * flap_slice1_local_momentum_f_z
+        + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z_along_dq
+        + flap_slice0_local_inertia_i_00 * t345
+        + cache.flap_slice2_local_inertia_i_01 * t342
+        + flap_slice1_local_inertia_i_01 * t339 + t216 * flap_slice0_local_momentum_f_z
+        + t88 * flap_slice2_local_inertia_h_y_along_dq
+        - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y_along_dq
+        - flap_slice0_local_momentum_n_y * flap_base_velocity_w_z_along_dq
+        - flap_slice0_local_momentum_n_y_along_dq * t71
+        - flap_base_velocity_v_z_along_dq * flap_slice0_local_momentum_f_y
+        - t61 * flap_slice1_local_momentum_n_y_along_dq
+        - flap_slice2_local_momentum_f_y_along_dq * flap_base_velocity_v_z
+        - flap_slice1_local_momentum_f_y_along_dq * flap_base_velocity_v_z
+        - flap_slice2_local_momentum_n_y_along_dq * t58
+        - flap_slice2_local_momentum_f_y * flap_base_velocity_v_z_along_dq
+        - flap_slice2_local_momentum_n_y * flap_base_velocity_w_z_along_dq
+        - flap_slice1_local_momentum_n_y * flap_base_velocity_w_z_along_dq
+        - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z_along_dq;
+    let flap_composite_force_f_x_along_dq = flap_rotation_00_along_dq * t109
+        + cache.flap_rotation_01 * t337 + cache.flap_rotation_02 * t347
+        + t315 * cache.flap_rotation_00 + flap_rotation_02_along_dq * t90
+        + flap_rotation_01_along_dq * t77;
+    let t349 = flap_slice0_local_inertia_i_11_along_dq * t82
+        + t344 * flap_slice0_local_inertia_i_11
+        + t86 * flap_slice1_local_inertia_i_01_along_dq
+        + flap_base_velocity_v_z_along_dq * flap_slice0_local_momentum_f_x
+        + flap_slice0_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+        + flap_slice1_local_inertia_i_11 * t339
+        + flap_base_velocity_v_z * flap_slice2_local_momentum_f_x_along_dq
+        + t87 * flap_slice1_local_inertia_i_11_along_dq
+        + flap_base_velocity_w_z_along_dq * flap_slice2_local_momentum_n_x
+        + t78 * flap_slice2_local_inertia_i_11_along_dq
+        + flap_slice1_local_inertia_i_01 * t340
+        + flap_slice2_local_momentum_n_x_along_dq * t58
+        + flap_base_velocity_v_z_along_dq * flap_slice1_local_momentum_f_x
+        + t342 * cache.flap_slice2_local_inertia_i_11
+        + flap_slice2_local_inertia_i_01_along_dq * t79
+        + t61 * flap_slice1_local_momentum_n_x_along_dq
+        + flap_slice0_local_momentum_n_x_along_dq * t71
+        + flap_slice0_local_inertia_i_01_along_dq * t83
+        + flap_slice1_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+        + flap_base_velocity_w_z_along_dq * flap_slice0_local_momentum_n_x
+        + flap_slice0_local_inertia_i_01 * t345
+        + cache.flap_slice2_local_inertia_i_01 * t343
+        + flap_slice1_local_momentum_n_x * flap_base_velocity_w_z_along_dq
+        + flap_slice2_local_momentum_f_x * flap_base_velocity_v_z_along_dq
+        - t346 * cache.flap_slice2_local_inertia_h_x
+        - t84 * flap_slice0_local_inertia_h_x_along_dq
+        - flap_slice1_local_momentum_f_z * t190
+        - t88 * flap_slice2_local_inertia_h_x_along_dq
+        - flap_base_velocity_w_x_along_dq * flap_slice0_local_momentum_n_z
+        - t62 * flap_slice1_local_momentum_f_z_along_dq
+        - flap_base_velocity_w_x * flap_slice1_local_momentum_n_z_along_dq
+        - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z_along_dq
+        - t265 * flap_slice0_local_momentum_f_z
+        - cache.flap_slice0_local_inertia_h_x * t338
+        - flap_base_velocity_w_x_along_dq * flap_slice1_local_momentum_n_z
+        - flap_slice1_local_inertia_h_x_along_dq * t89
+        - t59 * flap_slice2_local_momentum_f_z_along_dq
+        - t203 * flap_slice2_local_momentum_f_z
+        - t72 * flap_slice0_local_momentum_f_z_along_dq
+        - t341 * cache.flap_slice1_local_inertia_h_x
+        - flap_base_velocity_w_x_along_dq * flap_slice2_local_momentum_n_z
+        - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z_along_dq;
+    let flap_composite_force_n_z_along_dq = flap_composite_force_f_y
+        * flap_position_x_along_dq + t292 * cache.flap_rotation_22
+        + t122 * flap_rotation_22_along_dq
+        + cache.flap_position_x * flap_composite_force_f_y_along_dq
+        + flap_rotation_21_along_dq * t123 + t348 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t349 + flap_rotation_20_along_dq * t121
+        - cache.flap_position_y * flap_composite_force_f_x_along_dq
+        - flap_position_y_along_dq * flap_composite_force_f_x;
+    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let t350 = 2.0 * wrist_com_x_along_dq * cache.wrist_com_x;
+    let t351 = p.wrist_inertia_xy * cache.arm_tip_rotation_11
+        + cache.arm_tip_rotation_12 * p.wrist_inertia_xz
+        + cache.arm_tip_rotation_10 * p.wrist_inertia_xx;
+    let t352 = p.wrist_inertia_zz * arm_tip_rotation_12_along_dq
+        + arm_tip_rotation_10_along_dq * p.wrist_inertia_xz
+        + p.wrist_inertia_yz * arm_tip_rotation_11_along_dq;
+    let t353 = p.wrist_inertia_yy * arm_tip_rotation_11_along_dq
+        + p.wrist_inertia_yz * arm_tip_rotation_12_along_dq
+        + p.wrist_inertia_xy * arm_tip_rotation_10_along_dq;
+    let t354 = cache.arm_tip_rotation_11 * p.wrist_inertia_yz
+        + cache.arm_tip_rotation_10 * p.wrist_inertia_xz
+        + cache.arm_tip_rotation_12 * p.wrist_inertia_zz;
+    let t355 = cache.arm_tip_rotation_10 * p.wrist_inertia_xy
+        + p.wrist_inertia_yy * cache.arm_tip_rotation_11
+        + cache.arm_tip_rotation_12 * p.wrist_inertia_yz;
+    let t356 = p.wrist_inertia_xx * arm_tip_rotation_10_along_dq
+        + arm_tip_rotation_12_along_dq * p.wrist_inertia_xz
+        + p.wrist_inertia_xy * arm_tip_rotation_11_along_dq;
+    let wrist_inertia_com_11_along_dq = t351 * arm_tip_rotation_10_along_dq
+        + cache.arm_tip_rotation_12 * t352 + cache.arm_tip_rotation_11 * t353
+        + t354 * arm_tip_rotation_12_along_dq + t355 * arm_tip_rotation_11_along_dq
+        + cache.arm_tip_rotation_10 * t356;
+    let wrist_inertia_i_11_along_dq = p.wrist_mass * (t350 + t168)
+        + wrist_inertia_com_11_along_dq;
+    let wrist_inertia_com_12_along_dq = cache.arm_tip_rotation_20 * t356
+        + t354 * arm_tip_rotation_22_along_dq + cache.arm_tip_rotation_21 * t353
+        + t351 * arm_tip_rotation_20_along_dq + t355 * arm_tip_rotation_21_along_dq
+        + t352 * cache.arm_tip_rotation_22;
+    let wrist_inertia_i_12_along_dq = wrist_inertia_com_12_along_dq
+        - p.wrist_mass * wrist_com_z_along_dq * cache.wrist_com_y
+        - cache.wrist_com_z * p.wrist_mass * wrist_com_y_along_dq;
+    let wrist_momentum_n_y_along_dq = cache.wrist_inertia_h_z
+        * arm_tip_velocity_v_x_along_dq
+        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y_along_dq
+        + wrist_inertia_i_11_along_dq * arm_tip_velocity_w_y
+        + arm_tip_velocity_w_z * wrist_inertia_i_12_along_dq
+        + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x_along_dq
+        + wrist_inertia_h_z_along_dq * arm_tip_velocity_v_x
+        + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_i_12
+        + wrist_inertia_i_01_along_dq * arm_tip_velocity_w_x
+        - wrist_inertia_h_x_along_dq * arm_tip_velocity_v_z
+        - cache.wrist_inertia_h_x * arm_tip_velocity_v_z_along_dq;
+    let wrist_momentum_f_x_along_dq = p.wrist_mass * arm_tip_velocity_v_x_along_dq
+        - (arm_tip_velocity_w_z * wrist_inertia_h_y_along_dq
+            + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_h_y
+            - cache.wrist_inertia_h_z * arm_tip_velocity_w_y_along_dq
+            - arm_tip_velocity_w_y * wrist_inertia_h_z_along_dq);
+    let wrist_momentum_f_y_along_dq = p.wrist_mass * arm_tip_velocity_v_y_along_dq
+        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x_along_dq
+            + wrist_inertia_h_z_along_dq * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_h_x
+            - arm_tip_velocity_w_z * wrist_inertia_h_x_along_dq);
+    let wrist_inertia_com_22_along_dq = (p.wrist_inertia_xx
+        * arm_tip_rotation_20_along_dq
+        + p.wrist_inertia_xy * arm_tip_rotation_21_along_dq
+        + arm_tip_rotation_22_along_dq * p.wrist_inertia_xz) * cache.arm_tip_rotation_20
+        + cache.arm_tip_rotation_22
+            * (p.wrist_inertia_yz * arm_tip_rotation_21_along_dq
+                + arm_tip_rotation_20_along_dq * p.wrist_inertia_xz
+                + arm_tip_rotation_22_along_dq * p.wrist_inertia_zz)
+        + (cache.arm_tip_rotation_22 * p.wrist_inertia_yz
+            + cache.arm_tip_rotation_21 * p.wrist_inertia_yy
+            + cache.arm_tip_rotation_20 * p.wrist_inertia_xy)
+            * arm_tip_rotation_21_along_dq
+        + (cache.arm_tip_rotation_22 * p.wrist_inertia_zz
+            + cache.arm_tip_rotation_21 * p.wrist_inertia_yz
+            + cache.arm_tip_rotation_20 * p.wrist_inertia_xz)
+            * arm_tip_rotation_22_along_dq
+        + cache.arm_tip_rotation_21
+            * (p.wrist_inertia_xy * arm_tip_rotation_20_along_dq
+                + arm_tip_rotation_22_along_dq * p.wrist_inertia_yz
+                + p.wrist_inertia_yy * arm_tip_rotation_21_along_dq)
+        + (cache.arm_tip_rotation_20 * p.wrist_inertia_xx
+            + cache.arm_tip_rotation_22 * p.wrist_inertia_xz
+            + cache.arm_tip_rotation_21 * p.wrist_inertia_xy)
+            * arm_tip_rotation_20_along_dq;
+    let wrist_inertia_i_22_along_dq = wrist_inertia_com_22_along_dq
+        + p.wrist_mass * (t166 + t350);
+    let wrist_composite_force_n_z_along_dq = cache.wrist_inertia_i_02
+        * arm_tip_bias_w_x_along_dq + wrist_inertia_h_x_along_dq * arm_tip_bias_v_y
+        + flap_composite_force_n_z_along_dq
+        + wrist_momentum_n_y_along_dq * arm_tip_velocity_w_x
+        + arm_tip_bias_w_z_along_dq * cache.wrist_inertia_i_22
+        + arm_tip_bias_w_y * wrist_inertia_i_12_along_dq
+        + arm_tip_bias_v_y_along_dq * cache.wrist_inertia_h_x
+        + wrist_momentum_n_y * arm_tip_velocity_w_x_along_dq
+        + arm_tip_bias_w_y_along_dq * cache.wrist_inertia_i_12
+        + arm_tip_bias_w_x * wrist_inertia_i_02_along_dq
+        + arm_tip_velocity_v_x * wrist_momentum_f_y_along_dq
+        + arm_tip_velocity_v_x_along_dq * wrist_momentum_f_y
+        + arm_tip_bias_w_z * wrist_inertia_i_22_along_dq
+        - wrist_momentum_n_x_along_dq * arm_tip_velocity_w_y
+        - wrist_inertia_h_y_along_dq * arm_tip_bias_v_x
+        - wrist_momentum_n_x * arm_tip_velocity_w_y_along_dq
+        - wrist_momentum_f_x * arm_tip_velocity_v_y_along_dq
+        - arm_tip_velocity_v_y * wrist_momentum_f_x_along_dq
+        - cache.wrist_inertia_h_y * arm_tip_bias_v_x_along_dq;
+    let flap_composite_force_f_z_along_dq = t347 * cache.flap_rotation_22
+        + t77 * flap_rotation_21_along_dq + flap_rotation_22_along_dq * t90
+        + t315 * cache.flap_rotation_20 + flap_rotation_20_along_dq * t109
+        + cache.flap_rotation_21 * t337;
+    let wrist_composite_force_f_z_along_dq = flap_composite_force_f_z_along_dq
+        + arm_tip_velocity_w_x_along_dq * wrist_momentum_f_y
+        + wrist_momentum_f_y_along_dq * arm_tip_velocity_w_x
+        + p.wrist_mass * arm_tip_bias_v_z_along_dq
+        - (cache.wrist_inertia_h_x * arm_tip_bias_w_y_along_dq
+            + wrist_inertia_h_x_along_dq * arm_tip_bias_w_y
+            - cache.wrist_inertia_h_y * arm_tip_bias_w_x_along_dq
+            - arm_tip_bias_w_x * wrist_inertia_h_y_along_dq)
+        - arm_tip_velocity_w_y * wrist_momentum_f_x_along_dq
+        - wrist_momentum_f_x * arm_tip_velocity_w_y_along_dq;
+    let flap_composite_force_n_y_along_dq = flap_rotation_11_along_dq * t123
+        + t122 * flap_rotation_12_along_dq + cache.flap_rotation_10 * t348
+        + flap_composite_force_f_x * flap_position_z_along_dq
+        + flap_rotation_10_along_dq * t121 + cache.flap_rotation_11 * t349
+        + cache.flap_position_z * flap_composite_force_f_x_along_dq
+        + t292 * cache.flap_rotation_12
+        - flap_composite_force_f_z * flap_position_x_along_dq
+        - cache.flap_position_x * flap_composite_force_f_z_along_dq;
+    let wrist_momentum_f_z_along_dq = p.wrist_mass * arm_tip_velocity_v_z_along_dq
+        - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y_along_dq
+            + wrist_inertia_h_x_along_dq * arm_tip_velocity_w_y
+            - wrist_inertia_h_y_along_dq * arm_tip_velocity_w_x
+            - cache.wrist_inertia_h_y * arm_tip_velocity_w_x_along_dq);
+    let wrist_momentum_n_z_along_dq = wrist_inertia_h_x_along_dq * arm_tip_velocity_v_y
+        + wrist_inertia_i_02_along_dq * arm_tip_velocity_w_x
+        + cache.wrist_inertia_h_x * arm_tip_velocity_v_y_along_dq
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x_along_dq
+        + arm_tip_velocity_w_y * wrist_inertia_i_12_along_dq
+        + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_i_22
+        + arm_tip_velocity_w_z * wrist_inertia_i_22_along_dq
+        + cache.wrist_inertia_i_12 * arm_tip_velocity_w_y_along_dq
+        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x_along_dq
+        - wrist_inertia_h_y_along_dq * arm_tip_velocity_v_x;
+    let wrist_composite_force_n_y_along_dq = arm_tip_bias_w_z_along_dq
+        * cache.wrist_inertia_i_12 + cache.wrist_inertia_h_z * arm_tip_bias_v_x_along_dq
+        + flap_composite_force_n_y_along_dq
+        + wrist_inertia_i_01_along_dq * arm_tip_bias_w_x
+        + wrist_inertia_i_11_along_dq * arm_tip_bias_w_y
+        + wrist_inertia_h_z_along_dq * arm_tip_bias_v_x
+        + wrist_momentum_f_x * arm_tip_velocity_v_z_along_dq
+        + cache.wrist_inertia_i_11 * arm_tip_bias_w_y_along_dq
+        + cache.wrist_inertia_i_01 * arm_tip_bias_w_x_along_dq
+        + arm_tip_bias_w_z * wrist_inertia_i_12_along_dq
+        + arm_tip_velocity_v_z * wrist_momentum_f_x_along_dq
+        + arm_tip_velocity_w_z_along_dq * wrist_momentum_n_x
+        + arm_tip_velocity_w_z * wrist_momentum_n_x_along_dq
+        - wrist_momentum_n_z * arm_tip_velocity_w_x_along_dq
+        - wrist_inertia_h_x_along_dq * arm_tip_bias_v_z
+        - wrist_momentum_f_z_along_dq * arm_tip_velocity_v_x
+        - cache.wrist_inertia_h_x * arm_tip_bias_v_z_along_dq
+        - wrist_momentum_n_z_along_dq * arm_tip_velocity_w_x
+        - arm_tip_velocity_v_x_along_dq * wrist_momentum_f_z;
+    let wrist_composite_force_f_y = p.wrist_mass * arm_tip_bias_v_y
+        + flap_composite_force_f_y + arm_tip_velocity_w_z * wrist_momentum_f_x
+        - (arm_tip_bias_w_x * cache.wrist_inertia_h_z
+            - arm_tip_bias_w_z * cache.wrist_inertia_h_x)
+        - arm_tip_velocity_w_x * wrist_momentum_f_z;
+    let flap_slices_local_inertia_h_y_along_dq = flap_slice0_local_inertia_h_y_along_dq
+        + flap_slice1_local_inertia_h_y_along_dq
+        + flap_slice2_local_inertia_h_y_along_dq;
+    let flap_slices_local_inertia_h_x_along_dq = flap_slice1_local_inertia_h_x_along_dq
+        + flap_slice2_local_inertia_h_x_along_dq
+        + flap_slice0_local_inertia_h_x_along_dq;
+    let flap_slices_inertia_h_x_along_dq = flap_rotation_01_along_dq
+        * cache.flap_slices_local_inertia_h_y
+        + cache.flap_rotation_01 * flap_slices_local_inertia_h_y_along_dq
+        + flap_rotation_00_along_dq * cache.flap_slices_local_inertia_h_x
+        + cache.flap_slices_local_inertia_m * flap_position_x_along_dq
+        + flap_slices_local_inertia_h_x_along_dq * cache.flap_rotation_00;
+    let wrist_composite_inertia_h_x_along_dq = wrist_inertia_h_x_along_dq
+        + flap_slices_inertia_h_x_along_dq;
+    let flap_slices_inertia_h_y_along_dq = flap_rotation_11_along_dq
+        * cache.flap_slices_local_inertia_h_y
+        + flap_position_y_along_dq * cache.flap_slices_local_inertia_m
+        + flap_rotation_10_along_dq * cache.flap_slices_local_inertia_h_x
+        + cache.flap_rotation_10 * flap_slices_local_inertia_h_x_along_dq
+        + cache.flap_rotation_11 * flap_slices_local_inertia_h_y_along_dq;
+    let wrist_composite_inertia_h_y_along_dq = wrist_inertia_h_y_along_dq
+        + flap_slices_inertia_h_y_along_dq;
+    let arm_slice1_bend_along_dq = 0.10890625570683385 * arm_bend_squared_along_dq;
+    let t357 = cache.arm_slice1_bend_c4 - 0.5 * cache.arm_slice1_bend_c3;
+    let t358 = 1.5 * cache.arm_slice1_bend_c5 - 0.5 * cache.arm_slice1_bend_c4;
+    let t359 = 0.035940096619352636 * t358 * arm_slice1_bend_along_dq * t18
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t130
+        - 0.035940096619352636 * arm_slice1_bend_along_dq * t357 * t18
+        - 0.035940096619352636 * t130 * cache.arm_slice1_bend_c2;
+    let arm_slice1_local_com_y_along_dq = 0.10890625570683385 * arm_slice1_bend_along_dq
+        * t357 * t18 + 0.10890625570683385 * t130 * cache.arm_slice1_bend_c2;
+    let arm_slice1_local_bend_y_column_w_z_along_dq = -0.035940096619352636
+        * cache.arm_slice1_bend_c3 * t124
+        - 0.035940096619352636 * t358 * arm_slice1_bend_along_dq * t0;
+    let arm_slice1_local_bend_y_column_w_y_along_dq = -0.035940096619352636
+        * cache.arm_slice1_bend_c3 * t128
+        - 0.035940096619352636 * t129 * t358 * arm_slice1_bend_along_dq;
+    let arm_slice1_local_com_z_along_dq = 0.10890625570683385 * t22
+        * arm_slice1_bend_along_dq * t357
+        + 0.10890625570683385 * t133 * cache.arm_slice1_bend_c2;
+    let arm_slice1_local_bend_y_column_v_x_along_dq = t359
+        - (arm_slice1_local_bend_y_column_w_y_along_dq * cache.arm_slice1_local_com_z
+            + cache.arm_slice1_local_bend_y_column_w_y * arm_slice1_local_com_z_along_dq
+            - arm_slice1_local_com_y_along_dq * cache.arm_slice1_local_bend_y_column_w_z
+            - cache.arm_slice1_local_com_y
+                * arm_slice1_local_bend_y_column_w_z_along_dq);
+    let arm_slice1_local_inertia_h_y_along_dq = cache.arm_slice1_mass
+        * arm_slice1_local_com_y_along_dq;
+    let arm_slice1_local_inertia_h_z_along_dq = cache.arm_slice1_mass
+        * arm_slice1_local_com_z_along_dq;
+    let arm_slice1_local_bend_y_projected_inertia_f_x_along_dq = cache.arm_slice1_mass
+        * arm_slice1_local_bend_y_column_v_x_along_dq
+        - (cache.arm_slice1_local_bend_y_column_w_z
+            * arm_slice1_local_inertia_h_y_along_dq
+            + cache.arm_slice1_local_inertia_h_y
+                * arm_slice1_local_bend_y_column_w_z_along_dq
+            - cache.arm_slice1_local_inertia_h_z
+                * arm_slice1_local_bend_y_column_w_y_along_dq
+            - cache.arm_slice1_local_bend_y_column_w_y
+                * arm_slice1_local_inertia_h_z_along_dq);
+    let t360 = 1.5 * cache.arm_slice0_bend_c5 - 0.5 * cache.arm_slice0_bend_c4;
+    let arm_slice0_bend_along_dq = 0.004820780989426014 * arm_bend_squared_along_dq;
+    let arm_slice0_local_bend_y_column_w_y_along_dq = -0.0003347157145944845 * t129
+        * t360 * arm_slice0_bend_along_dq
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t128;
+    let t361 = cache.arm_slice0_bend_c4 - 0.5 * cache.arm_slice0_bend_c3;
+    let arm_slice0_local_com_z_along_dq = 0.004820780989426014 * cache.arm_slice0_bend_c2
+        * t133 + 0.004820780989426014 * t22 * t361 * arm_slice0_bend_along_dq;
+    let arm_slice0_local_inertia_h_z_along_dq = arm_slice0_local_com_z_along_dq
+        * cache.arm_slice0_mass;
+    let arm_slice0_local_com_y_along_dq = 0.004820780989426014 * t361 * t18
+        * arm_slice0_bend_along_dq
+        + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t130;
+    let arm_slice0_local_inertia_h_y_along_dq = cache.arm_slice0_mass
+        * arm_slice0_local_com_y_along_dq;
+    let arm_slice0_local_bend_y_column_w_z_along_dq = -0.0003347157145944845 * t0 * t360
+        * arm_slice0_bend_along_dq
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t124;
+    let t362 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t130
+        + 0.0003347157145944845 * t18 * t360 * arm_slice0_bend_along_dq
+        - 0.0003347157145944845 * t361 * t18 * arm_slice0_bend_along_dq
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t130;
+    let arm_slice0_local_bend_y_column_v_x_along_dq = t362
+        - (cache.arm_slice0_local_com_z * arm_slice0_local_bend_y_column_w_y_along_dq
+            + arm_slice0_local_com_z_along_dq * cache.arm_slice0_local_bend_y_column_w_y
+            - arm_slice0_local_bend_y_column_w_z_along_dq * cache.arm_slice0_local_com_y
+            - cache.arm_slice0_local_bend_y_column_w_z
+                * arm_slice0_local_com_y_along_dq);
+    let arm_slice0_local_bend_y_projected_inertia_f_x_along_dq = arm_slice0_local_bend_y_column_v_x_along_dq
+        * cache.arm_slice0_mass
+        - (arm_slice0_local_inertia_h_y_along_dq
+            * cache.arm_slice0_local_bend_y_column_w_z
+            + arm_slice0_local_bend_y_column_w_z_along_dq
+                * cache.arm_slice0_local_inertia_h_y
+            - arm_slice0_local_bend_y_column_w_y_along_dq
+                * cache.arm_slice0_local_inertia_h_z
+            - arm_slice0_local_inertia_h_z_along_dq
+                * cache.arm_slice0_local_bend_y_column_w_y);
+    let t363 = cache.arm_slice3_bend_c4 - 0.5 * cache.arm_slice3_bend_c3;
+    let arm_slice3_bend_along_dq = 0.8659570925834785 * arm_bend_squared_along_dq;
+    let arm_slice3_local_com_y_along_dq = 0.8659570925834785 * cache.arm_slice3_bend_c2
+        * t130 + 0.8659570925834785 * t363 * arm_slice3_bend_along_dq * t18;
+    let arm_slice3_local_com_z_along_dq = 0.8659570925834785 * cache.arm_slice3_bend_c2
+        * t133 + 0.8659570925834785 * t22 * t363 * arm_slice3_bend_along_dq;
+    let t364 = 1.5 * cache.arm_slice3_bend_c5 - 0.5 * cache.arm_slice3_bend_c4;
+    let arm_slice3_local_bend_y_column_w_y_along_dq = -0.8058320946447624 * t129
+        * arm_slice3_bend_along_dq * t364
+        - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t128;
+    let arm_slice3_local_bend_y_column_w_z_along_dq = -0.8058320946447624
+        * cache.arm_slice3_bend_c3 * t124
+        - 0.8058320946447624 * arm_slice3_bend_along_dq * t0 * t364;
+    let t365 = 0.8058320946447624 * arm_slice3_bend_along_dq * t18 * t364
+        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t130
+        - 0.8058320946447624 * t363 * arm_slice3_bend_along_dq * t18
+        - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t130;
+    let arm_slice3_local_bend_y_column_v_x_along_dq = t365
+        - (cache.arm_slice3_local_bend_y_column_w_y * arm_slice3_local_com_z_along_dq
+            + cache.arm_slice3_local_com_z * arm_slice3_local_bend_y_column_w_y_along_dq
+            - arm_slice3_local_com_y_along_dq * cache.arm_slice3_local_bend_y_column_w_z
+            - cache.arm_slice3_local_com_y
+                * arm_slice3_local_bend_y_column_w_z_along_dq);
+    let arm_slice3_local_inertia_h_z_along_dq = cache.arm_slice0_mass
+        * arm_slice3_local_com_z_along_dq;
+    let arm_slice3_local_inertia_h_y_along_dq = cache.arm_slice0_mass
+        * arm_slice3_local_com_y_along_dq;
+    let arm_slice3_local_bend_y_projected_inertia_f_x_along_dq = arm_slice3_local_bend_y_column_v_x_along_dq
+        * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_y
+            * arm_slice3_local_bend_y_column_w_z_along_dq
+            + arm_slice3_local_inertia_h_y_along_dq
+                * cache.arm_slice3_local_bend_y_column_w_z
+            - cache.arm_slice3_local_inertia_h_z
+                * arm_slice3_local_bend_y_column_w_y_along_dq
+            - cache.arm_slice3_local_bend_y_column_w_y
+                * arm_slice3_local_inertia_h_z_along_dq);
+    let t366 = 1.5 * cache.arm_slice2_bend_c5 - 0.5 * cache.arm_slice2_bend_c4;
+    let arm_slice2_bend_along_dq = 0.44888729929169013 * arm_bend_squared_along_dq;
+    let arm_slice2_local_bend_y_column_w_y_along_dq = -0.3007502358784333 * t129 * t366
+        * arm_slice2_bend_along_dq
+        - 0.3007502358784333 * cache.arm_slice2_bend_c3 * t128;
+    let arm_slice2_local_bend_y_column_w_z_along_dq = -0.3007502358784333 * t124
+        * cache.arm_slice2_bend_c3
+        - 0.3007502358784333 * t366 * arm_slice2_bend_along_dq * t0;
+    let t367 = cache.arm_slice2_bend_c4 - 0.5 * cache.arm_slice2_bend_c3;
+    let arm_slice2_local_com_y_along_dq = 0.44888729929169013 * t367
+        * arm_slice2_bend_along_dq * t18
+        + 0.44888729929169013 * t130 * cache.arm_slice2_bend_c2;
+    let arm_slice2_local_inertia_h_y_along_dq = cache.arm_slice1_mass
+        * arm_slice2_local_com_y_along_dq;
+    let arm_slice2_local_com_z_along_dq = 0.44888729929169013 * t367 * t22
+        * arm_slice2_bend_along_dq
+        + 0.44888729929169013 * t133 * cache.arm_slice2_bend_c2;
+    let arm_slice2_local_inertia_h_z_along_dq = cache.arm_slice1_mass
+        * arm_slice2_local_com_z_along_dq;
+    let t368 = 0.3007502358784333 * t366 * arm_slice2_bend_along_dq * t18
+        + 0.3007502358784333 * t130 * cache.arm_slice2_bend_c3
+        - 0.3007502358784333 * t367 * arm_slice2_bend_along_dq * t18
+        - 0.3007502358784333 * t130 * cache.arm_slice2_bend_c2;
+    let arm_slice2_local_bend_y_column_v_x_along_dq = t368
+        - (arm_slice2_local_com_z_along_dq * cache.arm_slice2_local_bend_y_column_w_y
+            + arm_slice2_local_bend_y_column_w_y_along_dq * cache.arm_slice2_local_com_z
+            - cache.arm_slice2_local_bend_y_column_w_z * arm_slice2_local_com_y_along_dq
+            - arm_slice2_local_bend_y_column_w_z_along_dq
+                * cache.arm_slice2_local_com_y);
+    let arm_slice2_local_bend_y_projected_inertia_f_x_along_dq = cache.arm_slice1_mass
+        * arm_slice2_local_bend_y_column_v_x_along_dq
+        - (arm_slice2_local_bend_y_column_w_z_along_dq
+            * cache.arm_slice2_local_inertia_h_y
+            + cache.arm_slice2_local_bend_y_column_w_z
+                * arm_slice2_local_inertia_h_y_along_dq
+            - arm_slice2_local_bend_y_column_w_y_along_dq
+                * cache.arm_slice2_local_inertia_h_z
+            - arm_slice2_local_inertia_h_z_along_dq
+                * cache.arm_slice2_local_bend_y_column_w_y);
+    let arm_slice0_local_bend_y_column_w_x_along_dq = -0.004820780989426014
+        * cache.arm_slice0_bend_c2 * arm_bend_z_along_dq
+        - 0.004820780989426014 * cache.arm_bend_z * t361 * arm_slice0_bend_along_dq;
+    let t369 = 0.5 * cache.arm_slice0_bend_c3 - 0.5 * cache.arm_slice0_bend_c2;
+    let arm_slice0_local_com_x_along_dq = 0.06943184420297371 * p.section_length
+        * arm_slice0_bend_along_dq * t369;
+    let arm_slice0_local_inertia_h_x_along_dq = arm_slice0_local_com_x_along_dq
+        * cache.arm_slice0_mass;
+    let t370 = 2.0 * cache.arm_slice0_bend_c6 - 0.5 * cache.arm_slice0_bend_c5;
+    let t371 = 0.000046479858696022525 * t370 * t27 * arm_slice0_bend_along_dq
+        + 0.000046479858696022525 * t137 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t137
+        - 0.000023239929348011262 * t27 * t360 * arm_slice0_bend_along_dq;
+    let arm_slice0_local_bend_y_column_v_z_along_dq = t371
+        - (cache.arm_slice0_local_bend_y_column_w_x * arm_slice0_local_com_y_along_dq
+            + cache.arm_slice0_local_com_y * arm_slice0_local_bend_y_column_w_x_along_dq
+            - cache.arm_slice0_local_com_x * arm_slice0_local_bend_y_column_w_y_along_dq
+            - arm_slice0_local_com_x_along_dq
+                * cache.arm_slice0_local_bend_y_column_w_y);
+    let arm_slice0_local_bend_y_projected_inertia_f_z_along_dq = arm_slice0_local_bend_y_column_v_z_along_dq
+        * cache.arm_slice0_mass
+        - (cache.arm_slice0_local_inertia_h_x
+            * arm_slice0_local_bend_y_column_w_y_along_dq
+            + arm_slice0_local_inertia_h_x_along_dq
+                * cache.arm_slice0_local_bend_y_column_w_y
+            - arm_slice0_local_inertia_h_y_along_dq
+                * cache.arm_slice0_local_bend_y_column_w_x
+            - cache.arm_slice0_local_inertia_h_y
+                * arm_slice0_local_bend_y_column_w_x_along_dq);
+    let arm_slice3_local_bend_y_column_w_x_along_dq = -0.8659570925834785
+        * cache.arm_bend_z * t363 * arm_slice3_bend_along_dq
+        - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_z_along_dq;
+    let t372 = 0.5 * cache.arm_slice3_bend_c3 - 0.5 * cache.arm_slice3_bend_c2;
+    let arm_slice3_local_com_x_along_dq = 0.9305681557970262 * p.section_length * t372
+        * arm_slice3_bend_along_dq;
+    let t373 = 2.0 * cache.arm_slice3_bend_c6 - 0.5 * cache.arm_slice3_bend_c5;
+    let t374 = 1.4997633723912625 * arm_slice3_bend_along_dq * t27 * t373
+        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t137
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t137
+        - 0.7498816861956312 * arm_slice3_bend_along_dq * t27 * t364;
+    let arm_slice3_local_bend_y_column_v_z_along_dq = t374
+        - (arm_slice3_local_bend_y_column_w_x_along_dq * cache.arm_slice3_local_com_y
+            + arm_slice3_local_com_y_along_dq * cache.arm_slice3_local_bend_y_column_w_x
+            - cache.arm_slice3_local_bend_y_column_w_y * arm_slice3_local_com_x_along_dq
+            - cache.arm_slice3_local_com_x
+                * arm_slice3_local_bend_y_column_w_y_along_dq);
+    let arm_slice3_local_inertia_h_x_along_dq = cache.arm_slice0_mass
+        * arm_slice3_local_com_x_along_dq;
+    let arm_slice3_local_bend_y_projected_inertia_f_z_along_dq = arm_slice3_local_bend_y_column_v_z_along_dq
+        * cache.arm_slice0_mass
+        - (arm_slice3_local_inertia_h_x_along_dq
+            * cache.arm_slice3_local_bend_y_column_w_y
+            + cache.arm_slice3_local_inertia_h_x
+                * arm_slice3_local_bend_y_column_w_y_along_dq
+            - arm_slice3_local_inertia_h_y_along_dq
+                * cache.arm_slice3_local_bend_y_column_w_x
+            - arm_slice3_local_bend_y_column_w_x_along_dq
+                * cache.arm_slice3_local_inertia_h_y);
+    let t375 = 2.0 * cache.arm_slice1_bend_c6 - 0.5 * cache.arm_slice1_bend_c5;
+    let t376 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t137
+        + 0.02372114506416456 * arm_slice1_bend_along_dq * t27 * t375
+        - 0.01186057253208228 * t358 * arm_slice1_bend_along_dq * t27
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t137;
+    let arm_slice1_local_bend_y_column_w_x_along_dq = -0.10890625570683385
+        * cache.arm_bend_z * arm_slice1_bend_along_dq * t357
+        - 0.10890625570683385 * arm_bend_z_along_dq * cache.arm_slice1_bend_c2;
+    let t377 = 0.5 * cache.arm_slice1_bend_c3 - 0.5 * cache.arm_slice1_bend_c2;
+    let arm_slice1_local_com_x_along_dq = 0.33000947820757187 * p.section_length * t377
+        * arm_slice1_bend_along_dq;
+    let arm_slice1_local_bend_y_column_v_z_along_dq = t376
+        - (arm_slice1_local_bend_y_column_w_x_along_dq * cache.arm_slice1_local_com_y
+            + arm_slice1_local_com_y_along_dq * cache.arm_slice1_local_bend_y_column_w_x
+            - arm_slice1_local_bend_y_column_w_y_along_dq * cache.arm_slice1_local_com_x
+            - cache.arm_slice1_local_bend_y_column_w_y
+                * arm_slice1_local_com_x_along_dq);
+    let arm_slice1_local_inertia_h_x_along_dq = arm_slice1_local_com_x_along_dq
+        * cache.arm_slice1_mass;
+    let arm_slice1_local_bend_y_projected_inertia_f_z_along_dq = cache.arm_slice1_mass
+        * arm_slice1_local_bend_y_column_v_z_along_dq
+        - (cache.arm_slice1_local_bend_y_column_w_y
+            * arm_slice1_local_inertia_h_x_along_dq
+            + arm_slice1_local_bend_y_column_w_y_along_dq
+                * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_bend_y_column_w_x
+                * arm_slice1_local_inertia_h_y_along_dq
+            - cache.arm_slice1_local_inertia_h_y
+                * arm_slice1_local_bend_y_column_w_x_along_dq);
+    let t378 = 0.5 * cache.arm_slice2_bend_c3 - 0.5 * cache.arm_slice2_bend_c2;
+    let arm_slice2_local_com_x_along_dq = 0.6699905217924281 * t378 * p.section_length
+        * arm_slice2_bend_along_dq;
+    let arm_slice2_local_inertia_h_x_along_dq = cache.arm_slice1_mass
+        * arm_slice2_local_com_x_along_dq;
+    let arm_slice2_local_bend_y_column_w_x_along_dq = -0.44888729929169013
+        * cache.arm_bend_z * t367 * arm_slice2_bend_along_dq
+        - 0.44888729929169013 * arm_bend_z_along_dq * cache.arm_slice2_bend_c2;
+    let t379 = 2.0 * cache.arm_slice2_bend_c6 - 0.5 * cache.arm_slice2_bend_c5;
+    let t380 = 0.4029996149307748 * t137 * cache.arm_slice2_bend_c4
+        + 0.4029996149307748 * arm_slice2_bend_along_dq * t27 * t379
+        - 0.2014998074653874 * t137 * cache.arm_slice2_bend_c3
+        - 0.2014998074653874 * t366 * arm_slice2_bend_along_dq * t27;
+    let arm_slice2_local_bend_y_column_v_z_along_dq = t380
+        - (cache.arm_slice2_local_bend_y_column_w_x * arm_slice2_local_com_y_along_dq
+            + arm_slice2_local_bend_y_column_w_x_along_dq * cache.arm_slice2_local_com_y
+            - arm_slice2_local_bend_y_column_w_y_along_dq * cache.arm_slice2_local_com_x
+            - arm_slice2_local_com_x_along_dq
+                * cache.arm_slice2_local_bend_y_column_w_y);
+    let arm_slice2_local_bend_y_projected_inertia_f_z_along_dq = cache.arm_slice1_mass
+        * arm_slice2_local_bend_y_column_v_z_along_dq
+        - (cache.arm_slice2_local_bend_y_column_w_y
+            * arm_slice2_local_inertia_h_x_along_dq
+            + arm_slice2_local_bend_y_column_w_y_along_dq
+                * cache.arm_slice2_local_inertia_h_x
+            - arm_slice2_local_bend_y_column_w_x_along_dq
+                * cache.arm_slice2_local_inertia_h_y
+            - cache.arm_slice2_local_bend_y_column_w_x
+                * arm_slice2_local_inertia_h_y_along_dq);
+    let t381 = 0.10890625570683385 * p.section_length * arm_slice1_bend_along_dq * t357;
+    let t382 = t381 + 0.02372114506416456 * t141 * cache.arm_slice1_bend_c4
+        + 0.02372114506416456 * arm_slice1_bend_along_dq * t26 * t375
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t141
+        - 0.01186057253208228 * t358 * arm_slice1_bend_along_dq * t26;
+    let arm_slice1_local_bend_y_column_v_y_along_dq = t382
+        - (cache.arm_slice1_local_com_x * arm_slice1_local_bend_y_column_w_z_along_dq
+            + arm_slice1_local_com_x_along_dq * cache.arm_slice1_local_bend_y_column_w_z
+            - arm_slice1_local_bend_y_column_w_x_along_dq * cache.arm_slice1_local_com_z
+            - cache.arm_slice1_local_bend_y_column_w_x
+                * arm_slice1_local_com_z_along_dq);
+    let arm_slice1_local_bend_y_projected_inertia_f_y_along_dq = cache.arm_slice1_mass
+        * arm_slice1_local_bend_y_column_v_y_along_dq
+        - (cache.arm_slice1_local_bend_y_column_w_x
+            * arm_slice1_local_inertia_h_z_along_dq
+            + cache.arm_slice1_local_inertia_h_z
+                * arm_slice1_local_bend_y_column_w_x_along_dq
+            - cache.arm_slice1_local_inertia_h_x
+                * arm_slice1_local_bend_y_column_w_z_along_dq
+            - cache.arm_slice1_local_bend_y_column_w_z
+                * arm_slice1_local_inertia_h_x_along_dq);
+    let t383 = 0.8659570925834785 * p.section_length * t363 * arm_slice3_bend_along_dq;
+    let t384 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t141 + t383
+        + 1.4997633723912625 * t26 * arm_slice3_bend_along_dq * t373
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t141
+        - 0.7498816861956312 * t26 * arm_slice3_bend_along_dq * t364;
+    let arm_slice3_local_bend_y_column_v_y_along_dq = t384
+        - (arm_slice3_local_com_x_along_dq * cache.arm_slice3_local_bend_y_column_w_z
+            + cache.arm_slice3_local_com_x * arm_slice3_local_bend_y_column_w_z_along_dq
+            - cache.arm_slice3_local_bend_y_column_w_x * arm_slice3_local_com_z_along_dq
+            - arm_slice3_local_bend_y_column_w_x_along_dq
+                * cache.arm_slice3_local_com_z);
+    let arm_slice3_local_bend_y_projected_inertia_f_y_along_dq = cache.arm_slice0_mass
+        * arm_slice3_local_bend_y_column_v_y_along_dq
+        - (arm_slice3_local_inertia_h_z_along_dq
+            * cache.arm_slice3_local_bend_y_column_w_x
+            + arm_slice3_local_bend_y_column_w_x_along_dq
+                * cache.arm_slice3_local_inertia_h_z
+            - arm_slice3_local_inertia_h_x_along_dq
+                * cache.arm_slice3_local_bend_y_column_w_z
+            - cache.arm_slice3_local_inertia_h_x
+                * arm_slice3_local_bend_y_column_w_z_along_dq);
+    let t385 = 0.44888729929169013 * t367 * p.section_length * arm_slice2_bend_along_dq;
+    let t386 = 0.4029996149307748 * t141 * cache.arm_slice2_bend_c4
+        + 0.4029996149307748 * arm_slice2_bend_along_dq * t26 * t379 + t385
+        - 0.2014998074653874 * t141 * cache.arm_slice2_bend_c3
+        - 0.2014998074653874 * t366 * arm_slice2_bend_along_dq * t26;
+    let arm_slice2_local_bend_y_column_v_y_along_dq = t386
+        - (arm_slice2_local_bend_y_column_w_z_along_dq * cache.arm_slice2_local_com_x
+            + cache.arm_slice2_local_bend_y_column_w_z * arm_slice2_local_com_x_along_dq
+            - arm_slice2_local_com_z_along_dq * cache.arm_slice2_local_bend_y_column_w_x
+            - arm_slice2_local_bend_y_column_w_x_along_dq
+                * cache.arm_slice2_local_com_z);
+    let arm_slice2_local_bend_y_projected_inertia_f_y_along_dq = cache.arm_slice1_mass
+        * arm_slice2_local_bend_y_column_v_y_along_dq
+        - (arm_slice2_local_bend_y_column_w_x_along_dq
+            * cache.arm_slice2_local_inertia_h_z
+            + cache.arm_slice2_local_bend_y_column_w_x
+                * arm_slice2_local_inertia_h_z_along_dq
+            - arm_slice2_local_bend_y_column_w_z_along_dq
+                * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_bend_y_column_w_z
+                * arm_slice2_local_inertia_h_x_along_dq);
+    let t387 = 0.004820780989426014 * p.section_length * t361 * arm_slice0_bend_along_dq;
+    let t388 = t387 + 0.000046479858696022525 * t370 * t26 * arm_slice0_bend_along_dq
+        + 0.000046479858696022525 * t141 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * t141 * cache.arm_slice0_bend_c3
+        - 0.000023239929348011262 * t26 * t360 * arm_slice0_bend_along_dq;
+    let arm_slice0_local_bend_y_column_v_y_along_dq = t388
+        - (cache.arm_slice0_local_bend_y_column_w_z * arm_slice0_local_com_x_along_dq
+            + cache.arm_slice0_local_com_x * arm_slice0_local_bend_y_column_w_z_along_dq
+            - arm_slice0_local_com_z_along_dq * cache.arm_slice0_local_bend_y_column_w_x
+            - cache.arm_slice0_local_com_z
+                * arm_slice0_local_bend_y_column_w_x_along_dq);
+    let arm_slice0_local_bend_y_projected_inertia_f_y_along_dq = arm_slice0_local_bend_y_column_v_y_along_dq
+        * cache.arm_slice0_mass
+        - (arm_slice0_local_inertia_h_z_along_dq
+            * cache.arm_slice0_local_bend_y_column_w_x
+            + arm_slice0_local_bend_y_column_w_x_along_dq
+                * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_bend_y_column_w_z
+                * arm_slice0_local_inertia_h_x_along_dq
+            - arm_slice0_local_bend_y_column_w_z_along_dq
+                * cache.arm_slice0_local_inertia_h_x);
+    let arm_subspace0_projected_inertia_f_z_along_dq = arm_tip_subspace0_v_z_along_dq
+        * cache.wrist_composite_inertia_m
+        + p.section_length
+            * (0.3894183423086505
+                * (arm_slice1_local_bend_y_projected_inertia_f_x_along_dq
+                    + arm_slice0_local_bend_y_projected_inertia_f_x_along_dq
+                    + arm_slice3_local_bend_y_projected_inertia_f_x_along_dq
+                    + arm_slice2_local_bend_y_projected_inertia_f_x_along_dq)
+                + 0.90270109637546
+                    * (arm_slice0_local_bend_y_projected_inertia_f_z_along_dq
+                        + arm_slice3_local_bend_y_projected_inertia_f_z_along_dq
+                        + arm_slice1_local_bend_y_projected_inertia_f_z_along_dq
+                        + arm_slice2_local_bend_y_projected_inertia_f_z_along_dq)
+                + 0.1829865712999871
+                    * (arm_slice1_local_bend_y_projected_inertia_f_y_along_dq
+                        + arm_slice3_local_bend_y_projected_inertia_f_y_along_dq
+                        + arm_slice2_local_bend_y_projected_inertia_f_y_along_dq
+                        + arm_slice0_local_bend_y_projected_inertia_f_y_along_dq))
+        - (cache.wrist_composite_inertia_h_x * arm_tip_subspace0_w_y_along_dq
+            + wrist_composite_inertia_h_x_along_dq * cache.arm_tip_subspace0_w_y
+            - cache.wrist_composite_inertia_h_y * arm_tip_subspace0_w_x_along_dq
+            - wrist_composite_inertia_h_y_along_dq * cache.arm_tip_subspace0_w_x);
+    let flap_composite_force_n_x_along_dq = cache.flap_rotation_01 * t349
+        + flap_rotation_01_along_dq * t123
+        + flap_position_y_along_dq * flap_composite_force_f_z
+        + t292 * cache.flap_rotation_02
+        + cache.flap_position_y * flap_composite_force_f_z_along_dq
+        + flap_rotation_00_along_dq * t121 + flap_rotation_02_along_dq * t122
+        + t348 * cache.flap_rotation_00
+        - flap_position_z_along_dq * flap_composite_force_f_y
+        - cache.flap_position_z * flap_composite_force_f_y_along_dq;
+    let wrist_composite_force_n_x_along_dq = arm_tip_bias_w_x_along_dq
+        * cache.wrist_inertia_i_00 + arm_tip_bias_v_z * wrist_inertia_h_y_along_dq
+        + arm_tip_bias_w_x * wrist_inertia_i_00_along_dq
+        + arm_tip_velocity_v_y_along_dq * wrist_momentum_f_z
+        + wrist_inertia_i_01_along_dq * arm_tip_bias_w_y
+        + arm_tip_bias_w_z * wrist_inertia_i_02_along_dq
+        + wrist_momentum_n_z * arm_tip_velocity_w_y_along_dq
+        + wrist_momentum_f_z_along_dq * arm_tip_velocity_v_y
+        + cache.wrist_inertia_h_y * arm_tip_bias_v_z_along_dq
+        + cache.wrist_inertia_i_01 * arm_tip_bias_w_y_along_dq
+        + arm_tip_bias_w_z_along_dq * cache.wrist_inertia_i_02
+        + wrist_momentum_n_z_along_dq * arm_tip_velocity_w_y
+        + flap_composite_force_n_x_along_dq
+        - arm_tip_bias_v_y_along_dq * cache.wrist_inertia_h_z
+        - wrist_momentum_n_y * arm_tip_velocity_w_z_along_dq
+        - arm_tip_velocity_w_z * wrist_momentum_n_y_along_dq
+        - arm_tip_velocity_v_z * wrist_momentum_f_y_along_dq
+        - arm_tip_velocity_v_z_along_dq * wrist_momentum_f_y
+        - arm_tip_bias_v_y * wrist_inertia_h_z_along_dq;
+    let wrist_composite_force_f_x_along_dq = p.wrist_mass * arm_tip_bias_v_x_along_dq
+        + wrist_momentum_f_z_along_dq * arm_tip_velocity_w_y
+        + flap_composite_force_f_x_along_dq
+        + arm_tip_velocity_w_y_along_dq * wrist_momentum_f_z
+        - arm_tip_velocity_w_z * wrist_momentum_f_y_along_dq
+        - arm_tip_velocity_w_z_along_dq * wrist_momentum_f_y
+        - (arm_tip_bias_w_z * wrist_inertia_h_y_along_dq
+            + arm_tip_bias_w_z_along_dq * cache.wrist_inertia_h_y
+            - wrist_inertia_h_z_along_dq * arm_tip_bias_w_y
+            - cache.wrist_inertia_h_z * arm_tip_bias_w_y_along_dq);
+    let t389 = 0.9305681557970262 * cache.arm_bend_z * cache.arm_slice3_bend_c1;
+    let t390 = -0.8659570925834785 * arm_bend_squared * t363 * arm_slice3_bend_along_dq
+        - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared_along_dq;
+    let t391 = 1.0 / p.section_mass;
+    let t392 = 0.000002 * t391 * cache.arm_slice0_mass
+        - 0.000001 * t391 * cache.arm_slice0_mass;
+    let t393 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
+    let t394 = 0.9305681557970262 * cache.arm_bend_z * t372 * arm_slice3_bend_along_dq
+        + 0.9305681557970262 * arm_bend_z_along_dq * cache.arm_slice3_bend_c1;
+    let arm_slice3_local_inertia_com_02_along_dq = t389 * t390 * t392
+        + t392 * t393 * t394;
+    let arm_slice3_local_inertia_i_02_along_dq = arm_slice3_local_inertia_com_02_along_dq
+        - cache.arm_slice3_local_com_z * cache.arm_slice0_mass
+            * arm_slice3_local_com_x_along_dq
+        - cache.arm_slice3_local_com_x * cache.arm_slice0_mass
+            * arm_slice3_local_com_z_along_dq;
+    let arm_slice3_local_subspace1_w_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_x;
+    let t395 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t14
+        - 1.4997633723912625 * cache.arm_slice3_bend_c4 * t14;
+    let arm_slice3_local_subspace0_w_x = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_x;
+    let t396 = arm_slice3_local_subspace1_w_x * qdd[1] + t395
+        + arm_slice3_local_subspace0_w_x * qdd[0];
+    let arm_slice3_local_bend_z_column_w_x_along_dq = 0.8659570925834785
+        * cache.arm_bend_y * t363 * arm_slice3_bend_along_dq
+        + 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_y_along_dq;
+    let arm_slice3_local_subspace1_w_x_along_dq = p.section_length
+        * arm_slice3_local_bend_z_column_w_x_along_dq;
+    let t397 = 0.7498816861956312 * t155 * cache.arm_slice3_bend_c3
+        + 0.7498816861956312 * arm_slice3_bend_along_dq * t14 * t364
+        - 1.4997633723912625 * t155 * cache.arm_slice3_bend_c4
+        - 1.4997633723912625 * arm_slice3_bend_along_dq * t373 * t14;
+    let arm_slice3_local_subspace0_w_x_along_dq = arm_slice3_local_bend_y_column_w_x_along_dq
+        * p.section_length;
+    let t398 = qdd[1] * arm_slice3_local_subspace1_w_x_along_dq + t397
+        + arm_slice3_local_subspace0_w_x_along_dq * qdd[0];
+    let arm_slice3_local_subspace0_v_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_y;
+    let arm_slice3_local_subspace1_v_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_y;
+    let t399 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_z
+        + arm_bend_y_rate * cache.arm_slice3_local_bend_y_column_w_z;
+    let t400 = arm_bend_y_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t18
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t18)
+        + arm_bend_z_rate
+            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t22
+                - 0.8058320946447624 * t22 * cache.arm_slice3_bend_c2);
+    let t401 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t27
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t27;
+    let t402 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
+    let t403 = t401 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t402 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t35
+                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t35);
+    let t404 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_x
+        + cache.arm_slice3_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t405 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t11
+        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t10
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t10;
+    let t406 = arm_slice3_local_subspace0_v_y * qdd[0]
+        + arm_slice3_local_subspace1_v_y * qdd[1]
+        + (4.499290117173787 * cache.arm_slice3_bend_c4 * t40
+            + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t39
+            + 5.1949229180765215 * cache.arm_slice3_bend_c6 * t39
+            - 3.246826823797826 * cache.arm_slice3_bend_c5 * t39
+            - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t40)
+        - (t399 * t400 - t403 * t404)
+        - (cache.arm_slice3_local_com_x * t405 - cache.arm_slice3_local_com_z * t395);
+    let arm_slice3_local_inertia_com_22_along_dq = 2.0 * t389 * t392 * t394;
+    let t407 = 2.0 * cache.arm_slice3_local_com_x * arm_slice3_local_com_x_along_dq;
+    let t408 = 2.0 * arm_slice3_local_com_y_along_dq * cache.arm_slice3_local_com_y;
+    let arm_slice3_local_inertia_i_22_along_dq = arm_slice3_local_inertia_com_22_along_dq
+        + (t407 + t408) * cache.arm_slice0_mass;
+    let arm_slice3_local_subspace1_w_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_z;
+    let arm_slice3_local_subspace0_w_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_z;
+    let t409 = qdd[1] * arm_slice3_local_subspace1_w_z + t405
+        + qdd[0] * arm_slice3_local_subspace0_w_z;
+    let arm_slice3_local_subspace0_w_z_along_dq = p.section_length
+        * arm_slice3_local_bend_y_column_w_z_along_dq;
+    let arm_slice3_local_bend_z_column_w_z_along_dq = 0.8058320946447624 * t129
+        * arm_slice3_bend_along_dq * t364
+        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t128;
+    let arm_slice3_local_subspace1_w_z_along_dq = p.section_length
+        * arm_slice3_local_bend_z_column_w_z_along_dq;
+    let arm_slice3_bend = 0.8659570925834785 * arm_bend_squared;
+    let t410 = softgen_runtime::stumpff(arm_slice3_bend)[7];
+    let t411 = 2.5 * t410 - 0.5 * cache.arm_slice3_bend_c6;
+    let t412 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t147
+        + 0.8058320946447624 * arm_slice3_bend_along_dq * t364 * t11
+        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t146
+        + 0.6978160177890329 * arm_slice3_bend_along_dq * t373 * t10
+        - 2.0934480533670987 * arm_slice3_bend_along_dq * t411 * t10
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t146;
+    let t413 = arm_slice3_local_subspace0_w_z_along_dq * qdd[0]
+        + arm_slice3_local_subspace1_w_z_along_dq * qdd[1] + t412;
+    let arm_slice3_local_bend_z_column_v_y_along_dq = t374
+        - (cache.arm_slice3_local_com_x * arm_slice3_local_bend_z_column_w_z_along_dq
+            + arm_slice3_local_com_x_along_dq * cache.arm_slice3_local_bend_z_column_w_z
+            - cache.arm_slice3_local_bend_z_column_w_x * arm_slice3_local_com_z_along_dq
+            - cache.arm_slice3_local_com_z
+                * arm_slice3_local_bend_z_column_w_x_along_dq);
+    let t414 = arm_slice3_local_bend_y_column_v_y_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice3_local_bend_z_column_v_y_along_dq;
+    let t415 = cache.arm_slice3_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_x;
+    let t416 = cache.arm_slice3_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_y;
+    let arm_slice3_local_momentum_f_x = cache.arm_slice0_mass * t415
+        - (t399 * cache.arm_slice3_local_inertia_h_y
+            - cache.arm_slice3_local_inertia_h_z * t416);
+    let arm_slice3_local_bend_z_column_w_y_along_dq = 0.8058320946447624
+        * arm_slice3_bend_along_dq * t2 * t364
+        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t125;
+    let t417 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t133
+        + 0.8058320946447624 * t22 * arm_slice3_bend_along_dq * t364
+        - 0.8058320946447624 * t22 * t363 * arm_slice3_bend_along_dq
+        - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t133;
+    let arm_slice3_local_bend_z_column_v_x_along_dq = t417
+        - (cache.arm_slice3_local_com_z * arm_slice3_local_bend_z_column_w_y_along_dq
+            + cache.arm_slice3_local_bend_z_column_w_y * arm_slice3_local_com_z_along_dq
+            - arm_slice3_local_bend_z_column_w_z_along_dq * cache.arm_slice3_local_com_y
+            - arm_slice3_local_com_y_along_dq
+                * cache.arm_slice3_local_bend_z_column_w_z);
+    let t418 = arm_bend_z_rate * arm_slice3_local_bend_z_column_v_x_along_dq
+        + arm_slice3_local_bend_y_column_v_x_along_dq * arm_bend_y_rate;
+    let t419 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_y
+        + cache.arm_slice3_local_bend_y_column_v_y * arm_bend_y_rate;
+    let arm_slice3_local_momentum_f_y = t419 * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_z * t404
+            - cache.arm_slice3_local_inertia_h_x * t399);
+    let t420 = 1.4997633723912625 * arm_slice3_bend_along_dq * t373 * t35 + t383
+        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t177
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t177
+        - 0.7498816861956312 * arm_slice3_bend_along_dq * t35 * t364;
+    let arm_slice3_local_bend_z_column_v_z_along_dq = t420
+        - (cache.arm_slice3_local_com_y * arm_slice3_local_bend_z_column_w_x_along_dq
+            + cache.arm_slice3_local_bend_z_column_w_x * arm_slice3_local_com_y_along_dq
+            - cache.arm_slice3_local_com_x * arm_slice3_local_bend_z_column_w_y_along_dq
+            - cache.arm_slice3_local_bend_z_column_w_y
+                * arm_slice3_local_com_x_along_dq);
+    let t421 = arm_slice3_local_bend_y_column_v_z_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice3_local_bend_z_column_v_z_along_dq;
+    let t422 = 0.9305681557970262 * cache.arm_bend_y * cache.arm_slice3_bend_c1;
+    let t423 = 0.9305681557970262 * cache.arm_bend_y * t372 * arm_slice3_bend_along_dq
+        + 0.9305681557970262 * arm_bend_y_along_dq * cache.arm_slice3_bend_c1;
+    let arm_slice3_local_inertia_com_12_along_dq = t422 * t392 * t394
+        + t389 * t423 * t392;
+    let arm_slice3_local_inertia_i_12_along_dq = arm_slice3_local_inertia_com_12_along_dq
+        - cache.arm_slice3_local_com_z * cache.arm_slice0_mass
+            * arm_slice3_local_com_y_along_dq
+        - cache.arm_slice0_mass * cache.arm_slice3_local_com_y
+            * arm_slice3_local_com_z_along_dq;
+    let t424 = arm_bend_y_rate * arm_slice3_local_bend_y_column_w_z_along_dq
+        + arm_bend_z_rate * arm_slice3_local_bend_z_column_w_z_along_dq;
+    let t425 = arm_slice3_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice3_local_bend_z_column_w_x_along_dq;
+    let t426 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_z
+        + cache.arm_slice3_local_bend_y_column_v_z * arm_bend_y_rate;
+    let arm_slice3_local_inertia_com_11_along_dq = 2.0 * t423 * t422 * t392;
+    let t427 = 2.0 * cache.arm_slice3_local_com_z * arm_slice3_local_com_z_along_dq;
+    let arm_slice3_local_inertia_i_11_along_dq = arm_slice3_local_inertia_com_11_along_dq
+        + cache.arm_slice0_mass * (t427 + t407);
+    let arm_slice3_local_inertia_com_01_along_dq = t422 * t390 * t392
+        + t423 * t392 * t393;
+    let arm_slice3_local_inertia_i_01_along_dq = arm_slice3_local_inertia_com_01_along_dq
+        - cache.arm_slice3_local_com_x * cache.arm_slice0_mass
+            * arm_slice3_local_com_y_along_dq
+        - cache.arm_slice0_mass * arm_slice3_local_com_x_along_dq
+            * cache.arm_slice3_local_com_y;
+    let t428 = arm_slice3_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice3_local_bend_z_column_w_y_along_dq;
+    let arm_slice3_local_momentum_n_y_along_dq = arm_slice3_local_inertia_i_12_along_dq
+        * t399 + t424 * cache.arm_slice3_local_inertia_i_12
+        + arm_slice3_local_inertia_h_z_along_dq * t415
+        + cache.arm_slice3_local_inertia_i_01 * t425
+        + arm_slice3_local_inertia_i_11_along_dq * t416
+        + t404 * arm_slice3_local_inertia_i_01_along_dq
+        + t418 * cache.arm_slice3_local_inertia_h_z
+        + t428 * cache.arm_slice3_local_inertia_i_11
+        - cache.arm_slice3_local_inertia_h_x * t421
+        - arm_slice3_local_inertia_h_x_along_dq * t426;
+    let arm_slice3_local_momentum_n_x = cache.arm_slice3_local_inertia_i_01 * t416
+        + cache.arm_slice3_local_inertia_i_00 * t404
+        + t426 * cache.arm_slice3_local_inertia_h_y
+        + cache.arm_slice3_local_inertia_i_02 * t399
+        - t419 * cache.arm_slice3_local_inertia_h_z;
+    let arm_slice3_local_momentum_f_x_along_dq = t418 * cache.arm_slice0_mass
+        - (arm_slice3_local_inertia_h_y_along_dq * t399
+            + t424 * cache.arm_slice3_local_inertia_h_y
+            - arm_slice3_local_inertia_h_z_along_dq * t416
+            - t428 * cache.arm_slice3_local_inertia_h_z);
+    let arm_slice3_local_momentum_n_y = t416 * cache.arm_slice3_local_inertia_i_11
+        + cache.arm_slice3_local_inertia_i_01 * t404
+        + cache.arm_slice3_local_inertia_h_z * t415
+        + cache.arm_slice3_local_inertia_i_12 * t399
+        - cache.arm_slice3_local_inertia_h_x * t426;
+    let arm_slice3_local_subspace1_w_y_along_dq = p.section_length
+        * arm_slice3_local_bend_z_column_w_y_along_dq;
+    let t429 = 0.6978160177890329 * t151 * cache.arm_slice3_bend_c4
+        + 0.6978160177890329 * t5 * arm_slice3_bend_along_dq * t373
+        - 2.0934480533670987 * t5 * arm_slice3_bend_along_dq * t411
+        - 2.0934480533670987 * t151 * cache.arm_slice3_bend_c5
+        - 0.8058320946447624 * t6 * arm_slice3_bend_along_dq * t364
+        - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t152;
+    let arm_slice3_local_subspace0_w_y_along_dq = p.section_length
+        * arm_slice3_local_bend_y_column_w_y_along_dq;
+    let t430 = arm_slice3_local_subspace1_w_y_along_dq * qdd[1] + t429
+        + arm_slice3_local_subspace0_w_y_along_dq * qdd[0];
+    let arm_slice3_local_subspace1_w_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_y;
+    let t431 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t5
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t5
+        - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t6;
+    let arm_slice3_local_subspace0_w_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_y;
+    let t432 = qdd[1] * arm_slice3_local_subspace1_w_y + t431
+        + arm_slice3_local_subspace0_w_y * qdd[0];
+    let arm_slice3_local_subspace0_v_y_along_dq = p.section_length
+        * arm_slice3_local_bend_y_column_v_y_along_dq;
+    let arm_slice3_local_subspace1_v_y_along_dq = p.section_length
+        * arm_slice3_local_bend_z_column_v_y_along_dq;
+    let t433 = 3.0 * softgen_runtime::stumpff(arm_slice3_bend)[8] - 0.5 * t410;
+    let t434 = t374 * arm_bend_y_rate + arm_bend_z_rate * t420;
+    let t435 = t365 * arm_bend_y_rate + arm_bend_z_rate * t417;
+    let t436 = arm_slice3_local_subspace0_v_y_along_dq * qdd[0]
+        + arm_slice3_local_subspace1_v_y_along_dq * qdd[1]
+        + (5.1949229180765215 * t232 * cache.arm_slice3_bend_c6
+            + 4.499290117173787 * t40 * arm_slice3_bend_along_dq * t373
+            + 0.6493653647595652 * t232 * cache.arm_slice3_bend_c4
+            + 4.499290117173787 * cache.arm_slice3_bend_c4 * t231
+            + 0.6493653647595652 * arm_slice3_bend_along_dq * t373 * t39
+            + 5.1949229180765215 * arm_slice3_bend_along_dq * t433 * t39
+            - 3.246826823797826 * t232 * cache.arm_slice3_bend_c5
+            - 3.246826823797826 * arm_slice3_bend_along_dq * t411 * t39
+            - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t231
+            - 2.2496450585868937 * t40 * arm_slice3_bend_along_dq * t364)
+        - (arm_slice3_local_com_x_along_dq * t405 + cache.arm_slice3_local_com_x * t412
+            - t397 * cache.arm_slice3_local_com_z
+            - t395 * arm_slice3_local_com_z_along_dq)
+        - (t424 * t400 + t435 * t399 - t403 * t425 - t434 * t404);
+    let arm_slice3_local_inertia_com_00_along_dq = 2.0 * t390 * t392 * t393;
+    let arm_slice3_local_inertia_i_00_along_dq = arm_slice3_local_inertia_com_00_along_dq
+        + (t427 + t408) * cache.arm_slice0_mass;
+    let arm_slice3_local_momentum_n_x_along_dq = cache.arm_slice3_local_inertia_i_01
+        * t428 + arm_slice3_local_inertia_i_02_along_dq * t399
+        + arm_slice3_local_inertia_h_y_along_dq * t426
+        + t424 * cache.arm_slice3_local_inertia_i_02
+        + t421 * cache.arm_slice3_local_inertia_h_y
+        + arm_slice3_local_inertia_i_00_along_dq * t404
+        + arm_slice3_local_inertia_i_01_along_dq * t416
+        + cache.arm_slice3_local_inertia_i_00 * t425
+        - t419 * arm_slice3_local_inertia_h_z_along_dq
+        - t414 * cache.arm_slice3_local_inertia_h_z;
+    let arm_slice3_local_momentum_f_y_along_dq = t414 * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_z * t425
+            + arm_slice3_local_inertia_h_z_along_dq * t404
+            - arm_slice3_local_inertia_h_x_along_dq * t399
+            - cache.arm_slice3_local_inertia_h_x * t424);
+    let t437 = arm_bend_z_rate * t374 + t384 * arm_bend_y_rate;
+    let t438 = (t402 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t26
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t26) * arm_bend_y_rate
+        + arm_bend_z_rate * t401;
+    let arm_slice3_local_subspace1_v_x_along_dq = p.section_length
+        * arm_slice3_local_bend_z_column_v_x_along_dq;
+    let arm_slice3_local_subspace0_v_x_along_dq = arm_slice3_local_bend_y_column_v_x_along_dq
+        * p.section_length;
+    let t439 = arm_slice3_local_subspace1_v_x_along_dq * qdd[1]
+        + arm_slice3_local_subspace0_v_x_along_dq * qdd[0]
+        + (0.8058320946447624 * t33 * arm_slice3_bend_along_dq * t364
+            + 2.0934480533670987 * t34 * arm_slice3_bend_along_dq * t411
+            + 2.0934480533670987 * t236 * cache.arm_slice3_bend_c5
+            + 0.6978160177890329 * t34 * arm_slice3_bend_along_dq * t364
+            + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t236
+            - 2.0934480533670987 * t34 * arm_slice3_bend_along_dq * t373
+            - 2.0934480533670987 * t236 * cache.arm_slice3_bend_c4
+            - 0.8058320946447624 * t33 * t363 * arm_slice3_bend_along_dq)
+        - (t434 * t416 + t403 * t428 - t437 * t399 - t438 * t424)
+        - (t431 * arm_slice3_local_com_z_along_dq + cache.arm_slice3_local_com_z * t429
+            - arm_slice3_local_com_y_along_dq * t405
+            - cache.arm_slice3_local_com_y * t412);
+    let arm_slice3_local_subspace0_v_x = cache.arm_slice3_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice3_local_subspace1_v_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_x;
+    let t440 = arm_slice3_local_subspace0_v_x * qdd[0]
+        + (0.8058320946447624 * cache.arm_slice3_bend_c3 * t33
+            + 2.0934480533670987 * t34 * cache.arm_slice3_bend_c5
+            + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t34
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t33
+            - 2.0934480533670987 * t34 * cache.arm_slice3_bend_c4)
+        + arm_slice3_local_subspace1_v_x * qdd[1]
+        - (t431 * cache.arm_slice3_local_com_z - t405 * cache.arm_slice3_local_com_y)
+        - (t403 * t416 - t438 * t399);
+    let t441 = arm_slice3_local_inertia_i_02_along_dq * t396
+        + t398 * cache.arm_slice3_local_inertia_i_02
+        + t406 * arm_slice3_local_inertia_h_x_along_dq
+        + arm_slice3_local_inertia_i_22_along_dq * t409
+        + cache.arm_slice3_local_inertia_i_22 * t413
+        + t418 * arm_slice3_local_momentum_f_y
+        + arm_slice3_local_momentum_n_y_along_dq * t404
+        + t425 * arm_slice3_local_momentum_n_y
+        + cache.arm_slice3_local_inertia_i_12 * t430
+        + t432 * arm_slice3_local_inertia_i_12_along_dq
+        + cache.arm_slice3_local_inertia_h_x * t436
+        + arm_slice3_local_momentum_f_y_along_dq * t415
+        - t414 * arm_slice3_local_momentum_f_x - t428 * arm_slice3_local_momentum_n_x
+        - t419 * arm_slice3_local_momentum_f_x_along_dq
+        - arm_slice3_local_momentum_n_x_along_dq * t416
+        - t439 * cache.arm_slice3_local_inertia_h_y
+        - arm_slice3_local_inertia_h_y_along_dq * t440;
+    let t442 = cache.arm_slice1_local_bend_y_column_v_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_z;
+    let t443 = arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_x
+        + cache.arm_slice1_local_bend_y_column_v_x * arm_bend_y_rate;
+    let t444 = arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_y
+        + cache.arm_slice1_local_bend_y_column_w_y * arm_bend_y_rate;
+    let t445 = cache.arm_slice1_local_bend_y_column_w_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_z;
+    let arm_slice1_local_momentum_f_x = cache.arm_slice1_mass * t443
+        - (cache.arm_slice1_local_inertia_h_y * t445
+            - cache.arm_slice1_local_inertia_h_z * t444);
+    let t446 = cache.arm_slice1_local_bend_y_column_w_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_x;
+    let arm_slice1_local_momentum_f_z = cache.arm_slice1_mass * t442
+        - (t444 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t446);
+    let t447 = cache.arm_slice1_local_bend_y_column_v_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_y;
+    let arm_slice1_local_momentum_n_z = cache.arm_slice1_local_inertia_i_22 * t445
+        + t444 * cache.arm_slice1_local_inertia_i_12
+        + t447 * cache.arm_slice1_local_inertia_h_x
+        + t446 * cache.arm_slice1_local_inertia_i_02
+        - cache.arm_slice1_local_inertia_h_y * t443;
+    let t448 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t11
+        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t10
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t10;
+    let arm_slice1_local_subspace0_w_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_z;
+    let arm_slice1_local_subspace1_w_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_z;
+    let t449 = t448 + arm_slice1_local_subspace0_w_z * qdd[0]
+        + qdd[1] * arm_slice1_local_subspace1_w_z;
+    let t450 = 0.003914101352555533 * t5 * cache.arm_slice1_bend_c4
+        - 0.035940096619352636 * t6 * cache.arm_slice1_bend_c3
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t5;
+    let arm_slice1_local_subspace1_w_y = cache.arm_slice1_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice1_local_subspace0_w_y = cache.arm_slice1_local_bend_y_column_w_y
+        * p.section_length;
+    let t451 = t450 + arm_slice1_local_subspace1_w_y * qdd[1]
+        + arm_slice1_local_subspace0_w_y * qdd[0];
+    let arm_slice1_local_subspace0_v_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_v_z;
+    let arm_slice1_local_subspace1_v_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_z;
+    let t452 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
+    let t453 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t27
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t27;
+    let t454 = (t452 + 0.02372114506416456 * t26 * cache.arm_slice1_bend_c4
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t26) * arm_bend_y_rate
+        + arm_bend_z_rate * t453;
+    let t455 = arm_bend_z_rate
+        * (0.035940096619352636 * t22 * cache.arm_slice1_bend_c3
+            - 0.035940096619352636 * t22 * cache.arm_slice1_bend_c2)
+        + (0.035940096619352636 * cache.arm_slice1_bend_c3 * t18
+            - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t18) * arm_bend_y_rate;
+    let t456 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t14
+        - 0.02372114506416456 * cache.arm_slice1_bend_c4 * t14;
+    let t457 = arm_slice1_local_subspace0_v_z * qdd[0]
+        + arm_slice1_local_subspace1_v_z * qdd[1]
+        + (0.02372114506416456 * cache.arm_slice1_bend_c4 * t20
+            + 0.0012916905450084026 * t21 * cache.arm_slice1_bend_c4
+            + 0.010333524360067221 * t21 * cache.arm_slice1_bend_c6
+            - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t20
+            - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t21)
+        - (t454 * t446 - t455 * t444)
+        - (cache.arm_slice1_local_com_y * t456 - t450 * cache.arm_slice1_local_com_x);
+    let arm_slice1_local_momentum_n_x = cache.arm_slice1_local_inertia_h_y * t442
+        + t445 * cache.arm_slice1_local_inertia_i_02
+        + t444 * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_inertia_i_00 * t446
+        - cache.arm_slice1_local_inertia_h_z * t447;
+    let arm_slice1_local_subspace1_v_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_x;
+    let arm_slice1_local_subspace0_v_x = cache.arm_slice1_local_bend_y_column_v_x
+        * p.section_length;
+    let t458 = t453 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t452 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t35
+                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t35);
+    let t459 = (0.003914101352555533 * t34 * cache.arm_slice1_bend_c3
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t33
+        + 0.0117423040576666 * t34 * cache.arm_slice1_bend_c5
+        - 0.0117423040576666 * t34 * cache.arm_slice1_bend_c4
+        - 0.035940096619352636 * t33 * cache.arm_slice1_bend_c2)
+        + arm_slice1_local_subspace1_v_x * qdd[1]
+        + arm_slice1_local_subspace0_v_x * qdd[0]
+        - (cache.arm_slice1_local_com_z * t450 - t448 * cache.arm_slice1_local_com_y)
+        - (t444 * t458 - t454 * t445);
+    let arm_slice1_local_subspace0_w_x = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_x;
+    let arm_slice1_local_subspace1_w_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_x;
+    let t460 = arm_slice1_local_subspace0_w_x * qdd[0] + t456
+        + arm_slice1_local_subspace1_w_x * qdd[1];
+    let t461 = t442 * arm_slice1_local_momentum_f_x
+        + cache.arm_slice1_local_inertia_i_12 * t449
+        + t451 * cache.arm_slice1_local_inertia_i_11
+        + arm_slice1_local_momentum_n_x * t445
+        + cache.arm_slice1_local_inertia_h_z * t459
+        + t460 * cache.arm_slice1_local_inertia_i_01
+        - arm_slice1_local_momentum_f_z * t443 - t446 * arm_slice1_local_momentum_n_z
+        - t457 * cache.arm_slice1_local_inertia_h_x;
+    let t462 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_v_z
+        + arm_bend_y_rate * cache.arm_slice2_local_bend_y_column_v_z;
+    let t463 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_x
+        + cache.arm_slice2_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t464 = cache.arm_slice2_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_y;
+    let arm_slice2_local_momentum_f_z = cache.arm_slice1_mass * t462
+        - (t464 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t463);
+    let t465 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_z
+        + cache.arm_slice2_local_bend_y_column_w_z * arm_bend_y_rate;
+    let t466 = cache.arm_slice2_local_bend_z_column_v_y * arm_bend_z_rate
+        + arm_bend_y_rate * cache.arm_slice2_local_bend_y_column_v_y;
+    let arm_slice2_local_momentum_f_y = cache.arm_slice1_mass * t466
+        - (t463 * cache.arm_slice2_local_inertia_h_z
+            - t465 * cache.arm_slice2_local_inertia_h_x);
+    let arm_slice2_local_subspace0_w_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_y;
+    let t467 = 0.1350029611448087 * t5 * cache.arm_slice2_bend_c4
+        - 0.4050088834344261 * t5 * cache.arm_slice2_bend_c5
+        - 0.3007502358784333 * t6 * cache.arm_slice2_bend_c3;
+    let arm_slice2_local_subspace1_w_y = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_y;
+    let t468 = arm_slice2_local_subspace0_w_y * qdd[0] + t467
+        + arm_slice2_local_subspace1_w_y * qdd[1];
+    let arm_slice2_local_subspace0_w_z = cache.arm_slice2_local_bend_y_column_w_z
+        * p.section_length;
+    let arm_slice2_local_subspace1_w_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_z;
+    let t469 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t11
+        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t10
+        - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t10;
+    let t470 = arm_slice2_local_subspace0_w_z * qdd[0]
+        + arm_slice2_local_subspace1_w_z * qdd[1] + t469;
+    let arm_slice2_local_subspace0_v_x = cache.arm_slice2_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice2_local_subspace1_v_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_x;
+    let t471 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
+    let t472 = 0.4029996149307748 * t27 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t27 * cache.arm_slice2_bend_c3;
+    let t473 = arm_bend_z_rate
+        * (t471 + 0.4029996149307748 * t35 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t35)
+        + t472 * arm_bend_y_rate;
+    let t474 = arm_bend_z_rate * t472
+        + (t471 + 0.4029996149307748 * t26 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * t26 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
+    let t475 = (0.1350029611448087 * t34 * cache.arm_slice2_bend_c3
+        + 0.4050088834344261 * t34 * cache.arm_slice2_bend_c5
+        + 0.3007502358784333 * t33 * cache.arm_slice2_bend_c3
+        - 0.4050088834344261 * t34 * cache.arm_slice2_bend_c4
+        - 0.3007502358784333 * t33 * cache.arm_slice2_bend_c2)
+        + arm_slice2_local_subspace0_v_x * qdd[0]
+        + arm_slice2_local_subspace1_v_x * qdd[1] - (t464 * t473 - t465 * t474)
+        - (t467 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t469);
+    let t476 = arm_slice2_local_momentum_f_z * t464 + cache.arm_slice1_mass * t475
+        - t465 * arm_slice2_local_momentum_f_y
+        - (cache.arm_slice2_local_inertia_h_y * t470
+            - t468 * cache.arm_slice2_local_inertia_h_z);
+    let arm_slice1_local_momentum_f_y = cache.arm_slice1_mass * t447
+        - (cache.arm_slice1_local_inertia_h_z * t446
+            - t445 * cache.arm_slice1_local_inertia_h_x);
+    let t477 = cache.arm_slice1_mass * t457 + arm_slice1_local_momentum_f_y * t446
+        - (t451 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t460)
+        - t444 * arm_slice1_local_momentum_f_x;
+    let arm_slice2_local_bend_z_column_w_y_along_dq = 0.3007502358784333 * t366
+        * arm_slice2_bend_along_dq * t2
+        + 0.3007502358784333 * t125 * cache.arm_slice2_bend_c3;
+    let t478 = arm_slice2_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice2_local_bend_z_column_w_y_along_dq;
+    let t479 = 0.000002 * cache.arm_slice1_mass * t391
+        - 0.000001 * cache.arm_slice1_mass * t391;
+    let t480 = 0.6699905217924281 * cache.arm_bend_z * cache.arm_slice2_bend_c1;
+    let t481 = -0.44888729929169013 * t367 * arm_bend_squared * arm_slice2_bend_along_dq
+        - 0.44888729929169013 * arm_bend_squared_along_dq * cache.arm_slice2_bend_c2;
+    let t482 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
+    let t483 = 0.6699905217924281 * cache.arm_bend_z * t378 * arm_slice2_bend_along_dq
+        + 0.6699905217924281 * arm_bend_z_along_dq * cache.arm_slice2_bend_c1;
+    let arm_slice2_local_inertia_com_02_along_dq = t479 * t480 * t481
+        + t479 * t482 * t483;
+    let arm_slice2_local_inertia_i_02_along_dq = arm_slice2_local_inertia_com_02_along_dq
+        - cache.arm_slice1_mass * arm_slice2_local_com_z_along_dq
+            * cache.arm_slice2_local_com_x
+        - cache.arm_slice1_mass * arm_slice2_local_com_x_along_dq
+            * cache.arm_slice2_local_com_z;
+    let arm_slice2_local_bend_z_column_w_z_along_dq = 0.3007502358784333
+        * cache.arm_slice2_bend_c3 * t128
+        + 0.3007502358784333 * t129 * t366 * arm_slice2_bend_along_dq;
+    let t484 = arm_slice2_local_bend_y_column_w_z_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice2_local_bend_z_column_w_z_along_dq;
+    let t485 = 0.6699905217924281 * cache.arm_bend_y * cache.arm_slice2_bend_c1;
+    let t486 = 0.6699905217924281 * cache.arm_bend_y * t378 * arm_slice2_bend_along_dq
+        + 0.6699905217924281 * arm_bend_y_along_dq * cache.arm_slice2_bend_c1;
+    let arm_slice2_local_inertia_com_12_along_dq = t485 * t479 * t483
+        + t479 * t480 * t486;
+    let arm_slice2_local_inertia_i_12_along_dq = arm_slice2_local_inertia_com_12_along_dq
+        - cache.arm_slice1_mass * cache.arm_slice2_local_com_y
+            * arm_slice2_local_com_z_along_dq
+        - cache.arm_slice1_mass * cache.arm_slice2_local_com_z
+            * arm_slice2_local_com_y_along_dq;
+    let arm_slice2_local_bend_z_column_w_x_along_dq = 0.44888729929169013
+        * cache.arm_bend_y * t367 * arm_slice2_bend_along_dq
+        + 0.44888729929169013 * arm_bend_y_along_dq * cache.arm_slice2_bend_c2;
+    let arm_slice2_local_bend_z_column_v_y_along_dq = t380
+        - (arm_slice2_local_com_x_along_dq * cache.arm_slice2_local_bend_z_column_w_z
+            + arm_slice2_local_bend_z_column_w_z_along_dq * cache.arm_slice2_local_com_x
+            - arm_slice2_local_bend_z_column_w_x_along_dq * cache.arm_slice2_local_com_z
+            - arm_slice2_local_com_z_along_dq
+                * cache.arm_slice2_local_bend_z_column_w_x);
+    let t487 = arm_bend_y_rate * arm_slice2_local_bend_y_column_v_y_along_dq
+        + arm_bend_z_rate * arm_slice2_local_bend_z_column_v_y_along_dq;
+    let t488 = arm_slice2_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice2_local_bend_z_column_w_x_along_dq;
+    let t489 = 0.3007502358784333 * t22 * t366 * arm_slice2_bend_along_dq
+        + 0.3007502358784333 * t133 * cache.arm_slice2_bend_c3
+        - 0.3007502358784333 * t367 * t22 * arm_slice2_bend_along_dq
+        - 0.3007502358784333 * t133 * cache.arm_slice2_bend_c2;
+    let arm_slice2_local_bend_z_column_v_x_along_dq = t489
+        - (cache.arm_slice2_local_com_z * arm_slice2_local_bend_z_column_w_y_along_dq
+            + arm_slice2_local_com_z_along_dq * cache.arm_slice2_local_bend_z_column_w_y
+            - cache.arm_slice2_local_com_y * arm_slice2_local_bend_z_column_w_z_along_dq
+            - cache.arm_slice2_local_bend_z_column_w_z
+                * arm_slice2_local_com_y_along_dq);
+    let t490 = arm_slice2_local_bend_y_column_v_x_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice2_local_bend_z_column_v_x_along_dq;
+    let arm_slice2_local_inertia_com_22_along_dq = 2.0 * t479 * t480 * t483;
+    let t491 = 2.0 * arm_slice2_local_com_x_along_dq * cache.arm_slice2_local_com_x;
+    let t492 = 2.0 * cache.arm_slice2_local_com_y * arm_slice2_local_com_y_along_dq;
+    let arm_slice2_local_inertia_i_22_along_dq = arm_slice2_local_inertia_com_22_along_dq
+        + cache.arm_slice1_mass * (t491 + t492);
+    let t493 = cache.arm_slice2_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_v_x;
+    let arm_slice2_local_momentum_n_z_along_dq = cache.arm_slice2_local_inertia_i_12
+        * t478 + t466 * arm_slice2_local_inertia_h_x_along_dq
+        + t463 * arm_slice2_local_inertia_i_02_along_dq
+        + cache.arm_slice2_local_inertia_i_22 * t484
+        + arm_slice2_local_inertia_i_12_along_dq * t464
+        + cache.arm_slice2_local_inertia_h_x * t487
+        + t488 * cache.arm_slice2_local_inertia_i_02
+        + t465 * arm_slice2_local_inertia_i_22_along_dq
+        - cache.arm_slice2_local_inertia_h_y * t490
+        - t493 * arm_slice2_local_inertia_h_y_along_dq;
+    let arm_slice2_local_momentum_n_z = t466 * cache.arm_slice2_local_inertia_h_x
+        + cache.arm_slice2_local_inertia_i_22 * t465
+        + cache.arm_slice2_local_inertia_i_12 * t464
+        + t463 * cache.arm_slice2_local_inertia_i_02
+        - t493 * cache.arm_slice2_local_inertia_h_y;
+    let t494 = 0.4029996149307748 * t177 * cache.arm_slice2_bend_c4
+        + 0.4029996149307748 * arm_slice2_bend_along_dq * t379 * t35 + t385
+        - 0.2014998074653874 * t177 * cache.arm_slice2_bend_c3
+        - 0.2014998074653874 * t366 * arm_slice2_bend_along_dq * t35;
+    let arm_slice2_local_bend_z_column_v_z_along_dq = t494
+        - (cache.arm_slice2_local_com_y * arm_slice2_local_bend_z_column_w_x_along_dq
+            + arm_slice2_local_com_y_along_dq * cache.arm_slice2_local_bend_z_column_w_x
+            - arm_slice2_local_com_x_along_dq * cache.arm_slice2_local_bend_z_column_w_y
+            - cache.arm_slice2_local_com_x
+                * arm_slice2_local_bend_z_column_w_y_along_dq);
+    let t495 = arm_bend_z_rate * arm_slice2_local_bend_z_column_v_z_along_dq
+        + arm_slice2_local_bend_y_column_v_z_along_dq * arm_bend_y_rate;
+    let arm_slice2_local_momentum_f_z_along_dq = cache.arm_slice1_mass * t495
+        - (cache.arm_slice2_local_inertia_h_x * t478
+            + t464 * arm_slice2_local_inertia_h_x_along_dq
+            - t463 * arm_slice2_local_inertia_h_y_along_dq
+            - cache.arm_slice2_local_inertia_h_y * t488);
+    let arm_slice2_local_momentum_n_x = cache.arm_slice2_local_inertia_i_01 * t464
+        + cache.arm_slice2_local_inertia_h_y * t462
+        + cache.arm_slice2_local_inertia_i_00 * t463
+        + t465 * cache.arm_slice2_local_inertia_i_02
+        - t466 * cache.arm_slice2_local_inertia_h_z;
+    let t496 = 0.2014998074653874 * cache.arm_slice2_bend_c3 * t14
+        - 0.4029996149307748 * cache.arm_slice2_bend_c4 * t14;
+    let arm_slice2_local_subspace0_v_z = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_z;
+    let arm_slice2_local_subspace1_v_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_z;
+    let t497 = (0.3007502358784333 * cache.arm_slice2_bend_c3 * t18
+        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t18) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.3007502358784333 * t22 * cache.arm_slice2_bend_c3
+                - 0.3007502358784333 * t22 * cache.arm_slice2_bend_c2);
+    let t498 = arm_slice2_local_subspace0_v_z * qdd[0]
+        + arm_slice2_local_subspace1_v_z * qdd[1]
+        + (0.4029996149307748 * t20 * cache.arm_slice2_bend_c4
+            + 0.7236056350474663 * t21 * cache.arm_slice2_bend_c6
+            + 0.09045070438093329 * t21 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * t20 * cache.arm_slice2_bend_c3
+            - 0.45225352190466644 * t21 * cache.arm_slice2_bend_c5)
+        - (cache.arm_slice2_local_com_y * t496 - t467 * cache.arm_slice2_local_com_x)
+        - (t463 * t474 - t497 * t464);
+    let arm_slice2_local_inertia_com_00_along_dq = 2.0 * t479 * t482 * t481;
+    let t499 = 2.0 * arm_slice2_local_com_z_along_dq * cache.arm_slice2_local_com_z;
+    let arm_slice2_local_inertia_i_00_along_dq = arm_slice2_local_inertia_com_00_along_dq
+        + cache.arm_slice1_mass * (t499 + t492);
+    let arm_slice2_local_inertia_com_01_along_dq = t479 * t486 * t482
+        + t485 * t479 * t481;
+    let arm_slice2_local_inertia_i_01_along_dq = arm_slice2_local_inertia_com_01_along_dq
+        - cache.arm_slice1_mass * arm_slice2_local_com_y_along_dq
+            * cache.arm_slice2_local_com_x
+        - cache.arm_slice1_mass * cache.arm_slice2_local_com_y
+            * arm_slice2_local_com_x_along_dq;
+    let arm_slice2_local_momentum_n_x_along_dq = t484
+        * cache.arm_slice2_local_inertia_i_02
+        + cache.arm_slice2_local_inertia_i_01 * t478
+        + t465 * arm_slice2_local_inertia_i_02_along_dq
+        + cache.arm_slice2_local_inertia_h_y * t495
+        + t463 * arm_slice2_local_inertia_i_00_along_dq
+        + cache.arm_slice2_local_inertia_i_00 * t488
+        + t462 * arm_slice2_local_inertia_h_y_along_dq
+        + arm_slice2_local_inertia_i_01_along_dq * t464
+        - cache.arm_slice2_local_inertia_h_z * t487
+        - t466 * arm_slice2_local_inertia_h_z_along_dq;
+    let arm_slice2_local_subspace1_w_z_along_dq = p.section_length
+        * arm_slice2_local_bend_z_column_w_z_along_dq;
+    let arm_slice2_bend = 0.44888729929169013 * arm_bend_squared;
+    let t500 = softgen_runtime::stumpff(arm_slice2_bend)[7];
+    let t501 = 2.5 * t500 - 0.5 * cache.arm_slice2_bend_c6;
+    let t502 = 0.3007502358784333 * t147 * cache.arm_slice2_bend_c3
+        + 0.1350029611448087 * t146 * cache.arm_slice2_bend_c4
+        + 0.3007502358784333 * t366 * arm_slice2_bend_along_dq * t11
+        + 0.1350029611448087 * arm_slice2_bend_along_dq * t379 * t10
+        - 0.4050088834344261 * t146 * cache.arm_slice2_bend_c5
+        - 0.4050088834344261 * t501 * arm_slice2_bend_along_dq * t10;
+    let arm_slice2_local_subspace0_w_z_along_dq = arm_slice2_local_bend_y_column_w_z_along_dq
+        * p.section_length;
+    let t503 = arm_slice2_local_subspace1_w_z_along_dq * qdd[1] + t502
+        + arm_slice2_local_subspace0_w_z_along_dq * qdd[0];
+    let t504 = 0.1350029611448087 * t5 * arm_slice2_bend_along_dq * t379
+        + 0.1350029611448087 * t151 * cache.arm_slice2_bend_c4
+        - 0.4050088834344261 * t501 * t5 * arm_slice2_bend_along_dq
+        - 0.4050088834344261 * t151 * cache.arm_slice2_bend_c5
+        - 0.3007502358784333 * t152 * cache.arm_slice2_bend_c3
+        - 0.3007502358784333 * t6 * t366 * arm_slice2_bend_along_dq;
+    let t505 = t386 * arm_bend_y_rate + arm_bend_z_rate * t380;
+    let t506 = t380 * arm_bend_y_rate + arm_bend_z_rate * t494;
+    let arm_slice2_local_subspace1_v_x_along_dq = p.section_length
+        * arm_slice2_local_bend_z_column_v_x_along_dq;
+    let arm_slice2_local_subspace0_v_x_along_dq = p.section_length
+        * arm_slice2_local_bend_y_column_v_x_along_dq;
+    let t507 = (0.3007502358784333 * t366 * t33 * arm_slice2_bend_along_dq
+        + 0.4050088834344261 * t236 * cache.arm_slice2_bend_c5
+        + 0.1350029611448087 * t34 * t366 * arm_slice2_bend_along_dq
+        + 0.1350029611448087 * t236 * cache.arm_slice2_bend_c3
+        + 0.4050088834344261 * t501 * t34 * arm_slice2_bend_along_dq
+        - 0.4050088834344261 * t34 * arm_slice2_bend_along_dq * t379
+        - 0.4050088834344261 * t236 * cache.arm_slice2_bend_c4
+        - 0.3007502358784333 * t367 * t33 * arm_slice2_bend_along_dq)
+        + qdd[1] * arm_slice2_local_subspace1_v_x_along_dq
+        + arm_slice2_local_subspace0_v_x_along_dq * qdd[0]
+        - (t504 * cache.arm_slice2_local_com_z + arm_slice2_local_com_z_along_dq * t467
+            - arm_slice2_local_com_y_along_dq * t469
+            - t502 * cache.arm_slice2_local_com_y)
+        - (t473 * t478 + t464 * t506 - t484 * t474 - t505 * t465);
+    let arm_slice2_local_inertia_com_11_along_dq = 2.0 * t485 * t479 * t486;
+    let arm_slice2_local_inertia_i_11_along_dq = cache.arm_slice1_mass * (t499 + t491)
+        + arm_slice2_local_inertia_com_11_along_dq;
+    let arm_slice2_local_momentum_f_x = cache.arm_slice1_mass * t493
+        - (cache.arm_slice2_local_inertia_h_y * t465
+            - cache.arm_slice2_local_inertia_h_z * t464);
+    let arm_slice2_local_subspace0_w_y_along_dq = arm_slice2_local_bend_y_column_w_y_along_dq
+        * p.section_length;
+    let arm_slice2_local_subspace1_w_y_along_dq = p.section_length
+        * arm_slice2_local_bend_z_column_w_y_along_dq;
+    let t508 = arm_slice2_local_subspace0_w_y_along_dq * qdd[0]
+        + arm_slice2_local_subspace1_w_y_along_dq * qdd[1] + t504;
+    let t509 = 3.0 * softgen_runtime::stumpff(arm_slice2_bend)[8] - 0.5 * t500;
+    let t510 = 0.2014998074653874 * t366 * arm_slice2_bend_along_dq * t14
+        + 0.2014998074653874 * t155 * cache.arm_slice2_bend_c3
+        - 0.4029996149307748 * arm_slice2_bend_along_dq * t379 * t14
+        - 0.4029996149307748 * t155 * cache.arm_slice2_bend_c4;
+    let arm_slice2_local_subspace1_v_z_along_dq = p.section_length
+        * arm_slice2_local_bend_z_column_v_z_along_dq;
+    let t511 = t368 * arm_bend_y_rate + t489 * arm_bend_z_rate;
+    let arm_slice2_local_subspace0_v_z_along_dq = p.section_length
+        * arm_slice2_local_bend_y_column_v_z_along_dq;
+    let t512 = (0.4029996149307748 * arm_slice2_bend_along_dq * t20 * t379
+        + 0.7236056350474663 * t228 * cache.arm_slice2_bend_c6
+        + 0.7236056350474663 * t21 * arm_slice2_bend_along_dq * t509
+        + 0.09045070438093329 * t228 * cache.arm_slice2_bend_c4
+        + 0.4029996149307748 * cache.arm_slice2_bend_c4 * t229
+        + 0.09045070438093329 * t21 * arm_slice2_bend_along_dq * t379
+        - 0.45225352190466644 * t501 * t21 * arm_slice2_bend_along_dq
+        - 0.2014998074653874 * t366 * arm_slice2_bend_along_dq * t20
+        - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t229
+        - 0.45225352190466644 * t228 * cache.arm_slice2_bend_c5)
+        + qdd[1] * arm_slice2_local_subspace1_v_z_along_dq
+        + arm_slice2_local_subspace0_v_z_along_dq * qdd[0]
+        - (cache.arm_slice2_local_com_y * t510 + t496 * arm_slice2_local_com_y_along_dq
+            - t467 * arm_slice2_local_com_x_along_dq
+            - t504 * cache.arm_slice2_local_com_x)
+        - (t488 * t474 + t505 * t463 - t511 * t464 - t497 * t478);
+    let arm_slice2_local_subspace1_w_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_x;
+    let arm_slice2_local_subspace0_w_x = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_x;
+    let t513 = arm_slice2_local_subspace1_w_x * qdd[1] + t496
+        + arm_slice2_local_subspace0_w_x * qdd[0];
+    let arm_slice2_local_momentum_f_x_along_dq = cache.arm_slice1_mass * t490
+        - (t465 * arm_slice2_local_inertia_h_y_along_dq
+            + t484 * cache.arm_slice2_local_inertia_h_y
+            - t464 * arm_slice2_local_inertia_h_z_along_dq
+            - cache.arm_slice2_local_inertia_h_z * t478);
+    let arm_slice2_local_subspace1_w_x_along_dq = p.section_length
+        * arm_slice2_local_bend_z_column_w_x_along_dq;
+    let arm_slice2_local_subspace0_w_x_along_dq = p.section_length
+        * arm_slice2_local_bend_y_column_w_x_along_dq;
+    let t514 = arm_slice2_local_subspace1_w_x_along_dq * qdd[1] + t510
+        + qdd[0] * arm_slice2_local_subspace0_w_x_along_dq;
+    let t515 = arm_slice2_local_momentum_n_x * t484
+        + arm_slice2_local_inertia_h_z_along_dq * t475
+        + t465 * arm_slice2_local_momentum_n_x_along_dq
+        + cache.arm_slice2_local_inertia_i_12 * t503
+        + cache.arm_slice2_local_inertia_h_z * t507
+        + t468 * arm_slice2_local_inertia_i_11_along_dq
+        + t495 * arm_slice2_local_momentum_f_x
+        + t508 * cache.arm_slice2_local_inertia_i_11
+        + arm_slice2_local_inertia_i_01_along_dq * t513
+        + t462 * arm_slice2_local_momentum_f_x_along_dq
+        + arm_slice2_local_inertia_i_12_along_dq * t470
+        + cache.arm_slice2_local_inertia_i_01 * t514
+        - t463 * arm_slice2_local_momentum_n_z_along_dq
+        - arm_slice2_local_momentum_n_z * t488
+        - t493 * arm_slice2_local_momentum_f_z_along_dq
+        - t498 * arm_slice2_local_inertia_h_x_along_dq
+        - arm_slice2_local_momentum_f_z * t490
+        - t512 * cache.arm_slice2_local_inertia_h_x;
+    let arm_slice3_local_subspace1_v_z_along_dq = p.section_length
+        * arm_slice3_local_bend_z_column_v_z_along_dq;
+    let arm_slice3_local_subspace0_v_z_along_dq = p.section_length
+        * arm_slice3_local_bend_y_column_v_z_along_dq;
+    let t516 = (5.1949229180765215 * t21 * arm_slice3_bend_along_dq * t433
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t228
+        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t229
+        + 1.4997633723912625 * arm_slice3_bend_along_dq * t20 * t373
+        + 5.1949229180765215 * t228 * cache.arm_slice3_bend_c6
+        + 0.6493653647595652 * t21 * arm_slice3_bend_along_dq * t373
+        - 3.246826823797826 * t21 * arm_slice3_bend_along_dq * t411
+        - 0.7498816861956312 * arm_slice3_bend_along_dq * t20 * t364
+        - 3.246826823797826 * t228 * cache.arm_slice3_bend_c5
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t229)
+        + arm_slice3_local_subspace1_v_z_along_dq * qdd[1]
+        + arm_slice3_local_subspace0_v_z_along_dq * qdd[0]
+        - (t437 * t404 + t438 * t425 - t435 * t416 - t428 * t400)
+        - (t395 * arm_slice3_local_com_y_along_dq + t397 * cache.arm_slice3_local_com_y
+            - t431 * arm_slice3_local_com_x_along_dq
+            - cache.arm_slice3_local_com_x * t429);
+    let t517 = t516 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_y * t425
+        + arm_slice3_local_momentum_f_y_along_dq * t404
+        - (cache.arm_slice3_local_inertia_h_x * t430
+            + t432 * arm_slice3_local_inertia_h_x_along_dq
+            - t398 * cache.arm_slice3_local_inertia_h_y
+            - arm_slice3_local_inertia_h_y_along_dq * t396)
+        - t428 * arm_slice3_local_momentum_f_x
+        - arm_slice3_local_momentum_f_x_along_dq * t416;
+    let arm_slice3_local_subspace1_v_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_z;
+    let arm_slice3_local_subspace0_v_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_z;
+    let t518 = arm_slice3_local_subspace1_v_z * qdd[1]
+        + arm_slice3_local_subspace0_v_z * qdd[0]
+        + (1.4997633723912625 * cache.arm_slice3_bend_c4 * t20
+            + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t21
+            + 5.1949229180765215 * t21 * cache.arm_slice3_bend_c6
+            - 3.246826823797826 * cache.arm_slice3_bend_c5 * t21
+            - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t20)
+        - (t438 * t404 - t400 * t416)
+        - (t395 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t431);
+    let t519 = arm_slice3_local_momentum_f_y * t404 + t518 * cache.arm_slice0_mass
+        - (t432 * cache.arm_slice3_local_inertia_h_x
+            - t396 * cache.arm_slice3_local_inertia_h_y)
+        - arm_slice3_local_momentum_f_x * t416;
+    let arm_slice1_bend = 0.10890625570683385 * arm_bend_squared;
+    let t520 = softgen_runtime::stumpff(arm_slice1_bend)[7];
+    let t521 = 2.5 * t520 - 0.5 * cache.arm_slice1_bend_c6;
+    let t522 = 0.035940096619352636 * t358 * arm_slice1_bend_along_dq * t11
+        + 0.003914101352555533 * t146 * cache.arm_slice1_bend_c4
+        + 0.003914101352555533 * arm_slice1_bend_along_dq * t375 * t10
+        + 0.035940096619352636 * t147 * cache.arm_slice1_bend_c3
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t146
+        - 0.0117423040576666 * arm_slice1_bend_along_dq * t521 * t10;
+    let t523 = 0.01186057253208228 * t155 * cache.arm_slice1_bend_c3
+        + 0.01186057253208228 * t358 * arm_slice1_bend_along_dq * t14
+        - 0.02372114506416456 * arm_slice1_bend_along_dq * t375 * t14
+        - 0.02372114506416456 * t155 * cache.arm_slice1_bend_c4;
+    let arm_slice1_local_bend_z_column_w_x_along_dq = 0.10890625570683385
+        * arm_bend_y_along_dq * cache.arm_slice1_bend_c2
+        + 0.10890625570683385 * cache.arm_bend_y * arm_slice1_bend_along_dq * t357;
+    let arm_slice1_local_bend_z_column_w_z_along_dq = 0.035940096619352636 * t129 * t358
+        * arm_slice1_bend_along_dq
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t128;
+    let arm_slice1_local_bend_z_column_v_y_along_dq = t376
+        - (arm_slice1_local_com_x_along_dq * cache.arm_slice1_local_bend_z_column_w_z
+            + arm_slice1_local_bend_z_column_w_z_along_dq * cache.arm_slice1_local_com_x
+            - cache.arm_slice1_local_bend_z_column_w_x * arm_slice1_local_com_z_along_dq
+            - cache.arm_slice1_local_com_z
+                * arm_slice1_local_bend_z_column_w_x_along_dq);
+    let arm_slice1_local_subspace1_v_y_along_dq = arm_slice1_local_bend_z_column_v_y_along_dq
+        * p.section_length;
+    let arm_slice1_local_subspace0_v_y_along_dq = arm_slice1_local_bend_y_column_v_y_along_dq
+        * p.section_length;
+    let t524 = 3.0 * softgen_runtime::stumpff(arm_slice1_bend)[8] - 0.5 * t520;
+    let t525 = 0.035940096619352636 * t22 * t358 * arm_slice1_bend_along_dq
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t133
+        - 0.035940096619352636 * t22 * arm_slice1_bend_along_dq * t357
+        - 0.035940096619352636 * t133 * cache.arm_slice1_bend_c2;
+    let t526 = t359 * arm_bend_y_rate + arm_bend_z_rate * t525;
+    let t527 = arm_slice1_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice1_local_bend_z_column_w_x_along_dq;
+    let t528 = t381 + 0.02372114506416456 * arm_slice1_bend_along_dq * t35 * t375
+        + 0.02372114506416456 * t177 * cache.arm_slice1_bend_c4
+        - 0.01186057253208228 * t177 * cache.arm_slice1_bend_c3
+        - 0.01186057253208228 * t358 * arm_slice1_bend_along_dq * t35;
+    let t529 = t376 * arm_bend_y_rate + arm_bend_z_rate * t528;
+    let t530 = arm_slice1_local_bend_y_column_w_z_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice1_local_bend_z_column_w_z_along_dq;
+    let t531 = arm_slice1_local_subspace1_v_y_along_dq * qdd[1]
+        + qdd[0] * arm_slice1_local_subspace0_v_y_along_dq
+        + (0.07116343519249368 * t40 * arm_slice1_bend_along_dq * t375
+            + 0.07116343519249368 * cache.arm_slice1_bend_c4 * t231
+            + 0.0012916905450084026 * t232 * cache.arm_slice1_bend_c4
+            + 0.010333524360067221 * t232 * cache.arm_slice1_bend_c6
+            + 0.010333524360067221 * arm_slice1_bend_along_dq * t524 * t39
+            + 0.0012916905450084026 * arm_slice1_bend_along_dq * t375 * t39
+            - 0.006458452725042013 * arm_slice1_bend_along_dq * t521 * t39
+            - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t231
+            - 0.006458452725042013 * t232 * cache.arm_slice1_bend_c5
+            - 0.03558171759624684 * t358 * t40 * arm_slice1_bend_along_dq)
+        - (t522 * cache.arm_slice1_local_com_x + t448 * arm_slice1_local_com_x_along_dq
+            - t456 * arm_slice1_local_com_z_along_dq
+            - cache.arm_slice1_local_com_z * t523)
+        - (t445 * t526 + t455 * t530 - t458 * t527 - t529 * t446);
+    let arm_slice1_local_subspace1_w_x_along_dq = p.section_length
+        * arm_slice1_local_bend_z_column_w_x_along_dq;
+    let arm_slice1_local_subspace0_w_x_along_dq = p.section_length
+        * arm_slice1_local_bend_y_column_w_x_along_dq;
+    let t532 = arm_slice1_local_subspace1_w_x_along_dq * qdd[1] + t523
+        + arm_slice1_local_subspace0_w_x_along_dq * qdd[0];
+    let arm_slice1_local_subspace1_w_z_along_dq = p.section_length
+        * arm_slice1_local_bend_z_column_w_z_along_dq;
+    let arm_slice1_local_subspace0_w_z_along_dq = p.section_length
+        * arm_slice1_local_bend_y_column_w_z_along_dq;
+    let t533 = t522 + arm_slice1_local_subspace1_w_z_along_dq * qdd[1]
+        + arm_slice1_local_subspace0_w_z_along_dq * qdd[0];
+    let arm_slice1_local_bend_z_column_w_y_along_dq = 0.035940096619352636 * t358
+        * arm_slice1_bend_along_dq * t2
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t125;
+    let t534 = arm_slice1_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice1_local_bend_z_column_w_y_along_dq;
+    let arm_slice1_local_bend_z_column_v_x_along_dq = t525
+        - (cache.arm_slice1_local_com_z * arm_slice1_local_bend_z_column_w_y_along_dq
+            + cache.arm_slice1_local_bend_z_column_w_y * arm_slice1_local_com_z_along_dq
+            - arm_slice1_local_bend_z_column_w_z_along_dq * cache.arm_slice1_local_com_y
+            - arm_slice1_local_com_y_along_dq
+                * cache.arm_slice1_local_bend_z_column_w_z);
+    let t535 = arm_bend_z_rate * arm_slice1_local_bend_z_column_v_x_along_dq
+        + arm_slice1_local_bend_y_column_v_x_along_dq * arm_bend_y_rate;
+    let arm_slice1_local_momentum_f_x_along_dq = cache.arm_slice1_mass * t535
+        - (cache.arm_slice1_local_inertia_h_y * t530
+            + t445 * arm_slice1_local_inertia_h_y_along_dq
+            - cache.arm_slice1_local_inertia_h_z * t534
+            - t444 * arm_slice1_local_inertia_h_z_along_dq);
+    let arm_slice1_local_bend_z_column_v_z_along_dq = t528
+        - (arm_slice1_local_com_y_along_dq * cache.arm_slice1_local_bend_z_column_w_x
+            + cache.arm_slice1_local_com_y * arm_slice1_local_bend_z_column_w_x_along_dq
+            - arm_slice1_local_com_x_along_dq * cache.arm_slice1_local_bend_z_column_w_y
+            - arm_slice1_local_bend_z_column_w_y_along_dq
+                * cache.arm_slice1_local_com_x);
+    let t536 = arm_slice1_local_bend_z_column_v_z_along_dq * arm_bend_z_rate
+        + arm_slice1_local_bend_y_column_v_z_along_dq * arm_bend_y_rate;
+    let arm_slice1_local_momentum_f_z_along_dq = cache.arm_slice1_mass * t536
+        - (t534 * cache.arm_slice1_local_inertia_h_x
+            + t444 * arm_slice1_local_inertia_h_x_along_dq
+            - t446 * arm_slice1_local_inertia_h_y_along_dq
+            - cache.arm_slice1_local_inertia_h_y * t527);
+    let t537 = cache.arm_slice1_mass * t531 + t530 * arm_slice1_local_momentum_f_x
+        + t445 * arm_slice1_local_momentum_f_x_along_dq
+        - (t460 * arm_slice1_local_inertia_h_z_along_dq
+            + cache.arm_slice1_local_inertia_h_z * t532
+            - t449 * arm_slice1_local_inertia_h_x_along_dq
+            - t533 * cache.arm_slice1_local_inertia_h_x)
+        - t527 * arm_slice1_local_momentum_f_z
+        - t446 * arm_slice1_local_momentum_f_z_along_dq;
+    let arm_slice2_local_momentum_f_y_along_dq = cache.arm_slice1_mass * t487
+        - (t463 * arm_slice2_local_inertia_h_z_along_dq
+            + t488 * cache.arm_slice2_local_inertia_h_z
+            - t484 * cache.arm_slice2_local_inertia_h_x
+            - t465 * arm_slice2_local_inertia_h_x_along_dq);
+    let t538 = t464 * arm_slice2_local_momentum_f_z_along_dq
+        + cache.arm_slice1_mass * t507 + arm_slice2_local_momentum_f_z * t478
+        - (t470 * arm_slice2_local_inertia_h_y_along_dq
+            + cache.arm_slice2_local_inertia_h_y * t503
+            - t468 * arm_slice2_local_inertia_h_z_along_dq
+            - t508 * cache.arm_slice2_local_inertia_h_z)
+        - t484 * arm_slice2_local_momentum_f_y
+        - arm_slice2_local_momentum_f_y_along_dq * t465;
+    let arm_slice1_local_subspace0_v_z_along_dq = p.section_length
+        * arm_slice1_local_bend_y_column_v_z_along_dq;
+    let t539 = t382 * arm_bend_y_rate + t376 * arm_bend_z_rate;
+    let arm_slice1_local_subspace1_v_z_along_dq = arm_slice1_local_bend_z_column_v_z_along_dq
+        * p.section_length;
+    let t540 = 0.003914101352555533 * t151 * cache.arm_slice1_bend_c4
+        + 0.003914101352555533 * t5 * arm_slice1_bend_along_dq * t375
+        - 0.035940096619352636 * t358 * t6 * arm_slice1_bend_along_dq
+        - 0.0117423040576666 * t5 * arm_slice1_bend_along_dq * t521
+        - 0.035940096619352636 * cache.arm_slice1_bend_c3 * t152
+        - 0.0117423040576666 * t151 * cache.arm_slice1_bend_c5;
+    let t541 = arm_slice1_local_subspace0_v_z_along_dq * qdd[0]
+        + (0.02372114506416456 * arm_slice1_bend_along_dq * t20 * t375
+            + 0.0012916905450084026 * t21 * arm_slice1_bend_along_dq * t375
+            + 0.010333524360067221 * t228 * cache.arm_slice1_bend_c6
+            + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t229
+            + 0.0012916905450084026 * t228 * cache.arm_slice1_bend_c4
+            + 0.010333524360067221 * t21 * arm_slice1_bend_along_dq * t524
+            - 0.01186057253208228 * t358 * arm_slice1_bend_along_dq * t20
+            - 0.006458452725042013 * t21 * arm_slice1_bend_along_dq * t521
+            - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t229
+            - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t228)
+        + arm_slice1_local_subspace1_v_z_along_dq * qdd[1]
+        - (t527 * t454 + t446 * t539 - t444 * t526 - t455 * t534)
+        - (arm_slice1_local_com_y_along_dq * t456 + cache.arm_slice1_local_com_y * t523
+            - t540 * cache.arm_slice1_local_com_x
+            - arm_slice1_local_com_x_along_dq * t450);
+    let arm_slice1_local_subspace1_w_y_along_dq = p.section_length
+        * arm_slice1_local_bend_z_column_w_y_along_dq;
+    let arm_slice1_local_subspace0_w_y_along_dq = p.section_length
+        * arm_slice1_local_bend_y_column_w_y_along_dq;
+    let t542 = arm_slice1_local_subspace1_w_y_along_dq * qdd[1] + t540
+        + arm_slice1_local_subspace0_w_y_along_dq * qdd[0];
+    let t543 = arm_slice1_local_bend_y_column_v_y_along_dq * arm_bend_y_rate
+        + arm_slice1_local_bend_z_column_v_y_along_dq * arm_bend_z_rate;
+    let arm_slice1_local_momentum_f_y_along_dq = cache.arm_slice1_mass * t543
+        - (cache.arm_slice1_local_inertia_h_z * t527
+            + t446 * arm_slice1_local_inertia_h_z_along_dq
+            - t530 * cache.arm_slice1_local_inertia_h_x
+            - t445 * arm_slice1_local_inertia_h_x_along_dq);
+    let t544 = arm_slice1_local_momentum_f_y * t527 + cache.arm_slice1_mass * t541
+        + arm_slice1_local_momentum_f_y_along_dq * t446
+        - (t451 * arm_slice1_local_inertia_h_x_along_dq
+            + t542 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t532
+            - t460 * arm_slice1_local_inertia_h_y_along_dq)
+        - t444 * arm_slice1_local_momentum_f_x_along_dq
+        - t534 * arm_slice1_local_momentum_f_x;
+    let arm_slice1_local_subspace1_v_y = cache.arm_slice1_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice1_local_subspace0_v_y = cache.arm_slice1_local_bend_y_column_v_y
+        * p.section_length;
+    let t545 = (0.07116343519249368 * t40 * cache.arm_slice1_bend_c4
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t39
+        + 0.010333524360067221 * cache.arm_slice1_bend_c6 * t39
+        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t39
+        - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t40)
+        + qdd[1] * arm_slice1_local_subspace1_v_y
+        + arm_slice1_local_subspace0_v_y * qdd[0] - (t455 * t445 - t458 * t446)
+        - (t448 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t456);
+    let t546 = t545 * cache.arm_slice1_mass + t445 * arm_slice1_local_momentum_f_x
+        - arm_slice1_local_momentum_f_z * t446
+        - (cache.arm_slice1_local_inertia_h_z * t460
+            - t449 * cache.arm_slice1_local_inertia_h_x);
+    let arm_slice3_local_momentum_n_z = cache.arm_slice3_local_inertia_i_22 * t399
+        + cache.arm_slice3_local_inertia_h_x * t419
+        + cache.arm_slice3_local_inertia_i_12 * t416
+        + cache.arm_slice3_local_inertia_i_02 * t404
+        - cache.arm_slice3_local_inertia_h_y * t415;
+    let arm_slice3_local_momentum_f_z = cache.arm_slice0_mass * t426
+        - (cache.arm_slice3_local_inertia_h_x * t416
+            - cache.arm_slice3_local_inertia_h_y * t404);
+    let t547 = cache.arm_slice3_local_inertia_i_00 * t396
+        + arm_slice3_local_momentum_n_z * t416
+        + t518 * cache.arm_slice3_local_inertia_h_y
+        + t419 * arm_slice3_local_momentum_f_z
+        + t432 * cache.arm_slice3_local_inertia_i_01
+        + t409 * cache.arm_slice3_local_inertia_i_02
+        - t406 * cache.arm_slice3_local_inertia_h_z
+        - t399 * arm_slice3_local_momentum_n_y - arm_slice3_local_momentum_f_y * t426;
+    let arm_slice0_local_subspace0_w_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_z;
+    let arm_slice0_local_subspace1_w_z = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_z;
+    let t548 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t11
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t10
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t10;
+    let t549 = arm_slice0_local_subspace0_w_z * qdd[0]
+        + qdd[1] * arm_slice0_local_subspace1_w_z + t548;
+    let t550 = arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_v_y
+        + cache.arm_slice0_local_bend_y_column_v_y * arm_bend_y_rate;
+    let t551 = cache.arm_slice0_local_bend_y_column_w_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_w_x;
+    let t552 = arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_w_z
+        + cache.arm_slice0_local_bend_y_column_w_z * arm_bend_y_rate;
+    let arm_slice0_local_momentum_f_y = cache.arm_slice0_mass * t550
+        - (t551 * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x * t552);
+    let t553 = cache.arm_slice0_local_bend_y_column_v_z * arm_bend_y_rate
+        + cache.arm_slice0_local_bend_z_column_v_z * arm_bend_z_rate;
+    let t554 = arm_bend_y_rate * cache.arm_slice0_local_bend_y_column_w_y
+        + cache.arm_slice0_local_bend_z_column_w_y * arm_bend_z_rate;
+    let t555 = cache.arm_slice0_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_v_x;
+    let arm_slice0_local_momentum_n_y = cache.arm_slice0_local_inertia_i_12 * t552
+        + cache.arm_slice0_local_inertia_i_01 * t551
+        + t554 * cache.arm_slice0_local_inertia_i_11
+        + t555 * cache.arm_slice0_local_inertia_h_z
+        - t553 * cache.arm_slice0_local_inertia_h_x;
+    let arm_slice0_local_momentum_n_z = cache.arm_slice0_local_inertia_h_x * t550
+        + t551 * cache.arm_slice0_local_inertia_i_02
+        + t554 * cache.arm_slice0_local_inertia_i_12
+        + cache.arm_slice0_local_inertia_i_22 * t552
+        - t555 * cache.arm_slice0_local_inertia_h_y;
+    let arm_slice0_local_subspace0_v_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_y;
+    let t556 = (0.0003347157145944845 * t22 * cache.arm_slice0_bend_c3
+        - 0.0003347157145944845 * t22 * cache.arm_slice0_bend_c2) * arm_bend_z_rate
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t18
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t18) * arm_bend_y_rate;
+    let t557 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
+    let t558 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t27
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t27;
+    let t559 = arm_bend_z_rate
+        * (t557 + 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t35
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t35)
+        + t558 * arm_bend_y_rate;
+    let t560 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t14
+        - 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t14;
+    let arm_slice0_local_subspace1_v_y = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_y;
+    let t561 = arm_slice0_local_subspace0_v_y * qdd[0]
+        + arm_slice0_local_subspace1_v_y * qdd[1]
+        + (0.00013943957608806757 * t40 * cache.arm_slice0_bend_c4
+            + 0.0000008962768767719712 * cache.arm_slice0_bend_c6 * t39
+            + 0.0000001120346095964964 * cache.arm_slice0_bend_c4 * t39
+            - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t39
+            - 0.00006971978804403378 * t40 * cache.arm_slice0_bend_c3)
+        - (t556 * t552 - t559 * t551)
+        - (cache.arm_slice0_local_com_x * t548 - cache.arm_slice0_local_com_z * t560);
+    let t562 = 0.0000016135911537792344 * t5 * cache.arm_slice0_bend_c4
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t5
+        - 0.0003347157145944845 * t6 * cache.arm_slice0_bend_c3;
+    let arm_slice0_local_subspace1_w_y = cache.arm_slice0_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice0_local_subspace0_w_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_y;
+    let t563 = t562 + arm_slice0_local_subspace1_w_y * qdd[1]
+        + arm_slice0_local_subspace0_w_y * qdd[0];
+    let arm_slice0_local_subspace0_w_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_x;
+    let arm_slice0_local_subspace1_w_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_x;
+    let t564 = t560 + arm_slice0_local_subspace0_w_x * qdd[0]
+        + arm_slice0_local_subspace1_w_x * qdd[1];
+    let arm_slice0_local_momentum_f_z = t553 * cache.arm_slice0_mass
+        - (t554 * cache.arm_slice0_local_inertia_h_x
+            - t551 * cache.arm_slice0_local_inertia_h_y);
+    let t565 = (0.000046479858696022525 * t26 * cache.arm_slice0_bend_c4 + t557
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t26) * arm_bend_y_rate
+        + arm_bend_z_rate * t558;
+    let arm_slice0_local_subspace0_v_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_z;
+    let arm_slice0_local_subspace1_v_z = cache.arm_slice0_local_bend_z_column_v_z
+        * p.section_length;
+    let t566 = (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t20
+        + 0.0000008962768767719712 * t21 * cache.arm_slice0_bend_c6
+        + 0.0000001120346095964964 * t21 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t20
+        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t21)
+        + arm_slice0_local_subspace0_v_z * qdd[0]
+        + arm_slice0_local_subspace1_v_z * qdd[1] - (t565 * t551 - t554 * t556)
+        - (t560 * cache.arm_slice0_local_com_y - t562 * cache.arm_slice0_local_com_x);
+    let t567 = t549 * cache.arm_slice0_local_inertia_i_02
+        + arm_slice0_local_momentum_n_z * t554
+        + cache.arm_slice0_local_inertia_i_01 * t563
+        + t564 * cache.arm_slice0_local_inertia_i_00
+        + arm_slice0_local_momentum_f_z * t550
+        + t566 * cache.arm_slice0_local_inertia_h_y
+        - arm_slice0_local_momentum_f_y * t553 - arm_slice0_local_momentum_n_y * t552
+        - t561 * cache.arm_slice0_local_inertia_h_z;
+    let t568 = cache.arm_slice3_local_inertia_h_z * t440
+        + t432 * cache.arm_slice3_local_inertia_i_11
+        + t399 * arm_slice3_local_momentum_n_x + t426 * arm_slice3_local_momentum_f_x
+        + t409 * cache.arm_slice3_local_inertia_i_12
+        + cache.arm_slice3_local_inertia_i_01 * t396
+        - cache.arm_slice3_local_inertia_h_x * t518
+        - arm_slice3_local_momentum_n_z * t404 - arm_slice3_local_momentum_f_z * t415;
+    let arm_slice0_local_momentum_f_x = cache.arm_slice0_mass * t555
+        - (t552 * cache.arm_slice0_local_inertia_h_y
+            - t554 * cache.arm_slice0_local_inertia_h_z);
+    let arm_slice0_local_bend_z_column_w_z_along_dq = 0.0003347157145944845
+        * cache.arm_slice0_bend_c3 * t128
+        + 0.0003347157145944845 * t129 * t360 * arm_slice0_bend_along_dq;
+    let t569 = arm_bend_z_rate * arm_slice0_local_bend_z_column_w_z_along_dq
+        + arm_slice0_local_bend_y_column_w_z_along_dq * arm_bend_y_rate;
+    let arm_slice0_local_bend_z_column_w_x_along_dq = 0.004820780989426014
+        * cache.arm_bend_y * t361 * arm_slice0_bend_along_dq
+        + 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_y_along_dq;
+    let t570 = arm_bend_z_rate * arm_slice0_local_bend_z_column_w_x_along_dq
+        + arm_bend_y_rate * arm_slice0_local_bend_y_column_w_x_along_dq;
+    let arm_slice0_local_bend_z_column_w_y_along_dq = 0.0003347157145944845 * t125
+        * cache.arm_slice0_bend_c3
+        + 0.0003347157145944845 * t2 * t360 * arm_slice0_bend_along_dq;
+    let t571 = arm_slice0_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+        + arm_bend_z_rate * arm_slice0_local_bend_z_column_w_y_along_dq;
+    let t572 = 0.000046479858696022525 * t370 * t35 * arm_slice0_bend_along_dq
+        + 0.000046479858696022525 * t177 * cache.arm_slice0_bend_c4 + t387
+        - 0.000023239929348011262 * t177 * cache.arm_slice0_bend_c3
+        - 0.000023239929348011262 * t35 * t360 * arm_slice0_bend_along_dq;
+    let arm_slice0_local_bend_z_column_v_z_along_dq = t572
+        - (arm_slice0_local_bend_z_column_w_x_along_dq * cache.arm_slice0_local_com_y
+            + cache.arm_slice0_local_bend_z_column_w_x * arm_slice0_local_com_y_along_dq
+            - cache.arm_slice0_local_com_x * arm_slice0_local_bend_z_column_w_y_along_dq
+            - cache.arm_slice0_local_bend_z_column_w_y
+                * arm_slice0_local_com_x_along_dq);
+    let t573 = arm_bend_z_rate * arm_slice0_local_bend_z_column_v_z_along_dq
+        + arm_slice0_local_bend_y_column_v_z_along_dq * arm_bend_y_rate;
+    let arm_slice0_local_momentum_f_z_along_dq = cache.arm_slice0_mass * t573
+        - (cache.arm_slice0_local_inertia_h_x * t571
+            + t554 * arm_slice0_local_inertia_h_x_along_dq
+            - t570 * cache.arm_slice0_local_inertia_h_y
+            - arm_slice0_local_inertia_h_y_along_dq * t551);
+    let arm_slice0_local_bend_z_column_v_y_along_dq = t371
+        - (arm_slice0_local_bend_z_column_w_z_along_dq * cache.arm_slice0_local_com_x
+            + arm_slice0_local_com_x_along_dq * cache.arm_slice0_local_bend_z_column_w_z
+            - arm_slice0_local_com_z_along_dq * cache.arm_slice0_local_bend_z_column_w_x
+            - cache.arm_slice0_local_com_z
+                * arm_slice0_local_bend_z_column_w_x_along_dq);
+    let arm_slice0_local_subspace1_v_y_along_dq = arm_slice0_local_bend_z_column_v_y_along_dq
+        * p.section_length;
+    let arm_slice0_local_subspace0_v_y_along_dq = p.section_length
+        * arm_slice0_local_bend_y_column_v_y_along_dq;
+    let arm_slice0_bend = 0.004820780989426014 * arm_bend_squared;
+    let t574 = softgen_runtime::stumpff(arm_slice0_bend)[7];
+    let t575 = 2.5 * t574 - 0.5 * cache.arm_slice0_bend_c6;
+    let t576 = 0.0003347157145944845 * t360 * arm_slice0_bend_along_dq * t11
+        + 0.0000016135911537792344 * t146 * cache.arm_slice0_bend_c4
+        + 0.0003347157145944845 * t147 * cache.arm_slice0_bend_c3
+        + 0.0000016135911537792344 * t370 * t10 * arm_slice0_bend_along_dq
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t146
+        - 0.000004840773461337703 * t575 * t10 * arm_slice0_bend_along_dq;
+    let t577 = 0.000023239929348011262 * t155 * cache.arm_slice0_bend_c3
+        + 0.000023239929348011262 * t360 * t14 * arm_slice0_bend_along_dq
+        - 0.000046479858696022525 * t155 * cache.arm_slice0_bend_c4
+        - 0.000046479858696022525 * t370 * t14 * arm_slice0_bend_along_dq;
+    let t578 = 0.0003347157145944845 * t133 * cache.arm_slice0_bend_c3
+        + 0.0003347157145944845 * t22 * t360 * arm_slice0_bend_along_dq
+        - 0.0003347157145944845 * t22 * t361 * arm_slice0_bend_along_dq
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t133;
+    let t579 = t362 * arm_bend_y_rate + arm_bend_z_rate * t578;
+    let t580 = arm_bend_z_rate * t572 + t371 * arm_bend_y_rate;
+    let t581 = 3.0 * softgen_runtime::stumpff(arm_slice0_bend)[8] - 0.5 * t574;
+    let t582 = arm_slice0_local_subspace1_v_y_along_dq * qdd[1]
+        + arm_slice0_local_subspace0_v_y_along_dq * qdd[0]
+        + (0.0000001120346095964964 * t232 * cache.arm_slice0_bend_c4
+            + 0.0000008962768767719712 * t232 * cache.arm_slice0_bend_c6
+            + 0.00013943957608806757 * cache.arm_slice0_bend_c4 * t231
+            + 0.0000001120346095964964 * t370 * t39 * arm_slice0_bend_along_dq
+            + 0.0000008962768767719712 * t581 * t39 * arm_slice0_bend_along_dq
+            + 0.00013943957608806757 * t370 * t40 * arm_slice0_bend_along_dq
+            - 0.00006971978804403378 * t40 * t360 * arm_slice0_bend_along_dq
+            - 0.000000560173047982482 * t232 * cache.arm_slice0_bend_c5
+            - 0.00006971978804403378 * cache.arm_slice0_bend_c3 * t231
+            - 0.000000560173047982482 * t575 * t39 * arm_slice0_bend_along_dq)
+        - (cache.arm_slice0_local_com_x * t576 + arm_slice0_local_com_x_along_dq * t548
+            - cache.arm_slice0_local_com_z * t577
+            - arm_slice0_local_com_z_along_dq * t560)
+        - (t579 * t552 + t556 * t569 - t559 * t570 - t551 * t580);
+    let arm_slice0_local_bend_z_column_v_x_along_dq = t578
+        - (cache.arm_slice0_local_bend_z_column_w_y * arm_slice0_local_com_z_along_dq
+            + cache.arm_slice0_local_com_z * arm_slice0_local_bend_z_column_w_y_along_dq
+            - cache.arm_slice0_local_bend_z_column_w_z * arm_slice0_local_com_y_along_dq
+            - arm_slice0_local_bend_z_column_w_z_along_dq
+                * cache.arm_slice0_local_com_y);
+    let t583 = arm_bend_z_rate * arm_slice0_local_bend_z_column_v_x_along_dq
+        + arm_slice0_local_bend_y_column_v_x_along_dq * arm_bend_y_rate;
+    let arm_slice0_local_momentum_f_x_along_dq = cache.arm_slice0_mass * t583
+        - (t569 * cache.arm_slice0_local_inertia_h_y
+            + arm_slice0_local_inertia_h_y_along_dq * t552
+            - t554 * arm_slice0_local_inertia_h_z_along_dq
+            - t571 * cache.arm_slice0_local_inertia_h_z);
+    let arm_slice0_local_subspace1_w_x_along_dq = p.section_length
+        * arm_slice0_local_bend_z_column_w_x_along_dq;
+    let arm_slice0_local_subspace0_w_x_along_dq = p.section_length
+        * arm_slice0_local_bend_y_column_w_x_along_dq;
+    let t584 = qdd[1] * arm_slice0_local_subspace1_w_x_along_dq + t577
+        + qdd[0] * arm_slice0_local_subspace0_w_x_along_dq;
+    let arm_slice0_local_subspace1_w_z_along_dq = p.section_length
+        * arm_slice0_local_bend_z_column_w_z_along_dq;
+    let arm_slice0_local_subspace0_w_z_along_dq = p.section_length
+        * arm_slice0_local_bend_y_column_w_z_along_dq;
+    let t585 = qdd[1] * arm_slice0_local_subspace1_w_z_along_dq + t576
+        + arm_slice0_local_subspace0_w_z_along_dq * qdd[0];
+    let t586 = arm_slice0_local_momentum_f_x * t569 + t582 * cache.arm_slice0_mass
+        + arm_slice0_local_momentum_f_x_along_dq * t552
+        - t551 * arm_slice0_local_momentum_f_z_along_dq
+        - arm_slice0_local_momentum_f_z * t570
+        - (cache.arm_slice0_local_inertia_h_z * t584
+            + t564 * arm_slice0_local_inertia_h_z_along_dq
+            - t549 * arm_slice0_local_inertia_h_x_along_dq
+            - cache.arm_slice0_local_inertia_h_x * t585);
+    let arm_slice0_local_momentum_n_x = t553 * cache.arm_slice0_local_inertia_h_y
+        + t551 * cache.arm_slice0_local_inertia_i_00
+        + cache.arm_slice0_local_inertia_i_02 * t552
+        + cache.arm_slice0_local_inertia_i_01 * t554
+        - t550 * cache.arm_slice0_local_inertia_h_z;
+    let arm_slice0_local_subspace0_v_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_x;
+    let arm_slice0_local_subspace1_v_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_x;
+    let t587 = arm_slice0_local_subspace0_v_x * qdd[0]
+        + (0.0003347157145944845 * t33 * cache.arm_slice0_bend_c3
+            + 0.0000016135911537792344 * t34 * cache.arm_slice0_bend_c3
+            + 0.000004840773461337703 * t34 * cache.arm_slice0_bend_c5
+            - 0.000004840773461337703 * t34 * cache.arm_slice0_bend_c4
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t33)
+        + arm_slice0_local_subspace1_v_x * qdd[1] - (t559 * t554 - t565 * t552)
+        - (cache.arm_slice0_local_com_z * t562 - t548 * cache.arm_slice0_local_com_y);
+    let t588 = arm_slice0_local_momentum_n_x * t552
+        + cache.arm_slice0_local_inertia_i_01 * t564
+        + t563 * cache.arm_slice0_local_inertia_i_11
+        + arm_slice0_local_momentum_f_x * t553
+        + t549 * cache.arm_slice0_local_inertia_i_12
+        + t587 * cache.arm_slice0_local_inertia_h_z
+        - arm_slice0_local_momentum_f_z * t555
+        - cache.arm_slice0_local_inertia_h_x * t566
+        - arm_slice0_local_momentum_n_z * t551;
+    let arm_slice1_local_subspace1_v_x_along_dq = p.section_length
+        * arm_slice1_local_bend_z_column_v_x_along_dq;
+    let arm_slice1_local_subspace0_v_x_along_dq = arm_slice1_local_bend_y_column_v_x_along_dq
+        * p.section_length;
+    let t589 = arm_slice1_local_subspace1_v_x_along_dq * qdd[1]
+        + arm_slice1_local_subspace0_v_x_along_dq * qdd[0]
+        + (0.0117423040576666 * t236 * cache.arm_slice1_bend_c5
+            + 0.003914101352555533 * t236 * cache.arm_slice1_bend_c3
+            + 0.003914101352555533 * t34 * t358 * arm_slice1_bend_along_dq
+            + 0.035940096619352636 * t358 * t33 * arm_slice1_bend_along_dq
+            + 0.0117423040576666 * t34 * arm_slice1_bend_along_dq * t521
+            - 0.0117423040576666 * t236 * cache.arm_slice1_bend_c4
+            - 0.035940096619352636 * t33 * arm_slice1_bend_along_dq * t357
+            - 0.0117423040576666 * t34 * arm_slice1_bend_along_dq * t375)
+        - (t458 * t534 + t444 * t529 - t445 * t539 - t454 * t530)
+        - (cache.arm_slice1_local_com_z * t540 + t450 * arm_slice1_local_com_z_along_dq
+            - t448 * arm_slice1_local_com_y_along_dq
+            - t522 * cache.arm_slice1_local_com_y);
+    let t590 = t444 * arm_slice1_local_momentum_f_z_along_dq
+        + cache.arm_slice1_mass * t589 + arm_slice1_local_momentum_f_z * t534
+        - t445 * arm_slice1_local_momentum_f_y_along_dq
+        - (cache.arm_slice1_local_inertia_h_y * t533
+            + t449 * arm_slice1_local_inertia_h_y_along_dq
+            - cache.arm_slice1_local_inertia_h_z * t542
+            - t451 * arm_slice1_local_inertia_h_z_along_dq)
+        - arm_slice1_local_momentum_f_y * t530;
+    let t591 = 0.06943184420297371 * cache.arm_bend_z * arm_slice0_bend_along_dq * t369
+        + 0.06943184420297371 * arm_bend_z_along_dq * cache.arm_slice0_bend_c1;
+    let t592 = 0.06943184420297371 * cache.arm_bend_y * cache.arm_slice0_bend_c1;
+    let t593 = 0.06943184420297371 * cache.arm_bend_z * cache.arm_slice0_bend_c1;
+    let t594 = 0.06943184420297371 * cache.arm_bend_y * arm_slice0_bend_along_dq * t369
+        + 0.06943184420297371 * arm_bend_y_along_dq * cache.arm_slice0_bend_c1;
+    let arm_slice0_local_inertia_com_12_along_dq = t591 * t392 * t592
+        + t593 * t594 * t392;
+    let arm_slice0_local_inertia_i_12_along_dq = arm_slice0_local_inertia_com_12_along_dq
+        - cache.arm_slice0_local_com_z * cache.arm_slice0_mass
+            * arm_slice0_local_com_y_along_dq
+        - arm_slice0_local_com_z_along_dq * cache.arm_slice0_mass
+            * cache.arm_slice0_local_com_y;
+    let t595 = arm_slice0_local_bend_z_column_v_y_along_dq * arm_bend_z_rate
+        + arm_slice0_local_bend_y_column_v_y_along_dq * arm_bend_y_rate;
+    let t596 = -0.004820780989426014 * arm_bend_squared * t361 * arm_slice0_bend_along_dq
+        - 0.004820780989426014 * arm_bend_squared_along_dq * cache.arm_slice0_bend_c2;
+    let t597 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
+    let arm_slice0_local_inertia_com_01_along_dq = t596 * t392 * t592
+        + t594 * t392 * t597;
+    let arm_slice0_local_inertia_i_01_along_dq = arm_slice0_local_inertia_com_01_along_dq
+        - cache.arm_slice0_local_com_x * cache.arm_slice0_mass
+            * arm_slice0_local_com_y_along_dq
+        - arm_slice0_local_com_x_along_dq * cache.arm_slice0_mass
+            * cache.arm_slice0_local_com_y;
+    let arm_slice0_local_inertia_com_11_along_dq = 2.0 * t594 * t392 * t592;
+    let t598 = 2.0 * cache.arm_slice0_local_com_z * arm_slice0_local_com_z_along_dq;
+    let t599 = 2.0 * cache.arm_slice0_local_com_x * arm_slice0_local_com_x_along_dq;
+    let arm_slice0_local_inertia_i_11_along_dq = arm_slice0_local_inertia_com_11_along_dq
+        + (t598 + t599) * cache.arm_slice0_mass;
+    let arm_slice0_local_momentum_n_y_along_dq = arm_slice0_local_inertia_i_12_along_dq
+        * t552 + arm_slice0_local_inertia_i_01_along_dq * t551
+        + t571 * cache.arm_slice0_local_inertia_i_11
+        + arm_slice0_local_inertia_h_z_along_dq * t555
+        + cache.arm_slice0_local_inertia_i_01 * t570
+        + cache.arm_slice0_local_inertia_i_12 * t569
+        + t583 * cache.arm_slice0_local_inertia_h_z
+        + arm_slice0_local_inertia_i_11_along_dq * t554
+        - cache.arm_slice0_local_inertia_h_x * t573
+        - t553 * arm_slice0_local_inertia_h_x_along_dq;
+    let arm_slice0_local_momentum_f_y_along_dq = t595 * cache.arm_slice0_mass
+        - (t570 * cache.arm_slice0_local_inertia_h_z
+            + t551 * arm_slice0_local_inertia_h_z_along_dq
+            - cache.arm_slice0_local_inertia_h_x * t569
+            - t552 * arm_slice0_local_inertia_h_x_along_dq);
+    let arm_slice0_local_inertia_com_22_along_dq = 2.0 * t593 * t591 * t392;
+    let t600 = 2.0 * cache.arm_slice0_local_com_y * arm_slice0_local_com_y_along_dq;
+    let arm_slice0_local_inertia_i_22_along_dq = arm_slice0_local_inertia_com_22_along_dq
+        + cache.arm_slice0_mass * (t600 + t599);
+    let arm_slice0_local_inertia_com_02_along_dq = t593 * t596 * t392
+        + t591 * t392 * t597;
+    let arm_slice0_local_inertia_i_02_along_dq = arm_slice0_local_inertia_com_02_along_dq
+        - cache.arm_slice0_local_com_z * arm_slice0_local_com_x_along_dq
+            * cache.arm_slice0_mass
+        - arm_slice0_local_com_z_along_dq * cache.arm_slice0_local_com_x
+            * cache.arm_slice0_mass;
+    let arm_slice0_local_inertia_com_00_along_dq = 2.0 * t596 * t392 * t597;
+    let arm_slice0_local_inertia_i_00_along_dq = (t600 + t598) * cache.arm_slice0_mass
+        + arm_slice0_local_inertia_com_00_along_dq;
+    let arm_slice0_local_momentum_n_x_along_dq = t573
+        * cache.arm_slice0_local_inertia_h_y
+        + arm_slice0_local_inertia_i_02_along_dq * t552
+        + arm_slice0_local_inertia_h_y_along_dq * t553
+        + arm_slice0_local_inertia_i_01_along_dq * t554
+        + t570 * cache.arm_slice0_local_inertia_i_00
+        + cache.arm_slice0_local_inertia_i_02 * t569
+        + cache.arm_slice0_local_inertia_i_01 * t571
+        + t551 * arm_slice0_local_inertia_i_00_along_dq
+        - arm_slice0_local_inertia_h_z_along_dq * t550
+        - t595 * cache.arm_slice0_local_inertia_h_z;
+    let t601 = 0.0000016135911537792344 * t151 * cache.arm_slice0_bend_c4
+        + 0.0000016135911537792344 * t370 * t5 * arm_slice0_bend_along_dq
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t152
+        - 0.000004840773461337703 * t151 * cache.arm_slice0_bend_c5
+        - 0.0003347157145944845 * t6 * t360 * arm_slice0_bend_along_dq
+        - 0.000004840773461337703 * t575 * t5 * arm_slice0_bend_along_dq;
+    let arm_slice0_local_subspace1_w_y_along_dq = p.section_length
+        * arm_slice0_local_bend_z_column_w_y_along_dq;
+    let arm_slice0_local_subspace0_w_y_along_dq = p.section_length
+        * arm_slice0_local_bend_y_column_w_y_along_dq;
+    let t602 = t601 + arm_slice0_local_subspace1_w_y_along_dq * qdd[1]
+        + arm_slice0_local_subspace0_w_y_along_dq * qdd[0];
+    let arm_slice0_local_subspace1_v_x_along_dq = p.section_length
+        * arm_slice0_local_bend_z_column_v_x_along_dq;
+    let arm_slice0_local_subspace0_v_x_along_dq = p.section_length
+        * arm_slice0_local_bend_y_column_v_x_along_dq;
+    let t603 = arm_bend_z_rate * t371 + t388 * arm_bend_y_rate;
+    let t604 = (0.000004840773461337703 * t236 * cache.arm_slice0_bend_c5
+        + 0.000004840773461337703 * t34 * t575 * arm_slice0_bend_along_dq
+        + 0.0003347157145944845 * t33 * t360 * arm_slice0_bend_along_dq
+        + 0.0000016135911537792344 * t34 * t360 * arm_slice0_bend_along_dq
+        + 0.0000016135911537792344 * t236 * cache.arm_slice0_bend_c3
+        - 0.0003347157145944845 * t361 * t33 * arm_slice0_bend_along_dq
+        - 0.000004840773461337703 * t236 * cache.arm_slice0_bend_c4
+        - 0.000004840773461337703 * t34 * t370 * arm_slice0_bend_along_dq)
+        + arm_slice0_local_subspace1_v_x_along_dq * qdd[1]
+        + arm_slice0_local_subspace0_v_x_along_dq * qdd[0]
+        - (cache.arm_slice0_local_com_z * t601 + t562 * arm_slice0_local_com_z_along_dq
+            - t576 * cache.arm_slice0_local_com_y
+            - t548 * arm_slice0_local_com_y_along_dq)
+        - (t554 * t580 + t559 * t571 - t565 * t569 - t603 * t552);
+    let t605 = cache.arm_slice0_local_inertia_i_02 * t584
+        + arm_slice0_local_inertia_i_12_along_dq * t563
+        + arm_slice0_local_momentum_f_y * t583 + arm_slice0_local_momentum_n_y * t570
+        + t561 * arm_slice0_local_inertia_h_x_along_dq
+        + t551 * arm_slice0_local_momentum_n_y_along_dq
+        + t555 * arm_slice0_local_momentum_f_y_along_dq
+        + t582 * cache.arm_slice0_local_inertia_h_x
+        + t549 * arm_slice0_local_inertia_i_22_along_dq
+        + arm_slice0_local_inertia_i_02_along_dq * t564
+        + t602 * cache.arm_slice0_local_inertia_i_12
+        + cache.arm_slice0_local_inertia_i_22 * t585
+        - t595 * arm_slice0_local_momentum_f_x
+        - arm_slice0_local_inertia_h_y_along_dq * t587
+        - arm_slice0_local_momentum_f_x_along_dq * t550
+        - arm_slice0_local_momentum_n_x * t571
+        - t554 * arm_slice0_local_momentum_n_x_along_dq
+        - t604 * cache.arm_slice0_local_inertia_h_y;
+    let arm_slice2_local_subspace1_v_y = cache.arm_slice2_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice2_local_subspace0_v_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_y;
+    let t606 = (1.2089988447923243 * t40 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * cache.arm_slice2_bend_c6 * t39
+        + 0.09045070438093329 * cache.arm_slice2_bend_c4 * t39
+        - 0.45225352190466644 * cache.arm_slice2_bend_c5 * t39
+        - 0.6044994223961622 * t40 * cache.arm_slice2_bend_c3)
+        + arm_slice2_local_subspace1_v_y * qdd[1]
+        + qdd[0] * arm_slice2_local_subspace0_v_y - (t497 * t465 - t463 * t473)
+        - (cache.arm_slice2_local_com_x * t469 - t496 * cache.arm_slice2_local_com_z);
+    let arm_slice2_local_subspace1_v_y_along_dq = p.section_length
+        * arm_slice2_local_bend_z_column_v_y_along_dq;
+    let arm_slice2_local_subspace0_v_y_along_dq = p.section_length
+        * arm_slice2_local_bend_y_column_v_y_along_dq;
+    let t607 = arm_slice2_local_subspace1_v_y_along_dq * qdd[1]
+        + (1.2089988447923243 * cache.arm_slice2_bend_c4 * t231
+            + 1.2089988447923243 * t40 * arm_slice2_bend_along_dq * t379
+            + 0.09045070438093329 * arm_slice2_bend_along_dq * t379 * t39
+            + 0.09045070438093329 * t232 * cache.arm_slice2_bend_c4
+            + 0.7236056350474663 * arm_slice2_bend_along_dq * t509 * t39
+            + 0.7236056350474663 * t232 * cache.arm_slice2_bend_c6
+            - 0.6044994223961622 * cache.arm_slice2_bend_c3 * t231
+            - 0.45225352190466644 * t501 * arm_slice2_bend_along_dq * t39
+            - 0.6044994223961622 * t366 * t40 * arm_slice2_bend_along_dq
+            - 0.45225352190466644 * t232 * cache.arm_slice2_bend_c5)
+        + arm_slice2_local_subspace0_v_y_along_dq * qdd[0]
+        - (t502 * cache.arm_slice2_local_com_x + arm_slice2_local_com_x_along_dq * t469
+            - arm_slice2_local_com_z_along_dq * t496
+            - cache.arm_slice2_local_com_z * t510)
+        - (t484 * t497 + t511 * t465 - t488 * t473 - t463 * t506);
+    let arm_slice2_local_momentum_n_y = cache.arm_slice2_local_inertia_i_12 * t465
+        + t464 * cache.arm_slice2_local_inertia_i_11
+        + t493 * cache.arm_slice2_local_inertia_h_z
+        + t463 * cache.arm_slice2_local_inertia_i_01
+        - t462 * cache.arm_slice2_local_inertia_h_x;
+    let arm_slice2_local_momentum_n_y_along_dq = t484
+        * cache.arm_slice2_local_inertia_i_12 + t490 * cache.arm_slice2_local_inertia_h_z
+        + arm_slice2_local_inertia_i_11_along_dq * t464
+        + t493 * arm_slice2_local_inertia_h_z_along_dq
+        + t478 * cache.arm_slice2_local_inertia_i_11
+        + arm_slice2_local_inertia_i_01_along_dq * t463
+        + arm_slice2_local_inertia_i_12_along_dq * t465
+        + t488 * cache.arm_slice2_local_inertia_i_01
+        - t495 * cache.arm_slice2_local_inertia_h_x
+        - t462 * arm_slice2_local_inertia_h_x_along_dq;
+    let t608 = arm_slice2_local_inertia_i_12_along_dq * t468
+        + cache.arm_slice2_local_inertia_i_22 * t503
+        + t606 * arm_slice2_local_inertia_h_x_along_dq
+        + cache.arm_slice2_local_inertia_i_02 * t514
+        + t607 * cache.arm_slice2_local_inertia_h_x
+        + arm_slice2_local_momentum_n_y * t488
+        + arm_slice2_local_inertia_i_22_along_dq * t470
+        + t493 * arm_slice2_local_momentum_f_y_along_dq
+        + t490 * arm_slice2_local_momentum_f_y
+        + t463 * arm_slice2_local_momentum_n_y_along_dq
+        + arm_slice2_local_inertia_i_02_along_dq * t513
+        + cache.arm_slice2_local_inertia_i_12 * t508
+        - t475 * arm_slice2_local_inertia_h_y_along_dq
+        - arm_slice2_local_momentum_n_x_along_dq * t464
+        - t466 * arm_slice2_local_momentum_f_x_along_dq
+        - arm_slice2_local_momentum_n_x * t478 - t487 * arm_slice2_local_momentum_f_x
+        - cache.arm_slice2_local_inertia_h_y * t507;
+    let t609 = t551 * arm_slice0_local_momentum_n_y
+        + arm_slice0_local_momentum_f_y * t555
+        + t549 * cache.arm_slice0_local_inertia_i_22
+        + t561 * cache.arm_slice0_local_inertia_h_x
+        + cache.arm_slice0_local_inertia_i_12 * t563
+        + t564 * cache.arm_slice0_local_inertia_i_02
+        - t587 * cache.arm_slice0_local_inertia_h_y
+        - arm_slice0_local_momentum_f_x * t550 - arm_slice0_local_momentum_n_x * t554;
+    let t610 = arm_slice2_local_momentum_f_x_along_dq * t465
+        + t484 * arm_slice2_local_momentum_f_x + cache.arm_slice1_mass * t607
+        - (arm_slice2_local_inertia_h_z_along_dq * t513
+            + cache.arm_slice2_local_inertia_h_z * t514
+            - arm_slice2_local_inertia_h_x_along_dq * t470
+            - t503 * cache.arm_slice2_local_inertia_h_x)
+        - arm_slice2_local_momentum_f_z * t488
+        - t463 * arm_slice2_local_momentum_f_z_along_dq;
+    let t611 = t444 * arm_slice1_local_momentum_f_z + cache.arm_slice1_mass * t459
+        - arm_slice1_local_momentum_f_y * t445
+        - (cache.arm_slice1_local_inertia_h_y * t449
+            - cache.arm_slice1_local_inertia_h_z * t451);
+    let t612 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
+    let t613 = -0.10890625570683385 * arm_bend_squared_along_dq
+        * cache.arm_slice1_bend_c2
+        - 0.10890625570683385 * arm_bend_squared * arm_slice1_bend_along_dq * t357;
+    let arm_slice1_local_inertia_com_00_along_dq = 2.0 * t612 * t613 * t479;
+    let t614 = 2.0 * cache.arm_slice1_local_com_z * arm_slice1_local_com_z_along_dq;
+    let t615 = 2.0 * arm_slice1_local_com_y_along_dq * cache.arm_slice1_local_com_y;
+    let arm_slice1_local_inertia_i_00_along_dq = arm_slice1_local_inertia_com_00_along_dq
+        + cache.arm_slice1_mass * (t614 + t615);
+    let t616 = 0.33000947820757187 * cache.arm_bend_y * cache.arm_slice1_bend_c1;
+    let t617 = 0.33000947820757187 * arm_bend_y_along_dq * cache.arm_slice1_bend_c1
+        + 0.33000947820757187 * cache.arm_bend_y * t377 * arm_slice1_bend_along_dq;
+    let arm_slice1_local_inertia_com_11_along_dq = 2.0 * t616 * t617 * t479;
+    let t618 = 2.0 * arm_slice1_local_com_x_along_dq * cache.arm_slice1_local_com_x;
+    let arm_slice1_local_inertia_i_11_along_dq = arm_slice1_local_inertia_com_11_along_dq
+        + cache.arm_slice1_mass * (t618 + t614);
+    let arm_slice1_local_inertia_com_01_along_dq = t616 * t613 * t479
+        + t612 * t617 * t479;
+    let arm_slice1_local_inertia_i_01_along_dq = arm_slice1_local_inertia_com_01_along_dq
+        - arm_slice1_local_com_x_along_dq * cache.arm_slice1_mass
+            * cache.arm_slice1_local_com_y
+        - cache.arm_slice1_mass * arm_slice1_local_com_y_along_dq
+            * cache.arm_slice1_local_com_x;
+    let t619 = 0.33000947820757187 * arm_bend_z_along_dq * cache.arm_slice1_bend_c1
+        + 0.33000947820757187 * cache.arm_bend_z * t377 * arm_slice1_bend_along_dq;
+    let t620 = 0.33000947820757187 * cache.arm_bend_z * cache.arm_slice1_bend_c1;
+    let arm_slice1_local_inertia_com_12_along_dq = t616 * t479 * t619
+        + t617 * t479 * t620;
+    let arm_slice1_local_inertia_i_12_along_dq = arm_slice1_local_inertia_com_12_along_dq
+        - cache.arm_slice1_mass * arm_slice1_local_com_y_along_dq
+            * cache.arm_slice1_local_com_z
+        - cache.arm_slice1_mass * cache.arm_slice1_local_com_y
+            * arm_slice1_local_com_z_along_dq;
+    let arm_slice1_local_momentum_n_y_along_dq = cache.arm_slice1_local_inertia_i_11
+        * t534 + cache.arm_slice1_local_inertia_i_01 * t527
+        + arm_slice1_local_inertia_i_11_along_dq * t444
+        + arm_slice1_local_inertia_i_01_along_dq * t446
+        + cache.arm_slice1_local_inertia_i_12 * t530
+        + cache.arm_slice1_local_inertia_h_z * t535
+        + t443 * arm_slice1_local_inertia_h_z_along_dq
+        + t445 * arm_slice1_local_inertia_i_12_along_dq
+        - t536 * cache.arm_slice1_local_inertia_h_x
+        - t442 * arm_slice1_local_inertia_h_x_along_dq;
+    let arm_slice1_local_momentum_n_y = cache.arm_slice1_local_inertia_i_12 * t445
+        + cache.arm_slice1_local_inertia_h_z * t443
+        + cache.arm_slice1_local_inertia_i_01 * t446
+        + t444 * cache.arm_slice1_local_inertia_i_11
+        - t442 * cache.arm_slice1_local_inertia_h_x;
+    let arm_slice1_local_inertia_com_22_along_dq = 2.0 * t479 * t619 * t620;
+    let arm_slice1_local_inertia_i_22_along_dq = cache.arm_slice1_mass * (t618 + t615)
+        + arm_slice1_local_inertia_com_22_along_dq;
+    let arm_slice1_local_inertia_com_02_along_dq = t612 * t479 * t619
+        + t613 * t479 * t620;
+    let arm_slice1_local_inertia_i_02_along_dq = arm_slice1_local_inertia_com_02_along_dq
+        - cache.arm_slice1_mass * cache.arm_slice1_local_com_x
+            * arm_slice1_local_com_z_along_dq
+        - arm_slice1_local_com_x_along_dq * cache.arm_slice1_mass
+            * cache.arm_slice1_local_com_z;
+    let arm_slice1_local_momentum_n_z_along_dq = cache.arm_slice1_local_inertia_i_22
+        * t530 + cache.arm_slice1_local_inertia_i_12 * t534
+        + t447 * arm_slice1_local_inertia_h_x_along_dq
+        + t444 * arm_slice1_local_inertia_i_12_along_dq
+        + t543 * cache.arm_slice1_local_inertia_h_x
+        + arm_slice1_local_inertia_i_22_along_dq * t445
+        + arm_slice1_local_inertia_i_02_along_dq * t446
+        + t527 * cache.arm_slice1_local_inertia_i_02
+        - cache.arm_slice1_local_inertia_h_y * t535
+        - t443 * arm_slice1_local_inertia_h_y_along_dq;
+    let t621 = t447 * arm_slice1_local_momentum_f_z_along_dq
+        + t460 * arm_slice1_local_inertia_i_00_along_dq
+        + cache.arm_slice1_local_inertia_i_01 * t542
+        + t534 * arm_slice1_local_momentum_n_z
+        + t444 * arm_slice1_local_momentum_n_z_along_dq
+        + cache.arm_slice1_local_inertia_h_y * t541
+        + t543 * arm_slice1_local_momentum_f_z
+        + t457 * arm_slice1_local_inertia_h_y_along_dq
+        + t532 * cache.arm_slice1_local_inertia_i_00
+        + t533 * cache.arm_slice1_local_inertia_i_02
+        + t451 * arm_slice1_local_inertia_i_01_along_dq
+        + arm_slice1_local_inertia_i_02_along_dq * t449
+        - t442 * arm_slice1_local_momentum_f_y_along_dq
+        - arm_slice1_local_momentum_f_y * t536
+        - arm_slice1_local_momentum_n_y_along_dq * t445
+        - t545 * arm_slice1_local_inertia_h_z_along_dq
+        - t530 * arm_slice1_local_momentum_n_y
+        - cache.arm_slice1_local_inertia_h_z * t531;
+    let arm_slice3_local_momentum_f_z_along_dq = t421 * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_x * t428
+            + arm_slice3_local_inertia_h_x_along_dq * t416
+            - cache.arm_slice3_local_inertia_h_y * t425
+            - arm_slice3_local_inertia_h_y_along_dq * t404);
+    let arm_slice3_local_momentum_n_z_along_dq = arm_slice3_local_inertia_i_12_along_dq
+        * t416 + arm_slice3_local_inertia_i_22_along_dq * t399
+        + t428 * cache.arm_slice3_local_inertia_i_12
+        + t424 * cache.arm_slice3_local_inertia_i_22
+        + cache.arm_slice3_local_inertia_i_02 * t425
+        + t419 * arm_slice3_local_inertia_h_x_along_dq
+        + arm_slice3_local_inertia_i_02_along_dq * t404
+        + cache.arm_slice3_local_inertia_h_x * t414
+        - t418 * cache.arm_slice3_local_inertia_h_y
+        - arm_slice3_local_inertia_h_y_along_dq * t415;
+    let t622 = cache.arm_slice3_local_inertia_i_01 * t398
+        + t424 * arm_slice3_local_momentum_n_x + t421 * arm_slice3_local_momentum_f_x
+        + cache.arm_slice3_local_inertia_h_z * t439
+        + arm_slice3_local_momentum_n_x_along_dq * t399
+        + t396 * arm_slice3_local_inertia_i_01_along_dq
+        + arm_slice3_local_inertia_h_z_along_dq * t440
+        + arm_slice3_local_inertia_i_12_along_dq * t409
+        + cache.arm_slice3_local_inertia_i_11 * t430
+        + arm_slice3_local_momentum_f_x_along_dq * t426
+        + cache.arm_slice3_local_inertia_i_12 * t413
+        + t432 * arm_slice3_local_inertia_i_11_along_dq
+        - t418 * arm_slice3_local_momentum_f_z
+        - arm_slice3_local_momentum_f_z_along_dq * t415
+        - arm_slice3_local_momentum_n_z * t425
+        - t404 * arm_slice3_local_momentum_n_z_along_dq
+        - cache.arm_slice3_local_inertia_h_x * t516
+        - arm_slice3_local_inertia_h_x_along_dq * t518;
+    let arm_slice1_local_momentum_n_x_along_dq = arm_slice1_local_inertia_i_00_along_dq
+        * t446 + t530 * cache.arm_slice1_local_inertia_i_02
+        + t442 * arm_slice1_local_inertia_h_y_along_dq
+        + arm_slice1_local_inertia_i_02_along_dq * t445
+        + t444 * arm_slice1_local_inertia_i_01_along_dq
+        + cache.arm_slice1_local_inertia_i_01 * t534
+        + cache.arm_slice1_local_inertia_h_y * t536
+        + t527 * cache.arm_slice1_local_inertia_i_00
+        - cache.arm_slice1_local_inertia_h_z * t543
+        - t447 * arm_slice1_local_inertia_h_z_along_dq;
+    let t623 = t536 * arm_slice1_local_momentum_f_x
+        + t442 * arm_slice1_local_momentum_f_x_along_dq
+        + t460 * arm_slice1_local_inertia_i_01_along_dq
+        + t542 * cache.arm_slice1_local_inertia_i_11
+        + cache.arm_slice1_local_inertia_i_01 * t532
+        + cache.arm_slice1_local_inertia_i_12 * t533
+        + arm_slice1_local_momentum_n_x * t530
+        + cache.arm_slice1_local_inertia_h_z * t589
+        + arm_slice1_local_momentum_n_x_along_dq * t445
+        + t449 * arm_slice1_local_inertia_i_12_along_dq
+        + t459 * arm_slice1_local_inertia_h_z_along_dq
+        + arm_slice1_local_inertia_i_11_along_dq * t451
+        - t527 * arm_slice1_local_momentum_n_z
+        - t443 * arm_slice1_local_momentum_f_z_along_dq
+        - arm_slice1_local_momentum_n_z_along_dq * t446
+        - t541 * cache.arm_slice1_local_inertia_h_x
+        - arm_slice1_local_momentum_f_z * t535
+        - t457 * arm_slice1_local_inertia_h_x_along_dq;
+    let arm_slice0_local_momentum_n_z_along_dq = arm_slice0_local_inertia_i_22_along_dq
+        * t552 + t551 * arm_slice0_local_inertia_i_02_along_dq
+        + t569 * cache.arm_slice0_local_inertia_i_22
+        + t571 * cache.arm_slice0_local_inertia_i_12
+        + arm_slice0_local_inertia_i_12_along_dq * t554
+        + t550 * arm_slice0_local_inertia_h_x_along_dq
+        + t570 * cache.arm_slice0_local_inertia_i_02
+        + t595 * cache.arm_slice0_local_inertia_h_x
+        - t583 * cache.arm_slice0_local_inertia_h_y
+        - arm_slice0_local_inertia_h_y_along_dq * t555;
+    let arm_slice0_local_subspace1_v_z_along_dq = p.section_length
+        * arm_slice0_local_bend_z_column_v_z_along_dq;
+    let arm_slice0_local_subspace0_v_z_along_dq = arm_slice0_local_bend_y_column_v_z_along_dq
+        * p.section_length;
+    let t624 = (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t229
+        + 0.0000008962768767719712 * t581 * t21 * arm_slice0_bend_along_dq
+        + 0.000046479858696022525 * t370 * t20 * arm_slice0_bend_along_dq
+        + 0.0000008962768767719712 * t228 * cache.arm_slice0_bend_c6
+        + 0.0000001120346095964964 * t370 * t21 * arm_slice0_bend_along_dq
+        + 0.0000001120346095964964 * t228 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t229
+        - 0.000023239929348011262 * t20 * t360 * arm_slice0_bend_along_dq
+        - 0.000000560173047982482 * t575 * t21 * arm_slice0_bend_along_dq
+        - 0.000000560173047982482 * t228 * cache.arm_slice0_bend_c5)
+        + arm_slice0_local_subspace1_v_z_along_dq * qdd[1]
+        + qdd[0] * arm_slice0_local_subspace0_v_z_along_dq
+        - (t560 * arm_slice0_local_com_y_along_dq + cache.arm_slice0_local_com_y * t577
+            - cache.arm_slice0_local_com_x * t601
+            - t562 * arm_slice0_local_com_x_along_dq)
+        - (t603 * t551 + t565 * t570 - t554 * t579 - t571 * t556);
+    let t625 = arm_slice0_local_inertia_h_y_along_dq * t566
+        + t554 * arm_slice0_local_momentum_n_z_along_dq
+        + t564 * arm_slice0_local_inertia_i_00_along_dq
+        + arm_slice0_local_momentum_n_z * t571
+        + arm_slice0_local_inertia_i_01_along_dq * t563
+        + t624 * cache.arm_slice0_local_inertia_h_y
+        + t550 * arm_slice0_local_momentum_f_z_along_dq
+        + cache.arm_slice0_local_inertia_i_02 * t585
+        + t595 * arm_slice0_local_momentum_f_z
+        + cache.arm_slice0_local_inertia_i_01 * t602
+        + t549 * arm_slice0_local_inertia_i_02_along_dq
+        + cache.arm_slice0_local_inertia_i_00 * t584
+        - arm_slice0_local_momentum_n_y_along_dq * t552
+        - arm_slice0_local_momentum_n_y * t569 - arm_slice0_local_momentum_f_y * t573
+        - t561 * arm_slice0_local_inertia_h_z_along_dq
+        - t553 * arm_slice0_local_momentum_f_y_along_dq
+        - t582 * cache.arm_slice0_local_inertia_h_z;
+    let t626 = t468 * arm_slice2_local_inertia_i_01_along_dq
+        + arm_slice2_local_momentum_f_z * t487
+        + t498 * arm_slice2_local_inertia_h_y_along_dq
+        + t508 * cache.arm_slice2_local_inertia_i_01
+        + cache.arm_slice2_local_inertia_h_y * t512
+        + arm_slice2_local_inertia_i_02_along_dq * t470
+        + arm_slice2_local_inertia_i_00_along_dq * t513
+        + arm_slice2_local_momentum_n_z * t478
+        + t466 * arm_slice2_local_momentum_f_z_along_dq
+        + t503 * cache.arm_slice2_local_inertia_i_02
+        + cache.arm_slice2_local_inertia_i_00 * t514
+        + arm_slice2_local_momentum_n_z_along_dq * t464
+        - t484 * arm_slice2_local_momentum_n_y
+        - t606 * arm_slice2_local_inertia_h_z_along_dq
+        - t465 * arm_slice2_local_momentum_n_y_along_dq
+        - arm_slice2_local_momentum_f_y_along_dq * t462
+        - t495 * arm_slice2_local_momentum_f_y
+        - t607 * cache.arm_slice2_local_inertia_h_z;
+    let t627 = cache.arm_slice2_local_inertia_i_02 * t513
+        + arm_slice2_local_momentum_n_y * t463
+        + t606 * cache.arm_slice2_local_inertia_h_x
+        + t468 * cache.arm_slice2_local_inertia_i_12
+        + t493 * arm_slice2_local_momentum_f_y
+        + cache.arm_slice2_local_inertia_i_22 * t470
+        - arm_slice2_local_momentum_n_x * t464
+        - cache.arm_slice2_local_inertia_h_y * t475
+        - t466 * arm_slice2_local_momentum_f_x;
+    let t628 = cache.arm_slice0_mass * t440 + arm_slice3_local_momentum_f_z * t416
+        - (t409 * cache.arm_slice3_local_inertia_h_y
+            - t432 * cache.arm_slice3_local_inertia_h_z)
+        - arm_slice3_local_momentum_f_y * t399;
+    let t629 = cache.arm_slice1_local_inertia_h_y * t457
+        + arm_slice1_local_momentum_f_z * t447
+        + t449 * cache.arm_slice1_local_inertia_i_02
+        + t451 * cache.arm_slice1_local_inertia_i_01
+        + t444 * arm_slice1_local_momentum_n_z
+        + t460 * cache.arm_slice1_local_inertia_i_00
+        - t445 * arm_slice1_local_momentum_n_y
+        - cache.arm_slice1_local_inertia_h_z * t545
+        - arm_slice1_local_momentum_f_y * t442;
+    let t630 = t527 * arm_slice1_local_momentum_n_y
+        + t532 * cache.arm_slice1_local_inertia_i_02
+        + arm_slice1_local_momentum_f_y * t535
+        + arm_slice1_local_inertia_i_02_along_dq * t460
+        + t545 * arm_slice1_local_inertia_h_x_along_dq
+        + arm_slice1_local_inertia_i_22_along_dq * t449
+        + arm_slice1_local_momentum_f_y_along_dq * t443
+        + t451 * arm_slice1_local_inertia_i_12_along_dq
+        + t533 * cache.arm_slice1_local_inertia_i_22
+        + cache.arm_slice1_local_inertia_i_12 * t542
+        + arm_slice1_local_momentum_n_y_along_dq * t446
+        + t531 * cache.arm_slice1_local_inertia_h_x
+        - t459 * arm_slice1_local_inertia_h_y_along_dq
+        - t543 * arm_slice1_local_momentum_f_x
+        - cache.arm_slice1_local_inertia_h_y * t589
+        - t447 * arm_slice1_local_momentum_f_x_along_dq
+        - t444 * arm_slice1_local_momentum_n_x_along_dq
+        - arm_slice1_local_momentum_n_x * t534;
+    let t631 = arm_slice3_local_momentum_f_z_along_dq * t416
+        + cache.arm_slice0_mass * t439 + t428 * arm_slice3_local_momentum_f_z
+        - (cache.arm_slice3_local_inertia_h_y * t413
+            + arm_slice3_local_inertia_h_y_along_dq * t409
+            - cache.arm_slice3_local_inertia_h_z * t430
+            - t432 * arm_slice3_local_inertia_h_z_along_dq)
+        - t424 * arm_slice3_local_momentum_f_y
+        - t399 * arm_slice3_local_momentum_f_y_along_dq;
+    let t632 = t498 * cache.arm_slice1_mass + t463 * arm_slice2_local_momentum_f_y
+        - t464 * arm_slice2_local_momentum_f_x
+        - (t468 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t513);
+    let t633 = arm_slice0_local_momentum_f_y * t570
+        + t551 * arm_slice0_local_momentum_f_y_along_dq + cache.arm_slice0_mass * t624
+        - arm_slice0_local_momentum_f_x * t571
+        - arm_slice0_local_momentum_f_x_along_dq * t554
+        - (t563 * arm_slice0_local_inertia_h_x_along_dq
+            + t602 * cache.arm_slice0_local_inertia_h_x
+            - arm_slice0_local_inertia_h_y_along_dq * t564
+            - cache.arm_slice0_local_inertia_h_y * t584);
+    let t634 = t404 * arm_slice3_local_momentum_n_y
+        + cache.arm_slice3_local_inertia_i_02 * t396
+        + cache.arm_slice3_local_inertia_h_x * t406
+        + cache.arm_slice3_local_inertia_i_22 * t409
+        + arm_slice3_local_momentum_f_y * t415
+        + t432 * cache.arm_slice3_local_inertia_i_12
+        - arm_slice3_local_momentum_n_x * t416 - t419 * arm_slice3_local_momentum_f_x
+        - cache.arm_slice3_local_inertia_h_y * t440;
+    let t635 = cache.arm_slice1_local_inertia_i_22 * t449
+        + t545 * cache.arm_slice1_local_inertia_h_x
+        + t460 * cache.arm_slice1_local_inertia_i_02
+        + arm_slice1_local_momentum_f_y * t443
+        + cache.arm_slice1_local_inertia_i_12 * t451
+        + t446 * arm_slice1_local_momentum_n_y - t447 * arm_slice1_local_momentum_f_x
+        - cache.arm_slice1_local_inertia_h_y * t459
+        - t444 * arm_slice1_local_momentum_n_x;
+    let t636 = cache.arm_slice1_mass * t512 + t488 * arm_slice2_local_momentum_f_y
+        + arm_slice2_local_momentum_f_y_along_dq * t463
+        - (t468 * arm_slice2_local_inertia_h_x_along_dq
+            + t508 * cache.arm_slice2_local_inertia_h_x
+            - t513 * arm_slice2_local_inertia_h_y_along_dq
+            - cache.arm_slice2_local_inertia_h_y * t514)
+        - t478 * arm_slice2_local_momentum_f_x
+        - arm_slice2_local_momentum_f_x_along_dq * t464;
+    let t637 = t399 * arm_slice3_local_momentum_f_x + t406 * cache.arm_slice0_mass
+        - t404 * arm_slice3_local_momentum_f_z
+        - (cache.arm_slice3_local_inertia_h_z * t396
+            - cache.arm_slice3_local_inertia_h_x * t409);
+    let t638 = arm_slice2_local_momentum_n_x * t465
+        + cache.arm_slice2_local_inertia_i_01 * t513
+        + t468 * cache.arm_slice2_local_inertia_i_11
+        + cache.arm_slice2_local_inertia_i_12 * t470
+        + t462 * arm_slice2_local_momentum_f_x
+        + cache.arm_slice2_local_inertia_h_z * t475
+        - t498 * cache.arm_slice2_local_inertia_h_x
+        - t493 * arm_slice2_local_momentum_f_z - arm_slice2_local_momentum_n_z * t463;
+    let t639 = t549 * arm_slice0_local_inertia_i_12_along_dq
+        + arm_slice0_local_inertia_h_z_along_dq * t587
+        + arm_slice0_local_momentum_f_x * t573
+        + cache.arm_slice0_local_inertia_i_12 * t585
+        + arm_slice0_local_momentum_n_x * t569
+        + cache.arm_slice0_local_inertia_i_01 * t584
+        + t604 * cache.arm_slice0_local_inertia_h_z
+        + arm_slice0_local_inertia_i_01_along_dq * t564
+        + arm_slice0_local_inertia_i_11_along_dq * t563
+        + arm_slice0_local_momentum_n_x_along_dq * t552
+        + arm_slice0_local_momentum_f_x_along_dq * t553
+        + t602 * cache.arm_slice0_local_inertia_i_11
+        - t555 * arm_slice0_local_momentum_f_z_along_dq
+        - t566 * arm_slice0_local_inertia_h_x_along_dq
+        - cache.arm_slice0_local_inertia_h_x * t624
+        - arm_slice0_local_momentum_f_z * t583 - arm_slice0_local_momentum_n_z * t570
+        - t551 * arm_slice0_local_momentum_n_z_along_dq;
+    let t640 = t516 * cache.arm_slice3_local_inertia_h_y
+        + cache.arm_slice3_local_inertia_i_01 * t430
+        + t432 * arm_slice3_local_inertia_i_01_along_dq
+        + arm_slice3_local_inertia_h_y_along_dq * t518
+        + cache.arm_slice3_local_inertia_i_00 * t398
+        + t414 * arm_slice3_local_momentum_f_z
+        + cache.arm_slice3_local_inertia_i_02 * t413
+        + t419 * arm_slice3_local_momentum_f_z_along_dq
+        + t428 * arm_slice3_local_momentum_n_z
+        + arm_slice3_local_momentum_n_z_along_dq * t416
+        + arm_slice3_local_inertia_i_00_along_dq * t396
+        + arm_slice3_local_inertia_i_02_along_dq * t409
+        - t406 * arm_slice3_local_inertia_h_z_along_dq
+        - t424 * arm_slice3_local_momentum_n_y
+        - cache.arm_slice3_local_inertia_h_z * t436
+        - arm_slice3_local_momentum_n_y_along_dq * t399
+        - t421 * arm_slice3_local_momentum_f_y
+        - arm_slice3_local_momentum_f_y_along_dq * t426;
+    let t641 = t465 * arm_slice2_local_momentum_f_x + cache.arm_slice1_mass * t606
+        - (cache.arm_slice2_local_inertia_h_z * t513
+            - cache.arm_slice2_local_inertia_h_x * t470)
+        - t463 * arm_slice2_local_momentum_f_z;
+    let t642 = t436 * cache.arm_slice0_mass + t424 * arm_slice3_local_momentum_f_x
+        + arm_slice3_local_momentum_f_x_along_dq * t399
+        - arm_slice3_local_momentum_f_z_along_dq * t404
+        - t425 * arm_slice3_local_momentum_f_z
+        - (t398 * cache.arm_slice3_local_inertia_h_z
+            + t396 * arm_slice3_local_inertia_h_z_along_dq
+            - arm_slice3_local_inertia_h_x_along_dq * t409
+            - cache.arm_slice3_local_inertia_h_x * t413);
+    let t643 = arm_slice0_local_momentum_f_z * t571 + cache.arm_slice0_mass * t604
+        + t554 * arm_slice0_local_momentum_f_z_along_dq
+        - t552 * arm_slice0_local_momentum_f_y_along_dq
+        - (t585 * cache.arm_slice0_local_inertia_h_y
+            + arm_slice0_local_inertia_h_y_along_dq * t549
+            - t602 * cache.arm_slice0_local_inertia_h_z
+            - arm_slice0_local_inertia_h_z_along_dq * t563)
+        - arm_slice0_local_momentum_f_y * t569;
+    let t644 = t561 * cache.arm_slice0_mass + arm_slice0_local_momentum_f_x * t552
+        - (t564 * cache.arm_slice0_local_inertia_h_z
+            - t549 * cache.arm_slice0_local_inertia_h_x)
+        - arm_slice0_local_momentum_f_z * t551;
+    let t645 = cache.arm_slice0_mass * t587 + arm_slice0_local_momentum_f_z * t554
+        - arm_slice0_local_momentum_f_y * t552
+        - (t549 * cache.arm_slice0_local_inertia_h_y
+            - t563 * cache.arm_slice0_local_inertia_h_z);
+    let t646 = t466 * arm_slice2_local_momentum_f_z
+        + arm_slice2_local_momentum_n_z * t464
+        + cache.arm_slice2_local_inertia_i_00 * t513
+        + t498 * cache.arm_slice2_local_inertia_h_y
+        + cache.arm_slice2_local_inertia_i_02 * t470
+        + t468 * cache.arm_slice2_local_inertia_i_01
+        - t462 * arm_slice2_local_momentum_f_y - arm_slice2_local_momentum_n_y * t465
+        - t606 * cache.arm_slice2_local_inertia_h_z;
+    let t647 = t551 * arm_slice0_local_momentum_f_y + cache.arm_slice0_mass * t566
+        - arm_slice0_local_momentum_f_x * t554
+        - (cache.arm_slice0_local_inertia_h_x * t563
+            - t564 * cache.arm_slice0_local_inertia_h_y);
+    let wrist_composite_force_f_y_along_dq = p.wrist_mass * arm_tip_bias_v_y_along_dq
+        + arm_tip_velocity_w_z_along_dq * wrist_momentum_f_x
+        + flap_composite_force_f_y_along_dq
+        + arm_tip_velocity_w_z * wrist_momentum_f_x_along_dq
+        - wrist_momentum_f_z_along_dq * arm_tip_velocity_w_x
+        - arm_tip_velocity_w_x_along_dq * wrist_momentum_f_z
+        - (arm_tip_bias_w_x * wrist_inertia_h_z_along_dq
+            + cache.wrist_inertia_h_z * arm_tip_bias_w_x_along_dq
+            - arm_tip_bias_w_z_along_dq * cache.wrist_inertia_h_x
+            - wrist_inertia_h_x_along_dq * arm_tip_bias_w_z);
+    let flap_composite_force_n_y = cache.flap_position_z * flap_composite_force_f_x
+        + t122 * cache.flap_rotation_12 + cache.flap_rotation_11 * t123
+        + cache.flap_rotation_10 * t121
+        - cache.flap_position_x * flap_composite_force_f_z;
+    let wrist_composite_force_n_y = cache.wrist_inertia_i_11 * arm_tip_bias_w_y
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_h_z * arm_tip_bias_v_x
+        + arm_tip_velocity_w_z * wrist_momentum_n_x + flap_composite_force_n_y
+        + arm_tip_velocity_v_z * wrist_momentum_f_x
+        + arm_tip_bias_w_x * cache.wrist_inertia_i_01
+        - wrist_momentum_n_z * arm_tip_velocity_w_x
+        - arm_tip_bias_v_z * cache.wrist_inertia_h_x
+        - arm_tip_velocity_v_x * wrist_momentum_f_z;
+    let flap_composite_force_n_z = t122 * cache.flap_rotation_22
+        + cache.flap_position_x * flap_composite_force_f_y
+        + cache.flap_rotation_20 * t121 + cache.flap_rotation_21 * t123
+        - cache.flap_position_y * flap_composite_force_f_x;
+    let wrist_composite_force_n_z = wrist_momentum_f_y * arm_tip_velocity_v_x
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_22
+        + arm_tip_bias_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_bias_w_x
+        + cache.wrist_inertia_h_x * arm_tip_bias_v_y + flap_composite_force_n_z
+        + wrist_momentum_n_y * arm_tip_velocity_w_x
+        - cache.wrist_inertia_h_y * arm_tip_bias_v_x
+        - arm_tip_velocity_v_y * wrist_momentum_f_x
+        - wrist_momentum_n_x * arm_tip_velocity_w_y;
+    let arm_slice2_local_bend_z_projected_inertia_f_z_along_dq = cache.arm_slice1_mass
+        * arm_slice2_local_bend_z_column_v_z_along_dq
+        - (arm_slice2_local_inertia_h_x_along_dq
+            * cache.arm_slice2_local_bend_z_column_w_y
+            + cache.arm_slice2_local_inertia_h_x
+                * arm_slice2_local_bend_z_column_w_y_along_dq
+            - cache.arm_slice2_local_inertia_h_y
+                * arm_slice2_local_bend_z_column_w_x_along_dq
+            - cache.arm_slice2_local_bend_z_column_w_x
+                * arm_slice2_local_inertia_h_y_along_dq);
+    let arm_slice0_local_bend_z_projected_inertia_f_z_along_dq = arm_slice0_local_bend_z_column_v_z_along_dq
+        * cache.arm_slice0_mass
+        - (arm_slice0_local_bend_z_column_w_y_along_dq
+            * cache.arm_slice0_local_inertia_h_x
+            + cache.arm_slice0_local_bend_z_column_w_y
+                * arm_slice0_local_inertia_h_x_along_dq
+            - arm_slice0_local_bend_z_column_w_x_along_dq
+                * cache.arm_slice0_local_inertia_h_y
+            - arm_slice0_local_inertia_h_y_along_dq
+                * cache.arm_slice0_local_bend_z_column_w_x);
+    let arm_slice3_local_bend_z_projected_inertia_f_z_along_dq = cache.arm_slice0_mass
+        * arm_slice3_local_bend_z_column_v_z_along_dq
+        - (arm_slice3_local_inertia_h_x_along_dq
+            * cache.arm_slice3_local_bend_z_column_w_y
+            + cache.arm_slice3_local_inertia_h_x
+                * arm_slice3_local_bend_z_column_w_y_along_dq
+            - cache.arm_slice3_local_inertia_h_y
+                * arm_slice3_local_bend_z_column_w_x_along_dq
+            - arm_slice3_local_inertia_h_y_along_dq
+                * cache.arm_slice3_local_bend_z_column_w_x);
+    let arm_slice1_local_bend_z_projected_inertia_f_z_along_dq = arm_slice1_local_bend_z_column_v_z_along_dq
+        * cache.arm_slice1_mass
+        - (arm_slice1_local_bend_z_column_w_y_along_dq
+            * cache.arm_slice1_local_inertia_h_x
+            + cache.arm_slice1_local_bend_z_column_w_y
+                * arm_slice1_local_inertia_h_x_along_dq
+            - cache.arm_slice1_local_inertia_h_y
+                * arm_slice1_local_bend_z_column_w_x_along_dq
+            - cache.arm_slice1_local_bend_z_column_w_x
+                * arm_slice1_local_inertia_h_y_along_dq);
+    let arm_slice2_local_bend_z_projected_inertia_f_x_along_dq = cache.arm_slice1_mass
+        * arm_slice2_local_bend_z_column_v_x_along_dq
+        - (cache.arm_slice2_local_bend_z_column_w_z
+            * arm_slice2_local_inertia_h_y_along_dq
+            + cache.arm_slice2_local_inertia_h_y
+                * arm_slice2_local_bend_z_column_w_z_along_dq
+            - arm_slice2_local_inertia_h_z_along_dq
+                * cache.arm_slice2_local_bend_z_column_w_y
+            - cache.arm_slice2_local_inertia_h_z
+                * arm_slice2_local_bend_z_column_w_y_along_dq);
+    let arm_slice1_local_bend_z_projected_inertia_f_x_along_dq = cache.arm_slice1_mass
+        * arm_slice1_local_bend_z_column_v_x_along_dq
+        - (arm_slice1_local_inertia_h_y_along_dq
+            * cache.arm_slice1_local_bend_z_column_w_z
+            + cache.arm_slice1_local_inertia_h_y
+                * arm_slice1_local_bend_z_column_w_z_along_dq
+            - cache.arm_slice1_local_inertia_h_z
+                * arm_slice1_local_bend_z_column_w_y_along_dq
+            - cache.arm_slice1_local_bend_z_column_w_y
+                * arm_slice1_local_inertia_h_z_along_dq);
+    let arm_slice3_local_bend_z_projected_inertia_f_x_along_dq = cache.arm_slice0_mass
+        * arm_slice3_local_bend_z_column_v_x_along_dq
+        - (arm_slice3_local_bend_z_column_w_z_along_dq
+            * cache.arm_slice3_local_inertia_h_y
+            + arm_slice3_local_inertia_h_y_along_dq
+                * cache.arm_slice3_local_bend_z_column_w_z
+            - cache.arm_slice3_local_bend_z_column_w_y
+                * arm_slice3_local_inertia_h_z_along_dq
+            - cache.arm_slice3_local_inertia_h_z
+                * arm_slice3_local_bend_z_column_w_y_along_dq);
+    let arm_slice0_local_bend_z_projected_inertia_f_x_along_dq = cache.arm_slice0_mass
+        * arm_slice0_local_bend_z_column_v_x_along_dq
+        - (arm_slice0_local_inertia_h_y_along_dq
+            * cache.arm_slice0_local_bend_z_column_w_z
+            + arm_slice0_local_bend_z_column_w_z_along_dq
+                * cache.arm_slice0_local_inertia_h_y
+            - cache.arm_slice0_local_bend_z_column_w_y
+                * arm_slice0_local_inertia_h_z_along_dq
+            - arm_slice0_local_bend_z_column_w_y_along_dq
+                * cache.arm_slice0_local_inertia_h_z);
+    let arm_slice0_local_bend_z_projected_inertia_f_y_along_dq = arm_slice0_local_bend_z_column_v_y_along_dq
+        * cache.arm_slice0_mass
+        - (arm_slice0_local_bend_z_column_w_x_along_dq
+            * cache.arm_slice0_local_inertia_h_z
+            + arm_slice0_local_inertia_h_z_along_dq
+                * cache.arm_slice0_local_bend_z_column_w_x
+            - cache.arm_slice0_local_bend_z_column_w_z
+                * arm_slice0_local_inertia_h_x_along_dq
+            - arm_slice0_local_bend_z_column_w_z_along_dq
+                * cache.arm_slice0_local_inertia_h_x);
+    let arm_slice3_local_bend_z_projected_inertia_f_y_along_dq = arm_slice3_local_bend_z_column_v_y_along_dq
+        * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_z
+            * arm_slice3_local_bend_z_column_w_x_along_dq
+            + cache.arm_slice3_local_bend_z_column_w_x
+                * arm_slice3_local_inertia_h_z_along_dq
+            - cache.arm_slice3_local_inertia_h_x
+                * arm_slice3_local_bend_z_column_w_z_along_dq
+            - arm_slice3_local_inertia_h_x_along_dq
+                * cache.arm_slice3_local_bend_z_column_w_z);
+    let arm_slice1_local_bend_z_projected_inertia_f_y_along_dq = cache.arm_slice1_mass
+        * arm_slice1_local_bend_z_column_v_y_along_dq
+        - (cache.arm_slice1_local_inertia_h_z
+            * arm_slice1_local_bend_z_column_w_x_along_dq
+            + cache.arm_slice1_local_bend_z_column_w_x
+                * arm_slice1_local_inertia_h_z_along_dq
+            - arm_slice1_local_inertia_h_x_along_dq
+                * cache.arm_slice1_local_bend_z_column_w_z
+            - arm_slice1_local_bend_z_column_w_z_along_dq
+                * cache.arm_slice1_local_inertia_h_x);
+    let arm_slice2_local_bend_z_projected_inertia_f_y_along_dq = cache.arm_slice1_mass
+        * arm_slice2_local_bend_z_column_v_y_along_dq
+        - (arm_slice2_local_bend_z_column_w_x_along_dq
+            * cache.arm_slice2_local_inertia_h_z
+            + arm_slice2_local_inertia_h_z_along_dq
+                * cache.arm_slice2_local_bend_z_column_w_x
+            - cache.arm_slice2_local_bend_z_column_w_z
+                * arm_slice2_local_inertia_h_x_along_dq
+            - arm_slice2_local_bend_z_column_w_z_along_dq
+                * cache.arm_slice2_local_inertia_h_x);
+    let arm_subspace1_projected_inertia_f_z_along_dq = arm_tip_subspace1_v_z_along_dq
+        * cache.wrist_composite_inertia_m
+        + p.section_length
+            * (0.90270109637546
+                * (arm_slice2_local_bend_z_projected_inertia_f_z_along_dq
+                    + arm_slice0_local_bend_z_projected_inertia_f_z_along_dq
+                    + arm_slice3_local_bend_z_projected_inertia_f_z_along_dq
+                    + arm_slice1_local_bend_z_projected_inertia_f_z_along_dq)
+                + 0.3894183423086505
+                    * (arm_slice2_local_bend_z_projected_inertia_f_x_along_dq
+                        + arm_slice1_local_bend_z_projected_inertia_f_x_along_dq
+                        + arm_slice3_local_bend_z_projected_inertia_f_x_along_dq
+                        + arm_slice0_local_bend_z_projected_inertia_f_x_along_dq)
+                + 0.1829865712999871
+                    * (arm_slice0_local_bend_z_projected_inertia_f_y_along_dq
+                        + arm_slice3_local_bend_z_projected_inertia_f_y_along_dq
+                        + arm_slice1_local_bend_z_projected_inertia_f_y_along_dq
+                        + arm_slice2_local_bend_z_projected_inertia_f_y_along_dq))
+        - (cache.wrist_composite_inertia_h_x * arm_tip_subspace1_w_y_along_dq
+            + wrist_composite_inertia_h_x_along_dq * cache.arm_tip_subspace1_w_y
+            - wrist_composite_inertia_h_y_along_dq * cache.arm_tip_subspace1_w_x
+            - cache.wrist_composite_inertia_h_y * arm_tip_subspace1_w_x_along_dq);
+    let flap_slice1_local_bend_y_projected_inertia_f_y_along_dq = 0.5
+        * flap_slice1_local_inertia_h_x_along_dq
+        + cache.flap_slice1_mass * flap_slice1_local_bend_y_column_v_y_along_dq;
+    let flap_slice2_local_bend_y_projected_inertia_f_y_along_dq = 0.8872983346207417
+        * flap_slice2_local_inertia_h_x_along_dq
+        + flap_slice2_local_bend_y_column_v_y_along_dq * cache.flap_slice0_mass;
+    let flap_slice0_local_bend_y_projected_inertia_f_y_along_dq = flap_slice0_local_bend_y_column_v_y_along_dq
+        * cache.flap_slice0_mass
+        + 0.1127016653792583 * flap_slice0_local_inertia_h_x_along_dq;
+    let flap_slice0_local_bend_y_projected_inertia_f_x_along_dq = flap_slice0_local_bend_y_column_v_x_along_dq
+        * cache.flap_slice0_mass
+        - 0.1127016653792583 * flap_slice0_local_inertia_h_y_along_dq;
+    let flap_slice1_local_bend_y_projected_inertia_f_x_along_dq = cache.flap_slice1_mass
+        * flap_slice1_local_bend_y_column_v_x_along_dq
+        - 0.5 * flap_slice1_local_inertia_h_y_along_dq;
+    let flap_slice2_local_bend_y_projected_inertia_f_x_along_dq = flap_slice2_local_bend_y_column_v_x_along_dq
+        * cache.flap_slice0_mass
+        - 0.8872983346207417 * flap_slice2_local_inertia_h_y_along_dq;
+    let flap_subspace0_projected_inertia_f_z_along_dq = (cache.flap_rotation_21
+        * (flap_slice1_local_bend_y_projected_inertia_f_y_along_dq
+            + flap_slice2_local_bend_y_projected_inertia_f_y_along_dq
+            + flap_slice0_local_bend_y_projected_inertia_f_y_along_dq)
+        + flap_rotation_20_along_dq
+            * (cache.flap_slice1_local_bend_y_projected_inertia_f_x
+                + cache.flap_slice0_local_bend_y_projected_inertia_f_x
+                + cache.flap_slice2_local_bend_y_projected_inertia_f_x)
+        + (cache.flap_slice1_local_bend_y_projected_inertia_f_y
+            + cache.flap_slice0_local_bend_y_projected_inertia_f_y
+            + cache.flap_slice2_local_bend_y_projected_inertia_f_y)
+            * flap_rotation_21_along_dq
+        + (flap_slice0_local_bend_y_projected_inertia_f_x_along_dq
+            + flap_slice1_local_bend_y_projected_inertia_f_x_along_dq
+            + flap_slice2_local_bend_y_projected_inertia_f_x_along_dq)
+            * cache.flap_rotation_20) * p.flap_length;
+    out[0] = wrist_composite_force_n_x * arm_tip_subspace0_w_x_along_dq
+        + arm_tip_subspace0_v_z_along_dq * wrist_composite_force_f_z
+        + wrist_composite_force_f_x * arm_tip_subspace0_v_x_along_dq
+        + wrist_composite_force_n_z_along_dq * cache.arm_tip_subspace0_w_z
+        + cache.arm_tip_subspace0_v_z * wrist_composite_force_f_z_along_dq
+        + wrist_composite_force_n_y_along_dq * cache.arm_tip_subspace0_w_y
+        + arm_tip_subspace0_v_y_along_dq * wrist_composite_force_f_y
+        + p.gravity * arm_subspace0_projected_inertia_f_z_along_dq
+        + cache.arm_tip_subspace0_w_x * wrist_composite_force_n_x_along_dq
+        + wrist_composite_force_f_x_along_dq * cache.arm_tip_subspace0_v_x
+        + p.section_length
+            * (t441 * cache.arm_slice3_local_bend_y_column_w_z
+                + arm_slice1_local_bend_y_column_w_y_along_dq * t461
+                + t476 * arm_slice2_local_bend_y_column_v_x_along_dq
+                + arm_slice1_local_bend_y_column_v_z_along_dq * t477
+                + t515 * cache.arm_slice2_local_bend_y_column_w_y
+                + t517 * cache.arm_slice3_local_bend_y_column_v_z
+                + arm_slice3_local_bend_y_column_v_z_along_dq * t519
+                + cache.arm_slice1_local_bend_y_column_v_y * t537
+                + cache.arm_slice2_local_bend_y_column_v_x * t538
+                + cache.arm_slice1_local_bend_y_column_v_z * t544
+                + arm_slice1_local_bend_y_column_v_y_along_dq * t546
+                + arm_slice3_local_bend_y_column_w_x_along_dq * t547
+                + t567 * arm_slice0_local_bend_y_column_w_x_along_dq
+                + t568 * arm_slice3_local_bend_y_column_w_y_along_dq
+                + t586 * cache.arm_slice0_local_bend_y_column_v_y
+                + arm_slice0_local_bend_y_column_w_y_along_dq * t588
+                + cache.arm_slice1_local_bend_y_column_v_x * t590
+                + cache.arm_slice0_local_bend_y_column_w_z * t605
+                + cache.arm_slice2_local_bend_y_column_w_z * t608
+                + arm_slice0_local_bend_y_column_w_z_along_dq * t609
+                + t610 * cache.arm_slice2_local_bend_y_column_v_y
+                + arm_slice1_local_bend_y_column_v_x_along_dq * t611
+                + t621 * cache.arm_slice1_local_bend_y_column_w_x
+                + cache.arm_slice3_local_bend_y_column_w_y * t622
+                + cache.arm_slice1_local_bend_y_column_w_y * t623
+                + cache.arm_slice0_local_bend_y_column_w_x * t625
+                + t626 * cache.arm_slice2_local_bend_y_column_w_x
+                + arm_slice2_local_bend_y_column_w_z_along_dq * t627
+                + arm_slice3_local_bend_y_column_v_x_along_dq * t628
+                + arm_slice1_local_bend_y_column_w_x_along_dq * t629
+                + cache.arm_slice1_local_bend_y_column_w_z * t630
+                + cache.arm_slice3_local_bend_y_column_v_x * t631
+                + t632 * arm_slice2_local_bend_y_column_v_z_along_dq
+                + cache.arm_slice0_local_bend_y_column_v_z * t633
+                + t634 * arm_slice3_local_bend_y_column_w_z_along_dq
+                + arm_slice1_local_bend_y_column_w_z_along_dq * t635
+                + t636 * cache.arm_slice2_local_bend_y_column_v_z
+                + t637 * arm_slice3_local_bend_y_column_v_y_along_dq
+                + arm_slice2_local_bend_y_column_w_y_along_dq * t638
+                + t639 * cache.arm_slice0_local_bend_y_column_w_y
+                + t640 * cache.arm_slice3_local_bend_y_column_w_x
+                + t641 * arm_slice2_local_bend_y_column_v_y_along_dq
+                + t642 * cache.arm_slice3_local_bend_y_column_v_y
+                + t643 * cache.arm_slice0_local_bend_y_column_v_x
+                + arm_slice0_local_bend_y_column_v_y_along_dq * t644
+                + t645 * arm_slice0_local_bend_y_column_v_x_along_dq
+                + t646 * arm_slice2_local_bend_y_column_w_x_along_dq
+                + arm_slice0_local_bend_y_column_v_z_along_dq * t647)
+        + cache.arm_tip_subspace0_v_y * wrist_composite_force_f_y_along_dq
+        + arm_tip_subspace0_w_y_along_dq * wrist_composite_force_n_y
+        + arm_tip_subspace0_w_z_along_dq * wrist_composite_force_n_z
+        + dq[0] * p.arm_stiffness;
+    out[1] = p.section_length
+        * (t631 * cache.arm_slice3_local_bend_z_column_v_x
+            + t638 * arm_slice2_local_bend_z_column_w_y_along_dq
+            + arm_slice0_local_bend_z_column_w_x_along_dq * t567
+            + t547 * arm_slice3_local_bend_z_column_w_x_along_dq
+            + t515 * cache.arm_slice2_local_bend_z_column_w_y
+            + t538 * cache.arm_slice2_local_bend_z_column_v_x
+            + arm_slice3_local_bend_z_column_v_x_along_dq * t628
+            + cache.arm_slice0_local_bend_z_column_v_z * t633
+            + cache.arm_slice1_local_bend_z_column_v_y * t537
+            + t641 * arm_slice2_local_bend_z_column_v_y_along_dq
+            + t517 * cache.arm_slice3_local_bend_z_column_v_z
+            + arm_slice1_local_bend_z_column_w_z_along_dq * t635
+            + t626 * cache.arm_slice2_local_bend_z_column_w_x
+            + t630 * cache.arm_slice1_local_bend_z_column_w_z
+            + t643 * cache.arm_slice0_local_bend_z_column_v_x
+            + arm_slice0_local_bend_z_column_v_y_along_dq * t644
+            + t590 * cache.arm_slice1_local_bend_z_column_v_x
+            + cache.arm_slice3_local_bend_z_column_v_y * t642
+            + t627 * arm_slice2_local_bend_z_column_w_z_along_dq
+            + cache.arm_slice1_local_bend_z_column_w_y * t623
+            + t519 * arm_slice3_local_bend_z_column_v_z_along_dq
+            + cache.arm_slice1_local_bend_z_column_v_z * t544
+            + t645 * arm_slice0_local_bend_z_column_v_x_along_dq
+            + cache.arm_slice2_local_bend_z_column_v_z * t636
+            + t611 * arm_slice1_local_bend_z_column_v_x_along_dq
+            + t647 * arm_slice0_local_bend_z_column_v_z_along_dq
+            + t632 * arm_slice2_local_bend_z_column_v_z_along_dq
+            + arm_slice0_local_bend_z_column_w_y_along_dq * t588
+            + t646 * arm_slice2_local_bend_z_column_w_x_along_dq
+            + cache.arm_slice3_local_bend_z_column_w_y * t622
+            + t629 * arm_slice1_local_bend_z_column_w_x_along_dq
+            + arm_slice1_local_bend_z_column_v_z_along_dq * t477
+            + arm_slice1_local_bend_z_column_w_y_along_dq * t461
+            + t621 * cache.arm_slice1_local_bend_z_column_w_x
+            + t605 * cache.arm_slice0_local_bend_z_column_w_z
+            + t608 * cache.arm_slice2_local_bend_z_column_w_z
+            + cache.arm_slice2_local_bend_z_column_v_y * t610
+            + arm_slice3_local_bend_z_column_v_y_along_dq * t637
+            + arm_slice1_local_bend_z_column_v_y_along_dq * t546
+            + t568 * arm_slice3_local_bend_z_column_w_y_along_dq
+            + cache.arm_slice3_local_bend_z_column_w_x * t640
+            + t441 * cache.arm_slice3_local_bend_z_column_w_z
+            + cache.arm_slice0_local_bend_z_column_w_y * t639
+            + arm_slice3_local_bend_z_column_w_z_along_dq * t634
+            + arm_slice0_local_bend_z_column_w_z_along_dq * t609
+            + t476 * arm_slice2_local_bend_z_column_v_x_along_dq
+            + cache.arm_slice0_local_bend_z_column_v_y * t586
+            + cache.arm_slice0_local_bend_z_column_w_x * t625)
+        + p.gravity * arm_subspace1_projected_inertia_f_z_along_dq
+        + wrist_composite_force_n_z * arm_tip_subspace1_w_z_along_dq
+        + arm_tip_subspace1_v_y_along_dq * wrist_composite_force_f_y
+        + wrist_composite_force_n_y_along_dq * cache.arm_tip_subspace1_w_y
+        + cache.arm_tip_subspace1_w_x * wrist_composite_force_n_x_along_dq
+        + wrist_composite_force_n_z_along_dq * cache.arm_tip_subspace1_w_z
+        + wrist_composite_force_n_x * arm_tip_subspace1_w_x_along_dq
+        + wrist_composite_force_f_x_along_dq * cache.arm_tip_subspace1_v_x
+        + wrist_composite_force_f_x * arm_tip_subspace1_v_x_along_dq
+        + cache.arm_tip_subspace1_v_y * wrist_composite_force_f_y_along_dq
+        + arm_tip_subspace1_v_z_along_dq * wrist_composite_force_f_z
+        + wrist_composite_force_n_y * arm_tip_subspace1_w_y_along_dq
+        + wrist_composite_force_f_z_along_dq * cache.arm_tip_subspace1_v_z
+        + dq[1] * p.arm_stiffness;
+    out[2] = p.flap_length
+        * (0.1127016653792583
+            * (t180 + t196 + t200 + t217 + t243 + t255 + t260 + t264 + t266 + t271 + t276
+                + t281 + t285 + t288)
+            + (t316 + t318 + t323 + t324 + t327 + t329 + t331)
+                * cache.flap_slice2_local_bend_y_column_v_y
+            + (t95 + t96 + t103 + t106) * flap_slice2_local_bend_y_column_v_x_along_dq
+            + 0.8872983346207417
+                * (t182 + t198 + t204 + t206 + t211 + t242 + t269 + t274 + t278 + t279
+                    + t282 + t287 + t289 + t291)
+            + cache.flap_slice1_local_bend_y_column_v_x
+                * (t296 + t297 + t300 + t306 + t310 + t312 + t314)
+            + (t97 + t102 + t105 + t107) * flap_slice0_local_bend_y_column_v_x_along_dq
+            + 0.5
+                * (t191 + t199 + t205 + t248 + t259 + t263 + t267 + t272 + t273 + t275
+                    + t280 + t284 + t286 + t290)
+            + (t319 + t321 + t326 + t328 + t330 + t333 + t335)
+                * cache.flap_slice1_local_bend_y_column_v_y
+            + (t55 + t57 + t73 + t74) * flap_slice0_local_bend_y_column_v_y_along_dq
+            + (t99 + t100 + t101 + t108) * flap_slice1_local_bend_y_column_v_x_along_dq
+            + cache.flap_slice0_local_bend_y_column_v_y
+                * (t317 + t320 + t322 + t325 + t332 + t334 + t336)
+            + (t294 + t295 + t298 + t299 + t305 + t307 + t309)
+                * cache.flap_slice2_local_bend_y_column_v_x
+            + cache.flap_slice0_local_bend_y_column_v_x
+                * (t301 + t302 + t303 + t304 + t308 + t311 + t313)
+            + (t63 + t64 + t68 + t76) * flap_slice1_local_bend_y_column_v_y_along_dq
+            + flap_slice2_local_bend_y_column_v_y_along_dq * (t53 + t60 + t66 + t70))
+        + p.gravity * flap_subspace0_projected_inertia_f_z_along_dq
+        + p.flap_stiffness * dq[2];
+}
+/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_velocity_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    dqd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let arm_tip_velocity_w_y_along_dqd = dqd[0] * cache.arm_tip_subspace0_w_y
+        + dqd[1] * cache.arm_tip_subspace1_w_y;
+    let arm_tip_velocity_w_z_along_dqd = cache.arm_tip_subspace0_w_z * dqd[0]
+        + dqd[1] * cache.arm_tip_subspace1_w_z;
+    let arm_tip_velocity_v_x_along_dqd = dqd[0] * cache.arm_tip_subspace0_v_x
+        + dqd[1] * cache.arm_tip_subspace1_v_x;
+    let wrist_momentum_f_x_along_dqd = p.wrist_mass * arm_tip_velocity_v_x_along_dqd
+        - (arm_tip_velocity_w_z_along_dqd * cache.wrist_inertia_h_y
+            - arm_tip_velocity_w_y_along_dqd * cache.wrist_inertia_h_z);
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
+    let arm_tip_velocity_v_y_along_dqd = dqd[0] * cache.arm_tip_subspace0_v_y
+        + dqd[1] * cache.arm_tip_subspace1_v_y;
+    let arm_tip_velocity_w_x_along_dqd = dqd[1] * cache.arm_tip_subspace1_w_x
+        + dqd[0] * cache.arm_tip_subspace0_w_x;
+    let wrist_momentum_f_y_along_dqd = p.wrist_mass * arm_tip_velocity_v_y_along_dqd
+        - (arm_tip_velocity_w_x_along_dqd * cache.wrist_inertia_h_z
+            - arm_tip_velocity_w_z_along_dqd * cache.wrist_inertia_h_x);
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let arm_bend_z_rate = p.section_length * qd[1];
+    let arm_bend_z_rate_along_dqd = p.section_length * dqd[1];
+    let arm_bend_y_rate = p.section_length * qd[0];
+    let arm_bend_y_rate_along_dqd = p.section_length * dqd[0];
+    let t0 = 2.0 * cache.arm_bend_y * arm_bend_z_rate * arm_bend_z_rate_along_dqd
+        - cache.arm_bend_z * arm_bend_z_rate_along_dqd * arm_bend_y_rate
+        - cache.arm_bend_z * arm_bend_z_rate * arm_bend_y_rate_along_dqd;
+    let t1 = cache.arm_bend_z * cache.arm_bend_z;
+    let t2 = cache.arm_bend_y * cache.arm_bend_y;
+    let t3 = cache.arm_bend_z.powi(3);
+    let t4 = 2.0 * cache.arm_bend_y * t1 * arm_bend_y_rate * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate * t3 * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate_along_dqd * t3 * arm_bend_y_rate
+        - cache.arm_bend_z * arm_bend_z_rate_along_dqd * t2 * arm_bend_y_rate
+        - cache.arm_bend_z * arm_bend_z_rate * t2 * arm_bend_y_rate_along_dqd
+        - 2.0 * cache.arm_bend_y * arm_bend_z_rate * arm_bend_z_rate_along_dqd * t1;
+    let t5 = t0 * cache.arm_bend_squared_c3 + t4 * cache.arm_bend_squared_c4
+        - 3.0 * t4 * cache.arm_bend_squared_c5;
+    let t6 = arm_bend_z_rate * t1 * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate_along_dqd * t1 * arm_bend_y_rate
+        + 2.0 * cache.arm_bend_z * cache.arm_bend_y * arm_bend_y_rate
+            * arm_bend_y_rate_along_dqd
+        - 2.0 * cache.arm_bend_z * cache.arm_bend_y * arm_bend_z_rate
+            * arm_bend_z_rate_along_dqd
+        - arm_bend_z_rate * t2 * arm_bend_y_rate_along_dqd
+        - arm_bend_z_rate_along_dqd * t2 * arm_bend_y_rate;
+    let t7 = t6 * cache.arm_bend_squared_c3 - 2.0 * t6 * cache.arm_bend_squared_c4;
+    let t8 = 2.0 * cache.arm_bend_z * arm_bend_y_rate * arm_bend_y_rate_along_dqd
+        - cache.arm_bend_y * arm_bend_z_rate * arm_bend_y_rate_along_dqd
+        - cache.arm_bend_y * arm_bend_z_rate_along_dqd * arm_bend_y_rate;
+    let t9 = cache.arm_bend_y.powi(3);
+    let t10 = 2.0 * cache.arm_bend_z * t2 * arm_bend_y_rate * arm_bend_y_rate_along_dqd
+        + cache.arm_bend_y * arm_bend_z_rate_along_dqd * t1 * arm_bend_y_rate
+        + cache.arm_bend_y * arm_bend_z_rate * t1 * arm_bend_y_rate_along_dqd
+        - 2.0 * cache.arm_bend_z * arm_bend_z_rate * arm_bend_z_rate_along_dqd * t2
+        - arm_bend_z_rate * t9 * arm_bend_y_rate_along_dqd
+        - arm_bend_z_rate_along_dqd * t9 * arm_bend_y_rate;
+    let t11 = t10 * cache.arm_bend_squared_c4 - t8 * cache.arm_bend_squared_c3
+        - 3.0 * t10 * cache.arm_bend_squared_c5;
+    let arm_tip_bias_w_y_along_dqd = 0.09195266597143173 * t7 + 0.96744666685656 * t11
+        - 0.2357788243436599 * t5;
+    let arm_tip_bias_w_x_along_dqd = 0.9164595255079896 * t7 - 0.1748223713144484 * t11
+        - 0.35991537421130565 * t5;
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let flap_base_velocity_w_z = arm_tip_velocity_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_02 * arm_tip_velocity_w_x
+        + cache.flap_rotation_12 * arm_tip_velocity_w_y;
+    let flap_bend_y_rate_along_dqd = dqd[2] * p.flap_length;
+    let flap_bend_y_rate = p.flap_length * qd[2];
+    let arm_tip_velocity_v_z_along_dqd = dqd[1] * cache.arm_tip_subspace1_v_z
+        + cache.arm_tip_subspace0_v_z * dqd[0];
+    let t12 = arm_tip_velocity_v_z_along_dqd
+        - (cache.flap_position_x * arm_tip_velocity_w_y_along_dqd
+            - cache.flap_position_y * arm_tip_velocity_w_x_along_dqd);
+    let t13 = arm_tip_velocity_v_x_along_dqd
+        - (arm_tip_velocity_w_z_along_dqd * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_velocity_w_y_along_dqd);
+    let t14 = arm_tip_velocity_v_y_along_dqd
+        - (cache.flap_position_z * arm_tip_velocity_w_x_along_dqd
+            - arm_tip_velocity_w_z_along_dqd * cache.flap_position_x);
+    let flap_base_velocity_v_x_along_dqd = t12 * cache.flap_rotation_20
+        + t13 * cache.flap_rotation_00 + cache.flap_rotation_10 * t14;
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let t15 = arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_velocity_w_y);
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let t16 = arm_tip_velocity_v_z
+        - (cache.flap_position_x * arm_tip_velocity_w_y
+            - cache.flap_position_y * arm_tip_velocity_w_x);
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let t17 = arm_tip_velocity_v_y
+        - (cache.flap_position_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.flap_position_x);
+    let flap_base_velocity_v_x = cache.flap_rotation_00 * t15
+        + t16 * cache.flap_rotation_20 + t17 * cache.flap_rotation_10;
+    let t18 = 2.0 * p.flap_length * flap_bend_y_rate * flap_bend_y_rate_along_dqd
+        * cache.flap_bend_y;
+    let t19 = 2.0 * cache.flap_bend_y.powi(3) * p.flap_length * flap_bend_y_rate
+        * flap_bend_y_rate_along_dqd;
+    let t20 = p.flap_length * cache.flap_bend_y;
+    let t21 = cache.arm_tip_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_y;
+    let t22 = cache.arm_bend_z * p.section_length;
+    let t23 = t22 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t22;
+    let t24 = cache.arm_bend_y * p.section_length;
+    let t25 = t24 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t24;
+    let t26 = arm_bend_z_rate_along_dqd * t23 + t25 * arm_bend_y_rate_along_dqd;
+    let t27 = cache.arm_bend_z * cache.arm_bend_y * p.section_length;
+    let t28 = 2.0 * t27 * cache.arm_bend_squared_c4 - t27 * cache.arm_bend_squared_c3;
+    let t29 = cache.arm_bend_squared_c2 * p.section_length;
+    let t30 = p.section_length * t2;
+    let t31 = t29 + 2.0 * t30 * cache.arm_bend_squared_c4
+        - t30 * cache.arm_bend_squared_c3;
+    let t32 = t28 * arm_bend_z_rate_along_dqd + t31 * arm_bend_y_rate_along_dqd;
+    let t33 = arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_x
+        + cache.arm_tip_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t34 = cache.arm_tip_local_bend_y_column_w_y * arm_bend_y_rate_along_dqd
+        + cache.arm_tip_local_bend_z_column_w_y * arm_bend_z_rate_along_dqd;
+    let t35 = t25 * arm_bend_y_rate + arm_bend_z_rate * t23;
+    let t36 = t31 * arm_bend_y_rate + arm_bend_z_rate * t28;
+    let t37 = cache.arm_tip_local_bend_y_column_w_x * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate_along_dqd * cache.arm_tip_local_bend_z_column_w_x;
+    let t38 = 2.0 * arm_bend_z_rate * p.section_length * arm_bend_z_rate_along_dqd * t3
+        + 2.0 * cache.arm_bend_y * p.section_length * arm_bend_z_rate_along_dqd * t1
+            * arm_bend_y_rate
+        + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * t1
+            * arm_bend_y_rate_along_dqd
+        + 2.0 * cache.arm_bend_z * p.section_length * t2 * arm_bend_y_rate
+            * arm_bend_y_rate_along_dqd;
+    let t39 = 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length
+        * arm_bend_y_rate_along_dqd
+        + 2.0 * cache.arm_bend_z * p.section_length * arm_bend_y_rate
+            * arm_bend_y_rate_along_dqd
+        + 6.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length
+            * arm_bend_z_rate_along_dqd
+        + 2.0 * cache.arm_bend_y * p.section_length * arm_bend_z_rate_along_dqd
+            * arm_bend_y_rate;
+    let t40 = p.section_length * cache.arm_bend_squared_c1;
+    let t41 = cache.arm_bend_squared_c2 * t24;
+    let t42 = (t38 * cache.arm_bend_squared_c4 + 8.0 * t38 * cache.arm_bend_squared_c6
+        + 2.0 * t39 * cache.arm_bend_squared_c4 - 5.0 * t38 * cache.arm_bend_squared_c5
+        - cache.arm_bend_squared_c3 * t39)
+        - (t32 * t33 + t36 * t37 - t21 * t26 - t34 * t35) - (t41 * t7 - t40 * t11);
+    let t43 = 2.0 * arm_bend_z_rate * p.section_length * arm_bend_z_rate_along_dqd
+        + 2.0 * p.section_length * arm_bend_y_rate * arm_bend_y_rate_along_dqd;
+    let t44 = 2.0 * cache.arm_bend_z * cache.arm_bend_y * p.section_length
+        * arm_bend_z_rate_along_dqd * arm_bend_y_rate
+        + 2.0 * cache.arm_bend_z * cache.arm_bend_y * arm_bend_z_rate * p.section_length
+            * arm_bend_y_rate_along_dqd
+        + 2.0 * p.section_length * t2 * arm_bend_y_rate * arm_bend_y_rate_along_dqd
+        + 2.0 * arm_bend_z_rate * p.section_length * arm_bend_z_rate_along_dqd * t1;
+    let t45 = p.section_length * t1;
+    let t46 = t29 + 2.0 * t45 * cache.arm_bend_squared_c4
+        - t45 * cache.arm_bend_squared_c3;
+    let t47 = arm_bend_z_rate_along_dqd * t46 + t28 * arm_bend_y_rate_along_dqd;
+    let t48 = t28 * arm_bend_y_rate + arm_bend_z_rate * t46;
+    let t49 = arm_bend_z_rate_along_dqd * cache.arm_tip_local_bend_z_column_w_z
+        + cache.arm_tip_local_bend_y_column_w_z * arm_bend_y_rate_along_dqd;
+    let t50 = cache.arm_tip_local_bend_y_column_w_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_z;
+    let t51 = cache.arm_bend_squared_c2 * t22;
+    let t52 = (t43 * cache.arm_bend_squared_c3 + 3.0 * cache.arm_bend_squared_c5 * t44
+        + t44 * cache.arm_bend_squared_c3 - 3.0 * t44 * cache.arm_bend_squared_c4
+        - cache.arm_bend_squared_c2 * t43)
+        - (t47 * t21 + t34 * t48 - t36 * t49 - t32 * t50) - (t51 * t11 - t41 * t5);
+    let t53 = 0.6666666666666666 * cache.arm_bend_z * p.section_length
+        * arm_bend_z_rate_along_dqd * arm_bend_y_rate
+        + 0.6666666666666666 * cache.arm_bend_y * arm_bend_z_rate * p.section_length
+            * arm_bend_z_rate_along_dqd
+        + 0.6666666666666666 * cache.arm_bend_z * arm_bend_z_rate * p.section_length
+            * arm_bend_y_rate_along_dqd
+        + 2.0 * cache.arm_bend_y * p.section_length * arm_bend_y_rate
+            * arm_bend_y_rate_along_dqd;
+    let t54 = 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length
+        * arm_bend_z_rate_along_dqd * t1
+        + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length * t2
+            * arm_bend_y_rate_along_dqd
+        + 2.0 * cache.arm_bend_z * p.section_length * arm_bend_z_rate_along_dqd * t2
+            * arm_bend_y_rate
+        + 2.0 * p.section_length * t9 * arm_bend_y_rate * arm_bend_y_rate_along_dqd;
+    let t55 = (6.0 * t53 * cache.arm_bend_squared_c4
+        + 8.0 * t54 * cache.arm_bend_squared_c6 + t54 * cache.arm_bend_squared_c4
+        - 3.0 * t53 * cache.arm_bend_squared_c3 - 5.0 * t54 * cache.arm_bend_squared_c5)
+        - (t35 * t49 + t50 * t26 - t48 * t37 - t33 * t47) - (t40 * t5 - t51 * t7);
+    let arm_tip_bias_v_z_along_dqd = 0.90270109637546 * t42 + 0.3894183423086505 * t52
+        + 0.02 * arm_tip_bias_w_y_along_dqd + 0.1829865712999871 * t55;
+    let t56 = arm_tip_bias_v_z_along_dqd
+        - (cache.flap_position_x * arm_tip_bias_w_y_along_dqd
+            - cache.flap_position_y * arm_tip_bias_w_x_along_dqd);
+    let arm_tip_bias_v_x_along_dqd = 0.9164595255079896 * t52 - 0.35991537421130565 * t42
+        - 0.01 * arm_tip_bias_w_y_along_dqd - 0.1748223713144484 * t55;
+    let arm_tip_bias_w_z_along_dqd = 0.90270109637546 * t5 + 0.1829865712999871 * t11
+        + 0.3894183423086505 * t7;
+    let t57 = arm_tip_bias_v_x_along_dqd
+        - (cache.flap_position_y * arm_tip_bias_w_z_along_dqd
+            - cache.flap_position_z * arm_tip_bias_w_y_along_dqd);
+    let arm_tip_bias_v_y_along_dqd = 0.01 * arm_tip_bias_w_x_along_dqd
+        + 0.96744666685656 * t55 + 0.09195266597143173 * t52
+        - 0.02 * arm_tip_bias_w_z_along_dqd - 0.2357788243436599 * t42;
+    let t58 = arm_tip_bias_v_y_along_dqd
+        - (cache.flap_position_z * arm_tip_bias_w_x_along_dqd
+            - cache.flap_position_x * arm_tip_bias_w_z_along_dqd);
+    let flap_base_bias_v_y_along_dqd = cache.flap_rotation_21 * t56
+        + cache.flap_rotation_01 * t57 + cache.flap_rotation_11 * t58;
+    let flap_base_velocity_w_z_along_dqd = arm_tip_velocity_w_y_along_dqd
+        * cache.flap_rotation_12
+        + arm_tip_velocity_w_x_along_dqd * cache.flap_rotation_02
+        + arm_tip_velocity_w_z_along_dqd * cache.flap_rotation_22;
+    let t59 = cache.flap_slice1_local_bend_y_column_v_x * flap_base_velocity_w_z
+        * flap_bend_y_rate_along_dqd
+        + (0.375 * cache.flap_slice1_bend_c4 * t18
+            + 0.125 * t19 * cache.flap_slice1_bend_c6
+            + 0.015625 * cache.flap_slice1_bend_c4 * t19
+            - 0.1875 * cache.flap_slice1_bend_c3 * t18
+            - 0.078125 * t19 * cache.flap_slice1_bend_c5) + flap_base_bias_v_y_along_dqd
+        + cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+            * flap_base_velocity_w_z_along_dqd
+        - 0.5 * flap_bend_y_rate * flap_base_velocity_v_x_along_dqd
+        - 0.5 * flap_base_velocity_v_x * flap_bend_y_rate_along_dqd
+        - flap_bend_y_rate
+            * (0.125 * cache.flap_slice1_bend_c3 * t20
+                - 0.125 * cache.flap_slice1_bend_c2 * t20) * flap_bend_y_rate_along_dqd;
+    let t60 = cache.flap_slice1_mass * t59;
+    let flap_base_bias_w_z_along_dqd = arm_tip_bias_w_x_along_dqd
+        * cache.flap_rotation_02 + arm_tip_bias_w_y_along_dqd * cache.flap_rotation_12
+        + arm_tip_bias_w_z_along_dqd * cache.flap_rotation_22;
+    let t61 = cache.flap_slice1_local_inertia_h_x * flap_base_bias_w_z_along_dqd;
+    let t62 = cache.flap_slice0_local_inertia_h_x * flap_base_bias_w_z_along_dqd;
+    let flap_base_velocity_w_x_along_dqd = arm_tip_velocity_w_z_along_dqd
+        * cache.flap_rotation_20
+        + arm_tip_velocity_w_x_along_dqd * cache.flap_rotation_00
+        + cache.flap_rotation_10 * arm_tip_velocity_w_y_along_dqd;
+    let flap_base_velocity_w_y = cache.flap_rotation_01 * arm_tip_velocity_w_x
+        + cache.flap_rotation_11 * arm_tip_velocity_w_y
+        + arm_tip_velocity_w_z * cache.flap_rotation_21;
+    let flap_base_velocity_w_x = cache.flap_rotation_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.flap_rotation_20
+        + cache.flap_rotation_10 * arm_tip_velocity_w_y;
+    let flap_base_velocity_v_z = t17 * cache.flap_rotation_12
+        + t16 * cache.flap_rotation_22 + cache.flap_rotation_02 * t15;
+    let t63 = flap_base_velocity_v_z * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_f_z = t63
+        - (flap_base_velocity_w_y * cache.flap_slice2_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice2_local_inertia_h_y);
+    let t64 = -(flap_base_velocity_w_x_along_dqd * flap_slice2_local_momentum_f_z);
+    let flap_base_velocity_v_z_along_dqd = t12 * cache.flap_rotation_22
+        + cache.flap_rotation_12 * t14 + t13 * cache.flap_rotation_02;
+    let flap_base_velocity_w_y_along_dqd = arm_tip_velocity_w_x_along_dqd
+        * cache.flap_rotation_01
+        + arm_tip_velocity_w_y_along_dqd * cache.flap_rotation_11
+        + arm_tip_velocity_w_z_along_dqd * cache.flap_rotation_21;
+    let flap_slice1_local_momentum_f_z_along_dqd = cache.flap_slice1_mass
+        * flap_base_velocity_v_z_along_dqd
+        - (flap_base_velocity_w_y_along_dqd * cache.flap_slice1_local_inertia_h_x
+            - flap_base_velocity_w_x_along_dqd * cache.flap_slice1_local_inertia_h_y);
+    let t65 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z_along_dqd);
+    let t66 = 0.1127016653792583 * flap_bend_y_rate_along_dqd
+        + flap_base_velocity_w_z_along_dqd;
+    let t67 = 0.1127016653792583 * flap_bend_y_rate + flap_base_velocity_w_z;
+    let t68 = flap_base_velocity_v_x
+        + flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_x;
+    let flap_slice0_local_momentum_f_x = t68 * cache.flap_slice0_mass
+        - cache.flap_slice0_local_inertia_h_y * t67;
+    let t69 = t66 * flap_slice0_local_momentum_f_x;
+    let t70 = cache.flap_slice2_local_inertia_h_x * flap_base_bias_w_z_along_dqd;
+    let t71 = flap_bend_y_rate * flap_base_velocity_w_z_along_dqd
+        * cache.flap_slice0_local_bend_y_column_v_x
+        + flap_base_velocity_w_z * flap_bend_y_rate_along_dqd
+            * cache.flap_slice0_local_bend_y_column_v_x
+        + (0.000016393511461889856 * t19 * cache.flap_slice0_bend_c6
+            + 0.0009679938204398945 * cache.flap_slice0_bend_c4 * t18
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t19
+            - 0.00048399691021994726 * cache.flap_slice0_bend_c3 * t18
+            - 0.00001024594466368116 * t19 * cache.flap_slice0_bend_c5)
+        + flap_base_bias_v_y_along_dqd
+        - 0.1127016653792583 * flap_base_velocity_v_x * flap_bend_y_rate_along_dqd
+        - 0.2254033307585166
+            * (0.0014314988413324798 * cache.flap_slice0_bend_c3 * t20
+                - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t20)
+            * flap_bend_y_rate * flap_bend_y_rate_along_dqd
+        - 0.1127016653792583 * flap_bend_y_rate * flap_base_velocity_v_x_along_dqd;
+    let t72 = t71 * cache.flap_slice0_mass;
+    let flap_slice1_local_momentum_f_z = cache.flap_slice1_mass * flap_base_velocity_v_z
+        - (flap_base_velocity_w_y * cache.flap_slice1_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice1_local_inertia_h_y);
+    let t73 = -(flap_base_velocity_w_x_along_dqd * flap_slice1_local_momentum_f_z);
+    let t74 = 0.5 * flap_bend_y_rate_along_dqd + flap_base_velocity_w_z_along_dqd;
+    let t75 = 0.5 * flap_bend_y_rate + flap_base_velocity_w_z;
+    let t76 = cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+        + flap_base_velocity_v_x;
+    let flap_slice1_local_momentum_f_x = cache.flap_slice1_mass * t76
+        - t75 * cache.flap_slice1_local_inertia_h_y;
+    let t77 = t74 * flap_slice1_local_momentum_f_x;
+    let t78 = flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x
+        * flap_base_velocity_w_z_along_dqd
+        + (3.903983606488539 * cache.flap_slice2_bend_c6 * t19
+            + 3.7190320061795608 * t18 * cache.flap_slice2_bend_c4
+            + 0.4879979508110674 * t19 * cache.flap_slice2_bend_c4
+            - 1.8595160030897804 * cache.flap_slice2_bend_c3 * t18
+            - 2.439989754055337 * cache.flap_slice2_bend_c5 * t19)
+        + cache.flap_slice2_local_bend_y_column_v_x * flap_base_velocity_w_z
+            * flap_bend_y_rate_along_dqd + flap_base_bias_v_y_along_dqd
+        - 1.7745966692414834
+            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * t20
+                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t20)
+            * flap_bend_y_rate * flap_bend_y_rate_along_dqd
+        - 0.8872983346207417 * flap_base_velocity_v_x * flap_bend_y_rate_along_dqd
+        - 0.8872983346207417 * flap_bend_y_rate * flap_base_velocity_v_x_along_dqd;
+    let t79 = t78 * cache.flap_slice0_mass;
+    let t80 = flap_base_velocity_w_z + 0.8872983346207417 * flap_bend_y_rate;
+    let t81 = flap_base_velocity_v_x
+        + flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x;
+    let flap_slice2_local_momentum_f_x = t81 * cache.flap_slice0_mass
+        - cache.flap_slice2_local_inertia_h_y * t80;
+    let t82 = flap_base_velocity_w_z_along_dqd
+        + 0.8872983346207417 * flap_bend_y_rate_along_dqd;
+    let t83 = flap_slice2_local_momentum_f_x * t82;
+    let t84 = cache.flap_slice2_local_bend_y_column_v_x * flap_bend_y_rate_along_dqd
+        + flap_base_velocity_v_x_along_dqd;
+    let flap_slice2_local_momentum_f_x_along_dqd = t84 * cache.flap_slice0_mass
+        - cache.flap_slice2_local_inertia_h_y * t82;
+    let t85 = t80 * flap_slice2_local_momentum_f_x_along_dqd;
+    let t86 = cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate_along_dqd
+        + flap_base_velocity_v_x_along_dqd;
+    let flap_slice1_local_momentum_f_x_along_dqd = cache.flap_slice1_mass * t86
+        - t74 * cache.flap_slice1_local_inertia_h_y;
+    let t87 = t75 * flap_slice1_local_momentum_f_x_along_dqd;
+    let flap_slice0_local_momentum_f_z = t63
+        - (flap_base_velocity_w_y * cache.flap_slice0_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice0_local_inertia_h_y);
+    let t88 = -(flap_base_velocity_w_x_along_dqd * flap_slice0_local_momentum_f_z);
+    let t89 = flap_base_velocity_v_z_along_dqd * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_f_z_along_dqd = t89
+        - (flap_base_velocity_w_y_along_dqd * cache.flap_slice2_local_inertia_h_x
+            - flap_base_velocity_w_x_along_dqd * cache.flap_slice2_local_inertia_h_y);
+    let t90 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z_along_dqd);
+    let t91 = flap_base_velocity_v_x_along_dqd
+        + flap_bend_y_rate_along_dqd * cache.flap_slice0_local_bend_y_column_v_x;
+    let flap_slice0_local_momentum_f_x_along_dqd = t91 * cache.flap_slice0_mass
+        - t66 * cache.flap_slice0_local_inertia_h_y;
+    let t92 = flap_slice0_local_momentum_f_x_along_dqd * t67;
+    let flap_slice0_local_momentum_f_z_along_dqd = t89
+        - (cache.flap_slice0_local_inertia_h_x * flap_base_velocity_w_y_along_dqd
+            - flap_base_velocity_w_x_along_dqd * cache.flap_slice0_local_inertia_h_y);
+    let t93 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z_along_dqd);
+    let t94 = t60 + t61 + t62 + t64 + t65 + t69 + t70 + t72 + t73 + t77 + t79 + t83 + t85
+        + t87 + t88 + t90 + t92 + t93;
+    let flap_base_bias_v_x_along_dqd = cache.flap_rotation_20 * t56
+        + cache.flap_rotation_00 * t57 + cache.flap_rotation_10 * t58;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
+    let t95 = flap_bend_squared * p.flap_length;
+    let t96 = 2.0 * flap_bend_squared * p.flap_length * flap_bend_y_rate
+        * flap_bend_y_rate_along_dqd;
+    let t97 = 2.0 * p.flap_length * flap_bend_y_rate * flap_bend_y_rate_along_dqd;
+    let flap_base_velocity_v_y_along_dqd = cache.flap_rotation_21 * t12
+        + cache.flap_rotation_01 * t13 + cache.flap_rotation_11 * t14;
+    let flap_base_velocity_v_y = t16 * cache.flap_rotation_21
+        + cache.flap_rotation_01 * t15 + t17 * cache.flap_rotation_11;
+    let t98 = flap_base_bias_v_x_along_dqd
+        + (0.25 * p.flap_length * cache.flap_slice1_bend_c2
+            + 0.125 * cache.flap_slice1_bend_c4 * t95
+            - 0.0625 * cache.flap_slice1_bend_c3 * t95) * flap_bend_y_rate
+            * flap_bend_y_rate_along_dqd
+        + (0.03125 * t96 * cache.flap_slice1_bend_c3
+            + 0.09375 * t96 * cache.flap_slice1_bend_c5
+            + 0.125 * t97 * cache.flap_slice1_bend_c3
+            - 0.09375 * cache.flap_slice1_bend_c4 * t96
+            - 0.125 * t97 * cache.flap_slice1_bend_c2)
+        + 0.5 * flap_bend_y_rate * flap_base_velocity_v_y_along_dqd
+        + 0.5 * flap_base_velocity_v_y * flap_bend_y_rate_along_dqd
+        - flap_bend_y_rate * flap_base_velocity_w_z_along_dqd
+            * cache.flap_slice1_local_bend_y_column_v_y
+        - flap_base_velocity_w_z * flap_bend_y_rate_along_dqd
+            * cache.flap_slice1_local_bend_y_column_v_y;
+    let t99 = cache.flap_slice1_mass * t98;
+    let t100 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z_along_dqd;
+    let t101 = -(cache.flap_slice2_local_inertia_h_y * flap_base_bias_w_z_along_dqd);
+    let t102 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z_along_dqd;
+    let t103 = 0.1127016653792583 * flap_bend_y_rate * flap_base_velocity_v_y_along_dqd
+        + (0.000054547257820203424 * t96 * cache.flap_slice0_bend_c5
+            + 0.00001818241927340114 * t96 * cache.flap_slice0_bend_c3
+            + 0.0014314988413324798 * t97 * cache.flap_slice0_bend_c3
+            - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t96
+            - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t97)
+        + 0.2254033307585166 * flap_bend_y_rate * flap_bend_y_rate_along_dqd
+            * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
+                + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t95
+                - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t95)
+        + 0.1127016653792583 * flap_base_velocity_v_y * flap_bend_y_rate_along_dqd
+        + flap_base_bias_v_x_along_dqd
+        - cache.flap_slice0_local_bend_y_column_v_y * flap_base_velocity_w_z
+            * flap_bend_y_rate_along_dqd
+        - flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_y
+            * flap_base_velocity_w_z_along_dqd;
+    let t104 = t103 * cache.flap_slice0_mass;
+    let t105 = flap_base_velocity_w_y_along_dqd * flap_slice2_local_momentum_f_z;
+    let t106 = -(cache.flap_slice0_local_inertia_h_y * flap_base_bias_w_z_along_dqd);
+    let t107 = flap_base_velocity_v_y
+        + flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_y;
+    let flap_slice0_local_momentum_f_y = t107 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_h_x * t67;
+    let t108 = -(t66 * flap_slice0_local_momentum_f_y);
+    let t109 = flap_base_velocity_w_y_along_dqd * flap_slice1_local_momentum_f_z;
+    let t110 = flap_base_velocity_v_y
+        + cache.flap_slice2_local_bend_y_column_v_y * flap_bend_y_rate;
+    let flap_slice2_local_momentum_f_y = t80 * cache.flap_slice2_local_inertia_h_x
+        + t110 * cache.flap_slice0_mass;
+    let t111 = -(flap_slice2_local_momentum_f_y * t82);
+    let t112 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z_along_dqd;
+    let t113 = flap_slice0_local_momentum_f_z * flap_base_velocity_w_y_along_dqd;
+    let t114 = flap_base_velocity_v_y
+        + flap_bend_y_rate * cache.flap_slice1_local_bend_y_column_v_y;
+    let flap_slice1_local_momentum_f_y = t75 * cache.flap_slice1_local_inertia_h_x
+        + cache.flap_slice1_mass * t114;
+    let t115 = -(t74 * flap_slice1_local_momentum_f_y);
+    let t116 = cache.flap_slice2_local_bend_y_column_v_y * flap_bend_y_rate_along_dqd
+        + flap_base_velocity_v_y_along_dqd;
+    let flap_slice2_local_momentum_f_y_along_dqd = t116 * cache.flap_slice0_mass
+        + t82 * cache.flap_slice2_local_inertia_h_x;
+    let t117 = -(flap_slice2_local_momentum_f_y_along_dqd * t80);
+    let t118 = flap_bend_y_rate_along_dqd * cache.flap_slice1_local_bend_y_column_v_y
+        + flap_base_velocity_v_y_along_dqd;
+    let flap_slice1_local_momentum_f_y_along_dqd = cache.flap_slice1_mass * t118
+        + t74 * cache.flap_slice1_local_inertia_h_x;
+    let t119 = -(t75 * flap_slice1_local_momentum_f_y_along_dqd);
+    let t120 = cache.flap_slice0_local_bend_y_column_v_y * flap_bend_y_rate_along_dqd
+        + flap_base_velocity_v_y_along_dqd;
+    let flap_slice0_local_momentum_f_y_along_dqd = cache.flap_slice0_local_inertia_h_x
+        * t66 + t120 * cache.flap_slice0_mass;
+    let t121 = -(flap_slice0_local_momentum_f_y_along_dqd * t67);
+    let t122 = -(cache.flap_slice1_local_inertia_h_y * flap_base_bias_w_z_along_dqd);
+    let t123 = (0.6985685011586675 * cache.flap_slice2_bend_c3 * t97
+        + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t96
+        + 0.5499818175807267 * t96 * cache.flap_slice2_bend_c3
+        - 1.6499454527421802 * t96 * cache.flap_slice2_bend_c4
+        - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t97)
+        + 0.8872983346207417 * flap_base_velocity_v_y * flap_bend_y_rate_along_dqd
+        + flap_base_bias_v_x_along_dqd
+        + 0.8872983346207417 * flap_bend_y_rate * flap_base_velocity_v_y_along_dqd
+        + 1.7745966692414834 * flap_bend_y_rate
+            * (1.239677335393187 * cache.flap_slice2_bend_c4 * t95
+                + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
+                - 0.6198386676965935 * cache.flap_slice2_bend_c3 * t95)
+            * flap_bend_y_rate_along_dqd
+        - cache.flap_slice2_local_bend_y_column_v_y * flap_base_velocity_w_z
+            * flap_bend_y_rate_along_dqd
+        - cache.flap_slice2_local_bend_y_column_v_y * flap_bend_y_rate
+            * flap_base_velocity_w_z_along_dqd;
+    let t124 = t123 * cache.flap_slice0_mass;
+    let t125 = t99 + t100 + t101 + t102 + t104 + t105 + t106 + t108 + t109 + t111 + t112
+        + t113 + t115 + t117 + t119 + t121 + t122 + t124;
+    let flap_base_bias_w_x_along_dqd = arm_tip_bias_w_x_along_dqd
+        * cache.flap_rotation_00 + cache.flap_rotation_10 * arm_tip_bias_w_y_along_dqd
+        + cache.flap_rotation_20 * arm_tip_bias_w_z_along_dqd;
+    let t126 = 0.5 * flap_base_velocity_w_y * flap_bend_y_rate_along_dqd
+        + flap_base_bias_w_x_along_dqd
+        + 0.5 * flap_bend_y_rate * flap_base_velocity_w_y_along_dqd;
+    let flap_base_bias_w_y_along_dqd = cache.flap_rotation_01
+        * arm_tip_bias_w_x_along_dqd
+        + cache.flap_rotation_21 * arm_tip_bias_w_z_along_dqd
+        + cache.flap_rotation_11 * arm_tip_bias_w_y_along_dqd;
+    let t127 = flap_base_bias_w_y_along_dqd
+        - 0.5 * flap_base_velocity_w_x_along_dqd * flap_bend_y_rate
+        - 0.5 * flap_base_velocity_w_x * flap_bend_y_rate_along_dqd;
+    let flap_base_bias_v_z_along_dqd = cache.flap_rotation_12 * t58
+        + t56 * cache.flap_rotation_22 + cache.flap_rotation_02 * t57;
+    let t128 = flap_base_velocity_w_x_along_dqd * flap_bend_y_rate
+        * cache.flap_slice0_local_bend_y_column_v_y
+        + flap_base_velocity_w_x * cache.flap_slice0_local_bend_y_column_v_y
+            * flap_bend_y_rate_along_dqd + flap_base_bias_v_z_along_dqd
+        - flap_bend_y_rate * flap_base_velocity_w_y_along_dqd
+            * cache.flap_slice0_local_bend_y_column_v_x
+        - flap_base_velocity_w_y * flap_bend_y_rate_along_dqd
+            * cache.flap_slice0_local_bend_y_column_v_x;
+    let t129 = flap_base_velocity_w_x * cache.flap_slice2_local_bend_y_column_v_y
+        * flap_bend_y_rate_along_dqd
+        + flap_base_velocity_w_x_along_dqd * cache.flap_slice2_local_bend_y_column_v_y
+            * flap_bend_y_rate + flap_base_bias_v_z_along_dqd
+        - flap_bend_y_rate * flap_base_velocity_w_y_along_dqd
+            * cache.flap_slice2_local_bend_y_column_v_x
+        - flap_base_velocity_w_y * cache.flap_slice2_local_bend_y_column_v_x
+            * flap_bend_y_rate_along_dqd;
+    let t130 = flap_base_velocity_w_x_along_dqd * flap_bend_y_rate
+        * cache.flap_slice1_local_bend_y_column_v_y + flap_base_bias_v_z_along_dqd
+        + flap_base_velocity_w_x * flap_bend_y_rate_along_dqd
+            * cache.flap_slice1_local_bend_y_column_v_y
+        - cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+            * flap_base_velocity_w_y_along_dqd
+        - flap_base_velocity_w_y * cache.flap_slice1_local_bend_y_column_v_x
+            * flap_bend_y_rate_along_dqd;
+    let t131 = flap_base_bias_w_y_along_dqd
+        - 0.8872983346207417 * flap_base_velocity_w_x * flap_bend_y_rate_along_dqd
+        - 0.8872983346207417 * flap_base_velocity_w_x_along_dqd * flap_bend_y_rate;
+    let t132 = 0.8872983346207417 * flap_bend_y_rate * flap_base_velocity_w_y_along_dqd
+        + flap_base_bias_w_x_along_dqd
+        + 0.8872983346207417 * flap_base_velocity_w_y * flap_bend_y_rate_along_dqd;
+    let t133 = 0.1127016653792583 * flap_bend_y_rate * flap_base_velocity_w_y_along_dqd
+        + 0.1127016653792583 * flap_base_velocity_w_y * flap_bend_y_rate_along_dqd
+        + flap_base_bias_w_x_along_dqd;
+    let t134 = flap_base_bias_w_y_along_dqd
+        - 0.1127016653792583 * flap_base_velocity_w_x_along_dqd * flap_bend_y_rate
+        - 0.1127016653792583 * flap_base_velocity_w_x * flap_bend_y_rate_along_dqd;
+    let t135 = t128 * cache.flap_slice0_mass
+        + flap_base_velocity_w_x_along_dqd * flap_slice0_local_momentum_f_y
+        + t129 * cache.flap_slice0_mass
+        + flap_base_velocity_w_x_along_dqd * flap_slice1_local_momentum_f_y
+        + flap_slice2_local_momentum_f_y * flap_base_velocity_w_x_along_dqd
+        + cache.flap_slice1_mass * t130
+        + flap_base_velocity_w_x * flap_slice2_local_momentum_f_y_along_dqd
+        + flap_base_velocity_w_x * flap_slice0_local_momentum_f_y_along_dqd
+        + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y_along_dqd
+        - flap_base_velocity_w_y_along_dqd * flap_slice1_local_momentum_f_x
+        - (t127 * cache.flap_slice1_local_inertia_h_x
+            - t126 * cache.flap_slice1_local_inertia_h_y)
+        - flap_slice2_local_momentum_f_x * flap_base_velocity_w_y_along_dqd
+        - flap_base_velocity_w_y_along_dqd * flap_slice0_local_momentum_f_x
+        - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x_along_dqd
+        - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x_along_dqd
+        - (t131 * cache.flap_slice2_local_inertia_h_x
+            - t132 * cache.flap_slice2_local_inertia_h_y)
+        - (cache.flap_slice0_local_inertia_h_x * t134
+            - cache.flap_slice0_local_inertia_h_y * t133)
+        - flap_base_velocity_w_y * flap_slice2_local_momentum_f_x_along_dqd;
+    let flap_composite_force_f_z_along_dqd = cache.flap_rotation_21 * t94
+        + cache.flap_rotation_20 * t125 + cache.flap_rotation_22 * t135;
+    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
+        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
+    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
+            - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
+    let wrist_composite_force_f_z_along_dqd = wrist_momentum_f_y_along_dqd
+        * arm_tip_velocity_w_x + flap_composite_force_f_z_along_dqd
+        + arm_tip_velocity_w_x_along_dqd * wrist_momentum_f_y
+        + p.wrist_mass * arm_tip_bias_v_z_along_dqd
+        - wrist_momentum_f_x_along_dqd * arm_tip_velocity_w_y
+        - (cache.wrist_inertia_h_x * arm_tip_bias_w_y_along_dqd
+            - arm_tip_bias_w_x_along_dqd * cache.wrist_inertia_h_y)
+        - arm_tip_velocity_w_y_along_dqd * wrist_momentum_f_x;
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y
+            - cache.wrist_inertia_h_y * arm_tip_velocity_w_x);
+    let flap_composite_force_f_y_along_dqd = cache.flap_rotation_10 * t125
+        + cache.flap_rotation_12 * t135 + cache.flap_rotation_11 * t94;
+    let wrist_momentum_f_z_along_dqd = p.wrist_mass * arm_tip_velocity_v_z_along_dqd
+        - (arm_tip_velocity_w_y_along_dqd * cache.wrist_inertia_h_x
+            - arm_tip_velocity_w_x_along_dqd * cache.wrist_inertia_h_y);
+    let wrist_composite_force_f_y_along_dqd = flap_composite_force_f_y_along_dqd
+        + arm_tip_velocity_w_z_along_dqd * wrist_momentum_f_x
+        + p.wrist_mass * arm_tip_bias_v_y_along_dqd
+        + arm_tip_velocity_w_z * wrist_momentum_f_x_along_dqd
+        - arm_tip_velocity_w_x_along_dqd * wrist_momentum_f_z
+        - wrist_momentum_f_z_along_dqd * arm_tip_velocity_w_x
+        - (arm_tip_bias_w_x_along_dqd * cache.wrist_inertia_h_z
+            - cache.wrist_inertia_h_x * arm_tip_bias_w_z_along_dqd);
+    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let wrist_momentum_n_y_along_dqd = arm_tip_velocity_w_x_along_dqd
+        * cache.wrist_inertia_i_01
+        + arm_tip_velocity_w_z_along_dqd * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x_along_dqd
+        + arm_tip_velocity_w_y_along_dqd * cache.wrist_inertia_i_11
+        - cache.wrist_inertia_h_x * arm_tip_velocity_v_z_along_dqd;
+    let flap_slice0_local_momentum_n_z = cache.flap_slice0_local_inertia_i_22 * t67
+        + cache.flap_slice0_local_inertia_h_x * t107
+        - t68 * cache.flap_slice0_local_inertia_h_y;
+    let flap_slice2_local_momentum_n_y_along_dqd = cache.flap_slice2_local_inertia_i_01
+        * flap_base_velocity_w_x_along_dqd
+        + cache.flap_slice2_local_inertia_i_11 * flap_base_velocity_w_y_along_dqd
+        - cache.flap_slice2_local_inertia_h_x * flap_base_velocity_v_z_along_dqd;
+    let t136 = cache.flap_slice1_local_com_y * cache.flap_slice1_local_com_y;
+    let t137 = cache.flap_slice1_local_com_x * cache.flap_slice1_local_com_x;
+    let t138 = p.flap_disc_radius * p.flap_disc_radius;
+    let t139 = 0.5 * cache.flap_slice1_mass * t138
+        - cache.flap_slice1_local_inertia_com_22;
+    let t140 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+    let flap_slice1_local_inertia_com_00 = cache.flap_slice1_local_inertia_com_22
+        + t139 * t140 * t140;
+    let flap_slice1_local_inertia_i_00 = cache.flap_slice1_mass
+        * (t136 + t137 - cache.flap_slice1_local_com_x * cache.flap_slice1_local_com_x)
+        + flap_slice1_local_inertia_com_00;
+    let t141 = 0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y;
+    let flap_slice1_local_inertia_com_01 = t139 * t141 * t140;
+    let flap_slice1_local_inertia_i_01 = flap_slice1_local_inertia_com_01
+        - cache.flap_slice1_mass * cache.flap_slice1_local_com_x
+            * cache.flap_slice1_local_com_y;
+    let flap_slice1_local_momentum_n_z = cache.flap_slice1_local_inertia_h_x * t114
+        + t75 * cache.flap_slice1_local_inertia_i_22
+        - t76 * cache.flap_slice1_local_inertia_h_y;
+    let t142 = 1.0
+        - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
+    let t143 = 0.5 * t138 * cache.flap_slice0_mass
+        - cache.flap_slice0_local_inertia_com_22;
+    let t144 = 0.1127016653792583 * cache.flap_bend_y * cache.flap_slice0_bend_c1;
+    let flap_slice0_local_inertia_com_01 = t142 * t143 * t144;
+    let flap_slice0_local_inertia_i_01 = flap_slice0_local_inertia_com_01
+        - cache.flap_slice0_local_com_y * cache.flap_slice0_local_com_x
+            * cache.flap_slice0_mass;
+    let flap_slice0_local_inertia_com_11 = t143 * t144 * t144
+        + cache.flap_slice0_local_inertia_com_22;
+    let t145 = cache.flap_slice0_local_com_y * cache.flap_slice0_local_com_y;
+    let t146 = cache.flap_slice0_local_com_x * cache.flap_slice0_local_com_x;
+    let flap_slice0_local_inertia_i_11 = flap_slice0_local_inertia_com_11
+        + (t145 + t146 - cache.flap_slice0_local_com_y * cache.flap_slice0_local_com_y)
+            * cache.flap_slice0_mass;
+    let flap_slice0_local_momentum_n_y_along_dqd = flap_base_velocity_w_x_along_dqd
+        * flap_slice0_local_inertia_i_01
+        + flap_slice0_local_inertia_i_11 * flap_base_velocity_w_y_along_dqd
+        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z_along_dqd;
+    let flap_slice1_local_inertia_com_11 = cache.flap_slice1_local_inertia_com_22
+        + t139 * t141 * t141;
+    let flap_slice1_local_inertia_i_11 = cache.flap_slice1_mass
+        * (t136 + t137 - cache.flap_slice1_local_com_y * cache.flap_slice1_local_com_y)
+        + flap_slice1_local_inertia_com_11;
+    let flap_slice1_local_momentum_n_y = flap_base_velocity_w_x
+        * flap_slice1_local_inertia_i_01
+        + flap_base_velocity_w_y * flap_slice1_local_inertia_i_11
+        - cache.flap_slice1_local_inertia_h_x * flap_base_velocity_v_z;
+    let flap_slice2_local_momentum_n_y = flap_base_velocity_w_y
+        * cache.flap_slice2_local_inertia_i_11
+        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_x
+        - flap_base_velocity_v_z * cache.flap_slice2_local_inertia_h_x;
+    let flap_slice1_local_momentum_n_z_along_dqd = t118
+        * cache.flap_slice1_local_inertia_h_x
+        + t74 * cache.flap_slice1_local_inertia_i_22
+        - t86 * cache.flap_slice1_local_inertia_h_y;
+    let flap_slice0_local_momentum_n_z_along_dqd = t120
+        * cache.flap_slice0_local_inertia_h_x
+        + cache.flap_slice0_local_inertia_i_22 * t66
+        - t91 * cache.flap_slice0_local_inertia_h_y;
+    let flap_slice2_local_momentum_n_z_along_dqd = t82
+        * cache.flap_slice2_local_inertia_i_22
+        + t116 * cache.flap_slice2_local_inertia_h_x
+        - cache.flap_slice2_local_inertia_h_y * t84;
+    let flap_slice0_local_momentum_n_y = flap_base_velocity_w_x
+        * flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_y * flap_slice0_local_inertia_i_11
+        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z;
+    let flap_slice2_local_momentum_n_z = t110 * cache.flap_slice2_local_inertia_h_x
+        + cache.flap_slice2_local_inertia_i_22 * t80
+        - t81 * cache.flap_slice2_local_inertia_h_y;
+    let flap_slice1_local_momentum_n_y_along_dqd = flap_base_velocity_w_y_along_dqd
+        * flap_slice1_local_inertia_i_11
+        + flap_base_velocity_w_x_along_dqd * flap_slice1_local_inertia_i_01
+        - cache.flap_slice1_local_inertia_h_x * flap_base_velocity_v_z_along_dqd;
+    let flap_slice0_local_inertia_com_00 = t142 * t142 * t143
+        + cache.flap_slice0_local_inertia_com_22;
+    let flap_slice0_local_inertia_i_00 = (t145 + t146
+        - cache.flap_slice0_local_com_x * cache.flap_slice0_local_com_x)
+        * cache.flap_slice0_mass + flap_slice0_local_inertia_com_00;
+    let t147 = t130 * cache.flap_slice1_local_inertia_h_y
+        + t116 * flap_slice2_local_momentum_f_z + flap_slice0_local_momentum_f_z * t120
+        + flap_base_velocity_w_y_along_dqd * flap_slice0_local_momentum_n_z
+        + t118 * flap_slice1_local_momentum_f_z + t126 * flap_slice1_local_inertia_i_00
+        + flap_slice1_local_inertia_i_01 * t127
+        + flap_base_velocity_w_y_along_dqd * flap_slice1_local_momentum_n_z
+        + flap_slice0_local_inertia_i_01 * t134
+        + t128 * cache.flap_slice0_local_inertia_h_y
+        + flap_slice1_local_momentum_n_z_along_dqd * flap_base_velocity_w_y
+        + t132 * cache.flap_slice2_local_inertia_i_00
+        + flap_slice1_local_momentum_f_z_along_dqd * t114
+        + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z_along_dqd
+        + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z_along_dqd
+        + cache.flap_slice2_local_inertia_i_01 * t131
+        + t110 * flap_slice2_local_momentum_f_z_along_dqd
+        + cache.flap_slice2_local_inertia_h_y * t129
+        + t107 * flap_slice0_local_momentum_f_z_along_dqd
+        + flap_base_velocity_w_y_along_dqd * flap_slice2_local_momentum_n_z
+        + flap_slice0_local_inertia_i_00 * t133
+        - flap_slice2_local_momentum_f_y * flap_base_velocity_v_z_along_dqd
+        - flap_slice2_local_momentum_f_y_along_dqd * flap_base_velocity_v_z
+        - flap_slice2_local_momentum_n_y_along_dqd * t80
+        - flap_base_velocity_v_z * flap_slice1_local_momentum_f_y_along_dqd
+        - flap_slice0_local_momentum_n_y_along_dqd * t67
+        - t74 * flap_slice1_local_momentum_n_y
+        - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y_along_dqd
+        - t82 * flap_slice2_local_momentum_n_y
+        - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z_along_dqd
+        - flap_slice0_local_momentum_n_y * t66
+        - flap_slice0_local_momentum_f_y * flap_base_velocity_v_z_along_dqd
+        - t75 * flap_slice1_local_momentum_n_y_along_dqd;
+    let flap_slice2_local_momentum_n_x_along_dqd = cache.flap_slice2_local_inertia_h_y
+        * flap_base_velocity_v_z_along_dqd
+        + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x_along_dqd
+        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_y_along_dqd;
+    let flap_slice0_local_momentum_n_x_along_dqd = flap_base_velocity_w_x_along_dqd
+        * flap_slice0_local_inertia_i_00
+        + flap_slice0_local_inertia_i_01 * flap_base_velocity_w_y_along_dqd
+        + cache.flap_slice0_local_inertia_h_y * flap_base_velocity_v_z_along_dqd;
+    let flap_slice2_local_momentum_n_x = cache.flap_slice2_local_inertia_i_01
+        * flap_base_velocity_w_y
+        + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x
+        + cache.flap_slice2_local_inertia_h_y * flap_base_velocity_v_z;
+    let flap_slice1_local_momentum_n_x = flap_base_velocity_w_x
+        * flap_slice1_local_inertia_i_00
+        + flap_base_velocity_v_z * cache.flap_slice1_local_inertia_h_y
+        + flap_base_velocity_w_y * flap_slice1_local_inertia_i_01;
+    let flap_slice1_local_momentum_n_x_along_dqd = cache.flap_slice1_local_inertia_h_y
+        * flap_base_velocity_v_z_along_dqd
+        + flap_base_velocity_w_x_along_dqd * flap_slice1_local_inertia_i_00
+        + flap_slice1_local_inertia_i_01 * flap_base_velocity_w_y_along_dqd;
+    let flap_slice0_local_momentum_n_x = cache.flap_slice0_local_inertia_h_y
+        * flap_base_velocity_v_z
+        + flap_base_velocity_w_y * flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_x * flap_slice0_local_inertia_i_00;
+    let t148 = flap_slice0_local_inertia_i_11 * t134
+        + flap_slice1_local_momentum_f_x_along_dqd * flap_base_velocity_v_z
+        + cache.flap_slice2_local_inertia_i_01 * t132
+        + flap_base_velocity_v_z * flap_slice2_local_momentum_f_x_along_dqd
+        + flap_slice1_local_inertia_i_11 * t127
+        + flap_slice0_local_momentum_f_x_along_dqd * flap_base_velocity_v_z
+        + t80 * flap_slice2_local_momentum_n_x_along_dqd
+        + flap_slice0_local_inertia_i_01 * t133
+        + flap_slice0_local_momentum_n_x_along_dqd * t67
+        + flap_slice0_local_momentum_f_x * flap_base_velocity_v_z_along_dqd
+        + t82 * flap_slice2_local_momentum_n_x + t74 * flap_slice1_local_momentum_n_x
+        + flap_slice2_local_momentum_f_x * flap_base_velocity_v_z_along_dqd
+        + t75 * flap_slice1_local_momentum_n_x_along_dqd
+        + cache.flap_slice2_local_inertia_i_11 * t131
+        + t66 * flap_slice0_local_momentum_n_x + t126 * flap_slice1_local_inertia_i_01
+        + flap_base_velocity_v_z_along_dqd * flap_slice1_local_momentum_f_x
+        - flap_slice1_local_momentum_n_z_along_dqd * flap_base_velocity_w_x
+        - t81 * flap_slice2_local_momentum_f_z_along_dqd
+        - t130 * cache.flap_slice1_local_inertia_h_x
+        - t84 * flap_slice2_local_momentum_f_z
+        - t68 * flap_slice0_local_momentum_f_z_along_dqd
+        - cache.flap_slice0_local_inertia_h_x * t128
+        - flap_base_velocity_w_x_along_dqd * flap_slice0_local_momentum_n_z
+        - flap_base_velocity_w_x_along_dqd * flap_slice1_local_momentum_n_z
+        - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z_along_dqd
+        - flap_slice1_local_momentum_f_z_along_dqd * t76
+        - t129 * cache.flap_slice2_local_inertia_h_x
+        - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z_along_dqd
+        - flap_base_velocity_w_x_along_dqd * flap_slice2_local_momentum_n_z
+        - t91 * flap_slice0_local_momentum_f_z - t86 * flap_slice1_local_momentum_f_z;
+    let t149 = flap_slice2_local_momentum_f_y * t84;
+    let t150 = -(t110 * flap_slice2_local_momentum_f_x_along_dqd);
+    let t151 = t81 * flap_slice2_local_momentum_f_y_along_dqd;
+    let t152 = t91 * flap_slice0_local_momentum_f_y;
+    let t153 = cache.flap_slice0_local_inertia_i_22 * flap_base_bias_w_z_along_dqd;
+    let t154 = t68 * flap_slice0_local_momentum_f_y_along_dqd;
+    let t155 = t86 * flap_slice1_local_momentum_f_y;
+    let t156 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x_along_dqd);
+    let t157 = -(flap_base_velocity_w_y_along_dqd * flap_slice2_local_momentum_n_x);
+    let t158 = t76 * flap_slice1_local_momentum_f_y_along_dqd;
+    let t159 = -(t118 * flap_slice1_local_momentum_f_x);
+    let t160 = flap_base_velocity_w_x * flap_slice0_local_momentum_n_y_along_dqd;
+    let t161 = cache.flap_slice1_local_inertia_i_22 * flap_base_bias_w_z_along_dqd;
+    let t162 = flap_slice1_local_momentum_n_y * flap_base_velocity_w_x_along_dqd;
+    let t163 = -(t120 * flap_slice0_local_momentum_f_x);
+    let t164 = -(flap_slice1_local_momentum_f_x_along_dqd * t114);
+    let t165 = -(cache.flap_slice2_local_inertia_h_y * t123);
+    let t166 = -(cache.flap_slice1_local_inertia_h_y * t98);
+    let t167 = -(flap_slice1_local_momentum_n_x * flap_base_velocity_w_y_along_dqd);
+    let t168 = -(flap_base_velocity_w_y_along_dqd * flap_slice0_local_momentum_n_x);
+    let t169 = t59 * cache.flap_slice1_local_inertia_h_x;
+    let t170 = t71 * cache.flap_slice0_local_inertia_h_x;
+    let t171 = -(flap_slice0_local_momentum_f_x_along_dqd * t107);
+    let t172 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y_along_dqd;
+    let t173 = -(flap_base_velocity_w_y * flap_slice0_local_momentum_n_x_along_dqd);
+    let t174 = flap_base_velocity_w_x_along_dqd * flap_slice2_local_momentum_n_y;
+    let t175 = t78 * cache.flap_slice2_local_inertia_h_x;
+    let t176 = -(cache.flap_slice0_local_inertia_h_y * t103);
+    let t177 = cache.flap_slice2_local_inertia_i_22 * flap_base_bias_w_z_along_dqd;
+    let t178 = flap_base_velocity_w_x * flap_slice1_local_momentum_n_y_along_dqd;
+    let t179 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x_along_dqd);
+    let t180 = -(flap_slice2_local_momentum_f_x * t116);
+    let t181 = flap_slice0_local_momentum_n_y * flap_base_velocity_w_x_along_dqd;
+    let t182 = t149 + t150 + t151 + t152 + t153 + t154 + t155 + t156 + t157 + t158 + t159
+        + t160 + t161 + t162 + t163 + t164 + t165 + t166 + t167 + t168 + t169 + t170
+        + t171 + t172 + t173 + t174 + t175 + t176 + t177 + t178 + t179 + t180 + t181;
+    let flap_composite_force_n_x_along_dqd = t147 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t148 + t182 * cache.flap_rotation_02
+        + cache.flap_position_y * flap_composite_force_f_z_along_dqd
+        - cache.flap_position_z * flap_composite_force_f_y_along_dqd;
+    let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
+        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
+    let wrist_momentum_n_z_along_dqd = arm_tip_velocity_w_y_along_dqd
+        * cache.wrist_inertia_i_12
+        + arm_tip_velocity_w_z_along_dqd * cache.wrist_inertia_i_22
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x_along_dqd
+        + cache.wrist_inertia_h_x * arm_tip_velocity_v_y_along_dqd
+        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x_along_dqd;
+    let wrist_composite_force_n_x_along_dqd = arm_tip_velocity_v_y_along_dqd
+        * wrist_momentum_f_z + flap_composite_force_n_x_along_dqd
+        + cache.wrist_inertia_h_y * arm_tip_bias_v_z_along_dqd
+        + arm_tip_velocity_w_y_along_dqd * wrist_momentum_n_z
+        + arm_tip_bias_w_x_along_dqd * cache.wrist_inertia_i_00
+        + cache.wrist_inertia_i_02 * arm_tip_bias_w_z_along_dqd
+        + wrist_momentum_n_z_along_dqd * arm_tip_velocity_w_y
+        + arm_tip_bias_w_y_along_dqd * cache.wrist_inertia_i_01
+        + arm_tip_velocity_v_y * wrist_momentum_f_z_along_dqd
+        - arm_tip_velocity_w_z_along_dqd * wrist_momentum_n_y
+        - arm_tip_bias_v_y_along_dqd * cache.wrist_inertia_h_z
+        - arm_tip_velocity_w_z * wrist_momentum_n_y_along_dqd
+        - wrist_momentum_f_y * arm_tip_velocity_v_z_along_dqd
+        - wrist_momentum_f_y_along_dqd * arm_tip_velocity_v_z;
+    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let wrist_momentum_n_x_along_dqd = arm_tip_velocity_w_z_along_dqd
+        * cache.wrist_inertia_i_02
+        + arm_tip_velocity_w_y_along_dqd * cache.wrist_inertia_i_01
+        + arm_tip_velocity_w_x_along_dqd * cache.wrist_inertia_i_00
+        + cache.wrist_inertia_h_y * arm_tip_velocity_v_z_along_dqd
+        - cache.wrist_inertia_h_z * arm_tip_velocity_v_y_along_dqd;
+    let flap_composite_force_f_x_along_dqd = cache.flap_rotation_01 * t94
+        + t125 * cache.flap_rotation_00 + cache.flap_rotation_02 * t135;
+    let flap_composite_force_n_y_along_dqd = flap_composite_force_f_x_along_dqd
+        * cache.flap_position_z + cache.flap_rotation_11 * t148
+        + t147 * cache.flap_rotation_10 + t182 * cache.flap_rotation_12
+        - cache.flap_position_x * flap_composite_force_f_z_along_dqd;
+    let wrist_composite_force_n_y_along_dqd = arm_tip_velocity_w_z_along_dqd
+        * wrist_momentum_n_x + arm_tip_bias_w_x_along_dqd * cache.wrist_inertia_i_01
+        + arm_tip_velocity_w_z * wrist_momentum_n_x_along_dqd
+        + arm_tip_bias_w_z_along_dqd * cache.wrist_inertia_i_12
+        + wrist_momentum_f_x * arm_tip_velocity_v_z_along_dqd
+        + arm_tip_bias_v_x_along_dqd * cache.wrist_inertia_h_z
+        + wrist_momentum_f_x_along_dqd * arm_tip_velocity_v_z
+        + cache.wrist_inertia_i_11 * arm_tip_bias_w_y_along_dqd
+        + flap_composite_force_n_y_along_dqd
+        - wrist_momentum_f_z_along_dqd * arm_tip_velocity_v_x
+        - wrist_momentum_n_z * arm_tip_velocity_w_x_along_dqd
+        - wrist_momentum_n_z_along_dqd * arm_tip_velocity_w_x
+        - arm_tip_velocity_v_x_along_dqd * wrist_momentum_f_z
+        - cache.wrist_inertia_h_x * arm_tip_bias_v_z_along_dqd;
+    let wrist_composite_force_f_x_along_dqd = flap_composite_force_f_x_along_dqd
+        + wrist_momentum_f_z_along_dqd * arm_tip_velocity_w_y
+        + arm_tip_bias_v_x_along_dqd * p.wrist_mass
+        + arm_tip_velocity_w_y_along_dqd * wrist_momentum_f_z
+        - arm_tip_velocity_w_z * wrist_momentum_f_y_along_dqd
+        - arm_tip_velocity_w_z_along_dqd * wrist_momentum_f_y
+        - (cache.wrist_inertia_h_y * arm_tip_bias_w_z_along_dqd
+            - cache.wrist_inertia_h_z * arm_tip_bias_w_y_along_dqd);
+    let t183 = cache.arm_slice1_local_bend_z_column_w_y * arm_bend_z_rate_along_dqd
+        + cache.arm_slice1_local_bend_y_column_w_y * arm_bend_y_rate_along_dqd;
+    let t184 = cache.arm_slice1_local_bend_y_column_w_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_z;
+    let t185 = arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_y
+        + cache.arm_slice1_local_bend_y_column_w_y * arm_bend_y_rate;
+    let t186 = arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_x
+        + cache.arm_slice1_local_bend_y_column_v_x * arm_bend_y_rate;
+    let t187 = cache.arm_slice1_local_bend_y_column_v_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_y;
+    let t188 = cache.arm_slice1_local_bend_y_column_w_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_x;
+    let arm_slice1_local_momentum_n_z = cache.arm_slice1_local_inertia_i_22 * t184
+        + t185 * cache.arm_slice1_local_inertia_i_12
+        + t187 * cache.arm_slice1_local_inertia_h_x
+        + t188 * cache.arm_slice1_local_inertia_i_02
+        - cache.arm_slice1_local_inertia_h_y * t186;
+    let arm_slice1_local_momentum_f_y = cache.arm_slice1_mass * t187
+        - (cache.arm_slice1_local_inertia_h_z * t188
+            - t184 * cache.arm_slice1_local_inertia_h_x);
+    let t189 = cache.arm_slice1_local_bend_y_column_v_z * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate_along_dqd * cache.arm_slice1_local_bend_z_column_v_z;
+    let t190 = cache.arm_slice1_local_bend_y_column_v_x * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate_along_dqd * cache.arm_slice1_local_bend_z_column_v_x;
+    let t191 = arm_bend_z_rate_along_dqd * cache.arm_slice1_local_bend_z_column_w_x
+        + cache.arm_slice1_local_bend_y_column_w_x * arm_bend_y_rate_along_dqd;
+    let t192 = cache.arm_slice1_local_bend_y_column_w_z * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate_along_dqd * cache.arm_slice1_local_bend_z_column_w_z;
+    let t193 = cache.arm_slice1_local_bend_y_column_v_y * arm_bend_y_rate_along_dqd
+        + cache.arm_slice1_local_bend_z_column_v_y * arm_bend_z_rate_along_dqd;
+    let arm_slice1_local_momentum_n_z_along_dqd = cache.arm_slice1_local_inertia_i_12
+        * t183 + t191 * cache.arm_slice1_local_inertia_i_02
+        + cache.arm_slice1_local_inertia_i_22 * t192
+        + t193 * cache.arm_slice1_local_inertia_h_x
+        - cache.arm_slice1_local_inertia_h_y * t190;
+    let t194 = cache.arm_slice1_local_bend_y_column_v_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_z;
+    let arm_slice1_local_momentum_n_y = cache.arm_slice1_local_inertia_i_12 * t184
+        + cache.arm_slice1_local_inertia_h_z * t186
+        + cache.arm_slice1_local_inertia_i_01 * t188
+        + t185 * cache.arm_slice1_local_inertia_i_11
+        - t194 * cache.arm_slice1_local_inertia_h_x;
+    let arm_slice1_local_momentum_n_y_along_dqd = cache.arm_slice1_local_inertia_h_z
+        * t190 + cache.arm_slice1_local_inertia_i_12 * t192
+        + cache.arm_slice1_local_inertia_i_11 * t183
+        + cache.arm_slice1_local_inertia_i_01 * t191
+        - cache.arm_slice1_local_inertia_h_x * t189;
+    let arm_slice1_local_momentum_f_z = cache.arm_slice1_mass * t194
+        - (t185 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t188);
+    let t195 = 0.035940096619352636 * t22 * cache.arm_slice1_bend_c3
+        - 0.035940096619352636 * t22 * cache.arm_slice1_bend_c2;
+    let t196 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t24
+        - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t24;
+    let t197 = arm_bend_z_rate * t195 + t196 * arm_bend_y_rate;
+    let t198 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t27
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t27;
+    let t199 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
+    let t200 = t199 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t45
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t45;
+    let t201 = t198 * arm_bend_y_rate + arm_bend_z_rate * t200;
+    let t202 = t196 * arm_bend_y_rate_along_dqd + arm_bend_z_rate_along_dqd * t195;
+    let t203 = t198 * arm_bend_y_rate_along_dqd + arm_bend_z_rate_along_dqd * t200;
+    let t204 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t0
+        + 0.003914101352555533 * t4 * cache.arm_slice1_bend_c4
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t4;
+    let t205 = 0.01186057253208228 * t6 * cache.arm_slice1_bend_c3
+        - 0.02372114506416456 * t6 * cache.arm_slice1_bend_c4;
+    let t206 = (0.0012916905450084026 * t54 * cache.arm_slice1_bend_c4
+        + 0.07116343519249368 * cache.arm_slice1_bend_c4 * t53
+        + 0.010333524360067221 * t54 * cache.arm_slice1_bend_c6
+        - 0.006458452725042013 * t54 * cache.arm_slice1_bend_c5
+        - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t53)
+        - (t197 * t192 + t202 * t184 - t201 * t191 - t188 * t203)
+        - (cache.arm_slice1_local_com_x * t204 - cache.arm_slice1_local_com_z * t205);
+    let t207 = 0.003914101352555533 * t10 * cache.arm_slice1_bend_c4
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t10
+        - 0.035940096619352636 * t8 * cache.arm_slice1_bend_c3;
+    let arm_slice1_local_momentum_f_z_along_dqd = cache.arm_slice1_mass * t189
+        - (cache.arm_slice1_local_inertia_h_x * t183
+            - cache.arm_slice1_local_inertia_h_y * t191);
+    let t208 = t199 + 0.02372114506416456 * t30 * cache.arm_slice1_bend_c4
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t30;
+    let t209 = arm_bend_z_rate_along_dqd * t198 + t208 * arm_bend_y_rate_along_dqd;
+    let t210 = t208 * arm_bend_y_rate + arm_bend_z_rate * t198;
+    let t211 = (0.010333524360067221 * t38 * cache.arm_slice1_bend_c6
+        + 0.0012916905450084026 * t38 * cache.arm_slice1_bend_c4
+        + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t39
+        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t38
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t39)
+        - (t205 * cache.arm_slice1_local_com_y - t207 * cache.arm_slice1_local_com_x)
+        - (t188 * t209 + t210 * t191 - t185 * t202 - t197 * t183);
+    let arm_slice1_local_momentum_f_y_along_dqd = cache.arm_slice1_mass * t193
+        - (cache.arm_slice1_local_inertia_h_z * t191
+            - t192 * cache.arm_slice1_local_inertia_h_x);
+    let t212 = t183 * arm_slice1_local_momentum_n_z
+        + t185 * arm_slice1_local_momentum_n_z_along_dqd
+        + arm_slice1_local_momentum_f_z * t193
+        + cache.arm_slice1_local_inertia_i_00 * t205
+        + t207 * cache.arm_slice1_local_inertia_i_01
+        + t187 * arm_slice1_local_momentum_f_z_along_dqd
+        + cache.arm_slice1_local_inertia_h_y * t211
+        + t204 * cache.arm_slice1_local_inertia_i_02
+        - arm_slice1_local_momentum_f_y * t189 - arm_slice1_local_momentum_n_y * t192
+        - t184 * arm_slice1_local_momentum_n_y_along_dqd
+        - cache.arm_slice1_local_inertia_h_z * t206
+        - t194 * arm_slice1_local_momentum_f_y_along_dqd;
+    let arm_slice1_local_momentum_f_x = cache.arm_slice1_mass * t186
+        - (cache.arm_slice1_local_inertia_h_y * t184
+            - cache.arm_slice1_local_inertia_h_z * t185);
+    let arm_slice1_local_momentum_f_x_along_dqd = cache.arm_slice1_mass * t190
+        - (cache.arm_slice1_local_inertia_h_y * t192
+            - cache.arm_slice1_local_inertia_h_z * t183);
+    let t213 = cache.arm_slice1_mass * t206 + t192 * arm_slice1_local_momentum_f_x
+        + t184 * arm_slice1_local_momentum_f_x_along_dqd
+        - t188 * arm_slice1_local_momentum_f_z_along_dqd
+        - (cache.arm_slice1_local_inertia_h_z * t205
+            - cache.arm_slice1_local_inertia_h_x * t204)
+        - arm_slice1_local_momentum_f_z * t191;
+    let t214 = cache.arm_slice1_mass * t211 + arm_slice1_local_momentum_f_y * t191
+        + arm_slice1_local_momentum_f_y_along_dqd * t188
+        - arm_slice1_local_momentum_f_x * t183
+        - t185 * arm_slice1_local_momentum_f_x_along_dqd
+        - (t207 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t205);
+    let t215 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t10
+        - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t8
+        - 2.0934480533670987 * t10 * cache.arm_slice3_bend_c5;
+    let t216 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t6
+        - 1.4997633723912625 * cache.arm_slice3_bend_c4 * t6;
+    let t217 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_x
+        + cache.arm_slice3_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t218 = cache.arm_slice3_local_bend_y_column_v_y * arm_bend_y_rate_along_dqd
+        + cache.arm_slice3_local_bend_z_column_v_y * arm_bend_z_rate_along_dqd;
+    let t219 = arm_bend_z_rate_along_dqd * cache.arm_slice3_local_bend_z_column_w_z
+        + arm_bend_y_rate_along_dqd * cache.arm_slice3_local_bend_y_column_w_z;
+    let t220 = cache.arm_slice3_local_bend_z_column_w_x * arm_bend_z_rate_along_dqd
+        + cache.arm_slice3_local_bend_y_column_w_x * arm_bend_y_rate_along_dqd;
+    let arm_slice3_local_momentum_f_y_along_dqd = t218 * cache.arm_slice0_mass
+        - (t220 * cache.arm_slice3_local_inertia_h_z
+            - cache.arm_slice3_local_inertia_h_x * t219);
+    let t221 = arm_bend_z_rate_along_dqd * cache.arm_slice3_local_bend_z_column_w_y
+        + cache.arm_slice3_local_bend_y_column_w_y * arm_bend_y_rate_along_dqd;
+    let t222 = arm_bend_z_rate_along_dqd * cache.arm_slice3_local_bend_z_column_v_x
+        + cache.arm_slice3_local_bend_y_column_v_x * arm_bend_y_rate_along_dqd;
+    let arm_slice3_local_momentum_f_x_along_dqd = cache.arm_slice0_mass * t222
+        - (t219 * cache.arm_slice3_local_inertia_h_y
+            - t221 * cache.arm_slice3_local_inertia_h_z);
+    let t223 = cache.arm_slice3_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_y;
+    let t224 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_y
+        + cache.arm_slice3_local_bend_y_column_v_y * arm_bend_y_rate;
+    let t225 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_z
+        + arm_bend_y_rate * cache.arm_slice3_local_bend_y_column_w_z;
+    let arm_slice3_local_momentum_f_y = t224 * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_z * t217
+            - cache.arm_slice3_local_inertia_h_x * t225);
+    let t226 = cache.arm_slice3_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_x;
+    let arm_slice3_local_momentum_f_x = cache.arm_slice0_mass * t226
+        - (t225 * cache.arm_slice3_local_inertia_h_y
+            - cache.arm_slice3_local_inertia_h_z * t223);
+    let t227 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t22
+        - 0.8058320946447624 * t22 * cache.arm_slice3_bend_c2;
+    let t228 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t24
+        - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t24;
+    let t229 = arm_bend_z_rate_along_dqd * t227 + arm_bend_y_rate_along_dqd * t228;
+    let t230 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
+    let t231 = t230 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t30
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t30;
+    let t232 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t27
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t27;
+    let t233 = t231 * arm_bend_y_rate + arm_bend_z_rate * t232;
+    let t234 = t232 * arm_bend_z_rate_along_dqd + t231 * arm_bend_y_rate_along_dqd;
+    let t235 = arm_bend_y_rate * t228 + arm_bend_z_rate * t227;
+    let t236 = (0.6493653647595652 * cache.arm_slice3_bend_c4 * t38
+        + 5.1949229180765215 * t38 * cache.arm_slice3_bend_c6
+        + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t39
+        - 3.246826823797826 * t38 * cache.arm_slice3_bend_c5
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t39)
+        - (t216 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t215)
+        - (t233 * t220 + t234 * t217 - t229 * t223 - t221 * t235);
+    let t237 = t217 * arm_slice3_local_momentum_f_y_along_dqd
+        + t220 * arm_slice3_local_momentum_f_y + cache.arm_slice0_mass * t236
+        - (cache.arm_slice3_local_inertia_h_x * t215
+            - t216 * cache.arm_slice3_local_inertia_h_y)
+        - arm_slice3_local_momentum_f_x_along_dqd * t223
+        - t221 * arm_slice3_local_momentum_f_x;
+    let t238 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_z
+        + cache.arm_slice3_local_bend_y_column_v_z * arm_bend_y_rate;
+    let arm_slice3_local_momentum_n_x = cache.arm_slice3_local_inertia_i_01 * t223
+        + cache.arm_slice3_local_inertia_i_00 * t217
+        + t238 * cache.arm_slice3_local_inertia_h_y
+        + cache.arm_slice3_local_inertia_i_02 * t225
+        - t224 * cache.arm_slice3_local_inertia_h_z;
+    let t239 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t4
+        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t0
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t4;
+    let arm_slice3_local_momentum_n_z = cache.arm_slice3_local_inertia_i_22 * t225
+        + cache.arm_slice3_local_inertia_h_x * t224
+        + cache.arm_slice3_local_inertia_i_12 * t223
+        + cache.arm_slice3_local_inertia_i_02 * t217
+        - cache.arm_slice3_local_inertia_h_y * t226;
+    let t240 = arm_bend_z_rate_along_dqd * cache.arm_slice3_local_bend_z_column_v_z
+        + cache.arm_slice3_local_bend_y_column_v_z * arm_bend_y_rate_along_dqd;
+    let arm_slice3_local_momentum_f_z_along_dqd = cache.arm_slice0_mass * t240
+        - (cache.arm_slice3_local_inertia_h_x * t221
+            - t220 * cache.arm_slice3_local_inertia_h_y);
+    let arm_slice3_local_momentum_n_x_along_dqd = cache.arm_slice3_local_inertia_i_01
+        * t221 + cache.arm_slice3_local_inertia_h_y * t240
+        + t219 * cache.arm_slice3_local_inertia_i_02
+        + t220 * cache.arm_slice3_local_inertia_i_00
+        - t218 * cache.arm_slice3_local_inertia_h_z;
+    let arm_slice3_local_momentum_n_z_along_dqd = cache.arm_slice3_local_inertia_h_x
+        * t218 + t220 * cache.arm_slice3_local_inertia_i_02
+        + t219 * cache.arm_slice3_local_inertia_i_22
+        + t221 * cache.arm_slice3_local_inertia_i_12
+        - cache.arm_slice3_local_inertia_h_y * t222;
+    let t241 = t230 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t45
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t45;
+    let t242 = t232 * arm_bend_y_rate_along_dqd + t241 * arm_bend_z_rate_along_dqd;
+    let t243 = t232 * arm_bend_y_rate + arm_bend_z_rate * t241;
+    let t244 = (0.6978160177890329 * cache.arm_slice3_bend_c3 * t44
+        + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t43
+        + 2.0934480533670987 * cache.arm_slice3_bend_c5 * t44
+        - 2.0934480533670987 * cache.arm_slice3_bend_c4 * t44
+        - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t43)
+        - (cache.arm_slice3_local_com_z * t215 - t239 * cache.arm_slice3_local_com_y)
+        - (t242 * t223 + t243 * t221 - t234 * t225 - t233 * t219);
+    let arm_slice3_local_momentum_f_z = cache.arm_slice0_mass * t238
+        - (cache.arm_slice3_local_inertia_h_x * t223
+            - cache.arm_slice3_local_inertia_h_y * t217);
+    let t245 = t219 * arm_slice3_local_momentum_n_x
+        + t239 * cache.arm_slice3_local_inertia_i_12
+        + cache.arm_slice3_local_inertia_i_01 * t216
+        + t215 * cache.arm_slice3_local_inertia_i_11
+        + arm_slice3_local_momentum_n_x_along_dqd * t225
+        + cache.arm_slice3_local_inertia_h_z * t244
+        + arm_slice3_local_momentum_f_x_along_dqd * t238
+        + t240 * arm_slice3_local_momentum_f_x
+        - cache.arm_slice3_local_inertia_h_x * t236
+        - t220 * arm_slice3_local_momentum_n_z
+        - arm_slice3_local_momentum_f_z_along_dqd * t226
+        - arm_slice3_local_momentum_n_z_along_dqd * t217
+        - t222 * arm_slice3_local_momentum_f_z;
+    let t246 = 0.1350029611448087 * t4 * cache.arm_slice2_bend_c4
+        + 0.3007502358784333 * t0 * cache.arm_slice2_bend_c3
+        - 0.4050088834344261 * t4 * cache.arm_slice2_bend_c5;
+    let t247 = 0.2014998074653874 * t6 * cache.arm_slice2_bend_c3
+        - 0.4029996149307748 * t6 * cache.arm_slice2_bend_c4;
+    let t248 = arm_bend_z_rate_along_dqd * cache.arm_slice2_local_bend_z_column_w_z
+        + cache.arm_slice2_local_bend_y_column_w_z * arm_bend_y_rate_along_dqd;
+    let t249 = arm_bend_z_rate_along_dqd * cache.arm_slice2_local_bend_z_column_w_x
+        + cache.arm_slice2_local_bend_y_column_w_x * arm_bend_y_rate_along_dqd;
+    let t250 = cache.arm_slice2_local_bend_y_column_w_y * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate_along_dqd * cache.arm_slice2_local_bend_z_column_w_y;
+    let t251 = arm_bend_z_rate_along_dqd * cache.arm_slice2_local_bend_z_column_v_x
+        + cache.arm_slice2_local_bend_y_column_v_x * arm_bend_y_rate_along_dqd;
+    let t252 = cache.arm_slice2_local_bend_z_column_v_y * arm_bend_z_rate_along_dqd
+        + arm_bend_y_rate_along_dqd * cache.arm_slice2_local_bend_y_column_v_y;
+    let arm_slice2_local_momentum_n_z_along_dqd = cache.arm_slice2_local_inertia_i_22
+        * t248 + t249 * cache.arm_slice2_local_inertia_i_02
+        + cache.arm_slice2_local_inertia_i_12 * t250
+        + t252 * cache.arm_slice2_local_inertia_h_x
+        - cache.arm_slice2_local_inertia_h_y * t251;
+    let t253 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_x
+        + cache.arm_slice2_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t254 = cache.arm_slice2_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_v_x;
+    let t255 = arm_bend_y_rate_along_dqd * cache.arm_slice2_local_bend_y_column_v_z
+        + cache.arm_slice2_local_bend_z_column_v_z * arm_bend_z_rate_along_dqd;
+    let arm_slice2_local_momentum_f_z_along_dqd = cache.arm_slice1_mass * t255
+        - (t250 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t249);
+    let t256 = cache.arm_slice2_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_y;
+    let t257 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_v_z
+        + arm_bend_y_rate * cache.arm_slice2_local_bend_y_column_v_z;
+    let t258 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_z
+        + cache.arm_slice2_local_bend_y_column_w_z * arm_bend_y_rate;
+    let t259 = cache.arm_slice2_local_bend_z_column_v_y * arm_bend_z_rate
+        + arm_bend_y_rate * cache.arm_slice2_local_bend_y_column_v_y;
+    let arm_slice2_local_momentum_n_x = cache.arm_slice2_local_inertia_i_01 * t256
+        + cache.arm_slice2_local_inertia_h_y * t257
+        + cache.arm_slice2_local_inertia_i_00 * t253
+        + t258 * cache.arm_slice2_local_inertia_i_02
+        - t259 * cache.arm_slice2_local_inertia_h_z;
+    let t260 = 0.1350029611448087 * t10 * cache.arm_slice2_bend_c4
+        - 0.3007502358784333 * t8 * cache.arm_slice2_bend_c3
+        - 0.4050088834344261 * t10 * cache.arm_slice2_bend_c5;
+    let t261 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t24
+        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t24;
+    let t262 = 0.3007502358784333 * t22 * cache.arm_slice2_bend_c3
+        - 0.3007502358784333 * t22 * cache.arm_slice2_bend_c2;
+    let t263 = t261 * arm_bend_y_rate_along_dqd + arm_bend_z_rate_along_dqd * t262;
+    let t264 = 0.4029996149307748 * t27 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t27 * cache.arm_slice2_bend_c3;
+    let t265 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
+    let t266 = t265 + 0.4029996149307748 * t30 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t30 * cache.arm_slice2_bend_c3;
+    let t267 = arm_bend_z_rate * t264 + t266 * arm_bend_y_rate;
+    let t268 = t261 * arm_bend_y_rate + arm_bend_z_rate * t262;
+    let t269 = t266 * arm_bend_y_rate_along_dqd + arm_bend_z_rate_along_dqd * t264;
+    let t270 = (0.4029996149307748 * cache.arm_slice2_bend_c4 * t39
+        + 0.09045070438093329 * t38 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * t38 * cache.arm_slice2_bend_c6
+        - 0.45225352190466644 * t38 * cache.arm_slice2_bend_c5
+        - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t39)
+        - (t249 * t267 + t269 * t253 - t263 * t256 - t268 * t250)
+        - (cache.arm_slice2_local_com_y * t247 - cache.arm_slice2_local_com_x * t260);
+    let t271 = t265 + 0.4029996149307748 * t45 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t45;
+    let t272 = t264 * arm_bend_y_rate_along_dqd + t271 * arm_bend_z_rate_along_dqd;
+    let t273 = arm_bend_z_rate * t271 + t264 * arm_bend_y_rate;
+    let t274 = (0.4050088834344261 * cache.arm_slice2_bend_c5 * t44
+        + 0.3007502358784333 * cache.arm_slice2_bend_c3 * t43
+        + 0.1350029611448087 * cache.arm_slice2_bend_c3 * t44
+        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t43
+        - 0.4050088834344261 * cache.arm_slice2_bend_c4 * t44)
+        - (t272 * t256 + t250 * t273 - t269 * t258 - t248 * t267)
+        - (cache.arm_slice2_local_com_z * t260 - t246 * cache.arm_slice2_local_com_y);
+    let arm_slice2_local_momentum_f_x_along_dqd = cache.arm_slice1_mass * t251
+        - (cache.arm_slice2_local_inertia_h_y * t248
+            - t250 * cache.arm_slice2_local_inertia_h_z);
+    let arm_slice2_local_momentum_f_x = cache.arm_slice1_mass * t254
+        - (cache.arm_slice2_local_inertia_h_y * t258
+            - cache.arm_slice2_local_inertia_h_z * t256);
+    let arm_slice2_local_momentum_f_z = cache.arm_slice1_mass * t257
+        - (t256 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t253);
+    let arm_slice2_local_momentum_n_x_along_dqd = t250
+        * cache.arm_slice2_local_inertia_i_01
+        + cache.arm_slice2_local_inertia_i_00 * t249
+        + cache.arm_slice2_local_inertia_h_y * t255
+        + t248 * cache.arm_slice2_local_inertia_i_02
+        - t252 * cache.arm_slice2_local_inertia_h_z;
+    let arm_slice2_local_momentum_n_z = t259 * cache.arm_slice2_local_inertia_h_x
+        + cache.arm_slice2_local_inertia_i_22 * t258
+        + cache.arm_slice2_local_inertia_i_12 * t256
+        + t253 * cache.arm_slice2_local_inertia_i_02
+        - t254 * cache.arm_slice2_local_inertia_h_y;
+    let t275 = t246 * cache.arm_slice2_local_inertia_i_12
+        + t247 * cache.arm_slice2_local_inertia_i_01
+        + arm_slice2_local_momentum_n_x * t248
+        + t260 * cache.arm_slice2_local_inertia_i_11
+        + t274 * cache.arm_slice2_local_inertia_h_z
+        + arm_slice2_local_momentum_f_x_along_dqd * t257
+        + t255 * arm_slice2_local_momentum_f_x
+        + t258 * arm_slice2_local_momentum_n_x_along_dqd
+        - arm_slice2_local_momentum_n_z_along_dqd * t253
+        - t254 * arm_slice2_local_momentum_f_z_along_dqd
+        - t270 * cache.arm_slice2_local_inertia_h_x
+        - arm_slice2_local_momentum_f_z * t251 - arm_slice2_local_momentum_n_z * t249;
+    let t276 = cache.arm_slice0_local_bend_z_column_w_y * arm_bend_z_rate_along_dqd
+        + arm_bend_y_rate_along_dqd * cache.arm_slice0_local_bend_y_column_w_y;
+    let t277 = arm_bend_z_rate_along_dqd * cache.arm_slice0_local_bend_z_column_w_z
+        + cache.arm_slice0_local_bend_y_column_w_z * arm_bend_y_rate_along_dqd;
+    let t278 = cache.arm_slice0_local_bend_y_column_v_x * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate_along_dqd * cache.arm_slice0_local_bend_z_column_v_x;
+    let arm_slice0_local_momentum_f_x_along_dqd = cache.arm_slice0_mass * t278
+        - (t277 * cache.arm_slice0_local_inertia_h_y
+            - t276 * cache.arm_slice0_local_inertia_h_z);
+    let t279 = arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_w_z
+        + cache.arm_slice0_local_bend_y_column_w_z * arm_bend_y_rate;
+    let t280 = cache.arm_slice0_local_bend_y_column_w_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_w_x;
+    let t281 = cache.arm_slice0_local_bend_z_column_v_z * arm_bend_z_rate_along_dqd
+        + cache.arm_slice0_local_bend_y_column_v_z * arm_bend_y_rate_along_dqd;
+    let t282 = arm_bend_z_rate_along_dqd * cache.arm_slice0_local_bend_z_column_w_x
+        + cache.arm_slice0_local_bend_y_column_w_x * arm_bend_y_rate_along_dqd;
+    let arm_slice0_local_momentum_f_z_along_dqd = cache.arm_slice0_mass * t281
+        - (t276 * cache.arm_slice0_local_inertia_h_x
+            - t282 * cache.arm_slice0_local_inertia_h_y);
+    let t283 = 0.000023239929348011262 * t6 * cache.arm_slice0_bend_c3
+        - 0.000046479858696022525 * t6 * cache.arm_slice0_bend_c4;
+    let t284 = 0.0000016135911537792344 * t4 * cache.arm_slice0_bend_c4
+        + 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t0
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t4;
+    let t285 = arm_bend_y_rate * cache.arm_slice0_local_bend_y_column_w_y
+        + cache.arm_slice0_local_bend_z_column_w_y * arm_bend_z_rate;
+    let t286 = cache.arm_slice0_local_bend_y_column_v_z * arm_bend_y_rate
+        + cache.arm_slice0_local_bend_z_column_v_z * arm_bend_z_rate;
+    let arm_slice0_local_momentum_f_z = t286 * cache.arm_slice0_mass
+        - (t285 * cache.arm_slice0_local_inertia_h_x
+            - t280 * cache.arm_slice0_local_inertia_h_y);
+    let t287 = 0.0003347157145944845 * t22 * cache.arm_slice0_bend_c3
+        - 0.0003347157145944845 * t22 * cache.arm_slice0_bend_c2;
+    let t288 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t24
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t24;
+    let t289 = t287 * arm_bend_z_rate_along_dqd + t288 * arm_bend_y_rate_along_dqd;
+    let t290 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t27
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t27;
+    let t291 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
+    let t292 = t291 + 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t45
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t45;
+    let t293 = t290 * arm_bend_y_rate_along_dqd + arm_bend_z_rate_along_dqd * t292;
+    let t294 = t287 * arm_bend_z_rate + t288 * arm_bend_y_rate;
+    let t295 = arm_bend_z_rate * t292 + t290 * arm_bend_y_rate;
+    let t296 = (0.00013943957608806757 * cache.arm_slice0_bend_c4 * t53
+        + 0.0000008962768767719712 * t54 * cache.arm_slice0_bend_c6
+        + 0.0000001120346095964964 * t54 * cache.arm_slice0_bend_c4
+        - 0.000000560173047982482 * t54 * cache.arm_slice0_bend_c5
+        - 0.00006971978804403378 * cache.arm_slice0_bend_c3 * t53)
+        - (t284 * cache.arm_slice0_local_com_x - cache.arm_slice0_local_com_z * t283)
+        - (t279 * t289 + t294 * t277 - t293 * t280 - t295 * t282);
+    let t297 = cache.arm_slice0_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_v_x;
+    let arm_slice0_local_momentum_f_x = cache.arm_slice0_mass * t297
+        - (t279 * cache.arm_slice0_local_inertia_h_y
+            - t285 * cache.arm_slice0_local_inertia_h_z);
+    let t298 = arm_slice0_local_momentum_f_x_along_dqd * t279
+        + t296 * cache.arm_slice0_mass + arm_slice0_local_momentum_f_x * t277
+        - t280 * arm_slice0_local_momentum_f_z_along_dqd
+        - (t283 * cache.arm_slice0_local_inertia_h_z
+            - t284 * cache.arm_slice0_local_inertia_h_x)
+        - arm_slice0_local_momentum_f_z * t282;
+    let t299 = 0.0000016135911537792344 * t10 * cache.arm_slice0_bend_c4
+        - 0.000004840773461337703 * t10 * cache.arm_slice0_bend_c5
+        - 0.0003347157145944845 * t8 * cache.arm_slice0_bend_c3;
+    let t300 = 0.000046479858696022525 * t30 * cache.arm_slice0_bend_c4 + t291
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t30;
+    let t301 = t300 * arm_bend_y_rate_along_dqd + t290 * arm_bend_z_rate_along_dqd;
+    let t302 = t300 * arm_bend_y_rate + arm_bend_z_rate * t290;
+    let t303 = (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t43
+        + 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t44
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c3 * t44
+        - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t43
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c4 * t44)
+        - (cache.arm_slice0_local_com_z * t299 - t284 * cache.arm_slice0_local_com_y)
+        - (t295 * t276 + t293 * t285 - t301 * t279 - t302 * t277);
+    let t304 = arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_v_y
+        + cache.arm_slice0_local_bend_y_column_v_y * arm_bend_y_rate;
+    let arm_slice0_local_momentum_f_y = cache.arm_slice0_mass * t304
+        - (t280 * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x * t279);
+    let t305 = cache.arm_slice0_local_bend_y_column_v_y * arm_bend_y_rate_along_dqd
+        + arm_bend_z_rate_along_dqd * cache.arm_slice0_local_bend_z_column_v_y;
+    let arm_slice0_local_momentum_f_y_along_dqd = t305 * cache.arm_slice0_mass
+        - (t282 * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x * t277);
+    let t306 = cache.arm_slice0_mass * t303 + arm_slice0_local_momentum_f_z * t276
+        + t285 * arm_slice0_local_momentum_f_z_along_dqd
+        - (t284 * cache.arm_slice0_local_inertia_h_y
+            - t299 * cache.arm_slice0_local_inertia_h_z)
+        - arm_slice0_local_momentum_f_y * t277
+        - arm_slice0_local_momentum_f_y_along_dqd * t279;
+    let arm_slice3_local_momentum_n_y_along_dqd = cache.arm_slice3_local_inertia_h_z
+        * t222 + t219 * cache.arm_slice3_local_inertia_i_12
+        + t221 * cache.arm_slice3_local_inertia_i_11
+        + cache.arm_slice3_local_inertia_i_01 * t220
+        - cache.arm_slice3_local_inertia_h_x * t240;
+    let arm_slice3_local_momentum_n_y = t223 * cache.arm_slice3_local_inertia_i_11
+        + cache.arm_slice3_local_inertia_i_01 * t217
+        + cache.arm_slice3_local_inertia_h_z * t226
+        + cache.arm_slice3_local_inertia_i_12 * t225
+        - cache.arm_slice3_local_inertia_h_x * t238;
+    let t307 = (5.1949229180765215 * t54 * cache.arm_slice3_bend_c6
+        + 4.499290117173787 * cache.arm_slice3_bend_c4 * t53
+        + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t54
+        - 3.246826823797826 * t54 * cache.arm_slice3_bend_c5
+        - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t53)
+        - (t219 * t235 + t229 * t225 - t242 * t217 - t243 * t220)
+        - (cache.arm_slice3_local_com_x * t239 - cache.arm_slice3_local_com_z * t216);
+    let t308 = t224 * arm_slice3_local_momentum_f_z_along_dqd
+        + cache.arm_slice3_local_inertia_i_00 * t216
+        + arm_slice3_local_momentum_n_z_along_dqd * t223
+        + cache.arm_slice3_local_inertia_h_y * t236
+        + t221 * arm_slice3_local_momentum_n_z + t218 * arm_slice3_local_momentum_f_z
+        + cache.arm_slice3_local_inertia_i_01 * t215
+        + t239 * cache.arm_slice3_local_inertia_i_02
+        - t225 * arm_slice3_local_momentum_n_y_along_dqd
+        - t219 * arm_slice3_local_momentum_n_y
+        - t307 * cache.arm_slice3_local_inertia_h_z
+        - t238 * arm_slice3_local_momentum_f_y_along_dqd
+        - arm_slice3_local_momentum_f_y * t240;
+    let t309 = cache.arm_slice3_local_inertia_i_12 * t215
+        + arm_slice3_local_momentum_f_y * t222
+        + arm_slice3_local_momentum_f_y_along_dqd * t226
+        + t239 * cache.arm_slice3_local_inertia_i_22
+        + t217 * arm_slice3_local_momentum_n_y_along_dqd
+        + t220 * arm_slice3_local_momentum_n_y
+        + cache.arm_slice3_local_inertia_i_02 * t216
+        + cache.arm_slice3_local_inertia_h_x * t307
+        - arm_slice3_local_momentum_f_x_along_dqd * t224
+        - t244 * cache.arm_slice3_local_inertia_h_y
+        - t218 * arm_slice3_local_momentum_f_x
+        - arm_slice3_local_momentum_n_x_along_dqd * t223
+        - t221 * arm_slice3_local_momentum_n_x;
+    let arm_slice0_local_momentum_n_y = cache.arm_slice0_local_inertia_i_12 * t279
+        + cache.arm_slice0_local_inertia_i_01 * t280
+        + t285 * cache.arm_slice0_local_inertia_i_11
+        + t297 * cache.arm_slice0_local_inertia_h_z
+        - t286 * cache.arm_slice0_local_inertia_h_x;
+    let arm_slice0_local_momentum_n_x_along_dqd = t281
+        * cache.arm_slice0_local_inertia_h_y + cache.arm_slice0_local_inertia_i_01 * t276
+        + cache.arm_slice0_local_inertia_i_02 * t277
+        + t282 * cache.arm_slice0_local_inertia_i_00
+        - t305 * cache.arm_slice0_local_inertia_h_z;
+    let arm_slice0_local_momentum_n_y_along_dqd = t276
+        * cache.arm_slice0_local_inertia_i_11 + t278 * cache.arm_slice0_local_inertia_h_z
+        + cache.arm_slice0_local_inertia_i_01 * t282
+        + cache.arm_slice0_local_inertia_i_12 * t277
+        - cache.arm_slice0_local_inertia_h_x * t281;
+    let arm_slice0_local_momentum_n_x = t286 * cache.arm_slice0_local_inertia_h_y
+        + t280 * cache.arm_slice0_local_inertia_i_00
+        + cache.arm_slice0_local_inertia_i_02 * t279
+        + cache.arm_slice0_local_inertia_i_01 * t285
+        - t304 * cache.arm_slice0_local_inertia_h_z;
+    let t310 = arm_slice0_local_momentum_f_y_along_dqd * t297
+        + arm_slice0_local_momentum_n_y * t282
+        + t284 * cache.arm_slice0_local_inertia_i_22
+        + t299 * cache.arm_slice0_local_inertia_i_12
+        + t280 * arm_slice0_local_momentum_n_y_along_dqd
+        + arm_slice0_local_momentum_f_y * t278
+        + t296 * cache.arm_slice0_local_inertia_h_x
+        + cache.arm_slice0_local_inertia_i_02 * t283
+        - t303 * cache.arm_slice0_local_inertia_h_y
+        - arm_slice0_local_momentum_n_x_along_dqd * t285
+        - t305 * arm_slice0_local_momentum_f_x
+        - arm_slice0_local_momentum_f_x_along_dqd * t304
+        - arm_slice0_local_momentum_n_x * t276;
+    let arm_slice1_local_momentum_n_x = cache.arm_slice1_local_inertia_h_y * t194
+        + t184 * cache.arm_slice1_local_inertia_i_02
+        + t185 * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_inertia_i_00 * t188
+        - cache.arm_slice1_local_inertia_h_z * t187;
+    let arm_slice1_local_momentum_n_x_along_dqd = t192
+        * cache.arm_slice1_local_inertia_i_02
+        + cache.arm_slice1_local_inertia_i_00 * t191
+        + cache.arm_slice1_local_inertia_i_01 * t183
+        + cache.arm_slice1_local_inertia_h_y * t189
+        - cache.arm_slice1_local_inertia_h_z * t193;
+    let t311 = (0.003914101352555533 * cache.arm_slice1_bend_c3 * t44
+        + 0.0117423040576666 * cache.arm_slice1_bend_c5 * t44
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t43
+        - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t43
+        - 0.0117423040576666 * cache.arm_slice1_bend_c4 * t44)
+        - (t207 * cache.arm_slice1_local_com_z - cache.arm_slice1_local_com_y * t204)
+        - (t201 * t183 + t185 * t203 - t184 * t209 - t210 * t192);
+    let t312 = t194 * arm_slice1_local_momentum_f_x_along_dqd
+        + cache.arm_slice1_local_inertia_i_12 * t204
+        + cache.arm_slice1_local_inertia_i_01 * t205
+        + arm_slice1_local_momentum_n_x * t192 + arm_slice1_local_momentum_f_x * t189
+        + t184 * arm_slice1_local_momentum_n_x_along_dqd
+        + t207 * cache.arm_slice1_local_inertia_i_11
+        + cache.arm_slice1_local_inertia_h_z * t311
+        - t211 * cache.arm_slice1_local_inertia_h_x
+        - t191 * arm_slice1_local_momentum_n_z
+        - t186 * arm_slice1_local_momentum_f_z_along_dqd
+        - t188 * arm_slice1_local_momentum_n_z_along_dqd
+        - arm_slice1_local_momentum_f_z * t190;
+    let t313 = (0.09045070438093329 * t54 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * t54 * cache.arm_slice2_bend_c6
+        + 1.2089988447923243 * t53 * cache.arm_slice2_bend_c4
+        - 0.45225352190466644 * t54 * cache.arm_slice2_bend_c5
+        - 0.6044994223961622 * t53 * cache.arm_slice2_bend_c3)
+        - (t268 * t248 + t263 * t258 - t249 * t273 - t272 * t253)
+        - (t246 * cache.arm_slice2_local_com_x - t247 * cache.arm_slice2_local_com_z);
+    let arm_slice2_local_momentum_n_y_along_dqd = t249
+        * cache.arm_slice2_local_inertia_i_01 + t251 * cache.arm_slice2_local_inertia_h_z
+        + t250 * cache.arm_slice2_local_inertia_i_11
+        + cache.arm_slice2_local_inertia_i_12 * t248
+        - t255 * cache.arm_slice2_local_inertia_h_x;
+    let arm_slice2_local_momentum_n_y = cache.arm_slice2_local_inertia_i_12 * t258
+        + t256 * cache.arm_slice2_local_inertia_i_11
+        + t254 * cache.arm_slice2_local_inertia_h_z
+        + t253 * cache.arm_slice2_local_inertia_i_01
+        - t257 * cache.arm_slice2_local_inertia_h_x;
+    let arm_slice2_local_momentum_f_y = cache.arm_slice1_mass * t259
+        - (t253 * cache.arm_slice2_local_inertia_h_z
+            - t258 * cache.arm_slice2_local_inertia_h_x);
+    let arm_slice2_local_momentum_f_y_along_dqd = cache.arm_slice1_mass * t252
+        - (t249 * cache.arm_slice2_local_inertia_h_z
+            - t248 * cache.arm_slice2_local_inertia_h_x);
+    let t314 = cache.arm_slice2_local_inertia_i_12 * t260
+        + t313 * cache.arm_slice2_local_inertia_h_x
+        + arm_slice2_local_momentum_n_y_along_dqd * t253
+        + arm_slice2_local_momentum_n_y * t249 + t251 * arm_slice2_local_momentum_f_y
+        + t247 * cache.arm_slice2_local_inertia_i_02
+        + t254 * arm_slice2_local_momentum_f_y_along_dqd
+        + t246 * cache.arm_slice2_local_inertia_i_22
+        - t274 * cache.arm_slice2_local_inertia_h_y
+        - t252 * arm_slice2_local_momentum_f_x
+        - arm_slice2_local_momentum_f_x_along_dqd * t259
+        - arm_slice2_local_momentum_n_x * t250
+        - arm_slice2_local_momentum_n_x_along_dqd * t256;
+    let t315 = cache.arm_slice1_mass * t270 + t249 * arm_slice2_local_momentum_f_y
+        + t253 * arm_slice2_local_momentum_f_y_along_dqd
+        - (cache.arm_slice2_local_inertia_h_x * t260
+            - cache.arm_slice2_local_inertia_h_y * t247)
+        - arm_slice2_local_momentum_f_x_along_dqd * t256
+        - t250 * arm_slice2_local_momentum_f_x;
+    let t316 = arm_slice2_local_momentum_n_z * t250
+        + arm_slice2_local_momentum_n_z_along_dqd * t256
+        + cache.arm_slice2_local_inertia_i_00 * t247
+        + t259 * arm_slice2_local_momentum_f_z_along_dqd
+        + cache.arm_slice2_local_inertia_h_y * t270
+        + cache.arm_slice2_local_inertia_i_01 * t260
+        + t246 * cache.arm_slice2_local_inertia_i_02
+        + t252 * arm_slice2_local_momentum_f_z - t255 * arm_slice2_local_momentum_f_y
+        - t257 * arm_slice2_local_momentum_f_y_along_dqd
+        - t313 * cache.arm_slice2_local_inertia_h_z
+        - arm_slice2_local_momentum_n_y * t248
+        - arm_slice2_local_momentum_n_y_along_dqd * t258;
+    let t317 = arm_slice2_local_momentum_f_x_along_dqd * t258
+        + cache.arm_slice1_mass * t313 + t248 * arm_slice2_local_momentum_f_x
+        - (t247 * cache.arm_slice2_local_inertia_h_z
+            - t246 * cache.arm_slice2_local_inertia_h_x)
+        - t253 * arm_slice2_local_momentum_f_z_along_dqd
+        - arm_slice2_local_momentum_f_z * t249;
+    let t318 = (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t39
+        + 0.0000008962768767719712 * t38 * cache.arm_slice0_bend_c6
+        + 0.0000001120346095964964 * t38 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t39
+        - 0.000000560173047982482 * t38 * cache.arm_slice0_bend_c5)
+        - (t301 * t280 + t302 * t282 - t276 * t294 - t285 * t289)
+        - (cache.arm_slice0_local_com_y * t283 - t299 * cache.arm_slice0_local_com_x);
+    let t319 = t280 * arm_slice0_local_momentum_f_y_along_dqd
+        + arm_slice0_local_momentum_f_y * t282 + cache.arm_slice0_mass * t318
+        - (t299 * cache.arm_slice0_local_inertia_h_x
+            - t283 * cache.arm_slice0_local_inertia_h_y)
+        - arm_slice0_local_momentum_f_x_along_dqd * t285
+        - arm_slice0_local_momentum_f_x * t276;
+    let t320 = t185 * arm_slice1_local_momentum_f_z_along_dqd
+        + cache.arm_slice1_mass * t311 + arm_slice1_local_momentum_f_z * t183
+        - (cache.arm_slice1_local_inertia_h_y * t204
+            - cache.arm_slice1_local_inertia_h_z * t207)
+        - arm_slice1_local_momentum_f_y * t192
+        - t184 * arm_slice1_local_momentum_f_y_along_dqd;
+    let t321 = t250 * arm_slice2_local_momentum_f_z + cache.arm_slice1_mass * t274
+        + t256 * arm_slice2_local_momentum_f_z_along_dqd
+        - t258 * arm_slice2_local_momentum_f_y_along_dqd
+        - (t246 * cache.arm_slice2_local_inertia_h_y
+            - cache.arm_slice2_local_inertia_h_z * t260)
+        - t248 * arm_slice2_local_momentum_f_y;
+    let t322 = t244 * cache.arm_slice0_mass
+        + arm_slice3_local_momentum_f_z_along_dqd * t223
+        + t221 * arm_slice3_local_momentum_f_z - t219 * arm_slice3_local_momentum_f_y
+        - (t239 * cache.arm_slice3_local_inertia_h_y
+            - cache.arm_slice3_local_inertia_h_z * t215)
+        - t225 * arm_slice3_local_momentum_f_y_along_dqd;
+    let arm_slice0_local_momentum_n_z = cache.arm_slice0_local_inertia_h_x * t304
+        + t280 * cache.arm_slice0_local_inertia_i_02
+        + t285 * cache.arm_slice0_local_inertia_i_12
+        + cache.arm_slice0_local_inertia_i_22 * t279
+        - t297 * cache.arm_slice0_local_inertia_h_y;
+    let arm_slice0_local_momentum_n_z_along_dqd = t277
+        * cache.arm_slice0_local_inertia_i_22
+        + t276 * cache.arm_slice0_local_inertia_i_12
+        + t282 * cache.arm_slice0_local_inertia_i_02
+        + t305 * cache.arm_slice0_local_inertia_h_x
+        - t278 * cache.arm_slice0_local_inertia_h_y;
+    let t323 = t304 * arm_slice0_local_momentum_f_z_along_dqd
+        + t305 * arm_slice0_local_momentum_f_z + arm_slice0_local_momentum_n_z * t276
+        + cache.arm_slice0_local_inertia_i_01 * t299
+        + t284 * cache.arm_slice0_local_inertia_i_02
+        + arm_slice0_local_momentum_n_z_along_dqd * t285
+        + t283 * cache.arm_slice0_local_inertia_i_00
+        + cache.arm_slice0_local_inertia_h_y * t318
+        - arm_slice0_local_momentum_n_y * t277
+        - arm_slice0_local_momentum_f_y_along_dqd * t286
+        - arm_slice0_local_momentum_f_y * t281
+        - arm_slice0_local_momentum_n_y_along_dqd * t279
+        - t296 * cache.arm_slice0_local_inertia_h_z;
+    let t324 = t188 * arm_slice1_local_momentum_n_y_along_dqd
+        + arm_slice1_local_momentum_f_y * t190
+        + arm_slice1_local_momentum_f_y_along_dqd * t186
+        + t191 * arm_slice1_local_momentum_n_y
+        + t207 * cache.arm_slice1_local_inertia_i_12
+        + t206 * cache.arm_slice1_local_inertia_h_x
+        + cache.arm_slice1_local_inertia_i_22 * t204
+        + t205 * cache.arm_slice1_local_inertia_i_02
+        - t187 * arm_slice1_local_momentum_f_x_along_dqd
+        - t193 * arm_slice1_local_momentum_f_x - arm_slice1_local_momentum_n_x * t183
+        - cache.arm_slice1_local_inertia_h_y * t311
+        - t185 * arm_slice1_local_momentum_n_x_along_dqd;
+    let t325 = arm_slice0_local_momentum_f_x * t281
+        + arm_slice0_local_momentum_n_x * t277
+        + t303 * cache.arm_slice0_local_inertia_h_z
+        + t299 * cache.arm_slice0_local_inertia_i_11
+        + cache.arm_slice0_local_inertia_i_01 * t283
+        + arm_slice0_local_momentum_n_x_along_dqd * t279
+        + arm_slice0_local_momentum_f_x_along_dqd * t286
+        + t284 * cache.arm_slice0_local_inertia_i_12
+        - cache.arm_slice0_local_inertia_h_x * t318
+        - arm_slice0_local_momentum_f_z * t278 - arm_slice0_local_momentum_n_z * t282
+        - arm_slice0_local_momentum_f_z_along_dqd * t297
+        - arm_slice0_local_momentum_n_z_along_dqd * t280;
+    let t326 = arm_slice3_local_momentum_f_x_along_dqd * t225
+        + t307 * cache.arm_slice0_mass + t219 * arm_slice3_local_momentum_f_x
+        - arm_slice3_local_momentum_f_z_along_dqd * t217
+        - (cache.arm_slice3_local_inertia_h_z * t216
+            - cache.arm_slice3_local_inertia_h_x * t239)
+        - t220 * arm_slice3_local_momentum_f_z;
+    let flap_composite_force_n_z_along_dqd = cache.flap_rotation_21 * t148
+        + t182 * cache.flap_rotation_22 + t147 * cache.flap_rotation_20
+        + cache.flap_position_x * flap_composite_force_f_y_along_dqd
+        - flap_composite_force_f_x_along_dqd * cache.flap_position_y;
+    let wrist_composite_force_n_z_along_dqd = wrist_momentum_n_y_along_dqd
+        * arm_tip_velocity_w_x + arm_tip_velocity_v_x_along_dqd * wrist_momentum_f_y
+        + cache.wrist_inertia_i_02 * arm_tip_bias_w_x_along_dqd
+        + wrist_momentum_n_y * arm_tip_velocity_w_x_along_dqd
+        + arm_tip_bias_v_y_along_dqd * cache.wrist_inertia_h_x
+        + cache.wrist_inertia_i_22 * arm_tip_bias_w_z_along_dqd
+        + arm_tip_bias_w_y_along_dqd * cache.wrist_inertia_i_12
+        + wrist_momentum_f_y_along_dqd * arm_tip_velocity_v_x
+        + flap_composite_force_n_z_along_dqd
+        - wrist_momentum_f_x_along_dqd * arm_tip_velocity_v_y
+        - wrist_momentum_n_x_along_dqd * arm_tip_velocity_w_y
+        - wrist_momentum_f_x * arm_tip_velocity_v_y_along_dqd
+        - arm_tip_velocity_w_y_along_dqd * wrist_momentum_n_x
+        - arm_tip_bias_v_x_along_dqd * cache.wrist_inertia_h_y;
+    out[0] = cache.arm_tip_subspace0_v_z * wrist_composite_force_f_z_along_dqd
+        + cache.arm_tip_subspace0_v_y * wrist_composite_force_f_y_along_dqd
+        + wrist_composite_force_n_x_along_dqd * cache.arm_tip_subspace0_w_x
+        + wrist_composite_force_n_y_along_dqd * cache.arm_tip_subspace0_w_y
+        + wrist_composite_force_f_x_along_dqd * cache.arm_tip_subspace0_v_x
+        + p.section_length
+            * (t212 * cache.arm_slice1_local_bend_y_column_w_x
+                + cache.arm_slice1_local_bend_y_column_v_y * t213
+                + t214 * cache.arm_slice1_local_bend_y_column_v_z
+                + cache.arm_slice3_local_bend_y_column_v_z * t237
+                + t245 * cache.arm_slice3_local_bend_y_column_w_y
+                + t275 * cache.arm_slice2_local_bend_y_column_w_y
+                + cache.arm_slice0_local_bend_y_column_v_y * t298
+                + t306 * cache.arm_slice0_local_bend_y_column_v_x
+                + cache.arm_slice3_local_bend_y_column_w_x * t308
+                + t309 * cache.arm_slice3_local_bend_y_column_w_z
+                + cache.arm_slice0_local_bend_y_column_w_z * t310
+                + cache.arm_slice1_local_bend_y_column_w_y * t312
+                + cache.arm_slice2_local_bend_y_column_w_z * t314
+                + t315 * cache.arm_slice2_local_bend_y_column_v_z
+                + cache.arm_slice2_local_bend_y_column_w_x * t316
+                + cache.arm_slice2_local_bend_y_column_v_y * t317
+                + cache.arm_slice0_local_bend_y_column_v_z * t319
+                + cache.arm_slice1_local_bend_y_column_v_x * t320
+                + cache.arm_slice2_local_bend_y_column_v_x * t321
+                + cache.arm_slice3_local_bend_y_column_v_x * t322
+                + t323 * cache.arm_slice0_local_bend_y_column_w_x
+                + t324 * cache.arm_slice1_local_bend_y_column_w_z
+                + t325 * cache.arm_slice0_local_bend_y_column_w_y
+                + t326 * cache.arm_slice3_local_bend_y_column_v_y)
+        + cache.arm_tip_subspace0_w_z * wrist_composite_force_n_z_along_dqd;
+    out[1] = cache.arm_tip_subspace1_w_z * wrist_composite_force_n_z_along_dqd
+        + cache.arm_tip_subspace1_v_z * wrist_composite_force_f_z_along_dqd
+        + wrist_composite_force_n_y_along_dqd * cache.arm_tip_subspace1_w_y
+        + (t322 * cache.arm_slice3_local_bend_z_column_v_x
+            + cache.arm_slice3_local_bend_z_column_v_z * t237
+            + cache.arm_slice2_local_bend_z_column_v_z * t315
+            + t321 * cache.arm_slice2_local_bend_z_column_v_x
+            + t275 * cache.arm_slice2_local_bend_z_column_w_y
+            + t306 * cache.arm_slice0_local_bend_z_column_v_x
+            + t320 * cache.arm_slice1_local_bend_z_column_v_x
+            + cache.arm_slice0_local_bend_z_column_v_y * t298
+            + t245 * cache.arm_slice3_local_bend_z_column_w_y
+            + t309 * cache.arm_slice3_local_bend_z_column_w_z
+            + cache.arm_slice1_local_bend_z_column_w_y * t312
+            + cache.arm_slice0_local_bend_z_column_v_z * t319
+            + t214 * cache.arm_slice1_local_bend_z_column_v_z
+            + t212 * cache.arm_slice1_local_bend_z_column_w_x
+            + t324 * cache.arm_slice1_local_bend_z_column_w_z
+            + cache.arm_slice3_local_bend_z_column_v_y * t326
+            + cache.arm_slice2_local_bend_z_column_v_y * t317
+            + cache.arm_slice3_local_bend_z_column_w_x * t308
+            + cache.arm_slice0_local_bend_z_column_w_z * t310
+            + cache.arm_slice1_local_bend_z_column_v_y * t213
+            + t323 * cache.arm_slice0_local_bend_z_column_w_x
+            + cache.arm_slice0_local_bend_z_column_w_y * t325
+            + cache.arm_slice2_local_bend_z_column_w_z * t314
+            + t316 * cache.arm_slice2_local_bend_z_column_w_x) * p.section_length
+        + wrist_composite_force_f_x_along_dqd * cache.arm_tip_subspace1_v_x
+        + cache.arm_tip_subspace1_v_y * wrist_composite_force_f_y_along_dqd
+        + wrist_composite_force_n_x_along_dqd * cache.arm_tip_subspace1_w_x;
+    out[2] = p.flap_length
+        * (cache.flap_slice0_local_bend_y_column_v_x
+            * (t100 + t104 + t106 + t108 + t113 + t121)
+            + 0.5
+                * (t155 + t156 + t158 + t159 + t161 + t162 + t164 + t166 + t167 + t169
+                    + t178)
+            + 0.8872983346207417
+                * (t149 + t150 + t151 + t157 + t165 + t172 + t174 + t175 + t177 + t179
+                    + t180)
+            + cache.flap_slice2_local_bend_y_column_v_x
+                * (t101 + t102 + t105 + t111 + t117 + t124)
+            + cache.flap_slice2_local_bend_y_column_v_y
+                * (t64 + t70 + t79 + t83 + t85 + t90)
+            + cache.flap_slice1_local_bend_y_column_v_x
+                * (t99 + t109 + t112 + t115 + t119 + t122)
+            + (t60 + t61 + t65 + t73 + t77 + t87)
+                * cache.flap_slice1_local_bend_y_column_v_y
+            + 0.1127016653792583
+                * (t152 + t153 + t154 + t160 + t163 + t168 + t170 + t171 + t173 + t176
+                    + t181)
+            + cache.flap_slice0_local_bend_y_column_v_y
+                * (t62 + t69 + t72 + t88 + t92 + t93));
+}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -10061,6 +16265,27 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
+    }
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        dqd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
         damping_into(qd, p, out)

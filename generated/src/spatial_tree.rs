@@ -5348,6 +5348,3608 @@ pub fn forward_dynamics_into(
     pivots[9] = base_y_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_position_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let hub_inertia_h_y_along_dq = p.hub_mass * dq[1];
+    let hub_inertia_h_x_along_dq = dq[0] * p.hub_mass;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + cache.base_pitch_rotation_10 * qd[5];
+    let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+    let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+    let base_pitch_rotation_00_along_dq = cache.cos_q4 * base_yaw_rotation_00_along_dq
+        + base_pitch_rotation_22_along_dq * cache.cos_q3;
+    let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+    let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+    let base_pitch_velocity_w_x_along_dq = qd[4] * base_yaw_rotation_01_along_dq;
+    let base_roll_velocity_w_x_along_dq = qd[5] * base_pitch_rotation_00_along_dq
+        + base_pitch_velocity_w_x_along_dq;
+    let base_pitch_rotation_10_along_dq = cache.cos_q4 * base_yaw_rotation_10_along_dq
+        + base_pitch_rotation_22_along_dq * cache.sin_q3;
+    let base_pitch_velocity_w_y_along_dq = qd[4] * base_yaw_rotation_00_along_dq;
+    let base_roll_velocity_w_y_along_dq = base_pitch_rotation_10_along_dq * qd[5]
+        + base_pitch_velocity_w_y_along_dq;
+    let base_pitch_subspace_v_z_along_dq = q[0] * base_yaw_rotation_00_along_dq
+        + dq[0] * cache.cos_q3 - q[1] * base_yaw_rotation_01_along_dq
+        - dq[1] * cache.base_yaw_rotation_01;
+    let base_pitch_velocity_v_z_along_dq = qd[4] * base_pitch_subspace_v_z_along_dq;
+    let base_roll_subspace_v_z_along_dq = q[0] * base_pitch_rotation_10_along_dq
+        + cache.base_pitch_rotation_10 * dq[0] - q[1] * base_pitch_rotation_00_along_dq
+        - dq[1] * cache.base_pitch_rotation_00;
+    let base_roll_velocity_v_z_along_dq = base_pitch_velocity_v_z_along_dq
+        + base_roll_subspace_v_z_along_dq * qd[5];
+    let hub_momentum_f_z_along_dq = p.hub_mass * base_roll_velocity_v_z_along_dq
+        - (hub_inertia_h_x_along_dq * base_roll_velocity_w_y
+            + cache.hub_inertia_h_x * base_roll_velocity_w_y_along_dq
+            - base_roll_velocity_w_x * hub_inertia_h_y_along_dq
+            - cache.hub_inertia_h_y * base_roll_velocity_w_x_along_dq);
+    let base_pitch_subspace_v_y_along_dq = dq[2] * cache.base_yaw_rotation_01
+        + base_yaw_rotation_01_along_dq * q[2];
+    let base_pitch_subspace_rate_v_x_along_dq = -base_pitch_subspace_v_y_along_dq * qd[3]
+        - base_yaw_rotation_00_along_dq * qd[2];
+    let base_yaw_acceleration_v_x_along_dq = dq[1] * qdd[3];
+    let base_pitch_subspace_v_x_along_dq = -dq[2] * cache.cos_q3
+        - base_yaw_rotation_00_along_dq * q[2];
+    let base_pitch_acceleration_v_x_along_dq = base_pitch_subspace_rate_v_x_along_dq
+        * qd[4] + base_yaw_acceleration_v_x_along_dq
+        + qdd[4] * base_pitch_subspace_v_x_along_dq;
+    let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+    let base_roll_subspace_v_x_along_dq = q[1] * base_pitch_rotation_20_along_dq
+        + cache.base_pitch_rotation_20 * dq[1] - base_pitch_rotation_10_along_dq * q[2]
+        - cache.base_pitch_rotation_10 * dq[2];
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_subspace_v_y_along_dq = cache.base_pitch_rotation_00 * dq[2]
+        + base_pitch_rotation_00_along_dq * q[2] - cache.base_pitch_rotation_20 * dq[0]
+        - base_pitch_rotation_20_along_dq * q[0];
+    let base_yaw_subspace_v_y_along_dq = -dq[0];
+    let base_yaw_velocity_v_y_along_dq = base_yaw_subspace_v_y_along_dq * qd[3];
+    let base_pitch_velocity_v_y_along_dq = base_yaw_velocity_v_y_along_dq
+        + qd[4] * base_pitch_subspace_v_y_along_dq;
+    let base_roll_subspace_rate_v_x_along_dq = base_roll_subspace_v_z_along_dq
+        * base_pitch_velocity_w_y
+        + base_pitch_rotation_20_along_dq * base_pitch_velocity_v_y
+        + cache.base_roll_subspace_v_z * base_pitch_velocity_w_y_along_dq
+        + cache.base_pitch_rotation_20 * base_pitch_velocity_v_y_along_dq
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z_along_dq
+        - base_pitch_rotation_10_along_dq * base_pitch_velocity_v_z
+        - qd[3] * base_roll_subspace_v_y_along_dq;
+    let base_roll_acceleration_v_x_along_dq = base_pitch_acceleration_v_x_along_dq
+        + qdd[5] * base_roll_subspace_v_x_along_dq
+        + base_roll_subspace_rate_v_x_along_dq * qd[5];
+    let base_roll_rotation_22_along_dq = cache.cos_q5 * base_pitch_rotation_22_along_dq
+        - dq[5] * cache.sin_q5 * cache.cos_q4;
+    let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+        + base_pitch_rotation_22_along_dq * cache.sin_q5;
+    let right_upper_position_z_along_dq = 0.02 * base_roll_rotation_22_along_dq + dq[2]
+        - 0.05 * base_roll_rotation_21_along_dq - 0.1 * base_pitch_rotation_20_along_dq;
+    let base_pitch_rotation_12_along_dq = cache.sin_q4 * base_yaw_rotation_10_along_dq
+        + cache.cos_q4 * cache.sin_q3 * dq[4];
+    let base_roll_rotation_11_along_dq = cache.cos_q5 * base_yaw_rotation_00_along_dq
+        + base_pitch_rotation_12_along_dq * cache.sin_q5
+        + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+        - dq[5] * cache.sin_q5 * cache.cos_q3;
+    let base_roll_rotation_12_along_dq = cache.cos_q5 * base_pitch_rotation_12_along_dq
+        - cache.sin_q5 * base_yaw_rotation_00_along_dq
+        - cache.cos_q5 * dq[5] * cache.cos_q3
+        - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+    let right_upper_axis_y_along_dq = 0.944408474273499 * base_pitch_rotation_10_along_dq
+        + 0.2538238315206457 * base_roll_rotation_11_along_dq
+        + 0.20896434210788312 * base_roll_rotation_12_along_dq;
+    let right_upper_axis_z_along_dq = 0.20896434210788312
+        * base_roll_rotation_22_along_dq
+        + 0.2538238315206457 * base_roll_rotation_21_along_dq
+        + 0.944408474273499 * base_pitch_rotation_20_along_dq;
+    let right_upper_position_y_along_dq = 0.02 * base_roll_rotation_12_along_dq + dq[1]
+        - 0.1 * base_pitch_rotation_10_along_dq - 0.05 * base_roll_rotation_11_along_dq;
+    let right_upper_subspace_v_x_along_dq = right_upper_axis_z_along_dq
+        * cache.right_upper_position_y
+        + cache.right_upper_axis_z * right_upper_position_y_along_dq
+        - cache.right_upper_axis_y * right_upper_position_z_along_dq
+        - right_upper_axis_y_along_dq * cache.right_upper_position_z;
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_pitch_rotation_02_along_dq = cache.sin_q4 * base_yaw_rotation_00_along_dq
+        + cache.cos_q4 * cache.cos_q3 * dq[4];
+    let base_roll_rotation_02_along_dq = cache.cos_q5 * base_pitch_rotation_02_along_dq
+        - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+        - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+        - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+    let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+        * cache.base_pitch_rotation_02 + cache.cos_q5 * base_yaw_rotation_01_along_dq
+        + cache.sin_q5 * base_pitch_rotation_02_along_dq
+        - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+    let right_upper_axis_x_along_dq = 0.20896434210788312
+        * base_roll_rotation_02_along_dq
+        + 0.944408474273499 * base_pitch_rotation_00_along_dq
+        + 0.2538238315206457 * base_roll_rotation_01_along_dq;
+    let right_upper_position_x_along_dq = dq[0] + 0.02 * base_roll_rotation_02_along_dq
+        - 0.1 * base_pitch_rotation_00_along_dq - 0.05 * base_roll_rotation_01_along_dq;
+    let right_upper_subspace_v_y_along_dq = right_upper_axis_x_along_dq
+        * cache.right_upper_position_z
+        + right_upper_position_z_along_dq * cache.right_upper_axis_x
+        - right_upper_position_x_along_dq * cache.right_upper_axis_z
+        - right_upper_axis_z_along_dq * cache.right_upper_position_x;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let base_roll_velocity_w_z_along_dq = base_pitch_rotation_20_along_dq * qd[5];
+    let base_roll_velocity_v_y_along_dq = qd[5] * base_roll_subspace_v_y_along_dq
+        + base_pitch_velocity_v_y_along_dq;
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let right_upper_subspace_v_z_along_dq = right_upper_axis_y_along_dq
+        * cache.right_upper_position_x
+        + right_upper_position_x_along_dq * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * right_upper_position_y_along_dq
+        - cache.right_upper_position_y * right_upper_axis_x_along_dq;
+    let right_upper_subspace_rate_v_x_along_dq = right_upper_axis_z_along_dq
+        * base_roll_velocity_v_y
+        + base_roll_velocity_v_y_along_dq * cache.right_upper_axis_z
+        + right_upper_subspace_v_z_along_dq * base_roll_velocity_w_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y_along_dq
+        - base_roll_velocity_w_z * right_upper_subspace_v_y_along_dq
+        - cache.right_upper_subspace_v_y * base_roll_velocity_w_z_along_dq
+        - right_upper_axis_y_along_dq * base_roll_velocity_v_z
+        - cache.right_upper_axis_y * base_roll_velocity_v_z_along_dq;
+    let right_upper_acceleration_v_x_along_dq = base_roll_acceleration_v_x_along_dq
+        + right_upper_subspace_v_x_along_dq * qdd[7]
+        + qd[7] * right_upper_subspace_rate_v_x_along_dq;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_upper_velocity_v_y_along_dq = base_roll_velocity_v_y_along_dq
+        + qd[7] * right_upper_subspace_v_y_along_dq;
+    let right_upper_velocity_w_z_along_dq = right_upper_axis_z_along_dq * qd[7]
+        + base_roll_velocity_w_z_along_dq;
+    let t0 = 0.1001828422641448 * dq[7] * cache.cos_q7
+        - 0.20978492552154046 * dq[7] * cache.sin_q7;
+    let t1 = 0.6589060910992032 * dq[7] * cache.sin_q7
+        + 0.18338346269077238 * dq[7] * cache.cos_q7;
+    let t2 = 0.14776010333066975 - 0.14776010333066975 * cache.cos_q7
+        - 0.6755249097756645 * cache.sin_q7;
+    let t3 = 0.17948055249500028 + 0.18338346269077238 * cache.sin_q7
+        - 0.6589060910992032 * cache.cos_q7;
+    let t4 = 0.6677976363688324 + 0.20978492552154046 * cache.cos_q7
+        + 0.1001828422641448 * cache.sin_q7;
+    let t5 = 0.14776010333066975 * dq[7] * cache.sin_q7
+        - 0.6755249097756645 * dq[7] * cache.cos_q7;
+    let right_upper_rotation_00_along_dq = cache.base_pitch_rotation_00 * t0
+        + t1 * cache.base_roll_rotation_01 + t2 * base_roll_rotation_02_along_dq
+        + base_roll_rotation_01_along_dq * t3 + base_pitch_rotation_00_along_dq * t4
+        + cache.base_roll_rotation_02 * t5;
+    let right_upper_com_x_along_dq = right_upper_position_x_along_dq
+        + 0.5 * p.arm_length * right_upper_rotation_00_along_dq;
+    let right_upper_inertia_h_x_along_dq = p.arm_mass * right_upper_com_x_along_dq;
+    let right_upper_rotation_20_along_dq = t2 * base_roll_rotation_22_along_dq
+        + t3 * base_roll_rotation_21_along_dq + t1 * cache.base_roll_rotation_21
+        + cache.base_pitch_rotation_20 * t0 + base_pitch_rotation_20_along_dq * t4
+        + t5 * cache.base_roll_rotation_22;
+    let right_upper_com_z_along_dq = 0.5 * p.arm_length
+        * right_upper_rotation_20_along_dq + right_upper_position_z_along_dq;
+    let right_upper_inertia_h_z_along_dq = p.arm_mass * right_upper_com_z_along_dq;
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let right_upper_velocity_w_x_along_dq = base_roll_velocity_w_x_along_dq
+        + qd[7] * right_upper_axis_x_along_dq;
+    let right_upper_momentum_f_y_along_dq = p.arm_mass
+        * right_upper_velocity_v_y_along_dq
+        - (right_upper_inertia_h_z_along_dq * right_upper_velocity_w_x
+            + cache.right_upper_inertia_h_z * right_upper_velocity_w_x_along_dq
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z_along_dq
+            - right_upper_inertia_h_x_along_dq * right_upper_velocity_w_z);
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * cache.right_upper_subspace_v_z;
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let right_upper_velocity_w_y_along_dq = base_roll_velocity_w_y_along_dq
+        + right_upper_axis_y_along_dq * qd[7];
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_subspace_rate_w_y_along_dq = base_roll_velocity_w_z_along_dq
+        * cache.right_upper_axis_x + base_roll_velocity_w_z * right_upper_axis_x_along_dq
+        - cache.right_upper_axis_z * base_roll_velocity_w_x_along_dq
+        - right_upper_axis_z_along_dq * base_roll_velocity_w_x;
+    let base_pitch_subspace_rate_w_y_along_dq = base_yaw_rotation_01_along_dq * qd[3];
+    let base_pitch_bias_w_y_along_dq = qd[4] * base_pitch_subspace_rate_w_y_along_dq;
+    let base_pitch_acceleration_w_y_along_dq = base_pitch_bias_w_y_along_dq
+        + qdd[4] * base_yaw_rotation_00_along_dq;
+    let base_roll_subspace_rate_w_y_along_dq = qd[3] * base_pitch_rotation_00_along_dq
+        - base_pitch_rotation_20_along_dq * base_pitch_velocity_w_x
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x_along_dq;
+    let base_roll_acceleration_w_y_along_dq = base_pitch_acceleration_w_y_along_dq
+        + qd[5] * base_roll_subspace_rate_w_y_along_dq
+        + qdd[5] * base_pitch_rotation_10_along_dq;
+    let right_upper_acceleration_w_y_along_dq = qd[7]
+        * right_upper_subspace_rate_w_y_along_dq + right_upper_axis_y_along_dq * qdd[7]
+        + base_roll_acceleration_w_y_along_dq;
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_pitch_acceleration_w_y = qdd[4] * cache.cos_q3 + base_pitch_bias_w_y;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_roll_acceleration_w_y = qdd[5] * cache.base_pitch_rotation_10
+        + base_pitch_acceleration_w_y + base_roll_subspace_rate_w_y * qd[5];
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let right_upper_acceleration_w_y = qdd[7] * cache.right_upper_axis_y
+        + base_roll_acceleration_w_y + qd[7] * right_upper_subspace_rate_w_y;
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_roll_acceleration_w_z = qdd[5] * cache.base_pitch_rotation_20
+        + base_roll_bias_w_z + qdd[3];
+    let right_upper_acceleration_w_z = qd[7] * right_upper_subspace_rate_w_z
+        + cache.right_upper_axis_z * qdd[7] + base_roll_acceleration_w_z;
+    let right_upper_rotation_10_along_dq = t3 * base_roll_rotation_11_along_dq
+        + base_pitch_rotation_10_along_dq * t4 + cache.base_roll_rotation_12 * t5
+        + t1 * cache.base_roll_rotation_11 + cache.base_pitch_rotation_10 * t0
+        + base_roll_rotation_12_along_dq * t2;
+    let right_upper_com_y_along_dq = right_upper_position_y_along_dq
+        + 0.5 * right_upper_rotation_10_along_dq * p.arm_length;
+    let right_upper_inertia_h_y_along_dq = p.arm_mass * right_upper_com_y_along_dq;
+    let base_roll_subspace_rate_w_z_along_dq = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x_along_dq
+        + base_pitch_rotation_10_along_dq * base_pitch_velocity_w_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_w_y_along_dq
+        - base_pitch_velocity_w_y * base_pitch_rotation_00_along_dq;
+    let base_roll_bias_w_z_along_dq = qd[5] * base_roll_subspace_rate_w_z_along_dq;
+    let base_roll_acceleration_w_z_along_dq = base_roll_bias_w_z_along_dq
+        + base_pitch_rotation_20_along_dq * qdd[5];
+    let right_upper_subspace_rate_w_z_along_dq = cache.right_upper_axis_y
+        * base_roll_velocity_w_x_along_dq
+        + right_upper_axis_y_along_dq * base_roll_velocity_w_x
+        - right_upper_axis_x_along_dq * base_roll_velocity_w_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y_along_dq;
+    let right_upper_acceleration_w_z_along_dq = base_roll_acceleration_w_z_along_dq
+        + qd[7] * right_upper_subspace_rate_w_z_along_dq
+        + right_upper_axis_z_along_dq * qdd[7];
+    let right_slider_subspace_rate_v_x_along_dq = right_upper_velocity_w_y
+        * right_upper_rotation_20_along_dq
+        + cache.right_upper_rotation_20 * right_upper_velocity_w_y_along_dq
+        - right_upper_rotation_10_along_dq * right_upper_velocity_w_z
+        - cache.right_upper_rotation_10 * right_upper_velocity_w_z_along_dq;
+    let right_slider_acceleration_v_x_along_dq = right_slider_subspace_rate_v_x_along_dq
+        * qd[9] + right_upper_rotation_00_along_dq * qdd[9]
+        + right_upper_acceleration_v_x_along_dq;
+    let t6 = p.arm_length + q[9];
+    let right_slider_position_y_along_dq = right_upper_rotation_10_along_dq * t6
+        + dq[9] * cache.right_upper_rotation_10 + right_upper_position_y_along_dq;
+    let right_slider_inertia_h_y_along_dq = right_slider_position_y_along_dq
+        * p.right_slider_mass;
+    let right_slider_position_z_along_dq = right_upper_position_z_along_dq
+        + cache.right_upper_rotation_20 * dq[9] + t6 * right_upper_rotation_20_along_dq;
+    let right_slider_inertia_h_z_along_dq = right_slider_position_z_along_dq
+        * p.right_slider_mass;
+    let right_slider_velocity_v_y_along_dq = right_upper_velocity_v_y_along_dq
+        + right_upper_rotation_10_along_dq * qd[9];
+    let right_slider_position_x_along_dq = right_upper_position_x_along_dq
+        + t6 * right_upper_rotation_00_along_dq + cache.right_upper_rotation_00 * dq[9];
+    let right_slider_inertia_h_x_along_dq = right_slider_position_x_along_dq
+        * p.right_slider_mass;
+    let right_slider_momentum_f_y_along_dq = p.right_slider_mass
+        * right_slider_velocity_v_y_along_dq
+        - (right_slider_inertia_h_z_along_dq * right_upper_velocity_w_x
+            + cache.right_slider_inertia_h_z * right_upper_velocity_w_x_along_dq
+            - cache.right_slider_inertia_h_x * right_upper_velocity_w_z_along_dq
+            - right_slider_inertia_h_x_along_dq * right_upper_velocity_w_z);
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
+    let right_upper_velocity_v_z_along_dq = qd[7] * right_upper_subspace_v_z_along_dq
+        + base_roll_velocity_v_z_along_dq;
+    let right_slider_velocity_v_z_along_dq = right_upper_rotation_20_along_dq * qd[9]
+        + right_upper_velocity_v_z_along_dq;
+    let right_slider_momentum_f_z_along_dq = right_slider_velocity_v_z_along_dq
+        * p.right_slider_mass
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y_along_dq
+            + right_slider_inertia_h_x_along_dq * right_upper_velocity_w_y
+            - right_upper_velocity_w_x_along_dq * cache.right_slider_inertia_h_y
+            - right_slider_inertia_h_y_along_dq * right_upper_velocity_w_x);
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + cache.right_upper_rotation_20 * qd[9];
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
+    let right_slider_articulated_bias_f_x_along_dq = right_slider_momentum_f_z_along_dq
+        * right_upper_velocity_w_y
+        + right_slider_momentum_f_z * right_upper_velocity_w_y_along_dq
+        - right_slider_momentum_f_y_along_dq * right_upper_velocity_w_z
+        - right_slider_momentum_f_y * right_upper_velocity_w_z_along_dq;
+    let right_slider_composite_force_f_x_along_dq = right_slider_acceleration_v_x_along_dq
+        * p.right_slider_mass + right_slider_articulated_bias_f_x_along_dq
+        - (right_slider_inertia_h_y_along_dq * right_upper_acceleration_w_z
+            + right_upper_acceleration_w_z_along_dq * cache.right_slider_inertia_h_y
+            - right_slider_inertia_h_z_along_dq * right_upper_acceleration_w_y
+            - cache.right_slider_inertia_h_z * right_upper_acceleration_w_y_along_dq);
+    let right_upper_momentum_f_z_along_dq = p.arm_mass
+        * right_upper_velocity_v_z_along_dq
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y_along_dq
+            + right_upper_inertia_h_x_along_dq * right_upper_velocity_w_y
+            - right_upper_inertia_h_y_along_dq * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x_along_dq);
+    let right_upper_composite_force_f_x_along_dq = p.arm_mass
+        * right_upper_acceleration_v_x_along_dq
+        + right_upper_momentum_f_z * right_upper_velocity_w_y_along_dq
+        + right_slider_composite_force_f_x_along_dq
+        + right_upper_momentum_f_z_along_dq * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * right_upper_momentum_f_y_along_dq
+        - right_upper_momentum_f_y * right_upper_velocity_w_z_along_dq
+        - (right_upper_acceleration_w_z * right_upper_inertia_h_y_along_dq
+            + cache.right_upper_inertia_h_y * right_upper_acceleration_w_z_along_dq
+            - right_upper_acceleration_w_y_along_dq * cache.right_upper_inertia_h_z
+            - right_upper_inertia_h_z_along_dq * right_upper_acceleration_w_y);
+    let left_upper_velocity_w_y_along_dq = qd[6] * base_roll_rotation_12_along_dq
+        + base_roll_velocity_w_y_along_dq;
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let left_upper_position_z_along_dq = 0.1 * base_pitch_rotation_20_along_dq
+        + 0.05 * base_roll_rotation_21_along_dq + dq[2];
+    let left_upper_position_x_along_dq = 0.05 * base_roll_rotation_01_along_dq + dq[0]
+        + 0.1 * base_pitch_rotation_00_along_dq;
+    let left_upper_subspace_v_y_along_dq = cache.left_upper_position_z
+        * base_roll_rotation_02_along_dq
+        + left_upper_position_z_along_dq * cache.base_roll_rotation_02
+        - cache.left_upper_position_x * base_roll_rotation_22_along_dq
+        - left_upper_position_x_along_dq * cache.base_roll_rotation_22;
+    let left_upper_position_y_along_dq = 0.05 * base_roll_rotation_11_along_dq
+        + 0.1 * base_pitch_rotation_10_along_dq + dq[1];
+    let left_upper_subspace_v_z_along_dq = cache.base_roll_rotation_12
+        * left_upper_position_x_along_dq
+        + base_roll_rotation_12_along_dq * cache.left_upper_position_x
+        - left_upper_position_y_along_dq * cache.base_roll_rotation_02
+        - cache.left_upper_position_y * base_roll_rotation_02_along_dq;
+    let left_upper_subspace_rate_v_x_along_dq = cache.left_upper_subspace_v_z
+        * base_roll_velocity_w_y_along_dq
+        + base_roll_velocity_v_y_along_dq * cache.base_roll_rotation_22
+        + left_upper_subspace_v_z_along_dq * base_roll_velocity_w_y
+        + base_roll_velocity_v_y * base_roll_rotation_22_along_dq
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z_along_dq
+        - base_roll_velocity_w_z * left_upper_subspace_v_y_along_dq
+        - base_roll_velocity_w_z_along_dq * cache.left_upper_subspace_v_y
+        - base_roll_rotation_12_along_dq * base_roll_velocity_v_z;
+    let left_upper_subspace_v_x_along_dq = cache.left_upper_position_y
+        * base_roll_rotation_22_along_dq
+        + left_upper_position_y_along_dq * cache.base_roll_rotation_22
+        - base_roll_rotation_12_along_dq * cache.left_upper_position_z
+        - cache.base_roll_rotation_12 * left_upper_position_z_along_dq;
+    let left_upper_acceleration_v_x_along_dq = base_roll_acceleration_v_x_along_dq
+        + qd[6] * left_upper_subspace_rate_v_x_along_dq
+        + qdd[6] * left_upper_subspace_v_x_along_dq;
+    let t7 = 0.8775825618903728 * cache.cos_q6 - 0.47942553860420306 * cache.sin_q6;
+    let t8 = 0.47942553860420306 * cache.cos_q6 + 0.8775825618903728 * cache.sin_q6;
+    let t9 = -0.8775825618903728 * dq[6] * cache.sin_q6
+        - 0.47942553860420306 * dq[6] * cache.cos_q6;
+    let t10 = 0.8775825618903728 * dq[6] * cache.cos_q6
+        - 0.47942553860420306 * dq[6] * cache.sin_q6;
+    let left_upper_rotation_10_along_dq = base_pitch_rotation_10_along_dq * t7
+        + base_roll_rotation_11_along_dq * t8 + t9 * cache.base_pitch_rotation_10
+        + cache.base_roll_rotation_11 * t10;
+    let left_upper_com_y_along_dq = left_upper_position_y_along_dq
+        + 0.5 * left_upper_rotation_10_along_dq * p.arm_length;
+    let left_upper_inertia_h_y_along_dq = p.arm_mass * left_upper_com_y_along_dq;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_acceleration_w_z = qd[6] * left_upper_subspace_rate_w_z
+        + qdd[6] * cache.base_roll_rotation_22 + base_roll_acceleration_w_z;
+    let left_upper_rotation_20_along_dq = t9 * cache.base_pitch_rotation_20
+        + t10 * cache.base_roll_rotation_21 + base_roll_rotation_21_along_dq * t8
+        + base_pitch_rotation_20_along_dq * t7;
+    let left_upper_com_z_along_dq = left_upper_position_z_along_dq
+        + 0.5 * left_upper_rotation_20_along_dq * p.arm_length;
+    let left_upper_inertia_h_z_along_dq = p.arm_mass * left_upper_com_z_along_dq;
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
+    let left_upper_acceleration_w_y = base_roll_acceleration_w_y
+        + cache.base_roll_rotation_12 * qdd[6] + qd[6] * left_upper_subspace_rate_w_y;
+    let left_upper_subspace_rate_w_z_along_dq = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x_along_dq
+        + base_roll_rotation_12_along_dq * base_roll_velocity_w_x
+        - base_roll_velocity_w_y_along_dq * cache.base_roll_rotation_02
+        - base_roll_velocity_w_y * base_roll_rotation_02_along_dq;
+    let left_upper_acceleration_w_z_along_dq = base_roll_acceleration_w_z_along_dq
+        + qd[6] * left_upper_subspace_rate_w_z_along_dq
+        + qdd[6] * base_roll_rotation_22_along_dq;
+    let left_upper_subspace_rate_w_y_along_dq = base_roll_velocity_w_z
+        * base_roll_rotation_02_along_dq
+        + base_roll_velocity_w_z_along_dq * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * base_roll_rotation_22_along_dq
+        - base_roll_velocity_w_x_along_dq * cache.base_roll_rotation_22;
+    let left_upper_acceleration_w_y_along_dq = base_roll_rotation_12_along_dq * qdd[6]
+        + qd[6] * left_upper_subspace_rate_w_y_along_dq
+        + base_roll_acceleration_w_y_along_dq;
+    let left_upper_velocity_v_z_along_dq = qd[6] * left_upper_subspace_v_z_along_dq
+        + base_roll_velocity_v_z_along_dq;
+    let left_upper_velocity_w_x_along_dq = qd[6] * base_roll_rotation_02_along_dq
+        + base_roll_velocity_w_x_along_dq;
+    let left_upper_rotation_00_along_dq = t10 * cache.base_roll_rotation_01
+        + t9 * cache.base_pitch_rotation_00 + base_roll_rotation_01_along_dq * t8
+        + t7 * base_pitch_rotation_00_along_dq;
+    let left_upper_com_x_along_dq = 0.5 * left_upper_rotation_00_along_dq * p.arm_length
+        + left_upper_position_x_along_dq;
+    let left_upper_inertia_h_x_along_dq = p.arm_mass * left_upper_com_x_along_dq;
+    let left_upper_momentum_f_z_along_dq = p.arm_mass * left_upper_velocity_v_z_along_dq
+        - (left_upper_velocity_w_y * left_upper_inertia_h_x_along_dq
+            + cache.left_upper_inertia_h_x * left_upper_velocity_w_y_along_dq
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x_along_dq
+            - left_upper_inertia_h_y_along_dq * left_upper_velocity_w_x);
+    let left_lower_position_z_along_dq = left_upper_position_z_along_dq
+        + left_upper_rotation_20_along_dq * p.arm_length;
+    let t11 = -0.47942553860420306 * cache.cos_q6 - 0.8775825618903728 * cache.sin_q6;
+    let t12 = 0.47942553860420306 * dq[6] * cache.sin_q6
+        - 0.8775825618903728 * dq[6] * cache.cos_q6;
+    let left_upper_rotation_11_along_dq = t11 * base_pitch_rotation_10_along_dq
+        + t7 * base_roll_rotation_11_along_dq + cache.base_pitch_rotation_10 * t12
+        + t9 * cache.base_roll_rotation_11;
+    let left_lower_position_y_along_dq = left_upper_rotation_10_along_dq * p.arm_length
+        + left_upper_position_y_along_dq;
+    let left_upper_rotation_21_along_dq = t9 * cache.base_roll_rotation_21
+        + cache.base_pitch_rotation_20 * t12 + base_roll_rotation_21_along_dq * t7
+        + base_pitch_rotation_20_along_dq * t11;
+    let left_lower_subspace_v_x_along_dq = cache.left_upper_rotation_21
+        * left_lower_position_y_along_dq
+        + cache.left_lower_position_y * left_upper_rotation_21_along_dq
+        - left_lower_position_z_along_dq * cache.left_upper_rotation_11
+        - cache.left_lower_position_z * left_upper_rotation_11_along_dq;
+    let left_upper_velocity_w_z_along_dq = base_roll_velocity_w_z_along_dq
+        + qd[6] * base_roll_rotation_22_along_dq;
+    let left_upper_rotation_01_along_dq = t11 * base_pitch_rotation_00_along_dq
+        + base_roll_rotation_01_along_dq * t7 + t12 * cache.base_pitch_rotation_00
+        + t9 * cache.base_roll_rotation_01;
+    let left_lower_position_x_along_dq = left_upper_rotation_00_along_dq * p.arm_length
+        + left_upper_position_x_along_dq;
+    let left_lower_subspace_v_z_along_dq = cache.left_lower_position_x
+        * left_upper_rotation_11_along_dq
+        + cache.left_upper_rotation_11 * left_lower_position_x_along_dq
+        - cache.left_lower_position_y * left_upper_rotation_01_along_dq
+        - cache.left_upper_rotation_01 * left_lower_position_y_along_dq;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_lower_subspace_v_y_along_dq = cache.left_lower_position_z
+        * left_upper_rotation_01_along_dq
+        + cache.left_upper_rotation_01 * left_lower_position_z_along_dq
+        - left_lower_position_x_along_dq * cache.left_upper_rotation_21
+        - cache.left_lower_position_x * left_upper_rotation_21_along_dq;
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let left_upper_velocity_v_y_along_dq = base_roll_velocity_v_y_along_dq
+        + qd[6] * left_upper_subspace_v_y_along_dq;
+    let left_lower_subspace_rate_v_x_along_dq = left_lower_subspace_v_z_along_dq
+        * left_upper_velocity_w_y
+        + left_upper_velocity_v_y * left_upper_rotation_21_along_dq
+        + cache.left_upper_rotation_21 * left_upper_velocity_v_y_along_dq
+        + left_upper_velocity_w_y_along_dq * cache.left_lower_subspace_v_z
+        - left_upper_velocity_w_z_along_dq * cache.left_lower_subspace_v_y
+        - left_upper_velocity_v_z * left_upper_rotation_11_along_dq
+        - left_lower_subspace_v_y_along_dq * left_upper_velocity_w_z
+        - cache.left_upper_rotation_11 * left_upper_velocity_v_z_along_dq;
+    let left_lower_acceleration_v_x_along_dq = left_lower_subspace_v_x_along_dq * qdd[8]
+        + left_upper_acceleration_v_x_along_dq
+        + left_lower_subspace_rate_v_x_along_dq * qd[8];
+    let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
+        * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * cache.left_upper_rotation_21;
+    let left_lower_acceleration_w_y = cache.left_upper_rotation_11 * qdd[8]
+        + left_upper_acceleration_w_y + left_lower_subspace_rate_w_y * qd[8];
+    let left_lower_rotation_20_along_dq = left_upper_rotation_20_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.left_upper_rotation_20
+        - cache.sin_q8 * base_roll_rotation_22_along_dq
+        - dq[8] * cache.cos_q8 * cache.base_roll_rotation_22;
+    let left_lower_com_z_along_dq = left_lower_position_z_along_dq
+        + 0.1 * left_lower_rotation_20_along_dq + 0.01 * left_upper_rotation_21_along_dq;
+    let left_lower_inertia_h_z_along_dq = p.left_lower_mass * left_lower_com_z_along_dq;
+    let left_lower_subspace_rate_w_z_along_dq = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x_along_dq
+        + left_upper_velocity_w_x * left_upper_rotation_11_along_dq
+        - left_upper_velocity_w_y * left_upper_rotation_01_along_dq
+        - cache.left_upper_rotation_01 * left_upper_velocity_w_y_along_dq;
+    let left_lower_acceleration_w_z_along_dq = qdd[8] * left_upper_rotation_21_along_dq
+        + left_upper_acceleration_w_z_along_dq
+        + left_lower_subspace_rate_w_z_along_dq * qd[8];
+    let left_lower_subspace_rate_w_y_along_dq = left_upper_rotation_01_along_dq
+        * left_upper_velocity_w_z
+        + left_upper_velocity_w_z_along_dq * cache.left_upper_rotation_01
+        - left_upper_velocity_w_x * left_upper_rotation_21_along_dq
+        - cache.left_upper_rotation_21 * left_upper_velocity_w_x_along_dq;
+    let left_lower_acceleration_w_y_along_dq = left_upper_rotation_11_along_dq * qdd[8]
+        + qd[8] * left_lower_subspace_rate_w_y_along_dq
+        + left_upper_acceleration_w_y_along_dq;
+    let left_lower_rotation_10_along_dq = left_upper_rotation_10_along_dq * cache.cos_q8
+        - base_roll_rotation_12_along_dq * cache.sin_q8
+        - cache.sin_q8 * cache.left_upper_rotation_10 * dq[8]
+        - cache.base_roll_rotation_12 * dq[8] * cache.cos_q8;
+    let left_lower_com_y_along_dq = 0.1 * left_lower_rotation_10_along_dq
+        + 0.01 * left_upper_rotation_11_along_dq + left_lower_position_y_along_dq;
+    let left_lower_inertia_h_y_along_dq = p.left_lower_mass * left_lower_com_y_along_dq;
+    let left_lower_subspace_rate_w_z = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_rotation_01;
+    let left_lower_acceleration_w_z = cache.left_upper_rotation_21 * qdd[8]
+        + left_upper_acceleration_w_z + left_lower_subspace_rate_w_z * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + cache.left_upper_rotation_11 * qd[8];
+    let left_lower_velocity_v_z_along_dq = left_lower_subspace_v_z_along_dq * qd[8]
+        + left_upper_velocity_v_z_along_dq;
+    let left_lower_velocity_w_y_along_dq = left_upper_velocity_w_y_along_dq
+        + left_upper_rotation_11_along_dq * qd[8];
+    let left_lower_rotation_00_along_dq = left_upper_rotation_00_along_dq * cache.cos_q8
+        - cache.sin_q8 * base_roll_rotation_02_along_dq
+        - cache.left_upper_rotation_00 * cache.sin_q8 * dq[8]
+        - dq[8] * cache.cos_q8 * cache.base_roll_rotation_02;
+    let left_lower_com_x_along_dq = 0.01 * left_upper_rotation_01_along_dq
+        + left_lower_position_x_along_dq + 0.1 * left_lower_rotation_00_along_dq;
+    let left_lower_inertia_h_x_along_dq = left_lower_com_x_along_dq * p.left_lower_mass;
+    let left_lower_velocity_w_x_along_dq = left_upper_rotation_01_along_dq * qd[8]
+        + left_upper_velocity_w_x_along_dq;
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + cache.left_upper_rotation_01 * qd[8];
+    let left_lower_momentum_f_z_along_dq = left_lower_velocity_v_z_along_dq
+        * p.left_lower_mass
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y_along_dq
+            + left_lower_velocity_w_y * left_lower_inertia_h_x_along_dq
+            - left_lower_velocity_w_x_along_dq * cache.left_lower_inertia_h_y
+            - left_lower_velocity_w_x * left_lower_inertia_h_y_along_dq);
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_z * qd[8];
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
+    let left_lower_velocity_v_y_along_dq = left_lower_subspace_v_y_along_dq * qd[8]
+        + left_upper_velocity_v_y_along_dq;
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + cache.left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_w_z_along_dq = left_upper_velocity_w_z_along_dq
+        + qd[8] * left_upper_rotation_21_along_dq;
+    let left_lower_momentum_f_y_along_dq = p.left_lower_mass
+        * left_lower_velocity_v_y_along_dq
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x_along_dq
+            + left_lower_inertia_h_z_along_dq * left_lower_velocity_w_x
+            - left_lower_inertia_h_x_along_dq * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z_along_dq);
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_lower_articulated_bias_f_x_along_dq = left_lower_velocity_w_y
+        * left_lower_momentum_f_z_along_dq
+        + left_lower_velocity_w_y_along_dq * left_lower_momentum_f_z
+        - left_lower_momentum_f_y_along_dq * left_lower_velocity_w_z
+        - left_lower_velocity_w_z_along_dq * left_lower_momentum_f_y;
+    let left_lower_composite_force_f_x_along_dq = left_lower_acceleration_v_x_along_dq
+        * p.left_lower_mass + left_lower_articulated_bias_f_x_along_dq
+        - (cache.left_lower_inertia_h_y * left_lower_acceleration_w_z_along_dq
+            + left_lower_inertia_h_y_along_dq * left_lower_acceleration_w_z
+            - left_lower_acceleration_w_y * left_lower_inertia_h_z_along_dq
+            - cache.left_lower_inertia_h_z * left_lower_acceleration_w_y_along_dq);
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_upper_momentum_f_y_along_dq = p.arm_mass * left_upper_velocity_v_y_along_dq
+        - (left_upper_inertia_h_z_along_dq * left_upper_velocity_w_x
+            + cache.left_upper_inertia_h_z * left_upper_velocity_w_x_along_dq
+            - left_upper_inertia_h_x_along_dq * left_upper_velocity_w_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z_along_dq);
+    let left_upper_composite_force_f_x_along_dq = left_upper_velocity_w_y_along_dq
+        * left_upper_momentum_f_z + p.arm_mass * left_upper_acceleration_v_x_along_dq
+        + left_upper_velocity_w_y * left_upper_momentum_f_z_along_dq
+        + left_lower_composite_force_f_x_along_dq
+        - (left_upper_inertia_h_y_along_dq * left_upper_acceleration_w_z
+            + cache.left_upper_inertia_h_y * left_upper_acceleration_w_z_along_dq
+            - left_upper_inertia_h_z_along_dq * left_upper_acceleration_w_y
+            - left_upper_acceleration_w_y_along_dq * cache.left_upper_inertia_h_z)
+        - left_upper_velocity_w_z_along_dq * left_upper_momentum_f_y
+        - left_upper_momentum_f_y_along_dq * left_upper_velocity_w_z;
+    let hub_inertia_h_z_along_dq = p.hub_mass * dq[2];
+    let hub_momentum_f_y_along_dq = base_roll_velocity_v_y_along_dq * p.hub_mass
+        - (cache.hub_inertia_h_z * base_roll_velocity_w_x_along_dq
+            + base_roll_velocity_w_x * hub_inertia_h_z_along_dq
+            - base_roll_velocity_w_z * hub_inertia_h_x_along_dq
+            - base_roll_velocity_w_z_along_dq * cache.hub_inertia_h_x);
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
+    let hub_composite_force_f_x_along_dq = hub_momentum_f_z_along_dq
+        * base_roll_velocity_w_y + right_upper_composite_force_f_x_along_dq
+        + left_upper_composite_force_f_x_along_dq
+        + base_roll_velocity_w_y_along_dq * hub_momentum_f_z
+        + base_roll_acceleration_v_x_along_dq * p.hub_mass
+        - base_roll_velocity_w_z * hub_momentum_f_y_along_dq
+        - (hub_inertia_h_y_along_dq * base_roll_acceleration_w_z
+            + base_roll_acceleration_w_z_along_dq * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_acceleration_w_y_along_dq
+            - base_roll_acceleration_w_y * hub_inertia_h_z_along_dq)
+        - hub_momentum_f_y * base_roll_velocity_w_z_along_dq;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_pitch_acceleration_w_x = qdd[4] * cache.base_yaw_rotation_01
+        + base_pitch_bias_w_x;
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_roll_acceleration_w_x = base_pitch_acceleration_w_x
+        + base_roll_subspace_rate_w_x * qd[5] + qdd[5] * cache.base_pitch_rotation_00;
+    let base_pitch_subspace_rate_w_x_along_dq = -(base_yaw_rotation_00_along_dq * qd[3]);
+    let base_pitch_bias_w_x_along_dq = qd[4] * base_pitch_subspace_rate_w_x_along_dq;
+    let base_pitch_acceleration_w_x_along_dq = base_pitch_bias_w_x_along_dq
+        + qdd[4] * base_yaw_rotation_01_along_dq;
+    let base_roll_subspace_rate_w_x_along_dq = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y_along_dq
+        + base_pitch_rotation_20_along_dq * base_pitch_velocity_w_y
+        - base_pitch_rotation_10_along_dq * qd[3];
+    let base_roll_acceleration_w_x_along_dq = base_pitch_acceleration_w_x_along_dq
+        + qd[5] * base_roll_subspace_rate_w_x_along_dq
+        + qdd[5] * base_pitch_rotation_00_along_dq;
+    let base_yaw_velocity_v_x_along_dq = dq[1] * qd[3];
+    let base_pitch_velocity_v_x_along_dq = base_yaw_velocity_v_x_along_dq
+        + qd[4] * base_pitch_subspace_v_x_along_dq;
+    let base_roll_velocity_v_x_along_dq = base_pitch_velocity_v_x_along_dq
+        + qd[5] * base_roll_subspace_v_x_along_dq;
+    let right_upper_velocity_v_x_along_dq = right_upper_subspace_v_x_along_dq * qd[7]
+        + base_roll_velocity_v_x_along_dq;
+    let right_upper_momentum_f_x_along_dq = p.arm_mass
+        * right_upper_velocity_v_x_along_dq
+        - (right_upper_velocity_w_z * right_upper_inertia_h_y_along_dq
+            + cache.right_upper_inertia_h_y * right_upper_velocity_w_z_along_dq
+            - right_upper_inertia_h_z_along_dq * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y_along_dq);
+    let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_axis_y;
+    let right_upper_acceleration_w_x = base_roll_acceleration_w_x
+        + qdd[7] * cache.right_upper_axis_x + qd[7] * right_upper_subspace_rate_w_x;
+    let right_upper_subspace_rate_w_x_along_dq = cache.right_upper_axis_z
+        * base_roll_velocity_w_y_along_dq
+        + right_upper_axis_z_along_dq * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * right_upper_axis_y_along_dq
+        - cache.right_upper_axis_y * base_roll_velocity_w_z_along_dq;
+    let right_upper_acceleration_w_x_along_dq = right_upper_subspace_rate_w_x_along_dq
+        * qd[7] + qdd[7] * right_upper_axis_x_along_dq
+        + base_roll_acceleration_w_x_along_dq;
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_subspace_rate_v_y_along_dq = cache.right_upper_subspace_v_x
+        * base_roll_velocity_w_z_along_dq
+        + right_upper_axis_x_along_dq * base_roll_velocity_v_z
+        + cache.right_upper_axis_x * base_roll_velocity_v_z_along_dq
+        + base_roll_velocity_w_z * right_upper_subspace_v_x_along_dq
+        - cache.right_upper_subspace_v_z * base_roll_velocity_w_x_along_dq
+        - cache.right_upper_axis_z * base_roll_velocity_v_x_along_dq
+        - base_roll_velocity_w_x * right_upper_subspace_v_z_along_dq
+        - right_upper_axis_z_along_dq * base_roll_velocity_v_x;
+    let base_roll_subspace_rate_v_y_along_dq = base_pitch_velocity_v_z_along_dq
+        * cache.base_pitch_rotation_00
+        + base_pitch_velocity_v_z * base_pitch_rotation_00_along_dq
+        + qd[3] * base_roll_subspace_v_x_along_dq
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x_along_dq
+        - base_roll_subspace_v_z_along_dq * base_pitch_velocity_w_x
+        - base_pitch_rotation_20_along_dq * base_pitch_velocity_v_x
+        - base_pitch_velocity_v_x_along_dq * cache.base_pitch_rotation_20;
+    let base_pitch_subspace_rate_v_y_along_dq = qd[2] * base_yaw_rotation_01_along_dq
+        + base_pitch_subspace_v_x_along_dq * qd[3];
+    let base_yaw_acceleration_v_y_along_dq = base_yaw_subspace_v_y_along_dq * qdd[3];
+    let base_pitch_acceleration_v_y_along_dq = qd[4]
+        * base_pitch_subspace_rate_v_y_along_dq + base_yaw_acceleration_v_y_along_dq
+        + qdd[4] * base_pitch_subspace_v_y_along_dq;
+    let base_roll_acceleration_v_y_along_dq = qdd[5] * base_roll_subspace_v_y_along_dq
+        + qd[5] * base_roll_subspace_rate_v_y_along_dq
+        + base_pitch_acceleration_v_y_along_dq;
+    let right_upper_acceleration_v_y_along_dq = qdd[7]
+        * right_upper_subspace_v_y_along_dq
+        + qd[7] * right_upper_subspace_rate_v_y_along_dq
+        + base_roll_acceleration_v_y_along_dq;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + cache.right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_velocity_v_x_along_dq = right_upper_rotation_00_along_dq * qd[9]
+        + right_upper_velocity_v_x_along_dq;
+    let right_slider_momentum_f_x_along_dq = right_slider_velocity_v_x_along_dq
+        * p.right_slider_mass
+        - (right_slider_inertia_h_y_along_dq * right_upper_velocity_w_z
+            + cache.right_slider_inertia_h_y * right_upper_velocity_w_z_along_dq
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y_along_dq
+            - right_slider_inertia_h_z_along_dq * right_upper_velocity_w_y);
+    let right_slider_articulated_bias_f_y_along_dq = right_slider_momentum_f_x
+        * right_upper_velocity_w_z_along_dq
+        + right_slider_momentum_f_x_along_dq * right_upper_velocity_w_z
+        - right_slider_momentum_f_z_along_dq * right_upper_velocity_w_x
+        - right_slider_momentum_f_z * right_upper_velocity_w_x_along_dq;
+    let right_slider_subspace_rate_v_y_along_dq = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z_along_dq
+        + right_upper_velocity_w_z * right_upper_rotation_00_along_dq
+        - right_upper_velocity_w_x * right_upper_rotation_20_along_dq
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x_along_dq;
+    let right_slider_acceleration_v_y_along_dq = right_upper_acceleration_v_y_along_dq
+        + right_slider_subspace_rate_v_y_along_dq * qd[9]
+        + right_upper_rotation_10_along_dq * qdd[9];
+    let right_slider_composite_force_f_y_along_dq = right_slider_articulated_bias_f_y_along_dq
+        + p.right_slider_mass * right_slider_acceleration_v_y_along_dq
+        - (cache.right_slider_inertia_h_z * right_upper_acceleration_w_x_along_dq
+            + right_slider_inertia_h_z_along_dq * right_upper_acceleration_w_x
+            - right_upper_acceleration_w_z_along_dq * cache.right_slider_inertia_h_x
+            - right_slider_inertia_h_x_along_dq * right_upper_acceleration_w_z);
+    let right_upper_composite_force_f_y_along_dq = right_upper_momentum_f_x_along_dq
+        * right_upper_velocity_w_z
+        + right_upper_momentum_f_x * right_upper_velocity_w_z_along_dq
+        + right_upper_acceleration_v_y_along_dq * p.arm_mass
+        + right_slider_composite_force_f_y_along_dq
+        - right_upper_momentum_f_z * right_upper_velocity_w_x_along_dq
+        - (right_upper_inertia_h_z_along_dq * right_upper_acceleration_w_x
+            + cache.right_upper_inertia_h_z * right_upper_acceleration_w_x_along_dq
+            - right_upper_acceleration_w_z * right_upper_inertia_h_x_along_dq
+            - right_upper_acceleration_w_z_along_dq * cache.right_upper_inertia_h_x)
+        - right_upper_momentum_f_z_along_dq * right_upper_velocity_w_x;
+    let left_lower_subspace_rate_w_x_along_dq = left_upper_velocity_w_y_along_dq
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * left_upper_rotation_21_along_dq
+        - left_upper_rotation_11_along_dq * left_upper_velocity_w_z
+        - left_upper_velocity_w_z_along_dq * cache.left_upper_rotation_11;
+    let left_upper_subspace_rate_w_x_along_dq = base_roll_velocity_w_y_along_dq
+        * cache.base_roll_rotation_22
+        + base_roll_rotation_22_along_dq * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * base_roll_rotation_12_along_dq
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z_along_dq;
+    let left_upper_acceleration_w_x_along_dq = qdd[6] * base_roll_rotation_02_along_dq
+        + qd[6] * left_upper_subspace_rate_w_x_along_dq
+        + base_roll_acceleration_w_x_along_dq;
+    let left_lower_acceleration_w_x_along_dq = left_upper_rotation_01_along_dq * qdd[8]
+        + left_lower_subspace_rate_w_x_along_dq * qd[8]
+        + left_upper_acceleration_w_x_along_dq;
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y
+        * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
+    let left_upper_acceleration_w_x = qdd[6] * cache.base_roll_rotation_02
+        + base_roll_acceleration_w_x + qd[6] * left_upper_subspace_rate_w_x;
+    let left_lower_acceleration_w_x = cache.left_upper_rotation_01 * qdd[8]
+        + left_lower_subspace_rate_w_x * qd[8] + left_upper_acceleration_w_x;
+    let left_upper_velocity_v_x_along_dq = qd[6] * left_upper_subspace_v_x_along_dq
+        + base_roll_velocity_v_x_along_dq;
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_lower_subspace_rate_v_y_along_dq = left_upper_velocity_v_z
+        * left_upper_rotation_01_along_dq
+        + cache.left_upper_rotation_01 * left_upper_velocity_v_z_along_dq
+        + left_lower_subspace_v_x_along_dq * left_upper_velocity_w_z
+        + left_upper_velocity_w_z_along_dq * cache.left_lower_subspace_v_x
+        - left_lower_subspace_v_z_along_dq * left_upper_velocity_w_x
+        - left_upper_velocity_v_x_along_dq * cache.left_upper_rotation_21
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x_along_dq
+        - left_upper_velocity_v_x * left_upper_rotation_21_along_dq;
+    let left_upper_subspace_rate_v_y_along_dq = cache.left_upper_subspace_v_x
+        * base_roll_velocity_w_z_along_dq
+        + base_roll_velocity_v_z * base_roll_rotation_02_along_dq
+        + base_roll_velocity_w_z * left_upper_subspace_v_x_along_dq
+        + cache.base_roll_rotation_02 * base_roll_velocity_v_z_along_dq
+        - base_roll_velocity_v_x_along_dq * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * left_upper_subspace_v_z_along_dq
+        - base_roll_velocity_v_x * base_roll_rotation_22_along_dq
+        - cache.left_upper_subspace_v_z * base_roll_velocity_w_x_along_dq;
+    let left_upper_acceleration_v_y_along_dq = left_upper_subspace_v_y_along_dq * qdd[6]
+        + qd[6] * left_upper_subspace_rate_v_y_along_dq
+        + base_roll_acceleration_v_y_along_dq;
+    let left_lower_acceleration_v_y_along_dq = left_lower_subspace_v_y_along_dq * qdd[8]
+        + left_lower_subspace_rate_v_y_along_dq * qd[8]
+        + left_upper_acceleration_v_y_along_dq;
+    let left_lower_velocity_v_x_along_dq = left_lower_subspace_v_x_along_dq * qd[8]
+        + left_upper_velocity_v_x_along_dq;
+    let left_lower_momentum_f_x_along_dq = left_lower_velocity_v_x_along_dq
+        * p.left_lower_mass
+        - (left_lower_velocity_w_z_along_dq * cache.left_lower_inertia_h_y
+            + left_lower_inertia_h_y_along_dq * left_lower_velocity_w_z
+            - left_lower_velocity_w_y_along_dq * cache.left_lower_inertia_h_z
+            - left_lower_inertia_h_z_along_dq * left_lower_velocity_w_y);
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_articulated_bias_f_y_along_dq = left_lower_momentum_f_x_along_dq
+        * left_lower_velocity_w_z
+        + left_lower_momentum_f_x * left_lower_velocity_w_z_along_dq
+        - left_lower_velocity_w_x * left_lower_momentum_f_z_along_dq
+        - left_lower_velocity_w_x_along_dq * left_lower_momentum_f_z;
+    let left_lower_composite_force_f_y_along_dq = left_lower_acceleration_v_y_along_dq
+        * p.left_lower_mass + left_lower_articulated_bias_f_y_along_dq
+        - (cache.left_lower_inertia_h_z * left_lower_acceleration_w_x_along_dq
+            + left_lower_inertia_h_z_along_dq * left_lower_acceleration_w_x
+            - cache.left_lower_inertia_h_x * left_lower_acceleration_w_z_along_dq
+            - left_lower_inertia_h_x_along_dq * left_lower_acceleration_w_z);
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
+    let left_upper_momentum_f_x_along_dq = p.arm_mass * left_upper_velocity_v_x_along_dq
+        - (left_upper_velocity_w_z_along_dq * cache.left_upper_inertia_h_y
+            + left_upper_inertia_h_y_along_dq * left_upper_velocity_w_z
+            - left_upper_velocity_w_y_along_dq * cache.left_upper_inertia_h_z
+            - left_upper_inertia_h_z_along_dq * left_upper_velocity_w_y);
+    let left_upper_composite_force_f_y_along_dq = left_lower_composite_force_f_y_along_dq
+        + left_upper_momentum_f_x * left_upper_velocity_w_z_along_dq
+        + p.arm_mass * left_upper_acceleration_v_y_along_dq
+        + left_upper_momentum_f_x_along_dq * left_upper_velocity_w_z
+        - left_upper_momentum_f_z_along_dq * left_upper_velocity_w_x
+        - left_upper_momentum_f_z * left_upper_velocity_w_x_along_dq
+        - (left_upper_inertia_h_z_along_dq * left_upper_acceleration_w_x
+            + left_upper_acceleration_w_x_along_dq * cache.left_upper_inertia_h_z
+            - left_upper_acceleration_w_z * left_upper_inertia_h_x_along_dq
+            - cache.left_upper_inertia_h_x * left_upper_acceleration_w_z_along_dq);
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
+    let hub_momentum_f_x_along_dq = p.hub_mass * base_roll_velocity_v_x_along_dq
+        - (base_roll_velocity_w_z * hub_inertia_h_y_along_dq
+            + base_roll_velocity_w_z_along_dq * cache.hub_inertia_h_y
+            - hub_inertia_h_z_along_dq * base_roll_velocity_w_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y_along_dq);
+    let hub_composite_force_f_y_along_dq = right_upper_composite_force_f_y_along_dq
+        + p.hub_mass * base_roll_acceleration_v_y_along_dq
+        + left_upper_composite_force_f_y_along_dq
+        + hub_momentum_f_x * base_roll_velocity_w_z_along_dq
+        + base_roll_velocity_w_z * hub_momentum_f_x_along_dq
+        - (base_roll_acceleration_w_x * hub_inertia_h_z_along_dq
+            + cache.hub_inertia_h_z * base_roll_acceleration_w_x_along_dq
+            - base_roll_acceleration_w_z_along_dq * cache.hub_inertia_h_x
+            - hub_inertia_h_x_along_dq * base_roll_acceleration_w_z)
+        - base_roll_velocity_w_x_along_dq * hub_momentum_f_z
+        - hub_momentum_f_z_along_dq * base_roll_velocity_w_x;
+    let base_roll_subspace_rate_v_z_along_dq = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x_along_dq
+        + base_pitch_velocity_v_x * base_pitch_rotation_10_along_dq
+        + base_pitch_velocity_v_x_along_dq * cache.base_pitch_rotation_10
+        + base_pitch_velocity_w_x * base_roll_subspace_v_y_along_dq
+        - base_pitch_velocity_w_y * base_roll_subspace_v_x_along_dq
+        - base_pitch_velocity_v_y_along_dq * cache.base_pitch_rotation_00
+        - cache.base_roll_subspace_v_x * base_pitch_velocity_w_y_along_dq
+        - base_pitch_velocity_v_y * base_pitch_rotation_00_along_dq;
+    let base_pitch_subspace_rate_v_z_along_dq = base_yaw_velocity_v_x_along_dq
+        * cache.cos_q3 + base_yaw_rotation_00_along_dq * base_yaw_velocity_v_x
+        - base_yaw_velocity_v_y * base_yaw_rotation_01_along_dq
+        - base_yaw_velocity_v_y_along_dq * cache.base_yaw_rotation_01;
+    let base_pitch_bias_v_z_along_dq = qd[4] * base_pitch_subspace_rate_v_z_along_dq;
+    let base_pitch_acceleration_v_z_along_dq = qdd[4] * base_pitch_subspace_v_z_along_dq
+        + base_pitch_bias_v_z_along_dq;
+    let base_roll_acceleration_v_z_along_dq = qd[5]
+        * base_roll_subspace_rate_v_z_along_dq + base_pitch_acceleration_v_z_along_dq
+        + qdd[5] * base_roll_subspace_v_z_along_dq;
+    let right_upper_subspace_rate_v_z_along_dq = cache.right_upper_subspace_v_y
+        * base_roll_velocity_w_x_along_dq
+        + right_upper_axis_y_along_dq * base_roll_velocity_v_x
+        + cache.right_upper_axis_y * base_roll_velocity_v_x_along_dq
+        + base_roll_velocity_w_x * right_upper_subspace_v_y_along_dq
+        - base_roll_velocity_v_y_along_dq * cache.right_upper_axis_x
+        - right_upper_subspace_v_x_along_dq * base_roll_velocity_w_y
+        - right_upper_axis_x_along_dq * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y_along_dq;
+    let right_upper_acceleration_v_z_along_dq = base_roll_acceleration_v_z_along_dq
+        + qdd[7] * right_upper_subspace_v_z_along_dq
+        + right_upper_subspace_rate_v_z_along_dq * qd[7];
+    let right_slider_subspace_rate_v_z_along_dq = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x_along_dq
+        + right_upper_rotation_10_along_dq * right_upper_velocity_w_x
+        - right_upper_rotation_00_along_dq * right_upper_velocity_w_y
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y_along_dq;
+    let right_slider_acceleration_v_z_along_dq = qdd[9]
+        * right_upper_rotation_20_along_dq + right_upper_acceleration_v_z_along_dq
+        + right_slider_subspace_rate_v_z_along_dq * qd[9];
+    let right_slider_articulated_bias_f_z_along_dq = right_slider_momentum_f_y_along_dq
+        * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_upper_velocity_w_x_along_dq
+        - right_slider_momentum_f_x * right_upper_velocity_w_y_along_dq
+        - right_slider_momentum_f_x_along_dq * right_upper_velocity_w_y;
+    let right_slider_composite_force_f_z_along_dq = right_slider_acceleration_v_z_along_dq
+        * p.right_slider_mass + right_slider_articulated_bias_f_z_along_dq
+        - (right_upper_acceleration_w_y_along_dq * cache.right_slider_inertia_h_x
+            + right_slider_inertia_h_x_along_dq * right_upper_acceleration_w_y
+            - right_upper_acceleration_w_x_along_dq * cache.right_slider_inertia_h_y
+            - right_slider_inertia_h_y_along_dq * right_upper_acceleration_w_x);
+    let right_upper_composite_force_f_z_along_dq = p.arm_mass
+        * right_upper_acceleration_v_z_along_dq
+        + right_upper_momentum_f_y_along_dq * right_upper_velocity_w_x
+        + right_upper_velocity_w_x_along_dq * right_upper_momentum_f_y
+        + right_slider_composite_force_f_z_along_dq
+        - right_upper_momentum_f_x_along_dq * right_upper_velocity_w_y
+        - (right_upper_inertia_h_x_along_dq * right_upper_acceleration_w_y
+            + cache.right_upper_inertia_h_x * right_upper_acceleration_w_y_along_dq
+            - right_upper_inertia_h_y_along_dq * right_upper_acceleration_w_x
+            - cache.right_upper_inertia_h_y * right_upper_acceleration_w_x_along_dq)
+        - right_upper_momentum_f_x * right_upper_velocity_w_y_along_dq;
+    let left_lower_articulated_bias_f_z_along_dq = left_lower_velocity_w_x
+        * left_lower_momentum_f_y_along_dq
+        + left_lower_velocity_w_x_along_dq * left_lower_momentum_f_y
+        - left_lower_velocity_w_y * left_lower_momentum_f_x_along_dq
+        - left_lower_velocity_w_y_along_dq * left_lower_momentum_f_x;
+    let left_upper_subspace_rate_v_z_along_dq = base_roll_rotation_12_along_dq
+        * base_roll_velocity_v_x
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x_along_dq
+        + base_roll_velocity_w_x * left_upper_subspace_v_y_along_dq
+        + base_roll_velocity_w_x_along_dq * cache.left_upper_subspace_v_y
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y_along_dq
+        - base_roll_velocity_v_y * base_roll_rotation_02_along_dq
+        - left_upper_subspace_v_x_along_dq * base_roll_velocity_w_y
+        - base_roll_velocity_v_y_along_dq * cache.base_roll_rotation_02;
+    let left_upper_acceleration_v_z_along_dq = base_roll_acceleration_v_z_along_dq
+        + qdd[6] * left_upper_subspace_v_z_along_dq
+        + qd[6] * left_upper_subspace_rate_v_z_along_dq;
+    let left_lower_subspace_rate_v_z_along_dq = left_lower_subspace_v_y_along_dq
+        * left_upper_velocity_w_x
+        + left_upper_velocity_v_x * left_upper_rotation_11_along_dq
+        + left_upper_velocity_v_x_along_dq * cache.left_upper_rotation_11
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x_along_dq
+        - left_upper_rotation_01_along_dq * left_upper_velocity_v_y
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y_along_dq
+        - left_upper_velocity_w_y_along_dq * cache.left_lower_subspace_v_x
+        - left_lower_subspace_v_x_along_dq * left_upper_velocity_w_y;
+    let left_lower_acceleration_v_z_along_dq = left_upper_acceleration_v_z_along_dq
+        + left_lower_subspace_v_z_along_dq * qdd[8]
+        + left_lower_subspace_rate_v_z_along_dq * qd[8];
+    let left_lower_composite_force_f_z_along_dq = left_lower_articulated_bias_f_z_along_dq
+        + left_lower_acceleration_v_z_along_dq * p.left_lower_mass
+        - (cache.left_lower_inertia_h_x * left_lower_acceleration_w_y_along_dq
+            + left_lower_acceleration_w_y * left_lower_inertia_h_x_along_dq
+            - left_lower_acceleration_w_x_along_dq * cache.left_lower_inertia_h_y
+            - left_lower_acceleration_w_x * left_lower_inertia_h_y_along_dq);
+    let left_upper_composite_force_f_z_along_dq = left_lower_composite_force_f_z_along_dq
+        + left_upper_momentum_f_y * left_upper_velocity_w_x_along_dq
+        + left_upper_velocity_w_x * left_upper_momentum_f_y_along_dq
+        + p.arm_mass * left_upper_acceleration_v_z_along_dq
+        - left_upper_momentum_f_x * left_upper_velocity_w_y_along_dq
+        - (left_upper_acceleration_w_y * left_upper_inertia_h_x_along_dq
+            + cache.left_upper_inertia_h_x * left_upper_acceleration_w_y_along_dq
+            - cache.left_upper_inertia_h_y * left_upper_acceleration_w_x_along_dq
+            - left_upper_inertia_h_y_along_dq * left_upper_acceleration_w_x)
+        - left_upper_velocity_w_y * left_upper_momentum_f_x_along_dq;
+    let hub_composite_force_f_z_along_dq = hub_momentum_f_y
+        * base_roll_velocity_w_x_along_dq
+        + base_roll_velocity_w_x * hub_momentum_f_y_along_dq
+        + right_upper_composite_force_f_z_along_dq
+        + base_roll_acceleration_v_z_along_dq * p.hub_mass
+        + left_upper_composite_force_f_z_along_dq
+        - (base_roll_acceleration_w_y * hub_inertia_h_x_along_dq
+            + cache.hub_inertia_h_x * base_roll_acceleration_w_y_along_dq
+            - base_roll_acceleration_w_x * hub_inertia_h_y_along_dq
+            - cache.hub_inertia_h_y * base_roll_acceleration_w_x_along_dq)
+        - base_roll_velocity_w_y * hub_momentum_f_x_along_dq
+        - hub_momentum_f_x * base_roll_velocity_w_y_along_dq;
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_yaw_acceleration_v_y = cache.base_yaw_subspace_v_y * qdd[3] + qdd[1]
+        + base_yaw_bias_v_y;
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
+    let base_pitch_acceleration_v_y = base_yaw_acceleration_v_y
+        + qd[4] * base_pitch_subspace_rate_v_y + qdd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let base_roll_acceleration_v_y = cache.base_roll_subspace_v_y * qdd[5]
+        + base_pitch_acceleration_v_y + qd[5] * base_roll_subspace_rate_v_y;
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
+        * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_z * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
+    let left_upper_acceleration_v_y = base_roll_acceleration_v_y
+        + qd[6] * left_upper_subspace_rate_v_y + qdd[6] * cache.left_upper_subspace_v_y;
+    let left_lower_articulated_bias_f_y = left_lower_momentum_f_x
+        * left_lower_velocity_w_z - left_lower_velocity_w_x * left_lower_momentum_f_z;
+    let left_lower_subspace_rate_v_y = cache.left_upper_rotation_01
+        * left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_lower_acceleration_v_y = cache.left_lower_subspace_v_y * qdd[8]
+        + left_lower_subspace_rate_v_y * qd[8] + left_upper_acceleration_v_y;
+    let left_lower_composite_force_f_y = left_lower_articulated_bias_f_y
+        + p.left_lower_mass * left_lower_acceleration_v_y
+        - (cache.left_lower_inertia_h_z * left_lower_acceleration_w_x
+            - cache.left_lower_inertia_h_x * left_lower_acceleration_w_z);
+    let left_upper_composite_force_f_y = left_upper_momentum_f_x
+        * left_upper_velocity_w_z + p.arm_mass * left_upper_acceleration_v_y
+        + left_lower_composite_force_f_y
+        - left_upper_velocity_w_x * left_upper_momentum_f_z
+        - (left_upper_acceleration_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_acceleration_w_z);
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
+        + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
+    let right_upper_acceleration_v_y = base_roll_acceleration_v_y
+        + right_upper_subspace_rate_v_y * qd[7]
+        + cache.right_upper_subspace_v_y * qdd[7];
+    let right_slider_articulated_bias_f_y = right_slider_momentum_f_x
+        * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_upper_velocity_w_x;
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_slider_acceleration_v_y = right_slider_subspace_rate_v_y * qd[9]
+        + cache.right_upper_rotation_10 * qdd[9] + right_upper_acceleration_v_y;
+    let right_slider_composite_force_f_y = right_slider_articulated_bias_f_y
+        + p.right_slider_mass * right_slider_acceleration_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_acceleration_w_x
+            - right_upper_acceleration_w_z * cache.right_slider_inertia_h_x);
+    let right_upper_composite_force_f_y = p.arm_mass * right_upper_acceleration_v_y
+        + right_upper_momentum_f_x * right_upper_velocity_w_z
+        + right_slider_composite_force_f_y
+        - (cache.right_upper_inertia_h_z * right_upper_acceleration_w_x
+            - cache.right_upper_inertia_h_x * right_upper_acceleration_w_z)
+        - right_upper_momentum_f_z * right_upper_velocity_w_x;
+    let hub_composite_force_f_y = base_roll_acceleration_v_y * p.hub_mass
+        + left_upper_composite_force_f_y + hub_momentum_f_x * base_roll_velocity_w_z
+        + right_upper_composite_force_f_y - base_roll_velocity_w_x * hub_momentum_f_z
+        - (cache.hub_inertia_h_z * base_roll_acceleration_w_x
+            - cache.hub_inertia_h_x * base_roll_acceleration_w_z);
+    let t13 = cache.base_roll_rotation_12 * p.hub_inertia_zz
+        + p.hub_inertia_yz * cache.base_roll_rotation_11
+        + cache.base_pitch_rotation_10 * p.hub_inertia_xz;
+    let t14 = p.hub_inertia_xy * cache.base_pitch_rotation_10
+        + cache.base_roll_rotation_11 * p.hub_inertia_yy
+        + cache.base_roll_rotation_12 * p.hub_inertia_yz;
+    let t15 = base_pitch_rotation_10_along_dq * p.hub_inertia_xz
+        + p.hub_inertia_yz * base_roll_rotation_11_along_dq
+        + base_roll_rotation_12_along_dq * p.hub_inertia_zz;
+    let t16 = cache.base_pitch_rotation_10 * p.hub_inertia_xx
+        + cache.base_roll_rotation_12 * p.hub_inertia_xz
+        + p.hub_inertia_xy * cache.base_roll_rotation_11;
+    let t17 = base_roll_rotation_12_along_dq * p.hub_inertia_yz
+        + p.hub_inertia_xy * base_pitch_rotation_10_along_dq
+        + base_roll_rotation_11_along_dq * p.hub_inertia_yy;
+    let t18 = base_roll_rotation_12_along_dq * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_11_along_dq
+        + p.hub_inertia_xx * base_pitch_rotation_10_along_dq;
+    let hub_inertia_com_12_along_dq = t13 * base_roll_rotation_22_along_dq
+        + t14 * base_roll_rotation_21_along_dq + t15 * cache.base_roll_rotation_22
+        + base_pitch_rotation_20_along_dq * t16 + t17 * cache.base_roll_rotation_21
+        + t18 * cache.base_pitch_rotation_20;
+    let hub_inertia_i_12_along_dq = hub_inertia_com_12_along_dq
+        - p.hub_mass * dq[1] * q[2] - q[1] * p.hub_mass * dq[2];
+    let t19 = cache.base_roll_rotation_01 * p.hub_inertia_yy
+        + p.hub_inertia_yz * cache.base_roll_rotation_02
+        + p.hub_inertia_xy * cache.base_pitch_rotation_00;
+    let t20 = base_pitch_rotation_00_along_dq * p.hub_inertia_xz
+        + p.hub_inertia_zz * base_roll_rotation_02_along_dq
+        + base_roll_rotation_01_along_dq * p.hub_inertia_yz;
+    let t21 = p.hub_inertia_zz * cache.base_roll_rotation_02
+        + p.hub_inertia_yz * cache.base_roll_rotation_01
+        + cache.base_pitch_rotation_00 * p.hub_inertia_xz;
+    let t22 = p.hub_inertia_xz * base_roll_rotation_02_along_dq
+        + p.hub_inertia_xx * base_pitch_rotation_00_along_dq
+        + p.hub_inertia_xy * base_roll_rotation_01_along_dq;
+    let t23 = p.hub_inertia_yz * base_roll_rotation_02_along_dq
+        + base_roll_rotation_01_along_dq * p.hub_inertia_yy
+        + p.hub_inertia_xy * base_pitch_rotation_00_along_dq;
+    let t24 = cache.base_roll_rotation_02 * p.hub_inertia_xz
+        + p.hub_inertia_xy * cache.base_roll_rotation_01
+        + p.hub_inertia_xx * cache.base_pitch_rotation_00;
+    let hub_inertia_com_02_along_dq = base_roll_rotation_21_along_dq * t19
+        + t20 * cache.base_roll_rotation_22 + t21 * base_roll_rotation_22_along_dq
+        + cache.base_pitch_rotation_20 * t22 + t23 * cache.base_roll_rotation_21
+        + base_pitch_rotation_20_along_dq * t24;
+    let hub_inertia_i_02_along_dq = hub_inertia_com_02_along_dq
+        - dq[0] * p.hub_mass * q[2] - q[0] * p.hub_mass * dq[2];
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let t25 = 0.14776010333066975 + 0.6755249097756645 * cache.sin_q7
+        + 0.14776010333066977 * cache.cos_q7;
+    let t26 = 0.17948055249500028 + 0.6589060910992033 * cache.cos_q7
+        - 0.18338346269077238 * cache.sin_q7;
+    let t27 = 0.2097849255215404 * dq[7] * cache.sin_q7
+        - 0.1001828422641448 * dq[7] * cache.cos_q7;
+    let t28 = -0.18338346269077238 * dq[7] * cache.cos_q7
+        - 0.6589060910992033 * dq[7] * cache.sin_q7;
+    let t29 = 0.6755249097756645 * dq[7] * cache.cos_q7
+        - 0.14776010333066977 * dq[7] * cache.sin_q7;
+    let t30 = 0.6677976363688324 - 0.1001828422641448 * cache.sin_q7
+        - 0.2097849255215404 * cache.cos_q7;
+    let right_upper_rotation_21_along_dq = t25 * base_roll_rotation_22_along_dq
+        + t26 * base_roll_rotation_21_along_dq + cache.base_pitch_rotation_20 * t27
+        + cache.base_roll_rotation_21 * t28 + t29 * cache.base_roll_rotation_22
+        + base_pitch_rotation_20_along_dq * t30;
+    let t31 = -0.2593433800522308 * cache.cos_q7 - 0.9318339303627353 * cache.sin_q7;
+    let t32 = -0.9553364891256061 * dq[7] * cache.sin_q7
+        - 0.20896434210788312 * dq[7] * cache.cos_q7;
+    let t33 = 0.2593433800522308 * dq[7] * cache.sin_q7
+        - 0.9318339303627353 * dq[7] * cache.cos_q7;
+    let t34 = 0.29668068685399207 * dq[7] * cache.cos_q7
+        + 0.1416799342470381 * dq[7] * cache.sin_q7;
+    let t35 = 0.9553364891256061 * cache.cos_q7 - 0.20896434210788312 * cache.sin_q7;
+    let t36 = 0.29668068685399207 * cache.sin_q7 - 0.1416799342470381 * cache.cos_q7;
+    let right_upper_rotation_12_along_dq = base_roll_rotation_11_along_dq * t31
+        + cache.base_roll_rotation_12 * t32 + t33 * cache.base_roll_rotation_11
+        + cache.base_pitch_rotation_10 * t34 + base_roll_rotation_12_along_dq * t35
+        + t36 * base_pitch_rotation_10_along_dq;
+    let right_upper_rotation_11_along_dq = cache.base_roll_rotation_12 * t29
+        + base_roll_rotation_12_along_dq * t25 + t26 * base_roll_rotation_11_along_dq
+        + cache.base_pitch_rotation_10 * t27 + cache.base_roll_rotation_11 * t28
+        + t30 * base_pitch_rotation_10_along_dq;
+    let right_upper_rotation_22_along_dq = base_roll_rotation_21_along_dq * t31
+        + base_roll_rotation_22_along_dq * t35 + t32 * cache.base_roll_rotation_22
+        + t33 * cache.base_roll_rotation_21 + cache.base_pitch_rotation_20 * t34
+        + base_pitch_rotation_20_along_dq * t36;
+    let right_upper_inertia_com_12_along_dq = p.right_upper_inertia_yy
+        * cache.right_upper_rotation_11 * right_upper_rotation_21_along_dq
+        + p.right_upper_inertia_xx * cache.right_upper_rotation_10
+            * right_upper_rotation_20_along_dq
+        + cache.right_upper_rotation_22 * p.right_upper_inertia_zz
+            * right_upper_rotation_12_along_dq
+        + cache.right_upper_rotation_21 * p.right_upper_inertia_yy
+            * right_upper_rotation_11_along_dq
+        + cache.right_upper_rotation_12 * right_upper_rotation_22_along_dq
+            * p.right_upper_inertia_zz
+        + cache.right_upper_rotation_20 * right_upper_rotation_10_along_dq
+            * p.right_upper_inertia_xx;
+    let right_upper_inertia_i_12_along_dq = right_upper_inertia_com_12_along_dq
+        - p.arm_mass * cache.right_upper_com_z * right_upper_com_y_along_dq
+        - p.arm_mass * cache.right_upper_com_y * right_upper_com_z_along_dq;
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_yaw_acceleration_v_x = base_yaw_bias_v_x + q[1] * qdd[3] + qdd[0];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_acceleration_v_x = base_yaw_acceleration_v_x
+        + qdd[4] * cache.base_pitch_subspace_v_x + qd[4] * base_pitch_subspace_rate_v_x;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_acceleration_v_x = base_pitch_acceleration_v_x
+        + base_roll_subspace_rate_v_x * qd[5] + qdd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_acceleration_v_x = qdd[7] * cache.right_upper_subspace_v_x
+        + right_upper_subspace_rate_v_x * qd[7] + base_roll_acceleration_v_x;
+    let t37 = 2.0 * cache.right_upper_com_y * right_upper_com_y_along_dq;
+    let t38 = 2.0 * cache.right_upper_com_x * right_upper_com_x_along_dq;
+    let right_upper_inertia_com_22_along_dq = 2.0 * cache.right_upper_rotation_20
+        * p.right_upper_inertia_xx * right_upper_rotation_20_along_dq
+        + 2.0 * cache.right_upper_rotation_22 * right_upper_rotation_22_along_dq
+            * p.right_upper_inertia_zz
+        + 2.0 * cache.right_upper_rotation_21 * p.right_upper_inertia_yy
+            * right_upper_rotation_21_along_dq;
+    let right_upper_inertia_i_22_along_dq = (t37 + t38) * p.arm_mass
+        + right_upper_inertia_com_22_along_dq;
+    let right_upper_rotation_01_along_dq = cache.base_roll_rotation_01 * t28
+        + t25 * base_roll_rotation_02_along_dq + base_roll_rotation_01_along_dq * t26
+        + t29 * cache.base_roll_rotation_02 + cache.base_pitch_rotation_00 * t27
+        + t30 * base_pitch_rotation_00_along_dq;
+    let right_upper_rotation_02_along_dq = cache.base_pitch_rotation_00 * t34
+        + t32 * cache.base_roll_rotation_02 + base_roll_rotation_01_along_dq * t31
+        + t36 * base_pitch_rotation_00_along_dq + t35 * base_roll_rotation_02_along_dq
+        + t33 * cache.base_roll_rotation_01;
+    let right_upper_inertia_com_02_along_dq = right_upper_rotation_01_along_dq
+        * cache.right_upper_rotation_21 * p.right_upper_inertia_yy
+        + right_upper_rotation_22_along_dq * p.right_upper_inertia_zz
+            * cache.right_upper_rotation_02
+        + cache.right_upper_rotation_20 * p.right_upper_inertia_xx
+            * right_upper_rotation_00_along_dq
+        + cache.right_upper_rotation_01 * p.right_upper_inertia_yy
+            * right_upper_rotation_21_along_dq
+        + cache.right_upper_rotation_00 * p.right_upper_inertia_xx
+            * right_upper_rotation_20_along_dq
+        + right_upper_rotation_02_along_dq * cache.right_upper_rotation_22
+            * p.right_upper_inertia_zz;
+    let right_upper_inertia_i_02_along_dq = right_upper_inertia_com_02_along_dq
+        - p.arm_mass * cache.right_upper_com_z * right_upper_com_x_along_dq
+        - p.arm_mass * cache.right_upper_com_x * right_upper_com_z_along_dq;
+    let right_upper_inertia_com_01_along_dq = p.right_upper_inertia_xx
+        * right_upper_rotation_00_along_dq * cache.right_upper_rotation_10
+        + right_upper_rotation_02_along_dq * cache.right_upper_rotation_12
+            * p.right_upper_inertia_zz
+        + right_upper_rotation_01_along_dq * p.right_upper_inertia_yy
+            * cache.right_upper_rotation_11
+        + cache.right_upper_rotation_01 * p.right_upper_inertia_yy
+            * right_upper_rotation_11_along_dq
+        + p.right_upper_inertia_zz * cache.right_upper_rotation_02
+            * right_upper_rotation_12_along_dq
+        + right_upper_rotation_10_along_dq * cache.right_upper_rotation_00
+            * p.right_upper_inertia_xx;
+    let right_upper_inertia_i_01_along_dq = right_upper_inertia_com_01_along_dq
+        - p.arm_mass * cache.right_upper_com_y * right_upper_com_x_along_dq
+        - p.arm_mass * cache.right_upper_com_x * right_upper_com_y_along_dq;
+    let t39 = 2.0 * cache.right_upper_com_z * right_upper_com_z_along_dq;
+    let right_upper_inertia_com_11_along_dq = 2.0 * cache.right_upper_rotation_12
+        * p.right_upper_inertia_zz * right_upper_rotation_12_along_dq
+        + 2.0 * p.right_upper_inertia_yy * right_upper_rotation_11_along_dq
+            * cache.right_upper_rotation_11
+        + 2.0 * right_upper_rotation_10_along_dq * p.right_upper_inertia_xx
+            * cache.right_upper_rotation_10;
+    let right_upper_inertia_i_11_along_dq = (t39 + t38) * p.arm_mass
+        + right_upper_inertia_com_11_along_dq;
+    let right_upper_momentum_n_y_along_dq = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_z_along_dq
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x_along_dq
+        + right_upper_velocity_w_x * right_upper_inertia_i_01_along_dq
+        + right_upper_velocity_w_z * right_upper_inertia_i_12_along_dq
+        + right_upper_inertia_i_11_along_dq * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x_along_dq
+        + cache.right_upper_inertia_i_11 * right_upper_velocity_w_y_along_dq
+        + right_upper_inertia_h_z_along_dq * right_upper_velocity_v_x
+        - right_upper_inertia_h_x_along_dq * right_upper_velocity_v_z
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z_along_dq;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_slider_inertia_com_02_along_dq = cache.right_upper_rotation_20
+        * right_upper_rotation_00_along_dq * p.right_slider_inertia_xx
+        + cache.right_upper_rotation_01 * p.right_slider_inertia_yy
+            * right_upper_rotation_21_along_dq
+        + right_upper_rotation_01_along_dq * cache.right_upper_rotation_21
+            * p.right_slider_inertia_yy
+        + right_upper_rotation_02_along_dq * cache.right_upper_rotation_22
+            * p.right_slider_inertia_zz
+        + cache.right_upper_rotation_00 * p.right_slider_inertia_xx
+            * right_upper_rotation_20_along_dq
+        + right_upper_rotation_22_along_dq * cache.right_upper_rotation_02
+            * p.right_slider_inertia_zz;
+    let right_slider_inertia_i_02_along_dq = right_slider_inertia_com_02_along_dq
+        - cache.right_slider_position_x * right_slider_position_z_along_dq
+            * p.right_slider_mass
+        - right_slider_position_x_along_dq * cache.right_slider_position_z
+            * p.right_slider_mass;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let t40 = 2.0 * right_slider_position_z_along_dq * cache.right_slider_position_z;
+    let t41 = 2.0 * right_slider_position_y_along_dq * cache.right_slider_position_y;
+    let right_slider_inertia_com_00_along_dq = 2.0 * cache.right_upper_rotation_00
+        * right_upper_rotation_00_along_dq * p.right_slider_inertia_xx
+        + 2.0 * right_upper_rotation_02_along_dq * cache.right_upper_rotation_02
+            * p.right_slider_inertia_zz
+        + 2.0 * cache.right_upper_rotation_01 * right_upper_rotation_01_along_dq
+            * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_00_along_dq = (t40 + t41) * p.right_slider_mass
+        + right_slider_inertia_com_00_along_dq;
+    let right_slider_inertia_com_01_along_dq = cache.right_upper_rotation_01
+        * right_upper_rotation_11_along_dq * p.right_slider_inertia_yy
+        + right_upper_rotation_02_along_dq * cache.right_upper_rotation_12
+            * p.right_slider_inertia_zz
+        + right_upper_rotation_00_along_dq * p.right_slider_inertia_xx
+            * cache.right_upper_rotation_10
+        + right_upper_rotation_10_along_dq * cache.right_upper_rotation_00
+            * p.right_slider_inertia_xx
+        + cache.right_upper_rotation_02 * p.right_slider_inertia_zz
+            * right_upper_rotation_12_along_dq
+        + right_upper_rotation_01_along_dq * cache.right_upper_rotation_11
+            * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_01_along_dq = right_slider_inertia_com_01_along_dq
+        - cache.right_slider_position_y * right_slider_position_x_along_dq
+            * p.right_slider_mass
+        - right_slider_position_y_along_dq * cache.right_slider_position_x
+            * p.right_slider_mass;
+    let right_slider_momentum_n_x_along_dq = right_upper_velocity_w_z
+        * right_slider_inertia_i_02_along_dq
+        + right_upper_velocity_w_y_along_dq * cache.right_slider_inertia_i_01
+        + cache.right_slider_inertia_i_02 * right_upper_velocity_w_z_along_dq
+        + right_slider_inertia_i_00_along_dq * right_upper_velocity_w_x
+        + right_slider_velocity_v_z_along_dq * cache.right_slider_inertia_h_y
+        + right_slider_inertia_h_y_along_dq * right_slider_velocity_v_z
+        + right_slider_inertia_i_01_along_dq * right_upper_velocity_w_y
+        + right_upper_velocity_w_x_along_dq * cache.right_slider_inertia_i_00
+        - right_slider_inertia_h_z_along_dq * right_slider_velocity_v_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y_along_dq;
+    let right_slider_inertia_com_12_along_dq = cache.right_upper_rotation_20
+        * right_upper_rotation_10_along_dq * p.right_slider_inertia_xx
+        + p.right_slider_inertia_xx * cache.right_upper_rotation_10
+            * right_upper_rotation_20_along_dq
+        + cache.right_upper_rotation_22 * p.right_slider_inertia_zz
+            * right_upper_rotation_12_along_dq
+        + cache.right_upper_rotation_12 * right_upper_rotation_22_along_dq
+            * p.right_slider_inertia_zz
+        + cache.right_upper_rotation_21 * right_upper_rotation_11_along_dq
+            * p.right_slider_inertia_yy
+        + cache.right_upper_rotation_11 * p.right_slider_inertia_yy
+            * right_upper_rotation_21_along_dq;
+    let right_slider_inertia_i_12_along_dq = right_slider_inertia_com_12_along_dq
+        - right_slider_position_y_along_dq * cache.right_slider_position_z
+            * p.right_slider_mass
+        - cache.right_slider_position_y * right_slider_position_z_along_dq
+            * p.right_slider_mass;
+    let right_slider_inertia_com_11_along_dq = 2.0 * right_upper_rotation_11_along_dq
+        * cache.right_upper_rotation_11 * p.right_slider_inertia_yy
+        + 2.0 * cache.right_upper_rotation_12 * p.right_slider_inertia_zz
+            * right_upper_rotation_12_along_dq
+        + 2.0 * right_upper_rotation_10_along_dq * p.right_slider_inertia_xx
+            * cache.right_upper_rotation_10;
+    let t42 = 2.0 * right_slider_position_x_along_dq * cache.right_slider_position_x;
+    let right_slider_inertia_i_11_along_dq = right_slider_inertia_com_11_along_dq
+        + (t40 + t42) * p.right_slider_mass;
+    let right_slider_momentum_n_y_along_dq = right_slider_velocity_v_x_along_dq
+        * cache.right_slider_inertia_h_z
+        + right_slider_inertia_h_z_along_dq * right_slider_velocity_v_x
+        + cache.right_slider_inertia_i_12 * right_upper_velocity_w_z_along_dq
+        + right_upper_velocity_w_x_along_dq * cache.right_slider_inertia_i_01
+        + right_slider_inertia_i_01_along_dq * right_upper_velocity_w_x
+        + right_upper_velocity_w_y_along_dq * cache.right_slider_inertia_i_11
+        + right_upper_velocity_w_z * right_slider_inertia_i_12_along_dq
+        + right_slider_inertia_i_11_along_dq * right_upper_velocity_w_y
+        - right_slider_velocity_v_z_along_dq * cache.right_slider_inertia_h_x
+        - right_slider_inertia_h_x_along_dq * right_slider_velocity_v_z;
+    let right_slider_articulated_bias_n_z_along_dq = right_slider_momentum_n_y
+        * right_upper_velocity_w_x_along_dq
+        + right_slider_momentum_n_y_along_dq * right_upper_velocity_w_x
+        + right_slider_velocity_v_x_along_dq * right_slider_momentum_f_y
+        + right_slider_momentum_f_y_along_dq * right_slider_velocity_v_x
+        - right_slider_momentum_n_x * right_upper_velocity_w_y_along_dq
+        - right_upper_velocity_w_y * right_slider_momentum_n_x_along_dq
+        - right_slider_momentum_f_x_along_dq * right_slider_velocity_v_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y_along_dq;
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
+    let right_slider_acceleration_v_x = cache.right_upper_rotation_00 * qdd[9]
+        + right_slider_subspace_rate_v_x * qd[9] + right_upper_acceleration_v_x;
+    let right_slider_inertia_com_22_along_dq = 2.0 * cache.right_upper_rotation_20
+        * p.right_slider_inertia_xx * right_upper_rotation_20_along_dq
+        + 2.0 * cache.right_upper_rotation_21 * p.right_slider_inertia_yy
+            * right_upper_rotation_21_along_dq
+        + 2.0 * cache.right_upper_rotation_22 * right_upper_rotation_22_along_dq
+            * p.right_slider_inertia_zz;
+    let right_slider_inertia_i_22_along_dq = right_slider_inertia_com_22_along_dq
+        + (t41 + t42) * p.right_slider_mass;
+    let right_slider_composite_force_n_z_along_dq = right_slider_inertia_i_02_along_dq
+        * right_upper_acceleration_w_x + right_slider_articulated_bias_n_z_along_dq
+        + right_upper_acceleration_w_y_along_dq * cache.right_slider_inertia_i_12
+        + right_upper_acceleration_w_z_along_dq * cache.right_slider_inertia_i_22
+        + right_slider_inertia_i_12_along_dq * right_upper_acceleration_w_y
+        + cache.right_slider_inertia_i_02 * right_upper_acceleration_w_x_along_dq
+        + cache.right_slider_inertia_h_x * right_slider_acceleration_v_y_along_dq
+        + right_upper_acceleration_w_z * right_slider_inertia_i_22_along_dq
+        + right_slider_inertia_h_x_along_dq * right_slider_acceleration_v_y
+        - right_slider_inertia_h_y_along_dq * right_slider_acceleration_v_x
+        - right_slider_acceleration_v_x_along_dq * cache.right_slider_inertia_h_y;
+    let right_upper_inertia_com_00_along_dq = 2.0 * cache.right_upper_rotation_01
+        * right_upper_rotation_01_along_dq * p.right_upper_inertia_yy
+        + 2.0 * cache.right_upper_rotation_00 * p.right_upper_inertia_xx
+            * right_upper_rotation_00_along_dq
+        + 2.0 * right_upper_rotation_02_along_dq * p.right_upper_inertia_zz
+            * cache.right_upper_rotation_02;
+    let right_upper_inertia_i_00_along_dq = p.arm_mass * (t39 + t37)
+        + right_upper_inertia_com_00_along_dq;
+    let right_upper_momentum_n_x_along_dq = right_upper_velocity_w_y
+        * right_upper_inertia_i_01_along_dq
+        + cache.right_upper_inertia_i_00 * right_upper_velocity_w_x_along_dq
+        + right_upper_velocity_w_z * right_upper_inertia_i_02_along_dq
+        + right_upper_inertia_i_00_along_dq * right_upper_velocity_w_x
+        + right_upper_velocity_v_z * right_upper_inertia_h_y_along_dq
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_z_along_dq
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z_along_dq
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y_along_dq
+        - right_upper_velocity_v_y_along_dq * cache.right_upper_inertia_h_z
+        - right_upper_inertia_h_z_along_dq * right_upper_velocity_v_y;
+    let right_upper_composite_force_n_z_along_dq = right_upper_acceleration_v_y_along_dq
+        * cache.right_upper_inertia_h_x
+        + cache.right_upper_inertia_i_02 * right_upper_acceleration_w_x_along_dq
+        + right_upper_inertia_i_12_along_dq * right_upper_acceleration_w_y
+        + right_upper_inertia_h_x_along_dq * right_upper_acceleration_v_y
+        + cache.right_upper_inertia_i_12 * right_upper_acceleration_w_y_along_dq
+        + right_upper_inertia_i_22_along_dq * right_upper_acceleration_w_z
+        + right_upper_inertia_i_02_along_dq * right_upper_acceleration_w_x
+        + right_upper_momentum_f_y_along_dq * right_upper_velocity_v_x
+        + right_upper_momentum_f_y * right_upper_velocity_v_x_along_dq
+        + right_upper_momentum_n_y_along_dq * right_upper_velocity_w_x
+        + right_upper_acceleration_w_z_along_dq * cache.right_upper_inertia_i_22
+        + right_upper_momentum_n_y * right_upper_velocity_w_x_along_dq
+        + right_slider_composite_force_n_z_along_dq
+        - right_upper_momentum_n_x * right_upper_velocity_w_y_along_dq
+        - cache.right_upper_inertia_h_y * right_upper_acceleration_v_x_along_dq
+        - right_upper_inertia_h_y_along_dq * right_upper_acceleration_v_x
+        - right_upper_momentum_f_x * right_upper_velocity_v_y_along_dq
+        - right_upper_momentum_f_x_along_dq * right_upper_velocity_v_y
+        - right_upper_momentum_n_x_along_dq * right_upper_velocity_w_y;
+    let hub_inertia_com_22_along_dq = (p.hub_inertia_xy * base_pitch_rotation_20_along_dq
+        + p.hub_inertia_yz * base_roll_rotation_22_along_dq
+        + base_roll_rotation_21_along_dq * p.hub_inertia_yy)
+        * cache.base_roll_rotation_21
+        + base_pitch_rotation_20_along_dq
+            * (p.hub_inertia_xy * cache.base_roll_rotation_21
+                + cache.base_pitch_rotation_20 * p.hub_inertia_xx
+                + p.hub_inertia_xz * cache.base_roll_rotation_22)
+        + base_roll_rotation_22_along_dq
+            * (p.hub_inertia_yz * cache.base_roll_rotation_21
+                + p.hub_inertia_zz * cache.base_roll_rotation_22
+                + cache.base_pitch_rotation_20 * p.hub_inertia_xz)
+        + (base_pitch_rotation_20_along_dq * p.hub_inertia_xz
+            + p.hub_inertia_zz * base_roll_rotation_22_along_dq
+            + p.hub_inertia_yz * base_roll_rotation_21_along_dq)
+            * cache.base_roll_rotation_22
+        + cache.base_pitch_rotation_20
+            * (p.hub_inertia_xy * base_roll_rotation_21_along_dq
+                + base_roll_rotation_22_along_dq * p.hub_inertia_xz
+                + base_pitch_rotation_20_along_dq * p.hub_inertia_xx)
+        + base_roll_rotation_21_along_dq
+            * (cache.base_roll_rotation_21 * p.hub_inertia_yy
+                + p.hub_inertia_yz * cache.base_roll_rotation_22
+                + p.hub_inertia_xy * cache.base_pitch_rotation_20);
+    let t43 = 2.0 * q[0] * dq[0];
+    let t44 = 2.0 * q[1] * dq[1];
+    let hub_inertia_i_22_along_dq = hub_inertia_com_22_along_dq
+        + p.hub_mass * (t43 + t44);
+    let t45 = 2.0 * dq[2] * q[2];
+    let hub_inertia_com_00_along_dq = t21 * base_roll_rotation_02_along_dq
+        + base_roll_rotation_01_along_dq * t19 + cache.base_pitch_rotation_00 * t22
+        + t24 * base_pitch_rotation_00_along_dq + t23 * cache.base_roll_rotation_01
+        + cache.base_roll_rotation_02 * t20;
+    let hub_inertia_i_00_along_dq = (t44 + t45) * p.hub_mass
+        + hub_inertia_com_00_along_dq;
+    let hub_inertia_com_01_along_dq = base_roll_rotation_12_along_dq * t21
+        + t23 * cache.base_roll_rotation_11 + cache.base_pitch_rotation_10 * t22
+        + cache.base_roll_rotation_12 * t20 + t19 * base_roll_rotation_11_along_dq
+        + base_pitch_rotation_10_along_dq * t24;
+    let hub_inertia_i_01_along_dq = hub_inertia_com_01_along_dq
+        - q[1] * dq[0] * p.hub_mass - q[0] * p.hub_mass * dq[1];
+    let hub_momentum_n_x_along_dq = base_roll_velocity_w_z * hub_inertia_i_02_along_dq
+        + hub_inertia_i_00_along_dq * base_roll_velocity_w_x
+        + base_roll_velocity_v_z * hub_inertia_h_y_along_dq
+        + cache.hub_inertia_h_y * base_roll_velocity_v_z_along_dq
+        + base_roll_velocity_w_x_along_dq * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z_along_dq * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y_along_dq
+        + hub_inertia_i_01_along_dq * base_roll_velocity_w_y
+        - base_roll_velocity_v_y_along_dq * cache.hub_inertia_h_z
+        - hub_inertia_h_z_along_dq * base_roll_velocity_v_y;
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let t46 = p.left_upper_inertia_xx
+        - 0.08333333333333333 * p.arm_mass * (p.arm_length * p.arm_length);
+    let left_upper_inertia_com_12_along_dq = left_upper_rotation_20_along_dq
+        * cache.left_upper_rotation_10 * t46
+        + left_upper_rotation_10_along_dq * cache.left_upper_rotation_20 * t46;
+    let left_upper_inertia_i_12_along_dq = left_upper_inertia_com_12_along_dq
+        - p.arm_mass * cache.left_upper_com_y * left_upper_com_z_along_dq
+        - p.arm_mass * left_upper_com_y_along_dq * cache.left_upper_com_z;
+    let left_upper_inertia_com_02_along_dq = left_upper_rotation_00_along_dq
+        * cache.left_upper_rotation_20 * t46
+        + cache.left_upper_rotation_00 * left_upper_rotation_20_along_dq * t46;
+    let left_upper_inertia_i_02_along_dq = left_upper_inertia_com_02_along_dq
+        - p.arm_mass * cache.left_upper_com_x * left_upper_com_z_along_dq
+        - p.arm_mass * left_upper_com_x_along_dq * cache.left_upper_com_z;
+    let left_upper_inertia_com_01_along_dq = left_upper_rotation_10_along_dq
+        * cache.left_upper_rotation_00 * t46
+        + left_upper_rotation_00_along_dq * cache.left_upper_rotation_10 * t46;
+    let left_upper_inertia_i_01_along_dq = left_upper_inertia_com_01_along_dq
+        - p.arm_mass * left_upper_com_x_along_dq * cache.left_upper_com_y
+        - p.arm_mass * left_upper_com_y_along_dq * cache.left_upper_com_x;
+    let left_upper_inertia_com_11_along_dq = 2.0 * left_upper_rotation_10_along_dq
+        * cache.left_upper_rotation_10 * t46;
+    let t47 = 2.0 * left_upper_com_x_along_dq * cache.left_upper_com_x;
+    let t48 = 2.0 * cache.left_upper_com_z * left_upper_com_z_along_dq;
+    let left_upper_inertia_i_11_along_dq = left_upper_inertia_com_11_along_dq
+        + (t47 + t48) * p.arm_mass;
+    let left_upper_momentum_n_y_along_dq = left_upper_velocity_w_z
+        * left_upper_inertia_i_12_along_dq
+        + left_upper_inertia_h_z_along_dq * left_upper_velocity_v_x
+        + left_upper_inertia_i_01_along_dq * left_upper_velocity_w_x
+        + cache.left_upper_inertia_i_01 * left_upper_velocity_w_x_along_dq
+        + left_upper_velocity_w_z_along_dq * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y_along_dq
+        + left_upper_velocity_w_y * left_upper_inertia_i_11_along_dq
+        + left_upper_velocity_v_x_along_dq * cache.left_upper_inertia_h_z
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z_along_dq
+        - left_upper_velocity_v_z * left_upper_inertia_h_x_along_dq;
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * cache.left_upper_inertia_i_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let left_upper_inertia_com_22_along_dq = 2.0 * left_upper_rotation_20_along_dq
+        * cache.left_upper_rotation_20 * t46;
+    let t49 = 2.0 * cache.left_upper_com_y * left_upper_com_y_along_dq;
+    let left_upper_inertia_i_22_along_dq = left_upper_inertia_com_22_along_dq
+        + p.arm_mass * (t47 + t49);
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_upper_acceleration_v_x = qd[6] * left_upper_subspace_rate_v_x
+        + cache.left_upper_subspace_v_x * qdd[6] + base_roll_acceleration_v_x;
+    let left_lower_rotation_22_along_dq = left_upper_rotation_20_along_dq * cache.sin_q8
+        + dq[8] * cache.cos_q8 * cache.left_upper_rotation_20
+        + cache.cos_q8 * base_roll_rotation_22_along_dq
+        - cache.sin_q8 * dq[8] * cache.base_roll_rotation_22;
+    let t50 = p.left_lower_inertia_yz * cache.left_upper_rotation_11
+        + p.left_lower_inertia_xz * cache.left_lower_rotation_10
+        + p.left_lower_inertia_zz * cache.left_lower_rotation_12;
+    let left_lower_rotation_12_along_dq = cache.left_upper_rotation_10 * dq[8]
+        * cache.cos_q8 + base_roll_rotation_12_along_dq * cache.cos_q8
+        + left_upper_rotation_10_along_dq * cache.sin_q8
+        - cache.base_roll_rotation_12 * cache.sin_q8 * dq[8];
+    let t51 = left_lower_rotation_10_along_dq * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xy * left_upper_rotation_11_along_dq
+        + p.left_lower_inertia_xz * left_lower_rotation_12_along_dq;
+    let t52 = cache.left_lower_rotation_10 * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xz * cache.left_lower_rotation_12
+        + p.left_lower_inertia_xy * cache.left_upper_rotation_11;
+    let t53 = p.left_lower_inertia_yz * left_lower_rotation_12_along_dq
+        + left_upper_rotation_11_along_dq * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * left_lower_rotation_10_along_dq;
+    let t54 = p.left_lower_inertia_yz * left_upper_rotation_11_along_dq
+        + p.left_lower_inertia_xz * left_lower_rotation_10_along_dq
+        + p.left_lower_inertia_zz * left_lower_rotation_12_along_dq;
+    let t55 = p.left_lower_inertia_yz * cache.left_lower_rotation_12
+        + cache.left_upper_rotation_11 * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * cache.left_lower_rotation_10;
+    let left_lower_inertia_com_12_along_dq = left_lower_rotation_22_along_dq * t50
+        + t51 * cache.left_lower_rotation_20 + t52 * left_lower_rotation_20_along_dq
+        + t53 * cache.left_upper_rotation_21 + t54 * cache.left_lower_rotation_22
+        + t55 * left_upper_rotation_21_along_dq;
+    let left_lower_inertia_i_12_along_dq = left_lower_inertia_com_12_along_dq
+        - cache.left_lower_com_z * p.left_lower_mass * left_lower_com_y_along_dq
+        - p.left_lower_mass * left_lower_com_z_along_dq * cache.left_lower_com_y;
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_lower_rotation_02_along_dq = cache.cos_q8 * base_roll_rotation_02_along_dq
+        + cache.left_upper_rotation_00 * dq[8] * cache.cos_q8
+        + left_upper_rotation_00_along_dq * cache.sin_q8
+        - cache.sin_q8 * dq[8] * cache.base_roll_rotation_02;
+    let t56 = p.left_lower_inertia_yz * left_lower_rotation_02_along_dq
+        + left_upper_rotation_01_along_dq * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * left_lower_rotation_00_along_dq;
+    let t57 = p.left_lower_inertia_xy * cache.left_lower_rotation_00
+        + cache.left_upper_rotation_01 * p.left_lower_inertia_yy
+        + cache.left_lower_rotation_02 * p.left_lower_inertia_yz;
+    let t58 = cache.left_upper_rotation_01 * p.left_lower_inertia_yz
+        + cache.left_lower_rotation_00 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_zz * cache.left_lower_rotation_02;
+    let t59 = p.left_lower_inertia_zz * left_lower_rotation_02_along_dq
+        + p.left_lower_inertia_xz * left_lower_rotation_00_along_dq
+        + p.left_lower_inertia_yz * left_upper_rotation_01_along_dq;
+    let t60 = cache.left_lower_rotation_02 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_xy * cache.left_upper_rotation_01
+        + cache.left_lower_rotation_00 * p.left_lower_inertia_xx;
+    let t61 = left_lower_rotation_00_along_dq * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xy * left_upper_rotation_01_along_dq
+        + p.left_lower_inertia_xz * left_lower_rotation_02_along_dq;
+    let left_lower_inertia_com_02_along_dq = t56 * cache.left_upper_rotation_21
+        + t57 * left_upper_rotation_21_along_dq + left_lower_rotation_22_along_dq * t58
+        + t59 * cache.left_lower_rotation_22 + left_lower_rotation_20_along_dq * t60
+        + t61 * cache.left_lower_rotation_20;
+    let left_lower_inertia_i_02_along_dq = left_lower_inertia_com_02_along_dq
+        - cache.left_lower_com_x * p.left_lower_mass * left_lower_com_z_along_dq
+        - left_lower_com_x_along_dq * cache.left_lower_com_z * p.left_lower_mass;
+    let t62 = 2.0 * cache.left_lower_com_z * left_lower_com_z_along_dq;
+    let t63 = 2.0 * cache.left_lower_com_y * left_lower_com_y_along_dq;
+    let left_lower_inertia_com_00_along_dq = t58 * left_lower_rotation_02_along_dq
+        + t60 * left_lower_rotation_00_along_dq + t56 * cache.left_upper_rotation_01
+        + cache.left_lower_rotation_00 * t61 + t57 * left_upper_rotation_01_along_dq
+        + cache.left_lower_rotation_02 * t59;
+    let left_lower_inertia_i_00_along_dq = (t62 + t63) * p.left_lower_mass
+        + left_lower_inertia_com_00_along_dq;
+    let left_lower_inertia_com_01_along_dq = t57 * left_upper_rotation_11_along_dq
+        + t56 * cache.left_upper_rotation_11 + t58 * left_lower_rotation_12_along_dq
+        + t61 * cache.left_lower_rotation_10 + t59 * cache.left_lower_rotation_12
+        + t60 * left_lower_rotation_10_along_dq;
+    let left_lower_inertia_i_01_along_dq = left_lower_inertia_com_01_along_dq
+        - cache.left_lower_com_x * p.left_lower_mass * left_lower_com_y_along_dq
+        - left_lower_com_x_along_dq * p.left_lower_mass * cache.left_lower_com_y;
+    let left_lower_momentum_n_x_along_dq = left_lower_velocity_v_z_along_dq
+        * cache.left_lower_inertia_h_y
+        + left_lower_inertia_i_02_along_dq * left_lower_velocity_w_z
+        + left_lower_velocity_w_y_along_dq * cache.left_lower_inertia_i_01
+        + left_lower_velocity_w_x * left_lower_inertia_i_00_along_dq
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z_along_dq
+        + cache.left_lower_inertia_i_00 * left_lower_velocity_w_x_along_dq
+        + left_lower_inertia_h_y_along_dq * left_lower_velocity_v_z
+        + left_lower_velocity_w_y * left_lower_inertia_i_01_along_dq
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y_along_dq
+        - left_lower_inertia_h_z_along_dq * left_lower_velocity_v_y;
+    let t64 = 2.0 * left_lower_com_x_along_dq * cache.left_lower_com_x;
+    let left_lower_inertia_com_11_along_dq = left_lower_rotation_12_along_dq * t50
+        + t52 * left_lower_rotation_10_along_dq + t55 * left_upper_rotation_11_along_dq
+        + t53 * cache.left_upper_rotation_11 + t54 * cache.left_lower_rotation_12
+        + t51 * cache.left_lower_rotation_10;
+    let left_lower_inertia_i_11_along_dq = (t62 + t64) * p.left_lower_mass
+        + left_lower_inertia_com_11_along_dq;
+    let left_lower_momentum_n_y_along_dq = left_lower_inertia_i_12_along_dq
+        * left_lower_velocity_w_z
+        + left_lower_velocity_w_x * left_lower_inertia_i_01_along_dq
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x_along_dq
+        + left_lower_velocity_w_z_along_dq * cache.left_lower_inertia_i_12
+        + left_lower_velocity_w_y_along_dq * cache.left_lower_inertia_i_11
+        + left_lower_inertia_h_z_along_dq * left_lower_velocity_v_x
+        + left_lower_velocity_w_y * left_lower_inertia_i_11_along_dq
+        + left_lower_velocity_w_x_along_dq * cache.left_lower_inertia_i_01
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z_along_dq
+        - left_lower_inertia_h_x_along_dq * left_lower_velocity_v_z;
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_lower_articulated_bias_n_z_along_dq = left_lower_momentum_n_y
+        * left_lower_velocity_w_x_along_dq
+        + left_lower_momentum_f_y_along_dq * left_lower_velocity_v_x
+        + left_lower_velocity_w_x * left_lower_momentum_n_y_along_dq
+        + left_lower_velocity_v_x_along_dq * left_lower_momentum_f_y
+        - left_lower_momentum_f_x * left_lower_velocity_v_y_along_dq
+        - left_lower_velocity_w_y * left_lower_momentum_n_x_along_dq
+        - left_lower_momentum_n_x * left_lower_velocity_w_y_along_dq
+        - left_lower_velocity_v_y * left_lower_momentum_f_x_along_dq;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * cache.left_lower_subspace_v_z
+        - cache.left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * cache.left_upper_rotation_11;
+    let left_lower_acceleration_v_x = left_lower_subspace_rate_v_x * qd[8]
+        + left_upper_acceleration_v_x + cache.left_lower_subspace_v_x * qdd[8];
+    let left_lower_inertia_com_22_along_dq = (left_lower_rotation_22_along_dq
+        * p.left_lower_inertia_xz
+        + p.left_lower_inertia_xy * left_upper_rotation_21_along_dq
+        + left_lower_rotation_20_along_dq * p.left_lower_inertia_xx)
+        * cache.left_lower_rotation_20
+        + cache.left_upper_rotation_21
+            * (p.left_lower_inertia_xy * left_lower_rotation_20_along_dq
+                + left_lower_rotation_22_along_dq * p.left_lower_inertia_yz
+                + left_upper_rotation_21_along_dq * p.left_lower_inertia_yy)
+        + (left_lower_rotation_20_along_dq * p.left_lower_inertia_xz
+            + p.left_lower_inertia_yz * left_upper_rotation_21_along_dq
+            + p.left_lower_inertia_zz * left_lower_rotation_22_along_dq)
+            * cache.left_lower_rotation_22
+        + (p.left_lower_inertia_xz * cache.left_lower_rotation_20
+            + p.left_lower_inertia_yz * cache.left_upper_rotation_21
+            + p.left_lower_inertia_zz * cache.left_lower_rotation_22)
+            * left_lower_rotation_22_along_dq
+        + (cache.left_lower_rotation_20 * p.left_lower_inertia_xx
+            + p.left_lower_inertia_xz * cache.left_lower_rotation_22
+            + p.left_lower_inertia_xy * cache.left_upper_rotation_21)
+            * left_lower_rotation_20_along_dq
+        + (p.left_lower_inertia_yz * cache.left_lower_rotation_22
+            + p.left_lower_inertia_xy * cache.left_lower_rotation_20
+            + cache.left_upper_rotation_21 * p.left_lower_inertia_yy)
+            * left_upper_rotation_21_along_dq;
+    let left_lower_inertia_i_22_along_dq = left_lower_inertia_com_22_along_dq
+        + p.left_lower_mass * (t63 + t64);
+    let left_lower_composite_force_n_z_along_dq = left_lower_acceleration_w_x_along_dq
+        * cache.left_lower_inertia_i_02
+        + left_lower_acceleration_w_y * left_lower_inertia_i_12_along_dq
+        + left_lower_articulated_bias_n_z_along_dq
+        + cache.left_lower_inertia_h_x * left_lower_acceleration_v_y_along_dq
+        + left_lower_inertia_h_x_along_dq * left_lower_acceleration_v_y
+        + left_lower_inertia_i_02_along_dq * left_lower_acceleration_w_x
+        + left_lower_inertia_i_22_along_dq * left_lower_acceleration_w_z
+        + cache.left_lower_inertia_i_22 * left_lower_acceleration_w_z_along_dq
+        + cache.left_lower_inertia_i_12 * left_lower_acceleration_w_y_along_dq
+        - left_lower_acceleration_v_x_along_dq * cache.left_lower_inertia_h_y
+        - left_lower_acceleration_v_x * left_lower_inertia_h_y_along_dq;
+    let left_upper_inertia_com_00_along_dq = 2.0 * left_upper_rotation_00_along_dq
+        * cache.left_upper_rotation_00 * t46;
+    let left_upper_inertia_i_00_along_dq = left_upper_inertia_com_00_along_dq
+        + p.arm_mass * (t48 + t49);
+    let left_upper_momentum_n_x_along_dq = left_upper_inertia_i_00_along_dq
+        * left_upper_velocity_w_x
+        + left_upper_inertia_i_02_along_dq * left_upper_velocity_w_z
+        + left_upper_velocity_w_y_along_dq * cache.left_upper_inertia_i_01
+        + left_upper_velocity_w_z_along_dq * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x_along_dq
+        + left_upper_inertia_h_y_along_dq * left_upper_velocity_v_z
+        + left_upper_velocity_w_y * left_upper_inertia_i_01_along_dq
+        + cache.left_upper_inertia_h_y * left_upper_velocity_v_z_along_dq
+        - left_upper_velocity_v_y_along_dq * cache.left_upper_inertia_h_z
+        - left_upper_inertia_h_z_along_dq * left_upper_velocity_v_y;
+    let left_upper_composite_force_n_z_along_dq = left_upper_momentum_n_y
+        * left_upper_velocity_w_x_along_dq
+        + cache.left_upper_inertia_h_x * left_upper_acceleration_v_y_along_dq
+        + left_upper_inertia_h_x_along_dq * left_upper_acceleration_v_y
+        + left_upper_acceleration_w_y * left_upper_inertia_i_12_along_dq
+        + left_upper_acceleration_w_x_along_dq * cache.left_upper_inertia_i_02
+        + left_upper_inertia_i_02_along_dq * left_upper_acceleration_w_x
+        + left_upper_momentum_n_y_along_dq * left_upper_velocity_w_x
+        + left_upper_acceleration_w_z_along_dq * cache.left_upper_inertia_i_22
+        + left_upper_acceleration_w_z * left_upper_inertia_i_22_along_dq
+        + cache.left_upper_inertia_i_12 * left_upper_acceleration_w_y_along_dq
+        + left_lower_composite_force_n_z_along_dq
+        + left_upper_velocity_v_x_along_dq * left_upper_momentum_f_y
+        + left_upper_momentum_f_y_along_dq * left_upper_velocity_v_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y_along_dq
+        - left_upper_velocity_w_y_along_dq * left_upper_momentum_n_x
+        - left_upper_acceleration_v_x_along_dq * cache.left_upper_inertia_h_y
+        - left_upper_momentum_f_x_along_dq * left_upper_velocity_v_y
+        - left_upper_inertia_h_y_along_dq * left_upper_acceleration_v_x
+        - left_upper_velocity_w_y * left_upper_momentum_n_x_along_dq;
+    let hub_inertia_com_11_along_dq = cache.base_roll_rotation_12 * t15
+        + base_pitch_rotation_10_along_dq * t16 + base_roll_rotation_12_along_dq * t13
+        + t17 * cache.base_roll_rotation_11 + t14 * base_roll_rotation_11_along_dq
+        + t18 * cache.base_pitch_rotation_10;
+    let hub_inertia_i_11_along_dq = hub_inertia_com_11_along_dq
+        + p.hub_mass * (t43 + t45);
+    let hub_momentum_n_y_along_dq = hub_inertia_i_11_along_dq * base_roll_velocity_w_y
+        + base_roll_velocity_w_z_along_dq * cache.hub_inertia_i_12
+        + base_roll_velocity_w_z * hub_inertia_i_12_along_dq
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y_along_dq
+        + hub_inertia_h_z_along_dq * base_roll_velocity_v_x
+        + base_roll_velocity_w_x * hub_inertia_i_01_along_dq
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_x_along_dq
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x_along_dq
+        - hub_inertia_h_x_along_dq * base_roll_velocity_v_z
+        - cache.hub_inertia_h_x * base_roll_velocity_v_z_along_dq;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let hub_composite_force_n_z_along_dq = base_roll_acceleration_w_y_along_dq
+        * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_x * base_roll_acceleration_v_y_along_dq
+        + base_roll_acceleration_w_y * hub_inertia_i_12_along_dq
+        + hub_inertia_i_02_along_dq * base_roll_acceleration_w_x
+        + hub_inertia_h_x_along_dq * base_roll_acceleration_v_y
+        + base_roll_acceleration_w_z_along_dq * cache.hub_inertia_i_22
+        + right_upper_composite_force_n_z_along_dq
+        + hub_inertia_i_22_along_dq * base_roll_acceleration_w_z
+        + left_upper_composite_force_n_z_along_dq
+        + base_roll_velocity_w_x * hub_momentum_n_y_along_dq
+        + hub_momentum_f_y * base_roll_velocity_v_x_along_dq
+        + cache.hub_inertia_i_02 * base_roll_acceleration_w_x_along_dq
+        + hub_momentum_n_y * base_roll_velocity_w_x_along_dq
+        + base_roll_velocity_v_x * hub_momentum_f_y_along_dq
+        - base_roll_velocity_v_y * hub_momentum_f_x_along_dq
+        - base_roll_acceleration_v_x_along_dq * cache.hub_inertia_h_y
+        - hub_momentum_n_x_along_dq * base_roll_velocity_w_y
+        - hub_momentum_f_x * base_roll_velocity_v_y_along_dq
+        - hub_inertia_h_y_along_dq * base_roll_acceleration_v_x
+        - hub_momentum_n_x * base_roll_velocity_w_y_along_dq;
+    let right_slider_articulated_bias_f_x = right_slider_momentum_f_z
+        * right_upper_velocity_w_y
+        - right_slider_momentum_f_y * right_upper_velocity_w_z;
+    let right_slider_composite_force_f_x = right_slider_acceleration_v_x
+        * p.right_slider_mass + right_slider_articulated_bias_f_x
+        - (right_upper_acceleration_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_acceleration_w_y);
+    let right_upper_composite_force_f_x = right_upper_momentum_f_z
+        * right_upper_velocity_w_y + p.arm_mass * right_upper_acceleration_v_x
+        + right_slider_composite_force_f_x
+        - right_upper_velocity_w_z * right_upper_momentum_f_y
+        - (cache.right_upper_inertia_h_y * right_upper_acceleration_w_z
+            - cache.right_upper_inertia_h_z * right_upper_acceleration_w_y);
+    let left_lower_articulated_bias_f_x = left_lower_velocity_w_y
+        * left_lower_momentum_f_z - left_lower_momentum_f_y * left_lower_velocity_w_z;
+    let left_lower_composite_force_f_x = left_lower_articulated_bias_f_x
+        + left_lower_acceleration_v_x * p.left_lower_mass
+        - (cache.left_lower_inertia_h_y * left_lower_acceleration_w_z
+            - left_lower_acceleration_w_y * cache.left_lower_inertia_h_z);
+    let left_upper_composite_force_f_x = left_lower_composite_force_f_x
+        + p.arm_mass * left_upper_acceleration_v_x
+        + left_upper_velocity_w_y * left_upper_momentum_f_z
+        - left_upper_momentum_f_y * left_upper_velocity_w_z
+        - (cache.left_upper_inertia_h_y * left_upper_acceleration_w_z
+            - left_upper_acceleration_w_y * cache.left_upper_inertia_h_z);
+    let hub_composite_force_f_x = p.hub_mass * base_roll_acceleration_v_x
+        + right_upper_composite_force_f_x + hub_momentum_f_z * base_roll_velocity_w_y
+        + left_upper_composite_force_f_x
+        - (cache.hub_inertia_h_y * base_roll_acceleration_w_z
+            - base_roll_acceleration_w_y * cache.hub_inertia_h_z)
+        - base_roll_velocity_w_z * hub_momentum_f_y;
+    let hub_momentum_n_z_along_dq = base_roll_velocity_w_x * hub_inertia_i_02_along_dq
+        + base_roll_velocity_v_y_along_dq * cache.hub_inertia_h_x
+        + cache.hub_inertia_i_22 * base_roll_velocity_w_z_along_dq
+        + hub_inertia_h_x_along_dq * base_roll_velocity_v_y
+        + base_roll_velocity_w_y * hub_inertia_i_12_along_dq
+        + base_roll_velocity_w_x_along_dq * cache.hub_inertia_i_02
+        + base_roll_velocity_w_z * hub_inertia_i_22_along_dq
+        + base_roll_velocity_w_y_along_dq * cache.hub_inertia_i_12
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x_along_dq
+        - hub_inertia_h_y_along_dq * base_roll_velocity_v_x;
+    let right_upper_momentum_n_z_along_dq = cache.right_upper_inertia_i_22
+        * right_upper_velocity_w_z_along_dq
+        + right_upper_inertia_i_22_along_dq * right_upper_velocity_w_z
+        + right_upper_inertia_i_02_along_dq * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x_along_dq
+        + right_upper_inertia_i_12_along_dq * right_upper_velocity_w_y
+        + right_upper_inertia_h_x_along_dq * right_upper_velocity_v_y
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y_along_dq
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_y_along_dq
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x_along_dq
+        - right_upper_inertia_h_y_along_dq * right_upper_velocity_v_x;
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
+    let right_slider_momentum_n_z_along_dq = cache.right_slider_inertia_i_22
+        * right_upper_velocity_w_z_along_dq
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y_along_dq
+        + cache.right_slider_inertia_i_02 * right_upper_velocity_w_x_along_dq
+        + right_upper_velocity_w_x * right_slider_inertia_i_02_along_dq
+        + right_slider_inertia_h_x_along_dq * right_slider_velocity_v_y
+        + right_upper_velocity_w_y_along_dq * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * right_slider_inertia_i_22_along_dq
+        + right_upper_velocity_w_y * right_slider_inertia_i_12_along_dq
+        - right_slider_inertia_h_y_along_dq * right_slider_velocity_v_x
+        - right_slider_velocity_v_x_along_dq * cache.right_slider_inertia_h_y;
+    let right_slider_articulated_bias_n_x_along_dq = right_slider_momentum_f_z
+        * right_slider_velocity_v_y_along_dq
+        + right_slider_momentum_n_z * right_upper_velocity_w_y_along_dq
+        + right_slider_momentum_f_z_along_dq * right_slider_velocity_v_y
+        + right_slider_momentum_n_z_along_dq * right_upper_velocity_w_y
+        - right_slider_momentum_f_y_along_dq * right_slider_velocity_v_z
+        - right_slider_momentum_n_y * right_upper_velocity_w_z_along_dq
+        - right_slider_velocity_v_z_along_dq * right_slider_momentum_f_y
+        - right_slider_momentum_n_y_along_dq * right_upper_velocity_w_z;
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_pitch_acceleration_v_z = qdd[2] + qdd[4] * cache.base_pitch_subspace_v_z
+        + base_pitch_bias_v_z;
+    let base_roll_acceleration_v_z = qd[5] * base_roll_subspace_rate_v_z
+        + qdd[5] * cache.base_roll_subspace_v_z + base_pitch_acceleration_v_z;
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let right_upper_acceleration_v_z = base_roll_acceleration_v_z
+        + right_upper_subspace_rate_v_z * qd[7]
+        + qdd[7] * cache.right_upper_subspace_v_z;
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_slider_acceleration_v_z = right_upper_acceleration_v_z
+        + right_slider_subspace_rate_v_z * qd[9]
+        + cache.right_upper_rotation_20 * qdd[9];
+    let right_slider_composite_force_n_x_along_dq = right_slider_acceleration_v_z_along_dq
+        * cache.right_slider_inertia_h_y
+        + right_slider_inertia_i_00_along_dq * right_upper_acceleration_w_x
+        + right_slider_inertia_i_01_along_dq * right_upper_acceleration_w_y
+        + right_upper_acceleration_w_z * right_slider_inertia_i_02_along_dq
+        + right_slider_articulated_bias_n_x_along_dq
+        + cache.right_slider_inertia_i_00 * right_upper_acceleration_w_x_along_dq
+        + right_upper_acceleration_w_y_along_dq * cache.right_slider_inertia_i_01
+        + cache.right_slider_inertia_i_02 * right_upper_acceleration_w_z_along_dq
+        + right_slider_inertia_h_y_along_dq * right_slider_acceleration_v_z
+        - cache.right_slider_inertia_h_z * right_slider_acceleration_v_y_along_dq
+        - right_slider_inertia_h_z_along_dq * right_slider_acceleration_v_y;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_composite_force_n_x_along_dq = right_upper_velocity_v_y_along_dq
+        * right_upper_momentum_f_z
+        + right_upper_momentum_n_z_along_dq * right_upper_velocity_w_y
+        + right_upper_acceleration_w_z * right_upper_inertia_i_02_along_dq
+        + right_upper_momentum_f_z_along_dq * right_upper_velocity_v_y
+        + right_upper_acceleration_w_z_along_dq * cache.right_upper_inertia_i_02
+        + cache.right_upper_inertia_i_00 * right_upper_acceleration_w_x_along_dq
+        + cache.right_upper_inertia_i_01 * right_upper_acceleration_w_y_along_dq
+        + right_slider_composite_force_n_x_along_dq
+        + right_upper_acceleration_w_y * right_upper_inertia_i_01_along_dq
+        + right_upper_inertia_i_00_along_dq * right_upper_acceleration_w_x
+        + right_upper_acceleration_v_z * right_upper_inertia_h_y_along_dq
+        + right_upper_velocity_w_y_along_dq * right_upper_momentum_n_z
+        + cache.right_upper_inertia_h_y * right_upper_acceleration_v_z_along_dq
+        - right_upper_velocity_v_z_along_dq * right_upper_momentum_f_y
+        - right_upper_momentum_n_y * right_upper_velocity_w_z_along_dq
+        - right_upper_momentum_n_y_along_dq * right_upper_velocity_w_z
+        - right_upper_velocity_v_z * right_upper_momentum_f_y_along_dq
+        - right_upper_acceleration_v_y_along_dq * cache.right_upper_inertia_h_z
+        - right_upper_inertia_h_z_along_dq * right_upper_acceleration_v_y;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let left_lower_momentum_n_z_along_dq = cache.left_lower_inertia_i_22
+        * left_lower_velocity_w_z_along_dq
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y_along_dq
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_x_along_dq
+        + left_lower_inertia_i_22_along_dq * left_lower_velocity_w_z
+        + left_lower_velocity_w_y_along_dq * cache.left_lower_inertia_i_12
+        + left_lower_velocity_v_y * left_lower_inertia_h_x_along_dq
+        + left_lower_velocity_w_y * left_lower_inertia_i_12_along_dq
+        + left_lower_velocity_w_x * left_lower_inertia_i_02_along_dq
+        - left_lower_velocity_v_x_along_dq * cache.left_lower_inertia_h_y
+        - left_lower_inertia_h_y_along_dq * left_lower_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_articulated_bias_n_x_along_dq = left_lower_velocity_w_y
+        * left_lower_momentum_n_z_along_dq
+        + left_lower_momentum_f_z * left_lower_velocity_v_y_along_dq
+        + left_lower_velocity_w_y_along_dq * left_lower_momentum_n_z
+        + left_lower_velocity_v_y * left_lower_momentum_f_z_along_dq
+        - left_lower_momentum_f_y_along_dq * left_lower_velocity_v_z
+        - left_lower_velocity_v_z_along_dq * left_lower_momentum_f_y
+        - left_lower_momentum_n_y_along_dq * left_lower_velocity_w_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z_along_dq;
+    let left_lower_subspace_rate_v_z = cache.left_upper_rotation_11
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * cache.left_lower_subspace_v_x;
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let left_upper_acceleration_v_z = base_roll_acceleration_v_z
+        + qd[6] * left_upper_subspace_rate_v_z + cache.left_upper_subspace_v_z * qdd[6];
+    let left_lower_acceleration_v_z = left_lower_subspace_rate_v_z * qd[8]
+        + left_upper_acceleration_v_z + cache.left_lower_subspace_v_z * qdd[8];
+    let left_lower_composite_force_n_x_along_dq = left_lower_acceleration_w_y
+        * left_lower_inertia_i_01_along_dq
+        + cache.left_lower_inertia_i_02 * left_lower_acceleration_w_z_along_dq
+        + cache.left_lower_inertia_i_01 * left_lower_acceleration_w_y_along_dq
+        + left_lower_acceleration_v_z_along_dq * cache.left_lower_inertia_h_y
+        + left_lower_inertia_i_00_along_dq * left_lower_acceleration_w_x
+        + left_lower_inertia_i_02_along_dq * left_lower_acceleration_w_z
+        + left_lower_acceleration_w_x_along_dq * cache.left_lower_inertia_i_00
+        + left_lower_articulated_bias_n_x_along_dq
+        + left_lower_acceleration_v_z * left_lower_inertia_h_y_along_dq
+        - cache.left_lower_inertia_h_z * left_lower_acceleration_v_y_along_dq
+        - left_lower_inertia_h_z_along_dq * left_lower_acceleration_v_y;
+    let left_upper_momentum_n_z_along_dq = left_upper_velocity_v_y
+        * left_upper_inertia_h_x_along_dq
+        + left_upper_velocity_w_z_along_dq * cache.left_upper_inertia_i_22
+        + cache.left_upper_inertia_i_02 * left_upper_velocity_w_x_along_dq
+        + left_upper_velocity_w_z * left_upper_inertia_i_22_along_dq
+        + left_upper_velocity_w_y * left_upper_inertia_i_12_along_dq
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y_along_dq
+        + left_upper_velocity_w_y_along_dq * cache.left_upper_inertia_i_12
+        + left_upper_inertia_i_02_along_dq * left_upper_velocity_w_x
+        - left_upper_inertia_h_y_along_dq * left_upper_velocity_v_x
+        - left_upper_velocity_v_x_along_dq * cache.left_upper_inertia_h_y;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_upper_composite_force_n_x_along_dq = left_upper_acceleration_w_z_along_dq
+        * cache.left_upper_inertia_i_02
+        + left_upper_momentum_f_z * left_upper_velocity_v_y_along_dq
+        + left_upper_inertia_i_01_along_dq * left_upper_acceleration_w_y
+        + left_upper_momentum_f_z_along_dq * left_upper_velocity_v_y
+        + left_lower_composite_force_n_x_along_dq
+        + left_upper_inertia_i_00_along_dq * left_upper_acceleration_w_x
+        + cache.left_upper_inertia_i_01 * left_upper_acceleration_w_y_along_dq
+        + cache.left_upper_inertia_i_00 * left_upper_acceleration_w_x_along_dq
+        + left_upper_velocity_w_y * left_upper_momentum_n_z_along_dq
+        + cache.left_upper_inertia_h_y * left_upper_acceleration_v_z_along_dq
+        + left_upper_inertia_i_02_along_dq * left_upper_acceleration_w_z
+        + left_upper_inertia_h_y_along_dq * left_upper_acceleration_v_z
+        + left_upper_velocity_w_y_along_dq * left_upper_momentum_n_z
+        - left_upper_velocity_w_z_along_dq * left_upper_momentum_n_y
+        - left_upper_velocity_v_z * left_upper_momentum_f_y_along_dq
+        - left_upper_inertia_h_z_along_dq * left_upper_acceleration_v_y
+        - left_upper_momentum_n_y_along_dq * left_upper_velocity_w_z
+        - left_upper_acceleration_v_y_along_dq * cache.left_upper_inertia_h_z
+        - left_upper_velocity_v_z_along_dq * left_upper_momentum_f_y;
+    let hub_composite_force_n_x_along_dq = hub_momentum_f_z_along_dq
+        * base_roll_velocity_v_y + hub_momentum_n_z_along_dq * base_roll_velocity_w_y
+        + cache.hub_inertia_i_00 * base_roll_acceleration_w_x_along_dq
+        + cache.hub_inertia_i_01 * base_roll_acceleration_w_y_along_dq
+        + hub_inertia_i_02_along_dq * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_z_along_dq * cache.hub_inertia_i_02
+        + right_upper_composite_force_n_x_along_dq
+        + hub_momentum_n_z * base_roll_velocity_w_y_along_dq
+        + base_roll_velocity_v_y_along_dq * hub_momentum_f_z
+        + hub_inertia_i_00_along_dq * base_roll_acceleration_w_x
+        + left_upper_composite_force_n_x_along_dq
+        + base_roll_acceleration_w_y * hub_inertia_i_01_along_dq
+        + base_roll_acceleration_v_z_along_dq * cache.hub_inertia_h_y
+        + base_roll_acceleration_v_z * hub_inertia_h_y_along_dq
+        - hub_momentum_f_y * base_roll_velocity_v_z_along_dq
+        - hub_momentum_n_y * base_roll_velocity_w_z_along_dq
+        - base_roll_velocity_w_z * hub_momentum_n_y_along_dq
+        - base_roll_velocity_v_z * hub_momentum_f_y_along_dq
+        - cache.hub_inertia_h_z * base_roll_acceleration_v_y_along_dq
+        - base_roll_acceleration_v_y * hub_inertia_h_z_along_dq;
+    let right_upper_composite_inertia_h_x_along_dq = right_slider_inertia_h_x_along_dq
+        + right_upper_inertia_h_x_along_dq;
+    let left_upper_composite_inertia_h_x_along_dq = left_lower_inertia_h_x_along_dq
+        + left_upper_inertia_h_x_along_dq;
+    let hub_composite_inertia_h_x_along_dq = hub_inertia_h_x_along_dq
+        + right_upper_composite_inertia_h_x_along_dq
+        + left_upper_composite_inertia_h_x_along_dq;
+    let left_lower_articulated_bias_n_y_along_dq = left_lower_momentum_n_x
+        * left_lower_velocity_w_z_along_dq
+        + left_lower_momentum_n_x_along_dq * left_lower_velocity_w_z
+        + left_lower_velocity_v_z_along_dq * left_lower_momentum_f_x
+        + left_lower_momentum_f_x_along_dq * left_lower_velocity_v_z
+        - left_lower_velocity_v_x_along_dq * left_lower_momentum_f_z
+        - left_lower_velocity_v_x * left_lower_momentum_f_z_along_dq
+        - left_lower_velocity_w_x_along_dq * left_lower_momentum_n_z
+        - left_lower_velocity_w_x * left_lower_momentum_n_z_along_dq;
+    let left_lower_composite_force_n_y_along_dq = left_lower_articulated_bias_n_y_along_dq
+        + left_lower_acceleration_w_x * left_lower_inertia_i_01_along_dq
+        + cache.left_lower_inertia_h_z * left_lower_acceleration_v_x_along_dq
+        + left_lower_acceleration_w_z * left_lower_inertia_i_12_along_dq
+        + left_lower_inertia_h_z_along_dq * left_lower_acceleration_v_x
+        + left_lower_acceleration_w_x_along_dq * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_i_11 * left_lower_acceleration_w_y_along_dq
+        + left_lower_acceleration_w_y * left_lower_inertia_i_11_along_dq
+        + cache.left_lower_inertia_i_12 * left_lower_acceleration_w_z_along_dq
+        - left_lower_acceleration_v_z * left_lower_inertia_h_x_along_dq
+        - cache.left_lower_inertia_h_x * left_lower_acceleration_v_z_along_dq;
+    let left_upper_composite_force_n_y_along_dq = left_upper_inertia_i_01_along_dq
+        * left_upper_acceleration_w_x
+        + left_upper_acceleration_w_z_along_dq * cache.left_upper_inertia_i_12
+        + left_lower_composite_force_n_y_along_dq
+        + left_upper_acceleration_w_y * left_upper_inertia_i_11_along_dq
+        + left_upper_acceleration_v_x_along_dq * cache.left_upper_inertia_h_z
+        + left_upper_acceleration_w_z * left_upper_inertia_i_12_along_dq
+        + left_upper_momentum_f_x * left_upper_velocity_v_z_along_dq
+        + left_upper_velocity_v_z * left_upper_momentum_f_x_along_dq
+        + left_upper_momentum_n_x_along_dq * left_upper_velocity_w_z
+        + left_upper_inertia_h_z_along_dq * left_upper_acceleration_v_x
+        + left_upper_velocity_w_z_along_dq * left_upper_momentum_n_x
+        + cache.left_upper_inertia_i_11 * left_upper_acceleration_w_y_along_dq
+        + left_upper_acceleration_w_x_along_dq * cache.left_upper_inertia_i_01
+        - left_upper_acceleration_v_z * left_upper_inertia_h_x_along_dq
+        - left_upper_momentum_f_z_along_dq * left_upper_velocity_v_x
+        - cache.left_upper_inertia_h_x * left_upper_acceleration_v_z_along_dq
+        - left_upper_velocity_v_x_along_dq * left_upper_momentum_f_z
+        - left_upper_velocity_w_x * left_upper_momentum_n_z_along_dq
+        - left_upper_momentum_n_z * left_upper_velocity_w_x_along_dq;
+    let right_slider_articulated_bias_n_y_along_dq = right_slider_momentum_n_x
+        * right_upper_velocity_w_z_along_dq
+        + right_slider_velocity_v_z_along_dq * right_slider_momentum_f_x
+        + right_slider_momentum_f_x_along_dq * right_slider_velocity_v_z
+        + right_upper_velocity_w_z * right_slider_momentum_n_x_along_dq
+        - right_slider_momentum_n_z * right_upper_velocity_w_x_along_dq
+        - right_slider_momentum_n_z_along_dq * right_upper_velocity_w_x
+        - right_slider_velocity_v_x_along_dq * right_slider_momentum_f_z
+        - right_slider_momentum_f_z_along_dq * right_slider_velocity_v_x;
+    let right_slider_composite_force_n_y_along_dq = right_slider_articulated_bias_n_y_along_dq
+        + right_upper_acceleration_w_y_along_dq * cache.right_slider_inertia_i_11
+        + right_slider_inertia_i_01_along_dq * right_upper_acceleration_w_x
+        + right_upper_acceleration_w_z_along_dq * cache.right_slider_inertia_i_12
+        + right_slider_acceleration_v_x_along_dq * cache.right_slider_inertia_h_z
+        + cache.right_slider_inertia_i_01 * right_upper_acceleration_w_x_along_dq
+        + right_slider_inertia_i_11_along_dq * right_upper_acceleration_w_y
+        + right_upper_acceleration_w_z * right_slider_inertia_i_12_along_dq
+        + right_slider_inertia_h_z_along_dq * right_slider_acceleration_v_x
+        - right_slider_acceleration_v_z_along_dq * cache.right_slider_inertia_h_x
+        - right_slider_acceleration_v_z * right_slider_inertia_h_x_along_dq;
+    let right_upper_composite_force_n_y_along_dq = right_upper_momentum_n_x
+        * right_upper_velocity_w_z_along_dq + right_slider_composite_force_n_y_along_dq
+        + cache.right_upper_inertia_i_11 * right_upper_acceleration_w_y_along_dq
+        + right_upper_acceleration_w_x * right_upper_inertia_i_01_along_dq
+        + right_upper_inertia_i_11_along_dq * right_upper_acceleration_w_y
+        + right_upper_momentum_f_x_along_dq * right_upper_velocity_v_z
+        + right_upper_momentum_n_x_along_dq * right_upper_velocity_w_z
+        + right_upper_acceleration_w_z * right_upper_inertia_i_12_along_dq
+        + right_upper_acceleration_w_z_along_dq * cache.right_upper_inertia_i_12
+        + right_upper_inertia_h_z_along_dq * right_upper_acceleration_v_x
+        + cache.right_upper_inertia_h_z * right_upper_acceleration_v_x_along_dq
+        + right_upper_momentum_f_x * right_upper_velocity_v_z_along_dq
+        + cache.right_upper_inertia_i_01 * right_upper_acceleration_w_x_along_dq
+        - right_upper_momentum_n_z_along_dq * right_upper_velocity_w_x
+        - right_upper_momentum_f_z * right_upper_velocity_v_x_along_dq
+        - right_upper_acceleration_v_z * right_upper_inertia_h_x_along_dq
+        - right_upper_momentum_f_z_along_dq * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_acceleration_v_z_along_dq
+        - right_upper_velocity_w_x_along_dq * right_upper_momentum_n_z;
+    let hub_composite_force_n_y_along_dq = left_upper_composite_force_n_y_along_dq
+        + base_roll_acceleration_w_y_along_dq * cache.hub_inertia_i_11
+        + right_upper_composite_force_n_y_along_dq
+        + cache.hub_inertia_i_01 * base_roll_acceleration_w_x_along_dq
+        + base_roll_acceleration_w_z_along_dq * cache.hub_inertia_i_12
+        + base_roll_velocity_w_z * hub_momentum_n_x_along_dq
+        + hub_momentum_n_x * base_roll_velocity_w_z_along_dq
+        + hub_inertia_i_12_along_dq * base_roll_acceleration_w_z
+        + base_roll_acceleration_w_x * hub_inertia_i_01_along_dq
+        + base_roll_acceleration_v_x_along_dq * cache.hub_inertia_h_z
+        + hub_momentum_f_x * base_roll_velocity_v_z_along_dq
+        + base_roll_velocity_v_z * hub_momentum_f_x_along_dq
+        + base_roll_acceleration_w_y * hub_inertia_i_11_along_dq
+        + hub_inertia_h_z_along_dq * base_roll_acceleration_v_x
+        - hub_momentum_f_z_along_dq * base_roll_velocity_v_x
+        - hub_momentum_n_z * base_roll_velocity_w_x_along_dq
+        - base_roll_acceleration_v_z * hub_inertia_h_x_along_dq
+        - base_roll_velocity_w_x * hub_momentum_n_z_along_dq
+        - base_roll_acceleration_v_z_along_dq * cache.hub_inertia_h_x
+        - base_roll_velocity_v_x_along_dq * hub_momentum_f_z;
+    let right_slider_articulated_bias_f_z = right_slider_momentum_f_y
+        * right_upper_velocity_w_x
+        - right_slider_momentum_f_x * right_upper_velocity_w_y;
+    let right_slider_composite_force_f_z = right_slider_acceleration_v_z
+        * p.right_slider_mass + right_slider_articulated_bias_f_z
+        - (cache.right_slider_inertia_h_x * right_upper_acceleration_w_y
+            - right_upper_acceleration_w_x * cache.right_slider_inertia_h_y);
+    let right_upper_composite_force_f_z = right_slider_composite_force_f_z
+        + right_upper_velocity_w_x * right_upper_momentum_f_y
+        + p.arm_mass * right_upper_acceleration_v_z
+        - right_upper_momentum_f_x * right_upper_velocity_w_y
+        - (cache.right_upper_inertia_h_x * right_upper_acceleration_w_y
+            - cache.right_upper_inertia_h_y * right_upper_acceleration_w_x);
+    let left_lower_articulated_bias_f_z = left_lower_velocity_w_x
+        * left_lower_momentum_f_y - left_lower_momentum_f_x * left_lower_velocity_w_y;
+    let left_lower_composite_force_f_z = left_lower_acceleration_v_z * p.left_lower_mass
+        + left_lower_articulated_bias_f_z
+        - (cache.left_lower_inertia_h_x * left_lower_acceleration_w_y
+            - cache.left_lower_inertia_h_y * left_lower_acceleration_w_x);
+    let left_upper_composite_force_f_z = p.arm_mass * left_upper_acceleration_v_z
+        + left_upper_velocity_w_x * left_upper_momentum_f_y
+        + left_lower_composite_force_f_z
+        - left_upper_momentum_f_x * left_upper_velocity_w_y
+        - (cache.left_upper_inertia_h_x * left_upper_acceleration_w_y
+            - cache.left_upper_inertia_h_y * left_upper_acceleration_w_x);
+    let hub_composite_force_f_z = right_upper_composite_force_f_z
+        + base_roll_acceleration_v_z * p.hub_mass + left_upper_composite_force_f_z
+        + hub_momentum_f_y * base_roll_velocity_w_x
+        - (base_roll_acceleration_w_y * cache.hub_inertia_h_x
+            - base_roll_acceleration_w_x * cache.hub_inertia_h_y)
+        - hub_momentum_f_x * base_roll_velocity_w_y;
+    let left_lower_articulated_bias_n_x = left_lower_velocity_w_y
+        * left_lower_momentum_n_z + left_lower_velocity_v_y * left_lower_momentum_f_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z
+        - left_lower_momentum_f_y * left_lower_velocity_v_z;
+    let left_lower_composite_force_n_x = cache.left_lower_inertia_i_02
+        * left_lower_acceleration_w_z + left_lower_articulated_bias_n_x
+        + left_lower_acceleration_w_y * cache.left_lower_inertia_i_01
+        + left_lower_acceleration_v_z * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_00 * left_lower_acceleration_w_x
+        - cache.left_lower_inertia_h_z * left_lower_acceleration_v_y;
+    let left_upper_composite_force_n_x = cache.left_upper_inertia_i_00
+        * left_upper_acceleration_w_x
+        + left_upper_acceleration_w_z * cache.left_upper_inertia_i_02
+        + left_lower_composite_force_n_x
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + cache.left_upper_inertia_h_y * left_upper_acceleration_v_z
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        + left_upper_acceleration_w_y * cache.left_upper_inertia_i_01
+        - left_upper_acceleration_v_y * cache.left_upper_inertia_h_z
+        - left_upper_velocity_v_z * left_upper_momentum_f_y
+        - left_upper_momentum_n_y * left_upper_velocity_w_z;
+    let right_slider_articulated_bias_n_x = right_slider_momentum_f_z
+        * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z;
+    let right_slider_composite_force_n_x = right_slider_articulated_bias_n_x
+        + cache.right_slider_inertia_i_01 * right_upper_acceleration_w_y
+        + cache.right_slider_inertia_i_02 * right_upper_acceleration_w_z
+        + right_slider_acceleration_v_z * cache.right_slider_inertia_h_y
+        + cache.right_slider_inertia_i_00 * right_upper_acceleration_w_x
+        - cache.right_slider_inertia_h_z * right_slider_acceleration_v_y;
+    let right_upper_composite_force_n_x = right_slider_composite_force_n_x
+        + right_upper_acceleration_w_z * cache.right_upper_inertia_i_02
+        + cache.right_upper_inertia_i_01 * right_upper_acceleration_w_y
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + cache.right_upper_inertia_i_00 * right_upper_acceleration_w_x
+        + cache.right_upper_inertia_h_y * right_upper_acceleration_v_z
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - cache.right_upper_inertia_h_z * right_upper_acceleration_v_y
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
+    let hub_composite_force_n_x = left_upper_composite_force_n_x
+        + cache.hub_inertia_i_02 * base_roll_acceleration_w_z
+        + base_roll_velocity_v_y * hub_momentum_f_z + right_upper_composite_force_n_x
+        + hub_momentum_n_z * base_roll_velocity_w_y
+        + base_roll_acceleration_v_z * cache.hub_inertia_h_y
+        + base_roll_acceleration_w_y * cache.hub_inertia_i_01
+        + base_roll_acceleration_w_x * cache.hub_inertia_i_00
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y
+        - base_roll_acceleration_v_y * cache.hub_inertia_h_z;
+    let left_upper_composite_inertia_h_y_along_dq = left_upper_inertia_h_y_along_dq
+        + left_lower_inertia_h_y_along_dq;
+    let right_upper_composite_inertia_h_y_along_dq = right_slider_inertia_h_y_along_dq
+        + right_upper_inertia_h_y_along_dq;
+    let hub_composite_inertia_h_y_along_dq = left_upper_composite_inertia_h_y_along_dq
+        + hub_inertia_h_y_along_dq + right_upper_composite_inertia_h_y_along_dq;
+    let left_lower_articulated_bias_n_y = left_lower_momentum_n_x
+        * left_lower_velocity_w_z + left_lower_momentum_f_x * left_lower_velocity_v_z
+        - left_lower_momentum_f_z * left_lower_velocity_v_x
+        - left_lower_velocity_w_x * left_lower_momentum_n_z;
+    let left_lower_composite_force_n_y = cache.left_lower_inertia_h_z
+        * left_lower_acceleration_v_x
+        + cache.left_lower_inertia_i_01 * left_lower_acceleration_w_x
+        + left_lower_articulated_bias_n_y
+        + left_lower_acceleration_w_y * cache.left_lower_inertia_i_11
+        + cache.left_lower_inertia_i_12 * left_lower_acceleration_w_z
+        - cache.left_lower_inertia_h_x * left_lower_acceleration_v_z;
+    let left_upper_composite_force_n_y = cache.left_upper_inertia_i_01
+        * left_upper_acceleration_w_x
+        + left_upper_acceleration_w_z * cache.left_upper_inertia_i_12
+        + left_lower_composite_force_n_y
+        + cache.left_upper_inertia_i_11 * left_upper_acceleration_w_y
+        + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
+        + left_upper_acceleration_v_x * cache.left_upper_inertia_h_z
+        - cache.left_upper_inertia_h_x * left_upper_acceleration_v_z
+        - left_upper_momentum_f_z * left_upper_velocity_v_x
+        - left_upper_velocity_w_x * left_upper_momentum_n_z;
+    let right_slider_articulated_bias_n_y = right_slider_momentum_f_x
+        * right_slider_velocity_v_z
+        + right_slider_momentum_n_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_slider_velocity_v_x
+        - right_slider_momentum_n_z * right_upper_velocity_w_x;
+    let right_slider_composite_force_n_y = cache.right_slider_inertia_i_01
+        * right_upper_acceleration_w_x + right_slider_articulated_bias_n_y
+        + right_upper_acceleration_w_z * cache.right_slider_inertia_i_12
+        + cache.right_slider_inertia_h_z * right_slider_acceleration_v_x
+        + cache.right_slider_inertia_i_11 * right_upper_acceleration_w_y
+        - right_slider_acceleration_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_composite_force_n_y = cache.right_upper_inertia_i_01
+        * right_upper_acceleration_w_x
+        + cache.right_upper_inertia_h_z * right_upper_acceleration_v_x
+        + right_upper_momentum_n_x * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_11 * right_upper_acceleration_w_y
+        + right_upper_acceleration_w_z * cache.right_upper_inertia_i_12
+        + right_upper_momentum_f_x * right_upper_velocity_v_z
+        + right_slider_composite_force_n_y
+        - right_upper_velocity_w_x * right_upper_momentum_n_z
+        - right_upper_momentum_f_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_acceleration_v_z;
+    let hub_composite_force_n_y = cache.hub_inertia_i_12 * base_roll_acceleration_w_z
+        + base_roll_velocity_w_z * hub_momentum_n_x
+        + base_roll_acceleration_w_x * cache.hub_inertia_i_01
+        + cache.hub_inertia_h_z * base_roll_acceleration_v_x
+        + base_roll_acceleration_w_y * cache.hub_inertia_i_11
+        + left_upper_composite_force_n_y + right_upper_composite_force_n_y
+        + hub_momentum_f_x * base_roll_velocity_v_z
+        - base_roll_velocity_v_x * hub_momentum_f_z
+        - hub_momentum_n_z * base_roll_velocity_w_x
+        - base_roll_acceleration_v_z * cache.hub_inertia_h_x;
+    let right_slider_articulated_bias_n_z = right_slider_momentum_n_y
+        * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_slider_velocity_v_x
+        - right_slider_momentum_n_x * right_upper_velocity_w_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y;
+    let right_slider_composite_force_n_z = cache.right_slider_inertia_h_x
+        * right_slider_acceleration_v_y
+        + cache.right_slider_inertia_i_02 * right_upper_acceleration_w_x
+        + cache.right_slider_inertia_i_12 * right_upper_acceleration_w_y
+        + right_slider_articulated_bias_n_z
+        + right_upper_acceleration_w_z * cache.right_slider_inertia_i_22
+        - right_slider_acceleration_v_x * cache.right_slider_inertia_h_y;
+    let right_upper_composite_force_n_z = right_slider_composite_force_n_z
+        + right_upper_acceleration_w_z * cache.right_upper_inertia_i_22
+        + right_upper_momentum_f_y * right_upper_velocity_v_x
+        + cache.right_upper_inertia_i_02 * right_upper_acceleration_w_x
+        + cache.right_upper_inertia_h_x * right_upper_acceleration_v_y
+        + right_upper_momentum_n_y * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_12 * right_upper_acceleration_w_y
+        - right_upper_momentum_f_x * right_upper_velocity_v_y
+        - cache.right_upper_inertia_h_y * right_upper_acceleration_v_x
+        - right_upper_momentum_n_x * right_upper_velocity_w_y;
+    let left_lower_articulated_bias_n_z = left_lower_momentum_f_y
+        * left_lower_velocity_v_x + left_lower_momentum_n_y * left_lower_velocity_w_x
+        - left_lower_velocity_v_y * left_lower_momentum_f_x
+        - left_lower_momentum_n_x * left_lower_velocity_w_y;
+    let left_lower_composite_force_n_z = left_lower_acceleration_w_y
+        * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_h_x * left_lower_acceleration_v_y
+        + cache.left_lower_inertia_i_02 * left_lower_acceleration_w_x
+        + left_lower_articulated_bias_n_z
+        + cache.left_lower_inertia_i_22 * left_lower_acceleration_w_z
+        - left_lower_acceleration_v_x * cache.left_lower_inertia_h_y;
+    let left_upper_composite_force_n_z = left_upper_velocity_v_x
+        * left_upper_momentum_f_y + left_lower_composite_force_n_z
+        + left_upper_velocity_w_x * left_upper_momentum_n_y
+        + cache.left_upper_inertia_h_x * left_upper_acceleration_v_y
+        + left_upper_acceleration_w_z * cache.left_upper_inertia_i_22
+        + left_upper_acceleration_w_y * cache.left_upper_inertia_i_12
+        + left_upper_acceleration_w_x * cache.left_upper_inertia_i_02
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        - cache.left_upper_inertia_h_y * left_upper_acceleration_v_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y;
+    let hub_composite_force_n_z = right_upper_composite_force_n_z
+        + base_roll_acceleration_v_y * cache.hub_inertia_h_x
+        + base_roll_acceleration_w_y * cache.hub_inertia_i_12
+        + base_roll_acceleration_w_x * cache.hub_inertia_i_02
+        + base_roll_velocity_w_x * hub_momentum_n_y + left_upper_composite_force_n_z
+        + cache.hub_inertia_i_22 * base_roll_acceleration_w_z
+        + hub_momentum_f_y * base_roll_velocity_v_x
+        - hub_momentum_f_x * base_roll_velocity_v_y
+        - cache.hub_inertia_h_y * base_roll_acceleration_v_x
+        - hub_momentum_n_x * base_roll_velocity_w_y;
+    out[0] = hub_composite_force_f_x_along_dq;
+    out[1] = hub_composite_force_f_y_along_dq;
+    out[2] = hub_composite_force_f_z_along_dq;
+    out[3] = hub_composite_force_f_y_along_dq * cache.base_yaw_subspace_v_y
+        + hub_composite_force_f_y * base_yaw_subspace_v_y_along_dq
+        + hub_composite_force_n_z_along_dq + hub_composite_force_f_x * dq[1]
+        + q[1] * hub_composite_force_f_x_along_dq;
+    out[4] = hub_composite_force_n_x_along_dq * cache.base_yaw_rotation_01
+        + hub_composite_force_f_y_along_dq * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * hub_composite_force_f_z_along_dq
+        + hub_composite_force_n_y_along_dq * cache.cos_q3
+        + hub_composite_force_f_y * base_pitch_subspace_v_y_along_dq
+        + hub_composite_force_f_z * base_pitch_subspace_v_z_along_dq
+        + p.gravity * cache.hub_composite_inertia_m * base_pitch_subspace_v_z_along_dq
+        + hub_composite_force_n_x * base_yaw_rotation_01_along_dq
+        + hub_composite_force_f_x * base_pitch_subspace_v_x_along_dq
+        + hub_composite_inertia_h_y_along_dq * p.gravity * cache.base_yaw_rotation_01
+        + cache.hub_composite_inertia_h_y * p.gravity * base_yaw_rotation_01_along_dq
+        + hub_composite_force_f_x_along_dq * cache.base_pitch_subspace_v_x
+        + base_yaw_rotation_00_along_dq * hub_composite_force_n_y
+        - hub_composite_inertia_h_x_along_dq * p.gravity * cache.cos_q3
+        - p.gravity * base_yaw_rotation_00_along_dq * cache.hub_composite_inertia_h_x;
+    out[5] = hub_composite_force_f_x * base_roll_subspace_v_x_along_dq
+        + base_pitch_rotation_20_along_dq * hub_composite_force_n_z
+        + hub_composite_force_f_y * base_roll_subspace_v_y_along_dq
+        + cache.base_roll_subspace_v_z * hub_composite_force_f_z_along_dq
+        + p.gravity * base_roll_subspace_v_z_along_dq * cache.hub_composite_inertia_m
+        + base_roll_subspace_v_z_along_dq * hub_composite_force_f_z
+        + cache.hub_composite_inertia_h_y * p.gravity * base_pitch_rotation_00_along_dq
+        + hub_composite_force_n_x * base_pitch_rotation_00_along_dq
+        + hub_composite_force_n_y_along_dq * cache.base_pitch_rotation_10
+        + hub_composite_inertia_h_y_along_dq * p.gravity * cache.base_pitch_rotation_00
+        + base_pitch_rotation_10_along_dq * hub_composite_force_n_y
+        + cache.base_roll_subspace_v_y * hub_composite_force_f_y_along_dq
+        + cache.base_pitch_rotation_20 * hub_composite_force_n_z_along_dq
+        + cache.base_pitch_rotation_00 * hub_composite_force_n_x_along_dq
+        + hub_composite_force_f_x_along_dq * cache.base_roll_subspace_v_x
+        - hub_composite_inertia_h_x_along_dq * p.gravity * cache.base_pitch_rotation_10
+        - p.gravity * base_pitch_rotation_10_along_dq * cache.hub_composite_inertia_h_x;
+    out[6] = left_upper_composite_force_n_z_along_dq * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_x * left_upper_composite_force_f_x_along_dq
+        + left_upper_composite_inertia_h_y_along_dq * p.gravity
+            * cache.base_roll_rotation_02
+        + left_upper_composite_force_f_z * left_upper_subspace_v_z_along_dq
+        + left_upper_composite_force_f_y_along_dq * cache.left_upper_subspace_v_y
+        + cache.left_upper_subspace_v_z * left_upper_composite_force_f_z_along_dq
+        + p.gravity * cache.left_upper_composite_inertia_h_y
+            * base_roll_rotation_02_along_dq
+        + left_upper_composite_force_n_x_along_dq * cache.base_roll_rotation_02
+        + cache.base_roll_rotation_12 * left_upper_composite_force_n_y_along_dq
+        + base_roll_rotation_22_along_dq * left_upper_composite_force_n_z
+        + p.gravity * cache.left_upper_composite_inertia_m
+            * left_upper_subspace_v_z_along_dq
+        + left_upper_composite_force_f_x * left_upper_subspace_v_x_along_dq
+        + left_upper_composite_force_f_y * left_upper_subspace_v_y_along_dq
+        + left_upper_composite_force_n_x * base_roll_rotation_02_along_dq
+        + base_roll_rotation_12_along_dq * left_upper_composite_force_n_y
+        - cache.base_roll_rotation_12 * p.gravity
+            * left_upper_composite_inertia_h_x_along_dq
+        - base_roll_rotation_12_along_dq * p.gravity
+            * cache.left_upper_composite_inertia_h_x;
+    out[7] = right_upper_composite_force_f_x * right_upper_subspace_v_x_along_dq
+        + right_upper_composite_force_f_z * right_upper_subspace_v_z_along_dq
+        + right_upper_composite_force_n_x * right_upper_axis_x_along_dq
+        + right_upper_composite_force_n_z * right_upper_axis_z_along_dq
+        + right_upper_subspace_v_y_along_dq * right_upper_composite_force_f_y
+        + right_upper_composite_force_n_y_along_dq * cache.right_upper_axis_y
+        + right_upper_composite_force_n_x_along_dq * cache.right_upper_axis_x
+        + p.gravity * cache.right_upper_axis_x
+            * right_upper_composite_inertia_h_y_along_dq
+        + right_upper_composite_force_n_z_along_dq * cache.right_upper_axis_z
+        + p.gravity * right_upper_axis_x_along_dq
+            * cache.right_upper_composite_inertia_h_y
+        + right_upper_axis_y_along_dq * right_upper_composite_force_n_y
+        + cache.right_upper_subspace_v_z * right_upper_composite_force_f_z_along_dq
+        + right_upper_composite_force_f_y_along_dq * cache.right_upper_subspace_v_y
+        + p.gravity * right_upper_subspace_v_z_along_dq
+            * cache.right_upper_composite_inertia_m
+        + right_upper_composite_force_f_x_along_dq * cache.right_upper_subspace_v_x
+        - p.gravity * right_upper_axis_y_along_dq
+            * cache.right_upper_composite_inertia_h_x
+        - p.gravity * right_upper_composite_inertia_h_x_along_dq
+            * cache.right_upper_axis_y;
+    out[8] = p.gravity * left_upper_rotation_01_along_dq * cache.left_lower_inertia_h_y
+        + left_lower_subspace_v_y_along_dq * left_lower_composite_force_f_y
+        + cache.left_upper_rotation_21 * left_lower_composite_force_n_z_along_dq
+        + left_lower_composite_force_n_x_along_dq * cache.left_upper_rotation_01
+        + left_lower_composite_force_n_x * left_upper_rotation_01_along_dq
+        + left_lower_composite_force_n_y * left_upper_rotation_11_along_dq
+        + p.gravity * cache.left_upper_rotation_01 * left_lower_inertia_h_y_along_dq
+        + left_lower_composite_force_f_x_along_dq * cache.left_lower_subspace_v_x
+        + left_lower_composite_force_f_z_along_dq * cache.left_lower_subspace_v_z
+        + left_lower_subspace_v_z_along_dq * left_lower_composite_force_f_z
+        + left_lower_composite_force_n_z * left_upper_rotation_21_along_dq
+        + left_lower_subspace_v_x_along_dq * left_lower_composite_force_f_x
+        + left_lower_subspace_v_z_along_dq * p.gravity * p.left_lower_mass
+        + left_lower_composite_force_f_y_along_dq * cache.left_lower_subspace_v_y
+        + left_lower_composite_force_n_y_along_dq * cache.left_upper_rotation_11
+        - p.gravity * cache.left_upper_rotation_11 * left_lower_inertia_h_x_along_dq
+        - cache.left_lower_inertia_h_x * p.gravity * left_upper_rotation_11_along_dq;
+    out[9] = cache.right_upper_rotation_00 * right_slider_composite_force_f_x_along_dq
+        + cache.right_upper_rotation_20 * right_slider_composite_force_f_z_along_dq
+        + right_upper_rotation_10_along_dq * right_slider_composite_force_f_y
+        + p.gravity * p.right_slider_mass * right_upper_rotation_20_along_dq
+        + cache.right_upper_rotation_10 * right_slider_composite_force_f_y_along_dq
+        + right_slider_composite_force_f_z * right_upper_rotation_20_along_dq
+        + right_upper_rotation_00_along_dq * right_slider_composite_force_f_x;
+}
+/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_velocity_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    dqd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_yaw_velocity_v_y_along_dqd = dqd[1] + dqd[3] * cache.base_yaw_subspace_v_y;
+    let base_pitch_velocity_v_y_along_dqd = cache.base_pitch_subspace_v_y * dqd[4]
+        + base_yaw_velocity_v_y_along_dqd;
+    let base_roll_velocity_v_y_along_dqd = cache.base_roll_subspace_v_y * dqd[5]
+        + base_pitch_velocity_v_y_along_dqd;
+    let base_roll_velocity_w_z_along_dqd = dqd[3]
+        + cache.base_pitch_rotation_20 * dqd[5];
+    let base_pitch_velocity_w_x_along_dqd = cache.base_yaw_rotation_01 * dqd[4];
+    let base_roll_velocity_w_x_along_dqd = base_pitch_velocity_w_x_along_dqd
+        + cache.base_pitch_rotation_00 * dqd[5];
+    let hub_momentum_f_y_along_dqd = p.hub_mass * base_roll_velocity_v_y_along_dqd
+        - (base_roll_velocity_w_x_along_dqd * cache.hub_inertia_h_z
+            - cache.hub_inertia_h_x * base_roll_velocity_w_z_along_dqd);
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + cache.base_pitch_rotation_10 * qd[5];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * cache.right_upper_subspace_v_z;
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let base_pitch_velocity_w_y_along_dqd = dqd[4] * cache.cos_q3;
+    let base_roll_velocity_w_y_along_dqd = base_pitch_velocity_w_y_along_dqd
+        + cache.base_pitch_rotation_10 * dqd[5];
+    let right_upper_velocity_w_y_along_dqd = base_roll_velocity_w_y_along_dqd
+        + cache.right_upper_axis_y * dqd[7];
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_upper_velocity_v_y_along_dqd = base_roll_velocity_v_y_along_dqd
+        + cache.right_upper_subspace_v_y * dqd[7];
+    let right_upper_velocity_w_x_along_dqd = base_roll_velocity_w_x_along_dqd
+        + dqd[7] * cache.right_upper_axis_x;
+    let right_upper_velocity_w_z_along_dqd = cache.right_upper_axis_z * dqd[7]
+        + base_roll_velocity_w_z_along_dqd;
+    let right_upper_momentum_f_y_along_dqd = p.arm_mass
+        * right_upper_velocity_v_y_along_dqd
+        - (right_upper_velocity_w_x_along_dqd * cache.right_upper_inertia_h_z
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z_along_dqd);
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_subspace_rate_w_y_along_dqd = cache.right_upper_axis_x
+        * base_roll_velocity_w_z_along_dqd
+        - base_roll_velocity_w_x_along_dqd * cache.right_upper_axis_z;
+    let base_roll_subspace_rate_w_y_along_dqd = dqd[3] * cache.base_pitch_rotation_00
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x_along_dqd;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_pitch_subspace_rate_w_y_along_dqd = dqd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_bias_w_y_along_dqd = base_pitch_subspace_rate_w_y_along_dqd * qd[4]
+        + base_pitch_subspace_rate_w_y * dqd[4];
+    let base_roll_acceleration_w_y_along_dqd = base_roll_subspace_rate_w_y_along_dqd
+        * qd[5] + base_roll_subspace_rate_w_y * dqd[5] + base_pitch_bias_w_y_along_dqd;
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let right_upper_acceleration_w_y_along_dqd = qd[7]
+        * right_upper_subspace_rate_w_y_along_dqd + base_roll_acceleration_w_y_along_dqd
+        + right_upper_subspace_rate_w_y * dqd[7];
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
+    let right_upper_subspace_rate_w_z_along_dqd = base_roll_velocity_w_x_along_dqd
+        * cache.right_upper_axis_y
+        - base_roll_velocity_w_y_along_dqd * cache.right_upper_axis_x;
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_subspace_rate_w_z_along_dqd = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x_along_dqd
+        - base_pitch_velocity_w_y_along_dqd * cache.base_pitch_rotation_00;
+    let base_roll_bias_w_z_along_dqd = base_roll_subspace_rate_w_z * dqd[5]
+        + qd[5] * base_roll_subspace_rate_w_z_along_dqd;
+    let right_upper_acceleration_w_z_along_dqd = right_upper_subspace_rate_w_z * dqd[7]
+        + qd[7] * right_upper_subspace_rate_w_z_along_dqd + base_roll_bias_w_z_along_dqd;
+    let right_slider_subspace_rate_v_x_along_dqd = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y_along_dqd
+        - cache.right_upper_rotation_10 * right_upper_velocity_w_z_along_dqd;
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
+    let base_yaw_bias_v_x_along_dqd = dqd[1] * qd[3] + dqd[3] * qd[1];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_subspace_rate_v_x_along_dqd = -dqd[3] * cache.base_pitch_subspace_v_y
+        - dqd[2] * cache.cos_q3;
+    let base_pitch_acceleration_v_x_along_dqd = base_yaw_bias_v_x_along_dqd
+        + base_pitch_subspace_rate_v_x * dqd[4]
+        + base_pitch_subspace_rate_v_x_along_dqd * qd[4];
+    let base_pitch_velocity_v_z_along_dqd = dqd[2]
+        + cache.base_pitch_subspace_v_z * dqd[4];
+    let base_roll_subspace_rate_v_x_along_dqd = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y_along_dqd
+        + base_pitch_velocity_w_y_along_dqd * cache.base_roll_subspace_v_z
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z_along_dqd
+        - dqd[3] * cache.base_roll_subspace_v_y;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_acceleration_v_x_along_dqd = base_pitch_acceleration_v_x_along_dqd
+        + base_roll_subspace_rate_v_x_along_dqd * qd[5]
+        + base_roll_subspace_rate_v_x * dqd[5];
+    let base_roll_velocity_v_z_along_dqd = base_pitch_velocity_v_z_along_dqd
+        + cache.base_roll_subspace_v_z * dqd[5];
+    let right_upper_subspace_rate_v_x_along_dqd = cache.right_upper_axis_z
+        * base_roll_velocity_v_y_along_dqd
+        + base_roll_velocity_w_y_along_dqd * cache.right_upper_subspace_v_z
+        - cache.right_upper_subspace_v_y * base_roll_velocity_w_z_along_dqd
+        - cache.right_upper_axis_y * base_roll_velocity_v_z_along_dqd;
+    let right_upper_acceleration_v_x_along_dqd = right_upper_subspace_rate_v_x * dqd[7]
+        + base_roll_acceleration_v_x_along_dqd
+        + qd[7] * right_upper_subspace_rate_v_x_along_dqd;
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
+    let right_slider_acceleration_v_x_along_dqd = right_slider_subspace_rate_v_x_along_dqd
+        * qd[9] + right_upper_acceleration_v_x_along_dqd
+        + dqd[9] * right_slider_subspace_rate_v_x;
+    let right_upper_velocity_v_z_along_dqd = dqd[7] * cache.right_upper_subspace_v_z
+        + base_roll_velocity_v_z_along_dqd;
+    let right_slider_velocity_v_z_along_dqd = right_upper_velocity_v_z_along_dqd
+        + cache.right_upper_rotation_20 * dqd[9];
+    let right_slider_momentum_f_z_along_dqd = right_slider_velocity_v_z_along_dqd
+        * p.right_slider_mass
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y_along_dqd
+            - right_upper_velocity_w_x_along_dqd * cache.right_slider_inertia_h_y);
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + cache.right_upper_rotation_20 * qd[9];
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
+    let right_slider_velocity_v_y_along_dqd = dqd[9] * cache.right_upper_rotation_10
+        + right_upper_velocity_v_y_along_dqd;
+    let right_slider_momentum_f_y_along_dqd = p.right_slider_mass
+        * right_slider_velocity_v_y_along_dqd
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x_along_dqd
+            - cache.right_slider_inertia_h_x * right_upper_velocity_w_z_along_dqd);
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
+    let right_slider_articulated_bias_f_x_along_dqd = right_upper_velocity_w_y
+        * right_slider_momentum_f_z_along_dqd
+        + right_slider_momentum_f_z * right_upper_velocity_w_y_along_dqd
+        - right_slider_momentum_f_y_along_dqd * right_upper_velocity_w_z
+        - right_slider_momentum_f_y * right_upper_velocity_w_z_along_dqd;
+    let right_slider_composite_force_f_x_along_dqd = right_slider_acceleration_v_x_along_dqd
+        * p.right_slider_mass + right_slider_articulated_bias_f_x_along_dqd
+        - (right_upper_acceleration_w_z_along_dqd * cache.right_slider_inertia_h_y
+            - right_upper_acceleration_w_y_along_dqd * cache.right_slider_inertia_h_z);
+    let right_upper_momentum_f_z_along_dqd = p.arm_mass
+        * right_upper_velocity_v_z_along_dqd
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y_along_dqd
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x_along_dqd);
+    let right_upper_composite_force_f_x_along_dqd = right_upper_momentum_f_z
+        * right_upper_velocity_w_y_along_dqd + right_slider_composite_force_f_x_along_dqd
+        + p.arm_mass * right_upper_acceleration_v_x_along_dqd
+        + right_upper_velocity_w_y * right_upper_momentum_f_z_along_dqd
+        - right_upper_velocity_w_z * right_upper_momentum_f_y_along_dqd
+        - right_upper_momentum_f_y * right_upper_velocity_w_z_along_dqd
+        - (cache.right_upper_inertia_h_y * right_upper_acceleration_w_z_along_dqd
+            - right_upper_acceleration_w_y_along_dqd * cache.right_upper_inertia_h_z);
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_upper_subspace_rate_v_x_along_dqd = base_roll_velocity_v_y_along_dqd
+        * cache.base_roll_rotation_22
+        + base_roll_velocity_w_y_along_dqd * cache.left_upper_subspace_v_z
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z_along_dqd
+        - cache.left_upper_subspace_v_y * base_roll_velocity_w_z_along_dqd;
+    let left_upper_acceleration_v_x_along_dqd = base_roll_acceleration_v_x_along_dqd
+        + left_upper_subspace_rate_v_x * dqd[6]
+        + qd[6] * left_upper_subspace_rate_v_x_along_dqd;
+    let left_upper_velocity_w_z_along_dqd = dqd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z_along_dqd;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
+    let left_upper_subspace_rate_w_y_along_dqd = cache.base_roll_rotation_02
+        * base_roll_velocity_w_z_along_dqd
+        - base_roll_velocity_w_x_along_dqd * cache.base_roll_rotation_22;
+    let left_upper_acceleration_w_y_along_dqd = dqd[6] * left_upper_subspace_rate_w_y
+        + qd[6] * left_upper_subspace_rate_w_y_along_dqd
+        + base_roll_acceleration_w_y_along_dqd;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_w_z_along_dqd = base_roll_velocity_w_x_along_dqd
+        * cache.base_roll_rotation_12
+        - base_roll_velocity_w_y_along_dqd * cache.base_roll_rotation_02;
+    let left_upper_acceleration_w_z_along_dqd = base_roll_bias_w_z_along_dqd
+        + left_upper_subspace_rate_w_z * dqd[6]
+        + qd[6] * left_upper_subspace_rate_w_z_along_dqd;
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let left_lower_subspace_rate_w_z = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_rotation_01;
+    let left_upper_velocity_w_y_along_dqd = base_roll_velocity_w_y_along_dqd
+        + cache.base_roll_rotation_12 * dqd[6];
+    let left_upper_velocity_w_x_along_dqd = base_roll_velocity_w_x_along_dqd
+        + dqd[6] * cache.base_roll_rotation_02;
+    let left_lower_subspace_rate_w_z_along_dqd = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x_along_dqd
+        - cache.left_upper_rotation_01 * left_upper_velocity_w_y_along_dqd;
+    let left_lower_acceleration_w_z_along_dqd = left_upper_acceleration_w_z_along_dqd
+        + left_lower_subspace_rate_w_z * dqd[8]
+        + qd[8] * left_lower_subspace_rate_w_z_along_dqd;
+    let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
+        * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * cache.left_upper_rotation_21;
+    let left_lower_subspace_rate_w_y_along_dqd = left_upper_velocity_w_z_along_dqd
+        * cache.left_upper_rotation_01
+        - cache.left_upper_rotation_21 * left_upper_velocity_w_x_along_dqd;
+    let left_lower_acceleration_w_y_along_dqd = dqd[8] * left_lower_subspace_rate_w_y
+        + left_lower_subspace_rate_w_y_along_dqd * qd[8]
+        + left_upper_acceleration_w_y_along_dqd;
+    let left_upper_velocity_v_z_along_dqd = cache.left_upper_subspace_v_z * dqd[6]
+        + base_roll_velocity_v_z_along_dqd;
+    let left_upper_velocity_v_y_along_dqd = dqd[6] * cache.left_upper_subspace_v_y
+        + base_roll_velocity_v_y_along_dqd;
+    let left_lower_subspace_rate_v_x_along_dqd = cache.left_upper_rotation_21
+        * left_upper_velocity_v_y_along_dqd
+        + cache.left_lower_subspace_v_z * left_upper_velocity_w_y_along_dqd
+        - left_upper_velocity_w_z_along_dqd * cache.left_lower_subspace_v_y
+        - left_upper_velocity_v_z_along_dqd * cache.left_upper_rotation_11;
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * cache.left_lower_subspace_v_z
+        - cache.left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * cache.left_upper_rotation_11;
+    let left_lower_acceleration_v_x_along_dqd = left_lower_subspace_rate_v_x_along_dqd
+        * qd[8] + left_upper_acceleration_v_x_along_dqd
+        + left_lower_subspace_rate_v_x * dqd[8];
+    let left_lower_velocity_w_y_along_dqd = dqd[8] * cache.left_upper_rotation_11
+        + left_upper_velocity_w_y_along_dqd;
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_z * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + cache.left_upper_rotation_11 * qd[8];
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + cache.left_upper_rotation_01 * qd[8];
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
+    let left_lower_velocity_v_z_along_dqd = left_upper_velocity_v_z_along_dqd
+        + cache.left_lower_subspace_v_z * dqd[8];
+    let left_lower_velocity_w_x_along_dqd = left_upper_velocity_w_x_along_dqd
+        + cache.left_upper_rotation_01 * dqd[8];
+    let left_lower_momentum_f_z_along_dqd = left_lower_velocity_v_z_along_dqd
+        * p.left_lower_mass
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y_along_dqd
+            - cache.left_lower_inertia_h_y * left_lower_velocity_w_x_along_dqd);
+    let left_lower_velocity_v_y_along_dqd = dqd[8] * cache.left_lower_subspace_v_y
+        + left_upper_velocity_v_y_along_dqd;
+    let left_lower_velocity_w_z_along_dqd = left_upper_velocity_w_z_along_dqd
+        + dqd[8] * cache.left_upper_rotation_21;
+    let left_lower_momentum_f_y_along_dqd = left_lower_velocity_v_y_along_dqd
+        * p.left_lower_mass
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x_along_dqd
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z_along_dqd);
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + cache.left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_lower_articulated_bias_f_x_along_dqd = left_lower_velocity_w_y_along_dqd
+        * left_lower_momentum_f_z
+        + left_lower_velocity_w_y * left_lower_momentum_f_z_along_dqd
+        - left_lower_momentum_f_y_along_dqd * left_lower_velocity_w_z
+        - left_lower_velocity_w_z_along_dqd * left_lower_momentum_f_y;
+    let left_lower_composite_force_f_x_along_dqd = left_lower_acceleration_v_x_along_dqd
+        * p.left_lower_mass + left_lower_articulated_bias_f_x_along_dqd
+        - (left_lower_acceleration_w_z_along_dqd * cache.left_lower_inertia_h_y
+            - cache.left_lower_inertia_h_z * left_lower_acceleration_w_y_along_dqd);
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let left_upper_momentum_f_y_along_dqd = p.arm_mass
+        * left_upper_velocity_v_y_along_dqd
+        - (left_upper_velocity_w_x_along_dqd * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z_along_dqd);
+    let left_upper_momentum_f_z_along_dqd = p.arm_mass
+        * left_upper_velocity_v_z_along_dqd
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y_along_dqd
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x_along_dqd);
+    let left_upper_composite_force_f_x_along_dqd = p.arm_mass
+        * left_upper_acceleration_v_x_along_dqd
+        + left_lower_composite_force_f_x_along_dqd
+        + left_upper_momentum_f_z * left_upper_velocity_w_y_along_dqd
+        + left_upper_velocity_w_y * left_upper_momentum_f_z_along_dqd
+        - left_upper_velocity_w_z_along_dqd * left_upper_momentum_f_y
+        - (left_upper_acceleration_w_z_along_dqd * cache.left_upper_inertia_h_y
+            - left_upper_acceleration_w_y_along_dqd * cache.left_upper_inertia_h_z)
+        - left_upper_momentum_f_y_along_dqd * left_upper_velocity_w_z;
+    let hub_momentum_f_z_along_dqd = p.hub_mass * base_roll_velocity_v_z_along_dqd
+        - (base_roll_velocity_w_y_along_dqd * cache.hub_inertia_h_x
+            - base_roll_velocity_w_x_along_dqd * cache.hub_inertia_h_y);
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
+    let hub_composite_force_f_x_along_dqd = right_upper_composite_force_f_x_along_dqd
+        + base_roll_acceleration_v_x_along_dqd * p.hub_mass
+        + left_upper_composite_force_f_x_along_dqd
+        + hub_momentum_f_z_along_dqd * base_roll_velocity_w_y
+        + base_roll_velocity_w_y_along_dqd * hub_momentum_f_z
+        - hub_momentum_f_y_along_dqd * base_roll_velocity_w_z
+        - (base_roll_bias_w_z_along_dqd * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_acceleration_w_y_along_dqd)
+        - hub_momentum_f_y * base_roll_velocity_w_z_along_dqd;
+    let base_pitch_subspace_rate_w_x_along_dqd = -(dqd[3] * cache.cos_q3);
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let base_pitch_bias_w_x_along_dqd = base_pitch_subspace_rate_w_x_along_dqd * qd[4]
+        + base_pitch_subspace_rate_w_x * dqd[4];
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_roll_subspace_rate_w_x_along_dqd = base_pitch_velocity_w_y_along_dqd
+        * cache.base_pitch_rotation_20 - dqd[3] * cache.base_pitch_rotation_10;
+    let base_roll_acceleration_w_x_along_dqd = base_pitch_bias_w_x_along_dqd
+        + base_roll_subspace_rate_w_x * dqd[5]
+        + base_roll_subspace_rate_w_x_along_dqd * qd[5];
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
+    let base_yaw_velocity_v_x_along_dqd = dqd[3] * q[1] + dqd[0];
+    let base_pitch_velocity_v_x_along_dqd = base_yaw_velocity_v_x_along_dqd
+        + dqd[4] * cache.base_pitch_subspace_v_x;
+    let base_roll_subspace_rate_v_y_along_dqd = dqd[3] * cache.base_roll_subspace_v_x
+        + base_pitch_velocity_v_z_along_dqd * cache.base_pitch_rotation_00
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_v_x_along_dqd
+        - base_pitch_velocity_w_x_along_dqd * cache.base_roll_subspace_v_z;
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
+    let base_pitch_subspace_rate_v_y_along_dqd = dqd[2] * cache.base_yaw_rotation_01
+        + dqd[3] * cache.base_pitch_subspace_v_x;
+    let base_yaw_subspace_rate_v_y_along_dqd = -dqd[0];
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y_along_dqd = qd[3] * base_yaw_subspace_rate_v_y_along_dqd
+        + dqd[3] * base_yaw_subspace_rate_v_y;
+    let base_pitch_acceleration_v_y_along_dqd = base_pitch_subspace_rate_v_y * dqd[4]
+        + qd[4] * base_pitch_subspace_rate_v_y_along_dqd + base_yaw_bias_v_y_along_dqd;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let base_roll_acceleration_v_y_along_dqd = base_roll_subspace_rate_v_y_along_dqd
+        * qd[5] + base_pitch_acceleration_v_y_along_dqd
+        + base_roll_subspace_rate_v_y * dqd[5];
+    let base_roll_velocity_v_x_along_dqd = cache.base_roll_subspace_v_x * dqd[5]
+        + base_pitch_velocity_v_x_along_dqd;
+    let hub_momentum_f_x_along_dqd = p.hub_mass * base_roll_velocity_v_x_along_dqd
+        - (cache.hub_inertia_h_y * base_roll_velocity_w_z_along_dqd
+            - base_roll_velocity_w_y_along_dqd * cache.hub_inertia_h_z);
+    let right_upper_subspace_rate_v_y_along_dqd = cache.right_upper_axis_x
+        * base_roll_velocity_v_z_along_dqd
+        + cache.right_upper_subspace_v_x * base_roll_velocity_w_z_along_dqd
+        - cache.right_upper_axis_z * base_roll_velocity_v_x_along_dqd
+        - base_roll_velocity_w_x_along_dqd * cache.right_upper_subspace_v_z;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
+        + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
+    let right_upper_acceleration_v_y_along_dqd = qd[7]
+        * right_upper_subspace_rate_v_y_along_dqd
+        + right_upper_subspace_rate_v_y * dqd[7] + base_roll_acceleration_v_y_along_dqd;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_velocity_v_x_along_dqd = cache.right_upper_subspace_v_x * dqd[7]
+        + base_roll_velocity_v_x_along_dqd;
+    let right_upper_momentum_f_x_along_dqd = p.arm_mass
+        * right_upper_velocity_v_x_along_dqd
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z_along_dqd
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y_along_dqd);
+    let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_axis_y;
+    let right_upper_subspace_rate_w_x_along_dqd = base_roll_velocity_w_y_along_dqd
+        * cache.right_upper_axis_z
+        - cache.right_upper_axis_y * base_roll_velocity_w_z_along_dqd;
+    let right_upper_acceleration_w_x_along_dqd = right_upper_subspace_rate_w_x * dqd[7]
+        + qd[7] * right_upper_subspace_rate_w_x_along_dqd
+        + base_roll_acceleration_w_x_along_dqd;
+    let right_slider_subspace_rate_v_y_along_dqd = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z_along_dqd
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x_along_dqd;
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_slider_acceleration_v_y_along_dqd = right_slider_subspace_rate_v_y_along_dqd
+        * qd[9] + right_upper_acceleration_v_y_along_dqd
+        + dqd[9] * right_slider_subspace_rate_v_y;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + cache.right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_velocity_v_x_along_dqd = right_upper_velocity_v_x_along_dqd
+        + cache.right_upper_rotation_00 * dqd[9];
+    let right_slider_momentum_f_x_along_dqd = right_slider_velocity_v_x_along_dqd
+        * p.right_slider_mass
+        - (cache.right_slider_inertia_h_y * right_upper_velocity_w_z_along_dqd
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y_along_dqd);
+    let right_slider_articulated_bias_f_y_along_dqd = right_slider_momentum_f_x
+        * right_upper_velocity_w_z_along_dqd
+        + right_slider_momentum_f_x_along_dqd * right_upper_velocity_w_z
+        - right_upper_velocity_w_x * right_slider_momentum_f_z_along_dqd
+        - right_slider_momentum_f_z * right_upper_velocity_w_x_along_dqd;
+    let right_slider_composite_force_f_y_along_dqd = p.right_slider_mass
+        * right_slider_acceleration_v_y_along_dqd
+        + right_slider_articulated_bias_f_y_along_dqd
+        - (right_upper_acceleration_w_x_along_dqd * cache.right_slider_inertia_h_z
+            - right_upper_acceleration_w_z_along_dqd * cache.right_slider_inertia_h_x);
+    let right_upper_composite_force_f_y_along_dqd = p.arm_mass
+        * right_upper_acceleration_v_y_along_dqd
+        + right_upper_momentum_f_x * right_upper_velocity_w_z_along_dqd
+        + right_upper_velocity_w_z * right_upper_momentum_f_x_along_dqd
+        + right_slider_composite_force_f_y_along_dqd
+        - right_upper_velocity_w_x_along_dqd * right_upper_momentum_f_z
+        - right_upper_velocity_w_x * right_upper_momentum_f_z_along_dqd
+        - (right_upper_acceleration_w_x_along_dqd * cache.right_upper_inertia_h_z
+            - cache.right_upper_inertia_h_x * right_upper_acceleration_w_z_along_dqd);
+    let left_upper_subspace_rate_w_x_along_dqd = base_roll_velocity_w_y_along_dqd
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z_along_dqd;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
+    let left_upper_acceleration_w_x_along_dqd = left_upper_subspace_rate_w_x_along_dqd
+        * qd[6] + base_roll_acceleration_w_x_along_dqd
+        + dqd[6] * left_upper_subspace_rate_w_x;
+    let left_upper_subspace_rate_v_y_along_dqd = cache.left_upper_subspace_v_x
+        * base_roll_velocity_w_z_along_dqd
+        + cache.base_roll_rotation_02 * base_roll_velocity_v_z_along_dqd
+        - base_roll_velocity_w_x_along_dqd * cache.left_upper_subspace_v_z
+        - base_roll_velocity_v_x_along_dqd * cache.base_roll_rotation_22;
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
+        * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_z * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
+    let left_upper_acceleration_v_y_along_dqd = qd[6]
+        * left_upper_subspace_rate_v_y_along_dqd + dqd[6] * left_upper_subspace_rate_v_y
+        + base_roll_acceleration_v_y_along_dqd;
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
+    let left_lower_subspace_rate_v_y = cache.left_upper_rotation_01
+        * left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_upper_velocity_v_x_along_dqd = cache.left_upper_subspace_v_x * dqd[6]
+        + base_roll_velocity_v_x_along_dqd;
+    let left_lower_subspace_rate_v_y_along_dqd = left_upper_velocity_v_z_along_dqd
+        * cache.left_upper_rotation_01
+        + left_upper_velocity_w_z_along_dqd * cache.left_lower_subspace_v_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x_along_dqd
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x_along_dqd;
+    let left_lower_acceleration_v_y_along_dqd = left_lower_subspace_rate_v_y * dqd[8]
+        + left_lower_subspace_rate_v_y_along_dqd * qd[8]
+        + left_upper_acceleration_v_y_along_dqd;
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y
+        * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_subspace_rate_w_x_along_dqd = cache.left_upper_rotation_21
+        * left_upper_velocity_w_y_along_dqd
+        - left_upper_velocity_w_z_along_dqd * cache.left_upper_rotation_11;
+    let left_lower_acceleration_w_x_along_dqd = left_lower_subspace_rate_w_x * dqd[8]
+        + left_lower_subspace_rate_w_x_along_dqd * qd[8]
+        + left_upper_acceleration_w_x_along_dqd;
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_velocity_v_x_along_dqd = dqd[8] * cache.left_lower_subspace_v_x
+        + left_upper_velocity_v_x_along_dqd;
+    let left_lower_momentum_f_x_along_dqd = p.left_lower_mass
+        * left_lower_velocity_v_x_along_dqd
+        - (left_lower_velocity_w_z_along_dqd * cache.left_lower_inertia_h_y
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y_along_dqd);
+    let left_lower_articulated_bias_f_y_along_dqd = left_lower_momentum_f_x
+        * left_lower_velocity_w_z_along_dqd
+        + left_lower_momentum_f_x_along_dqd * left_lower_velocity_w_z
+        - left_lower_velocity_w_x * left_lower_momentum_f_z_along_dqd
+        - left_lower_momentum_f_z * left_lower_velocity_w_x_along_dqd;
+    let left_lower_composite_force_f_y_along_dqd = p.left_lower_mass
+        * left_lower_acceleration_v_y_along_dqd
+        + left_lower_articulated_bias_f_y_along_dqd
+        - (cache.left_lower_inertia_h_z * left_lower_acceleration_w_x_along_dqd
+            - cache.left_lower_inertia_h_x * left_lower_acceleration_w_z_along_dqd);
+    let left_upper_momentum_f_x_along_dqd = p.arm_mass
+        * left_upper_velocity_v_x_along_dqd
+        - (left_upper_velocity_w_z_along_dqd * cache.left_upper_inertia_h_y
+            - left_upper_velocity_w_y_along_dqd * cache.left_upper_inertia_h_z);
+    let left_upper_composite_force_f_y_along_dqd = p.arm_mass
+        * left_upper_acceleration_v_y_along_dqd
+        + left_upper_velocity_w_z_along_dqd * left_upper_momentum_f_x
+        + left_lower_composite_force_f_y_along_dqd
+        + left_upper_momentum_f_x_along_dqd * left_upper_velocity_w_z
+        - left_upper_momentum_f_z * left_upper_velocity_w_x_along_dqd
+        - left_upper_momentum_f_z_along_dqd * left_upper_velocity_w_x
+        - (left_upper_acceleration_w_x_along_dqd * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_acceleration_w_z_along_dqd);
+    let hub_composite_force_f_y_along_dqd = hub_momentum_f_x
+        * base_roll_velocity_w_z_along_dqd
+        + p.hub_mass * base_roll_acceleration_v_y_along_dqd
+        + base_roll_velocity_w_z * hub_momentum_f_x_along_dqd
+        + right_upper_composite_force_f_y_along_dqd
+        + left_upper_composite_force_f_y_along_dqd
+        - (cache.hub_inertia_h_z * base_roll_acceleration_w_x_along_dqd
+            - base_roll_bias_w_z_along_dqd * cache.hub_inertia_h_x)
+        - base_roll_velocity_w_x * hub_momentum_f_z_along_dqd
+        - base_roll_velocity_w_x_along_dqd * hub_momentum_f_z;
+    let right_slider_subspace_rate_v_z_along_dqd = right_upper_velocity_w_x_along_dqd
+        * cache.right_upper_rotation_10
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y_along_dqd;
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let base_pitch_subspace_rate_v_z_along_dqd = base_yaw_velocity_v_x_along_dqd
+        * cache.cos_q3 - cache.base_yaw_rotation_01 * base_yaw_velocity_v_y_along_dqd;
+    let base_pitch_bias_v_z_along_dqd = base_pitch_subspace_rate_v_z * dqd[4]
+        + base_pitch_subspace_rate_v_z_along_dqd * qd[4];
+    let base_roll_subspace_rate_v_z_along_dqd = cache.base_pitch_rotation_10
+        * base_pitch_velocity_v_x_along_dqd
+        + cache.base_roll_subspace_v_y * base_pitch_velocity_w_x_along_dqd
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y_along_dqd
+        - base_pitch_velocity_w_y_along_dqd * cache.base_roll_subspace_v_x;
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_roll_acceleration_v_z_along_dqd = base_pitch_bias_v_z_along_dqd
+        + qd[5] * base_roll_subspace_rate_v_z_along_dqd
+        + base_roll_subspace_rate_v_z * dqd[5];
+    let right_upper_subspace_rate_v_z_along_dqd = base_roll_velocity_w_x_along_dqd
+        * cache.right_upper_subspace_v_y
+        + cache.right_upper_axis_y * base_roll_velocity_v_x_along_dqd
+        - base_roll_velocity_w_y_along_dqd * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y_along_dqd;
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let right_upper_acceleration_v_z_along_dqd = base_roll_acceleration_v_z_along_dqd
+        + qd[7] * right_upper_subspace_rate_v_z_along_dqd
+        + right_upper_subspace_rate_v_z * dqd[7];
+    let right_slider_acceleration_v_z_along_dqd = right_slider_subspace_rate_v_z_along_dqd
+        * qd[9] + right_slider_subspace_rate_v_z * dqd[9]
+        + right_upper_acceleration_v_z_along_dqd;
+    let right_slider_articulated_bias_f_z_along_dqd = right_slider_momentum_f_y_along_dqd
+        * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_upper_velocity_w_x_along_dqd
+        - right_slider_momentum_f_x * right_upper_velocity_w_y_along_dqd
+        - right_slider_momentum_f_x_along_dqd * right_upper_velocity_w_y;
+    let right_slider_composite_force_f_z_along_dqd = p.right_slider_mass
+        * right_slider_acceleration_v_z_along_dqd
+        + right_slider_articulated_bias_f_z_along_dqd
+        - (right_upper_acceleration_w_y_along_dqd * cache.right_slider_inertia_h_x
+            - right_upper_acceleration_w_x_along_dqd * cache.right_slider_inertia_h_y);
+    let right_upper_composite_force_f_z_along_dqd = right_upper_velocity_w_x_along_dqd
+        * right_upper_momentum_f_y + right_slider_composite_force_f_z_along_dqd
+        + right_upper_momentum_f_y_along_dqd * right_upper_velocity_w_x
+        + p.arm_mass * right_upper_acceleration_v_z_along_dqd
+        - right_upper_momentum_f_x_along_dqd * right_upper_velocity_w_y
+        - right_upper_momentum_f_x * right_upper_velocity_w_y_along_dqd
+        - (cache.right_upper_inertia_h_x * right_upper_acceleration_w_y_along_dqd
+            - cache.right_upper_inertia_h_y * right_upper_acceleration_w_x_along_dqd);
+    let left_upper_subspace_rate_v_z_along_dqd = cache.base_roll_rotation_12
+        * base_roll_velocity_v_x_along_dqd
+        + base_roll_velocity_w_x_along_dqd * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_02 * base_roll_velocity_v_y_along_dqd
+        - base_roll_velocity_w_y_along_dqd * cache.left_upper_subspace_v_x;
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let left_upper_acceleration_v_z_along_dqd = qd[6]
+        * left_upper_subspace_rate_v_z_along_dqd + base_roll_acceleration_v_z_along_dqd
+        + left_upper_subspace_rate_v_z * dqd[6];
+    let left_lower_articulated_bias_f_z_along_dqd = left_lower_velocity_w_x_along_dqd
+        * left_lower_momentum_f_y
+        + left_lower_velocity_w_x * left_lower_momentum_f_y_along_dqd
+        - left_lower_momentum_f_x_along_dqd * left_lower_velocity_w_y
+        - left_lower_velocity_w_y_along_dqd * left_lower_momentum_f_x;
+    let left_lower_subspace_rate_v_z = cache.left_upper_rotation_11
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * cache.left_lower_subspace_v_x;
+    let left_lower_subspace_rate_v_z_along_dqd = cache.left_lower_subspace_v_y
+        * left_upper_velocity_w_x_along_dqd
+        + cache.left_upper_rotation_11 * left_upper_velocity_v_x_along_dqd
+        - cache.left_lower_subspace_v_x * left_upper_velocity_w_y_along_dqd
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y_along_dqd;
+    let left_lower_acceleration_v_z_along_dqd = left_upper_acceleration_v_z_along_dqd
+        + dqd[8] * left_lower_subspace_rate_v_z
+        + left_lower_subspace_rate_v_z_along_dqd * qd[8];
+    let left_lower_composite_force_f_z_along_dqd = left_lower_articulated_bias_f_z_along_dqd
+        + left_lower_acceleration_v_z_along_dqd * p.left_lower_mass
+        - (cache.left_lower_inertia_h_x * left_lower_acceleration_w_y_along_dqd
+            - cache.left_lower_inertia_h_y * left_lower_acceleration_w_x_along_dqd);
+    let left_upper_composite_force_f_z_along_dqd = p.arm_mass
+        * left_upper_acceleration_v_z_along_dqd
+        + left_upper_velocity_w_x_along_dqd * left_upper_momentum_f_y
+        + left_lower_composite_force_f_z_along_dqd
+        + left_upper_velocity_w_x * left_upper_momentum_f_y_along_dqd
+        - left_upper_momentum_f_x_along_dqd * left_upper_velocity_w_y
+        - left_upper_momentum_f_x * left_upper_velocity_w_y_along_dqd
+        - (cache.left_upper_inertia_h_x * left_upper_acceleration_w_y_along_dqd
+            - cache.left_upper_inertia_h_y * left_upper_acceleration_w_x_along_dqd);
+    let hub_composite_force_f_z_along_dqd = base_roll_velocity_w_x_along_dqd
+        * hub_momentum_f_y + hub_momentum_f_y_along_dqd * base_roll_velocity_w_x
+        + right_upper_composite_force_f_z_along_dqd
+        + base_roll_acceleration_v_z_along_dqd * p.hub_mass
+        + left_upper_composite_force_f_z_along_dqd
+        - hub_momentum_f_x_along_dqd * base_roll_velocity_w_y
+        - base_roll_velocity_w_y_along_dqd * hub_momentum_f_x
+        - (base_roll_acceleration_w_y_along_dqd * cache.hub_inertia_h_x
+            - cache.hub_inertia_h_y * base_roll_acceleration_w_x_along_dqd);
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let hub_momentum_n_x_along_dqd = base_roll_velocity_w_y_along_dqd
+        * cache.hub_inertia_i_01
+        + cache.hub_inertia_h_y * base_roll_velocity_v_z_along_dqd
+        + cache.hub_inertia_i_02 * base_roll_velocity_w_z_along_dqd
+        + base_roll_velocity_w_x_along_dqd * cache.hub_inertia_i_00
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y_along_dqd;
+    let hub_momentum_n_y_along_dqd = base_roll_velocity_w_x_along_dqd
+        * cache.hub_inertia_i_01
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x_along_dqd
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_z_along_dqd
+        + base_roll_velocity_w_y_along_dqd * cache.hub_inertia_i_11
+        - cache.hub_inertia_h_x * base_roll_velocity_v_z_along_dqd;
+    let left_upper_momentum_n_x_along_dqd = cache.left_upper_inertia_i_01
+        * left_upper_velocity_w_y_along_dqd
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x_along_dqd
+        + left_upper_velocity_v_z_along_dqd * cache.left_upper_inertia_h_y
+        + left_upper_velocity_w_z_along_dqd * cache.left_upper_inertia_i_02
+        - left_upper_velocity_v_y_along_dqd * cache.left_upper_inertia_h_z;
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_lower_momentum_n_x_along_dqd = left_lower_velocity_v_z_along_dqd
+        * cache.left_lower_inertia_h_y
+        + left_lower_velocity_w_y_along_dqd * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_i_00 * left_lower_velocity_w_x_along_dqd
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z_along_dqd
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y_along_dqd;
+    let left_lower_momentum_n_y_along_dqd = cache.left_lower_inertia_i_01
+        * left_lower_velocity_w_x_along_dqd
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x_along_dqd
+        + left_lower_velocity_w_z_along_dqd * cache.left_lower_inertia_i_12
+        + left_lower_velocity_w_y_along_dqd * cache.left_lower_inertia_i_11
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z_along_dqd;
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_lower_articulated_bias_n_z_along_dqd = left_lower_velocity_v_x_along_dqd
+        * left_lower_momentum_f_y
+        + left_lower_momentum_n_y * left_lower_velocity_w_x_along_dqd
+        + left_lower_momentum_f_y_along_dqd * left_lower_velocity_v_x
+        + left_lower_momentum_n_y_along_dqd * left_lower_velocity_w_x
+        - left_lower_momentum_f_x * left_lower_velocity_v_y_along_dqd
+        - left_lower_momentum_n_x_along_dqd * left_lower_velocity_w_y
+        - left_lower_velocity_v_y * left_lower_momentum_f_x_along_dqd
+        - left_lower_momentum_n_x * left_lower_velocity_w_y_along_dqd;
+    let left_lower_composite_force_n_z_along_dqd = cache.left_lower_inertia_i_02
+        * left_lower_acceleration_w_x_along_dqd
+        + left_lower_articulated_bias_n_z_along_dqd
+        + left_lower_acceleration_w_y_along_dqd * cache.left_lower_inertia_i_12
+        + left_lower_acceleration_w_z_along_dqd * cache.left_lower_inertia_i_22
+        + cache.left_lower_inertia_h_x * left_lower_acceleration_v_y_along_dqd
+        - left_lower_acceleration_v_x_along_dqd * cache.left_lower_inertia_h_y;
+    let left_upper_momentum_n_y_along_dqd = left_upper_velocity_v_x_along_dqd
+        * cache.left_upper_inertia_h_z
+        + left_upper_velocity_w_z_along_dqd * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_i_01 * left_upper_velocity_w_x_along_dqd
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y_along_dqd
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z_along_dqd;
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * cache.left_upper_inertia_i_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let left_upper_composite_force_n_z_along_dqd = left_lower_composite_force_n_z_along_dqd
+        + left_upper_acceleration_w_y_along_dqd * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_acceleration_v_y_along_dqd
+        + left_upper_velocity_w_x * left_upper_momentum_n_y_along_dqd
+        + left_upper_velocity_w_x_along_dqd * left_upper_momentum_n_y
+        + left_upper_velocity_v_x_along_dqd * left_upper_momentum_f_y
+        + left_upper_acceleration_w_z_along_dqd * cache.left_upper_inertia_i_22
+        + left_upper_velocity_v_x * left_upper_momentum_f_y_along_dqd
+        + left_upper_acceleration_w_x_along_dqd * cache.left_upper_inertia_i_02
+        - left_upper_velocity_w_y * left_upper_momentum_n_x_along_dqd
+        - left_upper_acceleration_v_x_along_dqd * cache.left_upper_inertia_h_y
+        - left_upper_momentum_n_x * left_upper_velocity_w_y_along_dqd
+        - left_upper_momentum_f_x * left_upper_velocity_v_y_along_dqd
+        - left_upper_momentum_f_x_along_dqd * left_upper_velocity_v_y;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let right_slider_momentum_n_x_along_dqd = cache.right_slider_inertia_i_01
+        * right_upper_velocity_w_y_along_dqd
+        + cache.right_slider_inertia_i_02 * right_upper_velocity_w_z_along_dqd
+        + right_upper_velocity_w_x_along_dqd * cache.right_slider_inertia_i_00
+        + right_slider_velocity_v_z_along_dqd * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y_along_dqd;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_slider_momentum_n_y_along_dqd = right_upper_velocity_w_x_along_dqd
+        * cache.right_slider_inertia_i_01
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x_along_dqd
+        + cache.right_slider_inertia_i_12 * right_upper_velocity_w_z_along_dqd
+        + right_upper_velocity_w_y_along_dqd * cache.right_slider_inertia_i_11
+        - right_slider_velocity_v_z_along_dqd * cache.right_slider_inertia_h_x;
+    let right_slider_articulated_bias_n_z_along_dqd = right_slider_momentum_f_y_along_dqd
+        * right_slider_velocity_v_x
+        + right_slider_momentum_f_y * right_slider_velocity_v_x_along_dqd
+        + right_upper_velocity_w_x_along_dqd * right_slider_momentum_n_y
+        + right_slider_momentum_n_y_along_dqd * right_upper_velocity_w_x
+        - right_upper_velocity_w_y * right_slider_momentum_n_x_along_dqd
+        - right_slider_momentum_n_x * right_upper_velocity_w_y_along_dqd
+        - right_slider_momentum_f_x_along_dqd * right_slider_velocity_v_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y_along_dqd;
+    let right_slider_composite_force_n_z_along_dqd = right_upper_acceleration_w_z_along_dqd
+        * cache.right_slider_inertia_i_22
+        + right_upper_acceleration_w_y_along_dqd * cache.right_slider_inertia_i_12
+        + right_slider_articulated_bias_n_z_along_dqd
+        + cache.right_slider_inertia_h_x * right_slider_acceleration_v_y_along_dqd
+        + cache.right_slider_inertia_i_02 * right_upper_acceleration_w_x_along_dqd
+        - right_slider_acceleration_v_x_along_dqd * cache.right_slider_inertia_h_y;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_momentum_n_y_along_dqd = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y_along_dqd
+        + right_upper_velocity_v_x_along_dqd * cache.right_upper_inertia_h_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x_along_dqd
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z_along_dqd
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z_along_dqd;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_momentum_n_x_along_dqd = cache.right_upper_inertia_i_01
+        * right_upper_velocity_w_y_along_dqd
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z_along_dqd
+        + cache.right_upper_inertia_i_00 * right_upper_velocity_w_x_along_dqd
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_z_along_dqd
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y_along_dqd;
+    let right_upper_composite_force_n_z_along_dqd = right_upper_momentum_f_y_along_dqd
+        * right_upper_velocity_v_x + right_slider_composite_force_n_z_along_dqd
+        + right_upper_acceleration_w_z_along_dqd * cache.right_upper_inertia_i_22
+        + right_upper_velocity_w_x_along_dqd * right_upper_momentum_n_y
+        + right_upper_momentum_n_y_along_dqd * right_upper_velocity_w_x
+        + right_upper_acceleration_w_y_along_dqd * cache.right_upper_inertia_i_12
+        + right_upper_acceleration_w_x_along_dqd * cache.right_upper_inertia_i_02
+        + right_upper_velocity_v_x_along_dqd * right_upper_momentum_f_y
+        + cache.right_upper_inertia_h_x * right_upper_acceleration_v_y_along_dqd
+        - right_upper_momentum_f_x * right_upper_velocity_v_y_along_dqd
+        - right_upper_momentum_n_x * right_upper_velocity_w_y_along_dqd
+        - cache.right_upper_inertia_h_y * right_upper_acceleration_v_x_along_dqd
+        - right_upper_momentum_n_x_along_dqd * right_upper_velocity_w_y
+        - right_upper_momentum_f_x_along_dqd * right_upper_velocity_v_y;
+    let hub_composite_force_n_z_along_dqd = base_roll_velocity_w_x_along_dqd
+        * hub_momentum_n_y + base_roll_velocity_w_x * hub_momentum_n_y_along_dqd
+        + left_upper_composite_force_n_z_along_dqd
+        + hub_momentum_f_y_along_dqd * base_roll_velocity_v_x
+        + hub_momentum_f_y * base_roll_velocity_v_x_along_dqd
+        + cache.hub_inertia_h_x * base_roll_acceleration_v_y_along_dqd
+        + base_roll_acceleration_w_y_along_dqd * cache.hub_inertia_i_12
+        + base_roll_bias_w_z_along_dqd * cache.hub_inertia_i_22
+        + right_upper_composite_force_n_z_along_dqd
+        + cache.hub_inertia_i_02 * base_roll_acceleration_w_x_along_dqd
+        - base_roll_acceleration_v_x_along_dqd * cache.hub_inertia_h_y
+        - hub_momentum_n_x_along_dqd * base_roll_velocity_w_y
+        - hub_momentum_f_x_along_dqd * base_roll_velocity_v_y
+        - hub_momentum_f_x * base_roll_velocity_v_y_along_dqd
+        - base_roll_velocity_w_y_along_dqd * hub_momentum_n_x;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
+    let right_slider_momentum_n_z_along_dqd = cache.right_slider_inertia_i_22
+        * right_upper_velocity_w_z_along_dqd
+        + right_upper_velocity_w_y_along_dqd * cache.right_slider_inertia_i_12
+        + cache.right_slider_inertia_i_02 * right_upper_velocity_w_x_along_dqd
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y_along_dqd
+        - right_slider_velocity_v_x_along_dqd * cache.right_slider_inertia_h_y;
+    let right_slider_articulated_bias_n_x_along_dqd = right_slider_momentum_f_z_along_dqd
+        * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y_along_dqd
+        + right_slider_momentum_f_z * right_slider_velocity_v_y_along_dqd
+        + right_slider_momentum_n_z_along_dqd * right_upper_velocity_w_y
+        - right_slider_velocity_v_z_along_dqd * right_slider_momentum_f_y
+        - right_slider_momentum_n_y * right_upper_velocity_w_z_along_dqd
+        - right_upper_velocity_w_z * right_slider_momentum_n_y_along_dqd
+        - right_slider_momentum_f_y_along_dqd * right_slider_velocity_v_z;
+    let right_slider_composite_force_n_x_along_dqd = cache.right_slider_inertia_i_02
+        * right_upper_acceleration_w_z_along_dqd
+        + right_slider_articulated_bias_n_x_along_dqd
+        + right_slider_acceleration_v_z_along_dqd * cache.right_slider_inertia_h_y
+        + right_upper_acceleration_w_y_along_dqd * cache.right_slider_inertia_i_01
+        + right_upper_acceleration_w_x_along_dqd * cache.right_slider_inertia_i_00
+        - cache.right_slider_inertia_h_z * right_slider_acceleration_v_y_along_dqd;
+    let right_upper_momentum_n_z_along_dqd = right_upper_velocity_w_x_along_dqd
+        * cache.right_upper_inertia_i_02
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_y_along_dqd
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y_along_dqd
+        + cache.right_upper_inertia_i_22 * right_upper_velocity_w_z_along_dqd
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x_along_dqd;
+    let right_upper_composite_force_n_x_along_dqd = cache.right_upper_inertia_i_01
+        * right_upper_acceleration_w_y_along_dqd
+        + right_upper_velocity_w_y_along_dqd * right_upper_momentum_n_z
+        + right_slider_composite_force_n_x_along_dqd
+        + right_upper_velocity_w_y * right_upper_momentum_n_z_along_dqd
+        + cache.right_upper_inertia_i_00 * right_upper_acceleration_w_x_along_dqd
+        + right_upper_velocity_v_y * right_upper_momentum_f_z_along_dqd
+        + right_upper_acceleration_w_z_along_dqd * cache.right_upper_inertia_i_02
+        + right_upper_momentum_f_z * right_upper_velocity_v_y_along_dqd
+        + cache.right_upper_inertia_h_y * right_upper_acceleration_v_z_along_dqd
+        - right_upper_velocity_v_z_along_dqd * right_upper_momentum_f_y
+        - right_upper_velocity_v_z * right_upper_momentum_f_y_along_dqd
+        - right_upper_acceleration_v_y_along_dqd * cache.right_upper_inertia_h_z
+        - right_upper_momentum_n_y * right_upper_velocity_w_z_along_dqd
+        - right_upper_velocity_w_z * right_upper_momentum_n_y_along_dqd;
+    let hub_momentum_n_z_along_dqd = base_roll_velocity_w_x_along_dqd
+        * cache.hub_inertia_i_02
+        + cache.hub_inertia_h_x * base_roll_velocity_v_y_along_dqd
+        + cache.hub_inertia_i_22 * base_roll_velocity_w_z_along_dqd
+        + base_roll_velocity_w_y_along_dqd * cache.hub_inertia_i_12
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x_along_dqd;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_upper_momentum_n_z_along_dqd = left_upper_velocity_w_x_along_dqd
+        * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y_along_dqd
+        + left_upper_velocity_w_y_along_dqd * cache.left_upper_inertia_i_12
+        + left_upper_velocity_w_z_along_dqd * cache.left_upper_inertia_i_22
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x_along_dqd;
+    let left_lower_momentum_n_z_along_dqd = left_lower_velocity_w_y_along_dqd
+        * cache.left_lower_inertia_i_12
+        + left_lower_velocity_w_z_along_dqd * cache.left_lower_inertia_i_22
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y_along_dqd
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_x_along_dqd
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x_along_dqd;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_articulated_bias_n_x_along_dqd = left_lower_velocity_w_y
+        * left_lower_momentum_n_z_along_dqd
+        + left_lower_velocity_v_y * left_lower_momentum_f_z_along_dqd
+        + left_lower_velocity_w_y_along_dqd * left_lower_momentum_n_z
+        + left_lower_momentum_f_z * left_lower_velocity_v_y_along_dqd
+        - left_lower_momentum_n_y * left_lower_velocity_w_z_along_dqd
+        - left_lower_velocity_v_z_along_dqd * left_lower_momentum_f_y
+        - left_lower_momentum_n_y_along_dqd * left_lower_velocity_w_z
+        - left_lower_momentum_f_y_along_dqd * left_lower_velocity_v_z;
+    let left_lower_composite_force_n_x_along_dqd = left_lower_acceleration_v_z_along_dqd
+        * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_00 * left_lower_acceleration_w_x_along_dqd
+        + left_lower_acceleration_w_z_along_dqd * cache.left_lower_inertia_i_02
+        + left_lower_articulated_bias_n_x_along_dqd
+        + cache.left_lower_inertia_i_01 * left_lower_acceleration_w_y_along_dqd
+        - cache.left_lower_inertia_h_z * left_lower_acceleration_v_y_along_dqd;
+    let left_upper_composite_force_n_x_along_dqd = left_upper_acceleration_w_z_along_dqd
+        * cache.left_upper_inertia_i_02
+        + left_upper_momentum_f_z_along_dqd * left_upper_velocity_v_y
+        + left_upper_momentum_n_z * left_upper_velocity_w_y_along_dqd
+        + left_upper_acceleration_v_z_along_dqd * cache.left_upper_inertia_h_y
+        + left_upper_velocity_w_y * left_upper_momentum_n_z_along_dqd
+        + cache.left_upper_inertia_i_00 * left_upper_acceleration_w_x_along_dqd
+        + left_upper_momentum_f_z * left_upper_velocity_v_y_along_dqd
+        + left_lower_composite_force_n_x_along_dqd
+        + left_upper_acceleration_w_y_along_dqd * cache.left_upper_inertia_i_01
+        - left_upper_acceleration_v_y_along_dqd * cache.left_upper_inertia_h_z
+        - left_upper_velocity_w_z_along_dqd * left_upper_momentum_n_y
+        - left_upper_velocity_v_z_along_dqd * left_upper_momentum_f_y
+        - left_upper_momentum_n_y_along_dqd * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * left_upper_momentum_f_y_along_dqd;
+    let hub_composite_force_n_x_along_dqd = hub_momentum_f_z_along_dqd
+        * base_roll_velocity_v_y + right_upper_composite_force_n_x_along_dqd
+        + hub_momentum_n_z_along_dqd * base_roll_velocity_w_y
+        + base_roll_bias_w_z_along_dqd * cache.hub_inertia_i_02
+        + base_roll_velocity_w_y_along_dqd * hub_momentum_n_z
+        + cache.hub_inertia_i_00 * base_roll_acceleration_w_x_along_dqd
+        + left_upper_composite_force_n_x_along_dqd
+        + base_roll_acceleration_w_y_along_dqd * cache.hub_inertia_i_01
+        + hub_momentum_f_z * base_roll_velocity_v_y_along_dqd
+        + base_roll_acceleration_v_z_along_dqd * cache.hub_inertia_h_y
+        - base_roll_velocity_w_z * hub_momentum_n_y_along_dqd
+        - cache.hub_inertia_h_z * base_roll_acceleration_v_y_along_dqd
+        - hub_momentum_f_y_along_dqd * base_roll_velocity_v_z
+        - hub_momentum_f_y * base_roll_velocity_v_z_along_dqd
+        - hub_momentum_n_y * base_roll_velocity_w_z_along_dqd;
+    let right_slider_articulated_bias_n_y_along_dqd = right_upper_velocity_w_z
+        * right_slider_momentum_n_x_along_dqd
+        + right_slider_momentum_n_x * right_upper_velocity_w_z_along_dqd
+        + right_slider_momentum_f_x * right_slider_velocity_v_z_along_dqd
+        + right_slider_momentum_f_x_along_dqd * right_slider_velocity_v_z
+        - right_slider_momentum_n_z_along_dqd * right_upper_velocity_w_x
+        - right_slider_momentum_n_z * right_upper_velocity_w_x_along_dqd
+        - right_slider_velocity_v_x * right_slider_momentum_f_z_along_dqd
+        - right_slider_momentum_f_z * right_slider_velocity_v_x_along_dqd;
+    let right_slider_composite_force_n_y_along_dqd = right_slider_acceleration_v_x_along_dqd
+        * cache.right_slider_inertia_h_z + right_slider_articulated_bias_n_y_along_dqd
+        + right_upper_acceleration_w_y_along_dqd * cache.right_slider_inertia_i_11
+        + right_upper_acceleration_w_x_along_dqd * cache.right_slider_inertia_i_01
+        + right_upper_acceleration_w_z_along_dqd * cache.right_slider_inertia_i_12
+        - cache.right_slider_inertia_h_x * right_slider_acceleration_v_z_along_dqd;
+    let right_upper_composite_force_n_y_along_dqd = right_upper_momentum_n_x
+        * right_upper_velocity_w_z_along_dqd
+        + cache.right_upper_inertia_h_z * right_upper_acceleration_v_x_along_dqd
+        + right_upper_velocity_v_z * right_upper_momentum_f_x_along_dqd
+        + cache.right_upper_inertia_i_01 * right_upper_acceleration_w_x_along_dqd
+        + right_upper_momentum_f_x * right_upper_velocity_v_z_along_dqd
+        + cache.right_upper_inertia_i_12 * right_upper_acceleration_w_z_along_dqd
+        + right_slider_composite_force_n_y_along_dqd
+        + right_upper_momentum_n_x_along_dqd * right_upper_velocity_w_z
+        + right_upper_acceleration_w_y_along_dqd * cache.right_upper_inertia_i_11
+        - right_upper_velocity_v_x_along_dqd * right_upper_momentum_f_z
+        - right_upper_velocity_v_x * right_upper_momentum_f_z_along_dqd
+        - right_upper_velocity_w_x_along_dqd * right_upper_momentum_n_z
+        - right_upper_velocity_w_x * right_upper_momentum_n_z_along_dqd
+        - cache.right_upper_inertia_h_x * right_upper_acceleration_v_z_along_dqd;
+    let left_lower_articulated_bias_n_y_along_dqd = left_lower_momentum_f_x
+        * left_lower_velocity_v_z_along_dqd
+        + left_lower_momentum_n_x_along_dqd * left_lower_velocity_w_z
+        + left_lower_momentum_f_x_along_dqd * left_lower_velocity_v_z
+        + left_lower_momentum_n_x * left_lower_velocity_w_z_along_dqd
+        - left_lower_momentum_f_z * left_lower_velocity_v_x_along_dqd
+        - left_lower_velocity_w_x * left_lower_momentum_n_z_along_dqd
+        - left_lower_velocity_w_x_along_dqd * left_lower_momentum_n_z
+        - left_lower_momentum_f_z_along_dqd * left_lower_velocity_v_x;
+    let left_lower_composite_force_n_y_along_dqd = left_lower_articulated_bias_n_y_along_dqd
+        + cache.left_lower_inertia_i_11 * left_lower_acceleration_w_y_along_dqd
+        + cache.left_lower_inertia_h_z * left_lower_acceleration_v_x_along_dqd
+        + cache.left_lower_inertia_i_01 * left_lower_acceleration_w_x_along_dqd
+        + left_lower_acceleration_w_z_along_dqd * cache.left_lower_inertia_i_12
+        - cache.left_lower_inertia_h_x * left_lower_acceleration_v_z_along_dqd;
+    let left_upper_composite_force_n_y_along_dqd = left_upper_acceleration_w_z_along_dqd
+        * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_i_01 * left_upper_acceleration_w_x_along_dqd
+        + left_upper_velocity_w_z_along_dqd * left_upper_momentum_n_x
+        + left_upper_momentum_f_x * left_upper_velocity_v_z_along_dqd
+        + left_upper_momentum_n_x_along_dqd * left_upper_velocity_w_z
+        + left_upper_acceleration_v_x_along_dqd * cache.left_upper_inertia_h_z
+        + left_upper_momentum_f_x_along_dqd * left_upper_velocity_v_z
+        + cache.left_upper_inertia_i_11 * left_upper_acceleration_w_y_along_dqd
+        + left_lower_composite_force_n_y_along_dqd
+        - left_upper_momentum_f_z_along_dqd * left_upper_velocity_v_x
+        - left_upper_velocity_w_x_along_dqd * left_upper_momentum_n_z
+        - left_upper_momentum_n_z_along_dqd * left_upper_velocity_w_x
+        - left_upper_momentum_f_z * left_upper_velocity_v_x_along_dqd
+        - cache.left_upper_inertia_h_x * left_upper_acceleration_v_z_along_dqd;
+    let hub_composite_force_n_y_along_dqd = hub_momentum_f_x_along_dqd
+        * base_roll_velocity_v_z + right_upper_composite_force_n_y_along_dqd
+        + base_roll_bias_w_z_along_dqd * cache.hub_inertia_i_12
+        + hub_momentum_f_x * base_roll_velocity_v_z_along_dqd
+        + base_roll_acceleration_w_y_along_dqd * cache.hub_inertia_i_11
+        + base_roll_velocity_w_z * hub_momentum_n_x_along_dqd
+        + hub_momentum_n_x * base_roll_velocity_w_z_along_dqd
+        + cache.hub_inertia_i_01 * base_roll_acceleration_w_x_along_dqd
+        + left_upper_composite_force_n_y_along_dqd
+        + base_roll_acceleration_v_x_along_dqd * cache.hub_inertia_h_z
+        - hub_momentum_n_z * base_roll_velocity_w_x_along_dqd
+        - hub_momentum_f_z_along_dqd * base_roll_velocity_v_x
+        - base_roll_acceleration_v_z_along_dqd * cache.hub_inertia_h_x
+        - hub_momentum_f_z * base_roll_velocity_v_x_along_dqd
+        - base_roll_velocity_w_x * hub_momentum_n_z_along_dqd;
+    out[0] = hub_composite_force_f_x_along_dqd;
+    out[1] = hub_composite_force_f_y_along_dqd;
+    out[2] = hub_composite_force_f_z_along_dqd;
+    out[3] = cache.base_yaw_subspace_v_y * hub_composite_force_f_y_along_dqd
+        + q[1] * hub_composite_force_f_x_along_dqd + hub_composite_force_n_z_along_dqd;
+    out[4] = hub_composite_force_n_x_along_dqd * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_z * hub_composite_force_f_z_along_dqd
+        + hub_composite_force_n_y_along_dqd * cache.cos_q3
+        + hub_composite_force_f_y_along_dqd * cache.base_pitch_subspace_v_y
+        + hub_composite_force_f_x_along_dqd * cache.base_pitch_subspace_v_x;
+    out[5] = cache.base_roll_subspace_v_z * hub_composite_force_f_z_along_dqd
+        + cache.base_pitch_rotation_20 * hub_composite_force_n_z_along_dqd
+        + cache.base_pitch_rotation_10 * hub_composite_force_n_y_along_dqd
+        + cache.base_roll_subspace_v_y * hub_composite_force_f_y_along_dqd
+        + cache.base_pitch_rotation_00 * hub_composite_force_n_x_along_dqd
+        + hub_composite_force_f_x_along_dqd * cache.base_roll_subspace_v_x;
+    out[6] = left_upper_composite_force_n_x_along_dqd * cache.base_roll_rotation_02
+        + cache.left_upper_subspace_v_z * left_upper_composite_force_f_z_along_dqd
+        + left_upper_composite_force_n_z_along_dqd * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_x * left_upper_composite_force_f_x_along_dqd
+        + cache.base_roll_rotation_12 * left_upper_composite_force_n_y_along_dqd
+        + cache.left_upper_subspace_v_y * left_upper_composite_force_f_y_along_dqd;
+    out[7] = cache.right_upper_subspace_v_y * right_upper_composite_force_f_y_along_dqd
+        + cache.right_upper_axis_z * right_upper_composite_force_n_z_along_dqd
+        + right_upper_composite_force_f_x_along_dqd * cache.right_upper_subspace_v_x
+        + right_upper_composite_force_n_y_along_dqd * cache.right_upper_axis_y
+        + right_upper_composite_force_n_x_along_dqd * cache.right_upper_axis_x
+        + right_upper_composite_force_f_z_along_dqd * cache.right_upper_subspace_v_z;
+    out[8] = cache.left_lower_subspace_v_x * left_lower_composite_force_f_x_along_dqd
+        + cache.left_upper_rotation_11 * left_lower_composite_force_n_y_along_dqd
+        + left_lower_composite_force_n_z_along_dqd * cache.left_upper_rotation_21
+        + cache.left_lower_subspace_v_y * left_lower_composite_force_f_y_along_dqd
+        + cache.left_upper_rotation_01 * left_lower_composite_force_n_x_along_dqd
+        + left_lower_composite_force_f_z_along_dqd * cache.left_lower_subspace_v_z;
+    out[9] = cache.right_upper_rotation_00 * right_slider_composite_force_f_x_along_dqd
+        + cache.right_upper_rotation_10 * right_slider_composite_force_f_y_along_dqd
+        + cache.right_upper_rotation_20 * right_slider_composite_force_f_z_along_dqd;
+}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -6134,6 +9736,27 @@ impl Model<DOF, CONTACTS> for SpatialTree {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
+    }
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        dqd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

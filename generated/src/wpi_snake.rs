@@ -3848,6 +3848,3381 @@ pub fn dynamics_into(
     coriolis_into(q, qd, p, cache, coriolis);
     gravity_into(q, p, cache, gravity);
 }
+/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_position_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let link1_inertia_h_y_along_dq = p.link_mass * dq[1];
+    let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
+    let link1_inertia_h_x_along_dq = dq[0] * p.link_mass;
+    let base_angle_subspace_v_y_along_dq = -dq[0];
+    let base_angle_velocity_v_y_along_dq = qd[2] * base_angle_subspace_v_y_along_dq;
+    let link1_momentum_f_y_along_dq = link1_inertia_h_x_along_dq * qd[2]
+        + p.link_mass * base_angle_velocity_v_y_along_dq;
+    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let t0 = qd[2] + 0.21132486540518713 * segment1_bend_y_rate;
+    let t1 = cache.segment1_slice0_bend_c4 - 0.5 * cache.segment1_slice0_bend_c3;
+    let t2 = cache.segment1_bend_y * p.channel_length;
+    let segment1_bend_y_along_dq = p.channel_length * dq[3];
+    let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
+        * segment1_bend_y_along_dq;
+    let segment1_slice0_bend_along_dq = 0.044658198738520456
+        * segment1_bend_squared_along_dq;
+    let t3 = p.channel_length * segment1_bend_y_along_dq;
+    let segment1_slice0_local_com_y_along_dq = 0.044658198738520456 * t1 * t2
+        * segment1_slice0_bend_along_dq
+        + 0.044658198738520456 * cache.segment1_slice0_bend_c2 * t3;
+    let t4 = 1.5 * cache.segment1_slice0_bend_c5 - 0.5 * cache.segment1_slice0_bend_c4;
+    let t5 = 0.009437387837655933 * t2 * t4 * segment1_slice0_bend_along_dq
+        + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t3
+        - 0.009437387837655933 * t1 * t2 * segment1_slice0_bend_along_dq
+        - 0.009437387837655933 * cache.segment1_slice0_bend_c2 * t3;
+    let segment1_slice0_local_bend_y_column_v_x_along_dq = 0.21132486540518713
+        * segment1_slice0_local_com_y_along_dq + t5;
+    let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let t6 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let t7 = base_angle_velocity_v_x - q[1] * qd[2];
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+    let t8 = base_angle_velocity_v_y_along_dq + dq[0] * qd[2];
+    let segment1_base_velocity_v_x_along_dq = base_angle_rotation_10_along_dq * t6
+        + t7 * base_angle_rotation_00_along_dq + cache.sin_q2 * t8;
+    let t9 = segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_x_along_dq
+        + segment1_base_velocity_v_x_along_dq;
+    let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass * t9
+        - segment1_slice0_local_inertia_h_y_along_dq * t0;
+    let t10 = t0 * segment1_slice0_local_momentum_f_x_along_dq;
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let base_angle_acceleration_v_y = qdd[2] * cache.base_angle_subspace_v_y + qdd[1]
+        + base_angle_bias_v_y;
+    let t11 = base_angle_acceleration_v_y + qdd[2] * q[0];
+    let base_angle_acceleration_v_y_along_dq = qdd[2] * base_angle_subspace_v_y_along_dq;
+    let t12 = qdd[2] * dq[0] + base_angle_acceleration_v_y_along_dq;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let t13 = base_angle_acceleration_v_x - qdd[2] * q[1];
+    let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+    let segment1_base_bias_v_y_along_dq = t11 * base_angle_rotation_00_along_dq
+        + cache.cos_q2 * t12 + t13 * base_angle_rotation_01_along_dq;
+    let t14 = 2.0 * cache.segment1_slice0_bend_c6 - 0.5 * cache.segment1_slice0_bend_c5;
+    let t15 = segment1_bend_y_rate * segment1_bend_y_rate;
+    let t16 = cache.segment1_bend_y * p.channel_length * t15;
+    let t17 = cache.segment1_bend_y.powi(3) * p.channel_length * t15;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+    let segment1_slice0_bend = 0.044658198738520456 * segment1_bend_squared;
+    let t18 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
+    let t19 = 2.5 * t18 - 0.5 * cache.segment1_slice0_bend_c6;
+    let t20 = (3.0 * segment1_bend_squared * segment1_bend_y_along_dq) * p.channel_length
+        * t15;
+    let t21 = p.channel_length * segment1_bend_y_along_dq * t15;
+    let segment1_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
+        * (0.5 * cache.segment1_slice0_bend_c3 - 0.5 * cache.segment1_slice0_bend_c2)
+        * segment1_slice0_bend_along_dq;
+    let t22 = segment1_bend_squared * p.channel_length;
+    let t23 = p.channel_length * segment1_bend_squared_along_dq;
+    let t24 = 0.00398870942913838 * t14 * segment1_slice0_bend_along_dq * t22
+        + 0.044658198738520456 * t1 * p.channel_length * segment1_slice0_bend_along_dq
+        + 0.00398870942913838 * t23 * cache.segment1_slice0_bend_c4
+        - 0.00199435471456919 * t4 * segment1_slice0_bend_along_dq * t22
+        - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t23;
+    let segment1_slice0_local_bend_y_column_v_y_along_dq = t24
+        - 0.21132486540518713 * segment1_slice0_local_com_x_along_dq;
+    let segment1_slice0_local_subspace0_v_y_along_dq = p.channel_length
+        * segment1_slice0_local_bend_y_column_v_y_along_dq;
+    let t25 = segment1_base_bias_v_y_along_dq
+        + segment1_bend_y_rate * qd[2] * segment1_slice0_local_bend_y_column_v_x_along_dq
+        + (0.01196612828741514 * t14 * segment1_slice0_bend_along_dq * t16
+            + 0.0007125143135866891 * t20 * cache.segment1_slice0_bend_c6
+            + 0.01196612828741514 * t21 * cache.segment1_slice0_bend_c4
+            + 0.0007125143135866891 * t17 * segment1_slice0_bend_along_dq
+                * (3.0 * softgen_runtime::stumpff(segment1_slice0_bend)[8] - 0.5 * t18)
+            + 0.00008906428919833614 * t17 * t14 * segment1_slice0_bend_along_dq
+            + 0.00008906428919833614 * t20 * cache.segment1_slice0_bend_c4
+            - 0.0004453214459916807 * t17 * t19 * segment1_slice0_bend_along_dq
+            - 0.0004453214459916807 * cache.segment1_slice0_bend_c5 * t20
+            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t21
+            - 0.00598306414370757 * t4 * segment1_slice0_bend_along_dq * t16)
+        + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
+        - 0.21132486540518713 * segment1_bend_y_rate
+            * segment1_base_velocity_v_x_along_dq
+        - 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate * t5;
+    let t26 = t25 * cache.segment1_slice0_mass;
+    let t27 = 0.7886751345948129 * segment1_bend_y_rate + qd[2];
+    let segment1_slice1_bend_along_dq = 0.6220084679281462
+        * segment1_bend_squared_along_dq;
+    let t28 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
+    let t29 = 1.5 * cache.segment1_slice1_bend_c5 - 0.5 * cache.segment1_slice1_bend_c4;
+    let t30 = 0.4905626121623441 * cache.segment1_slice1_bend_c3 * t3
+        + 0.4905626121623441 * t2 * t29 * segment1_slice1_bend_along_dq
+        - 0.4905626121623441 * t2 * segment1_slice1_bend_along_dq * t28
+        - 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t3;
+    let segment1_slice1_local_com_y_along_dq = 0.6220084679281462 * t2
+        * segment1_slice1_bend_along_dq * t28
+        + 0.6220084679281462 * cache.segment1_slice1_bend_c2 * t3;
+    let segment1_slice1_local_bend_y_column_v_x_along_dq = t30
+        + 0.7886751345948129 * segment1_slice1_local_com_y_along_dq;
+    let t31 = segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_x_along_dq
+        + segment1_base_velocity_v_x_along_dq;
+    let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+        * segment1_slice1_local_com_y_along_dq;
+    let segment1_slice1_local_momentum_f_x_along_dq = t31 * cache.segment1_slice0_mass
+        - t27 * segment1_slice1_local_inertia_h_y_along_dq;
+    let t32 = t27 * segment1_slice1_local_momentum_f_x_along_dq;
+    let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
+    let segment1_slice1_bias_w_z = qdd[2] + segment1_slice1_local_subspace0_w_z * qdd[3];
+    let segment1_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
+        * (0.5 * cache.segment1_slice1_bend_c3 - 0.5 * cache.segment1_slice1_bend_c2)
+        * segment1_slice1_bend_along_dq;
+    let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
+        * cache.segment1_slice0_mass;
+    let t33 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
+    let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
+        * cache.segment1_slice0_mass;
+    let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
+    let segment1_slice0_bias_w_z = qdd[2] + segment1_slice0_local_subspace0_w_z * qdd[3];
+    let t34 = segment1_slice0_local_inertia_h_x_along_dq * segment1_slice0_bias_w_z;
+    let segment1_slice1_bend = 0.6220084679281462 * segment1_bend_squared;
+    let t35 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
+    let t36 = 2.5 * t35 - 0.5 * cache.segment1_slice1_bend_c6;
+    let t37 = 2.0 * cache.segment1_slice1_bend_c6 - 0.5 * cache.segment1_slice1_bend_c5;
+    let t38 = 0.7737890683486395 * t23 * cache.segment1_slice1_bend_c4
+        + 0.7737890683486395 * t37 * segment1_slice1_bend_along_dq * t22
+        + 0.6220084679281462 * p.channel_length * segment1_slice1_bend_along_dq * t28
+        - 0.38689453417431974 * t29 * segment1_slice1_bend_along_dq * t22
+        - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t23;
+    let segment1_slice1_local_bend_y_column_v_y_along_dq = t38
+        - 0.7886751345948129 * segment1_slice1_local_com_x_along_dq;
+    let segment1_slice1_local_subspace0_v_y_along_dq = p.channel_length
+        * segment1_slice1_local_bend_y_column_v_y_along_dq;
+    let t39 = segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_x_along_dq
+        * qd[2] + segment1_base_bias_v_y_along_dq
+        + (2.3213672050459184 * t21 * cache.segment1_slice1_bend_c4
+            + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t20
+            + 0.24065167645154242 * t37 * t17 * segment1_slice1_bend_along_dq
+            + 1.9252134116123394 * t17 * segment1_slice1_bend_along_dq
+                * (3.0 * softgen_runtime::stumpff(segment1_slice1_bend)[8] - 0.5 * t35)
+            + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t20
+            + 2.3213672050459184 * t37 * segment1_slice1_bend_along_dq * t16
+            - 1.203258382257712 * t17 * segment1_slice1_bend_along_dq * t36
+            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t20
+            - 1.1606836025229592 * t29 * segment1_slice1_bend_along_dq * t16
+            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t21)
+        + segment1_slice1_local_subspace0_v_y_along_dq * qdd[3]
+        - 0.7886751345948129 * t30 * segment1_bend_y_rate * segment1_bend_y_rate
+        - 0.7886751345948129 * segment1_bend_y_rate
+            * segment1_base_velocity_v_x_along_dq;
+    let t40 = t39 * cache.segment1_slice0_mass;
+    let t41 = t10 + t26 + t32 + t33 + t34 + t40;
+    let t42 = cache.base_angle_rotation_01 * t41;
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let t43 = segment1_bend_squared_along_dq
+        * (cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3);
+    let t44 = t2 * t43 + cache.segment1_bend_squared_c2 * t3;
+    let t45 = p.channel_length * cache.segment1_bend_squared_c1;
+    let t46 = segment1_bend_squared_along_dq
+        * (0.5 * cache.segment1_bend_squared_c3 - 0.5 * cache.segment1_bend_squared_c2);
+    let t47 = t46 * p.channel_length;
+    let t48 = cache.segment1_bend_squared_c2 * t2;
+    let segment1_tip_position_x_along_dq = t44 * cache.base_angle_rotation_01 + dq[0]
+        + t45 * base_angle_rotation_00_along_dq + t47 * cache.cos_q2
+        + t48 * base_angle_rotation_01_along_dq;
+    let link2_inertia_h_x_along_dq = p.link_mass * segment1_tip_position_x_along_dq;
+    let t49 = 1.5 * cache.segment1_bend_squared_c5
+        - 0.5 * cache.segment1_bend_squared_c4;
+    let t50 = t3 * cache.segment1_bend_squared_c3
+        + t2 * segment1_bend_squared_along_dq * t49 - t2 * t43
+        - cache.segment1_bend_squared_c2 * t3;
+    let segment1_tip_local_bend_y_column_v_x_along_dq = t44 + t50;
+    let segment1_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * segment1_tip_local_bend_y_column_v_x_along_dq;
+    let t51 = 2.0 * cache.segment1_bend_squared_c6
+        - 0.5 * cache.segment1_bend_squared_c5;
+    let t52 = 2.0 * cache.segment1_bend_squared_c4 * t23 + p.channel_length * t43
+        + 2.0 * segment1_bend_squared_along_dq * t51 * t22
+        - t23 * cache.segment1_bend_squared_c3
+        - segment1_bend_squared_along_dq * t22 * t49;
+    let segment1_tip_local_bend_y_column_v_y_along_dq = t52 - t47;
+    let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
+        * p.channel_length;
+    let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
+        * segment1_tip_local_subspace0_v_x_along_dq
+        + cache.cos_q2 * segment1_tip_local_subspace0_v_y_along_dq
+        + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
+        + base_angle_rotation_10_along_dq * cache.segment1_tip_local_subspace0_v_x
+        - p.channel_length * dq[0];
+    let segment1_tip_velocity_v_y_along_dq = segment1_tip_subspace0_v_y_along_dq * qd[3]
+        + base_angle_velocity_v_y_along_dq;
+    let link2_momentum_f_y_along_dq = segment1_tip_velocity_w_z
+        * link2_inertia_h_x_along_dq + p.link_mass * segment1_tip_velocity_v_y_along_dq;
+    let segment1_tip_bias_w_z = qdd[2] + p.channel_length * qdd[3];
+    let segment1_tip_position_y_along_dq = t48 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t47 + cache.cos_q2 * t44 + dq[1]
+        + t45 * base_angle_rotation_10_along_dq;
+    let link2_inertia_h_y_along_dq = segment1_tip_position_y_along_dq * p.link_mass;
+    let t53 = softgen_runtime::stumpff(segment1_bend_squared)[7];
+    let t54 = 2.5 * t53 - 0.5 * cache.segment1_bend_squared_c6;
+    let t55 = (6.0 * cache.segment1_bend_squared_c4 * t21
+        + 6.0 * segment1_bend_squared_along_dq * t51 * t16
+        + cache.segment1_bend_squared_c4 * t20
+        + 8.0 * cache.segment1_bend_squared_c6 * t20
+        + 8.0 * t17 * segment1_bend_squared_along_dq
+            * (3.0 * softgen_runtime::stumpff(segment1_bend_squared)[8] - 0.5 * t53)
+        + t17 * segment1_bend_squared_along_dq * t51
+        - 5.0 * cache.segment1_bend_squared_c5 * t20
+        - 5.0 * t17 * t54 * segment1_bend_squared_along_dq
+        - 3.0 * t21 * cache.segment1_bend_squared_c3
+        - 3.0 * segment1_bend_squared_along_dq * t16 * t49)
+        + segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
+        - segment1_bend_y_rate * segment1_bend_y_rate * t50;
+    let t56 = cache.segment1_tip_local_subspace0_v_y * qdd[3]
+        + (cache.segment1_bend_squared_c4 * t17
+            + 8.0 * cache.segment1_bend_squared_c6 * t17
+            + 6.0 * cache.segment1_bend_squared_c4 * t16
+            - 3.0 * t16 * cache.segment1_bend_squared_c3
+            - 5.0 * t17 * cache.segment1_bend_squared_c5)
+        - segment1_bend_y_rate * segment1_bend_y_rate
+            * (t2 * cache.segment1_bend_squared_c3
+                - cache.segment1_bend_squared_c2 * t2);
+    let t57 = segment1_bend_squared * p.channel_length * t15;
+    let t58 = p.channel_length * t15;
+    let t59 = (cache.segment1_bend_squared_c3 * t57
+        + 3.0 * cache.segment1_bend_squared_c5 * t57
+        + t58 * cache.segment1_bend_squared_c3
+        - 3.0 * cache.segment1_bend_squared_c4 * t57
+        - t58 * cache.segment1_bend_squared_c2)
+        + segment1_bend_y_rate * segment1_bend_y_rate
+            * (cache.segment1_bend_squared_c2 * p.channel_length
+                + 2.0 * cache.segment1_bend_squared_c4 * t22
+                - t22 * cache.segment1_bend_squared_c3)
+        + qdd[3] * cache.segment1_tip_local_subspace0_v_x;
+    let t60 = p.channel_length * segment1_bend_squared_along_dq * t15;
+    let t61 = segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
+        + (t60 * cache.segment1_bend_squared_c3
+            + segment1_bend_squared_along_dq * t57 * t49
+            + 3.0 * cache.segment1_bend_squared_c5 * t60
+            + 3.0 * t54 * segment1_bend_squared_along_dq * t57
+            + t58 * segment1_bend_squared_along_dq * t49 - t58 * t43
+            - 3.0 * segment1_bend_squared_along_dq * t51 * t57
+            - 3.0 * cache.segment1_bend_squared_c4 * t60)
+        + segment1_bend_y_rate * segment1_bend_y_rate * t52;
+    let segment1_tip_bias_v_x_along_dq = base_angle_acceleration_v_x_along_dq
+        + cache.base_angle_rotation_01 * t55 + base_angle_rotation_01_along_dq * t56
+        + t59 * base_angle_rotation_00_along_dq + p.channel_length * dq[1] * qdd[3]
+        + cache.cos_q2 * t61 + segment1_bend_y_rate * base_angle_velocity_v_y_along_dq
+        - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
+    let segment2_bend_y_along_dq = p.channel_length * dq[4];
+    let t62 = segment2_bend_y_along_dq * p.channel_length;
+    let t63 = p.channel_length * cache.segment2_bend_y;
+    let segment2_bend_squared_along_dq = 2.0 * segment2_bend_y_along_dq
+        * cache.segment2_bend_y;
+    let segment2_slice1_bend_along_dq = 0.6220084679281462
+        * segment2_bend_squared_along_dq;
+    let t64 = cache.segment2_slice1_bend_c4 - 0.5 * cache.segment2_slice1_bend_c3;
+    let segment2_slice1_local_com_y_along_dq = 0.6220084679281462 * t62
+        * cache.segment2_slice1_bend_c2
+        + 0.6220084679281462 * t63 * segment2_slice1_bend_along_dq * t64;
+    let segment2_slice1_local_inertia_h_y_along_dq = segment2_slice1_local_com_y_along_dq
+        * cache.segment1_slice0_mass;
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let t65 = 0.7886751345948129 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let t66 = 1.5 * cache.segment2_slice1_bend_c5 - 0.5 * cache.segment2_slice1_bend_c4;
+    let t67 = 0.4905626121623441 * t63 * segment2_slice1_bend_along_dq * t66
+        + 0.4905626121623441 * cache.segment2_slice1_bend_c3 * t62
+        - 0.4905626121623441 * t63 * segment2_slice1_bend_along_dq * t64
+        - 0.4905626121623441 * t62 * cache.segment2_slice1_bend_c2;
+    let segment2_slice1_local_bend_y_column_v_x_along_dq = 0.7886751345948129
+        * segment2_slice1_local_com_y_along_dq + t67;
+    let t68 = segment1_tip_velocity_w_z * segment1_tip_position_x_along_dq
+        + segment1_tip_velocity_v_y_along_dq;
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let t69 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+        + segment1_tip_velocity_v_y;
+    let t70 = 1.0 - cache.segment1_bend_squared_c2 * segment1_bend_squared;
+    let t71 = cache.segment1_bend_y * cache.segment1_bend_squared_c1;
+    let t72 = -segment1_bend_squared * t43
+        - cache.segment1_bend_squared_c2 * segment1_bend_squared_along_dq;
+    let t73 = segment1_bend_y_along_dq * cache.segment1_bend_squared_c1
+        + t46 * cache.segment1_bend_y;
+    let segment1_tip_rotation_10_along_dq = t70 * base_angle_rotation_10_along_dq
+        + t71 * base_angle_rotation_00_along_dq + cache.sin_q2 * t72
+        + t73 * cache.cos_q2;
+    let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
+    let segment1_tip_subspace0_v_x_along_dq = base_angle_rotation_00_along_dq
+        * cache.segment1_tip_local_subspace0_v_x
+        + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq
+        + cache.cos_q2 * segment1_tip_local_subspace0_v_x_along_dq
+        + cache.base_angle_rotation_01 * segment1_tip_local_subspace0_v_y_along_dq
+        + p.channel_length * dq[1];
+    let segment1_tip_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
+        + segment1_tip_subspace0_v_x_along_dq * qd[3];
+    let t74 = segment1_tip_velocity_v_x_along_dq
+        - segment1_tip_velocity_w_z * segment1_tip_position_y_along_dq;
+    let t75 = cache.cos_q2 * t72;
+    let t76 = t70 * base_angle_rotation_00_along_dq;
+    let segment1_tip_rotation_00_along_dq = t75 + t73 * cache.base_angle_rotation_01
+        + t76 + t71 * base_angle_rotation_01_along_dq;
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let t77 = segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
+    let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t68
+        + t69 * segment1_tip_rotation_10_along_dq + cache.segment1_tip_rotation_00 * t74
+        + segment1_tip_rotation_00_along_dq * t77;
+    let t78 = segment2_slice1_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate
+        + segment2_base_velocity_v_x_along_dq;
+    let segment2_slice1_local_momentum_f_x_along_dq = t78 * cache.segment1_slice0_mass
+        - segment2_slice1_local_inertia_h_y_along_dq * t65;
+    let t79 = segment2_slice1_local_momentum_f_x_along_dq * t65;
+    let t80 = 0.21132486540518713 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let t81 = cache.segment2_slice0_bend_c4 - 0.5 * cache.segment2_slice0_bend_c3;
+    let segment2_slice0_bend_along_dq = 0.044658198738520456
+        * segment2_bend_squared_along_dq;
+    let segment2_slice0_local_com_y_along_dq = 0.044658198738520456 * t81
+        * segment2_slice0_bend_along_dq * t63
+        + 0.044658198738520456 * cache.segment2_slice0_bend_c2 * t62;
+    let t82 = 1.5 * cache.segment2_slice0_bend_c5 - 0.5 * cache.segment2_slice0_bend_c4;
+    let t83 = 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t62
+        + 0.009437387837655933 * t82 * segment2_slice0_bend_along_dq * t63
+        - 0.009437387837655933 * cache.segment2_slice0_bend_c2 * t62
+        - 0.009437387837655933 * t81 * segment2_slice0_bend_along_dq * t63;
+    let segment2_slice0_local_bend_y_column_v_x_along_dq = 0.21132486540518713
+        * segment2_slice0_local_com_y_along_dq + t83;
+    let t84 = segment2_slice0_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate
+        + segment2_base_velocity_v_x_along_dq;
+    let segment2_slice0_local_inertia_h_y_along_dq = segment2_slice0_local_com_y_along_dq
+        * cache.segment1_slice0_mass;
+    let segment2_slice0_local_momentum_f_x_along_dq = t84 * cache.segment1_slice0_mass
+        - segment2_slice0_local_inertia_h_y_along_dq * t80;
+    let t85 = t80 * segment2_slice0_local_momentum_f_x_along_dq;
+    let segment2_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
+        * (0.5 * cache.segment2_slice1_bend_c3 - 0.5 * cache.segment2_slice1_bend_c2)
+        * segment2_slice1_bend_along_dq;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
+    let t86 = p.channel_length * segment2_bend_squared;
+    let t87 = 2.0 * cache.segment2_slice1_bend_c6 - 0.5 * cache.segment2_slice1_bend_c5;
+    let t88 = p.channel_length * segment2_bend_squared_along_dq;
+    let t89 = 0.6220084679281462 * p.channel_length * segment2_slice1_bend_along_dq * t64
+        + 0.7737890683486395 * t87 * segment2_slice1_bend_along_dq * t86
+        + 0.7737890683486395 * t88 * cache.segment2_slice1_bend_c4
+        - 0.38689453417431974 * segment2_slice1_bend_along_dq * t86 * t66
+        - 0.38689453417431974 * t88 * cache.segment2_slice1_bend_c3;
+    let segment2_slice1_local_bend_y_column_v_y_along_dq = t89
+        - 0.7886751345948129 * segment2_slice1_local_com_x_along_dq;
+    let segment2_slice1_local_subspace0_v_y_along_dq = p.channel_length
+        * segment2_slice1_local_bend_y_column_v_y_along_dq;
+    let t90 = segment2_bend_y_rate * segment2_bend_y_rate;
+    let t91 = t90 * p.channel_length * cache.segment2_bend_y;
+    let t92 = t90 * segment2_bend_y_along_dq * p.channel_length;
+    let t93 = t90 * p.channel_length
+        * (3.0 * segment2_bend_y_along_dq * segment2_bend_squared);
+    let t94 = t90 * p.channel_length * cache.segment2_bend_y.powi(3);
+    let segment2_slice1_bend = 0.6220084679281462 * segment2_bend_squared;
+    let t95 = softgen_runtime::stumpff(segment2_slice1_bend)[7];
+    let t96 = 2.5 * t95 - 0.5 * cache.segment2_slice1_bend_c6;
+    let t97 = -(cache.segment1_bend_y * cache.segment1_bend_squared_c1);
+    let t98 = -t46 * cache.segment1_bend_y
+        - segment1_bend_y_along_dq * cache.segment1_bend_squared_c1;
+    let segment1_tip_rotation_01_along_dq = t97 * base_angle_rotation_00_along_dq
+        + cache.base_angle_rotation_01 * t72 + t70 * base_angle_rotation_01_along_dq
+        + cache.cos_q2 * t98;
+    let segment1_tip_bias_v_x = cache.cos_q2 * t59
+        + segment1_bend_y_rate * base_angle_velocity_v_y
+        + cache.base_angle_rotation_01 * t56 + base_angle_acceleration_v_x
+        + q[1] * p.channel_length * qdd[3]
+        - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
+    let t99 = segment1_tip_bias_v_x
+        - cache.segment1_tip_position_y * segment1_tip_bias_w_z;
+    let segment1_tip_bias_v_y_along_dq = t59 * base_angle_rotation_10_along_dq
+        + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3] + cache.cos_q2 * t55
+        + cache.sin_q2 * t61 + t56 * base_angle_rotation_00_along_dq
+        + base_angle_acceleration_v_y_along_dq - p.channel_length * dq[0] * qdd[3]
+        - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate;
+    let t100 = segment1_tip_bias_v_y_along_dq
+        + segment1_tip_bias_w_z * segment1_tip_position_x_along_dq;
+    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t97
+        + cache.sin_q2 * t98 + t75 + t76;
+    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + cache.sin_q2 * t59
+        + cache.cos_q2 * t56 + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3]
+        - segment1_bend_y_rate * base_angle_velocity_v_x
+        - q[0] * p.channel_length * qdd[3];
+    let t101 = segment1_tip_bias_v_y
+        + segment1_tip_bias_w_z * cache.segment1_tip_position_x;
+    let t102 = segment1_tip_bias_v_x_along_dq
+        - segment1_tip_position_y_along_dq * segment1_tip_bias_w_z;
+    let segment2_base_bias_v_y_along_dq = segment1_tip_rotation_01_along_dq * t99
+        + cache.segment1_tip_rotation_11 * t100
+        + segment1_tip_rotation_11_along_dq * t101
+        + t102 * cache.segment1_tip_rotation_01;
+    let t103 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
+        + segment1_tip_velocity_w_z * segment2_slice1_local_bend_y_column_v_x_along_dq
+            * segment2_bend_y_rate
+        + (2.3213672050459184 * t87 * segment2_slice1_bend_along_dq * t91
+            + 2.3213672050459184 * t92 * cache.segment2_slice1_bend_c4
+            + 1.9252134116123394 * t94
+                * (3.0 * softgen_runtime::stumpff(segment2_slice1_bend)[8] - 0.5 * t95)
+                * segment2_slice1_bend_along_dq
+            + 0.24065167645154242 * t93 * cache.segment2_slice1_bend_c4
+            + 0.24065167645154242 * t87 * t94 * segment2_slice1_bend_along_dq
+            + 1.9252134116123394 * t93 * cache.segment2_slice1_bend_c6
+            - 1.203258382257712 * t93 * cache.segment2_slice1_bend_c5
+            - 1.1606836025229592 * segment2_slice1_bend_along_dq * t91 * t66
+            - 1.1606836025229592 * t92 * cache.segment2_slice1_bend_c3
+            - 1.203258382257712 * t94 * segment2_slice1_bend_along_dq * t96)
+        + segment2_base_bias_v_y_along_dq
+        - 0.7886751345948129 * t67 * segment2_bend_y_rate * segment2_bend_y_rate
+        - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq
+            * segment2_bend_y_rate;
+    let t104 = t103 * cache.segment1_slice0_mass;
+    let segment2_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
+        * (0.5 * cache.segment2_slice0_bend_c3 - 0.5 * cache.segment2_slice0_bend_c2)
+        * segment2_slice0_bend_along_dq;
+    let t105 = 2.0 * cache.segment2_slice0_bend_c6 - 0.5 * cache.segment2_slice0_bend_c5;
+    let t106 = 0.00398870942913838 * segment2_slice0_bend_along_dq * t86 * t105
+        + 0.00398870942913838 * t88 * cache.segment2_slice0_bend_c4
+        + 0.044658198738520456 * p.channel_length * t81 * segment2_slice0_bend_along_dq
+        - 0.00199435471456919 * t88 * cache.segment2_slice0_bend_c3
+        - 0.00199435471456919 * t82 * segment2_slice0_bend_along_dq * t86;
+    let segment2_slice0_local_bend_y_column_v_y_along_dq = t106
+        - 0.21132486540518713 * segment2_slice0_local_com_x_along_dq;
+    let segment2_slice0_local_subspace0_v_y_along_dq = segment2_slice0_local_bend_y_column_v_y_along_dq
+        * p.channel_length;
+    let segment2_slice0_bend = 0.044658198738520456 * segment2_bend_squared;
+    let t107 = softgen_runtime::stumpff(segment2_slice0_bend)[7];
+    let t108 = 2.5 * t107 - 0.5 * cache.segment2_slice0_bend_c6;
+    let t109 = segment2_slice0_local_bend_y_column_v_x_along_dq
+        * segment1_tip_velocity_w_z * segment2_bend_y_rate
+        + segment2_base_bias_v_y_along_dq
+        + segment2_slice0_local_subspace0_v_y_along_dq * qdd[4]
+        + (0.0007125143135866891 * t93 * cache.segment2_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t92
+            + 0.00008906428919833614 * t94 * segment2_slice0_bend_along_dq * t105
+            + 0.01196612828741514 * segment2_slice0_bend_along_dq * t91 * t105
+            + 0.00008906428919833614 * t93 * cache.segment2_slice0_bend_c4
+            + 0.0007125143135866891 * t94 * segment2_slice0_bend_along_dq
+                * (3.0 * softgen_runtime::stumpff(segment2_slice0_bend)[8] - 0.5 * t107)
+            - 0.0004453214459916807 * t94 * segment2_slice0_bend_along_dq * t108
+            - 0.00598306414370757 * t82 * segment2_slice0_bend_along_dq * t91
+            - 0.0004453214459916807 * cache.segment2_slice0_bend_c5 * t93
+            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t92)
+        - 0.21132486540518713 * segment2_bend_y_rate * segment2_bend_y_rate * t83
+        - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq
+            * segment2_bend_y_rate;
+    let t110 = cache.segment1_slice0_mass * t109;
+    let segment2_slice1_bias_w_z = qdd[4] * segment1_slice1_local_subspace0_w_z
+        + segment1_tip_bias_w_z;
+    let segment2_slice1_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
+        * segment2_slice1_local_com_x_along_dq;
+    let t111 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
+    let segment2_slice0_bias_w_z = qdd[4] * segment1_slice0_local_subspace0_w_z
+        + segment1_tip_bias_w_z;
+    let segment2_slice0_local_inertia_h_x_along_dq = segment2_slice0_local_com_x_along_dq
+        * cache.segment1_slice0_mass;
+    let t112 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_h_x_along_dq;
+    let t113 = t79 + t85 + t104 + t110 + t111 + t112;
+    let t114 = cache.segment1_tip_rotation_01 * t113;
+    let t115 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
+    let segment2_base_velocity_v_y = t77 * cache.segment1_tip_rotation_01
+        + t69 * cache.segment1_tip_rotation_11;
+    let t116 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = t80
+        * cache.segment2_slice0_local_inertia_h_x + t116 * cache.segment1_slice0_mass;
+    let t117 = -(t80 * segment2_slice0_local_momentum_f_y);
+    let t118 = t90 * p.channel_length * segment2_bend_squared;
+    let t119 = t90 * p.channel_length;
+    let segment2_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_x;
+    let segment2_base_bias_v_x = cache.segment1_tip_rotation_10 * t101
+        + cache.segment1_tip_rotation_00 * t99;
+    let t120 = 0.7886751345948129
+        * (0.7737890683486395 * t86 * cache.segment2_slice1_bend_c4
+            + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
+            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t86)
+        * segment2_bend_y_rate * segment2_bend_y_rate
+        + (0.30513409881392906 * t118 * cache.segment2_slice1_bend_c3
+            + 0.4905626121623441 * t119 * cache.segment2_slice1_bend_c3
+            + 0.9154022964417872 * t118 * cache.segment2_slice1_bend_c5
+            - 0.9154022964417872 * t118 * cache.segment2_slice1_bend_c4
+            - 0.4905626121623441 * t119 * cache.segment2_slice1_bend_c2)
+        + qdd[4] * segment2_slice1_local_subspace0_v_x
+        + 0.7886751345948129 * segment2_bend_y_rate * segment2_base_velocity_v_y
+        + segment2_base_bias_v_x
+        - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
+            * segment2_bend_y_rate;
+    let t121 = t120 * cache.segment1_slice0_mass;
+    let segment2_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment2_slice0_local_bend_y_column_v_x;
+    let t122 = (0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t118
+        + 0.0004214567416265345 * t118 * cache.segment2_slice0_bend_c3
+        + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t119
+        - 0.009437387837655933 * t119 * cache.segment2_slice0_bend_c2
+        - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t118)
+        + 0.21132486540518713
+            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t86
+                + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
+                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t86)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        + qdd[4] * segment2_slice0_local_subspace0_v_x + segment2_base_bias_v_x
+        + 0.21132486540518713 * segment2_bend_y_rate * segment2_base_velocity_v_y
+        - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate;
+    let t123 = t122 * cache.segment1_slice0_mass;
+    let t124 = cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
+        * t65 + t124 * cache.segment1_slice0_mass;
+    let t125 = -(segment2_slice1_local_momentum_f_y * t65);
+    let t126 = -(segment2_slice1_bias_w_z * cache.segment2_slice1_local_inertia_h_y);
+    let t127 = t115 + t117 + t121 + t123 + t125 + t126;
+    let t128 = segment1_tip_rotation_00_along_dq * t127;
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let t129 = cache.segment2_bend_squared_c2 * t63;
+    let t130 = (0.5 * cache.segment2_bend_squared_c3
+        - 0.5 * cache.segment2_bend_squared_c2) * segment2_bend_squared_along_dq;
+    let t131 = p.channel_length * t130;
+    let t132 = p.channel_length * cache.segment2_bend_squared_c1;
+    let t133 = (cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3)
+        * segment2_bend_squared_along_dq;
+    let t134 = t63 * t133 + cache.segment2_bend_squared_c2 * t62;
+    let segment2_tip_position_x_along_dq = t129 * segment1_tip_rotation_01_along_dq
+        + cache.segment1_tip_rotation_00 * t131
+        + segment1_tip_rotation_00_along_dq * t132
+        + t134 * cache.segment1_tip_rotation_01 + segment1_tip_position_x_along_dq;
+    let link3_inertia_h_x_along_dq = p.link_mass * segment2_tip_position_x_along_dq;
+    let t135 = 1.5 * cache.segment2_bend_squared_c5
+        - 0.5 * cache.segment2_bend_squared_c4;
+    let t136 = 2.0 * cache.segment2_bend_squared_c6
+        - 0.5 * cache.segment2_bend_squared_c5;
+    let t137 = 2.0 * t88 * cache.segment2_bend_squared_c4 + p.channel_length * t133
+        + 2.0 * t136 * t86 * segment2_bend_squared_along_dq
+        - t135 * t86 * segment2_bend_squared_along_dq
+        - t88 * cache.segment2_bend_squared_c3;
+    let segment2_tip_local_bend_y_column_v_y_along_dq = t137 - t131;
+    let segment2_tip_local_subspace0_v_y_along_dq = segment2_tip_local_bend_y_column_v_y_along_dq
+        * p.channel_length;
+    let t138 = t135 * t63 * segment2_bend_squared_along_dq
+        + cache.segment2_bend_squared_c3 * t62 - cache.segment2_bend_squared_c2 * t62
+        - t63 * t133;
+    let segment2_tip_local_bend_y_column_v_x_along_dq = t134 + t138;
+    let segment2_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * segment2_tip_local_bend_y_column_v_x_along_dq;
+    let segment2_tip_subspace0_v_y_along_dq = cache.segment1_tip_rotation_11
+        * segment2_tip_local_subspace0_v_y_along_dq
+        + cache.segment1_tip_rotation_10 * segment2_tip_local_subspace0_v_x_along_dq
+        + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
+        + cache.segment2_tip_local_subspace0_v_y * segment1_tip_rotation_11_along_dq
+        - p.channel_length * segment1_tip_position_x_along_dq;
+    let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
+        + qd[4] * segment2_tip_subspace0_v_y_along_dq;
+    let link3_momentum_f_y_along_dq = segment2_tip_velocity_w_z
+        * link3_inertia_h_x_along_dq + p.link_mass * segment2_tip_velocity_v_y_along_dq;
+    let t139 = t90 * p.channel_length * segment2_bend_squared_along_dq;
+    let t140 = softgen_runtime::stumpff(segment2_bend_squared)[7];
+    let t141 = 2.5 * t140 - 0.5 * cache.segment2_bend_squared_c6;
+    let t142 = qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
+        + t137 * segment2_bend_y_rate * segment2_bend_y_rate
+        + (cache.segment2_bend_squared_c3 * t139
+            + 3.0 * t139 * cache.segment2_bend_squared_c5
+            + t135 * t119 * segment2_bend_squared_along_dq
+            + 3.0 * t141 * t118 * segment2_bend_squared_along_dq
+            + t135 * t118 * segment2_bend_squared_along_dq
+            - 3.0 * cache.segment2_bend_squared_c4 * t139
+            - 3.0 * t136 * t118 * segment2_bend_squared_along_dq - t133 * t119);
+    let t143 = segment2_bend_y_rate * segment2_bend_y_rate
+        * (2.0 * cache.segment2_bend_squared_c4 * t86
+            + cache.segment2_bend_squared_c2 * p.channel_length
+            - cache.segment2_bend_squared_c3 * t86)
+        + (cache.segment2_bend_squared_c3 * t119
+            + 3.0 * t118 * cache.segment2_bend_squared_c5
+            + t118 * cache.segment2_bend_squared_c3
+            - cache.segment2_bend_squared_c2 * t119
+            - 3.0 * cache.segment2_bend_squared_c4 * t118)
+        + qdd[4] * cache.segment2_tip_local_subspace0_v_x;
+    let t144 = (6.0 * cache.segment2_bend_squared_c4 * t92
+        + cache.segment2_bend_squared_c4 * t93
+        + t136 * t94 * segment2_bend_squared_along_dq
+        + 6.0 * t136 * t91 * segment2_bend_squared_along_dq
+        + 8.0 * cache.segment2_bend_squared_c6 * t93
+        + 8.0 * (3.0 * softgen_runtime::stumpff(segment2_bend_squared)[8] - 0.5 * t140)
+            * t94 * segment2_bend_squared_along_dq
+        - 3.0 * cache.segment2_bend_squared_c3 * t92
+        - 5.0 * t93 * cache.segment2_bend_squared_c5
+        - 3.0 * t135 * t91 * segment2_bend_squared_along_dq
+        - 5.0 * t141 * t94 * segment2_bend_squared_along_dq)
+        + qdd[4] * segment2_tip_local_subspace0_v_y_along_dq
+        - segment2_bend_y_rate * segment2_bend_y_rate * t138;
+    let t145 = qdd[4] * cache.segment2_tip_local_subspace0_v_y
+        + (8.0 * cache.segment2_bend_squared_c6 * t94
+            + t94 * cache.segment2_bend_squared_c4
+            + 6.0 * cache.segment2_bend_squared_c4 * t91
+            - 3.0 * cache.segment2_bend_squared_c3 * t91
+            - 5.0 * t94 * cache.segment2_bend_squared_c5)
+        - (cache.segment2_bend_squared_c3 * t63 - cache.segment2_bend_squared_c2 * t63)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let segment2_tip_bias_v_x_along_dq = segment1_tip_velocity_v_y_along_dq
+        * segment2_bend_y_rate + segment1_tip_bias_v_x_along_dq
+        + cache.segment1_tip_rotation_00 * t142
+        + segment1_tip_rotation_00_along_dq * t143
+        + t144 * cache.segment1_tip_rotation_01
+        + qdd[4] * p.channel_length * segment1_tip_position_y_along_dq
+        + t145 * segment1_tip_rotation_01_along_dq
+        - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
+    let t146 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
+        - segment2_bend_squared * t133;
+    let t147 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
+    let t148 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
+    let t149 = segment2_bend_y_along_dq * cache.segment2_bend_squared_c1
+        + cache.segment2_bend_y * t130;
+    let segment2_tip_rotation_00_along_dq = cache.segment1_tip_rotation_00 * t146
+        + t147 * segment1_tip_rotation_01_along_dq
+        + segment1_tip_rotation_00_along_dq * t148
+        + cache.segment1_tip_rotation_01 * t149;
+    let segment2_tip_bias_w_z = qdd[4] * p.channel_length + segment1_tip_bias_w_z;
+    let segment3_slice0_bias_w_z = segment2_tip_bias_w_z
+        + qdd[5] * segment1_slice0_local_subspace0_w_z;
+    let t150 = -(segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_y);
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let t151 = segment2_tip_velocity_v_y
+        + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + cache.segment2_tip_subspace0_v_x * qd[4];
+    let t152 = segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
+    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t151
+        + cache.segment2_tip_rotation_01 * t152;
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
+    let t153 = p.channel_length * segment3_bend_squared;
+    let t154 = segment3_bend_y_rate * segment3_bend_y_rate;
+    let t155 = p.channel_length * t154;
+    let t156 = p.channel_length * t154 * segment3_bend_squared;
+    let segment3_slice0_local_subspace0_v_x = cache
+        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
+    let segment2_tip_bias_v_x = segment1_tip_bias_v_x
+        + t145 * cache.segment1_tip_rotation_01
+        + qdd[4] * p.channel_length * cache.segment1_tip_position_y
+        + segment1_tip_velocity_v_y * segment2_bend_y_rate
+        + cache.segment1_tip_rotation_00 * t143
+        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
+    let t157 = segment2_tip_bias_v_x
+        - segment2_tip_bias_w_z * cache.segment2_tip_position_y;
+    let segment2_tip_bias_v_y = t143 * cache.segment1_tip_rotation_10
+        + segment1_tip_bias_v_y + t145 * cache.segment1_tip_rotation_11
+        + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
+        - segment1_tip_velocity_v_x * segment2_bend_y_rate
+        - qdd[4] * p.channel_length * cache.segment1_tip_position_x;
+    let t158 = segment2_tip_bias_v_y
+        + cache.segment2_tip_position_x * segment2_tip_bias_w_z;
+    let segment3_base_bias_v_x = cache.segment2_tip_rotation_00 * t157
+        + cache.segment2_tip_rotation_10 * t158;
+    let t159 = 0.21132486540518713 * segment3_base_velocity_v_y * segment3_bend_y_rate
+        + 0.21132486540518713
+            * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
+                + 0.00398870942913838 * t153 * cache.segment3_slice0_bend_c4
+                - 0.00199435471456919 * t153 * cache.segment3_slice0_bend_c3)
+            * segment3_bend_y_rate * segment3_bend_y_rate
+        + (0.0004214567416265345 * t156 * cache.segment3_slice0_bend_c3
+            + 0.009437387837655933 * t155 * cache.segment3_slice0_bend_c3
+            + 0.0012643702248796036 * t156 * cache.segment3_slice0_bend_c5
+            - 0.009437387837655933 * t155 * cache.segment3_slice0_bend_c2
+            - 0.0012643702248796036 * t156 * cache.segment3_slice0_bend_c4)
+        + qdd[5] * segment3_slice0_local_subspace0_v_x + segment3_base_bias_v_x
+        - segment2_tip_velocity_w_z * cache.segment3_slice0_local_bend_y_column_v_y
+            * segment3_bend_y_rate;
+    let t160 = t159 * cache.segment1_slice0_mass;
+    let t161 = segment2_tip_velocity_w_z + 0.21132486540518713 * segment3_bend_y_rate;
+    let t162 = segment3_base_velocity_v_y
+        + cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate;
+    let segment3_slice0_local_momentum_f_y = t161
+        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t162;
+    let t163 = -(t161 * segment3_slice0_local_momentum_f_y);
+    let t164 = segment2_tip_velocity_w_z + 0.7886751345948129 * segment3_bend_y_rate;
+    let t165 = segment3_base_velocity_v_y
+        + cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate;
+    let segment3_slice1_local_momentum_f_y = t164
+        * cache.segment3_slice1_local_inertia_h_x + t165 * cache.segment1_slice0_mass;
+    let t166 = -(segment3_slice1_local_momentum_f_y * t164);
+    let segment3_slice1_bias_w_z = qdd[5] * segment1_slice1_local_subspace0_w_z
+        + segment2_tip_bias_w_z;
+    let t167 = -(segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_y);
+    let segment3_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment3_slice1_local_bend_y_column_v_x;
+    let t168 = 0.7886751345948129 * segment3_base_velocity_v_y * segment3_bend_y_rate
+        + segment3_base_bias_v_x
+        + (0.30513409881392906 * t156 * cache.segment3_slice1_bend_c3
+            + 0.9154022964417872 * t156 * cache.segment3_slice1_bend_c5
+            + 0.4905626121623441 * t155 * cache.segment3_slice1_bend_c3
+            - 0.4905626121623441 * t155 * cache.segment3_slice1_bend_c2
+            - 0.9154022964417872 * t156 * cache.segment3_slice1_bend_c4)
+        + 0.7886751345948129
+            * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
+                + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t153
+                - 0.38689453417431974 * t153 * cache.segment3_slice1_bend_c3)
+            * segment3_bend_y_rate * segment3_bend_y_rate
+        + qdd[5] * segment3_slice1_local_subspace0_v_x
+        - segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_y
+            * segment3_bend_y_rate;
+    let t169 = t168 * cache.segment1_slice0_mass;
+    let t170 = t150 + t160 + t163 + t166 + t167 + t169;
+    let t171 = segment2_tip_rotation_00_along_dq * t170;
+    let t172 = -(cache.segment2_bend_y * cache.segment2_bend_squared_c1);
+    let t173 = -cache.segment2_bend_y * t130
+        - segment2_bend_y_along_dq * cache.segment2_bend_squared_c1;
+    let segment2_tip_rotation_01_along_dq = segment1_tip_rotation_00_along_dq * t172
+        + cache.segment1_tip_rotation_00 * t173
+        + t148 * segment1_tip_rotation_01_along_dq
+        + cache.segment1_tip_rotation_01 * t146;
+    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t151
+        + t152 * cache.segment2_tip_rotation_00;
+    let t174 = segment3_base_velocity_v_x
+        + cache.segment3_slice1_local_bend_y_column_v_x * segment3_bend_y_rate;
+    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t174
+        - t164 * cache.segment3_slice1_local_inertia_h_y;
+    let t175 = t164 * segment3_slice1_local_momentum_f_x;
+    let t176 = segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_x;
+    let segment3_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment3_slice0_local_bend_y_column_v_y;
+    let t177 = cache.segment3_bend_y * p.channel_length;
+    let t178 = p.channel_length * t154 * cache.segment3_bend_y.powi(3);
+    let t179 = cache.segment3_bend_y * p.channel_length * t154;
+    let segment3_base_bias_v_y = t158 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_01 * t157;
+    let t180 = cache.segment3_slice0_local_bend_y_column_v_x * segment2_tip_velocity_w_z
+        * segment3_bend_y_rate + qdd[5] * segment3_slice0_local_subspace0_v_y
+        + (0.0007125143135866891 * cache.segment3_slice0_bend_c6 * t178
+            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t178
+            + 0.01196612828741514 * t179 * cache.segment3_slice0_bend_c4
+            - 0.0004453214459916807 * cache.segment3_slice0_bend_c5 * t178
+            - 0.00598306414370757 * t179 * cache.segment3_slice0_bend_c3)
+        + segment3_base_bias_v_y
+        - 0.21132486540518713 * segment3_base_velocity_v_x * segment3_bend_y_rate
+        - 0.21132486540518713
+            * (0.009437387837655933 * t177 * cache.segment3_slice0_bend_c3
+                - 0.009437387837655933 * t177 * cache.segment3_slice0_bend_c2)
+            * segment3_bend_y_rate * segment3_bend_y_rate;
+    let t181 = t180 * cache.segment1_slice0_mass;
+    let segment3_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment3_slice1_local_bend_y_column_v_y;
+    let t182 = segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
+        * segment3_bend_y_rate + qdd[5] * segment3_slice1_local_subspace0_v_y
+        + segment3_base_bias_v_y
+        + (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t179
+            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t178
+            + 1.9252134116123394 * cache.segment3_slice1_bend_c6 * t178
+            - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t178
+            - 1.1606836025229592 * t179 * cache.segment3_slice1_bend_c3)
+        - 0.7886751345948129 * segment3_bend_y_rate * segment3_bend_y_rate
+            * (0.4905626121623441 * t177 * cache.segment3_slice1_bend_c3
+                - 0.4905626121623441 * t177 * cache.segment3_slice1_bend_c2)
+        - 0.7886751345948129 * segment3_base_velocity_v_x * segment3_bend_y_rate;
+    let t183 = t182 * cache.segment1_slice0_mass;
+    let t184 = segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_x;
+    let t185 = cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
+        + segment3_base_velocity_v_x;
+    let segment3_slice0_local_momentum_f_x = t185 * cache.segment1_slice0_mass
+        - t161 * cache.segment3_slice0_local_inertia_h_y;
+    let t186 = segment3_slice0_local_momentum_f_x * t161;
+    let t187 = t175 + t176 + t181 + t183 + t184 + t186;
+    let t188 = segment2_tip_rotation_01_along_dq * t187;
+    let t189 = t177 * cache.segment3_bend_squared_c2;
+    let segment3_bend_y_along_dq = dq[5] * p.channel_length;
+    let segment3_bend_squared_along_dq = 2.0 * cache.segment3_bend_y
+        * segment3_bend_y_along_dq;
+    let t190 = segment3_bend_squared_along_dq
+        * (0.5 * cache.segment3_bend_squared_c3 - 0.5 * cache.segment3_bend_squared_c2);
+    let t191 = p.channel_length * t190;
+    let t192 = segment3_bend_squared_along_dq
+        * (cache.segment3_bend_squared_c4 - 0.5 * cache.segment3_bend_squared_c3);
+    let t193 = p.channel_length * segment3_bend_y_along_dq;
+    let t194 = t177 * t192 + cache.segment3_bend_squared_c2 * t193;
+    let t195 = p.channel_length * cache.segment3_bend_squared_c1;
+    let segment3_tip_position_x_along_dq = segment2_tip_rotation_01_along_dq * t189
+        + cache.segment2_tip_rotation_00 * t191 + cache.segment2_tip_rotation_01 * t194
+        + t195 * segment2_tip_rotation_00_along_dq + segment2_tip_position_x_along_dq;
+    let link4_inertia_h_x_along_dq = p.link_mass * segment3_tip_position_x_along_dq;
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let segment2_tip_rotation_10_along_dq = cache.segment1_tip_rotation_11 * t149
+        + t148 * segment1_tip_rotation_10_along_dq
+        + t147 * segment1_tip_rotation_11_along_dq
+        + cache.segment1_tip_rotation_10 * t146;
+    let t196 = 1.5 * cache.segment3_bend_squared_c5
+        - 0.5 * cache.segment3_bend_squared_c4;
+    let t197 = t177 * segment3_bend_squared_along_dq * t196
+        + cache.segment3_bend_squared_c3 * t193 - cache.segment3_bend_squared_c2 * t193
+        - t177 * t192;
+    let segment3_tip_local_bend_y_column_v_x_along_dq = t197 + t194;
+    let segment3_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * segment3_tip_local_bend_y_column_v_x_along_dq;
+    let segment2_tip_rotation_11_along_dq = t172 * segment1_tip_rotation_10_along_dq
+        + t148 * segment1_tip_rotation_11_along_dq
+        + cache.segment1_tip_rotation_10 * t173 + cache.segment1_tip_rotation_11 * t146;
+    let t198 = p.channel_length * segment3_bend_squared_along_dq;
+    let t199 = 2.0 * cache.segment3_bend_squared_c6
+        - 0.5 * cache.segment3_bend_squared_c5;
+    let t200 = p.channel_length * t192
+        + 2.0 * t153 * t199 * segment3_bend_squared_along_dq
+        + 2.0 * t198 * cache.segment3_bend_squared_c4
+        - t198 * cache.segment3_bend_squared_c3
+        - t153 * segment3_bend_squared_along_dq * t196;
+    let segment3_tip_local_bend_y_column_v_y_along_dq = t200 - t191;
+    let segment3_tip_local_subspace0_v_y_along_dq = p.channel_length
+        * segment3_tip_local_bend_y_column_v_y_along_dq;
+    let segment3_tip_subspace0_v_y_along_dq = cache.segment3_tip_local_subspace0_v_x
+        * segment2_tip_rotation_10_along_dq
+        + cache.segment2_tip_rotation_10 * segment3_tip_local_subspace0_v_x_along_dq
+        + segment2_tip_rotation_11_along_dq * cache.segment3_tip_local_subspace0_v_y
+        + cache.segment2_tip_rotation_11 * segment3_tip_local_subspace0_v_y_along_dq
+        - p.channel_length * segment2_tip_position_x_along_dq;
+    let segment3_tip_velocity_v_y_along_dq = segment2_tip_velocity_v_y_along_dq
+        + qd[5] * segment3_tip_subspace0_v_y_along_dq;
+    let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
+        * segment3_tip_velocity_w_z + segment3_tip_velocity_v_y_along_dq * p.link_mass;
+    let segment2_tip_position_y_along_dq = t132 * segment1_tip_rotation_10_along_dq
+        + segment1_tip_position_y_along_dq + t134 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_rotation_10 * t131
+        + t129 * segment1_tip_rotation_11_along_dq;
+    let segment3_tip_position_y_along_dq = segment2_tip_rotation_11_along_dq * t189
+        + t195 * segment2_tip_rotation_10_along_dq
+        + t194 * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_10 * t191
+        + segment2_tip_position_y_along_dq;
+    let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
+    let segment3_tip_bias_w_z = qdd[5] * p.channel_length + segment2_tip_bias_w_z;
+    let t201 = p.channel_length * segment3_bend_squared_along_dq * t154;
+    let t202 = softgen_runtime::stumpff(segment3_bend_squared)[7];
+    let t203 = 2.5 * t202 - 0.5 * cache.segment3_bend_squared_c6;
+    let t204 = (3.0 * t201 * cache.segment3_bend_squared_c5
+        + t156 * segment3_bend_squared_along_dq * t196
+        + t155 * segment3_bend_squared_along_dq * t196
+        + 3.0 * t156 * segment3_bend_squared_along_dq * t203
+        + t201 * cache.segment3_bend_squared_c3 - t155 * t192
+        - 3.0 * t156 * t199 * segment3_bend_squared_along_dq
+        - 3.0 * t201 * cache.segment3_bend_squared_c4)
+        + qdd[5] * segment3_tip_local_subspace0_v_x_along_dq
+        + t200 * segment3_bend_y_rate * segment3_bend_y_rate;
+    let t205 = qdd[5] * cache.segment3_tip_local_subspace0_v_y
+        + (6.0 * t179 * cache.segment3_bend_squared_c4
+            + 8.0 * cache.segment3_bend_squared_c6 * t178
+            + t178 * cache.segment3_bend_squared_c4
+            - 5.0 * cache.segment3_bend_squared_c5 * t178
+            - 3.0 * t179 * cache.segment3_bend_squared_c3)
+        - (t177 * cache.segment3_bend_squared_c3 - t177 * cache.segment3_bend_squared_c2)
+            * segment3_bend_y_rate * segment3_bend_y_rate;
+    let t206 = p.channel_length
+        * (3.0 * segment3_bend_y_along_dq * segment3_bend_squared) * t154;
+    let t207 = p.channel_length * segment3_bend_y_along_dq * t154;
+    let t208 = (t206 * cache.segment3_bend_squared_c4
+        + 8.0 * cache.segment3_bend_squared_c6 * t206
+        + 6.0 * t179 * t199 * segment3_bend_squared_along_dq
+        + t199 * segment3_bend_squared_along_dq * t178
+        + 6.0 * t207 * cache.segment3_bend_squared_c4
+        + 8.0 * (3.0 * softgen_runtime::stumpff(segment3_bend_squared)[8] - 0.5 * t202)
+            * segment3_bend_squared_along_dq * t178
+        - 3.0 * t179 * segment3_bend_squared_along_dq * t196
+        - 5.0 * t206 * cache.segment3_bend_squared_c5
+        - 3.0 * t207 * cache.segment3_bend_squared_c3
+        - 5.0 * segment3_bend_squared_along_dq * t178 * t203)
+        + qdd[5] * segment3_tip_local_subspace0_v_y_along_dq
+        - t197 * segment3_bend_y_rate * segment3_bend_y_rate;
+    let t209 = qdd[5] * cache.segment3_tip_local_subspace0_v_x
+        + (p.channel_length * cache.segment3_bend_squared_c2
+            + 2.0 * t153 * cache.segment3_bend_squared_c4
+            - t153 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
+            * segment3_bend_y_rate
+        + (t156 * cache.segment3_bend_squared_c3
+            + 3.0 * t156 * cache.segment3_bend_squared_c5
+            + t155 * cache.segment3_bend_squared_c3
+            - 3.0 * t156 * cache.segment3_bend_squared_c4
+            - t155 * cache.segment3_bend_squared_c2);
+    let segment3_tip_bias_v_x_along_dq = t204 * cache.segment2_tip_rotation_00
+        + segment2_tip_rotation_01_along_dq * t205 + segment2_tip_bias_v_x_along_dq
+        + cache.segment2_tip_rotation_01 * t208
+        + segment2_tip_rotation_00_along_dq * t209
+        + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
+        + qdd[5] * p.channel_length * segment2_tip_position_y_along_dq
+        - segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_y_along_dq;
+    let t210 = p.channel_length * cache.segment4_bend_y;
+    let segment4_bend_y_along_dq = dq[6] * p.channel_length;
+    let segment4_bend_squared_along_dq = 2.0 * segment4_bend_y_along_dq
+        * cache.segment4_bend_y;
+    let segment4_slice0_bend_along_dq = 0.044658198738520456
+        * segment4_bend_squared_along_dq;
+    let t211 = cache.segment4_slice0_bend_c4 - 0.5 * cache.segment4_slice0_bend_c3;
+    let t212 = p.channel_length * segment4_bend_y_along_dq;
+    let t213 = 1.5 * cache.segment4_slice0_bend_c5 - 0.5 * cache.segment4_slice0_bend_c4;
+    let t214 = 0.009437387837655933 * cache.segment4_slice0_bend_c3 * t212
+        + 0.009437387837655933 * t210 * t213 * segment4_slice0_bend_along_dq
+        - 0.009437387837655933 * t210 * segment4_slice0_bend_along_dq * t211
+        - 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t212;
+    let segment4_slice0_local_com_y_along_dq = 0.044658198738520456 * t210
+        * segment4_slice0_bend_along_dq * t211
+        + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * t212;
+    let segment4_slice0_local_bend_y_column_v_x_along_dq = t214
+        + 0.21132486540518713 * segment4_slice0_local_com_y_along_dq;
+    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let t215 = -t192 * segment3_bend_squared
+        - cache.segment3_bend_squared_c2 * segment3_bend_squared_along_dq;
+    let t216 = 1.0 - cache.segment3_bend_squared_c2 * segment3_bend_squared;
+    let t217 = cache.segment3_bend_y * cache.segment3_bend_squared_c1;
+    let t218 = segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
+        + cache.segment3_bend_y * t190;
+    let segment3_tip_rotation_00_along_dq = t215 * cache.segment2_tip_rotation_00
+        + segment2_tip_rotation_00_along_dq * t216
+        + segment2_tip_rotation_01_along_dq * t217
+        + t218 * cache.segment2_tip_rotation_01;
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
+    let t219 = segment3_tip_velocity_v_x
+        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
+    let t220 = segment3_tip_velocity_v_y_along_dq
+        + segment3_tip_velocity_w_z * segment3_tip_position_x_along_dq;
+    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
+        + cache.segment3_tip_subspace0_v_y * qd[5];
+    let t221 = segment3_tip_velocity_v_y
+        + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
+    let segment3_tip_rotation_10_along_dq = t218 * cache.segment2_tip_rotation_11
+        + t217 * segment2_tip_rotation_11_along_dq
+        + t216 * segment2_tip_rotation_10_along_dq
+        + t215 * cache.segment2_tip_rotation_10;
+    let segment3_tip_subspace0_v_x_along_dq = segment2_tip_rotation_01_along_dq
+        * cache.segment3_tip_local_subspace0_v_y
+        + p.channel_length * segment2_tip_position_y_along_dq
+        + cache.segment2_tip_rotation_01 * segment3_tip_local_subspace0_v_y_along_dq
+        + cache.segment2_tip_rotation_00 * segment3_tip_local_subspace0_v_x_along_dq
+        + segment2_tip_rotation_00_along_dq * cache.segment3_tip_local_subspace0_v_x;
+    let segment2_tip_subspace0_v_x_along_dq = segment1_tip_rotation_01_along_dq
+        * cache.segment2_tip_local_subspace0_v_y
+        + cache.segment1_tip_rotation_00 * segment2_tip_local_subspace0_v_x_along_dq
+        + segment1_tip_rotation_00_along_dq * cache.segment2_tip_local_subspace0_v_x
+        + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq
+        + p.channel_length * segment1_tip_position_y_along_dq;
+    let segment2_tip_velocity_v_x_along_dq = segment1_tip_velocity_v_x_along_dq
+        + qd[4] * segment2_tip_subspace0_v_x_along_dq;
+    let segment3_tip_velocity_v_x_along_dq = qd[5] * segment3_tip_subspace0_v_x_along_dq
+        + segment2_tip_velocity_v_x_along_dq;
+    let t222 = segment3_tip_velocity_v_x_along_dq
+        - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
+    let segment4_base_velocity_v_x_along_dq = segment3_tip_rotation_00_along_dq * t219
+        + t220 * cache.segment3_tip_rotation_10
+        + t221 * segment3_tip_rotation_10_along_dq
+        + cache.segment3_tip_rotation_00 * t222;
+    let t223 = segment4_slice0_local_bend_y_column_v_x_along_dq * segment4_bend_y_rate
+        + segment4_base_velocity_v_x_along_dq;
+    let segment4_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+        * segment4_slice0_local_com_y_along_dq;
+    let t224 = 0.21132486540518713 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let segment4_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass * t223
+        - segment4_slice0_local_inertia_h_y_along_dq * t224;
+    let t225 = segment4_slice0_local_momentum_f_x_along_dq * t224;
+    let segment4_slice1_bend_along_dq = 0.6220084679281462
+        * segment4_bend_squared_along_dq;
+    let segment4_slice1_local_com_x_along_dq = 0.7886751345948129
+        * (0.5 * cache.segment4_slice1_bend_c3 - 0.5 * cache.segment4_slice1_bend_c2)
+        * segment4_slice1_bend_along_dq * p.channel_length;
+    let segment4_slice1_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
+        * segment4_slice1_local_com_x_along_dq;
+    let segment4_slice1_bias_w_z = segment1_slice1_local_subspace0_w_z * qdd[6]
+        + segment3_tip_bias_w_z;
+    let t226 = segment4_slice1_local_inertia_h_x_along_dq * segment4_slice1_bias_w_z;
+    let segment4_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
+        * segment4_slice0_bend_along_dq
+        * (0.5 * cache.segment4_slice0_bend_c3 - 0.5 * cache.segment4_slice0_bend_c2);
+    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
+    let t227 = p.channel_length * segment4_bend_squared;
+    let t228 = p.channel_length * segment4_bend_squared_along_dq;
+    let t229 = 2.0 * cache.segment4_slice0_bend_c6 - 0.5 * cache.segment4_slice0_bend_c5;
+    let t230 = 0.00398870942913838 * t228 * cache.segment4_slice0_bend_c4
+        + 0.00398870942913838 * t227 * segment4_slice0_bend_along_dq * t229
+        + 0.044658198738520456 * p.channel_length * segment4_slice0_bend_along_dq * t211
+        - 0.00199435471456919 * t213 * t227 * segment4_slice0_bend_along_dq
+        - 0.00199435471456919 * t228 * cache.segment4_slice0_bend_c3;
+    let segment4_slice0_local_bend_y_column_v_y_along_dq = t230
+        - 0.21132486540518713 * segment4_slice0_local_com_x_along_dq;
+    let segment4_slice0_local_subspace0_v_y_along_dq = segment4_slice0_local_bend_y_column_v_y_along_dq
+        * p.channel_length;
+    let t231 = segment3_tip_bias_v_x_along_dq
+        - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
+    let segment2_tip_bias_v_y_along_dq = t142 * cache.segment1_tip_rotation_10
+        + segment1_tip_bias_v_y_along_dq + t144 * cache.segment1_tip_rotation_11
+        + segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_x_along_dq
+        + t145 * segment1_tip_rotation_11_along_dq
+        + t143 * segment1_tip_rotation_10_along_dq
+        - qdd[4] * p.channel_length * segment1_tip_position_x_along_dq
+        - segment1_tip_velocity_v_x_along_dq * segment2_bend_y_rate;
+    let segment3_tip_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
+        + cache.segment2_tip_rotation_10 * t204
+        + segment2_tip_rotation_10_along_dq * t209
+        + t208 * cache.segment2_tip_rotation_11
+        + segment2_tip_rotation_11_along_dq * t205
+        + segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_x_along_dq
+        - qdd[5] * p.channel_length * segment2_tip_position_x_along_dq
+        - segment3_bend_y_rate * segment2_tip_velocity_v_x_along_dq;
+    let t232 = segment3_tip_bias_v_y_along_dq
+        + segment3_tip_bias_w_z * segment3_tip_position_x_along_dq;
+    let segment3_tip_bias_v_x = segment2_tip_velocity_v_y * segment3_bend_y_rate
+        + cache.segment2_tip_rotation_00 * t209 + segment2_tip_bias_v_x
+        + cache.segment2_tip_rotation_01 * t205
+        + qdd[5] * p.channel_length * cache.segment2_tip_position_y
+        - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y * qd[5];
+    let t233 = segment3_tip_bias_v_x
+        - cache.segment3_tip_position_y * segment3_tip_bias_w_z;
+    let t234 = -segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
+        - cache.segment3_bend_y * t190;
+    let t235 = -(cache.segment3_bend_y * cache.segment3_bend_squared_c1);
+    let segment3_tip_rotation_01_along_dq = cache.segment2_tip_rotation_00 * t234
+        + segment2_tip_rotation_01_along_dq * t216
+        + t215 * cache.segment2_tip_rotation_01
+        + segment2_tip_rotation_00_along_dq * t235;
+    let segment3_tip_bias_v_y = cache.segment2_tip_rotation_10 * t209
+        + segment2_tip_bias_v_y
+        + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
+        + t205 * cache.segment2_tip_rotation_11
+        - qdd[5] * cache.segment2_tip_position_x * p.channel_length
+        - segment3_bend_y_rate * segment2_tip_velocity_v_x;
+    let t236 = segment3_tip_bias_w_z * cache.segment3_tip_position_x
+        + segment3_tip_bias_v_y;
+    let segment3_tip_rotation_11_along_dq = t216 * segment2_tip_rotation_11_along_dq
+        + t215 * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_10 * t234
+        + t235 * segment2_tip_rotation_10_along_dq;
+    let segment4_base_bias_v_y_along_dq = t231 * cache.segment3_tip_rotation_01
+        + t232 * cache.segment3_tip_rotation_11
+        + t233 * segment3_tip_rotation_01_along_dq
+        + t236 * segment3_tip_rotation_11_along_dq;
+    let t237 = segment4_bend_y_rate * segment4_bend_y_rate;
+    let t238 = p.channel_length * t237 * cache.segment4_bend_y.powi(3);
+    let segment4_slice0_bend = 0.044658198738520456 * segment4_bend_squared;
+    let t239 = softgen_runtime::stumpff(segment4_slice0_bend)[7];
+    let t240 = p.channel_length * t237 * cache.segment4_bend_y;
+    let t241 = (3.0 * segment4_bend_squared * segment4_bend_y_along_dq)
+        * p.channel_length * t237;
+    let t242 = p.channel_length * t237 * segment4_bend_y_along_dq;
+    let t243 = 2.5 * t239 - 0.5 * cache.segment4_slice0_bend_c6;
+    let t244 = segment4_slice0_local_subspace0_v_y_along_dq * qdd[6]
+        + segment4_base_bias_v_y_along_dq
+        + (0.00008906428919833614 * segment4_slice0_bend_along_dq * t229 * t238
+            + 0.0007125143135866891
+                * (3.0 * softgen_runtime::stumpff(segment4_slice0_bend)[8] - 0.5 * t239)
+                * segment4_slice0_bend_along_dq * t238
+            + 0.01196612828741514 * t240 * segment4_slice0_bend_along_dq * t229
+            + 0.0007125143135866891 * t241 * cache.segment4_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment4_slice0_bend_c4 * t242
+            + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t241
+            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t241
+            - 0.00598306414370757 * cache.segment4_slice0_bend_c3 * t242
+            - 0.0004453214459916807 * segment4_slice0_bend_along_dq * t238 * t243
+            - 0.00598306414370757 * t240 * t213 * segment4_slice0_bend_along_dq)
+        + segment4_slice0_local_bend_y_column_v_x_along_dq * segment4_bend_y_rate
+            * segment3_tip_velocity_w_z
+        - 0.21132486540518713 * t214 * segment4_bend_y_rate * segment4_bend_y_rate
+        - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq
+            * segment4_bend_y_rate;
+    let t245 = t244 * cache.segment1_slice0_mass;
+    let t246 = 0.7886751345948129 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let t247 = cache.segment4_slice1_bend_c4 - 0.5 * cache.segment4_slice1_bend_c3;
+    let segment4_slice1_local_com_y_along_dq = 0.6220084679281462
+        * cache.segment4_slice1_bend_c2 * t212
+        + 0.6220084679281462 * t210 * segment4_slice1_bend_along_dq * t247;
+    let t248 = 1.5 * cache.segment4_slice1_bend_c5 - 0.5 * cache.segment4_slice1_bend_c4;
+    let t249 = 0.4905626121623441 * t210 * t248 * segment4_slice1_bend_along_dq
+        + 0.4905626121623441 * cache.segment4_slice1_bend_c3 * t212
+        - 0.4905626121623441 * cache.segment4_slice1_bend_c2 * t212
+        - 0.4905626121623441 * t210 * segment4_slice1_bend_along_dq * t247;
+    let segment4_slice1_local_bend_y_column_v_x_along_dq = 0.7886751345948129
+        * segment4_slice1_local_com_y_along_dq + t249;
+    let t250 = segment4_base_velocity_v_x_along_dq
+        + segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_x_along_dq;
+    let segment4_slice1_local_inertia_h_y_along_dq = segment4_slice1_local_com_y_along_dq
+        * cache.segment1_slice0_mass;
+    let segment4_slice1_local_momentum_f_x_along_dq = cache.segment1_slice0_mass * t250
+        - t246 * segment4_slice1_local_inertia_h_y_along_dq;
+    let t251 = t246 * segment4_slice1_local_momentum_f_x_along_dq;
+    let segment4_slice1_bend = 0.6220084679281462 * segment4_bend_squared;
+    let t252 = softgen_runtime::stumpff(segment4_slice1_bend)[7];
+    let t253 = 2.5 * t252 - 0.5 * cache.segment4_slice1_bend_c6;
+    let t254 = 2.0 * cache.segment4_slice1_bend_c6 - 0.5 * cache.segment4_slice1_bend_c5;
+    let t255 = 0.7737890683486395 * t227 * segment4_slice1_bend_along_dq * t254
+        + 0.7737890683486395 * t228 * cache.segment4_slice1_bend_c4
+        + 0.6220084679281462 * segment4_slice1_bend_along_dq * p.channel_length * t247
+        - 0.38689453417431974 * t228 * cache.segment4_slice1_bend_c3
+        - 0.38689453417431974 * t248 * t227 * segment4_slice1_bend_along_dq;
+    let segment4_slice1_local_bend_y_column_v_y_along_dq = t255
+        - 0.7886751345948129 * segment4_slice1_local_com_x_along_dq;
+    let segment4_slice1_local_subspace0_v_y_along_dq = p.channel_length
+        * segment4_slice1_local_bend_y_column_v_y_along_dq;
+    let t256 = (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t241
+        + 0.24065167645154242 * segment4_slice1_bend_along_dq * t254 * t238
+        + 0.24065167645154242 * t241 * cache.segment4_slice1_bend_c4
+        + 1.9252134116123394 * segment4_slice1_bend_along_dq * t238
+            * (3.0 * softgen_runtime::stumpff(segment4_slice1_bend)[8] - 0.5 * t252)
+        + 2.3213672050459184 * t242 * cache.segment4_slice1_bend_c4
+        + 2.3213672050459184 * t240 * segment4_slice1_bend_along_dq * t254
+        - 1.203258382257712 * segment4_slice1_bend_along_dq * t253 * t238
+        - 1.1606836025229592 * t240 * t248 * segment4_slice1_bend_along_dq
+        - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t241
+        - 1.1606836025229592 * cache.segment4_slice1_bend_c3 * t242)
+        + qdd[6] * segment4_slice1_local_subspace0_v_y_along_dq
+        + segment4_base_bias_v_y_along_dq
+        + segment4_bend_y_rate * segment3_tip_velocity_w_z
+            * segment4_slice1_local_bend_y_column_v_x_along_dq
+        - 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t249
+        - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq
+            * segment4_bend_y_rate;
+    let t257 = t256 * cache.segment1_slice0_mass;
+    let segment4_slice0_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
+        * segment4_slice0_local_com_x_along_dq;
+    let segment4_slice0_bias_w_z = segment1_slice0_local_subspace0_w_z * qdd[6]
+        + segment3_tip_bias_w_z;
+    let t258 = segment4_slice0_local_inertia_h_x_along_dq * segment4_slice0_bias_w_z;
+    let t259 = t225 + t226 + t245 + t251 + t257 + t258;
+    let t260 = cache.segment3_tip_rotation_01 * t259;
+    let segment4_base_velocity_v_y_along_dq = segment3_tip_rotation_01_along_dq * t219
+        + cache.segment3_tip_rotation_01 * t222
+        + t221 * segment3_tip_rotation_11_along_dq
+        + t220 * cache.segment3_tip_rotation_11;
+    let t261 = segment4_base_velocity_v_y_along_dq
+        + segment4_slice0_local_bend_y_column_v_y_along_dq * segment4_bend_y_rate;
+    let segment4_slice0_local_momentum_f_y_along_dq = segment4_slice0_local_inertia_h_x_along_dq
+        * t224 + t261 * cache.segment1_slice0_mass;
+    let t262 = -(segment4_slice0_local_momentum_f_y_along_dq * t224);
+    let t263 = -(segment4_slice1_local_inertia_h_y_along_dq * segment4_slice1_bias_w_z);
+    let segment4_slice0_local_subspace0_v_x_along_dq = segment4_slice0_local_bend_y_column_v_x_along_dq
+        * p.channel_length;
+    let segment4_base_bias_v_x_along_dq = t236 * segment3_tip_rotation_10_along_dq
+        + t233 * segment3_tip_rotation_00_along_dq
+        + cache.segment3_tip_rotation_00 * t231 + t232 * cache.segment3_tip_rotation_10;
+    let t264 = p.channel_length * t237 * segment4_bend_squared_along_dq;
+    let t265 = p.channel_length * t237 * segment4_bend_squared;
+    let t266 = p.channel_length * t237;
+    let t267 = segment4_slice0_local_subspace0_v_x_along_dq * qdd[6]
+        + 0.21132486540518713 * segment4_bend_y_rate
+            * segment4_base_velocity_v_y_along_dq
+        + 0.21132486540518713 * t230 * segment4_bend_y_rate * segment4_bend_y_rate
+        + segment4_base_bias_v_x_along_dq
+        + (0.0004214567416265345 * t213 * segment4_slice0_bend_along_dq * t265
+            + 0.0004214567416265345 * cache.segment4_slice0_bend_c3 * t264
+            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t264
+            + 0.0012643702248796036 * segment4_slice0_bend_along_dq * t265 * t243
+            + 0.009437387837655933 * t266 * t213 * segment4_slice0_bend_along_dq
+            - 0.0012643702248796036 * cache.segment4_slice0_bend_c4 * t264
+            - 0.0012643702248796036 * segment4_slice0_bend_along_dq * t265 * t229
+            - 0.009437387837655933 * t266 * segment4_slice0_bend_along_dq * t211)
+        - segment4_slice0_local_bend_y_column_v_y_along_dq * segment4_bend_y_rate
+            * segment3_tip_velocity_w_z;
+    let t268 = t267 * cache.segment1_slice0_mass;
+    let segment4_slice1_local_subspace0_v_x_along_dq = p.channel_length
+        * segment4_slice1_local_bend_y_column_v_x_along_dq;
+    let t269 = 0.7886751345948129 * segment4_bend_y_rate
+        * segment4_base_velocity_v_y_along_dq
+        + (0.4905626121623441 * t266 * t248 * segment4_slice1_bend_along_dq
+            + 0.9154022964417872 * segment4_slice1_bend_along_dq * t265 * t253
+            + 0.30513409881392906 * t248 * segment4_slice1_bend_along_dq * t265
+            + 0.9154022964417872 * t264 * cache.segment4_slice1_bend_c5
+            + 0.30513409881392906 * cache.segment4_slice1_bend_c3 * t264
+            - 0.9154022964417872 * segment4_slice1_bend_along_dq * t265 * t254
+            - 0.4905626121623441 * t266 * segment4_slice1_bend_along_dq * t247
+            - 0.9154022964417872 * t264 * cache.segment4_slice1_bend_c4)
+        + segment4_base_bias_v_x_along_dq
+        + 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t255
+        + segment4_slice1_local_subspace0_v_x_along_dq * qdd[6]
+        - segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_y_along_dq
+            * segment3_tip_velocity_w_z;
+    let t270 = t269 * cache.segment1_slice0_mass;
+    let t271 = -(segment4_slice0_local_inertia_h_y_along_dq * segment4_slice0_bias_w_z);
+    let t272 = segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_y_along_dq
+        + segment4_base_velocity_v_y_along_dq;
+    let segment4_slice1_local_momentum_f_y_along_dq = t246
+        * segment4_slice1_local_inertia_h_x_along_dq + t272 * cache.segment1_slice0_mass;
+    let t273 = -(t246 * segment4_slice1_local_momentum_f_y_along_dq);
+    let t274 = t262 + t263 + t268 + t270 + t271 + t273;
+    let t275 = cache.segment3_tip_rotation_00 * t274;
+    let segment4_tip_bias_w_z = p.channel_length * qdd[6] + segment3_tip_bias_w_z;
+    let t276 = cache.segment4_bend_squared_c1 * p.channel_length;
+    let t277 = t210 * cache.segment4_bend_squared_c2;
+    let t278 = p.channel_length
+        * ((0.5 * cache.segment4_bend_squared_c3 - 0.5 * cache.segment4_bend_squared_c2)
+            * segment4_bend_squared_along_dq);
+    let t279 = (cache.segment4_bend_squared_c4 - 0.5 * cache.segment4_bend_squared_c3)
+        * segment4_bend_squared_along_dq;
+    let t280 = t210 * t279 + cache.segment4_bend_squared_c2 * t212;
+    let segment4_tip_position_y_along_dq = t276 * segment3_tip_rotation_10_along_dq
+        + t277 * segment3_tip_rotation_11_along_dq + segment3_tip_position_y_along_dq
+        + t278 * cache.segment3_tip_rotation_10 + t280 * cache.segment3_tip_rotation_11;
+    let link5_inertia_h_y_along_dq = p.link_mass * segment4_tip_position_y_along_dq;
+    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let t281 = 1.5 * cache.segment4_bend_squared_c5
+        - 0.5 * cache.segment4_bend_squared_c4;
+    let t282 = t210 * t281 * segment4_bend_squared_along_dq
+        + cache.segment4_bend_squared_c3 * t212 - cache.segment4_bend_squared_c2 * t212
+        - t210 * t279;
+    let segment4_tip_local_bend_y_column_v_x_along_dq = t282 + t280;
+    let segment4_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * segment4_tip_local_bend_y_column_v_x_along_dq;
+    let t283 = 2.0 * cache.segment4_bend_squared_c6
+        - 0.5 * cache.segment4_bend_squared_c5;
+    let t284 = 2.0 * cache.segment4_bend_squared_c4 * t228 + p.channel_length * t279
+        + 2.0 * t227 * t283 * segment4_bend_squared_along_dq
+        - t281 * t227 * segment4_bend_squared_along_dq
+        - t228 * cache.segment4_bend_squared_c3;
+    let segment4_tip_local_bend_y_column_v_y_along_dq = t284 - t278;
+    let segment4_tip_local_subspace0_v_y_along_dq = p.channel_length
+        * segment4_tip_local_bend_y_column_v_y_along_dq;
+    let segment4_tip_subspace0_v_y_along_dq = cache.segment4_tip_local_subspace0_v_x
+        * segment3_tip_rotation_10_along_dq
+        + segment4_tip_local_subspace0_v_x_along_dq * cache.segment3_tip_rotation_10
+        + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_11
+        + segment3_tip_rotation_11_along_dq * cache.segment4_tip_local_subspace0_v_y
+        - p.channel_length * segment3_tip_position_x_along_dq;
+    let segment4_tip_velocity_v_y_along_dq = segment3_tip_velocity_v_y_along_dq
+        + qd[6] * segment4_tip_subspace0_v_y_along_dq;
+    let segment4_tip_position_x_along_dq = cache.segment3_tip_rotation_01 * t280
+        + segment3_tip_rotation_01_along_dq * t277
+        + cache.segment3_tip_rotation_00 * t278
+        + t276 * segment3_tip_rotation_00_along_dq + segment3_tip_position_x_along_dq;
+    let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
+    let link5_momentum_f_y_along_dq = p.link_mass * segment4_tip_velocity_v_y_along_dq
+        + segment4_tip_velocity_w_z * link5_inertia_h_x_along_dq;
+    let t285 = softgen_runtime::stumpff(segment4_bend_squared)[7];
+    let t286 = 2.5 * t285 - 0.5 * cache.segment4_bend_squared_c6;
+    let t287 = qdd[6] * segment4_tip_local_subspace0_v_y_along_dq
+        + (8.0 * (3.0 * softgen_runtime::stumpff(segment4_bend_squared)[8] - 0.5 * t285)
+            * t238 * segment4_bend_squared_along_dq
+            + 6.0 * t240 * t283 * segment4_bend_squared_along_dq
+            + cache.segment4_bend_squared_c4 * t241
+            + 6.0 * cache.segment4_bend_squared_c4 * t242
+            + t283 * t238 * segment4_bend_squared_along_dq
+            + 8.0 * cache.segment4_bend_squared_c6 * t241
+            - 3.0 * t242 * cache.segment4_bend_squared_c3
+            - 5.0 * t286 * t238 * segment4_bend_squared_along_dq
+            - 5.0 * cache.segment4_bend_squared_c5 * t241
+            - 3.0 * t240 * t281 * segment4_bend_squared_along_dq)
+        - t282 * segment4_bend_y_rate * segment4_bend_y_rate;
+    let t288 = (t281 * t265 * segment4_bend_squared_along_dq
+        + 3.0 * cache.segment4_bend_squared_c5 * t264
+        + 3.0 * t265 * t286 * segment4_bend_squared_along_dq
+        + t264 * cache.segment4_bend_squared_c3
+        + t266 * t281 * segment4_bend_squared_along_dq
+        - 3.0 * cache.segment4_bend_squared_c4 * t264
+        - 3.0 * t283 * t265 * segment4_bend_squared_along_dq - t266 * t279)
+        + segment4_bend_y_rate * segment4_bend_y_rate * t284
+        + qdd[6] * segment4_tip_local_subspace0_v_x_along_dq;
+    let t289 = qdd[6] * cache.segment4_tip_local_subspace0_v_y
+        + (6.0 * t240 * cache.segment4_bend_squared_c4
+            + cache.segment4_bend_squared_c4 * t238
+            + 8.0 * cache.segment4_bend_squared_c6 * t238
+            - 3.0 * t240 * cache.segment4_bend_squared_c3
+            - 5.0 * cache.segment4_bend_squared_c5 * t238)
+        - (t210 * cache.segment4_bend_squared_c3 - t210 * cache.segment4_bend_squared_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate;
+    let t290 = cache.segment4_tip_local_subspace0_v_x * qdd[6]
+        + (3.0 * cache.segment4_bend_squared_c5 * t265
+            + t265 * cache.segment4_bend_squared_c3
+            + t266 * cache.segment4_bend_squared_c3
+            - 3.0 * cache.segment4_bend_squared_c4 * t265
+            - t266 * cache.segment4_bend_squared_c2)
+        + segment4_bend_y_rate * segment4_bend_y_rate
+            * (p.channel_length * cache.segment4_bend_squared_c2
+                + 2.0 * cache.segment4_bend_squared_c4 * t227
+                - t227 * cache.segment4_bend_squared_c3);
+    let segment4_tip_bias_v_x_along_dq = t287 * cache.segment3_tip_rotation_01
+        + segment3_tip_velocity_v_y_along_dq * segment4_bend_y_rate
+        + segment3_tip_position_y_along_dq * p.channel_length * qdd[6]
+        + cache.segment3_tip_rotation_00 * t288
+        + t289 * segment3_tip_rotation_01_along_dq + segment3_tip_bias_v_x_along_dq
+        + segment3_tip_rotation_00_along_dq * t290
+        - qd[6] * segment4_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
+    let link5_composite_force_f_x_along_dq = p.link_mass * segment4_tip_bias_v_x_along_dq
+        - segment4_tip_bias_w_z * link5_inertia_h_y_along_dq
+        - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
+    let t291 = cache.segment4_slice1_local_inertia_h_x * segment4_slice1_bias_w_z;
+    let t292 = cache.segment4_slice0_local_inertia_h_x * segment4_slice0_bias_w_z;
+    let segment4_base_bias_v_y = t233 * cache.segment3_tip_rotation_01
+        + t236 * cache.segment3_tip_rotation_11;
+    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t219
+        + t221 * cache.segment3_tip_rotation_10;
+    let segment4_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment4_slice0_local_bend_y_column_v_y;
+    let t293 = segment4_base_bias_v_y + qdd[6] * segment4_slice0_local_subspace0_v_y
+        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t238
+            + 0.0007125143135866891 * t238 * cache.segment4_slice0_bend_c6
+            + 0.01196612828741514 * t240 * cache.segment4_slice0_bend_c4
+            - 0.00598306414370757 * t240 * cache.segment4_slice0_bend_c3
+            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t238)
+        + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate
+            * segment3_tip_velocity_w_z
+        - 0.21132486540518713 * segment4_base_velocity_v_x * segment4_bend_y_rate
+        - 0.21132486540518713
+            * (0.009437387837655933 * t210 * cache.segment4_slice0_bend_c3
+                - 0.009437387837655933 * t210 * cache.segment4_slice0_bend_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate;
+    let t294 = cache.segment1_slice0_mass * t293;
+    let segment4_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment4_slice1_local_bend_y_column_v_y;
+    let t295 = segment4_base_bias_v_y
+        + cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
+            * segment3_tip_velocity_w_z
+        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t238
+            + 2.3213672050459184 * t240 * cache.segment4_slice1_bend_c4
+            + 0.24065167645154242 * t238 * cache.segment4_slice1_bend_c4
+            - 1.1606836025229592 * t240 * cache.segment4_slice1_bend_c3
+            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t238)
+        + segment4_slice1_local_subspace0_v_y * qdd[6]
+        - 0.7886751345948129
+            * (0.4905626121623441 * t210 * cache.segment4_slice1_bend_c3
+                - 0.4905626121623441 * t210 * cache.segment4_slice1_bend_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate
+        - 0.7886751345948129 * segment4_base_velocity_v_x * segment4_bend_y_rate;
+    let t296 = cache.segment1_slice0_mass * t295;
+    let t297 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
+        + segment4_base_velocity_v_x;
+    let segment4_slice1_local_momentum_f_x = t297 * cache.segment1_slice0_mass
+        - t246 * cache.segment4_slice1_local_inertia_h_y;
+    let t298 = t246 * segment4_slice1_local_momentum_f_x;
+    let t299 = segment4_base_velocity_v_x
+        + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate;
+    let segment4_slice0_local_momentum_f_x = t299 * cache.segment1_slice0_mass
+        - cache.segment4_slice0_local_inertia_h_y * t224;
+    let t300 = segment4_slice0_local_momentum_f_x * t224;
+    let t301 = t291 + t292 + t294 + t296 + t298 + t300;
+    let t302 = t301 * segment3_tip_rotation_01_along_dq;
+    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t219
+        + t221 * cache.segment3_tip_rotation_11;
+    let t303 = segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
+        + segment4_base_velocity_v_y;
+    let segment4_slice1_local_momentum_f_y = t303 * cache.segment1_slice0_mass
+        + t246 * cache.segment4_slice1_local_inertia_h_x;
+    let t304 = -(t246 * segment4_slice1_local_momentum_f_y);
+    let t305 = -(cache.segment4_slice0_local_inertia_h_y * segment4_slice0_bias_w_z);
+    let segment4_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice0_local_bend_y_column_v_x;
+    let segment4_base_bias_v_x = t233 * cache.segment3_tip_rotation_00
+        + t236 * cache.segment3_tip_rotation_10;
+    let t306 = 0.21132486540518713 * segment4_bend_y_rate * segment4_base_velocity_v_y
+        + (0.0004214567416265345 * t265 * cache.segment4_slice0_bend_c3
+            + 0.009437387837655933 * t266 * cache.segment4_slice0_bend_c3
+            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t265
+            - 0.009437387837655933 * t266 * cache.segment4_slice0_bend_c2
+            - 0.0012643702248796036 * t265 * cache.segment4_slice0_bend_c4)
+        + segment4_slice0_local_subspace0_v_x * qdd[6]
+        + 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate
+            * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
+                + 0.00398870942913838 * t227 * cache.segment4_slice0_bend_c4
+                - 0.00199435471456919 * t227 * cache.segment4_slice0_bend_c3)
+        + segment4_base_bias_v_x
+        - cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
+            * segment3_tip_velocity_w_z;
+    let t307 = t306 * cache.segment1_slice0_mass;
+    let t308 = cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
+        + segment4_base_velocity_v_y;
+    let segment4_slice0_local_momentum_f_y = t308 * cache.segment1_slice0_mass
+        + cache.segment4_slice0_local_inertia_h_x * t224;
+    let t309 = -(segment4_slice0_local_momentum_f_y * t224);
+    let segment4_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice1_local_bend_y_column_v_x;
+    let t310 = (0.30513409881392906 * t265 * cache.segment4_slice1_bend_c3
+        + 0.9154022964417872 * t265 * cache.segment4_slice1_bend_c5
+        + 0.4905626121623441 * t266 * cache.segment4_slice1_bend_c3
+        - 0.4905626121623441 * t266 * cache.segment4_slice1_bend_c2
+        - 0.9154022964417872 * t265 * cache.segment4_slice1_bend_c4)
+        + segment4_slice1_local_subspace0_v_x * qdd[6]
+        + 0.7886751345948129 * segment4_bend_y_rate * segment4_base_velocity_v_y
+        + 0.7886751345948129
+            * (0.7737890683486395 * t227 * cache.segment4_slice1_bend_c4
+                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
+                - 0.38689453417431974 * t227 * cache.segment4_slice1_bend_c3)
+            * segment4_bend_y_rate * segment4_bend_y_rate + segment4_base_bias_v_x
+        - segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
+            * segment3_tip_velocity_w_z;
+    let t311 = cache.segment1_slice0_mass * t310;
+    let t312 = -(cache.segment4_slice1_local_inertia_h_y * segment4_slice1_bias_w_z);
+    let t313 = t304 + t305 + t307 + t309 + t311 + t312;
+    let t314 = segment3_tip_rotation_00_along_dq * t313;
+    let segment4_composite_force_f_x_along_dq = t260 + t275
+        + link5_composite_force_f_x_along_dq + t302 + t314;
+    let link4_composite_force_f_x_along_dq = p.link_mass * segment3_tip_bias_v_x_along_dq
+        + segment4_composite_force_f_x_along_dq
+        - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z
+        - link4_inertia_h_y_along_dq * segment3_tip_bias_w_z;
+    let segment3_slice1_bend_along_dq = 0.6220084679281462
+        * segment3_bend_squared_along_dq;
+    let t315 = 1.5 * cache.segment3_slice1_bend_c5 - 0.5 * cache.segment3_slice1_bend_c4;
+    let t316 = cache.segment3_slice1_bend_c4 - 0.5 * cache.segment3_slice1_bend_c3;
+    let t317 = 0.4905626121623441 * t177 * segment3_slice1_bend_along_dq * t315
+        + 0.4905626121623441 * cache.segment3_slice1_bend_c3 * t193
+        - 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t193
+        - 0.4905626121623441 * t177 * segment3_slice1_bend_along_dq * t316;
+    let segment3_slice1_local_com_y_along_dq = 0.6220084679281462
+        * cache.segment3_slice1_bend_c2 * t193
+        + 0.6220084679281462 * t177 * segment3_slice1_bend_along_dq * t316;
+    let segment3_slice1_local_bend_y_column_v_x_along_dq = t317
+        + 0.7886751345948129 * segment3_slice1_local_com_y_along_dq;
+    let segment3_slice1_local_subspace0_v_x_along_dq = p.channel_length
+        * segment3_slice1_local_bend_y_column_v_x_along_dq;
+    let segment3_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
+        * segment3_slice1_bend_along_dq
+        * (0.5 * cache.segment3_slice1_bend_c3 - 0.5 * cache.segment3_slice1_bend_c2);
+    let t318 = 2.0 * cache.segment3_slice1_bend_c6 - 0.5 * cache.segment3_slice1_bend_c5;
+    let t319 = 0.7737890683486395 * t198 * cache.segment3_slice1_bend_c4
+        + 0.6220084679281462 * p.channel_length * segment3_slice1_bend_along_dq * t316
+        + 0.7737890683486395 * t153 * segment3_slice1_bend_along_dq * t318
+        - 0.38689453417431974 * t153 * segment3_slice1_bend_along_dq * t315
+        - 0.38689453417431974 * t198 * cache.segment3_slice1_bend_c3;
+    let segment3_slice1_local_bend_y_column_v_y_along_dq = t319
+        - 0.7886751345948129 * segment3_slice1_local_com_x_along_dq;
+    let t320 = segment2_tip_velocity_v_x_along_dq
+        - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
+    let t321 = segment2_tip_velocity_v_y_along_dq
+        + segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq;
+    let segment3_base_velocity_v_y_along_dq = segment2_tip_rotation_01_along_dq * t152
+        + cache.segment2_tip_rotation_01 * t320 + t321 * cache.segment2_tip_rotation_11
+        + segment2_tip_rotation_11_along_dq * t151;
+    let t322 = segment2_tip_bias_v_y_along_dq
+        + segment2_tip_bias_w_z * segment2_tip_position_x_along_dq;
+    let t323 = segment2_tip_bias_v_x_along_dq
+        - segment2_tip_bias_w_z * segment2_tip_position_y_along_dq;
+    let segment3_base_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq * t157
+        + cache.segment2_tip_rotation_10 * t322
+        + segment2_tip_rotation_10_along_dq * t158
+        + cache.segment2_tip_rotation_00 * t323;
+    let segment3_slice1_bend = 0.6220084679281462 * segment3_bend_squared;
+    let t324 = softgen_runtime::stumpff(segment3_slice1_bend)[7];
+    let t325 = 2.5 * t324 - 0.5 * cache.segment3_slice1_bend_c6;
+    let t326 = qdd[5] * segment3_slice1_local_subspace0_v_x_along_dq
+        + 0.7886751345948129 * segment3_base_velocity_v_y_along_dq * segment3_bend_y_rate
+        + segment3_base_bias_v_x_along_dq
+        + 0.7886751345948129 * t319 * segment3_bend_y_rate * segment3_bend_y_rate
+        + (0.9154022964417872 * t156 * t325 * segment3_slice1_bend_along_dq
+            + 0.30513409881392906 * t156 * segment3_slice1_bend_along_dq * t315
+            + 0.9154022964417872 * t201 * cache.segment3_slice1_bend_c5
+            + 0.4905626121623441 * t155 * segment3_slice1_bend_along_dq * t315
+            + 0.30513409881392906 * t201 * cache.segment3_slice1_bend_c3
+            - 0.9154022964417872 * t156 * segment3_slice1_bend_along_dq * t318
+            - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t201
+            - 0.4905626121623441 * t155 * segment3_slice1_bend_along_dq * t316)
+        - segment2_tip_velocity_w_z * segment3_slice1_local_bend_y_column_v_y_along_dq
+            * segment3_bend_y_rate;
+    let t327 = t326 * cache.segment1_slice0_mass;
+    let segment3_slice0_bend_along_dq = 0.044658198738520456
+        * segment3_bend_squared_along_dq;
+    let t328 = cache.segment3_slice0_bend_c4 - 0.5 * cache.segment3_slice0_bend_c3;
+    let segment3_slice0_local_com_y_along_dq = 0.044658198738520456 * t177
+        * segment3_slice0_bend_along_dq * t328
+        + 0.044658198738520456 * cache.segment3_slice0_bend_c2 * t193;
+    let segment3_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+        * segment3_slice0_local_com_y_along_dq;
+    let t329 = -(segment3_slice0_bias_w_z * segment3_slice0_local_inertia_h_y_along_dq);
+    let segment3_slice0_local_com_x_along_dq = 0.21132486540518713
+        * (0.5 * cache.segment3_slice0_bend_c3 - 0.5 * cache.segment3_slice0_bend_c2)
+        * p.channel_length * segment3_slice0_bend_along_dq;
+    let segment3_slice0_local_inertia_h_x_along_dq = segment3_slice0_local_com_x_along_dq
+        * cache.segment1_slice0_mass;
+    let t330 = 1.5 * cache.segment3_slice0_bend_c5 - 0.5 * cache.segment3_slice0_bend_c4;
+    let t331 = 2.0 * cache.segment3_slice0_bend_c6 - 0.5 * cache.segment3_slice0_bend_c5;
+    let t332 = 0.00398870942913838 * t198 * cache.segment3_slice0_bend_c4
+        + 0.044658198738520456 * p.channel_length * segment3_slice0_bend_along_dq * t328
+        + 0.00398870942913838 * t153 * t331 * segment3_slice0_bend_along_dq
+        - 0.00199435471456919 * t153 * t330 * segment3_slice0_bend_along_dq
+        - 0.00199435471456919 * t198 * cache.segment3_slice0_bend_c3;
+    let segment3_slice0_local_bend_y_column_v_y_along_dq = t332
+        - 0.21132486540518713 * segment3_slice0_local_com_x_along_dq;
+    let t333 = segment3_slice0_local_bend_y_column_v_y_along_dq * segment3_bend_y_rate
+        + segment3_base_velocity_v_y_along_dq;
+    let segment3_slice0_local_momentum_f_y_along_dq = segment3_slice0_local_inertia_h_x_along_dq
+        * t161 + cache.segment1_slice0_mass * t333;
+    let t334 = -(t161 * segment3_slice0_local_momentum_f_y_along_dq);
+    let segment3_slice0_bend = 0.044658198738520456 * segment3_bend_squared;
+    let t335 = softgen_runtime::stumpff(segment3_slice0_bend)[7];
+    let t336 = 2.5 * t335 - 0.5 * cache.segment3_slice0_bend_c6;
+    let t337 = 0.009437387837655933 * t177 * t330 * segment3_slice0_bend_along_dq
+        + 0.009437387837655933 * cache.segment3_slice0_bend_c3 * t193
+        - 0.009437387837655933 * t177 * segment3_slice0_bend_along_dq * t328
+        - 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t193;
+    let segment3_slice0_local_bend_y_column_v_x_along_dq = t337
+        + 0.21132486540518713 * segment3_slice0_local_com_y_along_dq;
+    let segment3_slice0_local_subspace0_v_x_along_dq = p.channel_length
+        * segment3_slice0_local_bend_y_column_v_x_along_dq;
+    let t338 = 0.21132486540518713 * segment3_base_velocity_v_y_along_dq
+        * segment3_bend_y_rate
+        + 0.21132486540518713 * segment3_bend_y_rate * segment3_bend_y_rate * t332
+        + (0.0004214567416265345 * t156 * t330 * segment3_slice0_bend_along_dq
+            + 0.009437387837655933 * t155 * t330 * segment3_slice0_bend_along_dq
+            + 0.0004214567416265345 * t201 * cache.segment3_slice0_bend_c3
+            + 0.0012643702248796036 * t156 * t336 * segment3_slice0_bend_along_dq
+            + 0.0012643702248796036 * t201 * cache.segment3_slice0_bend_c5
+            - 0.009437387837655933 * t155 * segment3_slice0_bend_along_dq * t328
+            - 0.0012643702248796036 * t201 * cache.segment3_slice0_bend_c4
+            - 0.0012643702248796036 * t156 * t331 * segment3_slice0_bend_along_dq)
+        + segment3_slice0_local_subspace0_v_x_along_dq * qdd[5]
+        + segment3_base_bias_v_x_along_dq
+        - segment3_slice0_local_bend_y_column_v_y_along_dq * segment2_tip_velocity_w_z
+            * segment3_bend_y_rate;
+    let t339 = t338 * cache.segment1_slice0_mass;
+    let segment3_slice1_local_inertia_h_y_along_dq = segment3_slice1_local_com_y_along_dq
+        * cache.segment1_slice0_mass;
+    let t340 = -(segment3_slice1_bias_w_z * segment3_slice1_local_inertia_h_y_along_dq);
+    let segment3_slice1_local_inertia_h_x_along_dq = segment3_slice1_local_com_x_along_dq
+        * cache.segment1_slice0_mass;
+    let t341 = segment3_base_velocity_v_y_along_dq
+        + segment3_slice1_local_bend_y_column_v_y_along_dq * segment3_bend_y_rate;
+    let segment3_slice1_local_momentum_f_y_along_dq = t164
+        * segment3_slice1_local_inertia_h_x_along_dq + t341 * cache.segment1_slice0_mass;
+    let t342 = -(t164 * segment3_slice1_local_momentum_f_y_along_dq);
+    let t343 = t327 + t329 + t334 + t339 + t340 + t342;
+    let t344 = cache.segment2_tip_rotation_00 * t343;
+    let t345 = segment3_slice0_bias_w_z * segment3_slice0_local_inertia_h_x_along_dq;
+    let segment3_base_velocity_v_x_along_dq = segment2_tip_rotation_00_along_dq * t152
+        + cache.segment2_tip_rotation_10 * t321
+        + segment2_tip_rotation_10_along_dq * t151
+        + cache.segment2_tip_rotation_00 * t320;
+    let t346 = segment3_bend_y_rate * segment3_slice0_local_bend_y_column_v_x_along_dq
+        + segment3_base_velocity_v_x_along_dq;
+    let segment3_slice0_local_momentum_f_x_along_dq = t346 * cache.segment1_slice0_mass
+        - segment3_slice0_local_inertia_h_y_along_dq * t161;
+    let t347 = t161 * segment3_slice0_local_momentum_f_x_along_dq;
+    let segment3_slice0_local_subspace0_v_y_along_dq = segment3_slice0_local_bend_y_column_v_y_along_dq
+        * p.channel_length;
+    let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_11_along_dq * t158
+        + cache.segment2_tip_rotation_01 * t323 + t322 * cache.segment2_tip_rotation_11
+        + segment2_tip_rotation_01_along_dq * t157;
+    let t348 = qdd[5] * segment3_slice0_local_subspace0_v_y_along_dq
+        + (0.0007125143135866891
+            * (3.0 * softgen_runtime::stumpff(segment3_slice0_bend)[8] - 0.5 * t335)
+            * segment3_slice0_bend_along_dq * t178
+            + 0.01196612828741514 * t331 * t179 * segment3_slice0_bend_along_dq
+            + 0.00008906428919833614 * t206 * cache.segment3_slice0_bend_c4
+            + 0.0007125143135866891 * t206 * cache.segment3_slice0_bend_c6
+            + 0.00008906428919833614 * t331 * segment3_slice0_bend_along_dq * t178
+            + 0.01196612828741514 * cache.segment3_slice0_bend_c4 * t207
+            - 0.0004453214459916807 * t206 * cache.segment3_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment3_slice0_bend_c3 * t207
+            - 0.00598306414370757 * t330 * t179 * segment3_slice0_bend_along_dq
+            - 0.0004453214459916807 * t336 * segment3_slice0_bend_along_dq * t178)
+        + segment2_tip_velocity_w_z * segment3_bend_y_rate
+            * segment3_slice0_local_bend_y_column_v_x_along_dq
+        + segment3_base_bias_v_y_along_dq
+        - 0.21132486540518713 * t337 * segment3_bend_y_rate * segment3_bend_y_rate
+        - 0.21132486540518713 * segment3_bend_y_rate
+            * segment3_base_velocity_v_x_along_dq;
+    let t349 = cache.segment1_slice0_mass * t348;
+    let segment3_slice1_local_subspace0_v_y_along_dq = p.channel_length
+        * segment3_slice1_local_bend_y_column_v_y_along_dq;
+    let t350 = segment2_tip_velocity_w_z * segment3_bend_y_rate
+        * segment3_slice1_local_bend_y_column_v_x_along_dq
+        + qdd[5] * segment3_slice1_local_subspace0_v_y_along_dq
+        + segment3_base_bias_v_y_along_dq
+        + (0.24065167645154242 * segment3_slice1_bend_along_dq * t178 * t318
+            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t206
+            + 1.9252134116123394 * t206 * cache.segment3_slice1_bend_c6
+            + 2.3213672050459184 * cache.segment3_slice1_bend_c4 * t207
+            + 2.3213672050459184 * t179 * segment3_slice1_bend_along_dq * t318
+            + 1.9252134116123394
+                * (3.0 * softgen_runtime::stumpff(segment3_slice1_bend)[8] - 0.5 * t324)
+                * segment3_slice1_bend_along_dq * t178
+            - 1.203258382257712 * t325 * segment3_slice1_bend_along_dq * t178
+            - 1.203258382257712 * t206 * cache.segment3_slice1_bend_c5
+            - 1.1606836025229592 * t207 * cache.segment3_slice1_bend_c3
+            - 1.1606836025229592 * t179 * segment3_slice1_bend_along_dq * t315)
+        - 0.7886751345948129 * t317 * segment3_bend_y_rate * segment3_bend_y_rate
+        - 0.7886751345948129 * segment3_bend_y_rate
+            * segment3_base_velocity_v_x_along_dq;
+    let t351 = cache.segment1_slice0_mass * t350;
+    let t352 = segment3_slice1_bias_w_z * segment3_slice1_local_inertia_h_x_along_dq;
+    let t353 = segment3_bend_y_rate * segment3_slice1_local_bend_y_column_v_x_along_dq
+        + segment3_base_velocity_v_x_along_dq;
+    let segment3_slice1_local_momentum_f_x_along_dq = t353 * cache.segment1_slice0_mass
+        - segment3_slice1_local_inertia_h_y_along_dq * t164;
+    let t354 = t164 * segment3_slice1_local_momentum_f_x_along_dq;
+    let t355 = t345 + t347 + t349 + t351 + t352 + t354;
+    let t356 = cache.segment2_tip_rotation_01 * t355;
+    let segment3_composite_force_f_x_along_dq = t171 + t188
+        + link4_composite_force_f_x_along_dq + t344 + t356;
+    let link3_inertia_h_y_along_dq = p.link_mass * segment2_tip_position_y_along_dq;
+    let link3_composite_force_f_x_along_dq = segment2_tip_bias_v_x_along_dq * p.link_mass
+        + segment3_composite_force_f_x_along_dq
+        - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq
+        - link3_inertia_h_y_along_dq * segment2_tip_bias_w_z;
+    let t357 = -(segment2_slice0_local_inertia_h_y_along_dq * segment2_slice0_bias_w_z);
+    let t358 = -(segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_y_along_dq);
+    let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_11 * t68
+        + t74 * cache.segment1_tip_rotation_01 + t69 * segment1_tip_rotation_11_along_dq
+        + t77 * segment1_tip_rotation_01_along_dq;
+    let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_00_along_dq * t99
+        + segment1_tip_rotation_10_along_dq * t101
+        + t102 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_10 * t100;
+    let segment2_slice0_local_subspace0_v_x_along_dq = segment2_slice0_local_bend_y_column_v_x_along_dq
+        * p.channel_length;
+    let t359 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
+        * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq
+        + qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
+        + (0.0012643702248796036 * t118 * segment2_slice0_bend_along_dq * t108
+            + 0.009437387837655933 * t82 * segment2_slice0_bend_along_dq * t119
+            + 0.0004214567416265345 * t82 * t118 * segment2_slice0_bend_along_dq
+            + 0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t139
+            + 0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t139
+            - 0.009437387837655933 * t81 * segment2_slice0_bend_along_dq * t119
+            - 0.0012643702248796036 * t118 * segment2_slice0_bend_along_dq * t105
+            - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t139)
+        + 0.21132486540518713 * t106 * segment2_bend_y_rate * segment2_bend_y_rate
+        - segment2_slice0_local_bend_y_column_v_y_along_dq * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate;
+    let t360 = cache.segment1_slice0_mass * t359;
+    let t361 = segment2_base_velocity_v_y_along_dq
+        + segment2_slice0_local_bend_y_column_v_y_along_dq * segment2_bend_y_rate;
+    let segment2_slice0_local_momentum_f_y_along_dq = t361 * cache.segment1_slice0_mass
+        + t80 * segment2_slice0_local_inertia_h_x_along_dq;
+    let t362 = -(t80 * segment2_slice0_local_momentum_f_y_along_dq);
+    let t363 = segment2_base_velocity_v_y_along_dq
+        + segment2_bend_y_rate * segment2_slice1_local_bend_y_column_v_y_along_dq;
+    let segment2_slice1_local_momentum_f_y_along_dq = t363 * cache.segment1_slice0_mass
+        + segment2_slice1_local_inertia_h_x_along_dq * t65;
+    let t364 = -(segment2_slice1_local_momentum_f_y_along_dq * t65);
+    let segment2_slice1_local_subspace0_v_x_along_dq = p.channel_length
+        * segment2_slice1_local_bend_y_column_v_x_along_dq;
+    let t365 = segment2_slice1_local_subspace0_v_x_along_dq * qdd[4]
+        + 0.7886751345948129 * segment2_base_velocity_v_y_along_dq * segment2_bend_y_rate
+        + segment2_base_bias_v_x_along_dq
+        + 0.7886751345948129 * t89 * segment2_bend_y_rate * segment2_bend_y_rate
+        + (0.9154022964417872 * t139 * cache.segment2_slice1_bend_c5
+            + 0.30513409881392906 * t118 * segment2_slice1_bend_along_dq * t66
+            + 0.4905626121623441 * segment2_slice1_bend_along_dq * t119 * t66
+            + 0.30513409881392906 * t139 * cache.segment2_slice1_bend_c3
+            + 0.9154022964417872 * t118 * segment2_slice1_bend_along_dq * t96
+            - 0.4905626121623441 * segment2_slice1_bend_along_dq * t119 * t64
+            - 0.9154022964417872 * t87 * t118 * segment2_slice1_bend_along_dq
+            - 0.9154022964417872 * t139 * cache.segment2_slice1_bend_c4)
+        - segment1_tip_velocity_w_z * segment2_bend_y_rate
+            * segment2_slice1_local_bend_y_column_v_y_along_dq;
+    let t366 = cache.segment1_slice0_mass * t365;
+    let t367 = t357 + t358 + t360 + t362 + t364 + t366;
+    let t368 = cache.segment1_tip_rotation_00 * t367;
+    let t369 = segment2_slice0_bias_w_z * cache.segment2_slice0_local_inertia_h_x;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t69
+        + cache.segment1_tip_rotation_00 * t77;
+    let t370 = segment2_base_velocity_v_x
+        + cache.segment2_slice1_local_bend_y_column_v_x * segment2_bend_y_rate;
+    let segment2_slice1_local_momentum_f_x = t370 * cache.segment1_slice0_mass
+        - cache.segment2_slice1_local_inertia_h_y * t65;
+    let t371 = segment2_slice1_local_momentum_f_x * t65;
+    let t372 = segment2_base_velocity_v_x
+        + cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate;
+    let segment2_slice0_local_momentum_f_x = t372 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t80;
+    let t373 = segment2_slice0_local_momentum_f_x * t80;
+    let segment2_base_bias_v_y = t99 * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_11 * t101;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
+    let t374 = segment1_tip_velocity_w_z * cache.segment2_slice0_local_bend_y_column_v_x
+        * segment2_bend_y_rate + segment2_base_bias_v_y
+        + (0.00008906428919833614 * t94 * cache.segment2_slice0_bend_c4
+            + 0.0007125143135866891 * t94 * cache.segment2_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t91
+            - 0.0004453214459916807 * t94 * cache.segment2_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t91)
+        + qdd[4] * segment2_slice0_local_subspace0_v_y
+        - 0.21132486540518713
+            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t63
+                - 0.009437387837655933 * t63 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        - 0.21132486540518713 * segment2_base_velocity_v_x * segment2_bend_y_rate;
+    let t375 = t374 * cache.segment1_slice0_mass;
+    let segment2_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_y;
+    let t376 = segment2_base_bias_v_y
+        + segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
+            * segment2_bend_y_rate + qdd[4] * segment2_slice1_local_subspace0_v_y
+        + (1.9252134116123394 * t94 * cache.segment2_slice1_bend_c6
+            + 0.24065167645154242 * t94 * cache.segment2_slice1_bend_c4
+            + 2.3213672050459184 * cache.segment2_slice1_bend_c4 * t91
+            - 1.1606836025229592 * cache.segment2_slice1_bend_c3 * t91
+            - 1.203258382257712 * t94 * cache.segment2_slice1_bend_c5)
+        - 0.7886751345948129 * segment2_base_velocity_v_x * segment2_bend_y_rate
+        - 0.7886751345948129
+            * (0.4905626121623441 * t63 * cache.segment2_slice1_bend_c3
+                - 0.4905626121623441 * t63 * cache.segment2_slice1_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let t377 = t376 * cache.segment1_slice0_mass;
+    let t378 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
+    let t379 = t369 + t371 + t373 + t375 + t377 + t378;
+    let t380 = segment1_tip_rotation_01_along_dq * t379;
+    let segment2_composite_force_f_x_along_dq = t114 + t128
+        + link3_composite_force_f_x_along_dq + t368 + t380;
+    let link2_composite_force_f_x_along_dq = segment1_tip_bias_v_x_along_dq * p.link_mass
+        + segment2_composite_force_f_x_along_dq
+        - segment1_tip_velocity_w_z * link2_momentum_f_y_along_dq
+        - segment1_tip_bias_w_z * link2_inertia_h_y_along_dq;
+    let segment1_base_bias_v_y = t11 * cache.cos_q2 + cache.base_angle_rotation_01 * t13;
+    let segment1_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment1_slice1_local_bend_y_column_v_y;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t6 + t7 * cache.cos_q2;
+    let t381 = segment1_base_bias_v_y
+        + (1.9252134116123394 * t17 * cache.segment1_slice1_bend_c6
+            + 2.3213672050459184 * cache.segment1_slice1_bend_c4 * t16
+            + 0.24065167645154242 * t17 * cache.segment1_slice1_bend_c4
+            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t17
+            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t16)
+        + segment1_slice1_local_subspace0_v_y * qdd[3]
+        + segment1_bend_y_rate * qd[2] * cache.segment1_slice1_local_bend_y_column_v_x
+        - 0.7886751345948129
+            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t2
+                - 0.4905626121623441 * t2 * cache.segment1_slice1_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate
+        - 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_x;
+    let t382 = t381 * cache.segment1_slice0_mass;
+    let t383 = segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_x;
+    let t384 = cache.segment1_slice0_local_inertia_h_x * segment1_slice0_bias_w_z;
+    let t385 = segment1_base_velocity_v_x
+        + segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_x;
+    let segment1_slice1_local_momentum_f_x = t385 * cache.segment1_slice0_mass
+        - t27 * cache.segment1_slice1_local_inertia_h_y;
+    let t386 = t27 * segment1_slice1_local_momentum_f_x;
+    let segment1_slice0_local_subspace0_v_y = p.channel_length
+        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t387 = segment1_base_bias_v_y
+        + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
+        + (0.00008906428919833614 * t17 * cache.segment1_slice0_bend_c4
+            + 0.0007125143135866891 * t17 * cache.segment1_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment1_slice0_bend_c4 * t16
+            - 0.0004453214459916807 * t17 * cache.segment1_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t16)
+        + qdd[3] * segment1_slice0_local_subspace0_v_y
+        - 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_x
+        - 0.21132486540518713
+            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t2
+                - 0.009437387837655933 * t2 * cache.segment1_slice0_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate;
+    let t388 = t387 * cache.segment1_slice0_mass;
+    let t389 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
+        + segment1_base_velocity_v_x;
+    let segment1_slice0_local_momentum_f_x = t389 * cache.segment1_slice0_mass
+        - t0 * cache.segment1_slice0_local_inertia_h_y;
+    let t390 = t0 * segment1_slice0_local_momentum_f_x;
+    let t391 = t382 + t383 + t384 + t386 + t388 + t390;
+    let t392 = base_angle_rotation_01_along_dq * t391;
+    let t393 = -(segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_y_along_dq);
+    let segment1_slice1_local_subspace0_v_x_along_dq = p.channel_length
+        * segment1_slice1_local_bend_y_column_v_x_along_dq;
+    let segment1_base_velocity_v_y_along_dq = t8 * cache.cos_q2
+        + t6 * base_angle_rotation_00_along_dq + t7 * base_angle_rotation_01_along_dq;
+    let segment1_base_bias_v_x_along_dq = cache.sin_q2 * t12
+        + t11 * base_angle_rotation_10_along_dq + t13 * base_angle_rotation_00_along_dq;
+    let t394 = 0.7886751345948129 * t38 * segment1_bend_y_rate * segment1_bend_y_rate
+        + segment1_slice1_local_subspace0_v_x_along_dq * qdd[3]
+        + 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_y_along_dq
+        + segment1_base_bias_v_x_along_dq
+        + (0.9154022964417872 * segment1_slice1_bend_along_dq * t36 * t57
+            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t60
+            + 0.4905626121623441 * t58 * t29 * segment1_slice1_bend_along_dq
+            + 0.30513409881392906 * t29 * segment1_slice1_bend_along_dq * t57
+            + 0.9154022964417872 * cache.segment1_slice1_bend_c5 * t60
+            - 0.9154022964417872 * t37 * segment1_slice1_bend_along_dq * t57
+            - 0.4905626121623441 * t58 * segment1_slice1_bend_along_dq * t28
+            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t60)
+        - segment1_bend_y_rate * qd[2]
+            * segment1_slice1_local_bend_y_column_v_y_along_dq;
+    let t395 = t394 * cache.segment1_slice0_mass;
+    let t396 = segment1_base_velocity_v_y_along_dq
+        + segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq;
+    let segment1_slice1_local_momentum_f_y_along_dq = cache.segment1_slice0_mass * t396
+        + t27 * segment1_slice1_local_inertia_h_x_along_dq;
+    let t397 = -(t27 * segment1_slice1_local_momentum_f_y_along_dq);
+    let t398 = segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_y_along_dq
+        + segment1_base_velocity_v_y_along_dq;
+    let segment1_slice0_local_momentum_f_y_along_dq = t398 * cache.segment1_slice0_mass
+        + segment1_slice0_local_inertia_h_x_along_dq * t0;
+    let t399 = -(t0 * segment1_slice0_local_momentum_f_y_along_dq);
+    let t400 = -(segment1_slice0_local_inertia_h_y_along_dq * segment1_slice0_bias_w_z);
+    let segment1_slice0_local_subspace0_v_x_along_dq = p.channel_length
+        * segment1_slice0_local_bend_y_column_v_x_along_dq;
+    let t401 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate * t24
+        + segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
+        + (0.0004214567416265345 * t4 * segment1_slice0_bend_along_dq * t57
+            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t60
+            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t60
+            + 0.009437387837655933 * t58 * t4 * segment1_slice0_bend_along_dq
+            + 0.0012643702248796036 * t19 * segment1_slice0_bend_along_dq * t57
+            - 0.009437387837655933 * t58 * t1 * segment1_slice0_bend_along_dq
+            - 0.0012643702248796036 * t14 * segment1_slice0_bend_along_dq * t57
+            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t60)
+        + segment1_base_bias_v_x_along_dq
+        + 0.21132486540518713 * segment1_bend_y_rate
+            * segment1_base_velocity_v_y_along_dq
+        - segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_y_along_dq
+            * qd[2];
+    let t402 = t401 * cache.segment1_slice0_mass;
+    let t403 = t393 + t395 + t397 + t399 + t400 + t402;
+    let t404 = cache.cos_q2 * t403;
+    let t405 = -(cache.segment1_slice0_local_inertia_h_y * segment1_slice0_bias_w_z);
+    let segment1_base_velocity_v_y = t7 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t6;
+    let t406 = segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t27
+        * cache.segment1_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t406;
+    let t407 = -(t27 * segment1_slice1_local_momentum_f_y);
+    let segment1_base_bias_v_x = cache.cos_q2 * t13 + t11 * cache.sin_q2;
+    let segment1_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice1_local_bend_y_column_v_x;
+    let t408 = 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        + 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t22
+                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
+                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t22)
+        + segment1_base_bias_v_x
+        + (0.9154022964417872 * cache.segment1_slice1_bend_c5 * t57
+            + 0.4905626121623441 * t58 * cache.segment1_slice1_bend_c3
+            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t57
+            - 0.4905626121623441 * t58 * cache.segment1_slice1_bend_c2
+            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t57)
+        + segment1_slice1_local_subspace0_v_x * qdd[3]
+        - segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y * qd[2];
+    let t409 = t408 * cache.segment1_slice0_mass;
+    let t410 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t410 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_local_inertia_h_x * t0;
+    let t411 = -(segment1_slice0_local_momentum_f_y * t0);
+    let segment1_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t412 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
+        * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
+            + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t22
+            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t22)
+        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t57
+            + 0.009437387837655933 * t58 * cache.segment1_slice0_bend_c3
+            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t57
+            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t57
+            - 0.009437387837655933 * t58 * cache.segment1_slice0_bend_c2)
+        + segment1_slice0_local_subspace0_v_x * qdd[3] + segment1_base_bias_v_x
+        + 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t413 = t412 * cache.segment1_slice0_mass;
+    let t414 = -(segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_y);
+    let t415 = t405 + t407 + t409 + t411 + t413 + t414;
+    let t416 = t415 * base_angle_rotation_00_along_dq;
+    let segment1_composite_force_f_x_along_dq = t42 + link2_composite_force_f_x_along_dq
+        + t392 + t404 + t416;
+    let link1_composite_force_f_x_along_dq = p.link_mass
+        * base_angle_acceleration_v_x_along_dq + segment1_composite_force_f_x_along_dq
+        - qdd[2] * link1_inertia_h_y_along_dq - link1_momentum_f_y_along_dq * qd[2];
+    let t417 = cache.cos_q2 * t41;
+    let link2_momentum_f_x_along_dq = segment1_tip_velocity_v_x_along_dq * p.link_mass
+        - segment1_tip_velocity_w_z * link2_inertia_h_y_along_dq;
+    let link3_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
+        - link3_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
+    let t418 = t187 * segment2_tip_rotation_11_along_dq;
+    let link4_momentum_f_x_along_dq = p.link_mass * segment3_tip_velocity_v_x_along_dq
+        - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
+    let segment4_tip_subspace0_v_x_along_dq = cache.segment3_tip_rotation_00
+        * segment4_tip_local_subspace0_v_x_along_dq
+        + segment3_tip_rotation_01_along_dq * cache.segment4_tip_local_subspace0_v_y
+        + segment3_tip_position_y_along_dq * p.channel_length
+        + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq
+        + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_01;
+    let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
+        + t290 * segment3_tip_rotation_10_along_dq
+        + t289 * segment3_tip_rotation_11_along_dq
+        + t287 * cache.segment3_tip_rotation_11
+        + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
+        + t288 * cache.segment3_tip_rotation_10
+        - segment4_bend_y_rate * segment3_tip_velocity_v_x_along_dq
+        - p.channel_length * qdd[6] * segment3_tip_position_x_along_dq;
+    let segment4_tip_velocity_v_x_along_dq = qd[6] * segment4_tip_subspace0_v_x_along_dq
+        + segment3_tip_velocity_v_x_along_dq;
+    let link5_momentum_f_x_along_dq = segment4_tip_velocity_v_x_along_dq * p.link_mass
+        - segment4_tip_velocity_w_z * link5_inertia_h_y_along_dq;
+    let link5_composite_force_f_y_along_dq = segment4_tip_bias_v_y_along_dq * p.link_mass
+        + segment4_tip_bias_w_z * link5_inertia_h_x_along_dq
+        + segment4_tip_velocity_w_z * link5_momentum_f_x_along_dq;
+    let t419 = t313 * segment3_tip_rotation_10_along_dq;
+    let t420 = t301 * segment3_tip_rotation_11_along_dq;
+    let t421 = t259 * cache.segment3_tip_rotation_11;
+    let t422 = t274 * cache.segment3_tip_rotation_10;
+    let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq + t419
+        + t420 + t421 + t422;
+    let link4_composite_force_f_y_along_dq = link4_momentum_f_x_along_dq
+        * segment3_tip_velocity_w_z + segment3_tip_bias_v_y_along_dq * p.link_mass
+        + segment4_composite_force_f_y_along_dq
+        + link4_inertia_h_x_along_dq * segment3_tip_bias_w_z;
+    let t423 = cache.segment2_tip_rotation_10 * t343;
+    let t424 = cache.segment2_tip_rotation_11 * t355;
+    let t425 = segment2_tip_rotation_10_along_dq * t170;
+    let segment3_composite_force_f_y_along_dq = t418 + link4_composite_force_f_y_along_dq
+        + t423 + t424 + t425;
+    let link3_composite_force_f_y_along_dq = segment2_tip_bias_v_y_along_dq * p.link_mass
+        + link3_momentum_f_x_along_dq * segment2_tip_velocity_w_z
+        + segment2_tip_bias_w_z * link3_inertia_h_x_along_dq
+        + segment3_composite_force_f_y_along_dq;
+    let t426 = segment1_tip_rotation_11_along_dq * t379;
+    let t427 = cache.segment1_tip_rotation_11 * t113;
+    let t428 = t367 * cache.segment1_tip_rotation_10;
+    let t429 = t127 * segment1_tip_rotation_10_along_dq;
+    let segment2_composite_force_f_y_along_dq = link3_composite_force_f_y_along_dq + t426
+        + t427 + t428 + t429;
+    let link2_composite_force_f_y_along_dq = segment1_tip_velocity_w_z
+        * link2_momentum_f_x_along_dq + segment1_tip_bias_v_y_along_dq * p.link_mass
+        + segment2_composite_force_f_y_along_dq
+        + link2_inertia_h_x_along_dq * segment1_tip_bias_w_z;
+    let t430 = t415 * base_angle_rotation_10_along_dq;
+    let t431 = cache.sin_q2 * t403;
+    let t432 = base_angle_rotation_00_along_dq * t391;
+    let segment1_composite_force_f_y_along_dq = t417 + link2_composite_force_f_y_along_dq
+        + t430 + t431 + t432;
+    let link1_momentum_f_x_along_dq = base_angle_velocity_v_x_along_dq * p.link_mass
+        - link1_inertia_h_y_along_dq * qd[2];
+    let link1_composite_force_f_y_along_dq = p.link_mass
+        * base_angle_acceleration_v_y_along_dq + segment1_composite_force_f_y_along_dq
+        + link1_momentum_f_x_along_dq * qd[2] + qdd[2] * link1_inertia_h_x_along_dq;
+    let link1_inertia_i_22_along_dq = p.link_mass
+        * (2.0 * q[0] * dq[0] + 2.0 * q[1] * dq[1]);
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
+        + cache.link1_inertia_h_x * qd[2];
+    let t433 = t381 * segment1_slice1_local_inertia_h_x_along_dq;
+    let t434 = -(t410 * segment1_slice0_local_momentum_f_x_along_dq);
+    let t435 = t387 * segment1_slice0_local_inertia_h_x_along_dq;
+    let t436 = cache.cos_q2 * t415;
+    let t437 = cache.base_angle_rotation_01 * t391;
+    let segment1_slice1_local_inertia_i_22_along_dq = (2.0
+        * cache.segment1_slice1_local_com_y * segment1_slice1_local_com_y_along_dq
+        + 2.0 * segment1_slice1_local_com_x_along_dq * cache.segment1_slice1_local_com_x)
+        * cache.segment1_slice0_mass;
+    let t438 = segment1_slice1_local_inertia_i_22_along_dq * segment1_slice1_bias_w_z;
+    let t439 = -(t408 * segment1_slice1_local_inertia_h_y_along_dq);
+    let t440 = -(t401 * cache.segment1_slice0_local_inertia_h_y);
+    let t441 = -(segment1_slice0_local_inertia_h_y_along_dq * t412);
+    let t442 = cache.sin_q2 * t415;
+    let t443 = cache.cos_q2 * t391;
+    let t444 = segment1_slice0_local_momentum_f_y * t9;
+    let t445 = t389 * segment1_slice0_local_momentum_f_y_along_dq;
+    let segment1_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
+        * (2.0 * segment1_slice0_local_com_x_along_dq * cache.segment1_slice0_local_com_x
+            + 2.0 * cache.segment1_slice0_local_com_y
+                * segment1_slice0_local_com_y_along_dq);
+    let t446 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_i_22_along_dq;
+    let t447 = -(segment1_slice1_local_momentum_f_x_along_dq * t406);
+    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
+    let link2_inertia_i_22_along_dq = p.link_mass
+        * (2.0 * cache.segment1_tip_position_x * segment1_tip_position_x_along_dq
+            + 2.0 * segment1_tip_position_y_along_dq * cache.segment1_tip_position_y);
+    let t448 = -(t116 * segment2_slice0_local_momentum_f_x_along_dq);
+    let t449 = cache.segment1_tip_rotation_01 * t379;
+    let t450 = cache.segment1_tip_rotation_00 * t127;
+    let t451 = t374 * segment2_slice0_local_inertia_h_x_along_dq;
+    let t452 = -(t120 * segment2_slice1_local_inertia_h_y_along_dq);
+    let t453 = -(segment2_slice1_local_momentum_f_x * t363);
+    let t454 = -(segment2_slice0_local_momentum_f_x * t361);
+    let t455 = cache.segment2_slice1_local_inertia_h_x * t103;
+    let t456 = t313 * cache.segment3_tip_rotation_10;
+    let t457 = t301 * cache.segment3_tip_rotation_11;
+    let t458 = segment4_slice1_local_momentum_f_y_along_dq * t297;
+    let t459 = -(cache.segment4_slice0_local_inertia_h_y * t267);
+    let t460 = -(t261 * segment4_slice0_local_momentum_f_x);
+    let segment4_slice1_local_inertia_i_22_along_dq = (2.0
+        * segment4_slice1_local_com_y_along_dq * cache.segment4_slice1_local_com_y
+        + 2.0 * cache.segment4_slice1_local_com_x * segment4_slice1_local_com_x_along_dq)
+        * cache.segment1_slice0_mass;
+    let t461 = segment4_slice1_local_inertia_i_22_along_dq * segment4_slice1_bias_w_z;
+    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
+    let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
+        - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
+    let link5_inertia_i_22_along_dq = p.link_mass
+        * (2.0 * segment4_tip_position_x_along_dq * cache.segment4_tip_position_x
+            + 2.0 * cache.segment4_tip_position_y * segment4_tip_position_y_along_dq);
+    let segment4_tip_bias_v_x = segment3_tip_bias_v_x
+        + segment3_tip_velocity_v_y * segment4_bend_y_rate
+        + cache.segment3_tip_position_y * p.channel_length * qdd[6]
+        + cache.segment3_tip_rotation_00 * t290 + t289 * cache.segment3_tip_rotation_01
+        - cache.segment4_tip_subspace0_v_y * qd[6] * segment3_tip_velocity_w_z;
+    let segment4_tip_bias_v_y = qd[6] * cache.segment4_tip_subspace0_v_x
+        * segment3_tip_velocity_w_z + segment3_tip_bias_v_y
+        + t289 * cache.segment3_tip_rotation_11 + t290 * cache.segment3_tip_rotation_10
+        - p.channel_length * qdd[6] * cache.segment3_tip_position_x
+        - segment3_tip_velocity_v_x * segment4_bend_y_rate;
+    let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
+        + cache.segment4_tip_subspace0_v_y * qd[6];
+    let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
+        + segment4_tip_velocity_v_y * p.link_mass;
+    let link5_composite_force_n_z_along_dq = link5_momentum_f_y_along_dq
+        * segment4_tip_velocity_v_x + link5_inertia_i_22_along_dq * segment4_tip_bias_w_z
+        + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
+        + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
+        + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dq
+        - link5_momentum_f_x * segment4_tip_velocity_v_y_along_dq
+        - cache.link5_inertia_h_y * segment4_tip_bias_v_x_along_dq
+        - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
+        - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq;
+    let t462 = -(segment4_slice1_local_inertia_h_y_along_dq * t310);
+    let t463 = -(segment4_slice1_local_momentum_f_x_along_dq * t303);
+    let t464 = cache.segment3_tip_rotation_00 * t313;
+    let t465 = t301 * cache.segment3_tip_rotation_01;
+    let t466 = -(t308 * segment4_slice0_local_momentum_f_x_along_dq);
+    let t467 = segment4_slice1_local_momentum_f_y * t250;
+    let t468 = -(segment4_slice1_local_momentum_f_x * t272);
+    let t469 = cache.segment4_slice1_local_inertia_h_x * t256;
+    let segment4_slice0_local_inertia_i_22_along_dq = (2.0
+        * cache.segment4_slice0_local_com_y * segment4_slice0_local_com_y_along_dq
+        + 2.0 * cache.segment4_slice0_local_com_x * segment4_slice0_local_com_x_along_dq)
+        * cache.segment1_slice0_mass;
+    let t470 = segment4_slice0_bias_w_z * segment4_slice0_local_inertia_i_22_along_dq;
+    let t471 = cache.segment4_slice0_local_inertia_h_x * t244;
+    let t472 = segment4_slice0_local_momentum_f_y * t223;
+    let t473 = segment4_slice0_local_inertia_h_x_along_dq * t293;
+    let t474 = -(cache.segment4_slice1_local_inertia_h_y * t269);
+    let t475 = t299 * segment4_slice0_local_momentum_f_y_along_dq;
+    let t476 = segment4_slice1_local_inertia_h_x_along_dq * t295;
+    let t477 = -(segment4_slice0_local_inertia_h_y_along_dq * t306);
+    let segment4_composite_force_n_z_along_dq = (t456 + t457)
+        * segment3_tip_position_x_along_dq + t458 + t459 + t460 + t461
+        + link5_composite_force_n_z_along_dq
+        + (t419 + t420 + t421 + t422) * cache.segment3_tip_position_x + t462 + t463
+        + t466 + t467 + t468 + t469 + t470 + t471 + t472 + t473 + t474 + t475 + t476
+        + t477 - cache.segment3_tip_position_y * (t260 + t275 + t302 + t314)
+        - segment3_tip_position_y_along_dq * (t464 + t465);
+    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
+    let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
+        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
+    let link4_inertia_i_22_along_dq = p.link_mass
+        * (2.0 * cache.segment3_tip_position_y * segment3_tip_position_y_along_dq
+            + 2.0 * cache.segment3_tip_position_x * segment3_tip_position_x_along_dq);
+    let link4_composite_force_n_z_along_dq = segment4_composite_force_n_z_along_dq
+        + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
+        + segment3_tip_velocity_v_x * link4_momentum_f_y_along_dq
+        + segment3_tip_bias_v_y * link4_inertia_h_x_along_dq
+        + link4_momentum_f_y * segment3_tip_velocity_v_x_along_dq
+        + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
+        - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
+        - link4_inertia_h_y_along_dq * segment3_tip_bias_v_x
+        - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
+        - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
+    let t478 = -(segment3_slice0_local_momentum_f_x * t333);
+    let t479 = cache.segment2_tip_rotation_10 * t170;
+    let t480 = t187 * cache.segment2_tip_rotation_11;
+    let t481 = segment3_slice0_local_inertia_h_x_along_dq * t180;
+    let segment3_slice1_local_inertia_i_22_along_dq = (2.0
+        * segment3_slice1_local_com_x_along_dq * cache.segment3_slice1_local_com_x
+        + 2.0 * cache.segment3_slice1_local_com_y * segment3_slice1_local_com_y_along_dq)
+        * cache.segment1_slice0_mass;
+    let t482 = segment3_slice1_bias_w_z * segment3_slice1_local_inertia_i_22_along_dq;
+    let t483 = -(t159 * segment3_slice0_local_inertia_h_y_along_dq);
+    let t484 = -(t338 * cache.segment3_slice0_local_inertia_h_y);
+    let t485 = -(t165 * segment3_slice1_local_momentum_f_x_along_dq);
+    let t486 = t185 * segment3_slice0_local_momentum_f_y_along_dq;
+    let segment3_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
+        * (2.0 * cache.segment3_slice0_local_com_x * segment3_slice0_local_com_x_along_dq
+            + 2.0 * cache.segment3_slice0_local_com_y
+                * segment3_slice0_local_com_y_along_dq);
+    let t487 = segment3_slice0_bias_w_z * segment3_slice0_local_inertia_i_22_along_dq;
+    let t488 = cache.segment3_slice0_local_inertia_h_x * t348;
+    let t489 = t182 * segment3_slice1_local_inertia_h_x_along_dq;
+    let t490 = t187 * cache.segment2_tip_rotation_01;
+    let t491 = cache.segment2_tip_rotation_00 * t170;
+    let t492 = segment3_slice1_local_momentum_f_y_along_dq * t174;
+    let t493 = t353 * segment3_slice1_local_momentum_f_y;
+    let t494 = -(segment3_slice1_local_inertia_h_y_along_dq * t168);
+    let t495 = t346 * segment3_slice0_local_momentum_f_y;
+    let t496 = t350 * cache.segment3_slice1_local_inertia_h_x;
+    let t497 = -(segment3_slice0_local_momentum_f_x_along_dq * t162);
+    let t498 = -(t326 * cache.segment3_slice1_local_inertia_h_y);
+    let t499 = -(t341 * segment3_slice1_local_momentum_f_x);
+    let segment3_composite_force_n_z_along_dq = link4_composite_force_n_z_along_dq + t478
+        + (t479 + t480) * segment2_tip_position_x_along_dq + t481 + t482 + t483 + t484
+        + t485 + t486 + t487 + t488 + t489
+        + cache.segment2_tip_position_x * (t418 + t423 + t424 + t425) + t492 + t493
+        + t494 + t495 + t496 + t497 + t498 + t499
+        - (t490 + t491) * segment2_tip_position_y_along_dq
+        - cache.segment2_tip_position_y * (t171 + t188 + t344 + t356);
+    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
+        + segment2_tip_velocity_v_y * p.link_mass;
+    let link3_inertia_i_22_along_dq = (2.0 * segment2_tip_position_y_along_dq
+        * cache.segment2_tip_position_y
+        + 2.0 * cache.segment2_tip_position_x * segment2_tip_position_x_along_dq)
+        * p.link_mass;
+    let link3_composite_force_n_z_along_dq = segment3_composite_force_n_z_along_dq
+        + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
+        + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
+        + segment2_tip_velocity_v_x_along_dq * link3_momentum_f_y
+        + segment2_tip_bias_v_y * link3_inertia_h_x_along_dq
+        + link3_inertia_i_22_along_dq * segment2_tip_bias_w_z
+        - segment2_tip_bias_v_x_along_dq * cache.link3_inertia_h_y
+        - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
+        - link3_inertia_h_y_along_dq * segment2_tip_bias_v_x
+        - link3_momentum_f_x_along_dq * segment2_tip_velocity_v_y;
+    let t500 = -(cache.segment2_slice0_local_inertia_h_y * t359);
+    let t501 = cache.segment1_tip_rotation_11 * t379;
+    let t502 = t127 * cache.segment1_tip_rotation_10;
+    let segment2_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
+        * (2.0 * segment2_slice0_local_com_x_along_dq * cache.segment2_slice0_local_com_x
+            + 2.0 * segment2_slice0_local_com_y_along_dq
+                * cache.segment2_slice0_local_com_y);
+    let t503 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_i_22_along_dq;
+    let t504 = t372 * segment2_slice0_local_momentum_f_y_along_dq;
+    let t505 = -(cache.segment2_slice1_local_inertia_h_y * t365);
+    let t506 = segment2_slice1_local_momentum_f_y_along_dq * t370;
+    let t507 = t84 * segment2_slice0_local_momentum_f_y;
+    let t508 = t376 * segment2_slice1_local_inertia_h_x_along_dq;
+    let t509 = -(t124 * segment2_slice1_local_momentum_f_x_along_dq);
+    let t510 = t78 * segment2_slice1_local_momentum_f_y;
+    let segment2_slice1_local_inertia_i_22_along_dq = (2.0
+        * cache.segment2_slice1_local_com_x * segment2_slice1_local_com_x_along_dq
+        + 2.0 * segment2_slice1_local_com_y_along_dq * cache.segment2_slice1_local_com_y)
+        * cache.segment1_slice0_mass;
+    let t511 = segment2_slice1_local_inertia_i_22_along_dq * segment2_slice1_bias_w_z;
+    let t512 = cache.segment2_slice0_local_inertia_h_x * t109;
+    let t513 = -(t122 * segment2_slice0_local_inertia_h_y_along_dq);
+    let segment2_composite_force_n_z_along_dq = t448 + t451 + t452 + t453 + t454 + t455
+        + link3_composite_force_n_z_along_dq + t500
+        + segment1_tip_position_x_along_dq * (t501 + t502) + t503 + t504 + t505 + t506
+        + t507 + t508 + t509 + t510 + t511 + t512
+        + cache.segment1_tip_position_x * (t426 + t427 + t428 + t429) + t513
+        - segment1_tip_position_y_along_dq * (t449 + t450)
+        - (t114 + t128 + t368 + t380) * cache.segment1_tip_position_y;
+    let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
+        + segment1_tip_velocity_v_y * p.link_mass;
+    let link2_composite_force_n_z_along_dq = link2_inertia_i_22_along_dq
+        * segment1_tip_bias_w_z
+        + segment1_tip_bias_v_y_along_dq * cache.link2_inertia_h_x
+        + segment2_composite_force_n_z_along_dq
+        + segment1_tip_bias_v_y * link2_inertia_h_x_along_dq
+        + segment1_tip_velocity_v_x_along_dq * link2_momentum_f_y
+        + segment1_tip_velocity_v_x * link2_momentum_f_y_along_dq
+        - segment1_tip_bias_v_x * link2_inertia_h_y_along_dq
+        - link2_momentum_f_x * segment1_tip_velocity_v_y_along_dq
+        - segment1_tip_bias_v_x_along_dq * cache.link2_inertia_h_y
+        - segment1_tip_velocity_v_y * link2_momentum_f_x_along_dq;
+    let t514 = t31 * segment1_slice1_local_momentum_f_y;
+    let t515 = t25 * cache.segment1_slice0_local_inertia_h_x;
+    let t516 = t385 * segment1_slice1_local_momentum_f_y_along_dq;
+    let t517 = t39 * cache.segment1_slice1_local_inertia_h_x;
+    let t518 = -(t396 * segment1_slice1_local_momentum_f_x);
+    let t519 = -(t394 * cache.segment1_slice1_local_inertia_h_y);
+    let t520 = -(segment1_slice0_local_momentum_f_x * t398);
+    let segment1_composite_force_n_z_along_dq = t433 + t434 + t435 + t438 + t439 + t440
+        + t441 + (t442 + t443) * dq[0] + t444 + t445 + t446 + t447
+        + link2_composite_force_n_z_along_dq + t514 + t515
+        + q[0] * (t417 + t430 + t431 + t432) + t516 + t517 + t518 + t519 + t520
+        - (t436 + t437) * dq[1] - q[1] * (t42 + t392 + t404 + t416);
+    let link1_composite_force_n_z_along_dq = qdd[2] * link1_inertia_i_22_along_dq
+        + cache.link1_inertia_h_x * base_angle_acceleration_v_y_along_dq
+        + link1_momentum_f_y_along_dq * base_angle_velocity_v_x
+        + base_angle_velocity_v_x_along_dq * link1_momentum_f_y
+        + segment1_composite_force_n_z_along_dq
+        + base_angle_acceleration_v_y * link1_inertia_h_x_along_dq
+        - base_angle_acceleration_v_x * link1_inertia_h_y_along_dq
+        - link1_momentum_f_x_along_dq * base_angle_velocity_v_y
+        - link1_momentum_f_x * base_angle_velocity_v_y_along_dq
+        - cache.link1_inertia_h_y * base_angle_acceleration_v_x_along_dq;
+    let link5_composite_force_f_x = p.link_mass * segment4_tip_bias_v_x
+        - segment4_tip_velocity_w_z * link5_momentum_f_y
+        - cache.link5_inertia_h_y * segment4_tip_bias_w_z;
+    let segment4_composite_force_f_x = link5_composite_force_f_x + t464 + t465;
+    let link4_composite_force_f_x = segment3_tip_bias_v_x * p.link_mass
+        + segment4_composite_force_f_x - cache.link4_inertia_h_y * segment3_tip_bias_w_z
+        - link4_momentum_f_y * segment3_tip_velocity_w_z;
+    let segment3_composite_force_f_x = t490 + t491 + link4_composite_force_f_x;
+    let link3_composite_force_f_x = segment3_composite_force_f_x
+        + p.link_mass * segment2_tip_bias_v_x
+        - cache.link3_inertia_h_y * segment2_tip_bias_w_z
+        - segment2_tip_velocity_w_z * link3_momentum_f_y;
+    let segment2_composite_force_f_x = link3_composite_force_f_x + t449 + t450;
+    let link2_composite_force_f_x = segment1_tip_bias_v_x * p.link_mass
+        + segment2_composite_force_f_x - segment1_tip_bias_w_z * cache.link2_inertia_h_y
+        - segment1_tip_velocity_w_z * link2_momentum_f_y;
+    let segment1_composite_force_f_x = t436 + t437 + link2_composite_force_f_x;
+    let link1_composite_force_f_x = segment1_composite_force_f_x
+        + base_angle_acceleration_v_x * p.link_mass - qdd[2] * cache.link1_inertia_h_y
+        - link1_momentum_f_y * qd[2];
+    let link5_composite_force_f_y = segment4_tip_velocity_w_z * link5_momentum_f_x
+        + segment4_tip_bias_w_z * cache.link5_inertia_h_x
+        + p.link_mass * segment4_tip_bias_v_y;
+    let segment4_composite_force_f_y = t456 + t457 + link5_composite_force_f_y;
+    let link4_composite_force_f_y = link4_momentum_f_x * segment3_tip_velocity_w_z
+        + segment3_tip_bias_v_y * p.link_mass
+        + cache.link4_inertia_h_x * segment3_tip_bias_w_z + segment4_composite_force_f_y;
+    let segment3_composite_force_f_y = t479 + t480 + link4_composite_force_f_y;
+    let link3_composite_force_f_y = cache.link3_inertia_h_x * segment2_tip_bias_w_z
+        + link3_momentum_f_x * segment2_tip_velocity_w_z
+        + segment2_tip_bias_v_y * p.link_mass + segment3_composite_force_f_y;
+    let segment2_composite_force_f_y = t501 + t502 + link3_composite_force_f_y;
+    let link2_composite_force_f_y = segment1_tip_bias_v_y * p.link_mass
+        + cache.link2_inertia_h_x * segment1_tip_bias_w_z
+        + segment1_tip_velocity_w_z * link2_momentum_f_x + segment2_composite_force_f_y;
+    let segment1_composite_force_f_y = t442 + link2_composite_force_f_y + t443;
+    let link1_composite_force_f_y = segment1_composite_force_f_y
+        + base_angle_acceleration_v_y * p.link_mass + link1_momentum_f_x * qd[2]
+        + qdd[2] * cache.link1_inertia_h_x;
+    out[0] = link1_composite_force_f_x_along_dq;
+    out[1] = link1_composite_force_f_y_along_dq;
+    out[2] = cache.base_angle_subspace_v_y * link1_composite_force_f_y_along_dq
+        + link1_composite_force_n_z_along_dq + link1_composite_force_f_x * dq[1]
+        + q[1] * link1_composite_force_f_x_along_dq
+        + link1_composite_force_f_y * base_angle_subspace_v_y_along_dq;
+    out[3] = segment1_tip_subspace0_v_x_along_dq * link2_composite_force_f_x
+        + p.channel_length
+            * ((t399 + t400 + t402) * cache.segment1_slice0_local_bend_y_column_v_x
+                + (t407 + t409 + t414) * segment1_slice1_local_bend_y_column_v_x_along_dq
+                + (t405 + t411 + t413) * segment1_slice0_local_bend_y_column_v_x_along_dq
+                + 0.7886751345948129
+                    * (t433 + t438 + t439 + t447 + t514 + t516 + t517 + t518 + t519)
+                + (t382 + t383 + t386) * segment1_slice1_local_bend_y_column_v_y_along_dq
+                + 0.21132486540518713
+                    * (t434 + t435 + t440 + t441 + t444 + t445 + t446 + t515 + t520)
+                + (t10 + t26 + t34) * cache.segment1_slice0_local_bend_y_column_v_y
+                + (t384 + t388 + t390) * segment1_slice0_local_bend_y_column_v_y_along_dq
+                + cache.segment1_slice1_local_bend_y_column_v_x * (t393 + t395 + t397)
+                + (t32 + t33 + t40) * cache.segment1_slice1_local_bend_y_column_v_y)
+        + cache.segment1_tip_subspace0_v_x * link2_composite_force_f_x_along_dq
+        + p.segment1_stiffness * dq[3]
+        + segment1_tip_subspace0_v_y_along_dq * link2_composite_force_f_y
+        + p.channel_length * link2_composite_force_n_z_along_dq
+        + link2_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y;
+    out[4] = link3_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq
+        + p.segment2_stiffness * dq[4]
+        + link3_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y
+        + link3_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
+        + link3_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
+        + p.channel_length * link3_composite_force_n_z_along_dq
+        + p.channel_length
+            * ((t358 + t364 + t366) * cache.segment2_slice1_local_bend_y_column_v_x
+                + (t371 + t377 + t378) * segment2_slice1_local_bend_y_column_v_y_along_dq
+                + cache.segment2_slice1_local_bend_y_column_v_y * (t79 + t104 + t111)
+                + segment2_slice0_local_bend_y_column_v_y_along_dq * (t369 + t373 + t375)
+                + 0.21132486540518713
+                    * (t448 + t451 + t454 + t500 + t503 + t504 + t507 + t512 + t513)
+                + (t121 + t125 + t126) * segment2_slice1_local_bend_y_column_v_x_along_dq
+                + cache.segment2_slice0_local_bend_y_column_v_x * (t357 + t360 + t362)
+                + (t85 + t110 + t112) * cache.segment2_slice0_local_bend_y_column_v_y
+                + segment2_slice0_local_bend_y_column_v_x_along_dq * (t115 + t117 + t123)
+                + 0.7886751345948129
+                    * (t452 + t453 + t455 + t505 + t506 + t508 + t509 + t510 + t511));
+    out[5] = segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y
+        + dq[5] * p.segment3_stiffness
+        + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
+        + link4_composite_force_f_x * segment3_tip_subspace0_v_x_along_dq
+        + p.channel_length
+            * (cache.segment3_slice1_local_bend_y_column_v_x * (t327 + t340 + t342)
+                + segment3_slice0_local_bend_y_column_v_y_along_dq * (t176 + t181 + t186)
+                + cache.segment3_slice0_local_bend_y_column_v_y * (t345 + t347 + t349)
+                + 0.7886751345948129
+                    * (t482 + t485 + t489 + t492 + t493 + t494 + t496 + t498 + t499)
+                + segment3_slice1_local_bend_y_column_v_x_along_dq * (t166 + t167 + t169)
+                + 0.21132486540518713
+                    * (t478 + t481 + t483 + t484 + t486 + t487 + t488 + t495 + t497)
+                + (t351 + t352 + t354) * cache.segment3_slice1_local_bend_y_column_v_y
+                + cache.segment3_slice0_local_bend_y_column_v_x * (t329 + t334 + t339)
+                + (t150 + t160 + t163) * segment3_slice0_local_bend_y_column_v_x_along_dq
+                + (t175 + t183 + t184)
+                    * segment3_slice1_local_bend_y_column_v_y_along_dq)
+        + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq
+        + link4_composite_force_n_z_along_dq * p.channel_length;
+    out[6] = cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq
+        + p.segment4_stiffness * dq[6]
+        + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y
+        + p.channel_length
+            * (0.21132486540518713
+                * (t459 + t460 + t466 + t470 + t471 + t472 + t473 + t475 + t477)
+                + (t304 + t311 + t312) * segment4_slice1_local_bend_y_column_v_x_along_dq
+                + cache.segment4_slice0_local_bend_y_column_v_x * (t262 + t268 + t271)
+                + (t226 + t251 + t257) * cache.segment4_slice1_local_bend_y_column_v_y
+                + 0.7886751345948129
+                    * (t458 + t461 + t462 + t463 + t467 + t468 + t469 + t474 + t476)
+                + segment4_slice0_local_bend_y_column_v_x_along_dq * (t305 + t307 + t309)
+                + (t263 + t270 + t273) * cache.segment4_slice1_local_bend_y_column_v_x
+                + (t291 + t296 + t298) * segment4_slice1_local_bend_y_column_v_y_along_dq
+                + cache.segment4_slice0_local_bend_y_column_v_y * (t225 + t245 + t258)
+                + segment4_slice0_local_bend_y_column_v_y_along_dq
+                    * (t292 + t294 + t300))
+        + link5_composite_force_f_x * segment4_tip_subspace0_v_x_along_dq
+        + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
+        + link5_composite_force_n_z_along_dq * p.channel_length;
+}
+/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_velocity_tangent_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    dqd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SVector<f64, DOF>,
+) {
+    *out = SVector::zeros();
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
+        + cache.link1_inertia_h_x * qd[2];
+    let segment1_bend_y_rate_along_dqd = dqd[3] * p.channel_length;
+    let segment1_tip_velocity_w_z_along_dqd = dqd[2] + segment1_bend_y_rate_along_dqd;
+    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
+        + segment1_tip_velocity_v_y * p.link_mass;
+    let base_angle_velocity_v_y_along_dqd = dqd[1]
+        + dqd[2] * cache.base_angle_subspace_v_y;
+    let segment1_tip_velocity_v_y_along_dqd = dqd[3] * cache.segment1_tip_subspace0_v_y
+        + base_angle_velocity_v_y_along_dqd;
+    let link2_momentum_f_y_along_dqd = cache.link2_inertia_h_x
+        * segment1_tip_velocity_w_z_along_dqd
+        + p.link_mass * segment1_tip_velocity_v_y_along_dqd;
+    let t0 = 2.0 * cache.segment1_bend_y * segment1_bend_y_rate * p.channel_length
+        * segment1_bend_y_rate_along_dqd;
+    let t1 = 2.0 * cache.segment1_bend_y.powi(3) * segment1_bend_y_rate
+        * p.channel_length * segment1_bend_y_rate_along_dqd;
+    let t2 = cache.segment1_bend_y * p.channel_length;
+    let t3 = (6.0 * cache.segment1_bend_squared_c4 * t0
+        + cache.segment1_bend_squared_c4 * t1 + 8.0 * cache.segment1_bend_squared_c6 * t1
+        - 3.0 * t0 * cache.segment1_bend_squared_c3
+        - 5.0 * cache.segment1_bend_squared_c5 * t1)
+        - 2.0 * segment1_bend_y_rate
+            * (t2 * cache.segment1_bend_squared_c3 - cache.segment1_bend_squared_c2 * t2)
+            * segment1_bend_y_rate_along_dqd;
+    let base_angle_bias_v_x_along_dqd = dqd[2] * qd[1] + dqd[1] * qd[2];
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+    let t4 = 2.0 * segment1_bend_squared * segment1_bend_y_rate * p.channel_length
+        * segment1_bend_y_rate_along_dqd;
+    let t5 = 2.0 * segment1_bend_y_rate * p.channel_length
+        * segment1_bend_y_rate_along_dqd;
+    let t6 = segment1_bend_squared * p.channel_length;
+    let t7 = (t4 * cache.segment1_bend_squared_c3
+        + 3.0 * cache.segment1_bend_squared_c5 * t4 + t5 * cache.segment1_bend_squared_c3
+        - 3.0 * cache.segment1_bend_squared_c4 * t4
+        - cache.segment1_bend_squared_c2 * t5)
+        + 2.0 * segment1_bend_y_rate * segment1_bend_y_rate_along_dqd
+            * (cache.segment1_bend_squared_c2 * p.channel_length
+                + 2.0 * cache.segment1_bend_squared_c4 * t6
+                - t6 * cache.segment1_bend_squared_c3);
+    let segment1_tip_bias_v_x_along_dqd = base_angle_velocity_v_y
+        * segment1_bend_y_rate_along_dqd + cache.base_angle_rotation_01 * t3
+        + base_angle_bias_v_x_along_dqd + cache.cos_q2 * t7
+        + segment1_bend_y_rate * base_angle_velocity_v_y_along_dqd
+        - dqd[3] * cache.segment1_tip_subspace0_v_y * qd[2]
+        - dqd[2] * cache.segment1_tip_subspace0_v_y * qd[3];
+    let segment2_bend_y_rate_along_dqd = p.channel_length * dqd[4];
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
+    let t8 = p.channel_length * segment2_bend_squared;
+    let t9 = 2.0 * p.channel_length * segment2_bend_y_rate_along_dqd
+        * segment2_bend_y_rate;
+    let t10 = 2.0 * p.channel_length * segment2_bend_y_rate_along_dqd
+        * segment2_bend_squared * segment2_bend_y_rate;
+    let t11 = 2.0 * segment2_bend_y_rate_along_dqd * segment2_bend_y_rate
+        * (2.0 * cache.segment2_bend_squared_c4 * t8
+            + cache.segment2_bend_squared_c2 * p.channel_length
+            - cache.segment2_bend_squared_c3 * t8)
+        + (cache.segment2_bend_squared_c3 * t9 + t10 * cache.segment2_bend_squared_c3
+            + 3.0 * t10 * cache.segment2_bend_squared_c5
+            - cache.segment2_bend_squared_c2 * t9
+            - 3.0 * cache.segment2_bend_squared_c4 * t10);
+    let t12 = p.channel_length * cache.segment2_bend_y;
+    let t13 = 2.0 * p.channel_length * cache.segment2_bend_y
+        * segment2_bend_y_rate_along_dqd * segment2_bend_y_rate;
+    let t14 = 2.0 * p.channel_length * segment2_bend_y_rate_along_dqd
+        * cache.segment2_bend_y.powi(3) * segment2_bend_y_rate;
+    let t15 = (6.0 * cache.segment2_bend_squared_c4 * t13
+        + t14 * cache.segment2_bend_squared_c4
+        + 8.0 * cache.segment2_bend_squared_c6 * t14
+        - 5.0 * t14 * cache.segment2_bend_squared_c5
+        - 3.0 * cache.segment2_bend_squared_c3 * t13)
+        - 2.0 * segment2_bend_y_rate_along_dqd
+            * (cache.segment2_bend_squared_c3 * t12
+                - cache.segment2_bend_squared_c2 * t12) * segment2_bend_y_rate;
+    let segment2_tip_bias_v_x_along_dqd = cache.segment1_tip_rotation_00 * t11
+        + segment1_tip_bias_v_x_along_dqd + t15 * cache.segment1_tip_rotation_01
+        + segment1_tip_velocity_v_y_along_dqd * segment2_bend_y_rate
+        + segment1_tip_velocity_v_y * segment2_bend_y_rate_along_dqd
+        - cache.segment2_tip_subspace0_v_y * qd[4] * segment1_tip_velocity_w_z_along_dqd
+        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * dqd[4];
+    let segment2_tip_velocity_w_z_along_dqd = segment2_bend_y_rate_along_dqd
+        + segment1_tip_velocity_w_z_along_dqd;
+    let segment2_tip_velocity_v_y_along_dqd = cache.segment2_tip_subspace0_v_y * dqd[4]
+        + segment1_tip_velocity_v_y_along_dqd;
+    let link3_momentum_f_y_along_dqd = segment2_tip_velocity_w_z_along_dqd
+        * cache.link3_inertia_h_x + segment2_tip_velocity_v_y_along_dqd * p.link_mass;
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
+        + segment2_tip_velocity_v_y * p.link_mass;
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let t16 = segment2_tip_velocity_w_z + 0.21132486540518713 * segment3_bend_y_rate;
+    let segment3_bend_y_rate_along_dqd = p.channel_length * dqd[5];
+    let t17 = segment2_tip_velocity_v_y_along_dqd
+        + segment2_tip_velocity_w_z_along_dqd * cache.segment2_tip_position_x;
+    let base_angle_velocity_v_x_along_dqd = dqd[0] + q[1] * dqd[2];
+    let segment1_tip_velocity_v_x_along_dqd = dqd[3] * cache.segment1_tip_subspace0_v_x
+        + base_angle_velocity_v_x_along_dqd;
+    let segment2_tip_velocity_v_x_along_dqd = cache.segment2_tip_subspace0_v_x * dqd[4]
+        + segment1_tip_velocity_v_x_along_dqd;
+    let t18 = segment2_tip_velocity_v_x_along_dqd
+        - segment2_tip_velocity_w_z_along_dqd * cache.segment2_tip_position_y;
+    let segment3_base_velocity_v_x_along_dqd = t17 * cache.segment2_tip_rotation_10
+        + t18 * cache.segment2_tip_rotation_00;
+    let t19 = cache.segment3_slice0_local_bend_y_column_v_x
+        * segment3_bend_y_rate_along_dqd + segment3_base_velocity_v_x_along_dqd;
+    let t20 = segment2_tip_velocity_w_z_along_dqd
+        + 0.21132486540518713 * segment3_bend_y_rate_along_dqd;
+    let segment3_slice0_local_momentum_f_x_along_dqd = t19 * cache.segment1_slice0_mass
+        - cache.segment3_slice0_local_inertia_h_y * t20;
+    let t21 = t16 * segment3_slice0_local_momentum_f_x_along_dqd;
+    let t22 = segment2_tip_velocity_v_y
+        + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + cache.segment2_tip_subspace0_v_x * qd[4];
+    let t23 = segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
+    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t22
+        + t23 * cache.segment2_tip_rotation_00;
+    let base_angle_subspace_rate_v_y_along_dqd = -dqd[0];
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y_along_dqd = qd[2] * base_angle_subspace_rate_v_y_along_dqd
+        + dqd[2] * base_angle_subspace_rate_v_y;
+    let segment1_tip_bias_v_y_along_dqd = cache.sin_q2 * t7
+        + dqd[2] * cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_bias_v_y_along_dqd + cache.cos_q2 * t3
+        + dqd[3] * cache.segment1_tip_subspace0_v_x * qd[2]
+        - segment1_bend_y_rate_along_dqd * base_angle_velocity_v_x
+        - segment1_bend_y_rate * base_angle_velocity_v_x_along_dqd;
+    let segment2_tip_bias_v_y_along_dqd = segment1_tip_bias_v_y_along_dqd
+        + t11 * cache.segment1_tip_rotation_10
+        + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * dqd[4]
+        + cache.segment2_tip_subspace0_v_x * qd[4] * segment1_tip_velocity_w_z_along_dqd
+        + t15 * cache.segment1_tip_rotation_11
+        - segment1_tip_velocity_v_x_along_dqd * segment2_bend_y_rate
+        - segment2_bend_y_rate_along_dqd * segment1_tip_velocity_v_x;
+    let segment3_base_bias_v_y_along_dqd = cache.segment2_tip_rotation_01
+        * segment2_tip_bias_v_x_along_dqd
+        + segment2_tip_bias_v_y_along_dqd * cache.segment2_tip_rotation_11;
+    let t24 = 2.0 * p.channel_length * segment3_bend_y_rate
+        * segment3_bend_y_rate_along_dqd * cache.segment3_bend_y.powi(3);
+    let t25 = 2.0 * cache.segment3_bend_y * p.channel_length * segment3_bend_y_rate
+        * segment3_bend_y_rate_along_dqd;
+    let t26 = cache.segment3_bend_y * p.channel_length;
+    let t27 = segment3_base_bias_v_y_along_dqd
+        + segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
+            * segment3_bend_y_rate_along_dqd
+        + (0.24065167645154242 * cache.segment3_slice1_bend_c4 * t24
+            + 1.9252134116123394 * t24 * cache.segment3_slice1_bend_c6
+            + 2.3213672050459184 * cache.segment3_slice1_bend_c4 * t25
+            - 1.1606836025229592 * cache.segment3_slice1_bend_c3 * t25
+            - 1.203258382257712 * t24 * cache.segment3_slice1_bend_c5)
+        + segment2_tip_velocity_w_z_along_dqd
+            * cache.segment3_slice1_local_bend_y_column_v_x * segment3_bend_y_rate
+        - 0.7886751345948129 * segment3_base_velocity_v_x
+            * segment3_bend_y_rate_along_dqd
+        - 0.7886751345948129 * segment3_base_velocity_v_x_along_dqd
+            * segment3_bend_y_rate
+        - 1.5773502691896257 * segment3_bend_y_rate * segment3_bend_y_rate_along_dqd
+            * (0.4905626121623441 * t26 * cache.segment3_slice1_bend_c3
+                - 0.4905626121623441 * t26 * cache.segment3_slice1_bend_c2);
+    let t28 = cache.segment1_slice0_mass * t27;
+    let t29 = cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
+        + segment3_base_velocity_v_x;
+    let segment3_slice0_local_momentum_f_x = t29 * cache.segment1_slice0_mass
+        - t16 * cache.segment3_slice0_local_inertia_h_y;
+    let t30 = segment3_slice0_local_momentum_f_x * t20;
+    let t31 = segment3_base_velocity_v_x
+        + cache.segment3_slice1_local_bend_y_column_v_x * segment3_bend_y_rate;
+    let t32 = segment2_tip_velocity_w_z + 0.7886751345948129 * segment3_bend_y_rate;
+    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t31
+        - t32 * cache.segment3_slice1_local_inertia_h_y;
+    let t33 = segment2_tip_velocity_w_z_along_dqd
+        + 0.7886751345948129 * segment3_bend_y_rate_along_dqd;
+    let t34 = segment3_slice1_local_momentum_f_x * t33;
+    let t35 = segment3_base_bias_v_y_along_dqd
+        + cache.segment3_slice0_local_bend_y_column_v_x * segment2_tip_velocity_w_z
+            * segment3_bend_y_rate_along_dqd
+        + segment2_tip_velocity_w_z_along_dqd
+            * cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
+        + (0.0007125143135866891 * t24 * cache.segment3_slice0_bend_c6
+            + 0.00008906428919833614 * t24 * cache.segment3_slice0_bend_c4
+            + 0.01196612828741514 * cache.segment3_slice0_bend_c4 * t25
+            - 0.00598306414370757 * cache.segment3_slice0_bend_c3 * t25
+            - 0.0004453214459916807 * t24 * cache.segment3_slice0_bend_c5)
+        - 0.21132486540518713 * segment3_base_velocity_v_x
+            * segment3_bend_y_rate_along_dqd
+        - 0.42264973081037427
+            * (0.009437387837655933 * t26 * cache.segment3_slice0_bend_c3
+                - 0.009437387837655933 * t26 * cache.segment3_slice0_bend_c2)
+            * segment3_bend_y_rate * segment3_bend_y_rate_along_dqd
+        - 0.21132486540518713 * segment3_base_velocity_v_x_along_dqd
+            * segment3_bend_y_rate;
+    let t36 = t35 * cache.segment1_slice0_mass;
+    let t37 = cache.segment3_slice1_local_bend_y_column_v_x
+        * segment3_bend_y_rate_along_dqd + segment3_base_velocity_v_x_along_dqd;
+    let segment3_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice0_mass * t37
+        - cache.segment3_slice1_local_inertia_h_y * t33;
+    let t38 = segment3_slice1_local_momentum_f_x_along_dqd * t32;
+    let t39 = t21 + t28 + t30 + t34 + t36 + t38;
+    let t40 = cache.segment2_tip_rotation_01 * t39;
+    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
+    let t41 = p.channel_length * segment3_bend_squared;
+    let t42 = 2.0 * p.channel_length * segment3_bend_y_rate
+        * segment3_bend_y_rate_along_dqd;
+    let t43 = 2.0 * p.channel_length * segment3_bend_y_rate
+        * segment3_bend_y_rate_along_dqd * segment3_bend_squared;
+    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t22
+        + cache.segment2_tip_rotation_01 * t23;
+    let segment3_base_velocity_v_y_along_dqd = t18 * cache.segment2_tip_rotation_01
+        + t17 * cache.segment2_tip_rotation_11;
+    let segment3_base_bias_v_x_along_dqd = cache.segment2_tip_rotation_10
+        * segment2_tip_bias_v_y_along_dqd
+        + cache.segment2_tip_rotation_00 * segment2_tip_bias_v_x_along_dqd;
+    let t44 = 0.42264973081037427
+        * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
+            + 0.00398870942913838 * t41 * cache.segment3_slice0_bend_c4
+            - 0.00199435471456919 * t41 * cache.segment3_slice0_bend_c3)
+        * segment3_bend_y_rate * segment3_bend_y_rate_along_dqd
+        + (0.009437387837655933 * cache.segment3_slice0_bend_c3 * t42
+            + 0.0004214567416265345 * cache.segment3_slice0_bend_c3 * t43
+            + 0.0012643702248796036 * cache.segment3_slice0_bend_c5 * t43
+            - 0.009437387837655933 * t42 * cache.segment3_slice0_bend_c2
+            - 0.0012643702248796036 * cache.segment3_slice0_bend_c4 * t43)
+        + 0.21132486540518713 * segment3_base_velocity_v_y
+            * segment3_bend_y_rate_along_dqd
+        + 0.21132486540518713 * segment3_base_velocity_v_y_along_dqd
+            * segment3_bend_y_rate + segment3_base_bias_v_x_along_dqd
+        - segment2_tip_velocity_w_z * cache.segment3_slice0_local_bend_y_column_v_y
+            * segment3_bend_y_rate_along_dqd
+        - segment2_tip_velocity_w_z_along_dqd
+            * cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate;
+    let t45 = cache.segment1_slice0_mass * t44;
+    let t46 = segment3_base_velocity_v_y_along_dqd
+        + cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate_along_dqd;
+    let segment3_slice1_local_momentum_f_y_along_dqd = t46 * cache.segment1_slice0_mass
+        + t33 * cache.segment3_slice1_local_inertia_h_x;
+    let t47 = -(segment3_slice1_local_momentum_f_y_along_dqd * t32);
+    let t48 = segment3_base_velocity_v_y_along_dqd
+        + cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate_along_dqd;
+    let segment3_slice0_local_momentum_f_y_along_dqd = cache.segment1_slice0_mass * t48
+        + t20 * cache.segment3_slice0_local_inertia_h_x;
+    let t49 = -(t16 * segment3_slice0_local_momentum_f_y_along_dqd);
+    let t50 = segment3_base_velocity_v_y
+        + cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate;
+    let segment3_slice0_local_momentum_f_y = t16
+        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t50;
+    let t51 = -(segment3_slice0_local_momentum_f_y * t20);
+    let t52 = 1.5773502691896257
+        * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
+            + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t41
+            - 0.38689453417431974 * t41 * cache.segment3_slice1_bend_c3)
+        * segment3_bend_y_rate * segment3_bend_y_rate_along_dqd
+        + (0.30513409881392906 * cache.segment3_slice1_bend_c3 * t43
+            + 0.4905626121623441 * t42 * cache.segment3_slice1_bend_c3
+            + 0.9154022964417872 * cache.segment3_slice1_bend_c5 * t43
+            - 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t42
+            - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t43)
+        + 0.7886751345948129 * segment3_base_velocity_v_y_along_dqd
+            * segment3_bend_y_rate + segment3_base_bias_v_x_along_dqd
+        + 0.7886751345948129 * segment3_base_velocity_v_y
+            * segment3_bend_y_rate_along_dqd
+        - segment2_tip_velocity_w_z_along_dqd
+            * cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate
+        - segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_y
+            * segment3_bend_y_rate_along_dqd;
+    let t53 = t52 * cache.segment1_slice0_mass;
+    let t54 = segment3_base_velocity_v_y
+        + cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate;
+    let segment3_slice1_local_momentum_f_y = t32
+        * cache.segment3_slice1_local_inertia_h_x + t54 * cache.segment1_slice0_mass;
+    let t55 = -(segment3_slice1_local_momentum_f_y * t33);
+    let t56 = t45 + t47 + t49 + t51 + t53 + t55;
+    let t57 = cache.segment2_tip_rotation_00 * t56;
+    let t58 = 2.0
+        * (p.channel_length * cache.segment3_bend_squared_c2
+            + 2.0 * t41 * cache.segment3_bend_squared_c4
+            - t41 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
+        * segment3_bend_y_rate_along_dqd
+        + (cache.segment3_bend_squared_c3 * t43 + t42 * cache.segment3_bend_squared_c3
+            + 3.0 * cache.segment3_bend_squared_c5 * t43
+            - cache.segment3_bend_squared_c2 * t42
+            - 3.0 * cache.segment3_bend_squared_c4 * t43);
+    let t59 = (t24 * cache.segment3_bend_squared_c4
+        + 8.0 * cache.segment3_bend_squared_c6 * t24
+        + 6.0 * t25 * cache.segment3_bend_squared_c4
+        - 3.0 * cache.segment3_bend_squared_c3 * t25
+        - 5.0 * t24 * cache.segment3_bend_squared_c5)
+        - 2.0
+            * (t26 * cache.segment3_bend_squared_c3
+                - t26 * cache.segment3_bend_squared_c2) * segment3_bend_y_rate
+            * segment3_bend_y_rate_along_dqd;
+    let segment3_tip_bias_v_x_along_dqd = t58 * cache.segment2_tip_rotation_00
+        + segment2_tip_velocity_v_y * segment3_bend_y_rate_along_dqd
+        + t59 * cache.segment2_tip_rotation_01 + segment2_tip_bias_v_x_along_dqd
+        + segment2_tip_velocity_v_y_along_dqd * segment3_bend_y_rate
+        - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y * dqd[5]
+        - segment2_tip_velocity_w_z_along_dqd * cache.segment3_tip_subspace0_v_y * qd[5];
+    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let t60 = 0.21132486540518713 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let segment3_tip_velocity_w_z_along_dqd = segment2_tip_velocity_w_z_along_dqd
+        + segment3_bend_y_rate_along_dqd;
+    let segment4_bend_y_rate_along_dqd = p.channel_length * dqd[6];
+    let t61 = segment3_tip_velocity_w_z_along_dqd
+        + 0.21132486540518713 * segment4_bend_y_rate_along_dqd;
+    let segment3_tip_velocity_v_x_along_dqd = segment2_tip_velocity_v_x_along_dqd
+        + cache.segment3_tip_subspace0_v_x * dqd[5];
+    let t62 = segment3_tip_velocity_v_x_along_dqd
+        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z_along_dqd;
+    let segment3_tip_velocity_v_y_along_dqd = segment2_tip_velocity_v_y_along_dqd
+        + cache.segment3_tip_subspace0_v_y * dqd[5];
+    let t63 = segment3_tip_velocity_v_y_along_dqd
+        + segment3_tip_velocity_w_z_along_dqd * cache.segment3_tip_position_x;
+    let segment4_base_velocity_v_y_along_dqd = t62 * cache.segment3_tip_rotation_01
+        + t63 * cache.segment3_tip_rotation_11;
+    let t64 = cache.segment4_slice0_local_bend_y_column_v_y
+        * segment4_bend_y_rate_along_dqd + segment4_base_velocity_v_y_along_dqd;
+    let segment4_slice0_local_momentum_f_y_along_dqd = t61
+        * cache.segment4_slice0_local_inertia_h_x + t64 * cache.segment1_slice0_mass;
+    let t65 = -(t60 * segment4_slice0_local_momentum_f_y_along_dqd);
+    let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
+        + segment2_tip_velocity_v_x;
+    let t66 = segment3_tip_velocity_v_x
+        - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
+    let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
+        + cache.segment3_tip_subspace0_v_y * qd[5];
+    let t67 = segment3_tip_velocity_v_y
+        + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
+    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t66
+        + t67 * cache.segment3_tip_rotation_11;
+    let t68 = cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
+        + segment4_base_velocity_v_y;
+    let segment4_slice0_local_momentum_f_y = t68 * cache.segment1_slice0_mass
+        + cache.segment4_slice0_local_inertia_h_x * t60;
+    let t69 = -(segment4_slice0_local_momentum_f_y * t61);
+    let segment3_tip_bias_v_y_along_dqd = cache.segment3_tip_subspace0_v_x
+        * segment2_tip_velocity_w_z * dqd[5] + t59 * cache.segment2_tip_rotation_11
+        + t58 * cache.segment2_tip_rotation_10 + segment2_tip_bias_v_y_along_dqd
+        + segment2_tip_velocity_w_z_along_dqd * cache.segment3_tip_subspace0_v_x * qd[5]
+        - segment2_tip_velocity_v_x_along_dqd * segment3_bend_y_rate
+        - segment3_bend_y_rate_along_dqd * segment2_tip_velocity_v_x;
+    let segment4_base_bias_v_x_along_dqd = segment3_tip_bias_v_y_along_dqd
+        * cache.segment3_tip_rotation_10
+        + cache.segment3_tip_rotation_00 * segment3_tip_bias_v_x_along_dqd;
+    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
+    let t70 = 2.0 * p.channel_length * segment4_bend_squared * segment4_bend_y_rate
+        * segment4_bend_y_rate_along_dqd;
+    let t71 = 2.0 * p.channel_length * segment4_bend_y_rate
+        * segment4_bend_y_rate_along_dqd;
+    let t72 = p.channel_length * segment4_bend_squared;
+    let t73 = 0.7886751345948129 * segment4_bend_y_rate
+        * segment4_base_velocity_v_y_along_dqd + segment4_base_bias_v_x_along_dqd
+        + 0.7886751345948129 * segment4_bend_y_rate_along_dqd
+            * segment4_base_velocity_v_y
+        + (0.4905626121623441 * t71 * cache.segment4_slice1_bend_c3
+            + 0.30513409881392906 * t70 * cache.segment4_slice1_bend_c3
+            + 0.9154022964417872 * t70 * cache.segment4_slice1_bend_c5
+            - 0.9154022964417872 * t70 * cache.segment4_slice1_bend_c4
+            - 0.4905626121623441 * t71 * cache.segment4_slice1_bend_c2)
+        + 1.5773502691896257
+            * (0.7737890683486395 * t72 * cache.segment4_slice1_bend_c4
+                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
+                - 0.38689453417431974 * t72 * cache.segment4_slice1_bend_c3)
+            * segment4_bend_y_rate * segment4_bend_y_rate_along_dqd
+        - segment3_tip_velocity_w_z_along_dqd * segment4_bend_y_rate
+            * cache.segment4_slice1_local_bend_y_column_v_y
+        - cache.segment4_slice1_local_bend_y_column_v_y * segment4_bend_y_rate_along_dqd
+            * segment3_tip_velocity_w_z;
+    let t74 = t73 * cache.segment1_slice0_mass;
+    let t75 = segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
+        + segment4_base_velocity_v_y;
+    let t76 = 0.7886751345948129 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let segment4_slice1_local_momentum_f_y = t75 * cache.segment1_slice0_mass
+        + t76 * cache.segment4_slice1_local_inertia_h_x;
+    let t77 = 0.7886751345948129 * segment4_bend_y_rate_along_dqd
+        + segment3_tip_velocity_w_z_along_dqd;
+    let t78 = -(segment4_slice1_local_momentum_f_y * t77);
+    let t79 = segment4_base_velocity_v_y_along_dqd
+        + cache.segment4_slice1_local_bend_y_column_v_y * segment4_bend_y_rate_along_dqd;
+    let segment4_slice1_local_momentum_f_y_along_dqd = t79 * cache.segment1_slice0_mass
+        + cache.segment4_slice1_local_inertia_h_x * t77;
+    let t80 = -(t76 * segment4_slice1_local_momentum_f_y_along_dqd);
+    let t81 = (0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t70
+        + 0.0004214567416265345 * t70 * cache.segment4_slice0_bend_c3
+        + 0.009437387837655933 * t71 * cache.segment4_slice0_bend_c3
+        - 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t71
+        - 0.0012643702248796036 * t70 * cache.segment4_slice0_bend_c4)
+        + segment4_base_bias_v_x_along_dqd
+        + 0.42264973081037427 * segment4_bend_y_rate
+            * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
+                + 0.00398870942913838 * t72 * cache.segment4_slice0_bend_c4
+                - 0.00199435471456919 * t72 * cache.segment4_slice0_bend_c3)
+            * segment4_bend_y_rate_along_dqd
+        + 0.21132486540518713 * segment4_bend_y_rate_along_dqd
+            * segment4_base_velocity_v_y
+        + 0.21132486540518713 * segment4_bend_y_rate
+            * segment4_base_velocity_v_y_along_dqd
+        - cache.segment4_slice0_local_bend_y_column_v_y
+            * segment3_tip_velocity_w_z_along_dqd * segment4_bend_y_rate
+        - cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate_along_dqd
+            * segment3_tip_velocity_w_z;
+    let t82 = t81 * cache.segment1_slice0_mass;
+    let t83 = t65 + t69 + t74 + t78 + t80 + t82;
+    let t84 = cache.segment3_tip_rotation_00 * t83;
+    let t85 = 2.0 * segment4_bend_y_rate
+        * (p.channel_length * cache.segment4_bend_squared_c2
+            + 2.0 * cache.segment4_bend_squared_c4 * t72
+            - t72 * cache.segment4_bend_squared_c3) * segment4_bend_y_rate_along_dqd
+        + (3.0 * cache.segment4_bend_squared_c5 * t70
+            + t70 * cache.segment4_bend_squared_c3 + t71 * cache.segment4_bend_squared_c3
+            - 3.0 * cache.segment4_bend_squared_c4 * t70
+            - t71 * cache.segment4_bend_squared_c2);
+    let t86 = p.channel_length * cache.segment4_bend_y;
+    let t87 = 2.0 * p.channel_length * cache.segment4_bend_y.powi(3)
+        * segment4_bend_y_rate * segment4_bend_y_rate_along_dqd;
+    let t88 = 2.0 * p.channel_length * segment4_bend_y_rate * cache.segment4_bend_y
+        * segment4_bend_y_rate_along_dqd;
+    let t89 = (cache.segment4_bend_squared_c4 * t87
+        + 6.0 * cache.segment4_bend_squared_c4 * t88
+        + 8.0 * cache.segment4_bend_squared_c6 * t87
+        - 3.0 * cache.segment4_bend_squared_c3 * t88
+        - 5.0 * cache.segment4_bend_squared_c5 * t87)
+        - 2.0
+            * (t86 * cache.segment4_bend_squared_c3
+                - t86 * cache.segment4_bend_squared_c2) * segment4_bend_y_rate
+            * segment4_bend_y_rate_along_dqd;
+    let segment4_tip_bias_v_x_along_dqd = cache.segment3_tip_rotation_00 * t85
+        + cache.segment3_tip_rotation_01 * t89
+        + segment3_tip_velocity_v_y * segment4_bend_y_rate_along_dqd
+        + segment3_tip_bias_v_x_along_dqd
+        + segment3_tip_velocity_v_y_along_dqd * segment4_bend_y_rate
+        - cache.segment4_tip_subspace0_v_y * qd[6] * segment3_tip_velocity_w_z_along_dqd
+        - cache.segment4_tip_subspace0_v_y * dqd[6] * segment3_tip_velocity_w_z;
+    let segment4_tip_velocity_w_z_along_dqd = segment3_tip_velocity_w_z_along_dqd
+        + segment4_bend_y_rate_along_dqd;
+    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
+        + cache.segment4_tip_subspace0_v_y * qd[6];
+    let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
+        + segment4_tip_velocity_v_y * p.link_mass;
+    let segment4_tip_velocity_v_y_along_dqd = cache.segment4_tip_subspace0_v_y * dqd[6]
+        + segment3_tip_velocity_v_y_along_dqd;
+    let link5_momentum_f_y_along_dqd = p.link_mass * segment4_tip_velocity_v_y_along_dqd
+        + segment4_tip_velocity_w_z_along_dqd * cache.link5_inertia_h_x;
+    let link5_composite_force_f_x_along_dqd = segment4_tip_bias_v_x_along_dqd
+        * p.link_mass - segment4_tip_velocity_w_z_along_dqd * link5_momentum_f_y
+        - link5_momentum_f_y_along_dqd * segment4_tip_velocity_w_z;
+    let segment4_base_velocity_v_x_along_dqd = t62 * cache.segment3_tip_rotation_00
+        + t63 * cache.segment3_tip_rotation_10;
+    let segment4_base_bias_v_y_along_dqd = cache.segment3_tip_rotation_01
+        * segment3_tip_bias_v_x_along_dqd
+        + segment3_tip_bias_v_y_along_dqd * cache.segment3_tip_rotation_11;
+    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t66
+        + t67 * cache.segment3_tip_rotation_10;
+    let t90 = segment4_base_bias_v_y_along_dqd
+        + cache.segment4_slice0_local_bend_y_column_v_x
+            * segment3_tip_velocity_w_z_along_dqd * segment4_bend_y_rate
+        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t87
+            + 0.01196612828741514 * cache.segment4_slice0_bend_c4 * t88
+            + 0.0007125143135866891 * cache.segment4_slice0_bend_c6 * t87
+            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t87
+            - 0.00598306414370757 * cache.segment4_slice0_bend_c3 * t88)
+        + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate_along_dqd
+            * segment3_tip_velocity_w_z
+        - 0.21132486540518713 * segment4_bend_y_rate
+            * segment4_base_velocity_v_x_along_dqd
+        - 0.42264973081037427
+            * (0.009437387837655933 * t86 * cache.segment4_slice0_bend_c3
+                - 0.009437387837655933 * t86 * cache.segment4_slice0_bend_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate_along_dqd
+        - 0.21132486540518713 * segment4_base_velocity_v_x
+            * segment4_bend_y_rate_along_dqd;
+    let t91 = cache.segment1_slice0_mass * t90;
+    let t92 = cache.segment4_slice1_local_bend_y_column_v_x
+        * segment3_tip_velocity_w_z_along_dqd * segment4_bend_y_rate
+        + cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate_along_dqd
+            * segment3_tip_velocity_w_z + segment4_base_bias_v_y_along_dqd
+        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t87
+            + 2.3213672050459184 * t88 * cache.segment4_slice1_bend_c4
+            + 0.24065167645154242 * cache.segment4_slice1_bend_c4 * t87
+            - 1.1606836025229592 * cache.segment4_slice1_bend_c3 * t88
+            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t87)
+        - 1.5773502691896257
+            * (0.4905626121623441 * t86 * cache.segment4_slice1_bend_c3
+                - 0.4905626121623441 * t86 * cache.segment4_slice1_bend_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate_along_dqd
+        - 0.7886751345948129 * segment4_bend_y_rate
+            * segment4_base_velocity_v_x_along_dqd
+        - 0.7886751345948129 * segment4_base_velocity_v_x
+            * segment4_bend_y_rate_along_dqd;
+    let t93 = t92 * cache.segment1_slice0_mass;
+    let t94 = segment4_base_velocity_v_x
+        + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate;
+    let segment4_slice0_local_momentum_f_x = t94 * cache.segment1_slice0_mass
+        - cache.segment4_slice0_local_inertia_h_y * t60;
+    let t95 = t61 * segment4_slice0_local_momentum_f_x;
+    let t96 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
+        + segment4_base_velocity_v_x;
+    let segment4_slice1_local_momentum_f_x = t96 * cache.segment1_slice0_mass
+        - t76 * cache.segment4_slice1_local_inertia_h_y;
+    let t97 = segment4_slice1_local_momentum_f_x * t77;
+    let t98 = cache.segment4_slice0_local_bend_y_column_v_x
+        * segment4_bend_y_rate_along_dqd + segment4_base_velocity_v_x_along_dqd;
+    let segment4_slice0_local_momentum_f_x_along_dqd = t98 * cache.segment1_slice0_mass
+        - t61 * cache.segment4_slice0_local_inertia_h_y;
+    let t99 = segment4_slice0_local_momentum_f_x_along_dqd * t60;
+    let t100 = segment4_base_velocity_v_x_along_dqd
+        + cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate_along_dqd;
+    let segment4_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice0_mass * t100
+        - cache.segment4_slice1_local_inertia_h_y * t77;
+    let t101 = t76 * segment4_slice1_local_momentum_f_x_along_dqd;
+    let t102 = t91 + t93 + t95 + t97 + t99 + t101;
+    let t103 = t102 * cache.segment3_tip_rotation_01;
+    let segment4_composite_force_f_x_along_dqd = t84
+        + link5_composite_force_f_x_along_dqd + t103;
+    let link4_momentum_f_y_along_dqd = segment3_tip_velocity_v_y_along_dqd * p.link_mass
+        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z_along_dqd;
+    let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
+        + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
+    let link4_composite_force_f_x_along_dqd = p.link_mass
+        * segment3_tip_bias_v_x_along_dqd + segment4_composite_force_f_x_along_dqd
+        - link4_momentum_f_y_along_dqd * segment3_tip_velocity_w_z
+        - link4_momentum_f_y * segment3_tip_velocity_w_z_along_dqd;
+    let segment3_composite_force_f_x_along_dqd = t40 + t57
+        + link4_composite_force_f_x_along_dqd;
+    let link3_composite_force_f_x_along_dqd = p.link_mass
+        * segment2_tip_bias_v_x_along_dqd + segment3_composite_force_f_x_along_dqd
+        - link3_momentum_f_y_along_dqd * segment2_tip_velocity_w_z
+        - segment2_tip_velocity_w_z_along_dqd * link3_momentum_f_y;
+    let t104 = 0.7886751345948129 * segment2_bend_y_rate_along_dqd
+        + segment1_tip_velocity_w_z_along_dqd;
+    let t105 = 0.7886751345948129 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let t106 = segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
+    let t107 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+        + segment1_tip_velocity_v_y;
+    let segment2_base_velocity_v_y = t106 * cache.segment1_tip_rotation_01
+        + t107 * cache.segment1_tip_rotation_11;
+    let t108 = cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
+        * t105 + t108 * cache.segment1_slice0_mass;
+    let t109 = -(t104 * segment2_slice1_local_momentum_f_y);
+    let t110 = 0.21132486540518713 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let t111 = segment1_tip_velocity_v_x_along_dqd
+        - cache.segment1_tip_position_y * segment1_tip_velocity_w_z_along_dqd;
+    let t112 = cache.segment1_tip_position_x * segment1_tip_velocity_w_z_along_dqd
+        + segment1_tip_velocity_v_y_along_dqd;
+    let segment2_base_velocity_v_y_along_dqd = cache.segment1_tip_rotation_01 * t111
+        + t112 * cache.segment1_tip_rotation_11;
+    let t113 = cache.segment2_slice0_local_bend_y_column_v_y
+        * segment2_bend_y_rate_along_dqd + segment2_base_velocity_v_y_along_dqd;
+    let t114 = 0.21132486540518713 * segment2_bend_y_rate_along_dqd
+        + segment1_tip_velocity_w_z_along_dqd;
+    let segment2_slice0_local_momentum_f_y_along_dqd = t113 * cache.segment1_slice0_mass
+        + t114 * cache.segment2_slice0_local_inertia_h_x;
+    let t115 = -(t110 * segment2_slice0_local_momentum_f_y_along_dqd);
+    let segment2_base_bias_v_x_along_dqd = segment1_tip_bias_v_y_along_dqd
+        * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x_along_dqd;
+    let t116 = 0.21132486540518713 * segment2_bend_y_rate_along_dqd
+        * segment2_base_velocity_v_y
+        + 0.21132486540518713 * segment2_base_velocity_v_y_along_dqd
+            * segment2_bend_y_rate
+        + (0.0004214567416265345 * t10 * cache.segment2_slice0_bend_c3
+            + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t9
+            + 0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t10
+            - 0.0012643702248796036 * t10 * cache.segment2_slice0_bend_c4
+            - 0.009437387837655933 * t9 * cache.segment2_slice0_bend_c2)
+        + segment2_base_bias_v_x_along_dqd
+        + 0.42264973081037427
+            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t8
+                + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
+                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t8)
+            * segment2_bend_y_rate_along_dqd * segment2_bend_y_rate
+        - cache.segment2_slice0_local_bend_y_column_v_y
+            * segment1_tip_velocity_w_z_along_dqd * segment2_bend_y_rate
+        - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate_along_dqd;
+    let t117 = t116 * cache.segment1_slice0_mass;
+    let t118 = segment2_base_velocity_v_y_along_dqd
+        + segment2_bend_y_rate_along_dqd * cache.segment2_slice1_local_bend_y_column_v_y;
+    let segment2_slice1_local_momentum_f_y_along_dqd = t118 * cache.segment1_slice0_mass
+        + cache.segment2_slice1_local_inertia_h_x * t104;
+    let t119 = -(segment2_slice1_local_momentum_f_y_along_dqd * t105);
+    let t120 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dqd
+        * segment2_bend_y_rate
+        + 0.7886751345948129 * segment2_bend_y_rate_along_dqd
+            * segment2_base_velocity_v_y
+        + (0.30513409881392906 * t10 * cache.segment2_slice1_bend_c3
+            + 0.4905626121623441 * t9 * cache.segment2_slice1_bend_c3
+            + 0.9154022964417872 * t10 * cache.segment2_slice1_bend_c5
+            - 0.9154022964417872 * t10 * cache.segment2_slice1_bend_c4
+            - 0.4905626121623441 * t9 * cache.segment2_slice1_bend_c2)
+        + 1.5773502691896257 * segment2_bend_y_rate_along_dqd
+            * (0.7737890683486395 * t8 * cache.segment2_slice1_bend_c4
+                + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
+                - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t8)
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dqd
+        - segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
+            * cache.segment2_slice1_local_bend_y_column_v_y
+        - cache.segment2_slice1_local_bend_y_column_v_y
+            * segment1_tip_velocity_w_z_along_dqd * segment2_bend_y_rate;
+    let t121 = cache.segment1_slice0_mass * t120;
+    let t122 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = t110
+        * cache.segment2_slice0_local_inertia_h_x + t122 * cache.segment1_slice0_mass;
+    let t123 = -(t114 * segment2_slice0_local_momentum_f_y);
+    let t124 = t109 + t115 + t117 + t119 + t121 + t123;
+    let t125 = cache.segment1_tip_rotation_00 * t124;
+    let segment2_base_velocity_v_x_along_dqd = cache.segment1_tip_rotation_00 * t111
+        + t112 * cache.segment1_tip_rotation_10;
+    let t126 = segment2_bend_y_rate_along_dqd
+        * cache.segment2_slice1_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x_along_dqd;
+    let segment2_slice1_local_momentum_f_x_along_dqd = t126 * cache.segment1_slice0_mass
+        - t104 * cache.segment2_slice1_local_inertia_h_y;
+    let t127 = segment2_slice1_local_momentum_f_x_along_dqd * t105;
+    let segment2_base_bias_v_y_along_dqd = segment1_tip_bias_v_x_along_dqd
+        * cache.segment1_tip_rotation_01
+        + segment1_tip_bias_v_y_along_dqd * cache.segment1_tip_rotation_11;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t107
+        + cache.segment1_tip_rotation_00 * t106;
+    let t128 = (1.9252134116123394 * t14 * cache.segment2_slice1_bend_c6
+        + 0.24065167645154242 * t14 * cache.segment2_slice1_bend_c4
+        + 2.3213672050459184 * t13 * cache.segment2_slice1_bend_c4
+        - 1.1606836025229592 * t13 * cache.segment2_slice1_bend_c3
+        - 1.203258382257712 * t14 * cache.segment2_slice1_bend_c5)
+        + segment2_base_bias_v_y_along_dqd
+        + cache.segment2_slice1_local_bend_y_column_v_x
+            * segment1_tip_velocity_w_z_along_dqd * segment2_bend_y_rate
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
+            * cache.segment2_slice1_local_bend_y_column_v_x
+        - 1.5773502691896257 * segment2_bend_y_rate_along_dqd
+            * (0.4905626121623441 * t12 * cache.segment2_slice1_bend_c3
+                - 0.4905626121623441 * t12 * cache.segment2_slice1_bend_c2)
+            * segment2_bend_y_rate
+        - 0.7886751345948129 * segment2_bend_y_rate
+            * segment2_base_velocity_v_x_along_dqd
+        - 0.7886751345948129 * segment2_base_velocity_v_x
+            * segment2_bend_y_rate_along_dqd;
+    let t129 = t128 * cache.segment1_slice0_mass;
+    let t130 = segment2_base_velocity_v_x
+        + cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate;
+    let segment2_slice0_local_momentum_f_x = t130 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t110;
+    let t131 = t114 * segment2_slice0_local_momentum_f_x;
+    let t132 = segment2_bend_y_rate_along_dqd
+        * cache.segment2_slice0_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x_along_dqd;
+    let segment2_slice0_local_momentum_f_x_along_dqd = t132 * cache.segment1_slice0_mass
+        - t114 * cache.segment2_slice0_local_inertia_h_y;
+    let t133 = t110 * segment2_slice0_local_momentum_f_x_along_dqd;
+    let t134 = segment2_base_velocity_v_x
+        + cache.segment2_slice1_local_bend_y_column_v_x * segment2_bend_y_rate;
+    let segment2_slice1_local_momentum_f_x = t134 * cache.segment1_slice0_mass
+        - cache.segment2_slice1_local_inertia_h_y * t105;
+    let t135 = segment2_slice1_local_momentum_f_x * t104;
+    let t136 = segment2_base_bias_v_y_along_dqd
+        + segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
+            * cache.segment2_slice0_local_bend_y_column_v_x
+        + segment1_tip_velocity_w_z_along_dqd
+            * cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate
+        + (0.00008906428919833614 * t14 * cache.segment2_slice0_bend_c4
+            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t13
+            + 0.0007125143135866891 * t14 * cache.segment2_slice0_bend_c6
+            - 0.0004453214459916807 * t14 * cache.segment2_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t13)
+        - 0.21132486540518713 * segment2_base_velocity_v_x
+            * segment2_bend_y_rate_along_dqd
+        - 0.42264973081037427
+            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t12
+                - 0.009437387837655933 * t12 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate_along_dqd * segment2_bend_y_rate
+        - 0.21132486540518713 * segment2_bend_y_rate
+            * segment2_base_velocity_v_x_along_dqd;
+    let t137 = cache.segment1_slice0_mass * t136;
+    let t138 = t127 + t129 + t131 + t133 + t135 + t137;
+    let t139 = t138 * cache.segment1_tip_rotation_01;
+    let segment2_composite_force_f_x_along_dqd = link3_composite_force_f_x_along_dqd
+        + t125 + t139;
+    let link2_composite_force_f_x_along_dqd = p.link_mass
+        * segment1_tip_bias_v_x_along_dqd + segment2_composite_force_f_x_along_dqd
+        - segment1_tip_velocity_w_z_along_dqd * link2_momentum_f_y
+        - segment1_tip_velocity_w_z * link2_momentum_f_y_along_dqd;
+    let t140 = dqd[2] + 0.7886751345948129 * segment1_bend_y_rate_along_dqd;
+    let t141 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let t142 = base_angle_velocity_v_x - q[1] * qd[2];
+    let segment1_base_velocity_v_x = cache.sin_q2 * t141 + t142 * cache.cos_q2;
+    let t143 = segment1_base_velocity_v_x
+        + segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_x;
+    let t144 = 0.7886751345948129 * segment1_bend_y_rate + qd[2];
+    let segment1_slice1_local_momentum_f_x = t143 * cache.segment1_slice0_mass
+        - t144 * cache.segment1_slice1_local_inertia_h_y;
+    let t145 = t140 * segment1_slice1_local_momentum_f_x;
+    let t146 = base_angle_velocity_v_x_along_dqd - q[1] * dqd[2];
+    let t147 = dqd[2] * q[0] + base_angle_velocity_v_y_along_dqd;
+    let segment1_base_velocity_v_x_along_dqd = cache.cos_q2 * t146 + cache.sin_q2 * t147;
+    let t148 = segment1_base_velocity_v_x_along_dqd
+        + segment1_bend_y_rate_along_dqd * cache.segment1_slice1_local_bend_y_column_v_x;
+    let segment1_slice1_local_momentum_f_x_along_dqd = t148 * cache.segment1_slice0_mass
+        - t140 * cache.segment1_slice1_local_inertia_h_y;
+    let t149 = t144 * segment1_slice1_local_momentum_f_x_along_dqd;
+    let segment1_base_bias_v_y_along_dqd = base_angle_bias_v_y_along_dqd * cache.cos_q2
+        + cache.base_angle_rotation_01 * base_angle_bias_v_x_along_dqd;
+    let t150 = dqd[2] * segment1_bend_y_rate
+        * cache.segment1_slice0_local_bend_y_column_v_x
+        + (0.01196612828741514 * t0 * cache.segment1_slice0_bend_c4
+            + 0.0007125143135866891 * t1 * cache.segment1_slice0_bend_c6
+            + 0.00008906428919833614 * t1 * cache.segment1_slice0_bend_c4
+            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t0
+            - 0.0004453214459916807 * cache.segment1_slice0_bend_c5 * t1)
+        + qd[2] * segment1_bend_y_rate_along_dqd
+            * cache.segment1_slice0_local_bend_y_column_v_x
+        + segment1_base_bias_v_y_along_dqd
+        - 0.21132486540518713 * segment1_base_velocity_v_x_along_dqd
+            * segment1_bend_y_rate
+        - 0.42264973081037427
+            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t2
+                - 0.009437387837655933 * t2 * cache.segment1_slice0_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate_along_dqd
+        - 0.21132486540518713 * segment1_bend_y_rate_along_dqd
+            * segment1_base_velocity_v_x;
+    let t151 = t150 * cache.segment1_slice0_mass;
+    let t152 = dqd[2] + 0.21132486540518713 * segment1_bend_y_rate_along_dqd;
+    let t153 = qd[2] + 0.21132486540518713 * segment1_bend_y_rate;
+    let t154 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
+        + segment1_base_velocity_v_x;
+    let segment1_slice0_local_momentum_f_x = t154 * cache.segment1_slice0_mass
+        - t153 * cache.segment1_slice0_local_inertia_h_y;
+    let t155 = t152 * segment1_slice0_local_momentum_f_x;
+    let t156 = segment1_base_velocity_v_x_along_dqd
+        + segment1_bend_y_rate_along_dqd * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_local_momentum_f_x_along_dqd = t156 * cache.segment1_slice0_mass
+        - t152 * cache.segment1_slice0_local_inertia_h_y;
+    let t157 = t153 * segment1_slice0_local_momentum_f_x_along_dqd;
+    let t158 = qd[2] * segment1_bend_y_rate_along_dqd
+        * cache.segment1_slice1_local_bend_y_column_v_x
+        + dqd[2] * segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_x
+        + (2.3213672050459184 * t0 * cache.segment1_slice1_bend_c4
+            + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t1
+            + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t1
+            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t1
+            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t0)
+        + segment1_base_bias_v_y_along_dqd
+        - 0.7886751345948129 * segment1_base_velocity_v_x_along_dqd
+            * segment1_bend_y_rate
+        - 0.7886751345948129 * segment1_bend_y_rate_along_dqd
+            * segment1_base_velocity_v_x
+        - 1.5773502691896257
+            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t2
+                - 0.4905626121623441 * t2 * cache.segment1_slice1_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate_along_dqd;
+    let t159 = t158 * cache.segment1_slice0_mass;
+    let t160 = t145 + t149 + t151 + t155 + t157 + t159;
+    let t161 = t160 * cache.base_angle_rotation_01;
+    let segment1_base_bias_v_x_along_dqd = cache.cos_q2 * base_angle_bias_v_x_along_dqd
+        + cache.sin_q2 * base_angle_bias_v_y_along_dqd;
+    let segment1_base_velocity_v_y_along_dqd = cache.base_angle_rotation_01 * t146
+        + cache.cos_q2 * t147;
+    let segment1_base_velocity_v_y = t142 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t141;
+    let t162 = segment1_base_bias_v_x_along_dqd
+        + 0.7886751345948129 * segment1_bend_y_rate
+            * segment1_base_velocity_v_y_along_dqd
+        + (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t5
+            + 0.9154022964417872 * cache.segment1_slice1_bend_c5 * t4
+            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t4
+            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t4
+            - 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t5)
+        + 1.5773502691896257 * segment1_bend_y_rate
+            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t6
+                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
+                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t6)
+            * segment1_bend_y_rate_along_dqd
+        + 0.7886751345948129 * segment1_bend_y_rate_along_dqd
+            * segment1_base_velocity_v_y
+        - cache.segment1_slice1_local_bend_y_column_v_y * qd[2]
+            * segment1_bend_y_rate_along_dqd
+        - dqd[2] * segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y;
+    let t163 = t162 * cache.segment1_slice0_mass;
+    let t164 = cache.segment1_slice1_local_bend_y_column_v_y
+        * segment1_bend_y_rate_along_dqd + segment1_base_velocity_v_y_along_dqd;
+    let segment1_slice1_local_momentum_f_y_along_dqd = t164 * cache.segment1_slice0_mass
+        + t140 * cache.segment1_slice1_local_inertia_h_x;
+    let t165 = -(t144 * segment1_slice1_local_momentum_f_y_along_dqd);
+    let t166 = segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t144
+        * cache.segment1_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t166;
+    let t167 = -(t140 * segment1_slice1_local_momentum_f_y);
+    let t168 = 0.42264973081037427 * segment1_bend_y_rate
+        * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
+            + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t6
+            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t6)
+        * segment1_bend_y_rate_along_dqd
+        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t4
+            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t4
+            + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t5
+            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t4
+            - 0.009437387837655933 * cache.segment1_slice0_bend_c2 * t5)
+        + segment1_base_bias_v_x_along_dqd
+        + 0.21132486540518713 * segment1_bend_y_rate_along_dqd
+            * segment1_base_velocity_v_y
+        + 0.21132486540518713 * segment1_bend_y_rate
+            * segment1_base_velocity_v_y_along_dqd
+        - qd[2] * segment1_bend_y_rate_along_dqd
+            * cache.segment1_slice0_local_bend_y_column_v_y
+        - dqd[2] * segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t169 = t168 * cache.segment1_slice0_mass;
+    let t170 = segment1_bend_y_rate_along_dqd
+        * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y_along_dqd;
+    let segment1_slice0_local_momentum_f_y_along_dqd = t170 * cache.segment1_slice0_mass
+        + t152 * cache.segment1_slice0_local_inertia_h_x;
+    let t171 = -(segment1_slice0_local_momentum_f_y_along_dqd * t153);
+    let t172 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t172 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_local_inertia_h_x * t153;
+    let t173 = -(segment1_slice0_local_momentum_f_y * t152);
+    let t174 = t163 + t165 + t167 + t169 + t171 + t173;
+    let t175 = t174 * cache.cos_q2;
+    let segment1_composite_force_f_x_along_dqd = link2_composite_force_f_x_along_dqd
+        + t161 + t175;
+    let link1_momentum_f_y_along_dqd = dqd[2] * cache.link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y_along_dqd;
+    let link1_composite_force_f_x_along_dqd = segment1_composite_force_f_x_along_dqd
+        + base_angle_bias_v_x_along_dqd * p.link_mass - dqd[2] * link1_momentum_f_y
+        - link1_momentum_f_y_along_dqd * qd[2];
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_momentum_f_x_along_dqd = p.link_mass * base_angle_velocity_v_x_along_dqd
+        - dqd[2] * cache.link1_inertia_h_y;
+    let t176 = cache.sin_q2 * t174;
+    let link2_momentum_f_x_along_dqd = segment1_tip_velocity_v_x_along_dqd * p.link_mass
+        - segment1_tip_velocity_w_z_along_dqd * cache.link2_inertia_h_y;
+    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
+    let t177 = t124 * cache.segment1_tip_rotation_10;
+    let link3_momentum_f_x_along_dqd = segment2_tip_velocity_v_x_along_dqd * p.link_mass
+        - segment2_tip_velocity_w_z_along_dqd * cache.link3_inertia_h_y;
+    let t178 = t39 * cache.segment2_tip_rotation_11;
+    let t179 = cache.segment2_tip_rotation_10 * t56;
+    let t180 = t83 * cache.segment3_tip_rotation_10;
+    let t181 = t102 * cache.segment3_tip_rotation_11;
+    let segment4_tip_velocity_v_x_along_dqd = segment3_tip_velocity_v_x_along_dqd
+        + cache.segment4_tip_subspace0_v_x * dqd[6];
+    let link5_momentum_f_x_along_dqd = p.link_mass * segment4_tip_velocity_v_x_along_dqd
+        - cache.link5_inertia_h_y * segment4_tip_velocity_w_z_along_dqd;
+    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
+    let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
+        - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
+    let segment4_tip_bias_v_y_along_dqd = qd[6] * cache.segment4_tip_subspace0_v_x
+        * segment3_tip_velocity_w_z_along_dqd + segment3_tip_bias_v_y_along_dqd
+        + t89 * cache.segment3_tip_rotation_11
+        + cache.segment4_tip_subspace0_v_x * dqd[6] * segment3_tip_velocity_w_z
+        + t85 * cache.segment3_tip_rotation_10
+        - segment3_tip_velocity_v_x_along_dqd * segment4_bend_y_rate
+        - segment3_tip_velocity_v_x * segment4_bend_y_rate_along_dqd;
+    let link5_composite_force_f_y_along_dqd = segment4_tip_velocity_w_z
+        * link5_momentum_f_x_along_dqd
+        + segment4_tip_velocity_w_z_along_dqd * link5_momentum_f_x
+        + p.link_mass * segment4_tip_bias_v_y_along_dqd;
+    let segment4_composite_force_f_y_along_dqd = t180 + t181
+        + link5_composite_force_f_y_along_dqd;
+    let link4_momentum_f_x_along_dqd = segment3_tip_velocity_v_x_along_dqd * p.link_mass
+        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z_along_dqd;
+    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
+    let link4_composite_force_f_y_along_dqd = segment4_composite_force_f_y_along_dqd
+        + link4_momentum_f_x_along_dqd * segment3_tip_velocity_w_z
+        + segment3_tip_bias_v_y_along_dqd * p.link_mass
+        + link4_momentum_f_x * segment3_tip_velocity_w_z_along_dqd;
+    let segment3_composite_force_f_y_along_dqd = t178 + t179
+        + link4_composite_force_f_y_along_dqd;
+    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let link3_composite_force_f_y_along_dqd = segment2_tip_velocity_w_z
+        * link3_momentum_f_x_along_dqd + p.link_mass * segment2_tip_bias_v_y_along_dqd
+        + segment3_composite_force_f_y_along_dqd
+        + segment2_tip_velocity_w_z_along_dqd * link3_momentum_f_x;
+    let t182 = t138 * cache.segment1_tip_rotation_11;
+    let segment2_composite_force_f_y_along_dqd = t177
+        + link3_composite_force_f_y_along_dqd + t182;
+    let link2_composite_force_f_y_along_dqd = segment1_tip_bias_v_y_along_dqd
+        * p.link_mass + segment1_tip_velocity_w_z * link2_momentum_f_x_along_dqd
+        + link2_momentum_f_x * segment1_tip_velocity_w_z_along_dqd
+        + segment2_composite_force_f_y_along_dqd;
+    let t183 = cache.cos_q2 * t160;
+    let segment1_composite_force_f_y_along_dqd = t176
+        + link2_composite_force_f_y_along_dqd + t183;
+    let link1_composite_force_f_y_along_dqd = base_angle_bias_v_y_along_dqd * p.link_mass
+        + link1_momentum_f_x * dqd[2] + qd[2] * link1_momentum_f_x_along_dqd
+        + segment1_composite_force_f_y_along_dqd;
+    let t184 = -(t164 * segment1_slice1_local_momentum_f_x);
+    let t185 = -(t172 * segment1_slice0_local_momentum_f_x_along_dqd);
+    let t186 = -(segment1_slice0_local_momentum_f_x * t170);
+    let t187 = t148 * segment1_slice1_local_momentum_f_y;
+    let t188 = segment1_slice0_local_momentum_f_y_along_dqd * t154;
+    let t189 = t143 * segment1_slice1_local_momentum_f_y_along_dqd;
+    let t190 = -(t168 * cache.segment1_slice0_local_inertia_h_y);
+    let t191 = segment1_slice0_local_momentum_f_y * t156;
+    let t192 = t158 * cache.segment1_slice1_local_inertia_h_x;
+    let t193 = cache.segment1_slice0_local_inertia_h_x * t150;
+    let t194 = -(segment2_slice0_local_momentum_f_x * t113);
+    let t195 = -(segment2_slice1_local_momentum_f_x * t118);
+    let t196 = t134 * segment2_slice1_local_momentum_f_y_along_dqd;
+    let t197 = t136 * cache.segment2_slice0_local_inertia_h_x;
+    let t198 = -(t108 * segment2_slice1_local_momentum_f_x_along_dqd);
+    let t199 = -(cache.segment3_slice1_local_inertia_h_y * t52);
+    let t200 = -(segment3_slice0_local_momentum_f_x * t48);
+    let t201 = segment4_slice1_local_momentum_f_y * t100;
+    let link5_composite_force_n_z_along_dqd = link5_momentum_f_y_along_dqd
+        * segment4_tip_velocity_v_x
+        + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dqd
+        + segment4_tip_bias_v_y_along_dqd * cache.link5_inertia_h_x
+        - segment4_tip_bias_v_x_along_dqd * cache.link5_inertia_h_y
+        - segment4_tip_velocity_v_y_along_dqd * link5_momentum_f_x
+        - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dqd;
+    let t202 = t94 * segment4_slice0_local_momentum_f_y_along_dqd;
+    let t203 = -(cache.segment4_slice1_local_inertia_h_y * t73);
+    let t204 = segment4_slice1_local_momentum_f_y_along_dqd * t96;
+    let t205 = segment4_slice0_local_momentum_f_y * t98;
+    let t206 = -(segment4_slice1_local_momentum_f_x * t79);
+    let t207 = -(cache.segment4_slice0_local_inertia_h_y * t81);
+    let t208 = -(t64 * segment4_slice0_local_momentum_f_x);
+    let t209 = t92 * cache.segment4_slice1_local_inertia_h_x;
+    let t210 = -(segment4_slice0_local_momentum_f_x_along_dqd * t68);
+    let t211 = cache.segment4_slice0_local_inertia_h_x * t90;
+    let t212 = -(segment4_slice1_local_momentum_f_x_along_dqd * t75);
+    let segment4_composite_force_n_z_along_dqd = t201
+        + link5_composite_force_n_z_along_dqd + t202 + t203 + t204 + t205 + t206 + t207
+        + t208 + t209 + t210 + t211 + (t180 + t181) * cache.segment3_tip_position_x
+        + t212 - cache.segment3_tip_position_y * (t84 + t103);
+    let link4_composite_force_n_z_along_dqd = segment3_tip_bias_v_y_along_dqd
+        * cache.link4_inertia_h_x + segment4_composite_force_n_z_along_dqd
+        + segment3_tip_velocity_v_x * link4_momentum_f_y_along_dqd
+        + segment3_tip_velocity_v_x_along_dqd * link4_momentum_f_y
+        - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dqd
+        - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dqd
+        - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dqd;
+    let t213 = t35 * cache.segment3_slice0_local_inertia_h_x;
+    let t214 = -(t54 * segment3_slice1_local_momentum_f_x_along_dqd);
+    let t215 = -(t46 * segment3_slice1_local_momentum_f_x);
+    let t216 = t29 * segment3_slice0_local_momentum_f_y_along_dqd;
+    let t217 = t19 * segment3_slice0_local_momentum_f_y;
+    let t218 = -(cache.segment3_slice0_local_inertia_h_y * t44);
+    let t219 = segment3_slice1_local_momentum_f_y * t37;
+    let t220 = -(segment3_slice0_local_momentum_f_x_along_dqd * t50);
+    let t221 = cache.segment3_slice1_local_inertia_h_x * t27;
+    let t222 = segment3_slice1_local_momentum_f_y_along_dqd * t31;
+    let segment3_composite_force_n_z_along_dqd = t199 + t200
+        + link4_composite_force_n_z_along_dqd + t213
+        + cache.segment2_tip_position_x * (t178 + t179) + t214 + t215 + t216 + t217
+        + t218 + t219 + t220 + t221 + t222 - (t40 + t57) * cache.segment2_tip_position_y;
+    let link3_composite_force_n_z_along_dqd = segment2_tip_velocity_v_x_along_dqd
+        * link3_momentum_f_y + segment3_composite_force_n_z_along_dqd
+        + link3_momentum_f_y_along_dqd * segment2_tip_velocity_v_x
+        + cache.link3_inertia_h_x * segment2_tip_bias_v_y_along_dqd
+        - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dqd
+        - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dqd
+        - cache.link3_inertia_h_y * segment2_tip_bias_v_x_along_dqd;
+    let t223 = -(t122 * segment2_slice0_local_momentum_f_x_along_dqd);
+    let t224 = t126 * segment2_slice1_local_momentum_f_y;
+    let t225 = t132 * segment2_slice0_local_momentum_f_y;
+    let t226 = -(cache.segment2_slice0_local_inertia_h_y * t116);
+    let t227 = cache.segment2_slice1_local_inertia_h_x * t128;
+    let t228 = -(cache.segment2_slice1_local_inertia_h_y * t120);
+    let t229 = t130 * segment2_slice0_local_momentum_f_y_along_dqd;
+    let segment2_composite_force_n_z_along_dqd = t194
+        + (t177 + t182) * cache.segment1_tip_position_x + t195 + t196 + t197 + t198
+        + link3_composite_force_n_z_along_dqd + t223 + t224 + t225 + t226 + t227 + t228
+        + t229 - cache.segment1_tip_position_y * (t125 + t139);
+    let link2_composite_force_n_z_along_dqd = segment2_composite_force_n_z_along_dqd
+        + link2_momentum_f_y_along_dqd * segment1_tip_velocity_v_x
+        + segment1_tip_velocity_v_x_along_dqd * link2_momentum_f_y
+        + segment1_tip_bias_v_y_along_dqd * cache.link2_inertia_h_x
+        - segment1_tip_bias_v_x_along_dqd * cache.link2_inertia_h_y
+        - link2_momentum_f_x * segment1_tip_velocity_v_y_along_dqd
+        - segment1_tip_velocity_v_y * link2_momentum_f_x_along_dqd;
+    let t230 = -(t162 * cache.segment1_slice1_local_inertia_h_y);
+    let t231 = -(segment1_slice1_local_momentum_f_x_along_dqd * t166);
+    let segment1_composite_force_n_z_along_dqd = t184 + t185 + t186
+        + q[0] * (t176 + t183) + t187 + t188 + t189 + t190 + t191 + t192 + t193
+        + link2_composite_force_n_z_along_dqd + t230 + t231 - q[1] * (t161 + t175);
+    let link1_composite_force_n_z_along_dqd = base_angle_bias_v_y_along_dqd
+        * cache.link1_inertia_h_x
+        + link1_momentum_f_y_along_dqd * base_angle_velocity_v_x
+        + segment1_composite_force_n_z_along_dqd
+        + link1_momentum_f_y * base_angle_velocity_v_x_along_dqd
+        - base_angle_velocity_v_y * link1_momentum_f_x_along_dqd
+        - link1_momentum_f_x * base_angle_velocity_v_y_along_dqd
+        - base_angle_bias_v_x_along_dqd * cache.link1_inertia_h_y;
+    out[0] = link1_composite_force_f_x_along_dqd;
+    out[1] = link1_composite_force_f_y_along_dqd;
+    out[2] = cache.base_angle_subspace_v_y * link1_composite_force_f_y_along_dqd
+        + q[1] * link1_composite_force_f_x_along_dqd
+        + link1_composite_force_n_z_along_dqd;
+    out[3] = link2_composite_force_f_x_along_dqd * cache.segment1_tip_subspace0_v_x
+        + link2_composite_force_f_y_along_dqd * cache.segment1_tip_subspace0_v_y
+        + p.channel_length * link2_composite_force_n_z_along_dqd
+        + (0.7886751345948129 * (t184 + t187 + t189 + t192 + t230 + t231)
+            + (t169 + t171 + t173) * cache.segment1_slice0_local_bend_y_column_v_x
+            + (t145 + t149 + t159) * cache.segment1_slice1_local_bend_y_column_v_y
+            + 0.21132486540518713 * (t185 + t186 + t188 + t190 + t191 + t193)
+            + cache.segment1_slice1_local_bend_y_column_v_x * (t163 + t165 + t167)
+            + cache.segment1_slice0_local_bend_y_column_v_y * (t151 + t155 + t157))
+            * p.channel_length;
+    out[4] = p.channel_length
+        * ((t131 + t133 + t137) * cache.segment2_slice0_local_bend_y_column_v_y
+            + (t127 + t129 + t135) * cache.segment2_slice1_local_bend_y_column_v_y
+            + cache.segment2_slice1_local_bend_y_column_v_x * (t109 + t119 + t121)
+            + cache.segment2_slice0_local_bend_y_column_v_x * (t115 + t117 + t123)
+            + 0.21132486540518713 * (t194 + t197 + t223 + t225 + t226 + t229)
+            + 0.7886751345948129 * (t195 + t196 + t198 + t224 + t227 + t228))
+        + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y_along_dqd
+        + p.channel_length * link3_composite_force_n_z_along_dqd
+        + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dqd;
+    out[5] = (0.21132486540518713 * (t200 + t213 + t216 + t217 + t218 + t220)
+        + cache.segment3_slice1_local_bend_y_column_v_y * (t28 + t34 + t38)
+        + cache.segment3_slice0_local_bend_y_column_v_x * (t45 + t49 + t51)
+        + cache.segment3_slice0_local_bend_y_column_v_y * (t21 + t30 + t36)
+        + (t47 + t53 + t55) * cache.segment3_slice1_local_bend_y_column_v_x
+        + 0.7886751345948129 * (t199 + t214 + t215 + t219 + t221 + t222))
+        * p.channel_length + link4_composite_force_n_z_along_dqd * p.channel_length
+        + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dqd
+        + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dqd;
+    out[6] = link5_composite_force_n_z_along_dqd * p.channel_length
+        + p.channel_length
+            * (cache.segment4_slice0_local_bend_y_column_v_x * (t65 + t69 + t82)
+                + cache.segment4_slice1_local_bend_y_column_v_y * (t93 + t97 + t101)
+                + (t74 + t78 + t80) * cache.segment4_slice1_local_bend_y_column_v_x
+                + 0.21132486540518713 * (t202 + t205 + t207 + t208 + t210 + t211)
+                + 0.7886751345948129 * (t201 + t203 + t204 + t206 + t209 + t212)
+                + cache.segment4_slice0_local_bend_y_column_v_y * (t91 + t95 + t99))
+        + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dqd
+        + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dqd;
+}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -5640,6 +9015,27 @@ impl Model<DOF, CONTACTS> for WpiSnake {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
+    }
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        dqd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SVector<f64, DOF>,
+    ) {
+        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     fn damping_into(qd: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) {
         damping_into(qd, p, out)

@@ -218,6 +218,33 @@ impl Robot {
         }
         Ok(out.into_pyarray(py))
     }
+    /// The partial derivatives of the forward dynamics at (q, qd, tau): (dq, dqd, dtau), each
+    /// N x N with row i the derivatives of qdd_i (dtau = M^-1), from the generated derivatives
+    /// of the inverse dynamics.
+    fn forward_dynamics_derivatives<'py>(
+        &self,
+        py: Python<'py>,
+        q: &Bound<'py, PyAny>,
+        qd: &Bound<'py, PyAny>,
+        tau: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
+        let (q, qd) = self.q_qd(q, qd)?;
+        let n = self.inner.dof();
+        let mut tau_values = Vec::new();
+        vector(tau, "tau", n, &mut tau_values)?;
+        let (mut dq, mut dqd, mut dtau) = (Array2::zeros((n, n)), Array2::zeros((n, n)), Array2::zeros((n, n)));
+        if !self.inner.forward_dynamics_derivatives(
+            &q,
+            &qd,
+            &tau_values,
+            dq.as_slice_mut().expect("standard layout"),
+            dqd.as_slice_mut().expect("standard layout"),
+            dtau.as_slice_mut().expect("standard layout"),
+        ) {
+            return Err(error("M(q) is not positive definite at this q"));
+        }
+        Ok((dq.into_pyarray(py), dqd.into_pyarray(py), dtau.into_pyarray(py)))
+    }
     /// The contact points' world positions, contacts x 3.
     fn contact_positions<'py>(&self, py: Python<'py>, q: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let q = self.q(q)?;

@@ -3,7 +3,9 @@
 //! robot's own const-generic kernels with no lookup by name.
 
 use nalgebra::{SMatrix, SVector, Vector3};
-use softgen_runtime::{CoordinateKind, Model, ParamSet, RobotVisitor};
+use softgen_runtime::{
+    forward_dynamics_derivatives, CoordinateKind, ForwardDynamicsDerivatives, Model, ParamSet, RobotVisitor,
+};
 
 /// A generalized coordinate as Python sees it.
 pub struct CoordinateInfo {
@@ -35,6 +37,17 @@ pub trait DynamicRobot: Send + Sync {
     fn gravity(&self, q: &[f64], out: &mut [f64]);
     /// False where M is not positive definite.
     fn forward_dynamics(&self, q: &[f64], qd: &[f64], tau: &[f64], out: &mut [f64]) -> bool;
+    /// d qdd/dq, d qdd/dqd and d qdd/dtau, each N x N row-major; false where M is not
+    /// positive definite.
+    fn forward_dynamics_derivatives(
+        &self,
+        q: &[f64],
+        qd: &[f64],
+        tau: &[f64],
+        dq: &mut [f64],
+        dqd: &mut [f64],
+        dtau: &mut [f64],
+    ) -> bool;
     /// Contact points' world positions, `contacts x 3`.
     fn contact_positions(&self, q: &[f64], out: &mut [f64]);
     fn contact_velocities(&self, q: &[f64], qd: &[f64], out: &mut [f64]);
@@ -149,6 +162,26 @@ impl<R: Model<N, C>, const N: usize, const C: usize> DynamicRobot for Robot<R, N
         let ok = R::forward_dynamics_into(&q, &qd, &tau, &self.params, &k, &mut qdd);
         out.copy_from_slice(qdd.as_slice());
         ok
+    }
+    fn forward_dynamics_derivatives(
+        &self,
+        q: &[f64],
+        qd: &[f64],
+        tau: &[f64],
+        dq: &mut [f64],
+        dqd: &mut [f64],
+        dtau: &mut [f64],
+    ) -> bool {
+        let (q, qd, tau) = (vector::<N>(q), vector::<N>(qd), vector::<N>(tau));
+        let k = R::cache(&q, &self.params);
+        let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
+        if forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &self.params, &k, &mut derivatives).is_err() {
+            return false;
+        }
+        row_major(&derivatives.position, dq);
+        row_major(&derivatives.velocity, dqd);
+        row_major(&derivatives.force, dtau);
+        true
     }
     fn contact_positions(&self, q: &[f64], out: &mut [f64]) {
         let q = vector::<N>(q);

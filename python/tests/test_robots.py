@@ -95,3 +95,22 @@ def test_lists_and_other_dtypes_are_read_as_float64():
     assert np.array_equal(robot.gravity(np.array([0, 0], dtype=np.int64)), robot.gravity([0.0, 0.0]))
     strided = np.array([0.3, 99.0, -0.2])[::2]
     assert np.array_equal(robot.mass_matrix(strided), robot.mass_matrix(q))
+
+
+@pytest.mark.parametrize("name", ["snake_pedal_wave", "wpi_snake"])
+def test_forward_dynamics_derivatives_match_differences(name):
+    robot = softgen.Robot(name)
+    rng = np.random.default_rng(11)
+    q = robot.initial_position + 0.1 * rng.standard_normal(robot.dof)
+    qd = 0.2 * rng.standard_normal(robot.dof)
+    tau = rng.standard_normal(robot.dof)
+    dq, dqd, dtau = robot.forward_dynamics_derivatives(q, qd, tau)
+    assert np.allclose(dtau, np.linalg.inv(robot.mass_matrix(q)), rtol=1e-9, atol=1e-12)
+    h = 1e-6
+    for j in range(robot.dof):
+        step = np.zeros(robot.dof)
+        step[j] = h
+        numeric = (robot.forward_dynamics(q + step, qd, tau) - robot.forward_dynamics(q - step, qd, tau)) / (2 * h)
+        assert np.allclose(dq[:, j], numeric, rtol=1e-6, atol=1e-6 * (1 + np.max(np.abs(numeric))))
+        numeric = (robot.forward_dynamics(q, qd + step, tau) - robot.forward_dynamics(q, qd - step, tau)) / (2 * h)
+        assert np.allclose(dqd[:, j], numeric, rtol=1e-6, atol=1e-6 * (1 + np.max(np.abs(numeric))))

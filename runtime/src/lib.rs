@@ -29,7 +29,10 @@ pub use hardware::protocol;
 pub use nalgebra;
 
 // The robot model.
-pub use robot::dynamics::{forward_dynamics, solve_spd_in_place, ForwardDynamicsError};
+pub use robot::dynamics::{
+    forward_dynamics, forward_dynamics_derivatives, solve_spd_in_place, ForwardDynamicsDerivatives,
+    ForwardDynamicsError,
+};
 pub use robot::model::{
     ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model, ParamSet, SoftSectionInfo,
     ThrusterInfo, UnknownParameter,

@@ -14,7 +14,14 @@ pub(crate) struct EvalArgs {
     /// Generalized velocities, comma-separated (default: zero).
     #[arg(long, allow_hyphen_values = true)]
     qd: Option<String>,
-    /// Read {"q": [...], "qd": [...], "params": {"name": value}} as JSON from stdin.
+    /// Generalized forces for the forward dynamics, comma-separated (default: zero).
+    #[arg(long, allow_hyphen_values = true)]
+    tau: Option<String>,
+    /// Add the forward dynamics qdd at (q, qd, tau) (`forward_dynamics`) and its partial
+    /// derivatives (`forward_dynamics_derivatives`: `dq`, `dqd`, `dtau`, row i is qdd_i).
+    #[arg(long)]
+    derivatives: bool,
+    /// Read {"q": [...], "qd": [...], "tau": [...], "params": {"name": value}} as JSON from stdin.
     #[arg(long)]
     stdin: bool,
     /// Set a model parameter, NAME=VALUE (repeatable).
@@ -23,7 +30,8 @@ pub(crate) struct EvalArgs {
 }
 
 pub(crate) fn eval(args: EvalArgs) -> Result<(), String> {
-    let mut input = EvalInput { q: None, qd: None, params: parse_sets(&args.set)? };
+    let mut input =
+        EvalInput { q: None, qd: None, tau: None, params: parse_sets(&args.set)?, derivatives: args.derivatives };
     if args.stdin {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).map_err(|e| format!("reading stdin: {e}"))?;
@@ -34,6 +42,9 @@ pub(crate) fn eval(args: EvalArgs) -> Result<(), String> {
     }
     if let Some(qd) = &args.qd {
         input.qd = Some(parse_list("qd", qd)?);
+    }
+    if let Some(tau) = &args.tau {
+        input.tau = Some(parse_list("tau", tau)?);
     }
     println!("{}", eval_json(&args.robot, &input)?);
     Ok(())

@@ -4,20 +4,25 @@
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use nalgebra::{SMatrix, SVector, Vector3};
 use serde_json::{json, Value};
-use softgen_runtime::{Model, ParamSet};
+use softgen_runtime::{forward_dynamics_derivatives, ForwardDynamicsDerivatives, Model, ParamSet};
 
-/// The state to evaluate at; missing vectors default to the spec's initial q and zero qd.
+/// The state to evaluate at; missing vectors default to the spec's initial q, zero qd and
+/// zero tau.
 #[derive(Clone, Debug, Default)]
 pub struct EvalInput {
     pub q: Option<Vec<f64>>,
     pub qd: Option<Vec<f64>>,
+    /// Generalized force for the forward dynamics (`derivatives`).
+    pub tau: Option<Vec<f64>>,
     pub params: Vec<(String, f64)>,
+    /// Adds the forward dynamics at (q, qd, tau) and its partial derivatives.
+    pub derivatives: bool,
 }
 
 /// The keys a stdin document may have.
-const STDIN_KEYS: [&str; 3] = ["q", "qd", "params"];
+const STDIN_KEYS: [&str; 4] = ["q", "qd", "tau", "params"];
 
-/// Reads `{"q": [...], "qd": [...], "params": {"name": value}}` (every key optional) into
+/// Reads `{"q": [...], "qd": [...], "tau": [...], "params": {"name": value}}` (every key optional) into
 /// `input`, after any `--set` values already there; anything else is an error naming it.
 pub fn read_stdin_input(text: &str, input: &mut EvalInput) -> Result<(), String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("stdin: invalid JSON: {e}"))?;
@@ -47,6 +52,7 @@ pub fn read_stdin_input(text: &str, input: &mut EvalInput) -> Result<(), String>
     };
     input.q = list("q")?;
     input.qd = list("qd")?;
+    input.tau = list("tau")?;
     if let Some(params) = object.get("params") {
         let map = params
             .as_object()
@@ -120,6 +126,7 @@ impl RobotVisitor for Eval<'_> {
         p.check().map_err(|e| format!("parameters: {e}"))?;
         let q = vector::<N>("q", &self.input.q, SVector::from_iterator(R::INITIAL_POSITION.iter().copied()))?;
         let qd = vector::<N>("qd", &self.input.qd, SVector::zeros())?;
+        let tau = vector::<N>("tau", &self.input.tau, SVector::zeros())?;
         let k = R::cache(&q, &p);
         let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
         R::mass_matrix_into(&q, &p, &k, &mut mass_matrix);
@@ -154,7 +161,7 @@ impl RobotVisitor for Eval<'_> {
             .collect();
         let parameters: serde_json::Map<String, Value> =
             R::Params::names().iter().enumerate().map(|(i, n)| (n.to_string(), json!(p.get(i)))).collect();
-        Ok(json!({
+        let mut document = json!({
             "robot": R::NAME,
             "description": R::DESCRIPTION,
             "equation": "M(q) qdd + C(q, qd) qd + G(q) = tau + sum_i J_i(q)' F_i",
@@ -173,6 +180,19 @@ impl RobotVisitor for Eval<'_> {
             "linear_momentum": vec3(&R::linear_momentum(&q, &qd, &p, &k)),
             "angular_momentum": vec3(&R::angular_momentum(&q, &qd, &p, &k)),
             "contact_points": contacts,
-        }))
+        });
+        if self.input.derivatives {
+            let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
+            forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &p, &k, &mut derivatives)
+                .map_err(|e| format!("forward dynamics at this state: {e}"))?;
+            document["tau"] = json!(tau.iter().collect::<Vec<_>>());
+            document["forward_dynamics"] = json!(derivatives.acceleration.iter().collect::<Vec<_>>());
+            document["forward_dynamics_derivatives"] = json!({
+                "dq": matrix(&derivatives.position),
+                "dqd": matrix(&derivatives.velocity),
+                "dtau": matrix(&derivatives.force),
+            });
+        }
+        Ok(document)
     }
 }

@@ -82,6 +82,18 @@ impl<'a> Emitter<'a> {
                 let i = Literal::usize_unsuffixed(*i);
                 Some(atom(quote!(tau[#i])))
             }
+            Node::Input(Input::Acceleration(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(qdd[#i])))
+            }
+            Node::Input(Input::PositionDirection(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(dq[#i])))
+            }
+            Node::Input(Input::VelocityDirection(i)) => {
+                let i = Literal::usize_unsuffixed(*i);
+                Some(atom(quote!(dqd[#i])))
+            }
             Node::Input(Input::Point(i)) => {
                 let i = Literal::usize_unsuffixed(*i);
                 Some(atom(quote!(point[#i])))

@@ -351,6 +351,41 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             )
         }
     };
+    // Directional derivatives of the inverse dynamics, once the derivative stage has run.
+    let (derivatives_fn, derivatives_impl) = match &equations.derivatives {
+        None => (TokenStream::new(), TokenStream::new()),
+        Some(derivatives) => {
+            let position_body = kernel(&vector_outputs(quote!(out), &derivatives.position));
+            let velocity_body = kernel(&vector_outputs(quote!(out), &derivatives.velocity));
+            (
+                quote! {
+                    /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
+                    /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
+                    /// in the expression DAG of the recursive algorithms (a forward-mode tangent of
+                    /// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
+                    #[inline]
+                    #[allow(unused_variables)]
+                    pub fn inverse_dynamics_position_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
+                        *out = SVector::zeros();
+                        #position_body
+                    }
+
+                    /// The derivative of the inverse dynamics along a direction `dqd` of the rates:
+                    /// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
+                    #[inline]
+                    #[allow(unused_variables)]
+                    pub fn inverse_dynamics_velocity_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, dqd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
+                        *out = SVector::zeros();
+                        #velocity_body
+                    }
+                },
+                quote! {
+                    fn inverse_dynamics_position_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out) }
+                    fn inverse_dynamics_velocity_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, dqd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out) }
+                },
+            )
+        }
+    };
     let mut jacobian_fns = TokenStream::new();
     let mut jacobian_arms = TokenStream::new();
     let column_outputs = |cols: &[Vec<NodeId>]| {
@@ -564,6 +599,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         }
 
         #forward_fn
+        #derivatives_fn
 
         /// Gravitational potential energy V(q).
         #[inline]
@@ -662,6 +698,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             fn gravity_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { gravity_into(q, p, k, out) }
             fn dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, m: &mut SMatrix<f64, DOF, DOF>, c: &mut SVector<f64, DOF>, g: &mut SVector<f64, DOF>) { dynamics_into(q, qd, p, k, m, c, g) }
             #forward_impl
+            #derivatives_impl
             #soft_impl
             #water_impl
             #thruster_impl

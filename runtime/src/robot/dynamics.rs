@@ -105,6 +105,67 @@ pub fn solve_cholesky<const N: usize>(factor: &SMatrix<f64, N, N>, b: &mut SVect
     }
 }
 
+/// Partial derivatives of the forward dynamics qdd = FD(q, qd, tau) at one state, row i
+/// being qdd_i: what gradient-based control and estimation linearise with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ForwardDynamicsDerivatives<const N: usize> {
+    /// qdd itself.
+    pub acceleration: SVector<f64, N>,
+    /// d qdd / dq.
+    pub position: SMatrix<f64, N, N>,
+    /// d qdd / dqd.
+    pub velocity: SMatrix<f64, N, N>,
+    /// d qdd / dtau = M^-1.
+    pub force: SMatrix<f64, N, N>,
+}
+
+impl<const N: usize> Default for ForwardDynamicsDerivatives<N> {
+    fn default() -> Self {
+        ForwardDynamicsDerivatives {
+            acceleration: SVector::zeros(),
+            position: SMatrix::zeros(),
+            velocity: SMatrix::zeros(),
+            force: SMatrix::zeros(),
+        }
+    }
+}
+
+/// The forward dynamics' partial derivatives from the model's generated inverse-dynamics
+/// derivatives: qdd by the model's forward dynamics, then, differentiating M qdd + C qd + G =
+/// tau at fixed tau, d qdd/dq = -M^-1 dID/dq, d qdd/dqd = -M^-1 dID/dqd and d qdd/dtau = M^-1
+/// (one Cholesky factor of M, its columns solved in place). Does not allocate.
+pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usize>(
+    q: &SVector<f64, N>,
+    qd: &SVector<f64, N>,
+    tau: &SVector<f64, N>,
+    params: &R::Params,
+    cache: &R::Cache,
+    out: &mut ForwardDynamicsDerivatives<N>,
+) -> Result<(), ForwardDynamicsError> {
+    forward_dynamics::<R, N, C>(q, qd, params, cache, tau, &mut out.acceleration)?;
+    R::inverse_dynamics_derivatives_into(q, qd, &out.acceleration, params, cache, &mut out.position, &mut out.velocity);
+    let mut factor = SMatrix::<f64, N, N>::zeros();
+    R::mass_matrix_into(q, params, cache, &mut factor);
+    cholesky_in_place(&mut factor)?;
+    out.position.neg_mut();
+    out.velocity.neg_mut();
+    out.force = SMatrix::identity();
+    solve_cholesky_columns(&factor, &mut out.position);
+    solve_cholesky_columns(&factor, &mut out.velocity);
+    solve_cholesky_columns(&factor, &mut out.force);
+    Ok(())
+}
+
+/// Solves L L' X = B in place for every column of `b`, with the factor of [`cholesky_in_place`].
+#[inline]
+pub fn solve_cholesky_columns<const N: usize, const K: usize>(factor: &SMatrix<f64, N, N>, b: &mut SMatrix<f64, N, K>) {
+    for mut column in b.column_iter_mut() {
+        let mut x: SVector<f64, N> = column.clone_owned();
+        solve_cholesky(factor, &mut x);
+        column.copy_from(&x);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -281,6 +281,53 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         *out = tau - coriolis - gravity;
         crate::robot::dynamics::solve_spd_in_place(&mut mass_matrix, out).is_ok()
     }
+    /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd + G(q)
+    /// along a direction `dq` of the coordinates, dID/dq dq (a Jacobian-vector product).
+    /// Generated code differentiates the recursive algorithms' expressions.
+    #[allow(clippy::too_many_arguments)]
+    fn inverse_dynamics_position_tangent_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        qdd: &SVector<f64, N>,
+        dq: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SVector<f64, N>,
+    );
+    /// The derivative of the inverse dynamics along a direction `dqd` of the rates,
+    /// dID/dqd dqd = d(C qd)/dqd dqd.
+    fn inverse_dynamics_velocity_tangent_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        dqd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SVector<f64, N>,
+    );
+    /// The partial derivatives of the inverse dynamics at the given accelerations:
+    /// `position` = dID/dq and `velocity` = dID/dqd, row i being ID_i, column by column from
+    /// the tangents along the unit directions. [`crate::forward_dynamics_derivatives`] turns
+    /// them into those of the forward dynamics.
+    fn inverse_dynamics_derivatives_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        qdd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        position: &mut SMatrix<f64, N, N>,
+        velocity: &mut SMatrix<f64, N, N>,
+    ) {
+        let mut direction = SVector::<f64, N>::zeros();
+        let mut column = SVector::<f64, N>::zeros();
+        for j in 0..N {
+            direction[j] = 1.0;
+            Self::inverse_dynamics_position_tangent_into(q, qd, qdd, &direction, p, k, &mut column);
+            position.set_column(j, &column);
+            Self::inverse_dynamics_velocity_tangent_into(q, qd, &direction, p, k, &mut column);
+            velocity.set_column(j, &column);
+            direction[j] = 0.0;
+        }
+    }
     /// Gravitational potential energy V(q).
     fn potential_energy(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> f64;
     /// World positions of every contact point.

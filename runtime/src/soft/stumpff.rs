@@ -1,4 +1,4 @@
-//! The Stumpff functions c_0 .. c_7, the entire functions in which every constant-curvature
+//! The Stumpff functions c_0 .. c_8, the entire functions in which every constant-curvature
 //! section's pose and its derivatives are written, so that generated soft-robot code is finite
 //! and smooth through the straight pose.
 //!
@@ -10,13 +10,17 @@
 /// Below this s the two highest functions come from their series and the rest by the
 /// recurrence downward (stable there); above it from sin and cos and the recurrence upward,
 /// which divides the error of c_1 by s three times on the way to c_7 (5e-14 of c_7 at the
-/// switch).
+/// switch). Generated equations use c_1 .. c_6, their derivatives c_7 and c_8.
 const SERIES_BELOW: f64 = 2.25;
 /// Terms of the series: the ninth of c_6 at s = 2.25 is below 1e-20 of its first.
 const SERIES_TERMS: usize = 9;
 
-/// 1 / k! for k = 0 .. 7.
-const INVERSE_FACTORIALS: [f64; 8] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0];
+/// How many functions one call evaluates: c_0 .. c_8.
+pub const STUMPFF_FUNCTIONS: usize = 9;
+
+/// 1 / k! for k = 0 .. 8.
+const INVERSE_FACTORIALS: [f64; STUMPFF_FUNCTIONS] =
+    [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0, 1.0 / 40320.0];
 
 /// The coefficients (-1)^j / (2j + k)! of c_k's series for j = 0 .. SERIES_TERMS - 1, as
 /// constants, so that the series is a plain Horner polynomial in s: one multiply and one add
@@ -37,8 +41,8 @@ const fn coefficients(k: usize) -> [f64; SERIES_TERMS] {
     }
     out
 }
-const COEFFICIENTS_6: [f64; SERIES_TERMS] = coefficients(6);
 const COEFFICIENTS_7: [f64; SERIES_TERMS] = coefficients(7);
+const COEFFICIENTS_8: [f64; SERIES_TERMS] = coefficients(8);
 
 /// c_k(s) by its series, Horner from the highest term.
 #[inline]
@@ -50,14 +54,14 @@ fn series(coefficients: &[f64; SERIES_TERMS], s: f64) -> f64 {
     sum
 }
 
-/// [c_0(s), .., c_7(s)] for s >= 0 (s = theta^2 for a bending angle theta).
+/// [c_0(s), .., c_8(s)] for s >= 0 (s = theta^2 for a bending angle theta).
 #[inline]
-pub fn stumpff(s: f64) -> [f64; 8] {
-    let mut c = [0.0; 8];
+pub fn stumpff(s: f64) -> [f64; STUMPFF_FUNCTIONS] {
+    let mut c = [0.0; STUMPFF_FUNCTIONS];
     if s < SERIES_BELOW {
+        c[8] = series(&COEFFICIENTS_8, s);
         c[7] = series(&COEFFICIENTS_7, s);
-        c[6] = series(&COEFFICIENTS_6, s);
-        for k in (0..6).rev() {
+        for k in (0..7).rev() {
             c[k] = INVERSE_FACTORIALS[k] - s * c[k + 2];
         }
     } else {
@@ -65,7 +69,7 @@ pub fn stumpff(s: f64) -> [f64; 8] {
         let (sin, cos) = u.sin_cos();
         c[0] = cos;
         c[1] = sin / u;
-        for k in 0..6 {
+        for k in 0..7 {
             c[k + 2] = (INVERSE_FACTORIALS[k] - c[k]) / s;
         }
     }
@@ -111,7 +115,7 @@ mod tests {
     fn every_function_matches_its_series_on_both_sides_of_the_switch() {
         for s in [0.0, 1e-8, 0.3, 1.0, 2.249_999, 2.25, 2.250_001, 4.0, 6.0, 9.0, 16.0] {
             let c = stumpff(s);
-            for k in 0..8 {
+            for k in 0..STUMPFF_FUNCTIONS {
                 let r = reference(k, s);
                 assert!((c[k] - r).abs() <= 1e-13 * r.abs() + 1e-17, "c{k}({s}) = {:e} vs {:e}", c[k], r);
             }
@@ -124,7 +128,7 @@ mod tests {
         for s in [0.2, 2.0, 4.0, 7.5] {
             let h = 1e-5;
             let (up, down, at) = (stumpff(s + h), stumpff(s - h), stumpff(s));
-            for k in 0..6 {
+            for k in 0..7 {
                 let numeric = (up[k] - down[k]) / (2.0 * h);
                 let identity = (k as f64 * at[k + 2] - at[k + 1]) / 2.0;
                 assert!((numeric - identity).abs() < 1e-9, "c{k}'({s}): {numeric} vs {identity}");

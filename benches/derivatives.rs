@@ -1,0 +1,110 @@
+//! Criterion benches of the generated derivatives of the dynamics: for the scaling fixtures
+//! (planar snakes of 8, 14, 22 and 62 coordinates, the sizes of the Pinocchio comparison) and
+//! every robot of the registry, at one random state: the forward dynamics, the inverse
+//! dynamics' generated derivatives alone, the forward dynamics' full derivatives (dq, dqd,
+//! dtau) from them, and for scale the 4N + 1 forward dynamics that central differences of
+//! dq and dqd cost.
+//!
+//! Run with `cargo bench --bench derivatives`; README.md lists the figures.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use nalgebra::{SMatrix, SVector};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
+use softgen_runtime::{forward_dynamics_derivatives, ForwardDynamicsDerivatives, Model};
+
+/// A state within each coordinate's range (angles 0.5 rad, soft coordinates small).
+fn state<R: Model<N, C>, const N: usize, const C: usize>() -> (SVector<f64, N>, SVector<f64, N>, SVector<f64, N>) {
+    let mut rng = StdRng::seed_from_u64(5);
+    let initial = SVector::<f64, N>::from_iterator(R::INITIAL_POSITION.iter().copied());
+    let scale = |i: usize| match R::COORDINATES[i].kind {
+        softgen_runtime::CoordinateKind::ActuatorLength => 0.01,
+        softgen_runtime::CoordinateKind::Curvature => 2.0,
+        _ => 0.5,
+    };
+    let q = initial + SVector::<f64, N>::from_fn(|i, _| scale(i) * rng.gen_range(-1.0..1.0));
+    let qd = SVector::<f64, N>::from_fn(|i, _| scale(i) * rng.gen_range(-1.0..1.0));
+    let tau = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
+    (q, qd, tau)
+}
+
+fn bench_robot<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Criterion, label: &str) {
+    let p = R::Params::default();
+    let (q, qd, tau) = state::<R, N, C>();
+    let k = R::cache(&q, &p);
+    let mut qdd = SVector::<f64, N>::zeros();
+    assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut qdd));
+    let mut group = c.benchmark_group(format!("derivatives {label} ({N} coordinates)"));
+    group.bench_function("forward dynamics (cache included)", |b| {
+        b.iter(|| {
+            let k = R::cache(black_box(&q), &p);
+            R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut qdd)
+        })
+    });
+    let (mut position, mut velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    group.bench_function("inverse dynamics derivatives (generated kernel)", |b| {
+        b.iter(|| R::inverse_dynamics_derivatives_into(black_box(&q), &qd, &qdd, &p, &k, &mut position, &mut velocity))
+    });
+    let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
+    group.bench_function("forward dynamics derivatives dq, dqd, dtau (cache included)", |b| {
+        b.iter(|| {
+            let k = R::cache(black_box(&q), &p);
+            forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &p, &k, &mut derivatives)
+        })
+    });
+    group.bench_function("central differences of dq and dqd (4N + 1 forward dynamics)", |b| {
+        b.iter(|| {
+            let mut out = SMatrix::<f64, N, N>::zeros();
+            let h = 1e-6;
+            for j in 0..N {
+                let (mut up, mut down) = (q, q);
+                up[j] += h;
+                down[j] -= h;
+                let (mut a, mut b) = (SVector::zeros(), SVector::zeros());
+                R::forward_dynamics_into(&up, &qd, &tau, &p, &R::cache(&up, &p), &mut a);
+                R::forward_dynamics_into(&down, &qd, &tau, &p, &R::cache(&down, &p), &mut b);
+                out.set_column(j, &((a - b) / (2.0 * h)));
+                let (mut up, mut down) = (qd, qd);
+                up[j] += h;
+                down[j] -= h;
+                R::forward_dynamics_into(&q, &up, &tau, &p, &k, &mut a);
+                R::forward_dynamics_into(&q, &down, &tau, &p, &k, &mut b);
+                out.set_column(j, &(out.column(j) + (a - b) / (2.0 * h)));
+            }
+            let k = R::cache(black_box(&q), &p);
+            R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut qdd);
+            out
+        })
+    });
+    group.finish();
+}
+
+fn scaling(c: &mut Criterion) {
+    bench_robot::<SnakeLinks6, 8, 13>(c, "snake_links_6");
+    bench_robot::<SnakeLinks12, 14, 25>(c, "snake_links_12");
+    bench_robot::<SnakeLinks20, 22, 41>(c, "snake_links_20");
+    bench_robot::<SnakeLinks60, 62, 121>(c, "snake_links_60");
+}
+
+/// Every robot of the registry, so a robot added to model-specs/ is timed with no edit here.
+macro_rules! registry_benches {
+    ($($module:ident => $robot:ident,)*) => {
+        fn registry(c: &mut Criterion) {
+            $(
+                bench_robot::<softgen_generated::$robot, { softgen_generated::$module::DOF }, { softgen_generated::$module::CONTACTS }>(
+                    c,
+                    stringify!($module),
+                );
+            )*
+        }
+    };
+}
+
+softgen_generated::for_each_robot!(registry_benches);
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).warm_up_time(std::time::Duration::from_millis(300)).measurement_time(std::time::Duration::from_secs(1));
+    targets = scaling, registry
+}
+criterion_main!(benches);

@@ -1,0 +1,177 @@
+//! Derivatives of the equations of motion, in the expression DAG: forward-mode tangents of
+//! any node with respect to one input (a coordinate, a rate), and from them the partial
+//! derivatives of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd + G(q) (by
+//! Newton-Euler, `recursive.rs`) that the runtime turns into those of the forward dynamics
+//! (d FD = -M^-1 d ID, as Pinocchio does).
+//!
+//! The tangents are built on the DAG the recursive algorithms unrolled, so the emitted
+//! derivative code keeps the robot's tree: a coordinate's tangent is zero on every node that
+//! does not depend on it (the links above its joint, the constants), hash-consing shares every
+//! tangent two outputs have in common, and the tangent of a named intermediate (a link's
+//! rotation, a composite inertia) is a named intermediate too. The local pieces symbolica
+//! derived are differentiated here through their expression nodes by the rules of their
+//! functions: a sine's cosine, and a Stumpff function's closed form
+//! dc_k/ds = (k c_(k+2) - c_(k+1)) / 2, so a soft section's derivatives stay finite through
+//! the straight pose, as its pose is.
+
+use crate::dag::{Dag, Function, Input, Node, NodeId};
+use crate::equations::Equations;
+use std::collections::HashMap;
+
+/// The highest Stumpff function the runtime evaluates (`softgen_runtime::stumpff`).
+const HIGHEST_STUMPFF: u8 = 8;
+
+/// The directional derivatives of the inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G
+/// (qdd the inputs `Input::Acceleration`), per coordinate i: along a direction dq of the
+/// coordinates (`Input::PositionDirection`) and along a direction dqd of the rates
+/// (`Input::VelocityDirection`). The unit directions give the partial derivatives column by
+/// column.
+pub struct InverseDynamicsDerivatives {
+    /// dID/dq dq.
+    pub position: Vec<NodeId>,
+    /// dID/dqd dqd (= d(C qd)/dqd dqd).
+    pub velocity: Vec<NodeId>,
+}
+
+impl Dag {
+    /// The tangent of every root when each input in `seeds` moves along its node (the
+    /// directional derivative sum_x d(root)/dx seed_x), by forward-mode differentiation over
+    /// the nodes the roots reach (children before parents: a node's children always have
+    /// smaller ids). `suffix` names the tangents of named intermediates.
+    pub fn tangents(
+        &mut self,
+        roots: &[NodeId],
+        seeds: &HashMap<Input, NodeId>,
+        suffix: &str,
+    ) -> Result<Vec<NodeId>, String> {
+        let zero = self.number(0.0);
+        let mut reached = vec![false; self.nodes.len()];
+        let mut stack: Vec<NodeId> = roots.to_vec();
+        while let Some(id) = stack.pop() {
+            if reached[id] {
+                continue;
+            }
+            reached[id] = true;
+            stack.extend(self.children(id));
+        }
+        // Tangents of nodes that are not zero; every other reached node's is zero.
+        let mut tangent: HashMap<NodeId, NodeId> = HashMap::new();
+        let of = |tangent: &HashMap<NodeId, NodeId>, id: NodeId| tangent.get(&id).copied().unwrap_or(zero);
+        for id in 0..reached.len() {
+            if !reached[id] {
+                continue;
+            }
+            let node = self.nodes[id].clone();
+            let d = match node {
+                Node::Const(_) => continue,
+                Node::Input(input) => match seeds.get(&input) {
+                    Some(&seed) => seed,
+                    None => continue,
+                },
+                Node::Add(terms) => {
+                    let parts: Vec<NodeId> = terms.iter().filter_map(|t| tangent.get(t).copied()).collect();
+                    if parts.is_empty() {
+                        continue;
+                    }
+                    self.add_collecting(parts)
+                }
+                Node::Mul(factors) => {
+                    let mut parts = Vec::new();
+                    for (i, f) in factors.iter().enumerate() {
+                        let Some(&df) = tangent.get(f) else { continue };
+                        let mut product: Vec<NodeId> =
+                            factors.iter().enumerate().filter(|&(k, _)| k != i).map(|(_, &g)| g).collect();
+                        product.push(df);
+                        parts.push(self.mul(product));
+                    }
+                    if parts.is_empty() {
+                        continue;
+                    }
+                    self.add_collecting(parts)
+                }
+                Node::Powi(base, exponent) => {
+                    let Some(&db) = tangent.get(&base) else { continue };
+                    let e = self.number(exponent as f64);
+                    let lower = self.powi(base, exponent - 1);
+                    self.mul(vec![e, lower, db])
+                }
+                Node::Powf(base, bits) => {
+                    let Some(&db) = tangent.get(&base) else { continue };
+                    let exponent = f64::from_bits(bits);
+                    let e = self.number(exponent);
+                    let lower = self.powf(base, exponent - 1.0);
+                    self.mul(vec![e, lower, db])
+                }
+                Node::Call(f, argument) => {
+                    let Some(&da) = tangent.get(&argument) else { continue };
+                    let slope = self.slope(f, argument, id)?;
+                    self.mul(vec![slope, da])
+                }
+            };
+            if d == zero {
+                continue;
+            }
+            // A named intermediate's tangent is one too, so that the sums and products using
+            // it do not flatten it and the emitted derivative code keeps the tree.
+            if let Some(name) = self.names.get(&id).cloned() {
+                self.pin_named(d, format!("{name}_{suffix}"));
+            } else if self.is_pinned(id) {
+                self.pin(d);
+            }
+            tangent.insert(id, d);
+        }
+        Ok(roots.iter().map(|r| of(&tangent, *r)).collect())
+    }
+
+    /// f'(a) for the node `call` = f(a).
+    fn slope(&mut self, f: Function, a: NodeId, call: NodeId) -> Result<NodeId, String> {
+        Ok(match f {
+            Function::Sin => self.call(Function::Cos, a),
+            Function::Cos => {
+                let sin = self.call(Function::Sin, a);
+                self.neg(sin)
+            }
+            // 1 + tan^2.
+            Function::Tan => {
+                let square = self.powi(call, 2);
+                let one = self.number(1.0);
+                self.add(vec![one, square])
+            }
+            Function::Exp => call,
+            Function::Log => self.powi(a, -1),
+            Function::Stumpff(k) => {
+                if k + 2 > HIGHEST_STUMPFF {
+                    return Err(format!(
+                        "the derivative of the Stumpff function c_{k} needs c_{}, past the highest the runtime \
+                         evaluates (c_{HIGHEST_STUMPFF})",
+                        k + 2
+                    ));
+                }
+                let next = self.call(Function::Stumpff(k + 1), a);
+                let after = self.call(Function::Stumpff(k + 2), a);
+                let half_k = self.number(k as f64 / 2.0);
+                let minus_half = self.number(-0.5);
+                let first = self.mul(vec![half_k, after]);
+                let second = self.mul(vec![minus_half, next]);
+                self.add(vec![first, second])
+            }
+        })
+    }
+}
+
+/// The inverse dynamics' directional derivatives of a robot's equations, added to its DAG.
+pub fn inverse_dynamics_derivatives(equations: &mut Equations) -> Result<InverseDynamicsDerivatives, String> {
+    let n = equations.gravity.len();
+    if equations.inverse_dynamics.len() != n {
+        return Err("the equations have no inverse dynamics to differentiate".into());
+    }
+    let dag = &mut equations.dag;
+    let seeds = |dag: &mut Dag, input: fn(usize) -> Input, direction: fn(usize) -> Input| {
+        (0..n).map(|j| (input(j), dag.input(direction(j)))).collect::<HashMap<Input, NodeId>>()
+    };
+    let along_q = seeds(dag, Input::Q, Input::PositionDirection);
+    let position = dag.tangents(&equations.inverse_dynamics, &along_q, "along_dq")?;
+    let along_qd = seeds(dag, Input::Qd, Input::VelocityDirection);
+    let velocity = dag.tangents(&equations.inverse_dynamics, &along_qd, "along_dqd")?;
+    Ok(InverseDynamicsDerivatives { position, velocity })
+}

@@ -1,0 +1,207 @@
+//! The generated derivatives of the dynamics against differences of the generated inverse
+//! dynamics M qdd + C qd + G, and the forward dynamics' derivatives against the identities
+//! that define them, for every robot of the registry (`every_robot::<name>`) and the scaling
+//! fixtures, at random states in each coordinate's physical range, soft sections straight
+//! (exactly, and within 1e-9) in every fifth state.
+//!
+//! The reference is Richardson's extrapolation of central differences, (4 D(h/2) - D(h)) / 3,
+//! whose truncation error is O(h^4): with h = 1e-3 of a coordinate's scale it is near 1e-12
+//! of the derivative. Rounding adds the inverse dynamics' own relative error (world-frame
+//! sums, about 1e-13 of its size) divided by h, about 1e-10 of |ID|. So each column is
+//! compared to 1e-6 of its largest entry, but never to less than 1e-6 of 1e-2 (1 + |ID|) =
+//! 1e-8 (1 + |ID|), a hundred times that rounding, which is what a column that is zero (a
+//! base translation's: the dynamics do not depend on where the robot is) is compared to. A
+//! wrong term (a missing link, a sign, a Stumpff slope) is off by its own size, orders of
+//! magnitude above either.
+//!
+//! Differences of the forward dynamics are no reference for soft robots: their M is stiff
+//! (light slices, heavy base), and the solve's rounding over h reaches 1e-6 of a column. The
+//! forward dynamics' derivatives are instead checked against the identities that define
+//! them, M dq = -dID/dq, M dqd = -dID/dqd and M dtau = 1 at qdd = FD(q, qd, tau), to the
+//! solve's backward error.
+
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
+use softgen_runtime::nalgebra::{SMatrix, SVector};
+use softgen_runtime::{forward_dynamics_derivatives, CoordinateKind, ForwardDynamicsDerivatives, Model};
+
+const STATES: usize = 10;
+/// Allowed error of each derivative, relative to the largest entry of its column (or, where
+/// that is small, 1e-2 of the inverse dynamics' size), per unit of the coordinate's scale.
+const TOLERANCE: f64 = 1e-6;
+
+/// A coordinate's scale: the size of a step that changes the robot visibly (1 rad, 1 /m of
+/// curvature, 1 cm of an actuator's length).
+fn scale(kind: CoordinateKind) -> f64 {
+    match kind {
+        CoordinateKind::ActuatorLength => 0.01,
+        _ => 1.0,
+    }
+}
+
+/// A random state and generalized force: angles within +-1.5 rad, actuator lengths within
+/// +-4 cm, curvatures within +-8 /m; every fifth state with the sections straight, every
+/// fifth but one within 1e-9 of it.
+fn random_state<R: Model<N, C>, const N: usize, const C: usize>(
+    rng: &mut StdRng,
+    k: usize,
+) -> (SVector<f64, N>, SVector<f64, N>, SVector<f64, N>) {
+    let mut q = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.5..1.5));
+    let mut qd = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-2.0..2.0));
+    let tau = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
+    for (i, c) in R::COORDINATES.iter().enumerate() {
+        let (range, rate) = match c.kind {
+            CoordinateKind::ActuatorLength => (0.04, 0.2),
+            CoordinateKind::Curvature => (8.0, 20.0),
+            _ => continue,
+        };
+        q[i] = match k % 5 {
+            0 => 0.0,
+            1 => rng.gen_range(-1e-9..1e-9),
+            _ => rng.gen_range(-range..range),
+        };
+        qd[i] = rng.gen_range(-rate..rate);
+    }
+    (q, qd, tau)
+}
+
+/// ID(q, qd, qdd) = M qdd + C qd + G from the generated M, C qd and G.
+fn inverse_dynamics<R: Model<N, C>, const N: usize, const C: usize>(
+    q: &SVector<f64, N>,
+    qd: &SVector<f64, N>,
+    qdd: &SVector<f64, N>,
+    p: &R::Params,
+) -> SVector<f64, N> {
+    let k = R::cache(q, p);
+    let (mut mass_matrix, mut coriolis, mut gravity) = (SMatrix::zeros(), SVector::zeros(), SVector::zeros());
+    R::dynamics_into(q, qd, p, &k, &mut mass_matrix, &mut coriolis, &mut gravity);
+    mass_matrix * qdd + coriolis + gravity
+}
+
+/// d ID / d(argument j) by Richardson-extrapolated central differences, `at(x)` giving ID
+/// with the argument moved by x.
+fn difference<const N: usize>(h: f64, at: &dyn Fn(f64) -> SVector<f64, N>) -> SVector<f64, N> {
+    let central = |h: f64| (at(h) - at(-h)) / (2.0 * h);
+    (central(h / 2.0) * 4.0 - central(h)) / 3.0
+}
+
+fn check_columns<const N: usize>(
+    robot: &str,
+    what: &str,
+    state: usize,
+    analytic: &SMatrix<f64, N, N>,
+    numeric: &SMatrix<f64, N, N>,
+    floor: f64,
+) {
+    for j in 0..N {
+        let column = numeric.column(j).amax().max(floor);
+        for i in 0..N {
+            let error = (analytic[(i, j)] - numeric[(i, j)]).abs();
+            assert!(
+                error <= TOLERANCE * column,
+                "{robot}, state {state}: d ID_{i} / d {what}_{j} = {:e} generated, {:e} by differences (column scale {column:e})",
+                analytic[(i, j)],
+                numeric[(i, j)],
+            );
+        }
+    }
+}
+
+fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let p = R::Params::default();
+    for state in 0..STATES {
+        let (q, qd, tau) = random_state::<R, N, C>(&mut rng, state);
+        let k = R::cache(&q, &p);
+        // The generated part: the inverse dynamics' derivatives against differences of M qdd +
+        // C qd + G, at accelerations of each coordinate's scale.
+        let qdd = SVector::<f64, N>::from_fn(|i, _| scale(R::COORDINATES[i].kind) * rng.gen_range(-10.0..10.0));
+        let (mut position, mut velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+        R::inverse_dynamics_derivatives_into(&q, &qd, &qdd, &p, &k, &mut position, &mut velocity);
+        let (mut numeric_position, mut numeric_velocity) =
+            (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+        for j in 0..N {
+            let h = 1e-3 * scale(R::COORDINATES[j].kind);
+            let moved = |v: &SVector<f64, N>, x: f64| {
+                let mut v = *v;
+                v[j] += x;
+                v
+            };
+            let column = difference(h, &|x| inverse_dynamics::<R, N, C>(&moved(&q, x), &qd, &qdd, &p));
+            numeric_position.set_column(j, &column);
+            let column = difference(h, &|x| inverse_dynamics::<R, N, C>(&q, &moved(&qd, x), &qdd, &p));
+            numeric_velocity.set_column(j, &column);
+        }
+        // Per unit of each coordinate's scale, so that columns of different units meet one
+        // tolerance.
+        let scaled = |m: &SMatrix<f64, N, N>| {
+            let mut m = *m;
+            for j in 0..N {
+                m.column_mut(j).scale_mut(scale(R::COORDINATES[j].kind));
+            }
+            m
+        };
+        let size = inverse_dynamics::<R, N, C>(&q, &qd, &qdd, &p).amax();
+        let floor = 1e-2 * (1.0 + size);
+        check_columns(R::NAME, "q", state, &scaled(&position), &scaled(&numeric_position), floor);
+        check_columns(R::NAME, "qd", state, &scaled(&velocity), &scaled(&numeric_velocity), floor);
+
+        // The runtime's part: the forward dynamics' derivatives are the implicit function
+        // theorem's, M dq = -dID/dq and M dqd = -dID/dqd at qdd = FD(q, qd, tau), M dtau = 1.
+        let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
+        forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &p, &k, &mut derivatives).expect("M positive definite");
+        let mut accelerations = SVector::zeros();
+        assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut accelerations));
+        assert_eq!(derivatives.acceleration, accelerations, "{}: qdd differs from the forward dynamics", R::NAME);
+        R::inverse_dynamics_derivatives_into(&q, &qd, &accelerations, &p, &k, &mut position, &mut velocity);
+        let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
+        R::mass_matrix_into(&q, &p, &k, &mut mass_matrix);
+        // The factorisation's backward error is a few eps times |M| |x|, relative to which
+        // the residuals are compared.
+        let residual = |product: SMatrix<f64, N, N>, target: SMatrix<f64, N, N>, solved: &SMatrix<f64, N, N>| {
+            let bound = 1e-10 * (mass_matrix.abs() * solved.abs()).amax().max(target.amax());
+            assert!(
+                (product - target).amax() <= bound,
+                "{}, state {state}: M times the solved derivatives is off by {:e} (bound {bound:e})",
+                R::NAME,
+                (product - target).amax()
+            );
+        };
+        residual(mass_matrix * derivatives.position, -position, &derivatives.position);
+        residual(mass_matrix * derivatives.velocity, -velocity, &derivatives.velocity);
+        residual(mass_matrix * derivatives.force, SMatrix::identity(), &derivatives.force);
+    }
+}
+
+/// A fixed seed per robot from its name (FNV-1a).
+fn seed(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// One test per robot of the generated registry: a spec added to model-specs/ is checked here
+/// once codegen has run, with no edit to this file.
+macro_rules! derivative_tests {
+    ($($module:ident => $robot:ident,)*) => {
+        mod every_robot {
+            $(
+                #[test]
+                fn $module() {
+                    super::check_model::<softgen_generated::$robot, { softgen_generated::$module::DOF }, { softgen_generated::$module::CONTACTS }>(
+                        super::seed(stringify!($module)),
+                    );
+                }
+            )*
+        }
+    };
+}
+
+softgen_generated::for_each_robot!(derivative_tests);
+
+/// The scaling fixtures, at every size the benches time.
+#[test]
+fn scaling_fixture_derivatives() {
+    check_model::<SnakeLinks6, 8, 13>(6);
+    check_model::<SnakeLinks12, 14, 25>(7);
+    check_model::<SnakeLinks20, 22, 41>(8);
+    check_model::<SnakeLinks60, 62, 121>(9);
+}
