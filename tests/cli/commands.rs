@@ -91,6 +91,63 @@ fn eval_prints_the_model_as_json() {
 }
 
 #[test]
+fn eval_derivatives_adds_the_forward_dynamics_and_its_derivatives() {
+    let matrix = |v: &serde_json::Value| -> Vec<Vec<f64>> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+            .collect()
+    };
+    let at = |q: f64, qd: f64, tau: f64| {
+        let (ok, stdout, stderr) = run(&[
+            "eval",
+            "double_pendulum",
+            &format!("--q=-1,{q}"),
+            &format!("--qd=0.3,{qd}"),
+            &format!("--tau=0.1,{tau}"),
+            "--derivatives",
+        ]);
+        assert!(ok, "{stderr}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
+    };
+    let v = at(0.5, -0.2, 0.0);
+    let qdd: Vec<f64> = v["forward_dynamics"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    let (mass, dtau) = (matrix(&v["mass_matrix"]), matrix(&v["forward_dynamics_derivatives"]["dtau"]));
+    // dtau is M^-1.
+    for i in 0..2 {
+        for j in 0..2 {
+            let product: f64 = (0..2).map(|k| mass[i][k] * dtau[k][j]).sum();
+            assert!((product - if i == j { 1.0 } else { 0.0 }).abs() < 1e-12, "M dtau = {product} at ({i}, {j})");
+        }
+    }
+    // Column 1 of dq, dqd and dtau against central differences of `forward_dynamics`.
+    let h = 1e-6;
+    let accelerations = |v: &serde_json::Value| -> Vec<f64> {
+        v["forward_dynamics"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    };
+    for (key, up, down) in [
+        ("dq", at(0.5 + h, -0.2, 0.0), at(0.5 - h, -0.2, 0.0)),
+        ("dqd", at(0.5, -0.2 + h, 0.0), at(0.5, -0.2 - h, 0.0)),
+        ("dtau", at(0.5, -0.2, h), at(0.5, -0.2, -h)),
+    ] {
+        let derivative = matrix(&v["forward_dynamics_derivatives"][key]);
+        for i in 0..2 {
+            let numeric = (accelerations(&up)[i] - accelerations(&down)[i]) / (2.0 * h);
+            assert!(
+                (derivative[i][1] - numeric).abs() < 1e-6 * (1.0 + qdd[i].abs()),
+                "{key}[{i}][1] = {} vs {numeric} by differences",
+                derivative[i][1]
+            );
+        }
+    }
+
+    let (ok, _, stderr) = run(&["eval", "double_pendulum", "--tau=1,2,3", "--derivatives"]);
+    assert!(!ok);
+    assert!(stderr.contains("tau needs 2 values, got 3"), "{stderr}");
+}
+
+#[test]
 fn a_rejected_run_keeps_the_previous_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();

@@ -156,13 +156,34 @@ pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usi
     Ok(())
 }
 
-/// Solves L L' X = B in place for every column of `b`, with the factor of [`cholesky_in_place`].
+/// Solves L L' X = B in place for every column of `b`, with the factor of
+/// [`cholesky_in_place`]. Both substitutions run as column updates (axpy: x[k+1..] -=
+/// L[k+1.., k] x_k forward, then the same with the columns of L', transposed once), whose
+/// inner loops are contiguous and vectorise; the dot-product form of the backward pass cannot,
+/// its sum's order being fixed. Measured: 3 n right-hand sides at n = 22 took half the
+/// derivatives' time in the dot-product form.
 #[inline]
 pub fn solve_cholesky_columns<const N: usize, const K: usize>(factor: &SMatrix<f64, N, N>, b: &mut SMatrix<f64, N, K>) {
-    for mut column in b.column_iter_mut() {
-        let mut x: SVector<f64, N> = column.clone_owned();
-        solve_cholesky(factor, &mut x);
-        column.copy_from(&x);
+    let upper = factor.transpose();
+    let (lower, upper) = (factor.as_slice(), upper.as_slice());
+    for column in b.as_mut_slice().chunks_exact_mut(N) {
+        for k in 0..N {
+            let l = &lower[k * N..(k + 1) * N];
+            let value = column[k] / l[k];
+            column[k] = value;
+            for (x, &a) in column[k + 1..].iter_mut().zip(&l[k + 1..]) {
+                *x -= a * value;
+            }
+        }
+        // Column i of L' holds row i of L: L[i, k] for k <= i.
+        for i in (0..N).rev() {
+            let u = &upper[i * N..(i + 1) * N];
+            let value = column[i] / u[i];
+            column[i] = value;
+            for (x, &a) in column[..i].iter_mut().zip(&u[..i]) {
+                *x -= a * value;
+            }
+        }
     }
 }
 
@@ -203,6 +224,29 @@ mod tests {
             assert_eq!(once, fresh);
             assert!((a * once - b).norm() < 1e-12);
         }
+    }
+
+    #[test]
+    fn columns_solve_like_single_right_hand_sides() {
+        // The column form agrees with the vector form to rounding (its backward pass sums in
+        // another order), on a factor whose upper triangle still holds the matrix.
+        let l = SMatrix::<f64, 7, 7>::from_fn(|i, j| match i.cmp(&j) {
+            std::cmp::Ordering::Less => 0.0,
+            std::cmp::Ordering::Equal => 2.0 + (i as f64).cos(),
+            std::cmp::Ordering::Greater => ((5 * i + 2 * j) as f64).sin(),
+        });
+        let a = l * l.transpose();
+        let mut factor = a;
+        cholesky_in_place(&mut factor).unwrap();
+        let b = SMatrix::<f64, 7, 3>::from_fn(|i, k| ((i * 3 + k) as f64).sin());
+        let mut columns = b;
+        solve_cholesky_columns(&factor, &mut columns);
+        for k in 0..3 {
+            let mut single: SVector<f64, 7> = b.column(k).into_owned();
+            solve_cholesky(&factor, &mut single);
+            assert!((columns.column(k) - single).amax() < 1e-13 * single.amax());
+        }
+        assert!((a * columns - b).amax() < 1e-12);
     }
 
     #[test]

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# softgen's generated derivatives of the dynamics against Pinocchio's analytical ones
+# (computeABADerivatives), on the scaling fixtures (planar snakes of 8, 14, 22 and 62
+# coordinates with the link data of model-specs/snake_pedal_wave.toml), printed from one run.
+#
+# Installs Pinocchio's Python wheel (pin, with its C++ headers) and Eigen's (cmeel-eigen) into
+# a virtual environment under target/peers/, builds benches/peers/pinocchio_derivatives.cpp
+# header-only with -O3 -march=native (so its templates are compiled for this machine, as
+# softgen's code is with target-cpu=native, .cargo/config.toml), then runs it and softgen's criterion bench
+# (`cargo bench --bench derivatives -- snake_links`) one after the other and prints one table.
+#
+# Usage: bash benches/peers/pinocchio.sh        (needs python3 with venv, g++, network for pip)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=target/peers/pinocchio
+mkdir -p "$root"
+if [ ! -x "$root/venv/bin/python" ]; then
+    python3 -m venv "$root/venv"
+fi
+"$root/venv/bin/pip" install --quiet "pin==4.1.0" cmeel-eigen
+prefix=$("$root/venv/bin/python" -c 'import cmeel, sys; print(cmeel.__path__[0] + ".prefix")' 2>/dev/null \
+    || "$root/venv/bin/python" -c 'import site; print(site.getsitepackages()[0] + "/cmeel.prefix")')
+if [ ! -d "$prefix/include/pinocchio" ]; then
+    echo "pinocchio.sh: no Pinocchio headers under $prefix" >&2
+    exit 1
+fi
+binary="$root/pinocchio_derivatives"
+if [ ! -x "$binary" ] || [ benches/peers/pinocchio_derivatives.cpp -nt "$binary" ]; then
+    echo "building the Pinocchio timing (g++ -O3 -march=native, a few minutes)" >&2
+    # The definitions are those of Pinocchio's CMake target (its joint variant needs the
+    # longer Boost.MPL lists); without PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION every
+    # algorithm is instantiated here, for this machine.
+    g++ -std=c++17 -O3 -march=native -DNDEBUG \
+        -DBOOST_MPL_LIMIT_LIST_SIZE=30 -DBOOST_MPL_LIMIT_VECTOR_SIZE=30 \
+        -DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS -DBOOST_FUSION_INVOKE_MAX_ARITY=12 \
+        -I"$prefix/include" -I"$prefix/include/eigen3" \
+        benches/peers/pinocchio_derivatives.cpp -o "$binary" \
+        -L"$prefix/lib" -lpinocchio_default -Wl,-rpath,"$prefix/lib"
+fi
+
+echo "timing Pinocchio" >&2
+pinocchio=$("$binary")
+echo "timing softgen (cargo bench --bench derivatives -- snake_links)" >&2
+softgen=$(cargo bench --quiet --bench derivatives -- snake_links --output-format bencher 2>/dev/null)
+
+# bencher lines: "test derivatives snake_links_20 (22 coordinates)/<name> ... bench: 1234 ns/iter (+/- 5)"
+nanoseconds() {
+    local coordinates=$1 name=$2
+    echo "$softgen" | grep -F "($coordinates coordinates)/$name" | sed -E 's/.*bench: +([0-9,]+) ns.*/\1/' | tr -d ','
+}
+echo
+echo "| coordinates | softgen forward dynamics | Pinocchio aba | softgen derivatives (dq, dqd, dtau) | Pinocchio computeABADerivatives | Pinocchio / softgen |"
+echo "| --- | --- | --- | --- | --- | --- |"
+while read -r _ coordinates forward derivatives; do
+    ours_forward=$(nanoseconds "$coordinates" "forward dynamics (cache included)")
+    ours=$(nanoseconds "$coordinates" "forward dynamics derivatives dq, dqd, dtau (cache included)")
+    awk -v n="$coordinates" -v of="$ours_forward" -v od="$ours" -v pf="$forward" -v pd="$derivatives" 'BEGIN {
+        printf "| %d | %.2f us | %.2f us | %.2f us | %.2f us | %.2f |\n", n, of / 1000, pf * 1e6, od / 1000, pd * 1e6, pd * 1e9 / od
+    }'
+done <<< "$pinocchio"
