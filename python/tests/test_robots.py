@@ -97,7 +97,9 @@ def test_lists_and_other_dtypes_are_read_as_float64():
     assert np.array_equal(robot.mass_matrix(strided), robot.mass_matrix(q))
 
 
-@pytest.mark.parametrize("name", ["snake_pedal_wave", "wpi_snake"])
+# Rigid robots: differences of a soft robot's forward dynamics carry its stiff M's rounding
+# over h (generated/tests/derivatives.rs checks every robot against the inverse dynamics).
+@pytest.mark.parametrize("name", ["snake_pedal_wave", "spatial_tree"])
 def test_forward_dynamics_derivatives_match_differences(name):
     robot = softgen.Robot(name)
     rng = np.random.default_rng(11)
