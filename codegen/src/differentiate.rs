@@ -19,7 +19,7 @@ use crate::equations::Equations;
 use std::collections::HashMap;
 
 /// The highest Stumpff function the runtime evaluates (`softgen_runtime::stumpff`).
-const HIGHEST_STUMPFF: u8 = 8;
+const HIGHEST_STUMPFF: u8 = softgen_runtime::STUMPFF_FUNCTIONS as u8 - 1;
 
 /// The directional derivatives of the inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G
 /// (qdd the inputs `Input::Acceleration`), per coordinate i: along a direction dq of the

@@ -58,7 +58,7 @@ pub use integration::semi_implicit_euler::SemiImplicitEuler;
 pub use soft::cc::{sinc_sqrt, versine_sqrt, Bending, SectionGeometry};
 pub use soft::limb::{robot_centre_of_gravity, CurveParameters, Limb, MountedLimb, OutOfReach, MAX_REACH_BEND};
 pub use soft::real::{Dual, Real};
-pub use soft::stumpff::stumpff;
+pub use soft::stumpff::{stumpff, STUMPFF_FUNCTIONS};
 
 // Actuators.
 pub use actuators::actuator_response::{ActuatorResponse, ResponseState};
