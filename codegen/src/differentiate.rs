@@ -21,16 +21,31 @@ use std::collections::HashMap;
 /// The highest Stumpff function the runtime evaluates (`softgen_runtime::stumpff`).
 const HIGHEST_STUMPFF: u8 = softgen_runtime::STUMPFF_FUNCTIONS as u8 - 1;
 
-/// The directional derivatives of the inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G
-/// (qdd the inputs `Input::Acceleration`), per coordinate i: along a direction dq of the
-/// coordinates (`Input::PositionDirection`) and along a direction dqd of the rates
-/// (`Input::VelocityDirection`). The unit directions give the partial derivatives column by
-/// column.
-pub struct InverseDynamicsDerivatives {
-    /// dID/dq dq.
+/// The directional derivatives of a robot's equations along a direction dq of the
+/// coordinates (`Input::PositionDirection`) and dqd of the rates (`Input::VelocityDirection`):
+/// those of the inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G (qdd the inputs
+/// `Input::Acceleration`), and those of the state-dependent pieces of the generalized force
+/// the simulated system adds (the contact frames' columns, the water's drag, the thrusters'
+/// columns), from which the runtime assembles the system's Jacobian. The unit directions
+/// give the partial derivatives column by column.
+pub struct Derivatives {
+    /// dID/dq dq, per coordinate.
     pub position: Vec<NodeId>,
-    /// dID/dqd dqd (= d(C qd)/dqd dqd).
+    /// dID/dqd dqd (= d(C qd)/dqd dqd), per coordinate.
     pub velocity: Vec<NodeId>,
+    /// Per coordinate, the tangent along dq of its world Plücker column [w; v] as every
+    /// contact frame beyond it sees it (its joint's, or its section's tip's); `None` where no
+    /// contact frame is moved by it, or only as its own.
+    pub coordinate_columns: Vec<Option<[NodeId; 6]>>,
+    /// Per contact frame, per coordinate of its own (a skin ring's section's, as
+    /// `ContactFrame::own`): its own column's tangent along dq.
+    pub contact_frames_own: Vec<Vec<(usize, [NodeId; 6])>>,
+    /// The water's drag force along dq, per coordinate (empty in air).
+    pub hydrodynamic_position: Vec<NodeId>,
+    /// The water's drag force along dqd, per coordinate (empty in air).
+    pub hydrodynamic_velocity: Vec<NodeId>,
+    /// Per thruster, per coordinate: its unit thrust's generalized force along dq.
+    pub thruster_columns: Vec<Vec<NodeId>>,
 }
 
 impl Dag {
@@ -159,8 +174,8 @@ impl Dag {
     }
 }
 
-/// The inverse dynamics' directional derivatives of a robot's equations, added to its DAG.
-pub fn inverse_dynamics_derivatives(equations: &mut Equations) -> Result<InverseDynamicsDerivatives, String> {
+/// The directional derivatives of a robot's equations (see [`Derivatives`]), added to its DAG.
+pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
     let n = equations.gravity.len();
     if equations.inverse_dynamics.len() != n {
         return Err("the equations have no inverse dynamics to differentiate".into());
@@ -173,5 +188,57 @@ pub fn inverse_dynamics_derivatives(equations: &mut Equations) -> Result<Inverse
     let position = dag.tangents(&equations.inverse_dynamics, &along_q, "along_dq")?;
     let along_qd = seeds(dag, Input::Qd, Input::VelocityDirection);
     let velocity = dag.tangents(&equations.inverse_dynamics, &along_qd, "along_dqd")?;
-    Ok(InverseDynamicsDerivatives { position, velocity })
+    // Contact frames' columns: a coordinate's column is the same for every frame beyond it
+    // (the world column of its joint, or of its section's tip), so its tangent is built
+    // once; only a skin ring's own columns (its section's coordinates at the ring) are the
+    // ring's.
+    let mut shared: Vec<Option<[NodeId; 6]>> = vec![None; n];
+    for frame in &equations.contact_frames {
+        for (j, m) in &frame.motion {
+            if !frame.own.contains(j) {
+                let column = [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]];
+                if shared[*j].is_some_and(|c| c != column) {
+                    return Err(format!("coordinate {j}'s column differs between contact frames beyond it"));
+                }
+                shared[*j] = Some(column);
+            }
+        }
+    }
+    let roots: Vec<NodeId> = shared.iter().flatten().flatten().copied().collect();
+    let mut tangents = dag.tangents(&roots, &along_q, "along_dq")?.into_iter();
+    let coordinate_columns = shared
+        .iter()
+        .map(|c| c.map(|_| std::array::from_fn(|_| tangents.next().expect("one tangent per column entry"))))
+        .collect();
+    let mut contact_frames_own = Vec::with_capacity(equations.contact_frames.len());
+    for frame in &equations.contact_frames {
+        let own: Vec<(usize, [NodeId; 6])> = frame
+            .motion
+            .iter()
+            .filter(|(j, _)| frame.own.contains(j))
+            .map(|(j, m)| (*j, [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]]))
+            .collect();
+        let roots: Vec<NodeId> = own.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+        let mut tangents = dag.tangents(&roots, &along_q, "along_dq")?.into_iter();
+        contact_frames_own.push(
+            own.iter()
+                .map(|(j, _)| (*j, std::array::from_fn(|_| tangents.next().expect("one tangent per column entry"))))
+                .collect(),
+        );
+    }
+    let hydrodynamic_position = dag.tangents(&equations.hydrodynamic_force, &along_q, "along_dq")?;
+    let hydrodynamic_velocity = dag.tangents(&equations.hydrodynamic_force, &along_qd, "along_dqd")?;
+    let thruster_roots: Vec<NodeId> = equations.thruster_columns.iter().flatten().copied().collect();
+    let thruster_tangents = dag.tangents(&thruster_roots, &along_q, "along_dq")?;
+    let thruster_columns = thruster_tangents.chunks(n.max(1)).map(|c| c.to_vec()).collect::<Vec<_>>();
+    let thruster_columns = if equations.thruster_columns.is_empty() { Vec::new() } else { thruster_columns };
+    Ok(Derivatives {
+        position,
+        velocity,
+        coordinate_columns,
+        contact_frames_own,
+        hydrodynamic_position,
+        hydrodynamic_velocity,
+        thruster_columns,
+    })
 }

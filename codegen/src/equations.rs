@@ -4,7 +4,7 @@
 
 use crate::dag::{Dag, Input, NodeId};
 use crate::derive::Derived;
-use crate::differentiate::InverseDynamicsDerivatives;
+use crate::differentiate::Derivatives;
 use crate::expr;
 use crate::model::Robot;
 use crate::spatial::{Articulated, Motion};
@@ -62,7 +62,7 @@ pub struct Equations {
     /// `Input::Acceleration` (Newton-Euler; empty where not derived).
     pub inverse_dynamics: Vec<NodeId>,
     /// The inverse dynamics' partial derivatives, once the derivative stage has run.
-    pub derivatives: Option<InverseDynamicsDerivatives>,
+    pub derivatives: Option<Derivatives>,
 }
 
 /// A frame carrying contact points.

@@ -2,7 +2,7 @@
 //! stage, whole spec directories to generated/, and a readable report of the equations.
 
 use crate::derive::{derive, Derived};
-use crate::differentiate::inverse_dynamics_derivatives;
+use crate::differentiate::derivatives;
 use crate::emit::{emit, format_module};
 use crate::equations::Equations;
 use crate::local::{links, local_report};
@@ -136,7 +136,7 @@ fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateErro
     let mut equations = recursive_equations(&robot).map_err(emit_error)?;
     times.derive = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    equations.derivatives = Some(inverse_dynamics_derivatives(&mut equations).map_err(emit_error)?);
+    equations.derivatives = Some(derivatives(&mut equations).map_err(emit_error)?);
     times.derivatives = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let tokens = emit(&robot, &equations).map_err(emit_error)?;

@@ -698,6 +698,77 @@ pub fn contact_jacobian_into(
         _ => *out = SMatrix::zeros(),
     }
 }
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[0];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[&[0, 1]];
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x
+/// axis.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_columns_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    *out = SMatrix::zeros();
+    *axis = Vector3::zeros();
+    match frame {
+        0 => {
+            out[(1, 0)] = (-1.0);
+            out[(1, 1)] = (-1.0);
+            out[(3, 1)] = cache.upper_com_z;
+            out[(5, 1)] = cache.lower_subspace_v_z;
+            axis[0] = cache.lower_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.lower_rotation_20;
+        }
+        _ => {}
+    }
+}
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let upper_rotation_20_along_dq = cache.cos_q0 * dq[0];
+    let upper_com_z_along_dq = upper_rotation_20_along_dq * p.upper_length;
+    let upper_rotation_00_along_dq = dq[0] * cache.upper_rotation_02;
+    let upper_com_x_along_dq = upper_rotation_00_along_dq * p.upper_length;
+    let lower_subspace_v_z_along_dq = -upper_com_x_along_dq;
+    out[(3, 1)] = upper_com_z_along_dq;
+    out[(5, 1)] = lower_subspace_v_z_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -929,6 +1000,37 @@ impl Model<DOF, CONTACTS> for DoublePendulum {
         out: &mut SMatrix<f64, 3, DOF>,
     ) {
         contact_jacobian_into(index, q, p, k, out)
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_frame_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        columns: &mut SMatrix<f64, 6, DOF>,
+        axis: &mut Vector3<f64>,
+    ) {
+        contact_frame_columns_into(frame, q, p, k, columns, axis)
+    }
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -49379,6 +49379,2793 @@ pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[
     (12, 2),
     (0, 0),
 ];
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[
+    0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4,
+    4, 4, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 9,
+];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[
+    &[0, 1, 2, 3, 4, 5, 8, 9],
+    &[0, 1, 2, 3, 4, 5, 8, 9],
+    &[0, 1, 2, 3, 4, 5, 8, 9],
+    &[0, 1, 2, 3, 4, 5, 10, 11],
+    &[0, 1, 2, 3, 4, 5, 10, 11],
+    &[0, 1, 2, 3, 4, 5, 10, 11],
+    &[0, 1, 2, 3, 4, 5, 12, 13],
+    &[0, 1, 2, 3, 4, 5, 12, 13],
+    &[0, 1, 2, 3, 4, 5, 12, 13],
+    &[0, 1, 2, 3, 4, 5],
+];
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let base_yaw_subspace_v_y_along_dq = -dq[0];
+    let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+    let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+    let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+    let base_pitch_subspace_v_x_along_dq = -dq[2] * cache.cos_q3
+        - base_yaw_rotation_00_along_dq * q[2];
+    let base_pitch_subspace_v_y_along_dq = dq[2] * cache.base_yaw_rotation_01
+        + base_yaw_rotation_01_along_dq * q[2];
+    let base_pitch_subspace_v_z_along_dq = q[0] * base_yaw_rotation_00_along_dq
+        + dq[0] * cache.cos_q3 - q[1] * base_yaw_rotation_01_along_dq
+        - dq[1] * cache.base_yaw_rotation_01;
+    let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+    let base_pitch_rotation_00_along_dq = cache.cos_q4 * base_yaw_rotation_00_along_dq
+        + base_pitch_rotation_22_along_dq * cache.cos_q3;
+    let base_pitch_rotation_10_along_dq = cache.cos_q4 * base_yaw_rotation_10_along_dq
+        + base_pitch_rotation_22_along_dq * cache.sin_q3;
+    let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+    let base_roll_subspace_v_x_along_dq = q[1] * base_pitch_rotation_20_along_dq
+        + cache.base_pitch_rotation_20 * dq[1] - base_pitch_rotation_10_along_dq * q[2]
+        - cache.base_pitch_rotation_10 * dq[2];
+    let base_roll_subspace_v_y_along_dq = cache.base_pitch_rotation_00 * dq[2]
+        + base_pitch_rotation_00_along_dq * q[2] - cache.base_pitch_rotation_20 * dq[0]
+        - base_pitch_rotation_20_along_dq * q[0];
+    let base_roll_subspace_v_z_along_dq = q[0] * base_pitch_rotation_10_along_dq
+        + cache.base_pitch_rotation_10 * dq[0] - q[1] * base_pitch_rotation_00_along_dq
+        - dq[1] * cache.base_pitch_rotation_00;
+    out[(3, 3)] = dq[1];
+    out[(4, 3)] = base_yaw_subspace_v_y_along_dq;
+    out[(0, 4)] = base_yaw_rotation_01_along_dq;
+    out[(1, 4)] = base_yaw_rotation_00_along_dq;
+    out[(3, 4)] = base_pitch_subspace_v_x_along_dq;
+    out[(4, 4)] = base_pitch_subspace_v_y_along_dq;
+    out[(5, 4)] = base_pitch_subspace_v_z_along_dq;
+    out[(0, 5)] = base_pitch_rotation_00_along_dq;
+    out[(1, 5)] = base_pitch_rotation_10_along_dq;
+    out[(2, 5)] = base_pitch_rotation_20_along_dq;
+    out[(3, 5)] = base_roll_subspace_v_x_along_dq;
+    out[(4, 5)] = base_roll_subspace_v_y_along_dq;
+    out[(5, 5)] = base_roll_subspace_v_z_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        0 => {}
+        1 => {
+            let t0 = cache.back_bend_z * cache.back_bend_z;
+            let t1 = cache.back_bend_y * cache.back_bend_y;
+            let back_bend_squared = t1 + t0;
+            let back_ring1_bend = 0.25 * back_bend_squared;
+            let t2 = softgen_runtime::stumpff(back_ring1_bend)[5];
+            let t3 = 1.5 * t2 - 0.5 * cache.back_ring1_bend_c4;
+            let back_bend_z_along_dq = p.limb_length * dq[9];
+            let t4 = 2.0 * back_bend_z_along_dq * cache.back_bend_z;
+            let back_bend_y_along_dq = dq[8] * p.limb_length;
+            let t5 = 2.0 * cache.back_bend_y * back_bend_y_along_dq;
+            let back_bend_squared_along_dq = t4 + t5;
+            let back_ring1_bend_along_dq = 0.25 * back_bend_squared_along_dq;
+            let back_ring1_local_bend_y_column_w_z_along_dq = -0.125 * t0 * t3
+                * back_ring1_bend_along_dq - 0.125 * t4 * cache.back_ring1_bend_c3;
+            let back_ring1_local_subspace0_w_z_along_dq = back_ring1_local_bend_y_column_w_z_along_dq
+                * p.limb_length;
+            let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+            let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+            let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_02_along_dq = cache.sin_q4
+                * base_yaw_rotation_00_along_dq + cache.cos_q4 * cache.cos_q3 * dq[4];
+            let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+                * cache.base_pitch_rotation_02
+                + cache.cos_q5 * base_yaw_rotation_01_along_dq
+                + cache.sin_q5 * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+            let base_pitch_rotation_00_along_dq = cache.cos_q4
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_22_along_dq * cache.cos_q3;
+            let back_rotation_01_along_dq = -base_roll_rotation_01_along_dq
+                - 0.00000000000000012246467991473532 * base_pitch_rotation_00_along_dq;
+            let t6 = cache.back_bend_y * cache.back_bend_z;
+            let back_ring1_local_bend_y_column_w_y = -(0.125 * cache.back_ring1_bend_c3
+                * t6);
+            let back_ring1_local_subspace0_w_y = p.limb_length
+                * back_ring1_local_bend_y_column_w_y;
+            let back_ring1_local_bend_y_column_w_x = -(0.25 * cache.back_ring1_bend_c2
+                * cache.back_bend_z);
+            let back_ring1_local_subspace0_w_x = p.limb_length
+                * back_ring1_local_bend_y_column_w_x;
+            let base_roll_rotation_02_along_dq = cache.cos_q5
+                * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+                - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+                - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+            let back_rotation_00_along_dq = 0.00000000000000011546080749806575
+                * base_roll_rotation_01_along_dq
+                - 0.3333333333333333 * base_roll_rotation_02_along_dq
+                - 0.9428090415820634 * base_pitch_rotation_00_along_dq;
+            let t7 = back_bend_z_along_dq * cache.back_bend_y
+                + back_bend_y_along_dq * cache.back_bend_z;
+            let back_ring1_local_bend_y_column_w_y_along_dq = -0.125
+                * cache.back_ring1_bend_c3 * t7
+                - 0.125 * t3 * back_ring1_bend_along_dq * t6;
+            let back_ring1_local_subspace0_w_y_along_dq = back_ring1_local_bend_y_column_w_y_along_dq
+                * p.limb_length;
+            let t8 = cache.back_ring1_bend_c4 - 0.5 * cache.back_ring1_bend_c3;
+            let back_ring1_local_bend_y_column_w_x_along_dq = -0.25 * t8
+                * back_ring1_bend_along_dq * cache.back_bend_z
+                - 0.25 * cache.back_ring1_bend_c2 * back_bend_z_along_dq;
+            let back_ring1_local_subspace0_w_x_along_dq = back_ring1_local_bend_y_column_w_x_along_dq
+                * p.limb_length;
+            let back_ring1_local_bend_y_column_w_z = 0.5
+                - 0.125 * cache.back_ring1_bend_c3 * t0;
+            let back_ring1_local_subspace0_w_z = p.limb_length
+                * back_ring1_local_bend_y_column_w_z;
+            let back_rotation_02_along_dq = 0.9428090415820634
+                * base_roll_rotation_02_along_dq
+                + 0.00000000000000004082155997157844 * base_roll_rotation_01_along_dq
+                - 0.3333333333333333 * base_pitch_rotation_00_along_dq;
+            let back_ring1_subspace0_w_x_along_dq = back_ring1_local_subspace0_w_z_along_dq
+                * cache.back_rotation_02
+                + back_rotation_01_along_dq * back_ring1_local_subspace0_w_y
+                + back_ring1_local_subspace0_w_x * back_rotation_00_along_dq
+                + back_ring1_local_subspace0_w_y_along_dq * cache.back_rotation_01
+                + cache.back_rotation_00 * back_ring1_local_subspace0_w_x_along_dq
+                + back_ring1_local_subspace0_w_z * back_rotation_02_along_dq;
+            let base_pitch_rotation_10_along_dq = cache.cos_q4
+                * base_yaw_rotation_10_along_dq
+                + base_pitch_rotation_22_along_dq * cache.sin_q3;
+            let base_pitch_rotation_12_along_dq = cache.sin_q4
+                * base_yaw_rotation_10_along_dq + cache.cos_q4 * cache.sin_q3 * dq[4];
+            let base_roll_rotation_11_along_dq = cache.cos_q5
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_12_along_dq * cache.sin_q5
+                + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+                - dq[5] * cache.sin_q5 * cache.cos_q3;
+            let back_rotation_11_along_dq = -0.00000000000000012246467991473532
+                * base_pitch_rotation_10_along_dq - base_roll_rotation_11_along_dq;
+            let base_roll_rotation_12_along_dq = cache.cos_q5
+                * base_pitch_rotation_12_along_dq
+                - cache.sin_q5 * base_yaw_rotation_00_along_dq
+                - cache.cos_q5 * dq[5] * cache.cos_q3
+                - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+            let back_rotation_12_along_dq = 0.9428090415820634
+                * base_roll_rotation_12_along_dq
+                + 0.00000000000000004082155997157844 * base_roll_rotation_11_along_dq
+                - 0.3333333333333333 * base_pitch_rotation_10_along_dq;
+            let back_rotation_10_along_dq = 0.00000000000000011546080749806575
+                * base_roll_rotation_11_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq
+                - 0.9428090415820634 * base_pitch_rotation_10_along_dq;
+            let back_ring1_subspace0_w_y_along_dq = back_ring1_local_subspace0_w_y
+                * back_rotation_11_along_dq
+                + back_ring1_local_subspace0_w_z * back_rotation_12_along_dq
+                + cache.back_rotation_10 * back_ring1_local_subspace0_w_x_along_dq
+                + back_ring1_local_subspace0_w_y_along_dq * cache.back_rotation_11
+                + back_ring1_local_subspace0_w_z_along_dq * cache.back_rotation_12
+                + back_ring1_local_subspace0_w_x * back_rotation_10_along_dq;
+            let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+                + base_pitch_rotation_22_along_dq * cache.sin_q5;
+            let base_roll_rotation_22_along_dq = cache.cos_q5
+                * base_pitch_rotation_22_along_dq - dq[5] * cache.sin_q5 * cache.cos_q4;
+            let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+            let back_rotation_22_along_dq = 0.00000000000000004082155997157844
+                * base_roll_rotation_21_along_dq
+                + 0.9428090415820634 * base_roll_rotation_22_along_dq
+                - 0.3333333333333333 * base_pitch_rotation_20_along_dq;
+            let back_rotation_20_along_dq = 0.00000000000000011546080749806575
+                * base_roll_rotation_21_along_dq
+                - 0.3333333333333333 * base_roll_rotation_22_along_dq
+                - 0.9428090415820634 * base_pitch_rotation_20_along_dq;
+            let back_rotation_21_along_dq = -base_roll_rotation_21_along_dq
+                - 0.00000000000000012246467991473532 * base_pitch_rotation_20_along_dq;
+            let back_ring1_subspace0_w_z_along_dq = back_ring1_local_subspace0_w_y_along_dq
+                * cache.back_rotation_21
+                + back_ring1_local_subspace0_w_z * back_rotation_22_along_dq
+                + back_rotation_20_along_dq * back_ring1_local_subspace0_w_x
+                + back_ring1_local_subspace0_w_z_along_dq * cache.back_rotation_22
+                + back_ring1_local_subspace0_w_y * back_rotation_21_along_dq
+                + cache.back_rotation_20 * back_ring1_local_subspace0_w_x_along_dq;
+            let back_position_z_along_dq = dq[2]
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_22_along_dq
+                - 0.9428090415820634 * base_pitch_rotation_20_along_dq * p.hub_radius;
+            let back_ring1_subspace0_w_y = back_ring1_local_subspace0_w_y
+                * cache.back_rotation_11
+                + back_ring1_local_subspace0_w_z * cache.back_rotation_12
+                + back_ring1_local_subspace0_w_x * cache.back_rotation_10;
+            let t9 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
+            let t10 = cache.back_bend_y * p.limb_length;
+            let t11 = 0.25 * cache.back_ring1_bend_c2 * t10;
+            let t12 = cache.back_bend_y * p.limb_length * cache.back_bend_z;
+            let t13 = 0.125 * cache.back_ring1_bend_c4 * t12
+                - 0.0625 * cache.back_ring1_bend_c3 * t12;
+            let back_ring1_local_bend_y_column_v_z = t13
+                - (t11 * back_ring1_local_bend_y_column_w_x
+                    - t9 * back_ring1_local_bend_y_column_w_y);
+            let back_ring1_local_subspace0_v_z = p.limb_length
+                * back_ring1_local_bend_y_column_v_z;
+            let t14 = p.limb_length * cache.back_bend_z;
+            let t15 = 0.25 * cache.back_ring1_bend_c2 * t14;
+            let back_ring1_local_bend_y_column_v_x = (0.125 * t10
+                * cache.back_ring1_bend_c3 - 0.125 * cache.back_ring1_bend_c2 * t10)
+                - (t15 * back_ring1_local_bend_y_column_w_y
+                    - t11 * back_ring1_local_bend_y_column_w_z);
+            let back_ring1_local_subspace0_v_x = back_ring1_local_bend_y_column_v_x
+                * p.limb_length;
+            let t16 = p.limb_length * back_bend_y_along_dq;
+            let t17 = 0.25 * t10 * t8 * back_ring1_bend_along_dq
+                + 0.25 * cache.back_ring1_bend_c2 * t16;
+            let t18 = back_bend_z_along_dq * p.limb_length;
+            let t19 = 0.25 * t14 * t8 * back_ring1_bend_along_dq
+                + 0.25 * cache.back_ring1_bend_c2 * t18;
+            let back_ring1_local_bend_y_column_v_x_along_dq = (0.125 * t10 * t3
+                * back_ring1_bend_along_dq + 0.125 * cache.back_ring1_bend_c3 * t16
+                - 0.125 * cache.back_ring1_bend_c2 * t16
+                - 0.125 * t10 * t8 * back_ring1_bend_along_dq)
+                - (back_ring1_local_bend_y_column_w_y_along_dq * t15
+                    + t19 * back_ring1_local_bend_y_column_w_y
+                    - t11 * back_ring1_local_bend_y_column_w_z_along_dq
+                    - back_ring1_local_bend_y_column_w_z * t17);
+            let back_ring1_local_subspace0_v_x_along_dq = back_ring1_local_bend_y_column_v_x_along_dq
+                * p.limb_length;
+            let t20 = back_bend_z_along_dq * cache.back_bend_y * p.limb_length
+                + p.limb_length * back_bend_y_along_dq * cache.back_bend_z;
+            let t21 = 2.0 * softgen_runtime::stumpff(back_ring1_bend)[6] - 0.5 * t2;
+            let t22 = 0.125 * cache.back_ring1_bend_c4 * t20
+                + 0.125 * t21 * back_ring1_bend_along_dq * t12
+                - 0.0625 * t3 * back_ring1_bend_along_dq * t12
+                - 0.0625 * cache.back_ring1_bend_c3 * t20;
+            let t23 = 0.5
+                * (0.5 * cache.back_ring1_bend_c3 - 0.5 * cache.back_ring1_bend_c2)
+                * p.limb_length * back_ring1_bend_along_dq;
+            let back_ring1_local_bend_y_column_v_z_along_dq = t22
+                - (t11 * back_ring1_local_bend_y_column_w_x_along_dq
+                    + t17 * back_ring1_local_bend_y_column_w_x
+                    - t23 * back_ring1_local_bend_y_column_w_y
+                    - t9 * back_ring1_local_bend_y_column_w_y_along_dq);
+            let back_ring1_local_subspace0_v_z_along_dq = p.limb_length
+                * back_ring1_local_bend_y_column_v_z_along_dq;
+            let back_ring1_subspace0_w_z = back_ring1_local_subspace0_w_z
+                * cache.back_rotation_22
+                + back_ring1_local_subspace0_w_x * cache.back_rotation_20
+                + back_ring1_local_subspace0_w_y * cache.back_rotation_21;
+            let back_position_y_along_dq = dq[1]
+                - 0.9428090415820634 * p.hub_radius * base_pitch_rotation_10_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq * p.hub_radius;
+            let t24 = t1 * p.limb_length;
+            let t25 = t5 * p.limb_length;
+            let t26 = 0.25 * p.limb_length * t8 * back_ring1_bend_along_dq;
+            let back_ring1_local_bend_y_column_v_y_along_dq = (0.125 * t24 * t21
+                * back_ring1_bend_along_dq + t26 + 0.125 * t25 * cache.back_ring1_bend_c4
+                - 0.0625 * t25 * cache.back_ring1_bend_c3
+                - 0.0625 * t24 * t3 * back_ring1_bend_along_dq)
+                - (t9 * back_ring1_local_bend_y_column_w_z_along_dq
+                    + t23 * back_ring1_local_bend_y_column_w_z
+                    - back_ring1_local_bend_y_column_w_x_along_dq * t15
+                    - t19 * back_ring1_local_bend_y_column_w_x);
+            let back_ring1_local_subspace0_v_y_along_dq = back_ring1_local_bend_y_column_v_y_along_dq
+                * p.limb_length;
+            let t27 = 0.25 * cache.back_ring1_bend_c2 * p.limb_length;
+            let back_ring1_local_bend_y_column_v_y = (0.125 * t24
+                * cache.back_ring1_bend_c4 + t27
+                - 0.0625 * t24 * cache.back_ring1_bend_c3)
+                - (t9 * back_ring1_local_bend_y_column_w_z
+                    - t15 * back_ring1_local_bend_y_column_w_x);
+            let back_ring1_local_subspace0_v_y = p.limb_length
+                * back_ring1_local_bend_y_column_v_y;
+            let back_ring1_subspace0_v_x_along_dq = back_ring1_subspace0_w_z_along_dq
+                * cache.back_position_y
+                + back_ring1_local_subspace0_v_z * back_rotation_02_along_dq
+                + back_rotation_00_along_dq * back_ring1_local_subspace0_v_x
+                + back_ring1_local_subspace0_v_x_along_dq * cache.back_rotation_00
+                + back_ring1_local_subspace0_v_z_along_dq * cache.back_rotation_02
+                + back_ring1_subspace0_w_z * back_position_y_along_dq
+                + back_ring1_local_subspace0_v_y_along_dq * cache.back_rotation_01
+                + back_rotation_01_along_dq * back_ring1_local_subspace0_v_y
+                - back_position_z_along_dq * back_ring1_subspace0_w_y
+                - back_ring1_subspace0_w_y_along_dq * cache.back_position_z;
+            let back_position_x_along_dq = dq[0]
+                - 0.9428090415820634 * p.hub_radius * base_pitch_rotation_00_along_dq
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_02_along_dq;
+            let back_ring1_subspace0_w_x = back_ring1_local_subspace0_w_y
+                * cache.back_rotation_01
+                + back_ring1_local_subspace0_w_z * cache.back_rotation_02
+                + back_ring1_local_subspace0_w_x * cache.back_rotation_00;
+            let back_ring1_subspace0_v_y_along_dq = back_ring1_local_subspace0_v_y_along_dq
+                * cache.back_rotation_11
+                + back_ring1_local_subspace0_v_z_along_dq * cache.back_rotation_12
+                + back_rotation_10_along_dq * back_ring1_local_subspace0_v_x
+                + back_position_z_along_dq * back_ring1_subspace0_w_x
+                + back_rotation_12_along_dq * back_ring1_local_subspace0_v_z
+                + back_ring1_local_subspace0_v_y * back_rotation_11_along_dq
+                + back_ring1_local_subspace0_v_x_along_dq * cache.back_rotation_10
+                + back_ring1_subspace0_w_x_along_dq * cache.back_position_z
+                - cache.back_position_x * back_ring1_subspace0_w_z_along_dq
+                - back_position_x_along_dq * back_ring1_subspace0_w_z;
+            let back_ring1_subspace0_v_z_along_dq = back_ring1_local_subspace0_v_y_along_dq
+                * cache.back_rotation_21
+                + back_ring1_local_subspace0_v_z_along_dq * cache.back_rotation_22
+                + cache.back_position_x * back_ring1_subspace0_w_y_along_dq
+                + back_rotation_20_along_dq * back_ring1_local_subspace0_v_x
+                + back_ring1_local_subspace0_v_z * back_rotation_22_along_dq
+                + back_ring1_local_subspace0_v_y * back_rotation_21_along_dq
+                + back_ring1_local_subspace0_v_x_along_dq * cache.back_rotation_20
+                + back_position_x_along_dq * back_ring1_subspace0_w_y
+                - cache.back_position_y * back_ring1_subspace0_w_x_along_dq
+                - back_position_y_along_dq * back_ring1_subspace0_w_x;
+            let back_ring1_local_bend_z_column_w_x_along_dq = 0.25 * cache.back_bend_y
+                * t8 * back_ring1_bend_along_dq
+                + 0.25 * cache.back_ring1_bend_c2 * back_bend_y_along_dq;
+            let back_ring1_local_subspace1_w_x_along_dq = p.limb_length
+                * back_ring1_local_bend_z_column_w_x_along_dq;
+            let back_ring1_local_bend_z_column_w_z_along_dq = 0.125 * t3
+                * back_ring1_bend_along_dq * t6 + 0.125 * cache.back_ring1_bend_c3 * t7;
+            let back_ring1_local_subspace1_w_z_along_dq = p.limb_length
+                * back_ring1_local_bend_z_column_w_z_along_dq;
+            let back_ring1_local_bend_z_column_w_y_along_dq = 0.125
+                * cache.back_ring1_bend_c3 * t5
+                + 0.125 * t1 * t3 * back_ring1_bend_along_dq;
+            let back_ring1_local_subspace1_w_y_along_dq = back_ring1_local_bend_z_column_w_y_along_dq
+                * p.limb_length;
+            let back_ring1_local_bend_z_column_w_z = 0.125 * cache.back_ring1_bend_c3
+                * t6;
+            let back_ring1_local_subspace1_w_z = p.limb_length
+                * back_ring1_local_bend_z_column_w_z;
+            let back_ring1_local_bend_z_column_w_x = 0.25 * cache.back_ring1_bend_c2
+                * cache.back_bend_y;
+            let back_ring1_local_subspace1_w_x = back_ring1_local_bend_z_column_w_x
+                * p.limb_length;
+            let back_ring1_local_bend_z_column_w_y = 0.125 * t1
+                * cache.back_ring1_bend_c3 - 0.5;
+            let back_ring1_local_subspace1_w_y = p.limb_length
+                * back_ring1_local_bend_z_column_w_y;
+            let back_ring1_subspace1_w_x_along_dq = cache.back_rotation_00
+                * back_ring1_local_subspace1_w_x_along_dq
+                + cache.back_rotation_02 * back_ring1_local_subspace1_w_z_along_dq
+                + cache.back_rotation_01 * back_ring1_local_subspace1_w_y_along_dq
+                + back_ring1_local_subspace1_w_z * back_rotation_02_along_dq
+                + back_rotation_00_along_dq * back_ring1_local_subspace1_w_x
+                + back_rotation_01_along_dq * back_ring1_local_subspace1_w_y;
+            let back_ring1_subspace1_w_y_along_dq = back_ring1_local_subspace1_w_y
+                * back_rotation_11_along_dq
+                + cache.back_rotation_11 * back_ring1_local_subspace1_w_y_along_dq
+                + back_ring1_local_subspace1_w_z_along_dq * cache.back_rotation_12
+                + back_ring1_local_subspace1_w_x * back_rotation_10_along_dq
+                + cache.back_rotation_10 * back_ring1_local_subspace1_w_x_along_dq
+                + back_ring1_local_subspace1_w_z * back_rotation_12_along_dq;
+            let back_ring1_subspace1_w_z_along_dq = back_rotation_21_along_dq
+                * back_ring1_local_subspace1_w_y
+                + cache.back_rotation_22 * back_ring1_local_subspace1_w_z_along_dq
+                + back_ring1_local_subspace1_w_z * back_rotation_22_along_dq
+                + cache.back_rotation_20 * back_ring1_local_subspace1_w_x_along_dq
+                + back_rotation_20_along_dq * back_ring1_local_subspace1_w_x
+                + cache.back_rotation_21 * back_ring1_local_subspace1_w_y_along_dq;
+            let t28 = t4 * p.limb_length;
+            let t29 = t0 * p.limb_length;
+            let back_ring1_local_bend_z_column_v_z_along_dq = (0.125
+                * cache.back_ring1_bend_c4 * t28 + t26
+                + 0.125 * t21 * t29 * back_ring1_bend_along_dq
+                - 0.0625 * t29 * t3 * back_ring1_bend_along_dq
+                - 0.0625 * cache.back_ring1_bend_c3 * t28)
+                - (back_ring1_local_bend_z_column_w_x * t17
+                    + t11 * back_ring1_local_bend_z_column_w_x_along_dq
+                    - t9 * back_ring1_local_bend_z_column_w_y_along_dq
+                    - t23 * back_ring1_local_bend_z_column_w_y);
+            let back_ring1_local_subspace1_v_z_along_dq = p.limb_length
+                * back_ring1_local_bend_z_column_v_z_along_dq;
+            let back_ring1_subspace1_w_y = cache.back_rotation_10
+                * back_ring1_local_subspace1_w_x
+                + back_ring1_local_subspace1_w_z * cache.back_rotation_12
+                + cache.back_rotation_11 * back_ring1_local_subspace1_w_y;
+            let back_ring1_local_bend_z_column_v_y = t13
+                - (t9 * back_ring1_local_bend_z_column_w_z
+                    - back_ring1_local_bend_z_column_w_x * t15);
+            let back_ring1_local_subspace1_v_y = p.limb_length
+                * back_ring1_local_bend_z_column_v_y;
+            let back_ring1_subspace1_w_z = back_ring1_local_subspace1_w_z
+                * cache.back_rotation_22
+                + back_ring1_local_subspace1_w_y * cache.back_rotation_21
+                + back_ring1_local_subspace1_w_x * cache.back_rotation_20;
+            let back_ring1_local_bend_z_column_v_x_along_dq = (0.125
+                * cache.back_ring1_bend_c3 * t18
+                + 0.125 * t14 * t3 * back_ring1_bend_along_dq
+                - 0.125 * cache.back_ring1_bend_c2 * t18
+                - 0.125 * t14 * t8 * back_ring1_bend_along_dq)
+                - (back_ring1_local_bend_z_column_w_y_along_dq * t15
+                    + t19 * back_ring1_local_bend_z_column_w_y
+                    - t11 * back_ring1_local_bend_z_column_w_z_along_dq
+                    - t17 * back_ring1_local_bend_z_column_w_z);
+            let back_ring1_local_subspace1_v_x_along_dq = back_ring1_local_bend_z_column_v_x_along_dq
+                * p.limb_length;
+            let back_ring1_local_bend_z_column_v_x = (0.125 * t14
+                * cache.back_ring1_bend_c3 - 0.125 * cache.back_ring1_bend_c2 * t14)
+                - (t15 * back_ring1_local_bend_z_column_w_y
+                    - t11 * back_ring1_local_bend_z_column_w_z);
+            let back_ring1_local_subspace1_v_x = back_ring1_local_bend_z_column_v_x
+                * p.limb_length;
+            let back_ring1_local_bend_z_column_v_z = (0.125 * t29
+                * cache.back_ring1_bend_c4 + t27
+                - 0.0625 * t29 * cache.back_ring1_bend_c3)
+                - (back_ring1_local_bend_z_column_w_x * t11
+                    - t9 * back_ring1_local_bend_z_column_w_y);
+            let back_ring1_local_subspace1_v_z = back_ring1_local_bend_z_column_v_z
+                * p.limb_length;
+            let back_ring1_local_bend_z_column_v_y_along_dq = t22
+                - (t23 * back_ring1_local_bend_z_column_w_z
+                    + t9 * back_ring1_local_bend_z_column_w_z_along_dq
+                    - t15 * back_ring1_local_bend_z_column_w_x_along_dq
+                    - back_ring1_local_bend_z_column_w_x * t19);
+            let back_ring1_local_subspace1_v_y_along_dq = p.limb_length
+                * back_ring1_local_bend_z_column_v_y_along_dq;
+            let back_ring1_subspace1_v_x_along_dq = cache.back_position_y
+                * back_ring1_subspace1_w_z_along_dq
+                + cache.back_rotation_02 * back_ring1_local_subspace1_v_z_along_dq
+                + back_rotation_01_along_dq * back_ring1_local_subspace1_v_y
+                + back_ring1_subspace1_w_z * back_position_y_along_dq
+                + cache.back_rotation_00 * back_ring1_local_subspace1_v_x_along_dq
+                + back_rotation_00_along_dq * back_ring1_local_subspace1_v_x
+                + back_rotation_02_along_dq * back_ring1_local_subspace1_v_z
+                + cache.back_rotation_01 * back_ring1_local_subspace1_v_y_along_dq
+                - back_ring1_subspace1_w_y * back_position_z_along_dq
+                - back_ring1_subspace1_w_y_along_dq * cache.back_position_z;
+            let back_ring1_subspace1_w_x = back_ring1_local_subspace1_w_x
+                * cache.back_rotation_00
+                + back_ring1_local_subspace1_w_z * cache.back_rotation_02
+                + cache.back_rotation_01 * back_ring1_local_subspace1_w_y;
+            let back_ring1_subspace1_v_y_along_dq = back_rotation_12_along_dq
+                * back_ring1_local_subspace1_v_z
+                + back_rotation_10_along_dq * back_ring1_local_subspace1_v_x
+                + back_rotation_11_along_dq * back_ring1_local_subspace1_v_y
+                + cache.back_rotation_10 * back_ring1_local_subspace1_v_x_along_dq
+                + back_ring1_subspace1_w_x_along_dq * cache.back_position_z
+                + cache.back_rotation_11 * back_ring1_local_subspace1_v_y_along_dq
+                + back_ring1_local_subspace1_v_z_along_dq * cache.back_rotation_12
+                + back_position_z_along_dq * back_ring1_subspace1_w_x
+                - back_position_x_along_dq * back_ring1_subspace1_w_z
+                - cache.back_position_x * back_ring1_subspace1_w_z_along_dq;
+            let back_ring1_subspace1_v_z_along_dq = back_position_x_along_dq
+                * back_ring1_subspace1_w_y
+                + back_ring1_local_subspace1_v_z * back_rotation_22_along_dq
+                + back_rotation_20_along_dq * back_ring1_local_subspace1_v_x
+                + back_ring1_subspace1_w_y_along_dq * cache.back_position_x
+                + cache.back_rotation_22 * back_ring1_local_subspace1_v_z_along_dq
+                + back_ring1_local_subspace1_v_x_along_dq * cache.back_rotation_20
+                + back_ring1_local_subspace1_v_y_along_dq * cache.back_rotation_21
+                + back_rotation_21_along_dq * back_ring1_local_subspace1_v_y
+                - back_ring1_subspace1_w_x_along_dq * cache.back_position_y
+                - back_position_y_along_dq * back_ring1_subspace1_w_x;
+            own[(0, 0)] = back_ring1_subspace0_w_x_along_dq;
+            own[(1, 0)] = back_ring1_subspace0_w_y_along_dq;
+            own[(2, 0)] = back_ring1_subspace0_w_z_along_dq;
+            own[(3, 0)] = back_ring1_subspace0_v_x_along_dq;
+            own[(4, 0)] = back_ring1_subspace0_v_y_along_dq;
+            own[(5, 0)] = back_ring1_subspace0_v_z_along_dq;
+            own[(0, 1)] = back_ring1_subspace1_w_x_along_dq;
+            own[(1, 1)] = back_ring1_subspace1_w_y_along_dq;
+            own[(2, 1)] = back_ring1_subspace1_w_z_along_dq;
+            own[(3, 1)] = back_ring1_subspace1_v_x_along_dq;
+            own[(4, 1)] = back_ring1_subspace1_v_y_along_dq;
+            own[(5, 1)] = back_ring1_subspace1_v_z_along_dq;
+        }
+        2 => {
+            let back_tip_local_bend_y_column_w_x = -(cache.back_bend_squared_c2
+                * cache.back_bend_z);
+            let back_tip_local_subspace0_w_x = p.limb_length
+                * back_tip_local_bend_y_column_w_x;
+            let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+            let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+            let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_02_along_dq = cache.sin_q4
+                * base_yaw_rotation_00_along_dq + cache.cos_q4 * cache.cos_q3 * dq[4];
+            let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+                * cache.base_pitch_rotation_02
+                + cache.cos_q5 * base_yaw_rotation_01_along_dq
+                + cache.sin_q5 * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+            let base_roll_rotation_02_along_dq = cache.cos_q5
+                * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+                - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+                - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+            let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+            let base_pitch_rotation_00_along_dq = cache.cos_q4
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_22_along_dq * cache.cos_q3;
+            let back_rotation_00_along_dq = 0.00000000000000011546080749806575
+                * base_roll_rotation_01_along_dq
+                - 0.3333333333333333 * base_roll_rotation_02_along_dq
+                - 0.9428090415820634 * base_pitch_rotation_00_along_dq;
+            let back_bend_z_along_dq = p.limb_length * dq[9];
+            let t0 = 2.0 * back_bend_z_along_dq * cache.back_bend_z;
+            let back_bend_y_along_dq = dq[8] * p.limb_length;
+            let t1 = 2.0 * cache.back_bend_y * back_bend_y_along_dq;
+            let back_bend_squared_along_dq = t0 + t1;
+            let t2 = cache.back_bend_squared_c4 - 0.5 * cache.back_bend_squared_c3;
+            let back_tip_local_bend_y_column_w_x_along_dq = -cache.back_bend_squared_c2
+                * back_bend_z_along_dq
+                - back_bend_squared_along_dq * t2 * cache.back_bend_z;
+            let back_tip_local_subspace0_w_x_along_dq = back_tip_local_bend_y_column_w_x_along_dq
+                * p.limb_length;
+            let t3 = back_bend_z_along_dq * cache.back_bend_y
+                + back_bend_y_along_dq * cache.back_bend_z;
+            let t4 = cache.back_bend_y * cache.back_bend_y;
+            let t5 = cache.back_bend_z * cache.back_bend_z;
+            let back_bend_squared = t4 + t5;
+            let t6 = softgen_runtime::stumpff(back_bend_squared)[5];
+            let t7 = 1.5 * t6 - 0.5 * cache.back_bend_squared_c4;
+            let t8 = cache.back_bend_y * cache.back_bend_z;
+            let back_tip_local_bend_y_column_w_y_along_dq = -cache.back_bend_squared_c3
+                * t3 - back_bend_squared_along_dq * t7 * t8;
+            let back_tip_local_subspace0_w_y_along_dq = p.limb_length
+                * back_tip_local_bend_y_column_w_y_along_dq;
+            let back_tip_local_bend_y_column_w_z = 1.0 - cache.back_bend_squared_c3 * t5;
+            let back_tip_local_subspace0_w_z = back_tip_local_bend_y_column_w_z
+                * p.limb_length;
+            let back_rotation_02_along_dq = 0.9428090415820634
+                * base_roll_rotation_02_along_dq
+                + 0.00000000000000004082155997157844 * base_roll_rotation_01_along_dq
+                - 0.3333333333333333 * base_pitch_rotation_00_along_dq;
+            let back_tip_local_bend_y_column_w_z_along_dq = -t0
+                * cache.back_bend_squared_c3 - t5 * back_bend_squared_along_dq * t7;
+            let back_tip_local_subspace0_w_z_along_dq = back_tip_local_bend_y_column_w_z_along_dq
+                * p.limb_length;
+            let back_rotation_01_along_dq = -base_roll_rotation_01_along_dq
+                - 0.00000000000000012246467991473532 * base_pitch_rotation_00_along_dq;
+            let back_tip_local_bend_y_column_w_y = -(cache.back_bend_squared_c3 * t8);
+            let back_tip_local_subspace0_w_y = back_tip_local_bend_y_column_w_y
+                * p.limb_length;
+            let back_tip_subspace0_w_x_along_dq = back_tip_local_subspace0_w_x
+                * back_rotation_00_along_dq
+                + back_tip_local_subspace0_w_x_along_dq * cache.back_rotation_00
+                + back_tip_local_subspace0_w_y_along_dq * cache.back_rotation_01
+                + back_tip_local_subspace0_w_z * back_rotation_02_along_dq
+                + cache.back_rotation_02 * back_tip_local_subspace0_w_z_along_dq
+                + back_rotation_01_along_dq * back_tip_local_subspace0_w_y;
+            let base_pitch_rotation_12_along_dq = cache.sin_q4
+                * base_yaw_rotation_10_along_dq + cache.cos_q4 * cache.sin_q3 * dq[4];
+            let base_roll_rotation_12_along_dq = cache.cos_q5
+                * base_pitch_rotation_12_along_dq
+                - cache.sin_q5 * base_yaw_rotation_00_along_dq
+                - cache.cos_q5 * dq[5] * cache.cos_q3
+                - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+            let base_roll_rotation_11_along_dq = cache.cos_q5
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_12_along_dq * cache.sin_q5
+                + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+                - dq[5] * cache.sin_q5 * cache.cos_q3;
+            let base_pitch_rotation_10_along_dq = cache.cos_q4
+                * base_yaw_rotation_10_along_dq
+                + base_pitch_rotation_22_along_dq * cache.sin_q3;
+            let back_rotation_12_along_dq = 0.9428090415820634
+                * base_roll_rotation_12_along_dq
+                + 0.00000000000000004082155997157844 * base_roll_rotation_11_along_dq
+                - 0.3333333333333333 * base_pitch_rotation_10_along_dq;
+            let back_rotation_11_along_dq = -0.00000000000000012246467991473532
+                * base_pitch_rotation_10_along_dq - base_roll_rotation_11_along_dq;
+            let back_rotation_10_along_dq = 0.00000000000000011546080749806575
+                * base_roll_rotation_11_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq
+                - 0.9428090415820634 * base_pitch_rotation_10_along_dq;
+            let back_tip_subspace0_w_y_along_dq = back_rotation_12_along_dq
+                * back_tip_local_subspace0_w_z
+                + cache.back_rotation_12 * back_tip_local_subspace0_w_z_along_dq
+                + back_tip_local_subspace0_w_y_along_dq * cache.back_rotation_11
+                + back_tip_local_subspace0_w_y * back_rotation_11_along_dq
+                + cache.back_rotation_10 * back_tip_local_subspace0_w_x_along_dq
+                + back_tip_local_subspace0_w_x * back_rotation_10_along_dq;
+            let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+                + base_pitch_rotation_22_along_dq * cache.sin_q5;
+            let base_roll_rotation_22_along_dq = cache.cos_q5
+                * base_pitch_rotation_22_along_dq - dq[5] * cache.sin_q5 * cache.cos_q4;
+            let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+            let back_rotation_22_along_dq = 0.00000000000000004082155997157844
+                * base_roll_rotation_21_along_dq
+                + 0.9428090415820634 * base_roll_rotation_22_along_dq
+                - 0.3333333333333333 * base_pitch_rotation_20_along_dq;
+            let back_rotation_21_along_dq = -base_roll_rotation_21_along_dq
+                - 0.00000000000000012246467991473532 * base_pitch_rotation_20_along_dq;
+            let back_rotation_20_along_dq = 0.00000000000000011546080749806575
+                * base_roll_rotation_21_along_dq
+                - 0.3333333333333333 * base_roll_rotation_22_along_dq
+                - 0.9428090415820634 * base_pitch_rotation_20_along_dq;
+            let back_tip_subspace0_w_z_along_dq = back_tip_local_subspace0_w_y_along_dq
+                * cache.back_rotation_21
+                + cache.back_rotation_22 * back_tip_local_subspace0_w_z_along_dq
+                + back_tip_local_subspace0_w_x_along_dq * cache.back_rotation_20
+                + back_tip_local_subspace0_w_z * back_rotation_22_along_dq
+                + back_rotation_21_along_dq * back_tip_local_subspace0_w_y
+                + back_rotation_20_along_dq * back_tip_local_subspace0_w_x;
+            let t9 = t4 * p.limb_length;
+            let t10 = cache.back_bend_squared_c2 * p.limb_length;
+            let t11 = cache.back_bend_squared_c1 * p.limb_length;
+            let t12 = p.limb_length * cache.back_bend_z;
+            let t13 = t12 * cache.back_bend_squared_c2;
+            let back_tip_local_bend_y_column_v_y = (2.0 * t9 * cache.back_bend_squared_c4
+                + t10 - cache.back_bend_squared_c3 * t9)
+                - (t11 * back_tip_local_bend_y_column_w_z
+                    - t13 * back_tip_local_bend_y_column_w_x);
+            let back_tip_local_subspace0_v_y = p.limb_length
+                * back_tip_local_bend_y_column_v_y;
+            let t14 = back_bend_z_along_dq * p.limb_length;
+            let t15 = t12 * back_bend_squared_along_dq * t2
+                + cache.back_bend_squared_c2 * t14;
+            let t16 = cache.back_bend_y * p.limb_length;
+            let t17 = cache.back_bend_squared_c2 * t16;
+            let t18 = p.limb_length * back_bend_y_along_dq;
+            let t19 = cache.back_bend_squared_c2 * t18
+                + t16 * back_bend_squared_along_dq * t2;
+            let back_tip_local_bend_y_column_v_x_along_dq = (t16
+                * back_bend_squared_along_dq * t7 + cache.back_bend_squared_c3 * t18
+                - cache.back_bend_squared_c2 * t18
+                - t16 * back_bend_squared_along_dq * t2)
+                - (back_tip_local_bend_y_column_w_y_along_dq * t13
+                    + t15 * back_tip_local_bend_y_column_w_y
+                    - back_tip_local_bend_y_column_w_z_along_dq * t17
+                    - back_tip_local_bend_y_column_w_z * t19);
+            let back_tip_local_subspace0_v_x_along_dq = p.limb_length
+                * back_tip_local_bend_y_column_v_x_along_dq;
+            let back_tip_local_bend_y_column_v_x = (cache.back_bend_squared_c3 * t16
+                - cache.back_bend_squared_c2 * t16)
+                - (back_tip_local_bend_y_column_w_y * t13
+                    - back_tip_local_bend_y_column_w_z * t17);
+            let back_tip_local_subspace0_v_x = p.limb_length
+                * back_tip_local_bend_y_column_v_x;
+            let t20 = ((0.5 * cache.back_bend_squared_c3
+                - 0.5 * cache.back_bend_squared_c2) * back_bend_squared_along_dq)
+                * p.limb_length;
+            let t21 = 2.0 * softgen_runtime::stumpff(back_bend_squared)[6] - 0.5 * t6;
+            let t22 = t1 * p.limb_length;
+            let t23 = back_bend_squared_along_dq * p.limb_length * t2;
+            let back_tip_local_bend_y_column_v_y_along_dq = (2.0 * t9
+                * back_bend_squared_along_dq * t21
+                + 2.0 * t22 * cache.back_bend_squared_c4 + t23
+                - t9 * back_bend_squared_along_dq * t7
+                - cache.back_bend_squared_c3 * t22)
+                - (back_tip_local_bend_y_column_w_z * t20
+                    + back_tip_local_bend_y_column_w_z_along_dq * t11
+                    - back_tip_local_bend_y_column_w_x_along_dq * t13
+                    - t15 * back_tip_local_bend_y_column_w_x);
+            let back_tip_local_subspace0_v_y_along_dq = back_tip_local_bend_y_column_v_y_along_dq
+                * p.limb_length;
+            let back_tip_subspace0_w_y = back_tip_local_subspace0_w_z
+                * cache.back_rotation_12
+                + back_tip_local_subspace0_w_x * cache.back_rotation_10
+                + cache.back_rotation_11 * back_tip_local_subspace0_w_y;
+            let back_position_z_along_dq = dq[2]
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_22_along_dq
+                - 0.9428090415820634 * base_pitch_rotation_20_along_dq * p.hub_radius;
+            let t24 = cache.back_bend_y * p.limb_length * cache.back_bend_z;
+            let t25 = back_bend_z_along_dq * cache.back_bend_y * p.limb_length
+                + p.limb_length * back_bend_y_along_dq * cache.back_bend_z;
+            let t26 = 2.0 * back_bend_squared_along_dq * t24 * t21
+                + 2.0 * t25 * cache.back_bend_squared_c4
+                - back_bend_squared_along_dq * t7 * t24
+                - cache.back_bend_squared_c3 * t25;
+            let back_tip_local_bend_y_column_v_z_along_dq = t26
+                - (back_tip_local_bend_y_column_w_x_along_dq * t17
+                    + t19 * back_tip_local_bend_y_column_w_x
+                    - back_tip_local_bend_y_column_w_y * t20
+                    - t11 * back_tip_local_bend_y_column_w_y_along_dq);
+            let back_tip_local_subspace0_v_z_along_dq = back_tip_local_bend_y_column_v_z_along_dq
+                * p.limb_length;
+            let t27 = 2.0 * cache.back_bend_squared_c4 * t24
+                - cache.back_bend_squared_c3 * t24;
+            let back_tip_local_bend_y_column_v_z = t27
+                - (t17 * back_tip_local_bend_y_column_w_x
+                    - t11 * back_tip_local_bend_y_column_w_y);
+            let back_tip_local_subspace0_v_z = back_tip_local_bend_y_column_v_z
+                * p.limb_length;
+            let back_position_y_along_dq = dq[1]
+                - 0.9428090415820634 * p.hub_radius * base_pitch_rotation_10_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq * p.hub_radius;
+            let back_tip_subspace0_w_z = back_tip_local_subspace0_w_x
+                * cache.back_rotation_20
+                + back_tip_local_subspace0_w_z * cache.back_rotation_22
+                + back_tip_local_subspace0_w_y * cache.back_rotation_21;
+            let back_tip_subspace0_v_x_along_dq = back_rotation_01_along_dq
+                * back_tip_local_subspace0_v_y
+                + back_tip_local_subspace0_v_x_along_dq * cache.back_rotation_00
+                + back_tip_local_subspace0_v_x * back_rotation_00_along_dq
+                + back_tip_local_subspace0_v_y_along_dq * cache.back_rotation_01
+                + back_tip_local_subspace0_v_z_along_dq * cache.back_rotation_02
+                + back_rotation_02_along_dq * back_tip_local_subspace0_v_z
+                + back_position_y_along_dq * back_tip_subspace0_w_z
+                + back_tip_subspace0_w_z_along_dq * cache.back_position_y
+                - back_tip_subspace0_w_y_along_dq * cache.back_position_z
+                - back_tip_subspace0_w_y * back_position_z_along_dq;
+            let back_position_x_along_dq = dq[0]
+                - 0.9428090415820634 * p.hub_radius * base_pitch_rotation_00_along_dq
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_02_along_dq;
+            let back_tip_subspace0_w_x = back_tip_local_subspace0_w_x
+                * cache.back_rotation_00
+                + cache.back_rotation_01 * back_tip_local_subspace0_w_y
+                + back_tip_local_subspace0_w_z * cache.back_rotation_02;
+            let back_tip_subspace0_v_y_along_dq = cache.back_rotation_10
+                * back_tip_local_subspace0_v_x_along_dq
+                + back_tip_local_subspace0_v_y * back_rotation_11_along_dq
+                + back_tip_local_subspace0_v_z_along_dq * cache.back_rotation_12
+                + back_tip_subspace0_w_x * back_position_z_along_dq
+                + back_tip_local_subspace0_v_y_along_dq * cache.back_rotation_11
+                + back_tip_subspace0_w_x_along_dq * cache.back_position_z
+                + back_rotation_12_along_dq * back_tip_local_subspace0_v_z
+                + back_tip_local_subspace0_v_x * back_rotation_10_along_dq
+                - back_position_x_along_dq * back_tip_subspace0_w_z
+                - back_tip_subspace0_w_z_along_dq * cache.back_position_x;
+            let back_tip_subspace0_v_z_along_dq = back_rotation_21_along_dq
+                * back_tip_local_subspace0_v_y
+                + back_tip_local_subspace0_v_z * back_rotation_22_along_dq
+                + back_tip_local_subspace0_v_z_along_dq * cache.back_rotation_22
+                + back_tip_subspace0_w_y_along_dq * cache.back_position_x
+                + back_tip_local_subspace0_v_y_along_dq * cache.back_rotation_21
+                + back_tip_local_subspace0_v_x * back_rotation_20_along_dq
+                + back_position_x_along_dq * back_tip_subspace0_w_y
+                + back_tip_local_subspace0_v_x_along_dq * cache.back_rotation_20
+                - back_tip_subspace0_w_x * back_position_y_along_dq
+                - cache.back_position_y * back_tip_subspace0_w_x_along_dq;
+            let back_tip_local_bend_z_column_w_x = cache.back_bend_squared_c2
+                * cache.back_bend_y;
+            let back_tip_local_subspace1_w_x = back_tip_local_bend_z_column_w_x
+                * p.limb_length;
+            let back_tip_local_bend_z_column_w_z = cache.back_bend_squared_c3 * t8;
+            let back_tip_local_subspace1_w_z = back_tip_local_bend_z_column_w_z
+                * p.limb_length;
+            let back_tip_local_bend_z_column_w_y = cache.back_bend_squared_c3 * t4 - 1.0;
+            let back_tip_local_subspace1_w_y = back_tip_local_bend_z_column_w_y
+                * p.limb_length;
+            let back_tip_local_bend_z_column_w_y_along_dq = t4
+                * back_bend_squared_along_dq * t7 + cache.back_bend_squared_c3 * t1;
+            let back_tip_local_subspace1_w_y_along_dq = p.limb_length
+                * back_tip_local_bend_z_column_w_y_along_dq;
+            let back_tip_local_bend_z_column_w_z_along_dq = back_bend_squared_along_dq
+                * t7 * t8 + cache.back_bend_squared_c3 * t3;
+            let back_tip_local_subspace1_w_z_along_dq = back_tip_local_bend_z_column_w_z_along_dq
+                * p.limb_length;
+            let back_tip_local_bend_z_column_w_x_along_dq = cache.back_bend_squared_c2
+                * back_bend_y_along_dq
+                + cache.back_bend_y * back_bend_squared_along_dq * t2;
+            let back_tip_local_subspace1_w_x_along_dq = back_tip_local_bend_z_column_w_x_along_dq
+                * p.limb_length;
+            let back_tip_subspace1_w_x_along_dq = back_rotation_00_along_dq
+                * back_tip_local_subspace1_w_x
+                + back_tip_local_subspace1_w_z * back_rotation_02_along_dq
+                + back_rotation_01_along_dq * back_tip_local_subspace1_w_y
+                + cache.back_rotation_01 * back_tip_local_subspace1_w_y_along_dq
+                + cache.back_rotation_02 * back_tip_local_subspace1_w_z_along_dq
+                + cache.back_rotation_00 * back_tip_local_subspace1_w_x_along_dq;
+            let back_tip_subspace1_w_y_along_dq = back_tip_local_subspace1_w_z_along_dq
+                * cache.back_rotation_12
+                + back_tip_local_subspace1_w_y * back_rotation_11_along_dq
+                + back_rotation_12_along_dq * back_tip_local_subspace1_w_z
+                + cache.back_rotation_11 * back_tip_local_subspace1_w_y_along_dq
+                + back_tip_local_subspace1_w_x * back_rotation_10_along_dq
+                + cache.back_rotation_10 * back_tip_local_subspace1_w_x_along_dq;
+            let back_tip_subspace1_w_z_along_dq = back_tip_local_subspace1_w_z
+                * back_rotation_22_along_dq
+                + back_tip_local_subspace1_w_x_along_dq * cache.back_rotation_20
+                + cache.back_rotation_22 * back_tip_local_subspace1_w_z_along_dq
+                + back_tip_local_subspace1_w_y_along_dq * cache.back_rotation_21
+                + back_rotation_20_along_dq * back_tip_local_subspace1_w_x
+                + back_rotation_21_along_dq * back_tip_local_subspace1_w_y;
+            let back_tip_local_bend_z_column_v_x_along_dq = (cache.back_bend_squared_c3
+                * t14 + t12 * back_bend_squared_along_dq * t7
+                - t12 * back_bend_squared_along_dq * t2
+                - cache.back_bend_squared_c2 * t14)
+                - (back_tip_local_bend_z_column_w_y * t15
+                    + back_tip_local_bend_z_column_w_y_along_dq * t13
+                    - t19 * back_tip_local_bend_z_column_w_z
+                    - back_tip_local_bend_z_column_w_z_along_dq * t17);
+            let back_tip_local_subspace1_v_x_along_dq = back_tip_local_bend_z_column_v_x_along_dq
+                * p.limb_length;
+            let t28 = t0 * p.limb_length;
+            let t29 = t5 * p.limb_length;
+            let back_tip_local_bend_z_column_v_z_along_dq = (2.0 * t28
+                * cache.back_bend_squared_c4
+                + 2.0 * t29 * back_bend_squared_along_dq * t21 + t23
+                - cache.back_bend_squared_c3 * t28
+                - t29 * back_bend_squared_along_dq * t7)
+                - (t17 * back_tip_local_bend_z_column_w_x_along_dq
+                    + back_tip_local_bend_z_column_w_x * t19
+                    - t11 * back_tip_local_bend_z_column_w_y_along_dq
+                    - back_tip_local_bend_z_column_w_y * t20);
+            let back_tip_local_subspace1_v_z_along_dq = p.limb_length
+                * back_tip_local_bend_z_column_v_z_along_dq;
+            let back_tip_local_bend_z_column_v_x = (t12 * cache.back_bend_squared_c3
+                - t12 * cache.back_bend_squared_c2)
+                - (back_tip_local_bend_z_column_w_y * t13
+                    - t17 * back_tip_local_bend_z_column_w_z);
+            let back_tip_local_subspace1_v_x = back_tip_local_bend_z_column_v_x
+                * p.limb_length;
+            let back_tip_local_bend_z_column_v_z = (t10
+                + 2.0 * t29 * cache.back_bend_squared_c4
+                - cache.back_bend_squared_c3 * t29)
+                - (back_tip_local_bend_z_column_w_x * t17
+                    - back_tip_local_bend_z_column_w_y * t11);
+            let back_tip_local_subspace1_v_z = p.limb_length
+                * back_tip_local_bend_z_column_v_z;
+            let back_tip_subspace1_w_z = cache.back_rotation_22
+                * back_tip_local_subspace1_w_z
+                + back_tip_local_subspace1_w_y * cache.back_rotation_21
+                + back_tip_local_subspace1_w_x * cache.back_rotation_20;
+            let back_tip_subspace1_w_y = back_tip_local_subspace1_w_z
+                * cache.back_rotation_12
+                + cache.back_rotation_11 * back_tip_local_subspace1_w_y
+                + cache.back_rotation_10 * back_tip_local_subspace1_w_x;
+            let back_tip_local_bend_z_column_v_y_along_dq = t26
+                - (back_tip_local_bend_z_column_w_z * t20
+                    + back_tip_local_bend_z_column_w_z_along_dq * t11
+                    - back_tip_local_bend_z_column_w_x_along_dq * t13
+                    - back_tip_local_bend_z_column_w_x * t15);
+            let back_tip_local_subspace1_v_y_along_dq = p.limb_length
+                * back_tip_local_bend_z_column_v_y_along_dq;
+            let back_tip_local_bend_z_column_v_y = t27
+                - (t11 * back_tip_local_bend_z_column_w_z
+                    - back_tip_local_bend_z_column_w_x * t13);
+            let back_tip_local_subspace1_v_y = p.limb_length
+                * back_tip_local_bend_z_column_v_y;
+            let back_tip_subspace1_v_x_along_dq = back_tip_local_subspace1_v_x_along_dq
+                * cache.back_rotation_00
+                + back_tip_local_subspace1_v_z_along_dq * cache.back_rotation_02
+                + back_rotation_00_along_dq * back_tip_local_subspace1_v_x
+                + cache.back_position_y * back_tip_subspace1_w_z_along_dq
+                + back_rotation_02_along_dq * back_tip_local_subspace1_v_z
+                + back_position_y_along_dq * back_tip_subspace1_w_z
+                + cache.back_rotation_01 * back_tip_local_subspace1_v_y_along_dq
+                + back_rotation_01_along_dq * back_tip_local_subspace1_v_y
+                - back_tip_subspace1_w_y_along_dq * cache.back_position_z
+                - back_position_z_along_dq * back_tip_subspace1_w_y;
+            let back_tip_subspace1_w_x = cache.back_rotation_02
+                * back_tip_local_subspace1_w_z
+                + back_tip_local_subspace1_w_x * cache.back_rotation_00
+                + cache.back_rotation_01 * back_tip_local_subspace1_w_y;
+            let back_tip_subspace1_v_y_along_dq = back_rotation_12_along_dq
+                * back_tip_local_subspace1_v_z
+                + back_tip_local_subspace1_v_y * back_rotation_11_along_dq
+                + back_tip_local_subspace1_v_z_along_dq * cache.back_rotation_12
+                + cache.back_rotation_11 * back_tip_local_subspace1_v_y_along_dq
+                + back_rotation_10_along_dq * back_tip_local_subspace1_v_x
+                + cache.back_position_z * back_tip_subspace1_w_x_along_dq
+                + back_tip_subspace1_w_x * back_position_z_along_dq
+                + back_tip_local_subspace1_v_x_along_dq * cache.back_rotation_10
+                - cache.back_position_x * back_tip_subspace1_w_z_along_dq
+                - back_position_x_along_dq * back_tip_subspace1_w_z;
+            let back_tip_subspace1_v_z_along_dq = back_rotation_20_along_dq
+                * back_tip_local_subspace1_v_x
+                + back_tip_local_subspace1_v_y_along_dq * cache.back_rotation_21
+                + back_tip_local_subspace1_v_z * back_rotation_22_along_dq
+                + back_tip_local_subspace1_v_x_along_dq * cache.back_rotation_20
+                + back_tip_local_subspace1_v_z_along_dq * cache.back_rotation_22
+                + back_tip_subspace1_w_y_along_dq * cache.back_position_x
+                + back_tip_local_subspace1_v_y * back_rotation_21_along_dq
+                + back_position_x_along_dq * back_tip_subspace1_w_y
+                - cache.back_position_y * back_tip_subspace1_w_x_along_dq
+                - back_tip_subspace1_w_x * back_position_y_along_dq;
+            own[(0, 0)] = back_tip_subspace0_w_x_along_dq;
+            own[(1, 0)] = back_tip_subspace0_w_y_along_dq;
+            own[(2, 0)] = back_tip_subspace0_w_z_along_dq;
+            own[(3, 0)] = back_tip_subspace0_v_x_along_dq;
+            own[(4, 0)] = back_tip_subspace0_v_y_along_dq;
+            own[(5, 0)] = back_tip_subspace0_v_z_along_dq;
+            own[(0, 1)] = back_tip_subspace1_w_x_along_dq;
+            own[(1, 1)] = back_tip_subspace1_w_y_along_dq;
+            own[(2, 1)] = back_tip_subspace1_w_z_along_dq;
+            own[(3, 1)] = back_tip_subspace1_v_x_along_dq;
+            own[(4, 1)] = back_tip_subspace1_v_y_along_dq;
+            own[(5, 1)] = back_tip_subspace1_v_z_along_dq;
+        }
+        3 => {}
+        4 => {
+            let t0 = cache.front_right_bend_y * cache.front_right_bend_z;
+            let front_right_ring1_local_bend_y_column_w_y = -(0.125
+                * cache.front_right_ring1_bend_c3 * t0);
+            let front_right_ring1_local_subspace0_w_y = p.limb_length
+                * front_right_ring1_local_bend_y_column_w_y;
+            let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+            let base_pitch_rotation_00_along_dq = cache.cos_q4
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_22_along_dq * cache.cos_q3;
+            let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+            let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+            let base_pitch_rotation_02_along_dq = cache.sin_q4
+                * base_yaw_rotation_00_along_dq + cache.cos_q4 * cache.cos_q3 * dq[4];
+            let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+                * cache.base_pitch_rotation_02
+                + cache.cos_q5 * base_yaw_rotation_01_along_dq
+                + cache.sin_q5 * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+            let front_right_rotation_01_along_dq = 0.8660254037844386
+                * base_pitch_rotation_00_along_dq
+                + 0.5000000000000001 * base_roll_rotation_01_along_dq;
+            let front_right_ring1_local_bend_y_column_w_x = -(0.25
+                * cache.front_right_ring1_bend_c2 * cache.front_right_bend_z);
+            let front_right_ring1_local_subspace0_w_x = p.limb_length
+                * front_right_ring1_local_bend_y_column_w_x;
+            let base_roll_rotation_02_along_dq = cache.cos_q5
+                * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+                - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+                - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+            let front_right_rotation_00_along_dq = 0.4714045207910318
+                * base_pitch_rotation_00_along_dq
+                - 0.8164965809277259 * base_roll_rotation_01_along_dq
+                - 0.3333333333333333 * base_roll_rotation_02_along_dq;
+            let front_right_bend_z_along_dq = p.limb_length * dq[11];
+            let front_right_bend_y_along_dq = p.limb_length * dq[10];
+            let t1 = 2.0 * cache.front_right_bend_y * front_right_bend_y_along_dq;
+            let t2 = 2.0 * front_right_bend_z_along_dq * cache.front_right_bend_z;
+            let front_right_bend_squared_along_dq = t1 + t2;
+            let front_right_ring1_bend_along_dq = 0.25
+                * front_right_bend_squared_along_dq;
+            let t3 = cache.front_right_ring1_bend_c4
+                - 0.5 * cache.front_right_ring1_bend_c3;
+            let front_right_ring1_local_bend_y_column_w_x_along_dq = -0.25
+                * cache.front_right_ring1_bend_c2 * front_right_bend_z_along_dq
+                - 0.25 * front_right_ring1_bend_along_dq * cache.front_right_bend_z * t3;
+            let front_right_ring1_local_subspace0_w_x_along_dq = front_right_ring1_local_bend_y_column_w_x_along_dq
+                * p.limb_length;
+            let t4 = cache.front_right_bend_z * cache.front_right_bend_z;
+            let front_right_ring1_local_bend_y_column_w_z = 0.5
+                - 0.125 * t4 * cache.front_right_ring1_bend_c3;
+            let front_right_ring1_local_subspace0_w_z = p.limb_length
+                * front_right_ring1_local_bend_y_column_w_z;
+            let front_right_rotation_02_along_dq = 0.9428090415820634
+                * base_roll_rotation_02_along_dq
+                + 0.16666666666666669 * base_pitch_rotation_00_along_dq
+                - 0.2886751345948129 * base_roll_rotation_01_along_dq;
+            let t5 = cache.front_right_bend_y * cache.front_right_bend_y;
+            let front_right_bend_squared = t4 + t5;
+            let front_right_ring1_bend = 0.25 * front_right_bend_squared;
+            let t6 = softgen_runtime::stumpff(front_right_ring1_bend)[5];
+            let t7 = 1.5 * t6 - 0.5 * cache.front_right_ring1_bend_c4;
+            let t8 = front_right_bend_z_along_dq * cache.front_right_bend_y
+                + front_right_bend_y_along_dq * cache.front_right_bend_z;
+            let front_right_ring1_local_bend_y_column_w_y_along_dq = -0.125 * t7
+                * front_right_ring1_bend_along_dq * t0
+                - 0.125 * t8 * cache.front_right_ring1_bend_c3;
+            let front_right_ring1_local_subspace0_w_y_along_dq = p.limb_length
+                * front_right_ring1_local_bend_y_column_w_y_along_dq;
+            let front_right_ring1_local_bend_y_column_w_z_along_dq = -0.125 * t2
+                * cache.front_right_ring1_bend_c3
+                - 0.125 * t7 * t4 * front_right_ring1_bend_along_dq;
+            let front_right_ring1_local_subspace0_w_z_along_dq = p.limb_length
+                * front_right_ring1_local_bend_y_column_w_z_along_dq;
+            let front_right_ring1_subspace0_w_x_along_dq = front_right_ring1_local_subspace0_w_y
+                * front_right_rotation_01_along_dq
+                + front_right_ring1_local_subspace0_w_x
+                    * front_right_rotation_00_along_dq
+                + cache.front_right_rotation_00
+                    * front_right_ring1_local_subspace0_w_x_along_dq
+                + front_right_ring1_local_subspace0_w_z
+                    * front_right_rotation_02_along_dq
+                + front_right_ring1_local_subspace0_w_y_along_dq
+                    * cache.front_right_rotation_01
+                + cache.front_right_rotation_02
+                    * front_right_ring1_local_subspace0_w_z_along_dq;
+            let base_pitch_rotation_12_along_dq = cache.sin_q4
+                * base_yaw_rotation_10_along_dq + cache.cos_q4 * cache.sin_q3 * dq[4];
+            let base_roll_rotation_12_along_dq = cache.cos_q5
+                * base_pitch_rotation_12_along_dq
+                - cache.sin_q5 * base_yaw_rotation_00_along_dq
+                - cache.cos_q5 * dq[5] * cache.cos_q3
+                - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+            let base_roll_rotation_11_along_dq = cache.cos_q5
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_12_along_dq * cache.sin_q5
+                + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+                - dq[5] * cache.sin_q5 * cache.cos_q3;
+            let base_pitch_rotation_10_along_dq = cache.cos_q4
+                * base_yaw_rotation_10_along_dq
+                + base_pitch_rotation_22_along_dq * cache.sin_q3;
+            let front_right_rotation_12_along_dq = 0.9428090415820634
+                * base_roll_rotation_12_along_dq
+                + 0.16666666666666669 * base_pitch_rotation_10_along_dq
+                - 0.2886751345948129 * base_roll_rotation_11_along_dq;
+            let front_right_rotation_10_along_dq = 0.4714045207910318
+                * base_pitch_rotation_10_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq
+                - 0.8164965809277259 * base_roll_rotation_11_along_dq;
+            let front_right_rotation_11_along_dq = 0.8660254037844386
+                * base_pitch_rotation_10_along_dq
+                + 0.5000000000000001 * base_roll_rotation_11_along_dq;
+            let front_right_ring1_subspace0_w_y_along_dq = front_right_rotation_12_along_dq
+                * front_right_ring1_local_subspace0_w_z
+                + front_right_ring1_local_subspace0_w_x
+                    * front_right_rotation_10_along_dq
+                + front_right_ring1_local_subspace0_w_z_along_dq
+                    * cache.front_right_rotation_12
+                + front_right_ring1_local_subspace0_w_y
+                    * front_right_rotation_11_along_dq
+                + cache.front_right_rotation_10
+                    * front_right_ring1_local_subspace0_w_x_along_dq
+                + front_right_ring1_local_subspace0_w_y_along_dq
+                    * cache.front_right_rotation_11;
+            let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+            let base_roll_rotation_22_along_dq = cache.cos_q5
+                * base_pitch_rotation_22_along_dq - dq[5] * cache.sin_q5 * cache.cos_q4;
+            let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+                + base_pitch_rotation_22_along_dq * cache.sin_q5;
+            let front_right_rotation_20_along_dq = 0.4714045207910318
+                * base_pitch_rotation_20_along_dq
+                - 0.3333333333333333 * base_roll_rotation_22_along_dq
+                - 0.8164965809277259 * base_roll_rotation_21_along_dq;
+            let front_right_rotation_21_along_dq = 0.5000000000000001
+                * base_roll_rotation_21_along_dq
+                + 0.8660254037844386 * base_pitch_rotation_20_along_dq;
+            let front_right_rotation_22_along_dq = 0.16666666666666669
+                * base_pitch_rotation_20_along_dq
+                + 0.9428090415820634 * base_roll_rotation_22_along_dq
+                - 0.2886751345948129 * base_roll_rotation_21_along_dq;
+            let front_right_ring1_subspace0_w_z_along_dq = front_right_ring1_local_subspace0_w_z_along_dq
+                * cache.front_right_rotation_22
+                + front_right_ring1_local_subspace0_w_x
+                    * front_right_rotation_20_along_dq
+                + front_right_ring1_local_subspace0_w_x_along_dq
+                    * cache.front_right_rotation_20
+                + front_right_ring1_local_subspace0_w_y_along_dq
+                    * cache.front_right_rotation_21
+                + front_right_ring1_local_subspace0_w_y
+                    * front_right_rotation_21_along_dq
+                + front_right_rotation_22_along_dq
+                    * front_right_ring1_local_subspace0_w_z;
+            let t9 = cache.front_right_bend_y * p.limb_length;
+            let t10 = 0.25 * t9 * cache.front_right_ring1_bend_c2;
+            let t11 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
+            let t12 = 0.5 * front_right_ring1_bend_along_dq * p.limb_length
+                * (0.5 * cache.front_right_ring1_bend_c3
+                    - 0.5 * cache.front_right_ring1_bend_c2);
+            let t13 = p.limb_length * front_right_bend_y_along_dq;
+            let t14 = 0.25 * cache.front_right_ring1_bend_c2 * t13
+                + 0.25 * t9 * front_right_ring1_bend_along_dq * t3;
+            let t15 = front_right_bend_z_along_dq * cache.front_right_bend_y
+                * p.limb_length
+                + p.limb_length * front_right_bend_y_along_dq * cache.front_right_bend_z;
+            let t16 = cache.front_right_bend_y * p.limb_length
+                * cache.front_right_bend_z;
+            let t17 = 2.0 * softgen_runtime::stumpff(front_right_ring1_bend)[6]
+                - 0.5 * t6;
+            let t18 = 0.125 * cache.front_right_ring1_bend_c4 * t15
+                + 0.125 * t17 * t16 * front_right_ring1_bend_along_dq
+                - 0.0625 * t15 * cache.front_right_ring1_bend_c3
+                - 0.0625 * t7 * t16 * front_right_ring1_bend_along_dq;
+            let front_right_ring1_local_bend_y_column_v_z_along_dq = t18
+                - (t10 * front_right_ring1_local_bend_y_column_w_x_along_dq
+                    + front_right_ring1_local_bend_y_column_w_x * t14
+                    - t11 * front_right_ring1_local_bend_y_column_w_y_along_dq
+                    - t12 * front_right_ring1_local_bend_y_column_w_y);
+            let front_right_ring1_local_subspace0_v_z_along_dq = p.limb_length
+                * front_right_ring1_local_bend_y_column_v_z_along_dq;
+            let t19 = 0.125 * cache.front_right_ring1_bend_c4 * t16
+                - 0.0625 * t16 * cache.front_right_ring1_bend_c3;
+            let front_right_ring1_local_bend_y_column_v_z = t19
+                - (t10 * front_right_ring1_local_bend_y_column_w_x
+                    - t11 * front_right_ring1_local_bend_y_column_w_y);
+            let front_right_ring1_local_subspace0_v_z = p.limb_length
+                * front_right_ring1_local_bend_y_column_v_z;
+            let front_right_position_z_along_dq = 0.4714045207910317
+                * base_pitch_rotation_20_along_dq * p.hub_radius + dq[2]
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_22_along_dq
+                - 0.816496580927726 * p.hub_radius * base_roll_rotation_21_along_dq;
+            let front_right_ring1_subspace0_w_y = front_right_ring1_local_subspace0_w_y
+                * cache.front_right_rotation_11
+                + front_right_ring1_local_subspace0_w_z * cache.front_right_rotation_12
+                + front_right_ring1_local_subspace0_w_x * cache.front_right_rotation_10;
+            let t20 = p.limb_length * cache.front_right_bend_z;
+            let t21 = 0.25 * cache.front_right_ring1_bend_c2 * t20;
+            let front_right_ring1_local_bend_y_column_v_x = (0.125 * t9
+                * cache.front_right_ring1_bend_c3
+                - 0.125 * t9 * cache.front_right_ring1_bend_c2)
+                - (t21 * front_right_ring1_local_bend_y_column_w_y
+                    - t10 * front_right_ring1_local_bend_y_column_w_z);
+            let front_right_ring1_local_subspace0_v_x = front_right_ring1_local_bend_y_column_v_x
+                * p.limb_length;
+            let t22 = front_right_bend_z_along_dq * p.limb_length;
+            let t23 = 0.25 * front_right_ring1_bend_along_dq * t20 * t3
+                + 0.25 * cache.front_right_ring1_bend_c2 * t22;
+            let t24 = t1 * p.limb_length;
+            let t25 = t5 * p.limb_length;
+            let t26 = 0.25 * front_right_ring1_bend_along_dq * p.limb_length * t3;
+            let front_right_ring1_local_bend_y_column_v_y_along_dq = (0.125
+                * cache.front_right_ring1_bend_c4 * t24
+                + 0.125 * t17 * front_right_ring1_bend_along_dq * t25 + t26
+                - 0.0625 * t24 * cache.front_right_ring1_bend_c3
+                - 0.0625 * t7 * front_right_ring1_bend_along_dq * t25)
+                - (t11 * front_right_ring1_local_bend_y_column_w_z_along_dq
+                    + front_right_ring1_local_bend_y_column_w_z * t12
+                    - t23 * front_right_ring1_local_bend_y_column_w_x
+                    - t21 * front_right_ring1_local_bend_y_column_w_x_along_dq);
+            let front_right_ring1_local_subspace0_v_y_along_dq = p.limb_length
+                * front_right_ring1_local_bend_y_column_v_y_along_dq;
+            let t27 = 0.25 * cache.front_right_ring1_bend_c2 * p.limb_length;
+            let front_right_ring1_local_bend_y_column_v_y = (t27
+                + 0.125 * cache.front_right_ring1_bend_c4 * t25
+                - 0.0625 * cache.front_right_ring1_bend_c3 * t25)
+                - (t11 * front_right_ring1_local_bend_y_column_w_z
+                    - t21 * front_right_ring1_local_bend_y_column_w_x);
+            let front_right_ring1_local_subspace0_v_y = p.limb_length
+                * front_right_ring1_local_bend_y_column_v_y;
+            let front_right_position_y_along_dq = dq[1]
+                + 0.4714045207910317 * p.hub_radius * base_pitch_rotation_10_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq * p.hub_radius
+                - 0.816496580927726 * p.hub_radius * base_roll_rotation_11_along_dq;
+            let front_right_ring1_subspace0_w_z = front_right_ring1_local_subspace0_w_x
+                * cache.front_right_rotation_20
+                + front_right_ring1_local_subspace0_w_y * cache.front_right_rotation_21
+                + front_right_ring1_local_subspace0_w_z * cache.front_right_rotation_22;
+            let front_right_ring1_local_bend_y_column_v_x_along_dq = (0.125 * t13
+                * cache.front_right_ring1_bend_c3
+                + 0.125 * t9 * t7 * front_right_ring1_bend_along_dq
+                - 0.125 * t9 * front_right_ring1_bend_along_dq * t3
+                - 0.125 * cache.front_right_ring1_bend_c2 * t13)
+                - (t21 * front_right_ring1_local_bend_y_column_w_y_along_dq
+                    + t23 * front_right_ring1_local_bend_y_column_w_y
+                    - t10 * front_right_ring1_local_bend_y_column_w_z_along_dq
+                    - front_right_ring1_local_bend_y_column_w_z * t14);
+            let front_right_ring1_local_subspace0_v_x_along_dq = front_right_ring1_local_bend_y_column_v_x_along_dq
+                * p.limb_length;
+            let front_right_ring1_subspace0_v_x_along_dq = cache.front_right_rotation_02
+                * front_right_ring1_local_subspace0_v_z_along_dq
+                + front_right_ring1_local_subspace0_v_z
+                    * front_right_rotation_02_along_dq
+                + front_right_ring1_local_subspace0_v_x
+                    * front_right_rotation_00_along_dq
+                + cache.front_right_rotation_01
+                    * front_right_ring1_local_subspace0_v_y_along_dq
+                + cache.front_right_position_y * front_right_ring1_subspace0_w_z_along_dq
+                + front_right_ring1_local_subspace0_v_y
+                    * front_right_rotation_01_along_dq
+                + front_right_position_y_along_dq * front_right_ring1_subspace0_w_z
+                + front_right_ring1_local_subspace0_v_x_along_dq
+                    * cache.front_right_rotation_00
+                - front_right_position_z_along_dq * front_right_ring1_subspace0_w_y
+                - front_right_ring1_subspace0_w_y_along_dq
+                    * cache.front_right_position_z;
+            let front_right_position_x_along_dq = dq[0]
+                + 0.4714045207910317 * p.hub_radius * base_pitch_rotation_00_along_dq
+                - 0.816496580927726 * base_roll_rotation_01_along_dq * p.hub_radius
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_02_along_dq;
+            let front_right_ring1_subspace0_w_x = front_right_ring1_local_subspace0_w_z
+                * cache.front_right_rotation_02
+                + front_right_ring1_local_subspace0_w_y * cache.front_right_rotation_01
+                + front_right_ring1_local_subspace0_w_x * cache.front_right_rotation_00;
+            let front_right_ring1_subspace0_v_y_along_dq = front_right_ring1_local_subspace0_v_y
+                * front_right_rotation_11_along_dq
+                + front_right_rotation_10_along_dq
+                    * front_right_ring1_local_subspace0_v_x
+                + front_right_ring1_local_subspace0_v_z_along_dq
+                    * cache.front_right_rotation_12
+                + front_right_ring1_local_subspace0_v_x_along_dq
+                    * cache.front_right_rotation_10
+                + front_right_ring1_subspace0_w_x_along_dq * cache.front_right_position_z
+                + cache.front_right_rotation_11
+                    * front_right_ring1_local_subspace0_v_y_along_dq
+                + front_right_rotation_12_along_dq
+                    * front_right_ring1_local_subspace0_v_z
+                + front_right_position_z_along_dq * front_right_ring1_subspace0_w_x
+                - cache.front_right_position_x * front_right_ring1_subspace0_w_z_along_dq
+                - front_right_position_x_along_dq * front_right_ring1_subspace0_w_z;
+            let front_right_ring1_subspace0_v_z_along_dq = front_right_ring1_local_subspace0_v_x
+                * front_right_rotation_20_along_dq
+                + front_right_rotation_22_along_dq
+                    * front_right_ring1_local_subspace0_v_z
+                + front_right_ring1_subspace0_w_y_along_dq * cache.front_right_position_x
+                + cache.front_right_rotation_21
+                    * front_right_ring1_local_subspace0_v_y_along_dq
+                + front_right_ring1_local_subspace0_v_z_along_dq
+                    * cache.front_right_rotation_22
+                + front_right_ring1_subspace0_w_y * front_right_position_x_along_dq
+                + front_right_ring1_local_subspace0_v_y
+                    * front_right_rotation_21_along_dq
+                + front_right_ring1_local_subspace0_v_x_along_dq
+                    * cache.front_right_rotation_20
+                - front_right_ring1_subspace0_w_x_along_dq * cache.front_right_position_y
+                - front_right_position_y_along_dq * front_right_ring1_subspace0_w_x;
+            let front_right_ring1_local_bend_z_column_w_z_along_dq = 0.125 * t7
+                * front_right_ring1_bend_along_dq * t0
+                + 0.125 * t8 * cache.front_right_ring1_bend_c3;
+            let front_right_ring1_local_subspace1_w_z_along_dq = front_right_ring1_local_bend_z_column_w_z_along_dq
+                * p.limb_length;
+            let front_right_ring1_local_bend_z_column_w_x = 0.25
+                * cache.front_right_ring1_bend_c2 * cache.front_right_bend_y;
+            let front_right_ring1_local_subspace1_w_x = p.limb_length
+                * front_right_ring1_local_bend_z_column_w_x;
+            let front_right_ring1_local_bend_z_column_w_y_along_dq = 0.125 * t1
+                * cache.front_right_ring1_bend_c3
+                + 0.125 * t7 * t5 * front_right_ring1_bend_along_dq;
+            let front_right_ring1_local_subspace1_w_y_along_dq = p.limb_length
+                * front_right_ring1_local_bend_z_column_w_y_along_dq;
+            let front_right_ring1_local_bend_z_column_w_y = 0.125 * t5
+                * cache.front_right_ring1_bend_c3 - 0.5;
+            let front_right_ring1_local_subspace1_w_y = front_right_ring1_local_bend_z_column_w_y
+                * p.limb_length;
+            let front_right_ring1_local_bend_z_column_w_z = 0.125
+                * cache.front_right_ring1_bend_c3 * t0;
+            let front_right_ring1_local_subspace1_w_z = front_right_ring1_local_bend_z_column_w_z
+                * p.limb_length;
+            let front_right_ring1_local_bend_z_column_w_x_along_dq = 0.25
+                * cache.front_right_ring1_bend_c2 * front_right_bend_y_along_dq
+                + 0.25 * front_right_ring1_bend_along_dq * cache.front_right_bend_y * t3;
+            let front_right_ring1_local_subspace1_w_x_along_dq = front_right_ring1_local_bend_z_column_w_x_along_dq
+                * p.limb_length;
+            let front_right_ring1_subspace1_w_x_along_dq = cache.front_right_rotation_02
+                * front_right_ring1_local_subspace1_w_z_along_dq
+                + front_right_rotation_00_along_dq
+                    * front_right_ring1_local_subspace1_w_x
+                + front_right_ring1_local_subspace1_w_y_along_dq
+                    * cache.front_right_rotation_01
+                + front_right_ring1_local_subspace1_w_y
+                    * front_right_rotation_01_along_dq
+                + front_right_ring1_local_subspace1_w_z
+                    * front_right_rotation_02_along_dq
+                + cache.front_right_rotation_00
+                    * front_right_ring1_local_subspace1_w_x_along_dq;
+            let front_right_ring1_subspace1_w_y_along_dq = front_right_ring1_local_subspace1_w_y
+                * front_right_rotation_11_along_dq
+                + front_right_ring1_local_subspace1_w_y_along_dq
+                    * cache.front_right_rotation_11
+                + front_right_rotation_10_along_dq
+                    * front_right_ring1_local_subspace1_w_x
+                + cache.front_right_rotation_10
+                    * front_right_ring1_local_subspace1_w_x_along_dq
+                + front_right_ring1_local_subspace1_w_z_along_dq
+                    * cache.front_right_rotation_12
+                + front_right_ring1_local_subspace1_w_z
+                    * front_right_rotation_12_along_dq;
+            let front_right_ring1_subspace1_w_z_along_dq = front_right_ring1_local_subspace1_w_y
+                * front_right_rotation_21_along_dq
+                + cache.front_right_rotation_22
+                    * front_right_ring1_local_subspace1_w_z_along_dq
+                + front_right_ring1_local_subspace1_w_z
+                    * front_right_rotation_22_along_dq
+                + cache.front_right_rotation_20
+                    * front_right_ring1_local_subspace1_w_x_along_dq
+                + front_right_ring1_local_subspace1_w_y_along_dq
+                    * cache.front_right_rotation_21
+                + front_right_rotation_20_along_dq
+                    * front_right_ring1_local_subspace1_w_x;
+            let t28 = t4 * p.limb_length;
+            let front_right_ring1_local_bend_z_column_v_z = (t27
+                + 0.125 * cache.front_right_ring1_bend_c4 * t28
+                - 0.0625 * t28 * cache.front_right_ring1_bend_c3)
+                - (t10 * front_right_ring1_local_bend_z_column_w_x
+                    - t11 * front_right_ring1_local_bend_z_column_w_y);
+            let front_right_ring1_local_subspace1_v_z = p.limb_length
+                * front_right_ring1_local_bend_z_column_v_z;
+            let front_right_ring1_local_bend_z_column_v_x_along_dq = (0.125
+                * cache.front_right_ring1_bend_c3 * t22
+                + 0.125 * t7 * front_right_ring1_bend_along_dq * t20
+                - 0.125 * cache.front_right_ring1_bend_c2 * t22
+                - 0.125 * front_right_ring1_bend_along_dq * t20 * t3)
+                - (t21 * front_right_ring1_local_bend_z_column_w_y_along_dq
+                    + front_right_ring1_local_bend_z_column_w_y * t23
+                    - front_right_ring1_local_bend_z_column_w_z * t14
+                    - front_right_ring1_local_bend_z_column_w_z_along_dq * t10);
+            let front_right_ring1_local_subspace1_v_x_along_dq = front_right_ring1_local_bend_z_column_v_x_along_dq
+                * p.limb_length;
+            let front_right_ring1_subspace1_w_z = front_right_ring1_local_subspace1_w_y
+                * cache.front_right_rotation_21
+                + cache.front_right_rotation_20 * front_right_ring1_local_subspace1_w_x
+                + front_right_ring1_local_subspace1_w_z * cache.front_right_rotation_22;
+            let t29 = t2 * p.limb_length;
+            let front_right_ring1_local_bend_z_column_v_z_along_dq = (0.125 * t17 * t28
+                * front_right_ring1_bend_along_dq
+                + 0.125 * cache.front_right_ring1_bend_c4 * t29 + t26
+                - 0.0625 * t7 * t28 * front_right_ring1_bend_along_dq
+                - 0.0625 * cache.front_right_ring1_bend_c3 * t29)
+                - (t10 * front_right_ring1_local_bend_z_column_w_x_along_dq
+                    + t14 * front_right_ring1_local_bend_z_column_w_x
+                    - t11 * front_right_ring1_local_bend_z_column_w_y_along_dq
+                    - front_right_ring1_local_bend_z_column_w_y * t12);
+            let front_right_ring1_local_subspace1_v_z_along_dq = p.limb_length
+                * front_right_ring1_local_bend_z_column_v_z_along_dq;
+            let front_right_ring1_subspace1_w_y = cache.front_right_rotation_10
+                * front_right_ring1_local_subspace1_w_x
+                + front_right_ring1_local_subspace1_w_y * cache.front_right_rotation_11
+                + front_right_ring1_local_subspace1_w_z * cache.front_right_rotation_12;
+            let front_right_ring1_local_bend_z_column_v_y_along_dq = t18
+                - (front_right_ring1_local_bend_z_column_w_z * t12
+                    + front_right_ring1_local_bend_z_column_w_z_along_dq * t11
+                    - t21 * front_right_ring1_local_bend_z_column_w_x_along_dq
+                    - t23 * front_right_ring1_local_bend_z_column_w_x);
+            let front_right_ring1_local_subspace1_v_y_along_dq = front_right_ring1_local_bend_z_column_v_y_along_dq
+                * p.limb_length;
+            let front_right_ring1_local_bend_z_column_v_x = (0.125
+                * cache.front_right_ring1_bend_c3 * t20
+                - 0.125 * cache.front_right_ring1_bend_c2 * t20)
+                - (t21 * front_right_ring1_local_bend_z_column_w_y
+                    - front_right_ring1_local_bend_z_column_w_z * t10);
+            let front_right_ring1_local_subspace1_v_x = front_right_ring1_local_bend_z_column_v_x
+                * p.limb_length;
+            let front_right_ring1_local_bend_z_column_v_y = t19
+                - (front_right_ring1_local_bend_z_column_w_z * t11
+                    - t21 * front_right_ring1_local_bend_z_column_w_x);
+            let front_right_ring1_local_subspace1_v_y = p.limb_length
+                * front_right_ring1_local_bend_z_column_v_y;
+            let front_right_ring1_subspace1_v_x_along_dq = front_right_ring1_local_subspace1_v_z
+                * front_right_rotation_02_along_dq
+                + cache.front_right_rotation_00
+                    * front_right_ring1_local_subspace1_v_x_along_dq
+                + front_right_position_y_along_dq * front_right_ring1_subspace1_w_z
+                + cache.front_right_position_y * front_right_ring1_subspace1_w_z_along_dq
+                + cache.front_right_rotation_02
+                    * front_right_ring1_local_subspace1_v_z_along_dq
+                + front_right_ring1_local_subspace1_v_y_along_dq
+                    * cache.front_right_rotation_01
+                + front_right_ring1_local_subspace1_v_x
+                    * front_right_rotation_00_along_dq
+                + front_right_rotation_01_along_dq
+                    * front_right_ring1_local_subspace1_v_y
+                - front_right_position_z_along_dq * front_right_ring1_subspace1_w_y
+                - front_right_ring1_subspace1_w_y_along_dq
+                    * cache.front_right_position_z;
+            let front_right_ring1_subspace1_w_x = cache.front_right_rotation_00
+                * front_right_ring1_local_subspace1_w_x
+                + front_right_ring1_local_subspace1_w_y * cache.front_right_rotation_01
+                + front_right_ring1_local_subspace1_w_z * cache.front_right_rotation_02;
+            let front_right_ring1_subspace1_v_y_along_dq = front_right_ring1_local_subspace1_v_y_along_dq
+                * cache.front_right_rotation_11
+                + cache.front_right_rotation_10
+                    * front_right_ring1_local_subspace1_v_x_along_dq
+                + front_right_ring1_local_subspace1_v_z
+                    * front_right_rotation_12_along_dq
+                + front_right_ring1_local_subspace1_v_z_along_dq
+                    * cache.front_right_rotation_12
+                + front_right_position_z_along_dq * front_right_ring1_subspace1_w_x
+                + front_right_ring1_subspace1_w_x_along_dq * cache.front_right_position_z
+                + front_right_ring1_local_subspace1_v_y
+                    * front_right_rotation_11_along_dq
+                + front_right_rotation_10_along_dq
+                    * front_right_ring1_local_subspace1_v_x
+                - cache.front_right_position_x * front_right_ring1_subspace1_w_z_along_dq
+                - front_right_ring1_subspace1_w_z * front_right_position_x_along_dq;
+            let front_right_ring1_subspace1_v_z_along_dq = cache.front_right_rotation_22
+                * front_right_ring1_local_subspace1_v_z_along_dq
+                + front_right_position_x_along_dq * front_right_ring1_subspace1_w_y
+                + front_right_ring1_local_subspace1_v_y
+                    * front_right_rotation_21_along_dq
+                + front_right_ring1_subspace1_w_y_along_dq * cache.front_right_position_x
+                + cache.front_right_rotation_21
+                    * front_right_ring1_local_subspace1_v_y_along_dq
+                + front_right_rotation_22_along_dq
+                    * front_right_ring1_local_subspace1_v_z
+                + cache.front_right_rotation_20
+                    * front_right_ring1_local_subspace1_v_x_along_dq
+                + front_right_ring1_local_subspace1_v_x
+                    * front_right_rotation_20_along_dq
+                - front_right_position_y_along_dq * front_right_ring1_subspace1_w_x
+                - cache.front_right_position_y
+                    * front_right_ring1_subspace1_w_x_along_dq;
+            own[(0, 0)] = front_right_ring1_subspace0_w_x_along_dq;
+            own[(1, 0)] = front_right_ring1_subspace0_w_y_along_dq;
+            own[(2, 0)] = front_right_ring1_subspace0_w_z_along_dq;
+            own[(3, 0)] = front_right_ring1_subspace0_v_x_along_dq;
+            own[(4, 0)] = front_right_ring1_subspace0_v_y_along_dq;
+            own[(5, 0)] = front_right_ring1_subspace0_v_z_along_dq;
+            own[(0, 1)] = front_right_ring1_subspace1_w_x_along_dq;
+            own[(1, 1)] = front_right_ring1_subspace1_w_y_along_dq;
+            own[(2, 1)] = front_right_ring1_subspace1_w_z_along_dq;
+            own[(3, 1)] = front_right_ring1_subspace1_v_x_along_dq;
+            own[(4, 1)] = front_right_ring1_subspace1_v_y_along_dq;
+            own[(5, 1)] = front_right_ring1_subspace1_v_z_along_dq;
+        }
+        5 => {
+            let t0 = cache.front_right_bend_z * cache.front_right_bend_z;
+            let front_right_tip_local_bend_y_column_w_z = 1.0
+                - cache.front_right_bend_squared_c3 * t0;
+            let front_right_tip_local_subspace0_w_z = front_right_tip_local_bend_y_column_w_z
+                * p.limb_length;
+            let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+            let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+            let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_02_along_dq = cache.sin_q4
+                * base_yaw_rotation_00_along_dq + cache.cos_q4 * cache.cos_q3 * dq[4];
+            let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+                * cache.base_pitch_rotation_02
+                + cache.cos_q5 * base_yaw_rotation_01_along_dq
+                + cache.sin_q5 * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+            let base_roll_rotation_02_along_dq = cache.cos_q5
+                * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+                - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+                - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+            let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+            let base_pitch_rotation_00_along_dq = cache.cos_q4
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_22_along_dq * cache.cos_q3;
+            let front_right_rotation_02_along_dq = 0.9428090415820634
+                * base_roll_rotation_02_along_dq
+                + 0.16666666666666669 * base_pitch_rotation_00_along_dq
+                - 0.2886751345948129 * base_roll_rotation_01_along_dq;
+            let front_right_bend_z_along_dq = p.limb_length * dq[11];
+            let t1 = 2.0 * front_right_bend_z_along_dq * cache.front_right_bend_z;
+            let t2 = cache.front_right_bend_y * cache.front_right_bend_y;
+            let front_right_bend_squared = t0 + t2;
+            let t3 = softgen_runtime::stumpff(front_right_bend_squared)[5];
+            let t4 = 1.5 * t3 - 0.5 * cache.front_right_bend_squared_c4;
+            let front_right_bend_y_along_dq = p.limb_length * dq[10];
+            let t5 = 2.0 * cache.front_right_bend_y * front_right_bend_y_along_dq;
+            let front_right_bend_squared_along_dq = t5 + t1;
+            let front_right_tip_local_bend_y_column_w_z_along_dq = -cache
+                .front_right_bend_squared_c3 * t1
+                - t4 * t0 * front_right_bend_squared_along_dq;
+            let front_right_tip_local_subspace0_w_z_along_dq = p.limb_length
+                * front_right_tip_local_bend_y_column_w_z_along_dq;
+            let t6 = cache.front_right_bend_squared_c4
+                - 0.5 * cache.front_right_bend_squared_c3;
+            let front_right_tip_local_bend_y_column_w_x_along_dq = -t6
+                * front_right_bend_squared_along_dq * cache.front_right_bend_z
+                - front_right_bend_z_along_dq * cache.front_right_bend_squared_c2;
+            let front_right_tip_local_subspace0_w_x_along_dq = front_right_tip_local_bend_y_column_w_x_along_dq
+                * p.limb_length;
+            let t7 = front_right_bend_z_along_dq * cache.front_right_bend_y
+                + front_right_bend_y_along_dq * cache.front_right_bend_z;
+            let t8 = cache.front_right_bend_y * cache.front_right_bend_z;
+            let front_right_tip_local_bend_y_column_w_y_along_dq = -cache
+                .front_right_bend_squared_c3 * t7
+                - t4 * front_right_bend_squared_along_dq * t8;
+            let front_right_tip_local_subspace0_w_y_along_dq = front_right_tip_local_bend_y_column_w_y_along_dq
+                * p.limb_length;
+            let front_right_rotation_00_along_dq = 0.4714045207910318
+                * base_pitch_rotation_00_along_dq
+                - 0.8164965809277259 * base_roll_rotation_01_along_dq
+                - 0.3333333333333333 * base_roll_rotation_02_along_dq;
+            let front_right_tip_local_bend_y_column_w_x = -(cache.front_right_bend_z
+                * cache.front_right_bend_squared_c2);
+            let front_right_tip_local_subspace0_w_x = p.limb_length
+                * front_right_tip_local_bend_y_column_w_x;
+            let front_right_rotation_01_along_dq = 0.8660254037844386
+                * base_pitch_rotation_00_along_dq
+                + 0.5000000000000001 * base_roll_rotation_01_along_dq;
+            let front_right_tip_local_bend_y_column_w_y = -(cache
+                .front_right_bend_squared_c3 * t8);
+            let front_right_tip_local_subspace0_w_y = front_right_tip_local_bend_y_column_w_y
+                * p.limb_length;
+            let front_right_tip_subspace0_w_x_along_dq = front_right_tip_local_subspace0_w_z
+                * front_right_rotation_02_along_dq
+                + cache.front_right_rotation_02
+                    * front_right_tip_local_subspace0_w_z_along_dq
+                + cache.front_right_rotation_00
+                    * front_right_tip_local_subspace0_w_x_along_dq
+                + cache.front_right_rotation_01
+                    * front_right_tip_local_subspace0_w_y_along_dq
+                + front_right_rotation_00_along_dq * front_right_tip_local_subspace0_w_x
+                + front_right_rotation_01_along_dq * front_right_tip_local_subspace0_w_y;
+            let base_pitch_rotation_10_along_dq = cache.cos_q4
+                * base_yaw_rotation_10_along_dq
+                + base_pitch_rotation_22_along_dq * cache.sin_q3;
+            let base_pitch_rotation_12_along_dq = cache.sin_q4
+                * base_yaw_rotation_10_along_dq + cache.cos_q4 * cache.sin_q3 * dq[4];
+            let base_roll_rotation_11_along_dq = cache.cos_q5
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_12_along_dq * cache.sin_q5
+                + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+                - dq[5] * cache.sin_q5 * cache.cos_q3;
+            let front_right_rotation_11_along_dq = 0.8660254037844386
+                * base_pitch_rotation_10_along_dq
+                + 0.5000000000000001 * base_roll_rotation_11_along_dq;
+            let base_roll_rotation_12_along_dq = cache.cos_q5
+                * base_pitch_rotation_12_along_dq
+                - cache.sin_q5 * base_yaw_rotation_00_along_dq
+                - cache.cos_q5 * dq[5] * cache.cos_q3
+                - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+            let front_right_rotation_10_along_dq = 0.4714045207910318
+                * base_pitch_rotation_10_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq
+                - 0.8164965809277259 * base_roll_rotation_11_along_dq;
+            let front_right_rotation_12_along_dq = 0.9428090415820634
+                * base_roll_rotation_12_along_dq
+                + 0.16666666666666669 * base_pitch_rotation_10_along_dq
+                - 0.2886751345948129 * base_roll_rotation_11_along_dq;
+            let front_right_tip_subspace0_w_y_along_dq = front_right_rotation_11_along_dq
+                * front_right_tip_local_subspace0_w_y
+                + cache.front_right_rotation_11
+                    * front_right_tip_local_subspace0_w_y_along_dq
+                + cache.front_right_rotation_10
+                    * front_right_tip_local_subspace0_w_x_along_dq
+                + front_right_rotation_10_along_dq * front_right_tip_local_subspace0_w_x
+                + front_right_rotation_12_along_dq * front_right_tip_local_subspace0_w_z
+                + cache.front_right_rotation_12
+                    * front_right_tip_local_subspace0_w_z_along_dq;
+            let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+                + base_pitch_rotation_22_along_dq * cache.sin_q5;
+            let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+            let front_right_rotation_21_along_dq = 0.5000000000000001
+                * base_roll_rotation_21_along_dq
+                + 0.8660254037844386 * base_pitch_rotation_20_along_dq;
+            let base_roll_rotation_22_along_dq = cache.cos_q5
+                * base_pitch_rotation_22_along_dq - dq[5] * cache.sin_q5 * cache.cos_q4;
+            let front_right_rotation_20_along_dq = 0.4714045207910318
+                * base_pitch_rotation_20_along_dq
+                - 0.3333333333333333 * base_roll_rotation_22_along_dq
+                - 0.8164965809277259 * base_roll_rotation_21_along_dq;
+            let front_right_rotation_22_along_dq = 0.16666666666666669
+                * base_pitch_rotation_20_along_dq
+                + 0.9428090415820634 * base_roll_rotation_22_along_dq
+                - 0.2886751345948129 * base_roll_rotation_21_along_dq;
+            let front_right_tip_subspace0_w_z_along_dq = front_right_rotation_21_along_dq
+                * front_right_tip_local_subspace0_w_y
+                + front_right_rotation_20_along_dq * front_right_tip_local_subspace0_w_x
+                + cache.front_right_rotation_22
+                    * front_right_tip_local_subspace0_w_z_along_dq
+                + cache.front_right_rotation_21
+                    * front_right_tip_local_subspace0_w_y_along_dq
+                + cache.front_right_rotation_20
+                    * front_right_tip_local_subspace0_w_x_along_dq
+                + front_right_rotation_22_along_dq * front_right_tip_local_subspace0_w_z;
+            let t9 = p.limb_length * cache.front_right_bend_z;
+            let t10 = cache.front_right_bend_squared_c2 * t9;
+            let t11 = cache.front_right_bend_y * p.limb_length;
+            let t12 = t11 * cache.front_right_bend_squared_c2;
+            let front_right_tip_local_bend_y_column_v_x = (t11
+                * cache.front_right_bend_squared_c3
+                - t11 * cache.front_right_bend_squared_c2)
+                - (t10 * front_right_tip_local_bend_y_column_w_y
+                    - t12 * front_right_tip_local_bend_y_column_w_z);
+            let front_right_tip_local_subspace0_v_x = front_right_tip_local_bend_y_column_v_x
+                * p.limb_length;
+            let t13 = front_right_bend_z_along_dq * p.limb_length;
+            let t14 = t13 * cache.front_right_bend_squared_c2
+                + t6 * front_right_bend_squared_along_dq * t9;
+            let t15 = p.limb_length * front_right_bend_y_along_dq;
+            let t16 = t11 * t6 * front_right_bend_squared_along_dq
+                + t15 * cache.front_right_bend_squared_c2;
+            let front_right_tip_local_bend_y_column_v_x_along_dq = (t11 * t4
+                * front_right_bend_squared_along_dq
+                + cache.front_right_bend_squared_c3 * t15
+                - t11 * t6 * front_right_bend_squared_along_dq
+                - t15 * cache.front_right_bend_squared_c2)
+                - (front_right_tip_local_bend_y_column_w_y * t14
+                    + t10 * front_right_tip_local_bend_y_column_w_y_along_dq
+                    - t16 * front_right_tip_local_bend_y_column_w_z
+                    - t12 * front_right_tip_local_bend_y_column_w_z_along_dq);
+            let front_right_tip_local_subspace0_v_x_along_dq = p.limb_length
+                * front_right_tip_local_bend_y_column_v_x_along_dq;
+            let t17 = cache.front_right_bend_squared_c1 * p.limb_length;
+            let t18 = cache.front_right_bend_y * p.limb_length
+                * cache.front_right_bend_z;
+            let t19 = 2.0 * t18 * cache.front_right_bend_squared_c4
+                - cache.front_right_bend_squared_c3 * t18;
+            let front_right_tip_local_bend_y_column_v_z = t19
+                - (t12 * front_right_tip_local_bend_y_column_w_x
+                    - front_right_tip_local_bend_y_column_w_y * t17);
+            let front_right_tip_local_subspace0_v_z = front_right_tip_local_bend_y_column_v_z
+                * p.limb_length;
+            let t20 = front_right_bend_z_along_dq * cache.front_right_bend_y
+                * p.limb_length
+                + p.limb_length * front_right_bend_y_along_dq * cache.front_right_bend_z;
+            let t21 = 2.0 * softgen_runtime::stumpff(front_right_bend_squared)[6]
+                - 0.5 * t3;
+            let t22 = 2.0 * t20 * cache.front_right_bend_squared_c4
+                + 2.0 * t18 * front_right_bend_squared_along_dq * t21
+                - t4 * t18 * front_right_bend_squared_along_dq
+                - cache.front_right_bend_squared_c3 * t20;
+            let t23 = ((0.5 * cache.front_right_bend_squared_c3
+                - 0.5 * cache.front_right_bend_squared_c2)
+                * front_right_bend_squared_along_dq) * p.limb_length;
+            let front_right_tip_local_bend_y_column_v_z_along_dq = t22
+                - (t16 * front_right_tip_local_bend_y_column_w_x
+                    + t12 * front_right_tip_local_bend_y_column_w_x_along_dq
+                    - front_right_tip_local_bend_y_column_w_y_along_dq * t17
+                    - front_right_tip_local_bend_y_column_w_y * t23);
+            let front_right_tip_local_subspace0_v_z_along_dq = front_right_tip_local_bend_y_column_v_z_along_dq
+                * p.limb_length;
+            let front_right_position_y_along_dq = dq[1]
+                + 0.4714045207910317 * p.hub_radius * base_pitch_rotation_10_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq * p.hub_radius
+                - 0.816496580927726 * p.hub_radius * base_roll_rotation_11_along_dq;
+            let front_right_tip_subspace0_w_z = cache.front_right_rotation_22
+                * front_right_tip_local_subspace0_w_z
+                + cache.front_right_rotation_21 * front_right_tip_local_subspace0_w_y
+                + cache.front_right_rotation_20 * front_right_tip_local_subspace0_w_x;
+            let t24 = t2 * p.limb_length;
+            let t25 = t6 * p.limb_length * front_right_bend_squared_along_dq;
+            let t26 = t5 * p.limb_length;
+            let front_right_tip_local_bend_y_column_v_y_along_dq = (2.0
+                * front_right_bend_squared_along_dq * t24 * t21 + t25
+                + 2.0 * t26 * cache.front_right_bend_squared_c4
+                - cache.front_right_bend_squared_c3 * t26
+                - t4 * front_right_bend_squared_along_dq * t24)
+                - (t17 * front_right_tip_local_bend_y_column_w_z_along_dq
+                    + front_right_tip_local_bend_y_column_w_z * t23
+                    - t10 * front_right_tip_local_bend_y_column_w_x_along_dq
+                    - front_right_tip_local_bend_y_column_w_x * t14);
+            let front_right_tip_local_subspace0_v_y_along_dq = front_right_tip_local_bend_y_column_v_y_along_dq
+                * p.limb_length;
+            let front_right_tip_subspace0_w_y = cache.front_right_rotation_10
+                * front_right_tip_local_subspace0_w_x
+                + front_right_tip_local_subspace0_w_z * cache.front_right_rotation_12
+                + cache.front_right_rotation_11 * front_right_tip_local_subspace0_w_y;
+            let front_right_position_z_along_dq = 0.4714045207910317
+                * base_pitch_rotation_20_along_dq * p.hub_radius + dq[2]
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_22_along_dq
+                - 0.816496580927726 * p.hub_radius * base_roll_rotation_21_along_dq;
+            let t27 = p.limb_length * cache.front_right_bend_squared_c2;
+            let front_right_tip_local_bend_y_column_v_y = (t27
+                + 2.0 * t24 * cache.front_right_bend_squared_c4
+                - cache.front_right_bend_squared_c3 * t24)
+                - (front_right_tip_local_bend_y_column_w_z * t17
+                    - t10 * front_right_tip_local_bend_y_column_w_x);
+            let front_right_tip_local_subspace0_v_y = front_right_tip_local_bend_y_column_v_y
+                * p.limb_length;
+            let front_right_tip_subspace0_v_x_along_dq = front_right_tip_local_subspace0_v_x
+                * front_right_rotation_00_along_dq
+                + cache.front_right_rotation_00
+                    * front_right_tip_local_subspace0_v_x_along_dq
+                + front_right_tip_local_subspace0_v_z * front_right_rotation_02_along_dq
+                + cache.front_right_rotation_02
+                    * front_right_tip_local_subspace0_v_z_along_dq
+                + front_right_position_y_along_dq * front_right_tip_subspace0_w_z
+                + front_right_tip_subspace0_w_z_along_dq * cache.front_right_position_y
+                + front_right_tip_local_subspace0_v_y_along_dq
+                    * cache.front_right_rotation_01
+                + front_right_rotation_01_along_dq * front_right_tip_local_subspace0_v_y
+                - front_right_tip_subspace0_w_y_along_dq * cache.front_right_position_z
+                - front_right_tip_subspace0_w_y * front_right_position_z_along_dq;
+            let front_right_position_x_along_dq = dq[0]
+                + 0.4714045207910317 * p.hub_radius * base_pitch_rotation_00_along_dq
+                - 0.816496580927726 * base_roll_rotation_01_along_dq * p.hub_radius
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_02_along_dq;
+            let front_right_tip_subspace0_w_x = cache.front_right_rotation_01
+                * front_right_tip_local_subspace0_w_y
+                + cache.front_right_rotation_00 * front_right_tip_local_subspace0_w_x
+                + cache.front_right_rotation_02 * front_right_tip_local_subspace0_w_z;
+            let front_right_tip_subspace0_v_y_along_dq = front_right_rotation_11_along_dq
+                * front_right_tip_local_subspace0_v_y
+                + front_right_tip_local_subspace0_v_y_along_dq
+                    * cache.front_right_rotation_11
+                + front_right_rotation_12_along_dq * front_right_tip_local_subspace0_v_z
+                + cache.front_right_position_z * front_right_tip_subspace0_w_x_along_dq
+                + front_right_tip_local_subspace0_v_z_along_dq
+                    * cache.front_right_rotation_12
+                + front_right_rotation_10_along_dq * front_right_tip_local_subspace0_v_x
+                + front_right_position_z_along_dq * front_right_tip_subspace0_w_x
+                + cache.front_right_rotation_10
+                    * front_right_tip_local_subspace0_v_x_along_dq
+                - front_right_tip_subspace0_w_z * front_right_position_x_along_dq
+                - front_right_tip_subspace0_w_z_along_dq * cache.front_right_position_x;
+            let front_right_tip_subspace0_v_z_along_dq = front_right_tip_subspace0_w_y_along_dq
+                * cache.front_right_position_x
+                + front_right_tip_local_subspace0_v_y * front_right_rotation_21_along_dq
+                + front_right_tip_local_subspace0_v_x * front_right_rotation_20_along_dq
+                + front_right_tip_local_subspace0_v_z_along_dq
+                    * cache.front_right_rotation_22
+                + front_right_tip_local_subspace0_v_y_along_dq
+                    * cache.front_right_rotation_21
+                + cache.front_right_rotation_20
+                    * front_right_tip_local_subspace0_v_x_along_dq
+                + front_right_rotation_22_along_dq * front_right_tip_local_subspace0_v_z
+                + front_right_tip_subspace0_w_y * front_right_position_x_along_dq
+                - cache.front_right_position_y * front_right_tip_subspace0_w_x_along_dq
+                - front_right_position_y_along_dq * front_right_tip_subspace0_w_x;
+            let front_right_tip_local_bend_z_column_w_z_along_dq = t4
+                * front_right_bend_squared_along_dq * t8
+                + cache.front_right_bend_squared_c3 * t7;
+            let front_right_tip_local_subspace1_w_z_along_dq = front_right_tip_local_bend_z_column_w_z_along_dq
+                * p.limb_length;
+            let front_right_tip_local_bend_z_column_w_x_along_dq = front_right_bend_y_along_dq
+                * cache.front_right_bend_squared_c2
+                + t6 * cache.front_right_bend_y * front_right_bend_squared_along_dq;
+            let front_right_tip_local_subspace1_w_x_along_dq = front_right_tip_local_bend_z_column_w_x_along_dq
+                * p.limb_length;
+            let front_right_tip_local_bend_z_column_w_y_along_dq = t4 * t2
+                * front_right_bend_squared_along_dq
+                + cache.front_right_bend_squared_c3 * t5;
+            let front_right_tip_local_subspace1_w_y_along_dq = p.limb_length
+                * front_right_tip_local_bend_z_column_w_y_along_dq;
+            let front_right_tip_local_bend_z_column_w_x = cache.front_right_bend_y
+                * cache.front_right_bend_squared_c2;
+            let front_right_tip_local_subspace1_w_x = p.limb_length
+                * front_right_tip_local_bend_z_column_w_x;
+            let front_right_tip_local_bend_z_column_w_z = cache
+                .front_right_bend_squared_c3 * t8;
+            let front_right_tip_local_subspace1_w_z = p.limb_length
+                * front_right_tip_local_bend_z_column_w_z;
+            let front_right_tip_local_bend_z_column_w_y = cache
+                .front_right_bend_squared_c3 * t2 - 1.0;
+            let front_right_tip_local_subspace1_w_y = front_right_tip_local_bend_z_column_w_y
+                * p.limb_length;
+            let front_right_tip_subspace1_w_x_along_dq = front_right_tip_local_subspace1_w_z_along_dq
+                * cache.front_right_rotation_02
+                + cache.front_right_rotation_00
+                    * front_right_tip_local_subspace1_w_x_along_dq
+                + front_right_tip_local_subspace1_w_y_along_dq
+                    * cache.front_right_rotation_01
+                + front_right_tip_local_subspace1_w_x * front_right_rotation_00_along_dq
+                + front_right_tip_local_subspace1_w_z * front_right_rotation_02_along_dq
+                + front_right_rotation_01_along_dq * front_right_tip_local_subspace1_w_y;
+            let front_right_tip_subspace1_w_y_along_dq = cache.front_right_rotation_10
+                * front_right_tip_local_subspace1_w_x_along_dq
+                + front_right_rotation_11_along_dq * front_right_tip_local_subspace1_w_y
+                + front_right_rotation_10_along_dq * front_right_tip_local_subspace1_w_x
+                + front_right_tip_local_subspace1_w_z * front_right_rotation_12_along_dq
+                + front_right_tip_local_subspace1_w_y_along_dq
+                    * cache.front_right_rotation_11
+                + front_right_tip_local_subspace1_w_z_along_dq
+                    * cache.front_right_rotation_12;
+            let front_right_tip_subspace1_w_z_along_dq = front_right_tip_local_subspace1_w_y
+                * front_right_rotation_21_along_dq
+                + front_right_tip_local_subspace1_w_z_along_dq
+                    * cache.front_right_rotation_22
+                + cache.front_right_rotation_21
+                    * front_right_tip_local_subspace1_w_y_along_dq
+                + cache.front_right_rotation_20
+                    * front_right_tip_local_subspace1_w_x_along_dq
+                + front_right_tip_local_subspace1_w_x * front_right_rotation_20_along_dq
+                + front_right_rotation_22_along_dq * front_right_tip_local_subspace1_w_z;
+            let t28 = t0 * p.limb_length;
+            let t29 = t1 * p.limb_length;
+            let front_right_tip_local_bend_z_column_v_z_along_dq = (2.0 * t28
+                * front_right_bend_squared_along_dq * t21 + t25
+                + 2.0 * t29 * cache.front_right_bend_squared_c4
+                - cache.front_right_bend_squared_c3 * t29
+                - t4 * t28 * front_right_bend_squared_along_dq)
+                - (t16 * front_right_tip_local_bend_z_column_w_x
+                    + t12 * front_right_tip_local_bend_z_column_w_x_along_dq
+                    - front_right_tip_local_bend_z_column_w_y * t23
+                    - t17 * front_right_tip_local_bend_z_column_w_y_along_dq);
+            let front_right_tip_local_subspace1_v_z_along_dq = front_right_tip_local_bend_z_column_v_z_along_dq
+                * p.limb_length;
+            let front_right_tip_subspace1_w_y = front_right_tip_local_subspace1_w_z
+                * cache.front_right_rotation_12
+                + cache.front_right_rotation_10 * front_right_tip_local_subspace1_w_x
+                + cache.front_right_rotation_11 * front_right_tip_local_subspace1_w_y;
+            let front_right_tip_local_bend_z_column_v_z = (t27
+                + 2.0 * t28 * cache.front_right_bend_squared_c4
+                - cache.front_right_bend_squared_c3 * t28)
+                - (t12 * front_right_tip_local_bend_z_column_w_x
+                    - front_right_tip_local_bend_z_column_w_y * t17);
+            let front_right_tip_local_subspace1_v_z = p.limb_length
+                * front_right_tip_local_bend_z_column_v_z;
+            let front_right_tip_local_bend_z_column_v_y = t19
+                - (t17 * front_right_tip_local_bend_z_column_w_z
+                    - t10 * front_right_tip_local_bend_z_column_w_x);
+            let front_right_tip_local_subspace1_v_y = front_right_tip_local_bend_z_column_v_y
+                * p.limb_length;
+            let front_right_tip_local_bend_z_column_v_y_along_dq = t22
+                - (front_right_tip_local_bend_z_column_w_z_along_dq * t17
+                    + t23 * front_right_tip_local_bend_z_column_w_z
+                    - t10 * front_right_tip_local_bend_z_column_w_x_along_dq
+                    - front_right_tip_local_bend_z_column_w_x * t14);
+            let front_right_tip_local_subspace1_v_y_along_dq = front_right_tip_local_bend_z_column_v_y_along_dq
+                * p.limb_length;
+            let front_right_tip_local_bend_z_column_v_x_along_dq = (cache
+                .front_right_bend_squared_c3 * t13
+                + t4 * front_right_bend_squared_along_dq * t9
+                - t6 * front_right_bend_squared_along_dq * t9
+                - t13 * cache.front_right_bend_squared_c2)
+                - (t10 * front_right_tip_local_bend_z_column_w_y_along_dq
+                    + front_right_tip_local_bend_z_column_w_y * t14
+                    - t12 * front_right_tip_local_bend_z_column_w_z_along_dq
+                    - t16 * front_right_tip_local_bend_z_column_w_z);
+            let front_right_tip_local_subspace1_v_x_along_dq = front_right_tip_local_bend_z_column_v_x_along_dq
+                * p.limb_length;
+            let front_right_tip_local_bend_z_column_v_x = (cache
+                .front_right_bend_squared_c3 * t9
+                - cache.front_right_bend_squared_c2 * t9)
+                - (t10 * front_right_tip_local_bend_z_column_w_y
+                    - t12 * front_right_tip_local_bend_z_column_w_z);
+            let front_right_tip_local_subspace1_v_x = front_right_tip_local_bend_z_column_v_x
+                * p.limb_length;
+            let front_right_tip_subspace1_w_z = front_right_tip_local_subspace1_w_x
+                * cache.front_right_rotation_20
+                + cache.front_right_rotation_21 * front_right_tip_local_subspace1_w_y
+                + front_right_tip_local_subspace1_w_z * cache.front_right_rotation_22;
+            let front_right_tip_subspace1_v_x_along_dq = cache.front_right_rotation_02
+                * front_right_tip_local_subspace1_v_z_along_dq
+                + front_right_tip_subspace1_w_z_along_dq * cache.front_right_position_y
+                + front_right_tip_local_subspace1_v_z * front_right_rotation_02_along_dq
+                + front_right_rotation_01_along_dq * front_right_tip_local_subspace1_v_y
+                + front_right_tip_local_subspace1_v_y_along_dq
+                    * cache.front_right_rotation_01
+                + cache.front_right_rotation_00
+                    * front_right_tip_local_subspace1_v_x_along_dq
+                + front_right_rotation_00_along_dq * front_right_tip_local_subspace1_v_x
+                + front_right_position_y_along_dq * front_right_tip_subspace1_w_z
+                - front_right_tip_subspace1_w_y * front_right_position_z_along_dq
+                - front_right_tip_subspace1_w_y_along_dq * cache.front_right_position_z;
+            let front_right_tip_subspace1_w_x = cache.front_right_rotation_01
+                * front_right_tip_local_subspace1_w_y
+                + cache.front_right_rotation_00 * front_right_tip_local_subspace1_w_x
+                + front_right_tip_local_subspace1_w_z * cache.front_right_rotation_02;
+            let front_right_tip_subspace1_v_y_along_dq = front_right_rotation_10_along_dq
+                * front_right_tip_local_subspace1_v_x
+                + front_right_position_z_along_dq * front_right_tip_subspace1_w_x
+                + front_right_tip_subspace1_w_x_along_dq * cache.front_right_position_z
+                + cache.front_right_rotation_10
+                    * front_right_tip_local_subspace1_v_x_along_dq
+                + front_right_tip_local_subspace1_v_z_along_dq
+                    * cache.front_right_rotation_12
+                + front_right_tip_local_subspace1_v_y * front_right_rotation_11_along_dq
+                + front_right_rotation_12_along_dq * front_right_tip_local_subspace1_v_z
+                + front_right_tip_local_subspace1_v_y_along_dq
+                    * cache.front_right_rotation_11
+                - front_right_position_x_along_dq * front_right_tip_subspace1_w_z
+                - front_right_tip_subspace1_w_z_along_dq * cache.front_right_position_x;
+            let front_right_tip_subspace1_v_z_along_dq = front_right_tip_local_subspace1_v_y_along_dq
+                * cache.front_right_rotation_21
+                + front_right_tip_local_subspace1_v_y * front_right_rotation_21_along_dq
+                + front_right_tip_subspace1_w_y * front_right_position_x_along_dq
+                + front_right_tip_local_subspace1_v_z_along_dq
+                    * cache.front_right_rotation_22
+                + cache.front_right_rotation_20
+                    * front_right_tip_local_subspace1_v_x_along_dq
+                + front_right_tip_subspace1_w_y_along_dq * cache.front_right_position_x
+                + front_right_rotation_20_along_dq * front_right_tip_local_subspace1_v_x
+                + front_right_rotation_22_along_dq * front_right_tip_local_subspace1_v_z
+                - front_right_position_y_along_dq * front_right_tip_subspace1_w_x
+                - front_right_tip_subspace1_w_x_along_dq * cache.front_right_position_y;
+            own[(0, 0)] = front_right_tip_subspace0_w_x_along_dq;
+            own[(1, 0)] = front_right_tip_subspace0_w_y_along_dq;
+            own[(2, 0)] = front_right_tip_subspace0_w_z_along_dq;
+            own[(3, 0)] = front_right_tip_subspace0_v_x_along_dq;
+            own[(4, 0)] = front_right_tip_subspace0_v_y_along_dq;
+            own[(5, 0)] = front_right_tip_subspace0_v_z_along_dq;
+            own[(0, 1)] = front_right_tip_subspace1_w_x_along_dq;
+            own[(1, 1)] = front_right_tip_subspace1_w_y_along_dq;
+            own[(2, 1)] = front_right_tip_subspace1_w_z_along_dq;
+            own[(3, 1)] = front_right_tip_subspace1_v_x_along_dq;
+            own[(4, 1)] = front_right_tip_subspace1_v_y_along_dq;
+            own[(5, 1)] = front_right_tip_subspace1_v_z_along_dq;
+        }
+        6 => {}
+        7 => {
+            let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_02_along_dq = cache.sin_q4
+                * base_yaw_rotation_00_along_dq + cache.cos_q4 * cache.cos_q3 * dq[4];
+            let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+            let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+            let base_roll_rotation_02_along_dq = cache.cos_q5
+                * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+                - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+                - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+            let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+                * cache.base_pitch_rotation_02
+                + cache.cos_q5 * base_yaw_rotation_01_along_dq
+                + cache.sin_q5 * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+            let base_pitch_rotation_00_along_dq = cache.cos_q4
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_22_along_dq * cache.cos_q3;
+            let front_left_rotation_02_along_dq = 0.9428090415820634
+                * base_roll_rotation_02_along_dq
+                + 0.2886751345948129 * base_roll_rotation_01_along_dq
+                + 0.16666666666666669 * base_pitch_rotation_00_along_dq;
+            let t0 = cache.front_left_bend_z * cache.front_left_bend_z;
+            let front_left_ring1_local_bend_y_column_w_z = 0.5
+                - 0.125 * cache.front_left_ring1_bend_c3 * t0;
+            let front_left_ring1_local_subspace0_w_z = front_left_ring1_local_bend_y_column_w_z
+                * p.limb_length;
+            let front_left_bend_z_along_dq = dq[13] * p.limb_length;
+            let t1 = cache.front_left_ring1_bend_c4
+                - 0.5 * cache.front_left_ring1_bend_c3;
+            let t2 = 2.0 * front_left_bend_z_along_dq * cache.front_left_bend_z;
+            let front_left_bend_y_along_dq = p.limb_length * dq[12];
+            let t3 = 2.0 * cache.front_left_bend_y * front_left_bend_y_along_dq;
+            let front_left_bend_squared_along_dq = t2 + t3;
+            let front_left_ring1_bend_along_dq = 0.25 * front_left_bend_squared_along_dq;
+            let front_left_ring1_local_bend_y_column_w_x_along_dq = -0.25
+                * front_left_bend_z_along_dq * cache.front_left_ring1_bend_c2
+                - 0.25 * t1 * front_left_ring1_bend_along_dq * cache.front_left_bend_z;
+            let front_left_ring1_local_subspace0_w_x_along_dq = front_left_ring1_local_bend_y_column_w_x_along_dq
+                * p.limb_length;
+            let t4 = cache.front_left_bend_y * cache.front_left_bend_y;
+            let front_left_bend_squared = t4 + t0;
+            let front_left_ring1_bend = 0.25 * front_left_bend_squared;
+            let t5 = softgen_runtime::stumpff(front_left_ring1_bend)[5];
+            let t6 = 1.5 * t5 - 0.5 * cache.front_left_ring1_bend_c4;
+            let front_left_ring1_local_bend_y_column_w_z_along_dq = -0.125 * t2
+                * cache.front_left_ring1_bend_c3
+                - 0.125 * front_left_ring1_bend_along_dq * t6 * t0;
+            let front_left_ring1_local_subspace0_w_z_along_dq = front_left_ring1_local_bend_y_column_w_z_along_dq
+                * p.limb_length;
+            let front_left_ring1_local_bend_y_column_w_x = -(0.25
+                * cache.front_left_bend_z * cache.front_left_ring1_bend_c2);
+            let front_left_ring1_local_subspace0_w_x = p.limb_length
+                * front_left_ring1_local_bend_y_column_w_x;
+            let front_left_rotation_00_along_dq = 0.4714045207910318
+                * base_pitch_rotation_00_along_dq
+                + 0.8164965809277259 * base_roll_rotation_01_along_dq
+                - 0.3333333333333333 * base_roll_rotation_02_along_dq;
+            let front_left_rotation_01_along_dq = 0.5000000000000001
+                * base_roll_rotation_01_along_dq
+                - 0.8660254037844386 * base_pitch_rotation_00_along_dq;
+            let t7 = cache.front_left_bend_y * cache.front_left_bend_z;
+            let front_left_ring1_local_bend_y_column_w_y = -(0.125
+                * cache.front_left_ring1_bend_c3 * t7);
+            let front_left_ring1_local_subspace0_w_y = p.limb_length
+                * front_left_ring1_local_bend_y_column_w_y;
+            let t8 = front_left_bend_y_along_dq * cache.front_left_bend_z
+                + cache.front_left_bend_y * front_left_bend_z_along_dq;
+            let front_left_ring1_local_bend_y_column_w_y_along_dq = -0.125 * t8
+                * cache.front_left_ring1_bend_c3
+                - 0.125 * front_left_ring1_bend_along_dq * t6 * t7;
+            let front_left_ring1_local_subspace0_w_y_along_dq = p.limb_length
+                * front_left_ring1_local_bend_y_column_w_y_along_dq;
+            let front_left_ring1_subspace0_w_x_along_dq = front_left_rotation_02_along_dq
+                * front_left_ring1_local_subspace0_w_z
+                + cache.front_left_rotation_00
+                    * front_left_ring1_local_subspace0_w_x_along_dq
+                + cache.front_left_rotation_02
+                    * front_left_ring1_local_subspace0_w_z_along_dq
+                + front_left_ring1_local_subspace0_w_x * front_left_rotation_00_along_dq
+                + front_left_rotation_01_along_dq * front_left_ring1_local_subspace0_w_y
+                + cache.front_left_rotation_01
+                    * front_left_ring1_local_subspace0_w_y_along_dq;
+            let base_pitch_rotation_10_along_dq = cache.cos_q4
+                * base_yaw_rotation_10_along_dq
+                + base_pitch_rotation_22_along_dq * cache.sin_q3;
+            let base_pitch_rotation_12_along_dq = cache.sin_q4
+                * base_yaw_rotation_10_along_dq + cache.cos_q4 * cache.sin_q3 * dq[4];
+            let base_roll_rotation_11_along_dq = cache.cos_q5
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_12_along_dq * cache.sin_q5
+                + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+                - dq[5] * cache.sin_q5 * cache.cos_q3;
+            let front_left_rotation_11_along_dq = 0.5000000000000001
+                * base_roll_rotation_11_along_dq
+                - 0.8660254037844386 * base_pitch_rotation_10_along_dq;
+            let base_roll_rotation_12_along_dq = cache.cos_q5
+                * base_pitch_rotation_12_along_dq
+                - cache.sin_q5 * base_yaw_rotation_00_along_dq
+                - cache.cos_q5 * dq[5] * cache.cos_q3
+                - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+            let front_left_rotation_12_along_dq = 0.9428090415820634
+                * base_roll_rotation_12_along_dq
+                + 0.2886751345948129 * base_roll_rotation_11_along_dq
+                + 0.16666666666666669 * base_pitch_rotation_10_along_dq;
+            let front_left_rotation_10_along_dq = 0.4714045207910318
+                * base_pitch_rotation_10_along_dq
+                + 0.8164965809277259 * base_roll_rotation_11_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq;
+            let front_left_ring1_subspace0_w_y_along_dq = front_left_ring1_local_subspace0_w_x_along_dq
+                * cache.front_left_rotation_10
+                + front_left_ring1_local_subspace0_w_z_along_dq
+                    * cache.front_left_rotation_12
+                + front_left_rotation_11_along_dq * front_left_ring1_local_subspace0_w_y
+                + cache.front_left_rotation_11
+                    * front_left_ring1_local_subspace0_w_y_along_dq
+                + front_left_ring1_local_subspace0_w_z * front_left_rotation_12_along_dq
+                + front_left_ring1_local_subspace0_w_x * front_left_rotation_10_along_dq;
+            let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+            let base_roll_rotation_22_along_dq = cache.cos_q5
+                * base_pitch_rotation_22_along_dq - dq[5] * cache.sin_q5 * cache.cos_q4;
+            let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+                + base_pitch_rotation_22_along_dq * cache.sin_q5;
+            let front_left_rotation_20_along_dq = 0.4714045207910318
+                * base_pitch_rotation_20_along_dq
+                + 0.8164965809277259 * base_roll_rotation_21_along_dq
+                - 0.3333333333333333 * base_roll_rotation_22_along_dq;
+            let front_left_rotation_21_along_dq = 0.5000000000000001
+                * base_roll_rotation_21_along_dq
+                - 0.8660254037844386 * base_pitch_rotation_20_along_dq;
+            let front_left_rotation_22_along_dq = 0.16666666666666669
+                * base_pitch_rotation_20_along_dq
+                + 0.9428090415820634 * base_roll_rotation_22_along_dq
+                + 0.2886751345948129 * base_roll_rotation_21_along_dq;
+            let front_left_ring1_subspace0_w_z_along_dq = front_left_ring1_local_subspace0_w_x
+                * front_left_rotation_20_along_dq
+                + front_left_rotation_21_along_dq * front_left_ring1_local_subspace0_w_y
+                + cache.front_left_rotation_21
+                    * front_left_ring1_local_subspace0_w_y_along_dq
+                + cache.front_left_rotation_22
+                    * front_left_ring1_local_subspace0_w_z_along_dq
+                + cache.front_left_rotation_20
+                    * front_left_ring1_local_subspace0_w_x_along_dq
+                + front_left_ring1_local_subspace0_w_z * front_left_rotation_22_along_dq;
+            let t9 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
+            let t10 = 0.5 * front_left_ring1_bend_along_dq * p.limb_length
+                * (0.5 * cache.front_left_ring1_bend_c3
+                    - 0.5 * cache.front_left_ring1_bend_c2);
+            let t11 = cache.front_left_bend_y * p.limb_length;
+            let t12 = 0.25 * t11 * cache.front_left_ring1_bend_c2;
+            let t13 = p.limb_length * front_left_bend_y_along_dq;
+            let t14 = 0.25 * cache.front_left_ring1_bend_c2 * t13
+                + 0.25 * t1 * front_left_ring1_bend_along_dq * t11;
+            let t15 = p.limb_length * front_left_bend_y_along_dq
+                * cache.front_left_bend_z
+                + cache.front_left_bend_y * p.limb_length * front_left_bend_z_along_dq;
+            let t16 = cache.front_left_bend_y * p.limb_length * cache.front_left_bend_z;
+            let t17 = 2.0 * softgen_runtime::stumpff(front_left_ring1_bend)[6]
+                - 0.5 * t5;
+            let t18 = 0.125 * cache.front_left_ring1_bend_c4 * t15
+                + 0.125 * t17 * front_left_ring1_bend_along_dq * t16
+                - 0.0625 * cache.front_left_ring1_bend_c3 * t15
+                - 0.0625 * front_left_ring1_bend_along_dq * t16 * t6;
+            let front_left_ring1_local_bend_y_column_v_z_along_dq = t18
+                - (front_left_ring1_local_bend_y_column_w_x_along_dq * t12
+                    + t14 * front_left_ring1_local_bend_y_column_w_x
+                    - t9 * front_left_ring1_local_bend_y_column_w_y_along_dq
+                    - t10 * front_left_ring1_local_bend_y_column_w_y);
+            let front_left_ring1_local_subspace0_v_z_along_dq = p.limb_length
+                * front_left_ring1_local_bend_y_column_v_z_along_dq;
+            let t19 = 0.25 * p.limb_length * cache.front_left_ring1_bend_c2;
+            let t20 = t4 * p.limb_length;
+            let t21 = p.limb_length * cache.front_left_bend_z;
+            let t22 = 0.25 * t21 * cache.front_left_ring1_bend_c2;
+            let front_left_ring1_local_bend_y_column_v_y = (t19
+                + 0.125 * t20 * cache.front_left_ring1_bend_c4
+                - 0.0625 * t20 * cache.front_left_ring1_bend_c3)
+                - (front_left_ring1_local_bend_y_column_w_z * t9
+                    - front_left_ring1_local_bend_y_column_w_x * t22);
+            let front_left_ring1_local_subspace0_v_y = front_left_ring1_local_bend_y_column_v_y
+                * p.limb_length;
+            let front_left_position_y_along_dq = dq[1]
+                + 0.816496580927726 * p.hub_radius * base_roll_rotation_11_along_dq
+                + 0.4714045207910317 * p.hub_radius * base_pitch_rotation_10_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq * p.hub_radius;
+            let front_left_ring1_subspace0_w_z = cache.front_left_rotation_20
+                * front_left_ring1_local_subspace0_w_x
+                + cache.front_left_rotation_21 * front_left_ring1_local_subspace0_w_y
+                + front_left_ring1_local_subspace0_w_z * cache.front_left_rotation_22;
+            let t23 = p.limb_length * front_left_bend_z_along_dq;
+            let t24 = 0.25 * t23 * cache.front_left_ring1_bend_c2
+                + 0.25 * t1 * front_left_ring1_bend_along_dq * t21;
+            let t25 = t3 * p.limb_length;
+            let t26 = 0.25 * t1 * front_left_ring1_bend_along_dq * p.limb_length;
+            let front_left_ring1_local_bend_y_column_v_y_along_dq = (t26
+                + 0.125 * t25 * cache.front_left_ring1_bend_c4
+                + 0.125 * t20 * t17 * front_left_ring1_bend_along_dq
+                - 0.0625 * cache.front_left_ring1_bend_c3 * t25
+                - 0.0625 * t20 * front_left_ring1_bend_along_dq * t6)
+                - (t10 * front_left_ring1_local_bend_y_column_w_z
+                    + front_left_ring1_local_bend_y_column_w_z_along_dq * t9
+                    - front_left_ring1_local_bend_y_column_w_x_along_dq * t22
+                    - t24 * front_left_ring1_local_bend_y_column_w_x);
+            let front_left_ring1_local_subspace0_v_y_along_dq = p.limb_length
+                * front_left_ring1_local_bend_y_column_v_y_along_dq;
+            let front_left_ring1_subspace0_w_y = front_left_ring1_local_subspace0_w_y
+                * cache.front_left_rotation_11
+                + front_left_ring1_local_subspace0_w_x * cache.front_left_rotation_10
+                + front_left_ring1_local_subspace0_w_z * cache.front_left_rotation_12;
+            let front_left_position_z_along_dq = 0.816496580927726 * p.hub_radius
+                * base_roll_rotation_21_along_dq
+                + 0.4714045207910317 * base_pitch_rotation_20_along_dq * p.hub_radius
+                + dq[2]
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_22_along_dq;
+            let front_left_ring1_local_bend_y_column_v_x_along_dq = (0.125
+                * cache.front_left_ring1_bend_c3 * t13
+                + 0.125 * front_left_ring1_bend_along_dq * t6 * t11
+                - 0.125 * t1 * front_left_ring1_bend_along_dq * t11
+                - 0.125 * cache.front_left_ring1_bend_c2 * t13)
+                - (t22 * front_left_ring1_local_bend_y_column_w_y_along_dq
+                    + t24 * front_left_ring1_local_bend_y_column_w_y
+                    - front_left_ring1_local_bend_y_column_w_z_along_dq * t12
+                    - t14 * front_left_ring1_local_bend_y_column_w_z);
+            let front_left_ring1_local_subspace0_v_x_along_dq = front_left_ring1_local_bend_y_column_v_x_along_dq
+                * p.limb_length;
+            let front_left_ring1_local_bend_y_column_v_x = (0.125
+                * cache.front_left_ring1_bend_c3 * t11
+                - 0.125 * t11 * cache.front_left_ring1_bend_c2)
+                - (front_left_ring1_local_bend_y_column_w_y * t22
+                    - t12 * front_left_ring1_local_bend_y_column_w_z);
+            let front_left_ring1_local_subspace0_v_x = front_left_ring1_local_bend_y_column_v_x
+                * p.limb_length;
+            let t27 = 0.125 * t16 * cache.front_left_ring1_bend_c4
+                - 0.0625 * cache.front_left_ring1_bend_c3 * t16;
+            let front_left_ring1_local_bend_y_column_v_z = t27
+                - (t12 * front_left_ring1_local_bend_y_column_w_x
+                    - front_left_ring1_local_bend_y_column_w_y * t9);
+            let front_left_ring1_local_subspace0_v_z = front_left_ring1_local_bend_y_column_v_z
+                * p.limb_length;
+            let front_left_ring1_subspace0_v_x_along_dq = cache.front_left_rotation_02
+                * front_left_ring1_local_subspace0_v_z_along_dq
+                + front_left_rotation_01_along_dq * front_left_ring1_local_subspace0_v_y
+                + front_left_position_y_along_dq * front_left_ring1_subspace0_w_z
+                + front_left_ring1_local_subspace0_v_y_along_dq
+                    * cache.front_left_rotation_01
+                + cache.front_left_rotation_00
+                    * front_left_ring1_local_subspace0_v_x_along_dq
+                + front_left_rotation_00_along_dq * front_left_ring1_local_subspace0_v_x
+                + cache.front_left_position_y * front_left_ring1_subspace0_w_z_along_dq
+                + front_left_rotation_02_along_dq * front_left_ring1_local_subspace0_v_z
+                - front_left_ring1_subspace0_w_y * front_left_position_z_along_dq
+                - cache.front_left_position_z * front_left_ring1_subspace0_w_y_along_dq;
+            let front_left_position_x_along_dq = dq[0]
+                + 0.4714045207910317 * p.hub_radius * base_pitch_rotation_00_along_dq
+                + 0.816496580927726 * base_roll_rotation_01_along_dq * p.hub_radius
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_02_along_dq;
+            let front_left_ring1_subspace0_w_x = front_left_ring1_local_subspace0_w_y
+                * cache.front_left_rotation_01
+                + front_left_ring1_local_subspace0_w_x * cache.front_left_rotation_00
+                + front_left_ring1_local_subspace0_w_z * cache.front_left_rotation_02;
+            let front_left_ring1_subspace0_v_y_along_dq = front_left_rotation_11_along_dq
+                * front_left_ring1_local_subspace0_v_y
+                + front_left_position_z_along_dq * front_left_ring1_subspace0_w_x
+                + front_left_ring1_local_subspace0_v_x_along_dq
+                    * cache.front_left_rotation_10
+                + cache.front_left_position_z * front_left_ring1_subspace0_w_x_along_dq
+                + cache.front_left_rotation_12
+                    * front_left_ring1_local_subspace0_v_z_along_dq
+                + front_left_rotation_10_along_dq * front_left_ring1_local_subspace0_v_x
+                + front_left_ring1_local_subspace0_v_y_along_dq
+                    * cache.front_left_rotation_11
+                + front_left_rotation_12_along_dq * front_left_ring1_local_subspace0_v_z
+                - front_left_ring1_subspace0_w_z * front_left_position_x_along_dq
+                - cache.front_left_position_x * front_left_ring1_subspace0_w_z_along_dq;
+            let front_left_ring1_subspace0_v_z_along_dq = cache.front_left_position_x
+                * front_left_ring1_subspace0_w_y_along_dq
+                + front_left_ring1_subspace0_w_y * front_left_position_x_along_dq
+                + cache.front_left_rotation_20
+                    * front_left_ring1_local_subspace0_v_x_along_dq
+                + cache.front_left_rotation_22
+                    * front_left_ring1_local_subspace0_v_z_along_dq
+                + cache.front_left_rotation_21
+                    * front_left_ring1_local_subspace0_v_y_along_dq
+                + front_left_rotation_21_along_dq * front_left_ring1_local_subspace0_v_y
+                + front_left_rotation_20_along_dq * front_left_ring1_local_subspace0_v_x
+                + front_left_rotation_22_along_dq * front_left_ring1_local_subspace0_v_z
+                - cache.front_left_position_y * front_left_ring1_subspace0_w_x_along_dq
+                - front_left_ring1_subspace0_w_x * front_left_position_y_along_dq;
+            let front_left_ring1_local_bend_z_column_w_z_along_dq = 0.125 * t8
+                * cache.front_left_ring1_bend_c3
+                + 0.125 * front_left_ring1_bend_along_dq * t6 * t7;
+            let front_left_ring1_local_subspace1_w_z_along_dq = front_left_ring1_local_bend_z_column_w_z_along_dq
+                * p.limb_length;
+            let front_left_ring1_local_bend_z_column_w_y = 0.125
+                * cache.front_left_ring1_bend_c3 * t4 - 0.5;
+            let front_left_ring1_local_subspace1_w_y = front_left_ring1_local_bend_z_column_w_y
+                * p.limb_length;
+            let front_left_ring1_local_bend_z_column_w_x = 0.25 * cache.front_left_bend_y
+                * cache.front_left_ring1_bend_c2;
+            let front_left_ring1_local_subspace1_w_x = p.limb_length
+                * front_left_ring1_local_bend_z_column_w_x;
+            let front_left_ring1_local_bend_z_column_w_y_along_dq = 0.125
+                * cache.front_left_ring1_bend_c3 * t3
+                + 0.125 * front_left_ring1_bend_along_dq * t4 * t6;
+            let front_left_ring1_local_subspace1_w_y_along_dq = front_left_ring1_local_bend_z_column_w_y_along_dq
+                * p.limb_length;
+            let front_left_ring1_local_bend_z_column_w_x_along_dq = 0.25
+                * cache.front_left_bend_y * t1 * front_left_ring1_bend_along_dq
+                + 0.25 * front_left_bend_y_along_dq * cache.front_left_ring1_bend_c2;
+            let front_left_ring1_local_subspace1_w_x_along_dq = front_left_ring1_local_bend_z_column_w_x_along_dq
+                * p.limb_length;
+            let front_left_ring1_local_bend_z_column_w_z = 0.125
+                * cache.front_left_ring1_bend_c3 * t7;
+            let front_left_ring1_local_subspace1_w_z = p.limb_length
+                * front_left_ring1_local_bend_z_column_w_z;
+            let front_left_ring1_subspace1_w_x_along_dq = cache.front_left_rotation_02
+                * front_left_ring1_local_subspace1_w_z_along_dq
+                + front_left_ring1_local_subspace1_w_y * front_left_rotation_01_along_dq
+                + front_left_rotation_00_along_dq * front_left_ring1_local_subspace1_w_x
+                + front_left_ring1_local_subspace1_w_y_along_dq
+                    * cache.front_left_rotation_01
+                + front_left_ring1_local_subspace1_w_x_along_dq
+                    * cache.front_left_rotation_00
+                + front_left_rotation_02_along_dq * front_left_ring1_local_subspace1_w_z;
+            let front_left_ring1_subspace1_w_y_along_dq = front_left_rotation_10_along_dq
+                * front_left_ring1_local_subspace1_w_x
+                + front_left_ring1_local_subspace1_w_y * front_left_rotation_11_along_dq
+                + cache.front_left_rotation_12
+                    * front_left_ring1_local_subspace1_w_z_along_dq
+                + front_left_ring1_local_subspace1_w_x_along_dq
+                    * cache.front_left_rotation_10
+                + front_left_rotation_12_along_dq * front_left_ring1_local_subspace1_w_z
+                + front_left_ring1_local_subspace1_w_y_along_dq
+                    * cache.front_left_rotation_11;
+            let front_left_ring1_subspace1_w_z_along_dq = front_left_ring1_local_subspace1_w_y
+                * front_left_rotation_21_along_dq
+                + cache.front_left_rotation_21
+                    * front_left_ring1_local_subspace1_w_y_along_dq
+                + cache.front_left_rotation_20
+                    * front_left_ring1_local_subspace1_w_x_along_dq
+                + front_left_rotation_22_along_dq * front_left_ring1_local_subspace1_w_z
+                + cache.front_left_rotation_22
+                    * front_left_ring1_local_subspace1_w_z_along_dq
+                + front_left_rotation_20_along_dq * front_left_ring1_local_subspace1_w_x;
+            let front_left_ring1_local_bend_z_column_v_x = (0.125
+                * cache.front_left_ring1_bend_c3 * t21
+                - 0.125 * t21 * cache.front_left_ring1_bend_c2)
+                - (front_left_ring1_local_bend_z_column_w_y * t22
+                    - t12 * front_left_ring1_local_bend_z_column_w_z);
+            let front_left_ring1_local_subspace1_v_x = front_left_ring1_local_bend_z_column_v_x
+                * p.limb_length;
+            let front_left_ring1_local_bend_z_column_v_y_along_dq = t18
+                - (t10 * front_left_ring1_local_bend_z_column_w_z
+                    + front_left_ring1_local_bend_z_column_w_z_along_dq * t9
+                    - t24 * front_left_ring1_local_bend_z_column_w_x
+                    - front_left_ring1_local_bend_z_column_w_x_along_dq * t22);
+            let front_left_ring1_local_subspace1_v_y_along_dq = p.limb_length
+                * front_left_ring1_local_bend_z_column_v_y_along_dq;
+            let front_left_ring1_local_bend_z_column_v_x_along_dq = (0.125 * t23
+                * cache.front_left_ring1_bend_c3
+                + 0.125 * front_left_ring1_bend_along_dq * t21 * t6
+                - 0.125 * t1 * front_left_ring1_bend_along_dq * t21
+                - 0.125 * t23 * cache.front_left_ring1_bend_c2)
+                - (front_left_ring1_local_bend_z_column_w_y_along_dq * t22
+                    + t24 * front_left_ring1_local_bend_z_column_w_y
+                    - t14 * front_left_ring1_local_bend_z_column_w_z
+                    - front_left_ring1_local_bend_z_column_w_z_along_dq * t12);
+            let front_left_ring1_local_subspace1_v_x_along_dq = front_left_ring1_local_bend_z_column_v_x_along_dq
+                * p.limb_length;
+            let t28 = p.limb_length * t0;
+            let front_left_ring1_local_bend_z_column_v_z = (t19
+                + 0.125 * cache.front_left_ring1_bend_c4 * t28
+                - 0.0625 * cache.front_left_ring1_bend_c3 * t28)
+                - (t12 * front_left_ring1_local_bend_z_column_w_x
+                    - front_left_ring1_local_bend_z_column_w_y * t9);
+            let front_left_ring1_local_subspace1_v_z = p.limb_length
+                * front_left_ring1_local_bend_z_column_v_z;
+            let front_left_ring1_subspace1_w_y = front_left_ring1_local_subspace1_w_y
+                * cache.front_left_rotation_11
+                + cache.front_left_rotation_10 * front_left_ring1_local_subspace1_w_x
+                + cache.front_left_rotation_12 * front_left_ring1_local_subspace1_w_z;
+            let front_left_ring1_local_bend_z_column_v_y = t27
+                - (t9 * front_left_ring1_local_bend_z_column_w_z
+                    - front_left_ring1_local_bend_z_column_w_x * t22);
+            let front_left_ring1_local_subspace1_v_y = front_left_ring1_local_bend_z_column_v_y
+                * p.limb_length;
+            let t29 = t2 * p.limb_length;
+            let front_left_ring1_local_bend_z_column_v_z_along_dq = (t26
+                + 0.125 * t29 * cache.front_left_ring1_bend_c4
+                + 0.125 * t17 * front_left_ring1_bend_along_dq * t28
+                - 0.0625 * front_left_ring1_bend_along_dq * t6 * t28
+                - 0.0625 * cache.front_left_ring1_bend_c3 * t29)
+                - (t14 * front_left_ring1_local_bend_z_column_w_x
+                    + front_left_ring1_local_bend_z_column_w_x_along_dq * t12
+                    - t10 * front_left_ring1_local_bend_z_column_w_y
+                    - front_left_ring1_local_bend_z_column_w_y_along_dq * t9);
+            let front_left_ring1_local_subspace1_v_z_along_dq = p.limb_length
+                * front_left_ring1_local_bend_z_column_v_z_along_dq;
+            let front_left_ring1_subspace1_w_z = front_left_ring1_local_subspace1_w_y
+                * cache.front_left_rotation_21
+                + cache.front_left_rotation_22 * front_left_ring1_local_subspace1_w_z
+                + cache.front_left_rotation_20 * front_left_ring1_local_subspace1_w_x;
+            let front_left_ring1_subspace1_v_x_along_dq = front_left_rotation_00_along_dq
+                * front_left_ring1_local_subspace1_v_x
+                + front_left_ring1_local_subspace1_v_y_along_dq
+                    * cache.front_left_rotation_01
+                + front_left_ring1_subspace1_w_z_along_dq * cache.front_left_position_y
+                + front_left_ring1_local_subspace1_v_x_along_dq
+                    * cache.front_left_rotation_00
+                + front_left_ring1_local_subspace1_v_z * front_left_rotation_02_along_dq
+                + front_left_rotation_01_along_dq * front_left_ring1_local_subspace1_v_y
+                + cache.front_left_rotation_02
+                    * front_left_ring1_local_subspace1_v_z_along_dq
+                + front_left_ring1_subspace1_w_z * front_left_position_y_along_dq
+                - cache.front_left_position_z * front_left_ring1_subspace1_w_y_along_dq
+                - front_left_position_z_along_dq * front_left_ring1_subspace1_w_y;
+            let front_left_ring1_subspace1_w_x = front_left_ring1_local_subspace1_w_y
+                * cache.front_left_rotation_01
+                + cache.front_left_rotation_00 * front_left_ring1_local_subspace1_w_x
+                + cache.front_left_rotation_02 * front_left_ring1_local_subspace1_w_z;
+            let front_left_ring1_subspace1_v_y_along_dq = front_left_ring1_local_subspace1_v_x_along_dq
+                * cache.front_left_rotation_10
+                + cache.front_left_position_z * front_left_ring1_subspace1_w_x_along_dq
+                + cache.front_left_rotation_12
+                    * front_left_ring1_local_subspace1_v_z_along_dq
+                + front_left_ring1_local_subspace1_v_z * front_left_rotation_12_along_dq
+                + front_left_ring1_local_subspace1_v_x * front_left_rotation_10_along_dq
+                + front_left_rotation_11_along_dq * front_left_ring1_local_subspace1_v_y
+                + front_left_ring1_local_subspace1_v_y_along_dq
+                    * cache.front_left_rotation_11
+                + front_left_position_z_along_dq * front_left_ring1_subspace1_w_x
+                - cache.front_left_position_x * front_left_ring1_subspace1_w_z_along_dq
+                - front_left_ring1_subspace1_w_z * front_left_position_x_along_dq;
+            let front_left_ring1_subspace1_v_z_along_dq = front_left_ring1_subspace1_w_y_along_dq
+                * cache.front_left_position_x
+                + front_left_ring1_subspace1_w_y * front_left_position_x_along_dq
+                + front_left_ring1_local_subspace1_v_z * front_left_rotation_22_along_dq
+                + front_left_ring1_local_subspace1_v_y_along_dq
+                    * cache.front_left_rotation_21
+                + front_left_rotation_20_along_dq * front_left_ring1_local_subspace1_v_x
+                + front_left_rotation_21_along_dq * front_left_ring1_local_subspace1_v_y
+                + cache.front_left_rotation_22
+                    * front_left_ring1_local_subspace1_v_z_along_dq
+                + cache.front_left_rotation_20
+                    * front_left_ring1_local_subspace1_v_x_along_dq
+                - front_left_position_y_along_dq * front_left_ring1_subspace1_w_x
+                - cache.front_left_position_y * front_left_ring1_subspace1_w_x_along_dq;
+            own[(0, 0)] = front_left_ring1_subspace0_w_x_along_dq;
+            own[(1, 0)] = front_left_ring1_subspace0_w_y_along_dq;
+            own[(2, 0)] = front_left_ring1_subspace0_w_z_along_dq;
+            own[(3, 0)] = front_left_ring1_subspace0_v_x_along_dq;
+            own[(4, 0)] = front_left_ring1_subspace0_v_y_along_dq;
+            own[(5, 0)] = front_left_ring1_subspace0_v_z_along_dq;
+            own[(0, 1)] = front_left_ring1_subspace1_w_x_along_dq;
+            own[(1, 1)] = front_left_ring1_subspace1_w_y_along_dq;
+            own[(2, 1)] = front_left_ring1_subspace1_w_z_along_dq;
+            own[(3, 1)] = front_left_ring1_subspace1_v_x_along_dq;
+            own[(4, 1)] = front_left_ring1_subspace1_v_y_along_dq;
+            own[(5, 1)] = front_left_ring1_subspace1_v_z_along_dq;
+        }
+        8 => {
+            let front_left_bend_z_along_dq = dq[13] * p.limb_length;
+            let t0 = cache.front_left_bend_squared_c4
+                - 0.5 * cache.front_left_bend_squared_c3;
+            let t1 = 2.0 * front_left_bend_z_along_dq * cache.front_left_bend_z;
+            let front_left_bend_y_along_dq = p.limb_length * dq[12];
+            let t2 = 2.0 * cache.front_left_bend_y * front_left_bend_y_along_dq;
+            let front_left_bend_squared_along_dq = t1 + t2;
+            let front_left_tip_local_bend_y_column_w_x_along_dq = -front_left_bend_z_along_dq
+                * cache.front_left_bend_squared_c2
+                - t0 * cache.front_left_bend_z * front_left_bend_squared_along_dq;
+            let front_left_tip_local_subspace0_w_x_along_dq = front_left_tip_local_bend_y_column_w_x_along_dq
+                * p.limb_length;
+            let t3 = cache.front_left_bend_y * cache.front_left_bend_y;
+            let t4 = cache.front_left_bend_z * cache.front_left_bend_z;
+            let front_left_bend_squared = t3 + t4;
+            let t5 = softgen_runtime::stumpff(front_left_bend_squared)[5];
+            let t6 = 1.5 * t5 - 0.5 * cache.front_left_bend_squared_c4;
+            let front_left_tip_local_bend_y_column_w_z_along_dq = -t6 * t4
+                * front_left_bend_squared_along_dq
+                - t1 * cache.front_left_bend_squared_c3;
+            let front_left_tip_local_subspace0_w_z_along_dq = front_left_tip_local_bend_y_column_w_z_along_dq
+                * p.limb_length;
+            let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+            let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+            let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_02_along_dq = cache.sin_q4
+                * base_yaw_rotation_00_along_dq + cache.cos_q4 * cache.cos_q3 * dq[4];
+            let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+                * cache.base_pitch_rotation_02
+                + cache.cos_q5 * base_yaw_rotation_01_along_dq
+                + cache.sin_q5 * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+            let base_pitch_rotation_00_along_dq = cache.cos_q4
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_22_along_dq * cache.cos_q3;
+            let front_left_rotation_01_along_dq = 0.5000000000000001
+                * base_roll_rotation_01_along_dq
+                - 0.8660254037844386 * base_pitch_rotation_00_along_dq;
+            let t7 = cache.front_left_bend_y * cache.front_left_bend_z;
+            let front_left_tip_local_bend_y_column_w_y = -(t7
+                * cache.front_left_bend_squared_c3);
+            let front_left_tip_local_subspace0_w_y = p.limb_length
+                * front_left_tip_local_bend_y_column_w_y;
+            let t8 = front_left_bend_y_along_dq * cache.front_left_bend_z
+                + cache.front_left_bend_y * front_left_bend_z_along_dq;
+            let front_left_tip_local_bend_y_column_w_y_along_dq = -t6 * t7
+                * front_left_bend_squared_along_dq
+                - t8 * cache.front_left_bend_squared_c3;
+            let front_left_tip_local_subspace0_w_y_along_dq = front_left_tip_local_bend_y_column_w_y_along_dq
+                * p.limb_length;
+            let base_roll_rotation_02_along_dq = cache.cos_q5
+                * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+                - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+                - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+            let front_left_rotation_02_along_dq = 0.9428090415820634
+                * base_roll_rotation_02_along_dq
+                + 0.2886751345948129 * base_roll_rotation_01_along_dq
+                + 0.16666666666666669 * base_pitch_rotation_00_along_dq;
+            let front_left_tip_local_bend_y_column_w_z = 1.0
+                - t4 * cache.front_left_bend_squared_c3;
+            let front_left_tip_local_subspace0_w_z = p.limb_length
+                * front_left_tip_local_bend_y_column_w_z;
+            let front_left_tip_local_bend_y_column_w_x = -(cache.front_left_bend_z
+                * cache.front_left_bend_squared_c2);
+            let front_left_tip_local_subspace0_w_x = front_left_tip_local_bend_y_column_w_x
+                * p.limb_length;
+            let front_left_rotation_00_along_dq = 0.4714045207910318
+                * base_pitch_rotation_00_along_dq
+                + 0.8164965809277259 * base_roll_rotation_01_along_dq
+                - 0.3333333333333333 * base_roll_rotation_02_along_dq;
+            let front_left_tip_subspace0_w_x_along_dq = cache.front_left_rotation_00
+                * front_left_tip_local_subspace0_w_x_along_dq
+                + cache.front_left_rotation_02
+                    * front_left_tip_local_subspace0_w_z_along_dq
+                + front_left_rotation_01_along_dq * front_left_tip_local_subspace0_w_y
+                + front_left_tip_local_subspace0_w_y_along_dq
+                    * cache.front_left_rotation_01
+                + front_left_rotation_02_along_dq * front_left_tip_local_subspace0_w_z
+                + front_left_tip_local_subspace0_w_x * front_left_rotation_00_along_dq;
+            let base_pitch_rotation_12_along_dq = cache.sin_q4
+                * base_yaw_rotation_10_along_dq + cache.cos_q4 * cache.sin_q3 * dq[4];
+            let base_roll_rotation_12_along_dq = cache.cos_q5
+                * base_pitch_rotation_12_along_dq
+                - cache.sin_q5 * base_yaw_rotation_00_along_dq
+                - cache.cos_q5 * dq[5] * cache.cos_q3
+                - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+            let base_pitch_rotation_10_along_dq = cache.cos_q4
+                * base_yaw_rotation_10_along_dq
+                + base_pitch_rotation_22_along_dq * cache.sin_q3;
+            let base_roll_rotation_11_along_dq = cache.cos_q5
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_12_along_dq * cache.sin_q5
+                + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+                - dq[5] * cache.sin_q5 * cache.cos_q3;
+            let front_left_rotation_10_along_dq = 0.4714045207910318
+                * base_pitch_rotation_10_along_dq
+                + 0.8164965809277259 * base_roll_rotation_11_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq;
+            let front_left_rotation_12_along_dq = 0.9428090415820634
+                * base_roll_rotation_12_along_dq
+                + 0.2886751345948129 * base_roll_rotation_11_along_dq
+                + 0.16666666666666669 * base_pitch_rotation_10_along_dq;
+            let front_left_rotation_11_along_dq = 0.5000000000000001
+                * base_roll_rotation_11_along_dq
+                - 0.8660254037844386 * base_pitch_rotation_10_along_dq;
+            let front_left_tip_subspace0_w_y_along_dq = cache.front_left_rotation_10
+                * front_left_tip_local_subspace0_w_x_along_dq
+                + front_left_tip_local_subspace0_w_x * front_left_rotation_10_along_dq
+                + front_left_tip_local_subspace0_w_z * front_left_rotation_12_along_dq
+                + front_left_tip_local_subspace0_w_z_along_dq
+                    * cache.front_left_rotation_12
+                + front_left_tip_local_subspace0_w_y * front_left_rotation_11_along_dq
+                + front_left_tip_local_subspace0_w_y_along_dq
+                    * cache.front_left_rotation_11;
+            let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+            let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+                + base_pitch_rotation_22_along_dq * cache.sin_q5;
+            let front_left_rotation_21_along_dq = 0.5000000000000001
+                * base_roll_rotation_21_along_dq
+                - 0.8660254037844386 * base_pitch_rotation_20_along_dq;
+            let base_roll_rotation_22_along_dq = cache.cos_q5
+                * base_pitch_rotation_22_along_dq - dq[5] * cache.sin_q5 * cache.cos_q4;
+            let front_left_rotation_22_along_dq = 0.16666666666666669
+                * base_pitch_rotation_20_along_dq
+                + 0.9428090415820634 * base_roll_rotation_22_along_dq
+                + 0.2886751345948129 * base_roll_rotation_21_along_dq;
+            let front_left_rotation_20_along_dq = 0.4714045207910318
+                * base_pitch_rotation_20_along_dq
+                + 0.8164965809277259 * base_roll_rotation_21_along_dq
+                - 0.3333333333333333 * base_roll_rotation_22_along_dq;
+            let front_left_tip_subspace0_w_z_along_dq = cache.front_left_rotation_22
+                * front_left_tip_local_subspace0_w_z_along_dq
+                + cache.front_left_rotation_20
+                    * front_left_tip_local_subspace0_w_x_along_dq
+                + front_left_rotation_21_along_dq * front_left_tip_local_subspace0_w_y
+                + front_left_tip_local_subspace0_w_z * front_left_rotation_22_along_dq
+                + front_left_rotation_20_along_dq * front_left_tip_local_subspace0_w_x
+                + cache.front_left_rotation_21
+                    * front_left_tip_local_subspace0_w_y_along_dq;
+            let t9 = p.limb_length * cache.front_left_bend_z;
+            let t10 = t9 * cache.front_left_bend_squared_c2;
+            let t11 = p.limb_length * cache.front_left_bend_squared_c1;
+            let t12 = t3 * p.limb_length;
+            let t13 = p.limb_length * cache.front_left_bend_squared_c2;
+            let front_left_tip_local_bend_y_column_v_y = (2.0 * t12
+                * cache.front_left_bend_squared_c4 + t13
+                - t12 * cache.front_left_bend_squared_c3)
+                - (t11 * front_left_tip_local_bend_y_column_w_z
+                    - front_left_tip_local_bend_y_column_w_x * t10);
+            let front_left_tip_local_subspace0_v_y = front_left_tip_local_bend_y_column_v_y
+                * p.limb_length;
+            let front_left_tip_subspace0_w_z = front_left_tip_local_subspace0_w_z
+                * cache.front_left_rotation_22
+                + cache.front_left_rotation_20 * front_left_tip_local_subspace0_w_x
+                + cache.front_left_rotation_21 * front_left_tip_local_subspace0_w_y;
+            let front_left_position_y_along_dq = dq[1]
+                + 0.816496580927726 * p.hub_radius * base_roll_rotation_11_along_dq
+                + 0.4714045207910317 * p.hub_radius * base_pitch_rotation_10_along_dq
+                - 0.3333333333333333 * base_roll_rotation_12_along_dq * p.hub_radius;
+            let t14 = p.limb_length * front_left_bend_y_along_dq;
+            let t15 = cache.front_left_bend_y * p.limb_length;
+            let t16 = p.limb_length * front_left_bend_z_along_dq;
+            let t17 = t0 * t9 * front_left_bend_squared_along_dq
+                + t16 * cache.front_left_bend_squared_c2;
+            let t18 = t15 * cache.front_left_bend_squared_c2;
+            let t19 = cache.front_left_bend_squared_c2 * t14
+                + t0 * t15 * front_left_bend_squared_along_dq;
+            let front_left_tip_local_bend_y_column_v_x_along_dq = (t6 * t15
+                * front_left_bend_squared_along_dq
+                + t14 * cache.front_left_bend_squared_c3
+                - cache.front_left_bend_squared_c2 * t14
+                - t0 * t15 * front_left_bend_squared_along_dq)
+                - (front_left_tip_local_bend_y_column_w_y * t17
+                    + front_left_tip_local_bend_y_column_w_y_along_dq * t10
+                    - front_left_tip_local_bend_y_column_w_z_along_dq * t18
+                    - front_left_tip_local_bend_y_column_w_z * t19);
+            let front_left_tip_local_subspace0_v_x_along_dq = front_left_tip_local_bend_y_column_v_x_along_dq
+                * p.limb_length;
+            let t20 = p.limb_length * front_left_bend_y_along_dq
+                * cache.front_left_bend_z
+                + cache.front_left_bend_y * p.limb_length * front_left_bend_z_along_dq;
+            let t21 = 2.0 * softgen_runtime::stumpff(front_left_bend_squared)[6]
+                - 0.5 * t5;
+            let t22 = cache.front_left_bend_y * p.limb_length * cache.front_left_bend_z;
+            let t23 = 2.0 * t21 * t22 * front_left_bend_squared_along_dq
+                + 2.0 * cache.front_left_bend_squared_c4 * t20
+                - t20 * cache.front_left_bend_squared_c3
+                - t22 * t6 * front_left_bend_squared_along_dq;
+            let t24 = ((0.5 * cache.front_left_bend_squared_c3
+                - 0.5 * cache.front_left_bend_squared_c2)
+                * front_left_bend_squared_along_dq) * p.limb_length;
+            let front_left_tip_local_bend_y_column_v_z_along_dq = t23
+                - (front_left_tip_local_bend_y_column_w_x_along_dq * t18
+                    + front_left_tip_local_bend_y_column_w_x * t19
+                    - t24 * front_left_tip_local_bend_y_column_w_y
+                    - front_left_tip_local_bend_y_column_w_y_along_dq * t11);
+            let front_left_tip_local_subspace0_v_z_along_dq = p.limb_length
+                * front_left_tip_local_bend_y_column_v_z_along_dq;
+            let t25 = t2 * p.limb_length;
+            let t26 = t0 * p.limb_length * front_left_bend_squared_along_dq;
+            let front_left_tip_local_bend_y_column_v_y_along_dq = (2.0 * t12 * t21
+                * front_left_bend_squared_along_dq + t26
+                + 2.0 * cache.front_left_bend_squared_c4 * t25
+                - t12 * t6 * front_left_bend_squared_along_dq
+                - t25 * cache.front_left_bend_squared_c3)
+                - (t24 * front_left_tip_local_bend_y_column_w_z
+                    + front_left_tip_local_bend_y_column_w_z_along_dq * t11
+                    - front_left_tip_local_bend_y_column_w_x_along_dq * t10
+                    - front_left_tip_local_bend_y_column_w_x * t17);
+            let front_left_tip_local_subspace0_v_y_along_dq = front_left_tip_local_bend_y_column_v_y_along_dq
+                * p.limb_length;
+            let t27 = 2.0 * cache.front_left_bend_squared_c4 * t22
+                - t22 * cache.front_left_bend_squared_c3;
+            let front_left_tip_local_bend_y_column_v_z = t27
+                - (front_left_tip_local_bend_y_column_w_x * t18
+                    - t11 * front_left_tip_local_bend_y_column_w_y);
+            let front_left_tip_local_subspace0_v_z = front_left_tip_local_bend_y_column_v_z
+                * p.limb_length;
+            let front_left_position_z_along_dq = 0.816496580927726 * p.hub_radius
+                * base_roll_rotation_21_along_dq
+                + 0.4714045207910317 * base_pitch_rotation_20_along_dq * p.hub_radius
+                + dq[2]
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_22_along_dq;
+            let front_left_tip_subspace0_w_y = front_left_tip_local_subspace0_w_z
+                * cache.front_left_rotation_12
+                + front_left_tip_local_subspace0_w_x * cache.front_left_rotation_10
+                + front_left_tip_local_subspace0_w_y * cache.front_left_rotation_11;
+            let front_left_tip_local_bend_y_column_v_x = (t15
+                * cache.front_left_bend_squared_c3
+                - t15 * cache.front_left_bend_squared_c2)
+                - (t10 * front_left_tip_local_bend_y_column_w_y
+                    - t18 * front_left_tip_local_bend_y_column_w_z);
+            let front_left_tip_local_subspace0_v_x = front_left_tip_local_bend_y_column_v_x
+                * p.limb_length;
+            let front_left_tip_subspace0_v_x_along_dq = front_left_rotation_01_along_dq
+                * front_left_tip_local_subspace0_v_y
+                + front_left_tip_subspace0_w_z * front_left_position_y_along_dq
+                + cache.front_left_rotation_00
+                    * front_left_tip_local_subspace0_v_x_along_dq
+                + front_left_tip_local_subspace0_v_z_along_dq
+                    * cache.front_left_rotation_02
+                + front_left_tip_local_subspace0_v_y_along_dq
+                    * cache.front_left_rotation_01
+                + front_left_rotation_02_along_dq * front_left_tip_local_subspace0_v_z
+                + front_left_tip_local_subspace0_v_x * front_left_rotation_00_along_dq
+                + cache.front_left_position_y * front_left_tip_subspace0_w_z_along_dq
+                - front_left_position_z_along_dq * front_left_tip_subspace0_w_y
+                - cache.front_left_position_z * front_left_tip_subspace0_w_y_along_dq;
+            let front_left_position_x_along_dq = dq[0]
+                + 0.4714045207910317 * p.hub_radius * base_pitch_rotation_00_along_dq
+                + 0.816496580927726 * base_roll_rotation_01_along_dq * p.hub_radius
+                - 0.3333333333333333 * p.hub_radius * base_roll_rotation_02_along_dq;
+            let front_left_tip_subspace0_w_x = cache.front_left_rotation_00
+                * front_left_tip_local_subspace0_w_x
+                + cache.front_left_rotation_02 * front_left_tip_local_subspace0_w_z
+                + front_left_tip_local_subspace0_w_y * cache.front_left_rotation_01;
+            let front_left_tip_subspace0_v_y_along_dq = front_left_tip_local_subspace0_v_y
+                * front_left_rotation_11_along_dq
+                + front_left_tip_local_subspace0_v_x * front_left_rotation_10_along_dq
+                + front_left_rotation_12_along_dq * front_left_tip_local_subspace0_v_z
+                + front_left_tip_subspace0_w_x * front_left_position_z_along_dq
+                + front_left_tip_local_subspace0_v_x_along_dq
+                    * cache.front_left_rotation_10
+                + front_left_tip_local_subspace0_v_z_along_dq
+                    * cache.front_left_rotation_12
+                + cache.front_left_position_z * front_left_tip_subspace0_w_x_along_dq
+                + front_left_tip_local_subspace0_v_y_along_dq
+                    * cache.front_left_rotation_11
+                - front_left_tip_subspace0_w_z * front_left_position_x_along_dq
+                - cache.front_left_position_x * front_left_tip_subspace0_w_z_along_dq;
+            let front_left_tip_subspace0_v_z_along_dq = front_left_rotation_20_along_dq
+                * front_left_tip_local_subspace0_v_x
+                + front_left_rotation_22_along_dq * front_left_tip_local_subspace0_v_z
+                + front_left_tip_local_subspace0_v_z_along_dq
+                    * cache.front_left_rotation_22
+                + cache.front_left_position_x * front_left_tip_subspace0_w_y_along_dq
+                + front_left_tip_subspace0_w_y * front_left_position_x_along_dq
+                + front_left_tip_local_subspace0_v_y_along_dq
+                    * cache.front_left_rotation_21
+                + front_left_rotation_21_along_dq * front_left_tip_local_subspace0_v_y
+                + cache.front_left_rotation_20
+                    * front_left_tip_local_subspace0_v_x_along_dq
+                - cache.front_left_position_y * front_left_tip_subspace0_w_x_along_dq
+                - front_left_tip_subspace0_w_x * front_left_position_y_along_dq;
+            let front_left_tip_local_bend_z_column_w_x = cache.front_left_bend_y
+                * cache.front_left_bend_squared_c2;
+            let front_left_tip_local_subspace1_w_x = p.limb_length
+                * front_left_tip_local_bend_z_column_w_x;
+            let front_left_tip_local_bend_z_column_w_y = t3
+                * cache.front_left_bend_squared_c3 - 1.0;
+            let front_left_tip_local_subspace1_w_y = front_left_tip_local_bend_z_column_w_y
+                * p.limb_length;
+            let front_left_tip_local_bend_z_column_w_y_along_dq = t2
+                * cache.front_left_bend_squared_c3
+                + t3 * t6 * front_left_bend_squared_along_dq;
+            let front_left_tip_local_subspace1_w_y_along_dq = p.limb_length
+                * front_left_tip_local_bend_z_column_w_y_along_dq;
+            let front_left_tip_local_bend_z_column_w_z_along_dq = t6 * t7
+                * front_left_bend_squared_along_dq
+                + t8 * cache.front_left_bend_squared_c3;
+            let front_left_tip_local_subspace1_w_z_along_dq = front_left_tip_local_bend_z_column_w_z_along_dq
+                * p.limb_length;
+            let front_left_tip_local_bend_z_column_w_x_along_dq = front_left_bend_y_along_dq
+                * cache.front_left_bend_squared_c2
+                + t0 * cache.front_left_bend_y * front_left_bend_squared_along_dq;
+            let front_left_tip_local_subspace1_w_x_along_dq = front_left_tip_local_bend_z_column_w_x_along_dq
+                * p.limb_length;
+            let front_left_tip_local_bend_z_column_w_z = t7
+                * cache.front_left_bend_squared_c3;
+            let front_left_tip_local_subspace1_w_z = front_left_tip_local_bend_z_column_w_z
+                * p.limb_length;
+            let front_left_tip_subspace1_w_x_along_dq = front_left_rotation_00_along_dq
+                * front_left_tip_local_subspace1_w_x
+                + front_left_rotation_01_along_dq * front_left_tip_local_subspace1_w_y
+                + cache.front_left_rotation_01
+                    * front_left_tip_local_subspace1_w_y_along_dq
+                + cache.front_left_rotation_02
+                    * front_left_tip_local_subspace1_w_z_along_dq
+                + cache.front_left_rotation_00
+                    * front_left_tip_local_subspace1_w_x_along_dq
+                + front_left_tip_local_subspace1_w_z * front_left_rotation_02_along_dq;
+            let front_left_tip_subspace1_w_y_along_dq = front_left_rotation_11_along_dq
+                * front_left_tip_local_subspace1_w_y
+                + front_left_tip_local_subspace1_w_z * front_left_rotation_12_along_dq
+                + front_left_tip_local_subspace1_w_x_along_dq
+                    * cache.front_left_rotation_10
+                + cache.front_left_rotation_11
+                    * front_left_tip_local_subspace1_w_y_along_dq
+                + cache.front_left_rotation_12
+                    * front_left_tip_local_subspace1_w_z_along_dq
+                + front_left_rotation_10_along_dq * front_left_tip_local_subspace1_w_x;
+            let front_left_tip_subspace1_w_z_along_dq = front_left_rotation_21_along_dq
+                * front_left_tip_local_subspace1_w_y
+                + cache.front_left_rotation_22
+                    * front_left_tip_local_subspace1_w_z_along_dq
+                + front_left_rotation_20_along_dq * front_left_tip_local_subspace1_w_x
+                + front_left_tip_local_subspace1_w_z * front_left_rotation_22_along_dq
+                + cache.front_left_rotation_20
+                    * front_left_tip_local_subspace1_w_x_along_dq
+                + cache.front_left_rotation_21
+                    * front_left_tip_local_subspace1_w_y_along_dq;
+            let t28 = p.limb_length * t4;
+            let front_left_tip_local_bend_z_column_v_z = (2.0
+                * cache.front_left_bend_squared_c4 * t28 + t13
+                - cache.front_left_bend_squared_c3 * t28)
+                - (t18 * front_left_tip_local_bend_z_column_w_x
+                    - front_left_tip_local_bend_z_column_w_y * t11);
+            let front_left_tip_local_subspace1_v_z = front_left_tip_local_bend_z_column_v_z
+                * p.limb_length;
+            let t29 = t1 * p.limb_length;
+            let front_left_tip_local_bend_z_column_v_z_along_dq = (2.0 * t21
+                * front_left_bend_squared_along_dq * t28 + t26
+                + 2.0 * t29 * cache.front_left_bend_squared_c4
+                - t6 * front_left_bend_squared_along_dq * t28
+                - t29 * cache.front_left_bend_squared_c3)
+                - (t19 * front_left_tip_local_bend_z_column_w_x
+                    + front_left_tip_local_bend_z_column_w_x_along_dq * t18
+                    - front_left_tip_local_bend_z_column_w_y_along_dq * t11
+                    - front_left_tip_local_bend_z_column_w_y * t24);
+            let front_left_tip_local_subspace1_v_z_along_dq = front_left_tip_local_bend_z_column_v_z_along_dq
+                * p.limb_length;
+            let front_left_tip_subspace1_w_y = front_left_tip_local_subspace1_w_z
+                * cache.front_left_rotation_12
+                + cache.front_left_rotation_10 * front_left_tip_local_subspace1_w_x
+                + cache.front_left_rotation_11 * front_left_tip_local_subspace1_w_y;
+            let front_left_tip_subspace1_w_z = cache.front_left_rotation_20
+                * front_left_tip_local_subspace1_w_x
+                + front_left_tip_local_subspace1_w_z * cache.front_left_rotation_22
+                + cache.front_left_rotation_21 * front_left_tip_local_subspace1_w_y;
+            let front_left_tip_local_bend_z_column_v_y_along_dq = t23
+                - (front_left_tip_local_bend_z_column_w_z * t24
+                    + front_left_tip_local_bend_z_column_w_z_along_dq * t11
+                    - front_left_tip_local_bend_z_column_w_x_along_dq * t10
+                    - front_left_tip_local_bend_z_column_w_x * t17);
+            let front_left_tip_local_subspace1_v_y_along_dq = p.limb_length
+                * front_left_tip_local_bend_z_column_v_y_along_dq;
+            let front_left_tip_local_bend_z_column_v_y = t27
+                - (front_left_tip_local_bend_z_column_w_z * t11
+                    - t10 * front_left_tip_local_bend_z_column_w_x);
+            let front_left_tip_local_subspace1_v_y = front_left_tip_local_bend_z_column_v_y
+                * p.limb_length;
+            let front_left_tip_local_bend_z_column_v_x = (t9
+                * cache.front_left_bend_squared_c3
+                - t9 * cache.front_left_bend_squared_c2)
+                - (front_left_tip_local_bend_z_column_w_y * t10
+                    - front_left_tip_local_bend_z_column_w_z * t18);
+            let front_left_tip_local_subspace1_v_x = front_left_tip_local_bend_z_column_v_x
+                * p.limb_length;
+            let front_left_tip_local_bend_z_column_v_x_along_dq = (t9 * t6
+                * front_left_bend_squared_along_dq
+                + t16 * cache.front_left_bend_squared_c3
+                - t0 * t9 * front_left_bend_squared_along_dq
+                - t16 * cache.front_left_bend_squared_c2)
+                - (front_left_tip_local_bend_z_column_w_y * t17
+                    + front_left_tip_local_bend_z_column_w_y_along_dq * t10
+                    - front_left_tip_local_bend_z_column_w_z_along_dq * t18
+                    - front_left_tip_local_bend_z_column_w_z * t19);
+            let front_left_tip_local_subspace1_v_x_along_dq = p.limb_length
+                * front_left_tip_local_bend_z_column_v_x_along_dq;
+            let front_left_tip_subspace1_v_x_along_dq = front_left_rotation_02_along_dq
+                * front_left_tip_local_subspace1_v_z
+                + cache.front_left_rotation_02
+                    * front_left_tip_local_subspace1_v_z_along_dq
+                + front_left_position_y_along_dq * front_left_tip_subspace1_w_z
+                + cache.front_left_position_y * front_left_tip_subspace1_w_z_along_dq
+                + front_left_tip_local_subspace1_v_y_along_dq
+                    * cache.front_left_rotation_01
+                + front_left_rotation_01_along_dq * front_left_tip_local_subspace1_v_y
+                + front_left_rotation_00_along_dq * front_left_tip_local_subspace1_v_x
+                + front_left_tip_local_subspace1_v_x_along_dq
+                    * cache.front_left_rotation_00
+                - front_left_position_z_along_dq * front_left_tip_subspace1_w_y
+                - cache.front_left_position_z * front_left_tip_subspace1_w_y_along_dq;
+            let front_left_tip_subspace1_w_x = front_left_tip_local_subspace1_w_y
+                * cache.front_left_rotation_01
+                + cache.front_left_rotation_00 * front_left_tip_local_subspace1_w_x
+                + front_left_tip_local_subspace1_w_z * cache.front_left_rotation_02;
+            let front_left_tip_subspace1_v_y_along_dq = cache.front_left_position_z
+                * front_left_tip_subspace1_w_x_along_dq
+                + cache.front_left_rotation_12
+                    * front_left_tip_local_subspace1_v_z_along_dq
+                + front_left_tip_local_subspace1_v_y * front_left_rotation_11_along_dq
+                + front_left_position_z_along_dq * front_left_tip_subspace1_w_x
+                + front_left_rotation_12_along_dq * front_left_tip_local_subspace1_v_z
+                + front_left_rotation_10_along_dq * front_left_tip_local_subspace1_v_x
+                + front_left_tip_local_subspace1_v_y_along_dq
+                    * cache.front_left_rotation_11
+                + front_left_tip_local_subspace1_v_x_along_dq
+                    * cache.front_left_rotation_10
+                - front_left_tip_subspace1_w_z * front_left_position_x_along_dq
+                - cache.front_left_position_x * front_left_tip_subspace1_w_z_along_dq;
+            let front_left_tip_subspace1_v_z_along_dq = cache.front_left_rotation_21
+                * front_left_tip_local_subspace1_v_y_along_dq
+                + cache.front_left_rotation_20
+                    * front_left_tip_local_subspace1_v_x_along_dq
+                + front_left_rotation_22_along_dq * front_left_tip_local_subspace1_v_z
+                + front_left_rotation_20_along_dq * front_left_tip_local_subspace1_v_x
+                + front_left_tip_subspace1_w_y * front_left_position_x_along_dq
+                + front_left_rotation_21_along_dq * front_left_tip_local_subspace1_v_y
+                + cache.front_left_position_x * front_left_tip_subspace1_w_y_along_dq
+                + cache.front_left_rotation_22
+                    * front_left_tip_local_subspace1_v_z_along_dq
+                - front_left_tip_subspace1_w_x * front_left_position_y_along_dq
+                - front_left_tip_subspace1_w_x_along_dq * cache.front_left_position_y;
+            own[(0, 0)] = front_left_tip_subspace0_w_x_along_dq;
+            own[(1, 0)] = front_left_tip_subspace0_w_y_along_dq;
+            own[(2, 0)] = front_left_tip_subspace0_w_z_along_dq;
+            own[(3, 0)] = front_left_tip_subspace0_v_x_along_dq;
+            own[(4, 0)] = front_left_tip_subspace0_v_y_along_dq;
+            own[(5, 0)] = front_left_tip_subspace0_v_z_along_dq;
+            own[(0, 1)] = front_left_tip_subspace1_w_x_along_dq;
+            own[(1, 1)] = front_left_tip_subspace1_w_y_along_dq;
+            own[(2, 1)] = front_left_tip_subspace1_w_z_along_dq;
+            own[(3, 1)] = front_left_tip_subspace1_v_x_along_dq;
+            own[(4, 1)] = front_left_tip_subspace1_v_y_along_dq;
+            own[(5, 1)] = front_left_tip_subspace1_v_z_along_dq;
+        }
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -55586,6 +58373,27 @@ impl Model<DOF, CONTACTS> for Pinniped {
         axis: &mut Vector3<f64>,
     ) {
         contact_frame_own_into(frame, q, p, k, own, axis)
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -5240,6 +5240,243 @@ pub const CONTACT_FRAME_SEGMENT: &[u16] = &[0, 1, 2, 0, 0];
 /// Per contact frame, the first of its own coordinates (whose columns differ from
 /// frame to frame within its segment) and how many there are.
 pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[(0, 0), (0, 0), (0, 0), (3, 1), (3, 1)];
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[0, 1, 2, 3, 3, 4, 4];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[
+    &[0, 1, 2],
+    &[0, 1, 2, 3],
+    &[0, 1, 2, 3, 4],
+    &[0, 1, 2, 3],
+    &[0, 1, 2, 3],
+];
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let base_angle_subspace_v_y_along_dq = -dq[0];
+    let segment1_bend_y_along_dq = p.segment_length * dq[3];
+    let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
+        * segment1_bend_y_along_dq;
+    let t0 = segment1_bend_squared_along_dq
+        * (0.5 * cache.segment1_bend_squared_c3 - 0.5 * cache.segment1_bend_squared_c2);
+    let t1 = p.segment_length * t0;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+    let t2 = p.segment_length * segment1_bend_squared;
+    let t3 = segment1_bend_squared_along_dq * p.segment_length;
+    let t4 = 1.5 * cache.segment1_bend_squared_c5 - 0.5 * cache.segment1_bend_squared_c4;
+    let t5 = segment1_bend_squared_along_dq
+        * (cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3);
+    let segment1_tip_local_bend_y_column_v_y_along_dq = (2.0
+        * segment1_bend_squared_along_dq * t2
+        * (2.0 * cache.segment1_bend_squared_c6 - 0.5 * cache.segment1_bend_squared_c5)
+        + 2.0 * t3 * cache.segment1_bend_squared_c4 + t5 * p.segment_length
+        - t3 * cache.segment1_bend_squared_c3 - t4 * segment1_bend_squared_along_dq * t2)
+        - t1;
+    let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
+        * p.segment_length;
+    let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
+    let segment1_position_y_along_dq = p.link_length * base_angle_rotation_10_along_dq
+        + dq[1];
+    let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+    let t6 = p.segment_length * cache.segment1_bend_y;
+    let t7 = p.segment_length * segment1_bend_y_along_dq;
+    let t8 = t5 * t6 + cache.segment1_bend_squared_c2 * t7;
+    let segment1_tip_local_bend_y_column_v_x_along_dq = t8
+        + (cache.segment1_bend_squared_c3 * t7 + t4 * segment1_bend_squared_along_dq * t6
+            - t5 * t6 - cache.segment1_bend_squared_c2 * t7);
+    let segment1_tip_local_subspace0_v_x_along_dq = segment1_tip_local_bend_y_column_v_x_along_dq
+        * p.segment_length;
+    let segment1_tip_subspace0_v_x_along_dq = segment1_tip_local_subspace0_v_y_along_dq
+        * cache.base_angle_rotation_01 + p.segment_length * segment1_position_y_along_dq
+        + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq
+        + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_00_along_dq
+        + segment1_tip_local_subspace0_v_x_along_dq * cache.cos_q2;
+    let segment1_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
+    let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
+        * segment1_tip_local_subspace0_v_x_along_dq
+        + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_10_along_dq
+        + segment1_tip_local_subspace0_v_y_along_dq * cache.cos_q2
+        + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
+        - segment1_position_x_along_dq * p.segment_length;
+    let segment2_bend_y_along_dq = p.segment_length * dq[4];
+    let t9 = p.segment_length * segment2_bend_y_along_dq;
+    let segment2_bend_squared_along_dq = 2.0 * cache.segment2_bend_y
+        * segment2_bend_y_along_dq;
+    let t10 = (cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3)
+        * segment2_bend_squared_along_dq;
+    let t11 = cache.segment2_bend_y * p.segment_length;
+    let t12 = 1.5 * cache.segment2_bend_squared_c5
+        - 0.5 * cache.segment2_bend_squared_c4;
+    let segment2_tip_local_bend_y_column_v_x_along_dq = (cache.segment2_bend_squared_c2
+        * t9 + t10 * t11)
+        + (cache.segment2_bend_squared_c3 * t9
+            + t12 * t11 * segment2_bend_squared_along_dq
+            - cache.segment2_bend_squared_c2 * t9 - t10 * t11);
+    let segment2_tip_local_subspace0_v_x_along_dq = segment2_tip_local_bend_y_column_v_x_along_dq
+        * p.segment_length;
+    let t13 = cache.segment1_bend_squared_c1 * cache.segment1_bend_y;
+    let t14 = 1.0 - segment1_bend_squared * cache.segment1_bend_squared_c2;
+    let t15 = t14 * base_angle_rotation_00_along_dq;
+    let t16 = -segment1_bend_squared_along_dq * cache.segment1_bend_squared_c2
+        - t5 * segment1_bend_squared;
+    let t17 = t16 * cache.cos_q2;
+    let t18 = cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
+        + cache.segment1_bend_y * t0;
+    let segment1_tip_rotation_00_along_dq = t13 * base_angle_rotation_01_along_dq + t15
+        + t17 + t18 * cache.base_angle_rotation_01;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
+    let t19 = p.segment_length * segment2_bend_squared;
+    let t20 = p.segment_length * segment2_bend_squared_along_dq;
+    let segment2_tip_local_bend_y_column_v_y_along_dq = (p.segment_length * t10
+        + 2.0 * t19 * segment2_bend_squared_along_dq
+            * (2.0 * cache.segment2_bend_squared_c6
+                - 0.5 * cache.segment2_bend_squared_c5)
+        + 2.0 * t20 * cache.segment2_bend_squared_c4
+        - t12 * t19 * segment2_bend_squared_along_dq
+        - cache.segment2_bend_squared_c3 * t20)
+        - (((0.5 * cache.segment2_bend_squared_c3 - 0.5 * cache.segment2_bend_squared_c2)
+            * segment2_bend_squared_along_dq) * p.segment_length);
+    let segment2_tip_local_subspace0_v_y_along_dq = p.segment_length
+        * segment2_tip_local_bend_y_column_v_y_along_dq;
+    let t21 = cache.segment1_bend_squared_c1 * p.segment_length;
+    let t22 = t6 * cache.segment1_bend_squared_c2;
+    let segment1_tip_position_y_along_dq = cache.cos_q2 * t8
+        + t21 * base_angle_rotation_10_along_dq + t22 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t1 + segment1_position_y_along_dq;
+    let segment1_tip_rotation_10_along_dq = t14 * base_angle_rotation_10_along_dq
+        + t18 * cache.cos_q2 + cache.sin_q2 * t16
+        + t13 * base_angle_rotation_00_along_dq;
+    let segment2_position_y_along_dq = segment1_tip_position_y_along_dq
+        + segment1_tip_rotation_10_along_dq * p.link_length;
+    let t23 = -(cache.segment1_bend_squared_c1 * cache.segment1_bend_y);
+    let t24 = -cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
+        - cache.segment1_bend_y * t0;
+    let segment1_tip_rotation_01_along_dq = t14 * base_angle_rotation_01_along_dq
+        + t23 * base_angle_rotation_00_along_dq + t24 * cache.cos_q2
+        + t16 * cache.base_angle_rotation_01;
+    let segment2_tip_subspace0_v_x_along_dq = cache.segment1_tip_rotation_00
+        * segment2_tip_local_subspace0_v_x_along_dq
+        + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00_along_dq
+        + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq
+        + p.segment_length * segment2_position_y_along_dq
+        + segment1_tip_rotation_01_along_dq * cache.segment2_tip_local_subspace0_v_y;
+    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t23 + t15
+        + cache.sin_q2 * t24 + t17;
+    let segment1_tip_position_x_along_dq = t21 * base_angle_rotation_00_along_dq
+        + t1 * cache.cos_q2 + segment1_position_x_along_dq
+        + cache.base_angle_rotation_01 * t8 + t22 * base_angle_rotation_01_along_dq;
+    let segment2_position_x_along_dq = p.link_length * segment1_tip_rotation_00_along_dq
+        + segment1_tip_position_x_along_dq;
+    let segment2_tip_subspace0_v_y_along_dq = cache.segment2_tip_local_subspace0_v_y
+        * segment1_tip_rotation_11_along_dq
+        + cache.segment1_tip_rotation_10 * segment2_tip_local_subspace0_v_x_along_dq
+        + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
+        + cache.segment1_tip_rotation_11 * segment2_tip_local_subspace0_v_y_along_dq
+        - segment2_position_x_along_dq * p.segment_length;
+    out[(3, 2)] = dq[1];
+    out[(4, 2)] = base_angle_subspace_v_y_along_dq;
+    out[(3, 3)] = segment1_tip_subspace0_v_x_along_dq;
+    out[(4, 3)] = segment1_tip_subspace0_v_y_along_dq;
+    out[(3, 4)] = segment2_tip_subspace0_v_x_along_dq;
+    out[(4, 4)] = segment2_tip_subspace0_v_y_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        3 => {}
+        4 => {
+            let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
+            let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+            let segment1_bend_y_along_dq = p.segment_length * dq[3];
+            let t0 = p.segment_length * segment1_bend_y_along_dq;
+            let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
+                * segment1_bend_y_along_dq;
+            let segment1_slice1_bend_along_dq = 0.25 * segment1_bend_squared_along_dq;
+            let t1 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
+            let t2 = p.segment_length * cache.segment1_bend_y;
+            let t3 = 1.5 * cache.segment1_slice1_bend_c5
+                - 0.5 * cache.segment1_slice1_bend_c4;
+            let segment1_slice1_local_com_y_along_dq = 0.25
+                * segment1_slice1_bend_along_dq * t1 * t2
+                + 0.25 * cache.segment1_slice1_bend_c2 * t0;
+            let segment1_slice1_local_bend_y_column_v_x_along_dq = (0.125
+                * cache.segment1_slice1_bend_c3 * t0
+                + 0.125 * segment1_slice1_bend_along_dq * t2 * t3
+                - 0.125 * cache.segment1_slice1_bend_c2 * t0
+                - 0.125 * segment1_slice1_bend_along_dq * t1 * t2)
+                + 0.5 * segment1_slice1_local_com_y_along_dq;
+            let segment1_slice1_local_subspace0_v_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
+                * p.segment_length;
+            let segment1_position_y_along_dq = p.link_length
+                * base_angle_rotation_10_along_dq + dq[1];
+            let t4 = segment1_bend_squared_along_dq * p.segment_length;
+            let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+            let t5 = p.segment_length * segment1_bend_squared;
+            let segment1_slice1_local_com_x_along_dq = 0.5
+                * segment1_slice1_bend_along_dq * p.segment_length
+                * (0.5 * cache.segment1_slice1_bend_c3
+                    - 0.5 * cache.segment1_slice1_bend_c2);
+            let segment1_slice1_local_bend_y_column_v_y_along_dq = (0.125 * t4
+                * cache.segment1_slice1_bend_c4
+                + 0.25 * segment1_slice1_bend_along_dq * t1 * p.segment_length
+                + 0.125 * segment1_slice1_bend_along_dq * t5
+                    * (2.0 * cache.segment1_slice1_bend_c6
+                        - 0.5 * cache.segment1_slice1_bend_c5)
+                - 0.0625 * t4 * cache.segment1_slice1_bend_c3
+                - 0.0625 * segment1_slice1_bend_along_dq * t5 * t3)
+                - 0.5 * segment1_slice1_local_com_x_along_dq;
+            let segment1_slice1_local_subspace0_v_y_along_dq = p.segment_length
+                * segment1_slice1_local_bend_y_column_v_y_along_dq;
+            let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+            let segment1_slice1_subspace0_v_x_along_dq = cache
+                .segment1_slice1_local_subspace0_v_y * base_angle_rotation_01_along_dq
+                + cache.cos_q2 * segment1_slice1_local_subspace0_v_x_along_dq
+                + cache.segment1_slice1_local_subspace0_w_z
+                    * segment1_position_y_along_dq
+                + cache.base_angle_rotation_01
+                    * segment1_slice1_local_subspace0_v_y_along_dq
+                + cache.segment1_slice1_local_subspace0_v_x
+                    * base_angle_rotation_00_along_dq;
+            let segment1_position_x_along_dq = dq[0]
+                + p.link_length * base_angle_rotation_00_along_dq;
+            let segment1_slice1_subspace0_v_y_along_dq = cache
+                .segment1_slice1_local_subspace0_v_y * base_angle_rotation_00_along_dq
+                + base_angle_rotation_10_along_dq
+                    * cache.segment1_slice1_local_subspace0_v_x
+                + cache.cos_q2 * segment1_slice1_local_subspace0_v_y_along_dq
+                + cache.sin_q2 * segment1_slice1_local_subspace0_v_x_along_dq
+                - segment1_position_x_along_dq
+                    * cache.segment1_slice1_local_subspace0_w_z;
+            own[(3, 0)] = segment1_slice1_subspace0_v_x_along_dq;
+            own[(4, 0)] = segment1_slice1_subspace0_v_y_along_dq;
+        }
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -6220,6 +6457,27 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
         axis: &mut Vector3<f64>,
     ) {
         contact_frame_own_into(frame, q, p, k, own, axis)
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

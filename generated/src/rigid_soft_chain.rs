@@ -33876,6 +33876,2157 @@ pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[
     (9, 3),
     (0, 0),
 ];
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[
+    0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6,
+];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[
+    &[0, 1, 2, 3, 4, 5],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+];
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let base_yaw_subspace_v_y_along_dq = -dq[0];
+    let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+    let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+    let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+    let base_pitch_subspace_v_x_along_dq = -dq[2] * cache.cos_q3
+        - base_yaw_rotation_00_along_dq * q[2];
+    let base_pitch_subspace_v_y_along_dq = dq[2] * cache.base_yaw_rotation_01
+        + base_yaw_rotation_01_along_dq * q[2];
+    let base_pitch_subspace_v_z_along_dq = q[0] * base_yaw_rotation_00_along_dq
+        + dq[0] * cache.cos_q3 - q[1] * base_yaw_rotation_01_along_dq
+        - dq[1] * cache.base_yaw_rotation_01;
+    let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+    let base_pitch_rotation_00_along_dq = cache.cos_q4 * base_yaw_rotation_00_along_dq
+        + base_pitch_rotation_22_along_dq * cache.cos_q3;
+    let base_pitch_rotation_10_along_dq = cache.cos_q4 * base_yaw_rotation_10_along_dq
+        + base_pitch_rotation_22_along_dq * cache.sin_q3;
+    let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+    let base_roll_subspace_v_x_along_dq = q[1] * base_pitch_rotation_20_along_dq
+        + cache.base_pitch_rotation_20 * dq[1] - base_pitch_rotation_10_along_dq * q[2]
+        - cache.base_pitch_rotation_10 * dq[2];
+    let base_roll_subspace_v_y_along_dq = cache.base_pitch_rotation_00 * dq[2]
+        + base_pitch_rotation_00_along_dq * q[2] - cache.base_pitch_rotation_20 * dq[0]
+        - base_pitch_rotation_20_along_dq * q[0];
+    let base_roll_subspace_v_z_along_dq = q[0] * base_pitch_rotation_10_along_dq
+        + cache.base_pitch_rotation_10 * dq[0] - q[1] * base_pitch_rotation_00_along_dq
+        - dq[1] * cache.base_pitch_rotation_00;
+    let base_pitch_rotation_02_along_dq = cache.sin_q4 * base_yaw_rotation_00_along_dq
+        + cache.cos_q4 * cache.cos_q3 * dq[4];
+    let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+        * cache.base_pitch_rotation_02 + cache.cos_q5 * base_yaw_rotation_01_along_dq
+        + cache.sin_q5 * base_pitch_rotation_02_along_dq
+        - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+    let t0 = 1.0 / p.actuator_radius;
+    let t1 = cache.joint1_bend_z * cache.joint1_bend_z;
+    let t2 = 1.5 * cache.joint1_bend_squared_c5 - 0.5 * cache.joint1_bend_squared_c4;
+    let joint1_bend_y_along_dq = 0.33333333333333315 * t0 * dq[7]
+        + 0.3333333333333336 * t0 * dq[8] - 0.6666666666666666 * t0 * dq[6];
+    let t3 = 2.0 * cache.joint1_bend_y * joint1_bend_y_along_dq;
+    let joint1_bend_z_along_dq = 0.5773502691896255 * t0 * dq[8]
+        - 0.5773502691896257 * t0 * dq[7];
+    let t4 = 2.0 * joint1_bend_z_along_dq * cache.joint1_bend_z;
+    let joint1_bend_squared_along_dq = t3 + t4;
+    let joint1_tip_local_bend_y_column_w_z_along_dq = -t1 * t2
+        * joint1_bend_squared_along_dq - t4 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint1_tip_local_bend_y_column_w_z_along_dq);
+    let t5 = cache.joint1_bend_squared_c4 - 0.5 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_bend_y_column_w_x_along_dq = -cache.joint1_bend_z * t5
+        * joint1_bend_squared_along_dq
+        - joint1_bend_z_along_dq * cache.joint1_bend_squared_c2;
+    let joint1_tip_local_subspace0_w_x_along_dq = -(0.6666666666666666
+        * joint1_tip_local_bend_y_column_w_x_along_dq * t0);
+    let t6 = cache.joint1_bend_y * cache.joint1_bend_z;
+    let t7 = cache.joint1_bend_y * joint1_bend_z_along_dq
+        + cache.joint1_bend_z * joint1_bend_y_along_dq;
+    let joint1_tip_local_bend_y_column_w_y_along_dq = -t6 * t2
+        * joint1_bend_squared_along_dq - t7 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint1_tip_local_bend_y_column_w_y_along_dq);
+    let base_roll_rotation_02_along_dq = cache.cos_q5 * base_pitch_rotation_02_along_dq
+        - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+        - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+        - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+    let joint1_tip_subspace0_w_x_along_dq = base_roll_rotation_01_along_dq
+        * cache.joint1_tip_local_subspace0_w_y
+        + cache.base_roll_rotation_02 * joint1_tip_local_subspace0_w_z_along_dq
+        + cache.base_pitch_rotation_00 * joint1_tip_local_subspace0_w_x_along_dq
+        + cache.base_roll_rotation_01 * joint1_tip_local_subspace0_w_y_along_dq
+        + cache.joint1_tip_local_subspace0_w_z * base_roll_rotation_02_along_dq
+        + cache.joint1_tip_local_subspace0_w_x * base_pitch_rotation_00_along_dq;
+    let base_pitch_rotation_12_along_dq = cache.sin_q4 * base_yaw_rotation_10_along_dq
+        + cache.cos_q4 * cache.sin_q3 * dq[4];
+    let base_roll_rotation_12_along_dq = cache.cos_q5 * base_pitch_rotation_12_along_dq
+        - cache.sin_q5 * base_yaw_rotation_00_along_dq
+        - cache.cos_q5 * dq[5] * cache.cos_q3
+        - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+    let base_roll_rotation_11_along_dq = cache.cos_q5 * base_yaw_rotation_00_along_dq
+        + base_pitch_rotation_12_along_dq * cache.sin_q5
+        + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+        - dq[5] * cache.sin_q5 * cache.cos_q3;
+    let joint1_tip_subspace0_w_y_along_dq = cache.base_roll_rotation_11
+        * joint1_tip_local_subspace0_w_y_along_dq
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace0_w_z_along_dq
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace0_w_x_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace0_w_z
+        + base_pitch_rotation_10_along_dq * cache.joint1_tip_local_subspace0_w_x
+        + cache.joint1_tip_local_subspace0_w_y * base_roll_rotation_11_along_dq;
+    let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+        + base_pitch_rotation_22_along_dq * cache.sin_q5;
+    let base_roll_rotation_22_along_dq = cache.cos_q5 * base_pitch_rotation_22_along_dq
+        - dq[5] * cache.sin_q5 * cache.cos_q4;
+    let joint1_tip_subspace0_w_z_along_dq = cache.joint1_tip_local_subspace0_w_y
+        * base_roll_rotation_21_along_dq
+        + cache.base_roll_rotation_21 * joint1_tip_local_subspace0_w_y_along_dq
+        + cache.base_pitch_rotation_20 * joint1_tip_local_subspace0_w_x_along_dq
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace0_w_x
+        + joint1_tip_local_subspace0_w_z_along_dq * cache.base_roll_rotation_22
+        + cache.joint1_tip_local_subspace0_w_z * base_roll_rotation_22_along_dq;
+    let t8 = 2.0 * cache.joint1_bend_squared_c6 - 0.5 * cache.joint1_bend_squared_c5;
+    let t9 = cache.joint1_bend_y * cache.joint1_bend_z * cache.joint1_len;
+    let joint1_len_along_dq = 0.3333333333333333 * dq[8] + 0.3333333333333333 * dq[6]
+        + 0.3333333333333333 * dq[7];
+    let t10 = joint1_len_along_dq * cache.joint1_bend_y * cache.joint1_bend_z
+        + cache.joint1_bend_z * cache.joint1_len * joint1_bend_y_along_dq
+        + cache.joint1_bend_y * joint1_bend_z_along_dq * cache.joint1_len;
+    let t11 = 2.0 * t8 * joint1_bend_squared_along_dq * t9
+        + 2.0 * cache.joint1_bend_squared_c4 * t10 - cache.joint1_bend_squared_c3 * t10
+        - t2 * joint1_bend_squared_along_dq * t9;
+    let t12 = cache.joint1_bend_y * cache.joint1_len;
+    let t13 = cache.joint1_len * joint1_bend_y_along_dq
+        + joint1_len_along_dq * cache.joint1_bend_y;
+    let t14 = t12 * t5 * joint1_bend_squared_along_dq
+        + cache.joint1_bend_squared_c2 * t13;
+    let t15 = t12 * cache.joint1_bend_squared_c2;
+    let t16 = cache.joint1_bend_squared_c1 * cache.joint1_len;
+    let joint1_tip_local_len_column_v_x_along_dq = joint1_bend_squared_along_dq
+        * (0.5 * cache.joint1_bend_squared_c3 - 0.5 * cache.joint1_bend_squared_c2);
+    let t17 = joint1_tip_local_len_column_v_x_along_dq * cache.joint1_len
+        + cache.joint1_bend_squared_c1 * joint1_len_along_dq;
+    let joint1_tip_local_bend_y_column_v_z_along_dq = t11
+        - (cache.joint1_tip_local_bend_y_column_w_x * t14
+            + joint1_tip_local_bend_y_column_w_x_along_dq * t15
+            - t16 * joint1_tip_local_bend_y_column_w_y_along_dq
+            - cache.joint1_tip_local_bend_y_column_w_y * t17);
+    let joint1_tip_local_len_column_v_z_along_dq = joint1_bend_z_along_dq
+        * cache.joint1_bend_squared_c2
+        + cache.joint1_bend_z * t5 * joint1_bend_squared_along_dq;
+    let t18 = 0.3333333333333333 * joint1_tip_local_len_column_v_z_along_dq;
+    let joint1_tip_local_subspace0_v_z_along_dq = t18
+        - 0.6666666666666666 * joint1_tip_local_bend_y_column_v_z_along_dq * t0;
+    let joint1_position_z_along_dq = dq[2]
+        + base_pitch_rotation_20_along_dq * p.module_length;
+    let joint1_position_y_along_dq = base_pitch_rotation_10_along_dq * p.module_length
+        + dq[1];
+    let t19 = cache.joint1_bend_z * cache.joint1_len;
+    let t20 = joint1_bend_z_along_dq * cache.joint1_len
+        + joint1_len_along_dq * cache.joint1_bend_z;
+    let t21 = t5 * joint1_bend_squared_along_dq * t19
+        + cache.joint1_bend_squared_c2 * t20;
+    let t22 = cache.joint1_bend_squared_c2 * t19;
+    let t23 = joint1_len_along_dq * cache.joint1_bend_squared_c2;
+    let t24 = cache.joint1_len * t5 * joint1_bend_squared_along_dq;
+    let t25 = cache.joint1_bend_y * cache.joint1_bend_y;
+    let t26 = joint1_len_along_dq * t25 + t3 * cache.joint1_len;
+    let t27 = t25 * cache.joint1_len;
+    let joint1_tip_local_bend_y_column_v_y_along_dq = (t23 + t24
+        + 2.0 * cache.joint1_bend_squared_c4 * t26
+        + 2.0 * t8 * t27 * joint1_bend_squared_along_dq
+        - cache.joint1_bend_squared_c3 * t26 - t27 * t2 * joint1_bend_squared_along_dq)
+        - (t16 * joint1_tip_local_bend_y_column_w_z_along_dq
+            + cache.joint1_tip_local_bend_y_column_w_z * t17
+            - cache.joint1_tip_local_bend_y_column_w_x * t21
+            - joint1_tip_local_bend_y_column_w_x_along_dq * t22);
+    let joint1_tip_local_len_column_v_y_along_dq = cache.joint1_bend_y * t5
+        * joint1_bend_squared_along_dq
+        + cache.joint1_bend_squared_c2 * joint1_bend_y_along_dq;
+    let t28 = 0.3333333333333333 * joint1_tip_local_len_column_v_y_along_dq;
+    let joint1_tip_local_subspace0_v_y_along_dq = t28
+        - 0.6666666666666666 * t0 * joint1_tip_local_bend_y_column_v_y_along_dq;
+    let joint1_tip_local_bend_y_column_v_x_along_dq = (t12 * t2
+        * joint1_bend_squared_along_dq + cache.joint1_bend_squared_c3 * t13
+        - t12 * t5 * joint1_bend_squared_along_dq - cache.joint1_bend_squared_c2 * t13)
+        - (t22 * joint1_tip_local_bend_y_column_w_y_along_dq
+            + cache.joint1_tip_local_bend_y_column_w_y * t21
+            - cache.joint1_tip_local_bend_y_column_w_z * t14
+            - joint1_tip_local_bend_y_column_w_z_along_dq * t15);
+    let t29 = 0.3333333333333333 * joint1_tip_local_len_column_v_x_along_dq;
+    let joint1_tip_local_subspace0_v_x_along_dq = t29
+        - 0.6666666666666666 * t0 * joint1_tip_local_bend_y_column_v_x_along_dq;
+    let joint1_tip_subspace0_v_x_along_dq = cache.base_roll_rotation_02
+        * joint1_tip_local_subspace0_v_z_along_dq
+        + cache.joint1_position_y * joint1_tip_subspace0_w_z_along_dq
+        + cache.joint1_tip_subspace0_w_z * joint1_position_y_along_dq
+        + cache.base_roll_rotation_01 * joint1_tip_local_subspace0_v_y_along_dq
+        + cache.joint1_tip_local_subspace0_v_x * base_pitch_rotation_00_along_dq
+        + cache.joint1_tip_local_subspace0_v_z * base_roll_rotation_02_along_dq
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace0_v_y
+        + joint1_tip_local_subspace0_v_x_along_dq * cache.base_pitch_rotation_00
+        - joint1_position_z_along_dq * cache.joint1_tip_subspace0_w_y
+        - joint1_tip_subspace0_w_y_along_dq * cache.joint1_position_z;
+    let joint1_position_x_along_dq = dq[0]
+        + p.module_length * base_pitch_rotation_00_along_dq;
+    let joint1_tip_subspace0_v_y_along_dq = cache.joint1_tip_local_subspace0_v_x
+        * base_pitch_rotation_10_along_dq
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace0_v_z_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace0_v_z
+        + base_roll_rotation_11_along_dq * cache.joint1_tip_local_subspace0_v_y
+        + cache.joint1_tip_subspace0_w_x * joint1_position_z_along_dq
+        + joint1_tip_local_subspace0_v_x_along_dq * cache.base_pitch_rotation_10
+        + joint1_tip_subspace0_w_x_along_dq * cache.joint1_position_z
+        + cache.base_roll_rotation_11 * joint1_tip_local_subspace0_v_y_along_dq
+        - joint1_tip_subspace0_w_z_along_dq * cache.joint1_position_x
+        - joint1_position_x_along_dq * cache.joint1_tip_subspace0_w_z;
+    let joint1_tip_subspace0_v_z_along_dq = cache.joint1_tip_local_subspace0_v_z
+        * base_roll_rotation_22_along_dq
+        + cache.joint1_position_x * joint1_tip_subspace0_w_y_along_dq
+        + base_roll_rotation_21_along_dq * cache.joint1_tip_local_subspace0_v_y
+        + joint1_tip_local_subspace0_v_x_along_dq * cache.base_pitch_rotation_20
+        + joint1_position_x_along_dq * cache.joint1_tip_subspace0_w_y
+        + cache.base_roll_rotation_21 * joint1_tip_local_subspace0_v_y_along_dq
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace0_v_x
+        + joint1_tip_local_subspace0_v_z_along_dq * cache.base_roll_rotation_22
+        - cache.joint1_tip_subspace0_w_x * joint1_position_y_along_dq
+        - cache.joint1_position_y * joint1_tip_subspace0_w_x_along_dq;
+    let joint1_tip_local_bend_z_column_w_y_along_dq = t25 * t2
+        * joint1_bend_squared_along_dq + t3 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint1_tip_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint1_tip_local_bend_z_column_w_y_along_dq;
+    let joint1_tip_local_subspace1_w_x_along_dq = 0.33333333333333315
+        * joint1_tip_local_bend_y_column_w_x_along_dq * t0
+        - 0.5773502691896257 * t0 * joint1_tip_local_len_column_v_y_along_dq;
+    let joint1_tip_local_bend_z_column_w_z_along_dq = t6 * t2
+        * joint1_bend_squared_along_dq + t7 * cache.joint1_bend_squared_c3;
+    let joint1_tip_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint1_tip_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * t0 * joint1_tip_local_bend_z_column_w_z_along_dq;
+    let joint1_tip_subspace1_w_x_along_dq = joint1_tip_local_subspace1_w_y_along_dq
+        * cache.base_roll_rotation_01
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace1_w_y
+        + cache.joint1_tip_local_subspace1_w_z * base_roll_rotation_02_along_dq
+        + joint1_tip_local_subspace1_w_x_along_dq * cache.base_pitch_rotation_00
+        + cache.joint1_tip_local_subspace1_w_x * base_pitch_rotation_00_along_dq
+        + joint1_tip_local_subspace1_w_z_along_dq * cache.base_roll_rotation_02;
+    let joint1_tip_subspace1_w_y_along_dq = cache.joint1_tip_local_subspace1_w_x
+        * base_pitch_rotation_10_along_dq
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace1_w_x_along_dq
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace1_w_z_along_dq
+        + cache.joint1_tip_local_subspace1_w_y * base_roll_rotation_11_along_dq
+        + cache.base_roll_rotation_11 * joint1_tip_local_subspace1_w_y_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace1_w_z;
+    let joint1_tip_subspace1_w_z_along_dq = joint1_tip_local_subspace1_w_z_along_dq
+        * cache.base_roll_rotation_22
+        + cache.joint1_tip_local_subspace1_w_x * base_pitch_rotation_20_along_dq
+        + cache.joint1_tip_local_subspace1_w_z * base_roll_rotation_22_along_dq
+        + cache.base_pitch_rotation_20 * joint1_tip_local_subspace1_w_x_along_dq
+        + cache.joint1_tip_local_subspace1_w_y * base_roll_rotation_21_along_dq
+        + joint1_tip_local_subspace1_w_y_along_dq * cache.base_roll_rotation_21;
+    let t30 = t4 * cache.joint1_len + joint1_len_along_dq * t1;
+    let t31 = t1 * cache.joint1_len;
+    let joint1_tip_local_bend_z_column_v_z_along_dq = (t23 + t24
+        + 2.0 * cache.joint1_bend_squared_c4 * t30
+        + 2.0 * t8 * joint1_bend_squared_along_dq * t31
+        - t2 * joint1_bend_squared_along_dq * t31 - t30 * cache.joint1_bend_squared_c3)
+        - (t15 * joint1_tip_local_len_column_v_y_along_dq
+            + cache.joint1_tip_local_len_column_v_y * t14
+            - t16 * joint1_tip_local_bend_z_column_w_y_along_dq
+            - cache.joint1_tip_local_bend_z_column_w_y * t17);
+    let joint1_tip_local_subspace1_v_z_along_dq = 0.33333333333333315
+        * joint1_tip_local_bend_y_column_v_z_along_dq * t0 + t18
+        - 0.5773502691896257 * t0 * joint1_tip_local_bend_z_column_v_z_along_dq;
+    let joint1_tip_local_bend_z_column_v_y_along_dq = t11
+        - (joint1_tip_local_bend_z_column_w_z_along_dq * t16
+            + cache.joint1_tip_local_bend_z_column_w_z * t17
+            - cache.joint1_tip_local_len_column_v_y * t21
+            - t22 * joint1_tip_local_len_column_v_y_along_dq);
+    let joint1_tip_local_subspace1_v_y_along_dq = 0.33333333333333315 * t0
+        * joint1_tip_local_bend_y_column_v_y_along_dq + t28
+        - 0.5773502691896257 * t0 * joint1_tip_local_bend_z_column_v_y_along_dq;
+    let joint1_tip_local_bend_z_column_v_x_along_dq = (t2 * joint1_bend_squared_along_dq
+        * t19 + cache.joint1_bend_squared_c3 * t20 - cache.joint1_bend_squared_c2 * t20
+        - t5 * joint1_bend_squared_along_dq * t19)
+        - (cache.joint1_tip_local_bend_z_column_w_y * t21
+            + t22 * joint1_tip_local_bend_z_column_w_y_along_dq
+            - joint1_tip_local_bend_z_column_w_z_along_dq * t15
+            - cache.joint1_tip_local_bend_z_column_w_z * t14);
+    let joint1_tip_local_subspace1_v_x_along_dq = 0.33333333333333315 * t0
+        * joint1_tip_local_bend_y_column_v_x_along_dq + t29
+        - 0.5773502691896257 * joint1_tip_local_bend_z_column_v_x_along_dq * t0;
+    let joint1_tip_subspace1_v_x_along_dq = cache.joint1_position_y
+        * joint1_tip_subspace1_w_z_along_dq
+        + cache.joint1_tip_subspace1_w_z * joint1_position_y_along_dq
+        + joint1_tip_local_subspace1_v_z_along_dq * cache.base_roll_rotation_02
+        + joint1_tip_local_subspace1_v_y_along_dq * cache.base_roll_rotation_01
+        + cache.joint1_tip_local_subspace1_v_z * base_roll_rotation_02_along_dq
+        + cache.joint1_tip_local_subspace1_v_x * base_pitch_rotation_00_along_dq
+        + cache.base_pitch_rotation_00 * joint1_tip_local_subspace1_v_x_along_dq
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace1_v_y
+        - cache.joint1_tip_subspace1_w_y * joint1_position_z_along_dq
+        - cache.joint1_position_z * joint1_tip_subspace1_w_y_along_dq;
+    let joint1_tip_subspace1_v_y_along_dq = joint1_tip_local_subspace1_v_y_along_dq
+        * cache.base_roll_rotation_11
+        + cache.joint1_tip_local_subspace1_v_y * base_roll_rotation_11_along_dq
+        + cache.joint1_tip_subspace1_w_x * joint1_position_z_along_dq
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace1_v_x_along_dq
+        + joint1_tip_subspace1_w_x_along_dq * cache.joint1_position_z
+        + cache.joint1_tip_local_subspace1_v_z * base_roll_rotation_12_along_dq
+        + base_pitch_rotation_10_along_dq * cache.joint1_tip_local_subspace1_v_x
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace1_v_z_along_dq
+        - cache.joint1_tip_subspace1_w_z * joint1_position_x_along_dq
+        - joint1_tip_subspace1_w_z_along_dq * cache.joint1_position_x;
+    let joint1_tip_subspace1_v_z_along_dq = cache.joint1_position_x
+        * joint1_tip_subspace1_w_y_along_dq
+        + joint1_tip_local_subspace1_v_y_along_dq * cache.base_roll_rotation_21
+        + cache.joint1_tip_local_subspace1_v_z * base_roll_rotation_22_along_dq
+        + cache.base_pitch_rotation_20 * joint1_tip_local_subspace1_v_x_along_dq
+        + joint1_tip_local_subspace1_v_z_along_dq * cache.base_roll_rotation_22
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace1_v_x
+        + joint1_position_x_along_dq * cache.joint1_tip_subspace1_w_y
+        + cache.joint1_tip_local_subspace1_v_y * base_roll_rotation_21_along_dq
+        - cache.joint1_position_y * joint1_tip_subspace1_w_x_along_dq
+        - cache.joint1_tip_subspace1_w_x * joint1_position_y_along_dq;
+    let joint1_tip_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+        * joint1_tip_local_bend_y_column_w_y_along_dq
+        + 0.5773502691896255 * t0 * joint1_tip_local_bend_z_column_w_y_along_dq;
+    let joint1_tip_local_subspace2_w_z_along_dq = 0.3333333333333336 * t0
+        * joint1_tip_local_bend_y_column_w_z_along_dq
+        + 0.5773502691896255 * t0 * joint1_tip_local_bend_z_column_w_z_along_dq;
+    let joint1_tip_local_subspace2_w_x_along_dq = 0.5773502691896255 * t0
+        * joint1_tip_local_len_column_v_y_along_dq
+        + 0.3333333333333336 * joint1_tip_local_bend_y_column_w_x_along_dq * t0;
+    let joint1_tip_subspace2_w_x_along_dq = joint1_tip_local_subspace2_w_y_along_dq
+        * cache.base_roll_rotation_01
+        + joint1_tip_local_subspace2_w_z_along_dq * cache.base_roll_rotation_02
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace2_w_y
+        + cache.joint1_tip_local_subspace2_w_x * base_pitch_rotation_00_along_dq
+        + joint1_tip_local_subspace2_w_x_along_dq * cache.base_pitch_rotation_00
+        + cache.joint1_tip_local_subspace2_w_z * base_roll_rotation_02_along_dq;
+    let joint1_tip_subspace2_w_y_along_dq = base_pitch_rotation_10_along_dq
+        * cache.joint1_tip_local_subspace2_w_x
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace2_w_x_along_dq
+        + cache.joint1_tip_local_subspace2_w_y * base_roll_rotation_11_along_dq
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace2_w_z_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace2_w_z
+        + joint1_tip_local_subspace2_w_y_along_dq * cache.base_roll_rotation_11;
+    let joint1_tip_subspace2_w_z_along_dq = cache.base_pitch_rotation_20
+        * joint1_tip_local_subspace2_w_x_along_dq
+        + cache.joint1_tip_local_subspace2_w_z * base_roll_rotation_22_along_dq
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace2_w_x
+        + joint1_tip_local_subspace2_w_z_along_dq * cache.base_roll_rotation_22
+        + cache.joint1_tip_local_subspace2_w_y * base_roll_rotation_21_along_dq
+        + joint1_tip_local_subspace2_w_y_along_dq * cache.base_roll_rotation_21;
+    let joint1_tip_local_subspace2_v_z_along_dq = 0.3333333333333336
+        * joint1_tip_local_bend_y_column_v_z_along_dq * t0
+        + 0.5773502691896255 * t0 * joint1_tip_local_bend_z_column_v_z_along_dq + t18;
+    let joint1_tip_local_subspace2_v_y_along_dq = 0.5773502691896255 * t0
+        * joint1_tip_local_bend_z_column_v_y_along_dq + t28
+        + 0.3333333333333336 * t0 * joint1_tip_local_bend_y_column_v_y_along_dq;
+    let joint1_tip_local_subspace2_v_x_along_dq = 0.3333333333333336 * t0
+        * joint1_tip_local_bend_y_column_v_x_along_dq + t29
+        + 0.5773502691896255 * joint1_tip_local_bend_z_column_v_x_along_dq * t0;
+    let joint1_tip_subspace2_v_x_along_dq = joint1_tip_local_subspace2_v_z_along_dq
+        * cache.base_roll_rotation_02
+        + cache.joint1_tip_local_subspace2_v_x * base_pitch_rotation_00_along_dq
+        + cache.base_roll_rotation_01 * joint1_tip_local_subspace2_v_y_along_dq
+        + base_roll_rotation_01_along_dq * cache.joint1_tip_local_subspace2_v_y
+        + cache.joint1_position_y * joint1_tip_subspace2_w_z_along_dq
+        + joint1_position_y_along_dq * cache.joint1_tip_subspace2_w_z
+        + joint1_tip_local_subspace2_v_x_along_dq * cache.base_pitch_rotation_00
+        + cache.joint1_tip_local_subspace2_v_z * base_roll_rotation_02_along_dq
+        - cache.joint1_tip_subspace2_w_y * joint1_position_z_along_dq
+        - joint1_tip_subspace2_w_y_along_dq * cache.joint1_position_z;
+    let joint1_tip_subspace2_v_y_along_dq = cache.base_roll_rotation_11
+        * joint1_tip_local_subspace2_v_y_along_dq
+        + joint1_tip_subspace2_w_x_along_dq * cache.joint1_position_z
+        + cache.base_roll_rotation_12 * joint1_tip_local_subspace2_v_z_along_dq
+        + base_roll_rotation_12_along_dq * cache.joint1_tip_local_subspace2_v_z
+        + cache.base_pitch_rotation_10 * joint1_tip_local_subspace2_v_x_along_dq
+        + cache.joint1_tip_subspace2_w_x * joint1_position_z_along_dq
+        + cache.joint1_tip_local_subspace2_v_x * base_pitch_rotation_10_along_dq
+        + cache.joint1_tip_local_subspace2_v_y * base_roll_rotation_11_along_dq
+        - joint1_position_x_along_dq * cache.joint1_tip_subspace2_w_z
+        - cache.joint1_position_x * joint1_tip_subspace2_w_z_along_dq;
+    let joint1_tip_subspace2_v_z_along_dq = joint1_tip_local_subspace2_v_z_along_dq
+        * cache.base_roll_rotation_22
+        + cache.joint1_tip_local_subspace2_v_y * base_roll_rotation_21_along_dq
+        + joint1_position_x_along_dq * cache.joint1_tip_subspace2_w_y
+        + cache.base_pitch_rotation_20 * joint1_tip_local_subspace2_v_x_along_dq
+        + joint1_tip_subspace2_w_y_along_dq * cache.joint1_position_x
+        + cache.base_roll_rotation_21 * joint1_tip_local_subspace2_v_y_along_dq
+        + cache.joint1_tip_local_subspace2_v_z * base_roll_rotation_22_along_dq
+        + base_pitch_rotation_20_along_dq * cache.joint1_tip_local_subspace2_v_x
+        - cache.joint1_position_y * joint1_tip_subspace2_w_x_along_dq
+        - cache.joint1_tip_subspace2_w_x * joint1_position_y_along_dq;
+    let joint2_bend_z_along_dq = 0.5773502691896255 * t0 * dq[11]
+        - 0.5773502691896257 * t0 * dq[10];
+    let t32 = 2.0 * cache.joint2_bend_z * joint2_bend_z_along_dq;
+    let joint2_bend_y_along_dq = 0.3333333333333336 * t0 * dq[11]
+        + 0.33333333333333315 * t0 * dq[10] - 0.6666666666666666 * t0 * dq[9];
+    let t33 = 2.0 * joint2_bend_y_along_dq * cache.joint2_bend_y;
+    let joint2_bend_squared_along_dq = t32 + t33;
+    let t34 = 1.5 * cache.joint2_bend_squared_c5 - 0.5 * cache.joint2_bend_squared_c4;
+    let t35 = cache.joint2_bend_z * cache.joint2_bend_y;
+    let t36 = cache.joint2_bend_y * joint2_bend_z_along_dq
+        + joint2_bend_y_along_dq * cache.joint2_bend_z;
+    let joint2_tip_local_bend_y_column_w_y_along_dq = -joint2_bend_squared_along_dq * t34
+        * t35 - t36 * cache.joint2_bend_squared_c3;
+    let joint2_tip_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+        * joint2_tip_local_bend_y_column_w_y_along_dq);
+    let t37 = -(cache.joint1_bend_squared_c1 * cache.joint1_bend_z);
+    let t38 = -t6 * t5 * joint1_bend_squared_along_dq
+        - cache.joint1_bend_squared_c2 * t7;
+    let t39 = 1.0 - cache.joint1_bend_squared_c2 * t1;
+    let t40 = -cache.joint1_bend_squared_c1 * joint1_bend_z_along_dq
+        - joint1_tip_local_len_column_v_x_along_dq * cache.joint1_bend_z;
+    let t41 = -(t6 * cache.joint1_bend_squared_c2);
+    let t42 = -t4 * cache.joint1_bend_squared_c2
+        - t1 * t5 * joint1_bend_squared_along_dq;
+    let joint1_tip_rotation_02_along_dq = t37 * base_pitch_rotation_00_along_dq
+        + cache.base_roll_rotation_01 * t38 + t39 * base_roll_rotation_02_along_dq
+        + t40 * cache.base_pitch_rotation_00 + base_roll_rotation_01_along_dq * t41
+        + t42 * cache.base_roll_rotation_02;
+    let t43 = -t25 * t5 * joint1_bend_squared_along_dq
+        - t3 * cache.joint1_bend_squared_c2;
+    let t44 = -cache.joint1_bend_y * joint1_tip_local_len_column_v_x_along_dq
+        - cache.joint1_bend_squared_c1 * joint1_bend_y_along_dq;
+    let t45 = -(cache.joint1_bend_squared_c1 * cache.joint1_bend_y);
+    let t46 = 1.0 - t25 * cache.joint1_bend_squared_c2;
+    let joint1_tip_rotation_01_along_dq = t43 * cache.base_roll_rotation_01
+        + t44 * cache.base_pitch_rotation_00 + t38 * cache.base_roll_rotation_02
+        + base_pitch_rotation_00_along_dq * t45 + base_roll_rotation_01_along_dq * t46
+        + t41 * base_roll_rotation_02_along_dq;
+    let joint2_rotation_01_along_dq = 0.8660254037844386
+        * joint1_tip_rotation_02_along_dq
+        + 0.5000000000000001 * joint1_tip_rotation_01_along_dq;
+    let t47 = cache.joint2_bend_squared_c4 - 0.5 * cache.joint2_bend_squared_c3;
+    let joint2_tip_local_bend_y_column_w_x_along_dq = -joint2_bend_squared_along_dq
+        * cache.joint2_bend_z * t47
+        - cache.joint2_bend_squared_c2 * joint2_bend_z_along_dq;
+    let joint2_tip_local_subspace0_w_x_along_dq = -(0.6666666666666666 * t0
+        * joint2_tip_local_bend_y_column_w_x_along_dq);
+    let t48 = cache.joint1_bend_squared_c1 * cache.joint1_bend_y;
+    let t49 = joint1_tip_local_len_column_v_x_along_dq * cache.joint1_bend_z
+        + cache.joint1_bend_squared_c1 * joint1_bend_z_along_dq;
+    let joint1_bend_squared = t25 + t1;
+    let t50 = 1.0 - joint1_bend_squared * cache.joint1_bend_squared_c2;
+    let t51 = -cache.joint1_bend_squared_c2 * joint1_bend_squared_along_dq
+        - joint1_bend_squared * t5 * joint1_bend_squared_along_dq;
+    let t52 = cache.joint1_bend_squared_c1 * joint1_bend_y_along_dq
+        + cache.joint1_bend_y * joint1_tip_local_len_column_v_x_along_dq;
+    let t53 = cache.joint1_bend_squared_c1 * cache.joint1_bend_z;
+    let joint1_tip_rotation_00_along_dq = base_roll_rotation_01_along_dq * t48
+        + t49 * cache.base_roll_rotation_02 + t50 * base_pitch_rotation_00_along_dq
+        + cache.base_pitch_rotation_00 * t51 + t52 * cache.base_roll_rotation_01
+        + t53 * base_roll_rotation_02_along_dq;
+    let joint2_rotation_02_along_dq = 0.5000000000000001
+        * joint1_tip_rotation_02_along_dq
+        - 0.8660254037844386 * joint1_tip_rotation_01_along_dq;
+    let t54 = cache.joint2_bend_z * cache.joint2_bend_z;
+    let joint2_tip_local_bend_y_column_w_z_along_dq = -t32 * cache.joint2_bend_squared_c3
+        - t54 * joint2_bend_squared_along_dq * t34;
+    let joint2_tip_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+        * joint2_tip_local_bend_y_column_w_z_along_dq);
+    let joint2_tip_subspace0_w_x_along_dq = cache.joint2_rotation_01
+        * joint2_tip_local_subspace0_w_y_along_dq
+        + joint2_rotation_01_along_dq * cache.joint2_tip_local_subspace0_w_y
+        + joint2_tip_local_subspace0_w_x_along_dq * cache.joint1_tip_rotation_00
+        + joint1_tip_rotation_00_along_dq * cache.joint2_tip_local_subspace0_w_x
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace0_w_z
+        + cache.joint2_rotation_02 * joint2_tip_local_subspace0_w_z_along_dq;
+    let joint1_tip_rotation_12_along_dq = cache.base_roll_rotation_12 * t42
+        + t40 * cache.base_pitch_rotation_10 + t41 * base_roll_rotation_11_along_dq
+        + cache.base_roll_rotation_11 * t38 + base_pitch_rotation_10_along_dq * t37
+        + base_roll_rotation_12_along_dq * t39;
+    let joint1_tip_rotation_11_along_dq = base_roll_rotation_12_along_dq * t41
+        + base_pitch_rotation_10_along_dq * t45 + t43 * cache.base_roll_rotation_11
+        + base_roll_rotation_11_along_dq * t46 + cache.base_pitch_rotation_10 * t44
+        + cache.base_roll_rotation_12 * t38;
+    let joint2_rotation_11_along_dq = 0.8660254037844386
+        * joint1_tip_rotation_12_along_dq
+        + 0.5000000000000001 * joint1_tip_rotation_11_along_dq;
+    let joint1_tip_rotation_10_along_dq = base_pitch_rotation_10_along_dq * t50
+        + cache.base_roll_rotation_12 * t49 + base_roll_rotation_12_along_dq * t53
+        + t52 * cache.base_roll_rotation_11 + cache.base_pitch_rotation_10 * t51
+        + base_roll_rotation_11_along_dq * t48;
+    let joint2_rotation_12_along_dq = 0.5000000000000001
+        * joint1_tip_rotation_12_along_dq
+        - 0.8660254037844386 * joint1_tip_rotation_11_along_dq;
+    let joint2_tip_subspace0_w_y_along_dq = joint2_rotation_11_along_dq
+        * cache.joint2_tip_local_subspace0_w_y
+        + joint1_tip_rotation_10_along_dq * cache.joint2_tip_local_subspace0_w_x
+        + joint2_tip_local_subspace0_w_y_along_dq * cache.joint2_rotation_11
+        + cache.joint2_rotation_12 * joint2_tip_local_subspace0_w_z_along_dq
+        + cache.joint2_tip_local_subspace0_w_z * joint2_rotation_12_along_dq
+        + joint2_tip_local_subspace0_w_x_along_dq * cache.joint1_tip_rotation_10;
+    let joint1_tip_rotation_20_along_dq = t49 * cache.base_roll_rotation_22
+        + t53 * base_roll_rotation_22_along_dq + cache.base_pitch_rotation_20 * t51
+        + base_roll_rotation_21_along_dq * t48 + base_pitch_rotation_20_along_dq * t50
+        + t52 * cache.base_roll_rotation_21;
+    let joint1_tip_rotation_22_along_dq = t38 * cache.base_roll_rotation_21
+        + t42 * cache.base_roll_rotation_22 + t41 * base_roll_rotation_21_along_dq
+        + t39 * base_roll_rotation_22_along_dq + t40 * cache.base_pitch_rotation_20
+        + base_pitch_rotation_20_along_dq * t37;
+    let joint1_tip_rotation_21_along_dq = t44 * cache.base_pitch_rotation_20
+        + t38 * cache.base_roll_rotation_22 + base_roll_rotation_21_along_dq * t46
+        + t43 * cache.base_roll_rotation_21 + base_pitch_rotation_20_along_dq * t45
+        + t41 * base_roll_rotation_22_along_dq;
+    let joint2_rotation_22_along_dq = 0.5000000000000001
+        * joint1_tip_rotation_22_along_dq
+        - 0.8660254037844386 * joint1_tip_rotation_21_along_dq;
+    let joint2_rotation_21_along_dq = 0.5000000000000001
+        * joint1_tip_rotation_21_along_dq
+        + 0.8660254037844386 * joint1_tip_rotation_22_along_dq;
+    let joint2_tip_subspace0_w_z_along_dq = joint1_tip_rotation_20_along_dq
+        * cache.joint2_tip_local_subspace0_w_x
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace0_w_z
+        + cache.joint2_rotation_21 * joint2_tip_local_subspace0_w_y_along_dq
+        + joint2_tip_local_subspace0_w_z_along_dq * cache.joint2_rotation_22
+        + joint2_tip_local_subspace0_w_x_along_dq * cache.joint1_tip_rotation_20
+        + joint2_rotation_21_along_dq * cache.joint2_tip_local_subspace0_w_y;
+    let joint1_tip_position_y_along_dq = cache.base_roll_rotation_12 * t21
+        + t22 * base_roll_rotation_12_along_dq + t14 * cache.base_roll_rotation_11
+        + t16 * base_pitch_rotation_10_along_dq + t15 * base_roll_rotation_11_along_dq
+        + cache.base_pitch_rotation_10 * t17 + joint1_position_y_along_dq;
+    let joint2_position_y_along_dq = p.module_length * joint1_tip_rotation_10_along_dq
+        + joint1_tip_position_y_along_dq;
+    let joint1_tip_position_z_along_dq = t14 * cache.base_roll_rotation_21
+        + base_roll_rotation_21_along_dq * t15 + t22 * base_roll_rotation_22_along_dq
+        + base_pitch_rotation_20_along_dq * t16 + cache.base_pitch_rotation_20 * t17
+        + joint1_position_z_along_dq + t21 * cache.base_roll_rotation_22;
+    let joint2_position_z_along_dq = joint1_tip_position_z_along_dq
+        + joint1_tip_rotation_20_along_dq * p.module_length;
+    let t55 = cache.joint2_bend_y * cache.joint2_bend_y;
+    let t56 = cache.joint2_len * t55;
+    let t57 = 2.0 * cache.joint2_bend_squared_c6 - 0.5 * cache.joint2_bend_squared_c5;
+    let joint2_len_along_dq = 0.3333333333333333 * dq[9] + 0.3333333333333333 * dq[11]
+        + 0.3333333333333333 * dq[10];
+    let t58 = t33 * cache.joint2_len + joint2_len_along_dq * t55;
+    let t59 = joint2_bend_squared_along_dq * cache.joint2_len * t47;
+    let t60 = joint2_len_along_dq * cache.joint2_bend_squared_c2;
+    let joint2_tip_local_len_column_v_x_along_dq = joint2_bend_squared_along_dq
+        * (0.5 * cache.joint2_bend_squared_c3 - 0.5 * cache.joint2_bend_squared_c2);
+    let t61 = joint2_len_along_dq * cache.joint2_bend_squared_c1
+        + joint2_tip_local_len_column_v_x_along_dq * cache.joint2_len;
+    let t62 = cache.joint2_bend_squared_c1 * cache.joint2_len;
+    let t63 = cache.joint2_bend_z * cache.joint2_len;
+    let t64 = t63 * cache.joint2_bend_squared_c2;
+    let t65 = cache.joint2_len * joint2_bend_z_along_dq
+        + joint2_len_along_dq * cache.joint2_bend_z;
+    let t66 = cache.joint2_bend_squared_c2 * t65
+        + t63 * joint2_bend_squared_along_dq * t47;
+    let joint2_tip_local_bend_y_column_v_y_along_dq = (2.0 * joint2_bend_squared_along_dq
+        * t56 * t57 + t59 + t60 + 2.0 * t58 * cache.joint2_bend_squared_c4
+        - t58 * cache.joint2_bend_squared_c3 - joint2_bend_squared_along_dq * t56 * t34)
+        - (cache.joint2_tip_local_bend_y_column_w_z * t61
+            + t62 * joint2_tip_local_bend_y_column_w_z_along_dq
+            - t64 * joint2_tip_local_bend_y_column_w_x_along_dq
+            - t66 * cache.joint2_tip_local_bend_y_column_w_x);
+    let joint2_tip_local_len_column_v_y_along_dq = joint2_bend_y_along_dq
+        * cache.joint2_bend_squared_c2
+        + joint2_bend_squared_along_dq * t47 * cache.joint2_bend_y;
+    let t67 = 0.3333333333333333 * joint2_tip_local_len_column_v_y_along_dq;
+    let joint2_tip_local_subspace0_v_y_along_dq = t67
+        - 0.6666666666666666 * t0 * joint2_tip_local_bend_y_column_v_y_along_dq;
+    let t68 = 0.3333333333333333 * joint2_tip_local_len_column_v_x_along_dq;
+    let t69 = joint2_bend_y_along_dq * cache.joint2_len
+        + joint2_len_along_dq * cache.joint2_bend_y;
+    let t70 = cache.joint2_len * cache.joint2_bend_y;
+    let t71 = cache.joint2_bend_squared_c2 * t69
+        + joint2_bend_squared_along_dq * t70 * t47;
+    let t72 = t70 * cache.joint2_bend_squared_c2;
+    let joint2_tip_local_bend_y_column_v_x_along_dq = (t69 * cache.joint2_bend_squared_c3
+        + joint2_bend_squared_along_dq * t70 * t34 - cache.joint2_bend_squared_c2 * t69
+        - joint2_bend_squared_along_dq * t70 * t47)
+        - (t66 * cache.joint2_tip_local_bend_y_column_w_y
+            + t64 * joint2_tip_local_bend_y_column_w_y_along_dq
+            - cache.joint2_tip_local_bend_y_column_w_z * t71
+            - joint2_tip_local_bend_y_column_w_z_along_dq * t72);
+    let joint2_tip_local_subspace0_v_x_along_dq = t68
+        - 0.6666666666666666 * t0 * joint2_tip_local_bend_y_column_v_x_along_dq;
+    let joint2_tip_local_len_column_v_z_along_dq = cache.joint2_bend_squared_c2
+        * joint2_bend_z_along_dq
+        + joint2_bend_squared_along_dq * cache.joint2_bend_z * t47;
+    let t73 = 0.3333333333333333 * joint2_tip_local_len_column_v_z_along_dq;
+    let t74 = joint2_len_along_dq * cache.joint2_bend_z * cache.joint2_bend_y
+        + cache.joint2_len * cache.joint2_bend_y * joint2_bend_z_along_dq
+        + joint2_bend_y_along_dq * cache.joint2_bend_z * cache.joint2_len;
+    let t75 = cache.joint2_bend_z * cache.joint2_len * cache.joint2_bend_y;
+    let t76 = 2.0 * t74 * cache.joint2_bend_squared_c4
+        + 2.0 * joint2_bend_squared_along_dq * t75 * t57
+        - joint2_bend_squared_along_dq * t75 * t34 - t74 * cache.joint2_bend_squared_c3;
+    let joint2_tip_local_bend_y_column_v_z_along_dq = t76
+        - (joint2_tip_local_bend_y_column_w_x_along_dq * t72
+            + t71 * cache.joint2_tip_local_bend_y_column_w_x
+            - cache.joint2_tip_local_bend_y_column_w_y * t61
+            - t62 * joint2_tip_local_bend_y_column_w_y_along_dq);
+    let joint2_tip_local_subspace0_v_z_along_dq = t73
+        - 0.6666666666666666 * t0 * joint2_tip_local_bend_y_column_v_z_along_dq;
+    let joint2_tip_subspace0_v_x_along_dq = cache.joint2_tip_subspace0_w_z
+        * joint2_position_y_along_dq
+        + joint1_tip_rotation_00_along_dq * cache.joint2_tip_local_subspace0_v_x
+        + cache.joint2_rotation_01 * joint2_tip_local_subspace0_v_y_along_dq
+        + cache.joint1_tip_rotation_00 * joint2_tip_local_subspace0_v_x_along_dq
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace0_v_z
+        + cache.joint2_position_y * joint2_tip_subspace0_w_z_along_dq
+        + joint2_rotation_01_along_dq * cache.joint2_tip_local_subspace0_v_y
+        + cache.joint2_rotation_02 * joint2_tip_local_subspace0_v_z_along_dq
+        - joint2_position_z_along_dq * cache.joint2_tip_subspace0_w_y
+        - joint2_tip_subspace0_w_y_along_dq * cache.joint2_position_z;
+    let joint1_tip_position_x_along_dq = t22 * base_roll_rotation_02_along_dq
+        + joint1_position_x_along_dq + t14 * cache.base_roll_rotation_01
+        + t16 * base_pitch_rotation_00_along_dq + cache.base_pitch_rotation_00 * t17
+        + cache.base_roll_rotation_02 * t21 + base_roll_rotation_01_along_dq * t15;
+    let joint2_position_x_along_dq = joint1_tip_rotation_00_along_dq * p.module_length
+        + joint1_tip_position_x_along_dq;
+    let joint2_tip_subspace0_v_y_along_dq = joint2_rotation_11_along_dq
+        * cache.joint2_tip_local_subspace0_v_y
+        + cache.joint1_tip_rotation_10 * joint2_tip_local_subspace0_v_x_along_dq
+        + cache.joint2_position_z * joint2_tip_subspace0_w_x_along_dq
+        + cache.joint2_tip_local_subspace0_v_z * joint2_rotation_12_along_dq
+        + joint2_tip_local_subspace0_v_y_along_dq * cache.joint2_rotation_11
+        + joint1_tip_rotation_10_along_dq * cache.joint2_tip_local_subspace0_v_x
+        + joint2_position_z_along_dq * cache.joint2_tip_subspace0_w_x
+        + cache.joint2_rotation_12 * joint2_tip_local_subspace0_v_z_along_dq
+        - cache.joint2_position_x * joint2_tip_subspace0_w_z_along_dq
+        - cache.joint2_tip_subspace0_w_z * joint2_position_x_along_dq;
+    let joint2_tip_subspace0_v_z_along_dq = cache.joint2_position_x
+        * joint2_tip_subspace0_w_y_along_dq
+        + joint2_position_x_along_dq * cache.joint2_tip_subspace0_w_y
+        + joint2_tip_local_subspace0_v_z_along_dq * cache.joint2_rotation_22
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace0_v_z
+        + cache.joint2_rotation_21 * joint2_tip_local_subspace0_v_y_along_dq
+        + cache.joint1_tip_rotation_20 * joint2_tip_local_subspace0_v_x_along_dq
+        + joint1_tip_rotation_20_along_dq * cache.joint2_tip_local_subspace0_v_x
+        + joint2_rotation_21_along_dq * cache.joint2_tip_local_subspace0_v_y
+        - cache.joint2_tip_subspace0_w_x * joint2_position_y_along_dq
+        - cache.joint2_position_y * joint2_tip_subspace0_w_x_along_dq;
+    let joint2_tip_local_subspace1_w_x_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_w_x_along_dq
+        - 0.5773502691896257 * t0 * joint2_tip_local_len_column_v_y_along_dq;
+    let joint2_tip_local_bend_z_column_w_y_along_dq = t33 * cache.joint2_bend_squared_c3
+        + joint2_bend_squared_along_dq * t34 * t55;
+    let joint2_tip_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_w_y_along_dq
+        - 0.5773502691896257 * t0 * joint2_tip_local_bend_z_column_w_y_along_dq;
+    let joint2_tip_local_bend_z_column_w_z_along_dq = t36 * cache.joint2_bend_squared_c3
+        + joint2_bend_squared_along_dq * t34 * t35;
+    let joint2_tip_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_w_z_along_dq
+        - 0.5773502691896257 * joint2_tip_local_bend_z_column_w_z_along_dq * t0;
+    let joint2_tip_subspace1_w_x_along_dq = cache.joint1_tip_rotation_00
+        * joint2_tip_local_subspace1_w_x_along_dq
+        + joint2_tip_local_subspace1_w_y_along_dq * cache.joint2_rotation_01
+        + cache.joint2_tip_local_subspace1_w_x * joint1_tip_rotation_00_along_dq
+        + joint2_rotation_01_along_dq * cache.joint2_tip_local_subspace1_w_y
+        + joint2_tip_local_subspace1_w_z_along_dq * cache.joint2_rotation_02
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace1_w_z;
+    let joint2_tip_subspace1_w_y_along_dq = cache.joint2_tip_local_subspace1_w_x
+        * joint1_tip_rotation_10_along_dq
+        + cache.joint2_tip_local_subspace1_w_z * joint2_rotation_12_along_dq
+        + joint2_tip_local_subspace1_w_x_along_dq * cache.joint1_tip_rotation_10
+        + joint2_tip_local_subspace1_w_z_along_dq * cache.joint2_rotation_12
+        + joint2_tip_local_subspace1_w_y_along_dq * cache.joint2_rotation_11
+        + joint2_rotation_11_along_dq * cache.joint2_tip_local_subspace1_w_y;
+    let joint2_tip_subspace1_w_z_along_dq = joint2_tip_local_subspace1_w_y_along_dq
+        * cache.joint2_rotation_21
+        + joint2_rotation_21_along_dq * cache.joint2_tip_local_subspace1_w_y
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace1_w_z
+        + cache.joint2_tip_local_subspace1_w_x * joint1_tip_rotation_20_along_dq
+        + cache.joint1_tip_rotation_20 * joint2_tip_local_subspace1_w_x_along_dq
+        + joint2_tip_local_subspace1_w_z_along_dq * cache.joint2_rotation_22;
+    let joint2_tip_local_bend_z_column_v_x_along_dq = (cache.joint2_bend_squared_c3 * t65
+        + t63 * joint2_bend_squared_along_dq * t34 - cache.joint2_bend_squared_c2 * t65
+        - t63 * joint2_bend_squared_along_dq * t47)
+        - (t64 * joint2_tip_local_bend_z_column_w_y_along_dq
+            + t66 * cache.joint2_tip_local_bend_z_column_w_y
+            - t71 * cache.joint2_tip_local_bend_z_column_w_z
+            - joint2_tip_local_bend_z_column_w_z_along_dq * t72);
+    let joint2_tip_local_subspace1_v_x_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_v_x_along_dq + t68
+        - 0.5773502691896257 * t0 * joint2_tip_local_bend_z_column_v_x_along_dq;
+    let t77 = t54 * cache.joint2_len;
+    let t78 = t54 * joint2_len_along_dq + t32 * cache.joint2_len;
+    let joint2_tip_local_bend_z_column_v_z_along_dq = (t59
+        + 2.0 * joint2_bend_squared_along_dq * t77 * t57 + t60
+        + 2.0 * t78 * cache.joint2_bend_squared_c4
+        - joint2_bend_squared_along_dq * t77 * t34 - t78 * cache.joint2_bend_squared_c3)
+        - (joint2_tip_local_len_column_v_y_along_dq * t72
+            + t71 * cache.joint2_tip_local_len_column_v_y
+            - t62 * joint2_tip_local_bend_z_column_w_y_along_dq
+            - t61 * cache.joint2_tip_local_bend_z_column_w_y);
+    let joint2_tip_local_subspace1_v_z_along_dq = t73
+        + 0.33333333333333315 * t0 * joint2_tip_local_bend_y_column_v_z_along_dq
+        - 0.5773502691896257 * t0 * joint2_tip_local_bend_z_column_v_z_along_dq;
+    let joint2_tip_local_bend_z_column_v_y_along_dq = t76
+        - (t61 * cache.joint2_tip_local_bend_z_column_w_z
+            + joint2_tip_local_bend_z_column_w_z_along_dq * t62
+            - t64 * joint2_tip_local_len_column_v_y_along_dq
+            - t66 * cache.joint2_tip_local_len_column_v_y);
+    let joint2_tip_local_subspace1_v_y_along_dq = 0.33333333333333315 * t0
+        * joint2_tip_local_bend_y_column_v_y_along_dq + t67
+        - 0.5773502691896257 * t0 * joint2_tip_local_bend_z_column_v_y_along_dq;
+    let joint2_tip_subspace1_v_x_along_dq = cache.joint1_tip_rotation_00
+        * joint2_tip_local_subspace1_v_x_along_dq
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace1_v_z
+        + cache.joint2_rotation_02 * joint2_tip_local_subspace1_v_z_along_dq
+        + cache.joint2_position_y * joint2_tip_subspace1_w_z_along_dq
+        + cache.joint2_tip_local_subspace1_v_x * joint1_tip_rotation_00_along_dq
+        + cache.joint2_tip_subspace1_w_z * joint2_position_y_along_dq
+        + cache.joint2_rotation_01 * joint2_tip_local_subspace1_v_y_along_dq
+        + cache.joint2_tip_local_subspace1_v_y * joint2_rotation_01_along_dq
+        - joint2_position_z_along_dq * cache.joint2_tip_subspace1_w_y
+        - cache.joint2_position_z * joint2_tip_subspace1_w_y_along_dq;
+    let joint2_tip_subspace1_v_y_along_dq = joint2_tip_subspace1_w_x_along_dq
+        * cache.joint2_position_z
+        + cache.joint2_tip_local_subspace1_v_z * joint2_rotation_12_along_dq
+        + joint2_rotation_11_along_dq * cache.joint2_tip_local_subspace1_v_y
+        + cache.joint1_tip_rotation_10 * joint2_tip_local_subspace1_v_x_along_dq
+        + cache.joint2_tip_local_subspace1_v_x * joint1_tip_rotation_10_along_dq
+        + joint2_tip_local_subspace1_v_y_along_dq * cache.joint2_rotation_11
+        + cache.joint2_rotation_12 * joint2_tip_local_subspace1_v_z_along_dq
+        + joint2_position_z_along_dq * cache.joint2_tip_subspace1_w_x
+        - cache.joint2_position_x * joint2_tip_subspace1_w_z_along_dq
+        - cache.joint2_tip_subspace1_w_z * joint2_position_x_along_dq;
+    let joint2_tip_subspace1_v_z_along_dq = cache.joint2_tip_local_subspace1_v_y
+        * joint2_rotation_21_along_dq
+        + cache.joint1_tip_rotation_20 * joint2_tip_local_subspace1_v_x_along_dq
+        + joint2_tip_local_subspace1_v_y_along_dq * cache.joint2_rotation_21
+        + joint2_position_x_along_dq * cache.joint2_tip_subspace1_w_y
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace1_v_z
+        + cache.joint2_tip_local_subspace1_v_x * joint1_tip_rotation_20_along_dq
+        + joint2_tip_local_subspace1_v_z_along_dq * cache.joint2_rotation_22
+        + cache.joint2_position_x * joint2_tip_subspace1_w_y_along_dq
+        - cache.joint2_tip_subspace1_w_x * joint2_position_y_along_dq
+        - joint2_tip_subspace1_w_x_along_dq * cache.joint2_position_y;
+    let joint2_tip_local_subspace2_w_x_along_dq = 0.3333333333333336 * t0
+        * joint2_tip_local_bend_y_column_w_x_along_dq
+        + 0.5773502691896255 * t0 * joint2_tip_local_len_column_v_y_along_dq;
+    let joint2_tip_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+        * joint2_tip_local_bend_y_column_w_y_along_dq
+        + 0.5773502691896255 * t0 * joint2_tip_local_bend_z_column_w_y_along_dq;
+    let joint2_tip_local_subspace2_w_z_along_dq = 0.5773502691896255
+        * joint2_tip_local_bend_z_column_w_z_along_dq * t0
+        + 0.3333333333333336 * t0 * joint2_tip_local_bend_y_column_w_z_along_dq;
+    let joint2_tip_subspace2_w_x_along_dq = cache.joint1_tip_rotation_00
+        * joint2_tip_local_subspace2_w_x_along_dq
+        + cache.joint2_tip_local_subspace2_w_x * joint1_tip_rotation_00_along_dq
+        + cache.joint2_tip_local_subspace2_w_y * joint2_rotation_01_along_dq
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace2_w_z
+        + joint2_tip_local_subspace2_w_y_along_dq * cache.joint2_rotation_01
+        + joint2_tip_local_subspace2_w_z_along_dq * cache.joint2_rotation_02;
+    let joint2_tip_subspace2_w_y_along_dq = joint2_tip_local_subspace2_w_z_along_dq
+        * cache.joint2_rotation_12
+        + joint2_tip_local_subspace2_w_x_along_dq * cache.joint1_tip_rotation_10
+        + cache.joint2_tip_local_subspace2_w_z * joint2_rotation_12_along_dq
+        + cache.joint2_tip_local_subspace2_w_x * joint1_tip_rotation_10_along_dq
+        + cache.joint2_tip_local_subspace2_w_y * joint2_rotation_11_along_dq
+        + joint2_tip_local_subspace2_w_y_along_dq * cache.joint2_rotation_11;
+    let joint2_tip_subspace2_w_z_along_dq = joint2_tip_local_subspace2_w_z_along_dq
+        * cache.joint2_rotation_22
+        + cache.joint1_tip_rotation_20 * joint2_tip_local_subspace2_w_x_along_dq
+        + cache.joint2_tip_local_subspace2_w_x * joint1_tip_rotation_20_along_dq
+        + cache.joint2_tip_local_subspace2_w_z * joint2_rotation_22_along_dq
+        + cache.joint2_tip_local_subspace2_w_y * joint2_rotation_21_along_dq
+        + joint2_tip_local_subspace2_w_y_along_dq * cache.joint2_rotation_21;
+    let joint2_tip_local_subspace2_v_x_along_dq = t68
+        + 0.3333333333333336 * t0 * joint2_tip_local_bend_y_column_v_x_along_dq
+        + 0.5773502691896255 * t0 * joint2_tip_local_bend_z_column_v_x_along_dq;
+    let joint2_tip_local_subspace2_v_y_along_dq = t67
+        + 0.5773502691896255 * t0 * joint2_tip_local_bend_z_column_v_y_along_dq
+        + 0.3333333333333336 * t0 * joint2_tip_local_bend_y_column_v_y_along_dq;
+    let joint2_tip_local_subspace2_v_z_along_dq = t73
+        + 0.5773502691896255 * t0 * joint2_tip_local_bend_z_column_v_z_along_dq
+        + 0.3333333333333336 * t0 * joint2_tip_local_bend_y_column_v_z_along_dq;
+    let joint2_tip_subspace2_v_x_along_dq = joint1_tip_rotation_00_along_dq
+        * cache.joint2_tip_local_subspace2_v_x
+        + cache.joint2_tip_subspace2_w_z * joint2_position_y_along_dq
+        + joint2_tip_local_subspace2_v_x_along_dq * cache.joint1_tip_rotation_00
+        + joint2_tip_local_subspace2_v_y_along_dq * cache.joint2_rotation_01
+        + joint2_rotation_01_along_dq * cache.joint2_tip_local_subspace2_v_y
+        + joint2_rotation_02_along_dq * cache.joint2_tip_local_subspace2_v_z
+        + joint2_tip_subspace2_w_z_along_dq * cache.joint2_position_y
+        + cache.joint2_rotation_02 * joint2_tip_local_subspace2_v_z_along_dq
+        - joint2_tip_subspace2_w_y_along_dq * cache.joint2_position_z
+        - joint2_position_z_along_dq * cache.joint2_tip_subspace2_w_y;
+    let joint2_tip_subspace2_v_y_along_dq = joint2_tip_local_subspace2_v_x_along_dq
+        * cache.joint1_tip_rotation_10
+        + cache.joint2_rotation_12 * joint2_tip_local_subspace2_v_z_along_dq
+        + cache.joint2_tip_local_subspace2_v_x * joint1_tip_rotation_10_along_dq
+        + joint2_position_z_along_dq * cache.joint2_tip_subspace2_w_x
+        + cache.joint2_tip_local_subspace2_v_z * joint2_rotation_12_along_dq
+        + joint2_rotation_11_along_dq * cache.joint2_tip_local_subspace2_v_y
+        + cache.joint2_position_z * joint2_tip_subspace2_w_x_along_dq
+        + joint2_tip_local_subspace2_v_y_along_dq * cache.joint2_rotation_11
+        - joint2_tip_subspace2_w_z_along_dq * cache.joint2_position_x
+        - cache.joint2_tip_subspace2_w_z * joint2_position_x_along_dq;
+    let joint2_tip_subspace2_v_z_along_dq = joint2_tip_local_subspace2_v_z_along_dq
+        * cache.joint2_rotation_22
+        + joint2_tip_local_subspace2_v_x_along_dq * cache.joint1_tip_rotation_20
+        + joint2_rotation_22_along_dq * cache.joint2_tip_local_subspace2_v_z
+        + cache.joint2_position_x * joint2_tip_subspace2_w_y_along_dq
+        + joint1_tip_rotation_20_along_dq * cache.joint2_tip_local_subspace2_v_x
+        + joint2_rotation_21_along_dq * cache.joint2_tip_local_subspace2_v_y
+        + joint2_position_x_along_dq * cache.joint2_tip_subspace2_w_y
+        + joint2_tip_local_subspace2_v_y_along_dq * cache.joint2_rotation_21
+        - cache.joint2_tip_subspace2_w_x * joint2_position_y_along_dq
+        - cache.joint2_position_y * joint2_tip_subspace2_w_x_along_dq;
+    out[(3, 3)] = dq[1];
+    out[(4, 3)] = base_yaw_subspace_v_y_along_dq;
+    out[(0, 4)] = base_yaw_rotation_01_along_dq;
+    out[(1, 4)] = base_yaw_rotation_00_along_dq;
+    out[(3, 4)] = base_pitch_subspace_v_x_along_dq;
+    out[(4, 4)] = base_pitch_subspace_v_y_along_dq;
+    out[(5, 4)] = base_pitch_subspace_v_z_along_dq;
+    out[(0, 5)] = base_pitch_rotation_00_along_dq;
+    out[(1, 5)] = base_pitch_rotation_10_along_dq;
+    out[(2, 5)] = base_pitch_rotation_20_along_dq;
+    out[(3, 5)] = base_roll_subspace_v_x_along_dq;
+    out[(4, 5)] = base_roll_subspace_v_y_along_dq;
+    out[(5, 5)] = base_roll_subspace_v_z_along_dq;
+    out[(0, 6)] = joint1_tip_subspace0_w_x_along_dq;
+    out[(1, 6)] = joint1_tip_subspace0_w_y_along_dq;
+    out[(2, 6)] = joint1_tip_subspace0_w_z_along_dq;
+    out[(3, 6)] = joint1_tip_subspace0_v_x_along_dq;
+    out[(4, 6)] = joint1_tip_subspace0_v_y_along_dq;
+    out[(5, 6)] = joint1_tip_subspace0_v_z_along_dq;
+    out[(0, 7)] = joint1_tip_subspace1_w_x_along_dq;
+    out[(1, 7)] = joint1_tip_subspace1_w_y_along_dq;
+    out[(2, 7)] = joint1_tip_subspace1_w_z_along_dq;
+    out[(3, 7)] = joint1_tip_subspace1_v_x_along_dq;
+    out[(4, 7)] = joint1_tip_subspace1_v_y_along_dq;
+    out[(5, 7)] = joint1_tip_subspace1_v_z_along_dq;
+    out[(0, 8)] = joint1_tip_subspace2_w_x_along_dq;
+    out[(1, 8)] = joint1_tip_subspace2_w_y_along_dq;
+    out[(2, 8)] = joint1_tip_subspace2_w_z_along_dq;
+    out[(3, 8)] = joint1_tip_subspace2_v_x_along_dq;
+    out[(4, 8)] = joint1_tip_subspace2_v_y_along_dq;
+    out[(5, 8)] = joint1_tip_subspace2_v_z_along_dq;
+    out[(0, 9)] = joint2_tip_subspace0_w_x_along_dq;
+    out[(1, 9)] = joint2_tip_subspace0_w_y_along_dq;
+    out[(2, 9)] = joint2_tip_subspace0_w_z_along_dq;
+    out[(3, 9)] = joint2_tip_subspace0_v_x_along_dq;
+    out[(4, 9)] = joint2_tip_subspace0_v_y_along_dq;
+    out[(5, 9)] = joint2_tip_subspace0_v_z_along_dq;
+    out[(0, 10)] = joint2_tip_subspace1_w_x_along_dq;
+    out[(1, 10)] = joint2_tip_subspace1_w_y_along_dq;
+    out[(2, 10)] = joint2_tip_subspace1_w_z_along_dq;
+    out[(3, 10)] = joint2_tip_subspace1_v_x_along_dq;
+    out[(4, 10)] = joint2_tip_subspace1_v_y_along_dq;
+    out[(5, 10)] = joint2_tip_subspace1_v_z_along_dq;
+    out[(0, 11)] = joint2_tip_subspace2_w_x_along_dq;
+    out[(1, 11)] = joint2_tip_subspace2_w_y_along_dq;
+    out[(2, 11)] = joint2_tip_subspace2_w_z_along_dq;
+    out[(3, 11)] = joint2_tip_subspace2_v_x_along_dq;
+    out[(4, 11)] = joint2_tip_subspace2_v_y_along_dq;
+    out[(5, 11)] = joint2_tip_subspace2_v_z_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        1 => {}
+        2 => {
+            let t0 = 1.0 / p.actuator_radius;
+            let joint1_ring1_local_bend_y_column_w_x = -(0.25 * cache.joint1_bend_z
+                * cache.joint1_ring1_bend_c2);
+            let joint1_ring1_local_subspace0_w_x = -(0.6666666666666666 * t0
+                * joint1_ring1_local_bend_y_column_w_x);
+            let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+            let base_pitch_rotation_00_along_dq = cache.cos_q4
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_22_along_dq * cache.cos_q3;
+            let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+            let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+            let base_pitch_rotation_02_along_dq = cache.sin_q4
+                * base_yaw_rotation_00_along_dq + cache.cos_q4 * cache.cos_q3 * dq[4];
+            let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+                * cache.base_pitch_rotation_02
+                + cache.cos_q5 * base_yaw_rotation_01_along_dq
+                + cache.sin_q5 * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+            let t1 = cache.joint1_bend_y * cache.joint1_bend_z;
+            let joint1_ring1_local_bend_y_column_w_y = -(0.125 * t1
+                * cache.joint1_ring1_bend_c3);
+            let joint1_ring1_local_subspace0_w_y = -(0.6666666666666666 * t0
+                * joint1_ring1_local_bend_y_column_w_y);
+            let t2 = cache.joint1_bend_y * cache.joint1_bend_y;
+            let t3 = cache.joint1_bend_z * cache.joint1_bend_z;
+            let joint1_bend_squared = t2 + t3;
+            let joint1_ring1_bend = 0.25 * joint1_bend_squared;
+            let t4 = softgen_runtime::stumpff(joint1_ring1_bend)[5];
+            let t5 = 1.5 * t4 - 0.5 * cache.joint1_ring1_bend_c4;
+            let joint1_bend_y_along_dq = 0.33333333333333315 * t0 * dq[7]
+                + 0.3333333333333336 * t0 * dq[8] - 0.6666666666666666 * t0 * dq[6];
+            let t6 = 2.0 * cache.joint1_bend_y * joint1_bend_y_along_dq;
+            let joint1_bend_z_along_dq = 0.5773502691896255 * t0 * dq[8]
+                - 0.5773502691896257 * t0 * dq[7];
+            let t7 = 2.0 * joint1_bend_z_along_dq * cache.joint1_bend_z;
+            let joint1_bend_squared_along_dq = t6 + t7;
+            let joint1_ring1_bend_along_dq = 0.25 * joint1_bend_squared_along_dq;
+            let joint1_ring1_local_bend_y_column_w_z_along_dq = -0.125 * t5 * t3
+                * joint1_ring1_bend_along_dq - 0.125 * t7 * cache.joint1_ring1_bend_c3;
+            let joint1_ring1_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t0
+                * joint1_ring1_local_bend_y_column_w_z_along_dq);
+            let joint1_ring1_local_bend_y_column_w_z = 0.5
+                - 0.125 * t3 * cache.joint1_ring1_bend_c3;
+            let joint1_ring1_local_subspace0_w_z = -(0.6666666666666666 * t0
+                * joint1_ring1_local_bend_y_column_w_z);
+            let base_roll_rotation_02_along_dq = cache.cos_q5
+                * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+                - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+                - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+            let t8 = cache.joint1_ring1_bend_c4 - 0.5 * cache.joint1_ring1_bend_c3;
+            let joint1_ring1_local_bend_y_column_w_x_along_dq = -0.25
+                * joint1_bend_z_along_dq * cache.joint1_ring1_bend_c2
+                - 0.25 * t8 * cache.joint1_bend_z * joint1_ring1_bend_along_dq;
+            let joint1_ring1_local_subspace0_w_x_along_dq = -(0.6666666666666666
+                * joint1_ring1_local_bend_y_column_w_x_along_dq * t0);
+            let t9 = cache.joint1_bend_y * joint1_bend_z_along_dq
+                + cache.joint1_bend_z * joint1_bend_y_along_dq;
+            let joint1_ring1_local_bend_y_column_w_y_along_dq = -0.125 * t5 * t1
+                * joint1_ring1_bend_along_dq - 0.125 * t9 * cache.joint1_ring1_bend_c3;
+            let joint1_ring1_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t0
+                * joint1_ring1_local_bend_y_column_w_y_along_dq);
+            let joint1_ring1_subspace0_w_x_along_dq = joint1_ring1_local_subspace0_w_x
+                * base_pitch_rotation_00_along_dq
+                + base_roll_rotation_01_along_dq * joint1_ring1_local_subspace0_w_y
+                + joint1_ring1_local_subspace0_w_z_along_dq * cache.base_roll_rotation_02
+                + joint1_ring1_local_subspace0_w_z * base_roll_rotation_02_along_dq
+                + joint1_ring1_local_subspace0_w_x_along_dq
+                    * cache.base_pitch_rotation_00
+                + joint1_ring1_local_subspace0_w_y_along_dq
+                    * cache.base_roll_rotation_01;
+            let base_pitch_rotation_12_along_dq = cache.sin_q4
+                * base_yaw_rotation_10_along_dq + cache.cos_q4 * cache.sin_q3 * dq[4];
+            let base_roll_rotation_12_along_dq = cache.cos_q5
+                * base_pitch_rotation_12_along_dq
+                - cache.sin_q5 * base_yaw_rotation_00_along_dq
+                - cache.cos_q5 * dq[5] * cache.cos_q3
+                - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+            let base_roll_rotation_11_along_dq = cache.cos_q5
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_12_along_dq * cache.sin_q5
+                + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+                - dq[5] * cache.sin_q5 * cache.cos_q3;
+            let base_pitch_rotation_10_along_dq = cache.cos_q4
+                * base_yaw_rotation_10_along_dq
+                + base_pitch_rotation_22_along_dq * cache.sin_q3;
+            let joint1_ring1_subspace0_w_y_along_dq = base_roll_rotation_12_along_dq
+                * joint1_ring1_local_subspace0_w_z
+                + cache.base_roll_rotation_11 * joint1_ring1_local_subspace0_w_y_along_dq
+                + cache.base_pitch_rotation_10
+                    * joint1_ring1_local_subspace0_w_x_along_dq
+                + joint1_ring1_local_subspace0_w_y * base_roll_rotation_11_along_dq
+                + cache.base_roll_rotation_12 * joint1_ring1_local_subspace0_w_z_along_dq
+                + joint1_ring1_local_subspace0_w_x * base_pitch_rotation_10_along_dq;
+            let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+            let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+                + base_pitch_rotation_22_along_dq * cache.sin_q5;
+            let base_roll_rotation_22_along_dq = cache.cos_q5
+                * base_pitch_rotation_22_along_dq - dq[5] * cache.sin_q5 * cache.cos_q4;
+            let joint1_ring1_subspace0_w_z_along_dq = base_pitch_rotation_20_along_dq
+                * joint1_ring1_local_subspace0_w_x
+                + joint1_ring1_local_subspace0_w_x_along_dq
+                    * cache.base_pitch_rotation_20
+                + base_roll_rotation_21_along_dq * joint1_ring1_local_subspace0_w_y
+                + joint1_ring1_local_subspace0_w_y_along_dq * cache.base_roll_rotation_21
+                + joint1_ring1_local_subspace0_w_z_along_dq * cache.base_roll_rotation_22
+                + joint1_ring1_local_subspace0_w_z * base_roll_rotation_22_along_dq;
+            let t10 = cache.joint1_bend_y * cache.joint1_len;
+            let t11 = 0.25 * t10 * cache.joint1_ring1_bend_c2;
+            let t12 = 0.5 * cache.joint1_ring1_bend_c3
+                - 0.5 * cache.joint1_ring1_bend_c2;
+            let joint1_len_along_dq = 0.3333333333333333 * dq[8]
+                + 0.3333333333333333 * dq[6] + 0.3333333333333333 * dq[7];
+            let t13 = 0.5 * t12 * cache.joint1_len * joint1_ring1_bend_along_dq
+                + 0.5 * joint1_len_along_dq * cache.joint1_ring1_bend_c1;
+            let t14 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
+            let t15 = cache.joint1_len * joint1_bend_y_along_dq
+                + joint1_len_along_dq * cache.joint1_bend_y;
+            let t16 = 0.25 * cache.joint1_ring1_bend_c2 * t15
+                + 0.25 * t8 * t10 * joint1_ring1_bend_along_dq;
+            let t17 = cache.joint1_bend_y * cache.joint1_bend_z * cache.joint1_len;
+            let t18 = joint1_len_along_dq * cache.joint1_bend_y * cache.joint1_bend_z
+                + cache.joint1_bend_z * cache.joint1_len * joint1_bend_y_along_dq
+                + cache.joint1_bend_y * joint1_bend_z_along_dq * cache.joint1_len;
+            let t19 = 2.0 * softgen_runtime::stumpff(joint1_ring1_bend)[6] - 0.5 * t4;
+            let t20 = 0.125 * t19 * joint1_ring1_bend_along_dq * t17
+                + 0.125 * cache.joint1_ring1_bend_c4 * t18
+                - 0.0625 * t5 * joint1_ring1_bend_along_dq * t17
+                - 0.0625 * cache.joint1_ring1_bend_c3 * t18;
+            let joint1_ring1_local_bend_y_column_v_z_along_dq = t20
+                - (joint1_ring1_local_bend_y_column_w_x_along_dq * t11
+                    + t16 * joint1_ring1_local_bend_y_column_w_x
+                    - joint1_ring1_local_bend_y_column_w_y * t13
+                    - t14 * joint1_ring1_local_bend_y_column_w_y_along_dq);
+            let joint1_ring1_local_len_column_v_z_along_dq = 0.25
+                * joint1_bend_z_along_dq * cache.joint1_ring1_bend_c2
+                + 0.25 * t8 * cache.joint1_bend_z * joint1_ring1_bend_along_dq;
+            let t21 = 0.3333333333333333 * joint1_ring1_local_len_column_v_z_along_dq;
+            let joint1_ring1_local_subspace0_v_z_along_dq = t21
+                - 0.6666666666666666 * t0
+                    * joint1_ring1_local_bend_y_column_v_z_along_dq;
+            let joint1_ring1_local_len_column_v_y = 0.25 * cache.joint1_bend_y
+                * cache.joint1_ring1_bend_c2;
+            let t22 = 0.3333333333333333 * joint1_ring1_local_len_column_v_y;
+            let t23 = 0.25 * cache.joint1_len * cache.joint1_ring1_bend_c2;
+            let t24 = t2 * cache.joint1_len;
+            let t25 = cache.joint1_bend_z * cache.joint1_len;
+            let t26 = 0.25 * cache.joint1_ring1_bend_c2 * t25;
+            let joint1_ring1_local_bend_y_column_v_y = (t23
+                + 0.125 * cache.joint1_ring1_bend_c4 * t24
+                - 0.0625 * t24 * cache.joint1_ring1_bend_c3)
+                - (joint1_ring1_local_bend_y_column_w_z * t14
+                    - joint1_ring1_local_bend_y_column_w_x * t26);
+            let joint1_ring1_local_subspace0_v_y = t22
+                - 0.6666666666666666 * t0 * joint1_ring1_local_bend_y_column_v_y;
+            let joint1_ring1_local_len_column_v_x = 0.5 * cache.joint1_ring1_bend_c1;
+            let t27 = 0.3333333333333333 * joint1_ring1_local_len_column_v_x;
+            let joint1_ring1_local_bend_y_column_v_x = (0.125 * t10
+                * cache.joint1_ring1_bend_c3 - 0.125 * t10 * cache.joint1_ring1_bend_c2)
+                - (joint1_ring1_local_bend_y_column_w_y * t26
+                    - joint1_ring1_local_bend_y_column_w_z * t11);
+            let joint1_ring1_local_subspace0_v_x = t27
+                - 0.6666666666666666 * t0 * joint1_ring1_local_bend_y_column_v_x;
+            let joint1_ring1_subspace0_w_z = cache.base_pitch_rotation_20
+                * joint1_ring1_local_subspace0_w_x
+                + joint1_ring1_local_subspace0_w_z * cache.base_roll_rotation_22
+                + joint1_ring1_local_subspace0_w_y * cache.base_roll_rotation_21;
+            let joint1_position_y_along_dq = base_pitch_rotation_10_along_dq
+                * p.module_length + dq[1];
+            let joint1_position_z_along_dq = dq[2]
+                + base_pitch_rotation_20_along_dq * p.module_length;
+            let joint1_ring1_subspace0_w_y = cache.base_roll_rotation_11
+                * joint1_ring1_local_subspace0_w_y
+                + cache.base_roll_rotation_12 * joint1_ring1_local_subspace0_w_z
+                + cache.base_pitch_rotation_10 * joint1_ring1_local_subspace0_w_x;
+            let t28 = 0.25 * joint1_len_along_dq * cache.joint1_ring1_bend_c2;
+            let t29 = 0.25 * t8 * cache.joint1_len * joint1_ring1_bend_along_dq;
+            let t30 = joint1_len_along_dq * t2 + t6 * cache.joint1_len;
+            let t31 = joint1_bend_z_along_dq * cache.joint1_len
+                + joint1_len_along_dq * cache.joint1_bend_z;
+            let t32 = 0.25 * t8 * joint1_ring1_bend_along_dq * t25
+                + 0.25 * t31 * cache.joint1_ring1_bend_c2;
+            let joint1_ring1_local_bend_y_column_v_y_along_dq = (t28 + t29
+                + 0.125 * t19 * t24 * joint1_ring1_bend_along_dq
+                + 0.125 * cache.joint1_ring1_bend_c4 * t30
+                - 0.0625 * t5 * t24 * joint1_ring1_bend_along_dq
+                - 0.0625 * cache.joint1_ring1_bend_c3 * t30)
+                - (joint1_ring1_local_bend_y_column_w_z_along_dq * t14
+                    + joint1_ring1_local_bend_y_column_w_z * t13
+                    - joint1_ring1_local_bend_y_column_w_x * t32
+                    - joint1_ring1_local_bend_y_column_w_x_along_dq * t26);
+            let joint1_ring1_local_len_column_v_y_along_dq = 0.25 * t8
+                * cache.joint1_bend_y * joint1_ring1_bend_along_dq
+                + 0.25 * cache.joint1_ring1_bend_c2 * joint1_bend_y_along_dq;
+            let t33 = 0.3333333333333333 * joint1_ring1_local_len_column_v_y_along_dq;
+            let joint1_ring1_local_subspace0_v_y_along_dq = t33
+                - 0.6666666666666666 * t0
+                    * joint1_ring1_local_bend_y_column_v_y_along_dq;
+            let joint1_ring1_local_len_column_v_x_along_dq = 0.5 * t12
+                * joint1_ring1_bend_along_dq;
+            let t34 = 0.3333333333333333 * joint1_ring1_local_len_column_v_x_along_dq;
+            let joint1_ring1_local_bend_y_column_v_x_along_dq = (0.125 * t5 * t10
+                * joint1_ring1_bend_along_dq + 0.125 * cache.joint1_ring1_bend_c3 * t15
+                - 0.125 * cache.joint1_ring1_bend_c2 * t15
+                - 0.125 * t8 * t10 * joint1_ring1_bend_along_dq)
+                - (t26 * joint1_ring1_local_bend_y_column_w_y_along_dq
+                    + joint1_ring1_local_bend_y_column_w_y * t32
+                    - t16 * joint1_ring1_local_bend_y_column_w_z
+                    - joint1_ring1_local_bend_y_column_w_z_along_dq * t11);
+            let joint1_ring1_local_subspace0_v_x_along_dq = t34
+                - 0.6666666666666666 * t0
+                    * joint1_ring1_local_bend_y_column_v_x_along_dq;
+            let t35 = 0.125 * cache.joint1_ring1_bend_c4 * t17
+                - 0.0625 * cache.joint1_ring1_bend_c3 * t17;
+            let joint1_ring1_local_bend_y_column_v_z = t35
+                - (joint1_ring1_local_bend_y_column_w_x * t11
+                    - t14 * joint1_ring1_local_bend_y_column_w_y);
+            let joint1_ring1_local_len_column_v_z = 0.25 * cache.joint1_bend_z
+                * cache.joint1_ring1_bend_c2;
+            let t36 = 0.3333333333333333 * joint1_ring1_local_len_column_v_z;
+            let joint1_ring1_local_subspace0_v_z = t36
+                - 0.6666666666666666 * joint1_ring1_local_bend_y_column_v_z * t0;
+            let joint1_ring1_subspace0_v_x_along_dq = joint1_ring1_local_subspace0_v_z_along_dq
+                * cache.base_roll_rotation_02
+                + base_roll_rotation_01_along_dq * joint1_ring1_local_subspace0_v_y
+                + cache.joint1_position_y * joint1_ring1_subspace0_w_z_along_dq
+                + joint1_ring1_local_subspace0_v_x * base_pitch_rotation_00_along_dq
+                + joint1_ring1_subspace0_w_z * joint1_position_y_along_dq
+                + joint1_ring1_local_subspace0_v_y_along_dq * cache.base_roll_rotation_01
+                + joint1_ring1_local_subspace0_v_x_along_dq
+                    * cache.base_pitch_rotation_00
+                + joint1_ring1_local_subspace0_v_z * base_roll_rotation_02_along_dq
+                - joint1_ring1_subspace0_w_y_along_dq * cache.joint1_position_z
+                - joint1_position_z_along_dq * joint1_ring1_subspace0_w_y;
+            let joint1_ring1_subspace0_w_x = cache.base_roll_rotation_01
+                * joint1_ring1_local_subspace0_w_y
+                + joint1_ring1_local_subspace0_w_x * cache.base_pitch_rotation_00
+                + joint1_ring1_local_subspace0_w_z * cache.base_roll_rotation_02;
+            let joint1_position_x_along_dq = dq[0]
+                + p.module_length * base_pitch_rotation_00_along_dq;
+            let joint1_ring1_subspace0_v_y_along_dq = base_roll_rotation_12_along_dq
+                * joint1_ring1_local_subspace0_v_z
+                + joint1_position_z_along_dq * joint1_ring1_subspace0_w_x
+                + joint1_ring1_subspace0_w_x_along_dq * cache.joint1_position_z
+                + joint1_ring1_local_subspace0_v_x * base_pitch_rotation_10_along_dq
+                + joint1_ring1_local_subspace0_v_y * base_roll_rotation_11_along_dq
+                + joint1_ring1_local_subspace0_v_z_along_dq * cache.base_roll_rotation_12
+                + joint1_ring1_local_subspace0_v_y_along_dq * cache.base_roll_rotation_11
+                + cache.base_pitch_rotation_10
+                    * joint1_ring1_local_subspace0_v_x_along_dq
+                - joint1_position_x_along_dq * joint1_ring1_subspace0_w_z
+                - cache.joint1_position_x * joint1_ring1_subspace0_w_z_along_dq;
+            let joint1_ring1_subspace0_v_z_along_dq = base_pitch_rotation_20_along_dq
+                * joint1_ring1_local_subspace0_v_x
+                + cache.base_pitch_rotation_20
+                    * joint1_ring1_local_subspace0_v_x_along_dq
+                + joint1_ring1_local_subspace0_v_z_along_dq * cache.base_roll_rotation_22
+                + joint1_ring1_local_subspace0_v_y * base_roll_rotation_21_along_dq
+                + joint1_ring1_local_subspace0_v_z * base_roll_rotation_22_along_dq
+                + joint1_position_x_along_dq * joint1_ring1_subspace0_w_y
+                + joint1_ring1_local_subspace0_v_y_along_dq * cache.base_roll_rotation_21
+                + joint1_ring1_subspace0_w_y_along_dq * cache.joint1_position_x
+                - joint1_ring1_subspace0_w_x_along_dq * cache.joint1_position_y
+                - joint1_position_y_along_dq * joint1_ring1_subspace0_w_x;
+            let joint1_ring1_local_subspace1_w_x_along_dq = 0.33333333333333315
+                * joint1_ring1_local_bend_y_column_w_x_along_dq * t0
+                - 0.5773502691896257 * t0 * joint1_ring1_local_len_column_v_y_along_dq;
+            let joint1_ring1_local_bend_z_column_w_z = 0.125 * t1
+                * cache.joint1_ring1_bend_c3;
+            let joint1_ring1_local_subspace1_w_z = 0.33333333333333315 * t0
+                * joint1_ring1_local_bend_y_column_w_z
+                - 0.5773502691896257 * joint1_ring1_local_bend_z_column_w_z * t0;
+            let joint1_ring1_local_bend_z_column_w_y_along_dq = 0.125 * t5 * t2
+                * joint1_ring1_bend_along_dq + 0.125 * t6 * cache.joint1_ring1_bend_c3;
+            let joint1_ring1_local_subspace1_w_y_along_dq = 0.33333333333333315 * t0
+                * joint1_ring1_local_bend_y_column_w_y_along_dq
+                - 0.5773502691896257 * t0
+                    * joint1_ring1_local_bend_z_column_w_y_along_dq;
+            let joint1_ring1_local_subspace1_w_x = 0.33333333333333315 * t0
+                * joint1_ring1_local_bend_y_column_w_x
+                - 0.5773502691896257 * t0 * joint1_ring1_local_len_column_v_y;
+            let joint1_ring1_local_bend_z_column_w_z_along_dq = 0.125 * t9
+                * cache.joint1_ring1_bend_c3
+                + 0.125 * t5 * t1 * joint1_ring1_bend_along_dq;
+            let joint1_ring1_local_subspace1_w_z_along_dq = 0.33333333333333315 * t0
+                * joint1_ring1_local_bend_y_column_w_z_along_dq
+                - 0.5773502691896257 * joint1_ring1_local_bend_z_column_w_z_along_dq
+                    * t0;
+            let joint1_ring1_local_bend_z_column_w_y = 0.125 * t2
+                * cache.joint1_ring1_bend_c3 - 0.5;
+            let joint1_ring1_local_subspace1_w_y = 0.33333333333333315 * t0
+                * joint1_ring1_local_bend_y_column_w_y
+                - 0.5773502691896257 * t0 * joint1_ring1_local_bend_z_column_w_y;
+            let joint1_ring1_subspace1_w_x_along_dq = cache.base_pitch_rotation_00
+                * joint1_ring1_local_subspace1_w_x_along_dq
+                + joint1_ring1_local_subspace1_w_z * base_roll_rotation_02_along_dq
+                + cache.base_roll_rotation_01 * joint1_ring1_local_subspace1_w_y_along_dq
+                + joint1_ring1_local_subspace1_w_x * base_pitch_rotation_00_along_dq
+                + joint1_ring1_local_subspace1_w_z_along_dq * cache.base_roll_rotation_02
+                + base_roll_rotation_01_along_dq * joint1_ring1_local_subspace1_w_y;
+            let joint1_ring1_subspace1_w_y_along_dq = cache.base_roll_rotation_12
+                * joint1_ring1_local_subspace1_w_z_along_dq
+                + cache.base_roll_rotation_11 * joint1_ring1_local_subspace1_w_y_along_dq
+                + base_roll_rotation_12_along_dq * joint1_ring1_local_subspace1_w_z
+                + base_roll_rotation_11_along_dq * joint1_ring1_local_subspace1_w_y
+                + cache.base_pitch_rotation_10
+                    * joint1_ring1_local_subspace1_w_x_along_dq
+                + joint1_ring1_local_subspace1_w_x * base_pitch_rotation_10_along_dq;
+            let joint1_ring1_subspace1_w_z_along_dq = cache.base_pitch_rotation_20
+                * joint1_ring1_local_subspace1_w_x_along_dq
+                + joint1_ring1_local_subspace1_w_z_along_dq * cache.base_roll_rotation_22
+                + joint1_ring1_local_subspace1_w_y_along_dq * cache.base_roll_rotation_21
+                + base_roll_rotation_21_along_dq * joint1_ring1_local_subspace1_w_y
+                + base_pitch_rotation_20_along_dq * joint1_ring1_local_subspace1_w_x
+                + base_roll_rotation_22_along_dq * joint1_ring1_local_subspace1_w_z;
+            let t37 = t7 * cache.joint1_len + joint1_len_along_dq * t3;
+            let t38 = t3 * cache.joint1_len;
+            let joint1_ring1_local_bend_z_column_v_z_along_dq = (t28
+                + 0.125 * cache.joint1_ring1_bend_c4 * t37 + t29
+                + 0.125 * t19 * joint1_ring1_bend_along_dq * t38
+                - 0.0625 * t37 * cache.joint1_ring1_bend_c3
+                - 0.0625 * t5 * joint1_ring1_bend_along_dq * t38)
+                - (t16 * joint1_ring1_local_len_column_v_y
+                    + t11 * joint1_ring1_local_len_column_v_y_along_dq
+                    - joint1_ring1_local_bend_z_column_w_y * t13
+                    - joint1_ring1_local_bend_z_column_w_y_along_dq * t14);
+            let joint1_ring1_local_subspace1_v_z_along_dq = 0.33333333333333315 * t0
+                * joint1_ring1_local_bend_y_column_v_z_along_dq + t21
+                - 0.5773502691896257 * t0
+                    * joint1_ring1_local_bend_z_column_v_z_along_dq;
+            let joint1_ring1_subspace1_w_y = joint1_ring1_local_subspace1_w_x
+                * cache.base_pitch_rotation_10
+                + cache.base_roll_rotation_12 * joint1_ring1_local_subspace1_w_z
+                + cache.base_roll_rotation_11 * joint1_ring1_local_subspace1_w_y;
+            let joint1_ring1_local_bend_z_column_v_x_along_dq = (0.125 * t31
+                * cache.joint1_ring1_bend_c3
+                + 0.125 * t5 * joint1_ring1_bend_along_dq * t25
+                - 0.125 * t31 * cache.joint1_ring1_bend_c2
+                - 0.125 * t8 * joint1_ring1_bend_along_dq * t25)
+                - (joint1_ring1_local_bend_z_column_w_y_along_dq * t26
+                    + joint1_ring1_local_bend_z_column_w_y * t32
+                    - joint1_ring1_local_bend_z_column_w_z_along_dq * t11
+                    - joint1_ring1_local_bend_z_column_w_z * t16);
+            let joint1_ring1_local_subspace1_v_x_along_dq = t34
+                + 0.33333333333333315 * t0
+                    * joint1_ring1_local_bend_y_column_v_x_along_dq
+                - 0.5773502691896257 * t0
+                    * joint1_ring1_local_bend_z_column_v_x_along_dq;
+            let joint1_ring1_local_bend_z_column_v_x = (0.125
+                * cache.joint1_ring1_bend_c3 * t25
+                - 0.125 * cache.joint1_ring1_bend_c2 * t25)
+                - (joint1_ring1_local_bend_z_column_w_y * t26
+                    - joint1_ring1_local_bend_z_column_w_z * t11);
+            let joint1_ring1_local_subspace1_v_x = t27
+                + 0.33333333333333315 * t0 * joint1_ring1_local_bend_y_column_v_x
+                - 0.5773502691896257 * t0 * joint1_ring1_local_bend_z_column_v_x;
+            let joint1_ring1_local_bend_z_column_v_z = (t23
+                + 0.125 * cache.joint1_ring1_bend_c4 * t38
+                - 0.0625 * cache.joint1_ring1_bend_c3 * t38)
+                - (joint1_ring1_local_len_column_v_y * t11
+                    - joint1_ring1_local_bend_z_column_w_y * t14);
+            let joint1_ring1_local_subspace1_v_z = t36
+                + 0.33333333333333315 * joint1_ring1_local_bend_y_column_v_z * t0
+                - 0.5773502691896257 * t0 * joint1_ring1_local_bend_z_column_v_z;
+            let joint1_ring1_local_bend_z_column_v_y = t35
+                - (joint1_ring1_local_bend_z_column_w_z * t14
+                    - t26 * joint1_ring1_local_len_column_v_y);
+            let joint1_ring1_local_subspace1_v_y = t22
+                + 0.33333333333333315 * t0 * joint1_ring1_local_bend_y_column_v_y
+                - 0.5773502691896257 * t0 * joint1_ring1_local_bend_z_column_v_y;
+            let joint1_ring1_local_bend_z_column_v_y_along_dq = t20
+                - (joint1_ring1_local_bend_z_column_w_z_along_dq * t14
+                    + joint1_ring1_local_bend_z_column_w_z * t13
+                    - t26 * joint1_ring1_local_len_column_v_y_along_dq
+                    - joint1_ring1_local_len_column_v_y * t32);
+            let joint1_ring1_local_subspace1_v_y_along_dq = t33
+                + 0.33333333333333315 * t0
+                    * joint1_ring1_local_bend_y_column_v_y_along_dq
+                - 0.5773502691896257 * t0
+                    * joint1_ring1_local_bend_z_column_v_y_along_dq;
+            let joint1_ring1_subspace1_w_z = joint1_ring1_local_subspace1_w_z
+                * cache.base_roll_rotation_22
+                + joint1_ring1_local_subspace1_w_x * cache.base_pitch_rotation_20
+                + cache.base_roll_rotation_21 * joint1_ring1_local_subspace1_w_y;
+            let joint1_ring1_subspace1_v_x_along_dq = joint1_ring1_local_subspace1_v_z_along_dq
+                * cache.base_roll_rotation_02
+                + joint1_ring1_local_subspace1_v_x_along_dq
+                    * cache.base_pitch_rotation_00
+                + joint1_ring1_local_subspace1_v_x * base_pitch_rotation_00_along_dq
+                + joint1_ring1_local_subspace1_v_z * base_roll_rotation_02_along_dq
+                + base_roll_rotation_01_along_dq * joint1_ring1_local_subspace1_v_y
+                + joint1_ring1_local_subspace1_v_y_along_dq * cache.base_roll_rotation_01
+                + joint1_ring1_subspace1_w_z_along_dq * cache.joint1_position_y
+                + joint1_ring1_subspace1_w_z * joint1_position_y_along_dq
+                - joint1_position_z_along_dq * joint1_ring1_subspace1_w_y
+                - joint1_ring1_subspace1_w_y_along_dq * cache.joint1_position_z;
+            let joint1_ring1_subspace1_w_x = joint1_ring1_local_subspace1_w_x
+                * cache.base_pitch_rotation_00
+                + cache.base_roll_rotation_02 * joint1_ring1_local_subspace1_w_z
+                + cache.base_roll_rotation_01 * joint1_ring1_local_subspace1_w_y;
+            let joint1_ring1_subspace1_v_y_along_dq = cache.base_roll_rotation_12
+                * joint1_ring1_local_subspace1_v_z_along_dq
+                + joint1_ring1_subspace1_w_x * joint1_position_z_along_dq
+                + joint1_ring1_local_subspace1_v_y * base_roll_rotation_11_along_dq
+                + joint1_ring1_local_subspace1_v_y_along_dq * cache.base_roll_rotation_11
+                + cache.joint1_position_z * joint1_ring1_subspace1_w_x_along_dq
+                + joint1_ring1_local_subspace1_v_x * base_pitch_rotation_10_along_dq
+                + joint1_ring1_local_subspace1_v_z * base_roll_rotation_12_along_dq
+                + cache.base_pitch_rotation_10
+                    * joint1_ring1_local_subspace1_v_x_along_dq
+                - joint1_ring1_subspace1_w_z_along_dq * cache.joint1_position_x
+                - joint1_position_x_along_dq * joint1_ring1_subspace1_w_z;
+            let joint1_ring1_subspace1_v_z_along_dq = base_roll_rotation_21_along_dq
+                * joint1_ring1_local_subspace1_v_y
+                + joint1_position_x_along_dq * joint1_ring1_subspace1_w_y
+                + joint1_ring1_local_subspace1_v_z * base_roll_rotation_22_along_dq
+                + cache.base_pitch_rotation_20
+                    * joint1_ring1_local_subspace1_v_x_along_dq
+                + joint1_ring1_subspace1_w_y_along_dq * cache.joint1_position_x
+                + joint1_ring1_local_subspace1_v_y_along_dq * cache.base_roll_rotation_21
+                + base_pitch_rotation_20_along_dq * joint1_ring1_local_subspace1_v_x
+                + joint1_ring1_local_subspace1_v_z_along_dq * cache.base_roll_rotation_22
+                - joint1_ring1_subspace1_w_x * joint1_position_y_along_dq
+                - cache.joint1_position_y * joint1_ring1_subspace1_w_x_along_dq;
+            let joint1_ring1_local_subspace2_w_x_along_dq = 0.5773502691896255 * t0
+                * joint1_ring1_local_len_column_v_y_along_dq
+                + 0.3333333333333336 * joint1_ring1_local_bend_y_column_w_x_along_dq
+                    * t0;
+            let joint1_ring1_local_subspace2_w_x = 0.3333333333333336 * t0
+                * joint1_ring1_local_bend_y_column_w_x
+                + 0.5773502691896255 * t0 * joint1_ring1_local_len_column_v_y;
+            let joint1_ring1_local_subspace2_w_y = 0.3333333333333336 * t0
+                * joint1_ring1_local_bend_y_column_w_y
+                + 0.5773502691896255 * t0 * joint1_ring1_local_bend_z_column_w_y;
+            let joint1_ring1_local_subspace2_w_z = 0.5773502691896255
+                * joint1_ring1_local_bend_z_column_w_z * t0
+                + 0.3333333333333336 * t0 * joint1_ring1_local_bend_y_column_w_z;
+            let joint1_ring1_local_subspace2_w_z_along_dq = 0.5773502691896255
+                * joint1_ring1_local_bend_z_column_w_z_along_dq * t0
+                + 0.3333333333333336 * t0
+                    * joint1_ring1_local_bend_y_column_w_z_along_dq;
+            let joint1_ring1_local_subspace2_w_y_along_dq = 0.3333333333333336 * t0
+                * joint1_ring1_local_bend_y_column_w_y_along_dq
+                + 0.5773502691896255 * t0
+                    * joint1_ring1_local_bend_z_column_w_y_along_dq;
+            let joint1_ring1_subspace2_w_x_along_dq = joint1_ring1_local_subspace2_w_x_along_dq
+                * cache.base_pitch_rotation_00
+                + joint1_ring1_local_subspace2_w_x * base_pitch_rotation_00_along_dq
+                + base_roll_rotation_01_along_dq * joint1_ring1_local_subspace2_w_y
+                + joint1_ring1_local_subspace2_w_z * base_roll_rotation_02_along_dq
+                + cache.base_roll_rotation_02 * joint1_ring1_local_subspace2_w_z_along_dq
+                + joint1_ring1_local_subspace2_w_y_along_dq
+                    * cache.base_roll_rotation_01;
+            let joint1_ring1_subspace2_w_y_along_dq = cache.base_roll_rotation_12
+                * joint1_ring1_local_subspace2_w_z_along_dq
+                + cache.base_pitch_rotation_10
+                    * joint1_ring1_local_subspace2_w_x_along_dq
+                + joint1_ring1_local_subspace2_w_x * base_pitch_rotation_10_along_dq
+                + joint1_ring1_local_subspace2_w_y_along_dq * cache.base_roll_rotation_11
+                + joint1_ring1_local_subspace2_w_y * base_roll_rotation_11_along_dq
+                + joint1_ring1_local_subspace2_w_z * base_roll_rotation_12_along_dq;
+            let joint1_ring1_subspace2_w_z_along_dq = base_pitch_rotation_20_along_dq
+                * joint1_ring1_local_subspace2_w_x
+                + base_roll_rotation_21_along_dq * joint1_ring1_local_subspace2_w_y
+                + joint1_ring1_local_subspace2_w_z * base_roll_rotation_22_along_dq
+                + cache.base_pitch_rotation_20
+                    * joint1_ring1_local_subspace2_w_x_along_dq
+                + joint1_ring1_local_subspace2_w_y_along_dq * cache.base_roll_rotation_21
+                + joint1_ring1_local_subspace2_w_z_along_dq
+                    * cache.base_roll_rotation_22;
+            let joint1_ring1_local_subspace2_v_x_along_dq = t34
+                + 0.3333333333333336 * t0 * joint1_ring1_local_bend_y_column_v_x_along_dq
+                + 0.5773502691896255 * t0
+                    * joint1_ring1_local_bend_z_column_v_x_along_dq;
+            let joint1_ring1_local_subspace2_v_y = t22
+                + 0.5773502691896255 * t0 * joint1_ring1_local_bend_z_column_v_y
+                + 0.3333333333333336 * t0 * joint1_ring1_local_bend_y_column_v_y;
+            let joint1_ring1_local_subspace2_v_x = 0.3333333333333336 * t0
+                * joint1_ring1_local_bend_y_column_v_x + t27
+                + 0.5773502691896255 * t0 * joint1_ring1_local_bend_z_column_v_x;
+            let joint1_ring1_subspace2_w_z = joint1_ring1_local_subspace2_w_y
+                * cache.base_roll_rotation_21
+                + joint1_ring1_local_subspace2_w_x * cache.base_pitch_rotation_20
+                + joint1_ring1_local_subspace2_w_z * cache.base_roll_rotation_22;
+            let joint1_ring1_local_subspace2_v_z_along_dq = t21
+                + 0.5773502691896255 * t0 * joint1_ring1_local_bend_z_column_v_z_along_dq
+                + 0.3333333333333336 * t0
+                    * joint1_ring1_local_bend_y_column_v_z_along_dq;
+            let joint1_ring1_local_subspace2_v_y_along_dq = t33
+                + 0.3333333333333336 * t0 * joint1_ring1_local_bend_y_column_v_y_along_dq
+                + 0.5773502691896255 * t0
+                    * joint1_ring1_local_bend_z_column_v_y_along_dq;
+            let joint1_ring1_subspace2_w_y = cache.base_roll_rotation_11
+                * joint1_ring1_local_subspace2_w_y
+                + cache.base_roll_rotation_12 * joint1_ring1_local_subspace2_w_z
+                + joint1_ring1_local_subspace2_w_x * cache.base_pitch_rotation_10;
+            let joint1_ring1_local_subspace2_v_z = 0.3333333333333336
+                * joint1_ring1_local_bend_y_column_v_z * t0
+                + 0.5773502691896255 * t0 * joint1_ring1_local_bend_z_column_v_z + t36;
+            let joint1_ring1_subspace2_v_x_along_dq = cache.base_pitch_rotation_00
+                * joint1_ring1_local_subspace2_v_x_along_dq
+                + cache.joint1_position_y * joint1_ring1_subspace2_w_z_along_dq
+                + base_roll_rotation_01_along_dq * joint1_ring1_local_subspace2_v_y
+                + joint1_ring1_local_subspace2_v_x * base_pitch_rotation_00_along_dq
+                + joint1_ring1_subspace2_w_z * joint1_position_y_along_dq
+                + joint1_ring1_local_subspace2_v_z_along_dq * cache.base_roll_rotation_02
+                + joint1_ring1_local_subspace2_v_y_along_dq * cache.base_roll_rotation_01
+                + joint1_ring1_local_subspace2_v_z * base_roll_rotation_02_along_dq
+                - joint1_ring1_subspace2_w_y * joint1_position_z_along_dq
+                - joint1_ring1_subspace2_w_y_along_dq * cache.joint1_position_z;
+            let joint1_ring1_subspace2_w_x = joint1_ring1_local_subspace2_w_z
+                * cache.base_roll_rotation_02
+                + joint1_ring1_local_subspace2_w_x * cache.base_pitch_rotation_00
+                + cache.base_roll_rotation_01 * joint1_ring1_local_subspace2_w_y;
+            let joint1_ring1_subspace2_v_y_along_dq = cache.joint1_position_z
+                * joint1_ring1_subspace2_w_x_along_dq
+                + joint1_ring1_local_subspace2_v_y * base_roll_rotation_11_along_dq
+                + base_roll_rotation_12_along_dq * joint1_ring1_local_subspace2_v_z
+                + joint1_ring1_local_subspace2_v_y_along_dq * cache.base_roll_rotation_11
+                + cache.base_pitch_rotation_10
+                    * joint1_ring1_local_subspace2_v_x_along_dq
+                + joint1_ring1_local_subspace2_v_x * base_pitch_rotation_10_along_dq
+                + joint1_ring1_subspace2_w_x * joint1_position_z_along_dq
+                + cache.base_roll_rotation_12 * joint1_ring1_local_subspace2_v_z_along_dq
+                - joint1_position_x_along_dq * joint1_ring1_subspace2_w_z
+                - cache.joint1_position_x * joint1_ring1_subspace2_w_z_along_dq;
+            let joint1_ring1_subspace2_v_z_along_dq = joint1_ring1_subspace2_w_y_along_dq
+                * cache.joint1_position_x
+                + cache.base_pitch_rotation_20
+                    * joint1_ring1_local_subspace2_v_x_along_dq
+                + base_pitch_rotation_20_along_dq * joint1_ring1_local_subspace2_v_x
+                + joint1_ring1_local_subspace2_v_y * base_roll_rotation_21_along_dq
+                + base_roll_rotation_22_along_dq * joint1_ring1_local_subspace2_v_z
+                + joint1_ring1_local_subspace2_v_z_along_dq * cache.base_roll_rotation_22
+                + joint1_position_x_along_dq * joint1_ring1_subspace2_w_y
+                + joint1_ring1_local_subspace2_v_y_along_dq * cache.base_roll_rotation_21
+                - cache.joint1_position_y * joint1_ring1_subspace2_w_x_along_dq
+                - joint1_ring1_subspace2_w_x * joint1_position_y_along_dq;
+            own[(0, 0)] = joint1_ring1_subspace0_w_x_along_dq;
+            own[(1, 0)] = joint1_ring1_subspace0_w_y_along_dq;
+            own[(2, 0)] = joint1_ring1_subspace0_w_z_along_dq;
+            own[(3, 0)] = joint1_ring1_subspace0_v_x_along_dq;
+            own[(4, 0)] = joint1_ring1_subspace0_v_y_along_dq;
+            own[(5, 0)] = joint1_ring1_subspace0_v_z_along_dq;
+            own[(0, 1)] = joint1_ring1_subspace1_w_x_along_dq;
+            own[(1, 1)] = joint1_ring1_subspace1_w_y_along_dq;
+            own[(2, 1)] = joint1_ring1_subspace1_w_z_along_dq;
+            own[(3, 1)] = joint1_ring1_subspace1_v_x_along_dq;
+            own[(4, 1)] = joint1_ring1_subspace1_v_y_along_dq;
+            own[(5, 1)] = joint1_ring1_subspace1_v_z_along_dq;
+            own[(0, 2)] = joint1_ring1_subspace2_w_x_along_dq;
+            own[(1, 2)] = joint1_ring1_subspace2_w_y_along_dq;
+            own[(2, 2)] = joint1_ring1_subspace2_w_z_along_dq;
+            own[(3, 2)] = joint1_ring1_subspace2_v_x_along_dq;
+            own[(4, 2)] = joint1_ring1_subspace2_v_y_along_dq;
+            own[(5, 2)] = joint1_ring1_subspace2_v_z_along_dq;
+        }
+        4 => {}
+        5 => {
+            let t0 = cache.joint2_ring1_bend_c4 - 0.5 * cache.joint2_ring1_bend_c3;
+            let t1 = 1.0 / p.actuator_radius;
+            let joint2_bend_z_along_dq = 0.5773502691896255 * t1 * dq[11]
+                - 0.5773502691896257 * t1 * dq[10];
+            let t2 = 2.0 * cache.joint2_bend_z * joint2_bend_z_along_dq;
+            let joint2_bend_y_along_dq = 0.3333333333333336 * t1 * dq[11]
+                + 0.33333333333333315 * t1 * dq[10] - 0.6666666666666666 * t1 * dq[9];
+            let t3 = 2.0 * joint2_bend_y_along_dq * cache.joint2_bend_y;
+            let joint2_bend_squared_along_dq = t2 + t3;
+            let joint2_ring1_bend_along_dq = 0.25 * joint2_bend_squared_along_dq;
+            let joint2_ring1_local_bend_y_column_w_x_along_dq = -0.25 * t0
+                * joint2_ring1_bend_along_dq * cache.joint2_bend_z
+                - 0.25 * cache.joint2_ring1_bend_c2 * joint2_bend_z_along_dq;
+            let joint2_ring1_local_subspace0_w_x_along_dq = -(0.6666666666666666
+                * joint2_ring1_local_bend_y_column_w_x_along_dq * t1);
+            let t4 = cache.joint2_bend_y * joint2_bend_z_along_dq
+                + joint2_bend_y_along_dq * cache.joint2_bend_z;
+            let t5 = cache.joint2_bend_z * cache.joint2_bend_z;
+            let t6 = cache.joint2_bend_y * cache.joint2_bend_y;
+            let joint2_bend_squared = t5 + t6;
+            let joint2_ring1_bend = 0.25 * joint2_bend_squared;
+            let t7 = softgen_runtime::stumpff(joint2_ring1_bend)[5];
+            let t8 = 1.5 * t7 - 0.5 * cache.joint2_ring1_bend_c4;
+            let t9 = cache.joint2_bend_z * cache.joint2_bend_y;
+            let joint2_ring1_local_bend_y_column_w_y_along_dq = -0.125 * t4
+                * cache.joint2_ring1_bend_c3
+                - 0.125 * t8 * joint2_ring1_bend_along_dq * t9;
+            let joint2_ring1_local_subspace0_w_y_along_dq = -(0.6666666666666666 * t1
+                * joint2_ring1_local_bend_y_column_w_y_along_dq);
+            let joint2_ring1_local_bend_y_column_w_z_along_dq = -0.125 * t2
+                * cache.joint2_ring1_bend_c3
+                - 0.125 * t5 * t8 * joint2_ring1_bend_along_dq;
+            let joint2_ring1_local_subspace0_w_z_along_dq = -(0.6666666666666666 * t1
+                * joint2_ring1_local_bend_y_column_w_z_along_dq);
+            let joint2_ring1_local_bend_y_column_w_x = -(0.25
+                * cache.joint2_ring1_bend_c2 * cache.joint2_bend_z);
+            let joint2_ring1_local_subspace0_w_x = -(0.6666666666666666 * t1
+                * joint2_ring1_local_bend_y_column_w_x);
+            let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+            let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+            let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+            let base_pitch_rotation_02_along_dq = cache.sin_q4
+                * base_yaw_rotation_00_along_dq + cache.cos_q4 * cache.cos_q3 * dq[4];
+            let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+                * cache.base_pitch_rotation_02
+                + cache.cos_q5 * base_yaw_rotation_01_along_dq
+                + cache.sin_q5 * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+            let t10 = cache.joint1_bend_squared_c1 * cache.joint1_bend_y;
+            let joint1_bend_y_along_dq = 0.33333333333333315 * t1 * dq[7]
+                + 0.3333333333333336 * t1 * dq[8] - 0.6666666666666666 * t1 * dq[6];
+            let t11 = 2.0 * cache.joint1_bend_y * joint1_bend_y_along_dq;
+            let joint1_bend_z_along_dq = 0.5773502691896255 * t1 * dq[8]
+                - 0.5773502691896257 * t1 * dq[7];
+            let t12 = 2.0 * joint1_bend_z_along_dq * cache.joint1_bend_z;
+            let joint1_bend_squared_along_dq = t11 + t12;
+            let joint1_tip_local_len_column_v_x_along_dq = joint1_bend_squared_along_dq
+                * (0.5 * cache.joint1_bend_squared_c3
+                    - 0.5 * cache.joint1_bend_squared_c2);
+            let t13 = joint1_tip_local_len_column_v_x_along_dq * cache.joint1_bend_z
+                + cache.joint1_bend_squared_c1 * joint1_bend_z_along_dq;
+            let t14 = cache.joint1_bend_y * cache.joint1_bend_y;
+            let t15 = cache.joint1_bend_z * cache.joint1_bend_z;
+            let joint1_bend_squared = t14 + t15;
+            let t16 = 1.0 - joint1_bend_squared * cache.joint1_bend_squared_c2;
+            let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+            let base_pitch_rotation_00_along_dq = cache.cos_q4
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_22_along_dq * cache.cos_q3;
+            let t17 = cache.joint1_bend_squared_c4 - 0.5 * cache.joint1_bend_squared_c3;
+            let t18 = -cache.joint1_bend_squared_c2 * joint1_bend_squared_along_dq
+                - joint1_bend_squared * t17 * joint1_bend_squared_along_dq;
+            let t19 = cache.joint1_bend_squared_c1 * joint1_bend_y_along_dq
+                + cache.joint1_bend_y * joint1_tip_local_len_column_v_x_along_dq;
+            let t20 = cache.joint1_bend_squared_c1 * cache.joint1_bend_z;
+            let base_roll_rotation_02_along_dq = cache.cos_q5
+                * base_pitch_rotation_02_along_dq
+                - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+                - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+                - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+            let joint1_tip_rotation_00_along_dq = base_roll_rotation_01_along_dq * t10
+                + t13 * cache.base_roll_rotation_02
+                + t16 * base_pitch_rotation_00_along_dq
+                + cache.base_pitch_rotation_00 * t18 + t19 * cache.base_roll_rotation_01
+                + t20 * base_roll_rotation_02_along_dq;
+            let t21 = -t14 * t17 * joint1_bend_squared_along_dq
+                - t11 * cache.joint1_bend_squared_c2;
+            let t22 = -cache.joint1_bend_y * joint1_tip_local_len_column_v_x_along_dq
+                - cache.joint1_bend_squared_c1 * joint1_bend_y_along_dq;
+            let t23 = cache.joint1_bend_y * cache.joint1_bend_z;
+            let t24 = -t23 * t17 * joint1_bend_squared_along_dq
+                - cache.joint1_bend_squared_c2
+                    * (cache.joint1_bend_y * joint1_bend_z_along_dq
+                        + cache.joint1_bend_z * joint1_bend_y_along_dq);
+            let t25 = -(cache.joint1_bend_squared_c1 * cache.joint1_bend_y);
+            let t26 = 1.0 - t14 * cache.joint1_bend_squared_c2;
+            let t27 = -(t23 * cache.joint1_bend_squared_c2);
+            let joint1_tip_rotation_01_along_dq = t21 * cache.base_roll_rotation_01
+                + t22 * cache.base_pitch_rotation_00 + t24 * cache.base_roll_rotation_02
+                + base_pitch_rotation_00_along_dq * t25
+                + base_roll_rotation_01_along_dq * t26
+                + t27 * base_roll_rotation_02_along_dq;
+            let t28 = -(cache.joint1_bend_squared_c1 * cache.joint1_bend_z);
+            let t29 = 1.0 - cache.joint1_bend_squared_c2 * t15;
+            let t30 = -cache.joint1_bend_squared_c1 * joint1_bend_z_along_dq
+                - joint1_tip_local_len_column_v_x_along_dq * cache.joint1_bend_z;
+            let t31 = -t12 * cache.joint1_bend_squared_c2
+                - t15 * t17 * joint1_bend_squared_along_dq;
+            let joint1_tip_rotation_02_along_dq = t28 * base_pitch_rotation_00_along_dq
+                + cache.base_roll_rotation_01 * t24
+                + t29 * base_roll_rotation_02_along_dq
+                + t30 * cache.base_pitch_rotation_00
+                + base_roll_rotation_01_along_dq * t27
+                + t31 * cache.base_roll_rotation_02;
+            let joint2_rotation_02_along_dq = 0.5000000000000001
+                * joint1_tip_rotation_02_along_dq
+                - 0.8660254037844386 * joint1_tip_rotation_01_along_dq;
+            let joint2_ring1_local_bend_y_column_w_z = 0.5
+                - 0.125 * t5 * cache.joint2_ring1_bend_c3;
+            let joint2_ring1_local_subspace0_w_z = -(0.6666666666666666 * t1
+                * joint2_ring1_local_bend_y_column_w_z);
+            let joint2_ring1_local_bend_y_column_w_y = -(0.125 * t9
+                * cache.joint2_ring1_bend_c3);
+            let joint2_ring1_local_subspace0_w_y = -(0.6666666666666666 * t1
+                * joint2_ring1_local_bend_y_column_w_y);
+            let joint2_rotation_01_along_dq = 0.8660254037844386
+                * joint1_tip_rotation_02_along_dq
+                + 0.5000000000000001 * joint1_tip_rotation_01_along_dq;
+            let joint2_ring1_subspace0_w_x_along_dq = cache.joint1_tip_rotation_00
+                * joint2_ring1_local_subspace0_w_x_along_dq
+                + joint2_ring1_local_subspace0_w_y_along_dq * cache.joint2_rotation_01
+                + joint2_ring1_local_subspace0_w_z_along_dq * cache.joint2_rotation_02
+                + joint2_ring1_local_subspace0_w_x * joint1_tip_rotation_00_along_dq
+                + joint2_rotation_02_along_dq * joint2_ring1_local_subspace0_w_z
+                + joint2_ring1_local_subspace0_w_y * joint2_rotation_01_along_dq;
+            let base_pitch_rotation_12_along_dq = cache.sin_q4
+                * base_yaw_rotation_10_along_dq + cache.cos_q4 * cache.sin_q3 * dq[4];
+            let base_roll_rotation_11_along_dq = cache.cos_q5
+                * base_yaw_rotation_00_along_dq
+                + base_pitch_rotation_12_along_dq * cache.sin_q5
+                + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+                - dq[5] * cache.sin_q5 * cache.cos_q3;
+            let base_pitch_rotation_10_along_dq = cache.cos_q4
+                * base_yaw_rotation_10_along_dq
+                + base_pitch_rotation_22_along_dq * cache.sin_q3;
+            let base_roll_rotation_12_along_dq = cache.cos_q5
+                * base_pitch_rotation_12_along_dq
+                - cache.sin_q5 * base_yaw_rotation_00_along_dq
+                - cache.cos_q5 * dq[5] * cache.cos_q3
+                - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+            let joint1_tip_rotation_12_along_dq = cache.base_roll_rotation_12 * t31
+                + t30 * cache.base_pitch_rotation_10
+                + t27 * base_roll_rotation_11_along_dq
+                + cache.base_roll_rotation_11 * t24
+                + base_pitch_rotation_10_along_dq * t28
+                + base_roll_rotation_12_along_dq * t29;
+            let joint1_tip_rotation_11_along_dq = base_roll_rotation_12_along_dq * t27
+                + base_pitch_rotation_10_along_dq * t25
+                + t21 * cache.base_roll_rotation_11
+                + base_roll_rotation_11_along_dq * t26
+                + cache.base_pitch_rotation_10 * t22 + cache.base_roll_rotation_12 * t24;
+            let joint2_rotation_11_along_dq = 0.8660254037844386
+                * joint1_tip_rotation_12_along_dq
+                + 0.5000000000000001 * joint1_tip_rotation_11_along_dq;
+            let joint1_tip_rotation_10_along_dq = base_pitch_rotation_10_along_dq * t16
+                + cache.base_roll_rotation_12 * t13
+                + base_roll_rotation_12_along_dq * t20
+                + t19 * cache.base_roll_rotation_11 + cache.base_pitch_rotation_10 * t18
+                + base_roll_rotation_11_along_dq * t10;
+            let joint2_rotation_12_along_dq = 0.5000000000000001
+                * joint1_tip_rotation_12_along_dq
+                - 0.8660254037844386 * joint1_tip_rotation_11_along_dq;
+            let joint2_ring1_subspace0_w_y_along_dq = joint2_rotation_11_along_dq
+                * joint2_ring1_local_subspace0_w_y
+                + joint2_ring1_local_subspace0_w_y_along_dq * cache.joint2_rotation_11
+                + joint2_ring1_local_subspace0_w_z_along_dq * cache.joint2_rotation_12
+                + joint2_ring1_local_subspace0_w_x_along_dq
+                    * cache.joint1_tip_rotation_10
+                + joint2_ring1_local_subspace0_w_x * joint1_tip_rotation_10_along_dq
+                + joint2_ring1_local_subspace0_w_z * joint2_rotation_12_along_dq;
+            let base_roll_rotation_22_along_dq = cache.cos_q5
+                * base_pitch_rotation_22_along_dq - dq[5] * cache.sin_q5 * cache.cos_q4;
+            let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+                + base_pitch_rotation_22_along_dq * cache.sin_q5;
+            let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+            let joint1_tip_rotation_20_along_dq = t13 * cache.base_roll_rotation_22
+                + t20 * base_roll_rotation_22_along_dq
+                + cache.base_pitch_rotation_20 * t18
+                + base_roll_rotation_21_along_dq * t10
+                + base_pitch_rotation_20_along_dq * t16
+                + t19 * cache.base_roll_rotation_21;
+            let joint1_tip_rotation_21_along_dq = t22 * cache.base_pitch_rotation_20
+                + t24 * cache.base_roll_rotation_22
+                + base_roll_rotation_21_along_dq * t26
+                + t21 * cache.base_roll_rotation_21
+                + base_pitch_rotation_20_along_dq * t25
+                + t27 * base_roll_rotation_22_along_dq;
+            let joint1_tip_rotation_22_along_dq = t24 * cache.base_roll_rotation_21
+                + t31 * cache.base_roll_rotation_22
+                + t27 * base_roll_rotation_21_along_dq
+                + t29 * base_roll_rotation_22_along_dq
+                + t30 * cache.base_pitch_rotation_20
+                + base_pitch_rotation_20_along_dq * t28;
+            let joint2_rotation_21_along_dq = 0.5000000000000001
+                * joint1_tip_rotation_21_along_dq
+                + 0.8660254037844386 * joint1_tip_rotation_22_along_dq;
+            let joint2_rotation_22_along_dq = 0.5000000000000001
+                * joint1_tip_rotation_22_along_dq
+                - 0.8660254037844386 * joint1_tip_rotation_21_along_dq;
+            let joint2_ring1_subspace0_w_z_along_dq = joint2_ring1_local_subspace0_w_x
+                * joint1_tip_rotation_20_along_dq
+                + joint2_ring1_local_subspace0_w_x_along_dq
+                    * cache.joint1_tip_rotation_20
+                + joint2_rotation_21_along_dq * joint2_ring1_local_subspace0_w_y
+                + joint2_ring1_local_subspace0_w_y_along_dq * cache.joint2_rotation_21
+                + joint2_ring1_local_subspace0_w_z * joint2_rotation_22_along_dq
+                + joint2_ring1_local_subspace0_w_z_along_dq * cache.joint2_rotation_22;
+            let joint2_ring1_local_len_column_v_z_along_dq = 0.25
+                * cache.joint2_ring1_bend_c2 * joint2_bend_z_along_dq
+                + 0.25 * t0 * joint2_ring1_bend_along_dq * cache.joint2_bend_z;
+            let t32 = 0.3333333333333333 * joint2_ring1_local_len_column_v_z_along_dq;
+            let t33 = cache.joint2_len * cache.joint2_bend_y;
+            let t34 = 0.25 * t33 * cache.joint2_ring1_bend_c2;
+            let t35 = 0.5 * cache.joint2_ring1_bend_c3
+                - 0.5 * cache.joint2_ring1_bend_c2;
+            let joint2_len_along_dq = 0.3333333333333333 * dq[9]
+                + 0.3333333333333333 * dq[11] + 0.3333333333333333 * dq[10];
+            let t36 = 0.5 * joint2_ring1_bend_along_dq * t35 * cache.joint2_len
+                + 0.5 * cache.joint2_ring1_bend_c1 * joint2_len_along_dq;
+            let t37 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+            let t38 = joint2_bend_y_along_dq * cache.joint2_len
+                + joint2_len_along_dq * cache.joint2_bend_y;
+            let t39 = 0.25 * cache.joint2_ring1_bend_c2 * t38
+                + 0.25 * t33 * t0 * joint2_ring1_bend_along_dq;
+            let t40 = joint2_len_along_dq * cache.joint2_bend_z * cache.joint2_bend_y
+                + cache.joint2_len * cache.joint2_bend_y * joint2_bend_z_along_dq
+                + joint2_bend_y_along_dq * cache.joint2_bend_z * cache.joint2_len;
+            let t41 = cache.joint2_bend_z * cache.joint2_len * cache.joint2_bend_y;
+            let t42 = 2.0 * softgen_runtime::stumpff(joint2_ring1_bend)[6] - 0.5 * t7;
+            let t43 = 0.125 * t40 * cache.joint2_ring1_bend_c4
+                + 0.125 * t42 * joint2_ring1_bend_along_dq * t41
+                - 0.0625 * t40 * cache.joint2_ring1_bend_c3
+                - 0.0625 * t8 * joint2_ring1_bend_along_dq * t41;
+            let joint2_ring1_local_bend_y_column_v_z_along_dq = t43
+                - (joint2_ring1_local_bend_y_column_w_x_along_dq * t34
+                    + t39 * joint2_ring1_local_bend_y_column_w_x
+                    - t36 * joint2_ring1_local_bend_y_column_w_y
+                    - joint2_ring1_local_bend_y_column_w_y_along_dq * t37);
+            let joint2_ring1_local_subspace0_v_z_along_dq = t32
+                - 0.6666666666666666 * t1
+                    * joint2_ring1_local_bend_y_column_v_z_along_dq;
+            let joint2_ring1_local_len_column_v_y_along_dq = 0.25 * t0
+                * joint2_ring1_bend_along_dq * cache.joint2_bend_y
+                + 0.25 * joint2_bend_y_along_dq * cache.joint2_ring1_bend_c2;
+            let t44 = 0.3333333333333333 * joint2_ring1_local_len_column_v_y_along_dq;
+            let t45 = t3 * cache.joint2_len + joint2_len_along_dq * t6;
+            let t46 = 0.25 * t0 * joint2_ring1_bend_along_dq * cache.joint2_len;
+            let t47 = 0.25 * joint2_len_along_dq * cache.joint2_ring1_bend_c2;
+            let t48 = cache.joint2_len * t6;
+            let t49 = cache.joint2_bend_z * cache.joint2_len;
+            let t50 = 0.25 * t49 * cache.joint2_ring1_bend_c2;
+            let t51 = cache.joint2_len * joint2_bend_z_along_dq
+                + joint2_len_along_dq * cache.joint2_bend_z;
+            let t52 = 0.25 * cache.joint2_ring1_bend_c2 * t51
+                + 0.25 * t49 * t0 * joint2_ring1_bend_along_dq;
+            let joint2_ring1_local_bend_y_column_v_y_along_dq = (t46 + t47
+                + 0.125 * t45 * cache.joint2_ring1_bend_c4
+                + 0.125 * t42 * joint2_ring1_bend_along_dq * t48
+                - 0.0625 * t45 * cache.joint2_ring1_bend_c3
+                - 0.0625 * t8 * joint2_ring1_bend_along_dq * t48)
+                - (joint2_ring1_local_bend_y_column_w_z_along_dq * t37
+                    + t36 * joint2_ring1_local_bend_y_column_w_z
+                    - joint2_ring1_local_bend_y_column_w_x_along_dq * t50
+                    - joint2_ring1_local_bend_y_column_w_x * t52);
+            let joint2_ring1_local_subspace0_v_y_along_dq = t44
+                - 0.6666666666666666 * t1
+                    * joint2_ring1_local_bend_y_column_v_y_along_dq;
+            let joint2_ring1_local_len_column_v_y = 0.25 * cache.joint2_ring1_bend_c2
+                * cache.joint2_bend_y;
+            let t53 = 0.3333333333333333 * joint2_ring1_local_len_column_v_y;
+            let t54 = 0.25 * cache.joint2_ring1_bend_c2 * cache.joint2_len;
+            let joint2_ring1_local_bend_y_column_v_y = (t54
+                + 0.125 * cache.joint2_ring1_bend_c4 * t48
+                - 0.0625 * t48 * cache.joint2_ring1_bend_c3)
+                - (t37 * joint2_ring1_local_bend_y_column_w_z
+                    - t50 * joint2_ring1_local_bend_y_column_w_x);
+            let joint2_ring1_local_subspace0_v_y = t53
+                - 0.6666666666666666 * t1 * joint2_ring1_local_bend_y_column_v_y;
+            let joint2_ring1_local_len_column_v_x = 0.5 * cache.joint2_ring1_bend_c1;
+            let t55 = 0.3333333333333333 * joint2_ring1_local_len_column_v_x;
+            let joint2_ring1_local_bend_y_column_v_x = (0.125 * t33
+                * cache.joint2_ring1_bend_c3 - 0.125 * t33 * cache.joint2_ring1_bend_c2)
+                - (t50 * joint2_ring1_local_bend_y_column_w_y
+                    - t34 * joint2_ring1_local_bend_y_column_w_z);
+            let joint2_ring1_local_subspace0_v_x = t55
+                - 0.6666666666666666 * t1 * joint2_ring1_local_bend_y_column_v_x;
+            let joint2_ring1_local_len_column_v_x_along_dq = 0.5
+                * joint2_ring1_bend_along_dq * t35;
+            let t56 = 0.3333333333333333 * joint2_ring1_local_len_column_v_x_along_dq;
+            let joint2_ring1_local_bend_y_column_v_x_along_dq = (0.125 * t38
+                * cache.joint2_ring1_bend_c3
+                + 0.125 * t8 * t33 * joint2_ring1_bend_along_dq
+                - 0.125 * cache.joint2_ring1_bend_c2 * t38
+                - 0.125 * t33 * t0 * joint2_ring1_bend_along_dq)
+                - (joint2_ring1_local_bend_y_column_w_y_along_dq * t50
+                    + joint2_ring1_local_bend_y_column_w_y * t52
+                    - joint2_ring1_local_bend_y_column_w_z_along_dq * t34
+                    - t39 * joint2_ring1_local_bend_y_column_w_z);
+            let joint2_ring1_local_subspace0_v_x_along_dq = t56
+                - 0.6666666666666666 * t1
+                    * joint2_ring1_local_bend_y_column_v_x_along_dq;
+            let t57 = 0.125 * cache.joint2_ring1_bend_c4 * t41
+                - 0.0625 * t41 * cache.joint2_ring1_bend_c3;
+            let joint2_ring1_local_bend_y_column_v_z = t57
+                - (joint2_ring1_local_bend_y_column_w_x * t34
+                    - joint2_ring1_local_bend_y_column_w_y * t37);
+            let joint2_ring1_local_len_column_v_z = 0.25 * cache.joint2_ring1_bend_c2
+                * cache.joint2_bend_z;
+            let t58 = 0.3333333333333333 * joint2_ring1_local_len_column_v_z;
+            let joint2_ring1_local_subspace0_v_z = t58
+                - 0.6666666666666666 * t1 * joint2_ring1_local_bend_y_column_v_z;
+            let joint2_ring1_subspace0_w_z = joint2_ring1_local_subspace0_w_x
+                * cache.joint1_tip_rotation_20
+                + joint2_ring1_local_subspace0_w_z * cache.joint2_rotation_22
+                + joint2_ring1_local_subspace0_w_y * cache.joint2_rotation_21;
+            let t59 = cache.joint1_bend_z * cache.joint1_len;
+            let joint1_len_along_dq = 0.3333333333333333 * dq[8]
+                + 0.3333333333333333 * dq[6] + 0.3333333333333333 * dq[7];
+            let t60 = t17 * joint1_bend_squared_along_dq * t59
+                + cache.joint1_bend_squared_c2
+                    * (joint1_bend_z_along_dq * cache.joint1_len
+                        + joint1_len_along_dq * cache.joint1_bend_z);
+            let t61 = cache.joint1_bend_squared_c2 * t59;
+            let t62 = cache.joint1_bend_y * cache.joint1_len;
+            let t63 = t62 * t17 * joint1_bend_squared_along_dq
+                + cache.joint1_bend_squared_c2
+                    * (cache.joint1_len * joint1_bend_y_along_dq
+                        + joint1_len_along_dq * cache.joint1_bend_y);
+            let t64 = cache.joint1_bend_squared_c1 * cache.joint1_len;
+            let t65 = t62 * cache.joint1_bend_squared_c2;
+            let t66 = joint1_tip_local_len_column_v_x_along_dq * cache.joint1_len
+                + cache.joint1_bend_squared_c1 * joint1_len_along_dq;
+            let joint1_position_y_along_dq = base_pitch_rotation_10_along_dq
+                * p.module_length + dq[1];
+            let joint1_tip_position_y_along_dq = cache.base_roll_rotation_12 * t60
+                + t61 * base_roll_rotation_12_along_dq
+                + t63 * cache.base_roll_rotation_11
+                + t64 * base_pitch_rotation_10_along_dq
+                + t65 * base_roll_rotation_11_along_dq
+                + cache.base_pitch_rotation_10 * t66 + joint1_position_y_along_dq;
+            let joint2_position_y_along_dq = p.module_length
+                * joint1_tip_rotation_10_along_dq + joint1_tip_position_y_along_dq;
+            let joint2_ring1_subspace0_w_y = joint2_ring1_local_subspace0_w_x
+                * cache.joint1_tip_rotation_10
+                + joint2_ring1_local_subspace0_w_y * cache.joint2_rotation_11
+                + joint2_ring1_local_subspace0_w_z * cache.joint2_rotation_12;
+            let joint1_position_z_along_dq = dq[2]
+                + base_pitch_rotation_20_along_dq * p.module_length;
+            let joint1_tip_position_z_along_dq = t63 * cache.base_roll_rotation_21
+                + base_roll_rotation_21_along_dq * t65
+                + t61 * base_roll_rotation_22_along_dq
+                + base_pitch_rotation_20_along_dq * t64
+                + cache.base_pitch_rotation_20 * t66 + joint1_position_z_along_dq
+                + t60 * cache.base_roll_rotation_22;
+            let joint2_position_z_along_dq = joint1_tip_position_z_along_dq
+                + joint1_tip_rotation_20_along_dq * p.module_length;
+            let joint2_ring1_subspace0_v_x_along_dq = cache.joint2_rotation_02
+                * joint2_ring1_local_subspace0_v_z_along_dq
+                + cache.joint2_rotation_01 * joint2_ring1_local_subspace0_v_y_along_dq
+                + joint2_rotation_01_along_dq * joint2_ring1_local_subspace0_v_y
+                + joint2_ring1_subspace0_w_z_along_dq * cache.joint2_position_y
+                + joint1_tip_rotation_00_along_dq * joint2_ring1_local_subspace0_v_x
+                + cache.joint1_tip_rotation_00
+                    * joint2_ring1_local_subspace0_v_x_along_dq
+                + joint2_rotation_02_along_dq * joint2_ring1_local_subspace0_v_z
+                + joint2_ring1_subspace0_w_z * joint2_position_y_along_dq
+                - cache.joint2_position_z * joint2_ring1_subspace0_w_y_along_dq
+                - joint2_ring1_subspace0_w_y * joint2_position_z_along_dq;
+            let joint1_position_x_along_dq = dq[0]
+                + p.module_length * base_pitch_rotation_00_along_dq;
+            let joint1_tip_position_x_along_dq = t61 * base_roll_rotation_02_along_dq
+                + joint1_position_x_along_dq + t63 * cache.base_roll_rotation_01
+                + t64 * base_pitch_rotation_00_along_dq
+                + cache.base_pitch_rotation_00 * t66 + cache.base_roll_rotation_02 * t60
+                + base_roll_rotation_01_along_dq * t65;
+            let joint2_position_x_along_dq = joint1_tip_rotation_00_along_dq
+                * p.module_length + joint1_tip_position_x_along_dq;
+            let joint2_ring1_subspace0_w_x = joint2_ring1_local_subspace0_w_x
+                * cache.joint1_tip_rotation_00
+                + cache.joint2_rotation_01 * joint2_ring1_local_subspace0_w_y
+                + joint2_ring1_local_subspace0_w_z * cache.joint2_rotation_02;
+            let joint2_ring1_subspace0_v_y_along_dq = joint2_ring1_local_subspace0_v_x
+                * joint1_tip_rotation_10_along_dq
+                + cache.joint2_rotation_11 * joint2_ring1_local_subspace0_v_y_along_dq
+                + joint2_ring1_local_subspace0_v_z * joint2_rotation_12_along_dq
+                + joint2_ring1_subspace0_w_x_along_dq * cache.joint2_position_z
+                + joint2_position_z_along_dq * joint2_ring1_subspace0_w_x
+                + cache.joint1_tip_rotation_10
+                    * joint2_ring1_local_subspace0_v_x_along_dq
+                + cache.joint2_rotation_12 * joint2_ring1_local_subspace0_v_z_along_dq
+                + joint2_rotation_11_along_dq * joint2_ring1_local_subspace0_v_y
+                - joint2_ring1_subspace0_w_z * joint2_position_x_along_dq
+                - joint2_ring1_subspace0_w_z_along_dq * cache.joint2_position_x;
+            let joint2_ring1_subspace0_v_z_along_dq = joint2_ring1_local_subspace0_v_x
+                * joint1_tip_rotation_20_along_dq
+                + joint2_ring1_subspace0_w_y * joint2_position_x_along_dq
+                + joint2_rotation_21_along_dq * joint2_ring1_local_subspace0_v_y
+                + cache.joint2_rotation_21 * joint2_ring1_local_subspace0_v_y_along_dq
+                + cache.joint1_tip_rotation_20
+                    * joint2_ring1_local_subspace0_v_x_along_dq
+                + joint2_ring1_local_subspace0_v_z_along_dq * cache.joint2_rotation_22
+                + joint2_rotation_22_along_dq * joint2_ring1_local_subspace0_v_z
+                + cache.joint2_position_x * joint2_ring1_subspace0_w_y_along_dq
+                - joint2_ring1_subspace0_w_x_along_dq * cache.joint2_position_y
+                - joint2_ring1_subspace0_w_x * joint2_position_y_along_dq;
+            let joint2_ring1_local_bend_z_column_w_y_along_dq = 0.125 * t3
+                * cache.joint2_ring1_bend_c3
+                + 0.125 * t8 * joint2_ring1_bend_along_dq * t6;
+            let joint2_ring1_local_subspace1_w_y_along_dq = 0.33333333333333315 * t1
+                * joint2_ring1_local_bend_y_column_w_y_along_dq
+                - 0.5773502691896257 * t1
+                    * joint2_ring1_local_bend_z_column_w_y_along_dq;
+            let joint2_ring1_local_bend_z_column_w_y = 0.125 * t6
+                * cache.joint2_ring1_bend_c3 - 0.5;
+            let joint2_ring1_local_subspace1_w_y = 0.33333333333333315 * t1
+                * joint2_ring1_local_bend_y_column_w_y
+                - 0.5773502691896257 * t1 * joint2_ring1_local_bend_z_column_w_y;
+            let joint2_ring1_local_subspace1_w_x_along_dq = 0.33333333333333315
+                * joint2_ring1_local_bend_y_column_w_x_along_dq * t1
+                - 0.5773502691896257 * t1 * joint2_ring1_local_len_column_v_y_along_dq;
+            let joint2_ring1_local_subspace1_w_x = 0.33333333333333315 * t1
+                * joint2_ring1_local_bend_y_column_w_x
+                - 0.5773502691896257 * t1 * joint2_ring1_local_len_column_v_y;
+            let joint2_ring1_local_bend_z_column_w_z = 0.125 * t9
+                * cache.joint2_ring1_bend_c3;
+            let joint2_ring1_local_subspace1_w_z = 0.33333333333333315 * t1
+                * joint2_ring1_local_bend_y_column_w_z
+                - 0.5773502691896257 * t1 * joint2_ring1_local_bend_z_column_w_z;
+            let joint2_ring1_local_bend_z_column_w_z_along_dq = 0.125 * t4
+                * cache.joint2_ring1_bend_c3
+                + 0.125 * t8 * joint2_ring1_bend_along_dq * t9;
+            let joint2_ring1_local_subspace1_w_z_along_dq = 0.33333333333333315 * t1
+                * joint2_ring1_local_bend_y_column_w_z_along_dq
+                - 0.5773502691896257 * t1
+                    * joint2_ring1_local_bend_z_column_w_z_along_dq;
+            let joint2_ring1_subspace1_w_x_along_dq = cache.joint2_rotation_01
+                * joint2_ring1_local_subspace1_w_y_along_dq
+                + joint2_rotation_01_along_dq * joint2_ring1_local_subspace1_w_y
+                + joint2_ring1_local_subspace1_w_x_along_dq
+                    * cache.joint1_tip_rotation_00
+                + joint2_ring1_local_subspace1_w_x * joint1_tip_rotation_00_along_dq
+                + joint2_rotation_02_along_dq * joint2_ring1_local_subspace1_w_z
+                + cache.joint2_rotation_02 * joint2_ring1_local_subspace1_w_z_along_dq;
+            let joint2_ring1_subspace1_w_y_along_dq = joint2_ring1_local_subspace1_w_x_along_dq
+                * cache.joint1_tip_rotation_10
+                + joint2_rotation_12_along_dq * joint2_ring1_local_subspace1_w_z
+                + cache.joint2_rotation_12 * joint2_ring1_local_subspace1_w_z_along_dq
+                + joint2_rotation_11_along_dq * joint2_ring1_local_subspace1_w_y
+                + joint2_ring1_local_subspace1_w_y_along_dq * cache.joint2_rotation_11
+                + joint2_ring1_local_subspace1_w_x * joint1_tip_rotation_10_along_dq;
+            let joint2_ring1_subspace1_w_z_along_dq = joint2_ring1_local_subspace1_w_x
+                * joint1_tip_rotation_20_along_dq
+                + joint2_ring1_local_subspace1_w_y_along_dq * cache.joint2_rotation_21
+                + joint2_ring1_local_subspace1_w_x_along_dq
+                    * cache.joint1_tip_rotation_20
+                + joint2_rotation_22_along_dq * joint2_ring1_local_subspace1_w_z
+                + joint2_rotation_21_along_dq * joint2_ring1_local_subspace1_w_y
+                + joint2_ring1_local_subspace1_w_z_along_dq * cache.joint2_rotation_22;
+            let joint2_ring1_local_bend_z_column_v_y_along_dq = t43
+                - (t36 * joint2_ring1_local_bend_z_column_w_z
+                    + joint2_ring1_local_bend_z_column_w_z_along_dq * t37
+                    - t52 * joint2_ring1_local_len_column_v_y
+                    - t50 * joint2_ring1_local_len_column_v_y_along_dq);
+            let joint2_ring1_local_subspace1_v_y_along_dq = t44
+                + 0.33333333333333315 * t1
+                    * joint2_ring1_local_bend_y_column_v_y_along_dq
+                - 0.5773502691896257 * t1
+                    * joint2_ring1_local_bend_z_column_v_y_along_dq;
+            let t67 = t5 * joint2_len_along_dq + t2 * cache.joint2_len;
+            let t68 = t5 * cache.joint2_len;
+            let joint2_ring1_local_bend_z_column_v_z_along_dq = (0.125 * t67
+                * cache.joint2_ring1_bend_c4 + t46 + t47
+                + 0.125 * t42 * joint2_ring1_bend_along_dq * t68
+                - 0.0625 * t67 * cache.joint2_ring1_bend_c3
+                - 0.0625 * t8 * joint2_ring1_bend_along_dq * t68)
+                - (t39 * joint2_ring1_local_len_column_v_y
+                    + joint2_ring1_local_len_column_v_y_along_dq * t34
+                    - joint2_ring1_local_bend_z_column_w_y_along_dq * t37
+                    - t36 * joint2_ring1_local_bend_z_column_w_y);
+            let joint2_ring1_local_subspace1_v_z_along_dq = t32
+                + 0.33333333333333315 * t1
+                    * joint2_ring1_local_bend_y_column_v_z_along_dq
+                - 0.5773502691896257 * t1
+                    * joint2_ring1_local_bend_z_column_v_z_along_dq;
+            let joint2_ring1_local_bend_z_column_v_y = t57
+                - (joint2_ring1_local_bend_z_column_w_z * t37
+                    - t50 * joint2_ring1_local_len_column_v_y);
+            let joint2_ring1_local_subspace1_v_y = t53
+                + 0.33333333333333315 * t1 * joint2_ring1_local_bend_y_column_v_y
+                - 0.5773502691896257 * t1 * joint2_ring1_local_bend_z_column_v_y;
+            let joint2_ring1_local_bend_z_column_v_x_along_dq = (0.125
+                * cache.joint2_ring1_bend_c3 * t51
+                + 0.125 * t8 * t49 * joint2_ring1_bend_along_dq
+                - 0.125 * cache.joint2_ring1_bend_c2 * t51
+                - 0.125 * t49 * t0 * joint2_ring1_bend_along_dq)
+                - (joint2_ring1_local_bend_z_column_w_y * t52
+                    + joint2_ring1_local_bend_z_column_w_y_along_dq * t50
+                    - t39 * joint2_ring1_local_bend_z_column_w_z
+                    - joint2_ring1_local_bend_z_column_w_z_along_dq * t34);
+            let joint2_ring1_local_subspace1_v_x_along_dq = 0.33333333333333315 * t1
+                * joint2_ring1_local_bend_y_column_v_x_along_dq + t56
+                - 0.5773502691896257 * joint2_ring1_local_bend_z_column_v_x_along_dq
+                    * t1;
+            let joint2_ring1_subspace1_w_z = joint2_ring1_local_subspace1_w_x
+                * cache.joint1_tip_rotation_20
+                + joint2_ring1_local_subspace1_w_z * cache.joint2_rotation_22
+                + cache.joint2_rotation_21 * joint2_ring1_local_subspace1_w_y;
+            let joint2_ring1_local_bend_z_column_v_z = (0.125
+                * cache.joint2_ring1_bend_c4 * t68 + t54
+                - 0.0625 * t68 * cache.joint2_ring1_bend_c3)
+                - (t34 * joint2_ring1_local_len_column_v_y
+                    - joint2_ring1_local_bend_z_column_w_y * t37);
+            let joint2_ring1_local_subspace1_v_z = t58
+                + 0.33333333333333315 * t1 * joint2_ring1_local_bend_y_column_v_z
+                - 0.5773502691896257 * t1 * joint2_ring1_local_bend_z_column_v_z;
+            let joint2_ring1_local_bend_z_column_v_x = (0.125 * t49
+                * cache.joint2_ring1_bend_c3 - 0.125 * t49 * cache.joint2_ring1_bend_c2)
+                - (t50 * joint2_ring1_local_bend_z_column_w_y
+                    - joint2_ring1_local_bend_z_column_w_z * t34);
+            let joint2_ring1_local_subspace1_v_x = t55
+                + 0.33333333333333315 * t1 * joint2_ring1_local_bend_y_column_v_x
+                - 0.5773502691896257 * t1 * joint2_ring1_local_bend_z_column_v_x;
+            let joint2_ring1_subspace1_w_y = joint2_ring1_local_subspace1_w_x
+                * cache.joint1_tip_rotation_10
+                + cache.joint2_rotation_11 * joint2_ring1_local_subspace1_w_y
+                + cache.joint2_rotation_12 * joint2_ring1_local_subspace1_w_z;
+            let joint2_ring1_subspace1_v_x_along_dq = cache.joint2_rotation_01
+                * joint2_ring1_local_subspace1_v_y_along_dq
+                + cache.joint2_rotation_02 * joint2_ring1_local_subspace1_v_z_along_dq
+                + joint2_rotation_01_along_dq * joint2_ring1_local_subspace1_v_y
+                + joint2_ring1_local_subspace1_v_x_along_dq
+                    * cache.joint1_tip_rotation_00
+                + joint2_ring1_subspace1_w_z * joint2_position_y_along_dq
+                + joint2_rotation_02_along_dq * joint2_ring1_local_subspace1_v_z
+                + cache.joint2_position_y * joint2_ring1_subspace1_w_z_along_dq
+                + joint1_tip_rotation_00_along_dq * joint2_ring1_local_subspace1_v_x
+                - joint2_ring1_subspace1_w_y_along_dq * cache.joint2_position_z
+                - joint2_ring1_subspace1_w_y * joint2_position_z_along_dq;
+            let joint2_ring1_subspace1_w_x = cache.joint2_rotation_01
+                * joint2_ring1_local_subspace1_w_y
+                + cache.joint2_rotation_02 * joint2_ring1_local_subspace1_w_z
+                + cache.joint1_tip_rotation_00 * joint2_ring1_local_subspace1_w_x;
+            let joint2_ring1_subspace1_v_y_along_dq = cache.joint2_rotation_12
+                * joint2_ring1_local_subspace1_v_z_along_dq
+                + joint2_rotation_11_along_dq * joint2_ring1_local_subspace1_v_y
+                + joint2_position_z_along_dq * joint2_ring1_subspace1_w_x
+                + joint2_ring1_local_subspace1_v_y_along_dq * cache.joint2_rotation_11
+                + joint2_ring1_local_subspace1_v_z * joint2_rotation_12_along_dq
+                + joint1_tip_rotation_10_along_dq * joint2_ring1_local_subspace1_v_x
+                + joint2_ring1_local_subspace1_v_x_along_dq
+                    * cache.joint1_tip_rotation_10
+                + cache.joint2_position_z * joint2_ring1_subspace1_w_x_along_dq
+                - cache.joint2_position_x * joint2_ring1_subspace1_w_z_along_dq
+                - joint2_position_x_along_dq * joint2_ring1_subspace1_w_z;
+            let joint2_ring1_subspace1_v_z_along_dq = cache.joint2_position_x
+                * joint2_ring1_subspace1_w_y_along_dq
+                + cache.joint2_rotation_21 * joint2_ring1_local_subspace1_v_y_along_dq
+                + cache.joint2_rotation_22 * joint2_ring1_local_subspace1_v_z_along_dq
+                + joint2_ring1_local_subspace1_v_x_along_dq
+                    * cache.joint1_tip_rotation_20
+                + joint2_ring1_subspace1_w_y * joint2_position_x_along_dq
+                + joint2_rotation_21_along_dq * joint2_ring1_local_subspace1_v_y
+                + joint2_rotation_22_along_dq * joint2_ring1_local_subspace1_v_z
+                + joint1_tip_rotation_20_along_dq * joint2_ring1_local_subspace1_v_x
+                - joint2_ring1_subspace1_w_x * joint2_position_y_along_dq
+                - cache.joint2_position_y * joint2_ring1_subspace1_w_x_along_dq;
+            let joint2_ring1_local_subspace2_w_z_along_dq = 0.3333333333333336 * t1
+                * joint2_ring1_local_bend_y_column_w_z_along_dq
+                + 0.5773502691896255 * t1
+                    * joint2_ring1_local_bend_z_column_w_z_along_dq;
+            let joint2_ring1_local_subspace2_w_z = 0.5773502691896255 * t1
+                * joint2_ring1_local_bend_z_column_w_z
+                + 0.3333333333333336 * t1 * joint2_ring1_local_bend_y_column_w_z;
+            let joint2_ring1_local_subspace2_w_y_along_dq = 0.5773502691896255 * t1
+                * joint2_ring1_local_bend_z_column_w_y_along_dq
+                + 0.3333333333333336 * t1
+                    * joint2_ring1_local_bend_y_column_w_y_along_dq;
+            let joint2_ring1_local_subspace2_w_y = 0.3333333333333336 * t1
+                * joint2_ring1_local_bend_y_column_w_y
+                + 0.5773502691896255 * t1 * joint2_ring1_local_bend_z_column_w_y;
+            let joint2_ring1_local_subspace2_w_x_along_dq = 0.3333333333333336
+                * joint2_ring1_local_bend_y_column_w_x_along_dq * t1
+                + 0.5773502691896255 * t1 * joint2_ring1_local_len_column_v_y_along_dq;
+            let joint2_ring1_local_subspace2_w_x = 0.3333333333333336 * t1
+                * joint2_ring1_local_bend_y_column_w_x
+                + 0.5773502691896255 * t1 * joint2_ring1_local_len_column_v_y;
+            let joint2_ring1_subspace2_w_x_along_dq = joint2_ring1_local_subspace2_w_z_along_dq
+                * cache.joint2_rotation_02
+                + joint2_rotation_02_along_dq * joint2_ring1_local_subspace2_w_z
+                + joint2_ring1_local_subspace2_w_y_along_dq * cache.joint2_rotation_01
+                + joint2_ring1_local_subspace2_w_y * joint2_rotation_01_along_dq
+                + cache.joint1_tip_rotation_00
+                    * joint2_ring1_local_subspace2_w_x_along_dq
+                + joint1_tip_rotation_00_along_dq * joint2_ring1_local_subspace2_w_x;
+            let joint2_ring1_subspace2_w_y_along_dq = joint2_rotation_12_along_dq
+                * joint2_ring1_local_subspace2_w_z
+                + joint2_ring1_local_subspace2_w_x * joint1_tip_rotation_10_along_dq
+                + cache.joint2_rotation_12 * joint2_ring1_local_subspace2_w_z_along_dq
+                + joint2_ring1_local_subspace2_w_x_along_dq
+                    * cache.joint1_tip_rotation_10
+                + joint2_ring1_local_subspace2_w_y_along_dq * cache.joint2_rotation_11
+                + joint2_ring1_local_subspace2_w_y * joint2_rotation_11_along_dq;
+            let joint2_ring1_subspace2_w_z_along_dq = joint2_rotation_22_along_dq
+                * joint2_ring1_local_subspace2_w_z
+                + joint2_ring1_local_subspace2_w_x * joint1_tip_rotation_20_along_dq
+                + joint2_ring1_local_subspace2_w_y * joint2_rotation_21_along_dq
+                + joint2_ring1_local_subspace2_w_y_along_dq * cache.joint2_rotation_21
+                + joint2_ring1_local_subspace2_w_x_along_dq
+                    * cache.joint1_tip_rotation_20
+                + joint2_ring1_local_subspace2_w_z_along_dq * cache.joint2_rotation_22;
+            let joint2_ring1_subspace2_w_y = cache.joint2_rotation_12
+                * joint2_ring1_local_subspace2_w_z
+                + joint2_ring1_local_subspace2_w_y * cache.joint2_rotation_11
+                + joint2_ring1_local_subspace2_w_x * cache.joint1_tip_rotation_10;
+            let joint2_ring1_local_subspace2_v_x = 0.3333333333333336 * t1
+                * joint2_ring1_local_bend_y_column_v_x + t55
+                + 0.5773502691896255 * t1 * joint2_ring1_local_bend_z_column_v_x;
+            let joint2_ring1_local_subspace2_v_z_along_dq = t32
+                + 0.3333333333333336 * t1 * joint2_ring1_local_bend_y_column_v_z_along_dq
+                + 0.5773502691896255 * t1
+                    * joint2_ring1_local_bend_z_column_v_z_along_dq;
+            let joint2_ring1_subspace2_w_z = joint2_ring1_local_subspace2_w_x
+                * cache.joint1_tip_rotation_20
+                + joint2_ring1_local_subspace2_w_y * cache.joint2_rotation_21
+                + cache.joint2_rotation_22 * joint2_ring1_local_subspace2_w_z;
+            let joint2_ring1_local_subspace2_v_x_along_dq = t56
+                + 0.3333333333333336 * t1 * joint2_ring1_local_bend_y_column_v_x_along_dq
+                + 0.5773502691896255 * joint2_ring1_local_bend_z_column_v_x_along_dq
+                    * t1;
+            let joint2_ring1_local_subspace2_v_y_along_dq = t44
+                + 0.3333333333333336 * t1 * joint2_ring1_local_bend_y_column_v_y_along_dq
+                + 0.5773502691896255 * t1
+                    * joint2_ring1_local_bend_z_column_v_y_along_dq;
+            let joint2_ring1_local_subspace2_v_y = t53
+                + 0.5773502691896255 * t1 * joint2_ring1_local_bend_z_column_v_y
+                + 0.3333333333333336 * t1 * joint2_ring1_local_bend_y_column_v_y;
+            let joint2_ring1_local_subspace2_v_z = 0.5773502691896255 * t1
+                * joint2_ring1_local_bend_z_column_v_z + t58
+                + 0.3333333333333336 * t1 * joint2_ring1_local_bend_y_column_v_z;
+            let joint2_ring1_subspace2_v_x_along_dq = joint1_tip_rotation_00_along_dq
+                * joint2_ring1_local_subspace2_v_x
+                + joint2_ring1_local_subspace2_v_z_along_dq * cache.joint2_rotation_02
+                + joint2_ring1_subspace2_w_z * joint2_position_y_along_dq
+                + cache.joint1_tip_rotation_00
+                    * joint2_ring1_local_subspace2_v_x_along_dq
+                + cache.joint2_rotation_01 * joint2_ring1_local_subspace2_v_y_along_dq
+                + cache.joint2_position_y * joint2_ring1_subspace2_w_z_along_dq
+                + joint2_rotation_01_along_dq * joint2_ring1_local_subspace2_v_y
+                + joint2_rotation_02_along_dq * joint2_ring1_local_subspace2_v_z
+                - joint2_position_z_along_dq * joint2_ring1_subspace2_w_y
+                - joint2_ring1_subspace2_w_y_along_dq * cache.joint2_position_z;
+            let joint2_ring1_subspace2_w_x = cache.joint1_tip_rotation_00
+                * joint2_ring1_local_subspace2_w_x
+                + cache.joint2_rotation_02 * joint2_ring1_local_subspace2_w_z
+                + joint2_ring1_local_subspace2_w_y * cache.joint2_rotation_01;
+            let joint2_ring1_subspace2_v_y_along_dq = joint2_ring1_local_subspace2_v_x
+                * joint1_tip_rotation_10_along_dq
+                + cache.joint2_rotation_12 * joint2_ring1_local_subspace2_v_z_along_dq
+                + joint2_ring1_local_subspace2_v_z * joint2_rotation_12_along_dq
+                + joint2_ring1_local_subspace2_v_y_along_dq * cache.joint2_rotation_11
+                + cache.joint2_position_z * joint2_ring1_subspace2_w_x_along_dq
+                + joint2_ring1_subspace2_w_x * joint2_position_z_along_dq
+                + joint2_rotation_11_along_dq * joint2_ring1_local_subspace2_v_y
+                + joint2_ring1_local_subspace2_v_x_along_dq
+                    * cache.joint1_tip_rotation_10
+                - joint2_ring1_subspace2_w_z * joint2_position_x_along_dq
+                - cache.joint2_position_x * joint2_ring1_subspace2_w_z_along_dq;
+            let joint2_ring1_subspace2_v_z_along_dq = cache.joint1_tip_rotation_20
+                * joint2_ring1_local_subspace2_v_x_along_dq
+                + joint2_ring1_local_subspace2_v_z_along_dq * cache.joint2_rotation_22
+                + joint2_ring1_local_subspace2_v_y_along_dq * cache.joint2_rotation_21
+                + joint2_ring1_local_subspace2_v_x * joint1_tip_rotation_20_along_dq
+                + joint2_rotation_22_along_dq * joint2_ring1_local_subspace2_v_z
+                + cache.joint2_position_x * joint2_ring1_subspace2_w_y_along_dq
+                + joint2_rotation_21_along_dq * joint2_ring1_local_subspace2_v_y
+                + joint2_position_x_along_dq * joint2_ring1_subspace2_w_y
+                - joint2_ring1_subspace2_w_x * joint2_position_y_along_dq
+                - cache.joint2_position_y * joint2_ring1_subspace2_w_x_along_dq;
+            own[(0, 0)] = joint2_ring1_subspace0_w_x_along_dq;
+            own[(1, 0)] = joint2_ring1_subspace0_w_y_along_dq;
+            own[(2, 0)] = joint2_ring1_subspace0_w_z_along_dq;
+            own[(3, 0)] = joint2_ring1_subspace0_v_x_along_dq;
+            own[(4, 0)] = joint2_ring1_subspace0_v_y_along_dq;
+            own[(5, 0)] = joint2_ring1_subspace0_v_z_along_dq;
+            own[(0, 1)] = joint2_ring1_subspace1_w_x_along_dq;
+            own[(1, 1)] = joint2_ring1_subspace1_w_y_along_dq;
+            own[(2, 1)] = joint2_ring1_subspace1_w_z_along_dq;
+            own[(3, 1)] = joint2_ring1_subspace1_v_x_along_dq;
+            own[(4, 1)] = joint2_ring1_subspace1_v_y_along_dq;
+            own[(5, 1)] = joint2_ring1_subspace1_v_z_along_dq;
+            own[(0, 2)] = joint2_ring1_subspace2_w_x_along_dq;
+            own[(1, 2)] = joint2_ring1_subspace2_w_y_along_dq;
+            own[(2, 2)] = joint2_ring1_subspace2_w_z_along_dq;
+            own[(3, 2)] = joint2_ring1_subspace2_v_x_along_dq;
+            own[(4, 2)] = joint2_ring1_subspace2_v_y_along_dq;
+            own[(5, 2)] = joint2_ring1_subspace2_v_z_along_dq;
+        }
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -38199,6 +40350,27 @@ impl Model<DOF, CONTACTS> for RigidSoftChain {
         axis: &mut Vector3<f64>,
     ) {
         contact_frame_own_into(frame, q, p, k, own, axis)
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

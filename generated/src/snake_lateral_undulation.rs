@@ -3073,6 +3073,268 @@ pub fn contact_axis(
         _ => Vector3::zeros(),
     }
 }
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 5];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[
+    &[0, 1, 2],
+    &[0, 1, 2, 3],
+    &[0, 1, 2, 3, 4],
+    &[0, 1, 2, 3, 4, 5],
+    &[0, 1, 2, 3, 4, 5, 6],
+    &[0, 1, 2, 3, 4, 5, 6, 7],
+];
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x
+/// axis.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_columns_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    *out = SMatrix::zeros();
+    *axis = Vector3::zeros();
+    match frame {
+        0 => {
+            out[(3, 0)] = 1.0;
+            out[(4, 1)] = 1.0;
+            out[(2, 2)] = 1.0;
+            out[(3, 2)] = q[1];
+            out[(4, 2)] = cache.base_angle_subspace_v_y;
+            axis[0] = cache.cos_q2;
+            axis[1] = cache.sin_q2;
+            axis[2] = 0.0;
+        }
+        1 => {
+            out[(3, 0)] = 1.0;
+            out[(4, 1)] = 1.0;
+            out[(2, 2)] = 1.0;
+            out[(3, 2)] = q[1];
+            out[(4, 2)] = cache.base_angle_subspace_v_y;
+            out[(2, 3)] = 1.0;
+            out[(3, 3)] = cache.link2_position_y;
+            out[(4, 3)] = cache.link2_subspace_v_y;
+            axis[0] = cache.link2_rotation_00;
+            axis[1] = cache.link2_rotation_10;
+            axis[2] = 0.0;
+        }
+        2 => {
+            out[(3, 0)] = 1.0;
+            out[(4, 1)] = 1.0;
+            out[(2, 2)] = 1.0;
+            out[(3, 2)] = q[1];
+            out[(4, 2)] = cache.base_angle_subspace_v_y;
+            out[(2, 3)] = 1.0;
+            out[(3, 3)] = cache.link2_position_y;
+            out[(4, 3)] = cache.link2_subspace_v_y;
+            out[(2, 4)] = 1.0;
+            out[(3, 4)] = cache.link3_position_y;
+            out[(4, 4)] = cache.link3_subspace_v_y;
+            axis[0] = cache.link3_rotation_00;
+            axis[1] = cache.link3_rotation_10;
+            axis[2] = 0.0;
+        }
+        3 => {
+            out[(3, 0)] = 1.0;
+            out[(4, 1)] = 1.0;
+            out[(2, 2)] = 1.0;
+            out[(3, 2)] = q[1];
+            out[(4, 2)] = cache.base_angle_subspace_v_y;
+            out[(2, 3)] = 1.0;
+            out[(3, 3)] = cache.link2_position_y;
+            out[(4, 3)] = cache.link2_subspace_v_y;
+            out[(2, 4)] = 1.0;
+            out[(3, 4)] = cache.link3_position_y;
+            out[(4, 4)] = cache.link3_subspace_v_y;
+            out[(2, 5)] = 1.0;
+            out[(3, 5)] = cache.link4_position_y;
+            out[(4, 5)] = cache.link4_subspace_v_y;
+            axis[0] = cache.link4_rotation_00;
+            axis[1] = cache.link4_rotation_10;
+            axis[2] = 0.0;
+        }
+        4 => {
+            out[(3, 0)] = 1.0;
+            out[(4, 1)] = 1.0;
+            out[(2, 2)] = 1.0;
+            out[(3, 2)] = q[1];
+            out[(4, 2)] = cache.base_angle_subspace_v_y;
+            out[(2, 3)] = 1.0;
+            out[(3, 3)] = cache.link2_position_y;
+            out[(4, 3)] = cache.link2_subspace_v_y;
+            out[(2, 4)] = 1.0;
+            out[(3, 4)] = cache.link3_position_y;
+            out[(4, 4)] = cache.link3_subspace_v_y;
+            out[(2, 5)] = 1.0;
+            out[(3, 5)] = cache.link4_position_y;
+            out[(4, 5)] = cache.link4_subspace_v_y;
+            out[(2, 6)] = 1.0;
+            out[(3, 6)] = cache.link5_position_y;
+            out[(4, 6)] = cache.link5_subspace_v_y;
+            axis[0] = cache.link5_rotation_00;
+            axis[1] = cache.link5_rotation_10;
+            axis[2] = 0.0;
+        }
+        5 => {
+            out[(3, 0)] = 1.0;
+            out[(4, 1)] = 1.0;
+            out[(2, 2)] = 1.0;
+            out[(3, 2)] = q[1];
+            out[(4, 2)] = cache.base_angle_subspace_v_y;
+            out[(2, 3)] = 1.0;
+            out[(3, 3)] = cache.link2_position_y;
+            out[(4, 3)] = cache.link2_subspace_v_y;
+            out[(2, 4)] = 1.0;
+            out[(3, 4)] = cache.link3_position_y;
+            out[(4, 4)] = cache.link3_subspace_v_y;
+            out[(2, 5)] = 1.0;
+            out[(3, 5)] = cache.link4_position_y;
+            out[(4, 5)] = cache.link4_subspace_v_y;
+            out[(2, 6)] = 1.0;
+            out[(3, 6)] = cache.link5_position_y;
+            out[(4, 6)] = cache.link5_subspace_v_y;
+            out[(2, 7)] = 1.0;
+            out[(3, 7)] = cache.link6_position_y;
+            out[(4, 7)] = cache.link6_subspace_v_y;
+            axis[0] = cache.link6_rotation_00;
+            axis[1] = cache.link6_rotation_10;
+            axis[2] = 0.0;
+        }
+        _ => {}
+    }
+}
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let base_angle_subspace_v_y_along_dq = -dq[0];
+    let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
+    let link2_position_y_along_dq = dq[1]
+        + p.link_length * base_angle_rotation_10_along_dq;
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+    let link2_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
+    let link2_subspace_v_y_along_dq = -link2_position_x_along_dq;
+    let link2_rotation_10_along_dq = cache.sin_q3 * base_angle_rotation_00_along_dq
+        + cache.cos_q2 * dq[3] * cache.cos_q3
+        + base_angle_rotation_10_along_dq * cache.cos_q3
+        - cache.sin_q2 * cache.sin_q3 * dq[3];
+    let link3_position_y_along_dq = link2_position_y_along_dq
+        + p.link_length * link2_rotation_10_along_dq;
+    let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+    let t0 = -(cache.cos_q2 * cache.sin_q3 * dq[3]);
+    let t1 = cache.cos_q3 * base_angle_rotation_00_along_dq;
+    let link2_rotation_00_along_dq = cache.sin_q3 * base_angle_rotation_01_along_dq
+        + cache.base_angle_rotation_01 * dq[3] * cache.cos_q3 + t0 + t1;
+    let link3_position_x_along_dq = link2_position_x_along_dq
+        + p.link_length * link2_rotation_00_along_dq;
+    let link3_subspace_v_y_along_dq = -link3_position_x_along_dq;
+    let link2_rotation_11_along_dq = t0 + t1 - cache.sin_q2 * dq[3] * cache.cos_q3
+        - base_angle_rotation_10_along_dq * cache.sin_q3;
+    let link3_rotation_10_along_dq = cache.cos_q4 * cache.link2_rotation_11 * dq[4]
+        + cache.sin_q4 * link2_rotation_11_along_dq
+        + cache.cos_q4 * link2_rotation_10_along_dq
+        - cache.sin_q4 * cache.link2_rotation_10 * dq[4];
+    let link4_position_y_along_dq = link3_position_y_along_dq
+        + p.link_length * link3_rotation_10_along_dq;
+    let link2_rotation_01_along_dq = base_angle_rotation_01_along_dq * cache.cos_q3
+        - cache.cos_q2 * dq[3] * cache.cos_q3
+        - cache.base_angle_rotation_01 * cache.sin_q3 * dq[3]
+        - cache.sin_q3 * base_angle_rotation_00_along_dq;
+    let link3_rotation_00_along_dq = cache.cos_q4 * cache.link2_rotation_01 * dq[4]
+        + cache.cos_q4 * link2_rotation_00_along_dq
+        + cache.sin_q4 * link2_rotation_01_along_dq
+        - cache.sin_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_position_x_along_dq = p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link4_subspace_v_y_along_dq = -link4_position_x_along_dq;
+    let link3_rotation_11_along_dq = cache.cos_q4 * link2_rotation_11_along_dq
+        - cache.sin_q4 * cache.link2_rotation_11 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_10 * dq[4]
+        - link2_rotation_10_along_dq * cache.sin_q4;
+    let link4_rotation_10_along_dq = cache.cos_q5 * link3_rotation_10_along_dq
+        + cache.sin_q5 * link3_rotation_11_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_11
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_10;
+    let link5_position_y_along_dq = p.link_length * link4_rotation_10_along_dq
+        + link4_position_y_along_dq;
+    let link3_rotation_01_along_dq = cache.cos_q4 * link2_rotation_01_along_dq
+        - cache.sin_q4 * link2_rotation_00_along_dq
+        - cache.link2_rotation_01 * cache.sin_q4 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_rotation_00_along_dq = cache.cos_q5 * link3_rotation_00_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_01
+        + link3_rotation_01_along_dq * cache.sin_q5
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_00;
+    let link5_position_x_along_dq = p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link5_subspace_v_y_along_dq = -link5_position_x_along_dq;
+    let link4_rotation_11_along_dq = cache.cos_q5 * link3_rotation_11_along_dq
+        - cache.sin_q5 * link3_rotation_10_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_10
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_11;
+    let link5_rotation_10_along_dq = dq[6] * cache.link4_rotation_11 * cache.cos_q6
+        + link4_rotation_11_along_dq * cache.sin_q6
+        + cache.cos_q6 * link4_rotation_10_along_dq
+        - dq[6] * cache.link4_rotation_10 * cache.sin_q6;
+    let link6_position_y_along_dq = link5_position_y_along_dq
+        + link5_rotation_10_along_dq * p.link_length;
+    let link4_rotation_01_along_dq = cache.cos_q5 * link3_rotation_01_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_00
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_01
+        - cache.sin_q5 * link3_rotation_00_along_dq;
+    let link5_rotation_00_along_dq = link4_rotation_00_along_dq * cache.cos_q6
+        + dq[6] * cache.link4_rotation_01 * cache.cos_q6
+        + link4_rotation_01_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.sin_q6;
+    let link6_position_x_along_dq = link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link6_subspace_v_y_along_dq = -link6_position_x_along_dq;
+    out[(3, 2)] = dq[1];
+    out[(4, 2)] = base_angle_subspace_v_y_along_dq;
+    out[(3, 3)] = link2_position_y_along_dq;
+    out[(4, 3)] = link2_subspace_v_y_along_dq;
+    out[(3, 4)] = link3_position_y_along_dq;
+    out[(4, 4)] = link3_subspace_v_y_along_dq;
+    out[(3, 5)] = link4_position_y_along_dq;
+    out[(4, 5)] = link4_subspace_v_y_along_dq;
+    out[(3, 6)] = link5_position_y_along_dq;
+    out[(4, 6)] = link5_subspace_v_y_along_dq;
+    out[(3, 7)] = link6_position_y_along_dq;
+    out[(4, 7)] = link6_subspace_v_y_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -3480,6 +3742,37 @@ impl Model<DOF, CONTACTS> for SnakeLateralUndulation {
             contact_jacobian_into(index, q, p, k, jacobian);
             *axis = contact_axis(index, q, p, k);
         }
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_frame_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        columns: &mut SMatrix<f64, 6, DOF>,
+        axis: &mut Vector3<f64>,
+    ) {
+        contact_frame_columns_into(frame, q, p, k, columns, axis)
+    }
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -6442,6 +6442,627 @@ pub fn contact_axis(
         _ => Vector3::zeros(),
     }
 }
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[
+    0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 11,
+];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[
+    &[0, 1, 2],
+    &[0, 1, 2, 3],
+    &[0, 1, 2, 3, 4],
+    &[0, 1, 2, 3, 4, 5],
+    &[0, 1, 2, 3, 4, 5, 6],
+    &[0, 1, 2, 3, 4, 5, 6, 7],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
+];
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x
+/// axis.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_columns_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    *out = SMatrix::zeros();
+    *axis = Vector3::zeros();
+    match frame {
+        0 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            axis[0] = cache.cos_q2;
+            axis[1] = 0.0;
+            axis[2] = cache.sin_q2;
+        }
+        1 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            axis[0] = cache.link2_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link2_rotation_20;
+        }
+        2 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            axis[0] = cache.link3_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link3_rotation_20;
+        }
+        3 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            axis[0] = cache.link4_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link4_rotation_20;
+        }
+        4 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            axis[0] = cache.link5_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link5_rotation_20;
+        }
+        5 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            axis[0] = cache.link6_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link6_rotation_20;
+        }
+        6 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            axis[0] = cache.link7_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link7_rotation_20;
+        }
+        7 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            axis[0] = cache.link8_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link8_rotation_20;
+        }
+        8 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            axis[0] = cache.link9_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link9_rotation_20;
+        }
+        9 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            axis[0] = cache.link10_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link10_rotation_20;
+        }
+        10 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            axis[0] = cache.link11_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link11_rotation_20;
+        }
+        11 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            axis[0] = cache.link12_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link12_rotation_20;
+        }
+        _ => {}
+    }
+}
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let base_angle_subspace_v_z_along_dq = -dq[0];
+    let base_angle_rotation_20_along_dq = cache.cos_q2 * dq[2];
+    let link2_position_z_along_dq = dq[1]
+        + p.link_length * base_angle_rotation_20_along_dq;
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_02 * dq[2];
+    let link2_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
+    let link2_subspace_v_z_along_dq = -link2_position_x_along_dq;
+    let link2_rotation_20_along_dq = cache.sin_q3 * base_angle_rotation_00_along_dq
+        + cache.cos_q2 * dq[3] * cache.cos_q3
+        + base_angle_rotation_20_along_dq * cache.cos_q3
+        - cache.sin_q2 * cache.sin_q3 * dq[3];
+    let link3_position_z_along_dq = link2_position_z_along_dq
+        + p.link_length * link2_rotation_20_along_dq;
+    let base_angle_rotation_02_along_dq = -base_angle_rotation_20_along_dq;
+    let t0 = -(cache.cos_q2 * cache.sin_q3 * dq[3]);
+    let t1 = cache.cos_q3 * base_angle_rotation_00_along_dq;
+    let link2_rotation_00_along_dq = cache.sin_q3 * base_angle_rotation_02_along_dq
+        + cache.base_angle_rotation_02 * dq[3] * cache.cos_q3 + t0 + t1;
+    let link3_position_x_along_dq = link2_position_x_along_dq
+        + p.link_length * link2_rotation_00_along_dq;
+    let link3_subspace_v_z_along_dq = -link3_position_x_along_dq;
+    let link2_rotation_22_along_dq = t0 + t1 - cache.sin_q2 * dq[3] * cache.cos_q3
+        - base_angle_rotation_20_along_dq * cache.sin_q3;
+    let link3_rotation_20_along_dq = cache.cos_q4 * cache.link2_rotation_22 * dq[4]
+        + cache.sin_q4 * link2_rotation_22_along_dq
+        + cache.cos_q4 * link2_rotation_20_along_dq
+        - cache.sin_q4 * cache.link2_rotation_20 * dq[4];
+    let link4_position_z_along_dq = link3_position_z_along_dq
+        + p.link_length * link3_rotation_20_along_dq;
+    let link2_rotation_02_along_dq = base_angle_rotation_02_along_dq * cache.cos_q3
+        - cache.cos_q2 * dq[3] * cache.cos_q3
+        - cache.base_angle_rotation_02 * cache.sin_q3 * dq[3]
+        - cache.sin_q3 * base_angle_rotation_00_along_dq;
+    let link3_rotation_00_along_dq = cache.cos_q4 * cache.link2_rotation_02 * dq[4]
+        + cache.cos_q4 * link2_rotation_00_along_dq
+        + cache.sin_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_position_x_along_dq = p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link4_subspace_v_z_along_dq = -link4_position_x_along_dq;
+    let link3_rotation_22_along_dq = cache.cos_q4 * link2_rotation_22_along_dq
+        - cache.sin_q4 * cache.link2_rotation_22 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_20 * dq[4]
+        - link2_rotation_20_along_dq * cache.sin_q4;
+    let link4_rotation_20_along_dq = cache.cos_q5 * link3_rotation_20_along_dq
+        + cache.sin_q5 * link3_rotation_22_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_22
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_20;
+    let link5_position_z_along_dq = p.link_length * link4_rotation_20_along_dq
+        + link4_position_z_along_dq;
+    let link3_rotation_02_along_dq = cache.cos_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * link2_rotation_00_along_dq
+        - cache.link2_rotation_02 * cache.sin_q4 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_rotation_00_along_dq = cache.cos_q5 * link3_rotation_00_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_02
+        + link3_rotation_02_along_dq * cache.sin_q5
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_00;
+    let link5_position_x_along_dq = p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link5_subspace_v_z_along_dq = -link5_position_x_along_dq;
+    let link4_rotation_22_along_dq = cache.cos_q5 * link3_rotation_22_along_dq
+        - cache.sin_q5 * link3_rotation_20_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_20
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_22;
+    let link5_rotation_20_along_dq = dq[6] * cache.link4_rotation_22 * cache.cos_q6
+        + link4_rotation_22_along_dq * cache.sin_q6
+        + cache.cos_q6 * link4_rotation_20_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.sin_q6;
+    let link6_position_z_along_dq = link5_position_z_along_dq
+        + link5_rotation_20_along_dq * p.link_length;
+    let link4_rotation_02_along_dq = cache.cos_q5 * link3_rotation_02_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_00
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_02
+        - cache.sin_q5 * link3_rotation_00_along_dq;
+    let link5_rotation_00_along_dq = link4_rotation_00_along_dq * cache.cos_q6
+        + dq[6] * cache.link4_rotation_02 * cache.cos_q6
+        + link4_rotation_02_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.sin_q6;
+    let link6_position_x_along_dq = link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link6_subspace_v_z_along_dq = -link6_position_x_along_dq;
+    let link5_rotation_22_along_dq = cache.cos_q6 * link4_rotation_22_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.cos_q6
+        - dq[6] * cache.link4_rotation_22 * cache.sin_q6
+        - cache.sin_q6 * link4_rotation_20_along_dq;
+    let link6_rotation_20_along_dq = dq[7] * cache.link5_rotation_22 * cache.cos_q7
+        + link5_rotation_20_along_dq * cache.cos_q7
+        + link5_rotation_22_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_20;
+    let link7_position_z_along_dq = link6_position_z_along_dq
+        + p.link_length * link6_rotation_20_along_dq;
+    let link5_rotation_02_along_dq = cache.cos_q6 * link4_rotation_02_along_dq
+        - link4_rotation_00_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_02 * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.cos_q6;
+    let link6_rotation_00_along_dq = link5_rotation_00_along_dq * cache.cos_q7
+        + dq[7] * cache.link5_rotation_02 * cache.cos_q7
+        + cache.sin_q7 * link5_rotation_02_along_dq
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_00;
+    let link7_position_x_along_dq = p.link_length * link6_rotation_00_along_dq
+        + link6_position_x_along_dq;
+    let link7_subspace_v_z_along_dq = -link7_position_x_along_dq;
+    let link6_rotation_22_along_dq = link5_rotation_22_along_dq * cache.cos_q7
+        - dq[7] * cache.link5_rotation_20 * cache.cos_q7
+        - link5_rotation_20_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_22;
+    let link7_rotation_20_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_22
+        + link6_rotation_22_along_dq * cache.sin_q8
+        + link6_rotation_20_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_20;
+    let link8_position_z_along_dq = link7_position_z_along_dq
+        + p.link_length * link7_rotation_20_along_dq;
+    let link6_rotation_02_along_dq = link5_rotation_02_along_dq * cache.cos_q7
+        - link5_rotation_00_along_dq * cache.sin_q7
+        - dq[7] * cache.link5_rotation_00 * cache.cos_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_02;
+    let link7_rotation_00_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_02
+        + cache.sin_q8 * link6_rotation_02_along_dq
+        + cache.cos_q8 * link6_rotation_00_along_dq
+        - cache.sin_q8 * cache.link6_rotation_00 * dq[8];
+    let link8_position_x_along_dq = p.link_length * link7_rotation_00_along_dq
+        + link7_position_x_along_dq;
+    let link8_subspace_v_z_along_dq = -link8_position_x_along_dq;
+    let link7_rotation_22_along_dq = link6_rotation_22_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_22
+        - dq[8] * cache.cos_q8 * cache.link6_rotation_20
+        - cache.sin_q8 * link6_rotation_20_along_dq;
+    let link8_rotation_20_along_dq = cache.link7_rotation_22 * dq[9] * cache.cos_q9
+        + cache.sin_q9 * link7_rotation_22_along_dq
+        + cache.cos_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_20 * dq[9];
+    let link9_position_z_along_dq = p.link_length * link8_rotation_20_along_dq
+        + link8_position_z_along_dq;
+    let link7_rotation_02_along_dq = link6_rotation_02_along_dq * cache.cos_q8
+        - cache.link6_rotation_00 * dq[8] * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_02
+        - cache.sin_q8 * link6_rotation_00_along_dq;
+    let link8_rotation_00_along_dq = cache.sin_q9 * link7_rotation_02_along_dq
+        + dq[9] * cache.cos_q9 * cache.link7_rotation_02
+        + link7_rotation_00_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_00;
+    let link9_position_x_along_dq = link8_rotation_00_along_dq * p.link_length
+        + link8_position_x_along_dq;
+    let link9_subspace_v_z_along_dq = -link9_position_x_along_dq;
+    let link8_rotation_22_along_dq = link7_rotation_22_along_dq * cache.cos_q9
+        - cache.sin_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_22 * dq[9]
+        - cache.link7_rotation_20 * dq[9] * cache.cos_q9;
+    let link9_rotation_20_along_dq = link8_rotation_20_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_22_along_dq
+        + cache.link8_rotation_22 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_20 * dq[10];
+    let link10_position_z_along_dq = p.link_length * link9_rotation_20_along_dq
+        + link9_position_z_along_dq;
+    let link8_rotation_02_along_dq = link7_rotation_02_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_02
+        - cache.sin_q9 * link7_rotation_00_along_dq
+        - dq[9] * cache.link7_rotation_00 * cache.cos_q9;
+    let link9_rotation_00_along_dq = cache.link8_rotation_02 * dq[10] * cache.cos_q10
+        + link8_rotation_00_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_02_along_dq
+        - cache.sin_q10 * cache.link8_rotation_00 * dq[10];
+    let link10_position_x_along_dq = link9_rotation_00_along_dq * p.link_length
+        + link9_position_x_along_dq;
+    let link10_subspace_v_z_along_dq = -link10_position_x_along_dq;
+    let link9_rotation_22_along_dq = cache.cos_q10 * link8_rotation_22_along_dq
+        - cache.sin_q10 * cache.link8_rotation_22 * dq[10]
+        - cache.link8_rotation_20 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * link8_rotation_20_along_dq;
+    let link10_rotation_20_along_dq = cache.cos_q11 * link9_rotation_20_along_dq
+        + cache.cos_q11 * cache.link9_rotation_22 * dq[11]
+        + link9_rotation_22_along_dq * cache.sin_q11
+        - cache.link9_rotation_20 * cache.sin_q11 * dq[11];
+    let link11_position_z_along_dq = p.link_length * link10_rotation_20_along_dq
+        + link10_position_z_along_dq;
+    let link9_rotation_02_along_dq = link8_rotation_02_along_dq * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_02 * dq[10]
+        - cache.sin_q10 * link8_rotation_00_along_dq
+        - cache.link8_rotation_00 * dq[10] * cache.cos_q10;
+    let link10_rotation_00_along_dq = cache.cos_q11 * cache.link9_rotation_02 * dq[11]
+        + link9_rotation_02_along_dq * cache.sin_q11
+        + link9_rotation_00_along_dq * cache.cos_q11
+        - cache.sin_q11 * dq[11] * cache.link9_rotation_00;
+    let link11_position_x_along_dq = link10_rotation_00_along_dq * p.link_length
+        + link10_position_x_along_dq;
+    let link11_subspace_v_z_along_dq = -link11_position_x_along_dq;
+    let link10_rotation_22_along_dq = cache.cos_q11 * link9_rotation_22_along_dq
+        - link9_rotation_20_along_dq * cache.sin_q11
+        - cache.link9_rotation_22 * cache.sin_q11 * dq[11]
+        - cache.link9_rotation_20 * cache.cos_q11 * dq[11];
+    let link11_rotation_20_along_dq = cache.cos_q12 * link10_rotation_20_along_dq
+        + cache.link10_rotation_22 * cache.cos_q12 * dq[12]
+        + cache.sin_q12 * link10_rotation_22_along_dq
+        - cache.link10_rotation_20 * cache.sin_q12 * dq[12];
+    let link12_position_z_along_dq = p.link_length * link11_rotation_20_along_dq
+        + link11_position_z_along_dq;
+    let link10_rotation_02_along_dq = cache.cos_q11 * link9_rotation_02_along_dq
+        - link9_rotation_00_along_dq * cache.sin_q11
+        - cache.cos_q11 * dq[11] * cache.link9_rotation_00
+        - cache.link9_rotation_02 * cache.sin_q11 * dq[11];
+    let link11_rotation_00_along_dq = link10_rotation_02_along_dq * cache.sin_q12
+        + link10_rotation_00_along_dq * cache.cos_q12
+        + cache.link10_rotation_02 * cache.cos_q12 * dq[12]
+        - cache.sin_q12 * cache.link10_rotation_00 * dq[12];
+    let link12_position_x_along_dq = link11_position_x_along_dq
+        + link11_rotation_00_along_dq * p.link_length;
+    let link12_subspace_v_z_along_dq = -link12_position_x_along_dq;
+    out[(3, 2)] = dq[1];
+    out[(5, 2)] = base_angle_subspace_v_z_along_dq;
+    out[(3, 3)] = link2_position_z_along_dq;
+    out[(5, 3)] = link2_subspace_v_z_along_dq;
+    out[(3, 4)] = link3_position_z_along_dq;
+    out[(5, 4)] = link3_subspace_v_z_along_dq;
+    out[(3, 5)] = link4_position_z_along_dq;
+    out[(5, 5)] = link4_subspace_v_z_along_dq;
+    out[(3, 6)] = link5_position_z_along_dq;
+    out[(5, 6)] = link5_subspace_v_z_along_dq;
+    out[(3, 7)] = link6_position_z_along_dq;
+    out[(5, 7)] = link6_subspace_v_z_along_dq;
+    out[(3, 8)] = link7_position_z_along_dq;
+    out[(5, 8)] = link7_subspace_v_z_along_dq;
+    out[(3, 9)] = link8_position_z_along_dq;
+    out[(5, 9)] = link8_subspace_v_z_along_dq;
+    out[(3, 10)] = link9_position_z_along_dq;
+    out[(5, 10)] = link9_subspace_v_z_along_dq;
+    out[(3, 11)] = link10_position_z_along_dq;
+    out[(5, 11)] = link10_subspace_v_z_along_dq;
+    out[(3, 12)] = link11_position_z_along_dq;
+    out[(5, 12)] = link11_subspace_v_z_along_dq;
+    out[(3, 13)] = link12_position_z_along_dq;
+    out[(5, 13)] = link12_subspace_v_z_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -7058,6 +7679,37 @@ impl Model<DOF, CONTACTS> for SnakeLinks12 {
             contact_jacobian_into(index, q, p, k, jacobian);
             *axis = contact_axis(index, q, p, k);
         }
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_frame_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        columns: &mut SMatrix<f64, 6, DOF>,
+        axis: &mut Vector3<f64>,
+    ) {
+        contact_frame_columns_into(frame, q, p, k, columns, axis)
+    }
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -48844,6 +48844,7512 @@ pub fn contact_axis(
         _ => Vector3::zeros(),
     }
 }
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[
+    0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
+    13, 13, 14, 14, 15, 15, 16, 16, 17, 17, 18, 18, 19, 19, 20, 20, 21, 21, 22, 22, 23,
+    23, 24, 24, 25, 25, 26, 26, 27, 27, 28, 28, 29, 29, 30, 30, 31, 31, 32, 32, 33, 33,
+    34, 34, 35, 35, 36, 36, 37, 37, 38, 38, 39, 39, 40, 40, 41, 41, 42, 42, 43, 43, 44,
+    44, 45, 45, 46, 46, 47, 47, 48, 48, 49, 49, 50, 50, 51, 51, 52, 52, 53, 53, 54, 54,
+    55, 55, 56, 56, 57, 57, 58, 58, 59, 59, 59,
+];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[
+    &[0, 1, 2],
+    &[0, 1, 2, 3],
+    &[0, 1, 2, 3, 4],
+    &[0, 1, 2, 3, 4, 5],
+    &[0, 1, 2, 3, 4, 5, 6],
+    &[0, 1, 2, 3, 4, 5, 6, 7],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60,
+    ],
+    &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+        23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+        43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61,
+    ],
+];
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x
+/// axis.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_columns_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    *out = SMatrix::zeros();
+    *axis = Vector3::zeros();
+    match frame {
+        0 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            axis[0] = cache.cos_q2;
+            axis[1] = 0.0;
+            axis[2] = cache.sin_q2;
+        }
+        1 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            axis[0] = cache.link2_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link2_rotation_20;
+        }
+        2 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            axis[0] = cache.link3_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link3_rotation_20;
+        }
+        3 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            axis[0] = cache.link4_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link4_rotation_20;
+        }
+        4 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            axis[0] = cache.link5_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link5_rotation_20;
+        }
+        5 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            axis[0] = cache.link6_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link6_rotation_20;
+        }
+        6 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            axis[0] = cache.link7_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link7_rotation_20;
+        }
+        7 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            axis[0] = cache.link8_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link8_rotation_20;
+        }
+        8 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            axis[0] = cache.link9_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link9_rotation_20;
+        }
+        9 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            axis[0] = cache.link10_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link10_rotation_20;
+        }
+        10 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            axis[0] = cache.link11_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link11_rotation_20;
+        }
+        11 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            axis[0] = cache.link12_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link12_rotation_20;
+        }
+        12 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            axis[0] = cache.link13_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link13_rotation_20;
+        }
+        13 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            axis[0] = cache.link14_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link14_rotation_20;
+        }
+        14 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            axis[0] = cache.link15_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link15_rotation_20;
+        }
+        15 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            axis[0] = cache.link16_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link16_rotation_20;
+        }
+        16 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            axis[0] = cache.link17_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link17_rotation_20;
+        }
+        17 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            axis[0] = cache.link18_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link18_rotation_20;
+        }
+        18 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            axis[0] = cache.link19_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link19_rotation_20;
+        }
+        19 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            axis[0] = cache.link20_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link20_rotation_20;
+        }
+        20 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            axis[0] = cache.link21_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link21_rotation_20;
+        }
+        21 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            axis[0] = cache.link22_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link22_rotation_20;
+        }
+        22 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            axis[0] = cache.link23_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link23_rotation_20;
+        }
+        23 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            axis[0] = cache.link24_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link24_rotation_20;
+        }
+        24 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            axis[0] = cache.link25_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link25_rotation_20;
+        }
+        25 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            axis[0] = cache.link26_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link26_rotation_20;
+        }
+        26 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            axis[0] = cache.link27_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link27_rotation_20;
+        }
+        27 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            axis[0] = cache.link28_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link28_rotation_20;
+        }
+        28 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            axis[0] = cache.link29_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link29_rotation_20;
+        }
+        29 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            axis[0] = cache.link30_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link30_rotation_20;
+        }
+        30 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            axis[0] = cache.link31_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link31_rotation_20;
+        }
+        31 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            axis[0] = cache.link32_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link32_rotation_20;
+        }
+        32 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            axis[0] = cache.link33_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link33_rotation_20;
+        }
+        33 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            axis[0] = cache.link34_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link34_rotation_20;
+        }
+        34 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            axis[0] = cache.link35_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link35_rotation_20;
+        }
+        35 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            axis[0] = cache.link36_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link36_rotation_20;
+        }
+        36 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            axis[0] = cache.link37_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link37_rotation_20;
+        }
+        37 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            axis[0] = cache.link38_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link38_rotation_20;
+        }
+        38 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            axis[0] = cache.link39_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link39_rotation_20;
+        }
+        39 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            axis[0] = cache.link40_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link40_rotation_20;
+        }
+        40 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            axis[0] = cache.link41_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link41_rotation_20;
+        }
+        41 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            axis[0] = cache.link42_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link42_rotation_20;
+        }
+        42 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            axis[0] = cache.link43_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link43_rotation_20;
+        }
+        43 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            axis[0] = cache.link44_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link44_rotation_20;
+        }
+        44 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            axis[0] = cache.link45_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link45_rotation_20;
+        }
+        45 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            axis[0] = cache.link46_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link46_rotation_20;
+        }
+        46 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            axis[0] = cache.link47_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link47_rotation_20;
+        }
+        47 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            axis[0] = cache.link48_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link48_rotation_20;
+        }
+        48 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            axis[0] = cache.link49_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link49_rotation_20;
+        }
+        49 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            axis[0] = cache.link50_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link50_rotation_20;
+        }
+        50 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            axis[0] = cache.link51_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link51_rotation_20;
+        }
+        51 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            out[(1, 53)] = (-1.0);
+            out[(3, 53)] = cache.link52_position_z;
+            out[(5, 53)] = cache.link52_subspace_v_z;
+            axis[0] = cache.link52_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link52_rotation_20;
+        }
+        52 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            out[(1, 53)] = (-1.0);
+            out[(3, 53)] = cache.link52_position_z;
+            out[(5, 53)] = cache.link52_subspace_v_z;
+            out[(1, 54)] = (-1.0);
+            out[(3, 54)] = cache.link53_position_z;
+            out[(5, 54)] = cache.link53_subspace_v_z;
+            axis[0] = cache.link53_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link53_rotation_20;
+        }
+        53 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            out[(1, 53)] = (-1.0);
+            out[(3, 53)] = cache.link52_position_z;
+            out[(5, 53)] = cache.link52_subspace_v_z;
+            out[(1, 54)] = (-1.0);
+            out[(3, 54)] = cache.link53_position_z;
+            out[(5, 54)] = cache.link53_subspace_v_z;
+            out[(1, 55)] = (-1.0);
+            out[(3, 55)] = cache.link54_position_z;
+            out[(5, 55)] = cache.link54_subspace_v_z;
+            axis[0] = cache.link54_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link54_rotation_20;
+        }
+        54 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            out[(1, 53)] = (-1.0);
+            out[(3, 53)] = cache.link52_position_z;
+            out[(5, 53)] = cache.link52_subspace_v_z;
+            out[(1, 54)] = (-1.0);
+            out[(3, 54)] = cache.link53_position_z;
+            out[(5, 54)] = cache.link53_subspace_v_z;
+            out[(1, 55)] = (-1.0);
+            out[(3, 55)] = cache.link54_position_z;
+            out[(5, 55)] = cache.link54_subspace_v_z;
+            out[(1, 56)] = (-1.0);
+            out[(3, 56)] = cache.link55_position_z;
+            out[(5, 56)] = cache.link55_subspace_v_z;
+            axis[0] = cache.link55_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link55_rotation_20;
+        }
+        55 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            out[(1, 53)] = (-1.0);
+            out[(3, 53)] = cache.link52_position_z;
+            out[(5, 53)] = cache.link52_subspace_v_z;
+            out[(1, 54)] = (-1.0);
+            out[(3, 54)] = cache.link53_position_z;
+            out[(5, 54)] = cache.link53_subspace_v_z;
+            out[(1, 55)] = (-1.0);
+            out[(3, 55)] = cache.link54_position_z;
+            out[(5, 55)] = cache.link54_subspace_v_z;
+            out[(1, 56)] = (-1.0);
+            out[(3, 56)] = cache.link55_position_z;
+            out[(5, 56)] = cache.link55_subspace_v_z;
+            out[(1, 57)] = (-1.0);
+            out[(3, 57)] = cache.link56_position_z;
+            out[(5, 57)] = cache.link56_subspace_v_z;
+            axis[0] = cache.link56_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link56_rotation_20;
+        }
+        56 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            out[(1, 53)] = (-1.0);
+            out[(3, 53)] = cache.link52_position_z;
+            out[(5, 53)] = cache.link52_subspace_v_z;
+            out[(1, 54)] = (-1.0);
+            out[(3, 54)] = cache.link53_position_z;
+            out[(5, 54)] = cache.link53_subspace_v_z;
+            out[(1, 55)] = (-1.0);
+            out[(3, 55)] = cache.link54_position_z;
+            out[(5, 55)] = cache.link54_subspace_v_z;
+            out[(1, 56)] = (-1.0);
+            out[(3, 56)] = cache.link55_position_z;
+            out[(5, 56)] = cache.link55_subspace_v_z;
+            out[(1, 57)] = (-1.0);
+            out[(3, 57)] = cache.link56_position_z;
+            out[(5, 57)] = cache.link56_subspace_v_z;
+            out[(1, 58)] = (-1.0);
+            out[(3, 58)] = cache.link57_position_z;
+            out[(5, 58)] = cache.link57_subspace_v_z;
+            axis[0] = cache.link57_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link57_rotation_20;
+        }
+        57 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            out[(1, 53)] = (-1.0);
+            out[(3, 53)] = cache.link52_position_z;
+            out[(5, 53)] = cache.link52_subspace_v_z;
+            out[(1, 54)] = (-1.0);
+            out[(3, 54)] = cache.link53_position_z;
+            out[(5, 54)] = cache.link53_subspace_v_z;
+            out[(1, 55)] = (-1.0);
+            out[(3, 55)] = cache.link54_position_z;
+            out[(5, 55)] = cache.link54_subspace_v_z;
+            out[(1, 56)] = (-1.0);
+            out[(3, 56)] = cache.link55_position_z;
+            out[(5, 56)] = cache.link55_subspace_v_z;
+            out[(1, 57)] = (-1.0);
+            out[(3, 57)] = cache.link56_position_z;
+            out[(5, 57)] = cache.link56_subspace_v_z;
+            out[(1, 58)] = (-1.0);
+            out[(3, 58)] = cache.link57_position_z;
+            out[(5, 58)] = cache.link57_subspace_v_z;
+            out[(1, 59)] = (-1.0);
+            out[(3, 59)] = cache.link58_position_z;
+            out[(5, 59)] = cache.link58_subspace_v_z;
+            axis[0] = cache.link58_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link58_rotation_20;
+        }
+        58 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            out[(1, 53)] = (-1.0);
+            out[(3, 53)] = cache.link52_position_z;
+            out[(5, 53)] = cache.link52_subspace_v_z;
+            out[(1, 54)] = (-1.0);
+            out[(3, 54)] = cache.link53_position_z;
+            out[(5, 54)] = cache.link53_subspace_v_z;
+            out[(1, 55)] = (-1.0);
+            out[(3, 55)] = cache.link54_position_z;
+            out[(5, 55)] = cache.link54_subspace_v_z;
+            out[(1, 56)] = (-1.0);
+            out[(3, 56)] = cache.link55_position_z;
+            out[(5, 56)] = cache.link55_subspace_v_z;
+            out[(1, 57)] = (-1.0);
+            out[(3, 57)] = cache.link56_position_z;
+            out[(5, 57)] = cache.link56_subspace_v_z;
+            out[(1, 58)] = (-1.0);
+            out[(3, 58)] = cache.link57_position_z;
+            out[(5, 58)] = cache.link57_subspace_v_z;
+            out[(1, 59)] = (-1.0);
+            out[(3, 59)] = cache.link58_position_z;
+            out[(5, 59)] = cache.link58_subspace_v_z;
+            out[(1, 60)] = (-1.0);
+            out[(3, 60)] = cache.link59_position_z;
+            out[(5, 60)] = cache.link59_subspace_v_z;
+            axis[0] = cache.link59_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link59_rotation_20;
+        }
+        59 => {
+            out[(3, 0)] = 1.0;
+            out[(5, 1)] = 1.0;
+            out[(1, 2)] = (-1.0);
+            out[(3, 2)] = q[1];
+            out[(5, 2)] = cache.base_angle_subspace_v_z;
+            out[(1, 3)] = (-1.0);
+            out[(3, 3)] = cache.link2_position_z;
+            out[(5, 3)] = cache.link2_subspace_v_z;
+            out[(1, 4)] = (-1.0);
+            out[(3, 4)] = cache.link3_position_z;
+            out[(5, 4)] = cache.link3_subspace_v_z;
+            out[(1, 5)] = (-1.0);
+            out[(3, 5)] = cache.link4_position_z;
+            out[(5, 5)] = cache.link4_subspace_v_z;
+            out[(1, 6)] = (-1.0);
+            out[(3, 6)] = cache.link5_position_z;
+            out[(5, 6)] = cache.link5_subspace_v_z;
+            out[(1, 7)] = (-1.0);
+            out[(3, 7)] = cache.link6_position_z;
+            out[(5, 7)] = cache.link6_subspace_v_z;
+            out[(1, 8)] = (-1.0);
+            out[(3, 8)] = cache.link7_position_z;
+            out[(5, 8)] = cache.link7_subspace_v_z;
+            out[(1, 9)] = (-1.0);
+            out[(3, 9)] = cache.link8_position_z;
+            out[(5, 9)] = cache.link8_subspace_v_z;
+            out[(1, 10)] = (-1.0);
+            out[(3, 10)] = cache.link9_position_z;
+            out[(5, 10)] = cache.link9_subspace_v_z;
+            out[(1, 11)] = (-1.0);
+            out[(3, 11)] = cache.link10_position_z;
+            out[(5, 11)] = cache.link10_subspace_v_z;
+            out[(1, 12)] = (-1.0);
+            out[(3, 12)] = cache.link11_position_z;
+            out[(5, 12)] = cache.link11_subspace_v_z;
+            out[(1, 13)] = (-1.0);
+            out[(3, 13)] = cache.link12_position_z;
+            out[(5, 13)] = cache.link12_subspace_v_z;
+            out[(1, 14)] = (-1.0);
+            out[(3, 14)] = cache.link13_position_z;
+            out[(5, 14)] = cache.link13_subspace_v_z;
+            out[(1, 15)] = (-1.0);
+            out[(3, 15)] = cache.link14_position_z;
+            out[(5, 15)] = cache.link14_subspace_v_z;
+            out[(1, 16)] = (-1.0);
+            out[(3, 16)] = cache.link15_position_z;
+            out[(5, 16)] = cache.link15_subspace_v_z;
+            out[(1, 17)] = (-1.0);
+            out[(3, 17)] = cache.link16_position_z;
+            out[(5, 17)] = cache.link16_subspace_v_z;
+            out[(1, 18)] = (-1.0);
+            out[(3, 18)] = cache.link17_position_z;
+            out[(5, 18)] = cache.link17_subspace_v_z;
+            out[(1, 19)] = (-1.0);
+            out[(3, 19)] = cache.link18_position_z;
+            out[(5, 19)] = cache.link18_subspace_v_z;
+            out[(1, 20)] = (-1.0);
+            out[(3, 20)] = cache.link19_position_z;
+            out[(5, 20)] = cache.link19_subspace_v_z;
+            out[(1, 21)] = (-1.0);
+            out[(3, 21)] = cache.link20_position_z;
+            out[(5, 21)] = cache.link20_subspace_v_z;
+            out[(1, 22)] = (-1.0);
+            out[(3, 22)] = cache.link21_position_z;
+            out[(5, 22)] = cache.link21_subspace_v_z;
+            out[(1, 23)] = (-1.0);
+            out[(3, 23)] = cache.link22_position_z;
+            out[(5, 23)] = cache.link22_subspace_v_z;
+            out[(1, 24)] = (-1.0);
+            out[(3, 24)] = cache.link23_position_z;
+            out[(5, 24)] = cache.link23_subspace_v_z;
+            out[(1, 25)] = (-1.0);
+            out[(3, 25)] = cache.link24_position_z;
+            out[(5, 25)] = cache.link24_subspace_v_z;
+            out[(1, 26)] = (-1.0);
+            out[(3, 26)] = cache.link25_position_z;
+            out[(5, 26)] = cache.link25_subspace_v_z;
+            out[(1, 27)] = (-1.0);
+            out[(3, 27)] = cache.link26_position_z;
+            out[(5, 27)] = cache.link26_subspace_v_z;
+            out[(1, 28)] = (-1.0);
+            out[(3, 28)] = cache.link27_position_z;
+            out[(5, 28)] = cache.link27_subspace_v_z;
+            out[(1, 29)] = (-1.0);
+            out[(3, 29)] = cache.link28_position_z;
+            out[(5, 29)] = cache.link28_subspace_v_z;
+            out[(1, 30)] = (-1.0);
+            out[(3, 30)] = cache.link29_position_z;
+            out[(5, 30)] = cache.link29_subspace_v_z;
+            out[(1, 31)] = (-1.0);
+            out[(3, 31)] = cache.link30_position_z;
+            out[(5, 31)] = cache.link30_subspace_v_z;
+            out[(1, 32)] = (-1.0);
+            out[(3, 32)] = cache.link31_position_z;
+            out[(5, 32)] = cache.link31_subspace_v_z;
+            out[(1, 33)] = (-1.0);
+            out[(3, 33)] = cache.link32_position_z;
+            out[(5, 33)] = cache.link32_subspace_v_z;
+            out[(1, 34)] = (-1.0);
+            out[(3, 34)] = cache.link33_position_z;
+            out[(5, 34)] = cache.link33_subspace_v_z;
+            out[(1, 35)] = (-1.0);
+            out[(3, 35)] = cache.link34_position_z;
+            out[(5, 35)] = cache.link34_subspace_v_z;
+            out[(1, 36)] = (-1.0);
+            out[(3, 36)] = cache.link35_position_z;
+            out[(5, 36)] = cache.link35_subspace_v_z;
+            out[(1, 37)] = (-1.0);
+            out[(3, 37)] = cache.link36_position_z;
+            out[(5, 37)] = cache.link36_subspace_v_z;
+            out[(1, 38)] = (-1.0);
+            out[(3, 38)] = cache.link37_position_z;
+            out[(5, 38)] = cache.link37_subspace_v_z;
+            out[(1, 39)] = (-1.0);
+            out[(3, 39)] = cache.link38_position_z;
+            out[(5, 39)] = cache.link38_subspace_v_z;
+            out[(1, 40)] = (-1.0);
+            out[(3, 40)] = cache.link39_position_z;
+            out[(5, 40)] = cache.link39_subspace_v_z;
+            out[(1, 41)] = (-1.0);
+            out[(3, 41)] = cache.link40_position_z;
+            out[(5, 41)] = cache.link40_subspace_v_z;
+            out[(1, 42)] = (-1.0);
+            out[(3, 42)] = cache.link41_position_z;
+            out[(5, 42)] = cache.link41_subspace_v_z;
+            out[(1, 43)] = (-1.0);
+            out[(3, 43)] = cache.link42_position_z;
+            out[(5, 43)] = cache.link42_subspace_v_z;
+            out[(1, 44)] = (-1.0);
+            out[(3, 44)] = cache.link43_position_z;
+            out[(5, 44)] = cache.link43_subspace_v_z;
+            out[(1, 45)] = (-1.0);
+            out[(3, 45)] = cache.link44_position_z;
+            out[(5, 45)] = cache.link44_subspace_v_z;
+            out[(1, 46)] = (-1.0);
+            out[(3, 46)] = cache.link45_position_z;
+            out[(5, 46)] = cache.link45_subspace_v_z;
+            out[(1, 47)] = (-1.0);
+            out[(3, 47)] = cache.link46_position_z;
+            out[(5, 47)] = cache.link46_subspace_v_z;
+            out[(1, 48)] = (-1.0);
+            out[(3, 48)] = cache.link47_position_z;
+            out[(5, 48)] = cache.link47_subspace_v_z;
+            out[(1, 49)] = (-1.0);
+            out[(3, 49)] = cache.link48_position_z;
+            out[(5, 49)] = cache.link48_subspace_v_z;
+            out[(1, 50)] = (-1.0);
+            out[(3, 50)] = cache.link49_position_z;
+            out[(5, 50)] = cache.link49_subspace_v_z;
+            out[(1, 51)] = (-1.0);
+            out[(3, 51)] = cache.link50_position_z;
+            out[(5, 51)] = cache.link50_subspace_v_z;
+            out[(1, 52)] = (-1.0);
+            out[(3, 52)] = cache.link51_position_z;
+            out[(5, 52)] = cache.link51_subspace_v_z;
+            out[(1, 53)] = (-1.0);
+            out[(3, 53)] = cache.link52_position_z;
+            out[(5, 53)] = cache.link52_subspace_v_z;
+            out[(1, 54)] = (-1.0);
+            out[(3, 54)] = cache.link53_position_z;
+            out[(5, 54)] = cache.link53_subspace_v_z;
+            out[(1, 55)] = (-1.0);
+            out[(3, 55)] = cache.link54_position_z;
+            out[(5, 55)] = cache.link54_subspace_v_z;
+            out[(1, 56)] = (-1.0);
+            out[(3, 56)] = cache.link55_position_z;
+            out[(5, 56)] = cache.link55_subspace_v_z;
+            out[(1, 57)] = (-1.0);
+            out[(3, 57)] = cache.link56_position_z;
+            out[(5, 57)] = cache.link56_subspace_v_z;
+            out[(1, 58)] = (-1.0);
+            out[(3, 58)] = cache.link57_position_z;
+            out[(5, 58)] = cache.link57_subspace_v_z;
+            out[(1, 59)] = (-1.0);
+            out[(3, 59)] = cache.link58_position_z;
+            out[(5, 59)] = cache.link58_subspace_v_z;
+            out[(1, 60)] = (-1.0);
+            out[(3, 60)] = cache.link59_position_z;
+            out[(5, 60)] = cache.link59_subspace_v_z;
+            out[(1, 61)] = (-1.0);
+            out[(3, 61)] = cache.link60_position_z;
+            out[(5, 61)] = cache.link60_subspace_v_z;
+            axis[0] = cache.link60_rotation_00;
+            axis[1] = 0.0;
+            axis[2] = cache.link60_rotation_20;
+        }
+        _ => {}
+    }
+}
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let base_angle_subspace_v_z_along_dq = -dq[0];
+    let base_angle_rotation_20_along_dq = cache.cos_q2 * dq[2];
+    let link2_position_z_along_dq = dq[1]
+        + p.link_length * base_angle_rotation_20_along_dq;
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_02 * dq[2];
+    let link2_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
+    let link2_subspace_v_z_along_dq = -link2_position_x_along_dq;
+    let link2_rotation_20_along_dq = cache.sin_q3 * base_angle_rotation_00_along_dq
+        + cache.cos_q2 * dq[3] * cache.cos_q3
+        + base_angle_rotation_20_along_dq * cache.cos_q3
+        - cache.sin_q2 * cache.sin_q3 * dq[3];
+    let link3_position_z_along_dq = link2_position_z_along_dq
+        + p.link_length * link2_rotation_20_along_dq;
+    let base_angle_rotation_02_along_dq = -base_angle_rotation_20_along_dq;
+    let t0 = -(cache.cos_q2 * cache.sin_q3 * dq[3]);
+    let t1 = cache.cos_q3 * base_angle_rotation_00_along_dq;
+    let link2_rotation_00_along_dq = cache.sin_q3 * base_angle_rotation_02_along_dq
+        + cache.base_angle_rotation_02 * dq[3] * cache.cos_q3 + t0 + t1;
+    let link3_position_x_along_dq = link2_position_x_along_dq
+        + p.link_length * link2_rotation_00_along_dq;
+    let link3_subspace_v_z_along_dq = -link3_position_x_along_dq;
+    let link2_rotation_22_along_dq = t0 + t1 - cache.sin_q2 * dq[3] * cache.cos_q3
+        - base_angle_rotation_20_along_dq * cache.sin_q3;
+    let link3_rotation_20_along_dq = cache.cos_q4 * cache.link2_rotation_22 * dq[4]
+        + cache.sin_q4 * link2_rotation_22_along_dq
+        + cache.cos_q4 * link2_rotation_20_along_dq
+        - cache.sin_q4 * cache.link2_rotation_20 * dq[4];
+    let link4_position_z_along_dq = link3_position_z_along_dq
+        + p.link_length * link3_rotation_20_along_dq;
+    let link2_rotation_02_along_dq = base_angle_rotation_02_along_dq * cache.cos_q3
+        - cache.cos_q2 * dq[3] * cache.cos_q3
+        - cache.base_angle_rotation_02 * cache.sin_q3 * dq[3]
+        - cache.sin_q3 * base_angle_rotation_00_along_dq;
+    let link3_rotation_00_along_dq = cache.cos_q4 * cache.link2_rotation_02 * dq[4]
+        + cache.cos_q4 * link2_rotation_00_along_dq
+        + cache.sin_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_position_x_along_dq = p.link_length * link3_rotation_00_along_dq
+        + link3_position_x_along_dq;
+    let link4_subspace_v_z_along_dq = -link4_position_x_along_dq;
+    let link3_rotation_22_along_dq = cache.cos_q4 * link2_rotation_22_along_dq
+        - cache.sin_q4 * cache.link2_rotation_22 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_20 * dq[4]
+        - link2_rotation_20_along_dq * cache.sin_q4;
+    let link4_rotation_20_along_dq = cache.cos_q5 * link3_rotation_20_along_dq
+        + cache.sin_q5 * link3_rotation_22_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_22
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_20;
+    let link5_position_z_along_dq = p.link_length * link4_rotation_20_along_dq
+        + link4_position_z_along_dq;
+    let link3_rotation_02_along_dq = cache.cos_q4 * link2_rotation_02_along_dq
+        - cache.sin_q4 * link2_rotation_00_along_dq
+        - cache.link2_rotation_02 * cache.sin_q4 * dq[4]
+        - cache.cos_q4 * cache.link2_rotation_00 * dq[4];
+    let link4_rotation_00_along_dq = cache.cos_q5 * link3_rotation_00_along_dq
+        + cache.cos_q5 * dq[5] * cache.link3_rotation_02
+        + link3_rotation_02_along_dq * cache.sin_q5
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_00;
+    let link5_position_x_along_dq = p.link_length * link4_rotation_00_along_dq
+        + link4_position_x_along_dq;
+    let link5_subspace_v_z_along_dq = -link5_position_x_along_dq;
+    let link4_rotation_22_along_dq = cache.cos_q5 * link3_rotation_22_along_dq
+        - cache.sin_q5 * link3_rotation_20_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_20
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_22;
+    let link5_rotation_20_along_dq = dq[6] * cache.link4_rotation_22 * cache.cos_q6
+        + link4_rotation_22_along_dq * cache.sin_q6
+        + cache.cos_q6 * link4_rotation_20_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.sin_q6;
+    let link6_position_z_along_dq = link5_position_z_along_dq
+        + link5_rotation_20_along_dq * p.link_length;
+    let link4_rotation_02_along_dq = cache.cos_q5 * link3_rotation_02_along_dq
+        - cache.cos_q5 * dq[5] * cache.link3_rotation_00
+        - dq[5] * cache.sin_q5 * cache.link3_rotation_02
+        - cache.sin_q5 * link3_rotation_00_along_dq;
+    let link5_rotation_00_along_dq = link4_rotation_00_along_dq * cache.cos_q6
+        + dq[6] * cache.link4_rotation_02 * cache.cos_q6
+        + link4_rotation_02_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.sin_q6;
+    let link6_position_x_along_dq = link5_rotation_00_along_dq * p.link_length
+        + link5_position_x_along_dq;
+    let link6_subspace_v_z_along_dq = -link6_position_x_along_dq;
+    let link5_rotation_22_along_dq = cache.cos_q6 * link4_rotation_22_along_dq
+        - dq[6] * cache.link4_rotation_20 * cache.cos_q6
+        - dq[6] * cache.link4_rotation_22 * cache.sin_q6
+        - cache.sin_q6 * link4_rotation_20_along_dq;
+    let link6_rotation_20_along_dq = dq[7] * cache.link5_rotation_22 * cache.cos_q7
+        + link5_rotation_20_along_dq * cache.cos_q7
+        + link5_rotation_22_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_20;
+    let link7_position_z_along_dq = link6_position_z_along_dq
+        + p.link_length * link6_rotation_20_along_dq;
+    let link5_rotation_02_along_dq = cache.cos_q6 * link4_rotation_02_along_dq
+        - link4_rotation_00_along_dq * cache.sin_q6
+        - dq[6] * cache.link4_rotation_02 * cache.sin_q6
+        - dq[6] * cache.link4_rotation_00 * cache.cos_q6;
+    let link6_rotation_00_along_dq = link5_rotation_00_along_dq * cache.cos_q7
+        + dq[7] * cache.link5_rotation_02 * cache.cos_q7
+        + cache.sin_q7 * link5_rotation_02_along_dq
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_00;
+    let link7_position_x_along_dq = p.link_length * link6_rotation_00_along_dq
+        + link6_position_x_along_dq;
+    let link7_subspace_v_z_along_dq = -link7_position_x_along_dq;
+    let link6_rotation_22_along_dq = link5_rotation_22_along_dq * cache.cos_q7
+        - dq[7] * cache.link5_rotation_20 * cache.cos_q7
+        - link5_rotation_20_along_dq * cache.sin_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_22;
+    let link7_rotation_20_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_22
+        + link6_rotation_22_along_dq * cache.sin_q8
+        + link6_rotation_20_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_20;
+    let link8_position_z_along_dq = link7_position_z_along_dq
+        + p.link_length * link7_rotation_20_along_dq;
+    let link6_rotation_02_along_dq = link5_rotation_02_along_dq * cache.cos_q7
+        - link5_rotation_00_along_dq * cache.sin_q7
+        - dq[7] * cache.link5_rotation_00 * cache.cos_q7
+        - dq[7] * cache.sin_q7 * cache.link5_rotation_02;
+    let link7_rotation_00_along_dq = dq[8] * cache.cos_q8 * cache.link6_rotation_02
+        + cache.sin_q8 * link6_rotation_02_along_dq
+        + cache.cos_q8 * link6_rotation_00_along_dq
+        - cache.sin_q8 * cache.link6_rotation_00 * dq[8];
+    let link8_position_x_along_dq = p.link_length * link7_rotation_00_along_dq
+        + link7_position_x_along_dq;
+    let link8_subspace_v_z_along_dq = -link8_position_x_along_dq;
+    let link7_rotation_22_along_dq = link6_rotation_22_along_dq * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_22
+        - dq[8] * cache.cos_q8 * cache.link6_rotation_20
+        - cache.sin_q8 * link6_rotation_20_along_dq;
+    let link8_rotation_20_along_dq = cache.link7_rotation_22 * dq[9] * cache.cos_q9
+        + cache.sin_q9 * link7_rotation_22_along_dq
+        + cache.cos_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_20 * dq[9];
+    let link9_position_z_along_dq = p.link_length * link8_rotation_20_along_dq
+        + link8_position_z_along_dq;
+    let link7_rotation_02_along_dq = link6_rotation_02_along_dq * cache.cos_q8
+        - cache.link6_rotation_00 * dq[8] * cache.cos_q8
+        - cache.sin_q8 * dq[8] * cache.link6_rotation_02
+        - cache.sin_q8 * link6_rotation_00_along_dq;
+    let link8_rotation_00_along_dq = cache.sin_q9 * link7_rotation_02_along_dq
+        + dq[9] * cache.cos_q9 * cache.link7_rotation_02
+        + link7_rotation_00_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_00;
+    let link9_position_x_along_dq = link8_rotation_00_along_dq * p.link_length
+        + link8_position_x_along_dq;
+    let link9_subspace_v_z_along_dq = -link9_position_x_along_dq;
+    let link8_rotation_22_along_dq = link7_rotation_22_along_dq * cache.cos_q9
+        - cache.sin_q9 * link7_rotation_20_along_dq
+        - cache.sin_q9 * cache.link7_rotation_22 * dq[9]
+        - cache.link7_rotation_20 * dq[9] * cache.cos_q9;
+    let link9_rotation_20_along_dq = link8_rotation_20_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_22_along_dq
+        + cache.link8_rotation_22 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_20 * dq[10];
+    let link10_position_z_along_dq = p.link_length * link9_rotation_20_along_dq
+        + link9_position_z_along_dq;
+    let link8_rotation_02_along_dq = link7_rotation_02_along_dq * cache.cos_q9
+        - cache.sin_q9 * dq[9] * cache.link7_rotation_02
+        - cache.sin_q9 * link7_rotation_00_along_dq
+        - dq[9] * cache.link7_rotation_00 * cache.cos_q9;
+    let link9_rotation_00_along_dq = cache.link8_rotation_02 * dq[10] * cache.cos_q10
+        + link8_rotation_00_along_dq * cache.cos_q10
+        + cache.sin_q10 * link8_rotation_02_along_dq
+        - cache.sin_q10 * cache.link8_rotation_00 * dq[10];
+    let link10_position_x_along_dq = link9_rotation_00_along_dq * p.link_length
+        + link9_position_x_along_dq;
+    let link10_subspace_v_z_along_dq = -link10_position_x_along_dq;
+    let link9_rotation_22_along_dq = cache.cos_q10 * link8_rotation_22_along_dq
+        - cache.sin_q10 * cache.link8_rotation_22 * dq[10]
+        - cache.link8_rotation_20 * dq[10] * cache.cos_q10
+        - cache.sin_q10 * link8_rotation_20_along_dq;
+    let link10_rotation_20_along_dq = cache.cos_q11 * link9_rotation_20_along_dq
+        + cache.cos_q11 * cache.link9_rotation_22 * dq[11]
+        + link9_rotation_22_along_dq * cache.sin_q11
+        - cache.link9_rotation_20 * cache.sin_q11 * dq[11];
+    let link11_position_z_along_dq = p.link_length * link10_rotation_20_along_dq
+        + link10_position_z_along_dq;
+    let link9_rotation_02_along_dq = link8_rotation_02_along_dq * cache.cos_q10
+        - cache.sin_q10 * cache.link8_rotation_02 * dq[10]
+        - cache.sin_q10 * link8_rotation_00_along_dq
+        - cache.link8_rotation_00 * dq[10] * cache.cos_q10;
+    let link10_rotation_00_along_dq = cache.cos_q11 * cache.link9_rotation_02 * dq[11]
+        + link9_rotation_02_along_dq * cache.sin_q11
+        + link9_rotation_00_along_dq * cache.cos_q11
+        - cache.sin_q11 * dq[11] * cache.link9_rotation_00;
+    let link11_position_x_along_dq = link10_rotation_00_along_dq * p.link_length
+        + link10_position_x_along_dq;
+    let link11_subspace_v_z_along_dq = -link11_position_x_along_dq;
+    let link10_rotation_22_along_dq = cache.cos_q11 * link9_rotation_22_along_dq
+        - link9_rotation_20_along_dq * cache.sin_q11
+        - cache.link9_rotation_22 * cache.sin_q11 * dq[11]
+        - cache.link9_rotation_20 * cache.cos_q11 * dq[11];
+    let link11_rotation_20_along_dq = cache.cos_q12 * link10_rotation_20_along_dq
+        + cache.link10_rotation_22 * cache.cos_q12 * dq[12]
+        + cache.sin_q12 * link10_rotation_22_along_dq
+        - cache.link10_rotation_20 * cache.sin_q12 * dq[12];
+    let link12_position_z_along_dq = p.link_length * link11_rotation_20_along_dq
+        + link11_position_z_along_dq;
+    let link10_rotation_02_along_dq = cache.cos_q11 * link9_rotation_02_along_dq
+        - link9_rotation_00_along_dq * cache.sin_q11
+        - cache.cos_q11 * dq[11] * cache.link9_rotation_00
+        - cache.link9_rotation_02 * cache.sin_q11 * dq[11];
+    let link11_rotation_00_along_dq = link10_rotation_02_along_dq * cache.sin_q12
+        + link10_rotation_00_along_dq * cache.cos_q12
+        + cache.link10_rotation_02 * cache.cos_q12 * dq[12]
+        - cache.sin_q12 * cache.link10_rotation_00 * dq[12];
+    let link12_position_x_along_dq = link11_position_x_along_dq
+        + link11_rotation_00_along_dq * p.link_length;
+    let link12_subspace_v_z_along_dq = -link12_position_x_along_dq;
+    let link11_rotation_22_along_dq = cache.cos_q12 * link10_rotation_22_along_dq
+        - cache.link10_rotation_22 * cache.sin_q12 * dq[12]
+        - cache.link10_rotation_20 * cache.cos_q12 * dq[12]
+        - cache.sin_q12 * link10_rotation_20_along_dq;
+    let link12_rotation_20_along_dq = cache.sin_q13 * link11_rotation_22_along_dq
+        + dq[13] * cache.cos_q13 * cache.link11_rotation_22
+        + cache.cos_q13 * link11_rotation_20_along_dq
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_20;
+    let link13_position_z_along_dq = link12_position_z_along_dq
+        + link12_rotation_20_along_dq * p.link_length;
+    let link11_rotation_02_along_dq = link10_rotation_02_along_dq * cache.cos_q12
+        - cache.cos_q12 * cache.link10_rotation_00 * dq[12]
+        - cache.link10_rotation_02 * cache.sin_q12 * dq[12]
+        - link10_rotation_00_along_dq * cache.sin_q12;
+    let link12_rotation_00_along_dq = link11_rotation_00_along_dq * cache.cos_q13
+        + dq[13] * cache.cos_q13 * cache.link11_rotation_02
+        + link11_rotation_02_along_dq * cache.sin_q13
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_00;
+    let link13_position_x_along_dq = link12_position_x_along_dq
+        + p.link_length * link12_rotation_00_along_dq;
+    let link13_subspace_v_z_along_dq = -link13_position_x_along_dq;
+    let link12_rotation_22_along_dq = cache.cos_q13 * link11_rotation_22_along_dq
+        - cache.sin_q13 * link11_rotation_20_along_dq
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_22
+        - dq[13] * cache.cos_q13 * cache.link11_rotation_20;
+    let link13_rotation_20_along_dq = link12_rotation_20_along_dq * cache.cos_q14
+        + dq[14] * cache.cos_q14 * cache.link12_rotation_22
+        + link12_rotation_22_along_dq * cache.sin_q14
+        - cache.link12_rotation_20 * dq[14] * cache.sin_q14;
+    let link14_position_z_along_dq = link13_rotation_20_along_dq * p.link_length
+        + link13_position_z_along_dq;
+    let link12_rotation_02_along_dq = link11_rotation_02_along_dq * cache.cos_q13
+        - link11_rotation_00_along_dq * cache.sin_q13
+        - dq[13] * cache.sin_q13 * cache.link11_rotation_02
+        - dq[13] * cache.cos_q13 * cache.link11_rotation_00;
+    let link13_rotation_00_along_dq = link12_rotation_02_along_dq * cache.sin_q14
+        + cache.link12_rotation_02 * dq[14] * cache.cos_q14
+        + link12_rotation_00_along_dq * cache.cos_q14
+        - cache.link12_rotation_00 * dq[14] * cache.sin_q14;
+    let link14_position_x_along_dq = link13_rotation_00_along_dq * p.link_length
+        + link13_position_x_along_dq;
+    let link14_subspace_v_z_along_dq = -link14_position_x_along_dq;
+    let link13_rotation_22_along_dq = link12_rotation_22_along_dq * cache.cos_q14
+        - dq[14] * cache.sin_q14 * cache.link12_rotation_22
+        - cache.link12_rotation_20 * dq[14] * cache.cos_q14
+        - link12_rotation_20_along_dq * cache.sin_q14;
+    let link14_rotation_20_along_dq = link13_rotation_22_along_dq * cache.sin_q15
+        + link13_rotation_20_along_dq * cache.cos_q15
+        + dq[15] * cache.cos_q15 * cache.link13_rotation_22
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_20;
+    let link15_position_z_along_dq = link14_position_z_along_dq
+        + link14_rotation_20_along_dq * p.link_length;
+    let link13_rotation_02_along_dq = link12_rotation_02_along_dq * cache.cos_q14
+        - cache.link12_rotation_00 * dq[14] * cache.cos_q14
+        - link12_rotation_00_along_dq * cache.sin_q14
+        - cache.link12_rotation_02 * dq[14] * cache.sin_q14;
+    let link14_rotation_00_along_dq = cache.sin_q15 * link13_rotation_02_along_dq
+        + dq[15] * cache.cos_q15 * cache.link13_rotation_02
+        + link13_rotation_00_along_dq * cache.cos_q15
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_00;
+    let link15_position_x_along_dq = link14_position_x_along_dq
+        + p.link_length * link14_rotation_00_along_dq;
+    let link15_subspace_v_z_along_dq = -link15_position_x_along_dq;
+    let link14_rotation_22_along_dq = link13_rotation_22_along_dq * cache.cos_q15
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_22
+        - dq[15] * cache.cos_q15 * cache.link13_rotation_20
+        - link13_rotation_20_along_dq * cache.sin_q15;
+    let link15_rotation_20_along_dq = link14_rotation_20_along_dq * cache.cos_q16
+        + cache.sin_q16 * link14_rotation_22_along_dq
+        + dq[16] * cache.cos_q16 * cache.link14_rotation_22
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_20;
+    let link16_position_z_along_dq = p.link_length * link15_rotation_20_along_dq
+        + link15_position_z_along_dq;
+    let link14_rotation_02_along_dq = cache.cos_q15 * link13_rotation_02_along_dq
+        - dq[15] * cache.cos_q15 * cache.link13_rotation_00
+        - link13_rotation_00_along_dq * cache.sin_q15
+        - dq[15] * cache.sin_q15 * cache.link13_rotation_02;
+    let link15_rotation_00_along_dq = dq[16] * cache.cos_q16 * cache.link14_rotation_02
+        + cache.sin_q16 * link14_rotation_02_along_dq
+        + cache.cos_q16 * link14_rotation_00_along_dq
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_00;
+    let link16_position_x_along_dq = link15_position_x_along_dq
+        + p.link_length * link15_rotation_00_along_dq;
+    let link16_subspace_v_z_along_dq = -link16_position_x_along_dq;
+    let link15_rotation_22_along_dq = cache.cos_q16 * link14_rotation_22_along_dq
+        - link14_rotation_20_along_dq * cache.sin_q16
+        - dq[16] * cache.cos_q16 * cache.link14_rotation_20
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_22;
+    let link16_rotation_20_along_dq = link15_rotation_22_along_dq * cache.sin_q17
+        + cache.cos_q17 * dq[17] * cache.link15_rotation_22
+        + cache.cos_q17 * link15_rotation_20_along_dq
+        - dq[17] * cache.link15_rotation_20 * cache.sin_q17;
+    let link17_position_z_along_dq = link16_position_z_along_dq
+        + link16_rotation_20_along_dq * p.link_length;
+    let link15_rotation_02_along_dq = cache.cos_q16 * link14_rotation_02_along_dq
+        - dq[16] * cache.cos_q16 * cache.link14_rotation_00
+        - link14_rotation_00_along_dq * cache.sin_q16
+        - dq[16] * cache.sin_q16 * cache.link14_rotation_02;
+    let link16_rotation_00_along_dq = cache.cos_q17 * link15_rotation_00_along_dq
+        + cache.cos_q17 * cache.link15_rotation_02 * dq[17]
+        + link15_rotation_02_along_dq * cache.sin_q17
+        - cache.link15_rotation_00 * dq[17] * cache.sin_q17;
+    let link17_position_x_along_dq = link16_position_x_along_dq
+        + p.link_length * link16_rotation_00_along_dq;
+    let link17_subspace_v_z_along_dq = -link17_position_x_along_dq;
+    let link16_rotation_22_along_dq = link15_rotation_22_along_dq * cache.cos_q17
+        - dq[17] * cache.sin_q17 * cache.link15_rotation_22
+        - link15_rotation_20_along_dq * cache.sin_q17
+        - cache.cos_q17 * dq[17] * cache.link15_rotation_20;
+    let link17_rotation_20_along_dq = cache.cos_q18 * cache.link16_rotation_22 * dq[18]
+        + cache.sin_q18 * link16_rotation_22_along_dq
+        + link16_rotation_20_along_dq * cache.cos_q18
+        - cache.sin_q18 * cache.link16_rotation_20 * dq[18];
+    let link18_position_z_along_dq = p.link_length * link17_rotation_20_along_dq
+        + link17_position_z_along_dq;
+    let link16_rotation_02_along_dq = link15_rotation_02_along_dq * cache.cos_q17
+        - cache.cos_q17 * cache.link15_rotation_00 * dq[17]
+        - cache.link15_rotation_02 * dq[17] * cache.sin_q17
+        - cache.sin_q17 * link15_rotation_00_along_dq;
+    let link17_rotation_00_along_dq = cache.cos_q18 * link16_rotation_00_along_dq
+        + cache.cos_q18 * dq[18] * cache.link16_rotation_02
+        + cache.sin_q18 * link16_rotation_02_along_dq
+        - cache.sin_q18 * cache.link16_rotation_00 * dq[18];
+    let link18_position_x_along_dq = link17_position_x_along_dq
+        + p.link_length * link17_rotation_00_along_dq;
+    let link18_subspace_v_z_along_dq = -link18_position_x_along_dq;
+    let link17_rotation_22_along_dq = cache.cos_q18 * link16_rotation_22_along_dq
+        - cache.sin_q18 * cache.link16_rotation_22 * dq[18]
+        - link16_rotation_20_along_dq * cache.sin_q18
+        - cache.cos_q18 * cache.link16_rotation_20 * dq[18];
+    let link18_rotation_20_along_dq = cache.link17_rotation_22 * cache.cos_q19 * dq[19]
+        + link17_rotation_20_along_dq * cache.cos_q19
+        + cache.sin_q19 * link17_rotation_22_along_dq
+        - cache.sin_q19 * cache.link17_rotation_20 * dq[19];
+    let link19_position_z_along_dq = p.link_length * link18_rotation_20_along_dq
+        + link18_position_z_along_dq;
+    let link17_rotation_02_along_dq = cache.cos_q18 * link16_rotation_02_along_dq
+        - cache.sin_q18 * dq[18] * cache.link16_rotation_02
+        - cache.sin_q18 * link16_rotation_00_along_dq
+        - cache.cos_q18 * cache.link16_rotation_00 * dq[18];
+    let link18_rotation_00_along_dq = link17_rotation_00_along_dq * cache.cos_q19
+        + cache.sin_q19 * link17_rotation_02_along_dq
+        + cache.link17_rotation_02 * cache.cos_q19 * dq[19]
+        - cache.sin_q19 * cache.link17_rotation_00 * dq[19];
+    let link19_position_x_along_dq = link18_position_x_along_dq
+        + link18_rotation_00_along_dq * p.link_length;
+    let link19_subspace_v_z_along_dq = -link19_position_x_along_dq;
+    let link18_rotation_22_along_dq = link17_rotation_22_along_dq * cache.cos_q19
+        - cache.sin_q19 * link17_rotation_20_along_dq
+        - cache.link17_rotation_20 * cache.cos_q19 * dq[19]
+        - cache.sin_q19 * cache.link17_rotation_22 * dq[19];
+    let link19_rotation_20_along_dq = cache.cos_q20 * link18_rotation_20_along_dq
+        + cache.sin_q20 * link18_rotation_22_along_dq
+        + cache.cos_q20 * cache.link18_rotation_22 * dq[20]
+        - cache.sin_q20 * cache.link18_rotation_20 * dq[20];
+    let link20_position_z_along_dq = p.link_length * link19_rotation_20_along_dq
+        + link19_position_z_along_dq;
+    let link18_rotation_02_along_dq = cache.cos_q19 * link17_rotation_02_along_dq
+        - cache.sin_q19 * cache.link17_rotation_02 * dq[19]
+        - cache.sin_q19 * link17_rotation_00_along_dq
+        - cache.cos_q19 * cache.link17_rotation_00 * dq[19];
+    let link19_rotation_00_along_dq = cache.sin_q20 * link18_rotation_02_along_dq
+        + cache.link18_rotation_02 * cache.cos_q20 * dq[20]
+        + link18_rotation_00_along_dq * cache.cos_q20
+        - cache.sin_q20 * cache.link18_rotation_00 * dq[20];
+    let link20_position_x_along_dq = link19_position_x_along_dq
+        + p.link_length * link19_rotation_00_along_dq;
+    let link20_subspace_v_z_along_dq = -link20_position_x_along_dq;
+    let link19_rotation_22_along_dq = cache.cos_q20 * link18_rotation_22_along_dq
+        - cache.cos_q20 * cache.link18_rotation_20 * dq[20]
+        - cache.sin_q20 * link18_rotation_20_along_dq
+        - cache.sin_q20 * cache.link18_rotation_22 * dq[20];
+    let link20_rotation_20_along_dq = link19_rotation_22_along_dq * cache.sin_q21
+        + cache.cos_q21 * cache.link19_rotation_22 * dq[21]
+        + cache.cos_q21 * link19_rotation_20_along_dq
+        - cache.link19_rotation_20 * cache.sin_q21 * dq[21];
+    let link21_position_z_along_dq = link20_rotation_20_along_dq * p.link_length
+        + link20_position_z_along_dq;
+    let link19_rotation_02_along_dq = cache.cos_q20 * link18_rotation_02_along_dq
+        - cache.link18_rotation_02 * cache.sin_q20 * dq[20]
+        - link18_rotation_00_along_dq * cache.sin_q20
+        - cache.cos_q20 * cache.link18_rotation_00 * dq[20];
+    let link20_rotation_00_along_dq = cache.cos_q21 * link19_rotation_00_along_dq
+        + cache.sin_q21 * link19_rotation_02_along_dq
+        + cache.cos_q21 * cache.link19_rotation_02 * dq[21]
+        - cache.sin_q21 * cache.link19_rotation_00 * dq[21];
+    let link21_position_x_along_dq = p.link_length * link20_rotation_00_along_dq
+        + link20_position_x_along_dq;
+    let link21_subspace_v_z_along_dq = -link21_position_x_along_dq;
+    let link20_rotation_22_along_dq = link19_rotation_22_along_dq * cache.cos_q21
+        - cache.link19_rotation_20 * cache.cos_q21 * dq[21]
+        - cache.sin_q21 * link19_rotation_20_along_dq
+        - cache.sin_q21 * cache.link19_rotation_22 * dq[21];
+    let link21_rotation_20_along_dq = link20_rotation_20_along_dq * cache.cos_q22
+        + cache.sin_q22 * link20_rotation_22_along_dq
+        + cache.cos_q22 * cache.link20_rotation_22 * dq[22]
+        - dq[22] * cache.sin_q22 * cache.link20_rotation_20;
+    let link22_position_z_along_dq = link21_rotation_20_along_dq * p.link_length
+        + link21_position_z_along_dq;
+    let link20_rotation_02_along_dq = cache.cos_q21 * link19_rotation_02_along_dq
+        - cache.cos_q21 * cache.link19_rotation_00 * dq[21]
+        - cache.sin_q21 * cache.link19_rotation_02 * dq[21]
+        - cache.sin_q21 * link19_rotation_00_along_dq;
+    let link21_rotation_00_along_dq = cache.cos_q22 * dq[22] * cache.link20_rotation_02
+        + cache.sin_q22 * link20_rotation_02_along_dq
+        + cache.cos_q22 * link20_rotation_00_along_dq
+        - dq[22] * cache.sin_q22 * cache.link20_rotation_00;
+    let link22_position_x_along_dq = p.link_length * link21_rotation_00_along_dq
+        + link21_position_x_along_dq;
+    let link22_subspace_v_z_along_dq = -link22_position_x_along_dq;
+    let link21_rotation_22_along_dq = cache.cos_q22 * link20_rotation_22_along_dq
+        - cache.link20_rotation_22 * dq[22] * cache.sin_q22
+        - cache.cos_q22 * dq[22] * cache.link20_rotation_20
+        - link20_rotation_20_along_dq * cache.sin_q22;
+    let link22_rotation_20_along_dq = dq[23] * cache.cos_q23 * cache.link21_rotation_22
+        + link21_rotation_20_along_dq * cache.cos_q23
+        + link21_rotation_22_along_dq * cache.sin_q23
+        - dq[23] * cache.link21_rotation_20 * cache.sin_q23;
+    let link23_position_z_along_dq = p.link_length * link22_rotation_20_along_dq
+        + link22_position_z_along_dq;
+    let link21_rotation_02_along_dq = cache.cos_q22 * link20_rotation_02_along_dq
+        - dq[22] * cache.sin_q22 * cache.link20_rotation_02
+        - cache.cos_q22 * dq[22] * cache.link20_rotation_00
+        - cache.sin_q22 * link20_rotation_00_along_dq;
+    let link22_rotation_00_along_dq = cache.link21_rotation_02 * dq[23] * cache.cos_q23
+        + link21_rotation_02_along_dq * cache.sin_q23
+        + cache.cos_q23 * link21_rotation_00_along_dq
+        - cache.link21_rotation_00 * dq[23] * cache.sin_q23;
+    let link23_position_x_along_dq = p.link_length * link22_rotation_00_along_dq
+        + link22_position_x_along_dq;
+    let link23_subspace_v_z_along_dq = -link23_position_x_along_dq;
+    let link22_rotation_22_along_dq = link21_rotation_22_along_dq * cache.cos_q23
+        - link21_rotation_20_along_dq * cache.sin_q23
+        - dq[23] * cache.link21_rotation_22 * cache.sin_q23
+        - dq[23] * cache.cos_q23 * cache.link21_rotation_20;
+    let link23_rotation_20_along_dq = link22_rotation_20_along_dq * cache.cos_q24
+        + dq[24] * cache.link22_rotation_22 * cache.cos_q24
+        + cache.sin_q24 * link22_rotation_22_along_dq
+        - cache.link22_rotation_20 * dq[24] * cache.sin_q24;
+    let link24_position_z_along_dq = link23_position_z_along_dq
+        + link23_rotation_20_along_dq * p.link_length;
+    let link22_rotation_02_along_dq = cache.cos_q23 * link21_rotation_02_along_dq
+        - cache.link21_rotation_00 * dq[23] * cache.cos_q23
+        - link21_rotation_00_along_dq * cache.sin_q23
+        - cache.link21_rotation_02 * dq[23] * cache.sin_q23;
+    let link23_rotation_00_along_dq = link22_rotation_00_along_dq * cache.cos_q24
+        + link22_rotation_02_along_dq * cache.sin_q24
+        + dq[24] * cache.link22_rotation_02 * cache.cos_q24
+        - cache.link22_rotation_00 * dq[24] * cache.sin_q24;
+    let link24_position_x_along_dq = link23_position_x_along_dq
+        + p.link_length * link23_rotation_00_along_dq;
+    let link24_subspace_v_z_along_dq = -link24_position_x_along_dq;
+    let link23_rotation_22_along_dq = link22_rotation_22_along_dq * cache.cos_q24
+        - cache.sin_q24 * link22_rotation_20_along_dq
+        - dq[24] * cache.sin_q24 * cache.link22_rotation_22
+        - cache.link22_rotation_20 * dq[24] * cache.cos_q24;
+    let link24_rotation_20_along_dq = cache.cos_q25 * dq[25] * cache.link23_rotation_22
+        + link23_rotation_20_along_dq * cache.cos_q25
+        + cache.sin_q25 * link23_rotation_22_along_dq
+        - cache.sin_q25 * cache.link23_rotation_20 * dq[25];
+    let link25_position_z_along_dq = link24_position_z_along_dq
+        + p.link_length * link24_rotation_20_along_dq;
+    let link23_rotation_02_along_dq = link22_rotation_02_along_dq * cache.cos_q24
+        - link22_rotation_00_along_dq * cache.sin_q24
+        - cache.link22_rotation_00 * dq[24] * cache.cos_q24
+        - dq[24] * cache.link22_rotation_02 * cache.sin_q24;
+    let link24_rotation_00_along_dq = cache.cos_q25 * dq[25] * cache.link23_rotation_02
+        + cache.sin_q25 * link23_rotation_02_along_dq
+        + cache.cos_q25 * link23_rotation_00_along_dq
+        - cache.sin_q25 * dq[25] * cache.link23_rotation_00;
+    let link25_position_x_along_dq = link24_position_x_along_dq
+        + p.link_length * link24_rotation_00_along_dq;
+    let link25_subspace_v_z_along_dq = -link25_position_x_along_dq;
+    let link24_rotation_22_along_dq = cache.cos_q25 * link23_rotation_22_along_dq
+        - cache.sin_q25 * link23_rotation_20_along_dq
+        - cache.sin_q25 * dq[25] * cache.link23_rotation_22
+        - cache.link23_rotation_20 * cache.cos_q25 * dq[25];
+    let link25_rotation_20_along_dq = cache.cos_q26 * link24_rotation_20_along_dq
+        + cache.sin_q26 * link24_rotation_22_along_dq
+        + cache.cos_q26 * cache.link24_rotation_22 * dq[26]
+        - cache.sin_q26 * dq[26] * cache.link24_rotation_20;
+    let link26_position_z_along_dq = link25_position_z_along_dq
+        + p.link_length * link25_rotation_20_along_dq;
+    let link24_rotation_02_along_dq = cache.cos_q25 * link23_rotation_02_along_dq
+        - cache.sin_q25 * dq[25] * cache.link23_rotation_02
+        - cache.cos_q25 * dq[25] * cache.link23_rotation_00
+        - cache.sin_q25 * link23_rotation_00_along_dq;
+    let link25_rotation_00_along_dq = link24_rotation_02_along_dq * cache.sin_q26
+        + cache.cos_q26 * link24_rotation_00_along_dq
+        + cache.cos_q26 * cache.link24_rotation_02 * dq[26]
+        - cache.sin_q26 * dq[26] * cache.link24_rotation_00;
+    let link26_position_x_along_dq = p.link_length * link25_rotation_00_along_dq
+        + link25_position_x_along_dq;
+    let link26_subspace_v_z_along_dq = -link26_position_x_along_dq;
+    let link25_rotation_22_along_dq = cache.cos_q26 * link24_rotation_22_along_dq
+        - link24_rotation_20_along_dq * cache.sin_q26
+        - cache.cos_q26 * dq[26] * cache.link24_rotation_20
+        - cache.sin_q26 * cache.link24_rotation_22 * dq[26];
+    let link26_rotation_20_along_dq = cache.link25_rotation_22 * dq[27] * cache.cos_q27
+        + cache.sin_q27 * link25_rotation_22_along_dq
+        + link25_rotation_20_along_dq * cache.cos_q27
+        - cache.sin_q27 * dq[27] * cache.link25_rotation_20;
+    let link27_position_z_along_dq = p.link_length * link26_rotation_20_along_dq
+        + link26_position_z_along_dq;
+    let link25_rotation_02_along_dq = cache.cos_q26 * link24_rotation_02_along_dq
+        - link24_rotation_00_along_dq * cache.sin_q26
+        - cache.link24_rotation_02 * cache.sin_q26 * dq[26]
+        - cache.cos_q26 * dq[26] * cache.link24_rotation_00;
+    let link26_rotation_00_along_dq = link25_rotation_02_along_dq * cache.sin_q27
+        + cache.link25_rotation_02 * dq[27] * cache.cos_q27
+        + link25_rotation_00_along_dq * cache.cos_q27
+        - cache.link25_rotation_00 * cache.sin_q27 * dq[27];
+    let link27_position_x_along_dq = p.link_length * link26_rotation_00_along_dq
+        + link26_position_x_along_dq;
+    let link27_subspace_v_z_along_dq = -link27_position_x_along_dq;
+    let link26_rotation_22_along_dq = link25_rotation_22_along_dq * cache.cos_q27
+        - link25_rotation_20_along_dq * cache.sin_q27
+        - dq[27] * cache.link25_rotation_20 * cache.cos_q27
+        - cache.link25_rotation_22 * cache.sin_q27 * dq[27];
+    let link27_rotation_20_along_dq = link26_rotation_22_along_dq * cache.sin_q28
+        + link26_rotation_20_along_dq * cache.cos_q28
+        + cache.cos_q28 * cache.link26_rotation_22 * dq[28]
+        - cache.sin_q28 * cache.link26_rotation_20 * dq[28];
+    let link28_position_z_along_dq = p.link_length * link27_rotation_20_along_dq
+        + link27_position_z_along_dq;
+    let link26_rotation_02_along_dq = link25_rotation_02_along_dq * cache.cos_q27
+        - cache.link25_rotation_00 * dq[27] * cache.cos_q27
+        - cache.link25_rotation_02 * cache.sin_q27 * dq[27]
+        - link25_rotation_00_along_dq * cache.sin_q27;
+    let link27_rotation_00_along_dq = cache.sin_q28 * link26_rotation_02_along_dq
+        + cache.cos_q28 * link26_rotation_00_along_dq
+        + cache.link26_rotation_02 * cache.cos_q28 * dq[28]
+        - cache.link26_rotation_00 * cache.sin_q28 * dq[28];
+    let link28_position_x_along_dq = link27_position_x_along_dq
+        + p.link_length * link27_rotation_00_along_dq;
+    let link28_subspace_v_z_along_dq = -link28_position_x_along_dq;
+    let link27_rotation_22_along_dq = cache.cos_q28 * link26_rotation_22_along_dq
+        - link26_rotation_20_along_dq * cache.sin_q28
+        - cache.sin_q28 * cache.link26_rotation_22 * dq[28]
+        - cache.cos_q28 * cache.link26_rotation_20 * dq[28];
+    let link28_rotation_20_along_dq = link27_rotation_20_along_dq * cache.cos_q29
+        + dq[29] * cache.link27_rotation_22 * cache.cos_q29
+        + cache.sin_q29 * link27_rotation_22_along_dq
+        - dq[29] * cache.sin_q29 * cache.link27_rotation_20;
+    let link29_position_z_along_dq = p.link_length * link28_rotation_20_along_dq
+        + link28_position_z_along_dq;
+    let link27_rotation_02_along_dq = cache.cos_q28 * link26_rotation_02_along_dq
+        - cache.link26_rotation_02 * cache.sin_q28 * dq[28]
+        - cache.sin_q28 * link26_rotation_00_along_dq
+        - cache.link26_rotation_00 * cache.cos_q28 * dq[28];
+    let link28_rotation_00_along_dq = dq[29] * cache.link27_rotation_02 * cache.cos_q29
+        + link27_rotation_02_along_dq * cache.sin_q29
+        + link27_rotation_00_along_dq * cache.cos_q29
+        - dq[29] * cache.link27_rotation_00 * cache.sin_q29;
+    let link29_position_x_along_dq = p.link_length * link28_rotation_00_along_dq
+        + link28_position_x_along_dq;
+    let link29_subspace_v_z_along_dq = -link29_position_x_along_dq;
+    let link28_rotation_22_along_dq = link27_rotation_22_along_dq * cache.cos_q29
+        - dq[29] * cache.link27_rotation_20 * cache.cos_q29
+        - cache.sin_q29 * link27_rotation_20_along_dq
+        - dq[29] * cache.sin_q29 * cache.link27_rotation_22;
+    let link29_rotation_20_along_dq = link28_rotation_22_along_dq * cache.sin_q30
+        + cache.cos_q30 * link28_rotation_20_along_dq
+        + cache.link28_rotation_22 * dq[30] * cache.cos_q30
+        - dq[30] * cache.link28_rotation_20 * cache.sin_q30;
+    let link30_position_z_along_dq = link29_position_z_along_dq
+        + p.link_length * link29_rotation_20_along_dq;
+    let link28_rotation_02_along_dq = link27_rotation_02_along_dq * cache.cos_q29
+        - dq[29] * cache.link27_rotation_00 * cache.cos_q29
+        - dq[29] * cache.sin_q29 * cache.link27_rotation_02
+        - link27_rotation_00_along_dq * cache.sin_q29;
+    let link29_rotation_00_along_dq = dq[30] * cache.cos_q30 * cache.link28_rotation_02
+        + link28_rotation_02_along_dq * cache.sin_q30
+        + cache.cos_q30 * link28_rotation_00_along_dq
+        - dq[30] * cache.link28_rotation_00 * cache.sin_q30;
+    let link30_position_x_along_dq = link29_position_x_along_dq
+        + p.link_length * link29_rotation_00_along_dq;
+    let link30_subspace_v_z_along_dq = -link30_position_x_along_dq;
+    let link29_rotation_22_along_dq = link28_rotation_22_along_dq * cache.cos_q30
+        - cache.link28_rotation_22 * dq[30] * cache.sin_q30
+        - dq[30] * cache.link28_rotation_20 * cache.cos_q30
+        - link28_rotation_20_along_dq * cache.sin_q30;
+    let link30_rotation_20_along_dq = dq[31] * cache.link29_rotation_22 * cache.cos_q31
+        + link29_rotation_22_along_dq * cache.sin_q31
+        + link29_rotation_20_along_dq * cache.cos_q31
+        - cache.link29_rotation_20 * dq[31] * cache.sin_q31;
+    let link31_position_z_along_dq = link30_position_z_along_dq
+        + p.link_length * link30_rotation_20_along_dq;
+    let link29_rotation_02_along_dq = link28_rotation_02_along_dq * cache.cos_q30
+        - link28_rotation_00_along_dq * cache.sin_q30
+        - dq[30] * cache.cos_q30 * cache.link28_rotation_00
+        - dq[30] * cache.link28_rotation_02 * cache.sin_q30;
+    let link30_rotation_00_along_dq = dq[31] * cache.link29_rotation_02 * cache.cos_q31
+        + link29_rotation_02_along_dq * cache.sin_q31
+        + link29_rotation_00_along_dq * cache.cos_q31
+        - dq[31] * cache.sin_q31 * cache.link29_rotation_00;
+    let link31_position_x_along_dq = link30_position_x_along_dq
+        + p.link_length * link30_rotation_00_along_dq;
+    let link31_subspace_v_z_along_dq = -link31_position_x_along_dq;
+    let link30_rotation_22_along_dq = link29_rotation_22_along_dq * cache.cos_q31
+        - cache.link29_rotation_20 * dq[31] * cache.cos_q31
+        - dq[31] * cache.sin_q31 * cache.link29_rotation_22
+        - cache.sin_q31 * link29_rotation_20_along_dq;
+    let link31_rotation_20_along_dq = cache.link30_rotation_22 * dq[32] * cache.cos_q32
+        + link30_rotation_22_along_dq * cache.sin_q32
+        + link30_rotation_20_along_dq * cache.cos_q32
+        - dq[32] * cache.sin_q32 * cache.link30_rotation_20;
+    let link32_position_z_along_dq = link31_rotation_20_along_dq * p.link_length
+        + link31_position_z_along_dq;
+    let link30_rotation_02_along_dq = link29_rotation_02_along_dq * cache.cos_q31
+        - cache.sin_q31 * link29_rotation_00_along_dq
+        - dq[31] * cache.sin_q31 * cache.link29_rotation_02
+        - dq[31] * cache.link29_rotation_00 * cache.cos_q31;
+    let link31_rotation_00_along_dq = cache.link30_rotation_02 * dq[32] * cache.cos_q32
+        + link30_rotation_00_along_dq * cache.cos_q32
+        + cache.sin_q32 * link30_rotation_02_along_dq
+        - cache.link30_rotation_00 * dq[32] * cache.sin_q32;
+    let link32_position_x_along_dq = link31_position_x_along_dq
+        + p.link_length * link31_rotation_00_along_dq;
+    let link32_subspace_v_z_along_dq = -link32_position_x_along_dq;
+    let link31_rotation_22_along_dq = link30_rotation_22_along_dq * cache.cos_q32
+        - cache.link30_rotation_22 * dq[32] * cache.sin_q32
+        - dq[32] * cache.cos_q32 * cache.link30_rotation_20
+        - link30_rotation_20_along_dq * cache.sin_q32;
+    let link32_rotation_20_along_dq = link31_rotation_20_along_dq * cache.cos_q33
+        + cache.link31_rotation_22 * dq[33] * cache.cos_q33
+        + cache.sin_q33 * link31_rotation_22_along_dq
+        - cache.link31_rotation_20 * dq[33] * cache.sin_q33;
+    let link33_position_z_along_dq = p.link_length * link32_rotation_20_along_dq
+        + link32_position_z_along_dq;
+    let link31_rotation_02_along_dq = cache.cos_q32 * link30_rotation_02_along_dq
+        - cache.link30_rotation_02 * dq[32] * cache.sin_q32
+        - link30_rotation_00_along_dq * cache.sin_q32
+        - cache.link30_rotation_00 * dq[32] * cache.cos_q32;
+    let link32_rotation_00_along_dq = cache.link31_rotation_02 * dq[33] * cache.cos_q33
+        + link31_rotation_00_along_dq * cache.cos_q33
+        + link31_rotation_02_along_dq * cache.sin_q33
+        - dq[33] * cache.link31_rotation_00 * cache.sin_q33;
+    let link33_position_x_along_dq = link32_position_x_along_dq
+        + p.link_length * link32_rotation_00_along_dq;
+    let link33_subspace_v_z_along_dq = -link33_position_x_along_dq;
+    let link32_rotation_22_along_dq = link31_rotation_22_along_dq * cache.cos_q33
+        - cache.link31_rotation_20 * dq[33] * cache.cos_q33
+        - cache.link31_rotation_22 * dq[33] * cache.sin_q33
+        - link31_rotation_20_along_dq * cache.sin_q33;
+    let link33_rotation_20_along_dq = cache.cos_q34 * cache.link32_rotation_22 * dq[34]
+        + cache.cos_q34 * link32_rotation_20_along_dq
+        + cache.sin_q34 * link32_rotation_22_along_dq
+        - cache.link32_rotation_20 * cache.sin_q34 * dq[34];
+    let link34_position_z_along_dq = link33_position_z_along_dq
+        + p.link_length * link33_rotation_20_along_dq;
+    let link32_rotation_02_along_dq = link31_rotation_02_along_dq * cache.cos_q33
+        - cache.link31_rotation_02 * dq[33] * cache.sin_q33
+        - dq[33] * cache.link31_rotation_00 * cache.cos_q33
+        - link31_rotation_00_along_dq * cache.sin_q33;
+    let link33_rotation_00_along_dq = cache.cos_q34 * link32_rotation_00_along_dq
+        + cache.cos_q34 * cache.link32_rotation_02 * dq[34]
+        + cache.sin_q34 * link32_rotation_02_along_dq
+        - cache.sin_q34 * cache.link32_rotation_00 * dq[34];
+    let link34_position_x_along_dq = link33_position_x_along_dq
+        + link33_rotation_00_along_dq * p.link_length;
+    let link34_subspace_v_z_along_dq = -link34_position_x_along_dq;
+    let link33_rotation_22_along_dq = cache.cos_q34 * link32_rotation_22_along_dq
+        - cache.sin_q34 * link32_rotation_20_along_dq
+        - cache.link32_rotation_20 * cache.cos_q34 * dq[34]
+        - cache.sin_q34 * cache.link32_rotation_22 * dq[34];
+    let link34_rotation_20_along_dq = cache.sin_q35 * link33_rotation_22_along_dq
+        + link33_rotation_20_along_dq * cache.cos_q35
+        + cache.link33_rotation_22 * cache.cos_q35 * dq[35]
+        - cache.sin_q35 * cache.link33_rotation_20 * dq[35];
+    let link35_position_z_along_dq = p.link_length * link34_rotation_20_along_dq
+        + link34_position_z_along_dq;
+    let link33_rotation_02_along_dq = cache.cos_q34 * link32_rotation_02_along_dq
+        - cache.sin_q34 * cache.link32_rotation_02 * dq[34]
+        - cache.sin_q34 * link32_rotation_00_along_dq
+        - cache.cos_q34 * cache.link32_rotation_00 * dq[34];
+    let link34_rotation_00_along_dq = cache.sin_q35 * link33_rotation_02_along_dq
+        + link33_rotation_00_along_dq * cache.cos_q35
+        + cache.link33_rotation_02 * cache.cos_q35 * dq[35]
+        - cache.link33_rotation_00 * cache.sin_q35 * dq[35];
+    let link35_position_x_along_dq = link34_position_x_along_dq
+        + link34_rotation_00_along_dq * p.link_length;
+    let link35_subspace_v_z_along_dq = -link35_position_x_along_dq;
+    let link34_rotation_22_along_dq = link33_rotation_22_along_dq * cache.cos_q35
+        - link33_rotation_20_along_dq * cache.sin_q35
+        - cache.link33_rotation_20 * cache.cos_q35 * dq[35]
+        - cache.link33_rotation_22 * cache.sin_q35 * dq[35];
+    let link35_rotation_20_along_dq = link34_rotation_22_along_dq * cache.sin_q36
+        + dq[36] * cache.link34_rotation_22 * cache.cos_q36
+        + link34_rotation_20_along_dq * cache.cos_q36
+        - dq[36] * cache.link34_rotation_20 * cache.sin_q36;
+    let link36_position_z_along_dq = link35_position_z_along_dq
+        + link35_rotation_20_along_dq * p.link_length;
+    let link34_rotation_02_along_dq = cache.cos_q35 * link33_rotation_02_along_dq
+        - cache.sin_q35 * cache.link33_rotation_02 * dq[35]
+        - link33_rotation_00_along_dq * cache.sin_q35
+        - cache.link33_rotation_00 * cache.cos_q35 * dq[35];
+    let link35_rotation_00_along_dq = link34_rotation_00_along_dq * cache.cos_q36
+        + link34_rotation_02_along_dq * cache.sin_q36
+        + dq[36] * cache.link34_rotation_02 * cache.cos_q36
+        - dq[36] * cache.link34_rotation_00 * cache.sin_q36;
+    let link36_position_x_along_dq = link35_position_x_along_dq
+        + p.link_length * link35_rotation_00_along_dq;
+    let link36_subspace_v_z_along_dq = -link36_position_x_along_dq;
+    let link35_rotation_22_along_dq = link34_rotation_22_along_dq * cache.cos_q36
+        - dq[36] * cache.link34_rotation_22 * cache.sin_q36
+        - link34_rotation_20_along_dq * cache.sin_q36
+        - dq[36] * cache.link34_rotation_20 * cache.cos_q36;
+    let link36_rotation_20_along_dq = link35_rotation_20_along_dq * cache.cos_q37
+        + cache.sin_q37 * link35_rotation_22_along_dq
+        + cache.link35_rotation_22 * dq[37] * cache.cos_q37
+        - dq[37] * cache.link35_rotation_20 * cache.sin_q37;
+    let link37_position_z_along_dq = link36_position_z_along_dq
+        + p.link_length * link36_rotation_20_along_dq;
+    let link35_rotation_02_along_dq = link34_rotation_02_along_dq * cache.cos_q36
+        - dq[36] * cache.link34_rotation_02 * cache.sin_q36
+        - link34_rotation_00_along_dq * cache.sin_q36
+        - dq[36] * cache.link34_rotation_00 * cache.cos_q36;
+    let link36_rotation_00_along_dq = cache.sin_q37 * link35_rotation_02_along_dq
+        + link35_rotation_00_along_dq * cache.cos_q37
+        + cache.link35_rotation_02 * dq[37] * cache.cos_q37
+        - dq[37] * cache.sin_q37 * cache.link35_rotation_00;
+    let link37_position_x_along_dq = link36_position_x_along_dq
+        + link36_rotation_00_along_dq * p.link_length;
+    let link37_subspace_v_z_along_dq = -link37_position_x_along_dq;
+    let link36_rotation_22_along_dq = cache.cos_q37 * link35_rotation_22_along_dq
+        - link35_rotation_20_along_dq * cache.sin_q37
+        - cache.link35_rotation_22 * dq[37] * cache.sin_q37
+        - dq[37] * cache.link35_rotation_20 * cache.cos_q37;
+    let link37_rotation_20_along_dq = cache.cos_q38 * dq[38] * cache.link36_rotation_22
+        + cache.sin_q38 * link36_rotation_22_along_dq
+        + cache.cos_q38 * link36_rotation_20_along_dq
+        - dq[38] * cache.sin_q38 * cache.link36_rotation_20;
+    let link38_position_z_along_dq = p.link_length * link37_rotation_20_along_dq
+        + link37_position_z_along_dq;
+    let link36_rotation_02_along_dq = cache.cos_q37 * link35_rotation_02_along_dq
+        - dq[37] * cache.cos_q37 * cache.link35_rotation_00
+        - link35_rotation_00_along_dq * cache.sin_q37
+        - cache.link35_rotation_02 * dq[37] * cache.sin_q37;
+    let link37_rotation_00_along_dq = cache.sin_q38 * link36_rotation_02_along_dq
+        + link36_rotation_00_along_dq * cache.cos_q38
+        + cache.cos_q38 * dq[38] * cache.link36_rotation_02
+        - dq[38] * cache.sin_q38 * cache.link36_rotation_00;
+    let link38_position_x_along_dq = link37_position_x_along_dq
+        + p.link_length * link37_rotation_00_along_dq;
+    let link38_subspace_v_z_along_dq = -link38_position_x_along_dq;
+    let link37_rotation_22_along_dq = cache.cos_q38 * link36_rotation_22_along_dq
+        - cache.sin_q38 * link36_rotation_20_along_dq
+        - cache.cos_q38 * dq[38] * cache.link36_rotation_20
+        - dq[38] * cache.sin_q38 * cache.link36_rotation_22;
+    let link38_rotation_20_along_dq = cache.cos_q39 * cache.link37_rotation_22 * dq[39]
+        + cache.cos_q39 * link37_rotation_20_along_dq
+        + link37_rotation_22_along_dq * cache.sin_q39
+        - cache.link37_rotation_20 * dq[39] * cache.sin_q39;
+    let link39_position_z_along_dq = p.link_length * link38_rotation_20_along_dq
+        + link38_position_z_along_dq;
+    let link37_rotation_02_along_dq = cache.cos_q38 * link36_rotation_02_along_dq
+        - dq[38] * cache.link36_rotation_02 * cache.sin_q38
+        - link36_rotation_00_along_dq * cache.sin_q38
+        - cache.cos_q38 * dq[38] * cache.link36_rotation_00;
+    let link38_rotation_00_along_dq = cache.cos_q39 * link37_rotation_00_along_dq
+        + cache.cos_q39 * dq[39] * cache.link37_rotation_02
+        + link37_rotation_02_along_dq * cache.sin_q39
+        - dq[39] * cache.sin_q39 * cache.link37_rotation_00;
+    let link39_position_x_along_dq = link38_position_x_along_dq
+        + p.link_length * link38_rotation_00_along_dq;
+    let link39_subspace_v_z_along_dq = -link39_position_x_along_dq;
+    let link38_rotation_22_along_dq = cache.cos_q39 * link37_rotation_22_along_dq
+        - cache.sin_q39 * link37_rotation_20_along_dq
+        - cache.link37_rotation_22 * dq[39] * cache.sin_q39
+        - cache.cos_q39 * cache.link37_rotation_20 * dq[39];
+    let link39_rotation_20_along_dq = link38_rotation_20_along_dq * cache.cos_q40
+        + cache.sin_q40 * link38_rotation_22_along_dq
+        + cache.link38_rotation_22 * dq[40] * cache.cos_q40
+        - cache.sin_q40 * dq[40] * cache.link38_rotation_20;
+    let link40_position_z_along_dq = link39_position_z_along_dq
+        + p.link_length * link39_rotation_20_along_dq;
+    let link38_rotation_02_along_dq = cache.cos_q39 * link37_rotation_02_along_dq
+        - dq[39] * cache.link37_rotation_02 * cache.sin_q39
+        - cache.cos_q39 * dq[39] * cache.link37_rotation_00
+        - cache.sin_q39 * link37_rotation_00_along_dq;
+    let link39_rotation_00_along_dq = cache.sin_q40 * link38_rotation_02_along_dq
+        + link38_rotation_00_along_dq * cache.cos_q40
+        + cache.link38_rotation_02 * dq[40] * cache.cos_q40
+        - cache.sin_q40 * cache.link38_rotation_00 * dq[40];
+    let link40_position_x_along_dq = p.link_length * link39_rotation_00_along_dq
+        + link39_position_x_along_dq;
+    let link40_subspace_v_z_along_dq = -link40_position_x_along_dq;
+    let link39_rotation_22_along_dq = cache.cos_q40 * link38_rotation_22_along_dq
+        - dq[40] * cache.link38_rotation_20 * cache.cos_q40
+        - cache.sin_q40 * link38_rotation_20_along_dq
+        - cache.sin_q40 * cache.link38_rotation_22 * dq[40];
+    let link40_rotation_20_along_dq = link39_rotation_22_along_dq * cache.sin_q41
+        + cache.cos_q41 * link39_rotation_20_along_dq
+        + cache.link39_rotation_22 * cache.cos_q41 * dq[41]
+        - cache.sin_q41 * cache.link39_rotation_20 * dq[41];
+    let link41_position_z_along_dq = link40_position_z_along_dq
+        + p.link_length * link40_rotation_20_along_dq;
+    let link39_rotation_02_along_dq = link38_rotation_02_along_dq * cache.cos_q40
+        - cache.sin_q40 * cache.link38_rotation_02 * dq[40]
+        - cache.link38_rotation_00 * dq[40] * cache.cos_q40
+        - cache.sin_q40 * link38_rotation_00_along_dq;
+    let link40_rotation_00_along_dq = cache.sin_q41 * link39_rotation_02_along_dq
+        + cache.cos_q41 * dq[41] * cache.link39_rotation_02
+        + cache.cos_q41 * link39_rotation_00_along_dq
+        - cache.sin_q41 * dq[41] * cache.link39_rotation_00;
+    let link41_position_x_along_dq = p.link_length * link40_rotation_00_along_dq
+        + link40_position_x_along_dq;
+    let link41_subspace_v_z_along_dq = -link41_position_x_along_dq;
+    let link40_rotation_22_along_dq = link39_rotation_22_along_dq * cache.cos_q41
+        - cache.link39_rotation_20 * cache.cos_q41 * dq[41]
+        - cache.sin_q41 * link39_rotation_20_along_dq
+        - cache.link39_rotation_22 * cache.sin_q41 * dq[41];
+    let link41_rotation_20_along_dq = link40_rotation_22_along_dq * cache.sin_q42
+        + link40_rotation_20_along_dq * cache.cos_q42
+        + cache.cos_q42 * dq[42] * cache.link40_rotation_22
+        - cache.link40_rotation_20 * cache.sin_q42 * dq[42];
+    let link42_position_z_along_dq = p.link_length * link41_rotation_20_along_dq
+        + link41_position_z_along_dq;
+    let link40_rotation_02_along_dq = cache.cos_q41 * link39_rotation_02_along_dq
+        - cache.cos_q41 * dq[41] * cache.link39_rotation_00
+        - cache.sin_q41 * dq[41] * cache.link39_rotation_02
+        - cache.sin_q41 * link39_rotation_00_along_dq;
+    let link41_rotation_00_along_dq = cache.sin_q42 * link40_rotation_02_along_dq
+        + cache.link40_rotation_02 * cache.cos_q42 * dq[42]
+        + cache.cos_q42 * link40_rotation_00_along_dq
+        - cache.link40_rotation_00 * cache.sin_q42 * dq[42];
+    let link42_position_x_along_dq = link41_position_x_along_dq
+        + p.link_length * link41_rotation_00_along_dq;
+    let link42_subspace_v_z_along_dq = -link42_position_x_along_dq;
+    let link41_rotation_22_along_dq = cache.cos_q42 * link40_rotation_22_along_dq
+        - cache.cos_q42 * cache.link40_rotation_20 * dq[42]
+        - link40_rotation_20_along_dq * cache.sin_q42
+        - cache.sin_q42 * dq[42] * cache.link40_rotation_22;
+    let link42_rotation_20_along_dq = cache.cos_q43 * cache.link41_rotation_22 * dq[43]
+        + link41_rotation_22_along_dq * cache.sin_q43
+        + cache.cos_q43 * link41_rotation_20_along_dq
+        - cache.link41_rotation_20 * cache.sin_q43 * dq[43];
+    let link43_position_z_along_dq = link42_position_z_along_dq
+        + p.link_length * link42_rotation_20_along_dq;
+    let link41_rotation_02_along_dq = cache.cos_q42 * link40_rotation_02_along_dq
+        - link40_rotation_00_along_dq * cache.sin_q42
+        - cache.link40_rotation_02 * cache.sin_q42 * dq[42]
+        - cache.link40_rotation_00 * cache.cos_q42 * dq[42];
+    let link42_rotation_00_along_dq = cache.cos_q43 * link41_rotation_00_along_dq
+        + cache.cos_q43 * cache.link41_rotation_02 * dq[43]
+        + link41_rotation_02_along_dq * cache.sin_q43
+        - cache.sin_q43 * cache.link41_rotation_00 * dq[43];
+    let link43_position_x_along_dq = p.link_length * link42_rotation_00_along_dq
+        + link42_position_x_along_dq;
+    let link43_subspace_v_z_along_dq = -link43_position_x_along_dq;
+    let link42_rotation_22_along_dq = cache.cos_q43 * link41_rotation_22_along_dq
+        - cache.cos_q43 * cache.link41_rotation_20 * dq[43]
+        - cache.link41_rotation_22 * cache.sin_q43 * dq[43]
+        - cache.sin_q43 * link41_rotation_20_along_dq;
+    let link43_rotation_20_along_dq = cache.cos_q44 * link42_rotation_20_along_dq
+        + dq[44] * cache.link42_rotation_22 * cache.cos_q44
+        + link42_rotation_22_along_dq * cache.sin_q44
+        - dq[44] * cache.link42_rotation_20 * cache.sin_q44;
+    let link44_position_z_along_dq = link43_position_z_along_dq
+        + p.link_length * link43_rotation_20_along_dq;
+    let link42_rotation_02_along_dq = cache.cos_q43 * link41_rotation_02_along_dq
+        - cache.link41_rotation_02 * cache.sin_q43 * dq[43]
+        - cache.cos_q43 * cache.link41_rotation_00 * dq[43]
+        - link41_rotation_00_along_dq * cache.sin_q43;
+    let link43_rotation_00_along_dq = link42_rotation_00_along_dq * cache.cos_q44
+        + dq[44] * cache.cos_q44 * cache.link42_rotation_02
+        + link42_rotation_02_along_dq * cache.sin_q44
+        - dq[44] * cache.sin_q44 * cache.link42_rotation_00;
+    let link44_position_x_along_dq = link43_position_x_along_dq
+        + p.link_length * link43_rotation_00_along_dq;
+    let link44_subspace_v_z_along_dq = -link44_position_x_along_dq;
+    let link43_rotation_22_along_dq = link42_rotation_22_along_dq * cache.cos_q44
+        - dq[44] * cache.link42_rotation_20 * cache.cos_q44
+        - dq[44] * cache.link42_rotation_22 * cache.sin_q44
+        - cache.sin_q44 * link42_rotation_20_along_dq;
+    let link44_rotation_20_along_dq = link43_rotation_22_along_dq * cache.sin_q45
+        + cache.cos_q45 * cache.link43_rotation_22 * dq[45]
+        + cache.cos_q45 * link43_rotation_20_along_dq
+        - dq[45] * cache.link43_rotation_20 * cache.sin_q45;
+    let link45_position_z_along_dq = p.link_length * link44_rotation_20_along_dq
+        + link44_position_z_along_dq;
+    let link43_rotation_02_along_dq = link42_rotation_02_along_dq * cache.cos_q44
+        - link42_rotation_00_along_dq * cache.sin_q44
+        - dq[44] * cache.sin_q44 * cache.link42_rotation_02
+        - dq[44] * cache.link42_rotation_00 * cache.cos_q44;
+    let link44_rotation_00_along_dq = cache.sin_q45 * link43_rotation_02_along_dq
+        + cache.cos_q45 * dq[45] * cache.link43_rotation_02
+        + cache.cos_q45 * link43_rotation_00_along_dq
+        - cache.link43_rotation_00 * dq[45] * cache.sin_q45;
+    let link45_position_x_along_dq = link44_position_x_along_dq
+        + p.link_length * link44_rotation_00_along_dq;
+    let link45_subspace_v_z_along_dq = -link45_position_x_along_dq;
+    let link44_rotation_22_along_dq = link43_rotation_22_along_dq * cache.cos_q45
+        - link43_rotation_20_along_dq * cache.sin_q45
+        - cache.cos_q45 * dq[45] * cache.link43_rotation_20
+        - cache.link43_rotation_22 * dq[45] * cache.sin_q45;
+    let link45_rotation_20_along_dq = cache.sin_q46 * link44_rotation_22_along_dq
+        + link44_rotation_20_along_dq * cache.cos_q46
+        + dq[46] * cache.link44_rotation_22 * cache.cos_q46
+        - cache.sin_q46 * dq[46] * cache.link44_rotation_20;
+    let link46_position_z_along_dq = link45_position_z_along_dq
+        + p.link_length * link45_rotation_20_along_dq;
+    let link44_rotation_02_along_dq = cache.cos_q45 * link43_rotation_02_along_dq
+        - cache.sin_q45 * link43_rotation_00_along_dq
+        - cache.cos_q45 * cache.link43_rotation_00 * dq[45]
+        - dq[45] * cache.sin_q45 * cache.link43_rotation_02;
+    let link45_rotation_00_along_dq = dq[46] * cache.cos_q46 * cache.link44_rotation_02
+        + cache.sin_q46 * link44_rotation_02_along_dq
+        + link44_rotation_00_along_dq * cache.cos_q46
+        - cache.sin_q46 * cache.link44_rotation_00 * dq[46];
+    let link46_position_x_along_dq = link45_rotation_00_along_dq * p.link_length
+        + link45_position_x_along_dq;
+    let link46_subspace_v_z_along_dq = -link46_position_x_along_dq;
+    let link45_rotation_22_along_dq = link44_rotation_22_along_dq * cache.cos_q46
+        - cache.sin_q46 * link44_rotation_20_along_dq
+        - cache.sin_q46 * dq[46] * cache.link44_rotation_22
+        - dq[46] * cache.link44_rotation_20 * cache.cos_q46;
+    let link46_rotation_20_along_dq = cache.cos_q47 * link45_rotation_20_along_dq
+        + link45_rotation_22_along_dq * cache.sin_q47
+        + dq[47] * cache.cos_q47 * cache.link45_rotation_22
+        - cache.link45_rotation_20 * dq[47] * cache.sin_q47;
+    let link47_position_z_along_dq = link46_position_z_along_dq
+        + p.link_length * link46_rotation_20_along_dq;
+    let link45_rotation_02_along_dq = link44_rotation_02_along_dq * cache.cos_q46
+        - cache.sin_q46 * link44_rotation_00_along_dq
+        - cache.sin_q46 * dq[46] * cache.link44_rotation_02
+        - cache.link44_rotation_00 * dq[46] * cache.cos_q46;
+    let link46_rotation_00_along_dq = dq[47] * cache.cos_q47 * cache.link45_rotation_02
+        + link45_rotation_00_along_dq * cache.cos_q47
+        + link45_rotation_02_along_dq * cache.sin_q47
+        - dq[47] * cache.link45_rotation_00 * cache.sin_q47;
+    let link47_position_x_along_dq = link46_rotation_00_along_dq * p.link_length
+        + link46_position_x_along_dq;
+    let link47_subspace_v_z_along_dq = -link47_position_x_along_dq;
+    let link46_rotation_22_along_dq = cache.cos_q47 * link45_rotation_22_along_dq
+        - dq[47] * cache.link45_rotation_22 * cache.sin_q47
+        - cache.link45_rotation_20 * dq[47] * cache.cos_q47
+        - cache.sin_q47 * link45_rotation_20_along_dq;
+    let link47_rotation_20_along_dq = cache.link46_rotation_22 * dq[48] * cache.cos_q48
+        + link46_rotation_22_along_dq * cache.sin_q48
+        + cache.cos_q48 * link46_rotation_20_along_dq
+        - dq[48] * cache.sin_q48 * cache.link46_rotation_20;
+    let link48_position_z_along_dq = link47_position_z_along_dq
+        + p.link_length * link47_rotation_20_along_dq;
+    let link46_rotation_02_along_dq = cache.cos_q47 * link45_rotation_02_along_dq
+        - dq[47] * cache.sin_q47 * cache.link45_rotation_02
+        - link45_rotation_00_along_dq * cache.sin_q47
+        - dq[47] * cache.cos_q47 * cache.link45_rotation_00;
+    let link47_rotation_00_along_dq = cache.link46_rotation_02 * dq[48] * cache.cos_q48
+        + link46_rotation_00_along_dq * cache.cos_q48
+        + link46_rotation_02_along_dq * cache.sin_q48
+        - dq[48] * cache.link46_rotation_00 * cache.sin_q48;
+    let link48_position_x_along_dq = p.link_length * link47_rotation_00_along_dq
+        + link47_position_x_along_dq;
+    let link48_subspace_v_z_along_dq = -link48_position_x_along_dq;
+    let link47_rotation_22_along_dq = link46_rotation_22_along_dq * cache.cos_q48
+        - cache.link46_rotation_22 * dq[48] * cache.sin_q48
+        - dq[48] * cache.cos_q48 * cache.link46_rotation_20
+        - cache.sin_q48 * link46_rotation_20_along_dq;
+    let link48_rotation_20_along_dq = link47_rotation_20_along_dq * cache.cos_q49
+        + cache.sin_q49 * link47_rotation_22_along_dq
+        + cache.link47_rotation_22 * dq[49] * cache.cos_q49
+        - cache.sin_q49 * dq[49] * cache.link47_rotation_20;
+    let link49_position_z_along_dq = link48_position_z_along_dq
+        + p.link_length * link48_rotation_20_along_dq;
+    let link47_rotation_02_along_dq = link46_rotation_02_along_dq * cache.cos_q48
+        - link46_rotation_00_along_dq * cache.sin_q48
+        - dq[48] * cache.link46_rotation_00 * cache.cos_q48
+        - cache.link46_rotation_02 * dq[48] * cache.sin_q48;
+    let link48_rotation_00_along_dq = link47_rotation_00_along_dq * cache.cos_q49
+        + link47_rotation_02_along_dq * cache.sin_q49
+        + cache.link47_rotation_02 * dq[49] * cache.cos_q49
+        - cache.sin_q49 * dq[49] * cache.link47_rotation_00;
+    let link49_position_x_along_dq = p.link_length * link48_rotation_00_along_dq
+        + link48_position_x_along_dq;
+    let link49_subspace_v_z_along_dq = -link49_position_x_along_dq;
+    let link48_rotation_22_along_dq = link47_rotation_22_along_dq * cache.cos_q49
+        - dq[49] * cache.cos_q49 * cache.link47_rotation_20
+        - cache.link47_rotation_22 * cache.sin_q49 * dq[49]
+        - cache.sin_q49 * link47_rotation_20_along_dq;
+    let link49_rotation_20_along_dq = cache.cos_q50 * link48_rotation_20_along_dq
+        + cache.sin_q50 * link48_rotation_22_along_dq
+        + cache.link48_rotation_22 * cache.cos_q50 * dq[50]
+        - cache.sin_q50 * dq[50] * cache.link48_rotation_20;
+    let link50_position_z_along_dq = link49_position_z_along_dq
+        + p.link_length * link49_rotation_20_along_dq;
+    let link48_rotation_02_along_dq = link47_rotation_02_along_dq * cache.cos_q49
+        - cache.link47_rotation_02 * cache.sin_q49 * dq[49]
+        - dq[49] * cache.cos_q49 * cache.link47_rotation_00
+        - cache.sin_q49 * link47_rotation_00_along_dq;
+    let link49_rotation_00_along_dq = cache.sin_q50 * link48_rotation_02_along_dq
+        + cache.cos_q50 * cache.link48_rotation_02 * dq[50]
+        + cache.cos_q50 * link48_rotation_00_along_dq
+        - cache.sin_q50 * cache.link48_rotation_00 * dq[50];
+    let link50_position_x_along_dq = p.link_length * link49_rotation_00_along_dq
+        + link49_position_x_along_dq;
+    let link50_subspace_v_z_along_dq = -link50_position_x_along_dq;
+    let link49_rotation_22_along_dq = cache.cos_q50 * link48_rotation_22_along_dq
+        - cache.sin_q50 * link48_rotation_20_along_dq
+        - cache.cos_q50 * dq[50] * cache.link48_rotation_20
+        - cache.sin_q50 * cache.link48_rotation_22 * dq[50];
+    let link50_rotation_20_along_dq = link49_rotation_22_along_dq * cache.sin_q51
+        + cache.link49_rotation_22 * cache.cos_q51 * dq[51]
+        + link49_rotation_20_along_dq * cache.cos_q51
+        - cache.sin_q51 * dq[51] * cache.link49_rotation_20;
+    let link51_position_z_along_dq = link50_position_z_along_dq
+        + p.link_length * link50_rotation_20_along_dq;
+    let link49_rotation_02_along_dq = cache.cos_q50 * link48_rotation_02_along_dq
+        - cache.sin_q50 * link48_rotation_00_along_dq
+        - cache.cos_q50 * cache.link48_rotation_00 * dq[50]
+        - cache.sin_q50 * cache.link48_rotation_02 * dq[50];
+    let link50_rotation_00_along_dq = link49_rotation_00_along_dq * cache.cos_q51
+        + link49_rotation_02_along_dq * cache.sin_q51
+        + cache.cos_q51 * cache.link49_rotation_02 * dq[51]
+        - cache.sin_q51 * cache.link49_rotation_00 * dq[51];
+    let link51_position_x_along_dq = p.link_length * link50_rotation_00_along_dq
+        + link50_position_x_along_dq;
+    let link51_subspace_v_z_along_dq = -link51_position_x_along_dq;
+    let link50_rotation_22_along_dq = link49_rotation_22_along_dq * cache.cos_q51
+        - cache.sin_q51 * cache.link49_rotation_22 * dq[51]
+        - cache.sin_q51 * link49_rotation_20_along_dq
+        - cache.cos_q51 * dq[51] * cache.link49_rotation_20;
+    let link51_rotation_20_along_dq = cache.sin_q52 * link50_rotation_22_along_dq
+        + dq[52] * cache.cos_q52 * cache.link50_rotation_22
+        + cache.cos_q52 * link50_rotation_20_along_dq
+        - dq[52] * cache.sin_q52 * cache.link50_rotation_20;
+    let link52_position_z_along_dq = p.link_length * link51_rotation_20_along_dq
+        + link51_position_z_along_dq;
+    let link50_rotation_02_along_dq = link49_rotation_02_along_dq * cache.cos_q51
+        - cache.sin_q51 * link49_rotation_00_along_dq
+        - cache.cos_q51 * cache.link49_rotation_00 * dq[51]
+        - cache.sin_q51 * cache.link49_rotation_02 * dq[51];
+    let link51_rotation_00_along_dq = cache.sin_q52 * link50_rotation_02_along_dq
+        + dq[52] * cache.cos_q52 * cache.link50_rotation_02
+        + cache.cos_q52 * link50_rotation_00_along_dq
+        - dq[52] * cache.sin_q52 * cache.link50_rotation_00;
+    let link52_position_x_along_dq = p.link_length * link51_rotation_00_along_dq
+        + link51_position_x_along_dq;
+    let link52_subspace_v_z_along_dq = -link52_position_x_along_dq;
+    let link51_rotation_22_along_dq = cache.cos_q52 * link50_rotation_22_along_dq
+        - cache.sin_q52 * link50_rotation_20_along_dq
+        - dq[52] * cache.sin_q52 * cache.link50_rotation_22
+        - dq[52] * cache.cos_q52 * cache.link50_rotation_20;
+    let link52_rotation_20_along_dq = cache.sin_q53 * link51_rotation_22_along_dq
+        + cache.cos_q53 * link51_rotation_20_along_dq
+        + cache.link51_rotation_22 * dq[53] * cache.cos_q53
+        - dq[53] * cache.link51_rotation_20 * cache.sin_q53;
+    let link53_position_z_along_dq = link52_position_z_along_dq
+        + p.link_length * link52_rotation_20_along_dq;
+    let link51_rotation_02_along_dq = cache.cos_q52 * link50_rotation_02_along_dq
+        - dq[52] * cache.sin_q52 * cache.link50_rotation_02
+        - cache.sin_q52 * link50_rotation_00_along_dq
+        - dq[52] * cache.cos_q52 * cache.link50_rotation_00;
+    let link52_rotation_00_along_dq = cache.cos_q53 * link51_rotation_00_along_dq
+        + dq[53] * cache.cos_q53 * cache.link51_rotation_02
+        + link51_rotation_02_along_dq * cache.sin_q53
+        - dq[53] * cache.sin_q53 * cache.link51_rotation_00;
+    let link53_position_x_along_dq = link52_position_x_along_dq
+        + p.link_length * link52_rotation_00_along_dq;
+    let link53_subspace_v_z_along_dq = -link53_position_x_along_dq;
+    let link52_rotation_22_along_dq = cache.cos_q53 * link51_rotation_22_along_dq
+        - dq[53] * cache.link51_rotation_20 * cache.cos_q53
+        - cache.link51_rotation_22 * dq[53] * cache.sin_q53
+        - cache.sin_q53 * link51_rotation_20_along_dq;
+    let link53_rotation_20_along_dq = cache.cos_q54 * link52_rotation_20_along_dq
+        + cache.sin_q54 * link52_rotation_22_along_dq
+        + cache.link52_rotation_22 * dq[54] * cache.cos_q54
+        - cache.link52_rotation_20 * dq[54] * cache.sin_q54;
+    let link54_position_z_along_dq = p.link_length * link53_rotation_20_along_dq
+        + link53_position_z_along_dq;
+    let link52_rotation_02_along_dq = link51_rotation_02_along_dq * cache.cos_q53
+        - dq[53] * cache.sin_q53 * cache.link51_rotation_02
+        - cache.sin_q53 * link51_rotation_00_along_dq
+        - dq[53] * cache.cos_q53 * cache.link51_rotation_00;
+    let link53_rotation_00_along_dq = dq[54] * cache.link52_rotation_02 * cache.cos_q54
+        + cache.cos_q54 * link52_rotation_00_along_dq
+        + link52_rotation_02_along_dq * cache.sin_q54
+        - dq[54] * cache.link52_rotation_00 * cache.sin_q54;
+    let link54_position_x_along_dq = p.link_length * link53_rotation_00_along_dq
+        + link53_position_x_along_dq;
+    let link54_subspace_v_z_along_dq = -link54_position_x_along_dq;
+    let link53_rotation_22_along_dq = link52_rotation_22_along_dq * cache.cos_q54
+        - cache.link52_rotation_22 * dq[54] * cache.sin_q54
+        - cache.link52_rotation_20 * dq[54] * cache.cos_q54
+        - cache.sin_q54 * link52_rotation_20_along_dq;
+    let link54_rotation_20_along_dq = link53_rotation_22_along_dq * cache.sin_q55
+        + dq[55] * cache.cos_q55 * cache.link53_rotation_22
+        + link53_rotation_20_along_dq * cache.cos_q55
+        - dq[55] * cache.link53_rotation_20 * cache.sin_q55;
+    let link55_position_z_along_dq = link54_position_z_along_dq
+        + p.link_length * link54_rotation_20_along_dq;
+    let link53_rotation_02_along_dq = link52_rotation_02_along_dq * cache.cos_q54
+        - dq[54] * cache.link52_rotation_02 * cache.sin_q54
+        - cache.sin_q54 * link52_rotation_00_along_dq
+        - dq[54] * cache.link52_rotation_00 * cache.cos_q54;
+    let link54_rotation_00_along_dq = link53_rotation_02_along_dq * cache.sin_q55
+        + link53_rotation_00_along_dq * cache.cos_q55
+        + dq[55] * cache.link53_rotation_02 * cache.cos_q55
+        - dq[55] * cache.link53_rotation_00 * cache.sin_q55;
+    let link55_position_x_along_dq = link54_position_x_along_dq
+        + p.link_length * link54_rotation_00_along_dq;
+    let link55_subspace_v_z_along_dq = -link55_position_x_along_dq;
+    let link54_rotation_22_along_dq = cache.cos_q55 * link53_rotation_22_along_dq
+        - dq[55] * cache.cos_q55 * cache.link53_rotation_20
+        - link53_rotation_20_along_dq * cache.sin_q55
+        - dq[55] * cache.link53_rotation_22 * cache.sin_q55;
+    let link55_rotation_20_along_dq = link54_rotation_20_along_dq * cache.cos_q56
+        + dq[56] * cache.cos_q56 * cache.link54_rotation_22
+        + link54_rotation_22_along_dq * cache.sin_q56
+        - cache.link54_rotation_20 * dq[56] * cache.sin_q56;
+    let link56_position_z_along_dq = link55_position_z_along_dq
+        + link55_rotation_20_along_dq * p.link_length;
+    let link54_rotation_02_along_dq = link53_rotation_02_along_dq * cache.cos_q55
+        - dq[55] * cache.link53_rotation_00 * cache.cos_q55
+        - dq[55] * cache.link53_rotation_02 * cache.sin_q55
+        - link53_rotation_00_along_dq * cache.sin_q55;
+    let link55_rotation_00_along_dq = cache.cos_q56 * link54_rotation_00_along_dq
+        + cache.sin_q56 * link54_rotation_02_along_dq
+        + dq[56] * cache.cos_q56 * cache.link54_rotation_02
+        - dq[56] * cache.sin_q56 * cache.link54_rotation_00;
+    let link56_position_x_along_dq = p.link_length * link55_rotation_00_along_dq
+        + link55_position_x_along_dq;
+    let link56_subspace_v_z_along_dq = -link56_position_x_along_dq;
+    let link55_rotation_22_along_dq = link54_rotation_22_along_dq * cache.cos_q56
+        - link54_rotation_20_along_dq * cache.sin_q56
+        - cache.link54_rotation_20 * dq[56] * cache.cos_q56
+        - dq[56] * cache.sin_q56 * cache.link54_rotation_22;
+    let link56_rotation_20_along_dq = link55_rotation_20_along_dq * cache.cos_q57
+        + dq[57] * cache.link55_rotation_22 * cache.cos_q57
+        + link55_rotation_22_along_dq * cache.sin_q57
+        - dq[57] * cache.link55_rotation_20 * cache.sin_q57;
+    let link57_position_z_along_dq = p.link_length * link56_rotation_20_along_dq
+        + link56_position_z_along_dq;
+    let link55_rotation_02_along_dq = cache.cos_q56 * link54_rotation_02_along_dq
+        - dq[56] * cache.cos_q56 * cache.link54_rotation_00
+        - cache.sin_q56 * link54_rotation_00_along_dq
+        - dq[56] * cache.sin_q56 * cache.link54_rotation_02;
+    let link56_rotation_00_along_dq = cache.link55_rotation_02 * dq[57] * cache.cos_q57
+        + link55_rotation_02_along_dq * cache.sin_q57
+        + link55_rotation_00_along_dq * cache.cos_q57
+        - cache.link55_rotation_00 * dq[57] * cache.sin_q57;
+    let link57_position_x_along_dq = p.link_length * link56_rotation_00_along_dq
+        + link56_position_x_along_dq;
+    let link57_subspace_v_z_along_dq = -link57_position_x_along_dq;
+    let link56_rotation_22_along_dq = link55_rotation_22_along_dq * cache.cos_q57
+        - dq[57] * cache.link55_rotation_20 * cache.cos_q57
+        - dq[57] * cache.link55_rotation_22 * cache.sin_q57
+        - link55_rotation_20_along_dq * cache.sin_q57;
+    let link57_rotation_20_along_dq = cache.cos_q58 * cache.link56_rotation_22 * dq[58]
+        + link56_rotation_22_along_dq * cache.sin_q58
+        + cache.cos_q58 * link56_rotation_20_along_dq
+        - dq[58] * cache.sin_q58 * cache.link56_rotation_20;
+    let link58_position_z_along_dq = p.link_length * link57_rotation_20_along_dq
+        + link57_position_z_along_dq;
+    let link56_rotation_02_along_dq = link55_rotation_02_along_dq * cache.cos_q57
+        - cache.link55_rotation_00 * dq[57] * cache.cos_q57
+        - cache.link55_rotation_02 * dq[57] * cache.sin_q57
+        - link55_rotation_00_along_dq * cache.sin_q57;
+    let link57_rotation_00_along_dq = cache.cos_q58 * cache.link56_rotation_02 * dq[58]
+        + cache.cos_q58 * link56_rotation_00_along_dq
+        + link56_rotation_02_along_dq * cache.sin_q58
+        - cache.link56_rotation_00 * dq[58] * cache.sin_q58;
+    let link58_position_x_along_dq = link57_rotation_00_along_dq * p.link_length
+        + link57_position_x_along_dq;
+    let link58_subspace_v_z_along_dq = -link58_position_x_along_dq;
+    let link57_rotation_22_along_dq = link56_rotation_22_along_dq * cache.cos_q58
+        - link56_rotation_20_along_dq * cache.sin_q58
+        - cache.link56_rotation_22 * dq[58] * cache.sin_q58
+        - cache.cos_q58 * dq[58] * cache.link56_rotation_20;
+    let link58_rotation_20_along_dq = cache.cos_q59 * cache.link57_rotation_22 * dq[59]
+        + cache.cos_q59 * link57_rotation_20_along_dq
+        + link57_rotation_22_along_dq * cache.sin_q59
+        - cache.link57_rotation_20 * cache.sin_q59 * dq[59];
+    let link59_position_z_along_dq = p.link_length * link58_rotation_20_along_dq
+        + link58_position_z_along_dq;
+    let link57_rotation_02_along_dq = cache.cos_q58 * link56_rotation_02_along_dq
+        - cache.link56_rotation_02 * dq[58] * cache.sin_q58
+        - link56_rotation_00_along_dq * cache.sin_q58
+        - cache.cos_q58 * cache.link56_rotation_00 * dq[58];
+    let link58_rotation_00_along_dq = cache.sin_q59 * link57_rotation_02_along_dq
+        + cache.link57_rotation_02 * cache.cos_q59 * dq[59]
+        + link57_rotation_00_along_dq * cache.cos_q59
+        - cache.link57_rotation_00 * cache.sin_q59 * dq[59];
+    let link59_position_x_along_dq = p.link_length * link58_rotation_00_along_dq
+        + link58_position_x_along_dq;
+    let link59_subspace_v_z_along_dq = -link59_position_x_along_dq;
+    let link58_rotation_22_along_dq = cache.cos_q59 * link57_rotation_22_along_dq
+        - cache.link57_rotation_20 * cache.cos_q59 * dq[59]
+        - cache.sin_q59 * cache.link57_rotation_22 * dq[59]
+        - link57_rotation_20_along_dq * cache.sin_q59;
+    let link59_rotation_20_along_dq = cache.sin_q60 * link58_rotation_22_along_dq
+        + dq[60] * cache.cos_q60 * cache.link58_rotation_22
+        + cache.cos_q60 * link58_rotation_20_along_dq
+        - dq[60] * cache.sin_q60 * cache.link58_rotation_20;
+    let link60_position_z_along_dq = link59_position_z_along_dq
+        + p.link_length * link59_rotation_20_along_dq;
+    let link58_rotation_02_along_dq = cache.cos_q59 * link57_rotation_02_along_dq
+        - cache.cos_q59 * cache.link57_rotation_00 * dq[59]
+        - link57_rotation_00_along_dq * cache.sin_q59
+        - cache.link57_rotation_02 * cache.sin_q59 * dq[59];
+    let link59_rotation_00_along_dq = cache.cos_q60 * link58_rotation_00_along_dq
+        + dq[60] * cache.cos_q60 * cache.link58_rotation_02
+        + cache.sin_q60 * link58_rotation_02_along_dq
+        - dq[60] * cache.sin_q60 * cache.link58_rotation_00;
+    let link60_position_x_along_dq = link59_position_x_along_dq
+        + p.link_length * link59_rotation_00_along_dq;
+    let link60_subspace_v_z_along_dq = -link60_position_x_along_dq;
+    out[(3, 2)] = dq[1];
+    out[(5, 2)] = base_angle_subspace_v_z_along_dq;
+    out[(3, 3)] = link2_position_z_along_dq;
+    out[(5, 3)] = link2_subspace_v_z_along_dq;
+    out[(3, 4)] = link3_position_z_along_dq;
+    out[(5, 4)] = link3_subspace_v_z_along_dq;
+    out[(3, 5)] = link4_position_z_along_dq;
+    out[(5, 5)] = link4_subspace_v_z_along_dq;
+    out[(3, 6)] = link5_position_z_along_dq;
+    out[(5, 6)] = link5_subspace_v_z_along_dq;
+    out[(3, 7)] = link6_position_z_along_dq;
+    out[(5, 7)] = link6_subspace_v_z_along_dq;
+    out[(3, 8)] = link7_position_z_along_dq;
+    out[(5, 8)] = link7_subspace_v_z_along_dq;
+    out[(3, 9)] = link8_position_z_along_dq;
+    out[(5, 9)] = link8_subspace_v_z_along_dq;
+    out[(3, 10)] = link9_position_z_along_dq;
+    out[(5, 10)] = link9_subspace_v_z_along_dq;
+    out[(3, 11)] = link10_position_z_along_dq;
+    out[(5, 11)] = link10_subspace_v_z_along_dq;
+    out[(3, 12)] = link11_position_z_along_dq;
+    out[(5, 12)] = link11_subspace_v_z_along_dq;
+    out[(3, 13)] = link12_position_z_along_dq;
+    out[(5, 13)] = link12_subspace_v_z_along_dq;
+    out[(3, 14)] = link13_position_z_along_dq;
+    out[(5, 14)] = link13_subspace_v_z_along_dq;
+    out[(3, 15)] = link14_position_z_along_dq;
+    out[(5, 15)] = link14_subspace_v_z_along_dq;
+    out[(3, 16)] = link15_position_z_along_dq;
+    out[(5, 16)] = link15_subspace_v_z_along_dq;
+    out[(3, 17)] = link16_position_z_along_dq;
+    out[(5, 17)] = link16_subspace_v_z_along_dq;
+    out[(3, 18)] = link17_position_z_along_dq;
+    out[(5, 18)] = link17_subspace_v_z_along_dq;
+    out[(3, 19)] = link18_position_z_along_dq;
+    out[(5, 19)] = link18_subspace_v_z_along_dq;
+    out[(3, 20)] = link19_position_z_along_dq;
+    out[(5, 20)] = link19_subspace_v_z_along_dq;
+    out[(3, 21)] = link20_position_z_along_dq;
+    out[(5, 21)] = link20_subspace_v_z_along_dq;
+    out[(3, 22)] = link21_position_z_along_dq;
+    out[(5, 22)] = link21_subspace_v_z_along_dq;
+    out[(3, 23)] = link22_position_z_along_dq;
+    out[(5, 23)] = link22_subspace_v_z_along_dq;
+    out[(3, 24)] = link23_position_z_along_dq;
+    out[(5, 24)] = link23_subspace_v_z_along_dq;
+    out[(3, 25)] = link24_position_z_along_dq;
+    out[(5, 25)] = link24_subspace_v_z_along_dq;
+    out[(3, 26)] = link25_position_z_along_dq;
+    out[(5, 26)] = link25_subspace_v_z_along_dq;
+    out[(3, 27)] = link26_position_z_along_dq;
+    out[(5, 27)] = link26_subspace_v_z_along_dq;
+    out[(3, 28)] = link27_position_z_along_dq;
+    out[(5, 28)] = link27_subspace_v_z_along_dq;
+    out[(3, 29)] = link28_position_z_along_dq;
+    out[(5, 29)] = link28_subspace_v_z_along_dq;
+    out[(3, 30)] = link29_position_z_along_dq;
+    out[(5, 30)] = link29_subspace_v_z_along_dq;
+    out[(3, 31)] = link30_position_z_along_dq;
+    out[(5, 31)] = link30_subspace_v_z_along_dq;
+    out[(3, 32)] = link31_position_z_along_dq;
+    out[(5, 32)] = link31_subspace_v_z_along_dq;
+    out[(3, 33)] = link32_position_z_along_dq;
+    out[(5, 33)] = link32_subspace_v_z_along_dq;
+    out[(3, 34)] = link33_position_z_along_dq;
+    out[(5, 34)] = link33_subspace_v_z_along_dq;
+    out[(3, 35)] = link34_position_z_along_dq;
+    out[(5, 35)] = link34_subspace_v_z_along_dq;
+    out[(3, 36)] = link35_position_z_along_dq;
+    out[(5, 36)] = link35_subspace_v_z_along_dq;
+    out[(3, 37)] = link36_position_z_along_dq;
+    out[(5, 37)] = link36_subspace_v_z_along_dq;
+    out[(3, 38)] = link37_position_z_along_dq;
+    out[(5, 38)] = link37_subspace_v_z_along_dq;
+    out[(3, 39)] = link38_position_z_along_dq;
+    out[(5, 39)] = link38_subspace_v_z_along_dq;
+    out[(3, 40)] = link39_position_z_along_dq;
+    out[(5, 40)] = link39_subspace_v_z_along_dq;
+    out[(3, 41)] = link40_position_z_along_dq;
+    out[(5, 41)] = link40_subspace_v_z_along_dq;
+    out[(3, 42)] = link41_position_z_along_dq;
+    out[(5, 42)] = link41_subspace_v_z_along_dq;
+    out[(3, 43)] = link42_position_z_along_dq;
+    out[(5, 43)] = link42_subspace_v_z_along_dq;
+    out[(3, 44)] = link43_position_z_along_dq;
+    out[(5, 44)] = link43_subspace_v_z_along_dq;
+    out[(3, 45)] = link44_position_z_along_dq;
+    out[(5, 45)] = link44_subspace_v_z_along_dq;
+    out[(3, 46)] = link45_position_z_along_dq;
+    out[(5, 46)] = link45_subspace_v_z_along_dq;
+    out[(3, 47)] = link46_position_z_along_dq;
+    out[(5, 47)] = link46_subspace_v_z_along_dq;
+    out[(3, 48)] = link47_position_z_along_dq;
+    out[(5, 48)] = link47_subspace_v_z_along_dq;
+    out[(3, 49)] = link48_position_z_along_dq;
+    out[(5, 49)] = link48_subspace_v_z_along_dq;
+    out[(3, 50)] = link49_position_z_along_dq;
+    out[(5, 50)] = link49_subspace_v_z_along_dq;
+    out[(3, 51)] = link50_position_z_along_dq;
+    out[(5, 51)] = link50_subspace_v_z_along_dq;
+    out[(3, 52)] = link51_position_z_along_dq;
+    out[(5, 52)] = link51_subspace_v_z_along_dq;
+    out[(3, 53)] = link52_position_z_along_dq;
+    out[(5, 53)] = link52_subspace_v_z_along_dq;
+    out[(3, 54)] = link53_position_z_along_dq;
+    out[(5, 54)] = link53_subspace_v_z_along_dq;
+    out[(3, 55)] = link54_position_z_along_dq;
+    out[(5, 55)] = link54_subspace_v_z_along_dq;
+    out[(3, 56)] = link55_position_z_along_dq;
+    out[(5, 56)] = link55_subspace_v_z_along_dq;
+    out[(3, 57)] = link56_position_z_along_dq;
+    out[(5, 57)] = link56_subspace_v_z_along_dq;
+    out[(3, 58)] = link57_position_z_along_dq;
+    out[(5, 58)] = link57_subspace_v_z_along_dq;
+    out[(3, 59)] = link58_position_z_along_dq;
+    out[(5, 59)] = link58_subspace_v_z_along_dq;
+    out[(3, 60)] = link59_position_z_along_dq;
+    out[(5, 60)] = link59_subspace_v_z_along_dq;
+    out[(3, 61)] = link60_position_z_along_dq;
+    out[(5, 61)] = link60_subspace_v_z_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -51144,6 +58650,37 @@ impl Model<DOF, CONTACTS> for SnakeLinks60 {
             contact_jacobian_into(index, q, p, k, jacobian);
             *axis = contact_axis(index, q, p, k);
         }
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_frame_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        columns: &mut SMatrix<f64, 6, DOF>,
+        axis: &mut Vector3<f64>,
+    ) {
+        contact_frame_columns_into(frame, q, p, k, columns, axis)
+    }
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -14265,6 +14265,590 @@ pub const CONTACT_FRAME_SEGMENT: &[u16] = &[0, 0, 0, 0];
 /// Per contact frame, the first of its own coordinates (whose columns differ from
 /// frame to frame within its segment) and how many there are.
 pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[(2, 1), (2, 1), (2, 1), (0, 0)];
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[0, 0, 0, 1, 1, 1, 2, 2, 2, 3];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[&[0, 1, 2], &[0, 1, 2], &[0, 1, 2], &[0, 1]];
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let arm_bend_z_along_dq = p.section_length * dq[1];
+    let t0 = 2.0 * cache.arm_bend_z * arm_bend_z_along_dq;
+    let arm_bend_y_along_dq = p.section_length * dq[0];
+    let t1 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
+    let arm_bend_squared_along_dq = t1 + t0;
+    let t2 = 1.5 * cache.arm_bend_squared_c5 - 0.5 * cache.arm_bend_squared_c4;
+    let t3 = cache.arm_bend_z * cache.arm_bend_z;
+    let arm_tip_local_bend_y_column_w_z_along_dq = -t0 * cache.arm_bend_squared_c3
+        - arm_bend_squared_along_dq * t2 * t3;
+    let arm_tip_local_subspace0_w_z_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_w_z_along_dq;
+    let t4 = cache.arm_bend_squared_c4 - 0.5 * cache.arm_bend_squared_c3;
+    let arm_tip_local_bend_y_column_w_x_along_dq = -cache.arm_bend_squared_c2
+        * arm_bend_z_along_dq - cache.arm_bend_z * arm_bend_squared_along_dq * t4;
+    let arm_tip_local_subspace0_w_x_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_w_x_along_dq;
+    let t5 = cache.arm_bend_y * arm_bend_z_along_dq
+        + cache.arm_bend_z * arm_bend_y_along_dq;
+    let t6 = cache.arm_bend_z * cache.arm_bend_y;
+    let arm_tip_local_bend_y_column_w_y_along_dq = -t5 * cache.arm_bend_squared_c3
+        - t6 * arm_bend_squared_along_dq * t2;
+    let arm_tip_local_subspace0_w_y_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_w_y_along_dq;
+    let arm_tip_subspace0_w_x_along_dq = 0.9164595255079896
+        * arm_tip_local_subspace0_w_x_along_dq
+        - 0.35991537421130565 * arm_tip_local_subspace0_w_z_along_dq
+        - 0.1748223713144484 * arm_tip_local_subspace0_w_y_along_dq;
+    let arm_tip_subspace0_w_y_along_dq = 0.96744666685656
+        * arm_tip_local_subspace0_w_y_along_dq
+        + 0.09195266597143173 * arm_tip_local_subspace0_w_x_along_dq
+        - 0.2357788243436599 * arm_tip_local_subspace0_w_z_along_dq;
+    let arm_tip_subspace0_w_z_along_dq = 0.3894183423086505
+        * arm_tip_local_subspace0_w_x_along_dq
+        + 0.1829865712999871 * arm_tip_local_subspace0_w_y_along_dq
+        + 0.90270109637546 * arm_tip_local_subspace0_w_z_along_dq;
+    let t7 = cache.arm_bend_y * p.section_length;
+    let t8 = p.section_length * arm_bend_y_along_dq;
+    let t9 = arm_bend_squared_along_dq * t4 * t7 + cache.arm_bend_squared_c2 * t8;
+    let t10 = cache.arm_bend_z * p.section_length;
+    let t11 = cache.arm_bend_squared_c2 * t10;
+    let t12 = p.section_length * arm_bend_z_along_dq;
+    let t13 = t10 * arm_bend_squared_along_dq * t4 + cache.arm_bend_squared_c2 * t12;
+    let t14 = cache.arm_bend_squared_c2 * t7;
+    let arm_tip_local_bend_y_column_v_x_along_dq = (arm_bend_squared_along_dq * t2 * t7
+        + t8 * cache.arm_bend_squared_c3 - arm_bend_squared_along_dq * t4 * t7
+        - cache.arm_bend_squared_c2 * t8)
+        - (t11 * arm_tip_local_bend_y_column_w_y_along_dq
+            + cache.arm_tip_local_bend_y_column_w_y * t13
+            - t9 * cache.arm_tip_local_bend_y_column_w_z
+            - t14 * arm_tip_local_bend_y_column_w_z_along_dq);
+    let arm_tip_local_subspace0_v_x_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_v_x_along_dq;
+    let t15 = p.section_length * arm_bend_squared_along_dq * t4;
+    let t16 = cache.arm_bend_y * cache.arm_bend_y;
+    let t17 = p.section_length * t16;
+    let t18 = p.section_length * t1;
+    let t19 = 2.0 * cache.arm_bend_squared_c6 - 0.5 * cache.arm_bend_squared_c5;
+    let t20 = p.section_length * cache.arm_bend_squared_c1;
+    let t21 = p.section_length
+        * (arm_bend_squared_along_dq
+            * (0.5 * cache.arm_bend_squared_c3 - 0.5 * cache.arm_bend_squared_c2));
+    let arm_tip_local_bend_y_column_v_y_along_dq = (t15
+        + 2.0 * t18 * cache.arm_bend_squared_c4
+        + 2.0 * t19 * arm_bend_squared_along_dq * t17
+        - arm_bend_squared_along_dq * t2 * t17 - t18 * cache.arm_bend_squared_c3)
+        - (t20 * arm_tip_local_bend_y_column_w_z_along_dq
+            + t21 * cache.arm_tip_local_bend_y_column_w_z
+            - t11 * arm_tip_local_bend_y_column_w_x_along_dq
+            - t13 * cache.arm_tip_local_bend_y_column_w_x);
+    let arm_tip_local_subspace0_v_y_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_v_y_along_dq;
+    let t22 = cache.arm_bend_z * cache.arm_bend_y * p.section_length;
+    let t23 = cache.arm_bend_y * p.section_length * arm_bend_z_along_dq
+        + cache.arm_bend_z * p.section_length * arm_bend_y_along_dq;
+    let t24 = 2.0 * t23 * cache.arm_bend_squared_c4
+        + 2.0 * t19 * arm_bend_squared_along_dq * t22
+        - arm_bend_squared_along_dq * t2 * t22 - t23 * cache.arm_bend_squared_c3;
+    let arm_tip_local_bend_y_column_v_z_along_dq = t24
+        - (t14 * arm_tip_local_bend_y_column_w_x_along_dq
+            + t9 * cache.arm_tip_local_bend_y_column_w_x
+            - t20 * arm_tip_local_bend_y_column_w_y_along_dq
+            - cache.arm_tip_local_bend_y_column_w_y * t21);
+    let arm_tip_local_subspace0_v_z_along_dq = p.section_length
+        * arm_tip_local_bend_y_column_v_z_along_dq;
+    let arm_tip_subspace0_v_x_along_dq = 0.9164595255079896
+        * arm_tip_local_subspace0_v_x_along_dq - 0.01 * arm_tip_subspace0_w_y_along_dq
+        - 0.1748223713144484 * arm_tip_local_subspace0_v_y_along_dq
+        - 0.35991537421130565 * arm_tip_local_subspace0_v_z_along_dq;
+    let arm_tip_subspace0_v_y_along_dq = 0.01 * arm_tip_subspace0_w_x_along_dq
+        + 0.96744666685656 * arm_tip_local_subspace0_v_y_along_dq
+        + 0.09195266597143173 * arm_tip_local_subspace0_v_x_along_dq
+        - 0.02 * arm_tip_subspace0_w_z_along_dq
+        - 0.2357788243436599 * arm_tip_local_subspace0_v_z_along_dq;
+    let arm_tip_subspace0_v_z_along_dq = 0.02 * arm_tip_subspace0_w_y_along_dq
+        + 0.3894183423086505 * arm_tip_local_subspace0_v_x_along_dq
+        + 0.90270109637546 * arm_tip_local_subspace0_v_z_along_dq
+        + 0.1829865712999871 * arm_tip_local_subspace0_v_y_along_dq;
+    let arm_tip_local_bend_z_column_w_y_along_dq = arm_bend_squared_along_dq * t2 * t16
+        + t1 * cache.arm_bend_squared_c3;
+    let arm_tip_local_subspace1_w_y_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_w_y_along_dq;
+    let arm_tip_local_bend_z_column_w_z_along_dq = t6 * arm_bend_squared_along_dq * t2
+        + t5 * cache.arm_bend_squared_c3;
+    let arm_tip_local_subspace1_w_z_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_w_z_along_dq;
+    let arm_tip_local_bend_z_column_w_x_along_dq = cache.arm_bend_y
+        * arm_bend_squared_along_dq * t4
+        + cache.arm_bend_squared_c2 * arm_bend_y_along_dq;
+    let arm_tip_local_subspace1_w_x_along_dq = arm_tip_local_bend_z_column_w_x_along_dq
+        * p.section_length;
+    let arm_tip_subspace1_w_x_along_dq = 0.9164595255079896
+        * arm_tip_local_subspace1_w_x_along_dq
+        - 0.1748223713144484 * arm_tip_local_subspace1_w_y_along_dq
+        - 0.35991537421130565 * arm_tip_local_subspace1_w_z_along_dq;
+    let arm_tip_subspace1_w_y_along_dq = 0.96744666685656
+        * arm_tip_local_subspace1_w_y_along_dq
+        + 0.09195266597143173 * arm_tip_local_subspace1_w_x_along_dq
+        - 0.2357788243436599 * arm_tip_local_subspace1_w_z_along_dq;
+    let arm_tip_subspace1_w_z_along_dq = 0.3894183423086505
+        * arm_tip_local_subspace1_w_x_along_dq
+        + 0.1829865712999871 * arm_tip_local_subspace1_w_y_along_dq
+        + 0.90270109637546 * arm_tip_local_subspace1_w_z_along_dq;
+    let arm_tip_local_bend_z_column_v_y_along_dq = t24
+        - (t21 * cache.arm_tip_local_bend_z_column_w_z
+            + t20 * arm_tip_local_bend_z_column_w_z_along_dq
+            - t13 * cache.arm_tip_local_bend_z_column_w_x
+            - t11 * arm_tip_local_bend_z_column_w_x_along_dq);
+    let arm_tip_local_subspace1_v_y_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_v_y_along_dq;
+    let arm_tip_local_bend_z_column_v_x_along_dq = (t12 * cache.arm_bend_squared_c3
+        + t10 * arm_bend_squared_along_dq * t2 - t10 * arm_bend_squared_along_dq * t4
+        - cache.arm_bend_squared_c2 * t12)
+        - (cache.arm_tip_local_bend_z_column_w_y * t13
+            + t11 * arm_tip_local_bend_z_column_w_y_along_dq
+            - t9 * cache.arm_tip_local_bend_z_column_w_z
+            - t14 * arm_tip_local_bend_z_column_w_z_along_dq);
+    let arm_tip_local_subspace1_v_x_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_v_x_along_dq;
+    let t25 = p.section_length * t0;
+    let t26 = p.section_length * t3;
+    let arm_tip_local_bend_z_column_v_z_along_dq = (2.0 * t25 * cache.arm_bend_squared_c4
+        + t15 + 2.0 * t19 * arm_bend_squared_along_dq * t26
+        - arm_bend_squared_along_dq * t2 * t26 - t25 * cache.arm_bend_squared_c3)
+        - (t14 * arm_tip_local_bend_z_column_w_x_along_dq
+            + t9 * cache.arm_tip_local_bend_z_column_w_x
+            - t21 * cache.arm_tip_local_bend_z_column_w_y
+            - t20 * arm_tip_local_bend_z_column_w_y_along_dq);
+    let arm_tip_local_subspace1_v_z_along_dq = p.section_length
+        * arm_tip_local_bend_z_column_v_z_along_dq;
+    let arm_tip_subspace1_v_x_along_dq = 0.9164595255079896
+        * arm_tip_local_subspace1_v_x_along_dq
+        - 0.1748223713144484 * arm_tip_local_subspace1_v_y_along_dq
+        - 0.01 * arm_tip_subspace1_w_y_along_dq
+        - 0.35991537421130565 * arm_tip_local_subspace1_v_z_along_dq;
+    let arm_tip_subspace1_v_y_along_dq = 0.96744666685656
+        * arm_tip_local_subspace1_v_y_along_dq + 0.01 * arm_tip_subspace1_w_x_along_dq
+        + 0.09195266597143173 * arm_tip_local_subspace1_v_x_along_dq
+        - 0.2357788243436599 * arm_tip_local_subspace1_v_z_along_dq
+        - 0.02 * arm_tip_subspace1_w_z_along_dq;
+    let arm_tip_subspace1_v_z_along_dq = 0.90270109637546
+        * arm_tip_local_subspace1_v_z_along_dq
+        + 0.3894183423086505 * arm_tip_local_subspace1_v_x_along_dq
+        + 0.1829865712999871 * arm_tip_local_subspace1_v_y_along_dq
+        + 0.02 * arm_tip_subspace1_w_y_along_dq;
+    out[(0, 0)] = arm_tip_subspace0_w_x_along_dq;
+    out[(1, 0)] = arm_tip_subspace0_w_y_along_dq;
+    out[(2, 0)] = arm_tip_subspace0_w_z_along_dq;
+    out[(3, 0)] = arm_tip_subspace0_v_x_along_dq;
+    out[(4, 0)] = arm_tip_subspace0_v_y_along_dq;
+    out[(5, 0)] = arm_tip_subspace0_v_z_along_dq;
+    out[(0, 1)] = arm_tip_subspace1_w_x_along_dq;
+    out[(1, 1)] = arm_tip_subspace1_w_y_along_dq;
+    out[(2, 1)] = arm_tip_subspace1_w_z_along_dq;
+    out[(3, 1)] = arm_tip_subspace1_v_x_along_dq;
+    out[(4, 1)] = arm_tip_subspace1_v_y_along_dq;
+    out[(5, 1)] = arm_tip_subspace1_v_z_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        0 => {}
+        1 => {
+            let arm_bend_y_along_dq = p.section_length * dq[0];
+            let t0 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
+            let arm_bend_z_along_dq = p.section_length * dq[1];
+            let t1 = 2.0 * cache.arm_bend_z * arm_bend_z_along_dq;
+            let arm_bend_squared_along_dq = t0 + t1;
+            let t2 = cache.arm_bend_squared_c4 - 0.5 * cache.arm_bend_squared_c3;
+            let t3 = -(cache.arm_bend_z * cache.arm_bend_y) * arm_bend_squared_along_dq
+                * t2
+                - cache.arm_bend_squared_c2
+                    * (cache.arm_bend_y * arm_bend_z_along_dq
+                        + cache.arm_bend_z * arm_bend_y_along_dq);
+            let t4 = arm_bend_squared_along_dq
+                * (0.5 * cache.arm_bend_squared_c3 - 0.5 * cache.arm_bend_squared_c2);
+            let t5 = -cache.arm_bend_z * t4
+                - arm_bend_z_along_dq * cache.arm_bend_squared_c1;
+            let t6 = cache.arm_bend_z * cache.arm_bend_z;
+            let t7 = -arm_bend_squared_along_dq * t2 * t6
+                - cache.arm_bend_squared_c2 * t1;
+            let arm_tip_rotation_02_along_dq = 0.9164595255079896 * t5
+                - 0.1748223713144484 * t3 - 0.35991537421130565 * t7;
+            let t8 = -cache.arm_bend_y * t4
+                - cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+            let t9 = cache.arm_bend_y * cache.arm_bend_y;
+            let t10 = -cache.arm_bend_squared_c2 * t0
+                - arm_bend_squared_along_dq * t2 * t9;
+            let arm_tip_rotation_01_along_dq = 0.9164595255079896 * t8
+                - 0.1748223713144484 * t10 - 0.35991537421130565 * t3;
+            let t11 = cache.arm_bend_y * t4
+                + cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+            let t12 = arm_bend_z_along_dq * cache.arm_bend_squared_c1
+                + cache.arm_bend_z * t4;
+            let arm_bend_squared = t6 + t9;
+            let t13 = -cache.arm_bend_squared_c2 * arm_bend_squared_along_dq
+                - arm_bend_squared_along_dq * t2 * arm_bend_squared;
+            let arm_tip_rotation_00_along_dq = 0.9164595255079896 * t13
+                - 0.1748223713144484 * t11 - 0.35991537421130565 * t12;
+            let flap_rotation_02_along_dq = 0.7648421872844886
+                * arm_tip_rotation_02_along_dq
+                + 0.19037934406737264 * arm_tip_rotation_00_along_dq
+                - 0.6154446635582734 * arm_tip_rotation_01_along_dq;
+            let flap_slice1_subspace0_w_x_along_dq = flap_rotation_02_along_dq
+                * cache.flap_slice1_local_subspace0_w_z;
+            let arm_tip_rotation_12_along_dq = 0.09195266597143173 * t5
+                + 0.96744666685656 * t3 - 0.2357788243436599 * t7;
+            let arm_tip_rotation_11_along_dq = 0.09195266597143173 * t8
+                + 0.96744666685656 * t10 - 0.2357788243436599 * t3;
+            let arm_tip_rotation_10_along_dq = 0.96744666685656 * t11
+                + 0.09195266597143173 * t13 - 0.2357788243436599 * t12;
+            let flap_rotation_12_along_dq = 0.7648421872844886
+                * arm_tip_rotation_12_along_dq
+                + 0.19037934406737264 * arm_tip_rotation_10_along_dq
+                - 0.6154446635582734 * arm_tip_rotation_11_along_dq;
+            let flap_slice1_subspace0_w_y_along_dq = cache
+                .flap_slice1_local_subspace0_w_z * flap_rotation_12_along_dq;
+            let arm_tip_rotation_21_along_dq = 0.90270109637546 * t3
+                + 0.1829865712999871 * t10 + 0.3894183423086505 * t8;
+            let arm_tip_rotation_22_along_dq = 0.90270109637546 * t7
+                + 0.3894183423086505 * t5 + 0.1829865712999871 * t3;
+            let arm_tip_rotation_20_along_dq = 0.1829865712999871 * t11
+                + 0.90270109637546 * t12 + 0.3894183423086505 * t13;
+            let flap_rotation_22_along_dq = 0.7648421872844886
+                * arm_tip_rotation_22_along_dq
+                + 0.19037934406737264 * arm_tip_rotation_20_along_dq
+                - 0.6154446635582734 * arm_tip_rotation_21_along_dq;
+            let flap_slice1_subspace0_w_z_along_dq = flap_rotation_22_along_dq
+                * cache.flap_slice1_local_subspace0_w_z;
+            let flap_bend_y_along_dq = p.flap_length * dq[2];
+            let flap_bend_squared_along_dq = 2.0 * flap_bend_y_along_dq
+                * cache.flap_bend_y;
+            let flap_slice1_bend_along_dq = 0.25 * flap_bend_squared_along_dq;
+            let flap_slice1_local_com_x_along_dq = 0.5
+                * (0.5 * cache.flap_slice1_bend_c3 - 0.5 * cache.flap_slice1_bend_c2)
+                * p.flap_length * flap_slice1_bend_along_dq;
+            let t14 = 1.5 * cache.flap_slice1_bend_c5 - 0.5 * cache.flap_slice1_bend_c4;
+            let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
+            let t15 = flap_bend_squared * p.flap_length;
+            let t16 = flap_bend_squared_along_dq * p.flap_length;
+            let t17 = cache.flap_slice1_bend_c4 - 0.5 * cache.flap_slice1_bend_c3;
+            let flap_slice1_local_bend_y_column_v_y_along_dq = (0.125
+                * cache.flap_slice1_bend_c4 * t16
+                + 0.125 * flap_slice1_bend_along_dq
+                    * (2.0 * cache.flap_slice1_bend_c6 - 0.5 * cache.flap_slice1_bend_c5)
+                    * t15 + 0.25 * p.flap_length * t17 * flap_slice1_bend_along_dq
+                - 0.0625 * t14 * flap_slice1_bend_along_dq * t15
+                - 0.0625 * t16 * cache.flap_slice1_bend_c3)
+                - 0.5 * flap_slice1_local_com_x_along_dq;
+            let flap_slice1_local_subspace0_v_y_along_dq = p.flap_length
+                * flap_slice1_local_bend_y_column_v_y_along_dq;
+            let flap_rotation_00_along_dq = 0.29552020666133955
+                * arm_tip_rotation_01_along_dq
+                + 0.9553364891256061 * arm_tip_rotation_00_along_dq;
+            let t18 = p.section_length * t4;
+            let t19 = arm_bend_squared_along_dq * t2
+                * (cache.arm_bend_y * p.section_length)
+                + cache.arm_bend_squared_c2 * (p.section_length * arm_bend_y_along_dq);
+            let t20 = (cache.arm_bend_z * p.section_length) * arm_bend_squared_along_dq
+                * t2
+                + cache.arm_bend_squared_c2 * (p.section_length * arm_bend_z_along_dq);
+            let arm_tip_position_z_along_dq = 0.3894183423086505 * t18
+                + 0.1829865712999871 * t19 + 0.90270109637546 * t20;
+            let wrist_position_z_along_dq = arm_tip_position_z_along_dq
+                + 0.01 * arm_tip_rotation_20_along_dq;
+            let flap_position_z_along_dq = 0.02 * arm_tip_rotation_20_along_dq
+                + wrist_position_z_along_dq;
+            let flap_rotation_01_along_dq = 0.7306816499355124
+                * arm_tip_rotation_01_along_dq
+                + 0.644217687237691 * arm_tip_rotation_02_along_dq
+                - 0.22602632124962305 * arm_tip_rotation_00_along_dq;
+            let t21 = p.flap_length * cache.flap_bend_y;
+            let t22 = p.flap_length * flap_bend_y_along_dq;
+            let flap_slice1_local_com_y_along_dq = 0.25 * t17 * flap_slice1_bend_along_dq
+                * t21 + 0.25 * t22 * cache.flap_slice1_bend_c2;
+            let flap_slice1_local_bend_y_column_v_x_along_dq = (0.125 * t22
+                * cache.flap_slice1_bend_c3
+                + 0.125 * t14 * flap_slice1_bend_along_dq * t21
+                - 0.125 * t17 * flap_slice1_bend_along_dq * t21
+                - 0.125 * t22 * cache.flap_slice1_bend_c2)
+                + 0.5 * flap_slice1_local_com_y_along_dq;
+            let flap_slice1_local_subspace0_v_x_along_dq = p.flap_length
+                * flap_slice1_local_bend_y_column_v_x_along_dq;
+            let arm_tip_position_y_along_dq = 0.09195266597143173 * t18
+                + 0.96744666685656 * t19 - 0.2357788243436599 * t20;
+            let wrist_position_y_along_dq = arm_tip_position_y_along_dq
+                + 0.01 * arm_tip_rotation_10_along_dq;
+            let flap_position_y_along_dq = 0.02 * arm_tip_rotation_10_along_dq
+                + wrist_position_y_along_dq;
+            let flap_ring1_subspace0_v_x_along_dq = cache.flap_rotation_01
+                * flap_slice1_local_subspace0_v_y_along_dq
+                + cache.flap_slice1_local_subspace0_v_x * flap_rotation_00_along_dq
+                + flap_slice1_subspace0_w_z_along_dq * cache.flap_position_y
+                + flap_rotation_01_along_dq * cache.flap_slice1_local_subspace0_v_y
+                + flap_slice1_local_subspace0_v_x_along_dq * cache.flap_rotation_00
+                + flap_position_y_along_dq * cache.flap_slice1_subspace0_w_z
+                - flap_position_z_along_dq * cache.flap_slice1_subspace0_w_y
+                - cache.flap_position_z * flap_slice1_subspace0_w_y_along_dq;
+            let flap_rotation_11_along_dq = 0.644217687237691
+                * arm_tip_rotation_12_along_dq
+                + 0.7306816499355124 * arm_tip_rotation_11_along_dq
+                - 0.22602632124962305 * arm_tip_rotation_10_along_dq;
+            let arm_tip_position_x_along_dq = 0.9164595255079896 * t18
+                - 0.35991537421130565 * t20 - 0.1748223713144484 * t19;
+            let wrist_position_x_along_dq = 0.01 * arm_tip_rotation_00_along_dq
+                + arm_tip_position_x_along_dq;
+            let flap_position_x_along_dq = wrist_position_x_along_dq
+                + 0.02 * arm_tip_rotation_00_along_dq;
+            let flap_rotation_10_along_dq = 0.29552020666133955
+                * arm_tip_rotation_11_along_dq
+                + 0.9553364891256061 * arm_tip_rotation_10_along_dq;
+            let flap_ring1_subspace0_v_y_along_dq = flap_rotation_11_along_dq
+                * cache.flap_slice1_local_subspace0_v_y
+                + flap_slice1_subspace0_w_x_along_dq * cache.flap_position_z
+                + cache.flap_rotation_11 * flap_slice1_local_subspace0_v_y_along_dq
+                + cache.flap_slice1_subspace0_w_x * flap_position_z_along_dq
+                + cache.flap_slice1_local_subspace0_v_x * flap_rotation_10_along_dq
+                + cache.flap_rotation_10 * flap_slice1_local_subspace0_v_x_along_dq
+                - cache.flap_slice1_subspace0_w_z * flap_position_x_along_dq
+                - cache.flap_position_x * flap_slice1_subspace0_w_z_along_dq;
+            let flap_rotation_20_along_dq = 0.29552020666133955
+                * arm_tip_rotation_21_along_dq
+                + 0.9553364891256061 * arm_tip_rotation_20_along_dq;
+            let flap_rotation_21_along_dq = 0.644217687237691
+                * arm_tip_rotation_22_along_dq
+                + 0.7306816499355124 * arm_tip_rotation_21_along_dq
+                - 0.22602632124962305 * arm_tip_rotation_20_along_dq;
+            let flap_ring1_subspace0_v_z_along_dq = cache.flap_rotation_21
+                * flap_slice1_local_subspace0_v_y_along_dq
+                + cache.flap_slice1_subspace0_w_y * flap_position_x_along_dq
+                + cache.flap_rotation_20 * flap_slice1_local_subspace0_v_x_along_dq
+                + cache.flap_slice1_local_subspace0_v_x * flap_rotation_20_along_dq
+                + cache.flap_position_x * flap_slice1_subspace0_w_y_along_dq
+                + cache.flap_slice1_local_subspace0_v_y * flap_rotation_21_along_dq
+                - flap_slice1_subspace0_w_x_along_dq * cache.flap_position_y
+                - cache.flap_slice1_subspace0_w_x * flap_position_y_along_dq;
+            own[(0, 0)] = flap_slice1_subspace0_w_x_along_dq;
+            own[(1, 0)] = flap_slice1_subspace0_w_y_along_dq;
+            own[(2, 0)] = flap_slice1_subspace0_w_z_along_dq;
+            own[(3, 0)] = flap_ring1_subspace0_v_x_along_dq;
+            own[(4, 0)] = flap_ring1_subspace0_v_y_along_dq;
+            own[(5, 0)] = flap_ring1_subspace0_v_z_along_dq;
+        }
+        2 => {
+            let arm_bend_y_along_dq = p.section_length * dq[0];
+            let t0 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
+            let arm_bend_z_along_dq = p.section_length * dq[1];
+            let t1 = 2.0 * cache.arm_bend_z * arm_bend_z_along_dq;
+            let arm_bend_squared_along_dq = t0 + t1;
+            let t2 = cache.arm_bend_squared_c4 - 0.5 * cache.arm_bend_squared_c3;
+            let t3 = -(cache.arm_bend_z * cache.arm_bend_y) * arm_bend_squared_along_dq
+                * t2
+                - cache.arm_bend_squared_c2
+                    * (cache.arm_bend_y * arm_bend_z_along_dq
+                        + cache.arm_bend_z * arm_bend_y_along_dq);
+            let t4 = arm_bend_squared_along_dq
+                * (0.5 * cache.arm_bend_squared_c3 - 0.5 * cache.arm_bend_squared_c2);
+            let t5 = -cache.arm_bend_z * t4
+                - arm_bend_z_along_dq * cache.arm_bend_squared_c1;
+            let t6 = cache.arm_bend_z * cache.arm_bend_z;
+            let t7 = -arm_bend_squared_along_dq * t2 * t6
+                - cache.arm_bend_squared_c2 * t1;
+            let arm_tip_rotation_02_along_dq = 0.9164595255079896 * t5
+                - 0.1748223713144484 * t3 - 0.35991537421130565 * t7;
+            let t8 = -cache.arm_bend_y * t4
+                - cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+            let t9 = cache.arm_bend_y * cache.arm_bend_y;
+            let t10 = -cache.arm_bend_squared_c2 * t0
+                - arm_bend_squared_along_dq * t2 * t9;
+            let arm_tip_rotation_01_along_dq = 0.9164595255079896 * t8
+                - 0.1748223713144484 * t10 - 0.35991537421130565 * t3;
+            let t11 = cache.arm_bend_y * t4
+                + cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+            let t12 = arm_bend_z_along_dq * cache.arm_bend_squared_c1
+                + cache.arm_bend_z * t4;
+            let arm_bend_squared = t6 + t9;
+            let t13 = -cache.arm_bend_squared_c2 * arm_bend_squared_along_dq
+                - arm_bend_squared_along_dq * t2 * arm_bend_squared;
+            let arm_tip_rotation_00_along_dq = 0.9164595255079896 * t13
+                - 0.1748223713144484 * t11 - 0.35991537421130565 * t12;
+            let flap_rotation_02_along_dq = 0.7648421872844886
+                * arm_tip_rotation_02_along_dq
+                + 0.19037934406737264 * arm_tip_rotation_00_along_dq
+                - 0.6154446635582734 * arm_tip_rotation_01_along_dq;
+            let flap_tip_subspace0_w_x_along_dq = flap_rotation_02_along_dq
+                * p.flap_length;
+            let arm_tip_rotation_12_along_dq = 0.09195266597143173 * t5
+                + 0.96744666685656 * t3 - 0.2357788243436599 * t7;
+            let arm_tip_rotation_11_along_dq = 0.09195266597143173 * t8
+                + 0.96744666685656 * t10 - 0.2357788243436599 * t3;
+            let arm_tip_rotation_10_along_dq = 0.96744666685656 * t11
+                + 0.09195266597143173 * t13 - 0.2357788243436599 * t12;
+            let flap_rotation_12_along_dq = 0.7648421872844886
+                * arm_tip_rotation_12_along_dq
+                + 0.19037934406737264 * arm_tip_rotation_10_along_dq
+                - 0.6154446635582734 * arm_tip_rotation_11_along_dq;
+            let flap_tip_subspace0_w_y_along_dq = p.flap_length
+                * flap_rotation_12_along_dq;
+            let arm_tip_rotation_21_along_dq = 0.90270109637546 * t3
+                + 0.1829865712999871 * t10 + 0.3894183423086505 * t8;
+            let arm_tip_rotation_22_along_dq = 0.90270109637546 * t7
+                + 0.3894183423086505 * t5 + 0.1829865712999871 * t3;
+            let arm_tip_rotation_20_along_dq = 0.1829865712999871 * t11
+                + 0.90270109637546 * t12 + 0.3894183423086505 * t13;
+            let flap_rotation_22_along_dq = 0.7648421872844886
+                * arm_tip_rotation_22_along_dq
+                + 0.19037934406737264 * arm_tip_rotation_20_along_dq
+                - 0.6154446635582734 * arm_tip_rotation_21_along_dq;
+            let flap_tip_subspace0_w_z_along_dq = p.flap_length
+                * flap_rotation_22_along_dq;
+            let flap_bend_y_along_dq = p.flap_length * dq[2];
+            let flap_bend_squared_along_dq = 2.0 * flap_bend_y_along_dq
+                * cache.flap_bend_y;
+            let t14 = flap_bend_squared_along_dq * p.flap_length;
+            let t15 = flap_bend_squared_along_dq
+                * (cache.flap_bend_squared_c4 - 0.5 * cache.flap_bend_squared_c3);
+            let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
+            let t16 = softgen_runtime::stumpff(flap_bend_squared)[5];
+            let t17 = flap_bend_squared * p.flap_length;
+            let t18 = 1.5 * t16 - 0.5 * cache.flap_bend_squared_c4;
+            let flap_tip_local_bend_y_column_v_y_along_dq = (2.0
+                * cache.flap_bend_squared_c4 * t14 + t15 * p.flap_length
+                + 2.0 * flap_bend_squared_along_dq
+                    * (2.0 * softgen_runtime::stumpff(flap_bend_squared)[6] - 0.5 * t16)
+                    * t17 - t14 * cache.flap_bend_squared_c3
+                - flap_bend_squared_along_dq * t18 * t17)
+                - (p.flap_length
+                    * (flap_bend_squared_along_dq
+                        * (0.5 * cache.flap_bend_squared_c3
+                            - 0.5 * cache.flap_bend_squared_c2)));
+            let flap_tip_local_subspace0_v_y_along_dq = p.flap_length
+                * flap_tip_local_bend_y_column_v_y_along_dq;
+            let flap_rotation_00_along_dq = 0.29552020666133955
+                * arm_tip_rotation_01_along_dq
+                + 0.9553364891256061 * arm_tip_rotation_00_along_dq;
+            let t19 = p.flap_length * cache.flap_bend_y;
+            let flap_tip_local_bend_y_column_v_x = cache.flap_bend_squared_c2 * t19
+                + (cache.flap_bend_squared_c3 * t19 - cache.flap_bend_squared_c2 * t19);
+            let flap_tip_local_subspace0_v_x = p.flap_length
+                * flap_tip_local_bend_y_column_v_x;
+            let t20 = p.flap_length * flap_bend_y_along_dq;
+            let flap_tip_local_bend_y_column_v_x_along_dq = (t20
+                * cache.flap_bend_squared_c3 + flap_bend_squared_along_dq * t18 * t19
+                - t15 * t19 - t20 * cache.flap_bend_squared_c2)
+                + (t15 * t19 + t20 * cache.flap_bend_squared_c2);
+            let flap_tip_local_subspace0_v_x_along_dq = flap_tip_local_bend_y_column_v_x_along_dq
+                * p.flap_length;
+            let flap_rotation_01_along_dq = 0.7306816499355124
+                * arm_tip_rotation_01_along_dq
+                + 0.644217687237691 * arm_tip_rotation_02_along_dq
+                - 0.22602632124962305 * arm_tip_rotation_00_along_dq;
+            let flap_tip_local_bend_y_column_v_y = (2.0 * cache.flap_bend_squared_c4
+                * t17 + p.flap_length * cache.flap_bend_squared_c2
+                - cache.flap_bend_squared_c3 * t17)
+                - (p.flap_length * cache.flap_bend_squared_c1);
+            let flap_tip_local_subspace0_v_y = p.flap_length
+                * flap_tip_local_bend_y_column_v_y;
+            let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
+            let t21 = p.section_length * t4;
+            let t22 = arm_bend_squared_along_dq * t2
+                * (cache.arm_bend_y * p.section_length)
+                + cache.arm_bend_squared_c2 * (p.section_length * arm_bend_y_along_dq);
+            let t23 = (cache.arm_bend_z * p.section_length) * arm_bend_squared_along_dq
+                * t2
+                + cache.arm_bend_squared_c2 * (p.section_length * arm_bend_z_along_dq);
+            let arm_tip_position_z_along_dq = 0.3894183423086505 * t21
+                + 0.1829865712999871 * t22 + 0.90270109637546 * t23;
+            let wrist_position_z_along_dq = arm_tip_position_z_along_dq
+                + 0.01 * arm_tip_rotation_20_along_dq;
+            let flap_position_z_along_dq = 0.02 * arm_tip_rotation_20_along_dq
+                + wrist_position_z_along_dq;
+            let arm_tip_position_y_along_dq = 0.09195266597143173 * t21
+                + 0.96744666685656 * t22 - 0.2357788243436599 * t23;
+            let wrist_position_y_along_dq = arm_tip_position_y_along_dq
+                + 0.01 * arm_tip_rotation_10_along_dq;
+            let flap_position_y_along_dq = 0.02 * arm_tip_rotation_10_along_dq
+                + wrist_position_y_along_dq;
+            let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
+            let flap_ring2_subspace0_v_x_along_dq = cache.flap_position_y
+                * flap_tip_subspace0_w_z_along_dq
+                + cache.flap_rotation_01 * flap_tip_local_subspace0_v_y_along_dq
+                + flap_rotation_00_along_dq * flap_tip_local_subspace0_v_x
+                + flap_tip_local_subspace0_v_x_along_dq * cache.flap_rotation_00
+                + flap_rotation_01_along_dq * flap_tip_local_subspace0_v_y
+                + flap_position_y_along_dq * flap_tip_subspace0_w_z
+                - cache.flap_position_z * flap_tip_subspace0_w_y_along_dq
+                - flap_tip_subspace0_w_y * flap_position_z_along_dq;
+            let flap_tip_subspace0_w_x = p.flap_length * cache.flap_rotation_02;
+            let flap_rotation_11_along_dq = 0.644217687237691
+                * arm_tip_rotation_12_along_dq
+                + 0.7306816499355124 * arm_tip_rotation_11_along_dq
+                - 0.22602632124962305 * arm_tip_rotation_10_along_dq;
+            let arm_tip_position_x_along_dq = 0.9164595255079896 * t21
+                - 0.35991537421130565 * t23 - 0.1748223713144484 * t22;
+            let wrist_position_x_along_dq = 0.01 * arm_tip_rotation_00_along_dq
+                + arm_tip_position_x_along_dq;
+            let flap_position_x_along_dq = wrist_position_x_along_dq
+                + 0.02 * arm_tip_rotation_00_along_dq;
+            let flap_rotation_10_along_dq = 0.29552020666133955
+                * arm_tip_rotation_11_along_dq
+                + 0.9553364891256061 * arm_tip_rotation_10_along_dq;
+            let flap_ring2_subspace0_v_y_along_dq = cache.flap_rotation_10
+                * flap_tip_local_subspace0_v_x_along_dq
+                + cache.flap_rotation_11 * flap_tip_local_subspace0_v_y_along_dq
+                + flap_tip_subspace0_w_x_along_dq * cache.flap_position_z
+                + flap_position_z_along_dq * flap_tip_subspace0_w_x
+                + flap_tip_local_subspace0_v_y * flap_rotation_11_along_dq
+                + flap_rotation_10_along_dq * flap_tip_local_subspace0_v_x
+                - cache.flap_position_x * flap_tip_subspace0_w_z_along_dq
+                - flap_position_x_along_dq * flap_tip_subspace0_w_z;
+            let flap_rotation_21_along_dq = 0.644217687237691
+                * arm_tip_rotation_22_along_dq
+                + 0.7306816499355124 * arm_tip_rotation_21_along_dq
+                - 0.22602632124962305 * arm_tip_rotation_20_along_dq;
+            let flap_rotation_20_along_dq = 0.29552020666133955
+                * arm_tip_rotation_21_along_dq
+                + 0.9553364891256061 * arm_tip_rotation_20_along_dq;
+            let flap_ring2_subspace0_v_z_along_dq = cache.flap_rotation_20
+                * flap_tip_local_subspace0_v_x_along_dq
+                + cache.flap_position_x * flap_tip_subspace0_w_y_along_dq
+                + flap_tip_subspace0_w_y * flap_position_x_along_dq
+                + cache.flap_rotation_21 * flap_tip_local_subspace0_v_y_along_dq
+                + flap_tip_local_subspace0_v_y * flap_rotation_21_along_dq
+                + flap_rotation_20_along_dq * flap_tip_local_subspace0_v_x
+                - flap_tip_subspace0_w_x_along_dq * cache.flap_position_y
+                - flap_position_y_along_dq * flap_tip_subspace0_w_x;
+            own[(0, 0)] = flap_tip_subspace0_w_x_along_dq;
+            own[(1, 0)] = flap_tip_subspace0_w_y_along_dq;
+            own[(2, 0)] = flap_tip_subspace0_w_z_along_dq;
+            own[(3, 0)] = flap_ring2_subspace0_v_x_along_dq;
+            own[(4, 0)] = flap_ring2_subspace0_v_y_along_dq;
+            own[(5, 0)] = flap_ring2_subspace0_v_z_along_dq;
+        }
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -16381,6 +16965,27 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         axis: &mut Vector3<f64>,
     ) {
         contact_frame_own_into(frame, q, p, k, own, axis)
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

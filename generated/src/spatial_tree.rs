@@ -9235,6 +9235,361 @@ pub fn contact_jacobian_into(
         _ => *out = SMatrix::zeros(),
     }
 }
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[0, 1, 2];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[
+    &[0, 1, 2, 3, 4, 5, 6, 8],
+    &[0, 1, 2, 3, 4, 5, 7, 9],
+    &[0, 1, 2, 3, 4, 5],
+];
+/// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+/// about the world origin; zero for coordinates that do not move it) and its x
+/// axis.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_columns_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+    axis: &mut Vector3<f64>,
+) {
+    *out = SMatrix::zeros();
+    *axis = Vector3::zeros();
+    match frame {
+        0 => {
+            out[(3, 0)] = 1.0;
+            out[(4, 1)] = 1.0;
+            out[(5, 2)] = 1.0;
+            out[(2, 3)] = 1.0;
+            out[(3, 3)] = q[1];
+            out[(4, 3)] = cache.base_yaw_subspace_v_y;
+            out[(0, 4)] = cache.base_yaw_rotation_01;
+            out[(1, 4)] = cache.cos_q3;
+            out[(3, 4)] = cache.base_pitch_subspace_v_x;
+            out[(4, 4)] = cache.base_pitch_subspace_v_y;
+            out[(5, 4)] = cache.base_pitch_subspace_v_z;
+            out[(0, 5)] = cache.base_pitch_rotation_00;
+            out[(1, 5)] = cache.base_pitch_rotation_10;
+            out[(2, 5)] = cache.base_pitch_rotation_20;
+            out[(3, 5)] = cache.base_roll_subspace_v_x;
+            out[(4, 5)] = cache.base_roll_subspace_v_y;
+            out[(5, 5)] = cache.base_roll_subspace_v_z;
+            out[(0, 6)] = cache.base_roll_rotation_02;
+            out[(1, 6)] = cache.base_roll_rotation_12;
+            out[(2, 6)] = cache.base_roll_rotation_22;
+            out[(3, 6)] = cache.left_upper_subspace_v_x;
+            out[(4, 6)] = cache.left_upper_subspace_v_y;
+            out[(5, 6)] = cache.left_upper_subspace_v_z;
+            out[(0, 8)] = cache.left_upper_rotation_01;
+            out[(1, 8)] = cache.left_upper_rotation_11;
+            out[(2, 8)] = cache.left_upper_rotation_21;
+            out[(3, 8)] = cache.left_lower_subspace_v_x;
+            out[(4, 8)] = cache.left_lower_subspace_v_y;
+            out[(5, 8)] = cache.left_lower_subspace_v_z;
+            axis[0] = cache.left_lower_rotation_00;
+            axis[1] = cache.left_lower_rotation_10;
+            axis[2] = cache.left_lower_rotation_20;
+        }
+        1 => {
+            out[(3, 0)] = 1.0;
+            out[(4, 1)] = 1.0;
+            out[(5, 2)] = 1.0;
+            out[(2, 3)] = 1.0;
+            out[(3, 3)] = q[1];
+            out[(4, 3)] = cache.base_yaw_subspace_v_y;
+            out[(0, 4)] = cache.base_yaw_rotation_01;
+            out[(1, 4)] = cache.cos_q3;
+            out[(3, 4)] = cache.base_pitch_subspace_v_x;
+            out[(4, 4)] = cache.base_pitch_subspace_v_y;
+            out[(5, 4)] = cache.base_pitch_subspace_v_z;
+            out[(0, 5)] = cache.base_pitch_rotation_00;
+            out[(1, 5)] = cache.base_pitch_rotation_10;
+            out[(2, 5)] = cache.base_pitch_rotation_20;
+            out[(3, 5)] = cache.base_roll_subspace_v_x;
+            out[(4, 5)] = cache.base_roll_subspace_v_y;
+            out[(5, 5)] = cache.base_roll_subspace_v_z;
+            out[(0, 7)] = cache.right_upper_axis_x;
+            out[(1, 7)] = cache.right_upper_axis_y;
+            out[(2, 7)] = cache.right_upper_axis_z;
+            out[(3, 7)] = cache.right_upper_subspace_v_x;
+            out[(4, 7)] = cache.right_upper_subspace_v_y;
+            out[(5, 7)] = cache.right_upper_subspace_v_z;
+            out[(3, 9)] = cache.right_upper_rotation_00;
+            out[(4, 9)] = cache.right_upper_rotation_10;
+            out[(5, 9)] = cache.right_upper_rotation_20;
+            axis[0] = cache.right_upper_rotation_00;
+            axis[1] = cache.right_upper_rotation_10;
+            axis[2] = cache.right_upper_rotation_20;
+        }
+        2 => {
+            out[(3, 0)] = 1.0;
+            out[(4, 1)] = 1.0;
+            out[(5, 2)] = 1.0;
+            out[(2, 3)] = 1.0;
+            out[(3, 3)] = q[1];
+            out[(4, 3)] = cache.base_yaw_subspace_v_y;
+            out[(0, 4)] = cache.base_yaw_rotation_01;
+            out[(1, 4)] = cache.cos_q3;
+            out[(3, 4)] = cache.base_pitch_subspace_v_x;
+            out[(4, 4)] = cache.base_pitch_subspace_v_y;
+            out[(5, 4)] = cache.base_pitch_subspace_v_z;
+            out[(0, 5)] = cache.base_pitch_rotation_00;
+            out[(1, 5)] = cache.base_pitch_rotation_10;
+            out[(2, 5)] = cache.base_pitch_rotation_20;
+            out[(3, 5)] = cache.base_roll_subspace_v_x;
+            out[(4, 5)] = cache.base_roll_subspace_v_y;
+            out[(5, 5)] = cache.base_roll_subspace_v_z;
+            axis[0] = cache.base_pitch_rotation_00;
+            axis[1] = cache.base_pitch_rotation_10;
+            axis[2] = cache.base_pitch_rotation_20;
+        }
+        _ => {}
+    }
+}
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let base_yaw_subspace_v_y_along_dq = -dq[0];
+    let base_yaw_rotation_10_along_dq = dq[3] * cache.cos_q3;
+    let base_yaw_rotation_01_along_dq = -base_yaw_rotation_10_along_dq;
+    let base_yaw_rotation_00_along_dq = dq[3] * cache.base_yaw_rotation_01;
+    let base_pitch_subspace_v_x_along_dq = -dq[2] * cache.cos_q3
+        - base_yaw_rotation_00_along_dq * q[2];
+    let base_pitch_subspace_v_y_along_dq = dq[2] * cache.base_yaw_rotation_01
+        + base_yaw_rotation_01_along_dq * q[2];
+    let base_pitch_subspace_v_z_along_dq = q[0] * base_yaw_rotation_00_along_dq
+        + dq[0] * cache.cos_q3 - q[1] * base_yaw_rotation_01_along_dq
+        - dq[1] * cache.base_yaw_rotation_01;
+    let base_pitch_rotation_22_along_dq = cache.base_pitch_rotation_20 * dq[4];
+    let base_pitch_rotation_00_along_dq = cache.cos_q4 * base_yaw_rotation_00_along_dq
+        + base_pitch_rotation_22_along_dq * cache.cos_q3;
+    let base_pitch_rotation_10_along_dq = cache.cos_q4 * base_yaw_rotation_10_along_dq
+        + base_pitch_rotation_22_along_dq * cache.sin_q3;
+    let base_pitch_rotation_20_along_dq = -(cache.cos_q4 * dq[4]);
+    let base_roll_subspace_v_x_along_dq = q[1] * base_pitch_rotation_20_along_dq
+        + cache.base_pitch_rotation_20 * dq[1] - base_pitch_rotation_10_along_dq * q[2]
+        - cache.base_pitch_rotation_10 * dq[2];
+    let base_roll_subspace_v_y_along_dq = cache.base_pitch_rotation_00 * dq[2]
+        + base_pitch_rotation_00_along_dq * q[2] - cache.base_pitch_rotation_20 * dq[0]
+        - base_pitch_rotation_20_along_dq * q[0];
+    let base_roll_subspace_v_z_along_dq = q[0] * base_pitch_rotation_10_along_dq
+        + cache.base_pitch_rotation_10 * dq[0] - q[1] * base_pitch_rotation_00_along_dq
+        - dq[1] * cache.base_pitch_rotation_00;
+    let base_pitch_rotation_02_along_dq = cache.sin_q4 * base_yaw_rotation_00_along_dq
+        + cache.cos_q4 * cache.cos_q3 * dq[4];
+    let base_roll_rotation_02_along_dq = cache.cos_q5 * base_pitch_rotation_02_along_dq
+        - dq[5] * cache.base_pitch_rotation_02 * cache.sin_q5
+        - cache.cos_q5 * dq[5] * cache.base_yaw_rotation_01
+        - cache.sin_q5 * base_yaw_rotation_01_along_dq;
+    let base_pitch_rotation_12_along_dq = cache.sin_q4 * base_yaw_rotation_10_along_dq
+        + cache.cos_q4 * cache.sin_q3 * dq[4];
+    let base_roll_rotation_12_along_dq = cache.cos_q5 * base_pitch_rotation_12_along_dq
+        - cache.sin_q5 * base_yaw_rotation_00_along_dq
+        - cache.cos_q5 * dq[5] * cache.cos_q3
+        - dq[5] * cache.sin_q5 * cache.base_pitch_rotation_12;
+    let base_roll_rotation_22_along_dq = cache.cos_q5 * base_pitch_rotation_22_along_dq
+        - dq[5] * cache.sin_q5 * cache.cos_q4;
+    let base_roll_rotation_21_along_dq = cache.cos_q5 * dq[5] * cache.cos_q4
+        + base_pitch_rotation_22_along_dq * cache.sin_q5;
+    let left_upper_position_z_along_dq = 0.1 * base_pitch_rotation_20_along_dq
+        + 0.05 * base_roll_rotation_21_along_dq + dq[2];
+    let base_roll_rotation_11_along_dq = cache.cos_q5 * base_yaw_rotation_00_along_dq
+        + base_pitch_rotation_12_along_dq * cache.sin_q5
+        + cache.cos_q5 * dq[5] * cache.base_pitch_rotation_12
+        - dq[5] * cache.sin_q5 * cache.cos_q3;
+    let left_upper_position_y_along_dq = 0.05 * base_roll_rotation_11_along_dq
+        + 0.1 * base_pitch_rotation_10_along_dq + dq[1];
+    let left_upper_subspace_v_x_along_dq = cache.left_upper_position_y
+        * base_roll_rotation_22_along_dq
+        + left_upper_position_y_along_dq * cache.base_roll_rotation_22
+        - base_roll_rotation_12_along_dq * cache.left_upper_position_z
+        - cache.base_roll_rotation_12 * left_upper_position_z_along_dq;
+    let base_roll_rotation_01_along_dq = cache.cos_q5 * dq[5]
+        * cache.base_pitch_rotation_02 + cache.cos_q5 * base_yaw_rotation_01_along_dq
+        + cache.sin_q5 * base_pitch_rotation_02_along_dq
+        - dq[5] * cache.sin_q5 * cache.base_yaw_rotation_01;
+    let left_upper_position_x_along_dq = 0.05 * base_roll_rotation_01_along_dq + dq[0]
+        + 0.1 * base_pitch_rotation_00_along_dq;
+    let left_upper_subspace_v_y_along_dq = cache.left_upper_position_z
+        * base_roll_rotation_02_along_dq
+        + left_upper_position_z_along_dq * cache.base_roll_rotation_02
+        - cache.left_upper_position_x * base_roll_rotation_22_along_dq
+        - left_upper_position_x_along_dq * cache.base_roll_rotation_22;
+    let left_upper_subspace_v_z_along_dq = cache.base_roll_rotation_12
+        * left_upper_position_x_along_dq
+        + base_roll_rotation_12_along_dq * cache.left_upper_position_x
+        - left_upper_position_y_along_dq * cache.base_roll_rotation_02
+        - cache.left_upper_position_y * base_roll_rotation_02_along_dq;
+    let right_upper_axis_x_along_dq = 0.20896434210788312
+        * base_roll_rotation_02_along_dq
+        + 0.944408474273499 * base_pitch_rotation_00_along_dq
+        + 0.2538238315206457 * base_roll_rotation_01_along_dq;
+    let right_upper_axis_y_along_dq = 0.944408474273499 * base_pitch_rotation_10_along_dq
+        + 0.2538238315206457 * base_roll_rotation_11_along_dq
+        + 0.20896434210788312 * base_roll_rotation_12_along_dq;
+    let right_upper_axis_z_along_dq = 0.20896434210788312
+        * base_roll_rotation_22_along_dq
+        + 0.2538238315206457 * base_roll_rotation_21_along_dq
+        + 0.944408474273499 * base_pitch_rotation_20_along_dq;
+    let right_upper_position_z_along_dq = 0.02 * base_roll_rotation_22_along_dq + dq[2]
+        - 0.05 * base_roll_rotation_21_along_dq - 0.1 * base_pitch_rotation_20_along_dq;
+    let right_upper_position_y_along_dq = 0.02 * base_roll_rotation_12_along_dq + dq[1]
+        - 0.1 * base_pitch_rotation_10_along_dq - 0.05 * base_roll_rotation_11_along_dq;
+    let right_upper_subspace_v_x_along_dq = right_upper_axis_z_along_dq
+        * cache.right_upper_position_y
+        + cache.right_upper_axis_z * right_upper_position_y_along_dq
+        - cache.right_upper_axis_y * right_upper_position_z_along_dq
+        - right_upper_axis_y_along_dq * cache.right_upper_position_z;
+    let right_upper_position_x_along_dq = dq[0] + 0.02 * base_roll_rotation_02_along_dq
+        - 0.1 * base_pitch_rotation_00_along_dq - 0.05 * base_roll_rotation_01_along_dq;
+    let right_upper_subspace_v_y_along_dq = right_upper_axis_x_along_dq
+        * cache.right_upper_position_z
+        + right_upper_position_z_along_dq * cache.right_upper_axis_x
+        - right_upper_position_x_along_dq * cache.right_upper_axis_z
+        - right_upper_axis_z_along_dq * cache.right_upper_position_x;
+    let right_upper_subspace_v_z_along_dq = right_upper_axis_y_along_dq
+        * cache.right_upper_position_x
+        + right_upper_position_x_along_dq * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * right_upper_position_y_along_dq
+        - cache.right_upper_position_y * right_upper_axis_x_along_dq;
+    let t0 = -0.47942553860420306 * cache.cos_q6 - 0.8775825618903728 * cache.sin_q6;
+    let t1 = 0.8775825618903728 * cache.cos_q6 - 0.47942553860420306 * cache.sin_q6;
+    let t2 = 0.47942553860420306 * dq[6] * cache.sin_q6
+        - 0.8775825618903728 * dq[6] * cache.cos_q6;
+    let t3 = -0.8775825618903728 * dq[6] * cache.sin_q6
+        - 0.47942553860420306 * dq[6] * cache.cos_q6;
+    let left_upper_rotation_01_along_dq = t0 * base_pitch_rotation_00_along_dq
+        + base_roll_rotation_01_along_dq * t1 + t2 * cache.base_pitch_rotation_00
+        + t3 * cache.base_roll_rotation_01;
+    let left_upper_rotation_11_along_dq = t0 * base_pitch_rotation_10_along_dq
+        + t1 * base_roll_rotation_11_along_dq + cache.base_pitch_rotation_10 * t2
+        + t3 * cache.base_roll_rotation_11;
+    let left_upper_rotation_21_along_dq = t3 * cache.base_roll_rotation_21
+        + cache.base_pitch_rotation_20 * t2 + base_roll_rotation_21_along_dq * t1
+        + base_pitch_rotation_20_along_dq * t0;
+    let t4 = 0.8775825618903728 * dq[6] * cache.cos_q6
+        - 0.47942553860420306 * dq[6] * cache.sin_q6;
+    let t5 = 0.47942553860420306 * cache.cos_q6 + 0.8775825618903728 * cache.sin_q6;
+    let left_upper_rotation_20_along_dq = t3 * cache.base_pitch_rotation_20
+        + t4 * cache.base_roll_rotation_21 + base_roll_rotation_21_along_dq * t5
+        + base_pitch_rotation_20_along_dq * t1;
+    let left_lower_position_z_along_dq = left_upper_position_z_along_dq
+        + left_upper_rotation_20_along_dq * p.arm_length;
+    let left_upper_rotation_10_along_dq = base_pitch_rotation_10_along_dq * t1
+        + base_roll_rotation_11_along_dq * t5 + t3 * cache.base_pitch_rotation_10
+        + cache.base_roll_rotation_11 * t4;
+    let left_lower_position_y_along_dq = left_upper_rotation_10_along_dq * p.arm_length
+        + left_upper_position_y_along_dq;
+    let left_lower_subspace_v_x_along_dq = cache.left_upper_rotation_21
+        * left_lower_position_y_along_dq
+        + cache.left_lower_position_y * left_upper_rotation_21_along_dq
+        - left_lower_position_z_along_dq * cache.left_upper_rotation_11
+        - cache.left_lower_position_z * left_upper_rotation_11_along_dq;
+    let left_upper_rotation_00_along_dq = t4 * cache.base_roll_rotation_01
+        + t3 * cache.base_pitch_rotation_00 + base_roll_rotation_01_along_dq * t5
+        + t1 * base_pitch_rotation_00_along_dq;
+    let left_lower_position_x_along_dq = left_upper_rotation_00_along_dq * p.arm_length
+        + left_upper_position_x_along_dq;
+    let left_lower_subspace_v_y_along_dq = cache.left_lower_position_z
+        * left_upper_rotation_01_along_dq
+        + cache.left_upper_rotation_01 * left_lower_position_z_along_dq
+        - left_lower_position_x_along_dq * cache.left_upper_rotation_21
+        - cache.left_lower_position_x * left_upper_rotation_21_along_dq;
+    let left_lower_subspace_v_z_along_dq = cache.left_lower_position_x
+        * left_upper_rotation_11_along_dq
+        + cache.left_upper_rotation_11 * left_lower_position_x_along_dq
+        - cache.left_lower_position_y * left_upper_rotation_01_along_dq
+        - cache.left_upper_rotation_01 * left_lower_position_y_along_dq;
+    let t6 = 0.1001828422641448 * dq[7] * cache.cos_q7
+        - 0.20978492552154046 * dq[7] * cache.sin_q7;
+    let t7 = 0.6589060910992032 * dq[7] * cache.sin_q7
+        + 0.18338346269077238 * dq[7] * cache.cos_q7;
+    let t8 = 0.14776010333066975 - 0.14776010333066975 * cache.cos_q7
+        - 0.6755249097756645 * cache.sin_q7;
+    let t9 = 0.17948055249500028 + 0.18338346269077238 * cache.sin_q7
+        - 0.6589060910992032 * cache.cos_q7;
+    let t10 = 0.6677976363688324 + 0.20978492552154046 * cache.cos_q7
+        + 0.1001828422641448 * cache.sin_q7;
+    let t11 = 0.14776010333066975 * dq[7] * cache.sin_q7
+        - 0.6755249097756645 * dq[7] * cache.cos_q7;
+    let right_upper_rotation_00_along_dq = cache.base_pitch_rotation_00 * t6
+        + t7 * cache.base_roll_rotation_01 + t8 * base_roll_rotation_02_along_dq
+        + base_roll_rotation_01_along_dq * t9 + base_pitch_rotation_00_along_dq * t10
+        + cache.base_roll_rotation_02 * t11;
+    let right_upper_rotation_10_along_dq = t9 * base_roll_rotation_11_along_dq
+        + base_pitch_rotation_10_along_dq * t10 + cache.base_roll_rotation_12 * t11
+        + t7 * cache.base_roll_rotation_11 + cache.base_pitch_rotation_10 * t6
+        + base_roll_rotation_12_along_dq * t8;
+    let right_upper_rotation_20_along_dq = t8 * base_roll_rotation_22_along_dq
+        + t9 * base_roll_rotation_21_along_dq + t7 * cache.base_roll_rotation_21
+        + cache.base_pitch_rotation_20 * t6 + base_pitch_rotation_20_along_dq * t10
+        + t11 * cache.base_roll_rotation_22;
+    out[(3, 3)] = dq[1];
+    out[(4, 3)] = base_yaw_subspace_v_y_along_dq;
+    out[(0, 4)] = base_yaw_rotation_01_along_dq;
+    out[(1, 4)] = base_yaw_rotation_00_along_dq;
+    out[(3, 4)] = base_pitch_subspace_v_x_along_dq;
+    out[(4, 4)] = base_pitch_subspace_v_y_along_dq;
+    out[(5, 4)] = base_pitch_subspace_v_z_along_dq;
+    out[(0, 5)] = base_pitch_rotation_00_along_dq;
+    out[(1, 5)] = base_pitch_rotation_10_along_dq;
+    out[(2, 5)] = base_pitch_rotation_20_along_dq;
+    out[(3, 5)] = base_roll_subspace_v_x_along_dq;
+    out[(4, 5)] = base_roll_subspace_v_y_along_dq;
+    out[(5, 5)] = base_roll_subspace_v_z_along_dq;
+    out[(0, 6)] = base_roll_rotation_02_along_dq;
+    out[(1, 6)] = base_roll_rotation_12_along_dq;
+    out[(2, 6)] = base_roll_rotation_22_along_dq;
+    out[(3, 6)] = left_upper_subspace_v_x_along_dq;
+    out[(4, 6)] = left_upper_subspace_v_y_along_dq;
+    out[(5, 6)] = left_upper_subspace_v_z_along_dq;
+    out[(0, 7)] = right_upper_axis_x_along_dq;
+    out[(1, 7)] = right_upper_axis_y_along_dq;
+    out[(2, 7)] = right_upper_axis_z_along_dq;
+    out[(3, 7)] = right_upper_subspace_v_x_along_dq;
+    out[(4, 7)] = right_upper_subspace_v_y_along_dq;
+    out[(5, 7)] = right_upper_subspace_v_z_along_dq;
+    out[(0, 8)] = left_upper_rotation_01_along_dq;
+    out[(1, 8)] = left_upper_rotation_11_along_dq;
+    out[(2, 8)] = left_upper_rotation_21_along_dq;
+    out[(3, 8)] = left_lower_subspace_v_x_along_dq;
+    out[(4, 8)] = left_lower_subspace_v_y_along_dq;
+    out[(5, 8)] = left_lower_subspace_v_z_along_dq;
+    out[(3, 9)] = right_upper_rotation_00_along_dq;
+    out[(4, 9)] = right_upper_rotation_10_along_dq;
+    out[(5, 9)] = right_upper_rotation_20_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -9794,6 +10149,37 @@ impl Model<DOF, CONTACTS> for SpatialTree {
         out: &mut SMatrix<f64, 3, DOF>,
     ) {
         contact_jacobian_into(index, q, p, k, out)
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_frame_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        columns: &mut SMatrix<f64, 6, DOF>,
+        axis: &mut Vector3<f64>,
+    ) {
+        contact_frame_columns_into(frame, q, p, k, columns, axis)
+    }
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

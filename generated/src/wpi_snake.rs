@@ -7696,6 +7696,318 @@ pub const CONTACT_FRAME_SEGMENT: &[u16] = &[0, 1, 2, 3, 4];
 /// Per contact frame, the first of its own coordinates (whose columns differ from
 /// frame to frame within its segment) and how many there are.
 pub const CONTACT_FRAME_OWN: &[(u16, u8)] = &[(0, 0), (0, 0), (0, 0), (0, 0), (0, 0)];
+/// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+pub const CONTACT_POINT_FRAME: &[u16] = &[0, 1, 2, 3, 4];
+/// Per contact frame, the coordinates that move it, ascending.
+pub const CONTACT_FRAME_PATH: &[&[u16]] = &[
+    &[0, 1, 2],
+    &[0, 1, 2, 3],
+    &[0, 1, 2, 3, 4],
+    &[0, 1, 2, 3, 4, 5],
+    &[0, 1, 2, 3, 4, 5, 6],
+];
+/// The tangent along a direction `dq` of the coordinates of each coordinate's world
+/// column as the contact frames beyond it see it (its joint's, or its section's
+/// tip's; zero for coordinates that move no contact frame but their own),
+/// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_columns_tangent_into(
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 6, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let base_angle_subspace_v_y_along_dq = -dq[0];
+    let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+    let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
+    let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+    let t0 = cache.segment1_bend_y * p.channel_length;
+    let segment1_bend_y_along_dq = p.channel_length * dq[3];
+    let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
+        * segment1_bend_y_along_dq;
+    let t1 = segment1_bend_squared_along_dq
+        * (cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3);
+    let t2 = p.channel_length * segment1_bend_y_along_dq;
+    let t3 = t0 * t1 + cache.segment1_bend_squared_c2 * t2;
+    let t4 = 1.5 * cache.segment1_bend_squared_c5 - 0.5 * cache.segment1_bend_squared_c4;
+    let segment1_tip_local_bend_y_column_v_x_along_dq = t3
+        + (t2 * cache.segment1_bend_squared_c3 + t0 * segment1_bend_squared_along_dq * t4
+            - t0 * t1 - cache.segment1_bend_squared_c2 * t2);
+    let segment1_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * segment1_tip_local_bend_y_column_v_x_along_dq;
+    let t5 = segment1_bend_squared_along_dq
+        * (0.5 * cache.segment1_bend_squared_c3 - 0.5 * cache.segment1_bend_squared_c2);
+    let t6 = t5 * p.channel_length;
+    let t7 = p.channel_length * segment1_bend_squared_along_dq;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+    let t8 = segment1_bend_squared * p.channel_length;
+    let segment1_tip_local_bend_y_column_v_y_along_dq = (2.0
+        * cache.segment1_bend_squared_c4 * t7 + p.channel_length * t1
+        + 2.0 * segment1_bend_squared_along_dq
+            * (2.0 * cache.segment1_bend_squared_c6
+                - 0.5 * cache.segment1_bend_squared_c5) * t8
+        - t7 * cache.segment1_bend_squared_c3 - segment1_bend_squared_along_dq * t8 * t4)
+        - t6;
+    let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
+        * p.channel_length;
+    let segment1_tip_subspace0_v_x_along_dq = base_angle_rotation_00_along_dq
+        * cache.segment1_tip_local_subspace0_v_x
+        + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq
+        + cache.cos_q2 * segment1_tip_local_subspace0_v_x_along_dq
+        + cache.base_angle_rotation_01 * segment1_tip_local_subspace0_v_y_along_dq
+        + p.channel_length * dq[1];
+    let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
+        * segment1_tip_local_subspace0_v_x_along_dq
+        + cache.cos_q2 * segment1_tip_local_subspace0_v_y_along_dq
+        + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
+        + base_angle_rotation_10_along_dq * cache.segment1_tip_local_subspace0_v_x
+        - p.channel_length * dq[0];
+    let t9 = -(cache.segment1_bend_y * cache.segment1_bend_squared_c1);
+    let t10 = -segment1_bend_squared * t1
+        - cache.segment1_bend_squared_c2 * segment1_bend_squared_along_dq;
+    let t11 = 1.0 - cache.segment1_bend_squared_c2 * segment1_bend_squared;
+    let t12 = -t5 * cache.segment1_bend_y
+        - segment1_bend_y_along_dq * cache.segment1_bend_squared_c1;
+    let segment1_tip_rotation_01_along_dq = t9 * base_angle_rotation_00_along_dq
+        + cache.base_angle_rotation_01 * t10 + t11 * base_angle_rotation_01_along_dq
+        + cache.cos_q2 * t12;
+    let t13 = p.channel_length * cache.segment2_bend_y;
+    let segment2_bend_y_along_dq = p.channel_length * dq[4];
+    let segment2_bend_squared_along_dq = 2.0 * segment2_bend_y_along_dq
+        * cache.segment2_bend_y;
+    let t14 = (cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3)
+        * segment2_bend_squared_along_dq;
+    let t15 = segment2_bend_y_along_dq * p.channel_length;
+    let t16 = t13 * t14 + cache.segment2_bend_squared_c2 * t15;
+    let t17 = 1.5 * cache.segment2_bend_squared_c5
+        - 0.5 * cache.segment2_bend_squared_c4;
+    let segment2_tip_local_bend_y_column_v_x_along_dq = t16
+        + (t17 * t13 * segment2_bend_squared_along_dq
+            + cache.segment2_bend_squared_c3 * t15 - cache.segment2_bend_squared_c2 * t15
+            - t13 * t14);
+    let segment2_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * segment2_tip_local_bend_y_column_v_x_along_dq;
+    let t18 = cache.cos_q2 * t10;
+    let t19 = segment1_bend_y_along_dq * cache.segment1_bend_squared_c1
+        + t5 * cache.segment1_bend_y;
+    let t20 = t11 * base_angle_rotation_00_along_dq;
+    let t21 = cache.segment1_bend_y * cache.segment1_bend_squared_c1;
+    let segment1_tip_rotation_00_along_dq = t18 + t19 * cache.base_angle_rotation_01
+        + t20 + t21 * base_angle_rotation_01_along_dq;
+    let t22 = (0.5 * cache.segment2_bend_squared_c3
+        - 0.5 * cache.segment2_bend_squared_c2) * segment2_bend_squared_along_dq;
+    let t23 = p.channel_length * t22;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
+    let t24 = p.channel_length * segment2_bend_squared;
+    let t25 = p.channel_length * segment2_bend_squared_along_dq;
+    let segment2_tip_local_bend_y_column_v_y_along_dq = (2.0 * t25
+        * cache.segment2_bend_squared_c4 + p.channel_length * t14
+        + 2.0
+            * (2.0 * cache.segment2_bend_squared_c6
+                - 0.5 * cache.segment2_bend_squared_c5) * t24
+            * segment2_bend_squared_along_dq - t17 * t24 * segment2_bend_squared_along_dq
+        - t25 * cache.segment2_bend_squared_c3) - t23;
+    let segment2_tip_local_subspace0_v_y_along_dq = segment2_tip_local_bend_y_column_v_y_along_dq
+        * p.channel_length;
+    let t26 = cache.segment1_bend_squared_c2 * t0;
+    let t27 = p.channel_length * cache.segment1_bend_squared_c1;
+    let segment1_tip_position_y_along_dq = t26 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t6 + cache.cos_q2 * t3 + dq[1]
+        + t27 * base_angle_rotation_10_along_dq;
+    let segment2_tip_subspace0_v_x_along_dq = segment1_tip_rotation_01_along_dq
+        * cache.segment2_tip_local_subspace0_v_y
+        + cache.segment1_tip_rotation_00 * segment2_tip_local_subspace0_v_x_along_dq
+        + segment1_tip_rotation_00_along_dq * cache.segment2_tip_local_subspace0_v_x
+        + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq
+        + p.channel_length * segment1_tip_position_y_along_dq;
+    let segment1_tip_rotation_10_along_dq = t11 * base_angle_rotation_10_along_dq
+        + t21 * base_angle_rotation_00_along_dq + cache.sin_q2 * t10
+        + t19 * cache.cos_q2;
+    let segment1_tip_position_x_along_dq = t3 * cache.base_angle_rotation_01 + dq[0]
+        + t27 * base_angle_rotation_00_along_dq + t6 * cache.cos_q2
+        + t26 * base_angle_rotation_01_along_dq;
+    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t9
+        + cache.sin_q2 * t12 + t18 + t20;
+    let segment2_tip_subspace0_v_y_along_dq = cache.segment1_tip_rotation_11
+        * segment2_tip_local_subspace0_v_y_along_dq
+        + cache.segment1_tip_rotation_10 * segment2_tip_local_subspace0_v_x_along_dq
+        + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
+        + cache.segment2_tip_local_subspace0_v_y * segment1_tip_rotation_11_along_dq
+        - p.channel_length * segment1_tip_position_x_along_dq;
+    let t28 = -(cache.segment2_bend_y * cache.segment2_bend_squared_c1);
+    let t29 = -cache.segment2_bend_y * t22
+        - segment2_bend_y_along_dq * cache.segment2_bend_squared_c1;
+    let t30 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
+    let t31 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
+        - segment2_bend_squared * t14;
+    let segment2_tip_rotation_01_along_dq = segment1_tip_rotation_00_along_dq * t28
+        + cache.segment1_tip_rotation_00 * t29 + t30 * segment1_tip_rotation_01_along_dq
+        + cache.segment1_tip_rotation_01 * t31;
+    let t32 = p.channel_length * cache.segment2_bend_squared_c1;
+    let t33 = cache.segment2_bend_squared_c2 * t13;
+    let segment2_tip_position_y_along_dq = t32 * segment1_tip_rotation_10_along_dq
+        + segment1_tip_position_y_along_dq + t16 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_rotation_10 * t23 + t33 * segment1_tip_rotation_11_along_dq;
+    let segment3_bend_y_along_dq = dq[5] * p.channel_length;
+    let segment3_bend_squared_along_dq = 2.0 * cache.segment3_bend_y
+        * segment3_bend_y_along_dq;
+    let t34 = p.channel_length * segment3_bend_squared_along_dq;
+    let t35 = segment3_bend_squared_along_dq
+        * (cache.segment3_bend_squared_c4 - 0.5 * cache.segment3_bend_squared_c3);
+    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
+    let t36 = p.channel_length * segment3_bend_squared;
+    let t37 = 1.5 * cache.segment3_bend_squared_c5
+        - 0.5 * cache.segment3_bend_squared_c4;
+    let t38 = segment3_bend_squared_along_dq
+        * (0.5 * cache.segment3_bend_squared_c3 - 0.5 * cache.segment3_bend_squared_c2);
+    let t39 = p.channel_length * t38;
+    let segment3_tip_local_bend_y_column_v_y_along_dq = (p.channel_length * t35
+        + 2.0 * t36
+            * (2.0 * cache.segment3_bend_squared_c6
+                - 0.5 * cache.segment3_bend_squared_c5) * segment3_bend_squared_along_dq
+        + 2.0 * t34 * cache.segment3_bend_squared_c4
+        - t34 * cache.segment3_bend_squared_c3
+        - t36 * segment3_bend_squared_along_dq * t37) - t39;
+    let segment3_tip_local_subspace0_v_y_along_dq = p.channel_length
+        * segment3_tip_local_bend_y_column_v_y_along_dq;
+    let t40 = p.channel_length * segment3_bend_y_along_dq;
+    let t41 = cache.segment3_bend_y * p.channel_length;
+    let t42 = t41 * t35 + cache.segment3_bend_squared_c2 * t40;
+    let segment3_tip_local_bend_y_column_v_x_along_dq = (t41
+        * segment3_bend_squared_along_dq * t37 + cache.segment3_bend_squared_c3 * t40
+        - cache.segment3_bend_squared_c2 * t40 - t41 * t35) + t42;
+    let segment3_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * segment3_tip_local_bend_y_column_v_x_along_dq;
+    let t43 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
+    let t44 = segment2_bend_y_along_dq * cache.segment2_bend_squared_c1
+        + cache.segment2_bend_y * t22;
+    let segment2_tip_rotation_00_along_dq = cache.segment1_tip_rotation_00 * t31
+        + t43 * segment1_tip_rotation_01_along_dq
+        + segment1_tip_rotation_00_along_dq * t30 + cache.segment1_tip_rotation_01 * t44;
+    let segment3_tip_subspace0_v_x_along_dq = segment2_tip_rotation_01_along_dq
+        * cache.segment3_tip_local_subspace0_v_y
+        + p.channel_length * segment2_tip_position_y_along_dq
+        + cache.segment2_tip_rotation_01 * segment3_tip_local_subspace0_v_y_along_dq
+        + cache.segment2_tip_rotation_00 * segment3_tip_local_subspace0_v_x_along_dq
+        + segment2_tip_rotation_00_along_dq * cache.segment3_tip_local_subspace0_v_x;
+    let segment2_tip_position_x_along_dq = t33 * segment1_tip_rotation_01_along_dq
+        + cache.segment1_tip_rotation_00 * t23 + segment1_tip_rotation_00_along_dq * t32
+        + t16 * cache.segment1_tip_rotation_01 + segment1_tip_position_x_along_dq;
+    let segment2_tip_rotation_10_along_dq = cache.segment1_tip_rotation_11 * t44
+        + t30 * segment1_tip_rotation_10_along_dq
+        + t43 * segment1_tip_rotation_11_along_dq + cache.segment1_tip_rotation_10 * t31;
+    let segment2_tip_rotation_11_along_dq = t28 * segment1_tip_rotation_10_along_dq
+        + t30 * segment1_tip_rotation_11_along_dq + cache.segment1_tip_rotation_10 * t29
+        + cache.segment1_tip_rotation_11 * t31;
+    let segment3_tip_subspace0_v_y_along_dq = cache.segment3_tip_local_subspace0_v_x
+        * segment2_tip_rotation_10_along_dq
+        + cache.segment2_tip_rotation_10 * segment3_tip_local_subspace0_v_x_along_dq
+        + segment2_tip_rotation_11_along_dq * cache.segment3_tip_local_subspace0_v_y
+        + cache.segment2_tip_rotation_11 * segment3_tip_local_subspace0_v_y_along_dq
+        - p.channel_length * segment2_tip_position_x_along_dq;
+    let t45 = p.channel_length * cache.segment4_bend_y;
+    let t46 = 1.5 * cache.segment4_bend_squared_c5
+        - 0.5 * cache.segment4_bend_squared_c4;
+    let segment4_bend_y_along_dq = dq[6] * p.channel_length;
+    let segment4_bend_squared_along_dq = 2.0 * segment4_bend_y_along_dq
+        * cache.segment4_bend_y;
+    let t47 = p.channel_length * segment4_bend_y_along_dq;
+    let t48 = (cache.segment4_bend_squared_c4 - 0.5 * cache.segment4_bend_squared_c3)
+        * segment4_bend_squared_along_dq;
+    let segment4_tip_local_bend_y_column_v_x_along_dq = (t45 * t46
+        * segment4_bend_squared_along_dq + cache.segment4_bend_squared_c3 * t47
+        - cache.segment4_bend_squared_c2 * t47 - t45 * t48)
+        + (t45 * t48 + cache.segment4_bend_squared_c2 * t47);
+    let segment4_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * segment4_tip_local_bend_y_column_v_x_along_dq;
+    let t49 = -segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
+        - cache.segment3_bend_y * t38;
+    let t50 = 1.0 - cache.segment3_bend_squared_c2 * segment3_bend_squared;
+    let t51 = -t35 * segment3_bend_squared
+        - cache.segment3_bend_squared_c2 * segment3_bend_squared_along_dq;
+    let t52 = -(cache.segment3_bend_y * cache.segment3_bend_squared_c1);
+    let segment3_tip_rotation_01_along_dq = cache.segment2_tip_rotation_00 * t49
+        + segment2_tip_rotation_01_along_dq * t50 + t51 * cache.segment2_tip_rotation_01
+        + segment2_tip_rotation_00_along_dq * t52;
+    let t53 = t41 * cache.segment3_bend_squared_c2;
+    let t54 = p.channel_length * cache.segment3_bend_squared_c1;
+    let segment3_tip_position_y_along_dq = segment2_tip_rotation_11_along_dq * t53
+        + t54 * segment2_tip_rotation_10_along_dq + t42 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_10 * t39 + segment2_tip_position_y_along_dq;
+    let t55 = cache.segment3_bend_y * cache.segment3_bend_squared_c1;
+    let t56 = segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
+        + cache.segment3_bend_y * t38;
+    let segment3_tip_rotation_00_along_dq = t51 * cache.segment2_tip_rotation_00
+        + segment2_tip_rotation_00_along_dq * t50
+        + segment2_tip_rotation_01_along_dq * t55 + t56 * cache.segment2_tip_rotation_01;
+    let t57 = p.channel_length * segment4_bend_squared_along_dq;
+    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
+    let t58 = p.channel_length * segment4_bend_squared;
+    let segment4_tip_local_bend_y_column_v_y_along_dq = (2.0
+        * cache.segment4_bend_squared_c4 * t57 + p.channel_length * t48
+        + 2.0 * t58
+            * (2.0 * cache.segment4_bend_squared_c6
+                - 0.5 * cache.segment4_bend_squared_c5) * segment4_bend_squared_along_dq
+        - t46 * t58 * segment4_bend_squared_along_dq
+        - t57 * cache.segment4_bend_squared_c3)
+        - (p.channel_length
+            * ((0.5 * cache.segment4_bend_squared_c3
+                - 0.5 * cache.segment4_bend_squared_c2)
+                * segment4_bend_squared_along_dq));
+    let segment4_tip_local_subspace0_v_y_along_dq = p.channel_length
+        * segment4_tip_local_bend_y_column_v_y_along_dq;
+    let segment4_tip_subspace0_v_x_along_dq = cache.segment3_tip_rotation_00
+        * segment4_tip_local_subspace0_v_x_along_dq
+        + segment3_tip_rotation_01_along_dq * cache.segment4_tip_local_subspace0_v_y
+        + segment3_tip_position_y_along_dq * p.channel_length
+        + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq
+        + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_01;
+    let segment3_tip_rotation_10_along_dq = t56 * cache.segment2_tip_rotation_11
+        + t55 * segment2_tip_rotation_11_along_dq
+        + t50 * segment2_tip_rotation_10_along_dq + t51 * cache.segment2_tip_rotation_10;
+    let segment3_tip_rotation_11_along_dq = t50 * segment2_tip_rotation_11_along_dq
+        + t51 * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_10 * t49
+        + t52 * segment2_tip_rotation_10_along_dq;
+    let segment3_tip_position_x_along_dq = segment2_tip_rotation_01_along_dq * t53
+        + cache.segment2_tip_rotation_00 * t39 + cache.segment2_tip_rotation_01 * t42
+        + t54 * segment2_tip_rotation_00_along_dq + segment2_tip_position_x_along_dq;
+    let segment4_tip_subspace0_v_y_along_dq = cache.segment4_tip_local_subspace0_v_x
+        * segment3_tip_rotation_10_along_dq
+        + segment4_tip_local_subspace0_v_x_along_dq * cache.segment3_tip_rotation_10
+        + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_11
+        + segment3_tip_rotation_11_along_dq * cache.segment4_tip_local_subspace0_v_y
+        - p.channel_length * segment3_tip_position_x_along_dq;
+    out[(3, 2)] = dq[1];
+    out[(4, 2)] = base_angle_subspace_v_y_along_dq;
+    out[(3, 3)] = segment1_tip_subspace0_v_x_along_dq;
+    out[(4, 3)] = segment1_tip_subspace0_v_y_along_dq;
+    out[(3, 4)] = segment2_tip_subspace0_v_x_along_dq;
+    out[(4, 4)] = segment2_tip_subspace0_v_y_along_dq;
+    out[(3, 5)] = segment3_tip_subspace0_v_x_along_dq;
+    out[(4, 5)] = segment3_tip_subspace0_v_y_along_dq;
+    out[(3, 6)] = segment4_tip_subspace0_v_x_along_dq;
+    out[(4, 6)] = segment4_tip_subspace0_v_y_along_dq;
+}
+/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangent_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    dq: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut SMatrix<f64, 6, 3>,
+) {
+    *own = SMatrix::zeros();
+    match frame {
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -9131,6 +9443,27 @@ impl Model<DOF, CONTACTS> for WpiSnake {
         axis: &mut Vector3<f64>,
     ) {
         contact_frame_own_into(frame, q, p, k, own, axis)
+    }
+    const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 6, DOF>,
+    ) {
+        contact_columns_tangent_into(q, dq, p, k, out)
+    }
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        dq: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    ) {
+        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

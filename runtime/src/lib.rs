@@ -42,7 +42,7 @@ pub use robot::registry::{RobotInfo, RobotVisitor, RunConfigFile};
 pub use robot::state::State;
 
 // Terrain and contact.
-pub use environment::contact::{ContactLaw, ContactSample, FrictionAnisotropy, FrictionLaw};
+pub use environment::contact::{ContactLaw, ContactSample, ContactTangent, FrictionAnisotropy, FrictionLaw};
 pub use environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
 pub use environment::plane::PlaneOfMotion;
 pub use environment::terrain::{SurfaceContact, Terrain};
@@ -74,6 +74,7 @@ pub use control::rolling::{PneumaticMuscles, RollingGait};
 
 // Simulation and planning.
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
+pub use simulation::system_jacobian::{ControlInput, SystemJacobian};
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
 pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};

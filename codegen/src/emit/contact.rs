@@ -204,3 +204,138 @@ pub(super) fn contact_frames(
         },
     ))
 }
+
+/// What the system Jacobian needs of every robot's contact frames (rigid links and skin
+/// rings alike): which frame carries each point and which coordinates move each frame; each
+/// frame's world columns and x axis (generated here for robots served point by point; soft
+/// robots assemble them from their segment and own columns); and the columns' tangents
+/// along a direction dq of the coordinates, differentiated in the DAG: one kernel for the
+/// columns every frame beyond a coordinate shares (O(n) code, however many frames), one per
+/// skin ring for its own. Points ride their frame, so a point's Jacobian, its velocity and
+/// their derivatives all follow from these (`contact_frame.rs` in the runtime).
+pub(super) fn contact_frame_tangents(
+    equations: &Equations,
+    kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+) -> Result<(TokenStream, TokenStream), String> {
+    let dag = &equations.dag;
+    let Some(derivatives) = &equations.derivatives else { return Ok((TokenStream::new(), TokenStream::new())) };
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let entries = |target: TokenStream, columns: &mut dyn Iterator<Item = (usize, [NodeId; 6])>| {
+        let mut outputs = Vec::new();
+        for (j, ids) in columns {
+            for (row, &id) in ids.iter().enumerate() {
+                if dag.constant(id) != Some(0.0) {
+                    let (lr, lj) = (idx(row), idx(j));
+                    outputs.push((quote!(#target[(#lr, #lj)]), id));
+                }
+            }
+        }
+        outputs
+    };
+    let shared_body = kernel(&entries(
+        quote!(out),
+        &mut derivatives.coordinate_columns.iter().enumerate().filter_map(|(j, c)| c.map(|c| (j, c))),
+    ));
+    let mut own_arms = TokenStream::new();
+    for (f, own) in derivatives.contact_frames_own.iter().enumerate() {
+        if own.is_empty() {
+            continue;
+        }
+        let frame = &equations.contact_frames[f];
+        // Own columns in the order of `CONTACT_FRAME_OWN`: consecutive from the first.
+        let first = frame.own.first().copied().unwrap_or(0);
+        let body = kernel(&entries(quote!(own), &mut own.iter().map(|&(j, c)| (j - first, c))));
+        let lf = idx(f);
+        own_arms.extend(quote!(#lf => { #body }));
+    }
+    let point_frame = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
+    let paths = equations.contact_frames.iter().map(|frame| {
+        let mut path: Vec<usize> = frame.motion.iter().map(|(j, _)| *j).collect();
+        path.sort_unstable();
+        let path = path.into_iter().map(|j| Literal::u16_unsuffixed(j as u16));
+        quote!(&[#(#path),*])
+    });
+    let (columns_fn, columns_impl) = if equations.frame_motion {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        let mut arms = TokenStream::new();
+        for (f, frame) in equations.contact_frames.iter().enumerate() {
+            let mut motion = frame.motion.iter().map(|(j, m)| (*j, [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]]));
+            let mut outputs = entries(quote!(out), &mut motion);
+            for (row, &id) in frame.axis.iter().enumerate() {
+                let lr = idx(row);
+                outputs.push((quote!(axis[#lr]), id));
+            }
+            let body = kernel(&outputs);
+            let lf = idx(f);
+            arms.extend(quote!(#lf => { #body }));
+        }
+        (
+            quote! {
+                /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+                /// about the world origin; zero for coordinates that do not move it) and its x
+                /// axis.
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_frame_columns_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
+                    *out = SMatrix::zeros();
+                    *axis = Vector3::zeros();
+                    match frame {
+                        #arms
+                        _ => {}
+                    }
+                }
+            },
+            quote! {
+                fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
+                    contact_frame_columns_into(frame, q, p, k, columns, axis)
+                }
+            },
+        )
+    };
+    Ok((
+        quote! {
+            /// Per contact point, the frame carrying it (a rigid link, or a skin ring).
+            pub const CONTACT_POINT_FRAME: &[u16] = &[#(#point_frame),*];
+
+            /// Per contact frame, the coordinates that move it, ascending.
+            pub const CONTACT_FRAME_PATH: &[&[u16]] = &[#(#paths),*];
+
+            #columns_fn
+
+            /// The tangent along a direction `dq` of the coordinates of each coordinate's world
+            /// column as the contact frames beyond it see it (its joint's, or its section's
+            /// tip's; zero for coordinates that move no contact frame but their own),
+            /// differentiated in the expression DAG; dq = e_j gives d(column)/dq_j.
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_columns_tangent_into(q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 6, DOF>) {
+                *out = SMatrix::zeros();
+                #shared_body
+            }
+
+            /// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
+            /// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_frame_own_tangent_into(frame: usize, q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut SMatrix<f64, 6, 3>) {
+                *own = SMatrix::zeros();
+                match frame {
+                    #own_arms
+                    _ => {}
+                }
+            }
+        },
+        quote! {
+            const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
+            const CONTACT_FRAME_PATH: &'static [&'static [u16]] = CONTACT_FRAME_PATH;
+            #columns_impl
+            fn contact_columns_tangent_into(q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 6, DOF>) {
+                contact_columns_tangent_into(q, dq, p, k, out)
+            }
+            fn contact_frame_own_tangent_into(frame: usize, q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut SMatrix<f64, 6, 3>) {
+                contact_frame_own_tangent_into(frame, q, dq, p, k, own)
+            }
+        },
+    ))
+}

@@ -18,7 +18,7 @@ use crate::expr::{Expr, Number};
 use crate::model::{CoordinateKind, Robot, Rule, SectionKind, TerrainDefault};
 use crate::spatial::Articulated;
 use crate::spec::Anisotropy;
-use contact::contact_frames;
+use contact::{contact_frame_tangents, contact_frames};
 use expression::*;
 use names::identifier;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -406,6 +406,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let points_on_frame = equations.points_on_frame();
     // Soft robots serve points from their frame's motion instead (see `Equations::frame_motion`).
     let (frame_fn, frame_impl) = contact_frames(equations, &kernel)?;
+    let (frame_tangent_fn, frame_tangent_impl) = contact_frame_tangents(equations, &kernel)?;
     let robot_type = format_ident!("{}", camel(&robot.name));
     for (f, frame) in equations.contact_frames.iter().enumerate() {
         if points_on_frame[f] < 2 || equations.frame_motion {
@@ -644,6 +645,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
 
         #axis_fn
         #frame_fn
+        #frame_tangent_fn
 
         /// Whole-robot centre of mass.
         #[inline]
@@ -709,6 +711,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 3, DOF>) { contact_jacobian_into(index, q, p, k, out) }
             #kinematics_impl
             #frame_impl
+            #frame_tangent_impl
             fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { center_of_mass(q, p, k) }
             fn total_mass(p: &Params) -> f64 { total_mass(p) }
             fn linear_momentum(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> { linear_momentum(q, qd, p, k) }

@@ -25,6 +25,46 @@ pub(super) fn thrusters(
         }
     }
     let matrix_body = kernel(&outputs);
+    let tangent_outputs = |columns: &[Vec<NodeId>]| {
+        let mut outputs = Vec::new();
+        for (k, column) in columns.iter().enumerate() {
+            for (j, &id) in column.iter().enumerate() {
+                if dag.constant(id) != Some(0.0) {
+                    let (lj, lk) = (idx(j), idx(k));
+                    outputs.push((quote!(out[(#lj, #lk)]), id));
+                }
+            }
+        }
+        outputs
+    };
+    let (tangent_fn, tangent_impl) = match &equations.derivatives {
+        None => (TokenStream::new(), TokenStream::new()),
+        Some(derivatives) => {
+            let tangent_body = kernel(&tangent_outputs(&derivatives.thruster_columns));
+            (
+                quote! {
+                    /// The configuration matrix's tangent along a direction `dq` of the coordinates
+                    /// (sum_j dB/dq_j dq_j), differentiated in the expression DAG.
+                    #[inline]
+                    #[allow(unused_variables)]
+                    pub fn thruster_matrix_tangent_into(q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, DOF, THRUSTER_COUNT>) {
+                        *out = SMatrix::zeros();
+                        #tangent_body
+                    }
+                },
+                quote! {
+                    fn thruster_force_position_tangent_into(q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, thrusts: &[f64], out: &mut SVector<f64, DOF>) {
+                        let mut matrix = SMatrix::<f64, DOF, THRUSTER_COUNT>::zeros();
+                        thruster_matrix_tangent_into(q, dq, p, k, &mut matrix);
+                        *out = SVector::zeros();
+                        for (column, thrust) in matrix.column_iter().zip(thrusts) {
+                            *out += column * *thrust;
+                        }
+                    }
+                },
+            )
+        }
+    };
     let count = idx(robot.thrusters.len());
     let infos = robot.thrusters.iter().map(|t| {
         let name = &t.name;
@@ -48,6 +88,8 @@ pub(super) fn thrusters(
             *out = SMatrix::zeros();
             #matrix_body
         }
+
+        #tangent_fn
     };
     let implementation = quote! {
         const THRUSTERS: &'static [softgen_runtime::ThrusterInfo] = &THRUSTERS;
@@ -59,6 +101,7 @@ pub(super) fn thrusters(
                 *out += column * *thrust;
             }
         }
+        #tangent_impl
     };
     (items, implementation)
 }

@@ -17,6 +17,38 @@ pub(super) fn water(
     let idx = |i: usize| Literal::usize_unsuffixed(i);
     let force_body = kernel(&per_coordinate(dag, &equations.hydrodynamic_force, false));
     let dissipation_body = kernel(&[(quote!(let dissipation), dissipation)]);
+    // The drag's tangents, for the system Jacobian (once the derivative stage has run).
+    let (tangent_fns, tangent_impl) = match &equations.derivatives {
+        None => (TokenStream::new(), TokenStream::new()),
+        Some(derivatives) => {
+            let position_body = kernel(&per_coordinate(dag, &derivatives.hydrodynamic_position, false));
+            let velocity_body = kernel(&per_coordinate(dag, &derivatives.hydrodynamic_velocity, false));
+            (
+                quote! {
+                    /// The drag's generalized force along a direction `dq` of the coordinates
+                    /// (its Jacobian-vector product), differentiated in the expression DAG.
+                    #[inline]
+                    #[allow(unused_variables)]
+                    pub fn hydrodynamic_force_position_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
+                        *out = SVector::zeros();
+                        #position_body
+                    }
+
+                    /// The drag's generalized force along a direction `dqd` of the rates.
+                    #[inline]
+                    #[allow(unused_variables)]
+                    pub fn hydrodynamic_force_velocity_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, dqd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
+                        *out = SVector::zeros();
+                        #velocity_body
+                    }
+                },
+                quote! {
+                    fn hydrodynamic_force_position_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { hydrodynamic_force_position_tangent_into(q, qd, dq, p, k, out) }
+                    fn hydrodynamic_force_velocity_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, dqd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { hydrodynamic_force_velocity_tangent_into(q, qd, dqd, p, k, out) }
+                },
+            )
+        }
+    };
     let empty = HashMap::new();
     // Marine order (surge, sway, heave, roll, pitch, yaw) from the [w; v] of the DAG.
     let marine = [3, 4, 5, 0, 1, 2];
@@ -87,11 +119,14 @@ pub(super) fn water(
             #dissipation_body
             dissipation
         }
+
+        #tangent_fns
     };
     let implementation = quote! {
         const IN_WATER: bool = true;
         fn hydrodynamic_force_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { hydrodynamic_force_into(q, qd, p, k, out) }
         fn hydrodynamic_dissipation(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { hydrodynamic_dissipation(q, qd, p, k) }
+        #tangent_impl
     };
     (items, implementation)
 }

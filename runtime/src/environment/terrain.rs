@@ -70,6 +70,39 @@ impl Terrain {
         }
     }
 
+    /// How a penetrating point's contact ([`Terrain::contact`] at `p`) changes when the point
+    /// moves along `dp`: the directional derivatives of its depth and of its normal (the
+    /// system Jacobian's). Within one face of the terrain, as the contact is; zero for
+    /// terrains without penetration.
+    #[inline]
+    pub fn contact_tangent(&self, p: &Vector3<f64>, dp: &Vector3<f64>) -> (f64, Vector3<f64>) {
+        match *self {
+            Terrain::None | Terrain::Floor => (0.0, Vector3::zeros()),
+            Terrain::Flat { .. } => (-dp.z, Vector3::zeros()),
+            Terrain::Stair { position, height } => {
+                // The same face `contact` pushes out through.
+                if p.x < position || height - p.z <= p.x - position {
+                    (-dp.z, Vector3::zeros())
+                } else {
+                    (dp.x, Vector3::zeros())
+                }
+            }
+            Terrain::Pipe { .. } => {
+                let radial = (p.y * p.y + p.z * p.z).sqrt();
+                if radial == 0.0 {
+                    return (0.0, Vector3::zeros());
+                }
+                let d_radial = (p.y * dp.y + p.z * dp.z) / radial;
+                let d_normal = Vector3::new(
+                    0.0,
+                    -dp.y / radial + p.y * d_radial / (radial * radial),
+                    -dp.z / radial + p.z * d_radial / (radial * radial),
+                );
+                (d_radial, d_normal)
+            }
+        }
+    }
+
     /// Signed penetration depth of a point: positive exactly where [`Terrain::contact`] gives a
     /// contact (and then equal to its depth), negative outside, where it is minus the distance
     /// to the surface the point would cross first, near that surface. Continuous across the

@@ -418,8 +418,9 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         *axis = Vector3::zeros();
     }
     /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear about the
-    /// world origin, zero for coordinates that do not move it) and the frame's x axis: its
-    /// segment's columns with its own put in (zero for models without frames).
+    /// world origin, zero for coordinates that do not move it) and the frame's x axis: by
+    /// default its segment's columns with its own put in (models whose points are served one
+    /// by one generate their own).
     fn contact_frame_into(
         frame: usize,
         q: &SVector<f64, N>,
@@ -438,6 +439,31 @@ pub trait Model<const N: usize, const C: usize>: 'static {
             }
         }
     }
+    /// Per contact point, the frame carrying it (a rigid link, or a skin ring), for every
+    /// model with contact points; [`Model::contact_frame_into`] gives the frame's columns.
+    const CONTACT_POINT_FRAME: &'static [u16];
+    /// Per contact frame, the coordinates that move it, ascending.
+    const CONTACT_FRAME_PATH: &'static [&'static [u16]];
+    /// The tangent along a direction `dq` of the coordinates of each coordinate's world
+    /// column as the contact frames beyond it see it (the frames' columns outside their own
+    /// coordinates): sum_i d(column_j)/dq_i dq_i in column j.
+    fn contact_columns_tangent_into(
+        q: &SVector<f64, N>,
+        dq: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SMatrix<f64, 6, N>,
+    );
+    /// The tangent along `dq` of contact frame `frame`'s own columns (in the order of
+    /// [`Model::CONTACT_FRAME_OWN`]; zero for frames without own coordinates).
+    fn contact_frame_own_tangent_into(
+        frame: usize,
+        q: &SVector<f64, N>,
+        dq: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        own: &mut SMatrix<f64, 6, 3>,
+    );
     /// Jacobians and carrying-body x axes of the contact points `indices` (ascending), the
     /// points in contact. The default asks point by point; models whose neighbouring points
     /// share kinematics (a soft section's skin rings) override it.
@@ -488,6 +514,20 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         *out = SVector::zeros();
     }
 
+    /// The thrusters' generalized force along a direction `dq` of the coordinates at fixed
+    /// commands: (sum_j dB/dq_j dq_j) u; zero without thrusters.
+    fn thruster_force_position_tangent_into(
+        q: &SVector<f64, N>,
+        dq: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        thrusts: &[f64],
+        out: &mut SVector<f64, N>,
+    ) {
+        let _ = (q, dq, p, k, thrusts);
+        *out = SVector::zeros();
+    }
+
     /// Whether the robot swims: its spec's medium is water, so M, C and G carry added mass
     /// and buoyancy and [`Model::hydrodynamic_force_into`] the drag.
     const IN_WATER: bool = false;
@@ -502,6 +542,33 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         out: &mut SVector<f64, N>,
     ) {
         let _ = (q, qd, p, k);
+        *out = SVector::zeros();
+    }
+
+    /// The drag's generalized force along a direction `dq` of the coordinates (a
+    /// Jacobian-vector product); zero in air.
+    fn hydrodynamic_force_position_tangent_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        dq: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SVector<f64, N>,
+    ) {
+        let _ = (q, qd, dq, p, k);
+        *out = SVector::zeros();
+    }
+
+    /// The drag's generalized force along a direction `dqd` of the rates; zero in air.
+    fn hydrodynamic_force_velocity_tangent_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        dqd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SVector<f64, N>,
+    ) {
+        let _ = (q, qd, dqd, p, k);
         *out = SVector::zeros();
     }
 

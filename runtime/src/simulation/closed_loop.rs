@@ -12,6 +12,7 @@ use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSy
 use crate::robot::dynamics::forward_dynamics;
 use crate::robot::model::{Model, ParamSet};
 use crate::robot::state::State;
+use crate::simulation::system_jacobian::{JacobianWorkspace, SystemJacobian};
 use nalgebra::{SMatrix, SVector, Vector3, Vector6};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -140,6 +141,10 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     /// Set non-zero (to a signal's number) from outside to end [`Simulation::run`] at the
     /// next control period.
     stop: Option<Arc<AtomicUsize>>,
+    /// Which Jacobian implicit integrators get.
+    jacobian: SystemJacobian,
+    /// The exact Jacobian's buffers, kept between calls.
+    jacobian_workspace: JacobianWorkspace<N>,
     // `fn() -> R`: the marker carries no data, so the simulation is Send whatever R is.
     model: PhantomData<fn() -> R>,
 }
@@ -171,6 +176,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             onsets: None,
             end_cache: None,
             stop: None,
+            jacobian: SystemJacobian::default(),
+            jacobian_workspace: JacobianWorkspace::default(),
             model: PhantomData,
         })
     }
@@ -238,6 +245,42 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     #[inline]
     fn armed(&self, index: usize) -> bool {
         self.onsets.as_ref().map_or(true, |o| o.armed[index])
+    }
+
+    /// Gives implicit integrators the exact Jacobian of the accelerations or only its stiff
+    /// part (the default; see [`SystemJacobian`]).
+    pub fn use_jacobian(&mut self, jacobian: SystemJacobian) {
+        self.jacobian = jacobian;
+    }
+
+    /// The Jacobian implicit integrators get.
+    pub fn jacobian(&self) -> SystemJacobian {
+        self.jacobian
+    }
+
+    pub(super) fn contact_armed(&self, index: usize) -> bool {
+        self.armed(index)
+    }
+
+    pub(super) fn gravity_index(&self) -> Option<usize> {
+        self.gravity_index
+    }
+
+    pub(super) fn has_joint_targets(&self) -> bool {
+        self.joint_targets.is_some()
+    }
+
+    /// The servo set point of actuated joint `j` from outside (0 when none is set).
+    pub(super) fn joint_target(&self, j: usize) -> f64 {
+        self.joint_targets.map_or(0.0, |t| t[j])
+    }
+
+    pub(super) fn take_jacobian_workspace(&mut self) -> JacobianWorkspace<N> {
+        std::mem::take(&mut self.jacobian_workspace)
+    }
+
+    pub(super) fn put_jacobian_workspace(&mut self, workspace: JacobianWorkspace<N>) {
+        self.jacobian_workspace = workspace;
     }
 
     /// Every contact point's signed depth (see [`Terrain::signed_depth`]) at `q`. Unless
@@ -748,7 +791,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         earliest
     }
 
-    /// The stiff part of d(qdd)/dq and d(qdd)/d(qd), assembled from generated pieces:
+    /// The exact Jacobian when asked for ([`Simulation::use_jacobian`]); otherwise the stiff
+    /// part of d(qdd)/dq and d(qdd)/d(qd), assembled from generated pieces:
     /// M^-1 times the derivatives of the elastic force, the damping, the servos and every
     /// contact in touch (J' dF J), leaving out what is not stiff (gravity, Coriolis, the
     /// change of M and of the Jacobians), as a W-method allows.
@@ -760,6 +804,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         by_position: &mut SMatrix<f64, N, N>,
         by_velocity: &mut SMatrix<f64, N, N>,
     ) -> Result<bool, IntegrationError> {
+        if self.jacobian == SystemJacobian::Exact {
+            self.exact_jacobian(t, q, qd, by_position, by_velocity)?;
+            return Ok(true);
+        }
         let mut computed = None;
         let cache = self.cache_at(q, &mut computed);
         let mut stiffness = SMatrix::<f64, N, N>::zeros();

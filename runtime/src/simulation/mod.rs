@@ -1,9 +1,12 @@
 //! A robot on its terrain under its gait, servos and admittance as one second-order system
 //! (`Simulation`), the same with coordinates prescribed by actuator dynamics
 //! (`PrescribedSimulation`), the simplified lumped model of 001's snake (`SimplifiedChain`),
-//! and model-predictive gait planning, which simulates it to choose gaits.
+//! model-predictive gait planning, which simulates it to choose gaits, and the simulated
+//! system's exact Jacobian (`system_jacobian`), which integrators, controllers and
+//! estimators linearise with.
 
 pub(crate) mod closed_loop;
 pub(crate) mod mpc;
 pub(crate) mod prescribed;
 pub(crate) mod simplified_chain;
+pub(crate) mod system_jacobian;

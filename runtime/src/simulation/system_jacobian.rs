@@ -1,0 +1,404 @@
+//! The simulated system's exact Jacobian: d(qdd)/dq and d(qdd)/d(qd) of the right-hand side
+//! the integrators see (contact and friction on the terrain, servos, thrusters, water,
+//! viscous damping, the dynamics themselves), and d(qdd)/du for the commands a controller
+//! sets, assembled from the generated tangents of the model.
+//!
+//! With F(t, q, qd) the generalized force and qdd = M^-1 (F - C qd - G), differentiating
+//! M qdd + C qd + G = F gives d qdd = M^-1 (dF - dID) with dID the inverse dynamics'
+//! derivative at the current qdd (so the change of M acting on qdd is in it). The contact part
+//! of dF follows every touching point: its frame's columns S and their tangent dS (generated),
+//! the point's position, velocity and body axis moving with them, the terrain's depth and
+//! normal moving with the point, and the contact law's force with them
+//! (`ContactLaw::force_tangent`); then d(S' W) = dS' W + S' dW over the frame's wrench W.
+
+use super::closed_loop::Simulation;
+use crate::environment::contact::ContactTangent;
+use crate::environment::contact_frame::{point_jacobian, point_velocity, point_wrench};
+use crate::environment::terrain::{SurfaceContact, Terrain};
+use crate::integration::integrator::IntegrationError;
+use crate::robot::dynamics::{cholesky_in_place, forward_dynamics, solve_cholesky_columns};
+use crate::robot::model::{Model, ParamSet};
+use nalgebra::{SMatrix, SVector, Vector3, Vector6};
+
+/// Which Jacobian of the accelerations a simulation gives implicit integrators.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SystemJacobian {
+    /// The stiff part only (elasticity, damping, servos, contact J' dF J at fixed J and M):
+    /// what a W-method needs to keep its order, and the cheapest.
+    #[default]
+    Stiff,
+    /// The exact Jacobian ([`Simulation::exact_jacobian`]).
+    Exact,
+}
+
+impl std::str::FromStr for SystemJacobian {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "stiff" => Ok(SystemJacobian::Stiff),
+            "exact" => Ok(SystemJacobian::Exact),
+            other => Err(format!("unknown Jacobian `{other}`: expected `stiff` or `exact`")),
+        }
+    }
+}
+
+/// The commands a controller sets on a simulation, for [`Simulation::input_jacobian`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlInput {
+    /// Open-loop generalized forces, one per coordinate ([`Simulation::set_actuator_forces`]).
+    ActuatorForces,
+    /// Servo set points, one per actuated joint ([`Simulation::set_joint_targets`]).
+    JointTargets,
+    /// Thrusts, one per thruster ([`Simulation::set_thrusts`]).
+    Thrusts,
+}
+
+/// A touching contact point, as the Jacobian needs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TouchingPoint {
+    position: Vector3<f64>,
+    velocity: Vector3<f64>,
+    /// `None` on the floor, whose load is fixed.
+    contact: Option<SurfaceContact>,
+    /// The force the point carries (friction only on the floor).
+    force: Vector3<f64>,
+}
+
+/// A contact frame with touching points: its columns and axis, and where its points are in
+/// the workspace's point list.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TouchingFrame<const N: usize> {
+    frame: usize,
+    columns: SMatrix<f64, 6, N>,
+    axis: Vector3<f64>,
+    wrench: Vector6<f64>,
+    points: (usize, usize),
+}
+
+/// Buffers the exact Jacobian reuses from call to call, so that it does not allocate once
+/// they have grown to the most frames in touch.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct JacobianWorkspace<const N: usize> {
+    frames: Vec<TouchingFrame<N>>,
+    points: Vec<TouchingPoint>,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
+    /// The exact Jacobian of the accelerations at (t, q, qd): d(qdd)/dq into `by_position`
+    /// and d(qdd)/d(qd) into `by_velocity`, every term of the right-hand side differentiated
+    /// (see the module's documentation). Points whose contact is exactly at a kink of the
+    /// laws (a normal force exactly zero) take the side the right-hand side takes.
+    pub fn exact_jacobian(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        by_position: &mut SMatrix<f64, N, N>,
+        by_velocity: &mut SMatrix<f64, N, N>,
+    ) -> Result<(), IntegrationError> {
+        let cache = R::cache(q, &self.params);
+        let params = &self.params;
+        let mut force = self.generalized_force(t, q, qd, &cache, None);
+        let mut damping = SVector::<f64, N>::zeros();
+        R::damping_into(qd, params, &mut damping);
+        force -= damping;
+        let mut acceleration = SVector::<f64, N>::zeros();
+        forward_dynamics::<R, N, C>(q, qd, params, &cache, &force, &mut acceleration)
+            .map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+        // dF: damping, servos, thrusters, water, contact.
+        let mut position_force = SMatrix::<f64, N, N>::zeros();
+        let mut velocity_force = SMatrix::<f64, N, N>::zeros();
+        R::damping_jacobian_into(qd, params, &mut velocity_force);
+        velocity_force.neg_mut();
+        self.servo_slopes(t, q, qd, &mut position_force, &mut velocity_force);
+        let mut direction = SVector::<f64, N>::zeros();
+        let mut column = SVector::<f64, N>::zeros();
+        for j in 0..N {
+            direction[j] = 1.0;
+            if !R::THRUSTERS.is_empty() {
+                R::thruster_force_position_tangent_into(q, &direction, params, &cache, self.thrusts(), &mut column);
+                position_force.set_column(j, &(position_force.column(j) + column));
+            }
+            if R::IN_WATER {
+                R::hydrodynamic_force_position_tangent_into(q, qd, &direction, params, &cache, &mut column);
+                position_force.set_column(j, &(position_force.column(j) + column));
+                R::hydrodynamic_force_velocity_tangent_into(q, qd, &direction, params, &cache, &mut column);
+                velocity_force.set_column(j, &(velocity_force.column(j) + column));
+            }
+            direction[j] = 0.0;
+        }
+        self.contact_jacobian(q, qd, &cache, &mut position_force, &mut velocity_force);
+        let params = &self.params;
+        // dID at the current accelerations, then M^-1 (dF - dID).
+        let mut position_id = SMatrix::<f64, N, N>::zeros();
+        let mut velocity_id = SMatrix::<f64, N, N>::zeros();
+        R::inverse_dynamics_derivatives_into(q, qd, &acceleration, params, &cache, &mut position_id, &mut velocity_id);
+        *by_position = position_force - position_id;
+        *by_velocity = velocity_force - velocity_id;
+        let mut factor = SMatrix::<f64, N, N>::zeros();
+        R::mass_matrix_into(q, params, &cache, &mut factor);
+        cholesky_in_place(&mut factor).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+        solve_cholesky_columns(&factor, by_position);
+        solve_cholesky_columns(&factor, by_velocity);
+        Ok(())
+    }
+
+    /// d(qdd)/du at (q, qd) for the commands `input`: column k is the change of the
+    /// accelerations per unit of command k (M^-1 times the command's generalized force per
+    /// unit: a unit vector for actuator forces, the servo's stiffness on its joint for a
+    /// joint target (zero where its torque is at the limit), the thruster's column of B(q)).
+    /// `out` holds one column per command: N for actuator forces, one per actuated joint for
+    /// joint targets, one per thruster for thrusts.
+    pub fn input_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        input: ControlInput,
+        out: &mut [SVector<f64, N>],
+    ) -> Result<(), String> {
+        let expected = match input {
+            ControlInput::ActuatorForces => N,
+            ControlInput::JointTargets => R::ACTUATED.len(),
+            ControlInput::Thrusts => R::THRUSTERS.len(),
+        };
+        if out.len() != expected {
+            return Err(format!(
+                "robot `{}` has {expected} commands of kind {input:?}, but {} columns were given",
+                R::NAME,
+                out.len()
+            ));
+        }
+        let cache = R::cache(q, &self.params);
+        match input {
+            ControlInput::ActuatorForces => {
+                for (i, column) in out.iter_mut().enumerate() {
+                    *column = SVector::zeros();
+                    column[i] = 1.0;
+                }
+            }
+            ControlInput::JointTargets => {
+                let servo = self.config.servo;
+                for (j, (column, &i)) in out.iter_mut().zip(R::ACTUATED).enumerate() {
+                    let target = self.joint_target(j);
+                    let free = (servo.stiffness * (target - q[i]) + servo.damping * (0.0 - qd[i])).abs()
+                        < servo.torque_limit;
+                    *column = SVector::zeros();
+                    column[i] = if free && self.config.gait.is_none() { servo.stiffness } else { 0.0 };
+                }
+            }
+            ControlInput::Thrusts => {
+                let mut unit = vec![0.0; R::THRUSTERS.len()];
+                for (k, column) in out.iter_mut().enumerate() {
+                    unit[k] = 1.0;
+                    R::thruster_force_into(q, &self.params, &cache, &unit, column);
+                    unit[k] = 0.0;
+                }
+            }
+        }
+        let mut factor = SMatrix::<f64, N, N>::zeros();
+        R::mass_matrix_into(q, &self.params, &cache, &mut factor);
+        cholesky_in_place(&mut factor).map_err(|_| format!("robot `{}`: mass matrix not positive definite", R::NAME))?;
+        for column in out.iter_mut() {
+            crate::robot::dynamics::solve_cholesky(&factor, column);
+        }
+        Ok(())
+    }
+
+    /// The servos' slopes: -kp on the diagonal of dF/dq and -kd on that of dF/dqd for every
+    /// actuated joint whose torque is within its limit (a saturated servo's torque does not
+    /// change).
+    fn servo_slopes(
+        &self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        position_force: &mut SMatrix<f64, N, N>,
+        velocity_force: &mut SMatrix<f64, N, N>,
+    ) {
+        let servo = self.config.servo;
+        for (j, &i) in R::ACTUATED.iter().enumerate() {
+            let (desired, desired_rate) = match (&self.config.gait, self.has_joint_targets()) {
+                (Some(gait), _) => gait.joint(t, j, self.spatial_frequency(j)),
+                (None, true) => (self.joint_target(j), 0.0),
+                (None, false) => continue,
+            };
+            let torque = servo.stiffness * (desired - q[i]) + servo.damping * (desired_rate - qd[i]);
+            if torque.abs() < servo.torque_limit {
+                position_force[(i, i)] -= servo.stiffness;
+                velocity_force[(i, i)] -= servo.damping;
+            }
+        }
+    }
+
+    /// The contact forces' part of dF/dq and dF/dqd, added to the two matrices.
+    fn contact_jacobian(
+        &mut self,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        cache: &R::Cache,
+        position_force: &mut SMatrix<f64, N, N>,
+        velocity_force: &mut SMatrix<f64, N, N>,
+    ) {
+        let terrain = self.config.terrain;
+        if matches!(terrain, Terrain::None) || C == 0 {
+            return;
+        }
+        let law = self.config.contact;
+        let floor_load = match terrain {
+            Terrain::Floor => {
+                let gravity = self.gravity_index().map_or(0.0, |i| self.params.get(i));
+                Some(R::total_mass(&self.params) * gravity / C as f64)
+            }
+            _ => None,
+        };
+        let mut positions = [Vector3::zeros(); C];
+        R::contact_positions_into(q, &self.params, cache, &mut positions);
+        let mut workspace = self.take_jacobian_workspace();
+        workspace.frames.clear();
+        workspace.points.clear();
+        // The touching points, frame by frame, with their forces as the right-hand side has them.
+        let frames = R::CONTACT_FRAME_PATH.len();
+        let mut first = 0;
+        for frame in 0..frames {
+            let end = first + R::CONTACT_POINT_FRAME[first..].iter().take_while(|&&f| f as usize == frame).count();
+            let points = first..end;
+            first = end;
+            let start = workspace.points.len();
+            let mut columns = SMatrix::<f64, 6, N>::zeros();
+            let mut axis = Vector3::zeros();
+            let mut twist = Vector6::zeros();
+            let mut wrench = Vector6::zeros();
+            for index in points {
+                let position = positions[index];
+                let contact = match floor_load {
+                    Some(_) => None,
+                    None => match terrain.contact(&position).filter(|_| self.contact_armed(index)) {
+                        Some(contact) => Some(contact),
+                        None => continue,
+                    },
+                };
+                if workspace.points.len() == start {
+                    R::contact_frame_into(frame, q, &self.params, cache, &mut columns, &mut axis);
+                    twist = columns * qd;
+                }
+                let velocity = point_velocity(&twist, &position);
+                let force = match (contact, floor_load) {
+                    (Some(contact), _) => law.force(&contact, &velocity, &axis),
+                    (None, Some(load)) => law.with_normal_force(load, &Vector3::z(), &velocity, &axis),
+                    (None, None) => continue,
+                };
+                if force.normal_force == 0.0 {
+                    continue;
+                }
+                let force = if floor_load.is_some() { force.friction } else { force.total() };
+                wrench += point_wrench(&force, &position);
+                workspace.points.push(TouchingPoint { position, velocity, contact, force });
+            }
+            if workspace.points.len() > start {
+                let points = (start, workspace.points.len());
+                workspace.frames.push(TouchingFrame { frame, columns, axis, wrench, points });
+            }
+        }
+        // By the rates: S' (df/dv) J per point (the points do not move).
+        for frame in &workspace.frames {
+            for point in &workspace.points[frame.points.0..frame.points.1] {
+                let jacobian = point_jacobian(&frame.columns, &point.position);
+                let by_velocity = match point.contact {
+                    Some(contact) => law.force_derivatives(&contact, &point.velocity, &frame.axis).0,
+                    None => {
+                        let mut m = nalgebra::Matrix3::zeros();
+                        for a in 0..3 {
+                            let tangent = ContactTangent { velocity: Vector3::ith(a, 1.0), ..Default::default() };
+                            let d = law.with_normal_force_tangent(
+                                floor_load.unwrap_or(0.0),
+                                0.0,
+                                &Vector3::z(),
+                                &point.velocity,
+                                &frame.axis,
+                                &tangent,
+                            );
+                            m.set_column(a, &d);
+                        }
+                        m
+                    }
+                };
+                *velocity_force += jacobian.transpose() * (by_velocity * jacobian);
+            }
+        }
+        // By the coordinates, one direction at a time: dS' W + S' dW.
+        let mut direction = SVector::<f64, N>::zeros();
+        let mut shared = SMatrix::<f64, 6, N>::zeros();
+        let mut own = SMatrix::<f64, 6, 3>::zeros();
+        for j in 0..N {
+            if !workspace.frames.iter().any(|f| R::CONTACT_FRAME_PATH[f.frame].contains(&(j as u16))) {
+                continue;
+            }
+            direction[j] = 1.0;
+            R::contact_columns_tangent_into(q, &direction, &self.params, cache, &mut shared);
+            let mut generalized = SVector::<f64, N>::zeros();
+            for frame in &workspace.frames {
+                let path = R::CONTACT_FRAME_PATH[frame.frame];
+                if !path.contains(&(j as u16)) {
+                    continue;
+                }
+                let (own_first, own_count) =
+                    R::CONTACT_FRAME_OWN.get(frame.frame).map_or((0, 0), |&(f, c)| (f as usize, c as usize));
+                if own_count > 0 {
+                    R::contact_frame_own_tangent_into(frame.frame, q, &direction, &self.params, cache, &mut own);
+                }
+                // The frame's columns' tangent, column by column along its path.
+                let tangent_column = |c: usize| -> Vector6<f64> {
+                    if c >= own_first && c < own_first + own_count {
+                        own.column(c - own_first).into_owned()
+                    } else {
+                        shared.column(c).into_owned()
+                    }
+                };
+                let mut twist_tangent = Vector6::zeros();
+                for &c in path {
+                    twist_tangent += tangent_column(c as usize) * qd[c as usize];
+                }
+                let moved: Vector6<f64> = frame.columns.column(j).into_owned();
+                let spin = Vector3::new(frame.columns[(0, j)], frame.columns[(1, j)], frame.columns[(2, j)]);
+                let twist = frame.columns * qd;
+                let angular = Vector3::new(twist[0], twist[1], twist[2]);
+                let mut wrench_tangent = Vector6::zeros();
+                for point in &workspace.points[frame.points.0..frame.points.1] {
+                    let dp = point_velocity(&moved, &point.position);
+                    let dv = point_velocity(&twist_tangent, &point.position) + angular.cross(&dp);
+                    let tangent = match point.contact {
+                        Some(contact) => {
+                            let (depth, normal) = terrain.contact_tangent(&point.position, &dp);
+                            let t = ContactTangent { depth, normal, velocity: dv, axis: spin.cross(&frame.axis) };
+                            law.force_tangent(&contact, &point.velocity, &frame.axis, &t)
+                        }
+                        None => {
+                            let t = ContactTangent { velocity: dv, axis: spin.cross(&frame.axis), ..Default::default() };
+                            law.with_normal_force_tangent(
+                                floor_load.unwrap_or(0.0),
+                                0.0,
+                                &Vector3::z(),
+                                &point.velocity,
+                                &frame.axis,
+                                &t,
+                            )
+                        }
+                    };
+                    // d(p x f, f) = (dp x f + p x df, df).
+                    wrench_tangent += point_wrench(&tangent, &point.position);
+                    let moment = dp.cross(&point.force);
+                    wrench_tangent[0] += moment[0];
+                    wrench_tangent[1] += moment[1];
+                    wrench_tangent[2] += moment[2];
+                }
+                for &c in path {
+                    let c = c as usize;
+                    generalized[c] += tangent_column(c).dot(&frame.wrench) + frame.columns.column(c).dot(&wrench_tangent);
+                }
+            }
+            position_force.set_column(j, &(position_force.column(j) + generalized));
+            direction[j] = 0.0;
+        }
+        self.put_jacobian_workspace(workspace);
+    }
+}
