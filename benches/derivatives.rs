@@ -3,7 +3,8 @@
 //! every robot of the registry, at one random state: the forward dynamics, the inverse
 //! dynamics' generated derivatives alone, the forward dynamics' full derivatives (dq, dqd,
 //! dtau) from them, and for scale the 4N + 1 forward dynamics that central differences of
-//! dq and dqd cost.
+//! dq and dqd cost; and the soft snake's simulated system Jacobian (contact included), exact
+//! against its stiff part and differences of the right-hand side.
 //!
 //! Run with `cargo bench --bench derivatives`; README.md lists the figures.
 
@@ -102,9 +103,78 @@ macro_rules! registry_benches {
 
 softgen_generated::for_each_robot!(registry_benches);
 
+/// The soft snake's simulated system Jacobian d qdd/d(q, qd) on the carpet where the drop
+/// test settles (the state of `dynamics`' soft snake bench): exact, its stiff part (what
+/// ROS34PW2 uses by default), and by differences of the right-hand side: forward (2N + 1
+/// right-hand sides) and central (4N).
+fn soft_snake_system(c: &mut Criterion) {
+    use softgen_generated::SoftSnake as S;
+    use softgen_runtime::{JointPd, SecondOrderSystem, Simulation, SimulationConfig, State, SystemJacobian};
+    const SN: usize = 15;
+    const SC: usize = 310;
+    let p = <S as Model<SN, SC>>::Params::default();
+    let mut q = SVector::<f64, SN>::zeros();
+    q[2] = 0.01894;
+    let qd = SVector::<f64, SN>::from_fn(|i, _| 0.01 * (i as f64 - 7.0));
+    let env = S::ENVIRONMENT;
+    let config = SimulationConfig {
+        contact: env.contact_law(),
+        terrain: env.terrain,
+        gait: None,
+        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 0.01,
+    };
+    let mut sim = Simulation::<S, SN, SC>::new(p, config).unwrap();
+    let active = sim.report(0.0, &State::new(q, qd)).active;
+    let mut group = c.benchmark_group(format!("system Jacobian soft_snake ({SN} coordinates, {active} points touching)"));
+    let (mut by_position, mut by_velocity) = (SMatrix::<f64, SN, SN>::zeros(), SMatrix::<f64, SN, SN>::zeros());
+    group.bench_function("exact (generated tangents)", |b| {
+        sim.use_jacobian(SystemJacobian::Exact);
+        b.iter(|| sim.acceleration_jacobian(0.0, black_box(&q), &qd, &mut by_position, &mut by_velocity).unwrap())
+    });
+    group.bench_function("stiff part (ROS34PW2's default)", |b| {
+        sim.use_jacobian(SystemJacobian::Stiff);
+        b.iter(|| sim.acceleration_jacobian(0.0, black_box(&q), &qd, &mut by_position, &mut by_velocity).unwrap())
+    });
+    let mut differences = |b: &mut criterion::Bencher, central: bool| {
+        let h = 1e-7;
+        let mut base = SVector::<f64, SN>::zeros();
+        let (mut up, mut down) = (SVector::<f64, SN>::zeros(), SVector::<f64, SN>::zeros());
+        b.iter(|| {
+            if !central {
+                sim.acceleration(0.0, black_box(&q), &qd, &mut base).unwrap();
+            }
+            for j in 0..SN {
+                let mut moved = q;
+                moved[j] += h;
+                sim.acceleration(0.0, &moved, &qd, &mut up).unwrap();
+                if central {
+                    moved[j] -= 2.0 * h;
+                    sim.acceleration(0.0, &moved, &qd, &mut down).unwrap();
+                } else {
+                    down = base;
+                }
+                by_position.set_column(j, &((up - down) / if central { 2.0 * h } else { h }));
+                let mut moved = qd;
+                moved[j] += h;
+                sim.acceleration(0.0, &q, &moved, &mut up).unwrap();
+                if central {
+                    moved[j] -= 2.0 * h;
+                    sim.acceleration(0.0, &q, &moved, &mut down).unwrap();
+                }
+                by_velocity.set_column(j, &((up - down) / if central { 2.0 * h } else { h }));
+            }
+        })
+    };
+    group.bench_function("forward differences (2N + 1 right-hand sides)", |b| differences(b, false));
+    group.bench_function("central differences (4N right-hand sides)", |b| differences(b, true));
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).warm_up_time(std::time::Duration::from_millis(300)).measurement_time(std::time::Duration::from_secs(1));
-    targets = scaling, registry
+    targets = scaling, registry, soft_snake_system
 }
 criterion_main!(benches);

@@ -40,6 +40,10 @@ pub enum Function {
     Log,
     /// The Stumpff function c_k (constant-curvature sections), k = 0 .. 7.
     Stumpff(u8),
+    /// 1 / x, and 0 at x = 0 (`softgen_runtime::reciprocal_or_zero`): the slope of a
+    /// fractional power such as a speed |u| = sqrt(u . u), whose tangent is infinite at rest
+    /// while every product the equations use it in (|u| u) has a tangent of zero there.
+    ReciprocalOrZero,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -117,6 +121,7 @@ impl Dag {
                     Function::Exp => 3,
                     Function::Log => 4,
                     Function::Stumpff(k) => 16 + *k as u64,
+                    Function::ReciprocalOrZero => 5,
                 };
                 fnv(&[9, tag, self.hashes[*a]])
             }
@@ -263,6 +268,7 @@ impl Dag {
                     Function::Exp => c.exp(),
                     Function::Log => c.ln(),
                     Function::Stumpff(k) => softgen_runtime::stumpff(c)[k as usize],
+                    Function::ReciprocalOrZero => softgen_runtime::reciprocal_or_zero(c),
                 };
                 self.number(v)
             }
@@ -376,6 +382,7 @@ impl Dag {
                         Function::Exp => a.exp(),
                         Function::Log => a.ln(),
                         Function::Stumpff(k) => softgen_runtime::stumpff(a)[*k as usize],
+                        Function::ReciprocalOrZero => softgen_runtime::reciprocal_or_zero(a),
                     }
                 }
             };

@@ -114,8 +114,16 @@ impl Dag {
                     let Some(&db) = tangent.get(&base) else { continue };
                     let exponent = f64::from_bits(bits);
                     let e = self.number(exponent);
-                    let lower = self.powf(base, exponent - 1.0);
-                    self.mul(vec![e, lower, db])
+                    if exponent < 1.0 {
+                        // e b^e / b, with 1 / b read as 0 at b = 0: a speed's slope at rest,
+                        // where the base's own tangent is zero too (see
+                        // `Function::ReciprocalOrZero`), instead of 0 * infinity.
+                        let reciprocal = self.call(Function::ReciprocalOrZero, base);
+                        self.mul(vec![e, id, reciprocal, db])
+                    } else {
+                        let lower = self.powf(base, exponent - 1.0);
+                        self.mul(vec![e, lower, db])
+                    }
                 }
                 Node::Call(f, argument) => {
                     let Some(&da) = tangent.get(&argument) else { continue };
@@ -154,6 +162,11 @@ impl Dag {
             }
             Function::Exp => call,
             Function::Log => self.powi(a, -1),
+            // -1 / x^2, zero at x = 0 as the function is.
+            Function::ReciprocalOrZero => {
+                let square = self.powi(call, 2);
+                self.neg(square)
+            }
             Function::Stumpff(k) => {
                 if k + 2 > HIGHEST_STUMPFF {
                     return Err(format!(

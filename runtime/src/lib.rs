@@ -30,7 +30,7 @@ pub use nalgebra;
 
 // The robot model.
 pub use robot::dynamics::{
-    forward_dynamics, forward_dynamics_derivatives, solve_spd_in_place, ForwardDynamicsDerivatives,
+    forward_dynamics, forward_dynamics_derivatives, reciprocal_or_zero, solve_spd_in_place, ForwardDynamicsDerivatives,
     ForwardDynamicsError,
 };
 pub use robot::model::{

@@ -37,6 +37,9 @@ pub(crate) struct RollArgs {
     /// Relative tolerance of the ROS34PW2 integrator.
     #[arg(long, default_value_t = 1e-3)]
     tolerance: f64,
+    /// The Jacobian ROS34PW2 gets: `stiff` (its stiff part, a W-method's) or `exact`.
+    #[arg(long, default_value = "stiff")]
+    jacobian: softgen_runtime::SystemJacobian,
     /// Output folder.
     #[arg(long, default_value = "out")]
     output: PathBuf,
@@ -55,6 +58,7 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
     run.frequency = args.frequency;
     run.ceiling = args.ceiling;
     run.tolerance = args.tolerance;
+    run.jacobian = args.jacobian;
     run.bend = match args.bend.as_str() {
         "max" => None,
         text => Some(text.parse::<f64>().map_err(|_| format!("--bend: expected radians or \"max\", got `{text}`"))?),

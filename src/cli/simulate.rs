@@ -4,7 +4,7 @@ use super::signals::{stop_flag, stopped_by_signal};
 use super::values::parse_sets;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use softgen::{run_scenario, AnisotropyName, IntegratorName, RunSettings, TerrainName};
+use softgen::{run_scenario, AnisotropyName, IntegratorName, JacobianName, RunSettings, TerrainName};
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +32,9 @@ pub(crate) struct SimulateArgs {
     /// Absolute tolerance of dopri5 and ros34 (default: 1e-8 for dopri5, 1e-4 for ros34).
     #[arg(long)]
     atol: Option<f64>,
+    /// The Jacobian ros34 gets: its stiff part, or the exact Jacobian of the simulated system.
+    #[arg(long, value_enum, default_value_t = DEFAULTS.jacobian)]
+    jacobian: JacobianName,
     #[arg(long, value_enum, default_value_t = DEFAULTS.terrain)]
     terrain: TerrainName,
     /// Stair face position along x (m).
@@ -118,6 +121,7 @@ impl SimulateArgs {
             dt: self.dt,
             rtol: self.rtol,
             atol: self.atol,
+            jacobian: self.jacobian,
             terrain: self.terrain,
             stair_position: self.stair_position,
             stair_height: self.stair_height,

@@ -7,7 +7,7 @@ use nalgebra::{SVector, Vector3};
 use softgen_runtime::{
     AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, Integrator, JointPd, Model, ParamSet,
     PlaneOfMotion, Rosenbrock34, RungeKutta4, SecondOrderSystem, SemiImplicitEuler, Serpenoid, Simulation,
-    SimulationConfig, State, StepReport, Terrain, Tolerances, ValveWave,
+    SimulationConfig, State, StepReport, SystemJacobian, Terrain, Tolerances, ValveWave,
 };
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
@@ -31,6 +31,8 @@ pub enum IntegratorChoice {
     Rosenbrock34 {
         relative: f64,
         absolute: f64,
+        /// Its Jacobian: the stiff part or the exact one.
+        jacobian: SystemJacobian,
     },
 }
 
@@ -58,7 +60,7 @@ impl IntegratorChoice {
                     .map_err(|e| e.to_string())?
                     .with_max_step(control_period),
             ),
-            IntegratorChoice::Rosenbrock34 { relative, absolute } => {
+            IntegratorChoice::Rosenbrock34 { relative, absolute, .. } => {
                 let mut i = Rosenbrock34::new(Tolerances { relative, absolute })
                     .map_err(|e| e.to_string())?
                     .with_max_step(control_period);
@@ -363,6 +365,9 @@ impl RobotVisitor for Runner<'_, '_, '_> {
             control_period: s.control_period,
         };
         let mut simulation = Simulation::<R, N, C>::new(params.clone(), config)?;
+        if let IntegratorChoice::Rosenbrock34 { jacobian, .. } = s.integrator {
+            simulation.use_jacobian(jacobian);
+        }
         if let Some(flag) = &s.stop {
             simulation.stop_on(Arc::clone(flag));
         }

@@ -4,7 +4,7 @@
 use crate::simulate::robots::has_soft_sections;
 use crate::simulate::scenario::{IntegratorChoice, Scenario, TerrainChoice};
 use serde::Deserialize;
-use softgen_runtime::{AdmittanceGains, FrictionAnisotropy, Terrain};
+use softgen_runtime::{AdmittanceGains, FrictionAnisotropy, SystemJacobian, Terrain};
 use std::collections::BTreeMap;
 
 /// Which integrator steps a run.
@@ -22,6 +22,17 @@ pub enum IntegratorName {
     /// Adaptive linearly implicit Rosenbrock-W of order 3 (ROS34PW2), for stiff robots such
     /// as the soft snake; uses --rtol and --atol.
     Ros34,
+}
+
+/// Which Jacobian ROS34PW2 gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum JacobianName {
+    /// Its stiff part (elasticity, damping, servos, contact at fixed M and Jacobians), as a
+    /// W-method allows: the cheapest.
+    Stiff,
+    /// The exact Jacobian of the simulated system, from the generated derivatives.
+    Exact,
 }
 
 /// The ground a run uses.
@@ -64,6 +75,8 @@ pub struct RunSettings {
     pub rtol: Option<f64>,
     /// Absolute tolerance of the adaptive integrators (default as `rtol`).
     pub atol: Option<f64>,
+    /// The Jacobian ROS34PW2 gets.
+    pub jacobian: JacobianName,
     pub terrain: TerrainName,
     /// Stair face position along x (m).
     pub stair_position: f64,
@@ -124,6 +137,7 @@ impl RunSettings {
         dt: 0.002,
         rtol: None,
         atol: None,
+        jacobian: JacobianName::Stiff,
         terrain: TerrainName::Spec,
         stair_position: 0.9,
         stair_height: 0.1,
@@ -164,6 +178,12 @@ impl RunSettings {
             IntegratorName::Auto => IntegratorName::Rk4,
             chosen => chosen,
         };
+        if self.jacobian == JacobianName::Exact && integrator != IntegratorName::Ros34 {
+            return Err(format!(
+                "jacobian: the exact Jacobian is for ros34 (--integrator ros34); {} uses none",
+                format!("{integrator:?}").to_lowercase()
+            ));
+        }
         s.integrator = match integrator {
             // `auto` became rk4 or ros34 above.
             IntegratorName::Auto | IntegratorName::Rk4 => IntegratorChoice::RungeKutta4 { step: self.dt },
@@ -174,7 +194,11 @@ impl RunSettings {
             }
             IntegratorName::Ros34 => {
                 let (relative, absolute) = self.tolerances(ROS34_TOLERANCES);
-                IntegratorChoice::Rosenbrock34 { relative, absolute }
+                let jacobian = match self.jacobian {
+                    JacobianName::Stiff => SystemJacobian::Stiff,
+                    JacobianName::Exact => SystemJacobian::Exact,
+                };
+                IntegratorChoice::Rosenbrock34 { relative, absolute, jacobian }
             }
         };
         s.terrain = match self.terrain {

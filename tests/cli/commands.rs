@@ -50,6 +50,7 @@ fn every_integrator_and_terrain_runs() {
         vec!["--robot", "snake_lateral_undulation", "--terrain", "pipe", "--pipe-diameter", "0.1"],
         vec!["--robot", "double_pendulum", "--set", "lower_mass=2"],
         vec!["--robot", "soft_snake", "--integrator", "ros34", "--rtol", "1e-3", "--atol", "1e-4", "--dt", "0.01"],
+        vec!["--robot", "soft_snake", "--integrator", "ros34", "--jacobian", "exact", "--dt", "0.01"],
     ] {
         let mut all = vec!["simulate", "--duration", "0.5", "--no-plot", "--output", out];
         all.extend(args.iter());

@@ -241,6 +241,10 @@ impl<'a> Emitter<'a> {
                 let k = Literal::usize_unsuffixed(*k as usize);
                 atom(quote!(softgen_runtime::stumpff(#a)[#k]))
             }
+            Node::Call(Function::ReciprocalOrZero, arg) => {
+                let a = self.render(*arg).tokens;
+                atom(quote!(softgen_runtime::reciprocal_or_zero(#a)))
+            }
             Node::Call(f, arg) => {
                 let a = wrap(self.render(*arg), Precedence::Atom);
                 let m = function_method(*f);
@@ -260,6 +264,7 @@ pub(super) fn function_method(f: Function) -> Ident {
             Function::Exp => "exp",
             Function::Log => "ln",
             Function::Stumpff(_) => "stumpff",
+            Function::ReciprocalOrZero => "reciprocal_or_zero",
         },
         Span::call_site(),
     )

@@ -66,6 +66,9 @@ pub struct RosenbrockW<const N: usize, M: RosenbrockMethod> {
     /// Jacobian evaluations so far, and how many were finite differences.
     pub jacobians: usize,
     pub finite_difference_jacobians: usize,
+    /// Steps accepted and attempts rejected so far (cut at an event included).
+    pub accepted: usize,
+    pub rejected: usize,
     since_jacobian: usize,
     stored: Option<Blocks<N>>,
     method: PhantomData<M>,
@@ -88,6 +91,8 @@ impl<const N: usize, M: RosenbrockMethod> RosenbrockW<N, M> {
             jacobian_every: 1,
             jacobians: 0,
             finite_difference_jacobians: 0,
+            accepted: 0,
+            rejected: 0,
             since_jacobian: usize::MAX,
             stored: None,
             method: PhantomData,
@@ -385,6 +390,8 @@ impl<const N: usize, M: RosenbrockMethod> Integrator<N> for RosenbrockW<N, M> {
                         }
                         self.since_jacobian = self.since_jacobian.saturating_add(1);
                         self.stored = Some(blocks);
+                        self.accepted += 1;
+                        self.rejected += rejected;
                         return Ok(StepReport { step: h, evaluations, rejected });
                     }
                     norm

@@ -105,6 +105,17 @@ pub fn solve_cholesky<const N: usize>(factor: &SMatrix<f64, N, N>, b: &mut SVect
     }
 }
 
+/// 1 / x, and 0 at x = 0: generated derivative code's slope of a fractional power (a speed
+/// sqrt(u . u) at rest), where the product it multiplies vanishes too.
+#[inline]
+pub fn reciprocal_or_zero(x: f64) -> f64 {
+    if x == 0.0 {
+        0.0
+    } else {
+        1.0 / x
+    }
+}
+
 /// Partial derivatives of the forward dynamics qdd = FD(q, qd, tau) at one state, row i
 /// being qdd_i: what gradient-based control and estimation linearise with.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -9,7 +9,8 @@ use nalgebra::{SVector, Vector2, Vector3};
 use softgen_generated::underwater_snake::{Params, CONTACTS, DOF, THRUSTER_COUNT};
 use softgen_generated::UnderwaterSnake;
 use softgen_runtime::{
-    Integrator, JointPd, Model, ParamSet, Rosenbrock34, Simulation, SimulationConfig, State, Terrain, Tolerances,
+    Integrator, JointPd, Model, ParamSet, Rosenbrock34, Simulation, SimulationConfig, State, SystemJacobian, Terrain,
+    Tolerances,
 };
 use std::time::Instant;
 
@@ -132,6 +133,10 @@ pub struct SwimRun {
     /// Wall time (s) and right-hand sides evaluated.
     pub wall: f64,
     pub evaluations: usize,
+    /// ROS34PW2's Jacobians, accepted steps and rejected attempts.
+    pub jacobians: usize,
+    pub accepted: usize,
+    pub rejected: usize,
 }
 
 /// The robot in open water (no floor, no servos), sampled every `period` s: no input until
@@ -151,6 +156,19 @@ pub fn swimming_simulation(p: &Params, period: f64) -> Result<Simulation<Underwa
 /// Runs `condition` for `duration` s from rest (straight, at the origin, along +x),
 /// sampled every `period` s.
 pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -> Result<SwimRun, String> {
+    // The stiff part: measured against the exact Jacobian (README, "The simulated system's
+    // Jacobian").
+    swim_with(p, condition, duration, period, SystemJacobian::Stiff)
+}
+
+/// [`swim`] with the Jacobian ROS34PW2 gets chosen.
+pub fn swim_with(
+    p: &Params,
+    condition: &SwimCondition,
+    duration: f64,
+    period: f64,
+    jacobian: SystemJacobian,
+) -> Result<SwimRun, String> {
     if UnderwaterSnake::MUSCLES.len() != JOINT_ACTUATORS {
         return Err(format!(
             "the swimming inputs set {JOINT_ACTUATORS} joint pressures; the spec has {} muscles",
@@ -159,6 +177,7 @@ pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -
     }
     let mut sim = swimming_simulation(p, period)?;
     sim.set_thrusts(&condition.thrusts)?;
+    sim.use_jacobian(jacobian);
     let mut forces = SVector::<f64, DOF>::zeros();
     for (k, info) in UnderwaterSnake::MUSCLES.iter().enumerate() {
         let muscle = UnderwaterSnake::muscle(k, p).ok_or_else(|| format!("no muscle {k}"))?;
@@ -196,7 +215,14 @@ pub fn swim(p: &Params, condition: &SwimCondition, duration: f64, period: f64) -
         }
         samples.push(SwimSample { t, q: x.q, qd: x.qd, nose: points[NOSE], nose_velocity: velocities[NOSE], joints });
     }
-    Ok(SwimRun { samples, wall: start.elapsed().as_secs_f64(), evaluations })
+    Ok(SwimRun {
+        samples,
+        wall: start.elapsed().as_secs_f64(),
+        evaluations,
+        jacobians: integrator.jacobians,
+        accepted: integrator.accepted,
+        rejected: integrator.rejected,
+    })
 }
 
 /// A turn's radius (m) and the RMS distance of the path from its circle: the least-squares
