@@ -127,7 +127,8 @@ fn soft_snake_system(c: &mut Criterion) {
     };
     let mut sim = Simulation::<S, SN, SC>::new(p, config).unwrap();
     let active = sim.report(0.0, &State::new(q, qd)).active;
-    let mut group = c.benchmark_group(format!("system Jacobian soft_snake ({SN} coordinates, {active} points touching)"));
+    let mut group =
+        c.benchmark_group(format!("system Jacobian soft_snake ({SN} coordinates, {active} points touching)"));
     let (mut by_position, mut by_velocity) = (SMatrix::<f64, SN, SN>::zeros(), SMatrix::<f64, SN, SN>::zeros());
     group.bench_function("exact (generated tangents)", |b| {
         sim.use_jacobian(SystemJacobian::Exact);

@@ -30,7 +30,8 @@ pub use simulate::scenario::{
     run_scenario, run_scenario_rows, IntegratorChoice, RunSummary, SampleRows, Scenario, TerrainChoice,
 };
 pub use simulate::settings::{
-    AnisotropyName, IntegratorName, JacobianName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES, ROS34_TOLERANCES,
+    AnisotropyName, IntegratorName, JacobianName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES,
+    ROS34_TOLERANCES,
 };
 pub use support::output::PendingFile;
 pub use support::plot::{plot_contour, plot_paths, plot_run, plot_time_series, plot_track, RunView, Series};

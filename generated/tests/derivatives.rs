@@ -145,6 +145,18 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
         let floor = 1e-2 * (1.0 + size);
         check_columns(R::NAME, "q", state, &scaled(&position), &scaled(&numeric_position), floor);
         check_columns(R::NAME, "qd", state, &scaled(&velocity), &scaled(&numeric_velocity), floor);
+        // `velocity` is 2 C(q, qd), the Christoffel C doubled (C qd is the quadratic form of
+        // the Christoffel symbols, symmetric in their last two indices), so the line above
+        // checks that identity; the generated velocity tangents (the Jacobian-vector
+        // products) are checked here.
+        let mut tangents = SMatrix::<f64, N, N>::zeros();
+        let mut column = SVector::<f64, N>::zeros();
+        for j in 0..N {
+            let direction = SVector::<f64, N>::from_fn(|i, _| if i == j { 1.0 } else { 0.0 });
+            R::inverse_dynamics_velocity_tangent_into(&q, &qd, &direction, &p, &k, &mut column);
+            tangents.set_column(j, &column);
+        }
+        check_columns(R::NAME, "qd (tangents)", state, &scaled(&tangents), &scaled(&numeric_velocity), floor);
 
         // The runtime's part: the forward dynamics' derivatives are the implicit function
         // theorem's, M dq = -dID/dq and M dqd = -dID/dqd at qdd = FD(q, qd, tau), M dtau = 1.

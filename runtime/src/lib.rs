@@ -74,10 +74,10 @@ pub use control::rolling::{PneumaticMuscles, RollingGait};
 
 // Simulation and planning.
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
-pub use simulation::system_jacobian::{ControlInput, SystemJacobian};
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
 pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};
+pub use simulation::system_jacobian::{ControlInput, SystemJacobian};
 
 // Hardware.
 pub use hardware::actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};

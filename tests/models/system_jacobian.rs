@@ -31,7 +31,8 @@ fn middle_gap(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     let c = values.len();
     let (lo, hi) = (c / 3, (2 * c / 3).max(c / 3 + 1).min(c - 1));
-    let i = (lo.max(1)..=hi).max_by(|&a, &b| (values[a] - values[a - 1]).total_cmp(&(values[b] - values[b - 1]))).unwrap();
+    let i =
+        (lo.max(1)..=hi).max_by(|&a, &b| (values[a] - values[a - 1]).total_cmp(&(values[b] - values[b - 1]))).unwrap();
     0.5 * (values[i] + values[i - 1])
 }
 
@@ -214,28 +215,54 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(surfac
 
 #[test]
 fn soft_snake_on_ground() {
-    exact_jacobian_matches::<SoftSnake, { softgen_generated::soft_snake::DOF }, { softgen_generated::soft_snake::CONTACTS }>(Surface::Ground, 1);
+    exact_jacobian_matches::<
+        SoftSnake,
+        { softgen_generated::soft_snake::DOF },
+        { softgen_generated::soft_snake::CONTACTS },
+    >(Surface::Ground, 1);
 }
 
 #[test]
 fn pinniped_on_ground() {
-    exact_jacobian_matches::<Pinniped, { softgen_generated::pinniped::DOF }, { softgen_generated::pinniped::CONTACTS }>(Surface::Ground, 2);
+    exact_jacobian_matches::<Pinniped, { softgen_generated::pinniped::DOF }, { softgen_generated::pinniped::CONTACTS }>(
+        Surface::Ground,
+        2,
+    );
 }
 
 #[test]
 fn underwater_snake_with_thrusters_and_water() {
-    exact_jacobian_matches::<UnderwaterSnake, { softgen_generated::underwater_snake::DOF }, { softgen_generated::underwater_snake::CONTACTS }>(Surface::Ground, 3);
+    exact_jacobian_matches::<
+        UnderwaterSnake,
+        { softgen_generated::underwater_snake::DOF },
+        { softgen_generated::underwater_snake::CONTACTS },
+    >(Surface::Ground, 3);
 }
 
 #[test]
 fn rigid_snake_with_servos_on_ground_and_in_a_pipe() {
-    exact_jacobian_matches::<SnakePedalWave, { softgen_generated::snake_pedal_wave::DOF }, { softgen_generated::snake_pedal_wave::CONTACTS }>(Surface::Ground, 4);
-    exact_jacobian_matches::<SnakePedalWave, { softgen_generated::snake_pedal_wave::DOF }, { softgen_generated::snake_pedal_wave::CONTACTS }>(Surface::Pipe, 5);
+    exact_jacobian_matches::<
+        SnakePedalWave,
+        { softgen_generated::snake_pedal_wave::DOF },
+        { softgen_generated::snake_pedal_wave::CONTACTS },
+    >(Surface::Ground, 4);
+    exact_jacobian_matches::<
+        SnakePedalWave,
+        { softgen_generated::snake_pedal_wave::DOF },
+        { softgen_generated::snake_pedal_wave::CONTACTS },
+    >(Surface::Pipe, 5);
 }
 
 #[test]
 fn snakes_on_the_floor() {
     assert_eq!(SnakeLateralUndulation::PLANE, PlaneOfMotion::Xy);
-    exact_jacobian_matches::<SnakeLateralUndulation, { softgen_generated::snake_lateral_undulation::DOF }, { softgen_generated::snake_lateral_undulation::CONTACTS }>(Surface::Floor, 6);
-    exact_jacobian_matches::<WpiSnake, { softgen_generated::wpi_snake::DOF }, { softgen_generated::wpi_snake::CONTACTS }>(Surface::Floor, 7);
+    exact_jacobian_matches::<
+        SnakeLateralUndulation,
+        { softgen_generated::snake_lateral_undulation::DOF },
+        { softgen_generated::snake_lateral_undulation::CONTACTS },
+    >(Surface::Floor, 6);
+    exact_jacobian_matches::<WpiSnake, { softgen_generated::wpi_snake::DOF }, { softgen_generated::wpi_snake::CONTACTS }>(
+        Surface::Floor,
+        7,
+    );
 }

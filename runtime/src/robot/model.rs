@@ -305,9 +305,12 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         out: &mut SVector<f64, N>,
     );
     /// The partial derivatives of the inverse dynamics at the given accelerations:
-    /// `position` = dID/dq and `velocity` = dID/dqd, row i being ID_i, column by column from
-    /// the tangents along the unit directions. [`crate::forward_dynamics_derivatives`] turns
-    /// them into those of the forward dynamics.
+    /// `position` = dID/dq, row i being ID_i, column by column from the tangents along the
+    /// unit directions, and `velocity` = dID/dqd = 2 C(q, qd) with C the Christoffel C
+    /// ([`Model::coriolis_matrix_into`]): C qd is the quadratic form of the Christoffel
+    /// symbols, symmetric in their last two indices, so one kernel gives what n velocity
+    /// tangents would (tested against both for every robot). [`crate::forward_dynamics_derivatives`]
+    /// turns them into those of the forward dynamics.
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, N>,
         qd: &SVector<f64, N>,
@@ -323,10 +326,10 @@ pub trait Model<const N: usize, const C: usize>: 'static {
             direction[j] = 1.0;
             Self::inverse_dynamics_position_tangent_into(q, qd, qdd, &direction, p, k, &mut column);
             position.set_column(j, &column);
-            Self::inverse_dynamics_velocity_tangent_into(q, qd, &direction, p, k, &mut column);
-            velocity.set_column(j, &column);
             direction[j] = 0.0;
         }
+        Self::coriolis_matrix_into(q, qd, p, k, velocity);
+        *velocity *= 2.0;
     }
     /// Gravitational potential energy V(q).
     fn potential_energy(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> f64;

@@ -180,8 +180,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 let servo = self.config.servo;
                 for (j, (column, &i)) in out.iter_mut().zip(R::ACTUATED).enumerate() {
                     let target = self.joint_target(j);
-                    let free = (servo.stiffness * (target - q[i]) + servo.damping * (0.0 - qd[i])).abs()
-                        < servo.torque_limit;
+                    let free =
+                        (servo.stiffness * (target - q[i]) + servo.damping * (0.0 - qd[i])).abs() < servo.torque_limit;
                     *column = SVector::zeros();
                     column[i] = if free && self.config.gait.is_none() { servo.stiffness } else { 0.0 };
                 }
@@ -197,7 +197,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
         let mut factor = SMatrix::<f64, N, N>::zeros();
         R::mass_matrix_into(q, &self.params, &cache, &mut factor);
-        cholesky_in_place(&mut factor).map_err(|_| format!("robot `{}`: mass matrix not positive definite", R::NAME))?;
+        cholesky_in_place(&mut factor)
+            .map_err(|_| format!("robot `{}`: mass matrix not positive definite", R::NAME))?;
         for column in out.iter_mut() {
             crate::robot::dynamics::solve_cholesky(&factor, column);
         }
@@ -373,7 +374,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                             law.force_tangent(&contact, &point.velocity, &frame.axis, &t)
                         }
                         None => {
-                            let t = ContactTangent { velocity: dv, axis: spin.cross(&frame.axis), ..Default::default() };
+                            let t =
+                                ContactTangent { velocity: dv, axis: spin.cross(&frame.axis), ..Default::default() };
                             law.with_normal_force_tangent(
                                 floor_load.unwrap_or(0.0),
                                 0.0,
@@ -393,7 +395,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
                 for &c in path {
                     let c = c as usize;
-                    generalized[c] += tangent_column(c).dot(&frame.wrench) + frame.columns.column(c).dot(&wrench_tangent);
+                    generalized[c] +=
+                        tangent_column(c).dot(&frame.wrench) + frame.columns.column(c).dot(&wrench_tangent);
                 }
             }
             position_force.set_column(j, &(position_force.column(j) + generalized));

@@ -9,8 +9,8 @@ use softgen_generated::soft_snake::{
 };
 use softgen_generated::SoftSnake;
 use softgen_runtime::{
-    IntegrationError, Integrator, JointPd, Model, PneumaticMuscles, RollingGait, Rosenbrock34, SystemJacobian, SectionGeometry,
-    Simulation, SimulationConfig, State, Tolerances,
+    IntegrationError, Integrator, JointPd, Model, PneumaticMuscles, RollingGait, Rosenbrock34, SectionGeometry,
+    Simulation, SimulationConfig, State, SystemJacobian, Tolerances,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
