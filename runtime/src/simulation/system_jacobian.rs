@@ -70,6 +70,8 @@ pub(crate) struct TouchingPoint {
 pub(crate) struct TouchingFrame<const N: usize> {
     frame: usize,
     columns: SMatrix<f64, 6, N>,
+    /// The frame's twist, S qd.
+    twist: Vector6<f64>,
     axis: Vector3<f64>,
     wrench: Vector6<f64>,
     points: (usize, usize),
@@ -297,7 +299,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             }
             if workspace.points.len() > start {
                 let points = (start, workspace.points.len());
-                workspace.frames.push(TouchingFrame { frame, columns, axis, wrench, points });
+                workspace.frames.push(TouchingFrame { frame, columns, twist, axis, wrench, points });
             }
         }
         // By the rates: S' (df/dv) J per point (the points do not move).
@@ -361,8 +363,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
                 let moved: Vector6<f64> = frame.columns.column(j).into_owned();
                 let spin = Vector3::new(frame.columns[(0, j)], frame.columns[(1, j)], frame.columns[(2, j)]);
-                let twist = frame.columns * qd;
-                let angular = Vector3::new(twist[0], twist[1], twist[2]);
+                let angular = Vector3::new(frame.twist[0], frame.twist[1], frame.twist[2]);
                 let mut wrench_tangent = Vector6::zeros();
                 for point in &workspace.points[frame.points.0..frame.points.1] {
                     let dp = point_velocity(&moved, &point.position);
